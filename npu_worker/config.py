@@ -1,0 +1,159 @@
+"""Settings: one frozen dataclass, filled from CLI flags, then `NPU_WORKER_*` env vars, then defaults.
+
+Every field declares its flag, env var and help text in one place, so `npu-worker serve --help`, the
+environment and README cannot drift apart (`settings_table()` renders the README table).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+ENV_PREFIX = "NPU_WORKER_"
+
+
+def _opt(default: Any, help: str, *, kind: Any = None, choices: tuple[str, ...] | None = None) -> Any:
+    return field(default=default, metadata={"help": help, "kind": kind, "choices": choices})
+
+
+def _floats(text: str) -> tuple[float, ...]:
+    return tuple(float(part) for part in text.split(",") if part.strip())
+
+
+def _paths(text: str) -> tuple[str, ...]:
+    return tuple(part for part in text.split(os.pathsep) if part.strip())
+
+
+def _bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def default_state_dir() -> str:
+    return platformdirs.user_data_dir("npu-worker", appauthor=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    host: str = _opt("127.0.0.1", "address to bind")
+    port: int = _opt(7768, "port to bind")
+    backend: str = _opt("espeak", "synthesis engine", choices=("espeak", "zipvoice-onnx", "sovits"))
+    state_dir: str = _opt("", "job logs, default outputs and the synthesis cache (default: user data dir)")
+    ref_wav: str | None = _opt(None, "default reference voice wav (ZipVoice); transcript in <name>.txt beside it")
+    ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
+    output_roots: tuple[str, ...] = _opt(
+        (), f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: temp dir + state dir)",
+        kind=_paths,
+    )
+    sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
+    model_dir: str | None = _opt(None, "ZipVoice ONNX model directory (--backend zipvoice-onnx)")
+    vocoder: str | None = _opt(None, "vocoder ONNX file (default: vocos_24khz.onnx in or beside the model dir)")
+    precision: str = _opt("int8", "ZipVoice model files to load", choices=("fp32", "int8"))
+    device: str = _opt("auto", "execution device; auto tries qnn, cuda, cpu", choices=("auto", "qnn", "cuda", "cpu"))
+    allow_htp_simulator: bool = _opt(False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=_bool)
+    tokenizer: str | None = _opt(None, "ZipVoice tokenizer: espeak|simple|emilia (default: from model metadata)")
+    num_steps: int | None = _opt(None, "ZipVoice sampling steps (default: 8 distill / 16 full)")
+    guidance_scale: float | None = _opt(None, "ZipVoice guidance scale (default: 3.0 distill / 1.0 full)")
+    seed: int = _opt(0, "default random seed (same seed + text = same samples)")
+    threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)")
+    heartbeat_interval: float = _opt(10.0, "seconds of silence on a stream before a heartbeat line")
+    max_text_chars: int = _opt(2000, "maximum characters per section")
+    max_sections: int = _opt(1000, "maximum sections per batch")
+    max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes")
+    max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
+    cache_max_bytes: int = _opt(512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)")
+    token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)")
+    allowed_origins: tuple[str, ...] = _opt(
+        (), "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
+        kind=lambda text: tuple(p.strip() for p in text.split(",") if p.strip()),
+    )
+    chunk_schedule_ms: tuple[float, ...] = _opt(
+        (40.0, 80.0, 160.0, 320.0), "WebSocket PCM chunk sizes in ms, growing; the last repeats", kind=_floats
+    )
+    log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
+
+    def resolved_state_dir(self) -> Path:
+        return Path(self.state_dir or default_state_dir()).expanduser()
+
+    def resolved_output_roots(self) -> tuple[str, ...]:
+        roots = self.output_roots or (tempfile.gettempdir(), str(self.resolved_state_dir()))
+        return tuple(os.path.realpath(os.path.expanduser(r)) for r in roots)
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+
+def _converter(f: dataclasses.Field[Any]) -> Any:
+    kind = f.metadata.get("kind")
+    if kind is not None:
+        return kind
+    type_name = str(f.type)
+    if type_name.startswith("int"):
+        return int
+    if type_name.startswith("float"):
+        return float
+    return str
+
+
+def env_name(name: str) -> str:
+    return ENV_PREFIX + name.upper()
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """One `--flag` per Settings field; unset flags stay None so env/defaults apply."""
+    for f in dataclasses.fields(Settings):
+        default = f.default
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        parser.add_argument(
+            "--" + f.name.replace("_", "-"),
+            dest=f.name,
+            default=None,
+            type=_converter(f),
+            choices=f.metadata.get("choices"),
+            help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
+        )
+
+
+def load_settings(args: argparse.Namespace | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+    """Flags win over env vars, env vars over defaults."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(Settings):
+        flag_value = getattr(args, f.name, None) if args is not None else None
+        if flag_value is not None:
+            values[f.name] = flag_value
+            continue
+        raw = environ.get(env_name(f.name))
+        if raw is not None and raw != "":
+            try:
+                values[f.name] = _converter(f)(raw)
+            except ValueError as exc:
+                raise SystemExit(f"{env_name(f.name)}: {exc}") from exc
+            choices = f.metadata.get("choices")
+            if choices and values[f.name] not in choices:
+                raise SystemExit(f"{env_name(f.name)} must be one of {', '.join(choices)}")
+    return Settings(**values)
+
+
+def settings_table() -> str:
+    """Markdown table of every setting (used to keep README's configuration section true)."""
+    rows = ["| flag | env | default | meaning |", "|---|---|---|---|"]
+    for f in dataclasses.fields(Settings):
+        default = f.default
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        rows.append(
+            f"| `--{f.name.replace('_', '-')}` | `{env_name(f.name)}` | `{shown}` | {f.metadata['help']} |"
+        )
+    return "\n".join(rows)

@@ -1,0 +1,1 @@
+"""Text → audio chunks. Knows nothing of HTTP or jobs."""

@@ -1,0 +1,82 @@
+"""The engine contract: a text in, float32 audio chunks out, streamed as they are made.
+
+Engines are driven from one thread (the scheduler's worker thread); they may block. The scheduler checks
+for cancellation between chunks and closes the iterator, so engines should yield often (per espeak
+callback, per ZipVoice segment or vocoder piece) and release what they hold in `finally`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    """What really runs: `device` is the device after fallback, never merely the one asked for."""
+
+    backend: str
+    device: str
+    precision: str
+    sample_rate: int
+    model: str
+    fallback_reason: str | None = None
+
+    def identity(self) -> str:
+        """Everything about the engine that changes the audio (cache key part)."""
+        return f"{self.backend}|{self.model}|{self.device}|{self.precision}|{self.sample_rate}"
+
+
+@dataclass(frozen=True)
+class Voice:
+    """A reference voice; `ref_wav=None` means the engine's default voice."""
+
+    ref_wav: str | None = None
+    ref_text: str | None = None
+
+    def identity(self) -> str:
+        """Path plus size and mtime, so an edited reference file is a different voice."""
+        if self.ref_wav is None:
+            return "default"
+        try:
+            stat = os.stat(self.ref_wav)
+            stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+        except OSError:
+            stamp = "missing"
+        text = hashlib.sha256((self.ref_text or "").encode()).hexdigest()[:16]
+        return f"{self.ref_wav}|{stamp}|{text}"
+
+
+@dataclass(frozen=True)
+class SynthesisRequest:
+    text: str
+    lang: str = "ko"
+    speed_factor: float = 1.0
+    voice: Voice = Voice()
+    seed: int | None = None
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """Implemented by espeak, sovits and zipvoice-onnx engines."""
+
+    @property
+    def info(self) -> EngineInfo:
+        """Valid after `load()`."""
+        ...
+
+    def load(self) -> None:
+        """Load models (slow). Raises protocol.ModelLoadError with the file at fault."""
+        ...
+
+    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        """Yield mono float32 chunks in [-1, 1] at `info.sample_rate`; raise EngineError on failure."""
+        ...
+
+    def close(self) -> None:
+        ...
