@@ -1,0 +1,446 @@
+"""ctypes binding to espeak-ng (GPL-3.0), loaded as a shared library from the `espeakng-loader` wheel.
+
+espeak-ng keeps all of its state in process globals (current voice, parameters, the one synth callback),
+so one dedicated owner thread makes every espeak call, and every public method hands its work to that
+thread. That is why `get_espeak()` returns a process-wide singleton: the C library itself is one.
+
+Synthesis runs in AUDIO_OUTPUT_SYNCHRONOUS mode: `espeak_Synth` blocks the owner thread and calls the
+synth callback (on that thread) with int16 buffers. The callback hands each buffer to a small bounded
+channel that the caller drains, so audio streams while espeak still works, memory stays bounded, and a
+caller that stops listening stops espeak within a chunk or two (the callback returns 1 = abort).
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import numpy as np
+
+from npu_worker.protocol import EngineError, ModelLoadError
+
+# Constants of speak_lib.h (ESPEAK_API_REVISION 12).
+_AUDIO_OUTPUT_SYNCHRONOUS = 2
+_INITIALIZE_DONT_EXIT = 0x8000
+_CHARS_UTF8 = 1
+_POS_CHARACTER = 1
+_PARAMETER_RATE = 1
+_PHONEMES_IPA = 0x02
+_EE_OK = 0
+
+CHANNEL_CAPACITY = 16  # espeak buffers of ~60 ms: about one second of audio ahead of the reader
+STALL_TIMEOUT = 60.0  # seconds a full channel may go unread before the synthesis is abandoned
+
+# Clause punctuation kept in phoneme strings, with full-width forms mapped to ASCII (piper-phonemize
+# style: ".", "!" and "?" end a sentence; ",", ";" and ":" are followed by a space).
+_PUNCTUATION = {
+    ".": ".", ",": ",", "!": "!", "?": "?", ";": ";", ":": ":",
+    "。": ".", "，": ",", "、": ",", "！": "!", "？": "?", "；": ";", "：": ":", "…": ".",
+}  # fmt: skip
+_CLAUSE_PAUSES = {",", ";", ":"}
+_LANGUAGE_FLAG = re.compile(r"\([^()]*\)")  # "(en)hˈɛloʊ(ko)": espeak's language switch markers
+
+T = TypeVar("T")
+
+
+class _VoiceStruct(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_char_p),
+        ("languages", ctypes.c_void_p),  # (priority byte, NUL-terminated name) pairs, ended by a 0 byte
+        ("identifier", ctypes.c_char_p),
+        ("gender", ctypes.c_ubyte),
+        ("age", ctypes.c_ubyte),
+        ("variant", ctypes.c_ubyte),
+        ("xx1", ctypes.c_ubyte),
+        ("score", ctypes.c_int),
+        ("spare", ctypes.c_void_p),
+    ]
+
+
+# int SynthCallback(short *wav, int numsamples, espeak_EVENT *events); the events are not used.
+_SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
+
+
+def _bind(lib: ctypes.CDLL) -> None:
+    """Declare the signatures of speak_lib.h so ctypes converts arguments exactly."""
+    c_int, c_uint, c_void_p, c_char_p = ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_char_p
+    lib.espeak_Initialize.argtypes = [c_int, c_int, c_char_p, c_int]
+    lib.espeak_Initialize.restype = c_int
+    lib.espeak_SetSynthCallback.argtypes = [_SynthCallback]
+    lib.espeak_SetSynthCallback.restype = None
+    lib.espeak_Info.argtypes = [c_void_p]
+    lib.espeak_Info.restype = c_char_p
+    lib.espeak_GetParameter.argtypes = [c_int, c_int]
+    lib.espeak_GetParameter.restype = c_int
+    lib.espeak_SetParameter.argtypes = [c_int, c_int, c_int]
+    lib.espeak_SetParameter.restype = c_int
+    lib.espeak_SetVoiceByName.argtypes = [c_char_p]
+    lib.espeak_SetVoiceByName.restype = c_int
+    lib.espeak_ListVoices.argtypes = [c_void_p]
+    lib.espeak_ListVoices.restype = ctypes.POINTER(ctypes.POINTER(_VoiceStruct))
+    lib.espeak_Synth.argtypes = [c_void_p, ctypes.c_size_t, c_uint, c_int, c_uint, c_uint, c_void_p, c_void_p]
+    lib.espeak_Synth.restype = c_int
+    lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(c_void_p), c_int, c_int]
+    lib.espeak_TextToPhonemes.restype = c_char_p
+
+
+@dataclass(frozen=True)
+class EspeakVoice:
+    """One entry of espeak_ListVoices: `identifier` (e.g. "sit/cmn") is accepted by SetVoiceByName."""
+
+    name: str
+    identifier: str
+    languages: tuple[str, ...]
+
+
+class _OwnerThread:
+    """Runs callables one at a time, in submission order, on one daemon thread that never changes."""
+
+    def __init__(self) -> None:
+        self._work: collections.deque[tuple[Callable[[], Any], Future[Any]]] = collections.deque()
+        self._ready = threading.Condition()
+        self.thread = threading.Thread(target=self._run, name="espeak-owner", daemon=True)
+        self.thread.start()
+
+    def submit(self, function: Callable[[], T]) -> Future[T]:
+        future: Future[T] = Future()
+        with self._ready:
+            self._work.append((function, future))
+            self._ready.notify()
+        return future
+
+    def call(self, function: Callable[[], T]) -> T:
+        if threading.current_thread() is self.thread:
+            return function()
+        return self.submit(function).result()
+
+    def _run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._work:
+                    self._ready.wait()
+                function, future = self._work.popleft()
+            try:
+                future.set_result(function())
+            except BaseException as error:  # handed to the caller, never kills the owner thread
+                future.set_exception(error)
+
+
+class _ChunkChannel:
+    """Bounded hand-off of audio chunks from the owner thread (producer) to one reader."""
+
+    def __init__(self, capacity: int = CHANNEL_CAPACITY, stall_timeout: float = STALL_TIMEOUT) -> None:
+        self._chunks: collections.deque[np.ndarray] = collections.deque()
+        self._changed = threading.Condition()
+        self._capacity = capacity
+        self._stall_timeout = stall_timeout
+        self._ended = False
+        self._error: BaseException | None = None
+        self.aborted = False
+        self.produced_samples = 0
+
+    def put(self, chunk: np.ndarray) -> bool:
+        """Queue a chunk; False means the reader is gone and the producer should stop."""
+        with self._changed:
+            has_room = self._changed.wait_for(
+                lambda: self.aborted or len(self._chunks) < self._capacity, timeout=self._stall_timeout
+            )
+            if self.aborted:
+                return False
+            if not has_room:
+                self._error = EngineError(
+                    f"espeak stream not read for {self._stall_timeout:.0f} s; abandoned"
+                )
+                self.aborted = True
+                self._changed.notify_all()
+                return False
+            self._chunks.append(chunk)
+            self.produced_samples += chunk.size
+            self._changed.notify_all()
+            return True
+
+    def end(self, error: BaseException | None = None) -> None:
+        with self._changed:
+            self._ended = True
+            self._error = self._error or error
+            self._changed.notify_all()
+
+    def abort(self) -> None:
+        with self._changed:
+            self.aborted = True
+            self._changed.notify_all()
+
+    def get(self) -> np.ndarray | None:
+        """The next chunk, or None at the end; raises the producer's error after the chunks before it."""
+        with self._changed:
+            self._changed.wait_for(lambda: bool(self._chunks) or self._ended)
+            if self._chunks:
+                chunk = self._chunks.popleft()
+                self._changed.notify_all()
+                return chunk
+            if self._error is not None:
+                raise self._error
+            return None
+
+
+@dataclass
+class _SynthesisJob:
+    text: str
+    voice: str
+    rate_wpm: int
+    channel: _ChunkChannel
+    started: threading.Event
+    finished: threading.Event
+
+
+class SynthesisStream(Iterator[np.ndarray]):
+    """int16 chunks of one synthesis, as espeak delivers them.
+
+    The work is queued on the owner thread at the first `next()`. `close()` (also on garbage collection)
+    aborts espeak at its next buffer; once `close()` returns the synthesis has stopped, and
+    `produced_samples` says how much espeak made in all (read or not).
+    """
+
+    def __init__(self, library: EspeakLibrary, job: _SynthesisJob) -> None:
+        self._library = library
+        self._job = job
+        self._submitted = False
+        self._closed = False
+
+    @property
+    def produced_samples(self) -> int:
+        return self._job.channel.produced_samples
+
+    def __next__(self) -> np.ndarray:
+        if self._closed:
+            raise StopIteration
+        if not self._submitted:
+            self._library._start(self._job)
+            self._submitted = True
+        chunk = self._job.channel.get()
+        if chunk is None:
+            self._closed = True
+            raise StopIteration
+        return chunk
+
+    def close(self) -> None:
+        self._closed = True
+        self._job.channel.abort()
+        if self._submitted and self._job.started.is_set():
+            self._job.finished.wait()
+
+    def __del__(self) -> None:
+        self._job.channel.abort()
+
+
+class EspeakLibrary:
+    """The espeak-ng library of this process; every call runs on its owner thread."""
+
+    def __init__(self, library_path: str, data_path: str) -> None:
+        try:
+            self._lib = ctypes.CDLL(library_path)
+            _bind(self._lib)
+        except (OSError, AttributeError) as error:
+            raise ModelLoadError(f"cannot load espeak-ng from {library_path}: {error}") from error
+        self.data_path = data_path
+        self._owner = _OwnerThread()
+        self._active: _SynthesisJob | None = None  # touched only on the owner thread
+        self._loaded_voice: str | None = None  # idem
+        self._callback = _SynthCallback(self._on_audio)  # referenced for as long as espeak may call it
+        self.sample_rate, self.version, self.default_rate = self._owner.call(self._initialize)
+        self._voices: tuple[EspeakVoice, ...] | None = None
+
+    def _initialize(self) -> tuple[int, str, int]:
+        rate = self._lib.espeak_Initialize(
+            _AUDIO_OUTPUT_SYNCHRONOUS, 0, os.fsencode(self.data_path), _INITIALIZE_DONT_EXIT
+        )
+        if rate <= 0:
+            raise ModelLoadError(f"espeak_Initialize failed with data at {self.data_path}")
+        self._lib.espeak_SetSynthCallback(self._callback)
+        version = (self._lib.espeak_Info(None) or b"unknown").decode()
+        return rate, version, self._lib.espeak_GetParameter(_PARAMETER_RATE, 0)
+
+    @property
+    def owner_thread(self) -> threading.Thread:
+        return self._owner.thread
+
+    # ---------------------------------------------------------------------------------------------
+    # Voices
+
+    def voices(self) -> tuple[EspeakVoice, ...]:
+        if self._voices is None:
+            self._voices = self._owner.call(self._list_voices)
+        return self._voices
+
+    def _list_voices(self) -> tuple[EspeakVoice, ...]:
+        table = self._lib.espeak_ListVoices(None)
+        voices = []
+        for index in range(100_000):
+            if not table[index]:
+                break
+            entry = table[index].contents
+            languages, address = [], entry.languages
+            while address and ctypes.c_ubyte.from_address(address).value != 0:
+                language = ctypes.string_at(address + 1)
+                languages.append(language.decode())
+                address += 2 + len(language)
+            voices.append(EspeakVoice(entry.name.decode(), entry.identifier.decode(), tuple(languages)))
+        return tuple(voices)
+
+    def find_voice(self, name: str) -> EspeakVoice | None:
+        """The voice whose identifier, file name, name or language is `name` (case-insensitive)."""
+        wanted = name.strip().lower().replace("_", "-")
+        for matches in (
+            lambda v: v.identifier.lower() == wanted or v.identifier.lower().rsplit("/", 1)[-1] == wanted,
+            lambda v: v.name.lower() == wanted,
+            lambda v: wanted in v.languages,
+        ):
+            found = next((voice for voice in self.voices() if matches(voice)), None)
+            if found is not None:
+                return found
+        return None
+
+    def require_voice(self, name: str) -> str:
+        """The identifier to load for `name`; EngineError naming it when espeak-ng has no such voice."""
+        voice = self.find_voice(name)
+        if voice is None:
+            raise EngineError(f"espeak-ng has no voice or language {name!r}")
+        return voice.identifier
+
+    def _load_voice(self, name: str) -> None:
+        """On the owner thread: make `name` espeak's current voice (a no-op when it already is)."""
+        if self._loaded_voice == name:
+            return
+        if self._lib.espeak_SetVoiceByName(name.encode()) != _EE_OK:
+            self._loaded_voice = None
+            raise EngineError(f"espeak-ng could not load voice {name!r}")
+        self._loaded_voice = name
+
+    # ---------------------------------------------------------------------------------------------
+    # Synthesis
+
+    def synthesize(self, text: str, voice: str = "ko", rate_wpm: int | None = None) -> SynthesisStream:
+        """Stream int16 chunks at `sample_rate` for `text`; `rate_wpm` None is espeak's default rate."""
+        identifier = self.require_voice(voice)
+        rate = self.default_rate if rate_wpm is None else int(rate_wpm)
+        channel = _ChunkChannel()
+        job = _SynthesisJob(
+            text.replace("\0", " "), identifier, rate, channel, threading.Event(), threading.Event()
+        )
+        return SynthesisStream(self, job)
+
+    def _start(self, job: _SynthesisJob) -> None:
+        if threading.current_thread() is self._owner.thread:
+            raise RuntimeError("espeak synthesis cannot be read on the espeak owner thread")
+        self._owner.submit(lambda: self._run_synthesis(job))
+
+    def _run_synthesis(self, job: _SynthesisJob) -> None:
+        error: BaseException | None = None
+        job.started.set()  # before the abort check: close() waits for `finished` once this is set
+        if job.channel.aborted:
+            job.channel.end()
+            job.finished.set()
+            return
+        try:
+            self._load_voice(job.voice)
+            self._lib.espeak_SetParameter(_PARAMETER_RATE, job.rate_wpm, 0)
+            data = job.text.encode("utf-8") + b"\0"
+            self._active = job
+            status = self._lib.espeak_Synth(data, len(data), 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
+            if status != _EE_OK and not job.channel.aborted:
+                error = EngineError(f"espeak_Synth failed with status {status}")
+        except BaseException as failure:
+            error = failure
+        finally:
+            self._active = None
+            job.channel.end(error)
+            job.finished.set()
+
+    def _on_audio(self, wav: Any, count: int, events: Any) -> int:
+        """The synth callback, on the owner thread: 0 = continue, 1 = abort (an int, always)."""
+        job = self._active
+        if job is None:
+            return 1
+        try:
+            if not wav or count <= 0:
+                return 1 if job.channel.aborted else 0
+            chunk = np.ctypeslib.as_array(wav, shape=(count,)).copy()
+            return 0 if job.channel.put(chunk) else 1
+        except BaseException as error:  # an exception must not cross the C frame
+            job.channel.end(EngineError(f"espeak callback failed: {error!r}"))
+            job.channel.abort()
+            return 1
+
+    # ---------------------------------------------------------------------------------------------
+    # Phonemes
+
+    def phonemize(self, text: str, voice: str) -> str:
+        """IPA phonemes for `text` in piper-phonemize style, for phoneme-based tokenizers.
+
+        Clauses keep their punctuation: "." "!" "?" end a sentence (no space follows), "," ";" ":"
+        are followed by a space; full-width forms become ASCII. Language switch markers such as "(en)"
+        are dropped. Words are separated by spaces, as espeak returns them.
+        """
+        identifier = self.require_voice(voice)
+        return self._owner.call(lambda: self._phonemize(text.replace("\0", " "), identifier))
+
+    def _phonemize(self, text: str, voice: str) -> str:
+        self._load_voice(voice)
+        data = text.encode("utf-8")
+        buffer = ctypes.create_string_buffer(data)
+        base = ctypes.addressof(buffer)
+        pointer = ctypes.c_void_p(base)
+        pieces: list[str] = []
+        while pointer.value is not None:
+            before = pointer.value - base
+            phonemes = self._lib.espeak_TextToPhonemes(ctypes.byref(pointer), _CHARS_UTF8, _PHONEMES_IPA)
+            after = len(data) if pointer.value is None else pointer.value - base
+            consumed = data[before:after].decode("utf-8", errors="ignore")
+            clause = _LANGUAGE_FLAG.sub("", (phonemes or b"").decode("utf-8", errors="replace")).strip()
+            mark = clause_punctuation(consumed, final=pointer.value is None)
+            if clause or mark:
+                pieces.append(clause + mark + (" " if mark in _CLAUSE_PAUSES else ""))
+            if after <= before:
+                break  # espeak made no progress; never loop forever
+        return "".join(pieces).strip()
+
+
+def clause_punctuation(consumed: str, final: bool) -> str:
+    """The ASCII punctuation that ended a clause espeak consumed, or "".
+
+    espeak reads one character past a clause's end, so the end mark is the last punctuation in what it
+    consumed; the final clause ends with punctuation only if the text itself does.
+    """
+    if final:
+        tail = consumed.rstrip()
+        return _PUNCTUATION.get(tail[-1], "") if tail else ""
+    for char in reversed(consumed):
+        if char in _PUNCTUATION:
+            return _PUNCTUATION[char]
+    return ""
+
+
+_instance: EspeakLibrary | None = None
+_instance_lock = threading.Lock()
+
+
+def get_espeak() -> EspeakLibrary:
+    """The process's espeak-ng (created on first use; a failure is raised again on the next call)."""
+    global _instance
+    with _instance_lock:
+        if _instance is None:
+            import espeakng_loader
+
+            try:
+                data_path = espeakng_loader.get_data_path()
+            except RuntimeError as error:
+                raise ModelLoadError(f"espeak-ng data missing: {error}") from error
+            _instance = EspeakLibrary(espeakng_loader.get_library_path(), data_path)
+        return _instance
