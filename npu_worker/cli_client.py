@@ -1,0 +1,212 @@
+"""`npu-worker synth` and `npu-worker batch`: the pipeline client from the shell.
+
+Progress goes to stderr (a live bar on a terminal, one line per finished section otherwise), the
+summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, 2 the request could not be
+made (worker unreachable, request refused, unreadable lecture file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from npu_worker.client import (
+    BASE_ENV,
+    DEFAULT_BASE,
+    ClientError,
+    synth,
+    synth_batch_polling,
+    synth_batch_streaming,
+)
+
+EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
+TOKEN_ENV = "NPU_WORKER_TOKEN"
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class ProgressBar:
+    """Per-section progress with an ETA weighted by text length (long slides take longer).
+
+    On a terminal it redraws one line in place; elsewhere (logs, CI) it prints a line per finished
+    section so that nothing depends on carriage returns.
+    """
+
+    width = 24
+
+    def __init__(self, texts: dict[int, str], stream: TextIO, live: bool | None = None) -> None:
+        self.chars = {idx: max(1, len(text)) for idx, text in texts.items()}
+        self.stream = stream
+        self.live = stream.isatty() if live is None else live
+        self.started = time.monotonic()
+        self.finished: dict[int, str] = {}
+        self.current: int | None = None
+
+    def eta(self) -> float | None:
+        done_chars = sum(self.chars.get(idx, 0) for idx in self.finished)
+        if done_chars == 0:
+            return None
+        remaining = sum(chars for idx, chars in self.chars.items() if idx not in self.finished)
+        return (time.monotonic() - self.started) * remaining / done_chars
+
+    def line(self) -> str:
+        total = len(self.chars)
+        filled = int(self.width * len(self.finished) / max(1, total))
+        fails = sum(1 for status in self.finished.values() if status != "ok")
+        current = f"s{self.current:02d}" if self.current is not None else "   "
+        return (
+            f"[{'#' * filled}{'-' * (self.width - filled)}] {len(self.finished)}/{total} {current}"
+            f"{f'  {fails} failed' if fails else ''}  elapsed {_clock(time.monotonic() - self.started)}"
+            f"  ETA {_clock(self.eta())}"
+        )
+
+    def __call__(self, idx: int, event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        if kind == "progress" and event.get("status") == "synth":
+            self.current = idx
+        elif kind == "progress" and event.get("status") == "ok" or kind == "error":
+            self.finished[idx] = "ok" if kind == "progress" else "fail"
+            if not self.live:
+                detail = "ok" if kind == "progress" else f"FAILED {event.get('error', '')}"
+                self.stream.write(f"s{idx:02d} {detail}  ({self.line()})\n")
+        if self.live and kind != "done":
+            self.stream.write("\r" + self.line() + "\x1b[K")
+        if self.live and kind == "done":
+            self.stream.write("\r" + self.line() + "\x1b[K\n")
+        self.stream.flush()
+
+
+def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base", default=None, help=f"worker URL [env {BASE_ENV}; default {DEFAULT_BASE}]")
+    parser.add_argument(
+        "--token", default=None, help=f"bearer token, if the worker requires one [env {TOKEN_ENV}]"
+    )
+    parser.add_argument("--lang", default=None, help="language code (default: the lecture's, else ko)")
+    parser.add_argument("--speed", type=float, default=1.0, help="speed factor (default 1.0)")
+    parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
+
+
+def add_client_commands(subparsers: Any) -> None:
+    """Adds `synth` and `batch`; each sets `handler(args) -> exit code` on the parsed namespace."""
+    one = subparsers.add_parser("synth", help="synthesise one text into a wav through a running worker")
+    one.add_argument("text", help="the text to speak")
+    one.add_argument("-o", "--output", required=True, help="wav path to write (absolute or relative)")
+    _add_connection_arguments(one)
+    one.set_defaults(handler=run_synth)
+
+    many = subparsers.add_parser(
+        "batch", help="synthesise a lecture JSON, one wav per section, with progress"
+    )
+    many.add_argument(
+        "lecture", help='JSON file: {"lang": "ko", "sections": [{"idx": 0, "text": "..."}]} or a list'
+    )
+    many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
+    many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
+    many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
+    _add_connection_arguments(many)
+    many.set_defaults(handler=run_batch)
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    return args.token or os.environ.get(TOKEN_ENV) or None
+
+
+def run_synth(args: argparse.Namespace) -> int:
+    output = str(Path(args.output).expanduser().resolve())
+    try:
+        body = synth(
+            args.text,
+            output,
+            base=args.base,
+            lang=args.lang or "ko",
+            speed_factor=args.speed,
+            ref_wav=args.ref_wav,
+            token=_token(args),
+        )
+    except ClientError as exc:
+        print(f"npu-worker synth: {exc}", file=sys.stderr)
+        return EXIT_REQUEST_FAILED
+    if body.get("status") != "ok":
+        print(f"npu-worker synth: {body.get('error')}", file=sys.stderr)
+        return EXIT_SECTIONS_FAILED
+    print(
+        f"{body.get('wav_path')}: {body.get('duration_sec', 0):.2f} s of audio in {body.get('elapsed_sec', 0):.2f} s"
+        f" (RTF {body.get('rtf', 0):.3f}, {body.get('engine')} on {body.get('device')})"
+    )
+    return EXIT_OK
+
+
+def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
+    """Sections (idx defaults to position) and the lecture's language, from a dict or a bare list."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    sections = data.get("sections") if isinstance(data, dict) else data
+    if not isinstance(sections, list) or not all(isinstance(s, dict) and "text" in s for s in sections):
+        raise ValueError("expected a list of sections with 'text' (or an object with 'sections')")
+    lang = data.get("lang") if isinstance(data, dict) else None
+    return [{"idx": s.get("idx", i), "text": s["text"]} for i, s in enumerate(sections)], lang
+
+
+def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
+    audio = sum(float(s.get("duration_sec") or 0.0) for s in result["sections"])
+    total = result.get("total") or result["ok_count"] + result["fail_count"]
+    lines = [
+        f"{result['ok_count']}/{total} sections ok, {result['fail_count']} failed; "
+        f"{audio:.1f} s of audio in {wall:.1f} s (RTF {wall / audio if audio else float('nan'):.3f}); "
+        f"wavs in {out_dir}"
+    ]
+    lines += [f"  s{e.get('idx', -1):02d} failed: {e.get('error')}" for e in result["errors"]]
+    return "\n".join(lines)
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    try:
+        sections, lecture_lang = load_lecture(args.lecture)
+    except (OSError, ValueError) as exc:
+        print(f"npu-worker batch: cannot read {args.lecture}: {exc}", file=sys.stderr)
+        return EXIT_REQUEST_FAILED
+    out_dir = Path(args.out_dir).expanduser().resolve()
+    for section in sections:
+        section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
+    bar = ProgressBar({s["idx"]: s["text"] for s in sections}, sys.stderr)
+    call = synth_batch_polling if args.poll else synth_batch_streaming
+    started = time.monotonic()
+    try:
+        result = call(
+            sections,
+            bar,
+            base=args.base,
+            lang=args.lang or lecture_lang or "ko",
+            speed_factor=args.speed,
+            ref_wav=args.ref_wav,
+            token=_token(args),
+        )
+    except ClientError as exc:
+        print(f"\nnpu-worker batch: {exc}", file=sys.stderr)
+        return EXIT_REQUEST_FAILED
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False, indent=1))
+    else:
+        print(summary(result, time.monotonic() - started, out_dir))
+    return EXIT_SECTIONS_FAILED if result["fail_count"] else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry for the client commands (the `npu-worker` CLI adds them next to `serve`)."""
+    parser = argparse.ArgumentParser(prog="npu-worker")
+    add_client_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

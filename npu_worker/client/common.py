@@ -1,0 +1,228 @@
+"""What the sync and async clients share: base URL, errors, request bodies, and the batch collector.
+
+The collector is the sans-I/O core of the pipeline client: it is fed the events of one batch in the
+order they arrive — from the first NDJSON stream, from re-attached streams, or from polled results —
+and decides which are new (by the job log's `seq`), calls `on_progress`, and builds the result the
+user's helper sketch returns: `{"sections": [...], "wav_paths": [...]}`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+DEFAULT_BASE = "http://127.0.0.1:7768"
+BASE_ENV = "TTS_WORKER_BASE"
+
+ProgressCallback = Callable[[int, dict[str, Any]], Any]
+
+# Events that are not entries of the job log: keepalives, and the polling mode's status snapshots.
+UNLOGGED_EVENTS = frozenset({"heartbeat", "status"})
+TERMINAL_STATUSES = frozenset({"done", "cancelled"})
+
+
+class ClientError(Exception):
+    """Base of the errors the client raises (a section's failure is never raised: it is reported)."""
+
+
+class TransportError(ClientError):
+    """The worker could not be reached, or a stream broke and could not be re-attached."""
+
+
+class WorkerHTTPError(ClientError):
+    """The worker refused the whole request (4xx) or failed as a whole (5xx); `body` is its error body."""
+
+    def __init__(self, status: int, body: dict[str, Any], retry_after: float | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+        super().__init__(f"HTTP {status}: {body.get('error') or body.get('status') or body}")
+
+    @property
+    def error_name(self) -> str:
+        """The stable error name (`BadRequest`, `QueueFull`, ...) that starts the `error` string."""
+        text = str(self.body.get("error") or "")
+        return text.split(":", 1)[0].strip()
+
+
+def resolve_base(base: str | None = None) -> str:
+    """`base` if given, else `TTS_WORKER_BASE`, else the default worker address; no trailing slash."""
+    chosen = base or os.environ.get(BASE_ENV) or DEFAULT_BASE
+    return chosen.rstrip("/")
+
+
+def auth_headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def synth_body(
+    text: str,
+    output_path: str,
+    lang: str = "ko",
+    speed_factor: float = 1.0,
+    ref_wav: str | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    body = {"text": text, "lang": lang, "output_path": output_path, "speed_factor": speed_factor}
+    body["ref_wav"] = ref_wav
+    body.update(extra)
+    return body
+
+
+def batch_body(
+    sections: Iterable[dict[str, Any]],
+    lang: str = "ko",
+    speed_factor: float = 1.0,
+    ref_wav: str | None = None,
+    stream: bool = True,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The /synth_batch body; sections without `idx` get their position, as the server does."""
+    listed = [dict(section) for section in sections]
+    for position, section in enumerate(listed):
+        section.setdefault("idx", position)
+    body = {
+        "sections": listed,
+        "lang": lang,
+        "speed_factor": speed_factor,
+        "ref_wav": ref_wav,
+        "stream": stream,
+    }
+    body.update(extra)
+    return body
+
+
+def events_path(job_id: str, after: int) -> str:
+    return f"/jobs/{quote(job_id, safe='')}/events?after={after}"
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | None:
+    """One NDJSON line, or None for a blank line or a line cut short by a broken connection."""
+    if not raw.endswith(b"\n"):
+        return None  # no newline: the stream broke inside this line; it is replayed on re-attach
+    text = raw.decode("utf-8").strip()
+    if not text:
+        return None
+    event = json.loads(text)
+    return event if isinstance(event, dict) else None
+
+
+def error_body_of(raw: bytes) -> dict[str, Any]:
+    """The worker's error body, or a stand-in when the body is not JSON (a proxy's error page)."""
+    try:
+        body = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return {"status": "fail", "error": raw[:200].decode("utf-8", "replace")}
+    return body if isinstance(body, dict) else {"status": "fail", "error": str(body)}
+
+
+def retry_after_of(value: str | None) -> float | None:
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+@dataclass
+class BatchCollector:
+    """Feeds each event of a batch to `on_progress` exactly once and gathers the result.
+
+    Logged events carry `seq` (1-based, the job log's order); anything at or below the last seen `seq`
+    is a replay and is dropped. Events without `seq` from an older server are numbered by arrival.
+    Heartbeats (and polled status snapshots) are not logged: they are passed on — callers use them to
+    keep RPC layers alive — and never counted.
+    """
+
+    on_progress: ProgressCallback | None = None
+    job_id: str | None = None
+    last_seq: int = 0
+    total: int | None = None
+    started: dict[str, Any] | None = None
+    done: dict[str, Any] | None = None
+    ok: dict[int, dict[str, Any]] = field(default_factory=dict)
+    errors: dict[int, dict[str, Any]] = field(default_factory=dict)
+    delivered: int = 0
+
+    def accept(self, event: dict[str, Any]) -> Any:
+        """Record `event` if new; returns what `on_progress` returned (an awaitable in async callers)."""
+        kind = event.get("event")
+        if kind not in UNLOGGED_EVENTS:
+            seq = event.get("seq")
+            seq = self.last_seq + 1 if not isinstance(seq, int) else seq
+            if seq <= self.last_seq:
+                return None
+            self.last_seq = seq
+            self._record(kind, event)
+        self.delivered += 1
+        if self.on_progress is None:
+            return None
+        idx = event.get("idx")
+        return self.on_progress(idx if isinstance(idx, int) else -1, event)
+
+    def _record(self, kind: Any, event: dict[str, Any]) -> None:
+        if kind == "start":
+            self.started = event
+            self.job_id = event.get("job_id") or self.job_id
+            self.total = event.get("total", self.total)
+        elif kind == "progress" and event.get("status") == "ok":
+            self.ok[event["idx"]] = event
+            self.errors.pop(event["idx"], None)
+        elif kind == "error":
+            idx = event.get("idx")
+            self.errors[idx if isinstance(idx, int) else -1] = event
+        elif kind == "done":
+            self.done = event
+
+    def result(self) -> dict[str, Any]:
+        """The sketch's `{"sections", "wav_paths"}` (ok sections in idx order) plus what else is known."""
+        sections = [self.ok[idx] for idx in sorted(self.ok)]
+        return {
+            "sections": sections,
+            "wav_paths": [event.get("wav_path") for event in sections],
+            "errors": [self.errors[idx] for idx in sorted(self.errors)],
+            "job_id": self.job_id,
+            "total": self.total,
+            "ok_count": len(self.ok),
+            "fail_count": len(self.errors),
+            "done": self.done,
+        }
+
+
+def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-section events of a `/jobs/{id}/result` body, tagged with their kind when it is missing."""
+    events = []
+    for section in result_body.get("sections") or []:
+        event = dict(section)
+        event.setdefault("event", "error" if event.get("status") == "fail" else "progress")
+        events.append(event)
+    return events
+
+
+def status_event(status_body: dict[str, Any]) -> dict[str, Any]:
+    """A polled `/jobs/{id}/status` body as an unlogged `status` event for `on_progress`."""
+    return {"event": "status", **status_body}
+
+
+def done_event(result_body: dict[str, Any], total: int | None) -> dict[str, Any]:
+    """The `done` event of a polled job, built from its `/result` body."""
+    sections = result_events(result_body)
+    fails = sum(1 for event in sections if event["event"] == "error")
+    return {
+        "event": "done",
+        "total": result_body.get("total", total if total is not None else len(sections)),
+        "ok_count": len(sections) - fails,
+        "fail_count": fails,
+        "elapsed_total_sec": result_body.get("elapsed_total_sec"),
+        "cancelled": result_body.get("status") == "cancelled",
+    }
+
+
+async def maybe_await(value: Any) -> None:
+    """Lets async callers pass either a plain function or a coroutine function as `on_progress`."""
+    if inspect.isawaitable(value):
+        await value

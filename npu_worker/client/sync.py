@@ -1,0 +1,229 @@
+"""The pipeline client on the standard library only (urllib), for scripts and threads.
+
+Every call takes `base=` (default: `TTS_WORKER_BASE`, else http://127.0.0.1:7768). Sections that fail
+are reported in the result and through `on_progress`; transport failures raise `TransportError`, and a
+request the worker refuses as a whole raises `WorkerHTTPError`.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote
+
+from npu_worker.client.common import (
+    TERMINAL_STATUSES,
+    BatchCollector,
+    ProgressCallback,
+    TransportError,
+    WorkerHTTPError,
+    auth_headers,
+    batch_body,
+    done_event,
+    error_body_of,
+    events_path,
+    parse_line,
+    resolve_base,
+    result_events,
+    retry_after_of,
+    status_event,
+    synth_body,
+)
+
+# Worker answers that mean "not now" rather than "never": a re-attach or a poll is tried again.
+RETRYABLE_STATUSES = frozenset({502, 503, 504})
+_BROKEN = (OSError, http.client.HTTPException, ValueError)
+
+
+class _Http:
+    """One worker address; JSON in, JSON or a streaming response out, errors mapped to our classes.
+
+    Proxies from the environment are not used: the worker is a local service and an `http_proxy`
+    meant for the internet must not swallow loopback traffic (aiohttp behaves the same by default).
+    """
+
+    def __init__(self, base: str | None, token: str | None, timeout: float) -> None:
+        self.base = resolve_base(base)
+        self.headers = {"Content-Type": "application/json", **auth_headers(token)}
+        self.timeout = timeout
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def open(self, method: str, path: str, body: Any = None) -> http.client.HTTPResponse:
+        data = None if body is None else json.dumps(body).encode("utf-8")
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers=self.headers)
+        try:
+            return self.opener.open(request, timeout=self.timeout)
+        except urllib.error.HTTPError as exc:
+            raw = exc.read()
+            retry_after = retry_after_of(exc.headers.get("Retry-After"))
+            raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
+        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+            raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+
+    def json(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
+        response = self.open(method, path, body)
+        try:
+            with response:
+                return response.status, error_body_of(response.read())
+        except (OSError, http.client.HTTPException) as exc:
+            raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+
+
+def health(*, base: str | None = None, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
+    """GET /health (a 503 while the worker loads raises WorkerHTTPError with the loading body)."""
+    return _Http(base, token, timeout).json("GET", "/health")[1]
+
+
+def synth(
+    text: str,
+    output_path: str,
+    *,
+    base: str | None = None,
+    lang: str = "ko",
+    speed_factor: float = 1.0,
+    ref_wav: str | None = None,
+    token: str | None = None,
+    timeout: float = 600.0,
+    **extra: Any,
+) -> dict[str, Any]:
+    """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`."""
+    body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
+    return _Http(base, token, timeout).json("POST", "/synth", body)[1]
+
+
+def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> BaseException | None:
+    """Feed a stream's lines to the collector until `done` or EOF; returns what broke it, if anything."""
+    with response:
+        while collector.done is None:
+            try:
+                raw = response.readline()
+                event = parse_line(raw) if raw else None
+            except _BROKEN as exc:
+                return exc
+            if not raw:
+                return None
+            if event is not None:
+                collector.accept(event)  # outside the try: a failing callback is the caller's error
+    return None
+
+
+def _backoff(failures: int, delay: float) -> float:
+    return 0.0 if failures == 0 else min(delay * 2 ** (failures - 1), 5.0)
+
+
+def _reattach(
+    http_: _Http, collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any
+) -> tuple[http.client.HTTPResponse, int]:
+    """Open `/jobs/{id}/events?after=<last seq>`, retrying while the worker is unreachable or booting."""
+    assert collector.job_id is not None
+    while failures <= attempts:
+        time.sleep(_backoff(failures, delay))
+        try:
+            return http_.open("GET", events_path(collector.job_id, collector.last_seq)), failures
+        except WorkerHTTPError as exc:
+            if exc.status not in RETRYABLE_STATUSES:
+                raise
+            problem = exc
+        except TransportError as exc:
+            problem = exc
+        failures += 1
+    raise TransportError(
+        f"job {collector.job_id}: stream lost after event {collector.last_seq}; "
+        f"re-attaching failed {failures} times: {problem}"
+    )
+
+
+def synth_batch_streaming(
+    sections: Iterable[dict[str, Any]],
+    on_progress: ProgressCallback | None = None,
+    *,
+    base: str | None = None,
+    lang: str = "ko",
+    speed_factor: float = 1.0,
+    ref_wav: str | None = None,
+    token: str | None = None,
+    read_timeout: float = 120.0,
+    reattach_attempts: int = 5,
+    reattach_delay: float = 0.5,
+    **extra: Any,
+) -> dict[str, Any]:
+    """POST /synth_batch (NDJSON) and follow it to `done`, re-attaching if the stream breaks.
+
+    `on_progress(idx, event)` is called once per event (idx -1 for events without one), each logged
+    event exactly once even across re-attaches. Returns `{"sections", "wav_paths", "errors", ...}`.
+    `read_timeout` bounds the silence on the socket; the worker's heartbeats keep a live stream busy.
+    """
+    http_ = _Http(base, token, read_timeout)
+    collector = BatchCollector(on_progress)
+    response = http_.open("POST", "/synth_batch", batch_body(sections, lang, speed_factor, ref_wav, **extra))
+    failures = 0
+    while True:
+        before = collector.last_seq
+        problem = _drain(response, collector)
+        if collector.done is not None:
+            return collector.result()
+        if collector.job_id is None:
+            raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
+        failures = 0 if collector.last_seq > before else failures + 1
+        response, failures = _reattach(http_, collector, failures, reattach_attempts, reattach_delay, problem)
+
+
+def _poll_json(http_: _Http, path: str, attempts: int, delay: float) -> tuple[int, dict[str, Any]]:
+    failures = 0
+    while True:
+        try:
+            return http_.json("GET", path)
+        except (TransportError, WorkerHTTPError) as exc:
+            retryable = isinstance(exc, TransportError) or exc.status in RETRYABLE_STATUSES
+            failures += 1
+            if not retryable or failures > attempts:
+                raise
+            time.sleep(_backoff(failures, delay))
+
+
+def synth_batch_polling(
+    sections: Iterable[dict[str, Any]],
+    on_progress: ProgressCallback | None = None,
+    *,
+    base: str | None = None,
+    lang: str = "ko",
+    speed_factor: float = 1.0,
+    ref_wav: str | None = None,
+    token: str | None = None,
+    poll_interval: float = 1.0,
+    timeout: float = 60.0,
+    reattach_attempts: int = 5,
+    reattach_delay: float = 0.5,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
+
+    `on_progress` gets a `status` event whenever the polled status changes, then each section's final
+    event and `done` once the job has finished. Same return value as `synth_batch_streaming`.
+    """
+    http_ = _Http(base, token, timeout)
+    collector = BatchCollector(on_progress)
+    body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
+    accepted = http_.json("POST", "/synth_batch?async=1", body)[1]
+    collector.job_id, collector.total = str(accepted["job_id"]), accepted.get("total")
+    job = f"/jobs/{quote(collector.job_id, safe='')}"
+    seen: tuple[Any, ...] = ()
+    while True:
+        status = _poll_json(http_, f"{job}/status", reattach_attempts, reattach_delay)[1]
+        key = (status.get("status"), status.get("done"), status.get("current_idx"))
+        if key != seen:
+            seen = key
+            collector.accept(status_event(status))
+        if status.get("status") in TERMINAL_STATUSES:
+            break
+        time.sleep(poll_interval)
+    result = _poll_json(http_, f"{job}/result", reattach_attempts, reattach_delay)[1]
+    for event in result_events(result):
+        collector.accept(event)
+    collector.accept(done_event(result, collector.total))
+    return collector.result()
