@@ -1,0 +1,92 @@
+"""Who may open the socket: an optional bearer token and a browser-origin check, decided before upgrade.
+
+Pure functions over header values (no aiohttp), so the HTTP views can reuse them. Browsers send an
+`Origin` header on every WebSocket handshake and cannot be made to omit it, so checking it stops other
+web pages (including DNS-rebinding attacks on a loopback worker) from driving the worker through a
+visitor's browser; programs that send no Origin (pipelines, curl, the Python client) are not browsers and
+are let through, and a token is what guards them when one is configured.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from ..protocol import OriginNotAllowed, Unauthorized
+
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+DEFAULT_PORTS = {"http": 80, "https": 443}
+ANY_ORIGIN = "*"
+
+
+def normalize_origin(origin: str) -> str | None:
+    """`scheme://host[:port]` in lower case with the default port left off, or None if not http(s)."""
+    try:
+        parts = urlsplit(origin.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme, host = parts.scheme.lower(), (parts.hostname or "")
+    if scheme not in DEFAULT_PORTS or not host or parts.path not in ("", "/"):
+        return None
+    shown_host = f"[{host}]" if ":" in host else host
+    if port is None or port == DEFAULT_PORTS[scheme]:
+        return f"{scheme}://{shown_host}"
+    return f"{scheme}://{shown_host}:{port}"
+
+
+def is_loopback_origin(origin: str) -> bool:
+    """http(s)://127.0.0.1, localhost or [::1], any port."""
+    normalized = normalize_origin(origin)
+    return normalized is not None and (urlsplit(normalized).hostname or "") in LOOPBACK_HOSTS
+
+
+def origin_allowed(origin: str | None, allowed: Sequence[str]) -> bool:
+    """No Origin header: allowed (not a browser). Otherwise loopback by default, or the configured list.
+
+    A configured list replaces the loopback default (list the loopback origins too if the page is also
+    opened locally); `*` allows every origin.
+    """
+    if origin is None:
+        return True
+    if not allowed:
+        return is_loopback_origin(origin)
+    if ANY_ORIGIN in allowed:
+        return True
+    normalized = normalize_origin(origin)
+    return normalized is not None and normalized in {normalize_origin(a) for a in allowed}
+
+
+def presented_token(authorization: str | None, query_token: str | None) -> str | None:
+    """The token from `Authorization: Bearer <t>` or, for browsers (which cannot set headers on a
+    WebSocket handshake), from `?token=<t>`."""
+    if authorization:
+        scheme, _, value = authorization.strip().partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+    return query_token or None
+
+
+def token_valid(expected: str | None, presented: str | None) -> bool:
+    """True when no token is configured, else a constant-time comparison."""
+    if not expected:
+        return True
+    if presented is None:
+        return False
+    return hmac.compare_digest(presented.encode(), expected.encode())
+
+
+def check_access(
+    *,
+    token: str | None,
+    allowed_origins: Sequence[str],
+    origin: str | None,
+    authorization: str | None,
+    query_token: str | None,
+) -> None:
+    """Raise OriginNotAllowed (403) or Unauthorized (401); return quietly when the peer may connect."""
+    if not origin_allowed(origin, allowed_origins):
+        raise OriginNotAllowed(f"origin {origin!r} is not allowed")
+    if not token_valid(token, presented_token(authorization, query_token)):
+        raise Unauthorized("a valid token is required (Authorization: Bearer <token> or ?token=<token>)")

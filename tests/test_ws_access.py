@@ -1,0 +1,85 @@
+"""Who may open /ws: origin and token rules, decided before the upgrade (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.protocol import OriginNotAllowed, Unauthorized
+from npu_worker.ws_server.access import check_access, origin_allowed, presented_token, token_valid
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://127.0.0.1:7768",
+        "http://localhost",
+        "https://localhost:8443",
+        "http://[::1]:5173",
+        "HTTP://LocalHost:1",
+    ],
+)
+def test_loopback_origins_are_allowed_by_default(origin: str) -> None:
+    assert origin_allowed(origin, ())
+
+
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "http://evil.example",
+        "http://127.0.0.1.evil.example",
+        "http://localhost.evil.example:7768",
+        "null",
+        "file://",
+        "ws://127.0.0.1:7768",
+        "http://127.0.0.1:99999",
+        "",
+    ],
+)
+def test_other_origins_are_refused_by_default(origin: str) -> None:
+    assert not origin_allowed(origin, ())
+
+
+def test_a_request_without_origin_is_not_a_browser_and_is_allowed() -> None:
+    assert origin_allowed(None, ())
+    assert origin_allowed(None, ("https://app.example",))
+
+
+def test_a_configured_list_replaces_the_loopback_default() -> None:
+    allowed = ("https://app.example", "http://10.0.0.5:7768/")
+    assert origin_allowed("https://app.example", allowed)
+    assert origin_allowed("https://APP.example:443", allowed)
+    assert origin_allowed("http://10.0.0.5:7768", allowed)
+    assert not origin_allowed("http://10.0.0.5:7769", allowed)
+    assert not origin_allowed("http://127.0.0.1:7768", allowed)
+
+
+def test_star_allows_every_origin() -> None:
+    assert origin_allowed("http://anything.example", ("*",))
+
+
+def test_token_comes_from_a_bearer_header_or_the_query() -> None:
+    assert presented_token("Bearer s3cret", None) == "s3cret"
+    assert presented_token("bearer  s3cret ", None) == "s3cret"
+    assert presented_token(None, "q") == "q"
+    assert presented_token("Basic abc", "q") == "q"
+    assert presented_token(None, None) is None
+
+
+def test_token_check_passes_everything_when_no_token_is_configured() -> None:
+    assert token_valid(None, None)
+    assert token_valid("", "whatever")
+
+
+def test_token_check_needs_the_exact_token() -> None:
+    assert token_valid("s3cret", "s3cret")
+    assert not token_valid("s3cret", "s3cre")
+    assert not token_valid("s3cret", None)
+
+
+def test_check_access_names_the_refusal() -> None:
+    common = {"authorization": None, "query_token": None}
+    with pytest.raises(OriginNotAllowed):
+        check_access(token=None, allowed_origins=(), origin="http://evil.example", **common)
+    with pytest.raises(Unauthorized):
+        check_access(token="t", allowed_origins=(), origin="http://localhost:1", **common)
+    check_access(token="t", allowed_origins=(), origin=None, authorization="Bearer t", query_token=None)

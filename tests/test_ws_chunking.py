@@ -1,0 +1,96 @@
+"""The growing frame schedule and the onset watch of the WebSocket audio path (pure, no sockets)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npu_worker.audio import audible_onset
+from npu_worker.ws_server.chunking import GrowingChunker, OnsetWatch, schedule_sizes
+
+RATE = 24000
+
+
+def test_schedule_sizes_are_the_milliseconds_in_samples() -> None:
+    assert schedule_sizes((40, 80, 160, 320), RATE) == (960, 1920, 3840, 7680)
+
+
+@pytest.mark.parametrize("schedule", [(), (0.0,), (40.0, -1.0)])
+def test_schedule_without_positive_sizes_is_refused(schedule: tuple[float, ...]) -> None:
+    with pytest.raises(ValueError):
+        schedule_sizes(schedule, RATE)
+
+
+def test_frames_follow_the_schedule_then_repeat_the_last_size() -> None:
+    chunker = GrowingChunker((10, 20, 40))
+    frames = chunker.feed(np.zeros(10 + 20 + 40 * 3, dtype=np.float32))
+    assert [f.size for f in frames] == [10, 20, 40, 40, 40]
+
+
+def test_small_engine_chunks_are_gathered_into_one_frame() -> None:
+    chunker = GrowingChunker((25, 50))
+    sizes: list[int] = []
+    for _ in range(15):
+        sizes += [f.size for f in chunker.feed(np.ones(7, dtype=np.float32))]
+    assert sizes == [25, 50]
+    assert chunker.pending_samples == 15 * 7 - 75
+
+
+def test_flush_sends_the_rest_and_the_schedule_keeps_growing_over_sections() -> None:
+    chunker = GrowingChunker((10, 20, 40))
+    first_section = [f.size for f in chunker.feed(np.zeros(15, dtype=np.float32))]
+    rest = chunker.flush()
+    second_section = [f.size for f in chunker.feed(np.zeros(100, dtype=np.float32))]
+    assert first_section == [10]
+    assert rest is not None and rest.size == 5
+    assert second_section == [40, 40]
+    assert chunker.flush() is not None
+    assert chunker.flush() is None
+
+
+def test_frames_concatenate_to_exactly_what_was_fed() -> None:
+    rng = np.random.default_rng(7)
+    fed = [rng.standard_normal(int(n)).astype(np.float32) for n in rng.integers(1, 3000, size=40)]
+    chunker = GrowingChunker(schedule_sizes((40, 80, 160, 320), RATE))
+    frames: list[np.ndarray] = []
+    for piece in fed:
+        frames += chunker.feed(piece)
+    tail = chunker.flush()
+    frames += [tail] if tail is not None else []
+    np.testing.assert_array_equal(np.concatenate(frames), np.concatenate(fed))
+
+
+def tone(seconds: float, amplitude: float = 0.3) -> np.ndarray:
+    t = np.arange(int(seconds * RATE)) / RATE
+    return (amplitude * np.sin(2 * np.pi * 330 * t)).astype(np.float32)
+
+
+def test_onset_watch_fires_once_on_the_frame_that_reveals_the_onset() -> None:
+    audio = np.concatenate([np.zeros(int(0.5 * RATE), dtype=np.float32), tone(0.5)])
+    watch = OnsetWatch(RATE)
+    step = 480
+    fired = [
+        i for i, start in enumerate(range(0, audio.size, step)) if watch.feed(audio[start : start + step])
+    ]
+    assert len(fired) == 1
+    onset = audible_onset(audio, RATE)
+    assert onset is not None
+    # The firing frame ends within two onset windows after the onset (the rule needs two of them).
+    assert onset <= (fired[0] + 1) * step <= onset + int(0.04 * RATE)
+
+
+def test_onset_watch_keeps_bounded_memory_over_long_silence() -> None:
+    watch = OnsetWatch(RATE)
+    for _ in range(1000):
+        assert not watch.feed(np.zeros(960, dtype=np.float32))
+    assert watch._tail.size < 2 * 960 + int(0.04 * RATE)
+    assert watch.feed(tone(0.1))
+
+
+@pytest.mark.parametrize("quiet_seconds", [0.0, 0.013, 0.25, 1.7])
+@pytest.mark.parametrize("amplitude", [0.0, 0.001, 0.3])
+def test_onset_watch_agrees_with_the_whole_stream_rule(quiet_seconds: float, amplitude: float) -> None:
+    audio = np.concatenate([np.zeros(int(quiet_seconds * RATE), dtype=np.float32), tone(0.3, amplitude)])
+    watch = OnsetWatch(RATE)
+    fired = any([watch.feed(audio[s : s + 700]) for s in range(0, audio.size, 700)])
+    assert fired == (audible_onset(audio, RATE) is not None)
