@@ -144,7 +144,6 @@ class _ChunkChannel:
         self._ended = False
         self._error: BaseException | None = None
         self.aborted = False
-        self.produced_samples = 0
 
     def put(self, chunk: np.ndarray) -> bool:
         """Queue a chunk; False means the reader is gone and the producer should stop."""
@@ -162,7 +161,6 @@ class _ChunkChannel:
                 self._changed.notify_all()
                 return False
             self._chunks.append(chunk)
-            self.produced_samples += chunk.size
             self._changed.notify_all()
             return True
 
@@ -198,6 +196,7 @@ class _SynthesisJob:
     channel: _ChunkChannel
     started: threading.Event
     finished: threading.Event
+    produced_samples: int = 0  # every sample espeak handed to the callback, read or refused
 
 
 class SynthesisStream(Iterator[np.ndarray]):
@@ -216,7 +215,7 @@ class SynthesisStream(Iterator[np.ndarray]):
 
     @property
     def produced_samples(self) -> int:
-        return self._job.channel.produced_samples
+        return self._job.produced_samples
 
     def __next__(self) -> np.ndarray:
         if self._closed:
@@ -371,6 +370,7 @@ class EspeakLibrary:
         try:
             if not wav or count <= 0:
                 return 1 if job.channel.aborted else 0
+            job.produced_samples += count
             chunk = np.ctypeslib.as_array(wav, shape=(count,)).copy()
             return 0 if job.channel.put(chunk) else 1
         except BaseException as error:  # an exception must not cross the C frame

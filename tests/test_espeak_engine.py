@@ -1,0 +1,188 @@
+"""The embedded espeak-ng engine and its ctypes binding, on the real library from espeakng-loader."""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+import soxr
+
+from npu_worker.audio import audible_onset
+from npu_worker.config import Settings
+from npu_worker.engine.base import Engine, SynthesisRequest, Voice
+from npu_worker.engine.espeak import EspeakEngine, create, resample_pcm16
+from npu_worker.engine.espeak_lib import clause_punctuation, get_espeak
+from npu_worker.protocol import EngineError
+from tests.timing import seconds
+
+GREETING = "안녕하세요. 반갑습니다."
+LONG_TEXT = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다. " * 8
+
+
+@pytest.fixture(scope="module")
+def engine() -> EspeakEngine:
+    engine = EspeakEngine()
+    engine.load()
+    return engine
+
+
+def synthesize(engine: EspeakEngine, text: str, **options) -> tuple[list[np.ndarray], np.ndarray]:
+    chunks = list(engine.stream(SynthesisRequest(text, **options)))
+    return chunks, np.concatenate(chunks)
+
+
+def test_engine_satisfies_the_engine_contract(engine):
+    assert isinstance(engine, Engine)
+    assert isinstance(create(Settings()), EspeakEngine)
+
+
+def test_info_reports_espeak_ng_on_cpu_at_24khz(engine):
+    info = engine.info
+    assert (info.backend, info.device, info.precision, info.sample_rate) == (
+        "espeak-ng",
+        "cpu",
+        "int16",
+        24000,
+    )
+    assert info.model == f"espeak-ng-{get_espeak().version}"
+    assert get_espeak().version[0].isdigit()
+
+
+def test_espeak_runs_synchronously_at_22050_hz():
+    assert get_espeak().sample_rate == 22050
+
+
+def test_korean_text_gives_audible_24khz_speech_of_plausible_duration(engine):
+    chunks, audio = synthesize(engine, GREETING)
+    assert all(chunk.dtype == np.float32 for chunk in chunks)
+    assert np.abs(audio).max() <= 1.0
+    assert audible_onset(audio, 24000) is not None
+    assert np.sqrt(np.mean(audio**2)) > 0.01
+    # Ten syllables of Korean at espeak's default rate: somewhere between one and five seconds.
+    assert 1.0 < audio.size / 24000 < 5.0
+
+
+def test_long_sentence_streams_in_many_chunks(engine):
+    chunks, audio = synthesize(engine, LONG_TEXT)
+    assert len(chunks) > 10
+    assert audio.size / 24000 > 10.0
+
+
+def test_resampled_chunks_join_exactly_like_a_one_shot_resample():
+    pcm = list(get_espeak().synthesize(LONG_TEXT, voice="ko"))
+    assert len(pcm) > 10
+    streamed = np.concatenate(list(resample_pcm16(pcm, 22050, 24000)))
+    whole = soxr.resample(np.concatenate(pcm).astype(np.float32) / 32768.0, 22050, 24000, quality="HQ")
+    assert streamed.size == whole.size
+    np.testing.assert_allclose(streamed, whole, atol=1e-5)
+
+
+def test_speed_two_is_clearly_shorter_than_speed_one(engine):
+    _, normal = synthesize(engine, LONG_TEXT, speed_factor=1.0)
+    _, fast = synthesize(engine, LONG_TEXT, speed_factor=2.0)
+    assert fast.size < 0.65 * normal.size
+
+
+def test_closing_a_stream_early_stops_espeak_promptly():
+    library = get_espeak()
+    full = sum(chunk.size for chunk in library.synthesize(LONG_TEXT, voice="ko"))
+    stream = library.synthesize(LONG_TEXT, voice="ko")
+    next(stream)
+    stream.close()
+    # The channel holds at most a second of audio ahead of the reader: espeak stopped long before the end.
+    assert stream.produced_samples < 0.25 * full
+    assert list(stream) == []
+
+
+def test_synthesis_after_an_early_close_works(engine):
+    _, expected = synthesize(engine, GREETING)
+    stream = engine.stream(SynthesisRequest(LONG_TEXT))
+    next(stream)
+    stream.close()
+    _, again = synthesize(engine, GREETING)
+    assert audible_onset(again, 24000) is not None
+    # espeak varies a little between runs; nothing of the aborted text may leak into this one.
+    assert abs(again.size - expected.size) < 0.05 * expected.size
+
+
+def test_calls_from_two_threads_both_work_on_the_owner_thread(engine):
+    library = get_espeak()
+    callers: set[threading.Thread] = set()
+
+    def speak() -> int:
+        callers.add(threading.current_thread())
+        return sum(chunk.size for chunk in engine.stream(SynthesisRequest(LONG_TEXT)))
+
+    def phonemes() -> str:
+        callers.add(threading.current_thread())
+        return library.phonemize(LONG_TEXT, "ko")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        samples, ipa = pool.submit(speak), pool.submit(phonemes)
+        assert samples.result(timeout=seconds(30)) / 24000 > 10.0
+        assert len(ipa.result(timeout=seconds(30))) > 50
+    assert library.owner_thread not in callers
+    assert library.owner_thread.is_alive()
+
+
+def test_phonemize_korean_gives_ipa():
+    ipa = get_espeak().phonemize("안녕하세요", "ko")
+    assert ipa
+    assert not any("\uac00" <= char <= "\ud7a3" for char in ipa)  # no Hangul left
+    assert "ɐ" in ipa or "ʌ" in ipa
+
+
+def test_phonemize_keeps_clause_and_sentence_punctuation():
+    ipa = get_espeak().phonemize("안녕하세요, 여러분. 반갑습니다!", "ko")
+    assert ", " in ipa
+    assert "." in ipa
+    assert ipa.endswith("!")
+
+
+def test_phonemize_drops_language_switch_markers():
+    ipa = get_espeak().phonemize("Hello 여러분", "ko")
+    assert "(" not in ipa and ")" not in ipa
+
+
+def test_clause_punctuation_is_the_mark_espeak_stopped_at():
+    assert clause_punctuation("안녕하세요, 여", final=False) == ","
+    assert clause_punctuation("할까요? 좋", final=False) == "?"
+    assert clause_punctuation("첫 문장입니다。 둘", final=False) == "."
+    assert clause_punctuation("3.5 percent", final=True) == ""
+    assert clause_punctuation("끝!  ", final=True) == "!"
+
+
+def test_unknown_voice_is_a_named_error():
+    with pytest.raises(EngineError, match="xx-nowhere"):
+        get_espeak().phonemize("안녕", "xx-nowhere")
+    with pytest.raises(EngineError, match="xx-nowhere"):
+        get_espeak().synthesize("안녕", voice="xx-nowhere")
+
+
+def test_voices_lists_korean():
+    assert any("ko" in voice.languages for voice in get_espeak().voices())
+
+
+@pytest.mark.parametrize(
+    ("lang", "voice"),
+    [("ko", "ko"), ("ko-KR", "ko"), ("ko_kr", "ko"), ("en", "gmw/en-US"), ("zh", "sit/cmn")],
+)
+def test_common_language_codes_map_to_espeak_voices(engine, lang, voice):
+    assert engine.voice_for(lang) == voice
+
+
+def test_unknown_language_is_an_engine_error_naming_it(engine):
+    with pytest.raises(EngineError, match="xx-nowhere"):
+        list(engine.stream(SynthesisRequest("안녕하세요", lang="xx-nowhere")))
+
+
+def test_english_text_speaks_with_the_english_voice(engine):
+    _, audio = synthesize(engine, "Hello, this is a test.", lang="en")
+    assert audible_onset(audio, 24000) is not None
+
+
+def test_reference_voice_is_ignored(engine, tmp_path):
+    _, audio = synthesize(engine, GREETING, voice=Voice(ref_wav=str(tmp_path / "missing.wav")))
+    assert audible_onset(audio, 24000) is not None
