@@ -1,0 +1,63 @@
+"""build_app(settings): wires engine, scheduler, HTTP views, the WebSocket channel and the player page."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from aiohttp import web
+
+from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, STARTED_AT_KEY
+from .config import Settings
+from .engine.base import Engine
+from .engine.factory import create_engine
+from .http_compat import setup_http
+from .http_compat.errors import error_middleware
+from .jobs.scheduler import Scheduler
+from .protocol import Limits
+
+
+def client_dir() -> Path | None:
+    """The player's static files: inside the installed wheel, else the source checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "client_js", here.parent / "client_js"):
+        if (candidate / "index.html").is_file():
+            return candidate
+    return None
+
+
+async def _index(request: web.Request) -> web.StreamResponse:
+    directory = client_dir()
+    if directory is None:
+        raise web.HTTPNotFound()
+    return web.FileResponse(directory / "index.html")
+
+
+def build_app(settings: Settings, engine: Engine | None = None) -> web.Application:
+    """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[error_middleware])
+    scheduler = Scheduler(engine if engine is not None else create_engine(settings), settings)
+    app[SETTINGS_KEY] = settings
+    app[SCHEDULER_KEY] = scheduler
+    app[LIMITS_KEY] = Limits(settings.max_text_chars, settings.max_sections)
+    app[STARTED_AT_KEY] = time.time()
+
+    async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
+        await scheduler.start()
+        yield
+        await scheduler.stop()
+
+    app.cleanup_ctx.append(run_scheduler)
+    setup_http(app)
+    try:
+        from .ws_server import setup_ws
+    except ImportError:
+        setup_ws = None
+    if setup_ws is not None:
+        setup_ws(app)
+    directory = client_dir()
+    if directory is not None:
+        app.router.add_get("/", _index)
+        app.router.add_static("/", directory, show_index=False, follow_symlinks=False)
+    return app

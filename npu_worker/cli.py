@@ -1,0 +1,71 @@
+"""`npu-worker serve|synth|batch|bench|make-test-model` — the command line entry point."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from . import __version__
+from .config import add_settings_arguments, load_settings
+
+# Subcommands that live in their own modules; each module exposes `add_commands(subparsers)`.
+OPTIONAL_COMMANDS = (
+    ("npu_worker.cli_client", "add_client_commands"),
+    ("npu_worker.bench.cli", "add_bench_command"),
+    ("npu_worker.engine.zipvoice.synthetic_model", "add_make_test_model_command"),
+)
+
+
+def serve(args: argparse.Namespace) -> int:
+    from aiohttp import web
+
+    from .app import build_app
+
+    settings = load_settings(args)
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    state_dir = settings.resolved_state_dir()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    logging.getLogger("npu_worker").info(
+        "npu-worker %s: backend %s, state dir %s, listening on http://%s:%s",
+        __version__, settings.backend, state_dir, settings.host, settings.port,
+    )
+    web.run_app(build_app(settings), host=settings.host, port=settings.port, print=None)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="npu-worker", description="Streaming text-to-speech worker.")
+    parser.add_argument("--version", action="version", version=f"npu-worker {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve_parser = commands.add_parser(
+        "serve",
+        help="run the worker (HTTP/NDJSON + WebSocket + player page)",
+        description="Run the worker. Every flag has an NPU_WORKER_* environment equivalent; flags win.",
+    )
+    add_settings_arguments(serve_parser)
+    serve_parser.set_defaults(handler=serve)
+    for module_name, function_name in OPTIONAL_COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as exc:
+            if exc.name and exc.name.startswith("npu_worker"):
+                continue
+            raise
+        adder = getattr(module, function_name, None)
+        if adder is not None:
+            adder(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.handler(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,61 @@
+"""NDJSON streaming: one JSON object per line, written and flushed the moment it exists.
+
+A heartbeat line goes out whenever nothing else was written for the heartbeat interval, so idle
+timeouts of proxies and RPC layers never fire while a long section runs. Once the stream has
+started, a failure becomes an `error` line, never a half-sent 500.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from typing import Any
+
+from aiohttp import web
+
+from ..jobs.model import Job, LogEntry
+from ..jobs.subscription import Subscription
+from ..protocol import Heartbeat
+
+NDJSON_HEADERS = {
+    "Content-Type": "application/x-ndjson; charset=utf-8",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",
+}
+
+
+def ndjson_line(body: dict[str, Any]) -> bytes:
+    return (json.dumps(body, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+async def open_stream(request: web.Request, status: int = 200) -> web.StreamResponse:
+    response = web.StreamResponse(status=status, headers=NDJSON_HEADERS)
+    await response.prepare(request)
+    sock = request.transport.get_extra_info("socket") if request.transport else None
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return response
+
+
+async def stream_job(
+    response: web.StreamResponse, job: Job, subscription: Subscription, heartbeat_interval: float
+) -> None:
+    """Write the job's log entries (with `seq`) until `done`, with heartbeats in the gaps."""
+    started = time.monotonic()
+    iterator = subscription.__aiter__()
+    try:
+        while True:
+            try:
+                item = await asyncio.wait_for(iterator.__anext__(), timeout=heartbeat_interval)
+            except asyncio.TimeoutError:
+                elapsed = round(time.monotonic() - started, 1)
+                await response.write(ndjson_line(Heartbeat(elapsed).to_dict()))
+                continue
+            except StopAsyncIteration:
+                break
+            if isinstance(item, LogEntry):
+                await response.write(ndjson_line(item.to_dict()))
+    finally:
+        subscription.close()

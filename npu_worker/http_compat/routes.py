@@ -1,0 +1,191 @@
+"""Handlers of the v1 endpoints: parse at the edge, submit to the scheduler, render its events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+from typing import Any
+
+from aiohttp import web
+
+from .. import PROTOCOL_VERSION
+from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..jobs.model import Job, LogEntry
+from ..jobs.scheduler import Scheduler
+from ..protocol import (
+    BadRequest,
+    BatchRequest,
+    Done,
+    JobNotFound,
+    SectionRequest,
+    parse_batch_request,
+    parse_synth_request,
+)
+from .errors import error_response
+from .ndjson import open_stream, stream_job
+
+
+async def read_json(request: web.Request) -> Any:
+    raw = await request.read()
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadRequest("the body is not UTF-8") from exc
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+
+
+def _percentile(values: list[float], fraction: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return round(values[0], 1)
+    return round(statistics.quantiles(values, n=100, method="inclusive")[int(fraction * 100) - 1], 1)
+
+
+async def health(request: web.Request) -> web.Response:
+    scheduler = request.app[SCHEDULER_KEY]
+    settings = request.app[SETTINGS_KEY]
+    info = scheduler.info
+    ttfa = list(scheduler.ttfa_ms)
+    body: dict[str, Any] = {
+        "status": "ok" if info else ("fail" if scheduler.load_error else "loading"),
+        "loaded": info is not None,
+        "load_seconds": scheduler.load_seconds,
+        "backend": info.backend if info else settings.backend,
+        "device": info.device if info else None,
+        "ref_wav": settings.ref_wav,
+        "version": PROTOCOL_VERSION,
+        "sample_rate": info.sample_rate if info else None,
+        "model": info.model if info else None,
+        "precision": info.precision if info else None,
+        "fallback_reason": info.fallback_reason if info else None,
+        "queue": scheduler.queue_size(),
+        "jobs_running": scheduler.jobs_running(),
+        "ttfa_ms": {"p50": _percentile(ttfa, 0.5), "p95": _percentile(ttfa, 0.95), "count": len(ttfa)},
+    }
+    if scheduler.load_error is not None:
+        body["error"] = str(scheduler.load_error)
+        return web.json_response(body, status=500)
+    return web.json_response(body, status=200 if info else 503)
+
+
+async def _wait_done(scheduler: Scheduler, job: Job) -> None:
+    subscription = scheduler.subscribe(job)
+    try:
+        async for item in subscription:
+            if isinstance(item, LogEntry) and isinstance(item.event, Done):
+                return
+    finally:
+        subscription.close()
+
+
+async def synth(request: web.Request) -> web.Response:
+    scheduler = request.app[SCHEDULER_KEY]
+    parsed = parse_synth_request(await read_json(request), request.app[LIMITS_KEY])
+    batch = BatchRequest((SectionRequest(0, parsed.text, parsed.output_path),), parsed.params, audio=False)
+    job = await scheduler.submit(batch, preview=True)
+    try:
+        await _wait_done(scheduler, job)
+    except asyncio.CancelledError:  # the caller hung up: nobody listens any more
+        scheduler.cancel(job.id)
+        raise
+    final = job.sections[0].final
+    info = scheduler.info
+    assert info is not None
+    if final is None or final.to_dict().get("event") != "progress":
+        message = getattr(final, "error", "Cancelled: the request was cancelled")
+        body = {"status": "fail", "error": message, "traceback": None, "fallback": None}
+        return web.json_response({**body, "engine": info.backend, "device": info.device})
+    duration = final.duration_sec or 0.0
+    elapsed = final.elapsed_sec or 0.0
+    body = {
+        "status": "ok",
+        "output": final.wav_path,
+        "wav_path": final.wav_path,
+        "duration_sec": duration,
+        "sample_rate": info.sample_rate,
+        "elapsed_sec": elapsed,
+        "rtf": round(elapsed / duration, 4) if duration else None,
+        "engine": info.backend,
+        "device": info.device,
+    }
+    if final.cached:
+        body["cached"] = True
+    return web.json_response(body)
+
+
+async def synth_batch(request: web.Request) -> web.StreamResponse:
+    scheduler = request.app[SCHEDULER_KEY]
+    settings = request.app[SETTINGS_KEY]
+    batch = parse_batch_request(await read_json(request), request.app[LIMITS_KEY])
+    job = await scheduler.submit(batch, preview=False)
+    if request.query.get("async", "0") not in ("0", "", "false"):
+        return web.json_response({"job_id": job.id, "status": "queued", "total": job.total})
+    if not batch.stream:
+        await _wait_done(scheduler, job)
+        return web.json_response({**job.result_body(), "status": "ok"})
+    response = await open_stream(request)
+    # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
+    await stream_job(response, job, scheduler.subscribe(job), settings.heartbeat_interval)
+    await response.write_eof()
+    return response
+
+
+async def _job(request: web.Request) -> Job:
+    scheduler = request.app[SCHEDULER_KEY]
+    job_id = request.match_info["job_id"]
+    job = await asyncio.get_running_loop().run_in_executor(None, scheduler.find_job, job_id)
+    if job is None or job.preview:
+        raise JobNotFound(f"no job {job_id}")
+    return job
+
+
+async def job_status(request: web.Request) -> web.Response:
+    return web.json_response((await _job(request)).status_body())
+
+
+async def job_result(request: web.Request) -> web.Response:
+    job = await _job(request)
+    if not job.finished:
+        return web.json_response(job.status_body(), status=202)
+    return web.json_response(job.result_body())
+
+
+async def job_events(request: web.Request) -> web.StreamResponse:
+    job = await _job(request)
+    try:
+        after = int(request.query.get("after", "0"))
+    except ValueError:
+        return error_response(BadRequest("after must be an integer"))
+    scheduler = request.app[SCHEDULER_KEY]
+    response = await open_stream(request)
+    subscription = scheduler.subscribe(job, after=after)
+    await stream_job(response, job, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
+    await response.write_eof()
+    return response
+
+
+async def job_cancel(request: web.Request) -> web.Response:
+    job = await _job(request)
+    scheduler = request.app[SCHEDULER_KEY]
+    await asyncio.get_running_loop().run_in_executor(None, scheduler.cancel, job.id)
+    return web.json_response({**job.status_body(), "cancel_requested": True})
+
+
+async def job_list(request: web.Request) -> web.Response:
+    scheduler = request.app[SCHEDULER_KEY]
+    jobs = sorted(scheduler.jobs.values(), key=lambda j: j.created_at, reverse=True)[:100]
+    return web.json_response({"jobs": [j.status_body() for j in jobs]})
+
+
+def setup_http(app: web.Application) -> None:
+    app.router.add_get("/health", health)
+    app.router.add_post("/synth", synth)
+    app.router.add_post("/synth_batch", synth_batch)
+    app.router.add_get("/jobs", job_list)
+    app.router.add_get("/jobs/{job_id}/status", job_status)
+    app.router.add_get("/jobs/{job_id}/result", job_result)
+    app.router.add_get("/jobs/{job_id}/events", job_events)
+    app.router.add_delete("/jobs/{job_id}", job_cancel)

@@ -1,0 +1,88 @@
+"""A listener on one job: replays the log from `after`, then follows live until `done`.
+
+Lives on the event loop. Audio is bounded: a listener that lets more than `max_buffered_seconds` of
+audio pile up unread is dropped (`on_overflow`), so a stalled reader can never make the server buffer
+without bound and never stalls the engine thread for everybody else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from ..protocol import Done
+from .model import AudioChunk, Job, LogEntry
+
+_END = object()
+
+
+class Subscription:
+    def __init__(
+        self,
+        job: Job,
+        *,
+        after: int = 0,
+        audio: bool = False,
+        sample_rate: int = 24000,
+        max_buffered_seconds: float = 30.0,
+        on_overflow: Callable[[Job], None] | None = None,
+    ) -> None:
+        self.job = job
+        self.audio = audio
+        self.max_buffered_samples = int(max_buffered_seconds * sample_rate)
+        self.on_overflow = on_overflow
+        self.buffered_samples = 0
+        self.overflowed = False
+        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._closed = False
+        self._ended = False
+        for entry in job.entries_after(after):
+            self.push(entry)
+        if not self._ended:
+            job.subscribers.append(self)
+
+    def push(self, entry: LogEntry) -> None:
+        if self._closed:
+            return
+        self._queue.put_nowait(entry)
+        if isinstance(entry.event, Done):
+            self._ended = True
+            self._queue.put_nowait(_END)
+            self._detach()
+
+    def push_audio(self, chunk: AudioChunk) -> None:
+        if self._closed or not self.audio or self.overflowed:
+            return
+        self.buffered_samples += chunk.samples.size
+        if self.buffered_samples > self.max_buffered_samples:
+            self.overflowed = True
+            if self.on_overflow is not None:
+                self.on_overflow(self.job)
+            return
+        self._queue.put_nowait(chunk)
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> LogEntry | AudioChunk:
+        if self._closed and self._queue.empty():
+            raise StopAsyncIteration
+        item = await self._queue.get()
+        if item is _END:
+            self._closed = True
+            raise StopAsyncIteration
+        if isinstance(item, AudioChunk):
+            self.buffered_samples -= item.samples.size
+        return item  # type: ignore[return-value]
+
+    def _detach(self) -> None:
+        if self in self.job.subscribers:
+            self.job.subscribers.remove(self)
+
+    def close(self) -> None:
+        """Stop listening (idempotent); pending items are dropped."""
+        self._detach()
+        self._closed = True
+        while not self._queue.empty():
+            self._queue.get_nowait()
+        self._queue.put_nowait(_END)

@@ -1,0 +1,65 @@
+"""Shared fixtures: settings in a temp dir, a live worker on a real socket, the blocking-call guard."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+from blockbuster import blockbuster_ctx
+
+from npu_worker.app import build_app
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.config import Settings
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+@pytest.fixture(autouse=True)
+def blockbuster(request: pytest.FixtureRequest) -> Any:
+    """Fail any test that makes a blocking call on the event loop (as aiohttp's own suite does)."""
+    if request.node.get_closest_marker("allow_blocking"):
+        yield None
+        return
+    # Only calls made from the package's own frames count: a test reading a wav it got back is fine,
+    # the server doing blocking I/O on its loop is not.
+    with blockbuster_ctx("npu_worker") as bb:
+        yield bb
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(
+        state_dir=str(tmp_path / "state"),
+        output_roots=(str(tmp_path),),
+        heartbeat_interval=10.0,
+        cache_max_bytes=0,
+    )
+
+
+WorkerFactory = Callable[..., Awaitable[TestClient]]
+
+
+@pytest.fixture
+async def worker(aiohttp_client: Any, settings: Settings) -> AsyncIterator[WorkerFactory]:
+    """Start a real worker on a TCP port: `client = await worker(engine, **setting_overrides)`."""
+
+    async def start(engine: Any = None, wait_loaded: bool = True, **overrides: Any) -> TestClient:
+        # build_app is a synchronous factory (it runs before the loop in `serve`): build it off the loop.
+        app = await asyncio.to_thread(build_app, settings.replace(**overrides), engine or ToneEngine())
+        client = await aiohttp_client(app)
+        if wait_loaded:
+            await wait_until_loaded(client)
+        return client
+
+    yield start
+
+
+async def wait_until_loaded(client: TestClient) -> None:
+    scheduler = client.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(30)):
+        while not scheduler.loaded and scheduler.load_error is None:
+            await asyncio.sleep(0.01)

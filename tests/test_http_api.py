@@ -1,0 +1,265 @@
+"""The v1 HTTP/NDJSON contract (PROTOCOL §1–5) on a real socket, with the tone test engine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+import wave
+from pathlib import Path
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+async def read_ndjson(response) -> list[dict]:
+    lines = []
+    async for raw in response.content:
+        if raw.strip():
+            lines.append(json.loads(raw))
+    return lines
+
+
+def wav_seconds(path: str) -> float:
+    with wave.open(path) as source:
+        return source.getnframes() / source.getframerate()
+
+
+async def test_health_reports_the_fixed_and_extension_fields(worker):
+    client = await worker()
+    response = await client.get("/health")
+    assert response.status == 200
+    body = await response.json()
+    for key in ("status", "loaded", "load_seconds", "backend", "device", "ref_wav", "version"):
+        assert key in body
+    assert body["status"] == "ok" and body["loaded"] is True and body["version"] == "v1.0"
+    assert body["backend"] == "tone" and body["device"] == "cpu" and body["sample_rate"] == 24000
+    for key in ("model", "precision", "fallback_reason", "queue", "jobs_running", "ttfa_ms"):
+        assert key in body
+
+
+async def test_health_is_503_while_the_engine_loads(worker):
+    client = await worker(ToneEngine(load_delay=seconds(2)), wait_loaded=False)
+    response = await client.get("/health")
+    assert response.status == 503
+    body = await response.json()
+    assert body["loaded"] is False and body["status"] == "loading"
+    synth = await client.post("/synth", json={"text": "x", "output_path": "/tmp/x.wav"})
+    assert synth.status == 503
+    assert (await synth.json())["error"].startswith("Loading:")
+
+
+async def test_synth_writes_the_wav_and_answers_sovits_compatible_fields(worker, tmp_path):
+    client = await worker()
+    out = tmp_path / "a" / "s00.wav"
+    response = await client.post("/synth", json={"text": "안녕하세요.", "lang": "ko", "output_path": str(out)})
+    assert response.status == 200
+    body = await response.json()
+    assert body["status"] == "ok"
+    assert body["output"] == body["wav_path"] == str(out)
+    assert abs(body["duration_sec"] - wav_seconds(str(out))) < 0.01
+    assert body["sample_rate"] == 24000 and body["engine"] == "tone" and body["device"] == "cpu"
+    assert body["rtf"] == round(body["elapsed_sec"] / body["duration_sec"], 4)
+
+
+async def test_synth_engine_failure_is_200_with_status_fail(worker, tmp_path):
+    client = await worker(ToneEngine(fail_on="BOOM"))
+    out = tmp_path / "x.wav"
+    response = await client.post("/synth", json={"text": "BOOM", "output_path": str(out)})
+    assert response.status == 200
+    body = await response.json()
+    assert body["status"] == "fail" and body["error"].startswith("EngineError:")
+    assert not out.exists()
+
+
+async def test_synth_batch_streams_every_section_then_done(worker, tmp_path):
+    client = await worker()
+    sections = [{"idx": i, "text": f"문장 {i}.", "output_path": str(tmp_path / f"s{i:02d}.wav")} for i in range(3)]
+    response = await client.post("/synth_batch", json={"sections": sections})
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("application/x-ndjson")
+    assert response.headers["X-Accel-Buffering"] == "no"
+    assert response.headers["Cache-Control"] == "no-cache"
+    events = await read_ndjson(response)
+    assert events[0]["event"] == "start" and events[0]["total"] == 3 and events[0]["job_id"]
+    assert events[0]["backend"] == "tone" and events[0]["device"] == "cpu"
+    oks = [e for e in events if e["event"] == "progress" and e["status"] == "ok"]
+    assert [e["idx"] for e in oks] == [0, 1, 2]
+    for event in oks:
+        assert abs(event["duration_sec"] - wav_seconds(event["wav_path"])) < 0.01
+        assert event["elapsed_sec"] >= 0
+    assert events[-1] == {**events[-1], "event": "done", "total": 3, "ok_count": 3, "fail_count": 0}
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+
+
+async def test_progress_of_section_0_arrives_before_section_1_finishes(worker, tmp_path):
+    engine = ToneEngine(chunk_seconds=0.05)
+    release = threading.Event()
+    client = await worker(engine)
+    original = engine.stream
+
+    def gated(request):
+        if request.text.startswith("second"):
+            release.wait(seconds(10))  # section 1 may only finish once the test has seen section 0 ok
+        yield from original(request)
+
+    engine.stream = gated
+    sections = [{"idx": 0, "text": "first section."}, {"idx": 1, "text": "second section."}]
+    response = await client.post("/synth_batch", json={"sections": sections})
+    seen_ok_0_while_1_blocked = False
+    async with asyncio.timeout(seconds(10)):
+        async for raw in response.content:
+            event = json.loads(raw)
+            if event["event"] == "progress" and event["idx"] == 0 and event["status"] == "ok":
+                seen_ok_0_while_1_blocked = not release.is_set()
+                release.set()
+            if event["event"] == "done":
+                break
+    assert seen_ok_0_while_1_blocked
+
+
+async def test_a_failing_section_is_an_error_event_and_the_batch_completes(worker):
+    client = await worker(ToneEngine(fail_on="BOOM"))
+    sections = [{"idx": 0, "text": "fine."}, {"idx": 1, "text": "BOOM"}, {"idx": 2, "text": "  "},
+                {"idx": 3, "text": "x" * 2001}, {"idx": 4, "text": "also fine."}]
+    events = await read_ndjson(await client.post("/synth_batch", json={"sections": sections}))
+    errors = {e["idx"]: e for e in events if e["event"] == "error"}
+    assert errors[1]["error"].startswith("EngineError:") and errors[1]["status"] == "fail"
+    assert errors[2]["error"].startswith("EmptyText:")
+    assert errors[3]["error"].startswith("TextTooLong:")
+    assert events[-1]["event"] == "done"
+    assert events[-1]["ok_count"] == 2 and events[-1]["fail_count"] == 3
+
+
+async def test_heartbeats_flow_while_a_long_section_runs(worker):
+    client = await worker(ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.1), heartbeat_interval=0.2)
+    response = await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "x" * 60}]})
+    events = await read_ndjson(response)
+    assert any(e["event"] == "heartbeat" for e in events)
+    assert events[-1]["event"] == "done"
+
+
+async def test_health_answers_fast_while_a_long_section_is_synthesised(worker):
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.2)
+    client = await worker(engine)
+    response = await client.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "x" * 80}]})
+    job_id = (await response.json())["job_id"]
+    async with asyncio.timeout(seconds(10)):
+        while (await (await client.get(f"/jobs/{job_id}/status")).json())["status"] != "running":
+            await asyncio.sleep(0.02)
+    timings = []
+    for _ in range(5):
+        started = time.perf_counter()
+        assert (await client.get("/health")).status == 200
+        timings.append(time.perf_counter() - started)
+    assert min(timings) < 0.05  # the loop is free; min() tolerates a noisy shared machine
+    await client.delete(f"/jobs/{job_id}")
+
+
+async def test_stream_false_returns_one_body_when_all_is_done(worker):
+    client = await worker()
+    body = {"sections": [{"idx": 0, "text": "하나."}, {"idx": 1, "text": "둘."}], "stream": False}
+    response = await client.post("/synth_batch", json=body)
+    result = await response.json()
+    assert result["status"] == "ok" and result["total"] == 2 and result["ok_count"] == 2
+    assert [s["idx"] for s in result["sections"]] == [0, 1]
+    assert result["wav_paths"] == [s["wav_path"] for s in result["sections"]]
+    assert result["elapsed_total_sec"] >= 0
+
+
+async def test_async_mode_end_to_end(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    response = await client.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "a."}, {"idx": 1, "text": "b."}]})
+    assert response.status == 200
+    accepted = await response.json()
+    assert accepted["status"] == "queued" and accepted["total"] == 2
+    job_id = accepted["job_id"]
+    early = await client.get(f"/jobs/{job_id}/result")
+    assert early.status == 202
+    assert (await early.json())["job_id"] == job_id
+    engine.gate.set()
+    async with asyncio.timeout(seconds(10)):
+        while (status := await (await client.get(f"/jobs/{job_id}/status")).json())["status"] != "done":
+            await asyncio.sleep(0.02)
+    assert status == {**status, "done": 2, "total": 2, "ok": 2, "fail": 0}
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    assert result["status"] == "done" and len(result["wav_paths"]) == 2
+    listed = await (await client.get("/jobs")).json()
+    assert job_id in [j["job_id"] for j in listed["jobs"]]
+
+
+async def test_events_replay_after_n_then_follow_until_done(worker):
+    client = await worker()
+    sections = [{"idx": i, "text": f"s{i}."} for i in range(3)]
+    full = await read_ndjson(await client.post("/synth_batch", json={"sections": sections}))
+    job_id = full[0]["job_id"]
+    replay = await read_ndjson(await client.get(f"/jobs/{job_id}/events?after=2"))
+    assert replay == full[2:]
+
+
+async def test_delete_cancels_the_sections_not_yet_started(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    response = await client.post("/synth_batch?async=1", json={"sections": [{"idx": i, "text": "abc."} for i in range(5)]})
+    job_id = (await response.json())["job_id"]
+    cancel = await client.delete(f"/jobs/{job_id}")
+    assert cancel.status == 200
+    engine.gate.set()
+    events = await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+    assert events[-1]["event"] == "done" and events[-1]["cancelled"] is True
+    assert events[-1]["ok_count"] < 5
+    result = await client.get(f"/jobs/{job_id}/result")
+    assert result.status == 200 and (await result.json())["status"] == "cancelled"
+
+
+async def test_repeated_section_is_served_from_the_cache(worker, tmp_path):
+    engine = ToneEngine()
+    client = await worker(engine, cache_max_bytes=10_000_000)
+    body = {"text": "캐시 테스트.", "output_path": str(tmp_path / "one.wav")}
+    first = await (await client.post("/synth", json=body)).json()
+    second = await (await client.post("/synth", json={**body, "output_path": str(tmp_path / "two.wav")})).json()
+    assert "cached" not in first and second["cached"] is True
+    assert engine.calls == ["캐시 테스트."]
+    assert (tmp_path / "one.wav").read_bytes() == (tmp_path / "two.wav").read_bytes()
+
+
+async def test_queue_over_its_bound_is_429_with_retry_after(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine, max_queue=3)
+    ok = await client.post("/synth_batch?async=1", json={"sections": [{"idx": i, "text": "a."} for i in range(3)]})
+    assert ok.status == 200
+    full = await client.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "b."}]})
+    assert full.status == 429 and full.headers["Retry-After"]
+    assert (await full.json())["error"].startswith("QueueFull:")
+    engine.gate.set()
+
+
+async def test_unknown_job_is_404(worker):
+    client = await worker()
+    for path in ("/jobs/nope/status", "/jobs/nope/result", "/jobs/nope/events", "/jobs/../etc"):
+        response = await client.get(path)
+        assert response.status == 404, path
+    assert (await client.delete("/jobs/nope")).status == 404
+
+
+async def test_jobs_running_returns_to_zero_after_work(worker):
+    client = await worker()
+    await read_ndjson(await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "a."}]}))
+    health = await (await client.get("/health")).json()
+    assert health["jobs_running"] == 0 and health["queue"] == 0
+    assert health["ttfa_ms"]["count"] >= 1 and client.app[SCHEDULER_KEY].queue_size() == 0
+
+
+async def test_default_output_goes_to_the_job_directory(worker, settings):
+    client = await worker()
+    events = await read_ndjson(await client.post("/synth_batch", json={"sections": [{"idx": 7, "text": "a."}]}))
+    ok = next(e for e in events if e["event"] == "progress" and e["status"] == "ok")
+    job_id = events[0]["job_id"]
+    assert ok["wav_path"] == str(Path(settings.state_dir) / "jobs" / job_id / "s07.wav")
+    assert Path(ok["wav_path"]).stat().st_size > 44
