@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import os
+import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
@@ -68,27 +69,25 @@ class _VoiceStruct(ctypes.Structure):
 _SynthCallback = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int, ctypes.c_void_p)
 
 
+_INT, _UINT, _VOID_P, _CHAR_P = ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_char_p
+_SIGNATURES: dict[str, tuple[list[Any], Any]] = {
+    "espeak_Initialize": ([_INT, _INT, _CHAR_P, _INT], _INT),
+    "espeak_SetSynthCallback": ([_SynthCallback], None),
+    "espeak_Info": ([_VOID_P], _CHAR_P),
+    "espeak_GetParameter": ([_INT, _INT], _INT),
+    "espeak_SetParameter": ([_INT, _INT, _INT], _INT),
+    "espeak_SetVoiceByName": ([_CHAR_P], _INT),
+    "espeak_ListVoices": ([_VOID_P], ctypes.POINTER(ctypes.POINTER(_VoiceStruct))),
+    "espeak_Synth": ([_VOID_P, ctypes.c_size_t, _UINT, _INT, _UINT, _UINT, _VOID_P, _VOID_P], _INT),
+    "espeak_TextToPhonemes": ([ctypes.POINTER(_VOID_P), _INT, _INT], _CHAR_P),
+}
+
+
 def _bind(lib: ctypes.CDLL) -> None:
     """Declare the signatures of speak_lib.h so ctypes converts arguments exactly."""
-    c_int, c_uint, c_void_p, c_char_p = ctypes.c_int, ctypes.c_uint, ctypes.c_void_p, ctypes.c_char_p
-    lib.espeak_Initialize.argtypes = [c_int, c_int, c_char_p, c_int]
-    lib.espeak_Initialize.restype = c_int
-    lib.espeak_SetSynthCallback.argtypes = [_SynthCallback]
-    lib.espeak_SetSynthCallback.restype = None
-    lib.espeak_Info.argtypes = [c_void_p]
-    lib.espeak_Info.restype = c_char_p
-    lib.espeak_GetParameter.argtypes = [c_int, c_int]
-    lib.espeak_GetParameter.restype = c_int
-    lib.espeak_SetParameter.argtypes = [c_int, c_int, c_int]
-    lib.espeak_SetParameter.restype = c_int
-    lib.espeak_SetVoiceByName.argtypes = [c_char_p]
-    lib.espeak_SetVoiceByName.restype = c_int
-    lib.espeak_ListVoices.argtypes = [c_void_p]
-    lib.espeak_ListVoices.restype = ctypes.POINTER(ctypes.POINTER(_VoiceStruct))
-    lib.espeak_Synth.argtypes = [c_void_p, ctypes.c_size_t, c_uint, c_int, c_uint, c_uint, c_void_p, c_void_p]
-    lib.espeak_Synth.restype = c_int
-    lib.espeak_TextToPhonemes.argtypes = [ctypes.POINTER(c_void_p), c_int, c_int]
-    lib.espeak_TextToPhonemes.restype = c_char_p
+    for name, (argtypes, restype) in _SIGNATURES.items():
+        function = getattr(lib, name)
+        function.argtypes, function.restype = argtypes, restype
 
 
 @dataclass(frozen=True)
@@ -104,16 +103,13 @@ class _OwnerThread:
     """Runs callables one at a time, in submission order, on one daemon thread that never changes."""
 
     def __init__(self) -> None:
-        self._work: collections.deque[tuple[Callable[[], Any], Future[Any]]] = collections.deque()
-        self._ready = threading.Condition()
+        self._work: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._run, name="espeak-owner", daemon=True)
         self.thread.start()
 
     def submit(self, function: Callable[[], T]) -> Future[T]:
         future: Future[T] = Future()
-        with self._ready:
-            self._work.append((function, future))
-            self._ready.notify()
+        self._work.put((function, future))
         return future
 
     def call(self, function: Callable[[], T]) -> T:
@@ -123,10 +119,7 @@ class _OwnerThread:
 
     def _run(self) -> None:
         while True:
-            with self._ready:
-                while not self._work:
-                    self._ready.wait()
-                function, future = self._work.popleft()
+            function, future = self._work.get()
             try:
                 future.set_result(function())
             except BaseException as error:  # handed to the caller, never kills the owner thread
