@@ -32,7 +32,11 @@ def serve(args: argparse.Namespace) -> int:
     state_dir.mkdir(parents=True, exist_ok=True)
     logging.getLogger("npu_worker").info(
         "npu-worker %s: backend %s, state dir %s, listening on http://%s:%s",
-        __version__, settings.backend, state_dir, settings.host, settings.port,
+        __version__,
+        settings.backend,
+        state_dir,
+        settings.host,
+        settings.port,
     )
     web.run_app(build_app(settings), host=settings.host, port=settings.port, print=None)
     return 0

@@ -51,19 +51,30 @@ class Settings:
     port: int = _opt(7768, "port to bind")
     backend: str = _opt("espeak", "synthesis engine", choices=("espeak", "zipvoice-onnx", "sovits"))
     state_dir: str = _opt("", "job logs, default outputs and the synthesis cache (default: user data dir)")
-    ref_wav: str | None = _opt(None, "default reference voice wav (ZipVoice); transcript in <name>.txt beside it")
+    ref_wav: str | None = _opt(
+        None, "default reference voice wav (ZipVoice); transcript in <name>.txt beside it"
+    )
     ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
     output_roots: tuple[str, ...] = _opt(
-        (), f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: temp dir + state dir)",
+        (),
+        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: temp dir + state dir)",
         kind=_paths,
     )
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
     model_dir: str | None = _opt(None, "ZipVoice ONNX model directory (--backend zipvoice-onnx)")
-    vocoder: str | None = _opt(None, "vocoder ONNX file (default: vocos_24khz.onnx in or beside the model dir)")
+    vocoder: str | None = _opt(
+        None, "vocoder ONNX file (default: vocos_24khz.onnx in or beside the model dir)"
+    )
     precision: str = _opt("int8", "ZipVoice model files to load", choices=("fp32", "int8"))
-    device: str = _opt("auto", "execution device; auto tries qnn, cuda, cpu", choices=("auto", "qnn", "cuda", "cpu"))
-    allow_htp_simulator: bool = _opt(False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=_bool)
-    tokenizer: str | None = _opt(None, "ZipVoice tokenizer: espeak|simple|emilia (default: from model metadata)")
+    device: str = _opt(
+        "auto", "execution device; auto tries qnn, cuda, cpu", choices=("auto", "qnn", "cuda", "cpu")
+    )
+    allow_htp_simulator: bool = _opt(
+        False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=_bool
+    )
+    tokenizer: str | None = _opt(
+        None, "ZipVoice tokenizer: espeak|simple|emilia (default: from model metadata)"
+    )
     num_steps: int | None = _opt(None, "ZipVoice sampling steps (default: 8 distill / 16 full)")
     guidance_scale: float | None = _opt(None, "ZipVoice guidance scale (default: 3.0 distill / 1.0 full)")
     seed: int = _opt(0, "default random seed (same seed + text = same samples)")
@@ -76,7 +87,8 @@ class Settings:
     cache_max_bytes: int = _opt(512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)")
     token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)")
     allowed_origins: tuple[str, ...] = _opt(
-        (), "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
+        (),
+        "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
         kind=lambda text: tuple(p.strip() for p in text.split(",") if p.strip()),
     )
     chunk_schedule_ms: tuple[float, ...] = _opt(
@@ -126,7 +138,9 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-def load_settings(args: argparse.Namespace | None = None, environ: Mapping[str, str] | None = None) -> Settings:
+def load_settings(
+    args: argparse.Namespace | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
     """Flags win over env vars, env vars over defaults."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}

@@ -163,8 +163,7 @@ class FirstAudio(Event):
 
 
 EVENT_CLASSES: dict[str, type[Event]] = {
-    c.wire_name: c
-    for c in (Start, Progress, SectionError, Done, Heartbeat, AudioStart, AudioEnd, FirstAudio)
+    c.wire_name: c for c in (Start, Progress, SectionError, Done, Heartbeat, AudioStart, AudioEnd, FirstAudio)
 }
 
 # --------------------------------------------------------------------------------------------------

@@ -54,7 +54,9 @@ async def test_health_is_503_while_the_engine_loads(worker):
 async def test_synth_writes_the_wav_and_answers_sovits_compatible_fields(worker, tmp_path):
     client = await worker()
     out = tmp_path / "a" / "s00.wav"
-    response = await client.post("/synth", json={"text": "안녕하세요.", "lang": "ko", "output_path": str(out)})
+    response = await client.post(
+        "/synth", json={"text": "안녕하세요.", "lang": "ko", "output_path": str(out)}
+    )
     assert response.status == 200
     body = await response.json()
     assert body["status"] == "ok"
@@ -76,7 +78,9 @@ async def test_synth_engine_failure_is_200_with_status_fail(worker, tmp_path):
 
 async def test_synth_batch_streams_every_section_then_done(worker, tmp_path):
     client = await worker()
-    sections = [{"idx": i, "text": f"문장 {i}.", "output_path": str(tmp_path / f"s{i:02d}.wav")} for i in range(3)]
+    sections = [
+        {"idx": i, "text": f"문장 {i}.", "output_path": str(tmp_path / f"s{i:02d}.wav")} for i in range(3)
+    ]
     response = await client.post("/synth_batch", json={"sections": sections})
     assert response.status == 200
     assert response.headers["Content-Type"].startswith("application/x-ndjson")
@@ -122,8 +126,13 @@ async def test_progress_of_section_0_arrives_before_section_1_finishes(worker, t
 
 async def test_a_failing_section_is_an_error_event_and_the_batch_completes(worker):
     client = await worker(ToneEngine(fail_on="BOOM"))
-    sections = [{"idx": 0, "text": "fine."}, {"idx": 1, "text": "BOOM"}, {"idx": 2, "text": "  "},
-                {"idx": 3, "text": "x" * 2001}, {"idx": 4, "text": "also fine."}]
+    sections = [
+        {"idx": 0, "text": "fine."},
+        {"idx": 1, "text": "BOOM"},
+        {"idx": 2, "text": "  "},
+        {"idx": 3, "text": "x" * 2001},
+        {"idx": 4, "text": "also fine."},
+    ]
     events = await read_ndjson(await client.post("/synth_batch", json={"sections": sections}))
     errors = {e["idx"]: e for e in events if e["event"] == "error"}
     assert errors[1]["error"].startswith("EngineError:") and errors[1]["status"] == "fail"
@@ -173,7 +182,9 @@ async def test_async_mode_end_to_end(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()
     client = await worker(engine)
-    response = await client.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "a."}, {"idx": 1, "text": "b."}]})
+    response = await client.post(
+        "/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "a."}, {"idx": 1, "text": "b."}]}
+    )
     assert response.status == 200
     accepted = await response.json()
     assert accepted["status"] == "queued" and accepted["total"] == 2
@@ -205,7 +216,9 @@ async def test_delete_cancels_the_sections_not_yet_started(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()
     client = await worker(engine)
-    response = await client.post("/synth_batch?async=1", json={"sections": [{"idx": i, "text": "abc."} for i in range(5)]})
+    response = await client.post(
+        "/synth_batch?async=1", json={"sections": [{"idx": i, "text": "abc."} for i in range(5)]}
+    )
     job_id = (await response.json())["job_id"]
     cancel = await client.delete(f"/jobs/{job_id}")
     assert cancel.status == 200
@@ -222,7 +235,9 @@ async def test_repeated_section_is_served_from_the_cache(worker, tmp_path):
     client = await worker(engine, cache_max_bytes=10_000_000)
     body = {"text": "캐시 테스트.", "output_path": str(tmp_path / "one.wav")}
     first = await (await client.post("/synth", json=body)).json()
-    second = await (await client.post("/synth", json={**body, "output_path": str(tmp_path / "two.wav")})).json()
+    second = await (
+        await client.post("/synth", json={**body, "output_path": str(tmp_path / "two.wav")})
+    ).json()
     assert "cached" not in first and second["cached"] is True
     assert engine.calls == ["캐시 테스트."]
     assert (tmp_path / "one.wav").read_bytes() == (tmp_path / "two.wav").read_bytes()
@@ -232,7 +247,9 @@ async def test_queue_over_its_bound_is_429_with_retry_after(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()
     client = await worker(engine, max_queue=3)
-    ok = await client.post("/synth_batch?async=1", json={"sections": [{"idx": i, "text": "a."} for i in range(3)]})
+    ok = await client.post(
+        "/synth_batch?async=1", json={"sections": [{"idx": i, "text": "a."} for i in range(3)]}
+    )
     assert ok.status == 200
     full = await client.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "b."}]})
     assert full.status == 429 and full.headers["Retry-After"]
@@ -258,7 +275,9 @@ async def test_jobs_running_returns_to_zero_after_work(worker):
 
 async def test_default_output_goes_to_the_job_directory(worker, settings):
     client = await worker()
-    events = await read_ndjson(await client.post("/synth_batch", json={"sections": [{"idx": 7, "text": "a."}]}))
+    events = await read_ndjson(
+        await client.post("/synth_batch", json={"sections": [{"idx": 7, "text": "a."}]})
+    )
     ok = next(e for e in events if e["event"] == "progress" and e["status"] == "ok")
     job_id = events[0]["job_id"]
     assert ok["wav_path"] == str(Path(settings.state_dir) / "jobs" / job_id / "s07.wav")

@@ -20,5 +20,7 @@ def create_engine(settings: Settings) -> Engine:
     try:
         module_name = BACKENDS[settings.backend]
     except KeyError:
-        raise ValueError(f"unknown backend {settings.backend!r}; choose one of {', '.join(BACKENDS)}") from None
+        raise ValueError(
+            f"unknown backend {settings.backend!r}; choose one of {', '.join(BACKENDS)}"
+        ) from None
     return importlib.import_module(module_name).create(settings)

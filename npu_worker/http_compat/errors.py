@@ -31,7 +31,9 @@ LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 OPEN_PATHS = ("/health",)  # answered without a token: monitoring must see a booting worker
 
 
-def error_response(error: BaseException, status: int | None = None, with_traceback: bool = False) -> web.Response:
+def error_response(
+    error: BaseException, status: int | None = None, with_traceback: bool = False
+) -> web.Response:
     code = status or (error.http_status if isinstance(error, WorkerError) else 500)
     trace = traceback.format_exc() if with_traceback else None
     response = web.json_response(error_body(error, trace), status=code)
@@ -76,11 +78,15 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except WorkerError as exc:
         response = error_response(exc)
     except web.HTTPRequestEntityTooLarge as exc:
-        response = error_response(BodyTooLarge(f"the body exceeds {settings.max_body_bytes} bytes"), exc.status)
+        response = error_response(
+            BodyTooLarge(f"the body exceeds {settings.max_body_bytes} bytes"), exc.status
+        )
     except web.HTTPNotFound:
         response = error_response(BadRequest(f"no such endpoint: {request.method} {request.path}"), 404)
     except web.HTTPMethodNotAllowed as exc:
-        response = error_response(BadRequest(f"{request.method} is not allowed on {request.path}"), exc.status)
+        response = error_response(
+            BadRequest(f"{request.method} is not allowed on {request.path}"), exc.status
+        )
     except web.HTTPException:
         raise
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs

@@ -134,7 +134,9 @@ class Job:
             "ok_count": self.ok_count,
             "fail_count": self.fail_count,
             "sections": finals,
-            "wav_paths": [f["wav_path"] for f in finals if f.get("event") == "progress" and f.get("wav_path")],
+            "wav_paths": [
+                f["wav_path"] for f in finals if f.get("event") == "progress" and f.get("wav_path")
+            ],
             "elapsed_total_sec": round(self.elapsed(), 3),
         }
 

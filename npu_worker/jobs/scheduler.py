@@ -325,7 +325,9 @@ class Scheduler:
         key = cache_key(info, request)
         hit = self.cache.get(key)
         cached = hit is not None
-        source = _chunks_of(read_wav(hit)[0], info.sample_rate) if hit is not None else self.engine.stream(request)
+        source = (
+            _chunks_of(read_wav(hit)[0], info.sample_rate) if hit is not None else self.engine.stream(request)
+        )
         first_section = job.trim_leading_silence and section is job.sections[0]
         trimmer = LeadingSilenceTrimmer(info.sample_rate) if first_section else None
         raw: list[np.ndarray] = []

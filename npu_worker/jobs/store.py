@@ -81,6 +81,8 @@ class JobStore:
         if not job.finished:
             job.status = INTERRUPTED
             job.current_idx = None
+            for stale in directory.glob(".*.part"):  # a write cut short by the crash; redone on resume
+                stale.unlink(missing_ok=True)
         return job
 
     @staticmethod

@@ -1,0 +1,137 @@
+"""Jobs survive a real `kill -9` of the worker process: finished ones still answer, unfinished ones resume."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import wave
+from pathlib import Path
+
+import pytest
+
+from tests.timing import seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def get(base: str, path: str) -> dict:
+    with urllib.request.urlopen(base + path, timeout=seconds(10)) as response:
+        return json.loads(response.read())
+
+
+def post(base: str, path: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        base + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=seconds(10)) as response:
+        return json.loads(response.read())
+
+
+def start_worker(state_dir: Path, port: int, delay: float) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "worker_process.py"),
+            "--state-dir",
+            str(state_dir),
+            "--port",
+            str(port),
+            "--delay-per-chunk",
+            str(delay),
+        ],
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + seconds(30)
+    while time.monotonic() < deadline:
+        try:
+            if get(base, "/health")["loaded"]:
+                return process
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError("worker did not start")
+
+
+def wait_for(predicate, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.mark.allow_blocking
+def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_path):
+    state, port = tmp_path / "state", free_port()
+    base = f"http://127.0.0.1:{port}"
+    processes: list[subprocess.Popen] = []
+    first = start_worker(state, port, delay=0.0)
+    processes.append(first)
+    try:
+        finished = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "끝난 작업."}]})[
+            "job_id"
+        ]
+        wait_for(lambda: get(base, f"/jobs/{finished}/status")["status"] == "done", seconds(10))
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        slow = start_worker(state, port, delay=0.05)
+        processes.append(slow)
+        sections = [{"idx": i, "text": f"섹션 {i} " + "가" * 30} for i in range(6)]
+        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["done"] >= 2, seconds(30))
+        done_before_kill = get(base, f"/jobs/{job}/result")  # 202 body: status so far
+        slow.send_signal(signal.SIGKILL)
+        slow.wait()
+        ok_before = get_log_oks(state / "jobs" / job / "events.ndjson")
+        resumed = start_worker(state, port, delay=0.0)
+        processes.append(resumed)
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(30))
+        result = get(base, f"/jobs/{job}/result")
+        assert result["ok_count"] == 6 and len(result["wav_paths"]) == 6
+        for path in result["wav_paths"]:
+            with wave.open(path) as wav:
+                assert wav.getnframes() > 0
+        events = [
+            json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()
+        ]
+        oks = [e["idx"] for e in events if e["event"] == "progress" and e["status"] == "ok"]
+        assert sorted(oks) == list(range(6))  # every section exactly once: none lost, none twice
+        for idx in ok_before:
+            synths = [
+                e for e in events if e["event"] == "progress" and e["status"] == "synth" and e["idx"] == idx
+            ]
+            assert len(synths) == 1, f"section {idx} was finished before the kill and ran again"
+        assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+        assert not list((state / "jobs" / job).glob("*.part"))
+        old = get(base, f"/jobs/{finished}/result")
+        assert old["status"] == "done" and old["ok_count"] == 1
+        assert done_before_kill["done"] >= 2
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=seconds(10))
+
+
+def get_log_oks(path: Path) -> list[int]:
+    oks = []
+    for line in path.read_text().splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event["event"] == "progress" and event["status"] == "ok":
+            oks.append(event["idx"])
+    return oks

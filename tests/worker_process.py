@@ -1,0 +1,32 @@
+"""A worker in its own process (tone engine, optionally slow), so tests can really `kill -9` it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from aiohttp import web  # noqa: E402
+
+from npu_worker.app import build_app  # noqa: E402
+from npu_worker.config import Settings  # noqa: E402
+from tests.tone_engine import ToneEngine  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--state-dir", required=True)
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--delay-per-chunk", type=float, default=0.0)
+    args = parser.parse_args()
+    settings = Settings(
+        port=args.port, state_dir=args.state_dir, output_roots=(args.state_dir,), cache_max_bytes=0
+    )
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
+    web.run_app(build_app(settings, engine=engine), host="127.0.0.1", port=args.port, print=None)
+
+
+if __name__ == "__main__":
+    main()
