@@ -1,0 +1,108 @@
+"""A small stand-in for sovits_worker: a real HTTP server that answers /health and /synth like it.
+
+`/synth` writes a sine tone at `output_path` (at `wav_rate`, 32 kHz by default like GPT-SoVITS, so the
+proxy's resampling is exercised) and answers with sovits_worker's fields. A text containing `FAIL`
+gets `status: fail`; one containing `CRASH` gets an HTTP 500 with the error body.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npu_worker.audio import wav_bytes
+
+
+def tone(text: str, rate: int, seconds_per_char: float = 0.05) -> np.ndarray:
+    """The audio the stand-in writes for `text` (deterministic, so tests can compare)."""
+    t = np.arange(int(len(text) * seconds_per_char * rate)) / rate
+    return (0.4 * np.sin(2 * np.pi * 330.0 * t)).astype(np.float32)
+
+
+class SovitsStandIn:
+    def __init__(self, health: dict[str, Any] | None = None, wav_rate: int = 32000) -> None:
+        self.health = health if health is not None else {"status": "ok", "loaded": True, "device": "cuda"}
+        self.wav_rate = wav_rate
+        self.requests: list[dict[str, Any]] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
+        self._stopped = False
+
+    @property
+    def base(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> SovitsStandIn:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        """Close the socket: later requests find nothing listening (idempotent)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join()
+
+    def synth(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        self.requests.append(body)
+        text = body.get("text", "")
+        if "CRASH" in text:
+            return 500, {"status": "fail", "error": "RuntimeError: CUDA out of memory", "traceback": None}
+        if "FAIL" in text:
+            return 200, {"status": "fail", "error": "EngineError: reference wav unreadable"}
+        audio = tone(text, self.wav_rate)
+        Path(body["output_path"]).write_bytes(wav_bytes(audio, self.wav_rate))
+        duration = audio.size / self.wav_rate
+        return 200, {
+            "status": "ok",
+            "output": body["output_path"],
+            "wav_path": body["output_path"],
+            "duration_sec": duration,
+            "sample_rate": self.wav_rate,
+            "elapsed_sec": 0.01,
+            "rtf": 0.01 / duration,
+            "engine": "gpt-sovits",
+            "device": self.health.get("device", "cpu"),
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        standin = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                if self.path == "/health":
+                    self._answer(200, standin.health)
+                else:
+                    self._answer(404, {"status": "fail", "error": "NotFound"})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length))
+                if self.path == "/synth":
+                    self._answer(*standin.synth(body))
+                else:
+                    self._answer(404, {"status": "fail", "error": "NotFound"})
+
+            def _answer(self, code: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        return Handler
