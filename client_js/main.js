@@ -1,0 +1,427 @@
+/**
+ * The page: input → request, events → slide states, worklet reports → figures.
+ *
+ * Concerns are split (DESIGN rule 15): channel.js + socket.worker.js own the socket, player.js +
+ * pcm-player.worklet.js own playback, view.js draws; this module holds the state and dispatches on
+ * each event's `event` name, reporting kinds it does not know.
+ */
+
+import { Channel, fetchHealth, socketUrl, workerBase } from "./channel.js";
+import { Player } from "./player.js";
+import { parseInput, selectSections } from "./sections.js";
+import { logLine, renderFigures, renderSlides, renderWorker, setButtons, showMessage } from "./view.js";
+
+const $ = (id) => document.getElementById(id);
+const base = workerBase();
+const token = new URLSearchParams(window.location.search).get("token") || "";
+
+const state = {
+  worker: { state: "unknown", message: "" },
+  sections: [], // {idx, text, state, synthSec, durationSec, cached, error, synthStartedAt, synthesised, played}
+  run: null, // the current/last request, see newRun()
+  player: null,
+  channel: null,
+  playerStatus: null,
+};
+
+function newRun(sections) {
+  return {
+    request: null, sentAt: null, ttfaMs: null, serverTtfaMs: null, started: false, running: true,
+    audioDrained: false, cancelled: false, total: sections.length, receivedSamples: 0, streamRate: null,
+    elapsedTotalSec: null, okCount: null, failCount: null, finishedAt: null,
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Input
+
+function readSections() {
+  const text = $("input").value;
+  if (!text.trim()) return { sections: [] };
+  const parsed = parseInput(text, $("split").value);
+  return { ...parsed, sections: selectSections(parsed.sections, $("range").value) };
+}
+
+function refreshInput() {
+  if (state.run?.running || playingOut()) return; // the list shows the running request
+  try {
+    const parsed = readSections();
+    if (parsed.lang) $("lang").value = parsed.lang;
+    state.sections = parsed.sections.map((s) => ({ ...s, state: "idle" }));
+    showMessage(parsed.sections.length || !$("input").value.trim() ? "" : "No section selected.", "warn");
+  } catch (error) {
+    state.sections = [];
+    showMessage(error.message, "error");
+  }
+  renderSlides(state.sections);
+  updateButtons();
+}
+
+async function loadFile(file) {
+  const text = await file.text();
+  try {
+    $("input").value = formatLecture(JSON.parse(text));
+  } catch {
+    $("input").value = text; // not JSON: treat it as pasted text
+  }
+  refreshInput();
+}
+
+/** A lecture JSON laid out one section per line, so the box stays readable and editable. */
+function formatLecture(body) {
+  if (!body || !Array.isArray(body.sections)) return JSON.stringify(body, null, 1);
+  const { sections, ...rest } = body;
+  const head = Object.entries(rest).map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)},\n`).join("");
+  const lines = sections.map((section) => `  ${JSON.stringify(section)}`).join(",\n");
+  return `{${head}"sections": [\n${lines}\n]}`;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Worker health
+
+async function pollHealth() {
+  const status = await fetchHealth(base, token);
+  state.worker = status;
+  renderWorker(status);
+  if (status.state === "ready") fillOptions(status.health);
+  const idle = !state.run?.running;
+  if (idle && status.state !== "ready") showMessage(status.message, status.state === "booting" ? "warn" : "error");
+  else if (idle && $("message").dataset.from === "health") showMessage("");
+  $("message").dataset.from = idle && status.state !== "ready" ? "health" : "";
+  setTimeout(pollHealth, status.state === "ready" && idle ? 2000 : 1000);
+}
+
+/** Voices and speed range from /health: the default voice, and `voices`/`speed_range` when offered. */
+function fillOptions(health) {
+  const voice = $("voice");
+  const voices = Array.isArray(health.voices) ? health.voices : [];
+  const key = JSON.stringify([health.ref_wav, voices]);
+  if (voice.dataset.key === key) return;
+  voice.dataset.key = key;
+  const name = health.ref_wav ? health.ref_wav.split("/").pop() : `${health.backend} voice`;
+  const options = [new Option(`default (${name})`, "")];
+  for (const item of voices) {
+    const path = typeof item === "string" ? item : item.ref_wav;
+    options.push(new Option(typeof item === "string" ? item.split("/").pop() : item.name ?? path, path));
+  }
+  voice.replaceChildren(...options);
+  if (Array.isArray(health.speed_range) && health.speed_range.length === 2) {
+    [$("speed").min, $("speed").max] = health.speed_range;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Play / pause / cancel
+
+async function ensureAudio() {
+  if (!state.player) {
+    state.player = await Player.create();
+    state.player.subscribe(onPlayerReport);
+  }
+  await state.player.resume();
+  if (!state.channel) {
+    state.channel = new Channel(socketUrl(base, token), {
+      onEvent, onOpen: () => logLine("socket open"), onClosed, onSent, onReceived,
+      onProblem: (text) => { logLine(`problem: ${text}`); showMessage(text, "error"); },
+    });
+    state.channel.attachAudio(state.player.sourcePort(), state.player.sampleRate);
+  }
+  await state.channel.connect();
+}
+
+async function play() {
+  if (state.player?.paused && (state.run?.running || playingOut())) {
+    await state.player.resume();
+    updateButtons();
+    return;
+  }
+  refreshInput();
+  if (!state.sections.length) {
+    showMessage("Nothing to say: paste text or load a lecture JSON first.", "warn");
+    return;
+  }
+  try {
+    await ensureAudio();
+  } catch (error) {
+    await explainConnectFailure(error);
+    return;
+  }
+  state.sections.forEach((s) => Object.assign(s, { state: "queued", error: null, synthSec: null, durationSec: null,
+    synthStartedAt: null, synthesised: false, played: false, cached: false }));
+  state.run = newRun(state.sections);
+  showMessage("");
+  state.channel.send({
+    type: "synth_batch",
+    sections: state.sections.map(({ idx, text }) => ({ idx, text })),
+    lang: $("lang").value.trim() || "ko",
+    speed_factor: Number($("speed").value),
+    ref_wav: $("voice").value || null,
+    audio: true,
+  });
+  renderSlides(state.sections);
+  updateButtons();
+}
+
+async function explainConnectFailure(error) {
+  const health = await fetchHealth(base, token);
+  state.worker = health;
+  renderWorker(health);
+  const text = health.state === "ready"
+    ? `The worker answers /health but refused the WebSocket: this page's origin (${window.location.origin}) ` +
+      "is not allowed or a token is needed (?token=…). Start the worker with --allowed-origins."
+    : health.message || error.message;
+  logLine(`connect failed: ${error.message}`);
+  showMessage(text, "error");
+}
+
+function cancel() {
+  if (!state.channel) return;
+  state.channel.cancel(); // the worker drops audio in flight and flushes the worklet
+  if (state.run) {
+    state.run.cancelRequested = true;
+    state.run.audioDrained = true;
+  }
+  for (const s of state.sections) {
+    if (s.state === "playing" || s.state === "ready") s.state = "cancelled";
+  }
+  showMessage("Cancelled: playback stopped and the worker asked to stop.", "info");
+  renderSlides(state.sections);
+  updateButtons();
+}
+
+async function togglePause() {
+  if (!state.player) return;
+  if (state.player.paused) await state.player.resume();
+  else await state.player.pause();
+  updateButtons();
+}
+
+function playingOut() {
+  return Boolean(state.run && !state.run.audioDrained && state.run.started);
+}
+
+function updateButtons() {
+  const busy = Boolean(state.run?.running) || playingOut();
+  setButtons({
+    canPlay: !busy ? state.sections.length > 0 : Boolean(state.player?.paused),
+    canPause: busy && Boolean(state.player),
+    paused: Boolean(state.player?.paused),
+    canCancel: busy,
+  });
+}
+
+// ------------------------------------------------------------------------------------------------
+// Events from the socket (PROTOCOL §6) and reports from the worklet
+
+const section = (idx) => state.sections.find((s) => s.idx === idx);
+
+function onEvent(event) {
+  const run = state.run;
+  switch (event.event) {
+    case "start":
+      if (run) run.started = true;
+      logLine(`start: ${event.total} sections on ${event.backend}/${event.device}`);
+      break;
+    case "progress": {
+      const s = section(event.idx);
+      if (!s) break;
+      if (event.status === "synth") {
+        s.synthStartedAt = performance.now();
+        if (s.state === "queued") s.state = "synthesising";
+      } else if (event.status === "ok") {
+        Object.assign(s, { synthesised: true, synthSec: event.elapsed_sec ?? null,
+          durationSec: event.duration_sec ?? null, cached: Boolean(event.cached) });
+        settle(s);
+      }
+      break;
+    }
+    case "error":
+      onErrorEvent(event);
+      break;
+    case "audio_start":
+      if (run) run.streamRate = event.sample_rate;
+      break;
+    case "audio_end":
+      logLine(`audio_end ${event.idx}: ${event.samples} samples in ${event.chunks} chunks`);
+      break;
+    case "first_audio":
+      if (run) run.serverTtfaMs = event.ttfa_ms;
+      break;
+    case "done":
+      onDone(event);
+      break;
+    case "heartbeat":
+      break;
+    default:
+      logLine(`unknown event kind ${JSON.stringify(event.event)} (ignored)`);
+      console.warn("npu-worker player: unknown event kind", event);
+  }
+  renderSlides(state.sections);
+  updateButtons();
+}
+
+/** A section is done when the worker has synthesised it and its audio has played out. */
+function settle(s) {
+  if (s.state === "failed" || s.state === "cancelled") return;
+  if (s.synthesised && s.played) s.state = "done";
+  else if (s.synthesised && s.state !== "playing") s.state = "ready";
+}
+
+function onErrorEvent(event) {
+  const s = event.idx != null ? section(event.idx) : null;
+  logLine(`error${event.idx != null ? ` ${event.idx}` : ""}: ${event.error}`);
+  if (s) {
+    Object.assign(s, { state: "failed", error: event.error });
+    return;
+  }
+  const name = String(event.error).split(":")[0];
+  const explained = {
+    Busy: "The worker is busy: this connection already runs a request. Wait for it or cancel it.",
+    Loading: "The worker is still booting (loading its model); try again in a moment.",
+    QueueFull: "The worker's queue is full; try again later.",
+    NotRunning: "Nothing to cancel: the request had already finished.",
+  }[name];
+  showMessage(explained ? `${explained} (${event.error})` : `The worker refused the request: ${event.error}`,
+    name === "NotRunning" ? "info" : "error");
+  if (state.run && !state.run.started && name !== "NotRunning") {
+    state.run.running = false; // the request never started: nothing more will come for it
+    state.run.audioDrained = true;
+    state.sections.forEach((x) => { if (x.state === "queued") x.state = "idle"; });
+  }
+}
+
+function onDone(event) {
+  const run = state.run;
+  if (!run) return;
+  Object.assign(run, { running: false, cancelled: Boolean(event.cancelled), okCount: event.ok_count,
+    failCount: event.fail_count, elapsedTotalSec: event.elapsed_total_sec, finishedAt: performance.now() });
+  if (run.cancelled) {
+    for (const s of state.sections) {
+      if (!["done", "failed"].includes(s.state)) s.state = "cancelled";
+    }
+  }
+  logLine(`done: ${event.ok_count} ok, ${event.fail_count} failed in ${event.elapsed_total_sec} s${run.cancelled ? " (cancelled)" : ""}`);
+}
+
+function onClosed(info) {
+  logLine(`socket closed: code ${info.code} ${info.reason}`);
+  const run = state.run;
+  if (run?.running) {
+    run.running = false;
+    for (const s of state.sections) {
+      if (["queued", "synthesising"].includes(s.state)) Object.assign(s, { state: "failed", error: "connection closed" });
+    }
+    showMessage(`The connection to the worker closed during the request (code ${info.code}${info.reason ? `: ${info.reason}` : ""}).`, "error");
+  } else if (info.opened) {
+    logLine("the worker closed the idle connection; the next Play reconnects");
+  }
+  state.channel?.close();
+  state.channel = null;
+  renderSlides(state.sections);
+  updateButtons();
+}
+
+function onSent({ request, sentAt }) {
+  if (state.run) Object.assign(state.run, { request, sentAt });
+}
+
+function onReceived({ samples }) {
+  if (state.run) state.run.receivedSamples += samples;
+}
+
+function onPlayerReport(report) {
+  const run = state.run;
+  if (report.request != null && run && report.request !== run.request) return;
+  switch (report.type) {
+    case "status":
+      state.playerStatus = report;
+      break;
+    case "first-audible":
+      if (run?.sentAt != null && run.ttfaMs == null) run.ttfaMs = report.audibleAt - run.sentAt;
+      logLine(`first audible sample at the output: TTFA ${Math.round(run?.ttfaMs ?? NaN)} ms`);
+      break;
+    case "section-playing": {
+      const s = section(report.idx);
+      if (s && !["failed", "cancelled"].includes(s.state)) s.state = "playing";
+      break;
+    }
+    case "section-played": {
+      const s = section(report.idx);
+      if (s) {
+        s.played = true;
+        if (s.state === "playing") s.state = s.synthesised ? "done" : "synthesising";
+        settle(s);
+      }
+      break;
+    }
+    case "drained":
+      if (run) run.audioDrained = true;
+      state.playerStatus = { ...state.playerStatus, ...report };
+      break;
+    default:
+      logLine(`unknown report from the audio thread: ${JSON.stringify(report)}`);
+  }
+  if (report.type !== "status") {
+    renderSlides(state.sections);
+    updateButtons();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Figures, drawn ~10 times a second; `window.npuPlayer.snapshot()` exposes the same numbers to tests.
+
+function figures() {
+  const run = state.run;
+  const status = state.playerStatus ?? {};
+  const rate = state.player?.sampleRate ?? 0;
+  let summary = "No request yet.";
+  if (run?.running) summary = `Running: ${state.sections.filter((s) => s.synthesised).length} of ${run.total} synthesised.`;
+  else if (run) {
+    summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${run.okCount ?? 0} ok, ${run.failCount ?? 0} failed` +
+      (run.elapsedTotalSec != null ? ` in ${run.elapsedTotalSec.toFixed(2)} s of synthesis.` : ".");
+  }
+  return {
+    ttfaMs: run?.ttfaMs ?? null,
+    serverTtfaMs: run?.serverTtfaMs ?? null,
+    bufferedMs: rate ? (1000 * (status.bufferedFrames ?? 0)) / rate : 0,
+    underruns: status.underruns ?? 0,
+    starvedMs: rate ? (1000 * (status.starvedFrames ?? 0)) / rate : 0,
+    receivedSamples: run?.receivedSamples ?? 0,
+    playedSourceSamples: status.playedSourceSamples ?? 0,
+    playedFrames: status.playedFrames ?? 0,
+    audioClockFrame: status.frame ?? 0,
+    contextRate: rate,
+    streamRate: run?.streamRate ?? null,
+    outputLatencyMs: state.player ? 1000 * (state.player.context.outputLatency || state.player.context.baseLatency) : null,
+    summary,
+  };
+}
+
+function tick() {
+  renderFigures(figures());
+  if (state.sections.some((s) => s.state === "synthesising")) renderSlides(state.sections);
+  setTimeout(tick, 100);
+}
+
+window.npuPlayer = {
+  snapshot: () => ({
+    worker: { state: state.worker.state, message: state.worker.message },
+    run: state.run && { ...state.run },
+    paused: Boolean(state.player?.paused),
+    sections: state.sections.map(({ idx, state: s, error, synthSec, durationSec }) => ({ idx, state: s, error, synthSec, durationSec })),
+    figures: figures(),
+    message: $("message").hidden ? "" : $("message").textContent,
+  }),
+};
+
+$("input").addEventListener("input", refreshInput);
+$("split").addEventListener("change", refreshInput);
+$("range").addEventListener("input", refreshInput);
+$("file").addEventListener("change", (event) => event.target.files[0] && loadFile(event.target.files[0]));
+$("speed").addEventListener("input", () => { $("speed-value").textContent = `${Number($("speed").value).toFixed(2)}×`; });
+$("play").addEventListener("click", play);
+$("pause").addEventListener("click", togglePause);
+$("cancel").addEventListener("click", cancel);
+refreshInput();
+pollHealth();
+tick();

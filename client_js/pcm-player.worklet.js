@@ -1,0 +1,198 @@
+/**
+ * The audio thread's side of the player: a FIFO ring of transferred Float32 chunks played back to back.
+ *
+ * PCM arrives already decoded and resampled to the context rate from the socket worker, over a
+ * MessagePort of its own (the `source` port), with the buffers transferred, not copied: this thread only
+ * reads them. Markers travel on the same port as the audio, so their order with the samples is exact:
+ *   {type: "begin", request}            a new request starts: counters for TTFA/underruns reset
+ *   {type: "section", request, idx}     the next chunks belong to section idx
+ *   {type: "pcm", request, data, length, sourceSamples}
+ *   {type: "section-end", request, idx} all of section idx has been queued
+ *   {type: "end", request}              the request sent its last audio: running dry now is not an underrun
+ *   {type: "flush", request}            cancel: drop everything queued for the request
+ * Reports go to the main thread on the node's own port: `first-audible` (the output frame of the first
+ * audible sample of the request), `section-playing`, `section-played`, `drained` and a periodic `status`.
+ */
+
+const AUDIBLE = 0.0056; // -45 dBFS: the audible-onset level the server's TTFA uses
+const STATUS_EVERY_QUANTA = 16; // ~43 ms at 48 kHz
+
+class PcmPlayerProcessor extends AudioWorkletProcessor {
+  constructor() {
+    super();
+    this.queue = []; // ring of entries {kind: "pcm"|"mark", ...}; `head` is the next one to play
+    this.head = 0;
+    this.offset = 0; // frames of queue[head] already played
+    this.bufferedFrames = 0;
+    this.request = null;
+    this.resetCounters();
+    this.quanta = 0;
+    this.port.onmessage = (event) => this.onControl(event.data);
+  }
+
+  resetCounters() {
+    this.playedFrames = 0;
+    this.playedSourceSamples = 0;
+    this.underruns = 0;
+    this.starvedFrames = 0;
+    this.started = false; // the request's first chunk has been played
+    this.ended = false; // no more audio will come for the request
+    this.starved = false;
+    this.heardFirst = false;
+    this.playingIdx = null;
+    this.announceIdx = null;
+  }
+
+  onControl(message) {
+    if (message.type === "source") {
+      message.port.onmessage = (event) => this.onSource(event.data);
+    }
+  }
+
+  onSource(message) {
+    switch (message.type) {
+      case "begin":
+        this.dropQueue();
+        this.request = message.request;
+        this.resetCounters();
+        break;
+      case "flush":
+        if (message.request === this.request) {
+          this.dropQueue();
+          this.ended = true;
+          this.playingIdx = null;
+          this.announceIdx = null;
+          this.report();
+        }
+        break;
+      case "pcm":
+        if (message.request !== this.request) return;
+        this.queue.push({
+          kind: "pcm",
+          data: new Float32Array(message.data, 0, message.length),
+          sourceSamples: message.sourceSamples,
+        });
+        this.bufferedFrames += message.length;
+        break;
+      case "section":
+      case "section-end":
+      case "end":
+        if (message.request !== this.request) return;
+        this.queue.push({ kind: "mark", mark: message.type, idx: message.idx });
+        break;
+      default:
+        this.port.postMessage({ type: "unknown-message", kind: String(message.type) });
+    }
+  }
+
+  dropQueue() {
+    this.queue = [];
+    this.head = 0;
+    this.offset = 0;
+    this.bufferedFrames = 0;
+  }
+
+  /** Handle the markers at the front of the queue, so that the next entry (if any) is audio. */
+  takeMarks() {
+    while (this.head < this.queue.length && this.queue[this.head].kind === "mark") {
+      const { mark, idx } = this.queue[this.head++];
+      if (mark === "section") {
+        this.announceIdx = idx; // said when its first sample is played, not before
+      } else if (mark === "section-end") {
+        this.port.postMessage({ type: "section-played", request: this.request, idx });
+        if (this.playingIdx === idx) this.playingIdx = null;
+        if (this.announceIdx === idx) this.announceIdx = null; // a section without samples
+      } else if (mark === "end") {
+        this.ended = true;
+        this.port.postMessage({
+          type: "drained",
+          request: this.request,
+          playedFrames: this.playedFrames,
+          playedSourceSamples: this.playedSourceSamples,
+        });
+      }
+    }
+    if (this.head > 64 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head); // compact the ring now and then
+      this.head = 0;
+    }
+  }
+
+  /** Copy queued audio into `out`; returns the number of frames written. */
+  fill(out) {
+    let written = 0;
+    while (written < out.length) {
+      this.takeMarks();
+      if (this.head >= this.queue.length) break;
+      const entry = this.queue[this.head];
+      const take = Math.min(entry.data.length - this.offset, out.length - written);
+      const piece = entry.data.subarray(this.offset, this.offset + take);
+      if (this.announceIdx !== null && take > 0) this.announcePlaying();
+      if (!this.heardFirst) this.findFirstAudible(piece, written);
+      out.set(piece, written);
+      written += take;
+      this.offset += take;
+      if (this.offset >= entry.data.length) {
+        this.playedSourceSamples += entry.sourceSamples;
+        this.head++;
+        this.offset = 0;
+      }
+    }
+    this.takeMarks();
+    return written;
+  }
+
+  announcePlaying() {
+    this.playingIdx = this.announceIdx;
+    this.announceIdx = null;
+    this.port.postMessage({ type: "section-playing", request: this.request, idx: this.playingIdx });
+  }
+
+  findFirstAudible(piece, position) {
+    for (let i = 0; i < piece.length; i++) {
+      if (Math.abs(piece[i]) >= AUDIBLE) {
+        this.heardFirst = true;
+        this.port.postMessage({ type: "first-audible", request: this.request, frame: currentFrame + position + i });
+        return;
+      }
+    }
+  }
+
+  process(inputs, outputs) {
+    const channels = outputs[0];
+    const out = channels[0];
+    const written = this.fill(out);
+    if (written > 0) this.started = true;
+    this.playedFrames += written;
+    this.bufferedFrames -= written;
+    if (written < out.length) {
+      out.fill(0, written);
+      if (this.started && !this.ended) {
+        this.starvedFrames += out.length - written;
+        if (!this.starved) this.underruns++;
+        this.starved = true;
+      }
+    } else {
+      this.starved = false;
+    }
+    for (let c = 1; c < channels.length; c++) channels[c].set(out);
+    if (++this.quanta % STATUS_EVERY_QUANTA === 0) this.report();
+    return true;
+  }
+
+  report() {
+    this.port.postMessage({
+      type: "status",
+      request: this.request,
+      bufferedFrames: this.bufferedFrames,
+      playedFrames: this.playedFrames,
+      playedSourceSamples: this.playedSourceSamples,
+      underruns: this.underruns,
+      starvedFrames: this.starvedFrames,
+      playingIdx: this.playingIdx,
+      frame: currentFrame,
+    });
+  }
+}
+
+registerProcessor("pcm-player", PcmPlayerProcessor);

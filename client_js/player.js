@@ -1,0 +1,90 @@
+/**
+ * Playback on the page's side: owns the AudioContext and the worklet node, and turns the worklet's
+ * reports into figures (buffer level, underruns, samples played, time to first audio).
+ *
+ * The PCM itself never passes through here: `sourcePort()` hands one end of a MessageChannel to the
+ * socket worker, which posts decoded, resampled buffers straight to the worklet (transferred).
+ */
+
+export class Player {
+  /** Create the context (call from a user gesture so autoplay rules allow sound). */
+  static async create() {
+    if (typeof AudioWorkletNode === "undefined" || !window.isSecureContext) {
+      throw new Error(
+        "this browser context cannot run an AudioWorklet: open the page over http://localhost, " +
+          "http://127.0.0.1 or https (a plain-http LAN address is not a secure context)",
+      );
+    }
+    const context = new AudioContext({ latencyHint: "interactive" });
+    await context.audioWorklet.addModule(new URL("./pcm-player.worklet.js", import.meta.url));
+    const node = new AudioWorkletNode(context, "pcm-player", { numberOfInputs: 0, outputChannelCount: [1] });
+    node.connect(context.destination);
+    return new Player(context, node);
+  }
+
+  constructor(context, node) {
+    this.context = context;
+    this.node = node;
+    this.listeners = new Set();
+    this.status = { bufferedFrames: 0, playedFrames: 0, playedSourceSamples: 0, underruns: 0, starvedFrames: 0 };
+    node.port.onmessage = (event) => this.onReport(event.data);
+  }
+
+  get sampleRate() {
+    return this.context.sampleRate;
+  }
+
+  /** A port for the socket worker; the worklet listens on the other end. */
+  sourcePort() {
+    const channel = new MessageChannel();
+    this.node.port.postMessage({ type: "source", port: channel.port1 }, [channel.port1]);
+    return channel.port2;
+  }
+
+  /** Reports: {type: "status"|"first-audible"|"section-playing"|"section-played"|"drained", ...}. */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async resume() {
+    if (this.context.state !== "running") await this.context.resume();
+  }
+
+  async pause() {
+    if (this.context.state === "running") await this.context.suspend();
+  }
+
+  get paused() {
+    return this.context.state === "suspended";
+  }
+
+  onReport(report) {
+    if (report.type === "status") this.status = report;
+    if (report.type === "first-audible") report.audibleAt = this.frameToPageTime(report.frame);
+    for (const listener of this.listeners) listener(report);
+  }
+
+  /**
+   * When output frame `frame` reaches the speakers, on this page's performance clock: the context's
+   * output timestamp pairs a context time with the performance time it is heard, so the output
+   * latency is included. Without a timestamp, the report's arrival plus the output latency.
+   */
+  frameToPageTime(frame) {
+    const contextTime = frame / this.context.sampleRate;
+    const stamp = this.context.getOutputTimestamp?.();
+    if (stamp && stamp.performanceTime > 0) {
+      return stamp.performanceTime + (contextTime - stamp.contextTime) * 1000;
+    }
+    const behind = (this.context.currentTime - contextTime) * 1000;
+    return performance.now() - behind + (this.context.outputLatency || this.context.baseLatency || 0) * 1000;
+  }
+
+  bufferedMs() {
+    return (1000 * this.status.bufferedFrames) / this.context.sampleRate;
+  }
+
+  async close() {
+    await this.context.close();
+  }
+}

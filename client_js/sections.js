@@ -1,0 +1,57 @@
+/**
+ * What to say: the page's input (pasted text or a lecture JSON) turned into `sections` for a
+ * `synth_batch` request. Pure functions, no DOM.
+ */
+
+/**
+ * Parse the input box. JSON (an object with `sections`, as POST /synth_batch takes, or a bare list)
+ * keeps its `idx` values and `lang`; plain text is split by blank lines ("paragraphs") or by line.
+ * Returns {sections: [{idx, text}], lang?, title?}; throws Error with a readable message.
+ */
+export function parseInput(text, splitBy = "paragraphs") {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) return parseLecture(trimmed);
+  const pieces = splitBy === "lines" ? trimmed.split(/\r?\n/) : trimmed.split(/\r?\n\s*\r?\n/);
+  const sections = pieces
+    .map((piece) => piece.replace(/\s*\r?\n\s*/g, " ").trim())
+    .filter((piece) => piece.length > 0)
+    .map((piece, idx) => ({ idx, text: piece }));
+  return { sections };
+}
+
+function parseLecture(json) {
+  let body;
+  try {
+    body = JSON.parse(json);
+  } catch (error) {
+    throw new Error(`the input looks like JSON but does not parse: ${error.message}`);
+  }
+  const raw = Array.isArray(body) ? body : body?.sections;
+  if (!Array.isArray(raw) || raw.length === 0) {
+    throw new Error("a lecture JSON needs a non-empty `sections` list of {idx, text}");
+  }
+  const sections = raw.map((item, position) => {
+    if (typeof item === "string") return { idx: position, text: item };
+    if (!item || typeof item.text !== "string") throw new Error(`sections[${position}] has no text`);
+    return { idx: Number.isInteger(item.idx) ? item.idx : position, text: item.text };
+  });
+  return { sections, lang: typeof body.lang === "string" ? body.lang : undefined, title: body.title };
+}
+
+/**
+ * Keep the sections whose idx is in `spec` ("" or "all" = every one; "0-4, 7" = idx 0..4 and 7).
+ * Throws Error for a malformed spec.
+ */
+export function selectSections(sections, spec) {
+  const text = (spec || "").trim().toLowerCase();
+  if (text === "" || text === "all") return sections;
+  const wanted = new Set();
+  for (const part of text.split(",")) {
+    const match = part.trim().match(/^(\d+)(?:\s*-\s*(\d+))?$/);
+    if (!match) throw new Error(`range "${part.trim()}" is not a number or a-b`);
+    const first = Number(match[1]);
+    const last = match[2] === undefined ? first : Number(match[2]);
+    for (let idx = first; idx <= last; idx++) wanted.add(idx);
+  }
+  return sections.filter((section) => wanted.has(section.idx));
+}

@@ -1,0 +1,155 @@
+/**
+ * The WebSocket, off the main thread: JSON events go to the page, PCM goes straight to the audio worklet.
+ *
+ * Binary frames (s16le at the section's `audio_start.sample_rate`) are decoded and resampled here to the
+ * AudioContext's rate, and the Float32 buffers are *transferred* to the worklet over its own MessagePort,
+ * so neither the page's thread nor the audio thread ever decodes or copies audio (the lesson of the
+ * browser-TTS write-up in shared/seeds/001: heavy work off the main thread, transfer buffers).
+ *
+ * Page → worker: {type: "connect", url}, {type: "audio-port", port, outputRate}, {type: "send", request},
+ *                {type: "cancel"}, {type: "close"}
+ * Worker → page: {type: "open"}, {type: "closed", code, reason, wasClean, opened}, {type: "event", event},
+ *                {type: "sent", request, sentAt}, {type: "received", idx, samples}, {type: "protocol-error", message}
+ * Times are absolute (timeOrigin + now) because a worker's performance clock has its own origin.
+ */
+
+import { StreamResampler, s16leToFloat32 } from "./resampler.js";
+
+let socket = null;
+let audioPort = null;
+let outputRate = 0;
+let request = 0; // id of the request whose audio is being forwarded; 0 = none
+let dropping = false; // after a cancel: PCM still in flight is not played
+let section = null; // {idx, sampleRate} between audio_start and audio_end
+let resampler = null;
+
+const absoluteNow = () => performance.timeOrigin + performance.now();
+const report = (message) => self.postMessage(message);
+const toWorklet = (message, transfer = []) => audioPort?.postMessage(message, transfer);
+
+self.onmessage = (event) => {
+  const message = event.data;
+  switch (message.type) {
+    case "connect":
+      connect(message.url);
+      break;
+    case "audio-port":
+      audioPort = message.port;
+      outputRate = message.outputRate;
+      break;
+    case "send":
+      send(message.request);
+      break;
+    case "cancel":
+      cancel();
+      break;
+    case "close":
+      socket?.close(1000, "page closed the channel");
+      break;
+    default:
+      report({ type: "protocol-error", message: `socket worker: unknown command ${message.type}` });
+  }
+};
+
+function connect(url) {
+  if (socket && socket.readyState <= WebSocket.OPEN) return;
+  let opened = false;
+  socket = new WebSocket(url);
+  socket.binaryType = "arraybuffer";
+  socket.onopen = () => {
+    opened = true;
+    report({ type: "open" });
+  };
+  socket.onclose = (event) => {
+    finishAudio();
+    socket = null;
+    report({ type: "closed", code: event.code, reason: event.reason, wasClean: event.wasClean, opened });
+  };
+  socket.onmessage = (event) => {
+    if (typeof event.data === "string") onText(event.data);
+    else onBinary(event.data);
+  };
+}
+
+function send(body) {
+  if (!socket || socket.readyState !== WebSocket.OPEN) {
+    report({ type: "protocol-error", message: "the socket is not open" });
+    return;
+  }
+  request += 1;
+  dropping = false;
+  section = null;
+  resampler = null;
+  toWorklet({ type: "begin", request });
+  const sentAt = absoluteNow();
+  socket.send(JSON.stringify(body));
+  report({ type: "sent", request, sentAt });
+}
+
+function cancel() {
+  if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
+  dropping = true;
+  section = null;
+  resampler = null;
+  toWorklet({ type: "flush", request });
+}
+
+function onText(text) {
+  let event;
+  try {
+    event = JSON.parse(text);
+  } catch (error) {
+    report({ type: "protocol-error", message: `a text frame is not JSON: ${error.message}` });
+    return;
+  }
+  if (event.event === "audio_start") startSection(event);
+  else if (event.event === "audio_end") endSection(event);
+  else if (event.event === "done") finishAudio();
+  report({ type: "event", event });
+}
+
+function startSection(event) {
+  if (dropping) return;
+  if (event.format && event.format !== "pcm_s16le") {
+    report({ type: "protocol-error", message: `unsupported audio format ${event.format}` });
+  }
+  // One resampler for the whole request: sections follow each other gaplessly in one stream.
+  if (!resampler || resampler.fromRate !== event.sample_rate) {
+    if (resampler) forward(resampler.flush(), 0);
+    resampler = new StreamResampler(event.sample_rate, outputRate || event.sample_rate);
+  }
+  section = { idx: event.idx, sampleRate: event.sample_rate, samples: 0 };
+  toWorklet({ type: "section", request, idx: event.idx });
+}
+
+function endSection(event) {
+  if (dropping || !section) return;
+  toWorklet({ type: "section-end", request, idx: event.idx });
+  section = null;
+}
+
+function finishAudio() {
+  if (dropping || request === 0) return;
+  if (resampler) forward(resampler.flush(), 0);
+  resampler = null;
+  toWorklet({ type: "end", request });
+}
+
+function onBinary(bytes) {
+  if (dropping) return;
+  if (!section) {
+    report({ type: "protocol-error", message: "a binary frame arrived outside audio_start/audio_end" });
+    return;
+  }
+  const samples = s16leToFloat32(bytes);
+  section.samples += samples.length;
+  report({ type: "received", idx: section.idx, samples: samples.length });
+  forward(resampler.push(samples), samples.length);
+}
+
+/** Hand a Float32 chunk to the worklet, transferring (not copying) its buffer. */
+function forward(samples, sourceSamples) {
+  if (samples.length === 0 && sourceSamples === 0) return;
+  const data = samples.buffer;
+  toWorklet({ type: "pcm", request, data, length: samples.length, sourceSamples }, [data]);
+}

@@ -1,0 +1,122 @@
+/**
+ * Drawing the page from state: the slide list, the figures, the worker pill, messages and the log.
+ * Only reads state; main.js owns it.
+ */
+
+const $ = (id) => document.getElementById(id);
+
+const STATE_LABEL = {
+  idle: "not sent",
+  queued: "queued",
+  synthesising: "synthesising",
+  ready: "synthesised",
+  playing: "playing",
+  done: "done",
+  failed: "failed",
+  cancelled: "cancelled",
+};
+
+const ms = (value) => (value == null ? "—" : `${Math.round(value)} ms`);
+const seconds = (value) => (value == null ? "" : `${value.toFixed(2)} s`);
+
+/** Rebuild the list when the set of sections changes; otherwise update rows in place. */
+export function renderSlides(sections) {
+  const list = $("slides");
+  if (list.childElementCount !== sections.length || sections.some((s, i) => list.children[i]?.dataset.idx !== String(s.idx))) {
+    list.replaceChildren(...sections.map(slideRow));
+  }
+  sections.forEach((section, i) => updateSlide(list.children[i], section));
+  const done = sections.filter((s) => s.state === "done").length;
+  const failed = sections.filter((s) => s.state === "failed").length;
+  $("slide-count").textContent = sections.length
+    ? `${sections.length} · ${done} done${failed ? ` · ${failed} failed` : ""}`
+    : "— paste text or load a lecture";
+}
+
+function slideRow(section) {
+  const row = document.createElement("li");
+  row.className = "slide";
+  row.dataset.idx = String(section.idx);
+  row.innerHTML = '<span class="idx"></span><span class="state"></span><span class="text"></span><span class="detail"></span>';
+  row.querySelector(".idx").textContent = String(section.idx);
+  row.querySelector(".text").textContent = section.text;
+  row.querySelector(".text").title = section.text;
+  return row;
+}
+
+function updateSlide(row, section) {
+  row.dataset.state = section.state;
+  row.classList.toggle("playing", section.state === "playing");
+  const badge = row.querySelector(".state");
+  badge.className = `state state-${section.state}`;
+  badge.textContent = STATE_LABEL[section.state] ?? section.state;
+  const detail = row.querySelector(".detail");
+  detail.classList.toggle("error", Boolean(section.error));
+  detail.textContent = section.error ?? slideFigures(section);
+}
+
+function slideFigures(section) {
+  const parts = [];
+  if (section.synthSec != null) parts.push(`synthesis ${seconds(section.synthSec)}`);
+  else if (section.synthStartedAt != null) parts.push(`synthesis ${seconds((performance.now() - section.synthStartedAt) / 1000)}…`);
+  if (section.durationSec != null) parts.push(`audio ${seconds(section.durationSec)}`);
+  if (section.synthSec != null && section.durationSec) parts.push(`RTF ${(section.synthSec / section.durationSec).toFixed(2)}`);
+  if (section.cached) parts.push("cached");
+  return parts.join(" · ");
+}
+
+/** The live figures; `figures` comes from main.js's snapshot. */
+export function renderFigures(f) {
+  $("ttfa").textContent = ms(f.ttfaMs);
+  $("server-ttfa").textContent = ms(f.serverTtfaMs);
+  $("buffer").textContent = f.contextRate ? `${Math.round(f.bufferedMs)} ms` : "—";
+  $("buffer-meter").value = Math.min(f.bufferedMs, 3000);
+  $("underruns").textContent = f.contextRate ? String(f.underruns) : "—";
+  $("starved").textContent = f.contextRate ? `${Math.round(f.starvedMs)} ms of silence while starved` : "\u00a0";
+  $("samples").textContent = `${f.receivedSamples.toLocaleString()} / ${f.playedSourceSamples.toLocaleString()}`;
+  if (f.contextRate) {
+    const stream = f.streamRate ? `${f.streamRate} Hz → ` : "";
+    const resampled = f.streamRate && f.streamRate !== f.contextRate ? " (resampled)" : "";
+    $("rates").textContent = `${stream}${f.contextRate} Hz${resampled}`;
+    $("latency").textContent = `output latency ${ms(f.outputLatencyMs)}`;
+  }
+  $("run-summary").textContent = f.summary;
+}
+
+export function renderWorker(status) {
+  const pill = $("worker-status");
+  pill.className = `pill pill-${status.state}`;
+  if (status.state === "ready") {
+    const h = status.health;
+    const load = h.load_seconds != null ? ` · loaded in ${h.load_seconds.toFixed(1)} s` : "";
+    const busy = h.jobs_running ? ` · ${h.jobs_running} running, ${h.queue ?? 0} queued` : " · idle";
+    pill.textContent = `${h.backend} on ${h.device}${h.precision ? ` ${h.precision}` : ""}${load}${busy}`;
+    pill.title = JSON.stringify(h, null, 1);
+  } else {
+    pill.textContent = { booting: "worker booting…", down: "worker unreachable", refused: "refused" }[status.state] ?? "worker error";
+    pill.title = status.message;
+  }
+}
+
+/** One message at a time: kind is "info", "warn" or "error"; empty text hides it. */
+export function showMessage(text, kind = "info") {
+  const box = $("message");
+  box.hidden = !text;
+  box.className = `message ${kind}`;
+  box.textContent = text || "";
+}
+
+export function logLine(text) {
+  const log = $("log");
+  const stamp = new Date().toISOString().slice(11, 23);
+  log.textContent += `${stamp}  ${text}\n`;
+  if (log.textContent.length > 60000) log.textContent = log.textContent.slice(-40000);
+  log.scrollTop = log.scrollHeight;
+}
+
+export function setButtons({ canPlay, canPause, paused, canCancel }) {
+  $("play").disabled = !canPlay;
+  $("pause").disabled = !canPause;
+  $("pause").textContent = paused ? "▶ Resume" : "Pause";
+  $("cancel").disabled = !canCancel;
+}
