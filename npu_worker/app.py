@@ -27,11 +27,24 @@ def client_dir() -> Path | None:
     return None
 
 
-async def _index(request: web.Request) -> web.StreamResponse:
-    directory = client_dir()
-    if directory is None:
-        raise web.HTTPNotFound()
-    return web.FileResponse(directory / "index.html")
+STATIC_ROUTE = r"/{name:[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.(js|mjs|css|html|svg|png|json)}"
+STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript"}
+
+
+def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
+    """Serve the player's files by plain name only (no sub-paths, so nothing outside can be reached)."""
+
+    async def serve(request: web.Request) -> web.StreamResponse:
+        name = request.match_info.get("name", "index.html")
+        path = directory / name
+        response = web.FileResponse(path)
+        content_type = STATIC_TYPES.get(path.suffix)
+        if content_type:
+            response.content_type = content_type
+        response.headers["Cache-Control"] = "no-cache"
+        return response
+
+    return serve
 
 
 def build_app(settings: Settings, engine: Engine | None = None) -> web.Application:
@@ -58,6 +71,6 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
         setup_ws(app)
     directory = client_dir()
     if directory is not None:
-        app.router.add_get("/", _index)
-        app.router.add_static("/", directory, show_index=False, follow_symlinks=False)
+        app.router.add_get("/", _static_handler(directory))
+        app.router.add_get(STATIC_ROUTE, _static_handler(directory))
     return app

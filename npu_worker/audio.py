@@ -1,8 +1,11 @@
 """Pure numpy audio helpers shared by engines, the scheduler, the WebSocket view and the benchmark.
 
 The audible-onset rule lives here once: RMS of 20 ms windows with a 10 ms hop, DC removed per window,
-at or above -45 dBFS for two consecutive windows. The server trims leading silence with it and the
-benchmark measures audible time-to-first-audio with it, so both sides agree on what "audible" means.
+at or above -45 dBFS for two consecutive windows. "Consecutive" means two back-to-back windows that
+share no sample (window k and window k+2 on the 10 ms grid, and the one between): with overlapping
+neighbours a 2 ms click would light up two windows and count as speech. The server trims leading
+silence with it and the benchmark measures audible time-to-first-audio with it, so both sides agree
+on what "audible" means.
 """
 
 from __future__ import annotations
@@ -95,10 +98,12 @@ def audible_onset(
     """
     levels = window_levels_db(samples, sample_rate)
     loud = levels >= threshold_db
-    if loud.size < consecutive:
+    hops_per_window = max(1, int(round(ONSET_WINDOW_MS / ONSET_HOP_MS)))
+    span = (consecutive - 1) * hops_per_window + 1  # windows k .. k+span-1 must all be loud
+    if loud.size < span:
         return None
-    run = np.convolve(loud.astype(np.int32), np.ones(consecutive, dtype=np.int32), mode="valid")
-    hits = np.flatnonzero(run == consecutive)
+    run = np.convolve(loud.astype(np.int32), np.ones(span, dtype=np.int32), mode="valid")
+    hits = np.flatnonzero(run == span)
     if hits.size == 0:
         return None
     hop = max(1, int(round(sample_rate * ONSET_HOP_MS / 1000.0)))
@@ -127,7 +132,7 @@ class LeadingSilenceTrimmer:
         onset = audible_onset(buffer, self.sample_rate)
         if onset is None:
             # Drop silence that can never be within `keep` of an onset, so the buffer stays bounded.
-            window = int(self.sample_rate * ONSET_WINDOW_MS / 1000.0) * (ONSET_CONSECUTIVE + 1)
+            window = int(self.sample_rate * ONSET_WINDOW_MS / 1000.0) * (ONSET_CONSECUTIVE + 2)
             excess = buffer.size - window - self.keep
             if excess > 0:
                 self.trimmed_samples += excess

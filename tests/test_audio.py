@@ -1,0 +1,71 @@
+"""Pure audio helpers: wav round trip, resampling, the audible-onset rule, streaming trim, cross-fade."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from npu_worker import audio
+
+RATE = 24000
+
+
+def tone(seconds: float, amplitude: float = 0.3, freq: float = 440.0) -> np.ndarray:
+    t = np.arange(int(seconds * RATE)) / RATE
+    return (amplitude * np.sin(2 * np.pi * freq * t)).astype(np.float32)
+
+
+def test_wav_bytes_round_trip_within_one_lsb():
+    samples = tone(0.5)
+    decoded, rate = audio.read_wav(audio.wav_bytes(samples, RATE))
+    assert rate == RATE and decoded.size == samples.size
+    assert np.max(np.abs(decoded - samples)) < 2.0 / 32767
+
+
+def test_pcm16_clips_instead_of_wrapping():
+    assert audio.to_pcm16(np.array([1.5, -1.5], dtype=np.float32)).tolist() == [32767, -32767]
+
+
+def test_resample_keeps_duration():
+    out = audio.resample(tone(1.0), RATE, 22050)
+    assert abs(out.size - 22050) <= 2
+
+
+def test_onset_of_silence_then_tone():
+    signal = np.concatenate([np.zeros(int(0.3 * RATE), np.float32), tone(0.5)])
+    onset = audio.audible_onset(signal, RATE)
+    assert onset is not None and abs(onset - 0.3 * RATE) <= 0.02 * RATE
+
+
+def test_dc_offset_alone_is_not_audible():
+    assert audio.audible_onset(np.full(RATE, 0.2, np.float32), RATE) is None
+
+
+def test_a_short_click_does_not_count():
+    signal = np.zeros(RATE, np.float32)
+    signal[1000:1100] = 0.9
+    assert audio.audible_onset(signal, RATE) is None
+
+
+@pytest.mark.parametrize("chunk", [240, 1000, 4800])
+def test_streaming_trimmer_keeps_at_most_10ms_before_the_onset(chunk):
+    signal = np.concatenate([np.zeros(int(0.5 * RATE), np.float32), tone(0.5)])
+    trimmer = audio.LeadingSilenceTrimmer(RATE)
+    out = np.concatenate([trimmer.feed(signal[i : i + chunk]) for i in range(0, signal.size, chunk)] + [trimmer.flush()])
+    onset = audio.audible_onset(out, RATE)
+    assert onset is not None and onset <= 0.010 * RATE + 240  # within one hop of the 10 ms budget
+    assert out.size + trimmer.trimmed_samples == signal.size  # nothing after the onset is lost
+    np.testing.assert_array_equal(out[-1000:], signal[-1000:])
+
+
+def test_trimmer_returns_silence_it_held_when_nothing_is_audible():
+    trimmer = audio.LeadingSilenceTrimmer(RATE)
+    held = trimmer.feed(np.zeros(1000, np.float32))
+    assert held.size == 0 and trimmer.flush().size == 1000
+
+
+def test_crossfade_join_shortens_by_the_overlap():
+    a, b = tone(0.5), tone(0.5, freq=330.0)
+    joined = audio.crossfade_join([a, b], RATE, fade_ms=100.0)
+    assert joined.size == a.size + b.size - int(0.1 * RATE)
+    assert np.max(np.abs(joined)) <= 0.3 * 1.5

@@ -1,0 +1,164 @@
+"""Bad input never crashes or hangs: each mistake gets its 4xx and the fixed error body; nothing is written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+
+def written_wavs(root: Path) -> list[Path]:
+    return [p for p in root.rglob("*.wav") if "state" not in p.parts]
+
+
+def assert_error_body(body: dict, name: str) -> None:
+    assert body["status"] == "fail"
+    assert body["error"].startswith(f"{name}: ")
+    assert "traceback" in body and "fallback" in body
+
+
+@pytest.mark.parametrize(
+    ("body", "name"),
+    [
+        (b"{not json", "BadRequest"),
+        (b"[1, 2]", "BadRequest"),
+        (b"\xff\xfe", "BadRequest"),
+        (b'{"text": 5, "output_path": "/tmp/x.wav"}', "BadRequest"),
+        (b'{"text": "hi"}', "BadRequest"),
+        (b'{"output_path": "/tmp/x.wav"}', "BadRequest"),
+        (b'{"text": "   ", "output_path": "OUT"}', "EmptyText"),
+        (b'{"text": "hi", "output_path": "OUT", "speed_factor": "fast"}', "BadRequest"),
+        (b'{"text": "hi", "output_path": "OUT", "speed_factor": 0}', "BadRequest"),
+        (b'{"text": "hi", "output_path": "OUT", "speed_factor": true}', "BadRequest"),
+        (b'{"text": "hi", "output_path": "OUT", "lang": 3}', "BadRequest"),
+        (b'{"text": "hi", "output_path": "relative/x.wav"}', "OutputPathNotAllowed"),
+        (b'{"text": "hi", "output_path": "/etc/x.wav"}', "OutputPathNotAllowed"),
+        (b'{"text": "hi", "output_path": "ROOT/../../../etc/x.wav"}', "OutputPathNotAllowed"),
+        (b'{"text": "hi", "output_path": "OUT", "ref_wav": "/etc/passwd"}', "RefWavNotAllowed"),
+        (b'{"text": "hi", "output_path": "OUT", "ref_wav": "ROOT/missing.wav"}', "RefWavNotAllowed"),
+    ],
+)
+async def test_bad_synth_requests_are_400_and_write_nothing(worker, tmp_path, body, name):
+    client = await worker()
+    out = str(tmp_path / "out.wav")
+    payload = body.replace(b"OUT", out.encode()).replace(b"ROOT", str(tmp_path).encode())
+    response = await client.post("/synth", data=payload, headers={"Content-Type": "application/json"})
+    assert response.status == 400
+    assert_error_body(await response.json(), name)
+    assert written_wavs(tmp_path) == []
+
+
+async def test_too_long_text_on_synth_is_400(worker, tmp_path):
+    client = await worker(max_text_chars=10)
+    response = await client.post("/synth", json={"text": "x" * 11, "output_path": str(tmp_path / "a.wav")})
+    assert response.status == 400
+    assert_error_body(await response.json(), "TextTooLong")
+
+
+async def test_symlink_escaping_the_roots_is_refused(worker, tmp_path):
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    client = await worker()
+    response = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "link" / "x.wav")})
+    assert response.status == 400
+    assert_error_body(await response.json(), "OutputPathNotAllowed")
+    assert list(outside.iterdir()) == []
+
+
+async def test_output_path_that_is_a_directory_is_refused(worker, tmp_path):
+    client = await worker()
+    response = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path)})
+    assert response.status == 400
+
+
+@pytest.mark.parametrize(
+    ("sections", "name"),
+    [
+        ([], "BadRequest"),
+        ("nope", "BadRequest"),
+        ([{"idx": 0, "text": "a"}, {"idx": 0, "text": "b"}], "DuplicateIndex"),
+        ([{"idx": "0", "text": "a"}], "BadRequest"),
+        ([{"idx": -1, "text": "a"}], "BadRequest"),
+        ([{"idx": 0}], "BadRequest"),
+        ([{"idx": 0, "text": "a", "output_path": "/etc/x.wav"}], "OutputPathNotAllowed"),
+        ([{"idx": i, "text": "a"} for i in range(6)], "TooManySections"),
+    ],
+)
+async def test_bad_batches_are_400_and_create_no_job(worker, tmp_path, sections, name):
+    client = await worker(max_sections=5)
+    response = await client.post("/synth_batch", json={"sections": sections})
+    assert response.status == 400
+    assert_error_body(await response.json(), name)
+    assert (await (await client.get("/jobs")).json())["jobs"] == []
+
+
+async def test_batch_with_a_good_and_a_forbidden_path_writes_nothing(worker, tmp_path):
+    client = await worker()
+    sections = [{"idx": 0, "text": "a", "output_path": str(tmp_path / "ok.wav")},
+                {"idx": 1, "text": "b", "output_path": "/etc/nope.wav"}]
+    response = await client.post("/synth_batch", json={"sections": sections})
+    assert response.status == 400
+    assert written_wavs(tmp_path) == []
+
+
+async def test_body_too_large_is_413(worker, tmp_path):
+    client = await worker(max_body_bytes=1000)
+    response = await client.post("/synth", json={"text": "x" * 2000, "output_path": str(tmp_path / "a.wav")})
+    assert response.status == 413
+    assert_error_body(await response.json(), "BodyTooLarge")
+
+
+async def test_unknown_endpoint_and_wrong_method_get_error_bodies(worker):
+    client = await worker()
+    missing = await client.get("/nope")
+    assert missing.status == 404
+    wrong = await client.get("/synth")
+    assert wrong.status == 405
+    assert (await wrong.json())["status"] == "fail"
+
+
+async def test_token_is_required_when_configured(worker, tmp_path):
+    client = await worker(token="s3cret")
+    body = {"text": "hi", "output_path": str(tmp_path / "a.wav")}
+    denied = await client.post("/synth", json=body)
+    assert denied.status == 401
+    assert_error_body(await denied.json(), "Unauthorized")
+    allowed = await client.post("/synth", json=body, headers={"Authorization": "Bearer s3cret"})
+    assert allowed.status == 200
+    assert (await client.get("/health")).status == 200
+
+
+async def test_foreign_browser_origin_is_refused_unless_allowed(worker, tmp_path):
+    client = await worker()
+    foreign = await client.get("/health", headers={"Origin": "https://evil.example"})
+    assert foreign.status == 403
+    local = await client.get("/health", headers={"Origin": "http://localhost:8080"})
+    assert local.status == 200 and local.headers["Access-Control-Allow-Origin"] == "http://localhost:8080"
+
+
+async def test_a_write_failure_is_an_error_event_and_the_batch_goes_on(worker, tmp_path):
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    os.chmod(blocked, 0o500)
+    client = await worker()
+    sections = [{"idx": 0, "text": "a", "output_path": str(blocked / "sub" / "x.wav")},
+                {"idx": 1, "text": "b", "output_path": str(tmp_path / "fine.wav")}]
+    response = await client.post("/synth_batch", json={"sections": sections, "stream": False})
+    result = await response.json()
+    os.chmod(blocked, 0o700)
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions; covered by the file-as-directory case")
+    assert result["fail_count"] == 1 and result["sections"][0]["error"].startswith("WriteFailed:")
+
+
+async def test_a_file_in_place_of_a_directory_fails_only_that_section(worker, tmp_path):
+    (tmp_path / "afile").write_text("not a directory")
+    client = await worker()
+    sections = [{"idx": 0, "text": "a", "output_path": str(tmp_path / "afile" / "x.wav")},
+                {"idx": 1, "text": "b", "output_path": str(tmp_path / "fine.wav")}]
+    result = await (await client.post("/synth_batch", json={"sections": sections, "stream": False})).json()
+    assert result["fail_count"] == 1 and result["ok_count"] == 1
+    assert result["sections"][0]["error"].startswith("WriteFailed:")
+    assert (tmp_path / "fine.wav").exists()

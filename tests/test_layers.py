@@ -1,0 +1,60 @@
+"""The import direction of DESIGN.md is checked, not hoped for."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "npu_worker"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                found.add(".".join(base + ([node.module] if node.module else [])))
+            elif node.module:
+                found.add(node.module)
+    return found
+
+
+def modules_of(subpath: str) -> list[Path]:
+    target = PACKAGE / subpath
+    return sorted(target.rglob("*.py")) if target.is_dir() else [target]
+
+
+def offenders(subpath: str, forbidden: tuple[str, ...]) -> list[str]:
+    bad = []
+    for path in modules_of(subpath):
+        for name in imported_modules(path):
+            if any(name == f or name.startswith(f + ".") for f in forbidden):
+                bad.append(f"{path.relative_to(PACKAGE.parent)} imports {name}")
+    return bad
+
+
+def test_core_layers_never_import_aiohttp():
+    for part in ("protocol.py", "audio.py", "engine", "jobs"):
+        assert offenders(part, ("aiohttp",)) == []
+
+
+def test_engine_knows_nothing_of_jobs_or_views():
+    assert offenders("engine", ("npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server",
+                                "npu_worker.app")) == []
+
+
+def test_jobs_never_import_the_views():
+    assert offenders("jobs", ("npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.app")) == []
+
+
+def test_client_and_bench_talk_over_the_wire_only():
+    forbidden = ("npu_worker.engine", "npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server",
+                 "npu_worker.app")
+    for part in ("client.py", "bench"):
+        if (PACKAGE / part).exists():
+            assert offenders(part, forbidden) == []
