@@ -47,9 +47,12 @@ WorkerFactory = Callable[..., Awaitable[TestClient]]
 async def worker(aiohttp_client: Any, settings: Settings) -> AsyncIterator[WorkerFactory]:
     """Start a real worker on a TCP port: `client = await worker(engine, **setting_overrides)`."""
 
-    async def start(engine: Any = None, wait_loaded: bool = True, **overrides: Any) -> TestClient:
+    async def start(engine: Any = "tone", wait_loaded: bool = True, **overrides: Any) -> TestClient:
+        """`engine="tone"`: a fresh ToneEngine; `engine=None`: the configured backend, as `serve` does."""
+        if engine == "tone":
+            engine = ToneEngine()
         # build_app is a synchronous factory (it runs before the loop in `serve`): build it off the loop.
-        app = await asyncio.to_thread(build_app, settings.replace(**overrides), engine or ToneEngine())
+        app = await asyncio.to_thread(build_app, settings.replace(**overrides), engine)
         client = await aiohttp_client(app)
         if wait_loaded:
             await wait_until_loaded(client)
