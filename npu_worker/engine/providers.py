@@ -1,0 +1,226 @@
+"""Execution providers: which device runs a model, chosen from a table and verified by real placement.
+
+`auto` tries QNN (the Qualcomm NPU, through the onnxruntime-qnn plugin), then CUDA, then CPU, and says
+why it passed over each one; an explicitly requested device that cannot run is a ModelLoadError. A
+device only counts as used when the session really assigned graph nodes to it: onnxruntime lists a
+provider in `get_providers()` even when it took nothing (QNN takes no nodes of a dynamic-shape graph).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import logging
+import os
+import platform
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from npu_worker.protocol import ModelLoadError
+
+log = logging.getLogger(__name__)
+
+DEVICES = ("qnn", "cuda", "cpu")
+EP_NAMES = {"qnn": "QNNExecutionProvider", "cuda": "CUDAExecutionProvider", "cpu": "CPUExecutionProvider"}
+AUTO_ORDER = ("qnn", "cuda", "cpu")
+QNN_OPTIONS = {"backend_type": "htp", "htp_performance_mode": "burst", "enable_htp_fp16_precision": "1"}
+X86_MACHINES = ("x86_64", "amd64", "i386", "i686")
+
+
+class DeviceUnavailable(Exception):
+    """A device cannot run this model here; the message is the reason shown in /health."""
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """What the session factory needs from Settings (threads, simulator opt-in, cache directory)."""
+
+    threads: int = 0
+    allow_htp_simulator: bool = False
+    cache_dir: Path | None = None
+    qnn_options: dict[str, str] = field(default_factory=lambda: dict(QNN_OPTIONS))
+
+    def intra_op_threads(self) -> int:
+        return self.threads if self.threads > 0 else physical_cores()
+
+
+def physical_cores() -> int:
+    """Physical cores (hyper-threads excluded), the measured best intra-op thread count."""
+    try:
+        cores = set()
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            physical = core = None
+            for line in info:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "physical id":
+                    physical = value.strip()
+                elif key == "core id":
+                    core = value.strip()
+                elif not line.strip() and core is not None:
+                    cores.add((physical, core))
+                    physical = core = None
+            if core is not None:
+                cores.add((physical, core))
+        if cores:
+            return len(cores)
+    except OSError:
+        pass
+    return max(1, (os.cpu_count() or 2) // (2 if platform.machine().lower() in X86_MACHINES else 1))
+
+
+def session_options(config: RuntimeConfig) -> Any:
+    """Intra-op = physical cores, inter-op 1, sequential, all graph optimisations (measured best)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = config.intra_op_threads()
+    options.inter_op_num_threads = 1
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    return options
+
+
+def placement(session: Any) -> Counter[str]:
+    """Nodes per execution provider, as really assigned in this session."""
+    counts: Counter[str] = Counter()
+    try:
+        for subgraph in session.get_provider_graph_assignment_info():
+            counts[subgraph.ep_name] += len(subgraph.get_nodes())
+    except Exception:  # older runtimes lack the API: trust the first listed provider
+        counts[session.get_providers()[0]] += 1
+    return counts
+
+
+# ------------------------------------------------------------------------------------------ QNN
+
+
+def qnn_devices(config: RuntimeConfig) -> list[Any]:
+    """QNN EP devices after registering the plugin; raises DeviceUnavailable with the reason."""
+    import onnxruntime as ort
+
+    try:
+        import onnxruntime_qnn
+    except ImportError as exc:
+        raise DeviceUnavailable("onnxruntime-qnn is not installed (pip install 'npu-worker[qnn]')") from exc
+    if platform.machine().lower() in X86_MACHINES and not config.allow_htp_simulator:
+        raise DeviceUnavailable(
+            f"QNN on {platform.machine()} is the HTP simulator (~1000x slower than CPU); "
+            "it is never chosen automatically (--allow-htp-simulator to opt in)"
+        )
+    try:
+        if not any(d.ep_name == EP_NAMES["qnn"] for d in ort.get_ep_devices()):
+            ort.register_execution_provider_library(EP_NAMES["qnn"], onnxruntime_qnn.get_library_path())
+        devices = [d for d in ort.get_ep_devices() if d.ep_name == EP_NAMES["qnn"]]
+    except Exception as exc:
+        raise DeviceUnavailable(f"the QNN plugin could not be registered: {exc}") from exc
+    if not devices:
+        raise DeviceUnavailable("the QNN plugin reports no device")
+    return devices
+
+
+def context_cache_path(config: RuntimeConfig, model_path: Path, fixed_dims: dict[str, int]) -> Path | None:
+    """Where the compiled QNN context of this model + shape lives (None: no caching)."""
+    if config.cache_dir is None:
+        return None
+    stat = model_path.stat()
+    key = f"{model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{sorted(fixed_dims.items())}"
+    key += f"|{sorted(config.qnn_options.items())}"
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return config.cache_dir / f"{model_path.stem}-{digest}_ctx.onnx"
+
+
+def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, int]) -> Any:
+    import onnxruntime as ort
+
+    devices = qnn_devices(config)
+    options = session_options(config)
+    for name, value in fixed_dims.items():
+        options.add_free_dimension_override_by_name(name, value)
+    options.add_provider_for_devices(devices, dict(config.qnn_options))
+    cached = context_cache_path(config, model_path, fixed_dims)
+    if cached is not None and cached.is_file():
+        try:
+            return ort.InferenceSession(str(cached), sess_options=options)
+        except Exception as exc:  # stale or foreign cache: rebuild it below
+            log.warning("ignoring QNN context cache %s: %s", cached, exc)
+            cached.unlink(missing_ok=True)
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        options.add_session_config_entry("ep.context_enable", "1")
+        options.add_session_config_entry("ep.context_file_path", str(cached))
+        options.add_session_config_entry("ep.context_embed_mode", "0")
+    return ort.InferenceSession(str(model_path), sess_options=options)
+
+
+# ------------------------------------------------------------------------------------------ CUDA
+
+
+def cuda_reason() -> str | None:
+    """None when CUDA can run here, else why not."""
+    import onnxruntime as ort
+
+    try:
+        importlib.metadata.version("onnxruntime-gpu")
+    except importlib.metadata.PackageNotFoundError:
+        return "onnxruntime-gpu is not the installed runtime (pip install 'npu-worker[cuda]')"
+    if EP_NAMES["cuda"] not in ort.get_available_providers():
+        return "onnxruntime-gpu is installed but reports no CUDA provider (driver/CUDA libraries?)"
+    return None
+
+
+# ------------------------------------------------------------------------------------------ open
+
+
+def open_session(
+    model_path: Path, device: str, config: RuntimeConfig, fixed_dims: dict[str, int] | None = None
+) -> Any:
+    """A session on `device`, verified to run nodes there; raises DeviceUnavailable otherwise.
+
+    `fixed_dims` (free-dimension name → size) makes every shape static, which QNN needs.
+    """
+    import onnxruntime as ort
+
+    if device == "qnn":
+        session = _qnn_session(model_path, config, fixed_dims or {})
+    else:
+        options = session_options(config)
+        for name, value in (fixed_dims or {}).items():
+            options.add_free_dimension_override_by_name(name, value)
+        if device == "cuda":
+            reason = cuda_reason()
+            if reason:
+                raise DeviceUnavailable(reason)
+            providers = [EP_NAMES["cuda"], EP_NAMES["cpu"]]
+        else:
+            providers = [EP_NAMES["cpu"]]
+        session = ort.InferenceSession(str(model_path), sess_options=options, providers=providers)
+    if device != "cpu":
+        nodes = placement(session)
+        if nodes.get(EP_NAMES[device], 0) == 0:
+            raise DeviceUnavailable(
+                f"{EP_NAMES[device]} took no nodes of {model_path.name} (placement: {dict(nodes) or 'none'})"
+            )
+    return session
+
+
+def candidates(requested: str) -> tuple[str, ...]:
+    """Devices to try, in order: the table for `auto`, else only the one asked for."""
+    if requested == "auto":
+        return AUTO_ORDER
+    if requested not in DEVICES:
+        raise ModelLoadError(f"unknown device {requested!r}; use auto, {', '.join(DEVICES)}")
+    return (requested,)
+
+
+def explain(reasons: list[str]) -> str | None:
+    return "; ".join(reasons) or None
+
+
+def require(device: str, requested: str, error: DeviceUnavailable) -> ModelLoadError:
+    """The ModelLoadError for an explicitly requested device that cannot run."""
+    return ModelLoadError(f"--device {requested}: {device} cannot run here: {error}", fallback="cpu")

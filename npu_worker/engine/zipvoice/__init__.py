@@ -1,0 +1,1 @@
+"""ZipVoice ONNX engine (`--backend zipvoice-onnx`): see docs/zipvoice.md and engine.py."""

@@ -1,0 +1,239 @@
+"""`ZipVoiceEngine`: ZipVoice (or ZipVoice-Distill) ONNX on QNN / CUDA / CPU, streamed per segment.
+
+One request: plan segments (short first one, then packed sentences), then for each segment run the
+text encoder (frame count with the speed fix), the seeded Euler sampler over the decoder, and the
+vocoder in pieces; pieces pass through a cross-fading, edge-trimming joiner and are yielded as soon as
+they are final. Same seed + text + voice → identical samples.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import numpy as np
+
+from npu_worker.config import Settings
+from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
+from npu_worker.engine.providers import RuntimeConfig
+from npu_worker.engine.zipvoice import model_files, runtime, sampler
+from npu_worker.engine.zipvoice.features import SpectrumConfig, rms_restore
+from npu_worker.engine.zipvoice.joiner import StreamJoiner
+from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache, PromptOptions
+from npu_worker.engine.zipvoice.segmenter import plan_segments
+from npu_worker.engine.zipvoice.tokenizer import (
+    Phonemize,
+    TokenTable,
+    add_punctuation,
+    choose_tokenizer,
+    make_tokenizer,
+)
+from npu_worker.engine.zipvoice.vocoder import Vocoder, spectrum_config
+from npu_worker.protocol import EngineError, ModelLoadError, WorkerError
+
+BACKEND = "zipvoice-onnx"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ZipVoiceOptions:
+    """Engine knobs beyond Settings; the defaults are the ones the benchmarks were run with."""
+
+    t_shift: float = sampler.T_SHIFT
+    first_segment_seconds: float = 1.6  # generated audio of the first segment, at most
+    first_segment_min_seconds: float = 0.8  # a shorter first sentence takes the next one along
+    segment_seconds: float = 14.0  # generated audio of later segments, at most
+    crossfade_ms: float = 100.0
+    vocoder_piece_frames: int = 188  # ≈ 2 s of audio per vocoder call
+    buckets: tuple[int, ...] = runtime.DEFAULT_BUCKETS  # decoder frame buckets on QNN
+    prompt: PromptOptions = field(default_factory=PromptOptions)
+
+
+@dataclass
+class SegmentTrace:
+    """What one segment cost (read by the benchmark; the engine itself does not need it)."""
+
+    text: str
+    tokens: int
+    prompt_frames: int
+    frames: int
+    encoder_seconds: float = 0.0
+    step_seconds: list[float] = field(default_factory=list)
+    vocoder_seconds: float = 0.0
+    samples: int = 0
+
+
+class ZipVoiceEngine:
+    """The Engine protocol for ZipVoice ONNX models (see npu_worker/engine/base.py)."""
+
+    def __init__(
+        self, settings: Settings, options: ZipVoiceOptions | None = None, phonemize: Phonemize | None = None
+    ) -> None:
+        self.settings = settings
+        self.options = options or ZipVoiceOptions()
+        self._phonemize = phonemize
+        self._info: EngineInfo | None = None
+        self.num_steps = 0
+        self.guidance_scale = 0.0
+        self.tokenizer_name = ""
+        self.traces: list[SegmentTrace] = []  # segments of the last request
+
+    @property
+    def info(self) -> EngineInfo:
+        if self._info is None:
+            raise EngineError("the ZipVoice engine is not loaded")
+        return self._info
+
+    def default_voice(self) -> Voice:
+        return Voice(self.settings.ref_wav, self.settings.ref_text)
+
+    def load(self) -> None:
+        settings = self.settings
+        files = model_files.locate(settings.model_dir, settings.precision, settings.vocoder)
+        config = RuntimeConfig(
+            threads=settings.threads,
+            allow_htp_simulator=settings.allow_htp_simulator,
+            cache_dir=settings.resolved_state_dir() / "qnn-cache",
+        )
+        models = runtime.open_models(
+            files.encoder, files.decoder, files.vocoder, settings.device, config, self.options.buckets
+        )
+        meta = models.decoder_metadata
+        sample_rate = int(meta.get("sample_rate", 24000))
+        self.feat_dim = int(meta.get("feat_dim", 100))
+        spectrum = SpectrumConfig(
+            sample_rate=sample_rate,
+            n_fft=int(meta.get("n_fft", 1024)),
+            hop_length=int(meta.get("hop_length", 256)),
+            win_length=int(meta.get("window_length", 1024)),
+            num_mels=int(meta.get("num_mels", self.feat_dim)),
+        )
+        defaults = sampler.DISTILL_DEFAULTS if model_files.is_distill(files, meta) else sampler.FULL_DEFAULTS
+        self.num_steps = settings.num_steps or defaults.num_steps
+        self.guidance_scale = (
+            settings.guidance_scale if settings.guidance_scale is not None else defaults.guidance_scale
+        )
+        models.decoder.set_guidance_scale(self.guidance_scale)
+        self.table = TokenTable.load(files.tokens)
+        self.tokenizer_name = choose_tokenizer(settings.tokenizer, models.encoder_metadata, self.table)
+        self.tokenizer = make_tokenizer(self.tokenizer_name, self._phonemize)
+        self.models = models
+        self.spectrum = spectrum
+        self.vocoder = Vocoder(models.vocoder_session, spectrum_config(models.vocoder_metadata, sample_rate))
+        self.prompts = PromptCache(sample_rate, spectrum, self._token_ids, self.options.prompt)
+        self._info = EngineInfo(
+            BACKEND, models.device, settings.precision, sample_rate, files.model_id(), models.fallback_reason
+        )
+        if settings.ref_wav:
+            try:
+                self.prompts.get(self.default_voice(), "ko")
+            except EngineError as exc:
+                raise ModelLoadError(f"default reference voice: {exc.message}") from exc
+
+    def _token_ids(self, text: str, lang: str) -> list[int]:
+        return self.table.to_ids(self.tokenizer.symbols(text, lang))
+
+    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        info = self.info
+        voice = request.voice if request.voice.ref_wav else self.default_voice()
+        try:
+            prompts = self.prompts.get(voice, request.lang)
+            segments = self.plan(request.text, request.lang, prompts.rest, request.speed_factor)
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise EngineError(f"preparing the text failed: {exc}") from exc
+        seed = self.settings.seed if request.seed is None else request.seed
+        joiner = StreamJoiner(info.sample_rate, self.options.crossfade_ms)
+        self.traces = []
+        for index, text in enumerate(segments):
+            prompt = prompts.first if index == 0 else prompts.rest
+            joiner.start_segment()
+            for piece in self._segment(text, request.lang, prompt, request.speed_factor, seed + index):
+                out = joiner.feed(piece)
+                if out.size:
+                    yield out
+        out = joiner.finish()
+        if out.size:
+            yield out
+
+    def plan(self, text: str, lang: str, prompt: Prompt, speed: float) -> list[str]:
+        """Segments of a text, sized in tokens from the prompt's speaking rate."""
+        count = lru_cache(maxsize=256)(lambda piece: len(self._token_ids(add_punctuation(piece), lang)))
+        seconds_per_token = prompt.seconds / max(1, len(prompt.tokens)) / max(speed, 1e-3)
+        options = self.options
+
+        def tokens(seconds: float) -> int:
+            return max(1, int(seconds / seconds_per_token))
+
+        return plan_segments(
+            text,
+            count,
+            tokens(options.first_segment_seconds),
+            tokens(options.segment_seconds),
+            tokens(options.first_segment_min_seconds),
+        )
+
+    def _segment(self, text: str, lang: str, prompt: Prompt, speed: float, seed: int) -> Iterator[np.ndarray]:
+        tokens = self._token_ids(add_punctuation(text), lang)
+        if not tokens:
+            log.info("segment %r gives no tokens for lang %s; skipped", text, lang)
+            return
+        trace = SegmentTrace(text, len(tokens), prompt.frames, 0)
+        self.traces.append(trace)
+        started = time.perf_counter()
+        try:
+            encoder_speed = sampler.encoder_speed(prompt.frames, len(prompt.tokens), len(tokens), speed)
+            condition = self.models.encoder(tokens, prompt.tokens, prompt.frames, encoder_speed)
+            trace.frames = int(condition.shape[1])
+            trace.encoder_seconds = time.perf_counter() - started
+            if trace.frames <= prompt.frames + 1:
+                return
+            generated = sampler.euler_sample(
+                self.models.decoder,
+                condition,
+                prompt.features,
+                self.num_steps,
+                seed,
+                self.options.t_shift,
+                on_step=self._timer(trace),
+            )
+        except WorkerError:
+            raise
+        except Exception as exc:
+            raise EngineError(f"synthesis of {text[:40]!r} failed: {exc}") from exc
+        pieces = self.vocoder.decode_pieces(generated / sampler.FEAT_SCALE, self.options.vocoder_piece_frames)
+        while True:
+            started = time.perf_counter()
+            try:
+                piece = next(pieces, None)
+            except Exception as exc:
+                raise EngineError(f"vocoder failed on {text[:40]!r}: {exc}") from exc
+            trace.vocoder_seconds += time.perf_counter() - started
+            if piece is None:
+                return
+            trace.samples += piece.size
+            yield rms_restore(piece, prompt.rms, self.options.prompt.target_rms)
+
+    @staticmethod
+    def _timer(trace: SegmentTrace) -> Callable[[int], None]:
+        last = [time.perf_counter()]
+
+        def on_step(step: int) -> None:
+            now = time.perf_counter()
+            trace.step_seconds.append(now - last[0])
+            last[0] = now
+
+        return on_step
+
+    def close(self) -> None:
+        self.models = None  # type: ignore[assignment]
+        self._info = None
+
+
+def create(settings: Settings) -> ZipVoiceEngine:
+    """The engine for `--backend zipvoice-onnx` (call `load()` before use)."""
+    return ZipVoiceEngine(settings)

@@ -1,0 +1,107 @@
+"""Finding ZipVoice's files in a model directory (official export or sherpa-onnx release layout).
+
+Every problem is a ModelLoadError that names the file at fault and what was looked for, so a user
+who points the worker at the wrong directory reads which file is missing, not a stack trace.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from npu_worker.protocol import ModelLoadError
+
+ENCODER_NAMES = {
+    "fp32": ("text_encoder.onnx", "encoder.onnx"),
+    "int8": ("text_encoder_int8.onnx", "encoder.int8.onnx", "encoder_int8.onnx", "text_encoder.int8.onnx"),
+}
+DECODER_NAMES = {
+    "fp32": ("fm_decoder.onnx", "decoder.onnx"),
+    "int8": ("fm_decoder_int8.onnx", "decoder.int8.onnx", "decoder_int8.onnx", "fm_decoder.int8.onnx"),
+}
+VOCODER_NAMES = ("vocos_24khz.onnx", "vocos.onnx")
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    directory: Path
+    encoder: Path
+    decoder: Path
+    vocoder: Path
+    tokens: Path
+    config: dict[str, object]
+    precision: str
+
+    def model_id(self) -> str:
+        """Directory name + decoder file: what /health reports as `model` and the cache keys on."""
+        return f"{self.directory.name}/{self.decoder.name}"
+
+
+def _find(directory: Path, names: tuple[str, ...], what: str, precision: str) -> Path:
+    for name in names:
+        if (directory / name).is_file():
+            return directory / name
+    raise ModelLoadError(
+        f"{what} ({precision}) not found in {directory}: looked for {', '.join(names)}"
+        + (" (try --precision fp32)" if precision == "int8" else " (try --precision int8)")
+    )
+
+
+def _vocoder(directory: Path, explicit: str | None) -> Path:
+    if explicit:
+        path = Path(explicit).expanduser()
+        if not path.is_file():
+            raise ModelLoadError(f"vocoder file {path} does not exist (--vocoder)")
+        return path
+    for place in (directory, directory.parent):
+        for name in VOCODER_NAMES:
+            if (place / name).is_file():
+                return place / name
+    raise ModelLoadError(
+        f"vocoder not found: looked for {', '.join(VOCODER_NAMES)} in {directory} and {directory.parent}; "
+        "download vocos_24khz.onnx (sherpa-onnx release) or pass --vocoder"
+    )
+
+
+def locate(model_dir: str | None, precision: str, vocoder: str | None = None) -> ModelFiles:
+    """All files of one model, for `precision` fp32 or int8."""
+    if not model_dir:
+        raise ModelLoadError("--model-dir is required for --backend zipvoice-onnx")
+    directory = Path(model_dir).expanduser()
+    if not directory.is_dir():
+        raise ModelLoadError(f"model directory {directory} does not exist")
+    if precision not in ENCODER_NAMES:
+        raise ModelLoadError(f"unknown precision {precision!r}; use fp32 or int8")
+    tokens = directory / "tokens.txt"
+    if not tokens.is_file():
+        raise ModelLoadError(f"token table {tokens} does not exist")
+    config: dict[str, object] = {}
+    config_path = directory / "model.json"
+    if config_path.is_file():
+        try:
+            config = json.loads(config_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ModelLoadError(f"{config_path} is not valid JSON: {exc}") from exc
+    return ModelFiles(
+        directory=directory,
+        encoder=_find(directory, ENCODER_NAMES[precision], "text encoder", precision),
+        decoder=_find(directory, DECODER_NAMES[precision], "flow-matching decoder", precision),
+        vocoder=_vocoder(directory, vocoder),
+        tokens=tokens,
+        config=config,
+        precision=precision,
+    )
+
+
+def is_distill(files: ModelFiles, decoder_metadata: dict[str, str]) -> bool:
+    """Distill models want 8 steps and guidance 3.0; the export metadata does not say, so look around.
+
+    A `distill` metadata key wins; else the model directory's name or model.json mentioning distill.
+    """
+    flag = decoder_metadata.get("distill") or decoder_metadata.get("is_distill")
+    if flag is not None:
+        return str(flag).strip().lower() in ("1", "true", "yes")
+    if "distill" in files.directory.name.lower():
+        return True
+    return "distill" in json.dumps(files.config).lower()

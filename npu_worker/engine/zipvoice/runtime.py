@@ -1,0 +1,205 @@
+"""ONNX sessions of one ZipVoice model on the chosen device: text encoder, decoder, vocoder.
+
+The decoder is the only model worth moving to the NPU (≈96 % of the time); QNN needs static shapes,
+so on QNN it runs as one session per frame-count bucket: inputs are padded up to the bucket and the
+output cut back (`BucketedDecoder`). The text encoder (its output length is computed inside the graph)
+and the vocoder stay on the CPU there. CUDA and CPU run all three with dynamic shapes.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from npu_worker.engine import providers
+from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig
+from npu_worker.protocol import ModelLoadError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BUCKETS = (256, 384, 512, 768, 1024, 1536, 2048, 2560)
+
+
+def _scalar(session_input: Any, value: float | int, dtype: type) -> np.ndarray:
+    """Scalars as rank-0 or shape-[1] tensors, whichever the graph declares."""
+    shape = session_input.shape
+    return np.array([value] if shape and len(shape) == 1 else value, dtype=dtype)
+
+
+def metadata(session: Any) -> dict[str, str]:
+    return dict(session.get_modelmeta().custom_metadata_map)
+
+
+class TextEncoder:
+    def __init__(self, session: Any) -> None:
+        self.session = session
+        self.inputs = session.get_inputs()
+
+    def __call__(
+        self, tokens: list[int], prompt_tokens: list[int], prompt_frames: int, speed: float
+    ) -> np.ndarray:
+        feed = {
+            self.inputs[0].name: np.array([tokens], dtype=np.int64),
+            self.inputs[1].name: np.array([prompt_tokens], dtype=np.int64),
+            self.inputs[2].name: _scalar(self.inputs[2], prompt_frames, np.int64),
+            self.inputs[3].name: _scalar(self.inputs[3], speed, np.float32),
+        }
+        return self.session.run(None, feed)[0]
+
+
+class Decoder:
+    """One dynamic-shape decoder session: v = decoder(t, x, text_condition, speech_condition)."""
+
+    def __init__(self, session: Any, guidance_scale: float = 1.0) -> None:
+        self.session = session
+        self.inputs = session.get_inputs()
+        self.guidance_scale = guidance_scale
+
+    def set_guidance_scale(self, value: float) -> None:
+        self.guidance_scale = value
+
+    def __call__(self, t: float, x: np.ndarray, text: np.ndarray, speech: np.ndarray) -> np.ndarray:
+        feed = {
+            self.inputs[0].name: _scalar(self.inputs[0], t, np.float32),
+            self.inputs[1].name: x,
+            self.inputs[2].name: text,
+            self.inputs[3].name: speech,
+            self.inputs[4].name: _scalar(self.inputs[4], self.guidance_scale, np.float32),
+        }
+        return self.session.run(None, feed)[0]
+
+
+class BucketedDecoder:
+    """Fixed-shape decoder sessions (one per bucket of frames), padding inputs and cutting outputs.
+
+    Padding: the text condition repeats its last frame (the encoder's own pad-position output), the
+    speech condition is zero, and x is a fixed noise scaled by (1 − t), the noise share of x at t.
+    Frames beyond the largest bucket go to `overflow` (a dynamic CPU decoder).
+    """
+
+    def __init__(
+        self, sessions: dict[int, Any], overflow: Decoder | None, guidance_scale: float = 1.0
+    ) -> None:
+        self.buckets = sorted(sessions)
+        self.decoders = {size: Decoder(s, guidance_scale) for size, s in sessions.items()}
+        self.overflow = overflow
+        self._noise = np.random.default_rng(0).standard_normal((1, self.buckets[-1], 1), dtype=np.float32)
+
+    def set_guidance_scale(self, value: float) -> None:
+        for decoder in [*self.decoders.values(), *([self.overflow] if self.overflow else [])]:
+            decoder.set_guidance_scale(value)
+
+    def bucket_for(self, frames: int) -> int | None:
+        index = bisect.bisect_left(self.buckets, frames)
+        return self.buckets[index] if index < len(self.buckets) else None
+
+    def __call__(self, t: float, x: np.ndarray, text: np.ndarray, speech: np.ndarray) -> np.ndarray:
+        frames = x.shape[1]
+        size = self.bucket_for(frames)
+        if size is None:
+            if self.overflow is None:
+                raise ModelLoadError(f"{frames} frames exceed the largest bucket {self.buckets[-1]}")
+            return self.overflow(t, x, text, speech)
+        extra = size - frames
+        if extra:
+            noise = np.broadcast_to(self._noise[:, :extra], (1, extra, x.shape[2])) * np.float32(1.0 - t)
+            x = np.concatenate([x, noise.astype(np.float32)], axis=1)
+            text = np.concatenate([text, np.repeat(text[:, -1:], extra, axis=1)], axis=1)
+            speech = np.concatenate([speech, np.zeros((1, extra, speech.shape[2]), np.float32)], axis=1)
+        return self.decoders[size](t, x, text, speech)[:, :frames]
+
+
+def frame_dim_names(model_path: Path) -> tuple[str | None, str | None]:
+    """Symbolic (batch, frames) dimension names of the decoder's `x` input, for free-dim overrides."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+    shape = session.get_inputs()[1].shape
+    del session
+    names = [d if isinstance(d, str) else None for d in shape[:2]]
+    return names[0], names[1]
+
+
+@dataclass
+class LoadedModels:
+    encoder: TextEncoder
+    decoder: Decoder | BucketedDecoder
+    vocoder_session: Any
+    encoder_metadata: dict[str, str]
+    decoder_metadata: dict[str, str]
+    vocoder_metadata: dict[str, str]
+    device: str
+    fallback_reason: str | None
+
+
+def _open_qnn_decoder(path: Path, config: RuntimeConfig, buckets: tuple[int, ...]) -> BucketedDecoder:
+    batch, frames = frame_dim_names(path)
+    if frames is None:
+        raise DeviceUnavailable(f"{path.name} has no symbolic frame dimension to fix")
+    sessions = {}
+    for size in buckets:
+        dims = {frames: size} | ({batch: 1} if batch else {})
+        sessions[size] = providers.open_session(path, "qnn", config, dims)
+    overflow = Decoder(providers.open_session(path, "cpu", config))
+    return BucketedDecoder(sessions, overflow)
+
+
+def open_models(
+    encoder: Path,
+    decoder: Path,
+    vocoder: Path,
+    requested: str,
+    config: RuntimeConfig,
+    buckets: tuple[int, ...] = DEFAULT_BUCKETS,
+) -> LoadedModels:
+    """Sessions on the first device of the table that really runs the decoder."""
+    reasons: list[str] = []
+    for device in providers.candidates(requested):
+        try:
+            if device == "qnn":
+                dec: Decoder | BucketedDecoder = _open_qnn_decoder(decoder, config, buckets)
+                others = "cpu"
+            else:
+                dec = Decoder(providers.open_session(decoder, device, config))
+                others = device
+        except DeviceUnavailable as exc:
+            if requested != "auto":
+                raise providers.require(device, requested, exc) from exc
+            reasons.append(f"{device}: {exc}")
+            log.info("device %s not used: %s", device, exc)
+            continue
+        except ModelLoadError:
+            raise
+        except Exception as exc:  # a model onnxruntime cannot load at all is the file's fault
+            raise ModelLoadError(f"cannot load {decoder}: {exc}") from exc
+        enc_session = _open_plain(encoder, others, config)
+        voc_session = _open_plain(vocoder, others, config)
+        first = dec.decoders[dec.buckets[0]].session if isinstance(dec, BucketedDecoder) else dec.session
+        return LoadedModels(
+            encoder=TextEncoder(enc_session),
+            decoder=dec,
+            vocoder_session=voc_session,
+            encoder_metadata=metadata(enc_session),
+            decoder_metadata=metadata(first),
+            vocoder_metadata=metadata(voc_session),
+            device=device,
+            fallback_reason=providers.explain(reasons),
+        )
+    raise ModelLoadError("no device can run the model: " + "; ".join(reasons))
+
+
+def _open_plain(path: Path, device: str, config: RuntimeConfig) -> Any:
+    try:
+        return providers.open_session(path, device, config)
+    except DeviceUnavailable:
+        return providers.open_session(path, "cpu", config)
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load {path}: {exc}") from exc

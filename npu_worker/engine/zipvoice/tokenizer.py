@@ -1,0 +1,220 @@
+"""Text → token ids for ZipVoice: `espeak` (any espeak-ng language, Korean fine-tunes), `simple`
+(one token per character) and `emilia` (the released zh/en models; optional `[zh]` extra).
+
+The token table comes from the model's tokens.txt; symbols it does not know are dropped, as in the
+reference tokenizers. Which tokenizer a model needs is chosen from its metadata and token table
+(`choose_tokenizer`), and a setting can override it.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from npu_worker.protocol import ModelLoadError
+
+PUNCTUATION = frozenset(";:,.!?；：，。！？")
+_FULLWIDTH = str.maketrans({"，": ",", "。": ".", "！": "!", "？": "?", "；": ";", "：": ":", "、": ","})
+
+
+@dataclass(frozen=True)
+class TokenTable:
+    """tokens.txt: `token<TAB>id` per line (a whitespace separator is accepted too)."""
+
+    ids: Mapping[str, int]
+    pad_id: int
+
+    @classmethod
+    def load(cls, path: Path) -> TokenTable:
+        ids: dict[str, int] = {}
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelLoadError(f"cannot read token table {path}: {exc}") from exc
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            separator = line.rfind("\t")
+            if separator < 0:
+                separator = line.rfind(" ")
+            token, raw_id = line[:separator], line[separator + 1 :]
+            if separator <= 0 or not raw_id.strip().isdigit():
+                raise ModelLoadError(f"{path} line {number} is not 'token<TAB>id': {line!r}")
+            ids[token] = int(raw_id)
+        if "_" not in ids:
+            raise ModelLoadError(f"{path} has no pad token '_'")
+        return cls(ids=ids, pad_id=ids["_"])
+
+    def to_ids(self, symbols: list[str]) -> list[int]:
+        return [self.ids[s] for s in symbols if s in self.ids]
+
+    def has_pinyin(self) -> bool:
+        """True when the table holds emilia's pinyin initials (`b0`, `zh0`, ...)."""
+        return "zh0" in self.ids or "b0" in self.ids
+
+
+def add_punctuation(text: str) -> str:
+    """A final full stop when the text ends without punctuation (reference behaviour)."""
+    text = text.strip()
+    if text and text[-1] not in PUNCTUATION:
+        text += "."
+    return text
+
+
+class Tokenizer(Protocol):
+    name: str
+
+    def symbols(self, text: str, lang: str) -> list[str]:
+        """Token symbols of one text (no table lookup)."""
+        ...
+
+
+class SimpleTokenizer:
+    """One token per character, no normalisation."""
+
+    name = "simple"
+
+    def symbols(self, text: str, lang: str) -> list[str]:
+        return list(text)
+
+
+Phonemize = Callable[[str, str], "str | list[str]"]
+
+
+def _default_phonemize(text: str, voice: str) -> str | list[str]:
+    from npu_worker.engine.espeak_lib import get_espeak
+
+    return get_espeak().phonemize(text, voice)
+
+
+def espeak_voice(lang: str) -> str:
+    """Request `lang` → espeak-ng voice name (`en` means `en-us`, as the reference tokenizer)."""
+    lang = lang.strip().lower().replace("_", "-")
+    return {"en": "en-us", "zh": "cmn", "ja": "ja", "ko": "ko"}.get(lang, lang)
+
+
+class EspeakTokenizer:
+    """espeak-ng IPA phonemes flattened to single characters (spaces, stress marks, punctuation kept).
+
+    If espeak drops the clause's final punctuation, the text's own final mark is kept, because the
+    model was trained with it and the segmenter relies on it.
+    """
+
+    name = "espeak"
+
+    def __init__(self, phonemize: Phonemize | None = None) -> None:
+        self._phonemize = phonemize or _default_phonemize
+
+    def symbols(self, text: str, lang: str) -> list[str]:
+        phonemes = self._phonemize(text, espeak_voice(lang))
+        flat = "".join(phonemes) if isinstance(phonemes, list) else str(phonemes)
+        flat = unicodedata.normalize("NFC", flat.replace("\n", " ")).strip()
+        final = text.strip()[-1:].translate(_FULLWIDTH)
+        if final in PUNCTUATION and not flat.endswith(final):
+            flat = flat.rstrip(".,;:!? ") + final
+        return list(flat)
+
+
+class EmiliaTokenizer:
+    """zh via jieba + pypinyin (initial + `0`, tone-3 final), en via espeak `en-us`; others dropped."""
+
+    name = "emilia"
+
+    def __init__(self, phonemize: Phonemize | None = None) -> None:
+        try:
+            import jieba  # noqa: F401
+            import pypinyin  # noqa: F401
+        except ImportError as exc:
+            raise ModelLoadError(
+                "the emilia tokenizer needs the [zh] extra (pip install 'npu-worker[zh]'): " + str(exc)
+            ) from exc
+        self._english = EspeakTokenizer(phonemize)
+
+    def symbols(self, text: str, lang: str) -> list[str]:
+        text = _normalise_chinese_numbers(text.translate(_FULLWIDTH))
+        result: list[str] = []
+        for piece, kind in _language_runs(text):
+            if kind == "zh":
+                result += self._chinese(piece)
+            elif kind == "en":
+                result += self._english.symbols(piece, "en-us")
+            else:
+                result += [c for c in piece if c in PUNCTUATION or c == " "]
+        return result
+
+    @staticmethod
+    def _chinese(text: str) -> list[str]:
+        import jieba
+        from pypinyin import Style, lazy_pinyin
+        from pypinyin.contrib.tone_convert import to_finals_tone3, to_initials
+
+        syllables = lazy_pinyin(
+            list(jieba.cut(text)), style=Style.TONE3, tone_sandhi=True, neutral_tone_with_five=True
+        )
+        phones: list[str] = []
+        for syllable in syllables:
+            if not (syllable[:-1].isalpha() and syllable[-1:] in "12345" and len(syllable) > 1):
+                phones += [c for c in syllable if not c.isspace() or c == " "]
+                continue
+            initial = to_initials(syllable, strict=False)
+            final = to_finals_tone3(syllable, strict=False, neutral_tone_with_five=True)
+            phones += ([initial + "0"] if initial else []) + ([final] if final else [])
+        return phones
+
+
+def _normalise_chinese_numbers(text: str) -> str:
+    try:
+        import cn2an
+    except ImportError:
+        return text
+    try:
+        return str(cn2an.transform(text, "an2cn"))
+    except Exception:  # cn2an raises plain exceptions on odd input; the digits then stay as they are
+        return text
+
+
+def _language_runs(text: str) -> list[tuple[str, str]]:
+    """Split into runs of Chinese, Latin letters and other characters; others join the run before."""
+    runs: list[tuple[str, str]] = []
+    for char in text:
+        kind = "zh" if "\u4e00" <= char <= "\u9fff" else "en" if re.match(r"[A-Za-z]", char) else "other"
+        if runs and (kind == runs[-1][1] or kind == "other" and runs[-1][1] != "other"):
+            runs[-1] = (runs[-1][0] + char, runs[-1][1])
+        else:
+            runs.append((char, kind))
+    return runs
+
+
+TOKENIZERS = ("espeak", "simple", "emilia")
+
+
+def choose_tokenizer(requested: str | None, metadata: Mapping[str, str], table: TokenTable) -> str:
+    """The tokenizer name: the setting if given, else from the encoder metadata and the token table.
+
+    The official export writes `use_espeak=1` and `use_pinyin=1` for every model, so pinyin is only
+    taken when the token table really has pinyin initials (a Korean fine-tune has none).
+    """
+    if requested:
+        if requested not in TOKENIZERS:
+            raise ModelLoadError(f"unknown tokenizer {requested!r}; use one of {', '.join(TOKENIZERS)}")
+        return requested
+    flag = {key: str(value).strip().lower() in ("1", "true", "yes") for key, value in metadata.items()}
+    if flag.get("use_pinyin") and table.has_pinyin():
+        return "emilia"
+    if flag.get("use_espeak", True):
+        return "espeak"
+    return "simple"
+
+
+def make_tokenizer(name: str, phonemize: Phonemize | None = None) -> Tokenizer:
+    if name == "espeak":
+        return EspeakTokenizer(phonemize)
+    if name == "emilia":
+        return EmiliaTokenizer(phonemize)
+    if name == "simple":
+        return SimpleTokenizer()
+    raise ModelLoadError(f"unknown tokenizer {name!r}; use one of {', '.join(TOKENIZERS)}")

@@ -1,0 +1,76 @@
+"""Vocos vocoder (sherpa-onnx layout) + ISTFT in numpy, decoding a segment whole or in pieces.
+
+The ONNX vocoder maps natural-log mel (1, 100, F) to `mag`, `x`, `y` (1, 513, F); the spectrum is
+mag·(x + i·y) and the waveform its ISTFT. A long segment is decoded in pieces with a few frames of
+context on each side, so the first samples of a segment can go out before the whole of it is decoded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from npu_worker.engine.zipvoice.features import SpectrumConfig, istft
+
+# Vocos: an embedding conv (kernel 7) and 8 ConvNeXt blocks (depthwise kernel 7) → ±27 frames reach.
+CONTEXT_FRAMES = 32
+
+
+def spectrum_config(metadata: dict[str, str], sample_rate: int) -> SpectrumConfig:
+    """ISTFT geometry from the vocoder's metadata (defaults: the 24 kHz Vocos)."""
+    n_fft = int(metadata.get("n_fft", 1024))
+    return SpectrumConfig(
+        sample_rate=sample_rate,
+        n_fft=n_fft,
+        hop_length=int(metadata.get("hop_length", 256)),
+        win_length=int(metadata.get("win_length", n_fft)),
+    )
+
+
+class Vocoder:
+    """Runs the vocoder session; `session` is an onnxruntime InferenceSession (or anything with run)."""
+
+    def __init__(self, session: Any, config: SpectrumConfig) -> None:
+        self.session = session
+        self.config = config
+        self.input_name = session.get_inputs()[0].name
+        self.output_names = [o.name for o in session.get_outputs()]
+
+    def spectrum(self, mel: np.ndarray) -> np.ndarray:
+        """Complex spectrum (n_fft//2+1, F) of log-mel (F, num_mels)."""
+        feed = {self.input_name: np.ascontiguousarray(mel.T[None], dtype=np.float32)}
+        outputs = dict(zip(self.output_names, self.session.run(None, feed), strict=True))
+        magnitude, real, imag = outputs["mag"][0], outputs["x"][0], outputs["y"][0]
+        return magnitude.astype(np.float64) * (real + 1j * imag.astype(np.float64))
+
+    def decode(self, mel: np.ndarray) -> np.ndarray:
+        """Waveform of (F, num_mels) log-mel: (F − 1)·hop samples, clamped to [−1, 1]."""
+        if mel.shape[0] < 2:
+            return np.zeros(0, dtype=np.float32)
+        return np.clip(istft(self.spectrum(mel), self.config), -1.0, 1.0)
+
+    def decode_pieces(self, mel: np.ndarray, piece_frames: int) -> Iterator[np.ndarray]:
+        """The samples of `decode(mel)` in consecutive pieces of about `piece_frames` frames.
+
+        Piece k covers output samples [a·hop, b·hop); it runs the vocoder on frames a−C … b+C and the
+        ISTFT on frames a−1 … b+2 (all frames that overlap those samples), so the joined pieces equal
+        the whole decode up to the vocoder's receptive field (C = CONTEXT_FRAMES).
+        """
+        frames, hop = mel.shape[0], self.config.hop_length
+        if frames < 2:
+            return
+        if piece_frames <= 0 or frames <= piece_frames + CONTEXT_FRAMES:
+            yield self.decode(mel)
+            return
+        overlap = self.config.n_fft // hop  # frames each side that touch a sample range
+        last = frames - 1  # output has (F − 1)·hop samples
+        for start in range(0, last, piece_frames):
+            end = min(start + piece_frames, last)
+            lo, hi = max(0, start - CONTEXT_FRAMES), min(frames, end + CONTEXT_FRAMES)
+            spectrum = self.spectrum(mel[lo:hi])
+            first, stop = max(0, start - overlap), min(frames, end + overlap)
+            signal = istft(spectrum[:, first - lo : stop - lo], self.config)
+            offset = (start - first) * hop
+            yield np.clip(signal[offset : offset + (end - start) * hop], -1.0, 1.0)

@@ -1,0 +1,86 @@
+"""Token tables and tokenizers (espeak on the real espeak-ng library, simple, emilia's optional extra)."""
+
+import importlib.util
+
+import pytest
+
+from npu_worker.engine.zipvoice.tokenizer import (
+    EspeakTokenizer,
+    SimpleTokenizer,
+    TokenTable,
+    add_punctuation,
+    choose_tokenizer,
+    make_tokenizer,
+)
+from npu_worker.protocol import ModelLoadError
+
+
+def write_table(tmp_path, lines):
+    path = tmp_path / "tokens.txt"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_token_table_reads_tab_lines_with_the_space_token_and_the_pad_id(tmp_path):
+    table = TokenTable.load(write_table(tmp_path, ["_\t0", " \t3", "a\t1", "ˈ\t2"]))
+    assert table.pad_id == 0
+    assert table.ids[" "] == 3
+    assert table.to_ids(["a", " ", "ˈ", "?"]) == [1, 3, 2]  # unknown symbols are dropped
+
+
+def test_token_table_without_pad_token_names_the_file(tmp_path):
+    path = write_table(tmp_path, ["a\t1"])
+    with pytest.raises(ModelLoadError, match="tokens.txt has no pad token"):
+        TokenTable.load(path)
+
+
+def test_token_table_with_a_bad_line_names_file_and_line(tmp_path):
+    path = write_table(tmp_path, ["_\t0", "broken"])
+    with pytest.raises(ModelLoadError, match="line 2"):
+        TokenTable.load(path)
+
+
+def test_final_full_stop_is_added_only_when_punctuation_is_missing():
+    assert add_punctuation(" 안녕하세요 ") == "안녕하세요."
+    assert add_punctuation("정말요?") == "정말요?"
+    assert add_punctuation("好。") == "好。"
+
+
+def test_simple_tokenizer_is_one_symbol_per_character():
+    assert SimpleTokenizer().symbols("ab c.", "en") == ["a", "b", " ", "c", "."]
+
+
+def test_espeak_tokenizer_gives_korean_ipa_characters_with_spaces_and_punctuation():
+    symbols = EspeakTokenizer().symbols("안녕하세요. 오늘은 배터리를 봅니다.", "ko")
+    assert all(len(s) == 1 for s in symbols)
+    assert " " in symbols and "ˈ" in symbols
+    assert symbols[-1] == "."
+    assert "안" not in symbols  # phonemes, not Hangul
+
+
+def test_espeak_tokenizer_keeps_the_final_mark_when_the_phonemizer_drops_it():
+    tokenizer = EspeakTokenizer(phonemize=lambda text, voice: "nɛ")
+    assert tokenizer.symbols("네?", "ko") == ["n", "ɛ", "?"]
+
+
+def test_tokenizer_choice_follows_metadata_and_the_token_table(tmp_path):
+    korean = TokenTable.load(write_table(tmp_path, ["_\t0", "a\t1"]))
+    assert choose_tokenizer(None, {"use_espeak": "1", "use_pinyin": "1"}, korean) == "espeak"
+    pinyin = TokenTable.load(write_table(tmp_path, ["_\t0", "b0\t1", "zh0\t2"]))
+    assert choose_tokenizer(None, {"use_espeak": "1", "use_pinyin": "1"}, pinyin) == "emilia"
+    assert choose_tokenizer(None, {"use_espeak": "0", "use_pinyin": "0"}, korean) == "simple"
+    assert choose_tokenizer("simple", {"use_espeak": "1"}, korean) == "simple"
+    with pytest.raises(ModelLoadError, match="unknown tokenizer"):
+        choose_tokenizer("bpe", {}, korean)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jieba") is not None, reason="the [zh] extra is installed")
+def test_emilia_without_the_zh_extra_is_a_clear_load_error():
+    with pytest.raises(ModelLoadError, match=r"\[zh\] extra"):
+        make_tokenizer("emilia")
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jieba") is None, reason="needs the [zh] extra")
+def test_emilia_tokenizer_gives_pinyin_initials_and_tone_finals():
+    symbols = make_tokenizer("emilia").symbols("你好。", "zh")
+    assert symbols[:4] == ["n0", "i2", "h0", "ao3"] and symbols[-1] == "."
