@@ -50,7 +50,8 @@ import onnx
 from npu_worker.audio import wav_bytes
 from npu_worker.engine.zipvoice import _synthetic_graphs as graphs
 from npu_worker.engine.zipvoice import _synthetic_voice as voice
-from npu_worker.engine.zipvoice._synthetic_graphs import DecoderShape, GraphBuilder, LayerDims
+from npu_worker.engine.zipvoice._synthetic_graphs import DecoderShape
+from npu_worker.engine.zipvoice._synthetic_layers import GraphBuilder, LayerDims
 
 REFERENCE_TEXT = "안녕하세요, 오늘은 발표를 시작하겠습니다."
 REFERENCE_WAV = "reference_ko.wav"
