@@ -82,31 +82,37 @@ class GrowingChunker:
 
 
 class OnsetWatch:
-    """Tells when the audio fed so far first contains an audible onset (the rule of `audio.audible_onset`).
+    """Finds the audible onset (the rule of `audio.audible_onset`) of a stream fed frame by frame.
 
-    Only a tail of the stream is kept, aligned to the onset hop, so a long silent stream costs constant
-    memory and constant work per frame.
+    The rule needs some audio after the onset before it can say "audible", so the onset is usually
+    known one frame or so after the frame that carries it; `feed` then returns its position counted
+    from the start of the stream, once. Only a tail of the stream is kept, aligned to the onset hop, so
+    a long silent stream costs constant memory and constant work per frame.
     """
 
     def __init__(self, sample_rate: int) -> None:
         self.sample_rate = sample_rate
         self.hop = max(1, int(round(sample_rate * ONSET_HOP_MS / 1000.0)))
         window = max(1, int(round(sample_rate * ONSET_WINDOW_MS / 1000.0)))
-        self._keep = window + ONSET_CONSECUTIVE * self.hop
+        # Enough for every window that could still begin a run of loud windows (any run length the
+        # rule may need up to `ONSET_CONSECUTIVE` non-overlapping windows).
+        self._keep = (ONSET_CONSECUTIVE + 1) * window + self.hop
         self._tail = np.zeros(0, dtype=np.float32)
-        self.found = False
+        self.dropped = 0
+        self.onset: int | None = None
 
-    def feed(self, samples: np.ndarray) -> bool:
-        """True exactly once: for the feed after which the onset is known."""
-        if self.found:
-            return False
+    def feed(self, samples: np.ndarray) -> int | None:
+        """The onset's position in the stream, returned by the one feed after which it is known."""
+        if self.onset is not None:
+            return None
         buffer = np.concatenate([self._tail, np.asarray(samples, dtype=np.float32).reshape(-1)])
-        if audible_onset(buffer, self.sample_rate) is not None:
-            self.found = True
+        onset = audible_onset(buffer, self.sample_rate)
+        if onset is not None:
+            self.onset = self.dropped + onset
             self._tail = np.zeros(0, dtype=np.float32)
-            return True
-        # Windows start at multiples of the hop from the buffer start: drop whole hops only, and keep
-        # every window that could still begin a run of loud windows.
-        drop = ((buffer.size - self._keep) // self.hop) * self.hop
-        self._tail = buffer[drop:] if drop > 0 else buffer
-        return False
+            return self.onset
+        # Windows start at multiples of the hop from the buffer start: drop whole hops only.
+        drop = max(0, ((buffer.size - self._keep) // self.hop) * self.hop)
+        self._tail = buffer[drop:]
+        self.dropped += drop
+        return None

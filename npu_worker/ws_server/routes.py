@@ -1,0 +1,53 @@
+"""`GET /ws`: access checks before the upgrade, then one WsSession per socket (PROTOCOL §6)."""
+
+from __future__ import annotations
+
+import time
+
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..protocol import WorkerError, error_body
+from .access import check_access
+from .session import WsSession
+
+
+def setup_ws(app: web.Application) -> None:
+    """Register `GET /ws` on an app whose SCHEDULER_KEY, SETTINGS_KEY and LIMITS_KEY are (or will be) set."""
+    app.router.add_get("/ws", handle_ws)
+
+
+def _refuse(error: WorkerError) -> web.Response:
+    """A 401/403 with the fixed error body, answered instead of the upgrade."""
+    return web.json_response(error_body(error), status=error.http_status)
+
+
+async def handle_ws(request: web.Request) -> web.StreamResponse:
+    app = request.app
+    settings = app[SETTINGS_KEY]
+    try:
+        check_access(
+            token=settings.token,
+            allowed_origins=settings.allowed_origins,
+            origin=request.headers.get("Origin"),
+            authorization=request.headers.get("Authorization"),
+            query_token=request.query.get("token"),
+        )
+    except WorkerError as error:
+        return _refuse(error)
+    # No compression: PCM barely compresses and the CPU is the engine's.
+    ws = web.WebSocketResponse(compress=False, max_msg_size=settings.max_body_bytes)
+    await ws.prepare(request)
+    session = WsSession(ws, app[SCHEDULER_KEY], settings, app[LIMITS_KEY])
+    try:
+        async for message in ws:
+            if message.type == WSMsgType.TEXT:
+                await session.on_text(message.data, time.monotonic())
+            elif message.type == WSMsgType.BINARY:
+                await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
+                break
+            elif message.type == WSMsgType.ERROR:
+                break
+    finally:
+        await session.close()
+    return ws

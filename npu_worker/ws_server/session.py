@@ -1,0 +1,319 @@
+"""One WebSocket connection: decode client messages, run at most one request, stream its events and PCM.
+
+The connection is a view over a preview job of the scheduler: the job's log entries become JSON text
+frames, its audio chunks become binary PCM frames cut to the growing schedule. Every send is awaited
+(aiohttp's writer waits for the transport to drain), so a reader that stops reading stops this pump;
+the audio then piles up in the scheduler's subscription, whose bound drops the slow consumer and
+cancels the job. Leaving (cancel message, socket closed, send failed) always cancels the job, closes
+the subscription and ends the pump task, so nothing outlives the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from aiohttp import WSCloseCode, web
+
+from ..audio import to_pcm16
+from ..config import Settings
+from ..jobs.model import AudioChunk, Job, LogEntry
+from ..jobs.scheduler import Scheduler
+from ..jobs.subscription import Subscription
+from ..protocol import (
+    AudioEnd,
+    AudioStart,
+    BadRequest,
+    BatchRequest,
+    Busy,
+    CancelRequest,
+    Done,
+    EngineError,
+    FirstAudio,
+    Heartbeat,
+    Limits,
+    NotRunning,
+    Progress,
+    SectionError,
+    WorkerError,
+    parse_ws_message,
+)
+from .chunking import GrowingChunker, OnsetWatch, schedule_sizes
+
+log = logging.getLogger(__name__)
+
+
+def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
+    """A client text frame to a typed message; BadRequest/UnknownMessage name what is wrong."""
+    try:
+        body = json.loads(text)
+    except ValueError as exc:
+        raise BadRequest(f"the message is not valid JSON: {exc}") from None
+    return parse_ws_message(body, limits)
+
+
+def error_event(error: WorkerError) -> dict[str, Any]:
+    """A request-level problem (bad message, Busy, QueueFull...): an `error` event with no idx."""
+    return SectionError(idx=None, error=str(error)).to_dict()
+
+
+class WsSession:
+    """State of one socket: the sender (one frame at a time) and the request running on it, if any."""
+
+    def __init__(self, ws: web.WebSocketResponse, scheduler: Scheduler, settings: Settings, limits: Limits):
+        self._ws = ws
+        self._scheduler = scheduler
+        self._settings = settings
+        self._limits = limits
+        self._send_lock = asyncio.Lock()
+        self._last_sent = time.monotonic()
+        self._stream: RequestStream | None = None
+
+    # -- sending -----------------------------------------------------------------------------------
+
+    async def send_json(self, body: dict[str, Any]) -> None:
+        async with self._send_lock:
+            await self._ws.send_str(json.dumps(body, ensure_ascii=False))
+            self._last_sent = time.monotonic()
+
+    async def send_pcm(self, pcm: bytes) -> None:
+        async with self._send_lock:
+            await self._ws.send_bytes(pcm)
+            self._last_sent = time.monotonic()
+
+    async def fail(self, error: WorkerError) -> None:
+        """An internal failure mid-stream: say so, then close with 1011 (the stream is no longer whole)."""
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            await self.send_json(error_event(error))
+            await self._ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"internal error")
+
+    @property
+    def idle_seconds(self) -> float:
+        return time.monotonic() - self._last_sent
+
+    # -- client messages ---------------------------------------------------------------------------
+
+    async def on_text(self, text: str, received_at: float) -> None:
+        """Handle one client text frame; every problem becomes an `error` event, never a close."""
+        try:
+            message = decode_message(text, self._limits)
+            if isinstance(message, CancelRequest):
+                self._cancel()
+            else:
+                await self._start(message, received_at)
+        except WorkerError as error:
+            await self.send_json(error_event(error))
+
+    async def _start(self, request: BatchRequest, received_at: float) -> None:
+        if self._stream is not None:
+            raise Busy("this connection already runs a request; cancel it or wait for its done event")
+        job, subscription = await self._submit_listening(request)
+        info = self._scheduler.info
+        self._stream = RequestStream(
+            self,
+            self._scheduler,
+            job,
+            subscription,
+            sample_rate=info.sample_rate if info is not None else 24000,
+            received_at=received_at,
+            schedule_ms=self._settings.chunk_schedule_ms,
+            heartbeat_interval=self._settings.heartbeat_interval,
+        )
+        self._stream.start()
+
+    async def _submit_listening(self, request: BatchRequest) -> tuple[Job, Subscription]:
+        """Subscribe before the job can run: audio chunks are not in the job's log, so a listener that
+        attached after the worker thread picked the job up would miss them."""
+        listeners: list[Subscription] = []
+
+        def listen(job: Job) -> None:
+            listeners.append(self._scheduler.subscribe(job, after=0, audio=request.audio))
+
+        submit: Any = self._scheduler.submit
+        try:
+            if "on_created" in inspect.signature(submit).parameters:
+                job = await submit(request, preview=True, trim_leading_silence=True, on_created=listen)
+            else:  # scheduler without the hook: racy for short jobs (see the H4 report)
+                job = await submit(request, preview=True, trim_leading_silence=True)
+                listen(job)
+        except BaseException:
+            for subscription in listeners:
+                subscription.close()
+            raise
+        return job, listeners[0]
+
+    def _cancel(self) -> None:
+        if self._stream is None or not self._stream.cancel():
+            raise NotRunning("no request is running on this connection")
+
+    def stream_ended(self, stream: RequestStream) -> None:
+        if self._stream is stream:
+            self._stream = None
+
+    async def close(self) -> None:
+        """The socket is gone: stop the request and wait until its pump has ended."""
+        stream = self._stream
+        if stream is not None:
+            await stream.stop()
+
+
+@dataclass(frozen=True)
+class SentFrame:
+    """Where a frame sits in the request's stream (samples) and when it went out."""
+
+    start: int
+    end: int
+    sent_at: float
+    idx: int
+
+
+class RequestStream:
+    """The pump of one request: subscription items → text and binary frames, in log order."""
+
+    def __init__(
+        self,
+        session: WsSession,
+        scheduler: Scheduler,
+        job: Job,
+        subscription: Subscription,
+        *,
+        sample_rate: int,
+        received_at: float,
+        schedule_ms: tuple[float, ...],
+        heartbeat_interval: float,
+    ) -> None:
+        self._session = session
+        self._scheduler = scheduler
+        self.job = job
+        self._sample_rate = sample_rate
+        self._received_at = received_at
+        self._heartbeat_interval = heartbeat_interval
+        self._chunker = GrowingChunker(schedule_sizes(schedule_ms, sample_rate))
+        self._onset = OnsetWatch(sample_rate)
+        self._unheard: list[SentFrame] = []  # frames sent before the onset was known
+        self._stream_samples = 0
+        self._subscription = subscription
+        self._open_idx: int | None = None
+        self._section_samples = 0
+        self._section_frames = 0
+        self._cancelled = False
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"ws-job-{self.job.id}")
+
+    def cancel(self) -> bool:
+        """Ask the scheduler to stop (once); audio not yet sent is dropped. False if the pump has ended."""
+        if self._task is None or self._task.done():
+            return False
+        if not self._cancelled:
+            self._cancelled = True
+            self._scheduler.cancel(self.job.id)
+        return True
+
+    def _stop_job(self) -> None:
+        self._cancelled = True
+        self._scheduler.cancel(self.job.id)
+
+    async def stop(self) -> None:
+        self.cancel()
+        self._subscription.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
+        try:
+            async for item in self._subscription:
+                if isinstance(item, AudioChunk):
+                    await self._on_audio(item)
+                elif isinstance(item, LogEntry):
+                    await self._on_entry(item)
+        except (ConnectionError, RuntimeError):
+            # The socket broke under a send: nobody listens any more, so the work stops.
+            self._stop_job()
+        except Exception as exc:  # noqa: BLE001 - a started stream reports, then closes (DESIGN rule 13)
+            log.exception("WebSocket stream of job %s failed", self.job.id)
+            self._stop_job()
+            await self._session.fail(EngineError(f"streaming failed: {type(exc).__name__}: {exc}"))
+        finally:
+            heartbeat.cancel()
+            self._subscription.close()
+            self._session.stream_ended(self)
+
+    async def _on_entry(self, entry: LogEntry) -> None:
+        event = entry.event
+        ends_section = isinstance(event, Progress) and event.status != "synth"
+        if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
+            await self._end_section()
+        if isinstance(event, Done):
+            # Free the connection before `done` goes out: a client may send its next request the
+            # moment it reads `done`, and must not get Busy for it.
+            self._session.stream_ended(self)
+        await self._session.send_json(entry.to_dict())
+
+    async def _on_audio(self, chunk: AudioChunk) -> None:
+        if self._cancelled:
+            return
+        if self._open_idx != chunk.idx:
+            if self._open_idx is not None:
+                await self._end_section()
+            self._open_idx, self._section_samples, self._section_frames = chunk.idx, 0, 0
+            await self._session.send_json(AudioStart(idx=chunk.idx, sample_rate=self._sample_rate).to_dict())
+        for frame in self._chunker.feed(chunk.samples):
+            await self._send_frame(frame)
+
+    async def _end_section(self) -> None:
+        """Flush the section's last (short) frame unless cancelled, then `audio_end` with what was sent."""
+        rest = self._chunker.flush()
+        if rest is not None and not self._cancelled:
+            await self._send_frame(rest)
+        assert self._open_idx is not None
+        end = AudioEnd(idx=self._open_idx, samples=self._section_samples, chunks=self._section_frames)
+        self._open_idx = None
+        await self._session.send_json(end.to_dict())
+
+    async def _send_frame(self, frame: np.ndarray) -> None:
+        await self._session.send_pcm(to_pcm16(frame).astype("<i2").tobytes())
+        sent_at = time.monotonic()
+        assert self._open_idx is not None
+        start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
+        self._section_samples += int(frame.size)
+        self._section_frames += 1
+        if self._onset.onset is None:
+            self._unheard.append(SentFrame(start, self._stream_samples, sent_at, self._open_idx))
+            onset = self._onset.feed(frame)
+            if onset is not None:
+                await self._first_audio(onset)
+            else:  # frames wholly before the watch's tail can no longer hold the onset
+                self._unheard = [f for f in self._unheard if f.end > self._onset.dropped]
+
+    async def _first_audio(self, onset: int) -> None:
+        """`first_audio`, sent as soon as the onset is known: the rule needs a little audio after the
+        onset, so this can follow a frame or so later; `ttfa_ms` is when the frame holding it went out."""
+        carrier = next((f for f in self._unheard if f.start <= onset < f.end), self._unheard[-1])
+        self._unheard = []
+        ttfa_ms = round((carrier.sent_at - self._received_at) * 1000.0, 1)
+        await self._session.send_json(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).to_dict())
+
+    async def _heartbeats(self) -> None:
+        """A `heartbeat` event whenever nothing was sent for `heartbeat_interval` (a queued preview)."""
+        if self._heartbeat_interval <= 0:
+            return
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            while True:
+                idle = self._session.idle_seconds
+                if idle < self._heartbeat_interval:
+                    await asyncio.sleep(self._heartbeat_interval - idle)
+                    continue
+                elapsed = round(time.monotonic() - self._received_at, 3)
+                await self._session.send_json(Heartbeat(elapsed_sec=elapsed).to_dict())
