@@ -262,7 +262,7 @@ def vocos(
         "Mod", [g.op("Mul", [frame_index, g.const(bin_index.astype(np.int64), "bins")]), g.const(np.array(4))]
     )
     phase = g.op("Mul", [g.op("Cast", [quarter_turns], to=FLOAT), g.const(np.float32(math.pi / 2))])
-    offsets = np.random.default_rng(3).uniform(0, 2 * np.pi, bins).astype(np.float32)
+    offsets = np.asarray(np.random.default_rng(3).uniform(0, 2 * np.pi, size=bins), dtype=np.float32)
     phase = g.op("Add", [phase, g.const(offsets, "phase_offset")])
     phase = g.op(
         "Add",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import onnx
@@ -34,7 +35,7 @@ class GraphBuilder:
         self._count += 1
         return f"{hint}_{self._count}"
 
-    def const(self, value: np.ndarray | float | int | list, hint: str = "c") -> str:
+    def const(self, value: Any, hint: str = "c") -> str:
         array = np.asarray(value)
         if array.dtype == np.float64:
             array = array.astype(np.float32)
@@ -47,12 +48,12 @@ class GraphBuilder:
         std = scale if scale is not None else 1.0 / math.sqrt(max(fan_in, 1))
         return self.const(self.rng.standard_normal(shape).astype(np.float32) * std, hint)
 
-    def op(self, op_type: str, inputs: list[str], outputs: int = 1, **attrs: object) -> str:
+    def op(self, op_type: str, inputs: list[str], outputs: int = 1, **attrs: Any) -> str:
         names = [self._name(op_type.lower()) for _ in range(outputs)]
         self.nodes.append(oh.make_node(op_type, inputs, names, **attrs))
         return names[0]
 
-    def ops(self, op_type: str, inputs: list[str], outputs: int, **attrs: object) -> list[str]:
+    def ops(self, op_type: str, inputs: list[str], outputs: int, **attrs: Any) -> list[str]:
         names = [self._name(op_type.lower()) for _ in range(outputs)]
         self.nodes.append(oh.make_node(op_type, inputs, names, **attrs))
         return names

@@ -48,7 +48,7 @@ def voiced_sound(
     duration: float, f0: float | np.ndarray, formants: tuple[float, ...], rng: np.random.Generator
 ) -> np.ndarray:
     """A vowel-like sound: pulse train at `f0` (Hz, scalar or per-sample contour) through formant filters."""
-    n = len(f0) if np.ndim(f0) else int(round(duration * SAMPLE_RATE))
+    n = np.asarray(f0).size if np.ndim(f0) else int(round(duration * SAMPLE_RATE))
     contour = np.broadcast_to(np.asarray(f0, dtype=np.float64), (n,))
     phase = np.cumsum(contour / SAMPLE_RATE)
     source = np.diff(np.floor(phase), prepend=0.0) + 0.02 * rng.standard_normal(n)
