@@ -149,6 +149,7 @@ async def test_cancel_mid_section_ends_with_cancelled_done_within_one_engine_chu
         [end] = transcript.events("audio_end")
         assert end["samples"] == received
         assert engine.calls == ["가" * 100]
+        assert client.app[SCHEDULER_KEY].queue_size() == 0 and job.subscribers == []
         await ws.close()
     finally:
         gate.open()
@@ -159,14 +160,17 @@ async def test_closing_the_socket_mid_request_frees_the_scheduler(worker):
     scheduler = client.app[SCHEDULER_KEY]
     first = await connect(client)
     await first.send_json(batch(*["가" * 500] * 20))  # 20 × 10 s of audio at 10 ms per 100 ms chunk
-    while not isinstance(await first.receive(), bytes):
-        pass
+    while not isinstance(item := await first.receive(), bytes):
+        if item["event"] == "start":
+            job = live_job(client, item["job_id"])
     await first.close()
     second = await connect(client, "websockets")
     transcript = await run_request(second, {"type": "synth", "text": "다음 요청."})
     await second.close()
     assert transcript.done["ok_count"] == 1 and transcript.done["cancelled"] is False
-    assert scheduler.jobs_running() == 0
+    assert scheduler.jobs_running() == 0 and scheduler.queue_size() == 0
+    assert job.done_event is not None and job.done_event.cancelled
+    assert job.subscribers == []
     assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("ws-job-")]
 
 
