@@ -9,6 +9,7 @@ import aiohttp
 import pytest
 import websockets
 
+from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.scheduler import Scheduler
 from tests.test_ws_support import (
@@ -242,6 +243,11 @@ async def test_fifty_concurrent_connections_each_complete_their_request(worker):
     async with asyncio.timeout(seconds(60)):
         results = await asyncio.gather(*(one(n) for n in range(50)))
     assert all(ok == 1 and pcm > 0 for ok, pcm in results), results
+
+
+def test_an_unusable_chunk_schedule_is_refused_when_the_app_is_built(settings):
+    with pytest.raises(ValueError, match="chunk"):
+        build_app(settings.replace(chunk_schedule_ms=()), engine=ToneEngine())
 
 
 # -- access checks before the upgrade ------------------------------------------------------------

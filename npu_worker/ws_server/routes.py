@@ -9,11 +9,18 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..protocol import WorkerError, error_body
 from .access import check_access
+from .chunking import schedule_sizes
 from .session import WsSession
 
 
 def setup_ws(app: web.Application) -> None:
-    """Register `GET /ws` on an app whose SCHEDULER_KEY, SETTINGS_KEY and LIMITS_KEY are (or will be) set."""
+    """Register `GET /ws` on an app whose SCHEDULER_KEY, SETTINGS_KEY and LIMITS_KEY are (or will be) set.
+
+    A chunk schedule that cannot work is refused here, at startup, rather than on the first request.
+    """
+    settings = app.get(SETTINGS_KEY)
+    if settings is not None:
+        schedule_sizes(settings.chunk_schedule_ms, 24000)
     app.router.add_get("/ws", handle_ws)
 
 

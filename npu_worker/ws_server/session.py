@@ -110,20 +110,25 @@ class WsSession:
                 await self._start(message, received_at)
         except WorkerError as error:
             await self.send_json(error_event(error))
+        except Exception as exc:  # noqa: BLE001 - the connection survives a request that could not start
+            log.exception("WebSocket request could not start")
+            await self.send_json(SectionError(idx=None, error=f"{type(exc).__name__}: {exc}").to_dict())
 
     async def _start(self, request: BatchRequest, received_at: float) -> None:
         if self._stream is not None:
             raise Busy("this connection already runs a request; cancel it or wait for its done event")
-        job, subscription = await self._submit_listening(request)
         info = self._scheduler.info
+        sample_rate = info.sample_rate if info is not None else 24000  # None: submit raises Loading
+        frame_sizes = schedule_sizes(self._settings.chunk_schedule_ms, sample_rate)
+        job, subscription = await self._submit_listening(request)
         self._stream = RequestStream(
             self,
             self._scheduler,
             job,
             subscription,
-            sample_rate=info.sample_rate if info is not None else 24000,
+            sample_rate=sample_rate,
+            frame_sizes=frame_sizes,
             received_at=received_at,
-            schedule_ms=self._settings.chunk_schedule_ms,
             heartbeat_interval=self._settings.heartbeat_interval,
         )
         self._stream.start()
@@ -185,8 +190,8 @@ class RequestStream:
         subscription: Subscription,
         *,
         sample_rate: int,
+        frame_sizes: tuple[int, ...],
         received_at: float,
-        schedule_ms: tuple[float, ...],
         heartbeat_interval: float,
     ) -> None:
         self._session = session
@@ -195,7 +200,7 @@ class RequestStream:
         self._sample_rate = sample_rate
         self._received_at = received_at
         self._heartbeat_interval = heartbeat_interval
-        self._chunker = GrowingChunker(schedule_sizes(schedule_ms, sample_rate))
+        self._chunker = GrowingChunker(frame_sizes)
         self._onset = OnsetWatch(sample_rate)
         self._unheard: list[SentFrame] = []  # frames sent before the onset was known
         self._stream_samples = 0
