@@ -73,7 +73,7 @@ class Settings:
         False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=_bool
     )
     tokenizer: str | None = _opt(
-        None, "ZipVoice tokenizer: espeak|simple|emilia (default: from model metadata)"
+        None, "ZipVoice tokenizer: espeak, simple or emilia (default: from model metadata)"
     )
     num_steps: int | None = _opt(None, "ZipVoice sampling steps (default: 8 distill / 16 full)")
     guidance_scale: float | None = _opt(None, "ZipVoice guidance scale (default: 3.0 distill / 1.0 full)")
@@ -128,6 +128,15 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     for f in dataclasses.fields(Settings):
         default = f.default
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        if f.metadata.get("kind") is _bool:
+            parser.add_argument(
+                "--" + f.name.replace("_", "-"),
+                dest=f.name,
+                default=None,
+                action=argparse.BooleanOptionalAction,
+                help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
+            )
+            continue
         parser.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,

@@ -48,3 +48,11 @@ def test_default_roots_are_the_temp_dir_and_the_state_dir(tmp_path):
 def test_every_setting_is_documented_in_the_table():
     table = settings_table()
     assert "`NPU_WORKER_STATE_DIR`" in table and "`--ref-wav`" in table
+
+
+def test_readme_lists_every_setting_as_the_code_defines_it():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    for row in settings_table().splitlines()[2:]:
+        assert row in readme, f"README's configuration table is out of date: {row}"
