@@ -16,6 +16,7 @@ from .http_compat import setup_http
 from .http_compat.errors import error_middleware
 from .jobs.scheduler import Scheduler
 from .protocol import Limits
+from .ws_server import setup_ws
 
 
 def client_dir() -> Path | None:
@@ -63,12 +64,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
 
     app.cleanup_ctx.append(run_scheduler)
     setup_http(app)
-    try:
-        from .ws_server import setup_ws
-    except ImportError:
-        setup_ws = None
-    if setup_ws is not None:
-        setup_ws(app)
+    setup_ws(app)
     directory = client_dir()
     if directory is not None:
         app.router.add_get("/", _static_handler(directory))

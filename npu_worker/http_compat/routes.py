@@ -18,6 +18,8 @@ from ..protocol import (
     BatchRequest,
     Done,
     JobNotFound,
+    Progress,
+    SectionError,
     SectionRequest,
     parse_batch_request,
     parse_synth_request,
@@ -94,13 +96,13 @@ async def synth(request: web.Request) -> web.Response:
     final = job.sections[0].final
     info = scheduler.info
     assert info is not None
-    if final is None or final.to_dict().get("event") != "progress":
-        message = getattr(final, "error", "Cancelled: the request was cancelled")
-        body = {"status": "fail", "error": message, "traceback": None, "fallback": None}
-        return web.json_response({**body, "engine": info.backend, "device": info.device})
+    if not isinstance(final, Progress):
+        message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
+        failed = {"status": "fail", "error": message, "traceback": None, "fallback": None}
+        return web.json_response({**failed, "engine": info.backend, "device": info.device})
     duration = final.duration_sec or 0.0
     elapsed = final.elapsed_sec or 0.0
-    body = {
+    body: dict[str, Any] = {
         "status": "ok",
         "output": final.wav_path,
         "wav_path": final.wav_path,
