@@ -225,6 +225,30 @@ async def test_heartbeat_events_while_a_request_waits_for_the_engine(worker):
         gate.open()
 
 
+async def test_a_peer_that_stops_answering_pings_is_dropped_and_its_request_cancelled(worker):
+    gate = ChunkGate()
+    engine = ToneEngine()
+    engine.gate = gate  # type: ignore[assignment]
+    client = await worker(engine, heartbeat_interval=0.2)
+    try:
+        ws = await client.ws_connect("/ws", autoping=False)
+        await ws.send_json(batch("대답 없는 상대."))
+        job = live_job(client, (await ws.receive_json(timeout=seconds(10)))["job_id"])
+        while (await ws.receive(timeout=seconds(10))).type not in CLOSING_TYPES:
+            pass  # pings, heartbeat events: never answered
+        await wait_for_thread_event(job.cancel_requested)
+    finally:
+        gate.open()
+
+
+CLOSING_TYPES = (
+    aiohttp.WSMsgType.CLOSE,
+    aiohttp.WSMsgType.CLOSING,
+    aiohttp.WSMsgType.CLOSED,
+    aiohttp.WSMsgType.ERROR,
+)
+
+
 @pytest.mark.xfail(
     "on_created" not in inspect.signature(Scheduler.submit).parameters,
     reason="Scheduler.submit lacks the on_created hook: a short preview can run before its listener "

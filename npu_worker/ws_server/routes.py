@@ -42,8 +42,11 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         )
     except WorkerError as error:
         return _refuse(error)
-    # No compression: PCM barely compresses and the CPU is the engine's.
-    ws = web.WebSocketResponse(compress=False, max_msg_size=settings.max_body_bytes)
+    # No compression: PCM barely compresses and the CPU is the engine's. Pings every heartbeat
+    # interval: a peer that vanished without closing (no pong) is dropped and its request cancelled.
+    ws = web.WebSocketResponse(
+        compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
+    )
     await ws.prepare(request)
     session = WsSession(ws, app[SCHEDULER_KEY], settings, app[LIMITS_KEY])
     try:
