@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 DEVICES = ("qnn", "cuda", "cpu")
 EP_NAMES = {"qnn": "QNNExecutionProvider", "cuda": "CUDAExecutionProvider", "cpu": "CPUExecutionProvider"}
 AUTO_ORDER = ("qnn", "cuda", "cpu")
-QNN_OPTIONS = {"backend_type": "htp", "htp_performance_mode": "burst", "enable_htp_fp16_precision": "1"}
+QNN_OPTIONS = {"backend_type": "htp", "htp_performance_mode": "burst"}
 X86_MACHINES = ("x86_64", "amd64", "i386", "i686")
 
 
@@ -154,7 +154,10 @@ def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, 
         options.add_session_config_entry("ep.context_enable", "1")
         options.add_session_config_entry("ep.context_file_path", str(cached))
         options.add_session_config_entry("ep.context_embed_mode", "0")
-    return ort.InferenceSession(str(model_path), sess_options=options)
+    try:
+        return ort.InferenceSession(str(model_path), sess_options=options)
+    except Exception as exc:
+        raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {exc}") from exc
 
 
 # ------------------------------------------------------------------------------------------ CUDA
@@ -177,11 +180,16 @@ def cuda_reason() -> str | None:
 
 
 def open_session(
-    model_path: Path, device: str, config: RuntimeConfig, fixed_dims: dict[str, int] | None = None
+    model_path: Path,
+    device: str,
+    config: RuntimeConfig,
+    fixed_dims: dict[str, int] | None = None,
+    min_share: float = 0.5,
 ) -> Any:
     """A session on `device`, verified to run nodes there; raises DeviceUnavailable otherwise.
 
-    `fixed_dims` (free-dimension name → size) makes every shape static, which QNN needs.
+    `fixed_dims` (free-dimension name → size) makes every shape static, which QNN needs;
+    `min_share` is the least share of the graph's nodes the device must take.
     """
     import onnxruntime as ort
 
@@ -200,12 +208,26 @@ def open_session(
             providers = [EP_NAMES["cpu"]]
         session = ort.InferenceSession(str(model_path), sess_options=options, providers=providers)
     if device != "cpu":
-        nodes = placement(session)
-        if nodes.get(EP_NAMES[device], 0) == 0:
-            raise DeviceUnavailable(
-                f"{EP_NAMES[device]} took no nodes of {model_path.name} (placement: {dict(nodes) or 'none'})"
-            )
+        check_placement(session, device, model_path.name, min_share)
     return session
+
+
+def check_placement(session: Any, device: str, name: str, min_share: float) -> None:
+    """Raise DeviceUnavailable unless `device` runs at least `min_share` of the session's nodes.
+
+    A few static scalar nodes on the accelerator with the frame-sized work left on the CPU is not
+    running on the accelerator, so "took some nodes" is not enough.
+    """
+    nodes = placement(session)
+    taken, total = nodes.get(EP_NAMES[device], 0), sum(nodes.values())
+    if taken == 0:
+        raise DeviceUnavailable(
+            f"{EP_NAMES[device]} took no nodes of {name} (placement: {dict(nodes) or 'none'})"
+        )
+    if taken < min_share * total:
+        raise DeviceUnavailable(
+            f"{EP_NAMES[device]} took only {taken} of {total} nodes of {name} (placement: {dict(nodes)})"
+        )
 
 
 def candidates(requested: str) -> tuple[str, ...]:

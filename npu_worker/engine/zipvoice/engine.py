@@ -152,7 +152,7 @@ class ZipVoiceEngine:
         for index, text in enumerate(segments):
             prompt = prompts.first if index == 0 else prompts.rest
             joiner.start_segment()
-            for piece in self._segment(text, request.lang, prompt, request.speed_factor, seed + index):
+            for piece in self.segment_pieces(text, request.lang, prompt, request.speed_factor, seed + index):
                 out = joiner.feed(piece)
                 if out.size:
                     yield out
@@ -177,7 +177,25 @@ class ZipVoiceEngine:
             tokens(options.first_segment_min_seconds),
         )
 
-    def _segment(self, text: str, lang: str, prompt: Prompt, speed: float, seed: int) -> Iterator[np.ndarray]:
+    def segment_audio(
+        self,
+        text: str,
+        lang: str = "ko",
+        voice: Voice | None = None,
+        speed: float = 1.0,
+        seed: int = 0,
+        first: bool = True,
+    ) -> np.ndarray:
+        """Raw audio of one segment, not joined or trimmed: what `stream()` builds its output from."""
+        prompts = self.prompts.get(voice or self.default_voice(), lang)
+        prompt = prompts.first if first else prompts.rest
+        pieces = list(self.segment_pieces(text, lang, prompt, speed, seed))
+        return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
+
+    def segment_pieces(
+        self, text: str, lang: str, prompt: Prompt, speed: float, seed: int
+    ) -> Iterator[np.ndarray]:
+        """Encoder → sampler → vocoder for one segment, yielding vocoder pieces; traced in `traces`."""
         tokens = self._token_ids(add_punctuation(text), lang)
         if not tokens:
             log.info("segment %r gives no tokens for lang %s; skipped", text, lang)

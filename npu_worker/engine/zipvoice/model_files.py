@@ -97,11 +97,12 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
 def is_distill(files: ModelFiles, decoder_metadata: dict[str, str]) -> bool:
     """Distill models want 8 steps and guidance 3.0; the export metadata does not say, so look around.
 
-    A `distill` metadata key wins; else the model directory's name or model.json mentioning distill.
+    A `distill` metadata key wins; else the directory name, the decoder's comment or model.json
+    mentioning distill.
     """
     flag = decoder_metadata.get("distill") or decoder_metadata.get("is_distill")
     if flag is not None:
         return str(flag).strip().lower() in ("1", "true", "yes")
-    if "distill" in files.directory.name.lower():
+    if "distill" in files.directory.name.lower() or "distill" in decoder_metadata.get("comment", "").lower():
         return True
     return "distill" in json.dumps(files.config).lower()

@@ -155,10 +155,9 @@ class PromptCache:
     def build(self, voice: Voice, lang: str) -> VoicePrompts:
         if voice.ref_wav is None:
             raise EngineError("no reference voice: start the worker with --ref-wav or pass ref_wav")
+        raw = load_reference(voice.ref_wav, self.sample_rate)
         text = transcript_for(voice)
-        samples = clean_reference(
-            load_reference(voice.ref_wav, self.sample_rate), self.sample_rate, self.options
-        )
+        samples = clean_reference(raw, self.sample_rate, self.options)
         options = self.options
         rest_samples, rest_text = cut_at_word_pause(
             samples, self.sample_rate, text, options.max_seconds, options

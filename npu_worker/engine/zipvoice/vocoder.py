@@ -68,7 +68,10 @@ class Vocoder:
         last = frames - 1  # output has (F − 1)·hop samples
         for start in range(0, last, piece_frames):
             end = min(start + piece_frames, last)
-            lo, hi = max(0, start - CONTEXT_FRAMES), min(frames, end + CONTEXT_FRAMES)
+            # Window starts on a multiple of n_fft/hop frames: a vocoder whose phase follows the frame
+            # index (a steady sinusoid turns by a fixed angle per hop) then sees the same phase origin.
+            lo = max(0, (start - CONTEXT_FRAMES) // overlap * overlap)
+            hi = min(frames, end + CONTEXT_FRAMES)
             spectrum = self.spectrum(mel[lo:hi])
             first, stop = max(0, start - overlap), min(frames, end + overlap)
             signal = istft(spectrum[:, first - lo : stop - lo], self.config)

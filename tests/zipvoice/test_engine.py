@@ -1,0 +1,151 @@
+"""ZipVoiceEngine end to end on the tiny synthetic model (real ONNX sessions, real espeak-ng, no server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npu_worker.audio import crossfade_join
+from npu_worker.engine.base import Engine, SynthesisRequest, Voice
+from npu_worker.engine.zipvoice import sampler
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
+from npu_worker.engine.zipvoice.features import trim_edge_silence
+from npu_worker.protocol import EngineError
+from tests.zipvoice.conftest import engine_settings
+
+MULTI = (
+    "안녕하세요. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다. 먼저 강의 순서를 소개합니다."
+)
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ZipVoiceEngine:
+    engine = create(engine_settings(tiny_model_dir, tmp_path_factory.mktemp("state")))
+    engine.load()
+    return engine
+
+
+def synthesize(engine: ZipVoiceEngine, text: str, **fields: object) -> tuple[list[np.ndarray], np.ndarray]:
+    chunks = list(engine.stream(SynthesisRequest(text, **fields)))  # type: ignore[arg-type]
+    return chunks, np.concatenate(chunks)
+
+
+def test_engine_implements_the_contract_and_reports_what_runs(engine):
+    assert isinstance(engine, Engine)
+    info = engine.info
+    assert (info.backend, info.device, info.precision, info.sample_rate) == (
+        "zipvoice-onnx",
+        "cpu",
+        "fp32",
+        24000,
+    )
+    assert info.model == "tiny-distill/fm_decoder.onnx"
+    assert engine.tokenizer_name == "espeak"
+
+
+@pytest.mark.parametrize("speed", [0.8, 1.0, 1.5, 2.0])
+def test_segment_audio_length_matches_the_frame_count_with_the_speed_fix(engine, speed):
+    audio = engine.segment_audio("반갑습니다.", speed=speed)
+    trace = engine.traces[-1]
+    prompt = engine.prompts.get(engine.default_voice(), "ko").first
+    assert trace.prompt_frames == prompt.frames
+    assert trace.frames == sampler.total_frames(prompt.frames, len(prompt.tokens), trace.tokens, speed)
+    assert audio.size == (trace.frames - prompt.frames - 1) * 256
+
+
+def test_faster_speech_is_shorter(engine):
+    slow = engine.segment_audio("오늘은 배터리를 봅니다.", speed=0.8)
+    fast = engine.segment_audio("오늘은 배터리를 봅니다.", speed=1.6)
+    assert fast.size < slow.size * 0.6
+
+
+def test_same_seed_and_text_give_identical_samples(engine):
+    _, first = synthesize(engine, MULTI, seed=11)
+    _, again = synthesize(engine, MULTI, seed=11)
+    _, other = synthesize(engine, MULTI, seed=12)
+    assert np.array_equal(first, again)
+    assert first.size == other.size and not np.array_equal(first, other)
+
+
+def test_settings_seed_is_the_default_seed(tiny_model_dir, tmp_path):
+    engine = create(engine_settings(tiny_model_dir, tmp_path, seed=11))
+    engine.load()
+    _, by_setting = synthesize(engine, "안녕하세요.")
+    _, by_request = synthesize(engine, "안녕하세요.", seed=11)
+    assert np.array_equal(by_setting, by_request)
+
+
+def test_multi_sentence_text_streams_several_chunks_and_the_first_before_later_segments(engine):
+    stream = engine.stream(SynthesisRequest(MULTI, seed=1))
+    first_chunk = next(stream)
+    assert first_chunk.size > 0
+    assert len(engine.traces) == 1  # the first audio left before the second segment was computed
+    rest = list(stream)
+    assert len(rest) >= 1
+    short, packed = engine.traces[0], engine.traces[1]
+    assert short.text == "안녕하세요."
+    assert short.frames - short.prompt_frames < (packed.frames - packed.prompt_frames) / 2
+    assert len(engine.traces) == 2  # the two later sentences were packed into one segment
+
+
+def test_stream_is_the_cross_faded_join_of_its_segments_with_edge_silence_cut(engine):
+    _, streamed = synthesize(engine, MULTI, seed=5)
+    prompt = engine.prompts.get(engine.default_voice(), "ko").rest
+    segments = engine.plan(MULTI, "ko", prompt, 1.0)
+    parts = [engine.segment_audio(text, seed=5 + i, first=i == 0) for i, text in enumerate(segments)]
+    expected = trim_edge_silence(crossfade_join(parts, 24000, 100.0), 24000)
+    assert streamed.size == expected.size
+    assert np.allclose(streamed, expected, atol=1e-6)
+
+
+def test_output_is_float32_within_full_scale(engine):
+    chunks, audio = synthesize(engine, MULTI)
+    assert all(c.dtype == np.float32 for c in chunks)
+    assert np.abs(audio).max() <= 1.0 and np.abs(audio).max() > 0.01
+
+
+def test_request_transcript_overrides_the_sidecar(engine, tiny_model_dir):
+    wav = str(tiny_model_dir / "reference_ko.wav")
+    sidecar = engine.prompts.get(Voice(wav), "ko").rest
+    given = engine.prompts.get(Voice(wav, "안녕하세요, 오늘은 발표를 시작하겠습니다 여러분"), "ko").rest
+    assert len(given.tokens) > len(sidecar.tokens)
+
+
+def test_reference_without_transcript_is_an_engine_error(engine, tiny_model_dir, tmp_path):
+    wav = tmp_path / "no_text.wav"
+    wav.write_bytes((tiny_model_dir / "reference_ko.wav").read_bytes())
+    with pytest.raises(EngineError, match="no_text.txt"):
+        list(engine.stream(SynthesisRequest("안녕하세요.", voice=Voice(str(wav)))))
+
+
+def test_prompt_features_are_computed_once_per_voice(engine, tiny_model_dir, tmp_path, monkeypatch):
+    wav = tmp_path / "voice.wav"
+    wav.write_bytes((tiny_model_dir / "reference_ko.wav").read_bytes())
+    wav.with_suffix(".txt").write_text("안녕하세요, 오늘은 발표를 시작하겠습니다.", encoding="utf-8")
+    builds = []
+    original = engine.prompts.build
+    monkeypatch.setattr(
+        engine.prompts, "build", lambda voice, lang: builds.append(voice) or original(voice, lang)
+    )
+    for _ in range(3):
+        list(engine.stream(SynthesisRequest("네.", voice=Voice(str(wav)))))
+    assert len(builds) == 1
+
+
+def test_prompt_is_trimmed_and_bounded(engine):
+    prompts = engine.prompts.get(engine.default_voice(), "ko")
+    options = engine.options.prompt
+    assert prompts.rest.seconds <= options.max_seconds + options.trailing_silence_s + 0.01
+    assert prompts.first.frames <= prompts.rest.frames
+    assert prompts.first.text.endswith(".")
+
+
+def test_distill_defaults_apply_unless_settings_override(tiny_model_dir, tmp_path):
+    engine = create(engine_settings(tiny_model_dir, tmp_path, num_steps=None, guidance_scale=None))
+    engine.load()
+    assert (engine.num_steps, engine.guidance_scale) == (8, 3.0)
+    custom = create(engine_settings(tiny_model_dir, tmp_path, num_steps=6, guidance_scale=2.0))
+    custom.load()
+    assert (custom.num_steps, custom.guidance_scale) == (6, 2.0)

@@ -1,0 +1,90 @@
+"""Model directory loading: both naming layouts, both precisions, and load errors that name the file."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.zipvoice.engine import create
+from npu_worker.engine.zipvoice.model_files import locate
+from npu_worker.engine.zipvoice.synthetic_model import build_model_dir
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_settings
+
+
+@pytest.fixture(scope="module")
+def sherpa_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_model_dir(tmp_path_factory.mktemp("sherpa") / "zipvoice", "tiny", ("int8",), layout="sherpa")
+
+
+@pytest.fixture
+def broken_dir(tiny_model_dir: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "model"
+    shutil.copytree(tiny_model_dir, target)
+    return target
+
+
+def test_official_layout_finds_fp32_and_int8_files(tiny_model_dir):
+    fp32 = locate(str(tiny_model_dir), "fp32")
+    int8 = locate(str(tiny_model_dir), "int8")
+    assert (fp32.encoder.name, fp32.decoder.name) == ("text_encoder.onnx", "fm_decoder.onnx")
+    assert (int8.encoder.name, int8.decoder.name) == ("text_encoder_int8.onnx", "fm_decoder_int8.onnx")
+    assert fp32.vocoder.name == "vocos_24khz.onnx" and fp32.tokens.name == "tokens.txt"
+    assert fp32.config["feature"]["type"] == "vocos"
+
+
+def test_sherpa_layout_int8_loads_and_speaks(sherpa_dir, tmp_path):
+    files = locate(str(sherpa_dir), "int8")
+    assert (files.encoder.name, files.decoder.name) == ("encoder.int8.onnx", "decoder.int8.onnx")
+    engine = create(engine_settings(sherpa_dir, tmp_path, precision="int8"))
+    engine.load()
+    assert engine.info.precision == "int8"
+    assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
+
+
+def test_vocoder_is_found_beside_the_model_dir_or_given_explicitly(broken_dir, tmp_path):
+    shutil.move(broken_dir / "vocos_24khz.onnx", tmp_path / "vocos_24khz.onnx")
+    assert locate(str(broken_dir), "fp32").vocoder == tmp_path / "vocos_24khz.onnx"
+    elsewhere = tmp_path / "voc" / "my_vocos.onnx"
+    elsewhere.parent.mkdir()
+    shutil.move(tmp_path / "vocos_24khz.onnx", elsewhere)
+    assert locate(str(broken_dir), "fp32", str(elsewhere)).vocoder == elsewhere
+    with pytest.raises(ModelLoadError, match="vocos_24khz.onnx"):
+        locate(str(broken_dir), "fp32")
+
+
+@pytest.mark.parametrize(
+    ("missing", "precision", "message"),
+    [
+        ("fm_decoder.onnx", "fp32", "flow-matching decoder \\(fp32\\) not found .* fm_decoder.onnx"),
+        ("text_encoder_int8.onnx", "int8", "text encoder \\(int8\\) not found .* text_encoder_int8.onnx"),
+        ("tokens.txt", "fp32", "tokens.txt does not exist"),
+    ],
+)
+def test_a_missing_file_is_a_model_load_error_naming_it(broken_dir, missing, precision, message):
+    (broken_dir / missing).unlink()
+    with pytest.raises(ModelLoadError, match=message):
+        locate(str(broken_dir), precision)
+
+
+def test_a_missing_model_dir_is_a_model_load_error(tmp_path):
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        locate(str(tmp_path / "nope"), "fp32")
+    with pytest.raises(ModelLoadError, match="--model-dir is required"):
+        locate(None, "fp32")
+
+
+def test_a_corrupt_decoder_is_a_model_load_error_naming_it(broken_dir, tmp_path):
+    (broken_dir / "fm_decoder.onnx").write_bytes(b"not an onnx file")
+    engine = create(engine_settings(broken_dir, tmp_path))
+    with pytest.raises(ModelLoadError, match="fm_decoder.onnx"):
+        engine.load()
+
+
+def test_an_unreadable_default_reference_is_a_model_load_error(tiny_model_dir, tmp_path):
+    engine = create(engine_settings(tiny_model_dir, tmp_path, ref_wav=str(tmp_path / "missing.wav")))
+    with pytest.raises(ModelLoadError, match="cannot read reference wav .*missing.wav"):
+        engine.load()

@@ -1,0 +1,147 @@
+"""Execution providers: the device table, real placement, QNN on the HTP simulator, fallback reasons.
+
+The QNN tests run the real onnxruntime-qnn plugin (HTP backend; on x86-64 that is the simulator) with
+a small fixed-shape decoder (tests/zipvoice/simple_decoder.py). They take a few seconds and run by
+default; NPU_WORKER_QNN_TESTS=0 skips them. Tolerance QNN vs CPU: max abs diff 1e-3 (the simulator
+computes these fp32 graphs to ~2e-6).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npu_worker.engine import providers
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, ZipVoiceOptions, create
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_settings
+
+X86 = platform.machine().lower() in providers.X86_MACHINES
+HAVE_QNN = importlib.util.find_spec("onnxruntime_qnn") is not None
+qnn = pytest.mark.skipif(
+    not HAVE_QNN or os.environ.get("NPU_WORKER_QNN_TESTS", "1") == "0",
+    reason="onnxruntime-qnn missing or NPU_WORKER_QNN_TESTS=0",
+)
+x86_only = pytest.mark.skipif(not X86, reason="the HTP simulator rule concerns x86-64 hosts")
+TEXT = "안녕하세요. 오늘은 배터리를 봅니다."
+BUCKETS = (320, 512, 768)
+
+
+def decoder_feed(frames: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {
+        "t": np.array(0.3, np.float32),
+        "x": rng.standard_normal((1, frames, 100), dtype=np.float32),
+        "text_condition": rng.standard_normal((1, frames, 100), dtype=np.float32),
+        "speech_condition": rng.standard_normal((1, frames, 100), dtype=np.float32),
+        "guidance_scale": np.array(3.0, np.float32),
+    }
+
+
+def qnn_engine(model_dir: Path, state_dir: Path, **changes: object) -> ZipVoiceEngine:
+    settings = engine_settings(model_dir, state_dir, allow_htp_simulator=True, **changes)
+    engine = ZipVoiceEngine(settings, ZipVoiceOptions(buckets=BUCKETS))
+    engine.load()
+    return engine
+
+
+def test_auto_tries_qnn_then_cuda_then_cpu_and_explicit_devices_only_themselves():
+    assert providers.candidates("auto") == ("qnn", "cuda", "cpu")
+    assert providers.candidates("cpu") == ("cpu",)
+    with pytest.raises(ModelLoadError, match="unknown device"):
+        providers.candidates("tpu")
+
+
+def test_session_threads_are_physical_cores_by_default_with_one_inter_op_thread():
+    options = providers.session_options(RuntimeConfig())
+    assert options.intra_op_num_threads == providers.physical_cores() >= 1
+    assert options.inter_op_num_threads == 1
+    assert providers.session_options(RuntimeConfig(threads=3)).intra_op_num_threads == 3
+
+
+@x86_only
+def test_auto_passes_over_the_htp_simulator_and_says_why(qnn_model_dir, tmp_path):
+    engine = create(engine_settings(qnn_model_dir, tmp_path, device="auto"))
+    engine.load()
+    assert engine.info.device == "cpu"
+    assert "simulator" in engine.info.fallback_reason
+    assert "never chosen automatically" in engine.info.fallback_reason
+
+
+@x86_only
+def test_explicit_qnn_without_the_simulator_opt_in_is_a_model_load_error(qnn_model_dir, tmp_path):
+    engine = create(engine_settings(qnn_model_dir, tmp_path, device="qnn"))
+    with pytest.raises(ModelLoadError, match="--device qnn.*simulator") as caught:
+        engine.load()
+    assert caught.value.fallback == "cpu"
+
+
+@pytest.mark.skipif(providers.cuda_reason() is None, reason="onnxruntime-gpu with CUDA is installed")
+def test_explicit_cuda_without_onnxruntime_gpu_is_a_model_load_error(qnn_model_dir, tmp_path):
+    engine = create(engine_settings(qnn_model_dir, tmp_path, device="cuda"))
+    with pytest.raises(ModelLoadError, match="onnxruntime-gpu"):
+        engine.load()
+
+
+@qnn
+def test_qnn_decoder_on_the_htp_simulator_runs_every_node_and_matches_cpu(qnn_model_dir):
+    config = RuntimeConfig(allow_htp_simulator=True)
+    path = qnn_model_dir / "fm_decoder.onnx"
+    on_qnn = providers.open_session(path, "qnn", config, {"N": 1, "T": 128})
+    on_cpu = providers.open_session(path, "cpu", config)
+    assert set(providers.placement(on_qnn)) == {"QNNExecutionProvider"}
+    feed = decoder_feed(128)
+    assert np.abs(on_qnn.run(None, feed)[0] - on_cpu.run(None, feed)[0]).max() < 1e-3
+
+
+@qnn
+def test_qnn_taking_only_static_scalar_nodes_of_a_dynamic_graph_is_not_running_on_qnn(qnn_model_dir):
+    with pytest.raises(DeviceUnavailable, match="took only 2 of 11 nodes of fm_decoder.onnx"):
+        providers.open_session(
+            qnn_model_dir / "fm_decoder.onnx", "qnn", RuntimeConfig(allow_htp_simulator=True)
+        )
+
+
+@qnn
+def test_engine_on_qnn_buckets_matches_the_cpu_engine(qnn_model_dir, tmp_path):
+    engine = qnn_engine(qnn_model_dir, tmp_path / "qnn", device="qnn")
+    assert engine.info.device == "qnn" and engine.info.fallback_reason is None
+    on_qnn = np.concatenate(list(engine.stream(SynthesisRequest(TEXT, seed=3))))
+    frames = [trace.frames for trace in engine.traces]
+    assert any(f not in BUCKETS for f in frames)  # padded up to a bucket and cut back
+    cpu = create(engine_settings(qnn_model_dir, tmp_path / "cpu"))
+    cpu.load()
+    on_cpu = np.concatenate(list(cpu.stream(SynthesisRequest(TEXT, seed=3))))
+    assert on_qnn.size == on_cpu.size
+    assert np.abs(on_qnn - on_cpu).max() < 1e-3
+
+
+@qnn
+def test_auto_with_the_simulator_allowed_prefers_qnn(qnn_model_dir, tmp_path):
+    assert qnn_engine(qnn_model_dir, tmp_path, device="auto").info.device == "qnn"
+
+
+@qnn
+def test_auto_falls_back_to_cpu_when_qnn_takes_no_nodes_and_says_so(cpu_only_model_dir, tmp_path):
+    engine = qnn_engine(cpu_only_model_dir, tmp_path, device="auto")
+    assert engine.info.device == "cpu"
+    assert "qnn: QNNExecutionProvider took no nodes of fm_decoder.onnx" in engine.info.fallback_reason
+    assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
+
+
+@qnn
+def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_path):
+    qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    cached = sorted((tmp_path / "qnn-cache").glob("fm_decoder-*_ctx.onnx"))
+    assert len(cached) == len(BUCKETS)
+    again = qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    session = again.models.decoder.decoders[BUCKETS[0]].session
+    ops = {node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()}
+    assert ops == {"EPContext"}  # loaded from the compiled context, not compiled again

@@ -1,0 +1,45 @@
+"""Vocoder + ISTFT on the tiny model's real vocos_24khz.onnx: lengths and piecewise decoding."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from npu_worker.engine.providers import RuntimeConfig, open_session
+from npu_worker.engine.zipvoice.features import SpectrumConfig, log_mel
+from npu_worker.engine.zipvoice.vocoder import Vocoder
+
+
+@pytest.fixture(scope="module")
+def vocoder(tiny_model_dir: Path) -> Vocoder:
+    return Vocoder(
+        open_session(tiny_model_dir / "vocos_24khz.onnx", "cpu", RuntimeConfig(threads=1)), SpectrumConfig()
+    )
+
+
+def mel_of_noise(frames: int) -> np.ndarray:
+    samples = np.random.default_rng(1).standard_normal(256 * frames).astype(np.float32) * 0.1
+    return log_mel(samples)[:frames]
+
+
+@pytest.mark.parametrize("frames", [2, 17, 300])
+def test_vocoder_output_has_frames_minus_one_hops(vocoder, frames):
+    audio = vocoder.decode(mel_of_noise(frames))
+    assert audio.shape == ((frames - 1) * 256,)
+    assert audio.dtype == np.float32 and np.abs(audio).max() <= 1.0
+
+
+@pytest.mark.parametrize("piece_frames", [50, 64, 100])
+def test_decoding_in_pieces_equals_decoding_whole(vocoder, piece_frames):
+    mel = mel_of_noise(400)
+    whole = vocoder.decode(mel)
+    pieces = list(vocoder.decode_pieces(mel, piece_frames))
+    assert len(pieces) > 1
+    joined = np.concatenate(pieces)
+    assert joined.size == whole.size
+    assert np.abs(joined - whole).max() < 1e-4
+
+
+def test_one_frame_gives_no_audio(vocoder):
+    assert vocoder.decode(mel_of_noise(1)).size == 0
+    assert list(vocoder.decode_pieces(mel_of_noise(1), 10)) == []
