@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_worker.protocol import ModelLoadError
+from npu_worker.protocol import ModelLoadError, WorkerError
 
 log = logging.getLogger(__name__)
 
@@ -243,6 +243,6 @@ def explain(reasons: list[str]) -> str | None:
     return "; ".join(reasons) or None
 
 
-def require(device: str, requested: str, error: DeviceUnavailable) -> ModelLoadError:
+def require(device: str, requested: str, error: DeviceUnavailable) -> WorkerError:
     """The ModelLoadError for an explicitly requested device that cannot run."""
     return ModelLoadError(f"--device {requested}: {device} cannot run here: {error}", fallback="cpu")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,14 @@ from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.protocol import EngineError
 from tests.zipvoice.conftest import engine_settings
+
+
+@dataclass(frozen=True)
+class LaterSectionRequest(SynthesisRequest):
+    """A section whose first audio nobody waits for (SynthesisRequest.early_audio=False)."""
+
+    early_audio: bool = False
+
 
 MULTI = (
     "안녕하세요. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다. 먼저 강의 순서를 소개합니다."
@@ -139,7 +148,7 @@ def test_prompt_is_trimmed_and_bounded(engine):
     options = engine.options.prompt
     assert prompts.rest.seconds <= options.max_seconds + options.trailing_silence_s + 0.01
     assert prompts.first.frames <= prompts.rest.frames
-    assert prompts.first.text.endswith(".")
+    assert prompts.first.text[-1] in ",."
 
 
 def test_distill_defaults_apply_unless_settings_override(tiny_model_dir, tmp_path):
@@ -149,3 +158,10 @@ def test_distill_defaults_apply_unless_settings_override(tiny_model_dir, tmp_pat
     custom = create(engine_settings(tiny_model_dir, tmp_path, num_steps=6, guidance_scale=2.0))
     custom.load()
     assert (custom.num_steps, custom.guidance_scale) == (6, 2.0)
+
+
+def test_a_later_section_packs_its_sentences_into_one_segment_with_the_full_prompt(engine):
+    chunks = list(engine.stream(LaterSectionRequest(MULTI, seed=1)))
+    assert len(engine.traces) == 1
+    assert engine.traces[0].prompt_frames == engine.prompts.get(engine.default_voice(), "ko").rest.frames
+    assert sum(c.size for c in chunks) > 0

@@ -43,9 +43,9 @@ class ZipVoiceOptions:
     """Engine knobs beyond Settings; the defaults are the ones the benchmarks were run with."""
 
     t_shift: float = sampler.T_SHIFT
-    first_segment_seconds: float = 1.6  # generated audio of the first segment, at most
+    first_segment_seconds: float = 1.6  # generated audio of an early first segment, at most
     first_segment_min_seconds: float = 0.8  # a shorter first sentence takes the next one along
-    segment_seconds: float = 14.0  # generated audio of later segments, at most
+    segment_seconds: float = 18.0  # generated audio of the other segments, at most
     crossfade_ms: float = 100.0
     vocoder_piece_frames: int = 188  # ≈ 2 s of audio per vocoder call
     buckets: tuple[int, ...] = runtime.DEFAULT_BUCKETS  # decoder frame buckets on QNN
@@ -137,11 +137,18 @@ class ZipVoiceEngine:
         return self.table.to_ids(self.tokenizer.symbols(text, lang))
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        """Yield audio per segment as it is final.
+
+        `request.early_audio` (default True) asks for a short first segment with the short prompt, so
+        the first audio comes early; a section whose first audio nobody waits for (a later section of
+        a batch) packs its text into as few segments as possible, which is cheaper overall.
+        """
         info = self.info
+        early = bool(getattr(request, "early_audio", True))
         voice = request.voice if request.voice.ref_wav else self.default_voice()
         try:
             prompts = self.prompts.get(voice, request.lang)
-            segments = self.plan(request.text, request.lang, prompts.rest, request.speed_factor)
+            segments = self.plan(request.text, request.lang, prompts.rest, request.speed_factor, early)
         except WorkerError:
             raise
         except Exception as exc:
@@ -150,7 +157,7 @@ class ZipVoiceEngine:
         joiner = StreamJoiner(info.sample_rate, self.options.crossfade_ms)
         self.traces = []
         for index, text in enumerate(segments):
-            prompt = prompts.first if index == 0 else prompts.rest
+            prompt = prompts.first if index == 0 and early else prompts.rest
             joiner.start_segment()
             for piece in self.segment_pieces(text, request.lang, prompt, request.speed_factor, seed + index):
                 out = joiner.feed(piece)
@@ -160,7 +167,7 @@ class ZipVoiceEngine:
         if out.size:
             yield out
 
-    def plan(self, text: str, lang: str, prompt: Prompt, speed: float) -> list[str]:
+    def plan(self, text: str, lang: str, prompt: Prompt, speed: float, early: bool = True) -> list[str]:
         """Segments of a text, sized in tokens from the prompt's speaking rate."""
         count = lru_cache(maxsize=256)(lambda piece: len(self._token_ids(add_punctuation(piece), lang)))
         seconds_per_token = prompt.seconds / max(1, len(prompt.tokens)) / max(speed, 1e-3)
@@ -169,13 +176,11 @@ class ZipVoiceEngine:
         def tokens(seconds: float) -> int:
             return max(1, int(seconds / seconds_per_token))
 
-        return plan_segments(
-            text,
-            count,
-            tokens(options.first_segment_seconds),
-            tokens(options.segment_seconds),
-            tokens(options.first_segment_min_seconds),
-        )
+        later = tokens(options.segment_seconds)
+        if not early:
+            return plan_segments(text, count, later, later, later)
+        first = tokens(options.first_segment_seconds)
+        return plan_segments(text, count, first, later, tokens(options.first_segment_min_seconds))
 
     def segment_audio(
         self,

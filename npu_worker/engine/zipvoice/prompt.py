@@ -21,7 +21,7 @@ from npu_worker.audio import read_wav, resample
 from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
-from npu_worker.engine.zipvoice.tokenizer import add_punctuation
+from npu_worker.engine.zipvoice.tokenizer import PUNCTUATION, add_punctuation
 from npu_worker.protocol import EngineError
 
 
@@ -30,8 +30,8 @@ class PromptOptions:
     target_rms: float = 0.1
     max_pause_s: float = 0.4  # internal pauses are shortened to this (official: 1 s)
     trailing_silence_s: float = 0.2  # keeps the prompt from leaking into the generated speech
-    max_seconds: float = 6.0  # bound for all segments but the first
-    first_max_seconds: float = 3.0  # bound for the first segment (early first audio)
+    max_seconds: float = 4.0  # bound of the prompt (ZipVoice's authors recommend 1-3 s prompts)
+    first_max_seconds: float = 2.5  # bound for an early first segment (first audio comes sooner)
     min_seconds: float = 1.0  # never cut shorter than this
     alignment_tolerance_s: float = 0.35
 
@@ -114,10 +114,15 @@ def cut_at_word_pause(
         k = int(np.argmin(np.abs(letters[:-1] / letters[-1] - fraction)))
         if abs(letters[k] / letters[-1] - fraction) * duration <= options.alignment_tolerance_s:
             if best is None or cut > best[0]:
-                best = (cut, add_punctuation(" ".join(words[: k + 1])))
+                best = (cut, _with_pause_mark(" ".join(words[: k + 1])))
     if best is None:
         return samples, text
     return samples[: best[0]], best[1]
+
+
+def _with_pause_mark(text: str) -> str:
+    """A prefix cut at a pause mid-sentence ends in a comma (not the full stop of a sentence end)."""
+    return text if text[-1:] in PUNCTUATION else text + ","
 
 
 class PromptCache:
