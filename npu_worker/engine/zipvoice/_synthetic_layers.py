@@ -66,18 +66,47 @@ class GraphBuilder:
     def swish(self, x: str) -> str:
         return self.op("Mul", [x, self.op("Sigmoid", [x])])
 
+    def swoosh(self, x: str, shift: float, offset: float) -> str:
+        """Zipformer's SwooshL (shift 4, offset 0.035) / SwooshR (shift 1, offset 0.313261687) in the
+        element-wise form the real ONNX export uses: logaddexp(0, x − shift) − 0.08·x − offset."""
+        shifted = self.op("Sub", [x, self.const(np.float32(shift))])
+        largest = self.op("Max", [shifted, self.const(np.float32(0.0))])
+        softplus_tail = self.op(
+            "Log",
+            [
+                self.op(
+                    "Add",
+                    [
+                        self.op("Exp", [self.op("Neg", [self.op("Abs", [shifted])])]),
+                        self.const(np.float32(1.0)),
+                    ],
+                )
+            ],
+        )
+        linear = self.op(
+            "Add", [self.op("Mul", [x, self.const(np.float32(0.08))]), self.const(np.float32(offset))]
+        )
+        return self.op("Sub", [self.op("Add", [largest, softplus_tail]), linear])
+
     def rms_norm(self, x: str, dim: int) -> str:
-        mean_square = self.op("ReduceMean", [self.op("Mul", [x, x])], axes=[-1], keepdims=1)
+        """Zipformer's BiasNorm: x / rms(x − bias)."""
+        centred = self.op("Sub", [x, self.const(np.zeros(dim, np.float32), "norm_bias")])
+        mean_square = self.op("ReduceMean", [self.op("Mul", [centred, centred])], axes=[-1], keepdims=1)
         root = self.op("Sqrt", [self.op("Add", [mean_square, self.const(np.float32(1e-5))])])
         # No learned scale and x / root: with a scale (or as x * root^-1) onnxruntime fuses this into
         # SimplifiedLayerNormalization, which the QNN HTP simulator fails to finalize (MEM_ALLOC error).
         return self.op("Div", [x, root])
 
+    def bypass(self, original: str, x: str, dim: int) -> str:
+        """Zipformer's bypass module: original + (x − original)·c, c learned per channel."""
+        scale = self.const(np.full(dim, 0.5, np.float32), "bypass")
+        return self.op("Add", [original, self.op("Mul", [self.op("Sub", [x, original]), scale])])
+
     def residual(self, x: str, update: str, scale: float = 0.2) -> str:
         return self.op("Add", [x, self.op("Mul", [update, self.const(np.float32(scale))])])
 
     def feed_forward(self, x: str, dim: int, hidden: int) -> str:
-        return self.linear(self.swish(self.linear(x, dim, hidden)), hidden, dim)
+        return self.linear(self.swoosh(self.linear(x, dim, hidden), 4.0, 0.035), hidden, dim)
 
     def heads(self, x: str, num_heads: int, head_dim: int, perm: list[int]) -> str:
         """(1, F, H·d) → (1, H, F, d) with perm [0,2,1,3], or (1, H, d, F) with perm [0,2,3,1]."""
@@ -138,6 +167,7 @@ def zipformer_layer(g: GraphBuilder, x: str, dims: LayerDims) -> str:
     """One Zipformer2 encoder layer's work: 3 feed-forwards, attention weights shared by a non-linear
     attention and two self-attentions, 2 convolution modules, a norm. ~7.35 M parameters at dim 512."""
     d, h = dims.dim, dims.heads
+    original = x
     x = g.residual(x, g.feed_forward(x, d, dims.feedforward * 3 // 4))
     # attention weights, computed once per layer (query, key and the positional query part)
     proj = g.linear(x, d, (2 * dims.query_head_dim + dims.pos_head_dim) * h)
@@ -173,10 +203,14 @@ def zipformer_layer(g: GraphBuilder, x: str, dims: LayerDims) -> str:
         attended = g.merge_heads(g.op("MatMul", [weights, values]), dims.value_head_dim * h)
         x = g.residual(x, g.linear(attended, dims.value_head_dim * h, d))
         a, b = g.ops("Split", [g.linear(x, d, 2 * d), g.const(np.array([d, d]))], 2, axis=2)
-        conv = g.swish(g.depthwise_conv(g.op("Mul", [a, g.op("Sigmoid", [b])]), d, dims.kernel))
+        conv = g.swoosh(
+            g.depthwise_conv(g.op("Mul", [a, g.op("Sigmoid", [b])]), d, dims.kernel), 1.0, 0.313261687
+        )
         x = g.residual(x, g.linear(conv, d, d))
         x = g.residual(x, g.feed_forward(x, d, dims.feedforward if index == 0 else dims.feedforward * 5 // 4))
-    return g.rms_norm(x, d)
+        if index == 0:
+            x = g.bypass(original, x, d)  # bypass_mid
+    return g.bypass(original, g.rms_norm(x, d), d)
 
 
 def downsample(g: GraphBuilder, x: str, factor: int, dim: int) -> str:

@@ -1,0 +1,310 @@
+"""Engine speed: RTF, decoder time per step and time to first audio, side by side with sherpa-onnx.
+
+Runs the project engine (`npu_worker.engine.zipvoice.engine.ZipVoiceEngine`) on a model directory
+(default: the synthetic `full` model, built once into a cache dir) and, when `sherpa_onnx` imports,
+sherpa-onnx's ZipVoice on the same files, the same reference voice and the same thread count. Runs are
+interleaved (engine, then sherpa, per utterance / per slide) so load from other processes hits both alike.
+
+Modes:
+- utterance: one sentence, synthesised whole by sherpa-onnx and streamed by the engine (median of repeats);
+- lecture: the 39-slide Korean lecture, the engine one stream per slide, sherpa-onnx sentence by
+  sentence (each sentence its own generate call, as a pipeline without our segmenter would);
+  `first_audio_s` is the time to the first audio of slide 0.
+Decoder time per step: the engine's own step timings; for sherpa-onnx, (T(8 steps) − T(4 steps)) / 4 on
+the utterance when both step counts run (sherpa-onnx does not expose step timings).
+
+    .venv/bin/python benchmarks/engine_rtf.py --variants int8:4 fp32:4 int8:8 fp32:8 --slides 0-38 \\
+        --json benchmarks/engine_rtf_full.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnxruntime
+import platformdirs
+
+from npu_worker.config import Settings
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.zipvoice import model_files
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
+from npu_worker.engine.zipvoice.segmenter import split_sentences
+from npu_worker.engine.zipvoice.synthetic_model import REFERENCE_WAV, build_model_dir
+from npu_worker.engine.zipvoice.tokenizer import add_punctuation
+
+LECTURE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "lecture_ko_39.json"
+UTTERANCE = "충전할 때 리튬 이온은 양극에서 빠져나와 전해질을 지나 음극의 흑연 층 사이로 들어갑니다."
+TARGETS = {"utterance_ratio": 1.0, "lecture_ratio": 0.8, "first_audio_s": 0.8}
+
+
+@dataclass
+class Timing:
+    """One synthesis (or a sum of them): wall seconds, audio seconds, first audio, decoder work."""
+
+    seconds: float = 0.0
+    audio_seconds: float = 0.0
+    first_audio_s: float | None = None
+    step_seconds: list[float] = field(default_factory=list)
+    decoder_frames: int = 0  # Σ frames over decoder calls (prompt frames included)
+    prompt_frames: int = 0  # Σ prompt frames over decoder calls
+    encoder_seconds: float = 0.0
+    vocoder_seconds: float = 0.0
+    calls: int = 0  # segments (engine) or sentences (sherpa-onnx)
+
+    @property
+    def rtf(self) -> float:
+        return self.seconds / self.audio_seconds if self.audio_seconds else float("nan")
+
+    def add(self, other: Timing) -> None:
+        if self.first_audio_s is None:
+            self.first_audio_s = self.seconds + (other.first_audio_s or other.seconds)
+        self.seconds += other.seconds
+        self.audio_seconds += other.audio_seconds
+        self.step_seconds += other.step_seconds
+        for name in ("decoder_frames", "prompt_frames", "calls"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.encoder_seconds += other.encoder_seconds
+        self.vocoder_seconds += other.vocoder_seconds
+
+    def summary(self) -> dict:
+        steps = self.step_seconds
+        out = {k: v for k, v in asdict(self).items() if k != "step_seconds"}
+        out["rtf"] = round(self.rtf, 4)
+        out["decoder_seconds"] = round(sum(steps), 3)
+        out["step_mean_s"] = round(statistics.fmean(steps), 4) if steps else None
+        out["frames_per_step"] = round(self.decoder_frames / self.calls) if self.calls else None
+        return out
+
+
+class EngineRunner:
+    """The project engine on CPU with fixed precision, steps and threads."""
+
+    def __init__(self, model_dir: Path, ref_wav: Path, precision: str, steps: int, threads: int) -> None:
+        settings = Settings(
+            backend="zipvoice-onnx", model_dir=str(model_dir), ref_wav=str(ref_wav), precision=precision,
+            num_steps=steps, threads=threads, device="cpu", state_dir=tempfile.mkdtemp(prefix="engine-rtf-"),
+        )  # fmt: skip
+        self.engine: ZipVoiceEngine = create(settings)
+        self.engine.load()
+
+    def run(self, text: str, lang: str = "ko") -> Timing:
+        timing = Timing()
+        samples = 0
+        started = time.perf_counter()
+        for chunk in self.engine.stream(SynthesisRequest(text=text, lang=lang)):
+            if timing.first_audio_s is None:
+                timing.first_audio_s = time.perf_counter() - started
+            samples += chunk.size
+        timing.seconds = time.perf_counter() - started
+        timing.audio_seconds = samples / self.engine.info.sample_rate
+        for trace in self.engine.traces:
+            timing.step_seconds += trace.step_seconds
+            timing.decoder_frames += trace.frames
+            timing.prompt_frames += trace.prompt_frames
+            timing.encoder_seconds += trace.encoder_seconds
+            timing.vocoder_seconds += trace.vocoder_seconds
+            timing.calls += 1
+        return timing
+
+    def symbols(self, text: str, lang: str = "ko") -> list[str]:
+        """The engine's phonemes for a text, restricted to the model's tokens (what sherpa-onnx gets)."""
+        table = self.engine.table.ids
+        return [s for s in self.engine.tokenizer.symbols(add_punctuation(text), lang) if s in table]
+
+
+class SherpaRunner:
+    """sherpa-onnx 2.0.x ZipVoice on the same files; phonemes passed in (its espeak front-end is gone)."""
+
+    def __init__(
+        self, files: model_files.ModelFiles, threads: int, guidance: float, steps: int, prompt
+    ) -> None:
+        import sherpa_onnx
+
+        zipvoice = sherpa_onnx.OfflineTtsZipvoiceModelConfig(
+            tokens=str(files.tokens), encoder=str(files.encoder), decoder=str(files.decoder),
+            vocoder=str(files.vocoder), feat_scale=0.1, t_shift=0.5, target_rms=0.1, guidance_scale=guidance,
+        )  # fmt: skip
+        config = sherpa_onnx.OfflineTtsModelConfig(zipvoice=zipvoice, num_threads=threads, provider="cpu")
+        self.tts = sherpa_onnx.OfflineTts(sherpa_onnx.OfflineTtsConfig(model=config))
+        self.sherpa = sherpa_onnx
+        self.steps = steps
+        self.reference, self.prompt_symbols, self.prompt_text = prompt
+
+    def run(self, sentences: list[list[str]]) -> Timing:
+        """Each sentence its own generate call; first audio = the first call's time."""
+        total = Timing()
+        for symbols in sentences:
+            config = self.sherpa.GenerationConfig()
+            config.reference_audio = self.reference
+            config.reference_sample_rate = 24000
+            config.reference_text = self.prompt_text
+            config.num_steps = self.steps
+            config.tokens = [self.prompt_symbols, symbols]
+            started = time.perf_counter()
+            audio = self.tts.generate("", config)
+            one = Timing(seconds=time.perf_counter() - started, calls=1)
+            one.audio_seconds = len(audio.samples) / audio.sample_rate
+            prompt_frames = 1 + len(self.reference) // 256
+            one.prompt_frames = prompt_frames
+            one.decoder_frames = int(
+                np.ceil(prompt_frames / len(self.prompt_symbols) * (len(self.prompt_symbols) + len(symbols)))
+            )
+            total.add(one)
+        return total
+
+
+def default_model_dir() -> Path:
+    """The synthetic full Distill model, built once (a few minutes, ~600 MB) into the user cache."""
+    path = (
+        Path(platformdirs.user_cache_dir("npu-worker", appauthor=False)) / "synthetic-zipvoice-distill-full"
+    )
+    if not (path / "fm_decoder_int8.onnx").exists():
+        print(f"building the synthetic full model into {path} ...", file=sys.stderr, flush=True)
+        build_model_dir(path, "full")
+    return path
+
+
+def parse_slides(spec: str, count: int) -> list[int]:
+    chosen: list[int] = []
+    for part in spec.split(","):
+        low, _, high = part.partition("-")
+        chosen += list(range(int(low), int(high or low) + 1))
+    return [i for i in chosen if 0 <= i < count]
+
+
+def load_reference(ref_wav: Path) -> np.ndarray:
+    from npu_worker.audio import read_wav, resample
+
+    samples, rate = read_wav(ref_wav.read_bytes())
+    return resample(samples, rate, 24000).astype(np.float32)
+
+
+def bench_variant(
+    args: argparse.Namespace, model_dir: Path, precision: str, steps: int, slides: list[dict]
+) -> dict:
+    ref_wav = Path(args.ref_wav or model_dir / REFERENCE_WAV)
+    engine = EngineRunner(model_dir, ref_wav, precision, steps, args.threads)
+    sherpa = None
+    if not args.no_sherpa:
+        try:
+            files = model_files.locate(str(model_dir), precision, None)
+            ref_text = ref_wav.with_suffix(".txt").read_text(encoding="utf-8").strip()
+            prompt = (load_reference(ref_wav), engine.symbols(ref_text), ref_text)
+            sherpa = SherpaRunner(files, args.threads, engine.engine.guidance_scale, steps, prompt)
+        except ImportError:
+            print("sherpa_onnx not importable: engine figures only", file=sys.stderr)
+    engine.run("안녕하세요.")  # warm-up: sessions, prompt features
+    if sherpa:
+        sherpa.run([engine.symbols("안녕하세요.")])
+    result: dict = {"precision": precision, "steps": steps, "guidance_scale": engine.engine.guidance_scale}
+    if args.mode in ("utterance", "all"):
+        runs: dict[str, list[Timing]] = {"engine": [], "sherpa": []}
+        for _ in range(args.repeat):
+            runs["engine"].append(engine.run(args.text))
+            if sherpa:
+                runs["sherpa"].append(sherpa.run([engine.symbols(args.text)]))
+        result["utterance"] = compare({k: median_run(v) for k, v in runs.items() if v})
+    if args.mode in ("lecture", "all") and slides:
+        totals = {"engine": Timing(), "sherpa": Timing()}
+        for slide in slides:
+            totals["engine"].add(engine.run(slide["text"]))
+            if sherpa:
+                totals["sherpa"].add(sherpa.run([engine.symbols(s) for s in split_sentences(slide["text"])]))
+            print(f"  slide {slide['idx']:>2}: engine {totals['engine'].seconds:7.1f} s"
+                  + (f"  sherpa {totals['sherpa'].seconds:7.1f} s" if sherpa else ""), file=sys.stderr, flush=True)  # fmt: skip
+        result["lecture"] = compare({k: v for k, v in totals.items() if v.calls})
+        result["lecture"]["slides"] = [s["idx"] for s in slides]
+    return result
+
+
+def median_run(runs: list[Timing]) -> Timing:
+    return sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
+
+
+def compare(timings: dict[str, Timing]) -> dict:
+    out: dict = {name: t.summary() for name, t in timings.items()}
+    if "sherpa" in timings:
+        out["ratio"] = round(timings["engine"].seconds / timings["sherpa"].seconds, 3)
+        out["rtf_ratio"] = round(timings["engine"].rtf / timings["sherpa"].rtf, 3)
+    return out
+
+
+def add_sherpa_step_estimates(results: list[dict]) -> None:
+    """sherpa-onnx per-step time = (T8 − T4) / 4 on the utterance, per precision."""
+    by_key = {(r["precision"], r["steps"]): r for r in results if "utterance" in r}
+    for precision in {p for p, _ in by_key}:
+        low, high = by_key.get((precision, 4)), by_key.get((precision, 8))
+        if low and high and "sherpa" in low["utterance"] and "sherpa" in high["utterance"]:
+            step = (high["utterance"]["sherpa"]["seconds"] - low["utterance"]["sherpa"]["seconds"]) / 4
+            for r in (low, high):
+                r["utterance"]["sherpa"]["step_mean_s"] = round(step, 4)
+
+
+def print_table(results: list[dict]) -> None:
+    header = f"{'variant':<10} {'mode':<9} {'engine RTF':>10} {'sherpa RTF':>10} {'ratio':>6} "
+    print(header + f"{'eng step':>9} {'sh step':>8} {'eng F/call':>10} {'sh F/call':>9} {'1st audio':>9}")
+    for r in results:
+        for mode in ("utterance", "lecture"):
+            if mode not in r:
+                continue
+            eng, sh = r[mode]["engine"], r[mode].get("sherpa", {})
+            row = f"{r['precision'] + '-' + str(r['steps']):<10} {mode:<9} {eng['rtf']:>10.3f} "
+            row += f"{sh.get('rtf', float('nan')):>10.3f} {r[mode].get('ratio', float('nan')):>6.2f} "
+            row += f"{eng['step_mean_s'] or 0:>9.3f} {sh.get('step_mean_s') or float('nan'):>8.3f} "
+            row += f"{eng['frames_per_step'] or 0:>10} {sh.get('frames_per_step') or 0:>9} "
+            print(row + f"{eng['first_audio_s']:>9.2f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model-dir", help="model directory (default: synthetic full model in the cache)")
+    parser.add_argument("--ref-wav", help="reference voice (default: reference_ko.wav in the model dir)")
+    parser.add_argument("--variants", nargs="+", default=["int8:4", "fp32:4", "int8:8", "fp32:8"],
+                        help="precision:steps pairs")  # fmt: skip
+    parser.add_argument("--mode", choices=("utterance", "lecture", "all"), default="all")
+    parser.add_argument("--slides", default="0-38", help="lecture slides, e.g. 0-38 or 0-4,20")
+    parser.add_argument("--text", default=UTTERANCE, help="the one utterance")
+    parser.add_argument("--repeat", type=int, default=3, help="utterance repeats (median)")
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--no-sherpa", action="store_true")
+    parser.add_argument("--lecture", default=str(LECTURE))
+    parser.add_argument("--json", help="write results here")
+    args = parser.parse_args(argv)
+    model_dir = Path(args.model_dir) if args.model_dir else default_model_dir()
+    sections = json.loads(Path(args.lecture).read_text(encoding="utf-8"))["sections"]
+    slides = [sections[i] for i in parse_slides(args.slides, len(sections))]
+    results = []
+    for variant in args.variants:
+        precision, _, steps = variant.partition(":")
+        print(f"{variant} ...", file=sys.stderr, flush=True)
+        results.append(bench_variant(args, model_dir, precision, int(steps), slides))
+    add_sherpa_step_estimates(results)
+    print_table(results)
+    report = {
+        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        "note": "machine shared with other agents during the run; ±10 % run-to-run noise",
+        "onnxruntime": onnxruntime.__version__,
+        "model_dir": str(model_dir),
+        "threads": args.threads,
+        "targets": TARGETS,
+        "results": results,
+    }
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
