@@ -1,0 +1,143 @@
+"""`npu-worker bench`: run the open-loop TTFA benchmark against a running worker and record it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from npu_worker.bench.load import LoadConfig, TargetNotAllowed, run_load
+from npu_worker.bench.report import machine_info, markdown, summarize_runs, write_report
+
+DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
+BASE_ENV, DEFAULT_BASE = "TTS_WORKER_BASE", "http://127.0.0.1:7768"
+
+
+def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
+    """Texts from a lecture JSON (`sections[].text`, optional `lang`), a JSON list, or one text per line."""
+    raw = path.read_text(encoding="utf-8")
+    if path.suffix == ".json":
+        data = json.loads(raw)
+        sections = data.get("sections", []) if isinstance(data, dict) else data
+        texts = tuple(s["text"] if isinstance(s, dict) else str(s) for s in sections)
+        return texts, data.get("lang") if isinstance(data, dict) else None
+    return tuple(line.strip() for line in raw.splitlines() if line.strip()), None
+
+
+def add_bench_command(subparsers: Any) -> None:
+    """Adds `bench`; sets `handler(args) -> exit code` like the other subcommands."""
+    p = subparsers.add_parser(
+        "bench",
+        help="open-loop TTFA/load benchmark against a running worker on this machine",
+        description="Poisson arrivals at each rate over /ws and HTTP /synth; writes PREFIX.json/.md/.png.",
+    )
+    p.add_argument(
+        "--base", default=None, help=f"worker URL, loopback only [env {BASE_ENV}; default {DEFAULT_BASE}]"
+    )
+    p.add_argument("--rps", default="0.5,1,2,4", help="offered loads in requests/s, comma-separated")
+    p.add_argument("--duration", type=float, default=20.0, help="seconds of arrivals per rate and transport")
+    p.add_argument(
+        "--requests", type=int, default=40, help="at most this many requests per rate and transport"
+    )
+    p.add_argument("--transports", default="ws,http", help="ws, http or both")
+    p.add_argument(
+        "--texts", type=Path, default=DEFAULT_TEXTS, help="lecture JSON or text file (default: 39 slides)"
+    )
+    p.add_argument("--lang", default=None, help="language code (default: the texts file's, else ko)")
+    p.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds")
+    p.add_argument("--seed", type=int, default=1, help="seed of arrivals and text choice")
+    p.add_argument(
+        "--out", type=Path, default=None, help="output prefix (default benchmarks/load/<backend>-<time>)"
+    )
+    p.add_argument(
+        "--engine-baseline", type=Path, default=None, help="JSON of the engine's in-process first-chunk times"
+    )
+    p.add_argument(
+        "--note", default=None, help="free text recorded with the results (e.g. 'shared 2-core VM')"
+    )
+    p.add_argument(
+        "--token", default=None, help="bearer token if the worker requires one [env NPU_WORKER_TOKEN]"
+    )
+    p.set_defaults(handler=run_bench_command)
+
+
+def _config(args: argparse.Namespace) -> LoadConfig:
+    texts, lang = load_texts(args.texts)
+    return LoadConfig(
+        base=(args.base or os.environ.get(BASE_ENV) or DEFAULT_BASE).rstrip("/"),
+        rates=tuple(float(r) for r in args.rps.split(",") if r.strip()),
+        texts=texts,
+        transports=tuple(t.strip() for t in args.transports.split(",") if t.strip()),
+        duration=args.duration,
+        max_requests=args.requests,
+        timeout=args.timeout,
+        lang=args.lang or lang or "ko",
+        seed=args.seed,
+        token=args.token or os.environ.get("NPU_WORKER_TOKEN") or None,
+    )
+
+
+def build_report(
+    result: dict[str, Any],
+    config: LoadConfig,
+    command: str,
+    started: str,
+    baseline: dict[str, Any] | None,
+    note: str | None,
+) -> dict[str, Any]:
+    return {
+        "command": command,
+        "started_at": started,
+        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "machine": machine_info(note),
+        "config": config.public(),
+        "health": result["health"],
+        "health_after": result["health_after"],
+        "engine_baseline": baseline,
+        "summary": summarize_runs(result["records"], baseline),
+        "records": result["records"],
+    }
+
+
+def run_bench_command(args: argparse.Namespace) -> int:
+    argv = getattr(args, "argv", None)
+    command = shlex.join(["npu-worker", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        config = _config(args)
+        baseline = json.loads(args.engine_baseline.read_text()) if args.engine_baseline else None
+    except (TargetNotAllowed, ValueError, OSError) as exc:
+        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        return 2
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    try:
+        result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+    except (OSError, aiohttp.ClientError) as exc:
+        print(f"npu-worker bench: cannot reach {config.base}: {exc}", file=sys.stderr)
+        return 2
+    report = build_report(result, config, command, started, baseline, args.note)
+    backend = str(report["health"].get("backend", "worker"))
+    prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
+    paths = write_report(report, prefix)
+    print(markdown(report))
+    print("written: " + ", ".join(map(str, paths)), file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="npu-worker")
+    add_bench_command(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    args.argv = sys.argv[1:] if argv is None else argv
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

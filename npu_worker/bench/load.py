@@ -1,0 +1,175 @@
+"""Open-loop load: Poisson arrivals at fixed rates, each request on its own task at its own moment.
+
+Open-loop means a request is sent at its scheduled time whether or not earlier ones have finished,
+as independent listeners would; a closed loop (send when the last one finishes) would hide queueing.
+Every run is bounded: a duration and a request count per rate, a timeout per request, loopback only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import random
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+
+from npu_worker.bench.measure import RequestRecord, http_request, ws_request
+
+MAX_RATE = 50.0
+MAX_DURATION = 600.0
+MAX_REQUESTS = 1000
+TRANSPORTS = ("ws", "http")
+
+
+class TargetNotAllowed(ValueError):
+    """The benchmark only loads workers on this machine (loopback addresses)."""
+
+
+def check_loopback(base: str) -> str:
+    """`base` without a trailing slash if its host is a loopback address or `localhost`; else raise."""
+    parts = urlsplit(base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TargetNotAllowed(f"not an http(s) URL: {base!r}")
+    host = parts.hostname
+    if host != "localhost":
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = False
+        if not loopback:
+            raise TargetNotAllowed(
+                f"refusing to load {host!r}: only loopback targets (127.0.0.0/8, ::1, localhost)"
+            )
+    return base.rstrip("/")
+
+
+@dataclass(frozen=True)
+class LoadConfig:
+    base: str
+    rates: tuple[float, ...]
+    texts: tuple[str, ...]
+    transports: tuple[str, ...] = TRANSPORTS
+    duration: float = 20.0
+    max_requests: int = 40
+    timeout: float = 60.0
+    drain_timeout: float = 120.0
+    lang: str = "ko"
+    seed: int = 1
+    token: str | None = None
+
+    def __post_init__(self) -> None:
+        check_loopback(self.base)
+        if not self.rates or any(not 0 < r <= MAX_RATE for r in self.rates):
+            raise ValueError(f"rates must be in (0, {MAX_RATE}] requests/s")
+        if not 0 < self.duration <= MAX_DURATION:
+            raise ValueError(f"duration must be in (0, {MAX_DURATION}] s")
+        if not 0 < self.max_requests <= MAX_REQUESTS:
+            raise ValueError(f"max_requests must be in (0, {MAX_REQUESTS}]")
+        if not self.texts:
+            raise ValueError("no texts to send")
+        unknown = set(self.transports) - set(TRANSPORTS)
+        if unknown or not self.transports:
+            raise ValueError(f"transports must be among {TRANSPORTS}, got {self.transports}")
+
+    def public(self) -> dict[str, Any]:
+        """The configuration as recorded with the results (texts counted, token never written)."""
+        recorded = asdict(self)
+        recorded["texts"] = len(self.texts)
+        recorded["token"] = bool(self.token)
+        return recorded
+
+
+def poisson_schedule(rate: float, duration: float, max_requests: int, rng: random.Random) -> list[float]:
+    """Arrival offsets (s) of a Poisson process at `rate`, within `duration`, at most `max_requests`."""
+    offsets: list[float] = []
+    moment = 0.0
+    while len(offsets) < max_requests:
+        moment += rng.expovariate(rate)
+        if moment > duration:
+            break
+        offsets.append(moment)
+    return offsets
+
+
+async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
+    async with session.get(base + "/health") as response:
+        return dict(await response.json(content_type=None))
+
+
+async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> bool:
+    """Wait (bounded) until the worker reports no queued sections and no running jobs."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + limit
+    while loop.time() < deadline:
+        body = await health(session, base)
+        if not body.get("queue") and not body.get("jobs_running"):
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def run_rate(
+    session: aiohttp.ClientSession, config: LoadConfig, transport: str, rate: float, out_dir: str
+) -> list[RequestRecord]:
+    """One rate on one transport; the same seed gives both transports the same arrivals and texts."""
+    rng = random.Random(f"{config.seed}:{rate}")
+    offsets = poisson_schedule(rate, config.duration, config.max_requests, rng)
+    text_indices = [rng.randrange(len(config.texts)) for _ in offsets]
+    loop = asyncio.get_running_loop()
+    start = loop.time() + 0.05
+
+    async def one(index: int, offset: float) -> RequestRecord:
+        t0 = start + offset
+        record = RequestRecord(transport, rate, index, text_indices[index], offset)
+        await asyncio.sleep(max(0.0, t0 - loop.time()))
+        record.sched_lag_ms = (loop.time() - t0) * 1000.0
+        # A fresh seed per request keeps the synthesis cache from answering instead of the engine.
+        params = {"lang": config.lang, "seed": rng_seed(config.seed, transport, rate, index)}
+        text = config.texts[record.text_idx]
+        try:
+            if transport == "ws":
+                call = ws_request(session, config.base, text, params, record, t0)
+            else:
+                call = http_request(session, config.base, text, params, record, t0, out_dir)
+            await asyncio.wait_for(call, timeout=config.timeout)
+        except asyncio.TimeoutError:
+            record.timeout, record.error = True, f"timeout after {config.timeout:g} s"
+        except (aiohttp.ClientError, OSError, ValueError) as exc:
+            record.error = f"{type(exc).__name__}: {exc}"
+        return record
+
+    return list(await asyncio.gather(*(one(i, offset) for i, offset in enumerate(offsets))))
+
+
+def rng_seed(seed: int, transport: str, rate: float, index: int) -> int:
+    return (
+        seed * 1_000_003 + TRANSPORTS.index(transport) * 100_003 + int(rate * 1000) * 1009 + index
+    ) % 2**31
+
+
+async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Every rate on every transport, the worker drained in between; returns health and raw records."""
+    records: list[RequestRecord] = []
+    headers = {"Authorization": f"Bearer {config.token}"} if config.token else None
+    async with aiohttp.ClientSession(headers=headers) as session:
+        before = await health(session, config.base)
+        out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-")
+        try:
+            for rate in config.rates:
+                for transport in config.transports:
+                    if not await wait_idle(session, config.base, config.drain_timeout):
+                        say(f"warning: worker still busy after {config.drain_timeout:g} s; going on")
+                    batch = await run_rate(session, config, transport, rate, out_dir)
+                    records.extend(batch)
+                    failed = sum(1 for r in batch if r.error)
+                    say(f"{transport} at {rate:g}/s: {len(batch)} requests, {failed} failed")
+        finally:
+            await asyncio.to_thread(shutil.rmtree, out_dir, True)
+        after = await health(session, config.base)
+    return {"health": before, "health_after": after, "records": [r.to_dict() for r in records]}

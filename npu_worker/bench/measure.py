@@ -1,0 +1,172 @@
+"""One benchmark request over /ws or HTTP /synth, timed the way a listener experiences it.
+
+All times are seconds on the event loop's monotonic clock, measured from the request's *scheduled*
+moment (open-loop: a late start counts against the worker's figures as it would for a real caller,
+and the scheduling lag is reported on its own so that a slow load generator is visible).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from npu_worker.audio import from_pcm16, read_wav
+from npu_worker.bench.onset import PlaybackTimeline, sustained_onset
+
+
+@dataclass
+class RequestRecord:
+    """What one request measured; latencies in ms from the scheduled moment, None when not reached."""
+
+    transport: str
+    rate: float
+    index: int
+    text_idx: int
+    scheduled_s: float
+    sched_lag_ms: float | None = None
+    ttfb_ms: float | None = None
+    first_chunk_ms: float | None = None
+    ttfa_ms: float | None = None
+    leading_silence_ms: float | None = None
+    e2e_ms: float | None = None
+    audio_sec: float | None = None
+    rtf: float | None = None
+    underruns: int = 0
+    underrun_ms: float = 0.0
+    chunks: int = 0
+    server_ttfa_ms: float | None = None
+    cached: bool = False
+    error: str | None = None
+    timeout: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Listener:
+    """Collects PCM as it arrives and turns it into onset, TTFA and underrun figures at the end."""
+
+    t0: float
+    sample_rate: int = 24000
+    timeline: PlaybackTimeline | None = None
+    parts: list[bytes] = field(default_factory=list)
+
+    def pcm(self, arrival: float, data: bytes) -> None:
+        if self.timeline is None:
+            self.timeline = PlaybackTimeline(self.sample_rate)
+        self.timeline.add(arrival, len(data) // 2)
+        self.parts.append(data)
+
+    def finish(self, record: RequestRecord, sent_at: float, done_at: float) -> None:
+        samples = from_pcm16(b"".join(self.parts)) if self.parts else np.zeros(0, np.float32)
+        fill_audio_figures(record, samples, self.sample_rate, self.timeline, self.t0, sent_at, done_at)
+        record.chunks = len(self.parts)
+
+
+def fill_audio_figures(
+    record: RequestRecord,
+    samples: np.ndarray,
+    sample_rate: int,
+    timeline: PlaybackTimeline | None,
+    t0: float,
+    sent_at: float,
+    done_at: float,
+) -> None:
+    record.e2e_ms = (done_at - t0) * 1000.0
+    record.audio_sec = samples.size / sample_rate
+    if samples.size:
+        record.rtf = (done_at - sent_at) / record.audio_sec
+    if timeline is None:
+        return
+    record.underruns = timeline.underruns
+    record.underrun_ms = timeline.underrun_seconds * 1000.0
+    onset = sustained_onset(samples, sample_rate)
+    if onset is not None:
+        record.leading_silence_ms = onset / sample_rate * 1000.0
+        record.ttfa_ms = (timeline.play_time(onset) - t0) * 1000.0
+
+
+async def ws_request(
+    session: aiohttp.ClientSession,
+    base: str,
+    text: str,
+    params: dict[str, Any],
+    record: RequestRecord,
+    t0: float,
+) -> None:
+    """A preview over /ws: one connection, one `synth` message, PCM frames until `done`."""
+    loop = asyncio.get_running_loop()
+    listener = Listener(t0)
+    async with session.ws_connect(base + "/ws", autoping=True) as ws:
+        await ws.send_str(json.dumps({"type": "synth", "text": text, "audio": True, **params}))
+        sent_at = loop.time()
+        async for message in ws:
+            now = loop.time()
+            if record.ttfb_ms is None:
+                record.ttfb_ms = (now - t0) * 1000.0
+            if message.type == aiohttp.WSMsgType.BINARY:
+                if record.first_chunk_ms is None:
+                    record.first_chunk_ms = (now - t0) * 1000.0
+                listener.pcm(now, message.data)
+            elif message.type == aiohttp.WSMsgType.TEXT:
+                if _ws_event(json.loads(message.data), record, listener):
+                    break
+            else:
+                record.error = record.error or f"socket closed before done ({message.type.name})"
+                break
+        listener.finish(record, sent_at, loop.time())
+
+
+def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) -> bool:
+    """Apply one JSON event; True when the request is over."""
+    kind = event.get("event")
+    if kind == "audio_start":
+        listener.sample_rate = int(event.get("sample_rate") or listener.sample_rate)
+    elif kind == "first_audio":
+        record.server_ttfa_ms = event.get("ttfa_ms")
+    elif kind == "progress" and event.get("cached"):
+        record.cached = True
+    elif kind == "error":
+        record.error = str(event.get("error"))
+    return kind == "done"
+
+
+async def http_request(
+    session: aiohttp.ClientSession,
+    base: str,
+    text: str,
+    params: dict[str, Any],
+    record: RequestRecord,
+    t0: float,
+    out_dir: str,
+) -> None:
+    """POST /synth into a wav under `out_dir`: the whole file is the first playable chunk, heard on arrival."""
+    loop = asyncio.get_running_loop()
+    path = os.path.join(out_dir, f"{record.transport}-{record.rate:g}-{record.index}.wav")
+    try:
+        sent_at = loop.time()
+        body = {"text": text, "output_path": path, **params}
+        async with session.post(base + "/synth", json=body) as response:
+            record.ttfb_ms = (loop.time() - t0) * 1000.0
+            answer = await response.json(content_type=None)
+        done_at = loop.time()
+        if response.status != 200 or answer.get("status") != "ok":
+            record.error = str(answer.get("error") or f"HTTP {response.status}")
+            return
+        record.cached = bool(answer.get("cached"))
+        samples, rate = await asyncio.to_thread(lambda: read_wav(Path(path).read_bytes()))
+        record.first_chunk_ms = (done_at - t0) * 1000.0
+        timeline = PlaybackTimeline(rate)
+        timeline.add(done_at, samples.size)
+        fill_audio_figures(record, samples, rate, timeline, t0, sent_at, done_at)
+        record.chunks = 1
+    finally:
+        await asyncio.to_thread(lambda: Path(path).unlink(missing_ok=True))

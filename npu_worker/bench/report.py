@@ -1,0 +1,194 @@
+"""Turns raw request records into per-rate percentiles, and writes them as JSON, markdown and a PNG."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+from npu_worker.bench.stats import summarize
+
+# (record field, column title) of every latency figure summarised per rate.
+METRICS = (
+    ("sched_lag_ms", "scheduling lag"),
+    ("ttfb_ms", "TTFB"),
+    ("first_chunk_ms", "first playable chunk"),
+    ("ttfa_ms", "audible TTFA"),
+    ("leading_silence_ms", "leading silence"),
+    ("e2e_ms", "end-to-end"),
+    ("rtf", "RTF (elapsed / audio s)"),
+    ("server_ttfa_ms", "server-reported TTFA"),
+    ("underrun_ms", "underrun time"),
+    ("overhead_ms", "TTFA − engine first audible"),
+)
+
+
+def _overhead(record: dict[str, Any], baseline: dict[str, Any] | None) -> float | None:
+    """TTFA minus the engine's own time to its first audible chunk for the same text (in-process)."""
+    if not baseline or record.get("ttfa_ms") is None:
+        return None
+    per_text = baseline.get("per_text_first_audible_ms") or []
+    idx = record["text_idx"]
+    if idx < len(per_text) and per_text[idx] is not None:
+        return float(record["ttfa_ms"]) - float(per_text[idx])
+    return None
+
+
+def summarize_runs(
+    records: list[dict[str, Any]], baseline: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """One row per (transport, rate) in run order: counts, and percentiles of the successful requests."""
+    groups: dict[tuple[str, float], list[dict[str, Any]]] = {}
+    for record in records:
+        groups.setdefault((record["transport"], record["rate"]), []).append(record)
+    rows = []
+    for (transport, rate), group in groups.items():
+        ok = [r for r in group if not r.get("error")]
+        for r in ok:
+            r["overhead_ms"] = _overhead(r, baseline)
+        errors = sorted({str(r["error"]) for r in group if r.get("error")})
+        span = max((r["scheduled_s"] for r in group), default=0.0)
+        rows.append(
+            {
+                "transport": transport,
+                "rate": rate,
+                "sent": len(group),
+                "ok": len(ok),
+                "errors": len(group) - len(ok),
+                "timeouts": sum(1 for r in group if r.get("timeout")),
+                "cached": sum(1 for r in ok if r.get("cached")),
+                "no_onset": sum(1 for r in ok if r.get("ttfa_ms") is None),
+                "underrun_requests": sum(1 for r in ok if r.get("underruns")),
+                "underruns": sum(int(r.get("underruns") or 0) for r in ok),
+                "offered_span_s": span,
+                "metrics": {name: summarize(r.get(name) for r in ok) for name, _ in METRICS},
+                "error_samples": errors[:3],
+            }
+        )
+    return rows
+
+
+def machine_info(note: str | None) -> dict[str, Any]:
+    return {
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "cpu_count": os.cpu_count(),
+        "note": note,
+    }
+
+
+def _ms(value: Any) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "–"
+    return f"{value:.0f}"
+
+
+def _row(row: dict[str, Any]) -> str:
+    m = row["metrics"]
+    cells = [
+        f"{row['rate']:g}",
+        f"{row['sent']}",
+        f"{row['errors']}" + (f" ({row['timeouts']} t/o)" if row["timeouts"] else ""),
+        _ms(m["sched_lag_ms"]["p50"]),
+        _ms(m["ttfb_ms"]["p50"]),
+        _ms(m["first_chunk_ms"]["p50"]),
+        _ms(m["ttfa_ms"]["p50"]),
+        _ms(m["ttfa_ms"]["p95"]),
+        _ms(m["ttfa_ms"]["p99"]),
+        _ms(m["ttfa_ms"]["max"]),
+        _ms(m["leading_silence_ms"]["p50"]),
+        _ms(m["e2e_ms"]["p50"]),
+        _ms(m["e2e_ms"]["p95"]),
+        "–" if m["rtf"]["p50"] is None else f"{m['rtf']['p50']:.3f}",
+        f"{row['underrun_requests']}/{row['ok']} ({_ms(m['underrun_ms']['max'])} ms max)",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+HEADER = (
+    "| rate /s | sent | errors | lag p50 | TTFB p50 | 1st chunk p50 | **TTFA p50** | TTFA p95 | TTFA p99 | TTFA max "
+    "| lead silence p50 | e2e p50 | e2e p95 | RTF p50 | underruns (req) |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+)
+TITLES = {"ws": "WebSocket /ws (streaming preview)", "http": "HTTP /synth (whole wav, for comparison)"}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    health = report.get("health") or {}
+    engine = ", ".join(
+        f"{k} `{health.get(k)}`" for k in ("backend", "device", "model", "precision") if k in health
+    )
+    lines = [
+        f"# TTFA under load: {health.get('backend', '?')} on {health.get('device', '?')}",
+        "",
+        f"Command: `{report['command']}`  ",
+        f"Run: {report['started_at']} → {report['finished_at']}; engine: {engine}  ",
+        f"Machine: {report['machine']['platform']}, {report['machine']['cpu_count']} CPUs"
+        + (f"; {report['machine']['note']}" if report["machine"].get("note") else ""),
+        "",
+        "Milliseconds from each request's scheduled moment (open-loop Poisson arrivals). Audible TTFA: the first "
+        "sustained audible sample (20 ms RMS windows, 10 ms hop, DC removed, ≥ −45 dBFS for 2 windows; clicks "
+        "excluded) on a simulated playback timeline that starts with the first chunk. RTF = elapsed / audio "
+        "seconds (lower is faster). Percentiles by nearest rank.",
+    ]
+    for transport in ("ws", "http"):
+        rows = [r for r in report["summary"] if r["transport"] == transport]
+        if rows:
+            lines += ["", f"## {TITLES[transport]}", "", HEADER, *map(_row, rows)]
+    overhead = [r for r in report["summary"] if r["metrics"]["overhead_ms"]["n"]]
+    if overhead:
+        lines += [
+            "",
+            "## What the server adds (audible TTFA − the engine's own first audible chunk, same text)",
+            "",
+        ]
+        lines += ["| transport | rate /s | p50 | p95 | max |", "|---|---|---|---|---|"]
+        for r in overhead:
+            o = r["metrics"]["overhead_ms"]
+            lines.append(
+                f"| {r['transport']} | {r['rate']:g} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(o['max'])} |"
+            )
+    errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
+    if errors:
+        lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {e}" for t, rate, e in errors)]
+    return "\n".join(lines) + "\n"
+
+
+def write_plot(report: dict[str, Any], path: Path) -> None:
+    """TTFA p50/p95/p99 against offered load, one colour per transport."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(7, 4.2), dpi=120)
+    styles = {"p50": "-", "p95": "--", "p99": ":"}
+    for transport, colour in (("ws", "tab:blue"), ("http", "tab:orange")):
+        rows = [r for r in report["summary"] if r["transport"] == transport and r["metrics"]["ttfa_ms"]["n"]]
+        for name, style in styles.items():
+            if rows:
+                xs = [r["rate"] for r in rows]
+                ys = [r["metrics"]["ttfa_ms"][name] for r in rows]
+                axes.plot(xs, ys, style, color=colour, marker="o", label=f"{transport} {name}")
+    health = report.get("health") or {}
+    axes.set_title(f"Audible TTFA vs load — {health.get('backend', '?')} on {health.get('device', '?')}")
+    axes.set_xlabel("offered load (requests/s, Poisson)")
+    axes.set_ylabel("audible TTFA (ms)")
+    axes.grid(True, alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path)
+    plt.close(figure)
+
+
+def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
+    """PREFIX.json, PREFIX.md, PREFIX.png (blocking: call from a thread or outside the event loop)."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    paths = [prefix.with_suffix(".json"), prefix.with_suffix(".md"), prefix.with_suffix(".png")]
+    paths[0].write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    paths[1].write_text(markdown(report), encoding="utf-8")
+    write_plot(report, paths[2])
+    return paths

@@ -1,0 +1,98 @@
+"""The benchmark's audible-onset detector and playback timeline on synthetic signals with known answers."""
+
+import numpy as np
+import pytest
+
+from npu_worker.bench.onset import PlaybackTimeline, sustained_onset
+
+RATE = 24000
+HOP = RATE // 100  # 10 ms
+
+
+def tone(seconds: float, db: float = -20.0, freq: float = 220.0) -> np.ndarray:
+    t = np.arange(int(seconds * RATE)) / RATE
+    amplitude = 10 ** (db / 20) * np.sqrt(2)  # RMS of the sine = db dBFS
+    return (amplitude * np.sin(2 * np.pi * freq * t)).astype(np.float32)
+
+
+def silence(seconds: float) -> np.ndarray:
+    return np.zeros(int(seconds * RATE), dtype=np.float32)
+
+
+def assert_onset_near(found: int | None, true_sample: int) -> None:
+    """The rule quantises to the 10 ms hop and reports the window that first holds the sound."""
+    assert found is not None
+    assert true_sample - HOP <= found <= true_sample, (found, true_sample)
+
+
+def test_onset_of_tone_after_silence_is_where_the_tone_starts():
+    signal = np.concatenate([silence(0.3137), tone(0.5)])
+    assert_onset_near(sustained_onset(signal, RATE), int(0.3137 * RATE))
+
+
+def test_onset_at_the_very_first_sample():
+    assert sustained_onset(tone(0.2), RATE) == 0
+
+
+def test_dc_offset_alone_is_not_audible():
+    assert sustained_onset(np.full(RATE, 0.4, dtype=np.float32), RATE) is None
+
+
+def test_tone_riding_on_a_dc_offset_is_found_where_it_starts():
+    signal = np.concatenate([silence(0.25), tone(0.5)]) + np.float32(0.4)
+    assert_onset_near(sustained_onset(signal, RATE), int(0.25 * RATE))
+
+
+def test_sound_below_minus_45_dbfs_is_not_audible():
+    assert sustained_onset(tone(0.5, db=-50.0), RATE) is None
+
+
+def test_sound_just_above_minus_45_dbfs_is_audible():
+    signal = np.concatenate([silence(0.1), tone(0.5, db=-43.0)])
+    assert_onset_near(sustained_onset(signal, RATE), int(0.1 * RATE))
+
+
+@pytest.mark.parametrize("click_ms", [0.05, 1.0, 3.0, 8.0])
+@pytest.mark.parametrize("at_seconds", [0.1, 0.1051, 0.1097])
+def test_a_short_click_does_not_count(click_ms, at_seconds):
+    signal = silence(0.5)
+    start = int(at_seconds * RATE)
+    signal[start : start + max(1, int(click_ms * RATE / 1000))] = 0.9
+    assert sustained_onset(signal, RATE) is None
+
+
+def test_a_click_before_speech_does_not_move_the_onset():
+    signal = np.concatenate([silence(0.4), tone(0.5)])
+    signal[int(0.1 * RATE) : int(0.1 * RATE) + 48] = -0.9  # 2 ms click at 100 ms
+    assert_onset_near(sustained_onset(signal, RATE), int(0.4 * RATE))
+
+
+def test_too_short_a_signal_has_no_onset():
+    assert sustained_onset(tone(0.015), RATE) is None
+
+
+def test_playback_starts_on_the_first_chunk_and_plays_chunks_back_to_back():
+    timeline = PlaybackTimeline(RATE)
+    timeline.add(1.0, RATE // 10)  # 100 ms arrives at t=1.0
+    timeline.add(1.05, RATE // 10)  # arrives while the first still plays
+    assert timeline.play_time(0) == pytest.approx(1.0)
+    assert timeline.play_time(RATE // 10) == pytest.approx(1.1)
+    assert timeline.play_time(RATE // 10 + RATE // 20) == pytest.approx(1.15)
+    assert timeline.underruns == 0
+
+
+def test_a_chunk_arriving_after_the_audio_ran_out_is_an_underrun():
+    timeline = PlaybackTimeline(RATE)
+    timeline.add(2.0, RATE // 10)  # plays 2.0 .. 2.1
+    timeline.add(2.35, RATE // 10)  # 250 ms gap
+    timeline.add(2.40, RATE // 10)  # queued behind: plays 2.45 .. 2.55
+    assert timeline.underruns == 1
+    assert timeline.underrun_seconds == pytest.approx(0.25)
+    assert timeline.play_time(2 * RATE // 10) == pytest.approx(2.45)
+
+
+def test_a_sample_that_was_never_received_has_no_play_time():
+    timeline = PlaybackTimeline(RATE)
+    timeline.add(0.0, 100)
+    with pytest.raises(IndexError):
+        timeline.play_time(100)
