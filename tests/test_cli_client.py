@@ -1,0 +1,109 @@
+"""`npu-worker synth` and `npu-worker batch` against a live worker, run in-process through main(argv)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import wave
+from pathlib import Path
+from typing import Any
+
+from npu_worker.cli_client import ProgressBar, main
+from tests.tone_engine import ToneEngine
+
+
+def base_of(test_client: Any) -> str:
+    return f"http://127.0.0.1:{test_client.port}"
+
+
+def write_lecture(path: Path, texts: list[str]) -> Path:
+    body = {"title": "t", "lang": "ko", "sections": [{"idx": i, "text": t} for i, t in enumerate(texts)]}
+    path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+async def run_cli(argv: list[str]) -> int:
+    return await asyncio.to_thread(main, argv)
+
+
+async def test_batch_writes_one_wav_per_section_and_exits_zero(worker, tmp_path, capsys):
+    server = await worker()
+    lecture = write_lecture(
+        tmp_path / "lecture.json", ["첫 번째 슬라이드.", "두 번째.", "세 번째 슬라이드입니다."]
+    )
+    out_dir = tmp_path / "out"
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(out_dir), "--base", base_of(server)])
+    captured = capsys.readouterr()
+    assert code == 0
+    for idx in range(3):
+        with wave.open(str(out_dir / f"s{idx:02d}.wav")) as wav:
+            assert wav.getnframes() > 0
+    assert "3/3 sections ok, 0 failed" in captured.out
+    # Not a terminal: one progress line per finished section, each with the count and an ETA.
+    progress = [line for line in captured.err.splitlines() if line.startswith("s0")]
+    assert [line.split()[0] for line in progress] == ["s00", "s01", "s02"]
+    assert "3/3" in progress[-1] and "ETA" in progress[-1]
+
+
+async def test_batch_exits_nonzero_and_names_the_failed_sections(worker, tmp_path, capsys):
+    server = await worker(ToneEngine(fail_on="BOOM"))
+    lecture = write_lecture(tmp_path / "lecture.json", ["fine", "BOOM", "fine too", ""])
+    code = await run_cli(
+        ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", base_of(server)]
+    )
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "2/4 sections ok, 2 failed" in out
+    assert "s01 failed: EngineError" in out and "s03 failed: EmptyText" in out
+    assert (tmp_path / "out" / "s02.wav").exists() and not (tmp_path / "out" / "s01.wav").exists()
+
+
+async def test_batch_in_polling_mode_prints_the_result_as_json(worker, tmp_path, capsys):
+    server = await worker()
+    lecture = write_lecture(tmp_path / "lecture.json", ["a b c", "d e f"])
+    argv = [
+        "batch",
+        str(lecture),
+        "--out-dir",
+        str(tmp_path / "o"),
+        "--base",
+        base_of(server),
+        "--poll",
+        "--json",
+    ]
+    code = await run_cli(argv)
+    result = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert result["wav_paths"] == [str(tmp_path / "o" / "s00.wav"), str(tmp_path / "o" / "s01.wav")]
+
+
+async def test_batch_against_no_worker_exits_two(tmp_path, capsys):
+    lecture = write_lecture(tmp_path / "lecture.json", ["a"])
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    assert code == 2
+    assert "npu-worker batch:" in capsys.readouterr().err
+
+
+async def test_synth_writes_the_wav_and_prints_its_duration(worker, tmp_path, capsys):
+    server = await worker()
+    out = tmp_path / "hello.wav"
+    code = await run_cli(["synth", "안녕하세요", "-o", str(out), "--base", base_of(server)])
+    assert code == 0 and out.exists()
+    assert str(out) in capsys.readouterr().out
+
+
+async def test_synth_outside_the_allowed_roots_is_refused_with_exit_two(worker, capsys):
+    server = await worker()
+    code = await run_cli(["synth", "x", "-o", "/proc/not-allowed.wav", "--base", base_of(server)])
+    assert code == 2
+    assert "OutputPathNotAllowed" in capsys.readouterr().err
+
+
+def test_progress_bar_eta_is_weighted_by_text_length():
+    stream = io.StringIO()
+    bar = ProgressBar({0: "x" * 10, 1: "x" * 30}, stream, live=False)
+    bar.started -= 5.0  # pretend the first section took 5 s
+    bar(0, {"event": "progress", "idx": 0, "status": "ok"})
+    assert abs(bar.eta() - 15.0) < 0.5  # 30 chars left at 10 chars per 5 s
+    assert "1/2" in stream.getvalue()
