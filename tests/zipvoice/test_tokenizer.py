@@ -12,7 +12,7 @@ from npu_worker.engine.zipvoice.tokenizer import (
     choose_tokenizer,
     make_tokenizer,
 )
-from npu_worker.protocol import ModelLoadError
+from npu_worker.protocol import EngineError, ModelLoadError
 
 
 def write_table(tmp_path, lines):
@@ -75,9 +75,22 @@ def test_tokenizer_choice_follows_metadata_and_the_token_table(tmp_path):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jieba") is not None, reason="the [zh] extra is installed")
-def test_emilia_without_the_zh_extra_is_a_clear_load_error():
+def test_emilia_asked_for_without_the_zh_extra_is_a_clear_load_error():
     with pytest.raises(ModelLoadError, match=r"\[zh\] extra"):
-        make_tokenizer("emilia")
+        make_tokenizer("emilia", explicit=True)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jieba") is not None, reason="the [zh] extra is installed")
+def test_emilia_chosen_by_default_without_the_zh_extra_fails_only_on_chinese_text():
+    tokenizer = make_tokenizer("emilia")
+    with pytest.raises(EngineError, match=r"\[zh\] extra"):
+        tokenizer.symbols("你好。", "zh")
+    assert tokenizer.symbols("hello.", "en")[-1] == "."
+
+
+def test_emilia_sends_korean_to_espeak_as_a_korean_fine_tune_needs():
+    korean = "안녕하세요. 반갑습니다."
+    assert make_tokenizer("emilia").symbols(korean, "ko") == EspeakTokenizer().symbols(korean, "ko")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jieba") is None, reason="needs the [zh] extra")

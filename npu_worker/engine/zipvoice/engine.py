@@ -119,7 +119,9 @@ class ZipVoiceEngine:
         models.decoder.set_guidance_scale(self.guidance_scale)
         self.table = TokenTable.load(files.tokens)
         self.tokenizer_name = choose_tokenizer(settings.tokenizer, models.encoder_metadata, self.table)
-        self.tokenizer = make_tokenizer(self.tokenizer_name, self._phonemize)
+        self.tokenizer = make_tokenizer(
+            self.tokenizer_name, self._phonemize, explicit=bool(settings.tokenizer)
+        )
         self.models = models
         self.spectrum = spectrum
         self.vocoder = Vocoder(models.vocoder_session, spectrum_config(models.vocoder_metadata, sample_rate))

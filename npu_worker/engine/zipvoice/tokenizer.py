@@ -120,28 +120,51 @@ class EspeakTokenizer:
 
 
 class EmiliaTokenizer:
-    """zh via jieba + pypinyin (initial + `0`, tone-3 final), en via espeak `en-us`; others dropped."""
+    """The released zh/en models' tokenizer: Chinese via jieba + pypinyin (initial + `0`, tone-3
+    final), Latin letters via espeak `en-us`.
+
+    Requests in other languages go to espeak for that language: fine-tunes made with the official
+    recipe (Korean with `--tokenizer espeak`) keep the pretrained tokens.txt, pinyin included, and their
+    export metadata says `use_pinyin=1` like every export, so a Korean fine-tune looks like an emilia
+    model from its files. The [zh] extra is only needed once Chinese text arrives (or when this
+    tokenizer is asked for explicitly: `require_chinese`).
+    """
 
     name = "emilia"
+    LANGUAGES = ("zh", "cmn", "en", "en-us", "zh-cn", "zh-tw", "yue")
 
-    def __init__(self, phonemize: Phonemize | None = None) -> None:
+    def __init__(self, phonemize: Phonemize | None = None, require_chinese: bool = False) -> None:
+        if require_chinese:
+            self._require_chinese(ModelLoadError)
+        self._espeak = EspeakTokenizer(phonemize)
+
+    @staticmethod
+    def _require_chinese(error: type[Exception]) -> None:
         try:
             import jieba  # noqa: F401
             import pypinyin  # noqa: F401
         except ImportError as exc:
-            raise ModelLoadError(
-                "the emilia tokenizer needs the [zh] extra (pip install 'npu-worker[zh]'): " + str(exc)
+            raise error(
+                "the emilia tokenizer needs the [zh] extra for Chinese (pip install 'npu-worker[zh]'): "
+                + str(exc)
             ) from exc
-        self._english = EspeakTokenizer(phonemize)
 
     def symbols(self, text: str, lang: str) -> list[str]:
-        text = _normalise_chinese_numbers(text.translate(_FULLWIDTH))
+        if lang.strip().lower().replace("_", "-") not in self.LANGUAGES:
+            return self._espeak.symbols(text, lang)
+        text = text.translate(_FULLWIDTH)
+        runs = _language_runs(text)
+        if any(kind == "zh" for _, kind in runs):
+            from npu_worker.protocol import EngineError
+
+            self._require_chinese(EngineError)
+            runs = _language_runs(_normalise_chinese_numbers(text))
         result: list[str] = []
-        for piece, kind in _language_runs(text):
+        for piece, kind in runs:
             if kind == "zh":
                 result += self._chinese(piece)
             elif kind == "en":
-                result += self._english.symbols(piece, "en-us")
+                result += self._espeak.symbols(piece, "en-us")
             else:
                 result += [c for c in piece if c in PUNCTUATION or c == " "]
         return result
@@ -196,7 +219,8 @@ def choose_tokenizer(requested: str | None, metadata: Mapping[str, str], table: 
     """The tokenizer name: the setting if given, else from the encoder metadata and the token table.
 
     The official export writes `use_espeak=1` and `use_pinyin=1` for every model, so pinyin is only
-    taken when the token table really has pinyin initials (a Korean fine-tune has none).
+    taken when the token table really has pinyin initials; the emilia tokenizer still sends non-zh/en
+    requests to espeak, which is right for fine-tunes that kept the pretrained token table.
     """
     if requested:
         if requested not in TOKENIZERS:
@@ -210,11 +234,12 @@ def choose_tokenizer(requested: str | None, metadata: Mapping[str, str], table: 
     return "simple"
 
 
-def make_tokenizer(name: str, phonemize: Phonemize | None = None) -> Tokenizer:
+def make_tokenizer(name: str, phonemize: Phonemize | None = None, explicit: bool = False) -> Tokenizer:
+    """The tokenizer called `name`; `explicit` (asked for by a setting) checks optional extras now."""
     if name == "espeak":
         return EspeakTokenizer(phonemize)
     if name == "emilia":
-        return EmiliaTokenizer(phonemize)
+        return EmiliaTokenizer(phonemize, require_chinese=explicit)
     if name == "simple":
         return SimpleTokenizer()
     raise ModelLoadError(f"unknown tokenizer {name!r}; use one of {', '.join(TOKENIZERS)}")
