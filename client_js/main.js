@@ -27,7 +27,8 @@ const state = {
 function newRun(sections) {
   return {
     request: null, sentAt: null, ttfaMs: null, serverTtfaMs: null, started: false, running: true,
-    audioDrained: false, cancelled: false, total: sections.length, receivedSamples: 0, streamRate: null,
+    audioDrained: false, cancelled: false, total: sections.length, receivedSamples: 0, announcedSamples: 0,
+    streamRate: null,
     elapsedTotalSec: null, okCount: null, failCount: null, finishedAt: null,
   };
 }
@@ -242,6 +243,7 @@ function onEvent(event) {
       if (run) run.streamRate = event.sample_rate;
       break;
     case "audio_end":
+      if (run) run.announcedSamples += event.samples;
       logLine(`audio_end ${event.idx}: ${event.samples} samples in ${event.chunks} chunks`);
       break;
     case "first_audio":
@@ -356,6 +358,10 @@ function onPlayerReport(report) {
     }
     case "drained":
       if (run) run.audioDrained = true;
+      for (const s of state.sections.filter((x) => x.synthesised && !x.played)) {
+        s.played = true; // the worker sent no audio for it: nothing is left to play
+        settle(s);
+      }
       state.playerStatus = { ...state.playerStatus, ...report };
       break;
     default:
@@ -405,7 +411,7 @@ function tick() {
 
 window.npuPlayer = {
   snapshot: () => ({
-    worker: { state: state.worker.state, message: state.worker.message },
+    worker: { state: state.worker.state, message: state.worker.message, jobsRunning: state.worker.health?.jobs_running },
     run: state.run && { ...state.run },
     paused: Boolean(state.player?.paused),
     sections: state.sections.map(({ idx, state: s, error, synthSec, durationSec }) => ({ idx, state: s, error, synthSec, durationSec })),

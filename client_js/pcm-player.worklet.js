@@ -131,6 +131,8 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
       if (!this.heardFirst) this.findFirstAudible(piece, written);
       out.set(piece, written);
       written += take;
+      this.playedFrames += take; // counted here, so a `drained` report sent mid-quantum is exact
+      this.bufferedFrames -= take;
       this.offset += take;
       if (this.offset >= entry.data.length) {
         this.playedSourceSamples += entry.sourceSamples;
@@ -163,8 +165,6 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     const out = channels[0];
     const written = this.fill(out);
     if (written > 0) this.started = true;
-    this.playedFrames += written;
-    this.bufferedFrames -= written;
     if (written < out.length) {
       out.fill(0, written);
       if (this.started && !this.ended) {

@@ -1,0 +1,219 @@
+"""The browser preview player (client_js/) in headless Chromium against a real worker.
+
+Each test starts the worker (`build_app` with a real engine on a TCP port), opens the page it serves at
+`/`, and drives it like a user: load the lecture JSON, pick sections, press Play or Cancel. The page
+exposes its state as `window.npuPlayer.snapshot()` (the same numbers it draws); tests also read what the
+page shows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_worker.config import Settings
+from tests.browser_support import ConsoleWatch, chromium, require_chromium, serve_static, serve_worker
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LECTURE = Path(__file__).resolve().parents[2] / "shared/data/lecture_ko_39.json"
+CLIENT_DIR = Path(__file__).resolve().parents[1] / "client_js"
+SCREENSHOT = Path(__file__).resolve().parents[1] / "benchmarks/player-screenshot.png"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    require_chromium()
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def lecture() -> Path:
+    if not LECTURE.is_file():
+        pytest.skip(f"the 39-slide lecture is not there: {LECTURE} (shared/data beside the repository)")
+    return LECTURE
+
+
+Player = tuple[Any, Any, ConsoleWatch]  # (worker, page, console)
+
+
+@pytest.fixture
+def open_player(browser: Any, settings: Settings) -> Iterator[Callable[..., Player]]:
+    """`worker, page, console = open_player(engine, **setting_overrides)`: the worker started and its page
+    opened (`open_page=False`: not yet); all closed after the test."""
+    with ExitStack() as stack:
+
+        def start(engine: Any, *, open_page: bool = True, **overrides: Any) -> Player:
+            worker = stack.enter_context(serve_worker(settings.replace(**overrides), engine))
+            context = browser.new_context(viewport={"width": 1280, "height": 860})
+            stack.callback(context.close)
+            page = context.new_page()
+            page.set_default_timeout(seconds(30) * 1000)
+            console = ConsoleWatch()
+            console.attach(page)
+            if open_page:
+                page.goto(worker.url)
+            return worker, page, console
+
+        yield start
+
+
+def snapshot(page: Any) -> dict[str, Any]:
+    return page.evaluate("window.npuPlayer.snapshot()")
+
+
+def wait_for(page: Any, condition: str, timeout: float = 30) -> None:
+    """Wait until `condition` (JS over `s`, the page's snapshot) holds; on timeout, say what the page had."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(
+            f"() => {{ const s = window.npuPlayer.snapshot(); return {condition}; }}",
+            timeout=seconds(timeout) * 1000,
+            polling=50,
+        )
+    except PlaywrightTimeout:
+        state = json.dumps(snapshot(page), indent=1, ensure_ascii=False)
+        raise AssertionError(
+            f"page never reached {condition}\nsnapshot: {state}\nlog:\n{page.inner_text('#log')[-4000:]}"
+        ) from None
+
+
+def choose_sections(page: Any, lecture: Path, spec: str, count: int) -> None:
+    page.set_input_files("#file", str(lecture))
+    page.fill("#range", spec)
+    wait_for(page, f"s.sections.length === {count}")
+
+
+def shown_number(page: Any, selector: str) -> float:
+    text = page.inner_text(selector).strip()
+    match = re.fullmatch(r"([\d,]+(?:\.\d+)?)(?: ms)?", text)
+    assert match, f"{selector} shows {text!r}, not a number"
+    return float(match.group(1).replace(",", ""))
+
+
+def test_five_lecture_sections_play_gaplessly_to_done(open_player: Any, lecture: Path) -> None:
+    # A little slower than instant (5x real time), as a real engine: sound must start before it is all made.
+    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.02))
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-4", 5)
+
+    page.click("#play")
+    wait_for(page, "s.sections.every((x) => x.state === 'done') && s.run.audioDrained", timeout=60)
+
+    state = snapshot(page)
+    figures, run = state["figures"], state["run"]
+    assert [s["idx"] for s in state["sections"]] == [0, 1, 2, 3, 4]
+    assert all(s["synthSec"] is not None and s["synthSec"] >= 0 for s in state["sections"])
+    assert run["receivedSamples"] > 0
+    assert run["receivedSamples"] == run["announcedSamples"]  # every audio_end.samples arrived as PCM
+    made = sum(round(s["durationSec"] * run["streamRate"]) for s in state["sections"])
+    assert abs(run["receivedSamples"] - made) <= 5 * 12  # all the audio the engine made (ms rounding)
+    assert figures["playedSourceSamples"] >= run["receivedSamples"]
+    assert figures["contextRate"] > 0
+    expected_frames = run["receivedSamples"] * figures["contextRate"] / run["streamRate"]
+    assert figures["playedFrames"] >= expected_frames - 8  # resampled, nothing dropped
+    assert figures["ttfaMs"] > 0
+    assert shown_number(page, "#ttfa") > 0
+    assert shown_number(page, "#underruns") == figures["underruns"] >= 0
+    assert console.errors == []
+
+    wait_for(page, "s.worker.jobsRunning === 0")
+    page.locator("details.log-panel").evaluate("(el) => { el.open = false; }")
+    SCREENSHOT.parent.mkdir(exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT), full_page=True)
+
+
+def test_cancel_mid_run_stops_playback_and_the_server_request(open_player: Any, lecture: Path) -> None:
+    # Synthesis slower than real time: the request is surely still running when Cancel is pressed.
+    engine = ToneEngine(delay_per_chunk=0.2)
+    worker, page, console = open_player(engine)
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-4", 5)
+
+    page.click("#play")
+    wait_for(
+        page, "s.sections[0].state === 'playing' && s.figures.playedFrames > 0.2 * s.figures.contextRate"
+    )
+    assert worker.health()[1]["jobs_running"] == 1
+    page.click("#cancel")
+
+    wait_for(page, "s.run.running === false && s.run.cancelled === true")  # the server's done(cancelled)
+    wait_for(page, "s.figures.bufferedMs === 0")
+    stopped_at = snapshot(page)["figures"]
+    later = stopped_at["audioClockFrame"] + stopped_at["contextRate"] * 0.3
+    wait_for(page, f"s.figures.audioClockFrame > {later}")  # the audio clock ran on 0.3 s...
+    state = snapshot(page)
+    assert state["figures"]["playedFrames"] == stopped_at["playedFrames"]  # ...and played nothing
+    assert all(s["state"] in ("done", "cancelled") for s in state["sections"])
+    assert state["sections"][-1]["state"] == "cancelled"
+    assert "Cancelled" in page.inner_text("#message")
+
+    assert worker.health()[1]["jobs_running"] == 0
+    assert len(engine.calls) < 5  # the later sections never reached the engine
+    assert console.errors == []
+
+
+def test_a_booting_worker_is_shown_until_it_is_ready(open_player: Any) -> None:
+    gate = threading.Event()
+    engine = ToneEngine()
+    engine.load = lambda: gate.wait(seconds(30))  # type: ignore[method-assign]
+    worker, page, console = open_player(engine)
+
+    wait_for(page, "s.worker.state === 'booting'")
+    assert "booting" in page.inner_text("#worker-status")
+    assert "booting" in page.inner_text("#message")
+    assert worker.health()[0] == 503
+
+    gate.set()
+    wait_for(page, "s.worker.state === 'ready'")
+    assert page.is_hidden("#message")
+    assert console.not_network() == []  # the browser logs each 503 /health itself
+
+
+def test_a_worker_that_goes_down_is_reported(open_player: Any) -> None:
+    worker, page, console = open_player(ToneEngine())
+    wait_for(page, "s.worker.state === 'ready'")
+    worker.stop()
+    wait_for(page, "s.worker.state === 'down'")
+    assert "unreachable" in page.inner_text("#worker-status")
+    assert "not running" in page.inner_text("#message")
+    assert console.not_network() == []
+
+
+def test_a_page_from_an_allowed_origin_plays(open_player: Any, lecture: Path) -> None:
+    with serve_static(CLIENT_DIR) as elsewhere:
+        worker, page, console = open_player(ToneEngine(), allowed_origins=(elsewhere,), open_page=False)
+        page.goto(f"{elsewhere}/index.html?worker={worker.url}")
+        wait_for(page, "s.worker.state === 'ready'")
+        choose_sections(page, lecture, "0", 1)
+
+        page.click("#play")
+        wait_for(page, "s.sections[0].state === 'done'")
+        assert console.errors == []
+
+
+def test_a_page_from_an_origin_the_worker_does_not_allow_says_so(open_player: Any, lecture: Path) -> None:
+    with serve_static(CLIENT_DIR) as elsewhere:
+        worker, page, console = open_player(
+            ToneEngine(), allowed_origins=("https://lectures.example",), open_page=False
+        )
+        page.goto(f"{elsewhere}/index.html?worker={worker.url}")
+        wait_for(page, "s.worker.state === 'down'")
+        assert "does not allow this page's origin" in page.inner_text("#message")
+        choose_sections(page, lecture, "0", 1)
+
+        page.click("#play")
+        wait_for(page, "s.message.includes('--allowed-origins')")
+        assert snapshot(page)["run"] is None  # nothing was sent
+        assert worker.health()[1]["jobs_running"] == 0
