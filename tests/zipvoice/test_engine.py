@@ -165,3 +165,8 @@ def test_a_later_section_packs_its_sentences_into_one_segment_with_the_full_prom
     assert len(engine.traces) == 1
     assert engine.traces[0].prompt_frames == engine.prompts.get(engine.default_voice(), "ko").rest.frames
     assert sum(c.size for c in chunks) > 0
+
+
+def test_text_without_speakable_tokens_is_an_engine_error(engine):
+    with pytest.raises(EngineError, match="no speakable tokens"):
+        list(engine.stream(SynthesisRequest("🙂🙂")))

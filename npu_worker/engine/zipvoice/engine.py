@@ -25,6 +25,7 @@ from npu_worker.engine.zipvoice.joiner import StreamJoiner
 from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache, PromptOptions
 from npu_worker.engine.zipvoice.segmenter import plan_segments
 from npu_worker.engine.zipvoice.tokenizer import (
+    PUNCTUATION,
     Phonemize,
     TokenTable,
     add_punctuation,
@@ -165,6 +166,10 @@ class ZipVoiceEngine:
                 out = joiner.feed(piece)
                 if out.size:
                     yield out
+        if not any(trace.tokens for trace in self.traces):
+            raise EngineError(
+                f"the text gives no speakable tokens for lang {request.lang!r}: {request.text[:40]!r}"
+            )
         out = joiner.finish()
         if out.size:
             yield out
@@ -203,10 +208,11 @@ class ZipVoiceEngine:
         self, text: str, lang: str, prompt: Prompt, speed: float, seed: int
     ) -> Iterator[np.ndarray]:
         """Encoder → sampler → vocoder for one segment, yielding vocoder pieces; traced in `traces`."""
-        tokens = self._token_ids(add_punctuation(text), lang)
-        if not tokens:
-            log.info("segment %r gives no tokens for lang %s; skipped", text, lang)
+        symbols = [s for s in self.tokenizer.symbols(add_punctuation(text), lang) if s in self.table.ids]
+        if all(s in PUNCTUATION or s.isspace() for s in symbols):
+            log.info("segment %r gives no speakable tokens for lang %s; skipped", text, lang)
             return
+        tokens = self.table.to_ids(symbols)
         trace = SegmentTrace(text, len(tokens), prompt.frames, 0)
         self.traces.append(trace)
         started = time.perf_counter()
