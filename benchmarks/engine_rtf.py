@@ -20,6 +20,7 @@ the utterance when both step counts run (sherpa-onnx does not expose step timing
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -39,11 +40,17 @@ from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.segmenter import split_sentences
-from npu_worker.engine.zipvoice.synthetic_model import REFERENCE_WAV, build_model_dir
+from npu_worker.engine.zipvoice.synthetic_model import (
+    REFERENCE_WAV,
+    SYNTHETIC_STAMP,
+    build_model_dir,
+    builder_fingerprint,
+)
 from npu_worker.engine.zipvoice.tokenizer import add_punctuation
 
 LECTURE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "lecture_ko_39.json"
 UTTERANCE = "충전할 때 리튬 이온은 양극에서 빠져나와 전해질을 지나 음극의 흑연 층 사이로 들어갑니다."
+REQUEST_FIELDS = {f.name for f in dataclasses.fields(SynthesisRequest)}
 TARGETS = {"utterance_ratio": 1.0, "lecture_ratio": 0.8, "first_audio_s": 0.8}
 
 
@@ -97,11 +104,14 @@ class EngineRunner:
         self.engine: ZipVoiceEngine = create(settings)
         self.engine.load()
 
-    def run(self, text: str, lang: str = "ko") -> Timing:
+    def run(self, text: str, early_audio: bool = True, lang: str = "ko") -> Timing:
+        """One request; `early_audio` asks for a short first segment (a waiting listener) or not (a later
+        section of a batch), if this engine version knows the field."""
         timing = Timing()
         samples = 0
+        extra = {"early_audio": early_audio} if "early_audio" in REQUEST_FIELDS else {}
         started = time.perf_counter()
-        for chunk in self.engine.stream(SynthesisRequest(text=text, lang=lang)):
+        for chunk in self.engine.stream(SynthesisRequest(text=text, lang=lang, **extra)):
             if timing.first_audio_s is None:
                 timing.first_audio_s = time.perf_counter() - started
             samples += chunk.size
@@ -164,11 +174,15 @@ class SherpaRunner:
 
 
 def default_model_dir() -> Path:
-    """The synthetic full Distill model, built once (a few minutes, ~600 MB) into the user cache."""
+    """The synthetic full Distill model, built once (~20 s, ~670 MB) into the user cache."""
     path = (
         Path(platformdirs.user_cache_dir("npu-worker", appauthor=False)) / "synthetic-zipvoice-distill-full"
     )
-    if not (path / "fm_decoder_int8.onnx").exists():
+    try:
+        stamp = json.loads((path / SYNTHETIC_STAMP).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        stamp = {}
+    if stamp.get("builder") != builder_fingerprint():
         print(f"building the synthetic full model into {path} ...", file=sys.stderr, flush=True)
         build_model_dir(path, "full")
     return path
@@ -208,16 +222,18 @@ def bench_variant(
         sherpa.run([engine.symbols("안녕하세요.")])
     result: dict = {"precision": precision, "steps": steps, "guidance_scale": engine.engine.guidance_scale}
     if args.mode in ("utterance", "all"):
-        runs: dict[str, list[Timing]] = {"engine": [], "sherpa": []}
+        runs: dict[str, list[Timing]] = {"engine": [], "engine_packed": [], "sherpa": []}
         for _ in range(args.repeat):
             runs["engine"].append(engine.run(args.text))
+            if "early_audio" in REQUEST_FIELDS:
+                runs["engine_packed"].append(engine.run(args.text, early_audio=False))
             if sherpa:
                 runs["sherpa"].append(sherpa.run([engine.symbols(args.text)]))
         result["utterance"] = compare({k: median_run(v) for k, v in runs.items() if v})
     if args.mode in ("lecture", "all") and slides:
         totals = {"engine": Timing(), "sherpa": Timing()}
-        for slide in slides:
-            totals["engine"].add(engine.run(slide["text"]))
+        for position, slide in enumerate(slides):
+            totals["engine"].add(engine.run(slide["text"], early_audio=position == 0))
             if sherpa:
                 totals["sherpa"].add(sherpa.run([engine.symbols(s) for s in split_sentences(slide["text"])]))
             print(f"  slide {slide['idx']:>2}: engine {totals['engine'].seconds:7.1f} s"
@@ -232,10 +248,14 @@ def median_run(runs: list[Timing]) -> Timing:
 
 
 def compare(timings: dict[str, Timing]) -> dict:
+    """Summaries plus engine/sherpa ratios: of wall time (same text) and of RTF (audio lengths differ a
+    little: the engine trims edge silence, sherpa-onnx shortens pauses)."""
     out: dict = {name: t.summary() for name, t in timings.items()}
     if "sherpa" in timings:
-        out["ratio"] = round(timings["engine"].seconds / timings["sherpa"].seconds, 3)
-        out["rtf_ratio"] = round(timings["engine"].rtf / timings["sherpa"].rtf, 3)
+        for name in (n for n in timings if n.startswith("engine")):
+            suffix = name.removeprefix("engine")
+            out["ratio" + suffix] = round(timings[name].seconds / timings["sherpa"].seconds, 3)
+            out["rtf_ratio" + suffix] = round(timings[name].rtf / timings["sherpa"].rtf, 3)
     return out
 
 
@@ -250,19 +270,41 @@ def add_sherpa_step_estimates(results: list[dict]) -> None:
                 r["utterance"]["sherpa"]["step_mean_s"] = round(step, 4)
 
 
-def print_table(results: list[dict]) -> None:
-    header = f"{'variant':<10} {'mode':<9} {'engine RTF':>10} {'sherpa RTF':>10} {'ratio':>6} "
-    print(header + f"{'eng step':>9} {'sh step':>8} {'eng F/call':>10} {'sh F/call':>9} {'1st audio':>9}")
+def markdown_table(results: list[dict]) -> str:
+    """One row per variant, mode and runner; ratio = engine wall time / sherpa-onnx wall time."""
+    lines = [
+        "| variant | mode | runner | wall s | audio s | RTF | ratio | decoder s | s/step | frames/call | calls |"
+        " first audio s |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    labels = {"engine": "engine", "engine_packed": "engine, packed", "sherpa": "sherpa-onnx"}
     for r in results:
         for mode in ("utterance", "lecture"):
-            if mode not in r:
+            block = r.get(mode)
+            if not block:
                 continue
-            eng, sh = r[mode]["engine"], r[mode].get("sherpa", {})
-            row = f"{r['precision'] + '-' + str(r['steps']):<10} {mode:<9} {eng['rtf']:>10.3f} "
-            row += f"{sh.get('rtf', float('nan')):>10.3f} {r[mode].get('ratio', float('nan')):>6.2f} "
-            row += f"{eng['step_mean_s'] or 0:>9.3f} {sh.get('step_mean_s') or float('nan'):>8.3f} "
-            row += f"{eng['frames_per_step'] or 0:>10} {sh.get('frames_per_step') or 0:>9} "
-            print(row + f"{eng['first_audio_s']:>9.2f}")
+            for runner, label in labels.items():
+                row = block.get(runner)
+                if row is None:
+                    continue
+                ratio = block.get("ratio" + runner.removeprefix("engine")) if runner != "sherpa" else None
+                cells = [
+                    f"{r['precision']} {r['steps']} steps", mode, label, f"{row['seconds']:.2f}",
+                    f"{row['audio_seconds']:.1f}", f"{row['rtf']:.3f}", _fmt(ratio, "{:.2f}"),
+                    _fmt(row["decoder_seconds"] or None, "{:.2f}"), _fmt(row["step_mean_s"], "{:.3f}"),
+                    str(row["frames_per_step"]), str(row["calls"]), _fmt(row["first_audio_s"], "{:.2f}"),
+                ]  # fmt: skip
+                lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _relative(path: str) -> str:
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _fmt(value: float | None, pattern: str) -> str:
+    return "–" if value is None else pattern.format(value)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -279,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-sherpa", action="store_true")
     parser.add_argument("--lecture", default=str(LECTURE))
     parser.add_argument("--json", help="write results here")
+    parser.add_argument("--markdown", help="write the results table here")
     args = parser.parse_args(argv)
     model_dir = Path(args.model_dir) if args.model_dir else default_model_dir()
     sections = json.loads(Path(args.lecture).read_text(encoding="utf-8"))["sections"]
@@ -289,9 +332,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{variant} ...", file=sys.stderr, flush=True)
         results.append(bench_variant(args, model_dir, precision, int(steps), slides))
     add_sherpa_step_estimates(results)
-    print_table(results)
+    table = markdown_table(results)
+    print(table)
     report = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
+        "command": " ".join([_relative(sys.executable), *sys.argv]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
         "note": "machine shared with other agents during the run; ±10 % run-to-run noise",
@@ -303,6 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     }
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.markdown:
+        header = (
+            f"Command: `{report['command']}`  \n{report['date']}, {report['machine']}, {report['note']}\n\n"
+        )
+        Path(args.markdown).write_text(header + table, encoding="utf-8")
     return 0
 
 

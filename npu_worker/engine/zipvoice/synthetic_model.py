@@ -37,6 +37,7 @@ CLI: `python -m npu_worker.engine.zipvoice.synthetic_model DIR --size tiny|full 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import sys
@@ -55,6 +56,8 @@ from npu_worker.engine.zipvoice._synthetic_layers import GraphBuilder, LayerDims
 
 REFERENCE_TEXT = "안녕하세요, 오늘은 발표를 시작하겠습니다."
 REFERENCE_WAV = "reference_ko.wav"
+SYNTHETIC_STAMP = "synthetic.json"
+"""Written last by `build_model_dir`: size, variant and builder fingerprint (no real model has it)."""
 
 PUNCTUATION = "_ !'(),-.:;?\"¡¿«»“”…—"
 KOREAN_ESPEAK = "ɐɕəɛɡɪɫɯɾʃʌʑŋˈˌː"
@@ -113,6 +116,15 @@ FILE_NAMES = {
     "official": {"encoder": "text_encoder", "decoder": "fm_decoder", "int8": "_int8"},
     "sherpa": {"encoder": "encoder", "decoder": "decoder", "int8": ".int8"},
 }
+
+
+def builder_fingerprint() -> str:
+    """Hash of the builder's sources: a cached model built by another version is rebuilt."""
+    digest = hashlib.sha256()
+    for module in (graphs, voice, sys.modules[__name__]):
+        digest.update(Path(str(module.__file__)).read_bytes())
+    digest.update(Path(graphs.__file__).with_name("_synthetic_layers.py").read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def token_list() -> list[str]:
@@ -294,6 +306,13 @@ def build_model_dir(
     onnx.save(build_vocoder(spec, seed), str(out / "vocos_24khz.onnx"))
     (out / REFERENCE_WAV).write_bytes(wav_bytes(voice.reference_speech(), voice.SAMPLE_RATE))
     (out / REFERENCE_WAV).with_suffix(".txt").write_text(REFERENCE_TEXT + "\n", encoding="utf-8")
+    stamp = {
+        "size": size,
+        "distill": distill,
+        "precisions": list(precisions),
+        "builder": builder_fingerprint(),
+    }
+    (out / SYNTHETIC_STAMP).write_text(json.dumps(stamp) + "\n", encoding="utf-8")
     return out
 
 
