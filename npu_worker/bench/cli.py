@@ -66,6 +66,9 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--token", default=None, help="bearer token if the worker requires one [env NPU_WORKER_TOKEN]"
     )
+    p.add_argument(
+        "--wav-dir", default=None, help="directory for the /synth wavs (an allowed root; default: temp)"
+    )
     p.set_defaults(handler=run_bench_command)
 
 
@@ -82,6 +85,7 @@ def _config(args: argparse.Namespace) -> LoadConfig:
         lang=args.lang or lang or "ko",
         seed=args.seed,
         token=args.token or os.environ.get("NPU_WORKER_TOKEN") or None,
+        wav_dir=args.wav_dir,
     )
 
 

@@ -62,6 +62,7 @@ class LoadConfig:
     lang: str = "ko"
     seed: int = 1
     token: str | None = None
+    wav_dir: str | None = None  # where /synth writes its wavs (must be an allowed root); default: temp dir
 
     def __post_init__(self) -> None:
         check_loopback(self.base)
@@ -159,7 +160,7 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else None
     async with aiohttp.ClientSession(headers=headers) as session:
         before = await health(session, config.base)
-        out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-")
+        out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-", dir=config.wav_dir)
         try:
             for rate in config.rates:
                 for transport in config.transports:

@@ -123,6 +123,8 @@ async def ws_request(
                 record.error = record.error or f"socket closed before done ({message.type.name})"
                 break
         listener.finish(record, sent_at, loop.time())
+        if not listener.parts and record.error is None:
+            record.error = "NoAudio: the request ended without any PCM frame"
 
 
 def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) -> bool:

@@ -1,0 +1,140 @@
+"""The benchmark end to end against a live worker: figures that hang together, reports on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from npu_worker.app_keys import SETTINGS_KEY
+from npu_worker.bench.cli import main as bench_main
+from npu_worker.bench.load import LoadConfig, run_load
+from npu_worker.bench.report import markdown, summarize_runs, write_report
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+TEXTS = ("첫 번째 문장입니다.", "두 번째 문장은 조금 더 깁니다.", "셋.")
+
+
+def base_of(test_client: Any) -> str:
+    return f"http://127.0.0.1:{test_client.port}"
+
+
+async def bench(server: Any, **overrides: Any) -> dict[str, Any]:
+    wav_dir = server.app[SETTINGS_KEY].output_roots[0]  # the test worker allows only its tmp_path
+    settings = {
+        "base": base_of(server),
+        "rates": (4.0,),
+        "texts": TEXTS,
+        "duration": 1.0,
+        "max_requests": 3,
+        "wav_dir": wav_dir,
+    }
+    async with asyncio.timeout(seconds(60)):
+        return await run_load(LoadConfig(**{**settings, **overrides}))
+
+
+def ok_records(result: dict[str, Any], transport: str) -> list[dict[str, Any]]:
+    records = [r for r in result["records"] if r["transport"] == transport]
+    assert records and all(r["error"] is None for r in records), records
+    return records
+
+
+async def test_websocket_figures_follow_the_order_a_listener_hears_them(worker):
+    result = await bench(await worker(), transports=("ws",))
+    for r in ok_records(result, "ws"):
+        assert r["sched_lag_ms"] >= 0
+        assert r["ttfb_ms"] <= r["first_chunk_ms"] <= r["ttfa_ms"] <= r["e2e_ms"] + 1000 * r["audio_sec"]
+        assert r["audio_sec"] > 0 and r["rtf"] > 0 and r["chunks"] >= 1
+        assert r["server_ttfa_ms"] is not None
+
+
+async def test_a_whole_wav_is_heard_after_its_leading_silence(worker):
+    result = await bench(await worker(ToneEngine(leading_silence=0.3)), transports=("http",))
+    for r in ok_records(result, "http"):
+        assert r["first_chunk_ms"] == pytest.approx(r["e2e_ms"])
+        assert r["ttfa_ms"] == pytest.approx(r["first_chunk_ms"] + r["leading_silence_ms"])
+        assert r["underruns"] == 0
+
+
+async def test_a_stream_slower_than_real_time_underruns(worker):
+    slow = ToneEngine(seconds_per_char=0.05, chunk_seconds=0.05, delay_per_chunk=0.1)  # half real time
+    result = await bench(await worker(slow), transports=("ws",), rates=(1.0,), max_requests=1, duration=5.0)
+    [record] = ok_records(result, "ws")
+    assert record["underruns"] > 0 and record["underrun_ms"] > 0
+    assert record["rtf"] > 1.0
+
+
+async def test_a_stream_faster_than_real_time_plays_without_underruns(worker):
+    result = await bench(await worker(ToneEngine(seconds_per_char=0.05)), transports=("ws",))
+    assert all(r["underruns"] == 0 for r in ok_records(result, "ws"))
+
+
+async def test_a_request_over_its_timeout_is_counted_not_waited_for(worker):
+    stuck = ToneEngine(delay_per_chunk=seconds(5))
+    result = await bench(await worker(stuck), transports=("ws",), max_requests=1, timeout=0.3)
+    [row] = summarize_runs(result["records"])
+    assert row["timeouts"] == 1 and row["errors"] == 1 and row["ok"] == 0
+
+
+async def test_reports_hold_percentiles_per_rate_and_the_engine(worker, tmp_path):
+    result = await bench(await worker(), rates=(2.0, 4.0))
+    report = {
+        "command": "npu-worker bench --rps 2,4",
+        "started_at": "s",
+        "finished_at": "f",
+        "machine": {"platform": "p", "cpu_count": 2, "note": "shared"},
+        "health": result["health"],
+        "summary": summarize_runs(result["records"]),
+        "records": result["records"],
+    }
+    assert [(r["transport"], r["rate"]) for r in report["summary"]] == [
+        ("ws", 2.0),
+        ("http", 2.0),
+        ("ws", 4.0),
+        ("http", 4.0),
+    ]
+    paths = await asyncio.to_thread(write_report, report, tmp_path / "run")
+    assert json.loads(paths[0].read_text())["summary"][0]["metrics"]["ttfa_ms"]["n"] >= 1
+    text = markdown(report)
+    assert "## WebSocket /ws" in text and "## HTTP /synth" in text and "tone on cpu" in text
+    assert paths[2].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+async def test_the_bench_command_writes_its_files_and_records_its_command_line(worker, tmp_path, capsys):
+    server = await worker()
+    texts = tmp_path / "texts.txt"
+    texts.write_text("하나.\n둘입니다.\n", encoding="utf-8")
+    argv = [
+        "bench",
+        "--base",
+        base_of(server),
+        "--rps",
+        "3",
+        "--duration",
+        "1",
+        "--requests",
+        "2",
+        "--texts",
+        str(texts),
+        "--out",
+        str(tmp_path / "r"),
+        "--note",
+        "test",
+    ]
+    assert await asyncio.to_thread(bench_main, argv) == 0
+    recorded = json.loads((tmp_path / "r.json").read_text())
+    assert recorded["command"].startswith("npu-worker bench --base")
+    assert recorded["health"]["backend"] == "tone" and recorded["config"]["rates"] == [3.0]
+    assert (tmp_path / "r.md").exists() and (tmp_path / "r.png").exists()
+    assert "TTFA" in capsys.readouterr().out
+
+
+async def test_the_bench_command_refuses_a_remote_target(tmp_path, capsys):
+    code = await asyncio.to_thread(
+        bench_main, ["bench", "--base", "http://192.0.2.1:7768", "--out", str(tmp_path / "x")]
+    )
+    assert code == 2 and "only loopback" in capsys.readouterr().err
+    assert not (tmp_path / "x.json").exists()
