@@ -266,5 +266,14 @@ class ZipVoiceEngine:
 
 
 def create(settings: Settings) -> ZipVoiceEngine:
-    """The engine for `--backend zipvoice-onnx` (call `load()` before use)."""
-    return ZipVoiceEngine(settings)
+    """The engine for `--backend zipvoice-onnx` (call `load()` before use).
+
+    The prompt bounds come from Settings when it has the fields (`prompt_max_seconds`,
+    `first_prompt_max_seconds`), else the defaults of PromptOptions.
+    """
+    defaults = PromptOptions()
+    prompt = PromptOptions(
+        max_seconds=getattr(settings, "prompt_max_seconds", None) or defaults.max_seconds,
+        first_max_seconds=getattr(settings, "first_prompt_max_seconds", None) or defaults.first_max_seconds,
+    )
+    return ZipVoiceEngine(settings, ZipVoiceOptions(prompt=prompt))
