@@ -90,6 +90,9 @@ class Timing:
         out["decoder_seconds"] = round(sum(steps), 3)
         out["step_mean_s"] = round(statistics.fmean(steps), 4) if steps else None
         out["frames_per_step"] = round(self.decoder_frames / self.calls) if self.calls else None
+        if steps:  # engine runs: what the wall time is made of
+            parts = sum(steps) + self.encoder_seconds + self.vocoder_seconds
+            out["other_seconds"] = round(self.seconds - parts, 3)
         return out
 
 
@@ -171,6 +174,26 @@ class SherpaRunner:
             )
             total.add(one)
         return total
+
+
+def decoder_step_seconds(model_dir: Path, precision: str, threads: int, frames: tuple[int, ...]) -> dict:
+    """Best-of-3 time of one decoder call at given frame counts: compares the synthetic model's cost with
+    the real model's (ZIPVOICE.md: int8, 2 threads, ≈ 0.34 s at 470 frames, 0.8–1.0 s at 1220)."""
+    from npu_worker.engine.providers import RuntimeConfig, open_session
+
+    files = model_files.locate(str(model_dir), precision, None)
+    session = open_session(files.decoder, "cpu", RuntimeConfig(threads=threads))
+    rng = np.random.default_rng(0)
+    best: dict[int, float] = {}
+    for _ in range(3):
+        for count in frames:
+            x = rng.standard_normal((1, count, 100)).astype(np.float32)
+            feeds = {"t": np.array(0.3, np.float32), "x": x, "text_condition": 0.3 * x,
+                     "speech_condition": np.zeros_like(x), "guidance_scale": np.array(3.0, np.float32)}  # fmt: skip
+            started = time.perf_counter()
+            session.run(None, feeds)
+            best[count] = min(best.get(count, float("inf")), time.perf_counter() - started)
+    return {str(count): round(seconds, 3) for count, seconds in best.items()}
 
 
 def default_model_dir() -> Path:
@@ -319,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="utterance repeats (median)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-sherpa", action="store_true")
+    parser.add_argument(
+        "--calibrate", action="store_true", help="also time one decoder call at 470 and 1220 frames"
+    )
     parser.add_argument("--lecture", default=str(LECTURE))
     parser.add_argument("--json", help="write results here")
     parser.add_argument("--markdown", help="write the results table here")
@@ -332,6 +358,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{variant} ...", file=sys.stderr, flush=True)
         results.append(bench_variant(args, model_dir, precision, int(steps), slides))
     add_sherpa_step_estimates(results)
+    calibration = {}
+    if args.calibrate:
+        for precision in sorted({v.partition(":")[0] for v in args.variants}):
+            calibration[precision] = decoder_step_seconds(model_dir, precision, args.threads, (470, 1220))
+            print(f"decoder call, {precision}: {calibration[precision]} (frames: seconds)", file=sys.stderr)
     table = markdown_table(results)
     print(table)
     report = {
@@ -343,6 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         "model_dir": str(model_dir),
         "threads": args.threads,
         "targets": TARGETS,
+        "decoder_call_seconds": calibration,
         "results": results,
     }
     if args.json:
