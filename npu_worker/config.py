@@ -77,6 +77,10 @@ class Settings:
     )
     num_steps: int | None = _opt(None, "ZipVoice sampling steps (default: 8 distill / 16 full)")
     guidance_scale: float | None = _opt(None, "ZipVoice guidance scale (default: 3.0 distill / 1.0 full)")
+    prompt_max_seconds: float = _opt(4.0, "ZipVoice: longest reference prompt in seconds (cut at a word-aligned pause)")
+    first_prompt_max_seconds: float = _opt(
+        2.0, "ZipVoice: prompt bound for the short first segment of a preview (earlier first audio)"
+    )
     seed: int = _opt(0, "default random seed (same seed + text = same samples)")
     threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)")
     heartbeat_interval: float = _opt(10.0, "seconds of silence on a stream before a heartbeat line")

@@ -59,6 +59,9 @@ class SynthesisRequest:
     speed_factor: float = 1.0
     voice: Voice = Voice()
     seed: int | None = None
+    # Someone listens to this section's audio as it is made (a preview): engines may spend a little
+    # throughput (e.g. a short first ZipVoice segment) to get the first sound out sooner.
+    early_audio: bool = True
 
 
 @runtime_checkable

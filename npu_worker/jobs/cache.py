@@ -24,6 +24,7 @@ def cache_key(info: EngineInfo, request: SynthesisRequest) -> str:
         repr(float(request.speed_factor)),
         request.voice.identity(),
         repr(request.seed),
+        repr(request.early_audio),
     ]
     return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
 

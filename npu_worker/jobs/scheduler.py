@@ -321,6 +321,7 @@ class Scheduler:
             speed_factor=params.speed_factor,
             voice=Voice(params.ref_wav, params.ref_text),
             seed=params.seed if params.seed is not None else self.settings.seed,
+            early_audio=job.stream_audio,  # files-only work (NDJSON, /synth) gets the best throughput
         )
         key = cache_key(info, request)
         hit = self.cache.get(key)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,14 +14,6 @@ from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.protocol import EngineError
 from tests.zipvoice.conftest import engine_settings
-
-
-@dataclass(frozen=True)
-class LaterSectionRequest(SynthesisRequest):
-    """A section whose first audio nobody waits for (SynthesisRequest.early_audio=False)."""
-
-    early_audio: bool = False
-
 
 MULTI = (
     "안녕하세요. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다. 먼저 강의 순서를 소개합니다."
@@ -161,7 +152,7 @@ def test_distill_defaults_apply_unless_settings_override(tiny_model_dir, tmp_pat
 
 
 def test_a_later_section_packs_its_sentences_into_one_segment_with_the_full_prompt(engine):
-    chunks = list(engine.stream(LaterSectionRequest(MULTI, seed=1)))
+    chunks = list(engine.stream(SynthesisRequest(MULTI, seed=1, early_audio=False)))
     assert len(engine.traces) == 1
     assert engine.traces[0].prompt_frames == engine.prompts.get(engine.default_voice(), "ko").rest.frames
     assert sum(c.size for c in chunks) > 0

@@ -147,7 +147,7 @@ class ZipVoiceEngine:
         a batch) packs its text into as few segments as possible, which is cheaper overall.
         """
         info = self.info
-        early = bool(getattr(request, "early_audio", True))
+        early = request.early_audio
         voice = request.voice if request.voice.ref_wav else self.default_voice()
         try:
             prompts = self.prompts.get(voice, request.lang)
@@ -266,14 +266,8 @@ class ZipVoiceEngine:
 
 
 def create(settings: Settings) -> ZipVoiceEngine:
-    """The engine for `--backend zipvoice-onnx` (call `load()` before use).
-
-    The prompt bounds come from Settings when it has the fields (`prompt_max_seconds`,
-    `first_prompt_max_seconds`), else the defaults of PromptOptions.
-    """
-    defaults = PromptOptions()
+    """The engine for `--backend zipvoice-onnx` (call `load()` before use)."""
     prompt = PromptOptions(
-        max_seconds=getattr(settings, "prompt_max_seconds", None) or defaults.max_seconds,
-        first_max_seconds=getattr(settings, "first_prompt_max_seconds", None) or defaults.first_max_seconds,
+        max_seconds=settings.prompt_max_seconds, first_max_seconds=settings.first_prompt_max_seconds
     )
     return ZipVoiceEngine(settings, ZipVoiceOptions(prompt=prompt))
