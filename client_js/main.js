@@ -8,12 +8,14 @@
 
 import { Channel, fetchHealth, socketUrl, workerBase } from "./channel.js";
 import { Player } from "./player.js";
-import { parseInput, selectSections } from "./sections.js";
-import { logLine, renderFigures, renderSlides, renderWorker, setButtons, showMessage } from "./view.js";
+import { formatLecture, parseInput, selectSections } from "./sections.js";
+import { fillOptions, logLine, renderFigures, renderSlides, renderWorker, setButtons, showMessage } from "./view.js";
 
 const $ = (id) => document.getElementById(id);
 const base = workerBase();
-const token = new URLSearchParams(window.location.search).get("token") || "";
+const query = new URLSearchParams(window.location.search);
+const token = query.get("token") || "";
+const contextRate = Number(query.get("rate")) || undefined; // ?rate=24000: an AudioContext at that rate
 
 const state = {
   worker: { state: "unknown", message: "" },
@@ -26,7 +28,7 @@ const state = {
 
 function newRun(sections) {
   return {
-    request: null, sentAt: null, ttfaMs: null, serverTtfaMs: null, started: false, running: true,
+    request: null, sentAt: null, ttfaMs: null, firstPcmMs: null, serverTtfaMs: null, started: false, running: true,
     audioDrained: false, cancelled: false, total: sections.length, receivedSamples: 0, announcedSamples: 0,
     streamRate: null,
     elapsedTotalSec: null, okCount: null, failCount: null, finishedAt: null,
@@ -68,19 +70,14 @@ async function loadFile(file) {
   refreshInput();
 }
 
-/** A lecture JSON laid out one section per line, so the box stays readable and editable. */
-function formatLecture(body) {
-  if (!body || !Array.isArray(body.sections)) return JSON.stringify(body, null, 1);
-  const { sections, ...rest } = body;
-  const head = Object.entries(rest).map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)},\n`).join("");
-  const lines = sections.map((section) => `  ${JSON.stringify(section)}`).join(",\n");
-  return `{${head}"sections": [\n${lines}\n]}`;
-}
-
 // ------------------------------------------------------------------------------------------------
 // Worker health
 
+let healthTimer = null;
+
+/** Ask /health now and then again later: every 2 s when idle, every second while a request runs. */
 async function pollHealth() {
+  clearTimeout(healthTimer);
   const status = await fetchHealth(base, token);
   state.worker = status;
   renderWorker(status);
@@ -89,26 +86,8 @@ async function pollHealth() {
   if (idle && status.state !== "ready") showMessage(status.message, status.state === "booting" ? "warn" : "error");
   else if (idle && $("message").dataset.from === "health") showMessage("");
   $("message").dataset.from = idle && status.state !== "ready" ? "health" : "";
-  setTimeout(pollHealth, status.state === "ready" && idle ? 2000 : 1000);
-}
-
-/** Voices and speed range from /health: the default voice, and `voices`/`speed_range` when offered. */
-function fillOptions(health) {
-  const voice = $("voice");
-  const voices = Array.isArray(health.voices) ? health.voices : [];
-  const key = JSON.stringify([health.ref_wav, voices]);
-  if (voice.dataset.key === key) return;
-  voice.dataset.key = key;
-  const name = health.ref_wav ? health.ref_wav.split("/").pop() : `${health.backend} voice`;
-  const options = [new Option(`default (${name})`, "")];
-  for (const item of voices) {
-    const path = typeof item === "string" ? item : item.ref_wav;
-    options.push(new Option(typeof item === "string" ? item.split("/").pop() : item.name ?? path, path));
-  }
-  voice.replaceChildren(...options);
-  if (Array.isArray(health.speed_range) && health.speed_range.length === 2) {
-    [$("speed").min, $("speed").max] = health.speed_range;
-  }
+  clearTimeout(healthTimer);
+  healthTimer = setTimeout(pollHealth, status.state === "ready" && idle ? 2000 : 1000);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -116,7 +95,7 @@ function fillOptions(health) {
 
 async function ensureAudio() {
   if (!state.player) {
-    state.player = await Player.create();
+    state.player = await Player.create({ sampleRate: contextRate });
     state.player.subscribe(onPlayerReport);
   }
   await state.player.resume();
@@ -221,6 +200,7 @@ function onEvent(event) {
   switch (event.event) {
     case "start":
       if (run) run.started = true;
+      pollHealth();
       logLine(`start: ${event.total} sections on ${event.backend}/${event.device}`);
       break;
     case "progress": {
@@ -302,6 +282,7 @@ function onDone(event) {
       if (!["done", "failed"].includes(s.state)) s.state = "cancelled";
     }
   }
+  pollHealth();
   logLine(`done: ${event.ok_count} ok, ${event.fail_count} failed in ${event.elapsed_total_sec} s${run.cancelled ? " (cancelled)" : ""}`);
 }
 
@@ -327,8 +308,11 @@ function onSent({ request, sentAt }) {
   if (state.run) Object.assign(state.run, { request, sentAt });
 }
 
-function onReceived({ samples }) {
-  if (state.run) state.run.receivedSamples += samples;
+function onReceived({ samples, at }) {
+  const run = state.run;
+  if (!run) return;
+  if (run.receivedSamples === 0 && run.sentAt != null) run.firstPcmMs = at - performance.timeOrigin - run.sentAt;
+  run.receivedSamples += samples;
 }
 
 function onPlayerReport(report) {
@@ -389,6 +373,7 @@ function figures() {
   return {
     ttfaMs: run?.ttfaMs ?? null,
     serverTtfaMs: run?.serverTtfaMs ?? null,
+    firstPcmMs: run?.firstPcmMs ?? null,
     bufferedMs: rate ? (1000 * (status.bufferedFrames ?? 0)) / rate : 0,
     underruns: status.underruns ?? 0,
     starvedMs: rate ? (1000 * (status.starvedFrames ?? 0)) / rate : 0,
@@ -397,6 +382,7 @@ function figures() {
     playedFrames: status.playedFrames ?? 0,
     audioClockFrame: status.frame ?? 0,
     contextRate: rate,
+    contextTime: state.player?.context.currentTime ?? 0,
     streamRate: run?.streamRate ?? null,
     outputLatencyMs: state.player ? 1000 * (state.player.context.outputLatency || state.player.context.baseLatency) : null,
     summary,

@@ -109,6 +109,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
           request: this.request,
           playedFrames: this.playedFrames,
           playedSourceSamples: this.playedSourceSamples,
+          bufferedFrames: this.bufferedFrames,
         });
       }
     }

@@ -7,15 +7,16 @@
  */
 
 export class Player {
-  /** Create the context (call from a user gesture so autoplay rules allow sound). */
-  static async create() {
+  /** Create the context (call from a user gesture so autoplay rules allow sound); `sampleRate` optional. */
+  static async create({ sampleRate } = {}) {
     if (typeof AudioWorkletNode === "undefined" || !window.isSecureContext) {
       throw new Error(
         "this browser context cannot run an AudioWorklet: open the page over http://localhost, " +
           "http://127.0.0.1 or https (a plain-http LAN address is not a secure context)",
       );
     }
-    const context = new AudioContext({ latencyHint: "interactive" });
+    // Default: the device's rate (PCM is resampled to it); `sampleRate` makes the browser do it instead.
+    const context = new AudioContext({ latencyHint: "interactive", ...(sampleRate ? { sampleRate } : {}) });
     await context.audioWorklet.addModule(new URL("./pcm-player.worklet.js", import.meta.url));
     const node = new AudioWorkletNode(context, "pcm-player", { numberOfInputs: 0, outputChannelCount: [1] });
     node.connect(context.destination);

@@ -55,3 +55,12 @@ export function selectSections(sections, spec) {
   }
   return sections.filter((section) => wanted.has(section.idx));
 }
+
+/** A lecture JSON laid out one section per line, so the box stays readable and editable. */
+export function formatLecture(body) {
+  if (!body || !Array.isArray(body.sections)) return JSON.stringify(body, null, 1);
+  const { sections, ...rest } = body;
+  const head = Object.entries(rest).map(([key, value]) => `${JSON.stringify(key)}: ${JSON.stringify(value)},\n`).join("");
+  const lines = sections.map((section) => `  ${JSON.stringify(section)}`).join(",\n");
+  return `{${head}"sections": [\n${lines}\n]}`;
+}

@@ -9,7 +9,7 @@
  * Page → worker: {type: "connect", url}, {type: "audio-port", port, outputRate}, {type: "send", request},
  *                {type: "cancel"}, {type: "close"}
  * Worker → page: {type: "open"}, {type: "closed", code, reason, wasClean, opened}, {type: "event", event},
- *                {type: "sent", request, sentAt}, {type: "received", idx, samples}, {type: "protocol-error", message}
+ *                {type: "sent", request, sentAt}, {type: "received", idx, samples, at}, {type: "protocol-error", message}
  * Times are absolute (timeOrigin + now) because a worker's performance clock has its own origin.
  */
 
@@ -143,7 +143,7 @@ function onBinary(bytes) {
   }
   const samples = s16leToFloat32(bytes);
   section.samples += samples.length;
-  report({ type: "received", idx: section.idx, samples: samples.length });
+  report({ type: "received", idx: section.idx, samples: samples.length, at: absoluteNow() });
   forward(resampler.push(samples), samples.length);
 }
 

@@ -68,6 +68,9 @@ function slideFigures(section) {
 /** The live figures; `figures` comes from main.js's snapshot. */
 export function renderFigures(f) {
   $("ttfa").textContent = ms(f.ttfaMs);
+  $("ttfa-detail").textContent = f.firstPcmMs == null
+    ? "send → first audible sample at the output"
+    : `first PCM frame in at ${Math.round(f.firstPcmMs)} ms; the rest is playback start + output latency`;
   $("server-ttfa").textContent = ms(f.serverTtfaMs);
   $("buffer").textContent = f.contextRate ? `${Math.round(f.bufferedMs)} ms` : "—";
   $("buffer-meter").value = Math.min(f.bufferedMs, 3000);
@@ -119,4 +122,23 @@ export function setButtons({ canPlay, canPause, paused, canCancel }) {
   $("pause").disabled = !canPause;
   $("pause").textContent = paused ? "▶ Resume" : "Pause";
   $("cancel").disabled = !canCancel;
+}
+
+/** Voices and speed range from /health: the default voice, and `voices`/`speed_range` when offered. */
+export function fillOptions(health) {
+  const voice = $("voice");
+  const voices = Array.isArray(health.voices) ? health.voices : [];
+  const key = JSON.stringify([health.ref_wav, voices]);
+  if (voice.dataset.key === key) return;
+  voice.dataset.key = key;
+  const name = health.ref_wav ? health.ref_wav.split("/").pop() : `${health.backend} voice`;
+  const options = [new Option(`default (${name})`, "")];
+  for (const item of voices) {
+    const path = typeof item === "string" ? item : item.ref_wav;
+    options.push(new Option(typeof item === "string" ? item.split("/").pop() : item.name ?? path, path));
+  }
+  voice.replaceChildren(...options);
+  if (Array.isArray(health.speed_range) && health.speed_range.length === 2) {
+    [$("speed").min, $("speed").max] = health.speed_range;
+  }
 }

@@ -134,6 +134,21 @@ def test_five_lecture_sections_play_gaplessly_to_done(open_player: Any, lecture:
     page.screenshot(path=str(SCREENSHOT), full_page=True)
 
 
+def test_a_context_at_the_stream_rate_plays_the_samples_as_they_came(open_player: Any, lecture: Path) -> None:
+    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.02), open_page=False)
+    page.goto(worker.url + "?rate=24000")
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0", 1)
+
+    page.click("#play")
+    wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained")
+    state = snapshot(page)
+    assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 24000
+    assert state["figures"]["playedFrames"] == state["run"]["receivedSamples"] > 0
+    assert "resampled" not in page.inner_text("#rates")
+    assert console.errors == []
+
+
 def test_cancel_mid_run_stops_playback_and_the_server_request(open_player: Any, lecture: Path) -> None:
     # Synthesis slower than real time: the request is surely still running when Cancel is pressed.
     engine = ToneEngine(delay_per_chunk=0.2)
@@ -161,6 +176,31 @@ def test_cancel_mid_run_stops_playback_and_the_server_request(open_player: Any, 
 
     assert worker.health()[1]["jobs_running"] == 0
     assert len(engine.calls) < 5  # the later sections never reached the engine
+    assert console.errors == []
+
+
+def test_pause_holds_the_sound_while_synthesis_goes_on_and_resume_plays_the_rest(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.02))
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-2", 3)
+
+    page.click("#play")
+    wait_for(page, "s.figures.playedFrames > 0.2 * s.figures.contextRate")
+    page.click("#pause")
+    wait_for(page, "s.paused")
+    paused_at = snapshot(page)["figures"]["contextTime"]
+    wait_for(page, "s.run.running === false")  # the worker finished while the sound was held
+    state = snapshot(page)
+    assert state["figures"]["contextTime"] == paused_at  # the audio clock stood still
+    assert any(s["state"] != "done" for s in state["sections"])
+    assert page.inner_text("#pause") == "▶ Resume"
+
+    page.click("#pause")
+    wait_for(page, "s.sections.every((x) => x.state === 'done') && s.run.audioDrained")
+    state = snapshot(page)
+    assert state["figures"]["playedSourceSamples"] == state["run"]["receivedSamples"]
     assert console.errors == []
 
 
