@@ -1,0 +1,84 @@
+"""ZipVoice (tiny synthetic model) end to end through the worker: the server builds the engine itself."""
+
+from __future__ import annotations
+
+import json
+import wave
+from pathlib import Path
+
+import numpy as np
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.audio import read_wav
+from tests.zipvoice.conftest import engine_settings
+
+
+def wav_samples(path: str) -> np.ndarray:
+    return read_wav(Path(path).read_bytes())[0]
+
+
+async def start(worker, model_dir: Path, tmp_path: Path, **changes):
+    settings = engine_settings(
+        model_dir, tmp_path / "state", output_roots=(str(tmp_path), str(model_dir)), **changes
+    )
+    overrides = {
+        name: getattr(settings, name)
+        for name in (
+            "backend",
+            "model_dir",
+            "ref_wav",
+            "state_dir",
+            "precision",
+            "device",
+            "num_steps",
+            "threads",
+            "output_roots",
+        )
+    }
+    return await worker(engine=None, **overrides)
+
+
+async def test_synth_wav_length_follows_the_frame_count(worker, tiny_model_dir, tmp_path):
+    client = await start(worker, tiny_model_dir, tmp_path)
+    engine = client.app[SCHEDULER_KEY].engine
+    response = await client.post(
+        "/synth", json={"text": "반갑습니다.", "output_path": str(tmp_path / "a.wav")}
+    )
+    body = await response.json()
+    assert body["status"] == "ok" and body["engine"] == "zipvoice-onnx" and body["device"] == "cpu"
+    trace = engine.traces[-1]
+    generated = (trace.frames - trace.prompt_frames - 1) * 256  # vocoder output before the edge trim
+    with wave.open(body["wav_path"]) as wav:
+        frames = wav.getnframes()
+        assert wav.getframerate() == 24000
+    assert 0 < frames <= generated
+    assert frames >= generated - 2 * 24000 * 0.25  # at most the edge silence is cut
+    assert abs(body["duration_sec"] - frames / 24000) < 0.002
+
+
+async def test_batch_wavs_match_the_engine_output_and_frame_counts(worker, tiny_model_dir, tmp_path):
+    client = await start(worker, tiny_model_dir, tmp_path)
+    sections = [
+        {"idx": i, "text": t, "output_path": str(tmp_path / f"s{i}.wav")}
+        for i, t in enumerate(["안녕하세요.", "배터리는 화학 에너지를 전기 에너지로 바꾸는 장치입니다."])
+    ]
+    response = await client.post("/synth_batch", json={"sections": sections, "lang": "ko"})
+    events = [json.loads(line) async for line in response.content if line.strip()]
+    assert events[0]["backend"] == "zipvoice-onnx" and events[-1]["ok_count"] == 2
+    oks = [e for e in events if e["event"] == "progress" and e["status"] == "ok"]
+    for event in oks:
+        with wave.open(event["wav_path"]) as wav:
+            assert abs(wav.getnframes() / 24000 - event["duration_sec"]) < 0.002
+    assert len(wav_samples(oks[1]["wav_path"])) > len(wav_samples(oks[0]["wav_path"]))
+
+
+async def test_same_seed_gives_the_same_samples_and_another_seed_does_not(worker, tiny_model_dir, tmp_path):
+    client = await start(worker, tiny_model_dir, tmp_path)
+    paths = {}
+    for name, seed in (("a", 7), ("b", 7), ("c", 8)):
+        paths[name] = str(tmp_path / f"{name}.wav")
+        body = {"text": "같은 씨앗입니다.", "output_path": paths[name], "seed": seed}
+        assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    a, b, c = (wav_samples(paths[n]) for n in "abc")
+    np.testing.assert_array_equal(a, b)
+    assert a.size != c.size or not np.array_equal(a, c)
