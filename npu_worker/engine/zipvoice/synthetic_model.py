@@ -22,7 +22,7 @@ comparable with the real model. Build `full` on demand (it is ~480 MB fp32), nev
 QNN HTP simulator (onnxruntime-qnn 2.7.0, x86-64), checked with the `tiny` decoder at T=64:
 - the fixed-shape file (`fixed_shapes={"N": 1, "T": 64}`) and the dynamic file with free-dimension
   overrides N=1, T=64 both place every node on QNN (572 nodes, none on CPU) and run in ~1 s;
-- provider options must be {"backend_type": "htp", "enable_htp_fp16_precision": "1", "soc_model": "57"}:
+- provider options must be QNN_SIMULATOR_OPTIONS (fp16 precision, `soc_model` 57):
   in the default fp32 mode the simulator fails to finalize graphs of this size (EP_FAIL
   QNN_COMMON_ERROR_MEM_ALLOC), and fp16 without `soc_model` is refused at session creation;
 - fp16 precision: max |v_qnn − v_cpu| ≈ 6e-3 for |v| ≤ 6.5, so compare with atol ~2e-2;
@@ -56,6 +56,8 @@ from npu_worker.engine.zipvoice._synthetic_layers import GraphBuilder, LayerDims
 
 REFERENCE_TEXT = "안녕하세요, 오늘은 발표를 시작하겠습니다."
 REFERENCE_WAV = "reference_ko.wav"
+QNN_SIMULATOR_OPTIONS = {"backend_type": "htp", "enable_htp_fp16_precision": "1", "soc_model": "57"}
+"""QNN provider options under which the x86 HTP simulator compiles the synthetic decoder (see above)."""
 SYNTHETIC_STAMP = "synthetic.json"
 """Written last by `build_model_dir`: size, variant and builder fingerprint (no real model has it)."""
 
