@@ -8,6 +8,7 @@
 
 import { Channel, fetchHealth, socketUrl, workerBase } from "./channel.js";
 import { Player } from "./player.js";
+import { FRESH_SECTION, figures, newRun, settle } from "./model.js";
 import { formatLecture, parseInput, selectSections } from "./sections.js";
 import { fillOptions, logLine, renderFigures, renderSlides, renderWorker, setButtons, showMessage } from "./view.js";
 
@@ -25,15 +26,6 @@ const state = {
   channel: null,
   playerStatus: null,
 };
-
-function newRun(sections) {
-  return {
-    request: null, sentAt: null, ttfaMs: null, firstPcmMs: null, serverTtfaMs: null, started: false, running: true,
-    audioDrained: false, cancelled: false, total: sections.length, receivedSamples: 0, announcedSamples: 0,
-    streamRate: null,
-    elapsedTotalSec: null, okCount: null, failCount: null, finishedAt: null,
-  };
-}
 
 // ------------------------------------------------------------------------------------------------
 // Input
@@ -93,12 +85,16 @@ async function pollHealth() {
 // ------------------------------------------------------------------------------------------------
 // Play / pause / cancel
 
-async function ensureAudio() {
+/** The AudioContext and worklet (created on the first Play: a user gesture) and the open socket. */
+async function ensurePlayer() {
   if (!state.player) {
     state.player = await Player.create({ sampleRate: contextRate });
     state.player.subscribe(onPlayerReport);
   }
   await state.player.resume();
+}
+
+async function ensureChannel() {
   if (!state.channel) {
     state.channel = new Channel(socketUrl(base, token), {
       onEvent, onOpen: () => logLine("socket open"), onClosed, onSent, onReceived,
@@ -121,13 +117,18 @@ async function play() {
     return;
   }
   try {
-    await ensureAudio();
+    await ensurePlayer();
+  } catch (error) {
+    showMessage(`No sound: ${error.message}`, "error");
+    return;
+  }
+  try {
+    await ensureChannel();
   } catch (error) {
     await explainConnectFailure(error);
     return;
   }
-  state.sections.forEach((s) => Object.assign(s, { state: "queued", error: null, synthSec: null, durationSec: null,
-    synthStartedAt: null, synthesised: false, played: false, cached: false }));
+  state.sections.forEach((s) => Object.assign(s, FRESH_SECTION));
   state.run = newRun(state.sections);
   showMessage("");
   state.channel.send({
@@ -242,13 +243,6 @@ function onEvent(event) {
   updateButtons();
 }
 
-/** A section is done when the worker has synthesised it and its audio has played out. */
-function settle(s) {
-  if (s.state === "failed" || s.state === "cancelled") return;
-  if (s.synthesised && s.played) s.state = "done";
-  else if (s.synthesised && s.state !== "playing") s.state = "ready";
-}
-
 function onErrorEvent(event) {
   const s = event.idx != null ? section(event.idx) : null;
   logLine(`error${event.idx != null ? ` ${event.idx}` : ""}: ${event.error}`);
@@ -276,7 +270,7 @@ function onDone(event) {
   const run = state.run;
   if (!run) return;
   Object.assign(run, { running: false, cancelled: Boolean(event.cancelled), okCount: event.ok_count,
-    failCount: event.fail_count, elapsedTotalSec: event.elapsed_total_sec, finishedAt: performance.now() });
+    failCount: event.fail_count, elapsedTotalSec: event.elapsed_total_sec });
   if (run.cancelled) {
     for (const s of state.sections) {
       if (!["done", "failed"].includes(s.state)) s.state = "cancelled";
@@ -360,37 +354,9 @@ function onPlayerReport(report) {
 // ------------------------------------------------------------------------------------------------
 // Figures, drawn ~10 times a second; `window.npuPlayer.snapshot()` exposes the same numbers to tests.
 
-function figures() {
-  const run = state.run;
-  const status = state.playerStatus ?? {};
-  const rate = state.player?.sampleRate ?? 0;
-  let summary = "No request yet.";
-  if (run?.running) summary = `Running: ${state.sections.filter((s) => s.synthesised).length} of ${run.total} synthesised.`;
-  else if (run) {
-    summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${run.okCount ?? 0} ok, ${run.failCount ?? 0} failed` +
-      (run.elapsedTotalSec != null ? ` in ${run.elapsedTotalSec.toFixed(2)} s of synthesis.` : ".");
-  }
-  return {
-    ttfaMs: run?.ttfaMs ?? null,
-    serverTtfaMs: run?.serverTtfaMs ?? null,
-    firstPcmMs: run?.firstPcmMs ?? null,
-    bufferedMs: rate ? (1000 * (status.bufferedFrames ?? 0)) / rate : 0,
-    underruns: status.underruns ?? 0,
-    starvedMs: rate ? (1000 * (status.starvedFrames ?? 0)) / rate : 0,
-    receivedSamples: run?.receivedSamples ?? 0,
-    playedSourceSamples: status.playedSourceSamples ?? 0,
-    playedFrames: status.playedFrames ?? 0,
-    audioClockFrame: status.frame ?? 0,
-    contextRate: rate,
-    contextTime: state.player?.context.currentTime ?? 0,
-    streamRate: run?.streamRate ?? null,
-    outputLatencyMs: state.player ? 1000 * (state.player.context.outputLatency || state.player.context.baseLatency) : null,
-    summary,
-  };
-}
 
 function tick() {
-  renderFigures(figures());
+  renderFigures(figures(state));
   if (state.sections.some((s) => s.state === "synthesising")) renderSlides(state.sections);
   setTimeout(tick, 100);
 }
@@ -401,7 +367,7 @@ window.npuPlayer = {
     run: state.run && { ...state.run },
     paused: Boolean(state.player?.paused),
     sections: state.sections.map(({ idx, state: s, error, synthSec, durationSec }) => ({ idx, state: s, error, synthSec, durationSec })),
-    figures: figures(),
+    figures: figures(state),
     message: $("message").hidden ? "" : $("message").textContent,
   }),
 };

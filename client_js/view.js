@@ -70,7 +70,7 @@ export function renderFigures(f) {
   $("ttfa").textContent = ms(f.ttfaMs);
   $("ttfa-detail").textContent = f.firstPcmMs == null
     ? "send → first audible sample at the output"
-    : `first PCM frame in at ${Math.round(f.firstPcmMs)} ms; the rest is playback start + output latency`;
+    : `first PCM in at ${Math.round(f.firstPcmMs)} ms, then playback + output latency`;
   $("server-ttfa").textContent = ms(f.serverTtfaMs);
   $("buffer").textContent = f.contextRate ? `${Math.round(f.bufferedMs)} ms` : "—";
   $("buffer-meter").value = Math.min(f.bufferedMs, 3000);

@@ -1,0 +1,67 @@
+/**
+ * The page's state model: one request (`run`), its sections, and the figures derived from them and
+ * from the worklet's last report. Pure functions over plain objects: no DOM, no I/O.
+ */
+
+export function newRun(sections) {
+  return {
+    request: null, // the socket worker's number for it (set by `sent`)
+    sentAt: null,
+    running: true, // until `done` (or a refusal, or the socket closing)
+    started: false, // `start` came
+    audioDrained: false, // the worklet played the request's last sample
+    cancelled: false,
+    total: sections.length,
+    ttfaMs: null,
+    firstPcmMs: null,
+    serverTtfaMs: null,
+    receivedSamples: 0,
+    announcedSamples: 0, // sum of audio_end.samples
+    streamRate: null,
+    okCount: null,
+    failCount: null,
+    elapsedTotalSec: null,
+  };
+}
+
+export const FRESH_SECTION = {
+  state: "queued", error: null, synthSec: null, durationSec: null, synthStartedAt: null,
+  synthesised: false, played: false, cached: false,
+};
+
+/** A section is done when the worker has synthesised it and its audio has played out. */
+export function settle(s) {
+  if (s.state === "failed" || s.state === "cancelled") return;
+  if (s.synthesised && s.played) s.state = "done";
+  else if (s.synthesised && s.state !== "playing") s.state = "ready";
+}
+
+/** The numbers the page shows (and `window.npuPlayer.snapshot()` gives tests). */
+export function figures(state) {
+  const run = state.run;
+  const status = state.playerStatus ?? {};
+  const rate = state.player?.sampleRate ?? 0;
+  let summary = "No request yet.";
+  if (run?.running) summary = `Running: ${state.sections.filter((s) => s.synthesised).length} of ${run.total} synthesised.`;
+  else if (run) {
+    summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${run.okCount ?? 0} ok, ${run.failCount ?? 0} failed` +
+      (run.elapsedTotalSec != null ? ` in ${run.elapsedTotalSec.toFixed(2)} s of synthesis.` : ".");
+  }
+  return {
+    ttfaMs: run?.ttfaMs ?? null,
+    serverTtfaMs: run?.serverTtfaMs ?? null,
+    firstPcmMs: run?.firstPcmMs ?? null,
+    bufferedMs: rate ? (1000 * (status.bufferedFrames ?? 0)) / rate : 0,
+    underruns: status.underruns ?? 0,
+    starvedMs: rate ? (1000 * (status.starvedFrames ?? 0)) / rate : 0,
+    receivedSamples: run?.receivedSamples ?? 0,
+    playedSourceSamples: status.playedSourceSamples ?? 0,
+    playedFrames: status.playedFrames ?? 0,
+    audioClockFrame: status.frame ?? 0,
+    contextRate: rate,
+    contextTime: state.player?.context.currentTime ?? 0,
+    streamRate: run?.streamRate ?? null,
+    outputLatencyMs: state.player ? 1000 * (state.player.context.outputLatency || state.player.context.baseLatency) : null,
+    summary,
+  };
+}
