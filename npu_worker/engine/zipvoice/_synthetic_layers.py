@@ -121,20 +121,57 @@ class GraphBuilder:
         """Shape (1,) int64: the frame count of a (1, F, D) tensor."""
         return self.op("Slice", [self.op("Shape", [x]), self.const(np.array([1])), self.const(np.array([2]))])
 
-    def distance_bias(self, x: str, num_heads: int) -> str:
-        """(H, F, F) attention bias −slope_h·|i−j| (ALiBi): a relative-position term costing O(F²) per head."""
-        frames = self.op(
-            "Cast", [self.op("Squeeze", [self.frame_count(x), self.const(np.array([0]))])], to=FLOAT
+    def scalar_frames(self, x: str, to: int) -> str:
+        return self.op("Cast", [self.op("Squeeze", [self.frame_count(x), self.const(np.array([0]))])], to=to)
+
+    def position_embedding(self, x: str, pos_dim: int) -> str:
+        """(2F−1, pos_dim) sinusoids of the relative positions −(F−1)..F−1, compressed for long distances
+        like Zipformer's CompactRelPositionalEncoding; computed once per stack."""
+        frames = self.scalar_frames(x, FLOAT)
+        start = self.op("Sub", [self.const(np.float32(1.0)), frames])
+        positions = self.op("Range", [start, frames, self.const(np.float32(1.0))])
+        compressed = self.op(
+            "Div",
+            [
+                positions,
+                self.op(
+                    "Add",
+                    [
+                        self.const(np.float32(1.0)),
+                        self.op("Div", [self.op("Abs", [positions]), self.const(np.float32(64.0))]),
+                    ],
+                ),
+            ],
         )
-        index = self.op("Range", [self.const(np.float32(0.0)), frames, self.const(np.float32(1.0))])
-        rows = self.op("Unsqueeze", [index, self.const(np.array([1]))])
-        distance = self.op(
-            "Abs", [self.op("Sub", [rows, self.op("Unsqueeze", [index, self.const(np.array([0]))])])]
+        freqs = (1.0 / 10000 ** (np.arange(pos_dim // 2) / (pos_dim // 2))).astype(np.float32)[None, :]
+        angles = self.op(
+            "Mul", [self.op("Unsqueeze", [compressed, self.const(np.array([1]))]), self.const(freqs, "freqs")]
         )
-        slopes = -(2.0 ** -np.arange(1, num_heads + 1, dtype=np.float32) * 0.5).reshape(num_heads, 1, 1)
-        return self.op(
-            "Mul", [self.op("Unsqueeze", [distance, self.const(np.array([0]))]), self.const(slopes, "slopes")]
+        return self.op("Concat", [self.op("Sin", [angles]), self.op("Cos", [angles])], axis=1)
+
+    def relative_scores(self, pos_query: str, pos_emb: str, dims: LayerDims) -> str:
+        """(1, H, F, F) positional attention scores, as the real export computes them per layer: query
+        part × projected position embedding over all 2F−1 offsets, then a GatherElements "rel shift"
+        with index (F−1−i)+j built in the layer."""
+        h, width = dims.heads, dims.pos_head_dim
+        projected = self.op("MatMul", [pos_emb, self.weight((dims.pos_dim, h * width), "linear_pos")])
+        projected = self.op("Reshape", [projected, self.const(np.array([-1, h, width]))])
+        projected = self.op("Transpose", [projected], perm=[1, 2, 0])
+        scores = self.op("MatMul", [self.heads(pos_query, h, width, [0, 2, 1, 3]), projected])
+        frames = self.scalar_frames(pos_query, INT64)
+        last = self.op("Sub", [frames, self.const(np.array(1))])
+        rows = self.op("Range", [last, self.const(np.array(-1)), self.const(np.array(-1))])
+        cols = self.op("Range", [self.const(np.array(0)), frames, self.const(np.array(1))])
+        index = self.op(
+            "Add",
+            [
+                self.op("Unsqueeze", [rows, self.const(np.array([1]))]),
+                self.op("Unsqueeze", [cols, self.const(np.array([0]))]),
+            ],
         )
+        count = self.frame_count(pos_query)
+        shape = self.op("Concat", [self.const(np.array([1, h])), count, count], axis=0)
+        return self.op("GatherElements", [scores, self.op("Expand", [index, shape])], axis=3)
 
     def depthwise_conv(self, x: str, dim: int, kernel: int) -> str:
         """Depthwise 1-D convolution over frames of a (1, F, D) tensor, 'same' padding."""
@@ -161,9 +198,10 @@ class LayerDims:
     query_head_dim: int = 32
     value_head_dim: int = 12
     pos_head_dim: int = 4
+    pos_dim: int = 48
 
 
-def zipformer_layer(g: GraphBuilder, x: str, dims: LayerDims) -> str:
+def zipformer_layer(g: GraphBuilder, x: str, dims: LayerDims, pos_emb: str) -> str:
     """One Zipformer2 encoder layer's work: 3 feed-forwards, attention weights shared by a non-linear
     attention and two self-attentions, 2 convolution modules, a norm. ~7.35 M parameters at dim 512."""
     d, h = dims.dim, dims.heads
@@ -172,7 +210,7 @@ def zipformer_layer(g: GraphBuilder, x: str, dims: LayerDims) -> str:
     # attention weights, computed once per layer (query, key and the positional query part)
     proj = g.linear(x, d, (2 * dims.query_head_dim + dims.pos_head_dim) * h)
     width = dims.query_head_dim * h
-    query, key, _ = g.ops(
+    query, key, pos_query = g.ops(
         "Split", [proj, g.const(np.array([width, width, dims.pos_head_dim * h]))], 3, axis=2
     )
     scores = g.op(
@@ -186,7 +224,7 @@ def zipformer_layer(g: GraphBuilder, x: str, dims: LayerDims) -> str:
         "Add",
         [
             g.op("Mul", [scores, g.const(np.float32(1 / math.sqrt(dims.query_head_dim)))]),
-            g.distance_bias(x, h),
+            g.relative_scores(pos_query, pos_emb, dims),
         ],
     )
     weights = g.op("Softmax", [scores], axis=-1)

@@ -83,11 +83,11 @@ class ModelSize:
 
 SIZES: dict[str, ModelSize] = {
     "tiny": ModelSize(
-        text_dims=LayerDims(32, 64, 2, 5, query_head_dim=8, value_head_dim=4, pos_head_dim=4),
+        text_dims=LayerDims(32, 64, 2, 5, query_head_dim=8, value_head_dim=4, pos_head_dim=4, pos_dim=8),
         text_layers=1,
         text_embed_dim=32,
         decoder=DecoderShape(
-            LayerDims(64, 128, 4, 7, query_head_dim=8, value_head_dim=4, pos_head_dim=4),
+            LayerDims(64, 128, 4, 7, query_head_dim=8, value_head_dim=4, pos_head_dim=4, pos_dim=8),
             layers=(1, 1, 1),
             downsampling=(1, 2, 1),
             kernels=(7, 5, 7),
@@ -161,7 +161,7 @@ def model_config(size: ModelSize) -> dict:
             "query_head_dim": d.dims.query_head_dim,
             "value_head_dim": d.dims.value_head_dim,
             "pos_head_dim": d.dims.pos_head_dim,
-            "pos_dim": 48,
+            "pos_dim": d.dims.pos_dim,
             "time_embed_dim": d.time_embed_dim,
             "text_embed_dim": size.text_embed_dim,
             "feat_dim": voice.NUM_MELS,
