@@ -347,6 +347,7 @@ function onPlayerReport(report) {
   }
   if (report.type !== "status") {
     renderSlides(state.sections);
+    renderFigures(figures(state)); // at once, so the figures shown at the end are the final ones
     updateButtons();
   }
 }
@@ -372,6 +373,16 @@ window.npuPlayer = {
   }),
 };
 
+/** The page's longest main-thread task while a request plays (≥ 50 ms tasks only: the browser's rule). */
+function watchLongTasks() {
+  if (!PerformanceObserver.supportedEntryTypes?.includes("longtask")) return;
+  new PerformanceObserver((list) => {
+    const run = state.run;
+    if (!run || !(run.running || playingOut())) return;
+    for (const entry of list.getEntries()) run.longestTaskMs = Math.max(run.longestTaskMs, entry.duration);
+  }).observe({ type: "longtask" });
+}
+
 $("input").addEventListener("input", refreshInput);
 $("split").addEventListener("change", refreshInput);
 $("range").addEventListener("input", refreshInput);
@@ -381,5 +392,6 @@ $("play").addEventListener("click", play);
 $("pause").addEventListener("click", togglePause);
 $("cancel").addEventListener("click", cancel);
 refreshInput();
+watchLongTasks();
 pollHealth();
 tick();

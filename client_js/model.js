@@ -21,6 +21,7 @@ export function newRun(sections) {
     okCount: null,
     failCount: null,
     elapsedTotalSec: null,
+    longestTaskMs: 0, // the page's longest main-thread task meanwhile (0: none over 50 ms)
   };
 }
 
@@ -47,10 +48,12 @@ export function figures(state) {
     summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${run.okCount ?? 0} ok, ${run.failCount ?? 0} failed` +
       (run.elapsedTotalSec != null ? ` in ${run.elapsedTotalSec.toFixed(2)} s of synthesis.` : ".");
   }
+  if (run) summary += ` Longest page task: ${run.longestTaskMs ? `${Math.round(run.longestTaskMs)} ms` : "none over 50 ms"}.`;
   return {
     ttfaMs: run?.ttfaMs ?? null,
     serverTtfaMs: run?.serverTtfaMs ?? null,
     firstPcmMs: run?.firstPcmMs ?? null,
+    longestTaskMs: run?.longestTaskMs ?? null,
     bufferedMs: rate ? (1000 * (status.bufferedFrames ?? 0)) / rate : 0,
     underruns: status.underruns ?? 0,
     starvedMs: rate ? (1000 * (status.starvedFrames ?? 0)) / rate : 0,

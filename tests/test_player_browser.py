@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -95,6 +96,14 @@ def wait_for(page: Any, condition: str, timeout: float = 30) -> None:
         ) from None
 
 
+def wait_until(condition: Callable[[], bool], failure: str, timeout: float = 10) -> None:
+    """Poll a server-side condition (over the wire) until it holds."""
+    deadline = time.monotonic() + seconds(timeout)
+    while not condition():
+        assert time.monotonic() < deadline, failure
+        time.sleep(0.05)
+
+
 def choose_sections(page: Any, lecture: Path, spec: str, count: int) -> None:
     page.set_input_files("#file", str(lecture))
     page.fill("#range", spec)
@@ -132,6 +141,7 @@ def test_five_lecture_sections_play_gaplessly_to_done(open_player: Any, lecture:
     assert figures["ttfaMs"] > 0
     assert shown_number(page, "#ttfa") > 0
     assert shown_number(page, "#underruns") == figures["underruns"] >= 0
+    assert figures["longestTaskMs"] >= 0  # measured (reported in the summary line), not bounded here
     assert console.errors == []
 
     wait_for(page, "s.worker.jobsRunning === 0")
@@ -182,7 +192,7 @@ def test_cancel_mid_run_stops_playback_and_the_server_request(open_player: Any, 
     assert state["sections"][-1]["state"] == "cancelled"
     assert "Cancelled" in page.inner_text("#message")
 
-    assert worker.health()[1]["jobs_running"] == 0
+    wait_until(lambda: worker.health()[1]["jobs_running"] == 0, "the worker still counts the request")
     assert len(engine.calls) < 5  # the later sections never reached the engine
     assert console.errors == []
 
