@@ -342,6 +342,9 @@ function onPlayerReport(report) {
       }
       state.playerStatus = { ...state.playerStatus, ...report };
       break;
+    case "processor-error":
+      showMessage("Playback stopped: the audio worklet failed (see the browser console).", "error");
+      break;
     default:
       logLine(`unknown report from the audio thread: ${JSON.stringify(report)}`);
   }

@@ -29,6 +29,10 @@ export class Player {
     this.listeners = new Set();
     this.status = { bufferedFrames: 0, playedFrames: 0, playedSourceSamples: 0, underruns: 0, starvedFrames: 0 };
     node.port.onmessage = (event) => this.onReport(event.data);
+    node.onprocessorerror = () => {
+      console.error("npu-worker player: the audio worklet stopped with an error");
+      this.onReport({ type: "processor-error" });
+    };
   }
 
   get sampleRate() {

@@ -141,6 +141,7 @@ def test_five_lecture_sections_play_gaplessly_to_done(open_player: Any, lecture:
     assert figures["ttfaMs"] > 0
     assert shown_number(page, "#ttfa") > 0
     assert shown_number(page, "#underruns") == figures["underruns"] >= 0
+    assert state["message"] == ""  # no problem reported by the page, its socket worker or its worklet
     assert figures["longestTaskMs"] >= 0  # measured (reported in the summary line), not bounded here
     assert console.errors == []
 
