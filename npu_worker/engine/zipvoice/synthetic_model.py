@@ -318,22 +318,30 @@ def build_model_dir(
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command's options (shared by `python -m ...synthetic_model` and `npu-worker make-test-model`)."""
     parser.add_argument("dir", help="output model directory")
-    parser.add_argument("--size", choices=sorted(SIZES), default="tiny")
+    parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="tiny: tests; full: real cost")
     parser.add_argument("--precision", nargs="+", choices=("fp32", "int8"), default=["fp32", "int8"])
-    parser.add_argument("--layout", choices=sorted(FILE_NAMES), default="official")
+    parser.add_argument("--layout", choices=sorted(FILE_NAMES), default="official", help="file names")
     parser.add_argument(
         "--no-distill", action="store_true", help="ZipVoice (two passes per step) instead of Distill"
     )
-    args = parser.parse_args(argv)
+
+
+def run(args: argparse.Namespace) -> int:
     out = build_model_dir(
         args.dir, args.size, args.precision, distill=not args.no_distill, layout=args.layout
     )
     for file in sorted(out.iterdir()):
         print(f"{file.stat().st_size:>12,d}  {file}")
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":
