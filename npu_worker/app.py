@@ -67,6 +67,6 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     setup_ws(app)
     directory = client_dir()
     if directory is not None:
-        app.router.add_get("/", _static_handler(directory))
-        app.router.add_get(STATIC_ROUTE, _static_handler(directory))
+        app.router.add_get("/", _static_handler(directory), name="player-index")
+        app.router.add_get(STATIC_ROUTE, _static_handler(directory), name="player-file")
     return app

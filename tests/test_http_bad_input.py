@@ -162,3 +162,11 @@ async def test_a_file_in_place_of_a_directory_fails_only_that_section(worker, tm
     assert result["fail_count"] == 1 and result["ok_count"] == 1
     assert result["sections"][0]["error"].startswith("WriteFailed:")
     assert (tmp_path / "fine.wav").exists()
+
+
+async def test_the_player_page_loads_for_any_origin_but_the_api_stays_guarded(worker):
+    client = await worker(allowed_origins=("https://studio.example",))
+    own = {"Origin": str(client.make_url("/")).rstrip("/")}
+    assert (await client.get("/main.js", headers=own)).status == 200
+    assert (await client.get("/health", headers=own)).status == 403
+    assert (await client.get("/health", headers={"Origin": "https://studio.example"})).status == 200

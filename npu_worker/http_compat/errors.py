@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
-OPEN_PATHS = ("/health",)  # answered without a token: monitoring must see a booting worker
+PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must load to explain a refusal
 
 
 def error_response(
@@ -69,7 +69,8 @@ def _is_api(path: str) -> bool:
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = request.app[SETTINGS_KEY]
     origin = request.headers.get("Origin")
-    if not origin_allowed(origin, settings.allowed_origins):
+    public = request.match_info.route.name in PUBLIC_ROUTE_NAMES
+    if not public and not origin_allowed(origin, settings.allowed_origins):
         return error_response(OriginNotAllowed(f"origin {origin} is not allowed"))
     if _is_api(request.path) and not token_ok(request, settings.token):
         return error_response(Unauthorized("a valid token is required (Authorization: Bearer …)"))

@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -118,9 +119,18 @@ class Scheduler:
     # -- submission ------------------------------------------------------------------------------
 
     async def submit(
-        self, request: BatchRequest, *, preview: bool, trim_leading_silence: bool = False
+        self,
+        request: BatchRequest,
+        *,
+        preview: bool,
+        trim_leading_silence: bool = False,
+        on_created: Callable[[Job], None] | None = None,
     ) -> Job:
-        """Create a job (validated, persisted unless a preview) and queue its sections."""
+        """Create a job (validated, persisted unless a preview) and queue its sections.
+
+        `on_created(job)` runs on the loop before the job can run: audio is not in the log, so a
+        listener that wants every chunk must attach there (events alone can be replayed later).
+        """
         if self.load_error is not None:
             raise self.load_error
         if self.info is None:
@@ -135,6 +145,8 @@ class Scheduler:
             stream_audio=preview and request.audio,
             trim_leading_silence=trim_leading_silence,
         )
+        if on_created is not None:
+            on_created(job)
         await loop.run_in_executor(None, self._admit, job, request)
         return job
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import json
 import logging
 import time
@@ -141,13 +140,10 @@ class WsSession:
         def listen(job: Job) -> None:
             listeners.append(self._scheduler.subscribe(job, after=0, audio=request.audio))
 
-        submit: Any = self._scheduler.submit
         try:
-            if "on_created" in inspect.signature(submit).parameters:
-                job = await submit(request, preview=True, trim_leading_silence=True, on_created=listen)
-            else:  # scheduler without the hook: racy for short jobs (see the H4 report)
-                job = await submit(request, preview=True, trim_leading_silence=True)
-                listen(job)
+            job = await self._scheduler.submit(
+                request, preview=True, trim_leading_silence=True, on_created=listen
+            )
         except BaseException:
             for subscription in listeners:
                 subscription.close()
