@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 
 import aiohttp
 import pytest
@@ -11,7 +10,6 @@ import websockets
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.jobs.scheduler import Scheduler
 from tests.test_ws_support import (
     ChunkGate,
     Transcript,
@@ -249,12 +247,6 @@ CLOSING_TYPES = (
 )
 
 
-@pytest.mark.xfail(
-    "on_created" not in inspect.signature(Scheduler.submit).parameters,
-    reason="Scheduler.submit lacks the on_created hook: a short preview can run before its listener "
-    "subscribes, and its audio is lost (fix in the H4 report)",
-    strict=False,
-)
 async def test_fifty_concurrent_connections_each_complete_their_request(worker):
     client = await worker()
 
