@@ -1,0 +1,114 @@
+"""The engine's own time to first audio, in-process, per text: the baseline that `npu-worker bench`
+subtracts from audible TTFA to show what the server itself adds (`--engine-baseline FILE`).
+
+    .venv/bin/python benchmarks/load/engine_first_chunk.py --backend espeak --out benchmarks/load/espeak-engine.json
+    .venv/bin/python benchmarks/load/engine_first_chunk.py --backend zipvoice-onnx --model-dir DIR \\
+        --ref-wav DIR/reference.wav --out benchmarks/load/zipvoice-tiny-engine.json
+
+Each text is synthesised once (after one warm-up text) exactly as the scheduler drives the engine
+(`engine.stream`, one thread). First audible = the moment the chunk holding the first sustained audible
+sample was yielded (same onset rule as the benchmark); in-process TTFA = when that sample would be heard
+by a player fed straight from the engine (same playback timeline as the benchmark, no trimming).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts
+from npu_worker.bench.onset import PlaybackTimeline, sustained_onset
+from npu_worker.bench.stats import summarize
+from npu_worker.config import Settings
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.factory import create_engine
+
+
+def time_one(engine, text: str, lang: str, rate: int) -> dict:
+    """First chunk, first audible chunk, in-process audible TTFA and total time (ms) of one synthesis."""
+    started = time.perf_counter()
+    first_chunk = first_audible = None
+    parts: list[np.ndarray] = []
+    timeline = PlaybackTimeline(rate)
+    for chunk in engine.stream(SynthesisRequest(text=text, lang=lang)):
+        now = (time.perf_counter() - started) * 1000.0
+        if chunk.size and first_chunk is None:
+            first_chunk = now
+        timeline.add(now / 1000.0, chunk.size)
+        parts.append(np.asarray(chunk, dtype=np.float32))
+        if first_audible is None and sustained_onset(np.concatenate(parts), rate) is not None:
+            first_audible = now
+    audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
+    onset = sustained_onset(audio, rate)
+    return {
+        "first_chunk_ms": first_chunk,
+        "first_audible_ms": first_audible,
+        "inprocess_ttfa_ms": None if onset is None else timeline.play_time(onset) * 1000.0,
+        "total_ms": (time.perf_counter() - started) * 1000.0,
+        "audio_sec": audio.size / rate,
+        "leading_silence_ms": None if onset is None else onset / rate * 1000.0,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--backend", default="espeak")
+    parser.add_argument("--model-dir", default=None)
+    parser.add_argument("--ref-wav", default=None)
+    parser.add_argument("--precision", default="int8")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--texts", type=Path, default=DEFAULT_TEXTS)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    texts, lang = load_texts(args.texts)
+    settings = Settings(
+        backend=args.backend,
+        model_dir=args.model_dir,
+        ref_wav=args.ref_wav,
+        precision=args.precision,
+        device=args.device,
+    )
+    engine = create_engine(settings)
+    loaded = time.perf_counter()
+    engine.load()
+    load_seconds = time.perf_counter() - loaded
+    info = engine.info
+    time_one(engine, texts[0], lang or "ko", info.sample_rate)  # warm-up (first-call allocations)
+    runs = [time_one(engine, text, lang or "ko", info.sample_rate) for text in texts]
+    engine.close()
+    report = {
+        "command": " ".join(["python", *sys.argv]),
+        "engine": {
+            "backend": info.backend,
+            "device": info.device,
+            "precision": info.precision,
+            "model": info.model,
+            "sample_rate": info.sample_rate,
+            "load_seconds": round(load_seconds, 2),
+        },
+        "machine": {"platform": platform.platform(), "python": platform.python_version()},
+        "per_text_first_audible_ms": [r["first_audible_ms"] for r in runs],
+        "summary": {key: summarize(r[key] for r in runs) for key in runs[0]},
+        "runs": runs,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
+    s = report["summary"]
+    print(
+        f"{info.backend} on {info.device}: first chunk p50 {s['first_chunk_ms']['p50']:.1f} ms, first audible p50 "
+        f"{s['first_audible_ms']['p50']:.1f} ms, total p50 {s['total_ms']['p50']:.1f} ms for "
+        f"{s['audio_sec']['p50']:.2f} s of audio ({len(runs)} texts)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
