@@ -50,7 +50,7 @@ def read_wav(data: bytes) -> tuple[np.ndarray, int]:
         channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
         frames = source.readframes(source.getnframes())
     if width == 2:
-        samples = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
+        samples = from_pcm16(np.frombuffer(frames, dtype="<i2"))  # exact inverse of to_pcm16
     elif width == 4:
         samples = np.frombuffer(frames, dtype="<i4").astype(np.float32) / 2147483648.0
     elif width == 1:

@@ -69,3 +69,9 @@ def test_crossfade_join_shortens_by_the_overlap():
     joined = audio.crossfade_join([a, b], RATE, fade_ms=100.0)
     assert joined.size == a.size + b.size - int(0.1 * RATE)
     assert np.max(np.abs(joined)) <= 0.3 * 1.5
+
+
+def test_pcm16_round_trip_is_exact_so_cached_audio_equals_fresh_audio():
+    pcm = audio.to_pcm16(tone(0.2, amplitude=0.9))
+    again = audio.to_pcm16(audio.read_wav(audio.wav_bytes(audio.from_pcm16(pcm), RATE))[0])
+    np.testing.assert_array_equal(again, pcm)

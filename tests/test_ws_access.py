@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from npu_worker.access import check_access, origin_allowed, presented_token, token_valid
 from npu_worker.protocol import OriginNotAllowed, Unauthorized
-from npu_worker.ws_server.access import check_access, origin_allowed, presented_token, token_valid
 
 
 @pytest.mark.parametrize(

@@ -155,7 +155,9 @@ class ChunkGate:
 def live_job(client: TestClient, job_id: str) -> Job:
     """A running preview job (previews are not in the /jobs list)."""
     scheduler = client.app[SCHEDULER_KEY]
-    return next(job for job in scheduler._active if job.id == job_id)
+    job = scheduler.live_job(job_id)
+    assert job is not None
+    return job
 
 
 async def wait_for_thread_event(event: threading.Event) -> None:

@@ -9,17 +9,15 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Awaitable, Callable
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from ..access import check_access
 from ..app_keys import SETTINGS_KEY
 from ..protocol import (
     BadRequest,
     BodyTooLarge,
-    OriginNotAllowed,
     QueueFull,
-    Unauthorized,
     WorkerError,
     error_body,
 )
@@ -27,8 +25,8 @@ from ..protocol import (
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must load to explain a refusal
+OPEN_PATHS = ("/health",)  # no token needed: monitoring must see a booting worker (origin still checked)
 
 
 def error_response(
@@ -42,38 +40,21 @@ def error_response(
     return response
 
 
-def origin_allowed(origin: str | None, allowed: tuple[str, ...]) -> bool:
-    """No Origin (not a browser) is fine; otherwise the configured list, or loopback by default."""
-    if not origin:
-        return True
-    if allowed:
-        return "*" in allowed or origin.rstrip("/") in {a.rstrip("/") for a in allowed}
-    host = urlsplit(origin).hostname or ""
-    return host in LOOPBACK_HOSTS
-
-
-def token_ok(request: web.Request, token: str | None) -> bool:
-    if not token:
-        return True
-    header = request.headers.get("Authorization", "")
-    if header.startswith("Bearer ") and header[7:].strip() == token:
-        return True
-    return request.query.get("token") == token
-
-
-def _is_api(path: str) -> bool:
-    return path in ("/synth", "/synth_batch", "/ws", "/jobs") or path.startswith("/jobs/")
-
-
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = request.app[SETTINGS_KEY]
     origin = request.headers.get("Origin")
-    public = request.match_info.route.name in PUBLIC_ROUTE_NAMES
-    if not public and not origin_allowed(origin, settings.allowed_origins):
-        return error_response(OriginNotAllowed(f"origin {origin} is not allowed"))
-    if _is_api(request.path) and not token_ok(request, settings.token):
-        return error_response(Unauthorized("a valid token is required (Authorization: Bearer …)"))
+    if request.match_info.route.name not in PUBLIC_ROUTE_NAMES:
+        try:
+            check_access(
+                token=None if request.path in OPEN_PATHS else settings.token,
+                allowed_origins=settings.allowed_origins,
+                origin=origin,
+                authorization=request.headers.get("Authorization"),
+                query_token=request.query.get("token"),
+            )
+        except WorkerError as exc:
+            return error_response(exc)
     try:
         response = await handler(request)
     except WorkerError as exc:

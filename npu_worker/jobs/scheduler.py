@@ -186,6 +186,11 @@ class Scheduler:
         for job in finished[: max(0, len(self.jobs) - MAX_JOBS_IN_MEMORY)]:
             self.jobs.pop(job.id, None)
 
+    def live_job(self, job_id: str) -> Job | None:
+        """A queued or running job, previews included (they are not in `jobs`)."""
+        with self._cond:
+            return next((j for j in self._active if j.id == job_id), None)
+
     def find_job(self, job_id: str) -> Job | None:
         """A job in memory, else from the state directory (blocking I/O: call from a thread)."""
         job = self.jobs.get(job_id)

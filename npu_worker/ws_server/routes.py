@@ -1,4 +1,4 @@
-"""`GET /ws`: access checks before the upgrade, then one WsSession per socket (PROTOCOL §6)."""
+"""`GET /ws`: one WsSession per socket (PROTOCOL §6); token and origin were checked by the middleware."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ import time
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..protocol import WorkerError, error_body
-from .access import check_access
 from .chunking import schedule_sizes
 from .session import WsSession
 
@@ -24,24 +22,9 @@ def setup_ws(app: web.Application) -> None:
     app.router.add_get("/ws", handle_ws)
 
 
-def _refuse(error: WorkerError) -> web.Response:
-    """A 401/403 with the fixed error body, answered instead of the upgrade."""
-    return web.json_response(error_body(error), status=error.http_status)
-
-
 async def handle_ws(request: web.Request) -> web.StreamResponse:
     app = request.app
     settings = app[SETTINGS_KEY]
-    try:
-        check_access(
-            token=settings.token,
-            allowed_origins=settings.allowed_origins,
-            origin=request.headers.get("Origin"),
-            authorization=request.headers.get("Authorization"),
-            query_token=request.query.get("token"),
-        )
-    except WorkerError as error:
-        return _refuse(error)
     # No compression: PCM barely compresses and the CPU is the engine's. Pings every heartbeat
     # interval: a peer that vanished without closing (no pong) is dropped and its request cancelled.
     ws = web.WebSocketResponse(

@@ -1,6 +1,7 @@
-"""Who may open the socket: an optional bearer token and a browser-origin check, decided before upgrade.
+"""Who may call the worker: an optional bearer token and a browser-origin check (HTTP API and /ws).
 
-Pure functions over header values (no aiohttp), so the HTTP views can reuse them. Browsers send an
+Pure functions over header values (no aiohttp); `http_compat/errors.py` applies them to every request
+before its handler runs, so a WebSocket is refused before the upgrade. Browsers send an
 `Origin` header on every WebSocket handshake and cannot be made to omit it, so checking it stops other
 web pages (including DNS-rebinding attacks on a loopback worker) from driving the worker through a
 visitor's browser; programs that send no Origin (pipelines, curl, the Python client) are not browsers and
@@ -13,7 +14,7 @@ import hmac
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from ..protocol import OriginNotAllowed, Unauthorized
+from .protocol import OriginNotAllowed, Unauthorized
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 DEFAULT_PORTS = {"http": 80, "https": 443}
