@@ -59,6 +59,7 @@ class Timing:
     """One synthesis (or a sum of them): wall seconds, audio seconds, first audio, decoder work."""
 
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # process CPU time (all threads): less sensitive to other load than wall time
     audio_seconds: float = 0.0
     first_audio_s: float | None = None
     step_seconds: list[float] = field(default_factory=list)
@@ -76,6 +77,7 @@ class Timing:
         if self.first_audio_s is None:
             self.first_audio_s = self.seconds + (other.first_audio_s or other.seconds)
         self.seconds += other.seconds
+        self.cpu_seconds += other.cpu_seconds
         self.audio_seconds += other.audio_seconds
         self.step_seconds += other.step_seconds
         for name in ("decoder_frames", "prompt_frames", "calls"):
@@ -113,12 +115,13 @@ class EngineRunner:
         timing = Timing()
         samples = 0
         extra = {"early_audio": early_audio} if "early_audio" in REQUEST_FIELDS else {}
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for chunk in self.engine.stream(SynthesisRequest(text=text, lang=lang, **extra)):
             if timing.first_audio_s is None:
                 timing.first_audio_s = time.perf_counter() - started
             samples += chunk.size
         timing.seconds = time.perf_counter() - started
+        timing.cpu_seconds = time.process_time() - cpu
         timing.audio_seconds = samples / self.engine.info.sample_rate
         for trace in self.engine.traces:
             timing.step_seconds += trace.step_seconds
@@ -163,9 +166,10 @@ class SherpaRunner:
             config.reference_text = self.prompt_text
             config.num_steps = self.steps
             config.tokens = [self.prompt_symbols, symbols]
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             audio = self.tts.generate("", config)
             one = Timing(seconds=time.perf_counter() - started, calls=1)
+            one.cpu_seconds = time.process_time() - cpu
             one.audio_seconds = len(audio.samples) / audio.sample_rate
             prompt_frames = 1 + len(self.reference) // 256
             one.prompt_frames = prompt_frames
@@ -279,6 +283,7 @@ def compare(timings: dict[str, Timing]) -> dict:
             suffix = name.removeprefix("engine")
             out["ratio" + suffix] = round(timings[name].seconds / timings["sherpa"].seconds, 3)
             out["rtf_ratio" + suffix] = round(timings[name].rtf / timings["sherpa"].rtf, 3)
+            out["cpu_ratio" + suffix] = round(timings[name].cpu_seconds / timings["sherpa"].cpu_seconds, 3)
     return out
 
 
@@ -296,9 +301,9 @@ def add_sherpa_step_estimates(results: list[dict]) -> None:
 def markdown_table(results: list[dict]) -> str:
     """One row per variant, mode and runner; ratio = engine wall time / sherpa-onnx wall time."""
     lines = [
-        "| variant | mode | runner | wall s | audio s | RTF | ratio | decoder s | s/step | frames/call | calls |"
-        " first audio s |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| variant | mode | runner | wall s | audio s | RTF | ratio | CPU ratio | decoder s | s/step |"
+        " frames/call | calls | first audio s |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     labels = {"engine": "engine", "engine_packed": "engine, packed", "sherpa": "sherpa-onnx"}
     for r in results:
@@ -310,10 +315,12 @@ def markdown_table(results: list[dict]) -> str:
                 row = block.get(runner)
                 if row is None:
                     continue
-                ratio = block.get("ratio" + runner.removeprefix("engine")) if runner != "sherpa" else None
+                suffix = runner.removeprefix("engine")
+                ratio = block.get("ratio" + suffix) if runner != "sherpa" else None
+                cpu_ratio = block.get("cpu_ratio" + suffix) if runner != "sherpa" else None
                 cells = [
                     f"{r['precision']} {r['steps']} steps", mode, label, f"{row['seconds']:.2f}",
-                    f"{row['audio_seconds']:.1f}", f"{row['rtf']:.3f}", _fmt(ratio, "{:.2f}"),
+                    f"{row['audio_seconds']:.1f}", f"{row['rtf']:.3f}", _fmt(ratio, "{:.2f}"), _fmt(cpu_ratio, "{:.2f}"),
                     _fmt(row["decoder_seconds"] or None, "{:.2f}"), _fmt(row["step_mean_s"], "{:.3f}"),
                     str(row["frames_per_step"]), str(row["calls"]), _fmt(row["first_audio_s"], "{:.2f}"),
                 ]  # fmt: skip
