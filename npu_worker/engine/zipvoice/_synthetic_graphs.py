@@ -13,12 +13,10 @@ Gather, GatherElements, Conv (depthwise), ReduceMean, ReduceSum, Sqrt, Min, Max,
 Sin, Range, Expand, Squeeze, Unsqueeze, Shape, Cast, Ceil, Pad, Mod, Where, Greater, LessOrEqual; opset 13
 like the real export.
 
-Cost check (this 2-core VM, 2 threads, int8, best of 3, machine shared): one `full` decoder call takes
-≈ 0.19 s at 470 frames and ≈ 0.63 s at 1220 frames; ZIPVOICE.md gives ≈ 0.34 s and 0.8–1.0 s for the
-real model (random weights). So the synthetic decoder costs 55–75 % of the real one: the matrix work is the
-same, the real export has more element-wise and layout work (time-major tensors, permutes, relative
-position encoding). Comparisons on the same files (engine vs sherpa-onnx) are unaffected; absolute times
-with the real model are up to ~1.8× longer.
+Cost check (this 2-core VM, 2 threads, best of 4, load average ~1): one `full` decoder call takes 0.34 s
+(int8) / 0.55 s (fp32) at 470 frames and 0.80 s / 1.43 s at 1220 frames; ZIPVOICE.md gives ≈ 0.34 s and
+0.8–1.0 s (int8) for the real architecture with random weights, and fp32 ≈ 1.6× int8. The VM's speed itself
+drifts (the same call measured 0.19 s at another moment), so compare only interleaved runs.
 """
 
 from __future__ import annotations
