@@ -259,14 +259,27 @@ def bench_variant(
         result["utterance"] = compare({k: median_run(v) for k, v in runs.items() if v})
     if args.mode in ("lecture", "all") and slides:
         totals = {"engine": Timing(), "sherpa": Timing()}
+        per_slide = []
         for position, slide in enumerate(slides):
-            totals["engine"].add(engine.run(slide["text"], early_audio=position == 0))
+            mine = engine.run(slide["text"], early_audio=position == 0)
+            totals["engine"].add(mine)
+            row = {
+                "idx": slide["idx"],
+                "engine_s": round(mine.seconds, 3),
+                "engine_audio_s": mine.audio_seconds,
+            }
             if sherpa:
-                totals["sherpa"].add(sherpa.run([engine.symbols(s) for s in split_sentences(slide["text"])]))
+                theirs = sherpa.run([engine.symbols(s) for s in split_sentences(slide["text"])])
+                totals["sherpa"].add(theirs)
+                row |= {
+                    "sherpa_s": round(theirs.seconds, 3),
+                    "sherpa_audio_s": round(theirs.audio_seconds, 3),
+                }
+            per_slide.append(row)
             print(f"  slide {slide['idx']:>2}: engine {totals['engine'].seconds:7.1f} s"
                   + (f"  sherpa {totals['sherpa'].seconds:7.1f} s" if sherpa else ""), file=sys.stderr, flush=True)  # fmt: skip
         result["lecture"] = compare({k: v for k, v in totals.items() if v.calls})
-        result["lecture"]["slides"] = [s["idx"] for s in slides]
+        result["lecture"]["per_slide"] = per_slide
     return result
 
 
