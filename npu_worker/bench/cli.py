@@ -15,7 +15,7 @@ from typing import Any
 import aiohttp
 
 from npu_worker.bench.load import LoadConfig, TargetNotAllowed, run_load
-from npu_worker.bench.report import machine_info, markdown, summarize_runs, write_report
+from npu_worker.bench.report import load_average, machine_info, markdown, summarize_runs, write_report
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
 BASE_ENV, DEFAULT_BASE = "TTS_WORKER_BASE", "http://127.0.0.1:7768"
@@ -96,12 +96,13 @@ def build_report(
     started: str,
     baseline: dict[str, Any] | None,
     note: str | None,
+    load_at_start: list[float] | None = None,
 ) -> dict[str, Any]:
     return {
         "command": command,
         "started_at": started,
         "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": machine_info(note),
+        "machine": machine_info(note, load_at_start),
         "config": config.public(),
         "health": result["health"],
         "health_after": result["health_after"],
@@ -121,12 +122,13 @@ def run_bench_command(args: argparse.Namespace) -> int:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
     except (OSError, aiohttp.ClientError) as exc:
         print(f"npu-worker bench: cannot reach {config.base}: {exc}", file=sys.stderr)
         return 2
-    report = build_report(result, config, command, started, baseline, args.note)
+    report = build_report(result, config, command, started, baseline, args.note, load_at_start)
     backend = str(report["health"].get("backend", "worker"))
     prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
     paths = write_report(report, prefix)

@@ -22,15 +22,17 @@ METRICS = (
     ("rtf", "RTF (elapsed / audio s)"),
     ("server_ttfa_ms", "server-reported TTFA"),
     ("underrun_ms", "underrun time"),
-    ("overhead_ms", "TTFA − engine first audible"),
+    ("overhead_ms", "TTFA − engine alone (first audible chunk for ws, whole wav for http)"),
 )
 
 
 def _overhead(record: dict[str, Any], baseline: dict[str, Any] | None) -> float | None:
-    """TTFA minus the engine's own time to its first audible chunk for the same text (in-process)."""
+    """Audible TTFA minus what the engine alone needs before the same text can start playing (in-process):
+    its first audible chunk for a stream (/ws), the whole wav for a file (/synth)."""
     if not baseline or record.get("ttfa_ms") is None:
         return None
-    per_text = baseline.get("per_text_first_audible_ms") or []
+    key = "per_text_whole_ms" if record["transport"] == "http" else "per_text_first_audible_ms"
+    per_text = baseline.get(key) or []
     idx = record["text_idx"]
     if idx < len(per_text) and per_text[idx] is not None:
         return float(record["ttfa_ms"]) - float(per_text[idx])
@@ -71,11 +73,21 @@ def summarize_runs(
     return rows
 
 
-def machine_info(note: str | None) -> dict[str, Any]:
+def load_average() -> list[float] | None:
+    """1/5/15-minute load averages: on a shared machine they say how much else was running."""
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def machine_info(note: str | None, load_at_start: list[float] | None = None) -> dict[str, Any]:
     return {
         "platform": platform.platform(),
         "python": platform.python_version(),
         "cpu_count": os.cpu_count(),
+        "load_average_start": load_at_start,
+        "load_average_end": load_average(),
         "note": note,
     }
 
@@ -116,6 +128,12 @@ HEADER = (
 TITLES = {"ws": "WebSocket /ws (streaming preview)", "http": "HTTP /synth (whole wav, for comparison)"}
 
 
+def _loads(machine: dict[str, Any]) -> str:
+    start, end = machine.get("load_average_start"), machine.get("load_average_end")
+    shown = f"{start[0]:g} at start, " if start else ""
+    return shown + f"{end[0]:g} at end (1 min)"
+
+
 def markdown(report: dict[str, Any]) -> str:
     health = report.get("health") or {}
     engine = ", ".join(
@@ -127,6 +145,7 @@ def markdown(report: dict[str, Any]) -> str:
         f"Command: `{report['command']}`  ",
         f"Run: {report['started_at']} → {report['finished_at']}; engine: {engine}  ",
         f"Machine: {report['machine']['platform']}, {report['machine']['cpu_count']} CPUs"
+        + (f"; load average {_loads(report['machine'])}" if report["machine"].get("load_average_end") else "")
         + (f"; {report['machine']['note']}" if report["machine"].get("note") else ""),
         "",
         "Milliseconds from each request's scheduled moment (open-loop Poisson arrivals). Audible TTFA: the first "
@@ -142,7 +161,12 @@ def markdown(report: dict[str, Any]) -> str:
     if overhead:
         lines += [
             "",
-            "## What the server adds (audible TTFA − the engine's own first audible chunk, same text)",
+            "## What the server adds",
+            "",
+            "Audible TTFA minus the engine's own time for the same text, in-process on the same machine: to its "
+            "first audible chunk for /ws (early first segment on), to the whole wav for /synth (off), as the "
+            "scheduler runs them. What remains at low load is the server's own cost (plus the 10 ms of silence it "
+            "keeps before the onset); growth with load is queueing.",
             "",
         ]
         lines += ["| transport | rate /s | p50 | p95 | max |", "|---|---|---|---|---|"]
