@@ -26,7 +26,14 @@ def test_order_of_the_input_does_not_matter():
 
 def test_no_values_give_none():
     assert percentile([], 50) is None
-    assert summarize([None, None]) == {"n": 0, "p50": None, "p95": None, "p99": None, "max": None, "mean": None}
+    assert summarize([None, None]) == {
+        "n": 0,
+        "p50": None,
+        "p95": None,
+        "p99": None,
+        "max": None,
+        "mean": None,
+    }
 
 
 def test_missing_and_non_finite_values_are_left_out():

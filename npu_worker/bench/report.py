@@ -131,7 +131,7 @@ TITLES = {"ws": "WebSocket /ws (streaming preview)", "http": "HTTP /synth (whole
 def _loads(machine: dict[str, Any]) -> str:
     start, end = machine.get("load_average_start"), machine.get("load_average_end")
     shown = f"{start[0]:g} at start, " if start else ""
-    return shown + f"{end[0]:g} at end (1 min)"
+    return shown + (f"{end[0]:g} at end (1 min)" if end else "unknown at end")
 
 
 def markdown(report: dict[str, Any]) -> str:
