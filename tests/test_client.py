@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import signal
 import socket
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,8 @@ from npu_worker.client import TransportError, WorkerHTTPError, aio
 from tests.cut_proxy import CuttableProxy
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def base_of(test_client: Any) -> str:
@@ -244,3 +250,84 @@ async def test_heartbeats_reach_the_callback_but_are_not_counted(worker, tmp_pat
     assert any(e["event"] == "heartbeat" for _, e in recorder.calls)
     assert result["ok_count"] == 1
     assert [e["seq"] for e in recorder.logged()] == [1, 2, 3, 4]
+
+
+def start_worker_process(state_dir: Path, port: int, delay: float) -> subprocess.Popen:
+    """tests/worker_process.py (tone engine) on `port`, returned once /health says loaded."""
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "worker_process.py"),
+            "--state-dir",
+            str(state_dir),
+            "--port",
+            str(port),
+            "--delay-per-chunk",
+            str(delay),
+        ]
+    )
+    deadline = time.monotonic() + seconds(30)
+    while time.monotonic() < deadline:
+        try:
+            if client.health(base=f"http://127.0.0.1:{port}")["loaded"]:
+                return process
+        except (TransportError, WorkerHTTPError):
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError("worker did not start")
+
+
+@pytest.mark.allow_blocking
+def test_the_stream_survives_a_kill_9_and_restart_of_the_worker(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    state = tmp_path / "state"
+    processes = [start_worker_process(state, port, delay=0.02)]
+    sections = [
+        {"idx": i, "text": f"섹션 {i} " + "가" * 20, "output_path": str(state / f"s{i}.wav")}
+        for i in range(8)
+    ]
+    two_done = threading.Event()
+    recorder = Recorder()
+    outcome: dict[str, Any] = {}
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        recorder(idx, event)
+        if idx == 2 and event.get("status") == "ok":
+            two_done.set()
+
+    def run() -> None:
+        try:
+            outcome["result"] = client.synth_batch_streaming(
+                sections,
+                on_progress,
+                base=f"http://127.0.0.1:{port}",
+                reattach_attempts=8,
+                reattach_delay=0.2,
+            )
+        except Exception as exc:  # handed to the test thread
+            outcome["error"] = exc
+
+    caller = threading.Thread(target=run)
+    caller.start()
+    try:
+        assert two_done.wait(seconds(30))
+        processes[0].send_signal(signal.SIGKILL)
+        processes[0].wait()
+        oks_from_first = sum(1 for _, e in recorder.calls if e["event"] == "progress" and e["status"] == "ok")
+        assert oks_from_first < 8, "the batch finished before the kill"
+        processes.append(start_worker_process(state, port, delay=0.0))
+        caller.join(seconds(60))
+        assert not caller.is_alive() and "error" not in outcome, outcome
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=seconds(10))
+    result = outcome["result"]
+    assert [s["idx"] for s in result["sections"]] == list(range(8)) and result["errors"] == []
+    logged = recorder.logged()
+    assert [e["seq"] for e in logged] == list(range(1, len(logged) + 1))
+    oks = [e["idx"] for e in logged if e["event"] == "progress" and e["status"] == "ok"]
+    assert sorted(oks) == list(range(8)) and len(oks) == 8
