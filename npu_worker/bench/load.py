@@ -158,7 +158,9 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
     """Every rate on every transport, the worker drained in between; returns health and raw records."""
     records: list[RequestRecord] = []
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else None
-    async with aiohttp.ClientSession(headers=headers) as session:
+    # No connection limit: the load generator must never be the queue (requests per rate are bounded).
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(headers=headers, connector=connector) as session:
         before = await health(session, config.base)
         out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-", dir=config.wav_dir)
         try:
