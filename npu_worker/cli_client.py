@@ -51,21 +51,26 @@ class ProgressBar:
         self.started = time.monotonic()
         self.finished: dict[int, str] = {}
         self.current: int | None = None
+        self.polled_done = 0  # polling mode: the status body's count (sections arrive only at the end)
 
     def eta(self) -> float | None:
+        elapsed = time.monotonic() - self.started
+        if self.polled_done > len(self.finished):
+            return elapsed * (len(self.chars) - self.polled_done) / self.polled_done
         done_chars = sum(self.chars.get(idx, 0) for idx in self.finished)
         if done_chars == 0:
             return None
         remaining = sum(chars for idx, chars in self.chars.items() if idx not in self.finished)
-        return (time.monotonic() - self.started) * remaining / done_chars
+        return elapsed * remaining / done_chars
 
     def line(self) -> str:
         total = len(self.chars)
-        filled = int(self.width * len(self.finished) / max(1, total))
+        done = max(len(self.finished), self.polled_done)
+        filled = int(self.width * done / max(1, total))
         fails = sum(1 for status in self.finished.values() if status != "ok")
         current = f"s{self.current:02d}" if self.current is not None else "   "
         return (
-            f"[{'#' * filled}{'-' * (self.width - filled)}] {len(self.finished)}/{total} {current}"
+            f"[{'#' * filled}{'-' * (self.width - filled)}] {done}/{total} {current}"
             f"{f'  {fails} failed' if fails else ''}  elapsed {_clock(time.monotonic() - self.started)}"
             f"  ETA {_clock(self.eta())}"
         )
@@ -74,6 +79,12 @@ class ProgressBar:
         kind = event.get("event")
         if kind == "progress" and event.get("status") == "synth":
             self.current = idx
+        elif kind == "status":
+            self.current = event.get("current_idx") if isinstance(event.get("current_idx"), int) else None
+            if int(event.get("done") or 0) > self.polled_done and not self.live:
+                self.polled_done = int(event.get("done") or 0)
+                self.stream.write(f"{self.polled_done} done  ({self.line()})\n")
+            self.polled_done = max(self.polled_done, int(event.get("done") or 0))
         elif kind == "progress" and event.get("status") == "ok" or kind == "error":
             self.finished[idx] = "ok" if kind == "progress" else "fail"
             if not self.live:

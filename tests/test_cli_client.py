@@ -107,3 +107,12 @@ def test_progress_bar_eta_is_weighted_by_text_length():
     bar(0, {"event": "progress", "idx": 0, "status": "ok"})
     assert abs(bar.eta() - 15.0) < 0.5  # 30 chars left at 10 chars per 5 s
     assert "1/2" in stream.getvalue()
+
+
+def test_progress_bar_counts_polled_status_before_sections_arrive():
+    stream = io.StringIO()
+    bar = ProgressBar({i: "x" * 10 for i in range(4)}, stream, live=False)
+    bar(-1, {"event": "status", "status": "running", "done": 1, "total": 4, "current_idx": 1})
+    assert "1/4 s01" in bar.line() and bar.eta() is not None
+    bar(-1, {"event": "status", "status": "running", "done": 3, "total": 4, "current_idx": 3})
+    assert "3/4" in stream.getvalue().splitlines()[-1]
