@@ -55,6 +55,6 @@ def test_jobs_never_import_the_views():
 def test_client_and_bench_talk_over_the_wire_only():
     forbidden = ("npu_worker.engine", "npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server",
                  "npu_worker.app")
-    for part in ("client.py", "bench"):
-        if (PACKAGE / part).exists():
-            assert offenders(part, forbidden) == []
+    for part in ("client", "cli_client.py", "bench"):
+        assert (PACKAGE / part).exists(), part
+        assert offenders(part, forbidden) == []
