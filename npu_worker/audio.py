@@ -1,11 +1,9 @@
 """Pure numpy audio helpers shared by engines, the scheduler, the WebSocket view and the benchmark.
 
 The audible-onset rule lives here once: RMS of 20 ms windows with a 10 ms hop, DC removed per window,
-at or above -45 dBFS for two consecutive windows. "Consecutive" means two back-to-back windows that
-share no sample (window k and window k+2 on the 10 ms grid, and the one between): with overlapping
-neighbours a 2 ms click would light up two windows and count as speech. The server trims leading
-silence with it and the benchmark measures audible time-to-first-audio with it, so both sides agree
-on what "audible" means.
+at or above -45 dBFS for two consecutive windows, whose outer hops must be loud too (so a click shorter
+than a hop never counts). The server trims leading silence with it and the benchmark measures audible
+time-to-first-audio with it, so both sides agree on what "audible" means.
 """
 
 from __future__ import annotations
@@ -92,22 +90,23 @@ def audible_onset(
     threshold_db: float = ONSET_THRESHOLD_DB,
     consecutive: int = ONSET_CONSECUTIVE,
 ) -> int | None:
-    """Sample index where sustained audible sound starts, or None if there is none.
+    """Sample index (a multiple of the hop) where sustained audible sound starts, or None.
 
-    A click shorter than `consecutive` windows does not count.
+    Windows k .. k+consecutive-1 must be loud, and so must the hops they do not share with their
+    neighbours (the first hop of the first window and the last hop of the last): with half-overlapping
+    windows every sample lies in two of them, so without that a single loud sample would count.
     """
-    levels = window_levels_db(samples, sample_rate)
-    loud = levels >= threshold_db
-    hops_per_window = max(1, int(round(ONSET_WINDOW_MS / ONSET_HOP_MS)))
-    span = (consecutive - 1) * hops_per_window + 1  # windows k .. k+span-1 must all be loud
-    if loud.size < span:
-        return None
-    run = np.convolve(loud.astype(np.int32), np.ones(span, dtype=np.int32), mode="valid")
-    hits = np.flatnonzero(run == span)
-    if hits.size == 0:
-        return None
     hop = max(1, int(round(sample_rate * ONSET_HOP_MS / 1000.0)))
-    return int(hits[0]) * hop
+    windows = window_levels_db(samples, sample_rate) >= threshold_db
+    hops = window_levels_db(samples, sample_rate, ONSET_HOP_MS, ONSET_HOP_MS) >= threshold_db
+    if windows.size < consecutive:
+        return None
+    run = np.convolve(windows.astype(np.int32), np.ones(consecutive, dtype=np.int32), mode="valid")
+    # window k spans hops k and k+1, so `consecutive` windows from k span hops k .. k+consecutive
+    starts = np.flatnonzero(run == consecutive)
+    starts = starts[starts + consecutive < hops.size]
+    sustained = starts[hops[starts] & hops[starts + consecutive]]
+    return int(sustained[0]) * hop if sustained.size else None
 
 
 class LeadingSilenceTrimmer:

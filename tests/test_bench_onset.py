@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from npu_worker.bench.onset import PlaybackTimeline, sustained_onset
+from npu_worker.audio import audible_onset
+from npu_worker.bench.onset import PlaybackTimeline
 
 RATE = 24000
 HOP = RATE // 100  # 10 ms
@@ -27,29 +28,29 @@ def assert_onset_near(found: int | None, true_sample: int) -> None:
 
 def test_onset_of_tone_after_silence_is_where_the_tone_starts():
     signal = np.concatenate([silence(0.3137), tone(0.5)])
-    assert_onset_near(sustained_onset(signal, RATE), int(0.3137 * RATE))
+    assert_onset_near(audible_onset(signal, RATE), int(0.3137 * RATE))
 
 
 def test_onset_at_the_very_first_sample():
-    assert sustained_onset(tone(0.2), RATE) == 0
+    assert audible_onset(tone(0.2), RATE) == 0
 
 
 def test_dc_offset_alone_is_not_audible():
-    assert sustained_onset(np.full(RATE, 0.4, dtype=np.float32), RATE) is None
+    assert audible_onset(np.full(RATE, 0.4, dtype=np.float32), RATE) is None
 
 
 def test_tone_riding_on_a_dc_offset_is_found_where_it_starts():
     signal = np.concatenate([silence(0.25), tone(0.5)]) + np.float32(0.4)
-    assert_onset_near(sustained_onset(signal, RATE), int(0.25 * RATE))
+    assert_onset_near(audible_onset(signal, RATE), int(0.25 * RATE))
 
 
 def test_sound_below_minus_45_dbfs_is_not_audible():
-    assert sustained_onset(tone(0.5, db=-50.0), RATE) is None
+    assert audible_onset(tone(0.5, db=-50.0), RATE) is None
 
 
 def test_sound_just_above_minus_45_dbfs_is_audible():
     signal = np.concatenate([silence(0.1), tone(0.5, db=-43.0)])
-    assert_onset_near(sustained_onset(signal, RATE), int(0.1 * RATE))
+    assert_onset_near(audible_onset(signal, RATE), int(0.1 * RATE))
 
 
 @pytest.mark.parametrize("click_ms", [0.05, 1.0, 3.0, 8.0])
@@ -58,17 +59,17 @@ def test_a_short_click_does_not_count(click_ms, at_seconds):
     signal = silence(0.5)
     start = int(at_seconds * RATE)
     signal[start : start + max(1, int(click_ms * RATE / 1000))] = 0.9
-    assert sustained_onset(signal, RATE) is None
+    assert audible_onset(signal, RATE) is None
 
 
 def test_a_click_before_speech_does_not_move_the_onset():
     signal = np.concatenate([silence(0.4), tone(0.5)])
     signal[int(0.1 * RATE) : int(0.1 * RATE) + 48] = -0.9  # 2 ms click at 100 ms
-    assert_onset_near(sustained_onset(signal, RATE), int(0.4 * RATE))
+    assert_onset_near(audible_onset(signal, RATE), int(0.4 * RATE))
 
 
 def test_too_short_a_signal_has_no_onset():
-    assert sustained_onset(tone(0.015), RATE) is None
+    assert audible_onset(tone(0.015), RATE) is None
 
 
 def test_playback_starts_on_the_first_chunk_and_plays_chunks_back_to_back():

@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from npu_worker.audio import audible_onset
 from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts
-from npu_worker.bench.onset import PlaybackTimeline, sustained_onset
+from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
 from npu_worker.config import Settings
 from npu_worker.engine.base import SynthesisRequest
@@ -44,10 +45,10 @@ def time_one(engine, text: str, lang: str, rate: int, early_audio: bool = True) 
             first_chunk = now
         timeline.add(now / 1000.0, chunk.size)
         parts.append(np.asarray(chunk, dtype=np.float32))
-        if first_audible is None and sustained_onset(np.concatenate(parts), rate) is not None:
+        if first_audible is None and audible_onset(np.concatenate(parts), rate) is not None:
             first_audible = now
     audio = np.concatenate(parts) if parts else np.zeros(0, np.float32)
-    onset = sustained_onset(audio, rate)
+    onset = audible_onset(audio, rate)
     return {
         "first_chunk_ms": first_chunk,
         "first_audible_ms": first_audible,

@@ -17,8 +17,8 @@ from typing import Any
 import aiohttp
 import numpy as np
 
-from npu_worker.audio import from_pcm16, read_wav
-from npu_worker.bench.onset import PlaybackTimeline, sustained_onset
+from npu_worker.audio import audible_onset, from_pcm16, read_wav
+from npu_worker.bench.onset import PlaybackTimeline
 
 
 @dataclass
@@ -88,7 +88,7 @@ def fill_audio_figures(
         return
     record.underruns = timeline.underruns
     record.underrun_ms = timeline.underrun_seconds * 1000.0
-    onset = sustained_onset(samples, sample_rate)
+    onset = audible_onset(samples, sample_rate)
     if onset is not None:
         record.leading_silence_ms = onset / sample_rate * 1000.0
         record.ttfa_ms = (timeline.play_time(onset) - t0) * 1000.0

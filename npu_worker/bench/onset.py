@@ -1,46 +1,13 @@
-"""Audible onset that a click cannot fake, and the simulated playback timeline TTFA is read from.
+"""The simulated playback timeline that audible TTFA is read from.
 
-`audio.audible_onset` implements the project's rule: RMS of 20 ms windows with a 10 ms hop, DC removed
-per window, at or above -45 dBFS for two consecutive windows. With half-overlapping windows every
-sample lies in two consecutive windows, so by that rule alone a single loud sample (a click) is an
-onset. What the benchmark adds: the two windows must also be loud in their own, non-shared hops (the
-first hop of the first window and the last hop of the last), so the sound lasts longer than one hop.
-For sustained sound the answer equals the plain rule's; a click shorter than a hop never counts.
+The onset itself is `npu_worker.audio.audible_onset`: the same rule the server trims with, so client and
+server agree on what "audible" means (and a click shorter than a window never counts).
 """
 
 from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-
-import numpy as np
-
-from npu_worker.audio import ONSET_CONSECUTIVE, ONSET_HOP_MS, ONSET_THRESHOLD_DB, window_levels_db
-
-
-def hop_samples(sample_rate: int) -> int:
-    return max(1, int(round(sample_rate * ONSET_HOP_MS / 1000.0)))
-
-
-def sustained_onset(
-    samples: np.ndarray,
-    sample_rate: int,
-    threshold_db: float = ONSET_THRESHOLD_DB,
-    consecutive: int = ONSET_CONSECUTIVE,
-) -> int | None:
-    """Sample index where sustained audible sound starts (a multiple of the hop), or None."""
-    windows = window_levels_db(samples, sample_rate) >= threshold_db
-    hops = window_levels_db(samples, sample_rate, ONSET_HOP_MS, ONSET_HOP_MS) >= threshold_db
-    if windows.size < consecutive:
-        return None
-    run = np.convolve(windows.astype(np.int32), np.ones(consecutive, dtype=np.int32), mode="valid")
-    # window k spans hops k and k+1, so `consecutive` windows from k span hops k .. k+consecutive
-    starts = np.flatnonzero(run == consecutive)
-    starts = starts[starts + consecutive < hops.size]
-    sustained = starts[hops[starts] & hops[starts + consecutive]]
-    if sustained.size == 0:
-        return None
-    return int(sustained[0]) * hop_samples(sample_rate)
 
 
 @dataclass
