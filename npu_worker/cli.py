@@ -3,20 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 from collections.abc import Sequence
 
 from . import __version__
+from .bench.cli import add_bench_command
+from .cli_client import add_client_commands
 from .config import add_settings_arguments, load_settings
-
-# Subcommands that live in their own modules; each module exposes `add_commands(subparsers)`.
-OPTIONAL_COMMANDS = (
-    ("npu_worker.cli_client", "add_client_commands"),
-    ("npu_worker.bench.cli", "add_bench_command"),
-    ("npu_worker.engine.zipvoice.synthetic_model", "add_make_test_model_command"),
-)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -53,17 +47,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_settings_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)
-    for module_name, function_name in OPTIONAL_COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ImportError as exc:
-            if exc.name and exc.name.startswith("npu_worker"):
-                continue
-            raise
-        adder = getattr(module, function_name, None)
-        if adder is not None:
-            adder(commands)
+    add_client_commands(commands)
+    add_bench_command(commands)
+    add_make_test_model_command(commands)
     return parser
+
+
+def add_make_test_model_command(commands: argparse._SubParsersAction) -> None:
+    """A synthetic ZipVoice model directory (tests, benchmarks); needs `onnx` (the test/bench extras)."""
+    parser = commands.add_parser(
+        "make-test-model",
+        help="write a synthetic ZipVoice ONNX model directory (tiny for tests, full for speed)",
+    )
+    try:
+        from .engine.zipvoice import synthetic_model
+    except ImportError as exc:  # onnx is not a runtime dependency
+        message = f"make-test-model needs the `onnx` package: pip install 'npu-worker[bench]' ({exc})"
+        parser.set_defaults(handler=lambda args: sys.exit(message))
+        return
+    synthetic_model.add_arguments(parser)
+    parser.set_defaults(handler=synthetic_model.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
