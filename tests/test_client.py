@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import socket
-import subprocess
-import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +16,7 @@ from npu_worker.client import TransportError, WorkerHTTPError, aio
 from tests.cut_proxy import CuttableProxy
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
+from tests.worker_process import free_port, start_worker_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -252,38 +250,11 @@ async def test_heartbeats_reach_the_callback_but_are_not_counted(worker, tmp_pat
     assert [e["seq"] for e in recorder.logged()] == [1, 2, 3, 4]
 
 
-def start_worker_process(state_dir: Path, port: int, delay: float) -> subprocess.Popen:
-    """tests/worker_process.py (tone engine) on `port`, returned once /health says loaded."""
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "tests" / "worker_process.py"),
-            "--state-dir",
-            str(state_dir),
-            "--port",
-            str(port),
-            "--delay-per-chunk",
-            str(delay),
-        ]
-    )
-    deadline = time.monotonic() + seconds(30)
-    while time.monotonic() < deadline:
-        try:
-            if client.health(base=f"http://127.0.0.1:{port}")["loaded"]:
-                return process
-        except (TransportError, WorkerHTTPError):
-            time.sleep(0.05)
-    process.kill()
-    raise AssertionError("worker did not start")
-
-
 @pytest.mark.allow_blocking
 def test_the_stream_survives_a_kill_9_and_restart_of_the_worker(tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     state = tmp_path / "state"
-    processes = [start_worker_process(state, port, delay=0.02)]
+    processes = [start_worker_process(state, port, delay=0.02, timeout=seconds(30))]
     sections = [
         {"idx": i, "text": f"섹션 {i} " + "가" * 20, "output_path": str(state / f"s{i}.wav")}
         for i in range(8)
@@ -317,7 +288,7 @@ def test_the_stream_survives_a_kill_9_and_restart_of_the_worker(tmp_path):
         processes[0].wait()
         oks_from_first = sum(1 for _, e in recorder.calls if e["event"] == "progress" and e["status"] == "ok")
         assert oks_from_first < 8, "the batch finished before the kill"
-        processes.append(start_worker_process(state, port, delay=0.0))
+        processes.append(start_worker_process(state, port, delay=0.0, timeout=seconds(30)))
         caller.join(seconds(60))
         assert not caller.is_alive() and "error" not in outcome, outcome
     finally:

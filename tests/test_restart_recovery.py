@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
-import sys
 import time
 import urllib.request
 import wave
@@ -15,14 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.timing import seconds
+from tests.worker_process import free_port, start_worker_process
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def get(base: str, path: str) -> dict:
@@ -36,31 +29,6 @@ def post(base: str, path: str, body: dict) -> dict:
     )
     with urllib.request.urlopen(request, timeout=seconds(10)) as response:
         return json.loads(response.read())
-
-
-def start_worker(state_dir: Path, port: int, delay: float) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            str(ROOT / "tests" / "worker_process.py"),
-            "--state-dir",
-            str(state_dir),
-            "--port",
-            str(port),
-            "--delay-per-chunk",
-            str(delay),
-        ],
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + seconds(30)
-    while time.monotonic() < deadline:
-        try:
-            if get(base, "/health")["loaded"]:
-                return process
-        except OSError:
-            time.sleep(0.05)
-    process.kill()
-    raise AssertionError("worker did not start")
 
 
 def wait_for(predicate, timeout: float) -> None:
@@ -77,7 +45,7 @@ def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_p
     state, port = tmp_path / "state", free_port()
     base = f"http://127.0.0.1:{port}"
     processes: list[subprocess.Popen] = []
-    first = start_worker(state, port, delay=0.0)
+    first = start_worker_process(state, port, timeout=seconds(30), delay=0.0)
     processes.append(first)
     try:
         finished = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "끝난 작업."}]})[
@@ -86,7 +54,7 @@ def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_p
         wait_for(lambda: get(base, f"/jobs/{finished}/status")["status"] == "done", seconds(10))
         first.send_signal(signal.SIGKILL)
         first.wait()
-        slow = start_worker(state, port, delay=0.05)
+        slow = start_worker_process(state, port, timeout=seconds(30), delay=0.05)
         processes.append(slow)
         sections = [{"idx": i, "text": f"섹션 {i} " + "가" * 30} for i in range(6)]
         job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
@@ -95,7 +63,7 @@ def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_p
         slow.send_signal(signal.SIGKILL)
         slow.wait()
         ok_before = get_log_oks(state / "jobs" / job / "events.ndjson")
-        resumed = start_worker(state, port, delay=0.0)
+        resumed = start_worker_process(state, port, timeout=seconds(30), delay=0.0)
         processes.append(resumed)
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(30))
         result = get(base, f"/jobs/{job}/result")

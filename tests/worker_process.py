@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
+import socket
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -26,6 +31,28 @@ def main() -> None:
     )
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
     web.run_app(build_app(settings, engine=engine), host="127.0.0.1", port=args.port, print=None)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_worker_process(state_dir: Path, port: int, delay: float, timeout: float = 30.0) -> subprocess.Popen:
+    """This script in a child process on `port`, returned once /health says loaded."""
+    command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port)]
+    process = subprocess.Popen([*command, "--delay-per-chunk", str(delay)])
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
+                if json.loads(response.read())["loaded"]:
+                    return process
+        except OSError:
+            time.sleep(0.05)
+    process.kill()
+    raise AssertionError("worker process did not start")
 
 
 if __name__ == "__main__":
