@@ -20,7 +20,6 @@ the utterance when both step counts run (sherpa-onnx does not expose step timing
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import platform
@@ -50,7 +49,6 @@ from npu_worker.engine.zipvoice.tokenizer import add_punctuation
 
 LECTURE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "lecture_ko_39.json"
 UTTERANCE = "충전할 때 리튬 이온은 양극에서 빠져나와 전해질을 지나 음극의 흑연 층 사이로 들어갑니다."
-REQUEST_FIELDS = {f.name for f in dataclasses.fields(SynthesisRequest)}
 TARGETS = {"utterance_ratio": 1.0, "lecture_ratio": 0.8, "first_audio_s": 0.8}
 
 
@@ -111,12 +109,11 @@ class EngineRunner:
 
     def run(self, text: str, early_audio: bool = True, lang: str = "ko") -> Timing:
         """One request; `early_audio` asks for a short first segment (a waiting listener) or not (a later
-        section of a batch), if this engine version knows the field."""
+        section of a batch, a whole-file request)."""
         timing = Timing()
         samples = 0
-        extra = {"early_audio": early_audio} if "early_audio" in REQUEST_FIELDS else {}
         started, cpu = time.perf_counter(), time.process_time()
-        for chunk in self.engine.stream(SynthesisRequest(text=text, lang=lang, **extra)):
+        for chunk in self.engine.stream(SynthesisRequest(text=text, lang=lang, early_audio=early_audio)):
             if timing.first_audio_s is None:
                 timing.first_audio_s = time.perf_counter() - started
             samples += chunk.size
@@ -252,8 +249,7 @@ def bench_variant(
         runs: dict[str, list[Timing]] = {"engine": [], "engine_packed": [], "sherpa": []}
         for _ in range(args.repeat):
             runs["engine"].append(engine.run(args.text))
-            if "early_audio" in REQUEST_FIELDS:
-                runs["engine_packed"].append(engine.run(args.text, early_audio=False))
+            runs["engine_packed"].append(engine.run(args.text, early_audio=False))
             if sherpa:
                 runs["sherpa"].append(sherpa.run([engine.symbols(args.text)]))
         result["utterance"] = compare({k: median_run(v) for k, v in runs.items() if v})
