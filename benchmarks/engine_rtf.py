@@ -254,29 +254,28 @@ def bench_variant(
                 runs["sherpa"].append(sherpa.run([engine.symbols(args.text)]))
         result["utterance"] = compare({k: median_run(v) for k, v in runs.items() if v})
     if args.mode in ("lecture", "all") and slides:
-        totals = {"engine": Timing(), "sherpa": Timing()}
-        per_slide = []
-        for position, slide in enumerate(slides):
-            mine = engine.run(slide["text"], early_audio=position == 0)
-            totals["engine"].add(mine)
-            row = {
-                "idx": slide["idx"],
-                "engine_s": round(mine.seconds, 3),
-                "engine_audio_s": mine.audio_seconds,
-            }
-            if sherpa:
-                theirs = sherpa.run([engine.symbols(s) for s in split_sentences(slide["text"])])
-                totals["sherpa"].add(theirs)
-                row |= {
-                    "sherpa_s": round(theirs.seconds, 3),
-                    "sherpa_audio_s": round(theirs.audio_seconds, 3),
-                }
-            per_slide.append(row)
-            print(f"  slide {slide['idx']:>2}: engine {totals['engine'].seconds:7.1f} s"
-                  + (f"  sherpa {totals['sherpa'].seconds:7.1f} s" if sherpa else ""), file=sys.stderr, flush=True)  # fmt: skip
-        result["lecture"] = compare({k: v for k, v in totals.items() if v.calls})
-        result["lecture"]["per_slide"] = per_slide
+        result["lecture"] = run_lecture(engine, sherpa, slides)
     return result
+
+
+def run_lecture(engine: EngineRunner, sherpa: SherpaRunner | None, slides: list[dict]) -> dict:
+    """Slide by slide, engine then sherpa-onnx; slide 0 asks for early audio, later slides are packed."""
+    totals = {"engine": Timing(), "sherpa": Timing()}
+    per_slide = []
+    for position, slide in enumerate(slides):
+        mine = engine.run(slide["text"], early_audio=position == 0)
+        totals["engine"].add(mine)
+        row = {"idx": slide["idx"], "engine_s": round(mine.seconds, 3), "engine_audio_s": mine.audio_seconds}
+        if sherpa:
+            theirs = sherpa.run([engine.symbols(s) for s in split_sentences(slide["text"])])
+            totals["sherpa"].add(theirs)
+            row |= {"sherpa_s": round(theirs.seconds, 3), "sherpa_audio_s": round(theirs.audio_seconds, 3)}
+        per_slide.append(row)
+        progress = f"  slide {slide['idx']:>2}: engine {totals['engine'].seconds:7.1f} s"
+        print(progress + (f"  sherpa {totals['sherpa'].seconds:7.1f} s" if sherpa else ""), file=sys.stderr)
+    out = compare({k: v for k, v in totals.items() if v.calls})
+    out["per_slide"] = per_slide
+    return out
 
 
 def median_run(runs: list[Timing]) -> Timing:
@@ -346,6 +345,30 @@ def _fmt(value: float | None, pattern: str) -> str:
     return "–" if value is None else pattern.format(value)
 
 
+def write_report(args: argparse.Namespace, model_dir: Path, results: list[dict], calibration: dict) -> None:
+    table = markdown_table(results)
+    print(table)
+    report = {
+        "command": " ".join([_relative(sys.executable), *sys.argv]),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
+        "note": "machine shared with other agents during the run; ±10 % run-to-run noise",
+        "onnxruntime": onnxruntime.__version__,
+        "model_dir": str(model_dir),
+        "threads": args.threads,
+        "targets": TARGETS,
+        "decoder_call_seconds": calibration,
+        "results": results,
+    }
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.markdown:
+        header = (
+            f"Command: `{report['command']}`  \n{report['date']}, {report['machine']}, {report['note']}\n\n"
+        )
+        Path(args.markdown).write_text(header + table, encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model-dir", help="model directory (default: synthetic full model in the cache)")
@@ -379,27 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         for precision in sorted({v.partition(":")[0] for v in args.variants}):
             calibration[precision] = decoder_step_seconds(model_dir, precision, args.threads, (470, 1220))
             print(f"decoder call, {precision}: {calibration[precision]} (frames: seconds)", file=sys.stderr)
-    table = markdown_table(results)
-    print(table)
-    report = {
-        "command": " ".join([_relative(sys.executable), *sys.argv]),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
-        "note": "machine shared with other agents during the run; ±10 % run-to-run noise",
-        "onnxruntime": onnxruntime.__version__,
-        "model_dir": str(model_dir),
-        "threads": args.threads,
-        "targets": TARGETS,
-        "decoder_call_seconds": calibration,
-        "results": results,
-    }
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    if args.markdown:
-        header = (
-            f"Command: `{report['command']}`  \n{report['date']}, {report['machine']}, {report['note']}\n\n"
-        )
-        Path(args.markdown).write_text(header + table, encoding="utf-8")
+    write_report(args, model_dir, results, calibration)
     return 0
 
 
