@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from aiohttp import web
 
-from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, STARTED_AT_KEY
+from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
 from .engine.base import Engine
 from .engine.factory import create_engine
@@ -55,7 +54,6 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = Limits(settings.max_text_chars, settings.max_sections)
-    app[STARTED_AT_KEY] = time.time()
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
         await scheduler.start()

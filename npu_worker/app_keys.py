@@ -11,4 +11,3 @@ from .protocol import Limits
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY = web.AppKey("scheduler", Scheduler)
 LIMITS_KEY = web.AppKey("limits", Limits)
-STARTED_AT_KEY = web.AppKey("started_at", float)

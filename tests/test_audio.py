@@ -51,7 +51,9 @@ def test_a_short_click_does_not_count():
 def test_streaming_trimmer_keeps_at_most_10ms_before_the_onset(chunk):
     signal = np.concatenate([np.zeros(int(0.5 * RATE), np.float32), tone(0.5)])
     trimmer = audio.LeadingSilenceTrimmer(RATE)
-    out = np.concatenate([trimmer.feed(signal[i : i + chunk]) for i in range(0, signal.size, chunk)] + [trimmer.flush()])
+    out = np.concatenate(
+        [trimmer.feed(signal[i : i + chunk]) for i in range(0, signal.size, chunk)] + [trimmer.flush()]
+    )
     onset = audio.audible_onset(out, RATE)
     assert onset is not None and onset <= 0.010 * RATE + 240  # within one hop of the 10 ms budget
     assert out.size + trimmer.trimmed_samples == signal.size  # nothing after the onset is lost

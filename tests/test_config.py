@@ -18,7 +18,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
 def test_defaults_match_the_protocol():
     settings = load_settings(parse([]), environ={})
     assert (settings.host, settings.port, settings.backend) == ("127.0.0.1", 7768, "espeak")
-    assert (settings.max_text_chars, settings.max_sections, settings.max_body_bytes) == (2000, 1000, 8 * 1024 * 1024)
+    assert (settings.max_text_chars, settings.max_sections, settings.max_body_bytes) == (
+        2000,
+        1000,
+        8 * 1024 * 1024,
+    )
 
 
 def test_env_vars_fill_in_and_flags_win():

@@ -60,7 +60,9 @@ async def test_symlink_escaping_the_roots_is_refused(worker, tmp_path):
     outside.mkdir()
     (tmp_path / "link").symlink_to(outside, target_is_directory=True)
     client = await worker()
-    response = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "link" / "x.wav")})
+    response = await client.post(
+        "/synth", json={"text": "hi", "output_path": str(tmp_path / "link" / "x.wav")}
+    )
     assert response.status == 400
     assert_error_body(await response.json(), "OutputPathNotAllowed")
     assert list(outside.iterdir()) == []
@@ -95,8 +97,10 @@ async def test_bad_batches_are_400_and_create_no_job(worker, tmp_path, sections,
 
 async def test_batch_with_a_good_and_a_forbidden_path_writes_nothing(worker, tmp_path):
     client = await worker()
-    sections = [{"idx": 0, "text": "a", "output_path": str(tmp_path / "ok.wav")},
-                {"idx": 1, "text": "b", "output_path": "/etc/nope.wav"}]
+    sections = [
+        {"idx": 0, "text": "a", "output_path": str(tmp_path / "ok.wav")},
+        {"idx": 1, "text": "b", "output_path": "/etc/nope.wav"},
+    ]
     response = await client.post("/synth_batch", json={"sections": sections})
     assert response.status == 400
     assert written_wavs(tmp_path) == []
@@ -140,8 +144,10 @@ async def test_foreign_browser_origin_is_refused_unless_allowed(worker, tmp_path
 async def test_a_write_failure_is_an_error_event_and_the_batch_goes_on(worker, tmp_path):
     (tmp_path / "afile").write_text("not a directory")
     client = await worker()
-    sections = [{"idx": 0, "text": "a", "output_path": str(tmp_path / "afile" / "x.wav")},
-                {"idx": 1, "text": "b", "output_path": str(tmp_path / "fine.wav")}]
+    sections = [
+        {"idx": 0, "text": "a", "output_path": str(tmp_path / "afile" / "x.wav")},
+        {"idx": 1, "text": "b", "output_path": str(tmp_path / "fine.wav")},
+    ]
     result = await (await client.post("/synth_batch", json={"sections": sections, "stream": False})).json()
     assert result["fail_count"] == 1 and result["ok_count"] == 1
     assert result["sections"][0]["error"].startswith("WriteFailed:")

@@ -44,8 +44,12 @@ def test_core_layers_never_import_aiohttp():
 
 
 def test_engine_knows_nothing_of_jobs_or_views():
-    assert offenders("engine", ("npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server",
-                                "npu_worker.app")) == []
+    assert (
+        offenders(
+            "engine", ("npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.app")
+        )
+        == []
+    )
 
 
 def test_jobs_never_import_the_views():
@@ -53,8 +57,13 @@ def test_jobs_never_import_the_views():
 
 
 def test_client_and_bench_talk_over_the_wire_only():
-    forbidden = ("npu_worker.engine", "npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server",
-                 "npu_worker.app")
+    forbidden = (
+        "npu_worker.engine",
+        "npu_worker.jobs",
+        "npu_worker.http_compat",
+        "npu_worker.ws_server",
+        "npu_worker.app",
+    )
     for part in ("client", "cli_client.py", "bench"):
         assert (PACKAGE / part).exists(), part
         assert offenders(part, forbidden) == []

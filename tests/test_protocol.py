@@ -29,10 +29,26 @@ def test_every_event_round_trips_through_its_wire_dict(event):
 
 def test_fixed_field_names_of_the_ndjson_events():
     assert p.Progress(0, "ok", "/x.wav", 1.0, 0.5).to_dict() == {
-        "event": "progress", "idx": 0, "status": "ok", "wav_path": "/x.wav", "duration_sec": 1.0, "elapsed_sec": 0.5,
+        "event": "progress",
+        "idx": 0,
+        "status": "ok",
+        "wav_path": "/x.wav",
+        "duration_sec": 1.0,
+        "elapsed_sec": 0.5,
     }
-    assert p.SectionError(7, "X: y").to_dict() == {"event": "error", "idx": 7, "error": "X: y", "status": "fail"}
-    assert set(p.Done(1, 1, 0, 1.0).to_dict()) >= {"event", "total", "ok_count", "fail_count", "elapsed_total_sec"}
+    assert p.SectionError(7, "X: y").to_dict() == {
+        "event": "error",
+        "idx": 7,
+        "error": "X: y",
+        "status": "fail",
+    }
+    assert set(p.Done(1, 1, 0, 1.0).to_dict()) >= {
+        "event",
+        "total",
+        "ok_count",
+        "fail_count",
+        "elapsed_total_sec",
+    }
 
 
 def test_unknown_event_kind_is_refused():
@@ -43,8 +59,12 @@ def test_unknown_event_kind_is_refused():
 def test_error_strings_start_with_a_stable_name():
     assert str(p.TextTooLong("3000 > 2000")) == "TextTooLong: 3000 > 2000"
     body = p.error_body(p.ModelLoadError("fm_decoder.onnx missing", fallback="cpu"))
-    assert body == {"status": "fail", "error": "ModelLoadError: fm_decoder.onnx missing", "traceback": None,
-                    "fallback": "cpu"}
+    assert body == {
+        "status": "fail",
+        "error": "ModelLoadError: fm_decoder.onnx missing",
+        "traceback": None,
+        "fallback": "cpu",
+    }
 
 
 def test_batch_defaults_and_section_indices():

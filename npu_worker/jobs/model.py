@@ -9,7 +9,6 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,7 +72,6 @@ class Job:
     log: list[LogEntry] = field(default_factory=list)
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)
-    on_finished: list[Callable[[Job], None]] = field(default_factory=list)
 
     # -- derived views -------------------------------------------------------------------------
 
@@ -147,9 +145,6 @@ class Job:
         self.log.append(entry)
         for subscriber in list(self.subscribers):
             subscriber.push(entry)
-        if isinstance(entry.event, Done):
-            for callback in self.on_finished:
-                callback(self)
 
     def publish_audio(self, chunk: AudioChunk) -> None:
         for subscriber in list(self.subscribers):
