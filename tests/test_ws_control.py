@@ -10,6 +10,8 @@ import websockets
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.jobs.model import LogEntry
+from npu_worker.protocol import Done
 from tests.test_ws_support import (
     ChunkGate,
     Transcript,
@@ -183,10 +185,11 @@ async def test_a_reader_that_never_reads_is_dropped_instead_of_buffered(worker):
     await ws.send_json(batch(*["가" * 2000] * sections))
     start = await ws.receive_json(timeout=seconds(10))
     job = live_job(client, start["job_id"])
-    finished = asyncio.Event()
-    job.on_finished.append(lambda _job: finished.set())
+    watcher = client.app[SCHEDULER_KEY].subscribe(job)  # a server-side listener on the job's log
     async with asyncio.timeout(seconds(60)):
-        await finished.wait()
+        async for item in watcher:
+            if isinstance(item, LogEntry) and isinstance(item.event, Done):
+                break
     received = 0
     events: list[dict] = []
     while not events or events[-1]["event"] != "done":
