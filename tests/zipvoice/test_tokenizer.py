@@ -1,6 +1,8 @@
 """Token tables and tokenizers (espeak on the real espeak-ng library, simple, emilia's optional extra)."""
 
+import importlib
 import importlib.util
+import sys
 
 import pytest
 
@@ -74,14 +76,20 @@ def test_tokenizer_choice_follows_metadata_and_the_token_table(tmp_path):
         choose_tokenizer("bpe", {}, korean)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("jieba") is not None, reason="the [zh] extra is installed")
-def test_emilia_asked_for_without_the_zh_extra_is_a_clear_load_error():
+def without_zh_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make `import jieba`/`import pypinyin` fail as they do where the [zh] extra is not installed."""
+    for name in ("jieba", "pypinyin", "cn2an"):
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+def test_emilia_asked_for_without_the_zh_extra_is_a_clear_load_error(monkeypatch):
+    without_zh_extra(monkeypatch)
     with pytest.raises(ModelLoadError, match=r"\[zh\] extra"):
         make_tokenizer("emilia", explicit=True)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("jieba") is not None, reason="the [zh] extra is installed")
-def test_emilia_chosen_by_default_without_the_zh_extra_fails_only_on_chinese_text():
+def test_emilia_chosen_by_default_without_the_zh_extra_fails_only_on_chinese_text(monkeypatch):
+    without_zh_extra(monkeypatch)
     tokenizer = make_tokenizer("emilia")
     with pytest.raises(EngineError, match=r"\[zh\] extra"):
         tokenizer.symbols("你好。", "zh")
