@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ..jobs.model import Job, LogEntry
+from ..jobs.model import LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import Heartbeat
 
@@ -40,7 +40,7 @@ async def open_stream(request: web.Request, status: int = 200) -> web.StreamResp
 
 
 async def stream_job(
-    response: web.StreamResponse, job: Job, subscription: Subscription, heartbeat_interval: float
+    response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float
 ) -> None:
     """Write the job's log entries (with `seq`) until `done`, with heartbeats in the gaps."""
     started = time.monotonic()

@@ -130,7 +130,7 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
         return web.json_response({**job.result_body(), "status": "ok"})
     response = await open_stream(request)
     # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
-    await stream_job(response, job, scheduler.subscribe(job), settings.heartbeat_interval)
+    await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval)
     await response.write_eof()
     return response
 
@@ -164,7 +164,7 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
     subscription = scheduler.subscribe(job, after=after)
-    await stream_job(response, job, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
+    await stream_job(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
     await response.write_eof()
     return response
 

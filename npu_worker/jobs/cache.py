@@ -8,6 +8,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from ..engine.base import EngineInfo, SynthesisRequest
@@ -30,12 +31,18 @@ def cache_key(info: EngineInfo, request: SynthesisRequest) -> str:
 
 
 class SynthesisCache:
-    """Wav files named by key under `<state>/cache`; used from the scheduler thread."""
+    """Wav files named by key under `<state>/cache`; used from the scheduler thread.
+
+    The directory is scanned once (on first use); after that an in-memory index, kept in
+    least-recently-used order, tracks sizes, so a put never re-lists the directory.
+    """
 
     def __init__(self, directory: Path, max_bytes: int) -> None:
         self.directory = Path(directory)
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
+        self._index: OrderedDict[str, int] | None = None  # key → bytes, oldest first
+        self._total = 0
         if self.enabled:
             self.directory.mkdir(parents=True, exist_ok=True)
 
@@ -46,35 +53,43 @@ class SynthesisCache:
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}.wav"
 
+    def _entries(self) -> OrderedDict[str, int]:
+        if self._index is None:
+            found = []
+            for path in self.directory.glob("*.wav"):
+                try:
+                    stat = path.stat()
+                except FileNotFoundError:
+                    continue
+                found.append((stat.st_mtime, path.stem, stat.st_size))
+            self._index = OrderedDict((key, size) for _, key, size in sorted(found))
+            self._total = sum(self._index.values())
+        return self._index
+
     def get(self, key: str) -> bytes | None:
         if not self.enabled:
             return None
         path = self._path(key)
         try:
             data = path.read_bytes()
-            os.utime(path)  # mark as recently used
-            return data
+            os.utime(path)  # recency survives a restart
         except FileNotFoundError:
             return None
+        with self._lock:
+            entries = self._entries()
+            if key in entries:
+                entries.move_to_end(key)
+        return data
 
     def put(self, key: str, wav: bytes) -> None:
         if not self.enabled or len(wav) > self.max_bytes:
             return
         with self._lock:
+            entries = self._entries()
             write_atomic(self._path(key), wav)
-            self._evict()
-
-    def _evict(self) -> None:
-        entries = []
-        for path in self.directory.glob("*.wav"):
-            try:
-                stat = path.stat()
-            except FileNotFoundError:
-                continue
-            entries.append((stat.st_mtime, stat.st_size, path))
-        total = sum(size for _, size, _ in entries)
-        for _, size, path in sorted(entries):
-            if total <= self.max_bytes:
-                break
-            path.unlink(missing_ok=True)
-            total -= size
+            self._total += len(wav) - entries.pop(key, 0)
+            entries[key] = len(wav)
+            while self._total > self.max_bytes and entries:
+                oldest, size = entries.popitem(last=False)
+                self._path(oldest).unlink(missing_ok=True)
+                self._total -= size

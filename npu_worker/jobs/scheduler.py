@@ -18,6 +18,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -153,8 +154,8 @@ class Scheduler:
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Path checks (they touch the filesystem), queue bound, persistence, `start` event, queueing."""
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        if request.params.ref_wav is not None:
-            resolve_ref_wav(request.params.ref_wav, self.roots)
+        if request.params.ref_wav is not None:  # synthesise from the path that was checked, not the raw one
+            job.params = replace(job.params, ref_wav=resolve_ref_wav(request.params.ref_wav, self.roots))
         with self._cond:
             waiting = sum(len(j.pending) for j in self._active)
             if waiting + job.total > self.settings.max_queue:
