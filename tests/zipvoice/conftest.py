@@ -54,3 +54,19 @@ def engine_settings(model_dir: Path, state_dir: Path, **changes: object) -> Sett
         threads=1,
     )
     return base.replace(**changes)
+
+
+SHARED_REAL_STRUCTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "zipvoice_tiny_structure"
+
+
+@pytest.fixture(scope="session")
+def real_structure_dir() -> Path:
+    """A small random-weight export with the real ZipVoice-Distill op structure (downsampling stacks).
+
+    For now the shared export beside the checkout (skipped where it is absent); the lead switches this
+    to the project's own real-structure generator once it lands, so it never skips.
+    """
+    path = SHARED_REAL_STRUCTURE.resolve()
+    if not (path / "fm_decoder.onnx").is_file():
+        pytest.skip(f"no real-structure export at {path}")
+    return path
