@@ -39,12 +39,12 @@ from npu_worker.engine.zipvoice.tokenizer import add_punctuation  # noqa: E402
 LECTURE = ROOT / "npu_worker" / "bench" / "lecture_ko_39.json"
 BOUND = 0.005
 BUCKET_SETS = {
-    "8 (255…2559)": (255, 383, 511, 767, 1023, 1535, 2047, 2559),
-    "4 (511…2047)": (511, 1023, 1535, 2047),
-    "2 (1023, 2047)": (1023, 2047),
-    "1 (2047)": (2047,),
+    "5: 383, 767, 1151, 1535, 2079 (default)": runtime.DEFAULT_BUCKETS,
+    "8: 255, 383, 511, 767, 1023, 1535, 2047, 2559": (255, 383, 511, 767, 1023, 1535, 2047, 2559),
+    "3: 383, 1023, 2047": (383, 1023, 2047),
+    "1: 2079": (2079,),
 }
-BACK_ALSO = "8 (255…2559)"  # the old layout is measured with the old bucket sizes (±1) only
+BACK_ALSO = "8: 255, 383, 511, 767, 1023, 1535, 2047, 2559"  # the old layout at the old sizes (±1)
 
 
 class BackPadded(runtime.BucketedDecoder):

@@ -56,7 +56,9 @@ def engine_settings(model_dir: Path, state_dir: Path, **changes: object) -> Sett
     return base.replace(**changes)
 
 
-SHARED_REAL_STRUCTURE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "zipvoice_tiny_structure"
+SHARED_REAL_STRUCTURE = (
+    Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "zipvoice_tiny_structure"
+)
 
 
 @pytest.fixture(scope="session")

@@ -137,7 +137,9 @@ def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(tiny_model_di
     assert engine.info.device == "cpu"
     decoder = engine.models.decoder
     assert isinstance(decoder, runtime.BucketedDecoder) and decoder.buckets == [255, 511, 767]
-    audio = np.concatenate(list(engine.stream(SynthesisRequest("안녕하세요. 오늘은 배터리를 봅니다.", seed=3))))
+    audio = np.concatenate(
+        list(engine.stream(SynthesisRequest("안녕하세요. 오늘은 배터리를 봅니다.", seed=3)))
+    )
     assert audio.size > 0 and np.isfinite(audio).all()
     for trace in engine.traces:  # every segment generated at a length that pads only in front
         size = decoder.bucket_for(trace.frames)

@@ -6,7 +6,6 @@ takes some seconds (onnxslim specialisation ≈ 10 s, compile ≈ 1 s, one run �
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 import pytest
 
