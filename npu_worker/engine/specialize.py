@@ -63,7 +63,7 @@ def specialise(model_path: Path, dims: dict[str, int], target: Path) -> Path:
 @contextlib.contextmanager
 def static_graph(model_path: Path, dims: dict[str, int], work_dir: Path | None) -> Iterator[Path]:
     """The graph to compile for `dims`: a specialised temporary file, or the original when nothing is
-    fixed or onnxslim is not installed (QNN then takes fewer nodes; the placement check decides)."""
+    fixed, onnxslim is not installed or fails (QNN then takes fewer nodes; the placement check decides)."""
     if not dims:
         yield model_path
         return
@@ -76,4 +76,11 @@ def static_graph(model_path: Path, dims: dict[str, int], work_dir: Path | None) 
     if work_dir is not None:
         work_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=work_dir, prefix="specialise-") as scratch:
-        yield specialise(model_path, dims, Path(scratch) / model_path.name)
+        try:
+            graph = specialise(model_path, dims, Path(scratch) / model_path.name)
+        except Exception as exc:  # a graph onnxslim cannot handle still gets QNN's own attempt
+            log.warning(
+                "could not specialise %s to %s (%s): compiling it as it is", model_path.name, dims, exc
+            )
+            graph = model_path
+        yield graph

@@ -65,3 +65,13 @@ def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(real_struct
     ops = {node.op_type for sub in again.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}
     assert not list(tmp_path.glob("specialise-*"))  # the specialised graph was a temporary
+
+
+def test_a_graph_that_cannot_be_specialised_is_compiled_as_it_is(tmp_path):
+    broken = tmp_path / "broken.onnx"
+    broken.write_bytes(b"not an onnx file")
+    with specialize.static_graph(broken, {"T": 9}, tmp_path / "work") as graph:
+        assert graph == broken
+    with specialize.static_graph(broken, {}, tmp_path / "work") as graph:
+        assert graph == broken
+    assert not list((tmp_path / "work").iterdir())
