@@ -150,3 +150,14 @@ def test_an_unknown_qnn_target_is_a_model_load_error(tiny_model_dir, tmp_path):
     engine = ZipVoiceEngine(engine_settings(tiny_model_dir, tmp_path, qnn_soc="sm9999"))
     with pytest.raises(ModelLoadError, match="unknown --qnn-soc 'sm9999'"):
         engine.load()
+
+
+@pytest.mark.parametrize("which", ["tiny_model_dir", "real_structure_dir"])
+def test_the_encoder_fed_speed_for_frames_yields_exactly_that_many_frames(which, request):
+    model_dir = request.getfixturevalue(which)
+    encoder = runtime.TextEncoder(providers.open_session(model_dir / "text_encoder.onnx", "cpu", CONFIG))
+    prompt_tokens, tokens, prompt_frames = [5] * 23, [7] * 61, 200
+    planned = sampler.total_frames(prompt_frames, len(prompt_tokens), len(tokens), 1.0)
+    for frames in range(planned, planned + 4):
+        speed = sampler.speed_for_frames(prompt_frames, len(prompt_tokens), len(tokens), frames)
+        assert encoder(tokens, prompt_tokens, prompt_frames, speed).shape[1] == frames
