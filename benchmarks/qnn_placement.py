@@ -3,7 +3,8 @@
 For the decoder and the text encoder (fp32 and int8 files) this opens one fixed-shape QNN session per
 variant — the graph as exported, and specialised to the static shape (npu_worker.engine.specialize) —
 with and without a target SoC, and prints the nodes per execution provider, the op types left on the
-CPU, and the compile time. On x86-64 this is the HTP simulator (onnxruntime-qnn).
+CPU, the compile time and, for the decoder, the relative L2 difference of one run from the CPU
+running the same file and the fp32 file. On x86-64 this is the HTP simulator (onnxruntime-qnn).
 
     python benchmarks/qnn_placement.py --model-dir DIR [--frames 63] [--tokens 32] [--soc 8gen3]
 """
@@ -51,6 +52,7 @@ def placement(path: Path, dims: dict[str, int], soc: str, specialise: bool) -> d
         except Exception as exc:  # noqa: BLE001 - the failure is the finding
             return {"error": str(exc).splitlines()[0][:160]}
     compiled = time.perf_counter()
+    deviation = decoder_deviation(session, path, dims["T"]) if "decoder" in path.name else None
     counts: Counter[str] = Counter()
     on_cpu: Counter[str] = Counter()
     for sub in session.get_provider_graph_assignment_info():
@@ -64,16 +66,37 @@ def placement(path: Path, dims: dict[str, int], soc: str, specialise: bool) -> d
         "cpu_ops": dict(on_cpu.most_common()),
         "specialise_s": prepared - started,
         "compile_s": compiled - prepared,
+        "deviation": deviation,
     }
+
+
+def decoder_deviation(session: Any, path: Path, frames: int) -> tuple[float, float]:
+    """Relative L2 of one QNN decoder run against the CPU running the same file and the fp32 file."""
+    import numpy as np
+
+    from npu_worker.engine.zipvoice import runtime
+
+    config = RuntimeConfig(threads=1)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((1, frames, 100), dtype=np.float32) for _ in range(3)]
+    on_qnn = runtime.Decoder(session, 3.0)(0.3, *inputs)
+    results = []
+    for reference in (path, path.with_name("fm_decoder.onnx")):
+        on_cpu = runtime.Decoder(providers.open_session(reference, "cpu", config), 3.0)(0.3, *inputs)
+        results.append(float(np.linalg.norm(on_qnn - on_cpu) / np.linalg.norm(on_cpu)))
+    return results[0], results[1]
 
 
 def row(model: str, name: str, variant: str, result: dict[str, Any]) -> str:
     if "error" in result:
-        return f"| {model} | {name} | {variant} | fails: {result['error']} | | |"
+        return f"| {model} | {name} | {variant} | fails: {result['error']} | | | |"
     share = result["qnn"] / max(1, result["total"])
     ops = ", ".join(f"{op} {n}" for op, n in list(result["cpu_ops"].items())[:8]) or "—"
     seconds = f"{result['specialise_s']:.1f} + {result['compile_s']:.1f}"
-    return f"| {model} | {name} | {variant} | {result['qnn']}/{result['total']} ({share:.0%}) | {ops} | {seconds} |"
+    deviation = result["deviation"]
+    error = f"{deviation[0]:.2e} / {deviation[1]:.2e}" if deviation else "—"
+    nodes = f"{result['qnn']}/{result['total']} ({share:.0%})"
+    return f"| {model} | {name} | {variant} | {nodes} | {ops} | {seconds} | {error} |"
 
 
 def main() -> None:
@@ -84,8 +107,11 @@ def main() -> None:
     parser.add_argument("--soc", default="8gen3", help="--qnn-soc target for the targeted variants")
     args = parser.parse_args()
     model_dir = Path(args.model_dir)
-    print("| model | file | variant | nodes on QNN | op types on CPU (count) | specialise + compile s |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "| model | file | variant | nodes on QNN | op types on CPU (count) | specialise + compile s "
+        "| rel. L2 vs CPU same file / fp32 |"
+    )
+    print("|---|---|---|---|---|---|---|")
     variants = [
         ("as exported, no target", "none", False),
         (f"as exported, {args.soc}", args.soc, False),
