@@ -14,6 +14,7 @@ from .engine.factory import create_engine
 from .http_compat import setup_http
 from .http_compat.errors import error_middleware
 from .jobs.scheduler import Scheduler
+from .openai_compat import setup_openai
 from .protocol import Limits
 from .ws_server import setup_ws
 
@@ -63,6 +64,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app.cleanup_ctx.append(run_scheduler)
     setup_http(app)
     setup_ws(app)
+    setup_openai(app)
     directory = client_dir()
     if directory is not None:
         app.router.add_get("/", _static_handler(directory), name="player-index")

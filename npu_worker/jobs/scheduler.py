@@ -18,7 +18,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +26,7 @@ from ..audio import LeadingSilenceTrimmer, read_wav, wav_bytes
 from ..config import Settings
 from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice
 from ..files import write_atomic
-from ..paths import resolve_output_path, resolve_ref_wav
+from ..paths import resolve_output_path
 from ..protocol import (
     BatchRequest,
     Done,
@@ -44,6 +43,7 @@ from ..protocol import (
     WriteFailed,
     check_text,
 )
+from ..voices import VoiceLibrary
 from .cache import SynthesisCache, cache_key
 from .model import AudioChunk, Job, LogEntry, Section, apply_event, new_job_id
 from .store import JobStore
@@ -63,6 +63,7 @@ class Scheduler:
         self.store = JobStore(state_dir)
         self.cache = SynthesisCache(Path(state_dir) / "cache", settings.cache_max_bytes)
         self.roots = settings.resolved_output_roots()
+        self.voices = VoiceLibrary.from_settings(settings)
         self.info: EngineInfo | None = None
         self.load_error: WorkerError | None = None
         self.load_seconds: float | None = None
@@ -154,8 +155,8 @@ class Scheduler:
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Path checks (they touch the filesystem), queue bound, persistence, `start` event, queueing."""
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        if request.params.ref_wav is not None:  # synthesise from the path that was checked, not the raw one
-            job.params = replace(job.params, ref_wav=resolve_ref_wav(request.params.ref_wav, self.roots))
+        # A voice name becomes its stored wav; a path is checked and synthesised as checked.
+        job.params = self.voices.resolve_params(request.params, self.roots)
         with self._cond:
             waiting = sum(len(j.pending) for j in self._active)
             if waiting + job.total > self.settings.max_queue:
