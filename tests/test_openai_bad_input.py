@@ -47,7 +47,9 @@ def assert_openai_error(body: dict, code: str, param: str | None) -> None:
         ({"ref_audio": NOT_AUDIO}, "BadRequest", "ref_text"),
     ],
 )
-async def test_bad_speech_request_is_a_4xx_in_openai_shape_and_writes_nothing(worker, tmp_path, change, code, param):
+async def test_bad_speech_request_is_a_4xx_in_openai_shape_and_writes_nothing(
+    worker, tmp_path, change, code, param
+):
     client = await worker()
     before = files_under(tmp_path)
     async with client.post("/v1/audio/speech", json={**GOOD, **change}) as response:

@@ -65,7 +65,9 @@ async def test_streamed_pcm_arrives_before_the_engine_has_finished(worker):
     text = "나" * 50
     gate.allow(2)  # the engine may make two 50 ms chunks, then waits
     try:
-        async with client.post("/v1/audio/speech", json={"input": text, "response_format": "pcm"}) as response:
+        async with client.post(
+            "/v1/audio/speech", json={"input": text, "response_format": "pcm"}
+        ) as response:
             assert response.status == 200
             first = await response.content.readany()
             assert 0 < len(first) <= 2 * int(0.05 * RATE) * 2

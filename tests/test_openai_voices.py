@@ -132,7 +132,10 @@ async def test_inline_ref_audio_becomes_one_content_named_voice(worker, tmp_path
     sdk = async_sdk(client)
     for _ in range(2):
         await sdk.audio.speech.create(
-            model="tts-1", input="하나.", voice="default", extra_body={"ref_audio": data_url, "ref_text": "참조"}
+            model="tts-1",
+            input="하나.",
+            voice="default",
+            extra_body={"ref_audio": data_url, "ref_text": "참조"},
         )
     first, second = engine.requests[-2].voice, engine.requests[-1].voice
     assert first == second  # same file and transcript: the engine's prompt cache computes it once
@@ -147,7 +150,10 @@ async def test_ref_audio_may_be_a_local_path_inside_the_allowed_roots(worker, tm
     engine = ToneEngine()
     client = await worker(engine)
     await async_sdk(client).audio.speech.create(
-        model="tts-1", input="하나.", voice="default", extra_body={"ref_audio": str(reference), "ref_text": "내 목소리"}
+        model="tts-1",
+        input="하나.",
+        voice="default",
+        extra_body={"ref_audio": str(reference), "ref_text": "내 목소리"},
     )
     assert engine.requests[-1].voice.ref_wav == str(reference.resolve())
 
@@ -209,7 +215,9 @@ async def test_with_espeak_the_voices_are_its_languages(worker):
         names = (await listing.json())["voices"]
     assert {"default", "ko", "en-us"} <= set(names)
     sdk = async_sdk(client)
-    english = await sdk.audio.speech.create(model="tts-1", input="Hello there.", voice="en-us", response_format="pcm")
+    english = await sdk.audio.speech.create(
+        model="tts-1", input="Hello there.", voice="en-us", response_format="pcm"
+    )
     assert len(english.content) > 24000  # more than half a second of speech
     with pytest.raises(openai.BadRequestError):
         await sdk.audio.speech.create(model="tts-1", input="Hello.", voice="qq-nothing")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-CLOSERS = "\"'”’)]」』》"
+CLOSERS = re.escape("\"'”’)]」』》")
 SENTENCE_END = re.compile(rf"[.!?…]+[{CLOSERS}]*(?=\s)|[。！？]+[{CLOSERS}]*|\n")
 CLAUSE_END = re.compile(rf"[,;:]+[{CLOSERS}]*(?=\s)|[，、；：]")
 
