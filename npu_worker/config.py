@@ -97,7 +97,7 @@ class Settings:
         "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
         kind=lambda text: tuple(p.strip() for p in text.split(",") if p.strip()),
     )
-    voices_dirs: tuple[str, ...] = _opt(
+    voices_dir: tuple[str, ...] = _opt(
         (),
         f"extra read-only named-voice directories (<name>.wav + <name>.txt), '{os.pathsep}'-separated",
         kind=_paths,

@@ -117,7 +117,7 @@ class VoiceLibrary:
     def from_settings(cls, settings: Settings) -> VoiceLibrary:
         return cls(
             settings.resolved_state_dir() / "voices",
-            settings.voices_dirs,
+            settings.voices_dir,
             settings.ref_wav,
             settings.ref_text,
         )

@@ -39,21 +39,30 @@ def offenders(subpath: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 def test_core_layers_never_import_aiohttp():
-    for part in ("protocol.py", "audio.py", "engine", "jobs"):
+    for part in ("protocol.py", "audio.py", "voices.py", "engine", "jobs"):
         assert offenders(part, ("aiohttp",)) == []
 
 
 def test_engine_knows_nothing_of_jobs_or_views():
     assert (
         offenders(
-            "engine", ("npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.app")
+            "engine",
+            (
+                "npu_worker.jobs",
+                "npu_worker.http_compat",
+                "npu_worker.ws_server",
+                "npu_worker.openai_compat",
+                "npu_worker.app",
+            ),
         )
         == []
     )
 
 
 def test_jobs_never_import_the_views():
-    assert offenders("jobs", ("npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.app")) == []
+    views = ("npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.openai_compat", "npu_worker.app")
+    assert offenders("jobs", views) == []
+    assert offenders("voices.py", views) == []
 
 
 def test_client_and_bench_talk_over_the_wire_only():
@@ -62,6 +71,7 @@ def test_client_and_bench_talk_over_the_wire_only():
         "npu_worker.jobs",
         "npu_worker.http_compat",
         "npu_worker.ws_server",
+        "npu_worker.openai_compat",
         "npu_worker.app",
     )
     for part in ("client", "cli_client.py", "bench"):

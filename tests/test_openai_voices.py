@@ -114,7 +114,7 @@ async def test_extra_voice_directories_are_listed_and_usable(worker, tmp_path):
     tone_wav(extra / "narrator.wav", seconds_long=1.5)
     (extra / "narrator.txt").write_text("해설자의 목소리", encoding="utf-8")
     engine = ToneEngine()
-    client = await worker(engine, voices_dirs=(str(extra),))
+    client = await worker(engine, voices_dir=(str(extra),))
     async with client.get("/v1/audio/voices") as listing:
         narrator = next(v for v in (await listing.json())["data"] if v["name"] == "narrator")
     assert (narrator["source"], narrator["duration_sec"]) == ("directory", 1.5)

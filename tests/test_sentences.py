@@ -6,10 +6,10 @@ from npu_worker.openai_compat.sentences import AssemblyRules, SentenceAssembler
 
 
 def feed_in_fragments(
-    text: str, size: int = 3, rules: AssemblyRules = AssemblyRules()
+    text: str, size: int = 3, rules: AssemblyRules | None = None
 ) -> tuple[list[str], list[int]]:
     """Pieces and, for each, how many fragments had been fed when it came out."""
-    assembler = SentenceAssembler(rules)
+    assembler = SentenceAssembler(rules or AssemblyRules())
     pieces, when = [], []
     fragments = [text[i : i + size] for i in range(0, len(text), size)]
     for count, fragment in enumerate(fragments, start=1):
