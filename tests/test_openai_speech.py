@@ -11,9 +11,11 @@ import numpy as np
 import openai
 import pytest
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.openai_compat.formats import available_formats
 from tests.openai_support import RATE, async_sdk, decode, expected_samples, sync_sdk
 from tests.test_ws_support import ChunkGate
+from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
 TEXT = "안녕하세요, 반갑습니다."
@@ -178,3 +180,38 @@ async def test_an_engine_failure_before_any_audio_is_an_openai_error(worker):
         await async_sdk(client).audio.speech.create(model="tts-1", input="boom", voice="default")
     assert caught.value.body["code"] == "EngineError"
     assert caught.value.body["type"] == "server_error"
+
+
+@pytest.mark.parametrize("stream_format", ["audio", "sse"])
+async def test_a_caller_that_hangs_up_stops_the_synthesis(worker, stream_format):
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.02)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    text = "가" * 200  # 80 chunks of 50 ms, 1.6 s of engine time
+    gate.allow(2)
+    try:
+        body = {"input": text, "response_format": "pcm", "stream_format": stream_format}
+        response = await client.post("/v1/audio/speech", json=body)
+        assert response.status == 200
+        await response.content.readany()
+        response.close()  # hang up mid-stream
+        gate.open()
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    assert gate.passed < 40
+
+
+async def test_a_batch_is_bounded_in_items_and_in_characters(worker):
+    client = await worker()
+    items = [{"input": "가"} for _ in range(65)]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "TooManySections"
+    items = [{"input": "가" * 1500} for _ in range(6)]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["param"] == "items"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import logging
 import time
@@ -14,7 +15,7 @@ from aiohttp import web
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.routes import read_json
 from ..jobs.scheduler import Scheduler
-from ..protocol import BadRequest, SynthParams, TooManySections, UnknownVoice, WorkerError
+from ..protocol import BadRequest, SynthParams, TextTooLong, TooManySections, UnknownVoice, WorkerError
 from ..voices import DEFAULT_VOICE, UploadLimits
 from .core import (
     SpeechRun,
@@ -120,19 +121,20 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
                 await response.prepare(request)
             if data:
                 await response.write(data)
+        tail = await asyncio.to_thread(encoder.finish)
+        if not response.prepared:
+            response.content_length = len(tail)
+            await response.prepare(request)
+        await response.write(tail)
+        await response.write_eof()
     except WorkerError:
         if not response.prepared:
             raise
         log.warning("speech stream of job %s failed after it started; cutting the connection", run.job.id)
         if request.transport is not None:
             request.transport.close()
-        return response
-    tail = await asyncio.to_thread(encoder.finish)
-    if not response.prepared:
-        response.content_length = len(tail)
-        await response.prepare(request)
-    await response.write(tail)
-    await response.write_eof()
+    except ConnectionError:
+        log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
     return response
 
 
@@ -159,13 +161,16 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     try:
         async for samples in run.audio():
             await delta(encoder.feed(samples))
+        await delta(await asyncio.to_thread(encoder.finish))
     except WorkerError as error:
         if not response.prepared:
             raise
         await response.write(sse_event({"type": "error", **openai_error_body(error)[0]}))
         await response.write_eof()
         return response
-    await delta(await asyncio.to_thread(encoder.finish))
+    except ConnectionError:
+        log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
+        return response
     done = {
         "type": "speech.audio.done",
         "format": fmt.name,
@@ -174,8 +179,9 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         "elapsed_sec": round(time.monotonic() - started, 3),
         "usage": {"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
     }
-    await response.write(sse_event(done))
-    await response.write_eof()
+    with contextlib.suppress(ConnectionError):
+        await response.write(sse_event(done))
+        await response.write_eof()
     return response
 
 
@@ -188,6 +194,8 @@ async def list_models(request: web.Request) -> web.Response:
 
 # -- batch ------------------------------------------------------------------------------------------
 
+BATCH_MAX_ITEMS = 64  # every item's audio is held until the answer is written: bound the memory
+BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars characters
 BATCH_DEFAULT_KEYS = (
     "model",
     "voice",
@@ -232,9 +240,16 @@ async def create_speech_batch(request: web.Request) -> web.Response:
     items = body.get("items")
     if not isinstance(items, list) or not items:
         raise with_param(BadRequest("items must be a non-empty list"), "items")
-    limit = request.app[LIMITS_KEY].max_sections
+    limits = request.app[LIMITS_KEY]
+    limit = min(limits.max_sections, BATCH_MAX_ITEMS)
     if len(items) > limit:
         raise with_param(TooManySections(f"{len(items)} items, the limit is {limit}"), "items")
+    texts = [item.get("input") for item in items if isinstance(item, dict)]
+    characters = sum(len(text) for text in texts if isinstance(text, str))
+    if characters > BATCH_TEXT_FACTOR * limits.max_text_chars:
+        bound = BATCH_TEXT_FACTOR * limits.max_text_chars
+        message = f"the items have {characters} characters together, the limit is {bound}"
+        raise with_param(TextTooLong(message), "items")
     defaults = {key: body[key] for key in BATCH_DEFAULT_KEYS if key in body}
     merged = [{**defaults, **item} if isinstance(item, dict) else item for item in items]
     results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
