@@ -140,6 +140,8 @@ class Utterance:
         rest = np.concatenate(held) if held else self._chunker.flush()
         if rest is not None and rest.size and not failed:
             await self._send_frame(rest, pending.index, sent)
+        if pending.run in self.runs:  # finished: nothing left to cancel (a long utterance holds no history)
+            self.runs.remove(pending.run)
         done = {"type": "audio.done", **where, "total_bytes": sent["bytes"], "chunk_count": sent["frames"]}
         await session.send_json({**done, "sample_rate": session.sample_rate, "error": failed})
 
