@@ -177,3 +177,13 @@ async def test_leaving_mid_utterance_cancels_the_queued_sentences(worker):
     finally:
         gate.open()
     assert engine.calls == ["하나입니다."]
+
+
+async def test_input_done_without_text_still_answers_session_done(worker):
+    client = await worker()
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(json.dumps({"type": "input.done"}))
+        assert await receive(ws) == {"type": "session.done", "utterance_index": 0, "total_sentences": 0}
+        await ws.send(json.dumps({"type": "session.close"}))
+        with pytest.raises(websockets.ConnectionClosedOK):
+            await receive(ws)

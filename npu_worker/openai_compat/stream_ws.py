@@ -221,7 +221,7 @@ class SpeechStreamSession:
             elif kind == "input.done":
                 await self._end_utterance()
             elif kind == "session.close":
-                await self._end_utterance()
+                await self._end_utterance(even_empty=False)
                 if self._last_task is not None:
                     await asyncio.shield(self._last_task)
                 await self.ws.close()
@@ -261,26 +261,36 @@ class SpeechStreamSession:
             raise with_param(
                 BadRequest(f"a fragment may have at most {self.limits.max_text_chars} characters"), "text"
             )
-        if self._params is None:
+        params = await self._current_params()
+        utterance = self._open_utterance(received_at)
+        for piece in self._assembler.feed(text):
+            await utterance.submit(piece, params, received_at)
+
+    async def _current_params(self) -> SynthParams:
+        if self._params is None:  # no session.config: the defaults of POST /v1/audio/speech
             self._params = await synth_params(
                 self.app, parse_speech_request({}, self.limits, with_input=False)
             )
+        return self._params
+
+    def _open_utterance(self, received_at: float) -> Utterance:
         if self._utterance is None:
             self._sample_rate()
             self._utterance = Utterance(self, self._utterances, received_at, self._last_task)
             self._last_task = self._utterance.task
             self._live = [u for u in self._live if not u.task.done()] + [self._utterance]
             self._utterances += 1
-        for piece in self._assembler.feed(text):
-            await self._utterance.submit(piece, self._params, received_at)
+        return self._utterance
 
-    async def _end_utterance(self) -> None:
-        utterance = self._utterance
-        if utterance is None:
+    async def _end_utterance(self, *, even_empty: bool = True) -> None:
+        """Speak what is left and send `session.done` (an `input.done` with no text gets one too,
+        with `total_sentences: 0`, so a client waiting for it never hangs)."""
+        if self._utterance is None and not even_empty:
             return
+        params = await self._current_params()
+        utterance = self._open_utterance(time.monotonic())
         for piece in self._assembler.flush():
-            assert self._params is not None
-            await utterance.submit(piece, self._params, time.monotonic())
+            await utterance.submit(piece, params, time.monotonic())
         utterance.end()
         self._utterance = None
         self._assembler = SentenceAssembler(self._rules())
