@@ -42,6 +42,15 @@ async def test_the_synchronous_sdk_works_too(worker):
     samples, rate = decode(response.content, "wav")
     assert (samples.size, rate) == (expected_samples(TEXT), RATE)
 
+    def stream_opus() -> bytes:
+        with sdk.audio.speech.with_streaming_response.create(
+            model="tts-1", input=TEXT, voice="default", response_format="opus"
+        ) as streamed:
+            return b"".join(streamed.iter_bytes())
+
+    samples, rate = decode(await asyncio.to_thread(stream_opus), "opus")
+    assert (samples.size, rate) == (expected_samples(TEXT), RATE)
+
 
 async def test_streaming_response_yields_a_wav_with_the_unknown_length_header_in_pieces(worker):
     client = await worker(ToneEngine(chunk_seconds=0.05))
