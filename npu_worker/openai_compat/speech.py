@@ -27,6 +27,7 @@ from .core import (
 )
 from .errors import openai_error_body, openai_errors, with_param
 from .formats import DEFAULT_FORMAT_FALLBACK, AudioFormat, StreamEncoder, available_formats, require_format
+from .messages import SpeechAudioDelta, SpeechAudioDone
 from .request import DEFAULT_FORMAT, InlineAudio, SpeechRequest, parse_speech_request
 
 log = logging.getLogger(__name__)
@@ -154,9 +155,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         if not response.prepared:
             await response.prepare(request)
         if data:
-            await response.write(
-                sse_event({"type": "speech.audio.delta", "audio": base64.b64encode(data).decode()})
-            )
+            await response.write(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).to_dict()))
 
     try:
         async for samples in run.audio():
@@ -171,16 +170,15 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     except ConnectionError:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
         return response
-    done = {
-        "type": "speech.audio.done",
-        "format": fmt.name,
-        "sample_rate": sample_rate,
-        "duration_sec": round(run.samples / sample_rate, 3),
-        "elapsed_sec": round(time.monotonic() - started, 3),
-        "usage": {"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
-    }
+    done = SpeechAudioDone(
+        format=fmt.name,
+        sample_rate=sample_rate,
+        duration_sec=round(run.samples / sample_rate, 3),
+        elapsed_sec=round(time.monotonic() - started, 3),
+        usage={"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
+    )
     with contextlib.suppress(ConnectionError):
-        await response.write(sse_event(done))
+        await response.write(sse_event(done.to_dict()))
         await response.write_eof()
     return response
 

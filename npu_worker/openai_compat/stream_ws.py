@@ -30,6 +30,7 @@ from ..protocol import BadRequest, SynthParams, UnknownMessage, UnsupportedForma
 from ..ws_server.chunking import GrowingChunker, OnsetWatch, schedule_sizes
 from .core import SpeechRun, engine_info, start_speech
 from .errors import openai_error_body, with_param
+from .messages import AudioDone, AudioStart, ErrorMessage, FirstAudio, SessionConfigured, SessionDone
 from .request import parse_speech_request
 from .sentences import AssemblyRules, SentenceAssembler
 from .speech import check_model, synth_params
@@ -39,13 +40,7 @@ log = logging.getLogger(__name__)
 
 def error_message(error: WorkerError, **where: int) -> dict[str, Any]:
     details = openai_error_body(error)[0]["error"]
-    return {
-        "type": "error",
-        "message": details["message"],
-        "code": details["code"],
-        "param": details["param"],
-        **where,
-    }
+    return ErrorMessage(details["message"], details["code"], details["param"], **where).to_dict()
 
 
 @dataclass(frozen=True)
@@ -106,8 +101,7 @@ class Utterance:
                     await asyncio.shield(after)
             while (pending := await self._queue.get()) is not None:
                 await self._play(pending)
-            done = {"type": "session.done", "utterance_index": self.index, "total_sentences": self.sentences}
-            await self.session.send_json(done)
+            await self.session.send_json(SessionDone(self.index, self.sentences).to_dict())
         except (ConnectionError, RuntimeError):
             self.cancel_runs()  # the socket broke under a send: nobody listens any more
 
@@ -122,8 +116,8 @@ class Utterance:
             await self.session.send_json(error_message(pending.error, **where))
             return
         session = self.session
-        start = {"type": "audio.start", **where, "sentence_text": pending.text, "format": "pcm"}
-        await session.send_json({**start, "sample_rate": session.sample_rate, "channels": 1})
+        start = AudioStart(self.index, pending.index, pending.text, session.sample_rate)
+        await session.send_json(start.to_dict())
         sent = {"bytes": 0, "frames": 0}
         held: list[np.ndarray] = []
         failed = False
@@ -142,8 +136,10 @@ class Utterance:
             await self._send_frame(rest, pending.index, sent)
         if pending.run in self.runs:  # finished: nothing left to cancel (a long utterance holds no history)
             self.runs.remove(pending.run)
-        done = {"type": "audio.done", **where, "total_bytes": sent["bytes"], "chunk_count": sent["frames"]}
-        await session.send_json({**done, "sample_rate": session.sample_rate, "error": failed})
+        done = AudioDone(
+            self.index, pending.index, sent["bytes"], sent["frames"], session.sample_rate, error=failed
+        )
+        await session.send_json(done.to_dict())
 
     async def _send_frame(self, frame: np.ndarray, sentence: int, sent: dict[str, int]) -> None:
         pcm = to_pcm16(frame).astype("<i2").tobytes()
@@ -166,14 +162,13 @@ class Utterance:
         carrier = next((f for f in self._unheard if f[0] <= onset < f[1]), self._unheard[-1])
         self._unheard = []
         ready_at = self._first_ready_at if self._first_ready_at is not None else self.first_text_at
-        body = {
-            "type": "first_audio",
-            "utterance_index": self.index,
-            "sentence_index": carrier[3],
-            "ttfa_ms": round((carrier[2] - ready_at) * 1000.0, 1),
-            "since_first_text_ms": round((carrier[2] - self.first_text_at) * 1000.0, 1),
-        }
-        await self.session.send_json(body)
+        first = FirstAudio(
+            utterance_index=self.index,
+            sentence_index=carrier[3],
+            ttfa_ms=round((carrier[2] - ready_at) * 1000.0, 1),
+            since_first_text_ms=round((carrier[2] - self.first_text_at) * 1000.0, 1),
+        )
+        await self.session.send_json(first.to_dict())
 
 
 class SpeechStreamSession:
@@ -245,9 +240,7 @@ class SpeechStreamSession:
             raise with_param(BadRequest("stream_audio must be a boolean"), "stream_audio")
         self._params = await synth_params(self.app, speech)
         self.stream_audio = stream_audio
-        await self.send_json(
-            {"type": "session.configured", "sample_rate": self._sample_rate(), "format": "pcm"}
-        )
+        await self.send_json(SessionConfigured(self._sample_rate()).to_dict())
 
     def _sample_rate(self) -> int:
         self.sample_rate = engine_info(self.scheduler).sample_rate
