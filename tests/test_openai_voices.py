@@ -221,3 +221,14 @@ async def test_with_espeak_the_voices_are_its_languages(worker):
     assert len(english.content) > 24000  # more than half a second of speech
     with pytest.raises(openai.BadRequestError):
         await sdk.audio.speech.create(model="tts-1", input="Hello.", voice="qq-nothing")
+
+
+async def test_deleting_a_path_like_name_is_refused_and_touches_nothing(worker, tmp_path):
+    client = await worker()
+    victim = tmp_path / "state" / "keep.wav"
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_bytes(b"keep")
+    async with client.delete("/v1/audio/voices/..%2Fkeep") as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "BadRequest"
+    assert victim.read_bytes() == b"keep"
