@@ -232,3 +232,14 @@ async def test_deleting_a_path_like_name_is_refused_and_touches_nothing(worker, 
         assert response.status == 400
         assert (await response.json())["error"]["code"] == "BadRequest"
     assert victim.read_bytes() == b"keep"
+
+
+async def test_openai_voice_names_speak_as_default_unless_stored(worker):
+    engine = ToneEngine()
+    client = await worker(engine)
+    sdk = async_sdk(client)
+    await sdk.audio.speech.create(model="tts-1", input="하나.", voice="alloy", response_format="pcm")
+    assert engine.requests[-1].voice.ref_wav is None  # the default voice
+    await upload(client, "nova", tone_wav())
+    await sdk.audio.speech.create(model="tts-1", input="둘.", voice="nova", response_format="pcm")
+    assert engine.requests[-1].voice.ref_wav.endswith("voices/nova.wav")

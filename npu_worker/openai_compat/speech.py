@@ -33,6 +33,10 @@ from .request import DEFAULT_FORMAT, InlineAudio, SpeechRequest, parse_speech_re
 log = logging.getLogger(__name__)
 
 MODEL_ALIASES = ("tts-1", "tts-1-hd")
+# OpenAI's built-in voice names: they speak as `default` unless a voice of that name is stored.
+OPENAI_VOICES = frozenset(
+    ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse")
+)
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
@@ -77,8 +81,10 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
         ref_wav = speech.ref_audio  # a local path: the job core checks it against the allowed roots
     else:
         stored = await asyncio.to_thread(library.find, speech.voice)
+        if stored is None and speech.voice.lower() in OPENAI_VOICES:
+            stored = library.default  # clients that hard-code OpenAI's voices work unchanged
         if stored is not None:
-            ref_wav = None if speech.voice == DEFAULT_VOICE else speech.voice
+            ref_wav = None if stored.name == DEFAULT_VOICE else stored.name
         elif speaks_languages_as_voices(scheduler) and await engine_voice(scheduler, speech.voice):
             lang = speech.voice
         else:
