@@ -187,3 +187,29 @@ async def test_input_done_without_text_still_answers_session_done(worker):
         await ws.send(json.dumps({"type": "session.close"}))
         with pytest.raises(websockets.ConnectionClosedOK):
             await receive(ws)
+
+
+async def test_leaving_with_a_second_utterance_open_ends_every_pump(worker):
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    gate.allow(1)
+    try:
+        async with websockets.connect(stream_url(client)) as ws:
+            await send_fragments(ws, "첫 발화입니다.")
+            await ws.send(json.dumps({"type": "input.done"}))
+            await send_fragments(ws, "두 번째 발화는 아직")  # open: its pump waits for more text
+            assert (await receive(ws))["type"] == "audio.start"
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.queue_size() > 1:
+                await asyncio.sleep(0.01)
+            gate.open()
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+            # Every pump task of the closed socket has ended (none waits for a queue that never fills).
+            while [t for t in asyncio.all_tasks() if t.get_name().startswith("speech-stream-")]:
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    assert engine.calls == ["첫 발화입니다."]

@@ -96,9 +96,8 @@ class Utterance:
 
     async def _pump(self, after: asyncio.Task | None) -> None:
         try:
-            if after is not None:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await asyncio.shield(after)
+            if after is not None:  # the previous utterance's audio goes first; its failure is its own
+                await asyncio.wait([after])
             while (pending := await self._queue.get()) is not None:
                 await self._play(pending)
             await self.session.send_json(SessionDone(self.index, self.sentences).to_dict())
@@ -218,7 +217,7 @@ class SpeechStreamSession:
             elif kind == "session.close":
                 await self._end_utterance(even_empty=False)
                 if self._last_task is not None:
-                    await asyncio.shield(self._last_task)
+                    await asyncio.wait([self._last_task])
                 await self.ws.close()
                 return False
             else:
