@@ -107,8 +107,10 @@ class VoiceLibrary:
         extra_dirs: Sequence[str] = (),
         default_wav: str | None = None,
         default_text: str | None = None,
+        inline_keep: int = 32,
     ) -> None:
         self.store_dir = Path(store_dir)
+        self.inline_keep = inline_keep
         self.inline_dir = self.store_dir / "inline"
         self.extra_dirs = tuple(Path(d).expanduser() for d in extra_dirs)
         self.default = NamedVoice(DEFAULT_VOICE, default_wav, default_text, "default")
@@ -198,14 +200,36 @@ class VoiceLibrary:
 
     def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:
         """A request's inline reference audio as a voice named by its content, so the engine's prompt
-        cache (keyed by file and transcript) computes its features once however often it is sent."""
+        cache (keyed by file and transcript) computes its features once however often it is sent.
+
+        Only the `inline_keep` most recently used are kept (their transcript's mtime marks the use; the
+        wav is left untouched, since its mtime is part of the prompt cache's key), so callers sending new
+        audio every time cannot fill the disk."""
         digest = hashlib.sha256(data + b"\0" + ref_text.strip().encode("utf-8")).hexdigest()[:20]
         name = INLINE_PREFIX + digest
-        if self.find(name) is None:
-            samples, rate = decode_upload(data, limits)
-            write_atomic(self.inline_dir / f"{name}.txt", (ref_text.strip() + "\n").encode("utf-8"))
-            write_atomic(self.inline_dir / f"{name}.wav", wav_bytes(samples, rate))
+        transcript = self.inline_dir / f"{name}.txt"
+        if self.find(name) is not None:
+            os.utime(transcript)
+            return name
+        samples, rate = decode_upload(data, limits)
+        write_atomic(transcript, (ref_text.strip() + "\n").encode("utf-8"))
+        write_atomic(self.inline_dir / f"{name}.wav", wav_bytes(samples, rate))
+        self._prune_inline()
         return name
+
+    def _prune_inline(self) -> None:
+        stamps = []
+        for transcript in self.inline_dir.glob(f"{INLINE_PREFIX}*.txt"):
+            try:
+                stamps.append((transcript.stat().st_mtime_ns, transcript))
+            except FileNotFoundError:
+                continue
+        for _, transcript in sorted(stamps, reverse=True)[self.inline_keep :]:
+            for path in (transcript.with_suffix(".wav"), transcript):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
 
     def delete(self, name: str) -> None:
         """Remove an uploaded voice; `default` and directory voices are not deletable here."""

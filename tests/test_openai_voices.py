@@ -243,3 +243,17 @@ async def test_openai_voice_names_speak_as_default_unless_stored(worker):
     await upload(client, "nova", tone_wav())
     await sdk.audio.speech.create(model="tts-1", input="둘.", voice="nova", response_format="pcm")
     assert engine.requests[-1].voice.ref_wav.endswith("voices/nova.wav")
+
+
+async def test_a_form_with_a_field_twice_or_an_unknown_field_is_refused(worker, tmp_path):
+    client = await worker()
+    before = files_under(tmp_path)
+    form = upload_form("teacher", tone_wav())
+    form.add_field("name", "other")
+    response = await client.post("/v1/audio/voices", data=form)
+    assert response.status == 400 and (await response.json())["error"]["param"] == "name"
+    form = upload_form("teacher", tone_wav())
+    form.add_field("extra", "x")
+    response = await client.post("/v1/audio/voices", data=form)
+    assert response.status == 400
+    assert files_under(tmp_path) == before

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from npu_worker.protocol import RefWavNotAllowed, SynthParams, UnknownVoice
-from npu_worker.voices import VoiceLibrary, is_voice_name
+from npu_worker.voices import UploadLimits, VoiceLibrary, is_voice_name
 from tests.openai_support import tone_wav
 
 pytestmark = pytest.mark.allow_blocking  # plain filesystem calls, no event loop
@@ -62,3 +63,18 @@ def test_default_is_the_worker_reference_and_unknown_names_are_named_in_the_erro
     with pytest.raises(UnknownVoice, match="nobody"):
         library.require("nobody")
     assert [voice.name for voice in library.all()] == ["default"]  # no voices directory yet
+
+
+def test_only_the_most_recently_used_inline_voices_are_kept(tmp_path):
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=2)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    first = library.store_inline(tone_wav(seconds_long=1.0), "하나", limits)
+    second = library.store_inline(tone_wav(seconds_long=1.1), "둘", limits)
+    stamp = (tmp_path / "voices" / "inline" / f"{first}.txt").stat().st_mtime_ns
+    os.utime(tmp_path / "voices" / "inline" / f"{second}.txt", ns=(stamp - 10**9, stamp - 10**9))
+    wav_before = (tmp_path / "voices" / "inline" / f"{first}.wav").stat().st_mtime_ns
+    assert library.store_inline(tone_wav(seconds_long=1.0), "하나", limits) == first  # reused: marked used
+    assert (tmp_path / "voices" / "inline" / f"{first}.wav").stat().st_mtime_ns == wav_before
+    third = library.store_inline(tone_wav(seconds_long=1.2), "셋", limits)
+    assert library.find(second) is None  # the least recently used one went
+    assert library.find(first) is not None and library.find(third) is not None

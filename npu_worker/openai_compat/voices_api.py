@@ -57,6 +57,8 @@ async def read_upload(request: web.Request) -> dict[str, bytes]:
     while (part := await reader.next()) is not None:
         if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS:
             raise BadRequest(f"unexpected form field; send only {', '.join(UPLOAD_FIELDS)}")
+        if part.name in fields:  # so a form is at most three parts, however long the stream
+            raise with_param(BadRequest(f"{part.name} is sent twice"), part.name)
         limit = max_bytes if part.name == "audio_sample" else MAX_TEXT_FIELD_BYTES
         fields[part.name] = await _read_part(part, limit, part.name)
     for field in UPLOAD_FIELDS:
