@@ -30,9 +30,10 @@ def sync_sdk(client: TestClient) -> OpenAI:
     return OpenAI(base_url=base_url(client), api_key="unused", timeout=seconds(30), max_retries=0)
 
 
-def expected_samples(text: str, speed: float = 1.0) -> int:
+def expected_samples(text: str, speed: float = 1.0, seconds_per_char: float = 0.02) -> int:
     """What the tone engine makes for `text` (no leading silence, so trimming removes nothing)."""
-    return ToneEngine().render(SynthesisRequest(text=text, speed_factor=speed)).size
+    engine = ToneEngine(seconds_per_char=seconds_per_char)
+    return engine.render(SynthesisRequest(text=text, speed_factor=speed)).size
 
 
 def decode(data: bytes, fmt: str) -> tuple[np.ndarray, int]:

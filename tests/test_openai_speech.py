@@ -224,3 +224,18 @@ async def test_a_batch_is_bounded_in_items_and_in_characters(worker):
     async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
         assert response.status == 400
         assert (await response.json())["error"]["param"] == "items"
+
+
+async def test_a_download_far_longer_than_the_live_buffer_arrives_whole(worker):
+    """A fast engine runs minutes ahead of the writer: a whole-text download is not a slow consumer."""
+    engine = ToneEngine(seconds_per_char=0.2, chunk_seconds=0.5)
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    text = "가" * 1000  # 200 s of audio, far more than /ws's 30 s of unread audio
+    async with client.post("/v1/audio/speech", json={"input": text, "response_format": "pcm"}) as response:
+        first = await response.content.readany()
+        async with asyncio.timeout(seconds(30)):
+            while scheduler.jobs_running():  # the engine has made all of it while we did not read
+                await asyncio.sleep(0.01)
+        rest = await response.read()
+    assert len(first + rest) == expected_samples(text, seconds_per_char=0.2) * 2 == 200 * RATE * 2

@@ -203,9 +203,18 @@ class Scheduler:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def subscribe(self, job: Job, *, after: int = 0, audio: bool = False) -> Subscription:
+    def subscribe(
+        self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
+    ) -> Subscription:
         rate = self.info.sample_rate if self.info else 24000
-        return Subscription(job, after=after, audio=audio, sample_rate=rate, on_overflow=self._drop_slow)
+        return Subscription(
+            job,
+            after=after,
+            audio=audio,
+            sample_rate=rate,
+            max_buffered_seconds=max_buffered_seconds,
+            on_overflow=self._drop_slow,
+        )
 
     # -- cancellation ----------------------------------------------------------------------------
 

@@ -122,13 +122,24 @@ class SpeechRun:
 
 
 async def start_speech(
-    scheduler: Scheduler, text: str, params: SynthParams, *, trim_leading_silence: bool = True
+    scheduler: Scheduler,
+    text: str,
+    params: SynthParams,
+    *,
+    trim_leading_silence: bool = True,
+    max_buffered_seconds: float = 30.0,
 ) -> SpeechRun:
-    """Queue `text` as a one-section preview job, listening from before it can run."""
+    """Queue `text` as a one-section preview job, listening from before it can run.
+
+    `max_buffered_seconds` bounds the audio made but not yet taken by the caller before the job is
+    dropped as a slow consumer: a live listener (the stream socket) keeps /ws's 30 s; a download of
+    one whole text allows that text's worth, since a fast engine can run minutes ahead of any writer."""
     listeners: list[Subscription] = []
 
     def listen(job: Job) -> None:
-        listeners.append(scheduler.subscribe(job, after=0, audio=True))
+        listeners.append(
+            scheduler.subscribe(job, after=0, audio=True, max_buffered_seconds=max_buffered_seconds)
+        )
 
     request = BatchRequest((SectionRequest(0, text, None),), params, audio=True)
     try:

@@ -33,6 +33,10 @@ from .request import DEFAULT_FORMAT, InlineAudio, SpeechRequest, parse_speech_re
 log = logging.getLogger(__name__)
 
 MODEL_ALIASES = ("tts-1", "tts-1-hd")
+# Audio a download may have waiting unread: more than one whole text's worth (espeak speaks Korean at
+# ~0.15 s per character), at least 10 min (float32: 58 MB).
+DOWNLOAD_SECONDS_PER_CHAR = 0.3
+DOWNLOAD_BUFFER_SECONDS = 600.0
 # OpenAI's built-in voice names: they speak as `default` unless a voice of that name is stored.
 OPENAI_VOICES = frozenset(
     ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse")
@@ -102,7 +106,10 @@ async def prepare_speech(request: web.Request, body: Any) -> tuple[SpeechRequest
     check_model(scheduler, speech.model)
     fmt = pick_format(speech.response_format)
     params = await synth_params(request.app, speech)
-    return speech, fmt, await start_speech(scheduler, speech.input, params)
+    limit = request.app[LIMITS_KEY].max_text_chars
+    unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit)
+    run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
+    return speech, fmt, run
 
 
 @openai_errors
@@ -123,21 +130,23 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     response = web.StreamResponse(headers={"Content-Type": fmt.content_type})
     try:
         async for samples in run.audio():
-            data = encoder.feed(samples)
+            data = await encoder.feed_async(samples)
             if not response.prepared:
                 await response.prepare(request)
             if data:
                 await response.write(data)
-        tail = await asyncio.to_thread(encoder.finish)
+        tail = await encoder.finish_async()
         if not response.prepared:
             response.content_length = len(tail)
             await response.prepare(request)
         await response.write(tail)
         await response.write_eof()
-    except WorkerError:
+    except WorkerError as error:
         if not response.prepared:
             raise
-        log.warning("speech stream of job %s failed after it started; cutting the connection", run.job.id)
+        log.warning(
+            "speech stream of job %s failed after it started (%s); cutting the connection", run.job.id, error
+        )
         if request.transport is not None:
             request.transport.close()
     except ConnectionError:
@@ -165,8 +174,8 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
 
     try:
         async for samples in run.audio():
-            await delta(encoder.feed(samples))
-        await delta(await asyncio.to_thread(encoder.finish))
+            await delta(await encoder.feed_async(samples))
+        await delta(await encoder.finish_async())
     except WorkerError as error:
         if not response.prepared:
             raise
@@ -221,7 +230,8 @@ async def batch_item(request: web.Request, index: int, body: dict[str, Any]) -> 
         finally:
             run.cancel()
         encoder = StreamEncoder(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
-        data = b"".join([encoder.feed(chunk) for chunk in chunks] + [await asyncio.to_thread(encoder.finish)])
+        parts = [await encoder.feed_async(chunk) for chunk in chunks]
+        data = b"".join([*parts, await encoder.finish_async()])
     except WorkerError as error:
         return {"index": index, "status": "error", **openai_error_body(error)[0]}
     sample_rate = encoder.sample_rate
