@@ -10,7 +10,7 @@ import pytest
 import websockets
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from tests.openai_support import RATE, expected_samples
+from tests.openai_support import RATE, decode, expected_samples
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -134,7 +134,7 @@ async def test_frames_follow_the_growing_schedule_over_the_utterance(worker):
     ("message", "param"),
     [
         ({"type": "session.config", "voice": "nobody"}, "voice"),
-        ({"type": "session.config", "response_format": "mp3"}, "response_format"),
+        ({"type": "session.config", "response_format": "aac"}, "response_format"),
         ({"type": "session.config", "speed": 9}, "speed"),
         ({"type": "input.text", "text": 5}, "text"),
         ({"type": "dance"}, None),
@@ -213,3 +213,34 @@ async def test_leaving_with_a_second_utterance_open_ends_every_pump(worker):
     finally:
         gate.open()
     assert engine.calls == ["첫 발화입니다."]
+
+
+@pytest.mark.parametrize("fmt", ["wav", "mp3", "flac"])
+async def test_a_file_format_sends_each_sentence_as_one_whole_file(worker, fmt):
+    client = await worker()
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(json.dumps({"type": "session.config", "response_format": fmt}))
+        assert (await receive(ws))["format"] == fmt
+        await send_fragments(ws, LECTURE)
+        await ws.send(json.dumps({"type": "input.done"}))
+        items = await receive_until(ws, "session.done")
+    starts = [i for i in items if isinstance(i, dict) and i["type"] == "audio.start"]
+    assert all(start["format"] == fmt for start in starts)
+    files = [item for item in items if isinstance(item, bytes)]
+    assert len(files) == len(SENTENCES)
+    for data, sentence in zip(files, SENTENCES, strict=True):
+        samples, rate = decode(data, fmt)
+        assert (samples.size, rate) == (expected_samples(sentence), RATE)
+    assert sum(isinstance(i, dict) and i["type"] == "first_audio" for i in items) == 1
+
+
+async def test_stream_audio_false_sends_each_sentence_as_one_pcm_frame(worker):
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(json.dumps({"type": "session.config", "stream_audio": False}))
+        await receive(ws)
+        await send_fragments(ws, LECTURE)
+        await ws.send(json.dumps({"type": "input.done"}))
+        items = await receive_until(ws, "session.done")
+    frames = [item for item in items if isinstance(item, bytes)]
+    assert [len(frame) // 2 for frame in frames] == [expected_samples(s) for s in SENTENCES]

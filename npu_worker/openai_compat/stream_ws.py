@@ -26,16 +26,25 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..audio import to_pcm16
-from ..protocol import BadRequest, SynthParams, UnknownMessage, UnsupportedFormat, WorkerError
+from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import GrowingChunker, OnsetWatch, schedule_sizes
 from .core import SpeechRun, engine_info, start_speech
 from .errors import openai_error_body, with_param
+from .formats import FORMATS, AudioFormat, encode_whole
 from .messages import AudioDone, AudioStart, ErrorMessage, FirstAudio, SessionConfigured, SessionDone
 from .request import parse_speech_request
 from .sentences import AssemblyRules, SentenceAssembler
-from .speech import check_model, synth_params
+from .speech import check_model, pick_format, synth_params
 
 log = logging.getLogger(__name__)
+
+
+def pcm_bytes(samples: np.ndarray) -> bytes:
+    return to_pcm16(samples).astype("<i2").tobytes()
+
+
+async def encode_file(samples: np.ndarray, sample_rate: int, fmt: AudioFormat) -> bytes:
+    return await asyncio.to_thread(encode_whole, samples, sample_rate, fmt)
 
 
 def error_message(error: WorkerError, **where: int) -> dict[str, Any]:
@@ -52,6 +61,8 @@ class Pending:
     run: SpeechRun | None
     error: WorkerError | None
     ready_at: float
+    fmt: AudioFormat  # pcm: frames on the growing schedule (if streamed); others: one whole file
+    stream_audio: bool
 
 
 class Utterance:
@@ -85,7 +96,10 @@ class Utterance:
             self.runs.append(run)
         except WorkerError as exc:
             error = exc
-        self._queue.put_nowait(Pending(index, text, run, error, ready_at))
+        session = self.session
+        self._queue.put_nowait(
+            Pending(index, text, run, error, ready_at, session.audio_format, session.stream_audio)
+        )
 
     def end(self) -> None:
         self._queue.put_nowait(None)
@@ -115,24 +129,29 @@ class Utterance:
             await self.session.send_json(error_message(pending.error, **where))
             return
         session = self.session
-        start = AudioStart(self.index, pending.index, pending.text, session.sample_rate)
+        fmt = pending.fmt
+        start = AudioStart(self.index, pending.index, pending.text, session.sample_rate, format=fmt.name)
         await session.send_json(start.to_dict())
         sent = {"bytes": 0, "frames": 0}
+        streamed = fmt.name == "pcm" and pending.stream_audio
         held: list[np.ndarray] = []
         failed = False
         try:
             async for samples in pending.run.audio():
-                if session.stream_audio:
+                if streamed:
                     for frame in self._chunker.feed(samples):
-                        await self._send_frame(frame, pending.index, sent)
+                        await self._send_audio(frame, pcm_bytes(frame), pending.index, sent)
                 else:
                     held.append(samples)
         except WorkerError as error:
             failed = True
             await session.send_json(error_message(error, **where))
-        rest = np.concatenate(held) if held else self._chunker.flush()
+        rest = self._chunker.flush() if streamed else (np.concatenate(held) if held else None)
         if rest is not None and rest.size and not failed:
-            await self._send_frame(rest, pending.index, sent)
+            payload = (
+                pcm_bytes(rest) if fmt.name == "pcm" else await encode_file(rest, session.sample_rate, fmt)
+            )
+            await self._send_audio(rest, payload, pending.index, sent)
         if pending.run in self.runs:  # finished: nothing left to cancel (a long utterance holds no history)
             self.runs.remove(pending.run)
         done = AudioDone(
@@ -140,11 +159,13 @@ class Utterance:
         )
         await session.send_json(done.to_dict())
 
-    async def _send_frame(self, frame: np.ndarray, sentence: int, sent: dict[str, int]) -> None:
-        pcm = to_pcm16(frame).astype("<i2").tobytes()
-        await self.session.send_bytes(pcm)
+    async def _send_audio(
+        self, frame: np.ndarray, payload: bytes, sentence: int, sent: dict[str, int]
+    ) -> None:
+        """One binary frame (`payload` encodes `frame`); the onset watch follows the samples."""
+        await self.session.send_bytes(payload)
         sent_at = time.monotonic()
-        sent["bytes"] += len(pcm)
+        sent["bytes"] += len(payload)
         sent["frames"] += 1
         start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
         if self._onset.onset is None:
@@ -181,6 +202,7 @@ class SpeechStreamSession:
         self.sample_rate = 24000
         self.frame_sizes: tuple[int, ...] = ()
         self.stream_audio = True
+        self.audio_format = FORMATS["pcm"]
         self._params: SynthParams | None = None
         self._assembler = SentenceAssembler(self._rules())
         self._utterance: Utterance | None = None
@@ -230,16 +252,14 @@ class SpeechStreamSession:
         """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
         speech = parse_speech_request(body, self.limits, with_input=False)
         check_model(self.scheduler, speech.model)
-        if speech.response_format not in (None, "pcm"):
-            raise with_param(
-                UnsupportedFormat("this socket sends pcm (s16le mono) frames"), "response_format"
-            )
+        fmt = pick_format(speech.response_format or "pcm")
         stream_audio = body.get("stream_audio", True)
         if not isinstance(stream_audio, bool):
             raise with_param(BadRequest("stream_audio must be a boolean"), "stream_audio")
         self._params = await synth_params(self.app, speech)
         self.stream_audio = stream_audio
-        await self.send_json(SessionConfigured(self._sample_rate()).to_dict())
+        self.audio_format = fmt
+        await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).to_dict())
 
     def _sample_rate(self) -> int:
         self.sample_rate = engine_info(self.scheduler).sample_rate
