@@ -31,7 +31,7 @@ QNN HTP simulator (onnxruntime-qnn 2.7.0, x86-64), checked with the `tiny` decod
 The text encoder has a data-dependent output shape and stays on CPU; the vocoder uses Range/Mod/Cos/Sin on
 int64 frame indices and is best left on CPU too.
 
-CLI: `python -m npu_worker.engine.zipvoice.synthetic_model DIR --size tiny|full [--precision fp32 int8]`.
+CLI: `python -m npu_worker.testing.zipvoice_model DIR --size tiny|full [--precision fp32 int8]`.
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ import numpy as np
 import onnx
 
 from npu_worker.audio import wav_bytes
-from npu_worker.engine.zipvoice import _synthetic_graphs as graphs
-from npu_worker.engine.zipvoice import _synthetic_voice as voice
-from npu_worker.engine.zipvoice._synthetic_graphs import DecoderShape
-from npu_worker.engine.zipvoice._synthetic_layers import GraphBuilder, LayerDims
+from npu_worker.testing import _zipvoice_graphs as graphs
+from npu_worker.testing import _zipvoice_voice as voice
+from npu_worker.testing._zipvoice_graphs import DecoderShape
+from npu_worker.testing._zipvoice_layers import GraphBuilder, LayerDims
 
 REFERENCE_TEXT = "안녕하세요, 오늘은 발표를 시작하겠습니다."
 REFERENCE_WAV = "reference_ko.wav"
@@ -125,7 +125,7 @@ def builder_fingerprint() -> str:
     digest = hashlib.sha256()
     for module in (graphs, voice, sys.modules[__name__]):
         digest.update(Path(str(module.__file__)).read_bytes())
-    digest.update(Path(graphs.__file__).with_name("_synthetic_layers.py").read_bytes())
+    digest.update(Path(graphs.__file__).with_name("_zipvoice_layers.py").read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -319,7 +319,7 @@ def build_model_dir(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command's options (shared by `python -m ...synthetic_model` and `npu-worker make-test-model`)."""
+    """The command's options (`python -m npu_worker.testing.zipvoice_model` and `npu-worker make-test-model`)."""
     parser.add_argument("dir", help="output model directory")
     parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="tiny: tests; full: real cost")
     parser.add_argument("--precision", nargs="+", choices=("fp32", "int8"), default=["fp32", "int8"])

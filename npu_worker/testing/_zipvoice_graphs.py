@@ -29,7 +29,7 @@ import numpy as np
 import onnx
 from onnx import helper as oh
 
-from npu_worker.engine.zipvoice._synthetic_layers import (
+from npu_worker.testing._zipvoice_layers import (
     FLOAT,
     INT64,
     OPSET,

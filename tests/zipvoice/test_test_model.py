@@ -12,8 +12,8 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from npu_worker.engine.zipvoice import _synthetic_voice as voice
-from npu_worker.engine.zipvoice import synthetic_model as sm
+from npu_worker.testing import _zipvoice_voice as voice
+from npu_worker.testing import zipvoice_model as sm
 
 STEPS_8 = [0.0, 1 / 15, 1 / 7, 3 / 13, 1 / 3, 5 / 11, 3 / 5, 7 / 9, 1.0]
 

@@ -1,5 +1,5 @@
 """Graph-building blocks for the synthetic ZipVoice model: a small builder over `onnx.helper` and
-Zipformer-like layers with the real model's dimensions (see _synthetic_graphs for the three models).
+Zipformer-like layers with the real model's dimensions (see _zipvoice_graphs for the three models).
 
 Opset 13 like the real export: Unsqueeze/Squeeze/Split/ReduceSum take axes/splits as inputs.
 Two patterns are avoided because the QNN HTP simulator failed to finalize them in fp32 mode: Pad with
