@@ -51,8 +51,11 @@ import onnx
 from npu_worker.audio import wav_bytes
 from npu_worker.testing import _zipvoice_graphs as graphs
 from npu_worker.testing import _zipvoice_voice as voice
-from npu_worker.testing._zipvoice_graphs import DecoderShape
-from npu_worker.testing._zipvoice_layers import GraphBuilder, LayerDims
+from npu_worker.testing import _zipvoice_nets as nets
+from npu_worker.testing._onnx_trace import Tracer
+from npu_worker.testing._zipformer import LayerDims
+from npu_worker.testing._zipvoice_layers import GraphBuilder
+from npu_worker.testing._zipvoice_nets import DecoderShape
 
 REFERENCE_TEXT = "안녕하세요, 오늘은 발표를 시작하겠습니다."
 REFERENCE_WAV = "reference_ko.wav"
@@ -83,19 +86,19 @@ class ModelSize:
 
 SIZES: dict[str, ModelSize] = {
     "tiny": ModelSize(
-        text_dims=LayerDims(32, 64, 2, 5, query_head_dim=8, value_head_dim=4, pos_head_dim=4, pos_dim=8),
+        text_dims=LayerDims(64, 128, 4, 9),
         text_layers=1,
-        text_embed_dim=32,
+        text_embed_dim=64,
         decoder=DecoderShape(
-            LayerDims(64, 128, 4, 7, query_head_dim=8, value_head_dim=4, pos_head_dim=4, pos_dim=8),
-            layers=(1, 1, 1),
-            downsampling=(1, 2, 1),
-            kernels=(7, 5, 7),
-            time_embed_dim=32,
+            LayerDims(64, 128, 4, 31),
+            layers=(1, 1, 1, 1, 1),
+            downsampling=(1, 2, 4, 2, 1),
+            kernels=(31, 15, 7, 15, 31),
+            time_embed_dim=64,
         ),
-        vocoder_dim=32,
-        vocoder_intermediate=64,
-        vocoder_layers=1,
+        vocoder_dim=64,
+        vocoder_intermediate=128,
+        vocoder_layers=2,
     ),
     "full": ModelSize(
         text_dims=LayerDims(192, 512, 4, 9),
@@ -113,6 +116,7 @@ SIZES: dict[str, ModelSize] = {
         vocoder_layers=8,
     ),
 }
+"""`tiny`: the widths of a small structure export (dims 64, one layer per stack); `full`: ZipVoice-Distill."""
 
 FILE_NAMES = {
     "official": {"encoder": "text_encoder", "decoder": "fm_decoder", "int8": "_int8"},
@@ -123,9 +127,8 @@ FILE_NAMES = {
 def builder_fingerprint() -> str:
     """Hash of the builder's sources: a cached model built by another version is rebuilt."""
     digest = hashlib.sha256()
-    for module in (graphs, voice, sys.modules[__name__]):
-        digest.update(Path(str(module.__file__)).read_bytes())
-    digest.update(Path(graphs.__file__).with_name("_zipvoice_layers.py").read_bytes())
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -179,27 +182,26 @@ def _fix_dims(model: onnx.ModelProto, fixed: Mapping[str, int]) -> None:
 
 
 def build_text_encoder(size: ModelSize, tokens: list[str], use_pinyin: bool, seed: int) -> onnx.ModelProto:
-    g = GraphBuilder(seed)
+    g = Tracer(seed)
     table = voice.token_feature_table(tokens)
-    inputs, outputs = graphs.text_encoder(
-        g, table, tokens.index("_"), size.text_embed_dim, size.text_layers, size.text_dims
-    )
+    inputs, outputs = nets.text_encoder(g, table, size.text_embed_dim, size.text_layers, size.text_dims)
     metadata = {
         "version": "1",
         "model_author": "k2-fsa",
         "comment": "ZipVoice text encoder (synthetic, npu-worker)",
         "use_espeak": "1",
         "use_pinyin": "1" if use_pinyin else "0",
+        "random_weights": "1",
     }
-    return graphs.make_model(g, inputs, outputs, "text_encoder", metadata)
+    return g.make_model("main_graph", inputs, outputs, metadata)
 
 
 def build_fm_decoder(
     size: ModelSize, tokens: list[str], distill: bool, seed: int, fixed_shapes: Mapping[str, int] | None
 ) -> onnx.ModelProto:
-    g = GraphBuilder(seed + 1)
+    g = Tracer(seed + 1)
     mean_feature = voice.token_feature_table(tokens).mean(axis=0)
-    inputs, outputs = graphs.fm_decoder(g, size.decoder, mean_feature, distill, ["N", "T"])
+    inputs, outputs = nets.fm_decoder(g, size.decoder, mean_feature, distill)
     metadata = {
         "version": "1",
         "model_author": "k2-fsa",
@@ -210,8 +212,9 @@ def build_fm_decoder(
         "hop_length": str(voice.HOP),
         "window_length": str(voice.N_FFT),
         "num_mels": str(voice.NUM_MELS),
+        "random_weights": "1",
     }
-    model = graphs.make_model(g, inputs, outputs, "fm_decoder", metadata)
+    model = g.make_model("main_graph", inputs, outputs, metadata)
     if fixed_shapes:
         _fix_dims(model, fixed_shapes)
     return model

@@ -89,7 +89,10 @@ def test_text_encoder_signature_and_metadata(model_dir: Path) -> None:
         ("prompt_features_len", "tensor(int64)", []),
         ("speed", "tensor(float)", []),
     ]
-    assert signature(s.get_outputs()) == [("text_condition", "tensor(float)", ["N", "T", 100])]
+    # the real export leaves the feature axis symbolic (named after its Concat)
+    assert signature(s.get_outputs()) == [
+        ("text_condition", "tensor(float)", ["N", "T", "Concattext_condition_dim_2"])
+    ]
     meta = metadata(model_dir / "text_encoder.onnx")
     assert (meta["use_espeak"], meta["use_pinyin"], meta["version"]) == ("1", "0", "1")
 
@@ -273,37 +276,3 @@ def test_full_size_has_the_real_parameter_counts() -> None:
     assert decoder == pytest.approx(118.5e6, rel=0.01)
     assert encoder == pytest.approx(4.2e6, rel=0.03)
     assert vocoder == pytest.approx(13.5e6, rel=0.02)
-
-
-def qnn_devices() -> list:
-    """The QNN plugin's devices, registering the plugin once per process (as providers.py does)."""
-    qnn = pytest.importorskip("onnxruntime_qnn")
-    if not any(d.ep_name == "QNNExecutionProvider" for d in ort.get_ep_devices()):
-        ort.register_execution_provider_library("QNNExecutionProvider", qnn.get_library_path())
-    return [d for d in ort.get_ep_devices() if d.ep_name == "QNNExecutionProvider"]
-
-
-def test_tiny_fixed_shape_decoder_runs_whole_on_the_htp_simulator_in_fp16(tmp_path: Path) -> None:
-    """The docstring's QNN claim: every node on QNN, output within fp16 tolerance of CPU."""
-    frames = 64
-    out = sm.build_model_dir(tmp_path, "tiny", ("fp32",), {"N": 1, "T": frames})
-    options = ort.SessionOptions()
-    options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
-    options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-    options.add_provider_for_devices(qnn_devices()[:1], sm.QNN_SIMULATOR_OPTIONS)
-    qnn = ort.InferenceSession(str(out / "fm_decoder.onnx"), options)
-    placed = {group.ep_name for group in qnn.get_provider_graph_assignment_info()}
-    assert placed == {"QNNExecutionProvider"}
-    rng = np.random.default_rng(0)
-    condition = encode(out, 40, 4, 8, 1.0)[:, :frames]
-    speech = np.zeros((1, frames, 100), np.float32)
-    speech[:, :20] = voice.log_mel(voice.reference_speech())[:20]
-    feeds = {
-        "t": np.array(0.3, np.float32),
-        "x": rng.standard_normal((1, frames, 100)).astype(np.float32),
-        "text_condition": condition,
-        "speech_condition": speech,
-        "guidance_scale": np.array(3.0, np.float32),
-    }
-    expected = session(out / "fm_decoder.onnx").run(None, feeds)[0]
-    assert np.abs(qnn.run(None, feeds)[0] - expected).max() < 2e-2
