@@ -105,7 +105,9 @@ class Tracer:
         return (self.rng.standard_normal(tuple(shape)) * std).astype(np.float32)
 
     def matmul_weight(self, d_in: int, d_out: int, gain: float = 1.0) -> str:
-        return self.param(self.global_name("onnx::MatMul"), self.random((d_in, d_out), gain / math.sqrt(d_in)))
+        return self.param(
+            self.global_name("onnx::MatMul"), self.random((d_in, d_out), gain / math.sqrt(d_in))
+        )
 
     # --- torch-like helpers -------------------------------------------------------------------------------
     def size(self, x: str, axis: int) -> str:
@@ -136,7 +138,11 @@ class Tracer:
         """`x[start:end]` on one axis; 0-d tensor bounds are unsqueezed first."""
 
         def bound(value: Dim) -> str:
-            return self.const([value]) if isinstance(value, int) else self.op("Unsqueeze", [value, self.const([0])])
+            return (
+                self.const([value])
+                if isinstance(value, int)
+                else self.op("Unsqueeze", [value, self.const([0])])
+            )
 
         axes = self.const([axis])
         return self.op("Slice", [x, bound(start), bound(end), axes, self.const([step])])
@@ -176,9 +182,7 @@ class Tracer:
         b = self.param(f"{prefix}.bias", self.random((d_out,), 0.02))
         return self.op("Gemm", [x, w, b], alpha=1.0, beta=1.0, transB=1)
 
-    def make_model(
-        self, name: str, inputs: list, outputs: list, metadata: dict[str, str]
-    ) -> onnx.ModelProto:
+    def make_model(self, name: str, inputs: list, outputs: list, metadata: dict[str, str]) -> onnx.ModelProto:
         graph = oh.make_graph(self.nodes, name, inputs, outputs, initializer=self.initializers)
         model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", OPSET)], producer_name="npu-worker")
         model.ir_version = 7

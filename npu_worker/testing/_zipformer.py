@@ -44,7 +44,7 @@ def layer_parameter_count(d: LayerDims) -> int:
     count += c * 3 * hidden + 3 * hidden + hidden * c + c
     count += 2 * (c * h * d.value_head_dim + h * d.value_head_dim + h * d.value_head_dim * c + c)
     count += 2 * (c * 2 * c + 2 * c + c * d.kernel + c + c * c + c)
-    return count + 2 * c + 1 + 2 * c  # norm bias + log_scale, two bypass scales
+    return count + c + 1 + 2 * c  # norm bias + log_scale, two bypass scales
 
 
 def swoosh_linear(g: Tracer, x: str, kind: str, d_in: int, d_out: int, prefix: str) -> str:
@@ -53,18 +53,33 @@ def swoosh_linear(g: Tracer, x: str, kind: str, d_in: int, d_out: int, prefix: s
     with g.scope("out_proj"):
         x = g.op("Cast", [x], to=FLOAT)
         shifted = g.op("Sub", [x, g.const(shift)])
-        softplus = g.op("Cast", [g.op("Log", [g.op("Add", [g.op("Exp", [shifted]), g.const(1.0)])])], to=FLOAT)
+        softplus = g.op(
+            "Cast", [g.op("Log", [g.op("Add", [g.op("Exp", [shifted]), g.const(1.0)])])], to=FLOAT
+        )
         softplus = g.op("Where", [g.op("Equal", [softplus, g.const(np.inf)]), shifted, softplus])
         y = g.op("Sub", [g.op("Sub", [softplus, g.op("Mul", [x, g.const(0.08)])]), g.const(offset)])
         w = g.matmul_weight(d_in, d_out)
-        return g.op("Add", [g.param(f"{prefix}.out_proj.bias", g.random((d_out,), 0.02)), g.op("MatMul", [y, w])])
+        return g.op(
+            "Add", [g.param(f"{prefix}.out_proj.bias", g.random((d_out,), 0.02)), g.op("MatMul", [y, w])]
+        )
 
 
 def swoosh_r(g: Tracer, x: str) -> str:
     """The SwooshR module on its own (time embeddings): logaddexp(0, x − 1) − 0.08·x − 0.313."""
     shifted = g.op("Sub", [x, g.const(1.0)])
     largest = g.op("Max", [g.const(0.0), shifted])
-    tail = g.op("Log", [g.op("Add", [g.const(1.0), g.op("Exp", [g.op("Neg", [g.op("Abs", [g.op("Sub", [g.const(0.0), shifted])])])])])])
+    tail = g.op(
+        "Log",
+        [
+            g.op(
+                "Add",
+                [
+                    g.const(1.0),
+                    g.op("Exp", [g.op("Neg", [g.op("Abs", [g.op("Sub", [g.const(0.0), shifted])])])]),
+                ],
+            )
+        ],
+    )
     y = g.op("Sub", [g.op("Add", [largest, tail]), g.op("Mul", [x, g.const(0.08)])])
     return g.op("Sub", [y, g.const(0.313261687518223)])
 
@@ -99,14 +114,19 @@ def attention_weights(
     pos = g.op("Transpose", [g.reshape(pos, [-1, width, h, pd])], perm=[2, 0, 3, 1])
     pos_scores = g.op("MatMul", [p, pos])  # (H, N, T, 2T − 1)
     dims = [g.size(pos_scores, axis) for axis in range(4)]
-    rows = g.op("Range", [g.op("Cast", [g.op("Sub", [dims[2], g.const(1)])], to=INT64), g.const(-1), g.const(-1)])
+    rows = g.op(
+        "Range", [g.op("Cast", [g.op("Sub", [dims[2], g.const(1)])], to=INT64), g.const(-1), g.const(-1)]
+    )
     cols = g.op("Range", [g.const(0), g.op("Cast", [seq], to=INT64), g.const(1)])
     heads_batch = g.op("Mul", [dims[1], dims[0]])
     count = g.shape_of([heads_batch])
     ones = g.op("ConstantOfShape", [g.op("Shape", [count])], value=int64_one())
     rows = g.op("Tile", [g.op("Expand", [rows, ones]), g.shape_of([heads_batch])])
     index = g.op("Add", [g.op("Unsqueeze", [rows, g.const([-1])]), cols])
-    flat = g.op("Reshape", [pos_scores, g.op("Concat", [g.const([-1]), g.op("Unsqueeze", [dims[3], g.axes(0)])], axis=0)])
+    flat = g.op(
+        "Reshape",
+        [pos_scores, g.op("Concat", [g.const([-1]), g.op("Unsqueeze", [dims[3], g.axes(0)])], axis=0)],
+    )
     shifted = g.reshape(g.op("GatherElements", [flat, index], axis=1), [dims[0], dims[1], dims[2], seq])
     scores = g.op("Add", [scores, shifted])
     mask = None
@@ -166,10 +186,20 @@ def conv_module(g: Tracer, x: str, d: LayerDims, prefix: str, pad_mask: str | No
         masked = g.op("Cast", [g.op("Expand", [pad_mask, g.op("Shape", [y])])], to=BOOL)
         y = g.op("Where", [masked, g.const(0.0), y])
     with g.scope("depthwise_conv"):
-        w = g.param(f"{prefix}.depthwise_conv.weight", g.random((d.dim, 1, d.kernel), 1 / math.sqrt(d.kernel)))
+        w = g.param(
+            f"{prefix}.depthwise_conv.weight", g.random((d.dim, 1, d.kernel), 1 / math.sqrt(d.kernel))
+        )
         b = g.param(f"{prefix}.depthwise_conv.bias", g.random((d.dim,), 0.02))
         pad = d.kernel // 2
-        y = g.op("Conv", [y, w, b], dilations=[1], group=d.dim, kernel_shape=[d.kernel], pads=[pad, pad], strides=[1])
+        y = g.op(
+            "Conv",
+            [y, w, b],
+            dilations=[1],
+            group=d.dim,
+            kernel_shape=[d.kernel],
+            pads=[pad, pad],
+            strides=[1],
+        )
     y = g.op("Transpose", [y], perm=[2, 0, 1])
     return swoosh_linear(g, y, "r", d.dim, d.dim, prefix)
 
@@ -178,7 +208,9 @@ def bias_norm(g: Tracer, x: str, dim: int, prefix: str) -> str:
     """BiasNorm: x · exp(log_scale) / rms(x − bias)."""
     bias = g.param(f"{prefix}.bias", g.random((dim,), 0.02))
     log_scale = g.param(f"{prefix}.log_scale", np.zeros((), np.float32))
-    mean_square = g.op("ReduceMean", [g.op("Pow", [g.op("Sub", [x, bias]), g.const(2.0)])], axes=[2], keepdims=1)
+    mean_square = g.op(
+        "ReduceMean", [g.op("Pow", [g.op("Sub", [x, bias]), g.const(2.0)])], axes=[2], keepdims=1
+    )
     scale = g.op("Mul", [g.op("Pow", [mean_square, g.const(-0.5)]), g.op("Exp", [log_scale])])
     return g.op("Mul", [x, scale])
 
@@ -190,7 +222,13 @@ def bypass(g: Tracer, original: str, x: str, dim: int, prefix: str, scale: float
 
 
 def zipformer_layer(
-    g: Tracer, src: str, pos_emb: str, time_emb: str | None, d: LayerDims, prefix: str, mask: str | None = None
+    g: Tracer,
+    src: str,
+    pos_emb: str,
+    time_emb: str | None,
+    d: LayerDims,
+    prefix: str,
+    mask: str | None = None,
 ) -> str:
     """Zipformer2EncoderLayer (see the module docstring for the order of its parts)."""
     ffs = (d.feedforward * 3 // 4, d.feedforward, d.feedforward * 5 // 4)

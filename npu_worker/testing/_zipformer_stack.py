@@ -15,6 +15,7 @@ through atan, and expanded into cos/sin pairs; the last column is a constant 1.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 from onnx import helper as oh
@@ -43,19 +44,28 @@ def _long_input_branch(g: Tracer, seq: str, pos_dim: int) -> object:
     """The `If` else-branch: the table for 2T − 1 positions computed in the graph."""
     nodes: list = []
 
-    def node(op: str, inputs: list[str], **attrs: object) -> str:
+    def node(op: str, inputs: list[str], **attrs: Any) -> str:
         name = f"{g.scope_name()}/else/{op}_{len(nodes)}"
         nodes.append(oh.make_node(op, inputs, [name + "_out"], name=name, **attrs))
         return name + "_out"
 
-    def const(value: object, dtype: object) -> str:
+    def const(value: Any, dtype: Any) -> str:
         array = np.asarray(value, dtype=dtype)
         return node("Constant", [], value=numpy_helper.from_array(array))
 
     compression = math.sqrt(pos_dim)
     start = node("Neg", [node("Sub", [seq, const(1, np.int64)])])
-    x = node("Unsqueeze", [node("Cast", [node("Range", [start, seq, const(1, np.int64)])], to=FLOAT), const([1], np.int64)])
-    log = node("Sub", [node("Log", [node("Add", [node("Abs", [x]), const(compression, np.float32)])]), const(math.log(compression), np.float32)])
+    x = node(
+        "Unsqueeze",
+        [node("Cast", [node("Range", [start, seq, const(1, np.int64)])], to=FLOAT), const([1], np.int64)],
+    )
+    log = node(
+        "Sub",
+        [
+            node("Log", [node("Add", [node("Abs", [x]), const(compression, np.float32)])]),
+            const(math.log(compression), np.float32),
+        ],
+    )
     compressed = node("Mul", [node("Mul", [node("Sign", [x]), const(compression, np.float32)]), log])
     angles = node("Atan", [node("Div", [compressed, const(pos_dim / (2 * math.pi), np.float32)])])
     angles = node("Mul", [angles, const(1 + np.arange(pos_dim // 2), np.float32)])
@@ -82,7 +92,10 @@ def encoder_pos(g: Tracer, x: str, pos_dim: int) -> str:
         [oh.make_tensor_value_info(then_out, FLOAT, None)],
     )
     pe = g.op("If", [short], then_branch=then_graph, else_branch=_long_input_branch(g, seq, pos_dim))
-    centre = [g.op("Cast", [g.op("Cast", [g.op("Div", [g.size(pe, 0), g.const(2)])], to=INT64)], to=INT64) for _ in range(2)]
+    centre = [
+        g.op("Cast", [g.op("Cast", [g.op("Div", [g.size(pe, 0), g.const(2)])], to=INT64)], to=INT64)
+        for _ in range(2)
+    ]
     start = g.op("Add", [g.op("Sub", [centre[0], seq]), g.const(1)])
     end = g.op("Add", [centre[1], seq])
     window = g.slice(pe, 0, start, end)
@@ -136,7 +149,15 @@ def stack_layers(
 
 
 def decoder_stack(
-    g: Tracer, x: str, index: int, layers: int, factor: int, d: LayerDims, time_embed: str, time_dim: int, shared: dict
+    g: Tracer,
+    x: str,
+    index: int,
+    layers: int,
+    factor: int,
+    d: LayerDims,
+    time_embed: str,
+    time_dim: int,
+    shared: dict,
 ) -> str:
     """One of the decoder's stacks; `shared` carries the SwooshR of the time embedding, computed once."""
     prefix = f"fm_decoder.encoders.{index}"

@@ -24,8 +24,8 @@ import numpy as np
 from onnx import helper as oh
 
 from npu_worker.testing._onnx_trace import FLOAT, INT64, Tracer
-from npu_worker.testing._zipformer import LayerDims, swoosh_r
-from npu_worker.testing._zipformer_stack import decoder_stack, stack_layers
+from npu_worker.testing._zipformer import LayerDims, layer_parameter_count, swoosh_r
+from npu_worker.testing._zipformer_stack import decoder_stack, stack_layers, stack_parameter_count
 
 GUIDANCE_EMBED_DIM = 192
 """TTSZipformer's guidance-scale embedding width (fixed in code, not a config value)."""
@@ -59,16 +59,25 @@ def _per_batch(g: Tracer, scalar: str, batch: str) -> str:
 def _decoder_guide(g: Tracer, shape_feat: np.ndarray, net: str, t: str, guidance: str) -> str:
     """Adds the analytic velocity (see the module docstring) to the network's (N, T, C) output."""
     with g.scope("guide"):
-        prompt = g.op("Where", [g.op("Equal", ["speech_condition", g.const(0.0)]), g.const(0.0), g.const(1.0)])
-        contrast = g.op("Mul", [g.op("Sub", ["text_condition", g.const(shape_feat)]), g.op("Mul", [guidance, g.const(0.1)])])
+        prompt = g.op(
+            "Where", [g.op("Equal", ["speech_condition", g.const(0.0)]), g.const(0.0), g.const(1.0)]
+        )
+        contrast = g.op(
+            "Mul",
+            [g.op("Sub", ["text_condition", g.const(shape_feat)]), g.op("Mul", [guidance, g.const(0.1)])],
+        )
         text_target = g.op("Add", ["text_condition", contrast])
-        target = g.op("Add", ["speech_condition", g.op("Sub", [text_target, g.op("Mul", [prompt, text_target])])])
+        target = g.op(
+            "Add", ["speech_condition", g.op("Sub", [text_target, g.op("Mul", [prompt, text_target])])]
+        )
         rate = g.op("Sub", [g.const(1.0), g.op("Mul", [t, g.const(0.95)])])
         velocity = g.op("Div", [g.op("Sub", [target, "x"]), rate])
         return g.output("Add", [net, velocity], "v")
 
 
-def _decoder_net(g: Tracer, xt: str, time_values: str, guidance_values: str | None, shape: DecoderShape) -> str:
+def _decoder_net(
+    g: Tracer, xt: str, time_values: str, guidance_values: str | None, shape: DecoderShape
+) -> str:
     """TTSZipformer: (N, T, 300) → (N, T, 100)."""
     d, e = shape.dims, shape.time_embed_dim
     with g.scope("fm_decoder"):
@@ -122,7 +131,7 @@ def fm_decoder(g: Tracer, shape: DecoderShape, mean_feature: np.ndarray, distill
         gain = g.op("Add", [g.const(1.0), guide_scale])
         net = g.op("Sub", [g.op("Mul", [gain, cond]), g.op("Mul", [guide_scale, uncond])])
     _decoder_guide(g, mean_feature, net, "t", guide_scale)
-    frames = ["N", "T", 100]
+    frames: list[str | int | None] = ["N", "T", 100]
     inputs = [
         oh.make_tensor_value_info("t", FLOAT, []),
         oh.make_tensor_value_info("x", FLOAT, frames),
@@ -136,19 +145,38 @@ def fm_decoder(g: Tracer, shape: DecoderShape, mean_feature: np.ndarray, distill
 def _padded_tokens(g: Tracer) -> tuple[str, str, str]:
     """prompt_tokens + tokens + one padding token; the token count; the (1, T + 1) padding mask."""
     joined = g.op("Concat", ["prompt_tokens", "tokens"], axis=1)
-    pads = g.op("Concat", [g.const([0, 1]), g.op("ConstantOfShape", [g.const([2])], value=oh.make_tensor("z", INT64, [1], [0]))], axis=0)
-    pads = g.op("Transpose", [g.slice(g.op("Reshape", [pads, g.const([-1, 2])]), 0, -1, -(2**63) + 1, -1)], perm=[1, 0])
+    pads = g.op(
+        "Concat",
+        [
+            g.const([0, 1]),
+            g.op("ConstantOfShape", [g.const([2])], value=oh.make_tensor("z", INT64, [1], [0])),
+        ],
+        axis=0,
+    )
+    pads = g.op(
+        "Transpose",
+        [g.slice(g.op("Reshape", [pads, g.const([-1, 2])]), 0, -1, -(2**63) + 1, -1)],
+        perm=[1, 0],
+    )
     pads = g.op("Cast", [g.op("Reshape", [pads, g.const([-1])])], to=INT64)
     padded = g.op("Pad", [joined, pads, g.const(0)], mode="constant")
     count = g.op("Sub", [g.size(padded, 1), g.const(1)])
-    positions = g.op("Range", [g.const(0), g.op("Cast", [g.op("Add", [count, g.const(1)])], to=INT64), g.const(1)])
+    positions = g.op(
+        "Range", [g.const(0), g.op("Cast", [g.op("Add", [count, g.const(1)])], to=INT64), g.const(1)]
+    )
     mask = g.op("Unsqueeze", [g.op("Equal", [positions, count]), g.const([0])])
     return padded, count, mask
 
 
 def _frames(g: Tracer, count: str) -> tuple[str, str]:
     """F = ceil(P / Tp · (Tp + Nt) / speed) and floor(F / (Tp + Nt)), both 0-d int64."""
-    per_token = g.op("Div", [g.op("Cast", ["prompt_features_len"], to=FLOAT), g.op("Cast", [g.size("prompt_tokens", 1)], to=FLOAT)])
+    per_token = g.op(
+        "Div",
+        [
+            g.op("Cast", ["prompt_features_len"], to=FLOAT),
+            g.op("Cast", [g.size("prompt_tokens", 1)], to=FLOAT),
+        ],
+    )
     scaled = g.op("Div", [g.op("Mul", [per_token, g.op("Cast", [count], to=FLOAT)]), "speed"])
     frames = g.op("Cast", [g.op("Ceil", [scaled])], to=INT64)
     quotient = g.op("Div", [frames, count])
@@ -156,7 +184,9 @@ def _frames(g: Tracer, count: str) -> tuple[str, str]:
     inexact = g.op("Not", [g.op("Equal", [g.op("Mod", [frames, count], fmod=0), g.const(0)])])
     floor = g.op("Where", [g.op("And", [negative, inexact]), g.op("Sub", [quotient, g.const(1)]), quotient])
     scalar = g.const(np.zeros(0, np.int64))
-    return g.op("Reshape", [frames, scalar]), g.op("Reshape", [g.op("Cast", [floor], to=INT64), g.const(np.zeros(0, np.int64))])
+    return g.op("Reshape", [frames, scalar]), g.op(
+        "Reshape", [g.op("Cast", [floor], to=INT64), g.const(np.zeros(0, np.int64))]
+    )
 
 
 def text_encoder(
@@ -191,4 +221,21 @@ def text_encoder(
         oh.make_tensor_value_info("prompt_features_len", INT64, []),
         oh.make_tensor_value_info("speed", FLOAT, []),
     ]
-    return inputs, [oh.make_tensor_value_info("text_condition", FLOAT, ["N", "T", "Concattext_condition_dim_2"])]
+    return inputs, [
+        oh.make_tensor_value_info("text_condition", FLOAT, ["N", "T", "Concattext_condition_dim_2"])
+    ]
+
+
+def decoder_parameter_count(shape: DecoderShape, distill: bool = True) -> int:
+    """Weights of the flow-matching decoder, from the architecture (in_proj, embeddings, stacks, out_proj)."""
+    d, e = shape.dims, shape.time_embed_dim
+    count = 300 * d.dim + d.dim + (GUIDANCE_EMBED_DIM * e if distill else 0)
+    count += e * 2 * e + 2 * e + 2 * e * e + e + d.dim * 100 + 100
+    for layers, factor, kernel in zip(shape.layers, shape.downsampling, shape.kernels, strict=True):
+        count += stack_parameter_count(LayerDims(**{**d.__dict__, "kernel": kernel}), layers, factor, e)
+    return count
+
+
+def text_encoder_parameter_count(dims: LayerDims, layers: int, embed_dim: int) -> int:
+    """Weights of the text encoder without its token embedding."""
+    return embed_dim * dims.dim + dims.dim + layers * layer_parameter_count(dims) + dims.dim * 100 + 100
