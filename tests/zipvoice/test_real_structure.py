@@ -11,7 +11,9 @@ avoid), fixing T alone runs.
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
+import os
 import re
 from pathlib import Path
 
@@ -25,6 +27,10 @@ from npu_worker.testing import zipvoice_model as zm
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "data" / "zipvoice_tiny_structure"
 GRAPHS = ("fm_decoder.onnx", "text_encoder.onnx", "vocos_24khz.onnx")
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="reference export not beside the repo")
+qnn = pytest.mark.skipif(
+    importlib.util.find_spec("onnxruntime_qnn") is None or os.environ.get("NPU_WORKER_QNN_TESTS", "1") == "0",
+    reason="onnxruntime-qnn missing or NPU_WORKER_QNN_TESTS=0",
+)
 
 
 def network_nodes(path: Path) -> list[onnx.NodeProto]:
@@ -176,3 +182,53 @@ def test_text_encoder_output_follows_the_token_count_through_its_stack(tiny_mode
         }
         condition = session.run(None, feeds)[0]
         assert condition.shape == (1, int(np.ceil(40 / 5 * (5 + tokens))), 100)
+
+
+def htp_simulator_session(path: Path, options: dict[str, str]) -> ort.InferenceSession:
+    """The decoder at N=1, T=64 on the QNN HTP backend (the x86 simulator here), CPU fallback allowed."""
+    import onnxruntime_qnn
+
+    if not any(d.ep_name == "QNNExecutionProvider" for d in ort.get_ep_devices()):
+        ort.register_execution_provider_library("QNNExecutionProvider", onnxruntime_qnn.get_library_path())
+    session_options = ort.SessionOptions()
+    session_options.log_severity_level = 3
+    session_options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    session_options.add_free_dimension_override_by_name("N", 1)
+    session_options.add_free_dimension_override_by_name("T", 64)
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == "QNNExecutionProvider"]
+    session_options.add_provider_for_devices(devices[:1], options)
+    return ort.InferenceSession(str(path), session_options)
+
+
+def qnn_share(session: ort.InferenceSession) -> float:
+    counts = collections.Counter()
+    for group in session.get_provider_graph_assignment_info():
+        counts[group.ep_name] += len(group.get_nodes())
+    return counts["QNNExecutionProvider"] / sum(counts.values())
+
+
+@qnn
+def test_htp_simulator_treats_the_decoder_like_the_real_export(tiny_model_dir: Path) -> None:
+    """With bare HTP options the simulator cannot finalise the fixed-shape graph (as for the real export);
+    with fp16 and a SoC model it compiles, but the shape arithmetic falls back to the CPU."""
+    path = tiny_model_dir / "fm_decoder.onnx"
+    with pytest.raises(Exception, match="QNN_COMMON_ERROR_MEM_ALLOC"):
+        htp_simulator_session(path, {"backend_type": "htp"})
+    share = qnn_share(htp_simulator_session(path, zm.QNN_SIMULATOR_OPTIONS))
+    assert 0.5 < share < 0.9
+    if REFERENCE.is_dir():
+        reference = htp_simulator_session(REFERENCE / "fm_decoder.onnx", zm.QNN_SIMULATOR_OPTIONS)
+        assert share == pytest.approx(qnn_share(reference), abs=0.02)
+
+
+def test_zipvoice_without_distill_mixes_two_passes_in_the_graph(tmp_path: Path) -> None:
+    """`distill=False`: no guidance embedding; the export runs a batch of two and mixes them by guidance."""
+    out = zm.build_model_dir(tmp_path, "tiny", ("fp32",), distill=False)
+    path = out / "fm_decoder.onnx"
+    assert not any("guidance_scale_embed" in n.name for n in network_nodes(path))
+    assert zm.parameter_count(path) == zm.parameter_counts("tiny", distill=False)["fm_decoder"]
+    session = decoder_session(path)
+    feeds = decoder_feeds(50)
+    weak = session.run(None, feeds | {"guidance_scale": np.array(0.0, np.float32)})[0]
+    strong = session.run(None, feeds)[0]
+    assert weak.shape == (1, 50, 100) and not np.allclose(weak, strong)
