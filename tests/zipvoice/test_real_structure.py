@@ -21,11 +21,15 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
+from onnx import helper as oh
 
 from npu_worker.testing import zipvoice_model as zm
+from npu_worker.testing._onnx_trace import FLOAT, Tracer
+from npu_worker.testing._zipformer_stack import encoder_pos, positional_table
 
 REFERENCE = Path(__file__).resolve().parents[3] / "shared" / "data" / "zipvoice_tiny_structure"
 GRAPHS = ("fm_decoder.onnx", "text_encoder.onnx", "vocos_24khz.onnx")
+INT8_GRAPHS = ("fm_decoder_int8.onnx", "text_encoder_int8.onnx")
 needs_reference = pytest.mark.skipif(not REFERENCE.is_dir(), reason="reference export not beside the repo")
 qnn = pytest.mark.skipif(
     importlib.util.find_spec("onnxruntime_qnn") is None or os.environ.get("NPU_WORKER_QNN_TESTS", "1") == "0",
@@ -44,8 +48,9 @@ def histogram(path: Path) -> collections.Counter[str]:
 
 
 def module_names(path: Path) -> collections.Counter[str]:
-    """Node names without the per-module counter: `/fm_decoder/1/downsample/Reshape_1` → `…/Reshape`."""
-    return collections.Counter(re.sub(r"_\d+$", "", n.name) for n in network_nodes(path))
+    """Node names without per-module counters: `/fm_decoder/1/downsample/Reshape_1` → `…/Reshape`
+    (the quantiser names its nodes after tensors, `…/Unsqueeze_35_output_0_QuantizeLinear`)."""
+    return collections.Counter(re.sub(r"_\d+(?=_|$)", "", n.name) for n in network_nodes(path))
 
 
 def decoder_feeds(frames: int, seed: int = 0) -> dict[str, np.ndarray]:
@@ -70,13 +75,13 @@ def decoder_session(path: Path, fixed: dict[str, int] | None = None, level=None)
 
 
 @needs_reference
-@pytest.mark.parametrize("graph", GRAPHS)
+@pytest.mark.parametrize("graph", GRAPHS + INT8_GRAPHS)
 def test_op_types_and_counts_are_those_of_the_reference_export(graph: str, tiny_model_dir: Path) -> None:
     assert histogram(tiny_model_dir / graph) == histogram(REFERENCE / graph)
 
 
 @needs_reference
-@pytest.mark.parametrize("graph", GRAPHS)
+@pytest.mark.parametrize("graph", GRAPHS + INT8_GRAPHS)
 def test_module_node_names_are_those_of_the_reference_export(graph: str, tiny_model_dir: Path) -> None:
     assert module_names(tiny_model_dir / graph) == module_names(REFERENCE / graph)
 
@@ -136,7 +141,7 @@ def test_decoder_has_five_stacks_with_the_real_downsampling(tiny_model_dir: Path
     assert kernels == [31, 15, 7, 15, 31]
 
 
-@pytest.mark.parametrize("frames", [37, 64, 101, 128, 255, 256, 300])
+@pytest.mark.parametrize("frames", [1, 2, 37, 64, 101, 128, 255, 256, 300])
 def test_dynamic_shapes_run_at_any_length(frames: int, tiny_model_dir: Path) -> None:
     v = decoder_session(tiny_model_dir / "fm_decoder.onnx").run(None, decoder_feeds(frames))[0]
     assert v.shape == (1, frames, 100) and np.isfinite(v).all()
@@ -232,3 +237,21 @@ def test_zipvoice_without_distill_mixes_two_passes_in_the_graph(tmp_path: Path) 
     weak = session.run(None, feeds | {"guidance_scale": np.array(0.0, np.float32)})[0]
     strong = session.run(None, feeds)[0]
     assert weak.shape == (1, 50, 100) and not np.allclose(weak, strong)
+
+
+def test_positional_encoding_table_and_long_input_branch_agree() -> None:
+    """Up to 1000 frames the `If` takes the constant table, beyond it computes rows in the graph."""
+    g = Tracer(0)
+    g.output("Identity", [encoder_pos(g, "x", 48)], "pe")
+    model = g.make_model(
+        "pe",
+        [oh.make_tensor_value_info("x", FLOAT, ["T", 1, 4])],
+        [oh.make_tensor_value_info("pe", FLOAT, None)],
+        {},
+    )
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for frames in (1, 5, 1000, 1001, 1500):
+        pe = session.run(None, {"x": np.zeros((frames, 1, 4), np.float32)})[0]
+        expected = positional_table(np.arange(1 - frames, frames), 48)
+        assert pe.shape == (1, 2 * frames - 1, 48)
+        assert np.allclose(pe[0], expected, atol=1e-5)
