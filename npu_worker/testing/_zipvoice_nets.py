@@ -169,7 +169,7 @@ def _padded_tokens(g: Tracer) -> tuple[str, str, str]:
 
 
 def _frames(g: Tracer, count: str) -> tuple[str, str]:
-    """F = ceil(P / Tp · (Tp + Nt) / speed) and floor(F / (Tp + Nt)), both 0-d int64."""
+    """floor(F / (Tp + Nt)) and F = ceil(P / Tp · (Tp + Nt) / speed), both 0-d int64."""
     per_token = g.op(
         "Div",
         [
@@ -183,10 +183,9 @@ def _frames(g: Tracer, count: str) -> tuple[str, str]:
     negative = g.op("Xor", [g.op("Less", [frames, g.const(0)]), g.op("Less", [count, g.const(0)])])
     inexact = g.op("Not", [g.op("Equal", [g.op("Mod", [frames, count], fmod=0), g.const(0)])])
     floor = g.op("Where", [g.op("And", [negative, inexact]), g.op("Sub", [quotient, g.const(1)]), quotient])
-    scalar = g.const(np.zeros(0, np.int64))
-    return g.op("Reshape", [frames, scalar]), g.op(
-        "Reshape", [g.op("Cast", [floor], to=INT64), g.const(np.zeros(0, np.int64))]
-    )
+    per_token_frames = g.op("Cast", [floor], to=INT64)
+    scalar = np.zeros(0, np.int64)  # Reshape to shape []: scalars may be fed as [1]
+    return g.op("Reshape", [per_token_frames, g.const(scalar)]), g.op("Reshape", [frames, g.const(scalar)])
 
 
 def text_encoder(
@@ -208,7 +207,7 @@ def text_encoder(
         x = g.op("Transpose", [x], perm=[1, 0, 2])
     with g.scope("guide"):
         x = g.op("Add", [x, g.op("Gather", [g.const(token_table), padded], axis=0)])
-    frames, per_token = _frames(g, count)
+    per_token, frames = _frames(g, count)
     body = g.unsqueeze(g.slice(x, 1, 0, -1), 2)
     body = g.expand(body, [-1, -1, per_token, -1])
     body = g.reshape(body, [g.size(x, 0), -1, g.size(x, 2)])

@@ -296,7 +296,9 @@ def build_model_dir(
 
     `precisions`: "fp32" keeps the float files, "int8" adds quantized ones (the fp32 file is still written
     first because quantization starts from it, then removed if fp32 was not asked for).
-    `fixed_shapes`: symbolic dim values for the decoder, e.g. {"N": 1, "T": 128} (QNN tests).
+    `fixed_shapes`: symbolic dim values written into the decoder's signature, e.g. {"N": 1, "T": 127}; like
+    free-dimension overrides, an even T with N=1 fails at the first downsampling Reshape under
+    onnxruntime's full optimisation (the real export does the same).
     `distill`: ZipVoice-Distill decoder (one pass per step, guidance embedded) or ZipVoice (two passes).
     `layout`: "official" (text_encoder.onnx, fm_decoder.onnx, *_int8.onnx) or "sherpa" (encoder.onnx,
     decoder.onnx, *.int8.onnx).
