@@ -1,7 +1,7 @@
 """The test model has the real ZipVoice-Distill structure, and onnxruntime treats it like the real export.
 
 Compared with a small random-weight export of the real architecture when it lies beside the repository
-(../shared/data/zipvoice_tiny_structure, present in CI): same op types and counts, same module node names,
+(`REFERENCE` below; CI provides it): same op types and counts, same module node names,
 same parameter counts. The shape behaviour needs nothing outside the repository: dynamic shapes run at any
 T, fixing N=1 and an odd T runs, fixing N=1 and an even T fails at the first downsampling Reshape under
 ORT_ENABLE_ALL (a known onnxruntime behaviour on the real export that the engine's fixed-shape path must
