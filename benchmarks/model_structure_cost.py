@@ -1,9 +1,9 @@
 """Decoder cost of the generated test model next to a reference export of the real architecture.
 
-Both directories must have the same configuration (by default: the generator's `tiny` model, built into a
-temporary directory, and `REFERENCE`, a small random-weight export of ZipVoice-Distill with the same
-widths, beside the checkout). Calls are interleaved (generated, reference, per frame count and repeat) and the best
-of N is printed, so a busy machine slows both alike: equal figures mean equal per-frame work.
+Both directories must have the same configuration (by default: the generator's `tiny` model, built into
+a temporary directory, and `REFERENCE`, a small random-weight export of ZipVoice-Distill with the same
+widths, beside the checkout). Calls are interleaved (generated, reference, per frame count and repeat)
+and the best of N is printed, so a busy machine slows both alike: equal figures mean equal per-frame work.
 
     python benchmarks/model_structure_cost.py [--model-dir DIR] [--reference DIR] [--frames 470 1220]
 """
