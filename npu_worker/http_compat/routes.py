@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .. import PROTOCOL_VERSION
+from .. import PROTOCOL_VERSION, __version__
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..jobs.model import Job, LogEntry
 from ..jobs.scheduler import Scheduler
@@ -59,6 +59,7 @@ async def health(request: web.Request) -> web.Response:
         "device": info.device if info else None,
         "ref_wav": settings.ref_wav,
         "version": PROTOCOL_VERSION,
+        "package_version": __version__,
         "sample_rate": info.sample_rate if info else None,
         "model": info.model if info else None,
         "precision": info.precision if info else None,

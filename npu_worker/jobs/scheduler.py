@@ -25,7 +25,7 @@ import numpy as np
 
 from ..audio import LeadingSilenceTrimmer, read_wav, wav_bytes
 from ..config import Settings
-from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice
+from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice, check_language
 from ..files import write_atomic
 from ..paths import resolve_output_path, resolve_ref_wav
 from ..protocol import (
@@ -152,7 +152,8 @@ class Scheduler:
         return job
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
-        """Path checks (they touch the filesystem), queue bound, persistence, `start` event, queueing."""
+        """Language and path checks (they may block), queue bound, persistence, `start` event, queueing."""
+        check_language(self.engine, request.params.lang)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
         if request.params.ref_wav is not None:  # synthesise from the path that was checked, not the raw one
             job.params = replace(job.params, ref_wav=resolve_ref_wav(request.params.ref_wav, self.roots))
