@@ -101,7 +101,7 @@ def build_report(
     return {
         "command": command,
         "started_at": started,
-        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine_info(note, load_at_start),
         "config": config.public(),
         "health": result["health"],
@@ -121,7 +121,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))

@@ -58,7 +58,7 @@ class _Http:
                 retry_after = retry_after_of(response.headers.get("Retry-After"))
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {url}: {exc!r}") from exc
 
     async def json(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
@@ -66,7 +66,7 @@ class _Http:
         try:
             async with response:
                 return response.status, error_body_of(await response.read())
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
 
 
