@@ -74,6 +74,24 @@ async def health(request: web.Request) -> web.Response:
     return web.json_response(body, status=200 if info else 503)
 
 
+async def ready(request: web.Request) -> web.Response:
+    """200 only when a request would be served now (loaded, queue below its bound, not shutting down)."""
+    scheduler = request.app[SCHEDULER_KEY]
+    bound = request.app[SETTINGS_KEY].max_queue
+    waiting = scheduler.queue_size()
+    reason = None
+    if scheduler.load_error is not None:
+        reason = f"the engine failed to load: {scheduler.load_error}"
+    elif not scheduler.loaded:
+        reason = "the engine is still loading"
+    elif scheduler.draining:
+        reason = "shutting down"
+    elif waiting >= bound:
+        reason = f"the queue is full ({waiting} sections waiting, bound {bound})"
+    body = {"ready": reason is None, "reason": reason, "queue": waiting}
+    return web.json_response(body, status=200 if reason is None else 503)
+
+
 async def _wait_done(scheduler: Scheduler, job: Job) -> None:
     subscription = scheduler.subscribe(job)
     try:
@@ -185,6 +203,7 @@ async def job_list(request: web.Request) -> web.Response:
 
 def setup_http(app: web.Application) -> None:
     app.router.add_get("/health", health)
+    app.router.add_get("/ready", ready)
     app.router.add_post("/synth", synth)
     app.router.add_post("/synth_batch", synth_batch)
     app.router.add_get("/jobs", job_list)
