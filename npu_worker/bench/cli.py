@@ -16,9 +16,9 @@ import aiohttp
 
 from npu_worker.bench.load import LoadConfig, TargetNotAllowed, run_load
 from npu_worker.bench.report import load_average, machine_info, markdown, summarize_runs, write_report
+from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
-BASE_ENV, DEFAULT_BASE = "TTS_WORKER_BASE", "http://127.0.0.1:7768"
 
 
 def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
@@ -75,7 +75,7 @@ def add_bench_command(subparsers: Any) -> None:
 def _config(args: argparse.Namespace) -> LoadConfig:
     texts, lang = load_texts(args.texts)
     return LoadConfig(
-        base=(args.base or os.environ.get(BASE_ENV) or DEFAULT_BASE).rstrip("/"),
+        base=resolve_base(args.base),
         rates=tuple(float(r) for r in args.rps.split(",") if r.strip()),
         texts=texts,
         transports=tuple(t.strip() for t in args.transports.split(",") if t.strip()),
