@@ -15,7 +15,14 @@ from typing import Any
 import aiohttp
 
 from npu_worker.bench.load import LoadConfig, TargetNotAllowed, run_load
-from npu_worker.bench.report import load_average, machine_info, markdown, summarize_runs, write_report
+from npu_worker.bench.report import (
+    PLOT_HINT,
+    load_average,
+    machine_info,
+    markdown,
+    summarize_runs,
+    write_report,
+)
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
@@ -134,6 +141,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     paths = write_report(report, prefix)
     print(markdown(report))
     print("written: " + ", ".join(map(str, paths)), file=sys.stderr)
+    if not any(path.suffix == ".png" for path in paths):
+        print(PLOT_HINT, file=sys.stderr)
     return 0
 
 

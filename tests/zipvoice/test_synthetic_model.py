@@ -125,8 +125,8 @@ def test_vocoder_signature_and_metadata(model_dir: Path) -> None:
     ("prompt_frames", "prompt_tokens", "tokens", "speed", "frames"),
     [
         (281, 30, 100, 1.0, 1218),  # ceil(281/30·130)
-        (281, 30, 100, 1.5, 812),  # naive ONNX speed: 531 generated frames (ZIPVOICE.md)
-        (281, 30, 10, 2.0, 188),  # naive: 188 − 281 = −93 generated frames (ZIPVOICE.md)
+        (281, 30, 100, 1.5, 812),  # naive ONNX speed: 531 generated frames (docs/zipvoice.md)
+        (281, 30, 10, 2.0, 188),  # naive: 188 − 281 = −93 generated frames (docs/zipvoice.md)
         (10, 2, 4, 1.0, 30),  # the exporter's trace example
     ],
 )
