@@ -1,6 +1,6 @@
 """Seconds from SIGTERM to exit of an idle `npu-worker serve` (espeak backend), over a few runs.
 
-    python benchmarks/shutdown_time.py [runs]
+python benchmarks/shutdown_time.py [runs]
 """
 
 from __future__ import annotations

@@ -327,7 +327,9 @@ def test_a_second_connect_shares_the_first_and_close_says_1000(
 def test_a_file_that_cannot_be_loaded_says_why(open_player: Any) -> None:
     worker, page, console = open_player(ToneEngine())
     wait_for(page, "s.worker.state === 'ready'")
-    page.set_input_files("#file", {"name": "bad.json", "mimeType": "application/json", "buffer": b"\xff\xfe{"})
+    page.set_input_files(
+        "#file", {"name": "bad.json", "mimeType": "application/json", "buffer": b"\xff\xfe{"}
+    )
     wait_for(page, "s.message.includes('Could not load bad.json: it is not UTF-8 text')")
     big = {"name": "big.txt", "mimeType": "text/plain", "buffer": b"a" * (9 * 1024 * 1024)}
     page.set_input_files("#file", big)
