@@ -45,3 +45,18 @@ async def test_health_names_the_protocol_and_the_package_version(worker):
     body = await (await client.get("/health")).json()
     assert body["version"] == PROTOCOL_VERSION == "v1.0"
     assert body["package_version"] == __version__
+
+
+async def test_unknown_lang_on_the_websocket_is_an_error_event_and_the_connection_stays(worker):
+    client = await worker(engine=None)
+    async with client.ws_connect("/ws") as ws:
+        await ws.send_json({"type": "synth", "text": "hi", "lang": "xx-nowhere"})
+        event = await ws.receive_json()
+        assert event["event"] == "error" and event["error"].startswith("UnknownLanguage: ")
+        await ws.send_json({"type": "synth", "text": "안녕.", "lang": "ko"})  # the next request runs
+        kinds = []
+        while not kinds or kinds[-1] != "done":
+            message = await ws.receive()
+            if message.type.name == "TEXT":
+                kinds.append(message.json()["event"])
+        assert "error" not in kinds
