@@ -14,7 +14,7 @@ Sin, Range, Expand, Squeeze, Unsqueeze, Shape, Cast, Ceil, Pad, Mod, Where, Grea
 like the real export.
 
 Cost check (this 2-core VM, 2 threads, best of 4, load average ~1): one `full` decoder call takes 0.34 s
-(int8) / 0.55 s (fp32) at 470 frames and 0.80 s / 1.43 s at 1220 frames; ZIPVOICE.md gives ≈ 0.34 s and
+(int8) / 0.55 s (fp32) at 470 frames and 0.80 s / 1.43 s at 1220 frames; the figure given for the real architecture (not measured here) is ≈ 0.34 s and
 0.8–1.0 s (int8) for the real architecture with random weights, and fp32 ≈ 1.6× int8. The VM's speed itself
 drifts (the same call measured 0.19 s at another moment), so compare only interleaved runs.
 """

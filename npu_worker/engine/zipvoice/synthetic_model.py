@@ -4,7 +4,7 @@
 text_encoder.onnx, fm_decoder.onnx (and *_int8.onnx via onnxruntime's quantize_dynamic on MatMul, like
 the real exporter), vocos_24khz.onnx, tokens.txt, model.json, and a Korean reference voice
 (reference_ko.wav, 24 kHz ~3.8 s with edge silences, plus its transcript reference_ko.txt).
-Names, signatures, symbolic dims and metadata are those of the real files (ZIPVOICE.md):
+Names, signatures, symbolic dims and metadata are those of the real files (docs/zipvoice.md):
 - text_encoder: tokens int64 [N,T], prompt_tokens int64 [N,T] (the real export names both dims "T"),
   prompt_features_len int64 [], speed float [] → text_condition float [N,T,100]. Frame count
   F = ceil(P/Tp·(Tp+Nt)/speed) is computed in the graph, speed quirk included.
