@@ -71,13 +71,13 @@ def add_make_test_model_command(commands: argparse._SubParsersAction) -> None:
         help="write a synthetic ZipVoice ONNX model directory (tiny for tests, full for speed)",
     )
     try:
-        from .engine.zipvoice import synthetic_model
+        from .testing import zipvoice_model
     except ImportError as exc:  # onnx is not a runtime dependency
         message = f"make-test-model needs the `onnx` package: pip install 'npu-worker[bench]' ({exc})"
         parser.set_defaults(handler=lambda args: sys.exit(message))
         return
-    synthetic_model.add_arguments(parser)
-    parser.set_defaults(handler=synthetic_model.run)
+    zipvoice_model.add_arguments(parser)
+    parser.set_defaults(handler=zipvoice_model.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

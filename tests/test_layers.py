@@ -52,6 +52,11 @@ def test_engine_knows_nothing_of_jobs_or_views():
     )
 
 
+def test_server_code_never_imports_the_test_tooling():
+    for part in ("engine", "jobs", "http_compat", "ws_server", "app.py", "client", "bench"):
+        assert offenders(part, ("npu_worker.testing",)) == []
+
+
 def test_jobs_never_import_the_views():
     assert offenders("jobs", ("npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.app")) == []
 

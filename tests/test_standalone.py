@@ -9,7 +9,14 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 # Names of the planning documents and the data folder that sit beside the repository, never in it.
-OUTSIDE = ("ZIPVOICE" + ".md", "DESIGN" + ".md", "PROTOCOL" + ".md", "../" + "shared", "shared" + "/data", "shared" + "/seeds")
+OUTSIDE = (
+    "ZIPVOICE" + ".md",
+    "DESIGN" + ".md",
+    "PROTOCOL" + ".md",
+    "../" + "shared",
+    "shared" + "/data",
+    "shared" + "/seeds",
+)
 
 
 def tracked_text_files() -> list[Path]:
