@@ -16,7 +16,7 @@ const $ = (id) => document.getElementById(id);
 const base = workerBase();
 const query = new URLSearchParams(window.location.search);
 const token = query.get("token") || "";
-const contextRate = Number(query.get("rate")) || undefined; // ?rate=24000: force the AudioContext's rate
+let forcedRate = Number(query.get("rate")) || undefined; // ?rate=24000: force the AudioContext's rate
 const MAX_FILE_BYTES = 8 * 1024 * 1024; // the worker's default body bound: a larger lecture cannot be sent
 
 const state = {
@@ -103,7 +103,7 @@ async function pollHealth() {
 async function ensurePlayer() {
   if (!state.player) {
     // At the stream's rate: the browser converts to the device's rate (no resampling in script).
-    const sampleRate = contextRate || state.streamRate || state.worker.health?.sample_rate || undefined;
+    const sampleRate = forcedRate || state.streamRate || state.worker.health?.sample_rate || undefined;
     state.player = await Player.create({ sampleRate });
     state.streamRate = null;
     state.player.subscribe(onPlayerReport);
@@ -179,6 +179,7 @@ async function onRateMismatch({ streamRate, contextRate: playing }) {
   showMessage(`The worker now streams ${streamRate} Hz audio and the player ran at ${playing} Hz: ` +
     "press Play again for a player at the new rate.", "error");
   state.streamRate = streamRate;
+  forcedRate = undefined; // a forced rate that does not match the stream is given up
   const [channel, player] = [state.channel, state.player];
   state.channel = null;
   state.player = null;

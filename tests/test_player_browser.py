@@ -167,6 +167,27 @@ def test_a_context_at_the_stream_rate_plays_the_samples_as_they_came(open_player
     assert console.errors == []
 
 
+def test_a_stream_at_another_rate_is_not_played_and_the_next_play_uses_its_rate(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine(sample_rate=22050), open_page=False)
+    page.goto(worker.url + "?rate=24000")  # a context at 24 kHz for a 22.05 kHz stream
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0", 1)
+
+    page.click("#play")
+    wait_for(page, "s.message.includes('now streams 22050 Hz audio and the player ran at 24000 Hz')")
+    assert snapshot(page)["figures"]["playedFrames"] == 0  # nothing played at the wrong pitch
+    wait_until(lambda: worker.health()[1]["jobs_running"] == 0, "the mismatched request was not cancelled")
+
+    page.click("#play")
+    wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained")
+    state = snapshot(page)
+    assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 22050
+    assert state["figures"]["playedFrames"] == state["run"]["receivedSamples"] > 0
+    assert console.errors == []
+
+
 def test_cancel_mid_run_stops_playback_and_the_server_request(open_player: Any, lecture: Path) -> None:
     # Synthesis slower than real time: the request is surely still running when Cancel is pressed.
     engine = ToneEngine(delay_per_chunk=0.2)
