@@ -179,7 +179,7 @@ class SherpaRunner:
 
 def decoder_step_seconds(model_dir: Path, precision: str, threads: int, frames: tuple[int, ...]) -> dict:
     """Best-of-3 time of one decoder call at given frame counts: compares the synthetic model's cost with
-    the real model's (ZIPVOICE.md: int8, 2 threads, ≈ 0.34 s at 470 frames, 0.8–1.0 s at 1220)."""
+    the real model's (figure given for int8, 2 threads, not measured here: ≈ 0.34 s at 470 frames, 0.8–1.0 s at 1220)."""
     from npu_worker.engine.providers import RuntimeConfig, open_session
 
     files = model_files.locate(str(model_dir), precision, None)

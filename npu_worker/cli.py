@@ -12,6 +12,8 @@ from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .config import add_settings_arguments, load_settings
 
+SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
+
 
 def serve(args: argparse.Namespace) -> int:
     from aiohttp import web
@@ -32,7 +34,16 @@ def serve(args: argparse.Namespace) -> int:
         settings.host,
         settings.port,
     )
-    web.run_app(build_app(settings), host=settings.host, port=settings.port, print=None)
+    # After the running section is drained (app on_shutdown), streams of work that will not progress any
+    # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
+    web.run_app(
+        build_app(settings),
+        host=settings.host,
+        port=settings.port,
+        print=None,
+        shutdown_timeout=SHUTDOWN_TIMEOUT,
+    )
+    logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 
 

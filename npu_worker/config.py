@@ -107,6 +107,9 @@ class Settings:
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0), "WebSocket PCM chunk sizes in ms, growing; the last repeats", kind=_floats
     )
+    shutdown_grace: float = _opt(
+        30.0, "seconds a SIGTERM lets the running section finish before cancelling it"
+    )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
 
     def resolved_state_dir(self) -> Path:

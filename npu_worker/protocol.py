@@ -41,6 +41,7 @@ DuplicateIndex = _error("DuplicateIndex", 400, "Two sections of one batch share 
 TooManySections = _error("TooManySections", 400, "A batch has more sections than allowed.")
 OutputPathNotAllowed = _error("OutputPathNotAllowed", 400, "output_path is outside the allowed roots.")
 RefWavNotAllowed = _error("RefWavNotAllowed", 400, "ref_wav is outside the allowed roots or missing.")
+UnknownLanguage = _error("UnknownLanguage", 400, "The engine has no voice for the requested lang.")
 Unauthorized = _error("Unauthorized", 401, "A token is configured and the request lacks it.")
 OriginNotAllowed = _error("OriginNotAllowed", 403, "The browser origin is not in the allowed list.")
 JobNotFound = _error("JobNotFound", 404, "No job with this id.")

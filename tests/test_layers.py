@@ -1,4 +1,4 @@
-"""The import direction of DESIGN.md is checked, not hoped for."""
+"""The import direction of docs/architecture.md is checked, not hoped for."""
 
 from __future__ import annotations
 

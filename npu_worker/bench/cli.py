@@ -16,10 +16,17 @@ import aiohttp
 
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
 from npu_worker.bench.load import LoadConfig, TargetNotAllowed, run_load
-from npu_worker.bench.report import load_average, machine_info, markdown, summarize_runs, write_report
+from npu_worker.bench.report import (
+    PLOT_HINT,
+    load_average,
+    machine_info,
+    markdown,
+    summarize_runs,
+    write_report,
+)
+from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
-BASE_ENV, DEFAULT_BASE = "TTS_WORKER_BASE", "http://127.0.0.1:7768"
 
 
 def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
@@ -87,7 +94,7 @@ def add_bench_command(subparsers: Any) -> None:
 def _config(args: argparse.Namespace) -> LoadConfig:
     texts, lang = load_texts(args.texts)
     return LoadConfig(
-        base=(args.base or os.environ.get(BASE_ENV) or DEFAULT_BASE).rstrip("/"),
+        base=resolve_base(args.base),
         rates=tuple(float(r) for r in args.rps.split(",") if r.strip()),
         texts=texts,
         transports=tuple(t.strip() for t in args.transports.split(",") if t.strip()),
@@ -113,7 +120,7 @@ def build_report(
     return {
         "command": command,
         "started_at": started,
-        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine_info(note, load_at_start),
         "config": config.public(),
         "health": result["health"],
@@ -168,7 +175,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
@@ -181,6 +188,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     paths = write_report(report, prefix)
     print(markdown(report))
     print("written: " + ", ".join(map(str, paths)), file=sys.stderr)
+    if not any(path.suffix == ".png" for path in paths):
+        print(PLOT_HINT, file=sys.stderr)
     return 0
 
 
