@@ -152,9 +152,8 @@ def test_an_unknown_qnn_target_is_a_model_load_error(tiny_model_dir, tmp_path):
         engine.load()
 
 
-@pytest.mark.parametrize("which", ["tiny_model_dir", "real_structure_dir"])
-def test_the_encoder_fed_speed_for_frames_yields_exactly_that_many_frames(which, request):
-    model_dir = request.getfixturevalue(which)
+def test_the_encoder_fed_speed_for_frames_yields_exactly_that_many_frames(real_structure_dir):
+    model_dir = real_structure_dir
     encoder = runtime.TextEncoder(providers.open_session(model_dir / "text_encoder.onnx", "cpu", CONFIG))
     prompt_tokens, tokens, prompt_frames = [5] * 23, [7] * 61, 200
     planned = sampler.total_frames(prompt_frames, len(prompt_tokens), len(tokens), 1.0)
