@@ -40,6 +40,7 @@ from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.segmenter import split_sentences
 from npu_worker.engine.zipvoice.tokenizer import add_punctuation
+from npu_worker.engine_options import zipvoice_config
 from npu_worker.testing.zipvoice_model import (
     REFERENCE_WAV,
     SYNTHETIC_STAMP,
@@ -104,7 +105,7 @@ class EngineRunner:
             backend="zipvoice-onnx", model_dir=str(model_dir), ref_wav=str(ref_wav), precision=precision,
             num_steps=steps, threads=threads, device="cpu", state_dir=tempfile.mkdtemp(prefix="engine-rtf-"),
         )  # fmt: skip
-        self.engine: ZipVoiceEngine = create(settings)
+        self.engine: ZipVoiceEngine = create(zipvoice_config(settings))
         self.engine.load()
 
     def run(self, text: str, early_audio: bool = True, lang: str = "ko") -> Timing:

@@ -35,6 +35,7 @@ from npu_worker.config import Settings  # noqa: E402
 from npu_worker.engine.zipvoice import runtime, sampler  # noqa: E402
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine  # noqa: E402
 from npu_worker.engine.zipvoice.tokenizer import add_punctuation  # noqa: E402
+from npu_worker.engine_options import zipvoice_config  # noqa: E402
 
 LECTURE = ROOT / "npu_worker" / "bench" / "lecture_ko_39.json"
 BOUND = 0.005
@@ -115,7 +116,7 @@ def study(model_dir: str, ref_wav: str, precision: str, steps: int) -> dict[str,
         precision=precision,
         device="cpu",
     )
-    engine = ZipVoiceEngine(settings)
+    engine = ZipVoiceEngine(zipvoice_config(settings))
     engine.load()
     dynamic = engine.models.decoder
     session = dynamic.session  # a dynamic session computes any bucket size exactly like a fixed one

@@ -11,6 +11,7 @@ On x86-64 this is the HTP simulator.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 import time
@@ -20,11 +21,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from npu_worker.config import Settings  # noqa: E402
-from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, ZipVoiceOptions  # noqa: E402
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine  # noqa: E402
+from npu_worker.engine.zipvoice.options import ZipVoiceOptions  # noqa: E402
+from npu_worker.engine_options import zipvoice_config  # noqa: E402
 
 
 def timed_load(settings: Settings, buckets: tuple[int, ...]) -> tuple[float, str]:
-    engine = ZipVoiceEngine(settings, ZipVoiceOptions(buckets=buckets))
+    config = zipvoice_config(settings)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=buckets)))
     started = time.perf_counter()
     engine.load()
     seconds = time.perf_counter() - started

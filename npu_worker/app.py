@@ -11,7 +11,7 @@ from aiohttp import web
 from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
 from .engine.base import Engine
-from .engine.factory import create_engine
+from .engine_options import build_engine
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
@@ -20,6 +20,7 @@ from .jobs.scheduler import Scheduler
 from .openai_compat import setup_openai
 from .protocol import Limits
 from .ws_server import setup_ws
+from .ws_server.chunking import schedule_sizes
 
 log = logging.getLogger("npu_worker")
 
@@ -57,7 +58,9 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
     middlewares = [metrics_middleware, cors_middleware, error_middleware]  # outermost first
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=middlewares)
-    scheduler = Scheduler(engine if engine is not None else create_engine(settings), settings)
+    scheduler = Scheduler(engine if engine is not None else build_engine(settings), settings)
+    # The WebSocket chunk sizes depend on the engine's real sample rate, known once its model is loaded.
+    scheduler.load_checks.append(lambda info: schedule_sizes(settings.chunk_schedule_ms, info.sample_rate))
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = Limits(settings.max_text_chars, settings.max_sections)

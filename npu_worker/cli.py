@@ -36,8 +36,13 @@ def serve(args: argparse.Namespace) -> int:
     )
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
+    try:
+        app = build_app(settings)
+    except ValueError as exc:  # a setting that cannot work: say which, before listening
+        print(f"npu-worker serve: {exc}", file=sys.stderr)
+        return 2
     web.run_app(
-        build_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         print=None,

@@ -94,6 +94,18 @@ class Settings:
     first_prompt_max_seconds: float = _opt(
         2.0, "ZipVoice: prompt bound for the short first segment of a preview (earlier first audio)"
     )
+    prompt_max_pause_seconds: float = _opt(
+        0.4, "ZipVoice: pauses inside the reference prompt are shortened to this (official pipeline: 1 s)"
+    )
+    segment_seconds: float = _opt(
+        18.0, "ZipVoice: longest generated audio per segment (sentences are packed up to it)"
+    )
+    first_segment_seconds: float = _opt(
+        1.6, "ZipVoice: longest first segment of a preview (first audio comes after it is made)"
+    )
+    trim_edge_silence: bool = _opt(
+        True, "ZipVoice: cut silence at the start and end of each section's audio", kind=_bool
+    )
     seed: int = _opt(0, "default random seed (same seed + text = same samples)")
     threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)")
     heartbeat_interval: float = _opt(10.0, "seconds of silence on a stream before a heartbeat line")

@@ -10,9 +10,8 @@ import pytest
 import soxr
 
 from npu_worker.audio import audible_onset
-from npu_worker.config import Settings
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
-from npu_worker.engine.espeak import EspeakEngine, create, resample_pcm16
+from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create, resample_pcm16
 from npu_worker.engine.espeak_lib import clause_punctuation, get_espeak
 from npu_worker.protocol import EngineError, UnknownLanguage
 from tests.timing import seconds
@@ -35,7 +34,7 @@ def synthesize(engine: EspeakEngine, text: str, **options) -> tuple[list[np.ndar
 
 def test_engine_satisfies_the_engine_contract(engine):
     assert isinstance(engine, Engine)
-    assert isinstance(create(Settings()), EspeakEngine)
+    assert isinstance(create(EspeakConfig()), EspeakEngine)
 
 
 def test_info_reports_espeak_ng_on_cpu_at_24khz(engine):

@@ -59,8 +59,21 @@ def test_engine_knows_nothing_of_jobs_or_views():
     )
 
 
+def test_engine_is_built_from_explicit_inputs_not_the_server_settings():
+    assert offenders("engine", ("npu_worker.config", "npu_worker.engine_options")) == []
+
+
 def test_server_code_never_imports_the_test_tooling():
-    for part in ("engine", "jobs", "http_compat", "ws_server", "app.py", "client", "bench"):
+    for part in (
+        "engine",
+        "engine_options.py",
+        "jobs",
+        "http_compat",
+        "ws_server",
+        "app.py",
+        "client",
+        "bench",
+    ):
         assert offenders(part, ("npu_worker.testing",)) == []
 
 

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from npu_worker.audio import resample
-from npu_worker.config import Settings
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
-from npu_worker.engine.sovits import SovitsEngine, create
+from npu_worker.engine.sovits import SovitsConfig, SovitsEngine, create
 from npu_worker.protocol import EngineError, ModelLoadError
 from tests.sovits_standin import SovitsStandIn, tone
 
@@ -136,6 +135,6 @@ def test_close_removes_the_work_directory(engine):
 
 
 def test_create_uses_the_configured_sovits_base():
-    engine = create(Settings(sovits_base="http://127.0.0.1:7766/"))
+    engine = create(SovitsConfig("http://127.0.0.1:7766/"))
     assert isinstance(engine, SovitsEngine)
     assert engine.base == "http://127.0.0.1:7766"

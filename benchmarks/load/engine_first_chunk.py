@@ -30,7 +30,7 @@ from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
 from npu_worker.config import Settings
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.factory import create_engine
+from npu_worker.engine_options import build_engine
 
 
 def time_one(engine, text: str, lang: str, rate: int, early_audio: bool = True) -> dict:
@@ -80,7 +80,7 @@ def main() -> int:
         precision=args.precision,
         device=args.device,
     )
-    engine = create_engine(settings)
+    engine = build_engine(settings)
     loaded = time.perf_counter()
     engine.load()
     load_seconds = time.perf_counter() - loaded

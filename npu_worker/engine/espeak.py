@@ -8,11 +8,11 @@ chunks together equal a one-shot resample of the whole utterance).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import soxr
 
-from npu_worker.config import Settings
 from npu_worker.engine.base import EngineInfo, SynthesisRequest
 from npu_worker.engine.espeak_lib import EspeakLibrary, get_espeak
 from npu_worker.protocol import EngineError, UnknownLanguage
@@ -131,6 +131,15 @@ def resample_pcm16(chunks: Iterable[np.ndarray], from_rate: int, to_rate: int) -
         yield tail
 
 
-def create(settings: Settings) -> EspeakEngine:
-    """The engine for `--backend espeak` (it has no settings of its own)."""
+@dataclass(frozen=True)
+class EspeakConfig:
+    """espeak-ng has no options of its own: the library is found at load time."""
+
+    def validate(self) -> None:
+        return None
+
+
+def create(config: EspeakConfig) -> EspeakEngine:
+    """The engine for `--backend espeak`."""
+    config.validate()
     return EspeakEngine()

@@ -1,12 +1,13 @@
-"""Backend name → engine module. Each module exposes `create(settings) -> Engine`; imports are lazy so
-an unused backend's dependencies (onnxruntime for ZipVoice) are never required.
+"""Backend name + that backend's config → engine. Each backend module exposes `create(config) -> Engine`,
+which validates the config first; imports are lazy so an unused backend's dependencies (onnxruntime for
+ZipVoice) are never required. The configs are built by the server from its settings
+(npu_worker/engine_options.py); the engine package never sees those settings.
 """
 
 from __future__ import annotations
 
 import importlib
 
-from ..config import Settings
 from .base import Engine
 
 BACKENDS = {
@@ -16,11 +17,10 @@ BACKENDS = {
 }
 
 
-def create_engine(settings: Settings) -> Engine:
+def create_engine(backend: str, config: object) -> Engine:
+    """ValueError for an unknown backend or an invalid config, with the reason."""
     try:
-        module_name = BACKENDS[settings.backend]
+        module_name = BACKENDS[backend]
     except KeyError:
-        raise ValueError(
-            f"unknown backend {settings.backend!r}; choose one of {', '.join(BACKENDS)}"
-        ) from None
-    return importlib.import_module(module_name).create(settings)
+        raise ValueError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}") from None
+    return importlib.import_module(module_name).create(config)

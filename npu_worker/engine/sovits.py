@@ -13,16 +13,17 @@ import json
 import shutil
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from npu_worker.audio import read_wav, resample
-from npu_worker.config import Settings
 from npu_worker.engine.base import EngineInfo, SynthesisRequest
 from npu_worker.protocol import EngineError, ModelLoadError
 
@@ -172,6 +173,19 @@ def _error_text(error: urllib.error.HTTPError) -> str:
     return raw.decode("utf-8", errors="replace").strip()[:2000] or str(error.reason)
 
 
-def create(settings: Settings) -> SovitsEngine:
-    """The engine for `--backend sovits`, talking to `settings.sovits_base`."""
-    return SovitsEngine(settings.sovits_base)
+@dataclass(frozen=True)
+class SovitsConfig:
+    """Where the sovits_worker listens (`--sovits-base`)."""
+
+    base_url: str = "http://127.0.0.1:7766"
+
+    def validate(self) -> None:
+        parts = urllib.parse.urlsplit(self.base_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"the sovits_worker base URL must be http(s)://host:port, got {self.base_url!r}")
+
+
+def create(config: SovitsConfig) -> SovitsEngine:
+    """The engine for `--backend sovits`, its URL checked now."""
+    config.validate()
+    return SovitsEngine(config.base_url)

@@ -80,6 +80,8 @@ class Scheduler:
         self._thread: threading.Thread | None = None
         self._submitted_at: dict[str, float] = {}
         self.observer = SchedulerObserver()  # metrics hooks (no-op unless the app installs one)
+        # Checks of settings that depend on the loaded engine (its sample rate); a ValueError fails the load.
+        self.load_checks: list[Callable[[EngineInfo], object]] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -304,6 +306,7 @@ class Scheduler:
         try:
             self.engine.load()
             info = self.engine.info
+            self._check_settings(info)
         except WorkerError as exc:
             self.load_error = exc
         except Exception as exc:  # noqa: BLE001 - any load failure is a ModelLoadError for callers
@@ -316,6 +319,15 @@ class Scheduler:
         self.info = info
         log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
         return True
+
+    def _check_settings(self, info: EngineInfo) -> None:
+        for check in self.load_checks:
+            try:
+                check(info)
+            except ValueError as exc:
+                raise ModelLoadError(
+                    f"a setting does not fit this engine ({info.sample_rate} Hz): {exc}"
+                ) from None
 
     def _pick(self) -> tuple[Job, Section] | None:
         candidates = [j for j in self._active if j.pending and not j.cancel_requested.is_set()]

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from npu_worker.config import Settings
+from npu_worker.engine.zipvoice.options import ZipVoiceConfig
+from npu_worker.engine_options import zipvoice_config
 from npu_worker.testing.zipvoice_model import build_model_dir
 from tests.zipvoice.simple_decoder import write_simple_decoder
 
@@ -54,6 +56,11 @@ def engine_settings(model_dir: Path, state_dir: Path, **changes: object) -> Sett
         threads=1,
     )
     return base.replace(**changes)
+
+
+def engine_config(model_dir: Path, state_dir: Path, **changes: object) -> ZipVoiceConfig:
+    """The engine's config as the server builds it from `engine_settings(...)`."""
+    return zipvoice_config(engine_settings(model_dir, state_dir, **changes))
 
 
 SHARED_REAL_STRUCTURE = (

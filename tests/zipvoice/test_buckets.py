@@ -6,6 +6,7 @@ the bucketed decoder over every bucket, the padding bound, and the engine with `
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -17,9 +18,10 @@ from npu_worker.engine import providers
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import runtime, sampler
-from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, ZipVoiceOptions
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
-from tests.zipvoice.conftest import engine_settings
+from tests.zipvoice.conftest import engine_config
 
 CONFIG = RuntimeConfig(threads=1)
 BUCKETS = (63, 127)
@@ -131,8 +133,8 @@ def test_padding_to_a_bucket_changes_the_final_mel_by_at_most_half_a_percent(rea
 
 
 def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(tiny_model_dir, tmp_path):
-    settings = engine_settings(tiny_model_dir, tmp_path, fixed_shapes=True)
-    engine = ZipVoiceEngine(settings, ZipVoiceOptions(buckets=(255, 511, 767)))
+    config = engine_config(tiny_model_dir, tmp_path, fixed_shapes=True)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(255, 511, 767))))
     engine.load()
     assert engine.info.device == "cpu"
     decoder = engine.models.decoder
@@ -147,7 +149,7 @@ def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(tiny_model_di
 
 
 def test_an_unknown_qnn_target_is_a_model_load_error(tiny_model_dir, tmp_path):
-    engine = ZipVoiceEngine(engine_settings(tiny_model_dir, tmp_path, qnn_soc="sm9999"))
+    engine = ZipVoiceEngine(engine_config(tiny_model_dir, tmp_path, qnn_soc="sm9999"))
     with pytest.raises(ModelLoadError, match="unknown --qnn-soc 'sm9999'"):
         engine.load()
 

@@ -13,7 +13,7 @@ from npu_worker.engine.zipvoice import sampler
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.protocol import EngineError
-from tests.zipvoice.conftest import engine_settings
+from tests.zipvoice.conftest import engine_config
 
 MULTI = (
     "안녕하세요. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다. 먼저 강의 순서를 소개합니다."
@@ -22,7 +22,7 @@ MULTI = (
 
 @pytest.fixture(scope="module")
 def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ZipVoiceEngine:
-    engine = create(engine_settings(tiny_model_dir, tmp_path_factory.mktemp("state")))
+    engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
     engine.load()
     return engine
 
@@ -70,7 +70,7 @@ def test_same_seed_and_text_give_identical_samples(engine):
 
 
 def test_settings_seed_is_the_default_seed(tiny_model_dir, tmp_path):
-    engine = create(engine_settings(tiny_model_dir, tmp_path, seed=11))
+    engine = create(engine_config(tiny_model_dir, tmp_path, seed=11))
     engine.load()
     _, by_setting = synthesize(engine, "안녕하세요.")
     _, by_request = synthesize(engine, "안녕하세요.", seed=11)
@@ -143,10 +143,10 @@ def test_prompt_is_trimmed_and_bounded(engine):
 
 
 def test_distill_defaults_apply_unless_settings_override(tiny_model_dir, tmp_path):
-    engine = create(engine_settings(tiny_model_dir, tmp_path, num_steps=None, guidance_scale=None))
+    engine = create(engine_config(tiny_model_dir, tmp_path, num_steps=None, guidance_scale=None))
     engine.load()
     assert (engine.num_steps, engine.guidance_scale) == (8, 3.0)
-    custom = create(engine_settings(tiny_model_dir, tmp_path, num_steps=6, guidance_scale=2.0))
+    custom = create(engine_config(tiny_model_dir, tmp_path, num_steps=6, guidance_scale=2.0))
     custom.load()
     assert (custom.num_steps, custom.guidance_scale) == (6, 2.0)
 

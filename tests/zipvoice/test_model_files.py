@@ -12,7 +12,7 @@ from npu_worker.engine.zipvoice.engine import create
 from npu_worker.engine.zipvoice.model_files import locate
 from npu_worker.protocol import ModelLoadError
 from npu_worker.testing.zipvoice_model import build_model_dir
-from tests.zipvoice.conftest import engine_settings
+from tests.zipvoice.conftest import engine_config
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def test_official_layout_finds_fp32_and_int8_files(tiny_model_dir):
 def test_sherpa_layout_int8_loads_and_speaks(sherpa_dir, tmp_path):
     files = locate(str(sherpa_dir), "int8")
     assert (files.encoder.name, files.decoder.name) == ("encoder.int8.onnx", "decoder.int8.onnx")
-    engine = create(engine_settings(sherpa_dir, tmp_path, precision="int8"))
+    engine = create(engine_config(sherpa_dir, tmp_path, precision="int8"))
     engine.load()
     assert engine.info.precision == "int8"
     assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
@@ -79,12 +79,12 @@ def test_a_missing_model_dir_is_a_model_load_error(tmp_path):
 
 def test_a_corrupt_decoder_is_a_model_load_error_naming_it(broken_dir, tmp_path):
     (broken_dir / "fm_decoder.onnx").write_bytes(b"not an onnx file")
-    engine = create(engine_settings(broken_dir, tmp_path))
+    engine = create(engine_config(broken_dir, tmp_path))
     with pytest.raises(ModelLoadError, match="fm_decoder.onnx"):
         engine.load()
 
 
 def test_an_unreadable_default_reference_is_a_model_load_error(tiny_model_dir, tmp_path):
-    engine = create(engine_settings(tiny_model_dir, tmp_path, ref_wav=str(tmp_path / "missing.wav")))
+    engine = create(engine_config(tiny_model_dir, tmp_path, ref_wav=str(tmp_path / "missing.wav")))
     with pytest.raises(ModelLoadError, match="cannot read reference wav .*missing.wav"):
         engine.load()

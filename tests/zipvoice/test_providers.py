@@ -8,6 +8,7 @@ HTP runs fp32 graphs in fp16: tolerance QNN vs CPU is 3e-3 relative L2 (measured
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import platform
@@ -19,9 +20,10 @@ import pytest
 from npu_worker.engine import providers
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig
-from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, ZipVoiceOptions, create
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
+from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
-from tests.zipvoice.conftest import engine_settings
+from tests.zipvoice.conftest import engine_config
 
 X86 = platform.machine().lower() in providers.X86_MACHINES
 HAVE_QNN = importlib.util.find_spec("onnxruntime_qnn") is not None
@@ -50,8 +52,8 @@ def relative_l2(reference: np.ndarray, other: np.ndarray) -> float:
 
 
 def qnn_engine(model_dir: Path, state_dir: Path, **changes: object) -> ZipVoiceEngine:
-    settings = engine_settings(model_dir, state_dir, allow_htp_simulator=True, **changes)
-    engine = ZipVoiceEngine(settings, ZipVoiceOptions(buckets=BUCKETS))
+    config = engine_config(model_dir, state_dir, allow_htp_simulator=True, **changes)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=BUCKETS)))
     engine.load()
     return engine
 
@@ -72,7 +74,7 @@ def test_session_threads_are_physical_cores_by_default_with_one_inter_op_thread(
 
 @x86_only
 def test_auto_passes_over_the_htp_simulator_and_says_why(qnn_model_dir, tmp_path):
-    engine = create(engine_settings(qnn_model_dir, tmp_path, device="auto"))
+    engine = create(engine_config(qnn_model_dir, tmp_path, device="auto"))
     engine.load()
     assert engine.info.device == "cpu"
     assert "simulator" in engine.info.fallback_reason
@@ -81,7 +83,7 @@ def test_auto_passes_over_the_htp_simulator_and_says_why(qnn_model_dir, tmp_path
 
 @x86_only
 def test_explicit_qnn_without_the_simulator_opt_in_is_a_model_load_error(qnn_model_dir, tmp_path):
-    engine = create(engine_settings(qnn_model_dir, tmp_path, device="qnn"))
+    engine = create(engine_config(qnn_model_dir, tmp_path, device="qnn"))
     with pytest.raises(ModelLoadError, match="--device qnn.*simulator") as caught:
         engine.load()
     assert caught.value.fallback == "cpu"
@@ -89,7 +91,7 @@ def test_explicit_qnn_without_the_simulator_opt_in_is_a_model_load_error(qnn_mod
 
 @pytest.mark.skipif(providers.cuda_reason() is None, reason="onnxruntime-gpu with CUDA is installed")
 def test_explicit_cuda_without_onnxruntime_gpu_is_a_model_load_error(qnn_model_dir, tmp_path):
-    engine = create(engine_settings(qnn_model_dir, tmp_path, device="cuda"))
+    engine = create(engine_config(qnn_model_dir, tmp_path, device="cuda"))
     with pytest.raises(ModelLoadError, match="onnxruntime-gpu"):
         engine.load()
 

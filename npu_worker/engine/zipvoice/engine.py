@@ -16,14 +16,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from npu_worker.config import Settings
-from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
-from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import model_files, runtime, sampler
 from npu_worker.engine.zipvoice.features import SpectrumConfig, rms_restore
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
-from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache, PromptOptions
+from npu_worker.engine.zipvoice.options import ZipVoiceConfig
+from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache
 from npu_worker.engine.zipvoice.segmenter import plan_segments
 from npu_worker.engine.zipvoice.tokenizer import (
     PUNCTUATION,
@@ -39,20 +37,6 @@ from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage, Wo
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class ZipVoiceOptions:
-    """Engine knobs beyond Settings; the defaults are the ones the benchmarks were run with."""
-
-    t_shift: float = sampler.T_SHIFT
-    first_segment_seconds: float = 1.6  # generated audio of an early first segment, at most
-    first_segment_min_seconds: float = 0.8  # a shorter first sentence takes the next one along
-    segment_seconds: float = 18.0  # generated audio of the other segments, at most
-    crossfade_ms: float = 100.0
-    vocoder_piece_frames: int = 188  # ≈ 2 s of audio per vocoder call
-    buckets: tuple[int, ...] = runtime.DEFAULT_BUCKETS  # decoder frame buckets (QNN, --fixed-shapes)
-    prompt: PromptOptions = field(default_factory=PromptOptions)
 
 
 @dataclass
@@ -72,11 +56,9 @@ class SegmentTrace:
 class ZipVoiceEngine:
     """The Engine protocol for ZipVoice ONNX models (see npu_worker/engine/base.py)."""
 
-    def __init__(
-        self, settings: Settings, options: ZipVoiceOptions | None = None, phonemize: Phonemize | None = None
-    ) -> None:
-        self.settings = settings
-        self.options = options or ZipVoiceOptions()
+    def __init__(self, config: ZipVoiceConfig, phonemize: Phonemize | None = None) -> None:
+        self.config = config
+        self.options = config.options
         self._phonemize = phonemize
         self._info: EngineInfo | None = None
         self.num_steps = 0
@@ -91,29 +73,23 @@ class ZipVoiceEngine:
         return self._info
 
     def default_voice(self) -> Voice:
-        return Voice(self.settings.ref_wav, self.settings.ref_text)
+        return self.config.default_voice
 
     def load(self) -> None:
-        settings = self.settings
-        files = model_files.locate(settings.model_dir, settings.precision, settings.vocoder)
+        config = self.config
         try:
-            qnn_targets.resolve(settings.qnn_soc)
+            config.validate()
         except ValueError as exc:
             raise ModelLoadError(str(exc)) from None
-        config = RuntimeConfig(
-            threads=settings.threads,
-            allow_htp_simulator=settings.allow_htp_simulator,
-            cache_dir=settings.resolved_state_dir() / "qnn-cache",
-            qnn_soc=settings.qnn_soc,
-        )
+        files = model_files.locate(config.model_dir, config.precision, config.vocoder)
         models = runtime.open_models(
             files.encoder,
             files.decoder,
             files.vocoder,
-            settings.device,
-            config,
+            config.device,
+            config.runtime,
             self.options.buckets,
-            fixed_shapes=settings.fixed_shapes,
+            fixed_shapes=config.fixed_shapes,
         )
         meta = models.decoder_metadata
         sample_rate = int(meta.get("sample_rate", 24000))
@@ -126,24 +102,22 @@ class ZipVoiceEngine:
             num_mels=int(meta.get("num_mels", self.feat_dim)),
         )
         defaults = sampler.DISTILL_DEFAULTS if model_files.is_distill(files, meta) else sampler.FULL_DEFAULTS
-        self.num_steps = settings.num_steps or defaults.num_steps
+        self.num_steps = config.num_steps or defaults.num_steps
         self.guidance_scale = (
-            settings.guidance_scale if settings.guidance_scale is not None else defaults.guidance_scale
+            config.guidance_scale if config.guidance_scale is not None else defaults.guidance_scale
         )
         models.decoder.set_guidance_scale(self.guidance_scale)
         self.table = TokenTable.load(files.tokens)
-        self.tokenizer_name = choose_tokenizer(settings.tokenizer, models.encoder_metadata, self.table)
-        self.tokenizer = make_tokenizer(
-            self.tokenizer_name, self._phonemize, explicit=bool(settings.tokenizer)
-        )
+        self.tokenizer_name = choose_tokenizer(config.tokenizer, models.encoder_metadata, self.table)
+        self.tokenizer = make_tokenizer(self.tokenizer_name, self._phonemize, explicit=bool(config.tokenizer))
         self.models = models
         self.spectrum = spectrum
         self.vocoder = Vocoder(models.vocoder_session, spectrum_config(models.vocoder_metadata, sample_rate))
         self.prompts = PromptCache(sample_rate, spectrum, self._token_ids, self.options.prompt)
         self._info = EngineInfo(
-            BACKEND, models.device, settings.precision, sample_rate, files.model_id(), models.fallback_reason
+            BACKEND, models.device, config.precision, sample_rate, files.model_id(), models.fallback_reason
         )
-        if settings.ref_wav:
+        if config.default_voice.ref_wav:
             try:
                 self.prompts.get(self.default_voice(), "ko")
             except EngineError as exc:
@@ -177,8 +151,10 @@ class ZipVoiceEngine:
             raise
         except Exception as exc:
             raise EngineError(f"preparing the text failed: {exc}") from exc
-        seed = self.settings.seed if request.seed is None else request.seed
-        joiner = StreamJoiner(info.sample_rate, self.options.crossfade_ms)
+        seed = self.config.seed if request.seed is None else request.seed
+        joiner = StreamJoiner(
+            info.sample_rate, self.options.crossfade_ms, trim=self.options.trim_edge_silence
+        )
         self.traces = []
         for index, text in enumerate(segments):
             prompt = prompts.first if index == 0 and early else prompts.rest
@@ -292,9 +268,7 @@ class ZipVoiceEngine:
         self._info = None
 
 
-def create(settings: Settings) -> ZipVoiceEngine:
-    """The engine for `--backend zipvoice-onnx` (call `load()` before use)."""
-    prompt = PromptOptions(
-        max_seconds=settings.prompt_max_seconds, first_max_seconds=settings.first_prompt_max_seconds
-    )
-    return ZipVoiceEngine(settings, ZipVoiceOptions(prompt=prompt))
+def create(config: ZipVoiceConfig) -> ZipVoiceEngine:
+    """The engine for `--backend zipvoice-onnx`, its options checked now (call `load()` before use)."""
+    config.validate()
+    return ZipVoiceEngine(config)

@@ -105,9 +105,11 @@ class _EdgeTrimmer:
 class StreamJoiner:
     """Feed segment pieces between `start_segment()` calls; every call returns samples ready to go out."""
 
-    def __init__(self, sample_rate: int, fade_ms: float = 100.0, threshold_db: float = SILENCE_DB) -> None:
+    def __init__(
+        self, sample_rate: int, fade_ms: float = 100.0, threshold_db: float = SILENCE_DB, trim: bool = True
+    ) -> None:
         self._fader = _Crossfader(int(sample_rate * fade_ms / 1000.0))
-        self._trimmer = _EdgeTrimmer(sample_rate, threshold_db)
+        self._trimmer = _EdgeTrimmer(sample_rate, threshold_db) if trim else None
 
     def start_segment(self) -> np.ndarray:
         self._fader.end_part()
@@ -115,9 +117,14 @@ class StreamJoiner:
         return _EMPTY
 
     def feed(self, samples: np.ndarray) -> np.ndarray:
-        return self._trimmer.feed(self._fader.feed(samples))
+        return self._trim(self._fader.feed(samples))
 
     def finish(self) -> np.ndarray:
         """The rest at the end of the request (the trailing quiet run is dropped)."""
         self._fader.end_part()
-        return self._trimmer.feed(self._fader.finish())
+        return self._trim(self._fader.finish())
+
+    def _trim(self, samples: np.ndarray) -> np.ndarray:
+        if self._trimmer is None:
+            return samples
+        return self._trimmer.feed(samples)

@@ -1,0 +1,74 @@
+"""Server settings → the chosen engine's config: the one place that knows both sides.
+
+The engine package takes explicit inputs (model files, runtime choice, synthesis options) and never
+imports the server's `Settings`; this module maps one onto the other, so `serve` can build and validate
+the engine before it listens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .config import Settings
+from .engine.base import Engine, Voice
+from .engine.factory import create_engine
+
+
+def engine_config(settings: Settings) -> object:
+    """The config object `create_engine(settings.backend, ...)` expects."""
+    if settings.backend == "espeak":
+        from .engine.espeak import EspeakConfig
+
+        return EspeakConfig()
+    if settings.backend == "sovits":
+        from .engine.sovits import SovitsConfig
+
+        return SovitsConfig(settings.sovits_base)
+    if settings.backend == "zipvoice-onnx":
+        return zipvoice_config(settings)
+    raise ValueError(f"unknown backend {settings.backend!r}")
+
+
+def zipvoice_config(settings: Settings):  # noqa: ANN201 - the import stays lazy (numpy, model code)
+    """`ZipVoiceConfig` from the server flags (--model-dir, --precision, --device, --prompt-*, ...)."""
+    from .engine.providers import RuntimeConfig
+    from .engine.zipvoice.options import ZipVoiceConfig, ZipVoiceOptions
+    from .engine.zipvoice.prompt import PromptOptions
+
+    prompt = PromptOptions(
+        max_seconds=settings.prompt_max_seconds,
+        first_max_seconds=settings.first_prompt_max_seconds,
+        max_pause_s=settings.prompt_max_pause_seconds,
+    )
+    options = ZipVoiceOptions(
+        segment_seconds=settings.segment_seconds,
+        first_segment_seconds=settings.first_segment_seconds,
+        first_segment_min_seconds=min(0.8, settings.first_segment_seconds),
+        trim_edge_silence=settings.trim_edge_silence,
+        prompt=prompt,
+    )
+    runtime = RuntimeConfig(
+        threads=settings.threads,
+        allow_htp_simulator=settings.allow_htp_simulator,
+        cache_dir=Path(settings.resolved_state_dir()) / "qnn-cache",
+        qnn_soc=settings.qnn_soc,
+    )
+    return ZipVoiceConfig(
+        model_dir=settings.model_dir or "",
+        precision=settings.precision,
+        vocoder=settings.vocoder,
+        device=settings.device,
+        runtime=runtime,
+        fixed_shapes=settings.fixed_shapes,
+        tokenizer=settings.tokenizer,
+        num_steps=settings.num_steps,
+        guidance_scale=settings.guidance_scale,
+        seed=settings.seed,
+        default_voice=Voice(settings.ref_wav, settings.ref_text),
+        options=options,
+    )
+
+
+def build_engine(settings: Settings) -> Engine:
+    """The configured engine, its options validated (ValueError naming the bad value); not loaded yet."""
+    return create_engine(settings.backend, engine_config(settings))

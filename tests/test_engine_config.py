@@ -1,0 +1,92 @@
+"""Engines are built from explicit configs, validated once at start-up with a message naming the value."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.config import Settings
+from npu_worker.engine.espeak import EspeakConfig, EspeakEngine
+from npu_worker.engine.factory import create_engine
+from npu_worker.engine.sovits import SovitsConfig
+from npu_worker.engine.zipvoice.options import ZipVoiceConfig, ZipVoiceOptions
+from npu_worker.engine.zipvoice.prompt import PromptOptions
+from npu_worker.engine_options import build_engine, zipvoice_config
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+def zipvoice(**changes: object) -> Settings:
+    return Settings(backend="zipvoice-onnx", model_dir="/models/zipvoice").replace(**changes)
+
+
+def test_the_server_settings_map_onto_the_zipvoice_config():
+    config = zipvoice_config(
+        zipvoice(
+            precision="fp32", threads=3, num_steps=6, seed=5, prompt_max_seconds=3.0, segment_seconds=9.0
+        )
+    )
+    assert isinstance(config, ZipVoiceConfig)
+    assert (config.model_dir, config.precision, config.runtime.threads) == ("/models/zipvoice", "fp32", 3)
+    assert (config.num_steps, config.seed) == (6, 5)
+    assert (config.options.prompt.max_seconds, config.options.segment_seconds) == (3.0, 9.0)
+    config.validate()  # nothing is opened: the directory need not exist yet
+
+
+@pytest.mark.parametrize(
+    ("changes", "named"),
+    [
+        ({"tokenizer": "pinyin"}, "unknown tokenizer 'pinyin'"),
+        ({"num_steps": 0}, "num_steps"),
+        ({"guidance_scale": -1.0}, "guidance_scale"),
+        ({"qnn_soc": "sm9999"}, "unknown --qnn-soc 'sm9999'"),
+        ({"first_prompt_max_seconds": 5.0}, "first_max_seconds (--first-prompt-max-seconds)"),
+        ({"segment_seconds": 1.0}, "first_segment_seconds <= segment_seconds"),
+        ({"model_dir": None}, "--model-dir"),
+    ],
+)
+def test_a_bad_zipvoice_setting_is_refused_before_any_model_is_opened(changes, named):
+    with pytest.raises(ValueError, match="invalid ZipVoice configuration") as caught:
+        build_engine(zipvoice(**changes))
+    assert named in str(caught.value)
+
+
+def test_every_problem_is_listed_at_once():
+    options = ZipVoiceOptions(crossfade_ms=-1, prompt=PromptOptions(max_seconds=0.5))
+    config = ZipVoiceConfig("/m", precision="int4", options=options)
+    with pytest.raises(ValueError) as caught:
+        config.validate()
+    message = str(caught.value)
+    assert "precision" in message and "crossfade_ms" in message and "prompt bounds" in message
+
+
+def test_other_backends_take_their_own_configs():
+    assert isinstance(create_engine("espeak", EspeakConfig()), EspeakEngine)
+    with pytest.raises(ValueError, match="base URL"):
+        create_engine("sovits", SovitsConfig("ftp://somewhere"))
+    with pytest.raises(ValueError, match="unknown backend 'piper'"):
+        create_engine("piper", EspeakConfig())
+
+
+def test_serve_with_a_bad_setting_exits_2_naming_it_instead_of_a_traceback(tmp_path):
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "zipvoice-onnx",
+               "--model-dir", str(tmp_path), "--tokenizer", "pinyin", "--state-dir", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds(60))
+    assert done.returncode == 2
+    assert "unknown tokenizer 'pinyin'" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_a_chunk_schedule_is_checked_at_the_engines_real_sample_rate(worker):
+    # 0.05 ms is one sample at 24 kHz (accepted when the app is built) but none at 8 kHz.
+    client = await worker(ToneEngine(sample_rate=8000), wait_loaded=False, chunk_schedule_ms=(0.05,))
+    scheduler = client.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.load_error is None:
+            await asyncio.sleep(0.01)
+    assert "8000 Hz" in scheduler.load_error.message and "at least one sample" in scheduler.load_error.message
+    response = await client.get("/ready")
+    assert response.status == 503
