@@ -4,7 +4,9 @@ One decoder call is one sampling step. Its cost grows faster than linearly with 
 over all frames), so cost per frame has a minimum; and every call also carries the prompt's frames, so the
 cost per *generated* frame, `t(P + n) / n`, is what segment lengths and prompt bounds should minimise.
 This script times one call at each frame count (interleaved over repeats, best of N, so other load on a
-shared machine hurts all counts alike), fits `t(N) = a + b·N + c·N²`, and prints:
+shared machine hurts all counts alike), both as wall time and as the process's CPU time with the
+intra-op threads' spin-waiting turned off (CPU seconds are the work itself: a busy machine makes a
+call wait longer but not use more CPU), fits `t(N) = a + b·N + c·N²` to each, and prints:
 
 - seconds per call and per frame at each count, per precision;
 - for a few prompt lengths P, the segment length n that minimises seconds per generated frame and how
@@ -24,8 +26,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+import onnxruntime as ort
 
-from npu_worker.engine.providers import RuntimeConfig, open_session
 from npu_worker.engine.zipvoice import model_files
 
 FRAMES = (100, 200, 300, 400, 500, 650, 800, 1000, 1200, 1500, 1800)
@@ -44,18 +46,33 @@ def feeds(frames: int) -> dict[str, np.ndarray]:
     }
 
 
-def time_calls(model_dir: Path, precision: str, frames: list[int], repeats: int, threads: int) -> dict:
+def session(path: Path, threads: int) -> ort.InferenceSession:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")  # CPU time = work
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def time_calls(
+    model_dir: Path, precision: str, frames: list[int], repeats: int, threads: int
+) -> tuple[dict[int, float], dict[int, float]]:
+    """Best wall seconds and best CPU seconds per call, per frame count."""
     files = model_files.locate(str(model_dir), precision, None)
-    session = open_session(files.decoder, "cpu", RuntimeConfig(threads=threads))
-    session.run(None, feeds(frames[0]))  # warm-up
-    best: dict[int, float] = {}
+    decoder = session(files.decoder, threads)
+    decoder.run(None, feeds(frames[0]))  # warm-up
+    wall: dict[int, float] = {}
+    cpu: dict[int, float] = {}
     for repeat in range(repeats):
         for count in frames if repeat % 2 == 0 else reversed(frames):
-            started = time.perf_counter()
-            session.run(None, feeds(count))
-            best[count] = min(best.get(count, float("inf")), time.perf_counter() - started)
+            inputs = feeds(count)
+            started, cpu_started = time.perf_counter(), time.process_time()
+            decoder.run(None, inputs)
+            wall[count] = min(wall.get(count, float("inf")), time.perf_counter() - started)
+            cpu[count] = min(cpu.get(count, float("inf")), time.process_time() - cpu_started)
         print(f"  {precision} repeat {repeat + 1}/{repeats}", file=sys.stderr, flush=True)
-    return best
+    return wall, cpu
 
 
 def fit(best: dict[int, float]) -> tuple[float, float, float]:
@@ -77,8 +94,8 @@ def best_segment(coeffs: tuple[float, float, float], prompt: int, longest: int =
     return {
         "prompt_frames": prompt,
         "best_frames": int(n[index]),
-        "best_seconds_audio": round(n[index] / FRAMES_PER_SECOND, 1),
-        "ms_per_generated_frame": round(1000 * per_frame[index], 3),
+        "best_seconds_audio": round(float(n[index]) / FRAMES_PER_SECOND, 1),
+        "ms_per_generated_frame": round(1000 * float(per_frame[index]), 3),
         "within_5pct_frames": [int(near.min()), int(near.max())],
     }
 
@@ -100,22 +117,25 @@ def main(argv: list[str] | None = None) -> int:
         "precisions": {},
     }
     for precision in args.precisions:
-        best = time_calls(Path(args.model_dir), precision, args.frames, args.repeats, args.threads)
-        coeffs = fit(best)
-        rows = {
-            n: {"call_s": round(s, 4), "ms_per_frame": round(1000 * s / n, 3)}
-            for n, s in sorted(best.items())
-        }
-        report["precisions"][precision] = {
-            "calls": rows,
-            "fit_a_b_c": coeffs,
-            "segments": [best_segment(coeffs, p) for p in PROMPTS],
-        }
-        print(f"\n{precision}: frames  call s  ms/frame", file=sys.stderr)
-        for n, row in rows.items():
-            print(f"  {n:6d}  {row['call_s']:.4f}  {row['ms_per_frame']:.3f}", file=sys.stderr)
-        for seg in report["precisions"][precision]["segments"]:
-            print(f"  prompt {seg['prompt_frames']:4d}: best {seg}", file=sys.stderr)
+        wall, cpu = time_calls(Path(args.model_dir), precision, args.frames, args.repeats, args.threads)
+        block: dict = {}
+        for clock, best in (("wall", wall), ("cpu", cpu)):
+            coeffs = fit(best)
+            block[clock] = {
+                "calls": {n: {"s": round(t, 4), "ms_per_frame": round(1000 * t / n, 3)} for n, t in sorted(best.items())},
+                "fit_a_b_c": coeffs,
+                "segments": [best_segment(coeffs, p) for p in PROMPTS],
+            }  # fmt: skip
+        report["precisions"][precision] = block
+        print(f"\n{precision}: frames  wall s  CPU s  wall ms/frame  CPU ms/frame", file=sys.stderr)
+        for n in sorted(wall):
+            print(
+                f"  {n:6d}  {wall[n]:.4f}  {cpu[n]:.4f}  {1000 * wall[n] / n:.3f}  {1000 * cpu[n] / n:.3f}",
+                file=sys.stderr,
+            )
+        for clock in ("wall", "cpu"):
+            for seg in block[clock]["segments"]:
+                print(f"  {clock} prompt {seg['prompt_frames']:4d}: {seg}", file=sys.stderr)
     report["load_average_end"] = os.getloadavg()
     text = json.dumps(report, indent=2)
     print(text)

@@ -20,6 +20,7 @@ the utterance when both step counts run (sherpa-onnx does not expose step timing
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -48,9 +49,9 @@ from npu_worker.testing.zipvoice_model import (
     builder_fingerprint,
 )
 
-LECTURE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "lecture_ko_39.json"
+LECTURE = Path(__file__).resolve().parents[1] / "npu_worker" / "bench" / "lecture_ko_39.json"
 UTTERANCE = "충전할 때 리튬 이온은 양극에서 빠져나와 전해질을 지나 음극의 흑연 층 사이로 들어갑니다."
-TARGETS = {"utterance_ratio": 1.0, "lecture_ratio": 0.8, "first_audio_s": 0.8}
+TARGETS = {"utterance_ratio": 0.5, "lecture_ratio": 0.6, "first_audio_s": 0.4}
 
 
 @dataclass
@@ -100,11 +101,19 @@ class Timing:
 class EngineRunner:
     """The project engine on CPU with fixed precision, steps and threads."""
 
-    def __init__(self, model_dir: Path, ref_wav: Path, precision: str, steps: int, threads: int) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        ref_wav: Path,
+        precision: str,
+        steps: int,
+        threads: int,
+        overrides: dict | None = None,
+    ) -> None:
         settings = Settings(
             backend="zipvoice-onnx", model_dir=str(model_dir), ref_wav=str(ref_wav), precision=precision,
             num_steps=steps, threads=threads, device="cpu", state_dir=tempfile.mkdtemp(prefix="engine-rtf-"),
-        )  # fmt: skip
+        ).replace(**(overrides or {}))  # fmt: skip
         self.engine: ZipVoiceEngine = create(zipvoice_config(settings))
         self.engine.load()
 
@@ -228,52 +237,81 @@ def load_reference(ref_wav: Path) -> np.ndarray:
     return resample(samples, rate, 24000).astype(np.float32)
 
 
+def parse_configs(specs: list[str]) -> dict[str, dict]:
+    """`name:field=value,field=value` → {name: Settings overrides}; `name` alone: the defaults."""
+    kinds = {f.name: f for f in dataclasses.fields(Settings)}
+    configs: dict[str, dict] = {}
+    for spec in specs:
+        name, _, rest = spec.partition(":")
+        overrides: dict = {}
+        for item in filter(None, rest.split(",")):
+            key, _, value = item.partition("=")
+            default = kinds[key].default
+            overrides[key] = (value.lower() in ("1", "true")) if isinstance(default, bool) else (
+                type(default)(value) if default is not None else (float(value) if "." in value else int(value))
+            )  # fmt: skip
+        configs[name] = overrides
+    return configs
+
+
 def bench_variant(
     args: argparse.Namespace, model_dir: Path, precision: str, steps: int, slides: list[dict]
 ) -> dict:
     ref_wav = Path(args.ref_wav or model_dir / REFERENCE_WAV)
-    engine = EngineRunner(model_dir, ref_wav, precision, steps, args.threads)
+    configs = parse_configs(args.configs)
+    engines = {
+        name: EngineRunner(model_dir, ref_wav, precision, steps, args.threads, overrides)
+        for name, overrides in configs.items()
+    }
+    first = next(iter(engines.values()))
     sherpa = None
     if not args.no_sherpa:
         try:
             files = model_files.locate(str(model_dir), precision, None)
             ref_text = ref_wav.with_suffix(".txt").read_text(encoding="utf-8").strip()
-            prompt = (load_reference(ref_wav), engine.symbols(ref_text), ref_text)
-            sherpa = SherpaRunner(files, args.threads, engine.engine.guidance_scale, steps, prompt)
+            prompt = (load_reference(ref_wav), first.symbols(ref_text), ref_text)
+            sherpa = SherpaRunner(files, args.threads, first.engine.guidance_scale, steps, prompt)
         except ImportError:
             print("sherpa_onnx not importable: engine figures only", file=sys.stderr)
-    engine.run("안녕하세요.")  # warm-up: sessions, prompt features
+    for engine in engines.values():
+        engine.run("안녕하세요.")  # warm-up: sessions, prompt features
     if sherpa:
-        sherpa.run([engine.symbols("안녕하세요.")])
-    result: dict = {"precision": precision, "steps": steps, "guidance_scale": engine.engine.guidance_scale}
+        sherpa.run([first.symbols("안녕하세요.")])
+    result: dict = {"precision": precision, "steps": steps, "guidance_scale": first.engine.guidance_scale,
+                    "configs": configs}  # fmt: skip
     if args.mode in ("utterance", "all"):
-        runs: dict[str, list[Timing]] = {"engine": [], "engine_packed": [], "sherpa": []}
+        runs: dict[str, list[Timing]] = {"sherpa": []}
         for _ in range(args.repeat):
-            runs["engine"].append(engine.run(args.text))
-            runs["engine_packed"].append(engine.run(args.text, early_audio=False))
+            for name, engine in engines.items():
+                runs.setdefault(f"engine:{name}", []).append(engine.run(args.text))
+                runs.setdefault(f"engine:{name}:packed", []).append(engine.run(args.text, early_audio=False))
             if sherpa:
-                runs["sherpa"].append(sherpa.run([engine.symbols(args.text)]))
+                runs["sherpa"].append(sherpa.run([first.symbols(args.text)]))
         result["utterance"] = compare({k: median_run(v) for k, v in runs.items() if v})
     if args.mode in ("lecture", "all") and slides:
-        result["lecture"] = run_lecture(engine, sherpa, slides)
+        result["lecture"] = run_lecture(engines, sherpa, slides)
     return result
 
 
-def run_lecture(engine: EngineRunner, sherpa: SherpaRunner | None, slides: list[dict]) -> dict:
-    """Slide by slide, engine then sherpa-onnx; slide 0 asks for early audio, later slides are packed."""
-    totals = {"engine": Timing(), "sherpa": Timing()}
+def run_lecture(engines: dict[str, EngineRunner], sherpa: SherpaRunner | None, slides: list[dict]) -> dict:
+    """Slide by slide, each engine config then sherpa-onnx; slide 0 asks for early audio, later slides are
+    packed (a lecture played from the start: only its first audio is waited for)."""
+    totals = {f"engine:{name}": Timing() for name in engines} | {"sherpa": Timing()}
     per_slide = []
+    first = next(iter(engines.values()))
     for position, slide in enumerate(slides):
-        mine = engine.run(slide["text"], early_audio=position == 0)
-        totals["engine"].add(mine)
-        row = {"idx": slide["idx"], "engine_s": round(mine.seconds, 3), "engine_audio_s": mine.audio_seconds}
+        row: dict = {"idx": slide["idx"]}
+        for name, engine in engines.items():
+            mine = engine.run(slide["text"], early_audio=position == 0)
+            totals[f"engine:{name}"].add(mine)
+            row[f"{name}_s"] = round(mine.seconds, 3)
         if sherpa:
-            theirs = sherpa.run([engine.symbols(s) for s in split_sentences(slide["text"])])
+            theirs = sherpa.run([first.symbols(s) for s in split_sentences(slide["text"])])
             totals["sherpa"].add(theirs)
-            row |= {"sherpa_s": round(theirs.seconds, 3), "sherpa_audio_s": round(theirs.audio_seconds, 3)}
+            row["sherpa_s"] = round(theirs.seconds, 3)
         per_slide.append(row)
-        progress = f"  slide {slide['idx']:>2}: engine {totals['engine'].seconds:7.1f} s"
-        print(progress + (f"  sherpa {totals['sherpa'].seconds:7.1f} s" if sherpa else ""), file=sys.stderr)
+        progress = "  ".join(f"{k} {v.seconds:7.1f} s" for k, v in totals.items())
+        print(f"  slide {slide['idx']:>2}: {progress}  load {os.getloadavg()[0]:.1f}", file=sys.stderr)
     out = compare({k: v for k, v in totals.items() if v.calls})
     out["per_slide"] = per_slide
     return out
@@ -285,14 +323,13 @@ def median_run(runs: list[Timing]) -> Timing:
 
 def compare(timings: dict[str, Timing]) -> dict:
     """Summaries plus engine/sherpa ratios: of wall time (same text) and of RTF (audio lengths differ a
-    little: the engine trims edge silence, sherpa-onnx shortens pauses)."""
+    little: the engine trims edge silence and shortens the prompt's pauses)."""
     out: dict = {name: t.summary() for name, t in timings.items()}
     if "sherpa" in timings:
         for name in (n for n in timings if n.startswith("engine")):
-            suffix = name.removeprefix("engine")
-            out["ratio" + suffix] = round(timings[name].seconds / timings["sherpa"].seconds, 3)
-            out["rtf_ratio" + suffix] = round(timings[name].rtf / timings["sherpa"].rtf, 3)
-            out["cpu_ratio" + suffix] = round(timings[name].cpu_seconds / timings["sherpa"].cpu_seconds, 3)
+            out[name]["ratio"] = round(timings[name].seconds / timings["sherpa"].seconds, 3)
+            out[name]["rtf_ratio"] = round(timings[name].rtf / timings["sherpa"].rtf, 3)
+            out[name]["cpu_ratio"] = round(timings[name].cpu_seconds / timings["sherpa"].cpu_seconds, 3)
     return out
 
 
@@ -314,24 +351,17 @@ def markdown_table(results: list[dict]) -> str:
         " frames/call | calls | first audio s |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    labels = {"engine": "engine", "engine_packed": "engine, packed", "sherpa": "sherpa-onnx"}
     for r in results:
         for mode in ("utterance", "lecture"):
-            block = r.get(mode)
-            if not block:
-                continue
-            for runner, label in labels.items():
-                row = block.get(runner)
-                if row is None:
+            for runner, row in (r.get(mode) or {}).items():
+                if not isinstance(row, dict) or "seconds" not in row:
                     continue
-                suffix = runner.removeprefix("engine")
-                ratio = block.get("ratio" + suffix) if runner != "sherpa" else None
-                cpu_ratio = block.get("cpu_ratio" + suffix) if runner != "sherpa" else None
                 cells = [
-                    f"{r['precision']} {r['steps']} steps", mode, label, f"{row['seconds']:.2f}",
-                    f"{row['audio_seconds']:.1f}", f"{row['rtf']:.3f}", _fmt(ratio, "{:.2f}"), _fmt(cpu_ratio, "{:.2f}"),
-                    _fmt(row["decoder_seconds"] or None, "{:.2f}"), _fmt(row["step_mean_s"], "{:.3f}"),
-                    str(row["frames_per_step"]), str(row["calls"]), _fmt(row["first_audio_s"], "{:.2f}"),
+                    f"{r['precision']} {r['steps']} steps", mode, runner, f"{row['seconds']:.2f}",
+                    f"{row['audio_seconds']:.1f}", f"{row['rtf']:.3f}", _fmt(row.get("ratio"), "{:.2f}"),
+                    _fmt(row.get("cpu_ratio"), "{:.2f}"), _fmt(row["decoder_seconds"] or None, "{:.2f}"),
+                    _fmt(row["step_mean_s"], "{:.3f}"), str(row["frames_per_step"]), str(row["calls"]),
+                    _fmt(row["first_audio_s"], "{:.2f}"),
                 ]  # fmt: skip
                 lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -353,7 +383,8 @@ def write_report(args: argparse.Namespace, model_dir: Path, results: list[dict],
         "command": " ".join([_relative(sys.executable), *sys.argv]),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
-        "note": "machine shared with other agents during the run; ±10 % run-to-run noise",
+        "note": "machine shared with other agents during the run; ratios come from interleaved runs",
+        "load_average": os.getloadavg(),
         "onnxruntime": onnxruntime.__version__,
         "model_dir": str(model_dir),
         "threads": args.threads,
@@ -382,6 +413,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="utterance repeats (median)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--no-sherpa", action="store_true")
+    parser.add_argument(
+        "--configs", nargs="+", default=["default"],
+        help="engine configs run side by side, each `name:setting=value,...` (Settings fields), e.g. "
+        "old:segment_seconds=18,prompt_max_seconds=4 new",
+    )  # fmt: skip
     parser.add_argument(
         "--calibrate", action="store_true", help="also time one decoder call at 470 and 1220 frames"
     )

@@ -98,10 +98,16 @@ class Settings:
         0.4, "ZipVoice: pauses inside the reference prompt are shortened to this (official pipeline: 1 s)"
     )
     segment_seconds: float = _opt(
-        18.0, "ZipVoice: longest generated audio per segment (sentences are packed up to it)"
+        0.0,
+        "ZipVoice: longest generated audio per segment, sentences packed up to it (0: the length the "
+        "decoder's measured cost curve makes cheapest for the voice's prompt)",
     )
     first_segment_seconds: float = _opt(
         1.6, "ZipVoice: longest first segment of a preview (first audio comes after it is made)"
+    )
+    first_segment_steps: int | None = _opt(
+        None,
+        "ZipVoice: sampling steps of a preview's first segment (default: --num-steps; fewer: earlier audio)",
     )
     trim_edge_silence: bool = _opt(
         True, "ZipVoice: cut silence at the start and end of each section's audio", kind=_bool

@@ -44,6 +44,7 @@ def zipvoice_config(settings: Settings):  # noqa: ANN201 - the import stays lazy
         segment_seconds=settings.segment_seconds,
         first_segment_seconds=settings.first_segment_seconds,
         first_segment_min_seconds=min(0.8, settings.first_segment_seconds),
+        first_segment_steps=settings.first_segment_steps,
         trim_edge_silence=settings.trim_edge_silence,
         prompt=prompt,
     )

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
-from npu_worker.engine.zipvoice import model_files, runtime, sampler
+from npu_worker.engine.zipvoice import cost, model_files, runtime, sampler
 from npu_worker.engine.zipvoice.features import SpectrumConfig, rms_restore
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
 from npu_worker.engine.zipvoice.options import ZipVoiceConfig
@@ -157,9 +157,14 @@ class ZipVoiceEngine:
         )
         self.traces = []
         for index, text in enumerate(segments):
-            prompt = prompts.first if index == 0 and early else prompts.rest
+            first = index == 0 and early
+            prompt = prompts.first if first else prompts.rest
+            steps = (self.options.first_segment_steps or self.num_steps) if first else self.num_steps
             joiner.start_segment()
-            for piece in self.segment_pieces(text, request.lang, prompt, request.speed_factor, seed + index):
+            pieces = self.segment_pieces(
+                text, request.lang, prompt, request.speed_factor, seed + index, steps
+            )
+            for piece in pieces:
                 out = joiner.feed(piece)
                 if out.size:
                     yield out
@@ -180,11 +185,19 @@ class ZipVoiceEngine:
         def tokens(seconds: float) -> int:
             return max(1, int(seconds / seconds_per_token))
 
-        later = tokens(options.segment_seconds)
+        later = tokens(self.segment_seconds(prompt))
         if not early:
             return plan_segments(text, count, later, later, later)
         first = tokens(options.first_segment_seconds)
         return plan_segments(text, count, first, later, tokens(options.first_segment_min_seconds))
+
+    def segment_seconds(self, prompt: Prompt) -> float:
+        """`segment_seconds` if set, else the length the decoder's cost curve makes cheapest for
+        this prompt (≈ 9 s for a 3.4 s prompt on int8; longer prompts → longer segments)."""
+        if self.options.segment_seconds:
+            return self.options.segment_seconds
+        frames_per_second = self.info.sample_rate / self.spectrum.hop_length
+        return cost.segment_seconds(self.config.precision, prompt.frames, frames_per_second)
 
     def segment_audio(
         self,
@@ -202,9 +215,10 @@ class ZipVoiceEngine:
         return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
     def segment_pieces(
-        self, text: str, lang: str, prompt: Prompt, speed: float, seed: int
+        self, text: str, lang: str, prompt: Prompt, speed: float, seed: int, steps: int | None = None
     ) -> Iterator[np.ndarray]:
-        """Encoder → sampler → vocoder for one segment, yielding vocoder pieces; traced in `traces`."""
+        """Encoder → sampler → vocoder for one segment (`steps` sampling steps, default the engine's),
+        yielding vocoder pieces; traced in `traces`."""
         symbols = [s for s in self.tokenizer.symbols(add_punctuation(text), lang) if s in self.table.ids]
         if all(s in PUNCTUATION or s.isspace() for s in symbols):
             log.info("segment %r gives no speakable tokens for lang %s; skipped", text, lang)
@@ -230,7 +244,7 @@ class ZipVoiceEngine:
                 self.models.decoder,
                 condition,
                 prompt.features,
-                self.num_steps,
+                steps or self.num_steps,
                 seed,
                 self.options.t_shift,
                 on_step=self._timer(trace),

@@ -28,7 +28,8 @@ class ZipVoiceOptions:
     t_shift: float = T_SHIFT
     first_segment_seconds: float = 1.6  # generated audio of an early first segment, at most
     first_segment_min_seconds: float = 0.8  # a shorter first sentence takes the next one along
-    segment_seconds: float = 18.0  # generated audio of the other segments, at most
+    segment_seconds: float = 0.0  # generated audio of the other segments, at most (0: from cost.py's curve)
+    first_segment_steps: int | None = None  # sampling steps of an early first segment (None: all)
     crossfade_ms: float = 100.0
     trim_edge_silence: bool = True  # cut quiet 10 ms chunks at the start and end of a request's audio
     vocoder_piece_frames: int = 188  # ≈ 2 s of audio per vocoder call
@@ -40,12 +41,17 @@ class ZipVoiceOptions:
         found = []
         if not 0.0 < self.t_shift <= 1.0:
             found.append(f"t_shift must be in (0, 1], got {self.t_shift}")
-        if not 0.0 < self.first_segment_min_seconds <= self.first_segment_seconds <= self.segment_seconds:
+        later = self.segment_seconds or self.first_segment_seconds
+        if not 0.0 < self.first_segment_min_seconds <= self.first_segment_seconds <= later:
             found.append(
                 "segment lengths must satisfy 0 < first_segment_min_seconds <= first_segment_seconds <= "
-                f"segment_seconds, got {self.first_segment_min_seconds}, {self.first_segment_seconds}, "
-                f"{self.segment_seconds}"
+                f"segment_seconds (or 0: from the cost curve), got {self.first_segment_min_seconds}, "
+                f"{self.first_segment_seconds}, {self.segment_seconds}"
             )
+        if self.segment_seconds < 0:
+            found.append(f"segment_seconds must be >= 0 (0: from the cost curve), got {self.segment_seconds}")
+        if self.first_segment_steps is not None and not 1 <= self.first_segment_steps <= 64:
+            found.append(f"first_segment_steps must be in 1..64, got {self.first_segment_steps}")
         if self.crossfade_ms < 0:
             found.append(f"crossfade_ms must be >= 0, got {self.crossfade_ms}")
         if self.vocoder_piece_frames < 1:

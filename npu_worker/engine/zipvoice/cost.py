@@ -1,0 +1,49 @@
+"""The decoder's cost per sampling step against frame count, and the segment length it makes cheapest.
+
+One decoder call costs about `a + b·N + c·N²` for N frames (attention over all frames gives the N² term),
+and every call carries the prompt's P frames, so a segment of n generated frames costs `t(P + n) / n` per
+frame. That is smallest at `n* = sqrt(P² + (a + b·P) / c)`: shorter segments pay the prompt and the
+fixed cost too often, longer ones pay the quadratic term. The coefficients below are least-squares fits
+of the CPU time of one call of the real ZipVoice-Distill decoder structure, 2 threads
+(benchmarks/decoder_cost_curve.py, benchmarks/DECODER_COST.md); only their ratios matter here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DecoderCost:
+    a: float  # seconds per call
+    b: float  # seconds per frame
+    c: float  # seconds per frame²
+
+    def call_seconds(self, frames: float) -> float:
+        return self.a + self.b * frames + self.c * frames * frames
+
+    def per_generated_frame(self, prompt_frames: int, frames: float) -> float:
+        return self.call_seconds(prompt_frames + frames) / frames
+
+    def best_frames(self, prompt_frames: int) -> float:
+        """Generated frames per segment that minimise the cost per generated frame."""
+        if self.c <= 0:
+            return math.inf
+        return math.sqrt(prompt_frames**2 + (self.a + self.b * prompt_frames) / self.c)
+
+
+# CPU seconds of one decoder call, best of 3, frames 100-1800 (benchmarks/decoder_cost_curve.json).
+MEASURED = {
+    "int8": DecoderCost(a=0.0252, b=6.66e-4, c=3.68e-7),
+    "fp32": DecoderCost(a=0.0343, b=1.823e-3, c=2.91e-7),
+}
+MIN_SEGMENT_SECONDS = 4.0
+MAX_SEGMENT_SECONDS = 18.0  # the largest default decoder bucket (2079 frames) holds 18 s + a 4 s prompt
+
+
+def segment_seconds(precision: str, prompt_frames: int, frames_per_second: float) -> float:
+    """The cheapest segment length for this prompt, within [MIN, MAX]_SEGMENT_SECONDS."""
+    cost = MEASURED.get(precision, MEASURED["int8"])
+    best = cost.best_frames(prompt_frames) / frames_per_second
+    return min(MAX_SEGMENT_SECONDS, max(MIN_SEGMENT_SECONDS, best))
