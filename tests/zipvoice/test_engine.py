@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -9,7 +10,6 @@ import pytest
 
 from npu_worker.audio import crossfade_join
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
-from npu_worker.engine.zipvoice import sampler
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.protocol import EngineError
@@ -51,7 +51,8 @@ def test_segment_audio_length_matches_the_frame_count_with_the_speed_fix(engine,
     trace = engine.traces[-1]
     prompt = engine.prompts.get(engine.default_voice(), "ko").first
     assert trace.prompt_frames == prompt.frames
-    assert trace.frames == sampler.total_frames(prompt.frames, len(prompt.tokens), trace.tokens, speed)
+    rate = engine.prompts.get(engine.default_voice(), "ko").frames_per_token
+    assert trace.frames == prompt.frames + math.ceil(rate * trace.tokens / speed - 1e-9)
     assert audio.size == (trace.frames - prompt.frames - 1) * 256
 
 
@@ -93,7 +94,8 @@ def test_multi_sentence_text_streams_several_chunks_and_the_first_before_later_s
 def test_stream_is_the_cross_faded_join_of_its_segments_with_edge_silence_cut(engine):
     _, streamed = synthesize(engine, MULTI, seed=5)
     prompt = engine.prompts.get(engine.default_voice(), "ko").rest
-    segments = engine.plan(MULTI, "ko", prompt, 1.0)
+    rate = engine.prompts.get(engine.default_voice(), "ko").frames_per_token
+    segments = engine.plan(MULTI, "ko", prompt, 1.0, True, rate)
     parts = [engine.segment_audio(text, seed=5 + i, first=i == 0) for i, text in enumerate(segments)]
     expected = trim_edge_silence(crossfade_join(parts, 24000, 100.0), 24000)
     assert streamed.size == expected.size
@@ -169,3 +171,17 @@ def test_an_unknown_language_is_refused_before_synthesis_and_the_known_ones_are_
     engine.check_language("ko")
     with pytest.raises(UnknownLanguage, match="'xx-nowhere'.*it knows: .*\\bko\\b"):
         engine.check_language("xx-nowhere")
+
+
+def test_a_cut_prompt_keeps_the_voices_speaking_rate(engine):
+    """The short first prompt ("안녕하세요," and a pause) once set the first segment's frame count from its
+    own rate: ≈ 45 % more frames per token than the rest, slower speech and more decoder work."""
+    prompts = engine.prompts.get(engine.default_voice(), "ko")
+    assert prompts.first.frames < prompts.rest.frames
+    per_token = {}
+    for first in (True, False):
+        engine.segment_audio("오늘은 전기차 배터리를 살펴보겠습니다.", first=first)
+        trace = engine.traces[-1]
+        per_token[first] = (trace.frames - trace.prompt_frames) / trace.tokens
+    assert per_token[True] == pytest.approx(per_token[False], abs=1 / 20)
+    assert per_token[False] == pytest.approx(prompts.frames_per_token, abs=1 / 20)

@@ -9,6 +9,7 @@ they are final. Same seed + text + voice → identical samples.
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -146,7 +147,14 @@ class ZipVoiceEngine:
         voice = request.voice if request.voice.ref_wav else self.default_voice()
         try:
             prompts = self.prompts.get(voice, request.lang)
-            segments = self.plan(request.text, request.lang, prompts.rest, request.speed_factor, early)
+            segments = self.plan(
+                request.text,
+                request.lang,
+                prompts.rest,
+                request.speed_factor,
+                early,
+                prompts.frames_per_token,
+            )
         except WorkerError:
             raise
         except Exception as exc:
@@ -162,7 +170,13 @@ class ZipVoiceEngine:
             steps = (self.options.first_segment_steps or self.num_steps) if first else self.num_steps
             joiner.start_segment()
             pieces = self.segment_pieces(
-                text, request.lang, prompt, request.speed_factor, seed + index, steps
+                text,
+                request.lang,
+                prompt,
+                request.speed_factor,
+                seed + index,
+                steps,
+                prompts.frames_per_token,
             )
             for piece in pieces:
                 out = joiner.feed(piece)
@@ -176,10 +190,21 @@ class ZipVoiceEngine:
         if out.size:
             yield out
 
-    def plan(self, text: str, lang: str, prompt: Prompt, speed: float, early: bool = True) -> list[str]:
-        """Segments of a text, sized in tokens from the prompt's speaking rate."""
+    def plan(
+        self,
+        text: str,
+        lang: str,
+        prompt: Prompt,
+        speed: float,
+        early: bool = True,
+        frames_per_token: float | None = None,
+    ) -> list[str]:
+        """Segments of a text, sized in tokens from the voice's speaking rate (default: the prompt's)."""
         count = lru_cache(maxsize=256)(lambda piece: len(self._token_ids(add_punctuation(piece), lang)))
-        seconds_per_token = prompt.seconds / max(1, len(prompt.tokens)) / max(speed, 1e-3)
+        if frames_per_token is None:
+            frames_per_token = prompt.frames / max(1, len(prompt.tokens))
+        hop_seconds = self.spectrum.hop_length / self.info.sample_rate
+        seconds_per_token = frames_per_token * hop_seconds / max(speed, 1e-3)
         options = self.options
 
         def tokens(seconds: float) -> int:
@@ -211,14 +236,25 @@ class ZipVoiceEngine:
         """Raw audio of one segment, not joined or trimmed: what `stream()` builds its output from."""
         prompts = self.prompts.get(voice or self.default_voice(), lang)
         prompt = prompts.first if first else prompts.rest
-        pieces = list(self.segment_pieces(text, lang, prompt, speed, seed))
+        pieces = list(self.segment_pieces(text, lang, prompt, speed, seed, None, prompts.frames_per_token))
         return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
     def segment_pieces(
-        self, text: str, lang: str, prompt: Prompt, speed: float, seed: int, steps: int | None = None
+        self,
+        text: str,
+        lang: str,
+        prompt: Prompt,
+        speed: float,
+        seed: int,
+        steps: int | None = None,
+        frames_per_token: float | None = None,
     ) -> Iterator[np.ndarray]:
-        """Encoder → sampler → vocoder for one segment (`steps` sampling steps, default the engine's),
-        yielding vocoder pieces; traced in `traces`."""
+        """Encoder → sampler → vocoder for one segment, yielding vocoder pieces; traced in `traces`.
+
+        `steps`: sampling steps (default the engine's). `frames_per_token`: the voice's speaking rate; a
+        prompt cut short (a bound, the first segment's short prompt) keeps the rate of the whole voice
+        instead of its own (one word and a pause would slow the speech down). Default: the prompt's.
+        """
         symbols = [s for s in self.tokenizer.symbols(add_punctuation(text), lang) if s in self.table.ids]
         if all(s in PUNCTUATION or s.isspace() for s in symbols):
             log.info("segment %r gives no speakable tokens for lang %s; skipped", text, lang)
@@ -230,6 +266,11 @@ class ZipVoiceEngine:
         try:
             encoder_speed = sampler.encoder_speed(prompt.frames, len(prompt.tokens), len(tokens), speed)
             planned = sampler.total_frames(prompt.frames, len(prompt.tokens), len(tokens), speed)
+            if frames_per_token is not None:
+                planned = prompt.frames + math.ceil(frames_per_token * len(tokens) / speed - 1e-9)
+                encoder_speed = sampler.speed_for_frames(
+                    prompt.frames, len(prompt.tokens), len(tokens), planned
+                )
             aligned = self.models.decoder.aligned_frames(planned)
             if aligned != planned:  # bucketed decoder: a few frames more instead of padding behind
                 encoder_speed = sampler.speed_for_frames(

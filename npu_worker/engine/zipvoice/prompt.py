@@ -53,6 +53,7 @@ class Prompt:
 class VoicePrompts:
     first: Prompt
     rest: Prompt
+    frames_per_token: float  # the voice's speaking rate, from the whole cleaned reference (not the cut)
 
 
 def transcript_for(voice: Voice) -> str:
@@ -168,13 +169,16 @@ class PromptCache:
             samples, self.sample_rate, text, options.max_seconds, options
         )
         rest = self._prompt(rest_samples, rest_text, lang)
+        whole = samples.size + int(self.sample_rate * options.trailing_silence_s)
+        whole_tokens = len(self.tokenize(add_punctuation(text), lang)) or len(rest.tokens)
+        frames_per_token = feat.frame_count(whole, self.spectrum.hop_length) / whole_tokens
         first_bound = min(options.first_max_seconds, options.max_seconds)
         first_samples, first_text = cut_at_word_pause(samples, self.sample_rate, text, first_bound, options)
         if first_samples.size == rest_samples.size:
             first = rest
         else:
             first = self._prompt(first_samples, first_text, lang)
-        return VoicePrompts(first=first, rest=rest)
+        return VoicePrompts(first=first, rest=rest, frames_per_token=frames_per_token)
 
     def _prompt(self, samples: np.ndarray, text: str, lang: str) -> Prompt:
         samples = feat.trim_edge_silence(samples, self.sample_rate)
