@@ -99,8 +99,8 @@ class Settings:
     )
     segment_seconds: float = _opt(
         0.0,
-        "ZipVoice: longest generated audio per segment, sentences packed up to it (0: the length the "
-        "decoder's measured cost curve makes cheapest for the voice's prompt)",
+        "ZipVoice: longest generated audio per segment, sentences packed up to it (0: as many equal "
+        "segments as the decoder's measured cost curve makes cheapest for the voice's prompt)",
     )
     first_segment_seconds: float = _opt(
         1.6, "ZipVoice: longest first segment of a preview (first audio comes after it is made)"

@@ -21,18 +21,19 @@ LONG = " ".join(
 
 
 @pytest.mark.parametrize("precision", ["int8", "fp32"])
-@pytest.mark.parametrize("prompt_frames", [0, 117, 323, 600])
-def test_best_frames_is_the_minimum_of_the_cost_per_generated_frame(precision, prompt_frames):
+def test_a_text_is_split_only_when_equal_parts_cost_less_than_one_segment(precision):
     model = cost.MEASURED[precision]
-    grid = np.arange(10, 6000, dtype=np.float64)
-    brute = grid[np.argmin([model.per_generated_frame(prompt_frames, n) for n in grid])]
-    assert abs(model.best_frames(prompt_frames) - brute) <= 1.0
+    counts = [cost.segment_count(precision, 323, frames, 1700) for frames in range(50, 6000, 50)]
+    assert counts == sorted(counts) and counts[0] == 1
+    for frames, k in zip(range(50, 6000, 50), counts, strict=True):
+        assert frames / k <= 1700
+        if k > 1 and frames <= 1700:  # a split is only taken when it is cheaper than one segment
+            assert k * model.call_seconds(323 + frames / k) < model.call_seconds(323 + frames)
 
 
-def test_a_longer_prompt_makes_longer_segments_cheapest_within_the_bounds():
-    lengths = [cost.segment_seconds("int8", p, 93.75) for p in (0, 117, 323, 1000, 5000)]
-    assert lengths == sorted(lengths)
-    assert lengths[0] == cost.MIN_SEGMENT_SECONDS and lengths[-1] == cost.MAX_SEGMENT_SECONDS
+def test_int8_splits_a_long_text_in_two_where_one_segment_was_the_old_18_s():
+    assert cost.segment_count("int8", 323, 940, 1700) == 1  # a ≈ 10 s slide stays whole
+    assert cost.segment_count("int8", 323, 1690, 1700) == 2  # 18 s: two 9 s segments are cheaper
 
 
 @pytest.fixture(scope="module")
@@ -55,14 +56,16 @@ def with_options(engine: ZipVoiceEngine, **changes: object) -> ZipVoiceEngine:
 
 
 def test_segments_follow_the_cost_curve_unless_a_length_is_set(engine):
-    prompt = engine.prompts.get(engine.default_voice(), "ko").rest
-    auto = engine.segment_seconds(prompt)
-    fps = engine.info.sample_rate / engine.spectrum.hop_length
-    assert auto == pytest.approx(cost.segment_seconds("fp32", prompt.frames, fps))
-    assert with_options(engine, segment_seconds=5.0).segment_seconds(prompt) == 5.0
-    short = with_options(engine, segment_seconds=4.0).plan(LONG, "ko", prompt, 1.0, early=False)
-    longer = engine.plan(LONG, "ko", prompt, 1.0, early=False)
-    assert len(short) > len(longer) >= 1
+    prompts = engine.prompts.get(engine.default_voice(), "ko")
+    rate = prompts.frames_per_token
+    auto = engine.plan(LONG, "ko", prompts.rest, 1.0, False, rate)
+    tokens = sum(len(engine._token_ids(s, "ko")) for s in auto)
+    frames_per_second = engine.info.sample_rate / engine.spectrum.hop_length
+    longest = cost.MAX_SEGMENT_SECONDS * frames_per_second
+    expected = cost.segment_count("fp32", prompts.rest.frames, tokens * rate, longest)
+    assert expected >= 2 and len(auto) in (expected, expected + 1)
+    fixed = with_options(engine, segment_seconds=4.0).plan(LONG, "ko", prompts.rest, 1.0, False, rate)
+    assert len(fixed) > len(auto)
 
 
 def test_fewer_steps_for_the_first_segment_only(engine):

@@ -210,19 +210,24 @@ class ZipVoiceEngine:
         def tokens(seconds: float) -> int:
             return max(1, int(seconds / seconds_per_token))
 
-        later = tokens(self.segment_seconds(prompt))
+        later = self.segment_tokens(count(text), prompt, frames_per_token / max(speed, 1e-3), tokens)
         if not early:
             return plan_segments(text, count, later, later, later)
         first = tokens(options.first_segment_seconds)
         return plan_segments(text, count, first, later, tokens(options.first_segment_min_seconds))
 
-    def segment_seconds(self, prompt: Prompt) -> float:
-        """`segment_seconds` if set, else the length the decoder's cost curve makes cheapest for
-        this prompt (≈ 9 s for a 3.4 s prompt on int8; longer prompts → longer segments)."""
+    def segment_tokens(
+        self, text_tokens: int, prompt: Prompt, frames_per_token: float, tokens: Callable[[float], int]
+    ) -> int:
+        """Most tokens per segment: `segment_seconds` if set, else the text split into the number of
+        equal segments the decoder's measured cost curve makes cheapest for this prompt (cost.py)."""
         if self.options.segment_seconds:
-            return self.options.segment_seconds
-        frames_per_second = self.info.sample_rate / self.spectrum.hop_length
-        return cost.segment_seconds(self.config.precision, prompt.frames, frames_per_second)
+            return tokens(self.options.segment_seconds)
+        longest = tokens(cost.MAX_SEGMENT_SECONDS)
+        frames = text_tokens * frames_per_token
+        count = cost.segment_count(self.config.precision, prompt.frames, frames, longest * frames_per_token)
+        slack = 1.0 if count == 1 else 1.2  # sentences rarely divide evenly: room for the greedy packing
+        return min(longest, math.ceil(text_tokens / count * slack) + 4)
 
     def segment_audio(
         self,
