@@ -7,6 +7,7 @@ speak through these classes, so one event schema serves NDJSON lines, WebSocket 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -218,6 +219,26 @@ class CancelRequest:
     """WebSocket `cancel` message."""
 
 
+def decode_json(raw: bytes | str) -> Any:
+    """A caller's JSON document, or BadRequest: the one parser for HTTP bodies and WebSocket messages.
+
+    Besides syntax, the hostile cases are named here so they never surface as a 500: bytes that are not
+    UTF-8, nesting deeper than the parser's recursion limit, and integers longer than Python's
+    4300-digit conversion limit (json raises a bare ValueError for those).
+    """
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        return json.loads(text)
+    except UnicodeDecodeError:
+        raise BadRequest("the body is not UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise BadRequest("invalid JSON: nested too deeply") from None
+    except ValueError:  # an integer with more digits than int() converts
+        raise BadRequest("invalid JSON: a number has too many digits") from None
+
+
 def _require_object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
@@ -234,7 +255,18 @@ def _typed(body: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any
     if not isinstance(value, kinds):
         names = "/".join(k.__name__ for k in kinds)
         raise BadRequest(f"{key} must be {names}, got {type(value).__name__}")
+    if isinstance(value, str) and not _is_unicode(value):
+        # JSON can spell a lone surrogate ("\\ud800"); no file name, log line or frame can carry one.
+        raise BadRequest(f"{key} holds a lone surrogate (not valid Unicode)")
     return value
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_text(text: str, limits: Limits) -> str:

@@ -29,7 +29,6 @@ from ..jobs.subscription import Subscription
 from ..protocol import (
     AudioEnd,
     AudioStart,
-    BadRequest,
     BatchRequest,
     Busy,
     CancelRequest,
@@ -42,6 +41,7 @@ from ..protocol import (
     Progress,
     SectionError,
     WorkerError,
+    decode_json,
     parse_ws_message,
 )
 from .chunking import GrowingChunker, OnsetWatch, schedule_sizes
@@ -51,11 +51,7 @@ log = logging.getLogger(__name__)
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
     """A client text frame to a typed message; BadRequest/UnknownMessage name what is wrong."""
-    try:
-        body = json.loads(text)
-    except ValueError as exc:
-        raise BadRequest(f"the message is not valid JSON: {exc}") from None
-    return parse_ws_message(body, limits)
+    return parse_ws_message(decode_json(text), limits)
 
 
 def error_event(error: WorkerError) -> dict[str, Any]:
