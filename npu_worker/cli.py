@@ -11,6 +11,7 @@ from . import __version__
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .config import add_settings_arguments, load_settings
+from .paths import make_private_dir
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -23,7 +24,7 @@ def serve(args: argparse.Namespace) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     state_dir = settings.resolved_state_dir()
-    state_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(state_dir)
     logging.getLogger("npu_worker").info(
         "npu-worker %s: backend %s, state dir %s, listening on http://%s:%s",
         __version__,

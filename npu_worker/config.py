@@ -50,14 +50,17 @@ class Settings:
     host: str = _opt("127.0.0.1", "address to bind")
     port: int = _opt(7768, "port to bind")
     backend: str = _opt("espeak", "synthesis engine", choices=("espeak", "zipvoice-onnx", "sovits"))
-    state_dir: str = _opt("", "job logs, default outputs and the synthesis cache (default: user data dir)")
+    state_dir: str = _opt(
+        "",
+        "job logs, default outputs and the synthesis cache; never a caller's target (default: user data dir)",
+    )
     ref_wav: str | None = _opt(
         None, "default reference voice wav (ZipVoice); transcript in <name>.txt beside it"
     )
     ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
     output_roots: tuple[str, ...] = _opt(
         (),
-        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: temp dir + state dir)",
+        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: the temp dir)",
         kind=_paths,
     )
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
@@ -106,7 +109,7 @@ class Settings:
         return Path(self.state_dir or default_state_dir()).expanduser()
 
     def resolved_output_roots(self) -> tuple[str, ...]:
-        roots = self.output_roots or (tempfile.gettempdir(), str(self.resolved_state_dir()))
+        roots = self.output_roots or (tempfile.gettempdir(),)
         return tuple(os.path.realpath(os.path.expanduser(r)) for r in roots)
 
     def replace(self, **changes: Any) -> Settings:

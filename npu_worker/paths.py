@@ -1,14 +1,30 @@
-"""Where a request may write or read: output_path and ref_wav must resolve under the allowed roots.
+"""Where a request may write or read: output_path and ref_wav must lie under the allowed roots, and
+never inside the worker's state directory.
 
-Resolution follows symlinks (os.path.realpath), so `..` tricks and links pointing outside are refused.
+Two checks, for two moments. At admission the caller's path is resolved (os.path.realpath: `..` and
+links pointing outside are refused early, with a clear 400). At write (or synthesis) time the stored
+real path is opened again component by component without following any link (files.py), because the
+filesystem may have changed in between — a swapped directory, or a restart.
+
+The state dir holds the worker's own files (job records, the synthesis cache, default outputs); a
+caller who could name them could poison the cache or destroy a job record, so it is refused even when
+a root contains it. Default outputs (a section without output_path) go to `<state>/outputs/<job>/`,
+written by the worker under its own name; callers may not name that folder either, so one caller
+cannot overwrite another job's default output.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
+from .config import Settings
+from .files import check_file_under_roots, write_under_roots
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
+
+OUTPUTS_DIR = "outputs"
 
 
 def is_under(path: str, roots: Sequence[str]) -> bool:
@@ -21,25 +37,76 @@ def is_under(path: str, roots: Sequence[str]) -> bool:
     return False
 
 
-def resolve_output_path(path: str, roots: Sequence[str]) -> str:
-    """The real absolute path to write, or OutputPathNotAllowed."""
-    if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
-        raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
-    real = os.path.realpath(os.path.expanduser(path))
-    if not is_under(real, roots):
-        raise OutputPathNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)})")
-    if os.path.isdir(real):
-        raise OutputPathNotAllowed(f"{path} is a directory")
-    return real
+@dataclass(frozen=True)
+class PathPolicy:
+    """The allowed roots (real paths) and the state dir they never include."""
+
+    roots: tuple[str, ...]
+    state_dir: str
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PathPolicy:
+        return cls(settings.resolved_output_roots(), os.path.realpath(settings.resolved_state_dir()))
+
+    @property
+    def outputs_root(self) -> str:
+        return os.path.join(self.state_dir, OUTPUTS_DIR)
+
+    def default_output(self, job_id: str, idx: int) -> str:
+        return os.path.join(self.outputs_root, job_id, f"s{idx:02d}.wav")
+
+    def _caller_may_use(self, real: str) -> bool:
+        return is_under(real, self.roots) and not is_under(real, (self.state_dir,))
+
+    def resolve_output_path(self, path: str) -> str:
+        """At admission: the real absolute path to write, or OutputPathNotAllowed."""
+        if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
+            raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
+        real = os.path.realpath(os.path.expanduser(path))
+        if is_under(real, (self.state_dir,)):
+            raise OutputPathNotAllowed(f"{path} is inside the worker's state directory")
+        if not self._caller_may_use(real):
+            raise OutputPathNotAllowed(f"{path} is outside the allowed roots ({', '.join(self.roots)})")
+        if os.path.isdir(real):
+            raise OutputPathNotAllowed(f"{path} is a directory")
+        return real
+
+    def resolve_ref_wav(self, path: str) -> str:
+        """At admission: the real path of an existing reference wav, or RefWavNotAllowed."""
+        if "\x00" in path:
+            raise RefWavNotAllowed("ref_wav contains a NUL byte")
+        real = os.path.realpath(os.path.expanduser(path))
+        if is_under(real, (self.state_dir,)):
+            raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
+        if not self._caller_may_use(real):
+            raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(self.roots)})")
+        if not os.path.isfile(real):
+            raise RefWavNotAllowed(f"{path} does not exist or is not a file")
+        return real
+
+    def write_output(self, path: str, data: bytes) -> None:
+        """At write time (a fresh or a resumed job): atomically, no link followed, never into the
+        worker's own files; a default output only into the outputs folder."""
+        if is_under(path, (self.outputs_root,)):
+            os.makedirs(self.outputs_root, exist_ok=True)
+            write_under_roots(path, data, (self.outputs_root,))
+        elif is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+            raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
+        else:
+            write_under_roots(path, data, self.roots)
+
+    def check_ref_wav(self, path: str) -> None:
+        """At synthesis time: the reference is still a regular file reached without links.
+
+        The engine then opens it by name, so a swap in the instant between is not excluded; the
+        reference is only read, and what could be read is audio used as a voice prompt.
+        """
+        if is_under(path, (self.state_dir,)):
+            raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
+        check_file_under_roots(path, self.roots)
 
 
-def resolve_ref_wav(path: str, roots: Sequence[str]) -> str:
-    """The real path of an existing reference wav under the allowed roots, or RefWavNotAllowed."""
-    if "\x00" in path:
-        raise RefWavNotAllowed("ref_wav contains a NUL byte")
-    real = os.path.realpath(os.path.expanduser(path))
-    if not is_under(real, roots):
-        raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)})")
-    if not os.path.isfile(real):
-        raise RefWavNotAllowed(f"{path} does not exist or is not a file")
-    return real
+def make_private_dir(path: Path) -> None:
+    """Create the state dir readable by this user only (job texts and cached audio are private)."""
+    if not path.exists():
+        path.mkdir(parents=True, mode=0o700)

@@ -25,10 +25,10 @@ def main() -> None:
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--delay-per-chunk", type=float, default=0.0)
+    parser.add_argument("--output-root", default=None)
     args = parser.parse_args()
-    settings = Settings(
-        port=args.port, state_dir=args.state_dir, output_roots=(args.state_dir,), cache_max_bytes=0
-    )
+    roots = (args.output_root,) if args.output_root else ()
+    settings = Settings(port=args.port, state_dir=args.state_dir, output_roots=roots, cache_max_bytes=0)
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
     web.run_app(build_app(settings, engine=engine), host="127.0.0.1", port=args.port, print=None)
 
@@ -39,9 +39,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_worker_process(state_dir: Path, port: int, delay: float, timeout: float = 30.0) -> subprocess.Popen:
+def start_worker_process(
+    state_dir: Path, port: int, delay: float, timeout: float = 30.0, output_root: Path | None = None
+) -> subprocess.Popen:
     """This script in a child process on `port`, returned once /health says loaded."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port)]
+    if output_root is not None:
+        command += ["--output-root", str(output_root)]
     process = subprocess.Popen([*command, "--delay-per-chunk", str(delay)])
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

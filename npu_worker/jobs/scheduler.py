@@ -26,8 +26,7 @@ import numpy as np
 from ..audio import LeadingSilenceTrimmer, read_wav, wav_bytes
 from ..config import Settings
 from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice
-from ..files import write_atomic
-from ..paths import resolve_output_path, resolve_ref_wav
+from ..paths import PathPolicy
 from ..protocol import (
     BatchRequest,
     Done,
@@ -62,7 +61,7 @@ class Scheduler:
         state_dir = settings.resolved_state_dir()
         self.store = JobStore(state_dir)
         self.cache = SynthesisCache(Path(state_dir) / "cache", settings.cache_max_bytes)
-        self.roots = settings.resolved_output_roots()
+        self.paths = PathPolicy.from_settings(settings)
         self.info: EngineInfo | None = None
         self.load_error: WorkerError | None = None
         self.load_seconds: float | None = None
@@ -155,7 +154,7 @@ class Scheduler:
         """Path checks (they touch the filesystem), queue bound, persistence, `start` event, queueing."""
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
         if request.params.ref_wav is not None:  # synthesise from the path that was checked, not the raw one
-            job.params = replace(job.params, ref_wav=resolve_ref_wav(request.params.ref_wav, self.roots))
+            job.params = replace(job.params, ref_wav=self.paths.resolve_ref_wav(request.params.ref_wav))
         with self._cond:
             waiting = sum(len(j.pending) for j in self._active)
             if waiting + job.total > self.settings.max_queue:
@@ -167,9 +166,9 @@ class Scheduler:
 
     def _section(self, job: Job, idx: int, text: str, output_path: str | None) -> Section:
         if output_path is not None:
-            output_path = resolve_output_path(output_path, self.roots)
+            output_path = self.paths.resolve_output_path(output_path)
         elif job.persisted:
-            output_path = self.store.default_output(job.id, idx)
+            output_path = self.paths.default_output(job.id, idx)
         return Section(idx, text, output_path)
 
     def _open(self, job: Job) -> None:
@@ -310,7 +309,8 @@ class Scheduler:
             info = self.engine.info
             if section.output_path is not None:
                 try:
-                    write_atomic(section.output_path, wav_bytes(audio, info.sample_rate))
+                    # Opened again without following links: the path may have changed since admission.
+                    self.paths.write_output(section.output_path, wav_bytes(audio, info.sample_rate))
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
             self._emit(
@@ -333,6 +333,8 @@ class Scheduler:
     def _synthesise(self, job: Job, section: Section) -> tuple[np.ndarray | None, bool]:
         info = self.engine.info
         params = job.params
+        if params.ref_wav is not None:  # checked at admission; again now (a swap, or a resumed job)
+            self.paths.check_ref_wav(params.ref_wav)
         request = SynthesisRequest(
             text=section.text,
             lang=params.lang,

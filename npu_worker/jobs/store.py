@@ -2,7 +2,7 @@
 
 Layout: `<state>/jobs/<id>/job.json` (the request) and `<state>/jobs/<id>/events.ndjson` (the log, one
 event per line with its seq, appended and flushed before the event is published). A torn last line
-from a crash is ignored. Default outputs of a job also live in its directory (`sNN.wav`).
+from a crash is ignored. Default outputs of a job live apart, in `<state>/outputs/<id>/sNN.wav`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..files import write_atomic
+from ..paths import OUTPUTS_DIR, make_private_dir
 from ..protocol import Event, SynthParams
 from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
 
@@ -22,14 +23,12 @@ log = logging.getLogger(__name__)
 
 class JobStore:
     def __init__(self, state_dir: Path) -> None:
+        make_private_dir(Path(state_dir))
         self.root = Path(state_dir) / "jobs"
         self.root.mkdir(parents=True, exist_ok=True)
 
     def job_dir(self, job_id: str) -> Path:
         return self.root / job_id
-
-    def default_output(self, job_id: str, idx: int) -> str:
-        return str(self.job_dir(job_id) / f"s{idx:02d}.wav")
 
     def create(self, job: Job) -> None:
         body = {
@@ -81,8 +80,9 @@ class JobStore:
         if not job.finished:
             job.status = INTERRUPTED
             job.current_idx = None
-            for stale in directory.glob(".*.part"):  # a write cut short by the crash; redone on resume
-                stale.unlink(missing_ok=True)
+            for folder in (directory, self.root.parent / OUTPUTS_DIR / job_id):
+                for stale in folder.glob(".*.part"):  # a write cut short by the crash; redone on resume
+                    stale.unlink(missing_ok=True)
         return job
 
     @staticmethod
