@@ -15,9 +15,8 @@ from .paths import make_private_dir
 
 
 def serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
     from .app import build_app
+    from .server import run
 
     settings = load_settings(args)
     logging.basicConfig(
@@ -33,7 +32,7 @@ def serve(args: argparse.Namespace) -> int:
         settings.host,
         settings.port,
     )
-    web.run_app(build_app(settings), host=settings.host, port=settings.port, print=None)
+    run(build_app(settings), settings)
     return 0
 
 

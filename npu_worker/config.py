@@ -92,6 +92,11 @@ class Settings:
     max_text_chars: int = _opt(2000, "maximum characters per section")
     max_sections: int = _opt(1000, "maximum sections per batch")
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes")
+    max_connections: int = _opt(
+        512, "open connections at most; over it, the one waiting longest for its headers is closed"
+    )
+    header_timeout: float = _opt(10.0, "seconds a connection may take to send its request headers")
+    body_timeout: float = _opt(30.0, "seconds a request may take to send its body")
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
     cache_max_bytes: int = _opt(512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)")
     token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)")

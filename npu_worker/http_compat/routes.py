@@ -18,6 +18,7 @@ from ..protocol import (
     Done,
     JobNotFound,
     Progress,
+    RequestTimeout,
     SectionError,
     SectionRequest,
     decode_json,
@@ -34,8 +35,12 @@ async def read_json(request: web.Request) -> Any:
     After such a body the connection's framing cannot be trusted: the answer closes it (and the rest of
     the body is not read, which aiohttp would otherwise try and log as an unhandled exception).
     """
+    limit = request.app[SETTINGS_KEY].body_timeout
     try:
-        raw = await request.read()
+        raw = await asyncio.wait_for(request.read(), limit or None)
+    except asyncio.TimeoutError:
+        request[CLOSE_AFTER_KEY] = True
+        raise RequestTimeout(f"the body did not arrive within {limit} s") from None
     except web.RequestPayloadError:
         request.content.feed_eof()
         request[CLOSE_AFTER_KEY] = True
