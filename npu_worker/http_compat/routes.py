@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-from .. import PROTOCOL_VERSION
+from .. import PROTOCOL_VERSION, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..jobs.model import Job, LogEntry
 from ..jobs.scheduler import Scheduler
@@ -193,8 +193,13 @@ async def job_list(request: web.Request) -> web.Response:
     return web.json_response({"jobs": [j.status_body() for j in jobs]})
 
 
+async def openapi_json(request: web.Request) -> web.Response:
+    return web.json_response(openapi.document())
+
+
 def setup_http(app: web.Application) -> None:
     app.router.add_get("/health", health)
+    app.router.add_get("/openapi.json", openapi_json)
     app.router.add_post("/synth", synth)
     app.router.add_post("/synth_batch", synth_batch)
     app.router.add_get("/jobs", job_list)

@@ -1,0 +1,282 @@
+"""The OpenAPI 3 description of the HTTP API, served at `/openapi.json` and rendered to docs/openapi.yaml.
+
+The document is data in this module (it ships in the wheel; docs/ does not), and
+`python -m npu_worker.openapi > docs/openapi.yaml` writes the YAML copy; a test keeps both, and the
+app's routes, in step.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from . import PROTOCOL_VERSION
+from .protocol import WorkerError
+
+JSON = "application/json"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _json(schema: dict[str, Any], description: str) -> dict[str, Any]:
+    return {"description": description, "content": {JSON: {"schema": schema}}}
+
+
+def _errors(*codes: int) -> dict[str, Any]:
+    return {str(code): {"$ref": "#/components/responses/Error"} for code in codes}
+
+
+COMMON_ERRORS = (400, 401, 403, 408, 413)
+STRING = {"type": "string"}
+NULLABLE_STRING = {"type": "string", "nullable": True}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": {
+        "type": "object",
+        "required": ["status", "error", "traceback", "fallback"],
+        "additionalProperties": False,
+        "properties": {
+            "status": {"type": "string", "enum": ["fail"]},
+            "error": {
+                "type": "string",
+                "description": "starts with a stable name: "
+                + ", ".join(sorted(cls.name for cls in WorkerError.__subclasses__())),
+            },
+            "traceback": {**NULLABLE_STRING, "description": "null on every 4xx"},
+            "fallback": NULLABLE_STRING,
+        },
+    },
+    "SynthParams": {
+        "type": "object",
+        "properties": {
+            "lang": {"type": "string", "maxLength": 32, "default": "ko"},
+            "speed_factor": {"type": "number", "minimum": 0.25, "maximum": 4.0, "default": 1.0},
+            "ref_wav": {**NULLABLE_STRING, "description": "absolute path under the allowed roots"},
+            "ref_text": NULLABLE_STRING,
+            "seed": {"type": "integer", "nullable": True},
+        },
+    },
+    "SynthRequest": {
+        "allOf": [
+            _ref("SynthParams"),
+            {
+                "type": "object",
+                "required": ["text", "output_path"],
+                "properties": {
+                    "text": {"type": "string", "minLength": 1},
+                    "output_path": {"type": "string", "description": "absolute path under the allowed roots"},
+                },
+            },
+        ]
+    },
+    "SynthResult": {
+        "type": "object",
+        "required": ["status"],
+        "properties": {
+            "status": {"type": "string", "enum": ["ok", "fail"]},
+            "output": STRING,
+            "wav_path": STRING,
+            "duration_sec": {"type": "number"},
+            "sample_rate": {"type": "integer"},
+            "elapsed_sec": {"type": "number"},
+            "rtf": {"type": "number", "nullable": True},
+            "engine": STRING,
+            "device": STRING,
+            "cached": {"type": "boolean"},
+            "error": STRING,
+        },
+    },
+    "Section": {
+        "type": "object",
+        "required": ["text"],
+        "properties": {
+            "idx": {"type": "integer", "minimum": 0},
+            "text": STRING,
+            "output_path": {**NULLABLE_STRING, "description": "default: <state>/outputs/<job_id>/sNN.wav"},
+        },
+    },
+    "BatchRequest": {
+        "allOf": [
+            _ref("SynthParams"),
+            {
+                "type": "object",
+                "required": ["sections"],
+                "properties": {
+                    "sections": {"type": "array", "minItems": 1, "items": _ref("Section")},
+                    "stream": {"type": "boolean", "default": True},
+                },
+            },
+        ]
+    },
+    "Event": {
+        "type": "object",
+        "required": ["event"],
+        "description": "one NDJSON line: start, progress, error, done or heartbeat",
+        "properties": {"event": {"type": "string"}, "seq": {"type": "integer"}},
+    },
+    "JobStatus": {
+        "type": "object",
+        "required": ["job_id", "status"],
+        "properties": {"job_id": STRING, "status": STRING, "total": {"type": "integer"}},
+    },
+    "Health": {
+        "type": "object",
+        "required": ["status", "loaded", "load_seconds", "backend", "device", "ref_wav", "version"],
+        "properties": {
+            "status": {"type": "string", "enum": ["ok", "loading", "fail"]},
+            "loaded": {"type": "boolean"},
+            "load_seconds": {"type": "number", "nullable": True},
+            "backend": STRING,
+            "device": NULLABLE_STRING,
+            "ref_wav": NULLABLE_STRING,
+            "version": STRING,
+        },
+    },
+}
+
+JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": STRING}
+
+PATHS: dict[str, Any] = {
+    "/health": {
+        "get": {
+            "summary": "readiness and live figures (no token needed)",
+            "responses": {
+                "200": _json(_ref("Health"), "loaded"),
+                "500": _json(_ref("Health"), "the engine failed to load"),
+                "503": _json(_ref("Health"), "still loading"),
+                **_errors(403),
+            },
+        }
+    },
+    "/synth": {
+        "post": {
+            "summary": "one text to one wav",
+            "requestBody": {"required": True, "content": {JSON: {"schema": _ref("SynthRequest")}}},
+            "responses": {
+                "200": _json(_ref("SynthResult"), "written, or status fail"),
+                **_errors(*COMMON_ERRORS, 429, 500, 503),
+            },
+        }
+    },
+    "/synth_batch": {
+        "post": {
+            "summary": "many sections; NDJSON events, one JSON result, or a job id (?async=1)",
+            "parameters": [{"name": "async", "in": "query", "schema": STRING}],
+            "requestBody": {"required": True, "content": {JSON: {"schema": _ref("BatchRequest")}}},
+            "responses": {
+                "200": {
+                    "description": "events as they happen (stream), the result, or the queued job",
+                    "content": {
+                        "application/x-ndjson": {"schema": _ref("Event")},
+                        JSON: {"schema": {"type": "object"}},
+                    },
+                },
+                **_errors(*COMMON_ERRORS, 429, 500, 503),
+            },
+        }
+    },
+    "/jobs": {
+        "get": {
+            "summary": "the 100 newest jobs",
+            "responses": {"200": _json({"type": "object"}, "jobs"), **_errors(401, 403)},
+        }
+    },
+    "/jobs/{job_id}": {
+        "delete": {
+            "summary": "cancel a job",
+            "parameters": [JOB_ID],
+            "responses": {"200": _json(_ref("JobStatus"), "cancel requested"), **_errors(401, 403, 404)},
+        }
+    },
+    "/jobs/{job_id}/status": {
+        "get": {
+            "parameters": [JOB_ID],
+            "responses": {"200": _json(_ref("JobStatus"), "status"), **_errors(401, 403, 404)},
+        }
+    },
+    "/jobs/{job_id}/result": {
+        "get": {
+            "parameters": [JOB_ID],
+            "responses": {
+                "200": _json({"type": "object"}, "finished"),
+                "202": _json(_ref("JobStatus"), "still running"),
+                **_errors(401, 403, 404),
+            },
+        }
+    },
+    "/jobs/{job_id}/events": {
+        "get": {
+            "summary": "the job's events from `after`, then live",
+            "parameters": [JOB_ID, {"name": "after", "in": "query", "schema": {"type": "integer"}}],
+            "responses": {
+                "200": {
+                    "description": "NDJSON",
+                    "content": {"application/x-ndjson": {"schema": _ref("Event")}},
+                },
+                **_errors(400, 401, 403, 404),
+            },
+        }
+    },
+    "/ws": {
+        "get": {
+            "summary": "WebSocket channel (docs/protocol.md); a failed handshake is a 400 error body",
+            "responses": {"101": {"description": "switching protocols"}, **_errors(400, 401, 403)},
+        }
+    },
+    "/openapi.json": {
+        "get": {"summary": "this document", "responses": {"200": _json({"type": "object"}, "OpenAPI 3")}}
+    },
+    "/": {"get": {"summary": "the browser player", "responses": {"200": {"description": "text/html"}}}},
+    "/{name}": {
+        "get": {
+            "summary": "the player's static files, by plain name",
+            "parameters": [{"name": "name", "in": "path", "required": True, "schema": STRING}],
+            "responses": {"200": {"description": "the file"}, **_errors(404)},
+        }
+    },
+}
+
+
+def document() -> dict[str, Any]:
+    return {
+        "openapi": "3.0.3",
+        "info": {"title": "npu-worker", "version": PROTOCOL_VERSION},
+        "paths": PATHS,
+        "components": {
+            "schemas": SCHEMAS,
+            "responses": {"Error": _json(_ref("Error"), "the fixed error body")},
+        },
+    }
+
+
+def to_yaml(value: Any, indent: int = 0) -> str:
+    """Block YAML for dicts, lists and JSON scalars (strings double-quoted, as JSON writes them)."""
+    pad = "  " * indent
+    if isinstance(value, dict) and value:
+        lines = []
+        for key, item in value.items():
+            nested = isinstance(item, dict | list) and item
+            lines.append(
+                f"{pad}{json.dumps(key)}:"
+                + ("\n" + to_yaml(item, indent + 1) if nested else f" {_scalar(item)}")
+            )
+        return "\n".join(lines)
+    if isinstance(value, list) and value:
+        lines = []
+        for item in value:
+            nested = isinstance(item, dict | list) and item
+            body = to_yaml(item, indent + 1).lstrip() if nested else _scalar(item)
+            lines.append(f"{pad}- {body}")
+        return "\n".join(lines)
+    return pad + _scalar(value)
+
+
+def _scalar(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+if __name__ == "__main__":
+    sys.stdout.write(to_yaml(document()) + "\n")
