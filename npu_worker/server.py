@@ -30,6 +30,10 @@ from .protocol import BadRequest, error_body
 log = logging.getLogger(__name__)
 SECRET_QUERY_KEYS = ("token",)
 LINGER_SECONDS = 1.0
+# asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many
+# descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
+# engine's own files below `ulimit -n`).
+ACCEPT_BACKLOG = 128
 
 
 def redacted_path(request: web.BaseRequest) -> str:
@@ -189,7 +193,7 @@ async def listen(app: web.Application, settings: Settings, *, host: str, port: i
     def make_handler() -> GuardedHandler:
         return GuardedHandler(manager, guard=guard, loop=loop, **kwargs)
 
-    server = await loop.create_server(make_handler, host, port, reuse_address=True, backlog=512)
+    server = await loop.create_server(make_handler, host, port, reuse_address=True, backlog=ACCEPT_BACKLOG)
     return Listener(runner, server, guard)
 
 
