@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -13,10 +14,15 @@ from .config import Settings
 from .engine.base import Engine
 from .engine.factory import create_engine
 from .http_compat import setup_http
+from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
+from .http_compat.metrics import metrics_middleware, setup_metrics
 from .jobs.scheduler import Scheduler
+from .openai_compat import setup_openai
 from .protocol import Limits
 from .ws_server import setup_ws
+
+log = logging.getLogger("npu_worker")
 
 
 def client_dir() -> Path | None:
@@ -52,7 +58,8 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
 
 def build_app(settings: Settings, engine: Engine | None = None) -> web.Application:
     """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
-    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[error_middleware])
+    middlewares = [metrics_middleware, cors_middleware, error_middleware]  # outermost first
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=middlewares)
     scheduler = Scheduler(engine if engine is not None else create_engine(settings), settings)
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
@@ -61,11 +68,20 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
         await scheduler.start()
         yield
-        await scheduler.stop()
+        await scheduler.stop(settings.shutdown_grace)
+
+    async def drain(app: web.Application) -> None:
+        """Shutdown (SIGTERM): the listening sockets are closed; let the running section finish."""
+        log.info("shutdown: no longer accepting connections")
+        await scheduler.drain(settings.shutdown_grace)
 
     app.cleanup_ctx.append(run_scheduler)
+    app.on_shutdown.append(drain)
+    setup_metrics(app, scheduler)
+    setup_cors(app)
     setup_http(app)
     setup_ws(app)
+    setup_openai(app)
     directory = client_dir()
     if directory is not None:
         app.router.add_get("/", _static_handler(directory), name="player-index")

@@ -111,6 +111,22 @@ SCHEMAS: dict[str, Any] = {
             },
         ]
     },
+    "OpenAIError": {
+        "type": "object",
+        "required": ["error"],
+        "description": "the error body of the /v1 routes, as OpenAI writes it",
+        "properties": {
+            "error": {
+                "type": "object",
+                "properties": {
+                    "message": STRING,
+                    "type": STRING,
+                    "param": NULLABLE_STRING,
+                    "code": NULLABLE_STRING,
+                },
+            }
+        },
+    },
     "Event": {
         "type": "object",
         "required": ["event"],
@@ -138,6 +154,10 @@ SCHEMAS: dict[str, Any] = {
 }
 
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": STRING}
+OPENAI_ERRORS = {
+    "4XX": {"$ref": "#/components/responses/OpenAIError"},
+    "5XX": {"$ref": "#/components/responses/OpenAIError"},
+}
 
 PATHS: dict[str, Any] = {
     "/health": {
@@ -226,6 +246,77 @@ PATHS: dict[str, Any] = {
             "responses": {"101": {"description": "switching protocols"}, **_errors(400, 401, 403)},
         }
     },
+    "/ready": {
+        "get": {
+            "summary": "200 only when a request would be served now (no token needed)",
+            "responses": {
+                "200": _json({"type": "object"}, "ready"),
+                "503": _json({"type": "object"}, "not ready, with the reason"),
+            },
+        }
+    },
+    "/metrics": {
+        "get": {
+            "summary": "Prometheus metrics (text exposition format)",
+            "responses": {"200": {"description": "text/plain; version=0.0.4"}, **_errors(401, 403)},
+        }
+    },
+    "/v1/audio/speech": {
+        "post": {
+            "summary": "OpenAI-compatible speech: audio bytes as they are made, or SSE",
+            "requestBody": {
+                "required": True,
+                "content": {JSON: {"schema": {"type": "object", "required": ["input"]}}},
+            },
+            "responses": {
+                "200": {"description": "audio (wav, pcm, flac, mp3, opus) or text/event-stream"},
+                **OPENAI_ERRORS,
+            },
+        }
+    },
+    "/v1/audio/speech/batch": {
+        "post": {
+            "summary": "many inputs; results with base64 audio or an error each",
+            "requestBody": {
+                "required": True,
+                "content": {JSON: {"schema": {"type": "object", "required": ["items"]}}},
+            },
+            "responses": {"200": _json({"type": "object"}, "results"), **OPENAI_ERRORS},
+        }
+    },
+    "/v1/audio/speech/stream": {
+        "get": {
+            "summary": "WebSocket: text fragments in, audio out (docs/protocol.md)",
+            "responses": {"101": {"description": "switching protocols"}, **OPENAI_ERRORS},
+        }
+    },
+    "/v1/models": {
+        "get": {
+            "summary": "the loaded model",
+            "responses": {"200": _json({"type": "object"}, "models"), **OPENAI_ERRORS},
+        }
+    },
+    "/v1/audio/voices": {
+        "get": {
+            "summary": "voices",
+            "responses": {"200": _json({"type": "object"}, "voices"), **OPENAI_ERRORS},
+        },
+        "post": {
+            "summary": "store a named voice (multipart: audio_sample, name, ref_text)",
+            "requestBody": {
+                "required": True,
+                "content": {"multipart/form-data": {"schema": {"type": "object"}}},
+            },
+            "responses": {"200": _json({"type": "object"}, "the stored voice"), **OPENAI_ERRORS},
+        },
+    },
+    "/v1/audio/voices/{name}": {
+        "delete": {
+            "summary": "remove an uploaded voice",
+            "parameters": [{"name": "name", "in": "path", "required": True, "schema": STRING}],
+            "responses": {"200": _json({"type": "object"}, "deleted"), **OPENAI_ERRORS},
+        }
+    },
     "/openapi.json": {
         "get": {"summary": "this document", "responses": {"200": _json({"type": "object"}, "OpenAPI 3")}}
     },
@@ -247,7 +338,10 @@ def document() -> dict[str, Any]:
         "paths": PATHS,
         "components": {
             "schemas": SCHEMAS,
-            "responses": {"Error": _json(_ref("Error"), "the fixed error body")},
+            "responses": {
+                "Error": _json(_ref("Error"), "the fixed error body"),
+                "OpenAIError": _json(_ref("OpenAIError"), "the error body of the /v1 routes"),
+            },
         },
     }
 

@@ -25,6 +25,7 @@ from .files import check_file_under_roots, write_under_roots
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
+VOICES_DIR = "voices"  # uploaded voices (voices.py), the worker's own files
 
 
 def is_under(path: str, roots: Sequence[str]) -> bool:
@@ -37,16 +38,58 @@ def is_under(path: str, roots: Sequence[str]) -> bool:
     return False
 
 
+OUTSIDE_HINT = "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
+
+
+def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str] = ()) -> str:
+    """The real absolute path to write under `roots` (never under `forbidden`), or OutputPathNotAllowed."""
+    if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
+        raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
+    real = os.path.realpath(os.path.expanduser(path))
+    if is_under(real, forbidden):
+        raise OutputPathNotAllowed(f"{path} is inside the worker's state directory")
+    if not is_under(real, roots):
+        raise OutputPathNotAllowed(
+            f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}"
+        )
+    if os.path.isdir(real):
+        raise OutputPathNotAllowed(f"{path} is a directory")
+    return real
+
+
+def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = ()) -> str:
+    """The real path of an existing reference wav under `roots` (not `forbidden`), or RefWavNotAllowed."""
+    if "\x00" in path:
+        raise RefWavNotAllowed("ref_wav contains a NUL byte")
+    real = os.path.realpath(os.path.expanduser(path))
+    if is_under(real, forbidden):
+        raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
+    if not is_under(real, roots):
+        raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}")
+    if not os.path.isfile(real):
+        raise RefWavNotAllowed(f"{path} does not exist or is not a file")
+    return real
+
+
 @dataclass(frozen=True)
 class PathPolicy:
     """The allowed roots (real paths) and the state dir they never include."""
 
     roots: tuple[str, ...]
     state_dir: str
+    voice_dirs: tuple[str, ...] = ()  # the operator's read-only voice directories (--voices-dir)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PathPolicy:
-        return cls(settings.resolved_output_roots(), os.path.realpath(settings.resolved_state_dir()))
+        return cls(
+            settings.resolved_output_roots(),
+            os.path.realpath(settings.resolved_state_dir()),
+            tuple(os.path.realpath(os.path.expanduser(d)) for d in settings.voices_dir),
+        )
+
+    @property
+    def voices_root(self) -> str:
+        return os.path.join(self.state_dir, VOICES_DIR)
 
     @property
     def outputs_root(self) -> str:
@@ -55,34 +98,13 @@ class PathPolicy:
     def default_output(self, job_id: str, idx: int) -> str:
         return os.path.join(self.outputs_root, job_id, f"s{idx:02d}.wav")
 
-    def _caller_may_use(self, real: str) -> bool:
-        return is_under(real, self.roots) and not is_under(real, (self.state_dir,))
-
     def resolve_output_path(self, path: str) -> str:
         """At admission: the real absolute path to write, or OutputPathNotAllowed."""
-        if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
-            raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
-        real = os.path.realpath(os.path.expanduser(path))
-        if is_under(real, (self.state_dir,)):
-            raise OutputPathNotAllowed(f"{path} is inside the worker's state directory")
-        if not self._caller_may_use(real):
-            raise OutputPathNotAllowed(f"{path} is outside the allowed roots ({', '.join(self.roots)})")
-        if os.path.isdir(real):
-            raise OutputPathNotAllowed(f"{path} is a directory")
-        return real
+        return resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
 
     def resolve_ref_wav(self, path: str) -> str:
         """At admission: the real path of an existing reference wav, or RefWavNotAllowed."""
-        if "\x00" in path:
-            raise RefWavNotAllowed("ref_wav contains a NUL byte")
-        real = os.path.realpath(os.path.expanduser(path))
-        if is_under(real, (self.state_dir,)):
-            raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
-        if not self._caller_may_use(real):
-            raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(self.roots)})")
-        if not os.path.isfile(real):
-            raise RefWavNotAllowed(f"{path} does not exist or is not a file")
-        return real
+        return resolve_ref_wav(path, self.roots, forbidden=(self.state_dir,))
 
     def write_output(self, path: str, data: bytes) -> None:
         """At write time (a fresh or a resumed job): atomically, no link followed, never into the
@@ -101,6 +123,8 @@ class PathPolicy:
         The engine then opens it by name, so a swap in the instant between is not excluded; the
         reference is only read, and what could be read is audio used as a voice prompt.
         """
+        if is_under(path, (self.voices_root, *self.voice_dirs)):
+            return  # a stored voice: the worker's own file, or the operator's --voices-dir
         if is_under(path, (self.state_dir,)):
             raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
         check_file_under_roots(path, self.roots)

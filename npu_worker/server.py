@@ -178,10 +178,17 @@ class Listener:
         await self.runner.cleanup()
 
 
-async def listen(app: web.Application, settings: Settings, *, host: str, port: int) -> Listener:
+async def listen(
+    app: web.Application, settings: Settings, *, host: str, port: int, shutdown_timeout: float = 60.0
+) -> Listener:
+    """Serve `app` on host:port; `shutdown_timeout`: what open connections get after the app's drain."""
     # lingering_time: after an early answer (413, 408), unread body is drained for 1 s, not aiohttp's 10.
     runner = web.AppRunner(
-        app, access_log_class=RedactingAccessLogger, handle_signals=False, lingering_time=LINGER_SECONDS
+        app,
+        access_log_class=RedactingAccessLogger,
+        handle_signals=False,
+        lingering_time=LINGER_SECONDS,
+        shutdown_timeout=shutdown_timeout,
     )
     await runner.setup()
     manager = runner.server
@@ -197,11 +204,14 @@ async def listen(app: web.Application, settings: Settings, *, host: str, port: i
     return Listener(runner, server, guard)
 
 
-def run(app: web.Application, settings: Settings) -> None:
-    """Serve until SIGINT/SIGTERM (what `npu-worker serve` runs)."""
+def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 60.0) -> None:
+    """Serve until SIGINT/SIGTERM (what `npu-worker serve` runs); then stop accepting, let the app
+    drain (its on_shutdown), and close what is still open after `shutdown_timeout`."""
 
     async def main() -> None:
-        listener = await listen(app, settings, host=settings.host, port=settings.port)
+        listener = await listen(
+            app, settings, host=settings.host, port=settings.port, shutdown_timeout=shutdown_timeout
+        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import resource
 import socket
 import subprocess
@@ -12,10 +13,12 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from npu_worker.app import build_app  # noqa: E402
+from npu_worker.cli import SHUTDOWN_TIMEOUT  # noqa: E402
 from npu_worker.config import Settings  # noqa: E402
 from npu_worker.server import run  # noqa: E402
 from tests.tone_engine import ToneEngine  # noqa: E402
@@ -30,6 +33,7 @@ def main() -> None:
     parser.add_argument("--nofile", type=int, default=0, help="lower the open-files limit (ulimit -n)")
     parser.add_argument("--max-connections", type=int, default=512)
     parser.add_argument("--header-timeout", type=float, default=10.0)
+    parser.add_argument("--shutdown-grace", type=float, default=30.0)
     args = parser.parse_args()
     if args.nofile:
         resource.setrlimit(
@@ -43,9 +47,11 @@ def main() -> None:
         cache_max_bytes=0,
         max_connections=args.max_connections,
         header_timeout=args.header_timeout,
+        shutdown_grace=args.shutdown_grace,
     )
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
-    run(build_app(settings, engine=engine), settings)
+    logging.basicConfig(level="INFO", format="%(levelname)s %(name)s: %(message)s")
+    run(build_app(settings, engine=engine), settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
 
 
 def free_port() -> int:
@@ -59,14 +65,17 @@ def start_worker_process(
     port: int,
     delay: float,
     timeout: float = 30.0,
+    grace: float = 30.0,
     output_root: Path | None = None,
     extra: Sequence[str] = (),
+    **popen: Any,
 ) -> subprocess.Popen:
     """This script in a child process on `port`, returned once /health says loaded."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port), *extra]
+    command += ["--delay-per-chunk", str(delay), "--shutdown-grace", str(grace)]
     if output_root is not None:
         command += ["--output-root", str(output_root)]
-    process = subprocess.Popen([*command, "--delay-per-chunk", str(delay)])
+    process = subprocess.Popen(command, **popen)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

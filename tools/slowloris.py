@@ -36,7 +36,9 @@ def health_ms(port: int, timeout: float) -> float | None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sockets", type=int, default=1100)
     parser.add_argument("--nofile", type=int, default=1024, help="the worker's open-files limit")
     parser.add_argument("--seconds", type=float, default=15.0, help="how long to trickle")

@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must load to explain a refusal
 CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
-OPEN_PATHS = ("/health",)  # no token needed: monitoring must see a booting worker (origin still checked)
+OPEN_PATHS = ("/health", "/ready")  # no token: monitoring must see a booting worker (origin still checked)
 
 
 def error_response(
@@ -80,10 +80,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         response = error_response(exc, 500, with_traceback=True)
     if request.get(CLOSE_AFTER_KEY) and not response.prepared:
         response.force_close()
-    if origin and not response.prepared:
-        response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Vary"] = "Origin"
-    return response
+    return response  # CORS headers: cors.add_cors_headers, when the response is prepared
 
 
 def _http_reason(exc: web.HTTPException) -> str:

@@ -49,7 +49,7 @@ async def stream_job(
         while True:
             try:
                 item = await asyncio.wait_for(iterator.__anext__(), timeout=heartbeat_interval)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 elapsed = round(time.monotonic() - started, 1)
                 await response.write(ndjson_line(Heartbeat(elapsed).to_dict()))
                 continue

@@ -18,14 +18,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from ..audio import LeadingSilenceTrimmer, read_wav, wav_bytes
 from ..config import Settings
-from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice
+from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice, check_language
 from ..paths import PathPolicy
 from ..protocol import (
     BatchRequest,
@@ -43,8 +42,10 @@ from ..protocol import (
     WriteFailed,
     check_text,
 )
+from ..voices import VoiceLibrary
 from .cache import SynthesisCache, cache_key
 from .model import AudioChunk, Job, LogEntry, Section, apply_event, new_job_id
+from .observer import SchedulerObserver
 from .store import JobStore
 from .subscription import Subscription
 
@@ -62,6 +63,7 @@ class Scheduler:
         self.store = JobStore(state_dir)
         self.cache = SynthesisCache(Path(state_dir) / "cache", settings.cache_max_bytes)
         self.paths = PathPolicy.from_settings(settings)
+        self.voices = VoiceLibrary.from_settings(settings)
         self.info: EngineInfo | None = None
         self.load_error: WorkerError | None = None
         self.load_seconds: float | None = None
@@ -76,6 +78,7 @@ class Scheduler:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._submitted_at: dict[str, float] = {}
+        self.observer = SchedulerObserver()  # metrics hooks (no-op unless the app installs one)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -91,12 +94,46 @@ class Scheduler:
         self._thread = threading.Thread(target=self._work, name="npu-worker-engine", daemon=True)
         self._thread.start()
 
-    async def stop(self) -> None:
+    @property
+    def draining(self) -> bool:
+        """True once shutdown began: no new section starts."""
+        return self._stopping
+
+    async def drain(self, grace: float) -> None:
+        """Start no new section; let the running one finish within `grace` seconds, else cancel it.
+
+        Queued sections of batch jobs stay in their logs and resume after a restart. Logs what it did.
+        """
         with self._cond:
+            if self._stopping:
+                return
             self._stopping = True
-            if self._running is not None:
-                self._running.cancel_requested.set()
+            running, idx = self._running, (self._running.current_idx if self._running else None)
             self._cond.notify_all()
+        thread, loop = self._thread, asyncio.get_running_loop()
+        if running is None or thread is None:
+            log.info("shutdown: no section was running")
+        else:
+            started = time.monotonic()
+            await loop.run_in_executor(None, thread.join, grace)
+            if thread.is_alive():
+                running.cancel_requested.set()
+                log.warning(
+                    "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
+                )
+            else:
+                log.info(
+                    "shutdown: let section %s of job %s finish (%.2f s)",
+                    idx,
+                    running.id,
+                    time.monotonic() - started,
+                )
+        waiting = self.queue_size()
+        if waiting:
+            log.info("shutdown: %d queued sections left; batch jobs resume on restart", waiting)
+
+    async def stop(self, grace: float = 30.0) -> None:
+        await self.drain(grace)
         if self._thread is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 30.0)
         try:
@@ -151,10 +188,11 @@ class Scheduler:
         return job
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
-        """Path checks (they touch the filesystem), queue bound, persistence, `start` event, queueing."""
+        """Language and path checks (they may block), queue bound, persistence, `start` event, queueing."""
+        check_language(self.engine, request.params.lang)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        if request.params.ref_wav is not None:  # synthesise from the path that was checked, not the raw one
-            job.params = replace(job.params, ref_wav=self.paths.resolve_ref_wav(request.params.ref_wav))
+        # A voice name becomes its stored wav; a path is checked and synthesised as checked.
+        job.params = self.voices.resolve_params(request.params, self.paths.roots, (self.paths.state_dir,))
         with self._cond:
             waiting = sum(len(j.pending) for j in self._active)
             if waiting + job.total > self.settings.max_queue:
@@ -201,9 +239,18 @@ class Scheduler:
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def subscribe(self, job: Job, *, after: int = 0, audio: bool = False) -> Subscription:
+    def subscribe(
+        self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
+    ) -> Subscription:
         rate = self.info.sample_rate if self.info else 24000
-        return Subscription(job, after=after, audio=audio, sample_rate=rate, on_overflow=self._drop_slow)
+        return Subscription(
+            job,
+            after=after,
+            audio=audio,
+            sample_rate=rate,
+            max_buffered_seconds=max_buffered_seconds,
+            on_overflow=self._drop_slow,
+        )
 
     # -- cancellation ----------------------------------------------------------------------------
 
@@ -286,6 +333,7 @@ class Scheduler:
         """Fold, persist (flushed), then publish on the loop: the log never lags what clients saw."""
         with self._emit_lock:
             apply_event(job, event)
+            self.observer.event(job, event)
             entry = LogEntry(job.next_seq, event)
             job.next_seq += 1
             if job.persisted:
@@ -329,6 +377,8 @@ class Scheduler:
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
             log.exception("section %s of job %s failed", section.idx, job.id)
             self._emit(job, SectionError(section.idx, str(EngineError(f"{type(exc).__name__}: {exc}"))))
+        finally:
+            self.observer.section_ran(job, time.monotonic() - started)
 
     def _synthesise(self, job: Job, section: Section) -> tuple[np.ndarray | None, bool]:
         info = self.engine.info
@@ -381,6 +431,7 @@ class Scheduler:
             submitted = self._submitted_at.get(job.id)
             if submitted is not None:
                 self.ttfa_ms.append((job.first_audio_at - submitted) * 1000.0)
+                self.observer.first_audio(job, job.first_audio_at - submitted)
         if job.stream_audio:
             assert self._loop is not None
             self._loop.call_soon_threadsafe(job.publish_audio, AudioChunk(section.idx, samples))
