@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -235,7 +236,7 @@ def decode_json(raw: bytes | str) -> Any:
     """
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        return json.loads(text)
+        body = json.loads(text)
     except UnicodeDecodeError:
         raise BadRequest("the body is not UTF-8") from None
     except json.JSONDecodeError as exc:
@@ -244,6 +245,35 @@ def decode_json(raw: bytes | str) -> Any:
         raise BadRequest("invalid JSON: nested too deeply") from None
     except ValueError:  # an integer with more digits than int() converts
         raise BadRequest("invalid JSON: a number has too many digits") from None
+    if SURROGATE_ESCAPE.search(text):  # only an escape can spell a lone surrogate; pairs are fine
+        where = _lone_surrogate_at(body)
+        if where is not None:
+            # No file name, log line or frame can carry one: refuse the document here, once.
+            raise BadRequest(f"{where or 'the body'} holds a lone surrogate (not valid Unicode)")
+    return body
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate_at(body: Any) -> str | None:
+    """The dotted path of the first string (or key) that is not valid Unicode, else None.
+
+    Iterative: the document may be nested nearly as deep as the parser allows."""
+    stack: list[tuple[str, Any]] = [("", body)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if not _is_unicode(value):
+                return where
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not _is_unicode(key):
+                    return where or "a key"
+                stack.append((f"{where}.{key}" if where else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+    return None
 
 
 def _require_object(body: Any) -> dict[str, Any]:
@@ -262,9 +292,6 @@ def _typed(body: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any
     if not isinstance(value, kinds):
         names = "/".join(k.__name__ for k in kinds)
         raise BadRequest(f"{key} must be {names}, got {type(value).__name__}")
-    if isinstance(value, str) and not _is_unicode(value):
-        # JSON can spell a lone surrogate ("\\ud800"); no file name, log line or frame can carry one.
-        raise BadRequest(f"{key} holds a lone surrogate (not valid Unicode)")
     return value
 
 

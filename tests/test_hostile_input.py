@@ -153,3 +153,45 @@ def test_a_500_carries_only_the_contract_fields():
     body = json.loads(response.text)
     assert set(body) == {"status", "error", "traceback", "fallback"}
     assert body["error"] == "RuntimeError: boom" and "RuntimeError" in body["traceback"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"input": "\\ud800", "voice": "default"}',
+        b'{"input": "hi", "voice": "default", "language": "\\udc80"}',
+        b'{"input": "hi", "voice": "default", "speed": ' + BIG + b"}",
+        DEEP,
+    ],
+)
+async def test_hostile_json_on_the_openai_routes_is_400(worker, body):
+    client = await worker()
+    for path, payload in [("/v1/audio/speech", body), ("/v1/audio/speech/batch", b'{"items": [%s]}' % body)]:
+        response = await client.post(path, data=payload, headers={"Content-Type": "application/json"})
+        assert response.status == 400, await response.text()
+        assert (await response.json())["error"]["code"] == "BadRequest"
+
+
+async def test_openai_stream_socket_answers_hostile_messages_with_error_messages(worker):
+    client = await worker()
+    ws = await client.ws_connect("/v1/audio/speech/stream")
+    for message in [DEEP.decode(), '{"type": "input.text", "text": "\\ud800"}']:
+        await ws.send_str(message)
+        reply = await ws.receive(timeout=seconds(10))
+        assert reply.type == WSMsgType.TEXT, reply
+        assert json.loads(reply.data)["type"] == "error"
+    assert not ws.closed
+    await ws.close()
+
+
+def test_surrogate_pairs_are_fine_and_lone_ones_are_named_by_where_they_are():
+    from npu_worker.protocol import BadRequest, decode_json
+
+    assert decode_json(b'{"text": "\\ud83d\\ude00"}') == {"text": "\U0001f600"}
+    with pytest.raises(BadRequest, match=r"sections\[1\]\.text holds a lone surrogate"):
+        decode_json(b'{"sections": [{"text": "a"}, {"text": "\\udfff"}]}')
+    with pytest.raises(BadRequest, match="a key holds"):
+        decode_json(b'{"\\ud800": 1}')
+    deep = b'{"a": ' * 500 + b'"\\ud800"' + b"}" * 500
+    with pytest.raises(BadRequest, match="lone surrogate"):
+        decode_json(deep)
