@@ -73,6 +73,18 @@ def batch_body(root: str) -> st.SearchStrategy[dict[str, Any]]:
     )
 
 
+def speech_body() -> st.SearchStrategy[dict[str, Any]]:
+    return st.fixed_dictionaries(
+        {"input": field_value(nasty_text), "voice": field_value(st.sampled_from(["default", "alloy"]))},
+        optional={
+            "response_format": field_value(st.sampled_from(["wav", "pcm", "mp3", "flac", "opus", "aac"])),
+            "speed": field_value(numbers),
+            "language": field_value(st.sampled_from(["ko", "en"])),
+            "stream_format": field_value(st.sampled_from(["audio", "sse"])),
+        },
+    )
+
+
 @dataclass(frozen=True)
 class Probe:
     method: str
@@ -96,7 +108,13 @@ def probes(root: str) -> st.SearchStrategy[Probe]:
         st.builds(lambda b: Probe("POST", "/synth", encoded(b)), synth_body(root)),
         st.builds(lambda b: Probe("POST", "/synth_batch?async=1", encoded(b)), batch_body(root)),
         st.builds(lambda b: Probe("POST", "/synth_batch", encoded(b)), batch_body(root)),
-        st.builds(lambda b, p: Probe("POST", p, b), raw_bodies, st.sampled_from(["/synth", "/synth_batch"])),
+        st.builds(
+            lambda b, p: Probe("POST", p, b),
+            raw_bodies,
+            st.sampled_from(["/synth", "/synth_batch", "/v1/audio/speech", "/v1/audio/speech/batch"]),
+        ),
+        st.builds(lambda b: Probe("POST", "/v1/audio/speech", encoded(b)), speech_body()),
+        st.builds(lambda b: Probe("POST", "/v1/audio/speech/batch", encoded({"items": [b]})), speech_body()),
         st.builds(
             lambda j, tail, m: Probe(
                 m, f"/jobs/{urllib.parse.quote(j, safe='', errors='surrogatepass')}{tail}"
@@ -135,6 +153,8 @@ class Tally:
 
 def shape_problem(probe: Probe, status: int, content_type: str, body: bytes) -> str | None:
     """None when the answer is one the protocol documents, else what is wrong with it."""
+    if probe.path.startswith("/v1/"):
+        return openai_shape_problem(status, content_type, body)
     if content_type == "application/x-ndjson":
         lines = [json.loads(line) for line in body.splitlines() if line.strip()]
         return None if lines and all("event" in line for line in lines) else "ndjson without events"
@@ -197,3 +217,18 @@ def fuzz(base: str, root: str, examples: int, timeout: float = 10.0, seed: int |
         one._hypothesis_internal_use_seed = seed  # type: ignore[attr-defined]
     one()
     return tally
+
+
+def openai_shape_problem(status: int, content_type: str, body: bytes) -> str | None:
+    """The /v1 routes answer audio, SSE or JSON, and fail with OpenAI's `{"error": {...}}`."""
+    if status < 400:
+        ok = content_type.startswith("audio/") or content_type in ("application/json", "text/event-stream")
+        return None if ok else f"content type {content_type!r}"
+    if content_type != "application/json":
+        return f"content type {content_type!r}"
+    error = json.loads(body).get("error")
+    if not isinstance(error, dict) or not isinstance(error.get("message"), str):
+        return "not the OpenAI error body"
+    if status < 500 and "Traceback" in error["message"]:
+        return "a traceback on a 4xx"
+    return None

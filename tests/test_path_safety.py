@@ -160,3 +160,28 @@ def test_swap_during_a_kill_9_is_refused_when_the_job_resumes(tmp_path, outside)
             if process.poll() is None:
                 process.terminate()
                 process.wait(timeout=seconds(10))
+
+
+def test_reference_recheck_exempts_stored_voices_only(tmp_path, outside):
+    from npu_worker.paths import PathPolicy
+    from npu_worker.protocol import RefWavNotAllowed
+
+    state = tmp_path / "state"
+    policy = PathPolicy((str(tmp_path),), str(state))
+    (state / "voices").mkdir(parents=True)
+    (state / "cache").mkdir()
+    for place in (state / "voices" / "teacher.wav", state / "cache" / "k.wav", tmp_path / "ref.wav"):
+        place.write_bytes(b"RIFF")
+    policy.check_ref_wav(str(state / "voices" / "teacher.wav"))  # the worker's own upload
+    policy.check_ref_wav(str(tmp_path / "ref.wav"))
+    with pytest.raises(RefWavNotAllowed, match="state directory"):
+        policy.check_ref_wav(str(state / "cache" / "k.wav"))
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    (outside / "x.wav").write_bytes(b"RIFF")
+    with pytest.raises(RefWavNotAllowed):
+        policy.check_ref_wav(str(tmp_path / "link" / "x.wav"))
+
+
+async def test_the_state_dir_is_created_private(worker, settings):
+    await worker()
+    assert Path(settings.state_dir).stat().st_mode & 0o077 == 0
