@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
-from .engine.base import Engine
-from .engine.factory import create_engine
 from .http_compat import setup_http
 from .http_compat.errors import error_middleware
-from .jobs.scheduler import Scheduler
-from .protocol import Limits
 from .ws_server import setup_ws
+
+if TYPE_CHECKING:
+    from .engine.base import Engine
 
 
 def client_dir() -> Path | None:
@@ -50,12 +51,18 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
 def build_app(settings: Settings, engine: Engine | None = None) -> web.Application:
     """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[error_middleware])
-    scheduler = Scheduler(engine if engine is not None else create_engine(settings), settings)
     app[SETTINGS_KEY] = settings
-    app[SCHEDULER_KEY] = scheduler
-    app[LIMITS_KEY] = Limits(settings.max_text_chars, settings.max_sections)
+    app[LIMITS_KEY] = settings.limits
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
+        """Engine and scheduler live exactly as long as the running app (built on start-up, off the
+        loop where it does I/O; stopped and closed on clean-up)."""
+        from .engine.factory import create_engine
+        from .jobs.scheduler import Scheduler
+
+        built = engine if engine is not None else await asyncio.to_thread(create_engine, settings)
+        scheduler = await asyncio.to_thread(Scheduler, built, settings)
+        app[SCHEDULER_KEY] = scheduler
         await scheduler.start()
         yield
         await scheduler.stop()
