@@ -45,13 +45,15 @@ async def open_stream(request: web.Request, status: int = 200) -> web.StreamResp
 async def stream_job(
     response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float
 ) -> bool:
-    """Write the job's log entries (with `seq`) until `done`, with heartbeats in the gaps.
+    """Write the job's log entries (with `seq`) until `done`, with heartbeats in the gaps, then end
+    the response.
 
     False if the client hung up first: normal (it may re-attach with `after=`), so one info line is
     logged, the job goes on, and nothing more is written (the response was sent: no error body).
     """
     try:
         await _pump(response, subscription, heartbeat_interval)
+        await response.write_eof()
     except ConnectionError as exc:
         log.info("NDJSON client of job %s went away: %s", subscription.job.id, exc or type(exc).__name__)
         return False

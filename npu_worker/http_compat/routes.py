@@ -133,8 +133,7 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
         return web.json_response({**result_body(job), "status": "ok"})
     response = await open_stream(request)
     # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
-    if await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval):
-        await response.write_eof()
+    await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval)
     return response
 
 
@@ -167,8 +166,7 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
     subscription = scheduler.subscribe(job, after=after)
-    if await stream_job(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval):
-        await response.write_eof()
+    await stream_job(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
     return response
 
 

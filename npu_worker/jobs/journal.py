@@ -24,20 +24,38 @@ log = logging.getLogger(__name__)
 
 
 class LoopHandoff:
-    """Runs a callback on the event loop: queued from other threads, in submission order."""
+    """Runs callbacks on the event loop, in submission order, waking the loop once per burst.
+
+    The engine thread hands over events and audio chunks many times a second; each
+    `call_soon_threadsafe` costs a wake-up of the loop (a write to its self-pipe). Callbacks queue
+    here instead, and only the first of a burst schedules the drain.
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         """Build it on the loop's own thread (the scheduler does, in `start`)."""
         self.loop = loop
         self._loop_thread = threading.get_ident()
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Callable[[Any], None], Any]] = []
+        self._scheduled = False
 
     def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
-        if self.loop.is_closed():
-            return
+        with self._lock:
+            self._pending.append((callback, argument))
+            if self._scheduled:
+                return
+            self._scheduled = True
         if threading.get_ident() == self._loop_thread:
-            self.loop.call_soon(callback, argument)  # same order as the threadsafe queue, no wake-up
-        else:
-            self.loop.call_soon_threadsafe(callback, argument)
+            self.loop.call_soon(self._drain)
+        elif not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            self._scheduled = False
+        for callback, argument in pending:
+            callback(argument)
 
 
 class Journal(abc.ABC):
