@@ -126,3 +126,25 @@ def test_importing_the_app_does_not_load_numpy_or_the_job_core():
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_the_journal_keeps_few_log_files_open_and_loses_no_line(tmp_path):
+    from npu_worker.jobs.journal import LocalJournal
+    from npu_worker.jobs.store import JobStore
+    from npu_worker.protocol import Done, Progress, Start
+
+    store = JobStore(tmp_path)
+    store.prepare()
+    journal = LocalJournal(store, lambda callback, argument: callback(argument), max_open=2)  # type: ignore[arg-type]
+    jobs = [Job(new_job_id(), SynthParams(), [Section(0, "가", None)]) for _ in range(5)]
+    for job in jobs:
+        journal.create(job)
+        journal.append(job, Start(1, "tone", "cpu", job.id))
+    assert len(journal._open) == 2
+    for job in jobs:
+        journal.append(job, Progress(0, "synth"))
+        journal.append(job, Done(1, 0, 0, 0.1))
+    journal.close()
+    for job in jobs:
+        reloaded = store.load(job.id)
+        assert [entry.seq for entry in reloaded.log] == [1, 2, 3] and reloaded.status == "done"

@@ -13,6 +13,7 @@ import abc
 import asyncio
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -105,12 +106,17 @@ class Journal(abc.ABC):
 
 
 class LocalJournal(Journal):
-    """Logs in `<state>/jobs/<id>/` (see `store.py`); open log files are kept until the job's `done`."""
+    """Logs in `<state>/jobs/<id>/` (see `store.py`).
 
-    def __init__(self, store: JobStore, handoff: LoopHandoff) -> None:
+    A log file stays open from a job's first event to its `done` (no open/close per event), for at
+    most `max_open` jobs at once: thousands of queued jobs never exhaust file descriptors.
+    """
+
+    def __init__(self, store: JobStore, handoff: LoopHandoff, max_open: int = 32) -> None:
         super().__init__(handoff)
         self.store = store
-        self._open: dict[str, IO[str]] = {}
+        self.max_open = max_open
+        self._open: OrderedDict[str, IO[str]] = OrderedDict()
 
     def create(self, job: Job) -> None:
         self.store.create(job)
@@ -118,7 +124,11 @@ class LocalJournal(Journal):
     def persist(self, job: Job, entry: LogEntry) -> None:
         out = self._open.get(job.id)
         if out is None:
+            if len(self._open) >= self.max_open:
+                self._open.popitem(last=False)[1].close()
             out = self._open[job.id] = self.store.open_log(job.id)
+        else:
+            self._open.move_to_end(job.id)
         out.write(self.store.log_line(entry))
         out.flush()
         if isinstance(entry.event, Done):

@@ -93,7 +93,7 @@ class Scheduler:
         owned = [self.cache.directory, *(self.store.job_dir(job.id) for job in jobs)]
         remove_crash_leftovers(jobs, owned)
         assert self.retention is not None
-        self.retention.sweep()
+        self.stats.count("jobs_removed", self.retention.sweep())
         return [job for job in jobs if not job.finished]
 
     async def stop(self) -> None:
