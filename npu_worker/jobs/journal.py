@@ -160,6 +160,6 @@ class LocalJournal(Journal):
 
     def close(self) -> None:
         with self._lock:
-            handles, self._open = list(self._open.values()), {}
+            handles, self._open = list(self._open.values()), OrderedDict()
         for handle in handles:
             handle.close()
