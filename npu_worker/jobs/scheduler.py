@@ -212,7 +212,8 @@ class Scheduler:
         if output_path is not None:
             output_path = resolve_output_path(output_path, self.roots)
         elif job.persisted:
-            output_path = self.store.default_output(job.id, idx)
+            assert self.journal is not None
+            output_path = self.journal.default_output(job.id, idx)
         return Section(idx, text, output_path)
 
     # -- looking up and listening ----------------------------------------------------------------
