@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aiohttp import web  # noqa: E402
 
 from npu_worker.app import build_app  # noqa: E402
+from npu_worker.cli import SHUTDOWN_TIMEOUT  # noqa: E402
 from npu_worker.config import Settings  # noqa: E402
 from tests.tone_engine import ToneEngine  # noqa: E402
 
@@ -25,12 +28,19 @@ def main() -> None:
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--delay-per-chunk", type=float, default=0.0)
+    parser.add_argument("--shutdown-grace", type=float, default=30.0)
     args = parser.parse_args()
     settings = Settings(
-        port=args.port, state_dir=args.state_dir, output_roots=(args.state_dir,), cache_max_bytes=0
+        port=args.port,
+        state_dir=args.state_dir,
+        output_roots=(args.state_dir,),
+        cache_max_bytes=0,
+        shutdown_grace=args.shutdown_grace,
     )
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
-    web.run_app(build_app(settings, engine=engine), host="127.0.0.1", port=args.port, print=None)
+    logging.basicConfig(level="INFO", format="%(levelname)s %(name)s: %(message)s")
+    app = build_app(settings, engine=engine)
+    web.run_app(app, host="127.0.0.1", port=args.port, print=None, shutdown_timeout=SHUTDOWN_TIMEOUT)
 
 
 def free_port() -> int:
@@ -39,10 +49,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_worker_process(state_dir: Path, port: int, delay: float, timeout: float = 30.0) -> subprocess.Popen:
+def start_worker_process(
+    state_dir: Path, port: int, delay: float, timeout: float = 30.0, grace: float = 30.0, **popen: Any
+) -> subprocess.Popen:
     """This script in a child process on `port`, returned once /health says loaded."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port)]
-    process = subprocess.Popen([*command, "--delay-per-chunk", str(delay)])
+    command += ["--delay-per-chunk", str(delay), "--shutdown-grace", str(grace)]
+    process = subprocess.Popen(command, **popen)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

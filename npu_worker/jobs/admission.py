@@ -86,6 +86,11 @@ class Admission:
         with self._cond:
             return len(self._active)
 
+    @property
+    def stopping(self) -> bool:
+        with self._cond:
+            return self._stopping
+
     def running_job(self) -> Job | None:
         with self._cond:
             return self._running

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from ..protocol import Done, Event
 from .model import Job, LogEntry, apply_event
+from .observer import SchedulerObserver
 from .store import JobStore
 
 log = logging.getLogger(__name__)
@@ -62,14 +63,16 @@ class LoopHandoff:
 class Journal(abc.ABC):
     """Event log of every job: fold → persist → publish, one event at a time."""
 
-    def __init__(self, handoff: LoopHandoff) -> None:
+    def __init__(self, handoff: LoopHandoff, observer: SchedulerObserver | None = None) -> None:
         self.handoff = handoff
+        self.observer = observer if observer is not None else SchedulerObserver()
         self._lock = threading.Lock()
 
     def append(self, job: Job, event: Event) -> LogEntry:
         """Fold `event` into `job`, persist it (persisted jobs), then publish it on the loop."""
         with self._lock:
             apply_event(job, event)
+            self.observer.event(job, event)
             entry = LogEntry(job.next_seq, event)
             job.next_seq += 1
             if job.persisted:
@@ -112,8 +115,14 @@ class LocalJournal(Journal):
     most `max_open` jobs at once: thousands of queued jobs never exhaust file descriptors.
     """
 
-    def __init__(self, store: JobStore, handoff: LoopHandoff, max_open: int = 32) -> None:
-        super().__init__(handoff)
+    def __init__(
+        self,
+        store: JobStore,
+        handoff: LoopHandoff,
+        max_open: int = 32,
+        observer: SchedulerObserver | None = None,
+    ) -> None:
+        super().__init__(handoff, observer)
         self.store = store
         self.max_open = max_open
         self._open: OrderedDict[str, IO[str]] = OrderedDict()

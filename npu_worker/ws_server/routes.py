@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .schedule import schedule_sizes
+
+log = logging.getLogger(__name__)
 
 
 def setup_ws(app: web.Application) -> None:
@@ -44,4 +47,5 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
                 break
     finally:
         await session.close()
+        log.debug("ws closed: code %s", ws.close_code)  # 1000 from a page that closed it properly
     return ws
