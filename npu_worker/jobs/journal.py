@@ -69,17 +69,21 @@ class Journal(abc.ABC):
         self._lock = threading.Lock()
 
     def append(self, job: Job, event: Event) -> LogEntry:
-        """Fold `event` into `job`, persist it (persisted jobs), then publish it on the loop."""
+        """Persist `event` (persisted jobs), fold it into `job`, then publish it on the loop.
+
+        Persisting comes first: readers on the loop see the job's state change only once the log holds
+        the event, so a status a client saw is never lost by a crash (a `done` job stays done).
+        """
         with self._lock:
-            apply_event(job, event)
-            self.observer.event(job, event)
             entry = LogEntry(job.next_seq, event)
-            job.next_seq += 1
             if job.persisted:
                 try:
                     self.persist(job, entry)
                 except OSError:
                     log.exception("could not persist an event of job %s", job.id)
+            job.next_seq += 1
+            apply_event(job, event)
+            self.observer.event(job, event)
             self.handoff(job.publish, entry)
         return entry
 
