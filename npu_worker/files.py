@@ -1,4 +1,7 @@
-"""Atomic file writes that never follow a link: a file appears complete at its path or not at all.
+"""Writing files: a file appears complete at its path or not at all, and never through a link.
+
+`write_under_roots` is the one function every wav the worker produces goes through (the engine thread
+calls it, via `PathPolicy.write_output`); `write_atomic` writes the worker's own files in its state dir.
 
 Why component by component: a path checked when a job is admitted is written seconds or a restart
 later, and anyone who can write inside an allowed root (the temp dir is shared by every local user)
@@ -15,12 +18,14 @@ import errno
 import os
 import secrets
 import stat
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+PART_SUFFIX = ".part"
 LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)  # EMLINK: FreeBSD's O_NOFOLLOW answer
 
 
@@ -78,16 +83,21 @@ def open_beneath(root: str, directories: Sequence[str], *, create: bool) -> Iter
         os.close(fd)
 
 
-def write_beneath(root: str, parts: Sequence[str], data: bytes) -> None:
-    """Write root/parts… atomically (temp file + rename inside the final directory's descriptor).
+def write_beneath(root: str, parts: Sequence[str], data: bytes, *, durable: bool = False) -> None:
+    """Write root/parts… atomically (temp file + rename inside the final directory's descriptor),
+    first removing temp files a crashed write left for the same name.
 
     An existing entry is replaced only if it is a regular file or link owned by this process's user:
-    a worker run with more rights than its callers must not replace another user's file.
+    a worker run with more rights than its callers must not replace another user's file. No fsync
+    unless `durable`: a killed worker never leaves a half file (the rename is atomic), and syncing each
+    wav would cost a batch about a millisecond per section for a power-loss guarantee the job log does
+    not give either.
     """
     *directories, name = parts
     with open_beneath(root, directories, create=True) as dir_fd:
         _check_replaceable(dir_fd, name)
-        temp = f".{name}.{secrets.token_hex(6)}.part"
+        _remove_parts_beneath(dir_fd, name)
+        temp = f".{name}.{secrets.token_hex(6)}{PART_SUFFIX}"
         out = os.open(
             temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dir_fd
         )
@@ -95,12 +105,24 @@ def write_beneath(root: str, parts: Sequence[str], data: bytes) -> None:
             with os.fdopen(out, "wb") as stream:
                 stream.write(data)
                 stream.flush()
-                os.fsync(stream.fileno())
+                if durable:
+                    os.fsync(stream.fileno())
             os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp, dir_fd=dir_fd)
             raise
+
+
+def _remove_parts_beneath(dir_fd: int, name: str) -> None:
+    """Only the engine thread writes a given target, so a temp file of it found now is a crash's."""
+    prefix = f".{name}."
+    with os.scandir(dir_fd) as entries:
+        stale = [e.name for e in entries if e.name.startswith(prefix) and e.name.endswith(PART_SUFFIX)]
+    for entry in stale:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISREG(os.stat(entry, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                os.unlink(entry, dir_fd=dir_fd)
 
 
 def _check_replaceable(dir_fd: int, name: str) -> None:
@@ -151,8 +173,71 @@ def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
         raise RefWavNotAllowed(f"{path} is not a regular file")
 
 
-def write_atomic(path: str | Path, data: bytes) -> None:
-    """The worker's own files (job records, cache) in its private state dir: temp file + rename."""
+def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+    """Write via a temp file in the target directory + os.replace; parent dirs are created.
+
+    `durable`: fsync the data before the rename (job requests, which recovery depends on).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    write_beneath(str(target.parent), (target.name,), data)
+    fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PART_SUFFIX, dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            if durable:
+                os.fsync(out.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def remove_stale_parts(path: str | Path) -> int:
+    """Delete `.<name>.*.part` temp files of `path` (plain files only); how many went.
+
+    Only the engine thread writes a given target, so a temp file found before a write is a leftover
+    of a process that died mid-write (`kill -9`), never a write in progress.
+    """
+    target = Path(path)
+    prefix = f".{target.name}."
+    removed = 0
+    if os.path.realpath(target.parent) != str(target.parent):
+        return 0  # a link on the way now: never delete through it (the next write refuses the path)
+    try:
+        entries = list(os.scandir(target.parent))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    for entry in entries:
+        if entry.name.startswith(prefix) and entry.name.endswith(PART_SUFFIX):
+            if entry.is_file(follow_symlinks=False):
+                try:
+                    os.unlink(entry.path)
+                    removed += 1
+                except FileNotFoundError:
+                    pass
+    return removed
+
+
+def remove_all_parts(directory: str | Path) -> int:
+    """Delete every `.*.part` temp file in a directory the worker owns (cache, job directories)."""
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    for entry in entries:
+        if (
+            entry.name.startswith(".")
+            and entry.name.endswith(PART_SUFFIX)
+            and entry.is_file(follow_symlinks=False)
+        ):
+            try:
+                os.unlink(entry.path)
+                removed += 1
+            except FileNotFoundError:
+                pass
+    return removed

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from . import PROTOCOL_VERSION
-from .protocol import WorkerError
+from .protocol import error_names
 
 JSON = "application/json"
 
@@ -42,8 +42,7 @@ SCHEMAS: dict[str, Any] = {
             "status": {"type": "string", "enum": ["fail"]},
             "error": {
                 "type": "string",
-                "description": "starts with a stable name: "
-                + ", ".join(sorted(cls.name for cls in WorkerError.__subclasses__())),
+                "description": "starts with a stable name: " + ", ".join(error_names()),
             },
             "traceback": {**NULLABLE_STRING, "description": "null on every 4xx"},
             "fallback": NULLABLE_STRING,

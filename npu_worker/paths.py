@@ -16,6 +16,7 @@ cannot overwrite another job's default output.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from .files import check_file_under_roots, write_under_roots
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
+JOBS_DIR = "jobs"
+LEGACY_OUTPUT = re.compile(r"s\d+\.wav")
 VOICES_DIR = "voices"  # uploaded voices (voices.py), the worker's own files
 
 
@@ -95,9 +98,6 @@ class PathPolicy:
     def outputs_root(self) -> str:
         return os.path.join(self.state_dir, OUTPUTS_DIR)
 
-    def default_output(self, job_id: str, idx: int) -> str:
-        return os.path.join(self.outputs_root, job_id, f"s{idx:02d}.wav")
-
     def resolve_output_path(self, path: str) -> str:
         """At admission: the real absolute path to write, or OutputPathNotAllowed."""
         return resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
@@ -112,10 +112,20 @@ class PathPolicy:
         if is_under(path, (self.outputs_root,)):
             os.makedirs(self.outputs_root, exist_ok=True)
             write_under_roots(path, data, (self.outputs_root,))
+        elif self._legacy_default_output(path):
+            write_under_roots(path, data, (os.path.join(self.state_dir, JOBS_DIR),))
         elif is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
         else:
             write_under_roots(path, data, self.roots)
+
+    def _legacy_default_output(self, path: str) -> bool:
+        """`<state>/jobs/<id>/sNN.wav`: where default outputs went before `outputs/` (an interrupted job
+        recorded then still resumes). Callers could never name it, and no worker file has that name."""
+        jobs_root = os.path.join(self.state_dir, JOBS_DIR)
+        relative = os.path.relpath(path, jobs_root) if is_under(path, (jobs_root,)) else ""
+        parts = relative.split(os.sep)
+        return len(parts) == 2 and parts[0].isalnum() and LEGACY_OUTPUT.fullmatch(parts[1]) is not None
 
     def check_ref_wav(self, path: str) -> None:
         """At synthesis time: the reference is still a regular file reached without links.

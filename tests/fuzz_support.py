@@ -15,9 +15,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from npu_worker.protocol import WorkerError
+from npu_worker.protocol import error_names
 
-ERROR_NAMES = {cls.name for cls in WorkerError.__subclasses__()} | {"SlowConsumer", "Cancelled"}
+ERROR_NAMES = set(error_names()) | {"Cancelled"}
 ERROR_KEYS = {"status", "error", "traceback", "fallback"}
 
 # Strings a careless or hostile client sends: lone surrogates, NULs, paths that climb, huge and empty.
