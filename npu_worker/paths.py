@@ -81,6 +81,7 @@ class PathPolicy:
     roots: tuple[str, ...]
     state_dir: str
     voice_dirs: tuple[str, ...] = ()  # the operator's read-only voice directories (--voices-dir)
+    voice_files: tuple[str, ...] = ()  # the operator's default voice (--ref-wav), as given and real
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PathPolicy:
@@ -88,6 +89,7 @@ class PathPolicy:
             settings.resolved_output_roots(),
             os.path.realpath(settings.resolved_state_dir()),
             tuple(os.path.realpath(os.path.expanduser(d)) for d in settings.voices_dir),
+            (settings.ref_wav, os.path.realpath(settings.ref_wav)) if settings.ref_wav else (),
         )
 
     @property
@@ -133,8 +135,8 @@ class PathPolicy:
         The engine then opens it by name, so a swap in the instant between is not excluded; the
         reference is only read, and what could be read is audio used as a voice prompt.
         """
-        if is_under(path, (self.voices_root, *self.voice_dirs)):
-            return  # a stored voice: the worker's own file, or the operator's --voices-dir
+        if path in self.voice_files or is_under(path, (self.voices_root, *self.voice_dirs)):
+            return  # a stored voice: the worker's own file, or the operator's --ref-wav / --voices-dir
         if is_under(path, (self.state_dir,)):
             raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
         check_file_under_roots(path, self.roots)

@@ -185,3 +185,14 @@ def test_reference_recheck_exempts_stored_voices_only(tmp_path, outside):
 async def test_the_state_dir_is_created_private(worker, settings):
     await worker()
     assert Path(settings.state_dir).stat().st_mode & 0o077 == 0
+
+
+async def test_the_default_voice_named_by_a_caller_is_the_operators_file_wherever_it_lies(
+    worker, tmp_path, outside
+):
+    reference = outside / "operator.wav"
+    reference.write_bytes(b"RIFF")
+    client = await worker(ref_wav=str(reference))
+    body = {"sections": [{"idx": 0, "text": "하나"}], "ref_wav": "default", "stream": False}
+    result = await (await client.post("/synth_batch", json=body)).json()
+    assert result["ok_count"] == 1, result
