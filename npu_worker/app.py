@@ -5,21 +5,21 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
-from .engine.base import Engine
-from .engine.factory import create_engine
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
 from .http_compat.metrics import metrics_middleware, setup_metrics
-from .jobs.scheduler import Scheduler
 from .openai_compat import setup_openai
-from .protocol import Limits
 from .ws_server import setup_ws
+
+if TYPE_CHECKING:
+    from .engine.base import Engine
 
 log = logging.getLogger("npu_worker")
 
@@ -55,14 +55,18 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
 
 def build_app(settings: Settings, engine: Engine | None = None) -> web.Application:
     """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
+    from .jobs.scheduler import Scheduler  # the job core (and numpy) load when an app is built
+
     middlewares = [metrics_middleware, cors_middleware, error_middleware]  # outermost first
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=middlewares)
-    scheduler = Scheduler(engine if engine is not None else create_engine(settings), settings)
+    scheduler = Scheduler(engine, settings)  # cheap; the engine and the engine thread start below
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
-    app[LIMITS_KEY] = Limits(settings.max_text_chars, settings.max_sections)
+    app[LIMITS_KEY] = settings.limits
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
+        """The engine (built here unless given), the journal and the engine thread live exactly as long
+        as the running app: built and started on start-up, stopped and closed on clean-up."""
         await scheduler.start()
         yield
         await scheduler.stop(settings.shutdown_grace)

@@ -17,6 +17,8 @@ from typing import Any
 
 import platformdirs
 
+from .protocol import Limits
+
 ENV_PREFIX = "NPU_WORKER_"
 
 
@@ -39,6 +41,19 @@ def _bool(text: str) -> bool:
     if value in ("0", "false", "no", "off", ""):
         return False
     raise ValueError(f"not a boolean: {text!r}")
+
+
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(text: str) -> float:
+    """Seconds from '3600', '90m', '12h' or '7d'."""
+    value = text.strip().lower()
+    unit = _DURATION_UNITS.get(value[-1:], None)
+    number = float(value[:-1] if unit is not None else value)
+    if number < 0 or number != number:
+        raise ValueError(f"not a duration: {text!r}")
+    return number * (unit or 1.0)
 
 
 def default_state_dir() -> str:
@@ -101,6 +116,12 @@ class Settings:
     max_sections: int = _opt(1000, "maximum sections per batch")
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes")
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
+    job_retention: float = _opt(
+        7 * 86400.0,
+        "seconds a finished job (log, default outputs) is kept; accepts 90m, 12h, 7d (0 = no time bound)",
+        kind=_duration,
+    )
+    max_jobs_kept: int = _opt(1000, "finished jobs kept at most; the oldest go first (0 = no count bound)")
     cache_max_bytes: int = _opt(512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)")
     token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)")
     allowed_origins: tuple[str, ...] = _opt(
@@ -122,6 +143,11 @@ class Settings:
         30.0, "seconds a SIGTERM lets the running section finish before cancelling it"
     )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
+
+    @property
+    def limits(self) -> Limits:
+        """The request limits, built here only, so views and the job core check the same numbers."""
+        return Limits(self.max_text_chars, self.max_sections)
 
     def resolved_state_dir(self) -> Path:
         return Path(self.state_dir or default_state_dir()).expanduser()

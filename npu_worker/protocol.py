@@ -53,6 +53,9 @@ WriteFailed = _error("WriteFailed", 500, "The wav could not be written.")
 Loading = _error("Loading", 503, "The worker is still loading its engine.")
 Busy = _error("Busy", 409, "A WebSocket connection already runs a request.")
 NotRunning = _error("NotRunning", 409, "Cancel was sent while no request runs.")
+SlowConsumer = _error(
+    "SlowConsumer", 429, "A listener let too much audio pile up unread; its request was cancelled."
+)
 UnknownMessage = _error("UnknownMessage", 400, "A WebSocket message has an unknown type.")
 UnknownVoice = _error("UnknownVoice", 400, "No voice of this name (stored, default or engine voice).")
 VoiceNotFound = _error("VoiceNotFound", 404, "No stored voice of this name to delete.")
@@ -264,8 +267,18 @@ def parse_params(body: dict[str, Any]) -> SynthParams:
         speed_factor=float(speed),
         ref_wav=_typed(body, "ref_wav", (str,)) or None,
         ref_text=_typed(body, "ref_text", (str,)),
-        seed=_typed(body, "seed", (int,)),
+        seed=_seed(body),
     )
+
+
+MAX_SEED = 2**32 - 1  # what every engine's random generator accepts
+
+
+def _seed(body: dict[str, Any]) -> int | None:
+    seed = _typed(body, "seed", (int,))
+    if seed is not None and not 0 <= seed <= MAX_SEED:
+        raise BadRequest(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+    return seed
 
 
 def parse_synth_request(body: Any, limits: Limits) -> SynthRequest:

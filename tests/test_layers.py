@@ -82,3 +82,21 @@ def test_client_and_bench_talk_over_the_wire_only():
     for part in ("client", "cli_client.py", "bench"):
         assert (PACKAGE / part).exists(), part
         assert offenders(part, forbidden) == []
+
+
+def test_the_job_core_is_split_by_responsibility_and_renders_no_http_bodies():
+    for name in ("model", "journal", "admission", "runner", "retention", "registry", "scheduler"):
+        assert (PACKAGE / "jobs" / f"{name}.py").is_file(), name
+    model = (PACKAGE / "jobs" / "model.py").read_text(encoding="utf-8")
+    assert "status_body" not in model and "result_body" not in model
+    assert offenders("jobs/model.py", ("numpy",)) == []
+
+
+def test_only_the_engine_thread_writes_output_files():
+    """Every wav goes through files.write_output, called from the runner (one seam for path safety)."""
+    callers = [
+        path.relative_to(PACKAGE.parent).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if "write_output(" in path.read_text(encoding="utf-8") and path.name != "files.py"
+    ]
+    assert callers == ["npu_worker/jobs/runner.py"]

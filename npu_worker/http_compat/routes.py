@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from .. import PROTOCOL_VERSION, __version__
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..jobs.model import Job, LogEntry
-from ..jobs.scheduler import Scheduler
 from ..protocol import (
     BadRequest,
     BatchRequest,
@@ -24,8 +23,12 @@ from ..protocol import (
     parse_batch_request,
     parse_synth_request,
 )
+from .bodies import result_body, status_body
 from .errors import error_response
 from .ndjson import open_stream, stream_job
+
+if TYPE_CHECKING:
+    from ..jobs.scheduler import Scheduler
 
 
 async def read_json(request: web.Request) -> Any:
@@ -50,7 +53,7 @@ async def health(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     settings = request.app[SETTINGS_KEY]
     info = scheduler.info
-    ttfa = list(scheduler.ttfa_ms)
+    ttfa = scheduler.ttfa_ms
     body: dict[str, Any] = {
         "status": "ok" if info else ("fail" if scheduler.load_error else "loading"),
         "loaded": info is not None,
@@ -146,11 +149,10 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
         return web.json_response({"job_id": job.id, "status": "queued", "total": job.total})
     if not batch.stream:
         await _wait_done(scheduler, job)
-        return web.json_response({**job.result_body(), "status": "ok"})
+        return web.json_response({**result_body(job), "status": "ok"})
     response = await open_stream(request)
     # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
     await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval)
-    await response.write_eof()
     return response
 
 
@@ -164,14 +166,14 @@ async def _job(request: web.Request) -> Job:
 
 
 async def job_status(request: web.Request) -> web.Response:
-    return web.json_response((await _job(request)).status_body())
+    return web.json_response(status_body(await _job(request)))
 
 
 async def job_result(request: web.Request) -> web.Response:
     job = await _job(request)
     if not job.finished:
-        return web.json_response(job.status_body(), status=202)
-    return web.json_response(job.result_body())
+        return web.json_response(status_body(job), status=202)
+    return web.json_response(result_body(job))
 
 
 async def job_events(request: web.Request) -> web.StreamResponse:
@@ -184,21 +186,19 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     response = await open_stream(request)
     subscription = scheduler.subscribe(job, after=after)
     await stream_job(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
-    await response.write_eof()
     return response
 
 
 async def job_cancel(request: web.Request) -> web.Response:
     job = await _job(request)
     scheduler = request.app[SCHEDULER_KEY]
-    await asyncio.get_running_loop().run_in_executor(None, scheduler.cancel, job.id)
-    return web.json_response({**job.status_body(), "cancel_requested": True})
+    stopping = await asyncio.get_running_loop().run_in_executor(None, scheduler.cancel, job.id)
+    return web.json_response({**status_body(job), "cancel_requested": stopping})
 
 
 async def job_list(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
-    jobs = sorted(scheduler.jobs.values(), key=lambda j: j.created_at, reverse=True)[:100]
-    return web.json_response({"jobs": [j.status_body() for j in jobs]})
+    return web.json_response({"jobs": [status_body(job) for job in scheduler.recent_jobs(100)]})
 
 
 def setup_http(app: web.Application) -> None:

@@ -25,9 +25,9 @@ import numpy as np
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..audio import to_pcm16
+from ..audio import OnsetWatch, to_pcm16
 from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
-from ..ws_server.chunking import GrowingChunker, OnsetWatch, schedule_sizes
+from ..ws_server.chunking import GrowingChunker, schedule_sizes
 from .core import SpeechRun, engine_info, start_speech
 from .errors import openai_error_body, with_param
 from .formats import FORMATS, AudioFormat, encode_whole
