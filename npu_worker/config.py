@@ -90,6 +90,17 @@ class Settings:
     allow_htp_simulator: bool = _opt(
         False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=_bool
     )
+    fixed_shapes: bool = _opt(
+        False,
+        "ZipVoice: run the decoder as fixed-shape frame buckets on any device, as on the NPU",
+        kind=_bool,
+    )
+    qnn_soc: str = _opt(
+        "auto",
+        "Snapdragon the NPU graphs are compiled for: auto (the chip; 8gen3 on the x86 simulator), none, "
+        "888, 8gen1, 8+gen1, 8gen2, 8gen3, 8elite, 8elite-gen5, 8cx-gen3, x-elite, a part number "
+        "(sm8650) or a QAIRT soc_model number",
+    )
     tokenizer: str | None = _opt(
         None, "ZipVoice tokenizer: espeak, simple or emilia (default: from model metadata)"
     )
