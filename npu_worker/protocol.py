@@ -91,18 +91,23 @@ def error_body(error: BaseException, traceback: str | None = None) -> dict[str, 
 # left off the wire.
 
 
+def wire_fields(message: Any) -> dict[str, Any]:
+    """A message dataclass's fields for the wire: optional fields (default None) left off when None."""
+    body: dict[str, Any] = {}
+    for f in dataclasses.fields(message):
+        value = getattr(message, f.name)
+        if value is None and f.default is None:
+            continue
+        body[f.name] = value
+    return body
+
+
 @dataclass
 class Event:
     wire_name: ClassVar[str] = ""
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"event": self.wire_name}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.default is None:
-                continue
-            body[f.name] = value
-        return body
+        return {"event": self.wire_name, **wire_fields(self)}
 
     @classmethod
     def from_dict(cls, body: dict[str, Any]) -> Event:
