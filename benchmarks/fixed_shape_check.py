@@ -1,7 +1,7 @@
 """Fixed-shape decoder sessions against the dynamic one, at odd and even frame counts, on the CPU.
 
-For each T: a session with N=1 and T fixed and onnxruntime's default optimisations (the failure of
-issue 14), the same with ExpandElimination disabled (what the engine does), and the graph specialised
+For each T: a session with N=1 and T fixed and onnxruntime's default optimisations (the failure
+the engine works around), the same with ExpandElimination disabled (what the engine does), and the graph specialised
 to the shape by onnxslim (what QNN compiles), each compared with the dynamic session by the relative
 L2 difference of one decoder call; plus the time of one call and of the specialisation.
 

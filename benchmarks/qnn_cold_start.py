@@ -1,6 +1,6 @@
 """Cold start on QNN: engine load with compiling every decoder bucket vs loading the cached contexts.
 
-`ZipVoiceEngine.load()` is what /health reports as `load_seconds` (the scheduler times exactly that
+`ZipVoiceEngine.load()` is what /health reports as `load_seconds` (the job runner times exactly that
 call). The first load specialises and compiles one QNN graph per bucket and writes the compiled
 contexts under <state dir>/qnn-cache; the second load with the same state dir reads them back.
 On x86-64 this is the HTP simulator.

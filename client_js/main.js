@@ -1,7 +1,7 @@
 /**
  * The page: input → request, events → slide states, worklet reports → figures.
  *
- * Concerns are split (DESIGN rule 15): channel.js + socket.worker.js own the socket, player.js +
+ * Concerns are split: channel.js + socket.worker.js own the socket, player.js +
  * pcm-player.worklet.js own playback, view.js draws; this module holds the state and dispatches on
  * each event's `event` name, reporting kinds it does not know.
  */

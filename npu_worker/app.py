@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
-from .engine.base import Engine
-from .engine_options import build_engine
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
 from .http_compat.metrics import metrics_middleware, setup_metrics
-from .jobs.scheduler import Scheduler
 from .openai_compat import setup_openai
-from .protocol import Limits
 from .ws_server import setup_ws
-from .ws_server.chunking import schedule_sizes
+from .ws_server.schedule import schedule_sizes
+
+if TYPE_CHECKING:
+    from .engine.base import Engine
 
 log = logging.getLogger("npu_worker")
 
@@ -44,6 +45,8 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
     async def serve(request: web.Request) -> web.StreamResponse:
         name = request.match_info.get("name", "index.html")
         path = directory / name
+        if not await asyncio.to_thread(path.is_file):
+            raise web.HTTPNotFound()  # the middleware answers with the JSON error body
         response = web.FileResponse(path)
         content_type = STATIC_TYPES.get(path.suffix)
         if content_type:
@@ -56,16 +59,20 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
 
 def build_app(settings: Settings, engine: Engine | None = None) -> web.Application:
     """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
+    from .jobs.scheduler import Scheduler  # the job core (and numpy) load when an app is built
+
     middlewares = [metrics_middleware, cors_middleware, error_middleware]  # outermost first
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=middlewares)
-    scheduler = Scheduler(engine if engine is not None else build_engine(settings), settings)
+    scheduler = Scheduler(engine, settings)  # cheap; the engine and the engine thread start below
     # The WebSocket chunk sizes depend on the engine's real sample rate, known once its model is loaded.
     scheduler.load_checks.append(lambda info: schedule_sizes(settings.chunk_schedule_ms, info.sample_rate))
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
-    app[LIMITS_KEY] = Limits(settings.max_text_chars, settings.max_sections)
+    app[LIMITS_KEY] = settings.limits
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
+        """The engine (built here unless given), the journal and the engine thread live exactly as long
+        as the running app: built and started on start-up, stopped and closed on clean-up."""
         await scheduler.start()
         yield
         await scheduler.stop(settings.shutdown_grace)

@@ -43,21 +43,22 @@ def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
 
 
 def read_wav(data: bytes) -> tuple[np.ndarray, int]:
-    """Decode a PCM wav (8/16/32-bit, any channel count) to mono float32 and its rate."""
-    with wave.open(io.BytesIO(data), "rb") as source:
-        channels, width, rate = source.getnchannels(), source.getsampwidth(), source.getframerate()
-        frames = source.readframes(source.getnframes())
-    if width == 2:
-        samples = from_pcm16(np.frombuffer(frames, dtype="<i2"))  # exact inverse of to_pcm16
-    elif width == 4:
-        samples = np.frombuffer(frames, dtype="<i4").astype(np.float32) / 2147483648.0
-    elif width == 1:
-        samples = (np.frombuffer(frames, dtype=np.uint8).astype(np.float32) - 128.0) / 128.0
-    else:
-        raise ValueError(f"unsupported wav sample width {width}")
-    if channels > 1:
-        samples = samples.reshape(-1, channels).mean(axis=1)
-    return samples.astype(np.float32), rate
+    """Decode a wav (8/16/24/32-bit PCM or float, any channel count) to mono float32 and its rate.
+
+    libsndfile reads every sample format; 16-bit PCM is decoded with `from_pcm16`, the exact inverse
+    of `to_pcm16`, so a wav this module wrote reads back sample for sample.
+    """
+    import soundfile
+
+    with soundfile.SoundFile(io.BytesIO(data)) as source:
+        rate = source.samplerate
+        if source.subtype == "PCM_16":
+            samples = from_pcm16(source.read(dtype="int16", always_2d=True))
+        else:
+            samples = source.read(dtype="float32", always_2d=True)
+    if samples.shape[1] > 1:
+        return samples.mean(axis=1).astype(np.float32), rate
+    return np.ascontiguousarray(samples[:, 0], dtype=np.float32), rate
 
 
 def resample(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
@@ -109,44 +110,89 @@ def audible_onset(
     return int(sustained[0]) * hop if sustained.size else None
 
 
+class OnsetWatch:
+    """Finds the audible onset (the rule of `audible_onset`) of a stream fed chunk by chunk.
+
+    The rule needs some audio after the onset before it can say "audible", so the onset is usually
+    known one chunk or so after the chunk that carries it; `feed` then returns its position counted
+    from the start of the stream, once. Only a tail of the stream is kept, aligned to the onset hop, so
+    a long silent stream costs constant memory and constant work per chunk.
+    """
+
+    def __init__(self, sample_rate: int) -> None:
+        self.sample_rate = sample_rate
+        self.hop = max(1, int(round(sample_rate * ONSET_HOP_MS / 1000.0)))
+        window = max(1, int(round(sample_rate * ONSET_WINDOW_MS / 1000.0)))
+        # Enough for every window that could still begin a run of loud windows.
+        self._keep = (ONSET_CONSECUTIVE + 1) * window + self.hop
+        self._tail = np.zeros(0, dtype=np.float32)
+        self.dropped = 0  # stream samples no longer held (the onset cannot lie before this)
+        self.fed = 0  # stream samples seen
+        self.onset: int | None = None
+
+    def feed(self, samples: np.ndarray) -> int | None:
+        """The onset's position in the stream, returned by the one feed after which it is known."""
+        samples = np.asarray(samples, dtype=np.float32).reshape(-1)
+        self.fed += samples.size
+        if self.onset is not None:
+            return None
+        buffer = np.concatenate([self._tail, samples]) if self._tail.size else samples
+        onset = audible_onset(buffer, self.sample_rate)
+        if onset is not None:
+            self.onset = self.dropped + onset
+            self._tail = np.zeros(0, dtype=np.float32)
+            return self.onset
+        # Windows start at multiples of the hop from the buffer start: drop whole hops only.
+        drop = max(0, ((buffer.size - self._keep) // self.hop) * self.hop)
+        self._tail = buffer[drop:]
+        self.dropped += drop
+        return None
+
+
 class LeadingSilenceTrimmer:
     """Streaming trim of silence before the audible onset, keeping at most `keep_ms` of it.
 
     Feed chunks; it holds audio back until the onset is known, then passes everything through. If the
-    stream ends with no audible onset, `flush()` returns what was held (nothing is lost).
+    stream ends with no audible onset, `flush()` returns what was held (nothing is lost). The onset is
+    found by an `OnsetWatch` (pass the stream's own to share it); once known, `onset_in_output` says
+    where it lies in the first chunk `feed` returned.
     """
 
-    def __init__(self, sample_rate: int, keep_ms: float = 10.0) -> None:
+    def __init__(self, sample_rate: int, keep_ms: float = 10.0, watch: OnsetWatch | None = None) -> None:
         self.sample_rate = sample_rate
         self.keep = int(sample_rate * keep_ms / 1000.0)
-        self._held: list[np.ndarray] = []
+        self.watch = watch if watch is not None else OnsetWatch(sample_rate)
+        self._held = np.zeros(0, dtype=np.float32)
+        self._held_start = self.watch.fed  # stream position of the first held sample
         self._found = False
         self.trimmed_samples = 0
+        self.onset_in_output: int | None = None
 
     def feed(self, chunk: np.ndarray) -> np.ndarray:
         if self._found:
             return chunk
-        self._held.append(np.asarray(chunk, dtype=np.float32))
-        buffer = np.concatenate(self._held)
-        onset = audible_onset(buffer, self.sample_rate)
+        chunk = np.asarray(chunk, dtype=np.float32).reshape(-1)
+        self._held = np.concatenate([self._held, chunk]) if self._held.size else chunk
+        onset = self.watch.feed(chunk)
         if onset is None:
-            # Drop silence that can never be within `keep` of an onset, so the buffer stays bounded.
-            window = int(self.sample_rate * ONSET_WINDOW_MS / 1000.0) * (ONSET_CONSECUTIVE + 2)
-            excess = buffer.size - window - self.keep
-            if excess > 0:
-                self.trimmed_samples += excess
-                buffer = buffer[excess:]
-            self._held = [buffer]
+            # Keep only what could still lie within `keep` of an onset the watch may yet report.
+            drop = self.watch.dropped - self.keep - self._held_start
+            if drop > 0:
+                self._held = self._held[drop:]
+                self._held_start += drop
+                self.trimmed_samples += drop
             return np.zeros(0, dtype=np.float32)
         self._found = True
-        self._held = []
-        start = max(0, onset - self.keep)
-        self.trimmed_samples += start
-        return buffer[start:]
+        start = max(self._held_start, onset - self.keep)
+        out = self._held[start - self._held_start :]
+        self.trimmed_samples += start - self._held_start
+        self.onset_in_output = onset - start
+        self._held = np.zeros(0, dtype=np.float32)
+        return out
 
     def flush(self) -> np.ndarray:
-        held = np.concatenate(self._held) if self._held else np.zeros(0, dtype=np.float32)
-        self._held = []
+        held = self._held
+        self._held = np.zeros(0, dtype=np.float32)
         self._found = True
         return held
 

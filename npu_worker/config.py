@@ -17,6 +17,8 @@ from typing import Any
 
 import platformdirs
 
+from .protocol import Limits
+
 ENV_PREFIX = "NPU_WORKER_"
 
 
@@ -41,6 +43,19 @@ def _bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
+_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _duration(text: str) -> float:
+    """Seconds from '3600', '90m', '12h' or '7d'."""
+    value = text.strip().lower()
+    unit = _DURATION_UNITS.get(value[-1:], None)
+    number = float(value[:-1] if unit is not None else value)
+    if number < 0 or number != number:
+        raise ValueError(f"not a duration: {text!r}")
+    return number * (unit or 1.0)
+
+
 def default_state_dir() -> str:
     return platformdirs.user_data_dir("npu-worker", appauthor=False)
 
@@ -50,14 +65,17 @@ class Settings:
     host: str = _opt("127.0.0.1", "address to bind")
     port: int = _opt(7768, "port to bind")
     backend: str = _opt("espeak", "synthesis engine", choices=("espeak", "zipvoice-onnx", "sovits"))
-    state_dir: str = _opt("", "job logs, default outputs and the synthesis cache (default: user data dir)")
+    state_dir: str = _opt(
+        "",
+        "job logs, default outputs and the synthesis cache; never a caller's target (default: user data dir)",
+    )
     ref_wav: str | None = _opt(
         None, "default reference voice wav (ZipVoice); transcript in <name>.txt beside it"
     )
     ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
     output_roots: tuple[str, ...] = _opt(
         (),
-        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: temp dir + state dir)",
+        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: the temp dir)",
         kind=_paths,
     )
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
@@ -118,7 +136,18 @@ class Settings:
     max_text_chars: int = _opt(2000, "maximum characters per section")
     max_sections: int = _opt(1000, "maximum sections per batch")
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes")
+    max_connections: int = _opt(
+        512, "open connections at most; over it, the one waiting longest for its headers is closed"
+    )
+    header_timeout: float = _opt(10.0, "seconds a connection may take to send its request headers")
+    body_timeout: float = _opt(30.0, "seconds a request may take to send its body")
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
+    job_retention: float = _opt(
+        7 * 86400.0,
+        "seconds a finished job (log, default outputs) is kept; accepts 90m, 12h, 7d (0 = no time bound)",
+        kind=_duration,
+    )
+    max_jobs_kept: int = _opt(1000, "finished jobs kept at most; the oldest go first (0 = no count bound)")
     cache_max_bytes: int = _opt(512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)")
     token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)")
     allowed_origins: tuple[str, ...] = _opt(
@@ -141,11 +170,16 @@ class Settings:
     )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
 
+    @property
+    def limits(self) -> Limits:
+        """The request limits, built here only, so views and the job core check the same numbers."""
+        return Limits(self.max_text_chars, self.max_sections)
+
     def resolved_state_dir(self) -> Path:
         return Path(self.state_dir or default_state_dir()).expanduser()
 
     def resolved_output_roots(self) -> tuple[str, ...]:
-        roots = self.output_roots or (tempfile.gettempdir(), str(self.resolved_state_dir()))
+        roots = self.output_roots or (tempfile.gettempdir(),)
         return tuple(os.path.realpath(os.path.expanduser(r)) for r in roots)
 
     def replace(self, **changes: Any) -> Settings:

@@ -73,3 +73,11 @@ def zipvoice_config(settings: Settings):  # noqa: ANN201 - the import stays lazy
 def build_engine(settings: Settings) -> Engine:
     """The configured engine, its options validated (ValueError naming the bad value); not loaded yet."""
     return create_engine(settings.backend, engine_config(settings))
+
+
+def check_engine_settings(settings: Settings) -> None:
+    """ValueError naming every engine setting that cannot work; opens no model (cheap, before `serve`)."""
+    config = engine_config(settings)
+    validate = getattr(config, "validate", None)
+    if validate is not None:
+        validate()

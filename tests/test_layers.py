@@ -95,3 +95,26 @@ def test_client_and_bench_talk_over_the_wire_only():
     for part in ("client", "cli_client.py", "bench"):
         assert (PACKAGE / part).exists(), part
         assert offenders(part, forbidden) == []
+
+
+def test_the_job_core_is_split_by_responsibility_and_renders_no_http_bodies():
+    for name in ("model", "journal", "admission", "runner", "retention", "registry", "scheduler"):
+        assert (PACKAGE / "jobs" / f"{name}.py").is_file(), name
+    model = (PACKAGE / "jobs" / "model.py").read_text(encoding="utf-8")
+    assert "status_body" not in model and "result_body" not in model
+    assert offenders("jobs/model.py", ("numpy",)) == []
+
+
+def callers_of(call: str, defined_in: str) -> list[str]:
+    return sorted(
+        path.relative_to(PACKAGE.parent).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if call in path.read_text(encoding="utf-8") and path.name != defined_in
+    )
+
+
+def test_only_the_engine_thread_writes_output_files():
+    """Every wav goes through PathPolicy.write_output, called from the runner, and on through
+    files.write_under_roots (no link followed): one seam for path safety."""
+    assert callers_of("write_output(", "paths.py") == ["npu_worker/jobs/runner.py"]
+    assert callers_of("write_under_roots(", "files.py") == ["npu_worker/paths.py"]

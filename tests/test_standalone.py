@@ -16,6 +16,7 @@ OUTSIDE = (
     "../" + "shared",
     "shared" + "/data",
     "shared" + "/seeds",
+    "DESIGN" + " rule",
 )
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from npu_worker.audio import audible_onset
-from npu_worker.ws_server.chunking import GrowingChunker, OnsetWatch, schedule_sizes
+from npu_worker.audio import OnsetWatch, audible_onset
+from npu_worker.ws_server.chunking import GrowingChunker, schedule_sizes
 
 RATE = 24000
 

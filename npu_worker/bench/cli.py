@@ -146,7 +146,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     try:
         result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
     except (OSError, aiohttp.ClientError) as exc:

@@ -139,7 +139,7 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
         sender = asyncio.create_task(_send(ws, pieces, config.interval, record))
         try:
             await asyncio.wait_for(_receive(ws, record, timeline, parts), config.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             record.error = "timeout"
         finally:
             sender.cancel()

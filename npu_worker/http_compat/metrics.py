@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
@@ -19,9 +20,11 @@ from prometheus_client.registry import Collector
 from .. import PROTOCOL_VERSION, __version__
 from ..jobs.model import Job
 from ..jobs.observer import SchedulerObserver
-from ..jobs.scheduler import Scheduler
 from ..protocol import Done, Event, Progress, SectionError
 from .errors import Handler
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
 
 TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
 SECTION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import socket
 import time
 from typing import Any
@@ -18,6 +19,8 @@ from aiohttp import web
 from ..jobs.model import LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import Heartbeat
+
+log = logging.getLogger(__name__)
 
 NDJSON_HEADERS = {
     "Content-Type": "application/x-ndjson; charset=utf-8",
@@ -41,8 +44,23 @@ async def open_stream(request: web.Request, status: int = 200) -> web.StreamResp
 
 async def stream_job(
     response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float
-) -> None:
-    """Write the job's log entries (with `seq`) until `done`, with heartbeats in the gaps."""
+) -> bool:
+    """Write the job's log entries (with `seq`) until `done`, with heartbeats in the gaps, then end
+    the response.
+
+    False if the client hung up first: normal (it may re-attach with `after=`), so one info line is
+    logged, the job goes on, and nothing more is written (the response was sent: no error body).
+    """
+    try:
+        await _pump(response, subscription, heartbeat_interval)
+        await response.write_eof()
+    except ConnectionError as exc:
+        log.info("NDJSON client of job %s went away: %s", subscription.job.id, exc or type(exc).__name__)
+        return False
+    return True
+
+
+async def _pump(response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float) -> None:
     started = time.monotonic()
     iterator = subscription.__aiter__()
     try:

@@ -3,39 +3,53 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from .. import PROTOCOL_VERSION, __version__
+from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..jobs.model import Job, LogEntry
-from ..jobs.scheduler import Scheduler
 from ..protocol import (
     BadRequest,
     BatchRequest,
     Done,
     JobNotFound,
     Progress,
+    RequestTimeout,
     SectionError,
     SectionRequest,
+    decode_json,
     parse_batch_request,
     parse_synth_request,
 )
-from .errors import error_response
+from .bodies import result_body, status_body
+from .errors import CLOSE_AFTER_KEY, error_response
 from .ndjson import open_stream, stream_job
+
+if TYPE_CHECKING:
+    from ..jobs.scheduler import Scheduler
 
 
 async def read_json(request: web.Request) -> Any:
-    raw = await request.read()
+    """The body as JSON; a body that does not match its Content-Encoding is the caller's mistake.
+
+    After such a body the connection's framing cannot be trusted: the answer closes it (and the rest of
+    the body is not read, which aiohttp would otherwise try and log as an unhandled exception).
+    """
+    limit = request.app[SETTINGS_KEY].body_timeout
     try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadRequest("the body is not UTF-8") from exc
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        raw = await asyncio.wait_for(request.read(), limit or None)
+    except TimeoutError:
+        request[CLOSE_AFTER_KEY] = True
+        raise RequestTimeout(f"the body did not arrive within {limit} s") from None
+    except web.RequestPayloadError:
+        request.content.feed_eof()
+        request[CLOSE_AFTER_KEY] = True
+        encoding = request.headers.get("Content-Encoding", "identity")
+        raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
+    return decode_json(raw)
 
 
 def _percentile(values: list[float], fraction: float) -> float | None:
@@ -50,7 +64,7 @@ async def health(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     settings = request.app[SETTINGS_KEY]
     info = scheduler.info
-    ttfa = list(scheduler.ttfa_ms)
+    ttfa = scheduler.ttfa_ms
     body: dict[str, Any] = {
         "status": "ok" if info else ("fail" if scheduler.load_error else "loading"),
         "loaded": info is not None,
@@ -146,11 +160,10 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
         return web.json_response({"job_id": job.id, "status": "queued", "total": job.total})
     if not batch.stream:
         await _wait_done(scheduler, job)
-        return web.json_response({**job.result_body(), "status": "ok"})
+        return web.json_response({**result_body(job), "status": "ok"})
     response = await open_stream(request)
     # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
     await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval)
-    await response.write_eof()
     return response
 
 
@@ -164,14 +177,14 @@ async def _job(request: web.Request) -> Job:
 
 
 async def job_status(request: web.Request) -> web.Response:
-    return web.json_response((await _job(request)).status_body())
+    return web.json_response(status_body(await _job(request)))
 
 
 async def job_result(request: web.Request) -> web.Response:
     job = await _job(request)
     if not job.finished:
-        return web.json_response(job.status_body(), status=202)
-    return web.json_response(job.result_body())
+        return web.json_response(status_body(job), status=202)
+    return web.json_response(result_body(job))
 
 
 async def job_events(request: web.Request) -> web.StreamResponse:
@@ -184,26 +197,29 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     response = await open_stream(request)
     subscription = scheduler.subscribe(job, after=after)
     await stream_job(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
-    await response.write_eof()
     return response
 
 
 async def job_cancel(request: web.Request) -> web.Response:
     job = await _job(request)
     scheduler = request.app[SCHEDULER_KEY]
-    await asyncio.get_running_loop().run_in_executor(None, scheduler.cancel, job.id)
-    return web.json_response({**job.status_body(), "cancel_requested": True})
+    stopping = await asyncio.get_running_loop().run_in_executor(None, scheduler.cancel, job.id)
+    return web.json_response({**status_body(job), "cancel_requested": stopping})
 
 
 async def job_list(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
-    jobs = sorted(scheduler.jobs.values(), key=lambda j: j.created_at, reverse=True)[:100]
-    return web.json_response({"jobs": [j.status_body() for j in jobs]})
+    return web.json_response({"jobs": [status_body(job) for job in scheduler.recent_jobs(100)]})
+
+
+async def openapi_json(request: web.Request) -> web.Response:
+    return web.json_response(openapi.document())
 
 
 def setup_http(app: web.Application) -> None:
     app.router.add_get("/health", health)
     app.router.add_get("/ready", ready)
+    app.router.add_get("/openapi.json", openapi_json)
     app.router.add_post("/synth", synth)
     app.router.add_post("/synth_batch", synth_batch)
     app.router.add_get("/jobs", job_list)

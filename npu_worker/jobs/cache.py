@@ -43,6 +43,9 @@ class SynthesisCache:
         self._lock = threading.Lock()
         self._index: OrderedDict[str, int] | None = None  # key → bytes, oldest first
         self._total = 0
+
+    def prepare(self) -> None:
+        """Create the directory (blocking I/O: at start-up, off the loop)."""
         if self.enabled:
             self.directory.mkdir(parents=True, exist_ok=True)
 

@@ -1,7 +1,8 @@
 """Jobs and sections: a request is a job of sections whose history is an append-only event log.
 
-State changes happen on the scheduler's worker thread (under the scheduler's lock); the log that
-subscribers read is appended on the event loop (`publish`), so readers never need a lock.
+State is folded from events (`apply_event`) by the journal, the one writer; the log that subscribers
+read is appended on the event loop (`publish`), so readers there never need a lock. No HTTP bodies
+here: the views render jobs in their own shapes. No numpy either: audio is opaque to the model.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
-
-import numpy as np
 
 from ..protocol import Done, Event, Progress, SectionError, SynthParams
 
@@ -32,10 +31,16 @@ class LogEntry:
 
 @dataclass(frozen=True)
 class AudioChunk:
-    """PCM for live listeners (WebSocket previews); never persisted."""
+    """PCM (float32 samples) for live listeners; never persisted.
+
+    `onset`, on the one chunk that reveals it, is where the request's audible onset lies, counted in
+    samples from this chunk's first sample (negative when it lay in an earlier chunk: the rule needs a
+    little audio after the onset before it can tell). The engine thread finds it once; views reuse it.
+    """
 
     idx: int
-    samples: np.ndarray
+    samples: Any
+    onset: int | None = None
 
 
 @dataclass
@@ -63,17 +68,19 @@ class Job:
     persisted: bool = True
     stream_audio: bool = False
     trim_leading_silence: bool = False
+    cache_write: bool = True
     created_at: float = field(default_factory=time.time)
     status: str = QUEUED
+    finished_at: float | None = None  # wall-clock end, folded from `done`
     current_idx: int | None = None
     first_audio_at: float | None = None
+    submitted_at: float = field(default_factory=time.monotonic)
     last_served: int = 0
     cancel_requested: threading.Event = field(default_factory=threading.Event)
     log: list[LogEntry] = field(default_factory=list)
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)
-
-    # -- derived views -------------------------------------------------------------------------
+    onset_watch: Any = None  # the engine thread's onset detector of a streaming job (runner.py)
 
     @property
     def total(self) -> int:
@@ -108,36 +115,6 @@ class Job:
             return done.elapsed_total_sec
         return round(time.time() - self.created_at, 3)
 
-    def status_body(self) -> dict[str, Any]:
-        """GET /jobs/{id}/status (PROTOCOL §5)."""
-        return {
-            "job_id": self.id,
-            "status": self.status,
-            "done": self.ok_count + self.fail_count,
-            "total": self.total,
-            "ok": self.ok_count,
-            "fail": self.fail_count,
-            "current_idx": self.current_idx,
-            "elapsed_sec": round(self.elapsed(), 3),
-        }
-
-    def result_body(self) -> dict[str, Any]:
-        """GET /jobs/{id}/result and the `stream:false` body: final event per section, in idx order."""
-        ordered = sorted((s for s in self.sections if s.final is not None), key=lambda s: s.idx)
-        finals = [s.final.to_dict() for s in ordered if s.final is not None]
-        return {
-            "job_id": self.id,
-            "status": self.status,
-            "total": self.total,
-            "ok_count": self.ok_count,
-            "fail_count": self.fail_count,
-            "sections": finals,
-            "wav_paths": [
-                f["wav_path"] for f in finals if f.get("event") == "progress" and f.get("wav_path")
-            ],
-            "elapsed_total_sec": round(self.elapsed(), 3),
-        }
-
     # -- event loop side -----------------------------------------------------------------------
 
     def publish(self, entry: LogEntry) -> None:
@@ -170,6 +147,7 @@ def apply_event(job: Job, event: Event) -> None:
     elif isinstance(event, Done):
         job.status = CANCELLED if event.cancelled else DONE
         job.current_idx = None
+        job.finished_at = job.created_at + event.elapsed_total_sec
 
 
 def job_section(job: Job, idx: int) -> Section | None:

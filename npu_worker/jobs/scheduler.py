@@ -1,125 +1,138 @@
-"""The scheduler: one worker thread owns the engine and runs sections one at a time.
+"""The scheduler: the job core's one entry point for the views (submit, subscribe, cancel, look up).
 
-Why one thread: engines hold process-global or device state (espeak, an NPU context) and inference
-saturates the cores anyway. The event loop never waits on it: events are persisted here, then handed
-to the loop with `call_soon_threadsafe`.
+It wires the parts and owns none of their logic: `admission` (bounds, order, cancel), `journal`
+(every state change, persisted and published), `runner` (the engine thread), `registry` (jobs by id),
+`retention` (what finished jobs leave behind), `stats` (counters). It is built and started inside the
+app's `cleanup_ctx`, on the event loop.
 
-Order of work: a job that has not produced audio yet goes first (previews start fast, and a new
-batch gets its first section out early); otherwise jobs are served round-robin, one section at a
-time, so a preview never waits for a 39-slide batch to finish.
+Fast path: a preview (WebSocket) or `/synth` touches no disk when it can avoid it: no journal file,
+no cache write for listen-only audio, and no executor hop at submit unless a path must be checked.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-import numpy as np
-
-from ..audio import LeadingSilenceTrimmer, read_wav, wav_bytes
 from ..config import Settings
-from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice, check_language
-from ..files import write_atomic
-from ..paths import resolve_output_path
-from ..protocol import (
-    BatchRequest,
-    Done,
-    EngineError,
-    Event,
-    Limits,
-    Loading,
-    ModelLoadError,
-    Progress,
-    QueueFull,
-    SectionError,
-    Start,
-    WorkerError,
-    WriteFailed,
-    check_text,
-)
+from ..engine.base import Engine, EngineInfo, check_language
+from ..paths import PathPolicy
+from ..protocol import BatchRequest, Done, Loading, SectionError, SlowConsumer, Start, WorkerError
 from ..voices import VoiceLibrary
-from .cache import SynthesisCache, cache_key
-from .model import AudioChunk, Job, LogEntry, Section, apply_event, new_job_id
+from .admission import Admission, Cancelled
+from .cache import SynthesisCache
+from .journal import Journal, LocalJournal, LoopHandoff
+from .model import Job, Section, new_job_id
 from .observer import SchedulerObserver
+from .registry import JobRegistry
+from .retention import Retention, remove_crash_leftovers
+from .runner import Runner
+from .stats import Stats
 from .store import JobStore
 from .subscription import Subscription
 
 log = logging.getLogger(__name__)
 
-MAX_JOBS_IN_MEMORY = 1000
-
 
 class Scheduler:
-    def __init__(self, engine: Engine, settings: Settings) -> None:
-        self.engine = engine
+    def __init__(
+        self, engine: Engine | None, settings: Settings, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        """Cheap and off the loop (`build_app`); the engine (None: the configured backend), the journal
+        and the engine thread are built by `start`, in the app's `cleanup_ctx`."""
+        self.engine: Any = engine
         self.settings = settings
-        self.limits = Limits(settings.max_text_chars, settings.max_sections)
-        state_dir = settings.resolved_state_dir()
+        self.clock = clock
+        self.limits = settings.limits
+        self.paths = PathPolicy.from_settings(settings)  # allowed roots; the state dir is never one
+        self.roots = self.paths.roots
+        state_dir = Path(self.paths.state_dir)
         self.store = JobStore(state_dir)
-        self.cache = SynthesisCache(Path(state_dir) / "cache", settings.cache_max_bytes)
-        self.roots = settings.resolved_output_roots()
+        self.cache = SynthesisCache(state_dir / "cache", settings.cache_max_bytes)
+        self.registry = JobRegistry()
+        self.admission = Admission(settings.max_queue)
+        self.stats = Stats()
         self.voices = VoiceLibrary.from_settings(settings)
-        self.info: EngineInfo | None = None
-        self.load_error: WorkerError | None = None
-        self.load_seconds: float | None = None
-        self.jobs: dict[str, Job] = {}
-        self.ttfa_ms: deque[float] = deque(maxlen=200)
-        self._active: list[Job] = []
-        self._running: Job | None = None
-        self._cond = threading.Condition()
-        self._emit_lock = threading.Lock()
-        self._ticks = itertools.count(1)
-        self._stopping = False
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._submitted_at: dict[str, float] = {}
         self.observer = SchedulerObserver()  # metrics hooks (no-op unless the app installs one)
+        self._checked_langs: set[str] = set()  # languages the engine accepted (checked off the loop)
+        self.journal: Journal | None = None
+        self.retention: Retention | None = None
+        self.runner: Runner | None = None
         # Checks of settings that depend on the loaded engine (its sample rate); a ValueError fails the load.
         self.load_checks: list[Callable[[EngineInfo], object]] = []
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Recover persisted jobs, then load the engine and run work on the worker thread."""
-        self._loop = asyncio.get_running_loop()
-        recovered = await self._loop.run_in_executor(None, self.store.load_all)
-        for job in recovered[-MAX_JOBS_IN_MEMORY:]:
-            self.jobs[job.id] = job
-            if not job.finished:
-                log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
-                self._active.append(job)
-        self._thread = threading.Thread(target=self._work, name="npu-worker-engine", daemon=True)
-        self._thread.start()
+        """Recover persisted jobs (every unfinished one resumes, oldest first), then load the engine."""
+        loop = asyncio.get_running_loop()
+        if self.engine is None:
+            from ..engine_options import build_engine
+
+            self.engine = await loop.run_in_executor(None, build_engine, self.settings)
+        journal = self.journal = LocalJournal(self.store, LoopHandoff(loop), observer=self.observer)
+        self.retention = Retention(
+            self.registry,
+            journal,
+            keep_seconds=self.settings.job_retention,
+            max_jobs=self.settings.max_jobs_kept,
+            clock=self.clock,
+        )
+        self.runner = Runner(
+            self.engine,
+            self.admission,
+            journal,
+            self.cache,
+            self.stats,
+            limits=self.limits,
+            default_seed=self.settings.seed,
+            paths=self.paths,
+            end_job=self._end,
+            observer=self.observer,
+        )
+        self.runner.load_checks = self.load_checks
+        for job in await loop.run_in_executor(None, self._recover):
+            log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
+            self.admission.enqueue(job)
+        self.runner.start()
+
+    def _recover(self) -> list[Job]:
+        """Blocking start-up work: directories, every stored job, crash leftovers, retention."""
+        self.store.prepare()
+        self.cache.prepare()
+        jobs = self.store.load_all()
+        for job in jobs:
+            self.registry.add(job)
+        owned = [self.cache.directory, *(self.store.job_dir(job.id) for job in jobs)]
+        remove_crash_leftovers(jobs, owned)
+        assert self.retention is not None
+        self.stats.count("jobs_removed", self.retention.sweep())
+        return [job for job in jobs if not job.finished]
 
     @property
     def draining(self) -> bool:
         """True once shutdown began: no new section starts."""
-        return self._stopping
+        return self.admission.stopping
 
     async def drain(self, grace: float) -> None:
         """Start no new section; let the running one finish within `grace` seconds, else cancel it.
 
         Queued sections of batch jobs stay in their logs and resume after a restart. Logs what it did.
         """
-        with self._cond:
-            if self._stopping:
-                return
-            self._stopping = True
-            running, idx = self._running, (self._running.current_idx if self._running else None)
-            self._cond.notify_all()
-        thread, loop = self._thread, asyncio.get_running_loop()
-        if running is None or thread is None:
+        if self.admission.stopping:
+            return
+        running = self.admission.stop()
+        idx = running.current_idx if running is not None else None
+        if running is None or self.runner is None:
             log.info("shutdown: no section was running")
         else:
             started = time.monotonic()
-            await loop.run_in_executor(None, thread.join, grace)
-            if thread.is_alive():
+            await asyncio.get_running_loop().run_in_executor(None, self.runner.join, grace)
+            if self.runner.alive:
                 running.cancel_requested.set()
                 log.warning(
                     "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
@@ -137,24 +150,51 @@ class Scheduler:
 
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
-        if self._thread is not None:
-            await asyncio.get_running_loop().run_in_executor(None, self._thread.join, 30.0)
-        try:
-            self.engine.close()
-        except Exception:  # noqa: BLE001 - closing must not mask shutdown
-            log.exception("engine close failed")
+        loop = asyncio.get_running_loop()
+        if self.runner is not None:
+            await loop.run_in_executor(None, self.runner.join, 30.0)
+        if self.engine is not None:
+            try:
+                await loop.run_in_executor(None, self.engine.close)
+            except Exception:  # noqa: BLE001 - closing must not mask shutdown
+                log.exception("engine close failed")
+        if isinstance(self.journal, LocalJournal):
+            self.journal.close()
+
+    @property
+    def info(self) -> EngineInfo | None:
+        return self.runner.info if self.runner is not None else None
+
+    @property
+    def load_error(self) -> WorkerError | None:
+        return self.runner.load_error if self.runner is not None else None
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self.runner.load_seconds if self.runner is not None else None
 
     @property
     def loaded(self) -> bool:
         return self.info is not None
 
+    @property
+    def ttfa_ms(self) -> list[float]:
+        return self.stats.ttfa_ms()
+
     def queue_size(self) -> int:
-        with self._cond:
-            return sum(len(job.pending) for job in self._active)
+        return self.admission.queue_size()
 
     def jobs_running(self) -> int:
-        with self._cond:
-            return len(self._active)
+        return self.admission.jobs_running()
+
+    def stats_snapshot(self) -> dict[str, Any]:
+        """Counters for /health and metrics (cheap; safe from any thread)."""
+        return {
+            **self.stats.snapshot(),
+            "queue": self.queue_size(),
+            "jobs_running": self.jobs_running(),
+            "jobs_kept": len(self.registry),
+        }
 
     # -- submission ------------------------------------------------------------------------------
 
@@ -170,12 +210,12 @@ class Scheduler:
 
         `on_created(job)` runs on the loop before the job can run: audio is not in the log, so a
         listener that wants every chunk must attach there (events alone can be replayed later).
+        Raises Loading/ModelLoadError, QueueFull, OutputPathNotAllowed, RefWavNotAllowed.
         """
         if self.load_error is not None:
             raise self.load_error
         if self.info is None:
             raise Loading("the engine is still loading; retry shortly")
-        loop = asyncio.get_running_loop()
         job = Job(
             id=new_job_id(),
             params=request.params,
@@ -184,63 +224,69 @@ class Scheduler:
             persisted=not preview,
             stream_audio=preview and request.audio,
             trim_leading_silence=trim_leading_silence,
+            created_at=self.clock(),
         )
         if on_created is not None:
             on_created(job)
-        await loop.run_in_executor(None, self._admit, job, request)
+        blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
+        blocking = blocking or request.params.lang not in self._checked_langs  # the engine may block
+        if blocking or any(s.output_path is not None for s in request.sections):
+            await asyncio.get_running_loop().run_in_executor(None, self._admit, job, request)
+        else:
+            self._admit(job, request)
         return job
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
-        """Language and path checks (they may block), queue bound, persistence, `start` event, queueing."""
-        check_language(self.engine, request.params.lang)
+        """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""
+        if request.params.lang not in self._checked_langs:
+            check_language(self.engine, request.params.lang)
+            self._checked_langs.add(request.params.lang)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
         # A voice name becomes its stored wav; a path is checked and synthesised as checked.
-        job.params = self.voices.resolve_params(request.params, self.roots)
-        with self._cond:
-            waiting = sum(len(j.pending) for j in self._active)
-            if waiting + job.total > self.settings.max_queue:
-                raise QueueFull(f"{waiting} sections are waiting (bound {self.settings.max_queue})")
-        self._open(job)
-        with self._cond:
-            self._active.append(job)
-            self._cond.notify_all()
+        job.params = self.voices.resolve_params(request.params, self.roots, (self.paths.state_dir,))
+        try:
+            self.admission.reserve(job, job.total)
+        except WorkerError:
+            self.stats.count("jobs_refused")
+            raise
+        assert self.journal is not None and self.info is not None
+        try:
+            if job.persisted:
+                self.journal.create(job)
+                self.registry.add(job)
+            info = self.info
+            self.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
+        except BaseException:
+            self.admission.release(job)
+            self.registry.remove(job.id)
+            raise
+        self.stats.count("jobs_submitted")
+        self.admission.enqueue(job)
 
     def _section(self, job: Job, idx: int, text: str, output_path: str | None) -> Section:
         if output_path is not None:
-            output_path = resolve_output_path(output_path, self.roots)
+            output_path = self.paths.resolve_output_path(output_path)
         elif job.persisted:
-            output_path = self.store.default_output(job.id, idx)
+            assert self.journal is not None
+            output_path = self.journal.default_output(job.id, idx)
         return Section(idx, text, output_path)
 
-    def _open(self, job: Job) -> None:
-        if job.persisted:
-            self.store.create(job)
-            self.jobs[job.id] = job
-            self._forget_old_jobs()
-        self._submitted_at[job.id] = time.monotonic()
-        info = self.info
-        assert info is not None
-        self._emit(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
-
-    def _forget_old_jobs(self) -> None:
-        finished = [j for j in self.jobs.values() if j.finished]
-        for job in finished[: max(0, len(self.jobs) - MAX_JOBS_IN_MEMORY)]:
-            self.jobs.pop(job.id, None)
+    # -- looking up and listening ----------------------------------------------------------------
 
     def live_job(self, job_id: str) -> Job | None:
-        """A queued or running job, previews included (they are not in `jobs`)."""
-        with self._cond:
-            return next((j for j in self._active if j.id == job_id), None)
+        """A queued or running job, previews included (they are not in the registry)."""
+        return self.admission.live_job(job_id)
 
     def find_job(self, job_id: str) -> Job | None:
-        """A job in memory, else from the state directory (blocking I/O: call from a thread)."""
-        job = self.jobs.get(job_id)
-        if job is not None or not job_id.isalnum():
+        """A kept job, else from the journal (blocking I/O: call from a thread)."""
+        job = self.registry.get(job_id)
+        if job is not None or self.journal is None:
             return job
-        try:
-            return self.store.load(job_id)
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        return self.journal.load(job_id)
+
+    def recent_jobs(self, limit: int = 100) -> list[Job]:
+        """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""
+        return self.registry.recent(limit)
 
     def subscribe(
         self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
@@ -255,199 +301,27 @@ class Scheduler:
             on_overflow=self._drop_slow,
         )
 
-    # -- cancellation ----------------------------------------------------------------------------
+    # -- cancellation and the end of a job -------------------------------------------------------
 
     def cancel(self, job_id: str) -> bool:
         """Stop a job between engine chunks; True if it was still running or queued."""
-        with self._cond:
-            job = self.jobs.get(job_id) or next((j for j in self._active if j.id == job_id), None)
-            if job is None or job.finished or job not in self._active:
-                return False
-            job.cancel_requested.set()
-            if job is self._running:
-                return True
-            self._active.remove(job)
-        self._finish(job)
-        return True
+        state, job = self.admission.cancel(job_id)
+        if state is Cancelled.DEQUEUED and job is not None:
+            self._end(job)
+        return state is not Cancelled.NOT_LIVE
 
     def _drop_slow(self, job: Job) -> None:
-        idx = job.current_idx
-        self._emit(job, SectionError(idx, "SlowConsumer: the client did not read audio fast enough"))
+        error = SlowConsumer("the client did not read audio fast enough")
+        assert self.journal is not None
+        self.journal.append(job, SectionError(job.current_idx, str(error)))
         self.cancel(job.id)
 
-    # -- the worker thread -----------------------------------------------------------------------
-
-    def _work(self) -> None:
-        if not self._load():
-            return
-        while True:
-            with self._cond:
-                picked = self._pick()
-                while picked is None and not self._stopping:
-                    self._cond.wait()
-                    picked = self._pick()
-                if self._stopping:
-                    return
-                assert picked is not None
-                job, section = picked
-                self._running = job
-                job.last_served = next(self._ticks)
-            self._run_section(job, section)
-            with self._cond:
-                self._running = None
-                finished = job.cancel_requested.is_set() or not job.pending
-                if finished and job in self._active:
-                    self._active.remove(job)
-            if finished:
-                self._finish(job)
-
-    def _load(self) -> bool:
-        started = time.monotonic()
-        try:
-            self.engine.load()
-            info = self.engine.info
-            self._check_settings(info)
-        except WorkerError as exc:
-            self.load_error = exc
-        except Exception as exc:  # noqa: BLE001 - any load failure is a ModelLoadError for callers
-            log.exception("engine load failed")
-            self.load_error = ModelLoadError(f"{type(exc).__name__}: {exc}")
-        if self.load_error is not None:
-            log.error("engine failed to load: %s", self.load_error)
-            return False
-        self.load_seconds = round(time.monotonic() - started, 3)
-        self.info = info
-        log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
-        return True
-
-    def _check_settings(self, info: EngineInfo) -> None:
-        for check in self.load_checks:
-            try:
-                check(info)
-            except ValueError as exc:
-                raise ModelLoadError(
-                    f"a setting does not fit this engine ({info.sample_rate} Hz): {exc}"
-                ) from None
-
-    def _pick(self) -> tuple[Job, Section] | None:
-        candidates = [j for j in self._active if j.pending and not j.cancel_requested.is_set()]
-        if not candidates:
-            return None
-        job = min(candidates, key=lambda j: (j.first_audio_at is not None, not j.preview, j.last_served))
-        return job, job.pending[0]
-
-    def _finish(self, job: Job) -> None:
+    def _end(self, job: Job) -> None:
+        """The job's last event; finished persisted jobs are then subject to retention."""
         cancelled = job.cancel_requested.is_set()
-        elapsed = round(time.time() - job.created_at, 3)
-        self._emit(job, Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled))
-        self._submitted_at.pop(job.id, None)
-
-    def _emit(self, job: Job, event: Event) -> None:
-        """Fold, persist (flushed), then publish on the loop: the log never lags what clients saw."""
-        with self._emit_lock:
-            apply_event(job, event)
-            self.observer.event(job, event)
-            entry = LogEntry(job.next_seq, event)
-            job.next_seq += 1
-            if job.persisted:
-                try:
-                    self.store.append(job.id, entry)
-                except OSError:
-                    log.exception("could not persist an event of job %s", job.id)
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(job.publish, entry)
-
-    # -- one section -----------------------------------------------------------------------------
-
-    def _run_section(self, job: Job, section: Section) -> None:
-        started = time.monotonic()
-        self._emit(job, Progress(section.idx, "synth"))
-        try:
-            check_text(section.text, self.limits)
-            audio, cached = self._synthesise(job, section)
-            if audio is None:  # cancelled mid-section
-                return
-            info = self.engine.info
-            if section.output_path is not None:
-                try:
-                    write_atomic(section.output_path, wav_bytes(audio, info.sample_rate))
-                except OSError as exc:
-                    raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
-            self._emit(
-                job,
-                Progress(
-                    section.idx,
-                    "ok",
-                    wav_path=section.output_path,
-                    duration_sec=round(audio.size / info.sample_rate, 3),
-                    elapsed_sec=round(time.monotonic() - started, 3),
-                    cached=True if cached else None,
-                ),
-            )
-        except WorkerError as exc:
-            self._emit(job, SectionError(section.idx, str(exc)))
-        except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
-            log.exception("section %s of job %s failed", section.idx, job.id)
-            self._emit(job, SectionError(section.idx, str(EngineError(f"{type(exc).__name__}: {exc}"))))
-        finally:
-            self.observer.section_ran(job, time.monotonic() - started)
-
-    def _synthesise(self, job: Job, section: Section) -> tuple[np.ndarray | None, bool]:
-        info = self.engine.info
-        params = job.params
-        request = SynthesisRequest(
-            text=section.text,
-            lang=params.lang,
-            speed_factor=params.speed_factor,
-            voice=Voice(params.ref_wav, params.ref_text),
-            seed=params.seed if params.seed is not None else self.settings.seed,
-            early_audio=job.stream_audio,  # files-only work (NDJSON, /synth) gets the best throughput
-        )
-        key = cache_key(info, request)
-        hit = self.cache.get(key)
-        cached = hit is not None
-        source = (
-            _chunks_of(read_wav(hit)[0], info.sample_rate) if hit is not None else self.engine.stream(request)
-        )
-        first_section = job.trim_leading_silence and section is job.sections[0]
-        trimmer = LeadingSilenceTrimmer(info.sample_rate) if first_section else None
-        raw: list[np.ndarray] = []
-        kept: list[np.ndarray] = []
-        try:
-            for chunk in source:
-                if job.cancel_requested.is_set():
-                    return None, cached
-                chunk = np.asarray(chunk, dtype=np.float32).reshape(-1)
-                raw.append(chunk)
-                self._deliver(job, section, trimmer.feed(chunk) if trimmer else chunk, kept)
-        finally:
-            close = getattr(source, "close", None)
-            if close is not None:
-                close()
-        if job.cancel_requested.is_set():
-            return None, cached
-        if trimmer is not None:
-            self._deliver(job, section, trimmer.flush(), kept)
-        if not cached and raw:
-            self.cache.put(key, wav_bytes(np.concatenate(raw), info.sample_rate))
-        return (np.concatenate(kept) if kept else np.zeros(0, dtype=np.float32)), cached
-
-    def _deliver(self, job: Job, section: Section, samples: np.ndarray, kept: list[np.ndarray]) -> None:
-        if samples.size == 0:
-            return
-        kept.append(samples)
-        if job.first_audio_at is None:
-            job.first_audio_at = time.monotonic()
-            submitted = self._submitted_at.get(job.id)
-            if submitted is not None:
-                self.ttfa_ms.append((job.first_audio_at - submitted) * 1000.0)
-                self.observer.first_audio(job, job.first_audio_at - submitted)
-        if job.stream_audio:
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(job.publish_audio, AudioChunk(section.idx, samples))
-
-
-def _chunks_of(audio: np.ndarray, sample_rate: int, seconds: float = 0.5):  # noqa: ANN202
-    step = max(1, int(sample_rate * seconds))
-    for start in range(0, audio.size, step):
-        yield audio[start : start + step]
+        elapsed = round(self.clock() - job.created_at, 3)
+        assert self.journal is not None
+        self.journal.append(job, Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled))
+        self.stats.count("jobs_cancelled" if cancelled else "jobs_finished")
+        if job.persisted and self.retention is not None:
+            self.stats.count("jobs_removed", self.retention.sweep())

@@ -2,7 +2,7 @@
 
 Layout: `<state>/jobs/<id>/job.json` (the request) and `<state>/jobs/<id>/events.ndjson` (the log, one
 event per line with its seq, appended and flushed before the event is published). A torn last line
-from a crash is ignored. Default outputs of a job also live in its directory (`sNN.wav`).
+from a crash is cut off. Default outputs of a job live apart, in `<state>/outputs/<id>/sNN.wav`.
 """
 
 from __future__ import annotations
@@ -11,25 +11,33 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ..files import write_atomic
-from ..protocol import Event, SynthParams
+from ..paths import OUTPUTS_DIR, make_private_dir
+from ..protocol import Event, SynthParams, WorkerError
 from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
 
 log = logging.getLogger(__name__)
+
+JOB_FILE, LOG_FILE = "job.json", "events.ndjson"
 
 
 class JobStore:
     def __init__(self, state_dir: Path) -> None:
         self.root = Path(state_dir) / "jobs"
+
+    def prepare(self) -> None:
+        """Create the directory (blocking I/O: at start-up, off the loop)."""
+        make_private_dir(self.root.parent)
         self.root.mkdir(parents=True, exist_ok=True)
 
     def job_dir(self, job_id: str) -> Path:
         return self.root / job_id
 
     def default_output(self, job_id: str, idx: int) -> str:
-        return str(self.job_dir(job_id) / f"s{idx:02d}.wav")
+        """Apart from the job's record: `<state>/outputs/<id>/sNN.wav` (see paths.py)."""
+        return str(self.root.parent / OUTPUTS_DIR / job_id / f"s{idx:02d}.wav")
 
     def create(self, job: Job) -> None:
         body = {
@@ -44,46 +52,66 @@ class JobStore:
             },
             "sections": [{"idx": s.idx, "text": s.text, "output_path": s.output_path} for s in job.sections],
         }
-        write_atomic(self.job_dir(job.id) / "job.json", json.dumps(body, ensure_ascii=False).encode())
+        write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
+
+    def open_log(self, job_id: str) -> IO[str]:
+        return open(self.job_dir(job_id) / LOG_FILE, "a", encoding="utf-8")
+
+    @staticmethod
+    def log_line(entry: LogEntry) -> str:
+        return json.dumps(entry.to_dict(), ensure_ascii=False) + "\n"
 
     def append(self, job_id: str, entry: LogEntry) -> None:
-        line = json.dumps(entry.to_dict(), ensure_ascii=False) + "\n"
-        with open(self.job_dir(job_id) / "events.ndjson", "a", encoding="utf-8") as out:
-            out.write(line)
-            out.flush()
+        with self.open_log(job_id) as out:
+            out.write(self.log_line(entry))
 
     def load_all(self) -> list[Job]:
-        """Every readable job, oldest first; unfinished ones come back as `interrupted`."""
+        """Every readable job, oldest created first; unfinished ones come back as `interrupted`."""
         jobs = []
-        for path in sorted(self.root.iterdir(), key=lambda p: p.stat().st_mtime if p.exists() else 0):
-            if not (path / "job.json").is_file():
+        for path in self.root.iterdir():
+            if not (path / JOB_FILE).is_file():
                 continue
             try:
                 jobs.append(self.load(path.name))
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("skipping unreadable job %s: %s", path.name, exc)
-        return jobs
+        return sorted(jobs, key=lambda job: job.created_at)
 
     def load(self, job_id: str) -> Job:
         directory = self.job_dir(job_id)
         self.truncate_torn_tail(job_id)
-        body: dict[str, Any] = json.loads((directory / "job.json").read_text(encoding="utf-8"))
+        body: dict[str, Any] = json.loads((directory / JOB_FILE).read_text(encoding="utf-8"))
         job = Job(
             id=body["id"],
             params=SynthParams(**body["params"]),
             sections=[Section(s["idx"], s["text"], s["output_path"]) for s in body["sections"]],
-            created_at=body["created_at"],
+            created_at=float(body["created_at"]),
         )
-        for entry in self._read_log(directory / "events.ndjson"):
+        for entry in self._read_log(directory / LOG_FILE):
             job.log.append(entry)
             apply_event(job, entry.event)
             job.next_seq = entry.seq + 1
         if not job.finished:
             job.status = INTERRUPTED
             job.current_idx = None
-            for stale in directory.glob(".*.part"):  # a write cut short by the crash; redone on resume
-                stale.unlink(missing_ok=True)
         return job
+
+    def remove(self, job_id: str, default_outputs: list[str]) -> None:
+        """Delete the job's own files: its request, its log, its temp files and the default outputs
+        this store named for it (`default_outputs`, wherever they live); then the directories they
+        leave empty. A file someone else put beside them is never touched."""
+        directory = self.job_dir(job_id)
+        owned = [directory / JOB_FILE, directory / LOG_FILE, *directory.glob(".*.part")]
+        owned += [Path(path) for path in default_outputs]
+        for path in owned:
+            path.unlink(missing_ok=True)
+        for folder in {directory, *(Path(path).parent for path in default_outputs)}:
+            try:
+                folder.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                log.info("kept %s after removing job %s: %s", folder, job_id, exc.strerror or exc)
 
     @staticmethod
     def _read_log(path: Path) -> list[LogEntry]:
@@ -95,14 +123,14 @@ class JobStore:
                 try:
                     body = json.loads(line)
                     entries.append(LogEntry(int(body.pop("seq")), Event.from_dict(body)))
-                except (ValueError, KeyError, TypeError):
+                except (ValueError, KeyError, TypeError, WorkerError):
                     log.warning("ignoring a torn or unreadable log line in %s", path)
                     break
         return entries
 
     def truncate_torn_tail(self, job_id: str) -> None:
         """Drop a partial last line so the next append starts on a line of its own."""
-        path = self.job_dir(job_id) / "events.ndjson"
+        path = self.job_dir(job_id) / LOG_FILE
         if not path.exists():
             return
         data = path.read_bytes()

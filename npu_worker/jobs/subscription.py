@@ -38,6 +38,9 @@ class Subscription:
         self._ended = False
         for entry in job.entries_after(after):
             self.push(entry)
+        if not self._ended and job.done_event is not None:  # `after` is at or past `done`: nothing left
+            self._ended = True
+            self._queue.put_nowait(_END)
         if not self._ended:
             job.subscribers.append(self)
 

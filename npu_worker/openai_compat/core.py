@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..engine.base import EngineInfo
 from ..jobs.model import AudioChunk, Job, LogEntry
-from ..jobs.scheduler import Scheduler
 from ..jobs.subscription import Subscription
 from ..protocol import (
     BatchRequest,
@@ -29,6 +28,9 @@ from ..protocol import (
     WorkerError,
 )
 from ..voices import VoiceLibrary
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
 
 
 def _error_classes(base: type[WorkerError]) -> dict[str, type[WorkerError]]:

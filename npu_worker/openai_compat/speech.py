@@ -8,13 +8,12 @@ import contextlib
 import json
 import logging
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.routes import read_json
-from ..jobs.scheduler import Scheduler
 from ..protocol import BadRequest, SynthParams, TextTooLong, TooManySections, UnknownVoice, WorkerError
 from ..voices import DEFAULT_VOICE, UploadLimits
 from .core import (
@@ -29,6 +28,9 @@ from .errors import openai_error_body, openai_errors, with_param
 from .formats import DEFAULT_FORMAT_FALLBACK, AudioFormat, StreamEncoder, available_formats, require_format
 from .messages import SpeechAudioDelta, SpeechAudioDone
 from .request import DEFAULT_FORMAT, InlineAudio, SpeechRequest, parse_speech_request
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 

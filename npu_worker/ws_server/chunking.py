@@ -1,4 +1,4 @@
-"""Re-cutting a request's audio into WebSocket frames whose sizes grow, and spotting its audible onset.
+"""Re-cutting a request's audio into WebSocket frames whose sizes grow.
 
 Pure numpy, no I/O. The engine yields chunks of whatever size suits it (espeak callbacks, ZipVoice
 segments); the listener wants the first frame small, so sound starts early, and later frames larger, so
@@ -12,17 +12,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..audio import ONSET_CONSECUTIVE, ONSET_HOP_MS, ONSET_WINDOW_MS, audible_onset
+from .schedule import schedule_sizes
 
-
-def schedule_sizes(schedule_ms: Sequence[float], sample_rate: int) -> tuple[int, ...]:
-    """Frame sizes in samples for a schedule in milliseconds; the last size repeats."""
-    if not schedule_ms:
-        raise ValueError("the chunk schedule needs at least one size")
-    sizes = tuple(int(round(sample_rate * ms / 1000.0)) for ms in schedule_ms)
-    if min(sizes) < 1:
-        raise ValueError(f"chunk sizes must be at least one sample, got {tuple(schedule_ms)} ms")
-    return sizes
+__all__ = ["GrowingChunker", "schedule_sizes"]
 
 
 class GrowingChunker:
@@ -79,40 +71,3 @@ class GrowingChunker:
         self._pending_samples = 0
         self.frames_made += 1
         return frame
-
-
-class OnsetWatch:
-    """Finds the audible onset (the rule of `audio.audible_onset`) of a stream fed frame by frame.
-
-    The rule needs some audio after the onset before it can say "audible", so the onset is usually
-    known one frame or so after the frame that carries it; `feed` then returns its position counted
-    from the start of the stream, once. Only a tail of the stream is kept, aligned to the onset hop, so
-    a long silent stream costs constant memory and constant work per frame.
-    """
-
-    def __init__(self, sample_rate: int) -> None:
-        self.sample_rate = sample_rate
-        self.hop = max(1, int(round(sample_rate * ONSET_HOP_MS / 1000.0)))
-        window = max(1, int(round(sample_rate * ONSET_WINDOW_MS / 1000.0)))
-        # Enough for every window that could still begin a run of loud windows (any run length the
-        # rule may need up to `ONSET_CONSECUTIVE` non-overlapping windows).
-        self._keep = (ONSET_CONSECUTIVE + 1) * window + self.hop
-        self._tail = np.zeros(0, dtype=np.float32)
-        self.dropped = 0
-        self.onset: int | None = None
-
-    def feed(self, samples: np.ndarray) -> int | None:
-        """The onset's position in the stream, returned by the one feed after which it is known."""
-        if self.onset is not None:
-            return None
-        buffer = np.concatenate([self._tail, np.asarray(samples, dtype=np.float32).reshape(-1)])
-        onset = audible_onset(buffer, self.sample_rate)
-        if onset is not None:
-            self.onset = self.dropped + onset
-            self._tail = np.zeros(0, dtype=np.float32)
-            return self.onset
-        # Windows start at multiples of the hop from the buffer start: drop whole hops only.
-        drop = max(0, ((buffer.size - self._keep) // self.hop) * self.hop)
-        self._tail = buffer[drop:]
-        self.dropped += drop
-        return None

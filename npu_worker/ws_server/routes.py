@@ -8,8 +8,7 @@ import time
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from .chunking import schedule_sizes
-from .session import WsSession
+from .schedule import schedule_sizes
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +25,8 @@ def setup_ws(app: web.Application) -> None:
 
 
 async def handle_ws(request: web.Request) -> web.StreamResponse:
+    from .session import WsSession  # numpy and the PCM path load with the first socket, not with the app
+
     app = request.app
     settings = app[SETTINGS_KEY]
     # No compression: PCM barely compresses and the CPU is the engine's. Pings every heartbeat

@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from aiohttp import WSCloseCode, web
@@ -24,12 +24,10 @@ from aiohttp import WSCloseCode, web
 from ..audio import to_pcm16
 from ..config import Settings
 from ..jobs.model import AudioChunk, Job, LogEntry
-from ..jobs.scheduler import Scheduler
 from ..jobs.subscription import Subscription
 from ..protocol import (
     AudioEnd,
     AudioStart,
-    BadRequest,
     BatchRequest,
     Busy,
     CancelRequest,
@@ -42,20 +40,22 @@ from ..protocol import (
     Progress,
     SectionError,
     WorkerError,
+    decode_json,
     parse_ws_message,
 )
-from .chunking import GrowingChunker, OnsetWatch, schedule_sizes
+from .chunking import GrowingChunker, schedule_sizes
+
+if TYPE_CHECKING:
+    from ..jobs.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
+
+UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
 
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
     """A client text frame to a typed message; BadRequest/UnknownMessage name what is wrong."""
-    try:
-        body = json.loads(text)
-    except ValueError as exc:
-        raise BadRequest(f"the message is not valid JSON: {exc}") from None
-    return parse_ws_message(body, limits)
+    return parse_ws_message(decode_json(text), limits)
 
 
 def error_event(error: WorkerError) -> dict[str, Any]:
@@ -197,8 +197,10 @@ class RequestStream:
         self._received_at = received_at
         self._heartbeat_interval = heartbeat_interval
         self._chunker = GrowingChunker(frame_sizes)
-        self._onset = OnsetWatch(sample_rate)
-        self._unheard: list[SentFrame] = []  # frames sent before the onset was known
+        self._onset_at: int | None = None  # stream position of the audible onset, told by the engine thread
+        self._first_audio_sent = False
+        self._unheard: list[SentFrame] = []  # frames sent while `first_audio` is still to come
+        self._fed_samples = 0
         self._stream_samples = 0
         self._subscription = subscription
         self._open_idx: int | None = None
@@ -242,7 +244,7 @@ class RequestStream:
         except (ConnectionError, RuntimeError):
             # The socket broke under a send: nobody listens any more, so the work stops.
             self._stop_job()
-        except Exception as exc:  # noqa: BLE001 - a started stream reports, then closes (DESIGN rule 13)
+        except Exception as exc:  # noqa: BLE001 - a started stream reports an error event, then closes
             log.exception("WebSocket stream of job %s failed", self.job.id)
             self._stop_job()
             await self._session.fail(EngineError(f"streaming failed: {type(exc).__name__}: {exc}"))
@@ -270,8 +272,12 @@ class RequestStream:
                 await self._end_section()
             self._open_idx, self._section_samples, self._section_frames = chunk.idx, 0, 0
             await self._session.send_json(AudioStart(idx=chunk.idx, sample_rate=self._sample_rate).to_dict())
+        if chunk.onset is not None and self._onset_at is None:
+            self._onset_at = self._fed_samples + chunk.onset
+        self._fed_samples += int(chunk.samples.size)
         for frame in self._chunker.feed(chunk.samples):
             await self._send_frame(frame)
+        await self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
 
     async def _end_section(self) -> None:
         """Flush the section's last (short) frame unless cancelled, then `audio_end` with what was sent."""
@@ -290,18 +296,26 @@ class RequestStream:
         start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
         self._section_samples += int(frame.size)
         self._section_frames += 1
-        if self._onset.onset is None:
+        if not self._first_audio_sent:
             self._unheard.append(SentFrame(start, self._stream_samples, sent_at, self._open_idx))
-            onset = self._onset.feed(frame)
-            if onset is not None:
-                await self._first_audio(onset)
-            else:  # frames wholly before the watch's tail can no longer hold the onset
-                self._unheard = [f for f in self._unheard if f.end > self._onset.dropped]
+            await self._maybe_first_audio()
 
-    async def _first_audio(self, onset: int) -> None:
-        """`first_audio`, sent as soon as the onset is known: the rule needs a little audio after the
-        onset, so this can follow a frame or so later; `ttfa_ms` is when the frame holding it went out."""
-        carrier = next((f for f in self._unheard if f.start <= onset < f.end), self._unheard[-1])
+    async def _maybe_first_audio(self) -> None:
+        """`first_audio` once the frame holding the onset has gone out; `ttfa_ms` is when it did.
+
+        The engine thread found the onset (it needs a little audio after it, so the news can come with
+        a later chunk than the one holding it); this only maps it onto the frames that were sent.
+        """
+        if self._first_audio_sent or not self._unheard:
+            return
+        if self._onset_at is None:
+            horizon = self._stream_samples - int(UNHEARD_KEEP_SECONDS * self._sample_rate)
+            self._unheard = [f for f in self._unheard if f.end > horizon]
+            return
+        carrier = next((f for f in self._unheard if self._onset_at < f.end), None)
+        if carrier is None:  # its frame is still in the chunker
+            return
+        self._first_audio_sent = True
         self._unheard = []
         ttfa_ms = round((carrier.sent_at - self._received_at) * 1000.0, 1)
         await self._session.send_json(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).to_dict())

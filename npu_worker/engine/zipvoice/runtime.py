@@ -23,7 +23,7 @@ from npu_worker.protocol import ModelLoadError
 log = logging.getLogger(__name__)
 
 # Five graphs: the lecture's segments (≈ 200-2000 frames) cost 1.22x their frames in the decoder (1.21x
-# with the eight buckets used before); padding stays far inside 0.5 % (benchmarks/PADDING.md).
+# with the eight buckets used before); padding within 0.5 % depends on the model (benchmarks/PADDING.md).
 # 2079 covers an 18 s segment with a 4 s prompt; longer ones (speed < 1) run on the CPU.
 DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
 PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group

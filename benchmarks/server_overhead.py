@@ -1,0 +1,383 @@
+"""What the server adds on top of the engine: CPU per request, TTFA overhead, batch wall time.
+
+One run, one machine: the espeak-ng engine alone in this process, then the same texts through a real
+`npu-worker serve` subprocess over `/ws` and `/synth` (open-loop Poisson arrivals at each rate), then the
+39 lecture sections as one `/synth_batch`. The server's CPU is read from /proc before and after each
+phase, so it counts the whole worker process (event loop, engine thread, executor threads).
+
+- `/ws` TTFA overhead: (send → first PCM frame) minus the engine alone's time until, after the same
+  leading-silence trim the server applies, it has made the first frame's 40 ms (what no server with
+  the default chunk schedule could send earlier).
+- `/synth` overhead: (send → response) minus the engine alone's whole-sentence time.
+- CPU overhead per request: the server's CPU per request minus the engine alone's CPU for that text.
+- batch: wall time of the 39-section `/synth_batch` (NDJSON until `done`) over the engine alone on the
+  same sections, measured just before each batch (so both see the same machine load); the median ratio.
+
+Run the "before" figures against another checkout by pointing PYTHONPATH at it: the script only uses
+the engine factory, Settings and `LeadingSilenceTrimmer`, which both versions have.
+
+    PYTHONPATH=. python benchmarks/server_overhead.py --out benchmarks/server_overhead_after.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import numpy as np
+import websockets
+
+ROOT = Path(__file__).resolve().parents[1]
+LECTURE = ROOT / "npu_worker" / "bench" / "lecture_ko_39.json"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+FIRST_FRAME_MS = 40.0  # the first size of the default --chunk-schedule-ms
+
+
+def lecture() -> list[str]:
+    return [s["text"] for s in json.loads(LECTURE.read_text(encoding="utf-8"))["sections"]]
+
+
+def preview_texts() -> list[str]:
+    """The first sentence of each lecture section: what a player previews."""
+    texts = []
+    for text in lecture():
+        first = text.replace("?", ".").split(".")[0].strip()
+        if first:
+            texts.append(first + ".")
+    return texts
+
+
+def percentiles(values: list[float]) -> dict[str, float | None]:
+    if not values:
+        return {"p50": None, "p95": None, "p99": None, "n": 0}
+    ordered = np.asarray(sorted(values))
+    return {
+        "p50": round(float(np.percentile(ordered, 50)), 2),
+        "p95": round(float(np.percentile(ordered, 95)), 2),
+        "p99": round(float(np.percentile(ordered, 99)), 2),
+        "n": len(values),
+    }
+
+
+# -- the engine alone ------------------------------------------------------------------------------
+
+
+@dataclass
+class EngineFigures:
+    first_audio_ms: dict[str, float] = field(default_factory=dict)  # text → first trimmed chunk
+    whole_ms: dict[str, float] = field(default_factory=dict)  # text → whole sentence (preview mode)
+    cpu_ms: dict[str, float] = field(default_factory=dict)  # text → engine CPU (preview mode)
+    batch_ms: float = 0.0  # the 39 sections, files-only mode, summed
+
+
+def measure_engine(previews: list[str], sections: list[str], repeats: int) -> EngineFigures:
+    from npu_worker.audio import LeadingSilenceTrimmer
+    from npu_worker.config import Settings
+    from npu_worker.engine.base import SynthesisRequest
+    from npu_worker.engine.factory import create_engine
+
+    engine = build_engine(Settings(backend="espeak"))
+    engine.load()
+    rate = engine.info.sample_rate
+    first_frame = int(rate * FIRST_FRAME_MS / 1000)  # the server's first /ws frame holds this much
+    figures = EngineFigures()
+    for text in previews:
+        firsts, wholes, cpus = [], [], []
+        for _ in range(repeats):
+            trimmer, ready = LeadingSilenceTrimmer(rate), 0
+            started, cpu_started, first = time.perf_counter(), time.process_time(), None
+            for chunk in engine.stream(SynthesisRequest(text=text, early_audio=True)):
+                ready += trimmer.feed(np.asarray(chunk, dtype=np.float32)).size
+                if first is None and ready >= first_frame:
+                    first = time.perf_counter() - started
+            wholes.append((time.perf_counter() - started) * 1000)
+            cpus.append((time.process_time() - cpu_started) * 1000)
+            firsts.append((first if first is not None else wholes[-1] / 1000) * 1000)
+        figures.first_audio_ms[text] = min(firsts)
+        figures.whole_ms[text] = min(wholes)
+        figures.cpu_ms[text] = statistics.median(cpus)
+    totals = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for text in sections:
+            for _chunk in engine.stream(SynthesisRequest(text=text, early_audio=False)):
+                pass
+        totals.append((time.perf_counter() - started) * 1000)
+    figures.batch_ms = min(totals)
+    engine.close()
+    return figures
+
+
+def engine_batch_ms(sections: list[str]) -> float:
+    """The engine alone on the batch's sections, files-only mode (a fresh engine, as a server has)."""
+    from npu_worker.config import Settings
+    from npu_worker.engine.base import SynthesisRequest
+    from npu_worker.engine.factory import create_engine
+
+    engine = build_engine(Settings(backend="espeak"))
+    engine.load()
+    try:
+        started = time.perf_counter()
+        for text in sections:
+            for _chunk in engine.stream(SynthesisRequest(text=text, early_audio=False)):
+                pass
+        return (time.perf_counter() - started) * 1000
+    finally:
+        engine.close()
+
+
+# -- the server ------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def process_cpu_ms(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000.0 / CLOCK_TICKS  # utime + stime
+
+
+def code_root() -> Path:
+    """The checkout whose `npu_worker` this process imported (PYTHONPATH decides)."""
+    import npu_worker
+
+    return Path(npu_worker.__file__).resolve().parents[1]
+
+
+def start_server(args: argparse.Namespace, port: int, state: Path) -> subprocess.Popen[bytes]:
+    command = [sys.executable]
+    if args.py_spy:  # samples every thread (cProfile would see the event loop's thread only)
+        spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        command = [spy, "record", "--threads", "--rate", "250", "-f", "raw", "-o", args.py_spy, "--"]
+        command += [sys.executable]
+    command += ["-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", str(state)]
+    command += ["--cache-max-bytes", "0", "--output-roots", str(state), "--log-level", "warning"]
+    # `-m` puts the working directory first on sys.path: run in the measured checkout, not this one.
+    return subprocess.Popen(command, cwd=code_root(), env={**os.environ, "PYTHONPATH": str(code_root())})
+
+
+def server_pid(process: subprocess.Popen[bytes]) -> int:
+    """The worker's pid: the process itself, or py-spy's child when sampled."""
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+    found = children.read_text().split() if children.exists() else []
+    return int(found[0]) if found else process.pid
+
+
+async def wait_ready(base: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            try:
+                async with session.get(base + "/health") as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError("the server did not become ready")
+
+
+class SocketPool:
+    """Persistent /ws connections, one request at a time each, opened when all are busy."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.idle: list[Any] = []
+
+    async def take(self) -> Any:
+        return self.idle.pop() if self.idle else await websockets.connect(self.url, compression=None)
+
+    def give(self, ws: Any) -> None:
+        self.idle.append(ws)
+
+    async def close(self) -> None:
+        for ws in self.idle:
+            await ws.close()
+
+
+async def ws_request(pool: SocketPool, text: str) -> float:
+    """ms from sending the request to the first binary PCM frame; the socket is reused after `done`."""
+    ws = await pool.take()
+    started = time.perf_counter()
+    await ws.send(json.dumps({"type": "synth", "text": text}))
+    first = None
+    while True:
+        message = await ws.recv()
+        if isinstance(message, bytes):
+            if first is None:
+                first = (time.perf_counter() - started) * 1000
+        elif json.loads(message).get("event") == "done":
+            break
+    pool.give(ws)
+    return first if first is not None else float("nan")
+
+
+async def synth_request(session: aiohttp.ClientSession, base: str, text: str, out: Path) -> float:
+    started = time.perf_counter()
+    async with session.post(base + "/synth", json={"text": text, "output_path": str(out)}) as response:
+        body = await response.json()
+    if body.get("status") != "ok":
+        raise RuntimeError(f"/synth failed: {body}")
+    return (time.perf_counter() - started) * 1000
+
+
+async def open_loop(
+    rate: float, count: int, send: Any, texts: list[str], seed: int
+) -> list[tuple[str, float]]:
+    """Poisson arrivals: each request starts at its scheduled time whatever the earlier ones do."""
+    rng = random.Random(seed)
+    tasks, at = [], time.perf_counter()
+    loop_started = at
+    for i in range(count):
+        at += rng.expovariate(rate)
+        delay = at - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        text = texts[i % len(texts)]
+        tasks.append((text, asyncio.ensure_future(send(text, i))))
+    del loop_started
+    return [(text, await task) for text, task in tasks]
+
+
+async def batch_request(session: aiohttp.ClientSession, base: str, sections: list[str]) -> float:
+    body = {"sections": [{"idx": i, "text": t} for i, t in enumerate(sections)]}
+    started = time.perf_counter()
+    async with session.post(base + "/synth_batch", json=body) as response:
+        async for line in response.content:
+            event = json.loads(line)
+            if event.get("event") == "done":
+                if event["ok_count"] != len(sections):
+                    raise RuntimeError(f"batch failed: {event}")
+                break
+    return (time.perf_counter() - started) * 1000
+
+
+async def measure_server(
+    args: argparse.Namespace, engine: EngineFigures, previews: list[str]
+) -> dict[str, Any]:
+    port, state = free_port(), Path(tempfile.mkdtemp(prefix="server-overhead-"))
+    server = start_server(args, port, state)
+    base = f"http://127.0.0.1:{port}"
+    results: dict[str, Any] = {"ws": {}, "synth": {}}
+    try:
+        await wait_ready(base)
+        pid = server_pid(server)
+        pool = SocketPool(f"ws://127.0.0.1:{port}/ws")
+        async with aiohttp.ClientSession() as session:
+            await synth_request(session, base, previews[0], state / "warm.wav")  # warm-up
+            for rate in args.rates:
+                count = max(args.min_requests, int(rate * args.seconds))
+                for name, send in (
+                    ("ws", lambda text, i: ws_request(pool, text)),
+                    ("synth", lambda text, i: synth_request(session, base, text, state / f"p{i % 50}.wav")),
+                ):
+                    cpu_before = process_cpu_ms(pid)
+                    done = await open_loop(rate, count, send, previews, seed=int(rate))
+                    cpu = (process_cpu_ms(pid) - cpu_before) / count
+                    reference = engine.first_audio_ms if name == "ws" else engine.whole_ms
+                    overheads = [ms - reference[text] for text, ms in done]
+                    engine_cpu = statistics.mean(engine.cpu_ms[text] for text, _ in done)
+                    results[name][str(rate)] = {
+                        "requests": count,
+                        "latency_ms": percentiles([ms for _, ms in done]),
+                        "overhead_ms": percentiles(overheads),
+                        "server_cpu_ms_per_request": round(cpu, 2),
+                        "engine_cpu_ms_per_request": round(engine_cpu, 2),
+                        "cpu_overhead_ms_per_request": round(cpu - engine_cpu, 2),
+                        "loadavg": os.getloadavg(),
+                    }
+                    print(name, rate, json.dumps(results[name][str(rate)]), flush=True)
+            await pool.close()
+            walls, engines, cpus, ratios = [], [], [], []
+            for _ in range(args.batch_repeats):  # engine alone and server in turn: both see the same load
+                engines.append(await asyncio.to_thread(engine_batch_ms, lecture()))
+                cpu_before = process_cpu_ms(pid)
+                walls.append(await batch_request(session, base, lecture()))
+                cpus.append(process_cpu_ms(pid) - cpu_before)
+                ratios.append(walls[-1] / engines[-1])
+            results["batch"] = {
+                "sections": len(lecture()),
+                "wall_ms": [round(w, 1) for w in walls],
+                "engine_ms": [round(e, 1) for e in engines],
+                "wall_over_engine": round(statistics.median(ratios), 3),
+                "wall_over_engine_each": [round(r, 3) for r in ratios],
+                "server_cpu_ms": [round(c, 1) for c in cpus],
+                "loadavg": os.getloadavg(),
+            }
+            print("batch", json.dumps(results["batch"]), flush=True)
+    finally:
+        os.kill(server_pid(server), signal.SIGINT)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return results
+
+
+def import_time_ms(after: str = "", repeats: int = 5) -> float:
+    """Best of `repeats` fresh interpreters importing npu_worker.app (after running `after` first)."""
+    best = float("inf")
+    timed = "import time; t = time.perf_counter(); import npu_worker.app; print(time.perf_counter() - t)"
+    code = f"{after}\n{timed}" if after else timed
+    for _ in range(repeats):
+        output = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=code_root()
+        )
+        best = min(best, float(output.stdout) * 1000)
+    return round(best, 1)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rates", type=float, nargs="+", default=[1.0, 10.0, 20.0, 40.0])
+    parser.add_argument("--seconds", type=float, default=8.0, help="seconds of arrivals per rate")
+    parser.add_argument("--min-requests", type=int, default=10)
+    parser.add_argument("--engine-repeats", type=int, default=3)
+    parser.add_argument("--batch-repeats", type=int, default=3)
+    parser.add_argument("--py-spy", help="run the server under `py-spy record` (raw stacks to this file)")
+    parser.add_argument("--out", help="write the results as JSON here")
+    args = parser.parse_args()
+    previews = preview_texts()
+    report: dict[str, Any] = {
+        "code": str(code_root()),
+        "cpus": os.cpu_count(),
+        "loadavg_start": os.getloadavg(),
+        "import_app_ms": import_time_ms(),
+        "import_app_own_ms": import_time_ms(after="import aiohttp.web"),  # aiohttp already loaded
+    }
+    engine = measure_engine(previews, lecture(), args.engine_repeats)
+    report["engine"] = {
+        "first_audio_ms": percentiles(list(engine.first_audio_ms.values())),
+        "whole_sentence_ms": percentiles(list(engine.whole_ms.values())),
+        "cpu_ms": percentiles(list(engine.cpu_ms.values())),
+        "batch_ms": round(engine.batch_ms, 1),
+    }
+    print("engine", json.dumps(report["engine"]), "import_app_ms", report["import_app_ms"], flush=True)
+    report.update(asyncio.run(measure_server(args, engine, previews)))
+    report["loadavg_end"] = os.getloadavg()
+    if args.out:
+        Path(args.out).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

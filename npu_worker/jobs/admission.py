@@ -1,0 +1,148 @@
+"""Admission and queue policy: which jobs wait, in what order they are served, and what they may cost.
+
+One condition variable guards everything here. Capacity is *reserved* under it (check and count in one
+step), so concurrent submissions can never overshoot `max_queue` between a check and an append.
+
+Order of work: a job that has not produced audio yet goes first (previews start fast, and a new batch
+gets its first section out early); otherwise jobs are served round-robin, one section at a time, so a
+preview never waits for a 39-slide batch to finish.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import threading
+
+from ..protocol import QueueFull
+from .model import Job, Section
+
+
+class Cancelled(enum.Enum):
+    NOT_LIVE = "not live"  # finished, unknown, or never admitted: nothing to do
+    RUNNING = "running"  # the engine thread stops it at its next chunk and ends it
+    DEQUEUED = "dequeued"  # it was only waiting: the caller ends it now
+
+
+class Admission:
+    def __init__(self, max_queue: int) -> None:
+        self.max_queue = max_queue
+        self._cond = threading.Condition()
+        self._active: list[Job] = []
+        self._waiting = 0  # sections reserved and not yet finished, over all jobs
+        self._reserved: dict[str, int] = {}
+        self._running: Job | None = None
+        self._ticks = itertools.count(1)
+        self._stopping = False
+
+    # -- the views' side ------------------------------------------------------------------------
+
+    def reserve(self, job: Job, sections: int) -> None:
+        """Count `sections` against the bound, or raise QueueFull; `enqueue` or `release` must follow."""
+        with self._cond:
+            if self._stopping:
+                raise QueueFull("the worker is shutting down")
+            if self._waiting + sections > self.max_queue:
+                raise QueueFull(f"{self._waiting} sections are waiting (bound {self.max_queue})")
+            self._waiting += sections
+            self._reserved[job.id] = sections
+
+    def release(self, job: Job) -> None:
+        """Give back what `job` still holds (it could not be opened, or it ended)."""
+        with self._cond:
+            self._waiting -= self._reserved.pop(job.id, 0)
+
+    def enqueue(self, job: Job) -> None:
+        """Make a reserved (or recovered) job runnable."""
+        with self._cond:
+            if job.id not in self._reserved:  # recovered at start-up: counted now, never refused
+                pending = len(job.pending)
+                self._waiting += pending
+                self._reserved[job.id] = pending
+            self._active.append(job)
+            self._cond.notify_all()
+
+    def cancel(self, job_id: str) -> tuple[Cancelled, Job | None]:
+        with self._cond:
+            job = next((j for j in self._active if j.id == job_id), None)
+            if job is None:
+                return Cancelled.NOT_LIVE, None
+            job.cancel_requested.set()
+            if job is self._running:
+                return Cancelled.RUNNING, job
+            self._active.remove(job)
+            self._waiting -= self._reserved.pop(job.id, 0)
+            return Cancelled.DEQUEUED, job
+
+    def live_job(self, job_id: str) -> Job | None:
+        with self._cond:
+            return next((j for j in self._active if j.id == job_id), None)
+
+    def queue_size(self) -> int:
+        with self._cond:
+            return self._waiting
+
+    def jobs_running(self) -> int:
+        with self._cond:
+            return len(self._active)
+
+    @property
+    def stopping(self) -> bool:
+        with self._cond:
+            return self._stopping
+
+    def running_job(self) -> Job | None:
+        with self._cond:
+            return self._running
+
+    # -- the engine thread's side ---------------------------------------------------------------
+
+    def next_section(self) -> tuple[Job, Section] | None:
+        """Block until there is work; None once stopping."""
+        with self._cond:
+            picked = self._pick()
+            while picked is None and not self._stopping:
+                self._cond.wait()
+                picked = self._pick()
+            if self._stopping or picked is None:
+                return None
+            job, section = picked
+            self._running = job
+            job.last_served = next(self._ticks)
+            return picked
+
+    def section_done(self, job: Job) -> bool:
+        """The engine thread is done with a section of `job`; True if the job has ended (cancelled or
+        nothing left), and then it is no longer active."""
+        with self._cond:
+            self._running = None
+            if job.id in self._reserved:
+                self._reserved[job.id] -= 1
+                self._waiting -= 1
+            finished = job.cancel_requested.is_set() or not job.pending
+            if finished and job in self._active:
+                self._active.remove(job)
+                self._waiting -= self._reserved.pop(job.id, 0)
+            return finished
+
+    def stop(self) -> Job | None:
+        """Refuse new work and wake the engine thread; returns the running job (to cancel it)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+            return self._running
+
+    def _pick(self) -> tuple[Job, Section] | None:
+        best: Job | None = None
+        best_key: tuple[bool, bool, int] | None = None
+        for job in self._active:
+            if job.cancel_requested.is_set():
+                continue
+            key = (job.first_audio_at is not None, not job.preview, job.last_served)
+            if best_key is None or key < best_key:
+                pending = job.pending
+                if pending:
+                    best, best_key = job, key
+        if best is None:
+            return None
+        return best, best.pending[0]

@@ -1,0 +1,178 @@
+"""The journal: the one way a job changes. Appending an event folds it into the job, persists it, then
+publishes it to the job's listeners on the event loop, in that order, so the log never lags what a
+client saw and every listener sees the same sequence.
+
+`Journal` is the interface the scheduler uses; `LocalJournal` keeps logs in the state directory. A
+shared journal (several workers on several machines, e.g. on Redis Streams) is another implementation
+of the same methods: create, append, recover, load, remove.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import IO, Any
+
+from ..protocol import Done, Event
+from .model import Job, LogEntry, apply_event
+from .observer import SchedulerObserver
+from .store import JobStore
+
+log = logging.getLogger(__name__)
+
+
+class LoopHandoff:
+    """Runs callbacks on the event loop, in submission order, waking the loop once per burst.
+
+    The engine thread hands over events and audio chunks many times a second; each
+    `call_soon_threadsafe` costs a wake-up of the loop (a write to its self-pipe). Callbacks queue
+    here instead, and only the first of a burst schedules the drain.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Build it on the loop's own thread (the scheduler does, in `start`)."""
+        self.loop = loop
+        self._loop_thread = threading.get_ident()
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Callable[[Any], None], Any]] = []
+        self._scheduled = False
+
+    def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
+        with self._lock:
+            self._pending.append((callback, argument))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        if threading.get_ident() == self._loop_thread:
+            self.loop.call_soon(self._drain)
+        elif not self.loop.is_closed():
+            self.loop.call_soon_threadsafe(self._drain)
+
+    def _drain(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            self._scheduled = False
+        for callback, argument in pending:
+            callback(argument)
+
+
+class Journal(abc.ABC):
+    """Event log of every job: fold → persist → publish, one event at a time."""
+
+    def __init__(self, handoff: LoopHandoff, observer: SchedulerObserver | None = None) -> None:
+        self.handoff = handoff
+        self.observer = observer if observer is not None else SchedulerObserver()
+        self._lock = threading.Lock()
+
+    def append(self, job: Job, event: Event) -> LogEntry:
+        """Persist `event` (persisted jobs), fold it into `job`, then publish it on the loop.
+
+        Persisting comes first: readers on the loop see the job's state change only once the log holds
+        the event, so a status a client saw is never lost by a crash (a `done` job stays done).
+        """
+        with self._lock:
+            entry = LogEntry(job.next_seq, event)
+            if job.persisted:
+                try:
+                    self.persist(job, entry)
+                except OSError:
+                    log.exception("could not persist an event of job %s", job.id)
+            job.next_seq += 1
+            apply_event(job, event)
+            self.observer.event(job, event)
+            self.handoff(job.publish, entry)
+        return entry
+
+    @abc.abstractmethod
+    def create(self, job: Job) -> None:
+        """Record a new persisted job (its request) before its first event."""
+
+    @abc.abstractmethod
+    def persist(self, job: Job, entry: LogEntry) -> None:
+        """Store one entry durably enough that a crash right after loses nothing a client saw."""
+
+    @abc.abstractmethod
+    def recover(self) -> list[Job]:
+        """Every stored job, oldest created first; unfinished ones come back `interrupted`."""
+
+    @abc.abstractmethod
+    def load(self, job_id: str) -> Job | None:
+        """One stored job, or None."""
+
+    @abc.abstractmethod
+    def remove(self, job: Job) -> None:
+        """Forget a finished job: its log, its request and its default outputs (never a caller's file)."""
+
+    @abc.abstractmethod
+    def default_output(self, job_id: str, idx: int) -> str:
+        """Where a section without `output_path` writes its wav."""
+
+
+class LocalJournal(Journal):
+    """Logs in `<state>/jobs/<id>/` (see `store.py`).
+
+    A log file stays open from a job's first event to its `done` (no open/close per event), for at
+    most `max_open` jobs at once: thousands of queued jobs never exhaust file descriptors.
+    """
+
+    def __init__(
+        self,
+        store: JobStore,
+        handoff: LoopHandoff,
+        max_open: int = 32,
+        observer: SchedulerObserver | None = None,
+    ) -> None:
+        super().__init__(handoff, observer)
+        self.store = store
+        self.max_open = max_open
+        self._open: OrderedDict[str, IO[str]] = OrderedDict()
+
+    def create(self, job: Job) -> None:
+        self.store.create(job)
+
+    def persist(self, job: Job, entry: LogEntry) -> None:
+        out = self._open.get(job.id)
+        if out is None:
+            if len(self._open) >= self.max_open:
+                self._open.popitem(last=False)[1].close()
+            out = self._open[job.id] = self.store.open_log(job.id)
+        else:
+            self._open.move_to_end(job.id)
+        out.write(self.store.log_line(entry))
+        out.flush()
+        if isinstance(entry.event, Done):
+            self._open.pop(job.id).close()
+
+    def recover(self) -> list[Job]:
+        return self.store.load_all()
+
+    def load(self, job_id: str) -> Job | None:
+        if not job_id.isalnum():
+            return None
+        try:
+            return self.store.load(job_id)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def remove(self, job: Job) -> None:
+        with self._lock:
+            handle = self._open.pop(job.id, None)
+        if handle is not None:
+            handle.close()
+        defaults = [
+            s.output_path for s in job.sections if s.output_path == self.default_output(job.id, s.idx)
+        ]
+        self.store.remove(job.id, defaults)
+
+    def default_output(self, job_id: str, idx: int) -> str:
+        return self.store.default_output(job_id, idx)
+
+    def close(self) -> None:
+        with self._lock:
+            handles, self._open = list(self._open.values()), OrderedDict()
+        for handle in handles:
+            handle.close()

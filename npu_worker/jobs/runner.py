@@ -1,0 +1,294 @@
+"""The engine thread: loads the engine, then runs one section at a time as admission hands them out.
+
+Why one thread: engines hold process-global or device state (espeak, an NPU context) and inference
+saturates the cores anyway. For each section the audio is trimmed once (first section of a preview),
+its onset found once (handed to listeners with the chunk that reveals it), encoded once (the same wav
+bytes go to the output file and the cache) and written once, through `PathPolicy.write_output` (no link followed).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..audio import LeadingSilenceTrimmer, OnsetWatch, read_wav, wav_bytes
+from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice
+from ..paths import PathPolicy
+from ..protocol import (
+    EngineError,
+    Limits,
+    ModelLoadError,
+    Progress,
+    SectionError,
+    WorkerError,
+    WriteFailed,
+    check_text,
+)
+from .admission import Admission
+from .cache import SynthesisCache, cache_key
+from .journal import Journal
+from .model import AudioChunk, Job, Section
+from .observer import SchedulerObserver
+from .stats import Stats
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SectionAudio:
+    """What one section produced: the samples listeners got, and the wav bytes already encoded."""
+
+    samples: np.ndarray
+    raw_wav: bytes | None  # the untrimmed audio as a wav, when something needs it
+    trimmed: bool
+    cached: bool
+    key: str
+
+
+class Runner:
+    def __init__(
+        self,
+        engine: Engine,
+        admission: Admission,
+        journal: Journal,
+        cache: SynthesisCache,
+        stats: Stats,
+        *,
+        limits: Limits,
+        default_seed: int,
+        paths: PathPolicy,
+        end_job: Callable[[Job], None],
+        observer: SchedulerObserver | None = None,
+    ) -> None:
+        self.engine = engine
+        self.admission = admission
+        self.journal = journal
+        self.cache = cache
+        self.stats = stats
+        self.limits = limits
+        self.default_seed = default_seed
+        self.paths = paths
+        self.end_job = end_job
+        self.observer = observer if observer is not None else SchedulerObserver()
+        self.info: EngineInfo | None = None
+        # Checks of settings against the loaded engine (set by the scheduler); a ValueError fails the load.
+        self.load_checks: list[Callable[[EngineInfo], object]] = []
+        self.load_error: WorkerError | None = None
+        self.load_seconds: float | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._work, name="npu-worker-engine", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: float) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _work(self) -> None:
+        if not self._load():
+            return
+        while True:
+            picked = self.admission.next_section()
+            if picked is None:
+                return
+            job, section = picked
+            self.run_section(job, section)
+            if self.admission.section_done(job):
+                self.end_job(job)
+
+    def _load(self) -> bool:
+        started = time.monotonic()
+        try:
+            self.engine.load()
+            info = self.engine.info
+            self._check_settings(info)
+        except WorkerError as exc:
+            self.load_error = exc
+        except Exception as exc:  # noqa: BLE001 - any load failure is a ModelLoadError for callers
+            log.exception("engine load failed")
+            self.load_error = ModelLoadError(f"{type(exc).__name__}: {exc}")
+        if self.load_error is not None:
+            log.error("engine failed to load: %s", self.load_error)
+            return False
+        self.load_seconds = round(time.monotonic() - started, 3)
+        self.info = info
+        log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
+        return True
+
+    def _check_settings(self, info: EngineInfo) -> None:
+        for check in self.load_checks:
+            try:
+                check(info)
+            except ValueError as exc:
+                raise ModelLoadError(
+                    f"a setting does not fit this engine ({info.sample_rate} Hz): {exc}"
+                ) from None
+
+    # -- one section ---------------------------------------------------------------------------------
+
+    def run_section(self, job: Job, section: Section) -> None:
+        started = time.monotonic()
+        self.journal.append(job, Progress(section.idx, "synth"))
+        try:
+            check_text(section.text, self.limits)
+            if job.params.ref_wav is not None:  # checked at admission; again now (a swap, a resumed job)
+                self.paths.check_ref_wav(job.params.ref_wav)
+            audio = self._synthesise(job, section)
+            if audio is None:  # cancelled mid-section
+                return
+            rate = self._rate()
+            wav = audio.raw_wav if not audio.trimmed else None
+            if section.output_path is not None:
+                wav = wav or wav_bytes(audio.samples, rate)
+                try:
+                    # Opened again without following links: the path may have changed since admission.
+                    self.paths.write_output(section.output_path, wav)
+                except OSError as exc:
+                    raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
+            done = Progress(
+                section.idx,
+                "ok",
+                wav_path=section.output_path,
+                duration_sec=round(audio.samples.size / rate, 3),
+                elapsed_sec=round(time.monotonic() - started, 3),
+                cached=True if audio.cached else None,
+            )
+            self.journal.append(job, done)
+            self.stats.section_ok(audio.cached)
+            if audio.raw_wav is not None and not audio.cached and self._caches(job, section):
+                self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
+        except WorkerError as exc:
+            self.journal.append(job, SectionError(section.idx, str(exc)))
+            self.stats.section_failed()
+        except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
+            log.exception("section %s of job %s failed", section.idx, job.id)
+            self.journal.append(
+                job, SectionError(section.idx, str(EngineError(f"{type(exc).__name__}: {exc}")))
+            )
+            self.stats.section_failed()
+        finally:
+            self.observer.section_ran(job, time.monotonic() - started)
+
+    def _rate(self) -> int:
+        assert self.info is not None
+        return self.info.sample_rate
+
+    def _caches(self, job: Job, section: Section) -> bool:
+        """Audio worth keeping: it went to a file (batches, /synth); a listen-only preview is not kept."""
+        return self.cache.enabled and job.cache_write and (job.persisted or section.output_path is not None)
+
+    def _request(self, job: Job, section: Section) -> SynthesisRequest:
+        params = job.params
+        return SynthesisRequest(
+            text=section.text,
+            lang=params.lang,
+            speed_factor=params.speed_factor,
+            voice=Voice(params.ref_wav, params.ref_text),
+            seed=params.seed if params.seed is not None else self.default_seed,
+            early_audio=job.stream_audio,  # files-only work (NDJSON, /synth) gets the best throughput
+        )
+
+    def _synthesise(self, job: Job, section: Section) -> SectionAudio | None:
+        assert self.info is not None
+        request = self._request(job, section)
+        key = cache_key(self.info, request)
+        hit = self.cache.get(key)
+        source: Iterator[np.ndarray]
+        source = (
+            _chunks_of(read_wav(hit)[0], self._rate()) if hit is not None else self.engine.stream(request)
+        )
+        delivery = Delivery(self, job, section)
+        try:
+            for chunk in source:
+                if job.cancel_requested.is_set():
+                    return None
+                delivery.feed(np.asarray(chunk, dtype=np.float32).reshape(-1))
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+        if job.cancel_requested.is_set():
+            return None
+        raw = delivery.finish()
+        needs_raw_wav = hit is None and self._caches(job, section)
+        needs_raw_wav = needs_raw_wav or (section.output_path is not None and not delivery.trimmed)
+        raw_wav = hit if hit is not None else (wav_bytes(raw, self._rate()) if needs_raw_wav else None)
+        return SectionAudio(delivery.samples(raw), raw_wav, delivery.trimmed, hit is not None, key)
+
+    def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
+        if job.first_audio_at is None and chunk.samples.size:
+            job.first_audio_at = time.monotonic()
+            self.stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
+            self.observer.first_audio(job, job.first_audio_at - job.submitted_at)
+        if job.stream_audio:
+            self.journal.handoff(job.publish_audio, chunk)
+
+
+class Delivery:
+    """One section's chunks on their way out: trimmed (first section of a preview), onset-watched
+    (listeners of a streaming job), kept for the file, handed to listeners."""
+
+    def __init__(self, runner: Runner, job: Job, section: Section) -> None:
+        self.runner, self.job, self.section = runner, job, section
+        rate = runner._rate()
+        self.watch: OnsetWatch | None = None
+        if job.stream_audio:
+            if job.onset_watch is None:
+                job.onset_watch = OnsetWatch(rate)
+            self.watch = job.onset_watch
+        first = job.trim_leading_silence and section is job.sections[0]
+        self.trimmer = LeadingSilenceTrimmer(rate, watch=self.watch) if first else None
+        self.raw: list[np.ndarray] = []
+        self.kept: list[np.ndarray] = []
+
+    @property
+    def trimmed(self) -> bool:
+        return self.trimmer is not None and self.trimmer.trimmed_samples > 0
+
+    def feed(self, chunk: np.ndarray) -> None:
+        self.raw.append(chunk)
+        if self.trimmer is not None:
+            out = self.trimmer.feed(chunk)
+            onset = self.trimmer.onset_in_output if out.size and not self.kept else None
+            self._deliver(out, onset)
+            return
+        onset = None
+        if self.watch is not None and self.watch.onset is None:
+            start = self.watch.fed
+            found = self.watch.feed(chunk)
+            onset = None if found is None else found - start
+        self._deliver(chunk, onset)
+
+    def finish(self) -> np.ndarray:
+        if self.trimmer is not None:
+            self._deliver(self.trimmer.flush(), None)
+        return np.concatenate(self.raw) if self.raw else np.zeros(0, dtype=np.float32)
+
+    def samples(self, raw: np.ndarray) -> np.ndarray:
+        """What the section's file holds: the raw audio, or what survived the trim."""
+        if self.trimmer is None:
+            return raw
+        return np.concatenate(self.kept) if self.kept else np.zeros(0, dtype=np.float32)
+
+    def _deliver(self, samples: np.ndarray, onset: int | None) -> None:
+        if samples.size == 0 and onset is None:
+            return
+        if self.trimmer is not None:
+            self.kept.append(samples)
+        self.runner.publish_audio(self.job, AudioChunk(self.section.idx, samples, onset))
+
+
+def _chunks_of(audio: np.ndarray, sample_rate: int, seconds: float = 0.5) -> Iterator[np.ndarray]:
+    step = max(1, int(sample_rate * seconds))
+    for start in range(0, audio.size, step):
+        yield audio[start : start + step]

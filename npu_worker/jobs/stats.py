@@ -1,0 +1,49 @@
+"""Counters of the job core, for /health and metrics: updated from any thread, read as a snapshot."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any
+
+
+class Stats:
+    def __init__(self, ttfa_window: int = 200) -> None:
+        self._lock = threading.Lock()
+        self._ttfa_ms: deque[float] = deque(maxlen=ttfa_window)
+        self._counts = {
+            "jobs_submitted": 0,
+            "jobs_refused": 0,
+            "jobs_finished": 0,
+            "jobs_cancelled": 0,
+            "jobs_removed": 0,
+            "sections_ok": 0,
+            "sections_failed": 0,
+            "sections_cached": 0,
+        }
+
+    def count(self, name: str, by: int = 1) -> None:
+        with self._lock:
+            self._counts[name] += by
+
+    def section_ok(self, cached: bool) -> None:
+        with self._lock:
+            self._counts["sections_ok"] += 1
+            self._counts["sections_cached"] += int(cached)
+
+    def section_failed(self) -> None:
+        self.count("sections_failed")
+
+    def first_audio(self, ttfa_ms: float) -> None:
+        with self._lock:
+            self._ttfa_ms.append(ttfa_ms)
+
+    def ttfa_ms(self) -> list[float]:
+        """Server-side time to first audio of recent requests (submit → first chunk out), oldest first."""
+        with self._lock:
+            return list(self._ttfa_ms)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Totals since start-up (monotonic counters) plus the recent TTFA window."""
+        with self._lock:
+            return {**self._counts, "ttfa_ms_recent": list(self._ttfa_ms)}

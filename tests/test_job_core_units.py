@@ -1,0 +1,180 @@
+"""The job core's parts on their own: registry, cache index, audio reading, one onset and one encode."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import soundfile
+
+from npu_worker import audio
+from npu_worker.jobs.cache import SynthesisCache
+from npu_worker.jobs.model import Job, Section, new_job_id
+from npu_worker.jobs.registry import JobRegistry
+from npu_worker.protocol import SlowConsumer, SynthParams, WorkerError
+from tests.test_ws_support import batch, connect, run_request
+from tests.tone_engine import ToneEngine
+
+RATE = 24000
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_registry_lists_snapshots_while_threads_add_and_remove():
+    registry = JobRegistry()
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def churn() -> None:
+        try:
+            while not stop.is_set():
+                job = Job(new_job_id(), SynthParams(), [Section(0, "가", None)])
+                registry.add(job)
+                registry.remove(job.id)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=churn) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        for _ in range(2000):
+            listed = registry.recent(100)
+            assert all(isinstance(job, Job) for job in listed)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join()
+    assert errors == [] and len(registry) == 0
+
+
+def test_the_cache_index_is_rebuilt_from_disk_in_recency_order(tmp_path):
+    first = SynthesisCache(tmp_path, max_bytes=3000)
+    first.prepare()
+    for key in ("a", "b", "c"):
+        first.put(key, bytes(900))
+    first.get("a")  # a is now the most recent; b the least
+    reopened = SynthesisCache(tmp_path, max_bytes=3000)
+    assert reopened.get("c") == bytes(900)
+    reopened.put("d", bytes(900))  # over the bound: the least recent on disk (b) goes
+    assert reopened.get("b") is None
+    assert all(reopened.get(key) == bytes(900) for key in ("a", "c", "d"))
+
+
+def test_24_bit_and_float_wavs_are_read():
+    tone = (0.5 * np.sin(np.arange(RATE // 10) / 5.0)).astype(np.float32)
+    for subtype in ("PCM_24", "FLOAT", "PCM_32", "PCM_U8"):
+        buffer = io.BytesIO()
+        soundfile.write(buffer, np.stack([tone, tone], axis=1), RATE, subtype=subtype, format="WAV")
+        samples, rate = audio.read_wav(buffer.getvalue())
+        assert rate == RATE and samples.dtype == np.float32
+        np.testing.assert_allclose(samples, tone, atol=1e-2)
+
+
+def test_slow_consumer_is_an_error_of_the_protocol():
+    error = SlowConsumer("too slow")
+    assert isinstance(error, WorkerError) and str(error).startswith("SlowConsumer: ")
+
+
+async def test_the_onset_is_found_once_on_the_engine_thread(worker, monkeypatch):
+    threads: list[str] = []
+    real = audio.audible_onset
+
+    def watched(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        threads.append(threading.current_thread().name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(audio, "audible_onset", watched)
+    from npu_worker.ws_server import chunking  # where a second onset search used to live
+
+    monkeypatch.setattr(chunking, "audible_onset", watched, raising=False)
+    client = await worker(ToneEngine(leading_silence=0.3, chunk_seconds=0.01))
+    ws = await connect(client)
+    transcript = await run_request(ws, batch("소리.", "또 소리."))
+    await ws.close()
+    assert transcript.events("first_audio")
+    assert threads and set(threads) == {"npu-worker-engine"}
+
+
+async def test_each_sections_wav_is_encoded_once(worker, monkeypatch, tmp_path):
+    from npu_worker.jobs import runner
+
+    encodes: list[int] = []
+    real = runner.wav_bytes
+
+    def counted(samples, rate):  # noqa: ANN001, ANN202
+        encodes.append(samples.size)
+        return real(samples, rate)
+
+    monkeypatch.setattr(runner, "wav_bytes", counted)
+    client = await worker(cache_max_bytes=10_000_000)
+    body = {"text": "한 번만.", "output_path": str(tmp_path / "once.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    assert len(encodes) == 1  # the same bytes went to the file and to the cache
+    ws = await connect(client)
+    await run_request(ws, batch("듣기만."))
+    await ws.close()
+    assert len(encodes) == 1  # a listen-only preview encodes nothing
+
+
+def test_importing_the_app_does_not_load_the_job_core():
+    code = (
+        "import sys, npu_worker.app; "
+        "print(sorted(m for m in ('npu_worker.jobs.runner', 'npu_worker.jobs.scheduler') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "[]"
+
+
+def test_the_journal_keeps_few_log_files_open_and_loses_no_line(tmp_path):
+    from npu_worker.jobs.journal import LocalJournal
+    from npu_worker.jobs.store import JobStore
+    from npu_worker.protocol import Done, Progress, Start
+
+    store = JobStore(tmp_path)
+    store.prepare()
+    journal = LocalJournal(store, lambda callback, argument: callback(argument), max_open=2)  # type: ignore[arg-type]
+    jobs = [Job(new_job_id(), SynthParams(), [Section(0, "가", None)]) for _ in range(5)]
+    for job in jobs:
+        journal.create(job)
+        journal.append(job, Start(1, "tone", "cpu", job.id))
+    assert len(journal._open) == 2
+    for job in jobs:
+        journal.append(job, Progress(0, "synth"))
+        journal.append(job, Done(1, 0, 0, 0.1))
+    journal.close()
+    for job in jobs:
+        reloaded = store.load(job.id)
+        assert [entry.seq for entry in reloaded.log] == [1, 2, 3] and reloaded.status == "done"
+
+
+def test_a_job_shows_no_state_that_its_log_does_not_hold_yet(tmp_path):
+    """A status a client reads (e.g. `done`) is already in the log: a crash right after loses nothing seen."""
+    from npu_worker.jobs.journal import LocalJournal
+    from npu_worker.jobs.store import JobStore
+    from npu_worker.protocol import Done, Progress, Start
+
+    class Watching(LocalJournal):
+        seen: list[tuple[str, str]] = []
+
+        def persist(self, job, entry):  # type: ignore[no-untyped-def]
+            self.seen.append((entry.event.to_dict()["event"], job.status))
+            super().persist(job, entry)
+
+    store = JobStore(tmp_path)
+    store.prepare()
+    journal = Watching(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    job = Job(new_job_id(), SynthParams(), [Section(0, "가", None)])
+    journal.create(job)
+    journal.append(job, Start(1, "tone", "cpu", job.id))
+    journal.append(job, Progress(0, "synth"))
+    journal.append(job, Progress(0, "ok", duration_sec=0.1))
+    journal.append(job, Done(1, 1, 0, 0.1))
+    journal.close()
+    assert Watching.seen[-1][0] == "done" and Watching.seen[-1][1] != "done"
+    assert job.status == "done"

@@ -1,0 +1,170 @@
+"""Job lifecycle over HTTP: admission bounds under concurrency, cancel, hang-ups, replay past `done`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import struct
+import threading
+
+import aiohttp
+from aiohttp import web
+
+from npu_worker.app import build_app
+from npu_worker.app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+async def read_ndjson(response: aiohttp.ClientResponse) -> list[dict]:
+    return [json.loads(raw) for raw in [line async for line in response.content] if raw.strip()]
+
+
+async def events_until_done(client, job_id: str) -> list[dict]:
+    async with asyncio.timeout(seconds(30)):
+        return await read_ndjson(await client.get(f"/jobs/{job_id}/events"))
+
+
+def gated_engine() -> ToneEngine:
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    return engine
+
+
+async def test_concurrent_async_batches_never_overshoot_the_queue_bound(worker):
+    engine = gated_engine()
+    client = await worker(engine, max_queue=40)
+    sections = [{"idx": i, "text": f"섹션 {i}."} for i in range(10)]
+    responses = await asyncio.gather(
+        *(client.post("/synth_batch?async=1", json={"sections": sections}) for _ in range(30))
+    )
+    statuses = [r.status for r in responses]
+    accepted = statuses.count(200)
+    assert set(statuses) <= {200, 429}
+    assert accepted * 10 <= 40, f"{accepted * 10} sections admitted with --max-queue 40"
+    assert client.app[SCHEDULER_KEY].queue_size() <= 40
+    engine.gate.set()
+    for response in responses:
+        if response.status == 200:
+            done = (await events_until_done(client, (await response.json())["job_id"]))[-1]
+            assert done["event"] == "done" and done["ok_count"] == 10
+    assert client.app[SCHEDULER_KEY].queue_size() == 0
+
+
+async def test_cancelling_a_queued_job_ends_it_without_running_any_section(worker):
+    engine = gated_engine()
+    client = await worker(engine)
+    running = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "먼저."}]})).json()
+    queued = await (
+        await client.post(
+            "/synth_batch?async=1", json={"sections": [{"text": "대기 하나."}, {"text": "대기 둘."}]}
+        )
+    ).json()
+    answer = await client.delete(f"/jobs/{queued['job_id']}")
+    body = await answer.json()
+    assert answer.status == 200 and body["cancel_requested"] is True
+    done = (await events_until_done(client, queued["job_id"]))[-1]
+    assert done["cancelled"] is True and done["ok_count"] == 0
+    engine.gate.set()
+    assert (await events_until_done(client, running["job_id"]))[-1]["ok_count"] == 1
+    assert engine.calls == ["먼저."]
+    assert client.app[SCHEDULER_KEY].queue_size() == 0
+
+
+async def test_delete_of_a_finished_job_does_not_claim_a_cancel(worker):
+    client = await worker()
+    job = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "끝."}]})).json()
+    await events_until_done(client, job["job_id"])
+    answer = await client.delete(f"/jobs/{job['job_id']}")
+    body = await answer.json()
+    assert answer.status == 200
+    assert body["cancel_requested"] is False and body["status"] == "done"
+
+
+async def test_events_after_the_done_seq_end_at_once(worker):
+    client = await worker()
+    job = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "끝."}]})).json()
+    done = (await events_until_done(client, job["job_id"]))[-1]
+    for after in (done["seq"], done["seq"] + 5):
+        async with asyncio.timeout(seconds(5)):
+            lines = await read_ndjson(await client.get(f"/jobs/{job['job_id']}/events?after={after}"))
+        assert lines == []
+
+
+async def hang_up_after_the_first_line(host: str, port: int, body: dict) -> str:
+    """POST an NDJSON batch on a raw socket, read up to the `start` line, then reset the socket."""
+    reader, writer = await asyncio.open_connection(host, port)
+    payload = json.dumps(body).encode()
+    head = "POST /synth_batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    writer.write(head.encode() + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
+    async with asyncio.timeout(seconds(10)):
+        while b'"event": "start"' not in (line := await reader.readline()):
+            assert line, "the stream ended before its start line"
+    # Reset rather than a polite FIN: the server learns at once that nobody reads any more.
+    writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    writer.close()
+    return json.loads(line[line.index(b"{") :])["job_id"]
+
+
+async def test_a_client_hanging_up_on_ndjson_is_one_info_line_and_the_job_goes_on(settings, caplog):
+    caplog.set_level(logging.INFO, logger="npu_worker")
+    engine = ToneEngine(delay_per_chunk=0.02)  # later events are written well after the reset
+    engine.gate = threading.Event()
+    # As `serve` runs it (aiohttp's test server would cancel the handler on a hang-up instead).
+    runner = web.AppRunner(await asyncio.to_thread(build_app, settings, engine))
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    try:
+        host, port = runner.addresses[0][:2]
+        async with aiohttp.ClientSession(f"http://{host}:{port}") as client:
+            async with asyncio.timeout(seconds(30)):
+                while (await client.get("/health")).status != 200:  # the engine loads on its thread
+                    await asyncio.sleep(0.01)
+            sections = [{"idx": i, "text": f"문장 {i}."} for i in range(4)]
+            job_id = await hang_up_after_the_first_line(host, port, {"sections": sections})
+            engine.gate.set()
+            done = (await events_until_done(client, job_id))[-1]
+            assert done["ok_count"] == 4 and done["cancelled"] is False
+            async with asyncio.timeout(seconds(10)):
+                while not any("went away" in r.getMessage() for r in caplog.records) and not any(
+                    r.levelno >= logging.ERROR for r in caplog.records
+                ):
+                    await asyncio.sleep(0.01)
+    finally:
+        await runner.cleanup()
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert errors == []
+    assert len([r for r in caplog.records if "went away" in r.getMessage()]) == 1
+
+
+async def test_a_negative_or_huge_seed_is_a_400(worker, tmp_path):
+    client = await worker()
+    for seed in (-1, 2**40):
+        synth = await client.post(
+            "/synth", json={"text": "가.", "output_path": str(tmp_path / "a.wav"), "seed": seed}
+        )
+        assert synth.status == 400 and (await synth.json())["error"].startswith("BadRequest:")
+        batch = await client.post("/synth_batch", json={"sections": [{"text": "가."}], "seed": seed})
+        assert batch.status == 400
+    ok = await client.post("/synth", json={"text": "가.", "output_path": str(tmp_path / "a.wav"), "seed": 7})
+    assert (await ok.json())["status"] == "ok"
+
+
+async def test_limits_are_built_in_one_place(worker):
+    client = await worker()
+    settings = client.app[SETTINGS_KEY]
+    assert client.app[LIMITS_KEY] == settings.limits == client.app[SCHEDULER_KEY].limits
+
+
+async def test_job_list_is_a_snapshot_while_jobs_are_submitted(worker):
+    client = await worker()
+    body = {"sections": [{"text": "가."}]}
+    posts = [client.post("/synth_batch?async=1", json=body) for _ in range(20)]
+    lists = [client.get("/jobs") for _ in range(20)]
+    answers = await asyncio.gather(*posts, *lists)
+    assert {a.status for a in answers} == {200}
+    jobs = (await (await client.get("/jobs")).json())["jobs"]
+    assert len(jobs) == 20
