@@ -89,7 +89,7 @@ def measure_engine(previews: list[str], sections: list[str], repeats: int) -> En
     from npu_worker.audio import LeadingSilenceTrimmer
     from npu_worker.config import Settings
     from npu_worker.engine.base import SynthesisRequest
-    from npu_worker.engine.factory import create_engine
+    from npu_worker.engine_options import build_engine
 
     engine = build_engine(Settings(backend="espeak"))
     engine.load()
@@ -127,7 +127,7 @@ def engine_batch_ms(sections: list[str]) -> float:
     """The engine alone on the batch's sections, files-only mode (a fresh engine, as a server has)."""
     from npu_worker.config import Settings
     from npu_worker.engine.base import SynthesisRequest
-    from npu_worker.engine.factory import create_engine
+    from npu_worker.engine_options import build_engine
 
     engine = build_engine(Settings(backend="espeak"))
     engine.load()
