@@ -61,7 +61,12 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
         from .jobs.scheduler import Scheduler
 
         built = engine if engine is not None else await asyncio.to_thread(create_engine, settings)
-        scheduler = await asyncio.to_thread(Scheduler, built, settings)
+        if settings.queue == "local":
+            scheduler = await asyncio.to_thread(Scheduler, built, settings)
+        else:  # several workers share jobs through Redis (needs the `redis` extra)
+            from .jobs.cluster.scheduler import ClusterScheduler
+
+            scheduler = await asyncio.to_thread(ClusterScheduler, built, settings)
         app[SCHEDULER_KEY] = scheduler
         await scheduler.start()
         yield

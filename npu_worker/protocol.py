@@ -56,6 +56,9 @@ SlowConsumer = _error(
     "SlowConsumer", 429, "A listener let too much audio pile up unread; its request was cancelled."
 )
 UnknownMessage = _error("UnknownMessage", 400, "A WebSocket message has an unknown type.")
+AudioNotFound = _error("AudioNotFound", 404, "The section has no audio (not made yet, failed, or removed).")
+QueueUnavailable = _error("QueueUnavailable", 503, "The shared job queue (Redis) cannot be reached.")
+Unsupported = _error("Unsupported", 501, "This node does not offer the request (its role or queue mode).")
 
 
 def error_body(error: BaseException, traceback: str | None = None) -> dict[str, Any]:

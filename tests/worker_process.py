@@ -25,9 +25,19 @@ def main() -> None:
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--delay-per-chunk", type=float, default=0.0)
+    parser.add_argument("--queue", default="local")
+    parser.add_argument("--role", default="both")
+    parser.add_argument("--claim-timeout", type=float, default=30.0)
+    parser.add_argument("--output-root", default=None)
     args = parser.parse_args()
     settings = Settings(
-        port=args.port, state_dir=args.state_dir, output_roots=(args.state_dir,), cache_max_bytes=0
+        port=args.port,
+        state_dir=args.state_dir,
+        output_roots=(args.output_root or args.state_dir,),
+        cache_max_bytes=0,
+        queue=args.queue,
+        role=args.role,
+        claim_timeout=args.claim_timeout,
     )
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
     web.run_app(build_app(settings, engine=engine), host="127.0.0.1", port=args.port, print=None)
@@ -39,10 +49,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def start_worker_process(state_dir: Path, port: int, delay: float, timeout: float = 30.0) -> subprocess.Popen:
-    """This script in a child process on `port`, returned once /health says loaded."""
+def start_worker_process(
+    state_dir: Path, port: int, delay: float, timeout: float = 30.0, extra: tuple[str, ...] = ()
+) -> subprocess.Popen:
+    """This script in a child process on `port`, returned once /health says loaded; `extra` are more
+    of its flags (`--queue redis://...`, `--role api`, ...)."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port)]
-    process = subprocess.Popen([*command, "--delay-per-chunk", str(delay)])
+    process = subprocess.Popen([*command, "--delay-per-chunk", str(delay), *extra])
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
