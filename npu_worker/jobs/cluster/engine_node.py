@@ -14,6 +14,7 @@ and FINAL scripts (a section is `ok` exactly once).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 from collections import OrderedDict
@@ -175,8 +176,6 @@ class EngineNode:
             return None
         known = self._known.get(job_id)
         if known is None:
-            import json
-
             raw = found[0]
             known = self._known[job_id] = (job_from_spec(raw), json.loads(raw)["node"])
             while len(self._known) > 256:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-from ...protocol import Event, Progress, QueueUnavailable, SectionError
+from ...protocol import Event, QueueUnavailable, SectionError
 from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..store import JobStore
@@ -81,7 +81,9 @@ class RedisJournal(Journal):
 
     def remove(self, job: Job) -> None:
         self.call(lambda: self.jobs.remove(job, self.node))
-        defaults = [s.output_path for s in job.sections if s.output_path == self.default_output(job.id, s.idx)]
+        defaults = [
+            s.output_path for s in job.sections if s.output_path == self.default_output(job.id, s.idx)
+        ]
         self.store.remove(job.id, [p for p in defaults if p is not None])
 
     def default_output(self, job_id: str, idx: int) -> str:
@@ -98,9 +100,6 @@ class RedisJournal(Journal):
             lambda: self.jobs.final(job.id, error.idx or 0, error, ok=False, node=node, advance=True),
             retry=True,
         )
-
-    def section_ok(self, job_id: str, node: str, event: Progress) -> int:
-        return self.call(lambda: self.jobs.final(job_id, event.idx, event, ok=True, node=node, advance=False))
 
 
 async def _awaited(make: Callable[[], Awaitable[T]]) -> T:

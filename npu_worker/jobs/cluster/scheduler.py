@@ -165,7 +165,13 @@ class ClusterScheduler(Scheduler):
             }
         engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
         cluster = {**self.view, "engines_alive": len(engines)}
-        return {"queue_backend": "redis", "role": self.role, "node": self.node, "redis": "ok", "cluster": cluster}
+        return {
+            "queue_backend": "redis",
+            "role": self.role,
+            "node": self.node,
+            "redis": "ok",
+            "cluster": cluster,
+        }
 
     async def _heartbeat_loop(self) -> None:
         while True:
@@ -228,7 +234,9 @@ class ClusterScheduler(Scheduler):
             raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
         if created < 0:
             self.stats.count("jobs_refused")
-            raise QueueFull(f"{-created - 1} sections are waiting in the cluster (bound {self.settings.max_queue})")
+            raise QueueFull(
+                f"{-created - 1} sections are waiting in the cluster (bound {self.settings.max_queue})"
+            )
         apply_event(job, start)
         job.log.append(LogEntry(1, start))
         job.next_seq = 2
@@ -304,7 +312,9 @@ class ClusterScheduler(Scheduler):
         try:
             rows = await self.jobs.finished(self.node)
             now, over = time.time(), max(0, len(rows) - most) if most > 0 else 0
-            gone = [job_id for pos, (job_id, ended) in enumerate(rows) if pos < over or 0 < keep < now - ended]
+            gone = [
+                job_id for pos, (job_id, ended) in enumerate(rows) if pos < over or 0 < keep < now - ended
+            ]
             for job_id in gone:
                 job = await self.jobs.load(job_id)
                 if job is not None:

@@ -17,8 +17,11 @@ from __future__ import annotations
 # A section's work item is (job, pos): pos is the section's position in the request; `next` counts
 # the positions already queued (a job keeps a small window of sections in the queue, so jobs
 # interleave section by section, as the local admission serves them).
+# Once per section (`adv:<idx>`): a script retried after a dropped reply, or a section run twice,
+# never skips a position.
 _ADVANCE = """
-local function advance(job_key, batch_key, job_id)
+local function advance(job_key, batch_key, job_id, idx)
+  if redis.call('HSETNX', job_key, 'adv:' .. idx, 1) == 0 then return end
   local total = tonumber(redis.call('HGET', job_key, 'total'))
   local pos = redis.call('HINCRBY', job_key, 'next', 1) - 1
   if pos < total then redis.call('XADD', batch_key, '*', 'job', job_id, 'pos', pos) end
@@ -27,6 +30,7 @@ end
 
 # KEYS: job, log, pending, jobs, q_first, q_batch  ARGV: id, spec, total, max_queue, window, start, now, node
 CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
 local total = tonumber(ARGV[3])
 local waiting = tonumber(redis.call('GET', KEYS[3]) or '0')
 if waiting + total > tonumber(ARGV[4]) then return -waiting - 1 end
@@ -78,7 +82,7 @@ local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
-if ARGV[6] == '1' then advance(KEYS[1], KEYS[6], ARGV[1]) end
+if ARGV[6] == '1' then advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2]) end
 if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
   finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], ARGV[5], false)
 end
@@ -97,7 +101,7 @@ if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return 0 end
 redis.call('SET', KEYS[3], ARGV[3])
 redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'duration', ARGV[4],
   'elapsed', ARGV[5], 'cached', ARGV[6])
-advance(KEYS[1], KEYS[5], ARGV[1])
+advance(KEYS[1], KEYS[5], ARGV[1], ARGV[2])
 return 1
 """
 )

@@ -13,9 +13,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import redis
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ...protocol import Event, SynthParams
@@ -98,16 +101,32 @@ def job_from_spec(raw: str) -> Job:
 
 def entry_of(entry_id: bytes | str, fields: dict[Any, Any]) -> LogEntry:
     text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    raw = fields.get(b"e", fields.get("e"))
+    raw = fields[b"e"] if b"e" in fields else fields["e"]
     return LogEntry(int(text.split("-")[1]), Event.from_dict(json.loads(raw)))
 
 
 class RedisJobs:
     def __init__(self, url: str) -> None:
-        common: dict[str, Any] = {"socket_connect_timeout": 2.0, "health_check_interval": 5}
-        self.redis = aioredis.from_url(url, socket_timeout=5.0, **common)
+        # The library version is given, not looked up: redis-py would read package metadata from disk
+        # for every new connection, on the event loop.
+        # A connection Redis dropped (restart) is retried on a fresh one before an error surfaces.
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
+        common: dict[str, Any] = {
+            "socket_connect_timeout": 2.0,
+            "health_check_interval": 5,
+            "retry": retry,
+            "retry_on_error": [RedisConnectionError, RedisTimeoutError, BusyLoadingError],
+        }
+        try:
+            from redis.driver_info import DriverInfo  # redis-py 7+
+
+            common["driver_info"] = DriverInfo(lib_version=redis.__version__)
+        except ImportError:
+            common.update(lib_name="redis-py", lib_version=redis.__version__)
+        # Typed Any: redis-py's reply types are unions of every reply shape; this module decodes them.
+        self.redis: Any = aioredis.from_url(url, socket_timeout=5.0, **common)
         # Blocking reads (XREAD/XREADGROUP BLOCK) wait longer than a command may take: own pool.
-        self.blocking = aioredis.from_url(url, socket_timeout=None, **common)
+        self.blocking: Any = aioredis.from_url(url, socket_timeout=None, **common)
         self._create = self.redis.register_script(scripts.CREATE)
         self._append = self.redis.register_script(scripts.APPEND)
         self._final = self.redis.register_script(scripts.FINAL)
@@ -134,7 +153,7 @@ class RedisJobs:
     async def create(self, job: Job, node: str, start: Event, *, max_queue: int, window: int) -> int:
         """Record and queue a job; returns -1 - waiting when the shared bound refuses it, else 1."""
         keys = [job_key(job.id), log_key(job.id), PENDING, JOBS, FIRST, BATCH]
-        args = [job.id, job_spec(job, node), job.total, max_queue, min(window, job.total)]
+        args: list[Any] = [job.id, job_spec(job, node), job.total, max_queue, min(window, job.total)]
         args += [json.dumps(start.to_dict()), repr(job.created_at), node]
         return int(await self._create(keys=keys, args=args))
 
@@ -146,7 +165,7 @@ class RedisJobs:
     async def final(self, job_id: str, idx: int, event: Event, *, ok: bool, node: str, advance: bool) -> int:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         body = json.dumps(event.to_dict(), ensure_ascii=False)
-        args = [job_id, idx, body, "ok" if ok else "fail", repr(time.time()), int(advance)]
+        args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", repr(time.time()), int(advance)]
         return int(await self._final(keys=keys, args=args))
 
     async def made(self, job_id: str, node: str, idx: int, wav: bytes, meta: dict[str, Any]) -> bool:
@@ -218,7 +237,9 @@ class RedisJobs:
             items = _items(await self.redis.xreadgroup(ENGINES, node, streams, count=1))
             if items:
                 return items
-        reply = await self.blocking.xreadgroup(ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms)
+        reply = await self.blocking.xreadgroup(
+            ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms
+        )
         return _items(reply)
 
     async def reclaim(self, node: str, min_idle_ms: int) -> list[WorkItem]:

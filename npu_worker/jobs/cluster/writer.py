@@ -9,7 +9,6 @@ acknowledgement rewrites the same bytes on restart; the FINAL script drops the s
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable
 
@@ -61,12 +60,12 @@ class OutputWriter:
             return
         try:
             if section.output_path is not None:
-                await asyncio.get_running_loop().run_in_executor(
-                    None, write_output, section.output_path, wav
-                )
+                await asyncio.to_thread(_write, section.output_path, wav)
         except OSError as exc:
             error = WriteFailed(f"{section.output_path}: {exc.strerror or exc}")
-            await self.jobs.final(job_id, idx, SectionError(idx, str(error)), ok=False, node=self.node, advance=False)
+            await self.jobs.final(
+                job_id, idx, SectionError(idx, str(error)), ok=False, node=self.node, advance=False
+            )
             return
         event = Progress(
             idx,
@@ -85,5 +84,5 @@ class OutputWriter:
         return found is not None and found[1]
 
 
-def spec_node(raw: str) -> str:
-    return str(json.loads(raw)["node"])
+def _write(path: str, wav: bytes) -> None:
+    write_output(path, wav)
