@@ -44,18 +44,11 @@ class Node:
 def start_node(tmp_path: Path, redis_server: RedisServer) -> Iterator[Any]:
     nodes: list[Node] = []
 
-    def start(name: str, role: str = "both", delay: float = 0.01) -> Node:
+    def start(name: str, role: str = "both", delay: float = 0.01, claim_timeout: float = 1.0) -> Node:
+        """A worker process; a name used before restarts that node (same state dir, same node id)."""
         port, state = free_port(), tmp_path / name
-        extra = (
-            "--queue",
-            redis_server.url,
-            "--role",
-            role,
-            "--claim-timeout",
-            "1",
-            "--output-root",
-            str(tmp_path),
-        )
+        extra = ("--queue", redis_server.url, "--role", role, "--claim-timeout", str(claim_timeout))
+        extra += ("--output-root", str(tmp_path))
         node = Node(name, port, start_worker_process(state, port, delay, seconds(30), extra=extra), state)
         nodes.append(node)
         return node
@@ -149,6 +142,18 @@ def test_a_batch_accepted_by_one_node_survives_an_engine_kill_and_streams_from_o
     assert health["queue_backend"] == "redis" and health["redis"] == "ok"
     assert {n["role"] for n in health["cluster"]["nodes"]} >= {"api", "both"}
     assert health["cluster"]["queue_depth"] == 0
+
+
+def test_a_restarted_engine_node_finishes_the_section_it_held(tmp_path, start_node):
+    """The claim timeout is far away: only the node itself (same id after restart) can finish it."""
+    engine = start_node("engine", role="engine", delay=0.03, claim_timeout=600)
+    api = start_node("api", role="api")
+    _, accepted = call("POST", f"{api.base}/synth_batch?async=1", batch(tmp_path, 6))
+    seen = events(f"{api.base}/jobs/{accepted['job_id']}/events", stop_after_ok=2)
+    engine.kill()
+    start_node("engine", role="engine", delay=0.0, claim_timeout=600)
+    log = seen + events(f"{api.base}/jobs/{accepted['job_id']}/events?after={seen[-1]['seq']}")
+    assert sorted(line["idx"] for line in log if line.get("status") == "ok") == list(range(6))
 
 
 def test_cancel_stops_the_job_on_every_node(tmp_path, start_node):

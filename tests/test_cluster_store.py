@@ -149,3 +149,27 @@ async def test_a_local_worker_serves_a_finished_sections_wav(worker):
     assert await audio.read() == await asyncio.to_thread(Path(result["wav_paths"][0]).read_bytes)
     for bad, status in (("x", 400), ("3", 404)):
         assert (await client.get(f"/jobs/{job_id}/sections/{bad}/audio")).status == status
+
+
+async def test_the_accepting_node_applies_retention_to_redis_and_its_default_files(worker, redis_server):
+    client = await worker(queue=redis_server.url, max_jobs_kept=1)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    finished = []
+    for text in ("first", "second"):
+        accepted = await (
+            await client.post("/synth_batch?async=1", json={"sections": [{"text": text}]})
+        ).json()
+        lines = [
+            json.loads(line)
+            async for line in (await client.get(f"/jobs/{accepted['job_id']}/events")).content
+        ]
+        finished.append((accepted["job_id"], lines[-2]["wav_path"]))
+    first_id, first_wav = finished[0]
+    async with asyncio.timeout(seconds(10)):
+        while (await client.get(f"/jobs/{first_id}/status")).status != 404:
+            await asyncio.sleep(0.05)
+    assert not await asyncio.to_thread(Path(first_wav).exists)
+    assert await asyncio.to_thread(Path(finished[1][1]).exists)
+    assert (await client.get(f"/jobs/{finished[1][0]}/sections/0/audio")).status == 200
