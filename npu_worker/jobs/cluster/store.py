@@ -184,6 +184,16 @@ class RedisJobs:
             return None
         return spec.decode(), done not in (None, b"0")
 
+    async def spec_and_audio(self, job_id: str, idx: int) -> tuple[str, bool, bytes | None] | None:
+        """(spec, ended, wav) in one round trip: the writer's first step for each section."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(job_key(job_id), ["spec", "done"])
+            pipe.get(wav_key(job_id, idx))
+            (spec, done), wav = await pipe.execute()
+        if spec is None:
+            return None
+        return spec.decode(), done not in (None, b"0"), bytes(wav) if wav is not None else None
+
     async def load(self, job_id: str) -> Job | None:
         """The job with its whole log folded in (status, finals, seq)."""
         async with self.redis.pipeline(transaction=True) as pipe:

@@ -48,15 +48,12 @@ class OutputWriter:
 
     async def _deliver(self, fields: dict[str, str]) -> None:
         job_id, idx = fields["job"], int(fields["idx"])
-        found = await self.jobs.spec(job_id)
-        if found is None or found[1]:
+        found = await self.jobs.spec_and_audio(job_id, idx)
+        if found is None or found[1] or found[2] is None:
             return  # removed or ended (cancelled): no file, no `ok`
-        job = job_from_spec(found[0])
+        job, wav = job_from_spec(found[0]), found[2]
         section = job_section(job, idx)
         if section is None:
-            return
-        wav = await self.jobs.audio(job_id, idx)
-        if wav is None:
             return
         try:
             if section.output_path is not None:
