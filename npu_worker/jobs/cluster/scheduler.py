@@ -194,12 +194,15 @@ class ClusterScheduler(Scheduler):
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     async def _cancel_listener(self) -> None:
+        """Cancels published by any node stop the section running here at its next chunk (a cancel
+        missed while Redis was away is still seen: a node checks a job has not ended before each section)."""
         while True:
             try:
-                async with self.jobs.redis.pubsub() as pubsub:
+                async with self.jobs.blocking.pubsub() as pubsub:
                     await pubsub.subscribe(CANCEL_CHANNEL)
-                    async for message in pubsub.listen():
-                        if message.get("type") == "message" and self.engine_node is not None:
+                    while True:
+                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                        if message is not None and self.engine_node is not None:
                             self.engine_node.cancel(message["data"].decode())
             except REDIS_DOWN:
                 await asyncio.sleep(0.5)

@@ -125,8 +125,9 @@ class RedisJobs:
             common.update(lib_name="redis-py", lib_version=redis.__version__)
         # Typed Any: redis-py's reply types are unions of every reply shape; this module decodes them.
         self.redis: Any = aioredis.from_url(url, socket_timeout=5.0, **common)
-        # Blocking reads (XREAD/XREADGROUP BLOCK) wait longer than a command may take: own pool.
-        self.blocking: Any = aioredis.from_url(url, socket_timeout=None, **common)
+        # Blocking reads (XREAD/XREADGROUP BLOCK ≤ 2 s) wait longer than a command may take: own pool,
+        # with a timeout still, so a Redis that vanished without a reset (a partition) is noticed.
+        self.blocking: Any = aioredis.from_url(url, socket_timeout=10.0, **common)
         self._create = self.redis.register_script(scripts.CREATE)
         self._append = self.redis.register_script(scripts.APPEND)
         self._final = self.redis.register_script(scripts.FINAL)
