@@ -196,6 +196,22 @@ def test_redis_restart_mid_job_is_waited_out(tmp_path, start_node, redis_server)
     assert oks == list(range(16)) and log[-1]["event"] == "done"
 
 
+def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_server):
+    """Without persistence a restart forgets jobs and the queue's groups: nodes make them again."""
+    node = start_node("solo")
+    redis_server.stop()
+    redis_server.start()
+    deadline = time.monotonic() + seconds(15)
+    while True:
+        status, accepted = call("POST", f"{node.base}/synth_batch?async=1", batch(tmp_path, 3))
+        if status == 200:
+            break
+        assert status == 503 and time.monotonic() < deadline, accepted
+        time.sleep(0.1)
+    log = events(f"{node.base}/jobs/{accepted['job_id']}/events")
+    assert log[-1]["event"] == "done" and log[-1]["ok_count"] == 3
+
+
 @pytest.mark.parametrize(
     "queue, message",
     [

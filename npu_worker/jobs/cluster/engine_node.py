@@ -20,6 +20,8 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
+from redis.exceptions import ResponseError
+
 from ...audio import wav_bytes
 from ...engine.base import Engine
 from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, check_text
@@ -29,7 +31,7 @@ from ..model import Job, Section
 from ..runner import Runner
 from ..stats import Stats
 from .journal import RedisJournal
-from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec
+from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, lost_groups
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +103,7 @@ class EngineNode:
         self.redis_ok = True
         self._known: OrderedDict[str, tuple[Job, str]] = OrderedDict()
         self._own = True  # at start: our own unacknowledged items first
+        self._regroup = False
         self._next_reclaim = 0.0
 
     async def load(self) -> bool:
@@ -117,9 +120,19 @@ class EngineNode:
         delay = 0.05
         while True:
             try:
+                if self._regroup:
+                    await self.jobs.ensure_groups(self.node)
+                    self._regroup = False
                 for item in await self._next_items():
                     await self._run_item(item)
                 self.redis_ok, delay = True, 0.05
+            except ResponseError as exc:
+                if not lost_groups(exc):
+                    raise
+                log.warning(
+                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
+                )
+                self._regroup = True
             except REDIS_DOWN as exc:
                 if self.redis_ok:
                     log.warning("engine node %s: Redis unreachable (%s)", self.node, exc)

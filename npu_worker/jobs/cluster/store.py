@@ -26,6 +26,13 @@ from ..model import Job, LogEntry, Section, apply_event
 from . import scripts
 
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+def lost_groups(exc: ResponseError) -> bool:
+    """Redis restarted without persistence: the consumer groups are gone and must be made again."""
+    return "NOGROUP" in str(exc)
+
+
 P = "npu:"
 FIRST, BATCH = P + "q:first", P + "q:batch"
 ENGINES, WRITERS = "engines", "writers"

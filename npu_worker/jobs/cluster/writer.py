@@ -12,10 +12,12 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from redis.exceptions import ResponseError
+
 from ...files import write_output
 from ...protocol import Progress, SectionError, WriteFailed
 from ..model import Job, job_section
-from .store import REDIS_DOWN, RedisJobs, job_from_spec
+from .store import REDIS_DOWN, RedisJobs, job_from_spec, lost_groups
 
 log = logging.getLogger(__name__)
 
@@ -27,11 +29,15 @@ class OutputWriter:
         self.on_done = on_done  # a job this node accepted has ended (retention)
         self.redis_ok = True
         self._own = True
+        self._regroup = False
 
     async def run(self) -> None:
         delay = 0.05
         while True:
             try:
+                if self._regroup:
+                    await self.jobs.ensure_groups(self.node)
+                    self._regroup = False
                 rows = await self.jobs.ready(self.node, own=self._own, block_ms=1000)
                 if self._own and not rows:
                     self._own = False
@@ -39,6 +45,13 @@ class OutputWriter:
                     await self._deliver(fields)
                     await self.jobs.ready_done(self.node, entry_id)
                 self.redis_ok, delay = True, 0.05
+            except ResponseError as exc:
+                if not lost_groups(exc):
+                    raise
+                log.warning(
+                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
+                )
+                self._regroup = True
             except REDIS_DOWN as exc:
                 if self.redis_ok:
                     log.warning("writer of node %s: Redis unreachable (%s)", self.node, exc)
