@@ -39,13 +39,13 @@ from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.segmenter import split_sentences
-from npu_worker.engine.zipvoice.synthetic_model import (
+from npu_worker.engine.zipvoice.tokenizer import add_punctuation
+from npu_worker.testing.zipvoice_model import (
     REFERENCE_WAV,
     SYNTHETIC_STAMP,
     build_model_dir,
     builder_fingerprint,
 )
-from npu_worker.engine.zipvoice.tokenizer import add_punctuation
 
 LECTURE = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "lecture_ko_39.json"
 UTTERANCE = "충전할 때 리튬 이온은 양극에서 빠져나와 전해질을 지나 음극의 흑연 층 사이로 들어갑니다."
@@ -179,7 +179,7 @@ class SherpaRunner:
 
 def decoder_step_seconds(model_dir: Path, precision: str, threads: int, frames: tuple[int, ...]) -> dict:
     """Best-of-3 time of one decoder call at given frame counts: compares the synthetic model's cost with
-    the real model's (ZIPVOICE.md: int8, 2 threads, ≈ 0.34 s at 470 frames, 0.8–1.0 s at 1220)."""
+    the real model's (figure given for int8, 2 threads, not measured here: ≈ 0.34 s at 470 frames, 0.8–1.0 s at 1220)."""
     from npu_worker.engine.providers import RuntimeConfig, open_session
 
     files = model_files.locate(str(model_dir), precision, None)

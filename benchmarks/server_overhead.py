@@ -10,7 +10,8 @@ phase, so it counts the whole worker process (event loop, engine thread, executo
   the default chunk schedule could send earlier).
 - `/synth` overhead: (send → response) minus the engine alone's whole-sentence time.
 - CPU overhead per request: the server's CPU per request minus the engine alone's CPU for that text.
-- batch: wall time of the 39-section `/synth_batch` (NDJSON until `done`) over the engine alone's sum.
+- batch: wall time of the 39-section `/synth_batch` (NDJSON until `done`) over the engine alone on the
+  same sections, measured just before each batch (so both see the same machine load); the median ratio.
 
 Run the "before" figures against another checkout by pointing PYTHONPATH at it: the script only uses
 the engine factory, Settings and `LeadingSilenceTrimmer`, which both versions have.
@@ -120,6 +121,24 @@ def measure_engine(previews: list[str], sections: list[str], repeats: int) -> En
     figures.batch_ms = min(totals)
     engine.close()
     return figures
+
+
+def engine_batch_ms(sections: list[str]) -> float:
+    """The engine alone on the batch's sections, files-only mode (a fresh engine, as a server has)."""
+    from npu_worker.config import Settings
+    from npu_worker.engine.base import SynthesisRequest
+    from npu_worker.engine.factory import create_engine
+
+    engine = create_engine(Settings(backend="espeak"))
+    engine.load()
+    try:
+        started = time.perf_counter()
+        for text in sections:
+            for _chunk in engine.stream(SynthesisRequest(text=text, early_audio=False)):
+                pass
+        return (time.perf_counter() - started) * 1000
+    finally:
+        engine.close()
 
 
 # -- the server ------------------------------------------------------------------------------------
@@ -287,16 +306,19 @@ async def measure_server(
                     }
                     print(name, rate, json.dumps(results[name][str(rate)]), flush=True)
             await pool.close()
-            walls, cpus = [], []
-            for _ in range(args.batch_repeats):
+            walls, engines, cpus, ratios = [], [], [], []
+            for _ in range(args.batch_repeats):  # engine alone and server in turn: both see the same load
+                engines.append(await asyncio.to_thread(engine_batch_ms, lecture()))
                 cpu_before = process_cpu_ms(pid)
                 walls.append(await batch_request(session, base, lecture()))
                 cpus.append(process_cpu_ms(pid) - cpu_before)
+                ratios.append(walls[-1] / engines[-1])
             results["batch"] = {
                 "sections": len(lecture()),
                 "wall_ms": [round(w, 1) for w in walls],
-                "engine_ms": round(engine.batch_ms, 1),
-                "wall_over_engine": round(min(walls) / engine.batch_ms, 3),
+                "engine_ms": [round(e, 1) for e in engines],
+                "wall_over_engine": round(statistics.median(ratios), 3),
+                "wall_over_engine_each": [round(r, 3) for r in ratios],
                 "server_cpu_ms": [round(c, 1) for c in cpus],
                 "loadavg": os.getloadavg(),
             }
@@ -310,11 +332,12 @@ async def measure_server(
     return results
 
 
-def import_time_ms(repeats: int = 5) -> float:
-    """Best of `repeats` fresh interpreters importing npu_worker.app."""
+def import_time_ms(after: str = "", repeats: int = 5) -> float:
+    """Best of `repeats` fresh interpreters importing npu_worker.app (after running `after` first)."""
     best = float("inf")
+    timed = "import time; t = time.perf_counter(); import npu_worker.app; print(time.perf_counter() - t)"
+    code = f"{after}\n{timed}" if after else timed
     for _ in range(repeats):
-        code = "import time; t = time.perf_counter(); import npu_worker.app; print(time.perf_counter() - t)"
         output = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=code_root()
         )
@@ -340,6 +363,7 @@ def main() -> None:
         "cpus": os.cpu_count(),
         "loadavg_start": os.getloadavg(),
         "import_app_ms": import_time_ms(),
+        "import_app_own_ms": import_time_ms(after="import aiohttp.web"),  # aiohttp already loaded
     }
     engine = measure_engine(previews, lecture(), args.engine_repeats)
     report["engine"] = {

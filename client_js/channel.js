@@ -21,24 +21,31 @@ export function socketUrl(base, token) {
   return withToken(url, token).href;
 }
 
+export const HEALTH_TIMEOUT_MS = 5000;
+
 /**
  * GET /health, classified: {state: "ready"|"booting"|"refused"|"error"|"down", health?, message}.
  * A browser cannot tell "nothing listens" from "the worker refused this origin" (both are a failed
- * fetch), so the message names both causes.
+ * fetch), so the message names both causes. A worker that accepts the connection but never answers
+ * is "down" after `timeoutMs`, so polling goes on instead of waiting forever.
  */
-export async function fetchHealth(base, token) {
+export async function fetchHealth(base, token, { timeoutMs = HEALTH_TIMEOUT_MS, pageOrigin } = {}) {
   const url = withToken(new URL("health", base), token);
+  const origin = pageOrigin ?? globalThis.location?.origin;
   let response;
   try {
     // The token goes in the query (as on the socket): a header would need a CORS preflight.
-    response = await fetch(url, { cache: "no-store" });
-  } catch {
-    const crossOrigin = url.origin !== window.location.origin;
+    response = await fetch(url, { cache: "no-store", signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    if (error?.name === "TimeoutError") {
+      return { state: "down", message: `the worker at ${url.origin} did not answer /health within ${timeoutMs / 1000} s` };
+    }
+    const crossOrigin = url.origin !== origin;
     return {
       state: "down",
       message: crossOrigin
         ? `cannot reach the worker at ${url.origin}: it is down, or it does not allow this page's origin ` +
-          `(${window.location.origin}; start it with --allowed-origins ${window.location.origin})`
+          `(${origin}; start it with --allowed-origins ${origin})`
         : `cannot reach the worker at ${url.origin}: it is not running`,
     };
   }
@@ -60,11 +67,13 @@ export async function fetchHealth(base, token) {
   return { state: "ready", health: body, message: "" };
 }
 
+const CLOSE_TIMEOUT_MS = 1000;
+
 /** One WebSocket connection in a worker; callbacks receive plain objects. */
 export class Channel {
-  constructor(url, { onEvent, onOpen, onClosed, onSent, onReceived, onProblem }) {
+  constructor(url, { onEvent, onOpen, onClosed, onSent, onReceived, onProblem, onRateMismatch }) {
     this.url = url;
-    this.handlers = { onEvent, onOpen, onClosed, onSent, onReceived, onProblem };
+    this.handlers = { onEvent, onOpen, onClosed, onSent, onReceived, onProblem, onRateMismatch };
     this.open = false;
     this.worker = new Worker(new URL("./socket.worker.js", import.meta.url), { type: "module", name: "ws" });
     this.worker.onmessage = (event) => this.onWorkerMessage(event.data);
@@ -75,13 +84,22 @@ export class Channel {
     this.worker.postMessage({ type: "audio-port", port, outputRate }, [port]);
   }
 
-  /** Resolves when the socket is open; rejects with a readable reason when it cannot open. */
+  /**
+   * Resolves when the socket is open; rejects with a readable reason when it cannot open. A second
+   * call while connecting gets the same promise (never a new one that leaves the first unsettled).
+   */
   connect() {
     if (this.open) return Promise.resolve();
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.worker.postMessage({ type: "connect", url: this.url });
-    });
+    if (this.closing) return Promise.reject(new Error("the channel is closed"));
+    if (!this.connecting) {
+      this.connecting = new Promise((resolve, reject) => {
+        this.pending = { resolve, reject };
+        this.worker.postMessage({ type: "connect", url: this.url });
+      }).finally(() => {
+        this.connecting = null;
+      });
+    }
+    return this.connecting;
   }
 
   send(request) {
@@ -92,9 +110,27 @@ export class Channel {
     this.worker.postMessage({ type: "cancel" });
   }
 
+  /**
+   * Close the socket with 1000 (normal closure), then end the socket worker once it says the socket is
+   * closed (at most CLOSE_TIMEOUT_MS later). Terminating at once would drop the socket without a close
+   * frame, which the worker sees as an abnormal 1006.
+   */
   close() {
-    this.worker.postMessage({ type: "close" });
-    this.worker.terminate();
+    if (!this.closing) {
+      this.closing = new Promise((resolve) => {
+        const finish = () => {
+          clearTimeout(timer);
+          this.worker.terminate();
+          resolve();
+        };
+        const timer = setTimeout(finish, CLOSE_TIMEOUT_MS);
+        this.afterClose = finish;
+      });
+      this.pending?.reject(new Error("the channel was closed while connecting"));
+      this.pending = null;
+      this.worker.postMessage({ type: "close" });
+    }
+    return this.closing;
   }
 
   onWorkerMessage(message) {
@@ -112,7 +148,8 @@ export class Channel {
           this.pending.reject(new Error(`the worker refused the WebSocket at ${this.url} (or is down)`));
           this.pending = null;
         }
-        h.onClosed?.(message);
+        if (this.afterClose) this.afterClose(); // the page closed it: nothing to report
+        else h.onClosed?.(message);
         break;
       case "event":
         h.onEvent(message.event);
@@ -125,6 +162,10 @@ export class Channel {
         break;
       case "protocol-error":
         h.onProblem(message.message);
+        break;
+      case "rate-mismatch":
+        if (h.onRateMismatch) h.onRateMismatch(message);
+        else h.onProblem(`the stream is at ${message.streamRate} Hz, the audio context at ${message.contextRate} Hz`);
         break;
       default:
         h.onProblem(`socket worker sent an unknown message kind ${message.type}`);

@@ -1,7 +1,7 @@
 /**
  * The page: input → request, events → slide states, worklet reports → figures.
  *
- * Concerns are split (DESIGN rule 15): channel.js + socket.worker.js own the socket, player.js +
+ * Concerns are split: channel.js + socket.worker.js own the socket, player.js +
  * pcm-player.worklet.js own playback, view.js draws; this module holds the state and dispatches on
  * each event's `event` name, reporting kinds it does not know.
  */
@@ -16,7 +16,8 @@ const $ = (id) => document.getElementById(id);
 const base = workerBase();
 const query = new URLSearchParams(window.location.search);
 const token = query.get("token") || "";
-const contextRate = Number(query.get("rate")) || undefined; // ?rate=24000: an AudioContext at that rate
+let forcedRate = Number(query.get("rate")) || undefined; // ?rate=24000: force the AudioContext's rate
+const MAX_FILE_BYTES = 8 * 1024 * 1024; // the worker's default body bound: a larger lecture cannot be sent
 
 const state = {
   worker: { state: "unknown", message: "" },
@@ -25,6 +26,7 @@ const state = {
   player: null,
   channel: null,
   playerStatus: null,
+  streamRate: null, // set when a stream came at another rate than the player's: the next player's rate
 };
 
 // ------------------------------------------------------------------------------------------------
@@ -52,8 +54,20 @@ function refreshInput() {
   updateButtons();
 }
 
+/** A dropped-in lecture: read as UTF-8; a file that cannot be read says why instead of failing silently. */
 async function loadFile(file) {
-  const text = await file.text();
+  if (file.size > MAX_FILE_BYTES) {
+    showMessage(`${file.name} is ${(file.size / 1048576).toFixed(1)} MiB; the limit is 8 MiB.`, "error");
+    return;
+  }
+  let text;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(await file.arrayBuffer());
+  } catch (error) {
+    const why = error instanceof TypeError ? "it is not UTF-8 text" : error.message;
+    showMessage(`Could not load ${file.name}: ${why}.`, "error");
+    return;
+  }
   try {
     $("input").value = formatLecture(JSON.parse(text));
   } catch {
@@ -88,7 +102,10 @@ async function pollHealth() {
 /** The AudioContext and worklet (created on the first Play: a user gesture) and the open socket. */
 async function ensurePlayer() {
   if (!state.player) {
-    state.player = await Player.create({ sampleRate: contextRate });
+    // At the stream's rate: the browser converts to the device's rate (no resampling in script).
+    const sampleRate = forcedRate || state.streamRate || state.worker.health?.sample_rate || undefined;
+    state.player = await Player.create({ sampleRate });
+    state.streamRate = null;
     state.player.subscribe(onPlayerReport);
   }
   await state.player.resume();
@@ -99,6 +116,7 @@ async function ensureChannel() {
     state.channel = new Channel(socketUrl(base, token), {
       onEvent, onOpen: () => logLine("socket open"), onClosed, onSent, onReceived,
       onProblem: (text) => { logLine(`problem: ${text}`); showMessage(text, "error"); },
+      onRateMismatch,
     });
     state.channel.attachAudio(state.player.sourcePort(), state.player.sampleRate);
   }
@@ -153,6 +171,22 @@ async function explainConnectFailure(error) {
     : health.message || error.message;
   logLine(`connect failed: ${error.message}`);
   showMessage(text, "error");
+}
+
+/** The worker streams at another rate than the context's (it changed engine): start over at its rate. */
+async function onRateMismatch({ streamRate, contextRate: playing }) {
+  cancel();
+  showMessage(`The worker now streams ${streamRate} Hz audio and the player ran at ${playing} Hz: ` +
+    "press Play again for a player at the new rate.", "error");
+  state.streamRate = streamRate;
+  forcedRate = undefined; // a forced rate that does not match the stream is given up
+  const [channel, player] = [state.channel, state.player];
+  state.channel = null;
+  state.player = null;
+  await channel?.close();
+  await player?.close();
+  if (state.run) Object.assign(state.run, { running: false, audioDrained: true });
+  updateButtons();
 }
 
 function cancel() {
@@ -394,6 +428,7 @@ $("speed").addEventListener("input", () => { $("speed-value").textContent = `${N
 $("play").addEventListener("click", play);
 $("pause").addEventListener("click", togglePause);
 $("cancel").addEventListener("click", cancel);
+window.addEventListener("pagehide", () => state.channel?.close()); // a normal 1000 close, not a dropped socket
 refreshInput();
 watchLongTasks();
 pollHealth();

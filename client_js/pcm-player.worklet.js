@@ -1,7 +1,7 @@
 /**
  * The audio thread's side of the player: a FIFO ring of transferred Float32 chunks played back to back.
  *
- * PCM arrives already decoded and resampled to the context rate from the socket worker, over a
+ * PCM arrives already decoded, at the context's rate, from the socket worker, over a
  * MessagePort of its own (the `source` port), with the buffers transferred, not copied: this thread only
  * reads them. Markers travel on the same port as the audio, so their order with the samples is exact:
  *   {type: "begin", request}            a new request starts: counters for TTFA/underruns reset

@@ -3,11 +3,14 @@
  * reports into figures (buffer level, underruns, samples played, time to first audio).
  *
  * The PCM itself never passes through here: `sourcePort()` hands one end of a MessageChannel to the
- * socket worker, which posts decoded, resampled buffers straight to the worklet (transferred).
+ * socket worker, which posts decoded buffers straight to the worklet (transferred).
  */
 
 export class Player {
-  /** Create the context (call from a user gesture so autoplay rules allow sound); `sampleRate` optional. */
+  /**
+   * Create the context (call from a user gesture so autoplay rules allow sound) at `sampleRate`, the
+   * stream's rate: the browser then converts to the device's rate, better than a script could.
+   */
   static async create({ sampleRate } = {}) {
     if (typeof AudioWorkletNode === "undefined" || !window.isSecureContext) {
       throw new Error(
@@ -15,7 +18,6 @@ export class Player {
           "http://127.0.0.1 or https (a plain-http LAN address is not a secure context)",
       );
     }
-    // Default: the device's rate (PCM is resampled to it); `sampleRate` makes the browser do it instead.
     const context = new AudioContext({ latencyHint: "interactive", ...(sampleRate ? { sampleRate } : {}) });
     await context.audioWorklet.addModule(new URL("./pcm-player.worklet.js", import.meta.url));
     const node = new AudioWorkletNode(context, "pcm-player", { numberOfInputs: 0, outputChannelCount: [1] });

@@ -40,20 +40,24 @@ function parseLecture(json) {
 
 /**
  * Keep the sections whose idx is in `spec` ("" or "all" = every one; "0-4, 7" = idx 0..4 and 7).
- * Throws Error for a malformed spec.
+ * Ranges are compared, never expanded, so "0-99999999999" costs no more than "0-4".
+ * Throws Error for a malformed spec, a backwards range or a number past 2^53.
  */
 export function selectSections(sections, spec) {
   const text = (spec || "").trim().toLowerCase();
   if (text === "" || text === "all") return sections;
-  const wanted = new Set();
-  for (const part of text.split(",")) {
-    const match = part.trim().match(/^(\d+)(?:\s*-\s*(\d+))?$/);
-    if (!match) throw new Error(`range "${part.trim()}" is not a number or a-b`);
-    const first = Number(match[1]);
-    const last = match[2] === undefined ? first : Number(match[2]);
-    for (let idx = first; idx <= last; idx++) wanted.add(idx);
-  }
-  return sections.filter((section) => wanted.has(section.idx));
+  const ranges = text.split(",").map((part) => parseRange(part.trim()));
+  return sections.filter((section) => ranges.some(([first, last]) => section.idx >= first && section.idx <= last));
+}
+
+function parseRange(part) {
+  const match = part.match(/^(\d+)(?:\s*-\s*(\d+))?$/);
+  if (!match) throw new Error(`range "${part}" is not a number or a-b`);
+  const first = Number(match[1]);
+  const last = match[2] === undefined ? first : Number(match[2]);
+  if (!Number.isSafeInteger(first) || !Number.isSafeInteger(last)) throw new Error(`range "${part}" is too large`);
+  if (last < first) throw new Error(`range "${part}" runs backwards (write ${last}-${first})`);
+  return [first, last];
 }
 
 /** A lecture JSON laid out one section per line, so the box stays readable and editable. */

@@ -1,19 +1,20 @@
 /**
  * The WebSocket, off the main thread: JSON events go to the page, PCM goes straight to the audio worklet.
  *
- * Binary frames (s16le at the section's `audio_start.sample_rate`) are decoded and resampled here to the
- * AudioContext's rate, and the Float32 buffers are *transferred* to the worklet over its own MessagePort,
- * so neither the page's thread nor the audio thread ever decodes or copies audio (the lesson of the
- * browser-TTS write-up in shared/seeds/001: heavy work off the main thread, transfer buffers).
+ * Binary frames (s16le at the section's `audio_start.sample_rate`) are decoded here and the Float32
+ * buffers are *transferred* to the worklet over its own MessagePort, so neither the page's thread nor
+ * the audio thread ever decodes or copies audio. No resampling here: the page makes its AudioContext at
+ * the stream's rate (`new AudioContext({sampleRate})`) and the browser converts to the device's rate.
+ * A stream at another rate than the context's is not played (it would be at the wrong pitch): the page
+ * is told (`rate-mismatch`) and makes a new context for the next request.
  *
  * Page → worker: {type: "connect", url}, {type: "audio-port", port, outputRate}, {type: "send", request},
  *                {type: "cancel"}, {type: "close"}
  * Worker → page: {type: "open"}, {type: "closed", code, reason, wasClean, opened}, {type: "event", event},
- *                {type: "sent", request, sentAt}, {type: "received", idx, samples, at}, {type: "protocol-error", message}
+ *                {type: "sent", request, sentAt}, {type: "received", idx, samples, at}, {type: "protocol-error", message},
+ *                {type: "rate-mismatch", streamRate, contextRate}
  * Times are absolute (timeOrigin + now) because a worker's performance clock has its own origin.
  */
-
-import { StreamResampler, s16leToFloat32 } from "./resampler.js";
 
 let socket = null;
 let audioPort = null;
@@ -21,7 +22,6 @@ let outputRate = 0;
 let request = 0; // id of the request whose audio is being forwarded; 0 = none
 let dropping = false; // after a cancel: PCM still in flight is not played
 let section = null; // {idx, sampleRate} between audio_start and audio_end
-let resampler = null;
 
 const absoluteNow = () => performance.timeOrigin + performance.now();
 const report = (message) => self.postMessage(message);
@@ -44,7 +44,8 @@ self.onmessage = (event) => {
       cancel();
       break;
     case "close":
-      socket?.close(1000, "page closed the channel");
+      if (socket) socket.close(1000, "page closed the channel");
+      else report({ type: "closed", code: 1000, reason: "", wasClean: true, opened: false });
       break;
     default:
       report({ type: "protocol-error", message: `socket worker: unknown command ${message.type}` });
@@ -79,7 +80,6 @@ function send(body) {
   request += 1;
   dropping = false;
   section = null;
-  resampler = null;
   toWorklet({ type: "begin", request });
   const sentAt = absoluteNow();
   socket.send(JSON.stringify(body));
@@ -90,7 +90,6 @@ function cancel() {
   if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
   dropping = true;
   section = null;
-  resampler = null;
   toWorklet({ type: "flush", request });
 }
 
@@ -113,10 +112,11 @@ function startSection(event) {
   if (event.format && event.format !== "pcm_s16le") {
     report({ type: "protocol-error", message: `unsupported audio format ${event.format}` });
   }
-  // One resampler for the whole request: sections follow each other gaplessly in one stream.
-  if (!resampler || resampler.fromRate !== event.sample_rate) {
-    if (resampler) forward(resampler.flush(), 0);
-    resampler = new StreamResampler(event.sample_rate, outputRate || event.sample_rate);
+  if (outputRate && event.sample_rate !== outputRate) {
+    dropping = true;
+    toWorklet({ type: "flush", request });
+    report({ type: "rate-mismatch", streamRate: event.sample_rate, contextRate: outputRate });
+    return;
   }
   section = { idx: event.idx, sampleRate: event.sample_rate, samples: 0 };
   toWorklet({ type: "section", request, idx: event.idx });
@@ -130,8 +130,6 @@ function endSection(event) {
 
 function finishAudio() {
   if (dropping || request === 0) return;
-  if (resampler) forward(resampler.flush(), 0);
-  resampler = null;
   toWorklet({ type: "end", request });
 }
 
@@ -144,12 +142,20 @@ function onBinary(bytes) {
   const samples = s16leToFloat32(bytes);
   section.samples += samples.length;
   report({ type: "received", idx: section.idx, samples: samples.length, at: absoluteNow() });
-  forward(resampler.push(samples), samples.length);
+  forward(samples);
+}
+
+/** s16le bytes → float32 in [-1, 1) (browsers run little-endian, so an Int16Array view reads s16le). */
+function s16leToFloat32(bytes) {
+  const pcm = new Int16Array(bytes, 0, bytes.byteLength >> 1);
+  const out = new Float32Array(pcm.length);
+  for (let i = 0; i < pcm.length; i++) out[i] = pcm[i] / 32768;
+  return out;
 }
 
 /** Hand a Float32 chunk to the worklet, transferring (not copying) its buffer. */
-function forward(samples, sourceSamples) {
-  if (samples.length === 0 && sourceSamples === 0) return;
+function forward(samples) {
+  if (samples.length === 0) return;
   const data = samples.buffer;
-  toWorklet({ type: "pcm", request, data, length: samples.length, sourceSamples }, [data]);
+  toWorklet({ type: "pcm", request, data, length: samples.length, sourceSamples: samples.length }, [data]);
 }

@@ -78,9 +78,9 @@ export function renderFigures(f) {
   $("starved").textContent = f.contextRate ? `${Math.round(f.starvedMs)} ms of silence while starved` : "\u00a0";
   $("samples").textContent = `${f.receivedSamples.toLocaleString()} / ${f.playedSourceSamples.toLocaleString()}`;
   if (f.contextRate) {
-    const stream = f.streamRate ? `${f.streamRate} Hz → ` : "";
-    const resampled = f.streamRate && f.streamRate !== f.contextRate ? " (resampled)" : "";
-    $("rates").textContent = `${stream}${f.contextRate} Hz${resampled}`;
+    // The context runs at the stream's rate; the browser converts to the device's rate.
+    const mismatch = f.streamRate && f.streamRate !== f.contextRate ? ` (stream ${f.streamRate} Hz: not played)` : "";
+    $("rates").textContent = `${f.contextRate} Hz context → device${mismatch}`;
     $("latency").textContent = `output latency ${ms(f.outputLatencyMs)}`;
   }
   $("run-summary").textContent = f.summary;

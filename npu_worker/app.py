@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,11 +12,16 @@ from aiohttp import web
 from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
 from .http_compat import setup_http
+from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
+from .http_compat.metrics import metrics_middleware, setup_metrics
+from .openai_compat import setup_openai
 from .ws_server import setup_ws
 
 if TYPE_CHECKING:
     from .engine.base import Engine
+
+log = logging.getLogger("npu_worker")
 
 
 def client_dir() -> Path | None:
@@ -50,31 +55,39 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
 
 def build_app(settings: Settings, engine: Engine | None = None) -> web.Application:
     """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
-    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=[error_middleware])
+    from .jobs.scheduler import Scheduler  # the job core (and numpy) load when an app is built
+
+    middlewares = [metrics_middleware, cors_middleware, error_middleware]  # outermost first
+    app = web.Application(client_max_size=settings.max_body_bytes, middlewares=middlewares)
+    if settings.queue == "local":
+        scheduler = Scheduler(engine, settings)  # cheap; the engine and the engine thread start below
+    else:  # several workers share jobs through Redis (needs the `redis` extra); connects in start()
+        from .jobs.cluster.scheduler import ClusterScheduler
+
+        scheduler = ClusterScheduler(engine, settings)
     app[SETTINGS_KEY] = settings
+    app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
-        """Engine and scheduler live exactly as long as the running app (built on start-up, off the
-        loop where it does I/O; stopped and closed on clean-up)."""
-        from .engine.factory import create_engine
-        from .jobs.scheduler import Scheduler
-
-        built = engine if engine is not None else await asyncio.to_thread(create_engine, settings)
-        if settings.queue == "local":
-            scheduler = await asyncio.to_thread(Scheduler, built, settings)
-        else:  # several workers share jobs through Redis (needs the `redis` extra)
-            from .jobs.cluster.scheduler import ClusterScheduler
-
-            scheduler = await asyncio.to_thread(ClusterScheduler, built, settings)
-        app[SCHEDULER_KEY] = scheduler
+        """The engine (built here unless given), the journal and the engine thread live exactly as long
+        as the running app: built and started on start-up, stopped and closed on clean-up."""
         await scheduler.start()
         yield
-        await scheduler.stop()
+        await scheduler.stop(settings.shutdown_grace)
+
+    async def drain(app: web.Application) -> None:
+        """Shutdown (SIGTERM): the listening sockets are closed; let the running section finish."""
+        log.info("shutdown: no longer accepting connections")
+        await scheduler.drain(settings.shutdown_grace)
 
     app.cleanup_ctx.append(run_scheduler)
+    app.on_shutdown.append(drain)
+    setup_metrics(app, scheduler)
+    setup_cors(app)
     setup_http(app)
     setup_ws(app)
+    setup_openai(app)
     directory = client_dir()
     if directory is not None:
         app.router.add_get("/", _static_handler(directory), name="player-index")

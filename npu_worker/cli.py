@@ -12,6 +12,8 @@ from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .config import add_settings_arguments, load_settings
 
+SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
+
 
 def serve(args: argparse.Namespace) -> int:
     from aiohttp import web
@@ -34,7 +36,16 @@ def serve(args: argparse.Namespace) -> int:
         settings.host,
         settings.port,
     )
-    web.run_app(build_app(settings), host=settings.host, port=settings.port, print=None)
+    # After the running section is drained (app on_shutdown), streams of work that will not progress any
+    # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
+    web.run_app(
+        build_app(settings),
+        host=settings.host,
+        port=settings.port,
+        print=None,
+        shutdown_timeout=SHUTDOWN_TIMEOUT,
+    )
+    logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 
 
@@ -73,13 +84,13 @@ def add_make_test_model_command(commands: argparse._SubParsersAction) -> None:
         help="write a synthetic ZipVoice ONNX model directory (tiny for tests, full for speed)",
     )
     try:
-        from .engine.zipvoice import synthetic_model
+        from .testing import zipvoice_model
     except ImportError as exc:  # onnx is not a runtime dependency
         message = f"make-test-model needs the `onnx` package: pip install 'npu-worker[bench]' ({exc})"
         parser.set_defaults(handler=lambda args: sys.exit(message))
         return
-    synthetic_model.add_arguments(parser)
-    parser.set_defaults(handler=synthetic_model.run)
+    zipvoice_model.add_arguments(parser)
+    parser.set_defaults(handler=zipvoice_model.run)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -137,6 +137,13 @@ class Settings:
         "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
         kind=lambda text: tuple(p.strip() for p in text.split(",") if p.strip()),
     )
+    voices_dir: tuple[str, ...] = _opt(
+        (),
+        f"extra read-only named-voice directories (<name>.wav + <name>.txt), '{os.pathsep}'-separated",
+        kind=_paths,
+    )
+    voice_max_bytes: int = _opt(5 * 1024 * 1024, "largest voice upload in bytes")
+    voice_max_seconds: float = _opt(30.0, "longest voice upload in seconds (decoded)")
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0), "WebSocket PCM chunk sizes in ms, growing; the last repeats", kind=_floats
     )
@@ -154,6 +161,9 @@ class Settings:
         30.0,
         "with a Redis queue: seconds before a dead node's claimed section is taken over (90s, 2m)",
         kind=_duration,
+    )
+    shutdown_grace: float = _opt(
+        30.0, "seconds a SIGTERM lets the running section finish before cancelling it"
     )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
 

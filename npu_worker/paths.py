@@ -27,7 +27,10 @@ def resolve_output_path(path: str, roots: Sequence[str]) -> str:
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     real = os.path.realpath(os.path.expanduser(path))
     if not is_under(real, roots):
-        raise OutputPathNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)})")
+        raise OutputPathNotAllowed(
+            f"{path} is outside the allowed roots ({', '.join(roots)}); "
+            "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
+        )
     if os.path.isdir(real):
         raise OutputPathNotAllowed(f"{path} is a directory")
     return real
@@ -39,7 +42,10 @@ def resolve_ref_wav(path: str, roots: Sequence[str]) -> str:
         raise RefWavNotAllowed("ref_wav contains a NUL byte")
     real = os.path.realpath(os.path.expanduser(path))
     if not is_under(real, roots):
-        raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)})")
+        raise RefWavNotAllowed(
+            f"{path} is outside the allowed roots ({', '.join(roots)}); "
+            "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
+        )
     if not os.path.isfile(real):
         raise RefWavNotAllowed(f"{path} does not exist or is not a file")
     return real

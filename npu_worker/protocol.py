@@ -41,6 +41,7 @@ DuplicateIndex = _error("DuplicateIndex", 400, "Two sections of one batch share 
 TooManySections = _error("TooManySections", 400, "A batch has more sections than allowed.")
 OutputPathNotAllowed = _error("OutputPathNotAllowed", 400, "output_path is outside the allowed roots.")
 RefWavNotAllowed = _error("RefWavNotAllowed", 400, "ref_wav is outside the allowed roots or missing.")
+UnknownLanguage = _error("UnknownLanguage", 400, "The engine has no voice for the requested lang.")
 Unauthorized = _error("Unauthorized", 401, "A token is configured and the request lacks it.")
 OriginNotAllowed = _error("OriginNotAllowed", 403, "The browser origin is not in the allowed list.")
 JobNotFound = _error("JobNotFound", 404, "No job with this id.")
@@ -59,6 +60,11 @@ UnknownMessage = _error("UnknownMessage", 400, "A WebSocket message has an unkno
 AudioNotFound = _error("AudioNotFound", 404, "The section has no audio (not made yet, failed, or removed).")
 QueueUnavailable = _error("QueueUnavailable", 503, "The shared job queue (Redis) cannot be reached.")
 Unsupported = _error("Unsupported", 501, "This node does not offer the request (its role or queue mode).")
+UnknownVoice = _error("UnknownVoice", 400, "No voice of this name (stored, default or engine voice).")
+VoiceNotFound = _error("VoiceNotFound", 404, "No stored voice of this name to delete.")
+VoiceExists = _error("VoiceExists", 409, "A voice of this name is already stored.")
+InvalidAudio = _error("InvalidAudio", 400, "Audio that cannot be decoded or breaks the upload limits.")
+UnsupportedFormat = _error("UnsupportedFormat", 400, "A response format this worker cannot encode.")
 
 
 def error_body(error: BaseException, traceback: str | None = None) -> dict[str, Any]:

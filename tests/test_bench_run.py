@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -130,6 +131,19 @@ async def test_the_bench_command_writes_its_files_and_records_its_command_line(w
     assert recorded["health"]["backend"] == "tone" and recorded["config"]["rates"] == [3.0]
     assert (tmp_path / "r.md").exists() and (tmp_path / "r.png").exists()
     assert "TTFA" in capsys.readouterr().out
+
+
+async def test_without_matplotlib_the_bench_writes_json_and_markdown_and_says_how_to_plot(
+    worker, tmp_path, capsys, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as in an install without the [bench] extra
+    server = await worker()
+    argv = ["bench", "--base", base_of(server), "--rps", "3", "--duration", "1", "--requests", "1"]
+    argv += ["--out", str(tmp_path / "r")]
+    assert await asyncio.to_thread(bench_main, argv) == 0
+    assert (tmp_path / "r.json").exists() and (tmp_path / "r.md").exists()
+    assert not (tmp_path / "r.png").exists()
+    assert "pip install 'npu-worker[bench]'" in capsys.readouterr().err
 
 
 async def test_the_bench_command_refuses_a_remote_target(tmp_path, capsys):

@@ -167,9 +167,10 @@ async def test_the_accepting_node_applies_retention_to_redis_and_its_default_fil
         ]
         finished.append((accepted["job_id"], lines[-2]["wav_path"]))
     first_id, first_wav = finished[0]
-    async with asyncio.timeout(seconds(10)):
+    async with asyncio.timeout(seconds(10)):  # the record goes first, then the file
         while (await client.get(f"/jobs/{first_id}/status")).status != 404:
             await asyncio.sleep(0.05)
-    assert not await asyncio.to_thread(Path(first_wav).exists)
+        while await asyncio.to_thread(Path(first_wav).exists):
+            await asyncio.sleep(0.05)
     assert await asyncio.to_thread(Path(finished[1][1]).exists)
     assert (await client.get(f"/jobs/{finished[1][0]}/sections/0/audio")).status == 200

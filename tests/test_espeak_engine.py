@@ -14,7 +14,7 @@ from npu_worker.config import Settings
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.espeak import EspeakEngine, create, resample_pcm16
 from npu_worker.engine.espeak_lib import clause_punctuation, get_espeak
-from npu_worker.protocol import EngineError
+from npu_worker.protocol import EngineError, UnknownLanguage
 from tests.timing import seconds
 
 GREETING = "안녕하세요. 반갑습니다."
@@ -173,9 +173,14 @@ def test_common_language_codes_map_to_espeak_voices(engine, lang, voice):
     assert engine.voice_for(lang) == voice
 
 
-def test_unknown_language_is_an_engine_error_naming_it(engine):
-    with pytest.raises(EngineError, match="xx-nowhere"):
+def test_unknown_language_is_a_client_error_naming_it_and_the_known_ones(engine):
+    with pytest.raises(UnknownLanguage, match="xx-nowhere") as raised:
         list(engine.stream(SynthesisRequest("안녕하세요", lang="xx-nowhere")))
+    assert raised.value.http_status == 400
+    assert "ko" in raised.value.message.split("it knows: ")[1].split(", ")
+    with pytest.raises(UnknownLanguage):
+        engine.check_language("xx-nowhere")
+    engine.check_language("ko-KR")  # known: returns quietly
 
 
 def test_english_text_speaks_with_the_english_voice(engine):

@@ -120,9 +120,61 @@ async def test_each_sections_wav_is_encoded_once(worker, monkeypatch, tmp_path):
     assert len(encodes) == 1  # a listen-only preview encodes nothing
 
 
-def test_importing_the_app_does_not_load_numpy_or_the_job_core():
-    code = "import sys, npu_worker.app; print(sorted(m for m in ('numpy', 'npu_worker.jobs.runner') if m in sys.modules))"
+def test_importing_the_app_does_not_load_the_job_core():
+    code = (
+        "import sys, npu_worker.app; "
+        "print(sorted(m for m in ('npu_worker.jobs.runner', 'npu_worker.jobs.scheduler') if m in sys.modules))"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def test_the_journal_keeps_few_log_files_open_and_loses_no_line(tmp_path):
+    from npu_worker.jobs.journal import LocalJournal
+    from npu_worker.jobs.store import JobStore
+    from npu_worker.protocol import Done, Progress, Start
+
+    store = JobStore(tmp_path)
+    store.prepare()
+    journal = LocalJournal(store, lambda callback, argument: callback(argument), max_open=2)  # type: ignore[arg-type]
+    jobs = [Job(new_job_id(), SynthParams(), [Section(0, "가", None)]) for _ in range(5)]
+    for job in jobs:
+        journal.create(job)
+        journal.append(job, Start(1, "tone", "cpu", job.id))
+    assert len(journal._open) == 2
+    for job in jobs:
+        journal.append(job, Progress(0, "synth"))
+        journal.append(job, Done(1, 0, 0, 0.1))
+    journal.close()
+    for job in jobs:
+        reloaded = store.load(job.id)
+        assert [entry.seq for entry in reloaded.log] == [1, 2, 3] and reloaded.status == "done"
+
+
+def test_a_job_shows_no_state_that_its_log_does_not_hold_yet(tmp_path):
+    """A status a client reads (e.g. `done`) is already in the log: a crash right after loses nothing seen."""
+    from npu_worker.jobs.journal import LocalJournal
+    from npu_worker.jobs.store import JobStore
+    from npu_worker.protocol import Done, Progress, Start
+
+    class Watching(LocalJournal):
+        seen: list[tuple[str, str]] = []
+
+        def persist(self, job, entry):  # type: ignore[no-untyped-def]
+            self.seen.append((entry.event.to_dict()["event"], job.status))
+            super().persist(job, entry)
+
+    store = JobStore(tmp_path)
+    store.prepare()
+    journal = Watching(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    job = Job(new_job_id(), SynthParams(), [Section(0, "가", None)])
+    journal.create(job)
+    journal.append(job, Start(1, "tone", "cpu", job.id))
+    journal.append(job, Progress(0, "synth"))
+    journal.append(job, Progress(0, "ok", duration_sec=0.1))
+    journal.append(job, Done(1, 1, 0, 0.1))
+    journal.close()
+    assert Watching.seen[-1][0] == "done" and Watching.seen[-1][1] != "done"
+    assert job.status == "done"

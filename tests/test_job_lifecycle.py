@@ -120,6 +120,9 @@ async def test_a_client_hanging_up_on_ndjson_is_one_info_line_and_the_job_goes_o
     try:
         host, port = runner.addresses[0][:2]
         async with aiohttp.ClientSession(f"http://{host}:{port}") as client:
+            async with asyncio.timeout(seconds(30)):
+                while (await client.get("/health")).status != 200:  # the engine loads on its thread
+                    await asyncio.sleep(0.01)
             sections = [{"idx": i, "text": f"문장 {i}."} for i in range(4)]
             job_id = await hang_up_after_the_first_line(host, port, {"sections": sections})
             engine.gate.set()

@@ -1,4 +1,4 @@
-"""The import direction of DESIGN.md is checked, not hoped for."""
+"""The import direction of docs/architecture.md is checked, not hoped for."""
 
 from __future__ import annotations
 
@@ -39,21 +39,35 @@ def offenders(subpath: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 def test_core_layers_never_import_aiohttp():
-    for part in ("protocol.py", "audio.py", "engine", "jobs"):
+    for part in ("protocol.py", "audio.py", "voices.py", "engine", "jobs"):
         assert offenders(part, ("aiohttp",)) == []
 
 
 def test_engine_knows_nothing_of_jobs_or_views():
     assert (
         offenders(
-            "engine", ("npu_worker.jobs", "npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.app")
+            "engine",
+            (
+                "npu_worker.jobs",
+                "npu_worker.http_compat",
+                "npu_worker.ws_server",
+                "npu_worker.openai_compat",
+                "npu_worker.app",
+            ),
         )
         == []
     )
 
 
+def test_server_code_never_imports_the_test_tooling():
+    for part in ("engine", "jobs", "http_compat", "ws_server", "app.py", "client", "bench"):
+        assert offenders(part, ("npu_worker.testing",)) == []
+
+
 def test_jobs_never_import_the_views():
-    assert offenders("jobs", ("npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.app")) == []
+    views = ("npu_worker.http_compat", "npu_worker.ws_server", "npu_worker.openai_compat", "npu_worker.app")
+    assert offenders("jobs", views) == []
+    assert offenders("voices.py", views) == []
 
 
 def test_client_and_bench_talk_over_the_wire_only():
@@ -62,6 +76,7 @@ def test_client_and_bench_talk_over_the_wire_only():
         "npu_worker.jobs",
         "npu_worker.http_compat",
         "npu_worker.ws_server",
+        "npu_worker.openai_compat",
         "npu_worker.app",
     )
     for part in ("client", "cli_client.py", "bench"):

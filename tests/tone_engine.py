@@ -35,6 +35,7 @@ class ToneEngine:
         self.fail_on = fail_on
         self.load_delay = load_delay
         self.calls: list[str] = []
+        self.requests: list[SynthesisRequest] = []  # what the scheduler asked for (voice, speed, lang)
         self.gate: threading.Event | None = None  # when set by a test, stream() waits on it per chunk
 
     @property
@@ -55,6 +56,7 @@ class ToneEngine:
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         self.calls.append(request.text)
+        self.requests.append(request)
         if self.fail_on is not None and self.fail_on in request.text:
             raise EngineError(f"tone engine refuses text containing {self.fail_on!r}")
         audio = self.render(request)

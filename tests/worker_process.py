@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from aiohttp import web  # noqa: E402
 
 from npu_worker.app import build_app  # noqa: E402
+from npu_worker.cli import SHUTDOWN_TIMEOUT  # noqa: E402
 from npu_worker.config import Settings  # noqa: E402
 from tests.tone_engine import ToneEngine  # noqa: E402
 
@@ -29,6 +32,7 @@ def main() -> None:
     parser.add_argument("--role", default="both")
     parser.add_argument("--claim-timeout", type=float, default=30.0)
     parser.add_argument("--output-root", default=None)
+    parser.add_argument("--shutdown-grace", type=float, default=30.0)
     args = parser.parse_args()
     settings = Settings(
         port=args.port,
@@ -38,9 +42,12 @@ def main() -> None:
         queue=args.queue,
         role=args.role,
         claim_timeout=args.claim_timeout,
+        shutdown_grace=args.shutdown_grace,
     )
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
-    web.run_app(build_app(settings, engine=engine), host="127.0.0.1", port=args.port, print=None)
+    logging.basicConfig(level="INFO", format="%(levelname)s %(name)s: %(message)s")
+    app = build_app(settings, engine=engine)
+    web.run_app(app, host="127.0.0.1", port=args.port, print=None, shutdown_timeout=SHUTDOWN_TIMEOUT)
 
 
 def free_port() -> int:
@@ -50,12 +57,19 @@ def free_port() -> int:
 
 
 def start_worker_process(
-    state_dir: Path, port: int, delay: float, timeout: float = 30.0, extra: tuple[str, ...] = ()
+    state_dir: Path,
+    port: int,
+    delay: float,
+    timeout: float = 30.0,
+    grace: float = 30.0,
+    extra: tuple[str, ...] = (),
+    **popen: Any,
 ) -> subprocess.Popen:
     """This script in a child process on `port`, returned once /health says loaded; `extra` are more
     of its flags (`--queue redis://...`, `--role api`, ...)."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port)]
-    process = subprocess.Popen([*command, "--delay-per-chunk", str(delay), *extra])
+    command += ["--delay-per-chunk", str(delay), "--shutdown-grace", str(grace), *extra]
+    process = subprocess.Popen(command, **popen)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

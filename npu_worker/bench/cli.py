@@ -14,11 +14,19 @@ from typing import Any
 
 import aiohttp
 
+from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
 from npu_worker.bench.load import LoadConfig, TargetNotAllowed, run_load
-from npu_worker.bench.report import load_average, machine_info, markdown, summarize_runs, write_report
+from npu_worker.bench.report import (
+    PLOT_HINT,
+    load_average,
+    machine_info,
+    markdown,
+    summarize_runs,
+    write_report,
+)
+from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
-BASE_ENV, DEFAULT_BASE = "TTS_WORKER_BASE", "http://127.0.0.1:7768"
 
 
 def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
@@ -46,6 +54,17 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument("--duration", type=float, default=20.0, help="seconds of arrivals per rate and transport")
     p.add_argument(
         "--requests", type=int, default=40, help="at most this many requests per rate and transport"
+    )
+    p.add_argument(
+        "--mode",
+        choices=("load", "fragments"),
+        default="load",
+        help="load: open-loop arrivals; fragments: each text streamed in like LLM tokens over "
+        "WS /v1/audio/speech/stream, one at a time (TTFA from the first sentence's last fragment)",
+    )
+    p.add_argument("--fragment-chars", type=int, default=3, help="fragments mode: characters per fragment")
+    p.add_argument(
+        "--fragment-interval-ms", type=float, default=30.0, help="fragments mode: ms between fragments"
     )
     p.add_argument("--transports", default="ws,http", help="ws, http or both")
     p.add_argument(
@@ -75,7 +94,7 @@ def add_bench_command(subparsers: Any) -> None:
 def _config(args: argparse.Namespace) -> LoadConfig:
     texts, lang = load_texts(args.texts)
     return LoadConfig(
-        base=(args.base or os.environ.get(BASE_ENV) or DEFAULT_BASE).rstrip("/"),
+        base=resolve_base(args.base),
         rates=tuple(float(r) for r in args.rps.split(",") if r.strip()),
         texts=texts,
         transports=tuple(t.strip() for t in args.transports.split(",") if t.strip()),
@@ -101,7 +120,7 @@ def build_report(
     return {
         "command": command,
         "started_at": started,
-        "finished_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "machine": machine_info(note, load_at_start),
         "config": config.public(),
         "health": result["health"],
@@ -112,16 +131,51 @@ def build_report(
     }
 
 
+def run_fragments_command(args: argparse.Namespace, command: str) -> int:
+    try:
+        texts, lang = load_texts(args.texts)
+        config = FragmentConfig(
+            base=(args.base or os.environ.get(BASE_ENV) or DEFAULT_BASE).rstrip("/"),
+            texts=texts[: args.requests],
+            chars=args.fragment_chars,
+            interval=args.fragment_interval_ms / 1000.0,
+            lang=args.lang or lang or "ko",
+            timeout=args.timeout,
+            token=args.token or os.environ.get("NPU_WORKER_TOKEN") or None,
+        )
+    except (TargetNotAllowed, ValueError, OSError) as exc:
+        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        return 2
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    try:
+        result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+    except (OSError, aiohttp.ClientError) as exc:
+        print(f"npu-worker bench: cannot reach {config.base}: {exc}", file=sys.stderr)
+        return 2
+    result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
+    backend = str(result["health"].get("backend", "worker"))
+    prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    text = fragments_markdown(result, command)
+    Path(f"{prefix}.json").write_text(json.dumps(result, indent=1, ensure_ascii=False), encoding="utf-8")
+    Path(f"{prefix}.md").write_text(text, encoding="utf-8")
+    print(text)
+    print(f"written: {prefix}.json, {prefix}.md", file=sys.stderr)
+    return 0 if result["summary"]["errors"] == 0 else 1
+
+
 def run_bench_command(args: argparse.Namespace) -> int:
     argv = getattr(args, "argv", None)
     command = shlex.join(["npu-worker", *(sys.argv[1:] if argv is None else argv)])
+    if args.mode == "fragments":
+        return run_fragments_command(args, command)
     try:
         config = _config(args)
         baseline = json.loads(args.engine_baseline.read_text()) if args.engine_baseline else None
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
-    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
@@ -134,6 +188,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
     paths = write_report(report, prefix)
     print(markdown(report))
     print("written: " + ", ".join(map(str, paths)), file=sys.stderr)
+    if not any(path.suffix == ".png" for path in paths):
+        print(PLOT_HINT, file=sys.stderr)
     return 0
 
 

@@ -139,7 +139,7 @@ async def run_rate(
             else:
                 call = http_request(session, config.base, text, params, record, t0, out_dir)
             await asyncio.wait_for(call, timeout=config.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             record.timeout, record.error = True, f"timeout after {config.timeout:g} s"
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"

@@ -181,6 +181,18 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+PLOT_HINT = "no plot written: matplotlib is not installed (pip install 'npu-worker[bench]' for the PNG)"
+
+
+def can_plot() -> bool:
+    """matplotlib is only in the [bench] extra; without it the JSON and markdown are still written."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 def write_plot(report: dict[str, Any], path: Path) -> None:
     """TTFA p50/p95/p99 against offered load, one colour per transport."""
     import matplotlib
@@ -214,12 +226,15 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
 
 
 def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
-    """PREFIX.json, PREFIX.md, PREFIX.png (blocking: call from a thread or outside the event loop)."""
+    """PREFIX.json, PREFIX.md and, with matplotlib, PREFIX.png (blocking: call from a thread or outside
+    the event loop). Returns the paths written."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = [prefix.with_suffix(".json"), prefix.with_suffix(".md"), prefix.with_suffix(".png")]
+    paths = [prefix.with_suffix(".json"), prefix.with_suffix(".md")]
     paths[0].write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     paths[1].write_text(markdown(report), encoding="utf-8")
-    write_plot(report, paths[2])
+    if can_plot():
+        paths.append(prefix.with_suffix(".png"))
+        write_plot(report, paths[2])
     return paths
 
 
@@ -228,6 +243,9 @@ def rerender(json_path: Path) -> list[Path]:
     report = json.loads(json_path.read_text(encoding="utf-8"))
     prefix = json_path.with_suffix("")
     prefix.with_suffix(".md").write_text(markdown(report), encoding="utf-8")
+    if not can_plot():
+        print(PLOT_HINT)
+        return [prefix.with_suffix(".md")]
     write_plot(report, prefix.with_suffix(".png"))
     return [prefix.with_suffix(".md"), prefix.with_suffix(".png")]
 

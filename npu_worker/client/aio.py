@@ -10,31 +10,31 @@ import asyncio
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import quote
 
 import aiohttp
 
 from npu_worker.client.common import (
-    TERMINAL_STATUSES,
     BatchCollector,
+    ClientError,
+    Deliver,
+    Follow,
+    Plan,
     ProgressCallback,
+    Sleep,
     TransportError,
     WorkerHTTPError,
     auth_headers,
     batch_body,
-    done_event,
     error_body_of,
-    events_path,
     maybe_await,
     parse_line,
+    polling_plan,
     resolve_base,
-    result_events,
     retry_after_of,
-    status_event,
+    streaming_plan,
     synth_body,
 )
 
-RETRYABLE_STATUSES = frozenset({502, 503, 504})
 _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
 
 
@@ -58,7 +58,7 @@ class _Http:
                 retry_after = retry_after_of(response.headers.get("Retry-After"))
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {url}: {exc!r}") from exc
 
     async def json(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
@@ -66,7 +66,7 @@ class _Http:
         try:
             async with response:
                 return response.status, error_body_of(await response.read())
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
 
 
@@ -123,29 +123,32 @@ async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) ->
     return None
 
 
-def _backoff(failures: int, delay: float) -> float:
-    return 0.0 if failures == 0 else min(delay * 2 ** (failures - 1), 5.0)
-
-
-async def _reattach(
-    http_: _Http, collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any
-) -> tuple[aiohttp.ClientResponse, int]:
-    assert collector.job_id is not None
-    while failures <= attempts:
-        await asyncio.sleep(_backoff(failures, delay))
+async def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
+    """Perform the core's steps over aiohttp until the plan returns its result."""
+    outcome: Any = None
+    error: ClientError | None = None
+    while True:
         try:
-            return await http_.open("GET", events_path(collector.job_id, collector.last_seq)), failures
-        except WorkerHTTPError as exc:
-            if exc.status not in RETRYABLE_STATUSES:
-                raise
-            problem = exc
-        except TransportError as exc:
-            problem = exc
-        failures += 1
-    raise TransportError(
-        f"job {collector.job_id}: stream lost after event {collector.last_seq}; "
-        f"re-attaching failed {failures} times: {problem}"
-    )
+            step = plan.throw(error) if error is not None else plan.send(outcome)
+        except StopIteration as stop:
+            return stop.value
+        outcome, error = None, None
+        if isinstance(step, Sleep):
+            await asyncio.sleep(step.seconds)
+        elif isinstance(step, Deliver):
+            await maybe_await(collector.accept(step.event))
+        elif isinstance(step, Follow):
+            try:
+                response = await http_.open(step.method, step.path, step.body)
+            except (TransportError, WorkerHTTPError) as exc:
+                error = exc
+                continue
+            outcome = await _drain(response, collector)
+        else:
+            try:
+                outcome = (await http_.json(step.method, step.path, step.body))[1]
+            except (TransportError, WorkerHTTPError) as exc:
+                error = exc
 
 
 async def synth_batch_streaming(
@@ -168,34 +171,10 @@ async def synth_batch_streaming(
     See `npu_worker.client.sync.synth_batch_streaming`; this is the same contract on aiohttp.
     """
     collector = BatchCollector(on_progress)
+    body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
+    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay)
     async with _http(session, base, token, read_timeout) as http_:
-        body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-        response = await http_.open("POST", "/synth_batch", body)
-        failures = 0
-        while True:
-            before = collector.last_seq
-            problem = await _drain(response, collector)
-            if collector.done is not None:
-                return collector.result()
-            if collector.job_id is None:
-                raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
-            failures = 0 if collector.last_seq > before else failures + 1
-            response, failures = await _reattach(
-                http_, collector, failures, reattach_attempts, reattach_delay, problem
-            )
-
-
-async def _poll_json(http_: _Http, path: str, attempts: int, delay: float) -> dict[str, Any]:
-    failures = 0
-    while True:
-        try:
-            return (await http_.json("GET", path))[1]
-        except (TransportError, WorkerHTTPError) as exc:
-            retryable = isinstance(exc, TransportError) or exc.status in RETRYABLE_STATUSES
-            failures += 1
-            if not retryable or failures > attempts:
-                raise
-            await asyncio.sleep(_backoff(failures, delay))
+        return await _run(plan, http_, collector)
 
 
 async def synth_batch_polling(
@@ -216,23 +195,7 @@ async def synth_batch_polling(
 ) -> dict[str, Any]:
     """Polling mode (`?async=1`); see `npu_worker.client.sync.synth_batch_polling`."""
     collector = BatchCollector(on_progress)
+    body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
+    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay)
     async with _http(session, base, token, timeout) as http_:
-        body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-        accepted = (await http_.json("POST", "/synth_batch?async=1", body))[1]
-        collector.job_id, collector.total = str(accepted["job_id"]), accepted.get("total")
-        job = f"/jobs/{quote(collector.job_id, safe='')}"
-        seen: tuple[Any, ...] = ()
-        while True:
-            status = await _poll_json(http_, f"{job}/status", reattach_attempts, reattach_delay)
-            key = (status.get("status"), status.get("done"), status.get("current_idx"))
-            if key != seen:
-                seen = key
-                await maybe_await(collector.accept(status_event(status)))
-            if status.get("status") in TERMINAL_STATUSES:
-                break
-            await asyncio.sleep(poll_interval)
-        result = await _poll_json(http_, f"{job}/result", reattach_attempts, reattach_delay)
-    for event in result_events(result):
-        await maybe_await(collector.accept(event))
-    await maybe_await(collector.accept(done_event(result, collector.total)))
-    return collector.result()
+        return await _run(plan, http_, collector)

@@ -1,9 +1,16 @@
-"""What the sync and async clients share: base URL, errors, request bodies, and the batch collector.
+"""The transport-free core of the pipeline client; `sync.py` (urllib) and `aio.py` (aiohttp) drive it.
 
-The collector is the sans-I/O core of the pipeline client: it is fed the events of one batch in the
-order they arrive — from the first NDJSON stream, from re-attached streams, or from polled results —
-and decides which are new (by the job log's `seq`), calls `on_progress`, and builds the result the
-user's helper sketch returns: `{"sections": [...], "wav_paths": [...]}`.
+As python-websockets keeps its protocol apart from asyncio, everything that decides lives here and does
+no I/O: base URL, errors, request bodies, the batch collector, and the two batch *plans*. A plan is a
+generator that yields steps (`Call` a JSON endpoint, `Follow` an NDJSON stream into the collector,
+`Sleep`, `Deliver` an event to `on_progress`) and is sent each step's outcome, or has the step's
+`TransportError`/`WorkerHTTPError` thrown into it; it returns the result. So re-attaching, polling,
+back-off and de-duplication exist once, and a driver is a small loop over its own transport.
+
+The collector is fed the events of one batch in the order they arrive — from the first NDJSON stream,
+from re-attached streams, or from polled results — and decides which are new (by the job log's `seq`),
+calls `on_progress`, and builds the result the user's helper sketch returns:
+`{"sections": [...], "wav_paths": [...]}`.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -24,6 +31,9 @@ ProgressCallback = Callable[[int, dict[str, Any]], Any]
 # Events that are not entries of the job log: keepalives, and the polling mode's status snapshots.
 UNLOGGED_EVENTS = frozenset({"heartbeat", "status"})
 TERMINAL_STATUSES = frozenset({"done", "cancelled"})
+# Worker answers that mean "not now" rather than "never": a re-attach or a poll is tried again.
+RETRYABLE_STATUSES = frozenset({502, 503, 504})
+MAX_BACKOFF = 5.0
 
 
 class ClientError(Exception):
@@ -220,6 +230,136 @@ def done_event(result_body: dict[str, Any], total: int | None) -> dict[str, Any]
         "elapsed_total_sec": result_body.get("elapsed_total_sec"),
         "cancelled": result_body.get("status") == "cancelled",
     }
+
+
+# -- the plans: what to do, as steps a driver performs ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """A JSON request; the driver sends back the parsed body (a dict)."""
+
+    method: str
+    path: str
+    body: Any = None
+
+
+@dataclass(frozen=True)
+class Follow:
+    """Open an NDJSON stream and feed its lines to the collector until `done` or the stream ends;
+    the driver sends back what broke it (an exception) or None."""
+
+    method: str
+    path: str
+    body: Any = None
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Deliver:
+    """Pass one event to `collector.accept` (the async driver awaits what `on_progress` returns)."""
+
+    event: dict[str, Any]
+
+
+Step = Call | Follow | Sleep | Deliver
+Plan = Generator[Step, Any, dict[str, Any]]
+
+
+def backoff(failures: int, delay: float) -> float:
+    """Seconds before retry number `failures` (0: at once), doubling from `delay`, at most MAX_BACKOFF."""
+    return 0.0 if failures == 0 else min(delay * 2 ** (failures - 1), MAX_BACKOFF)
+
+
+def retryable(error: ClientError) -> bool:
+    return isinstance(error, TransportError) or (
+        isinstance(error, WorkerHTTPError) and error.status in RETRYABLE_STATUSES
+    )
+
+
+def streaming_plan(collector: BatchCollector, body: dict[str, Any], attempts: int, delay: float) -> Plan:
+    """POST /synth_batch as NDJSON and follow it to `done`, re-attaching at the last `seq` seen.
+
+    `failures` counts re-attaches in a row that brought nothing new; past `attempts` it gives up.
+    """
+    before = collector.last_seq
+    problem = yield Follow("POST", "/synth_batch", body)  # a refusal here is the caller's: raised
+    failures = 0
+    while collector.done is None:
+        if collector.job_id is None:
+            raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
+        failures = 0 if collector.last_seq > before else failures + 1
+        before = collector.last_seq
+        problem, failures = yield from _reattach(collector, failures, attempts, delay, problem)
+    return collector.result()
+
+
+def _reattach(
+    collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any
+) -> Generator[Step, Any, tuple[Any, int]]:
+    """Follow `/jobs/{id}/events?after=<last seq>`, retrying while the worker is unreachable or booting."""
+    assert collector.job_id is not None
+    while failures <= attempts:
+        wait = backoff(failures, delay)
+        if wait:
+            yield Sleep(wait)
+        try:
+            return (yield Follow("GET", events_path(collector.job_id, collector.last_seq))), failures
+        except (TransportError, WorkerHTTPError) as exc:
+            if not retryable(exc):
+                raise
+            problem = exc
+        failures += 1
+    raise TransportError(
+        f"job {collector.job_id}: stream lost after event {collector.last_seq}; "
+        f"re-attaching failed {failures} times: {problem}"
+    )
+
+
+def poll_json(path: str, attempts: int, delay: float) -> Generator[Step, Any, dict[str, Any]]:
+    """GET `path` as JSON, retrying transport failures and 502/503/504 up to `attempts` times."""
+    failures = 0
+    while True:
+        try:
+            answer: dict[str, Any] = yield Call("GET", path)
+            return answer
+        except (TransportError, WorkerHTTPError) as exc:
+            failures += 1
+            if not retryable(exc) or failures > attempts:
+                raise
+            yield Sleep(backoff(failures, delay))
+
+
+def polling_plan(
+    collector: BatchCollector, body: dict[str, Any], interval: float, attempts: int, delay: float
+) -> Plan:
+    """POST /synth_batch?async=1, poll the status until the job ends, then deliver its result.
+
+    `on_progress` gets a `status` event whenever the polled status changes, then each section's final
+    event and `done`.
+    """
+    accepted = yield Call("POST", "/synth_batch?async=1", body)
+    collector.job_id, collector.total = str(accepted["job_id"]), accepted.get("total")
+    job = f"/jobs/{quote(collector.job_id, safe='')}"
+    seen: tuple[Any, ...] = ()
+    while True:
+        status = yield from poll_json(f"{job}/status", attempts, delay)
+        key = (status.get("status"), status.get("done"), status.get("current_idx"))
+        if key != seen:
+            seen = key
+            yield Deliver(status_event(status))
+        if status.get("status") in TERMINAL_STATUSES:
+            break
+        yield Sleep(interval)
+    result = yield from poll_json(f"{job}/result", attempts, delay)
+    for event in result_events(result):
+        yield Deliver(event)
+    yield Deliver(done_event(result, collector.total))
+    return collector.result()
 
 
 async def maybe_await(value: Any) -> None:

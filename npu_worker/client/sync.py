@@ -14,29 +14,28 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import quote
 
 from npu_worker.client.common import (
-    TERMINAL_STATUSES,
     BatchCollector,
+    ClientError,
+    Deliver,
+    Follow,
+    Plan,
     ProgressCallback,
+    Sleep,
     TransportError,
     WorkerHTTPError,
     auth_headers,
     batch_body,
-    done_event,
     error_body_of,
-    events_path,
     parse_line,
+    polling_plan,
     resolve_base,
-    result_events,
     retry_after_of,
-    status_event,
+    streaming_plan,
     synth_body,
 )
 
-# Worker answers that mean "not now" rather than "never": a re-attach or a poll is tried again.
-RETRYABLE_STATUSES = frozenset({502, 503, 504})
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
 
@@ -112,30 +111,32 @@ def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> Bas
     return None
 
 
-def _backoff(failures: int, delay: float) -> float:
-    return 0.0 if failures == 0 else min(delay * 2 ** (failures - 1), 5.0)
-
-
-def _reattach(
-    http_: _Http, collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any
-) -> tuple[http.client.HTTPResponse, int]:
-    """Open `/jobs/{id}/events?after=<last seq>`, retrying while the worker is unreachable or booting."""
-    assert collector.job_id is not None
-    while failures <= attempts:
-        time.sleep(_backoff(failures, delay))
+def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
+    """Perform the core's steps over urllib until the plan returns its result."""
+    outcome: Any = None
+    error: ClientError | None = None
+    while True:
         try:
-            return http_.open("GET", events_path(collector.job_id, collector.last_seq)), failures
-        except WorkerHTTPError as exc:
-            if exc.status not in RETRYABLE_STATUSES:
-                raise
-            problem = exc
-        except TransportError as exc:
-            problem = exc
-        failures += 1
-    raise TransportError(
-        f"job {collector.job_id}: stream lost after event {collector.last_seq}; "
-        f"re-attaching failed {failures} times: {problem}"
-    )
+            step = plan.throw(error) if error is not None else plan.send(outcome)
+        except StopIteration as stop:
+            return stop.value
+        outcome, error = None, None
+        if isinstance(step, Sleep):
+            time.sleep(step.seconds)
+        elif isinstance(step, Deliver):
+            collector.accept(step.event)
+        elif isinstance(step, Follow):
+            try:
+                response = http_.open(step.method, step.path, step.body)
+            except (TransportError, WorkerHTTPError) as exc:
+                error = exc
+                continue
+            outcome = _drain(response, collector)
+        else:
+            try:
+                outcome = http_.json(step.method, step.path, step.body)[1]
+            except (TransportError, WorkerHTTPError) as exc:
+                error = exc
 
 
 def synth_batch_streaming(
@@ -158,32 +159,10 @@ def synth_batch_streaming(
     event exactly once even across re-attaches. Returns `{"sections", "wav_paths", "errors", ...}`.
     `read_timeout` bounds the silence on the socket; the worker's heartbeats keep a live stream busy.
     """
-    http_ = _Http(base, token, read_timeout)
     collector = BatchCollector(on_progress)
-    response = http_.open("POST", "/synth_batch", batch_body(sections, lang, speed_factor, ref_wav, **extra))
-    failures = 0
-    while True:
-        before = collector.last_seq
-        problem = _drain(response, collector)
-        if collector.done is not None:
-            return collector.result()
-        if collector.job_id is None:
-            raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
-        failures = 0 if collector.last_seq > before else failures + 1
-        response, failures = _reattach(http_, collector, failures, reattach_attempts, reattach_delay, problem)
-
-
-def _poll_json(http_: _Http, path: str, attempts: int, delay: float) -> tuple[int, dict[str, Any]]:
-    failures = 0
-    while True:
-        try:
-            return http_.json("GET", path)
-        except (TransportError, WorkerHTTPError) as exc:
-            retryable = isinstance(exc, TransportError) or exc.status in RETRYABLE_STATUSES
-            failures += 1
-            if not retryable or failures > attempts:
-                raise
-            time.sleep(_backoff(failures, delay))
+    body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
+    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay)
+    return _run(plan, _Http(base, token, read_timeout), collector)
 
 
 def synth_batch_polling(
@@ -206,24 +185,7 @@ def synth_batch_polling(
     `on_progress` gets a `status` event whenever the polled status changes, then each section's final
     event and `done` once the job has finished. Same return value as `synth_batch_streaming`.
     """
-    http_ = _Http(base, token, timeout)
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-    accepted = http_.json("POST", "/synth_batch?async=1", body)[1]
-    collector.job_id, collector.total = str(accepted["job_id"]), accepted.get("total")
-    job = f"/jobs/{quote(collector.job_id, safe='')}"
-    seen: tuple[Any, ...] = ()
-    while True:
-        status = _poll_json(http_, f"{job}/status", reattach_attempts, reattach_delay)[1]
-        key = (status.get("status"), status.get("done"), status.get("current_idx"))
-        if key != seen:
-            seen = key
-            collector.accept(status_event(status))
-        if status.get("status") in TERMINAL_STATUSES:
-            break
-        time.sleep(poll_interval)
-    result = _poll_json(http_, f"{job}/result", reattach_attempts, reattach_delay)[1]
-    for event in result_events(result):
-        collector.accept(event)
-    collector.accept(done_event(result, collector.total))
-    return collector.result()
+    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay)
+    return _run(plan, _Http(base, token, timeout), collector)

@@ -82,3 +82,14 @@ class Engine(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def check_language(engine: object, lang: str) -> None:
+    """Raise UnknownLanguage if the engine can tell it has no voice for `lang`.
+
+    `check_language(lang)` is an optional engine method: espeak and ZipVoice know their languages; a
+    proxy (sovits) does not, and its server answers for itself.
+    """
+    check = getattr(engine, "check_language", None)
+    if callable(check):
+        check(lang)

@@ -15,7 +15,7 @@ import soxr
 from npu_worker.config import Settings
 from npu_worker.engine.base import EngineInfo, SynthesisRequest
 from npu_worker.engine.espeak_lib import EspeakLibrary, get_espeak
-from npu_worker.protocol import EngineError
+from npu_worker.protocol import EngineError, UnknownLanguage
 
 OUTPUT_RATE = 24000
 
@@ -88,8 +88,18 @@ class EspeakEngine:
                     self._voices[lang] = voice.identifier
                     break
             else:
-                raise EngineError(f"unknown language {lang!r}: espeak-ng has no voice for it")
+                raise UnknownLanguage(
+                    f"espeak-ng has no voice for lang {lang!r}; it knows: {', '.join(self.languages())}"
+                )
         return self._voices[lang]
+
+    def languages(self) -> list[str]:
+        """The language codes espeak-ng has voices for."""
+        return sorted({voice.languages[0] for voice in self.library.voices() if voice.languages})
+
+    def check_language(self, lang: str) -> None:
+        """UnknownLanguage (a 400 before the request queues) when espeak-ng has no voice for `lang`."""
+        self.voice_for(lang)
 
     def rate_for(self, speed_factor: float) -> int:
         return max(1, round(self.library.default_rate * speed_factor))

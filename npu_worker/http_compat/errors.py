@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must load to explain a refusal
-OPEN_PATHS = ("/health",)  # no token needed: monitoring must see a booting worker (origin still checked)
+OPEN_PATHS = ("/health", "/ready")  # no token: monitoring must see a booting worker (origin still checked)
 
 
 def error_response(
@@ -74,7 +74,4 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
         log.exception("internal error on %s %s", request.method, request.path)
         response = error_response(exc, 500, with_traceback=True)
-    if origin and not response.prepared:
-        response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Vary"] = "Origin"
-    return response
+    return response  # CORS headers: cors.add_cors_headers, when the response is prepared

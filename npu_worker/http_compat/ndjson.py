@@ -67,7 +67,7 @@ async def _pump(response: web.StreamResponse, subscription: Subscription, heartb
         while True:
             try:
                 item = await asyncio.wait_for(iterator.__anext__(), timeout=heartbeat_interval)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 elapsed = round(time.monotonic() - started, 1)
                 await response.write(ndjson_line(Heartbeat(elapsed).to_dict()))
                 continue

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from .. import PROTOCOL_VERSION
+from .. import PROTOCOL_VERSION, __version__
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..jobs.model import Job, LogEntry
 from ..protocol import (
@@ -63,6 +63,7 @@ async def health(request: web.Request) -> web.Response:
         "device": info.device if info else None,
         "ref_wav": settings.ref_wav,
         "version": PROTOCOL_VERSION,
+        "package_version": __version__,
         "sample_rate": info.sample_rate if info else None,
         "model": info.model if info else None,
         "precision": info.precision if info else None,
@@ -79,6 +80,27 @@ async def health(request: web.Request) -> web.Response:
         body["error"] = str(scheduler.load_error)
         return web.json_response(body, status=500)
     return web.json_response(body, status=200 if info else 503)
+
+
+async def ready(request: web.Request) -> web.Response:
+    """200 only when a request would be served now (loaded, queue below its bound, not shutting down)."""
+    scheduler = request.app[SCHEDULER_KEY]
+    bound = request.app[SETTINGS_KEY].max_queue
+    queue = await scheduler.queue_health()  # a Redis queue: refreshes the cluster-wide depth
+    waiting = scheduler.queue_size()
+    reason = None
+    if queue.get("redis") == "unreachable":
+        reason = "the shared queue (Redis) is unreachable"
+    elif scheduler.load_error is not None:
+        reason = f"the engine failed to load: {scheduler.load_error}"
+    elif not scheduler.loaded:
+        reason = "the engine is still loading"
+    elif scheduler.draining:
+        reason = "shutting down"
+    elif waiting >= bound:
+        reason = f"the queue is full ({waiting} sections waiting, bound {bound})"
+    body = {"ready": reason is None, "reason": reason, "queue": waiting}
+    return web.json_response(body, status=200 if reason is None else 503)
 
 
 async def _wait_done(scheduler: Scheduler, job: Job) -> None:
@@ -201,6 +223,7 @@ async def section_audio(request: web.Request) -> web.Response:
 
 def setup_http(app: web.Application) -> None:
     app.router.add_get("/health", health)
+    app.router.add_get("/ready", ready)
     app.router.add_post("/synth", synth)
     app.router.add_post("/synth_batch", synth_batch)
     app.router.add_get("/jobs", job_list)

@@ -65,8 +65,8 @@ class Admission:
     def cancel(self, job_id: str) -> tuple[Cancelled, Job | None]:
         with self._cond:
             job = next((j for j in self._active if j.id == job_id), None)
-            if job is None or job.cancel_requested.is_set():
-                return Cancelled.NOT_LIVE, job
+            if job is None:
+                return Cancelled.NOT_LIVE, None
             job.cancel_requested.set()
             if job is self._running:
                 return Cancelled.RUNNING, job
@@ -85,6 +85,11 @@ class Admission:
     def jobs_running(self) -> int:
         with self._cond:
             return len(self._active)
+
+    @property
+    def stopping(self) -> bool:
+        with self._cond:
+            return self._stopping
 
     def running_job(self) -> Job | None:
         with self._cond:

@@ -13,11 +13,13 @@ import abc
 import asyncio
 import logging
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
 from ..protocol import Done, Event
 from .model import Job, LogEntry, apply_event
+from .observer import SchedulerObserver
 from .store import JobStore
 
 log = logging.getLogger(__name__)
@@ -61,21 +63,27 @@ class LoopHandoff:
 class Journal(abc.ABC):
     """Event log of every job: fold → persist → publish, one event at a time."""
 
-    def __init__(self, handoff: LoopHandoff) -> None:
+    def __init__(self, handoff: LoopHandoff, observer: SchedulerObserver | None = None) -> None:
         self.handoff = handoff
+        self.observer = observer if observer is not None else SchedulerObserver()
         self._lock = threading.Lock()
 
     def append(self, job: Job, event: Event) -> LogEntry:
-        """Fold `event` into `job`, persist it (persisted jobs), then publish it on the loop."""
+        """Persist `event` (persisted jobs), fold it into `job`, then publish it on the loop.
+
+        Persisting comes first: readers on the loop see the job's state change only once the log holds
+        the event, so a status a client saw is never lost by a crash (a `done` job stays done).
+        """
         with self._lock:
-            apply_event(job, event)
             entry = LogEntry(job.next_seq, event)
-            job.next_seq += 1
             if job.persisted:
                 try:
                     self.persist(job, entry)
                 except OSError:
                     log.exception("could not persist an event of job %s", job.id)
+            job.next_seq += 1
+            apply_event(job, event)
+            self.observer.event(job, event)
             self.handoff(job.publish, entry)
         return entry
 
@@ -105,12 +113,23 @@ class Journal(abc.ABC):
 
 
 class LocalJournal(Journal):
-    """Logs in `<state>/jobs/<id>/` (see `store.py`); open log files are kept until the job's `done`."""
+    """Logs in `<state>/jobs/<id>/` (see `store.py`).
 
-    def __init__(self, store: JobStore, handoff: LoopHandoff) -> None:
-        super().__init__(handoff)
+    A log file stays open from a job's first event to its `done` (no open/close per event), for at
+    most `max_open` jobs at once: thousands of queued jobs never exhaust file descriptors.
+    """
+
+    def __init__(
+        self,
+        store: JobStore,
+        handoff: LoopHandoff,
+        max_open: int = 32,
+        observer: SchedulerObserver | None = None,
+    ) -> None:
+        super().__init__(handoff, observer)
         self.store = store
-        self._open: dict[str, IO[str]] = {}
+        self.max_open = max_open
+        self._open: OrderedDict[str, IO[str]] = OrderedDict()
 
     def create(self, job: Job) -> None:
         self.store.create(job)
@@ -118,7 +137,11 @@ class LocalJournal(Journal):
     def persist(self, job: Job, entry: LogEntry) -> None:
         out = self._open.get(job.id)
         if out is None:
+            if len(self._open) >= self.max_open:
+                self._open.popitem(last=False)[1].close()
             out = self._open[job.id] = self.store.open_log(job.id)
+        else:
+            self._open.move_to_end(job.id)
         out.write(self.store.log_line(entry))
         out.flush()
         if isinstance(entry.event, Done):
@@ -150,6 +173,6 @@ class LocalJournal(Journal):
 
     def close(self) -> None:
         with self._lock:
-            handles, self._open = list(self._open.values()), {}
+            handles, self._open = list(self._open.values()), OrderedDict()
         for handle in handles:
             handle.close()

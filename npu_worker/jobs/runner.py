@@ -33,6 +33,7 @@ from .admission import Admission
 from .cache import SynthesisCache, cache_key
 from .journal import Journal
 from .model import AudioChunk, Job, Section
+from .observer import SchedulerObserver
 from .stats import Stats
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,7 @@ class Runner:
         limits: Limits,
         default_seed: int,
         end_job: Callable[[Job], None],
+        observer: SchedulerObserver | None = None,
     ) -> None:
         self.engine = engine
         self.admission = admission
@@ -70,6 +72,7 @@ class Runner:
         self.limits = limits
         self.default_seed = default_seed
         self.end_job = end_job
+        self.observer = observer if observer is not None else SchedulerObserver()
         self.info: EngineInfo | None = None
         self.load_error: WorkerError | None = None
         self.load_seconds: float | None = None
@@ -82,6 +85,10 @@ class Runner:
     def join(self, timeout: float) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
     def _work(self) -> None:
         if not self._load():
@@ -152,6 +159,8 @@ class Runner:
                 job, SectionError(section.idx, str(EngineError(f"{type(exc).__name__}: {exc}")))
             )
             self.stats.section_failed()
+        finally:
+            self.observer.section_ran(job, time.monotonic() - started)
 
     def _rate(self) -> int:
         assert self.info is not None
@@ -203,6 +212,7 @@ class Runner:
         if job.first_audio_at is None and chunk.samples.size:
             job.first_audio_at = time.monotonic()
             self.stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
+            self.observer.first_audio(job, job.first_audio_at - job.submitted_at)
         if job.stream_audio:
             self.journal.handoff(job.publish_audio, chunk)
 

@@ -15,13 +15,12 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..config import Settings
-from ..engine.base import Engine, EngineInfo
-from ..paths import resolve_output_path, resolve_ref_wav
+from ..engine.base import Engine, EngineInfo, check_language
+from ..paths import resolve_output_path
 from ..protocol import (
     AudioNotFound,
     BatchRequest,
@@ -33,10 +32,12 @@ from ..protocol import (
     Start,
     WorkerError,
 )
+from ..voices import VoiceLibrary
 from .admission import Admission, Cancelled
 from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
 from .model import Job, Section, job_section, new_job_id
+from .observer import SchedulerObserver
 from .registry import JobRegistry
 from .retention import Retention, remove_crash_leftovers
 from .runner import Runner
@@ -48,9 +49,12 @@ log = logging.getLogger(__name__)
 
 
 class Scheduler:
-    def __init__(self, engine: Engine, settings: Settings, *, clock: Callable[[], float] = time.time) -> None:
-        """No I/O here: directories are created by `start`, off the loop."""
-        self.engine = engine
+    def __init__(
+        self, engine: Engine | None, settings: Settings, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        """Cheap and off the loop (`build_app`); the engine (None: the configured backend), the journal
+        and the engine thread are built by `start`, in the app's `cleanup_ctx`."""
+        self.engine: Any = engine
         self.settings = settings
         self.clock = clock
         self.limits = settings.limits
@@ -61,6 +65,9 @@ class Scheduler:
         self.registry = JobRegistry()
         self.admission = Admission(settings.max_queue)
         self.stats = Stats()
+        self.voices = VoiceLibrary.from_settings(settings)
+        self.observer = SchedulerObserver()  # metrics hooks (no-op unless the app installs one)
+        self._checked_langs: set[str] = set()  # languages the engine accepted (checked off the loop)
         self.journal: Journal | None = None
         self.retention: Retention | None = None
         self.runner: Runner | None = None
@@ -70,7 +77,11 @@ class Scheduler:
     async def start(self) -> None:
         """Recover persisted jobs (every unfinished one resumes, oldest first), then load the engine."""
         loop = asyncio.get_running_loop()
-        journal = self.journal = LocalJournal(self.store, LoopHandoff(loop))
+        if self.engine is None:
+            from ..engine.factory import create_engine
+
+            self.engine = await loop.run_in_executor(None, create_engine, self.settings)
+        journal = self.journal = LocalJournal(self.store, LoopHandoff(loop), observer=self.observer)
         self.retention = Retention(
             self.registry,
             journal,
@@ -87,6 +98,7 @@ class Scheduler:
             limits=self.limits,
             default_seed=self.settings.seed,
             end_job=self._end,
+            observer=self.observer,
         )
         for job in await loop.run_in_executor(None, self._recover):
             log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
@@ -103,20 +115,54 @@ class Scheduler:
         owned = [self.cache.directory, *(self.store.job_dir(job.id) for job in jobs)]
         remove_crash_leftovers(jobs, owned)
         assert self.retention is not None
-        self.retention.sweep()
+        self.stats.count("jobs_removed", self.retention.sweep())
         return [job for job in jobs if not job.finished]
 
-    async def stop(self) -> None:
+    @property
+    def draining(self) -> bool:
+        """True once shutdown began: no new section starts."""
+        return self.admission.stopping
+
+    async def drain(self, grace: float) -> None:
+        """Start no new section; let the running one finish within `grace` seconds, else cancel it.
+
+        Queued sections of batch jobs stay in their logs and resume after a restart. Logs what it did.
+        """
+        if self.admission.stopping:
+            return
         running = self.admission.stop()
-        if running is not None:
-            running.cancel_requested.set()
+        idx = running.current_idx if running is not None else None
+        if running is None or self.runner is None:
+            log.info("shutdown: no section was running")
+        else:
+            started = time.monotonic()
+            await asyncio.get_running_loop().run_in_executor(None, self.runner.join, grace)
+            if self.runner.alive:
+                running.cancel_requested.set()
+                log.warning(
+                    "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
+                )
+            else:
+                log.info(
+                    "shutdown: let section %s of job %s finish (%.2f s)",
+                    idx,
+                    running.id,
+                    time.monotonic() - started,
+                )
+        waiting = self.queue_size()
+        if waiting:
+            log.info("shutdown: %d queued sections left; batch jobs resume on restart", waiting)
+
+    async def stop(self, grace: float = 30.0) -> None:
+        await self.drain(grace)
         loop = asyncio.get_running_loop()
         if self.runner is not None:
             await loop.run_in_executor(None, self.runner.join, 30.0)
-        try:
-            await loop.run_in_executor(None, self.engine.close)
-        except Exception:  # noqa: BLE001 - closing must not mask shutdown
-            log.exception("engine close failed")
+        if self.engine is not None:
+            try:
+                await loop.run_in_executor(None, self.engine.close)
+            except Exception:  # noqa: BLE001 - closing must not mask shutdown
+                log.exception("engine close failed")
         if isinstance(self.journal, LocalJournal):
             self.journal.close()
 
@@ -202,18 +248,22 @@ class Scheduler:
         )
         if on_created is not None:
             on_created(job)
-        touches_disk = job.persisted or request.params.ref_wav is not None
-        if touches_disk or any(s.output_path is not None for s in request.sections):
+        blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
+        blocking = blocking or request.params.lang not in self._checked_langs  # the engine may block
+        if blocking or any(s.output_path is not None for s in request.sections):
             await asyncio.get_running_loop().run_in_executor(None, self._admit, job, request)
         else:
             self._admit(job, request)
         return job
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
-        """Path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""
+        """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""
+        if request.params.lang not in self._checked_langs:
+            check_language(self.engine, request.params.lang)
+            self._checked_langs.add(request.params.lang)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        if request.params.ref_wav is not None:  # synthesise from the path that was checked, not the raw one
-            job.params = replace(job.params, ref_wav=resolve_ref_wav(request.params.ref_wav, self.roots))
+        # A voice name becomes its stored wav; a path is checked and synthesised as checked.
+        job.params = self.voices.resolve_params(request.params, self.roots)
         try:
             self.admission.reserve(job, job.total)
         except WorkerError:
@@ -237,7 +287,8 @@ class Scheduler:
         if output_path is not None:
             output_path = resolve_output_path(output_path, self.roots)
         elif job.persisted:
-            output_path = self.store.default_output(job.id, idx)
+            assert self.journal is not None
+            output_path = self.journal.default_output(job.id, idx)
         return Section(idx, text, output_path)
 
     # -- looking up and listening ----------------------------------------------------------------
@@ -257,9 +308,18 @@ class Scheduler:
         """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""
         return self.registry.recent(limit)
 
-    def subscribe(self, job: Job, *, after: int = 0, audio: bool = False) -> Subscription:
+    def subscribe(
+        self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
+    ) -> Subscription:
         rate = self.info.sample_rate if self.info else 24000
-        return Subscription(job, after=after, audio=audio, sample_rate=rate, on_overflow=self._drop_slow)
+        return Subscription(
+            job,
+            after=after,
+            audio=audio,
+            sample_rate=rate,
+            max_buffered_seconds=max_buffered_seconds,
+            on_overflow=self._drop_slow,
+        )
 
     # -- cancellation and the end of a job -------------------------------------------------------
 

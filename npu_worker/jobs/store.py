@@ -94,20 +94,21 @@ class JobStore:
         return job
 
     def remove(self, job_id: str, default_outputs: list[str]) -> None:
-        """Delete the job's own files (request, log, the given default outputs, temp files), then its
-        directory if nothing else is left in it: a file someone else put there is never touched."""
+        """Delete the job's own files: its request, its log, its temp files and the default outputs
+        this store named for it (`default_outputs`, wherever they live); then the directories they
+        leave empty. A file someone else put beside them is never touched."""
         directory = self.job_dir(job_id)
-        owned = [directory / JOB_FILE, directory / LOG_FILE, *map(Path, default_outputs)]
-        owned += [p for p in directory.glob(".*.part")]
+        owned = [directory / JOB_FILE, directory / LOG_FILE, *directory.glob(".*.part")]
+        owned += [Path(path) for path in default_outputs]
         for path in owned:
-            if path.parent == directory:
-                path.unlink(missing_ok=True)
-        try:
-            directory.rmdir()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            log.info("kept %s after removing job %s: %s", directory, job_id, exc.strerror or exc)
+            path.unlink(missing_ok=True)
+        for folder in {directory, *(Path(path).parent for path in default_outputs)}:
+            try:
+                folder.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                log.info("kept %s after removing job %s: %s", folder, job_id, exc.strerror or exc)
 
     @staticmethod
     def _read_log(path: Path) -> list[LogEntry]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -9,6 +10,8 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..protocol import SectionError, Unsupported
 from .schedule import schedule_sizes
+
+log = logging.getLogger(__name__)
 
 
 def setup_ws(app: web.Application) -> None:
@@ -50,4 +53,5 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
                 break
     finally:
         await session.close()
+        log.debug("ws closed: code %s", ws.close_code)  # 1000 from a page that closed it properly
     return ws

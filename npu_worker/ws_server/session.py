@@ -248,7 +248,7 @@ class RequestStream:
         except (ConnectionError, RuntimeError):
             # The socket broke under a send: nobody listens any more, so the work stops.
             self._stop_job()
-        except Exception as exc:  # noqa: BLE001 - a started stream reports, then closes (DESIGN rule 13)
+        except Exception as exc:  # noqa: BLE001 - a started stream reports an error event, then closes
             log.exception("WebSocket stream of job %s failed", self.job.id)
             self._stop_job()
             await self._session.fail(EngineError(f"streaming failed: {type(exc).__name__}: {exc}"))

@@ -1,10 +1,10 @@
 """Model directories for the ZipVoice tests, built once per session.
 
-Needs from npu_worker/engine/zipvoice/synthetic_model.py (helper H2b): `build_model_dir(path, "tiny")`
-with both precisions, `layout="sherpa"`, and reference_ko.wav + reference_ko.txt in the directory.
-The QNN tests swap in tests/zipvoice/simple_decoder.py's graph: the synthetic decoder does not
-finalise on the HTP simulator of onnxruntime-qnn 2.7.0 (QNN_COMMON_ERROR_MEM_ALLOC at its first
-`Sub` → `Mul(guidance)` pair; `Add` there instead of `Sub` compiles).
+Needs from npu_worker/testing/zipvoice_model.py: `build_model_dir(path, "tiny")` with both precisions,
+`layout="sherpa"`, and reference_ko.wav + reference_ko.txt in the directory.
+The QNN tests swap in tests/zipvoice/simple_decoder.py's graph: the real-structure decoder does not compile
+on the HTP simulator of onnxruntime-qnn 2.7.0 with the provider options used here (fixed N=1, T=64:
+QNN_COMMON_ERROR_MEM_ALLOC when finalising the graph), and these tests are about the QNN plumbing.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from npu_worker.config import Settings
-from npu_worker.engine.zipvoice.synthetic_model import build_model_dir
+from npu_worker.testing.zipvoice_model import build_model_dir
 from tests.zipvoice.simple_decoder import write_simple_decoder
 
 

@@ -161,3 +161,11 @@ def test_a_later_section_packs_its_sentences_into_one_segment_with_the_full_prom
 def test_text_without_speakable_tokens_is_an_engine_error(engine):
     with pytest.raises(EngineError, match="no speakable tokens"):
         list(engine.stream(SynthesisRequest("🙂🙂")))
+
+
+def test_an_unknown_language_is_refused_before_synthesis_and_the_known_ones_are_listed(engine):
+    from npu_worker.protocol import UnknownLanguage
+
+    engine.check_language("ko")
+    with pytest.raises(UnknownLanguage, match="'xx-nowhere'.*it knows: .*\\bko\\b"):
+        engine.check_language("xx-nowhere")

@@ -10,8 +10,8 @@ import pytest
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.zipvoice.engine import create
 from npu_worker.engine.zipvoice.model_files import locate
-from npu_worker.engine.zipvoice.synthetic_model import build_model_dir
 from npu_worker.protocol import ModelLoadError
+from npu_worker.testing.zipvoice_model import build_model_dir
 from tests.zipvoice.conftest import engine_settings
 
 

@@ -1,4 +1,4 @@
-"""The sampler's numbers: the time grid, the frame count and its speed fix (ZIPVOICE.md §Algorithm)."""
+"""The sampler's numbers: the time grid, the frame count and its speed fix (docs/zipvoice.md)."""
 
 import numpy as np
 import pytest
@@ -18,8 +18,8 @@ def test_time_grid_without_shift_is_uniform():
 @pytest.mark.parametrize(
     ("prompt_frames", "prompt_tokens", "target_tokens", "speed", "generated", "naive_generated"),
     [
-        (281, 30, 100, 1.5, 625, 531),  # ZIPVOICE.md example
-        (281, 30, 10, 2.0, 47, -93),  # ZIPVOICE.md example: the naive count goes negative
+        (281, 30, 100, 1.5, 625, 531),  # docs/zipvoice.md example
+        (281, 30, 10, 2.0, 47, -93),  # docs/zipvoice.md example: the naive count goes negative
         (281, 30, 100, 1.0, 937, 937),  # speed 1: fix and naive agree
         (281, 30, 100, 0.5, 1874, 2155),
         (100, 20, 40, 1.25, 160, 140),

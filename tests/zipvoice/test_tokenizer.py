@@ -105,3 +105,12 @@ def test_emilia_sends_korean_to_espeak_as_a_korean_fine_tune_needs():
 def test_emilia_tokenizer_gives_pinyin_initials_and_tone_finals():
     symbols = make_tokenizer("emilia").symbols("你好。", "zh")
     assert symbols[:4] == ["n0", "i2", "h0", "ao3"] and symbols[-1] == "."
+
+
+def test_tokenizers_say_which_languages_they_know():
+    espeak, emilia = EspeakTokenizer(), make_tokenizer("emilia")
+    assert espeak.knows_language("ko") and espeak.knows_language("en_US")
+    assert not espeak.knows_language("xx-nowhere")
+    assert emilia.knows_language("zh") and emilia.knows_language("ko")  # ko goes to espeak
+    assert not emilia.knows_language("xx-nowhere")
+    assert SimpleTokenizer().knows_language("xx-nowhere")  # characters need no phonemizer

@@ -30,10 +30,11 @@ from npu_worker.engine.zipvoice.tokenizer import (
     TokenTable,
     add_punctuation,
     choose_tokenizer,
+    espeak_languages,
     make_tokenizer,
 )
 from npu_worker.engine.zipvoice.vocoder import Vocoder, spectrum_config
-from npu_worker.protocol import EngineError, ModelLoadError, WorkerError
+from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage, WorkerError
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
@@ -135,6 +136,14 @@ class ZipVoiceEngine:
                 self.prompts.get(self.default_voice(), "ko")
             except EngineError as exc:
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
+
+    def check_language(self, lang: str) -> None:
+        """UnknownLanguage (a 400 before the request queues) when the tokenizer cannot phonemize `lang`."""
+        if not self.tokenizer.knows_language(lang):
+            known = ", ".join(espeak_languages())
+            raise UnknownLanguage(
+                f"the {self.tokenizer_name} tokenizer has no phonemes for lang {lang!r}; it knows: {known}"
+            )
 
     def _token_ids(self, text: str, lang: str) -> list[int]:
         return self.table.to_ids(self.tokenizer.symbols(text, lang))

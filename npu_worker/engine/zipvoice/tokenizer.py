@@ -72,6 +72,10 @@ class Tokenizer(Protocol):
         """Token symbols of one text (no table lookup)."""
         ...
 
+    def knows_language(self, lang: str) -> bool:
+        """Whether `symbols` can phonemize `lang` (checked when a request arrives, before it queues)."""
+        ...
+
 
 class SimpleTokenizer:
     """One token per character, no normalisation."""
@@ -80,6 +84,9 @@ class SimpleTokenizer:
 
     def symbols(self, text: str, lang: str) -> list[str]:
         return list(text)
+
+    def knows_language(self, lang: str) -> bool:
+        return True
 
 
 Phonemize = Callable[[str, str], "str | list[str]"]
@@ -95,6 +102,20 @@ def espeak_voice(lang: str) -> str:
     """Request `lang` → espeak-ng voice name (`en` means `en-us`, as the reference tokenizer)."""
     lang = lang.strip().lower().replace("_", "-")
     return {"en": "en-us", "zh": "cmn", "ja": "ja", "ko": "ko"}.get(lang, lang)
+
+
+def espeak_knows(lang: str) -> bool:
+    """Whether espeak-ng has a voice for request `lang`."""
+    from npu_worker.engine.espeak_lib import get_espeak
+
+    return get_espeak().find_voice(espeak_voice(lang)) is not None
+
+
+def espeak_languages() -> list[str]:
+    """The language codes espeak-ng has voices for (what an UnknownLanguage answer lists)."""
+    from npu_worker.engine.espeak_lib import get_espeak
+
+    return sorted({voice.languages[0] for voice in get_espeak().voices() if voice.languages})
 
 
 class EspeakTokenizer:
@@ -117,6 +138,9 @@ class EspeakTokenizer:
         if final in PUNCTUATION and not flat.endswith(final):
             flat = flat.rstrip(".,;:!? ") + final
         return list(flat)
+
+    def knows_language(self, lang: str) -> bool:
+        return espeak_knows(lang)
 
 
 class EmiliaTokenizer:
@@ -148,6 +172,9 @@ class EmiliaTokenizer:
                 "the emilia tokenizer needs the [zh] extra for Chinese (pip install 'npu-worker[zh]'): "
                 + str(exc)
             ) from exc
+
+    def knows_language(self, lang: str) -> bool:
+        return lang.strip().lower().replace("_", "-") in self.LANGUAGES or espeak_knows(lang)
 
     def symbols(self, text: str, lang: str) -> list[str]:
         if lang.strip().lower().replace("_", "-") not in self.LANGUAGES:

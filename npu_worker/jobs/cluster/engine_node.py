@@ -28,6 +28,7 @@ from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError
 from ..admission import Admission
 from ..cache import SynthesisCache
 from ..model import Job, Section
+from ..observer import SchedulerObserver
 from ..runner import Runner
 from ..stats import Stats
 from .journal import RedisJournal
@@ -69,6 +70,8 @@ class ClusterRunner(Runner):
             error = EngineError(f"{type(exc).__name__}: {exc}")
             self.journal.section_failed(job, node, SectionError(section.idx, str(error)))
             self.stats.section_failed()
+        finally:
+            self.observer.section_ran(job, time.monotonic() - started)
 
 
 class EngineNode:
@@ -84,6 +87,7 @@ class EngineNode:
         limits: Limits,
         default_seed: int,
         claim_timeout: float,
+        observer: SchedulerObserver | None = None,
     ) -> None:
         self.jobs = jobs
         self.node = node
@@ -97,12 +101,16 @@ class EngineNode:
             limits=limits,
             default_seed=default_seed,
             end_job=lambda job: None,
+            observer=observer,
         )
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="npu-worker-engine")
         self.running: Job | None = None
         self.redis_ok = True
         self._known: OrderedDict[str, tuple[Job, str]] = OrderedDict()
         self._own = True  # at start: our own unacknowledged items first
+        self._draining = False
+        self._idle = asyncio.Event()
+        self._idle.set()
         self._regroup = False
         self._next_reclaim = 0.0
 
@@ -124,6 +132,8 @@ class EngineNode:
                     await self.jobs.ensure_groups(self.node)
                     self._regroup = False
                 for item in await self._next_items():
+                    if self._draining:  # left claimed: taken back after a restart, or by another node
+                        return
                     await self._run_item(item)
                 self.redis_ok, delay = True, 0.05
             except ResponseError as exc:
@@ -164,6 +174,7 @@ class EngineNode:
         job, accepting = job_and_node
         section = job.sections[item.pos]
         self.running = job
+        self._idle.clear()
         keeper = asyncio.create_task(self._keep_claim(item))
         try:
             loop = asyncio.get_running_loop()
@@ -171,6 +182,7 @@ class EngineNode:
         finally:
             keeper.cancel()
             self.running = None
+            self._idle.set()
         await self.jobs.ack(item)
 
     async def _keep_claim(self, item: WorkItem) -> None:
@@ -194,6 +206,17 @@ class EngineNode:
             while len(self._known) > 256:
                 self._known.popitem(last=False)
         return known
+
+    async def drain(self, grace: float) -> None:
+        """Take no new item; give the running section `grace` seconds, then stop it at its next chunk."""
+        self._draining = True
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout=grace)
+        except TimeoutError:
+            running = self.running
+            if running is not None:
+                log.warning("shutdown: section of job %s ran past %.1f s; cancelled", running.id, grace)
+                running.cancel_requested.set()
 
     async def stop(self) -> None:
         self.runner.journal.stopping.set()

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ...protocol import Event, QueueUnavailable, SectionError
 from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
+from ..observer import SchedulerObserver
 from ..store import JobStore
 from .store import REDIS_DOWN, RedisJobs
 
@@ -29,8 +30,15 @@ T = TypeVar("T")
 
 
 class RedisJournal(Journal):
-    def __init__(self, jobs: RedisJobs, store: JobStore, handoff: LoopHandoff, node: str) -> None:
-        super().__init__(handoff)
+    def __init__(
+        self,
+        jobs: RedisJobs,
+        store: JobStore,
+        handoff: LoopHandoff,
+        node: str,
+        observer: SchedulerObserver | None = None,
+    ) -> None:
+        super().__init__(handoff, observer)
         self.jobs = jobs
         self.store = store  # only for the accepting node's default output paths
         self.node = node
@@ -62,6 +70,7 @@ class RedisJournal(Journal):
         entry = LogEntry(seq, event)
         with self._lock:
             apply_event(job, event)
+            self.observer.event(job, event)
         return entry
 
     def create(self, job: Job) -> None:

@@ -15,12 +15,11 @@ import socket
 import threading
 import time
 import uuid
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ...config import Settings
-from ...engine.base import Engine, EngineInfo
+from ...engine.base import Engine, EngineInfo, check_language
 from ...protocol import (
     AudioNotFound,
     BatchRequest,
@@ -46,7 +45,7 @@ HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
 
 
 class ClusterScheduler(Scheduler):
-    def __init__(self, engine: Engine, settings: Settings, **kwargs: Any) -> None:
+    def __init__(self, engine: Engine | None, settings: Settings, **kwargs: Any) -> None:
         super().__init__(engine, settings, **kwargs)
         self.role = settings.role
         self.jobs = RedisJobs(settings.queue)
@@ -57,18 +56,25 @@ class ClusterScheduler(Scheduler):
         self.redis_ok = True
         self._tasks: list[asyncio.Task[Any]] = []
         self._rjournal: RedisJournal | None = None
+        self._draining = False
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        if self.engine is None and self.role != "api":  # an api node never loads an engine
+            from ...engine.factory import create_engine
+
+            self.engine = await loop.run_in_executor(None, create_engine, self.settings)
         self.node = await loop.run_in_executor(None, self._prepare)
         try:
             await self.jobs.ping()
             await self.jobs.ensure_groups(self.node)
         except REDIS_DOWN as exc:
             raise QueueUnavailable(f"cannot reach Redis at {self.settings.queue}: {exc}") from exc
-        journal = self._rjournal = RedisJournal(self.jobs, self.store, LoopHandoff(loop), self.node)
+        journal = self._rjournal = RedisJournal(
+            self.jobs, self.store, LoopHandoff(loop), self.node, observer=self.observer
+        )
         self.journal = journal
         if self.role in ("both", "engine"):
             self.engine_node = EngineNode(
@@ -81,6 +87,7 @@ class ClusterScheduler(Scheduler):
                 limits=self.limits,
                 default_seed=self.settings.seed,
                 claim_timeout=self.settings.claim_timeout,
+                observer=self.observer,
             )
             self._spawn(self._engine_main())
             self._spawn(self._cancel_listener())
@@ -108,7 +115,21 @@ class ClusterScheduler(Scheduler):
         if await self.engine_node.load():
             await self.engine_node.run()
 
-    async def stop(self) -> None:
+    @property
+    def draining(self) -> bool:
+        return self._draining
+
+    async def drain(self, grace: float) -> None:
+        """Take no new work; let the running section finish within `grace` seconds, else stop it (its
+        item stays claimed: this node takes it back after a restart, or another after the claim timeout)."""
+        if self._draining:
+            return
+        self._draining = True
+        if self.engine_node is not None:
+            await self.engine_node.drain(grace)
+
+    async def stop(self, grace: float = 30.0) -> None:
+        await self.drain(grace)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -118,7 +139,8 @@ class ClusterScheduler(Scheduler):
         await self.jobs.close()
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(None, self.engine.close)
+            if self.engine is not None:
+                await loop.run_in_executor(None, self.engine.close)
         except Exception:  # noqa: BLE001 - closing must not mask shutdown
             log.exception("engine close failed")
 
@@ -151,10 +173,9 @@ class ClusterScheduler(Scheduler):
 
     async def queue_health(self) -> dict[str, Any]:
         try:
-            async with asyncio.timeout(1.0):
-                self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
+            self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
             self.redis_ok = True
-        except (*REDIS_DOWN, TimeoutError) as exc:
+        except (TimeoutError, *REDIS_DOWN) as exc:
             self.redis_ok = False
             return {
                 "queue_backend": "redis",
@@ -219,6 +240,10 @@ class ClusterScheduler(Scheduler):
     ) -> Job:
         if self.role == "engine":
             raise Unsupported("this node runs with --role engine; send requests to an api or both node")
+        if preview and request.audio:
+            raise Unsupported("streaming audio (/ws, the OpenAI speech routes) needs --queue local")
+        if self._draining:
+            raise Loading("the worker is shutting down")
         if self.load_error is not None:
             raise self.load_error
         info = self.info
@@ -249,12 +274,13 @@ class ClusterScheduler(Scheduler):
         return job
 
     def _resolve(self, job: Job, request: BatchRequest) -> None:
-        """Path checks (blocking: realpath) and default outputs on this node's disk."""
+        """Language and path checks (blocking), default outputs on this node's disk, a voice name made
+        its stored wav (engine nodes read it at the same path)."""
+        if self.engine is not None and request.params.lang not in self._checked_langs:
+            check_language(self.engine, request.params.lang)
+            self._checked_langs.add(request.params.lang)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        if request.params.ref_wav is not None:
-            from ...paths import resolve_ref_wav
-
-            job.params = replace(job.params, ref_wav=resolve_ref_wav(request.params.ref_wav, self.roots))
+        job.params = self.voices.resolve_params(request.params, self.roots)
 
     # -- looking up, listening, cancelling -------------------------------------------------------
 
@@ -273,7 +299,9 @@ class ClusterScheduler(Scheduler):
         found = [await self.jobs.load(job_id) for job_id in await self.jobs.recent(limit)]
         return [job for job in found if job is not None and not job.preview]
 
-    def subscribe(self, job: Job, *, after: int = 0, audio: bool = False) -> Subscription:
+    def subscribe(
+        self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
+    ) -> Subscription:
         return Subscription(self.followers.attach(job), after=after, audio=False)
 
     def cancel(self, job_id: str) -> bool:

@@ -1,37 +1,34 @@
-"""A synthetic ZipVoice model directory for tests and benchmarks (no real weights, no torch).
+"""A synthetic ZipVoice model directory for tests and benchmarks (random weights, no torch at run time).
 
-`build_model_dir(path, size)` writes what an official ZipVoice export plus the sherpa-onnx vocoder holds:
-text_encoder.onnx, fm_decoder.onnx (and *_int8.onnx via onnxruntime's quantize_dynamic on MatMul, like
-the real exporter), vocos_24khz.onnx, tokens.txt, model.json, and a Korean reference voice
+`build_model_dir(path, size)` writes what an official ZipVoice-Distill export plus the sherpa-onnx vocoder
+holds: text_encoder.onnx, fm_decoder.onnx (and *_int8.onnx via onnxruntime's quantize_dynamic on MatMul,
+like the real exporter), vocos_24khz.onnx, tokens.txt, model.json, and a Korean reference voice
 (reference_ko.wav, 24 kHz ~3.8 s with edge silences, plus its transcript reference_ko.txt).
-Names, signatures, symbolic dims and metadata are those of the real files (ZIPVOICE.md):
-- text_encoder: tokens int64 [N,T], prompt_tokens int64 [N,T] (the real export names both dims "T"),
-  prompt_features_len int64 [], speed float [] → text_condition float [N,T,100]. Frame count
-  F = ceil(P/Tp·(Tp+Nt)/speed) is computed in the graph, speed quirk included.
+
+The graphs have the real structure, written from the public description of the architecture with the
+PyTorch exporter's lowering and node names (opset 13): the decoder's five Zipformer2 stacks with
+downsampling [1, 2, 4, 2, 1] and kernels [31, 15, 7, 15, 31], SimpleDownsample/SimpleUpsample, bypasses,
+time and guidance-scale embeddings, relative positional encoding, attention weights shared by the
+non-linear attention and both self-attentions, convolution modules, feed-forwards, BiasNorm, and the
+Shape/Gather/If/Range arithmetic on T. So onnxruntime folds, fuses and fails on them as on the real files:
+with N=1 and an even T fixed by free-dimension overrides at ORT_ENABLE_ALL, the first run fails at
+`/fm_decoder/1/downsample/Reshape_1`; odd T and dynamic shapes run. Signatures and metadata are those of
+the real files:
+- text_encoder: tokens int64 [N,T], prompt_tokens int64 [N,T], prompt_features_len int64 [],
+  speed float [] → text_condition float [N,T,·]; the frame count F = ceil(P/Tp·(Tp+Nt)/speed) is
+  computed in the graph, speed quirk included;
 - fm_decoder: t float [], x / text_condition / speech_condition float [N,T,100], guidance_scale float []
-  → v float [N,T,100]. Free dims "N" and "T": `SessionOptions.add_free_dimension_override_by_name("N", 1)`
-  and `("T", frames)` fix the shapes for QNN.
-- vocos_24khz: mels float [N,100,L] → mag, x, y float [N,513,L].
-Scalars may be fed as shape [] or [1] (sherpa-onnx feeds [1]).
+  → v float [N,T,100];
+- vocos_24khz: mels float [N,100,F] → mag, x, y float [N,513,F].
+Scalars may be fed as shape [] or [1] (sherpa-onnx feeds [1]). Each graph carries a small *guide* (scope
+`/guide`) so that random weights still give speech-like output for the engine's tests (_zipvoice_nets).
 
-Sizes: `tiny` builds in ~1 s and runs in milliseconds; `full` has the real parameter counts (decoder
-~118.5 M in 5 stacks [2,2,4,4,4] × downsampling [1,2,4,2,1], dim 512, ff 1536, 4 heads, kernels
-[31,15,7,15,31]; text encoder ~4.2 M; vocoder ~13.5 M) and the same per-frame work, so speed figures are
-comparable with the real model. Build `full` on demand (it is ~480 MB fp32), never commit it.
+Sizes: `tiny` (widths 64, one layer per stack; builds in about a second) for the test suite; `full` is
+ZipVoice-Distill's configuration (decoder dim 512, feed-forward 1536, layers [2,2,4,4,4], text encoder
+4 layers of dim 192, Vocos dim 512 × 8 layers) with its parameter counts, see `parameter_counts`.
+Build `full` on demand for benchmarks (~480 MB fp32), never commit it.
 
-QNN HTP simulator (onnxruntime-qnn 2.7.0, x86-64), checked with the `tiny` decoder at T=64:
-- the fixed-shape file (`fixed_shapes={"N": 1, "T": 64}`) and the dynamic file with free-dimension
-  overrides N=1, T=64 both place every node on QNN (572 nodes, none on CPU) and run in ~1 s;
-- provider options must be QNN_SIMULATOR_OPTIONS (fp16 precision, `soc_model` 57):
-  in the default fp32 mode the simulator fails to finalize graphs of this size (EP_FAIL
-  QNN_COMMON_ERROR_MEM_ALLOC), and fp16 without `soc_model` is refused at session creation;
-- fp16 precision: max |v_qnn − v_cpu| ≈ 6e-3 for |v| ≤ 6.5, so compare with atol ~2e-2;
-- the graphs avoid two patterns that failed in fp32 mode: Pad mode="edge", and RMS norm with a learned
-  scale (onnxruntime fuses it into SimplifiedLayerNormalization).
-The text encoder has a data-dependent output shape and stays on CPU; the vocoder uses Range/Mod/Cos/Sin on
-int64 frame indices and is best left on CPU too.
-
-CLI: `python -m npu_worker.engine.zipvoice.synthetic_model DIR --size tiny|full [--precision fp32 int8]`.
+CLI: `npu-worker make-test-model DIR --size tiny|full [--precision fp32 int8]`.
 """
 
 from __future__ import annotations
@@ -49,15 +46,17 @@ import numpy as np
 import onnx
 
 from npu_worker.audio import wav_bytes
-from npu_worker.engine.zipvoice import _synthetic_graphs as graphs
-from npu_worker.engine.zipvoice import _synthetic_voice as voice
-from npu_worker.engine.zipvoice._synthetic_graphs import DecoderShape
-from npu_worker.engine.zipvoice._synthetic_layers import GraphBuilder, LayerDims
+from npu_worker.testing import _vocos
+from npu_worker.testing import _zipvoice_nets as nets
+from npu_worker.testing import _zipvoice_voice as voice
+from npu_worker.testing._onnx_trace import Tracer
+from npu_worker.testing._zipformer import LayerDims
+from npu_worker.testing._zipvoice_nets import DecoderShape
 
 REFERENCE_TEXT = "안녕하세요, 오늘은 발표를 시작하겠습니다."
 REFERENCE_WAV = "reference_ko.wav"
 QNN_SIMULATOR_OPTIONS = {"backend_type": "htp", "enable_htp_fp16_precision": "1", "soc_model": "57"}
-"""QNN provider options under which the x86 HTP simulator compiles the synthetic decoder (see above)."""
+"""QNN provider options for the x86 HTP simulator (fp16 precision; a SoC model so that fp16 is accepted)."""
 SYNTHETIC_STAMP = "synthetic.json"
 """Written last by `build_model_dir`: size, variant and builder fingerprint (no real model has it)."""
 
@@ -83,19 +82,19 @@ class ModelSize:
 
 SIZES: dict[str, ModelSize] = {
     "tiny": ModelSize(
-        text_dims=LayerDims(32, 64, 2, 5, query_head_dim=8, value_head_dim=4, pos_head_dim=4, pos_dim=8),
+        text_dims=LayerDims(64, 128, 4, 9),
         text_layers=1,
-        text_embed_dim=32,
+        text_embed_dim=64,
         decoder=DecoderShape(
-            LayerDims(64, 128, 4, 7, query_head_dim=8, value_head_dim=4, pos_head_dim=4, pos_dim=8),
-            layers=(1, 1, 1),
-            downsampling=(1, 2, 1),
-            kernels=(7, 5, 7),
-            time_embed_dim=32,
+            LayerDims(64, 128, 4, 31),
+            layers=(1, 1, 1, 1, 1),
+            downsampling=(1, 2, 4, 2, 1),
+            kernels=(31, 15, 7, 15, 31),
+            time_embed_dim=64,
         ),
-        vocoder_dim=32,
-        vocoder_intermediate=64,
-        vocoder_layers=1,
+        vocoder_dim=64,
+        vocoder_intermediate=128,
+        vocoder_layers=2,
     ),
     "full": ModelSize(
         text_dims=LayerDims(192, 512, 4, 9),
@@ -113,6 +112,7 @@ SIZES: dict[str, ModelSize] = {
         vocoder_layers=8,
     ),
 }
+"""`tiny`: the widths of a small structure export (dims 64, one layer per stack); `full`: ZipVoice-Distill."""
 
 FILE_NAMES = {
     "official": {"encoder": "text_encoder", "decoder": "fm_decoder", "int8": "_int8"},
@@ -123,9 +123,8 @@ FILE_NAMES = {
 def builder_fingerprint() -> str:
     """Hash of the builder's sources: a cached model built by another version is rebuilt."""
     digest = hashlib.sha256()
-    for module in (graphs, voice, sys.modules[__name__]):
-        digest.update(Path(str(module.__file__)).read_bytes())
-    digest.update(Path(graphs.__file__).with_name("_synthetic_layers.py").read_bytes())
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -179,27 +178,26 @@ def _fix_dims(model: onnx.ModelProto, fixed: Mapping[str, int]) -> None:
 
 
 def build_text_encoder(size: ModelSize, tokens: list[str], use_pinyin: bool, seed: int) -> onnx.ModelProto:
-    g = GraphBuilder(seed)
+    g = Tracer(seed)
     table = voice.token_feature_table(tokens)
-    inputs, outputs = graphs.text_encoder(
-        g, table, tokens.index("_"), size.text_embed_dim, size.text_layers, size.text_dims
-    )
+    inputs, outputs = nets.text_encoder(g, table, size.text_embed_dim, size.text_layers, size.text_dims)
     metadata = {
         "version": "1",
         "model_author": "k2-fsa",
         "comment": "ZipVoice text encoder (synthetic, npu-worker)",
         "use_espeak": "1",
         "use_pinyin": "1" if use_pinyin else "0",
+        "random_weights": "1",
     }
-    return graphs.make_model(g, inputs, outputs, "text_encoder", metadata)
+    return g.make_model("main_graph", inputs, outputs, metadata)
 
 
 def build_fm_decoder(
     size: ModelSize, tokens: list[str], distill: bool, seed: int, fixed_shapes: Mapping[str, int] | None
 ) -> onnx.ModelProto:
-    g = GraphBuilder(seed + 1)
+    g = Tracer(seed + 1)
     mean_feature = voice.token_feature_table(tokens).mean(axis=0)
-    inputs, outputs = graphs.fm_decoder(g, size.decoder, mean_feature, distill, ["N", "T"])
+    inputs, outputs = nets.fm_decoder(g, size.decoder, mean_feature, distill)
     metadata = {
         "version": "1",
         "model_author": "k2-fsa",
@@ -210,23 +208,26 @@ def build_fm_decoder(
         "hop_length": str(voice.HOP),
         "window_length": str(voice.N_FFT),
         "num_mels": str(voice.NUM_MELS),
+        "random_weights": "1",
     }
-    model = graphs.make_model(g, inputs, outputs, "fm_decoder", metadata)
+    model = g.make_model("main_graph", inputs, outputs, metadata)
     if fixed_shapes:
         _fix_dims(model, fixed_shapes)
     return model
 
 
 def build_vocoder(size: ModelSize, seed: int) -> onnx.ModelProto:
-    g = GraphBuilder(seed + 2)
+    g = Tracer(seed + 2)
     mel_to_linear, log_offset = voice.mel_to_linear()
-    inputs, outputs = graphs.vocos(
+    inputs, outputs = _vocos.vocos(
         g, mel_to_linear, log_offset, size.vocoder_dim, size.vocoder_intermediate, size.vocoder_layers
     )
     metadata = {
         "model_type": "vocos",
+        "model_filename": "vocos_24khz.onnx",
         "comment": "Vocos 24 kHz vocoder (synthetic, npu-worker)",
         "sample_rate": str(voice.SAMPLE_RATE),
+        "version": "1",
         "n_fft": str(voice.N_FFT),
         "hop_length": str(voice.HOP),
         "win_length": str(voice.N_FFT),
@@ -234,12 +235,13 @@ def build_vocoder(size: ModelSize, seed: int) -> onnx.ModelProto:
         "normalized": "0",
         "window_type": "hann",
         "pad_mode": "reflect",
+        "random_weights": "1",
     }
-    return graphs.make_model(g, inputs, outputs, "vocos", metadata)
+    return g.make_model("main_graph", inputs, outputs, metadata)
 
 
 def parameter_count(model: onnx.ModelProto | str | Path) -> int:
-    """Number of float weights in a model (int64 shape constants are not parameters)."""
+    """Number of float weights in a model, without the guide's tables (not parameters of the network)."""
     if not isinstance(model, onnx.ModelProto):
         model = onnx.load(str(model))
     return sum(
@@ -247,6 +249,23 @@ def parameter_count(model: onnx.ModelProto | str | Path) -> int:
         for init in model.graph.initializer
         if init.data_type == onnx.TensorProto.FLOAT
     )
+
+
+def parameter_counts(size: str | ModelSize, vocab: int | None = None, distill: bool = True) -> dict[str, int]:
+    """Weights per part from the architecture alone (nothing is built): decoder, text encoder without its
+    token embedding, the embedding (`vocab` × text_embed_dim; default: this model's token list), vocoder."""
+    spec = SIZES[size] if isinstance(size, str) else size
+    vocab = len(token_list()) if vocab is None else vocab
+    return {
+        "fm_decoder": nets.decoder_parameter_count(spec.decoder, distill),
+        "text_encoder": nets.text_encoder_parameter_count(
+            spec.text_dims, spec.text_layers, spec.text_embed_dim
+        ),
+        "embed": vocab * spec.text_embed_dim,
+        "vocoder": _vocos.vocos_parameter_count(
+            spec.vocoder_dim, spec.vocoder_intermediate, spec.vocoder_layers
+        ),
+    }
 
 
 def _quantize(source: Path, target: Path) -> None:
@@ -277,7 +296,9 @@ def build_model_dir(
 
     `precisions`: "fp32" keeps the float files, "int8" adds quantized ones (the fp32 file is still written
     first because quantization starts from it, then removed if fp32 was not asked for).
-    `fixed_shapes`: symbolic dim values for the decoder, e.g. {"N": 1, "T": 128} (QNN tests).
+    `fixed_shapes`: symbolic dim values written into the decoder's signature, e.g. {"N": 1, "T": 127}; like
+    free-dimension overrides, an even T with N=1 fails at the first downsampling Reshape under
+    onnxruntime's full optimisation (the real export does the same).
     `distill`: ZipVoice-Distill decoder (one pass per step, guidance embedded) or ZipVoice (two passes).
     `layout`: "official" (text_encoder.onnx, fm_decoder.onnx, *_int8.onnx) or "sherpa" (encoder.onnx,
     decoder.onnx, *.int8.onnx).
@@ -319,7 +340,7 @@ def build_model_dir(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The command's options (shared by `python -m ...synthetic_model` and `npu-worker make-test-model`)."""
+    """The command's options (`python -m npu_worker.testing.zipvoice_model` and `npu-worker make-test-model`)."""
     parser.add_argument("dir", help="output model directory")
     parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="tiny: tests; full: real cost")
     parser.add_argument("--precision", nargs="+", choices=("fp32", "int8"), default=["fp32", "int8"])

@@ -13,6 +13,8 @@ import hashlib
 
 import numpy as np
 
+from npu_worker.engine.zipvoice import features
+
 SAMPLE_RATE = 24000
 N_FFT = 1024
 HOP = 256
@@ -63,30 +65,13 @@ def noise_sound(duration: float, rng: np.random.Generator) -> np.ndarray:
 
 
 def mel_filterbank() -> np.ndarray:
-    """100 HTK mel bands over 0-12 kHz, no norm, shape (513, 100): the filterbank of ZipVoice's features."""
-
-    def hz_to_mel(hz: np.ndarray) -> np.ndarray:
-        return 2595.0 * np.log10(1.0 + hz / 700.0)
-
-    mel_points = np.linspace(hz_to_mel(np.array(0.0)), hz_to_mel(np.array(SAMPLE_RATE / 2)), NUM_MELS + 2)
-    hz_points = 700.0 * (10 ** (mel_points / 2595.0) - 1.0)
-    bins = np.linspace(0, SAMPLE_RATE / 2, N_FFT // 2 + 1)
-    lower, centre, upper = hz_points[:-2], hz_points[1:-1], hz_points[2:]
-    rising = (bins[:, None] - lower) / (centre - lower)
-    falling = (upper - bins[:, None]) / (upper - centre)
-    return np.maximum(0.0, np.minimum(rising, falling))
+    """The engine's filterbank (513, 100): what the synthetic vocoder inverts must be what features use."""
+    return features.mel_filterbank(SAMPLE_RATE, N_FFT, NUM_MELS)
 
 
 def log_mel(samples: np.ndarray) -> np.ndarray:
-    """ZipVoice features of a 24 kHz signal: (frames, 100), log magnitude-mel times feat_scale 0.1."""
-    padded = np.pad(samples.astype(np.float64), (N_FFT // 2, N_FFT // 2), mode="reflect")
-    window = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(N_FFT) / N_FFT)
-    count = 1 + (len(padded) - N_FFT) // HOP
-    frames = np.lib.stride_tricks.sliding_window_view(padded, N_FFT)[::HOP][:count]
-    magnitude = np.abs(np.fft.rfft(frames * window, axis=1))
-    mel = magnitude @ mel_filterbank()
-    keep = (len(samples) + HOP // 2) // HOP
-    return (np.log(np.maximum(mel, 1e-7)) * FEAT_SCALE)[:keep].astype(np.float32)
+    """ZipVoice features of a 24 kHz signal, (frames, 100): the engine's log-mel times feat_scale 0.1."""
+    return features.log_mel(samples) * np.float32(FEAT_SCALE)
 
 
 def token_feature_table(tokens: list[str], level: float = 0.1) -> np.ndarray:

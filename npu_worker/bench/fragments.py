@@ -1,0 +1,202 @@
+"""`npu-worker bench --mode fragments`: texts streamed in like LLM tokens over `WS /v1/audio/speech/stream`.
+
+Each text is sent as fragments of `chars` characters every `interval` seconds (one text at a time), and
+the listener's audible TTFA is read off the same playback timeline as the load benchmark:
+- `ttfa_from_sentence_ms`: from sending the fragment that carries the first sentence's last character
+  (the worker cannot start speaking before it) to the first audible sample being played;
+- `ttfa_from_first_fragment_ms`: from sending the first fragment (what an agent's user waits);
+- `server_ttfa_ms`: the worker's own `first_audio.ttfa_ms`.
+Talks over the wire only (no server modules).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import aiohttp
+import numpy as np
+
+from npu_worker.audio import audible_onset, from_pcm16
+from npu_worker.bench.load import check_loopback, health
+from npu_worker.bench.onset import PlaybackTimeline
+from npu_worker.bench.stats import summarize
+
+
+@dataclass(frozen=True)
+class FragmentConfig:
+    base: str
+    texts: tuple[str, ...]
+    chars: int = 3
+    interval: float = 0.03
+    lang: str = "ko"
+    voice: str = "default"
+    timeout: float = 120.0
+    token: str | None = None
+
+    def __post_init__(self) -> None:
+        check_loopback(self.base)
+        if self.chars < 1 or not 0 <= self.interval <= 5:
+            raise ValueError("fragments need >= 1 character and an interval of 0-5 s")
+        if not self.texts:
+            raise ValueError("no texts to send")
+
+    def public(self) -> dict[str, Any]:
+        recorded = asdict(self)
+        recorded["texts"] = len(self.texts)
+        recorded["token"] = bool(self.token)
+        return recorded
+
+
+@dataclass
+class FragmentRecord:
+    text_idx: int
+    fragments: int
+    first_sentence: str | None = None
+    ttfa_from_sentence_ms: float | None = None
+    ttfa_from_first_fragment_ms: float | None = None
+    server_ttfa_ms: float | None = None
+    sentences: int = 0
+    audio_sec: float = 0.0
+    underruns: int = 0
+    error: str | None = None
+    sent_at: list[float] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        body = asdict(self)
+        body.pop("sent_at")
+        return body
+
+
+def fragments_of(text: str, chars: int) -> list[str]:
+    return [text[start : start + chars] for start in range(0, len(text), chars)]
+
+
+def sentence_fragment(text: str, sentence: str, chars: int) -> int | None:
+    """Index of the fragment that carries the last character of `sentence` (its first place in `text`)."""
+    start = text.find(sentence)
+    return None if start < 0 else (start + len(sentence) - 1) // chars
+
+
+async def _send(
+    ws: aiohttp.ClientWebSocketResponse, pieces: list[str], interval: float, record: FragmentRecord
+):  # noqa: ANN202
+    loop = asyncio.get_running_loop()
+    for number, piece in enumerate(pieces):
+        if number:
+            await asyncio.sleep(interval)
+        record.sent_at.append(loop.time())
+        await ws.send_str(json.dumps({"type": "input.text", "text": piece}))
+    await ws.send_str(json.dumps({"type": "input.done"}))
+
+
+async def _receive(
+    ws: aiohttp.ClientWebSocketResponse,
+    record: FragmentRecord,
+    timeline: PlaybackTimeline,
+    parts: list[bytes],
+) -> None:
+    loop = asyncio.get_running_loop()
+    async for message in ws:
+        if message.type == aiohttp.WSMsgType.BINARY:
+            timeline.add(loop.time(), len(message.data) // 2)
+            parts.append(message.data)
+            continue
+        if message.type != aiohttp.WSMsgType.TEXT:
+            record.error = record.error or f"socket closed early ({message.type.name})"
+            return
+        event = json.loads(message.data)
+        kind = event.get("type")
+        if kind == "audio.start" and event.get("sentence_index") == 0:
+            record.first_sentence = event.get("sentence_text")
+        elif kind == "first_audio":
+            record.server_ttfa_ms = event.get("ttfa_ms")
+        elif kind == "error":
+            record.error = record.error or str(event.get("message"))
+        elif kind == "session.done":
+            record.sentences = int(event.get("total_sentences", 0))
+            return
+
+
+async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx: int) -> FragmentRecord:
+    text = config.texts[idx]
+    pieces = fragments_of(text, config.chars)
+    record = FragmentRecord(text_idx=idx, fragments=len(pieces))
+    timeline = PlaybackTimeline(24000)
+    parts: list[bytes] = []
+    async with session.ws_connect(config.base + "/v1/audio/speech/stream") as ws:
+        await ws.send_str(
+            json.dumps({"type": "session.config", "voice": config.voice, "language": config.lang})
+        )
+        configured = json.loads((await ws.receive(timeout=config.timeout)).data)
+        if configured.get("type") != "session.configured":
+            record.error = str(configured.get("message", configured))
+            return record
+        timeline.sample_rate = int(configured["sample_rate"])
+        sender = asyncio.create_task(_send(ws, pieces, config.interval, record))
+        try:
+            await asyncio.wait_for(_receive(ws, record, timeline, parts), config.timeout)
+        except TimeoutError:
+            record.error = "timeout"
+        finally:
+            sender.cancel()
+    _audio_figures(record, timeline, parts, text, config.chars)
+    return record
+
+
+def _audio_figures(
+    record: FragmentRecord, timeline: PlaybackTimeline, parts: list[bytes], text: str, chars: int
+) -> None:
+    samples = from_pcm16(b"".join(parts)) if parts else np.zeros(0, np.float32)
+    record.audio_sec = round(samples.size / timeline.sample_rate, 3)
+    record.underruns = timeline.underruns
+    onset = audible_onset(samples, timeline.sample_rate)
+    if onset is None or not record.sent_at:
+        return
+    heard = timeline.play_time(onset)
+    record.ttfa_from_first_fragment_ms = round((heard - record.sent_at[0]) * 1000.0, 1)
+    carrier = sentence_fragment(text, record.first_sentence or "", chars)
+    if carrier is not None and carrier < len(record.sent_at):
+        record.ttfa_from_sentence_ms = round((heard - record.sent_at[carrier]) * 1000.0, 1)
+
+
+async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Every text once, one after another; records and p50/p95/p99 of each figure."""
+    headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
+    async with aiohttp.ClientSession(headers=headers) as session:
+        before = await health(session, config.base)
+        records = []
+        for idx in range(len(config.texts)):
+            record = await stream_one(session, config, idx)
+            say(f"text {idx}: ttfa from sentence {record.ttfa_from_sentence_ms} ms, error {record.error}")
+            records.append(record.to_dict())
+    figures = ("ttfa_from_sentence_ms", "ttfa_from_first_fragment_ms", "server_ttfa_ms")
+    ok = [r for r in records if r["error"] is None]
+    summary: dict[str, Any] = {name: summarize(r[name] for r in ok) for name in figures}
+    summary["errors"] = len(records) - len(ok)
+    return {"config": config.public(), "health": before, "summary": summary, "records": records}
+
+
+def fragments_markdown(result: dict[str, Any], command: str) -> str:
+    config, summary = result["config"], result["summary"]
+    lines = [
+        f"# Streamed-text TTFA: {result['health'].get('backend')} on {result['health'].get('device')}",
+        "",
+        f"`{command}`",
+        "",
+        f"{config['texts']} texts, {config['chars']} characters every {config['interval'] * 1000:g} ms, "
+        f"errors: {summary['errors']}",
+        "",
+        "| figure (ms) | n | p50 | p95 | p99 | max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name in ("ttfa_from_sentence_ms", "ttfa_from_first_fragment_ms", "server_ttfa_ms"):
+        row = summary[name]
+        cells = [row["n"]] + [
+            None if row[k] is None else round(row[k], 1) for k in ("p50", "p95", "p99", "max")
+        ]
+        lines.append(f"| {name} | " + " | ".join(str(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,180 @@
+"""Prometheus metrics at `GET /metrics` (text exposition format, prometheus_client).
+
+Counted as things happen: HTTP requests by route and status, jobs and sections by outcome, errors by
+their stable name, TTFA and per-section engine time as histograms, engine busy seconds. Read when
+scraped: sections waiting, jobs with work left, the engine and device that really run. Each app has its
+own registry, so several workers in one process (tests) never share counters.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from .. import PROTOCOL_VERSION, __version__
+from ..jobs.model import Job
+from ..jobs.observer import SchedulerObserver
+from ..protocol import Done, Event, Progress, SectionError
+from .errors import Handler
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
+
+TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
+SECTION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
+
+
+def error_name(text: str) -> str:
+    """The stable name that starts an `error` string (`"QueueFull: ..."` → `QueueFull`)."""
+    name = text.split(":", 1)[0].strip()
+    return name if name.isidentifier() and len(name) <= 40 else "Unknown"
+
+
+def job_outcome(done: Done) -> str:
+    if done.cancelled:
+        return "cancelled"
+    if done.fail_count == 0:
+        return "ok"
+    return "failed" if done.ok_count == 0 else "partial"
+
+
+class _StateCollector(Collector):
+    """Gauges read from the scheduler at scrape time (no bookkeeping to drift)."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+
+    def collect(self) -> Iterator[Metric]:
+        scheduler = self.scheduler
+        queue = GaugeMetricFamily("npu_worker_queue_sections", "Sections waiting for the engine")
+        queue.add_metric([], scheduler.queue_size())
+        yield queue
+        active = GaugeMetricFamily("npu_worker_jobs_active", "Jobs with work left (previews included)")
+        active.add_metric([], scheduler.jobs_running())
+        yield active
+        loaded = GaugeMetricFamily("npu_worker_engine_loaded", "1 once the engine has loaded")
+        loaded.add_metric([], 1 if scheduler.loaded else 0)
+        yield loaded
+        info = scheduler.info
+        engine = GaugeMetricFamily(
+            "npu_worker_engine_info",
+            "The engine that really runs (device after fallback)",
+            labels=["backend", "device", "model", "precision"],
+        )
+        if info is not None:
+            engine.add_metric([info.backend, info.device, info.model, info.precision], 1)
+        yield engine
+        build = GaugeMetricFamily(
+            "npu_worker_build_info", "Package and protocol version", labels=["version", "protocol"]
+        )
+        build.add_metric([__version__, PROTOCOL_VERSION], 1)
+        yield build
+
+
+class WorkerMetrics(SchedulerObserver):
+    """The scheduler's observer and the HTTP counters, in one registry per app."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "npu_worker_http_requests",
+            "HTTP requests by route and status",
+            ["method", "route", "status"],
+            registry=r,
+        )
+        self.jobs = Counter(
+            "npu_worker_jobs", "Finished jobs by kind and outcome", ["kind", "outcome"], registry=r
+        )
+        self.sections = Counter(
+            "npu_worker_sections", "Finished sections by outcome", ["outcome"], registry=r
+        )
+        self.errors = Counter(
+            "npu_worker_errors", "Errors by stable name (requests and sections)", ["name"], registry=r
+        )
+        self.ttfa = Histogram(
+            "npu_worker_ttfa_seconds", "Submission to first audio, per job", buckets=TTFA_BUCKETS, registry=r
+        )
+        self.section_time = Histogram(
+            "npu_worker_section_seconds", "Engine time per section", buckets=SECTION_BUCKETS, registry=r
+        )
+        self.busy = Counter(
+            "npu_worker_engine_busy_seconds", "Seconds the engine spent on sections", registry=r
+        )
+        r.register(_StateCollector(scheduler))
+
+    # -- SchedulerObserver ---------------------------------------------------------------------
+
+    def event(self, job: Job, event: Event) -> None:
+        if isinstance(event, Progress) and event.status == "ok":
+            self.sections.labels("cached" if event.cached else "ok").inc()
+        elif isinstance(event, SectionError):
+            self.sections.labels("error").inc()
+            self.errors.labels(error_name(event.error)).inc()
+        elif isinstance(event, Done):
+            self.jobs.labels("preview" if job.preview else "batch", job_outcome(event)).inc()
+
+    def first_audio(self, job: Job, seconds: float) -> None:
+        self.ttfa.observe(seconds)
+
+    def section_ran(self, job: Job, seconds: float) -> None:
+        self.section_time.observe(seconds)
+        self.busy.inc(seconds)
+
+    # -- HTTP ----------------------------------------------------------------------------------
+
+    def count_response(self, request: web.Request, status: int, body: bytes | None) -> None:
+        resource = request.match_info.route.resource
+        route = resource.canonical if resource is not None else "unmatched"
+        self.requests.labels(request.method, route, str(status)).inc()
+        if status >= 400 and body:
+            try:
+                text = json.loads(body).get("error") or ""
+            except (ValueError, AttributeError):
+                return
+            if isinstance(text, str) and text:
+                self.errors.labels(error_name(text)).inc()
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+
+METRICS_KEY = web.AppKey("metrics", WorkerMetrics)
+
+
+@web.middleware
+async def metrics_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Count every answer, refusals included (it wraps the access and error middleware)."""
+    metrics = request.app.get(METRICS_KEY)
+    try:
+        response = await handler(request)
+    except web.HTTPException as exc:
+        if metrics is not None:
+            metrics.count_response(request, exc.status, None)
+        raise
+    if metrics is not None:
+        body = response.body if isinstance(response, web.Response) else None
+        metrics.count_response(request, response.status, body if isinstance(body, bytes) else None)
+    return response
+
+
+async def metrics_view(request: web.Request) -> web.Response:
+    body = request.app[METRICS_KEY].exposition()
+    response = web.Response(body=body)
+    response.headers["Content-Type"] = CONTENT_TYPE_LATEST
+    return response
+
+
+def setup_metrics(app: web.Application, scheduler: Scheduler) -> WorkerMetrics:
+    """Attach the metrics to the scheduler and serve them at /metrics."""
+    metrics = WorkerMetrics(scheduler)
+    scheduler.observer = metrics
+    app[METRICS_KEY] = metrics
+    app.router.add_get("/metrics", metrics_view, name="metrics")
+    return metrics

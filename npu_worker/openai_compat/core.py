@@ -1,0 +1,155 @@
+"""The one place this package touches the job core: submit a text, listen to its audio, look up voices.
+
+Each utterance (a speech request, a batch item, a sentence of the stream socket) is a one-section
+preview job of the scheduler, listened to from before it can run (audio is not in the job log). Keeping
+the scheduler's surface used here this small (`submit`, `subscribe`, `cancel`, `info`, `voices`,
+`engine`) is what lets the job core change inside without this package noticing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..engine.base import EngineInfo
+from ..jobs.model import AudioChunk, Job, LogEntry
+from ..jobs.subscription import Subscription
+from ..protocol import (
+    BatchRequest,
+    EngineError,
+    Loading,
+    Progress,
+    SectionError,
+    SectionRequest,
+    SynthParams,
+    WorkerError,
+)
+from ..voices import VoiceLibrary
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
+
+
+def _error_classes(base: type[WorkerError]) -> dict[str, type[WorkerError]]:
+    found = {base.name: base}
+    for sub in base.__subclasses__():
+        found.update(_error_classes(sub))
+    return found
+
+
+def error_from_event(text: str) -> WorkerError:
+    """A section's `error` string (`"Name: message"`) back to its named error, for an HTTP status."""
+    name, _, message = text.partition(": ")
+    error_class = _error_classes(WorkerError).get(name)
+    if error_class is None or error_class is WorkerError:
+        return EngineError(text)
+    return error_class(message)
+
+
+def engine_info(scheduler: Scheduler) -> EngineInfo:
+    """What runs now; the load error (500) or Loading (503) while there is nothing to run."""
+    if scheduler.load_error is not None:
+        raise scheduler.load_error
+    if scheduler.info is None:
+        raise Loading("the engine is still loading; retry shortly")
+    return scheduler.info
+
+
+def voice_library(scheduler: Scheduler) -> VoiceLibrary:
+    return scheduler.voices
+
+
+def speaks_languages_as_voices(scheduler: Scheduler) -> bool:
+    """espeak has one voice per language and no reference audio: its voices are language codes."""
+    return hasattr(scheduler.engine, "voice_for")
+
+
+async def engine_voice(scheduler: Scheduler, name: str) -> str | None:
+    """`name` when the engine has a built-in voice of that name (espeak: ko, en-us, ...), else None."""
+    engine: Any = scheduler.engine
+    if not speaks_languages_as_voices(scheduler):
+        return None
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, engine.voice_for, name)
+    except WorkerError:
+        return None
+    return name
+
+
+def engine_voice_catalog(scheduler: Scheduler) -> list[dict[str, Any]]:
+    """The engine's built-in voices (blocking: espeak lists them on its own thread)."""
+    engine: Any = scheduler.engine
+    library = getattr(engine, "library", None)
+    if not speaks_languages_as_voices(scheduler) or library is None:
+        return []
+    entries: dict[str, dict[str, Any]] = {}
+    for voice in library.voices():
+        name = voice.languages[0] if voice.languages else voice.identifier
+        entries.setdefault(name, {"name": name, "source": "espeak", "description": voice.name})
+    return sorted(entries.values(), key=lambda entry: entry["name"])
+
+
+class SpeechRun:
+    """One utterance in flight: iterate its audio; a failed section raises its named error."""
+
+    def __init__(self, scheduler: Scheduler, job: Job, subscription: Subscription) -> None:
+        self.scheduler = scheduler
+        self.job = job
+        self.subscription = subscription
+        self.samples = 0
+
+    async def audio(self) -> AsyncIterator[np.ndarray]:
+        failure: WorkerError | None = None
+        try:
+            async for item in self.subscription:
+                if isinstance(item, AudioChunk):
+                    self.samples += item.samples.size
+                    yield item.samples
+                elif isinstance(item, LogEntry) and isinstance(item.event, SectionError):
+                    failure = failure or error_from_event(item.event.error)
+        finally:
+            self.subscription.close()
+        final = self.job.sections[0].final if self.job.sections else None
+        if failure is not None:
+            raise failure
+        if not isinstance(final, Progress):
+            raise EngineError("the request was cancelled before its audio was complete")
+
+    def cancel(self) -> None:
+        self.scheduler.cancel(self.job.id)
+        self.subscription.close()
+
+
+async def start_speech(
+    scheduler: Scheduler,
+    text: str,
+    params: SynthParams,
+    *,
+    trim_leading_silence: bool = True,
+    max_buffered_seconds: float = 30.0,
+) -> SpeechRun:
+    """Queue `text` as a one-section preview job, listening from before it can run.
+
+    `max_buffered_seconds` bounds the audio made but not yet taken by the caller before the job is
+    dropped as a slow consumer: a live listener (the stream socket) keeps /ws's 30 s; a download of
+    one whole text allows that text's worth, since a fast engine can run minutes ahead of any writer."""
+    listeners: list[Subscription] = []
+
+    def listen(job: Job) -> None:
+        listeners.append(
+            scheduler.subscribe(job, after=0, audio=True, max_buffered_seconds=max_buffered_seconds)
+        )
+
+    request = BatchRequest((SectionRequest(0, text, None),), params, audio=True)
+    try:
+        job = await scheduler.submit(
+            request, preview=True, trim_leading_silence=trim_leading_silence, on_created=listen
+        )
+    except BaseException:
+        for subscription in listeners:
+            subscription.close()
+        raise
+    return SpeechRun(scheduler, job, listeners[0])

@@ -1,0 +1,201 @@
+"""Response formats of the speech API: wav, pcm, flac, mp3 and opus, encoded with libsndfile.
+
+Which compressed formats work depends on the libsndfile inside the installed `soundfile` (mp3 needs
+libsndfile >= 1.1, opus an Ogg/Opus build), so `available_formats()` encodes a short tone in each and
+keeps those that come back decodable. Pure code, no aiohttp.
+
+Streaming: wav (with the unknown-length header streams use) and pcm are written as the audio comes;
+opus pages are written once and never revisited, so its bytes also go out as they are made. libsndfile
+rewrites the header of flac and mp3 when the file closes, so those are sent whole at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import io
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+import soundfile
+
+from ..audio import to_pcm16
+from ..protocol import UnsupportedFormat
+
+UNKNOWN_LENGTH = 0xFFFFFFFF
+DEFAULT_FORMAT_FALLBACK = "wav"  # where libsndfile cannot make mp3 (OpenAI's default)
+
+
+@dataclass(frozen=True)
+class AudioFormat:
+    name: str
+    content_type: str
+    container: str | None = None  # libsndfile major format; None for our own wav/pcm writers
+    subtype: str | None = None
+    streams: bool = True  # bytes can go out as they are made
+
+
+FORMATS: dict[str, AudioFormat] = {
+    f.name: f
+    for f in (
+        AudioFormat("wav", "audio/wav"),
+        AudioFormat("pcm", "audio/pcm"),
+        AudioFormat("flac", "audio/flac", "FLAC", "PCM_16", streams=False),
+        AudioFormat("mp3", "audio/mpeg", "MP3", "MPEG_LAYER_III", streams=False),
+        AudioFormat("opus", "audio/ogg", "OGG", "OPUS"),
+    )
+}
+
+
+@functools.cache
+def available_formats() -> tuple[str, ...]:
+    """The formats this process can really encode (probed once, by encoding and decoding a tone)."""
+    tone = (0.2 * np.sin(np.arange(4800) * 2 * np.pi * 440 / 24000)).astype(np.float32)
+    working = []
+    for name, fmt in FORMATS.items():
+        if fmt.container is None:
+            working.append(name)
+            continue
+        try:
+            data = encode_whole(tone, 24000, fmt)
+            decoded, _ = soundfile.read(io.BytesIO(data), dtype="float32")
+        except (soundfile.LibsndfileError, RuntimeError, ValueError, TypeError):
+            continue
+        if decoded.size > 0:
+            working.append(name)
+    return tuple(working)
+
+
+def require_format(name: str) -> AudioFormat:
+    working = available_formats()
+    if name not in working:
+        raise UnsupportedFormat(
+            f"response_format {name[:40]!r} is not supported; use one of {', '.join(working)}"
+        )
+    return FORMATS[name]
+
+
+def wav_header(sample_rate: int, data_bytes: int | None) -> bytes:
+    """A 44-byte PCM16 mono header; `data_bytes=None` writes the unknown length (0xFFFFFFFF) of streams."""
+    size = UNKNOWN_LENGTH if data_bytes is None else data_bytes
+    riff = UNKNOWN_LENGTH if data_bytes is None else 36 + data_bytes
+    return (
+        struct.pack("<4sI4s", b"RIFF", riff, b"WAVE")
+        + struct.pack("<4sIHHIIHH", b"fmt ", 16, 1, 1, sample_rate, sample_rate * 2, 2, 16)
+        + struct.pack("<4sI", b"data", size)
+    )
+
+
+def encode_whole(samples: np.ndarray, sample_rate: int, fmt: AudioFormat) -> bytes:
+    """A complete file of the whole audio."""
+    if fmt.name == "pcm":
+        return to_pcm16(samples).astype("<i2").tobytes()
+    if fmt.name == "wav":
+        pcm = to_pcm16(samples).astype("<i2").tobytes()
+        return wav_header(sample_rate, len(pcm)) + pcm
+    buffer = io.BytesIO()
+    assert fmt.container is not None
+    with soundfile.SoundFile(buffer, "w", sample_rate, 1, fmt.subtype, format=fmt.container) as out:
+        out.write(np.asarray(samples, dtype=np.float32))
+    return buffer.getvalue()
+
+
+class _AppendOnly(io.RawIOBase):
+    """A seekable in-memory file that remembers how much has been handed out already."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.position = 0
+        self.taken = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def write(self, chunk) -> int:  # type: ignore[no-untyped-def,override]
+        chunk = bytes(chunk)
+        end = self.position + len(chunk)
+        if end > len(self.data):
+            self.data.extend(b"\0" * (end - len(self.data)))
+        self.data[self.position : end] = chunk
+        self.position = end
+        return len(chunk)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        base = {0: 0, 1: self.position, 2: len(self.data)}[whence]
+        self.position = base + offset
+        return self.position
+
+    def tell(self) -> int:
+        return self.position
+
+    def readinto(self, buffer) -> int:  # type: ignore[no-untyped-def,override]
+        count = max(0, min(len(buffer), len(self.data) - self.position))
+        buffer[:count] = self.data[self.position : self.position + count]
+        self.position += count
+        return count
+
+    def take_new(self) -> bytes:
+        new = bytes(self.data[self.taken :])
+        self.taken = len(self.data)
+        return new
+
+
+class StreamEncoder:
+    """Float32 chunks in, encoded bytes out as soon as the format allows (`feed`, then `finish`)."""
+
+    def __init__(self, fmt: AudioFormat, sample_rate: int) -> None:
+        self.fmt = fmt
+        self.sample_rate = sample_rate
+        self._started = False
+        self._held: list[np.ndarray] = []
+        self._file: soundfile.SoundFile | None = None
+        self._sink = _AppendOnly()
+        if fmt.container is not None and fmt.streams:
+            self._file = soundfile.SoundFile(
+                self._sink, "w", sample_rate, 1, fmt.subtype, format=fmt.container
+            )
+
+    @property
+    def encodes_as_it_goes(self) -> bool:
+        """True when `feed` runs a real encoder (opus: ~40 ms of CPU per second of audio), which
+        callers on an event loop should run in a thread; wav/pcm/held formats only copy."""
+        return self._file is not None
+
+    async def feed_async(self, samples: np.ndarray) -> bytes:
+        """`feed`, off the event loop when it encodes (calls stay in order: each is awaited)."""
+        if self.encodes_as_it_goes:
+            return await asyncio.to_thread(self.feed, samples)
+        return self.feed(samples)
+
+    async def finish_async(self) -> bytes:
+        return await asyncio.to_thread(self.finish)
+
+    def feed(self, samples: np.ndarray) -> bytes:
+        samples = np.asarray(samples, dtype=np.float32).reshape(-1)
+        if self.fmt.name in ("wav", "pcm"):
+            header = b""
+            if self.fmt.name == "wav" and not self._started:
+                header = wav_header(self.sample_rate, None)
+            self._started = True
+            return header + to_pcm16(samples).astype("<i2").tobytes()
+        if self._file is None:
+            self._held.append(samples)
+            return b""
+        self._file.write(samples)
+        return self._sink.take_new()
+
+    def finish(self) -> bytes:
+        if self.fmt.name in ("wav", "pcm"):
+            return b"" if self._started else self.feed(np.zeros(0, dtype=np.float32))
+        if self._file is None:
+            whole = np.concatenate(self._held) if self._held else np.zeros(0, dtype=np.float32)
+            return encode_whole(whole, self.sample_rate, self.fmt)
+        self._file.close()
+        return self._sink.take_new()

@@ -1,0 +1,27 @@
+"""Route table of the OpenAI-compatible surface."""
+
+from __future__ import annotations
+
+import logging
+
+from aiohttp import web
+
+from .formats import available_formats
+from .speech import create_speech, create_speech_batch, list_models
+from .stream_ws import handle_speech_stream
+from .voices_api import delete_voice, list_voices, upload_voice
+
+
+def setup_openai(app: web.Application) -> None:
+    """Register the routes on an app whose SCHEDULER_KEY, SETTINGS_KEY and LIMITS_KEY are set.
+
+    The encodable formats are probed here, at startup (it encodes a short tone in each), so the first
+    request does not pay for it and the log says at once what this libsndfile can do."""
+    logging.getLogger(__name__).info("speech formats: %s", ", ".join(available_formats()))
+    app.router.add_post("/v1/audio/speech", create_speech)
+    app.router.add_post("/v1/audio/speech/batch", create_speech_batch)
+    app.router.add_get("/v1/audio/speech/stream", handle_speech_stream)
+    app.router.add_get("/v1/models", list_models)
+    app.router.add_get("/v1/audio/voices", list_voices)
+    app.router.add_post("/v1/audio/voices", upload_voice)
+    app.router.add_delete("/v1/audio/voices/{name}", delete_voice)

@@ -1,0 +1,281 @@
+"""POST /v1/audio/speech (bytes as they are made, or SSE), its batch form, and GET /v1/models."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..http_compat.routes import read_json
+from ..protocol import BadRequest, SynthParams, TextTooLong, TooManySections, UnknownVoice, WorkerError
+from ..voices import DEFAULT_VOICE, UploadLimits
+from .core import (
+    SpeechRun,
+    engine_info,
+    engine_voice,
+    speaks_languages_as_voices,
+    start_speech,
+    voice_library,
+)
+from .errors import openai_error_body, openai_errors, with_param
+from .formats import DEFAULT_FORMAT_FALLBACK, AudioFormat, StreamEncoder, available_formats, require_format
+from .messages import SpeechAudioDelta, SpeechAudioDone
+from .request import DEFAULT_FORMAT, InlineAudio, SpeechRequest, parse_speech_request
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+MODEL_ALIASES = ("tts-1", "tts-1-hd")
+# Audio a download may have waiting unread: more than one whole text's worth (espeak speaks Korean at
+# ~0.15 s per character), at least 10 min (float32: 58 MB).
+DOWNLOAD_SECONDS_PER_CHAR = 0.3
+DOWNLOAD_BUFFER_SECONDS = 600.0
+# OpenAI's built-in voice names: they speak as `default` unless a voice of that name is stored.
+OPENAI_VOICES = frozenset(
+    ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse")
+)
+SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def upload_limits(app: web.Application) -> UploadLimits:
+    settings = app[SETTINGS_KEY]
+    return UploadLimits(settings.voice_max_bytes, settings.voice_max_seconds)
+
+
+def model_ids(scheduler: Scheduler) -> list[str]:
+    info = engine_info(scheduler)
+    return list(dict.fromkeys([info.model, info.backend, *MODEL_ALIASES]))
+
+
+def check_model(scheduler: Scheduler, model: str | None) -> None:
+    accepted = model_ids(scheduler)
+    if model is not None and model not in accepted:
+        raise with_param(
+            BadRequest(f"model {model[:80]!r} is not served; use one of {', '.join(accepted)}"), "model"
+        )
+
+
+def pick_format(name: str | None) -> AudioFormat:
+    if name is None:
+        name = DEFAULT_FORMAT if DEFAULT_FORMAT in available_formats() else DEFAULT_FORMAT_FALLBACK
+    try:
+        return require_format(name)
+    except WorkerError as error:
+        raise with_param(error, "response_format") from None
+
+
+async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthParams:
+    """Voice (stored name, espeak language voice) or ref_audio (path or inline) → engine parameters."""
+    scheduler = app[SCHEDULER_KEY]
+    library = voice_library(scheduler)
+    lang, ref_wav, ref_text = speech.language, None, speech.ref_text
+    if isinstance(speech.ref_audio, InlineAudio):
+        if not ref_text or not ref_text.strip():
+            raise with_param(BadRequest("ref_text (the transcript of ref_audio) is required"), "ref_text")
+        data = speech.ref_audio.data
+        ref_wav = await asyncio.to_thread(library.store_inline, data, ref_text, upload_limits(app))
+    elif speech.ref_audio is not None:
+        ref_wav = speech.ref_audio  # a local path: the job core checks it against the allowed roots
+    else:
+        stored = await asyncio.to_thread(library.find, speech.voice)
+        if stored is None and speech.voice.lower() in OPENAI_VOICES:
+            stored = library.default  # clients that hard-code OpenAI's voices work unchanged
+        if stored is not None:
+            ref_wav = None if stored.name == DEFAULT_VOICE else stored.name
+        elif speaks_languages_as_voices(scheduler) and await engine_voice(scheduler, speech.voice):
+            lang = speech.voice
+        else:
+            message = f"no voice named {speech.voice[:80]!r}; GET /v1/audio/voices lists them"
+            raise with_param(UnknownVoice(message), "voice")
+    return SynthParams(
+        lang=lang, speed_factor=speech.speed, ref_wav=ref_wav, ref_text=ref_text, seed=speech.seed
+    )
+
+
+async def prepare_speech(request: web.Request, body: Any) -> tuple[SpeechRequest, AudioFormat, SpeechRun]:
+    """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent."""
+    scheduler = request.app[SCHEDULER_KEY]
+    speech = parse_speech_request(body, request.app[LIMITS_KEY])
+    check_model(scheduler, speech.model)
+    fmt = pick_format(speech.response_format)
+    params = await synth_params(request.app, speech)
+    limit = request.app[LIMITS_KEY].max_text_chars
+    unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit)
+    run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
+    return speech, fmt, run
+
+
+@openai_errors
+async def create_speech(request: web.Request) -> web.StreamResponse:
+    speech, fmt, run = await prepare_speech(request, await read_json(request))
+    try:
+        if speech.stream_format == "sse":
+            return await stream_sse(request, run, fmt)
+        return await stream_audio(request, run, fmt)
+    finally:
+        run.cancel()  # a no-op once done; stops the engine when the caller hung up
+
+
+async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
+    """The encoded audio, written as it is made. The response starts with the first audio, so a
+    failure before it is still a proper error response; after it the connection is cut (no half file)."""
+    encoder = StreamEncoder(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
+    response = web.StreamResponse(headers={"Content-Type": fmt.content_type})
+    try:
+        async for samples in run.audio():
+            data = await encoder.feed_async(samples)
+            if not response.prepared:
+                await response.prepare(request)
+            if data:
+                await response.write(data)
+        tail = await encoder.finish_async()
+        if not response.prepared:
+            response.content_length = len(tail)
+            await response.prepare(request)
+        await response.write(tail)
+        await response.write_eof()
+    except WorkerError as error:
+        if not response.prepared:
+            raise
+        log.warning(
+            "speech stream of job %s failed after it started (%s); cutting the connection", run.job.id, error
+        )
+        if request.transport is not None:
+            request.transport.close()
+    except ConnectionError:
+        log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
+    return response
+
+
+def sse_event(body: dict[str, Any]) -> bytes:
+    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+
+
+async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
+    """`speech.audio.delta` events (base64 audio in the requested format), then `speech.audio.done`;
+    a failure after the first event is an `error` event (OpenAI's error object), then the end."""
+    sample_rate = engine_info(request.app[SCHEDULER_KEY]).sample_rate
+    encoder = StreamEncoder(fmt, sample_rate)
+    response = web.StreamResponse(headers=SSE_HEADERS)
+    started = time.monotonic()
+
+    async def delta(data: bytes) -> None:
+        if not response.prepared:
+            await response.prepare(request)
+        if data:
+            await response.write(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).to_dict()))
+
+    try:
+        async for samples in run.audio():
+            await delta(await encoder.feed_async(samples))
+        await delta(await encoder.finish_async())
+    except WorkerError as error:
+        if not response.prepared:
+            raise
+        await response.write(sse_event({"type": "error", **openai_error_body(error)[0]}))
+        await response.write_eof()
+        return response
+    except ConnectionError:
+        log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
+        return response
+    done = SpeechAudioDone(
+        format=fmt.name,
+        sample_rate=sample_rate,
+        duration_sec=round(run.samples / sample_rate, 3),
+        elapsed_sec=round(time.monotonic() - started, 3),
+        usage={"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
+    )
+    with contextlib.suppress(ConnectionError):
+        await response.write(sse_event(done.to_dict()))
+        await response.write_eof()
+    return response
+
+
+@openai_errors
+async def list_models(request: web.Request) -> web.Response:
+    ids = model_ids(request.app[SCHEDULER_KEY])
+    data = [{"id": i, "object": "model", "created": 0, "owned_by": "npu-worker"} for i in ids]
+    return web.json_response({"object": "list", "data": data})
+
+
+# -- batch ------------------------------------------------------------------------------------------
+
+BATCH_MAX_ITEMS = 64  # every item's audio is held until the answer is written: bound the memory
+BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars characters
+BATCH_DEFAULT_KEYS = (
+    "model",
+    "voice",
+    "response_format",
+    "speed",
+    "language",
+    "ref_audio",
+    "ref_text",
+    "seed",
+)
+
+
+async def batch_item(request: web.Request, index: int, body: dict[str, Any]) -> dict[str, Any]:
+    """One item: its audio base64-encoded, or its error (OpenAI's error object); never raises."""
+    try:
+        speech, fmt, run = await prepare_speech(request, body)
+        try:
+            chunks = [samples async for samples in run.audio()]
+        finally:
+            run.cancel()
+        encoder = StreamEncoder(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
+        parts = [await encoder.feed_async(chunk) for chunk in chunks]
+        data = b"".join([*parts, await encoder.finish_async()])
+    except WorkerError as error:
+        return {"index": index, "status": "error", **openai_error_body(error)[0]}
+    sample_rate = encoder.sample_rate
+    return {
+        "index": index,
+        "status": "success",
+        "format": fmt.name,
+        "sample_rate": sample_rate,
+        "duration_sec": round(run.samples / sample_rate, 3),
+        "audio_data": base64.b64encode(data).decode(),
+    }
+
+
+@openai_errors
+async def create_speech_batch(request: web.Request) -> web.Response:
+    """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
+    body = await read_json(request)
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    items = body.get("items")
+    if not isinstance(items, list) or not items:
+        raise with_param(BadRequest("items must be a non-empty list"), "items")
+    limits = request.app[LIMITS_KEY]
+    limit = min(limits.max_sections, BATCH_MAX_ITEMS)
+    if len(items) > limit:
+        raise with_param(TooManySections(f"{len(items)} items, the limit is {limit}"), "items")
+    texts = [item.get("input") for item in items if isinstance(item, dict)]
+    characters = sum(len(text) for text in texts if isinstance(text, str))
+    if characters > BATCH_TEXT_FACTOR * limits.max_text_chars:
+        bound = BATCH_TEXT_FACTOR * limits.max_text_chars
+        message = f"the items have {characters} characters together, the limit is {bound}"
+        raise with_param(TextTooLong(message), "items")
+    defaults = {key: body[key] for key in BATCH_DEFAULT_KEYS if key in body}
+    merged = [{**defaults, **item} if isinstance(item, dict) else item for item in items]
+    results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
+    failed = sum(result["status"] != "success" for result in results)
+    return web.json_response(
+        {
+            "object": "list",
+            "results": results,
+            "total": len(results),
+            "succeeded": len(results) - failed,
+            "failed": failed,
+        }
+    )

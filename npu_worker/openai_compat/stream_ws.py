@@ -1,0 +1,338 @@
+"""`WS /v1/audio/speech/stream`: text arrives in fragments (LLM tokens), speech leaves per sentence.
+
+vLLM-Omni's protocol. Client: `session.config` (the speech request's fields, plus `stream_audio`),
+`input.text` fragments, `input.done` (flush the utterance; the socket stays open for the next one),
+`session.close`. Server: `audio.start`, binary PCM s16le frames, `audio.done` per sentence, one
+`first_audio` per utterance, `session.done` per utterance, `error` (the session goes on).
+
+Each sentence is queued the moment the assembler completes it, so the engine works on sentence 2
+while sentence 1 is being sent; a pump per utterance sends them strictly in order. The frames follow
+`/ws`'s growing schedule over the whole utterance, the first sentence's leading silence is trimmed,
+and `first_audio` reports when the frame carrying the audible onset went out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from aiohttp import WSCloseCode, WSMsgType, web
+
+from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..audio import OnsetWatch, to_pcm16
+from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
+from ..ws_server.chunking import GrowingChunker, schedule_sizes
+from .core import SpeechRun, engine_info, start_speech
+from .errors import openai_error_body, with_param
+from .formats import FORMATS, AudioFormat, encode_whole
+from .messages import AudioDone, AudioStart, ErrorMessage, FirstAudio, SessionConfigured, SessionDone
+from .request import parse_speech_request
+from .sentences import AssemblyRules, SentenceAssembler
+from .speech import check_model, pick_format, synth_params
+
+log = logging.getLogger(__name__)
+
+
+def pcm_bytes(samples: np.ndarray) -> bytes:
+    return to_pcm16(samples).astype("<i2").tobytes()
+
+
+async def encode_file(samples: np.ndarray, sample_rate: int, fmt: AudioFormat) -> bytes:
+    return await asyncio.to_thread(encode_whole, samples, sample_rate, fmt)
+
+
+def error_message(error: WorkerError, **where: int) -> dict[str, Any]:
+    details = openai_error_body(error)[0]["error"]
+    return ErrorMessage(details["message"], details["code"], details["param"], **where).to_dict()
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A sentence queued for its turn: its run, or the error that kept it from starting."""
+
+    index: int
+    text: str
+    run: SpeechRun | None
+    error: WorkerError | None
+    ready_at: float
+    fmt: AudioFormat  # pcm: frames on the growing schedule (if streamed); others: one whole file
+    stream_audio: bool
+
+
+class Utterance:
+    """The sentences between the first fragment and `input.done`, played in order by one pump task."""
+
+    def __init__(
+        self, session: SpeechStreamSession, index: int, first_text_at: float, after: asyncio.Task | None
+    ):
+        self.session = session
+        self.index = index
+        self.first_text_at = first_text_at
+        self.sentences = 0
+        self.runs: list[SpeechRun] = []
+        self._queue: asyncio.Queue[Pending | None] = asyncio.Queue()
+        self._chunker = GrowingChunker(session.frame_sizes)
+        self._onset = OnsetWatch(session.sample_rate)
+        self._unheard: list[
+            tuple[int, int, float, int]
+        ] = []  # (start, end, sent_at, sentence) before the onset
+        self._stream_samples = 0
+        self._first_ready_at: float | None = None
+        self.task = asyncio.get_running_loop().create_task(self._pump(after), name=f"speech-stream-{index}")
+
+    async def submit(self, text: str, params: SynthParams, ready_at: float) -> None:
+        index, self.sentences = self.sentences, self.sentences + 1
+        if self._first_ready_at is None:
+            self._first_ready_at = ready_at
+        run, error = None, None
+        try:
+            run = await start_speech(self.session.scheduler, text, params, trim_leading_silence=index == 0)
+            self.runs.append(run)
+        except WorkerError as exc:
+            error = exc
+        session = self.session
+        self._queue.put_nowait(
+            Pending(index, text, run, error, ready_at, session.audio_format, session.stream_audio)
+        )
+
+    def end(self) -> None:
+        self._queue.put_nowait(None)
+
+    def cancel(self) -> None:
+        self.cancel_runs()
+        self.task.cancel()
+
+    async def _pump(self, after: asyncio.Task | None) -> None:
+        try:
+            if after is not None:  # the previous utterance's audio goes first; its failure is its own
+                await asyncio.wait([after])
+            while (pending := await self._queue.get()) is not None:
+                await self._play(pending)
+            await self.session.send_json(SessionDone(self.index, self.sentences).to_dict())
+        except (ConnectionError, RuntimeError):
+            self.cancel_runs()  # the socket broke under a send: nobody listens any more
+
+    def cancel_runs(self) -> None:
+        for run in self.runs:
+            run.cancel()
+
+    async def _play(self, pending: Pending) -> None:
+        where = {"utterance_index": self.index, "sentence_index": pending.index}
+        if pending.run is None:
+            assert pending.error is not None
+            await self.session.send_json(error_message(pending.error, **where))
+            return
+        session = self.session
+        fmt = pending.fmt
+        start = AudioStart(self.index, pending.index, pending.text, session.sample_rate, format=fmt.name)
+        await session.send_json(start.to_dict())
+        sent = {"bytes": 0, "frames": 0}
+        streamed = fmt.name == "pcm" and pending.stream_audio
+        held: list[np.ndarray] = []
+        failed = False
+        try:
+            async for samples in pending.run.audio():
+                if streamed:
+                    for frame in self._chunker.feed(samples):
+                        await self._send_audio(frame, pcm_bytes(frame), pending.index, sent)
+                else:
+                    held.append(samples)
+        except WorkerError as error:
+            failed = True
+            await session.send_json(error_message(error, **where))
+        rest = self._chunker.flush() if streamed else (np.concatenate(held) if held else None)
+        if rest is not None and rest.size and not failed:
+            payload = (
+                pcm_bytes(rest) if fmt.name == "pcm" else await encode_file(rest, session.sample_rate, fmt)
+            )
+            await self._send_audio(rest, payload, pending.index, sent)
+        if pending.run in self.runs:  # finished: nothing left to cancel (a long utterance holds no history)
+            self.runs.remove(pending.run)
+        done = AudioDone(
+            self.index, pending.index, sent["bytes"], sent["frames"], session.sample_rate, error=failed
+        )
+        await session.send_json(done.to_dict())
+
+    async def _send_audio(
+        self, frame: np.ndarray, payload: bytes, sentence: int, sent: dict[str, int]
+    ) -> None:
+        """One binary frame (`payload` encodes `frame`); the onset watch follows the samples."""
+        await self.session.send_bytes(payload)
+        sent_at = time.monotonic()
+        sent["bytes"] += len(payload)
+        sent["frames"] += 1
+        start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
+        if self._onset.onset is None:
+            self._unheard.append((start, self._stream_samples, sent_at, sentence))
+            onset = self._onset.feed(frame)
+            if onset is not None:
+                await self._first_audio(onset)
+            else:
+                self._unheard = [f for f in self._unheard if f[1] > self._onset.dropped]
+
+    async def _first_audio(self, onset: int) -> None:
+        """When the frame holding the audible onset went out, from the fragment that completed the
+        first sentence (`ttfa_ms`) and from the utterance's first fragment (`since_first_text_ms`)."""
+        carrier = next((f for f in self._unheard if f[0] <= onset < f[1]), self._unheard[-1])
+        self._unheard = []
+        ready_at = self._first_ready_at if self._first_ready_at is not None else self.first_text_at
+        first = FirstAudio(
+            utterance_index=self.index,
+            sentence_index=carrier[3],
+            ttfa_ms=round((carrier[2] - ready_at) * 1000.0, 1),
+            since_first_text_ms=round((carrier[2] - self.first_text_at) * 1000.0, 1),
+        )
+        await self.session.send_json(first.to_dict())
+
+
+class SpeechStreamSession:
+    """One socket: its configuration, the sentence assembler and the utterance being spoken."""
+
+    def __init__(self, ws: web.WebSocketResponse, app: web.Application) -> None:
+        self.ws = ws
+        self.app = app
+        self.scheduler = app[SCHEDULER_KEY]
+        self.limits = app[LIMITS_KEY]
+        self.sample_rate = 24000
+        self.frame_sizes: tuple[int, ...] = ()
+        self.stream_audio = True
+        self.audio_format = FORMATS["pcm"]
+        self._params: SynthParams | None = None
+        self._assembler = SentenceAssembler(self._rules())
+        self._utterance: Utterance | None = None
+        self._last_task: asyncio.Task | None = None
+        self._live: list[Utterance] = []
+        self._utterances = 0
+        self._send_lock = asyncio.Lock()
+
+    def _rules(self) -> AssemblyRules:
+        return AssemblyRules(max_chars=min(AssemblyRules.max_chars, self.limits.max_text_chars))
+
+    async def send_json(self, body: dict[str, Any]) -> None:
+        async with self._send_lock:
+            await self.ws.send_str(json.dumps(body, ensure_ascii=False))
+
+    async def send_bytes(self, data: bytes) -> None:
+        async with self._send_lock:
+            await self.ws.send_bytes(data)
+
+    async def on_text(self, text: str, received_at: float) -> bool:
+        """One client message; False once `session.close` has been served (the socket then closes)."""
+        try:
+            try:
+                body = json.loads(text)
+            except ValueError:
+                raise BadRequest("the message is not valid JSON") from None
+            kind = body.get("type") if isinstance(body, dict) else None
+            if kind == "session.config":
+                await self._configure(body)
+            elif kind == "input.text":
+                await self._input(body.get("text"), received_at)
+            elif kind == "input.done":
+                await self._end_utterance()
+            elif kind == "session.close":
+                await self._end_utterance(even_empty=False)
+                if self._last_task is not None:
+                    await asyncio.wait([self._last_task])
+                await self.ws.close()
+                return False
+            else:
+                raise UnknownMessage(f"unknown message type {str(kind)[:40]!r}")
+        except WorkerError as error:
+            await self.send_json(error_message(error))
+        return True
+
+    async def _configure(self, body: dict[str, Any]) -> None:
+        """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
+        speech = parse_speech_request(body, self.limits, with_input=False)
+        check_model(self.scheduler, speech.model)
+        fmt = pick_format(speech.response_format or "pcm")
+        stream_audio = body.get("stream_audio", True)
+        if not isinstance(stream_audio, bool):
+            raise with_param(BadRequest("stream_audio must be a boolean"), "stream_audio")
+        self._params = await synth_params(self.app, speech)
+        self.stream_audio = stream_audio
+        self.audio_format = fmt
+        await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).to_dict())
+
+    def _sample_rate(self) -> int:
+        self.sample_rate = engine_info(self.scheduler).sample_rate
+        self.frame_sizes = schedule_sizes(self.app[SETTINGS_KEY].chunk_schedule_ms, self.sample_rate)
+        return self.sample_rate
+
+    async def _input(self, text: Any, received_at: float) -> None:
+        if not isinstance(text, str):
+            raise with_param(BadRequest("input.text needs a string `text`"), "text")
+        if len(text) > self.limits.max_text_chars:
+            raise with_param(
+                BadRequest(f"a fragment may have at most {self.limits.max_text_chars} characters"), "text"
+            )
+        params = await self._current_params()
+        utterance = self._open_utterance(received_at)
+        for piece in self._assembler.feed(text):
+            await utterance.submit(piece, params, received_at)
+
+    async def _current_params(self) -> SynthParams:
+        if self._params is None:  # no session.config: the defaults of POST /v1/audio/speech
+            self._params = await synth_params(
+                self.app, parse_speech_request({}, self.limits, with_input=False)
+            )
+        return self._params
+
+    def _open_utterance(self, received_at: float) -> Utterance:
+        if self._utterance is None:
+            self._sample_rate()
+            self._utterance = Utterance(self, self._utterances, received_at, self._last_task)
+            self._last_task = self._utterance.task
+            self._live = [u for u in self._live if not u.task.done()] + [self._utterance]
+            self._utterances += 1
+        return self._utterance
+
+    async def _end_utterance(self, *, even_empty: bool = True) -> None:
+        """Speak what is left and send `session.done` (an `input.done` with no text gets one too,
+        with `total_sentences: 0`, so a client waiting for it never hangs)."""
+        if self._utterance is None and not even_empty:
+            return
+        params = await self._current_params()
+        utterance = self._open_utterance(time.monotonic())
+        for piece in self._assembler.flush():
+            await utterance.submit(piece, params, time.monotonic())
+        utterance.end()
+        self._utterance = None
+        self._assembler = SentenceAssembler(self._rules())
+
+    async def close(self) -> None:
+        """The socket is gone: stop every queued sentence and the pumps."""
+        for utterance in self._live:
+            utterance.cancel()
+        for utterance in self._live:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await utterance.task
+
+
+async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
+    settings = request.app[SETTINGS_KEY]
+    ws = web.WebSocketResponse(
+        compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
+    )
+    await ws.prepare(request)
+    session = SpeechStreamSession(ws, request.app)
+    try:
+        async for message in ws:
+            if message.type == WSMsgType.TEXT:
+                if not await session.on_text(message.data, time.monotonic()):
+                    break
+            elif message.type == WSMsgType.BINARY:
+                await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
+                break
+            elif message.type == WSMsgType.ERROR:
+                break
+    finally:
+        await session.close()
+    return ws

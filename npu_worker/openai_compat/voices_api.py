@@ -1,0 +1,96 @@
+"""GET/POST /v1/audio/voices and DELETE /v1/audio/voices/{name}: the named-voice library over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from aiohttp import BodyPartReader, web
+
+from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
+from ..protocol import BadRequest, InvalidAudio
+from ..voices import check_voice_name
+from .core import engine_voice_catalog, voice_library
+from .errors import openai_errors, with_param
+from .speech import upload_limits
+
+UPLOAD_FIELDS = ("audio_sample", "name", "ref_text")
+MAX_TEXT_FIELD_BYTES = 8192
+
+
+@openai_errors
+async def list_voices(request: web.Request) -> web.Response:
+    """Every usable voice: `default`, uploads, extra directories, and the engine's own (espeak)."""
+    scheduler = request.app[SCHEDULER_KEY]
+    library = voice_library(scheduler)
+
+    def describe() -> list[dict[str, Any]]:
+        return [voice.describe() for voice in library.all()] + engine_voice_catalog(scheduler)
+
+    entries = await asyncio.to_thread(describe)
+    return web.json_response(
+        {"object": "list", "voices": [entry["name"] for entry in entries], "data": entries}
+    )
+
+
+async def _read_part(part: BodyPartReader, limit: int, field: str) -> bytes:
+    """A part's bytes, refused as soon as it passes `limit` (never buffered beyond it)."""
+    data = bytearray()
+    while chunk := await part.read_chunk(64 * 1024):
+        data.extend(chunk)
+        if len(data) > limit:
+            error = (
+                InvalidAudio(f"{field} exceeds {limit} bytes")
+                if field == "audio_sample"
+                else BadRequest(f"{field} is too long")
+            )
+            raise with_param(error, field)
+    return bytes(data)
+
+
+async def read_upload(request: web.Request) -> dict[str, bytes]:
+    if not request.content_type.startswith("multipart/"):
+        raise BadRequest("send multipart/form-data with audio_sample, name and ref_text")
+    max_bytes = request.app[SETTINGS_KEY].voice_max_bytes
+    fields: dict[str, bytes] = {}
+    reader = await request.multipart()
+    while (part := await reader.next()) is not None:
+        if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS:
+            raise BadRequest(f"unexpected form field; send only {', '.join(UPLOAD_FIELDS)}")
+        if part.name in fields:  # so a form is at most three parts, however long the stream
+            raise with_param(BadRequest(f"{part.name} is sent twice"), part.name)
+        limit = max_bytes if part.name == "audio_sample" else MAX_TEXT_FIELD_BYTES
+        fields[part.name] = await _read_part(part, limit, part.name)
+    for field in UPLOAD_FIELDS:
+        if field not in fields:
+            raise with_param(BadRequest(f"{field} is required"), field)
+    return fields
+
+
+def _text(fields: dict[str, bytes], field: str) -> str:
+    try:
+        return fields[field].decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise with_param(BadRequest(f"{field} is not UTF-8"), field) from None
+
+
+@openai_errors
+async def upload_voice(request: web.Request) -> web.Response:
+    fields = await read_upload(request)
+    name = _text(fields, "name")
+    try:
+        check_voice_name(name)
+    except BadRequest as error:
+        raise with_param(error, "name") from None
+    library = voice_library(request.app[SCHEDULER_KEY])
+    voice = await asyncio.to_thread(
+        library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
+    )
+    return web.json_response(await asyncio.to_thread(voice.describe), status=201)
+
+
+@openai_errors
+async def delete_voice(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    await asyncio.to_thread(voice_library(request.app[SCHEDULER_KEY]).delete, name)
+    return web.json_response({"name": name, "deleted": True})

@@ -1,0 +1,244 @@
+"""Named voices: a reference wav plus its transcript, stored under a name so callers need no paths.
+
+A voice lives as `<name>.wav` + `<name>.txt` (the same sidecar layout the ZipVoice engine reads) in
+`<state>/voices` (uploads; persisted across restarts) or in extra read-only directories. `default` is
+the worker's `--ref-wav`. A name never contains a path character, so a name can never reach outside
+its directory. Every method touches the filesystem: call them off the event loop. No aiohttp here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile
+
+from .audio import wav_bytes
+from .config import Settings
+from .files import write_atomic
+from .paths import resolve_ref_wav
+from .protocol import BadRequest, InvalidAudio, SynthParams, UnknownVoice, VoiceExists, VoiceNotFound
+
+DEFAULT_VOICE = "default"
+INLINE_PREFIX = "inline-"  # voices made from a request's inline `ref_audio`, named by content hash
+VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+MIN_VOICE_SECONDS = 0.5
+MAX_TRANSCRIPT_CHARS = 1000
+
+
+def is_voice_name(name: str) -> bool:
+    """A bare name: letters, digits, `_ . -`, no path separators, no `..`, at most 64 characters."""
+    return bool(VOICE_NAME.fullmatch(name)) and ".." not in name
+
+
+def check_voice_name(name: str) -> str:
+    if not is_voice_name(name):
+        raise BadRequest(
+            f"voice name {name[:80]!r} is not allowed: use 1-64 letters, digits, '_', '.' or '-' "
+            "(no path characters)"
+        )
+    return name
+
+
+@dataclass(frozen=True)
+class NamedVoice:
+    """`wav_path=None`: the engine's built-in default (no --ref-wav)."""
+
+    name: str
+    wav_path: str | None
+    text: str | None
+    source: str  # "default", "uploaded" or "directory"
+
+    def describe(self) -> dict[str, Any]:
+        """The listing entry: name, source, transcript, duration and sample rate of the wav."""
+        body: dict[str, Any] = {"name": self.name, "source": self.source, "ref_text": self.text}
+        if self.wav_path is not None:
+            try:
+                info = soundfile.info(self.wav_path)
+                body["duration_sec"] = round(info.frames / info.samplerate, 3)
+                body["sample_rate"] = info.samplerate
+            except (OSError, RuntimeError):
+                body["duration_sec"] = body["sample_rate"] = None
+        return body
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    max_bytes: int
+    max_seconds: float
+
+
+def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
+    """Mono float32 samples and rate of an uploaded file, checked by really decoding it."""
+    if len(data) > limits.max_bytes:
+        raise InvalidAudio(f"the audio file has {len(data)} bytes, the limit is {limits.max_bytes}")
+    try:
+        with soundfile.SoundFile(io.BytesIO(data)) as sound:
+            seconds = sound.frames / sound.samplerate
+            if seconds > limits.max_seconds:
+                raise InvalidAudio(
+                    f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
+                )
+            samples = sound.read(dtype="float32", always_2d=True)
+            rate = sound.samplerate
+    except (soundfile.LibsndfileError, RuntimeError, ValueError) as exc:
+        raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
+    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
+    if mono.size / rate < MIN_VOICE_SECONDS:
+        raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
+    if not np.all(np.isfinite(mono)) or float(np.max(np.abs(mono))) < 1e-4:
+        raise InvalidAudio("the audio is silent")
+    return mono.astype(np.float32), rate
+
+
+class VoiceLibrary:
+    """Stored voices (uploads), extra directories (read-only) and `default`, looked up by name."""
+
+    def __init__(
+        self,
+        store_dir: Path,
+        extra_dirs: Sequence[str] = (),
+        default_wav: str | None = None,
+        default_text: str | None = None,
+        inline_keep: int = 32,
+    ) -> None:
+        self.store_dir = Path(store_dir)
+        self.inline_keep = inline_keep
+        self.inline_dir = self.store_dir / "inline"
+        self.extra_dirs = tuple(Path(d).expanduser() for d in extra_dirs)
+        self.default = NamedVoice(DEFAULT_VOICE, default_wav, default_text, "default")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> VoiceLibrary:
+        return cls(
+            settings.resolved_state_dir() / "voices",
+            settings.voices_dir,
+            settings.ref_wav,
+            settings.ref_text,
+        )
+
+    # -- lookup --------------------------------------------------------------------------------
+
+    def _in(self, directory: Path, name: str, source: str) -> NamedVoice | None:
+        wav = directory / f"{name}.wav"
+        if not wav.is_file():
+            return None
+        try:
+            text = wav.with_suffix(".txt").read_text(encoding="utf-8").strip() or None
+        except OSError:
+            text = None
+        return NamedVoice(name, str(wav.resolve()), text, source)
+
+    def find(self, name: str) -> NamedVoice | None:
+        if name == DEFAULT_VOICE:
+            return self.default
+        if not is_voice_name(name):
+            return None
+        if name.startswith(INLINE_PREFIX):
+            return self._in(self.inline_dir, name, "inline")
+        found = self._in(self.store_dir, name, "uploaded")
+        for directory in self.extra_dirs:
+            found = found or self._in(directory, name, "directory")
+        return found
+
+    def require(self, name: str) -> NamedVoice:
+        voice = self.find(name)
+        if voice is None:
+            raise UnknownVoice(f"no voice named {name[:80]!r}; GET /v1/audio/voices lists them")
+        return voice
+
+    def all(self) -> list[NamedVoice]:
+        voices = [self.default]
+        seen = {DEFAULT_VOICE}
+        for directory, source in [(self.store_dir, "uploaded"), *((d, "directory") for d in self.extra_dirs)]:
+            for wav in sorted(directory.glob("*.wav")) if directory.is_dir() else []:
+                voice = self._in(directory, wav.stem, source) if is_voice_name(wav.stem) else None
+                if voice is not None and voice.name not in seen:
+                    seen.add(voice.name)
+                    voices.append(voice)
+        return voices
+
+    def resolve_params(self, params: SynthParams, roots: Sequence[str]) -> SynthParams:
+        """`ref_wav` as a voice name → that voice's wav and transcript; otherwise a checked path.
+
+        A stored voice is the worker's own file, so it needs no allowed-root check; the caller's
+        `ref_text` still wins over the stored transcript."""
+        if params.ref_wav is None:
+            return params
+        voice = self.find(params.ref_wav) if is_voice_name(params.ref_wav) else None
+        if voice is not None:
+            return replace(params, ref_wav=voice.wav_path, ref_text=params.ref_text or voice.text)
+        return replace(params, ref_wav=resolve_ref_wav(params.ref_wav, roots))
+
+    # -- changes -------------------------------------------------------------------------------
+
+    def add(self, name: str, data: bytes, ref_text: str, limits: UploadLimits) -> NamedVoice:
+        """Decode, check and store an upload as 16-bit mono wav + transcript (atomic writes)."""
+        check_voice_name(name)
+        if name.startswith(INLINE_PREFIX):
+            raise BadRequest(f"voice names starting with {INLINE_PREFIX!r} are reserved")
+        if name == DEFAULT_VOICE or self.find(name) is not None:
+            raise VoiceExists(f"a voice named {name!r} exists; delete it first")
+        text = ref_text.strip()
+        if not text or len(text) > MAX_TRANSCRIPT_CHARS:
+            raise BadRequest(
+                f"ref_text (the transcript of the audio) needs 1-{MAX_TRANSCRIPT_CHARS} characters"
+            )
+        samples, rate = decode_upload(data, limits)
+        write_atomic(self.store_dir / f"{name}.txt", (text + "\n").encode("utf-8"))
+        write_atomic(self.store_dir / f"{name}.wav", wav_bytes(samples, rate))
+        found = self.find(name)
+        assert found is not None
+        return found
+
+    def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:
+        """A request's inline reference audio as a voice named by its content, so the engine's prompt
+        cache (keyed by file and transcript) computes its features once however often it is sent.
+
+        Only the `inline_keep` most recently used are kept (their transcript's mtime marks the use; the
+        wav is left untouched, since its mtime is part of the prompt cache's key), so callers sending new
+        audio every time cannot fill the disk."""
+        digest = hashlib.sha256(data + b"\0" + ref_text.strip().encode("utf-8")).hexdigest()[:20]
+        name = INLINE_PREFIX + digest
+        transcript = self.inline_dir / f"{name}.txt"
+        if self.find(name) is not None:
+            os.utime(transcript)
+            return name
+        samples, rate = decode_upload(data, limits)
+        write_atomic(transcript, (ref_text.strip() + "\n").encode("utf-8"))
+        write_atomic(self.inline_dir / f"{name}.wav", wav_bytes(samples, rate))
+        self._prune_inline()
+        return name
+
+    def _prune_inline(self) -> None:
+        stamps = []
+        for transcript in self.inline_dir.glob(f"{INLINE_PREFIX}*.txt"):
+            try:
+                stamps.append((transcript.stat().st_mtime_ns, transcript))
+            except FileNotFoundError:
+                continue
+        for _, transcript in sorted(stamps, reverse=True)[self.inline_keep :]:
+            for path in (transcript.with_suffix(".wav"), transcript):
+                try:
+                    os.unlink(path)
+                except FileNotFoundError:
+                    pass
+
+    def delete(self, name: str) -> None:
+        """Remove an uploaded voice; `default` and directory voices are not deletable here."""
+        check_voice_name(name)
+        wav = self.store_dir / f"{name}.wav"
+        if name == DEFAULT_VOICE or not wav.is_file():
+            raise VoiceNotFound(f"no uploaded voice named {name!r}")
+        os.unlink(wav)
+        try:
+            os.unlink(wav.with_suffix(".txt"))
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,53 @@
+// fetchHealth (client_js/channel.js) against real local HTTP servers, run with `node --test`.
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { test } from "node:test";
+
+import { fetchHealth } from "../../client_js/channel.js";
+
+function listen(handler) {
+  const server = createServer(handler);
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve(server)));
+}
+
+const baseOf = (server) => new URL(`http://127.0.0.1:${server.address().port}/`);
+
+// Without the timeout, fetchHealth would wait on this server forever (and the node test time out).
+test("a worker that accepts but never answers is down after the timeout", { timeout: 10000 }, async () => {
+  const server = await listen(() => {}); // never responds
+  try {
+    const health = await fetchHealth(baseOf(server), "", { timeoutMs: 200, pageOrigin: "http://127.0.0.1:1" });
+    assert.equal(health.state, "down");
+    assert.match(health.message, /did not answer \/health within 0.2 s/);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
+
+test("the answer is classified: ready, booting, refused", async () => {
+  let status = 200;
+  const server = await listen((request, response) => {
+    response.writeHead(status, { "Content-Type": "application/json" });
+    response.end(JSON.stringify(status === 200 ? { status: "ok", loaded: true } : { error: "Loading: wait" }));
+  });
+  try {
+    const ask = () => fetchHealth(baseOf(server), "t0k", { pageOrigin: baseOf(server).origin });
+    assert.equal((await ask()).state, "ready");
+    status = 503;
+    assert.equal((await ask()).state, "booting");
+    status = 403;
+    assert.match((await ask()).message, /refused this page: Loading: wait/);
+  } finally {
+    server.close();
+  }
+});
+
+test("nothing listening: down, naming the origin rule when the page is elsewhere", async () => {
+  const server = await listen(() => {});
+  const base = baseOf(server);
+  server.close();
+  const health = await fetchHealth(base, "", { pageOrigin: "http://localhost:5173" });
+  assert.equal(health.state, "down");
+  assert.match(health.message, /does not allow this page's origin \(http:\/\/localhost:5173; start it with --allowed-origins/);
+});

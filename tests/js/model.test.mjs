@@ -1,0 +1,51 @@
+// The player's state model (client_js/model.js): pure functions, run with `node --test`.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { FRESH_SECTION, figures, newRun, settle } from "../../client_js/model.js";
+
+test("a new run counts its sections and is running", () => {
+  const run = newRun([{}, {}, {}]);
+  assert.equal(run.total, 3);
+  assert.equal(run.running, true);
+  assert.equal(run.ttfaMs, null);
+});
+
+test("a section is done only when synthesised and played", () => {
+  const s = { ...FRESH_SECTION, state: "synthesising" };
+  s.synthesised = true;
+  settle(s);
+  assert.equal(s.state, "ready");
+  s.played = true;
+  settle(s);
+  assert.equal(s.state, "done");
+  const failed = { ...FRESH_SECTION, state: "failed", synthesised: true, played: true };
+  settle(failed);
+  assert.equal(failed.state, "failed"); // a failure is never overwritten
+  const playing = { ...FRESH_SECTION, state: "playing", synthesised: true };
+  settle(playing);
+  assert.equal(playing.state, "playing");
+});
+
+test("figures before any request", () => {
+  const f = figures({ run: null, sections: [], player: null, playerStatus: null });
+  assert.equal(f.summary, "No request yet.");
+  assert.equal(f.bufferedMs, 0);
+  assert.equal(f.contextRate, 0);
+});
+
+test("figures of a running and of a finished request", () => {
+  const player = { sampleRate: 24000, context: { currentTime: 1.5, outputLatency: 0.02, baseLatency: 0.01 } };
+  const run = { ...newRun([{}, {}]), ttfaMs: 180, streamRate: 24000, receivedSamples: 48000 };
+  const sections = [{ synthesised: true }, { synthesised: false }];
+  const status = { bufferedFrames: 12000, underruns: 1, starvedFrames: 2400, playedFrames: 36000, playedSourceSamples: 36000 };
+  let f = figures({ run, sections, player, playerStatus: status });
+  assert.equal(f.summary, "Running: 1 of 2 synthesised. Longest page task: none over 50 ms.");
+  assert.equal(f.bufferedMs, 500);
+  assert.equal(f.starvedMs, 100);
+  assert.equal(f.outputLatencyMs, 20);
+  assert.equal(f.ttfaMs, 180);
+  Object.assign(run, { running: false, okCount: 2, failCount: 0, elapsedTotalSec: 1.234, longestTaskMs: 61.6 });
+  f = figures({ run, sections, player, playerStatus: status });
+  assert.equal(f.summary, "Finished: 2 ok, 0 failed in 1.23 s of synthesis. Longest page task: 62 ms.");
+});

@@ -1,0 +1,59 @@
+"""Helpers for the test_openai_* modules (no tests here): SDK clients on a live worker, decoding."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import soundfile
+from aiohttp.test_utils import TestClient
+from openai import AsyncOpenAI, OpenAI
+
+from npu_worker.audio import from_pcm16
+from npu_worker.engine.base import SynthesisRequest
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+RATE = 24000
+
+
+def base_url(client: TestClient) -> str:
+    return str(client.make_url("/v1"))
+
+
+def async_sdk(client: TestClient) -> AsyncOpenAI:
+    return AsyncOpenAI(base_url=base_url(client), api_key="unused", timeout=seconds(30), max_retries=0)
+
+
+def sync_sdk(client: TestClient) -> OpenAI:
+    return OpenAI(base_url=base_url(client), api_key="unused", timeout=seconds(30), max_retries=0)
+
+
+def expected_samples(text: str, speed: float = 1.0, seconds_per_char: float = 0.02) -> int:
+    """What the tone engine makes for `text` (no leading silence, so trimming removes nothing)."""
+    engine = ToneEngine(seconds_per_char=seconds_per_char)
+    return engine.render(SynthesisRequest(text=text, speed_factor=speed)).size
+
+
+def decode(data: bytes, fmt: str) -> tuple[np.ndarray, int]:
+    """Audio bytes of any response format back to samples and sample rate."""
+    if fmt == "pcm":
+        return from_pcm16(data), RATE
+    samples, rate = soundfile.read(io.BytesIO(data), dtype="float32")
+    return samples, rate
+
+
+def files_under(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+def tone_wav(path_or_none: Path | None = None, seconds_long: float = 2.0, rate: int = 16000) -> bytes:
+    """A real audio file (a quiet sine) to upload as a voice."""
+    t = np.arange(int(seconds_long * rate)) / rate
+    buffer = io.BytesIO()
+    soundfile.write(buffer, (0.2 * np.sin(2 * np.pi * 200 * t)).astype(np.float32), rate, format="WAV")
+    data = buffer.getvalue()
+    if path_or_none is not None:
+        path_or_none.write_bytes(data)
+    return data

@@ -1,0 +1,52 @@
+"""`npu-worker bench --mode fragments` against a live worker: texts streamed in like LLM tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from npu_worker.bench.cli import main as bench_main
+from npu_worker.bench.fragments import FragmentConfig, fragments_of, run_fragments, sentence_fragment
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+TEXTS = ("첫 번째 문장입니다. 그리고 두 번째 문장이 이어집니다.", "짧은 글. 끝.")
+
+
+def base_of(client) -> str:
+    return f"http://127.0.0.1:{client.port}"
+
+
+def test_the_first_sentence_ends_in_the_fragment_carrying_its_last_character():
+    text = TEXTS[0]
+    assert fragments_of("abcdefg", 3) == ["abc", "def", "g"]
+    index = sentence_fragment(text, "첫 번째 문장입니다.", 3)
+    assert index == (len("첫 번째 문장입니다.") - 1) // 3
+    assert sentence_fragment(text, "not there", 3) is None
+
+
+async def test_figures_are_measured_from_the_sentence_and_from_the_first_fragment(worker):
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    config = FragmentConfig(base=base_of(client), texts=TEXTS, chars=3, interval=0.01)
+    async with asyncio.timeout(seconds(60)):
+        result = await run_fragments(config, say=lambda line: None)
+    assert result["summary"]["errors"] == 0
+    for record, text in zip(result["records"], TEXTS, strict=True):
+        assert record["first_sentence"] == text.split(". ")[0] + "."
+        assert record["sentences"] == 2 and record["audio_sec"] > 0
+        # The first fragment was sent before the one that completed the sentence.
+        assert 0 < record["ttfa_from_sentence_ms"] <= record["ttfa_from_first_fragment_ms"]
+        assert record["server_ttfa_ms"] is not None
+    assert result["summary"]["ttfa_from_sentence_ms"]["n"] == 2
+
+
+async def test_the_fragments_mode_writes_its_report(worker, tmp_path, capsys):
+    client = await worker()
+    argv = ["bench", "--mode", "fragments", "--base", base_of(client), "--requests", "1"]
+    argv += ["--fragment-interval-ms", "5", "--out", str(tmp_path / "f")]
+    assert await asyncio.to_thread(bench_main, argv) == 0
+    recorded = json.loads((tmp_path / "f.json").read_text())
+    assert recorded["config"]["texts"] == 1 and recorded["config"]["chars"] == 3
+    assert recorded["command"].startswith("npu-worker bench --mode fragments")
+    assert "ttfa_from_sentence_ms" in (tmp_path / "f.md").read_text()
+    assert "Streamed-text TTFA" in capsys.readouterr().out

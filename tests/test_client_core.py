@@ -1,0 +1,181 @@
+"""The client's transport-free core, driven step by step: what it asks the transport to do next.
+
+The sync and async clients are loops over these same plans (their real-socket tests are in
+test_client.py); here each decision is checked without any I/O.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from npu_worker.client.common import (
+    BatchCollector,
+    Call,
+    ClientError,
+    Deliver,
+    Follow,
+    Sleep,
+    TransportError,
+    WorkerHTTPError,
+    backoff,
+    poll_json,
+    polling_plan,
+    streaming_plan,
+)
+
+START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
+OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/0.wav", "seq": 2}
+OK1 = {"event": "progress", "idx": 1, "status": "ok", "wav_path": "/w/1.wav", "seq": 3}
+DONE = {"event": "done", "total": 2, "ok_count": 2, "fail_count": 0, "seq": 4}
+
+
+class Script:
+    """Runs a plan, answering each I/O step from a list; records the steps.
+
+    An answer is a list for a `Follow` (its stream's events, then what broke it, sent back), a
+    ClientError (thrown in, as a driver does when a request fails), or the body a `Call` returns.
+    `Sleep` and `Deliver` steps take no answer.
+    """
+
+    def __init__(self, plan: Any) -> None:
+        self.plan = plan
+        self.steps: list[Any] = []
+        self.result: Any = None
+
+    def run(self, collector: BatchCollector, answers: list[Any]) -> None:
+        pending = list(answers)
+        send: Any = None
+        throw: BaseException | None = None
+        while True:
+            try:
+                step = self.plan.throw(throw) if throw is not None else self.plan.send(send)
+            except StopIteration as stop:
+                self.result = stop.value
+                return
+            self.steps.append(step)
+            send, throw = None, None
+            if isinstance(step, Deliver):
+                collector.accept(step.event)
+                continue
+            if isinstance(step, Sleep):
+                continue
+            assert pending, f"the plan wanted more than the script has: {step}"
+            answer = pending.pop(0)
+            if isinstance(answer, list):
+                *events, send = answer
+                for event in events:
+                    collector.accept(event)
+            elif isinstance(answer, ClientError):
+                throw = answer
+            else:
+                send = answer
+
+
+def test_backoff_doubles_from_the_delay_and_is_capped():
+    assert [backoff(n, 0.5) for n in range(6)] == [0.0, 0.5, 1.0, 2.0, 4.0, 5.0]
+
+
+def test_a_broken_stream_is_followed_again_after_the_last_seq_each_event_once():
+    delivered: list[int] = []
+    collector = BatchCollector(lambda idx, event: delivered.append(event["seq"]))
+    script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.5))
+    cut = ConnectionResetError("cut")
+    script.run(collector, [[START, OK0, cut], [OK0, OK1, DONE, None]])  # the replay of seq 2 is dropped
+    assert script.steps == [
+        Follow("POST", "/synth_batch", {"sections": []}),
+        Follow("GET", "/jobs/j1/events?after=2"),
+    ]
+    assert delivered == [1, 2, 3, 4]
+    assert script.result["wav_paths"] == ["/w/0.wav", "/w/1.wav"]
+
+
+def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=2, delay=0.5))
+    down = TransportError("connection refused")
+    with pytest.raises(TransportError, match="stream lost after event 1; re-attaching failed 3 times"):
+        script.run(collector, [[START, None], down, down, down])
+    follows = [s for s in script.steps if isinstance(s, Follow)]
+    assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(0.5), Sleep(1.0)]
+    assert follows[1:] == [Follow("GET", "/jobs/j1/events?after=1")] * 3  # at once, then after each sleep
+
+
+def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
+    booting = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"})
+    script.run(collector, [[START, None], booting, [DONE, None]])
+    assert collector.done == DONE
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
+    with pytest.raises(WorkerHTTPError) as raised:
+        script.run(collector, [[START, None], WorkerHTTPError(404, {"error": "JobNotFound: no job j1"})])
+    assert raised.value.error_name == "JobNotFound"
+
+
+def test_a_stream_that_ends_before_start_is_a_transport_error():
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
+    with pytest.raises(TransportError, match="before its start event"):
+        script.run(collector, [[None]])
+
+
+def test_polling_returns_the_body_and_retries_only_what_may_pass():
+    plan = poll_json("/jobs/j1/status", attempts=2, delay=0.25)
+    assert next(plan) == Call("GET", "/jobs/j1/status")
+    assert plan.throw(TransportError("reset")) == Sleep(0.25)
+    assert next(plan) == Call("GET", "/jobs/j1/status")
+    with pytest.raises(StopIteration) as stop:
+        plan.send({"status": "running"})
+    assert stop.value.value == {"status": "running"}  # a dict, in the sync and the async client alike
+    plan = poll_json("/jobs/j1/status", attempts=2, delay=0.25)
+    next(plan)
+    with pytest.raises(WorkerHTTPError):
+        plan.throw(WorkerHTTPError(401, {"error": "Unauthorized: token"}))
+
+
+def test_polling_plan_reports_status_changes_then_the_result_and_done():
+    seen: list[str] = []
+    collector = BatchCollector(lambda idx, event: seen.append(event["event"]))
+    plan = polling_plan(collector, {"sections": []}, interval=1.0, attempts=3, delay=0.5)
+    steps: list[Any] = [next(plan)]
+    answers = iter(
+        [
+            {"job_id": "j1", "total": 1},
+            {"status": "running", "done": 0, "current_idx": 0},
+            {"status": "running", "done": 0, "current_idx": 0},
+            {"status": "done", "done": 1, "current_idx": None},
+            {"status": "done", "total": 1, "sections": [{"idx": 0, "status": "ok", "wav_path": "/w/0.wav"}]},
+        ]
+    )
+    try:
+        while True:
+            step = steps[-1]
+            if isinstance(step, Deliver):
+                collector.accept(step.event)
+                steps.append(plan.send(None))
+            elif isinstance(step, Sleep):
+                steps.append(plan.send(None))
+            else:
+                steps.append(plan.send(next(answers)))
+    except StopIteration as stop:
+        result = stop.value
+    assert seen == ["status", "status", "progress", "done"]  # an unchanged status is not repeated
+    assert [s for s in steps if isinstance(s, Sleep)] == [Sleep(1.0), Sleep(1.0)]
+    assert result["wav_paths"] == ["/w/0.wav"] and result["done"]["ok_count"] == 1
+
+
+def test_bench_takes_the_base_url_as_the_client_does(monkeypatch):
+    import argparse
+
+    from npu_worker.bench.cli import _config, add_bench_command
+    from npu_worker.client import resolve_base
+
+    parser = argparse.ArgumentParser()
+    add_bench_command(parser.add_subparsers(dest="command"))
+    monkeypatch.setenv("TTS_WORKER_BASE", "http://127.0.0.1:9999/")
+    assert _config(parser.parse_args(["bench"])).base == resolve_base() == "http://127.0.0.1:9999"
+    given = parser.parse_args(["bench", "--base", "http://localhost:7000/"])
+    assert _config(given).base == resolve_base("http://localhost:7000/") == "http://localhost:7000"

@@ -1,0 +1,74 @@
+"""GET /metrics: the Prometheus text a scraper reads, after real requests to a real worker."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from tests.tone_engine import ToneEngine
+
+
+async def scrape(client, **headers: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    response = await client.get("/metrics", headers=headers)
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("text/plain")
+    samples = {}
+    for family in text_string_to_metric_families(await response.text()):
+        for sample in family.samples:
+            samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return samples
+
+
+def value(samples: dict, metric: str, **labels: str) -> float:
+    return samples.get((metric, tuple(sorted(labels.items()))), 0.0)
+
+
+async def test_requests_sections_errors_and_timings_are_counted(worker, tmp_path: Path):
+    client = await worker(ToneEngine(fail_on="boom"))
+    ok = await client.post("/synth", json={"text": "안녕하세요.", "output_path": str(tmp_path / "a.wav")})
+    assert ok.status == 200
+    empty = await client.post("/synth", json={"text": " ", "output_path": str(tmp_path / "b.wav")})
+    assert empty.status == 400
+    batch = {"sections": [{"text": "one."}, {"text": "boom."}], "stream": False}
+    assert (await client.post("/synth_batch", json=batch)).status == 200
+
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_http_requests_total", method="POST", route="/synth", status="200") == 1
+    assert value(samples, "npu_worker_http_requests_total", method="POST", route="/synth", status="400") == 1
+    assert value(samples, "npu_worker_errors_total", name="EmptyText") == 1
+    assert value(samples, "npu_worker_errors_total", name="EngineError") == 1
+    assert value(samples, "npu_worker_sections_total", outcome="ok") == 2
+    assert value(samples, "npu_worker_sections_total", outcome="error") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="ok") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="batch", outcome="partial") == 1
+    assert value(samples, "npu_worker_ttfa_seconds_count") == 2  # the failed-only job made no audio
+    assert value(samples, "npu_worker_section_seconds_count") == 3
+    assert value(samples, "npu_worker_engine_busy_seconds_total") > 0
+    assert value(samples, "npu_worker_engine_loaded") == 1
+    info = dict(backend="tone", device="cpu", model="tone-test-1", precision="fp32")
+    assert value(samples, "npu_worker_engine_info", **info) == 1
+    assert value(samples, "npu_worker_queue_sections") == 0
+
+
+async def test_queue_depth_is_read_when_scraped(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the first section blocks until the test lets it go
+    client = await worker(engine)
+    try:
+        batch = {"sections": [{"text": "a."}, {"text": "b."}, {"text": "c."}]}
+        assert (await client.post("/synth_batch?async=1", json=batch)).status == 200
+        samples = await scrape(client)
+        assert value(samples, "npu_worker_queue_sections") == 3
+        assert value(samples, "npu_worker_jobs_active") == 1
+    finally:
+        engine.gate.set()
+
+
+async def test_metrics_need_the_token_when_one_is_set(worker):
+    client = await worker(token="s3cret")
+    assert (await client.get("/metrics")).status == 401
+    samples = await scrape(client, Authorization="Bearer s3cret")
+    assert value(samples, "npu_worker_http_requests_total", method="GET", route="/metrics", status="401") == 1
+    assert value(samples, "npu_worker_errors_total", name="Unauthorized") == 1

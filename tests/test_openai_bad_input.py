@@ -1,0 +1,95 @@
+"""Every mistake on the OpenAI routes is a clear 4xx in OpenAI's error shape, and writes nothing."""
+
+from __future__ import annotations
+
+import base64
+
+import openai
+import pytest
+
+from tests.openai_support import async_sdk, files_under
+
+GOOD = {"model": "tts-1", "input": "안녕하세요.", "voice": "default"}
+NOT_AUDIO = "data:audio/wav;base64," + base64.b64encode(b"this is not a wav file at all" * 20).decode()
+
+
+def assert_openai_error(body: dict, code: str, param: str | None) -> None:
+    assert set(body) == {"error"}
+    error = body["error"]
+    assert set(error) == {"message", "type", "param", "code"}
+    assert error["type"] == "invalid_request_error"
+    assert error["code"] == code and error["param"] == param
+    assert error["message"]
+
+
+@pytest.mark.parametrize(
+    ("change", "code", "param"),
+    [
+        ({"voice": "nobody"}, "UnknownVoice", "voice"),
+        ({"voice": "../../etc/passwd"}, "UnknownVoice", "voice"),
+        ({"voice": 7}, "BadRequest", "voice"),
+        ({"response_format": "aac"}, "UnsupportedFormat", "response_format"),
+        ({"speed": 5.0}, "BadRequest", "speed"),
+        ({"speed": 0.1}, "BadRequest", "speed"),
+        ({"speed": "fast"}, "BadRequest", "speed"),
+        ({"speed": True}, "BadRequest", "speed"),
+        ({"input": ""}, "EmptyText", "input"),
+        ({"input": "   \n"}, "EmptyText", "input"),
+        ({"input": None}, "BadRequest", "input"),
+        ({"input": "가" * 2001}, "TextTooLong", "input"),
+        ({"stream_format": "video"}, "BadRequest", "stream_format"),
+        ({"language": 3}, "BadRequest", "language"),
+        ({"model": "whisper-1"}, "BadRequest", "model"),
+        ({"ref_audio": "/etc/passwd"}, "RefWavNotAllowed", None),
+        ({"ref_audio": "data:audio/wav;base64,@@@", "ref_text": "x"}, "BadRequest", "ref_audio"),
+        ({"ref_audio": "data:audio/wav,plain", "ref_text": "x"}, "BadRequest", "ref_audio"),
+        ({"ref_audio": NOT_AUDIO, "ref_text": "hello"}, "InvalidAudio", None),
+        ({"ref_audio": NOT_AUDIO}, "BadRequest", "ref_text"),
+    ],
+)
+async def test_bad_speech_request_is_a_4xx_in_openai_shape_and_writes_nothing(
+    worker, tmp_path, change, code, param
+):
+    client = await worker()
+    before = files_under(tmp_path)
+    async with client.post("/v1/audio/speech", json={**GOOD, **change}) as response:
+        assert response.status == 400
+        assert_openai_error(await response.json(), code, param)
+    assert files_under(tmp_path) == before
+
+
+async def test_the_unsupported_format_error_names_the_formats_that_work(worker):
+    client = await worker()
+    async with client.post("/v1/audio/speech", json={**GOOD, "response_format": "aac"}) as response:
+        message = (await response.json())["error"]["message"]
+    for name in ("wav", "pcm", "flac", "mp3", "opus"):
+        assert name in message
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"[1, 2]", b"\xff\xfe"])
+async def test_a_body_that_is_not_a_json_object_is_a_400(worker, raw):
+    client = await worker()
+    async with client.post("/v1/audio/speech", data=raw) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "BadRequest"
+
+
+async def test_a_body_over_the_size_limit_is_a_413_in_openai_shape(worker):
+    client = await worker(max_body_bytes=1024)
+    async with client.post("/v1/audio/speech", json={**GOOD, "input": "가" * 2000}) as response:
+        assert response.status == 413
+        assert (await response.json())["error"]["code"] == "BodyTooLarge"
+
+
+async def test_the_sdk_raises_its_bad_request_error_with_our_message(worker):
+    client = await worker()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await async_sdk(client).audio.speech.create(model="tts-1", input="hi", voice="default", speed=9.0)
+    assert "speed must be between 0.25 and 4.0" in str(caught.value)
+
+
+async def test_the_v1_routes_keep_their_own_error_body(worker):
+    client = await worker()
+    async with client.post("/synth", json={"text": ""}) as response:
+        body = await response.json()
+    assert body["status"] == "fail" and "error" in body and not isinstance(body["error"], dict)

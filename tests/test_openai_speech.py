@@ -1,0 +1,241 @@
+"""POST /v1/audio/speech through the official `openai` SDK against a worker on a real socket."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import struct
+
+import numpy as np
+import openai
+import pytest
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.openai_compat.formats import available_formats
+from tests.openai_support import RATE, async_sdk, decode, expected_samples, sync_sdk
+from tests.test_ws_support import ChunkGate
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+TEXT = "안녕하세요, 반갑습니다."
+
+
+@pytest.mark.parametrize("fmt", ["wav", "pcm", "flac", "mp3", "opus"])
+async def test_each_response_format_decodes_to_the_synthesised_length_and_rate(worker, fmt):
+    assert fmt in available_formats(), "the bundled libsndfile encodes all five formats"
+    client = await worker()
+    sdk = async_sdk(client)
+    response = await sdk.audio.speech.create(model="tts-1", input=TEXT, voice="default", response_format=fmt)
+    samples, rate = decode(response.content, fmt)
+    assert rate == RATE
+    assert samples.size == expected_samples(TEXT)
+    assert float(np.max(np.abs(samples))) > 0.1  # sound, not silence
+
+
+async def test_the_synchronous_sdk_works_too(worker):
+    client = await worker()
+    sdk = sync_sdk(client)
+    response = await asyncio.to_thread(
+        sdk.audio.speech.create, model="tts-1", input=TEXT, voice="default", response_format="wav"
+    )
+    samples, rate = decode(response.content, "wav")
+    assert (samples.size, rate) == (expected_samples(TEXT), RATE)
+
+    def stream_opus() -> bytes:
+        with sdk.audio.speech.with_streaming_response.create(
+            model="tts-1", input=TEXT, voice="default", response_format="opus"
+        ) as streamed:
+            return b"".join(streamed.iter_bytes())
+
+    samples, rate = decode(await asyncio.to_thread(stream_opus), "opus")
+    assert (samples.size, rate) == (expected_samples(TEXT), RATE)
+
+
+async def test_streaming_response_yields_a_wav_with_the_unknown_length_header_in_pieces(worker):
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    sdk = async_sdk(client)
+    text = "가" * 60
+    pieces = []
+    async with sdk.audio.speech.with_streaming_response.create(
+        model="tts-1", input=text, voice="default", response_format="wav"
+    ) as response:
+        assert response.headers["content-type"] == "audio/wav"
+        async for piece in response.iter_bytes():
+            pieces.append(piece)
+    data = b"".join(pieces)
+    assert data[:4] == b"RIFF" and struct.unpack("<I", data[40:44])[0] == 0xFFFFFFFF
+    samples, rate = decode(data, "wav")
+    assert (samples.size, rate) == (expected_samples(text), RATE)
+
+
+async def test_streamed_pcm_arrives_before_the_engine_has_finished(worker):
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    text = "나" * 50
+    gate.allow(2)  # the engine may make two 50 ms chunks, then waits
+    try:
+        async with client.post(
+            "/v1/audio/speech", json={"input": text, "response_format": "pcm"}
+        ) as response:
+            assert response.status == 200
+            first = await response.content.readany()
+            assert 0 < len(first) <= 2 * int(0.05 * RATE) * 2
+            gate.open()
+            rest = await response.read()
+    finally:
+        gate.open()
+    assert len(first + rest) == expected_samples(text) * 2
+
+
+@pytest.mark.parametrize("speed", [0.5, 2.0])
+async def test_speed_maps_to_the_speed_factor(worker, speed):
+    engine = ToneEngine()
+    client = await worker(engine)
+    response = await async_sdk(client).audio.speech.create(
+        model="tts-1", input=TEXT, voice="default", response_format="pcm", speed=speed
+    )
+    assert engine.requests[-1].speed_factor == speed
+    assert len(response.content) // 2 == expected_samples(TEXT, speed)
+
+
+async def test_language_defaults_to_korean_and_instructions_are_ignored(worker):
+    engine = ToneEngine()
+    client = await worker(engine)
+    sdk = async_sdk(client)
+    await sdk.audio.speech.create(
+        model="tts-1-hd", input=TEXT, voice="default", response_format="pcm", instructions="whisper"
+    )
+    assert engine.requests[-1].lang == "ko"
+    await sdk.audio.speech.create(
+        model="tts-1", input="Hello.", voice="default", response_format="pcm", extra_body={"language": "en"}
+    )
+    assert engine.requests[-1].lang == "en"
+
+
+async def test_sse_sends_base64_deltas_then_done(worker):
+    client = await worker()
+    body = {"model": "tts-1", "input": TEXT, "response_format": "pcm", "stream_format": "sse"}
+    async with client.post("/v1/audio/speech", json=body) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        raw = (await response.read()).decode()
+    events = [json.loads(block[len("data: ") :]) for block in raw.split("\n\n") if block.strip()]
+    assert {e["type"] for e in events[:-1]} == {"speech.audio.delta"}
+    assert events[-1]["type"] == "speech.audio.done"
+    assert events[-1]["sample_rate"] == RATE
+    pcm = b"".join(base64.b64decode(e["audio"]) for e in events[:-1])
+    assert len(pcm) // 2 == expected_samples(TEXT)
+
+
+async def test_sse_in_a_compressed_format_is_one_decodable_file(worker):
+    client = await worker()
+    body = {"input": TEXT, "response_format": "flac", "stream_format": "sse"}
+    async with client.post("/v1/audio/speech", json=body) as response:
+        raw = (await response.read()).decode()
+    events = [json.loads(block[len("data: ") :]) for block in raw.split("\n\n") if block.strip()]
+    data = b"".join(base64.b64decode(e["audio"]) for e in events if e["type"] == "speech.audio.delta")
+    samples, rate = decode(data, "flac")
+    assert (samples.size, rate) == (expected_samples(TEXT), RATE)
+
+
+async def test_models_lists_the_loaded_engine_and_the_aliases(worker):
+    client = await worker()
+    models = await async_sdk(client).models.list()
+    ids = [model.id for model in models.data]
+    assert ids[0] == "tone-test-1"
+    assert {"tone", "tts-1", "tts-1-hd"} <= set(ids)
+
+
+async def test_a_model_that_is_not_served_is_refused(worker):
+    client = await worker()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await async_sdk(client).audio.speech.create(model="gpt-4o-mini-tts", input=TEXT, voice="default")
+    error = caught.value.body
+    assert error["param"] == "model" and "tts-1" in error["message"]
+
+
+async def test_batch_returns_base64_audio_per_item_with_per_item_errors(worker):
+    engine = ToneEngine()
+    client = await worker(engine)
+    body = {
+        "model": "tts-1",
+        "response_format": "wav",
+        "items": [
+            {"input": "첫 번째."},
+            {"input": "두 번째 문장.", "speed": 2.0, "response_format": "flac"},
+            {"input": "   "},
+            {"input": "네 번째.", "voice": "nobody"},
+        ],
+    }
+    async with client.post("/v1/audio/speech/batch", json=body) as response:
+        assert response.status == 200
+        result = await response.json()
+    assert (result["total"], result["succeeded"], result["failed"]) == (4, 2, 2)
+    first, second, empty, unknown = result["results"]
+    samples, rate = decode(base64.b64decode(first["audio_data"]), "wav")
+    assert (first["status"], samples.size, rate) == ("success", expected_samples("첫 번째."), RATE)
+    samples, rate = decode(base64.b64decode(second["audio_data"]), "flac")
+    assert (second["format"], samples.size) == ("flac", expected_samples("두 번째 문장.", 2.0))
+    assert empty["status"] == "error" and empty["error"]["code"] == "EmptyText"
+    assert unknown["status"] == "error" and unknown["error"]["param"] == "voice"
+    assert [r["index"] for r in result["results"]] == [0, 1, 2, 3]
+
+
+async def test_an_engine_failure_before_any_audio_is_an_openai_error(worker):
+    client = await worker(ToneEngine(fail_on="boom"))
+    with pytest.raises(openai.InternalServerError) as caught:
+        await async_sdk(client).audio.speech.create(model="tts-1", input="boom", voice="default")
+    assert caught.value.body["code"] == "EngineError"
+    assert caught.value.body["type"] == "server_error"
+
+
+@pytest.mark.parametrize("stream_format", ["audio", "sse"])
+async def test_a_caller_that_hangs_up_stops_the_synthesis(worker, stream_format):
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.02)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    text = "가" * 200  # 80 chunks of 50 ms, 1.6 s of engine time
+    gate.allow(2)
+    try:
+        body = {"input": text, "response_format": "pcm", "stream_format": stream_format}
+        response = await client.post("/v1/audio/speech", json=body)
+        assert response.status == 200
+        await response.content.readany()
+        response.close()  # hang up mid-stream
+        gate.open()
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    assert gate.passed < 40
+
+
+async def test_a_batch_is_bounded_in_items_and_in_characters(worker):
+    client = await worker()
+    items = [{"input": "가"} for _ in range(65)]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "TooManySections"
+    items = [{"input": "가" * 1500} for _ in range(6)]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["param"] == "items"
+
+
+async def test_a_download_far_longer_than_the_live_buffer_arrives_whole(worker):
+    """A fast engine runs minutes ahead of the writer: a whole-text download is not a slow consumer."""
+    engine = ToneEngine(seconds_per_char=0.2, chunk_seconds=0.5)
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    text = "가" * 1000  # 200 s of audio, far more than /ws's 30 s of unread audio
+    async with client.post("/v1/audio/speech", json={"input": text, "response_format": "pcm"}) as response:
+        first = await response.content.readany()
+        async with asyncio.timeout(seconds(30)):
+            while scheduler.jobs_running():  # the engine has made all of it while we did not read
+                await asyncio.sleep(0.01)
+        rest = await response.read()
+    assert len(first + rest) == expected_samples(text, seconds_per_char=0.2) * 2 == 200 * RATE * 2

@@ -1,0 +1,259 @@
+"""Named voices: upload, list, use (OpenAI route, v1 ref_wav, /ws), persist, delete; bad uploads refused."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import aiohttp
+import openai
+import pytest
+import soundfile
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from tests.openai_support import async_sdk, files_under, tone_wav
+from tests.test_ws_support import batch, connect, run_request
+from tests.tone_engine import ToneEngine
+
+
+def upload_form(name: str, audio: bytes, ref_text: str | None = "안녕하세요 여러분") -> aiohttp.FormData:
+    form = aiohttp.FormData()
+    form.add_field("name", name)
+    if ref_text is not None:
+        form.add_field("ref_text", ref_text)
+    form.add_field("audio_sample", audio, filename="voice.wav", content_type="audio/wav")
+    return form
+
+
+async def upload(client, name: str, audio: bytes, **kwargs) -> aiohttp.ClientResponse:
+    response = await client.post("/v1/audio/voices", data=upload_form(name, audio, **kwargs))
+    await response.read()
+    return response
+
+
+async def test_an_uploaded_voice_is_listed_with_duration_and_sample_rate(worker):
+    client = await worker()
+    response = await upload(client, "teacher", tone_wav(seconds_long=2.5, rate=16000))
+    assert response.status == 201
+    created = await response.json()
+    assert (created["name"], created["duration_sec"], created["sample_rate"]) == ("teacher", 2.5, 16000)
+    async with client.get("/v1/audio/voices") as listing:
+        body = await listing.json()
+    assert body["voices"][:2] == ["default", "teacher"]
+    teacher = next(v for v in body["data"] if v["name"] == "teacher")
+    assert teacher == {
+        "name": "teacher",
+        "source": "uploaded",
+        "ref_text": "안녕하세요 여러분",
+        "duration_sec": 2.5,
+        "sample_rate": 16000,
+    }
+
+
+async def test_a_named_voice_reaches_the_engine_as_its_stored_wav_and_transcript(worker, settings):
+    engine = ToneEngine()
+    client = await worker(engine)
+    await upload(client, "teacher", tone_wav())
+    await async_sdk(client).audio.speech.create(model="tts-1", input="수업을 시작합니다.", voice="teacher")
+    voice = engine.requests[-1].voice
+    assert voice.ref_wav is not None and voice.ref_wav.endswith("voices/teacher.wav")
+    assert voice.ref_text == "안녕하세요 여러분"
+    stored, rate = soundfile.read(voice.ref_wav)
+    assert (stored.size, rate) == (32000, 16000)
+
+
+async def test_the_default_voice_is_the_worker_reference(worker, tmp_path):
+    reference = tmp_path / "ref.wav"
+    tone_wav(reference)
+    engine = ToneEngine()
+    client = await worker(engine, ref_wav=str(reference), ref_text="기준 음성")
+    await async_sdk(client).audio.speech.create(model="tts-1", input="하나.", voice="default")
+    assert engine.requests[-1].voice.ref_wav is None  # the engine's own default voice: --ref-wav
+    async with client.get("/v1/audio/voices") as listing:
+        default = (await listing.json())["data"][0]
+    assert (default["name"], default["ref_text"], default["duration_sec"]) == ("default", "기준 음성", 2.0)
+
+
+async def test_v1_ref_wav_and_ws_accept_a_voice_name(worker, tmp_path):
+    engine = ToneEngine()
+    client = await worker(engine)
+    await upload(client, "teacher", tone_wav())
+    body = {"text": "하나.", "output_path": str(tmp_path / "one.wav"), "ref_wav": "teacher"}
+    async with client.post("/synth", json=body) as response:
+        assert (await response.json())["status"] == "ok"
+    assert engine.requests[-1].voice.ref_text == "안녕하세요 여러분"
+    body = {"sections": [{"idx": 0, "text": "둘."}], "ref_wav": "teacher", "stream": False}
+    async with client.post("/synth_batch", json=body) as response:
+        assert response.status == 200
+    assert engine.requests[-1].voice.ref_wav.endswith("voices/teacher.wav")
+    ws = await connect(client)
+    transcript = await run_request(ws, batch("셋.", ref_wav="teacher"))
+    await ws.close()
+    assert transcript.done["ok_count"] == 1
+    assert engine.requests[-1].voice.ref_wav.endswith("voices/teacher.wav")
+
+
+async def test_voices_persist_across_a_restart_and_can_be_deleted(worker, settings):
+    client = await worker()
+    await upload(client, "teacher", tone_wav())
+    restarted = await worker()  # a second worker on the same state directory
+    async with restarted.get("/v1/audio/voices") as listing:
+        assert "teacher" in (await listing.json())["voices"]
+    async with restarted.delete("/v1/audio/voices/teacher") as response:
+        assert response.status == 200
+    async with restarted.get("/v1/audio/voices") as listing:
+        assert "teacher" not in (await listing.json())["voices"]
+    async with restarted.delete("/v1/audio/voices/teacher") as response:
+        assert response.status == 404
+        assert (await response.json())["error"]["code"] == "VoiceNotFound"
+
+
+async def test_extra_voice_directories_are_listed_and_usable(worker, tmp_path):
+    extra = tmp_path / "shared-voices"
+    extra.mkdir()
+    tone_wav(extra / "narrator.wav", seconds_long=1.5)
+    (extra / "narrator.txt").write_text("해설자의 목소리", encoding="utf-8")
+    engine = ToneEngine()
+    client = await worker(engine, voices_dir=(str(extra),))
+    async with client.get("/v1/audio/voices") as listing:
+        narrator = next(v for v in (await listing.json())["data"] if v["name"] == "narrator")
+    assert (narrator["source"], narrator["duration_sec"]) == ("directory", 1.5)
+    await async_sdk(client).audio.speech.create(model="tts-1", input="하나.", voice="narrator")
+    assert engine.requests[-1].voice.ref_text == "해설자의 목소리"
+    async with client.delete("/v1/audio/voices/narrator") as response:
+        assert response.status == 404  # read-only directory voices are not deleted over HTTP
+    assert (extra / "narrator.wav").exists()
+
+
+async def test_inline_ref_audio_becomes_one_content_named_voice(worker, tmp_path):
+    engine = ToneEngine()
+    client = await worker(engine)
+    data_url = "data:audio/wav;base64," + base64.b64encode(tone_wav()).decode()
+    sdk = async_sdk(client)
+    for _ in range(2):
+        await sdk.audio.speech.create(
+            model="tts-1",
+            input="하나.",
+            voice="default",
+            extra_body={"ref_audio": data_url, "ref_text": "참조"},
+        )
+    first, second = engine.requests[-2].voice, engine.requests[-1].voice
+    assert first == second  # same file and transcript: the engine's prompt cache computes it once
+    assert "/voices/inline/inline-" in first.ref_wav and first.ref_text == "참조"
+    async with client.get("/v1/audio/voices") as listing:
+        assert not any(name.startswith("inline-") for name in (await listing.json())["voices"])
+
+
+async def test_ref_audio_may_be_a_local_path_inside_the_allowed_roots(worker, tmp_path):
+    reference = tmp_path / "mine.wav"
+    tone_wav(reference)
+    engine = ToneEngine()
+    client = await worker(engine)
+    await async_sdk(client).audio.speech.create(
+        model="tts-1",
+        input="하나.",
+        voice="default",
+        extra_body={"ref_audio": str(reference), "ref_text": "내 목소리"},
+    )
+    assert engine.requests[-1].voice.ref_wav == str(reference.resolve())
+
+
+def long_wav(seconds_long: float) -> bytes:
+    return tone_wav(seconds_long=seconds_long, rate=8000)
+
+
+@pytest.mark.parametrize(
+    ("name", "audio", "status", "code"),
+    [
+        ("notaudio", b"RIFF....WAVEfmt this is not audio" * 10, 400, "InvalidAudio"),
+        ("toolong", long_wav(31.0), 400, "InvalidAudio"),
+        ("tooshort", long_wav(0.2), 400, "InvalidAudio"),
+        ("../escape", long_wav(2.0), 400, "BadRequest"),
+        ("a/b", long_wav(2.0), 400, "BadRequest"),
+        (".hidden", long_wav(2.0), 400, "BadRequest"),
+        ("default", long_wav(2.0), 409, "VoiceExists"),
+        ("inline-x", long_wav(2.0), 400, "BadRequest"),
+    ],
+)
+async def test_a_bad_upload_is_refused_and_writes_nothing(worker, tmp_path, name, audio, status, code):
+    client = await worker()
+    before = files_under(tmp_path)
+    response = await upload(client, name, audio)
+    assert response.status == status
+    assert (await response.json())["error"]["code"] == code
+    assert files_under(tmp_path) == before
+
+
+async def test_an_upload_over_the_size_limit_is_refused_before_it_is_buffered(worker, tmp_path):
+    client = await worker(voice_max_bytes=10_000)
+    response = await upload(client, "big", tone_wav(seconds_long=2.0))
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert (error["code"], error["param"]) == ("InvalidAudio", "audio_sample")
+
+
+async def test_an_upload_without_a_transcript_or_as_json_is_refused(worker):
+    client = await worker()
+    response = await upload(client, "quiet", tone_wav(), ref_text=None)
+    assert response.status == 400 and (await response.json())["error"]["param"] == "ref_text"
+    async with client.post("/v1/audio/voices", json={"name": "x"}) as response:
+        assert response.status == 400
+
+
+async def test_a_second_upload_under_the_same_name_is_a_conflict(worker):
+    client = await worker()
+    assert (await upload(client, "teacher", tone_wav())).status == 201
+    response = await upload(client, "teacher", tone_wav(seconds_long=3.0))
+    assert response.status == 409
+    stored = await asyncio.to_thread(client.app[SCHEDULER_KEY].voices.find, "teacher")
+    assert soundfile.info(stored.wav_path).duration == 2.0  # the first upload was kept
+
+
+async def test_with_espeak_the_voices_are_its_languages(worker):
+    client = await worker(engine=None)  # the configured default backend: espeak-ng
+    async with client.get("/v1/audio/voices") as listing:
+        names = (await listing.json())["voices"]
+    assert {"default", "ko", "en-us"} <= set(names)
+    sdk = async_sdk(client)
+    english = await sdk.audio.speech.create(
+        model="tts-1", input="Hello there.", voice="en-us", response_format="pcm"
+    )
+    assert len(english.content) > 24000  # more than half a second of speech
+    with pytest.raises(openai.BadRequestError):
+        await sdk.audio.speech.create(model="tts-1", input="Hello.", voice="qq-nothing")
+
+
+async def test_deleting_a_path_like_name_is_refused_and_touches_nothing(worker, tmp_path):
+    client = await worker()
+    victim = tmp_path / "state" / "keep.wav"
+    victim.parent.mkdir(parents=True, exist_ok=True)
+    victim.write_bytes(b"keep")
+    async with client.delete("/v1/audio/voices/..%2Fkeep") as response:
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "BadRequest"
+    assert victim.read_bytes() == b"keep"
+
+
+async def test_openai_voice_names_speak_as_default_unless_stored(worker):
+    engine = ToneEngine()
+    client = await worker(engine)
+    sdk = async_sdk(client)
+    await sdk.audio.speech.create(model="tts-1", input="하나.", voice="alloy", response_format="pcm")
+    assert engine.requests[-1].voice.ref_wav is None  # the default voice
+    await upload(client, "nova", tone_wav())
+    await sdk.audio.speech.create(model="tts-1", input="둘.", voice="nova", response_format="pcm")
+    assert engine.requests[-1].voice.ref_wav.endswith("voices/nova.wav")
+
+
+async def test_a_form_with_a_field_twice_or_an_unknown_field_is_refused(worker, tmp_path):
+    client = await worker()
+    before = files_under(tmp_path)
+    form = upload_form("teacher", tone_wav())
+    form.add_field("name", "other")
+    response = await client.post("/v1/audio/voices", data=form)
+    assert response.status == 400 and (await response.json())["error"]["param"] == "name"
+    form = upload_form("teacher", tone_wav())
+    form.add_field("extra", "x")
+    response = await client.post("/v1/audio/voices", data=form)
+    assert response.status == 400
+    assert files_under(tmp_path) == before

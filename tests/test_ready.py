@@ -1,0 +1,68 @@
+"""GET /ready: 200 only when a request would be served now; /health stays the status document."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.protocol import ModelLoadError
+from tests.conftest import wait_until_loaded
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+class BrokenEngine(ToneEngine):
+    def load(self) -> None:
+        raise ModelLoadError("no model files in /nowhere")
+
+
+async def ready(client) -> tuple[int, dict]:
+    response = await client.get("/ready")
+    return response.status, await response.json()
+
+
+async def test_ready_only_after_the_engine_has_loaded(worker):
+    engine = ToneEngine()
+    release = threading.Event()
+    engine.load = release.wait  # type: ignore[method-assign]  # loading lasts until the test says
+    client = await worker(engine, wait_loaded=False)
+    status, body = await ready(client)
+    assert (status, body["ready"], body["reason"]) == (503, False, "the engine is still loading")
+    release.set()
+    await wait_until_loaded(client)
+    assert await ready(client) == (200, {"ready": True, "reason": None, "queue": 0})
+
+
+async def test_not_ready_when_the_engine_failed_to_load(worker):
+    client = await worker(BrokenEngine(), wait_loaded=False)
+    scheduler = client.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.load_error is None:
+            await asyncio.sleep(0.01)
+    status, body = await ready(client)
+    assert status == 503 and "no model files" in body["reason"]
+
+
+async def test_not_ready_while_the_queue_is_full_and_ready_again_after(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine, max_queue=2)
+    try:
+        batch = {"sections": [{"text": "a."}, {"text": "b."}]}
+        assert (await client.post("/synth_batch?async=1", json=batch)).status == 200
+        status, body = await ready(client)
+        assert status == 503 and body["reason"].startswith("the queue is full (2 sections waiting")
+        assert (await client.get("/health")).status == 200  # alive, just busy
+    finally:
+        engine.gate.set()
+    async with asyncio.timeout(seconds(10)):
+        while (await ready(client))[0] != 200:
+            await asyncio.sleep(0.01)
+
+
+async def test_not_ready_once_shutdown_began_and_open_without_a_token(worker):
+    client = await worker(token="s3cret")
+    assert (await ready(client))[0] == 200  # no token needed, like /health
+    await client.app[SCHEDULER_KEY].drain(grace=1.0)
+    assert await ready(client) == (503, {"ready": False, "reason": "shutting down", "queue": 0})

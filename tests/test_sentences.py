@@ -1,0 +1,73 @@
+"""Sentence assembly from LLM-like fragments: cut as soon as a sentence (or, failing that, a clause) is whole."""
+
+from __future__ import annotations
+
+from npu_worker.openai_compat.sentences import AssemblyRules, SentenceAssembler
+
+
+def feed_in_fragments(
+    text: str, size: int = 3, rules: AssemblyRules | None = None
+) -> tuple[list[str], list[int]]:
+    """Pieces and, for each, how many fragments had been fed when it came out."""
+    assembler = SentenceAssembler(rules or AssemblyRules())
+    pieces, when = [], []
+    fragments = [text[i : i + size] for i in range(0, len(text), size)]
+    for count, fragment in enumerate(fragments, start=1):
+        for piece in assembler.feed(fragment):
+            pieces.append(piece)
+            when.append(count)
+    for piece in assembler.flush():
+        pieces.append(piece)
+        when.append(len(fragments) + 1)
+    return pieces, when
+
+
+def test_korean_sentences_are_cut_at_their_full_stops_once_a_space_follows():
+    pieces, _ = feed_in_fragments("안녕하세요. 오늘은 문장을 배웁니다! 질문 있나요? 네")
+    assert pieces == ["안녕하세요.", "오늘은 문장을 배웁니다!", "질문 있나요?", "네"]
+
+
+def test_a_sentence_comes_out_on_the_fragment_after_its_full_stop():
+    text = "First sentence. Second one"
+    pieces, when = feed_in_fragments(text, size=1)
+    assert pieces[0] == "First sentence."
+    assert when[0] == text.index(".") + 2  # the space after the full stop completes it
+
+
+def test_cjk_full_stops_cut_at_once():
+    pieces, _ = feed_in_fragments("今天天气很好。我们去公园吧！好")
+    assert pieces == ["今天天气很好。", "我们去公园吧！", "好"]
+
+
+def test_decimal_points_and_a_trailing_dot_do_not_cut():
+    assembler = SentenceAssembler()
+    assert assembler.feed("The value is 3.14 today") == []
+    assert assembler.feed(" and the end.") == []
+    assert assembler.flush() == ["The value is 3.14 today and the end."]
+
+
+def test_closing_quotes_stay_with_their_sentence():
+    pieces, _ = feed_in_fragments('He said "stop." Then left.')
+    assert pieces == ['He said "stop."', "Then left."]
+
+
+def test_a_long_clause_is_cut_at_its_comma_once_enough_text_waits():
+    rules = AssemblyRules(first_clause_chars=16, clause_chars=40)
+    pieces, _ = feed_in_fragments(
+        "우리가 오늘 함께 배울 내용은, 문장을 나누는 방법과 그 이유입니다", rules=rules
+    )
+    assert pieces[0] == "우리가 오늘 함께 배울 내용은,"
+    assert "".join(pieces).replace(" ", "") == "우리가오늘함께배울내용은,문장을나누는방법과그이유입니다"
+
+
+def test_text_without_any_mark_is_cut_at_a_space_before_the_bound():
+    rules = AssemblyRules(max_chars=20)
+    pieces, _ = feed_in_fragments("word " * 12, rules=rules)
+    assert all(len(piece) <= 20 for piece in pieces)
+    assert " ".join(pieces).split() == ["word"] * 12
+
+
+def test_newlines_end_a_piece_and_blank_input_makes_none():
+    pieces, _ = feed_in_fragments("제목\n본문입니다\n\n   ")
+    assert pieces == ["제목", "본문입니다"]
+    assert SentenceAssembler().flush() == []

@@ -1,0 +1,115 @@
+"""SIGTERM on a real worker process: it stops accepting, lets the running section finish (bounded),
+logs what it did and exits; an idle worker exits at once."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.timing import seconds
+from tests.worker_process import free_port, start_worker_process
+
+pytestmark = pytest.mark.allow_blocking
+REPO = Path(__file__).resolve().parents[1]
+
+
+def get(base: str, path: str) -> dict:
+    with urllib.request.urlopen(base + path, timeout=seconds(10)) as response:
+        return json.loads(response.read())
+
+
+def post(base: str, path: str, body: dict) -> dict:
+    request = urllib.request.Request(
+        base + path, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=seconds(10)) as response:
+        return json.loads(response.read())
+
+
+def wait_loaded(base: str, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + seconds(30)
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the worker exited while starting"
+        try:
+            if get(base, "/health")["loaded"]:
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise AssertionError("worker did not load")
+
+
+def wait_running(base: str, job_id: str) -> None:
+    deadline = time.monotonic() + seconds(10)
+    while get(base, f"/jobs/{job_id}/status")["status"] != "running":
+        assert time.monotonic() < deadline, "the job never started"
+        time.sleep(0.01)
+
+
+def terminate(process: subprocess.Popen) -> tuple[float, str]:
+    """SIGTERM; seconds until the process is gone, and what it logged."""
+    started = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=seconds(60))
+    return time.monotonic() - started, err
+
+
+def test_an_idle_worker_exits_well_under_a_second(tmp_path):
+    port = free_port()
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port)]
+    command += ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_loaded(f"http://127.0.0.1:{port}", process)
+        elapsed, log = terminate(process)
+    finally:
+        process.kill()
+    assert process.returncode == 0, log
+    assert elapsed < seconds(1.0), f"an idle worker took {elapsed:.2f} s to exit"
+    assert "shutdown: no longer accepting connections" in log
+    assert "shutdown: no section was running" in log
+    assert "npu-worker stopped" in log
+
+
+def test_the_running_section_finishes_and_the_rest_stays_queued(tmp_path):
+    port, state = free_port(), tmp_path / "state"
+    base = f"http://127.0.0.1:{port}"
+    # 100 characters → 2 s of tone in 40 chunks of 50 ms, each 20 ms late: about 0.8 s per section
+    process = start_worker_process(state, port, delay=0.02, stderr=subprocess.PIPE, text=True)
+    try:
+        sections = [{"idx": i, "text": "가" * 100} for i in range(3)]
+        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
+        wait_running(base, job)
+        elapsed, log = terminate(process)
+    finally:
+        process.kill()
+    assert process.returncode == 0, log
+    assert f"shutdown: let section 0 of job {job} finish" in log
+    assert "shutdown: 2 queued sections left; batch jobs resume on restart" in log
+    assert (state / "jobs" / job / "s00.wav").is_file()  # the section that ran was completed
+    events = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
+    assert [e["event"] for e in events if e.get("event") in ("done", "error")] == []  # nothing cancelled
+
+
+def test_a_section_running_past_the_grace_is_cancelled(tmp_path):
+    port, state = free_port(), tmp_path / "state"
+    base = f"http://127.0.0.1:{port}"
+    # 0.5 s per chunk: the section would take 20 s; the grace is 0.3 s
+    process = start_worker_process(state, port, delay=0.5, grace=0.3, stderr=subprocess.PIPE, text=True)
+    try:
+        job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "가" * 100}]})["job_id"]
+        wait_running(base, job)
+        elapsed, log = terminate(process)
+    finally:
+        process.kill()
+    assert process.returncode == 0, log
+    assert f"shutdown: section 0 of job {job} ran past 0.3 s; cancelled" in log
+    assert elapsed < seconds(5.0)

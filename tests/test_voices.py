@@ -1,0 +1,80 @@
+"""The voice library on its own: names that can never be paths, lookups, and v1 ref_wav resolution."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from npu_worker.protocol import RefWavNotAllowed, SynthParams, UnknownVoice
+from npu_worker.voices import UploadLimits, VoiceLibrary, is_voice_name
+from tests.openai_support import tone_wav
+
+pytestmark = pytest.mark.allow_blocking  # plain filesystem calls, no event loop
+
+
+@pytest.mark.parametrize("name", ["teacher", "ko-female_2", "v1.2", "A"])
+def test_plain_names_are_voice_names(name):
+    assert is_voice_name(name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["", "../x", "a/b", "a\\b", ".hidden", "..", "a..b", "x" * 65, "with space", "선생님", "a\x00b", "-x"],
+)
+def test_anything_path_like_is_not_a_voice_name(name):
+    assert not is_voice_name(name)
+
+
+def library_with_teacher(tmp_path: Path) -> VoiceLibrary:
+    store = tmp_path / "voices"
+    store.mkdir()
+    tone_wav(store / "teacher.wav")
+    (store / "teacher.txt").write_text("선생님 목소리\n", encoding="utf-8")
+    return VoiceLibrary(store, default_wav=None)
+
+
+def test_a_voice_name_resolves_to_its_files_and_a_given_transcript_wins(tmp_path):
+    library = library_with_teacher(tmp_path)
+    resolved = library.resolve_params(SynthParams(ref_wav="teacher"), roots=())
+    assert resolved.ref_wav == str((tmp_path / "voices" / "teacher.wav").resolve())
+    assert resolved.ref_text == "선생님 목소리"
+    assert (
+        library.resolve_params(SynthParams(ref_wav="teacher", ref_text="다른 말"), roots=()).ref_text
+        == "다른 말"
+    )
+
+
+def test_a_path_is_still_checked_against_the_allowed_roots(tmp_path):
+    library = library_with_teacher(tmp_path)
+    outside = tmp_path / "elsewhere.wav"
+    tone_wav(outside)
+    with pytest.raises(RefWavNotAllowed):
+        library.resolve_params(SynthParams(ref_wav=str(outside)), roots=(str(tmp_path / "voices"),))
+    inside = library.resolve_params(SynthParams(ref_wav=str(outside)), roots=(str(tmp_path),))
+    assert inside.ref_wav == str(outside.resolve())
+
+
+def test_default_is_the_worker_reference_and_unknown_names_are_named_in_the_error(tmp_path):
+    library = VoiceLibrary(tmp_path / "voices", default_wav="/srv/ref.wav", default_text="기준")
+    default = library.require("default")
+    assert (default.wav_path, default.text, default.source) == ("/srv/ref.wav", "기준", "default")
+    with pytest.raises(UnknownVoice, match="nobody"):
+        library.require("nobody")
+    assert [voice.name for voice in library.all()] == ["default"]  # no voices directory yet
+
+
+def test_only_the_most_recently_used_inline_voices_are_kept(tmp_path):
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=2)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    first = library.store_inline(tone_wav(seconds_long=1.0), "하나", limits)
+    second = library.store_inline(tone_wav(seconds_long=1.1), "둘", limits)
+    stamp = (tmp_path / "voices" / "inline" / f"{first}.txt").stat().st_mtime_ns
+    os.utime(tmp_path / "voices" / "inline" / f"{second}.txt", ns=(stamp - 10**9, stamp - 10**9))
+    wav_before = (tmp_path / "voices" / "inline" / f"{first}.wav").stat().st_mtime_ns
+    assert library.store_inline(tone_wav(seconds_long=1.0), "하나", limits) == first  # reused: marked used
+    assert (tmp_path / "voices" / "inline" / f"{first}.wav").stat().st_mtime_ns == wav_before
+    third = library.store_inline(tone_wav(seconds_long=1.2), "셋", limits)
+    assert library.find(second) is None  # the least recently used one went
+    assert library.find(first) is not None and library.find(third) is not None
