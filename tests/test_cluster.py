@@ -44,12 +44,15 @@ class Node:
 def start_node(tmp_path: Path, redis_server: RedisServer) -> Iterator[Any]:
     nodes: list[Node] = []
 
-    def start(name: str, role: str = "both", delay: float = 0.01, claim_timeout: float = 1.0) -> Node:
+    def start(
+        name: str, role: str = "both", delay: float = 0.01, claim_timeout: float = 1.0, grace: float = 30.0
+    ) -> Node:
         """A worker process; a name used before restarts that node (same state dir, same node id)."""
         port, state = free_port(), tmp_path / name
         extra = ("--queue", redis_server.url, "--role", role, "--claim-timeout", str(claim_timeout))
         extra += ("--output-root", str(tmp_path))
-        node = Node(name, port, start_worker_process(state, port, delay, seconds(30), extra=extra), state)
+        process = start_worker_process(state, port, delay, seconds(30), grace=grace, extra=extra)
+        node = Node(name, port, process, state)
         nodes.append(node)
         return node
 
@@ -154,6 +157,19 @@ def test_a_restarted_engine_node_finishes_the_section_it_held(tmp_path, start_no
     start_node("engine", role="engine", delay=0.0, claim_timeout=600)
     log = seen + events(f"{api.base}/jobs/{accepted['job_id']}/events?after={seen[-1]['seq']}")
     assert sorted(line["idx"] for line in log if line.get("status") == "ok") == list(range(6))
+
+
+def test_a_stopped_engine_node_gives_back_the_sections_it_held(tmp_path, start_node):
+    """SIGTERM with a short grace cuts the running section; it and any item claimed but not started
+    go back to the queue at once (the claim timeout is far away), so the other node finishes the job."""
+    stays = start_node("stays", delay=0.01, claim_timeout=600).base
+    leaving = start_node("leaves", role="engine", delay=0.05, claim_timeout=600, grace=0.1)
+    _, accepted = call("POST", f"{stays}/synth_batch?async=1", batch(tmp_path, 12, "long slide"))
+    seen = events(f"{stays}/jobs/{accepted['job_id']}/events", stop_after_ok=3)
+    leaving.process.send_signal(signal.SIGTERM)
+    assert leaving.process.wait(timeout=seconds(20)) == 0
+    log = seen + events(f"{stays}/jobs/{accepted['job_id']}/events?after={seen[-1]['seq']}")
+    assert sorted(line["idx"] for line in log if line.get("status") == "ok") == list(range(12))
 
 
 def test_cancel_stops_the_job_on_every_node(tmp_path, start_node):

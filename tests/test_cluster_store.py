@@ -135,6 +135,10 @@ async def test_an_in_process_node_serves_jobs_and_refuses_ws_previews(worker, re
     refusal = await ws.receive_json()
     assert refusal["event"] == "error" and refusal["error"].startswith("Unsupported")
     await ws.close()
+    speech = await client.post(
+        "/v1/audio/speech", json={"model": "tts-1", "input": "hello", "voice": "default"}
+    )
+    assert speech.status == 501 and (await speech.json())["error"]["code"] == "Unsupported"
 
 
 async def test_a_local_worker_serves_a_finished_sections_wav(worker):

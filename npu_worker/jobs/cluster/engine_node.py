@@ -111,6 +111,7 @@ class EngineNode:
         self._draining = False
         self._idle = asyncio.Event()
         self._idle.set()
+        self._left = asyncio.Event()  # the work loop has ended (shutdown: items given back)
         self._regroup = False
         self._next_reclaim = 0.0
 
@@ -124,16 +125,27 @@ class EngineNode:
             known[0].cancel_requested.set()
 
     async def run(self) -> None:
-        """Take and run work until cancelled; Redis outages are waited out."""
+        """Load the engine, then take and run work until draining (or cancelled); Redis outages are
+        waited out."""
+        try:
+            if await self.load():
+                await self._work()
+        finally:
+            self._left.set()
+
+    async def _work(self) -> None:
         delay = 0.05
         while True:
             try:
                 if self._regroup:
                     await self.jobs.ensure_groups(self.node)
                     self._regroup = False
+                if self._draining:
+                    return
                 for item in await self._next_items():
-                    if self._draining:  # left claimed: taken back after a restart, or by another node
-                        return
+                    if self._draining:  # claimed but not started: queued again for the other nodes
+                        await self.jobs.release(item)
+                        continue
                     await self._run_item(item)
                 self.redis_ok, delay = True, 0.05
             except ResponseError as exc:
@@ -183,6 +195,9 @@ class EngineNode:
             keeper.cancel()
             self.running = None
             self._idle.set()
+        if self._draining and job.cancel_requested.is_set():
+            await self.jobs.release(item)  # stopped by shutdown, not by its caller: another node redoes it
+            return
         await self.jobs.ack(item)
 
     async def _keep_claim(self, item: WorkItem) -> None:
@@ -217,6 +232,10 @@ class EngineNode:
             if running is not None:
                 log.warning("shutdown: section of job %s ran past %.1f s; cancelled", running.id, grace)
                 running.cancel_requested.set()
+        try:  # the loop gives back what it holds (the cut section, an item claimed meanwhile)
+            await asyncio.wait_for(self._left.wait(), timeout=5.0)
+        except TimeoutError:
+            log.warning("shutdown: the work loop did not end; its claimed items wait for the claim timeout")
 
     async def stop(self) -> None:
         self.runner.journal.stopping.set()

@@ -89,7 +89,7 @@ class ClusterScheduler(Scheduler):
                 claim_timeout=self.settings.claim_timeout,
                 observer=self.observer,
             )
-            self._spawn(self._engine_main())
+            self._spawn(self.engine_node.run())
             self._spawn(self._cancel_listener())
         if self.role in ("both", "api"):
             writer = OutputWriter(self.jobs, self.node, lambda job_id: self._spawn(self._sweep()))
@@ -109,11 +109,6 @@ class ClusterScheduler(Scheduler):
 
     def _spawn(self, coro: Any) -> None:
         self._tasks.append(asyncio.create_task(coro))
-
-    async def _engine_main(self) -> None:
-        assert self.engine_node is not None
-        if await self.engine_node.load():
-            await self.engine_node.run()
 
     @property
     def draining(self) -> bool:

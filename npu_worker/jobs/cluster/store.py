@@ -280,6 +280,14 @@ class RedisJobs:
             pipe.xdel(item.stream, item.entry_id)
             await pipe.execute()
 
+    async def release(self, item: WorkItem) -> None:
+        """Give back an item this node claimed but will not run (it is shutting down): queued again."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.xadd(item.stream, {"job": item.job_id, "pos": item.pos})
+            pipe.xack(item.stream, ENGINES, item.entry_id)
+            pipe.xdel(item.stream, item.entry_id)
+            await pipe.execute()
+
     async def ready(self, node: str, *, own: bool, block_ms: int) -> list[tuple[str, dict[str, str]]]:
         """Sections made for jobs `node` accepted, whose files it must write and log `ok`."""
         stream = ready_key(node)
