@@ -3,6 +3,7 @@ any node streams, a node killed mid-section loses nothing, Redis restarts are wa
 
 from __future__ import annotations
 
+import concurrent.futures
 import io
 import json
 import os
@@ -214,9 +215,15 @@ def test_redis_restart_mid_job_is_waited_out(tmp_path, start_node, redis_server)
 
 def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_server):
     """Without persistence a restart forgets jobs and the queue's groups: nodes make them again."""
-    node = start_node("solo")
-    redis_server.stop()
-    redis_server.start()
+    node = start_node("solo", delay=0.05)
+    _, lost = call("POST", f"{node.base}/synth_batch?async=1", batch(tmp_path, 20, "a long slide"))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        streamed = pool.submit(events, f"{node.base}/jobs/{lost['job_id']}/events")
+        time.sleep(0.3)
+        redis_server.stop()
+        redis_server.start()
+        lines = streamed.result(timeout=seconds(20))  # the stream ends: its job is gone
+    assert lines[-1]["event"] != "done"
     deadline = time.monotonic() + seconds(15)
     while True:
         status, accepted = call("POST", f"{node.base}/synth_batch?async=1", batch(tmp_path, 3))
@@ -226,6 +233,8 @@ def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_serv
         time.sleep(0.1)
     log = events(f"{node.base}/jobs/{accepted['job_id']}/events")
     assert log[-1]["event"] == "done" and log[-1]["ok_count"] == 3
+    status, body = call("GET", f"{node.base}/jobs/{lost['job_id']}/status")
+    assert status == 404 and body["error"].startswith("JobNotFound")
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 The follower folds each new entry into a local `Job` and publishes it, so `Subscription` (replay from
 `after`, then live) works unchanged on any node. It survives Redis outages (listeners get heartbeats
-meanwhile) and ends at `done`, or when nobody has listened for a while.
+meanwhile) and ends at `done`, when nobody has listened for a while, or when the job is gone from Redis.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ class Followers:
                     continue
                 delay = 0.05
                 idle = 0 if job.subscribers else idle + 1
+                if not entries and await self.jobs.spec(job.id) is None:
+                    self._lost(job)
+                    return
                 for entry in entries:
                     if entry.seq < job.next_seq:
                         continue
@@ -58,6 +61,14 @@ class Followers:
                     job.publish(entry)
         finally:
             self._live.pop(job.id, None)
+
+    @staticmethod
+    def _lost(job: Job) -> None:
+        """The job is gone from Redis (restarted without persistence): end its streams without `done`;
+        a client that re-attaches is told `JobNotFound`."""
+        log.warning("job %s is no longer in Redis; ending its streams", job.id)
+        for subscriber in list(job.subscribers):
+            subscriber.close()
 
     async def close(self) -> None:
         for task in list(self._tasks):
