@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -43,6 +44,8 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
     async def serve(request: web.Request) -> web.StreamResponse:
         name = request.match_info.get("name", "index.html")
         path = directory / name
+        if not await asyncio.to_thread(path.is_file):
+            raise web.HTTPNotFound()  # the middleware answers with the JSON error body
         response = web.FileResponse(path)
         content_type = STATIC_TYPES.get(path.suffix)
         if content_type:

@@ -11,14 +11,14 @@ from . import __version__
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .config import add_settings_arguments, load_settings
+from .paths import make_private_dir
 
 SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 
 
 def serve(args: argparse.Namespace) -> int:
-    from aiohttp import web
-
     from .app import build_app
+    from .server import run
 
     settings = load_settings(args)
     if settings.queue != "local":
@@ -27,7 +27,7 @@ def serve(args: argparse.Namespace) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     state_dir = settings.resolved_state_dir()
-    state_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(state_dir)
     logging.getLogger("npu_worker").info(
         "npu-worker %s: backend %s, state dir %s, listening on http://%s:%s",
         __version__,
@@ -38,13 +38,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    web.run_app(
-        build_app(settings),
-        host=settings.host,
-        port=settings.port,
-        print=None,
-        shutdown_timeout=SHUTDOWN_TIMEOUT,
-    )
+    run(build_app(settings), settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 

@@ -84,14 +84,17 @@ class Settings:
     host: str = _opt("127.0.0.1", "address to bind")
     port: int = _opt(7768, "port to bind")
     backend: str = _opt("espeak", "synthesis engine", choices=("espeak", "zipvoice-onnx", "sovits"))
-    state_dir: str = _opt("", "job logs, default outputs and the synthesis cache (default: user data dir)")
+    state_dir: str = _opt(
+        "",
+        "job logs, default outputs and the synthesis cache; never a caller's target (default: user data dir)",
+    )
     ref_wav: str | None = _opt(
         None, "default reference voice wav (ZipVoice); transcript in <name>.txt beside it"
     )
     ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
     output_roots: tuple[str, ...] = _opt(
         (),
-        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: temp dir + state dir)",
+        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: the temp dir)",
         kind=_paths,
     )
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
@@ -105,6 +108,17 @@ class Settings:
     )
     allow_htp_simulator: bool = _opt(
         False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=_bool
+    )
+    fixed_shapes: bool = _opt(
+        False,
+        "ZipVoice: run the decoder as fixed-shape frame buckets on any device, as on the NPU",
+        kind=_bool,
+    )
+    qnn_soc: str = _opt(
+        "auto",
+        "Snapdragon the NPU graphs are compiled for: auto (the chip; 8gen3 on the x86 simulator), none, "
+        "888, 8gen1, 8+gen1, 8gen2, 8gen3, 8elite, 8elite-gen5, 8cx-gen3, x-elite, a part number "
+        "(sm8650) or a QAIRT soc_model number",
     )
     tokenizer: str | None = _opt(
         None, "ZipVoice tokenizer: espeak, simple or emilia (default: from model metadata)"
@@ -123,6 +137,11 @@ class Settings:
     max_text_chars: int = _opt(2000, "maximum characters per section")
     max_sections: int = _opt(1000, "maximum sections per batch")
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes")
+    max_connections: int = _opt(
+        512, "open connections at most; over it, the one waiting longest for its headers is closed"
+    )
+    header_timeout: float = _opt(10.0, "seconds a connection may take to send its request headers")
+    body_timeout: float = _opt(30.0, "seconds a request may take to send its body")
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
     job_retention: float = _opt(
         7 * 86400.0,
@@ -176,7 +195,7 @@ class Settings:
         return Path(self.state_dir or default_state_dir()).expanduser()
 
     def resolved_output_roots(self) -> tuple[str, ...]:
-        roots = self.output_roots or (tempfile.gettempdir(), str(self.resolved_state_dir()))
+        roots = self.output_roots or (tempfile.gettempdir(),)
         return tuple(os.path.realpath(os.path.expanduser(r)) for r in roots)
 
     def replace(self, **changes: Any) -> Settings:

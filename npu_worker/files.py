@@ -1,28 +1,176 @@
-"""Writing output files: a file appears complete at its path or not at all.
+"""Writing files: a file appears complete at its path or not at all, and never through a link.
 
-`write_output` is the one function every wav the worker produces goes through (the engine thread calls
-it); `write_atomic` is the mechanism (temp file in the target directory, then `os.replace`).
+`write_under_roots` is the one function every wav the worker produces goes through (the engine thread
+calls it, via `PathPolicy.write_output`); `write_atomic` writes the worker's own files in its state dir.
+
+Why component by component: a path checked when a job is admitted is written seconds or a restart
+later, and anyone who can write inside an allowed root (the temp dir is shared by every local user)
+could meanwhile swap a directory on that path for a symlink pointing elsewhere. Resolving the path
+again at write time would only narrow that race; opening each directory with O_NOFOLLOW from the
+root's descriptor, and creating and renaming the file relative to the last directory's descriptor,
+closes it: a link anywhere under the root is refused, whenever it appeared.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import secrets
+import stat
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from .protocol import OutputPathNotAllowed, RefWavNotAllowed
+
+DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 PART_SUFFIX = ".part"
+LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)  # EMLINK: FreeBSD's O_NOFOLLOW answer
 
 
-def write_output(path: str | Path, data: bytes) -> None:
-    """Write a produced file atomically, first removing temp files a crash left for the same target.
+class LinkRefused(OSError):
+    """A component under the root is a symlink, or the target may not be replaced (the caller's error)."""
 
-    No fsync: a killed worker never leaves a half file (the rename is atomic and the data is in the
-    page cache), and the job log that records the file is flushed, not synced, either; syncing each
-    wav would cost the batch about a millisecond per section for a power-loss guarantee the log
-    does not give.
+
+def _is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def split_under_root(path: str, roots: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """(root, components below it) for a normalized absolute `path`; the longest matching root wins.
+
+    Raises ValueError when the path is not normalized or lies under none of the roots.
     """
-    remove_stale_parts(path)
-    write_atomic(path, data, durable=False)
+    if not os.path.isabs(path) or os.path.normpath(path) != path or "\x00" in path:
+        raise ValueError(f"{path!r} is not a normalized absolute path")
+    matching = []
+    for root in roots:
+        with contextlib.suppress(ValueError):
+            if os.path.commonpath([path, root]) == root:
+                matching.append(root)
+    if not matching:
+        raise ValueError(f"{path} is under none of the roots")
+    root = max(matching, key=len)
+    parts = Path(path).relative_to(root).parts
+    if not parts:
+        raise ValueError(f"{path} is a root itself")
+    return root, parts
+
+
+@contextlib.contextmanager
+def open_beneath(root: str, directories: Sequence[str], *, create: bool) -> Iterator[int]:
+    """A descriptor of root/dir1/dir2/…, each opened without following links (created if `create`)."""
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for name in directories:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=fd)
+            try:
+                child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in LINK_ERRORS and _is_link(fd, name):
+                    raise LinkRefused(exc.errno, f"{name} is a symbolic link") from None
+                raise  # e.g. a plain file where a directory should be: a failed write, not a refusal
+            os.close(fd)
+            fd = child
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def write_beneath(root: str, parts: Sequence[str], data: bytes, *, durable: bool = False) -> None:
+    """Write root/parts… atomically (temp file + rename inside the final directory's descriptor),
+    first removing temp files a crashed write left for the same name.
+
+    An existing entry is replaced only if it is a regular file or link owned by this process's user:
+    a worker run with more rights than its callers must not replace another user's file. No fsync
+    unless `durable`: a killed worker never leaves a half file (the rename is atomic), and syncing each
+    wav would cost a batch about a millisecond per section for a power-loss guarantee the job log does
+    not give either.
+    """
+    *directories, name = parts
+    with open_beneath(root, directories, create=True) as dir_fd:
+        _check_replaceable(dir_fd, name)
+        _remove_parts_beneath(dir_fd, name)
+        temp = f".{name}.{secrets.token_hex(6)}{PART_SUFFIX}"
+        out = os.open(
+            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dir_fd
+        )
+        try:
+            with os.fdopen(out, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                if durable:
+                    os.fsync(stream.fileno())
+            os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp, dir_fd=dir_fd)
+            raise
+
+
+def _remove_parts_beneath(dir_fd: int, name: str) -> None:
+    """Only the engine thread writes a given target, so a temp file of it found now is a crash's."""
+    prefix = f".{name}."
+    with os.scandir(dir_fd) as entries:
+        stale = [e.name for e in entries if e.name.startswith(prefix) and e.name.endswith(PART_SUFFIX)]
+    for entry in stale:
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISREG(os.stat(entry, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                os.unlink(entry, dir_fd=dir_fd)
+
+
+def _check_replaceable(dir_fd: int, name: str) -> None:
+    try:
+        existing = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(existing.st_mode):
+        raise LinkRefused(errno.EISDIR, f"{name} is a directory")
+    if not (stat.S_ISREG(existing.st_mode) or stat.S_ISLNK(existing.st_mode)):
+        raise LinkRefused(errno.EPERM, f"{name} is not a regular file")
+    if existing.st_uid != os.geteuid():
+        raise LinkRefused(errno.EPERM, f"{name} belongs to another user")
+
+
+def write_under_roots(path: str, data: bytes, roots: Sequence[str]) -> None:
+    """The single way the worker writes an output: atomically, beneath one of `roots`, no link followed.
+
+    Raises OutputPathNotAllowed for a path outside the roots or one that crosses a link or a
+    non-directory; other OSErrors (disk full, permissions) pass through for the caller to report.
+    """
+    try:
+        root, parts = split_under_root(path, roots)
+    except ValueError as exc:
+        raise OutputPathNotAllowed(str(exc)) from None
+    try:
+        write_beneath(root, parts, data)
+    except LinkRefused as exc:
+        raise OutputPathNotAllowed(f"{path}: {exc.strerror}") from None
+
+
+def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
+    """RefWavNotAllowed unless `path` is a regular file beneath a root reached without any link."""
+    try:
+        root, parts = split_under_root(path, roots)
+        *directories, name = parts
+        with open_beneath(root, directories, create=False) as dir_fd:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
+            try:
+                regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            finally:
+                os.close(fd)
+    except ValueError as exc:
+        raise RefWavNotAllowed(str(exc)) from None
+    except OSError as exc:
+        raise RefWavNotAllowed(f"{path}: {exc.strerror or exc}") from None
+    if not regular:
+        raise RefWavNotAllowed(f"{path} is not a regular file")
 
 
 def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
@@ -57,6 +205,8 @@ def remove_stale_parts(path: str | Path) -> int:
     target = Path(path)
     prefix = f".{target.name}."
     removed = 0
+    if os.path.realpath(target.parent) != str(target.parent):
+        return 0  # a link on the way now: never delete through it (the next write refuses the path)
     try:
         entries = list(os.scandir(target.parent))
     except (FileNotFoundError, NotADirectoryError):

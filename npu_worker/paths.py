@@ -1,14 +1,34 @@
-"""Where a request may write or read: output_path and ref_wav must resolve under the allowed roots.
+"""Where a request may write or read: output_path and ref_wav must lie under the allowed roots, and
+never inside the worker's state directory.
 
-Resolution follows symlinks (os.path.realpath), so `..` tricks and links pointing outside are refused.
+Two checks, for two moments. At admission the caller's path is resolved (os.path.realpath: `..` and
+links pointing outside are refused early, with a clear 400). At write (or synthesis) time the stored
+real path is opened again component by component without following any link (files.py), because the
+filesystem may have changed in between — a swapped directory, or a restart.
+
+The state dir holds the worker's own files (job records, the synthesis cache, default outputs); a
+caller who could name them could poison the cache or destroy a job record, so it is refused even when
+a root contains it. Default outputs (a section without output_path) go to `<state>/outputs/<job>/`,
+written by the worker under its own name; callers may not name that folder either, so one caller
+cannot overwrite another job's default output.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
+from .config import Settings
+from .files import check_file_under_roots, write_under_roots
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
+
+OUTPUTS_DIR = "outputs"
+JOBS_DIR = "jobs"
+LEGACY_OUTPUT = re.compile(r"s\d+\.wav")
+VOICES_DIR = "voices"  # uploaded voices (voices.py), the worker's own files
 
 
 def is_under(path: str, roots: Sequence[str]) -> bool:
@@ -21,31 +41,108 @@ def is_under(path: str, roots: Sequence[str]) -> bool:
     return False
 
 
-def resolve_output_path(path: str, roots: Sequence[str]) -> str:
-    """The real absolute path to write, or OutputPathNotAllowed."""
+OUTSIDE_HINT = "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
+
+
+def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str] = ()) -> str:
+    """The real absolute path to write under `roots` (never under `forbidden`), or OutputPathNotAllowed."""
     if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     real = os.path.realpath(os.path.expanduser(path))
+    if is_under(real, forbidden):
+        raise OutputPathNotAllowed(f"{path} is inside the worker's state directory")
     if not is_under(real, roots):
         raise OutputPathNotAllowed(
-            f"{path} is outside the allowed roots ({', '.join(roots)}); "
-            "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
+            f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}"
         )
     if os.path.isdir(real):
         raise OutputPathNotAllowed(f"{path} is a directory")
     return real
 
 
-def resolve_ref_wav(path: str, roots: Sequence[str]) -> str:
-    """The real path of an existing reference wav under the allowed roots, or RefWavNotAllowed."""
+def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = ()) -> str:
+    """The real path of an existing reference wav under `roots` (not `forbidden`), or RefWavNotAllowed."""
     if "\x00" in path:
         raise RefWavNotAllowed("ref_wav contains a NUL byte")
     real = os.path.realpath(os.path.expanduser(path))
+    if is_under(real, forbidden):
+        raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
     if not is_under(real, roots):
-        raise RefWavNotAllowed(
-            f"{path} is outside the allowed roots ({', '.join(roots)}); "
-            "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
-        )
+        raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}")
     if not os.path.isfile(real):
         raise RefWavNotAllowed(f"{path} does not exist or is not a file")
     return real
+
+
+@dataclass(frozen=True)
+class PathPolicy:
+    """The allowed roots (real paths) and the state dir they never include."""
+
+    roots: tuple[str, ...]
+    state_dir: str
+    voice_dirs: tuple[str, ...] = ()  # the operator's read-only voice directories (--voices-dir)
+    voice_files: tuple[str, ...] = ()  # the operator's default voice (--ref-wav), as given and real
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PathPolicy:
+        return cls(
+            settings.resolved_output_roots(),
+            os.path.realpath(settings.resolved_state_dir()),
+            tuple(os.path.realpath(os.path.expanduser(d)) for d in settings.voices_dir),
+            (settings.ref_wav, os.path.realpath(settings.ref_wav)) if settings.ref_wav else (),
+        )
+
+    @property
+    def voices_root(self) -> str:
+        return os.path.join(self.state_dir, VOICES_DIR)
+
+    @property
+    def outputs_root(self) -> str:
+        return os.path.join(self.state_dir, OUTPUTS_DIR)
+
+    def resolve_output_path(self, path: str) -> str:
+        """At admission: the real absolute path to write, or OutputPathNotAllowed."""
+        return resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
+
+    def resolve_ref_wav(self, path: str) -> str:
+        """At admission: the real path of an existing reference wav, or RefWavNotAllowed."""
+        return resolve_ref_wav(path, self.roots, forbidden=(self.state_dir,))
+
+    def write_output(self, path: str, data: bytes) -> None:
+        """At write time (a fresh or a resumed job): atomically, no link followed, never into the
+        worker's own files; a default output only into the outputs folder."""
+        if is_under(path, (self.outputs_root,)):
+            os.makedirs(self.outputs_root, exist_ok=True)
+            write_under_roots(path, data, (self.outputs_root,))
+        elif self._legacy_default_output(path):
+            write_under_roots(path, data, (os.path.join(self.state_dir, JOBS_DIR),))
+        elif is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+            raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
+        else:
+            write_under_roots(path, data, self.roots)
+
+    def _legacy_default_output(self, path: str) -> bool:
+        """`<state>/jobs/<id>/sNN.wav`: where default outputs went before `outputs/` (an interrupted job
+        recorded then still resumes). Callers could never name it, and no worker file has that name."""
+        jobs_root = os.path.join(self.state_dir, JOBS_DIR)
+        relative = os.path.relpath(path, jobs_root) if is_under(path, (jobs_root,)) else ""
+        parts = relative.split(os.sep)
+        return len(parts) == 2 and parts[0].isalnum() and LEGACY_OUTPUT.fullmatch(parts[1]) is not None
+
+    def check_ref_wav(self, path: str) -> None:
+        """At synthesis time: the reference is still a regular file reached without links.
+
+        The engine then opens it by name, so a swap in the instant between is not excluded; the
+        reference is only read, and what could be read is audio used as a voice prompt.
+        """
+        if path in self.voice_files or is_under(path, (self.voices_root, *self.voice_dirs)):
+            return  # a stored voice: the worker's own file, or the operator's --ref-wav / --voices-dir
+        if is_under(path, (self.state_dir,)):
+            raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
+        check_file_under_roots(path, self.roots)
+
+
+def make_private_dir(path: Path) -> None:
+    """Create the state dir readable by this user only (job texts and cached audio are private)."""
+    if not path.exists():
+        path.mkdir(parents=True, mode=0o700)

@@ -7,7 +7,9 @@ speak through these classes, so one event schema serves NDJSON lines, WebSocket 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -46,6 +48,7 @@ Unauthorized = _error("Unauthorized", 401, "A token is configured and the reques
 OriginNotAllowed = _error("OriginNotAllowed", 403, "The browser origin is not in the allowed list.")
 JobNotFound = _error("JobNotFound", 404, "No job with this id.")
 BodyTooLarge = _error("BodyTooLarge", 413, "The request body exceeds the configured size.")
+RequestTimeout = _error("RequestTimeout", 408, "The request body did not arrive in time.")
 QueueFull = _error("QueueFull", 429, "The scheduler queue is at its bound; retry later.")
 ModelLoadError = _error("ModelLoadError", 500, "The engine could not load its model files.")
 EngineError = _error("EngineError", 500, "The engine failed while synthesising.")
@@ -67,6 +70,16 @@ InvalidAudio = _error("InvalidAudio", 400, "Audio that cannot be decoded or brea
 UnsupportedFormat = _error("UnsupportedFormat", 400, "A response format this worker cannot encode.")
 
 
+def error_names() -> list[str]:
+    """Every stable error name this module defines (for the OpenAPI document and the fuzzer)."""
+    found = {
+        value.name
+        for value in globals().values()
+        if isinstance(value, type) and issubclass(value, WorkerError)
+    }
+    return sorted(found - {WorkerError.name})
+
+
 def error_body(error: BaseException, traceback: str | None = None) -> dict[str, Any]:
     """The fixed error body of PROTOCOL §1 for any exception."""
     if isinstance(error, WorkerError):
@@ -81,18 +94,23 @@ def error_body(error: BaseException, traceback: str | None = None) -> dict[str, 
 # left off the wire.
 
 
+def wire_fields(message: Any) -> dict[str, Any]:
+    """A message dataclass's fields for the wire: optional fields (default None) left off when None."""
+    body: dict[str, Any] = {}
+    for f in dataclasses.fields(message):
+        value = getattr(message, f.name)
+        if value is None and f.default is None:
+            continue
+        body[f.name] = value
+    return body
+
+
 @dataclass
 class Event:
     wire_name: ClassVar[str] = ""
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"event": self.wire_name}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.default is None:
-                continue
-            body[f.name] = value
-        return body
+        return {"event": self.wire_name, **wire_fields(self)}
 
     @classmethod
     def from_dict(cls, body: dict[str, Any]) -> Event:
@@ -230,6 +248,55 @@ class CancelRequest:
     """WebSocket `cancel` message."""
 
 
+def decode_json(raw: bytes | str) -> Any:
+    """A caller's JSON document, or BadRequest: the one parser for HTTP bodies and WebSocket messages.
+
+    Besides syntax, the hostile cases are named here so they never surface as a 500: bytes that are not
+    UTF-8, nesting deeper than the parser's recursion limit, and integers longer than Python's
+    4300-digit conversion limit (json raises a bare ValueError for those).
+    """
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        body = json.loads(text)
+    except UnicodeDecodeError:
+        raise BadRequest("the body is not UTF-8") from None
+    except json.JSONDecodeError as exc:
+        raise BadRequest(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise BadRequest("invalid JSON: nested too deeply") from None
+    except ValueError:  # an integer with more digits than int() converts
+        raise BadRequest("invalid JSON: a number has too many digits") from None
+    if SURROGATE_ESCAPE.search(text):  # only an escape can spell a lone surrogate; pairs are fine
+        where = _lone_surrogate_at(body)
+        if where is not None:
+            # No file name, log line or frame can carry one: refuse the document here, once.
+            raise BadRequest(f"{where or 'the body'} holds a lone surrogate (not valid Unicode)")
+    return body
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _lone_surrogate_at(body: Any) -> str | None:
+    """The dotted path of the first string (or key) that is not valid Unicode, else None.
+
+    Iterative: the document may be nested nearly as deep as the parser allows."""
+    stack: list[tuple[str, Any]] = [("", body)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if not _is_unicode(value):
+                return where
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not _is_unicode(key):
+                    return where or "a key"
+                stack.append((f"{where}.{key}" if where else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
 def _require_object(body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadRequest("the body must be a JSON object")
@@ -247,6 +314,14 @@ def _typed(body: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any
         names = "/".join(k.__name__ for k in kinds)
         raise BadRequest(f"{key} must be {names}, got {type(value).__name__}")
     return value
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def check_text(text: str, limits: Limits) -> str:

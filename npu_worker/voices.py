@@ -165,7 +165,9 @@ class VoiceLibrary:
                     voices.append(voice)
         return voices
 
-    def resolve_params(self, params: SynthParams, roots: Sequence[str]) -> SynthParams:
+    def resolve_params(
+        self, params: SynthParams, roots: Sequence[str], forbidden: Sequence[str] = ()
+    ) -> SynthParams:
         """`ref_wav` as a voice name → that voice's wav and transcript; otherwise a checked path.
 
         A stored voice is the worker's own file, so it needs no allowed-root check; the caller's
@@ -175,7 +177,7 @@ class VoiceLibrary:
         voice = self.find(params.ref_wav) if is_voice_name(params.ref_wav) else None
         if voice is not None:
             return replace(params, ref_wav=voice.wav_path, ref_text=params.ref_text or voice.text)
-        return replace(params, ref_wav=resolve_ref_wav(params.ref_wav, roots))
+        return replace(params, ref_wav=resolve_ref_wav(params.ref_wav, roots, forbidden))
 
     # -- changes -------------------------------------------------------------------------------
 

@@ -253,11 +253,10 @@ async def test_heartbeats_reach_the_callback_but_are_not_counted(worker, tmp_pat
 @pytest.mark.allow_blocking
 def test_the_stream_survives_a_kill_9_and_restart_of_the_worker(tmp_path):
     port = free_port()
-    state = tmp_path / "state"
-    processes = [start_worker_process(state, port, delay=0.02, timeout=seconds(30))]
+    state, out = tmp_path / "state", tmp_path / "out"
+    processes = [start_worker_process(state, port, delay=0.02, timeout=seconds(30), output_root=tmp_path)]
     sections = [
-        {"idx": i, "text": f"섹션 {i} " + "가" * 20, "output_path": str(state / f"s{i}.wav")}
-        for i in range(8)
+        {"idx": i, "text": f"섹션 {i} " + "가" * 20, "output_path": str(out / f"s{i}.wav")} for i in range(8)
     ]
     two_done = threading.Event()
     recorder = Recorder()
@@ -288,7 +287,9 @@ def test_the_stream_survives_a_kill_9_and_restart_of_the_worker(tmp_path):
         processes[0].wait()
         oks_from_first = sum(1 for _, e in recorder.calls if e["event"] == "progress" and e["status"] == "ok")
         assert oks_from_first < 8, "the batch finished before the kill"
-        processes.append(start_worker_process(state, port, delay=0.0, timeout=seconds(30)))
+        processes.append(
+            start_worker_process(state, port, delay=0.0, timeout=seconds(30), output_root=tmp_path)
+        )
         caller.join(seconds(60))
         assert not caller.is_alive() and "error" not in outcome, outcome
     finally:

@@ -273,12 +273,12 @@ async def test_jobs_running_returns_to_zero_after_work(worker):
     assert health["ttfa_ms"]["count"] >= 1 and client.app[SCHEDULER_KEY].queue_size() == 0
 
 
-async def test_default_output_goes_to_the_job_directory(worker, settings):
+async def test_default_output_goes_to_the_outputs_folder_of_the_state_dir(worker, settings):
     client = await worker()
     events = await read_ndjson(
         await client.post("/synth_batch", json={"sections": [{"idx": 7, "text": "a."}]})
     )
     ok = next(e for e in events if e["event"] == "progress" and e["status"] == "ok")
     job_id = events[0]["job_id"]
-    assert ok["wav_path"] == str(Path(settings.state_dir) / "jobs" / job_id / "s07.wav")
+    assert ok["wav_path"] == str(Path(settings.state_dir) / "outputs" / job_id / "s07.wav")
     assert Path(ok["wav_path"]).stat().st_size > 44

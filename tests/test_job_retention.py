@@ -36,6 +36,7 @@ def finished_job(journal: LocalJournal, created_at: float, output_path: str | No
     path = output_path or journal.default_output(job_id, 0)
     job = Job(job_id, SynthParams(), [Section(0, "가.", path)], created_at=created_at)
     journal.create(job)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)  # default outputs live apart from the record
     Path(path).write_bytes(b"RIFF")  # stands in for the wav
     journal.append(job, Start(1, "tone", "cpu", job_id))
     journal.append(job, Progress(0, "ok", wav_path=path))

@@ -92,12 +92,18 @@ def test_the_job_core_is_split_by_responsibility_and_renders_no_http_bodies():
     assert offenders("jobs/model.py", ("numpy",)) == []
 
 
-def test_only_the_engine_thread_writes_output_files():
-    """Every wav goes through files.write_output, called from the runner (one seam for path safety),
-    or, with a Redis queue, from the accepting node's writer (the file lands on the caller's side)."""
-    callers = [
+def callers_of(call: str, defined_in: str) -> list[str]:
+    return sorted(
         path.relative_to(PACKAGE.parent).as_posix()
         for path in PACKAGE.rglob("*.py")
-        if "write_output(" in path.read_text(encoding="utf-8") and path.name != "files.py"
-    ]
-    assert sorted(callers) == ["npu_worker/jobs/cluster/writer.py", "npu_worker/jobs/runner.py"]
+        if call in path.read_text(encoding="utf-8") and path.name != defined_in
+    )
+
+
+def test_only_the_engine_thread_writes_output_files():
+    """Every wav goes through PathPolicy.write_output, called from the runner (or, with a Redis queue,
+    from the accepting node's writer, which hands it to a thread: `write_output,`), and on through
+    files.write_under_roots (no link followed): one seam for path safety."""
+    assert callers_of("write_output(", "paths.py") == ["npu_worker/jobs/runner.py"]
+    assert callers_of("paths.write_output,", "paths.py") == ["npu_worker/jobs/cluster/writer.py"]
+    assert callers_of("write_under_roots(", "files.py") == ["npu_worker/paths.py"]

@@ -82,7 +82,7 @@ def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_p
             ]
             assert len(synths) == 1, f"section {idx} was finished before the kill and ran again"
         assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-        assert not list((state / "jobs" / job).glob("*.part"))
+        assert not list((state / "outputs" / job).glob("*.part"))
         old = get(base, f"/jobs/{finished}/result")
         assert old["status"] == "done" and old["ok_count"] == 1
         assert done_before_kill["done"] >= 2

@@ -94,7 +94,7 @@ def test_the_running_section_finishes_and_the_rest_stays_queued(tmp_path):
     assert process.returncode == 0, log
     assert f"shutdown: let section 0 of job {job} finish" in log
     assert "shutdown: 2 queued sections left; batch jobs resume on restart" in log
-    assert (state / "jobs" / job / "s00.wav").is_file()  # the section that ran was completed
+    assert (state / "outputs" / job / "s00.wav").is_file()  # the section that ran was completed
     events = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
     assert [e["event"] for e in events if e.get("event") in ("done", "error")] == []  # nothing cancelled
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from npu_worker.engine import qnn_targets, specialize
 from npu_worker.protocol import ModelLoadError, WorkerError
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,10 @@ EP_NAMES = {"qnn": "QNNExecutionProvider", "cuda": "CUDAExecutionProvider", "cpu
 AUTO_ORDER = ("qnn", "cuda", "cpu")
 QNN_OPTIONS = {"backend_type": "htp", "htp_performance_mode": "burst"}
 X86_MACHINES = ("x86_64", "amd64", "i386", "i686")
+# onnxruntime's ExpandElimination drops an Expand whose constant target shape has a 0 where the input
+# has 1 (it only refuses targets > 1), so a zero-row pad becomes one row; fixed shapes make such targets
+# constant (the decoder's downsampling pads zero rows at even frame counts). Off for fixed shapes.
+FIXED_SHAPE_DISABLED_OPTIMIZERS = ("ExpandElimination",)
 
 
 class DeviceUnavailable(Exception):
@@ -41,6 +46,11 @@ class RuntimeConfig:
     allow_htp_simulator: bool = False
     cache_dir: Path | None = None
     qnn_options: dict[str, str] = field(default_factory=lambda: dict(QNN_OPTIONS))
+    qnn_soc: str = "auto"
+
+    def qnn_provider_options(self) -> dict[str, str]:
+        """The QNN provider options with the target SoC (see qnn_targets.py)."""
+        return dict(self.qnn_options) | qnn_targets.provider_options(self.qnn_soc)
 
     def intra_op_threads(self) -> int:
         return self.threads if self.threads > 0 else physical_cores()
@@ -129,7 +139,7 @@ def context_cache_path(config: RuntimeConfig, model_path: Path, fixed_dims: dict
         return None
     stat = model_path.stat()
     key = f"{model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{sorted(fixed_dims.items())}"
-    key += f"|{sorted(config.qnn_options.items())}"
+    key += f"|{sorted(config.qnn_provider_options().items())}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return config.cache_dir / f"{model_path.stem}-{digest}_ctx.onnx"
 
@@ -138,14 +148,13 @@ def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, 
     import onnxruntime as ort
 
     devices = qnn_devices(config)
-    options = session_options(config)
-    for name, value in fixed_dims.items():
-        options.add_free_dimension_override_by_name(name, value)
-    options.add_provider_for_devices(devices, dict(config.qnn_options))
+    options = fixed_shape_options(config, fixed_dims)
+    options.add_provider_for_devices(devices, config.qnn_provider_options())
+    disabled = list(FIXED_SHAPE_DISABLED_OPTIMIZERS) if fixed_dims else []
     cached = context_cache_path(config, model_path, fixed_dims)
     if cached is not None and cached.is_file():
         try:
-            return ort.InferenceSession(str(cached), sess_options=options)
+            return ort.InferenceSession(str(cached), sess_options=options, disabled_optimizers=disabled)
         except Exception as exc:  # stale or foreign cache: rebuild it below
             log.warning("ignoring QNN context cache %s: %s", cached, exc)
             cached.unlink(missing_ok=True)
@@ -154,10 +163,19 @@ def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, 
         options.add_session_config_entry("ep.context_enable", "1")
         options.add_session_config_entry("ep.context_file_path", str(cached))
         options.add_session_config_entry("ep.context_embed_mode", "0")
-    try:
-        return ort.InferenceSession(str(model_path), sess_options=options)
-    except Exception as exc:
-        raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {exc}") from exc
+    with specialize.static_graph(model_path, fixed_dims, config.cache_dir) as graph:
+        try:
+            return ort.InferenceSession(str(graph), sess_options=options, disabled_optimizers=disabled)
+        except Exception as exc:
+            raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {exc}") from exc
+
+
+def fixed_shape_options(config: RuntimeConfig, fixed_dims: dict[str, int]) -> Any:
+    """Session options with every named free dimension fixed (QNN and bucketed sessions)."""
+    options = session_options(config)
+    for name, value in fixed_dims.items():
+        options.add_free_dimension_override_by_name(name, value)
+    return options
 
 
 # ------------------------------------------------------------------------------------------ CUDA
@@ -196,9 +214,7 @@ def open_session(
     if device == "qnn":
         session = _qnn_session(model_path, config, fixed_dims or {})
     else:
-        options = session_options(config)
-        for name, value in (fixed_dims or {}).items():
-            options.add_free_dimension_override_by_name(name, value)
+        options = fixed_shape_options(config, fixed_dims or {})
         if device == "cuda":
             reason = cuda_reason()
             if reason:
@@ -206,7 +222,10 @@ def open_session(
             providers = [EP_NAMES["cuda"], EP_NAMES["cpu"]]
         else:
             providers = [EP_NAMES["cpu"]]
-        session = ort.InferenceSession(str(model_path), sess_options=options, providers=providers)
+        disabled = list(FIXED_SHAPE_DISABLED_OPTIMIZERS) if fixed_dims else []
+        session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=providers, disabled_optimizers=disabled
+        )
     if device != "cpu":
         check_placement(session, device, model_path.name, min_share)
     return session

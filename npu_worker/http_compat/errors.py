@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must load to explain a refusal
+CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
 OPEN_PATHS = ("/health", "/ready")  # no token: monitoring must see a booting worker (origin still checked)
 
 
@@ -69,9 +70,22 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         response = error_response(
             BadRequest(f"{request.method} is not allowed on {request.path}"), exc.status
         )
-    except web.HTTPException:
-        raise
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too.
+        response = error_response(BadRequest(_http_reason(exc)), exc.status)
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
         log.exception("internal error on %s %s", request.method, request.path)
         response = error_response(exc, 500, with_traceback=True)
+    if request.get(CLOSE_AFTER_KEY) and not response.prepared:
+        response.force_close()
     return response  # CORS headers: cors.add_cors_headers, when the response is prepared
+
+
+def _http_reason(exc: web.HTTPException) -> str:
+    """aiohttp's explanation of a refusal in one line (its text repeats the status line otherwise)."""
+    text = " ".join((exc.text or "").split())
+    if not text or text.startswith(f"{exc.status}:"):
+        return exc.reason
+    return text

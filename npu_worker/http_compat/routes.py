@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import statistics
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
-from .. import PROTOCOL_VERSION, __version__
+from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..jobs.model import Job, LogEntry
 from ..protocol import (
@@ -18,13 +17,15 @@ from ..protocol import (
     Done,
     JobNotFound,
     Progress,
+    RequestTimeout,
     SectionError,
     SectionRequest,
+    decode_json,
     parse_batch_request,
     parse_synth_request,
 )
 from .bodies import result_body, status_body
-from .errors import error_response
+from .errors import CLOSE_AFTER_KEY, error_response
 from .ndjson import open_stream, stream_job
 
 if TYPE_CHECKING:
@@ -32,13 +33,23 @@ if TYPE_CHECKING:
 
 
 async def read_json(request: web.Request) -> Any:
-    raw = await request.read()
+    """The body as JSON; a body that does not match its Content-Encoding is the caller's mistake.
+
+    After such a body the connection's framing cannot be trusted: the answer closes it (and the rest of
+    the body is not read, which aiohttp would otherwise try and log as an unhandled exception).
+    """
+    limit = request.app[SETTINGS_KEY].body_timeout
     try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise BadRequest("the body is not UTF-8") from exc
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+        raw = await asyncio.wait_for(request.read(), limit or None)
+    except TimeoutError:
+        request[CLOSE_AFTER_KEY] = True
+        raise RequestTimeout(f"the body did not arrive within {limit} s") from None
+    except web.RequestPayloadError:
+        request.content.feed_eof()
+        request[CLOSE_AFTER_KEY] = True
+        encoding = request.headers.get("Content-Encoding", "identity")
+        raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
+    return decode_json(raw)
 
 
 def _percentile(values: list[float], fraction: float) -> float | None:
@@ -221,9 +232,14 @@ async def section_audio(request: web.Request) -> web.Response:
     return web.Response(body=wav, content_type="audio/wav")
 
 
+async def openapi_json(request: web.Request) -> web.Response:
+    return web.json_response(openapi.document())
+
+
 def setup_http(app: web.Application) -> None:
     app.router.add_get("/health", health)
     app.router.add_get("/ready", ready)
+    app.router.add_get("/openapi.json", openapi_json)
     app.router.add_post("/synth", synth)
     app.router.add_post("/synth_batch", synth_batch)
     app.router.add_get("/jobs", job_list)

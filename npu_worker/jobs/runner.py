@@ -3,7 +3,7 @@
 Why one thread: engines hold process-global or device state (espeak, an NPU context) and inference
 saturates the cores anyway. For each section the audio is trimmed once (first section of a preview),
 its onset found once (handed to listeners with the chunk that reveals it), encoded once (the same wav
-bytes go to the output file and the cache) and written once, through `files.write_output`.
+bytes go to the output file and the cache) and written once, through `PathPolicy.write_output` (no link followed).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from ..audio import LeadingSilenceTrimmer, OnsetWatch, read_wav, wav_bytes
 from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice
-from ..files import write_output
+from ..paths import PathPolicy
 from ..protocol import (
     EngineError,
     Limits,
@@ -61,6 +61,7 @@ class Runner:
         *,
         limits: Limits,
         default_seed: int,
+        paths: PathPolicy,
         end_job: Callable[[Job], None],
         observer: SchedulerObserver | None = None,
     ) -> None:
@@ -71,6 +72,7 @@ class Runner:
         self.stats = stats
         self.limits = limits
         self.default_seed = default_seed
+        self.paths = paths
         self.end_job = end_job
         self.observer = observer if observer is not None else SchedulerObserver()
         self.info: EngineInfo | None = None
@@ -127,6 +129,8 @@ class Runner:
         self.journal.append(job, Progress(section.idx, "synth"))
         try:
             check_text(section.text, self.limits)
+            if job.params.ref_wav is not None:  # checked at admission; again now (a swap, a resumed job)
+                self.paths.check_ref_wav(job.params.ref_wav)
             audio = self._synthesise(job, section)
             if audio is None:  # cancelled mid-section
                 return
@@ -135,7 +139,8 @@ class Runner:
             if section.output_path is not None:
                 wav = wav or wav_bytes(audio.samples, rate)
                 try:
-                    write_output(section.output_path, wav)
+                    # Opened again without following links: the path may have changed since admission.
+                    self.paths.write_output(section.output_path, wav)
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
             done = Progress(

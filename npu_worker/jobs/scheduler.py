@@ -20,7 +20,7 @@ from typing import Any
 
 from ..config import Settings
 from ..engine.base import Engine, EngineInfo, check_language
-from ..paths import resolve_output_path
+from ..paths import PathPolicy
 from ..protocol import (
     AudioNotFound,
     BatchRequest,
@@ -58,8 +58,9 @@ class Scheduler:
         self.settings = settings
         self.clock = clock
         self.limits = settings.limits
-        self.roots = settings.resolved_output_roots()
-        state_dir = Path(settings.resolved_state_dir())
+        self.paths = PathPolicy.from_settings(settings)  # allowed roots; the state dir is never one
+        self.roots = self.paths.roots
+        state_dir = Path(self.paths.state_dir)
         self.store = JobStore(state_dir)
         self.cache = SynthesisCache(state_dir / "cache", settings.cache_max_bytes)
         self.registry = JobRegistry()
@@ -97,6 +98,7 @@ class Scheduler:
             self.stats,
             limits=self.limits,
             default_seed=self.settings.seed,
+            paths=self.paths,
             end_job=self._end,
             observer=self.observer,
         )
@@ -263,7 +265,7 @@ class Scheduler:
             self._checked_langs.add(request.params.lang)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
         # A voice name becomes its stored wav; a path is checked and synthesised as checked.
-        job.params = self.voices.resolve_params(request.params, self.roots)
+        job.params = self.voices.resolve_params(request.params, self.roots, (self.paths.state_dir,))
         try:
             self.admission.reserve(job, job.total)
         except WorkerError:
@@ -285,7 +287,7 @@ class Scheduler:
 
     def _section(self, job: Job, idx: int, text: str, output_path: str | None) -> Section:
         if output_path is not None:
-            output_path = resolve_output_path(output_path, self.roots)
+            output_path = self.paths.resolve_output_path(output_path)
         elif job.persisted:
             assert self.journal is not None
             output_path = self.journal.default_output(job.id, idx)

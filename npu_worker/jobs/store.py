@@ -2,7 +2,7 @@
 
 Layout: `<state>/jobs/<id>/job.json` (the request) and `<state>/jobs/<id>/events.ndjson` (the log, one
 event per line with its seq, appended and flushed before the event is published). A torn last line
-from a crash is cut off. Default outputs of a job also live in its directory (`sNN.wav`).
+from a crash is cut off. Default outputs of a job live apart, in `<state>/outputs/<id>/sNN.wav`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..files import write_atomic
+from ..paths import OUTPUTS_DIR, make_private_dir
 from ..protocol import Event, SynthParams, WorkerError
 from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
 
@@ -28,13 +29,15 @@ class JobStore:
 
     def prepare(self) -> None:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
+        make_private_dir(self.root.parent)
         self.root.mkdir(parents=True, exist_ok=True)
 
     def job_dir(self, job_id: str) -> Path:
         return self.root / job_id
 
     def default_output(self, job_id: str, idx: int) -> str:
-        return str(self.job_dir(job_id) / f"s{idx:02d}.wav")
+        """Apart from the job's record: `<state>/outputs/<id>/sNN.wav` (see paths.py)."""
+        return str(self.root.parent / OUTPUTS_DIR / job_id / f"s{idx:02d}.wav")
 
     def create(self, job: Job) -> None:
         body = {

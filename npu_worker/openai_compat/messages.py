@@ -10,19 +10,15 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ..protocol import wire_fields
+
 
 @dataclass(frozen=True)
 class Message:
     wire_type: ClassVar[str] = ""
 
     def to_dict(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"type": self.wire_type}
-        for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
-            if value is None and f.default is None:
-                continue
-            body[f.name] = value
-        return body
+        return {"type": self.wire_type, **wire_fields(self)}
 
     @classmethod
     def from_dict(cls, body: dict[str, Any]) -> Message:

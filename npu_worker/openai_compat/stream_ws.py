@@ -26,7 +26,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
-from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
+from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError, decode_json
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
 from .core import SpeechRun, engine_info, start_speech
 from .errors import openai_error_body, with_param
@@ -225,10 +225,7 @@ class SpeechStreamSession:
     async def on_text(self, text: str, received_at: float) -> bool:
         """One client message; False once `session.close` has been served (the socket then closes)."""
         try:
-            try:
-                body = json.loads(text)
-            except ValueError:
-                raise BadRequest("the message is not valid JSON") from None
+            body = decode_json(text)
             kind = body.get("type") if isinstance(body, dict) else None
             if kind == "session.config":
                 await self._configure(body)

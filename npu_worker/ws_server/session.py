@@ -28,7 +28,6 @@ from ..jobs.subscription import Subscription
 from ..protocol import (
     AudioEnd,
     AudioStart,
-    BadRequest,
     BatchRequest,
     Busy,
     CancelRequest,
@@ -41,6 +40,7 @@ from ..protocol import (
     Progress,
     SectionError,
     WorkerError,
+    decode_json,
     parse_ws_message,
 )
 from .chunking import GrowingChunker, schedule_sizes
@@ -55,11 +55,7 @@ UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown 
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
     """A client text frame to a typed message; BadRequest/UnknownMessage name what is wrong."""
-    try:
-        body = json.loads(text)
-    except ValueError as exc:
-        raise BadRequest(f"the message is not valid JSON: {exc}") from None
-    return parse_ws_message(body, limits)
+    return parse_ws_message(decode_json(text), limits)
 
 
 def error_event(error: WorkerError) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 
 Needs from npu_worker/testing/zipvoice_model.py: `build_model_dir(path, "tiny")` with both precisions,
 `layout="sherpa"`, and reference_ko.wav + reference_ko.txt in the directory.
-The QNN tests swap in tests/zipvoice/simple_decoder.py's graph: the real-structure decoder does not compile
-on the HTP simulator of onnxruntime-qnn 2.7.0 with the provider options used here (fixed N=1, T=64:
-QNN_COMMON_ERROR_MEM_ALLOC when finalising the graph), and these tests are about the QNN plumbing.
+The QNN plumbing tests (test_providers.py) swap in tests/zipvoice/simple_decoder.py's graph, which compiles
+in a second; the real-structure decoder on the HTP simulator (specialised per bucket, ≈ 10-20 s) is
+tested in test_qnn_real_structure.py on `real_structure_dir`.
 """
 
 from __future__ import annotations
@@ -54,3 +54,23 @@ def engine_settings(model_dir: Path, state_dir: Path, **changes: object) -> Sett
         threads=1,
     )
     return base.replace(**changes)
+
+
+SHARED_REAL_STRUCTURE = (
+    Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_tiny_structure"
+)
+
+
+@pytest.fixture(scope="session", params=["generated", "shared"])
+def real_structure_dir(request: pytest.FixtureRequest, tiny_model_dir: Path) -> Path:
+    """A small model with the real ZipVoice-Distill op structure (Zipformer stacks, 2x/4x downsampling).
+
+    `generated`: the project's own tiny model (always there). `shared`: a random-weight export of the
+    real architecture beside the checkout, as in CI (skipped where it is absent).
+    """
+    if request.param == "generated":
+        return tiny_model_dir
+    path = SHARED_REAL_STRUCTURE.resolve()
+    if not (path / "fm_decoder.onnx").is_file():
+        pytest.skip(f"no real-structure export at {path}")
+    return path

@@ -17,6 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from npu_worker.config import Settings
+from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import model_files, runtime, sampler
@@ -50,7 +51,7 @@ class ZipVoiceOptions:
     segment_seconds: float = 18.0  # generated audio of the other segments, at most
     crossfade_ms: float = 100.0
     vocoder_piece_frames: int = 188  # ≈ 2 s of audio per vocoder call
-    buckets: tuple[int, ...] = runtime.DEFAULT_BUCKETS  # decoder frame buckets on QNN
+    buckets: tuple[int, ...] = runtime.DEFAULT_BUCKETS  # decoder frame buckets (QNN, --fixed-shapes)
     prompt: PromptOptions = field(default_factory=PromptOptions)
 
 
@@ -95,13 +96,24 @@ class ZipVoiceEngine:
     def load(self) -> None:
         settings = self.settings
         files = model_files.locate(settings.model_dir, settings.precision, settings.vocoder)
+        try:
+            qnn_targets.resolve(settings.qnn_soc)
+        except ValueError as exc:
+            raise ModelLoadError(str(exc)) from None
         config = RuntimeConfig(
             threads=settings.threads,
             allow_htp_simulator=settings.allow_htp_simulator,
             cache_dir=settings.resolved_state_dir() / "qnn-cache",
+            qnn_soc=settings.qnn_soc,
         )
         models = runtime.open_models(
-            files.encoder, files.decoder, files.vocoder, settings.device, config, self.options.buckets
+            files.encoder,
+            files.decoder,
+            files.vocoder,
+            settings.device,
+            config,
+            self.options.buckets,
+            fixed_shapes=settings.fixed_shapes,
         )
         meta = models.decoder_metadata
         sample_rate = int(meta.get("sample_rate", 24000))
@@ -227,6 +239,12 @@ class ZipVoiceEngine:
         started = time.perf_counter()
         try:
             encoder_speed = sampler.encoder_speed(prompt.frames, len(prompt.tokens), len(tokens), speed)
+            planned = sampler.total_frames(prompt.frames, len(prompt.tokens), len(tokens), speed)
+            aligned = self.models.decoder.aligned_frames(planned)
+            if aligned != planned:  # bucketed decoder: a few frames more instead of padding behind
+                encoder_speed = sampler.speed_for_frames(
+                    prompt.frames, len(prompt.tokens), len(tokens), aligned
+                )
             condition = self.models.encoder(tokens, prompt.tokens, prompt.frames, encoder_speed)
             trace.frames = int(condition.shape[1])
             trace.encoder_seconds = time.perf_counter() - started

@@ -22,7 +22,11 @@ from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BUCKETS = (256, 384, 512, 768, 1024, 1536, 2048, 2560)
+# Five graphs: the lecture's segments (≈ 200-2000 frames) cost 1.22x their frames in the decoder (1.21x
+# with the eight buckets used before); padding within 0.5 % depends on the model (benchmarks/PADDING.md).
+# 2079 covers an 18 s segment with a 4 s prompt; longer ones (speed < 1) run on the CPU.
+DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
+PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group
 
 
 def _scalar(session_input: Any, value: float | int, dtype: type) -> np.ndarray:
@@ -73,22 +77,35 @@ class Decoder:
         }
         return self.session.run(None, feed)[0]
 
+    def aligned_frames(self, frames: int) -> int:
+        """The frame count to generate for a segment of `frames` (any count suits a dynamic session)."""
+        return frames
+
 
 class BucketedDecoder:
     """Fixed-shape decoder sessions (one per bucket of frames), padding inputs and cutting outputs.
 
-    Padding: the text condition repeats its last frame (the encoder's own pad-position output), the
-    speech condition is zero, and x is a fixed noise scaled by (1 − t), the noise share of x at t.
-    Frames beyond the largest bucket go to `overflow` (a dynamic CPU decoder).
+    The exported decoder has no padding mask, so pad frames take part in attention and convolutions.
+    Padding goes mostly in front, in multiples of `phase` (4: the largest downsampling factor, which the
+    others divide), as copies of the first frames, i.e. of the prompt: every real frame keeps its place in the
+    downsampling groups and the model sees what looks like a longer prompt. The remainder (< `phase`)
+    goes behind as copies of the last frame, which is what the downsampling itself pads with; the
+    engine avoids it by generating up to phase − 1 more frames (`aligned_frames`), since a frame
+    behind the segment can change its last downsampled group. Frames beyond the largest bucket go to `overflow` (a dynamic CPU decoder).
     """
 
     def __init__(
-        self, sessions: dict[int, Any], overflow: Decoder | None, guidance_scale: float = 1.0
+        self,
+        sessions: dict[int, Any],
+        overflow: Decoder | None,
+        guidance_scale: float = 1.0,
+        phase: int = PHASE,
     ) -> None:
+        check_buckets(tuple(sessions))
         self.buckets = sorted(sessions)
         self.decoders = {size: Decoder(s, guidance_scale) for size, s in sessions.items()}
         self.overflow = overflow
-        self._noise = np.random.default_rng(0).standard_normal((1, self.buckets[-1], 1), dtype=np.float32)
+        self.phase = phase
 
     def set_guidance_scale(self, value: float) -> None:
         for decoder in [*self.decoders.values(), *([self.overflow] if self.overflow else [])]:
@@ -98,6 +115,11 @@ class BucketedDecoder:
         index = bisect.bisect_left(self.buckets, frames)
         return self.buckets[index] if index < len(self.buckets) else None
 
+    def aligned_frames(self, frames: int) -> int:
+        """`frames` rounded up so that all padding to its bucket goes in front (≤ phase − 1 more)."""
+        size = self.bucket_for(frames)
+        return frames if size is None else frames + padding(frames, size, self.phase)[1]
+
     def __call__(self, t: float, x: np.ndarray, text: np.ndarray, speech: np.ndarray) -> np.ndarray:
         frames = x.shape[1]
         size = self.bucket_for(frames)
@@ -105,13 +127,35 @@ class BucketedDecoder:
             if self.overflow is None:
                 raise ModelLoadError(f"{frames} frames exceed the largest bucket {self.buckets[-1]}")
             return self.overflow(t, x, text, speech)
-        extra = size - frames
-        if extra:
-            noise = np.broadcast_to(self._noise[:, :extra], (1, extra, x.shape[2])) * np.float32(1.0 - t)
-            x = np.concatenate([x, noise.astype(np.float32)], axis=1)
-            text = np.concatenate([text, np.repeat(text[:, -1:], extra, axis=1)], axis=1)
-            speech = np.concatenate([speech, np.zeros((1, extra, speech.shape[2]), np.float32)], axis=1)
-        return self.decoders[size](t, x, text, speech)[:, :frames]
+        front, back = padding(frames, size, self.phase)
+        inputs = [pad_frames(a, front, back) for a in (x, text, speech)]
+        return self.decoders[size](t, *inputs)[:, front : front + frames]
+
+
+def padding(frames: int, size: int, phase: int = PHASE) -> tuple[int, int]:
+    """(front, back) pad frames taking `frames` to `size`: front a multiple of `phase`, back < phase."""
+    extra = size - frames
+    back = extra % phase if phase > 1 else extra
+    return extra - back, back
+
+
+def pad_frames(values: np.ndarray, front: int, back: int) -> np.ndarray:
+    """(1, F, dim) → (1, front + F + back, dim): copies of the first frames before, of the last after."""
+    if not front and not back:
+        return values
+    frames = values.shape[1]
+    index = np.concatenate([np.arange(front) % frames, np.arange(frames), np.full(back, frames - 1)])
+    return np.ascontiguousarray(values[:, index])
+
+
+def check_buckets(buckets: tuple[int, ...]) -> tuple[int, ...]:
+    """Buckets must be odd: at an even frame count the 2x/4x downsampling pads zero rows, and those
+    empty tensors are folded wrongly (onnxruntime's ExpandElimination, onnxslim at full size) or
+    rejected (QNN); at odd counts every stack pads at least one row."""
+    even = [size for size in buckets if size % 2 == 0]
+    if not buckets or even or min(buckets) < 1:
+        raise ModelLoadError(f"decoder buckets must be odd positive frame counts, got {list(buckets)}")
+    return tuple(sorted(buckets))
 
 
 def frame_dim_names(model_path: Path) -> tuple[str | None, str | None]:
@@ -140,14 +184,17 @@ class LoadedModels:
     fallback_reason: str | None
 
 
-def _open_qnn_decoder(path: Path, config: RuntimeConfig, buckets: tuple[int, ...]) -> BucketedDecoder:
+def open_bucketed_decoder(
+    path: Path, device: str, config: RuntimeConfig, buckets: tuple[int, ...]
+) -> BucketedDecoder:
+    """One fixed-shape session per bucket on `device`, a dynamic CPU session for longer inputs."""
     batch, frames = frame_dim_names(path)
     if frames is None:
         raise DeviceUnavailable(f"{path.name} has no symbolic frame dimension to fix")
     sessions = {}
-    for size in buckets:
+    for size in check_buckets(buckets):
         dims = {frames: size} | ({batch: 1} if batch else {})
-        sessions[size] = providers.open_session(path, "qnn", config, dims)
+        sessions[size] = providers.open_session(path, device, config, dims)
     overflow = Decoder(providers.open_session(path, "cpu", config))
     return BucketedDecoder(sessions, overflow)
 
@@ -159,14 +206,19 @@ def open_models(
     requested: str,
     config: RuntimeConfig,
     buckets: tuple[int, ...] = DEFAULT_BUCKETS,
+    fixed_shapes: bool = False,
 ) -> LoadedModels:
-    """Sessions on the first device of the table that really runs the decoder."""
+    """Sessions on the first device of the table that really runs the decoder.
+
+    QNN always runs the decoder bucketed; `fixed_shapes` runs it bucketed on CUDA and CPU too (the
+    same padding and sessions as on the NPU, so tests and benchmarks exercise that path anywhere).
+    """
     reasons: list[str] = []
     for device in providers.candidates(requested):
         try:
-            if device == "qnn":
-                dec: Decoder | BucketedDecoder = _open_qnn_decoder(decoder, config, buckets)
-                others = "cpu"
+            if device == "qnn" or fixed_shapes:
+                dec: Decoder | BucketedDecoder = open_bucketed_decoder(decoder, device, config, buckets)
+                others = "cpu" if device == "qnn" else device
             else:
                 dec = Decoder(providers.open_session(decoder, device, config))
                 others = device

@@ -55,6 +55,15 @@ def total_frames(prompt_frames: int, prompt_tokens: int, target_tokens: int, spe
     return prompt_frames + math.ceil(generated / speed - 1e-9)
 
 
+def speed_for_frames(prompt_frames: int, prompt_tokens: int, target_tokens: int, frames: int) -> float:
+    """The `speed` to feed the ONNX text encoder so it yields exactly `frames` (prompt included).
+
+    The encoder computes ceil(P/Np·(Np+Nt)/speed); aiming at frames − 0.5 keeps float rounding in
+    the graph away from the integer boundaries.
+    """
+    return prompt_frames * (prompt_tokens + target_tokens) / prompt_tokens / (frames - 0.5)
+
+
 def naive_total_frames(prompt_frames: int, prompt_tokens: int, target_tokens: int, speed: float) -> int:
     """F of the exported encoder fed the raw speed (the quirk the fix avoids)."""
     return math.ceil(prompt_frames / prompt_tokens * (prompt_tokens + target_tokens) / speed)

@@ -24,6 +24,7 @@ from redis.exceptions import ResponseError
 
 from ...audio import wav_bytes
 from ...engine.base import Engine
+from ...paths import PathPolicy
 from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, check_text
 from ..admission import Admission
 from ..cache import SynthesisCache
@@ -88,6 +89,7 @@ class EngineNode:
         default_seed: int,
         claim_timeout: float,
         observer: SchedulerObserver | None = None,
+        paths: PathPolicy,
     ) -> None:
         self.jobs = jobs
         self.node = node
@@ -102,6 +104,7 @@ class EngineNode:
             default_seed=default_seed,
             end_job=lambda job: None,
             observer=observer,
+            paths=paths,
         )
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="npu-worker-engine")
         self.running: Job | None = None

@@ -88,11 +88,12 @@ class ClusterScheduler(Scheduler):
                 default_seed=self.settings.seed,
                 claim_timeout=self.settings.claim_timeout,
                 observer=self.observer,
+                paths=self.paths,
             )
             self._spawn(self.engine_node.run())
             self._spawn(self._cancel_listener())
         if self.role in ("both", "api"):
-            writer = OutputWriter(self.jobs, self.node, lambda job_id: self._spawn(self._sweep()))
+            writer = OutputWriter(self.jobs, self.node, self.paths, lambda job_id: self._spawn(self._sweep()))
             self._spawn(writer.run())
             self._spawn(self._retention_loop())
         self._spawn(self._heartbeat_loop())
@@ -275,7 +276,7 @@ class ClusterScheduler(Scheduler):
             check_language(self.engine, request.params.lang)
             self._checked_langs.add(request.params.lang)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        job.params = self.voices.resolve_params(request.params, self.roots)
+        job.params = self.voices.resolve_params(request.params, self.roots, (self.paths.state_dir,))
 
     # -- looking up, listening, cancelling -------------------------------------------------------
 

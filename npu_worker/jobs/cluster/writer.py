@@ -2,7 +2,7 @@
 
 Why here and not on the engine node: `output_path` is a path on the caller's side (an `api` node runs
 on the pipeline's own host), and `ok` means "the file exists", so `ok` is logged only after the file
-was written (atomically, through `files.write_output`). A node that dies between the write and the
+was written (atomically, no link followed, through `PathPolicy.write_output`). A node that dies between the write and the
 acknowledgement rewrites the same bytes on restart; the FINAL script drops the second `ok`.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from redis.exceptions import ResponseError
 
-from ...files import write_output
+from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WriteFailed
 from ..model import Job, job_section
 from .store import REDIS_DOWN, RedisJobs, job_from_spec, lost_groups
@@ -23,8 +23,9 @@ log = logging.getLogger(__name__)
 
 
 class OutputWriter:
-    def __init__(self, jobs: RedisJobs, node: str, on_done: Callable[[str], None]) -> None:
+    def __init__(self, jobs: RedisJobs, node: str, paths: PathPolicy, on_done: Callable[[str], None]) -> None:
         self.jobs = jobs
+        self.paths = paths
         self.node = node
         self.on_done = on_done  # a job this node accepted has ended (retention)
         self.redis_ok = True
@@ -70,7 +71,7 @@ class OutputWriter:
             return
         try:
             if section.output_path is not None:
-                await asyncio.to_thread(_write, section.output_path, wav)
+                await asyncio.to_thread(self.paths.write_output, section.output_path, wav)
         except OSError as exc:
             error = WriteFailed(f"{section.output_path}: {exc.strerror or exc}")
             await self.jobs.final(
@@ -92,7 +93,3 @@ class OutputWriter:
     async def _ended(self, job: Job) -> bool:
         found = await self.jobs.spec(job.id)
         return found is not None and found[1]
-
-
-def _write(path: str, wav: bytes) -> None:
-    write_output(path, wav)

@@ -1,0 +1,224 @@
+"""Serving the app on a socket with bounds a slow or greedy client cannot get around.
+
+aiohttp waits for request headers without a deadline and accepts every connection, so a few hundred
+sockets that send one header byte a second hold every file descriptor and lock other clients out
+(slowloris). Here each connection must finish its request headers within `header_timeout` seconds
+(measured from the connection, or from the first byte of a later keep-alive request), and at most
+`max_connections` are open: a new one over the cap evicts the connection that has waited longest for
+its headers, so a client that sends a whole request at once (a health check) always gets in. Bodies are
+bounded in time where they are read (`read_json`). Parser-level refusals get the JSON error body, and
+the access log never shows a `?token=`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+from collections import OrderedDict
+from typing import Any
+from urllib.parse import quote
+
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.web_protocol import RequestHandler
+
+from .config import Settings
+from .protocol import BadRequest, error_body
+
+log = logging.getLogger(__name__)
+SECRET_QUERY_KEYS = ("token",)
+LINGER_SECONDS = 1.0
+# asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many
+# descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
+# engine's own files below `ulimit -n`).
+ACCEPT_BACKLOG = 128
+
+
+def redacted_path(request: web.BaseRequest) -> str:
+    """The path and query as logged: the value of any token-like parameter is replaced by `***`."""
+    query = request.rel_url.query
+    if not query:
+        return request.rel_url.raw_path
+    pairs = []
+    for key, value in query.items():
+        secret = any(word in key.lower() for word in SECRET_QUERY_KEYS)
+        pairs.append(f"{quote(key, safe='')}={'***' if secret else quote(value, safe='')}")
+    return f"{request.rel_url.raw_path}?{'&'.join(pairs)}"
+
+
+class RedactingAccessLogger(AbstractAccessLogger):
+    """One line per request, like aiohttp's default, without the secrets a browser puts in URLs."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info(
+            '%s "%s %s HTTP/%d.%d" %d %d %.3fs',
+            request.remote,
+            request.method,
+            redacted_path(request),
+            request.version.major,
+            request.version.minor,
+            response.status,
+            response.body_length,
+            time,
+        )
+
+
+class ConnectionGuard:
+    """Open connections, and those still waiting for their request headers (oldest first)."""
+
+    def __init__(self, max_connections: int, header_timeout: float) -> None:
+        self.max_connections = max_connections
+        self.header_timeout = header_timeout
+        self.open: set[GuardedHandler] = set()
+        self.waiting: OrderedDict[GuardedHandler, asyncio.TimerHandle] = OrderedDict()
+        self.evicted = 0
+        self.timed_out = 0
+
+    def admit(self, handler: GuardedHandler) -> bool:
+        """Register a new connection; False if it has to be refused (full of busy connections)."""
+        if len(self.open) >= self.max_connections:
+            if not self.waiting:
+                return False
+            oldest = next(iter(self.waiting))
+            self.evicted += 1
+            self.forget(oldest)
+            oldest.force_close()
+        self.open.add(handler)
+        return True
+
+    def await_headers(self, handler: GuardedHandler) -> None:
+        if handler not in self.waiting and self.header_timeout > 0:
+            loop = asyncio.get_running_loop()
+            self.waiting[handler] = loop.call_later(self.header_timeout, self._expire, handler)
+
+    def headers_done(self, handler: GuardedHandler) -> None:
+        timer = self.waiting.pop(handler, None)
+        if timer is not None:
+            timer.cancel()
+
+    def forget(self, handler: GuardedHandler) -> None:
+        self.headers_done(handler)
+        self.open.discard(handler)
+
+    def _expire(self, handler: GuardedHandler) -> None:
+        if self.waiting.pop(handler, None) is not None:
+            self.timed_out += 1
+            handler.force_close()
+
+
+class GuardedHandler(RequestHandler):
+    """aiohttp's connection handler, reporting to the guard when headers are awaited and complete."""
+
+    def __init__(self, manager: web.Server, *, guard: ConnectionGuard, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._guard = guard
+        self._refused = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._refused = not self._guard.admit(self)
+        if self._refused:
+            transport.close()
+            return
+        super().connection_made(transport)
+        self._guard.await_headers(self)
+
+    def data_received(self, data: bytes) -> None:
+        reading_headers = self._payload_parser is None and not self._upgraded
+        before = self._request_count
+        super().data_received(data)
+        if not reading_headers:
+            return
+        if self._request_count != before:
+            self._guard.headers_done(self)
+        elif data:
+            self._guard.await_headers(self)  # a later keep-alive request has started to arrive
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._guard.forget(self)
+        if not self._refused:
+            super().connection_lost(exc)
+
+    def handle_error(
+        self,
+        request: web.BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
+        """aiohttp's refusals of unparsable requests, in the JSON error body (and logged quietly)."""
+        if status >= 500:
+            return super().handle_error(request, status, exc, message)
+        log.debug("refused an unparsable request from %s: %s", request.remote, message or exc)
+        if request.writer.output_size > 0:
+            raise ConnectionError("a response was already sent on this connection")
+        reason = " ".join((message or str(exc) or "malformed request").split())
+        response = web.Response(
+            status=status, text=json.dumps(error_body(BadRequest(reason))), content_type="application/json"
+        )
+        response.force_close()
+        return response
+
+
+class Listener:
+    """The app served on one TCP socket through GuardedHandler; `close()` stops it."""
+
+    def __init__(self, runner: web.AppRunner, server: asyncio.base_events.Server, guard: ConnectionGuard):
+        self.runner = runner
+        self.server = server
+        self.guard = guard
+
+    @property
+    def port(self) -> int:
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        self.server.close()
+        await self.runner.cleanup()
+
+
+async def listen(
+    app: web.Application, settings: Settings, *, host: str, port: int, shutdown_timeout: float = 60.0
+) -> Listener:
+    """Serve `app` on host:port; `shutdown_timeout`: what open connections get after the app's drain."""
+    # lingering_time: after an early answer (413, 408), unread body is drained for 1 s, not aiohttp's 10.
+    runner = web.AppRunner(
+        app,
+        access_log_class=RedactingAccessLogger,
+        handle_signals=False,
+        lingering_time=LINGER_SECONDS,
+        shutdown_timeout=shutdown_timeout,
+    )
+    await runner.setup()
+    manager = runner.server
+    assert manager is not None
+    guard = ConnectionGuard(settings.max_connections, settings.header_timeout)
+    loop = asyncio.get_running_loop()
+    kwargs = dict(manager._kwargs)  # the access logger and timeouts AppRunner was given
+
+    def make_handler() -> GuardedHandler:
+        return GuardedHandler(manager, guard=guard, loop=loop, **kwargs)
+
+    server = await loop.create_server(make_handler, host, port, reuse_address=True, backlog=ACCEPT_BACKLOG)
+    return Listener(runner, server, guard)
+
+
+def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 60.0) -> None:
+    """Serve until SIGINT/SIGTERM (what `npu-worker serve` runs); then stop accepting, let the app
+    drain (its on_shutdown), and close what is still open after `shutdown_timeout`."""
+
+    async def main() -> None:
+        listener = await listen(
+            app, settings, host=settings.host, port=settings.port, shutdown_timeout=shutdown_timeout
+        )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            await listener.close()
+
+    asyncio.run(main())

@@ -1,0 +1,197 @@
+"""Hostile bytes at the edge: every client mistake is a 4xx with the error body (never a 500, never a
+traceback), every refusal aiohttp itself makes gets the same body, and /ws answers with an error event."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from pathlib import Path
+
+import pytest
+from aiohttp import WSMsgType
+
+from tests.test_http_bad_input import assert_error_body, written_wavs
+from tests.timing import seconds
+
+DEEP = b"[" * 100_000
+BIG = b"1" * 5000
+
+
+def _synth(out: str, extra: bytes) -> bytes:
+    return b'{"text": "hi", "output_path": "%s"%s}' % (out.encode(), extra)
+
+
+HOSTILE_SYNTH_BODIES = {
+    "deep-array": lambda out: DEEP,
+    "deep-object": lambda out: b'{"a":' * 5000 + b"1" + b"}" * 5000,
+    "big-seed": lambda out: _synth(out, b', "seed": ' + BIG),
+    "big-speed": lambda out: _synth(out, b', "speed_factor": ' + BIG),
+    "surrogate-text": lambda out: b'{"text": "\\ud800", "output_path": "%s"}' % out.encode(),
+    "surrogate-lang": lambda out: _synth(out, b', "lang": "k\\udfff"'),
+    "surrogate-output": lambda out: _synth(out[:-4] + "\\ud800", b""),
+    "surrogate-ref": lambda out: _synth(out, b', "ref_wav": "/tmp/\\udc80.wav"'),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE_SYNTH_BODIES))
+async def test_hostile_json_on_synth_is_400_without_traceback(worker, tmp_path, case):
+    client = await worker()
+    body = HOSTILE_SYNTH_BODIES[case](str(tmp_path / "out.wav"))
+    response = await client.post("/synth", data=body, headers={"Content-Type": "application/json"})
+    assert response.status == 400
+    answer = await response.json()
+    assert_error_body(answer, "BadRequest")
+    assert answer["traceback"] is None
+    assert written_wavs(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "sections",
+    [
+        b'[{"idx": 0, "text": "\\ud800"}]',
+        b'[{"idx": %s, "text": "hi"}]' % BIG,
+        b'[{"idx": 0, "text": "hi", "output_path": "\\udc80"}]',
+    ],
+)
+async def test_hostile_json_on_async_batch_is_400(worker, tmp_path, sections):
+    client = await worker()
+    response = await client.post("/synth_batch?async=1", data=b'{"sections": %s}' % sections)
+    assert response.status == 400
+    assert_error_body(await response.json(), "BadRequest")
+    assert written_wavs(tmp_path) == []
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_body_not_matching_its_content_encoding_is_400(worker, tmp_path, encoding):
+    client = await worker()
+    response = await client.post(
+        "/synth", data=b'{"text": "not compressed"}', headers={"Content-Encoding": encoding}
+    )
+    assert response.status == 400
+    assert_error_body(await response.json(), "BadRequest")
+    # The worker still answers afterwards (the broken connection was closed, not the server).
+    assert (await client.get("/health")).status == 200
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, zlib.compress])
+async def test_a_correctly_compressed_body_still_works(worker, tmp_path, compress):
+    client = await worker()
+    out = tmp_path / "c.wav"
+    body = compress(json.dumps({"text": "hi", "output_path": str(out)}).encode())
+    encoding = "gzip" if compress is gzip.compress else "deflate"
+    response = await client.post("/synth", data=body, headers={"Content-Encoding": encoding})
+    assert (await response.json())["status"] == "ok"
+    assert out.is_file()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Upgrade": "websocket"},
+        {"Upgrade": "websocket", "Connection": "Upgrade"},
+        {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "99"},
+        {
+            "Upgrade": "websocket",
+            "Connection": "Upgrade",
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "short",
+        },
+    ],
+)
+async def test_failed_ws_handshakes_get_the_json_error_body(worker, headers):
+    client = await worker()
+    response = await client.get("/ws", headers=headers)
+    assert response.status == 400
+    assert response.content_type == "application/json"
+    assert_error_body(await response.json(), "BadRequest")
+
+
+async def test_missing_static_file_is_the_json_404(worker):
+    client = await worker()
+    response = await client.get("/no-such-file.js")
+    assert response.status == 404
+    assert response.content_type == "application/json"
+    assert_error_body(await response.json(), "BadRequest")
+
+
+async def test_ws_hostile_messages_are_error_events_not_closes(worker, tmp_path):
+    client = await worker()
+    ws = await client.ws_connect("/ws")
+    messages = [
+        DEEP.decode(),
+        f'{{"type": "synth", "text": "hi", "seed": {BIG.decode()}}}',
+        f'{{"type": "synth", "text": "hi", "output_path": "{tmp_path}/\\ud800.wav"}}',
+        f'{{"type": "synth", "text": "hi", "output_path": "{tmp_path}/\\udc80.wav"}}',
+        '{"type": "synth_batch", "sections": [{"idx": 0, "text": "\\ud800"}]}',
+    ]
+    for message in messages:
+        await ws.send_str(message)
+        reply = await ws.receive(timeout=seconds(10))
+        assert reply.type == WSMsgType.TEXT, reply
+        event = json.loads(reply.data)
+        assert event["event"] == "error" and event["idx"] is None
+        assert event["error"].startswith("BadRequest: ")
+    assert not ws.closed
+    await ws.close()
+    assert written_wavs(tmp_path) == []
+    assert [p for p in Path(tmp_path).rglob("*") if p.is_file() and "state" not in p.parts] == []
+
+
+def test_a_500_carries_only_the_contract_fields():
+    """The fixed error body for our own bug: status, error, traceback, fallback and nothing more."""
+    from aiohttp import web
+
+    from npu_worker.http_compat.errors import error_response
+
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError as exc:
+        response: web.Response = error_response(exc, 500, with_traceback=True)
+    assert response.text is not None
+    body = json.loads(response.text)
+    assert set(body) == {"status", "error", "traceback", "fallback"}
+    assert body["error"] == "RuntimeError: boom" and "RuntimeError" in body["traceback"]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"input": "\\ud800", "voice": "default"}',
+        b'{"input": "hi", "voice": "default", "language": "\\udc80"}',
+        b'{"input": "hi", "voice": "default", "speed": ' + BIG + b"}",
+        DEEP,
+    ],
+)
+async def test_hostile_json_on_the_openai_routes_is_400(worker, body):
+    client = await worker()
+    for path, payload in [("/v1/audio/speech", body), ("/v1/audio/speech/batch", b'{"items": [%s]}' % body)]:
+        response = await client.post(path, data=payload, headers={"Content-Type": "application/json"})
+        assert response.status == 400, await response.text()
+        assert (await response.json())["error"]["code"] == "BadRequest"
+
+
+async def test_openai_stream_socket_answers_hostile_messages_with_error_messages(worker):
+    client = await worker()
+    ws = await client.ws_connect("/v1/audio/speech/stream")
+    for message in [DEEP.decode(), '{"type": "input.text", "text": "\\ud800"}']:
+        await ws.send_str(message)
+        reply = await ws.receive(timeout=seconds(10))
+        assert reply.type == WSMsgType.TEXT, reply
+        assert json.loads(reply.data)["type"] == "error"
+    assert not ws.closed
+    await ws.close()
+
+
+def test_surrogate_pairs_are_fine_and_lone_ones_are_named_by_where_they_are():
+    from npu_worker.protocol import BadRequest, decode_json
+
+    assert decode_json(b'{"text": "\\ud83d\\ude00"}') == {"text": "\U0001f600"}
+    with pytest.raises(BadRequest, match=r"sections\[1\]\.text holds a lone surrogate"):
+        decode_json(b'{"sections": [{"text": "a"}, {"text": "\\udfff"}]}')
+    with pytest.raises(BadRequest, match="a key holds"):
+        decode_json(b'{"\\ud800": 1}')
+    deep = b'{"a": ' * 500 + b'"\\ud800"' + b"}" * 500
+    with pytest.raises(BadRequest, match="lone surrogate"):
+        decode_json(deep)

@@ -1,0 +1,198 @@
+"""Writes stay under the allowed roots even when the filesystem changes after admission (a directory
+swapped for a symlink, before a write or across a `kill -9` + restart), and the state dir is never a
+caller's target."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from npu_worker.files import write_under_roots
+from npu_worker.protocol import OutputPathNotAllowed
+from tests.test_http_api import read_ndjson
+from tests.test_http_bad_input import assert_error_body
+from tests.test_restart_recovery import get, post, wait_for
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+from tests.worker_process import free_port, start_worker_process
+
+
+def swap_for_link(directory: Path, target: Path) -> None:
+    """What a local attacker does: move the checked directory away and put a link in its place."""
+    directory.rename(directory.with_name(directory.name + "-moved"))
+    directory.symlink_to(target, target_is_directory=True)
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    place = tmp_path.parent / f"{tmp_path.name}-outside"
+    place.mkdir()
+    return place
+
+
+async def run_gated(client, engine: ToneEngine, body: dict, between) -> list[dict]:
+    """Submit while the engine is held, run `between()` (the job is admitted, nothing written), go on."""
+    engine.gate = threading.Event()
+    job = await (await client.post("/synth_batch?async=1", json=body)).json()
+    assert "job_id" in job, job
+    async with asyncio.timeout(seconds(10)):
+        while not engine.calls:  # the first section has passed its checks and is held in the engine
+            await asyncio.sleep(0.01)
+    between()
+    engine.gate.set()
+    return await read_ndjson(await client.get(f"/jobs/{job['job_id']}/events"))
+
+
+async def test_directory_swapped_for_a_link_after_admission_is_refused_at_write(worker, tmp_path, outside):
+    engine = ToneEngine()
+    client = await worker(engine)
+    (tmp_path / "a").mkdir()
+    sections = [
+        {"idx": i, "text": f"섹션 {i}", "output_path": str(tmp_path / "a" / f"s{i}.wav")} for i in range(3)
+    ]
+    events = await run_gated(
+        client, engine, {"sections": sections}, lambda: swap_for_link(tmp_path / "a", outside)
+    )
+    errors = [e for e in events if e["event"] == "error"]
+    assert len(errors) == 3 and all(e["error"].startswith("OutputPathNotAllowed: ") for e in errors)
+    assert list(outside.iterdir()) == []
+    assert list((tmp_path / "a-moved").iterdir()) == []
+
+
+async def test_a_deeper_component_swapped_is_refused_too(worker, tmp_path, outside):
+    engine = ToneEngine()
+    client = await worker(engine)
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    body = {
+        "sections": [{"idx": 0, "text": "하나", "output_path": str(tmp_path / "a" / "b" / "c" / "x.wav")}]
+    }
+    events = await run_gated(client, engine, body, lambda: swap_for_link(tmp_path / "a" / "b", outside))
+    assert [e["error"].split(":")[0] for e in events if e["event"] == "error"] == ["OutputPathNotAllowed"]
+    assert list(outside.iterdir()) == []
+
+
+async def test_reference_swapped_for_a_link_after_admission_is_refused(worker, tmp_path, outside):
+    engine = ToneEngine()
+    client = await worker(engine)
+    voices = tmp_path / "voices"
+    voices.mkdir()
+    (voices / "ref.wav").write_bytes(b"RIFF")
+    (outside / "ref.wav").write_bytes(b"RIFF")
+    # Section 0 is checked and held in the engine when the swap happens; section 1 is checked after it.
+    body = {
+        "sections": [{"idx": 0, "text": "하나"}, {"idx": 1, "text": "둘"}],
+        "ref_wav": str(voices / "ref.wav"),
+    }
+    events = await run_gated(client, engine, body, lambda: swap_for_link(voices, outside))
+    errors = [(e["idx"], e["error"].split(":")[0]) for e in events if e["event"] == "error"]
+    assert errors == [(1, "RefWavNotAllowed")]
+
+
+@pytest.mark.parametrize("inside", ["cache/x.wav", "jobs/abc/job.json", "outputs/abc/s00.wav", "x.wav"])
+async def test_the_state_dir_is_never_a_callers_target(worker, tmp_path, settings, inside):
+    client = await worker()  # the root (tmp_path) contains the state dir: it is refused all the same
+    target = Path(settings.state_dir) / inside
+    response = await client.post("/synth", json={"text": "hi", "output_path": str(target)})
+    assert response.status == 400
+    assert_error_body(await response.json(), "OutputPathNotAllowed")
+    assert not target.exists()
+    response = await client.post(
+        "/synth", json={"text": "hi", "output_path": str(tmp_path / "o.wav"), "ref_wav": str(target)}
+    )
+    assert_error_body(await response.json(), "RefWavNotAllowed")
+
+
+def test_a_link_at_the_final_name_is_replaced_not_followed(tmp_path, outside):
+    victim = outside / "victim.wav"
+    victim.write_bytes(b"precious")
+    (tmp_path / "x.wav").symlink_to(victim)
+    write_under_roots(str(tmp_path / "x.wav"), b"new", (str(tmp_path),))
+    assert victim.read_bytes() == b"precious"
+    assert not (tmp_path / "x.wav").is_symlink() and (tmp_path / "x.wav").read_bytes() == b"new"
+
+
+def test_another_users_file_is_not_replaced(tmp_path, monkeypatch):
+    target = tmp_path / "theirs.wav"
+    target.write_bytes(b"theirs")
+    # Runs as any user: the file is ours, so the worker is made to believe it is someone else.
+    monkeypatch.setattr(os, "geteuid", lambda: target.stat().st_uid + 1)
+    with pytest.raises(OutputPathNotAllowed, match="another user"):
+        write_under_roots(str(target), b"mine", (str(tmp_path),))
+    assert target.read_bytes() == b"theirs"
+
+
+@pytest.mark.parametrize("path", ["relative.wav", "/a/../b.wav", "/elsewhere/x.wav"])
+def test_write_refuses_paths_outside_or_unnormalized(tmp_path, path):
+    with pytest.raises(OutputPathNotAllowed):
+        write_under_roots(path, b"x", (str(tmp_path),))
+
+
+@pytest.mark.allow_blocking
+def test_swap_during_a_kill_9_is_refused_when_the_job_resumes(tmp_path, outside):
+    state, root, port = tmp_path / "state", tmp_path / "root", free_port()
+    (root / "a").mkdir(parents=True)
+    base = f"http://127.0.0.1:{port}"
+    processes: list[subprocess.Popen] = []
+    try:
+        slow = start_worker_process(state, port, delay=0.05, timeout=seconds(30), output_root=root)
+        processes.append(slow)
+        sections = [
+            {"idx": i, "text": "가" * 30, "output_path": str(root / "a" / f"s{i}.wav")} for i in range(6)
+        ]
+        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["done"] >= 1, seconds(30))
+        slow.send_signal(signal.SIGKILL)
+        slow.wait()
+        swap_for_link(root / "a", outside)
+        processes.append(start_worker_process(state, port, delay=0.0, timeout=seconds(30), output_root=root))
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(30))
+        result = get(base, f"/jobs/{job}/result")
+        assert result["fail_count"] >= 1 and result["ok_count"] + result["fail_count"] == 6
+        assert list(outside.iterdir()) == []
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.terminate()
+                process.wait(timeout=seconds(10))
+
+
+def test_reference_recheck_exempts_stored_voices_only(tmp_path, outside):
+    from npu_worker.paths import PathPolicy
+    from npu_worker.protocol import RefWavNotAllowed
+
+    state = tmp_path / "state"
+    policy = PathPolicy((str(tmp_path),), str(state))
+    (state / "voices").mkdir(parents=True)
+    (state / "cache").mkdir()
+    for place in (state / "voices" / "teacher.wav", state / "cache" / "k.wav", tmp_path / "ref.wav"):
+        place.write_bytes(b"RIFF")
+    policy.check_ref_wav(str(state / "voices" / "teacher.wav"))  # the worker's own upload
+    policy.check_ref_wav(str(tmp_path / "ref.wav"))
+    with pytest.raises(RefWavNotAllowed, match="state directory"):
+        policy.check_ref_wav(str(state / "cache" / "k.wav"))
+    (tmp_path / "link").symlink_to(outside, target_is_directory=True)
+    (outside / "x.wav").write_bytes(b"RIFF")
+    with pytest.raises(RefWavNotAllowed):
+        policy.check_ref_wav(str(tmp_path / "link" / "x.wav"))
+
+
+async def test_the_state_dir_is_created_private(worker, settings):
+    await worker()
+    assert Path(settings.state_dir).stat().st_mode & 0o077 == 0
+
+
+async def test_the_default_voice_named_by_a_caller_is_the_operators_file_wherever_it_lies(
+    worker, tmp_path, outside
+):
+    reference = outside / "operator.wav"
+    reference.write_bytes(b"RIFF")
+    client = await worker(ref_wav=str(reference))
+    body = {"sections": [{"idx": 0, "text": "하나"}], "ref_wav": "default", "stream": False}
+    result = await (await client.post("/synth_batch", json=body)).json()
+    assert result["ok_count"] == 1, result

@@ -1,0 +1,168 @@
+"""Slow and greedy clients on a real socket: header and body deadlines, the connection cap (with a
+health check still answered when trickling sockets outnumber the file descriptors), parser refusals
+in the JSON error body, and no token in the access log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_worker.app import build_app
+from npu_worker.config import Settings
+from npu_worker.server import Listener, listen
+from tests.conftest import wait_until_loaded
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+from tests.worker_process import free_port, start_worker_process
+
+Start = Callable[..., Awaitable[Listener]]
+
+
+@pytest.fixture
+async def served(settings: Settings) -> AsyncIterator[Start]:
+    """`listener = await served(**setting_overrides)`: the app behind npu_worker.server on a free port."""
+    listeners: list[Listener] = []
+
+    async def start(**overrides: Any) -> Listener:
+        app = await asyncio.to_thread(build_app, settings.replace(**overrides), ToneEngine())
+        listener = await listen(app, settings.replace(**overrides), host="127.0.0.1", port=0)
+        listeners.append(listener)
+        await wait_until_loaded_app(app)
+        return listener
+
+    yield start
+    for listener in listeners:
+        await listener.close()
+
+
+async def wait_until_loaded_app(app) -> None:
+    class Holder:  # wait_until_loaded takes a client; it only reads .app
+        pass
+
+    holder = Holder()
+    holder.app = app  # type: ignore[attr-defined]
+    await wait_until_loaded(holder)  # type: ignore[arg-type]
+
+
+async def raw_exchange(port: int, data: bytes, read_timeout: float) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(data)
+    await writer.drain()
+    try:
+        async with asyncio.timeout(read_timeout):
+            return await reader.read()  # until the server closes
+    finally:
+        writer.close()
+
+
+async def test_headers_that_trickle_are_cut_at_the_header_timeout(served):
+    listener = await served(header_timeout=0.3)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(b"GET /health HTTP/1.1\r\nHo")
+    await writer.drain()
+    async with asyncio.timeout(seconds(5)):
+        assert await reader.read() == b""  # closed by the server, no request was ever complete
+    writer.close()
+    assert listener.guard.timed_out == 1
+
+
+async def test_a_silent_connection_is_cut_too_but_a_prompt_request_is_not(served):
+    listener = await served(header_timeout=0.3)
+    assert await raw_exchange(listener.port, b"", seconds(5)) == b""
+    answer = await raw_exchange(
+        listener.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", seconds(5)
+    )
+    assert answer.startswith(b"HTTP/1.1 200")
+
+
+async def test_a_body_that_trickles_is_a_408(served):
+    listener = await served(body_timeout=0.3)
+    head = b"POST /synth HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    answer = await raw_exchange(listener.port, head + b'{"text"', seconds(20))
+    status, _, rest = answer.partition(b"\r\n")
+    assert status == b"HTTP/1.1 408 Request Timeout"
+    body = json.loads(rest.partition(b"\r\n\r\n")[2])
+    assert body["error"].startswith("RequestTimeout: ") and body["traceback"] is None
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [b"GARBAGE\r\n\r\n", b"GET /health HTTP/1.1\r\nBad Header\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n"],
+)
+async def test_unparsable_requests_get_the_json_error_body(served, request_bytes):
+    listener = await served()
+    answer = await raw_exchange(listener.port, request_bytes, seconds(5))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == b"400" and b"application/json" in head
+    parsed = json.loads(body)
+    assert parsed["status"] == "fail" and parsed["error"].startswith("BadRequest: ")
+
+
+async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(served):
+    listener = await served(max_connections=20, header_timeout=60.0)
+    socks = []
+    for _ in range(40):
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(b"GET / HTTP/1.1\r\n")
+        socks.append((reader, writer))
+    async with asyncio.timeout(seconds(10)):
+        answer = await raw_exchange(
+            listener.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", seconds(10)
+        )
+    assert answer.startswith(b"HTTP/1.1 200")
+    assert len(listener.guard.open) <= 20 and listener.guard.evicted >= 20
+    for _, writer in socks:
+        writer.close()
+
+
+async def test_the_access_log_never_shows_a_token(served, caplog):
+    listener = await served(token="s3cret-value")
+    caplog.set_level(logging.INFO, logger="aiohttp.access")
+    for query in ("token=s3cret-value", "a=1&token=s3cret-value", "tok%65n=s3cret-value"):
+        answer = await raw_exchange(
+            listener.port,
+            f"GET /jobs?{query} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode(),
+            seconds(5),
+        )
+        assert answer.startswith(b"HTTP/1.1 200")
+    lines = [r.getMessage() for r in caplog.records if r.name == "aiohttp.access"]
+    assert len(lines) == 3
+    assert all("s3cret" not in line and "token=***" in line for line in lines)
+
+
+@pytest.mark.allow_blocking
+def test_health_answers_while_trickling_sockets_outnumber_the_fd_limit(tmp_path: Path):
+    """The issue's lockout, scaled down: ulimit -n 128 and 150 sockets sending a header byte now and then."""
+    port = free_port()
+    process = start_worker_process(
+        tmp_path / "state", port, delay=0.0, extra=["--nofile", "128", "--max-connections", "64"]
+    )
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(150):
+            sock = socket.create_connection(("127.0.0.1", port), timeout=seconds(5))
+            sock.sendall(b"GET / HTTP/1.1\r\n")
+            socks.append(sock)
+        for sock in socks:
+            try:
+                sock.sendall(b"X")
+            except OSError:
+                pass  # evicted: what the cap is for
+        started = time.monotonic()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=seconds(10)) as response:
+            assert json.loads(response.read())["loaded"] is True
+        assert time.monotonic() - started < seconds(5)
+    finally:
+        for sock in socks:
+            sock.close()
+        process.terminate()
+        process.wait(timeout=seconds(10))

@@ -1,0 +1,162 @@
+"""Fixed-shape decoder buckets on the real ZipVoice structure (Zipformer stacks with 2x/4x downsampling).
+
+Runs on CPU every time: fixed-shape sessions at odd and even lengths against the dynamic session,
+the bucketed decoder over every bucket, the padding bound, and the engine with `fixed_shapes`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from npu_worker.engine import providers
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.providers import RuntimeConfig
+from npu_worker.engine.zipvoice import runtime, sampler
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, ZipVoiceOptions
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_settings
+
+CONFIG = RuntimeConfig(threads=1)
+BUCKETS = (63, 127)
+PRECISIONS = ["fp32", "int8"]
+
+
+def decoder_path(model_dir: Path, precision: str) -> Path:
+    return model_dir / ("fm_decoder.onnx" if precision == "fp32" else "fm_decoder_int8.onnx")
+
+
+def decoder_inputs(frames: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x, text = (rng.standard_normal((1, frames, 100), dtype=np.float32) for _ in range(2))
+    speech = np.zeros((1, frames, 100), np.float32)
+    speech[:, : frames // 3] = 0.1 * rng.standard_normal((1, frames // 3, 100), dtype=np.float32)
+    return x, text, speech
+
+
+def relative_l2(reference: np.ndarray, other: np.ndarray) -> float:
+    return float(np.linalg.norm(other - reference) / np.linalg.norm(reference))
+
+
+def test_expand_to_zero_rows_stays_empty_in_fixed_shape_sessions(tmp_path):
+    """The root cause in miniature: onnxruntime's ExpandElimination removes an Expand whose constant
+    target has a 0 where the input has 1, so concatenating "zero pad rows" adds one row."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["T", 1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [
+        helper.make_node("Slice", ["x", "start", "end"], ["last"]),
+        helper.make_node("Expand", ["last", "pad_shape"], ["pad"]),
+        helper.make_node("Concat", ["x", "pad"], ["y"], axis=0),
+    ]
+    initializers = [
+        helper.make_tensor("start", TensorProto.INT64, [1], [-1]),
+        helper.make_tensor("end", TensorProto.INT64, [1], [2**62]),
+        helper.make_tensor("pad_shape", TensorProto.INT64, [3], [0, 1, 4]),
+    ]
+    graph = helper.make_graph(nodes, "zero_pad", [x], [y], initializers)
+    path = tmp_path / "zero_pad.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), str(path))
+    feed = {"x": np.ones((6, 1, 4), np.float32)}
+    import onnxruntime as ort
+
+    plain = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    assert plain.run(None, feed)[0].shape == (7, 1, 4)  # the upstream bug this module works around
+    fixed = providers.open_session(path, "cpu", CONFIG, {"T": 6})
+    assert fixed.run(None, feed)[0].shape == (6, 1, 4)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+@pytest.mark.parametrize("frames", [63, 64, 256])
+def test_fixed_shape_session_equals_the_dynamic_one_at_odd_and_even_lengths(
+    real_structure_dir, precision, frames
+):
+    path = decoder_path(real_structure_dir, precision)
+    fixed = runtime.Decoder(providers.open_session(path, "cpu", CONFIG, {"N": 1, "T": frames}), 3.0)
+    dynamic = runtime.Decoder(providers.open_session(path, "cpu", CONFIG), 3.0)
+    inputs = decoder_inputs(frames)
+    assert relative_l2(dynamic(0.3, *inputs), fixed(0.3, *inputs)) < 1e-5
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_bucketed_decoder_runs_every_bucket_at_odd_and_even_lengths(real_structure_dir, precision):
+    path = decoder_path(real_structure_dir, precision)
+    bucketed = runtime.open_bucketed_decoder(path, "cpu", CONFIG, BUCKETS)
+    bucketed.set_guidance_scale(3.0)
+    dynamic = runtime.Decoder(providers.open_session(path, "cpu", CONFIG), 3.0)
+    for frames in (40, 41, 62, 63, 100, 101, 127, 128, 131):
+        aligned = bucketed.aligned_frames(frames)
+        size = bucketed.bucket_for(aligned)
+        assert size is None or (size - aligned) % runtime.PHASE == 0
+        inputs = decoder_inputs(aligned)
+        out = bucketed(0.4, *inputs)
+        assert out.shape == (1, aligned, 100)
+        assert relative_l2(dynamic(0.4, *inputs), out) < 0.02  # one call, pad ≤ 87 frames in front
+
+
+def test_padding_puts_multiples_of_the_phase_in_front_and_the_rest_behind():
+    assert runtime.padding(100, 127) == (24, 3)
+    assert runtime.padding(127, 127) == (0, 0)
+    assert runtime.padding(123, 127, phase=1) == (0, 4)
+    values = np.arange(5, dtype=np.float32).reshape(1, 5, 1)
+    padded = runtime.pad_frames(values, 8, 2)
+    assert padded[0, :, 0].tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2, 3, 4, 4, 4]
+
+
+@pytest.mark.parametrize("buckets", [(64, 127), (), (0,)])
+def test_even_or_empty_buckets_are_refused(buckets):
+    with pytest.raises(ModelLoadError, match="odd"):
+        runtime.check_buckets(buckets)
+
+
+@pytest.mark.parametrize("precision", PRECISIONS)
+def test_padding_to_a_bucket_changes_the_final_mel_by_at_most_half_a_percent(real_structure_dir, precision):
+    """Whole sampling runs at lecture-like lengths (prompt 117 or 323 frames), default buckets."""
+    path = decoder_path(real_structure_dir, precision)
+    session = providers.open_session(path, "cpu", CONFIG)
+    dynamic = runtime.Decoder(session, 3.0)
+    bucketed = runtime.BucketedDecoder(dict.fromkeys(runtime.DEFAULT_BUCKETS, session), None, 3.0)
+    rng = np.random.default_rng(1)
+    for prompt_frames, frames in ((117, 234), (323, 621), (323, 904)):
+        aligned = bucketed.aligned_frames(frames)
+        assert aligned - frames < runtime.PHASE
+        text = rng.standard_normal((1, aligned, 100), dtype=np.float32)
+        prompt = 0.1 * rng.standard_normal((prompt_frames, 100), dtype=np.float32)
+        reference = sampler.euler_sample(dynamic, text, prompt, 8, seed=0)
+        padded = sampler.euler_sample(bucketed, text, prompt, 8, seed=0)
+        assert relative_l2(reference, padded) <= 0.005, (frames, bucketed.bucket_for(aligned))
+
+
+def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(tiny_model_dir, tmp_path):
+    settings = engine_settings(tiny_model_dir, tmp_path, fixed_shapes=True)
+    engine = ZipVoiceEngine(settings, ZipVoiceOptions(buckets=(255, 511, 767)))
+    engine.load()
+    assert engine.info.device == "cpu"
+    decoder = engine.models.decoder
+    assert isinstance(decoder, runtime.BucketedDecoder) and decoder.buckets == [255, 511, 767]
+    audio = np.concatenate(
+        list(engine.stream(SynthesisRequest("안녕하세요. 오늘은 배터리를 봅니다.", seed=3)))
+    )
+    assert audio.size > 0 and np.isfinite(audio).all()
+    for trace in engine.traces:  # every segment generated at a length that pads only in front
+        size = decoder.bucket_for(trace.frames)
+        assert size is not None and (size - trace.frames) % runtime.PHASE == 0
+
+
+def test_an_unknown_qnn_target_is_a_model_load_error(tiny_model_dir, tmp_path):
+    engine = ZipVoiceEngine(engine_settings(tiny_model_dir, tmp_path, qnn_soc="sm9999"))
+    with pytest.raises(ModelLoadError, match="unknown --qnn-soc 'sm9999'"):
+        engine.load()
+
+
+def test_the_encoder_fed_speed_for_frames_yields_exactly_that_many_frames(real_structure_dir):
+    model_dir = real_structure_dir
+    encoder = runtime.TextEncoder(providers.open_session(model_dir / "text_encoder.onnx", "cpu", CONFIG))
+    prompt_tokens, tokens, prompt_frames = [5] * 23, [7] * 61, 200
+    planned = sampler.total_frames(prompt_frames, len(prompt_tokens), len(tokens), 1.0)
+    for frames in range(planned, planned + 4):
+        speed = sampler.speed_for_frames(prompt_frames, len(prompt_tokens), len(tokens), frames)
+        assert encoder(tokens, prompt_tokens, prompt_frames, speed).shape[1] == frames
