@@ -63,7 +63,12 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
 
     middlewares = [metrics_middleware, cors_middleware, error_middleware]  # outermost first
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=middlewares)
-    scheduler = Scheduler(engine, settings)  # cheap; the engine and the engine thread start below
+    if settings.queue == "local":
+        scheduler = Scheduler(engine, settings)  # cheap; the engine and the engine thread start below
+    else:  # several workers share jobs through Redis (needs the `redis` extra); connects in start()
+        from .jobs.cluster.scheduler import ClusterScheduler
+
+        scheduler = ClusterScheduler(engine, settings)
     # The WebSocket chunk sizes depend on the engine's real sample rate, known once its model is loaded.
     scheduler.load_checks.append(lambda info: schedule_sizes(settings.chunk_schedule_ms, info.sample_rate))
     app[SETTINGS_KEY] = settings

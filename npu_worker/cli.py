@@ -22,6 +22,8 @@ def serve(args: argparse.Namespace) -> int:
     from .server import run
 
     settings = load_settings(args)
+    if settings.queue != "local":
+        check_queue(settings.queue)
     logging.basicConfig(
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -45,6 +47,17 @@ def serve(args: argparse.Namespace) -> int:
     run(build_app(settings), settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
+
+
+def check_queue(url: str) -> None:
+    """A Redis queue that cannot be used is a clear start-up error, not a worker that hangs later."""
+    try:
+        from .jobs.cluster.connect import ping_queue
+    except ImportError as exc:
+        sys.exit(f"--queue {url} needs the redis package: pip install 'npu-worker[redis]' ({exc})")
+    problem = ping_queue(url)
+    if problem is not None:
+        sys.exit(f"npu-worker: cannot use the queue {url}: {problem}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -56,6 +56,25 @@ def _duration(text: str) -> float:
     return number * (unit or 1.0)
 
 
+def _queue_url(text: str) -> str:
+    """`local`, or `redis://HOST[:PORT][/DB]` (checked here so a typo is a start-up error, not a hang)."""
+    value = text.strip()
+    if value == "local":
+        return value
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"bad port in queue URL {text!r}") from exc
+    database = parts.path.lstrip("/")
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname or (database and not database.isdigit()):
+        raise ValueError(f"queue must be 'local' or redis://HOST:PORT/DB, not {text!r}")
+    del port
+    return value
+
+
 def default_state_dir() -> str:
     return platformdirs.user_data_dir("npu-worker", appauthor=False)
 
@@ -164,6 +183,21 @@ class Settings:
     voice_max_seconds: float = _opt(30.0, "longest voice upload in seconds (decoded)")
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0), "WebSocket PCM chunk sizes in ms, growing; the last repeats", kind=_floats
+    )
+    queue: str = _opt(
+        "local",
+        "where jobs live: 'local' (this process) or redis://HOST:PORT/DB (several workers share them)",
+        kind=_queue_url,
+    )
+    role: str = _opt(
+        "both",
+        "with a Redis queue: both (API + engine), engine (only takes work) or api (only serves callers)",
+        choices=("both", "engine", "api"),
+    )
+    claim_timeout: float = _opt(
+        30.0,
+        "with a Redis queue: seconds before a dead node's claimed section is taken over (90s, 2m)",
+        kind=_duration,
     )
     shutdown_grace: float = _opt(
         30.0, "seconds a SIGTERM lets the running section finish before cancelling it"

@@ -60,6 +60,9 @@ SlowConsumer = _error(
     "SlowConsumer", 429, "A listener let too much audio pile up unread; its request was cancelled."
 )
 UnknownMessage = _error("UnknownMessage", 400, "A WebSocket message has an unknown type.")
+AudioNotFound = _error("AudioNotFound", 404, "The section has no audio (not made yet, failed, or removed).")
+QueueUnavailable = _error("QueueUnavailable", 503, "The shared job queue (Redis) cannot be reached.")
+Unsupported = _error("Unsupported", 501, "This node does not offer the request (its role or queue mode).")
 UnknownVoice = _error("UnknownVoice", 400, "No voice of this name (stored, default or engine voice).")
 VoiceNotFound = _error("VoiceNotFound", 404, "No stored voice of this name to delete.")
 VoiceExists = _error("VoiceExists", 409, "A voice of this name is already stored.")

@@ -14,6 +14,7 @@ from blockbuster import blockbuster_ctx
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.config import Settings
+from tests.redis_server import RedisServer, redis_available
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -28,6 +29,17 @@ def blockbuster(request: pytest.FixtureRequest) -> Any:
     # the server doing blocking I/O on its loop is not.
     with blockbuster_ctx("npu_worker") as bb:
         yield bb
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Any:
+    """A real redis-server of this test's own (loopback, free port, no persistence)."""
+    if not redis_available():
+        pytest.skip("redis-server is not installed (Debian package `redis-server`; .ci/run installs it)")
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture

@@ -30,6 +30,9 @@ def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--delay-per-chunk", type=float, default=0.0)
     parser.add_argument("--output-root", default=None)
+    parser.add_argument("--queue", default="local")
+    parser.add_argument("--role", default="both")
+    parser.add_argument("--claim-timeout", type=float, default=30.0)
     parser.add_argument("--nofile", type=int, default=0, help="lower the open-files limit (ulimit -n)")
     parser.add_argument("--max-connections", type=int, default=512)
     parser.add_argument("--header-timeout", type=float, default=10.0)
@@ -46,6 +49,9 @@ def main() -> None:
         output_roots=roots,
         cache_max_bytes=0,
         max_connections=args.max_connections,
+        queue=args.queue,
+        role=args.role,
+        claim_timeout=args.claim_timeout,
         header_timeout=args.header_timeout,
         shutdown_grace=args.shutdown_grace,
     )

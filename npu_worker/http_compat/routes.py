@@ -63,6 +63,7 @@ def _percentile(values: list[float], fraction: float) -> float | None:
 async def health(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     settings = request.app[SETTINGS_KEY]
+    queue = await scheduler.queue_health()  # first: it refreshes the cluster view the rest reads
     info = scheduler.info
     ttfa = scheduler.ttfa_ms
     body: dict[str, Any] = {
@@ -82,6 +83,10 @@ async def health(request: web.Request) -> web.Response:
         "jobs_running": scheduler.jobs_running(),
         "ttfa_ms": {"p50": _percentile(ttfa, 0.5), "p95": _percentile(ttfa, 0.95), "count": len(ttfa)},
     }
+    body.update(queue)
+    if queue.get("redis") == "unreachable":  # the shared queue is down: this node cannot take requests
+        body["status"] = "fail"
+        return web.json_response(body, status=503)
     if scheduler.load_error is not None:
         body["error"] = str(scheduler.load_error)
         return web.json_response(body, status=500)
@@ -92,9 +97,12 @@ async def ready(request: web.Request) -> web.Response:
     """200 only when a request would be served now (loaded, queue below its bound, not shutting down)."""
     scheduler = request.app[SCHEDULER_KEY]
     bound = request.app[SETTINGS_KEY].max_queue
+    queue = await scheduler.queue_health()  # a Redis queue: refreshes the cluster-wide depth
     waiting = scheduler.queue_size()
     reason = None
-    if scheduler.load_error is not None:
+    if queue.get("redis") == "unreachable":
+        reason = "the shared queue (Redis) is unreachable"
+    elif scheduler.load_error is not None:
         reason = f"the engine failed to load: {scheduler.load_error}"
     elif not scheduler.loaded:
         reason = "the engine is still loading"
@@ -209,7 +217,19 @@ async def job_cancel(request: web.Request) -> web.Response:
 
 async def job_list(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
-    return web.json_response({"jobs": [status_body(job) for job in scheduler.recent_jobs(100)]})
+    jobs = await asyncio.get_running_loop().run_in_executor(None, scheduler.recent_jobs, 100)
+    return web.json_response({"jobs": [status_body(job) for job in jobs]})
+
+
+async def section_audio(request: web.Request) -> web.Response:
+    """A finished section's wav, from whichever node holds it (its file, or Redis)."""
+    job = await _job(request)
+    try:
+        idx = int(request.match_info["idx"])
+    except ValueError:
+        return error_response(BadRequest("the section index must be an integer"))
+    wav = await request.app[SCHEDULER_KEY].section_audio(job, idx)
+    return web.Response(body=wav, content_type="audio/wav")
 
 
 async def openapi_json(request: web.Request) -> web.Response:
@@ -226,4 +246,5 @@ def setup_http(app: web.Application) -> None:
     app.router.add_get("/jobs/{job_id}/status", job_status)
     app.router.add_get("/jobs/{job_id}/result", job_result)
     app.router.add_get("/jobs/{job_id}/events", job_events)
+    app.router.add_get("/jobs/{job_id}/sections/{idx}/audio", section_audio)
     app.router.add_delete("/jobs/{job_id}", job_cancel)

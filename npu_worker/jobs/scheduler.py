@@ -21,12 +21,22 @@ from typing import Any
 from ..config import Settings
 from ..engine.base import Engine, EngineInfo, check_language
 from ..paths import PathPolicy
-from ..protocol import BatchRequest, Done, Loading, SectionError, SlowConsumer, Start, WorkerError
+from ..protocol import (
+    AudioNotFound,
+    BatchRequest,
+    Done,
+    Loading,
+    Progress,
+    SectionError,
+    SlowConsumer,
+    Start,
+    WorkerError,
+)
 from ..voices import VoiceLibrary
 from .admission import Admission, Cancelled
 from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
-from .model import Job, Section, new_job_id
+from .model import Job, Section, job_section, new_job_id
 from .observer import SchedulerObserver
 from .registry import JobRegistry
 from .retention import Retention, remove_crash_leftovers
@@ -195,6 +205,21 @@ class Scheduler:
             "jobs_running": self.jobs_running(),
             "jobs_kept": len(self.registry),
         }
+
+    async def queue_health(self) -> dict[str, Any]:
+        """What /health says about where jobs live (the Redis scheduler adds the cluster view)."""
+        return {"queue_backend": "local"}
+
+    async def section_audio(self, job: Job, idx: int) -> bytes:
+        """The wav of a finished section (its file); AudioNotFound if it has none."""
+        section = job_section(job, idx)
+        final = section.final if section is not None else None
+        if not isinstance(final, Progress) or final.wav_path is None:
+            raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
+        try:
+            return await asyncio.to_thread(Path(final.wav_path).read_bytes)
+        except OSError as exc:
+            raise AudioNotFound(f"the wav of section {idx} is gone: {exc.strerror or exc}") from exc
 
     # -- submission ------------------------------------------------------------------------------
 

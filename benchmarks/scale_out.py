@@ -1,0 +1,273 @@
+"""Scale-out through Redis: sections per second with 1, 2, 4 engine nodes, and what Redis adds.
+
+Every node is a real `npu-worker` process on loopback (this script in `--serve` mode), all sharing one
+redis-server started here (no persistence). The engine is a stand-in that MODELS AN NPU: it holds
+each section for a fixed time (the host thread waits while the device works, so the host CPU stays
+free, as with a real accelerator), then yields a short tone. Nodes therefore compete only for what
+the server itself costs (Redis, HTTP, file writes), which is what this benchmark measures.
+
+1. Throughput: one `api` node accepts a batch; N `engine` nodes take its sections. sections/s vs N,
+   against the goal N × single-node × 0.9.
+2. Per-event latency: one script appends an event; another connection, blocked in XREAD like a
+   follower on another node, receives it. p50/p95 of that hop.
+3. First audio: `/synth` of one section (send → answer, the file written) with `--queue local` and
+   with `--queue redis` on one `both` node; the difference is what the shared queue adds.
+
+    PYTHONPATH=. python benchmarks/scale_out.py --out benchmarks/scale_out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from npu_worker.engine.base import EngineInfo, SynthesisRequest  # noqa: E402
+
+
+class HoldEngine:
+    """Models an NPU: each section takes `hold` seconds of device time (a wait on the host)."""
+
+    def __init__(self, hold: float) -> None:
+        self.hold = hold
+
+    @property
+    def info(self) -> EngineInfo:
+        return EngineInfo("npu-standin", "npu-model", "fp32", 24000, f"hold-{self.hold}s")
+
+    def load(self) -> None:
+        pass
+
+    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        time.sleep(self.hold)
+        t = np.arange(int(0.5 * 24000)) / 24000
+        yield (0.3 * np.sin(2 * np.pi * 330.0 * t)).astype(np.float32)
+
+    def close(self) -> None:
+        pass
+
+
+def serve(args: argparse.Namespace) -> None:
+    from aiohttp import web
+
+    from npu_worker.app import build_app
+    from npu_worker.config import Settings
+
+    settings = Settings(
+        port=args.port,
+        state_dir=args.state_dir,
+        output_roots=(args.state_dir,),
+        cache_max_bytes=0,
+        queue=args.queue,
+        role=args.role,
+        log_level="warning",
+    )
+    app = build_app(settings, engine=HoldEngine(args.hold))
+    web.run_app(app, host="127.0.0.1", port=args.port, print=None)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def get(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def post(url: str, body: Any) -> dict[str, Any]:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+class Cluster:
+    def __init__(self, work: Path, hold: float) -> None:
+        self.work, self.hold = work, hold
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.redis_port = free_port()
+        self.url = f"redis://127.0.0.1:{self.redis_port}/0"
+
+    def start_redis(self) -> None:
+        command = ["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "no", "--dir", str(self.work)]
+        self.processes.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
+        time.sleep(0.3)
+
+    def node(self, name: str, role: str, queue: str | None = None, wait: bool = True) -> int:
+        port = free_port()
+        command = [sys.executable, __file__, "--serve", "--port", str(port), "--role", role]
+        command += [
+            "--state-dir",
+            str(self.work / name),
+            "--queue",
+            queue or self.url,
+            "--hold",
+            str(self.hold),
+        ]
+        self.processes.append(subprocess.Popen(command))
+        deadline = time.monotonic() + 60
+        while wait and time.monotonic() < deadline:
+            try:
+                if get(f"http://127.0.0.1:{port}/health").get("loaded"):
+                    return port
+            except OSError:
+                pass
+            time.sleep(0.1)
+        if wait:
+            raise SystemExit(f"node {name} did not start")
+        return port
+
+    def stop_nodes(self, keep_redis: bool = True) -> None:
+        for process in self.processes[1 if keep_redis else 0 :]:
+            process.terminate()
+            process.wait()
+        self.processes = self.processes[:1] if keep_redis else []
+
+
+def wait_engines(api_port: int, count: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            if get(f"http://127.0.0.1:{api_port}/health")["cluster"]["engines_alive"] >= count:
+                return
+        except (OSError, KeyError):
+            pass
+        time.sleep(0.1)
+    raise SystemExit("engine nodes did not join")
+
+
+def throughput(cluster: Cluster, engines: int, sections: int) -> float:
+    api = cluster.node(f"api{engines}", "api", wait=False)
+    for index in range(engines):
+        cluster.node(f"engine{engines}-{index}", "engine")
+    wait_engines(api, engines)
+    body = {"sections": [{"idx": i, "text": f"section {i} of the lecture"} for i in range(sections)]}
+    started = time.monotonic()
+    job = post(f"http://127.0.0.1:{api}/synth_batch?async=1", body)
+    with urllib.request.urlopen(f"http://127.0.0.1:{api}/jobs/{job['job_id']}/events", timeout=120) as stream:
+        last = [json.loads(line) for line in stream][-1]
+    elapsed = time.monotonic() - started
+    assert last["event"] == "done" and last["ok_count"] == sections, last
+    cluster.stop_nodes()
+    return sections / elapsed
+
+
+async def event_hop_ms(url: str, count: int) -> list[float]:
+    """Append (script) → a blocked XREAD on another connection wakes with it."""
+    from npu_worker.jobs.cluster.store import RedisJobs
+    from npu_worker.jobs.model import Job, Section
+    from npu_worker.protocol import Progress, Start, SynthParams
+
+    writer, reader = RedisJobs(url), RedisJobs(url)
+    job = Job("hop", SynthParams(), [Section(0, "x", None)])
+    await writer.create(job, "bench", Start(1, "b", "cpu", "hop", 24000), max_queue=10**6, window=0)
+    hops, seq = [], 1
+    for _ in range(count):
+        waiting = asyncio.create_task(reader.read_log("hop", seq, block_ms=5000))
+        await asyncio.sleep(0.002)  # the reader is blocked in XREAD, as a follower is
+        sent = time.perf_counter()
+        seq = await writer.append("hop", Progress(0, "synth"))
+        await waiting
+        hops.append((time.perf_counter() - sent) * 1000)
+    await writer.close()
+    await reader.close()
+    return hops
+
+
+def synth_ms(port: int, directory: Path, count: int) -> list[float]:
+    times = []
+    for index in range(count):
+        body = {"text": f"first audio {index}", "output_path": str(directory / f"s{index}.wav")}
+        started = time.perf_counter()
+        answer = post(f"http://127.0.0.1:{port}/synth", body)
+        assert answer["status"] == "ok", answer
+        times.append((time.perf_counter() - started) * 1000)
+    return times
+
+
+def p(values: list[float], q: float) -> float:
+    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1], 2)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--state-dir", default="", help=argparse.SUPPRESS)
+    parser.add_argument("--queue", default="local", help=argparse.SUPPRESS)
+    parser.add_argument("--role", default="both", help=argparse.SUPPRESS)
+    parser.add_argument("--hold", type=float, default=0.1, help="seconds the stand-in NPU holds a section")
+    parser.add_argument("--sections", type=int, default=80, help="sections per throughput run")
+    parser.add_argument("--events", type=int, default=500)
+    parser.add_argument("--synths", type=int, default=40)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    if args.serve:
+        serve(args)
+        return
+    if shutil.which("redis-server") is None:
+        raise SystemExit("needs redis-server (apt-get install redis-server)")
+    print(
+        f"engine stand-in: models an NPU holding each section {args.hold * 1000:.0f} ms (host thread waits)"
+    )
+    work = Path(tempfile.mkdtemp(prefix="scale-out-"))
+    cluster = Cluster(work, args.hold)
+    results: dict[str, Any] = {"hold_s": args.hold, "sections": args.sections, "throughput": {}}
+    try:
+        cluster.start_redis()
+        for engines in (1, 2, 4):
+            rate = throughput(cluster, engines, args.sections)
+            results["throughput"][str(engines)] = round(rate, 2)
+            single = results["throughput"]["1"]
+            print(
+                f"{engines} engine node(s): {rate:6.2f} sections/s ({rate / single:.2f} × single; goal ≥ {0.9 * engines:.1f})"
+            )
+        hops = asyncio.run(event_hop_ms(cluster.url, args.events))
+        results["event_hop_ms"] = {"p50": p(hops, 0.5), "p95": p(hops, 0.95), "count": len(hops)}
+        print(
+            f"Redis hop per event (append → a blocked reader has it): p50 {p(hops, 0.5)} ms, p95 {p(hops, 0.95)} ms"
+        )
+        for queue in ("local", cluster.url):
+            key = "local" if queue == "local" else "redis"
+            port = cluster.node(f"synth-{key}", "both", queue=queue)
+            synth_ms(port, work / f"synth-{key}", 5)  # warm-up
+            times = synth_ms(port, work / f"synth-{key}", args.synths)
+            results[f"synth_ms_{key}"] = {"p50": p(times, 0.5), "p95": p(times, 0.95), "count": len(times)}
+            print(f"/synth send → answer, --queue {key}: p50 {p(times, 0.5)} ms, p95 {p(times, 0.95)} ms")
+            cluster.stop_nodes()
+        added = {
+            q: round(results["synth_ms_redis"][q] - results["synth_ms_local"][q], 2) for q in ("p50", "p95")
+        }
+        results["first_audio_added_ms"] = added
+        print(
+            f"Redis adds to first audio (/synth, file written): p50 {added['p50']} ms, p95 {added['p95']} ms"
+        )
+    finally:
+        cluster.stop_nodes(keep_redis=False)
+        shutil.rmtree(work, ignore_errors=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Several workers sharing jobs through Redis Streams (`--queue redis://HOST:PORT/DB`)."""

@@ -1,0 +1,247 @@
+"""The engine side of a node: takes sections from the shared queue and runs them on the engine thread.
+
+Order of work: the node's own unacknowledged items first (it restarted with work in hand), then items
+a dead node left idle past `--claim-timeout` (XAUTOCLAIM), then new work, first sections (previews,
+a batch's first section) before batch sections. While a section runs, its item is touched every
+third of the claim timeout, so only a node that stopped touching it (dead, or cut off) loses it.
+
+The engine thread stores the wav in Redis and hands the section to the accepting node, which writes
+the file and logs `ok` (see `writer.py`); the item is acknowledged after that hand-over, so a node
+killed mid-section leaves it pending for another node, and a duplicate run is dropped by the MADE
+and FINAL scripts (a section is `ok` exactly once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+
+from redis.exceptions import ResponseError
+
+from ...audio import wav_bytes
+from ...engine.base import Engine
+from ...paths import PathPolicy
+from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, check_text
+from ..admission import Admission
+from ..cache import SynthesisCache
+from ..model import Job, Section
+from ..observer import SchedulerObserver
+from ..runner import Runner
+from ..stats import Stats
+from .journal import RedisJournal
+from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, lost_groups
+
+log = logging.getLogger(__name__)
+
+
+class ClusterRunner(Runner):
+    """The local runner's synthesis (cache, trim, encode once), ending in Redis instead of a file."""
+
+    journal: RedisJournal
+
+    def run_shared(self, job: Job, node: str, section: Section) -> None:
+        started = time.monotonic()
+        self.journal.append(job, Progress(section.idx, "synth"))
+        try:
+            check_text(section.text, self.limits)
+            audio = self._synthesise(job, section)
+            if audio is None:  # cancelled mid-section
+                return
+            rate = self._rate()
+            wav = audio.raw_wav if audio.raw_wav is not None and not audio.trimmed else None
+            wav = wav or wav_bytes(audio.samples, rate)
+            meta = {
+                "duration": round(audio.samples.size / rate, 3),
+                "elapsed": round(time.monotonic() - started, 3),
+                "cached": audio.cached,
+            }
+            if self.journal.section_made(job, node, section, wav, meta):
+                self.stats.section_ok(audio.cached)
+            if audio.raw_wav is not None and not audio.cached and self._caches(job, section):
+                self.cache.put(audio.key, audio.raw_wav)
+        except WorkerError as exc:
+            self.journal.section_failed(job, node, SectionError(section.idx, str(exc)))
+            self.stats.section_failed()
+        except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
+            log.exception("section %s of job %s failed", section.idx, job.id)
+            error = EngineError(f"{type(exc).__name__}: {exc}")
+            self.journal.section_failed(job, node, SectionError(section.idx, str(error)))
+            self.stats.section_failed()
+        finally:
+            self.observer.section_ran(job, time.monotonic() - started)
+
+
+class EngineNode:
+    def __init__(
+        self,
+        engine: Engine,
+        jobs: RedisJobs,
+        journal: RedisJournal,
+        cache: SynthesisCache,
+        stats: Stats,
+        *,
+        node: str,
+        limits: Limits,
+        default_seed: int,
+        claim_timeout: float,
+        observer: SchedulerObserver | None = None,
+        paths: PathPolicy,
+    ) -> None:
+        self.jobs = jobs
+        self.node = node
+        self.claim_timeout = claim_timeout
+        self.runner = ClusterRunner(
+            engine,
+            Admission(0),
+            journal,
+            cache,
+            stats,
+            limits=limits,
+            default_seed=default_seed,
+            end_job=lambda job: None,
+            observer=observer,
+            paths=paths,
+        )
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="npu-worker-engine")
+        self.running: Job | None = None
+        self.redis_ok = True
+        self._known: OrderedDict[str, tuple[Job, str]] = OrderedDict()
+        self._own = True  # at start: our own unacknowledged items first
+        self._draining = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._left = asyncio.Event()  # the work loop has ended (shutdown: items given back)
+        self._regroup = False
+        self._next_reclaim = 0.0
+
+    async def load(self) -> bool:
+        return await asyncio.get_running_loop().run_in_executor(self.thread, self.runner._load)
+
+    def cancel(self, job_id: str) -> None:
+        """A job was cancelled (on any node): stop it here at its next chunk."""
+        known = self._known.get(job_id)
+        if known is not None:
+            known[0].cancel_requested.set()
+
+    async def run(self) -> None:
+        """Load the engine, then take and run work until draining (or cancelled); Redis outages are
+        waited out."""
+        try:
+            if await self.load():
+                await self._work()
+        finally:
+            self._left.set()
+
+    async def _work(self) -> None:
+        delay = 0.05
+        while True:
+            try:
+                if self._regroup:
+                    await self.jobs.ensure_groups(self.node)
+                    self._regroup = False
+                if self._draining:
+                    return
+                for item in await self._next_items():
+                    if self._draining:  # claimed but not started: queued again for the other nodes
+                        await self.jobs.release(item)
+                        continue
+                    await self._run_item(item)
+                self.redis_ok, delay = True, 0.05
+            except ResponseError as exc:
+                if not lost_groups(exc):
+                    raise
+                log.warning(
+                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
+                )
+                self._regroup = True
+            except REDIS_DOWN as exc:
+                if self.redis_ok:
+                    log.warning("engine node %s: Redis unreachable (%s)", self.node, exc)
+                self.redis_ok, self._own = False, True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    async def _next_items(self) -> list[WorkItem]:
+        if self._own:
+            items = await self.jobs.claim(self.node, own=True, block_ms=0)
+            if items:
+                return items
+            self._own = False
+        now = time.monotonic()
+        if now >= self._next_reclaim:
+            self._next_reclaim = now + max(0.05, self.claim_timeout / 4)
+            items = await self.jobs.reclaim(self.node, int(self.claim_timeout * 1000))
+            if items:
+                log.info("engine node %s took over %s of a silent node", self.node, items[0].entry_id)
+                return items
+        block = int(min(1000, max(50, self.claim_timeout * 250)))
+        return await self.jobs.claim(self.node, own=False, block_ms=block)
+
+    async def _run_item(self, item: WorkItem) -> None:
+        job_and_node = await self._job(item.job_id) if item.pos >= 0 else None
+        if job_and_node is None or item.pos >= job_and_node[0].total:
+            await self.jobs.ack(item)  # the job ended, was removed, or the item is malformed
+            return
+        job, accepting = job_and_node
+        section = job.sections[item.pos]
+        self.running = job
+        self._idle.clear()
+        keeper = asyncio.create_task(self._keep_claim(item))
+        try:
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self.thread, self.runner.run_shared, job, accepting, section)
+        finally:
+            keeper.cancel()
+            self.running = None
+            self._idle.set()
+        if self._draining and job.cancel_requested.is_set():
+            await self.jobs.release(item)  # stopped by shutdown, not by its caller: another node redoes it
+            return
+        await self.jobs.ack(item)
+
+    async def _keep_claim(self, item: WorkItem) -> None:
+        while True:
+            await asyncio.sleep(max(0.02, self.claim_timeout / 3))
+            try:
+                await self.jobs.touch(item, self.node)
+            except REDIS_DOWN:
+                pass
+
+    async def _job(self, job_id: str) -> tuple[Job, str] | None:
+        """The job (cached per node), or None once it has ended."""
+        found = await self.jobs.spec(job_id)
+        if found is None or found[1]:
+            self._known.pop(job_id, None)
+            return None
+        known = self._known.get(job_id)
+        if known is None:
+            raw = found[0]
+            known = self._known[job_id] = (job_from_spec(raw), json.loads(raw)["node"])
+            while len(self._known) > 256:
+                self._known.popitem(last=False)
+        return known
+
+    async def drain(self, grace: float) -> None:
+        """Take no new item; give the running section `grace` seconds, then stop it at its next chunk."""
+        self._draining = True
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout=grace)
+        except TimeoutError:
+            running = self.running
+            if running is not None:
+                log.warning("shutdown: section of job %s ran past %.1f s; cancelled", running.id, grace)
+                running.cancel_requested.set()
+        try:  # the loop gives back what it holds (the cut section, an item claimed meanwhile)
+            await asyncio.wait_for(self._left.wait(), timeout=5.0)
+        except TimeoutError:
+            log.warning("shutdown: the work loop did not end; its claimed items wait for the claim timeout")
+
+    async def stop(self) -> None:
+        self.runner.journal.stopping.set()
+        if self.running is not None:
+            self.running.cancel_requested.set()
+        await asyncio.get_running_loop().run_in_executor(None, self.thread.shutdown, True)

@@ -1,0 +1,115 @@
+"""`RedisJournal`: the journal seam over Redis Streams, for threads (the engine thread, executors).
+
+The local journal numbers events itself; here `seq` is assigned inside Redis (a job's events may come
+from several nodes at once), so `append` runs the APPEND script and folds the event with the seq it
+got. Each call hops onto the event loop, where the one redis.asyncio client lives.
+
+Calls from the engine thread retry while Redis is unreachable (the section's audio is kept and
+delivered once Redis is back); calls made for a request fail fast with `QueueUnavailable`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any, TypeVar
+
+from ...protocol import Event, QueueUnavailable, SectionError
+from ..journal import Journal, LoopHandoff
+from ..model import Job, LogEntry, Section, apply_event
+from ..observer import SchedulerObserver
+from ..store import JobStore
+from .store import REDIS_DOWN, RedisJobs
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class RedisJournal(Journal):
+    def __init__(
+        self,
+        jobs: RedisJobs,
+        store: JobStore,
+        handoff: LoopHandoff,
+        node: str,
+        observer: SchedulerObserver | None = None,
+    ) -> None:
+        super().__init__(handoff, observer)
+        self.jobs = jobs
+        self.store = store  # only for the accepting node's default output paths
+        self.node = node
+        self.stopping = threading.Event()
+
+    # -- the bridge ----------------------------------------------------------------------------------
+
+    def call(self, make: Callable[[], Awaitable[T]], *, retry: bool = False) -> T:
+        """Run `make()` on the loop and wait; with `retry`, keep trying while Redis is down."""
+        if threading.get_ident() == self.handoff._loop_thread:
+            raise RuntimeError("RedisJournal is for threads; on the loop use RedisJobs directly")
+        delay = 0.05
+        while True:
+            future = asyncio.run_coroutine_threadsafe(_awaited(make), self.handoff.loop)
+            try:
+                return future.result(timeout=30.0)
+            except (*REDIS_DOWN, FutureTimeout) as exc:
+                future.cancel()
+                if not retry or self.stopping.is_set():
+                    raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
+                log.warning("Redis unreachable (%s); retrying in %.1fs", exc or type(exc).__name__, delay)
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    # -- the Journal seam ----------------------------------------------------------------------------
+
+    def append(self, job: Job, event: Event) -> LogEntry:
+        seq = self.call(lambda: self.jobs.append(job.id, event), retry=True)
+        entry = LogEntry(seq, event)
+        with self._lock:
+            apply_event(job, event)
+            self.observer.event(job, event)
+        return entry
+
+    def create(self, job: Job) -> None:
+        raise NotImplementedError("shared jobs are created on the loop: ClusterScheduler.submit")
+
+    def persist(self, job: Job, entry: LogEntry) -> None:
+        """Never called: `append` persists in Redis as it numbers the event."""
+
+    def recover(self) -> list[Job]:
+        """Nothing to recover locally: unfinished shared work stays in Redis (pending entries)."""
+        return []
+
+    def load(self, job_id: str) -> Job | None:
+        if not job_id.isalnum():
+            return None
+        return self.call(lambda: self.jobs.load(job_id))
+
+    def remove(self, job: Job) -> None:
+        self.call(lambda: self.jobs.remove(job, self.node))
+        defaults = [
+            s.output_path for s in job.sections if s.output_path == self.default_output(job.id, s.idx)
+        ]
+        self.store.remove(job.id, [p for p in defaults if p is not None])
+
+    def default_output(self, job_id: str, idx: int) -> str:
+        return self.store.default_output(job_id, idx)
+
+    # -- the engine node's two ends of a section -----------------------------------------------------
+
+    def section_made(self, job: Job, node: str, section: Section, wav: bytes, meta: dict[str, Any]) -> bool:
+        """Store the audio and hand the section to its accepting node (it writes the file, logs `ok`)."""
+        return self.call(lambda: self.jobs.made(job.id, node, section.idx, wav, meta), retry=True)
+
+    def section_failed(self, job: Job, node: str, error: SectionError) -> int:
+        return self.call(
+            lambda: self.jobs.final(job.id, error.idx or 0, error, ok=False, node=node, advance=True),
+            retry=True,
+        )
+
+
+async def _awaited(make: Callable[[], Awaitable[T]]) -> T:
+    return await make()

@@ -1,0 +1,356 @@
+"""`ClusterScheduler`: the views' entry point when jobs live in Redis (`--queue redis://...`).
+
+Same methods as the local `Scheduler`, so the HTTP views do not know which one runs. What differs:
+a job is recorded and queued by one script (the queue bound is shared by the whole cluster), its
+events come back through a follower (they may be made on another node), and the node's role decides
+which loops run here: `engine` (take work), `api` (accept requests, write their files), `both`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ...config import Settings
+from ...engine.base import Engine, EngineInfo, check_language
+from ...protocol import (
+    AudioNotFound,
+    BatchRequest,
+    Loading,
+    QueueFull,
+    QueueUnavailable,
+    Start,
+    Unsupported,
+    WorkerError,
+)
+from ..journal import LoopHandoff
+from ..model import Job, LogEntry, apply_event, new_job_id
+from ..scheduler import Scheduler
+from ..subscription import Subscription
+from .engine_node import EngineNode
+from .follower import Followers
+from .journal import RedisJournal
+from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs
+from .writer import OutputWriter
+
+log = logging.getLogger(__name__)
+HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
+
+
+class ClusterScheduler(Scheduler):
+    def __init__(self, engine: Engine | None, settings: Settings, **kwargs: Any) -> None:
+        super().__init__(engine, settings, **kwargs)
+        self.role = settings.role
+        self.jobs = RedisJobs(settings.queue)
+        self.node = ""
+        self.engine_node: EngineNode | None = None
+        self.followers = Followers(self.jobs)
+        self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
+        self.redis_ok = True
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._rjournal: RedisJournal | None = None
+        self._draining = False
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        if self.engine is None and self.role != "api":  # an api node never loads an engine
+            from ...engine_options import build_engine
+
+            self.engine = await loop.run_in_executor(None, build_engine, self.settings)
+        self.node = await loop.run_in_executor(None, self._prepare)
+        try:
+            await self.jobs.ping()
+            await self.jobs.ensure_groups(self.node)
+        except REDIS_DOWN as exc:
+            raise QueueUnavailable(f"cannot reach Redis at {self.settings.queue}: {exc}") from exc
+        journal = self._rjournal = RedisJournal(
+            self.jobs, self.store, LoopHandoff(loop), self.node, observer=self.observer
+        )
+        self.journal = journal
+        if self.role in ("both", "engine"):
+            self.engine_node = EngineNode(
+                self.engine,
+                self.jobs,
+                journal,
+                self.cache,
+                self.stats,
+                node=self.node,
+                limits=self.limits,
+                default_seed=self.settings.seed,
+                claim_timeout=self.settings.claim_timeout,
+                observer=self.observer,
+                paths=self.paths,
+            )
+            self._spawn(self.engine_node.run())
+            self._spawn(self._cancel_listener())
+        if self.role in ("both", "api"):
+            writer = OutputWriter(self.jobs, self.node, self.paths, lambda job_id: self._spawn(self._sweep()))
+            self._spawn(writer.run())
+            self._spawn(self._retention_loop())
+        self._spawn(self._heartbeat_loop())
+        log.info("node %s (%s) joined the queue at %s", self.node, self.role, self.settings.queue)
+
+    def _prepare(self) -> str:
+        """Directories, and this node's stable name (a restart re-joins as the same consumer)."""
+        self.store.prepare()
+        self.cache.prepare()
+        path = Path(self.settings.resolved_state_dir()) / "node-id"
+        if not path.is_file():
+            path.write_text(f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}\n", encoding="utf-8")
+        return path.read_text(encoding="utf-8").strip()
+
+    def _spawn(self, coro: Any) -> None:
+        self._tasks.append(asyncio.create_task(coro))
+
+    @property
+    def draining(self) -> bool:
+        return self._draining
+
+    async def drain(self, grace: float) -> None:
+        """Take no new work; let the running section finish within `grace` seconds, else stop it (its
+        item stays claimed: this node takes it back after a restart, or another after the claim timeout)."""
+        if self._draining:
+            return
+        self._draining = True
+        if self.engine_node is not None:
+            await self.engine_node.drain(grace)
+
+    async def stop(self, grace: float = 30.0) -> None:
+        await self.drain(grace)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.followers.close()
+        if self.engine_node is not None:
+            await self.engine_node.stop()
+        await self.jobs.close()
+        loop = asyncio.get_running_loop()
+        try:
+            if self.engine is not None:
+                await loop.run_in_executor(None, self.engine.close)
+        except Exception:  # noqa: BLE001 - closing must not mask shutdown
+            log.exception("engine close failed")
+
+    # -- what /health shows ----------------------------------------------------------------------
+
+    @property
+    def info(self) -> EngineInfo | None:
+        if self.engine_node is not None:
+            return self.engine_node.runner.info
+        for node in self.view["nodes"]:  # an api node reports the engines it feeds
+            if node.get("backend"):
+                return EngineInfo(
+                    node["backend"], node["device"], node["precision"], node["sample_rate"], node["model"]
+                )
+        return None
+
+    @property
+    def load_error(self) -> WorkerError | None:
+        return self.engine_node.runner.load_error if self.engine_node is not None else None
+
+    @property
+    def load_seconds(self) -> float | None:
+        return self.engine_node.runner.load_seconds if self.engine_node is not None else None
+
+    def queue_size(self) -> int:
+        return int(self.view["queue_depth"])
+
+    def jobs_running(self) -> int:
+        return int(self.engine_node is not None and self.engine_node.running is not None)
+
+    async def queue_health(self) -> dict[str, Any]:
+        try:
+            self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
+            self.redis_ok = True
+        except (TimeoutError, *REDIS_DOWN) as exc:
+            self.redis_ok = False
+            return {
+                "queue_backend": "redis",
+                "role": self.role,
+                "node": self.node,
+                "redis": "unreachable",
+                "error": str(QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}")),
+            }
+        engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
+        cluster = {**self.view, "engines_alive": len(engines)}
+        return {
+            "queue_backend": "redis",
+            "role": self.role,
+            "node": self.node,
+            "redis": "ok",
+            "cluster": cluster,
+        }
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            info = self.engine_node.runner.info if self.engine_node is not None else None
+            body: dict[str, Any] = {"role": self.role}
+            if info is not None:
+                body.update(
+                    backend=info.backend,
+                    device=info.device,
+                    precision=info.precision,
+                    sample_rate=info.sample_rate,
+                    model=info.model,
+                )
+            try:
+                await self.jobs.heartbeat(self.node, body)
+                self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
+                self.redis_ok = True
+            except REDIS_DOWN:
+                self.redis_ok = False
+            await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    async def _cancel_listener(self) -> None:
+        """Cancels published by any node stop the section running here at its next chunk (a cancel
+        missed while Redis was away is still seen: a node checks a job has not ended before each section)."""
+        while True:
+            try:
+                async with self.jobs.blocking.pubsub() as pubsub:
+                    await pubsub.subscribe(CANCEL_CHANNEL)
+                    while True:
+                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                        if message is not None and self.engine_node is not None:
+                            self.engine_node.cancel(message["data"].decode())
+            except REDIS_DOWN:
+                await asyncio.sleep(0.5)
+
+    # -- submission ------------------------------------------------------------------------------
+
+    async def submit(
+        self,
+        request: BatchRequest,
+        *,
+        preview: bool,
+        trim_leading_silence: bool = False,
+        on_created: Any = None,
+    ) -> Job:
+        if self.role == "engine":
+            raise Unsupported("this node runs with --role engine; send requests to an api or both node")
+        if preview and request.audio:
+            raise Unsupported("streaming audio (/ws, the OpenAI speech routes) needs --queue local")
+        if self._draining:
+            raise Loading("the worker is shutting down")
+        if self.load_error is not None:
+            raise self.load_error
+        info = self.info
+        if info is None:
+            raise Loading("no engine node has joined the queue yet; retry shortly")
+        job = Job(id=new_job_id(), params=request.params, sections=[], preview=preview, persisted=not preview)
+        job.created_at = self.clock()
+        await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
+        start = Start(job.total, info.backend, info.device, job.id, info.sample_rate)
+        engines = sum(1 for n in self.view["nodes"] if n["role"] in ("both", "engine"))
+        try:
+            created = await self.jobs.create(
+                job, self.node, start, max_queue=self.settings.max_queue, window=max(2, engines + 1)
+            )
+        except REDIS_DOWN as exc:
+            raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
+        if created < 0:
+            self.stats.count("jobs_refused")
+            raise QueueFull(
+                f"{-created - 1} sections are waiting in the cluster (bound {self.settings.max_queue})"
+            )
+        apply_event(job, start)
+        job.log.append(LogEntry(1, start))
+        job.next_seq = 2
+        self.stats.count("jobs_submitted")
+        if on_created is not None:
+            on_created(job)
+        return job
+
+    def _resolve(self, job: Job, request: BatchRequest) -> None:
+        """Language and path checks (blocking), default outputs on this node's disk, a voice name made
+        its stored wav (engine nodes read it at the same path)."""
+        if self.engine is not None and request.params.lang not in self._checked_langs:
+            check_language(self.engine, request.params.lang)
+            self._checked_langs.add(request.params.lang)
+        job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
+        job.params = self.voices.resolve_params(request.params, self.roots, (self.paths.state_dir,))
+
+    # -- looking up, listening, cancelling -------------------------------------------------------
+
+    def live_job(self, job_id: str) -> Job | None:
+        return None
+
+    def find_job(self, job_id: str) -> Job | None:
+        assert self._rjournal is not None
+        return self._rjournal.load(job_id)
+
+    def recent_jobs(self, limit: int = 100) -> list[Job]:
+        assert self._rjournal is not None
+        return self._rjournal.call(lambda: self._recent(limit))
+
+    async def _recent(self, limit: int) -> list[Job]:
+        found = [await self.jobs.load(job_id) for job_id in await self.jobs.recent(limit)]
+        return [job for job in found if job is not None and not job.preview]
+
+    def subscribe(
+        self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
+    ) -> Subscription:
+        return Subscription(self.followers.attach(job), after=after, audio=False)
+
+    def cancel(self, job_id: str) -> bool:
+        """Stop a job on every node; True if it was still running or queued."""
+        if self._rjournal is None:
+            return False
+        if threading.get_ident() == self._rjournal.handoff._loop_thread:
+            self._spawn(self._cancel(job_id))  # a /synth caller hung up: fire and forget
+            return True
+        return self._rjournal.call(lambda: self._cancel(job_id))
+
+    async def _cancel(self, job_id: str) -> bool:
+        found = await self.jobs.spec(job_id)
+        if found is None or found[1]:
+            return False
+        cancelled = await self.jobs.cancel(job_id, json.loads(found[0])["node"])
+        if cancelled:
+            self.stats.count("jobs_cancelled")
+        return cancelled
+
+    async def section_audio(self, job: Job, idx: int) -> bytes:
+        try:
+            wav = await self.jobs.audio(job.id, idx)
+        except REDIS_DOWN as exc:
+            raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
+        if wav is None:
+            raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
+        return wav
+
+    # -- retention (the jobs this node accepted) -------------------------------------------------
+
+    async def _retention_loop(self) -> None:
+        while True:
+            await self._sweep()
+            await asyncio.sleep(60.0)
+
+    async def _sweep(self) -> None:
+        keep, most = self.settings.job_retention, self.settings.max_jobs_kept
+        try:
+            rows = await self.jobs.finished(self.node)
+            now, over = time.time(), max(0, len(rows) - most) if most > 0 else 0
+            gone = [
+                job_id for pos, (job_id, ended) in enumerate(rows) if pos < over or 0 < keep < now - ended
+            ]
+            for job_id in gone:
+                job = await self.jobs.load(job_id)
+                if job is not None:
+                    await asyncio.get_running_loop().run_in_executor(None, self._rjournal_remove, job)
+            if gone:
+                self.stats.count("jobs_removed", len(gone))
+        except REDIS_DOWN as exc:
+            log.info("retention skipped: Redis unreachable (%s)", exc)
+
+    def _rjournal_remove(self, job: Job) -> None:
+        assert self._rjournal is not None
+        self._rjournal.remove(job)

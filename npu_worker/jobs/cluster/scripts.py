@@ -1,0 +1,120 @@
+"""The Lua scripts that change a shared job: each runs atomically inside Redis, so two nodes can never
+interleave half of one change with half of another.
+
+Why scripts: an event's `seq` must be its position in the job's log on every node, a section must be
+`ok` exactly once even when two nodes ran it (a reclaimed section whose first owner was only slow),
+and nothing may follow `done`. Each of those is a check and a write that must happen as one step.
+
+Keys (all under the `npu:` prefix, `{id}` a job id): `job:{id}` hash (spec, total, seq, next, done,
+ok, fail, node), `log:{id}` stream (entry id `0-<seq>`, field `e` = the event JSON), `final:{id}`
+hash idx → ok|fail, `wav:{id}:{idx}` the section's wav, `pending` the sections not yet final over
+all jobs (the queue bound), `q:first` / `q:batch` the work streams, `ready:{node}` the accepting
+node's files to write.
+"""
+
+from __future__ import annotations
+
+# A section's work item is (job, pos): pos is the section's position in the request; `next` counts
+# the positions already queued (a job keeps a small window of sections in the queue, so jobs
+# interleave section by section, as the local admission serves them).
+# Once per section (`adv:<idx>`): a script retried after a dropped reply, or a section run twice,
+# never skips a position.
+_ADVANCE = """
+local function advance(job_key, batch_key, job_id, idx)
+  if redis.call('HSETNX', job_key, 'adv:' .. idx, 1) == 0 then return end
+  local total = tonumber(redis.call('HGET', job_key, 'total'))
+  local pos = redis.call('HINCRBY', job_key, 'next', 1) - 1
+  if pos < total then redis.call('XADD', batch_key, '*', 'job', job_id, 'pos', pos) end
+end
+"""
+
+# KEYS: job, log, pending, jobs, q_first, q_batch  ARGV: id, spec, total, max_queue, window, start, now, node
+CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
+local total = tonumber(ARGV[3])
+local waiting = tonumber(redis.call('GET', KEYS[3]) or '0')
+if waiting + total > tonumber(ARGV[4]) then return -waiting - 1 end
+redis.call('INCRBY', KEYS[3], total)
+redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'total', total, 'seq', 1, 'next', ARGV[5], 'done', 0,
+  'ok', 0, 'fail', 0, 'created', ARGV[7], 'node', ARGV[8])
+redis.call('XADD', KEYS[2], '0-1', 'e', ARGV[6])
+redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
+for pos = 0, tonumber(ARGV[5]) - 1 do
+  local stream = KEYS[6]
+  if pos == 0 then stream = KEYS[5] end
+  redis.call('XADD', stream, '*', 'job', ARGV[1], 'pos', pos)
+end
+return 1
+"""
+
+# KEYS: job, log  ARGV: event  → the event's seq, or 0 when the job has ended (nothing follows done)
+APPEND = """
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[1])
+return seq
+"""
+
+_DONE = """
+local function finish(job_key, log_key, finished_key, job_id, now, cancelled)
+  local job = redis.call('HMGET', job_key, 'total', 'ok', 'fail', 'created')
+  local elapsed = math.floor((tonumber(now) - tonumber(job[4])) * 1000 + 0.5) / 1000
+  local body = cjson.encode({event='done', total=tonumber(job[1]), ok_count=tonumber(job[2]),
+    fail_count=tonumber(job[3]), elapsed_total_sec=elapsed, cancelled=cancelled})
+  local seq = redis.call('HINCRBY', job_key, 'seq', 1)
+  redis.call('XADD', log_key, '0-' .. seq, 'e', body)
+  redis.call('HSET', job_key, 'done', 1, 'finished', now)
+  redis.call('ZADD', finished_key, now, job_id)
+  return seq
+end
+"""
+
+# KEYS: job, log, final, pending, finished, q_batch
+# ARGV: id, idx, event, kind (ok|fail), now, advance (1: also queue the job's next section)
+# → seq of the final event, or 0 when it was a duplicate (already final) or the job had ended.
+FINAL = (
+    _ADVANCE
+    + _DONE
+    + """
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
+if redis.call('HSETNX', KEYS[3], ARGV[2], ARGV[4]) == 0 then return 0 end
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[3])
+redis.call('DECR', KEYS[4])
+redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
+if ARGV[6] == '1' then advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2]) end
+if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
+  finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], ARGV[5], false)
+end
+return seq
+"""
+)
+
+# KEYS: job, final, wav, ready, q_batch  ARGV: id, idx, wav, duration, elapsed, cached
+# The engine node's half of `ok`: the audio is stored (one SET: never half a wav) and the accepting
+# node is told to write its file and log `ok`; a section already final keeps its first audio.
+MADE = (
+    _ADVANCE
+    + """
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return 0 end
+redis.call('SET', KEYS[3], ARGV[3])
+redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'duration', ARGV[4],
+  'elapsed', ARGV[5], 'cached', ARGV[6])
+advance(KEYS[1], KEYS[5], ARGV[1], ARGV[2])
+return 1
+"""
+)
+
+# KEYS: job, log, final, pending, finished  ARGV: id, now  → seq of `done`, or 0 if it had ended
+CANCEL = (
+    _DONE
+    + """
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
+local left = tonumber(redis.call('HGET', KEYS[1], 'total')) - redis.call('HLEN', KEYS[3])
+redis.call('DECRBY', KEYS[4], left)
+local seq = finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], ARGV[2], true)
+redis.call('PUBLISH', 'npu:cancel', ARGV[1])
+return seq
+"""
+)

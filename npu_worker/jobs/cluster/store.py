@@ -1,0 +1,340 @@
+"""Shared jobs in Redis (redis.asyncio): records, event logs, work queue, audio, nodes.
+
+Every method runs on the event loop. Changes that need a check and a write in one step are the Lua
+scripts of `scripts.py`; the rest are plain commands. Connection errors surface as
+`redis.exceptions.ConnectionError`/`TimeoutError`; the callers turn them into `QueueUnavailable`
+(requests) or retry (the engine and writer loops).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.exceptions import BusyLoadingError, ResponseError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ...protocol import Event, SynthParams
+from ..model import Job, LogEntry, Section, apply_event
+from . import scripts
+
+REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+def lost_groups(exc: ResponseError) -> bool:
+    """Redis restarted without persistence: the consumer groups are gone and must be made again."""
+    return "NOGROUP" in str(exc)
+
+
+P = "npu:"
+FIRST, BATCH = P + "q:first", P + "q:batch"
+ENGINES, WRITERS = "engines", "writers"
+PENDING, JOBS, NODES = P + "pending", P + "jobs", P + "nodes"
+CANCEL_CHANNEL = P + "cancel"
+
+
+def job_key(job_id: str) -> str:
+    return f"{P}job:{job_id}"
+
+
+def log_key(job_id: str) -> str:
+    return f"{P}log:{job_id}"
+
+
+def final_key(job_id: str) -> str:
+    return f"{P}final:{job_id}"
+
+
+def wav_key(job_id: str, idx: int) -> str:
+    return f"{P}wav:{job_id}:{idx}"
+
+
+def ready_key(node: str) -> str:
+    return f"{P}ready:{node}"
+
+
+def finished_key(node: str) -> str:
+    return f"{P}finished:{node}"
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    stream: str
+    entry_id: str
+    job_id: str
+    pos: int
+
+
+def job_spec(job: Job, node: str) -> str:
+    """What every node needs to run or render the job (the request, resolved paths included)."""
+    p = job.params
+    return json.dumps(
+        {
+            "id": job.id,
+            "node": node,
+            "preview": job.preview,
+            "created_at": job.created_at,
+            "params": {
+                "lang": p.lang,
+                "speed_factor": p.speed_factor,
+                "ref_wav": p.ref_wav,
+                "ref_text": p.ref_text,
+                "seed": p.seed,
+            },
+            "sections": [{"idx": s.idx, "text": s.text, "output_path": s.output_path} for s in job.sections],
+        },
+        ensure_ascii=False,
+    )
+
+
+def job_from_spec(raw: str) -> Job:
+    body = json.loads(raw)
+    return Job(
+        id=body["id"],
+        params=SynthParams(**body["params"]),
+        sections=[Section(s["idx"], s["text"], s["output_path"]) for s in body["sections"]],
+        preview=bool(body["preview"]),
+        persisted=not body["preview"],
+        created_at=float(body["created_at"]),
+    )
+
+
+def entry_of(entry_id: bytes | str, fields: dict[Any, Any]) -> LogEntry:
+    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+    raw = fields[b"e"] if b"e" in fields else fields["e"]
+    return LogEntry(int(text.split("-")[1]), Event.from_dict(json.loads(raw)))
+
+
+class RedisJobs:
+    def __init__(self, url: str) -> None:
+        # The library version is given, not looked up: redis-py would read package metadata from disk
+        # for every new connection, on the event loop.
+        # A connection Redis dropped (restart) is retried on a fresh one before an error surfaces.
+        retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
+        common: dict[str, Any] = {
+            "socket_connect_timeout": 2.0,
+            "health_check_interval": 5,
+            "retry": retry,
+            "retry_on_error": [RedisConnectionError, RedisTimeoutError, BusyLoadingError],
+        }
+        try:
+            from redis.driver_info import DriverInfo  # redis-py 7+
+
+            common["driver_info"] = DriverInfo(lib_version=redis.__version__)
+        except ImportError:
+            common.update(lib_name="redis-py", lib_version=redis.__version__)
+        # Typed Any: redis-py's reply types are unions of every reply shape; this module decodes them.
+        self.redis: Any = aioredis.from_url(url, socket_timeout=5.0, **common)
+        # Blocking reads (XREAD/XREADGROUP BLOCK ≤ 2 s) wait longer than a command may take: own pool,
+        # with a timeout still, so a Redis that vanished without a reset (a partition) is noticed.
+        self.blocking: Any = aioredis.from_url(url, socket_timeout=10.0, **common)
+        self._create = self.redis.register_script(scripts.CREATE)
+        self._append = self.redis.register_script(scripts.APPEND)
+        self._final = self.redis.register_script(scripts.FINAL)
+        self._made = self.redis.register_script(scripts.MADE)
+        self._cancel = self.redis.register_script(scripts.CANCEL)
+
+    async def close(self) -> None:
+        await self.redis.aclose()
+        await self.blocking.aclose()
+
+    async def ping(self) -> None:
+        await self.redis.ping()
+
+    async def ensure_groups(self, node: str) -> None:
+        for stream, group in ((FIRST, ENGINES), (BATCH, ENGINES), (ready_key(node), WRITERS)):
+            try:
+                await self.redis.xgroup_create(stream, group, id="0", mkstream=True)
+            except ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
+
+    # -- jobs and their logs -----------------------------------------------------------------------
+
+    async def create(self, job: Job, node: str, start: Event, *, max_queue: int, window: int) -> int:
+        """Record and queue a job; returns -1 - waiting when the shared bound refuses it, else 1."""
+        keys = [job_key(job.id), log_key(job.id), PENDING, JOBS, FIRST, BATCH]
+        args: list[Any] = [job.id, job_spec(job, node), job.total, max_queue, min(window, job.total)]
+        args += [json.dumps(start.to_dict()), repr(job.created_at), node]
+        return int(await self._create(keys=keys, args=args))
+
+    async def append(self, job_id: str, event: Event) -> int:
+        """Append one event; its seq, or 0 when the job has already ended."""
+        keys = [job_key(job_id), log_key(job_id)]
+        return int(await self._append(keys=keys, args=[json.dumps(event.to_dict(), ensure_ascii=False)]))
+
+    async def final(self, job_id: str, idx: int, event: Event, *, ok: bool, node: str, advance: bool) -> int:
+        keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
+        body = json.dumps(event.to_dict(), ensure_ascii=False)
+        args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", repr(time.time()), int(advance)]
+        return int(await self._final(keys=keys, args=args))
+
+    async def made(self, job_id: str, node: str, idx: int, wav: bytes, meta: dict[str, Any]) -> bool:
+        keys = [job_key(job_id), final_key(job_id), wav_key(job_id, idx), ready_key(node), BATCH]
+        args = [job_id, idx, wav, meta["duration"], meta["elapsed"], int(meta["cached"])]
+        return bool(await self._made(keys=keys, args=args))
+
+    async def cancel(self, job_id: str, node: str) -> bool:
+        keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node)]
+        return bool(await self._cancel(keys=keys, args=[job_id, repr(time.time())]))
+
+    async def spec(self, job_id: str) -> tuple[str, bool] | None:
+        """(spec JSON, ended) of a job, None if unknown."""
+        spec, done = await self.redis.hmget(job_key(job_id), ["spec", "done"])
+        if spec is None:
+            return None
+        return spec.decode(), done not in (None, b"0")
+
+    async def spec_and_audio(self, job_id: str, idx: int) -> tuple[str, bool, bytes | None] | None:
+        """(spec, ended, wav) in one round trip: the writer's first step for each section."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(job_key(job_id), ["spec", "done"])
+            pipe.get(wav_key(job_id, idx))
+            (spec, done), wav = await pipe.execute()
+        if spec is None:
+            return None
+        return spec.decode(), done not in (None, b"0"), bytes(wav) if wav is not None else None
+
+    async def load(self, job_id: str) -> Job | None:
+        """The job with its whole log folded in (status, finals, seq)."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hget(job_key(job_id), "spec")
+            pipe.xrange(log_key(job_id))
+            spec, entries = await pipe.execute()
+        if spec is None:
+            return None
+        job = job_from_spec(spec.decode())
+        for entry_id, fields in entries:
+            entry = entry_of(entry_id, fields)
+            apply_event(job, entry.event)
+            job.log.append(entry)
+            job.next_seq = entry.seq + 1
+        return job
+
+    async def read_log(self, job_id: str, after: int, block_ms: int) -> list[LogEntry]:
+        reply = await self.blocking.xread({log_key(job_id): f"0-{after}"}, block=block_ms, count=500)
+        return [entry_of(eid, fields) for _, rows in reply for eid, fields in rows]
+
+    async def recent(self, limit: int) -> list[str]:
+        return [raw.decode() for raw in await self.redis.zrevrange(JOBS, 0, limit - 1)]
+
+    async def audio(self, job_id: str, idx: int) -> bytes | None:
+        value = await self.redis.get(wav_key(job_id, idx))
+        return bytes(value) if value is not None else None
+
+    async def remove(self, job: Job, node: str) -> None:
+        keys = [job_key(job.id), log_key(job.id), final_key(job.id)]
+        keys += [wav_key(job.id, s.idx) for s in job.sections]
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(*keys)
+            pipe.zrem(JOBS, job.id)
+            pipe.zrem(finished_key(node), job.id)
+            await pipe.execute()
+
+    async def finished(self, node: str) -> list[tuple[str, float]]:
+        """The jobs `node` accepted that have ended, oldest first, with their end time."""
+        rows = await self.redis.zrange(finished_key(node), 0, -1, withscores=True)
+        return [(raw.decode(), float(score)) for raw, score in rows]
+
+    # -- the work queue ----------------------------------------------------------------------------
+
+    async def claim(self, node: str, *, own: bool, block_ms: int) -> list[WorkItem]:
+        """Work for `node`: its own unacknowledged items (`own`, after a restart), else the next new
+        item, first-sections stream before the batch stream."""
+        if own:
+            reply = await self.redis.xreadgroup(ENGINES, node, {FIRST: "0", BATCH: "0"}, count=1)
+            return _items(reply)
+        for streams in ({FIRST: ">"}, {BATCH: ">"}):
+            items = _items(await self.redis.xreadgroup(ENGINES, node, streams, count=1))
+            if items:
+                return items
+        reply = await self.blocking.xreadgroup(
+            ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms
+        )
+        return _items(reply)
+
+    async def reclaim(self, node: str, min_idle_ms: int) -> list[WorkItem]:
+        """Items another node claimed and has not touched for `min_idle_ms` (it died): now ours."""
+        found: list[WorkItem] = []
+        for stream in (FIRST, BATCH):
+            _next, rows, *_ = await self.redis.xautoclaim(stream, ENGINES, node, min_idle_ms, count=1)
+            found += _items([[stream.encode(), rows]])
+            if found:
+                break
+        return found
+
+    async def touch(self, item: WorkItem, node: str) -> None:
+        """Reset the item's idle time: a long section is not reclaimed from a node that is alive."""
+        await self.redis.xclaim(item.stream, ENGINES, node, 0, [item.entry_id], justid=True)
+
+    async def ack(self, item: WorkItem) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.xack(item.stream, ENGINES, item.entry_id)
+            pipe.xdel(item.stream, item.entry_id)
+            await pipe.execute()
+
+    async def release(self, item: WorkItem) -> None:
+        """Give back an item this node claimed but will not run (it is shutting down): queued again."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.xadd(item.stream, {"job": item.job_id, "pos": item.pos})
+            pipe.xack(item.stream, ENGINES, item.entry_id)
+            pipe.xdel(item.stream, item.entry_id)
+            await pipe.execute()
+
+    async def ready(self, node: str, *, own: bool, block_ms: int) -> list[tuple[str, dict[str, str]]]:
+        """Sections made for jobs `node` accepted, whose files it must write and log `ok`."""
+        stream = ready_key(node)
+        if own:
+            reply = await self.redis.xreadgroup(WRITERS, node, {stream: "0"}, count=64)
+        else:
+            reply = await self.blocking.xreadgroup(WRITERS, node, {stream: ">"}, count=64, block=block_ms)
+        out = []
+        for _, rows in reply or []:
+            for entry_id, fields in rows:
+                if fields:
+                    out.append((entry_id.decode(), {k.decode(): v.decode() for k, v in fields.items()}))
+        return out
+
+    async def ready_done(self, node: str, entry_id: str) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.xack(ready_key(node), WRITERS, entry_id)
+            pipe.xdel(ready_key(node), entry_id)
+            await pipe.execute()
+
+    # -- nodes ---------------------------------------------------------------------------------------
+
+    async def heartbeat(self, node: str, body: dict[str, Any]) -> None:
+        await self.redis.hset(NODES, node, json.dumps({**body, "seen": time.time()}))
+
+    async def cluster_view(self, alive_within: float) -> dict[str, Any]:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hgetall(NODES)
+            pipe.get(PENDING)
+            rows, pending = await pipe.execute()
+        now = time.time()
+        nodes = []
+        for name, raw in rows.items():
+            body = json.loads(raw)
+            if now - float(body.get("seen", 0)) <= alive_within:
+                nodes.append({"node": name.decode(), **body})
+        nodes.sort(key=lambda n: n["node"])
+        return {"nodes": nodes, "queue_depth": int(pending or 0)}
+
+
+def _items(reply: Any) -> list[WorkItem]:
+    items = []
+    for stream, rows in reply or []:
+        name = stream.decode() if isinstance(stream, bytes) else stream
+        for entry_id, fields in rows:
+            if not fields:  # deleted while pending: nothing to do but acknowledge
+                items.append(WorkItem(name, entry_id.decode(), "", -1))
+                continue
+            items.append(WorkItem(name, entry_id.decode(), fields[b"job"].decode(), int(fields[b"pos"])))
+    return items

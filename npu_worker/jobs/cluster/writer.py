@@ -1,0 +1,95 @@
+"""The accepting node's side of a section: write its file from the audio in Redis, then log `ok`.
+
+Why here and not on the engine node: `output_path` is a path on the caller's side (an `api` node runs
+on the pipeline's own host), and `ok` means "the file exists", so `ok` is logged only after the file
+was written (atomically, no link followed, through `PathPolicy.write_output`). A node that dies between the write and the
+acknowledgement rewrites the same bytes on restart; the FINAL script drops the second `ok`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from redis.exceptions import ResponseError
+
+from ...paths import PathPolicy
+from ...protocol import Progress, SectionError, WriteFailed
+from ..model import Job, job_section
+from .store import REDIS_DOWN, RedisJobs, job_from_spec, lost_groups
+
+log = logging.getLogger(__name__)
+
+
+class OutputWriter:
+    def __init__(self, jobs: RedisJobs, node: str, paths: PathPolicy, on_done: Callable[[str], None]) -> None:
+        self.jobs = jobs
+        self.paths = paths
+        self.node = node
+        self.on_done = on_done  # a job this node accepted has ended (retention)
+        self.redis_ok = True
+        self._own = True
+        self._regroup = False
+
+    async def run(self) -> None:
+        delay = 0.05
+        while True:
+            try:
+                if self._regroup:
+                    await self.jobs.ensure_groups(self.node)
+                    self._regroup = False
+                rows = await self.jobs.ready(self.node, own=self._own, block_ms=1000)
+                if self._own and not rows:
+                    self._own = False
+                for entry_id, fields in rows:
+                    await self._deliver(fields)
+                    await self.jobs.ready_done(self.node, entry_id)
+                self.redis_ok, delay = True, 0.05
+            except ResponseError as exc:
+                if not lost_groups(exc):
+                    raise
+                log.warning(
+                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
+                )
+                self._regroup = True
+            except REDIS_DOWN as exc:
+                if self.redis_ok:
+                    log.warning("writer of node %s: Redis unreachable (%s)", self.node, exc)
+                self.redis_ok, self._own = False, True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+
+    async def _deliver(self, fields: dict[str, str]) -> None:
+        job_id, idx = fields["job"], int(fields["idx"])
+        found = await self.jobs.spec_and_audio(job_id, idx)
+        if found is None or found[1] or found[2] is None:
+            return  # removed or ended (cancelled): no file, no `ok`
+        job, wav = job_from_spec(found[0]), found[2]
+        section = job_section(job, idx)
+        if section is None:
+            return
+        try:
+            if section.output_path is not None:
+                await asyncio.to_thread(self.paths.write_output, section.output_path, wav)
+        except OSError as exc:
+            error = WriteFailed(f"{section.output_path}: {exc.strerror or exc}")
+            await self.jobs.final(
+                job_id, idx, SectionError(idx, str(error)), ok=False, node=self.node, advance=False
+            )
+            return
+        event = Progress(
+            idx,
+            "ok",
+            wav_path=section.output_path,
+            duration_sec=float(fields["duration"]),
+            elapsed_sec=float(fields["elapsed"]),
+            cached=True if fields.get("cached") == "1" else None,
+        )
+        await self.jobs.final(job_id, idx, event, ok=True, node=self.node, advance=False)
+        if await self._ended(job):
+            self.on_done(job_id)
+
+    async def _ended(self, job: Job) -> bool:
+        found = await self.jobs.spec(job.id)
+        return found is not None and found[1]

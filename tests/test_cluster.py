@@ -1,0 +1,253 @@
+"""Several worker processes sharing jobs through a real redis-server (no mocks): any node accepts,
+any node streams, a node killed mid-section loses nothing, Redis restarts are waited out."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.redis_server import RedisServer
+from tests.timing import seconds
+from tests.worker_process import free_port, start_worker_process
+
+pytestmark = pytest.mark.allow_blocking
+
+
+class Node:
+    def __init__(self, name: str, port: int, process: subprocess.Popen[bytes], state: Path) -> None:
+        self.name, self.port, self.process, self.state = name, port, process, state
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@pytest.fixture
+def start_node(tmp_path: Path, redis_server: RedisServer) -> Iterator[Any]:
+    nodes: list[Node] = []
+
+    def start(
+        name: str, role: str = "both", delay: float = 0.01, claim_timeout: float = 1.0, grace: float = 30.0
+    ) -> Node:
+        """A worker process; a name used before restarts that node (same state dir, same node id)."""
+        port, state = free_port(), tmp_path / name
+        extra = ("--queue", redis_server.url, "--role", role, "--claim-timeout", str(claim_timeout))
+        extra += ("--output-root", str(tmp_path))
+        process = start_worker_process(state, port, delay, seconds(30), grace=grace, extra=extra)
+        node = Node(name, port, process, state)
+        nodes.append(node)
+        return node
+
+    yield start
+    for node in nodes:
+        node.kill()
+
+
+def call(method: str, url: str, body: Any = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(
+        url, data=data, method=method, headers={"Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=seconds(20)) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw[:1] in (b"{", b"[") else raw
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def events(url: str, stop_after_ok: int | None = None) -> list[dict[str, Any]]:
+    """NDJSON lines of a job stream; with `stop_after_ok`, hang up after that many `ok` lines."""
+    lines, oks = [], 0
+    deadline = time.monotonic() + seconds(30)
+    with urllib.request.urlopen(url, timeout=seconds(30)) as response:
+        for raw in response:
+            assert time.monotonic() < deadline, f"the stream did not end: {lines[-3:]}"
+            line = json.loads(raw)
+            lines.append(line)
+            oks += line.get("status") == "ok"
+            if stop_after_ok is not None and oks >= stop_after_ok:
+                break
+    return lines
+
+
+def batch(tmp_path: Path, sections: int, prefix: str = "slide") -> dict[str, Any]:
+    """Even sections write to the caller's directory, odd ones to the accepting node's default place."""
+    out = tmp_path / "out"
+    return {
+        "sections": [
+            {
+                "idx": i,
+                "text": f"{prefix} {i} of the lecture",
+                **({"output_path": str(out / f"{i}.wav")} if i % 2 == 0 else {}),
+            }
+            for i in range(sections)
+        ]
+    }
+
+
+def wav_seconds(path: str) -> float:
+    with wave.open(io.BytesIO(Path(path).read_bytes())) as reader:
+        return reader.getnframes() / reader.getframerate()
+
+
+def test_a_batch_accepted_by_one_node_survives_an_engine_kill_and_streams_from_others(tmp_path, start_node):
+    engine_c = start_node("c", role="engine", delay=0.02)
+    both_b = start_node("b", delay=0.02)
+    api_a = start_node("a", role="api")
+    status, refused = call("POST", f"{engine_c.base}/synth_batch", batch(tmp_path, 1))
+    assert status == 501 and refused["error"].startswith("Unsupported")
+
+    status, accepted = call("POST", f"{api_a.base}/synth_batch?async=1", batch(tmp_path, 39))
+    assert status == 200
+    job_id = accepted["job_id"]
+    first = events(f"{both_b.base}/jobs/{job_id}/events", stop_after_ok=6)  # streamed from another node
+    engine_c.kill()  # kill -9 while it holds a section (it takes about every other one)
+    second = events(f"{both_b.base}/jobs/{job_id}/events?after={first[-1]['seq']}", stop_after_ok=10)
+    rest = events(f"{api_a.base}/jobs/{job_id}/events?after={second[-1]['seq']}")  # re-attach elsewhere
+    log = first + second + rest
+
+    assert [line["seq"] for line in log] == list(range(1, len(log) + 1))
+    oks = [line for line in log if line.get("status") == "ok"]
+    assert sorted(line["idx"] for line in oks) == list(range(39))  # each section ok exactly once
+    assert log[-1]["event"] == "done" and log[-1]["ok_count"] == 39 and not log[-1]["cancelled"]
+    for line in oks:
+        assert abs(wav_seconds(line["wav_path"]) - line["duration_sec"]) < 0.002
+        assert line["wav_path"].startswith(str(tmp_path / "out")) == (line["idx"] % 2 == 0)
+        if line["idx"] % 2:
+            assert line["wav_path"].startswith(str(api_a.state))
+    # Files land only on the accepting node: the engine nodes wrote none.
+    assert not list(engine_c.state.rglob("*.wav")) and not list(both_b.state.rglob("*.wav"))
+    status, wav = call("GET", f"{both_b.base}/jobs/{job_id}/sections/3/audio")
+    assert status == 200 and wav == Path(oks[[o["idx"] for o in oks].index(3)]["wav_path"]).read_bytes()
+    status, result = call("GET", f"{both_b.base}/jobs/{job_id}/result")
+    assert status == 200 and result["ok_count"] == 39
+
+    status, health = call("GET", f"{api_a.base}/health")
+    assert health["queue_backend"] == "redis" and health["redis"] == "ok"
+    assert {n["role"] for n in health["cluster"]["nodes"]} >= {"api", "both"}
+    assert health["cluster"]["queue_depth"] == 0
+
+
+def test_a_restarted_engine_node_finishes_the_section_it_held(tmp_path, start_node):
+    """The claim timeout is far away: only the node itself (same id after restart) can finish it."""
+    engine = start_node("engine", role="engine", delay=0.03, claim_timeout=600)
+    api = start_node("api", role="api")
+    _, accepted = call("POST", f"{api.base}/synth_batch?async=1", batch(tmp_path, 6))
+    seen = events(f"{api.base}/jobs/{accepted['job_id']}/events", stop_after_ok=2)
+    engine.kill()
+    start_node("engine", role="engine", delay=0.0, claim_timeout=600)
+    log = seen + events(f"{api.base}/jobs/{accepted['job_id']}/events?after={seen[-1]['seq']}")
+    assert sorted(line["idx"] for line in log if line.get("status") == "ok") == list(range(6))
+
+
+def test_a_stopped_engine_node_gives_back_the_sections_it_held(tmp_path, start_node):
+    """SIGTERM with a short grace cuts the running section; it and any item claimed but not started
+    go back to the queue at once (the claim timeout is far away), so the other node finishes the job."""
+    stays = start_node("stays", delay=0.01, claim_timeout=600).base
+    leaving = start_node("leaves", role="engine", delay=0.05, claim_timeout=600, grace=0.1)
+    _, accepted = call("POST", f"{stays}/synth_batch?async=1", batch(tmp_path, 12, "long slide"))
+    seen = events(f"{stays}/jobs/{accepted['job_id']}/events", stop_after_ok=3)
+    leaving.process.send_signal(signal.SIGTERM)
+    assert leaving.process.wait(timeout=seconds(20)) == 0
+    log = seen + events(f"{stays}/jobs/{accepted['job_id']}/events?after={seen[-1]['seq']}")
+    assert sorted(line["idx"] for line in log if line.get("status") == "ok") == list(range(12))
+
+
+def test_cancel_stops_the_job_on_every_node(tmp_path, start_node):
+    one, two = start_node("one", delay=0.05), start_node("two", delay=0.05)
+    status, accepted = call("POST", f"{one.base}/synth_batch?async=1", batch(tmp_path, 30, "long"))
+    job_id = accepted["job_id"]
+    seen = events(f"{two.base}/jobs/{job_id}/events", stop_after_ok=2)
+    status, body = call("DELETE", f"{two.base}/jobs/{job_id}")
+    assert status == 200 and body["cancel_requested"] is True
+    log = seen + events(f"{one.base}/jobs/{job_id}/events?after={seen[-1]['seq']}")
+    assert log[-1]["event"] == "done" and log[-1]["cancelled"] is True
+    oks = [line["idx"] for line in log if line.get("status") == "ok"]
+    assert len(oks) == len(set(oks)) < 30
+    time.sleep(0.5)  # anything still running would log past `done`: the log must not grow
+    again = events(f"{one.base}/jobs/{job_id}/events")
+    assert len(again) == len(log)
+    _, health = call("GET", f"{one.base}/health")
+    assert health["cluster"]["queue_depth"] == 0
+
+
+def test_redis_restart_mid_job_is_waited_out(tmp_path, start_node, redis_server):
+    one, two = start_node("one", delay=0.02), start_node("two", delay=0.02)
+    _, accepted = call("POST", f"{one.base}/synth_batch?async=1", batch(tmp_path, 16))
+    job_id = accepted["job_id"]
+    seen = events(f"{two.base}/jobs/{job_id}/events", stop_after_ok=3)
+    redis_server.stop(save=True)  # an operator restarts Redis (its snapshot keeps the jobs)
+    status, health = call("GET", f"{one.base}/health")
+    assert status == 503 and health["redis"] == "unreachable" and "QueueUnavailable" in health["error"]
+    status, refused = call("POST", f"{one.base}/synth_batch?async=1", batch(tmp_path, 2))
+    assert status == 503 and refused["error"].startswith("QueueUnavailable")
+    status, refused = call("GET", f"{two.base}/jobs/{job_id}/status")
+    assert status == 503
+    redis_server.start()
+    deadline = time.monotonic() + seconds(10)
+    while call("GET", f"{two.base}/health")[0] != 200:
+        assert time.monotonic() < deadline, "the node did not recover by itself"
+        time.sleep(0.1)
+    log = seen + events(f"{two.base}/jobs/{job_id}/events?after={seen[-1]['seq']}")
+    oks = sorted(line["idx"] for line in log if line.get("status") == "ok")
+    assert oks == list(range(16)) and log[-1]["event"] == "done"
+
+
+def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_server):
+    """Without persistence a restart forgets jobs and the queue's groups: nodes make them again."""
+    node = start_node("solo", delay=0.05)
+    _, lost = call("POST", f"{node.base}/synth_batch?async=1", batch(tmp_path, 20, "a long slide"))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        streamed = pool.submit(events, f"{node.base}/jobs/{lost['job_id']}/events")
+        time.sleep(0.3)
+        redis_server.stop()
+        redis_server.start()
+        lines = streamed.result(timeout=seconds(20))  # the stream ends: its job is gone
+    assert lines[-1]["event"] != "done"
+    deadline = time.monotonic() + seconds(15)
+    while True:
+        status, accepted = call("POST", f"{node.base}/synth_batch?async=1", batch(tmp_path, 3))
+        if status == 200:
+            break
+        assert status == 503 and time.monotonic() < deadline, accepted
+        time.sleep(0.1)
+    log = events(f"{node.base}/jobs/{accepted['job_id']}/events")
+    assert log[-1]["event"] == "done" and log[-1]["ok_count"] == 3
+    status, body = call("GET", f"{node.base}/jobs/{lost['job_id']}/status")
+    assert status == 404 and body["error"].startswith("JobNotFound")
+
+
+@pytest.mark.parametrize(
+    "queue, message",
+    [
+        ("redis://127.0.0.1:{closed}/0", "cannot use the queue"),
+        ("redis://127.0.0.1:notaport/0", "bad port"),
+        ("memcached://127.0.0.1:11211", "queue must be 'local' or redis://"),
+    ],
+)
+def test_bad_or_unreachable_redis_urls_stop_the_worker_at_start_up(tmp_path, queue, message):
+    queue = queue.format(closed=free_port())
+    env = {**os.environ, "NPU_WORKER_QUEUE": queue, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--state-dir", str(tmp_path), "--port", "0"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds(30))
+    assert done.returncode != 0 and message in done.stderr

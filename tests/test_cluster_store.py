@@ -1,0 +1,180 @@
+"""The shared-job scripts against a real redis-server: seq is position, `ok` once, nothing after
+`done`, the cluster-wide queue bound, section-by-section interleaving, reclaiming a silent node's work."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from npu_worker.jobs.cluster.store import RedisJobs
+from npu_worker.jobs.model import Job, Section
+from npu_worker.protocol import Progress, SectionError, Start, SynthParams
+from tests.redis_server import RedisServer
+from tests.timing import seconds
+
+
+@pytest.fixture
+async def jobs(redis_server: RedisServer) -> AsyncIterator[RedisJobs]:
+    store = RedisJobs(redis_server.url)
+    await store.ensure_groups("n1")
+    await store.ensure_groups("n2")
+    yield store
+    await store.close()
+
+
+def make_job(job_id: str, sections: int) -> Job:
+    return Job(job_id, SynthParams(), [Section(i, f"text {i}", None) for i in range(sections)])
+
+
+async def create(jobs: RedisJobs, job: Job, *, max_queue: int = 100, window: int = 2) -> int:
+    start = Start(job.total, "tone", "cpu", job.id, 24000)
+    return await jobs.create(job, "n1", start, max_queue=max_queue, window=window)
+
+
+def ok(idx: int) -> Progress:
+    return Progress(idx, "ok", wav_path=None, duration_sec=1.0, elapsed_sec=0.1)
+
+
+async def test_a_section_is_ok_once_and_nothing_follows_done(jobs):
+    job = make_job("j1", 2)
+    assert await create(jobs, job) == 1
+    assert await jobs.made("j1", "n1", 0, b"first", {"duration": 1, "elapsed": 0, "cached": False})
+    assert await jobs.final("j1", 0, ok(0), ok=True, node="n1", advance=False) == 2
+    assert await jobs.final("j1", 0, ok(0), ok=True, node="n1", advance=False) == 0  # a rerun's duplicate
+    assert not await jobs.made("j1", "n1", 0, b"second", {"duration": 1, "elapsed": 0, "cached": False})
+    assert await jobs.audio("j1", 0) == b"first"  # the first audio stays
+    assert (
+        await jobs.final("j1", 1, SectionError(1, "EngineError: x"), ok=False, node="n1", advance=False) == 3
+    )
+    assert await jobs.append("j1", Progress(1, "synth")) == 0  # the job ended at seq 4
+    loaded = await jobs.load("j1")
+    assert loaded is not None and [e.seq for e in loaded.log] == [1, 2, 3, 4]
+    done = loaded.log[-1].event
+    assert (done.ok_count, done.fail_count, done.cancelled) == (1, 1, False)  # type: ignore[attr-defined]
+    assert not await jobs.cancel("j1", "n1")
+
+
+async def test_seq_is_the_position_when_many_nodes_append_at_once(jobs):
+    await create(jobs, make_job("j2", 3))
+    seqs = await asyncio.gather(*(jobs.append("j2", Progress(i % 3, "synth")) for i in range(60)))
+    assert sorted(seqs) == list(range(2, 62))
+    tail = await jobs.read_log("j2", 58, block_ms=10)  # re-attach with after=58
+    assert [e.seq for e in tail] == [59, 60, 61]
+
+
+async def test_the_queue_bound_is_shared_and_released_by_finals_and_cancel(jobs):
+    assert await create(jobs, make_job("a", 6), max_queue=10) == 1
+    assert await create(jobs, make_job("b", 5), max_queue=10) == -7  # 6 waiting, 5 more is over 10
+    await jobs.final("a", 0, ok(0), ok=True, node="n1", advance=False)
+    assert await jobs.cancel("a", "n1")
+    assert await create(jobs, make_job("b", 10), max_queue=10) == 1
+
+
+async def test_first_sections_go_first_then_jobs_take_turns(jobs):
+    await create(jobs, make_job("x", 4), window=2)
+    await create(jobs, make_job("y", 4), window=2)
+    order = []
+    for _ in range(4):
+        (item,) = await jobs.claim("n1", own=False, block_ms=10)
+        order.append((item.job_id, item.pos))
+        await jobs.made(item.job_id, "n1", item.pos, b"w", {"duration": 1, "elapsed": 0, "cached": False})
+        await jobs.ack(item)
+    assert order == [("x", 0), ("y", 0), ("x", 1), ("y", 1)]
+
+
+async def test_a_section_made_twice_queues_the_next_one_once_and_a_retried_create_is_one_job(jobs):
+    job = make_job("w", 4)
+    assert await create(jobs, job, window=1) == 1
+    assert await create(jobs, job, window=1) == 1  # the same call again (a reply lost to a dropped link)
+    (item,) = await jobs.claim("n1", own=False, block_ms=10)
+    meta = {"duration": 1, "elapsed": 0, "cached": False}
+    assert await jobs.made("w", "n1", 0, b"a", meta) and await jobs.made("w", "n1", 0, b"a", meta)
+    await jobs.ack(item)
+    queued = []
+    while found := await jobs.claim("n2", own=False, block_ms=10):
+        queued += [(i.job_id, i.pos) for i in found]
+        await jobs.ack(found[0])
+    assert queued == [("w", 1)]
+    assert (await jobs.cluster_view(5.0))["queue_depth"] == 4
+
+
+async def test_a_silent_nodes_claimed_section_is_taken_over(jobs):
+    await create(jobs, make_job("z", 1), window=1)
+    (held,) = await jobs.claim("n1", own=False, block_ms=10)
+    assert await jobs.reclaim("n2", min_idle_ms=60_000) == []  # not silent long enough
+    await jobs.touch(held, "n1")
+    await asyncio.sleep(0.05)
+    (taken,) = await jobs.reclaim("n2", min_idle_ms=20)
+    assert (taken.job_id, taken.pos) == ("z", 0)
+    assert await jobs.claim("n1", own=True, block_ms=0) == []  # n1 no longer holds it
+    assert [i.entry_id for i in await jobs.claim("n2", own=True, block_ms=0)] == [taken.entry_id]
+
+
+async def test_an_in_process_node_serves_jobs_and_refuses_ws_previews(worker, redis_server, tmp_path):
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    response = await client.post("/synth", json={"text": "hello", "output_path": str(tmp_path / "s.wav")})
+    body = await response.json()
+    assert body["status"] == "ok" and (tmp_path / "s.wav").read_bytes()[:4] == b"RIFF"
+    accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "one"}]})).json()
+    lines = [
+        json.loads(line) async for line in (await client.get(f"/jobs/{accepted['job_id']}/events")).content
+    ]
+    assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+    listed = await (await client.get("/jobs")).json()
+    assert [job["job_id"] for job in listed["jobs"]] == [accepted["job_id"]]  # /synth is not listed
+    missing = await client.get(f"/jobs/{accepted['job_id']}/sections/7/audio")
+    assert missing.status == 404 and (await missing.json())["error"].startswith("AudioNotFound")
+    ws = await client.ws_connect("/ws")
+    refusal = await ws.receive_json()
+    assert refusal["event"] == "error" and refusal["error"].startswith("Unsupported")
+    await ws.close()
+    speech = await client.post(
+        "/v1/audio/speech", json={"model": "tts-1", "input": "hello", "voice": "default"}
+    )
+    assert speech.status == 501 and (await speech.json())["error"]["code"] == "Unsupported"
+
+
+async def test_a_local_worker_serves_a_finished_sections_wav(worker):
+    client = await worker()
+    accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "one"}]})).json()
+    job_id = accepted["job_id"]
+    async for _ in (await client.get(f"/jobs/{job_id}/events")).content:
+        pass
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    audio = await client.get(f"/jobs/{job_id}/sections/0/audio")
+    assert audio.status == 200 and audio.content_type == "audio/wav"
+    assert await audio.read() == await asyncio.to_thread(Path(result["wav_paths"][0]).read_bytes)
+    for bad, status in (("x", 400), ("3", 404)):
+        assert (await client.get(f"/jobs/{job_id}/sections/{bad}/audio")).status == status
+
+
+async def test_the_accepting_node_applies_retention_to_redis_and_its_default_files(worker, redis_server):
+    client = await worker(queue=redis_server.url, max_jobs_kept=1)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    finished = []
+    for text in ("first", "second"):
+        accepted = await (
+            await client.post("/synth_batch?async=1", json={"sections": [{"text": text}]})
+        ).json()
+        lines = [
+            json.loads(line)
+            async for line in (await client.get(f"/jobs/{accepted['job_id']}/events")).content
+        ]
+        finished.append((accepted["job_id"], lines[-2]["wav_path"]))
+    first_id, first_wav = finished[0]
+    async with asyncio.timeout(seconds(10)):  # the record goes first, then the file
+        while (await client.get(f"/jobs/{first_id}/status")).status != 404:
+            await asyncio.sleep(0.05)
+        while await asyncio.to_thread(Path(first_wav).exists):
+            await asyncio.sleep(0.05)
+    assert await asyncio.to_thread(Path(finished[1][1]).exists)
+    assert (await client.get(f"/jobs/{finished[1][0]}/sections/0/audio")).status == 200
