@@ -33,7 +33,7 @@ from ..observer import SchedulerObserver
 from ..runner import Runner
 from ..stats import Stats
 from .journal import RedisJournal
-from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, lost_groups
+from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, lost_groups, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
 
@@ -159,6 +159,7 @@ class EngineNode:
                 )
                 self._regroup = True
             except REDIS_DOWN as exc:
+                reraise_if_cancelling()
                 if self.redis_ok:
                     log.warning("engine node %s: Redis unreachable (%s)", self.node, exc)
                 self.redis_ok, self._own = False, True
@@ -209,6 +210,7 @@ class EngineNode:
             try:
                 await self.jobs.touch(item, self.node)
             except REDIS_DOWN:
+                reraise_if_cancelling()
                 pass
 
     async def _job(self, job_id: str) -> tuple[Job, str] | None:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 
 from ..model import Job, apply_event
-from .store import REDIS_DOWN, RedisJobs
+from .store import REDIS_DOWN, RedisJobs, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ class Followers:
                 try:
                     entries = await self.jobs.read_log(job.id, job.next_seq - 1, self.block_ms)
                 except REDIS_DOWN as exc:
+                    reraise_if_cancelling()
                     log.debug("following job %s: Redis unreachable (%s)", job.id, exc)
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)

@@ -37,7 +37,7 @@ from ..subscription import Subscription
 from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
-from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs
+from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, reraise_if_cancelling
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,7 @@ class ClusterScheduler(Scheduler):
             await self.jobs.ping()
             await self.jobs.ensure_groups(self.node)
         except REDIS_DOWN as exc:
+            reraise_if_cancelling()
             raise QueueUnavailable(f"cannot reach Redis at {self.settings.queue}: {exc}") from exc
         journal = self._rjournal = RedisJournal(
             self.jobs, self.store, LoopHandoff(loop), self.node, observer=self.observer
@@ -207,6 +208,7 @@ class ClusterScheduler(Scheduler):
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
                 self.redis_ok = True
             except REDIS_DOWN:
+                reraise_if_cancelling()
                 self.redis_ok = False
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
@@ -222,6 +224,7 @@ class ClusterScheduler(Scheduler):
                         if message is not None and self.engine_node is not None:
                             self.engine_node.cancel(message["data"].decode())
             except REDIS_DOWN:
+                reraise_if_cancelling()
                 await asyncio.sleep(0.5)
 
     # -- submission ------------------------------------------------------------------------------
@@ -255,6 +258,7 @@ class ClusterScheduler(Scheduler):
                 job, self.node, start, max_queue=self.settings.max_queue, window=max(2, engines + 1)
             )
         except REDIS_DOWN as exc:
+            reraise_if_cancelling()
             raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
         if created < 0:
             self.stats.count("jobs_refused")
@@ -322,6 +326,7 @@ class ClusterScheduler(Scheduler):
         try:
             wav = await self.jobs.audio(job.id, idx)
         except REDIS_DOWN as exc:
+            reraise_if_cancelling()
             raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
         if wav is None:
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
@@ -349,6 +354,7 @@ class ClusterScheduler(Scheduler):
             if gone:
                 self.stats.count("jobs_removed", len(gone))
         except REDIS_DOWN as exc:
+            reraise_if_cancelling()
             log.info("retention skipped: Redis unreachable (%s)", exc)
 
     def _rjournal_remove(self, job: Job) -> None:

@@ -8,6 +8,7 @@ scripts of `scripts.py`; the rest are plain commands. Connection errors surface 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from dataclasses import dataclass
@@ -26,6 +27,28 @@ from ..model import Job, LogEntry, Section, apply_event
 from . import scripts
 
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+async def cancellable(read: Any) -> Any:
+    """Await a blocking Redis read so that cancelling the task ends it.
+
+    redis-py turns a cancellation that lands inside a blocking read into a connection error; a loop
+    that retries on connection errors would then never end (shutdown hung). Re-raise it as the
+    cancellation it was."""
+    try:
+        return await read
+    except REDIS_DOWN:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise asyncio.CancelledError from None
+        raise
+
+
+def reraise_if_cancelling() -> None:
+    """Called in a retry loop's Redis-error handler: a cancelled task must end, not retry (see above)."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def lost_groups(exc: ResponseError) -> bool:
@@ -219,7 +242,9 @@ class RedisJobs:
         return job
 
     async def read_log(self, job_id: str, after: int, block_ms: int) -> list[LogEntry]:
-        reply = await self.blocking.xread({log_key(job_id): f"0-{after}"}, block=block_ms, count=500)
+        reply = await cancellable(
+            self.blocking.xread({log_key(job_id): f"0-{after}"}, block=block_ms, count=500)
+        )
         return [entry_of(eid, fields) for _, rows in reply for eid, fields in rows]
 
     async def recent(self, limit: int) -> list[str]:
@@ -255,8 +280,8 @@ class RedisJobs:
             items = _items(await self.redis.xreadgroup(ENGINES, node, streams, count=1))
             if items:
                 return items
-        reply = await self.blocking.xreadgroup(
-            ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms
+        reply = await cancellable(
+            self.blocking.xreadgroup(ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms)
         )
         return _items(reply)
 
@@ -294,7 +319,9 @@ class RedisJobs:
         if own:
             reply = await self.redis.xreadgroup(WRITERS, node, {stream: "0"}, count=64)
         else:
-            reply = await self.blocking.xreadgroup(WRITERS, node, {stream: ">"}, count=64, block=block_ms)
+            reply = await cancellable(
+                self.blocking.xreadgroup(WRITERS, node, {stream: ">"}, count=64, block=block_ms)
+            )
         out = []
         for _, rows in reply or []:
             for entry_id, fields in rows:

@@ -17,7 +17,7 @@ from redis.exceptions import ResponseError
 from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WriteFailed
 from ..model import Job, job_section
-from .store import REDIS_DOWN, RedisJobs, job_from_spec, lost_groups
+from .store import REDIS_DOWN, RedisJobs, job_from_spec, lost_groups, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,7 @@ class OutputWriter:
                 )
                 self._regroup = True
             except REDIS_DOWN as exc:
+                reraise_if_cancelling()
                 if self.redis_ok:
                     log.warning("writer of node %s: Redis unreachable (%s)", self.node, exc)
                 self.redis_ok, self._own = False, True
