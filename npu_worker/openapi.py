@@ -239,6 +239,19 @@ PATHS: dict[str, Any] = {
             },
         }
     },
+    "/jobs/{job_id}/sections/{idx}/audio": {
+        "get": {
+            "summary": "a finished section's wav (from its file, or from Redis on a shared queue)",
+            "parameters": [
+                JOB_ID,
+                {"name": "idx", "in": "path", "required": True, "schema": {"type": "integer"}},
+            ],
+            "responses": {
+                "200": {"description": "wav", "content": {"audio/wav": {"schema": {"type": "string"}}}},
+                **_errors(400, 401, 403, 404, 503),
+            },
+        }
+    },
     "/ws": {
         "get": {
             "summary": "WebSocket channel (docs/protocol.md); a failed handshake is a 400 error body",
