@@ -20,8 +20,6 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 
-from redis.exceptions import ResponseError
-
 from ...audio import wav_bytes
 from ...engine.base import Engine
 from ...paths import PathPolicy
@@ -32,8 +30,9 @@ from ..model import Job, Section
 from ..observer import SchedulerObserver
 from ..runner import Runner
 from ..stats import Stats
+from .consumer import QueueConsumer
 from .journal import RedisJournal
-from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, lost_groups, reraise_if_cancelling
+from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +74,7 @@ class ClusterRunner(Runner):
             self.observer.section_ran(job, time.monotonic() - started)
 
 
-class EngineNode:
+class EngineNode(QueueConsumer):
     def __init__(
         self,
         engine: Engine,
@@ -137,34 +136,17 @@ class EngineNode:
             self._left.set()
 
     async def _work(self) -> None:
-        delay = 0.05
-        while True:
-            try:
-                if self._regroup:
-                    await self.jobs.ensure_groups(self.node)
-                    self._regroup = False
-                if self._draining:
-                    return
-                for item in await self._next_items():
-                    if self._draining:  # claimed but not started: queued again for the other nodes
-                        await self.jobs.release(item)
-                        continue
-                    await self._run_item(item)
-                self.redis_ok, delay = True, 0.05
-            except ResponseError as exc:
-                if not lost_groups(exc):
-                    raise
-                log.warning(
-                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
-                )
-                self._regroup = True
-            except REDIS_DOWN as exc:
-                reraise_if_cancelling()
-                if self.redis_ok:
-                    log.warning("engine node %s: Redis unreachable (%s)", self.node, exc)
-                self.redis_ok, self._own = False, True
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        await self._consume(self._work_step, "engine node")
+
+    async def _work_step(self) -> bool:
+        if self._draining:
+            return False
+        for item in await self._next_items():
+            if self._draining:  # claimed but not started: queued again for the other nodes
+                await self.jobs.release(item)
+                continue
+            await self._run_item(item)
+        return True
 
     async def _next_items(self) -> list[WorkItem]:
         if self._own:

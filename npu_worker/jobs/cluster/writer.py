@@ -12,17 +12,16 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from redis.exceptions import ResponseError
-
 from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WriteFailed
 from ..model import Job, job_section
-from .store import REDIS_DOWN, RedisJobs, job_from_spec, lost_groups, reraise_if_cancelling
+from .consumer import QueueConsumer
+from .store import RedisJobs, job_from_spec
 
 log = logging.getLogger(__name__)
 
 
-class OutputWriter:
+class OutputWriter(QueueConsumer):
     def __init__(self, jobs: RedisJobs, node: str, paths: PathPolicy, on_done: Callable[[str], None]) -> None:
         self.jobs = jobs
         self.paths = paths
@@ -33,33 +32,16 @@ class OutputWriter:
         self._regroup = False
 
     async def run(self) -> None:
-        delay = 0.05
-        while True:
-            try:
-                if self._regroup:
-                    await self.jobs.ensure_groups(self.node)
-                    self._regroup = False
-                rows = await self.jobs.ready(self.node, own=self._own, block_ms=1000)
-                if self._own and not rows:
-                    self._own = False
-                for entry_id, fields in rows:
-                    await self._deliver(fields)
-                    await self.jobs.ready_done(self.node, entry_id)
-                self.redis_ok, delay = True, 0.05
-            except ResponseError as exc:
-                if not lost_groups(exc):
-                    raise
-                log.warning(
-                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
-                )
-                self._regroup = True
-            except REDIS_DOWN as exc:
-                reraise_if_cancelling()
-                if self.redis_ok:
-                    log.warning("writer of node %s: Redis unreachable (%s)", self.node, exc)
-                self.redis_ok, self._own = False, True
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        await self._consume(self._write_ready, "writer of node")
+
+    async def _write_ready(self) -> bool:
+        rows = await self.jobs.ready(self.node, own=self._own, block_ms=1000)
+        if self._own and not rows:
+            self._own = False
+        for entry_id, fields in rows:
+            await self._deliver(fields)
+            await self.jobs.ready_done(self.node, entry_id)
+        return True
 
     async def _deliver(self, fields: dict[str, str]) -> None:
         job_id, idx = fields["job"], int(fields["idx"])

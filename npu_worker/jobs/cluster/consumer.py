@@ -1,0 +1,54 @@
+"""The retry loop shared by a node's queue consumers (the engine node, the output writer).
+
+One consumer reads one Redis consumer group. It survives Redis outages: it waits with back-off and
+logs once. It survives Redis losing its data: the groups are made again. After either, it first takes
+back its own pending items. A cancellation always ends it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from redis.exceptions import ResponseError
+
+from .store import REDIS_DOWN, RedisJobs, lost_groups, reraise_if_cancelling
+
+log = logging.getLogger(__name__)
+
+
+class QueueConsumer:
+    """Base of the node's consumers: `redis_ok` for /health, `_own` = read own pending items next."""
+
+    jobs: RedisJobs
+    node: str
+    redis_ok: bool
+    _own: bool
+    _regroup: bool
+
+    async def _consume(self, step: Callable[[], Awaitable[bool]], label: str) -> None:
+        """Run `step` until it returns False, through outages and lost groups."""
+        delay = 0.05
+        while True:
+            try:
+                if self._regroup:
+                    await self.jobs.ensure_groups(self.node)
+                    self._regroup = False
+                if not await step():
+                    return
+                self.redis_ok, delay = True, 0.05
+            except ResponseError as exc:
+                if not lost_groups(exc):
+                    raise
+                log.warning(
+                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
+                )
+                self._regroup = True
+            except REDIS_DOWN as exc:
+                reraise_if_cancelling()
+                if self.redis_ok:
+                    log.warning("%s %s: Redis unreachable (%s)", label, self.node, exc)
+                self.redis_ok, self._own = False, True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
