@@ -1,4 +1,4 @@
-"""The journal: the one way a job changes. Appending an event folds it into the job, persists it, then
+"""The journal: the one way a job changes. Appending an event persists it, folds it into the job, then
 publishes it to the job's listeners on the event loop, in that order, so the log never lags what a
 client saw and every listener sees the same sequence.
 
@@ -61,7 +61,7 @@ class LoopHandoff:
 
 
 class Journal(abc.ABC):
-    """Event log of every job: fold → persist → publish, one event at a time."""
+    """Event log of every job: persist → fold → publish, one event at a time."""
 
     def __init__(self, handoff: LoopHandoff, observer: SchedulerObserver | None = None) -> None:
         self.handoff = handoff
