@@ -5,7 +5,10 @@ to the official behaviour (or further), on the same slides, seeds and model, and
 prompt's frames (first segment / others), the decoder work (Σ frames × steps over all calls), the audio
 length, the leading/trailing silence of the output, the engine's first audio on slide 0, process CPU
 seconds, and for variants that keep the frame count of the first segment, the relative log-mel distance
-of that segment's audio to the default's (how much the audio itself changes).
+of that segment's audio to the default's (how much the audio itself changes). Each variant's first
+segment is also compared with the same segment sampled with 16 steps (same noise, text and prompt): the
+distance says how far that step count stops from where the sampler converges, so the cost of
+`--first-segment-steps` is a number, not a guess.
 
 With random-weight models (the generated test models) the distances say how far the output moves, not
 whether it sounds better or worse; frames, lengths and silences are the same as with real weights.
@@ -39,6 +42,7 @@ VARIANTS = {
         "prompt_max_seconds": 30.0,
         "first_prompt_max_seconds": 30.0,
     },
+    "prompt bound 4 s (--prompt-max-seconds 4, the former default)": {"prompt_max_seconds": 4.0},
     "prompt bound 2 s (--prompt-max-seconds 2)": {"prompt_max_seconds": 2.0, "first_prompt_max_seconds": 2.0},
     "no short first prompt (--first-prompt-max-seconds 4)": {"first_prompt_max_seconds": 4.0},
     "no edge trim (--no-trim-edge-silence)": {"trim_edge_silence": False},
@@ -46,6 +50,9 @@ VARIANTS = {
     "first segment 2 steps (--first-segment-steps 2)": {"first_segment_steps": 2},
     "18 s segments (--segment-seconds 18)": {"segment_seconds": 18.0},
 }
+
+
+CONVERGED_STEPS = 16  # the sampler's result with many steps: the yardstick for fewer steps
 
 
 def silence_ms(audio: np.ndarray, rate: int, threshold_db: float = -50.0) -> tuple[float, float]:
@@ -75,7 +82,13 @@ def run_variant(base: Settings, changes: dict, slides: list[str], steps: int) ->
         if index == 0:
             out["first_audio_s"] = round(first or 0.0, 3)
             trace = engine.traces[0]
-            first_segment = (trace.frames, engine.segment_audio(trace.text, seed=0, first=True))
+            steps_used = len(trace.step_seconds)
+            first_segment = (
+                trace.frames,
+                engine.segment_audio(trace.text, seed=0, first=True, steps=steps_used),
+                engine.segment_audio(trace.text, seed=0, first=True, steps=CONVERGED_STEPS),
+            )
+            out["first_segment_steps"] = steps_used
         out["frame_steps"] += sum(t.frames * len(t.step_seconds) for t in engine.traces)
         out["audio_s"] += audio.size / engine.info.sample_rate
         lead, trail = silence_ms(audio, engine.info.sample_rate)
@@ -123,11 +136,14 @@ def main(argv: list[str] | None = None) -> int:
         )
     reference = results["default"]["_first_segment"]
     for row in results.values():
-        frames, audio = row.pop("_first_segment")
+        frames, audio, converged = row.pop("_first_segment")
         row.pop("_num_steps")
         row["first_segment_mel_distance"] = (
             round(mel_distance(reference[1], audio), 4) if frames == reference[0] else None
         )
+        # How far the sampler stops from where many steps lead (same noise, text and prompt): what
+        # fewer steps cost, measured, for every variant on its own first segment.
+        row[f"first_segment_distance_to_{CONVERGED_STEPS}_steps"] = round(mel_distance(converged, audio), 4)
     report = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "load_average": os.getloadavg(), "variants": results}  # fmt: skip
     print(json.dumps(report, indent=2))

@@ -126,7 +126,8 @@ class Settings:
     num_steps: int | None = _opt(None, "ZipVoice sampling steps (default: 8 distill / 16 full)")
     guidance_scale: float | None = _opt(None, "ZipVoice guidance scale (default: 3.0 distill / 1.0 full)")
     prompt_max_seconds: float = _opt(
-        4.0, "ZipVoice: longest reference prompt in seconds (cut at a word-aligned pause)"
+        3.0,
+        "ZipVoice: longest reference prompt in seconds, cut at a word-aligned pause (ZipVoice recommends 1-3 s)",
     )
     first_prompt_max_seconds: float = _opt(
         2.0, "ZipVoice: prompt bound for the short first segment of a preview (earlier first audio)"

@@ -27,13 +27,13 @@ def zipvoice(**changes: object) -> Settings:
 def test_the_server_settings_map_onto_the_zipvoice_config():
     config = zipvoice_config(
         zipvoice(
-            precision="fp32", threads=3, num_steps=6, seed=5, prompt_max_seconds=3.0, segment_seconds=9.0
+            precision="fp32", threads=3, num_steps=6, seed=5, prompt_max_seconds=2.5, segment_seconds=9.0
         )
     )
     assert isinstance(config, ZipVoiceConfig)
     assert (config.model_dir, config.precision, config.runtime.threads) == ("/models/zipvoice", "fp32", 3)
     assert (config.num_steps, config.seed) == (6, 5)
-    assert (config.options.prompt.max_seconds, config.options.segment_seconds) == (3.0, 9.0)
+    assert (config.options.prompt.max_seconds, config.options.segment_seconds) == (2.5, 9.0)
     config.validate()  # nothing is opened: the directory need not exist yet
 
 

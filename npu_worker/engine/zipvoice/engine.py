@@ -237,11 +237,13 @@ class ZipVoiceEngine:
         speed: float = 1.0,
         seed: int = 0,
         first: bool = True,
+        steps: int | None = None,
     ) -> np.ndarray:
-        """Raw audio of one segment, not joined or trimmed: what `stream()` builds its output from."""
+        """Raw audio of one segment, not joined or trimmed: what `stream()` builds its output from
+        (`steps`: sampling steps, default the engine's)."""
         prompts = self.prompts.get(voice or self.default_voice(), lang)
         prompt = prompts.first if first else prompts.rest
-        pieces = list(self.segment_pieces(text, lang, prompt, speed, seed, None, prompts.frames_per_token))
+        pieces = list(self.segment_pieces(text, lang, prompt, speed, seed, steps, prompts.frames_per_token))
         return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
     def segment_pieces(

@@ -30,7 +30,7 @@ class PromptOptions:
     target_rms: float = 0.1
     max_pause_s: float = 0.4  # internal pauses are shortened to this (official: 1 s)
     trailing_silence_s: float = 0.2  # keeps the prompt from leaking into the generated speech
-    max_seconds: float = 4.0  # bound of the prompt (ZipVoice's authors recommend 1-3 s prompts)
+    max_seconds: float = 3.0  # bound of the prompt (ZipVoice's own inference recommends 1-3 s prompts)
     first_max_seconds: float = 2.0  # bound for an early first segment (first audio comes sooner)
     min_seconds: float = 1.0  # never cut shorter than this
     alignment_tolerance_s: float = 0.35
