@@ -14,6 +14,7 @@ from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section
 from npu_worker.protocol import Progress, SectionError, Start, SynthParams
 from tests.redis_server import RedisServer
+from tests.test_ws_support import connect, run_request
 from tests.timing import seconds
 
 
@@ -114,7 +115,7 @@ async def test_a_silent_nodes_claimed_section_is_taken_over(jobs):
     assert [i.entry_id for i in await jobs.claim("n2", own=True, block_ms=0)] == [taken.entry_id]
 
 
-async def test_an_in_process_node_serves_jobs_and_refuses_ws_previews(worker, redis_server, tmp_path):
+async def test_an_in_process_node_serves_jobs_ws_previews_and_speech(worker, redis_server, tmp_path):
     client = await worker(queue=redis_server.url, claim_timeout=1.0)
     async with asyncio.timeout(seconds(20)):
         while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
@@ -131,14 +132,17 @@ async def test_an_in_process_node_serves_jobs_and_refuses_ws_previews(worker, re
     assert [job["job_id"] for job in listed["jobs"]] == [accepted["job_id"]]  # /synth is not listed
     missing = await client.get(f"/jobs/{accepted['job_id']}/sections/7/audio")
     assert missing.status == 404 and (await missing.json())["error"].startswith("AudioNotFound")
-    ws = await client.ws_connect("/ws")
-    refusal = await ws.receive_json()
-    assert refusal["event"] == "error" and refusal["error"].startswith("Unsupported")
+    ws = await connect(client)
+    streamed = await run_request(ws, {"type": "synth", "text": "hello"})
     await ws.close()
+    assert streamed.events("first_audio") and streamed.done["ok_count"] == 1
+    ok = streamed.events("progress")[-1]
+    assert len(streamed.section_audio(0)) == round(ok["duration_sec"] * 24000)
     speech = await client.post(
-        "/v1/audio/speech", json={"model": "tts-1", "input": "hello", "voice": "default"}
+        "/v1/audio/speech",
+        json={"model": "tts-1", "input": "hello", "voice": "default", "response_format": "pcm"},
     )
-    assert speech.status == 501 and (await speech.json())["error"]["code"] == "Unsupported"
+    assert speech.status == 200 and len(await speech.read()) > 1000
 
 
 async def test_a_local_worker_serves_a_finished_sections_wav(worker):

@@ -231,7 +231,11 @@ class Runner:
             self.stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
             self.observer.first_audio(job, job.first_audio_at - job.submitted_at)
         if job.stream_audio:
-            self.journal.handoff(job.publish_audio, chunk)
+            self.hand_over_audio(job, chunk)
+
+    def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
+        """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis)."""
+        self.journal.handoff(job.publish_audio, chunk)
 
 
 class Delivery:

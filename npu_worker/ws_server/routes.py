@@ -8,7 +8,6 @@ import time
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..protocol import SectionError, Unsupported
 from .schedule import schedule_sizes
 
 log = logging.getLogger(__name__)
@@ -36,11 +35,6 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
     )
     await ws.prepare(request)
-    if settings.queue != "local":  # previews through Redis (PCM from the engine node) are not built yet
-        refusal = Unsupported("/ws previews need --queue local; this worker shares jobs through Redis")
-        await ws.send_json(SectionError(idx=None, error=str(refusal)).to_dict())
-        await ws.close(code=WSCloseCode.POLICY_VIOLATION, message=b"Unsupported")
-        return ws
     session = WsSession(ws, app[SCHEDULER_KEY], settings, app[LIMITS_KEY])
     try:
         async for message in ws:

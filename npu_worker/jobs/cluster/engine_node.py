@@ -17,7 +17,9 @@ import asyncio
 import json
 import logging
 import time
+import uuid
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from ...audio import wav_bytes
@@ -26,25 +28,52 @@ from ...paths import PathPolicy
 from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, check_text
 from ..admission import Admission
 from ..cache import SynthesisCache
-from ..model import Job, Section
+from ..model import AudioChunk, Job, Section
 from ..observer import SchedulerObserver
 from ..runner import Runner
 from ..stats import Stats
 from .consumer import QueueConsumer
 from .journal import RedisJournal
+from .pcm_stream import PcmPublisher
 from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
 
 
 class ClusterRunner(Runner):
-    """The local runner's synthesis (cache, trim, encode once), ending in Redis instead of a file."""
+    """The local runner's synthesis (cache, trim, encode once), ending in Redis instead of a file.
+
+    A streaming job's chunks go to its PCM stream (`pcm_stream.py`) under a fresh attempt id per run;
+    the attempt's end marker is written just before the section is made or failed."""
 
     journal: RedisJournal
+    pcm: PcmPublisher | None = None
+    attempt = ""
+
+    def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
+        if self.pcm is not None:
+            self.journal.handoff(self.pcm.put, (job.id, chunk.idx, self.attempt, chunk))
+
+    def _end_of(self, job: Job, section: Section) -> Callable[[], Awaitable[None]] | None:
+        """What runs on the loop before the section is handed over: its PCM stream's end marker."""
+        pcm = self.pcm
+        if pcm is None or not job.stream_audio:
+            return None
+        item = (job.id, section.idx, self.attempt, None)
+
+        async def end() -> None:
+            pcm.put(item)
+            await pcm.flushed()
+
+        return end
 
     def run_shared(self, job: Job, node: str, section: Section) -> None:
         started = time.monotonic()
+        self.attempt = uuid.uuid4().hex[:12]
+        if job.sections and section is job.sections[0]:
+            job.onset_watch = None  # a first section run again looks for its onset again
         self.journal.append(job, Progress(section.idx, "synth"))
+        end = self._end_of(job, section)
         try:
             check_text(section.text, self.limits)
             audio = self._synthesise(job, section)
@@ -58,17 +87,17 @@ class ClusterRunner(Runner):
                 "elapsed": round(time.monotonic() - started, 3),
                 "cached": audio.cached,
             }
-            if self.journal.section_made(job, node, section, wav, meta):
+            if self.journal.section_made(job, node, section, wav, meta, first=end):
                 self.stats.section_ok(audio.cached)
             if audio.raw_wav is not None and not audio.cached and self._caches(job, section):
                 self.cache.put(audio.key, audio.raw_wav)
         except WorkerError as exc:
-            self.journal.section_failed(job, node, SectionError(section.idx, str(exc)))
+            self.journal.section_failed(job, node, SectionError(section.idx, str(exc)), first=end)
             self.stats.section_failed()
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
             log.exception("section %s of job %s failed", section.idx, job.id)
             error = EngineError(f"{type(exc).__name__}: {exc}")
-            self.journal.section_failed(job, node, SectionError(section.idx, str(error)))
+            self.journal.section_failed(job, node, SectionError(section.idx, str(error)), first=end)
             self.stats.section_failed()
         finally:
             self.observer.section_ran(job, time.monotonic() - started)
@@ -105,6 +134,7 @@ class EngineNode(QueueConsumer):
             observer=observer,
             paths=paths,
         )
+        self.pcm = self.runner.pcm = PcmPublisher(jobs)
         self.thread = ThreadPoolExecutor(1, thread_name_prefix="npu-worker-engine")
         self.running: Job | None = None
         self.redis_ok = True
@@ -129,11 +159,13 @@ class EngineNode(QueueConsumer):
     async def run(self) -> None:
         """Load the engine, then take and run work until draining (or cancelled); Redis outages are
         waited out."""
+        sender = self.pcm.start()
         try:
             if await self.load():
                 await self._work()
         finally:
             self._left.set()
+            sender.cancel()
 
     async def _work(self) -> None:
         await self._consume(self._work_step, "engine node")

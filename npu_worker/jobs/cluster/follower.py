@@ -3,14 +3,24 @@
 The follower folds each new entry into a local `Job` and publishes it, so `Subscription` (replay from
 `after`, then live) works unchanged on any node. It survives Redis outages (listeners get heartbeats
 meanwhile) and ends at `done`, when nobody has listened for a while, or when the job is gone from Redis.
+
+A job whose audio is listened to (a `/ws` preview, an OpenAI speech request) is followed with its PCM
+stream in the same read (`pcm_stream.py`): chunks are published as they arrive, and an event about a
+section waits until the audio before it has been passed on (`pcm_follow.py`), so listeners see the
+order a local queue gives (a section's audio, then its `ok`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Callable
 
-from ..model import Job, apply_event
+from ...protocol import Done
+from ..model import Job, LogEntry, apply_event
+from . import pcm_stream
+from .pcm_follow import PcmFollow
 from .store import REDIS_DOWN, RedisJobs, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
@@ -23,26 +33,29 @@ class Followers:
         self._live: dict[str, Job] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def attach(self, job: Job) -> Job:
+    def attach(self, job: Job, *, audio: bool = False, on_lost: Callable[[Job], None] | None = None) -> Job:
         """The local copy listeners should read: the followed one if there is one, else `job`
-        (followed from now on unless it has ended)."""
+        (followed from now on unless it has ended). With `audio`, its PCM stream is followed too;
+        `on_lost(job)` runs if PCM entries were trimmed before they could be read."""
         live = self._live.get(job.id)
         if live is not None:
             return live
         if job.finished:
             return job
         self._live[job.id] = job
-        task = asyncio.create_task(self._follow(job))
+        pcm = PcmFollow(job) if audio else None
+        task = asyncio.create_task(self._follow(job, pcm, on_lost))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return job
 
-    async def _follow(self, job: Job) -> None:
+    async def _follow(self, job: Job, pcm: PcmFollow | None, on_lost: Callable[[Job], None] | None) -> None:
         delay, idle = 0.05, 0
+        read, held = job.next_seq - 1, []  # the log read so far; entries waiting for their audio
         try:
             while not job.finished and idle < 2:
                 try:
-                    entries = await self.jobs.read_log(job.id, job.next_seq - 1, self.block_ms)
+                    entries, more = await self._read(job, read, pcm)
                 except REDIS_DOWN as exc:
                     reraise_if_cancelling()
                     log.debug("following job %s: Redis unreachable (%s)", job.id, exc)
@@ -51,17 +64,54 @@ class Followers:
                     continue
                 delay = 0.05
                 idle = 0 if job.subscribers else idle + 1
-                if not entries and await self.jobs.spec(job.id) is None:
+                if not entries and not more and await self.jobs.spec(job.id) is None:
                     self._lost(job)
                     return
-                for entry in entries:
-                    if entry.seq < job.next_seq:
-                        continue
-                    apply_event(job, entry.event)
-                    job.next_seq = entry.seq + 1
-                    job.publish(entry)
+                fresh = [e for e in entries if e.seq > read]
+                read = fresh[-1].seq if fresh else read
+                held += fresh
+                held = self._release(job, held, pcm, more)
+                if pcm is not None and pcm.lost and on_lost is not None:
+                    on_lost(job)
+                    on_lost = None
+                if pcm is not None and pcm.closed_at is not None:
+                    await self._trim(job, pcm)
+            if pcm is not None and job.finished:
+                with contextlib.suppress(*REDIS_DOWN):
+                    await pcm_stream.drop(self.jobs, job.id)  # its one listener has it all
         finally:
             self._live.pop(job.id, None)
+
+    async def _read(self, job: Job, after: int, pcm: PcmFollow | None) -> tuple[list[LogEntry], bool]:
+        if pcm is None:
+            return await self.jobs.read_log(job.id, after, self.block_ms), False
+        entries, audio, more = await pcm_stream.read_log_and_pcm(
+            self.jobs, job.id, after, pcm.cursor, self.block_ms
+        )
+        for chunk in pcm.feed(audio):
+            job.publish_audio(chunk)
+        return entries, more
+
+    @staticmethod
+    def _release(job: Job, held: list[LogEntry], pcm: PcmFollow | None, more: bool) -> list[LogEntry]:
+        """Publish held entries in log order while their audio is complete; the job's `done` (all its
+        audio read) or lost audio releases the rest. Returns what still waits."""
+        done = any(isinstance(e.event, Done) for e in held) and not more
+        for pos, entry in enumerate(held):
+            if pcm is not None and not (done or pcm.lost or pcm.ready(entry)):
+                return held[pos:]
+            apply_event(job, entry.event)
+            job.next_seq = entry.seq + 1
+            job.publish(entry)
+        return []
+
+    async def _trim(self, job: Job, pcm: PcmFollow) -> None:
+        closed, pcm.closed_at = pcm.closed_at, None
+        assert closed is not None
+        try:
+            await pcm_stream.trim_read(self.jobs, job.id, closed)
+        except REDIS_DOWN:
+            reraise_if_cancelling()
 
     @staticmethod
     def _lost(job: Job) -> None:

@@ -27,6 +27,7 @@ from .store import REDIS_DOWN, RedisJobs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+Before = Callable[[], Awaitable[object]] | None
 
 
 class RedisJournal(Journal):
@@ -100,15 +101,26 @@ class RedisJournal(Journal):
 
     # -- the engine node's two ends of a section -----------------------------------------------------
 
-    def section_made(self, job: Job, node: str, section: Section, wav: bytes, meta: dict[str, Any]) -> bool:
-        """Store the audio and hand the section to its accepting node (it writes the file, logs `ok`)."""
-        return self.call(lambda: self.jobs.made(job.id, node, section.idx, wav, meta), retry=True)
+    def section_made(
+        self, job: Job, node: str, section: Section, wav: bytes, meta: dict[str, Any], *, first: Before = None
+    ) -> bool:
+        """Store the audio and hand the section to its accepting node (it writes the file, logs `ok`);
+        `first()` runs on the loop before that (the end of the section's PCM stream)."""
 
-    def section_failed(self, job: Job, node: str, error: SectionError) -> int:
-        return self.call(
-            lambda: self.jobs.final(job.id, error.idx or 0, error, ok=False, node=node, advance=True),
-            retry=True,
-        )
+        async def made() -> bool:
+            if first is not None:
+                await first()
+            return await self.jobs.made(job.id, node, section.idx, wav, meta)
+
+        return self.call(made, retry=True)
+
+    def section_failed(self, job: Job, node: str, error: SectionError, *, first: Before = None) -> int:
+        async def failed() -> int:
+            if first is not None:
+                await first()
+            return await self.jobs.final(job.id, error.idx or 0, error, ok=False, node=node, advance=True)
+
+        return self.call(failed, retry=True)
 
 
 async def _awaited(make: Callable[[], Awaitable[T]]) -> T:

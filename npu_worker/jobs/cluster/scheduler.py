@@ -26,6 +26,8 @@ from ...protocol import (
     Loading,
     QueueFull,
     QueueUnavailable,
+    SectionError,
+    SlowConsumer,
     Start,
     Unsupported,
     WorkerError,
@@ -54,7 +56,7 @@ class ClusterScheduler(Scheduler):
         self.followers = Followers(self.jobs)
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
         self.redis_ok = True
-        self._tasks: list[asyncio.Task[Any]] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._rjournal: RedisJournal | None = None
         self._draining = False
 
@@ -110,7 +112,9 @@ class ClusterScheduler(Scheduler):
         return path.read_text(encoding="utf-8").strip()
 
     def _spawn(self, coro: Any) -> None:
-        self._tasks.append(asyncio.create_task(coro))
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     @property
     def draining(self) -> bool:
@@ -127,7 +131,7 @@ class ClusterScheduler(Scheduler):
 
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
-        for task in self._tasks:
+        for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.followers.close()
@@ -239,8 +243,6 @@ class ClusterScheduler(Scheduler):
     ) -> Job:
         if self.role == "engine":
             raise Unsupported("this node runs with --role engine; send requests to an api or both node")
-        if preview and request.audio:
-            raise Unsupported("streaming audio (/ws, the OpenAI speech routes) needs --queue local")
         if self._draining:
             raise Loading("the worker is shutting down")
         if self.load_error is not None:
@@ -248,14 +250,25 @@ class ClusterScheduler(Scheduler):
         info = self.info
         if info is None:
             raise Loading("no engine node has joined the queue yet; retry shortly")
-        job = Job(id=new_job_id(), params=request.params, sections=[], preview=preview, persisted=not preview)
+        job = Job(
+            id=new_job_id(),
+            params=request.params,
+            sections=[],
+            preview=preview,
+            persisted=not preview,
+            stream_audio=preview and request.audio,
+            trim_leading_silence=trim_leading_silence,
+        )
         job.created_at = self.clock()
         await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
         start = Start(job.total, info.backend, info.device, job.id, info.sample_rate)
         engines = sum(1 for n in self.view["nodes"] if n["role"] in ("both", "engine"))
+        # A listened-to job runs its sections one after another (each queued once the previous one is
+        # made): its audio streams in order, as on a local queue; batches spread over the engine nodes.
+        window = 1 if job.stream_audio else max(2, engines + 1)
         try:
             created = await self.jobs.create(
-                job, self.node, start, max_queue=self.settings.max_queue, window=max(2, engines + 1)
+                job, self.node, start, max_queue=self.settings.max_queue, window=window
             )
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
@@ -302,7 +315,31 @@ class ClusterScheduler(Scheduler):
     def subscribe(
         self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
     ) -> Subscription:
-        return Subscription(self.followers.attach(job), after=after, audio=False)
+        """Events from the job's log; with `audio`, its PCM too (a streaming job's, followed from Redis),
+        bounded as on a local queue (`SlowConsumer`)."""
+        audio = audio and job.stream_audio
+        live = self.followers.attach(job, audio=audio, on_lost=self._drop_slow)
+        rate = self.info.sample_rate if self.info is not None else 24000
+        return Subscription(
+            live,
+            after=after,
+            audio=audio,
+            sample_rate=rate,
+            max_buffered_seconds=max_buffered_seconds,
+            on_overflow=self._drop_slow,
+        )
+
+    def _drop_slow(self, job: Job) -> None:
+        """A listener fell behind (on the loop): the job gets a `SlowConsumer` error and is cancelled."""
+        self._spawn(self._slow(job))
+
+    async def _slow(self, job: Job) -> None:
+        error = SlowConsumer("the client did not read audio fast enough")
+        try:
+            await self.jobs.append(job.id, SectionError(job.current_idx, str(error)))
+            await self._cancel(job.id)
+        except REDIS_DOWN:  # the job's claim runs out; its engine node finds it ended or cancels it
+            reraise_if_cancelling()
 
     def cancel(self, job_id: str) -> bool:
         """Stop a job on every node; True if it was still running or queued."""

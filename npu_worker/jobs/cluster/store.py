@@ -79,6 +79,11 @@ def wav_key(job_id: str, idx: int) -> str:
     return f"{P}wav:{job_id}:{idx}"
 
 
+def pcm_key(job_id: str) -> str:
+    """A streaming job's PCM on its way to the listener (`pcm_stream.py`)."""
+    return f"{P}pcm:{job_id}"
+
+
 def ready_key(node: str) -> str:
     return f"{P}ready:{node}"
 
@@ -103,6 +108,8 @@ def job_spec(job: Job, node: str) -> str:
             "id": job.id,
             "node": node,
             "preview": job.preview,
+            "stream_audio": job.stream_audio,
+            "trim_leading_silence": job.trim_leading_silence,
             "created_at": job.created_at,
             "params": {
                 "lang": p.lang,
@@ -125,6 +132,8 @@ def job_from_spec(raw: str) -> Job:
         sections=[Section(s["idx"], s["text"], s["output_path"]) for s in body["sections"]],
         preview=bool(body["preview"]),
         persisted=not body["preview"],
+        stream_audio=bool(body.get("stream_audio", False)),
+        trim_leading_silence=bool(body.get("trim_leading_silence", False)),
         created_at=float(body["created_at"]),
     )
 
@@ -255,7 +264,7 @@ class RedisJobs:
         return bytes(value) if value is not None else None
 
     async def remove(self, job: Job, node: str) -> None:
-        keys = [job_key(job.id), log_key(job.id), final_key(job.id)]
+        keys = [job_key(job.id), log_key(job.id), final_key(job.id), pcm_key(job.id)]
         keys += [wav_key(job.id, s.idx) for s in job.sections]
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(*keys)

@@ -1,0 +1,191 @@
+"""A streaming job's PCM on its way from the engine node to the listener's node: one Redis stream per job.
+
+Why a stream: the listener's node follows it in the same XREAD as the job's log (one blocking read, two
+keys, `follower.py`), so a chunk reaches a socket on another node one Redis hop after the engine made it.
+
+Entry fields: `k` the section's idx, `a` the attempt (a fresh id for each run of a section: a section
+reclaimed after a crash, or given back at shutdown, is run again as a new attempt), `i` the entry's number
+within its attempt, `d` the samples (float32, little-endian: the listener gets exactly what a local
+listener would), `o` the onset the engine thread found (on the one chunk that reveals it), `e` = 1 on the
+attempt's end marker. The end marker is written before the section is handed over (MADE) or failed
+(FINAL), so when a section's final event is in the log, the end of the attempt that made it is already
+in this stream. How the listener turns attempts into one stream: `pcm_follow.py`.
+
+Bounds: every XADD trims the stream to about `PCM_MAXLEN` entries and sets a `PCM_TTL_SECONDS` expiry
+(refreshed on each write, so a stream nobody finishes goes by itself); the listener trims what it has read
+at each section's end and deletes the stream at `done`; retention deletes it with the job. The key is
+made from the job id, which the server made (never a caller's string).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..model import AudioChunk, LogEntry
+from .store import REDIS_DOWN, RedisJobs, cancellable, entry_of, log_key, pcm_key, reraise_if_cancelling
+
+log = logging.getLogger(__name__)
+
+PCM_MAXLEN = 10_000  # entries; a section is read while it is made, so only a burst waits here
+PCM_TTL_SECONDS = 300
+READ_COUNT = 500  # entries per stream and read
+SEND_BATCH = 256  # entries per pipeline
+
+
+@dataclass(frozen=True)
+class PcmEntry:
+    """One entry of a job's PCM stream; `samples` is None on an attempt's end marker."""
+
+    entry_id: str
+    idx: int
+    attempt: str
+    number: int
+    samples: np.ndarray | None
+    onset: int | None
+
+
+def encode(idx: int, attempt: str, number: int, chunk: AudioChunk | None) -> dict[str, Any]:
+    fields: dict[str, Any] = {"k": idx, "a": attempt, "i": number}
+    if chunk is None:
+        fields["e"] = 1
+        return fields
+    fields["d"] = np.asarray(chunk.samples, dtype="<f4").tobytes()
+    if chunk.onset is not None:
+        fields["o"] = chunk.onset
+    return fields
+
+
+def decode(entry_id: bytes, fields: dict[bytes, bytes]) -> PcmEntry:
+    onset = fields.get(b"o")
+    data = fields.get(b"d")
+    return PcmEntry(
+        entry_id.decode(),
+        int(fields[b"k"]),
+        fields[b"a"].decode(),
+        int(fields[b"i"]),
+        None if b"e" in fields else np.frombuffer(data or b"", dtype="<f4"),
+        int(onset) if onset is not None else None,
+    )
+
+
+class PcmPublisher:
+    """The engine node's sender, on the loop: entries go out in the order the engine thread made them.
+
+    The engine thread's only cost per chunk is one `LoopHandoff` call (`put`); here, everything that
+    piled up since the last send goes in one pipeline (XADD with MAXLEN, then EXPIRE). While Redis is
+    away the entries wait and are sent when it is back (a section's audio is bounded, and the engine
+    thread itself waits in MADE meanwhile); a retried pipeline may repeat entries, which the listener
+    drops by their number.
+    """
+
+    def __init__(self, jobs: RedisJobs, maxlen: int = PCM_MAXLEN, ttl: int = PCM_TTL_SECONDS) -> None:
+        self.jobs = jobs
+        self.maxlen, self.ttl = maxlen, ttl
+        self._pending: list[tuple[str, dict[str, Any]]] = []
+        self._numbers: dict[tuple[str, int, str], int] = {}
+        self._queued = self._sent = 0
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def put(self, item: tuple[str, int, str, AudioChunk | None]) -> None:
+        """(job id, section idx, attempt, chunk, or None for the attempt's end); on the loop."""
+        job_id, idx, attempt, chunk = item
+        key = (job_id, idx, attempt)
+        number = self._numbers.get(key, 0)
+        if chunk is None:
+            self._numbers.pop(key, None)
+        else:
+            self._numbers[key] = number + 1
+        self._pending.append((pcm_key(job_id), encode(idx, attempt, number, chunk)))
+        self._queued += 1
+        self._wake.set()
+
+    async def flushed(self) -> None:
+        """Return once everything `put` before this call is in Redis (or the sender has stopped)."""
+        if self._sent >= self._queued or self._task is None or self._task.done():
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append((self._queued, waiter))
+        await waiter
+
+    def start(self) -> asyncio.Task[None]:
+        self._task = asyncio.create_task(self._run())
+        return self._task
+
+    async def _run(self) -> None:
+        try:
+            while True:
+                await self._wake.wait()
+                self._wake.clear()
+                await self._send_pending()
+        finally:
+            for _, waiter in self._waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
+            self._waiters = []
+
+    async def _send_pending(self) -> None:
+        delay = 0.05
+        while self._pending:
+            batch = self._pending[:SEND_BATCH]
+            try:
+                await self._send(batch)
+            except REDIS_DOWN as exc:
+                reraise_if_cancelling()
+                log.debug("PCM stream: Redis unreachable (%s); retrying", exc)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+                continue
+            del self._pending[: len(batch)]
+            self._sent += len(batch)
+            done = [w for w in self._waiters if w[0] <= self._sent]
+            self._waiters = [w for w in self._waiters if w[0] > self._sent]
+            for _, waiter in done:
+                if not waiter.done():
+                    waiter.set_result(None)
+
+    async def _send(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
+        async with self.jobs.redis.pipeline(transaction=False) as pipe:
+            for key, fields in batch:
+                pipe.xadd(key, fields, maxlen=self.maxlen, approximate=True)
+            for key in {key for key, _ in batch}:
+                pipe.expire(key, self.ttl)
+            await pipe.execute()
+
+
+async def read_log_and_pcm(
+    jobs: RedisJobs, job_id: str, after: int, cursor: str, block_ms: int
+) -> tuple[list[LogEntry], list[PcmEntry], bool]:
+    """New log entries after seq `after` and PCM entries after `cursor`, in one blocking XREAD; the
+    flag says the PCM part was cut at `READ_COUNT` (more is waiting)."""
+    streams = {log_key(job_id): f"0-{after}", pcm_key(job_id): cursor}
+    reply = await cancellable(jobs.blocking.xread(streams, block=block_ms, count=READ_COUNT))
+    entries: list[LogEntry] = []
+    audio: list[PcmEntry] = []
+    pcm = pcm_key(job_id).encode()
+    for stream, rows in reply or []:
+        if stream == pcm:
+            audio = [decode(eid, fields) for eid, fields in rows if fields]
+        else:
+            entries = [entry_of(eid, fields) for eid, fields in rows]
+    return entries, audio, len(audio) >= READ_COUNT
+
+
+async def trim_read(jobs: RedisJobs, job_id: str, cursor: str) -> None:
+    """Drop the entries the listener has read (up to and including `cursor`)."""
+    await jobs.redis.xtrim(pcm_key(job_id), minid=_next_id(cursor))
+
+
+async def drop(jobs: RedisJobs, job_id: str) -> None:
+    await jobs.redis.delete(pcm_key(job_id))
+
+
+def _next_id(entry_id: str) -> str:
+    ms, _, seq = entry_id.partition("-")
+    return f"{ms}-{int(seq or 0) + 1}"
