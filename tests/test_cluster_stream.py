@@ -1,0 +1,263 @@
+"""Streamed audio on a Redis queue: a `/ws` preview or an OpenAI speech request accepted by an `api` node
+gets the PCM an engine node (another process) makes, as it is made, framed as on a local queue; closing
+the socket stops the engine; an engine killed mid-section is taken over and the listener hears one
+coherent section; the PCM streams in Redis are bounded and go away."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import types
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import numpy as np
+import pytest
+import redis
+
+from npu_worker.audio import from_pcm16
+from npu_worker.jobs.cluster.pcm_follow import PcmFollow
+from npu_worker.jobs.cluster.pcm_stream import PcmEntry, PcmPublisher
+from npu_worker.jobs.cluster.store import RedisJobs, pcm_key
+from npu_worker.jobs.model import AudioChunk, Job, LogEntry, Section
+from npu_worker.protocol import Progress, SynthParams
+from tests.cluster_support import Node, call, node_starter
+from tests.redis_server import RedisServer
+from tests.test_ws_support import AiohttpWs, Transcript, receive_until_done
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+pytestmark = pytest.mark.allow_blocking
+
+RATE = 24000
+SIZES = (960, 1920, 3840, 7680)  # the default schedule (40, 80, 160, 320 ms)
+
+
+@pytest.fixture
+def start_node(tmp_path: Path, redis_server: RedisServer) -> Iterator[Any]:
+    yield from node_starter(tmp_path, redis_server)
+
+
+def tone(text: str) -> np.ndarray:
+    """What the worker processes' tone engine makes for `text`."""
+    return ToneEngine().render(types.SimpleNamespace(text=text, speed_factor=1.0))  # type: ignore[arg-type]
+
+
+def assert_heard(heard: np.ndarray, text: str) -> None:
+    """One coherent section: the tone of `text` with only its leading silence trimmed (no part twice)."""
+    made = tone(text)
+    assert 0 < heard.size <= made.size and made.size - heard.size < RATE // 100
+    assert np.abs(heard - made[made.size - heard.size :]).max() < 2e-4
+
+
+def assert_schedule(transcript: Transcript, idxs: list[int]) -> None:
+    """Frames follow the growing schedule over the request; a section's last frame may be shorter."""
+    position = 0
+    for idx in idxs:
+        frames = [len(f) // 2 for f in transcript.section_frames(idx)]
+        assert frames, f"section {idx} had no audio"
+        for number, size in enumerate(frames):
+            target = SIZES[min(position, len(SIZES) - 1)]
+            assert size == target or (number == len(frames) - 1 and 0 < size < target), (idx, frames)
+            position += 1
+
+
+def section_ok(transcript: Transcript, idx: int) -> dict[str, Any]:
+    return next(e for e in transcript.events("progress") if e["idx"] == idx and e["status"] == "ok")
+
+
+async def open_ws(session: aiohttp.ClientSession, node: Node) -> AiohttpWs:
+    return AiohttpWs(await session.ws_connect(f"ws://127.0.0.1:{node.port}/ws", autoclose=False))
+
+
+async def receive_frames(ws: AiohttpWs, count: int, transcript: Transcript) -> None:
+    while len(transcript.frames()) < count:
+        transcript.items.append(await ws.receive())
+
+
+def engines_running(*nodes: Node) -> list[Node]:
+    return [node for node in nodes if call("GET", f"{node.base}/health")[1]["jobs_running"]]
+
+
+def log_of(url: str, job_id: str) -> list[dict[str, Any]]:
+    client = redis.Redis.from_url(url)
+    try:
+        return [json.loads(fields[b"e"]) for _, fields in client.xrange(f"npu:log:{job_id}")]
+    finally:
+        client.close()
+
+
+async def test_a_ws_preview_through_an_api_node_streams_the_engine_nodes_pcm_as_it_is_made(start_node):
+    start_node("engine", role="engine", delay=0.02)
+    api = start_node("api", role="api")
+    texts = ["the first section is a little longer than the rest of them", "second one", "third"]
+    async with aiohttp.ClientSession() as session:
+        ws = await open_ws(session, api)
+        await ws.send_json(
+            {"type": "synth_batch", "sections": [{"idx": i, "text": t} for i, t in enumerate(texts)]}
+        )
+        transcript, arrived = Transcript(), {}
+        while not transcript.events("done"):
+            item = await ws.receive()
+            transcript.items.append(item)
+            kind = "frame" if isinstance(item, bytes) else item["event"] + str(item.get("status", ""))
+            arrived.setdefault(kind, time.monotonic())
+        await ws.close()
+    assert transcript.events("first_audio") and transcript.done["ok_count"] == 3
+    assert arrived["progressok"] - arrived["frame"] > 0.3  # the first frame came while the engine worked
+    assert_schedule(transcript, [0, 1, 2])
+    for idx, text in enumerate(texts):
+        heard = transcript.section_audio(idx)
+        ok = section_ok(transcript, idx)
+        assert abs(heard.size - ok["duration_sec"] * RATE) <= RATE // 2000  # ok's duration is in ms
+        (end,) = [e for e in transcript.events("audio_end") if e["idx"] == idx]
+        assert end["samples"] == heard.size
+        assert_heard(heard, text)
+    order = [(i["event"], i.get("idx"), i.get("status")) for i in transcript.items if isinstance(i, dict)]
+    for idx in range(3):  # a section's audio, then its ok, then the next section, as on a local queue
+        assert order.index(("audio_end", idx, None)) < order.index(("progress", idx, "ok"))
+        if idx:
+            assert order.index(("progress", idx - 1, "ok")) < order.index(("progress", idx, "synth"))
+    status, body = call("GET", f"{api.base}/health")
+    assert body["cluster"]["queue_depth"] == 0
+
+
+async def test_the_openai_speech_route_streams_through_an_api_node(start_node):
+    start_node("engine", role="engine", delay=0.01)
+    api = start_node("api", role="api")
+    text = "hello from the engine node"
+    body = {"model": "tts-1", "input": text, "voice": "default", "response_format": "pcm"}
+    async with aiohttp.ClientSession() as session:
+        async with session.post(f"{api.base}/v1/audio/speech", json=body) as response:
+            assert response.status == 200
+            pcm = await response.read()
+    assert_heard(from_pcm16(pcm), text)
+
+
+async def test_closing_the_socket_mid_section_stops_it_on_the_engine_node(start_node, redis_server):
+    engine = start_node("engine", role="engine", delay=0.05)
+    api = start_node("api", role="api")
+    async with aiohttp.ClientSession() as session:
+        ws = await open_ws(session, api)
+        await ws.send_json({"type": "synth", "text": "a long section " * 12})  # 3.6 s of audio, 72 chunks
+        transcript = Transcript()
+        await receive_frames(ws, 2, transcript)
+        job_id = transcript.events("start")[0]["job_id"]
+        assert engines_running(engine)
+        closed = time.monotonic()
+        await ws.close()
+    deadline = time.monotonic() + seconds(10)
+    while engines_running(engine):
+        assert time.monotonic() < deadline, "the engine node kept making the section"
+        await asyncio.sleep(0.05)
+    assert time.monotonic() - closed < 2.0  # well before the section's 3.6 s would have ended
+    log = log_of(redis_server.url, job_id)
+    assert log[-1]["event"] == "done" and log[-1]["cancelled"] is True
+    assert not [e for e in log if e.get("status") == "ok"]
+
+
+async def test_an_engine_killed_mid_section_is_taken_over_and_the_listener_hears_one_section(start_node):
+    first = start_node("one", role="engine", delay=0.04, claim_timeout=1.0)
+    second = start_node("two", role="engine", delay=0.04, claim_timeout=1.0)
+    api = start_node("api", role="api", claim_timeout=1.0)
+    text = "a section that is cut by a crash " * 2  # 1.6 s of audio, 32 chunks of 40 ms work each
+    async with aiohttp.ClientSession() as session:
+        ws = await open_ws(session, api)
+        await ws.send_json(
+            {"type": "synth_batch", "sections": [{"idx": 0, "text": text}, {"idx": 1, "text": "after"}]}
+        )
+        transcript = Transcript()
+        await receive_frames(ws, 3, transcript)
+        (holder,) = engines_running(first, second)
+        holder.kill()  # kill -9 mid-section
+        await receive_until_done(ws, transcript)
+        await ws.close()
+    assert transcript.done["ok_count"] == 2 and not transcript.events("error")
+    assert [e["idx"] for e in transcript.events("audio_start")] == [0, 1]
+    assert len(transcript.events("first_audio")) == 1
+    heard = transcript.section_audio(0)
+    assert_heard(heard, text)
+    assert abs(heard.size - section_ok(transcript, 0)["duration_sec"] * RATE) <= RATE // 2000
+    assert_heard(transcript.section_audio(1), "after")
+    assert_schedule(transcript, [0, 1])
+
+
+async def test_pcm_streams_in_redis_expire_and_are_gone_after_done(start_node, redis_server):
+    start_node("engine", role="engine", delay=0.05)
+    api = start_node("api", role="api")
+    client = redis.Redis.from_url(redis_server.url)
+    async with aiohttp.ClientSession() as session:
+        ws = await open_ws(session, api)
+        await ws.send_json({"type": "synth", "text": "a section to look at " * 3})
+        transcript = Transcript()
+        await receive_frames(ws, 1, transcript)
+        key = pcm_key(transcript.events("start")[0]["job_id"])
+        assert 0 < client.ttl(key) <= 300
+        await receive_until_done(ws, transcript)
+        await ws.close()
+    deadline = time.monotonic() + seconds(5)
+    while client.exists(key):
+        assert time.monotonic() < deadline, "the listener's node left the PCM stream behind"
+        await asyncio.sleep(0.05)
+    client.close()
+
+
+async def test_a_pcm_stream_is_trimmed_to_its_bound(redis_server):
+    jobs = RedisJobs(redis_server.url)
+    publisher = PcmPublisher(jobs, maxlen=50, ttl=30)
+    sender = publisher.start()
+    chunk = AudioChunk(0, np.zeros(10, dtype=np.float32))
+    for _ in range(1000):
+        publisher.put(("bounded", 0, "attempt", chunk))
+    await publisher.flushed()
+    length = await jobs.redis.xlen(pcm_key("bounded"))
+    assert 50 <= length < 200  # approximate trimming: whole nodes of the stream go
+    assert 0 < await jobs.redis.ttl(pcm_key("bounded")) <= 30
+    sender.cancel()
+    await jobs.close()
+
+
+# -- the listener's rules, without Redis -------------------------------------------------------------
+
+
+def entry(number: int, idx: int, attempt: str, samples: np.ndarray | None, entry_id: int) -> PcmEntry:
+    return PcmEntry(f"1-{entry_id}", idx, attempt, number, samples, None)
+
+
+def job_of(sections: int) -> Job:
+    return Job("j", SynthParams(), [Section(i, "x", None) for i in range(sections)])
+
+
+def test_a_new_attempt_continues_where_the_lost_one_stopped_and_the_old_one_is_ignored():
+    audio = np.arange(100, dtype=np.float32)
+    follow = PcmFollow(job_of(2))
+    out = follow.feed([entry(0, 0, "a", audio[:30], 1), entry(1, 0, "a", audio[30:60], 2)])
+    out += follow.feed(
+        [
+            entry(0, 0, "b", audio[:40], 3),  # taken over: its first 60 samples were heard already
+            entry(2, 0, "a", audio[60:90], 4),  # the old attempt, still talking: ignored
+            entry(1, 0, "b", audio[40:100], 5),
+            entry(2, 0, "b", None, 6),
+        ]
+    )
+    assert np.array_equal(np.concatenate([c.samples for c in out]), audio)
+    assert follow.open_pos == 1 and follow.closed_at == "1-6"
+
+
+def test_repeated_entries_are_dropped_and_a_gap_is_reported_as_lost():
+    follow = PcmFollow(job_of(1))
+    one = np.ones(5, dtype=np.float32)
+    assert len(follow.feed([entry(0, 0, "a", one, 1), entry(0, 0, "a", one, 2)])) == 1
+    assert follow.feed([entry(3, 0, "a", one, 3)]) == [] and follow.lost
+
+
+def test_a_sections_events_wait_for_its_audio():
+    follow = PcmFollow(job_of(2))
+    ok0, synth1 = LogEntry(3, Progress(0, "ok")), LogEntry(4, Progress(1, "synth"))
+    assert follow.ready(LogEntry(2, Progress(0, "synth")))
+    assert not follow.ready(ok0) and not follow.ready(synth1)
+    follow.feed([entry(0, 0, "a", np.ones(4, dtype=np.float32), 1), entry(1, 0, "a", None, 2)])
+    assert follow.ready(ok0) and follow.ready(synth1) and not follow.ready(LogEntry(5, Progress(1, "ok")))
