@@ -8,11 +8,12 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from npu_worker.jobs.cluster.store import RedisJobs
-from npu_worker.jobs.model import Job, Section
-from npu_worker.protocol import Progress, SectionError, Start, SynthParams
+from npu_worker.jobs.model import Job, LogEntry, Section
+from npu_worker.protocol import Done, Progress, SectionError, Start, SynthParams
 from tests.redis_server import RedisServer
 from tests.test_ws_support import connect, run_request
 from tests.timing import seconds
@@ -182,3 +183,31 @@ async def test_the_accepting_node_applies_retention_to_redis_and_its_default_fil
             await asyncio.sleep(0.05)
     assert await asyncio.to_thread(Path(finished[1][1]).exists)
     assert (await client.get(f"/jobs/{finished[1][0]}/sections/0/audio")).status == 200
+
+
+async def test_a_ws_reader_that_never_reads_is_dropped_on_a_redis_queue_too(worker, redis_server):
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    ws = await client.ws_connect("/ws", autoclose=False)
+    sections = 12  # × 40 s of audio: far more than socket buffers and the 30 s bound hold
+    await ws.send_json({"type": "synth_batch", "sections": [{"text": "가" * 2000}] * sections})
+    start = await ws.receive_json(timeout=seconds(10))
+    reader = RedisJobs(redis_server.url)
+    log: list[LogEntry] = []
+    async with asyncio.timeout(seconds(60)):  # the job ends while the socket is not read
+        while not log or not isinstance(log[-1].event, Done):
+            log += await reader.read_log(start["job_id"], log[-1].seq if log else 1, 2000)
+    await reader.close()
+    received, events = 0, []
+    while not events or events[-1]["event"] != "done":
+        message = await ws.receive(timeout=seconds(20))
+        if message.type == aiohttp.WSMsgType.BINARY:
+            received += len(message.data) // 2
+        else:
+            events.append(message.json())
+    assert events[-1]["cancelled"] is True
+    assert any(e["event"] == "error" and e["error"].startswith("SlowConsumer:") for e in events)
+    assert received < sections * 40 * 24000 / 3, "most of the request was buffered for the stalled reader"
+    await ws.close()

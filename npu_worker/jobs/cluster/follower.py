@@ -27,9 +27,12 @@ log = logging.getLogger(__name__)
 
 
 class Followers:
-    def __init__(self, jobs: RedisJobs, block_ms: int = 2000) -> None:
+    def __init__(
+        self, jobs: RedisJobs, block_ms: int = 2000, on_first_audio: Callable[[Job], None] | None = None
+    ) -> None:
         self.jobs = jobs
         self.block_ms = block_ms
+        self.on_first_audio = on_first_audio  # this node's TTFA figures (the job was accepted here)
         self._live: dict[str, Job] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -76,9 +79,9 @@ class Followers:
                     on_lost = None
                 if pcm is not None and pcm.closed_at is not None:
                     await self._trim(job, pcm)
-            if pcm is not None and job.finished:
+            if pcm is not None:  # its one listener has it all, or has gone
                 with contextlib.suppress(*REDIS_DOWN):
-                    await pcm_stream.drop(self.jobs, job.id)  # its one listener has it all
+                    await pcm_stream.drop(self.jobs, job.id)
         finally:
             self._live.pop(job.id, None)
 
@@ -89,6 +92,8 @@ class Followers:
             self.jobs, job.id, after, pcm.cursor, self.block_ms
         )
         for chunk in pcm.feed(audio):
+            if job.first_audio_at is None and chunk.samples.size and self.on_first_audio is not None:
+                self.on_first_audio(job)
             job.publish_audio(chunk)
         return entries, more
 

@@ -87,7 +87,7 @@ class PcmPublisher:
         self.jobs = jobs
         self.maxlen, self.ttl = maxlen, ttl
         self._pending: list[tuple[str, dict[str, Any]]] = []
-        self._numbers: dict[tuple[str, int, str], int] = {}
+        self._attempt, self._number = "", 0  # one engine thread: one attempt at a time
         self._queued = self._sent = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
@@ -96,13 +96,10 @@ class PcmPublisher:
     def put(self, item: tuple[str, int, str, AudioChunk | None]) -> None:
         """(job id, section idx, attempt, chunk, or None for the attempt's end); on the loop."""
         job_id, idx, attempt, chunk = item
-        key = (job_id, idx, attempt)
-        number = self._numbers.get(key, 0)
-        if chunk is None:
-            self._numbers.pop(key, None)
-        else:
-            self._numbers[key] = number + 1
-        self._pending.append((pcm_key(job_id), encode(idx, attempt, number, chunk)))
+        if attempt != self._attempt:
+            self._attempt, self._number = attempt, 0
+        self._pending.append((pcm_key(job_id), encode(idx, attempt, self._number, chunk)))
+        self._number += 1
         self._queued += 1
         self._wake.set()
 

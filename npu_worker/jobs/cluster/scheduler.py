@@ -53,7 +53,7 @@ class ClusterScheduler(Scheduler):
         self.jobs = RedisJobs(settings.queue)
         self.node = ""
         self.engine_node: EngineNode | None = None
-        self.followers = Followers(self.jobs)
+        self.followers = Followers(self.jobs, on_first_audio=self._first_audio)
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
         self.redis_ok = True
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -328,6 +328,11 @@ class ClusterScheduler(Scheduler):
             max_buffered_seconds=max_buffered_seconds,
             on_overflow=self._drop_slow,
         )
+
+    def _first_audio(self, job: Job) -> None:
+        job.first_audio_at = time.monotonic()
+        self.stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
+        self.observer.first_audio(job, job.first_audio_at - job.submitted_at)
 
     def _drop_slow(self, job: Job) -> None:
         """A listener fell behind (on the loop): the job gets a `SlowConsumer` error and is cancelled."""
