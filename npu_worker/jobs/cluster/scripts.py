@@ -9,7 +9,8 @@ Keys (all under the `npu:` prefix, `{id}` a job id): `job:{id}` hash (spec, tota
 ok, fail, node), `log:{id}` stream (entry id `0-<seq>`, field `e` = the event JSON), `final:{id}`
 hash idx → ok|fail, `wav:{id}:{idx}` the section's wav, `pending` the sections not yet final over
 all jobs (the queue bound), `q:first` / `q:batch` the work streams, `ready:{node}` the accepting
-node's files to write.
+node's files to write. (`pcm:{id}`, a streaming job's audio, is written with plain commands:
+`pcm_stream.py`.)
 """
 
 from __future__ import annotations
