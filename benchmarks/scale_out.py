@@ -10,8 +10,12 @@ the server itself costs (Redis, HTTP, file writes), which is what this benchmark
    against the goal N × single-node × 0.9.
 2. Per-event latency: one script appends an event; another connection, blocked in XREAD like a
    follower on another node, receives it. p50/p95 of that hop.
-3. First audio: `/synth` of one section (send → answer, the file written) with `--queue local` and
-   with `--queue redis` on one `both` node; the difference is what the shared queue adds.
+3. First audio, with `--queue local` and with `--queue redis` on one `both` node, both nodes running
+   and the requests alternating between them (so both see the same machine load); the difference is
+   what the shared queue adds:
+   - `/synth` of one section: send → answer (the file written, `ok` logged);
+   - a `/ws` preview of one section: send → the first binary PCM frame on the client (its audio is
+     streamed from the engine node as it is made), and the `first_audio` figure the server reports.
 
     PYTHONPATH=. python benchmarks/scale_out.py --out benchmarks/scale_out.json
 """
@@ -72,7 +76,7 @@ def serve(args: argparse.Namespace) -> None:
     settings = Settings(
         port=args.port,
         state_dir=args.state_dir,
-        output_roots=(args.state_dir,),
+        output_roots=(str(Path(args.state_dir).parent / "out"),),  # never the state dir itself
         cache_max_bytes=0,
         queue=args.queue,
         role=args.role,
@@ -194,15 +198,86 @@ async def event_hop_ms(url: str, count: int) -> list[float]:
     return hops
 
 
-def synth_ms(port: int, directory: Path, count: int) -> list[float]:
+def synth_ms(port: int, directory: Path, count: int, first: int = 0) -> list[float]:
     times = []
-    for index in range(count):
+    for index in range(first, first + count):
         body = {"text": f"first audio {index}", "output_path": str(directory / f"s{index}.wav")}
         started = time.perf_counter()
         answer = post(f"http://127.0.0.1:{port}/synth", body)
         assert answer["status"] == "ok", answer
         times.append((time.perf_counter() - started) * 1000)
     return times
+
+
+async def ws_first_audio(ports: dict[str, int], count: int) -> dict[str, dict[str, list[float]]]:
+    """Alternating /ws previews on each node: send → first PCM frame (client), and `first_audio.ttfa_ms`."""
+    import aiohttp
+
+    found: dict[str, dict[str, list[float]]] = {key: {"frame": [], "ttfa": []} for key in ports}
+    async with aiohttp.ClientSession() as session:
+        sockets = {key: await session.ws_connect(f"ws://127.0.0.1:{port}/ws") for key, port in ports.items()}
+        for index in range(count):
+            for key, ws in sockets.items():
+                sent = time.perf_counter()
+                await ws.send_json({"type": "synth", "text": f"first audio {index}"})
+                while True:
+                    message = await ws.receive(timeout=30)
+                    if message.type == aiohttp.WSMsgType.BINARY and len(found[key]["frame"]) <= index:
+                        found[key]["frame"].append((time.perf_counter() - sent) * 1000)
+                    elif message.type == aiohttp.WSMsgType.TEXT:
+                        event = json.loads(message.data)
+                        if event["event"] == "first_audio":
+                            found[key]["ttfa"].append(float(event["ttfa_ms"]))
+                        elif event["event"] == "done":
+                            assert event["ok_count"] == 1, event
+                            break
+                    elif message.type != aiohttp.WSMsgType.BINARY:
+                        raise SystemExit(f"/ws on the {key} node ended: {message.type}")
+        for ws in sockets.values():
+            await ws.close()
+    return found
+
+
+def first_audio(cluster: Cluster, work: Path, args: argparse.Namespace, results: dict[str, Any]) -> None:
+    """`/synth` and `/ws` on a local node and a one-node Redis cluster, requests alternating."""
+    ports = {
+        "local": cluster.node("fa-local", "both", queue="local"),
+        "redis": cluster.node("fa-redis", "both"),
+    }
+    wait_engines(ports["redis"], 1)
+    for key, port in ports.items():
+        synth_ms(port, work / "out" / key, 5)  # warm-up
+    times: dict[str, list[float]] = {key: [] for key in ports}
+    for index in range(args.synths):
+        for key, port in ports.items():
+            times[key] += synth_ms(port, work / "out" / key, 1, first=index)
+    asyncio.run(ws_first_audio(ports, 5))  # warm-up
+    ws = asyncio.run(ws_first_audio(ports, args.synths))
+    cluster.stop_nodes()
+    for key in ports:
+        results[f"synth_ms_{key}"] = summary(times[key])
+        results[f"ws_first_frame_ms_{key}"] = summary(ws[key]["frame"])
+        results[f"ws_ttfa_ms_{key}"] = summary(ws[key]["ttfa"])
+    for name, label in (
+        ("synth_ms", "/synth send → answer"),
+        ("ws_first_frame_ms", "/ws send → first PCM frame"),
+    ):
+        for key in ports:
+            row = results[f"{name}_{key}"]
+            print(f"{label}, --queue {key}: p50 {row['p50']} ms, p95 {row['p95']} ms")
+    results["first_audio_added_ms"] = added(results, "synth_ms")
+    results["ws_first_audio_added_ms"] = added(results, "ws_first_frame_ms")
+    results["ws_ttfa_added_ms"] = added(results, "ws_ttfa_ms")
+    for name in ("first_audio_added_ms", "ws_first_audio_added_ms", "ws_ttfa_added_ms"):
+        print(f"Redis adds ({name}): p50 {results[name]['p50']} ms, p95 {results[name]['p95']} ms")
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    return {"p50": p(values, 0.5), "p95": p(values, 0.95), "count": len(values)}
+
+
+def added(results: dict[str, Any], name: str) -> dict[str, float]:
+    return {q: round(results[f"{name}_redis"][q] - results[f"{name}_local"][q], 2) for q in ("p50", "p95")}
 
 
 def p(values: list[float], q: float) -> float:
@@ -219,7 +294,8 @@ def main() -> None:
     parser.add_argument("--hold", type=float, default=0.1, help="seconds the stand-in NPU holds a section")
     parser.add_argument("--sections", type=int, default=80, help="sections per throughput run")
     parser.add_argument("--events", type=int, default=500)
-    parser.add_argument("--synths", type=int, default=40)
+    parser.add_argument("--synths", type=int, default=40, help="/synth and /ws requests per queue")
+    parser.add_argument("--skip-throughput", action="store_true", help="only the latency parts")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     if args.serve:
@@ -231,11 +307,12 @@ def main() -> None:
         f"engine stand-in: models an NPU holding each section {args.hold * 1000:.0f} ms (host thread waits)"
     )
     work = Path(tempfile.mkdtemp(prefix="scale-out-"))
+    (work / "out").mkdir()
     cluster = Cluster(work, args.hold)
     results: dict[str, Any] = {"hold_s": args.hold, "sections": args.sections, "throughput": {}}
     try:
         cluster.start_redis()
-        for engines in (1, 2, 4):
+        for engines in () if args.skip_throughput else (1, 2, 4):
             rate = throughput(cluster, engines, args.sections)
             results["throughput"][str(engines)] = round(rate, 2)
             single = results["throughput"]["1"]
@@ -247,21 +324,7 @@ def main() -> None:
         print(
             f"Redis hop per event (append → a blocked reader has it): p50 {p(hops, 0.5)} ms, p95 {p(hops, 0.95)} ms"
         )
-        for queue in ("local", cluster.url):
-            key = "local" if queue == "local" else "redis"
-            port = cluster.node(f"synth-{key}", "both", queue=queue)
-            synth_ms(port, work / f"synth-{key}", 5)  # warm-up
-            times = synth_ms(port, work / f"synth-{key}", args.synths)
-            results[f"synth_ms_{key}"] = {"p50": p(times, 0.5), "p95": p(times, 0.95), "count": len(times)}
-            print(f"/synth send → answer, --queue {key}: p50 {p(times, 0.5)} ms, p95 {p(times, 0.95)} ms")
-            cluster.stop_nodes()
-        added = {
-            q: round(results["synth_ms_redis"][q] - results["synth_ms_local"][q], 2) for q in ("p50", "p95")
-        }
-        results["first_audio_added_ms"] = added
-        print(
-            f"Redis adds to first audio (/synth, file written): p50 {added['p50']} ms, p95 {added['p95']} ms"
-        )
+        first_audio(cluster, work, args, results)
     finally:
         cluster.stop_nodes(keep_redis=False)
         shutil.rmtree(work, ignore_errors=True)

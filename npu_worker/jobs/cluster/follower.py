@@ -21,6 +21,7 @@ from ...protocol import Done
 from ..model import Job, LogEntry, apply_event
 from . import pcm_stream
 from .pcm_follow import PcmFollow
+from .pcm_stream import PcmEntry
 from .store import REDIS_DOWN, RedisJobs, reraise_if_cancelling
 
 log = logging.getLogger(__name__)
@@ -54,11 +55,11 @@ class Followers:
 
     async def _follow(self, job: Job, pcm: PcmFollow | None, on_lost: Callable[[Job], None] | None) -> None:
         delay, idle = 0.05, 0
-        read, held = job.next_seq - 1, []  # the log read so far; entries waiting for their audio
+        read, held = job.next_seq - 1, list[LogEntry]()  # the log read so far; entries waiting for audio
         try:
             while not job.finished and idle < 2:
                 try:
-                    entries, more = await self._read(job, read, pcm)
+                    entries, audio, more = await self._read(job, read, pcm)
                 except REDIS_DOWN as exc:
                     reraise_if_cancelling()
                     log.debug("following job %s: Redis unreachable (%s)", job.id, exc)
@@ -67,13 +68,15 @@ class Followers:
                     continue
                 delay = 0.05
                 idle = 0 if job.subscribers else idle + 1
-                if not entries and not more and await self.jobs.spec(job.id) is None:
+                if not entries and not audio and await self.jobs.spec(job.id) is None:
                     self._lost(job)
                     return
                 fresh = [e for e in entries if e.seq > read]
                 read = fresh[-1].seq if fresh else read
-                held += fresh
-                held = self._release(job, held, pcm, more)
+                held = self._release(job, held + fresh, pcm, more=True)  # what precedes this audio
+                if pcm is not None:
+                    self._publish_audio(job, pcm, audio)
+                    held = self._release(job, held, pcm, more)  # what this audio completed
                 if pcm is not None and pcm.lost and on_lost is not None:
                     on_lost(job)
                     on_lost = None
@@ -85,17 +88,18 @@ class Followers:
         finally:
             self._live.pop(job.id, None)
 
-    async def _read(self, job: Job, after: int, pcm: PcmFollow | None) -> tuple[list[LogEntry], bool]:
+    async def _read(
+        self, job: Job, after: int, pcm: PcmFollow | None
+    ) -> tuple[list[LogEntry], list[PcmEntry], bool]:
         if pcm is None:
-            return await self.jobs.read_log(job.id, after, self.block_ms), False
-        entries, audio, more = await pcm_stream.read_log_and_pcm(
-            self.jobs, job.id, after, pcm.cursor, self.block_ms
-        )
+            return await self.jobs.read_log(job.id, after, self.block_ms), [], False
+        return await pcm_stream.read_log_and_pcm(self.jobs, job.id, after, pcm.cursor, self.block_ms)
+
+    def _publish_audio(self, job: Job, pcm: PcmFollow, audio: list[PcmEntry]) -> None:
         for chunk in pcm.feed(audio):
             if job.first_audio_at is None and chunk.samples.size and self.on_first_audio is not None:
                 self.on_first_audio(job)
             job.publish_audio(chunk)
-        return entries, more
 
     @staticmethod
     def _release(job: Job, held: list[LogEntry], pcm: PcmFollow | None, more: bool) -> list[LogEntry]:

@@ -260,7 +260,12 @@ class ClusterScheduler(Scheduler):
             trim_leading_silence=trim_leading_silence,
         )
         job.created_at = self.clock()
-        await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
+        blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
+        blocking = blocking or (self.engine is not None and request.params.lang not in self._checked_langs)
+        if blocking or any(s.output_path is not None for s in request.sections):
+            await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
+        else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
+            self._resolve(job, request)
         start = Start(job.total, info.backend, info.device, job.id, info.sample_rate)
         engines = sum(1 for n in self.view["nodes"] if n["role"] in ("both", "engine"))
         # A listened-to job runs its sections one after another (each queued once the previous one is
