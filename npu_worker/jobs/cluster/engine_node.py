@@ -54,26 +54,28 @@ class ClusterRunner(Runner):
         if self.pcm is not None:
             self.journal.handoff(self.pcm.put, (job.id, chunk.idx, self.attempt, chunk))
 
-    def _end_of(self, job: Job, section: Section) -> Callable[[], Awaitable[None]] | None:
-        """What runs on the loop before the section is handed over: its PCM stream's end marker."""
-        pcm = self.pcm
-        if pcm is None or not job.stream_audio:
-            return None
+    def _end_of(self, job: Job, section: Section, synth: Awaitable[object]) -> Callable[[], Awaitable[None]]:
+        """What runs on the loop before the section is handed over: its `synth` is logged, and a
+        streaming job's PCM stream has the attempt's end marker."""
+        pcm = self.pcm if job.stream_audio else None
         item = (job.id, section.idx, self.attempt, None)
 
         async def end() -> None:
-            pcm.put(item)
-            await pcm.flushed()
+            await synth
+            if pcm is not None:
+                pcm.put(item)
+                await pcm.flushed()
 
         return end
 
-    def run_shared(self, job: Job, node: str, section: Section) -> None:
+    def run_shared(self, job: Job, node: str, section: Section, synth: Awaitable[object]) -> None:
+        """Run a section whose `synth` event the loop is appending meanwhile (`synth`, a task: the engine
+        starts without waiting for that round trip; an ended job's append cancels the section)."""
         started = time.monotonic()
         self.attempt = uuid.uuid4().hex[:12]
         if job.sections and section is job.sections[0]:
             job.onset_watch = None  # a first section run again looks for its onset again
-        self.journal.append(job, Progress(section.idx, "synth"))
-        end = self._end_of(job, section)
+        end = self._end_of(job, section, synth)
         try:
             check_text(section.text, self.limits)
             audio = self._synthesise(job, section)
@@ -197,7 +199,7 @@ class EngineNode(QueueConsumer):
         return await self.jobs.claim(self.node, own=False, block_ms=block)
 
     async def _run_item(self, item: WorkItem) -> None:
-        job_and_node = await self._job(item.job_id) if item.pos >= 0 else None
+        job_and_node = await self._job(item) if item.pos >= 0 else None
         if job_and_node is None or item.pos >= job_and_node[0].total:
             await self.jobs.ack(item)  # the job ended, was removed, or the item is malformed
             return
@@ -206,10 +208,13 @@ class EngineNode(QueueConsumer):
         self.running = job
         self._idle.clear()
         keeper = asyncio.create_task(self._keep_claim(item))
+        synth = asyncio.create_task(self._log_synth(job, section))
+        self.pcm.after(synth)  # the section's first chunk goes out after its `synth`
         try:
             loop = asyncio.get_running_loop()
-            await loop.run_in_executor(self.thread, self.runner.run_shared, job, accepting, section)
+            await loop.run_in_executor(self.thread, self.runner.run_shared, job, accepting, section, synth)
         finally:
+            synth.cancel()  # done by now unless the section was cut while Redis was away
             keeper.cancel()
             self.running = None
             self._idle.set()
@@ -217,6 +222,24 @@ class EngineNode(QueueConsumer):
             await self.jobs.release(item)  # stopped by shutdown, not by its caller: another node redoes it
             return
         await self.jobs.ack(item)
+
+    async def _log_synth(self, job: Job, section: Section) -> int:
+        """Append the section's `synth` (retried while Redis is away); 0: the job has ended, and the
+        section stops at its next chunk."""
+        event = Progress(section.idx, "synth")
+        self.runner.journal.fold(job, event)
+        delay = 0.05
+        while True:
+            try:
+                seq = await self.jobs.append(job.id, event)
+                break
+            except REDIS_DOWN:
+                reraise_if_cancelling()
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        if seq == 0:
+            job.cancel_requested.set()
+        return seq
 
     async def _keep_claim(self, item: WorkItem) -> None:
         while True:
@@ -227,18 +250,23 @@ class EngineNode(QueueConsumer):
                 reraise_if_cancelling()
                 pass
 
-    async def _job(self, job_id: str) -> tuple[Job, str] | None:
-        """The job (cached per node), or None once it has ended."""
-        found = await self.jobs.spec(job_id)
+    async def _job(self, item: WorkItem) -> tuple[Job, str] | None:
+        """The job (cached per node), or None once it has ended. A first item that carries the spec of a
+        job new to this node saves the look-up (the job just began; if it has already ended, its `synth`
+        append says so and the section stops at once)."""
+        if item.spec is not None and item.job_id not in self._known:
+            return self._remember(item.job_id, item.spec)
+        found = await self.jobs.spec(item.job_id)
         if found is None or found[1]:
-            self._known.pop(job_id, None)
+            self._known.pop(item.job_id, None)
             return None
-        known = self._known.get(job_id)
-        if known is None:
-            raw = found[0]
-            known = self._known[job_id] = (job_from_spec(raw), json.loads(raw)["node"])
-            while len(self._known) > 256:
-                self._known.popitem(last=False)
+        known = self._known.get(item.job_id)
+        return known if known is not None else self._remember(item.job_id, found[0])
+
+    def _remember(self, job_id: str, raw: str) -> tuple[Job, str]:
+        known = self._known[job_id] = (job_from_spec(raw), json.loads(raw)["node"])
+        while len(self._known) > 256:
+            self._known.popitem(last=False)
         return known
 
     async def drain(self, grace: float) -> None:

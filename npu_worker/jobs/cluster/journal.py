@@ -68,11 +68,14 @@ class RedisJournal(Journal):
 
     def append(self, job: Job, event: Event) -> LogEntry:
         seq = self.call(lambda: self.jobs.append(job.id, event), retry=True)
-        entry = LogEntry(seq, event)
+        self.fold(job, event)
+        return LogEntry(seq, event)
+
+    def fold(self, job: Job, event: Event) -> None:
+        """Fold an event appended elsewhere (the engine node appends `synth` on the loop) into `job`."""
         with self._lock:
             apply_event(job, event)
             self.observer.event(job, event)
-        return entry
 
     def create(self, job: Job) -> None:
         raise NotImplementedError("shared jobs are created on the loop: ClusterScheduler.submit")

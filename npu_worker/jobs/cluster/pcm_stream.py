@@ -86,7 +86,7 @@ class PcmPublisher:
     def __init__(self, jobs: RedisJobs, maxlen: int = PCM_MAXLEN, ttl: int = PCM_TTL_SECONDS) -> None:
         self.jobs = jobs
         self.maxlen, self.ttl = maxlen, ttl
-        self._pending: list[tuple[str, dict[str, Any]]] = []
+        self._pending: list[tuple[str, dict[str, Any]] | asyncio.Future[Any]] = []  # entries and barriers
         self._attempt, self._number = "", 0  # one engine thread: one attempt at a time
         self._queued = self._sent = 0
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -100,6 +100,13 @@ class PcmPublisher:
             self._attempt, self._number = attempt, 0
         self._pending.append((pcm_key(job_id), encode(idx, attempt, self._number, chunk)))
         self._number += 1
+        self._queued += 1
+        self._wake.set()
+
+    def after(self, barrier: asyncio.Future[Any]) -> None:
+        """Entries put from now on wait until `barrier` is done (a section's `synth` is in the log before
+        its first chunk is in the stream); on the loop."""
+        self._pending.append(barrier)
         self._queued += 1
         self._wake.set()
 
@@ -130,7 +137,18 @@ class PcmPublisher:
     async def _send_pending(self) -> None:
         delay = 0.05
         while self._pending:
-            batch = self._pending[:SEND_BATCH]
+            head = self._pending[0]
+            if isinstance(head, asyncio.Future):
+                await asyncio.wait([head])
+                del self._pending[0]
+                self._sent += 1
+                self._wake_waiters()
+                continue
+            batch: list[tuple[str, dict[str, Any]]] = []
+            for item in self._pending[:SEND_BATCH]:
+                if isinstance(item, asyncio.Future):
+                    break
+                batch.append(item)
             try:
                 await self._send(batch)
             except REDIS_DOWN as exc:
@@ -141,11 +159,14 @@ class PcmPublisher:
                 continue
             del self._pending[: len(batch)]
             self._sent += len(batch)
-            done = [w for w in self._waiters if w[0] <= self._sent]
-            self._waiters = [w for w in self._waiters if w[0] > self._sent]
-            for _, waiter in done:
-                if not waiter.done():
-                    waiter.set_result(None)
+            self._wake_waiters()
+
+    def _wake_waiters(self) -> None:
+        done = [w for w in self._waiters if w[0] <= self._sent]
+        self._waiters = [w for w in self._waiters if w[0] > self._sent]
+        for _, waiter in done:
+            if not waiter.done():
+                waiter.set_result(None)
 
     async def _send(self, batch: list[tuple[str, dict[str, Any]]]) -> None:
         async with self.jobs.redis.pipeline(transaction=False) as pipe:

@@ -29,7 +29,8 @@ local function advance(job_key, batch_key, job_id, idx)
 end
 """
 
-# KEYS: job, log, pending, jobs, q_first, q_batch  ARGV: id, spec, total, max_queue, window, start, now, node
+# KEYS: job, log, pending, jobs, q_first, q_batch
+# ARGV: id, spec, total, max_queue, window, start, now, node, carry (1: the first item carries the spec)
 CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
 local total = tonumber(ARGV[3])
@@ -41,9 +42,13 @@ redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'total', total, 'seq', 1, 'next', A
 redis.call('XADD', KEYS[2], '0-1', 'e', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
 for pos = 0, tonumber(ARGV[5]) - 1 do
-  local stream = KEYS[6]
-  if pos == 0 then stream = KEYS[5] end
-  redis.call('XADD', stream, '*', 'job', ARGV[1], 'pos', pos)
+  if pos == 0 and ARGV[9] == '1' then
+    redis.call('XADD', KEYS[5], '*', 'job', ARGV[1], 'pos', pos, 'spec', ARGV[2])
+  elseif pos == 0 then
+    redis.call('XADD', KEYS[5], '*', 'job', ARGV[1], 'pos', pos)
+  else
+    redis.call('XADD', KEYS[6], '*', 'job', ARGV[1], 'pos', pos)
+  end
 end
 return 1
 """

@@ -92,12 +92,16 @@ def finished_key(node: str) -> str:
     return f"{P}finished:{node}"
 
 
+SPEC_IN_ITEM = 64 * 1024  # a job spec up to this size rides in its first work item (one round trip less)
+
+
 @dataclass(frozen=True)
 class WorkItem:
     stream: str
     entry_id: str
     job_id: str
     pos: int
+    spec: str | None = None
 
 
 def job_spec(job: Job, node: str) -> str:
@@ -193,8 +197,9 @@ class RedisJobs:
     async def create(self, job: Job, node: str, start: Event, *, max_queue: int, window: int) -> int:
         """Record and queue a job; returns -1 - waiting when the shared bound refuses it, else 1."""
         keys = [job_key(job.id), log_key(job.id), PENDING, JOBS, FIRST, BATCH]
-        args: list[Any] = [job.id, job_spec(job, node), job.total, max_queue, min(window, job.total)]
-        args += [json.dumps(start.to_dict()), repr(job.created_at), node]
+        spec = job_spec(job, node)
+        args: list[Any] = [job.id, spec, job.total, max_queue, min(window, job.total)]
+        args += [json.dumps(start.to_dict()), repr(job.created_at), node, int(len(spec) <= SPEC_IN_ITEM)]
         return int(await self._create(keys=keys, args=args))
 
     async def append(self, job_id: str, event: Event) -> int:
@@ -372,5 +377,8 @@ def _items(reply: Any) -> list[WorkItem]:
             if not fields:  # deleted while pending: nothing to do but acknowledge
                 items.append(WorkItem(name, entry_id.decode(), "", -1))
                 continue
-            items.append(WorkItem(name, entry_id.decode(), fields[b"job"].decode(), int(fields[b"pos"])))
+            spec = fields[b"spec"].decode() if b"spec" in fields else None
+            items.append(
+                WorkItem(name, entry_id.decode(), fields[b"job"].decode(), int(fields[b"pos"]), spec)
+            )
     return items
