@@ -211,3 +211,22 @@ async def test_a_ws_reader_that_never_reads_is_dropped_on_a_redis_queue_too(work
     assert any(e["event"] == "error" and e["error"].startswith("SlowConsumer:") for e in events)
     assert received < sections * 40 * 24000 / 5, "most of the request was buffered for the stalled reader"
     await ws.close()
+
+
+async def test_a_section_without_a_file_is_ok_once_from_the_engine_node(jobs):
+    await create(jobs, make_job("nf", 2), window=1)
+    assert await jobs.made_ok("nf", "n1", 0, b"wav0", ok(0)) == 2
+    assert await jobs.made_ok("nf", "n2", 0, b"again", ok(0)) == 0  # a second run of it (taken over)
+    assert not await jobs.made("nf", "n1", 0, b"late", {"duration": 1, "elapsed": 0, "cached": False})
+    assert await jobs.audio("nf", 0) == b"wav0"
+    assert [i.pos for i in await jobs.claim("n1", own=False, block_ms=10)] == [0]
+    assert [i.pos for i in await jobs.claim("n2", own=False, block_ms=10)] == [1]  # queued once, by the first
+    assert await jobs.made_ok("nf", "n1", 1, b"wav1", ok(1)) == 3
+    loaded = await jobs.load("nf")
+    assert loaded is not None and [type(e.event).__name__ for e in loaded.log] == [
+        "Start",
+        "Progress",
+        "Progress",
+        "Done",
+    ]
+    assert (await jobs.cluster_view(5.0))["queue_depth"] == 0

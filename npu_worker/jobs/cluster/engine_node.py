@@ -84,12 +84,15 @@ class ClusterRunner(Runner):
             rate = self._rate()
             wav = audio.raw_wav if audio.raw_wav is not None and not audio.trimmed else None
             wav = wav or wav_bytes(audio.samples, rate)
-            meta = {
-                "duration": round(audio.samples.size / rate, 3),
-                "elapsed": round(time.monotonic() - started, 3),
-                "cached": audio.cached,
-            }
-            if self.journal.section_made(job, node, section, wav, meta, first=end):
+            duration, elapsed = round(audio.samples.size / rate, 3), round(time.monotonic() - started, 3)
+            if section.output_path is None:  # no file to write: `ok` from here, exactly once (MADE_OK)
+                cached = True if audio.cached else None
+                ok = Progress(section.idx, "ok", None, duration, elapsed, cached)
+                made = self.journal.section_ok(job, node, section, wav, ok, first=end)
+            else:  # the accepting node writes the file, then logs `ok`
+                meta = {"duration": duration, "elapsed": elapsed, "cached": audio.cached}
+                made = self.journal.section_made(job, node, section, wav, meta, first=end)
+            if made:
                 self.stats.section_ok(audio.cached)
             if audio.raw_wav is not None and not audio.cached and self._caches(job, section):
                 self.cache.put(audio.key, audio.raw_wav)

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-from ...protocol import Event, QueueUnavailable, SectionError
+from ...protocol import Event, Progress, QueueUnavailable, SectionError
 from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
@@ -116,6 +116,18 @@ class RedisJournal(Journal):
             return await self.jobs.made(job.id, node, section.idx, wav, meta)
 
         return self.call(made, retry=True)
+
+    def section_ok(
+        self, job: Job, node: str, section: Section, wav: bytes, event: Progress, *, first: Before = None
+    ) -> bool:
+        """A section with no file to write: store the audio and log `ok` here (no writer hop)."""
+
+        async def made_ok() -> int:
+            if first is not None:
+                await first()
+            return await self.jobs.made_ok(job.id, node, section.idx, wav, event)
+
+        return self.call(made_ok, retry=True) > 0
 
     def section_failed(self, job: Job, node: str, error: SectionError, *, first: Before = None) -> int:
         async def failed() -> int:

@@ -112,6 +112,28 @@ return 1
 """
 )
 
+# KEYS: job, log, final, pending, finished, q_batch, wav  ARGV: id, idx, event (`ok`), now, wav
+# A section with no file to write (a preview without `output_path`): the engine node stores the audio
+# and logs `ok` itself in one step, as FINAL would after the writer's hop; still `ok` once per section.
+MADE_OK = (
+    _ADVANCE
+    + _DONE
+    + """
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
+if redis.call('HSETNX', KEYS[3], ARGV[2], 'ok') == 0 then return 0 end
+redis.call('SET', KEYS[7], ARGV[5])
+local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
+redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[3])
+redis.call('DECR', KEYS[4])
+redis.call('HINCRBY', KEYS[1], 'ok', 1)
+advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
+if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
+  finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], ARGV[4], false)
+end
+return seq
+"""
+)
+
 # KEYS: job, log, final, pending, finished  ARGV: id, now  → seq of `done`, or 0 if it had ended
 CANCEL = (
     _DONE

@@ -175,6 +175,7 @@ class RedisJobs:
         self._append = self.redis.register_script(scripts.APPEND)
         self._final = self.redis.register_script(scripts.FINAL)
         self._made = self.redis.register_script(scripts.MADE)
+        self._made_ok = self.redis.register_script(scripts.MADE_OK)
         self._cancel = self.redis.register_script(scripts.CANCEL)
 
     async def close(self) -> None:
@@ -217,6 +218,13 @@ class RedisJobs:
         keys = [job_key(job_id), final_key(job_id), wav_key(job_id, idx), ready_key(node), BATCH]
         args = [job_id, idx, wav, meta["duration"], meta["elapsed"], int(meta["cached"])]
         return bool(await self._made(keys=keys, args=args))
+
+    async def made_ok(self, job_id: str, node: str, idx: int, wav: bytes, event: Event) -> int:
+        """A section with no file: store its audio and log its `ok` (seq, or 0: final already/ended)."""
+        keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
+        keys.append(wav_key(job_id, idx))
+        body = json.dumps(event.to_dict(), ensure_ascii=False)
+        return int(await self._made_ok(keys=keys, args=[job_id, idx, body, repr(time.time()), wav]))
 
     async def cancel(self, job_id: str, node: str) -> bool:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node)]
