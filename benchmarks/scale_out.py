@@ -15,7 +15,8 @@ the server itself costs (Redis, HTTP, file writes), which is what this benchmark
    what the shared queue adds:
    - `/synth` of one section: send → answer (the file written, `ok` logged);
    - a `/ws` preview of one section: send → the first binary PCM frame on the client (its audio is
-     streamed from the engine node as it is made), and the `first_audio` figure the server reports.
+     streamed from the engine node as it is made), the `first_audio` figure the server reports, and
+     send → `done` (the engine node logs the `ok` of a section with no file itself).
 
     PYTHONPATH=. python benchmarks/scale_out.py --out benchmarks/scale_out.json
 """
@@ -213,7 +214,7 @@ async def ws_first_audio(ports: dict[str, int], count: int) -> dict[str, dict[st
     """Alternating /ws previews on each node: send → first PCM frame (client), and `first_audio.ttfa_ms`."""
     import aiohttp
 
-    found: dict[str, dict[str, list[float]]] = {key: {"frame": [], "ttfa": []} for key in ports}
+    found: dict[str, dict[str, list[float]]] = {key: {"frame": [], "ttfa": [], "done": []} for key in ports}
     async with aiohttp.ClientSession() as session:
         sockets = {key: await session.ws_connect(f"ws://127.0.0.1:{port}/ws") for key, port in ports.items()}
         for index in range(count):
@@ -230,6 +231,7 @@ async def ws_first_audio(ports: dict[str, int], count: int) -> dict[str, dict[st
                             found[key]["ttfa"].append(float(event["ttfa_ms"]))
                         elif event["event"] == "done":
                             assert event["ok_count"] == 1, event
+                            found[key]["done"].append((time.perf_counter() - sent) * 1000)
                             break
                     elif message.type != aiohttp.WSMsgType.BINARY:
                         raise SystemExit(f"/ws on the {key} node ended: {message.type}")
@@ -258,9 +260,11 @@ def first_audio(cluster: Cluster, work: Path, args: argparse.Namespace, results:
         results[f"synth_ms_{key}"] = summary(times[key])
         results[f"ws_first_frame_ms_{key}"] = summary(ws[key]["frame"])
         results[f"ws_ttfa_ms_{key}"] = summary(ws[key]["ttfa"])
+        results[f"ws_done_ms_{key}"] = summary(ws[key]["done"])
     for name, label in (
         ("synth_ms", "/synth send → answer"),
         ("ws_first_frame_ms", "/ws send → first PCM frame"),
+        ("ws_done_ms", "/ws send → done"),
     ):
         for key in ports:
             row = results[f"{name}_{key}"]
@@ -268,7 +272,8 @@ def first_audio(cluster: Cluster, work: Path, args: argparse.Namespace, results:
     results["first_audio_added_ms"] = added(results, "synth_ms")
     results["ws_first_audio_added_ms"] = added(results, "ws_first_frame_ms")
     results["ws_ttfa_added_ms"] = added(results, "ws_ttfa_ms")
-    for name in ("first_audio_added_ms", "ws_first_audio_added_ms", "ws_ttfa_added_ms"):
+    results["ws_done_added_ms"] = added(results, "ws_done_ms")
+    for name in ("first_audio_added_ms", "ws_first_audio_added_ms", "ws_ttfa_added_ms", "ws_done_added_ms"):
         print(f"Redis adds ({name}): p50 {results[name]['p50']} ms, p95 {results[name]['p95']} ms")
 
 
