@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 from ...protocol import Done
 from ..model import Job, LogEntry, apply_event
@@ -35,7 +36,7 @@ class Followers:
         self.block_ms = block_ms
         self.on_first_audio = on_first_audio  # this node's TTFA figures (the job was accepted here)
         self._live: dict[str, Job] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()  # follow loops and their stream trims
 
     def attach(self, job: Job, *, audio: bool = False, on_lost: Callable[[Job], None] | None = None) -> Job:
         """The local copy listeners should read: the followed one if there is one, else `job`
@@ -48,9 +49,7 @@ class Followers:
             return job
         self._live[job.id] = job
         pcm = PcmFollow(job) if audio else None
-        task = asyncio.create_task(self._follow(job, pcm, on_lost))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._background(self._follow(job, pcm, on_lost))
         return job
 
     async def _follow(self, job: Job, pcm: PcmFollow | None, on_lost: Callable[[Job], None] | None) -> None:
@@ -80,8 +79,9 @@ class Followers:
                 if pcm is not None and pcm.lost and on_lost is not None:
                     on_lost(job)
                     on_lost = None
-                if pcm is not None and pcm.closed_at is not None:
-                    await self._trim(job, pcm)
+                if pcm is not None and pcm.closed_at is not None:  # beside the next read, not before it
+                    self._background(self._trim(job.id, pcm.closed_at))
+                    pcm.closed_at = None
             if pcm is not None:  # its one listener has it all, or has gone
                 with contextlib.suppress(*REDIS_DOWN):
                     await pcm_stream.drop(self.jobs, job.id)
@@ -114,11 +114,14 @@ class Followers:
             job.publish(entry)
         return []
 
-    async def _trim(self, job: Job, pcm: PcmFollow) -> None:
-        closed, pcm.closed_at = pcm.closed_at, None
-        assert closed is not None
+    def _background(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _trim(self, job_id: str, closed: str) -> None:
         try:
-            await pcm_stream.trim_read(self.jobs, job.id, closed)
+            await pcm_stream.trim_read(self.jobs, job_id, closed)
         except REDIS_DOWN:
             reraise_if_cancelling()
 
