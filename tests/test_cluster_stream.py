@@ -137,6 +137,42 @@ async def test_the_openai_speech_route_streams_through_an_api_node(start_node):
     assert_heard(from_pcm16(pcm), text)
 
 
+async def test_the_openai_stream_socket_speaks_sentence_by_sentence_through_an_api_node(start_node):
+    start_node("engine", role="engine", delay=0.01)
+    api = start_node("api", role="api")
+    sentences = ["The first sentence is here.", "A second one follows!", "End"]
+    async with aiohttp.ClientSession() as session:
+        ws = AiohttpWs(await session.ws_connect(f"ws://127.0.0.1:{api.port}/v1/audio/speech/stream"))
+        for sentence in sentences:
+            await ws.send_json({"type": "input.text", "text": sentence + " "})
+        await ws.send_json({"type": "input.done"})
+        items: list[dict[str, Any] | bytes] = []
+        while not (
+            isinstance(items[-1:] or None, list)
+            and isinstance(items[-1], dict)
+            and items[-1]["type"] == "session.done"
+        ):
+            items.append(await ws.receive())
+        await ws.close()
+    events = [i for i in items if isinstance(i, dict)]
+    assert [e["type"] for e in events if e["type"] in ("first_audio", "session.done")] == [
+        "first_audio",
+        "session.done",
+    ]
+    done = [e for e in events if e["type"] == "audio.done"]
+    assert [e["sentence_index"] for e in done] == [0, 1, 2] and not any(e["error"] for e in done)
+    pcm, current = {}, None
+    for item in items:
+        if isinstance(item, bytes):
+            pcm[current] += item
+        elif item["type"] == "audio.start":
+            current = item["sentence_index"]
+            pcm[current] = b""
+    for index, sentence in enumerate(sentences):
+        assert len(pcm[index]) == done[index]["total_bytes"]
+        assert_heard(from_pcm16(pcm[index]), sentence)
+
+
 async def test_closing_the_socket_mid_section_stops_it_on_the_engine_node(start_node, redis_server):
     engine = start_node("engine", role="engine", delay=0.05)
     api = start_node("api", role="api")
