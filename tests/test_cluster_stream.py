@@ -147,11 +147,7 @@ async def test_the_openai_stream_socket_speaks_sentence_by_sentence_through_an_a
             await ws.send_json({"type": "input.text", "text": sentence + " "})
         await ws.send_json({"type": "input.done"})
         items: list[dict[str, Any] | bytes] = []
-        while not (
-            isinstance(items[-1:] or None, list)
-            and isinstance(items[-1], dict)
-            and items[-1]["type"] == "session.done"
-        ):
+        while not items or not (isinstance(items[-1], dict) and items[-1]["type"] == "session.done"):
             items.append(await ws.receive())
         await ws.close()
     events = [i for i in items if isinstance(i, dict)]
