@@ -54,21 +54,23 @@ class ClusterRunner(Runner):
         if self.pcm is not None:
             self.journal.handoff(self.pcm.put, (job.id, chunk.idx, self.attempt, chunk))
 
-    def _end_of(self, job: Job, section: Section, synth: Awaitable[object]) -> Callable[[], Awaitable[None]]:
+    def _end_of(
+        self, job: Job, section: Section, synth: asyncio.Future[int]
+    ) -> Callable[[], Awaitable[None]]:
         """What runs on the loop before the section is handed over: its `synth` is logged, and a
         streaming job's PCM stream has the attempt's end marker."""
         pcm = self.pcm if job.stream_audio else None
         item = (job.id, section.idx, self.attempt, None)
 
         async def end() -> None:
-            await synth
+            await asyncio.wait([synth])  # logged (or cancelled by shutdown): never raises here
             if pcm is not None:
                 pcm.put(item)
                 await pcm.flushed()
 
         return end
 
-    def run_shared(self, job: Job, node: str, section: Section, synth: Awaitable[object]) -> None:
+    def run_shared(self, job: Job, node: str, section: Section, synth: asyncio.Future[int]) -> None:
         """Run a section whose `synth` event the loop is appending meanwhile (`synth`, a task: the engine
         starts without waiting for that round trip; an ended job's append cancels the section)."""
         started = time.monotonic()

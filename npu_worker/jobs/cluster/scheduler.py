@@ -250,16 +250,8 @@ class ClusterScheduler(Scheduler):
         info = self.info
         if info is None:
             raise Loading("no engine node has joined the queue yet; retry shortly")
-        job = Job(
-            id=new_job_id(),
-            params=request.params,
-            sections=[],
-            preview=preview,
-            persisted=not preview,
-            stream_audio=preview and request.audio,
-            trim_leading_silence=trim_leading_silence,
-        )
-        job.created_at = self.clock()
+        job = Job(new_job_id(), request.params, [], preview, persisted=not preview, created_at=self.clock())
+        job.stream_audio, job.trim_leading_silence = preview and request.audio, trim_leading_silence
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
         blocking = blocking or (self.engine is not None and request.params.lang not in self._checked_langs)
         if blocking or any(s.output_path is not None for s in request.sections):
