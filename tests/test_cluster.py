@@ -209,3 +209,14 @@ def test_bad_or_unreachable_redis_urls_stop_the_worker_at_start_up(tmp_path, que
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--state-dir", str(tmp_path), "--port", "0"]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds(30))
     assert done.returncode != 0 and message in done.stderr
+
+
+def test_an_api_node_stops_on_sigterm_after_serving_a_batch(tmp_path, start_node):
+    """Its loops end when cancelled even when redis-py retried away the cancellation inside a read."""
+    start_node("engine-1", role="engine", delay=0.0)
+    start_node("engine-2", role="engine", delay=0.0)
+    api = start_node("api", role="api")
+    _, accepted = call("POST", f"{api.base}/synth_batch?async=1", batch(tmp_path, 20))
+    assert events(f"{api.base}/jobs/{accepted['job_id']}/events")[-1]["event"] == "done"
+    api.process.send_signal(signal.SIGTERM)
+    assert api.process.wait(timeout=seconds(15)) == 0

@@ -31,6 +31,7 @@ class QueueConsumer:
         """Run `step` until it returns False, through outages and lost groups."""
         delay = 0.05
         while True:
+            reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a read
             try:
                 if self._regroup:
                     await self.jobs.ensure_groups(self.node)

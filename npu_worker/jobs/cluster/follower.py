@@ -57,6 +57,7 @@ class Followers:
         read, held = job.next_seq - 1, list[LogEntry]()  # the log read so far; entries waiting for audio
         try:
             while not job.finished and idle < 2:
+                reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a read
                 try:
                     entries, audio, more = await self._read(job, read, pcm)
                 except REDIS_DOWN as exc:

@@ -125,6 +125,7 @@ class PcmPublisher:
     async def _run(self) -> None:
         try:
             while True:
+                reraise_if_cancelling()
                 await self._wake.wait()
                 self._wake.clear()
                 await self._send_pending()

@@ -197,6 +197,7 @@ class ClusterScheduler(Scheduler):
 
     async def _heartbeat_loop(self) -> None:
         while True:
+            reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
             info = self.engine_node.runner.info if self.engine_node is not None else None
             body: dict[str, Any] = {"role": self.role}
             if info is not None:
@@ -224,6 +225,7 @@ class ClusterScheduler(Scheduler):
                 async with self.jobs.blocking.pubsub() as pubsub:
                     await pubsub.subscribe(CANCEL_CHANNEL)
                     while True:
+                        reraise_if_cancelling()
                         message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                         if message is not None and self.engine_node is not None:
                             self.engine_node.cancel(message["data"].decode())

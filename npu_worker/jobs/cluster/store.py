@@ -45,7 +45,9 @@ async def cancellable(read: Any) -> Any:
 
 
 def reraise_if_cancelling() -> None:
-    """Called in a retry loop's Redis-error handler: a cancelled task must end, not retry (see above)."""
+    """Called in a retry loop's Redis-error handler, and at the top of each loop of a long-lived task: a
+    cancelled task must end, not retry (see above). redis-py's own retry of a connection error can
+    swallow a cancellation inside a command; the task still says it is being cancelled."""
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
