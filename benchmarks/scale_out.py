@@ -269,20 +269,28 @@ def first_audio(cluster: Cluster, work: Path, args: argparse.Namespace, results:
         for key in ports:
             row = results[f"{name}_{key}"]
             print(f"{label}, --queue {key}: p50 {row['p50']} ms, p95 {row['p95']} ms")
-    results["first_audio_added_ms"] = added(results, "synth_ms")
-    results["ws_first_audio_added_ms"] = added(results, "ws_first_frame_ms")
-    results["ws_ttfa_added_ms"] = added(results, "ws_ttfa_ms")
-    results["ws_done_added_ms"] = added(results, "ws_done_ms")
+    results["first_audio_added_ms"] = added(results, "synth_ms", times["local"], times["redis"])
+    for name, key in (("ws_first_audio", "frame"), ("ws_ttfa", "ttfa"), ("ws_done", "done")):
+        source = {"frame": "ws_first_frame_ms", "ttfa": "ws_ttfa_ms", "done": "ws_done_ms"}[key]
+        results[f"{name}_added_ms"] = added(results, source, ws["local"][key], ws["redis"][key])
     for name in ("first_audio_added_ms", "ws_first_audio_added_ms", "ws_ttfa_added_ms", "ws_done_added_ms"):
-        print(f"Redis adds ({name}): p50 {results[name]['p50']} ms, p95 {results[name]['p95']} ms")
+        row = results[name]
+        print(
+            f"Redis adds ({name}): p50 {row['p50']} ms, p95 {row['p95']} ms;"
+            f" paired: p50 {row['paired_p50']} ms, p95 {row['paired_p95']} ms"
+        )
 
 
 def summary(values: list[float]) -> dict[str, float]:
     return {"p50": p(values, 0.5), "p95": p(values, 0.95), "count": len(values)}
 
 
-def added(results: dict[str, Any], name: str) -> dict[str, float]:
-    return {q: round(results[f"{name}_redis"][q] - results[f"{name}_local"][q], 2) for q in ("p50", "p95")}
+def added(results: dict[str, Any], name: str, local: list[float], redis: list[float]) -> dict[str, float]:
+    """The difference of the two queues' percentiles, and the percentiles of the paired differences
+    (request i on Redis minus request i on the local queue, sent one after the other)."""
+    pairs = [r - q for q, r in zip(local, redis, strict=True)]
+    diff = {q: round(results[f"{name}_redis"][q] - results[f"{name}_local"][q], 2) for q in ("p50", "p95")}
+    return {**diff, "paired_p50": p(pairs, 0.5), "paired_p95": p(pairs, 0.95)}
 
 
 def p(values: list[float], q: float) -> float:
@@ -299,7 +307,7 @@ def main() -> None:
     parser.add_argument("--hold", type=float, default=0.1, help="seconds the stand-in NPU holds a section")
     parser.add_argument("--sections", type=int, default=80, help="sections per throughput run")
     parser.add_argument("--events", type=int, default=500)
-    parser.add_argument("--synths", type=int, default=40, help="/synth and /ws requests per queue")
+    parser.add_argument("--synths", type=int, default=100, help="/synth and /ws requests per queue")
     parser.add_argument("--skip-throughput", action="store_true", help="only the latency parts")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
