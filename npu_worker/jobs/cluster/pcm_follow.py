@@ -9,8 +9,10 @@ took it over (XAUTOCLAIM), or a node restarted and took back its own item. Each 
 current one (a new attempt only starts once the old one lost its claim); earlier attempts' entries are
 ignored from then on. The listener has already passed on `delivered` samples of the section; the new
 attempt's first `delivered` samples are dropped, so the stream continues where it stopped instead of
-starting the section again. Engines are deterministic for a given seed, so the listener hears one
-coherent section; the `ok` event's duration still counts every sample passed on.
+starting the section again. With an engine that makes the same audio for the same request and seed
+(the seed is part of the job), the listener hears one coherent section, and the `ok` of the attempt
+that made it counts exactly the samples passed on. (Should the old attempt's node come back and finish
+first, its `ok` closes the section: the listener has heard the new attempt up to then.)
 
 The job's log arrives beside the stream and must keep the local order (a section's audio, then its
 `ok`): `ready` holds an event about a section until the audio before it is complete. A section is
