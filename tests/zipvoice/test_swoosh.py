@@ -87,3 +87,15 @@ def test_open_models_falls_back_to_the_file_when_the_rewrite_fails(
 
     monkeypatch.setattr(swoosh, "rewritten_model", broken)
     assert runtime.decoder_graph(tiny_model_dir / "fm_decoder.onnx") is None
+
+
+def test_cpu_models_open_the_rewritten_decoder(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[Path] = []
+    real = swoosh.rewritten_model
+    monkeypatch.setattr(swoosh, "rewritten_model", lambda path: read.append(path) or real(path))
+    decoder = tiny_model_dir / "fm_decoder.onnx"
+    models = runtime.open_models(
+        tiny_model_dir / "text_encoder.onnx", decoder, tiny_model_dir / "vocos_24khz.onnx", "cpu",
+        RuntimeConfig(threads=1),
+    )  # fmt: skip
+    assert read == [decoder] and models.device == "cpu"
