@@ -44,7 +44,7 @@ VARIANTS = {
     },
     "prompt bound 4 s (--prompt-max-seconds 4, the former default)": {"prompt_max_seconds": 4.0},
     "prompt bound 2 s (--prompt-max-seconds 2)": {"prompt_max_seconds": 2.0, "first_prompt_max_seconds": 2.0},
-    "no short first prompt (--first-prompt-max-seconds 4)": {"first_prompt_max_seconds": 4.0},
+    "no short first prompt (--first-prompt-max-seconds 3)": {"first_prompt_max_seconds": 3.0},
     "no edge trim (--no-trim-edge-silence)": {"trim_edge_silence": False},
     "first segment 3 steps (--first-segment-steps 3)": {"first_segment_steps": 3},
     "first segment 2 steps (--first-segment-steps 2)": {"first_segment_steps": 2},

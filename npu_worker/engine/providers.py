@@ -203,11 +203,13 @@ def open_session(
     config: RuntimeConfig,
     fixed_dims: dict[str, int] | None = None,
     min_share: float = 0.5,
+    graph: bytes | None = None,
 ) -> Any:
     """A session on `device`, verified to run nodes there; raises DeviceUnavailable otherwise.
 
     `fixed_dims` (free-dimension name → size) makes every shape static, which QNN needs;
-    `min_share` is the least share of the graph's nodes the device must take.
+    `min_share` is the least share of the graph's nodes the device must take; `graph`: a serialised
+    rewrite of the file to run instead on CUDA/CPU (zipvoice/swoosh.py); QNN always compiles the file.
     """
     import onnxruntime as ort
 
@@ -224,7 +226,7 @@ def open_session(
             providers = [EP_NAMES["cpu"]]
         disabled = list(FIXED_SHAPE_DISABLED_OPTIMIZERS) if fixed_dims else []
         session = ort.InferenceSession(
-            str(model_path), sess_options=options, providers=providers, disabled_optimizers=disabled
+            graph or str(model_path), sess_options=options, providers=providers, disabled_optimizers=disabled
         )
     if device != "cpu":
         check_placement(session, device, model_path.name, min_share)

@@ -12,6 +12,7 @@ from npu_worker.audio import crossfade_join
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
+from npu_worker.engine.zipvoice.prompt import PromptCache, PromptOptions
 from npu_worker.protocol import EngineError
 from tests.zipvoice.conftest import engine_config
 
@@ -110,8 +111,10 @@ def test_output_is_float32_within_full_scale(engine):
 
 def test_request_transcript_overrides_the_sidecar(engine, tiny_model_dir):
     wav = str(tiny_model_dir / "reference_ko.wav")
-    sidecar = engine.prompts.get(Voice(wav), "ko").rest
-    given = engine.prompts.get(Voice(wav, "안녕하세요, 오늘은 발표를 시작하겠습니다 여러분"), "ko").rest
+    whole = PromptOptions(max_seconds=30.0, first_max_seconds=2.0)  # no bound: the whole transcript counts
+    prompts = PromptCache(engine.prompts.sample_rate, engine.prompts.spectrum, engine.prompts.tokenize, whole)
+    sidecar = prompts.get(Voice(wav), "ko").rest
+    given = prompts.get(Voice(wav, "안녕하세요, 오늘은 발표를 시작하겠습니다 여러분"), "ko").rest
     assert len(given.tokens) > len(sidecar.tokens)
 
 
