@@ -293,3 +293,85 @@ def test_a_sections_events_wait_for_its_audio():
     assert not follow.ready(ok0) and not follow.ready(synth1)
     follow.feed([entry(0, 0, "a", np.ones(4, dtype=np.float32), 1), entry(1, 0, "a", None, 2)])
     assert follow.ready(ok0) and follow.ready(synth1) and not follow.ready(LogEntry(5, Progress(1, "ok")))
+
+
+# -- a `both` node's own listener: its engine's PCM without the Redis round trip --------------------
+
+
+class Listener:
+    """A subscriber as `Subscription` is one: what the follower publishes, in order."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.changed = asyncio.Event()
+
+    def push(self, entry: LogEntry) -> None:
+        self.items.append(entry.event.to_dict())
+        self.changed.set()
+
+    def push_audio(self, chunk: AudioChunk) -> None:
+        self.items.append(np.array(chunk.samples))
+        self.changed.set()
+
+    def close(self) -> None:
+        pass
+
+    async def until(self, test: Any) -> None:
+        while not test(self.items):
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), timeout=seconds(10))
+
+
+async def test_a_listener_on_the_engines_own_node_has_each_chunk_before_redis_does_and_once(redis_server):
+    from npu_worker.jobs.cluster.follower import Followers
+    from npu_worker.protocol import Start
+
+    jobs = RedisJobs(redis_server.url)
+    job = Job("local1", SynthParams(), [Section(0, "x", None)], preview=True, stream_audio=True)
+    await jobs.create(job, "n", Start(1, "b", "cpu", job.id, RATE), max_queue=100, window=0)
+    job.next_seq = 2
+    followers, listener = Followers(jobs, block_ms=200), Listener()
+    job.subscribers.append(listener)
+    followers.attach(job, audio=True)
+    publisher = PcmPublisher(jobs)  # its sender is not started yet: nothing reaches Redis
+    publisher.local = followers.local_pcm
+    audio = np.arange(1, 301, dtype=np.float32)
+    publisher.put((job.id, 0, "a", AudioChunk(0, audio[:100])))  # before `synth`: left to the stream
+    assert listener.items == []
+    await jobs.append(job.id, Progress(0, "synth"))
+    await listener.until(lambda items: len(items) == 1)
+    publisher.put((job.id, 0, "a", AudioChunk(0, audio[100:200])))  # not the next one: left too
+    assert len(listener.items) == 1
+    sender = publisher.start()  # the stream brings the first two; then the rest comes at once
+    await listener.until(lambda items: len(items) == 3)
+    publisher.put((job.id, 0, "a", AudioChunk(0, audio[200:])))
+    assert len(listener.items) == 4 and await jobs.redis.xlen(pcm_key(job.id)) == 2
+    publisher.put((job.id, 0, "a", None))
+    await publisher.flushed()
+    await jobs.final(job.id, 0, Progress(0, "ok"), ok=True, node="n", advance=False)
+    await listener.until(lambda items: any(isinstance(i, dict) and i["event"] == "done" for i in items))
+    heard = [i for i in listener.items if isinstance(i, np.ndarray)]
+    assert np.array_equal(np.concatenate(heard), audio)  # every sample once, in order
+    events = [(i["event"], i.get("status")) for i in listener.items if isinstance(i, dict)]
+    assert events == [("progress", "synth"), ("progress", "ok"), ("done", None)]
+    assert isinstance(listener.items[-3], np.ndarray)  # the audio, then its `ok`
+    sender.cancel()
+    await followers.close()
+    await jobs.close()
+
+
+def test_a_local_entry_is_taken_only_where_it_continues_what_was_passed_on():
+    follow = PcmFollow(job_of(2))
+    one = np.ones(5, dtype=np.float32)
+    local = [PcmEntry("", 0, "a", n, one if n < 2 else None, None) for n in range(3)]
+    assert follow.feed_local(PcmEntry("", 1, "a", 0, one, None)) == []  # not the open section
+    assert follow.feed_local(local[1]) == []  # not the next number
+    assert len(follow.feed_local(local[0])) == 1 and follow.cursor == "0-0"
+    copies = [entry(0, 0, "a", one, 1), entry(1, 0, "a", one, 2)]
+    assert follow.feed(copies[:1]) == [] and follow.cursor == "1-1"  # the copy: already passed on
+    assert len(follow.feed(copies[1:])) == 1  # the stream went ahead: it decides
+    assert follow.feed_local(local[1]) == [] and follow.feed_local(local[2]) == []
+    assert follow.open_pos == 1 and follow.closed_at is None
+    assert follow.feed_local(PcmEntry("", 1, "b", 0, one, None)) != [] and follow.open_pos == 1
+    assert follow.feed([entry(2, 0, "a", None, 3)]) == [] and follow.closed_at == "1-3"
+    assert not follow.lost

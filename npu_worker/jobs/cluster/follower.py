@@ -19,7 +19,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from ...protocol import Done
-from ..model import Job, LogEntry, apply_event
+from ..model import AudioChunk, Job, LogEntry, apply_event
 from . import pcm_stream
 from .pcm_follow import PcmFollow
 from .pcm_stream import PcmEntry
@@ -36,6 +36,7 @@ class Followers:
         self.block_ms = block_ms
         self.on_first_audio = on_first_audio  # this node's TTFA figures (the job was accepted here)
         self._live: dict[str, Job] = {}
+        self._audio: dict[str, tuple[Job, PcmFollow]] = {}  # jobs whose PCM is followed here
         self._tasks: set[asyncio.Task[None]] = set()  # follow loops and their stream trims
 
     def attach(self, job: Job, *, audio: bool = False, on_lost: Callable[[Job], None] | None = None) -> Job:
@@ -49,6 +50,8 @@ class Followers:
             return job
         self._live[job.id] = job
         pcm = PcmFollow(job) if audio else None
+        if pcm is not None:
+            self._audio[job.id] = (job, pcm)
         self._background(self._follow(job, pcm, on_lost))
         return job
 
@@ -88,6 +91,17 @@ class Followers:
                     await pcm_stream.drop(self.jobs, job.id)
         finally:
             self._live.pop(job.id, None)
+            self._audio.pop(job.id, None)
+
+    def local_pcm(self, job_id: str, entry: PcmEntry) -> None:
+        """A PCM entry this node's engine just made (on the loop, as it is queued for Redis): a job whose
+        audio is followed here has it now rather than one Redis round trip and a read later. Only once
+        the section's `synth` is published here (the order a local queue gives); else the stream's copy
+        brings it as before. Nothing is skipped in Redis, so the guarantees are the stream's."""
+        followed = self._audio.get(job_id)
+        if followed is not None and followed[0].current_idx == entry.idx:
+            job, pcm = followed
+            self._publish_chunks(job, pcm.feed_local(entry))
 
     async def _read(
         self, job: Job, after: int, pcm: PcmFollow | None
@@ -97,7 +111,10 @@ class Followers:
         return await pcm_stream.read_log_and_pcm(self.jobs, job.id, after, pcm.cursor, self.block_ms)
 
     def _publish_audio(self, job: Job, pcm: PcmFollow, audio: list[PcmEntry]) -> None:
-        for chunk in pcm.feed(audio):
+        self._publish_chunks(job, pcm.feed(audio))
+
+    def _publish_chunks(self, job: Job, chunks: list[AudioChunk]) -> None:
+        for chunk in chunks:
             if job.first_audio_at is None and chunk.samples.size and self.on_first_audio is not None:
                 self.on_first_audio(job)
             job.publish_audio(chunk)

@@ -47,6 +47,8 @@ class PcmFollow:
         out: list[AudioChunk] = []
         for entry in entries:
             self.cursor = entry.entry_id
+            if entry.samples is None:
+                self.closed_at = entry.entry_id  # read through an attempt's end: the read part can go
             pos = self.positions.get(entry.idx)
             if pos is None or pos < self.open_pos:
                 continue  # a finished section: a late or superseded attempt
@@ -69,6 +71,22 @@ class PcmFollow:
             chunk = self._new_part(entry)
             if chunk is not None:
                 out.append(chunk)
+        return out
+
+    def feed_local(self, entry: PcmEntry) -> list[AudioChunk]:
+        """An entry this node's engine just made, passed on ahead of its copy in the stream (`cursor`
+        stays, so that copy is read and dropped as a repeat). Taken only where it simply continues what
+        was passed on: the open section's current attempt at its next number, or the first attempt of
+        the open section; anything else waits for the stream, whose order decides."""
+        if self.positions.get(entry.idx) != self.open_pos or self.lost:
+            return []
+        if entry.attempt != self.attempt and (self.attempt is not None or self._attempts):
+            return []
+        if entry.number != (self._expect if entry.attempt == self.attempt else 0):
+            return []
+        cursor, closed_at = self.cursor, self.closed_at
+        out = self.feed([entry])
+        self.cursor, self.closed_at = cursor, closed_at
         return out
 
     def _new_part(self, entry: PcmEntry) -> AudioChunk | None:

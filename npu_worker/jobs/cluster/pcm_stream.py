@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,13 +93,20 @@ class PcmPublisher:
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        # This node's own listeners (a `both` node): given each entry at once, beside the stream.
+        self.local: Callable[[str, PcmEntry], None] | None = None
 
     def put(self, item: tuple[str, int, str, AudioChunk | None]) -> None:
         """(job id, section idx, attempt, chunk, or None for the attempt's end); on the loop."""
         job_id, idx, attempt, chunk = item
         if attempt != self._attempt:
             self._attempt, self._number = attempt, 0
-        self._pending.append((pcm_key(job_id), encode(idx, attempt, self._number, chunk)))
+        fields = encode(idx, attempt, self._number, chunk)
+        self._pending.append((pcm_key(job_id), fields))
+        if self.local is not None:
+            samples = None if chunk is None else np.frombuffer(fields["d"], dtype="<f4")
+            onset = None if chunk is None else chunk.onset
+            self.local(job_id, PcmEntry("", idx, attempt, self._number, samples, onset))
         self._number += 1
         self._queued += 1
         self._wake.set()

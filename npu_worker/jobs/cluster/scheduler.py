@@ -93,6 +93,8 @@ class ClusterScheduler(Scheduler):
                 observer=self.observer,
                 paths=self.paths,
             )
+            if self.role == "both":  # its own listeners have its PCM without the Redis round trip
+                self.engine_node.pcm.local = self.followers.local_pcm
             self._spawn(self.engine_node.run())
             self._spawn(self._cancel_listener())
         if self.role in ("both", "api"):
