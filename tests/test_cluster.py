@@ -220,3 +220,32 @@ def test_an_api_node_stops_on_sigterm_after_serving_a_batch(tmp_path, start_node
     assert events(f"{api.base}/jobs/{accepted['job_id']}/events")[-1]["event"] == "done"
     api.process.send_signal(signal.SIGTERM)
     assert api.process.wait(timeout=seconds(15)) == 0
+
+
+def test_a_both_node_writes_the_files_of_jobs_it_accepted_itself_with_no_writer_hop(
+    tmp_path, start_node, redis_server
+):
+    """Its engine thread writes the file, then logs `ok` (one MADE_OK), as a local worker does; a write
+    failure is the section's error and the batch goes on; its ready stream (the writer's) stays unused."""
+    import redis
+
+    (tmp_path / "afile").write_text("not a directory")
+    node = start_node("solo", delay=0.01)
+    sections = [
+        {"idx": 0, "text": "a", "output_path": str(tmp_path / "afile" / "x.wav")},
+        {"idx": 1, "text": "b", "output_path": str(tmp_path / "fine.wav")},
+        {"idx": 2, "text": "c"},  # the node's default output
+    ]
+    status, result = call("POST", f"{node.base}/synth_batch", {"sections": sections, "stream": False})
+    assert status == 200 and result["fail_count"] == 1 and result["ok_count"] == 2
+    assert result["sections"][0]["error"].startswith("WriteFailed:")
+    written = [s["wav_path"] for s in result["sections"][1:]]
+    assert written[0] == str(tmp_path / "fine.wav") and written[1].startswith(str(node.state))
+    for path in written:
+        assert wav_seconds(path) > 0
+    name = call("GET", f"{node.base}/health")[1]["node"]
+    client = redis.Redis.from_url(redis_server.url)
+    try:
+        assert client.xinfo_stream(f"npu:ready:{name}")["entries-added"] == 0
+    finally:
+        client.close()

@@ -114,9 +114,11 @@ def callers_of(call: str, defined_in: str) -> list[str]:
 
 
 def test_only_the_engine_thread_writes_output_files():
-    """Every wav goes through PathPolicy.write_output, called from the runner (or, with a Redis queue,
-    from the accepting node's writer, which hands it to a thread: `write_output,`), and on through
-    files.write_under_roots (no link followed): one seam for path safety."""
-    assert callers_of("write_output(", "paths.py") == ["npu_worker/jobs/runner.py"]
+    """Every wav goes through PathPolicy.write_output, called from the engine thread (the runner; with a
+    Redis queue, the cluster runner of a `both` node for the jobs it accepted), or from an accepting
+    node's writer, which hands it to a thread: `write_output,`), and on through files.write_under_roots
+    (no link followed): one seam for path safety."""
+    engine_threads = ["npu_worker/jobs/cluster/engine_node.py", "npu_worker/jobs/runner.py"]
+    assert callers_of("write_output(", "paths.py") == engine_threads
     assert callers_of("paths.write_output,", "paths.py") == ["npu_worker/jobs/cluster/writer.py"]
     assert callers_of("write_under_roots(", "files.py") == ["npu_worker/paths.py"]

@@ -6,7 +6,9 @@ a batch's first section) before batch sections. While a section runs, its item i
 third of the claim timeout, so only a node that stopped touching it (dead, or cut off) loses it.
 
 The engine thread stores the wav in Redis and hands the section to the accepting node, which writes
-the file and logs `ok` (see `writer.py`); the item is acknowledged after that hand-over, so a node
+the file and logs `ok` (see `writer.py`); a section with no file, or one whose file is this node's own
+to write (a `both` node that accepted the job), is logged `ok` here in one script (MADE_OK), after
+the file is written. The item is acknowledged after that hand-over, so a node
 killed mid-section leaves it pending for another node, and a duplicate run is dropped by the MADE
 and FINAL scripts (a section is `ok` exactly once).
 """
@@ -21,11 +23,12 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 from ...audio import wav_bytes
 from ...engine.base import Engine
 from ...paths import PathPolicy
-from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, check_text
+from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, WriteFailed, check_text
 from ..admission import Admission
 from ..cache import SynthesisCache
 from ..model import AudioChunk, Job, Section
@@ -33,7 +36,7 @@ from ..observer import SchedulerObserver
 from ..runner import Runner
 from ..stats import Stats
 from .consumer import QueueConsumer
-from .journal import RedisJournal
+from .journal import Before, RedisJournal
 from .pcm_stream import PcmPublisher
 from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, reraise_if_cancelling
 
@@ -49,6 +52,8 @@ class ClusterRunner(Runner):
     journal: RedisJournal
     pcm: PcmPublisher | None = None
     attempt = ""
+    writes_for = ""  # the node whose files this one writes (itself, when it is a `both` node)
+    written: Callable[[str], None] | None = None  # on the loop: a section's file was written here
 
     def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
         if self.pcm is not None:
@@ -86,15 +91,9 @@ class ClusterRunner(Runner):
             rate = self._rate()
             wav = audio.raw_wav if audio.raw_wav is not None and not audio.trimmed else None
             wav = wav or wav_bytes(audio.samples, rate)
-            duration, elapsed = round(audio.samples.size / rate, 3), round(time.monotonic() - started, 3)
-            if section.output_path is None:  # no file to write: `ok` from here, exactly once (MADE_OK)
-                cached = True if audio.cached else None
-                ok = Progress(section.idx, "ok", None, duration, elapsed, cached)
-                made = self.journal.section_ok(job, node, section, wav, ok, first=end)
-            else:  # the accepting node writes the file, then logs `ok`
-                meta = {"duration": duration, "elapsed": elapsed, "cached": audio.cached}
-                made = self.journal.section_made(job, node, section, wav, meta, first=end)
-            if made:
+            meta = {"duration": round(audio.samples.size / rate, 3), "cached": audio.cached}
+            meta["elapsed"] = round(time.monotonic() - started, 3)
+            if self._hand_over(job, node, section, wav, meta, end):
                 self.stats.section_ok(audio.cached)
             if audio.raw_wav is not None and not audio.cached and self._caches(job, section):
                 self.cache.put(audio.key, audio.raw_wav)
@@ -108,6 +107,27 @@ class ClusterRunner(Runner):
             self.stats.section_failed()
         finally:
             self.observer.section_ran(job, time.monotonic() - started)
+
+    def _hand_over(
+        self, job: Job, node: str, section: Section, wav: bytes, meta: dict[str, Any], end: Before
+    ) -> bool:
+        """`ok` from here, exactly once (MADE_OK), when there is no file or the file is this node's own
+        to write (it accepted the job: a `both` node writes it now, as a local worker does, instead of
+        a hop through its writer); else the accepting node writes the file, then logs `ok` (MADE)."""
+        path = section.output_path
+        if path is not None and node != self.writes_for:
+            return self.journal.section_made(job, node, section, wav, meta, first=end)
+        if path is not None:
+            try:
+                self.paths.write_output(path, wav)
+            except OSError as exc:
+                raise WriteFailed(f"{path}: {exc.strerror or exc}") from exc
+        cached = True if meta["cached"] else None
+        ok = Progress(section.idx, "ok", path, meta["duration"], meta["elapsed"], cached)
+        made = self.journal.section_ok(job, node, section, wav, ok, first=end)
+        if made and path is not None and self.written is not None:
+            self.journal.handoff(self.written, job.id)
+        return made
 
 
 class EngineNode(QueueConsumer):

@@ -93,8 +93,10 @@ class ClusterScheduler(Scheduler):
                 observer=self.observer,
                 paths=self.paths,
             )
-            if self.role == "both":  # its own listeners have its PCM without the Redis round trip
+            if self.role == "both":  # its own listeners and files, without a hop through Redis
                 self.engine_node.pcm.local = self.followers.local_pcm
+                self.engine_node.runner.writes_for = self.node
+                self.engine_node.runner.written = lambda job_id: self._spawn(self._sweep_if_ended(job_id))
             self._spawn(self.engine_node.run())
             self._spawn(self._cancel_listener())
         if self.role in ("both", "api"):
@@ -381,6 +383,16 @@ class ClusterScheduler(Scheduler):
         while True:
             await self._sweep()
             await asyncio.sleep(60.0)
+
+    async def _sweep_if_ended(self, job_id: str) -> None:
+        """After a section's file was written here: a job that has ended may let an older one go."""
+        try:
+            found = await self.jobs.spec(job_id)
+        except REDIS_DOWN:
+            reraise_if_cancelling()
+            return
+        if found is not None and found[1]:
+            await self._sweep()
 
     async def _sweep(self) -> None:
         keep, most = self.settings.job_retention, self.settings.max_jobs_kept
