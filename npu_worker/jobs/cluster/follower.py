@@ -7,7 +7,9 @@ meanwhile) and ends at `done`, when nobody has listened for a while, or when the
 A job whose audio is listened to (a `/ws` preview, an OpenAI speech request) is followed with its PCM
 stream in the same read (`pcm_stream.py`): chunks are published as they arrive, and an event about a
 section waits until the audio before it has been passed on (`pcm_follow.py`), so listeners see the
-order a local queue gives (a section's audio, then its `ok`).
+order a local queue gives (a section's audio, then its `ok`). On a `both` node, the chunks its own engine
+makes also arrive here directly (`local_pcm`), one Redis round trip sooner; their copies in the stream
+are then dropped as already passed on.
 """
 
 from __future__ import annotations

@@ -101,15 +101,15 @@ class PcmPublisher:
         job_id, idx, attempt, chunk = item
         if attempt != self._attempt:
             self._attempt, self._number = attempt, 0
-        fields = encode(idx, attempt, self._number, chunk)
+        number, fields = self._number, encode(idx, attempt, self._number, chunk)
         self._pending.append((pcm_key(job_id), fields))
-        if self.local is not None:
-            samples = None if chunk is None else np.frombuffer(fields["d"], dtype="<f4")
-            onset = None if chunk is None else chunk.onset
-            self.local(job_id, PcmEntry("", idx, attempt, self._number, samples, onset))
         self._number += 1
         self._queued += 1
         self._wake.set()
+        if self.local is not None:  # after the stream's bookkeeping: a listener's failure cannot skew it
+            samples = None if chunk is None else np.frombuffer(fields["d"], dtype="<f4")
+            onset = None if chunk is None else chunk.onset
+            self.local(job_id, PcmEntry("", idx, attempt, number, samples, onset))
 
     def after(self, barrier: asyncio.Future[Any]) -> None:
         """Entries put from now on wait until `barrier` is done (a section's `synth` is in the log before
