@@ -20,6 +20,7 @@ from tests.test_ws_support import (
     live_job,
     receive_until_done,
     run_request,
+    samples_after_a_stall,
     wait_for_thread_event,
 )
 from tests.timing import seconds
@@ -190,16 +191,7 @@ async def test_a_reader_that_never_reads_is_dropped_instead_of_buffered(worker):
         async for item in watcher:
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
                 break
-    received = 0
-    events: list[dict] = []
-    while not events or events[-1]["event"] != "done":
-        message = await ws.receive(timeout=seconds(20))
-        if message.type == aiohttp.WSMsgType.BINARY:
-            received += len(message.data) // 2
-        else:
-            events.append(message.json())
-    assert events[-1]["cancelled"] is True
-    assert any(e["event"] == "error" and e["error"].startswith("SlowConsumer:") for e in events)
+    received = await samples_after_a_stall(ws)
     assert received < sections * 40 * 24000 / 10, "most of the request was buffered for the stalled reader"
     assert len(engine.calls) < sections
     await ws.close()

@@ -119,6 +119,21 @@ async def receive_until_done(
             return transcript
 
 
+async def samples_after_a_stall(ws: aiohttp.ClientWebSocketResponse) -> int:
+    """Reads a stalled socket to its `done`, checks the server dropped it as a slow consumer (a
+    `SlowConsumer` error, a cancelled `done`) and returns the samples it had sent before that."""
+    received, events = 0, []
+    while not events or events[-1]["event"] != "done":
+        message = await ws.receive(timeout=seconds(20))
+        if message.type == aiohttp.WSMsgType.BINARY:
+            received += len(message.data) // 2
+        else:
+            events.append(message.json())
+    assert events[-1]["cancelled"] is True
+    assert any(e["event"] == "error" and e["error"].startswith("SlowConsumer:") for e in events)
+    return received
+
+
 async def run_request(ws: AiohttpWs | WebsocketsWs, message: dict[str, Any]) -> Transcript:
     await ws.send_json(message)
     return await receive_until_done(ws)
