@@ -10,9 +10,10 @@ the server itself costs (Redis, HTTP, file writes), which is what this benchmark
    against the goal N × single-node × 0.9.
 2. Per-event latency: one script appends an event; another connection, blocked in XREAD like a
    follower on another node, receives it. p50/p95 of that hop.
-3. First audio, with `--queue local` and with `--queue redis` on one `both` node, both nodes running
-   and the requests alternating between them (so both see the same machine load); the difference is
-   what the shared queue adds:
+3. First audio, with `--queue local`, with `--queue redis` on one `both` node, and split (an `api`
+   node and an `engine` node, separate processes on their own Redis database: every chunk and event
+   crosses Redis), all running and the requests alternating between them (so all see the same machine
+   load); the difference from the local node is what the shared queue adds:
    - `/synth` of one section: send → answer (the file written, `ok` logged);
    - a `/ws` preview of one section: send → the first binary PCM frame on the client (its audio is
      streamed from the engine node as it is made), the `first_audio` figure the server reports, and
@@ -242,11 +243,15 @@ async def ws_first_audio(ports: dict[str, int], count: int) -> dict[str, dict[st
 
 def first_audio(cluster: Cluster, work: Path, args: argparse.Namespace, results: dict[str, Any]) -> None:
     """`/synth` and `/ws` on a local node and a one-node Redis cluster, requests alternating."""
+    split_queue = cluster.url.rsplit("/", 1)[0] + "/1"  # its own database: the both node takes none of it
     ports = {
         "local": cluster.node("fa-local", "both", queue="local"),
         "redis": cluster.node("fa-redis", "both"),
+        "split": cluster.node("fa-split-api", "api", queue=split_queue, wait=False),
     }
+    cluster.node("fa-split-engine", "engine", queue=split_queue, wait=False)
     wait_engines(ports["redis"], 1)
+    wait_engines(ports["split"], 1)
     for key, port in ports.items():
         synth_ms(port, work / "out" / key, 5)  # warm-up
     times: dict[str, list[float]] = {key: [] for key in ports}
@@ -269,27 +274,34 @@ def first_audio(cluster: Cluster, work: Path, args: argparse.Namespace, results:
         for key in ports:
             row = results[f"{name}_{key}"]
             print(f"{label}, --queue {key}: p50 {row['p50']} ms, p95 {row['p95']} ms")
-    results["first_audio_added_ms"] = added(results, "synth_ms", times["local"], times["redis"])
-    for name, key in (("ws_first_audio", "frame"), ("ws_ttfa", "ttfa"), ("ws_done", "done")):
-        source = {"frame": "ws_first_frame_ms", "ttfa": "ws_ttfa_ms", "done": "ws_done_ms"}[key]
-        results[f"{name}_added_ms"] = added(results, source, ws["local"][key], ws["redis"][key])
-    for name in ("first_audio_added_ms", "ws_first_audio_added_ms", "ws_ttfa_added_ms", "ws_done_added_ms"):
-        row = results[name]
-        print(
-            f"Redis adds ({name}): p50 {row['p50']} ms, p95 {row['p95']} ms;"
-            f" paired: p50 {row['paired_p50']} ms, p95 {row['paired_p95']} ms"
-        )
+    for setup, suffix in (("redis", ""), ("split", "_split")):
+        results[f"first_audio_added_ms{suffix}"] = added(results, "synth_ms", times, setup)
+        for name, key in (("ws_first_audio", "frame"), ("ws_ttfa", "ttfa"), ("ws_done", "done")):
+            source = {"frame": "ws_first_frame_ms", "ttfa": "ws_ttfa_ms", "done": "ws_done_ms"}[key]
+            values = {queue: ws[queue][key] for queue in ports}
+            results[f"{name}_added_ms{suffix}"] = added(results, source, values, setup)
+        for name in (
+            "first_audio_added_ms",
+            "ws_first_audio_added_ms",
+            "ws_ttfa_added_ms",
+            "ws_done_added_ms",
+        ):
+            row = results[name + suffix]
+            print(
+                f"Redis adds ({name}, {setup}): p50 {row['p50']} ms, p95 {row['p95']} ms;"
+                f" paired: p50 {row['paired_p50']} ms, p95 {row['paired_p95']} ms"
+            )
 
 
 def summary(values: list[float]) -> dict[str, float]:
     return {"p50": p(values, 0.5), "p95": p(values, 0.95), "count": len(values)}
 
 
-def added(results: dict[str, Any], name: str, local: list[float], redis: list[float]) -> dict[str, float]:
-    """The difference of the two queues' percentiles, and the percentiles of the paired differences
-    (request i on Redis minus request i on the local queue, sent one after the other)."""
-    pairs = [r - q for q, r in zip(local, redis, strict=True)]
-    diff = {q: round(results[f"{name}_redis"][q] - results[f"{name}_local"][q], 2) for q in ("p50", "p95")}
+def added(results: dict[str, Any], name: str, values: dict[str, list[float]], setup: str) -> dict[str, float]:
+    """The difference of the percentiles of `setup` and the local queue, and the percentiles of the
+    paired differences (request i on `setup` minus request i on the local queue, sent one after the other)."""
+    pairs = [r - q for q, r in zip(values["local"], values[setup], strict=True)]
+    diff = {q: round(results[f"{name}_{setup}"][q] - results[f"{name}_local"][q], 2) for q in ("p50", "p95")}
     return {**diff, "paired_p50": p(pairs, 0.5), "paired_p95": p(pairs, 0.95)}
 
 
