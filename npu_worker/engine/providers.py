@@ -81,8 +81,13 @@ def physical_cores() -> int:
     return max(1, (os.cpu_count() or 2) // (2 if platform.machine().lower() in X86_MACHINES else 1))
 
 
-def session_options(config: RuntimeConfig) -> Any:
-    """Intra-op = physical cores, inter-op 1, sequential, all graph optimisations (measured best)."""
+def session_options(config: RuntimeConfig, spinning: bool = True) -> Any:
+    """Intra-op = physical cores, inter-op 1, sequential, all graph optimisations (measured best).
+
+    `spinning=False`: the session's worker threads sleep as soon as a run ends instead of spinning
+    for more work. For a session run once between calls of another one (ZipVoice's text encoder and
+    vocoder around the decoder's steps) a spinning pool only takes the cores the next session needs.
+    """
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -92,6 +97,8 @@ def session_options(config: RuntimeConfig) -> Any:
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
 
@@ -170,9 +177,9 @@ def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, 
             raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {exc}") from exc
 
 
-def fixed_shape_options(config: RuntimeConfig, fixed_dims: dict[str, int]) -> Any:
+def fixed_shape_options(config: RuntimeConfig, fixed_dims: dict[str, int], spinning: bool = True) -> Any:
     """Session options with every named free dimension fixed (QNN and bucketed sessions)."""
-    options = session_options(config)
+    options = session_options(config, spinning)
     for name, value in fixed_dims.items():
         options.add_free_dimension_override_by_name(name, value)
     return options
@@ -204,19 +211,21 @@ def open_session(
     fixed_dims: dict[str, int] | None = None,
     min_share: float = 0.5,
     graph: bytes | None = None,
+    spinning: bool = True,
 ) -> Any:
     """A session on `device`, verified to run nodes there; raises DeviceUnavailable otherwise.
 
     `fixed_dims` (free-dimension name → size) makes every shape static, which QNN needs;
     `min_share` is the least share of the graph's nodes the device must take; `graph`: a serialised
     rewrite of the file to run instead on CUDA/CPU (zipvoice/swoosh.py); QNN always compiles the file.
+    `spinning`: see `session_options` (CPU and CUDA sessions).
     """
     import onnxruntime as ort
 
     if device == "qnn":
         session = _qnn_session(model_path, config, fixed_dims or {})
     else:
-        options = fixed_shape_options(config, fixed_dims or {})
+        options = fixed_shape_options(config, fixed_dims or {}, spinning)
         if device == "cuda":
             reason = cuda_reason()
             if reason:

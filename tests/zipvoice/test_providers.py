@@ -20,6 +20,7 @@ import pytest
 from npu_worker.engine import providers
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig
+from npu_worker.engine.zipvoice import runtime
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
@@ -150,3 +151,23 @@ def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_pa
     session = again.models.decoder.decoders[BUCKETS[0]].session
     ops = {node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}  # loaded from the compiled context, not compiled again
+
+
+def _spinning(session) -> str:  # noqa: ANN001 - an onnxruntime InferenceSession
+    options = session.get_session_options()
+    try:
+        return options.get_session_config_entry("session.intra_op.allow_spinning")
+    except RuntimeError:  # not set: onnxruntime's default, spinning on
+        return "1"
+
+
+def test_only_the_decoder_keeps_spinning_worker_threads(tiny_model_dir: Path) -> None:
+    """The text encoder and vocoder run once between decoder calls: their pools must not spin after."""
+    models = runtime.open_models(
+        tiny_model_dir / "text_encoder.onnx", tiny_model_dir / "fm_decoder.onnx",
+        tiny_model_dir / "vocos_24khz.onnx", "cpu", RuntimeConfig(threads=2),
+    )  # fmt: skip
+    assert _spinning(models.encoder.session) == "0"
+    assert _spinning(models.vocoder_session) == "0"
+    assert isinstance(models.decoder, runtime.Decoder)
+    assert _spinning(models.decoder.session) == "1"

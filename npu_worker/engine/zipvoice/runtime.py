@@ -269,9 +269,12 @@ def open_models(
 
 
 def _open_plain(path: Path, device: str, config: RuntimeConfig) -> Any:
+    """Text encoder / vocoder: one run per segment between the decoder's, so their worker threads do
+    not spin after it (a spinning pool took the cores of the decoder's first step: about 50 ms more
+    on that step, on 2 cores; benchmarks/ENGINE_RTF.md)."""
     try:
-        return providers.open_session(path, device, config)
+        return providers.open_session(path, device, config, spinning=False)
     except DeviceUnavailable:
-        return providers.open_session(path, "cpu", config)
+        return providers.open_session(path, "cpu", config, spinning=False)
     except Exception as exc:
         raise ModelLoadError(f"cannot load {path}: {exc}") from exc
