@@ -9,6 +9,7 @@ and the vocoder stay on the CPU there. CUDA and CPU run all three with dynamic s
 from __future__ import annotations
 
 import bisect
+import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,8 +205,8 @@ def open_bucketed_decoder(
 def decoder_graph(path: Path) -> bytes | None:
     """The decoder with its Swoosh overflow guards rewritten (same outputs, less CPU work: swoosh.py),
     or None to open the file as it is (nothing to rewrite, no `onnx` package, a graph it cannot read).
-    Reading and rewriting takes ≈ 1.3 s for the full-size int8 decoder, 4.5 s for fp32, and holds the
-    graph in memory twice meanwhile (≈ 1.9 GB peak for fp32), so QNN, which compiles the file, skips it."""
+    Reading and rewriting takes ≈ 1.3 s for the full-size int8 decoder, 2.5 s for fp32, and holds the
+    graph in memory twice meanwhile (≈ 1.4 GB peak for fp32), so QNN, which compiles the file, skips it."""
     try:
         return swoosh.rewritten_model(path)
     except Exception as exc:  # the session load below reports a broken file properly
@@ -228,11 +229,9 @@ def open_models(
     same padding and sessions as on the NPU, so tests and benchmarks exercise that path anywhere).
     """
     reasons: list[str] = []
-    rewritten: list[bytes | None] = []  # read once, and only for a CPU/CUDA decoder (QNN: the file)
+    rewritten = functools.cache(lambda: decoder_graph(decoder))  # once, only for CPU/CUDA (QNN: the file)
     for device in providers.candidates(requested):
-        if device != "qnn" and not rewritten:
-            rewritten.append(decoder_graph(decoder))
-        graph = rewritten[0] if device != "qnn" else None
+        graph = None if device == "qnn" else rewritten()
         try:
             if device == "qnn" or fixed_shapes:
                 dec: Decoder | BucketedDecoder = open_bucketed_decoder(

@@ -49,7 +49,7 @@ def rewrite_guards(graph: Any) -> int:
     """Rewrite the guards in `graph` (an onnx GraphProto) in place; returns how many."""
     from onnx import helper, numpy_helper
 
-    constants = _constants(graph)
+    constants = _Constants(graph)
     producer = {out: node for node in graph.node for out in node.output}
     uses: dict[str, int] = {}
     for node in graph.node:
@@ -85,7 +85,7 @@ def rewrite_guards(graph: Any) -> int:
     return len(limits)
 
 
-def _match_guard(where: Any, producer: dict, constants: dict, uses: dict) -> tuple[Any, Any, str] | None:
+def _match_guard(where: Any, producer: dict, constants: _Constants, uses: dict) -> tuple[Any, Any, str] | None:
     """(Equal, Exp, s) when `where` is Where(Equal(L, +inf), s, L) with L = log(1 + exp(s)), else None.
     L may pass through float→float Casts, as the exporter writes it."""
     condition, guarded, value = where.input
@@ -126,14 +126,25 @@ def _cast_to(node: Any) -> int | None:
     return next((attr.i for attr in node.attribute if attr.name == "to"), None)
 
 
-def _constants(graph: Any) -> dict[str, np.ndarray]:
-    """Initializers and Constant-node values by tensor name."""
-    from onnx import numpy_helper
+class _Constants:
+    """Initializer and Constant-node values by tensor name, converted to numpy only when asked: the
+    guards' constants are scalars, and converting every weight of a full-size decoder would copy it all."""
 
-    values = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant":
-            for attr in node.attribute:
-                if attr.name == "value":
-                    values[node.output[0]] = numpy_helper.to_array(attr.t)
-    return values
+    def __init__(self, graph: Any) -> None:
+        self._tensors = {init.name: init for init in graph.initializer}
+        for node in graph.node:
+            if node.op_type == "Constant":
+                for attr in node.attribute:
+                    if attr.name == "value":
+                        self._tensors[node.output[0]] = attr.t
+        self._values: dict[str, np.ndarray] = {}
+
+    def get(self, name: str) -> np.ndarray | None:
+        from onnx import numpy_helper
+
+        if name not in self._values:
+            tensor = self._tensors.get(name)
+            if tensor is None:
+                return None
+            self._values[name] = numpy_helper.to_array(tensor)
+        return self._values[name]
