@@ -227,15 +227,20 @@ class Runner:
 
     def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
         if job.first_audio_at is None and chunk.samples.size:
-            job.first_audio_at = time.monotonic()
-            self.stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
-            self.observer.first_audio(job, job.first_audio_at - job.submitted_at)
+            record_first_audio(job, self.stats, self.observer)
         if job.stream_audio:
             self.hand_over_audio(job, chunk)
 
     def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
         """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis)."""
         self.journal.handoff(job.publish_audio, chunk)
+
+
+def record_first_audio(job: Job, stats: Stats, observer: SchedulerObserver) -> None:
+    """The job's first audio is out now: its time, the TTFA window, the metrics (local and Redis queues)."""
+    job.first_audio_at = time.monotonic()
+    stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
+    observer.first_audio(job, job.first_audio_at - job.submitted_at)
 
 
 class Delivery:

@@ -316,6 +316,10 @@ class Scheduler:
     def subscribe(
         self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
     ) -> Subscription:
+        return self._subscription(job, after, audio, max_buffered_seconds)
+
+    def _subscription(self, job: Job, after: int, audio: bool, max_buffered_seconds: float) -> Subscription:
+        """A listener on `job` (a local copy on a Redis queue), dropped as a slow consumer past the bound."""
         rate = self.info.sample_rate if self.info else 24000
         return Subscription(
             job,

@@ -85,7 +85,9 @@ def rewrite_guards(graph: Any) -> int:
     return len(limits)
 
 
-def _match_guard(where: Any, producer: dict, constants: _Constants, uses: dict) -> tuple[Any, Any, str] | None:
+def _match_guard(
+    where: Any, producer: dict, constants: _Constants, uses: dict
+) -> tuple[Any, Any, str] | None:
     """(Equal, Exp, s) when `where` is Where(Equal(L, +inf), s, L) with L = log(1 + exp(s)), else None.
     L may pass through float→float Casts, as the exporter writes it."""
     condition, guarded, value = where.input

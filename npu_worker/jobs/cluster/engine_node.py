@@ -38,7 +38,7 @@ from ..stats import Stats
 from .consumer import QueueConsumer
 from .journal import Before, RedisJournal
 from .pcm_stream import PcmPublisher
-from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, reraise_if_cancelling
+from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, reraise_if_cancelling, retried
 
 log = logging.getLogger(__name__)
 
@@ -253,15 +253,7 @@ class EngineNode(QueueConsumer):
         section stops at its next chunk."""
         event = Progress(section.idx, "synth")
         self.runner.journal.fold(job, event)
-        delay = 0.05
-        while True:
-            try:
-                seq = await self.jobs.append(job.id, event)
-                break
-            except REDIS_DOWN:
-                reraise_if_cancelling()
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
+        seq = await retried(lambda: self.jobs.append(job.id, event))
         if seq == 0:
             job.cancel_requested.set()
         return seq

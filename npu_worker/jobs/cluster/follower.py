@@ -80,7 +80,7 @@ class Followers:
                 read = fresh[-1].seq if fresh else read
                 held = self._release(job, held + fresh, pcm, more=True)  # what precedes this audio
                 if pcm is not None:
-                    self._publish_audio(job, pcm, audio)
+                    self._publish_chunks(job, pcm.feed(audio))
                     held = self._release(job, held, pcm, more)  # what this audio completed
                 if pcm is not None and pcm.lost and on_lost is not None:
                     on_lost(job)
@@ -111,9 +111,6 @@ class Followers:
         if pcm is None:
             return await self.jobs.read_log(job.id, after, self.block_ms), [], False
         return await pcm_stream.read_log_and_pcm(self.jobs, job.id, after, pcm.cursor, self.block_ms)
-
-    def _publish_audio(self, job: Job, pcm: PcmFollow, audio: list[PcmEntry]) -> None:
-        self._publish_chunks(job, pcm.feed(audio))
 
     def _publish_chunks(self, job: Job, chunks: list[AudioChunk]) -> None:
         for chunk in chunks:

@@ -109,33 +109,33 @@ class RedisJournal(Journal):
     ) -> bool:
         """Store the audio and hand the section to its accepting node (it writes the file, logs `ok`);
         `first()` runs on the loop before that (the end of the section's PCM stream)."""
-
-        async def made() -> bool:
-            if first is not None:
-                await first()
-            return await self.jobs.made(job.id, node, section.idx, wav, meta)
-
-        return self.call(made, retry=True)
+        return self.call(
+            _after(first, lambda: self.jobs.made(job.id, node, section.idx, wav, meta)), retry=True
+        )
 
     def section_ok(
         self, job: Job, node: str, section: Section, wav: bytes, event: Progress, *, first: Before = None
     ) -> bool:
         """A section with no file to write: store the audio and log `ok` here (no writer hop)."""
-
-        async def made_ok() -> int:
-            if first is not None:
-                await first()
-            return await self.jobs.made_ok(job.id, node, section.idx, wav, event)
-
+        made_ok = _after(first, lambda: self.jobs.made_ok(job.id, node, section.idx, wav, event))
         return self.call(made_ok, retry=True) > 0
 
     def section_failed(self, job: Job, node: str, error: SectionError, *, first: Before = None) -> int:
-        async def failed() -> int:
-            if first is not None:
-                await first()
-            return await self.jobs.final(job.id, error.idx or 0, error, ok=False, node=node, advance=True)
+        final = _after(
+            first, lambda: self.jobs.final(job.id, error.idx or 0, error, ok=False, node=node, advance=True)
+        )
+        return self.call(final, retry=True)
 
-        return self.call(failed, retry=True)
+
+def _after(first: Before, make: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:
+    """`make()` preceded, on the loop, by `first()` when there is one."""
+
+    async def run() -> T:
+        if first is not None:
+            await first()
+        return await make()
+
+    return run
 
 
 async def _awaited(make: Callable[[], Awaitable[T]]) -> T:

@@ -20,7 +20,7 @@ made from the job id, which the server made (never a caller's string).
 from __future__ import annotations
 
 import asyncio
-import logging
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..model import AudioChunk, LogEntry
-from .store import REDIS_DOWN, RedisJobs, cancellable, entry_of, log_key, pcm_key, reraise_if_cancelling
-
-log = logging.getLogger(__name__)
+from .store import RedisJobs, cancellable, entry_of, log_key, pcm_key, reraise_if_cancelling, retried
 
 PCM_MAXLEN = 10_000  # entries; a section is read while it is made, so only a burst waits here
 PCM_TTL_SECONDS = 300
@@ -144,7 +142,6 @@ class PcmPublisher:
             self._waiters = []
 
     async def _send_pending(self) -> None:
-        delay = 0.05
         while self._pending:
             head = self._pending[0]
             if isinstance(head, asyncio.Future):
@@ -158,14 +155,7 @@ class PcmPublisher:
                 if isinstance(item, asyncio.Future):
                     break
                 batch.append(item)
-            try:
-                await self._send(batch)
-            except REDIS_DOWN as exc:
-                reraise_if_cancelling()
-                log.debug("PCM stream: Redis unreachable (%s); retrying", exc)
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, 1.0)
-                continue
+            await retried(functools.partial(self._send, batch), "PCM stream")
             del self._pending[: len(batch)]
             self._sent += len(batch)
             self._wake_waiters()

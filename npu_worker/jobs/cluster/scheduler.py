@@ -34,6 +34,7 @@ from ...protocol import (
 )
 from ..journal import LoopHandoff
 from ..model import Job, LogEntry, apply_event, new_job_id
+from ..runner import record_first_audio
 from ..scheduler import Scheduler
 from ..subscription import Subscription
 from .engine_node import EngineNode
@@ -322,20 +323,10 @@ class ClusterScheduler(Scheduler):
         bounded as on a local queue (`SlowConsumer`)."""
         audio = audio and job.stream_audio
         live = self.followers.attach(job, audio=audio, on_lost=self._drop_slow)
-        rate = self.info.sample_rate if self.info is not None else 24000
-        return Subscription(
-            live,
-            after=after,
-            audio=audio,
-            sample_rate=rate,
-            max_buffered_seconds=max_buffered_seconds,
-            on_overflow=self._drop_slow,
-        )
+        return self._subscription(live, after, audio, max_buffered_seconds)
 
     def _first_audio(self, job: Job) -> None:
-        job.first_audio_at = time.monotonic()
-        self.stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
-        self.observer.first_audio(job, job.first_audio_at - job.submitted_at)
+        record_first_audio(job, self.stats, self.observer)
 
     def _drop_slow(self, job: Job) -> None:
         """A listener fell behind (on the loop): the job gets a `SlowConsumer` error and is cancelled."""

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 import redis.asyncio as aioredis
@@ -26,6 +28,8 @@ from ...protocol import Event, SynthParams
 from ..model import Job, LogEntry, Section, apply_event
 from . import scripts
 
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 
 
@@ -51,6 +55,20 @@ def reraise_if_cancelling() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+async def retried(make: Callable[[], Awaitable[T]], what: str = "") -> T:
+    """`make()` until Redis answers (back-off 50 ms doubling to 1 s); a cancellation always ends it."""
+    delay = 0.05
+    while True:
+        try:
+            return await make()
+        except REDIS_DOWN as exc:
+            reraise_if_cancelling()
+            if what:
+                log.debug("%s: Redis unreachable (%s); retrying", what, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
 
 def lost_groups(exc: ResponseError) -> bool:
