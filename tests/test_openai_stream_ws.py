@@ -168,6 +168,9 @@ async def test_leaving_mid_utterance_cancels_the_queued_sentences(worker):
         async with websockets.connect(stream_url(client)) as ws:
             await send_fragments(ws, "하나입니다. 둘입니다. 셋입니다. ")
             assert (await receive(ws))["type"] == "audio.start"
+            async with asyncio.timeout(seconds(10)):  # audio.start comes at submission: leave only
+                while not engine.calls:  # once the first sentence is on the engine (mid-utterance)
+                    await asyncio.sleep(0.01)
         async with asyncio.timeout(seconds(10)):
             while scheduler.queue_size() > 1:  # only the gated first sentence is left
                 await asyncio.sleep(0.01)
