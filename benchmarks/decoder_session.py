@@ -32,7 +32,7 @@ import onnxruntime as ort
 
 from npu_worker.engine.providers import RuntimeConfig, session_options
 from npu_worker.engine.zipvoice import model_files
-from npu_worker.engine.zipvoice.swoosh import rewritten_model
+from npu_worker.engine.zipvoice.swoosh import rewrite_guards, rewritten_model
 
 ENTRIES = {
     "rewritten, no spinning": {"session.intra_op.allow_spinning": "0"},
@@ -52,7 +52,17 @@ def open_variants(path: Path, threads: int, only: list[str] | None) -> dict[str,
     variants = {"exported": lambda: session(str(path)), "rewritten": lambda: session(rewritten)}
     variants |= {name: (lambda e=entries: session(rewritten, e)) for name, entries in ENTRIES.items()}
     variants["rewritten, no memory arena/pattern"] = lambda: session(rewritten, arena=False)
+    variants["rewritten, Min bound (before Clip)"] = lambda: session(min_bound(path))
     return {name: make() for name, make in variants.items() if not only or name in only}
+
+
+def min_bound(path: Path) -> bytes:
+    """The rewrite as it was before `Clip`: the exp's input bounded with a broadcasting `Min`."""
+    import onnx
+
+    model = onnx.load(str(path))
+    rewrite_guards(model.graph, clip=False)
+    return model.SerializeToString()
 
 
 def feeds(frames: int) -> dict[str, np.ndarray]:

@@ -48,13 +48,26 @@ def test_rewrite_keeps_the_function_over_the_whole_range() -> None:
     original = model.SerializeToString()
     assert swoosh.rewrite_guards(model.graph) == 1
     ops = [node.op_type for node in model.graph.node]
-    assert "Where" not in ops and "Equal" not in ops and ops.count("Min") == ops.count("Max") == 1
+    assert "Where" not in ops and "Equal" not in ops and ops.count("Clip") == ops.count("Max") == 1
     x = np.concatenate([np.linspace(-60, 60, 4001), [83.0, 90.0, 95.0, 200.0, 1e30]]).astype(np.float32)
     before = _session(original).run(None, {"x": x})[0]
     after = _session(model.SerializeToString()).run(None, {"x": x})[0]
     assert np.isfinite(after).all()
     assert np.array_equal(before[x < 20], after[x < 20])  # the same bits where rounding cannot differ
     np.testing.assert_allclose(after, before, rtol=1e-6)  # and within float precision beyond (x − 4 > 80: s)
+
+
+def test_min_bound_for_graphs_older_than_opset_11() -> None:
+    """`Clip` takes its bounds as tensors only from opset 11: older graphs get `Min`, same values."""
+    model = _guarded_softplus()
+    original = model.SerializeToString()
+    assert swoosh.rewrite_guards(model.graph, clip=False) == 1
+    ops = [node.op_type for node in model.graph.node]
+    assert ops.count("Min") == ops.count("Max") == 1 and "Clip" not in ops
+    x = np.linspace(-60, 200, 2001).astype(np.float32)
+    before = _session(original).run(None, {"x": x})[0]
+    after = _session(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(after, before, rtol=1e-6)
 
 
 def test_a_where_that_is_no_guard_is_left_alone() -> None:

@@ -6,7 +6,10 @@ to `L = log(1 + exp(s))` with a guard `Where(L == +inf, s, L)` for the exp overf
 than any op but the matrix products, and the `Equal` before it another 1 %. This rewrite keeps every
 other node and replaces the guard by two cheap element-wise ops with the same result:
 
-    Exp(Min(s, 80)) …  L  … Max(L, s)
+    Exp(Clip(s, max=80)) …  L  … Max(L, s)
+
+(`Clip` rather than `Min(s, 80)`: the same values, and onnxruntime's CPU `Clip` takes half the time of
+its broadcasting `Min`; graphs below opset 11, whose `Clip` has no tensor bounds, get `Min`.)
 
 For s ≤ 80 the exp and the log are computed from the same s as before, so L is bit-identical, and
 `Max(L, s)` is L (log(1 + eᔆ) ≥ s) except where rounding put L one ulp below s (s ≳ 16, where both are s
@@ -38,15 +41,17 @@ def rewritten_model(path: Path) -> bytes | None:
         log.info("onnx not installed: %s runs with its Where guards (pip install onnx)", path.name)
         return None
     model = onnx.load(str(path))
-    count = rewrite_guards(model.graph)
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    count = rewrite_guards(model.graph, clip=opset >= 11)
     if not count:
         return None
-    log.info("%s: %d softplus overflow guards rewritten (Where -> Min/Max)", path.name, count)
+    log.info("%s: %d softplus overflow guards rewritten (Where -> Clip/Max)", path.name, count)
     return bytes(model.SerializeToString())
 
 
-def rewrite_guards(graph: Any) -> int:
-    """Rewrite the guards in `graph` (an onnx GraphProto) in place; returns how many."""
+def rewrite_guards(graph: Any, clip: bool = True) -> int:
+    """Rewrite the guards in `graph` (an onnx GraphProto) in place; returns how many. `clip`: bound
+    the exp's input with `Clip` (opset ≥ 11), else with `Min`."""
     from onnx import helper, numpy_helper
 
     constants = _Constants(graph)
@@ -55,7 +60,7 @@ def rewrite_guards(graph: Any) -> int:
     for node in graph.node:
         for name in node.input:
             uses[name] = uses.get(name, 0) + 1
-    limits: dict[int, Any] = {}  # id(Exp node) -> the Min node to put before it
+    limits: dict[int, Any] = {}  # id(Exp node) -> the Clip/Min node to put before it
     dropped: set[int] = set()
     for where in [n for n in graph.node if n.op_type == "Where"]:
         match = _match_guard(where, producer, constants, uses)
@@ -63,7 +68,8 @@ def rewrite_guards(graph: Any) -> int:
             continue
         equal, exp, guarded = match
         clamped = f"{exp.name or exp.output[0]}_limited"
-        limits[id(exp)] = helper.make_node("Min", [guarded, _LIMIT_NAME], [clamped], name=clamped)
+        bound = ["Clip", [guarded, "", _LIMIT_NAME]] if clip else ["Min", [guarded, _LIMIT_NAME]]
+        limits[id(exp)] = helper.make_node(bound[0], bound[1], [clamped], name=clamped)
         exp.input[0] = clamped
         log_value = where.input[2]
         where.op_type = "Max"
