@@ -3,12 +3,14 @@
 Opens the decoder of a model directory once per variant (CPU, `--threads`), runs each on the same random
 inputs at each frame count, interleaved over `--repeats`, and prints per variant the median and best wall
 and process-CPU seconds of one call and the relative L2 distance of its output to the exported graph's
-(0 = bit-identical). `--profile` adds onnxruntime's per-op-type kernel time of the exported and the
-rewritten graph at the largest frame count (where a call's time goes).
+(0 = bit-identical). `--profile` adds onnxruntime's per-op-type kernel time of the exported graph, the
+rewritten one and the rewrite with its former `Min` bound, at the largest frame count (where a call's
+time goes).
 
 Variants: `exported` (the file as the engine opened it before), `rewritten` (npu_worker/engine/zipvoice/
 swoosh.py: what the engine opens now), and the rewritten graph with `session.intra_op.allow_spinning=0`,
-with `session.set_denormal_as_zero=1`, and without the memory arena and pattern.
+with `session.set_denormal_as_zero=1`, without the memory arena and pattern, and the rewrite with the
+exp's input bounded by `Min` (as it was before `Clip`).
 
     python benchmarks/decoder_session.py --model-dir DIR --frames 400 700 1000 --repeats 5 --profile \\
         --json benchmarks/decoder_session.json
@@ -151,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         report["op_ms_per_call"] = {
             "exported": op_profile(str(path), args.threads, largest),
             "rewritten": op_profile(rewritten_model(path) or str(path), args.threads, largest),
+            "rewritten, Min bound (before Clip)": op_profile(min_bound(path), args.threads, largest),
             "frames": largest,
         }
         print(json.dumps(report["op_ms_per_call"], indent=1))
