@@ -68,8 +68,11 @@ def rewrite_guards(graph: Any, clip: bool = True) -> int:
             continue
         equal, exp, guarded = match
         clamped = f"{exp.name or exp.output[0]}_limited"
-        bound = ["Clip", [guarded, "", _LIMIT_NAME]] if clip else ["Min", [guarded, _LIMIT_NAME]]
-        limits[id(exp)] = helper.make_node(bound[0], bound[1], [clamped], name=clamped)
+        if clip:
+            bound = helper.make_node("Clip", [guarded, "", _LIMIT_NAME], [clamped], name=clamped)
+        else:
+            bound = helper.make_node("Min", [guarded, _LIMIT_NAME], [clamped], name=clamped)
+        limits[id(exp)] = bound
         exp.input[0] = clamped
         log_value = where.input[2]
         where.op_type = "Max"
