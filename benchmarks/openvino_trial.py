@@ -8,7 +8,7 @@ guards rewritten), and compares both outputs with onnxruntime fp32 (relative L2)
 
 Needs `pip install openvino` (not a dependency of npu-worker); benchmarks/ENGINE_RTF.md has the result.
 
-    python benchmarks/openvino_trial.py --model-dir DIR --frames 198 561 744 890 1101 1500
+    python benchmarks/openvino_trial.py --model-dir DIR --frames 198 561 744 890 1101 1500 [--hint f32]
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-dir", type=Path, required=True)
     parser.add_argument("--frames", type=int, nargs="+", default=[198, 561, 744, 890, 1101, 1500])
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--hint", help="INFERENCE_PRECISION_HINT, e.g. f32 (default: the plugin's; bf16 on AMX)"
+    )
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     import openvino as ov
@@ -49,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     compiled = core.compile_model(
         core.read_model(str(args.model_dir / "fm_decoder.onnx")),
         "CPU",
-        {"INFERENCE_NUM_THREADS": str(args.threads), "PERFORMANCE_HINT": "LATENCY"},
+        {"INFERENCE_NUM_THREADS": str(args.threads), "PERFORMANCE_HINT": "LATENCY"}
+        | ({"INFERENCE_PRECISION_HINT": args.hint} if args.hint else {}),
     )
     report: dict = {
         "command": "python " + " ".join(sys.argv),
