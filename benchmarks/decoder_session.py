@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import statistics
@@ -34,7 +35,7 @@ import onnxruntime as ort
 
 from npu_worker.engine.providers import RuntimeConfig, session_options
 from npu_worker.engine.zipvoice import model_files
-from npu_worker.engine.zipvoice.swoosh import rewrite_guards, rewritten_model
+from npu_worker.engine.zipvoice.swoosh import rewritten_model
 
 ENTRIES = {
     "rewritten, no spinning": {"session.intra_op.allow_spinning": "0"},
@@ -58,13 +59,11 @@ def open_variants(path: Path, threads: int, only: list[str] | None) -> dict[str,
     return {name: make() for name, make in variants.items() if not only or name in only}
 
 
-def min_bound(path: Path) -> bytes:
-    """The rewrite as it was before `Clip`: the exp's input bounded with a broadcasting `Min`."""
-    import onnx
-
-    model = onnx.load(str(path))
-    rewrite_guards(model.graph, clip=False)
-    return model.SerializeToString()
+@functools.cache
+def min_bound(path: Path) -> bytes | str:
+    """The rewrite as it was before `Clip`: the exp's input bounded with a broadcasting `Min` (once per
+    file: the variants and the profile share it)."""
+    return rewritten_model(path, clip=False) or str(path)
 
 
 def feeds(frames: int) -> dict[str, np.ndarray]:

@@ -20,18 +20,12 @@ import threading
 import time
 from pathlib import Path
 
-import numpy as np
 import onnxruntime as ort
+from decoder_cost_curve import feeds  # the same inputs as the cost curve (run from benchmarks/)
 
 from npu_worker.engine.providers import RuntimeConfig, session_options
 from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.swoosh import rewritten_model
-
-
-def feeds(frames: int) -> dict[str, np.ndarray]:
-    x = np.random.default_rng(frames).standard_normal((1, frames, 100)).astype(np.float32)
-    return {"t": np.array(0.3, np.float32), "x": x, "text_condition": 0.3 * x,
-            "speech_condition": 0.1 * x, "guidance_scale": np.array(3.0, np.float32)}  # fmt: skip
 
 
 def one_stream(session: ort.InferenceSession, inputs: dict, calls: int) -> float:

@@ -16,11 +16,10 @@ import sys
 import time
 from pathlib import Path
 
+from npu_worker.bench.cli import DEFAULT_TEXTS
 from npu_worker.config import Settings
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine_options import build_engine
-
-LECTURE = Path(__file__).resolve().parents[1] / "npu_worker" / "bench" / "lecture_ko_39.json"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,7 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
-    text = json.loads(LECTURE.read_text(encoding="utf-8"))["sections"][0]["text"]
+    text = json.loads(DEFAULT_TEXTS.read_text(encoding="utf-8"))["sections"][0]["text"]
     settings = Settings(
         backend="zipvoice-onnx",
         model_dir=str(args.model_dir),

@@ -32,20 +32,24 @@ EXP_LIMIT = 80.0  # below float32's exp overflow (88.7); log(1 + e^80) is 80 in 
 _LIMIT_NAME = "swoosh_guard_exp_limit"
 
 
-def rewritten_model(path: Path) -> bytes | None:
+def rewritten_model(path: Path, clip: bool | None = None) -> bytes | None:
     """The model at `path` with every Swoosh overflow guard replaced, serialised for onnxruntime;
-    None when there is nothing to rewrite or the `onnx` package is missing (the file is used as is)."""
+    None when there is nothing to rewrite or the `onnx` package is missing (the file is used as is).
+    `clip`: see `rewrite_guards`; None chooses by the graph's opset."""
     try:
         import onnx
     except ImportError:
         log.info("onnx not installed: %s runs with its Where guards (pip install onnx)", path.name)
         return None
     model = onnx.load(str(path))
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    count = rewrite_guards(model.graph, clip=opset >= 11)
+    if clip is None:
+        opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+        clip = opset >= 11
+    count = rewrite_guards(model.graph, clip=clip)
     if not count:
         return None
-    log.info("%s: %d softplus overflow guards rewritten (Where -> Clip/Max)", path.name, count)
+    bound = "Clip" if clip else "Min"
+    log.info("%s: %d softplus overflow guards rewritten (Where -> %s/Max)", path.name, count, bound)
     return bytes(model.SerializeToString())
 
 
