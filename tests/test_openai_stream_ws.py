@@ -204,9 +204,10 @@ async def test_leaving_with_a_second_utterance_open_ends_every_pump(worker):
             await ws.send(json.dumps({"type": "input.done"}))
             await send_fragments(ws, "두 번째 발화는 아직")  # open: its pump waits for more text
             assert (await receive(ws))["type"] == "audio.start"
+            async with asyncio.timeout(seconds(10)):  # audio.start comes at submission: leave only
+                while not engine.calls:  # once the first sentence is on the engine
+                    await asyncio.sleep(0.01)
         async with asyncio.timeout(seconds(10)):
-            while scheduler.queue_size() > 1:
-                await asyncio.sleep(0.01)
             gate.open()
             while scheduler.jobs_running():
                 await asyncio.sleep(0.01)
