@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,7 +31,7 @@ from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.swoosh import rewrite_guards
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decoder_session import feeds  # noqa: E402  (the same inputs as the other decoder benchmarks)
+from decoder_session import feeds, measure, print_table  # noqa: E402  (same inputs and timing loop)
 
 _CONSTANTS = {"one": 1, "one_1d": [1], "zero_1d": [0], "minus_one_1d": [-1], "axis0": [0], "axis1": [1]}
 
@@ -119,23 +118,16 @@ def main(argv: list[str] | None = None) -> int:
     sessions = {name: ort.InferenceSession(graph, sess_options=options, providers=["CPUExecutionProvider"])
                 for name, graph in (("engine graph", engine_graph), ("rel-shift as slices", sliced_graph))}  # fmt: skip
     load_before = os.getloadavg()
-    results: dict = {}
-    for frames in args.frames:
-        inputs = feeds(frames)
-        outputs = [session.run(None, inputs)[0] for session in sessions.values()]
-        walls: dict[str, list[float]] = {name: [] for name in sessions}
-        for _ in range(args.repeats):
-            for name, session in sessions.items():
-                start = time.perf_counter()
-                session.run(None, inputs)
-                walls[name].append(time.perf_counter() - start)
-        medians = {name: statistics.median(values) for name, values in walls.items()}
-        results[str(frames)] = {
-            "wall_median_s": {name: round(value, 4) for name, value in medians.items()},
-            "ratio": round(medians["rel-shift as slices"] / medians["engine graph"], 3),
-            "max_abs_difference": float(np.abs(outputs[0] - outputs[1]).max()),
-        }
-        print(frames, json.dumps(results[str(frames)]))
+    results = measure(sessions, args.frames, args.repeats)
+    print_table(results)
+    for frames, rows in results.items():
+        inputs = feeds(int(frames))
+        engine_out, sliced_out = (session.run(None, inputs)[0] for session in sessions.values())
+        rows["max_abs_difference"] = float(np.abs(engine_out - sliced_out).max())
+        rows["ratio"] = round(
+            rows["rel-shift as slices"]["wall_median_s"] / rows["engine graph"]["wall_median_s"], 3
+        )
+        print(f"{frames} frames: ratio {rows['ratio']}, max abs difference {rows['max_abs_difference']}")
     report = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "onnxruntime": ort.__version__, "gathers_rewritten": count, "load_average_before": load_before,
               "load_average_after": os.getloadavg(), "calls": results}  # fmt: skip
