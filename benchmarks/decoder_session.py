@@ -72,31 +72,36 @@ def feeds(frames: int) -> dict[str, np.ndarray]:
             "speech_condition": np.zeros_like(x), "guidance_scale": np.array(3.0, np.float32)}  # fmt: skip
 
 
-def measure(sessions: dict[str, Any], frames: list[int], repeats: int) -> dict:
+def measure(sessions: dict[str, Any], frames: list[int], repeats: int, reference: str = "exported") -> dict:
+    """Per frame count and session: wall/CPU summary and the relative L2 distance of its output to the
+    `reference` session's (when that session is among them)."""
     out: dict = {}
     for count in frames:
         inputs = feeds(count)
-        reference = sessions["exported"].run(None, inputs)[0] if "exported" in sessions else None
+        results = {name: session.run(None, inputs)[0] for name, session in sessions.items()}  # + warm-up
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in sessions}
-        distance = {}
-        for name, session in sessions.items():
-            result = session.run(None, inputs)[0]  # warm-up, and the output compared
-            if reference is not None:
-                distance[name] = float(np.linalg.norm(result - reference) / np.linalg.norm(reference))
         for _ in range(repeats):
             for name, session in sessions.items():
                 wall, cpu = time.perf_counter(), time.process_time()
                 session.run(None, inputs)
                 times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
-        out[str(count)] = {name: summary(values, distance.get(name)) for name, values in times.items()}
+        base = results.get(reference)
+        out[str(count)] = {
+            name: summary(values, reference, None if base is None else relative_l2(results[name], base))
+            for name, values in times.items()
+        }
     return out
 
 
-def summary(values: list[tuple[float, float]], distance: float | None) -> dict:
+def relative_l2(result: np.ndarray, base: np.ndarray) -> float:
+    return float(np.linalg.norm(result - base) / np.linalg.norm(base))
+
+
+def summary(values: list[tuple[float, float]], reference: str, distance: float | None) -> dict:
     walls, cpus = [w for w, _ in values], [c for _, c in values]
     return {"wall_median_s": round(statistics.median(walls), 4), "wall_best_s": round(min(walls), 4),
             "cpu_median_s": round(statistics.median(cpus), 4), "cpu_best_s": round(min(cpus), 4),
-            "relative_l2_to_exported": distance}  # fmt: skip
+            f"relative_l2_to_{reference}": distance}  # fmt: skip
 
 
 def op_profile(model: str | bytes, threads: int, frames: int, runs: int = 3) -> dict[str, float]:
@@ -116,13 +121,13 @@ def op_profile(model: str | bytes, threads: int, frames: int, runs: int = 3) -> 
     return {op: round(us / 1000 / (runs + 1), 1) for op, us in per_op.most_common(14)}
 
 
-def print_table(results: dict) -> None:
+def print_table(results: dict, reference: str = "exported") -> None:
     for frames, rows in results.items():
         print(
-            f"\n{frames} frames | wall median s | wall best s | CPU median s | CPU best s | rel. L2 to exported"
+            f"\n{frames} frames | wall median s | wall best s | CPU median s | CPU best s | rel. L2 to {reference}"
         )
         for name, row in rows.items():
-            distance = row["relative_l2_to_exported"]
+            distance = row[f"relative_l2_to_{reference}"]
             print(f"  {name:36s} | {row['wall_median_s']:.3f} | {row['wall_best_s']:.3f} | "
                   f"{row['cpu_median_s']:.3f} | {row['cpu_best_s']:.3f} | "
                   f"{'-' if distance is None else f'{distance:.2e}'}")  # fmt: skip

@@ -6,7 +6,7 @@ tensor that the graph builds anew every call (`Range`, `Expand`, `Tile`, `Unsque
 int64 values). The same values follow from pure data movement: per head, flatten the T × n block, start
 at T − 1, read T rows of stride n − 1, keep the first T columns — a `Reshape`, a `Slice`, a `Reshape` and a
 `Slice`, no index tensor. This script applies that rewrite on top of the engine's Swoosh guard rewrite
-(npu_worker/engine/zipvoice/swoosh.py), checks the output is bit-identical, and times both graphs on the
+(npu_worker/engine/zipvoice/swoosh.py), compares the outputs (relative L2 0 = bit-identical), and times both graphs on the
 same random inputs, interleaved (CPU, `--threads`). Valid for T ≥ 2 in every stack (≥ 5 decoder frames).
 
     python benchmarks/relshift_trial.py --model-dir DIR --frames 199 501 891 --repeats 9 \\
@@ -31,7 +31,7 @@ from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.swoosh import rewrite_guards
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decoder_session import feeds, measure, print_table  # noqa: E402  (same inputs and timing loop)
+from decoder_session import measure, print_table  # noqa: E402  (same inputs and timing loop)
 
 _CONSTANTS = {"one": 1, "one_1d": [1], "zero_1d": [0], "minus_one_1d": [-1], "axis0": [0], "axis1": [1]}
 
@@ -116,18 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     options = session_options(RuntimeConfig(threads=args.threads))
     sessions = {name: ort.InferenceSession(graph, sess_options=options, providers=["CPUExecutionProvider"])
-                for name, graph in (("engine graph", engine_graph), ("rel-shift as slices", sliced_graph))}  # fmt: skip
+                for name, graph in (("engine", engine_graph), ("sliced", sliced_graph))}  # fmt: skip
     load_before = os.getloadavg()
-    results = measure(sessions, args.frames, args.repeats)
-    print_table(results)
+    results = measure(sessions, args.frames, args.repeats, reference="engine")
+    print_table(results, reference="engine")
     for frames, rows in results.items():
-        inputs = feeds(int(frames))
-        engine_out, sliced_out = (session.run(None, inputs)[0] for session in sessions.values())
-        rows["max_abs_difference"] = float(np.abs(engine_out - sliced_out).max())
-        rows["ratio"] = round(
-            rows["rel-shift as slices"]["wall_median_s"] / rows["engine graph"]["wall_median_s"], 3
-        )
-        print(f"{frames} frames: ratio {rows['ratio']}, max abs difference {rows['max_abs_difference']}")
+        rows["ratio"] = round(rows["sliced"]["wall_median_s"] / rows["engine"]["wall_median_s"], 3)
+        print(f"{frames} frames: sliced / engine {rows['ratio']}")
     report = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "onnxruntime": ort.__version__, "gathers_rewritten": count, "load_average_before": load_before,
               "load_average_after": os.getloadavg(), "calls": results}  # fmt: skip
