@@ -179,6 +179,8 @@ def test_a_stream_at_another_rate_is_not_played_and_the_next_play_uses_its_rate(
     wait_for(page, "s.message.includes('now streams 22050 Hz audio and the player ran at 24000 Hz')")
     assert snapshot(page)["figures"]["playedFrames"] == 0  # nothing played at the wrong pitch
     wait_until(lambda: worker.health()[1]["jobs_running"] == 0, "the mismatched request was not cancelled")
+    time.sleep(0.3)  # the answer to the player's own cancel (NotRunning when the tone had finished)...
+    assert "now streams 22050 Hz" in snapshot(page)["message"]  # ...does not replace the explanation
 
     page.click("#play")
     wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained")
