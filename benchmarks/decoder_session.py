@@ -133,6 +133,18 @@ def print_table(results: dict, reference: str = "exported") -> None:
                   f"{'-' if distance is None else f'{distance:.2e}'}")  # fmt: skip
 
 
+def timing_report(results: dict, load_before: tuple[float, float, float], **extra: Any) -> dict:
+    """The JSON report around `measure`'s results: how it was run, and the load before and after."""
+    return {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "onnxruntime": ort.__version__, **extra, "load_average_before": load_before,
+            "load_average_after": os.getloadavg(), "calls": results}  # fmt: skip
+
+
+def save_report(report: dict, path: str | None) -> None:
+    if path:
+        Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model-dir", required=True)
@@ -149,9 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     sessions = open_variants(path, args.threads, args.variants)
     results = measure(sessions, args.frames, args.repeats)
     print_table(results)
-    report: dict = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-                    "onnxruntime": ort.__version__, "load_average_before": load_before,
-                    "load_average_after": os.getloadavg(), "calls": results}  # fmt: skip
+    report = timing_report(results, load_before)
     if args.profile:
         largest = max(args.frames)
         report["op_ms_per_call"] = {
@@ -162,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(report["op_ms_per_call"], indent=1))
     print(f"load average before {load_before}, after {report['load_average_after']}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    save_report(report, args.json)
     return 0
 
 

@@ -16,10 +16,8 @@ same random inputs, interleaved (CPU, `--threads`). Valid for T ≥ 2 in every s
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +29,7 @@ from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.swoosh import rewrite_guards
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from decoder_session import measure, print_table  # noqa: E402  (same inputs and timing loop)
+from decoder_session import measure, print_table, save_report, timing_report  # noqa: E402  (same inputs, loop, report)
 
 _CONSTANTS = {"one": 1, "one_1d": [1], "zero_1d": [0], "minus_one_1d": [-1], "axis0": [0], "axis1": [1]}
 
@@ -123,12 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     for frames, rows in results.items():
         rows["ratio"] = round(rows["sliced"]["wall_median_s"] / rows["engine"]["wall_median_s"], 3)
         print(f"{frames} frames: sliced / engine {rows['ratio']}")
-    report = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "onnxruntime": ort.__version__, "gathers_rewritten": count, "load_average_before": load_before,
-              "load_average_after": os.getloadavg(), "calls": results}  # fmt: skip
-    print(f"{count} GatherElements rewritten; load average before {load_before}, after {os.getloadavg()}")
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report = timing_report(results, load_before, gathers_rewritten=count)
+    print(
+        f"{count} GatherElements rewritten; load average before {load_before}, after {report['load_average_after']}"
+    )
+    save_report(report, args.json)
     return 0
 
 

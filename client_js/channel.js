@@ -135,6 +135,9 @@ export class Channel {
 
   onWorkerMessage(message) {
     const h = this.handlers;
+    // Once the page has closed the channel, what the socket still delivers (the answer to a cancel the
+    // page sent just before, say) is not the page's business: only the close itself is awaited.
+    if (this.closing && message.type !== "closed") return;
     switch (message.type) {
       case "open":
         this.open = true;

@@ -113,17 +113,11 @@ async function ensurePlayer() {
 
 async function ensureChannel() {
   if (!state.channel) {
-    // A channel the page has let go of (a rate mismatch drops it) may still deliver events, such as
-    // the NotRunning answer to its own cancel or its close: they must not touch the page's state.
-    let channel = null;
-    const whileCurrent = (handler) => (...args) => { if (state.channel === channel) handler(...args); };
-    channel = new Channel(socketUrl(base, token), {
-      onEvent: whileCurrent(onEvent), onOpen: whileCurrent(() => logLine("socket open")),
-      onClosed: whileCurrent(onClosed), onSent: whileCurrent(onSent), onReceived: whileCurrent(onReceived),
-      onProblem: whileCurrent((text) => { logLine(`problem: ${text}`); showMessage(text, "error"); }),
-      onRateMismatch: whileCurrent(onRateMismatch),
+    state.channel = new Channel(socketUrl(base, token), {
+      onEvent, onOpen: () => logLine("socket open"), onClosed, onSent, onReceived,
+      onProblem: (text) => { logLine(`problem: ${text}`); showMessage(text, "error"); },
+      onRateMismatch,
     });
-    state.channel = channel;
     state.channel.attachAudio(state.player.sourcePort(), state.player.sampleRate);
   }
   await state.channel.connect();
