@@ -17,6 +17,7 @@ from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
 from .http_compat.metrics import metrics_middleware, setup_metrics
 from .openai_compat import setup_openai
+from .server import guard_middleware
 from .ws_server import setup_ws
 from .ws_server.schedule import schedule_sizes
 
@@ -61,7 +62,8 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     """The whole worker as an aiohttp Application; `engine` overrides the configured backend (tests)."""
     from .jobs.scheduler import Scheduler  # the job core (and numpy) load when an app is built
 
-    middlewares = [metrics_middleware, cors_middleware, error_middleware]  # outermost first
+    # outermost first; the guard's is first so nothing runs under the header deadline once headers are in
+    middlewares = [guard_middleware, metrics_middleware, cors_middleware, error_middleware]
     app = web.Application(client_max_size=settings.max_body_bytes, middlewares=middlewares)
     if settings.queue == "local":
         scheduler = Scheduler(engine, settings)  # cheap; the engine and the engine thread start below

@@ -41,6 +41,23 @@ def is_under(path: str, roots: Sequence[str]) -> bool:
     return False
 
 
+PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096  # bytes, with the NUL
+NAME_MAX = os.pathconf("/", "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
+
+
+def too_long(real: str) -> str | None:
+    """Why the system could not open `real` by name (longer than PATH_MAX, or a component longer than
+    NAME_MAX), or None. The worker writes component by component, so it could create such a file, but
+    the caller could not open it by the path it gave."""
+    encoded = os.fsencode(real)
+    if len(encoded) >= PATH_MAX:
+        return f"is {len(encoded)} bytes long; the system's limit is {PATH_MAX - 1}"
+    longest = max(encoded.split(b"/"), key=len)
+    if len(longest) > NAME_MAX:
+        return f"has a component of {len(longest)} bytes; the system's limit is {NAME_MAX}"
+    return None
+
+
 OUTSIDE_HINT = "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
 
 
@@ -49,6 +66,8 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
     if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     real = os.path.realpath(os.path.expanduser(path))
+    if (why := too_long(real)) is not None:
+        raise OutputPathNotAllowed(f"output_path {why}")
     if is_under(real, forbidden):
         raise OutputPathNotAllowed(f"{path} is inside the worker's state directory")
     if not is_under(real, roots):
@@ -65,6 +84,8 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
     if "\x00" in path:
         raise RefWavNotAllowed("ref_wav contains a NUL byte")
     real = os.path.realpath(os.path.expanduser(path))
+    if (why := too_long(real)) is not None:
+        raise RefWavNotAllowed(f"ref_wav {why}")
     if is_under(real, forbidden):
         raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
     if not is_under(real, roots):

@@ -2,12 +2,18 @@
 
 aiohttp waits for request headers without a deadline and accepts every connection, so a few hundred
 sockets that send one header byte a second hold every file descriptor and lock other clients out
-(slowloris). Here each connection must finish its request headers within `header_timeout` seconds
-(measured from the connection, or from the first byte of a later keep-alive request), and at most
-`max_connections` are open: a new one over the cap evicts the connection that has waited longest for
-its headers, so a client that sends a whole request at once (a health check) always gets in. Bodies are
-bounded in time where they are read (`read_json`). Parser-level refusals get the JSON error body, and
-the access log never shows a `?token=`.
+(slowloris). Here a connection must finish its request headers within `header_timeout` seconds while
+it is really waiting for them: from the connection, and on a kept-alive connection from the end of the
+previous response, until the request reaches the app. Once it has, only `--body-timeout` bounds its body
+(where it is read: `read_json`, the voice upload) and nothing but the client bounds the response: a
+long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
+open: a new one over the cap evicts the connection that has waited longest for its headers, so a
+client that sends a whole request at once (a health check) always gets in. Parser-level refusals get
+the JSON error body, and the access log never shows a `?token=`.
+
+The two moments come from public aiohttp hooks, not from its parser's private state: the request
+reaching the app is the outermost middleware (`guard_middleware`), the response being finished is the
+access logger, which aiohttp calls once the last byte is written (`AbstractAccessLogger.log`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
+from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
 from .config import Settings
@@ -49,7 +56,11 @@ def redacted_path(request: web.BaseRequest) -> str:
 
 
 class RedactingAccessLogger(AbstractAccessLogger):
-    """One line per request, like aiohttp's default, without the secrets a browser puts in URLs."""
+    """One line per request, like aiohttp's default, without the secrets a browser puts in URLs.
+
+    aiohttp calls it once a response is finished (its last byte written), so it is also where a
+    kept-alive connection starts waiting for its next request's headers again.
+    """
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
         self.logger.info(
@@ -63,10 +74,22 @@ class RedactingAccessLogger(AbstractAccessLogger):
             response.body_length,
             time,
         )
+        protocol = request.protocol
+        if isinstance(protocol, GuardedHandler) and response.keep_alive:
+            protocol.response_finished()  # (a connection the answer closes is not waited on)
+
+
+@web.middleware
+async def guard_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """The request's headers are in: its connection is no longer subject to the header deadline."""
+    protocol = request.protocol
+    if isinstance(protocol, GuardedHandler):
+        protocol.request_arrived()
+    return await handler(request)
 
 
 class ConnectionGuard:
-    """Open connections, and those still waiting for their request headers (oldest first)."""
+    """Open connections, and those waiting for request headers (longest waiting first)."""
 
     def __init__(self, max_connections: int, header_timeout: float) -> None:
         self.max_connections = max_connections
@@ -89,7 +112,9 @@ class ConnectionGuard:
         return True
 
     def await_headers(self, handler: GuardedHandler) -> None:
-        if handler not in self.waiting and self.header_timeout > 0:
+        """Start the header deadline now (a new connection, or one whose response just finished)."""
+        self.headers_done(handler)
+        if handler in self.open and self.header_timeout > 0:
             loop = asyncio.get_running_loop()
             self.waiting[handler] = loop.call_later(self.header_timeout, self._expire, handler)
 
@@ -109,7 +134,7 @@ class ConnectionGuard:
 
 
 class GuardedHandler(RequestHandler):
-    """aiohttp's connection handler, reporting to the guard when headers are awaited and complete."""
+    """aiohttp's connection handler, reporting to the guard when it waits for headers and when not."""
 
     def __init__(self, manager: web.Server, *, guard: ConnectionGuard, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
@@ -124,16 +149,13 @@ class GuardedHandler(RequestHandler):
         super().connection_made(transport)
         self._guard.await_headers(self)
 
-    def data_received(self, data: bytes) -> None:
-        reading_headers = self._payload_parser is None and not self._upgraded
-        before = self._request_count
-        super().data_received(data)
-        if not reading_headers:
-            return
-        if self._request_count != before:
-            self._guard.headers_done(self)
-        elif data:
-            self._guard.await_headers(self)  # a later keep-alive request has started to arrive
+    def request_arrived(self) -> None:
+        """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""
+        self._guard.headers_done(self)
+
+    def response_finished(self) -> None:
+        """A response is finished: a kept-alive connection now waits for the next request's headers."""
+        self._guard.await_headers(self)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self._guard.forget(self)
@@ -183,22 +205,18 @@ async def listen(
 ) -> Listener:
     """Serve `app` on host:port; `shutdown_timeout`: what open connections get after the app's drain."""
     # lingering_time: after an early answer (413, 408), unread body is drained for 1 s, not aiohttp's 10.
-    runner = web.AppRunner(
-        app,
-        access_log_class=RedactingAccessLogger,
-        handle_signals=False,
-        lingering_time=LINGER_SECONDS,
-        shutdown_timeout=shutdown_timeout,
+    handler_options: dict[str, Any] = dict(
+        access_log_class=RedactingAccessLogger, lingering_time=LINGER_SECONDS
     )
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=shutdown_timeout, **handler_options)
     await runner.setup()
     manager = runner.server
     assert manager is not None
     guard = ConnectionGuard(settings.max_connections, settings.header_timeout)
     loop = asyncio.get_running_loop()
-    kwargs = dict(manager._kwargs)  # the access logger and timeouts AppRunner was given
 
     def make_handler() -> GuardedHandler:
-        return GuardedHandler(manager, guard=guard, loop=loop, **kwargs)
+        return GuardedHandler(manager, guard=guard, loop=loop, **handler_options)
 
     server = await loop.create_server(make_handler, host, port, reuse_address=True, backlog=ACCEPT_BACKLOG)
     return Listener(runner, server, guard)

@@ -14,6 +14,7 @@ from blockbuster import blockbuster_ctx
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.config import Settings
+from npu_worker.server import Listener, listen
 from tests.redis_server import RedisServer, redis_available
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -78,3 +79,27 @@ async def wait_until_loaded(client: TestClient) -> None:
     async with asyncio.timeout(seconds(30)):
         while not scheduler.loaded and scheduler.load_error is None:
             await asyncio.sleep(0.01)
+
+
+Start = Callable[..., Awaitable[Listener]]
+
+
+@pytest.fixture
+async def served(settings: Settings) -> AsyncIterator[Start]:
+    """`listener = await served(engine=None, **overrides)`: the app behind npu_worker.server (the
+    connection guard, as `serve` runs it) on a free port; a ToneEngine unless `engine` is given."""
+    listeners: list[Listener] = []
+
+    async def start(engine: Any = None, **overrides: Any) -> Listener:
+        configured = settings.replace(**overrides)
+        app = await asyncio.to_thread(build_app, configured, engine or ToneEngine())
+        listener = await listen(app, configured, host="127.0.0.1", port=0)
+        listeners.append(listener)
+        async with asyncio.timeout(seconds(30)):
+            while not app[SCHEDULER_KEY].loaded and app[SCHEDULER_KEY].load_error is None:
+                await asyncio.sleep(0.01)
+        return listener
+
+    yield start
+    for listener in listeners:
+        await listener.close()

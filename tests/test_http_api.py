@@ -9,6 +9,8 @@ import time
 import wave
 from pathlib import Path
 
+import pytest
+
 from npu_worker.app_keys import SCHEDULER_KEY
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -282,3 +284,12 @@ async def test_default_output_goes_to_the_outputs_folder_of_the_state_dir(worker
     job_id = events[0]["job_id"]
     assert ok["wav_path"] == str(Path(settings.state_dir) / "outputs" / job_id / "s07.wav")
     assert Path(ok["wav_path"]).stat().st_size > 44
+
+
+@pytest.mark.parametrize("after", ["1_000", " 1", "+1", "-1", "١", "1e3", "9" * 30, ""])
+async def test_events_after_must_be_a_plain_decimal_seq(worker, after):
+    client = await worker()
+    job = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "가."}]})).json()
+    response = await client.get(f"/jobs/{job['job_id']}/events", params={"after": after})
+    assert response.status == 400
+    assert (await response.json())["error"].startswith("BadRequest: after must be")

@@ -196,3 +196,20 @@ async def test_the_default_voice_named_by_a_caller_is_the_operators_file_whereve
     body = {"sections": [{"idx": 0, "text": "하나"}], "ref_wav": "default", "stream": False}
     result = await (await client.post("/synth_batch", json=body)).json()
     assert result["ok_count"] == 1, result
+
+
+@pytest.mark.parametrize("field", ["output_path", "ref_wav"])
+async def test_a_path_longer_than_the_system_can_open_is_refused_up_front(worker, tmp_path, field):
+    """The worker writes component by component and could create it, but the caller could not open it."""
+    client = await worker()
+    deep = str(tmp_path / "/".join("d" * 2100) / "s.wav")
+    long_name = str(tmp_path / ("n" * 300 + ".wav"))
+    name = "OutputPathNotAllowed" if field == "output_path" else "RefWavNotAllowed"
+    for path in (deep, long_name):
+        body = {"text": "안녕.", "output_path": str(tmp_path / "ok.wav"), field: path}
+        response = await client.post("/synth", json=body)
+        assert response.status == 400
+        answer = await response.json()
+        assert_error_body(answer, name)
+        assert "the system's limit" in answer["error"]
+    assert not (tmp_path / "d").exists()

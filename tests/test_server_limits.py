@@ -10,47 +10,12 @@ import logging
 import socket
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from npu_worker.app import build_app
-from npu_worker.config import Settings
-from npu_worker.server import Listener, listen
-from tests.conftest import wait_until_loaded
 from tests.timing import seconds
-from tests.tone_engine import ToneEngine
 from tests.worker_process import free_port, start_worker_process
-
-Start = Callable[..., Awaitable[Listener]]
-
-
-@pytest.fixture
-async def served(settings: Settings) -> AsyncIterator[Start]:
-    """`listener = await served(**setting_overrides)`: the app behind npu_worker.server on a free port."""
-    listeners: list[Listener] = []
-
-    async def start(**overrides: Any) -> Listener:
-        app = await asyncio.to_thread(build_app, settings.replace(**overrides), ToneEngine())
-        listener = await listen(app, settings.replace(**overrides), host="127.0.0.1", port=0)
-        listeners.append(listener)
-        await wait_until_loaded_app(app)
-        return listener
-
-    yield start
-    for listener in listeners:
-        await listener.close()
-
-
-async def wait_until_loaded_app(app) -> None:
-    class Holder:  # wait_until_loaded takes a client; it only reads .app
-        pass
-
-    holder = Holder()
-    holder.app = app  # type: ignore[attr-defined]
-    await wait_until_loaded(holder)  # type: ignore[arg-type]
 
 
 async def raw_exchange(port: int, data: bytes, read_timeout: float) -> bytes:

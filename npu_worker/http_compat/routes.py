@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import re
 import statistics
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -31,6 +34,22 @@ from .ndjson import open_stream, stream_job
 if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
 
+AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
+
+
+@contextlib.asynccontextmanager
+async def body_deadline(request: web.Request) -> AsyncIterator[None]:
+    """Bound the reading of a request's body by `--body-timeout`: past it, a 408 that closes the
+    connection. Every handler that reads a body reads it under this (the header deadline stops at the
+    headers, so nothing else limits a body that trickles)."""
+    limit = request.app[SETTINGS_KEY].body_timeout
+    try:
+        async with asyncio.timeout(limit or None):
+            yield
+    except TimeoutError:
+        request[CLOSE_AFTER_KEY] = True
+        raise RequestTimeout(f"the body did not arrive within {limit} s") from None
+
 
 async def read_json(request: web.Request) -> Any:
     """The body as JSON; a body that does not match its Content-Encoding is the caller's mistake.
@@ -38,12 +57,9 @@ async def read_json(request: web.Request) -> Any:
     After such a body the connection's framing cannot be trusted: the answer closes it (and the rest of
     the body is not read, which aiohttp would otherwise try and log as an unhandled exception).
     """
-    limit = request.app[SETTINGS_KEY].body_timeout
     try:
-        raw = await asyncio.wait_for(request.read(), limit or None)
-    except TimeoutError:
-        request[CLOSE_AFTER_KEY] = True
-        raise RequestTimeout(f"the body did not arrive within {limit} s") from None
+        async with body_deadline(request):
+            raw = await request.read()
     except web.RequestPayloadError:
         request.content.feed_eof()
         request[CLOSE_AFTER_KEY] = True
@@ -197,10 +213,10 @@ async def job_result(request: web.Request) -> web.Response:
 
 async def job_events(request: web.Request) -> web.StreamResponse:
     job = await _job(request)
-    try:
-        after = int(request.query.get("after", "0"))
-    except ValueError:
-        return error_response(BadRequest("after must be an integer"))
+    raw_after = request.query.get("after", "0")
+    if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"
+        return error_response(BadRequest("after must be a non-negative decimal integer (a seq)"))
+    after = int(raw_after)
     scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
     subscription = scheduler.subscribe(job, after=after)

@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import BodyPartReader, web
 
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
+from ..http_compat.routes import body_deadline
 from ..protocol import BadRequest, InvalidAudio
 from ..voices import check_voice_name
 from .core import engine_voice_catalog, voice_library
@@ -76,7 +77,8 @@ def _text(fields: dict[str, bytes], field: str) -> str:
 
 @openai_errors
 async def upload_voice(request: web.Request) -> web.Response:
-    fields = await read_upload(request)
+    async with body_deadline(request):
+        fields = await read_upload(request)
     name = _text(fields, "name")
     try:
         check_voice_name(name)
