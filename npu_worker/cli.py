@@ -1,4 +1,4 @@
-"""`npu-worker serve|synth|batch|bench|make-test-model` — the command line entry point."""
+"""`npu-worker serve|synth|batch|bench|make-test-model|prepare` — the command line entry point."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from . import __version__
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
+from .cli_prepare import add_prepare_command
 from .config import add_settings_arguments, load_settings
 from .paths import make_private_dir
 
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_client_commands(commands)
     add_bench_command(commands)
     add_make_test_model_command(commands)
+    add_prepare_command(commands)
     return parser
 
 

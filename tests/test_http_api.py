@@ -40,6 +40,7 @@ async def test_health_reports_the_fixed_and_extension_fields(worker):
     assert body["backend"] == "tone" and body["device"] == "cpu" and body["sample_rate"] == 24000
     for key in ("model", "precision", "fallback_reason", "queue", "jobs_running", "ttfa_ms"):
         assert key in body
+    assert body["placement"] == {}  # no ONNX sessions in the tone engine
 
 
 async def test_health_is_503_while_the_engine_loads(worker):

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -26,6 +26,8 @@ class EngineInfo:
     sample_rate: int
     model: str
     fallback_reason: str | None = None
+    # ONNX engines: for every session opened, {"device", "nodes", "on_device"} (see /health)
+    placement: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def identity(self) -> str:
         """Everything about the engine that changes the audio (cache key part)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import json
 import logging
 import os
 import platform
@@ -113,6 +114,49 @@ def placement(session: Any) -> Counter[str]:
     return counts
 
 
+@dataclass(frozen=True)
+class SessionPlacement:
+    """Where one session's nodes run: `on_device` of `nodes` on `device` (the rest on the CPU).
+
+    A session loaded from a compiled QNN context holds one EPContext node per partition; its
+    placement is the one recorded when the context was compiled (`recorded_placement`).
+    """
+
+    device: str
+    nodes: int
+    on_device: int
+
+    @classmethod
+    def of(cls, session: Any, device: str) -> SessionPlacement:
+        counts = placement(session)
+        return cls(device, sum(counts.values()), counts.get(EP_NAMES[device], 0))
+
+    @property
+    def complete(self) -> bool:
+        return self.on_device == self.nodes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"device": self.device, "nodes": self.nodes, "on_device": self.on_device}
+
+
+def placement_record_path(context: Path) -> Path:
+    return context.with_name(context.name + ".placement.json")
+
+
+def record_placement(context: Path, placed: SessionPlacement) -> None:
+    """Keep the compiled graph's placement beside its context (a context shows only EPContext nodes)."""
+    placement_record_path(context).write_text(json.dumps(placed.to_dict()), encoding="utf-8")
+
+
+def recorded_placement(context: Path, session: Any, device: str) -> SessionPlacement:
+    """The placement recorded when `context` was compiled, else what the session shows."""
+    try:
+        record = json.loads(placement_record_path(context).read_text(encoding="utf-8"))
+        return SessionPlacement(device, int(record["nodes"]), int(record["on_device"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return SessionPlacement.of(session, device)
+
+
 # ------------------------------------------------------------------------------------------ QNN
 
 
@@ -151,7 +195,9 @@ def context_cache_path(config: RuntimeConfig, model_path: Path, fixed_dims: dict
     return config.cache_dir / f"{model_path.stem}-{digest}_ctx.onnx"
 
 
-def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, int]) -> Any:
+def _qnn_session(
+    model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, int]
+) -> tuple[Any, SessionPlacement]:
     import onnxruntime as ort
 
     devices = qnn_devices(config)
@@ -161,7 +207,8 @@ def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, 
     cached = context_cache_path(config, model_path, fixed_dims)
     if cached is not None and cached.is_file():
         try:
-            return ort.InferenceSession(str(cached), sess_options=options, disabled_optimizers=disabled)
+            session = ort.InferenceSession(str(cached), sess_options=options, disabled_optimizers=disabled)
+            return session, recorded_placement(cached, session, "qnn")
         except Exception as exc:  # stale or foreign cache: rebuild it below
             log.warning("ignoring QNN context cache %s: %s", cached, exc)
             cached.unlink(missing_ok=True)
@@ -172,9 +219,13 @@ def _qnn_session(model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, 
         options.add_session_config_entry("ep.context_embed_mode", "0")
     with specialize.static_graph(model_path, fixed_dims, config.cache_dir) as graph:
         try:
-            return ort.InferenceSession(str(graph), sess_options=options, disabled_optimizers=disabled)
+            session = ort.InferenceSession(str(graph), sess_options=options, disabled_optimizers=disabled)
         except Exception as exc:
             raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {exc}") from exc
+    placed = SessionPlacement.of(session, "qnn")
+    if cached is not None and cached.is_file():
+        record_placement(cached, placed)
+    return session, placed
 
 
 def fixed_shape_options(config: RuntimeConfig, fixed_dims: dict[str, int], spinning: bool = True) -> Any:
@@ -220,10 +271,23 @@ def open_session(
     rewrite of the file to run instead on CUDA/CPU (zipvoice/swoosh.py); QNN always compiles the file.
     `spinning`: see `session_options` (CPU and CUDA sessions).
     """
+    return open_placed_session(model_path, device, config, fixed_dims, min_share, graph, spinning)[0]
+
+
+def open_placed_session(
+    model_path: Path,
+    device: str,
+    config: RuntimeConfig,
+    fixed_dims: dict[str, int] | None = None,
+    min_share: float = 0.5,
+    graph: bytes | None = None,
+    spinning: bool = True,
+) -> tuple[Any, SessionPlacement]:
+    """`open_session`, and where the session's nodes run."""
     import onnxruntime as ort
 
     if device == "qnn":
-        session = _qnn_session(model_path, config, fixed_dims or {})
+        session, placed = _qnn_session(model_path, config, fixed_dims or {})
     else:
         options = fixed_shape_options(config, fixed_dims or {}, spinning)
         if device == "cuda":
@@ -237,26 +301,25 @@ def open_session(
         session = ort.InferenceSession(
             graph or str(model_path), sess_options=options, providers=providers, disabled_optimizers=disabled
         )
+        placed = SessionPlacement.of(session, device)
     if device != "cpu":
-        check_placement(session, device, model_path.name, min_share)
-    return session
+        check_placement(placed, model_path.name, min_share)
+    return session, placed
 
 
-def check_placement(session: Any, device: str, name: str, min_share: float) -> None:
-    """Raise DeviceUnavailable unless `device` runs at least `min_share` of the session's nodes.
+def check_placement(placed: SessionPlacement, name: str, min_share: float) -> None:
+    """Raise DeviceUnavailable unless the device runs at least `min_share` of the session's nodes.
 
     A few static scalar nodes on the accelerator with the frame-sized work left on the CPU is not
-    running on the accelerator, so "took some nodes" is not enough.
+    running on the accelerator, so "took some nodes" is not enough; `min_share=1.0` asks for all.
     """
-    nodes = placement(session)
-    taken, total = nodes.get(EP_NAMES[device], 0), sum(nodes.values())
-    if taken == 0:
+    ep = EP_NAMES[placed.device]
+    if placed.on_device == 0:
+        raise DeviceUnavailable(f"{ep} took no nodes of {name} (of {placed.nodes})")
+    if placed.on_device < min_share * placed.nodes:
         raise DeviceUnavailable(
-            f"{EP_NAMES[device]} took no nodes of {name} (placement: {dict(nodes) or 'none'})"
-        )
-    if taken < min_share * total:
-        raise DeviceUnavailable(
-            f"{EP_NAMES[device]} took only {taken} of {total} nodes of {name} (placement: {dict(nodes)})"
+            f"{ep} took only {placed.on_device} of {placed.nodes} nodes of {name}: "
+            f"{placed.nodes - placed.on_device} would run on the CPU between its partitions"
         )
 
 

@@ -3,9 +3,17 @@
 QNN compiles static graphs only. Fixing the free dimensions in onnxruntime is not enough for the real
 ZipVoice decoder: the shape arithmetic of its Zipformer stacks (Shape/Gather/If/Range/Tile feeding
 Reshape, Expand and the relative-position GatherElements) stays in the graph, and QNN takes none of it
-or fails to finalise. onnxslim (a maintained graph optimiser) propagates the static shapes and folds
-that arithmetic into constants, so QNN receives plain tensor ops. The specialised file is a temporary:
-once QNN has compiled it, the compiled context is what gets cached.
+or fails to finalise.
+
+Three steps make it plain tensor ops. The attention layers' relative-position shift becomes slices
+(`relshift.py`: otherwise its index is a constant of up to 138 MB per layer). Then every tensor whose value follows from the (now static) input
+shapes alone is computed once, by onnxruntime on zero inputs, and becomes a constant
+(`fold_static_values`). onnxslim alone does not get there on the real layer counts: its shape inference
+stops at each layer's shape arithmetic until the layer before is folded, so it folds about one layer per
+iteration and gives up after ten, leaving 237 Shape and 237 Gather nodes in stacks 3 and 4, which QNN
+splits off to the CPU. Then onnxslim (a maintained graph optimiser) folds what is left, removes dead
+nodes and writes the shapes. The specialised file is a temporary: once QNN has compiled it, the
+compiled context is what gets cached.
 """
 
 from __future__ import annotations
@@ -17,10 +25,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from npu_worker.engine import relshift
+
 log = logging.getLogger(__name__)
 # Only shape propagation, constant folding and dead-node removal are needed (onnxruntime fuses what it
 # runs itself); skipping the rest halves the time.
 SKIPPED = ("graph_fusion", "subexpression_elimination", "weight_tying")
+SHAPE_OPS = ("Shape", "Size")  # their value is the input's shape, static here whatever the data
+RANDOM_OPS = (
+    "RandomNormal",
+    "RandomNormalLike",
+    "RandomUniform",
+    "RandomUniformLike",
+    "Multinomial",
+    "Bernoulli",
+)
 
 
 def static_input_shapes(model: Any, dims: dict[str, int]) -> list[str]:
@@ -41,6 +60,119 @@ def static_input_shapes(model: Any, dims: dict[str, int]) -> list[str]:
     return shapes
 
 
+def _outer_names(node: Any) -> set[str]:
+    """Names a node's subgraphs (If/Loop bodies) read from the enclosing graph."""
+    import onnx
+
+    names: set[str] = set()
+    for attribute in node.attribute:
+        graphs = [attribute.g] if attribute.type == onnx.AttributeProto.GRAPH else list(attribute.graphs)
+        for graph in graphs:
+            local = {t.name for t in graph.initializer} | {t.name for t in graph.input}
+            local.update(name for inner in graph.node for name in inner.output)
+            for inner in graph.node:
+                names.update(n for n in (*inner.input, *_outer_names(inner)) if n and n not in local)
+    return names
+
+
+def fix_input_dims(model: Any, dims: dict[str, int]) -> bool:
+    """Set the named free dimensions of the graph inputs; True if every input is then static."""
+    static = True
+    for graph_input in model.graph.input:
+        for dim in graph_input.type.tensor_type.shape.dim:
+            if dim.dim_param in dims:
+                dim.dim_value = dims[dim.dim_param]
+            elif not dim.HasField("dim_value"):
+                static = False
+    return static
+
+
+def fold_static_values(model: Any) -> int:
+    """Replace every tensor whose value follows from the static input shapes by a constant.
+
+    Such a tensor is a Shape/Size output, or the output of a deterministic node whose inputs (and the
+    outer names its subgraphs read) all are such tensors or initializers. Those consumed by the rest of
+    the graph are computed in one onnxruntime run on zero inputs (their value does not depend on the
+    data) and stored as initializers; the nodes computing them are removed. Returns how many nodes
+    were removed. The model's inputs must be static (`fix_input_dims`).
+    """
+    graph = model.graph
+    initializers = {t.name for t in graph.initializer}
+    static = initializers | {""}
+    folded: set[int] = set()  # node positions
+    for position, node in enumerate(graph.node):  # ONNX graphs are in topological order
+        reads = (*node.input, *_outer_names(node))
+        if node.op_type not in RANDOM_OPS and (node.op_type in SHAPE_OPS or all(n in static for n in reads)):
+            static.update(node.output)
+            folded.add(position)
+    if not folded:
+        return 0
+    kept = [node for position, node in enumerate(graph.node) if position not in folded]
+    needed: set[str] = set()
+    for node in kept:
+        needed.update((*node.input, *_outer_names(node)))
+    outputs = {output.name for output in graph.output}
+    frontier = sorted(n for n in needed | outputs if n in static and n and n not in initializers)
+    values = _evaluate(model, frontier)
+    del graph.node[:]
+    graph.node.extend(kept)
+    _store_constants(graph, dict(zip(frontier, values, strict=True)), keep_names=outputs)
+    return len(folded)
+
+
+def _evaluate(model: Any, names: list[str]) -> list[Any]:
+    """The values of `names` in one CPU run of `model` on zero inputs."""
+    import numpy as np
+    import onnx
+    import onnxruntime as ort
+    from onnx import helper
+
+    if not names:
+        return []
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    del probe.graph.output[:]
+    probe.graph.output.extend(helper.make_empty_tensor_value_info(name) for name in names)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    initializers = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for graph_input in model.graph.input:
+        if graph_input.name not in initializers:
+            tensor = graph_input.type.tensor_type
+            shape = [dim.dim_value for dim in tensor.shape.dim]
+            feeds[graph_input.name] = np.zeros(shape, helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    return list(session.run(names, feeds))
+
+
+def _store_constants(graph: Any, values: dict[str, Any], keep_names: set[str]) -> None:
+    """Add `values` as initializers, one per distinct value: every attention layer of a stack computes
+    the same relative-position index ([4T, T] int64, 138 MB at T=2079 in each of 16 layers); consumers
+    of a repeated value read the first copy (names read by subgraphs or graph outputs keep theirs)."""
+    import hashlib
+
+    import numpy as np
+    from onnx import numpy_helper
+
+    subgraph_reads = {name for node in graph.node for name in _outer_names(node)}
+    first: dict[tuple[str, tuple[int, ...], str], str] = {}
+    renamed: dict[str, str] = {}
+    for name, value in values.items():
+        array = np.ascontiguousarray(value)
+        key = (array.dtype.str, array.shape, hashlib.sha256(array.tobytes()).hexdigest())
+        if key in first and name not in keep_names and name not in subgraph_reads:
+            renamed[name] = first[key]
+            continue
+        first.setdefault(key, name)
+        graph.initializer.append(numpy_helper.from_array(array, name))
+    for node in graph.node:
+        for index, name in enumerate(node.input):
+            if name in renamed:
+                node.input[index] = renamed[name]
+
+
 def specialise(model_path: Path, dims: dict[str, int], target: Path) -> Path:
     """Write `model_path` specialised to `dims` (free dimension name → size) to `target`."""
     import onnx
@@ -48,13 +180,17 @@ def specialise(model_path: Path, dims: dict[str, int], target: Path) -> Path:
 
     model = onnx.load(str(model_path))
     shapes = static_input_shapes(model, dims)
+    before = len(model.graph.node)
+    relshift.rewrite_relative_shift(model.graph)
+    if fix_input_dims(model, dims):
+        fold_static_values(model)
     slim = onnxslim.slim(model, input_shapes=shapes, skip_optimizations=list(SKIPPED))
     onnx.save(slim, str(target))
     log.info(
         "specialised %s to %s: %d → %d nodes",
         model_path.name,
         dims,
-        len(model.graph.node),
+        before,
         len(slim.graph.node),
     )
     return target

@@ -95,6 +95,7 @@ async def health(request: web.Request) -> web.Response:
         "model": info.model if info else None,
         "precision": info.precision if info else None,
         "fallback_reason": info.fallback_reason if info else None,
+        "placement": dict(info.placement) if info else None,
         "queue": scheduler.queue_size(),
         "jobs_running": scheduler.jobs_running(),
         "ttfa_ms": {"p50": _percentile(ttfa, 0.5), "p95": _percentile(ttfa, 0.95), "count": len(ttfa)},

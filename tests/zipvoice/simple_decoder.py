@@ -5,6 +5,7 @@ Inputs `t` [] , `x` / `text_condition` / `speech_condition` [N, T, 100], `guidan
 (MatMul, Add, Mul, Tanh), so the QNN path is tested on its own, independent of the synthetic model's
 graph (whose Sub-then-Mul pattern the simulator fails to finalise: QNN_COMMON_ERROR_MEM_ALLOC).
 `cpu_only=True` uses only ops QNN has no kernel for: it shows the "took no nodes" fallback.
+`partial=True` puts one such op (Sinh) in the middle: QNN takes the rest in two partitions.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 
-def write_simple_decoder(path: Path, feat_dim: int = 100, cpu_only: bool = False, seed: int = 0) -> Path:
+def write_simple_decoder(
+    path: Path, feat_dim: int = 100, cpu_only: bool = False, seed: int = 0, partial: bool = False
+) -> Path:
     rng = np.random.default_rng(seed)
     weights = [
         numpy_helper.from_array((rng.standard_normal((feat_dim, feat_dim)) * 0.1).astype(np.float32), name)
@@ -48,6 +51,9 @@ def write_simple_decoder(path: Path, feat_dim: int = 100, cpu_only: bool = False
             helper.make_node("Mul", ["h4", "g"], ["h5"]),
             helper.make_node("Add", ["h4", "h5"], ["v"]),
         ]
+        if partial:  # Tanh → Sinh (CPU) → the rest
+            nodes[7] = helper.make_node("Tanh", ["h3"], ["h4t"])
+            nodes.insert(8, helper.make_node("Sinh", ["h4t"], ["h4"]))
     output = helper.make_tensor_value_info("v", TensorProto.FLOAT, frames)
     graph = helper.make_graph(nodes, "fm_decoder", inputs, [output], weights)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

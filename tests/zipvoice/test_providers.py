@@ -12,6 +12,7 @@ import dataclasses
 import importlib.util
 import os
 import platform
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +26,7 @@ from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
 from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.simple_decoder import write_simple_decoder
 
 X86 = platform.machine().lower() in providers.X86_MACHINES
 HAVE_QNN = importlib.util.find_spec("onnxruntime_qnn") is not None
@@ -142,6 +144,45 @@ def test_auto_falls_back_to_cpu_when_qnn_takes_no_nodes_and_says_so(cpu_only_mod
     assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
 
 
+@pytest.fixture(scope="module")
+def partial_model_dir(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The QNN test model with a decoder QNN takes only partly (one CPU op in the middle)."""
+    target = tmp_path_factory.mktemp("models") / "partial-distill"
+    shutil.copytree(qnn_model_dir, target)
+    write_simple_decoder(target / "fm_decoder.onnx", partial=True)
+    return target
+
+
+@qnn
+def test_auto_does_not_take_a_decoder_qnn_runs_only_partly_and_says_how_much(partial_model_dir, tmp_path):
+    engine = qnn_engine(partial_model_dir, tmp_path, device="auto")
+    assert engine.info.device == "cpu"
+    assert (
+        "qnn: QNNExecutionProvider took only 11 of 12 nodes of fm_decoder.onnx" in engine.info.fallback_reason
+    )
+    assert "1 would run on the CPU" in engine.info.fallback_reason
+
+
+@qnn
+def test_explicit_qnn_starts_with_a_partial_decoder_and_health_shows_it(partial_model_dir, tmp_path, caplog):
+    engine = qnn_engine(partial_model_dir, tmp_path, device="qnn")
+    assert engine.info.device == "qnn"
+    placement = engine.info.placement
+    assert {placement[f"fm_decoder@{size}"]["on_device"] for size in BUCKETS} == {11}
+    assert placement[f"fm_decoder@{BUCKETS[0]}"] == {"device": "qnn", "nodes": 12, "on_device": 11}
+    assert placement["fm_decoder"]["device"] == "cpu"  # longer than the last bucket: the dynamic CPU session
+    assert placement["text_encoder"]["device"] == "cpu" and placement["vocos_24khz"]["device"] == "cpu"
+    assert "runs 11 of 12 nodes; 1 run on the CPU" in caplog.text
+
+
+@qnn
+def test_placement_of_a_whole_qnn_decoder_is_reported_again_from_the_cached_context(qnn_model_dir, tmp_path):
+    first = qnn_engine(qnn_model_dir, tmp_path, device="qnn").info.placement
+    again = qnn_engine(qnn_model_dir, tmp_path, device="qnn").info.placement
+    assert first[f"fm_decoder@{BUCKETS[0]}"] == {"device": "qnn", "nodes": 11, "on_device": 11}
+    assert again == first
+
+
 @qnn
 def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_path):
     qnn_engine(qnn_model_dir, tmp_path, device="qnn")
@@ -171,3 +212,13 @@ def test_only_the_decoder_keeps_spinning_worker_threads(tiny_model_dir: Path) ->
     assert _spinning(models.vocoder_session) == "0"
     assert isinstance(models.decoder, runtime.Decoder)
     assert _spinning(models.decoder.session) == "1"
+
+
+def test_every_session_on_the_cpu_is_reported_whole_on_the_cpu(tiny_model_dir: Path) -> None:
+    models = runtime.open_models(
+        tiny_model_dir / "text_encoder.onnx", tiny_model_dir / "fm_decoder.onnx",
+        tiny_model_dir / "vocos_24khz.onnx", "cpu", RuntimeConfig(threads=1),
+    )  # fmt: skip
+    assert set(models.placement) == {"text_encoder", "fm_decoder", "vocos_24khz"}
+    for where in models.placement.values():
+        assert where.device == "cpu" and where.nodes == where.on_device > 0

@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
-from npu_worker.engine.zipvoice import cost, model_files, runtime, sampler
+from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler
 from npu_worker.engine.zipvoice.features import SpectrumConfig, rms_restore
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
 from npu_worker.engine.zipvoice.options import ZipVoiceConfig
@@ -91,6 +91,7 @@ class ZipVoiceEngine:
             config.runtime,
             self.options.buckets,
             fixed_shapes=config.fixed_shapes,
+            ready=prepared.find(files.directory),
         )
         meta = models.decoder_metadata
         sample_rate = int(meta.get("sample_rate", 24000))
@@ -116,7 +117,13 @@ class ZipVoiceEngine:
         self.vocoder = Vocoder(models.vocoder_session, spectrum_config(models.vocoder_metadata, sample_rate))
         self.prompts = PromptCache(sample_rate, spectrum, self._token_ids, self.options.prompt)
         self._info = EngineInfo(
-            BACKEND, models.device, config.precision, sample_rate, files.model_id(), models.fallback_reason
+            BACKEND,
+            models.device,
+            config.precision,
+            sample_rate,
+            files.model_id(),
+            models.fallback_reason,
+            {name: where.to_dict() for name, where in models.placement.items()},
         )
         if config.default_voice.ref_wav:
             try:

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from npu_worker.engine import providers
-from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig
-from npu_worker.engine.zipvoice import swoosh
+from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig, SessionPlacement
+from npu_worker.engine.zipvoice import prepared, swoosh
+from npu_worker.engine.zipvoice.prepared import PreparedModel
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -184,22 +185,67 @@ class LoadedModels:
     vocoder_metadata: dict[str, str]
     device: str
     fallback_reason: str | None
+    placement: dict[str, SessionPlacement]  # "fm_decoder@383", "text_encoder", ...: see /health
+
+
+# `auto` keeps an accelerator only if it runs the whole decoder: a partitioned graph makes a CPU round
+# trip between partitions at every call, which on a phone can be slower than the CPU alone. An
+# explicitly requested device starts with whatever share it takes (it must take some), and says so.
+AUTO_DECODER_SHARE = 1.0
+EXPLICIT_DECODER_SHARE = 0.0
+
+
+def decoder_share(requested: str) -> float:
+    return AUTO_DECODER_SHARE if requested == "auto" else EXPLICIT_DECODER_SHARE
 
 
 def open_bucketed_decoder(
-    path: Path, device: str, config: RuntimeConfig, buckets: tuple[int, ...], graph: bytes | None = None
+    path: Path,
+    device: str,
+    config: RuntimeConfig,
+    buckets: tuple[int, ...],
+    graph: bytes | None = None,
+    min_share: float = AUTO_DECODER_SHARE,
+    placed: dict[str, SessionPlacement] | None = None,
+    ready: PreparedModel | None = None,
 ) -> BucketedDecoder:
     """One fixed-shape session per bucket on `device`, a dynamic CPU session for longer inputs
-    (`graph`: the rewritten decoder for CPU/CUDA sessions; QNN compiles the file)."""
+    (`graph`: the rewritten decoder for CPU/CUDA sessions; QNN compiles the file, or loads what
+    `npu-worker prepare` compiled when `ready` is given). Each session's placement goes into `placed`
+    as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
+    placed = {} if placed is None else placed
+    if device == "qnn" and ready is not None:
+        providers.qnn_devices(config)  # QNN must be usable before the directory's fit matters
+        ready.check(path, config.qnn_provider_options())
+        sessions, placements = prepared.open_prepared_sessions(ready, config)
+        for size, where in placements.items():
+            providers.check_placement(where, path.name, min_share)
+            placed[f"{path.stem}@{size}"] = where
+    else:
+        sessions = _compile_buckets(path, device, config, buckets, graph, min_share, placed)
+    overflow, placed[path.stem] = providers.open_placed_session(path, "cpu", config, graph=graph)
+    return BucketedDecoder(sessions, Decoder(overflow))
+
+
+def _compile_buckets(
+    path: Path,
+    device: str,
+    config: RuntimeConfig,
+    buckets: tuple[int, ...],
+    graph: bytes | None,
+    min_share: float,
+    placed: dict[str, SessionPlacement],
+) -> dict[int, Any]:
     batch, frames = frame_dim_names(path)
     if frames is None:
         raise DeviceUnavailable(f"{path.name} has no symbolic frame dimension to fix")
     sessions = {}
     for size in check_buckets(buckets):
         dims = {frames: size} | ({batch: 1} if batch else {})
-        sessions[size] = providers.open_session(path, device, config, dims, graph=graph)
-    overflow = Decoder(providers.open_session(path, "cpu", config, graph=graph))
-    return BucketedDecoder(sessions, overflow)
+        sessions[size], placed[f"{path.stem}@{size}"] = providers.open_placed_session(
+            path, device, config, dims, min_share, graph=graph
+        )
+    return sessions
 
 
 def decoder_graph(path: Path) -> bytes | None:
@@ -222,24 +268,33 @@ def open_models(
     config: RuntimeConfig,
     buckets: tuple[int, ...] = DEFAULT_BUCKETS,
     fixed_shapes: bool = False,
+    ready: PreparedModel | None = None,
 ) -> LoadedModels:
     """Sessions on the first device of the table that really runs the decoder.
 
     QNN always runs the decoder bucketed; `fixed_shapes` runs it bucketed on CUDA and CPU too (the
     same padding and sessions as on the NPU, so tests and benchmarks exercise that path anywhere).
+    `ready`: the model directory was prepared (`npu-worker prepare`): QNN loads its compiled buckets.
     """
+    if ready is not None:
+        buckets = ready.buckets
     reasons: list[str] = []
     rewritten = functools.cache(lambda: decoder_graph(decoder))  # once, only for CPU/CUDA (QNN: the file)
+    share = decoder_share(requested)
     for device in providers.candidates(requested):
         graph = None if device == "qnn" else rewritten()
+        placed: dict[str, SessionPlacement] = {}
         try:
             if device == "qnn" or fixed_shapes:
                 dec: Decoder | BucketedDecoder = open_bucketed_decoder(
-                    decoder, device, config, buckets, graph
+                    decoder, device, config, buckets, graph, share, placed, ready
                 )
                 others = "cpu" if device == "qnn" else device
             else:
-                dec = Decoder(providers.open_session(decoder, device, config, graph=graph))
+                session, placed[decoder.stem] = providers.open_placed_session(
+                    decoder, device, config, min_share=share, graph=graph
+                )
+                dec = Decoder(session)
                 others = device
         except DeviceUnavailable as exc:
             if requested != "auto":
@@ -251,8 +306,9 @@ def open_models(
             raise
         except Exception as exc:  # a model onnxruntime cannot load at all is the file's fault
             raise ModelLoadError(f"cannot load {decoder}: {exc}") from exc
-        enc_session = _open_plain(encoder, others, config)
-        voc_session = _open_plain(vocoder, others, config)
+        warn_partial(placed)
+        enc_session, placed[encoder.stem] = _open_plain(encoder, others, config)
+        voc_session, placed[vocoder.stem] = _open_plain(vocoder, others, config)
         first = dec.decoders[dec.buckets[0]].session if isinstance(dec, BucketedDecoder) else dec.session
         return LoadedModels(
             encoder=TextEncoder(enc_session),
@@ -263,17 +319,32 @@ def open_models(
             vocoder_metadata=metadata(voc_session),
             device=device,
             fallback_reason=providers.explain(reasons),
+            placement=placed,
         )
     raise ModelLoadError("no device can run the model: " + "; ".join(reasons))
 
 
-def _open_plain(path: Path, device: str, config: RuntimeConfig) -> Any:
+def warn_partial(placed: dict[str, SessionPlacement]) -> None:
+    """An explicitly requested device that leaves decoder nodes on the CPU starts, but says so."""
+    for name, where in placed.items():
+        if where.device != "cpu" and not where.complete:
+            log.warning(
+                "%s: %s runs %d of %d nodes; %d run on the CPU between its partitions (/health placement)",
+                name,
+                where.device,
+                where.on_device,
+                where.nodes,
+                where.nodes - where.on_device,
+            )
+
+
+def _open_plain(path: Path, device: str, config: RuntimeConfig) -> tuple[Any, SessionPlacement]:
     """Text encoder / vocoder: one run per segment between the decoder's, so their worker threads do
     not spin after it (a spinning pool took the cores of the decoder's first step: about 50 ms more
     on that step, on 2 cores; benchmarks/ENGINE_RTF.md)."""
     try:
-        return providers.open_session(path, device, config, spinning=False)
+        return providers.open_placed_session(path, device, config, spinning=False)
     except DeviceUnavailable:
-        return providers.open_session(path, "cpu", config, spinning=False)
+        return providers.open_placed_session(path, "cpu", config, spinning=False)
     except Exception as exc:
         raise ModelLoadError(f"cannot load {path}: {exc}") from exc

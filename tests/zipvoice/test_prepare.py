@@ -1,0 +1,122 @@
+"""`npu-worker prepare` on the real layer counts (the small real-structure export), and `serve` loading it.
+
+Preparing compiles all five default buckets on the HTP simulator (≈ 100 s with `--optimization fast`),
+once for the module. The accuracy of a compiled decoder against the CPU is checked at a small bucket in
+test_qnn_real_structure.py (a simulated call at 383 frames takes ≈ 45 s; benchmarks/QNN_PREPARE.md).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from npu_worker import cli
+from npu_worker.engine.zipvoice import prepared
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
+from npu_worker.engine.zipvoice.runtime import DEFAULT_BUCKETS
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.test_providers import qnn
+
+SMALL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_small_structure"
+pytestmark = [
+    qnn,
+    pytest.mark.skipif(not SMALL.is_dir(), reason="the small real-structure export is not beside the repo"),
+]
+
+
+@pytest.fixture(scope="module")
+def source_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The small export with a reference voice beside it (the engine loads one at start)."""
+    target = tmp_path_factory.mktemp("small") / "zipvoice-small"
+    shutil.copytree(SMALL, target)
+    for path in target.iterdir():
+        path.chmod(0o644)
+    for name in ("reference_ko.wav", "reference_ko.txt"):
+        shutil.copy(tiny_model_dir / name, target / name)
+    return target
+
+
+@pytest.fixture(scope="module")
+def prepared_dir(source_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("prepared") / "zipvoice-small-qnn"
+    args = ["prepare", "--model-dir", str(source_dir), "--out", str(out), "--optimization", "fast"]
+    assert cli.main(args) == 0
+    return out
+
+
+def qnn_settings(model_dir: Path, state_dir: Path, **changes: object):  # noqa: ANN201
+    return engine_config(model_dir, state_dir, device="qnn", allow_htp_simulator=True, **changes)
+
+
+def test_every_decoder_node_is_on_qnn_at_every_default_bucket(prepared_dir: Path):
+    manifest = json.loads((prepared_dir / "manifest.json").read_text())
+    assert manifest["buckets"] == list(DEFAULT_BUCKETS) and manifest["precision"] == "fp32"
+    for size in DEFAULT_BUCKETS:
+        placement = manifest["contexts"][str(size)]["placement"]
+        assert placement["on_device"] == placement["nodes"] > 2000, (size, placement)
+        assert (prepared_dir / manifest["contexts"][str(size)]["file"]).is_file()
+    assert manifest["source"]["fm_decoder.onnx"] == prepared.file_hash(prepared_dir / "fm_decoder.onnx")
+    assert manifest["target"]["provider_options"] == {"soc_model": "57", "htp_arch": "75"}
+    assert manifest["runtime"] == prepared.runtime_versions()
+    assert manifest["weight_sharing"] is False  # on x86 the simulator cannot load a shared binary
+    assert sum(manifest["sizes"]["compiled"].values()) > 0
+
+
+def test_serve_loads_the_prepared_buckets_without_specialising_or_compiling(prepared_dir: Path, tmp_path):
+    engine = ZipVoiceEngine(qnn_settings(prepared_dir, tmp_path))
+    engine.load()
+    assert engine.info.device == "qnn"
+    for size in DEFAULT_BUCKETS:
+        session = engine.models.decoder.decoders[size].session
+        ops = {
+            node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()
+        }
+        assert ops == {"EPContext"}
+        where = engine.info.placement[f"fm_decoder@{size}"]
+        assert where["device"] == "qnn" and where["on_device"] == where["nodes"] > 2000
+    assert not list(tmp_path.rglob("specialise-*")) and not list(prepared_dir.rglob("specialise-*"))
+
+
+def test_a_prepared_directory_whose_decoder_changed_is_refused_with_the_fix(prepared_dir: Path, tmp_path):
+    changed = tmp_path / "changed"
+    shutil.copytree(prepared_dir, changed)
+    (changed / "fm_decoder.onnx").unlink()
+    shutil.copy(SMALL / "fm_decoder.onnx", changed / "fm_decoder.onnx")
+    with (changed / "fm_decoder.onnx").open("ab") as decoder:
+        decoder.write(b"\0")  # another file, same name
+    with pytest.raises(ModelLoadError, match="run `npu-worker prepare` again"):
+        create(qnn_settings(changed, tmp_path / "state")).load()
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"qnn_soc": "8gen2"}, "prepared for QNN target"),
+        ({"precision": "int8"}, "serve with --precision fp32"),
+    ],
+)
+def test_a_prepared_directory_for_another_target_or_precision_is_refused(
+    prepared_dir, tmp_path, changes, message
+):
+    with pytest.raises(ModelLoadError, match=message):
+        create(qnn_settings(prepared_dir, tmp_path, **changes)).load()
+
+
+def test_a_prepared_directory_made_by_another_runtime_is_refused(prepared_dir: Path, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(prepared_dir, other)
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["runtime"]["onnxruntime-qnn"] = "0.0.1"
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelLoadError, match="was prepared with"):
+        create(qnn_settings(other, tmp_path / "state")).load()
+
+
+def test_the_cpu_serves_a_prepared_directory_as_a_plain_model_directory(prepared_dir: Path, tmp_path):
+    engine = create(engine_config(prepared_dir, tmp_path, device="cpu"))
+    engine.load()
+    assert engine.info.device == "cpu"
