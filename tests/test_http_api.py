@@ -41,6 +41,7 @@ async def test_health_reports_the_fixed_and_extension_fields(worker):
     for key in ("model", "precision", "fallback_reason", "queue", "jobs_running", "ttfa_ms"):
         assert key in body
     assert body["placement"] == {}  # no ONNX sessions in the tone engine
+    assert body["load_phase"] is None
 
 
 async def test_health_is_503_while_the_engine_loads(worker):
@@ -49,6 +50,7 @@ async def test_health_is_503_while_the_engine_loads(worker):
     assert response.status == 503
     body = await response.json()
     assert body["loaded"] is False and body["status"] == "loading"
+    assert body["load_phase"] == "tuning the tones"
     synth = await client.post("/synth", json={"text": "x", "output_path": "/tmp/x.wav"})
     assert synth.status == 503
     assert (await synth.json())["error"].startswith("Loading:")

@@ -37,12 +37,14 @@ class ToneEngine:
         self.calls: list[str] = []
         self.requests: list[SynthesisRequest] = []  # what the scheduler asked for (voice, speed, lang)
         self.gate: threading.Event | None = None  # when set by a test, stream() waits on it per chunk
+        self.load_phase: str | None = None  # what /health shows while loading
 
     @property
     def info(self) -> EngineInfo:
         return EngineInfo("tone", "cpu", "fp32", self.sample_rate, "tone-test-1")
 
     def load(self) -> None:
+        self.load_phase = "tuning the tones"
         time.sleep(self.load_delay)
 
     def render(self, request: SynthesisRequest) -> np.ndarray:

@@ -86,6 +86,7 @@ async def health(request: web.Request) -> web.Response:
         "status": "ok" if info else ("fail" if scheduler.load_error else "loading"),
         "loaded": info is not None,
         "load_seconds": scheduler.load_seconds,
+        "load_phase": scheduler.load_phase,
         "backend": info.backend if info else settings.backend,
         "device": info.device if info else None,
         "ref_wav": settings.ref_wav,

@@ -91,6 +91,13 @@ class Runner:
             self._thread.join(timeout)
 
     @property
+    def load_phase(self) -> str | None:
+        """While the engine loads: what it is doing, if it says (engines may expose `load_phase`)."""
+        if self.info is not None or self.load_error is not None:
+            return None
+        return getattr(self.engine, "load_phase", None)
+
+    @property
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 

@@ -184,6 +184,10 @@ class Scheduler:
         return self.runner.load_seconds if self.runner is not None else None
 
     @property
+    def load_phase(self) -> str | None:
+        return self.runner.load_phase if self.runner is not None else None
+
+    @property
     def loaded(self) -> bool:
         return self.info is not None
 

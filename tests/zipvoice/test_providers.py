@@ -119,9 +119,11 @@ def test_qnn_taking_only_static_scalar_nodes_of_a_dynamic_graph_is_not_running_o
 
 
 @qnn
-def test_engine_on_qnn_buckets_matches_the_cpu_engine(qnn_model_dir, tmp_path):
+def test_engine_on_qnn_buckets_matches_the_cpu_engine(qnn_model_dir, tmp_path, caplog):
+    caplog.set_level("INFO", logger="npu_worker.engine.zipvoice.engine")
     engine = qnn_engine(qnn_model_dir, tmp_path / "qnn", device="qnn")
     assert engine.info.device == "qnn" and engine.info.fallback_reason is None
+    assert f"loading: specialising and compiling fm_decoder@{BUCKETS[-1]} for qnn" in caplog.text
     on_qnn = np.concatenate(list(engine.stream(SynthesisRequest(TEXT, seed=3))))
     frames = [trace.frames for trace in engine.traces]
     assert any(f not in BUCKETS for f in frames)  # padded up to a bucket and cut back

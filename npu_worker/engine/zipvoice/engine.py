@@ -66,6 +66,7 @@ class ZipVoiceEngine:
         self.guidance_scale = 0.0
         self.tokenizer_name = ""
         self.traces: list[SegmentTrace] = []  # segments of the last request
+        self.load_phase: str | None = None  # what load() is doing (a first QNN start compiles for minutes)
 
     @property
     def info(self) -> EngineInfo:
@@ -92,7 +93,9 @@ class ZipVoiceEngine:
             self.options.buckets,
             fixed_shapes=config.fixed_shapes,
             ready=prepared.find(files.directory),
+            progress=self._report_phase,
         )
+        self.load_phase = "loading the reference voice"
         meta = models.decoder_metadata
         sample_rate = int(meta.get("sample_rate", 24000))
         self.feat_dim = int(meta.get("feat_dim", 100))
@@ -130,6 +133,10 @@ class ZipVoiceEngine:
                 self.prompts.get(self.default_voice(), "ko")
             except EngineError as exc:
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
+
+    def _report_phase(self, phase: str) -> None:
+        log.info("loading: %s", phase)
+        self.load_phase = phase
 
     def check_language(self, lang: str) -> None:
         """UnknownLanguage (a 400 before the request queues) when the tokenizer cannot phonemize `lang`."""

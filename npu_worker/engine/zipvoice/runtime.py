@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import functools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 # with the eight buckets used before); padding within 0.5 % depends on the model (benchmarks/PADDING.md).
 # 2079 covers an 18 s segment with a 4 s prompt; longer ones (speed < 1) run on the CPU.
 DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
+Progress = Callable[[str], None]  # what the load is doing now (/health `load_phase`)
 PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group
 
 
@@ -208,6 +210,7 @@ def open_bucketed_decoder(
     min_share: float = AUTO_DECODER_SHARE,
     placed: dict[str, SessionPlacement] | None = None,
     ready: PreparedModel | None = None,
+    progress: Progress | None = None,
 ) -> BucketedDecoder:
     """One fixed-shape session per bucket on `device`, a dynamic CPU session for longer inputs
     (`graph`: the rewritten decoder for CPU/CUDA sessions; QNN compiles the file, or loads what
@@ -217,12 +220,14 @@ def open_bucketed_decoder(
     if device == "qnn" and ready is not None:
         providers.qnn_devices(config)  # QNN must be usable before the directory's fit matters
         ready.check(path, config.qnn_provider_options())
+        if progress is not None:
+            progress(f"loading {len(ready.buckets)} compiled QNN contexts from {ready.directory}")
         sessions, placements = prepared.open_prepared_sessions(ready, config)
         for size, where in placements.items():
             providers.check_placement(where, path.name, min_share)
             placed[f"{path.stem}@{size}"] = where
     else:
-        sessions = _compile_buckets(path, device, config, buckets, graph, min_share, placed)
+        sessions = _compile_buckets(path, device, config, buckets, graph, min_share, placed, progress)
     overflow, placed[path.stem] = providers.open_placed_session(path, "cpu", config, graph=graph)
     return BucketedDecoder(sessions, Decoder(overflow))
 
@@ -235,12 +240,17 @@ def _compile_buckets(
     graph: bytes | None,
     min_share: float,
     placed: dict[str, SessionPlacement],
+    progress: Progress | None = None,
 ) -> dict[int, Any]:
     batch, frames = frame_dim_names(path)
     if frames is None:
         raise DeviceUnavailable(f"{path.name} has no symbolic frame dimension to fix")
     sessions = {}
-    for size in check_buckets(buckets):
+    checked = check_buckets(buckets)
+    for index, size in enumerate(checked):
+        if progress is not None:
+            work = "specialising and compiling" if device == "qnn" else "opening"
+            progress(f"{work} {path.stem}@{size} for {device} ({index + 1}/{len(checked)})")
         dims = {frames: size} | ({batch: 1} if batch else {})
         sessions[size], placed[f"{path.stem}@{size}"] = providers.open_placed_session(
             path, device, config, dims, min_share, graph=graph
@@ -269,6 +279,7 @@ def open_models(
     buckets: tuple[int, ...] = DEFAULT_BUCKETS,
     fixed_shapes: bool = False,
     ready: PreparedModel | None = None,
+    progress: Progress | None = None,
 ) -> LoadedModels:
     """Sessions on the first device of the table that really runs the decoder.
 
@@ -287,7 +298,7 @@ def open_models(
         try:
             if device == "qnn" or fixed_shapes:
                 dec: Decoder | BucketedDecoder = open_bucketed_decoder(
-                    decoder, device, config, buckets, graph, share, placed, ready
+                    decoder, device, config, buckets, graph, share, placed, ready, progress
                 )
                 others = "cpu" if device == "qnn" else device
             else:

@@ -171,6 +171,10 @@ class ClusterScheduler(Scheduler):
     def load_seconds(self) -> float | None:
         return self.engine_node.runner.load_seconds if self.engine_node is not None else None
 
+    @property
+    def load_phase(self) -> str | None:
+        return self.engine_node.runner.load_phase if self.engine_node is not None else None
+
     def queue_size(self) -> int:
         return int(self.view["queue_depth"])
 
