@@ -76,7 +76,8 @@ def run_variant(base: Settings, changes: dict, slides: list[str], steps: int) ->
         started = time.perf_counter()
         chunks, first = [], None
         for chunk in engine.stream(SynthesisRequest(text, lang="ko", seed=index, early_audio=index == 0)):
-            first = first if first is not None else time.perf_counter() - started
+            if chunk.size:  # (empty: a step boundary)
+                first = first if first is not None else time.perf_counter() - started
             chunks.append(chunk)
         audio = np.concatenate(chunks)
         if index == 0:

@@ -124,7 +124,7 @@ class EngineRunner:
         samples = 0
         started, cpu = time.perf_counter(), time.process_time()
         for chunk in self.engine.stream(SynthesisRequest(text=text, lang=lang, early_audio=early_audio)):
-            if timing.first_audio_s is None:
+            if timing.first_audio_s is None and chunk.size:  # (empty: a step boundary)
                 timing.first_audio_s = time.perf_counter() - started
             samples += chunk.size
         timing.seconds = time.perf_counter() - started

@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
         runs = {"load_s": round(time.perf_counter() - started, 3), "runs": []}
         for run in range(args.runs):
             started, first = time.perf_counter(), None
-            for _ in engine.stream(SynthesisRequest(text=text, lang="ko")):
-                first = first if first is not None else time.perf_counter() - started
+            for chunk in engine.stream(SynthesisRequest(text=text, lang="ko")):
+                if chunk.size:  # (empty: a step boundary)
+                    first = first if first is not None else time.perf_counter() - started
             trace = engine.traces[0]
             row = {
                 "run": run,

@@ -2,7 +2,10 @@
 
 Engines are driven from one thread (the scheduler's worker thread); they may block. The scheduler checks
 for cancellation between chunks and closes the iterator, so engines should yield often (per espeak
-callback, per ZipVoice segment or vocoder piece) and release what they hold in `finally`.
+callback, per ZipVoice segment or vocoder piece) and release what they hold in `finally`. An empty chunk
+is a pause point without audio (ZipVoice yields one after each decoder call). An engine whose streams
+keep all their state in the generator, so that another stream may run while one is paused, says so with
+a class attribute `preemptible = True`: the engine thread then runs waiting previews at those points.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ step), so concurrent submissions can never overshoot `max_queue` between a check
 
 Order of work: a job that has not produced audio yet goes first (previews start fast, and a new batch
 gets its first section out early); otherwise jobs are served round-robin, one section at a time, so a
-preview never waits for a 39-slide batch to finish.
+preview never waits for a 39-slide batch to finish. Where the engine can pause a section between its
+steps (ZipVoice), a waiting preview does not even wait for the running batch section: the engine
+thread asks `preempting_section` at each step boundary and runs the preview's section in between.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ class Admission:
         self._active: list[Job] = []
         self._waiting = 0  # sections reserved and not yet finished, over all jobs
         self._reserved: dict[str, int] = {}
-        self._running: Job | None = None
+        self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._ticks = itertools.count(1)
         self._stopping = False
 
@@ -68,7 +70,7 @@ class Admission:
             if job is None:
                 return Cancelled.NOT_LIVE, None
             job.cancel_requested.set()
-            if job is self._running:
+            if job in self._running:
                 return Cancelled.RUNNING, job
             self._active.remove(job)
             self._waiting -= self._reserved.pop(job.id, 0)
@@ -91,9 +93,14 @@ class Admission:
         with self._cond:
             return self._stopping
 
-    def running_job(self) -> Job | None:
+    def running_jobs(self) -> list[Job]:
         with self._cond:
-            return self._running
+            return list(self._running)
+
+    def running_job(self) -> Job | None:
+        """The job whose section the engine is computing now (a preview inside a paused batch section)."""
+        with self._cond:
+            return self._running[-1] if self._running else None
 
     # -- the engine thread's side ---------------------------------------------------------------
 
@@ -107,15 +114,37 @@ class Admission:
             if self._stopping or picked is None:
                 return None
             job, section = picked
-            self._running = job
+            self._running.append(job)
             job.last_served = next(self._ticks)
             return picked
+
+    def preempting_section(self, running: Job) -> tuple[Job, Section] | None:
+        """A waiting preview's next section, to run now while `running`'s section (a batch's) is paused;
+        None when `running` is itself a preview or no preview waits."""
+        with self._cond:
+            if running.preview or self._stopping or self._running[-1:] != [running]:
+                return None
+            waiting = [
+                job
+                for job in self._active
+                if job.preview
+                and job not in self._running
+                and not job.cancel_requested.is_set()
+                and job.pending
+            ]
+            if not waiting:
+                return None
+            job = min(waiting, key=lambda j: (j.first_audio_at is not None, j.last_served))
+            self._running.append(job)
+            job.last_served = next(self._ticks)
+            return job, job.pending[0]
 
     def section_done(self, job: Job) -> bool:
         """The engine thread is done with a section of `job`; True if the job has ended (cancelled or
         nothing left), and then it is no longer active."""
         with self._cond:
-            self._running = None
+            if job in self._running:
+                self._running.remove(job)
             if job.id in self._reserved:
                 self._reserved[job.id] -= 1
                 self._waiting -= 1
@@ -130,7 +159,7 @@ class Admission:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-            return self._running
+            return self._running[-1] if self._running else None
 
     def _pick(self) -> tuple[Job, Section] | None:
         best: Job | None = None

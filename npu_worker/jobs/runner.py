@@ -51,6 +51,11 @@ class SectionAudio:
 
 
 class Runner:
+    # Serve waiting previews at the step boundaries of a batch section, when the engine says it can
+    # pause a section (`preemptible`): its stream is a generator that keeps its own state, so the
+    # paused section resumes where it was and makes the same samples. The cluster runner does not.
+    preempts = True
+
     def __init__(
         self,
         engine: Engine,
@@ -80,6 +85,7 @@ class Runner:
         self.load_checks: list[Callable[[EngineInfo], object]] = []
         self.load_error: WorkerError | None = None
         self.load_seconds: float | None = None
+        self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -145,6 +151,7 @@ class Runner:
 
     def run_section(self, job: Job, section: Section) -> None:
         started = time.monotonic()
+        paused_before = self.paused_seconds
         self.journal.append(job, Progress(section.idx, "synth"))
         try:
             check_text(section.text, self.limits)
@@ -167,7 +174,8 @@ class Runner:
                 "ok",
                 wav_path=section.output_path,
                 duration_sec=round(audio.samples.size / rate, 3),
-                elapsed_sec=round(time.monotonic() - started, 3),
+                # the section's own time: what previews took while it was paused is theirs
+                elapsed_sec=round(time.monotonic() - started - (self.paused_seconds - paused_before), 3),
                 cached=True if audio.cached else None,
             )
             self.journal.append(job, done)
@@ -215,11 +223,16 @@ class Runner:
             _chunks_of(read_wav(hit)[0], self._rate()) if hit is not None else self.engine.stream(request)
         )
         delivery = Delivery(self, job, section)
+        pausable = self.preempts and hit is None and getattr(self.engine, "preemptible", False)
         try:
             for chunk in source:
                 if job.cancel_requested.is_set():
                     return None
-                delivery.feed(np.asarray(chunk, dtype=np.float32).reshape(-1))
+                samples = np.asarray(chunk, dtype=np.float32).reshape(-1)
+                if samples.size:  # an empty chunk marks a step boundary (a decoder call done)
+                    delivery.feed(samples)
+                if pausable:
+                    self._serve_waiting_previews(job)
         finally:
             close = getattr(source, "close", None)
             if close is not None:
@@ -231,6 +244,17 @@ class Runner:
         needs_raw_wav = needs_raw_wav or (section.output_path is not None and not delivery.trimmed)
         raw_wav = hit if hit is not None else (wav_bytes(raw, self._rate()) if needs_raw_wav else None)
         return SectionAudio(delivery.samples(raw), raw_wav, delivery.trimmed, hit is not None, key)
+
+    def _serve_waiting_previews(self, job: Job) -> None:
+        """Run the sections of previews that arrived while `job`'s (batch) section runs, now."""
+        admission = self.admission
+        while (picked := admission.preempting_section(job)) is not None:
+            started = time.monotonic()
+            preview, section = picked
+            self.run_section(preview, section)
+            if admission.section_done(preview):
+                self.end_job(preview)
+            self.paused_seconds += time.monotonic() - started
 
     def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
         if job.first_audio_at is None and chunk.samples.size:

@@ -143,7 +143,8 @@ class Scheduler:
             started = time.monotonic()
             await asyncio.get_running_loop().run_in_executor(None, self.runner.join, grace)
             if self.runner.alive:
-                running.cancel_requested.set()
+                for job in self.admission.running_jobs():  # a preview inside a paused batch section too
+                    job.cancel_requested.set()
                 log.warning(
                     "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
                 )

@@ -81,7 +81,7 @@ def test_settings_seed_is_the_default_seed(tiny_model_dir, tmp_path):
 
 def test_multi_sentence_text_streams_several_chunks_and_the_first_before_later_segments(engine):
     stream = engine.stream(SynthesisRequest(MULTI, seed=1))
-    first_chunk = next(stream)
+    first_chunk = next(chunk for chunk in stream if chunk.size)  # empty ones: step boundaries
     assert first_chunk.size > 0
     assert len(engine.traces) == 1  # the first audio left before the second segment was computed
     rest = list(stream)
@@ -90,6 +90,18 @@ def test_multi_sentence_text_streams_several_chunks_and_the_first_before_later_s
     assert short.text == "안녕하세요."
     assert short.frames - short.prompt_frames < (packed.frames - packed.prompt_frames) / 2
     assert len(engine.traces) == 2  # the two later sentences were packed into one segment
+
+
+def test_the_stream_pauses_after_every_decoder_call_with_an_empty_chunk(engine):
+    """So the engine thread can cancel an abandoned preview, or pause a batch section, within one call."""
+    boundaries, audio_before_first_boundary = 0, 0
+    for chunk in engine.stream(SynthesisRequest(MULTI, seed=1)):
+        if chunk.size == 0:
+            boundaries += 1
+        elif boundaries == 0:
+            audio_before_first_boundary += chunk.size
+    assert boundaries == sum(len(trace.step_seconds) for trace in engine.traces) == 4 * len(engine.traces)
+    assert audio_before_first_boundary == 0
 
 
 def test_stream_is_the_cross_faded_join_of_its_segments_with_edge_silence_cut(engine):
@@ -188,3 +200,18 @@ def test_a_cut_prompt_keeps_the_voices_speaking_rate(engine):
         per_token[first] = (trace.frames - trace.prompt_frames) / trace.tokens
     assert per_token[True] == pytest.approx(per_token[False], abs=1 / 20)
     assert per_token[False] == pytest.approx(prompts.frames_per_token, abs=1 / 20)
+
+
+def test_a_stream_paused_between_steps_for_another_resumes_to_the_same_samples(engine):
+    """What the engine thread does when a preview arrives during a batch section: same seed, same audio."""
+    alone = np.concatenate(list(engine.stream(SynthesisRequest(MULTI, seed=4))))
+    paused = engine.stream(SynthesisRequest(MULTI, seed=4))
+    parts, boundaries = [], 0
+    while boundaries < 2:  # into the first segment's sampling
+        chunk = next(paused)
+        boundaries += chunk.size == 0
+        parts.append(chunk)
+    other = np.concatenate(list(engine.stream(SynthesisRequest("다른 미리 듣기 문장입니다.", seed=9))))
+    parts.extend(paused)
+    assert other.size > 0
+    assert np.array_equal(np.concatenate(parts), alone)

@@ -38,6 +38,7 @@ from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage, Wo
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
+STEP_BOUNDARY = np.zeros(0, dtype=np.float32)  # yielded after each decoder call: cancel or pause here
 
 
 @dataclass
@@ -56,6 +57,10 @@ class SegmentTrace:
 
 class ZipVoiceEngine:
     """The Engine protocol for ZipVoice ONNX models (see npu_worker/engine/base.py)."""
+
+    # `stream()` yields an empty chunk after each decoder call and keeps all its state in the generator:
+    # the engine thread may cancel there, or pause the section, run another, and resume it (runner.py).
+    preemptible = True
 
     def __init__(self, config: ZipVoiceConfig, phonemize: Phonemize | None = None) -> None:
         self.config = config
@@ -177,7 +182,8 @@ class ZipVoiceEngine:
         joiner = StreamJoiner(
             info.sample_rate, self.options.crossfade_ms, trim=self.options.trim_edge_silence
         )
-        self.traces = []
+        traces: list[SegmentTrace] = []  # this request's own (another may run while it is paused)
+        self.traces = traces
         for index, text in enumerate(segments):
             first = index == 0 and early
             prompt = prompts.first if first else prompts.rest
@@ -191,12 +197,16 @@ class ZipVoiceEngine:
                 seed + index,
                 steps,
                 prompts.frames_per_token,
+                traces,
             )
             for piece in pieces:
+                if not piece.size:
+                    yield piece  # a step boundary: the caller may cancel or pause here
+                    continue
                 out = joiner.feed(piece)
                 if out.size:
                     yield out
-        if not any(trace.tokens for trace in self.traces):
+        if not any(trace.tokens for trace in traces):
             raise EngineError(
                 f"the text gives no speakable tokens for lang {request.lang!r}: {request.text[:40]!r}"
             )
@@ -258,6 +268,7 @@ class ZipVoiceEngine:
         prompts = self.prompts.get(voice or self.default_voice(), lang)
         prompt = prompts.first if first else prompts.rest
         pieces = list(self.segment_pieces(text, lang, prompt, speed, seed, steps, prompts.frames_per_token))
+        pieces = [piece for piece in pieces if piece.size]
         return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.float32)
 
     def segment_pieces(
@@ -269,8 +280,10 @@ class ZipVoiceEngine:
         seed: int,
         steps: int | None = None,
         frames_per_token: float | None = None,
+        traces: list[SegmentTrace] | None = None,
     ) -> Iterator[np.ndarray]:
-        """Encoder → sampler → vocoder for one segment, yielding vocoder pieces; traced in `traces`.
+        """Encoder → sampler → vocoder for one segment, yielding vocoder pieces and, after each decoder
+        call, an empty array (a step boundary); traced in `traces` (default `self.traces`).
 
         `steps`: sampling steps (default the engine's). `frames_per_token`: the voice's speaking rate; a
         prompt cut short (a bound, the first segment's short prompt) keeps the rate of the whole voice
@@ -282,7 +295,7 @@ class ZipVoiceEngine:
             return
         tokens = self.table.to_ids(symbols)
         trace = SegmentTrace(text, len(tokens), prompt.frames, 0)
-        self.traces.append(trace)
+        (self.traces if traces is None else traces).append(trace)
         started = time.perf_counter()
         try:
             encoder_speed = sampler.encoder_speed(prompt.frames, len(prompt.tokens), len(tokens), speed)
@@ -302,7 +315,7 @@ class ZipVoiceEngine:
             trace.encoder_seconds = time.perf_counter() - started
             if trace.frames <= prompt.frames + 1:
                 return
-            generated = sampler.euler_sample(
+            stepping = sampler.euler_steps(
                 self.models.decoder,
                 condition,
                 prompt.features,
@@ -311,6 +324,13 @@ class ZipVoiceEngine:
                 self.options.t_shift,
                 on_step=self._timer(trace),
             )
+            while True:
+                try:
+                    next(stepping)
+                except StopIteration as done:
+                    generated = done.value
+                    break
+                yield STEP_BOUNDARY
         except WorkerError:
             raise
         except Exception as exc:

@@ -7,7 +7,7 @@ without any model.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 
 import numpy as np
@@ -94,6 +94,26 @@ def euler_sample(
 
     `on_step(i)` is called after each step (progress, timing, cancellation by raising).
     """
+    steps = euler_steps(decoder, text_condition, prompt_features, num_steps, seed, t_shift, on_step)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+def euler_steps(
+    decoder: Decoder,
+    text_condition: np.ndarray,
+    prompt_features: np.ndarray,
+    num_steps: int,
+    seed: int,
+    t_shift: float = T_SHIFT,
+    on_step: Callable[[int], None] | None = None,
+) -> Generator[int, None, np.ndarray]:
+    """`euler_sample` one step at a time: yields the step index after each decoder call and returns
+    the generated frames. Between two steps the whole state (x, the step, the noise drawn at the
+    start) lives in this generator, so a caller may pause it there and resume it later: same samples."""
     frames, feat_dim = text_condition.shape[1], text_condition.shape[2]
     grid = time_grid(num_steps, t_shift)
     x = initial_noise(seed, frames, feat_dim)
@@ -103,4 +123,5 @@ def euler_sample(
         x = x + velocity * np.float32(grid[step + 1] - grid[step])
         if on_step is not None:
             on_step(step)
+        yield step
     return x[0, prompt_features.shape[0] :]

@@ -50,6 +50,7 @@ class ClusterRunner(Runner):
     the attempt's end marker is written just before the section is made or failed."""
 
     journal: RedisJournal
+    preempts = False  # one attempt id per run (`attempt`): sections never nest here
     pcm: PcmPublisher | None = None
     attempt = ""
     writes_for = ""  # the node whose files this one writes (itself, when it is a `both` node)
