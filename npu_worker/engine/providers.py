@@ -255,23 +255,9 @@ def cuda_reason() -> str | None:
 # ------------------------------------------------------------------------------------------ open
 
 
-def open_session(
-    model_path: Path,
-    device: str,
-    config: RuntimeConfig,
-    fixed_dims: dict[str, int] | None = None,
-    min_share: float = 0.5,
-    graph: bytes | None = None,
-    spinning: bool = True,
-) -> Any:
-    """A session on `device`, verified to run nodes there; raises DeviceUnavailable otherwise.
-
-    `fixed_dims` (free-dimension name → size) makes every shape static, which QNN needs;
-    `min_share` is the least share of the graph's nodes the device must take; `graph`: a serialised
-    rewrite of the file to run instead on CUDA/CPU (zipvoice/swoosh.py); QNN always compiles the file.
-    `spinning`: see `session_options` (CPU and CUDA sessions).
-    """
-    return open_placed_session(model_path, device, config, fixed_dims, min_share, graph, spinning)[0]
+def open_session(*args: Any, **kwargs: Any) -> Any:
+    """`open_placed_session`'s session alone (same arguments)."""
+    return open_placed_session(*args, **kwargs)[0]
 
 
 def open_placed_session(
@@ -283,7 +269,14 @@ def open_placed_session(
     graph: bytes | None = None,
     spinning: bool = True,
 ) -> tuple[Any, SessionPlacement]:
-    """`open_session`, and where the session's nodes run."""
+    """A session on `device`, verified to run nodes there, and where its nodes run; raises
+    DeviceUnavailable otherwise.
+
+    `fixed_dims` (free-dimension name → size) makes every shape static, which QNN needs;
+    `min_share` is the least share of the graph's nodes the device must take; `graph`: a serialised
+    rewrite of the file to run instead on CUDA/CPU (zipvoice/swoosh.py); QNN always compiles the file.
+    `spinning`: see `session_options` (CPU and CUDA sessions).
+    """
     import onnxruntime as ort
 
     if device == "qnn":

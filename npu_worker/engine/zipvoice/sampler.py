@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Generator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -81,20 +82,10 @@ def speech_condition(prompt_features: np.ndarray, frames: int) -> np.ndarray:
     return condition
 
 
-def euler_sample(
-    decoder: Decoder,
-    text_condition: np.ndarray,
-    prompt_features: np.ndarray,
-    num_steps: int,
-    seed: int,
-    t_shift: float = T_SHIFT,
-    on_step: Callable[[int], None] | None = None,
-) -> np.ndarray:
+def euler_sample(*args: Any, **kwargs: Any) -> np.ndarray:
     """Integrate dx/dt = v(t, x) from noise to features; returns the generated frames (F − P, dim).
-
-    `on_step(i)` is called after each step (progress, timing, cancellation by raising).
-    """
-    steps = euler_steps(decoder, text_condition, prompt_features, num_steps, seed, t_shift, on_step)
+    `euler_steps` run to its end (same arguments)."""
+    steps = euler_steps(*args, **kwargs)
     while True:
         try:
             next(steps)
@@ -111,8 +102,9 @@ def euler_steps(
     t_shift: float = T_SHIFT,
     on_step: Callable[[int], None] | None = None,
 ) -> Generator[int, None, np.ndarray]:
-    """`euler_sample` one step at a time: yields the step index after each decoder call and returns
-    the generated frames. Between two steps the whole state (x, the step, the noise drawn at the
+    """Integrate dx/dt = v(t, x) from noise to features one step at a time: yields the step index after
+    each decoder call (`on_step(i)` is called first) and returns the generated frames (F − P, dim).
+    Between two steps the whole state (x, the step, the noise drawn at the
     start) lives in this generator, so a caller may pause it there and resume it later: same samples."""
     frames, feat_dim = text_condition.shape[1], text_condition.shape[2]
     grid = time_grid(num_steps, t_shift)
