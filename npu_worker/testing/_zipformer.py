@@ -91,12 +91,19 @@ def feed_forward(g: Tracer, x: str, d: LayerDims, hidden: int, prefix: str) -> s
 
 
 def attention_weights(
-    g: Tracer, x: str, pos_emb: str, d: LayerDims, prefix: str, key_mask: str | None
+    g: Tracer,
+    x: str,
+    pos_emb: str,
+    d: LayerDims,
+    prefix: str,
+    key_mask: str | None,
+    masks: dict[str, str] | None = None,
 ) -> tuple[str, str | None]:
     """RelPositionMultiheadAttentionWeights: (H, N, T, T) softmax of content + relative-position scores.
 
     With a (N, T) `key_mask` (True = padding) the masked keys get −1000; the mask is also returned
-    as (N, 1, T) for the convolution modules."""
+    as (N, 1, T) for the convolution modules. `masks` is shared by the layers of a stack: the exporter's
+    common-subexpression elimination leaves one Unsqueeze of the mask, in the first layer, for all of them."""
     qd, pd, h = d.query_head_dim, d.pos_head_dim, d.heads
     with g.scope("in_proj"):
         proj = g.linear(x, d.dim, (2 * qd + pd) * h, f"{prefix}.in_proj")
@@ -131,7 +138,10 @@ def attention_weights(
     scores = g.op("Add", [scores, shifted])
     mask = None
     if key_mask is not None:
-        mask = g.op("Unsqueeze", [key_mask, g.const([1])])
+        masks = {} if masks is None else masks
+        if key_mask not in masks:
+            masks[key_mask] = g.op("Unsqueeze", [key_mask, g.const([1])])
+        mask = masks[key_mask]
         scores = g.op("Where", [g.op("Cast", [mask], to=BOOL), g.const(-1000.0), scores])
     return g.op("Softmax", [scores], axis=-1), mask
 
@@ -229,11 +239,13 @@ def zipformer_layer(
     d: LayerDims,
     prefix: str,
     mask: str | None = None,
+    masks: dict[str, str] | None = None,
 ) -> str:
-    """Zipformer2EncoderLayer (see the module docstring for the order of its parts)."""
+    """Zipformer2EncoderLayer (see the module docstring for the order of its parts; `masks`: see
+    `attention_weights`)."""
     ffs = (d.feedforward * 3 // 4, d.feedforward, d.feedforward * 5 // 4)
     with g.scope("self_attn_weights"):
-        weights, mask = attention_weights(g, src, pos_emb, d, f"{prefix}.self_attn_weights", mask)
+        weights, mask = attention_weights(g, src, pos_emb, d, f"{prefix}.self_attn_weights", mask, masks)
     shared: dict = {}
 
     def residual(module: str, update) -> str:  # noqa: ANN001 - a callable building the module's graph

@@ -142,9 +142,10 @@ def stack_layers(
     if time_act is not None:
         with g.scope("time_emb", "1"):
             time_emb = g.gemm(time_act, time_dim, d.dim, f"{prefix}.time_emb.1")
+    masks: dict[str, str] = {}
     for j in range(layers):
         with g.scope(layer_scope.format(j)):
-            x = zipformer_layer(g, x, pos_emb, time_emb, d, f"{prefix}.layers.{j}", mask)
+            x = zipformer_layer(g, x, pos_emb, time_emb, d, f"{prefix}.layers.{j}", mask, masks)
     return x
 
 

@@ -64,13 +64,14 @@ def engine_config(model_dir: Path, state_dir: Path, **changes: object) -> ZipVoi
 
 
 SHARED_REAL_STRUCTURE = (
-    Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_tiny_structure"
+    Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_small_structure"
 )
 
 
 @pytest.fixture(scope="session", params=["generated", "shared"])
 def real_structure_dir(request: pytest.FixtureRequest, tiny_model_dir: Path) -> Path:
-    """A small model with the real ZipVoice-Distill op structure (Zipformer stacks, 2x/4x downsampling).
+    """A small model with the real ZipVoice-Distill op structure (Zipformer stacks, 2x/4x downsampling)
+    and the real layer counts (decoder 2, 2, 4, 4, 4; text encoder 4), only the widths small.
 
     `generated`: the project's own tiny model (always there). `shared`: a random-weight export of the
     real architecture beside the checkout, as in CI (skipped where it is absent).
