@@ -7,7 +7,9 @@ the bucketed decoder over every bucket, the padding bound, and the engine with `
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -30,6 +32,12 @@ PRECISIONS = ["fp32", "int8"]
 
 def decoder_path(model_dir: Path, precision: str) -> Path:
     return model_dir / ("fm_decoder.onnx" if precision == "fp32" else "fm_decoder_int8.onnx")
+
+
+@functools.cache
+def dynamic_session(path: Path) -> Any:
+    """One dynamic CPU session per decoder file for the module (a session is read-only to run)."""
+    return providers.open_session(path, "cpu", CONFIG)
 
 
 def decoder_inputs(frames: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -78,7 +86,7 @@ def test_fixed_shape_session_equals_the_dynamic_one_at_odd_and_even_lengths(
 ):
     path = decoder_path(real_structure_dir, precision)
     fixed = runtime.Decoder(providers.open_session(path, "cpu", CONFIG, {"N": 1, "T": frames}), 3.0)
-    dynamic = runtime.Decoder(providers.open_session(path, "cpu", CONFIG), 3.0)
+    dynamic = runtime.Decoder(dynamic_session(path), 3.0)
     inputs = decoder_inputs(frames)
     assert relative_l2(dynamic(0.3, *inputs), fixed(0.3, *inputs)) < 1e-5
 
@@ -88,7 +96,7 @@ def test_bucketed_decoder_runs_every_bucket_at_odd_and_even_lengths(real_structu
     path = decoder_path(real_structure_dir, precision)
     bucketed = runtime.open_bucketed_decoder(path, "cpu", CONFIG, BUCKETS)
     bucketed.set_guidance_scale(3.0)
-    dynamic = runtime.Decoder(providers.open_session(path, "cpu", CONFIG), 3.0)
+    dynamic = runtime.Decoder(dynamic_session(path), 3.0)
     for frames in (40, 41, 62, 63, 100, 101, 127, 128, 131):
         aligned = bucketed.aligned_frames(frames)
         size = bucketed.bucket_for(aligned)
@@ -118,7 +126,7 @@ def test_even_or_empty_buckets_are_refused(buckets):
 def test_padding_to_a_bucket_changes_the_final_mel_by_at_most_half_a_percent(real_structure_dir, precision):
     """Whole sampling runs at lecture-like lengths (prompt 117 or 323 frames), default buckets."""
     path = decoder_path(real_structure_dir, precision)
-    session = providers.open_session(path, "cpu", CONFIG)
+    session = dynamic_session(path)
     dynamic = runtime.Decoder(session, 3.0)
     bucketed = runtime.BucketedDecoder(dict.fromkeys(runtime.DEFAULT_BUCKETS, session), None, 3.0)
     rng = np.random.default_rng(1)
