@@ -190,15 +190,16 @@ class LoadedModels:
     placement: dict[str, SessionPlacement]  # "fm_decoder@383", "text_encoder", ...: see /health
 
 
-# `auto` keeps an accelerator only if it runs the whole decoder: a partitioned graph makes a CPU round
-# trip between partitions at every call, which on a phone can be slower than the CPU alone. An
-# explicitly requested device starts with whatever share it takes (it must take some), and says so.
-AUTO_DECODER_SHARE = 1.0
+# `auto` keeps QNN only if it runs the whole decoder: a partitioned graph makes a CPU round trip between
+# partitions at every call, which on a phone can be slower than the CPU alone. CUDA keeps the general
+# rule (most nodes): onnxruntime places small shape nodes on the CPU on purpose there. An explicitly
+# requested device starts with whatever share it takes (it must take some), and says so.
+AUTO_DECODER_SHARE = {"qnn": 1.0, "cuda": 0.5, "cpu": 0.0}
 EXPLICIT_DECODER_SHARE = 0.0
 
 
-def decoder_share(requested: str) -> float:
-    return AUTO_DECODER_SHARE if requested == "auto" else EXPLICIT_DECODER_SHARE
+def decoder_share(requested: str, device: str) -> float:
+    return AUTO_DECODER_SHARE[device] if requested == "auto" else EXPLICIT_DECODER_SHARE
 
 
 def open_bucketed_decoder(
@@ -207,7 +208,7 @@ def open_bucketed_decoder(
     config: RuntimeConfig,
     buckets: tuple[int, ...],
     graph: bytes | None = None,
-    min_share: float = AUTO_DECODER_SHARE,
+    min_share: float = AUTO_DECODER_SHARE["qnn"],
     placed: dict[str, SessionPlacement] | None = None,
     ready: PreparedModel | None = None,
     progress: Progress | None = None,
@@ -291,8 +292,8 @@ def open_models(
         buckets = ready.buckets
     reasons: list[str] = []
     rewritten = functools.cache(lambda: decoder_graph(decoder))  # once, only for CPU/CUDA (QNN: the file)
-    share = decoder_share(requested)
     for device in providers.candidates(requested):
+        share = decoder_share(requested, device)
         graph = None if device == "qnn" else rewritten()
         placed: dict[str, SessionPlacement] = {}
         try:
