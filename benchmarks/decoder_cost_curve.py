@@ -13,7 +13,7 @@ call wait longer but not use more CPU), fits `t(N) = a + b·N + c·N²` to each,
   flat the curve is around it (the length range within 5 % of the best).
 
     python benchmarks/decoder_cost_curve.py --model-dir DIR --precisions int8 fp32 --threads 2 \\
-        --json benchmarks/decoder_cost_curve.json
+        --json benchmarks/results/decoder_cost_curve_NAME_DATE.json
 
 The decoder is timed as the engine opens it (its Swoosh guards rewritten: swoosh.py); `--as-exported`
 times the file as it is.
@@ -22,14 +22,13 @@ times the file as it is.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+from common import clocked, report_header, write_report
 
 from npu_worker.engine.zipvoice import model_files
 from npu_worker.engine.zipvoice.swoosh import rewritten_model
@@ -73,10 +72,9 @@ def time_calls(
     for repeat in range(repeats):
         for count in frames if repeat % 2 == 0 else reversed(frames):
             inputs = feeds(count)
-            started, cpu_started = time.perf_counter(), time.process_time()
-            decoder.run(None, inputs)
-            wall[count] = min(wall.get(count, float("inf")), time.perf_counter() - started)
-            cpu[count] = min(cpu.get(count, float("inf")), time.process_time() - cpu_started)
+            wall_s, cpu_s = clocked(lambda inputs=inputs: decoder.run(None, inputs))
+            wall[count] = min(wall.get(count, float("inf")), wall_s)
+            cpu[count] = min(cpu.get(count, float("inf")), cpu_s)
         print(f"  {precision} repeat {repeat + 1}/{repeats}", file=sys.stderr, flush=True)
     return wall, cpu
 
@@ -119,8 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     report: dict = {
-        "command": " ".join(["python", *sys.argv]),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        **report_header(),
         "load_average_start": os.getloadavg(),
         "threads": args.threads,
         "graph": "as exported" if args.as_exported else "Swoosh guards rewritten (as the engine opens it)",
@@ -149,10 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             for seg in block[clock]["segments"]:
                 print(f"  {clock} prompt {seg['prompt_frames']:4d}: {seg}", file=sys.stderr)
     report["load_average_end"] = os.getloadavg()
-    text = json.dumps(report, indent=2)
-    print(text)
-    if args.json:
-        Path(args.json).write_text(text + "\n", encoding="utf-8")
+    write_report(report, args.json)
     return 0
 
 

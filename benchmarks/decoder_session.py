@@ -13,7 +13,7 @@ with `session.set_denormal_as_zero=1`, without the memory arena and pattern, and
 exp's input bounded by `Min` (as it was before `Clip`).
 
     python benchmarks/decoder_session.py --model-dir DIR --frames 400 700 1000 --repeats 5 --profile \\
-        --json benchmarks/decoder_session.json
+        --json benchmarks/results/decoder_session_NAME_DATE.json
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnxruntime as ort
+from common import clocked, report_header, write_report
 
 from npu_worker.engine.providers import RuntimeConfig, session_options
 from npu_worker.engine.zipvoice import model_files
@@ -82,9 +82,7 @@ def measure(sessions: dict[str, Any], frames: list[int], repeats: int, reference
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in sessions}
         for _ in range(repeats):
             for name, session in sessions.items():
-                wall, cpu = time.perf_counter(), time.process_time()
-                session.run(None, inputs)
-                times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+                times[name].append(clocked(lambda run=session.run, feed=inputs: run(None, feed)))
         base = results.get(reference)
         out[str(count)] = {
             name: summary(values, reference, None if base is None else relative_l2(results[name], base))
@@ -135,14 +133,8 @@ def print_table(results: dict, reference: str = "exported") -> None:
 
 def timing_report(results: dict, load_before: tuple[float, float, float], **extra: Any) -> dict:
     """The JSON report around `measure`'s results: how it was run, and the load before and after."""
-    return {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "onnxruntime": ort.__version__, **extra, "load_average_before": load_before,
+    return {**report_header(), "onnxruntime": ort.__version__, **extra, "load_average_before": load_before,
             "load_average_after": os.getloadavg(), "calls": results}  # fmt: skip
-
-
-def save_report(report: dict, path: str | None) -> None:
-    if path:
-        Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         print(json.dumps(report["op_ms_per_call"], indent=1))
     print(f"load average before {load_before}, after {report['load_average_after']}")
-    save_report(report, args.json)
+    write_report(report, args.json, echo=False)
     return 0
 
 

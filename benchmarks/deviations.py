@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from common import report_header, write_report
 
 from npu_worker.config import Settings
 from npu_worker.engine.base import SynthesisRequest
@@ -145,11 +146,8 @@ def main(argv: list[str] | None = None) -> int:
         # How far the sampler stops from where many steps lead (same noise, text and prompt): what
         # fewer steps cost, measured, for every variant on its own first segment.
         row[f"first_segment_distance_to_{CONVERGED_STEPS}_steps"] = round(mel_distance(converged, audio), 4)
-    report = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-              "load_average": os.getloadavg(), "variants": results}  # fmt: skip
-    print(json.dumps(report, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    report = {**report_header(), "load_average": os.getloadavg(), "variants": results}  # fmt: skip
+    write_report(report, args.json)
     return 0
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime
 import platformdirs
+from common import report_header, write_report
 
 from npu_worker.config import Settings
 from npu_worker.engine.base import SynthesisRequest
@@ -367,21 +368,15 @@ def markdown_table(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _relative(path: str) -> str:
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
 def _fmt(value: float | None, pattern: str) -> str:
     return "–" if value is None else pattern.format(value)
 
 
-def write_report(args: argparse.Namespace, model_dir: Path, results: list[dict], calibration: dict) -> None:
+def save_results(args: argparse.Namespace, model_dir: Path, results: list[dict], calibration: dict) -> None:
     table = markdown_table(results)
     print(table)
     report = {
-        "command": " ".join([_relative(sys.executable), *sys.argv]),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        **report_header(),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}",
         "note": "runners interleaved per utterance and per slide, so load from other processes hits both; "
         "load_average is read at the end of the run",
@@ -393,8 +388,7 @@ def write_report(args: argparse.Namespace, model_dir: Path, results: list[dict],
         "decoder_call_seconds": calibration,
         "results": results,
     }
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_report(report, args.json, echo=False)
     if args.markdown:
         header = (
             f"Command: `{report['command']}`  \n{report['date']}, {report['machine']}, {report['note']}\n\n"
@@ -440,7 +434,7 @@ def main(argv: list[str] | None = None) -> int:
         for precision in sorted({v.partition(":")[0] for v in args.variants}):
             calibration[precision] = decoder_step_seconds(model_dir, precision, args.threads, (470, 1220))
             print(f"decoder call, {precision}: {calibration[precision]} (frames: seconds)", file=sys.stderr)
-    write_report(args, model_dir, results, calibration)
+    save_results(args, model_dir, results, calibration)
     return 0
 
 

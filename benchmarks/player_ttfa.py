@@ -9,18 +9,15 @@ TTFA, underruns, and the AudioContext's rate.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import tempfile
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from common import LECTURE  # also puts the checkout on sys.path (tests.browser_support)
 
-from npu_worker.config import Settings  # noqa: E402
-from npu_worker.engine.espeak import EspeakEngine  # noqa: E402
-from tests.browser_support import chromium, serve_worker  # noqa: E402
+from npu_worker.config import Settings
+from npu_worker.engine.espeak import EspeakEngine
+from tests.browser_support import chromium, serve_worker
 
-LECTURE = REPO / "npu_worker" / "bench" / "lecture_ko_39.json"
 DONE = (
     "() => { const s = window.npuPlayer.snapshot(); return s.run && !s.run.running && s.run.audioDrained; }"
 )
@@ -41,8 +38,10 @@ def one_run(browser, url: str) -> dict:
     return snapshot["figures"]
 
 
-def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", type=int, nargs="?", default=5, help="fresh pages, one run each")
+    runs = parser.parse_args(argv).runs
     with tempfile.TemporaryDirectory() as state:
         settings = Settings(state_dir=state, output_roots=(state,), cache_max_bytes=0)
         with serve_worker(settings, EspeakEngine()) as worker, chromium() as browser:

@@ -1,11 +1,11 @@
 """Summarise a `py-spy record -f raw --threads` file: where the worker's CPU went, by thread and function.
 
-python benchmarks/profile_summary.py benchmarks/profile_after.raw > benchmarks/profile_after.txt
+python benchmarks/profile_summary.py FILE.raw > benchmarks/results/server_overhead_profile_NAME_DATE.txt
 """
 
 from __future__ import annotations
 
-import sys
+import argparse
 from collections import Counter
 from pathlib import Path
 
@@ -36,5 +36,13 @@ def summarise(path: Path, top: int = 25) -> str:
     return "\n".join(lines)
 
 
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("raw", type=Path, help="a `py-spy record -f raw --threads` file")
+    parser.add_argument("--top", type=int, default=25, help="rows per list")
+    args = parser.parse_args(argv)
+    print(summarise(args.raw, args.top))
+
+
 if __name__ == "__main__":
-    print(summarise(Path(sys.argv[1])))
+    main()

@@ -12,18 +12,16 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import common  # noqa: F401  (puts the checkout on sys.path)
 
-from npu_worker.config import Settings  # noqa: E402
-from npu_worker.engine.zipvoice.engine import ZipVoiceEngine  # noqa: E402
-from npu_worker.engine.zipvoice.options import ZipVoiceOptions  # noqa: E402
-from npu_worker.engine_options import zipvoice_config  # noqa: E402
+from npu_worker.config import Settings
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+from npu_worker.engine.zipvoice.options import ZipVoiceOptions
+from npu_worker.engine_options import zipvoice_config
 
 
 def timed_load(settings: Settings, buckets: tuple[int, ...]) -> tuple[float, str]:

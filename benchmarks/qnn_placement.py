@@ -12,18 +12,16 @@ running the same file and the fp32 file. On x86-64 this is the HTP simulator (on
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import common  # noqa: F401  (puts the checkout on sys.path)
 
-from npu_worker.engine import providers  # noqa: E402
-from npu_worker.engine.providers import RuntimeConfig  # noqa: E402
+from npu_worker.engine import providers
+from npu_worker.engine.providers import RuntimeConfig
 
 FILES = {
     "decoder": ("fm_decoder.onnx", "fm_decoder_int8.onnx"),

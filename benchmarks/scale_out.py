@@ -19,7 +19,7 @@ the server itself costs (Redis, HTTP, file writes), which is what this benchmark
      streamed from the engine node as it is made), the `first_audio` figure the server reports, and
      send → `done` (the engine node logs the `ok` of a section with no file itself).
 
-    PYTHONPATH=. python benchmarks/scale_out.py --out benchmarks/scale_out.json
+    python benchmarks/scale_out.py --out benchmarks/results/scale_out_DATE.json
 """
 
 from __future__ import annotations
@@ -28,8 +28,6 @@ import argparse
 import asyncio
 import json
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,11 +38,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from common import free_port, percentile, report_header, write_report
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from npu_worker.engine.base import EngineInfo, SynthesisRequest  # noqa: E402
+from npu_worker.engine.base import EngineInfo, SynthesisRequest
 
 
 class HoldEngine:
@@ -86,12 +82,6 @@ def serve(args: argparse.Namespace) -> None:
     )
     app = build_app(settings, engine=HoldEngine(args.hold))
     web.run_app(app, host="127.0.0.1", port=args.port, print=None)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def get(url: str) -> dict[str, Any]:
@@ -294,7 +284,7 @@ def first_audio(cluster: Cluster, work: Path, args: argparse.Namespace, results:
 
 
 def summary(values: list[float]) -> dict[str, float]:
-    return {"p50": p(values, 0.5), "p95": p(values, 0.95), "count": len(values)}
+    return {"p50": percentile(values, 50), "p95": percentile(values, 95), "count": len(values)}
 
 
 def added(results: dict[str, Any], name: str, values: dict[str, list[float]], setup: str) -> dict[str, float]:
@@ -302,11 +292,7 @@ def added(results: dict[str, Any], name: str, values: dict[str, list[float]], se
     paired differences (request i on `setup` minus request i on the local queue, sent one after the other)."""
     pairs = [r - q for q, r in zip(values["local"], values[setup], strict=True)]
     diff = {q: round(results[f"{name}_{setup}"][q] - results[f"{name}_local"][q], 2) for q in ("p50", "p95")}
-    return {**diff, "paired_p50": p(pairs, 0.5), "paired_p95": p(pairs, 0.95)}
-
-
-def p(values: list[float], q: float) -> float:
-    return round(statistics.quantiles(values, n=100, method="inclusive")[int(q * 100) - 1], 2)
+    return {**diff, "paired_p50": percentile(pairs, 50), "paired_p95": percentile(pairs, 95)}
 
 
 def main() -> None:
@@ -334,7 +320,12 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="scale-out-"))
     (work / "out").mkdir()
     cluster = Cluster(work, args.hold)
-    results: dict[str, Any] = {"hold_s": args.hold, "sections": args.sections, "throughput": {}}
+    results: dict[str, Any] = {
+        **report_header(),
+        "hold_s": args.hold,
+        "sections": args.sections,
+        "throughput": {},
+    }
     try:
         cluster.start_redis()
         for engines in () if args.skip_throughput else (1, 2, 4):
@@ -345,16 +336,15 @@ def main() -> None:
                 f"{engines} engine node(s): {rate:6.2f} sections/s ({rate / single:.2f} × single; goal ≥ {0.9 * engines:.1f})"
             )
         hops = asyncio.run(event_hop_ms(cluster.url, args.events))
-        results["event_hop_ms"] = {"p50": p(hops, 0.5), "p95": p(hops, 0.95), "count": len(hops)}
+        results["event_hop_ms"] = summary(hops)
         print(
-            f"Redis hop per event (append → a blocked reader has it): p50 {p(hops, 0.5)} ms, p95 {p(hops, 0.95)} ms"
+            f"Redis hop per event (append → a blocked reader has it): p50 {percentile(hops, 50)} ms, p95 {percentile(hops, 95)} ms"
         )
         first_audio(cluster, work, args, results)
     finally:
         cluster.stop_nodes(keep_redis=False)
         shutil.rmtree(work, ignore_errors=True)
-    if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    write_report(results, args.out, echo=False)
 
 
 if __name__ == "__main__":

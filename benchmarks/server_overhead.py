@@ -16,7 +16,7 @@ phase, so it counts the whole worker process (event loop, engine thread, executo
 Run the "before" figures against another checkout by pointing PYTHONPATH at it: the script only uses
 the engine factory, Settings and `LeadingSilenceTrimmer`, which both versions have.
 
-    PYTHONPATH=. python benchmarks/server_overhead.py --out benchmarks/server_overhead_after.json
+    PYTHONPATH=. python benchmarks/server_overhead.py --out benchmarks/results/server_overhead_NAME_DATE.json
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,9 +40,8 @@ from typing import Any
 import aiohttp
 import numpy as np
 import websockets
+from common import LECTURE, free_port, percentiles, report_header, wait_until_ok, write_report
 
-ROOT = Path(__file__).resolve().parents[1]
-LECTURE = ROOT / "npu_worker" / "bench" / "lecture_ko_39.json"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 FIRST_FRAME_MS = 40.0  # the first size of the default --chunk-schedule-ms
 
@@ -60,18 +58,6 @@ def preview_texts() -> list[str]:
         if first:
             texts.append(first + ".")
     return texts
-
-
-def percentiles(values: list[float]) -> dict[str, float | None]:
-    if not values:
-        return {"p50": None, "p95": None, "p99": None, "n": 0}
-    ordered = np.asarray(sorted(values))
-    return {
-        "p50": round(float(np.percentile(ordered, 50)), 2),
-        "p95": round(float(np.percentile(ordered, 95)), 2),
-        "p99": round(float(np.percentile(ordered, 99)), 2),
-        "n": len(values),
-    }
 
 
 # -- the engine alone ------------------------------------------------------------------------------
@@ -144,12 +130,6 @@ def engine_batch_ms(sections: list[str]) -> float:
 # -- the server ------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def process_cpu_ms(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) * 1000.0 / CLOCK_TICKS  # utime + stime
@@ -179,20 +159,6 @@ def server_pid(process: subprocess.Popen[bytes]) -> int:
     children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
     found = children.read_text().split() if children.exists() else []
     return int(found[0]) if found else process.pid
-
-
-async def wait_ready(base: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            try:
-                async with session.get(base + "/health") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError("the server did not become ready")
 
 
 class SocketPool:
@@ -278,7 +244,8 @@ async def measure_server(
     base = f"http://127.0.0.1:{port}"
     results: dict[str, Any] = {"ws": {}, "synth": {}}
     try:
-        await wait_ready(base)
+        async with aiohttp.ClientSession() as session:
+            await wait_until_ok(session, base + "/health", 60)
         pid = server_pid(server)
         pool = SocketPool(f"ws://127.0.0.1:{port}/ws")
         async with aiohttp.ClientSession() as session:
@@ -359,6 +326,7 @@ def main() -> None:
     args = parser.parse_args()
     previews = preview_texts()
     report: dict[str, Any] = {
+        **report_header(),
         "code": str(code_root()),
         "cpus": os.cpu_count(),
         "loadavg_start": os.getloadavg(),
@@ -375,8 +343,7 @@ def main() -> None:
     print("engine", json.dumps(report["engine"]), "import_app_ms", report["import_app_ms"], flush=True)
     report.update(asyncio.run(measure_server(args, engine, previews)))
     report["loadavg_end"] = os.getloadavg()
-    if args.out:
-        Path(args.out).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_report(report, args.out, echo=False)
 
 
 if __name__ == "__main__":

@@ -5,20 +5,16 @@ python benchmarks/shutdown_time.py [runs]
 
 from __future__ import annotations
 
+import argparse
 import json
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from common import free_port
 
 
 def one_run(state_dir: str) -> float:
@@ -39,8 +35,10 @@ def one_run(state_dir: str) -> float:
     return time.monotonic() - started
 
 
-def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", type=int, nargs="?", default=5, help="worker starts, one SIGTERM each")
+    runs = parser.parse_args(argv).runs
     with tempfile.TemporaryDirectory() as state_dir:
         times = [one_run(state_dir) for _ in range(runs)]
     print("SIGTERM → exit (s): " + ", ".join(f"{t:.3f}" for t in times))

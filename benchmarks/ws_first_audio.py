@@ -16,7 +16,6 @@ import asyncio
 import json
 import os
 import shlex
-import socket
 import statistics
 import subprocess
 import sys
@@ -25,15 +24,7 @@ import time
 from pathlib import Path
 
 import aiohttp
-
-REPO = Path(__file__).resolve().parents[1]
-LECTURE = REPO / "npu_worker" / "bench" / "lecture_ko_39.json"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from common import LECTURE, REPO, free_port, report_header, wait_until_ok, write_report
 
 
 def start_worker(args: argparse.Namespace, port: int, state_dir: str) -> subprocess.Popen:
@@ -43,19 +34,6 @@ def start_worker(args: argparse.Namespace, port: int, state_dir: str) -> subproc
                "--ref-wav", str(Path(args.model_dir) / "reference_ko.wav"), "--cache-max-bytes", "0",
                "--state-dir", state_dir, "--log-level", "warning", *shlex.split(args.extra_flags)]  # fmt: skip
     return subprocess.Popen(command, cwd=REPO)
-
-
-async def wait_ready(session: aiohttp.ClientSession, base: str, limit: float) -> None:
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        try:
-            async with session.get(base + "/ready") as response:
-                if response.status == 200:
-                    return
-        except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.2)
-    raise SystemExit("the worker did not become ready")
 
 
 async def one_request(session: aiohttp.ClientSession, base: str, text: str, seed: int) -> dict:
@@ -82,7 +60,7 @@ async def one_request(session: aiohttp.ClientSession, base: str, text: str, seed
 
 async def measure(args: argparse.Namespace, base: str, text: str) -> list[dict]:
     async with aiohttp.ClientSession() as session:
-        await wait_ready(session, base, 300)
+        await wait_until_ok(session, base + "/ready", 300, interval=0.2)
         # The first request after /ready is measured on its own (a cold one: whatever the worker did not
         # do at start-up, it pays here); the runs after it are the warm figures.
         cold = await one_request(session, base, text, 999)
@@ -122,17 +100,14 @@ def main(argv: list[str] | None = None) -> int:
     cold, runs = runs[0], runs[1:]
     firsts = [r["first_pcm_s"] for r in runs if "first_pcm_s" in r]
     report = {
-        "command": " ".join(["python", *sys.argv]),
-        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        **report_header(),
         "median_first_pcm_s": statistics.median(firsts) if firsts else None,
         "min_first_pcm_s": min(firsts) if firsts else None,
         "cold_first_pcm_s": cold.get("first_pcm_s"),
         "cold": cold,
         "runs": runs,
     }
-    print(json.dumps(report, indent=2))
-    if args.json:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    write_report(report, args.json)
     return 0
 
 

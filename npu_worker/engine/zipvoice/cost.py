@@ -25,7 +25,7 @@ class DecoderCost:
 
 
 # CPU seconds of one call of the decoder as the engine opens it (Swoosh guards rewritten), best of 5,
-# frames 100-1800, idle VM (benchmarks/decoder_cost_curve_idle.json; the first fit, of the file as
+# frames 100-1800, idle VM (benchmarks/results/decoder_cost_curve_idle_2026-12-02.json; the first fit, of the file as
 # exported on a loaded VM, put the cheapest int8 segment at 7.6 s for a 218-frame prompt, this one 7.8 s).
 MEASURED = {
     "int8": DecoderCost(a=0.0494, b=4.65e-4, c=3.13e-7),

@@ -1,0 +1,98 @@
+"""What the benchmark scripts share: the checkout's paths, a free port, waiting for a started worker, the
+wall/CPU clock around one call, percentiles, and the JSON report every script writes (its command and
+date first, so a result file says what made it).
+
+The scripts run as `python benchmarks/NAME.py`: this folder is then first on `sys.path` and `import common`
+finds this module. Importing it appends the checkout to `sys.path`, so `npu_worker` imports without
+an installed package; an installed one or `PYTHONPATH` still comes first (server_overhead.py measures
+whichever checkout `PYTHONPATH` names).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+REPO = Path(__file__).resolve().parents[1]
+LECTURE = REPO / "npu_worker" / "bench" / "lecture_ko_39.json"
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on right now (for a worker this script starts)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def wait_until_ok(
+    session: aiohttp.ClientSession, url: str, limit: float, interval: float = 0.1
+) -> None:
+    """Poll `url` until it answers 200 (a started worker's `/ready` or `/health`); RuntimeError after
+    `limit` seconds."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        try:
+            async with session.get(url) as response:
+                if response.status == 200:
+                    return
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(interval)
+    raise RuntimeError(f"{url} did not answer 200 within {limit:.0f} s")
+
+
+def clocked(call: Callable[[], object]) -> tuple[float, float]:
+    """Wall seconds and process CPU seconds of one call (the CPU figure is the work itself on a machine
+    whose other load makes wall time jump)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    call()
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def percentile(values: Iterable[float], q: float) -> float:
+    """The q-th percentile (q in [0, 100]) by linear interpolation between the closest ranks, rounded
+    to 0.01: numpy's default and `statistics.quantiles(method="inclusive")`, which the recorded
+    reports used."""
+    ordered = sorted(values)
+    if not ordered:
+        raise ValueError("no values")
+    position = (len(ordered) - 1) * q / 100.0
+    low, high = math.floor(position), math.ceil(position)
+    value = ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    return round(float(value), 2)
+
+
+def percentiles(values: list[float], qs: Iterable[int] = (50, 95, 99)) -> dict[str, float | None]:
+    """`{"p50": …, "p95": …, "p99": …, "n": count}`; None for each percentile of no values."""
+    out: dict[str, float | None] = {f"p{q}": percentile(values, q) if values else None for q in qs}
+    out["n"] = len(values)
+    return out
+
+
+def utc_stamp() -> str:
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+
+def report_header(**extra: Any) -> dict[str, Any]:
+    """The first fields of every result file: the command as typed and when it ran."""
+    return {"command": " ".join(["python", *sys.argv]), "date": utc_stamp(), **extra}
+
+
+def write_report(report: dict[str, Any], path: str | Path | None, echo: bool = True) -> None:
+    """Print the report as JSON (unless `echo` is off) and write it to `path` when one is given."""
+    text = json.dumps(report, indent=2)
+    if echo:
+        print(text)
+    if path:
+        Path(path).write_text(text + "\n", encoding="utf-8")

@@ -1,0 +1,62 @@
+"""benchmarks/README.md's table of maintained benchmarks: every command it names exists and answers `--help`."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+INDEX = ROOT / "benchmarks" / "README.md"
+
+
+def table_commands() -> list[str]:
+    """The code spans of the "Maintained benchmarks" section that are commands (`python …`, `npu-worker …`)."""
+    text = INDEX.read_text(encoding="utf-8")
+    section = text.split("## Maintained benchmarks", 1)[1].split("\n## ", 1)[0]
+    spans = re.findall(r"`([^`]+)`", section)
+    return [span for span in spans if span.startswith(("python ", "npu-worker "))]
+
+
+def help_argv(command: str) -> list[str]:
+    """The command's program with `--help`: a script by path, or an `npu-worker` subcommand."""
+    words = shlex.split(command)
+    if words[0] == "python":
+        return [sys.executable, str(ROOT / words[1]), "--help"]
+    subcommand = [w for w in words[1:2] if not w.startswith("-")]
+    return [sys.executable, "-m", "npu_worker.cli", *subcommand, "--help"]
+
+
+def test_the_index_names_the_maintained_benchmarks():
+    commands = table_commands()
+    scripts = {shlex.split(c)[1] for c in commands if c.startswith("python ")}
+    assert "benchmarks/engine_rtf.py" in scripts
+    assert len(commands) >= 10
+
+
+@pytest.mark.allow_blocking
+def test_every_benchmark_command_in_the_index_exists_and_answers_help():
+    commands = table_commands()
+    for command in commands:
+        words = shlex.split(command)
+        if words[0] == "python":
+            assert (ROOT / words[1]).is_file(), f"{words[1]} (named in benchmarks/README.md) does not exist"
+
+    def run(command: str) -> tuple[str, subprocess.CompletedProcess[str]]:
+        argv = help_argv(command)
+        return command, subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = list(pool.map(run, commands))
+    failed = [
+        f"{command}: rc {done.returncode}\n{done.stderr[-800:]}"
+        for command, done in answers
+        if done.returncode
+    ]
+    assert not failed, "\n\n".join(failed)
+    assert all("usage:" in done.stdout for _, done in answers)
