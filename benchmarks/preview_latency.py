@@ -31,11 +31,12 @@ from typing import Any
 import aiohttp
 from ws_first_audio import free_port  # benchmarks/ is on sys.path when this script runs
 
+from npu_worker.bench.cli import DEFAULT_TEXTS
 from npu_worker.bench.load import health, wait_idle
 from npu_worker.bench.report import load_average, machine_info
 from npu_worker.bench.stats import summarize
 
-LECTURE = Path("/work/shared/data/lecture_ko_39.json")
+LECTURE = DEFAULT_TEXTS  # the bundled 39-slide lecture
 GOALS = {"cold": 1.2, "abandon": 1.2, "batch": 1.5}
 
 
