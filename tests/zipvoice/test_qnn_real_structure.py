@@ -59,8 +59,10 @@ TOLERANCE = {"fp32": 5e-3, "int8": 3e-2}
 
 @qnn
 @pytest.mark.parametrize("precision", ["fp32"])
-def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(real_structure_dir, tmp_path, precision):
-    path = decoder_path(real_structure_dir, precision)
+def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(tiny_model_dir, tmp_path, precision):
+    """On the project's own model (always there); the real export's placement at every default
+    bucket is test_prepare.py's."""
+    path = decoder_path(tiny_model_dir, precision)
     config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=tmp_path)
     on_qnn = runtime.Decoder(providers.open_session(path, "qnn", config, {"N": 1, "T": FRAMES}), 3.0)
     nodes = providers.placement(on_qnn.session)
