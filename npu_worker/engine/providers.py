@@ -168,6 +168,10 @@ def qnn_devices(config: RuntimeConfig) -> list[Any]:
         import onnxruntime_qnn
     except ImportError as exc:
         raise DeviceUnavailable("onnxruntime-qnn is not installed (pip install 'npu-worker[qnn]')") from exc
+    # libQnnHtp.so and libHtpPrepare.so export libffi symbols of their own: a cffi module first loaded
+    # after them (soundfile, which reads reference voices) fails with "ffi_prep_closure(): bad
+    # user_data". Loading soundfile before the plugin binds it to the system's libffi.
+    import soundfile  # noqa: F401
     if platform.machine().lower() in X86_MACHINES and not config.allow_htp_simulator:
         raise DeviceUnavailable(
             f"QNN on {platform.machine()} is the HTP simulator (~1000x slower than CPU); "

@@ -120,3 +120,13 @@ def test_the_cpu_serves_a_prepared_directory_as_a_plain_model_directory(prepared
     engine = create(engine_config(prepared_dir, tmp_path, device="cpu"))
     engine.load()
     assert engine.info.device == "cpu"
+
+
+def test_a_weight_shared_directory_is_refused_on_the_x86_simulator(prepared_dir: Path, tmp_path):
+    shared = tmp_path / "shared"
+    shutil.copytree(prepared_dir, shared)
+    manifest = json.loads((shared / "manifest.json").read_text())
+    manifest["weight_sharing"] = True
+    (shared / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelLoadError, match="--weight-sharing off"):
+        create(qnn_settings(shared, tmp_path / "state")).load()

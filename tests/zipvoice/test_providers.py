@@ -13,6 +13,8 @@ import importlib.util
 import os
 import platform
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -224,3 +226,23 @@ def test_every_session_on_the_cpu_is_reported_whole_on_the_cpu(tiny_model_dir: P
     assert set(models.placement) == {"text_encoder", "fm_decoder", "vocos_24khz"}
     for where in models.placement.values():
         assert where.device == "cpu" and where.nodes == where.on_device > 0
+
+
+@qnn
+def test_a_reference_voice_reads_after_the_qnn_plugin_is_loaded(qnn_model_dir, tmp_path):
+    """The QNN libraries bring libffi symbols of their own; soundfile must still read a wav after them
+    (in a fresh process, where nothing imported soundfile before the plugin)."""
+    script = (
+        "import sys, pathlib\n"
+        "from npu_worker.engine import providers\n"
+        "config = providers.RuntimeConfig(threads=1, allow_htp_simulator=True)\n"
+        "providers.open_session(pathlib.Path(sys.argv[1]), 'qnn', config, {'N': 1, 'T': 16})\n"
+        "from npu_worker.audio import read_wav\n"
+        "print(read_wav(pathlib.Path(sys.argv[2]).read_bytes())[0].size)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(qnn_model_dir / "fm_decoder.onnx"), str(qnn_model_dir / "reference_ko.wav")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout.split()[-1]) > 0

@@ -5,8 +5,9 @@ on the box itself (minutes on a phone's CPU, more on the x86 simulator). A prepa
 model's files plus, under `qnn/`, one EPContext model per bucket and the compiled QNN context binaries
 they point to. With weight sharing (onnxruntime's `ep.share_ep_contexts`) all buckets' graphs go into
 one context binary holding one copy of the weights instead of one per bucket; the x86 HTP simulator
-writes such a binary but cannot load it (QNN_COMMON_ERROR_NOT_SUPPORTED, measured with
-onnxruntime-qnn 2.x), so sharing is on by default only when preparing on the device's own architecture.
+writes such a binary but cannot load it (QNN_COMMON_ERROR_NOT_SUPPORTED or a crash of the process,
+measured with onnxruntime-qnn 2.7), so sharing is on by default only when preparing on the device's own
+architecture, and loading a shared directory on x86 is refused before QNN sees it.
 `manifest.json` records what it was made from and for: the source files' hashes, the target SoC, the
 runtime versions, buckets, precision, weight sharing, placement, sizes and times.
 
@@ -107,6 +108,11 @@ class PreparedModel:
             )
         if made["source"].get(decoder.name) != file_hash(decoder):
             raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
+        if made.get("weight_sharing") and platform.machine().lower() in providers.X86_MACHINES:
+            raise ModelLoadError(
+                f"{self.directory} holds one weight-shared context binary, which the x86 HTP simulator "
+                "cannot load (it crashes the process); prepare with --weight-sharing off to serve here"
+            )
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")

@@ -1,0 +1,217 @@
+"""`npu-worker prepare` and loading what it wrote: placement, times, sizes, load time, memory, one call.
+
+Runs `npu-worker prepare` (a timed subprocess) with weight sharing off and, with --sharing-too, on; takes
+each bucket's placement and specialise/compile seconds from the manifest it writes, and the compiled
+context sizes from its qnn/ folder. Then a fresh process builds the engine as `serve --device qnn
+--allow-htp-simulator --precision fp32` does, times `engine.load()` on the sharing-off directory (the x86
+HTP simulator cannot load a shared context binary) and reports its RSS with every bucket loaded; unless
+--no-call, it runs the decoder once at the smallest bucket on QNN and on a CPU session of the same
+fm_decoder.onnx (seconds, relative L2). On x86-64 QNN is the HTP simulator: its speed says nothing about
+a phone's NPU. Results: benchmarks/QNN_PREPARE.md.
+
+    python benchmarks/qnn_prepare.py --model-dir DIR [--sharing-too] [--no-call] [--optimization fast]
+        [--buckets 383 767 ...] [--voice-dir TINY_MODEL_DIR] [--json benchmarks/results/qnn_prepare_X.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CLI = "import sys; from npu_worker.cli import main; sys.exit(main(sys.argv[1:]))"
+VOICE = ("reference_ko.wav", "reference_ko.txt")
+PACKAGES = ("onnxruntime", "onnxruntime-qnn", "onnx", "onnxslim", "numpy")
+MB = 1e6
+
+
+def run_prepare(args: argparse.Namespace, out: Path, sharing: str, progress: Any) -> dict[str, Any]:
+    """One `npu-worker prepare`: its command, wall seconds and per-bucket figures from its manifest
+    (`progress` gets each bucket's progress line as it comes, so a run cut short keeps them)."""
+    command = ["prepare", "--model-dir", args.model_dir, "--out", str(out), "--precision", "fp32"]
+    command += ["--weight-sharing", sharing, "--optimization", args.optimization]
+    command += ["--buckets", *map(str, args.buckets)] if args.buckets else []
+    print(f"$ npu-worker {' '.join(command)}", flush=True)
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-c", CLI, *command], stderr=subprocess.PIPE, text=True)
+    for line in process.stderr or ():
+        print(line, end="", file=sys.stderr, flush=True)
+        if line.startswith("bucket "):
+            progress(f"sharing {sharing}: {line.strip()}")
+    if process.wait():
+        raise subprocess.CalledProcessError(process.returncode, command)
+    seconds = time.perf_counter() - started
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    files = manifest["sizes"]["compiled"]
+    buckets = []
+    for size in manifest["buckets"]:
+        record = manifest["contexts"][str(size)]
+        stem = Path(record["file"]).stem  # fm_decoder@383_ctx: its .onnx and its _qnn.bin, if it has one
+        mine = [name for name in files if name == f"{stem}.onnx" or name.startswith(f"{stem}_")]
+        place = record["placement"]
+        buckets.append(
+            {"bucket": size, "nodes": place["nodes"], "on_qnn": place["on_device"]}
+            | {"specialise_s": record["specialise_seconds"], "compile_s": record["compile_seconds"]}
+            | {"context_bytes": sum(files[name] for name in mine)}
+        )
+    run = {"command": "npu-worker " + " ".join(command), "weight_sharing": manifest["weight_sharing"]}
+    run |= {"prepare_wall_s": round(seconds, 1), "manifest_seconds": manifest["seconds"], "buckets": buckets}
+    return run | {"files": files, "total_bytes": sum(files.values()), "runtime": manifest["runtime"]}
+
+
+def rss() -> dict[str, float]:
+    status = Path("/proc/self/status").read_text().splitlines()
+    vm = next((int(line.split()[1]) for line in status if line.startswith("VmRSS:")), 0)  # KiB
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    return {"vmrss_mb": round(vm * 1024 / MB, 1), "maxrss_mb": round(peak * 1024 / MB, 1)}
+
+
+def load_and_call(model_dir: Path, call: bool) -> dict[str, Any]:
+    """In this fresh process: the engine as the server builds it, loaded; then optionally one call."""
+    # What `serve` imports before it loads, soundfile included: libQnnHtp.so exports its own libffi
+    # symbols, and cffi loaded after a QNN session cannot read the reference wav (QNN_PREPARE.md).
+    import npu_worker.app  # noqa: F401
+    from npu_worker.config import Settings
+    from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+    from npu_worker.engine_options import zipvoice_config
+
+    result: dict[str, Any] = {"rss_before_load": rss()}
+    with tempfile.TemporaryDirectory(prefix="qnn-prepare-state-") as state:
+        settings = Settings(
+            backend="zipvoice-onnx", model_dir=str(model_dir), ref_wav=str(model_dir / VOICE[0])
+        )
+        settings = settings.replace(state_dir=state, precision="fp32", device="qnn", allow_htp_simulator=True)
+        engine = ZipVoiceEngine(zipvoice_config(settings))
+        started = time.perf_counter()
+        engine.load()
+        result |= {"load_s": round(time.perf_counter() - started, 2), "device": engine.info.device}
+        result |= {"placement": engine.info.placement, "rss_loaded": rss()}
+        result["files_in_state_dir"] = sorted(p.name for p in Path(state).rglob("*"))  # none: no compiling
+        if call:
+            result |= decoder_call(engine)
+    return result
+
+
+def decoder_call(engine: Any) -> dict[str, Any]:
+    """One decoder call at the smallest bucket on QNN and on a CPU session of the same file."""
+    import numpy as np
+
+    from npu_worker.engine import providers
+    from npu_worker.engine.zipvoice import runtime
+
+    decoder = engine.models.decoder
+    bucket = min(decoder.buckets)
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((1, bucket, 100), dtype=np.float32) for _ in range(3)]
+    started = time.perf_counter()
+    on_qnn = decoder.decoders[bucket](0.3, *inputs)
+    qnn_s = time.perf_counter() - started
+    path = Path(engine.config.model_dir) / "fm_decoder.onnx"
+    session = providers.open_session(path, "cpu", engine.config.runtime)
+    started = time.perf_counter()
+    on_cpu = runtime.Decoder(session, decoder.decoders[bucket].guidance_scale)(0.3, *inputs)
+    cpu_s = time.perf_counter() - started
+    deviation = float(np.linalg.norm(on_qnn - on_cpu) / np.linalg.norm(on_cpu))
+    call = {"bucket": bucket, "qnn_s": round(qnn_s, 2), "cpu_s": round(cpu_s, 3), "rel_l2": deviation}
+    return {"call": call, "rss_after_call": rss()}  # with the CPU session opened for the comparison
+
+
+def machine() -> dict[str, Any]:
+    def version(package: str) -> str:
+        try:
+            return importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            return "missing"
+
+    cpu = [line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")]
+    memory = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    about = {"cpu": cpu[0] if cpu else platform.processor(), "cores": os.cpu_count(), "memory_gib": memory}
+    about |= {"platform": platform.platform(), "python": platform.python_version()}
+    return about | {"versions": {package: version(package) for package in PACKAGES}}
+
+
+def table(run: dict[str, Any]) -> None:
+    print(f"\nweight sharing {'on' if run['weight_sharing'] else 'off'}: {run['command']}")
+    print("| bucket | nodes on QNN / total | specialise s | compile s | context MB |\n|---|---|---|---|---|")
+    for b in run["buckets"]:
+        size, nodes = f"{b['context_bytes'] / MB:.1f}", f"{b['on_qnn']} / {b['nodes']}"
+        print(f"| {b['bucket']} | {nodes} | {b['specialise_s']} | {b['compile_s']} | {size} |")
+    print(f"prepare {run['prepare_wall_s']} s wall ({run['manifest_seconds']} s in the manifest), ", end="")
+    print(f"compiled contexts {run['total_bytes'] / MB:.1f} MB in {len(run['files'])} files")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model-dir", required=True, help="ZipVoice model directory (fm_decoder.onnx)")
+    parser.add_argument("--buckets", type=int, nargs="+", help="frame buckets (default: prepare's)")
+    parser.add_argument("--optimization", default="default", choices=("default", "fast", "best"))
+    parser.add_argument("--sharing-too", action="store_true", help="also prepare with weight sharing on")
+    parser.add_argument("--no-call", action="store_true", help="skip the simulated decoder call")
+    parser.add_argument("--voice-dir", help=f"where to take {' + '.join(VOICE)} if the model lacks them")
+    parser.add_argument("--work-dir", help="where the prepared directories go and stay (default: temp)")
+    parser.add_argument("--json", help="write the results here (after each step)")
+    parser.add_argument("--load-only", help=argparse.SUPPRESS)  # the fresh serving process
+    args = parser.parse_args()
+    if args.load_only:
+        print("LOAD " + json.dumps(load_and_call(Path(args.load_only), not args.no_call)), flush=True)
+        return
+    report: dict[str, Any] = {
+        "command": " ".join(["python", *sys.argv]),
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine(),
+        "load_average_start": os.getloadavg(),
+        "prepare": [],
+        "progress": [],
+    }
+
+    def save() -> None:
+        report["load_average_end"] = os.getloadavg()
+        if args.json:
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+    progress = lambda line: (report["progress"].append(line), save())  # noqa: E731
+    work = Path(args.work_dir or tempfile.mkdtemp(prefix="qnn-prepare-"))
+    try:
+        for sharing in ("off", "on") if args.sharing_too else ("off",):
+            report["prepare"].append(run_prepare(args, work / f"sharing-{sharing}", sharing, progress))
+            table(report["prepare"][-1])
+            save()
+        out = work / "sharing-off"
+        for name in VOICE:
+            if not (out / name).is_file():
+                if not args.voice_dir:
+                    sys.exit(f"{out} has no {name}: --voice-dir (npu-worker make-test-model DIR --size tiny)")
+                shutil.copy(Path(args.voice_dir) / name, out / name)
+        command = [sys.executable, __file__, "--model-dir", args.model_dir, "--load-only", str(out)]
+        print(f"\nloading {out} in a fresh process", flush=True)
+        lines = subprocess.run(command + ["--no-call"] * args.no_call, check=True, stdout=subprocess.PIPE)
+        got = json.loads(next(x for x in lines.stdout.splitlines() if x.startswith(b"LOAD "))[5:])
+        report["load"] = got
+        memory, call = got["rss_loaded"], got.get("call")
+        print(f"engine.load() {got['load_s']} s on {got['device']}; RSS with every bucket loaded")
+        print(f"{memory['vmrss_mb']} MB (VmRSS), peak {memory['maxrss_mb']} MB (maxrss)")
+        if call:
+            print(f"decoder call at {call['bucket']} frames: QNN {call['qnn_s']} s, CPU {call['cpu_s']} s,")
+            print(f"relative L2 {call['rel_l2']:.2e}; peak RSS then {got['rss_after_call']['maxrss_mb']} MB")
+    finally:
+        save()
+        if not args.work_dir:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"load average {report['load_average_start']} -> {report['load_average_end']}")
+
+
+if __name__ == "__main__":
+    main()
