@@ -26,22 +26,30 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_model_dir(tmp_path_factory.mktemp("models") / "tiny-distill", "tiny", ("fp32", "int8"))
 
 
+def with_simple_decoder(base: Path, factory: pytest.TempPathFactory, name: str, **decoder: bool) -> Path:
+    """A copy of `base` whose decoder is tests/zipvoice/simple_decoder.py's graph (`decoder`: its options)."""
+    target = factory.mktemp("models") / name
+    shutil.copytree(base, target)
+    write_simple_decoder(target / "fm_decoder.onnx", **decoder)
+    return target
+
+
 @pytest.fixture(scope="session")
 def qnn_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny model with a decoder the HTP simulator compiles (fp32 files only)."""
-    target = tmp_path_factory.mktemp("models") / "qnn-distill"
-    shutil.copytree(tiny_model_dir, target)
-    write_simple_decoder(target / "fm_decoder.onnx")
-    return target
+    return with_simple_decoder(tiny_model_dir, tmp_path_factory, "qnn-distill")
 
 
 @pytest.fixture(scope="session")
 def cpu_only_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny model with a decoder QNN takes no node of."""
-    target = tmp_path_factory.mktemp("models") / "cpu-only-distill"
-    shutil.copytree(tiny_model_dir, target)
-    write_simple_decoder(target / "fm_decoder.onnx", cpu_only=True)
-    return target
+    return with_simple_decoder(tiny_model_dir, tmp_path_factory, "cpu-only-distill", cpu_only=True)
+
+
+@pytest.fixture(scope="session")
+def partial_model_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model with a decoder QNN takes only partly (one op it has no kernel for, in the middle)."""
+    return with_simple_decoder(tiny_model_dir, tmp_path_factory, "partial-distill", partial=True)
 
 
 def engine_settings(model_dir: Path, state_dir: Path, **changes: object) -> Settings:

@@ -12,7 +12,6 @@ import dataclasses
 import importlib.util
 import os
 import platform
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +27,6 @@ from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
 from tests.zipvoice.conftest import engine_config
-from tests.zipvoice.simple_decoder import write_simple_decoder
 
 X86 = platform.machine().lower() in providers.X86_MACHINES
 HAVE_QNN = importlib.util.find_spec("onnxruntime_qnn") is not None
@@ -146,15 +144,6 @@ def test_auto_falls_back_to_cpu_when_qnn_takes_no_nodes_and_says_so(cpu_only_mod
     assert engine.info.device == "cpu"
     assert "qnn: QNNExecutionProvider took no nodes of fm_decoder.onnx" in engine.info.fallback_reason
     assert sum(chunk.size for chunk in engine.stream(SynthesisRequest("안녕하세요."))) > 0
-
-
-@pytest.fixture(scope="module")
-def partial_model_dir(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The QNN test model with a decoder QNN takes only partly (one CPU op in the middle)."""
-    target = tmp_path_factory.mktemp("models") / "partial-distill"
-    shutil.copytree(qnn_model_dir, target)
-    write_simple_decoder(target / "fm_decoder.onnx", partial=True)
-    return target
 
 
 @qnn
