@@ -172,6 +172,7 @@ def qnn_devices(config: RuntimeConfig) -> list[Any]:
     # after them (soundfile, which reads reference voices) fails with "ffi_prep_closure(): bad
     # user_data". Loading soundfile before the plugin binds it to the system's libffi.
     import soundfile  # noqa: F401
+
     if platform.machine().lower() in X86_MACHINES and not config.allow_htp_simulator:
         raise DeviceUnavailable(
             f"QNN on {platform.machine()} is the HTP simulator (~1000x slower than CPU); "
