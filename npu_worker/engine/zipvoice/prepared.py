@@ -41,7 +41,7 @@ CONTEXT_DIR = "qnn"
 FORMAT = 1
 SHARE = "ep.share_ep_contexts"
 STOP_SHARE = "ep.stop_share_ep_contexts"
-Progress = Callable[[str], None]
+Progress = Callable[[str], None]  # what a load or prepare is doing now (/health `load_phase`)
 
 
 def file_hash(path: Path) -> str:
@@ -101,10 +101,10 @@ class PreparedModel:
                 f"{self.directory} was prepared for QNN target {made['target']['provider_options']}, "
                 f"this worker compiles for {target_options(qnn_options)} (--qnn-soc); {again}"
             )
-        if made["runtime"] != runtime_versions():
+        installed = runtime_versions()
+        if made["runtime"] != installed:
             raise ModelLoadError(
-                f"{self.directory} was prepared with {made['runtime']}, this worker runs "
-                f"{runtime_versions()}; {again}"
+                f"{self.directory} was prepared with {made['runtime']}, this worker runs {installed}; {again}"
             )
         if made["source"].get(decoder.name) != file_hash(decoder):
             raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
@@ -139,12 +139,14 @@ def find(model_dir: Path) -> PreparedModel | None:
 
 
 def open_prepared_sessions(
-    prepared: PreparedModel, config: RuntimeConfig
+    prepared: PreparedModel, decoder: Path, config: RuntimeConfig
 ) -> tuple[dict[int, Any], dict[int, SessionPlacement]]:
-    """One session per bucket from the compiled contexts (no specialising, no compiling)."""
+    """One session per bucket from the compiled contexts (no specialising, no compiling), once QNN is
+    usable here and the directory fits `decoder`, the target and the runtime (`PreparedModel.check`)."""
     import onnxruntime as ort
 
     devices = providers.qnn_devices(config)
+    prepared.check(decoder, config.qnn_provider_options())
     sessions, placements = {}, {}
     for size in prepared.buckets:
         options = providers.session_options(config)
@@ -197,7 +199,7 @@ def prepare(
     progress: Progress = print,
 ) -> dict[str, Any]:
     """Compile `decoder` for every bucket into `out` (a copy of the model directory); the manifest."""
-    from npu_worker.engine.zipvoice.runtime import check_buckets, frame_dim_names
+    from npu_worker.engine.zipvoice.runtime import bucket_dims
 
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
@@ -205,15 +207,12 @@ def prepare(
     shutil.rmtree(contexts_dir, ignore_errors=True)
     contexts_dir.mkdir()
     sizes = _copy_model_files(decoder.parent, out)
-    batch, frames = frame_dim_names(decoder)
-    if frames is None:
-        raise ModelLoadError(f"{decoder.name} has no symbolic frame dimension to fix")
-    buckets = check_buckets(tuple(buckets))
+    shapes = bucket_dims(decoder, tuple(buckets))
+    buckets = tuple(shapes)
     devices = providers.qnn_devices(config)
     contexts: dict[str, Any] = {}
     started = time.monotonic()
-    for index, size in enumerate(buckets):
-        dims = {frames: size} | ({batch: 1} if batch else {})
+    for index, (size, dims) in enumerate(shapes.items()):
         last = index == len(buckets) - 1
         contexts[str(size)] = _compile_bucket(
             decoder, size, dims, contexts_dir, config, devices, share=weight_sharing, last=last

@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import functools
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ import numpy as np
 from npu_worker.engine import providers
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig, SessionPlacement
 from npu_worker.engine.zipvoice import prepared, swoosh
-from npu_worker.engine.zipvoice.prepared import PreparedModel
+from npu_worker.engine.zipvoice.prepared import PreparedModel, Progress
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -30,7 +29,6 @@ log = logging.getLogger(__name__)
 # with the eight buckets used before); padding within 0.5 % depends on the model (benchmarks/PADDING.md).
 # 2079 covers an 18 s segment with a 4 s prompt; longer ones (speed < 1) run on the CPU.
 DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
-Progress = Callable[[str], None]  # what the load is doing now (/health `load_phase`)
 PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group
 
 
@@ -177,6 +175,14 @@ def frame_dim_names(model_path: Path) -> tuple[str | None, str | None]:
     return names[0], names[1]
 
 
+def bucket_dims(path: Path, buckets: tuple[int, ...]) -> dict[int, dict[str, int]]:
+    """Free-dimension sizes fixing the decoder `path` to each bucket (batch 1), in bucket order."""
+    batch, frames = frame_dim_names(path)
+    if frames is None:
+        raise DeviceUnavailable(f"{path.name} has no symbolic frame dimension to fix")
+    return {size: {frames: size} | ({batch: 1} if batch else {}) for size in check_buckets(buckets)}
+
+
 @dataclass
 class LoadedModels:
     encoder: TextEncoder
@@ -219,11 +225,9 @@ def open_bucketed_decoder(
     as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
     placed = {} if placed is None else placed
     if device == "qnn" and ready is not None:
-        providers.qnn_devices(config)  # QNN must be usable before the directory's fit matters
-        ready.check(path, config.qnn_provider_options())
         if progress is not None:
             progress(f"loading {len(ready.buckets)} compiled QNN contexts from {ready.directory}")
-        sessions, placements = prepared.open_prepared_sessions(ready, config)
+        sessions, placements = prepared.open_prepared_sessions(ready, path, config)
         for size, where in placements.items():
             providers.check_placement(where, path.name, min_share)
             placed[f"{path.stem}@{size}"] = where
@@ -243,16 +247,12 @@ def _compile_buckets(
     placed: dict[str, SessionPlacement],
     progress: Progress | None = None,
 ) -> dict[int, Any]:
-    batch, frames = frame_dim_names(path)
-    if frames is None:
-        raise DeviceUnavailable(f"{path.name} has no symbolic frame dimension to fix")
     sessions = {}
-    checked = check_buckets(buckets)
-    for index, size in enumerate(checked):
+    shapes = bucket_dims(path, buckets)
+    for index, (size, dims) in enumerate(shapes.items()):
         if progress is not None:
             work = "specialising and compiling" if device == "qnn" else "opening"
-            progress(f"{work} {path.stem}@{size} for {device} ({index + 1}/{len(checked)})")
-        dims = {frames: size} | ({batch: 1} if batch else {})
+            progress(f"{work} {path.stem}@{size} for {device} ({index + 1}/{len(shapes)})")
         sessions[size], placed[f"{path.stem}@{size}"] = providers.open_placed_session(
             path, device, config, dims, min_share, graph=graph
         )
