@@ -6,11 +6,16 @@ context sizes from its qnn/ folder. Then a fresh process builds the engine as `s
 --allow-htp-simulator --precision fp32` does, times `engine.load()` on the sharing-off directory (the x86
 HTP simulator cannot load a shared context binary) and reports its RSS with every bucket loaded; unless
 --no-call, it runs the decoder once at the smallest bucket on QNN and on a CPU session of the same
-fm_decoder.onnx (seconds, relative L2). On x86-64 QNN is the HTP simulator: its speed says nothing about
-a phone's NPU. Results: benchmarks/QNN_PREPARE.md.
+fm_decoder.onnx (seconds, relative L2). With --precision a16w8/a8w8 the decoder is statically quantised
+(calibrated on the engine's own calls) and the manifest's per-bucket quantise seconds and held-out accuracy
+are reported too; --sentences N then synthesises N sentences with the loaded NPU engine and, on the CPU,
+with the fp32 and the int8 files (seed 1), and reports each one's log-mel distance from fp32. On x86-64 QNN
+is the HTP simulator: its speed says nothing about a phone's NPU. Results: benchmarks/QNN_PREPARE.md.
 
     python benchmarks/qnn_prepare.py --model-dir DIR [--sharing-too] [--no-call] [--optimization fast]
         [--buckets 383 767 ...] [--voice-dir TINY_MODEL_DIR] [--json benchmarks/results/qnn_prepare_X.json]
+        [--precision a16w8 [--calibration-texts FILE] [--calibration-calls N] [--check-calls N]
+         [--sentences N]]
 """
 
 from __future__ import annotations
@@ -40,8 +45,17 @@ MB = 1e6
 def run_prepare(args: argparse.Namespace, out: Path, sharing: str, progress: Any) -> dict[str, Any]:
     """One `npu-worker prepare`: its command, wall seconds and per-bucket figures from its manifest
     (`progress` gets each bucket's progress line as it comes, so a run cut short keeps them)."""
-    command = ["prepare", "--model-dir", args.model_dir, "--out", str(out), "--precision", "fp32"]
+    command = ["prepare", "--model-dir", args.model_dir, "--out", str(out), "--precision", args.precision]
     command += ["--weight-sharing", sharing, "--optimization", args.optimization]
+    if args.precision in ("a16w8", "a8w8"):
+        command += [
+            "--calibration-calls",
+            str(args.calibration_calls),
+            "--check-calls",
+            str(args.check_calls),
+        ]
+        command += ["--calibration-texts", args.calibration_texts] if args.calibration_texts else []
+        command += ["--ref-wav", str(Path(args.voice_dir) / VOICE[0])] if args.voice_dir else []
     command += ["--buckets", *map(str, args.buckets)] if args.buckets else []
     print(f"$ npu-worker {' '.join(command)}", flush=True)
     started = time.perf_counter()
@@ -63,10 +77,14 @@ def run_prepare(args: argparse.Namespace, out: Path, sharing: str, progress: Any
         place = record["placement"]
         buckets.append(
             {"bucket": size, "nodes": place["nodes"], "on_qnn": place["on_device"]}
+            | {"boundary_on_cpu": place.get("boundary", 0)}
             | {"specialise_s": record["specialise_seconds"], "compile_s": record["compile_seconds"]}
             | {"context_bytes": sum(files[name] for name in mine)}
+            | {key: record[key] for key in ("quantise_seconds", "kept_in_float", "accuracy") if key in record}
         )
     run = {"command": "npu-worker " + " ".join(command), "weight_sharing": manifest["weight_sharing"]}
+    run |= {"precision": manifest["precision"], "runs_as": manifest["runs_as"]}
+    run |= {"calibration": manifest["calibration"]} if "calibration" in manifest else {}
     run |= {"prepare_wall_s": round(seconds, 1), "manifest_seconds": manifest["seconds"], "buckets": buckets}
     return run | {"files": files, "total_bytes": sum(files.values()), "runtime": manifest["runtime"]}
 
@@ -78,7 +96,7 @@ def rss() -> dict[str, float]:
     return {"vmrss_mb": round(vm * 1024 / MB, 1), "maxrss_mb": round(peak * 1024 / MB, 1)}
 
 
-def load_and_call(model_dir: Path, call: bool) -> dict[str, Any]:
+def load_and_call(model_dir: Path, call: bool, sentences: int = 0) -> dict[str, Any]:
     """In this fresh process: the engine as the server builds it, loaded; then optionally one call."""
     # What `serve` imports before it loads, soundfile included: libQnnHtp.so exports its own libffi
     # symbols, and cffi loaded after a QNN session cannot read the reference wav (QNN_PREPARE.md).
@@ -93,15 +111,59 @@ def load_and_call(model_dir: Path, call: bool) -> dict[str, Any]:
             backend="zipvoice-onnx", model_dir=str(model_dir), ref_wav=str(model_dir / VOICE[0])
         )
         settings = settings.replace(state_dir=state, precision="fp32", device="qnn", allow_htp_simulator=True)
+        settings = settings.replace(num_steps=4) if sentences else settings
         engine = ZipVoiceEngine(zipvoice_config(settings))
         started = time.perf_counter()
         engine.load()
         result |= {"load_s": round(time.perf_counter() - started, 2), "device": engine.info.device}
+        result |= {"precision": engine.info.precision}
         result |= {"placement": engine.info.placement, "rss_loaded": rss()}
         result["files_in_state_dir"] = sorted(p.name for p in Path(state).rglob("*"))  # none: no compiling
         if call:
             result |= decoder_call(engine)
+        if sentences:
+            result["sentences"] = whole_sentences(engine, settings, sentences)
     return result
+
+
+def whole_sentences(engine: Any, settings: Any, count: int) -> list[dict[str, Any]]:
+    """The first `count` Korean calibration sentences, seed 1, by the loaded engine and by the CPU with
+    the fp32 and (if present) the int8 files, padded to the same buckets: each one's log-mel distance
+    from the fp32 CPU audio."""
+    import numpy as np
+
+    from npu_worker.engine.base import SynthesisRequest
+    from npu_worker.engine.zipvoice import calibration, qdq
+    from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+    from npu_worker.engine_options import zipvoice_config
+
+    def audio(synth: Any, text: str) -> Any:
+        request = SynthesisRequest(text, "ko", seed=1)
+        return np.concatenate([chunk for chunk in synth.stream(request) if chunk.size])
+
+    engines = {"npu": engine}
+    model_dir = Path(settings.model_dir)
+    for files in ("fp32", "int8"):
+        if files == "int8" and not (model_dir / "fm_decoder_int8.onnx").is_file():
+            continue
+        # fixed shapes: the NPU's padding to the buckets, so only the arithmetic differs
+        cpu_settings = settings.replace(device="cpu", precision=files, fixed_shapes=True)
+        cpu = ZipVoiceEngine(zipvoice_config(cpu_settings))
+        cpu.load()
+        engines[f"cpu_{files}"] = cpu
+    texts = [text for lang, text in calibration.SENTENCES if lang == "ko"][:count]
+    rows = []
+    for text in texts:
+        made = {name: audio(synth, text) for name, synth in engines.items()}
+        reference = made.pop("cpu_fp32")
+        row = {"text": text, "seconds_of_audio": round(reference.size / engine.info.sample_rate, 2)}
+        row |= {
+            name: round(qdq.log_mel_distance(reference, got, engine.spectrum), 5)
+            for name, got in made.items()
+        }
+        print(f"log-mel distance from fp32 on the CPU: {row}", flush=True)
+        rows.append(row)
+    return rows
 
 
 def decoder_call(engine: Any) -> dict[str, Any]:
@@ -162,10 +224,16 @@ def main() -> None:
     parser.add_argument("--voice-dir", help=f"where to take {' + '.join(VOICE)} if the model lacks them")
     parser.add_argument("--work-dir", help="where the prepared directories go and stay (default: temp)")
     parser.add_argument("--json", help="write the results here (after each step)")
+    parser.add_argument("--precision", default="fp32", choices=("fp32", "a16w8", "a8w8"))
+    parser.add_argument("--calibration-texts", help="prepare --calibration-texts (default: prepare's)")
+    parser.add_argument("--calibration-calls", type=int, default=32, help="prepare --calibration-calls")
+    parser.add_argument("--check-calls", type=int, default=2, help="prepare --check-calls")
+    parser.add_argument("--sentences", type=int, default=0, help="whole sentences to compare (0-3)")
     parser.add_argument("--load-only", help=argparse.SUPPRESS)  # the fresh serving process
     args = parser.parse_args()
     if args.load_only:
-        print("LOAD " + json.dumps(load_and_call(Path(args.load_only), not args.no_call)), flush=True)
+        got = load_and_call(Path(args.load_only), not args.no_call, args.sentences)
+        print("LOAD " + json.dumps(got), flush=True)
         return
     report: dict[str, Any] = {
         "command": " ".join(["python", *sys.argv]),
@@ -196,6 +264,7 @@ def main() -> None:
                     sys.exit(f"{out} has no {name}: --voice-dir (npu-worker make-test-model DIR --size tiny)")
                 shutil.copy(Path(args.voice_dir) / name, out / name)
         command = [sys.executable, __file__, "--model-dir", args.model_dir, "--load-only", str(out)]
+        command += ["--sentences", str(args.sentences)]
         print(f"\nloading {out} in a fresh process", flush=True)
         lines = subprocess.run(command + ["--no-call"] * args.no_call, check=True, stdout=subprocess.PIPE)
         got = json.loads(next(x for x in lines.stdout.splitlines() if x.startswith(b"LOAD "))[5:])

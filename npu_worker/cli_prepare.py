@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from .engine import qnn_targets
+
+if TYPE_CHECKING:
+    from .engine.providers import RuntimeConfig
+    from .engine.zipvoice.calibration import Recording
 
 OPTIMIZATION = {"default": None, "fast": "1", "best": "3"}  # QNN's htp_graph_finalization_optimization_mode
 
@@ -28,8 +34,32 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
     parser.add_argument("--qnn-soc", default="auto", help=f"target Snapdragon: {qnn_targets.names()}")
     parser.add_argument("--buckets", type=int, nargs="+", default=list(DEFAULT_BUCKETS), help="frame buckets")
     parser.add_argument(
-        "--precision", default="fp32", choices=("fp32", "int8"), help="decoder file to compile"
+        "--precision",
+        default="fp32",
+        choices=("fp32", "int8", "a16w8", "a8w8"),
+        help="fp32: the fp32 decoder (HTP computes it in fp16); int8: the CPU-quantised file; a16w8/a8w8: "
+        "the fp32 decoder statically quantised (8-bit weights, 16/8-bit activations) on calibration calls",
     )
+    calibration = parser.add_argument_group("calibration (a16w8, a8w8)")
+    calibration.add_argument(
+        "--ref-wav", help="reference voice the engine calibrates with (default: the one model dir holds)"
+    )
+    calibration.add_argument("--ref-text", help="its transcript (default: the .txt beside the wav)")
+    calibration.add_argument(
+        "--calibration-texts",
+        help="JSON: a lecture ({lang, sections: [{text}]}) or [{text, lang}] (default: the bundled "
+        "39-section Korean lecture plus sentences in ko, en, zh, ja)",
+    )
+    calibration.add_argument(
+        "--calibration-calls", type=int, default=32, help="recorded decoder calls kept per bucket"
+    )
+    calibration.add_argument(
+        "--check-calls",
+        type=int,
+        default=2,
+        help="more recorded calls per bucket, held out to measure each compiled bucket against fp32",
+    )
+    calibration.add_argument("--num-steps", type=int, help="sampling steps (default: the model's)")
     parser.add_argument(
         "--weight-sharing",
         choices=("auto", "on", "off"),
@@ -48,22 +78,26 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
 
 def run_prepare(args: argparse.Namespace) -> int:
     from .engine.providers import QNN_OPTIONS, DeviceUnavailable, RuntimeConfig
-    from .engine.zipvoice import model_files, prepared
-    from .protocol import ModelLoadError
+    from .engine.zipvoice import model_files, prepared, qdq
+    from .protocol import ModelLoadError, WorkerError
 
     options = dict(QNN_OPTIONS)
     mode = OPTIMIZATION[args.optimization]
     if mode is not None:
         options["htp_graph_finalization_optimization_mode"] = mode
+    files_precision = prepared.PRECISIONS[args.precision][0]
     try:
         qnn_targets.resolve(args.qnn_soc)
-        files = model_files.locate(args.model_dir, args.precision)
+        files = model_files.locate(args.model_dir, files_precision)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepared.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
         )
+        recording, about = None, None
+        if qdq.is_quantised(args.precision):
+            recording, about = record_calibration(args, files.directory, config, progress)
         manifest = prepared.prepare(
             files.decoder,
             [files.decoder, files.encoder, files.vocoder],
@@ -72,9 +106,12 @@ def run_prepare(args: argparse.Namespace) -> int:
             args.buckets,
             args.precision,
             sharing,
-            progress=lambda line: print(line, file=sys.stderr, flush=True),
+            progress=progress,
+            calibration=recording,
+            calibration_info=about,
+            check_calls=args.check_calls if recording is not None else 0,
         )
-    except (ValueError, ModelLoadError, DeviceUnavailable) as exc:
+    except (ValueError, WorkerError, DeviceUnavailable) as exc:
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
         return 2
     size = sum(manifest["sizes"]["compiled"].values())
@@ -82,6 +119,76 @@ def run_prepare(args: argparse.Namespace) -> int:
         f"prepared {args.out}: {len(manifest['buckets'])} buckets in {manifest['seconds']} s, "
         f"compiled contexts {size / 1e6:.1f} MB (weight sharing {'on' if sharing else 'off'}); "
         f"serve it with: npu-worker serve --backend zipvoice-onnx --model-dir {args.out} --device qnn "
-        f"--precision {args.precision}"
+        f"--precision {files_precision}"
     )
     return 0
+
+
+def progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def record_calibration(
+    args: argparse.Namespace, model_dir: Path, runtime: RuntimeConfig, report: Callable[[str], None]
+) -> tuple[Recording, dict[str, Any]]:
+    """The engine on the CPU (fp32 files, the reference voice) synthesises the calibration texts, and
+    each bucket's decoder inputs are kept (engine/zipvoice/calibration.py)."""
+    from .engine.base import Voice
+    from .engine.providers import RuntimeConfig
+    from .engine.zipvoice import calibration, prepared
+    from .engine.zipvoice.engine import ZipVoiceEngine
+    from .engine.zipvoice.options import ZipVoiceConfig, ZipVoiceOptions
+    from .protocol import ModelLoadError
+
+    if args.calibration_calls < 1 or args.check_calls < 0:
+        raise ValueError("--calibration-calls must be >= 1 and --check-calls >= 0")
+    ref_wav = args.ref_wav or _voice_in(model_dir)
+    texts = (
+        calibration.read_texts(Path(args.calibration_texts))
+        if args.calibration_texts
+        else calibration.default_texts()
+    )
+    config = ZipVoiceConfig(
+        model_dir=str(model_dir),
+        precision="fp32",
+        device="cpu",
+        runtime=RuntimeConfig(threads=runtime.threads),
+        num_steps=args.num_steps,
+        default_voice=Voice(ref_wav, args.ref_text),
+        options=ZipVoiceOptions(buckets=tuple(sorted(args.buckets))),
+    )
+    engine = ZipVoiceEngine(config)
+    try:
+        config.validate()
+    except ValueError as exc:
+        raise ModelLoadError(str(exc)) from None
+    engine.load()
+    report(f"calibration: synthesising {len(texts)} texts on the CPU with {Path(ref_wav).name}")
+    recording = calibration.record(
+        engine,
+        tuple(sorted(args.buckets)),
+        texts,
+        args.calibration_calls + args.check_calls,
+        seed=config.seed,
+        progress=report,
+    )
+    about = {
+        "texts_source": args.calibration_texts or "default (bundled lecture + sentences)",
+        "texts_sha256": calibration.texts_digest(texts),
+        "voice": {"file": Path(ref_wav).name, "sha256": prepared.file_hash(Path(ref_wav))},
+        "num_steps": engine.num_steps,
+        "guidance_scale": engine.guidance_scale,
+        "seed": config.seed,
+        "calls_per_bucket": args.calibration_calls,
+    }
+    return recording, about
+
+
+def _voice_in(model_dir: Path) -> str:
+    """The model directory's one reference voice (`reference*.wav`), or ValueError asking for --ref-wav."""
+    found = sorted(model_dir.glob("reference*.wav"))
+    if len(found) != 1:
+        raise ValueError(
+            f"calibration needs a reference voice: pass --ref-wav (found {len(found)} reference*.wav in {model_dir})"
+        )
+    return str(found[0])

@@ -125,18 +125,30 @@ class SessionPlacement:
     device: str
     nodes: int
     on_device: int
+    boundary: int = 0  # of the rest, a QDQ graph's input Quantize / output Dequantize nodes (qdq.py)
 
     @classmethod
-    def of(cls, session: Any, device: str) -> SessionPlacement:
+    def of(cls, session: Any, device: str, boundary: int = 0) -> SessionPlacement:
         counts = placement(session)
-        return cls(device, sum(counts.values()), counts.get(EP_NAMES[device], 0))
+        return cls(device, sum(counts.values()), counts.get(EP_NAMES[device], 0), boundary)
 
     @property
     def complete(self) -> bool:
-        return self.on_device == self.nodes
+        """Every node on the device, except the float↔fixed-point conversions at a QDQ graph's edges."""
+        return self.on_device + self.boundary == self.nodes
 
     def to_dict(self) -> dict[str, Any]:
-        return {"device": self.device, "nodes": self.nodes, "on_device": self.on_device}
+        record = {"device": self.device, "nodes": self.nodes, "on_device": self.on_device}
+        return record | ({"boundary": self.boundary} if self.boundary else {})
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> SessionPlacement:
+        return cls(
+            str(record["device"]),
+            int(record["nodes"]),
+            int(record["on_device"]),
+            int(record.get("boundary", 0)),
+        )
 
 
 def placement_record_path(context: Path) -> Path:
@@ -152,7 +164,7 @@ def recorded_placement(context: Path, session: Any, device: str) -> SessionPlace
     """The placement recorded when `context` was compiled, else what the session shows."""
     try:
         record = json.loads(placement_record_path(context).read_text(encoding="utf-8"))
-        return SessionPlacement(device, int(record["nodes"]), int(record["on_device"]))
+        return SessionPlacement.from_dict(record | {"device": device})
     except (OSError, ValueError, KeyError, TypeError):
         return SessionPlacement.of(session, device)
 
@@ -314,10 +326,10 @@ def check_placement(placed: SessionPlacement, name: str, min_share: float) -> No
     ep = EP_NAMES[placed.device]
     if placed.on_device == 0:
         raise DeviceUnavailable(f"{ep} took no nodes of {name} (of {placed.nodes})")
-    if placed.on_device < min_share * placed.nodes:
+    if placed.on_device + placed.boundary < min_share * placed.nodes:
         raise DeviceUnavailable(
             f"{ep} took only {placed.on_device} of {placed.nodes} nodes of {name}: "
-            f"{placed.nodes - placed.on_device} would run on the CPU between its partitions"
+            f"{placed.nodes - placed.on_device - placed.boundary} would run on the CPU between its partitions"
         )
 
 

@@ -130,3 +130,18 @@ def test_a_weight_shared_directory_is_refused_on_the_x86_simulator(prepared_dir:
     (shared / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ModelLoadError, match="--weight-sharing off"):
         create(qnn_settings(shared, tmp_path / "state")).load()
+
+
+def test_a_context_the_npu_has_no_memory_for_says_what_helps_instead_of_preparing_again(prepared_dir: Path):
+    """Five full-size fp16 contexts (1.9 GB) exceed the simulator's memory at the fifth
+    (QNN_COMMON_ERROR_MEM_ALLOC, benchmarks/QNN_PREPARE.md): the message must not send the user to
+    `prepare` the same directory again."""
+    made = prepared.find(prepared_dir)
+    assert made is not None
+    error = RuntimeError("contextCreateFromBinary failed. Error: QNN_COMMON_ERROR_MEM_ALLOC")
+    message = prepared._load_failure(made, 2079, {383: None, 767: None}, error)
+    held = (made.context_bytes(383) + made.context_bytes(767)) / 1e6
+    assert f"after 2 others ({held:.0f} MB of contexts)" in message and held > 1
+    assert "--buckets" in message and "--precision a16w8" in message and "again" not in message
+    other = prepared._load_failure(made, 2079, {}, RuntimeError("INVALID_GRAPH"))
+    assert "run `npu-worker prepare` again" in other

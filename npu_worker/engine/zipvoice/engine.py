@@ -99,6 +99,7 @@ class ZipVoiceEngine:
             fixed_shapes=config.fixed_shapes,
             ready=prepared.find(files.directory),
             progress=self._report_phase,
+            files=config.precision,
         )
         self.load_phase = "loading the reference voice"
         meta = models.decoder_metadata
@@ -127,7 +128,7 @@ class ZipVoiceEngine:
         self._info = EngineInfo(
             BACKEND,
             models.device,
-            config.precision,
+            models.precision,
             sample_rate,
             files.model_id(),
             models.fallback_reason,

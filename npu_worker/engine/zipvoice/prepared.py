@@ -9,7 +9,9 @@ writes such a binary but cannot load it (QNN_COMMON_ERROR_NOT_SUPPORTED or a cra
 measured with onnxruntime-qnn 2.7), so sharing is on by default only when preparing on the device's own
 architecture, and loading a shared directory on x86 is refused before QNN sees it.
 `manifest.json` records what it was made from and for: the source files' hashes, the target SoC, the
-runtime versions, buckets, precision, weight sharing, placement, sizes and times.
+runtime versions, buckets, precision, weight sharing, placement, sizes and times; for a statically
+quantised decoder (`--precision a16w8`/`a8w8`, qdq.py) also what it was calibrated on and how far each
+bucket's compiled decoder is from the fp32 decoder on the CPU, on recorded calls it was not calibrated on.
 
 Loading checks the manifest against the files, the configured target and the installed runtime; any
 mismatch is a ModelLoadError that says to run `prepare` again (nothing is silently recompiled).
@@ -17,6 +19,7 @@ mismatch is a ModelLoadError that says to run `prepare` again (nothing is silent
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import json
@@ -25,20 +28,33 @@ import os
 import platform
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from npu_worker.engine import providers, specialize
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement
+from npu_worker.engine.zipvoice import qdq
+from npu_worker.engine.zipvoice.qdq import Feed
+
+if TYPE_CHECKING:
+    from npu_worker.engine.zipvoice.calibration import Recording
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
-FORMAT = 1
+FORMAT = 2
+# --precision → (the model files it is made from: serve --precision, what /health `precision` says runs):
+# HTP computes an fp32 graph in fp16 (QNN's default `enable_htp_fp16_precision`).
+PRECISIONS = {
+    "fp32": ("fp32", "fp16"),
+    "int8": ("int8", "int8"),
+    "a16w8": ("fp32", "a16w8"),
+    "a8w8": ("fp32", "a8w8"),
+}
 SHARE = "ep.share_ep_contexts"
 STOP_SHARE = "ep.stop_share_ep_contexts"
 Progress = Callable[[str], None]  # what a load or prepare is doing now (/health `load_phase`)
@@ -81,9 +97,20 @@ class PreparedModel:
     def context(self, bucket: int) -> Path:
         return self.directory / self.manifest["contexts"][str(bucket)]["file"]
 
+    def context_bytes(self, bucket: int) -> int:
+        """The compiled files of one bucket: its EPContext model and the binary beside it."""
+        stem = self.context(bucket).stem
+        return sum(path.stat().st_size for path in self.context(bucket).parent.glob(f"{stem}*"))
+
     def placement(self, bucket: int) -> SessionPlacement:
-        record = self.manifest["contexts"][str(bucket)]["placement"]
-        return SessionPlacement("qnn", int(record["nodes"]), int(record["on_device"]))
+        return SessionPlacement.from_dict(
+            self.manifest["contexts"][str(bucket)]["placement"] | {"device": "qnn"}
+        )
+
+    @property
+    def runs_as(self) -> str:
+        """What the NPU computes the decoder in (/health `precision`)."""
+        return str(self.manifest.get("runs_as", "unknown"))
 
     def check(self, decoder: Path, qnn_options: dict[str, str]) -> None:
         """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime."""
@@ -93,8 +120,9 @@ class PreparedModel:
             raise ModelLoadError(f"{self.directory / MANIFEST} has an unknown format; {again}")
         if made.get("decoder") != decoder.name:
             raise ModelLoadError(
-                f"{self.directory} was prepared for {made.get('decoder')} (--precision {made.get('precision')}), "
-                f"this worker loads {decoder.name}; serve with --precision {made.get('precision')} or {again}"
+                f"{self.directory} was prepared from {made.get('decoder')} (prepare --precision "
+                f"{made.get('precision')}), this worker loads {decoder.name}; serve with --precision "
+                f"{made.get('files')} or {again}"
             )
         if made["target"]["provider_options"] != target_options(qnn_options):
             raise ModelLoadError(
@@ -156,12 +184,25 @@ def open_prepared_sessions(
         try:
             sessions[size] = ort.InferenceSession(str(prepared.context(size)), sess_options=options)
         except Exception as exc:
-            raise ModelLoadError(
-                f"cannot load the compiled context {prepared.context(size)} ({exc}); "
-                f"run `npu-worker prepare` again for {prepared.directory}"
-            ) from exc
+            raise ModelLoadError(_load_failure(prepared, size, sessions, exc)) from exc
         placements[size] = prepared.placement(size)
     return sessions, placements
+
+
+def _load_failure(prepared: PreparedModel, size: int, loaded: dict[int, Any], exc: Exception) -> str:
+    """What to do about a context that does not load: out of NPU memory is not fixed by preparing again."""
+    if "MEM_ALLOC" in str(exc):
+        held = sum(prepared.context_bytes(bucket) for bucket in loaded)
+        return (
+            f"the NPU has no memory for the compiled context {prepared.context(size)} after "
+            f"{len(loaded)} others ({held / 1e6:.0f} MB of contexts) ({exc}); prepare fewer or smaller "
+            "buckets (--buckets), 8-bit weights (--precision a16w8), or one weight-shared binary "
+            "(--weight-sharing on, on the device)"
+        )
+    return (
+        f"cannot load the compiled context {prepared.context(size)} ({exc}); "
+        f"run `npu-worker prepare` again for {prepared.directory}"
+    )
 
 
 # ------------------------------------------------------------------------------------------ prepare
@@ -197,10 +238,20 @@ def prepare(
     precision: str,
     weight_sharing: bool,
     progress: Progress = print,
+    calibration: Recording | None = None,
+    calibration_info: dict[str, Any] | None = None,
+    check_calls: int = 0,
 ) -> dict[str, Any]:
-    """Compile `decoder` for every bucket into `out` (a copy of the model directory); the manifest."""
+    """Compile `decoder` for every bucket into `out` (a copy of the model directory); the manifest.
+
+    A quantised `precision` (qdq.QUANTISED) needs `calibration`: its feeds per bucket, of which the last
+    `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU."""
     from npu_worker.engine.zipvoice.runtime import bucket_dims
 
+    if precision not in PRECISIONS:
+        raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
+    if qdq.is_quantised(precision) and calibration is None:
+        raise ModelLoadError(f"--precision {precision} needs calibration data")
     out.mkdir(parents=True, exist_ok=True)
     (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
     contexts_dir = out / CONTEXT_DIR
@@ -210,27 +261,40 @@ def prepare(
     shapes = bucket_dims(decoder, tuple(buckets))
     buckets = tuple(shapes)
     devices = providers.qnn_devices(config)
+    reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
     contexts: dict[str, Any] = {}
     started = time.monotonic()
     for index, (size, dims) in enumerate(shapes.items()):
         last = index == len(buckets) - 1
+        feeds = calibration.feeds[size] if calibration is not None else []
+        held_out = (
+            feeds[len(feeds) - check_calls :] if reference is not None and len(feeds) > check_calls else []
+        )
+        bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
         contexts[str(size)] = _compile_bucket(
-            decoder, size, dims, contexts_dir, config, devices, share=weight_sharing, last=last
+            bucket, contexts_dir, config, devices, reference, share=weight_sharing, last=last
         )
         done = time.monotonic() - started
         left = done / (index + 1) * (len(buckets) - index - 1)
         record = contexts[str(size)]
+        checked = record.get("accuracy")
         progress(
             f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
             f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
-            f"compiled in {record['compile_seconds']} s; about {left:.0f} s left"
+            + (f"quantised in {record['quantise_seconds']} s, " if "quantise_seconds" in record else "")
+            + f"compiled in {record['compile_seconds']} s"
+            + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
+            + f"; about {left:.0f} s left"
         )
     compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
+    files, runs_as = PRECISIONS[precision]
     manifest = {
         "format": FORMAT,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "decoder": decoder.name,
         "precision": precision,
+        "files": files,
+        "runs_as": runs_as,
         "buckets": list(buckets),
         "target": {
             "qnn_soc": config.qnn_soc,
@@ -243,27 +307,50 @@ def prepare(
         "sizes": {"model_files": sizes, "compiled": compiled},
         "seconds": round(time.monotonic() - started, 1),
     }
+    if calibration is not None:
+        manifest["calibration"] = (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
     temp = out / f".{MANIFEST}.part"
     temp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     os.replace(temp, out / MANIFEST)  # last: only a complete directory has a manifest
     return manifest
 
 
+@dataclass(frozen=True)
+class Bucket:
+    """One bucket to compile: the decoder fixed to `dims`, quantised on `feeds` if `precision` says so,
+    checked on `held_out` feeds."""
+
+    decoder: Path
+    size: int
+    dims: dict[str, int]
+    precision: str
+    feeds: list[Feed]
+    held_out: list[Feed]
+
+
+def _cpu_reference(decoder: Path, config: RuntimeConfig) -> Any:
+    """The fp32 decoder as exported, on the CPU with dynamic shapes: what accuracy is measured against."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(
+        str(decoder), sess_options=providers.session_options(config), providers=["CPUExecutionProvider"]
+    )
+
+
 def _compile_bucket(
-    decoder: Path,
-    size: int,
-    dims: dict[str, int],
+    bucket: Bucket,
     contexts_dir: Path,
     config: RuntimeConfig,
     devices: list[Any],
+    reference: Any,
     share: bool,
     last: bool,
 ) -> dict[str, Any]:
-    """Specialise and compile one bucket into the shared context; its record for the manifest."""
+    """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest."""
     import onnxruntime as ort
 
-    name = context_name(decoder, size)
-    options = providers.fixed_shape_options(config, dims)
+    name = context_name(bucket.decoder, bucket.size)
+    options = providers.fixed_shape_options(config, bucket.dims)
     options.add_provider_for_devices(devices, config.qnn_provider_options())
     options.add_session_config_entry("ep.context_enable", "1")
     options.add_session_config_entry("ep.context_file_path", str(contexts_dir / name))
@@ -272,9 +359,12 @@ def _compile_bucket(
         options.add_session_config_entry(SHARE, "1")
         if last:
             options.add_session_config_entry(STOP_SHARE, "1")
+    notes: dict[str, Any] = {}
     started = time.monotonic()
-    with specialize.static_graph(decoder, dims, contexts_dir) as graph:
-        specialised = time.monotonic()
+    quantised = qdq.is_quantised(bucket.precision)
+    with _bucket_graph(bucket, contexts_dir, notes) as graph:
+        ready = time.monotonic()
+        boundary = qdq.boundary_names(graph) if quantised else set()
         try:
             session = ort.InferenceSession(
                 str(graph),
@@ -282,12 +372,84 @@ def _compile_bucket(
                 disabled_optimizers=list(providers.FIXED_SHAPE_DISABLED_OPTIMIZERS),
             )
         except Exception as exc:
-            raise ModelLoadError(f"QNN could not compile {decoder.name} for {size} frames: {exc}") from exc
-    placed = SessionPlacement.of(session, "qnn")
+            raise ModelLoadError(
+                f"QNN could not compile {bucket.decoder.name} for {bucket.size} frames: {exc}"
+            ) from exc
+        compiled = time.monotonic()
+        # the same QDQ graph on the CPU: how much of the distance is quantisation, how much HTP
+        on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
+    placed = SessionPlacement.of(session, "qnn", qdq.boundary_on_cpu(session, boundary))
     del session
-    return {
+    record: dict[str, Any] = {
         "file": f"{CONTEXT_DIR}/{name}",
         "placement": placed.to_dict(),
-        "specialise_seconds": round(specialised - started, 1),
-        "compile_seconds": round(time.monotonic() - specialised, 1),
+        "specialise_seconds": round(notes.get("specialised", ready) - started, 1),
+        "compile_seconds": round(compiled - ready, 1),
     }
+    if quantised:
+        record["quantise_seconds"] = round(ready - notes["specialised"], 1)
+        record["calibration_calls"] = len(bucket.feeds)
+        record["kept_in_float"] = notes["kept_in_float"]  # embeddings, Swoosh softplus (qdq.py)
+    if reference is not None and bucket.held_out:
+        record["accuracy"] = _check_bucket(
+            contexts_dir / name, config, devices, reference, bucket.held_out, on_cpu
+        )
+    return record
+
+
+def _run_on_cpu(graph: Path, feeds: list[Feed]) -> list[Any]:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    return [session.run(None, feed)[0] for feed in feeds]
+
+
+@contextlib.contextmanager
+def _bucket_graph(bucket: Bucket, work_dir: Path, notes: dict[str, Any]) -> Iterator[Path]:
+    """The static graph QNN compiles for `bucket`: specialised, and quantised for a QDQ precision."""
+    if qdq.is_quantised(bucket.precision):
+        with qdq.qdq_graph(
+            bucket.decoder, bucket.dims, bucket.precision, bucket.feeds, work_dir, notes
+        ) as graph:
+            yield graph
+    else:
+        with specialize.static_graph(bucket.decoder, bucket.dims, work_dir) as graph:
+            notes["specialised"] = time.monotonic()
+            yield graph
+
+
+def _check_bucket(
+    context: Path,
+    config: RuntimeConfig,
+    devices: list[Any],
+    reference: Any,
+    feeds: list[Feed],
+    graph_on_cpu: list[Any] | None = None,
+) -> dict[str, Any]:
+    """Relative L2 distance of the compiled bucket's velocity from the fp32 CPU decoder's, per held-out
+    call (and of the uncompiled QDQ graph run by the CPU, `graph_on_cpu`, when given)."""
+    import onnxruntime as ort
+
+    options = providers.session_options(config)
+    options.add_provider_for_devices(devices, config.qnn_provider_options())
+    session = ort.InferenceSession(str(context), sess_options=options)
+    distances, seconds, quantisation = [], [], []
+    for index, feed in enumerate(feeds):
+        started = time.monotonic()
+        got = session.run(None, feed)[0]
+        seconds.append(time.monotonic() - started)
+        expected = reference.run(None, feed)[0]
+        distances.append(qdq.relative_l2(expected, got))
+        if graph_on_cpu is not None:
+            quantisation.append(qdq.relative_l2(expected, graph_on_cpu[index]))
+    del session
+    record = {
+        "calls": len(feeds),
+        "relative_l2": [round(value, 6) for value in distances],
+        "max_relative_l2": round(max(distances), 6),
+        "call_seconds": [round(value, 2) for value in seconds],
+        "against": "fp32 decoder on the CPU, same inputs (held-out calibration calls)",
+    }
+    if quantisation:
+        record["same_graph_on_cpu_relative_l2"] = [round(value, 6) for value in quantisation]
+    return record

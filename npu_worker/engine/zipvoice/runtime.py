@@ -70,15 +70,18 @@ class Decoder:
     def set_guidance_scale(self, value: float) -> None:
         self.guidance_scale = value
 
-    def __call__(self, t: float, x: np.ndarray, text: np.ndarray, speech: np.ndarray) -> np.ndarray:
-        feed = {
+    def feed(self, t: float, x: np.ndarray, text: np.ndarray, speech: np.ndarray) -> dict[str, np.ndarray]:
+        """The session's inputs for one call (also what calibration records: calibration.py)."""
+        return {
             self.inputs[0].name: _scalar(self.inputs[0], t, np.float32),
             self.inputs[1].name: x,
             self.inputs[2].name: text,
             self.inputs[3].name: speech,
             self.inputs[4].name: _scalar(self.inputs[4], self.guidance_scale, np.float32),
         }
-        return self.session.run(None, feed)[0]
+
+    def __call__(self, t: float, x: np.ndarray, text: np.ndarray, speech: np.ndarray) -> np.ndarray:
+        return self.session.run(None, self.feed(t, x, text, speech))[0]
 
     def aligned_frames(self, frames: int) -> int:
         """The frame count to generate for a segment of `frames` (any count suits a dynamic session)."""
@@ -194,6 +197,7 @@ class LoadedModels:
     device: str
     fallback_reason: str | None
     placement: dict[str, SessionPlacement]  # "fm_decoder@383", "text_encoder", ...: see /health
+    precision: str = "fp32"  # what the decoder is computed in (/health): fp32, int8, fp16, a16w8, a8w8
 
 
 # `auto` keeps QNN only if it runs the whole decoder: a partitioned graph makes a CPU round trip between
@@ -281,8 +285,10 @@ def open_models(
     fixed_shapes: bool = False,
     ready: PreparedModel | None = None,
     progress: Progress | None = None,
+    files: str = "fp32",
 ) -> LoadedModels:
-    """Sessions on the first device of the table that really runs the decoder.
+    """Sessions on the first device of the table that really runs the decoder (`files`: the precision
+    of the model files, fp32 or int8).
 
     QNN always runs the decoder bucketed; `fixed_shapes` runs it bucketed on CUDA and CPU too (the
     same padding and sessions as on the NPU, so tests and benchmarks exercise that path anywhere).
@@ -332,8 +338,19 @@ def open_models(
             device=device,
             fallback_reason=providers.explain(reasons),
             placement=placed,
+            precision=computed_in(device, files, ready),
         )
     raise ModelLoadError("no device can run the model: " + "; ".join(reasons))
+
+
+def computed_in(device: str, files: str, ready: PreparedModel | None) -> str:
+    """The decoder's arithmetic: a prepared directory says what it was compiled to; HTP computes an
+    fp32 graph in fp16 (QNN's default); elsewhere the files' own precision."""
+    if device == "qnn":
+        if ready is not None:
+            return ready.runs_as
+        return "fp16" if files == "fp32" else files
+    return files
 
 
 def warn_partial(placed: dict[str, SessionPlacement]) -> None:
