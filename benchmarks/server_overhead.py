@@ -9,9 +9,18 @@ phase, so it counts the whole worker process (event loop, engine thread, executo
   leading-silence trim the server applies, it has made the first frame's 40 ms (what no server with
   the default chunk schedule could send earlier).
 - `/synth` overhead: (send → response) minus the engine alone's whole-sentence time.
-- CPU overhead per request: the server's CPU per request minus the engine alone's CPU for that text.
+- CPU overhead per request: the server's CPU per request minus the engine alone's CPU for that text;
+  and the CPU per request of each of the worker's threads (named by `py-spy dump` when py-spy is
+  installed), so the event loop's share and the engine thread's show apart.
+- one-engine floor: the wait an ideal server that runs one request at a time (first come, first
+  served, each taking the engine alone's whole-sentence time) would impose on the same arrivals; the
+  part of the overhead tail that no change outside the engine's own speed can remove.
 - batch: wall time of the 39-section `/synth_batch` (NDJSON until `done`) over the engine alone on the
   same sections, measured just before each batch (so both see the same machine load); the median ratio.
+- start: ms from starting the worker until its `/health` says the engine is loaded.
+
+The engine alone runs the way the engine thread does: `stream_into` (on the calling thread) where the
+engine has it, else its `stream` iterator (`engine.path` in the report).
 
 Run the "before" figures against another checkout by pointing PYTHONPATH at it: the script only uses
 the engine factory, Settings and `LeadingSilenceTrimmer`, which both versions have.
@@ -40,7 +49,7 @@ from typing import Any
 import aiohttp
 import numpy as np
 import websockets
-from common import LECTURE, free_port, percentiles, report_header, wait_until_ok, write_report
+from common import LECTURE, free_port, percentiles, report_header, write_report
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 FIRST_FRAME_MS = 40.0  # the first size of the default --chunk-schedule-ms
@@ -69,6 +78,31 @@ class EngineFigures:
     whole_ms: dict[str, float] = field(default_factory=dict)  # text → whole sentence (preview mode)
     cpu_ms: dict[str, float] = field(default_factory=dict)  # text → engine CPU (preview mode)
     batch_ms: float = 0.0  # the 39 sections, files-only mode, summed
+    path: str = "stream"  # how the engine alone ran: `stream_into` where the engine has it
+
+
+class FirstFrame:
+    """Feeds chunks through the server's leading-silence trim; notes when the first frame was ready."""
+
+    def __init__(self, trimmer: Any, frame: int) -> None:
+        self.trimmer, self.frame, self.ready, self.first = trimmer, frame, 0, 0.0
+        self.started = time.perf_counter()
+
+    def __call__(self, chunk: Any) -> None:
+        self.ready += self.trimmer.feed(np.asarray(chunk, dtype=np.float32)).size
+        if not self.first and self.ready >= self.frame:
+            self.first = time.perf_counter() - self.started
+
+
+def run_engine(engine: Any, request: Any, on_chunk: Any) -> None:
+    """The engine's cheapest way to make a request's chunks: `stream_into` (on this thread, no hand-off;
+    what the server's engine thread uses) where the engine has it, else its `stream` iterator."""
+    push = getattr(engine, "stream_into", None)
+    if push is not None:
+        push(request, lambda chunk: on_chunk(chunk) or True)
+        return
+    for chunk in engine.stream(request):
+        on_chunk(chunk)
 
 
 def measure_engine(previews: list[str], sections: list[str], repeats: int) -> EngineFigures:
@@ -85,15 +119,12 @@ def measure_engine(previews: list[str], sections: list[str], repeats: int) -> En
     for text in previews:
         firsts, wholes, cpus = [], [], []
         for _ in range(repeats):
-            trimmer, ready = LeadingSilenceTrimmer(rate), 0
-            started, cpu_started, first = time.perf_counter(), time.process_time(), None
-            for chunk in engine.stream(SynthesisRequest(text=text, early_audio=True)):
-                ready += trimmer.feed(np.asarray(chunk, dtype=np.float32)).size
-                if first is None and ready >= first_frame:
-                    first = time.perf_counter() - started
-            wholes.append((time.perf_counter() - started) * 1000)
+            clock = FirstFrame(LeadingSilenceTrimmer(rate), first_frame)
+            cpu_started = time.process_time()
+            run_engine(engine, SynthesisRequest(text=text, early_audio=True), clock)
+            wholes.append((time.perf_counter() - clock.started) * 1000)
             cpus.append((time.process_time() - cpu_started) * 1000)
-            firsts.append((first if first is not None else wholes[-1] / 1000) * 1000)
+            firsts.append((clock.first or wholes[-1] / 1000) * 1000)
         figures.first_audio_ms[text] = min(firsts)
         figures.whole_ms[text] = min(wholes)
         figures.cpu_ms[text] = statistics.median(cpus)
@@ -101,10 +132,10 @@ def measure_engine(previews: list[str], sections: list[str], repeats: int) -> En
     for _ in range(repeats):
         started = time.perf_counter()
         for text in sections:
-            for _chunk in engine.stream(SynthesisRequest(text=text, early_audio=False)):
-                pass
+            run_engine(engine, SynthesisRequest(text=text, early_audio=False), lambda chunk: None)
         totals.append((time.perf_counter() - started) * 1000)
     figures.batch_ms = min(totals)
+    figures.path = "stream_into" if hasattr(engine, "stream_into") else "stream"
     engine.close()
     return figures
 
@@ -120,19 +151,71 @@ def engine_batch_ms(sections: list[str]) -> float:
     try:
         started = time.perf_counter()
         for text in sections:
-            for _chunk in engine.stream(SynthesisRequest(text=text, early_audio=False)):
-                pass
+            run_engine(engine, SynthesisRequest(text=text, early_audio=False), lambda chunk: None)
         return (time.perf_counter() - started) * 1000
     finally:
         engine.close()
+
+
+def single_engine_floor(sent: list[tuple[str, float]], service_ms: dict[str, float]) -> list[float]:
+    """The wait (ms) an ideal server with one engine, first come first served, would impose on each
+    request sent at these times (text, seconds): what no server that runs one section at a time could
+    beat on this arrival sequence. The engine alone's whole-sentence time is each request's service."""
+    waits, free = [], 0.0
+    for text, at in sorted(sent, key=lambda item: item[1]):
+        start = max(at * 1000, free)
+        waits.append(start - at * 1000)
+        free = start + service_ms[text]
+    return waits
 
 
 # -- the server ------------------------------------------------------------------------------------
 
 
 def process_cpu_ms(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000.0 / CLOCK_TICKS  # utime + stime
+    return process_cpu_ms_of(Path(f"/proc/{pid}/stat"))  # utime + stime of every thread
+
+
+def thread_cpu_ms(pid: int) -> dict[int, float]:
+    """utime + stime of each thread of `pid` (ms), by thread id."""
+    cpu = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            cpu[int(task.name)] = process_cpu_ms_of(task / "stat")
+        except (OSError, ValueError, IndexError):
+            continue  # the thread ended meanwhile
+    return cpu
+
+
+def process_cpu_ms_of(stat: Path) -> float:
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000.0 / CLOCK_TICKS
+
+
+def thread_names(pid: int) -> dict[int, str]:
+    """Python's thread names by thread id, from `py-spy dump` (Python 3.11 gives threads no OS name);
+    empty when py-spy is not installed."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    if not Path(spy).exists():
+        return {}
+    dump = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, check=False)
+    names = {}
+    for line in dump.stdout.splitlines():
+        if line.startswith("Thread ") and '"' in line:
+            head, _, rest = line.partition(" (")
+            names[int(head.split()[1], 0)] = rest.split('"')[1]
+    return names
+
+
+def per_thread(pid: int, before: dict[int, float], count: int) -> dict[str, float]:
+    """CPU per request by thread name over a phase (threads of one pool summed by name prefix)."""
+    after, names = thread_cpu_ms(pid), thread_names(pid)
+    out: dict[str, float] = {}
+    for tid, ms in after.items():
+        name = names.get(tid, f"tid {tid}")
+        name = name.rsplit("_", 1)[0] if name.startswith("asyncio_") else name  # the executor's pool
+        out[name] = out.get(name, 0.0) + (ms - before.get(tid, 0.0)) / count
+    return {name: round(ms, 2) for name, ms in sorted(out.items(), key=lambda kv: -kv[1]) if ms > 0}
 
 
 def code_root() -> Path:
@@ -142,14 +225,16 @@ def code_root() -> Path:
     return Path(npu_worker.__file__).resolve().parents[1]
 
 
-def start_server(args: argparse.Namespace, port: int, state: Path) -> subprocess.Popen[bytes]:
+def start_server(args: argparse.Namespace, port: int, root: Path) -> subprocess.Popen[bytes]:
+    """A worker with its state in `root/state` and its outputs in `root/out` (a caller's path may not
+    lie inside the state directory)."""
     command = [sys.executable]
     if args.py_spy:  # samples every thread (cProfile would see the event loop's thread only)
         spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
         command = [spy, "record", "--threads", "--rate", "250", "-f", "raw", "-o", args.py_spy, "--"]
         command += [sys.executable]
-    command += ["-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", str(state)]
-    command += ["--cache-max-bytes", "0", "--output-roots", str(state), "--log-level", "warning"]
+    command += ["-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", str(root / "state")]
+    command += ["--cache-max-bytes", "0", "--output-roots", str(root / "out"), "--log-level", "warning"]
     # `-m` puts the working directory first on sys.path: run in the measured checkout, not this one.
     return subprocess.Popen(command, cwd=code_root(), env={**os.environ, "PYTHONPATH": str(code_root())})
 
@@ -207,8 +292,9 @@ async def synth_request(session: aiohttp.ClientSession, base: str, text: str, ou
 
 async def open_loop(
     rate: float, count: int, send: Any, texts: list[str], seed: int
-) -> list[tuple[str, float]]:
-    """Poisson arrivals: each request starts at its scheduled time whatever the earlier ones do."""
+) -> list[tuple[str, float, float]]:
+    """Poisson arrivals: each request starts at its scheduled time whatever the earlier ones do.
+    Returns (text, the request's ms, when it was sent in seconds from the first arrival's schedule)."""
     rng = random.Random(seed)
     tasks, at = [], time.perf_counter()
     loop_started = at
@@ -218,9 +304,22 @@ async def open_loop(
         if delay > 0:
             await asyncio.sleep(delay)
         text = texts[i % len(texts)]
-        tasks.append((text, asyncio.ensure_future(send(text, i))))
-    del loop_started
-    return [(text, await task) for text, task in tasks]
+        tasks.append((text, time.perf_counter() - loop_started, asyncio.ensure_future(send(text, i))))
+    return [(text, await task, sent) for text, sent, task in tasks]
+
+
+async def ready_ms(session: aiohttp.ClientSession, base: str, spawned: float, limit: float = 60) -> float:
+    """ms from starting the worker process until its /health says the engine is loaded (polled every
+    5 ms)."""
+    while time.perf_counter() - spawned < limit:
+        try:
+            async with session.get(base + "/health") as response:
+                if response.status == 200 and (await response.json()).get("loaded"):
+                    return (time.perf_counter() - spawned) * 1000
+        except aiohttp.ClientError:
+            pass
+        await asyncio.sleep(0.005)
+    raise RuntimeError(f"{base}/health did not say loaded within {limit:.0f} s")
 
 
 async def batch_request(session: aiohttp.ClientSession, base: str, sections: list[str]) -> float:
@@ -239,36 +338,43 @@ async def batch_request(session: aiohttp.ClientSession, base: str, sections: lis
 async def measure_server(
     args: argparse.Namespace, engine: EngineFigures, previews: list[str]
 ) -> dict[str, Any]:
-    port, state = free_port(), Path(tempfile.mkdtemp(prefix="server-overhead-"))
-    server = start_server(args, port, state)
+    port, root = free_port(), Path(tempfile.mkdtemp(prefix="server-overhead-"))
+    out = root / "out"
+    out.mkdir()
+    spawned = time.perf_counter()
+    server = start_server(args, port, root)
     base = f"http://127.0.0.1:{port}"
     results: dict[str, Any] = {"ws": {}, "synth": {}}
     try:
         async with aiohttp.ClientSession() as session:
-            await wait_until_ok(session, base + "/health", 60)
+            results["health_ready_ms"] = round(await ready_ms(session, base, spawned), 1)
         pid = server_pid(server)
         pool = SocketPool(f"ws://127.0.0.1:{port}/ws")
         async with aiohttp.ClientSession() as session:
-            await synth_request(session, base, previews[0], state / "warm.wav")  # warm-up
+            await synth_request(session, base, previews[0], out / "warm.wav")  # warm-up
             for rate in args.rates:
                 count = max(args.min_requests, int(rate * args.seconds))
                 for name, send in (
                     ("ws", lambda text, i: ws_request(pool, text)),
-                    ("synth", lambda text, i: synth_request(session, base, text, state / f"p{i % 50}.wav")),
+                    ("synth", lambda text, i: synth_request(session, base, text, out / f"p{i % 50}.wav")),
                 ):
-                    cpu_before = process_cpu_ms(pid)
+                    cpu_before, threads_before = process_cpu_ms(pid), thread_cpu_ms(pid)
                     done = await open_loop(rate, count, send, previews, seed=int(rate))
                     cpu = (process_cpu_ms(pid) - cpu_before) / count
+                    threads = per_thread(pid, threads_before, count)
                     reference = engine.first_audio_ms if name == "ws" else engine.whole_ms
-                    overheads = [ms - reference[text] for text, ms in done]
-                    engine_cpu = statistics.mean(engine.cpu_ms[text] for text, _ in done)
+                    overheads = [ms - reference[text] for text, ms, _ in done]
+                    engine_cpu = statistics.mean(engine.cpu_ms[text] for text, _, _ in done)
+                    floor = single_engine_floor([(text, at) for text, _, at in done], engine.whole_ms)
                     results[name][str(rate)] = {
                         "requests": count,
-                        "latency_ms": percentiles([ms for _, ms in done]),
+                        "latency_ms": percentiles([ms for _, ms, _ in done]),
                         "overhead_ms": percentiles(overheads),
+                        "single_engine_floor_ms": percentiles(floor),
                         "server_cpu_ms_per_request": round(cpu, 2),
                         "engine_cpu_ms_per_request": round(engine_cpu, 2),
                         "cpu_overhead_ms_per_request": round(cpu - engine_cpu, 2),
+                        "thread_cpu_ms_per_request": threads,
                         "loadavg": os.getloadavg(),
                     }
                     print(name, rate, json.dumps(results[name][str(rate)]), flush=True)
@@ -296,6 +402,7 @@ async def measure_server(
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:
             server.kill()
+        shutil.rmtree(root, ignore_errors=True)
     return results
 
 
@@ -339,6 +446,7 @@ def main() -> None:
         "whole_sentence_ms": percentiles(list(engine.whole_ms.values())),
         "cpu_ms": percentiles(list(engine.cpu_ms.values())),
         "batch_ms": round(engine.batch_ms, 1),
+        "path": engine.path,
     }
     print("engine", json.dumps(report["engine"]), "import_app_ms", report["import_app_ms"], flush=True)
     report.update(asyncio.run(measure_server(args, engine, previews)))

@@ -61,7 +61,8 @@ def check_queue(url: str) -> None:
         sys.exit(f"npu-worker: cannot use the queue {url}: {problem}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The command line; `argv` only decides whether make-test-model's own options (and `onnx`) load."""
     parser = argparse.ArgumentParser(prog="npu-worker", description="Streaming text-to-speech worker.")
     parser.add_argument("--version", action="version", version=f"npu-worker {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -74,17 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve_parser.set_defaults(handler=serve)
     add_client_commands(commands)
     add_bench_command(commands)
-    add_make_test_model_command(commands)
+    add_make_test_model_command(commands, full="make-test-model" in argv)
     add_prepare_command(commands)
     return parser
 
 
-def add_make_test_model_command(commands: argparse._SubParsersAction) -> None:
-    """A synthetic ZipVoice model directory (tests, benchmarks); needs `onnx` (the test/bench extras)."""
+def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool) -> None:
+    """A synthetic ZipVoice model directory (tests, benchmarks); needs `onnx` (the test/bench extras).
+
+    Its options come with its module, and importing that (onnx) takes about a second: only when it is
+    the command (`full`), so `serve` answers /health without paying for it."""
     parser = commands.add_parser(
         "make-test-model",
         help="write a synthetic ZipVoice ONNX model directory (tiny for tests, full for speed)",
     )
+    if not full:
+        return
     try:
         from .testing import zipvoice_model
     except ImportError as exc:  # onnx is not a runtime dependency
@@ -96,7 +102,8 @@ def add_make_test_model_command(commands: argparse._SubParsersAction) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = build_parser(argv).parse_args(argv)
     return int(args.handler(args) or 0)
 
 

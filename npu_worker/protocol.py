@@ -1,129 +1,124 @@
-"""The wire contract of PROTOCOL v1: error names, events and requests, validated at the edge.
+"""The wire contract of PROTOCOL v1: events and request bodies as msgspec Structs, and what they mean.
 
 Pure code (no I/O, no aiohttp): the HTTP views, the WebSocket views, the job log and the clients all
-speak through these classes, so one event schema serves NDJSON lines, WebSocket text frames and the log.
+speak through these classes, so one event schema serves NDJSON lines, WebSocket text frames and the
+log, and `openapi.py` documents the same classes that validate. A request body decodes straight into
+its Struct (`wire.decode`: types, ranges and the hostile cases in one pass); the parse functions then
+check what depends on the configuration (text length, section count) and hand the views the frozen
+request objects the job core keeps. The error names live in `errors.py`; they are re-exported here.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import math
-import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Annotated, Any, Literal
 
-# --------------------------------------------------------------------------------------------------
-# Errors: one class per stable error name; the name is the first word of every `error` string.
+import msgspec
+from msgspec import Meta
 
-
-class WorkerError(Exception):
-    """Base of every error the worker reports by name (`"Name: message"`)."""
-
-    name: ClassVar[str] = "WorkerError"
-    http_status: ClassVar[int] = 500
-
-    def __init__(self, message: str, *, fallback: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.fallback = fallback
-
-    def __str__(self) -> str:
-        return f"{self.name}: {self.message}"
-
-
-def _error(name: str, status: int, doc: str) -> type[WorkerError]:
-    return type(name, (WorkerError,), {"name": name, "http_status": status, "__doc__": doc})
-
-
-BadRequest = _error("BadRequest", 400, "The request body is malformed or has wrong types.")
-EmptyText = _error("EmptyText", 400, "A text is empty or only whitespace.")
-TextTooLong = _error("TextTooLong", 400, "A text exceeds the configured character limit.")
-DuplicateIndex = _error("DuplicateIndex", 400, "Two sections of one batch share an idx.")
-TooManySections = _error("TooManySections", 400, "A batch has more sections than allowed.")
-OutputPathNotAllowed = _error("OutputPathNotAllowed", 400, "output_path is outside the allowed roots.")
-RefWavNotAllowed = _error("RefWavNotAllowed", 400, "ref_wav is outside the allowed roots or missing.")
-UnknownLanguage = _error("UnknownLanguage", 400, "The engine has no voice for the requested lang.")
-Unauthorized = _error("Unauthorized", 401, "A token is configured and the request lacks it.")
-OriginNotAllowed = _error("OriginNotAllowed", 403, "The browser origin is not in the allowed list.")
-JobNotFound = _error("JobNotFound", 404, "No job with this id.")
-BodyTooLarge = _error("BodyTooLarge", 413, "The request body exceeds the configured size.")
-RequestTimeout = _error("RequestTimeout", 408, "The request body did not arrive in time.")
-QueueFull = _error("QueueFull", 429, "The scheduler queue is at its bound; retry later.")
-ModelLoadError = _error("ModelLoadError", 500, "The engine could not load its model files.")
-EngineError = _error("EngineError", 500, "The engine failed while synthesising.")
-WriteFailed = _error("WriteFailed", 500, "The wav could not be written.")
-Loading = _error("Loading", 503, "The worker is still loading its engine.")
-Busy = _error("Busy", 409, "A WebSocket connection already runs a request.")
-NotRunning = _error("NotRunning", 409, "Cancel was sent while no request runs.")
-SlowConsumer = _error(
-    "SlowConsumer", 429, "A listener let too much audio pile up unread; its request was cancelled."
+from . import wire
+from .errors import (
+    AudioNotFound,
+    BadRequest,
+    BodyTooLarge,
+    Busy,
+    DuplicateIndex,
+    EmptyText,
+    EngineError,
+    ErrorBody,
+    InvalidAudio,
+    JobNotFound,
+    Loading,
+    ModelLoadError,
+    NotRunning,
+    OriginNotAllowed,
+    OutputPathNotAllowed,
+    QueueFull,
+    QueueUnavailable,
+    RefWavNotAllowed,
+    RequestTimeout,
+    SlowConsumer,
+    TextTooLong,
+    TooManySections,
+    Unauthorized,
+    UnknownLanguage,
+    UnknownMessage,
+    UnknownVoice,
+    Unsupported,
+    UnsupportedFormat,
+    VoiceExists,
+    VoiceNotFound,
+    WorkerError,
+    WriteFailed,
+    error_body,
+    error_names,
 )
-UnknownMessage = _error("UnknownMessage", 400, "A WebSocket message has an unknown type.")
-AudioNotFound = _error("AudioNotFound", 404, "The section has no audio (not made yet, failed, or removed).")
-QueueUnavailable = _error("QueueUnavailable", 503, "The shared job queue (Redis) cannot be reached.")
-Unsupported = _error("Unsupported", 501, "This node does not offer the request (its role or queue mode).")
-UnknownVoice = _error("UnknownVoice", 400, "No voice of this name (stored, default or engine voice).")
-VoiceNotFound = _error("VoiceNotFound", 404, "No stored voice of this name to delete.")
-VoiceExists = _error("VoiceExists", 409, "A voice of this name is already stored.")
-InvalidAudio = _error("InvalidAudio", 400, "Audio that cannot be decoded or breaks the upload limits.")
-UnsupportedFormat = _error("UnsupportedFormat", 400, "A response format this worker cannot encode.")
 
-
-def error_names() -> list[str]:
-    """Every stable error name this module defines (for the OpenAPI document and the fuzzer)."""
-    found = {
-        value.name
-        for value in globals().values()
-        if isinstance(value, type) and issubclass(value, WorkerError)
-    }
-    return sorted(found - {WorkerError.name})
-
-
-def error_body(error: BaseException, traceback: str | None = None) -> dict[str, Any]:
-    """The fixed error body of PROTOCOL §1 for any exception."""
-    if isinstance(error, WorkerError):
-        text, fallback = str(error), error.fallback
-    else:
-        text, fallback = f"{type(error).__name__}: {error}", None
-    return {"status": "fail", "error": text, "traceback": traceback, "fallback": fallback}
-
+__all__ = [  # the error names are part of the contract: importable from here as they always were
+    "AudioNotFound",
+    "BadRequest",
+    "BodyTooLarge",
+    "Busy",
+    "DuplicateIndex",
+    "EmptyText",
+    "EngineError",
+    "ErrorBody",
+    "InvalidAudio",
+    "JobNotFound",
+    "Loading",
+    "ModelLoadError",
+    "NotRunning",
+    "OriginNotAllowed",
+    "OutputPathNotAllowed",
+    "QueueFull",
+    "QueueUnavailable",
+    "RefWavNotAllowed",
+    "RequestTimeout",
+    "SlowConsumer",
+    "TextTooLong",
+    "TooManySections",
+    "Unauthorized",
+    "UnknownLanguage",
+    "UnknownMessage",
+    "UnknownVoice",
+    "Unsupported",
+    "UnsupportedFormat",
+    "VoiceExists",
+    "VoiceNotFound",
+    "WorkerError",
+    "WriteFailed",
+    "error_body",
+    "error_names",
+]
 
 # --------------------------------------------------------------------------------------------------
-# Events: one dataclass per wire name, symmetric to_dict/from_dict; None-valued optional fields are
-# left off the wire.
+# Events: one Struct per wire name (`"event": name` first). A field whose default is None is left off
+# the wire while None (`omit_defaults` on exactly the classes whose optional fields default to None;
+# tests/test_wire.py checks that no class mixes the two kinds); `seq` is added by the job log.
 
 
-def wire_fields(message: Any) -> dict[str, Any]:
-    """A message dataclass's fields for the wire: optional fields (default None) left off when None."""
-    body: dict[str, Any] = {}
-    for f in dataclasses.fields(message):
-        value = getattr(message, f.name)
-        if value is None and f.default is None:
-            continue
-        body[f.name] = value
-    return body
+class Event(msgspec.Struct, tag_field="event"):
+    """A job event or a stream event; `wire_name` is its `event` value."""
 
-
-@dataclass
-class Event:
-    wire_name: ClassVar[str] = ""
+    @property
+    def wire_name(self) -> str:
+        return str(self.__struct_config__.tag)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"event": self.wire_name, **wire_fields(self)}
+        return msgspec.to_builtins(self)
 
     @classmethod
     def from_dict(cls, body: dict[str, Any]) -> Event:
-        event_class = EVENT_CLASSES.get(body.get("event", ""))
-        if event_class is None:
+        if body.get("event") not in EVENT_CLASSES:
             raise BadRequest(f"unknown event kind {body.get('event')!r}")
-        names = {f.name for f in dataclasses.fields(event_class)}
-        return event_class(**{k: v for k, v in body.items() if k in names})
+        return wire.convert(body, AnyEvent)
+
+    def encode(self) -> bytes:
+        """The event as sent on its own (no `seq`): a stream event, or a request-level error."""
+        return wire.encode(self)
 
 
-@dataclass
-class Start(Event):
-    wire_name: ClassVar[str] = "start"
+class Start(Event, tag="start", omit_defaults=True):
     total: int
     backend: str
     device: str
@@ -131,30 +126,26 @@ class Start(Event):
     sample_rate: int | None = None
 
 
-@dataclass
-class Progress(Event):
+class Progress(Event, tag="progress", omit_defaults=True):
     """`status` is "synth" when a section starts and "ok" when its audio exists."""
 
-    wire_name: ClassVar[str] = "progress"
     idx: int
-    status: str
+    status: Literal["synth", "ok"]
     wav_path: str | None = None
     duration_sec: float | None = None
     elapsed_sec: float | None = None
     cached: bool | None = None
 
 
-@dataclass
-class SectionError(Event):
-    wire_name: ClassVar[str] = "error"
+class SectionError(Event, tag="error"):
+    """A section's failure (`idx`), or a request-level refusal on /ws (`idx: null`)."""
+
     idx: int | None
-    error: str
-    status: str = "fail"
+    error: Annotated[str, Meta(description="`Name: message`, as in the error body")]
+    status: Literal["fail"] = "fail"
 
 
-@dataclass
-class Done(Event):
-    wire_name: ClassVar[str] = "done"
+class Done(Event, tag="done"):
     total: int
     ok_count: int
     fail_count: int
@@ -162,42 +153,51 @@ class Done(Event):
     cancelled: bool = False
 
 
-@dataclass
-class Heartbeat(Event):
-    wire_name: ClassVar[str] = "heartbeat"
+class Heartbeat(Event, tag="heartbeat", omit_defaults=True):
     elapsed_sec: float | None = None
 
 
-@dataclass
-class AudioStart(Event):
-    wire_name: ClassVar[str] = "audio_start"
+class AudioStart(Event, tag="audio_start"):
     idx: int
     sample_rate: int
     format: str = "pcm_s16le"
     channels: int = 1
 
 
-@dataclass
-class AudioEnd(Event):
-    wire_name: ClassVar[str] = "audio_end"
+class AudioEnd(Event, tag="audio_end"):
     idx: int
     samples: int
     chunks: int
 
 
-@dataclass
-class FirstAudio(Event):
-    wire_name: ClassVar[str] = "first_audio"
+class FirstAudio(Event, tag="first_audio"):
     idx: int
     ttfa_ms: float
 
 
-EVENT_CLASSES: dict[str, type[Event]] = {
-    c.wire_name: c for c in (Start, Progress, SectionError, Done, Heartbeat, AudioStart, AudioEnd, FirstAudio)
-}
+AnyEvent = Start | Progress | SectionError | Done | Heartbeat | AudioStart | AudioEnd | FirstAudio
+_EVENTS: tuple[type[Event], ...] = (
+    Start,
+    Progress,
+    SectionError,
+    Done,
+    Heartbeat,
+    AudioStart,
+    AudioEnd,
+    FirstAudio,
+)
+EVENT_CLASSES = {str(c.__struct_config__.tag): c for c in _EVENTS}
+
+
+def decode_event(raw: bytes | str) -> Event:
+    """A stored event (a job log line, a Redis log entry); MsgspecError if it is not one."""
+    return _EVENT_DECODER.decode(raw)
+
+
+_EVENT_DECODER: msgspec.json.Decoder[Event] = msgspec.json.Decoder(AnyEvent)
 
 # --------------------------------------------------------------------------------------------------
-# Requests
+# Requests as the job core keeps them
 
 
 @dataclass(frozen=True)
@@ -213,12 +213,17 @@ class SectionRequest:
     output_path: str | None = None
 
 
+DEFAULT_LANG = "ko"
+DEFAULT_SPEED = 1.0
+MAX_SEED = 2**32 - 1  # what every engine's random generator accepts
+
+
 @dataclass(frozen=True)
 class SynthParams:
     """Everything besides the text that changes the audio of a section."""
 
-    lang: str = "ko"
-    speed_factor: float = 1.0
+    lang: str = DEFAULT_LANG
+    speed_factor: float = DEFAULT_SPEED
     ref_wav: str | None = None
     ref_text: str | None = None
     seed: int | None = None
@@ -248,80 +253,84 @@ class CancelRequest:
     """WebSocket `cancel` message."""
 
 
-def decode_json(raw: bytes | str) -> Any:
-    """A caller's JSON document, or BadRequest: the one parser for HTTP bodies and WebSocket messages.
+# --------------------------------------------------------------------------------------------------
+# Request bodies: unknown fields are ignored, and null stands for a field's default (as it always has).
 
-    Besides syntax, the hostile cases are named here so they never surface as a 500: bytes that are not
-    UTF-8, nesting deeper than the parser's recursion limit, and integers longer than Python's
-    4300-digit conversion limit (json raises a bare ValueError for those).
-    """
-    try:
-        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        body = json.loads(text)
-    except UnicodeDecodeError:
-        raise BadRequest("the body is not UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise BadRequest(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise BadRequest("invalid JSON: nested too deeply") from None
-    except ValueError:  # an integer with more digits than int() converts
-        raise BadRequest("invalid JSON: a number has too many digits") from None
-    if SURROGATE_ESCAPE.search(text):  # only an escape can spell a lone surrogate; pairs are fine
-        where = _lone_surrogate_at(body)
-        if where is not None:
-            # No file name, log line or frame can carry one: refuse the document here, once.
-            raise BadRequest(f"{where or 'the body'} holds a lone surrogate (not valid Unicode)")
-    return body
+Lang = Annotated[str, Meta(max_length=32, pattern=r"\S", description="a language code such as 'ko'")]
+Speed = Annotated[float, Meta(ge=0.25, le=4.0)]
+Seed = Annotated[int, Meta(ge=0, le=MAX_SEED)]
+Index = Annotated[int, Meta(ge=0, description="default: the section's position")]
+AllowedPath = Annotated[str, Meta(description="an absolute path under the allowed roots")]
 
 
-SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+class ParamsBody(msgspec.Struct, kw_only=True):
+    """The fields that change a section's audio besides its text."""
+
+    lang: Lang | None = DEFAULT_LANG
+    speed_factor: Speed | None = DEFAULT_SPEED
+    ref_wav: Annotated[str | None, Meta(description="a voice name, or a wav under the allowed roots")] = None
+    ref_text: Annotated[str | None, Meta(description="the transcript of ref_wav (ZipVoice)")] = None
+    seed: Seed | None = None
+
+    def params(self) -> SynthParams:
+        return SynthParams(
+            lang=self.lang if self.lang is not None else DEFAULT_LANG,
+            speed_factor=self.speed_factor if self.speed_factor is not None else DEFAULT_SPEED,
+            ref_wav=self.ref_wav or None,
+            ref_text=self.ref_text,
+            seed=self.seed,
+        )
 
 
-def _lone_surrogate_at(body: Any) -> str | None:
-    """The dotted path of the first string (or key) that is not valid Unicode, else None.
+class SynthBody(ParamsBody, kw_only=True):
+    """POST /synth."""
 
-    Iterative: the document may be nested nearly as deep as the parser allows."""
-    stack: list[tuple[str, Any]] = [("", body)]
-    while stack:
-        where, value = stack.pop()
-        if isinstance(value, str):
-            if not _is_unicode(value):
-                return where
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                if not _is_unicode(key):
-                    return where or "a key"
-                stack.append((f"{where}.{key}" if where else key, item))
-        elif isinstance(value, list):
-            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
-    return None
+    text: Annotated[str, Meta(description="1 to --max-text-chars characters (EmptyText, TextTooLong)")]
+    output_path: Annotated[str, Meta(min_length=1, description="an absolute path under the allowed roots")]
 
 
-def _require_object(body: Any) -> dict[str, Any]:
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object")
-    return body
+class SectionBody(msgspec.Struct, kw_only=True):
+    """One section of a batch; its text is checked when the section runs (an `error` event)."""
+
+    idx: Index | None = None
+    text: str
+    output_path: Annotated[str | None, Meta(description="default: <state>/outputs/<job_id>/sNN.wav")] = None
 
 
-def _typed(body: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any = None) -> Any:
-    value = body.get(key, default)
-    if value is None:
-        return default
-    # bool is an int subclass: never accept it where a number is asked for.
-    if isinstance(value, bool) and bool not in kinds:
-        raise BadRequest(f"{key} has the wrong type (bool)")
-    if not isinstance(value, kinds):
-        names = "/".join(k.__name__ for k in kinds)
-        raise BadRequest(f"{key} must be {names}, got {type(value).__name__}")
-    return value
+class BatchBody(ParamsBody, kw_only=True):
+    """POST /synth_batch (and the body of the WebSocket `synth_batch` message)."""
+
+    sections: Annotated[list[SectionBody], Meta(min_length=1)]
+    stream: bool | None = True
+    audio: Annotated[bool | None, Meta(description="WebSocket: send the PCM frames")] = True
+
+    def request(self, limits: Limits) -> BatchRequest:
+        return BatchRequest(
+            sections=_sections(self.sections, limits),
+            params=self.params(),
+            stream=self.stream is not False,
+            audio=self.audio is not False,
+        )
 
 
-def _is_unicode(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+class WsSynth(ParamsBody, kw_only=True, tag_field="type", tag="synth"):
+    """WebSocket: one text, listened to (a one-section preview)."""
+
+    text: str
+    output_path: str | None = None
+    audio: bool | None = True
+
+
+class WsSynthBatch(BatchBody, kw_only=True, tag_field="type", tag="synth_batch"):
+    """WebSocket: a batch, listened to section by section (`stream` is ignored)."""
+
+
+class WsCancel(msgspec.Struct, tag_field="type", tag="cancel"):
+    """WebSocket: stop the running request."""
+
+
+WsMessage = WsSynth | WsSynthBatch | WsCancel
+WS_TYPES = frozenset(("synth", "synth_batch", "cancel"))
 
 
 def check_text(text: str, limits: Limits) -> str:
@@ -333,92 +342,49 @@ def check_text(text: str, limits: Limits) -> str:
     return text
 
 
-def parse_params(body: dict[str, Any]) -> SynthParams:
-    speed = _typed(body, "speed_factor", (int, float), 1.0)
-    if not math.isfinite(speed) or not 0.25 <= speed <= 4.0:
-        raise BadRequest(f"speed_factor must be between 0.25 and 4.0, got {speed}")
-    lang = _typed(body, "lang", (str,), "ko")
-    if not lang.strip() or len(lang) > 32:
-        raise BadRequest("lang must be a short language code such as 'ko'")
-    return SynthParams(
-        lang=lang,
-        speed_factor=float(speed),
-        ref_wav=_typed(body, "ref_wav", (str,)) or None,
-        ref_text=_typed(body, "ref_text", (str,)),
-        seed=_seed(body),
-    )
-
-
-MAX_SEED = 2**32 - 1  # what every engine's random generator accepts
-
-
-def _seed(body: dict[str, Any]) -> int | None:
-    seed = _typed(body, "seed", (int,))
-    if seed is not None and not 0 <= seed <= MAX_SEED:
-        raise BadRequest(f"seed must be between 0 and {MAX_SEED}, got {seed}")
-    return seed
-
-
-def parse_synth_request(body: Any, limits: Limits) -> SynthRequest:
-    """Validate a /synth body; a problem with the text is a 400 for the whole request here."""
-    body = _require_object(body)
-    text = _typed(body, "text", (str,))
-    if text is None:
-        raise BadRequest("text is required")
-    output_path = _typed(body, "output_path", (str,))
-    if not output_path:
-        raise BadRequest("output_path is required")
-    return SynthRequest(text=check_text(text, limits), output_path=output_path, params=parse_params(body))
-
-
-def parse_sections(raw: Any, limits: Limits) -> tuple[SectionRequest, ...]:
-    """Validate the structure of `sections`; text content is checked per section when it runs."""
-    if not isinstance(raw, list) or not raw:
-        raise BadRequest("sections must be a non-empty list")
+def _sections(raw: list[SectionBody], limits: Limits) -> tuple[SectionRequest, ...]:
+    """Positions as default indices, no index twice, at most `max_sections`."""
     if len(raw) > limits.max_sections:
         raise TooManySections(f"{len(raw)} sections, the limit is {limits.max_sections}")
     sections: list[SectionRequest] = []
     seen: set[int] = set()
     for position, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise BadRequest(f"sections[{position}] must be an object")
-        idx = _typed(item, "idx", (int,), position)
-        if idx < 0:
-            raise BadRequest(f"sections[{position}].idx must be >= 0")
+        idx = item.idx if item.idx is not None else position
         if idx in seen:
             raise DuplicateIndex(f"idx {idx} appears twice")
         seen.add(idx)
-        text = _typed(item, "text", (str,))
-        if text is None:
-            raise BadRequest(f"sections[{position}].text is required")
-        sections.append(SectionRequest(idx, text, _typed(item, "output_path", (str,)) or None))
+        sections.append(SectionRequest(idx, item.text, item.output_path or None))
     return tuple(sections)
 
 
-def parse_batch_request(body: Any, limits: Limits) -> BatchRequest:
-    body = _require_object(body)
-    return BatchRequest(
-        sections=parse_sections(body.get("sections"), limits),
-        params=parse_params(body),
-        stream=_typed(body, "stream", (bool,), True),
-        audio=_typed(body, "audio", (bool,), True),
-    )
+def decode_json(raw: bytes | str) -> Any:
+    """A caller's JSON document of any shape, or BadRequest (with the hostile cases refused)."""
+    return wire.decode(raw, Any)
 
 
-def parse_ws_message(body: Any, limits: Limits) -> BatchRequest | CancelRequest:
+def parse_synth_request(body: bytes | str | Any, limits: Limits) -> SynthRequest:
+    """Validate a /synth body; a problem with the text is a 400 for the whole request here."""
+    parsed: SynthBody = wire.load(body, SynthBody)
+    return SynthRequest(check_text(parsed.text, limits), parsed.output_path, parsed.params())
+
+
+def parse_batch_request(body: bytes | str | Any, limits: Limits) -> BatchRequest:
+    parsed: BatchBody = wire.load(body, BatchBody)
+    return parsed.request(limits)
+
+
+def parse_ws_message(body: bytes | str | Any, limits: Limits) -> BatchRequest | CancelRequest:
     """A client→server WebSocket text message (PROTOCOL §6)."""
-    body = _require_object(body)
-    kind = body.get("type")
-    if kind == "cancel":
+    try:
+        message: WsSynth | WsSynthBatch | WsCancel = wire.load(body, WsMessage)
+    except BadRequest:
+        found = wire.tag_of(body, "type")
+        if found is not None and found[0] and found[1] not in WS_TYPES:  # an object of no known type
+            raise UnknownMessage(f"unknown message type {found[1]!r}") from None
+        raise
+    if isinstance(message, WsCancel):
         return CancelRequest()
-    if kind == "synth_batch":
-        return parse_batch_request(body, limits)
-    if kind == "synth":
-        text = _typed(body, "text", (str,))
-        if text is None:
-            raise BadRequest("text is required")
-        section = SectionRequest(0, text, _typed(body, "output_path", (str,)) or None)
-        return BatchRequest(
-            sections=(section,), params=parse_params(body), audio=_typed(body, "audio", (bool,), True)
-        )
-    raise UnknownMessage(f"unknown message type {kind!r}")
+    if isinstance(message, WsSynthBatch):
+        return message.request(limits)
+    section = SectionRequest(0, message.text, message.output_path or None)
+    return BatchRequest(sections=(section,), params=message.params(), audio=message.audio is not False)

@@ -5,7 +5,7 @@ sockets that send one header byte a second hold every file descriptor and lock o
 (slowloris). Here a connection must finish its request headers within `header_timeout` seconds while
 it is really waiting for them: from the connection, and on a kept-alive connection from the end of the
 previous response, until the request reaches the app. Once it has, only `--body-timeout` bounds its body
-(where it is read: `read_json`, the voice upload) and nothing but the client bounds the response: a
+(where it is read: `read_body`, the voice upload) and nothing but the client bounds the response: a
 long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
 open: a new one over the cap evicts the connection that has waited longest for its headers, so a
 client that sends a whole request at once (a health check) always gets in. Parser-level refusals get
@@ -19,9 +19,9 @@ access logger, which aiohttp calls once the last byte is written (`AbstractAcces
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import signal
+import sys
 from collections import OrderedDict
 from typing import Any
 from urllib.parse import quote
@@ -31,10 +31,16 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
+from . import wire
 from .config import Settings
-from .protocol import BadRequest, error_body
+from .protocol import BadRequest, ErrorBody
 
 log = logging.getLogger(__name__)
+# How long a thread may hold the GIL while another waits for it (CPython's default: 5 ms). The engine
+# thread wants the GIL briefly for every espeak buffer and chunk while the loop sends frames; at 5 ms
+# each side could stall the other for that long, 1 ms cut the server's CPU and /ws tail
+# (benchmarks/SERVER_OVERHEAD.md).
+SWITCH_INTERVAL_SECONDS = 0.001
 SECRET_QUERY_KEYS = ("token",)
 LINGER_SECONDS = 1.0
 # asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many
@@ -176,9 +182,8 @@ class GuardedHandler(RequestHandler):
         if request.writer.output_size > 0:
             raise ConnectionError("a response was already sent on this connection")
         reason = " ".join((message or str(exc) or "malformed request").split())
-        response = web.Response(
-            status=status, text=json.dumps(error_body(BadRequest(reason))), content_type="application/json"
-        )
+        body = wire.encode(ErrorBody.of(BadRequest(reason)))
+        response = web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
         response.force_close()
         return response
 
@@ -225,6 +230,7 @@ async def listen(
 def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 60.0) -> None:
     """Serve until SIGINT/SIGTERM (what `npu-worker serve` runs); then stop accepting, let the app
     drain (its on_shutdown), and close what is still open after `shutdown_timeout`."""
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
     async def main() -> None:
         listener = await listen(

@@ -106,24 +106,80 @@ def test_synthesis_after_an_early_close_works(engine):
     assert abs(again.size - expected.size) < 0.05 * expected.size
 
 
-def test_calls_from_two_threads_both_work_on_the_owner_thread(engine):
+def test_calls_from_two_threads_take_turns_and_both_work(engine):
     library = get_espeak()
-    callers: set[threading.Thread] = set()
 
     def speak() -> int:
-        callers.add(threading.current_thread())
         return sum(chunk.size for chunk in engine.stream(SynthesisRequest(LONG_TEXT)))
 
+    def speak_here() -> int:
+        made: list[int] = []
+        engine.stream_into(SynthesisRequest(LONG_TEXT), lambda chunk: made.append(chunk.size) is None)
+        return sum(made)
+
     def phonemes() -> str:
-        callers.add(threading.current_thread())
         return library.phonemize(LONG_TEXT, "ko")
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        samples, ipa = pool.submit(speak), pool.submit(phonemes)
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        samples, here, ipa = pool.submit(speak), pool.submit(speak_here), pool.submit(phonemes)
         assert samples.result(timeout=seconds(30)) / 24000 > 10.0
+        assert abs(here.result(timeout=seconds(30)) - samples.result()) < 0.05 * samples.result()
         assert len(ipa.result(timeout=seconds(30))) > 50
-    assert library.owner_thread not in callers
-    assert library.owner_thread.is_alive()
+    assert library.streaming_thread is not None and library.streaming_thread.is_alive()
+
+
+def test_stream_into_runs_on_the_calling_thread_and_equals_the_stream(engine):
+    request = SynthesisRequest(LONG_TEXT, speed_factor=1.3)
+    threads: set[int] = set()
+    chunks: list[np.ndarray] = []
+
+    def sink(chunk: np.ndarray) -> bool:
+        threads.add(threading.get_ident())
+        chunks.append(chunk)
+        return True
+
+    engine.stream_into(request, sink)
+    assert threads == {threading.get_ident()}  # espeak called back on this thread: no hand-off
+    assert len(chunks) > 10 and all(chunk.dtype == np.float32 for chunk in chunks)
+    _, streamed = synthesize(engine, LONG_TEXT, speed_factor=1.3)
+    # espeak varies a little between runs: the same speech, give or take a few samples
+    assert abs(np.concatenate(chunks).size - streamed.size) < 0.01 * streamed.size
+    assert audible_onset(np.concatenate(chunks), 24000) == audible_onset(streamed, 24000)
+
+
+def test_stream_into_hands_the_first_audio_at_once_then_gathers_it(engine):
+    sizes: list[int] = []
+    engine.stream_into(SynthesisRequest(LONG_TEXT), lambda chunk: sizes.append(chunk.size) is None)
+    assert sizes[0] < 0.1 * 24000  # one espeak buffer (~60 ms): the first frame waits for nothing
+    assert min(sizes[5:-2]) >= 0.5 * 24000  # later, espeak's buffers go ~0.6 s at a time
+    assert len(sizes) < sum(sizes) / 24000 / 0.5 + 6  # a few hand-offs per sentence, not one per 60 ms
+
+
+def test_a_sink_saying_no_stops_espeak_at_once():
+    library = get_espeak()
+    full = library.synthesize_into(LONG_TEXT, lambda chunk: True, voice="ko")
+    taken: list[np.ndarray] = []
+    made = library.synthesize_into(LONG_TEXT, lambda chunk: taken.append(chunk) or len(taken) < 2)
+    assert len(taken) == 2
+    assert made == sum(chunk.size for chunk in taken) < 0.1 * full
+    assert library.synthesize_into(GREETING, lambda chunk: True) > 0  # and it speaks again
+
+
+def test_what_a_sink_raises_comes_out_after_espeak_stopped():
+    library = get_espeak()
+
+    def failing(chunk: np.ndarray) -> bool:
+        raise ValueError("the sink broke")
+
+    with pytest.raises(ValueError, match="the sink broke"):
+        library.synthesize_into(LONG_TEXT, failing)
+    assert library.synthesize_into(GREETING, lambda chunk: True) > 0
+
+
+def test_espeak_cannot_be_called_from_its_own_callback():
+    library = get_espeak()
+    with pytest.raises(RuntimeError, match="own synth callback"):
+        library.synthesize_into(GREETING, lambda chunk: bool(library.phonemize("안녕", "ko")))
 
 
 def test_phonemize_korean_gives_ipa():

@@ -39,7 +39,16 @@ def offenders(subpath: str, forbidden: tuple[str, ...]) -> list[str]:
 
 
 def test_core_layers_never_import_aiohttp():
-    for part in ("protocol.py", "audio.py", "voices.py", "engine", "jobs"):
+    for part in (
+        "errors.py",
+        "refusals.py",
+        "wire.py",
+        "protocol.py",
+        "audio.py",
+        "voices.py",
+        "engine",
+        "jobs",
+    ):
         assert offenders(part, ("aiohttp",)) == []
 
 

@@ -93,3 +93,22 @@ async def test_the_v1_routes_keep_their_own_error_body(worker):
     async with client.post("/synth", json={"text": ""}) as response:
         body = await response.json()
     assert body["status"] == "fail" and "error" in body and not isinstance(body["error"], dict)
+
+
+async def test_a_batch_default_of_the_wrong_kind_is_a_400_and_a_bad_item_only_its_own_error(worker):
+    client = await worker()
+    async with client.post(
+        "/v1/audio/speech/batch", json={"items": [{"input": "hi"}], "speed": 9}
+    ) as response:
+        assert response.status == 400
+        assert_openai_error(await response.json(), "BadRequest", "speed")
+    items = [{"input": "hi", "speed": 9}, {"input": "hi"}, 7]
+    async with client.post(
+        "/v1/audio/speech/batch", json={"items": items, "voice": {"id": "default"}}
+    ) as response:
+        body = await response.json()
+    assert response.status == 200 and [r["status"] for r in body["results"]] == ["error", "success", "error"]
+    assert (
+        body["results"][0]["error"]["param"] == "speed"
+        and body["results"][2]["error"]["code"] == "BadRequest"
+    )

@@ -1,8 +1,11 @@
-"""docs/openapi.yaml is the served /openapi.json, and both list exactly the app's routes."""
+"""docs/openapi.yaml is the served /openapi.json, both list exactly the app's routes, and their schemas
+are the ones the wire model validates with."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import yaml
 
 from npu_worker import openapi
 
@@ -10,14 +13,10 @@ DOC = Path(__file__).resolve().parents[1] / "docs" / "openapi.yaml"
 
 
 def test_the_yaml_file_is_the_rendered_document():
-    assert DOC.read_text(encoding="utf-8") == openapi.to_yaml(openapi.document()) + "\n", (
+    assert DOC.read_text(encoding="utf-8") == openapi.render_yaml(), (
         "regenerate: python -m npu_worker.openapi > docs/openapi.yaml"
     )
-
-
-def test_the_yaml_renderer_writes_nested_lists_and_dicts():
-    rendered = openapi.to_yaml({"a": [{"b": 1, "c": [2]}, "x"], "e": {}})
-    assert rendered == '"a":\n  - "b": 1\n    "c":\n      - 2\n  - "x"\n"e": {}'
+    assert yaml.safe_load(DOC.read_text(encoding="utf-8")) == openapi.document()
 
 
 async def test_served_document_lists_exactly_the_apps_routes(worker):
@@ -31,3 +30,50 @@ async def test_served_document_lists_exactly_the_apps_routes(worker):
     }
     documented = {(method, path) for path, item in served["paths"].items() for method in item}
     assert routes == documented
+
+
+def test_every_reference_resolves():
+    document = openapi.document()
+    schemas = document["components"]["schemas"]
+    responses = document["components"]["responses"]
+    found: list[str] = []
+
+    def walk(value):
+        if isinstance(value, dict):
+            if "$ref" in value:
+                found.append(value["$ref"])
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(document)
+    assert found
+    for ref in found:
+        kind, name = ref.removeprefix("#/components/").split("/")
+        assert name in (schemas if kind == "schemas" else responses), ref
+
+
+def test_the_schemas_carry_the_constraints_the_decoder_checks():
+    schemas = openapi.document()["components"]["schemas"]
+    speed = schemas["SynthBody"]["properties"]["speed_factor"]["anyOf"][0]
+    assert (speed["minimum"], speed["maximum"]) == (0.25, 4.0)
+    seed = schemas["SynthBody"]["properties"]["seed"]["anyOf"][0]
+    assert (seed["minimum"], seed["maximum"]) == (0, 2**32 - 1)
+    assert schemas["BatchBody"]["properties"]["sections"]["minItems"] == 1
+    assert set(schemas["SynthBody"]["required"]) == {"text", "output_path"}
+    assert schemas["SpeechBody"]["properties"]["stream_format"]["anyOf"][0]["enum"] == ["audio", "sse"]
+    events = {ref["$ref"].rsplit("/", 1)[1] for ref in schemas["Event"]["anyOf"]}
+    assert events == {
+        "Start",
+        "Progress",
+        "SectionError",
+        "Done",
+        "Heartbeat",
+        "AudioStart",
+        "AudioEnd",
+        "FirstAudio",
+    }
+    assert schemas["Event"]["discriminator"]["propertyName"] == "event"
+    assert "TextTooLong" in schemas["ErrorBody"]["properties"]["error"]["description"]

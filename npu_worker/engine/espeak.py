@@ -3,6 +3,11 @@
 It needs no model files, so a fresh install speaks at once. espeak makes 22050 Hz int16; the engine
 resamples to 24 kHz with one soxr streaming resampler per request, so chunk joins are seamless (the
 chunks together equal a one-shot resample of the whole utterance).
+
+Two ways to run it: `stream` (the `Engine` iterator; espeak runs on its streaming thread and every
+60 ms buffer crosses a thread) and `stream_into`, which the engine thread uses: espeak runs on the
+calling thread and hands resampled chunks to a sink from inside its callback (no thread hop at all),
+buffer by buffer at first and then gathered (benchmarks/SERVER_OVERHEAD.md has the measurements).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from npu_worker.engine.espeak_lib import EspeakLibrary, get_espeak
 from npu_worker.protocol import EngineError, UnknownLanguage
 
 OUTPUT_RATE = 24000
+PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
+GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 60 ms buffers every ~0.2 ms of CPU
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {
@@ -114,19 +121,89 @@ class EspeakEngine:
         finally:
             pcm.close()
 
+    def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
+        """The same audio as `stream`, handed to `sink` on this thread as espeak makes it.
+
+        The first `PROMPT_SECONDS` go buffer by buffer (the first frame waits for nothing); then
+        espeak's buffers, which it makes back to back, go `GATHER_SECONDS` at a time, so the caller
+        handles a few chunks per sentence instead of one per 60 ms. `sink` returning False stops espeak
+        at once (a cancel); what it raises is raised here. Nothing crosses a thread.
+        """
+        library = self.library
+        voice = self.voice_for(request.lang)
+        gathering = _Gathering(library.sample_rate, sink)
+        library.synthesize_into(
+            request.text, gathering.feed, voice=voice, rate_wpm=self.rate_for(request.speed_factor)
+        )
+        gathering.finish()
+
     def close(self) -> None:
         """Nothing to release: the espeak library lives as long as the process."""
         self._voices.clear()
 
 
-def resample_pcm16(chunks: Iterable[np.ndarray], from_rate: int, to_rate: int) -> Iterator[np.ndarray]:
+class Pcm16Resampler:
     """int16 chunks → float32 chunks at `to_rate` through one soxr stream, so joins are seamless."""
-    resampler = soxr.ResampleStream(from_rate, to_rate, 1, dtype="float32", quality="HQ")
+
+    def __init__(self, from_rate: int, to_rate: int) -> None:
+        self._stream = soxr.ResampleStream(from_rate, to_rate, 1, dtype="float32", quality="HQ")
+
+    def feed(self, chunk: np.ndarray) -> np.ndarray:
+        samples = chunk.astype(np.float32)
+        samples *= 1.0 / 32768.0
+        return self._stream.resample_chunk(samples)
+
+    def flush(self) -> np.ndarray:
+        return self._stream.resample_chunk(np.zeros(0, dtype=np.float32), last=True)
+
+
+class _Gathering:
+    """espeak's int16 buffers → resampled float32 chunks for a sink: one by one at first, then
+    gathered (fewer resampler calls, and a few hand-offs per sentence downstream)."""
+
+    def __init__(self, rate: int, sink: Callable[[np.ndarray], bool]) -> None:
+        self._resampler = Pcm16Resampler(rate, OUTPUT_RATE)
+        self._sink = sink
+        self._prompt, self._gather = int(PROMPT_SECONDS * rate), int(GATHER_SECONDS * rate)
+        self._passed = 0  # input samples handed on
+        self._held: list[np.ndarray] = []
+        self._held_samples = 0
+        self.taking = True
+
+    def feed(self, chunk: np.ndarray) -> bool:
+        self._held.append(chunk)
+        self._held_samples += chunk.size
+        if self._passed >= self._prompt and self._held_samples < self._gather:
+            return True
+        return self._hand()
+
+    def finish(self) -> None:
+        """espeak is done: what is held, then the resampler's tail (not after a refusal)."""
+        if self.taking and self._held:
+            self._hand()
+        if self.taking:
+            tail = self._resampler.flush()
+            if tail.size:
+                self._sink(tail)
+
+    def _hand(self) -> bool:
+        held = self._held[0] if len(self._held) == 1 else np.concatenate(self._held)
+        self._passed += held.size
+        self._held, self._held_samples = [], 0
+        out = self._resampler.feed(held)
+        if out.size:
+            self.taking = self._sink(out)
+        return self.taking
+
+
+def resample_pcm16(chunks: Iterable[np.ndarray], from_rate: int, to_rate: int) -> Iterator[np.ndarray]:
+    """int16 chunks → float32 chunks at `to_rate` (one `Pcm16Resampler`), empty outputs skipped."""
+    resampler = Pcm16Resampler(from_rate, to_rate)
     for chunk in chunks:
-        out = resampler.resample_chunk(chunk.astype(np.float32) / 32768.0)
+        out = resampler.feed(chunk)
         if out.size:
             yield out
-    tail = resampler.resample_chunk(np.zeros(0, dtype=np.float32), last=True)
+    tail = resampler.flush()
     if tail.size:
         yield tail
 

@@ -1,13 +1,18 @@
 """ctypes binding to espeak-ng (GPL-3.0), loaded as a shared library from the `espeakng-loader` wheel.
 
 espeak-ng keeps all of its state in process globals (current voice, parameters, the one synth callback),
-so one dedicated owner thread makes every espeak call, and every public method hands its work to that
-thread. That is why `get_espeak()` returns a process-wide singleton: the C library itself is one.
+so one thread at a time may call it: every call holds the library's lock. That is why `get_espeak()`
+returns a process-wide singleton: the C library itself is one.
 
-Synthesis runs in AUDIO_OUTPUT_SYNCHRONOUS mode: `espeak_Synth` blocks the owner thread and calls the
-synth callback (on that thread) with int16 buffers. The callback hands each buffer to a small bounded
-channel that the caller drains, so audio streams while espeak still works, memory stays bounded, and a
-caller that stops listening stops espeak within a chunk or two (the callback returns 1 = abort).
+Synthesis runs in AUDIO_OUTPUT_SYNCHRONOUS mode: `espeak_Synth` blocks the calling thread and calls the
+synth callback on that same thread with int16 buffers (~60 ms of audio each). `synthesize_into` runs
+the caller's sink right there, so the engine thread that synthesises is also the one that trims and
+hands out each chunk: no thread hop per chunk (the two Condition hand-offs per buffer of the owner
+thread this replaced cost 1.8 ms of CPU per preview sentence, the synthesis itself 6.1 ms: see
+benchmarks/SERVER_OVERHEAD.md).
+`synthesize` keeps an iterator for readers that want one: the synthesis then runs on a streaming thread
+and each buffer goes through a small bounded channel, so memory stays bounded and a reader that stops
+listening stops espeak within a chunk or two (the callback returns 1 = abort).
 """
 
 from __future__ import annotations
@@ -19,7 +24,6 @@ import queue
 import re
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -99,35 +103,18 @@ class EspeakVoice:
     languages: tuple[str, ...]
 
 
-class _OwnerThread:
-    """Runs callables one at a time, in submission order, on one daemon thread that never changes."""
+class _Synthesis:
+    """One `espeak_Synth` call: where its chunks go, how much espeak made, why it stopped."""
 
-    def __init__(self) -> None:
-        self._work: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] = queue.SimpleQueue()
-        self.thread = threading.Thread(target=self._run, name="espeak-owner", daemon=True)
-        self.thread.start()
-
-    def submit(self, function: Callable[[], T]) -> Future[T]:
-        future: Future[T] = Future()
-        self._work.put((function, future))
-        return future
-
-    def call(self, function: Callable[[], T]) -> T:
-        if threading.current_thread() is self.thread:
-            return function()
-        return self.submit(function).result()
-
-    def _run(self) -> None:
-        while True:
-            function, future = self._work.get()
-            try:
-                future.set_result(function())
-            except BaseException as error:  # handed to the caller, never kills the owner thread
-                future.set_exception(error)
+    def __init__(self, sink: Callable[[np.ndarray], bool]) -> None:
+        self.sink = sink
+        self.produced_samples = 0  # every sample espeak handed to the callback, taken or refused
+        self.stopped = False  # the sink refused a chunk (or failed): espeak was told to abort
+        self.error: BaseException | None = None  # what the sink raised, re-raised after espeak returns
 
 
 class _ChunkChannel:
-    """Bounded hand-off of audio chunks from the owner thread (producer) to one reader."""
+    """Bounded hand-off of audio chunks from the streaming thread (producer) to one reader."""
 
     def __init__(self, capacity: int = CHANNEL_CAPACITY, stall_timeout: float = STALL_TIMEOUT) -> None:
         self._chunks: collections.deque[np.ndarray] = collections.deque()
@@ -182,25 +169,27 @@ class _ChunkChannel:
 
 
 @dataclass
-class _SynthesisJob:
+class _StreamJob:
     text: str
     voice: str
-    rate_wpm: int
+    rate_wpm: int | None
     channel: _ChunkChannel
     started: threading.Event
     finished: threading.Event
-    produced_samples: int = 0  # every sample espeak handed to the callback, read or refused
+    synthesis: _Synthesis | None = None
 
 
 class SynthesisStream(Iterator[np.ndarray]):
-    """int16 chunks of one synthesis, as espeak delivers them.
+    """int16 chunks of one synthesis, as espeak delivers them, for a reader on any other thread.
 
-    The work is queued on the owner thread at the first `next()`. `close()` (also on garbage collection)
-    aborts espeak at its next buffer; once `close()` returns the synthesis has stopped, and
-    `produced_samples` says how much espeak made in all (read or not).
+    The synthesis runs on the library's streaming thread (queued at the first `next()`), and each chunk
+    crosses threads through a bounded channel: two hand-offs per chunk. A caller that can take chunks
+    where espeak makes them uses `EspeakLibrary.synthesize_into` instead (no thread, no hand-off).
+    `close()` (also on garbage collection) aborts espeak at its next buffer; once `close()` returns
+    the synthesis has stopped, and `produced_samples` says how much espeak made in all (read or not).
     """
 
-    def __init__(self, library: EspeakLibrary, job: _SynthesisJob) -> None:
+    def __init__(self, library: EspeakLibrary, job: _StreamJob) -> None:
         self._library = library
         self._job = job
         self._submitted = False
@@ -208,13 +197,14 @@ class SynthesisStream(Iterator[np.ndarray]):
 
     @property
     def produced_samples(self) -> int:
-        return self._job.produced_samples
+        synthesis = self._job.synthesis
+        return synthesis.produced_samples if synthesis is not None else 0
 
     def __next__(self) -> np.ndarray:
         if self._closed:
             raise StopIteration
         if not self._submitted:
-            self._library._start(self._job)
+            self._library._stream(self._job)
             self._submitted = True
         chunk = self._job.channel.get()
         if chunk is None:
@@ -233,7 +223,13 @@ class SynthesisStream(Iterator[np.ndarray]):
 
 
 class EspeakLibrary:
-    """The espeak-ng library of this process; every call runs on its owner thread."""
+    """The espeak-ng library of this process.
+
+    espeak keeps its state in process globals, so one thread at a time may call it: every call holds
+    `_lock`, on whichever thread makes it. The engine thread synthesises on itself
+    (`synthesize_into`: the synth callback runs the caller's code for each chunk, so a chunk crosses no
+    thread); `synthesize` serves readers that want an iterator, from one streaming thread.
+    """
 
     def __init__(self, library_path: str, data_path: str) -> None:
         try:
@@ -242,11 +238,14 @@ class EspeakLibrary:
         except (OSError, AttributeError) as error:
             raise ModelLoadError(f"cannot load espeak-ng from {library_path}: {error}") from error
         self.data_path = data_path
-        self._owner = _OwnerThread()
-        self._active: _SynthesisJob | None = None  # touched only on the owner thread
-        self._loaded_voice: str | None = None  # idem
+        self._lock = threading.Lock()
+        self._active: _Synthesis | None = None  # set while espeak_Synth runs (under `_lock`)
+        self._active_thread: int | None = None  # the thread running it: a nested call there is refused
+        self._loaded_voice: str | None = None  # under `_lock`
         self._callback = _SynthCallback(self._on_audio)  # referenced for as long as espeak may call it
-        self.sample_rate, self.version, self.default_rate = self._owner.call(self._initialize)
+        self._streams: queue.SimpleQueue[_StreamJob] | None = None
+        self._streaming_thread: threading.Thread | None = None
+        self.sample_rate, self.version, self.default_rate = self._call(self._initialize)
         self._voices: tuple[EspeakVoice, ...] | None = None
 
     def _initialize(self) -> tuple[int, str, int]:
@@ -259,16 +258,24 @@ class EspeakLibrary:
         version = (self._lib.espeak_Info(None) or b"unknown").decode()
         return rate, version, self._lib.espeak_GetParameter(_PARAMETER_RATE, 0)
 
+    def _call(self, function: Callable[[], T]) -> T:
+        """Run `function` (which calls espeak) with the library to itself."""
+        if self._active_thread == threading.get_ident():
+            raise RuntimeError("espeak cannot be called from its own synth callback")
+        with self._lock:
+            return function()
+
     @property
-    def owner_thread(self) -> threading.Thread:
-        return self._owner.thread
+    def streaming_thread(self) -> threading.Thread | None:
+        """The thread that runs `synthesize` streams (started by the first one)."""
+        return self._streaming_thread
 
     # ---------------------------------------------------------------------------------------------
     # Voices
 
     def voices(self) -> tuple[EspeakVoice, ...]:
         if self._voices is None:
-            self._voices = self._owner.call(self._list_voices)
+            self._voices = self._call(self._list_voices)
         return self._voices
 
     def _list_voices(self) -> tuple[EspeakVoice, ...]:
@@ -307,7 +314,7 @@ class EspeakLibrary:
         return voice.identifier
 
     def _load_voice(self, name: str) -> None:
-        """On the owner thread: make `name` espeak's current voice (a no-op when it already is)."""
+        """Under `_lock`: make `name` espeak's current voice (a no-op when it already is)."""
         if self._loaded_voice == name:
             return
         if self._lib.espeak_SetVoiceByName(name.encode()) != _EE_OK:
@@ -318,58 +325,89 @@ class EspeakLibrary:
     # ---------------------------------------------------------------------------------------------
     # Synthesis
 
+    def synthesize_into(
+        self,
+        text: str,
+        sink: Callable[[np.ndarray], bool],
+        voice: str = "ko",
+        rate_wpm: int | None = None,
+    ) -> int:
+        """Synthesise on the calling thread: each int16 chunk (read-only) goes to `sink` from inside
+        espeak's callback as espeak makes it; `sink` returning False stops espeak at once. What `sink`
+        raises is raised here once espeak has returned. Returns the samples espeak made in all."""
+        identifier = self.require_voice(voice)
+        synthesis = _Synthesis(sink)
+        self._call(lambda: self._run_synthesis(text, identifier, rate_wpm, synthesis))
+        if synthesis.error is not None:
+            raise synthesis.error
+        return synthesis.produced_samples
+
+    def _run_synthesis(self, text: str, voice: str, rate_wpm: int | None, synthesis: _Synthesis) -> None:
+        """Under `_lock`: one espeak_Synth with `synthesis` receiving its audio."""
+        self._load_voice(voice)
+        rate = self.default_rate if rate_wpm is None else int(rate_wpm)
+        self._lib.espeak_SetParameter(_PARAMETER_RATE, rate, 0)
+        data = text.replace("\0", " ").encode("utf-8") + b"\0"
+        self._active, self._active_thread = synthesis, threading.get_ident()
+        try:
+            status = self._lib.espeak_Synth(data, len(data), 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
+        finally:
+            self._active, self._active_thread = None, None
+        if status != _EE_OK and not synthesis.stopped:
+            raise EngineError(f"espeak_Synth failed with status {status}")
+
+    def _on_audio(self, wav: Any, count: int, events: Any) -> int:
+        """The synth callback, on the synthesising thread: 0 = continue, 1 = abort (an int, always)."""
+        synthesis = self._active
+        if synthesis is None:
+            return 1
+        if not wav or count <= 0:
+            return 1 if synthesis.stopped else 0
+        try:
+            synthesis.produced_samples += count
+            chunk = np.frombuffer(ctypes.string_at(wav, 2 * count), dtype=np.int16)  # one copy
+            if synthesis.sink(chunk):
+                return 0
+        except BaseException as error:  # an exception must not cross the C frame
+            synthesis.error = error
+        synthesis.stopped = True
+        return 1
+
     def synthesize(self, text: str, voice: str = "ko", rate_wpm: int | None = None) -> SynthesisStream:
         """Stream int16 chunks at `sample_rate` for `text`; `rate_wpm` None is espeak's default rate."""
         identifier = self.require_voice(voice)
-        rate = self.default_rate if rate_wpm is None else int(rate_wpm)
-        channel = _ChunkChannel()
-        job = _SynthesisJob(
-            text.replace("\0", " "), identifier, rate, channel, threading.Event(), threading.Event()
-        )
+        job = _StreamJob(text, identifier, rate_wpm, _ChunkChannel(), threading.Event(), threading.Event())
         return SynthesisStream(self, job)
 
-    def _start(self, job: _SynthesisJob) -> None:
-        if threading.current_thread() is self._owner.thread:
-            raise RuntimeError("espeak synthesis cannot be read on the espeak owner thread")
-        self._owner.submit(lambda: self._run_synthesis(job))
+    def _stream(self, job: _StreamJob) -> None:
+        if threading.current_thread() is self._streaming_thread:
+            raise RuntimeError("an espeak stream cannot be read on the espeak streaming thread")
+        with self._lock:  # the thread is started once, by whichever stream comes first
+            if self._streams is None:
+                self._streams = queue.SimpleQueue()
+                self._streaming_thread = threading.Thread(
+                    target=self._run_streams, args=(self._streams,), name="espeak-stream", daemon=True
+                )
+                self._streaming_thread.start()
+        assert self._streams is not None
+        self._streams.put(job)
 
-    def _run_synthesis(self, job: _SynthesisJob) -> None:
-        error: BaseException | None = None
-        job.started.set()  # before the abort check: close() waits for `finished` once this is set
-        if job.channel.aborted:
-            job.channel.end()
-            job.finished.set()
-            return
-        try:
-            self._load_voice(job.voice)
-            self._lib.espeak_SetParameter(_PARAMETER_RATE, job.rate_wpm, 0)
-            data = job.text.encode("utf-8") + b"\0"
-            self._active = job
-            status = self._lib.espeak_Synth(data, len(data), 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
-            if status != _EE_OK and not job.channel.aborted:
-                error = EngineError(f"espeak_Synth failed with status {status}")
-        except BaseException as failure:
-            error = failure
-        finally:
-            self._active = None
-            job.channel.end(error)
-            job.finished.set()
-
-    def _on_audio(self, wav: Any, count: int, events: Any) -> int:
-        """The synth callback, on the owner thread: 0 = continue, 1 = abort (an int, always)."""
-        job = self._active
-        if job is None:
-            return 1
-        try:
-            if not wav or count <= 0:
-                return 1 if job.channel.aborted else 0
-            job.produced_samples += count
-            chunk = np.ctypeslib.as_array(wav, shape=(count,)).copy()
-            return 0 if job.channel.put(chunk) else 1
-        except BaseException as error:  # an exception must not cross the C frame
-            job.channel.end(EngineError(f"espeak callback failed: {error!r}"))
-            job.channel.abort()
-            return 1
+    def _run_streams(self, jobs: queue.SimpleQueue[_StreamJob]) -> None:
+        while True:
+            job = jobs.get()
+            job.started.set()  # before the abort check: close() waits for `finished` once this is set
+            error: BaseException | None = None
+            try:
+                if not job.channel.aborted:
+                    synthesis = job.synthesis = _Synthesis(job.channel.put)
+                    with self._lock:
+                        self._run_synthesis(job.text, job.voice, job.rate_wpm, synthesis)
+                    error = synthesis.error
+            except BaseException as failure:  # handed to the reader, never kills this thread
+                error = failure
+            finally:
+                job.channel.end(None if job.channel.aborted else error)
+                job.finished.set()
 
     # ---------------------------------------------------------------------------------------------
     # Phonemes
@@ -382,9 +420,10 @@ class EspeakLibrary:
         are dropped. Words are separated by spaces, as espeak returns them.
         """
         identifier = self.require_voice(voice)
-        return self._owner.call(lambda: self._phonemize(text.replace("\0", " "), identifier))
+        return self._call(lambda: self._phonemize(text.replace("\0", " "), identifier))
 
     def _phonemize(self, text: str, voice: str) -> str:
+        """Under `_lock`."""
         self._load_voice(voice)
         data = text.encode("utf-8")
         buffer = ctypes.create_string_buffer(data)

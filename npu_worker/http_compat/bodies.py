@@ -1,37 +1,171 @@
-"""The v1 JSON bodies of a job: how the HTTP views render the core's Job (the core builds no bodies)."""
+"""The v1 JSON answers as msgspec Structs, and how a view sends one (the core builds no bodies).
+
+Field order is the order on the wire; a field that is not always there defaults to UNSET (left off).
+`openapi.py` documents these classes.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
+import msgspec
+from aiohttp import web
+from msgspec import UNSET, Meta, UnsetType
+
+from .. import wire
+from ..errors import ErrorBody
 from ..jobs.model import Job
+from ..protocol import Progress, SectionError
 
 
-def status_body(job: Job) -> dict[str, Any]:
-    """GET /jobs/{id}/status."""
-    return {
-        "job_id": job.id,
-        "status": job.status,
-        "done": job.ok_count + job.fail_count,
-        "total": job.total,
-        "ok": job.ok_count,
-        "fail": job.fail_count,
-        "current_idx": job.current_idx,
-        "elapsed_sec": round(job.elapsed(), 3),
-    }
+def json_response(body: msgspec.Struct, status: int = 200) -> web.Response:
+    """`body` encoded once by the shared encoder (as `web.json_response` would send a dict)."""
+    return web.Response(
+        body=wire.encode(body), status=status, content_type="application/json", charset="utf-8"
+    )
 
 
-def result_body(job: Job) -> dict[str, Any]:
-    """GET /jobs/{id}/result and the `stream:false` body: final event per section, in idx order."""
-    ordered = sorted((s for s in job.sections if s.final is not None), key=lambda s: s.idx)
-    finals = [s.final.to_dict() for s in ordered if s.final is not None]
-    return {
-        "job_id": job.id,
-        "status": job.status,
-        "total": job.total,
-        "ok_count": job.ok_count,
-        "fail_count": job.fail_count,
-        "sections": finals,
-        "wav_paths": [f["wav_path"] for f in finals if f.get("event") == "progress" and f.get("wav_path")],
-        "elapsed_total_sec": round(job.elapsed(), 3),
-    }
+class SynthResult(msgspec.Struct, kw_only=True):
+    """POST /synth, written (sovits_worker-compatible fields)."""
+
+    status: Literal["ok"] = "ok"
+    output: str
+    wav_path: str
+    duration_sec: float
+    sample_rate: int
+    elapsed_sec: float
+    rtf: Annotated[float | None, Meta(description="elapsed / audio seconds")]
+    engine: str
+    device: str
+    cached: Annotated[bool | UnsetType, Meta(description="true when served from the synthesis cache")] = UNSET
+
+
+class SynthFailed(ErrorBody, kw_only=True):
+    """POST /synth whose synthesis or write failed: HTTP 200, the error body and what ran."""
+
+    engine: str
+    device: str | None
+
+
+class Queued(msgspec.Struct, kw_only=True):
+    """POST /synth_batch?async=1."""
+
+    job_id: str
+    status: Literal["queued"] = "queued"
+    total: int
+
+
+class JobStatus(msgspec.Struct, kw_only=True):
+    """GET /jobs/{id}/status (and the 202 of /result while the job runs)."""
+
+    job_id: str
+    status: Annotated[str, Meta(description="queued, running, done, cancelled or interrupted")]
+    done: int
+    total: int
+    ok: int
+    fail: int
+    current_idx: int | None
+    elapsed_sec: float
+
+    @classmethod
+    def of(cls, job: Job) -> JobStatus:
+        return cls(
+            job_id=job.id,
+            status=job.status,
+            done=job.ok_count + job.fail_count,
+            total=job.total,
+            ok=job.ok_count,
+            fail=job.fail_count,
+            current_idx=job.current_idx,
+            elapsed_sec=round(job.elapsed(), 3),
+        )
+
+
+class Cancelled(JobStatus, kw_only=True):
+    """DELETE /jobs/{id}: the status, and whether the job was still queued or running."""
+
+    cancel_requested: bool
+
+    @classmethod
+    def of_job(cls, job: Job, requested: bool) -> Cancelled:
+        return cls(**msgspec.structs.asdict(JobStatus.of(job)), cancel_requested=requested)
+
+
+class JobList(msgspec.Struct):
+    """GET /jobs: newest first, at most 100."""
+
+    jobs: list[JobStatus]
+
+
+class JobResult(msgspec.Struct, kw_only=True):
+    """GET /jobs/{id}/result, and the `stream: false` answer (`status: ok`): the final event of each
+    section in idx order."""
+
+    job_id: str
+    status: str
+    total: int
+    ok_count: int
+    fail_count: int
+    sections: list[Progress | SectionError]
+    wav_paths: list[str]
+    elapsed_total_sec: float
+
+    @classmethod
+    def of(cls, job: Job, status: str | None = None) -> JobResult:
+        ordered = sorted((s for s in job.sections if s.final is not None), key=lambda s: s.idx)
+        finals = [s.final for s in ordered if s.final is not None]
+        return cls(
+            job_id=job.id,
+            status=status or job.status,
+            total=job.total,
+            ok_count=job.ok_count,
+            fail_count=job.fail_count,
+            sections=finals,
+            wav_paths=[f.wav_path for f in finals if isinstance(f, Progress) and f.wav_path],
+            elapsed_total_sec=round(job.elapsed(), 3),
+        )
+
+
+class TtfaFigures(msgspec.Struct):
+    p50: float | None
+    p95: float | None
+    count: int
+
+
+class Health(msgspec.Struct, kw_only=True):
+    """GET /health; the first seven fields are fixed. With `--queue redis://` the node adds `role`,
+    `node`, `redis` and `cluster`; `error` when the engine failed to load or Redis is unreachable."""
+
+    status: Literal["ok", "loading", "fail"]
+    loaded: bool
+    load_seconds: float | None
+    load_phase: str | None
+    backend: str
+    device: Annotated[str | None, Meta(description="what really runs, after any fallback")]
+    ref_wav: str | None
+    version: Annotated[str, Meta(description="the protocol's version")]
+    package_version: str
+    sample_rate: int | None
+    model: str | None
+    precision: str | None
+    fallback_reason: str | None
+    placement: Annotated[
+        dict[str, dict[str, Any]] | None, Meta(description="per model session: device, nodes")
+    ]
+    queue: int
+    jobs_running: int
+    ttfa_ms: TtfaFigures
+    queue_backend: Literal["local", "redis"]
+    role: str | UnsetType = UNSET
+    node: str | UnsetType = UNSET
+    redis: Literal["ok", "unreachable"] | UnsetType = UNSET
+    cluster: dict[str, Any] | UnsetType = UNSET
+    error: str | UnsetType = UNSET
+
+
+class Ready(msgspec.Struct):
+    """GET /ready: 200 only when a request would be served now."""
+
+    ready: bool
+    reason: str | None
+    queue: int

@@ -14,13 +14,8 @@ from aiohttp import web
 
 from ..access import check_access
 from ..app_keys import SETTINGS_KEY
-from ..protocol import (
-    BadRequest,
-    BodyTooLarge,
-    QueueFull,
-    WorkerError,
-    error_body,
-)
+from ..protocol import BadRequest, BodyTooLarge, ErrorBody, QueueFull, WorkerError
+from .bodies import json_response
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +30,7 @@ def error_response(
 ) -> web.Response:
     code = status or (error.http_status if isinstance(error, WorkerError) else 500)
     trace = traceback.format_exc() if with_traceback else None
-    response = web.json_response(error_body(error, trace), status=code)
+    response = json_response(ErrorBody.of(error, trace), status=code)
     if isinstance(error, QueueFull):
         response.headers["Retry-After"] = "5"
     return response

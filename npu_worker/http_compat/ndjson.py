@@ -8,11 +8,9 @@ started, a failure becomes an `error` line, never a half-sent 500.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 import time
-from typing import Any
 
 from aiohttp import web
 
@@ -29,8 +27,9 @@ NDJSON_HEADERS = {
 }
 
 
-def ndjson_line(body: dict[str, Any]) -> bytes:
-    return (json.dumps(body, ensure_ascii=False) + "\n").encode("utf-8")
+def ndjson_line(body: bytes) -> bytes:
+    """One encoded event (a log entry's bytes are shared with the log file and /ws) as a line."""
+    return body + b"\n"
 
 
 async def open_stream(request: web.Request, status: int = 200) -> web.StreamResponse:
@@ -69,11 +68,11 @@ async def _pump(response: web.StreamResponse, subscription: Subscription, heartb
                 item = await asyncio.wait_for(iterator.__anext__(), timeout=heartbeat_interval)
             except TimeoutError:
                 elapsed = round(time.monotonic() - started, 1)
-                await response.write(ndjson_line(Heartbeat(elapsed).to_dict()))
+                await response.write(ndjson_line(Heartbeat(elapsed).encode()))
                 continue
             except StopAsyncIteration:
                 break
             if isinstance(item, LogEntry):
-                await response.write(ndjson_line(item.to_dict()))
+                await response.write(ndjson_line(item.line))
     finally:
         subscription.close()

@@ -7,7 +7,7 @@ import contextlib
 import re
 import statistics
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -23,11 +23,22 @@ from ..protocol import (
     RequestTimeout,
     SectionError,
     SectionRequest,
-    decode_json,
     parse_batch_request,
     parse_synth_request,
 )
-from .bodies import result_body, status_body
+from .bodies import (
+    Cancelled,
+    Health,
+    JobList,
+    JobResult,
+    JobStatus,
+    Queued,
+    Ready,
+    SynthFailed,
+    SynthResult,
+    TtfaFigures,
+    json_response,
+)
 from .errors import CLOSE_AFTER_KEY, error_response
 from .ndjson import open_stream, stream_job
 
@@ -51,8 +62,9 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
         raise RequestTimeout(f"the body did not arrive within {limit} s") from None
 
 
-async def read_json(request: web.Request) -> Any:
-    """The body as JSON; a body that does not match its Content-Encoding is the caller's mistake.
+async def read_body(request: web.Request) -> bytes:
+    """The body's bytes (decoded by a view into its Struct); a body that does not match its
+    Content-Encoding is the caller's mistake.
 
     After such a body the connection's framing cannot be trusted: the answer closes it (and the rest of
     the body is not read, which aiohttp would otherwise try and log as an unhandled exception).
@@ -65,7 +77,7 @@ async def read_json(request: web.Request) -> Any:
         request[CLOSE_AFTER_KEY] = True
         encoding = request.headers.get("Content-Encoding", "identity")
         raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
-    return decode_json(raw)
+    return raw
 
 
 def _percentile(values: list[float], fraction: float) -> float | None:
@@ -82,33 +94,33 @@ async def health(request: web.Request) -> web.Response:
     queue = await scheduler.queue_health()  # first: it refreshes the cluster view the rest reads
     info = scheduler.info
     ttfa = scheduler.ttfa_ms
-    body: dict[str, Any] = {
-        "status": "ok" if info else ("fail" if scheduler.load_error else "loading"),
-        "loaded": info is not None,
-        "load_seconds": scheduler.load_seconds,
-        "load_phase": scheduler.load_phase,
-        "backend": info.backend if info else settings.backend,
-        "device": info.device if info else None,
-        "ref_wav": settings.ref_wav,
-        "version": PROTOCOL_VERSION,
-        "package_version": __version__,
-        "sample_rate": info.sample_rate if info else None,
-        "model": info.model if info else None,
-        "precision": info.precision if info else None,
-        "fallback_reason": info.fallback_reason if info else None,
-        "placement": dict(info.placement) if info else None,
-        "queue": scheduler.queue_size(),
-        "jobs_running": scheduler.jobs_running(),
-        "ttfa_ms": {"p50": _percentile(ttfa, 0.5), "p95": _percentile(ttfa, 0.95), "count": len(ttfa)},
-    }
-    body.update(queue)
-    if queue.get("redis") == "unreachable":  # the shared queue is down: this node cannot take requests
-        body["status"] = "fail"
-        return web.json_response(body, status=503)
+    body = Health(
+        status="ok" if info else ("fail" if scheduler.load_error else "loading"),
+        loaded=info is not None,
+        load_seconds=scheduler.load_seconds,
+        load_phase=scheduler.load_phase,
+        backend=info.backend if info else settings.backend,
+        device=info.device if info else None,
+        ref_wav=settings.ref_wav,
+        version=PROTOCOL_VERSION,
+        package_version=__version__,
+        sample_rate=info.sample_rate if info else None,
+        model=info.model if info else None,
+        precision=info.precision if info else None,
+        fallback_reason=info.fallback_reason if info else None,
+        placement={name: dict(place) for name, place in info.placement.items()} if info else None,
+        queue=scheduler.queue_size(),
+        jobs_running=scheduler.jobs_running(),
+        ttfa_ms=TtfaFigures(_percentile(ttfa, 0.5), _percentile(ttfa, 0.95), len(ttfa)),
+        **queue,
+    )
+    if body.redis == "unreachable":  # the shared queue is down: this node cannot take requests
+        body.status = "fail"
+        return json_response(body, status=503)
     if scheduler.load_error is not None:
-        body["error"] = str(scheduler.load_error)
-        return web.json_response(body, status=500)
-    return web.json_response(body, status=200 if info else 503)
+        body.error = str(scheduler.load_error)
+        return json_response(body, status=500)
+    return json_response(body, status=200 if info else 503)
 
 
 async def ready(request: web.Request) -> web.Response:
@@ -128,8 +140,7 @@ async def ready(request: web.Request) -> web.Response:
         reason = "shutting down"
     elif waiting >= bound:
         reason = f"the queue is full ({waiting} sections waiting, bound {bound})"
-    body = {"ready": reason is None, "reason": reason, "queue": waiting}
-    return web.json_response(body, status=200 if reason is None else 503)
+    return json_response(Ready(reason is None, reason, waiting), status=200 if reason is None else 503)
 
 
 async def _wait_done(scheduler: Scheduler, job: Job) -> None:
@@ -144,7 +155,7 @@ async def _wait_done(scheduler: Scheduler, job: Job) -> None:
 
 async def synth(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
-    parsed = parse_synth_request(await read_json(request), request.app[LIMITS_KEY])
+    parsed = parse_synth_request(await read_body(request), request.app[LIMITS_KEY])
     batch = BatchRequest((SectionRequest(0, parsed.text, parsed.output_path),), parsed.params, audio=False)
     job = await scheduler.submit(batch, preview=True)
     try:
@@ -157,36 +168,36 @@ async def synth(request: web.Request) -> web.Response:
     assert info is not None
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
-        failed = {"status": "fail", "error": message, "traceback": None, "fallback": None}
-        return web.json_response({**failed, "engine": info.backend, "device": info.device})
+        failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)
+        return json_response(failed)
+    assert final.wav_path is not None  # a /synth section always names its file
     duration = final.duration_sec or 0.0
     elapsed = final.elapsed_sec or 0.0
-    body: dict[str, Any] = {
-        "status": "ok",
-        "output": final.wav_path,
-        "wav_path": final.wav_path,
-        "duration_sec": duration,
-        "sample_rate": info.sample_rate,
-        "elapsed_sec": elapsed,
-        "rtf": round(elapsed / duration, 4) if duration else None,
-        "engine": info.backend,
-        "device": info.device,
-    }
+    body = SynthResult(
+        output=final.wav_path,
+        wav_path=final.wav_path,
+        duration_sec=duration,
+        sample_rate=info.sample_rate,
+        elapsed_sec=elapsed,
+        rtf=round(elapsed / duration, 4) if duration else None,
+        engine=info.backend,
+        device=info.device,
+    )
     if final.cached:
-        body["cached"] = True
-    return web.json_response(body)
+        body.cached = True
+    return json_response(body)
 
 
 async def synth_batch(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
     settings = request.app[SETTINGS_KEY]
-    batch = parse_batch_request(await read_json(request), request.app[LIMITS_KEY])
+    batch = parse_batch_request(await read_body(request), request.app[LIMITS_KEY])
     job = await scheduler.submit(batch, preview=False)
     if request.query.get("async", "0") not in ("0", "", "false"):
-        return web.json_response({"job_id": job.id, "status": "queued", "total": job.total})
+        return json_response(Queued(job_id=job.id, total=job.total))
     if not batch.stream:
         await _wait_done(scheduler, job)
-        return web.json_response({**result_body(job), "status": "ok"})
+        return json_response(JobResult.of(job, status="ok"))
     response = await open_stream(request)
     # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
     await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval)
@@ -203,14 +214,14 @@ async def _job(request: web.Request) -> Job:
 
 
 async def job_status(request: web.Request) -> web.Response:
-    return web.json_response(status_body(await _job(request)))
+    return json_response(JobStatus.of(await _job(request)))
 
 
 async def job_result(request: web.Request) -> web.Response:
     job = await _job(request)
     if not job.finished:
-        return web.json_response(status_body(job), status=202)
-    return web.json_response(result_body(job))
+        return json_response(JobStatus.of(job), status=202)
+    return json_response(JobResult.of(job))
 
 
 async def job_events(request: web.Request) -> web.StreamResponse:
@@ -230,13 +241,13 @@ async def job_cancel(request: web.Request) -> web.Response:
     job = await _job(request)
     scheduler = request.app[SCHEDULER_KEY]
     stopping = await asyncio.get_running_loop().run_in_executor(None, scheduler.cancel, job.id)
-    return web.json_response({**status_body(job), "cancel_requested": stopping})
+    return json_response(Cancelled.of_job(job, stopping))
 
 
 async def job_list(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     jobs = await asyncio.get_running_loop().run_in_executor(None, scheduler.recent_jobs, 100)
-    return web.json_response({"jobs": [status_body(job) for job in jobs]})
+    return json_response(JobList([JobStatus.of(job) for job in jobs]))
 
 
 async def section_audio(request: web.Request) -> web.Response:
@@ -251,7 +262,7 @@ async def section_audio(request: web.Request) -> web.Response:
 
 
 async def openapi_json(request: web.Request) -> web.Response:
-    return web.json_response(openapi.document())
+    return web.Response(body=openapi.document_json(), content_type="application/json", charset="utf-8")
 
 
 def setup_http(app: web.Application) -> None:

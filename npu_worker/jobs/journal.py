@@ -52,6 +52,21 @@ class LoopHandoff:
         elif not self.loop.is_closed():
             self.loop.call_soon_threadsafe(self._drain)
 
+    def yield_to_loop(self, timeout: float) -> None:
+        """Block this (engine) thread until the loop has run every callback queued so far, or for
+        `timeout` seconds at most.
+
+        A thread that keeps taking the GIL (espeak's callback every ~0.2 ms) or a core makes a just
+        woken loop wait for both, ~1 ms at the median on the 2-core VM; the runner yields once per
+        preview, right after its first audio, when a listener is waiting for exactly that
+        (benchmarks/SERVER_OVERHEAD.md: hand-off → loop 1.0 ms → 0.06 ms at the median).
+        """
+        if threading.get_ident() == self._loop_thread:
+            return
+        drained = threading.Event()
+        self(lambda _: drained.set(), None)
+        drained.wait(timeout)
+
     def _drain(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, []
@@ -129,7 +144,7 @@ class LocalJournal(Journal):
         super().__init__(handoff, observer)
         self.store = store
         self.max_open = max_open
-        self._open: OrderedDict[str, IO[str]] = OrderedDict()
+        self._open: OrderedDict[str, IO[bytes]] = OrderedDict()
 
     def create(self, job: Job) -> None:
         self.store.create(job)

@@ -7,12 +7,14 @@ here: the views render jobs in their own shapes. No numpy either: audio is opaqu
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import wire
 from ..protocol import Done, Event, Progress, SectionError, SynthParams
 
 QUEUED, RUNNING, DONE, CANCELLED, INTERRUPTED = "queued", "running", "done", "cancelled", "interrupted"
@@ -27,6 +29,12 @@ class LogEntry:
 
     def to_dict(self) -> dict[str, Any]:
         return {**self.event.to_dict(), "seq": self.seq}
+
+    @functools.cached_property
+    def line(self) -> bytes:
+        """The entry as one JSON object (`seq` last), encoded once: the log file, every NDJSON
+        listener and every WebSocket listener send these bytes."""
+        return wire.encode_entry(self.event, self.seq)
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,8 @@ from .stats import Stats
 
 log = logging.getLogger(__name__)
 
+FIRST_AUDIO_YIELD_SECONDS = 0.005  # at most this long the engine waits for the loop to take a first chunk
+
 
 @dataclass
 class SectionAudio:
@@ -218,25 +220,16 @@ class Runner:
         request = self._request(job, section)
         key = cache_key(self.info, request)
         hit = self.cache.get(key)
-        source: Iterator[np.ndarray]
-        source = (
-            _chunks_of(read_wav(hit)[0], self._rate()) if hit is not None else self.engine.stream(request)
-        )
+        source: Iterator[np.ndarray] | None = None
+        if hit is not None:
+            source = _chunks_of(read_wav(hit)[0], self._rate())
         delivery = Delivery(self, job, section)
         pausable = self.preempts and hit is None and getattr(self.engine, "preemptible", False)
-        try:
-            for chunk in source:
-                if job.cancel_requested.is_set():
-                    return None
-                samples = np.asarray(chunk, dtype=np.float32).reshape(-1)
-                if samples.size:  # an empty chunk marks a step boundary (a decoder call done)
-                    delivery.feed(samples)
-                if pausable:
-                    self._serve_waiting_previews(job)
-        finally:
-            close = getattr(source, "close", None)
-            if close is not None:
-                close()
+        push = getattr(self.engine, "stream_into", None) if hit is None and not pausable else None
+        if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
+            push(request, lambda chunk: _take(job, delivery, chunk))
+        else:
+            self._pull(job, delivery, source or self.engine.stream(request), pausable)
         if job.cancel_requested.is_set():
             return None
         raw = delivery.finish()
@@ -244,6 +237,20 @@ class Runner:
         needs_raw_wav = needs_raw_wav or (section.output_path is not None and not delivery.trimmed)
         raw_wav = hit if hit is not None else (wav_bytes(raw, self._rate()) if needs_raw_wav else None)
         return SectionAudio(delivery.samples(raw), raw_wav, delivery.trimmed, hit is not None, key)
+
+    def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
+        """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
+        a pausable engine's section lends the engine to waiting previews."""
+        try:
+            for chunk in source:
+                if not _take(job, delivery, chunk):
+                    return
+                if pausable:
+                    self._serve_waiting_previews(job)
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
 
     def _serve_waiting_previews(self, job: Job) -> None:
         """Run the sections of previews that arrived while `job`'s (batch) section runs, now."""
@@ -257,14 +264,28 @@ class Runner:
             self.paused_seconds += time.monotonic() - started
 
     def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
-        if job.first_audio_at is None and chunk.samples.size:
+        first = job.first_audio_at is None and chunk.samples.size > 0
+        if first:
             record_first_audio(job, self.stats, self.observer)
         if job.stream_audio:
             self.hand_over_audio(job, chunk)
+            if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
+                self.journal.handoff.yield_to_loop(FIRST_AUDIO_YIELD_SECONDS)
 
     def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
         """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis)."""
         self.journal.handoff(job.publish_audio, chunk)
+
+
+def _take(job: Job, delivery: Delivery, chunk: np.ndarray) -> bool:
+    """One engine chunk into the section's delivery; False once the job is cancelled (stop the engine).
+    An empty chunk only marks a step boundary (a decoder call done)."""
+    if job.cancel_requested.is_set():
+        return False
+    samples = np.asarray(chunk, dtype=np.float32).reshape(-1)
+    if samples.size:
+        delivery.feed(samples)
+    return True
 
 
 def record_first_audio(job: Job, stats: Stats, observer: SchedulerObserver) -> None:
@@ -325,7 +346,8 @@ class Delivery:
             return
         if self.trimmer is not None:
             self.kept.append(samples)
-        self.runner.publish_audio(self.job, AudioChunk(self.section.idx, samples, onset))
+        if self.job.stream_audio or self.job.first_audio_at is None:  # else nobody takes chunks
+            self.runner.publish_audio(self.job, AudioChunk(self.section.idx, samples, onset))
 
 
 def _chunks_of(audio: np.ndarray, sample_rate: int, seconds: float = 0.5) -> Iterator[np.ndarray]:

@@ -13,14 +13,23 @@ import os
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+
 from ..files import write_atomic
 from ..paths import OUTPUTS_DIR, make_private_dir
-from ..protocol import Event, SynthParams, WorkerError
+from ..protocol import SynthParams, decode_event
 from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
 
 log = logging.getLogger(__name__)
 
 JOB_FILE, LOG_FILE = "job.json", "events.ndjson"
+
+
+class _Seq(msgspec.Struct):
+    seq: int
+
+
+_SEQ = msgspec.json.Decoder(_Seq)  # a log line's position (the event itself decodes apart)
 
 
 class JobStore:
@@ -54,12 +63,12 @@ class JobStore:
         }
         write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
 
-    def open_log(self, job_id: str) -> IO[str]:
-        return open(self.job_dir(job_id) / LOG_FILE, "a", encoding="utf-8")
+    def open_log(self, job_id: str) -> IO[bytes]:
+        return open(self.job_dir(job_id) / LOG_FILE, "ab")
 
     @staticmethod
-    def log_line(entry: LogEntry) -> str:
-        return json.dumps(entry.to_dict(), ensure_ascii=False) + "\n"
+    def log_line(entry: LogEntry) -> bytes:
+        return entry.line + b"\n"
 
     def append(self, job_id: str, entry: LogEntry) -> None:
         with self.open_log(job_id) as out:
@@ -118,12 +127,11 @@ class JobStore:
         if not path.exists():
             return []
         entries = []
-        with open(path, encoding="utf-8") as source:
+        with open(path, "rb") as source:
             for line in source:
                 try:
-                    body = json.loads(line)
-                    entries.append(LogEntry(int(body.pop("seq")), Event.from_dict(body)))
-                except (ValueError, KeyError, TypeError, WorkerError):
+                    entries.append(LogEntry(_SEQ.decode(line).seq, decode_event(line)))
+                except msgspec.MsgspecError:
                     log.warning("ignoring a torn or unreadable log line in %s", path)
                     break
         return entries

@@ -9,12 +9,13 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from aiohttp import web
 
 from ..app_keys import SETTINGS_KEY
+from ..http_compat.bodies import json_response
 from ..protocol import BodyTooLarge, QueueFull, WorkerError
+from .bodies import ErrorDetail, OpenAIError
 
 log = logging.getLogger(__name__)
 
@@ -30,24 +31,24 @@ ERROR_TYPES = {
 
 def with_param(error: WorkerError, param: str) -> WorkerError:
     """Name the request field at fault (OpenAI's `param`)."""
-    error.param = param  # type: ignore[attr-defined]
+    error.param = param
     return error
 
 
-def openai_error_body(error: BaseException) -> tuple[dict[str, Any], int]:
-    """The body and status for any exception (an unexpected one is a 500 `server_error`)."""
+def openai_error(error: BaseException) -> tuple[ErrorDetail, int]:
+    """OpenAI's error object and the status for any exception (an unexpected one is a 500
+    `server_error`)."""
     if isinstance(error, WorkerError):
-        status, message, code = error.http_status, error.message, error.name
+        status, message, code, param = error.http_status, error.message, error.name, error.param
     else:
-        status, message, code = 500, f"{type(error).__name__}: {error}", "InternalError"
+        status, message, code, param = 500, f"{type(error).__name__}: {error}", "InternalError", None
     kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
-    param = getattr(error, "param", None)
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}, status
+    return ErrorDetail(message, kind, param, code), status
 
 
 def openai_error_response(error: BaseException) -> web.Response:
-    body, status = openai_error_body(error)
-    response = web.json_response(body, status=status)
+    detail, status = openai_error(error)
+    response = json_response(OpenAIError(detail), status=status)
     if isinstance(error, QueueFull):
         response.headers["Retry-After"] = "5"
     return response

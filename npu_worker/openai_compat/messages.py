@@ -1,41 +1,51 @@
-"""The server's messages on the OpenAI surface: SSE events and the stream socket's text frames.
+"""The messages of the OpenAI surface: SSE events, and the stream socket's frames both ways.
 
-One dataclass per wire `type`, with `to_dict` (None-valued optional fields left off), as the v1 events
-in `protocol.py` do; the tests round-trip every class. Pure code.
+One msgspec Struct per wire `type` (`"type": name` first). A field whose default is None is left off
+the wire while None (`omit_defaults` on exactly the classes whose optional fields default to None),
+as the v1 events in `protocol.py` do; the tests round-trip every class. Pure code.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Annotated, Any
 
-from ..protocol import wire_fields
+import msgspec
+from msgspec import Meta
+
+from .. import wire
+from .bodies import ErrorDetail
+from .request import SpeechOptions
 
 
-@dataclass(frozen=True)
-class Message:
-    wire_type: ClassVar[str] = ""
+class Message(msgspec.Struct, tag_field="type"):
+    """A server→client message; `wire_type` is its `type` value."""
+
+    @property
+    def wire_type(self) -> str:
+        return str(self.__struct_config__.tag)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.wire_type, **wire_fields(self)}
+        return msgspec.to_builtins(self)
 
     @classmethod
     def from_dict(cls, body: dict[str, Any]) -> Message:
-        message_class = MESSAGE_CLASSES[body["type"]]
-        names = {f.name for f in dataclasses.fields(message_class)}
-        return message_class(**{k: v for k, v in body.items() if k in names})
+        """`Message.from_dict` picks the class by `type` (an `error` is the socket's); a subclass's
+        reads its own."""
+        target = MESSAGE_CLASSES[body["type"]] if cls is Message else cls
+        return wire.convert(body, target)
+
+    def encode(self) -> bytes:
+        return wire.encode(self)
 
 
-@dataclass(frozen=True)
-class SpeechAudioDelta(Message):
-    wire_type: ClassVar[str] = "speech.audio.delta"
-    audio: str  # base64 of the next bytes in the response format
+# -- SSE events of POST /v1/audio/speech (stream_format: sse) --------------------------------------
 
 
-@dataclass(frozen=True)
-class SpeechAudioDone(Message):
-    wire_type: ClassVar[str] = "speech.audio.done"
+class SpeechAudioDelta(Message, tag="speech.audio.delta"):
+    audio: Annotated[str, Meta(description="base64 of the next bytes in the response format")]
+
+
+class SpeechAudioDone(Message, tag="speech.audio.done"):
     format: str
     sample_rate: int
     duration_sec: float
@@ -43,16 +53,23 @@ class SpeechAudioDone(Message):
     usage: dict[str, int]
 
 
-@dataclass(frozen=True)
-class SessionConfigured(Message):
-    wire_type: ClassVar[str] = "session.configured"
+class SpeechError(Message, tag="error"):
+    """A failure after the first SSE event; the stream then ends."""
+
+    error: ErrorDetail
+
+
+SseEvent = SpeechAudioDelta | SpeechAudioDone | SpeechError
+
+# -- the stream socket, server → client ------------------------------------------------------------
+
+
+class SessionConfigured(Message, tag="session.configured"):
     sample_rate: int
     format: str = "pcm"
 
 
-@dataclass(frozen=True)
-class AudioStart(Message):
-    wire_type: ClassVar[str] = "audio.start"
+class SentenceStart(Message, tag="audio.start"):
     utterance_index: int
     sentence_index: int
     sentence_text: str
@@ -61,9 +78,7 @@ class AudioStart(Message):
     channels: int = 1
 
 
-@dataclass(frozen=True)
-class AudioDone(Message):
-    wire_type: ClassVar[str] = "audio.done"
+class SentenceDone(Message, tag="audio.done"):
     utterance_index: int
     sentence_index: int
     total_bytes: int
@@ -72,47 +87,68 @@ class AudioDone(Message):
     error: bool = False
 
 
-@dataclass(frozen=True)
-class FirstAudio(Message):
+class StreamFirstAudio(Message, tag="first_audio"):
     """`ttfa_ms` from the fragment that completed the first sentence, `since_first_text_ms` from the
     utterance's first fragment, both to sending the frame that carries the first audible sample."""
 
-    wire_type: ClassVar[str] = "first_audio"
     utterance_index: int
     sentence_index: int
     ttfa_ms: float
     since_first_text_ms: float
 
 
-@dataclass(frozen=True)
-class SessionDone(Message):
-    wire_type: ClassVar[str] = "session.done"
+class SessionDone(Message, tag="session.done"):
     utterance_index: int
     total_sentences: int
 
 
-@dataclass(frozen=True)
-class ErrorMessage(Message):
+class ErrorMessage(Message, tag="error", omit_defaults=True):
     """A stream socket's `error` (the session goes on); where it happened, when it concerns a sentence."""
 
-    wire_type: ClassVar[str] = "error"
     message: str
     code: str
-    param: str | None  # always sent (null when no field is at fault), as in OpenAI's error object
+    param: Annotated[str | None, Meta(description="always sent (null when no field is at fault)")]
     utterance_index: int | None = None
     sentence_index: int | None = None
 
 
-MESSAGE_CLASSES: dict[str, type[Message]] = {
-    c.wire_type: c
-    for c in (
-        SpeechAudioDelta,
-        SpeechAudioDone,
-        SessionConfigured,
-        AudioStart,
-        AudioDone,
-        FirstAudio,
-        SessionDone,
-        ErrorMessage,
-    )
-}
+SocketMessage = (
+    SessionConfigured | SentenceStart | SentenceDone | StreamFirstAudio | SessionDone | ErrorMessage
+)
+SOCKET_MESSAGES: tuple[type[Message], ...] = (
+    SessionConfigured,
+    SentenceStart,
+    SentenceDone,
+    StreamFirstAudio,
+    SessionDone,
+    ErrorMessage,
+)
+SSE_EVENTS: tuple[type[Message], ...] = (SpeechAudioDelta, SpeechAudioDone, SpeechError)
+_BY_TYPE: tuple[type[Message], ...] = (SpeechAudioDelta, SpeechAudioDone, *SOCKET_MESSAGES)
+MESSAGE_CLASSES = {str(c.__struct_config__.tag): c for c in _BY_TYPE}  # SSE's `error` is the socket's name
+
+# -- the stream socket, client → server ------------------------------------------------------------
+
+
+class SessionConfig(SpeechOptions, kw_only=True, tag_field="type", tag="session.config"):
+    """The speech request's fields but `input`; they apply to sentences completed after it."""
+
+    stream_audio: Annotated[bool, Meta(description="false: each sentence as one frame")] = True
+
+
+class InputText(msgspec.Struct, tag_field="type", tag="input.text"):
+    """A fragment of the utterance's text (at most --max-text-chars characters)."""
+
+    text: str
+
+
+class InputDone(msgspec.Struct, tag_field="type", tag="input.done"):
+    """The end of the utterance: the rest is spoken, then `session.done`."""
+
+
+class SessionClose(msgspec.Struct, tag_field="type", tag="session.close"):
+    """Finish the open utterance, then the server closes the socket."""
+
+
+ClientMessage = SessionConfig | InputText | InputDone | SessionClose
+CLIENT_TYPES = frozenset(("session.config", "input.text", "input.done", "session.close"))

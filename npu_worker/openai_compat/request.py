@@ -1,22 +1,40 @@
 """The speech request of the OpenAI API (and the fields vLLM-Omni adds), validated at the edge.
 
-Pure code: each problem is a named error carrying OpenAI's `param`, so the client sees which field.
+The body decodes into a msgspec Struct (types, ranges and lengths in one pass; a mistake is a
+BadRequest whose `param` names the field); what depends on the configuration (the input's length) or
+on the value (a `data:` URL, a padded language code) is checked after. Pure code.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from ..protocol import BadRequest, EmptyText, Limits, TextTooLong, WorkerError
+import msgspec
+from msgspec import Meta
+
+from .. import wire
+from ..protocol import (
+    DEFAULT_LANG,
+    DEFAULT_SPEED,
+    BadRequest,
+    EmptyText,
+    Limits,
+    Speed,
+    TextTooLong,
+    WorkerError,
+)
 from .errors import with_param
 
-STREAM_FORMATS = ("audio", "sse")
 DEFAULT_FORMAT = "mp3"  # OpenAI's default; `speech.py` falls back to wav where mp3 cannot be encoded
+DEFAULT_VOICE = "default"
 MAX_FIELD_CHARS = 4096
+MAX_LANGUAGE_CHARS = 32
+
+Short = Annotated[str, Meta(max_length=MAX_FIELD_CHARS)]
+VoiceName = Annotated[str, Meta(pattern=r"\S", description="a stored voice, `default`, or an engine voice")]
 
 
 @dataclass(frozen=True)
@@ -40,22 +58,82 @@ class SpeechRequest:
     seed: int | None = None
 
 
-def _field(body: dict[str, Any], key: str, kinds: tuple[type, ...], default: Any = None) -> Any:
-    value = body.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-        names = "/".join(k.__name__ for k in kinds)
-        raise with_param(BadRequest(f"{key} must be {names}, got {type(value).__name__}"), key)
-    if isinstance(value, str) and len(value) > MAX_FIELD_CHARS and key != "ref_audio":
-        raise with_param(BadRequest(f"{key} is longer than {MAX_FIELD_CHARS} characters"), key)
-    return value
+class VoiceRef(msgspec.Struct):
+    """`{"id": name}`, as newer SDKs send a voice."""
+
+    id: VoiceName
 
 
-def _text(body: dict[str, Any], limits: Limits) -> str:
-    text = body.get("input")
-    if not isinstance(text, str):
-        raise with_param(BadRequest("input is required and must be a string"), "input")
+class SpeechDefaults(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The fields a batch gives as defaults for its items (null stands for the default)."""
+
+    model: Annotated[Short | None, Meta(description="one of GET /v1/models")] = None
+    voice: VoiceName | VoiceRef = DEFAULT_VOICE
+    response_format: Annotated[
+        Short | None,
+        Meta(description="wav, pcm, flac, mp3 or opus; default mp3 (wav where mp3 cannot be made)"),
+    ] = None
+    speed: Speed | None = DEFAULT_SPEED
+    language: Annotated[Short | None, Meta(description="a short code such as 'ko' (32 characters)")] = (
+        DEFAULT_LANG
+    )
+    ref_audio: Annotated[
+        str | None, Meta(description="a path under the allowed roots, or a data:audio/...;base64, URL")
+    ] = None
+    ref_text: Annotated[Short | None, Meta(description="the transcript of ref_audio")] = None
+    seed: int | None = None
+
+
+class SpeechOptions(SpeechDefaults, kw_only=True):
+    """Every field of a speech request but its text (the stream socket's `session.config`)."""
+
+    stream_format: Literal["audio", "sse"] | None = "audio"
+    instructions: Annotated[Short | None, Meta(description="accepted and ignored")] = None
+
+    def request(self, text: str = "") -> SpeechRequest:
+        """The request these fields make, for `text`; BadRequest (with `param`) for what the types
+        cannot say."""
+        voice = self.voice.id if isinstance(self.voice, VoiceRef) else self.voice
+        language = (self.language or DEFAULT_LANG).strip() or DEFAULT_LANG
+        if len(language) > MAX_LANGUAGE_CHARS:
+            raise with_param(BadRequest("language must be a short code such as 'ko'"), "language")
+        return SpeechRequest(
+            model=self.model,
+            input=text,
+            voice=voice.strip(),
+            response_format=self.response_format,
+            speed=self.speed if self.speed is not None else DEFAULT_SPEED,
+            stream_format=self.stream_format or "audio",
+            language=language,
+            ref_audio=parse_ref_audio(self.ref_audio),
+            ref_text=self.ref_text,
+            seed=self.seed,
+        )
+
+
+class SpeechBody(SpeechOptions, kw_only=True):
+    """POST /v1/audio/speech (and one item of a batch)."""
+
+    input: Annotated[str, Meta(description="the text, 1 to --max-text-chars characters")]
+
+
+class SpeechBatchBody(SpeechDefaults, kw_only=True):
+    """POST /v1/audio/speech/batch: `items`, each a speech request; the fields here are their defaults."""
+
+    items: Annotated[
+        list[Any],
+        Meta(min_length=1, extra_json_schema={"items": {"$ref": "#/components/schemas/SpeechBody"}}),
+    ]
+
+    def merged_items(self) -> list[Any]:
+        """Each item over the defaults given here (an item that is not an object stays as it is, to
+        fail on its own)."""
+        defaults = msgspec.to_builtins(self)  # the fields given, with a value other than the default
+        defaults.pop("items")
+        return [{**defaults, **item} if isinstance(item, dict) else item for item in self.items]
+
+
+def check_input(text: str, limits: Limits) -> str:
     error: WorkerError | None = None
     if not text.strip():
         error = EmptyText("input is empty")
@@ -64,22 +142,6 @@ def _text(body: dict[str, Any], limits: Limits) -> str:
     if error is not None:
         raise with_param(error, "input")
     return text
-
-
-def _voice(body: dict[str, Any]) -> str:
-    voice = body.get("voice", "default")
-    if isinstance(voice, dict):  # newer SDKs may send {"id": "..."}
-        voice = voice.get("id")
-    if not isinstance(voice, str) or not voice.strip():
-        raise with_param(BadRequest("voice must be a non-empty string"), "voice")
-    return voice.strip()
-
-
-def _speed(body: dict[str, Any]) -> float:
-    speed = _field(body, "speed", (int, float), 1.0)
-    if not math.isfinite(speed) or not 0.25 <= speed <= 4.0:
-        raise with_param(BadRequest(f"speed must be between 0.25 and 4.0, got {speed}"), "speed")
-    return float(speed)
 
 
 def parse_ref_audio(value: str | None) -> str | InlineAudio | None:
@@ -99,28 +161,13 @@ def parse_ref_audio(value: str | None) -> str | InlineAudio | None:
         raise with_param(BadRequest("ref_audio is not valid base64"), "ref_audio") from None
 
 
-def parse_speech_request(body: Any, limits: Limits, *, with_input: bool = True) -> SpeechRequest:
+def parse_speech_request(
+    body: bytes | str | Any, limits: Limits, *, with_input: bool = True
+) -> SpeechRequest:
     """POST /v1/audio/speech, one batch item (merged over the batch's defaults), or the stream
-    socket's `session.config` (`with_input=False`: the text comes later, in fragments)."""
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object")
-    stream_format = _field(body, "stream_format", (str,), "audio")
-    if stream_format not in STREAM_FORMATS:
-        message = f"stream_format must be one of {', '.join(STREAM_FORMATS)}"
-        raise with_param(BadRequest(message), "stream_format")
-    language = _field(body, "language", (str,), "ko").strip() or "ko"
-    if len(language) > 32:
-        raise with_param(BadRequest("language must be a short code such as 'ko'"), "language")
-    _field(body, "instructions", (str,))  # accepted (type-checked) and ignored: no style control here
-    return SpeechRequest(
-        model=_field(body, "model", (str,)),
-        input=_text(body, limits) if with_input else "",
-        voice=_voice(body),
-        response_format=_field(body, "response_format", (str,)),
-        speed=_speed(body),
-        stream_format=stream_format,
-        language=language,
-        ref_audio=parse_ref_audio(_field(body, "ref_audio", (str,))),
-        ref_text=_field(body, "ref_text", (str,)),
-        seed=_field(body, "seed", (int,)),
-    )
+    socket's `session.config` fields (`with_input=False`: the text comes later, in fragments)."""
+    if not with_input:
+        options: SpeechOptions = wire.load(body, SpeechOptions)
+        return options.request()
+    parsed: SpeechBody = wire.load(body, SpeechBody)
+    return parsed.request(check_input(parsed.input, limits))

@@ -5,17 +5,19 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..http_compat.routes import read_json
+from ..http_compat.bodies import json_response
+from ..http_compat.routes import read_body
 from ..protocol import BadRequest, SynthParams, TextTooLong, TooManySections, UnknownVoice, WorkerError
 from ..voices import DEFAULT_VOICE, UploadLimits
+from .bodies import Model, ModelList, SpeechBatchResult, SpeechItem
 from .core import (
     SpeechRun,
     engine_info,
@@ -24,10 +26,10 @@ from .core import (
     start_speech,
     voice_library,
 )
-from .errors import openai_error_body, openai_errors, with_param
+from .errors import openai_error, openai_errors, with_param
 from .formats import DEFAULT_FORMAT_FALLBACK, AudioFormat, StreamEncoder, available_formats, require_format
-from .messages import SpeechAudioDelta, SpeechAudioDone
-from .request import DEFAULT_FORMAT, InlineAudio, SpeechRequest, parse_speech_request
+from .messages import SpeechAudioDelta, SpeechAudioDone, SpeechError
+from .request import DEFAULT_FORMAT, InlineAudio, SpeechBatchBody, SpeechRequest, parse_speech_request
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
     from ..jobs.scheduler import Scheduler
@@ -101,7 +103,9 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
     )
 
 
-async def prepare_speech(request: web.Request, body: Any) -> tuple[SpeechRequest, AudioFormat, SpeechRun]:
+async def prepare_speech(
+    request: web.Request, body: bytes | dict[str, Any] | Any
+) -> tuple[SpeechRequest, AudioFormat, SpeechRun]:
     """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent."""
     scheduler = request.app[SCHEDULER_KEY]
     speech = parse_speech_request(body, request.app[LIMITS_KEY])
@@ -116,7 +120,7 @@ async def prepare_speech(request: web.Request, body: Any) -> tuple[SpeechRequest
 
 @openai_errors
 async def create_speech(request: web.Request) -> web.StreamResponse:
-    speech, fmt, run = await prepare_speech(request, await read_json(request))
+    speech, fmt, run = await prepare_speech(request, await read_body(request))
     try:
         if speech.stream_format == "sse":
             return await stream_sse(request, run, fmt)
@@ -156,8 +160,9 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     return response
 
 
-def sse_event(body: dict[str, Any]) -> bytes:
-    return f"data: {json.dumps(body, ensure_ascii=False)}\n\n".encode()
+def sse_event(body: bytes) -> bytes:
+    """One encoded message as a server-sent event."""
+    return b"data: " + body + b"\n\n"
 
 
 async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
@@ -172,7 +177,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         if not response.prepared:
             await response.prepare(request)
         if data:
-            await response.write(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).to_dict()))
+            await response.write(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode()))
 
     try:
         async for samples in run.audio():
@@ -181,7 +186,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     except WorkerError as error:
         if not response.prepared:
             raise
-        await response.write(sse_event({"type": "error", **openai_error_body(error)[0]}))
+        await response.write(sse_event(SpeechError(openai_error(error)[0]).encode()))
         await response.write_eof()
         return response
     except ConnectionError:
@@ -195,7 +200,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         usage={"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
     )
     with contextlib.suppress(ConnectionError):
-        await response.write(sse_event(done.to_dict()))
+        await response.write(sse_event(done.encode()))
         await response.write_eof()
     return response
 
@@ -203,27 +208,16 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
 @openai_errors
 async def list_models(request: web.Request) -> web.Response:
     ids = model_ids(request.app[SCHEDULER_KEY])
-    data = [{"id": i, "object": "model", "created": 0, "owned_by": "npu-worker"} for i in ids]
-    return web.json_response({"object": "list", "data": data})
+    return json_response(ModelList(data=[Model(i) for i in ids]))
 
 
 # -- batch ------------------------------------------------------------------------------------------
 
 BATCH_MAX_ITEMS = 64  # every item's audio is held until the answer is written: bound the memory
 BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars characters
-BATCH_DEFAULT_KEYS = (
-    "model",
-    "voice",
-    "response_format",
-    "speed",
-    "language",
-    "ref_audio",
-    "ref_text",
-    "seed",
-)
 
 
-async def batch_item(request: web.Request, index: int, body: dict[str, Any]) -> dict[str, Any]:
+async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
     """One item: its audio base64-encoded, or its error (OpenAI's error object); never raises."""
     try:
         speech, fmt, run = await prepare_speech(request, body)
@@ -235,27 +229,23 @@ async def batch_item(request: web.Request, index: int, body: dict[str, Any]) -> 
         parts = [await encoder.feed_async(chunk) for chunk in chunks]
         data = b"".join([*parts, await encoder.finish_async()])
     except WorkerError as error:
-        return {"index": index, "status": "error", **openai_error_body(error)[0]}
+        return SpeechItem(index=index, status="error", error=openai_error(error)[0])
     sample_rate = encoder.sample_rate
-    return {
-        "index": index,
-        "status": "success",
-        "format": fmt.name,
-        "sample_rate": sample_rate,
-        "duration_sec": round(run.samples / sample_rate, 3),
-        "audio_data": base64.b64encode(data).decode(),
-    }
+    return SpeechItem(
+        index=index,
+        status="success",
+        format=fmt.name,
+        sample_rate=sample_rate,
+        duration_sec=round(run.samples / sample_rate, 3),
+        audio_data=base64.b64encode(data).decode(),
+    )
 
 
 @openai_errors
 async def create_speech_batch(request: web.Request) -> web.Response:
     """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
-    body = await read_json(request)
-    if not isinstance(body, dict):
-        raise BadRequest("the body must be a JSON object")
-    items = body.get("items")
-    if not isinstance(items, list) or not items:
-        raise with_param(BadRequest("items must be a non-empty list"), "items")
+    body: SpeechBatchBody = wire.decode(await read_body(request), SpeechBatchBody)
+    items = body.items
     limits = request.app[LIMITS_KEY]
     limit = min(limits.max_sections, BATCH_MAX_ITEMS)
     if len(items) > limit:
@@ -266,16 +256,10 @@ async def create_speech_batch(request: web.Request) -> web.Response:
         bound = BATCH_TEXT_FACTOR * limits.max_text_chars
         message = f"the items have {characters} characters together, the limit is {bound}"
         raise with_param(TextTooLong(message), "items")
-    defaults = {key: body[key] for key in BATCH_DEFAULT_KEYS if key in body}
-    merged = [{**defaults, **item} if isinstance(item, dict) else item for item in items]
+    merged = body.merged_items()
     results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
-    failed = sum(result["status"] != "success" for result in results)
-    return web.json_response(
-        {
-            "object": "list",
-            "results": results,
-            "total": len(results),
-            "succeeded": len(results) - failed,
-            "failed": failed,
-        }
+    failed = sum(result.status != "success" for result in results)
+    answer = SpeechBatchResult(
+        results=results, total=len(results), succeeded=len(results) - failed, failed=failed
     )
+    return json_response(answer)

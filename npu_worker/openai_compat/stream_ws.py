@@ -15,24 +15,36 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from aiohttp import WSCloseCode, WSMsgType, web
 
+from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
-from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError, decode_json
+from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
 from .core import SpeechRun, engine_info, start_speech
-from .errors import openai_error_body, with_param
+from .errors import openai_error, with_param
 from .formats import FORMATS, AudioFormat, encode_whole
-from .messages import AudioDone, AudioStart, ErrorMessage, FirstAudio, SessionConfigured, SessionDone
-from .request import parse_speech_request
+from .messages import (
+    CLIENT_TYPES,
+    ClientMessage,
+    ErrorMessage,
+    InputDone,
+    InputText,
+    SentenceDone,
+    SentenceStart,
+    SessionClose,
+    SessionConfig,
+    SessionConfigured,
+    SessionDone,
+    StreamFirstAudio,
+)
+from .request import SpeechOptions
 from .sentences import AssemblyRules, SentenceAssembler
 from .speech import check_model, pick_format, synth_params
 
@@ -47,9 +59,22 @@ async def encode_file(samples: np.ndarray, sample_rate: int, fmt: AudioFormat) -
     return await asyncio.to_thread(encode_whole, samples, sample_rate, fmt)
 
 
-def error_message(error: WorkerError, **where: int) -> dict[str, Any]:
-    details = openai_error_body(error)[0]["error"]
-    return ErrorMessage(details["message"], details["code"], details["param"], **where).to_dict()
+def error_message(error: WorkerError, **where: int) -> bytes:
+    detail = openai_error(error)[0]
+    return ErrorMessage(detail.message, detail.code or error.name, detail.param, **where).encode()
+
+
+def decode_message(text: str) -> SessionConfig | InputText | InputDone | SessionClose:
+    """A client text frame as its message; a frame that is no object, or of no known `type`, is
+    UnknownMessage (a JSON mistake or a bad field of a known one is BadRequest)."""
+    try:
+        message: SessionConfig | InputText | InputDone | SessionClose = wire.decode(text, ClientMessage)
+    except BadRequest:
+        found = wire.tag_of(text, "type")
+        if found is not None and found[1] not in CLIENT_TYPES:  # JSON, but no object of a known type
+            raise UnknownMessage(f"unknown message type {str(found[1])[:40]!r}") from None
+        raise
+    return message
 
 
 @dataclass(frozen=True)
@@ -114,7 +139,7 @@ class Utterance:
                 await asyncio.wait([after])
             while (pending := await self._queue.get()) is not None:
                 await self._play(pending)
-            await self.session.send_json(SessionDone(self.index, self.sentences).to_dict())
+            await self.session.send_json(SessionDone(self.index, self.sentences).encode())
         except (ConnectionError, RuntimeError):
             self.cancel_runs()  # the socket broke under a send: nobody listens any more
 
@@ -130,8 +155,8 @@ class Utterance:
             return
         session = self.session
         fmt = pending.fmt
-        start = AudioStart(self.index, pending.index, pending.text, session.sample_rate, format=fmt.name)
-        await session.send_json(start.to_dict())
+        start = SentenceStart(self.index, pending.index, pending.text, session.sample_rate, format=fmt.name)
+        await session.send_json(start.encode())
         sent = {"bytes": 0, "frames": 0}
         streamed = fmt.name == "pcm" and pending.stream_audio
         held: list[np.ndarray] = []
@@ -154,10 +179,10 @@ class Utterance:
             await self._send_audio(rest, payload, pending.index, sent)
         if pending.run in self.runs:  # finished: nothing left to cancel (a long utterance holds no history)
             self.runs.remove(pending.run)
-        done = AudioDone(
+        done = SentenceDone(
             self.index, pending.index, sent["bytes"], sent["frames"], session.sample_rate, error=failed
         )
-        await session.send_json(done.to_dict())
+        await session.send_json(done.encode())
 
     async def _send_audio(
         self, frame: np.ndarray, payload: bytes, sentence: int, sent: dict[str, int]
@@ -182,13 +207,13 @@ class Utterance:
         carrier = next((f for f in self._unheard if f[0] <= onset < f[1]), self._unheard[-1])
         self._unheard = []
         ready_at = self._first_ready_at if self._first_ready_at is not None else self.first_text_at
-        first = FirstAudio(
+        first = StreamFirstAudio(
             utterance_index=self.index,
             sentence_index=carrier[3],
             ttfa_ms=round((carrier[2] - ready_at) * 1000.0, 1),
             since_first_text_ms=round((carrier[2] - self.first_text_at) * 1000.0, 1),
         )
-        await self.session.send_json(first.to_dict())
+        await self.session.send_json(first.encode())
 
 
 class SpeechStreamSession:
@@ -214,9 +239,10 @@ class SpeechStreamSession:
     def _rules(self) -> AssemblyRules:
         return AssemblyRules(max_chars=min(AssemblyRules.max_chars, self.limits.max_text_chars))
 
-    async def send_json(self, body: dict[str, Any]) -> None:
+    async def send_json(self, body: bytes) -> None:
+        """One text frame: an encoded message."""
         async with self._send_lock:
-            await self.ws.send_str(json.dumps(body, ensure_ascii=False))
+            await self.ws.send_frame(body, WSMsgType.TEXT)
 
     async def send_bytes(self, data: bytes) -> None:
         async with self._send_lock:
@@ -225,47 +251,39 @@ class SpeechStreamSession:
     async def on_text(self, text: str, received_at: float) -> bool:
         """One client message; False once `session.close` has been served (the socket then closes)."""
         try:
-            body = decode_json(text)
-            kind = body.get("type") if isinstance(body, dict) else None
-            if kind == "session.config":
-                await self._configure(body)
-            elif kind == "input.text":
-                await self._input(body.get("text"), received_at)
-            elif kind == "input.done":
+            message = decode_message(text)
+            if isinstance(message, SessionConfig):
+                await self._configure(message)
+            elif isinstance(message, InputText):
+                await self._input(message.text, received_at)
+            elif isinstance(message, InputDone):
                 await self._end_utterance()
-            elif kind == "session.close":
+            else:
                 await self._end_utterance(even_empty=False)
                 if self._last_task is not None:
                     await asyncio.wait([self._last_task])
                 await self.ws.close()
                 return False
-            else:
-                raise UnknownMessage(f"unknown message type {str(kind)[:40]!r}")
         except WorkerError as error:
             await self.send_json(error_message(error))
         return True
 
-    async def _configure(self, body: dict[str, Any]) -> None:
+    async def _configure(self, config: SessionConfig) -> None:
         """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
-        speech = parse_speech_request(body, self.limits, with_input=False)
+        speech = config.request()
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
-        stream_audio = body.get("stream_audio", True)
-        if not isinstance(stream_audio, bool):
-            raise with_param(BadRequest("stream_audio must be a boolean"), "stream_audio")
         self._params = await synth_params(self.app, speech)
-        self.stream_audio = stream_audio
+        self.stream_audio = config.stream_audio
         self.audio_format = fmt
-        await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).to_dict())
+        await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).encode())
 
     def _sample_rate(self) -> int:
         self.sample_rate = engine_info(self.scheduler).sample_rate
         self.frame_sizes = schedule_sizes(self.app[SETTINGS_KEY].chunk_schedule_ms, self.sample_rate)
         return self.sample_rate
 
-    async def _input(self, text: Any, received_at: float) -> None:
-        if not isinstance(text, str):
-            raise with_param(BadRequest("input.text needs a string `text`"), "text")
+    async def _input(self, text: str, received_at: float) -> None:
         if len(text) > self.limits.max_text_chars:
             raise with_param(
                 BadRequest(f"a fragment may have at most {self.limits.max_text_chars} characters"), "text"
@@ -277,9 +295,7 @@ class SpeechStreamSession:
 
     async def _current_params(self) -> SynthParams:
         if self._params is None:  # no session.config: the defaults of POST /v1/audio/speech
-            self._params = await synth_params(
-                self.app, parse_speech_request({}, self.limits, with_input=False)
-            )
+            self._params = await synth_params(self.app, SpeechOptions().request())
         return self._params
 
     def _open_utterance(self, received_at: float) -> Utterance:

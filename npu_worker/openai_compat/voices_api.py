@@ -8,9 +8,11 @@ from typing import Any
 from aiohttp import BodyPartReader, web
 
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
+from ..http_compat.bodies import json_response
 from ..http_compat.routes import body_deadline
 from ..protocol import BadRequest, InvalidAudio
 from ..voices import check_voice_name
+from .bodies import VoiceDeleted, VoiceEntry, VoiceList
 from .core import engine_voice_catalog, voice_library
 from .errors import openai_errors, with_param
 from .speech import upload_limits
@@ -28,10 +30,8 @@ async def list_voices(request: web.Request) -> web.Response:
     def describe() -> list[dict[str, Any]]:
         return [voice.describe() for voice in library.all()] + engine_voice_catalog(scheduler)
 
-    entries = await asyncio.to_thread(describe)
-    return web.json_response(
-        {"object": "list", "voices": [entry["name"] for entry in entries], "data": entries}
-    )
+    entries = [VoiceEntry(**entry) for entry in await asyncio.to_thread(describe)]
+    return json_response(VoiceList(voices=[entry.name for entry in entries], data=entries))
 
 
 async def _read_part(part: BodyPartReader, limit: int, field: str) -> bytes:
@@ -88,11 +88,11 @@ async def upload_voice(request: web.Request) -> web.Response:
     voice = await asyncio.to_thread(
         library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
     )
-    return web.json_response(await asyncio.to_thread(voice.describe), status=201)
+    return json_response(VoiceEntry(**await asyncio.to_thread(voice.describe)), status=201)
 
 
 @openai_errors
 async def delete_voice(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     await asyncio.to_thread(voice_library(request.app[SCHEDULER_KEY]).delete, name)
-    return web.json_response({"name": name, "deleted": True})
+    return json_response(VoiceDeleted(name))

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-from aiohttp import WSCloseCode, web
+from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..audio import to_pcm16
 from ..config import Settings
@@ -40,7 +39,6 @@ from ..protocol import (
     Progress,
     SectionError,
     WorkerError,
-    decode_json,
     parse_ws_message,
 )
 from .chunking import GrowingChunker, schedule_sizes
@@ -55,12 +53,12 @@ UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown 
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
     """A client text frame to a typed message; BadRequest/UnknownMessage name what is wrong."""
-    return parse_ws_message(decode_json(text), limits)
+    return parse_ws_message(text, limits)
 
 
-def error_event(error: WorkerError) -> dict[str, Any]:
+def error_event(error: WorkerError) -> bytes:
     """A request-level problem (bad message, Busy, QueueFull...): an `error` event with no idx."""
-    return SectionError(idx=None, error=str(error)).to_dict()
+    return SectionError(idx=None, error=str(error)).encode()
 
 
 class WsSession:
@@ -77,9 +75,10 @@ class WsSession:
 
     # -- sending -----------------------------------------------------------------------------------
 
-    async def send_json(self, body: dict[str, Any]) -> None:
+    async def send_json(self, body: bytes) -> None:
+        """One text frame: an encoded event (a log entry's bytes are shared with its other listeners)."""
         async with self._send_lock:
-            await self._ws.send_str(json.dumps(body, ensure_ascii=False))
+            await self._ws.send_frame(body, WSMsgType.TEXT)
             self._last_sent = time.monotonic()
 
     async def send_pcm(self, pcm: bytes) -> None:
@@ -111,7 +110,7 @@ class WsSession:
             await self.send_json(error_event(error))
         except Exception as exc:  # noqa: BLE001 - the connection survives a request that could not start
             log.exception("WebSocket request could not start")
-            await self.send_json(SectionError(idx=None, error=f"{type(exc).__name__}: {exc}").to_dict())
+            await self.send_json(SectionError(idx=None, error=f"{type(exc).__name__}: {exc}").encode())
 
     async def _start(self, request: BatchRequest, received_at: float) -> None:
         if self._stream is not None:
@@ -262,7 +261,7 @@ class RequestStream:
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
             self._session.stream_ended(self)
-        await self._session.send_json(entry.to_dict())
+        await self._session.send_json(entry.line)
 
     async def _on_audio(self, chunk: AudioChunk) -> None:
         if self._cancelled:
@@ -271,7 +270,7 @@ class RequestStream:
             if self._open_idx is not None:
                 await self._end_section()
             self._open_idx, self._section_samples, self._section_frames = chunk.idx, 0, 0
-            await self._session.send_json(AudioStart(idx=chunk.idx, sample_rate=self._sample_rate).to_dict())
+            await self._session.send_json(AudioStart(idx=chunk.idx, sample_rate=self._sample_rate).encode())
         if chunk.onset is not None and self._onset_at is None:
             self._onset_at = self._fed_samples + chunk.onset
         self._fed_samples += int(chunk.samples.size)
@@ -287,7 +286,7 @@ class RequestStream:
         assert self._open_idx is not None
         end = AudioEnd(idx=self._open_idx, samples=self._section_samples, chunks=self._section_frames)
         self._open_idx = None
-        await self._session.send_json(end.to_dict())
+        await self._session.send_json(end.encode())
 
     async def _send_frame(self, frame: np.ndarray) -> None:
         await self._session.send_pcm(to_pcm16(frame).astype("<i2").tobytes())
@@ -318,7 +317,7 @@ class RequestStream:
         self._first_audio_sent = True
         self._unheard = []
         ttfa_ms = round((carrier.sent_at - self._received_at) * 1000.0, 1)
-        await self._session.send_json(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).to_dict())
+        await self._session.send_json(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).encode())
 
     async def _heartbeats(self) -> None:
         """A `heartbeat` event whenever nothing was sent for `heartbeat_interval` (a queued preview)."""
@@ -331,4 +330,4 @@ class RequestStream:
                     await asyncio.sleep(self._heartbeat_interval - idle)
                     continue
                 elapsed = round(time.monotonic() - self._received_at, 3)
-                await self._session.send_json(Heartbeat(elapsed_sec=elapsed).to_dict())
+                await self._session.send_json(Heartbeat(elapsed_sec=elapsed).encode())

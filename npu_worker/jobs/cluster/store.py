@@ -24,7 +24,8 @@ from redis.exceptions import BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from ...protocol import Event, SynthParams
+from ... import wire
+from ...protocol import Event, SynthParams, decode_event
 from ..model import Job, LogEntry, Section, apply_event
 from . import scripts
 
@@ -165,7 +166,7 @@ def job_from_spec(raw: str) -> Job:
 def entry_of(entry_id: bytes | str, fields: dict[Any, Any]) -> LogEntry:
     text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
     raw = fields[b"e"] if b"e" in fields else fields["e"]
-    return LogEntry(int(text.split("-")[1]), Event.from_dict(json.loads(raw)))
+    return LogEntry(int(text.split("-")[1]), decode_event(raw))
 
 
 class RedisJobs:
@@ -220,17 +221,17 @@ class RedisJobs:
         keys = [job_key(job.id), log_key(job.id), PENDING, JOBS, FIRST, BATCH]
         spec = job_spec(job, node)
         args: list[Any] = [job.id, spec, job.total, max_queue, min(window, job.total)]
-        args += [json.dumps(start.to_dict()), repr(job.created_at), node, int(len(spec) <= SPEC_IN_ITEM)]
+        args += [wire.encode(start), repr(job.created_at), node, int(len(spec) <= SPEC_IN_ITEM)]
         return int(await self._create(keys=keys, args=args))
 
     async def append(self, job_id: str, event: Event) -> int:
         """Append one event; its seq, or 0 when the job has already ended."""
         keys = [job_key(job_id), log_key(job_id)]
-        return int(await self._append(keys=keys, args=[json.dumps(event.to_dict(), ensure_ascii=False)]))
+        return int(await self._append(keys=keys, args=[wire.encode(event)]))
 
     async def final(self, job_id: str, idx: int, event: Event, *, ok: bool, node: str, advance: bool) -> int:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
-        body = json.dumps(event.to_dict(), ensure_ascii=False)
+        body = wire.encode(event)
         args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", repr(time.time()), int(advance)]
         return int(await self._final(keys=keys, args=args))
 
@@ -243,7 +244,7 @@ class RedisJobs:
         """A section with no file: store its audio and log its `ok` (seq, or 0: final already/ended)."""
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         keys.append(wav_key(job_id, idx))
-        body = json.dumps(event.to_dict(), ensure_ascii=False)
+        body = wire.encode(event)
         return int(await self._made_ok(keys=keys, args=[job_id, idx, body, repr(time.time()), wav]))
 
     async def cancel(self, job_id: str, node: str) -> bool:

@@ -1,0 +1,167 @@
+"""Why a document is refused, in words a caller can act on: the hostile cases, and validation errors.
+
+The hostile cases stay refused as they were before msgspec: bytes that are not UTF-8 anywhere in the
+body and integers beyond Python's 4300-digit conversion limit (both checked here, since msgspec skips
+a field the worker ignores without looking at it), nesting deeper than the recursion limit and lone
+surrogates (msgspec refuses those itself; the message then says where, as Python's parser did). A
+validation error becomes a `BadRequest` whose message names the place
+(`Expected `str`, got `int` - at `$.sections[0].text``) and whose `param` is the top-level field
+(OpenAI's error object names it). Only the error path pays for the wording. Pure code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import msgspec
+
+from .errors import BadRequest, WorkerError
+
+MAX_INT_DIGITS = 4300  # what int() converts (sys.get_int_max_str_digits); longer is refused
+_DIGITS = bytes(49 if 48 <= byte <= 57 else 48 for byte in range(256))  # digit -> "1", other -> "0"
+_HUGE = b"1" * (MAX_INT_DIGITS + 1)
+_AT = re.compile(r" - at `(\$[^`]*)`$")
+_BOUND = re.compile(r"^Expected `(?:int|float)(?: \| null)?` (?:>=|<=) ")
+_MISSING = re.compile(r"^Object missing required field `([^`]+)`")
+_STEP = re.compile(r"\.([^.\[\]`]+)|\[(\d+)\]")
+
+
+def refuse_hostile(data: bytes) -> None:
+    """What msgspec would let through where it skips an unknown field: bytes that are not UTF-8, and
+    integers too long to convert (both checked on the whole body, as Python's parser did)."""
+    if not data.isascii():
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadRequest("the body is not UTF-8") from None
+    # Only a body longer than the limit can hold such an integer; digits inside a string do not count,
+    # so a long run of digits is confirmed by Python's parser (it refuses what it cannot convert).
+    if len(data) > MAX_INT_DIGITS and _HUGE in data.translate(_DIGITS):
+        try:
+            json.loads(data)
+        except ValueError:
+            raise BadRequest("invalid JSON: a number has too many digits") from None
+        except RecursionError:
+            raise BadRequest("invalid JSON: nested too deeply") from None
+
+
+def malformed(data: bytes, reason: str) -> str:
+    """What is wrong with a document msgspec could not parse, worded as Python's parser words it
+    (line and column), or naming where a lone surrogate is; only the error path pays for this."""
+    try:
+        body = json.loads(data)
+    except json.JSONDecodeError as exc:
+        return f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+    except RecursionError:
+        return "invalid JSON: nested too deeply"
+    except ValueError:
+        return "invalid JSON: a number has too many digits"
+    where = lone_surrogate_at(body)
+    if where is not None:
+        # No file name, log line or frame can carry one: the document is refused here, once.
+        return f"{where or 'the body'} holds a lone surrogate (not valid Unicode)"
+    return f"invalid JSON: {reason}"  # e.g. NaN or Infinity, which only Python's parser accepts
+
+
+def lone_surrogate_at(body: Any) -> str | None:
+    """The dotted path of the first string (or key) that is not valid Unicode, else None.
+
+    Iterative: the document may be nested nearly as deep as the parser allows."""
+    stack: list[tuple[str, Any]] = [("", body)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if not _is_unicode(value):
+                return where
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not _is_unicode(key):
+                    return where or "a key"
+                stack.append((f"{where}.{key}" if where else key, item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
+def _is_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+# -- validation errors ------------------------------------------------------------------------------
+
+
+def invalid(exc: msgspec.ValidationError, into: Any, document: Any) -> WorkerError:
+    """A msgspec validation error as BadRequest: msgspec's words with the path, except a number out of
+    a two-sided range, which says the range and the value sent (`speed must be between 0.25 and 4.0,
+    got 9`). `param` is the top-level field at fault, or None."""
+    text = str(exc)
+    found = _AT.search(text)
+    path = found.group(1) if found else "$"
+    steps = _steps(path)
+    missing = _MISSING.match(text)
+    message = text
+    if _BOUND.match(text):
+        bounds = _bounds(into, steps)
+        if bounds is not None:
+            name = next((s for s in reversed(steps) if isinstance(s, str)), path)
+            message = f"{name} must be between {bounds[0]} and {bounds[1]}, got {_value_at(document, steps)}"
+    error = BadRequest(message)
+    top = steps[0] if steps else (missing.group(1) if missing else None)
+    error.param = top if isinstance(top, str) else None
+    return error
+
+
+def _steps(path: str) -> list[str | int]:
+    """`$.sections[0].text` → ["sections", 0, "text"]; it stops at a step msgspec could not name
+    (`[...]`)."""
+    steps: list[str | int] = []
+    position = 1  # after "$"
+    while (step := _STEP.match(path, position)) is not None:
+        key, index = step.groups()
+        steps.append(key if key is not None else int(index))
+        position = step.end()
+    return steps
+
+
+def _value_at(document: Any, steps: list[str | int]) -> Any:
+    for step in steps:
+        try:
+            document = document[step]
+        except (KeyError, IndexError, TypeError):
+            return "?"
+    return document
+
+
+def _bounds(into: Any, steps: list[str | int]) -> tuple[float, float] | None:
+    """The (ge, le) of the number field at `steps` inside `into`, when it has both."""
+    node: Any = msgspec.inspect.type_info(into)
+    for step in steps:
+        node = _step_into(node, step)
+        if node is None:
+            return None
+    for kind in _members(node):
+        if isinstance(kind, msgspec.inspect.IntType | msgspec.inspect.FloatType):
+            if kind.ge is not None and kind.le is not None:
+                return kind.ge, kind.le
+    return None
+
+
+def _members(node: Any) -> list[Any]:
+    return list(node.types) if isinstance(node, msgspec.inspect.UnionType) else [node]
+
+
+def _step_into(node: Any, step: str | int) -> Any:
+    for kind in _members(node):
+        if isinstance(step, str) and isinstance(kind, msgspec.inspect.StructType):
+            for field in kind.fields:
+                if field.encode_name == step:
+                    return field.type
+        if isinstance(step, int) and isinstance(kind, msgspec.inspect.ListType):
+            return kind.item_type
+    return None

@@ -1,0 +1,85 @@
+"""JSON in and out of the worker: one msgspec encoder, and typed decoding into the wire model.
+
+Every body, message and event is a msgspec Struct; decoding validates a document against it in one
+pass, and what a caller did wrong becomes a named error (`refusals.py` words it). Pure code: no I/O.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import msgspec
+
+from .errors import BadRequest
+from .refusals import invalid, malformed, refuse_hostile
+
+ENCODER = msgspec.json.Encoder()  # one encoder for every body, line and frame the worker sends
+
+
+@functools.cache
+def _decoder(into: Any) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(into)
+
+
+def decode(raw: bytes | str, into: Any) -> Any:
+    """`raw` JSON as `into`, or a named error that says what is wrong and where."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw  # (refused below)
+    refuse_hostile(data)
+    try:
+        return _decoder(into).decode(data)
+    except msgspec.ValidationError as exc:
+        failure = exc
+    except msgspec.DecodeError as exc:
+        raise BadRequest(malformed(data, str(exc))) from None
+    except RecursionError:
+        raise BadRequest("invalid JSON: nested too deeply") from None
+    # A type error may be found before the document's end: a document that is not JSON at all is
+    # reported as such first (as Python's parser, which read it whole, did). Error path only.
+    try:
+        document = msgspec.json.decode(data)
+    except msgspec.ValidationError:
+        document = None  # JSON, but with a number no Python value holds (1e999): no value to quote
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise BadRequest(malformed(data, str(exc))) from None
+    raise invalid(failure, into, document) from None
+
+
+def convert(value: Any, into: Any) -> Any:
+    """An already decoded document (e.g. a batch item merged over its defaults) as `into`."""
+    try:
+        return msgspec.convert(value, into)
+    except msgspec.ValidationError as exc:
+        raise invalid(exc, into, value) from None
+
+
+def load(body: bytes | str | Any, into: Any) -> Any:
+    """A body as it arrived (JSON bytes or text) or already decoded (a dict, e.g. in tests), as `into`."""
+    if isinstance(body, bytes | str):
+        return decode(body, into)
+    return convert(body, into)
+
+
+def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, Any] | None:
+    """(whether the document is a JSON object, the value of its `field`), to name an unknown message
+    type; None when it is no JSON document at all. It decodes the document again: error path only."""
+    if isinstance(document, bytes | str):
+        try:
+            document = msgspec.json.decode(document)
+        except (msgspec.MsgspecError, RecursionError):
+            return None
+    if isinstance(document, dict):
+        return True, document.get(field)
+    return False, None
+
+
+def encode(value: Any) -> bytes:
+    """`value` as JSON, spaced as Python's `json.dumps` spaces it (`", "`, `": "`): an NDJSON line or
+    a text frame is byte for byte what the worker sent before msgspec (clients may match on it)."""
+    return msgspec.json.format(ENCODER.encode(value), indent=0)
+
+
+def encode_entry(event: msgspec.Struct, seq: int) -> bytes:
+    """An event with its log position appended as the last field (`{..., "seq": 3}`)."""
+    body = ENCODER.encode(event)
+    return msgspec.json.format(b'%s,"seq":%d}' % (body[:-1], seq), indent=0)

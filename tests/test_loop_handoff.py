@@ -1,0 +1,65 @@
+"""LoopHandoff: the engine thread's way onto the event loop (real loops and threads, no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from npu_worker.jobs.journal import LoopHandoff
+from tests.timing import seconds
+
+
+async def in_thread(function):  # noqa: ANN001, ANN201
+    return await asyncio.to_thread(function)
+
+
+async def test_callbacks_run_on_the_loop_in_the_order_they_were_handed_over():
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[tuple[int, bool]] = []
+    done = asyncio.Event()
+    loop_thread = threading.get_ident()
+
+    def note(n: int) -> None:
+        ran.append((n, threading.get_ident() == loop_thread))
+        if n == 99:
+            done.set()
+
+    await in_thread(lambda: [handoff(note, n) for n in range(100)])
+    async with asyncio.timeout(seconds(5)):
+        await done.wait()
+    assert ran == [(n, True) for n in range(100)]
+
+
+async def test_yield_to_loop_returns_once_the_loop_ran_what_was_handed_over():
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[int] = []
+
+    def engine_thread() -> list[int]:
+        handoff(ran.append, 1)
+        handoff.yield_to_loop(seconds(5))
+        return list(ran)  # what the loop had run when the engine thread went on
+
+    assert await in_thread(engine_thread) == [1]
+
+
+async def test_yield_to_loop_waits_no_longer_than_its_timeout_for_a_loop_that_does_not_run():
+    stopped = asyncio.new_event_loop()  # never run: nothing handed to it is ever drained
+    try:
+        handoff = LoopHandoff(stopped)
+
+        def engine_thread() -> float:
+            started = time.monotonic()
+            handoff.yield_to_loop(0.05)
+            return time.monotonic() - started
+
+        assert 0.04 < await in_thread(engine_thread) < seconds(2)
+    finally:
+        stopped.close()
+
+
+async def test_yield_to_loop_on_the_loop_itself_returns_at_once():
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    started = time.monotonic()
+    handoff.yield_to_loop(seconds(5))  # would deadlock if it waited for its own loop
+    assert time.monotonic() - started < 0.5

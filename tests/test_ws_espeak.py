@@ -1,0 +1,80 @@
+"""/ws previews with the real espeak-ng engine, which runs on the engine thread itself (`stream_into`:
+no hand-off per chunk, later audio gathered): the frames still follow the schedule and add up to the
+section, a cancel stops espeak mid-sentence, and the library serves the next request after it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.audio import audible_onset
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.espeak import EspeakEngine
+from tests.test_ws_support import batch, connect, receive_until_done, run_request
+
+SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
+LONG_TEXT = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다. " * 40  # about two minutes of speech
+
+
+def samples_of(text: str) -> int:
+    """How long espeak's audio for `text` is, made in this process."""
+    engine = EspeakEngine()
+    engine.load()
+    made: list[int] = []
+    engine.stream_into(SynthesisRequest(text), lambda chunk: made.append(chunk.size) is None)
+    return sum(made)
+
+
+async def test_an_espeak_preview_streams_the_schedule_and_the_whole_section(worker):
+    client = await worker(engine=None, backend="espeak")
+    ws = await connect(client)
+    transcript = await run_request(ws, batch(SENTENCE))
+    sizes = [len(frame) // 2 for frame in transcript.section_frames(0)]
+    assert sizes[:4] == [960, 1920, 3840, 7680]  # 40, 80, 160, 320 ms at 24 kHz
+    assert all(size == 7680 for size in sizes[4:-1]) and 0 < sizes[-1] <= 7680
+    [end] = transcript.events("audio_end")
+    assert end["samples"] == sum(sizes) and end["chunks"] == len(sizes)
+    audio = transcript.section_audio(0)
+    assert 1.5 < audio.size / 24000 < 8.0
+    assert audible_onset(audio, 24000) is not None
+    [first] = transcript.events("first_audio")
+    assert first["idx"] == 0 and first["ttfa_ms"] >= 0
+    [ok] = [e for e in transcript.events("progress") if e["status"] == "ok"]
+    assert abs(ok["duration_sec"] - audio.size / 24000) < 0.002  # every trimmed sample was sent
+    await ws.close()
+
+
+async def test_a_cancel_stops_espeak_mid_sentence_and_the_next_request_speaks(worker):
+    client = await worker(engine=None, backend="espeak")
+    scheduler = client.app[SCHEDULER_KEY]
+    ws = await connect(client)
+    await ws.send_json(batch(LONG_TEXT))
+    while not isinstance(await ws.receive(), bytes):
+        pass
+    await ws.send_json({"type": "cancel"})
+    transcript = await receive_until_done(ws)
+    assert transcript.done["cancelled"] is True and transcript.done["ok_count"] == 0
+    [end] = transcript.events("audio_end")
+    whole = await asyncio.to_thread(samples_of, LONG_TEXT)
+    assert end["samples"] < 0.9 * whole  # espeak was stopped before the end of the text
+    again = await run_request(ws, batch(SENTENCE))
+    assert again.done["ok_count"] == 1
+    assert audible_onset(again.section_audio(0), 24000) is not None
+    assert scheduler.queue_size() == 0
+    await ws.close()
+
+
+async def test_two_sockets_previewing_at_once_each_get_their_own_sentence(worker):
+    client = await worker(engine=None, backend="espeak")
+    first, second = await connect(client), await connect(client, "websockets")
+    await first.send_json(batch(SENTENCE))
+    await second.send_json(batch("안녕하세요. 반갑습니다."))
+    one, two = await receive_until_done(first), await receive_until_done(second)
+    assert one.done["ok_count"] == two.done["ok_count"] == 1
+    long_audio, short_audio = one.section_audio(0), two.section_audio(0)
+    assert long_audio.size > short_audio.size  # no chunk of one went to the other
+    assert np.abs(long_audio).max() > 0.05 and np.abs(short_audio).max() > 0.05
+    await first.close()
+    await second.close()
