@@ -18,7 +18,7 @@ from npu_worker.engine.zipvoice import prepared
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.runtime import DEFAULT_BUCKETS
 from npu_worker.protocol import ModelLoadError
-from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.conftest import engine_config, small_export_with_voice
 from tests.zipvoice.test_providers import qnn
 
 SMALL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_small_structure"
@@ -31,13 +31,7 @@ pytestmark = [
 @pytest.fixture(scope="module")
 def source_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The small export with a reference voice beside it (the engine loads one at start)."""
-    target = tmp_path_factory.mktemp("small") / "zipvoice-small"
-    shutil.copytree(SMALL, target)
-    for path in target.iterdir():
-        path.chmod(0o644)
-    for name in ("reference_ko.wav", "reference_ko.txt"):
-        shutil.copy(tiny_model_dir / name, target / name)
-    return target
+    return small_export_with_voice(tiny_model_dir, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

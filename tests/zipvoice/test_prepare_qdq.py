@@ -9,7 +9,6 @@ full-size figures are benchmarks/qnn_quantise.py's.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +19,7 @@ from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.zipvoice import calibration, qdq
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.protocol import ModelLoadError
-from tests.zipvoice.conftest import SHARED_REAL_STRUCTURE, engine_config
+from tests.zipvoice.conftest import SHARED_REAL_STRUCTURE, engine_config, small_export_with_voice
 from tests.zipvoice.test_providers import qnn
 
 pytestmark = [qnn]
@@ -39,13 +38,7 @@ def source_dir(request, tiny_model_dir: Path, tmp_path_factory: pytest.TempPathF
         return tiny_model_dir
     if not SHARED_REAL_STRUCTURE.is_dir():
         pytest.skip("the small real-structure export is not beside the repo")
-    target = tmp_path_factory.mktemp("small") / "zipvoice-small"
-    shutil.copytree(SHARED_REAL_STRUCTURE, target)
-    for path in target.iterdir():
-        path.chmod(0o644)
-    for name in ("reference_ko.wav", "reference_ko.txt"):
-        shutil.copy(tiny_model_dir / name, target / name)
-    return target
+    return small_export_with_voice(tiny_model_dir, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
