@@ -9,7 +9,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from npu_worker.engine.base import SynthesisRequest
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.engine.base import Interrupted, SynthesisRequest
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -94,3 +95,59 @@ async def test_an_engine_that_cannot_pause_finishes_its_section_first(worker, tm
     running = client.post("/synth_batch?async=1", json=batch)
     assert (await preview_during(client, gate, running, "나" * 10, tmp_path))["status"] == "ok"
     assert engine.made == ["가" * 50] * 10 + ["나" * 10] * 2  # espeak and sovits keep this behaviour
+
+
+class StoppableTone(PausableTone):
+    """Also stoppable in flight, as ZipVoice's onnxruntime calls are: records what the worker asked
+    (`interrupt(restart)`); a stop for a cancel makes the chunk being made fail with `Interrupted`."""
+
+    def __init__(self, **kwargs) -> None:  # noqa: ANN003
+        super().__init__(**kwargs)
+        self.asked: list[tuple[bool, str]] = []
+        self._stop = False
+
+    def interrupt(self, restart: bool) -> bool:
+        self.asked.append((restart, self.made[-1] if self.made else ""))
+        self._stop = self._stop or not restart
+        return True
+
+    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        for chunk in super().stream(request):
+            if self._stop:
+                self._stop = False
+                raise Interrupted("stopped in flight")
+            yield chunk
+
+
+async def test_a_cancel_stops_the_running_sections_work_in_flight_and_ends_it_as_cancelled(worker, tmp_path):
+    engine = StoppableTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    batch = {"sections": [{"idx": 0, "text": "가" * 100, "output_path": str(tmp_path / "s0.wav")}]}
+    job_id = (await (await client.post("/synth_batch?async=1", json=batch)).json())["job_id"]
+    gate.allow(2)
+    await wait_until(lambda: gate.passed >= 2)
+    assert (await (await client.delete(f"/jobs/{job_id}")).json())["cancel_requested"] is True
+    assert engine.asked == [(False, "가" * 100)]
+    gate.open()
+    await wait_until(lambda: not client.app[SCHEDULER_KEY].admission.jobs_running())
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    assert result["status"] == "cancelled"
+    assert all(section["status"] != "error" for section in result["sections"])  # a stop is no failure
+    assert not (tmp_path / "s0.wav").exists()
+
+
+async def test_a_preview_that_starts_waiting_behind_a_batch_section_asks_for_an_early_step(worker, tmp_path):
+    engine = StoppableTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    batch = {"sections": [{"idx": 0, "text": "가" * 100, "output_path": str(tmp_path / "s0.wav")}]}
+    submitted = client.post("/synth_batch?async=1", json=batch)
+    assert (await preview_during(client, gate, submitted, "나" * 10, tmp_path))["status"] == "ok"
+    assert engine.asked == [(True, "가" * 100)]  # asked once, while the batch section ran
+
+
+async def test_a_preview_behind_another_preview_asks_for_nothing(worker, tmp_path):
+    engine = StoppableTone(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    running = client.post("/synth", json={"text": "가" * 50, "output_path": str(tmp_path / "a.wav")})
+    assert (await preview_during(client, gate, running, "나" * 10, tmp_path))["status"] == "ok"
+    assert engine.asked == []

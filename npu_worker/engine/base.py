@@ -6,6 +6,9 @@ callback, per ZipVoice segment or vocoder piece) and release what they hold in `
 is a pause point without audio (ZipVoice yields one after each decoder call). An engine whose streams
 keep all their state in the generator, so that another stream may run while one is paused, says so with
 a class attribute `preemptible = True`: the engine thread then runs waiting previews at those points.
+An engine that can stop its work in flight from another thread has `interrupt(restart)`: the runner
+calls it when the running section is cancelled (its stream may then raise `Interrupted`) or, on a
+preemptible engine, when a preview starts waiting (a stopped step is redone after the pause).
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
+
+
+class Interrupted(Exception):
+    """An engine call stopped by `interrupt()` before it finished (the runner asked: a cancel)."""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,9 @@ gets its first section out early); otherwise jobs are served round-robin, one se
 preview never waits for a 39-slide batch to finish. Where the engine can pause a section between its
 steps (ZipVoice), a waiting preview does not even wait for the running batch section: the engine
 thread asks `preempting_section` at each step boundary and runs the preview's section in between.
+Where the engine can also stop a call in flight (`attach_interrupt`), a cancel of the running section
+stops its call at once, and a preview that starts waiting stops the batch section's call if redoing it
+is cheap; both are decided under the same lock that changes which job runs, so they never hit another job.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import enum
 import itertools
 import threading
+from collections.abc import Callable
 
 from ..protocol import QueueFull
 from .model import Job, Section
@@ -36,6 +40,14 @@ class Admission:
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._ticks = itertools.count(1)
         self._stopping = False
+        self._interrupt: Callable[[bool], object] | None = None
+        self._preempts = False
+
+    def attach_interrupt(self, interrupt: Callable[[bool], object], preempts: bool) -> None:
+        """The engine's `interrupt(restart)`: called for a cancel of the running section, and (when
+        `preempts`: batch sections pause for previews) when a preview starts waiting behind one."""
+        with self._cond:
+            self._interrupt, self._preempts = interrupt, preempts
 
     # -- the views' side ------------------------------------------------------------------------
 
@@ -63,6 +75,9 @@ class Admission:
                 self._reserved[job.id] = pending
             self._active.append(job)
             self._cond.notify_all()
+            running = self._running[-1] if self._running else None
+            if self._interrupt and self._preempts and job.preview and running and not running.preview:
+                self._interrupt(True)
 
     def cancel(self, job_id: str) -> tuple[Cancelled, Job | None]:
         with self._cond:
@@ -71,6 +86,8 @@ class Admission:
                 return Cancelled.NOT_LIVE, None
             job.cancel_requested.set()
             if job in self._running:
+                if self._interrupt and self._running[-1] is job:
+                    self._interrupt(False)
                 return Cancelled.RUNNING, job
             self._active.remove(job)
             self._waiting -= self._reserved.pop(job.id, 0)

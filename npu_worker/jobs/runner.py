@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..audio import LeadingSilenceTrimmer, OnsetWatch, read_wav, wav_bytes
-from ..engine.base import Engine, EngineInfo, SynthesisRequest, Voice
+from ..engine.base import Engine, EngineInfo, Interrupted, SynthesisRequest, Voice
 from ..paths import PathPolicy
 from ..protocol import (
     EngineError,
@@ -137,6 +137,10 @@ class Runner:
             return False
         self.load_seconds = round(time.monotonic() - started, 3)
         self.info = info
+        interrupt = getattr(self.engine, "interrupt", None)
+        if callable(interrupt):
+            pauses = self.preempts and getattr(self.engine, "preemptible", False)
+            self.admission.attach_interrupt(interrupt, preempts=pauses)
         log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
         return True
 
@@ -240,13 +244,19 @@ class Runner:
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
-        a pausable engine's section lends the engine to waiting previews."""
+        a pausable engine's section lends the engine to waiting previews. A call the cancel stopped
+        (`Interrupted`) ends the section as the cancel it was."""
         try:
             for chunk in source:
                 if not _take(job, delivery, chunk):
                     return
                 if pausable:
                     self._serve_waiting_previews(job)
+                    if job.cancel_requested.is_set():  # cancelled while it was paused: no further step
+                        return
+        except Interrupted:
+            if not job.cancel_requested.is_set():
+                raise
         finally:
             close = getattr(source, "close", None)
             if close is not None:

@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
+from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest, Voice
+from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler
 from npu_worker.engine.zipvoice.features import SpectrumConfig, rms_restore
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
@@ -101,6 +102,8 @@ class ZipVoiceEngine:
             progress=self._report_phase,
             files=config.precision,
         )
+        self.calls = Calls()
+        runtime.guard_sessions(models, self.calls)
         self.load_phase = "loading the reference voice"
         meta = models.decoder_metadata
         sample_rate = int(meta.get("sample_rate", 24000))
@@ -139,6 +142,13 @@ class ZipVoiceEngine:
                 self.prompts.get(self.default_voice(), "ko")
             except EngineError as exc:
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
+
+    def interrupt(self, restart: bool) -> bool:
+        """Stop the onnxruntime call in flight (any thread): for a cancel (`restart` False) any call; to
+        let a waiting preview in (True), a decoder call early enough that redoing it is cheap. The
+        stream then raises `Interrupted` (a cancel) or runs the step again after its boundary."""
+        calls = getattr(self, "calls", None)
+        return calls is not None and calls.interrupt(restart)
 
     def _report_phase(self, phase: str) -> None:
         log.info("loading: %s", phase)
@@ -332,7 +342,7 @@ class ZipVoiceEngine:
                     generated = done.value
                     break
                 yield STEP_BOUNDARY
-        except WorkerError:
+        except (WorkerError, Interrupted):
             raise
         except Exception as exc:
             raise EngineError(f"synthesis of {text[:40]!r} failed: {exc}") from exc
@@ -341,6 +351,8 @@ class ZipVoiceEngine:
             started = time.perf_counter()
             try:
                 piece = next(pieces, None)
+            except Interrupted:
+                raise
             except Exception as exc:
                 raise EngineError(f"vocoder failed on {text[:40]!r}: {exc}") from exc
             trace.vocoder_seconds += time.perf_counter() - started

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from npu_worker.engine import providers
+from npu_worker.engine.interruptible import Calls, GuardedSession
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig, SessionPlacement
 from npu_worker.engine.zipvoice import prepared, swoosh
 from npu_worker.engine.zipvoice.prepared import PreparedModel, Progress
@@ -341,6 +342,20 @@ def open_models(
             precision=computed_in(device, files, ready),
         )
     raise ModelLoadError("no device can run the model: " + "; ".join(reasons))
+
+
+def guard_sessions(models: LoadedModels, calls: Calls) -> None:
+    """Route every session's runs through `calls`, so another thread can stop the one in flight; a
+    decoder call is restartable (the sampler runs the step again: interruptible.py)."""
+    models.encoder.session = GuardedSession(models.encoder.session, calls)
+    models.vocoder_session = GuardedSession(models.vocoder_session, calls)
+    decoder = models.decoder
+    plain = (
+        [*decoder.decoders.values(), decoder.overflow] if isinstance(decoder, BucketedDecoder) else [decoder]
+    )
+    for each in plain:
+        if each is not None:
+            each.session = GuardedSession(each.session, calls, restartable=True)
 
 
 def computed_in(device: str, files: str, ready: PreparedModel | None) -> str:

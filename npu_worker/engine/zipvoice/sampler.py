@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from npu_worker.engine.base import Interrupted
+
 T_SHIFT = 0.5
 FEAT_SCALE = 0.1
 
@@ -102,18 +104,26 @@ def euler_steps(
     t_shift: float = T_SHIFT,
     on_step: Callable[[int], None] | None = None,
 ) -> Generator[int, None, np.ndarray]:
-    """Integrate dx/dt = v(t, x) from noise to features one step at a time: yields the step index after
-    each decoder call (`on_step(i)` is called first) and returns the generated frames (F − P, dim).
-    Between two steps the whole state (x, the step, the noise drawn at the
-    start) lives in this generator, so a caller may pause it there and resume it later: same samples."""
+    """Integrate dx/dt = v(t, x) from noise to features one step at a time: yields the number of steps
+    done after each decoder call (`on_step(i)` is called first) and returns the generated frames
+    (F − P, dim). Between two steps the whole state (x, the step, the noise drawn at the start) lives
+    in this generator, so a caller may pause it there and resume it later: same samples. A decoder
+    call that raises `Interrupted` was stopped from outside: the count is yielded unchanged (a pause
+    point) and the same step runs again on resumption, from the same x."""
     frames, feat_dim = text_condition.shape[1], text_condition.shape[2]
     grid = time_grid(num_steps, t_shift)
     x = initial_noise(seed, frames, feat_dim)
     condition = speech_condition(prompt_features, frames)
-    for step in range(num_steps):
-        velocity = decoder(float(grid[step]), x, text_condition, condition)
+    step = 0
+    while step < num_steps:
+        try:
+            velocity = decoder(float(grid[step]), x, text_condition, condition)
+        except Interrupted:
+            yield step
+            continue
         x = x + velocity * np.float32(grid[step + 1] - grid[step])
         if on_step is not None:
             on_step(step)
+        step += 1
         yield step
     return x[0, prompt_features.shape[0] :]
