@@ -3,7 +3,8 @@ abandoned preview, and during a `/synth_batch`; and the batch's wall time with a
 
 First audio = seconds from sending the `synth` message to the first binary PCM frame (client side).
 Situations, all in one worker process (synthesis cache off, so every request is synthesised):
-  cold      the first preview after /health says loaded (slide 1's text)
+  cold      the first preview after /health says loaded (slide 1's text); --cold-starts N more
+            fresh workers add one cold preview each
   idle      --previews previews (slides 1..N; every situation uses these texts), --gap s apart, read to the end
   abandon   --previews previews, each sent at once after the previous was abandoned at its first frame
             (alternately socket closed and `cancel` sent); the very first abandoned one is not counted
@@ -207,6 +208,26 @@ async def measure(args: argparse.Namespace, base: str, tmp: Path) -> dict[str, A
     return res
 
 
+async def with_worker(args: argparse.Namespace, tmp: Path, work: Any) -> Any:
+    """Start `npu-worker serve`, run `work(args, base, tmp)` against it, stop it."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    command = serve_command(args, port, tmp)
+    worker = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1])
+    try:
+        return command, await work(args, f"http://127.0.0.1:{port}", tmp)
+    finally:
+        worker.terminate()
+        await asyncio.to_thread(worker.wait, 60)
+
+
+async def cold_only(args: argparse.Namespace, base: str, tmp: Path) -> dict[str, Any]:
+    slides = [s["text"] for s in json.loads(Path(args.lecture).read_text(encoding="utf-8"))["sections"]]
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600)) as session:
+        await wait_loaded(session, base, args.load_timeout)
+        return await preview(session, base, slides[1])
+
+
 def summary(res: dict[str, Any]) -> list[dict[str, Any]]:
     idle = statistics.median(r["first_audio_s"] for r in res["idle"])
     rows = []
@@ -260,19 +281,17 @@ def main(argv: list[str] | None = None) -> int:
     add("--gap", type=float, default=3.0, help="seconds between idle previews")
     add("--lecture", default=str(LECTURE), help="slides JSON ({'sections': [{'text': ...}]})")
     add("--load-timeout", type=float, default=600.0)
+    add("--cold-starts", type=int, default=0, help="extra worker starts measuring only the cold preview")
     add("--json", help="write the results here (e.g. benchmarks/results/preview_latency_tiny.json)")
     args = parser.parse_args(argv)
     args.batch_previews = args.batch_previews or 2 * args.previews
     load_start = load_average()
     with tempfile.TemporaryDirectory(prefix="preview-latency-") as name:
-        tmp, port = Path(name), free_port()
-        command = serve_command(args, port, tmp)
-        worker = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1])
-        try:
-            res = asyncio.run(measure(args, f"http://127.0.0.1:{port}", tmp))
-        finally:
-            worker.terminate()
-            worker.wait(timeout=60)
+        colds = []
+        for start in range(args.cold_starts):  # more cold samples: one fresh worker each
+            colds.append(asyncio.run(with_worker(args, Path(name) / f"cold{start}", cold_only))[1])
+        command, res = asyncio.run(with_worker(args, Path(name), measure))
+        res["cold"] += colds
     rows = summary(res)
     print(table(rows))
     for anomaly in res["anomalies"]:

@@ -10,7 +10,7 @@ import pytest
 
 from npu_worker.audio import crossfade_join
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
-from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
+from npu_worker.engine.zipvoice.engine import WARM_UP, ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.engine.zipvoice.prompt import PromptCache, PromptOptions
 from npu_worker.protocol import EngineError
@@ -215,3 +215,14 @@ def test_a_stream_paused_between_steps_for_another_resumes_to_the_same_samples(e
     parts.extend(paused)
     assert other.size > 0
     assert np.array_equal(np.concatenate(parts), alone)
+
+
+def test_load_speaks_one_short_first_segment_with_the_default_voice(tiny_model_dir, tmp_path):
+    """The warm-up: the first request then finds onnxruntime's first runs and the sampler's generator
+    done (benchmarks/PREVIEW_LATENCY.md: cold vs idle first audio)."""
+    engine = create(engine_config(tiny_model_dir, tmp_path))
+    engine.load()
+    lang, text = WARM_UP
+    assert engine.traces and text.startswith(engine.traces[0].text)
+    assert len(engine.traces[0].step_seconds) == engine.num_steps
+    assert engine.load_phase.startswith("warming up")

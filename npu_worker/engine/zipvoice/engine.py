@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import platform
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from npu_worker.engine import providers
 from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest, Voice
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler
@@ -40,6 +42,8 @@ from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage, Wo
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
 STEP_BOUNDARY = np.zeros(0, dtype=np.float32)  # yielded after each decoder call: cancel or pause here
+# Spoken once at load with the default voice: a first segment as a preview's (benchmarks/PREVIEW_LATENCY.md).
+WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 
 
 @dataclass
@@ -142,6 +146,27 @@ class ZipVoiceEngine:
                 self.prompts.get(self.default_voice(), "ko")
             except EngineError as exc:
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Synthesise one short first segment with the default voice, so the first request does not pay
+        what every later one finds ready: onnxruntime's first runs (memory planning, arena growth), the
+        sampler's random generator, the tokenizer's first call. Skipped on the x86 HTP simulator (a
+        simulated decoder call takes seconds to minutes) and without a reference voice."""
+        on_simulator = self.models.device == "qnn" and platform.machine().lower() in providers.X86_MACHINES
+        lang, text = WARM_UP
+        if on_simulator or not self.config.default_voice.ref_wav:
+            return
+        self.load_phase = "warming up: one short sentence with the default voice"
+        started = time.perf_counter()
+        try:
+            self.check_language(lang)
+            for _ in self.stream(SynthesisRequest(text, lang, seed=0)):
+                pass
+        except WorkerError as exc:  # a model without Korean, say: the first request pays, nothing breaks
+            log.info("warm-up skipped: %s", exc)
+            return
+        log.info("warm-up sentence in %.2f s", time.perf_counter() - started)
 
     def interrupt(self, restart: bool) -> bool:
         """Stop the onnxruntime call in flight (any thread): for a cancel (`restart` False) any call; to
