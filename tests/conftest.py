@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -103,3 +104,20 @@ async def served(settings: Settings) -> AsyncIterator[Start]:
     yield start
     for listener in listeners:
         await listener.close()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start test_prepare_qdq.py's simulator work in a background process now, if it is to run
+    (tests/zipvoice/qdq_background.py says why)."""
+    from tests.zipvoice import qdq_background
+    from tests.zipvoice.test_providers import qnn
+
+    wanted = any(item.nodeid.startswith("tests/zipvoice/test_prepare_qdq.py") for item in session.items)
+    if wanted and not qnn.args[0]:  # the `qnn` marker's skip condition
+        qdq_background.start(Path(tempfile.mkdtemp(prefix="npu-worker-qdq-")))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests.zipvoice import qdq_background
+
+    qdq_background.stop()

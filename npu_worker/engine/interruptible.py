@@ -27,6 +27,8 @@ from .base import Interrupted
 
 __all__ = ["Calls", "GuardedSession", "Interrupted"]
 
+SHAPES_KEPT = 64  # a segment's steps share one shape; a bucketed decoder has a handful
+
 
 @dataclass
 class _Call:
@@ -46,7 +48,8 @@ class Calls:
         self._clock = clock
         self._lock = threading.Lock()
         self._current: _Call | None = None
-        self._seconds: dict[tuple[Any, ...], float] = {}  # last duration per (session, input shapes)
+        # last duration per (session, input shapes), the newest SHAPES_KEPT (CPU shapes vary per segment)
+        self._seconds: dict[tuple[Any, ...], float] = {}
         self.interrupted = 0  # calls stopped so far (benchmarks, tests)
 
     def run(self, session: Any, names: Any, feed: Mapping[str, Any], restartable: bool) -> list[np.ndarray]:
@@ -65,7 +68,10 @@ class Calls:
             with self._lock:
                 self._current = None
         if key is not None:
+            self._seconds.pop(key, None)
             self._seconds[key] = self._clock() - call.started
+            if len(self._seconds) > SHAPES_KEPT:
+                del self._seconds[next(iter(self._seconds))]
         return outputs
 
     @property

@@ -12,7 +12,7 @@ import pytest
 
 from npu_worker.engine import providers
 from npu_worker.engine.base import Interrupted, SynthesisRequest
-from npu_worker.engine.interruptible import Calls, GuardedSession
+from npu_worker.engine.interruptible import SHAPES_KEPT, Calls, GuardedSession
 from npu_worker.engine.zipvoice import runtime, sampler
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from tests.timing import seconds
@@ -167,3 +167,12 @@ def test_decoder_calls_stopped_for_previews_leave_the_engines_samples_unchanged(
         stopper.join()
     assert engine.calls.interrupted - before >= 1
     assert np.array_equal(np.concatenate(chunks), alone)
+
+
+def test_the_expected_durations_kept_are_bounded_however_many_shapes_pass(session):
+    calls = Calls()
+    decoder = runtime.Decoder(GuardedSession(session, calls, restartable=True), 3.0)
+    for frames in range(5, 5 + SHAPES_KEPT + 10):  # on the CPU every segment has its own frame count
+        inputs = [np.zeros((1, frames, 100), dtype=np.float32)] * 3
+        decoder(0.3, *inputs)
+    assert len(calls._seconds) == SHAPES_KEPT

@@ -2,8 +2,9 @@
 decoder calls, compiled for HTP, served, and measured against fp32 on the CPU.
 
 Both real-layer-count fixtures (the generated tiny model and the small export), one bucket each (383
-frames) and two short calibration sentences, to keep the simulator's share of the suite small; the
-full-size figures are benchmarks/qnn_quantise.py's.
+frames) and two short calibration sentences. The simulator's share (prepare, and the sentence spoken on
+QNN) runs in a background process from the start of the session (qdq_background.py); the tests here
+wait for it and check what it made. The full-size figures are benchmarks/qnn_prepare.py's.
 """
 
 from __future__ import annotations
@@ -15,44 +16,36 @@ import numpy as np
 import pytest
 
 from npu_worker import cli
-from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.zipvoice import calibration, qdq
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.protocol import ModelLoadError
-from tests.zipvoice.conftest import SHARED_REAL_STRUCTURE, engine_config, small_export_with_voice
+from tests.timing import seconds
+from tests.zipvoice import qdq_background
+from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.qdq_background import BUCKET, SENTENCES, SHARED_REAL_STRUCTURE, speak
 from tests.zipvoice.test_providers import qnn
 
 pytestmark = [qnn]
-BUCKET = 383
-SENTENCES = [
-    {"text": "안녕하세요. 오늘은 행렬의 곱셈을 배웁니다.", "lang": "ko"},
-    {"text": "질문이 있으면 손을 들어 주세요.", "lang": "ko"},
-]
-CHECKED = "오늘은 맑습니다."
+WAIT = seconds(1800)  # the background process's whole run on a busy 2-core machine, with room
 
 
 @pytest.fixture(scope="module", params=["generated", "shared"])
-def source_dir(request, tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A real-layer-count model with fp32 and int8 files and a reference voice."""
-    if request.param == "generated":
-        return tiny_model_dir
-    if not SHARED_REAL_STRUCTURE.is_dir():
+def fixture_name(request) -> str:  # noqa: ANN001
+    if request.param == "shared" and not SHARED_REAL_STRUCTURE.is_dir():
         pytest.skip("the small real-structure export is not beside the repo")
-    return small_export_with_voice(tiny_model_dir, tmp_path_factory)
+    return request.param
 
 
 @pytest.fixture(scope="module")
-def quantised_dir(source_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    texts = tmp_path_factory.mktemp("texts") / "calibration.json"
-    texts.write_text(json.dumps(SENTENCES, ensure_ascii=False), encoding="utf-8")
-    out = tmp_path_factory.mktemp("prepared") / "a16w8"
-    args = [
-        "prepare", "--model-dir", str(source_dir), "--out", str(out), "--precision", "a16w8",
-        "--buckets", str(BUCKET), "--optimization", "fast", "--calibration-texts", str(texts),
-        "--calibration-calls", "6", "--check-calls", "2", "--num-steps", "4",
-    ]  # fmt: skip
-    assert cli.main(args) == 0
-    return out
+def source_dir(fixture_name: str) -> Path:
+    """A real-layer-count model with fp32 and int8 files and a reference voice."""
+    return qdq_background.wait(fixture_name, "source", WAIT)
+
+
+@pytest.fixture(scope="module")
+def quantised_dir(fixture_name: str) -> Path:
+    """`npu-worker prepare --precision a16w8 --buckets 383 ...` of `source_dir` (qdq_background.prepare_args)."""
+    return qdq_background.wait(fixture_name, "prepared", WAIT)
 
 
 def test_the_manifest_says_what_was_calibrated_and_how_far_each_bucket_is_from_fp32(quantised_dir: Path):
@@ -85,21 +78,15 @@ def test_serve_loads_the_quantised_buckets_and_health_says_a16w8(quantised_dir: 
 
 
 def test_a_sentence_is_no_farther_from_fp32_than_the_cpu_int8_files_are(
-    source_dir: Path, quantised_dir: Path, tmp_path
+    fixture_name: str, source_dir: Path, tmp_path
 ):
     """The CPU runs fixed shapes too (`--fixed-shapes`: the same padding to the bucket as the NPU), so the
-    distance is the arithmetic's, not the padding's (dynamic vs padded alone is ≈ 0.39 on this model)."""
-
-    def sentence(model_dir: Path, **changes: object) -> tuple[np.ndarray, ZipVoiceEngine]:
-        engine = create(engine_config(model_dir, tmp_path / str(len(changes)), **changes))
-        engine.load()
-        request = SynthesisRequest(CHECKED, "ko", seed=1, early_audio=False)  # one segment: 4 calls
-        return np.concatenate([c for c in engine.stream(request) if c.size]), engine
-
-    reference, engine = sentence(source_dir, fixed_shapes=True)  # fp32 on the CPU
+    distance is the arithmetic's, not the padding's (dynamic vs padded alone is ≈ 0.39 on this model).
+    The NPU's sentence was spoken by the same `speak` on QNN in the background process."""
+    reference, engine = speak(source_dir, tmp_path / "fp32", fixed_shapes=True)  # fp32 on the CPU
     assert max(trace.frames for trace in engine.traces) <= BUCKET  # the NPU's one bucket, no overflow
-    int8, _ = sentence(source_dir, precision="int8", fixed_shapes=True)
-    npu, _ = sentence(quantised_dir, device="qnn", allow_htp_simulator=True)
+    int8, _ = speak(source_dir, tmp_path / "int8", precision="int8", fixed_shapes=True)
+    npu = np.load(qdq_background.wait(fixture_name, "sentence", WAIT))
     cpu_int8 = qdq.log_mel_distance(reference, int8, engine.spectrum)
     a16w8 = qdq.log_mel_distance(reference, npu, engine.spectrum)
     print(f"log-mel distance from fp32: CPU int8 {cpu_int8:.4f}, NPU a16w8 {a16w8:.4f}")

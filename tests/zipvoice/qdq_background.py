@@ -1,0 +1,170 @@
+"""The HTP-simulator work of test_prepare_qdq.py, run in background processes from the start of the session.
+
+Preparing an a16w8 decoder on the simulator (calibrate, quantise, compile, two held-out calls) and
+speaking one sentence with it take ≈ 3.5 + 3 minutes per fixture, mostly on one core; run after the
+rest of the suite, that was 15 of its 25 minutes. So `tests/conftest.py` starts this module (`python -m
+tests.zipvoice.qdq_background ROOT FIXTURE`, one process per fixture) once the session has collected
+test_prepare_qdq.py, and the tests wait for what they need: per fixture, a source model directory, the
+prepared directory (`npu-worker prepare`, the real CLI) and the sentence the real engine spoke on QNN
+from it. The same code runs as it would in the test process; only the process differs. Stages are marked
+by files `<ROOT>/<fixture>/<stage>.ready`; a failure writes `<stage>.failed` with the traceback, and the
+waiting test fails with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+FIXTURES = ("generated", "shared")
+BUCKET = 383
+SENTENCES = [
+    {"text": "안녕하세요. 오늘은 행렬의 곱셈을 배웁니다.", "lang": "ko"},
+    {"text": "질문이 있으면 손을 들어 주세요.", "lang": "ko"},
+]
+CHECKED = "오늘은 맑습니다."
+REPO = Path(__file__).resolve().parents[2]
+SHARED_REAL_STRUCTURE = REPO.parent / "shared" / "data" / "zipvoice_small_structure"
+
+
+def speak(model_dir: Path, state_dir: Path, **changes: object):  # noqa: ANN201
+    """The checked sentence (one segment: 4 decoder calls) by a freshly loaded engine; (audio, engine)."""
+    from npu_worker.engine.base import SynthesisRequest
+    from npu_worker.engine.zipvoice.engine import create
+    from tests.zipvoice.conftest import engine_config
+
+    engine = create(engine_config(model_dir, state_dir, **changes))
+    engine.load()
+    request = SynthesisRequest(CHECKED, "ko", seed=1, early_audio=False)
+    return np.concatenate([c for c in engine.stream(request) if c.size]), engine
+
+
+def prepare_args(source: Path, out: Path, texts: Path) -> list[str]:
+    return [
+        "prepare", "--model-dir", str(source), "--out", str(out), "--precision", "a16w8",
+        "--buckets", str(BUCKET), "--optimization", "fast", "--calibration-texts", str(texts),
+        "--calibration-calls", "6", "--check-calls", "2", "--num-steps", "4",
+    ]  # fmt: skip
+
+
+def _source(root: Path, fixture: str) -> Path:
+    """The generated tiny model (real layer counts), or the small export beside the repo with the tiny
+    model's reference voice; marked ready at once, so tests that need no simulator can start."""
+    from npu_worker.testing.zipvoice_model import build_model_dir
+
+    generated = build_model_dir(root / fixture / "generated-source", "tiny", ("fp32", "int8"))
+    source = generated
+    if fixture == "shared":
+        source = root / fixture / "source"
+        shutil.copytree(SHARED_REAL_STRUCTURE, source)
+        for path in source.iterdir():
+            path.chmod(0o644)
+        for name in ("reference_ko.wav", "reference_ko.txt"):
+            shutil.copy(generated / name, source / name)
+    _mark(root, fixture, "source", source)
+    return source
+
+
+def _mark(root: Path, fixture: str, stage: str, value: Path) -> None:
+    marker = root / fixture / f"{stage}.ready"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(str(value), encoding="utf-8")
+
+
+def _fail(root: Path, fixture: str, stage: str) -> None:
+    marker = root / fixture / f"{stage}.failed"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(traceback.format_exc(), encoding="utf-8")
+
+
+def run(root: Path, fixture: str) -> None:
+    """One fixture's stages in order: source, prepared, sentence."""
+    from npu_worker import cli
+
+    texts = root / fixture / "calibration.json"
+    stage = "source"
+    try:
+        source = _source(root, fixture)
+        texts.write_text(json.dumps(SENTENCES, ensure_ascii=False), encoding="utf-8")
+        stage = "prepared"
+        prepared = root / fixture / "a16w8"
+        if cli.main(prepare_args(source, prepared, texts)) != 0:
+            raise RuntimeError("npu-worker prepare failed (its message is in the log)")
+        _mark(root, fixture, stage, prepared)
+        stage = "sentence"
+        audio, _ = speak(prepared, root / fixture / "state", device="qnn", allow_htp_simulator=True)
+        np.save(root / fixture / "npu.npy", audio)
+        _mark(root, fixture, stage, root / fixture / "npu.npy")
+    except Exception:
+        _fail(root, fixture, stage)
+        raise
+
+
+# -- the test process's side ----------------------------------------------------------------------
+
+_job: dict[str, Any] = {}
+
+
+def start(root: Path) -> None:
+    """Start one background process per fixture, once per session (`root`: an empty directory of its
+    own). Two processes: on a 2-core machine each takes what the suite leaves of a core."""
+    if _job:
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    fixtures = [f for f in FIXTURES if f != "shared" or SHARED_REAL_STRUCTURE.is_dir()]
+    processes, logs = {}, []
+    for fixture in fixtures:
+        logs.append((root / f"{fixture}.log").open("wb"))
+        processes[fixture] = subprocess.Popen(  # noqa: S603 - this interpreter, this module
+            [sys.executable, "-m", "tests.zipvoice.qdq_background", str(root), fixture],
+            cwd=REPO,
+            stdout=logs[-1],
+            stderr=subprocess.STDOUT,
+            preexec_fn=lambda: os.nice(5),  # the suite's own timing-sensitive tests keep the first claim
+        )
+    _job.update(root=root, processes=processes, logs=logs)
+
+
+def stop() -> None:
+    """End the background processes (the session is over) and remove what they made."""
+    for process in _job.get("processes", {}).values():
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    for log in _job.get("logs", []):
+        log.close()
+    if "root" in _job:
+        shutil.rmtree(_job["root"], ignore_errors=True)
+    _job.clear()
+
+
+def wait(fixture: str, stage: str, timeout: float) -> Path:
+    """What the background process made at `stage` for `fixture`; fails the test with its traceback."""
+    root, process = _job["root"], _job["processes"][fixture]
+    ready, failed = root / fixture / f"{stage}.ready", root / fixture / f"{stage}.failed"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ready.exists():
+            return Path(ready.read_text(encoding="utf-8"))
+        if failed.exists():
+            raise AssertionError(f"background {stage} of {fixture} failed:\n{failed.read_text()}")
+        if process.poll() is not None and not ready.exists():
+            tail = (root / f"{fixture}.log").read_text(errors="replace")[-4000:]
+            raise AssertionError(
+                f"the background process ended ({process.returncode}) before {stage}:\n{tail}"
+            )
+        time.sleep(0.5)
+    raise AssertionError(f"background {stage} of {fixture} not ready after {timeout:.0f} s")
+
+
+if __name__ == "__main__":
+    run(Path(sys.argv[1]), sys.argv[2])
