@@ -78,7 +78,7 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
 
 def run_prepare(args: argparse.Namespace) -> int:
     from .engine.providers import QNN_OPTIONS, DeviceUnavailable, RuntimeConfig
-    from .engine.zipvoice import model_files, prepared, qdq
+    from .engine.zipvoice import model_files, prepare, prepared, qdq
     from .protocol import ModelLoadError, WorkerError
 
     options = dict(QNN_OPTIONS)
@@ -91,14 +91,14 @@ def run_prepare(args: argparse.Namespace) -> int:
         files = model_files.locate(args.model_dir, files_precision)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
-        sharing = {"on": True, "off": False}.get(args.weight_sharing, prepared.sharing_by_default())
+        sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
         )
         recording, about = None, None
         if qdq.is_quantised(args.precision):
             recording, about = record_calibration(args, files.directory, config, progress)
-        manifest = prepared.prepare(
+        manifest = prepare.prepare(
             files.decoder,
             [files.decoder, files.encoder, files.vocoder],
             Path(args.out),

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from tests.test_ws_support import AiohttpWs, run_request
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 from tests.worker_process import free_port, start_worker_process
@@ -233,18 +234,9 @@ async def test_a_websocket_session_outlasts_the_header_timeout(served):
     async with aiohttp.ClientSession() as session:
         async with session.ws_connect(f"http://127.0.0.1:{listener.port}/ws") as ws:
             sections = [{"idx": i, "text": "라" * 30} for i in range(3)]
-            await ws.send_json({"type": "synth_batch", "sections": sections})
-            pcm = 0
-            while True:
-                message = await ws.receive(timeout=seconds(20))
-                if message.type == aiohttp.WSMsgType.BINARY:
-                    pcm += len(message.data)
-                    continue
-                assert message.type == aiohttp.WSMsgType.TEXT, message
-                event = json.loads(message.data)
-                if event["event"] == "done":
-                    break
-    assert event["ok_count"] == 3 and pcm == 3 * 2 * int(30 * 0.02 * 24000)
+            transcript = await run_request(AiohttpWs(ws), {"type": "synth_batch", "sections": sections})
+    pcm = sum(len(frame) for frame in transcript.frames())
+    assert transcript.done["ok_count"] == 3 and pcm == 3 * 2 * int(30 * 0.02 * 24000)
     assert time.monotonic() - started > 3 * HEADER_TIMEOUT and listener.guard.timed_out == 0
 
 

@@ -59,13 +59,18 @@ async def gated_worker(worker, engine: ToneEngine):  # noqa: ANN001, ANN201
     return await worker(engine), gate
 
 
+async def preview_during_a_batch(worker, engine: ToneEngine, batch_text: str, tmp_path) -> dict:  # noqa: ANN001
+    """A one-section batch of `batch_text` (to s0.wav), and a "나" * 10 preview while it runs."""
+    client, gate = await gated_worker(worker, engine)
+    batch = {"sections": [{"idx": 0, "text": batch_text, "output_path": str(tmp_path / "s0.wav")}]}
+    submitted = client.post("/synth_batch?async=1", json=batch)
+    return await preview_during(client, gate, submitted, "나" * 10, tmp_path)
+
+
 async def test_a_preview_runs_inside_a_paused_batch_section_which_then_loses_nothing(worker, tmp_path):
     engine = PausableTone(chunk_seconds=0.1)
-    client, gate = await gated_worker(worker, engine)
     long_text, preview_text = "가" * 100, "나" * 10  # 20 chunks; 2 chunks
-    batch = {"sections": [{"idx": 0, "text": long_text, "output_path": str(tmp_path / "s0.wav")}]}
-    submitted = client.post("/synth_batch?async=1", json=batch)
-    assert (await preview_during(client, gate, submitted, preview_text, tmp_path))["status"] == "ok"
+    assert (await preview_during_a_batch(worker, engine, long_text, tmp_path))["status"] == "ok"
     await wait_until(lambda: engine.made.count(long_text) == 20)
     first_preview = engine.made.index(preview_text)
     assert 2 <= first_preview < 20  # inside the batch section, at a chunk boundary
@@ -90,10 +95,7 @@ class UnpausableTone(PausableTone):
 
 async def test_an_engine_that_cannot_pause_finishes_its_section_first(worker, tmp_path):
     engine = UnpausableTone(chunk_seconds=0.1)
-    client, gate = await gated_worker(worker, engine)
-    batch = {"sections": [{"idx": 0, "text": "가" * 50, "output_path": str(tmp_path / "s0.wav")}]}
-    running = client.post("/synth_batch?async=1", json=batch)
-    assert (await preview_during(client, gate, running, "나" * 10, tmp_path))["status"] == "ok"
+    assert (await preview_during_a_batch(worker, engine, "가" * 50, tmp_path))["status"] == "ok"
     assert engine.made == ["가" * 50] * 10 + ["나" * 10] * 2  # espeak and sovits keep this behaviour
 
 
@@ -138,10 +140,7 @@ async def test_a_cancel_stops_the_running_sections_work_in_flight_and_ends_it_as
 
 async def test_a_preview_that_starts_waiting_behind_a_batch_section_asks_for_an_early_step(worker, tmp_path):
     engine = StoppableTone(chunk_seconds=0.1)
-    client, gate = await gated_worker(worker, engine)
-    batch = {"sections": [{"idx": 0, "text": "가" * 100, "output_path": str(tmp_path / "s0.wav")}]}
-    submitted = client.post("/synth_batch?async=1", json=batch)
-    assert (await preview_during(client, gate, submitted, "나" * 10, tmp_path))["status"] == "ok"
+    assert (await preview_during_a_batch(worker, engine, "가" * 100, tmp_path))["status"] == "ok"
     assert engine.asked == [(True, "가" * 100)]  # asked once, while the batch section ran
 
 

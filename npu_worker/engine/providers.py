@@ -28,7 +28,7 @@ DEVICES = ("qnn", "cuda", "cpu")
 EP_NAMES = {"qnn": "QNNExecutionProvider", "cuda": "CUDAExecutionProvider", "cpu": "CPUExecutionProvider"}
 AUTO_ORDER = ("qnn", "cuda", "cpu")
 QNN_OPTIONS = {"backend_type": "htp", "htp_performance_mode": "burst"}
-X86_MACHINES = ("x86_64", "amd64", "i386", "i686")
+X86_MACHINES = qnn_targets.X86_MACHINES
 # onnxruntime's ExpandElimination drops an Expand whose constant target shape has a 0 where the input
 # has 1 (it only refuses targets > 1), so a zero-row pad becomes one row; fixed shapes make such targets
 # constant (the decoder's downsampling pads zero rows at even frame counts). Off for fixed shapes.
@@ -185,7 +185,7 @@ def qnn_devices(config: RuntimeConfig) -> list[Any]:
     # user_data". Loading soundfile before the plugin binds it to the system's libffi.
     import soundfile  # noqa: F401
 
-    if platform.machine().lower() in X86_MACHINES and not config.allow_htp_simulator:
+    if qnn_targets.htp_is_simulated() and not config.allow_htp_simulator:
         raise DeviceUnavailable(
             f"QNN on {platform.machine()} is the HTP simulator (~1000x slower than CPU); "
             "it is never chosen automatically (--allow-htp-simulator to opt in)"

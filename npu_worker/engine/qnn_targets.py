@@ -37,6 +37,11 @@ SIMULATOR_DEFAULT = "8gen3"
 X86_MACHINES = ("x86_64", "amd64", "i386", "i686")
 
 
+def htp_is_simulated(machine: str | None = None) -> bool:
+    """On x86 the QNN HTP backend is the simulator (≈ 1000× slower than a CPU, never a real NPU)."""
+    return (machine or platform.machine()).lower() in X86_MACHINES
+
+
 def names() -> str:
     """The accepted values, for help texts and errors."""
     chips = ", ".join(f"{name} ({t.chip})" for name, t in TARGETS.items())
@@ -47,8 +52,7 @@ def resolve(value: str, machine: str | None = None) -> SocTarget | None:
     """The target for a `--qnn-soc` value (name, part number or soc_model number); None: let QNN pick."""
     key = value.strip().lower()
     if key == "auto":
-        on_x86 = (machine or platform.machine()).lower() in X86_MACHINES
-        return TARGETS[SIMULATOR_DEFAULT] if on_x86 else None
+        return TARGETS[SIMULATOR_DEFAULT] if htp_is_simulated(machine) else None
     if key in ("none", "0", ""):
         return None
     for name, target in TARGETS.items():

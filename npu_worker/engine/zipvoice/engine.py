@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import math
-import platform
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from npu_worker.engine import providers
+from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest, Voice
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler
@@ -77,6 +76,7 @@ class ZipVoiceEngine:
         self.tokenizer_name = ""
         self.traces: list[SegmentTrace] = []  # segments of the last request
         self.load_phase: str | None = None  # what load() is doing (a first QNN start compiles for minutes)
+        self.calls: Calls | None = None  # every onnxruntime run, stoppable from another thread (after load)
 
     @property
     def info(self) -> EngineInfo:
@@ -153,7 +153,7 @@ class ZipVoiceEngine:
         what every later one finds ready: onnxruntime's first runs (memory planning, arena growth), the
         sampler's random generator, the tokenizer's first call. Skipped on the x86 HTP simulator (a
         simulated decoder call takes seconds to minutes) and without a reference voice."""
-        on_simulator = self.models.device == "qnn" and platform.machine().lower() in providers.X86_MACHINES
+        on_simulator = self.models.device == "qnn" and qnn_targets.htp_is_simulated()
         lang, text = WARM_UP
         if on_simulator or not self.config.default_voice.ref_wav:
             return
@@ -172,8 +172,7 @@ class ZipVoiceEngine:
         """Stop the onnxruntime call in flight (any thread): for a cancel (`restart` False) any call; to
         let a waiting preview in (True), a decoder call early enough that redoing it is cheap. The
         stream then raises `Interrupted` (a cancel) or runs the step again after its boundary."""
-        calls = getattr(self, "calls", None)
-        return calls is not None and calls.interrupt(restart)
+        return self.calls is not None and self.calls.interrupt(restart)
 
     def _report_phase(self, phase: str) -> None:
         log.info("loading: %s", phase)

@@ -1,4 +1,5 @@
 """`npu-worker prepare`: the NPU decoder compiled once, ahead of time, into a directory `serve` loads.
+This module holds the directory's format, the manifest's checks and the loading; prepare.py compiles.
 
 Without it the first `serve --device qnn` specialises every frame bucket of the decoder and compiles it
 on the box itself (minutes on a phone's CPU, more on the x86 simulator). A prepared directory holds the
@@ -19,27 +20,20 @@ mismatch is a ModelLoadError that says to run `prepare` again (nothing is silent
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import importlib.metadata
 import json
 import logging
-import os
-import platform
-import shutil
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npu_worker.engine import providers, specialize
+from npu_worker.engine import providers, qnn_targets
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement
-from npu_worker.engine.zipvoice import qdq
-from npu_worker.engine.zipvoice.qdq import Feed
 
 if TYPE_CHECKING:
-    from npu_worker.engine.zipvoice.calibration import Recording
+    pass
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -136,7 +130,7 @@ class PreparedModel:
             )
         if made["source"].get(decoder.name) != file_hash(decoder):
             raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
-        if made.get("weight_sharing") and platform.machine().lower() in providers.X86_MACHINES:
+        if made.get("weight_sharing") and qnn_targets.htp_is_simulated():
             raise ModelLoadError(
                 f"{self.directory} holds one weight-shared context binary, which the x86 HTP simulator "
                 "cannot load (it crashes the process); prepare with --weight-sharing off to serve here"
@@ -206,250 +200,3 @@ def _load_failure(prepared: PreparedModel, size: int, loaded: dict[int, Any], ex
 
 
 # ------------------------------------------------------------------------------------------ prepare
-
-
-def _copy_model_files(source: Path, target: Path) -> dict[str, int]:
-    """The source directory's files (not its folders) into `target`, hard-linked where possible."""
-    sizes = {}
-    for path in sorted(source.iterdir()):
-        if not path.is_file() or path.name == MANIFEST:
-            continue
-        destination = target / path.name
-        destination.unlink(missing_ok=True)
-        try:
-            os.link(path, destination)
-        except OSError:
-            shutil.copy2(path, destination)
-        sizes[path.name] = path.stat().st_size
-    return sizes
-
-
-def sharing_by_default(machine: str | None = None) -> bool:
-    """Weight sharing unless on x86, where the HTP backend is the simulator that cannot load it."""
-    return (machine or platform.machine()).lower() not in providers.X86_MACHINES
-
-
-def prepare(
-    decoder: Path,
-    sources: Sequence[Path],
-    out: Path,
-    config: RuntimeConfig,
-    buckets: Sequence[int],
-    precision: str,
-    weight_sharing: bool,
-    progress: Progress = print,
-    calibration: Recording | None = None,
-    calibration_info: dict[str, Any] | None = None,
-    check_calls: int = 0,
-) -> dict[str, Any]:
-    """Compile `decoder` for every bucket into `out` (a copy of the model directory); the manifest.
-
-    A quantised `precision` (qdq.QUANTISED) needs `calibration`: its feeds per bucket, of which the last
-    `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU."""
-    from npu_worker.engine.zipvoice.runtime import bucket_dims
-
-    if precision not in PRECISIONS:
-        raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
-    if qdq.is_quantised(precision) and calibration is None:
-        raise ModelLoadError(f"--precision {precision} needs calibration data")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
-    contexts_dir = out / CONTEXT_DIR
-    shutil.rmtree(contexts_dir, ignore_errors=True)
-    contexts_dir.mkdir()
-    sizes = _copy_model_files(decoder.parent, out)
-    shapes = bucket_dims(decoder, tuple(buckets))
-    buckets = tuple(shapes)
-    devices = providers.qnn_devices(config)
-    reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
-    contexts: dict[str, Any] = {}
-    started = time.monotonic()
-    for index, (size, dims) in enumerate(shapes.items()):
-        last = index == len(buckets) - 1
-        feeds = calibration.feeds[size] if calibration is not None else []
-        held_out = (
-            feeds[len(feeds) - check_calls :] if reference is not None and len(feeds) > check_calls else []
-        )
-        bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
-        contexts[str(size)] = _compile_bucket(
-            bucket, contexts_dir, config, devices, reference, share=weight_sharing, last=last
-        )
-        done = time.monotonic() - started
-        left = done / (index + 1) * (len(buckets) - index - 1)
-        record = contexts[str(size)]
-        checked = record.get("accuracy")
-        progress(
-            f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
-            f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
-            + (f"quantised in {record['quantise_seconds']} s, " if "quantise_seconds" in record else "")
-            + f"compiled in {record['compile_seconds']} s"
-            + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
-            + f"; about {left:.0f} s left"
-        )
-    compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
-    files, runs_as = PRECISIONS[precision]
-    manifest = {
-        "format": FORMAT,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "decoder": decoder.name,
-        "precision": precision,
-        "files": files,
-        "runs_as": runs_as,
-        "buckets": list(buckets),
-        "target": {
-            "qnn_soc": config.qnn_soc,
-            "provider_options": target_options(config.qnn_provider_options()),
-        },
-        "runtime": runtime_versions(),
-        "weight_sharing": weight_sharing,
-        "source": {path.name: file_hash(path) for path in sources},
-        "contexts": contexts,
-        "sizes": {"model_files": sizes, "compiled": compiled},
-        "seconds": round(time.monotonic() - started, 1),
-    }
-    if calibration is not None:
-        manifest["calibration"] = (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-    temp = out / f".{MANIFEST}.part"
-    temp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, out / MANIFEST)  # last: only a complete directory has a manifest
-    return manifest
-
-
-@dataclass(frozen=True)
-class Bucket:
-    """One bucket to compile: the decoder fixed to `dims`, quantised on `feeds` if `precision` says so,
-    checked on `held_out` feeds."""
-
-    decoder: Path
-    size: int
-    dims: dict[str, int]
-    precision: str
-    feeds: list[Feed]
-    held_out: list[Feed]
-
-
-def _cpu_reference(decoder: Path, config: RuntimeConfig) -> Any:
-    """The fp32 decoder as exported, on the CPU with dynamic shapes: what accuracy is measured against."""
-    import onnxruntime as ort
-
-    return ort.InferenceSession(
-        str(decoder), sess_options=providers.session_options(config), providers=["CPUExecutionProvider"]
-    )
-
-
-def _compile_bucket(
-    bucket: Bucket,
-    contexts_dir: Path,
-    config: RuntimeConfig,
-    devices: list[Any],
-    reference: Any,
-    share: bool,
-    last: bool,
-) -> dict[str, Any]:
-    """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest."""
-    import onnxruntime as ort
-
-    name = context_name(bucket.decoder, bucket.size)
-    options = providers.fixed_shape_options(config, bucket.dims)
-    options.add_provider_for_devices(devices, config.qnn_provider_options())
-    options.add_session_config_entry("ep.context_enable", "1")
-    options.add_session_config_entry("ep.context_file_path", str(contexts_dir / name))
-    options.add_session_config_entry("ep.context_embed_mode", "0")
-    if share:
-        options.add_session_config_entry(SHARE, "1")
-        if last:
-            options.add_session_config_entry(STOP_SHARE, "1")
-    notes: dict[str, Any] = {}
-    started = time.monotonic()
-    quantised = qdq.is_quantised(bucket.precision)
-    with _bucket_graph(bucket, contexts_dir, notes) as graph:
-        ready = time.monotonic()
-        boundary = qdq.boundary_names(graph) if quantised else set()
-        try:
-            session = ort.InferenceSession(
-                str(graph),
-                sess_options=options,
-                disabled_optimizers=list(providers.FIXED_SHAPE_DISABLED_OPTIMIZERS),
-            )
-        except Exception as exc:
-            raise ModelLoadError(
-                f"QNN could not compile {bucket.decoder.name} for {bucket.size} frames: {exc}"
-            ) from exc
-        compiled = time.monotonic()
-        # the same QDQ graph on the CPU: how much of the distance is quantisation, how much HTP
-        on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
-    placed = SessionPlacement.of(session, "qnn", qdq.boundary_on_cpu(session, boundary))
-    del session
-    record: dict[str, Any] = {
-        "file": f"{CONTEXT_DIR}/{name}",
-        "placement": placed.to_dict(),
-        "specialise_seconds": round(notes.get("specialised", ready) - started, 1),
-        "compile_seconds": round(compiled - ready, 1),
-    }
-    if quantised:
-        record["quantise_seconds"] = round(ready - notes["specialised"], 1)
-        record["calibration_calls"] = len(bucket.feeds)
-        record["kept_in_float"] = notes["kept_in_float"]  # embeddings, Swoosh softplus (qdq.py)
-    if reference is not None and bucket.held_out:
-        record["accuracy"] = _check_bucket(
-            contexts_dir / name, config, devices, reference, bucket.held_out, on_cpu
-        )
-    return record
-
-
-def _run_on_cpu(graph: Path, feeds: list[Feed]) -> list[Any]:
-    import onnxruntime as ort
-
-    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
-    return [session.run(None, feed)[0] for feed in feeds]
-
-
-@contextlib.contextmanager
-def _bucket_graph(bucket: Bucket, work_dir: Path, notes: dict[str, Any]) -> Iterator[Path]:
-    """The static graph QNN compiles for `bucket`: specialised, and quantised for a QDQ precision."""
-    if qdq.is_quantised(bucket.precision):
-        with qdq.qdq_graph(
-            bucket.decoder, bucket.dims, bucket.precision, bucket.feeds, work_dir, notes
-        ) as graph:
-            yield graph
-    else:
-        with specialize.static_graph(bucket.decoder, bucket.dims, work_dir) as graph:
-            notes["specialised"] = time.monotonic()
-            yield graph
-
-
-def _check_bucket(
-    context: Path,
-    config: RuntimeConfig,
-    devices: list[Any],
-    reference: Any,
-    feeds: list[Feed],
-    graph_on_cpu: list[Any] | None = None,
-) -> dict[str, Any]:
-    """Relative L2 distance of the compiled bucket's velocity from the fp32 CPU decoder's, per held-out
-    call (and of the uncompiled QDQ graph run by the CPU, `graph_on_cpu`, when given)."""
-    import onnxruntime as ort
-
-    options = providers.session_options(config)
-    options.add_provider_for_devices(devices, config.qnn_provider_options())
-    session = ort.InferenceSession(str(context), sess_options=options)
-    distances, seconds, quantisation = [], [], []
-    for index, feed in enumerate(feeds):
-        started = time.monotonic()
-        got = session.run(None, feed)[0]
-        seconds.append(time.monotonic() - started)
-        expected = reference.run(None, feed)[0]
-        distances.append(qdq.relative_l2(expected, got))
-        if graph_on_cpu is not None:
-            quantisation.append(qdq.relative_l2(expected, graph_on_cpu[index]))
-    del session
-    record = {
-        "calls": len(feeds),
-        "relative_l2": [round(value, 6) for value in distances],
-        "max_relative_l2": round(max(distances), 6),
-        "call_seconds": [round(value, 2) for value in seconds],
-        "against": "fp32 decoder on the CPU, same inputs (held-out calibration calls)",
-    }
-    if quantisation:
-        record["same_graph_on_cpu_relative_l2"] = [round(value, 6) for value in quantisation]
-    return record
