@@ -38,6 +38,7 @@ class Admission:
         self._waiting = 0  # sections reserved and not yet finished, over all jobs
         self._reserved: dict[str, int] = {}
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
+        self._open: dict[str, int] = {}  # sections handed to the engine thread and not yet ended, by job
         self._ticks = itertools.count(1)
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
@@ -85,8 +86,8 @@ class Admission:
             if job is None:
                 return Cancelled.NOT_LIVE, None
             job.cancel_requested.set()
-            if job in self._running:
-                if self._interrupt and self._running[-1] is job:
+            if self._open.get(job.id):  # being made, or its end is still to be logged
+                if self._interrupt and self._running[-1:] == [job]:
                     self._interrupt(False)
                 return Cancelled.RUNNING, job
             self._active.remove(job)
@@ -130,10 +131,7 @@ class Admission:
                 picked = self._pick()
             if self._stopping or picked is None:
                 return None
-            job, section = picked
-            self._running.append(job)
-            job.last_served = next(self._ticks)
-            return picked
+            return self._take(*picked)
 
     def preempting_section(self, running: Job) -> tuple[Job, Section] | None:
         """A waiting preview's next section, to run now while `running`'s section (a batch's) is paused;
@@ -147,25 +145,36 @@ class Admission:
                 if job.preview
                 and job not in self._running
                 and not job.cancel_requested.is_set()
-                and job.pending
+                and _next_of(job) is not None
             ]
             if not waiting:
                 return None
             job = min(waiting, key=lambda j: (j.first_audio_at is not None, j.last_served))
-            self._running.append(job)
-            job.last_served = next(self._ticks)
-            return job, job.pending[0]
+            section = _next_of(job)
+            assert section is not None
+            return self._take(job, section)
+
+    def section_made(self, job: Job) -> None:
+        """The engine thread has left a section of `job` (made, failed or cancelled): a cancel no
+        longer stops a call of it; its end (`section_done`) may follow later, on the finisher thread."""
+        with self._cond:
+            if job in self._running:
+                self._running.remove(job)
 
     def section_done(self, job: Job) -> bool:
-        """The engine thread is done with a section of `job`; True if the job has ended (cancelled or
-        nothing left), and then it is no longer active."""
+        """A section of `job` has ended (its `ok` or error is logged, or it was cancelled); True if the
+        job has ended (cancelled or nothing left, and no other section of it still open), and then it
+        is no longer active."""
         with self._cond:
             if job in self._running:
                 self._running.remove(job)
             if job.id in self._reserved:
                 self._reserved[job.id] -= 1
                 self._waiting -= 1
-            finished = job.cancel_requested.is_set() or not job.pending
+            left = self._open.pop(job.id, 1) - 1
+            if left:
+                self._open[job.id] = left
+            finished = (job.cancel_requested.is_set() or not job.pending) and not left
             if finished and job in self._active:
                 self._active.remove(job)
                 self._waiting -= self._reserved.pop(job.id, 0)
@@ -181,14 +190,28 @@ class Admission:
     def _pick(self) -> tuple[Job, Section] | None:
         best: Job | None = None
         best_key: tuple[bool, bool, int] | None = None
+        picked: Section | None = None
         for job in self._active:
             if job.cancel_requested.is_set():
                 continue
             key = (job.first_audio_at is not None, not job.preview, job.last_served)
             if best_key is None or key < best_key:
-                pending = job.pending
-                if pending:
-                    best, best_key = job, key
-        if best is None:
+                section = _next_of(job)
+                if section is not None:
+                    best, best_key, picked = job, key, section
+        if best is None or picked is None:
             return None
-        return best, best.pending[0]
+        return best, picked
+
+    def _take(self, job: Job, section: Section) -> tuple[Job, Section]:
+        """`section` goes to the engine thread now (under the lock)."""
+        section.taken = True
+        self._running.append(job)
+        self._open[job.id] = self._open.get(job.id, 0) + 1
+        job.last_served = next(self._ticks)
+        return job, section
+
+
+def _next_of(job: Job) -> Section | None:
+    """The job's first section not yet handed to the engine thread (one may still be ending)."""
+    return next((s for s in job.sections if not s.taken and not s.finished), None)

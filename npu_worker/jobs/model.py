@@ -57,6 +57,7 @@ class Section:
     text: str
     output_path: str | None
     final: Progress | SectionError | None = None
+    taken: bool = False  # handed to the engine thread (its end may still be on its way)
 
     @property
     def finished(self) -> bool:

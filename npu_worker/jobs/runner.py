@@ -8,6 +8,7 @@ bytes go to the output file and the cache) and written once, through `PathPolicy
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -31,6 +32,7 @@ from ..protocol import (
 )
 from .admission import Admission
 from .cache import SynthesisCache, cache_key
+from .finisher import Finisher
 from .journal import Journal
 from .model import AudioChunk, Job, Section
 from .observer import SchedulerObserver
@@ -43,13 +45,27 @@ FIRST_AUDIO_YIELD_SECONDS = 0.005  # at most this long the engine waits for the 
 
 @dataclass
 class SectionAudio:
-    """What one section produced: the samples listeners got, and the wav bytes already encoded."""
+    """What one section produced: the samples listeners got, and the raw audio (or the cached wav)."""
 
     samples: np.ndarray
-    raw_wav: bytes | None  # the untrimmed audio as a wav, when something needs it
+    raw: np.ndarray
+    rate: int
     trimmed: bool
-    cached: bool
     key: str
+    hit: bytes | None  # the cached wav this section was served from
+
+    @property
+    def cached(self) -> bool:
+        return self.hit is not None
+
+    @functools.cached_property
+    def raw_wav(self) -> bytes:
+        """The untrimmed audio as a wav (what the cache keeps), encoded at most once."""
+        return self.hit if self.hit is not None else wav_bytes(self.raw, self.rate)
+
+    def file_wav(self) -> bytes:
+        """What the section's file holds: the raw wav (shared with the cache) unless it was trimmed."""
+        return wav_bytes(self.samples, self.rate) if self.trimmed else self.raw_wav
 
 
 class Runner:
@@ -89,14 +105,19 @@ class Runner:
         self.load_seconds: float | None = None
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
+        self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
 
     def start(self) -> None:
+        self.finisher.start()
         self._thread = threading.Thread(target=self._work, name="npu-worker-engine", daemon=True)
         self._thread.start()
 
     def join(self, timeout: float) -> None:
+        """Until the engine thread and then the finisher (what it still had to end) are done."""
+        deadline = time.monotonic() + timeout
         if self._thread is not None:
             self._thread.join(timeout)
+        self.finisher.join(max(0.0, deadline - time.monotonic()))
 
     @property
     def load_phase(self) -> str | None:
@@ -107,19 +128,23 @@ class Runner:
 
     @property
     def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        return (self._thread is not None and self._thread.is_alive()) or self.finisher.alive
 
     def _work(self) -> None:
-        if not self._load():
-            return
+        try:
+            if self._load():
+                self._serve()
+        finally:
+            self.finisher.close()
+
+    def _serve(self) -> None:
         while True:
             picked = self.admission.next_section()
             if picked is None:
                 return
             job, section = picked
             self.run_section(job, section)
-            if self.admission.section_done(job):
-                self.end_job(job)
+            self._section_ended(job)
 
     def _load(self) -> bool:
         started = time.monotonic()
@@ -156,9 +181,13 @@ class Runner:
     # -- one section ---------------------------------------------------------------------------------
 
     def run_section(self, job: Job, section: Section) -> None:
+        """Synthesise one section; what follows (encode, write, `ok`) and its events go through
+        `_then(job)`: for a file-only job they run on the finisher thread, in order, while this
+        thread goes on to the next section."""
+        then = self._then(job)
         started = time.monotonic()
         paused_before = self.paused_seconds
-        self.journal.append(job, Progress(section.idx, "synth"))
+        then(self.journal.append, job, Progress(section.idx, "synth"))
         try:
             check_text(section.text, self.limits)
             if job.params.ref_wav is not None:  # checked at admission; again now (a swap, a resumed job)
@@ -166,39 +195,60 @@ class Runner:
             audio = self._synthesise(job, section)
             if audio is None:  # cancelled mid-section
                 return
-            rate = self._rate()
-            wav = audio.raw_wav if not audio.trimmed else None
+            # the section's own time: what previews took while it was paused is theirs
+            seconds = time.monotonic() - started - (self.paused_seconds - paused_before)
+            then(self._finish, job, section, audio, seconds)
+        except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
+            then(self._fail, job, section, exc)
+        finally:
+            self.observer.section_ran(job, time.monotonic() - started)
+
+    def _then(self, job: Job) -> Callable[..., object]:
+        """Where a section's end runs: right here for a job whose audio someone listens to live (its
+        events must follow its chunks at once), else on the finisher thread."""
+        return _now if job.stream_audio else self.finisher.submit
+
+    def _finish(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
+        """Write the section's file (encoded once, shared with the cache), then log `ok`."""
+        started = time.monotonic()
+        try:
             if section.output_path is not None:
-                wav = wav or wav_bytes(audio.samples, rate)
                 try:
                     # Opened again without following links: the path may have changed since admission.
-                    self.paths.write_output(section.output_path, wav)
+                    self.paths.write_output(section.output_path, audio.file_wav())
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
             done = Progress(
                 section.idx,
                 "ok",
                 wav_path=section.output_path,
-                duration_sec=round(audio.samples.size / rate, 3),
-                # the section's own time: what previews took while it was paused is theirs
-                elapsed_sec=round(time.monotonic() - started - (self.paused_seconds - paused_before), 3),
+                duration_sec=round(audio.samples.size / audio.rate, 3),
+                elapsed_sec=round(seconds + time.monotonic() - started, 3),
                 cached=True if audio.cached else None,
             )
             self.journal.append(job, done)
             self.stats.section_ok(audio.cached)
-            if audio.raw_wav is not None and not audio.cached and self._caches(job, section):
+            if not audio.cached and self._caches(job, section):
                 self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
-        except WorkerError as exc:
-            self.journal.append(job, SectionError(section.idx, str(exc)))
-            self.stats.section_failed()
-        except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
-            log.exception("section %s of job %s failed", section.idx, job.id)
-            self.journal.append(
-                job, SectionError(section.idx, str(EngineError(f"{type(exc).__name__}: {exc}")))
-            )
-            self.stats.section_failed()
-        finally:
-            self.observer.section_ran(job, time.monotonic() - started)
+        except Exception as exc:  # noqa: BLE001 - reported as the section's error
+            self._fail(job, section, exc)
+
+    def _fail(self, job: Job, section: Section, exc: Exception) -> None:
+        if not isinstance(exc, WorkerError):
+            log.error("section %s of job %s failed", section.idx, job.id, exc_info=exc)
+            exc = EngineError(f"{type(exc).__name__}: {exc}")
+        self.journal.append(job, SectionError(section.idx, str(exc)))
+        self.stats.section_failed()
+
+    def _section_ended(self, job: Job) -> None:
+        """The engine is done with a section of `job`: a cancel no longer reaches it; the job ends
+        (`done`) after the section's own end, in the same order."""
+        self.admission.section_made(job)
+        self._then(job)(self._close_section, job)
+
+    def _close_section(self, job: Job) -> None:
+        if self.admission.section_done(job):
+            self.end_job(job)
 
     def _rate(self) -> int:
         assert self.info is not None
@@ -237,10 +287,7 @@ class Runner:
         if job.cancel_requested.is_set():
             return None
         raw = delivery.finish()
-        needs_raw_wav = hit is None and self._caches(job, section)
-        needs_raw_wav = needs_raw_wav or (section.output_path is not None and not delivery.trimmed)
-        raw_wav = hit if hit is not None else (wav_bytes(raw, self._rate()) if needs_raw_wav else None)
-        return SectionAudio(delivery.samples(raw), raw_wav, delivery.trimmed, hit is not None, key)
+        return SectionAudio(delivery.samples(raw), raw, self._rate(), delivery.trimmed, key, hit)
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
@@ -269,8 +316,7 @@ class Runner:
             started = time.monotonic()
             preview, section = picked
             self.run_section(preview, section)
-            if admission.section_done(preview):
-                self.end_job(preview)
+            self._section_ended(preview)
             self.paused_seconds += time.monotonic() - started
 
     def publish_audio(self, job: Job, chunk: AudioChunk) -> None:
@@ -285,6 +331,10 @@ class Runner:
     def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
         """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis)."""
         self.journal.handoff(job.publish_audio, chunk)
+
+
+def _now(work: Callable[..., object], *args: object) -> None:
+    work(*args)
 
 
 def _take(job: Job, delivery: Delivery, chunk: np.ndarray) -> bool:

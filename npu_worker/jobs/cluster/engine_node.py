@@ -25,7 +25,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ...audio import wav_bytes
 from ...engine.base import Engine
 from ...paths import PathPolicy
 from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, WriteFailed, check_text
@@ -90,13 +89,12 @@ class ClusterRunner(Runner):
             if audio is None:  # cancelled mid-section
                 return
             rate = self._rate()
-            wav = audio.raw_wav if audio.raw_wav is not None and not audio.trimmed else None
-            wav = wav or wav_bytes(audio.samples, rate)
+            wav = audio.file_wav()
             meta = {"duration": round(audio.samples.size / rate, 3), "cached": audio.cached}
             meta["elapsed"] = round(time.monotonic() - started, 3)
             if self._hand_over(job, node, section, wav, meta, end):
                 self.stats.section_ok(audio.cached)
-            if audio.raw_wav is not None and not audio.cached and self._caches(job, section):
+            if not audio.cached and self._caches(job, section):
                 self.cache.put(audio.key, audio.raw_wav)
         except WorkerError as exc:
             self.journal.section_failed(job, node, SectionError(section.idx, str(exc)), first=end)

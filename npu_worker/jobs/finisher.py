@@ -1,0 +1,55 @@
+"""The finisher thread: ends the sections of file-only jobs while the engine thread makes the next one.
+
+Why: after the engine, a batch section still costs its wav encode, the atomic file write and its log
+events (about a third of a short section's time on two cores), and on the engine thread that work ran
+one after another with the synthesis. Here it runs beside it, and in the order it was handed over, so a
+job's log reads exactly as before (`synth`, `ok`, the next `synth`, ..., `done`): every event of such a
+job after `start` is appended by this thread. The queue is bounded, so a slow disk holds the engine
+back instead of piling up audio in memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+DEPTH = 8  # sections made and not yet ended, at most: then the engine thread waits
+
+
+class Finisher:
+    def __init__(self, depth: int = DEPTH) -> None:
+        self._queue: queue.Queue[tuple[Callable[..., object], tuple[Any, ...]] | None] = queue.Queue(depth)
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._work, name="npu-worker-finisher", daemon=True)
+        self._thread.start()
+
+    def submit(self, work: Callable[..., object], *args: Any) -> None:
+        """Run `work(*args)` on the finisher thread after everything submitted before it."""
+        self._queue.put((work, args))
+
+    def close(self) -> None:
+        """No more work: the thread ends once it has done what is queued."""
+        self._queue.put(None)
+
+    def join(self, timeout: float) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            work, args = item
+            try:
+                work(*args)
+            except Exception:  # noqa: BLE001 - one section's end must not stop the others'
+                log.exception("ending a section failed")
