@@ -37,6 +37,8 @@ def has(runs: list[dict[str, Any]], *path: str) -> bool:
 
 
 ENGINE_THREADS = ("npu-worker-engine", "espeak-owner")  # the engine thread (and espeak's own, before)
+FINISHER = ("npu-worker-finisher",)  # file-only jobs' section ends, beside the engine thread (since #25)
+LOOP = ("MainThread",)
 
 
 def thread_median(runs: list[dict[str, Any]], transport: str, rate: str, names: tuple[str, ...]) -> float:
@@ -85,7 +87,8 @@ def table(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
                 "cpu_overhead_ms_per_request",
             )
             if has(both, transport, rate, "thread_cpu_ms_per_request"):
-                for names, what in ((ENGINE_THREADS, "engine thread(s)"), (("MainThread",), "event loop")):
+                threads = (ENGINE_THREADS, "engine thread(s)"), (FINISHER, "finisher"), (LOOP, "event loop")
+                for names, what in threads:
                     rows.append(
                         f"| {label}: {what} CPU per request (ms) {at} | "
                         f"{thread_median(before, transport, rate, names)} | "

@@ -112,3 +112,25 @@ async def test_a_failed_write_is_that_sections_error_and_the_batch_goes_on(worke
     assert [e["idx"] for e in events if e.get("status") == "ok"] == [0, 2]
     assert events[-1]["event"] == "done" and events[-1]["ok_count"] == 2
     assert not (tmp_path / "elsewhere" / "s1.wav").exists()
+
+
+async def test_a_lone_synth_is_written_on_the_engine_thread_and_a_batch_beside_it(
+    worker, monkeypatch, tmp_path
+):
+    threads: list[tuple[str, str]] = []
+    real = PathPolicy.write_output
+
+    def recorded(policy: PathPolicy, path: str, data: bytes) -> None:
+        threads.append((path.rsplit("/", 1)[1], threading.current_thread().name))
+        real(policy, path, data)
+
+    monkeypatch.setattr(PathPolicy, "write_output", recorded)
+    client = await worker()
+    body = {"text": "혼자.", "output_path": str(tmp_path / "alone.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    assert threads == [("alone.wav", "npu-worker-engine")]  # nothing else to do: no hop
+    await read_ndjson(await client.post("/synth_batch", json={"sections": sections(3, tmp_path)}))
+    # while a next section waits the file goes to the finisher; the last one, with nothing left
+    # to make, is written where it was made once the finisher has caught up
+    assert threads[1:3] == [("s0.wav", "npu-worker-finisher"), ("s1.wav", "npu-worker-finisher")]
+    assert threads[3][0] == "s2.wav"

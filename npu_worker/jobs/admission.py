@@ -154,6 +154,11 @@ class Admission:
             assert section is not None
             return self._take(job, section)
 
+    def has_work(self) -> bool:
+        """A section is waiting for the engine thread now."""
+        with self._cond:
+            return self._pick() is not None
+
     def section_made(self, job: Job) -> None:
         """The engine thread has left a section of `job` (made, failed or cancelled): a cancel no
         longer stops a call of it; its end (`section_done`) may follow later, on the finisher thread."""

@@ -38,6 +38,11 @@ class Finisher:
         """No more work: the thread ends once it has done what is queued."""
         self._queue.put(None)
 
+    @property
+    def idle(self) -> bool:
+        """Nothing handed over is still to do (read by the one thread that submits)."""
+        return self._queue.unfinished_tasks == 0
+
     def join(self, timeout: float) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
@@ -53,3 +58,5 @@ class Finisher:
                 work(*args)
             except Exception:  # noqa: BLE001 - one section's end must not stop the others'
                 log.exception("ending a section failed")
+            finally:
+                self._queue.task_done()

@@ -204,9 +204,13 @@ class Runner:
             self.observer.section_ran(job, time.monotonic() - started)
 
     def _then(self, job: Job) -> Callable[..., object]:
-        """Where a section's end runs: right here for a job whose audio someone listens to live (its
-        events must follow its chunks at once), else on the finisher thread."""
-        return _now if job.stream_audio else self.finisher.submit
+        """Where a section's end runs: on the finisher thread while the engine has other work to go on
+        with; right here when it has none (no thread hop for a lone `/synth`) and the finisher has
+        nothing left to do (so the job's events stay in order), and always here for a job whose
+        audio someone listens to live (its events follow its chunks at once)."""
+        if job.stream_audio or (self.finisher.idle and not self.admission.has_work()):
+            return _now
+        return self.finisher.submit
 
     def _finish(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         """Write the section's file (encoded once, shared with the cache), then log `ok`."""
