@@ -178,3 +178,24 @@ def test_a_job_shows_no_state_that_its_log_does_not_hold_yet(tmp_path):
     journal.close()
     assert Watching.seen[-1][0] == "done" and Watching.seen[-1][1] != "done"
     assert job.status == "done"
+
+
+async def test_a_listen_only_preview_never_joins_its_audio(worker, monkeypatch, tmp_path):
+    from npu_worker.jobs import runner
+
+    joined: list[int] = []
+    real = runner._joined
+
+    def counted(chunks):  # noqa: ANN001, ANN202
+        joined.append(len(chunks))
+        return real(chunks)
+
+    monkeypatch.setattr(runner, "_joined", counted)
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    ws = await connect(client)
+    transcript = await run_request(ws, batch("듣기만 하는 문장.", "또 하나."))
+    await ws.close()
+    assert transcript.events("done") and joined == []  # `duration_sec` is counted from the chunks
+    body = {"text": "파일로.", "output_path": str(tmp_path / "joined.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    assert len(joined) == 1 and joined[0] > 1  # a file needs the audio in one piece: joined once

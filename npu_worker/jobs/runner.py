@@ -45,10 +45,11 @@ FIRST_AUDIO_YIELD_SECONDS = 0.005  # at most this long the engine waits for the 
 
 @dataclass
 class SectionAudio:
-    """What one section produced: the samples listeners got, and the raw audio (or the cached wav)."""
+    """What one section produced, as the chunks it came in: joined (and encoded) only by what needs
+    them, on the thread that needs them (a listen-only preview never joins its audio)."""
 
-    samples: np.ndarray
-    raw: np.ndarray
+    raw_chunks: list[np.ndarray]  # everything the engine made (or the cached wav's samples)
+    kept_chunks: list[np.ndarray] | None  # what survived the leading-silence trim; None: no trim ran
     rate: int
     trimmed: bool
     key: str
@@ -58,6 +59,21 @@ class SectionAudio:
     def cached(self) -> bool:
         return self.hit is not None
 
+    @property
+    def duration(self) -> float:
+        """Seconds of what listeners got and the file holds."""
+        chunks = self.raw_chunks if self.kept_chunks is None else self.kept_chunks
+        return round(sum(chunk.size for chunk in chunks) / self.rate, 3)
+
+    @functools.cached_property
+    def raw(self) -> np.ndarray:
+        return _joined(self.raw_chunks)
+
+    @functools.cached_property
+    def samples(self) -> np.ndarray:
+        """What listeners got: the raw audio, or what survived the trim."""
+        return self.raw if self.kept_chunks is None else _joined(self.kept_chunks)
+
     @functools.cached_property
     def raw_wav(self) -> bytes:
         """The untrimmed audio as a wav (what the cache keeps), encoded at most once."""
@@ -66,6 +82,10 @@ class SectionAudio:
     def file_wav(self) -> bytes:
         """What the section's file holds: the raw wav (shared with the cache) unless it was trimmed."""
         return wav_bytes(self.samples, self.rate) if self.trimmed else self.raw_wav
+
+
+def _joined(chunks: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
 
 
 class Runner:
@@ -226,7 +246,7 @@ class Runner:
                 section.idx,
                 "ok",
                 wav_path=section.output_path,
-                duration_sec=round(audio.samples.size / audio.rate, 3),
+                duration_sec=audio.duration,
                 elapsed_sec=round(seconds + time.monotonic() - started, 3),
                 cached=True if audio.cached else None,
             )
@@ -290,8 +310,9 @@ class Runner:
             self._pull(job, delivery, source or self.engine.stream(request), pausable)
         if job.cancel_requested.is_set():
             return None
-        raw = delivery.finish()
-        return SectionAudio(delivery.samples(raw), raw, self._rate(), delivery.trimmed, key, hit)
+        delivery.finish()
+        kept = delivery.kept if delivery.trimmer is not None else None
+        return SectionAudio(delivery.raw, kept, self._rate(), delivery.trimmed, key, hit)
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
@@ -394,16 +415,10 @@ class Delivery:
             onset = None if found is None else found - start
         self._deliver(chunk, onset)
 
-    def finish(self) -> np.ndarray:
+    def finish(self) -> None:
+        """The trimmer's held-back tail, if any, goes out."""
         if self.trimmer is not None:
             self._deliver(self.trimmer.flush(), None)
-        return np.concatenate(self.raw) if self.raw else np.zeros(0, dtype=np.float32)
-
-    def samples(self, raw: np.ndarray) -> np.ndarray:
-        """What the section's file holds: the raw audio, or what survived the trim."""
-        if self.trimmer is None:
-            return raw
-        return np.concatenate(self.kept) if self.kept else np.zeros(0, dtype=np.float32)
 
     def _deliver(self, samples: np.ndarray, onset: int | None) -> None:
         if samples.size == 0 and onset is None:

@@ -88,9 +88,8 @@ class ClusterRunner(Runner):
             audio = self._synthesise(job, section)
             if audio is None:  # cancelled mid-section
                 return
-            rate = self._rate()
             wav = audio.file_wav()
-            meta = {"duration": round(audio.samples.size / rate, 3), "cached": audio.cached}
+            meta = {"duration": audio.duration, "cached": audio.cached}
             meta["elapsed"] = round(time.monotonic() - started, 3)
             if self._hand_over(job, node, section, wav, meta, end):
                 self.stats.section_ok(audio.cached)
