@@ -46,6 +46,13 @@ def _bool(text: str) -> bool:
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
+def _lanes(text: str) -> int:
+    value = int(text)
+    if value not in (1, 2):
+        raise ValueError(f"preview lanes are 1 or 2, not {value}")
+    return value
+
+
 def _duration(text: str) -> float:
     """Seconds from '3600', '90m', '12h' or '7d'."""
     value = text.strip().lower()
@@ -162,6 +169,12 @@ class Settings:
     header_timeout: float = _opt(10.0, "seconds a connection may take to send its request headers")
     body_timeout: float = _opt(30.0, "seconds a request may take to send its body")
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
+    preview_lanes: int = _opt(
+        2,
+        "engine threads for previews: 2 runs a preview on a second engine instance while the first is "
+        "busy, where the engine has one (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
+        kind=_lanes,
+    )
     job_retention: float = _opt(
         7 * 86400.0,
         "seconds a finished job (log, default outputs) is kept; accepts 90m, 12h, 7d (0 = no time bound)",

@@ -19,7 +19,7 @@ import numpy as np
 import soxr
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest
-from npu_worker.engine.espeak_lib import EspeakLibrary, get_espeak
+from npu_worker.engine.espeak_lib import EspeakLibrary, another_espeak, get_espeak
 from npu_worker.protocol import EngineError, UnknownLanguage
 
 OUTPUT_RATE = 24000
@@ -136,6 +136,11 @@ class EspeakEngine:
             request.text, gathering.feed, voice=voice, rate_wpm=self.rate_for(request.speed_factor)
         )
         gathering.finish()
+
+    def lane(self) -> EspeakEngine:
+        """Another engine that can synthesise at the same time as this one (a second espeak-ng
+        instance): the job core runs previews on it while this one is busy."""
+        return EspeakEngine(another_espeak)
 
     def close(self) -> None:
         """Nothing to release: the espeak library lives as long as the process."""

@@ -22,6 +22,8 @@ import ctypes
 import os
 import queue
 import re
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -470,9 +472,33 @@ def get_espeak() -> EspeakLibrary:
         if _instance is None:
             import espeakng_loader
 
-            try:
-                data_path = espeakng_loader.get_data_path()
-            except RuntimeError as error:
-                raise ModelLoadError(f"espeak-ng data missing: {error}") from error
-            _instance = EspeakLibrary(espeakng_loader.get_library_path(), data_path)
+            _instance = EspeakLibrary(espeakng_loader.get_library_path(), _data_path())
         return _instance
+
+
+def another_espeak() -> EspeakLibrary:
+    """A second espeak-ng, independent of `get_espeak()`'s: its own globals, its own lock, so two
+    threads synthesise at once. The dynamic loader keeps one instance per path, so the library is
+    loaded from a private copy (a fresh 0700 directory: nobody else can put a file there), removed
+    again once loaded."""
+    import espeakng_loader
+
+    source = espeakng_loader.get_library_path()
+    folder = tempfile.mkdtemp(prefix="npu-worker-espeak-")
+    try:
+        copy = os.path.join(folder, os.path.basename(source))
+        shutil.copyfile(source, copy)
+        return EspeakLibrary(copy, _data_path())
+    except OSError as error:
+        raise ModelLoadError(f"cannot copy espeak-ng for a second instance: {error}") from error
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _data_path() -> str:
+    import espeakng_loader
+
+    try:
+        return str(espeakng_loader.get_data_path())
+    except RuntimeError as error:
+        raise ModelLoadError(f"espeak-ng data missing: {error}") from error

@@ -11,6 +11,8 @@ thread asks `preempting_section` at each step boundary and runs the preview's se
 Where the engine can also stop a call in flight (`attach_interrupt`), a cancel of the running section
 stops its call at once, and a preview that starts waiting stops the batch section's call if redoing it
 is cheap; both are decided under the same lock that changes which job runs, so they never hit another job.
+Where the engine has a second instance (`--preview-lanes 2`, espeak), a second engine thread takes
+streaming previews (`next_preview`) while the first is busy; a job's sections still run one at a time.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ class Admission:
         self._reserved: dict[str, int] = {}
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._open: dict[str, int] = {}  # sections handed to the engine thread and not yet ended, by job
+        self._beside: Job | None = None  # the preview lane's section (an engine with a second instance)
         self._ticks = itertools.count(1)
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
@@ -113,12 +116,13 @@ class Admission:
 
     def running_jobs(self) -> list[Job]:
         with self._cond:
-            return list(self._running)
+            return self._running + ([self._beside] if self._beside is not None else [])
 
     def running_job(self) -> Job | None:
-        """The job whose section the engine is computing now (a preview inside a paused batch section)."""
+        """The job whose section the engine is computing now (a preview inside a paused batch section,
+        else the preview lane's)."""
         with self._cond:
-            return self._running[-1] if self._running else None
+            return self._running[-1] if self._running else self._beside
 
     # -- the engine thread's side ---------------------------------------------------------------
 
@@ -139,20 +143,25 @@ class Admission:
         with self._cond:
             if running.preview or self._stopping or self._running[-1:] != [running]:
                 return None
-            waiting = [
-                job
-                for job in self._active
-                if job.preview
-                and job not in self._running
-                and not job.cancel_requested.is_set()
-                and _next_of(job) is not None
-            ]
-            if not waiting:
+            picked = self._waiting_preview(lambda job: job.preview)
+            return None if picked is None else self._take(*picked)
+
+    def next_preview(self) -> tuple[Job, Section] | None:
+        """The preview lane's work: block until a streaming preview's section waits; None once stopping.
+        A preview's sections still run one at a time, whichever lane takes each."""
+        with self._cond:
+            picked = self._waiting_preview(lambda job: job.preview and job.stream_audio)
+            while picked is None and not self._stopping:
+                self._cond.wait()
+                picked = self._waiting_preview(lambda job: job.preview and job.stream_audio)
+            if self._stopping or picked is None:
                 return None
-            job = min(waiting, key=lambda j: (j.first_audio_at is not None, j.last_served))
-            section = _next_of(job)
-            assert section is not None
-            return self._take(job, section)
+            job, section = picked
+            section.taken = True
+            self._beside = job
+            self._open[job.id] = 1
+            job.last_served = next(self._ticks)
+            return picked
 
     def has_work(self) -> bool:
         """A section is waiting for the engine thread now."""
@@ -163,16 +172,15 @@ class Admission:
         """The engine thread has left a section of `job` (made, failed or cancelled): a cancel no
         longer stops a call of it; its end (`section_done`) may follow later, on the finisher thread."""
         with self._cond:
-            if job in self._running:
-                self._running.remove(job)
+            self._leave(job)
 
     def section_done(self, job: Job) -> bool:
         """A section of `job` has ended (its `ok` or error is logged, or it was cancelled); True if the
         job has ended (cancelled or nothing left, and no other section of it still open), and then it
         is no longer active."""
         with self._cond:
-            if job in self._running:
-                self._running.remove(job)
+            self._leave(job)
+            self._cond.notify_all()  # the job's next section may go to either lane now
             if job.id in self._reserved:
                 self._reserved[job.id] -= 1
                 self._waiting -= 1
@@ -190,14 +198,14 @@ class Admission:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-            return self._running[-1] if self._running else None
+            return self._running[-1] if self._running else self._beside
 
     def _pick(self) -> tuple[Job, Section] | None:
         best: Job | None = None
         best_key: tuple[bool, bool, int] | None = None
         picked: Section | None = None
         for job in self._active:
-            if job.cancel_requested.is_set():
+            if job.cancel_requested.is_set() or job is self._beside:
                 continue
             key = (job.first_audio_at is not None, not job.preview, job.last_served)
             if best_key is None or key < best_key:
@@ -207,6 +215,24 @@ class Admission:
         if best is None or picked is None:
             return None
         return best, picked
+
+    def _waiting_preview(self, wanted: Callable[[Job], bool]) -> tuple[Job, Section] | None:
+        """The first-served waiting preview that `wanted` accepts and no lane is running a section of."""
+        best: tuple[Job, Section] | None = None
+        for job in self._active:
+            if not wanted(job) or job.cancel_requested.is_set() or self._open.get(job.id):
+                continue
+            section = _next_of(job)
+            if section is not None and (best is None or _served_key(job) < _served_key(best[0])):
+                best = job, section
+        return best
+
+    def _leave(self, job: Job) -> None:
+        """A lane is no longer running a section of `job`."""
+        if self._beside is job:
+            self._beside = None
+        elif job in self._running:
+            self._running.remove(job)
 
     def _take(self, job: Job, section: Section) -> tuple[Job, Section]:
         """`section` goes to the engine thread now (under the lock)."""
@@ -220,3 +246,8 @@ class Admission:
 def _next_of(job: Job) -> Section | None:
     """The job's first section not yet handed to the engine thread (one may still be ending)."""
     return next((s for s in job.sections if not s.taken and not s.finished), None)
+
+
+def _served_key(job: Job) -> tuple[bool, int]:
+    """Previews without audio yet first, then the least recently served."""
+    return job.first_audio_at is not None, job.last_served

@@ -107,6 +107,7 @@ class Runner:
         paths: PathPolicy,
         end_job: Callable[[Job], None],
         observer: SchedulerObserver | None = None,
+        preview_lanes: int = 1,
     ) -> None:
         self.engine = engine
         self.admission = admission
@@ -126,6 +127,8 @@ class Runner:
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
         self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
+        self.preview_lanes = preview_lanes
+        self._lane: threading.Thread | None = None  # previews beside the engine thread (`engine.lane()`)
 
     def start(self) -> None:
         self.finisher.start()
@@ -135,8 +138,9 @@ class Runner:
     def join(self, timeout: float) -> None:
         """Until the engine thread and then the finisher (what it still had to end) are done."""
         deadline = time.monotonic() + timeout
-        if self._thread is not None:
-            self._thread.join(timeout)
+        for thread in (self._thread, self._lane):
+            if thread is not None:
+                thread.join(max(0.0, deadline - time.monotonic()))
         self.finisher.join(max(0.0, deadline - time.monotonic()))
 
     @property
@@ -148,7 +152,8 @@ class Runner:
 
     @property
     def alive(self) -> bool:
-        return (self._thread is not None and self._thread.is_alive()) or self.finisher.alive
+        threads = (self._thread, self._lane)
+        return any(t is not None and t.is_alive() for t in threads) or self.finisher.alive
 
     def _work(self) -> None:
         try:
@@ -187,7 +192,35 @@ class Runner:
             pauses = self.preempts and getattr(self.engine, "preemptible", False)
             self.admission.attach_interrupt(interrupt, preempts=pauses)
         log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
+        self._open_preview_lane()
         return True
+
+    def _open_preview_lane(self) -> None:
+        """A second engine thread for previews, on a second instance of the engine where it has one
+        (`lane()`: espeak): a preview that arrives while another is being made starts at once."""
+        make = getattr(self.engine, "lane", None)
+        if self.preview_lanes < 2 or not callable(make):
+            return
+        try:
+            engine = make()
+            engine.load()
+        except Exception as exc:  # noqa: BLE001 - one lane still serves everything
+            log.warning("no preview lane: %s: %s", type(exc).__name__, exc)
+            return
+        self._lane = threading.Thread(
+            target=self._serve_previews, args=(engine,), name="npu-worker-engine-2", daemon=True
+        )
+        self._lane.start()
+        log.info("a second engine instance makes previews while the first is busy")
+
+    def _serve_previews(self, engine: Engine) -> None:
+        try:
+            while (picked := self.admission.next_preview()) is not None:
+                job, section = picked
+                self.run_section(job, section, engine)
+                self._section_ended(job)
+        finally:
+            engine.close()
 
     def _check_settings(self, info: EngineInfo) -> None:
         for check in self.load_checks:
@@ -200,7 +233,7 @@ class Runner:
 
     # -- one section ---------------------------------------------------------------------------------
 
-    def run_section(self, job: Job, section: Section) -> None:
+    def run_section(self, job: Job, section: Section, engine: Engine | None = None) -> None:
         """Synthesise one section; what follows (encode, write, `ok`) and its events go through
         `_then(job)`: for a file-only job they run on the finisher thread, in order, while this
         thread goes on to the next section."""
@@ -212,7 +245,7 @@ class Runner:
             check_text(section.text, self.limits)
             if job.params.ref_wav is not None:  # checked at admission; again now (a swap, a resumed job)
                 self.paths.check_ref_wav(job.params.ref_wav)
-            audio = self._synthesise(job, section)
+            audio = self._synthesise(job, section, engine or self.engine)
             if audio is None:  # cancelled mid-section
                 return
             # the section's own time: what previews took while it was paused is theirs
@@ -293,7 +326,7 @@ class Runner:
             early_audio=job.stream_audio,  # files-only work (NDJSON, /synth) gets the best throughput
         )
 
-    def _synthesise(self, job: Job, section: Section) -> SectionAudio | None:
+    def _synthesise(self, job: Job, section: Section, engine: Engine) -> SectionAudio | None:
         assert self.info is not None
         request = self._request(job, section)
         key = cache_key(self.info, request)
@@ -302,12 +335,12 @@ class Runner:
         if hit is not None:
             source = _chunks_of(read_wav(hit)[0], self._rate())
         delivery = Delivery(self, job, section)
-        pausable = self.preempts and hit is None and getattr(self.engine, "preemptible", False)
-        push = getattr(self.engine, "stream_into", None) if hit is None and not pausable else None
+        pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
+        push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
             push(request, lambda chunk: _take(job, delivery, chunk))
         else:
-            self._pull(job, delivery, source or self.engine.stream(request), pausable)
+            self._pull(job, delivery, source or engine.stream(request), pausable)
         if job.cancel_requested.is_set():
             return None
         delivery.finish()

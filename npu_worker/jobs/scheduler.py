@@ -103,6 +103,7 @@ class Scheduler:
             paths=self.paths,
             end_job=self._end,
             observer=self.observer,
+            preview_lanes=self.settings.preview_lanes,
         )
         self.runner.load_checks = self.load_checks
         for job in await loop.run_in_executor(None, self._recover):

@@ -85,7 +85,7 @@ class ClusterRunner(Runner):
         end = self._end_of(job, section, synth)
         try:
             check_text(section.text, self.limits)
-            audio = self._synthesise(job, section)
+            audio = self._synthesise(job, section, self.engine)
             if audio is None:  # cancelled mid-section
                 return
             wav = audio.file_wav()

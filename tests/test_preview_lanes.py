@@ -1,0 +1,122 @@
+"""A second engine instance for previews (`--preview-lanes 2`, the default): a preview that arrives while
+another section is being made starts at once on the preview lane, when the engine has a `lane()`.
+
+The tone engine's `lane()` makes a sibling that records what it made into the same list; a request
+whose text starts with "hold" waits on the test's gate, so what runs meanwhile shows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.engine.base import SynthesisRequest
+from tests.test_http_api import read_ndjson
+from tests.test_ws_support import batch, connect, run_request
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+class LanedTone(ToneEngine):
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.hold = threading.Event()
+        self.made: list[tuple[str, str, float, float]] = []  # text, thread, start, end (shared by lanes)
+        self.kwargs = kwargs
+
+    def lane(self) -> LanedTone:
+        sibling = LanedTone(**self.kwargs)
+        sibling.hold, sibling.made = self.hold, self.made
+        return sibling
+
+    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        started = time.monotonic()
+        if request.text.startswith("hold"):
+            assert self.hold.wait(seconds(20)), "the test never released the held request"
+        yield from super().stream(request)
+        self.made.append((request.text, threading.current_thread().name, started, time.monotonic()))
+
+
+async def until(condition: Any) -> None:
+    async with asyncio.timeout(seconds(10)):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_a_preview_starts_while_another_section_is_made(worker):
+    engine = LanedTone()
+    client = await worker(engine)
+    held_ws, ws = await connect(client), await connect(client)
+    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    transcript = await run_request(ws, batch("빠른 미리 듣기."))  # done while the other is still held
+    assert transcript.events("first_audio") and not held.done()
+    assert [text for text, *_ in engine.made] == ["빠른 미리 듣기."]
+    engine.hold.set()
+    assert (await held).events("done")
+    threads = {text: thread for text, thread, *_ in engine.made}
+    assert set(threads.values()) == {"npu-worker-engine", "npu-worker-engine-2"}
+    await held_ws.close()
+    await ws.close()
+
+
+async def test_with_one_lane_a_preview_waits_for_the_section_being_made(worker):
+    engine = LanedTone()
+    client = await worker(engine, preview_lanes=1)
+    held_ws, ws = await connect(client), await connect(client)
+    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    waiting = asyncio.create_task(run_request(ws, batch("기다리는 미리 듣기.")))
+    await asyncio.sleep(0.3)
+    assert engine.made == [] and not waiting.done()  # the only engine thread is held
+    engine.hold.set()
+    assert (await held).events("done") and (await waiting).events("done")
+    assert [text for text, *_ in engine.made] == ["hold this one.", "기다리는 미리 듣기."]
+    assert {thread for _, thread, *_ in engine.made} == {"npu-worker-engine"}
+    await held_ws.close()
+    await ws.close()
+
+
+async def test_batches_stay_on_the_engine_thread_and_a_previews_sections_never_overlap(worker, tmp_path):
+    engine = LanedTone(delay_per_chunk=0.002)
+    client = await worker(engine)
+    sections = [
+        {"idx": i, "text": f"hold batch {i}.", "output_path": str(tmp_path / f"{i}.wav")} for i in range(3)
+    ]
+    response = asyncio.create_task(client.post("/synth_batch", json={"sections": sections}))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    ws = await connect(client)
+    texts = [f"미리 듣기 {i}번 문장." for i in range(4)]
+    transcript = await run_request(ws, batch(*texts))  # all on the preview lane: the batch is held
+    assert [e["idx"] for e in transcript.events("progress") if e["status"] == "ok"] == [0, 1, 2, 3]
+    engine.hold.set()
+    events = await read_ndjson(await response)
+    assert events[-1]["event"] == "done" and events[-1]["ok_count"] == 3
+    by_text = {text: (thread, start, end) for text, thread, start, end in engine.made}
+    assert all(by_text[s["text"]][0] == "npu-worker-engine" for s in sections)
+    spans = [by_text[text][1:] for text in texts]
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:], strict=False))
+    await ws.close()
+
+
+async def test_a_preview_cancelled_on_the_preview_lane_stops_there(worker):
+    engine = LanedTone(chunk_seconds=0.01, delay_per_chunk=0.01)
+    client = await worker(engine)
+    held_ws, ws = await connect(client), await connect(client)
+    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    await ws.send_json(batch("긴 미리 듣기 " * 20))
+    scheduler = client.app[SCHEDULER_KEY]
+    await until(lambda: len(scheduler.admission.running_jobs()) == 2)
+    await ws.close()  # a dropped socket cancels its preview
+    await until(lambda: len(scheduler.admission.running_jobs()) == 1)
+    engine.hold.set()
+    assert (await held).events("done")
+    assert [text for text, *_ in engine.made] == ["hold this one."]  # the long one never finished
+    await held_ws.close()
