@@ -36,7 +36,8 @@ def has(runs: list[dict[str, Any]], *path: str) -> bool:
     return True
 
 
-ENGINE_THREADS = ("npu-worker-engine", "espeak-owner")  # the engine thread (and espeak's own, before)
+# the engine thread, the preview lane's (since #25) and espeak's own thread (before #25)
+ENGINE_THREADS = ("npu-worker-engine", "npu-worker-engine-2", "espeak-owner")
 FINISHER = ("npu-worker-finisher",)  # file-only jobs' section ends, beside the engine thread (since #25)
 LOOP = ("MainThread",)
 

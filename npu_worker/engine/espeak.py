@@ -20,7 +20,7 @@ import soxr
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest
 from npu_worker.engine.espeak_lib import EspeakLibrary, another_espeak, get_espeak
-from npu_worker.protocol import EngineError, UnknownLanguage
+from npu_worker.protocol import DEFAULT_LANG, EngineError, UnknownLanguage
 
 OUTPUT_RATE = 24000
 PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
@@ -75,8 +75,11 @@ class EspeakEngine:
         )
 
     def load(self) -> None:
-        """Load and initialise the shared library (raises protocol.ModelLoadError)."""
+        """Load and initialise the library (raises protocol.ModelLoadError), then speak one syllable in
+        the default language: an instance's first synthesis loads its voice (first chunk 3.8 ms
+        against 0.26 ms after), which no request should pay."""
         self._library = self._library_factory()
+        self.stream_into(SynthesisRequest("가", DEFAULT_LANG), lambda _: True)
 
     @property
     def library(self) -> EspeakLibrary:
