@@ -136,7 +136,7 @@ class Runner:
         self._thread.start()
 
     def join(self, timeout: float) -> None:
-        """Until the engine thread and then the finisher (what it still had to end) are done."""
+        """Until the engine thread, the preview lane and then the finisher (what it still had to end) are done."""
         deadline = time.monotonic() + timeout
         for thread in (self._thread, self._lane):
             if thread is not None:
