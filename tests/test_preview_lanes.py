@@ -105,7 +105,7 @@ async def test_batches_stay_on_the_engine_thread_and_a_previews_sections_never_o
     await ws.close()
 
 
-async def test_a_preview_cancelled_on_the_preview_lane_stops_there(worker):
+async def test_a_preview_cancelled_beside_a_held_section_stops(worker):
     engine = LanedTone(chunk_seconds=0.01, delay_per_chunk=0.01)
     client = await worker(engine)
     held_ws, ws = await connect(client), await connect(client)
@@ -120,3 +120,23 @@ async def test_a_preview_cancelled_on_the_preview_lane_stops_there(worker):
     assert (await held).events("done")
     assert [text for text, *_ in engine.made] == ["hold this one."]  # the long one never finished
     await held_ws.close()
+
+
+async def test_a_lane_that_frees_up_never_takes_a_section_beside_the_same_previews_running_one(worker):
+    engine = LanedTone(chunk_seconds=0.05, delay_per_chunk=0.01)
+    client = await worker(engine)
+    held_ws, ws = await connect(client), await connect(client)
+    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    texts = [f"한 레인이 비었을 때 {i}번 문장." for i in range(6)]
+    preview = asyncio.create_task(run_request(ws, batch(*texts)))
+    await until(lambda: any(text == texts[0] for text, *_ in engine.made))
+    engine.hold.set()  # the held lane is free now, while the preview's next section runs on the other
+    transcript = await preview
+    assert (await held).events("done")
+    assert [e["idx"] for e in transcript.events("progress") if e["status"] == "ok"] == list(range(6))
+    spans = {text: (start, end) for text, _, start, end in engine.made}
+    ordered = [spans[text] for text in texts]
+    assert all(end <= next_start for (_, end), (next_start, _) in zip(ordered, ordered[1:], strict=False))
+    await held_ws.close()
+    await ws.close()
