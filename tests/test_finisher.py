@@ -6,13 +6,12 @@ runs meanwhile shows; the log must read exactly as it did when one thread did bo
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from typing import Any
 
 from npu_worker.paths import PathPolicy
 from tests.test_http_api import read_ndjson
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -35,10 +34,9 @@ class HeldWrites:
         self.release_all.set()
 
 
-async def until(condition: Any, what: str) -> None:
-    async with asyncio.timeout(seconds(10)):
-        while not condition():
-            await asyncio.sleep(0.01)
+async def submit_batch(client: Any, body: dict[str, Any]) -> str:
+    """An async `/synth_batch`: its job id."""
+    return (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
 
 
 def sections(count: int, out: Any) -> list[dict[str, Any]]:
@@ -53,8 +51,7 @@ async def test_the_next_section_is_made_while_the_last_one_is_written(worker, mo
     writes = HeldWrites(monkeypatch)
     engine = ToneEngine()
     client = await worker(engine)
-    body = {"sections": sections(3, tmp_path)}
-    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    job_id = await submit_batch(client, {"sections": sections(3, tmp_path)})
     # section 0's file is held; the engine thread has gone on to section 1 (and 2: the queue is deep)
     await until(lambda: len(engine.calls) == 3, "all three sections made while the first file waits")
     assert writes.asked == [str(tmp_path / "s0.wav")]
@@ -76,8 +73,7 @@ async def test_a_cancel_while_a_file_is_written_ends_the_job_once_after_it(worke
     writes = HeldWrites(monkeypatch)
     engine = ToneEngine()
     client = await worker(engine)
-    body = {"sections": sections(20, tmp_path)}
-    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    job_id = await submit_batch(client, {"sections": sections(20, tmp_path)})
     await until(lambda: writes.asked, "section 0's write started")
     cancel = await client.delete(f"/jobs/{job_id}")
     assert cancel.status == 200
@@ -101,7 +97,7 @@ async def test_a_failed_write_is_that_sections_error_and_the_batch_goes_on(worke
     folder.mkdir()
     body = {"sections": sections(3, tmp_path)}
     body["sections"][1]["output_path"] = str(folder / "s1.wav")
-    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    job_id = await submit_batch(client, body)
     await until(lambda: writes.asked, "section 0's write started")
     folder.rename(tmp_path / "elsewhere")  # a link planted where section 1's folder was: refused
     folder.symlink_to(tmp_path / "elsewhere")

@@ -100,16 +100,16 @@ async def test_the_onset_is_found_once_on_the_engine_thread(worker, monkeypatch)
 
 
 async def test_each_sections_wav_is_encoded_once(worker, monkeypatch, tmp_path):
-    from npu_worker.jobs import runner
+    from npu_worker.jobs import delivery
 
     encodes: list[int] = []
-    real = runner.wav_bytes
+    real = delivery.wav_bytes
 
     def counted(samples, rate):  # noqa: ANN001, ANN202
         encodes.append(samples.size)
         return real(samples, rate)
 
-    monkeypatch.setattr(runner, "wav_bytes", counted)
+    monkeypatch.setattr(delivery, "wav_bytes", counted)
     client = await worker(cache_max_bytes=10_000_000)
     body = {"text": "한 번만.", "output_path": str(tmp_path / "once.wav")}
     assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
@@ -181,16 +181,16 @@ def test_a_job_shows_no_state_that_its_log_does_not_hold_yet(tmp_path):
 
 
 async def test_a_listen_only_preview_never_joins_its_audio(worker, monkeypatch, tmp_path):
-    from npu_worker.jobs import runner
+    from npu_worker.jobs import delivery
 
     joined: list[int] = []
-    real = runner._joined
+    real = delivery.joined
 
     def counted(chunks):  # noqa: ANN001, ANN202
         joined.append(len(chunks))
         return real(chunks)
 
-    monkeypatch.setattr(runner, "_joined", counted)
+    monkeypatch.setattr(delivery, "joined", counted)
     client = await worker(ToneEngine(chunk_seconds=0.05))
     ws = await connect(client)
     transcript = await run_request(ws, batch("듣기만 하는 문장.", "또 하나."))

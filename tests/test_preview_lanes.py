@@ -19,7 +19,7 @@ from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.engine.base import SynthesisRequest
 from tests.test_http_api import read_ndjson
 from tests.test_ws_support import batch, connect, run_request
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -43,18 +43,25 @@ class LanedTone(ToneEngine):
         self.made.append((request.text, threading.current_thread().name, started, time.monotonic()))
 
 
-async def until(condition: Any) -> None:
-    async with asyncio.timeout(seconds(10)):
-        while not condition():
-            await asyncio.sleep(0.01)
+async def hold_a_preview(client: Any) -> tuple[Any, Any, asyncio.Task[Any]]:
+    """Two sockets; on the first a preview the engine holds (until `engine.hold` is set), running."""
+    held_ws, ws = await connect(client), await connect(client)
+    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held preview")
+    return held_ws, ws, held
+
+
+def one_after_another(engine: LanedTone, texts: list[str]) -> bool:
+    """The sections made for `texts` ran in order, none starting before the one before it ended."""
+    spans = {text: (start, end) for text, _, start, end in engine.made}
+    ordered = [spans[text] for text in texts]
+    return all(end <= next_start for (_, end), (next_start, _) in zip(ordered, ordered[1:], strict=False))
 
 
 async def test_a_preview_starts_while_another_section_is_made(worker):
     engine = LanedTone()
     client = await worker(engine)
-    held_ws, ws = await connect(client), await connect(client)
-    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
-    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    held_ws, ws, held = await hold_a_preview(client)
     transcript = await run_request(ws, batch("빠른 미리 듣기."))  # done while the other is still held
     assert transcript.events("first_audio") and not held.done()
     assert [text for text, *_ in engine.made] == ["빠른 미리 듣기."]
@@ -69,9 +76,7 @@ async def test_a_preview_starts_while_another_section_is_made(worker):
 async def test_with_one_lane_a_preview_waits_for_the_section_being_made(worker):
     engine = LanedTone()
     client = await worker(engine, preview_lanes=1)
-    held_ws, ws = await connect(client), await connect(client)
-    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
-    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    held_ws, ws, held = await hold_a_preview(client)
     waiting = asyncio.create_task(run_request(ws, batch("기다리는 미리 듣기.")))
     await asyncio.sleep(0.3)
     assert engine.made == [] and not waiting.done()  # the only engine thread is held
@@ -98,19 +103,16 @@ async def test_batches_stay_on_the_engine_thread_and_a_previews_sections_never_o
     engine.hold.set()
     events = await read_ndjson(await response)
     assert events[-1]["event"] == "done" and events[-1]["ok_count"] == 3
-    by_text = {text: (thread, start, end) for text, thread, start, end in engine.made}
-    assert all(by_text[s["text"]][0] == "npu-worker-engine" for s in sections)
-    spans = [by_text[text][1:] for text in texts]
-    assert all(end <= next_start for (_, end), (next_start, _) in zip(spans, spans[1:], strict=False))
+    threads = {text: thread for text, thread, *_ in engine.made}
+    assert all(threads[s["text"]] == "npu-worker-engine" for s in sections)
+    assert one_after_another(engine, texts)
     await ws.close()
 
 
 async def test_a_preview_cancelled_beside_a_held_section_stops(worker):
     engine = LanedTone(chunk_seconds=0.01, delay_per_chunk=0.01)
     client = await worker(engine)
-    held_ws, ws = await connect(client), await connect(client)
-    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
-    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    held_ws, ws, held = await hold_a_preview(client)
     await ws.send_json(batch("긴 미리 듣기 " * 20))
     scheduler = client.app[SCHEDULER_KEY]
     await until(lambda: len(scheduler.admission.running_jobs()) == 2)
@@ -125,9 +127,7 @@ async def test_a_preview_cancelled_beside_a_held_section_stops(worker):
 async def test_a_lane_that_frees_up_never_takes_a_section_beside_the_same_previews_running_one(worker):
     engine = LanedTone(chunk_seconds=0.05, delay_per_chunk=0.01)
     client = await worker(engine)
-    held_ws, ws = await connect(client), await connect(client)
-    held = asyncio.create_task(run_request(held_ws, batch("hold this one.")))
-    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None)
+    held_ws, ws, held = await hold_a_preview(client)
     texts = [f"한 레인이 비었을 때 {i}번 문장." for i in range(6)]
     preview = asyncio.create_task(run_request(ws, batch(*texts)))
     await until(lambda: any(text == texts[0] for text, *_ in engine.made))
@@ -135,8 +135,6 @@ async def test_a_lane_that_frees_up_never_takes_a_section_beside_the_same_previe
     transcript = await preview
     assert (await held).events("done")
     assert [e["idx"] for e in transcript.events("progress") if e["status"] == "ok"] == list(range(6))
-    spans = {text: (start, end) for text, _, start, end in engine.made}
-    ordered = [spans[text] for text in texts]
-    assert all(end <= next_start for (_, end), (next_start, _) in zip(ordered, ordered[1:], strict=False))
+    assert one_after_another(engine, texts)
     await held_ws.close()
     await ws.close()

@@ -150,18 +150,13 @@ class Admission:
         """The preview lane's work: block until a streaming preview's section waits; None once stopping.
         A preview's sections still run one at a time, whichever lane takes each."""
         with self._cond:
-            picked = self._waiting_preview(lambda job: job.preview and job.stream_audio)
+            picked = self._waiting_preview(_streams)
             while picked is None and not self._stopping:
                 self._cond.wait()
-                picked = self._waiting_preview(lambda job: job.preview and job.stream_audio)
+                picked = self._waiting_preview(_streams)
             if self._stopping or picked is None:
                 return None
-            job, section = picked
-            section.taken = True
-            self._beside = job
-            self._open[job.id] = 1
-            job.last_served = next(self._ticks)
-            return picked
+            return self._take(*picked, beside=True)
 
     def has_work(self) -> bool:
         """A section is waiting for the engine thread now."""
@@ -234,10 +229,13 @@ class Admission:
         elif job in self._running:
             self._running.remove(job)
 
-    def _take(self, job: Job, section: Section) -> tuple[Job, Section]:
-        """`section` goes to the engine thread now (under the lock)."""
+    def _take(self, job: Job, section: Section, beside: bool = False) -> tuple[Job, Section]:
+        """`section` goes to the engine thread now, or to the preview lane (`beside`); under the lock."""
         section.taken = True
-        self._running.append(job)
+        if beside:
+            self._beside = job
+        else:
+            self._running.append(job)
         self._open[job.id] = self._open.get(job.id, 0) + 1
         job.last_served = next(self._ticks)
         return job, section
@@ -251,3 +249,8 @@ def _next_of(job: Job) -> Section | None:
 def _served_key(job: Job) -> tuple[bool, int]:
     """Previews without audio yet first, then the least recently served."""
     return job.first_audio_at is not None, job.last_served
+
+
+def _streams(job: Job) -> bool:
+    """The preview lane's work: a preview someone listens to live."""
+    return job.preview and job.stream_audio

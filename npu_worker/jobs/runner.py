@@ -8,16 +8,14 @@ bytes go to the output file and the cache) and written once, through `PathPolicy
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import LeadingSilenceTrimmer, OnsetWatch, read_wav, wav_bytes
+from ..audio import read_wav
 from ..engine.base import Engine, EngineInfo, Interrupted, SynthesisRequest, Voice
 from ..paths import PathPolicy
 from ..protocol import (
@@ -32,6 +30,7 @@ from ..protocol import (
 )
 from .admission import Admission
 from .cache import SynthesisCache, cache_key
+from .delivery import Delivery, SectionAudio, chunks_of
 from .finisher import Finisher
 from .journal import Journal
 from .model import AudioChunk, Job, Section
@@ -41,51 +40,6 @@ from .stats import Stats
 log = logging.getLogger(__name__)
 
 FIRST_AUDIO_YIELD_SECONDS = 0.005  # at most this long the engine waits for the loop to take a first chunk
-
-
-@dataclass
-class SectionAudio:
-    """What one section produced, as the chunks it came in: joined (and encoded) only by what needs
-    them, on the thread that needs them (a listen-only preview never joins its audio)."""
-
-    raw_chunks: list[np.ndarray]  # everything the engine made (or the cached wav's samples)
-    kept_chunks: list[np.ndarray] | None  # what survived the leading-silence trim; None: no trim ran
-    rate: int
-    trimmed: bool
-    key: str
-    hit: bytes | None  # the cached wav this section was served from
-
-    @property
-    def cached(self) -> bool:
-        return self.hit is not None
-
-    @property
-    def duration(self) -> float:
-        """Seconds of what listeners got and the file holds."""
-        chunks = self.raw_chunks if self.kept_chunks is None else self.kept_chunks
-        return round(sum(chunk.size for chunk in chunks) / self.rate, 3)
-
-    @functools.cached_property
-    def raw(self) -> np.ndarray:
-        return _joined(self.raw_chunks)
-
-    @functools.cached_property
-    def samples(self) -> np.ndarray:
-        """What listeners got: the raw audio, or what survived the trim."""
-        return self.raw if self.kept_chunks is None else _joined(self.kept_chunks)
-
-    @functools.cached_property
-    def raw_wav(self) -> bytes:
-        """The untrimmed audio as a wav (what the cache keeps), encoded at most once."""
-        return self.hit if self.hit is not None else wav_bytes(self.raw, self.rate)
-
-    def file_wav(self) -> bytes:
-        """What the section's file holds: the raw wav (shared with the cache) unless it was trimmed."""
-        return wav_bytes(self.samples, self.rate) if self.trimmed else self.raw_wav
-
-
-def _joined(chunks: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
 
 
 class Runner:
@@ -158,17 +112,15 @@ class Runner:
     def _work(self) -> None:
         try:
             if self._load():
-                self._serve()
+                self._serve(self.admission.next_section, self.engine)
         finally:
             self.finisher.close()
 
-    def _serve(self) -> None:
-        while True:
-            picked = self.admission.next_section()
-            if picked is None:
-                return
+    def _serve(self, next_section: Callable[[], tuple[Job, Section] | None], engine: Engine) -> None:
+        """One lane: the sections `next_section` hands out, on `engine`, until it says stop."""
+        while (picked := next_section()) is not None:
             job, section = picked
-            self.run_section(job, section)
+            self.run_section(job, section, engine)
             self._section_ended(job)
 
     def _load(self) -> bool:
@@ -215,10 +167,7 @@ class Runner:
 
     def _serve_previews(self, engine: Engine) -> None:
         try:
-            while (picked := self.admission.next_preview()) is not None:
-                job, section = picked
-                self.run_section(job, section, engine)
-                self._section_ended(job)
+            self._serve(self.admission.next_preview, engine)
         finally:
             engine.close()
 
@@ -333,19 +282,17 @@ class Runner:
         hit = self.cache.get(key)
         source: Iterator[np.ndarray] | None = None
         if hit is not None:
-            source = _chunks_of(read_wav(hit)[0], self._rate())
-        delivery = Delivery(self, job, section)
+            source = chunks_of(read_wav(hit)[0], self._rate())
+        delivery = Delivery(job, section, self._rate(), self.publish_audio)
         pausable = self.preempts and hit is None and getattr(engine, "preemptible", False)
         push = getattr(engine, "stream_into", None) if hit is None and not pausable else None
         if push is not None:  # the engine runs on this thread and calls back per chunk (espeak)
-            push(request, lambda chunk: _take(job, delivery, chunk))
+            push(request, delivery.take)
         else:
             self._pull(job, delivery, source or engine.stream(request), pausable)
         if job.cancel_requested.is_set():
             return None
-        delivery.finish()
-        kept = delivery.kept if delivery.trimmer is not None else None
-        return SectionAudio(delivery.raw, kept, self._rate(), delivery.trimmed, key, hit)
+        return delivery.finish(key, hit)
 
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
@@ -353,7 +300,7 @@ class Runner:
         (`Interrupted`) ends the section as the cancel it was."""
         try:
             for chunk in source:
-                if not _take(job, delivery, chunk):
+                if not delivery.take(chunk):
                     return
                 if pausable:
                     self._serve_waiting_previews(job)
@@ -395,74 +342,8 @@ def _now(work: Callable[..., object], *args: object) -> None:
     work(*args)
 
 
-def _take(job: Job, delivery: Delivery, chunk: np.ndarray) -> bool:
-    """One engine chunk into the section's delivery; False once the job is cancelled (stop the engine).
-    An empty chunk only marks a step boundary (a decoder call done)."""
-    if job.cancel_requested.is_set():
-        return False
-    samples = np.asarray(chunk, dtype=np.float32).reshape(-1)
-    if samples.size:
-        delivery.feed(samples)
-    return True
-
-
 def record_first_audio(job: Job, stats: Stats, observer: SchedulerObserver) -> None:
     """The job's first audio is out now: its time, the TTFA window, the metrics (local and Redis queues)."""
     job.first_audio_at = time.monotonic()
     stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
     observer.first_audio(job, job.first_audio_at - job.submitted_at)
-
-
-class Delivery:
-    """One section's chunks on their way out: trimmed (first section of a preview), onset-watched
-    (listeners of a streaming job), kept for the file, handed to listeners."""
-
-    def __init__(self, runner: Runner, job: Job, section: Section) -> None:
-        self.runner, self.job, self.section = runner, job, section
-        rate = runner._rate()
-        self.watch: OnsetWatch | None = None
-        if job.stream_audio:
-            if job.onset_watch is None:
-                job.onset_watch = OnsetWatch(rate)
-            self.watch = job.onset_watch
-        first = job.trim_leading_silence and section is job.sections[0]
-        self.trimmer = LeadingSilenceTrimmer(rate, watch=self.watch) if first else None
-        self.raw: list[np.ndarray] = []
-        self.kept: list[np.ndarray] = []
-
-    @property
-    def trimmed(self) -> bool:
-        return self.trimmer is not None and self.trimmer.trimmed_samples > 0
-
-    def feed(self, chunk: np.ndarray) -> None:
-        self.raw.append(chunk)
-        if self.trimmer is not None:
-            out = self.trimmer.feed(chunk)
-            onset = self.trimmer.onset_in_output if out.size and not self.kept else None
-            self._deliver(out, onset)
-            return
-        onset = None
-        if self.watch is not None and self.watch.onset is None:
-            start = self.watch.fed
-            found = self.watch.feed(chunk)
-            onset = None if found is None else found - start
-        self._deliver(chunk, onset)
-
-    def finish(self) -> None:
-        """The trimmer's held-back tail, if any, goes out."""
-        if self.trimmer is not None:
-            self._deliver(self.trimmer.flush(), None)
-
-    def _deliver(self, samples: np.ndarray, onset: int | None) -> None:
-        if samples.size == 0 and onset is None:
-            return
-        if self.trimmer is not None:
-            self.kept.append(samples)
-        if self.job.stream_audio or self.job.first_audio_at is None:  # else nobody takes chunks
-            self.runner.publish_audio(self.job, AudioChunk(self.section.idx, samples, onset))
-
-
-def _chunks_of(audio: np.ndarray, sample_rate: int, seconds: float = 0.5) -> Iterator[np.ndarray]:
-    step = max(1, int(sample_rate * seconds))
-    for start in range(0, audio.size, step):
-        yield audio[start : start + step]

@@ -1,0 +1,129 @@
+"""One section's audio on its way from the engine: trimmed, onset-watched, handed to listeners, kept.
+
+`Delivery` takes the engine's chunks one by one (on the engine thread); `SectionAudio` is what the
+section made, left in those chunks until a file or the cache needs it in one piece.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..audio import LeadingSilenceTrimmer, OnsetWatch, wav_bytes
+from .model import AudioChunk, Job, Section
+
+
+@dataclass
+class SectionAudio:
+    """What one section produced, as the chunks it came in: joined (and encoded) only by what needs
+    them, on the thread that needs them (a listen-only preview never joins its audio)."""
+
+    raw_chunks: list[np.ndarray]  # everything the engine made (or the cached wav's samples)
+    kept_chunks: list[np.ndarray] | None  # what survived the leading-silence trim; None: no trim ran
+    rate: int
+    trimmed: bool
+    key: str
+    hit: bytes | None  # the cached wav this section was served from
+
+    @property
+    def cached(self) -> bool:
+        return self.hit is not None
+
+    @property
+    def duration(self) -> float:
+        """Seconds of what listeners got and the file holds."""
+        chunks = self.raw_chunks if self.kept_chunks is None else self.kept_chunks
+        return round(sum(chunk.size for chunk in chunks) / self.rate, 3)
+
+    @functools.cached_property
+    def raw(self) -> np.ndarray:
+        return joined(self.raw_chunks)
+
+    @functools.cached_property
+    def samples(self) -> np.ndarray:
+        """What listeners got: the raw audio, or what survived the trim."""
+        return self.raw if self.kept_chunks is None else joined(self.kept_chunks)
+
+    @functools.cached_property
+    def raw_wav(self) -> bytes:
+        """The untrimmed audio as a wav (what the cache keeps), encoded at most once."""
+        return self.hit if self.hit is not None else wav_bytes(self.raw, self.rate)
+
+    def file_wav(self) -> bytes:
+        """What the section's file holds: the raw wav (shared with the cache) unless it was trimmed."""
+        return wav_bytes(self.samples, self.rate) if self.trimmed else self.raw_wav
+
+
+def joined(chunks: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+
+
+class Delivery:
+    """One section's chunks on their way out: trimmed (first section of a preview), onset-watched
+    (listeners of a streaming job), kept for the file, handed to listeners."""
+
+    def __init__(
+        self, job: Job, section: Section, rate: int, publish: Callable[[Job, AudioChunk], None]
+    ) -> None:
+        self.job, self.section, self.rate, self.publish = job, section, rate, publish
+        self.watch: OnsetWatch | None = None
+        if job.stream_audio:
+            if job.onset_watch is None:
+                job.onset_watch = OnsetWatch(rate)
+            self.watch = job.onset_watch
+        first = job.trim_leading_silence and section is job.sections[0]
+        self.trimmer = LeadingSilenceTrimmer(rate, watch=self.watch) if first else None
+        self.raw: list[np.ndarray] = []
+        self.kept: list[np.ndarray] = []
+
+    @property
+    def trimmed(self) -> bool:
+        return self.trimmer is not None and self.trimmer.trimmed_samples > 0
+
+    def feed(self, chunk: np.ndarray) -> None:
+        self.raw.append(chunk)
+        if self.trimmer is not None:
+            out = self.trimmer.feed(chunk)
+            onset = self.trimmer.onset_in_output if out.size and not self.kept else None
+            self._deliver(out, onset)
+            return
+        onset = None
+        if self.watch is not None and self.watch.onset is None:
+            start = self.watch.fed
+            found = self.watch.feed(chunk)
+            onset = None if found is None else found - start
+        self._deliver(chunk, onset)
+
+    def take(self, chunk: np.ndarray) -> bool:
+        """One engine chunk in; False once the job is cancelled (stop the engine). An empty chunk only
+        marks a step boundary (a decoder call done)."""
+        if self.job.cancel_requested.is_set():
+            return False
+        samples = np.asarray(chunk, dtype=np.float32).reshape(-1)
+        if samples.size:
+            self.feed(samples)
+        return True
+
+    def finish(self, key: str, hit: bytes | None) -> SectionAudio:
+        """The trimmer's held-back tail, if any, goes out; what the section made, as its chunks."""
+        if self.trimmer is not None:
+            self._deliver(self.trimmer.flush(), None)
+        kept = self.kept if self.trimmer is not None else None
+        return SectionAudio(self.raw, kept, self.rate, self.trimmed, key, hit)
+
+    def _deliver(self, samples: np.ndarray, onset: int | None) -> None:
+        if samples.size == 0 and onset is None:
+            return
+        if self.trimmer is not None:
+            self.kept.append(samples)
+        if self.job.stream_audio or self.job.first_audio_at is None:  # else nobody takes chunks
+            self.publish(self.job, AudioChunk(self.section.idx, samples, onset))
+
+
+def chunks_of(audio: np.ndarray, sample_rate: int, seconds: float = 0.5) -> Iterator[np.ndarray]:
+    step = max(1, int(sample_rate * seconds))
+    for start in range(0, audio.size, step):
+        yield audio[start : start + step]
