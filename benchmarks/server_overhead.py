@@ -173,15 +173,35 @@ def single_engine_floor(sent: list[tuple[str, float]], service_ms: dict[str, flo
 
 
 def process_cpu_ms(pid: int) -> float:
-    return process_cpu_ms_of(Path(f"/proc/{pid}/stat"))  # utime + stime of every thread
+    """utime + stime of every thread of `pid` and of its child processes (espeak-ng's, with
+    `--espeak-process`): the server's CPU wherever it runs."""
+    total = process_cpu_ms_of(Path(f"/proc/{pid}/stat"))
+    for child in child_pids(pid):
+        try:
+            total += process_cpu_ms_of(Path(f"/proc/{child}/stat"))
+        except (OSError, ValueError, IndexError):
+            continue  # it ended meanwhile
+    return total
+
+
+def child_pids(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 def thread_cpu_ms(pid: int) -> dict[int, float]:
-    """utime + stime of each thread of `pid` (ms), by thread id."""
+    """utime + stime of each thread of `pid` (ms), by thread id, and of each child process, by pid."""
     cpu = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
+    for stat in [task / "stat" for task in Path(f"/proc/{pid}/task").iterdir()] + [
+        Path(f"/proc/{child}/stat") for child in child_pids(pid)
+    ]:
         try:
-            cpu[int(task.name)] = process_cpu_ms_of(task / "stat")
+            cpu[int(stat.parent.name)] = process_cpu_ms_of(stat)
         except (OSError, ValueError, IndexError):
             continue  # the thread ended meanwhile
     return cpu
@@ -199,7 +219,7 @@ def thread_names(pid: int) -> dict[int, str]:
     if not Path(spy).exists():
         return {}
     dump = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True, check=False)
-    names = {}
+    names = {child: "child processes" for child in child_pids(pid)}
     for line in dump.stdout.splitlines():
         if line.startswith("Thread ") and '"' in line:
             head, _, rest = line.partition(" (")

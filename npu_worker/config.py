@@ -175,6 +175,11 @@ class Settings:
         "busy, where the engine has one (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
         kind=_lanes,
     )
+    espeak_process: bool = _opt(
+        False,
+        "espeak-ng synthesises in a child process per engine lane, so its callbacks never take the server's GIL",
+        kind=_bool,
+    )
     job_retention: float = _opt(
         7 * 86400.0,
         "seconds a finished job (log, default outputs) is kept; accepts 90m, 12h, 7d (0 = no time bound)",

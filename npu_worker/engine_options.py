@@ -19,7 +19,7 @@ def engine_config(settings: Settings) -> object:
     if settings.backend == "espeak":
         from .engine.espeak import EspeakConfig
 
-        return EspeakConfig()
+        return EspeakConfig(process=settings.espeak_process)
     if settings.backend == "sovits":
         from .engine.sovits import SovitsConfig
 

@@ -1,18 +1,23 @@
 """/ws previews with the real espeak-ng engine, which runs on the engine thread itself (`stream_into`:
-no hand-off per chunk, later audio gathered): the frames still follow the schedule and add up to the
-section, a cancel stops espeak mid-sentence, and the library serves the next request after it."""
+no hand-off per chunk, later audio gathered) or in a child process per lane (`--espeak-process`): the
+frames still follow the schedule and add up to the section, a cancel stops espeak mid-sentence, and the
+library serves the next request after it."""
 
 from __future__ import annotations
 
 import asyncio
 
 import numpy as np
+import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import audible_onset
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakEngine
+from npu_worker.engine.espeak_process import ChildEspeak
 from tests.test_ws_support import batch, connect, receive_until_done, run_request
+
+where = pytest.mark.parametrize("espeak_process", [False, True], ids=["in-process", "child-process"])
 
 SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
 LONG_TEXT = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다. " * 40  # about two minutes of speech
@@ -27,8 +32,10 @@ def samples_of(text: str) -> int:
     return sum(made)
 
 
-async def test_an_espeak_preview_streams_the_schedule_and_the_whole_section(worker):
-    client = await worker(engine=None, backend="espeak")
+@where
+async def test_an_espeak_preview_streams_the_schedule_and_the_whole_section(worker, espeak_process):
+    client = await worker(engine=None, backend="espeak", espeak_process=espeak_process)
+    assert isinstance(client.app[SCHEDULER_KEY].engine.library, ChildEspeak) is espeak_process
     ws = await connect(client)
     transcript = await run_request(ws, batch(SENTENCE))
     sizes = [len(frame) // 2 for frame in transcript.section_frames(0)]
@@ -46,8 +53,10 @@ async def test_an_espeak_preview_streams_the_schedule_and_the_whole_section(work
     await ws.close()
 
 
-async def test_a_cancel_stops_espeak_mid_sentence_and_the_next_request_speaks(worker):
-    client = await worker(engine=None, backend="espeak")
+@where
+async def test_a_cancel_stops_espeak_mid_sentence_and_the_next_request_speaks(worker, espeak_process):
+    client = await worker(engine=None, backend="espeak", espeak_process=espeak_process)
+    assert isinstance(client.app[SCHEDULER_KEY].engine.library, ChildEspeak) is espeak_process
     scheduler = client.app[SCHEDULER_KEY]
     ws = await connect(client)
     await ws.send_json(batch(LONG_TEXT))
@@ -66,8 +75,10 @@ async def test_a_cancel_stops_espeak_mid_sentence_and_the_next_request_speaks(wo
     await ws.close()
 
 
-async def test_two_sockets_previewing_at_once_each_get_their_own_sentence(worker):
-    client = await worker(engine=None, backend="espeak")
+@where
+async def test_two_sockets_previewing_at_once_each_get_their_own_sentence(worker, espeak_process):
+    client = await worker(engine=None, backend="espeak", espeak_process=espeak_process)
+    assert isinstance(client.app[SCHEDULER_KEY].engine.library, ChildEspeak) is espeak_process
     first, second = await connect(client), await connect(client, "websockets")
     await first.send_json(batch(SENTENCE))
     await second.send_json(batch("안녕하세요. 반갑습니다."))

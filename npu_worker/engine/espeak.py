@@ -218,7 +218,10 @@ def resample_pcm16(chunks: Iterable[np.ndarray], from_rate: int, to_rate: int) -
 
 @dataclass(frozen=True)
 class EspeakConfig:
-    """espeak-ng has no options of its own: the library is found at load time."""
+    """espeak-ng's one option: where it runs (the library itself is found at load time). `process`:
+    in a child process per engine lane, off the server's GIL (espeak_process.py)."""
+
+    process: bool = False
 
     def validate(self) -> None:
         return None
@@ -227,4 +230,8 @@ class EspeakConfig:
 def create(config: EspeakConfig) -> EspeakEngine:
     """The engine for `--backend espeak`."""
     config.validate()
+    if config.process:
+        from .espeak_process import EspeakProcessEngine
+
+        return EspeakProcessEngine()
     return EspeakEngine()

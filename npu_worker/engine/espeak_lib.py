@@ -105,6 +105,20 @@ class EspeakVoice:
     languages: tuple[str, ...]
 
 
+def find_voice(voices: tuple[EspeakVoice, ...], name: str) -> EspeakVoice | None:
+    """The voice whose identifier, file name, name or language is `name` (case-insensitive)."""
+    wanted = name.strip().lower().replace("_", "-")
+    for matches in (
+        lambda v: v.identifier.lower() == wanted or v.identifier.lower().rsplit("/", 1)[-1] == wanted,
+        lambda v: v.name.lower() == wanted,
+        lambda v: wanted in v.languages,
+    ):
+        found = next((voice for voice in voices if matches(voice)), None)
+        if found is not None:
+            return found
+    return None
+
+
 class _Synthesis:
     """One `espeak_Synth` call: where its chunks go, how much espeak made, why it stopped."""
 
@@ -296,17 +310,7 @@ class EspeakLibrary:
         return tuple(voices)
 
     def find_voice(self, name: str) -> EspeakVoice | None:
-        """The voice whose identifier, file name, name or language is `name` (case-insensitive)."""
-        wanted = name.strip().lower().replace("_", "-")
-        for matches in (
-            lambda v: v.identifier.lower() == wanted or v.identifier.lower().rsplit("/", 1)[-1] == wanted,
-            lambda v: v.name.lower() == wanted,
-            lambda v: wanted in v.languages,
-        ):
-            found = next((voice for voice in self.voices() if matches(voice)), None)
-            if found is not None:
-                return found
-        return None
+        return find_voice(self.voices(), name)
 
     def require_voice(self, name: str) -> str:
         """The identifier to load for `name`; EngineError naming it when espeak-ng has no such voice."""

@@ -1,0 +1,177 @@
+"""espeak-ng in a process of its own: the child side, and the frames both sides speak over its pipes.
+
+Why a process: espeak calls back into Python for every ~60 ms buffer it makes, and in the server each
+call takes the GIL from the event loop (benchmarks/SERVER_OVERHEAD.md). Here espeak, its callbacks, the
+resampling and the gathering run under this process's GIL; the server reads a few finished chunks per
+sentence from a pipe, blocked in a system call that holds no lock.
+
+Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
+object: text, lang, speed_factor), `GO` and `STOP` (cancel the synthesis running, if any); the child
+answers `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at
+24 kHz) and one `END` or `FAILED` (JSON: the error's type name and message). After a request's first
+`AUDIO` the child waits for `GO` (or `STOP`): the parent sends it once that chunk is on its way to the
+listener, so the first frame is sent on an idle core, as when espeak runs on the engine thread itself
+(the callback blocks espeak while the chunk is handed over). The child exits when its stdin closes;
+nothing but frames goes to the pipe it writes (its own stdout is pointed at stderr).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import struct
+import sys
+from typing import IO
+
+import msgspec
+import numpy as np
+
+from ..protocol import WorkerError
+from .base import SynthesisRequest
+from .espeak import EspeakEngine
+
+HEADER = struct.Struct("<cI")
+REQUEST, GO, STOP = b"Q", b"G", b"S"  # parent → child
+READY, AUDIO, END, FAILED = b"R", b"A", b"E", b"F"  # child → parent
+MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not audio
+
+
+class BrokenStream(Exception):
+    """The other side's pipe closed, or sent something that is not a frame."""
+
+
+def write_frame(fd: int, kind: bytes, payload: bytes = b"") -> None:
+    """One frame, written whole (a blocking pipe may take it in pieces)."""
+    parts = [memoryview(HEADER.pack(kind, len(payload))), memoryview(payload)]
+    while parts:
+        written = os.writev(fd, parts)
+        while parts and written >= len(parts[0]):
+            written -= len(parts[0])
+            parts.pop(0)
+        if parts and written:
+            parts[0] = parts[0][written:]
+
+
+def read_frame(stream: IO[bytes]) -> tuple[bytes, bytearray]:
+    """The next frame's kind and payload (a writable buffer); BrokenStream at EOF or on garbage."""
+    header = _read_exact(stream, bytearray(HEADER.size))
+    kind, length = HEADER.unpack(header)
+    if length > MAX_FRAME:
+        raise BrokenStream(f"a frame of {length} bytes")
+    return kind, _read_exact(stream, bytearray(length))
+
+
+def _read_exact(stream: IO[bytes], buffer: bytearray) -> bytearray:
+    view, filled = memoryview(buffer), 0
+    while filled < len(buffer):
+        got = stream.readinto(view[filled:])  # type: ignore[attr-defined]  # IO[bytes] has no readinto in typeshed
+        if not got:
+            raise BrokenStream("the pipe closed")
+        filled += got
+    return buffer
+
+
+class Request(msgspec.Struct, frozen=True):
+    text: str
+    lang: str
+    speed_factor: float
+
+
+class Voice(msgspec.Struct, frozen=True, array_like=True):
+    name: str
+    identifier: str
+    languages: tuple[str, ...]
+
+
+class Ready(msgspec.Struct, frozen=True):
+    version: str
+    sample_rate: int  # espeak's own rate
+    default_rate: int  # words per minute
+    voices: tuple[Voice, ...]
+
+
+class Failure(msgspec.Struct, frozen=True):
+    type: str
+    message: str
+
+
+class _Child:
+    """The loop of the child: one request at a time, audio out as the engine hands it over."""
+
+    def __init__(self, requests: IO[bytes], out_fd: int) -> None:
+        self.requests, self.out_fd = requests, out_fd
+        self.engine = EspeakEngine()
+        self.closed = False  # stdin closed during a synthesis: stop, then exit
+        self.first = True  # the request's first chunk is still to be sent
+
+    def run(self) -> int:
+        try:
+            self.engine.load()
+        except Exception as error:  # noqa: BLE001 - reported to the parent, which raises it
+            self._fail(error)
+            return 1
+        library = self.engine.library
+        voices = tuple(Voice(v.name, v.identifier, v.languages) for v in library.voices())
+        ready = Ready(library.version, library.sample_rate, library.default_rate, voices)
+        write_frame(self.out_fd, READY, msgspec.json.encode(ready))
+        decoder = msgspec.json.Decoder(Request)
+        while not self.closed:
+            try:
+                kind, payload = read_frame(self.requests)
+            except BrokenStream:
+                return 0
+            if kind != REQUEST:  # a STOP that came after its synthesis had ended
+                continue
+            self._synthesise(decoder.decode(payload))
+        return 0
+
+    def _synthesise(self, request: Request) -> None:
+        self.first = True
+        try:
+            self.engine.stream_into(
+                SynthesisRequest(request.text, request.lang, request.speed_factor), self._send
+            )
+        except Exception as error:  # noqa: BLE001 - the request's failure, not the child's
+            self._fail(error)
+            return
+        write_frame(self.out_fd, END)
+
+    def _send(self, chunk: np.ndarray) -> bool:
+        """The engine's sink: the chunk to the parent, unless the parent asked to stop."""
+        if self._stop_asked():
+            return False
+        write_frame(self.out_fd, AUDIO, np.ascontiguousarray(chunk, dtype=np.float32).tobytes())
+        if self.first:
+            self.first = False
+            return self._go_on()
+        return True
+
+    def _stop_asked(self) -> bool:
+        return bool(select.select([self.requests], [], [], 0)[0]) and not self._go_on()
+
+    def _go_on(self) -> bool:
+        """The parent's next word: `GO` goes on; `STOP` or a closed pipe stops."""
+        try:
+            kind, _ = read_frame(self.requests)
+        except BrokenStream:
+            self.closed = True
+            return False
+        return kind == GO
+
+    def _fail(self, error: BaseException) -> None:
+        if isinstance(error, WorkerError):  # its name travels apart from the message ("Name: message")
+            failure = Failure(error.name, error.message)
+        else:
+            failure = Failure(type(error).__name__, str(error))
+        write_frame(self.out_fd, FAILED, msgspec.json.encode(failure))
+
+
+def main() -> int:
+    out_fd = os.dup(1)
+    os.dup2(2, 1)  # a stray print (or C code writing to fd 1) cannot break the frame stream
+    requests = os.fdopen(0, "rb", buffering=0)  # unbuffered: a STOP never sits unseen in a buffer
+    return _Child(requests, out_fd).run()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

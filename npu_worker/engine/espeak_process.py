@@ -1,0 +1,201 @@
+"""espeak-ng synthesising in a child process, seen from the server: the same engine and the same chunks,
+with none of espeak's callbacks, resampling or gathering under the server's GIL.
+
+The child (`espeak_child.py`) runs an `EspeakEngine` of its own and sends each chunk that engine hands
+over as one frame; this side blocks in `read` (no lock held) between frames. Languages are checked here,
+against the voice list the child sent once at start, so an unknown language is refused before a request
+queues, as with the in-process engine. A child that dies fails the section it was making and is started
+again for the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+
+import msgspec
+import numpy as np
+
+from ..protocol import EngineError, ModelLoadError, WorkerError
+from .base import SynthesisRequest
+from .espeak import EspeakEngine
+from .espeak_child import (
+    AUDIO,
+    END,
+    FAILED,
+    GO,
+    READY,
+    REQUEST,
+    STOP,
+    BrokenStream,
+    Failure,
+    Ready,
+    Request,
+    read_frame,
+    write_frame,
+)
+from .espeak_lib import EspeakVoice, find_voice
+
+log = logging.getLogger(__name__)
+
+STOP_SECONDS = 2.0  # a closing child that has not exited by then is killed
+_NAMED: dict[str, type[WorkerError]] = {kind.name: kind for kind in WorkerError.__subclasses__()}
+
+
+class ChildEspeak:
+    """One espeak-ng child process and what it said about itself at start (the library's face that
+    `EspeakEngine` looks voices up on)."""
+
+    def __init__(self) -> None:
+        # -P: the working directory (perhaps world-writable) is not put on the child's import path
+        command = [sys.executable, "-P", "-m", "npu_worker.engine.espeak_child"]
+        try:
+            self._process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
+            )
+        except OSError as error:
+            raise ModelLoadError(f"cannot start espeak-ng's process: {error}") from error
+        assert self._process.stdin is not None and self._process.stdout is not None
+        self._requests, self._answers = self._process.stdin.fileno(), self._process.stdout
+        try:
+            kind, payload = self._receive()
+            if kind == FAILED:
+                raise ModelLoadError(msgspec.json.decode(payload, type=Failure).message)
+            if kind != READY:
+                raise ModelLoadError(f"espeak-ng's process sent {kind!r} before it was ready")
+            ready = msgspec.json.decode(payload, type=Ready)
+        except (EngineError, msgspec.DecodeError) as error:
+            self.close()
+            raise ModelLoadError(f"espeak-ng's process did not start: {error}") from error
+        except ModelLoadError:
+            self.close()
+            raise
+        self.version, self.sample_rate, self.default_rate = (
+            ready.version,
+            ready.sample_rate,
+            ready.default_rate,
+        )
+        self._voices = tuple(EspeakVoice(v.name, v.identifier, v.languages) for v in ready.voices)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def alive(self) -> bool:
+        return self._process.poll() is None
+
+    def voices(self) -> tuple[EspeakVoice, ...]:
+        return self._voices
+
+    def find_voice(self, name: str) -> EspeakVoice | None:
+        return find_voice(self._voices, name)
+
+    def chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        """The request's audio as the child makes it; closing the iterator early stops the child's
+        synthesis and reads what it had already sent, so the next request starts clean."""
+        self._send(REQUEST, msgspec.json.encode(Request(request.text, request.lang, request.speed_factor)))
+        ended, first = False, True
+        try:
+            while True:
+                kind, payload = self._receive()
+                if kind == AUDIO:
+                    yield np.frombuffer(payload, dtype=np.float32)
+                    if first:  # the first chunk has been taken: the child may go on
+                        first = False
+                        self._send(GO)
+                    continue
+                ended = True
+                if kind == END:
+                    return
+                if kind == FAILED:
+                    failure = msgspec.json.decode(payload, type=Failure)
+                    raise _error(failure)
+                raise self._broken(f"an unexpected frame {kind!r}")
+        finally:
+            if not ended and self.alive:
+                self._stop()
+
+    def _stop(self) -> None:
+        try:
+            self._send(STOP)
+            while self._receive()[0] == AUDIO:
+                pass
+        except EngineError:
+            pass  # it died meanwhile: the next request starts another
+
+    def _send(self, kind: bytes, payload: bytes = b"") -> None:
+        try:
+            write_frame(self._requests, kind, payload)
+        except OSError as error:
+            raise self._broken(f"its pipe: {error}") from error
+
+    def _receive(self) -> tuple[bytes, bytearray]:
+        try:
+            return read_frame(self._answers)
+        except (BrokenStream, OSError) as error:
+            raise self._broken(str(error)) from error
+
+    def _broken(self, why: str) -> WorkerError:
+        self.close()
+        return EngineError(f"espeak-ng's process failed ({why}; exit status {self._process.returncode})")
+
+    def close(self) -> None:
+        """Closing its stdin ends the child; one that does not end in time is killed."""
+        for pipe in (self._process.stdin, self._process.stdout):
+            if pipe is not None:
+                pipe.close()
+        try:
+            self._process.wait(STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            log.warning("espeak-ng's process %s did not exit; killing it", self._process.pid)
+            self._process.kill()
+            self._process.wait()
+
+
+def _error(failure: Failure) -> WorkerError:
+    """The child's error as the worker's own (same name, same message), or an EngineError naming it."""
+    known = _NAMED.get(failure.type)
+    return known(failure.message) if known is not None else EngineError(f"{failure.type}: {failure.message}")
+
+
+class EspeakProcessEngine(EspeakEngine):
+    """`EspeakEngine` whose synthesis runs in a child process (one per engine: a preview lane is a
+    second child). Same chunks, same sample rate, same cache identity."""
+
+    def __init__(self) -> None:
+        super().__init__(ChildEspeak)  # type: ignore[arg-type]  # the library's face: voices, rates
+
+    @property
+    def child(self) -> ChildEspeak:
+        library = self.library
+        assert isinstance(library, ChildEspeak)
+        if not library.alive:  # it died with an earlier section: this one gets a new child
+            log.warning("espeak-ng's process had ended; starting another")
+            library = self._library = ChildEspeak()
+        return library
+
+    def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        self.voice_for(request.lang)  # an unknown language fails here, as in-process
+        return self.child.chunks(request)
+
+    def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
+        chunks = self.stream(request)
+        try:
+            for chunk in chunks:
+                if not sink(chunk):
+                    return
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+
+    def lane(self) -> EspeakProcessEngine:
+        return EspeakProcessEngine()
+
+    def close(self) -> None:
+        if self._library is not None:
+            self.library.close()  # type: ignore[attr-defined]
+        super().close()

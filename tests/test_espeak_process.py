@@ -1,0 +1,183 @@
+"""espeak-ng in a child process (`--espeak-process`): the same chunks as in this process, a cancel that
+stops the child mid-sentence, errors that keep their type, a child that dies replaced for the next
+request, none left behind, and nothing imported from the working directory."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create
+from npu_worker.engine.espeak_child import AUDIO, END, REQUEST, STOP, BrokenStream, read_frame, write_frame
+from npu_worker.engine.espeak_process import ChildEspeak, EspeakProcessEngine
+from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage
+from tests.timing import seconds
+
+SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
+LONG_TEXT = SENTENCE * 30
+
+
+@pytest.fixture(scope="module")
+def engine() -> EspeakProcessEngine:
+    engine = create(EspeakConfig(process=True))
+    assert isinstance(engine, EspeakProcessEngine)
+    engine.load()
+    yield engine
+    engine.close()
+
+
+def made(engine: EspeakEngine, text: str, lang: str = "ko") -> list[np.ndarray]:
+    chunks: list[np.ndarray] = []
+    engine.stream_into(SynthesisRequest(text, lang), lambda chunk: chunks.append(chunk.copy()) is None)
+    return chunks
+
+
+def test_the_child_hands_over_the_same_chunks_as_this_process(engine):
+    here = EspeakEngine()
+    here.load()
+    assert engine.info == here.info  # same backend, model, rate: the cache keys stay the same
+    for text, lang in ((SENTENCE, "ko"), ("Hello there, this is a test.", "en")):
+        there, local = made(engine, text, lang), made(here, text, lang)
+        # the same gathering (prompt buffers one by one, then ~0.6 s pieces); espeak itself moves
+        # a sentence's length by up to a few hundred samples from one call to the next, in either process
+        assert [c.size for c in there[:4]] == [c.size for c in local[:4]]
+        assert abs(sum(c.size for c in there) - sum(c.size for c in local)) < 0.02 * sum(
+            c.size for c in local
+        )
+        assert abs(len(there) - len(local)) <= 1
+        assert all(c.dtype == np.float32 and c.flags.writeable for c in there)
+        assert np.abs(np.concatenate(there)).max() > 0.05
+
+
+def test_a_sink_that_refuses_stops_the_child_and_the_next_request_is_whole(engine):
+    taken: list[int] = []
+    engine.stream_into(
+        SynthesisRequest(LONG_TEXT), lambda chunk: taken.append(chunk.size) is None and len(taken) < 2
+    )
+    assert len(taken) == 2
+    whole = sum(chunk.size for chunk in made(engine, SENTENCE))
+    assert 1.5 * 24000 < whole < 8 * 24000  # nothing of the stopped sentence came with it
+    closed = engine.stream(SynthesisRequest(LONG_TEXT))
+    next(closed)
+    closed.close()  # an iterator closed early stops the child too
+    assert abs(sum(chunk.size for chunk in made(engine, SENTENCE)) - whole) < 0.02 * whole
+
+
+def test_a_stop_reaches_the_child_before_the_text_ends(engine):
+    """The child checks for a stop between the chunks it sends: after a stop, what is still read is a
+    sliver of a long text (the child was stopped, not merely read to the end)."""
+    child = engine.child
+    request = b'{"text": "%s", "lang": "ko", "speed_factor": 1.0}' % LONG_TEXT.encode()
+    write_frame(child._requests, REQUEST, request)
+    kind, first = read_frame(child._answers)
+    assert kind == AUDIO
+    write_frame(child._requests, STOP)
+    drained = len(first) // 4
+    while (frame := read_frame(child._answers))[0] == AUDIO:
+        drained += len(frame[1]) // 4
+    assert frame[0] == END
+    whole = sum(chunk.size for chunk in made(engine, LONG_TEXT))
+    assert drained < 0.2 * whole
+
+
+def test_errors_keep_their_type_and_the_language_is_checked_before_the_child(engine):
+    with pytest.raises(UnknownLanguage, match="no voice for lang 'xx-nope'"):
+        made(engine, "hello", "xx-nope")
+    engine.check_language("en")
+    assert "ko" in engine.languages()
+    assert engine.voice_for("korean") == engine.voice_for("ko")
+    with pytest.raises(UnknownLanguage) as raised:  # the child's own check, past the server's
+        list(engine.child.chunks(SynthesisRequest("hello", "xx-nope")))
+    assert str(raised.value).startswith("UnknownLanguage: espeak-ng has no voice for lang 'xx-nope'")
+    assert made(engine, SENTENCE)  # the child is unharmed
+
+
+def test_a_child_that_dies_fails_its_section_and_another_makes_the_next(engine):
+    first = engine.child.pid
+    chunks = engine.stream(SynthesisRequest(LONG_TEXT))
+    next(chunks)
+    os.kill(first, signal.SIGKILL)
+    with pytest.raises(EngineError, match="espeak-ng's process failed .*exit status -9"):
+        for _ in chunks:
+            pass
+    assert made(engine, SENTENCE)
+    assert engine.child.pid != first
+
+
+def test_close_ends_the_child_and_a_lane_is_a_child_of_its_own():
+    engine = EspeakProcessEngine()
+    engine.load()
+    lane = engine.lane()
+    lane.load()
+    pids = {engine.child.pid, lane.child.pid}
+    assert len(pids) == 2
+    assert made(lane, SENTENCE) and made(engine, SENTENCE)
+    engine.close()
+    lane.close()
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)  # reaped: nothing left behind
+
+
+def test_the_child_imports_nothing_from_the_working_directory(tmp_path, monkeypatch):
+    """A world-writable working directory may hold a planted module: the child runs with `-P`."""
+    marker = tmp_path / "imported"
+    for name in ("numpy.py", "msgspec.py"):
+        (tmp_path / name).write_text(f"open({str(marker)!r}, 'w').write('planted')\nraise SystemExit(3)\n")
+    (tmp_path / "npu_worker").mkdir()
+    (tmp_path / "npu_worker" / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('planted')\n")
+    monkeypatch.chdir(tmp_path)
+    child = ChildEspeak()
+    try:
+        assert child.find_voice("ko") is not None
+        assert sum(c.size for c in child.chunks(SynthesisRequest(SENTENCE))) > 24000
+    finally:
+        child.close()
+    assert not marker.exists()
+
+
+def test_a_child_that_cannot_start_is_a_load_error(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    with pytest.raises(ModelLoadError, match="cannot start espeak-ng's process"):
+        EspeakProcessEngine().load()
+
+
+def test_frames_survive_a_pipe_that_takes_them_in_pieces():
+    reading, writing = os.pipe()
+    payload = np.arange(100_000, dtype=np.float32)  # 400 kB: more than a pipe holds at once
+    with os.fdopen(reading, "rb", buffering=0) as stream:
+        writer = threading.Thread(
+            target=lambda: (write_frame(writing, AUDIO, payload.tobytes()), write_frame(writing, END))
+        )
+        writer.start()
+        kind, data = read_frame(stream)
+        assert kind == AUDIO and np.array_equal(np.frombuffer(data, dtype=np.float32), payload)
+        assert read_frame(stream)[0] == END
+        writer.join(seconds(5))
+        os.close(writing)
+        with pytest.raises(BrokenStream):
+            read_frame(stream)
+
+
+def test_a_frame_claiming_to_be_huge_is_refused():
+    reading, writing = os.pipe()
+    os.write(writing, b"A" + (2**31).to_bytes(4, "little"))
+    os.close(writing)
+    with os.fdopen(reading, "rb", buffering=0) as stream, pytest.raises(BrokenStream, match="a frame of"):
+        read_frame(stream)
+
+
+def test_the_child_ends_when_the_server_goes():
+    """Its stdin closing (the server exiting, however it exits) ends the child: no orphan."""
+    child = ChildEspeak()
+    process = child._process
+    assert process.stdin is not None
+    process.stdin.close()
+    assert process.wait(seconds(5)) == 0
+    child.close()
