@@ -6,6 +6,8 @@ library serves the next request after it."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 
 import numpy as np
 import pytest
@@ -89,3 +91,24 @@ async def test_two_sockets_previewing_at_once_each_get_their_own_sentence(worker
     assert np.abs(long_audio).max() > 0.05 and np.abs(short_audio).max() > 0.05
     await first.close()
     await second.close()
+
+
+async def test_a_child_that_crashes_mid_preview_fails_that_section_and_the_next_preview_speaks(worker):
+    """With `--espeak-process` a crash inside espeak-ng (it parses every caller's text) ends a child
+    process, not the worker: the section in flight gets an EngineError, and another child speaks next."""
+    client = await worker(engine=None, backend="espeak", espeak_process=True, preview_lanes=1)
+    engine = client.app[SCHEDULER_KEY].engine
+    crashed = engine.child.pid
+    ws = await connect(client)
+    await ws.send_json(batch(LONG_TEXT))
+    while not isinstance(await ws.receive(), bytes):
+        pass
+    os.kill(crashed, signal.SIGSEGV)
+    transcript = await receive_until_done(ws)
+    [error] = transcript.events("error")
+    assert error["idx"] == 0 and error["error"].startswith("EngineError: espeak-ng's process failed")
+    assert transcript.done["ok_count"] == 0
+    again = await run_request(ws, batch(SENTENCE))
+    assert again.done["ok_count"] == 1 and audible_onset(again.section_audio(0), 24000) is not None
+    assert engine.child.pid != crashed
+    await ws.close()

@@ -6,12 +6,9 @@ resampling and the gathering run under this process's GIL; the server reads a fe
 sentence from a pipe, blocked in a system call that holds no lock.
 
 Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
-object: text, lang, speed_factor), `GO` and `STOP` (cancel the synthesis running, if any); the child
-answers `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at
-24 kHz) and one `END` or `FAILED` (JSON: the error's type name and message). After a request's first
-`AUDIO` the child waits for `GO` (or `STOP`): the parent sends it once that chunk is on its way to the
-listener, so the first frame is sent on an idle core, as when espeak runs on the engine thread itself
-(the callback blocks espeak while the chunk is handed over). The child exits when its stdin closes;
+object: text, lang, speed_factor) and `STOP` (cancel the synthesis running, if any); the child answers
+`READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at 24 kHz)
+and one `END` or `FAILED` (JSON: the error's name and message). The child exits when its stdin closes;
 nothing but frames goes to the pipe it writes (its own stdout is pointed at stderr).
 """
 
@@ -31,7 +28,7 @@ from .base import SynthesisRequest
 from .espeak import EspeakEngine
 
 HEADER = struct.Struct("<cI")
-REQUEST, GO, STOP = b"Q", b"G", b"S"  # parent → child
+REQUEST, STOP = b"Q", b"S"  # parent → child
 READY, AUDIO, END, FAILED = b"R", b"A", b"E", b"F"  # child → parent
 MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not audio
 
@@ -102,7 +99,6 @@ class _Child:
         self.requests, self.out_fd = requests, out_fd
         self.engine = EspeakEngine()
         self.closed = False  # stdin closed during a synthesis: stop, then exit
-        self.first = True  # the request's first chunk is still to be sent
 
     def run(self) -> int:
         try:
@@ -126,7 +122,6 @@ class _Child:
         return 0
 
     def _synthesise(self, request: Request) -> None:
-        self.first = True
         try:
             self.engine.stream_into(
                 SynthesisRequest(request.text, request.lang, request.speed_factor), self._send
@@ -141,22 +136,18 @@ class _Child:
         if self._stop_asked():
             return False
         write_frame(self.out_fd, AUDIO, np.ascontiguousarray(chunk, dtype=np.float32).tobytes())
-        if self.first:
-            self.first = False
-            return self._go_on()
         return True
 
     def _stop_asked(self) -> bool:
-        return bool(select.select([self.requests], [], [], 0)[0]) and not self._go_on()
-
-    def _go_on(self) -> bool:
-        """The parent's next word: `GO` goes on; `STOP` or a closed pipe stops."""
+        """A frame waits on stdin during a synthesis: a `STOP` (or stdin closed: stop, then exit)."""
+        if not select.select([self.requests], [], [], 0)[0]:
+            return False
         try:
             kind, _ = read_frame(self.requests)
         except BrokenStream:
             self.closed = True
-            return False
-        return kind == GO
+            return True
+        return kind == STOP
 
     def _fail(self, error: BaseException) -> None:
         if isinstance(error, WorkerError):  # its name travels apart from the message ("Name: message")

@@ -25,7 +25,6 @@ from .espeak_child import (
     AUDIO,
     END,
     FAILED,
-    GO,
     READY,
     REQUEST,
     STOP,
@@ -97,15 +96,12 @@ class ChildEspeak:
         """The request's audio as the child makes it; closing the iterator early stops the child's
         synthesis and reads what it had already sent, so the next request starts clean."""
         self._send(REQUEST, msgspec.json.encode(Request(request.text, request.lang, request.speed_factor)))
-        ended, first = False, True
+        ended = False
         try:
             while True:
                 kind, payload = self._receive()
                 if kind == AUDIO:
                     yield np.frombuffer(payload, dtype=np.float32)
-                    if first:  # the first chunk has been taken: the child may go on
-                        first = False
-                        self._send(GO)
                     continue
                 ended = True
                 if kind == END:
