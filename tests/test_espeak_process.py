@@ -181,3 +181,15 @@ def test_the_child_ends_when_the_server_goes():
     process.stdin.close()
     assert process.wait(seconds(5)) == 0
     child.close()
+
+
+def test_the_workers_stop_signals_do_not_kill_the_child_under_a_section(engine):
+    """Ctrl-C reaches the whole process group and systemd's SIGTERM the whole unit, while the worker's
+    drain lets the running section finish: the child finishes it, and ends only when its stdin closes."""
+    child = engine.child
+    chunks = child.chunks(SynthesisRequest(SENTENCE * 3))
+    got = next(chunks).size
+    os.kill(child.pid, signal.SIGINT)
+    os.kill(child.pid, signal.SIGTERM)
+    got += sum(chunk.size for chunk in chunks)
+    assert got > 3 * 1.5 * 24000 and child.alive

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import struct
 import sys
 from typing import IO
@@ -158,6 +159,11 @@ class _Child:
 
 
 def main() -> int:
+    # The worker's stop (Ctrl-C to the terminal's process group, systemd's SIGTERM to the whole unit)
+    # must not kill the child under a section the worker's drain lets finish: the child's life is its
+    # stdin, which closes when the worker closes the engine or exits.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     out_fd = os.dup(1)
     os.dup2(2, 1)  # a stray print (or C code writing to fd 1) cannot break the frame stream
     requests = os.fdopen(0, "rb", buffering=0)  # unbuffered: a STOP never sits unseen in a buffer
