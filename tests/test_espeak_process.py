@@ -107,7 +107,12 @@ def test_a_child_that_dies_fails_its_section_and_another_makes_the_next(engine):
         for _ in chunks:
             pass
     assert made(engine, SENTENCE)
-    assert engine.child.pid != first
+    second = engine.child.pid
+    assert second != first
+    os.kill(second, signal.SIGKILL)  # now while idle: the next request finds it gone
+    engine.library._process.wait(seconds(5))
+    assert made(engine, SENTENCE)
+    assert engine.child.pid not in (first, second)
 
 
 def test_close_ends_the_child_and_a_lane_is_a_child_of_its_own():

@@ -168,8 +168,9 @@ class EspeakProcessEngine(EspeakEngine):
     def child(self) -> ChildEspeak:
         library = self.library
         assert isinstance(library, ChildEspeak)
-        if not library.alive:  # it died with an earlier section: this one gets a new child
+        if not library.alive:  # it died with an earlier section, or while idle: a new child
             log.warning("espeak-ng's process had ended; starting another")
+            library.close()  # its pipes
             library = self._library = ChildEspeak()
         return library
 
