@@ -14,7 +14,16 @@ import pytest
 
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create
-from npu_worker.engine.espeak_child import AUDIO, END, REQUEST, STOP, BrokenStream, read_frame, write_frame
+from npu_worker.engine.espeak_child import (
+    AUDIO,
+    END,
+    FAILED,
+    REQUEST,
+    STOP,
+    BrokenStream,
+    read_frame,
+    write_frame,
+)
 from npu_worker.engine.espeak_process import ChildEspeak, EspeakProcessEngine
 from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage
 from tests.timing import seconds
@@ -95,6 +104,11 @@ def test_errors_keep_their_type_and_the_language_is_checked_before_the_child(eng
     with pytest.raises(UnknownLanguage) as raised:  # the child's own check, past the server's
         list(engine.child.chunks(SynthesisRequest("hello", "xx-nope")))
     assert str(raised.value).startswith("UnknownLanguage: espeak-ng has no voice for lang 'xx-nope'")
+    write_frame(
+        engine.child._requests, REQUEST, b'{"text": 1}'
+    )  # not a request: its failure, not the child's
+    kind, payload = read_frame(engine.child._answers)
+    assert kind == FAILED and b"ValidationError" in payload
     assert made(engine, SENTENCE)  # the child is unharmed
 
 

@@ -100,6 +100,7 @@ class _Child:
         self.requests, self.out_fd = requests, out_fd
         self.engine = EspeakEngine()
         self.closed = False  # stdin closed during a synthesis: stop, then exit
+        self.decoder = msgspec.json.Decoder(Request)
 
     def run(self) -> int:
         try:
@@ -111,7 +112,6 @@ class _Child:
         voices = tuple(Voice(v.name, v.identifier, v.languages) for v in library.voices())
         ready = Ready(library.version, library.sample_rate, library.default_rate, voices)
         write_frame(self.out_fd, READY, msgspec.json.encode(ready))
-        decoder = msgspec.json.Decoder(Request)
         while not self.closed:
             try:
                 kind, payload = read_frame(self.requests)
@@ -119,11 +119,12 @@ class _Child:
                 return 0
             if kind != REQUEST:  # a STOP that came after its synthesis had ended
                 continue
-            self._synthesise(decoder.decode(payload))
+            self._synthesise(payload)
         return 0
 
-    def _synthesise(self, request: Request) -> None:
+    def _synthesise(self, payload: bytearray) -> None:
         try:
+            request = self.decoder.decode(payload)
             self.engine.stream_into(
                 SynthesisRequest(request.text, request.lang, request.speed_factor), self._send
             )
