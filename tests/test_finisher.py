@@ -52,9 +52,10 @@ async def test_the_next_section_is_made_while_the_last_one_is_written(worker, mo
     engine = ToneEngine()
     client = await worker(engine)
     job_id = await submit_batch(client, {"sections": sections(3, tmp_path)})
-    # section 0's file is held; the engine thread has gone on to section 1 (and 2: the queue is deep)
-    await until(lambda: len(engine.calls) == 3, "all three sections made while the first file waits")
-    assert writes.asked == [str(tmp_path / "s0.wav")]
+    # section 0's file is held; the engine thread has gone on to section 1 (and 2: the queue is deep).
+    # The finisher may reach the write after the engine has made all three: wait for both.
+    await until(lambda: len(engine.calls) == 3 and writes.asked, "all three made while the first file waits")
+    assert writes.asked == [str(tmp_path / "s0.wav")]  # the others wait behind it, in order
     status = await (await client.get(f"/jobs/{job_id}/status")).json()
     assert status["ok"] == 0  # nothing is `ok` before its file is written
     writes.release()
