@@ -65,12 +65,11 @@ class ChildEspeak:
             if kind != READY:
                 raise ModelLoadError(f"espeak-ng's process sent {kind!r} before it was ready")
             ready = msgspec.json.decode(payload, type=Ready)
-        except (EngineError, msgspec.DecodeError) as error:
+        except (WorkerError, msgspec.DecodeError) as error:
             self.close()
+            if isinstance(error, ModelLoadError):
+                raise
             raise ModelLoadError(f"espeak-ng's process did not start: {error}") from error
-        except ModelLoadError:
-            self.close()
-            raise
         self.version, self.sample_rate, self.default_rate = (
             ready.version,
             ready.sample_rate,
