@@ -96,8 +96,9 @@ def rss() -> dict[str, float]:
     return {"vmrss_mb": round(vm * 1024 / MB, 1), "maxrss_mb": round(peak * 1024 / MB, 1)}
 
 
-def load_and_call(model_dir: Path, call: bool, sentences: int = 0) -> dict[str, Any]:
-    """In this fresh process: the engine as the server builds it, loaded; then optionally one call."""
+def load_and_call(model_dir: Path, options: argparse.Namespace) -> dict[str, Any]:
+    """In this fresh process: the engine as the server builds it, loaded; then optionally one call and
+    whole sentences (without `npu` in `--engines`, only the CPU's sentences: nothing is loaded on QNN)."""
     # What `serve` imports before it loads, soundfile included: libQnnHtp.so exports its own libffi
     # symbols, and cffi loaded after a QNN session cannot read the reference wav (QNN_PREPARE.md).
     import npu_worker.app  # noqa: F401
@@ -105,65 +106,156 @@ def load_and_call(model_dir: Path, call: bool, sentences: int = 0) -> dict[str, 
     from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
     from npu_worker.engine_options import zipvoice_config
 
+    sentences = bool(options.sentences or options.sentence)
     result: dict[str, Any] = {"rss_before_load": rss()}
     with tempfile.TemporaryDirectory(prefix="qnn-prepare-state-") as state:
         settings = Settings(
             backend="zipvoice-onnx", model_dir=str(model_dir), ref_wav=str(model_dir / VOICE[0])
         )
         settings = settings.replace(state_dir=state, precision="fp32", device="qnn", allow_htp_simulator=True)
-        settings = settings.replace(num_steps=4) if sentences else settings
-        engine = ZipVoiceEngine(zipvoice_config(settings))
-        started = time.perf_counter()
-        engine.load()
-        result |= {"load_s": round(time.perf_counter() - started, 2), "device": engine.info.device}
-        result |= {"precision": engine.info.precision}
-        result |= {"placement": engine.info.placement, "rss_loaded": rss()}
-        result["files_in_state_dir"] = sorted(p.name for p in Path(state).rglob("*"))  # none: no compiling
-        if call:
-            result |= decoder_call(engine)
+        settings = settings.replace(num_steps=options.num_steps) if sentences else settings
+        engine = None
+        if "npu" in options.engines or not sentences:
+            engine = ZipVoiceEngine(zipvoice_config(settings))
+            started = time.perf_counter()
+            engine.load()
+            result |= {"load_s": round(time.perf_counter() - started, 2), "device": engine.info.device}
+            result |= {"precision": engine.info.precision}
+            result |= {"placement": engine.info.placement, "rss_loaded": rss()}
+            result["files_in_state_dir"] = sorted(
+                p.name for p in Path(state).rglob("*")
+            )  # none: no compiling
+            if not options.no_call:
+                result |= decoder_call(engine)
         if sentences:
-            result["sentences"] = whole_sentences(engine, settings, sentences)
+            result["sentences"] = whole_sentences(engine, settings, options)
     return result
 
 
-def whole_sentences(engine: Any, settings: Any, count: int) -> list[dict[str, Any]]:
-    """The first `count` Korean calibration sentences, seed 1, by the loaded engine and by the CPU with
-    the fp32 and (if present) the int8 files, padded to the same buckets: each one's log-mel distance
-    from the fp32 CPU audio."""
+def whole_sentences(engine: Any, settings: Any, options: argparse.Namespace) -> list[dict[str, Any]]:
+    """Whole Korean sentences (`--sentence`, or the first `--sentences` calibration sentences), seed 1,
+    one segment each, by the engines of `--engines`; each one's log-mel distance from the fp32 CPU audio.
+
+    The CPU engines run fixed shapes (the NPU's padding to the buckets), so only the arithmetic differs:
+    `cpu_fp32` (the reference), `cpu_int8` (the CPU's dynamic int8 files, if present) and `cpu_qdq` (the
+    prepared bucket's QDQ graph, rebuilt from the manifest's calibration recipe, run by the CPU). With
+    `--audio-dir` each engine's audio is kept there and audio from an earlier run is reused, so the
+    simulator's sentence and the CPU's can be made by two processes side by side."""
     import numpy as np
 
-    from npu_worker.engine.base import SynthesisRequest
     from npu_worker.engine.zipvoice import calibration, qdq
-    from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
-    from npu_worker.engine_options import zipvoice_config
 
-    def audio(synth: Any, text: str) -> Any:
-        request = SynthesisRequest(text, "ko", seed=1)
-        return np.concatenate([chunk for chunk in synth.stream(request) if chunk.size])
-
-    engines = {"npu": engine}
     model_dir = Path(settings.model_dir)
-    for files in ("fp32", "int8"):
-        if files == "int8" and not (model_dir / "fm_decoder_int8.onnx").is_file():
-            continue
-        # fixed shapes: the NPU's padding to the buckets, so only the arithmetic differs
-        cpu_settings = settings.replace(device="cpu", precision=files, fixed_shapes=True)
-        cpu = ZipVoiceEngine(zipvoice_config(cpu_settings))
-        cpu.load()
-        engines[f"cpu_{files}"] = cpu
-    texts = [text for lang, text in calibration.SENTENCES if lang == "ko"][:count]
+    texts = (
+        options.sentence
+        or [text for lang, text in calibration.SENTENCES if lang == "ko"][: options.sentences]
+    )
+    audio_dir = Path(options.audio_dir) if options.audio_dir else None
+    engines = {"npu": engine} if engine is not None else {}
+    for name in options.engines:
+        if name.startswith("cpu_"):
+            cpu = cpu_engine(settings, name, model_dir, options)
+            if cpu is not None:
+                engines[name] = cpu
     rows = []
-    for text in texts:
-        made = {name: audio(synth, text) for name, synth in engines.items()}
-        reference = made.pop("cpu_fp32")
-        row = {"text": text, "seconds_of_audio": round(reference.size / engine.info.sample_rate, 2)}
-        row |= {
-            name: round(qdq.log_mel_distance(reference, got, engine.spectrum), 5)
-            for name, got in made.items()
-        }
+    for index, text in enumerate(texts):
+        made, seconds = {}, {}
+        for name, synth in engines.items():
+            started = time.perf_counter()
+            made[name] = speak(synth, text)
+            seconds[name] = round(time.perf_counter() - started, 1)
+            if audio_dir is not None:
+                audio_dir.mkdir(parents=True, exist_ok=True)
+                np.save(audio_dir / f"{index}_{name}.npy", made[name])
+            print(f"sentence {index}: {name} in {seconds[name]} s", flush=True)
+        if audio_dir is not None:  # what an earlier or a parallel run made
+            for path in sorted(audio_dir.glob(f"{index}_*.npy")):
+                made.setdefault(path.stem.split("_", 1)[1], np.load(path))
+        row: dict[str, Any] = {"text": text, "seconds_to_make": seconds}
+        row["decoder_frames"] = {name: max(t.frames for t in synth.traces) for name, synth in engines.items()}
+        reference = made.pop("cpu_fp32", None)
+        if reference is not None and engines:
+            any_engine = next(iter(engines.values()))
+            spectrum = any_engine.spectrum
+            row["seconds_of_audio"] = round(reference.size / any_engine.info.sample_rate, 2)
+            row |= {
+                name: round(qdq.log_mel_distance(reference, got, spectrum), 5)
+                for name, got in sorted(made.items())
+            }
         print(f"log-mel distance from fp32 on the CPU: {row}", flush=True)
         rows.append(row)
     return rows
+
+
+def speak(synth: Any, text: str) -> Any:
+    """One sentence, seed 1, as one segment (no short first segment: fewer simulated decoder calls)."""
+    import numpy as np
+
+    from npu_worker.engine.base import SynthesisRequest
+
+    request = SynthesisRequest(text, "ko", seed=1, early_audio=False)
+    return np.concatenate([chunk for chunk in synth.stream(request) if chunk.size])
+
+
+def cpu_engine(settings: Any, name: str, model_dir: Path, options: argparse.Namespace) -> Any:
+    """A CPU engine for `name` (cpu_fp32, cpu_int8, cpu_qdq) with fixed shapes, or None without its files."""
+    from npu_worker.engine.zipvoice import runtime
+    from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+    from npu_worker.engine_options import zipvoice_config
+
+    files = "int8" if name == "cpu_int8" else "fp32"
+    if files == "int8" and not (model_dir / "fm_decoder_int8.onnx").is_file():
+        print(f"{name}: no fm_decoder_int8.onnx in {model_dir}; skipped", flush=True)
+        return None
+    cpu = ZipVoiceEngine(zipvoice_config(settings.replace(device="cpu", precision=files, fixed_shapes=True)))
+    cpu.load()
+    if name == "cpu_qdq":
+        import onnxruntime as ort
+
+        decoder = cpu.models.decoder
+        for size, graph in qdq_graphs_on_cpu(model_dir, options).items():
+            session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+            decoder.decoders[size] = runtime.Decoder(session, decoder.decoders[size].guidance_scale)
+    return cpu
+
+
+def qdq_graphs_on_cpu(model_dir: Path, options: argparse.Namespace) -> dict[int, Path]:
+    """The prepared directory's QDQ graph per bucket, rebuilt on the CPU the way `prepare` built it: the
+    manifest's calibration texts, voice, steps and seed recorded again, the same calls kept and held out,
+    quantised by the same code. Kept in `--work-dir` (or beside the audio) for a later run."""
+    import shutil as files
+
+    from npu_worker.cli_prepare import record_calibration
+    from npu_worker.engine.providers import RuntimeConfig
+    from npu_worker.engine.zipvoice import qdq
+    from npu_worker.engine.zipvoice.runtime import bucket_dims
+
+    manifest = json.loads((model_dir / "manifest.json").read_text())
+    made = manifest["calibration"]
+    keep = Path(options.work_dir or options.audio_dir or tempfile.mkdtemp(prefix="qdq-on-cpu-"))
+    buckets = [int(size) for size in manifest["buckets"]]
+    graphs = {size: keep / f"{manifest['precision']}@{size}.onnx" for size in buckets}
+    if all(path.is_file() for path in graphs.values()):
+        return graphs
+    recipe = argparse.Namespace(
+        calibration_calls=made["calls_per_bucket"],
+        check_calls=made["held_out"],
+        calibration_texts=made["texts_source"],
+        ref_wav=str(model_dir / made["voice"]["file"]),
+        ref_text=None,
+        num_steps=made["num_steps"],
+        buckets=buckets,
+    )
+    recording, _ = record_calibration(recipe, model_dir, RuntimeConfig(), print)
+    decoder = model_dir / manifest["decoder"]
+    for size, dims in bucket_dims(decoder, tuple(buckets)).items():
+        feeds = recording.feeds[size]
+        feeds = feeds[: len(feeds) - made["held_out"]] if len(feeds) > made["held_out"] else feeds
+        keep.mkdir(parents=True, exist_ok=True)
+        with qdq.qdq_graph(decoder, dims, manifest["precision"], feeds, keep) as graph:
+            files.copy(graph, graphs[size])
+        print(f"QDQ graph for {size} frames rebuilt on {len(feeds)} calls: {graphs[size]}", flush=True)
+    return graphs
 
 
 def decoder_call(engine: Any) -> dict[str, Any]:
@@ -214,6 +306,12 @@ def table(run: dict[str, Any]) -> None:
     print(f"compiled contexts {run['total_bytes'] / MB:.1f} MB in {len(run['files'])} files")
 
 
+def write_json(path: str | None, report: dict[str, Any]) -> None:
+    if path:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model-dir", required=True, help="ZipVoice model directory (fm_decoder.onnx)")
@@ -229,11 +327,28 @@ def main() -> None:
     parser.add_argument("--calibration-calls", type=int, default=32, help="prepare --calibration-calls")
     parser.add_argument("--check-calls", type=int, default=2, help="prepare --check-calls")
     parser.add_argument("--sentences", type=int, default=0, help="whole sentences to compare (0-3)")
+    parser.add_argument("--sentence", action="append", help="a Korean sentence to compare (repeatable)")
+    parser.add_argument("--num-steps", type=int, default=4, help="sampling steps of the whole sentences")
+    parser.add_argument(
+        "--engines",
+        nargs="+",
+        default=["npu", "cpu_fp32", "cpu_int8"],
+        choices=("npu", "cpu_fp32", "cpu_int8", "cpu_qdq"),
+        help="who speaks the whole sentences (cpu_fp32 is the reference)",
+    )
+    parser.add_argument("--audio-dir", help="keep each engine's sentence audio here and reuse what is there")
+    parser.add_argument("--prepared", help="skip prepare: load this prepared directory (sharing off)")
     parser.add_argument("--load-only", help=argparse.SUPPRESS)  # the fresh serving process
     args = parser.parse_args()
     if args.load_only:
-        got = load_and_call(Path(args.load_only), not args.no_call, args.sentences)
+        got = load_and_call(Path(args.load_only), args)
         print("LOAD " + json.dumps(got), flush=True)
+        return
+    if args.prepared:
+        got = load_and_call(Path(args.prepared), args)
+        report = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+        report |= {"machine": machine(), "load": got, "load_average_end": os.getloadavg()}
+        write_json(args.json, report)
         return
     report: dict[str, Any] = {
         "command": " ".join(["python", *sys.argv]),
@@ -246,9 +361,7 @@ def main() -> None:
 
     def save() -> None:
         report["load_average_end"] = os.getloadavg()
-        if args.json:
-            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        write_json(args.json, report)
 
     progress = lambda line: (report["progress"].append(line), save())  # noqa: E731
     work = Path(args.work_dir or tempfile.mkdtemp(prefix="qnn-prepare-"))
@@ -264,7 +377,9 @@ def main() -> None:
                     sys.exit(f"{out} has no {name}: --voice-dir (npu-worker make-test-model DIR --size tiny)")
                 shutil.copy(Path(args.voice_dir) / name, out / name)
         command = [sys.executable, __file__, "--model-dir", args.model_dir, "--load-only", str(out)]
-        command += ["--sentences", str(args.sentences)]
+        command += ["--sentences", str(args.sentences), "--num-steps", str(args.num_steps)]
+        command += ["--engines", *args.engines] + (["--audio-dir", args.audio_dir] if args.audio_dir else [])
+        command += [item for text in args.sentence or [] for item in ("--sentence", text)]
         print(f"\nloading {out} in a fresh process", flush=True)
         lines = subprocess.run(command + ["--no-call"] * args.no_call, check=True, stdout=subprocess.PIPE)
         got = json.loads(next(x for x in lines.stdout.splitlines() if x.startswith(b"LOAD "))[5:])

@@ -10,27 +10,25 @@ the caller's sink right there, so the engine thread that synthesises is also the
 hands out each chunk: no thread hop per chunk (the two Condition hand-offs per buffer of the owner
 thread this replaced cost 1.8 ms of CPU per preview sentence, the synthesis itself 6.1 ms: see
 benchmarks/SERVER_OVERHEAD.md).
-`synthesize` keeps an iterator for readers that want one: the synthesis then runs on a streaming thread
-and each buffer goes through a small bounded channel, so memory stays bounded and a reader that stops
-listening stops espeak within a chunk or two (the callback returns 1 = abort).
+`synthesize` keeps an iterator for readers that want one (espeak_stream.py: a streaming thread and a
+bounded channel per stream; a reader that stops listening stops espeak within a chunk or two).
 """
 
 from __future__ import annotations
 
-import collections
 import ctypes
 import os
-import queue
 import re
 import shutil
 import tempfile
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 
+from npu_worker.engine.espeak_stream import ChunkChannel, StreamJob, StreamRunner, SynthesisStream
 from npu_worker.protocol import EngineError, ModelLoadError
 
 # Constants of speak_lib.h (ESPEAK_API_REVISION 12).
@@ -41,9 +39,6 @@ _POS_CHARACTER = 1
 _PARAMETER_RATE = 1
 _PHONEMES_IPA = 0x02
 _EE_OK = 0
-
-CHANNEL_CAPACITY = 16  # espeak buffers of ~60 ms: about one second of audio ahead of the reader
-STALL_TIMEOUT = 60.0  # seconds a full channel may go unread before the synthesis is abandoned
 
 # Clause punctuation kept in phoneme strings, with full-width forms mapped to ASCII (piper-phonemize
 # style: ".", "!" and "?" end a sentence; ",", ";" and ":" are followed by a space).
@@ -129,115 +124,6 @@ class _Synthesis:
         self.error: BaseException | None = None  # what the sink raised, re-raised after espeak returns
 
 
-class _ChunkChannel:
-    """Bounded hand-off of audio chunks from the streaming thread (producer) to one reader."""
-
-    def __init__(self, capacity: int = CHANNEL_CAPACITY, stall_timeout: float = STALL_TIMEOUT) -> None:
-        self._chunks: collections.deque[np.ndarray] = collections.deque()
-        self._changed = threading.Condition()
-        self._capacity = capacity
-        self._stall_timeout = stall_timeout
-        self._ended = False
-        self._error: BaseException | None = None
-        self.aborted = False
-
-    def put(self, chunk: np.ndarray) -> bool:
-        """Queue a chunk; False means the reader is gone and the producer should stop."""
-        with self._changed:
-            has_room = self._changed.wait_for(
-                lambda: self.aborted or len(self._chunks) < self._capacity, timeout=self._stall_timeout
-            )
-            if self.aborted:
-                return False
-            if not has_room:
-                self._error = EngineError(
-                    f"espeak stream not read for {self._stall_timeout:.0f} s; abandoned"
-                )
-                self.aborted = True
-                self._changed.notify_all()
-                return False
-            self._chunks.append(chunk)
-            self._changed.notify_all()
-            return True
-
-    def end(self, error: BaseException | None = None) -> None:
-        with self._changed:
-            self._ended = True
-            self._error = self._error or error
-            self._changed.notify_all()
-
-    def abort(self) -> None:
-        with self._changed:
-            self.aborted = True
-            self._changed.notify_all()
-
-    def get(self) -> np.ndarray | None:
-        """The next chunk, or None at the end; raises the producer's error after the chunks before it."""
-        with self._changed:
-            self._changed.wait_for(lambda: bool(self._chunks) or self._ended)
-            if self._chunks:
-                chunk = self._chunks.popleft()
-                self._changed.notify_all()
-                return chunk
-            if self._error is not None:
-                raise self._error
-            return None
-
-
-@dataclass
-class _StreamJob:
-    text: str
-    voice: str
-    rate_wpm: int | None
-    channel: _ChunkChannel
-    started: threading.Event
-    finished: threading.Event
-    synthesis: _Synthesis | None = None
-
-
-class SynthesisStream(Iterator[np.ndarray]):
-    """int16 chunks of one synthesis, as espeak delivers them, for a reader on any other thread.
-
-    The synthesis runs on the library's streaming thread (queued at the first `next()`), and each chunk
-    crosses threads through a bounded channel: two hand-offs per chunk. A caller that can take chunks
-    where espeak makes them uses `EspeakLibrary.synthesize_into` instead (no thread, no hand-off).
-    `close()` (also on garbage collection) aborts espeak at its next buffer; once `close()` returns
-    the synthesis has stopped, and `produced_samples` says how much espeak made in all (read or not).
-    """
-
-    def __init__(self, library: EspeakLibrary, job: _StreamJob) -> None:
-        self._library = library
-        self._job = job
-        self._submitted = False
-        self._closed = False
-
-    @property
-    def produced_samples(self) -> int:
-        synthesis = self._job.synthesis
-        return synthesis.produced_samples if synthesis is not None else 0
-
-    def __next__(self) -> np.ndarray:
-        if self._closed:
-            raise StopIteration
-        if not self._submitted:
-            self._library._stream(self._job)
-            self._submitted = True
-        chunk = self._job.channel.get()
-        if chunk is None:
-            self._closed = True
-            raise StopIteration
-        return chunk
-
-    def close(self) -> None:
-        self._closed = True
-        self._job.channel.abort()
-        if self._submitted and self._job.started.is_set():
-            self._job.finished.wait()
-
-    def __del__(self) -> None:
-        self._job.channel.abort()
-
-
 class EspeakLibrary:
     """The espeak-ng library of this process.
 
@@ -259,8 +145,7 @@ class EspeakLibrary:
         self._active_thread: int | None = None  # the thread running it: a nested call there is refused
         self._loaded_voice: str | None = None  # under `_lock`
         self._callback = _SynthCallback(self._on_audio)  # referenced for as long as espeak may call it
-        self._streams: queue.SimpleQueue[_StreamJob] | None = None
-        self._streaming_thread: threading.Thread | None = None
+        self._streams = StreamRunner(self._run_stream_job)
         self.sample_rate, self.version, self.default_rate = self._call(self._initialize)
         self._voices: tuple[EspeakVoice, ...] | None = None
 
@@ -284,7 +169,7 @@ class EspeakLibrary:
     @property
     def streaming_thread(self) -> threading.Thread | None:
         """The thread that runs `synthesize` streams (started by the first one)."""
-        return self._streaming_thread
+        return self._streams.thread
 
     # ---------------------------------------------------------------------------------------------
     # Voices
@@ -382,38 +267,15 @@ class EspeakLibrary:
     def synthesize(self, text: str, voice: str = "ko", rate_wpm: int | None = None) -> SynthesisStream:
         """Stream int16 chunks at `sample_rate` for `text`; `rate_wpm` None is espeak's default rate."""
         identifier = self.require_voice(voice)
-        job = _StreamJob(text, identifier, rate_wpm, _ChunkChannel(), threading.Event(), threading.Event())
-        return SynthesisStream(self, job)
+        job = StreamJob(text, identifier, rate_wpm, ChunkChannel(), threading.Event(), threading.Event())
+        return SynthesisStream(self._streams, job)
 
-    def _stream(self, job: _StreamJob) -> None:
-        if threading.current_thread() is self._streaming_thread:
-            raise RuntimeError("an espeak stream cannot be read on the espeak streaming thread")
-        with self._lock:  # the thread is started once, by whichever stream comes first
-            if self._streams is None:
-                self._streams = queue.SimpleQueue()
-                self._streaming_thread = threading.Thread(
-                    target=self._run_streams, args=(self._streams,), name="espeak-stream", daemon=True
-                )
-                self._streaming_thread.start()
-        assert self._streams is not None
-        self._streams.put(job)
-
-    def _run_streams(self, jobs: queue.SimpleQueue[_StreamJob]) -> None:
-        while True:
-            job = jobs.get()
-            job.started.set()  # before the abort check: close() waits for `finished` once this is set
-            error: BaseException | None = None
-            try:
-                if not job.channel.aborted:
-                    synthesis = job.synthesis = _Synthesis(job.channel.put)
-                    with self._lock:
-                        self._run_synthesis(job.text, job.voice, job.rate_wpm, synthesis)
-                    error = synthesis.error
-            except BaseException as failure:  # handed to the reader, never kills this thread
-                error = failure
-            finally:
-                job.channel.end(None if job.channel.aborted else error)
-                job.finished.set()
+    def _run_stream_job(self, job: StreamJob) -> BaseException | None:
+        """On the streaming thread: one stream's synthesis into its channel; what its sink raised."""
+        synthesis = job.synthesis = _Synthesis(job.channel.put)
+        with self._lock:
+            self._run_synthesis(job.text, job.voice, job.rate_wpm, synthesis)
+        return synthesis.error
 
     # ---------------------------------------------------------------------------------------------
     # Phonemes
