@@ -8,14 +8,20 @@ HTP simulator cannot load a shared context binary) and reports its RSS with ever
 --no-call, it runs the decoder once at the smallest bucket on QNN and on a CPU session of the same
 fm_decoder.onnx (seconds, relative L2). With --precision a16w8/a8w8 the decoder is statically quantised
 (calibrated on the engine's own calls) and the manifest's per-bucket quantise seconds and held-out accuracy
-are reported too; --sentences N then synthesises N sentences with the loaded NPU engine and, on the CPU,
-with the fp32 and the int8 files (seed 1), and reports each one's log-mel distance from fp32. On x86-64 QNN
-is the HTP simulator: its speed says nothing about a phone's NPU. Results: benchmarks/QNN_PREPARE.md.
+are reported too. Whole sentences (--sentences N calibration sentences, or --sentence TEXT ...; seed 1,
+one segment each, --num-steps 4) are then spoken by the --engines: the loaded NPU engine (`npu`) and, on
+the CPU with fixed shapes, the fp32 files (`cpu_fp32`, the reference), the int8 files (`cpu_int8`) and the
+prepared QDQ graph (`cpu_qdq`, rebuilt from the manifest's calibration recipe); each one's log-mel distance
+from fp32 is reported. --prepared DIR skips prepare and uses a directory it wrote; --audio-dir keeps each
+engine's audio and reuses it, so the simulator's sentence and the CPU's can run in two processes. On x86-64
+QNN is the HTP simulator: its speed says nothing about a phone's NPU. Results: benchmarks/QNN_PREPARE.md.
 
     python benchmarks/qnn_prepare.py --model-dir DIR [--sharing-too] [--no-call] [--optimization fast]
         [--buckets 383 767 ...] [--voice-dir TINY_MODEL_DIR] [--json benchmarks/results/qnn_prepare_X.json]
         [--precision a16w8 [--calibration-texts FILE] [--calibration-calls N] [--check-calls N]
-         [--sentences N]]
+         [--sentences N | --sentence TEXT ...] [--engines npu cpu_fp32 cpu_int8 cpu_qdq] [--audio-dir DIR]]
+    python benchmarks/qnn_prepare.py --model-dir DIR --prepared PREPARED --no-call --sentence TEXT \
+        [--engines ...] [--audio-dir DIR] [--json ...]
 """
 
 from __future__ import annotations
@@ -166,10 +172,16 @@ def whole_sentences(engine: Any, settings: Any, options: argparse.Namespace) -> 
             seconds[name] = round(time.perf_counter() - started, 1)
             if audio_dir is not None:
                 audio_dir.mkdir(parents=True, exist_ok=True)
+                label = audio_dir / f"{index}.txt"
+                if not label.is_file() or label.read_text(encoding="utf-8") != text:
+                    for stale in audio_dir.glob(f"{index}_*.npy"):  # another sentence's audio
+                        stale.unlink()
+                    label.write_text(text, encoding="utf-8")
                 np.save(audio_dir / f"{index}_{name}.npy", made[name])
             print(f"sentence {index}: {name} in {seconds[name]} s", flush=True)
-        if audio_dir is not None:  # what an earlier or a parallel run made
-            for path in sorted(audio_dir.glob(f"{index}_*.npy")):
+        label = audio_dir / f"{index}.txt" if audio_dir is not None else None
+        if label is not None and label.is_file() and label.read_text(encoding="utf-8") == text:
+            for path in sorted(label.parent.glob(f"{index}_*.npy")):  # what an earlier or a parallel run made
                 made.setdefault(path.stem.split("_", 1)[1], np.load(path))
         row: dict[str, Any] = {"text": text, "seconds_to_make": seconds}
         row["decoder_frames"] = {name: max(t.frames for t in synth.traces) for name, synth in engines.items()}
