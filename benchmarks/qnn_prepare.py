@@ -128,9 +128,8 @@ def load_and_call(model_dir: Path, options: argparse.Namespace) -> dict[str, Any
             result |= {"load_s": round(time.perf_counter() - started, 2), "device": engine.info.device}
             result |= {"precision": engine.info.precision}
             result |= {"placement": engine.info.placement, "rss_loaded": rss()}
-            result["files_in_state_dir"] = sorted(
-                p.name for p in Path(state).rglob("*")
-            )  # none: no compiling
+            # none: no compiling
+            result["files_in_state_dir"] = sorted(p.name for p in Path(state).rglob("*"))
             if not options.no_call:
                 result |= decoder_call(engine)
         if sentences:
@@ -165,23 +164,23 @@ def whole_sentences(engine: Any, settings: Any, options: argparse.Namespace) -> 
                 engines[name] = cpu
     rows = []
     for index, text in enumerate(texts):
+        if audio_dir is not None:
+            audio_dir.mkdir(parents=True, exist_ok=True)
+            label = audio_dir / f"{index}.txt"
+            if not label.is_file() or label.read_text(encoding="utf-8") != text:
+                for stale in audio_dir.glob(f"{index}_*.npy"):  # another sentence's audio
+                    stale.unlink()
+                label.write_text(text, encoding="utf-8")
         made, seconds = {}, {}
         for name, synth in engines.items():
             started = time.perf_counter()
             made[name] = speak(synth, text)
             seconds[name] = round(time.perf_counter() - started, 1)
             if audio_dir is not None:
-                audio_dir.mkdir(parents=True, exist_ok=True)
-                label = audio_dir / f"{index}.txt"
-                if not label.is_file() or label.read_text(encoding="utf-8") != text:
-                    for stale in audio_dir.glob(f"{index}_*.npy"):  # another sentence's audio
-                        stale.unlink()
-                    label.write_text(text, encoding="utf-8")
                 np.save(audio_dir / f"{index}_{name}.npy", made[name])
             print(f"sentence {index}: {name} in {seconds[name]} s", flush=True)
-        label = audio_dir / f"{index}.txt" if audio_dir is not None else None
-        if label is not None and label.is_file() and label.read_text(encoding="utf-8") == text:
-            for path in sorted(label.parent.glob(f"{index}_*.npy")):  # what an earlier or a parallel run made
+        if audio_dir is not None:  # what an earlier or a parallel run made of the same sentence
+            for path in sorted(audio_dir.glob(f"{index}_*.npy")):
                 made.setdefault(path.stem.split("_", 1)[1], np.load(path))
         row: dict[str, Any] = {"text": text, "seconds_to_make": seconds}
         row["decoder_frames"] = {name: max(t.frames for t in synth.traces) for name, synth in engines.items()}
@@ -235,8 +234,6 @@ def qdq_graphs_on_cpu(model_dir: Path, options: argparse.Namespace) -> dict[int,
     """The prepared directory's QDQ graph per bucket, rebuilt on the CPU the way `prepare` built it: the
     manifest's calibration texts, voice, steps and seed recorded again, the same calls kept and held out,
     quantised by the same code. Kept in `--work-dir` (or beside the audio) for a later run."""
-    import shutil as files
-
     from npu_worker.cli_prepare import record_calibration
     from npu_worker.engine.providers import RuntimeConfig
     from npu_worker.engine.zipvoice import qdq
@@ -265,7 +262,7 @@ def qdq_graphs_on_cpu(model_dir: Path, options: argparse.Namespace) -> dict[int,
         feeds = feeds[: len(feeds) - made["held_out"]] if len(feeds) > made["held_out"] else feeds
         keep.mkdir(parents=True, exist_ok=True)
         with qdq.qdq_graph(decoder, dims, manifest["precision"], feeds, keep) as graph:
-            files.copy(graph, graphs[size])
+            shutil.copy(graph, graphs[size])
         print(f"QDQ graph for {size} frames rebuilt on {len(feeds)} calls: {graphs[size]}", flush=True)
     return graphs
 
@@ -356,20 +353,18 @@ def main() -> None:
         got = load_and_call(Path(args.load_only), args)
         print("LOAD " + json.dumps(got), flush=True)
         return
-    if args.prepared:
-        got = load_and_call(Path(args.prepared), args)
-        report = {"command": " ".join(["python", *sys.argv]), "date": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        report |= {"machine": machine(), "load": got, "load_average_end": os.getloadavg()}
-        write_json(args.json, report)
-        return
     report: dict[str, Any] = {
         "command": " ".join(["python", *sys.argv]),
         "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": machine(),
         "load_average_start": os.getloadavg(),
-        "prepare": [],
-        "progress": [],
     }
+    if args.prepared:
+        report["load"] = load_and_call(Path(args.prepared), args)
+        report["load_average_end"] = os.getloadavg()
+        write_json(args.json, report)
+        return
+    report |= {"prepare": [], "progress": []}
 
     def save() -> None:
         report["load_average_end"] = os.getloadavg()
@@ -388,12 +383,9 @@ def main() -> None:
                 if not args.voice_dir:
                     sys.exit(f"{out} has no {name}: --voice-dir (npu-worker make-test-model DIR --size tiny)")
                 shutil.copy(Path(args.voice_dir) / name, out / name)
-        command = [sys.executable, __file__, "--model-dir", args.model_dir, "--load-only", str(out)]
-        command += ["--sentences", str(args.sentences), "--num-steps", str(args.num_steps)]
-        command += ["--engines", *args.engines] + (["--audio-dir", args.audio_dir] if args.audio_dir else [])
-        command += [item for text in args.sentence or [] for item in ("--sentence", text)]
+        command = [sys.executable, __file__, *sys.argv[1:], "--load-only", str(out)]  # the same options
         print(f"\nloading {out} in a fresh process", flush=True)
-        lines = subprocess.run(command + ["--no-call"] * args.no_call, check=True, stdout=subprocess.PIPE)
+        lines = subprocess.run(command, check=True, stdout=subprocess.PIPE)
         got = json.loads(next(x for x in lines.stdout.splitlines() if x.startswith(b"LOAD "))[5:])
         report["load"] = got
         memory, call = got["rss_loaded"], got.get("call")

@@ -140,9 +140,8 @@ class StreamRunner:
     """The streaming thread of one espeak library: runs submitted jobs one after another with `run`
     (which synthesises into the job's channel and returns what its sink raised)."""
 
-    def __init__(self, run: Callable[[StreamJob], BaseException | None], name: str = "espeak-stream") -> None:
+    def __init__(self, run: Callable[[StreamJob], BaseException | None]) -> None:
         self._run = run
-        self._name = name
         self._jobs: queue.SimpleQueue[StreamJob] = queue.SimpleQueue()
         self._start = threading.Lock()
         self.thread: threading.Thread | None = None
@@ -152,7 +151,7 @@ class StreamRunner:
             raise RuntimeError("an espeak stream cannot be read on the espeak streaming thread")
         with self._start:  # the thread is started once, by whichever stream comes first
             if self.thread is None:
-                self.thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
+                self.thread = threading.Thread(target=self._loop, name="espeak-stream", daemon=True)
                 self.thread.start()
         self._jobs.put(job)
 
