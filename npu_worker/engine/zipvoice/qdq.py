@@ -10,7 +10,8 @@ Per bucket: the specialised static graph (`specialize.py`, Swoosh guards rewritt
 constant cannot be quantised, `swoosh.py`), onnxruntime's QNN pre-processing (`qnn_preprocess_model`:
 fusions QNN has kernels for), its QNN QDQ configuration (`get_qnn_qdq_config`: the overrides QNN needs,
 e.g. 8-bit weights next to 16-bit activations in MatMul and LayerNorm, fixed Sigmoid/Tanh output scales),
-MinMax calibration on the recorded feeds, and `quantize`. The graph's own input Quantize and output
+MinMax calibration on the recorded feeds (`activation_ranges.py`: onnxruntime's calibrator, run in an
+order that holds one activation at a time), and `quantize_static`. The graph's own input Quantize and output
 Dequantize nodes run on the CPU beside QNN by design (`boundary_names`).
 
 Two parts stay in float (fp16 on HTP), found by measurement on the HTP simulator:
@@ -37,11 +38,11 @@ from typing import Any
 import numpy as np
 
 from npu_worker.engine import specialize
-from npu_worker.engine.zipvoice import swoosh
+from npu_worker.engine.zipvoice import activation_ranges, swoosh
 
 log = logging.getLogger(__name__)
 
-Feed = dict[str, np.ndarray]  # one decoder call's session inputs
+Feed = activation_ranges.Feed
 FRAME_INPUTS = ("x", "text_condition", "speech_condition")
 FLOAT_OPS = ("Clip", "Exp", "Log", "Max")  # the Swoosh softplus: quantised, HTP drifts from the CPU
 # --precision → (activation bits, weight bits)
@@ -50,24 +51,6 @@ QUANTISED = {"a16w8": (16, 8), "a8w8": (8, 8)}
 
 def is_quantised(precision: str) -> bool:
     return precision in QUANTISED
-
-
-class FeedReader:
-    """onnxruntime's CalibrationDataReader over recorded feeds (with the length and ranges its strided
-    calibration asks for: one feed at a time keeps the intermediate outputs of one call in memory)."""
-
-    def __init__(self, feeds: Sequence[Feed]) -> None:
-        self.feeds = list(feeds)
-        self._next = iter(self.feeds)
-
-    def get_next(self) -> Feed | None:
-        return next(self._next, None)
-
-    def __len__(self) -> int:
-        return len(self.feeds)
-
-    def set_range(self, start_index: int, end_index: int) -> None:
-        self._next = iter(self.feeds[start_index:end_index])
 
 
 def _quant_type(bits: int) -> Any:
@@ -88,7 +71,6 @@ def qdq_graph(
     """The decoder specialised to `dims` and statically quantised to `precision`, as a temporary file
     (`notes`: when specialising ended, the nodes kept in float; for the manifest)."""
     import onnx
-    from onnxruntime.quantization import quantize
     from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config, qnn_preprocess_model
 
     activation_bits, weight_bits = QUANTISED[precision]
@@ -122,14 +104,14 @@ def qdq_graph(
         notes["kept_in_float"] = len(in_float)
         config = get_qnn_qdq_config(
             str(preprocessed),
-            FeedReader(feeds),
+            activation_ranges.FeedReader(feeds),
             activation_type=_quant_type(activation_bits),
             weight_type=_quant_type(weight_bits),
             stride=1,
             nodes_to_exclude=in_float,
         )
         quantised = scratch / f"{precision}.onnx"
-        quantize(str(preprocessed), str(quantised), config)
+        activation_ranges.quantize_with_ranges(preprocessed, quantised, config, feeds, scratch)
         result = onnx.load(str(quantised))
         onnx.helper.set_model_props(result, metadata)
         onnx.save(result, str(quantised))
