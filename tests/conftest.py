@@ -107,14 +107,20 @@ async def served(settings: Settings) -> AsyncIterator[Start]:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start test_prepare_qdq.py's simulator work in a background process now, if it is to run
+    """Start test_prepare_qdq.py's and test_prepare.py's simulator work in background processes now, if
+    they are to run
     (tests/zipvoice/qdq_background.py says why)."""
     from tests.zipvoice import qdq_background
     from tests.zipvoice.test_providers import qnn
 
-    wanted = any(item.nodeid.startswith("tests/zipvoice/test_prepare_qdq.py") for item in session.items)
-    if wanted and not qnn.args[0]:  # the `qnn` marker's skip condition
-        qdq_background.start(Path(tempfile.mkdtemp(prefix="npu-worker-qdq-")))
+    def wanted(module: str) -> bool:
+        return any(item.nodeid.startswith(f"tests/zipvoice/{module}") for item in session.items)
+
+    jobs = (qdq_background.FIXTURES if wanted("test_prepare_qdq.py") else ()) + (
+        (qdq_background.FP32_FIVE,) if wanted("test_prepare.py") else ()
+    )
+    if jobs and not qnn.args[0]:  # the `qnn` marker's skip condition
+        qdq_background.start(Path(tempfile.mkdtemp(prefix="npu-worker-qdq-")), jobs)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -76,18 +76,6 @@ SHARED_REAL_STRUCTURE = (
 )
 
 
-def small_export_with_voice(tiny_model_dir: Path, factory: pytest.TempPathFactory) -> Path:
-    """A writable copy of the small real-structure export with the tiny model's reference voice beside
-    it (the engine loads one at start)."""
-    target = factory.mktemp("small") / "zipvoice-small"
-    shutil.copytree(SHARED_REAL_STRUCTURE, target)
-    for path in target.iterdir():
-        path.chmod(0o644)
-    for name in ("reference_ko.wav", "reference_ko.txt"):
-        shutil.copy(tiny_model_dir / name, target / name)
-    return target
-
-
 @pytest.fixture(scope="session", params=["generated", "shared"])
 def real_structure_dir(request: pytest.FixtureRequest, tiny_model_dir: Path) -> Path:
     """A small model with the real ZipVoice-Distill op structure (Zipformer stacks, 2x/4x downsampling)

@@ -1,12 +1,14 @@
-"""The HTP-simulator work of test_prepare_qdq.py, run in background processes from the start of the session.
+"""The HTP-simulator work of test_prepare_qdq.py and test_prepare.py, run in background processes from the
+start of the session.
 
 Preparing an a16w8 decoder on the simulator (calibrate, quantise, compile, two held-out calls) and
 speaking one sentence with it take ≈ 3.5 + 3 minutes per fixture, mostly on one core; run after the
 rest of the suite, that was 15 of its 25 minutes. So `tests/conftest.py` starts this module (`python -m
-tests.zipvoice.qdq_background ROOT FIXTURE`, one process per fixture) once the session has collected
+tests.zipvoice.qdq_background ROOT JOB`, one process per job) once the session has collected
 test_prepare_qdq.py, and the tests wait for what they need: per fixture, a source model directory, the
 prepared directory (`npu-worker prepare`, the real CLI) and the sentence the real engine spoke on QNN
-from it. The same code runs as it would in the test process; only the process differs. Stages are marked
+from it. Job `fp32-five` is test_prepare.py's: the small export prepared in fp32 at all five default
+buckets (≈ 2 minutes in the foreground, most of it waiting on one core). The same code runs as it would in the test process; only the process differs. Stages are marked
 by files `<ROOT>/<fixture>/<stage>.ready`; a failure writes `<stage>.failed` with the traceback, and the
 waiting test fails with it.
 """
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 FIXTURES = ("generated", "shared")
+FP32_FIVE = "fp32-five"  # test_prepare.py's job
 BUCKET = 383
 SENTENCES = [
     {"text": "안녕하세요. 오늘은 행렬의 곱셈을 배웁니다.", "lang": "ko"},
@@ -63,7 +66,7 @@ def _source(root: Path, fixture: str) -> Path:
 
     generated = build_model_dir(root / fixture / "generated-source", "tiny", ("fp32", "int8"))
     source = generated
-    if fixture == "shared":
+    if fixture != "generated":  # "shared", FP32_FIVE
         source = root / fixture / "source"
         shutil.copytree(SHARED_REAL_STRUCTURE, source)
         for path in source.iterdir():
@@ -87,9 +90,12 @@ def _fail(root: Path, fixture: str, stage: str) -> None:
 
 
 def run(root: Path, fixture: str) -> None:
-    """One fixture's stages in order: source, prepared, sentence."""
+    """One fixture's stages in order: source, prepared, sentence (FP32_FIVE: source, prepared)."""
     from npu_worker import cli
 
+    if fixture == FP32_FIVE:
+        _run_fp32_five(root)
+        return
     texts = root / fixture / "calibration.json"
     stage = "source"
     try:
@@ -109,20 +115,38 @@ def run(root: Path, fixture: str) -> None:
         raise
 
 
+def _run_fp32_five(root: Path) -> None:
+    """The small export (with the generated model's voice) prepared in fp32 at the default buckets."""
+    from npu_worker import cli
+
+    stage = "source"
+    try:
+        source = _source(root, FP32_FIVE)
+        stage = "prepared"
+        prepared = root / FP32_FIVE / "fp32"
+        args = ["prepare", "--model-dir", str(source), "--out", str(prepared), "--optimization", "fast"]
+        if cli.main(args) != 0:
+            raise RuntimeError("npu-worker prepare failed (its message is in the log)")
+        _mark(root, FP32_FIVE, stage, prepared)
+    except Exception:
+        _fail(root, FP32_FIVE, stage)
+        raise
+
+
 # -- the test process's side ----------------------------------------------------------------------
 
 _job: dict[str, Any] = {}
 
 
-def start(root: Path) -> None:
-    """Start one background process per fixture, once per session (`root`: an empty directory of its
-    own). Two processes: on a 2-core machine each takes what the suite leaves of a core."""
+def start(root: Path, jobs: tuple[str, ...]) -> None:
+    """Start one background process per job (a fixture of FIXTURES, or FP32_FIVE), once per session
+    (`root`: an empty directory of its own); on a 2-core machine each takes what the suite leaves."""
     if _job:
         return
     root.mkdir(parents=True, exist_ok=True)
-    fixtures = [f for f in FIXTURES if f != "shared" or SHARED_REAL_STRUCTURE.is_dir()]
+    shared = SHARED_REAL_STRUCTURE.is_dir()
     processes, logs = {}, []
-    for fixture in fixtures:
+    for fixture in [job for job in jobs if shared or job not in ("shared", FP32_FIVE)]:
         logs.append((root / f"{fixture}.log").open("wb"))
         processes[fixture] = subprocess.Popen(  # noqa: S603 - this interpreter, this module
             [sys.executable, "-m", "tests.zipvoice.qdq_background", str(root), fixture],

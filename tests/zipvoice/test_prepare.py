@@ -1,7 +1,7 @@
 """`npu-worker prepare` on the real layer counts (the small real-structure export), and `serve` loading it.
 
 Preparing compiles all five default buckets on the HTP simulator (≈ 100 s with `--optimization fast`),
-once for the module. The accuracy of a compiled decoder against the CPU is checked at a small bucket in
+in a background process from the session's start (qdq_background.py). The accuracy of a compiled decoder against the CPU is checked at a small bucket in
 test_qnn_real_structure.py (a simulated call at 383 frames takes ≈ 45 s; benchmarks/QNN_PREPARE.md).
 """
 
@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker import cli
 from npu_worker.engine.zipvoice import prepared
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.runtime import DEFAULT_BUCKETS
 from npu_worker.protocol import ModelLoadError
-from tests.zipvoice.conftest import engine_config, small_export_with_voice
+from tests.timing import seconds
+from tests.zipvoice import qdq_background
+from tests.zipvoice.conftest import engine_config
 from tests.zipvoice.test_providers import qnn
 
 SMALL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_small_structure"
@@ -29,17 +30,10 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def source_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The small export with a reference voice beside it (the engine loads one at start)."""
-    return small_export_with_voice(tiny_model_dir, tmp_path_factory)
-
-
-@pytest.fixture(scope="module")
-def prepared_dir(source_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("prepared") / "zipvoice-small-qnn"
-    args = ["prepare", "--model-dir", str(source_dir), "--out", str(out), "--optimization", "fast"]
-    assert cli.main(args) == 0
-    return out
+def prepared_dir() -> Path:
+    """`npu-worker prepare --model-dir SMALL+voice --out DIR --optimization fast`, made by a background
+    process from the session's start (qdq_background.py)."""
+    return qdq_background.wait(qdq_background.FP32_FIVE, "prepared", seconds(1800))
 
 
 def qnn_settings(model_dir: Path, state_dir: Path, **changes: object):  # noqa: ANN201
