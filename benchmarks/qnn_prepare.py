@@ -92,6 +92,10 @@ def run_prepare(args: argparse.Namespace, out: Path, sharing: str, progress: Any
     run |= {"precision": manifest["precision"], "runs_as": manifest["runs_as"]}
     run |= {"calibration": manifest["calibration"]} if "calibration" in manifest else {}
     run |= {"prepare_wall_s": round(seconds, 1), "manifest_seconds": manifest["seconds"], "buckets": buckets}
+    # the largest child this process has waited for: this prepare (or, with --sharing-too, the other)
+    run |= {
+        "prepare_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024 / MB, 1)
+    }
     return run | {"files": files, "total_bytes": sum(files.values()), "runtime": manifest["runtime"]}
 
 
@@ -312,7 +316,8 @@ def table(run: dict[str, Any]) -> None:
         size, nodes = f"{b['context_bytes'] / MB:.1f}", f"{b['on_qnn']} / {b['nodes']}"
         print(f"| {b['bucket']} | {nodes} | {b['specialise_s']} | {b['compile_s']} | {size} |")
     print(f"prepare {run['prepare_wall_s']} s wall ({run['manifest_seconds']} s in the manifest), ", end="")
-    print(f"compiled contexts {run['total_bytes'] / MB:.1f} MB in {len(run['files'])} files")
+    print(f"compiled contexts {run['total_bytes'] / MB:.1f} MB in {len(run['files'])} files, ", end="")
+    print(f"prepare's peak RSS {run['prepare_peak_rss_mb']} MB")
 
 
 def write_json(path: str | None, report: dict[str, Any]) -> None:
