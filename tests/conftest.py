@@ -108,8 +108,7 @@ async def served(settings: Settings) -> AsyncIterator[Start]:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start test_prepare_qdq.py's and test_prepare.py's simulator work in background processes now, if
-    they are to run
-    (tests/zipvoice/qdq_background.py says why)."""
+    they are to run (tests/zipvoice/qdq_background.py says why)."""
     from tests.zipvoice import qdq_background
     from tests.zipvoice.test_providers import qnn
 

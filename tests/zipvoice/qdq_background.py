@@ -8,9 +8,9 @@ tests.zipvoice.qdq_background ROOT JOB`, one process per job) once the session h
 test_prepare_qdq.py, and the tests wait for what they need: per fixture, a source model directory, the
 prepared directory (`npu-worker prepare`, the real CLI) and the sentence the real engine spoke on QNN
 from it. Job `fp32-five` is test_prepare.py's: the small export prepared in fp32 at all five default
-buckets (≈ 2 minutes in the foreground, most of it waiting on one core). The same code runs as it would in the test process; only the process differs. Stages are marked
-by files `<ROOT>/<fixture>/<stage>.ready`; a failure writes `<stage>.failed` with the traceback, and the
-waiting test fails with it.
+buckets (≈ 2 minutes in the foreground, most of it on one core). The same code runs as it would in the
+test process; only the process differs. Stages are marked by files `<ROOT>/<job>/<stage>.ready`; a
+failure writes `<stage>.failed` with the traceback, and the waiting test fails with it.
 """
 
 from __future__ import annotations
