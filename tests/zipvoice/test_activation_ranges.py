@@ -85,3 +85,46 @@ def test_the_quantised_graph_is_the_one_onnxruntime_makes(decoder: Path, tmp_pat
     assert ours_constants.keys() == theirs_constants.keys()
     for name, value in theirs_constants.items():
         np.testing.assert_array_equal(ours_constants[name], value, err_msg=name)
+
+
+def test_the_augmented_graph_is_onnxruntimes_with_each_reduction_before_its_first_consumer(
+    decoder: Path, tmp_path
+):
+    config = _config(decoder, _feeds(1))
+    ours = activation_ranges._lean_calibrator_class()(
+        decoder, config.op_types_to_quantize, augmented_model_path=str(tmp_path / "ours.onnx")
+    )
+    ours.augment_graph()
+    create_calibrator(  # augments the graph and saves it there
+        decoder, config.op_types_to_quantize, augmented_model_path=str(tmp_path / "theirs.onnx")
+    )
+    ours_graph, theirs_graph = (
+        onnx.load(str(tmp_path / "ours.onnx")),
+        onnx.load(str(tmp_path / "theirs.onnx")),
+    )
+
+    def shape_input(node) -> bool:  # noqa: ANN001 - the Reshape's [-1] constant has a random name
+        return node.op_type == "Reshape" and node.name.endswith("_Reshape")
+
+    def nodes(graph) -> list[tuple]:  # noqa: ANN001
+        return sorted(
+            (n.op_type, n.name, tuple(n.input[:1] if shape_input(n) else n.input), tuple(n.output))
+            for n in graph.graph.node
+        )
+
+    assert nodes(ours_graph) == nodes(theirs_graph)
+    assert sorted(o.name for o in ours_graph.graph.output) == sorted(
+        o.name for o in theirs_graph.graph.output
+    )
+    order = list(ours_graph.graph.node)
+    original = [n for n in order if not n.name.endswith(("_ReduceMin", "_ReduceMax", "_Reshape"))]
+    position = {id(n): i for i, n in enumerate(order)}
+    reductions = [n for n in order if n.op_type in ("ReduceMin", "ReduceMax")]
+    assert reductions
+    for reduction in reductions:
+        tensor = reduction.input[0]
+        consumers = [position[id(n)] for n in original if tensor in n.input]
+        if consumers:  # nothing between the reduction and the tensor's first consumer but other reductions
+            assert position[id(reduction)] < min(consumers), reduction.name
+            between = order[position[id(reduction)] : min(consumers)]
+            assert all(n not in original for n in between), reduction.name

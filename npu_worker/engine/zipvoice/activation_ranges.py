@@ -6,7 +6,8 @@ tensor was made: most activations of a call stay alive together. On the full-siz
 frames a calibration call peaked at 7.7 GB where a plain call takes 1.1 GB, and the default five-bucket
 prepare was killed for memory at 2079 frames on a 24 GB machine. The same graph run in priority-based
 order frees each activation once it is reduced: 1.7 GB at 767 frames, and faster. The calibrator's
-session options cannot be set from outside, so `LeanMinMaxCalibrater` opens the session itself, and
+session options cannot be set from outside, so `LeanMinMaxCalibrater` opens the session itself (and
+builds the augmented graph in one pass instead of one rescan per tensor), and
 `quantize_with_ranges` hands the ranges to `quantize_static` as its calibration cache (a file it reads
 instead of calibrating; onnxruntime >= 1.27).
 """
@@ -49,7 +50,15 @@ def _lean_calibrator_class() -> type:
     from onnxruntime.quantization.calibrate import MinMaxCalibrater
 
     class LeanMinMaxCalibrater(MinMaxCalibrater):  # type: ignore[misc]
-        """onnxruntime's MinMax calibrator with a session that runs each reduction right after its tensor."""
+        """onnxruntime's MinMax calibrator with a session that runs each reduction right after its tensor,
+        and the same augmented graph built in one pass (onnxruntime's own rescans the graph per tensor:
+        37 s for the 2827-node decoder of the small export)."""
+
+        def augment_graph(self) -> None:
+            if self.per_channel:
+                super().augment_graph()
+                return
+            _augment_in_one_pass(self)
 
         def create_inference_session(self) -> None:
             import onnxruntime as ort
@@ -63,6 +72,54 @@ def _lean_calibrator_class() -> type:
             )
 
     return LeanMinMaxCalibrater
+
+
+def _augment_in_one_pass(calibrator: Any) -> None:
+    """What onnxruntime's `MinMaxCalibrater.augment_graph` makes (per-tensor, non-per-channel): for each
+    calibrated tensor T a ReduceMin and a ReduceMax (keepdims), each reshaped to [-1] into graph outputs
+    `T_ReduceMin` / `T_ReduceMax` (the names its `compute_data` reads back), placed just before T's first
+    consumer; saved to the calibrator's augmented-model path."""
+    import uuid
+
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = calibrator.model
+    tensors, value_infos = calibrator.select_tensors_to_calibrate(model)
+    flat = str(uuid.uuid4())
+    model.graph.initializer.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), flat))
+    nodes = list(model.graph.node)
+    first_consumer: dict[str, int] = {}
+    for index, node in enumerate(nodes):
+        for name in node.input:
+            first_consumer.setdefault(name, index)
+    before: dict[int, list[Any]] = {}
+    outputs = []
+    for tensor in tensors:
+        if tensor not in value_infos:
+            raise ValueError(f"no type known for tensor {tensor!r}: run shape inference before quantising")
+        element_type = value_infos[tensor].type.tensor_type.elem_type
+        for op in ("ReduceMin", "ReduceMax"):
+            reduced = f"{tensor}_{op}"
+            kept = f"{reduced}_Reshape"
+            before.setdefault(first_consumer.get(tensor, len(nodes)), []).extend(
+                [
+                    helper.make_node(op, [tensor], [kept], keepdims=1, name=reduced),
+                    helper.make_node("Reshape", [kept, flat], [reduced], name=kept),
+                ]
+            )
+            outputs.append(helper.make_tensor_value_info(reduced, element_type, [None]))
+    ordered: list[Any] = []
+    for index, node in enumerate(nodes):
+        ordered.extend(before.get(index, ()))
+        ordered.append(node)
+    ordered.extend(before.get(len(nodes), ()))
+    del model.graph.node[:]
+    model.graph.node.extend(ordered)
+    model.graph.output.extend(outputs)
+    onnx.save(
+        model, calibrator.augmented_model_path, save_as_external_data=calibrator.use_external_data_format
+    )
 
 
 def write_ranges(model: Path, config: Any, feeds: Sequence[Feed], cache: Path, work_dir: Path) -> None:
