@@ -89,47 +89,34 @@ def _fail(root: Path, fixture: str, stage: str) -> None:
     marker.write_text(traceback.format_exc(), encoding="utf-8")
 
 
-def run(root: Path, fixture: str) -> None:
-    """One fixture's stages in order: source, prepared, sentence (FP32_FIVE: source, prepared)."""
-    from npu_worker import cli
-
-    if fixture == FP32_FIVE:
-        _run_fp32_five(root)
-        return
-    texts = root / fixture / "calibration.json"
-    stage = "source"
-    try:
-        source = _source(root, fixture)
-        texts.write_text(json.dumps(SENTENCES, ensure_ascii=False), encoding="utf-8")
-        stage = "prepared"
-        prepared = root / fixture / "a16w8"
-        if cli.main(prepare_args(source, prepared, texts)) != 0:
-            raise RuntimeError("npu-worker prepare failed (its message is in the log)")
-        _mark(root, fixture, stage, prepared)
-        stage = "sentence"
-        audio, _ = speak(prepared, root / fixture / "state", device="qnn", allow_htp_simulator=True)
-        np.save(root / fixture / "npu.npy", audio)
-        _mark(root, fixture, stage, root / fixture / "npu.npy")
-    except Exception:
-        _fail(root, fixture, stage)
-        raise
-
-
-def _run_fp32_five(root: Path) -> None:
-    """The small export (with the generated model's voice) prepared in fp32 at the default buckets."""
+def run(root: Path, job: str) -> None:
+    """One job's stages in order: source, prepared, and for the a16w8 fixtures sentence (FP32_FIVE: the
+    small export prepared in fp32 at the default buckets)."""
     from npu_worker import cli
 
     stage = "source"
     try:
-        source = _source(root, FP32_FIVE)
+        source = _source(root, job)
+        if job == FP32_FIVE:
+            prepared = root / job / "fp32"
+            args = ["prepare", "--model-dir", str(source), "--out", str(prepared), "--optimization", "fast"]
+        else:
+            texts = root / job / "calibration.json"
+            texts.write_text(json.dumps(SENTENCES, ensure_ascii=False), encoding="utf-8")
+            prepared = root / job / "a16w8"
+            args = prepare_args(source, prepared, texts)
         stage = "prepared"
-        prepared = root / FP32_FIVE / "fp32"
-        args = ["prepare", "--model-dir", str(source), "--out", str(prepared), "--optimization", "fast"]
         if cli.main(args) != 0:
             raise RuntimeError("npu-worker prepare failed (its message is in the log)")
-        _mark(root, FP32_FIVE, stage, prepared)
+        _mark(root, job, stage, prepared)
+        if job == FP32_FIVE:
+            return
+        stage = "sentence"
+        audio, _ = speak(prepared, root / job / "state", device="qnn", allow_htp_simulator=True)
+        np.save(root / job / "npu.npy", audio)
+        _mark(root, job, stage, root / job / "npu.npy")
     except Exception:
-        _fail(root, FP32_FIVE, stage)
+        _fail(root, job, stage)
         raise
 
 

@@ -14,6 +14,7 @@ instead of calibrating; onnxruntime >= 1.27).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -142,7 +143,6 @@ def write_ranges(model: Path, config: Any, feeds: Sequence[Feed], cache: Path, w
     for feed in feeds:
         calibrator.collect_data(FeedReader([feed]))
     save_tensors_data(calibrator.compute_data(), cache)
-    del calibrator
 
 
 def quantize_with_ranges(
@@ -153,21 +153,10 @@ def quantize_with_ranges(
 
     cache = work_dir / "activation_ranges.json"
     write_ranges(model, config, feeds, cache, work_dir)
-    quantize_static(
-        str(model),
-        str(output),
-        None,
-        calibrate_method=config.calibrate_method,
-        quant_format=config.quant_format,
-        activation_type=config.activation_type,
-        weight_type=config.weight_type,
-        op_types_to_quantize=config.op_types_to_quantize,
-        nodes_to_quantize=config.nodes_to_quantize,
-        nodes_to_exclude=config.nodes_to_exclude,
-        per_channel=config.per_channel,
-        reduce_range=config.reduce_range,
-        use_external_data_format=config.use_external_data_format,
-        calibration_providers=config.calibration_providers,
-        extra_options=config.extra_options,
-        calibration_cache_path=cache,
-    )
+    # what `quantize` passes on from a StaticQuantConfig: its fields are named as quantize_static's parameters
+    settings = {
+        name: getattr(config, name)
+        for name in inspect.signature(quantize_static).parameters
+        if hasattr(config, name) and name != "calibration_data_reader"
+    }
+    quantize_static(str(model), str(output), None, calibration_cache_path=cache, **settings)
