@@ -74,6 +74,14 @@ def table(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> str:
                 "single_engine_floor_ms",
                 "p95",
             )
+            for stat in ("p50", "p95"):
+                row(
+                    f"{label}: two lanes alone, no server, {stat} (ms) {at}",
+                    transport,
+                    rate,
+                    "two_lanes_alone_overhead_ms",
+                    stat,
+                )
             row(f"{label}: server CPU per request (ms) {at}", transport, rate, "server_cpu_ms_per_request")
             row(
                 f"{label}: engine alone CPU per request (ms) {at}",

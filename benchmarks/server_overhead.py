@@ -12,6 +12,10 @@ phase, so it counts the whole worker process (event loop, engine thread, executo
 - CPU overhead per request: the server's CPU per request minus the engine alone's CPU for that text;
   and the CPU per request of each of the worker's threads (named by `py-spy dump` when py-spy is
   installed), so the event loop's share and the engine thread's show apart.
+- two lanes alone (`/ws` only): the first-frame overhead of two espeak instances on two threads of
+  this process, fed the same arrivals just before the server gets them, each to the first free lane,
+  with no server, socket or event loop: what the machine's cores and one GIL give the worker's two
+  preview lanes, measured rather than modelled.
 - one-engine floor: the wait an ideal server that runs one request at a time (first come, first
   served, each taking the engine alone's whole-sentence time) would impose on the same arrivals; the
   part of the overhead tail that no change outside the engine's own speed can remove.
@@ -34,6 +38,7 @@ import argparse
 import asyncio
 import json
 import os
+import queue
 import random
 import shutil
 import signal
@@ -41,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -167,6 +173,52 @@ def single_engine_floor(sent: list[tuple[str, float]], service_ms: dict[str, flo
         waits.append(start - at * 1000)
         free = start + service_ms[text]
     return waits
+
+
+def lanes_alone(
+    previews: list[str], rate: float, count: int, seed: int, reference: dict[str, float], lanes: int = 2
+) -> list[float]:
+    """First-frame overhead (ms) with no server at all: `lanes` espeak instances on their own threads in
+    this process (what the worker's preview lanes are), fed the same Poisson arrivals as `open_loop`
+    sends, each arrival to the first free lane. What this machine gives two lanes before any socket,
+    event loop or job is involved: the part of the `/ws` tail that is the engines sharing its cores."""
+    from npu_worker.audio import LeadingSilenceTrimmer
+    from npu_worker.config import Settings
+    from npu_worker.engine.base import SynthesisRequest
+    from npu_worker.engine_options import build_engine
+
+    first = build_engine(Settings(backend="espeak"))
+    engines = [first, *(first.lane() for _ in range(lanes - 1))]
+    for engine in engines:
+        engine.load()
+    sample_rate = first.info.sample_rate
+    frame = int(sample_rate * FIRST_FRAME_MS / 1000)
+    arrivals: queue.Queue[tuple[str, FirstFrame] | None] = queue.Queue()
+    overheads: list[float] = []
+
+    def serve(engine: Any) -> None:
+        while (item := arrivals.get()) is not None:
+            text, clock = item
+            run_engine(engine, SynthesisRequest(text=text, early_audio=True), clock)
+            overheads.append((clock.first or time.perf_counter() - clock.started) * 1000 - reference[text])
+
+    threads = [threading.Thread(target=serve, args=(engine,)) for engine in engines]
+    for thread in threads:
+        thread.start()
+    rng, at = random.Random(seed), time.perf_counter()
+    for i in range(count):
+        at += rng.expovariate(rate)
+        delay = at - time.perf_counter()
+        if delay > 0:
+            time.sleep(delay)
+        arrivals.put((previews[i % len(previews)], FirstFrame(LeadingSilenceTrimmer(sample_rate), frame)))
+    for _ in threads:
+        arrivals.put(None)
+    for thread in threads:
+        thread.join()
+    for engine in engines:
+        engine.close()
+    return overheads
 
 
 # -- the server ------------------------------------------------------------------------------------
@@ -312,6 +364,10 @@ async def measure_server(
                     ("ws", lambda text, i: ws_request(pool, text)),
                     ("synth", lambda text, i: synth_request(session, base, text, out / f"p{i % 50}.wav")),
                 ):
+                    if name == "ws":  # just before, on the same arrivals: no server, the same load
+                        alone = await asyncio.to_thread(
+                            lanes_alone, previews, rate, count, int(rate), engine.first_audio_ms
+                        )
                     cpu_before, threads_before = process_cpu_ms(pid), thread_cpu_ms(pid)
                     done = await open_loop(rate, count, send, previews, seed=int(rate))
                     cpu = (process_cpu_ms(pid) - cpu_before) / count
@@ -325,6 +381,7 @@ async def measure_server(
                         "latency_ms": percentiles([ms for _, ms, _ in done]),
                         "overhead_ms": percentiles(overheads),
                         "single_engine_floor_ms": percentiles(floor),
+                        **({"two_lanes_alone_overhead_ms": percentiles(alone)} if name == "ws" else {}),
                         "server_cpu_ms_per_request": round(cpu, 2),
                         "engine_cpu_ms_per_request": round(engine_cpu, 2),
                         "cpu_overhead_ms_per_request": round(cpu - engine_cpu, 2),

@@ -12,7 +12,7 @@ import soxr
 from npu_worker.audio import audible_onset
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create, resample_pcm16
-from npu_worker.engine.espeak_lib import clause_punctuation, get_espeak
+from npu_worker.engine.espeak_lib import BUFFER_MS, another_espeak, clause_punctuation, get_espeak
 from npu_worker.protocol import EngineError, UnknownLanguage
 from tests.timing import seconds
 
@@ -150,9 +150,25 @@ def test_stream_into_runs_on_the_calling_thread_and_equals_the_stream(engine):
 def test_stream_into_hands_the_first_audio_at_once_then_gathers_it(engine):
     sizes: list[int] = []
     engine.stream_into(SynthesisRequest(LONG_TEXT), lambda chunk: sizes.append(chunk.size) is None)
-    assert sizes[0] < 0.1 * 24000  # one espeak buffer (~60 ms): the first frame waits for nothing
+    one_buffer = (BUFFER_MS / 1000 + 0.01) * 24000
+    assert sizes[0] <= one_buffer  # one espeak buffer: the first frame waits for nothing
     assert min(sizes[5:-2]) >= 0.5 * 24000  # later, espeak's buffers go ~0.6 s at a time
     assert len(sizes) < sum(sizes) / 24000 / 0.5 + 6  # a few hand-offs per sentence, not one per 60 ms
+
+
+def test_each_callback_brings_buffer_ms_of_audio_and_the_size_changes_no_sample():
+    """Fewer, larger buffers mean fewer GIL hand-offs per sentence; the audio itself is espeak's own.
+    Two fresh instances: one that has synthesised before (and been stopped midway) may differ a little."""
+    library, sixty = another_espeak(), another_espeak(buffer_ms=60)
+    assert library.buffer_ms == get_espeak().buffer_ms == BUFFER_MS
+    ours: list[np.ndarray] = []
+    theirs: list[np.ndarray] = []
+    library.synthesize_into(LONG_TEXT, lambda chunk: ours.append(chunk.copy()) is None, voice="ko")
+    sixty.synthesize_into(LONG_TEXT, lambda chunk: theirs.append(chunk.copy()) is None, voice="ko")
+    buffer = library.sample_rate * BUFFER_MS // 1000
+    assert abs(int(np.median([c.size for c in ours])) - buffer) <= 2  # full buffers, but for clause ends
+    assert len(theirs) > 2.5 * len(ours)
+    assert np.array_equal(np.concatenate(ours), np.concatenate(theirs))
 
 
 def test_a_sink_saying_no_stops_espeak_at_once():

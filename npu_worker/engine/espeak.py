@@ -5,7 +5,7 @@ resamples to 24 kHz with one soxr streaming resampler per request, so chunk join
 chunks together equal a one-shot resample of the whole utterance).
 
 Two ways to run it: `stream` (the `Engine` iterator; espeak runs on its streaming thread and every
-60 ms buffer crosses a thread) and `stream_into`, which the engine thread uses: espeak runs on the
+buffer, `espeak_lib.BUFFER_MS` of audio, crosses a thread) and `stream_into`, which the engine thread uses: espeak runs on the
 calling thread and hands resampled chunks to a sink from inside its callback (no thread hop at all),
 buffer by buffer at first and then gathered (benchmarks/SERVER_OVERHEAD.md has the measurements).
 """
@@ -24,7 +24,7 @@ from npu_worker.protocol import DEFAULT_LANG, EngineError, UnknownLanguage
 
 OUTPUT_RATE = 24000
 PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
-GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 60 ms buffers every ~0.2 ms of CPU
+GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers back to back
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {
@@ -129,7 +129,7 @@ class EspeakEngine:
 
         The first `PROMPT_SECONDS` go buffer by buffer (the first frame waits for nothing); then
         espeak's buffers, which it makes back to back, go `GATHER_SECONDS` at a time, so the caller
-        handles a few chunks per sentence instead of one per 60 ms. `sink` returning False stops espeak
+        handles a few chunks per sentence instead of one per espeak buffer. `sink` returning False stops espeak
         at once (a cancel); what it raises is raised here. Nothing crosses a thread.
         """
         library = self.library

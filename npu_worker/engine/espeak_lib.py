@@ -5,7 +5,7 @@ so one thread at a time may call it: every call holds the library's lock. That i
 returns a process-wide singleton: the C library itself is one.
 
 Synthesis runs in AUDIO_OUTPUT_SYNCHRONOUS mode: `espeak_Synth` blocks the calling thread and calls the
-synth callback on that same thread with int16 buffers (~60 ms of audio each). `synthesize_into` runs
+synth callback on that same thread with int16 buffers of `BUFFER_MS` of audio each. `synthesize_into` runs
 the caller's sink right there, so the engine thread that synthesises is also the one that trims and
 hands out each chunk: no thread hop per chunk (the two Condition hand-offs per buffer of the owner
 thread this replaced cost 1.8 ms of CPU per preview sentence, the synthesis itself 6.1 ms: see
@@ -30,6 +30,13 @@ import numpy as np
 
 from npu_worker.engine.espeak_stream import ChunkChannel, StreamJob, StreamRunner, SynthesisStream
 from npu_worker.protocol import EngineError, ModelLoadError
+
+# Audio per synth callback. espeak's own default is 60 ms: about 75 callbacks for a 4.5 s sentence, each
+# taking the GIL from the event loop and the other lane. 200 ms makes a third as many and took the
+# server's CPU per preview from 11.4 to 9.2 ms; the engine's first trimmed frame comes 0.2 ms later at
+# the median in-process (0.75 → 0.94 ms), which the server's first /ws frame did not show (three
+# interleaved runs each, benchmarks/SERVER_OVERHEAD.md, 2026-12-04). 400 ms took that frame to 1.5 ms.
+BUFFER_MS = 200
 
 # Constants of speak_lib.h (ESPEAK_API_REVISION 12).
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
@@ -133,13 +140,14 @@ class EspeakLibrary:
     thread); `synthesize` serves readers that want an iterator, from one streaming thread.
     """
 
-    def __init__(self, library_path: str, data_path: str) -> None:
+    def __init__(self, library_path: str, data_path: str, buffer_ms: int = BUFFER_MS) -> None:
         try:
             self._lib = ctypes.CDLL(library_path)
             _bind(self._lib)
         except (OSError, AttributeError) as error:
             raise ModelLoadError(f"cannot load espeak-ng from {library_path}: {error}") from error
         self.data_path = data_path
+        self.buffer_ms = buffer_ms
         self._lock = threading.Lock()
         self._active: _Synthesis | None = None  # set while espeak_Synth runs (under `_lock`)
         self._active_thread: int | None = None  # the thread running it: a nested call there is refused
@@ -151,7 +159,7 @@ class EspeakLibrary:
 
     def _initialize(self) -> tuple[int, str, int]:
         rate = self._lib.espeak_Initialize(
-            _AUDIO_OUTPUT_SYNCHRONOUS, 0, os.fsencode(self.data_path), _INITIALIZE_DONT_EXIT
+            _AUDIO_OUTPUT_SYNCHRONOUS, self.buffer_ms, os.fsencode(self.data_path), _INITIALIZE_DONT_EXIT
         )
         if rate <= 0:
             raise ModelLoadError(f"espeak_Initialize failed with data at {self.data_path}")
@@ -342,7 +350,7 @@ def get_espeak() -> EspeakLibrary:
         return _instance
 
 
-def another_espeak() -> EspeakLibrary:
+def another_espeak(buffer_ms: int = BUFFER_MS) -> EspeakLibrary:
     """A second espeak-ng, independent of `get_espeak()`'s: its own globals, its own lock, so two
     threads synthesise at once. The dynamic loader keeps one instance per path, so the library is
     loaded from a private copy (a fresh 0700 directory: nobody else can put a file there), removed
@@ -354,7 +362,7 @@ def another_espeak() -> EspeakLibrary:
     try:
         copy = os.path.join(folder, os.path.basename(source))
         shutil.copyfile(source, copy)
-        return EspeakLibrary(copy, _data_path())
+        return EspeakLibrary(copy, _data_path(), buffer_ms)
     except OSError as error:
         raise ModelLoadError(f"cannot copy espeak-ng for a second instance: {error}") from error
     finally:

@@ -1,7 +1,7 @@
 """The iterator face of espeak-ng: `EspeakLibrary.synthesize`'s streams, for readers on other threads.
 
 A stream's synthesis runs on one streaming thread (started by the first stream, shared by all of a
-library's streams, one at a time), and each ~60 ms buffer crosses to the reader through a small
+library's streams, one at a time), and each espeak buffer crosses to the reader through a small
 bounded channel: memory stays bounded, and a reader that stops listening stops espeak within a chunk or
 two (the channel refuses the next buffer, and the synth callback then aborts). The engine thread does
 not use this: it synthesises on itself (`EspeakLibrary.synthesize_into`), with no hand-off per chunk.
@@ -23,7 +23,7 @@ from npu_worker.protocol import EngineError
 if TYPE_CHECKING:
     from npu_worker.engine.espeak_lib import _Synthesis
 
-CHANNEL_CAPACITY = 16  # espeak buffers of ~60 ms: about one second of audio ahead of the reader
+CHANNEL_CAPACITY = 5  # espeak buffers of 200 ms: about one second of audio ahead of the reader
 STALL_TIMEOUT = 60.0  # seconds a full channel may go unread before the synthesis is abandoned
 
 
