@@ -5,9 +5,10 @@ resamples to 24 kHz with one soxr streaming resampler per request, so chunk join
 chunks together equal a one-shot resample of the whole utterance).
 
 Two ways to run it: `stream` (the `Engine` iterator; espeak runs on its streaming thread and every
-buffer, `espeak_lib.BUFFER_MS` of audio, crosses a thread) and `stream_into`, which the engine thread uses: espeak runs on the
-calling thread and hands resampled chunks to a sink from inside its callback (no thread hop at all),
-buffer by buffer at first and then gathered (benchmarks/SERVER_OVERHEAD.md has the measurements).
+buffer, `espeak_lib.BUFFER_MS` of audio, crosses a thread) and `stream_into`, which the engine thread
+uses: espeak runs on the calling thread and hands resampled chunks to a sink from inside its callback
+(no thread hop at all), buffer by buffer at first and then gathered (benchmarks/SERVER_OVERHEAD.md has
+the measurements).
 """
 
 from __future__ import annotations
@@ -129,8 +130,8 @@ class EspeakEngine:
 
         The first `PROMPT_SECONDS` go buffer by buffer (the first frame waits for nothing); then
         espeak's buffers, which it makes back to back, go `GATHER_SECONDS` at a time, so the caller
-        handles a few chunks per sentence instead of one per espeak buffer. `sink` returning False stops espeak
-        at once (a cancel); what it raises is raised here. Nothing crosses a thread.
+        handles a few chunks per sentence instead of one per espeak buffer. `sink` returning False stops
+        espeak at once (a cancel); what it raises is raised here. Nothing crosses a thread.
         """
         library = self.library
         voice = self.voice_for(request.lang)

@@ -1,9 +1,9 @@
 """espeak-ng in a process of its own: the child side, and the frames both sides speak over its pipes.
 
-Why a process: espeak calls back into Python for every buffer it makes (`BUFFER_MS` of audio), and in the server each
-call takes the GIL from the event loop (benchmarks/SERVER_OVERHEAD.md). Here espeak, its callbacks, the
-resampling and the gathering run under this process's GIL; the server reads a few finished chunks per
-sentence from a pipe, blocked in a system call that holds no lock.
+Why a process: espeak calls back into Python for every buffer it makes (`BUFFER_MS` of audio), and in
+the server each call takes the GIL from the event loop (benchmarks/SERVER_OVERHEAD.md). Here espeak,
+its callbacks, the resampling and the gathering run under this process's GIL; the server reads a few
+finished chunks per sentence from a pipe, blocked in a system call that holds no lock.
 
 Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
 object: text, lang, speed_factor) and `STOP` (cancel the synthesis running, if any); the child answers

@@ -33,9 +33,10 @@ from npu_worker.protocol import EngineError, ModelLoadError
 
 # Audio per synth callback. espeak's own default is 60 ms: about 75 callbacks for a 4.5 s sentence, each
 # taking the GIL from the event loop and the other lane. 200 ms makes a third as many and took the
-# server's CPU per preview from 11.4 to 9.2 ms; the engine's first trimmed frame comes 0.2 ms later at
-# the median in-process (0.75 → 0.94 ms), which the server's first /ws frame did not show (three
-# interleaved runs each, benchmarks/SERVER_OVERHEAD.md, 2026-12-04). 400 ms took that frame to 1.5 ms.
+# server's CPU per preview from 11.4 to 9.2 ms and 12.8 to 10.2 ms (two series of three interleaved
+# runs, benchmarks/SERVER_OVERHEAD.md, 2026-12-04). The engine's first trimmed frame comes 0.2 ms later
+# at the median in-process (0.75 → 0.94 ms), which the server's first /ws frame did not show; 400 ms
+# took that frame to 1.5 ms.
 BUFFER_MS = 200
 
 # Constants of speak_lib.h (ESPEAK_API_REVISION 12).
