@@ -24,7 +24,7 @@ phase, so it counts the whole worker process (event loop, engine thread, executo
 - start: ms from starting the worker until its `/health` says the engine is loaded.
 
 The engine alone runs the way the engine thread does: `stream_into` (on the calling thread) where the
-engine has it, else its `stream` iterator (`engine.path` in the report).
+engine has it, else its `stream` iterator (`engine.path` in the report); `engine_alone.py` measures it.
 
 Run the "before" figures against another checkout by pointing PYTHONPATH at it: the script only uses
 the engine factory, Settings and `LeadingSilenceTrimmer`, which both versions have.
@@ -38,27 +38,28 @@ import argparse
 import asyncio
 import json
 import os
-import queue
-import random
 import shutil
 import signal
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import numpy as np
 import websockets
 from common import LECTURE, free_port, percentiles, report_header, write_report
+from engine_alone import (
+    EngineFigures,
+    arrival_offsets,
+    engine_batch_ms,
+    lanes_alone,
+    measure_engine,
+    single_engine_floor,
+)
 from proc_cpu import per_thread, process_cpu_ms, thread_cpu_ms
-
-FIRST_FRAME_MS = 40.0  # the first size of the default --chunk-schedule-ms
 
 
 def lecture() -> list[str]:
@@ -73,152 +74,6 @@ def preview_texts() -> list[str]:
         if first:
             texts.append(first + ".")
     return texts
-
-
-# -- the engine alone ------------------------------------------------------------------------------
-
-
-@dataclass
-class EngineFigures:
-    first_audio_ms: dict[str, float] = field(default_factory=dict)  # text → first trimmed chunk
-    whole_ms: dict[str, float] = field(default_factory=dict)  # text → whole sentence (preview mode)
-    cpu_ms: dict[str, float] = field(default_factory=dict)  # text → engine CPU (preview mode)
-    batch_ms: float = 0.0  # the 39 sections, files-only mode, summed
-    path: str = "stream"  # how the engine alone ran: `stream_into` where the engine has it
-
-
-class FirstFrame:
-    """Feeds chunks through the server's leading-silence trim; notes when the first frame was ready."""
-
-    def __init__(self, trimmer: Any, frame: int) -> None:
-        self.trimmer, self.frame, self.ready, self.first = trimmer, frame, 0, 0.0
-        self.started = time.perf_counter()
-
-    def __call__(self, chunk: Any) -> None:
-        self.ready += self.trimmer.feed(np.asarray(chunk, dtype=np.float32)).size
-        if not self.first and self.ready >= self.frame:
-            self.first = time.perf_counter() - self.started
-
-
-def run_engine(engine: Any, request: Any, on_chunk: Any) -> None:
-    """The engine's cheapest way to make a request's chunks: `stream_into` (on this thread, no hand-off;
-    what the server's engine thread uses) where the engine has it, else its `stream` iterator."""
-    push = getattr(engine, "stream_into", None)
-    if push is not None:
-        push(request, lambda chunk: on_chunk(chunk) or True)
-        return
-    for chunk in engine.stream(request):
-        on_chunk(chunk)
-
-
-def measure_engine(previews: list[str], sections: list[str], repeats: int) -> EngineFigures:
-    from npu_worker.audio import LeadingSilenceTrimmer
-    from npu_worker.config import Settings
-    from npu_worker.engine.base import SynthesisRequest
-    from npu_worker.engine_options import build_engine
-
-    engine = build_engine(Settings(backend="espeak"))
-    engine.load()
-    rate = engine.info.sample_rate
-    first_frame = int(rate * FIRST_FRAME_MS / 1000)  # the server's first /ws frame holds this much
-    figures = EngineFigures()
-    for text in previews:
-        firsts, wholes, cpus = [], [], []
-        for _ in range(repeats):
-            clock = FirstFrame(LeadingSilenceTrimmer(rate), first_frame)
-            cpu_started = time.process_time()
-            run_engine(engine, SynthesisRequest(text=text, early_audio=True), clock)
-            wholes.append((time.perf_counter() - clock.started) * 1000)
-            cpus.append((time.process_time() - cpu_started) * 1000)
-            firsts.append((clock.first or wholes[-1] / 1000) * 1000)
-        figures.first_audio_ms[text] = min(firsts)
-        figures.whole_ms[text] = min(wholes)
-        figures.cpu_ms[text] = statistics.median(cpus)
-    totals = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        for text in sections:
-            run_engine(engine, SynthesisRequest(text=text, early_audio=False), lambda chunk: None)
-        totals.append((time.perf_counter() - started) * 1000)
-    figures.batch_ms = min(totals)
-    figures.path = "stream_into" if hasattr(engine, "stream_into") else "stream"
-    engine.close()
-    return figures
-
-
-def engine_batch_ms(sections: list[str]) -> float:
-    """The engine alone on the batch's sections, files-only mode (a fresh engine, as a server has)."""
-    from npu_worker.config import Settings
-    from npu_worker.engine.base import SynthesisRequest
-    from npu_worker.engine_options import build_engine
-
-    engine = build_engine(Settings(backend="espeak"))
-    engine.load()
-    try:
-        started = time.perf_counter()
-        for text in sections:
-            run_engine(engine, SynthesisRequest(text=text, early_audio=False), lambda chunk: None)
-        return (time.perf_counter() - started) * 1000
-    finally:
-        engine.close()
-
-
-def single_engine_floor(sent: list[tuple[str, float]], service_ms: dict[str, float]) -> list[float]:
-    """The wait (ms) an ideal server with one engine, first come first served, would impose on each
-    request sent at these times (text, seconds): what no server that runs one section at a time could
-    beat on this arrival sequence. The engine alone's whole-sentence time is each request's service."""
-    waits, free = [], 0.0
-    for text, at in sorted(sent, key=lambda item: item[1]):
-        start = max(at * 1000, free)
-        waits.append(start - at * 1000)
-        free = start + service_ms[text]
-    return waits
-
-
-def lanes_alone(
-    previews: list[str], rate: float, count: int, seed: int, reference: dict[str, float], lanes: int = 2
-) -> list[float]:
-    """First-frame overhead (ms) with no server at all: `lanes` espeak instances on their own threads in
-    this process (what the worker's preview lanes are), fed the same Poisson arrivals as `open_loop`
-    sends, each arrival to the first free lane. What this machine gives two lanes before any socket,
-    event loop or job is involved: the part of the `/ws` tail that is the engines sharing its cores."""
-    from npu_worker.audio import LeadingSilenceTrimmer
-    from npu_worker.config import Settings
-    from npu_worker.engine.base import SynthesisRequest
-    from npu_worker.engine_options import build_engine
-
-    first = build_engine(Settings(backend="espeak"))
-    engines = [first, *(first.lane() for _ in range(lanes - 1))]
-    for engine in engines:
-        engine.load()
-    sample_rate = first.info.sample_rate
-    frame = int(sample_rate * FIRST_FRAME_MS / 1000)
-    arrivals: queue.Queue[tuple[str, FirstFrame] | None] = queue.Queue()
-    overheads: list[float] = []
-
-    def serve(engine: Any) -> None:
-        while (item := arrivals.get()) is not None:
-            text, clock = item
-            run_engine(engine, SynthesisRequest(text=text, early_audio=True), clock)
-            overheads.append((clock.first or time.perf_counter() - clock.started) * 1000 - reference[text])
-
-    threads = [threading.Thread(target=serve, args=(engine,)) for engine in engines]
-    for thread in threads:
-        thread.start()
-    rng, at = random.Random(seed), time.perf_counter()
-    for i in range(count):
-        at += rng.expovariate(rate)
-        delay = at - time.perf_counter()
-        if delay > 0:
-            time.sleep(delay)
-        arrivals.put((previews[i % len(previews)], FirstFrame(LeadingSilenceTrimmer(sample_rate), frame)))
-    for _ in threads:
-        arrivals.put(None)
-    for thread in threads:
-        thread.join()
-    for engine in engines:
-        engine.close()
-    return overheads
 
 
 # -- the server ------------------------------------------------------------------------------------
@@ -301,12 +156,9 @@ async def open_loop(
 ) -> list[tuple[str, float, float]]:
     """Poisson arrivals: each request starts at its scheduled time whatever the earlier ones do.
     Returns (text, the request's ms, when it was sent in seconds from the first arrival's schedule)."""
-    rng = random.Random(seed)
-    tasks, at = [], time.perf_counter()
-    loop_started = at
-    for i in range(count):
-        at += rng.expovariate(rate)
-        delay = at - time.perf_counter()
+    tasks, loop_started = [], time.perf_counter()
+    for i, offset in enumerate(arrival_offsets(rate, count, seed)):
+        delay = loop_started + offset - time.perf_counter()
         if delay > 0:
             await asyncio.sleep(delay)
         text = texts[i % len(texts)]
@@ -390,15 +242,15 @@ async def measure_server(
                     }
                     print(name, rate, json.dumps(results[name][str(rate)]), flush=True)
             await pool.close()
-            walls, engines, cpus, ratios = [], [], [], []
+            walls, engines, cpus, ratios, sections = [], [], [], [], lecture()
             for _ in range(args.batch_repeats):  # engine alone and server in turn: both see the same load
-                engines.append(await asyncio.to_thread(engine_batch_ms, lecture()))
+                engines.append(await asyncio.to_thread(engine_batch_ms, sections))
                 cpu_before = process_cpu_ms(pid)
-                walls.append(await batch_request(session, base, lecture()))
+                walls.append(await batch_request(session, base, sections))
                 cpus.append(process_cpu_ms(pid) - cpu_before)
                 ratios.append(walls[-1] / engines[-1])
             results["batch"] = {
-                "sections": len(lecture()),
+                "sections": len(sections),
                 "wall_ms": [round(w, 1) for w in walls],
                 "engine_ms": [round(e, 1) for e in engines],
                 "wall_over_engine": round(statistics.median(ratios), 3),

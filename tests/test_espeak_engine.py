@@ -153,7 +153,7 @@ def test_stream_into_hands_the_first_audio_at_once_then_gathers_it(engine):
     one_buffer = (BUFFER_MS / 1000 + 0.01) * 24000
     assert sizes[0] <= one_buffer  # one espeak buffer: the first frame waits for nothing
     assert min(sizes[5:-2]) >= 0.5 * 24000  # later, espeak's buffers go ~0.6 s at a time
-    assert len(sizes) < sum(sizes) / 24000 / 0.5 + 6  # a few hand-offs per sentence, not one per 60 ms
+    assert len(sizes) < sum(sizes) / 24000 / 0.5 + 6  # a few hand-offs per sentence, not one per buffer
 
 
 def test_each_callback_brings_buffer_ms_of_audio_and_the_size_changes_no_sample():

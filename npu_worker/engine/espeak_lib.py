@@ -5,8 +5,8 @@ so one thread at a time may call it: every call holds the library's lock. That i
 returns a process-wide singleton: the C library itself is one.
 
 Synthesis runs in AUDIO_OUTPUT_SYNCHRONOUS mode: `espeak_Synth` blocks the calling thread and calls the
-synth callback on that same thread with int16 buffers of `BUFFER_MS` of audio each. `synthesize_into` runs
-the caller's sink right there, so the engine thread that synthesises is also the one that trims and
+synth callback on that same thread with int16 buffers of `BUFFER_MS` of audio each. `synthesize_into`
+runs the caller's sink right there, so the engine thread that synthesises is also the one that trims and
 hands out each chunk: no thread hop per chunk (the two Condition hand-offs per buffer of the owner
 thread this replaced cost 1.8 ms of CPU per preview sentence, the synthesis itself 6.1 ms: see
 benchmarks/SERVER_OVERHEAD.md).

@@ -56,9 +56,9 @@ class LoopHandoff:
         """Block this (engine) thread until the loop has run every callback queued so far, or for
         `timeout` seconds at most.
 
-        A thread that keeps taking the GIL (espeak's callback after every buffer it makes) or a core makes a just
-        woken loop wait for both, ~1 ms at the median on the 2-core VM; the runner yields once per
-        preview, right after its first audio, when a listener is waiting for exactly that
+        A thread that keeps taking the GIL (espeak's callback after every buffer it makes) or a core
+        makes a just woken loop wait for both, ~1 ms at the median on the 2-core VM; the runner yields
+        once per preview, right after its first audio, when a listener is waiting for exactly that
         (benchmarks/SERVER_OVERHEAD.md: hand-off → loop 1.0 ms → 0.06 ms at the median).
         """
         if threading.get_ident() == self._loop_thread:
