@@ -31,7 +31,7 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
-from . import wire
+from . import heap, wire
 from .config import Settings
 from .protocol import BadRequest, ErrorBody
 
@@ -231,6 +231,7 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
     """Serve until SIGINT/SIGTERM (what `npu-worker serve` runs); then stop accepting, let the app
     drain (its on_shutdown), and close what is still open after `shutdown_timeout`."""
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
+    heap.keep_freed_memory()  # each request's audio buffers reuse memory instead of faulting in pages
 
     async def main() -> None:
         listener = await listen(

@@ -24,6 +24,7 @@ from typing import IO
 import msgspec
 import numpy as np
 
+from .. import heap
 from ..protocol import WorkerError
 from .base import SynthesisRequest
 from .espeak import EspeakEngine
@@ -165,6 +166,7 @@ def main() -> int:
     # stdin, which closes when the worker closes the engine or exits.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    heap.keep_freed_memory()  # as in the worker: the child's chunk buffers reuse memory
     out_fd = os.dup(1)
     os.dup2(2, 1)  # a stray print (or C code writing to fd 1) cannot break the frame stream
     requests = os.fdopen(0, "rb", buffering=0)  # unbuffered: a STOP never sits unseen in a buffer
