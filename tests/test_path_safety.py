@@ -128,8 +128,8 @@ def test_a_write_removes_its_names_crash_leftover_without_listing_the_folder_aga
     for path in (stale, other):
         path.write_bytes(b"half")
     listings = []
-    scandir = os.scandir
-    monkeypatch.setattr(os, "scandir", lambda where: listings.append(where) or scandir(where))
+    listing = files._leftovers_by_target
+    monkeypatch.setattr(files, "_leftovers_by_target", lambda fd: listings.append(fd) or listing(fd))
     write_under_roots(str(out / "a.wav"), b"RIFF-a", [str(tmp_path)])
     assert stale.exists() and len(listings) == 1  # not a.wav's leftover
     write_under_roots(str(out / "b.wav"), b"RIFF-b", [str(tmp_path)])
