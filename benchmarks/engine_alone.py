@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import queue
 import random
 import statistics
@@ -59,19 +60,23 @@ class FirstFrame:
             self.first = time.perf_counter() - self.started
 
 
-def espeak_engine() -> Any:
-    """A loaded espeak engine built as the server builds its own (a fresh one, as a server has), in a
-    process whose allocator is set as `serve` sets the worker's (where the measured checkout does)."""
-    from npu_worker.config import Settings
-    from npu_worker.engine_options import build_engine
-
+@functools.cache
+def allocator_as_served() -> None:
+    """The allocator setting `serve` makes, once for this process (where the measured checkout has it)."""
     try:
         from npu_worker.heap import keep_freed_memory
     except ImportError:  # a checkout from before the setting
-        pass
-    else:
-        keep_freed_memory()
+        return
+    keep_freed_memory()
 
+
+def espeak_engine() -> Any:
+    """A loaded espeak engine built as the server builds its own (a fresh one, as a server has), in a
+    process whose allocator is set as `serve` sets the worker's."""
+    from npu_worker.config import Settings
+    from npu_worker.engine_options import build_engine
+
+    allocator_as_served()
     engine = build_engine(Settings(backend="espeak"))
     engine.load()
     return engine
