@@ -216,6 +216,7 @@ class SectionRequest:
 DEFAULT_LANG = "ko"
 DEFAULT_SPEED = 1.0
 MAX_SEED = 2**32 - 1  # what every engine's random generator accepts
+MAX_INDEX = 2**31 - 1  # a section label any client holds as an int, and a short file name
 
 
 @dataclass(frozen=True)
@@ -259,7 +260,7 @@ class CancelRequest:
 Lang = Annotated[str, Meta(max_length=32, pattern=r"\S", description="a language code such as 'ko'")]
 Speed = Annotated[float, Meta(ge=0.25, le=4.0)]
 Seed = Annotated[int, Meta(ge=0, le=MAX_SEED)]
-Index = Annotated[int, Meta(ge=0, description="default: the section's position")]
+Index = Annotated[int, Meta(ge=0, le=MAX_INDEX, description="default: the section's position")]
 AllowedPath = Annotated[str, Meta(description="an absolute path under the allowed roots")]
 
 
