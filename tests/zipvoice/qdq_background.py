@@ -15,7 +15,6 @@ failure writes `<stage>.failed` with the traceback, and the waiting test fails w
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import shutil
@@ -133,29 +132,17 @@ def start(root: Path, jobs: tuple[str, ...]) -> None:
         return
     root.mkdir(parents=True, exist_ok=True)
     shared = SHARED_REAL_STRUCTURE.is_dir()
-    cores = sorted(os.sched_getaffinity(0))
     processes, logs = {}, []
-    for number, fixture in enumerate([job for job in jobs if shared or job not in ("shared", FP32_FIVE)]):
+    for fixture in [job for job in jobs if shared or job not in ("shared", FP32_FIVE)]:
         logs.append((root / f"{fixture}.log").open("wb"))
         processes[fixture] = subprocess.Popen(  # noqa: S603 - this interpreter, this module
             [sys.executable, "-m", "tests.zipvoice.qdq_background", str(root), fixture],
             cwd=REPO,
             stdout=logs[-1],
             stderr=subprocess.STDOUT,
-            preexec_fn=functools.partial(_in_background, cores[number % len(cores)]),
+            preexec_fn=lambda: os.nice(5),  # the suite's own timing-sensitive tests keep the first claim
         )
     _job.update(root=root, processes=processes, logs=logs)
-
-
-def _in_background(core: int) -> None:
-    """Below the suite's own tests (its timing-sensitive tests keep the first claim), on one core.
-
-    The HTP simulator runs its HVX and HMX units as threads that wait by yielding the CPU: one job's
-    whole chain took 433 s of CPU (147 s of it in the kernel) in 248 s on two cores, and 293 s (1.6 s)
-    in 293 s pinned to one. The suite is bound by its CPU, so the pinned job leaves the rest to it.
-    """
-    os.nice(5)
-    os.sched_setaffinity(0, {core})
 
 
 def stop() -> None:
