@@ -82,7 +82,7 @@ async def test_output_path_that_is_a_directory_is_refused(worker, tmp_path):
         ([{"idx": 0, "text": "a"}, {"idx": 0, "text": "b"}], "DuplicateIndex"),
         ([{"idx": "0", "text": "a"}], "BadRequest"),
         ([{"idx": -1, "text": "a"}], "BadRequest"),
-        ([{"idx": 2**31, "text": "a"}], "BadRequest"),  # a file name's worth of digits, beyond JS's int
+        ([{"idx": 2**31, "text": "a"}], "BadRequest"),  # above protocol.MAX_INDEX
         ([{"idx": 0}], "BadRequest"),
         ([{"idx": 0, "text": "a", "output_path": "/etc/x.wav"}], "OutputPathNotAllowed"),
         ([{"idx": i, "text": "a"} for i in range(6)], "TooManySections"),
