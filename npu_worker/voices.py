@@ -89,7 +89,9 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
             samples = sound.read(dtype="float32", always_2d=True)
             rate = sound.samplerate
     except (soundfile.LibsndfileError, RuntimeError, ValueError) as exc:
-        raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
+        # libsndfile's own words, not its message that names our in-memory buffer's Python object
+        reason = getattr(exc, "error_string", None) or str(exc)
+        raise InvalidAudio(f"the upload is not a readable audio file ({reason})") from None
     mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
     if mono.size / rate < MIN_VOICE_SECONDS:
         raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")

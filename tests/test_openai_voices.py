@@ -184,6 +184,14 @@ async def test_a_bad_upload_is_refused_and_writes_nothing(worker, tmp_path, name
     assert files_under(tmp_path) == before
 
 
+async def test_an_unreadable_upload_says_libsndfiles_reason_and_nothing_of_the_worker(worker):
+    client = await worker()
+    response = await upload(client, "notaudio", b"this is not audio at all" * 10)
+    assert response.status == 400
+    message = (await response.json())["error"]["message"]
+    assert message == "the upload is not a readable audio file (Format not recognised.)", message
+
+
 async def test_an_upload_over_the_size_limit_is_refused_before_it_is_buffered(worker, tmp_path):
     client = await worker(voice_max_bytes=10_000)
     response = await upload(client, "big", tone_wav(seconds_long=2.0))

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker.engine.base import SynthesisRequest
+from npu_worker.engine.base import SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import create
 from npu_worker.engine.zipvoice.model_files import locate
-from npu_worker.protocol import ModelLoadError
+from npu_worker.protocol import InvalidAudio, ModelLoadError
 from npu_worker.testing.zipvoice_model import build_model_dir
 from tests.zipvoice.conftest import engine_config
 
@@ -82,6 +82,22 @@ def test_a_corrupt_decoder_is_a_model_load_error_naming_it(broken_dir, tmp_path)
     engine = create(engine_config(broken_dir, tmp_path))
     with pytest.raises(ModelLoadError, match="fm_decoder.onnx"):
         engine.load()
+
+
+def test_a_reference_that_is_not_audio_is_refused_in_libsndfiles_words(tiny_model_dir, tmp_path):
+    """As the default voice: a load error; as a request's voice: InvalidAudio (the caller's file), not an
+    EngineError, and neither names the worker's in-memory buffer."""
+    noise = tmp_path / "noise.wav"
+    noise.write_bytes(b"this is not audio at all" * 8)
+    reason = f"cannot read reference wav {noise}: Format not recognised."
+    with pytest.raises(ModelLoadError) as at_load:
+        create(engine_config(tiny_model_dir, tmp_path / "a", ref_wav=str(noise))).load()
+    assert at_load.value.message == f"default reference voice: {reason}"
+    engine = create(engine_config(tiny_model_dir, tmp_path / "b"))
+    engine.load()
+    with pytest.raises(InvalidAudio) as at_request:
+        list(engine.stream(SynthesisRequest("안녕하세요.", "ko", voice=Voice(str(noise), "안녕"))))
+    assert at_request.value.message == reason
 
 
 def test_an_unreadable_default_reference_is_a_model_load_error(tiny_model_dir, tmp_path):

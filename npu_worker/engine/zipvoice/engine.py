@@ -36,7 +36,7 @@ from npu_worker.engine.zipvoice.tokenizer import (
     make_tokenizer,
 )
 from npu_worker.engine.zipvoice.vocoder import Vocoder, spectrum_config
-from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage, WorkerError
+from npu_worker.protocol import EngineError, InvalidAudio, ModelLoadError, UnknownLanguage, WorkerError
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
@@ -144,7 +144,7 @@ class ZipVoiceEngine:
         if config.default_voice.ref_wav:
             try:
                 self.prompts.get(self.default_voice(), "ko")
-            except EngineError as exc:
+            except (EngineError, InvalidAudio) as exc:
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
         self._warm_up()
 

@@ -22,7 +22,7 @@ from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from npu_worker.engine.zipvoice.tokenizer import PUNCTUATION, add_punctuation
-from npu_worker.protocol import EngineError
+from npu_worker.protocol import EngineError, InvalidAudio
 
 
 @dataclass(frozen=True)
@@ -75,10 +75,17 @@ def transcript_for(voice: Voice) -> str:
 
 
 def load_reference(path: str, sample_rate: int) -> np.ndarray:
+    """The reference's samples at `sample_rate`; a file that is not audio is the caller's mistake
+    (InvalidAudio, in libsndfile's words, not in its message that names our buffer's Python object)."""
     try:
-        samples, rate = read_wav(Path(path).read_bytes())
-    except (OSError, ValueError, EOFError) as exc:
+        data = Path(path).read_bytes()
+    except OSError as exc:
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
+    try:
+        samples, rate = read_wav(data)
+    except (RuntimeError, ValueError, EOFError) as exc:  # libsndfile's errors are RuntimeErrors
+        reason = getattr(exc, "error_string", None) or str(exc)
+        raise InvalidAudio(f"cannot read reference wav {path}: {reason}") from exc
     return resample(samples, rate, sample_rate)
 
 
