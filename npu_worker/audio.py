@@ -48,16 +48,20 @@ def read_wav(data: bytes) -> tuple[np.ndarray, int]:
     """Decode a wav (8/16/24/32-bit PCM or float, any channel count) to mono float32 and its rate.
 
     libsndfile reads every sample format; 16-bit PCM is decoded with `from_pcm16`, the exact inverse
-    of `to_pcm16`, so a wav this module wrote reads back sample for sample.
+    of `to_pcm16`, so a wav this module wrote reads back sample for sample. Bytes it cannot read are a
+    ValueError in libsndfile's words (its own message names the in-memory buffer's Python object).
     """
     import soundfile
 
-    with soundfile.SoundFile(io.BytesIO(data)) as source:
-        rate = source.samplerate
-        if source.subtype == "PCM_16":
-            samples = from_pcm16(source.read(dtype="int16", always_2d=True))
-        else:
-            samples = source.read(dtype="float32", always_2d=True)
+    try:
+        with soundfile.SoundFile(io.BytesIO(data)) as source:
+            rate = source.samplerate
+            if source.subtype == "PCM_16":
+                samples = from_pcm16(source.read(dtype="int16", always_2d=True))
+            else:
+                samples = source.read(dtype="float32", always_2d=True)
+    except soundfile.LibsndfileError as exc:
+        raise ValueError(exc.error_string) from None
     if samples.shape[1] > 1:
         return samples.mean(axis=1).astype(np.float32), rate
     return np.ascontiguousarray(samples[:, 0], dtype=np.float32), rate

@@ -22,6 +22,21 @@ def test_wav_bytes_round_trip_within_one_lsb():
     assert np.max(np.abs(decoded - samples)) < 2.0 / 32767
 
 
+@pytest.mark.parametrize(
+    "data",
+    [b"this is not audio at all" * 4, b"RIFF\x10\x00\x00\x00WAVEfmt " + bytes(8)],
+    ids=["junk", "short-fmt"],
+)
+def test_bytes_that_are_not_a_wav_are_a_value_error_in_libsndfiles_words(data):
+    """Not libsndfile's own message, which names the in-memory buffer's Python object and address."""
+    with pytest.raises(ValueError) as caught:
+        audio.read_wav(data)
+    reason = str(caught.value)
+    assert reason and "object at" not in reason and "BytesIO" not in reason, reason
+    if data.startswith(b"this"):
+        assert reason == "Format not recognised."
+
+
 def test_pcm16_clips_instead_of_wrapping():
     assert audio.to_pcm16(np.array([1.5, -1.5], dtype=np.float32)).tolist() == [32767, -32767]
 

@@ -75,17 +75,15 @@ def transcript_for(voice: Voice) -> str:
 
 
 def load_reference(path: str, sample_rate: int) -> np.ndarray:
-    """The reference's samples at `sample_rate`; a file that is not audio is the caller's mistake
-    (InvalidAudio, in libsndfile's words, not in its message that names our buffer's Python object)."""
+    """The reference's samples at `sample_rate`; a file that is not audio is the caller's mistake."""
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
     try:
         samples, rate = read_wav(data)
-    except (RuntimeError, ValueError, EOFError) as exc:  # libsndfile's errors are RuntimeErrors
-        reason = getattr(exc, "error_string", None) or str(exc)
-        raise InvalidAudio(f"cannot read reference wav {path}: {reason}") from exc
+    except (ValueError, EOFError) as exc:
+        raise InvalidAudio(f"cannot read reference wav {path}: {exc}") from exc
     return resample(samples, rate, sample_rate)
 
 
