@@ -8,9 +8,11 @@ time-to-first-audio with it, so both sides agree on what "audible" means.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import wave
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -44,24 +46,32 @@ def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
     return buffer.getvalue()
 
 
+@contextlib.contextmanager
+def open_sound(data: bytes) -> Iterator[Any]:
+    """libsndfile over bytes in memory (a `soundfile.SoundFile`). What it cannot read, on opening or
+    reading, is a ValueError in libsndfile's own words: its message names the buffer's Python object."""
+    import soundfile
+
+    try:
+        with soundfile.SoundFile(io.BytesIO(data)) as source:
+            yield source
+    except soundfile.LibsndfileError as exc:
+        raise ValueError(exc.error_string) from None
+
+
 def read_wav(data: bytes) -> tuple[np.ndarray, int]:
     """Decode a wav (8/16/24/32-bit PCM or float, any channel count) to mono float32 and its rate.
 
     libsndfile reads every sample format; 16-bit PCM is decoded with `from_pcm16`, the exact inverse
     of `to_pcm16`, so a wav this module wrote reads back sample for sample. Bytes it cannot read are a
-    ValueError in libsndfile's words (its own message names the in-memory buffer's Python object).
+    ValueError (`open_sound`).
     """
-    import soundfile
-
-    try:
-        with soundfile.SoundFile(io.BytesIO(data)) as source:
-            rate = source.samplerate
-            if source.subtype == "PCM_16":
-                samples = from_pcm16(source.read(dtype="int16", always_2d=True))
-            else:
-                samples = source.read(dtype="float32", always_2d=True)
-    except soundfile.LibsndfileError as exc:
-        raise ValueError(exc.error_string) from None
+    with open_sound(data) as source:
+        rate = source.samplerate
+        if source.subtype == "PCM_16":
+            samples = from_pcm16(source.read(dtype="int16", always_2d=True))
+        else:
+            samples = source.read(dtype="float32", always_2d=True)
     if samples.shape[1] > 1:
         return samples.mean(axis=1).astype(np.float32), rate
     return np.ascontiguousarray(samples[:, 0], dtype=np.float32), rate

@@ -9,7 +9,6 @@ its directory. Every method touches the filesystem: call them off the event loop
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import re
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from typing import Any
 import numpy as np
 import soundfile
 
-from .audio import wav_bytes
+from .audio import open_sound, wav_bytes
 from .config import Settings
 from .files import write_atomic
 from .paths import resolve_ref_wav
@@ -80,7 +79,7 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
     if len(data) > limits.max_bytes:
         raise InvalidAudio(f"the audio file has {len(data)} bytes, the limit is {limits.max_bytes}")
     try:
-        with soundfile.SoundFile(io.BytesIO(data)) as sound:
+        with open_sound(data) as sound:
             seconds = sound.frames / sound.samplerate
             if seconds > limits.max_seconds:
                 raise InvalidAudio(
@@ -88,10 +87,8 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
                 )
             samples = sound.read(dtype="float32", always_2d=True)
             rate = sound.samplerate
-    except (soundfile.LibsndfileError, RuntimeError, ValueError) as exc:
-        # libsndfile's own words, not its message that names our in-memory buffer's Python object
-        reason = getattr(exc, "error_string", None) or str(exc)
-        raise InvalidAudio(f"the upload is not a readable audio file ({reason})") from None
+    except (RuntimeError, ValueError) as exc:
+        raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
     mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
     if mono.size / rate < MIN_VOICE_SECONDS:
         raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
