@@ -172,7 +172,8 @@ class Settings:
     preview_lanes: int = _opt(
         2,
         "engine threads for previews: 2 runs a preview on a second engine instance while the first is "
-        "busy, where the engine has one (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
+        "busy (a streaming preview whenever one waits, a /synth while the first thread is busy), where the "
+        "engine has one (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
         kind=_lanes,
     )
     espeak_process: bool = _opt(

@@ -138,3 +138,49 @@ async def test_a_lane_that_frees_up_never_takes_a_section_beside_the_same_previe
     assert one_after_another(engine, texts)
     await held_ws.close()
     await ws.close()
+
+
+async def test_a_synth_runs_on_the_preview_lane_while_the_engine_thread_is_busy(worker, tmp_path):
+    engine = LanedTone()
+    client = await worker(engine)
+    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
+    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held batch")
+    try:
+        quick = await asyncio.wait_for(
+            client.post("/synth", json={"text": "빠른 문장.", "output_path": str(tmp_path / "q.wav")}),
+            seconds(10),
+        )
+        assert (await quick.json())["status"] == "ok"
+        assert [text for text, *_ in engine.made] == ["빠른 문장."]  # the batch is still held
+    finally:
+        engine.hold.set()
+    events = await read_ndjson(await response)
+    assert events[-1]["event"] == "done" and events[-1]["ok_count"] == 1
+    threads = {text: thread for text, thread, *_ in engine.made}
+    assert threads == {"빠른 문장.": "npu-worker-engine-2", "hold batch.": "npu-worker-engine"}
+
+
+async def test_a_synth_takes_the_engine_thread_when_it_is_free(worker, tmp_path):
+    engine = LanedTone()
+    client = await worker(engine)
+    for i in range(3):
+        body = {"text": f"혼자 오는 문장 {i}.", "output_path": str(tmp_path / f"{i}.wav")}
+        assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    assert {thread for _, thread, *_ in engine.made} == {"npu-worker-engine"}
+
+
+async def test_a_synth_never_runs_on_the_preview_lane_with_one_lane(worker, tmp_path):
+    engine = LanedTone()
+    client = await worker(engine, preview_lanes=1)
+    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
+    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held batch")
+    body = {"text": "기다리는 문장.", "output_path": str(tmp_path / "w.wav")}
+    waiting = asyncio.create_task(client.post("/synth", json=body))
+    await asyncio.sleep(0.3)
+    assert not waiting.done() and engine.made == []  # the only engine thread is held
+    engine.hold.set()
+    assert (await (await waiting).json())["status"] == "ok"
+    assert (await read_ndjson(await response))[-1]["ok_count"] == 1
+    assert {thread for _, thread, *_ in engine.made} == {"npu-worker-engine"}

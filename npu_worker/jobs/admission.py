@@ -12,7 +12,8 @@ Where the engine can also stop a call in flight (`attach_interrupt`), a cancel o
 stops its call at once, and a preview that starts waiting stops the batch section's call if redoing it
 is cheap; both are decided under the same lock that changes which job runs, so they never hit another job.
 Where the engine has a second instance (`--preview-lanes 2`, espeak), a second engine thread takes
-streaming previews (`next_preview`) while the first is busy; a job's sections still run one at a time.
+streaming previews (`next_preview`) whenever one waits, and a `/synth` while the first thread is busy;
+a job's sections still run one at a time.
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ class Admission:
                 picked = self._pick()
             if self._stopping or picked is None:
                 return None
+            self._cond.notify_all()  # a `/synth` waiting behind this section may go to the preview lane
             return self._take(*picked)
 
     def preempting_section(self, running: Job) -> tuple[Job, Section] | None:
@@ -147,16 +149,25 @@ class Admission:
             return None if picked is None else self._take(*picked)
 
     def next_preview(self) -> tuple[Job, Section] | None:
-        """The preview lane's work: block until a streaming preview's section waits; None once stopping.
+        """The preview lane's work (`_lane_work`): block until there is some; None once stopping.
         A preview's sections still run one at a time, whichever lane takes each."""
         with self._cond:
-            picked = self._waiting_preview(_streams)
+            picked = self._lane_work()
             while picked is None and not self._stopping:
                 self._cond.wait()
-                picked = self._waiting_preview(_streams)
+                picked = self._lane_work()
             if self._stopping or picked is None:
                 return None
             return self._take(*picked, beside=True)
+
+    def _lane_work(self) -> tuple[Job, Section] | None:
+        """A streaming preview someone listens to, first; else another preview (a `/synth`), but only
+        while the engine thread is busy, so it does not wait for that section (its p95 at 20 req/s fell
+        by a quarter, benchmarks/SERVER_OVERHEAD.md). Batches stay on the engine thread."""
+        picked = self._waiting_preview(_streams)
+        if picked is None and self._running:
+            picked = self._waiting_preview(_is_preview)
+        return picked
 
     def has_work(self) -> bool:
         """A section is waiting for the engine thread now."""
@@ -249,6 +260,10 @@ def _next_of(job: Job) -> Section | None:
 def _served_key(job: Job) -> tuple[bool, int]:
     """Previews without audio yet first, then the least recently served."""
     return job.first_audio_at is not None, job.last_served
+
+
+def _is_preview(job: Job) -> bool:
+    return job.preview
 
 
 def _streams(job: Job) -> bool:
