@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -43,13 +44,18 @@ def _bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
+# Engine threads for previews at most: each is an espeak-ng instance; more than the cores gains nothing.
+MAX_PREVIEW_LANES = 4
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 
 
 def _lanes(text: str) -> int:
-    value = int(text)
-    if value not in (1, 2):
-        raise ValueError(f"preview lanes are 1 or 2, not {value}")
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_PREVIEW_LANES:
+        raise ValueError(f"preview lanes are 1 to {MAX_PREVIEW_LANES}, not {text.strip()!r}")
     return value
 
 
@@ -57,10 +63,21 @@ def _duration(text: str) -> float:
     """Seconds from '3600', '90m', '12h' or '7d'."""
     value = text.strip().lower()
     unit = _DURATION_UNITS.get(value[-1:], None)
-    number = float(value[:-1] if unit is not None else value)
-    if number < 0 or number != number:
-        raise ValueError(f"not a duration: {text!r}")
-    return number * (unit or 1.0)
+    try:
+        seconds = float(value[:-1] if unit is not None else value) * (unit or 1.0)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds < math.inf:
+        raise ValueError(f"not a duration: {text!r} (seconds, or a number and s, m, h or d)")
+    return seconds
+
+
+def _positive_duration(text: str) -> float:
+    """A duration above zero (a lease: 0 would let every node take over every claim at once)."""
+    seconds = _duration(text)
+    if seconds <= 0:
+        raise ValueError(f"must be above zero, not {text!r}")
+    return seconds
 
 
 def _queue_url(text: str) -> str:
@@ -171,9 +188,9 @@ class Settings:
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
     preview_lanes: int = _opt(
         2,
-        "engine threads for previews: 2 runs a preview on a second engine instance while the first is "
-        "busy (a streaming preview whenever one waits, a /synth while the first thread is busy), where the "
-        "engine has one (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
+        "engine threads for previews, 1 to 4: from 2 on, a preview runs on another engine instance while the "
+        "first is busy (a streaming preview whenever one waits, a /synth while the first thread is busy), where "
+        "the engine has them (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
         kind=_lanes,
     )
     espeak_process: bool = _opt(
@@ -218,7 +235,7 @@ class Settings:
     claim_timeout: float = _opt(
         30.0,
         "with a Redis queue: seconds before a dead node's claimed section is taken over (90s, 2m)",
-        kind=_duration,
+        kind=_positive_duration,
     )
     shutdown_grace: float = _opt(
         30.0, "seconds a SIGTERM lets the running section finish before cancelling it"
@@ -253,6 +270,22 @@ def _converter(f: dataclasses.Field[Any]) -> Any:
     return str
 
 
+def _flag_type(f: dataclasses.Field[Any]) -> Any:
+    """The flag's converter; a setting's own check speaks in its own words (argparse shows a
+    ValueError only as "invalid _lanes value: '5'", an ArgumentTypeError as its message)."""
+    convert = _converter(f)
+    if f.metadata.get("kind") is None:
+        return convert
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
 def env_name(name: str) -> str:
     return ENV_PREFIX + name.upper()
 
@@ -275,7 +308,7 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
             "--" + f.name.replace("_", "-"),
             dest=f.name,
             default=None,
-            type=_converter(f),
+            type=_flag_type(f),
             choices=f.metadata.get("choices"),
             help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
         )

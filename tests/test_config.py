@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tempfile
 
 import pytest
@@ -44,6 +45,33 @@ def test_bad_env_value_is_a_clear_exit():
         load_settings(None, environ={"NPU_WORKER_PORT": "many"})
     with pytest.raises(SystemExit, match="NPU_WORKER_BACKEND"):
         load_settings(None, environ={"NPU_WORKER_BACKEND": "magic"})
+
+
+@pytest.mark.parametrize(
+    ("flag", "value", "message"),
+    [
+        ("preview-lanes", "5", "preview lanes are 1 to 4, not '5'"),
+        ("preview-lanes", "two", "preview lanes are 1 to 4, not 'two'"),
+        ("job-retention", "5x", "not a duration: '5x' (seconds, or a number and s, m, h or d)"),
+        ("job-retention", "inf", "not a duration: 'inf'"),
+        ("job-retention", "1e308d", "not a duration: '1e308d'"),  # finite, but not once in seconds
+        ("job-retention", "-1h", "not a duration: '-1h'"),
+        ("claim-timeout", "0", "must be above zero, not '0'"),
+    ],
+)
+def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value, message):
+    with pytest.raises(SystemExit):
+        parse([f"--{flag}={value}"])
+    assert f"argument --{flag}: {message}" in capsys.readouterr().err
+    name = "NPU_WORKER_" + flag.upper().replace("-", "_")
+    with pytest.raises(SystemExit, match=f"^{name}: {re.escape(message)}"):
+        load_settings(None, environ={name: value})
+
+
+def test_preview_lanes_and_durations_in_range_are_taken():
+    env = {"NPU_WORKER_PREVIEW_LANES": "4", "NPU_WORKER_JOB_RETENTION": "0", "NPU_WORKER_CLAIM_TIMEOUT": "2m"}
+    settings = load_settings(None, environ=env)
+    assert (settings.preview_lanes, settings.job_retention, settings.claim_timeout) == (4, 0.0, 120.0)
 
 
 def test_default_roots_are_the_temp_dir_only(tmp_path):

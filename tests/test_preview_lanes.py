@@ -184,3 +184,30 @@ async def test_a_synth_never_runs_on_the_preview_lane_with_one_lane(worker, tmp_
     assert (await (await waiting).json())["status"] == "ok"
     assert (await read_ndjson(await response))[-1]["ok_count"] == 1
     assert {thread for _, thread, *_ in engine.made} == {"npu-worker-engine"}
+
+
+async def test_with_three_lanes_a_preview_starts_while_a_batch_and_another_preview_are_made(worker, tmp_path):
+    engine = LanedTone()
+    client = await worker(engine, preview_lanes=3)
+    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
+    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
+    admission = client.app[SCHEDULER_KEY].admission
+    await until(lambda: admission.running_job() is not None, "the held batch")
+    held_ws, ws = await connect(client), await connect(client)
+    held_preview = asyncio.create_task(run_request(held_ws, batch("hold this preview.")))
+    await until(lambda: len(admission.running_jobs()) == 2, "the held preview beside the batch")
+    try:
+        transcript = await asyncio.wait_for(run_request(ws, batch("세 번째 레인.")), seconds(10))
+        assert transcript.events("done") and [text for text, *_ in engine.made] == ["세 번째 레인."]
+    finally:
+        engine.hold.set()
+    assert (await held_preview).events("done")
+    assert (await read_ndjson(await response))[-1]["ok_count"] == 1
+    threads = {text: thread for text, thread, *_ in engine.made}
+    assert threads["hold batch."] == "npu-worker-engine"
+    assert {threads["hold this preview."], threads["세 번째 레인."]} == {
+        "npu-worker-engine-2",
+        "npu-worker-engine-3",
+    }
+    await held_ws.close()
+    await ws.close()

@@ -76,7 +76,7 @@ def test_an_idle_worker_exits_well_under_a_second(tmp_path):
     assert elapsed < seconds(1.0), f"an idle worker took {elapsed:.2f} s to exit"
     assert "shutdown: no longer accepting connections" in log
     assert "shutdown: no section was running" in log
-    assert "a second engine instance makes previews" in log  # espeak's preview lane opened, and ended
+    assert "preview lanes: 2 engine instances" in log  # espeak's preview lane opened, and ended
     assert "npu-worker stopped" in log
 
 

@@ -42,7 +42,7 @@ class Admission:
         self._reserved: dict[str, int] = {}
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._open: dict[str, int] = {}  # sections handed to the engine thread and not yet ended, by job
-        self._beside: Job | None = None  # the preview lane's section (an engine with a second instance)
+        self._beside: list[Job] = []  # the preview lanes' sections (an engine with more instances)
         self._ticks = itertools.count(1)
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
@@ -117,13 +117,13 @@ class Admission:
 
     def running_jobs(self) -> list[Job]:
         with self._cond:
-            return self._running + ([self._beside] if self._beside is not None else [])
+            return self._running + self._beside
 
     def running_job(self) -> Job | None:
         """The job whose section the engine is computing now (a preview inside a paused batch section,
         else the preview lane's)."""
         with self._cond:
-            return self._running[-1] if self._running else self._beside
+            return self._running[-1] if self._running else next(iter(self._beside), None)
 
     # -- the engine thread's side ---------------------------------------------------------------
 
@@ -204,14 +204,14 @@ class Admission:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-            return self._running[-1] if self._running else self._beside
+            return self._running[-1] if self._running else next(iter(self._beside), None)
 
     def _pick(self) -> tuple[Job, Section] | None:
         best: Job | None = None
         best_key: tuple[bool, bool, int] | None = None
         picked: Section | None = None
         for job in self._active:
-            if job.cancel_requested.is_set() or job is self._beside:
+            if job.cancel_requested.is_set() or _among(job, self._beside):
                 continue
             key = (job.first_audio_at is not None, not job.preview, job.last_served)
             if best_key is None or key < best_key:
@@ -235,8 +235,8 @@ class Admission:
 
     def _leave(self, job: Job) -> None:
         """A lane is no longer running a section of `job`."""
-        if self._beside is job:
-            self._beside = None
+        if _among(job, self._beside):
+            self._beside = [other for other in self._beside if other is not job]
         elif job in self._running:
             self._running.remove(job)
 
@@ -244,7 +244,7 @@ class Admission:
         """`section` goes to the engine thread now, or to the preview lane (`beside`); under the lock."""
         section.taken = True
         if beside:
-            self._beside = job
+            self._beside.append(job)
         else:
             self._running.append(job)
         self._open[job.id] = self._open.get(job.id, 0) + 1
@@ -260,6 +260,11 @@ def _next_of(job: Job) -> Section | None:
 def _served_key(job: Job) -> tuple[bool, int]:
     """Previews without audio yet first, then the least recently served."""
     return job.first_audio_at is not None, job.last_served
+
+
+def _among(job: Job, jobs: list[Job]) -> bool:
+    """By identity (a Job compares equal field by field)."""
+    return any(other is job for other in jobs)
 
 
 def _is_preview(job: Job) -> bool:

@@ -82,7 +82,7 @@ class Runner:
         self._thread: threading.Thread | None = None
         self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
         self.preview_lanes = preview_lanes
-        self._lane: threading.Thread | None = None  # previews beside the engine thread (`engine.lane()`)
+        self._lanes: list[threading.Thread] = []  # previews beside the engine thread (`engine.lane()`)
 
     def start(self) -> None:
         self.finisher.start()
@@ -90,9 +90,9 @@ class Runner:
         self._thread.start()
 
     def join(self, timeout: float) -> None:
-        """Until the engine thread, the preview lane and then the finisher (what it still had to end) are done."""
+        """Until the engine thread, the preview lanes and then the finisher (what it still had to end) are done."""
         deadline = time.monotonic() + timeout
-        for thread in (self._thread, self._lane):
+        for thread in (self._thread, *self._lanes):
             if thread is not None:
                 thread.join(max(0.0, deadline - time.monotonic()))
         self.finisher.join(max(0.0, deadline - time.monotonic()))
@@ -106,7 +106,7 @@ class Runner:
 
     @property
     def alive(self) -> bool:
-        threads = (self._thread, self._lane)
+        threads = (self._thread, *self._lanes)
         return any(t is not None and t.is_alive() for t in threads) or self.finisher.alive
 
     def _work(self) -> None:
@@ -144,26 +144,32 @@ class Runner:
             pauses = self.preempts and getattr(self.engine, "preemptible", False)
             self.admission.attach_interrupt(interrupt, preempts=pauses)
         log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
-        self._open_preview_lane()
+        self._open_preview_lanes()
         return True
 
-    def _open_preview_lane(self) -> None:
-        """A second engine thread for previews, on a second instance of the engine where it has one
-        (`lane()`: espeak): a preview that arrives while another is being made starts at once."""
+    def _open_preview_lanes(self) -> None:
+        """More engine threads for previews (`preview_lanes` in all), each on its own instance of the
+        engine where it has them (`lane()`: espeak): a preview that arrives while another is being
+        made starts at once."""
         make = getattr(self.engine, "lane", None)
         if self.preview_lanes < 2 or not callable(make):
             return
-        try:
-            engine = make()
-            engine.load()
-        except Exception as exc:  # noqa: BLE001 - one lane still serves everything
-            log.warning("no preview lane: %s: %s", type(exc).__name__, exc)
-            return
-        self._lane = threading.Thread(
-            target=self._serve_previews, args=(engine,), name="npu-worker-engine-2", daemon=True
+        for number in range(2, self.preview_lanes + 1):
+            try:
+                engine = make()
+                engine.load()
+            except Exception as exc:  # noqa: BLE001 - the lanes open so far still serve everything
+                log.warning("no preview lane %d: %s: %s", number, type(exc).__name__, exc)
+                return
+            lane = threading.Thread(
+                target=self._serve_previews, args=(engine,), name=f"npu-worker-engine-{number}", daemon=True
+            )
+            lane.start()
+            self._lanes.append(lane)
+        log.info(
+            "preview lanes: %d engine instances, previews run on another while one is busy",
+            1 + len(self._lanes),
         )
-        self._lane.start()
-        log.info("a second engine instance makes previews while the first is busy")
 
     def _serve_previews(self, engine: Engine) -> None:
         try:
