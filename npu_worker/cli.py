@@ -42,10 +42,11 @@ def serve(args: argparse.Namespace) -> int:
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
     try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
         check_engine_settings(settings)
+        app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
     except ValueError as exc:
         print(f"npu-worker serve: {exc}", file=sys.stderr)
         return 2
-    run(build_app(settings), settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 

@@ -11,14 +11,14 @@ import dataclasses
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
-from .protocol import Limits
+from .protocol import MAX_SEED, Limits
 
 ENV_PREFIX = "NPU_WORKER_"
 
@@ -27,8 +27,50 @@ def _opt(default: Any, help: str, *, kind: Any = None, choices: tuple[str, ...] 
     return field(default=default, metadata={"help": help, "kind": kind, "choices": choices})
 
 
-def _floats(text: str) -> tuple[float, ...]:
-    return tuple(float(part) for part in text.split(",") if part.strip())
+def _schedule(text: str) -> tuple[float, ...]:
+    """Chunk sizes in ms: at least one, each a finite number above zero."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        sizes = tuple(float(part) for part in parts)
+    except ValueError:
+        sizes = ()
+    if not sizes or not all(0 < size < math.inf for size in sizes):
+        raise ValueError(
+            f"chunk sizes are milliseconds above zero, separated by commas, not {text.strip()!r}"
+        )
+    return sizes
+
+
+def _count(least: int, most: int | None = None) -> Callable[[str], int]:
+    """A whole number from `least` (to `most`)."""
+    bound = f"from {least}" + (f" to {most}" if most is not None else " up")
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least or (most is not None and value > most):
+            raise ValueError(f"must be a whole number {bound}, not {text.strip()!r}")
+        return value
+
+    return convert
+
+
+def _seconds(*, zero: bool) -> Callable[[str], float]:
+    """Seconds as a finite number, above zero (or zero too, where it means something)."""
+    bound = "zero or more" if zero else "above zero"
+
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (0 <= value < math.inf) or (value == 0 and not zero):
+            raise ValueError(f"must be seconds, {bound}, not {text.strip()!r}")
+        return value
+
+    return convert
 
 
 def _paths(text: str) -> tuple[str, ...]:
@@ -106,7 +148,7 @@ def default_state_dir() -> str:
 @dataclass(frozen=True)
 class Settings:
     host: str = _opt("127.0.0.1", "address to bind")
-    port: int = _opt(7768, "port to bind")
+    port: int = _opt(7768, "port to bind", kind=_count(0, 65535))
     backend: str = _opt("espeak", "synthesis engine", choices=("espeak", "zipvoice-onnx", "sovits"))
     state_dir: str = _opt(
         "",
@@ -174,18 +216,24 @@ class Settings:
     trim_edge_silence: bool = _opt(
         True, "ZipVoice: cut silence at the start and end of each section's audio", kind=_bool
     )
-    seed: int = _opt(0, "default random seed (same seed + text = same samples)")
-    threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)")
-    heartbeat_interval: float = _opt(10.0, "seconds of silence on a stream before a heartbeat line")
-    max_text_chars: int = _opt(2000, "maximum characters per section")
-    max_sections: int = _opt(1000, "maximum sections per batch")
-    max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes")
-    max_connections: int = _opt(
-        512, "open connections at most; over it, the one waiting longest for its headers is closed"
+    seed: int = _opt(0, "default random seed (same seed + text = same samples)", kind=_count(0, MAX_SEED))
+    threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)", kind=_count(0))
+    heartbeat_interval: float = _opt(
+        10.0, "seconds of silence on a stream before a heartbeat line", kind=_seconds(zero=False)
     )
-    header_timeout: float = _opt(10.0, "seconds a connection may take to send its request headers")
-    body_timeout: float = _opt(30.0, "seconds a request may take to send its body")
-    max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429")
+    max_text_chars: int = _opt(2000, "maximum characters per section", kind=_count(1))
+    max_sections: int = _opt(1000, "maximum sections per batch", kind=_count(1))
+    max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes", kind=_count(1))
+    max_connections: int = _opt(
+        512,
+        "open connections at most; over it, the one waiting longest for its headers is closed",
+        kind=_count(1),
+    )
+    header_timeout: float = _opt(
+        10.0, "seconds a connection may take to send its request headers", kind=_seconds(zero=False)
+    )
+    body_timeout: float = _opt(30.0, "seconds a request may take to send its body", kind=_seconds(zero=False))
+    max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429", kind=_count(1))
     preview_lanes: int = _opt(
         2,
         "engine threads for previews, 1 to 4: from 2 on, a preview runs on another engine instance while the "
@@ -204,8 +252,12 @@ class Settings:
         "seconds a finished job (log, default outputs) is kept; accepts 90m, 12h, 7d (0 = no time bound)",
         kind=_duration,
     )
-    max_jobs_kept: int = _opt(1000, "finished jobs kept at most; the oldest go first (0 = no count bound)")
-    cache_max_bytes: int = _opt(512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)")
+    max_jobs_kept: int = _opt(
+        1000, "finished jobs kept at most; the oldest go first (0 = no count bound)", kind=_count(0)
+    )
+    cache_max_bytes: int = _opt(
+        512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)", kind=_count(0)
+    )
     token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)")
     allowed_origins: tuple[str, ...] = _opt(
         (),
@@ -217,10 +269,14 @@ class Settings:
         f"extra read-only named-voice directories (<name>.wav + <name>.txt), '{os.pathsep}'-separated",
         kind=_paths,
     )
-    voice_max_bytes: int = _opt(5 * 1024 * 1024, "largest voice upload in bytes")
-    voice_max_seconds: float = _opt(30.0, "longest voice upload in seconds (decoded)")
+    voice_max_bytes: int = _opt(5 * 1024 * 1024, "largest voice upload in bytes", kind=_count(1))
+    voice_max_seconds: float = _opt(
+        30.0, "longest voice upload in seconds (decoded)", kind=_seconds(zero=False)
+    )
     chunk_schedule_ms: tuple[float, ...] = _opt(
-        (40.0, 80.0, 160.0, 320.0), "WebSocket PCM chunk sizes in ms, growing; the last repeats", kind=_floats
+        (40.0, 80.0, 160.0, 320.0),
+        "WebSocket PCM chunk sizes in ms, growing; the last repeats",
+        kind=_schedule,
     )
     queue: str = _opt(
         "local",
@@ -238,7 +294,9 @@ class Settings:
         kind=_positive_duration,
     )
     shutdown_grace: float = _opt(
-        30.0, "seconds a SIGTERM lets the running section finish before cancelling it"
+        30.0,
+        "seconds a SIGTERM lets the running section finish before cancelling it",
+        kind=_seconds(zero=True),
     )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
 

@@ -57,6 +57,20 @@ def test_bad_env_value_is_a_clear_exit():
         ("job-retention", "1e308d", "not a duration: '1e308d'"),  # finite, but not once in seconds
         ("job-retention", "-1h", "not a duration: '-1h'"),
         ("claim-timeout", "0", "must be above zero, not '0'"),
+        ("port", "70000", "must be a whole number from 0 to 65535, not '70000'"),
+        ("seed", "-1", "must be a whole number from 0 to 4294967295, not '-1'"),
+        ("max-queue", "0", "must be a whole number from 1 up, not '0'"),
+        ("max-connections", "many", "must be a whole number from 1 up, not 'many'"),
+        ("cache-max-bytes", "-1", "must be a whole number from 0 up, not '-1'"),
+        ("body-timeout", "-1", "must be seconds, above zero, not '-1'"),
+        ("header-timeout", "nan", "must be seconds, above zero, not 'nan'"),
+        ("shutdown-grace", "inf", "must be seconds, zero or more, not 'inf'"),
+        (
+            "chunk-schedule-ms",
+            "40,0",
+            "chunk sizes are milliseconds above zero, separated by commas, not '40,0'",
+        ),
+        ("chunk-schedule-ms", "a", "chunk sizes are milliseconds above zero, separated by commas, not 'a'"),
     ],
 )
 def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value, message):
@@ -68,10 +82,18 @@ def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value,
         load_settings(None, environ={name: value})
 
 
-def test_preview_lanes_and_durations_in_range_are_taken():
+def test_values_at_their_bounds_are_taken():
     env = {"NPU_WORKER_PREVIEW_LANES": "4", "NPU_WORKER_JOB_RETENTION": "0", "NPU_WORKER_CLAIM_TIMEOUT": "2m"}
+    env |= {"NPU_WORKER_PORT": "0", "NPU_WORKER_SEED": str(2**32 - 1), "NPU_WORKER_MAX_QUEUE": "1"}
+    env |= {
+        "NPU_WORKER_CACHE_MAX_BYTES": "0",
+        "NPU_WORKER_SHUTDOWN_GRACE": "0",
+        "NPU_WORKER_BODY_TIMEOUT": "0.5",
+    }
     settings = load_settings(None, environ=env)
     assert (settings.preview_lanes, settings.job_retention, settings.claim_timeout) == (4, 0.0, 120.0)
+    assert (settings.port, settings.seed, settings.max_queue) == (0, 2**32 - 1, 1)
+    assert (settings.cache_max_bytes, settings.shutdown_grace, settings.body_timeout) == (0, 0.0, 0.5)
 
 
 def test_default_roots_are_the_temp_dir_only(tmp_path):

@@ -80,6 +80,15 @@ def test_serve_with_a_bad_setting_exits_2_naming_it_instead_of_a_traceback(tmp_p
     assert "unknown tokenizer 'pinyin'" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_serve_with_a_chunk_under_one_sample_exits_2_naming_it_instead_of_a_traceback(tmp_path):
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--chunk-schedule-ms", "0.01",
+               "--state-dir", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds(60))
+    assert done.returncode == 2, done.stderr
+    assert "npu-worker serve: chunk sizes must be at least one sample, got (0.01,) ms" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 async def test_a_chunk_schedule_is_checked_at_the_engines_real_sample_rate(worker):
     # 0.05 ms is one sample at 24 kHz (accepted when the app is built) but none at 8 kHz.
     client = await worker(ToneEngine(sample_rate=8000), wait_loaded=False, chunk_schedule_ms=(0.05,))
