@@ -86,7 +86,7 @@ def _bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
-# Engine threads for previews at most: each is an espeak-ng instance; more than the cores gains nothing.
+# Engine threads for previews at most (each one more espeak-ng instance); a third gained nothing on two cores.
 MAX_PREVIEW_LANES = 4
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 

@@ -11,7 +11,7 @@ thread asks `preempting_section` at each step boundary and runs the preview's se
 Where the engine can also stop a call in flight (`attach_interrupt`), a cancel of the running section
 stops its call at once, and a preview that starts waiting stops the batch section's call if redoing it
 is cheap; both are decided under the same lock that changes which job runs, so they never hit another job.
-Where the engine has a second instance (`--preview-lanes 2`, espeak), a second engine thread takes
+Where the engine has more instances (`--preview-lanes` 2 to 4, espeak), the other engine threads take
 streaming previews (`next_preview`) whenever one waits, and a `/synth` while the first thread is busy;
 a job's sections still run one at a time.
 """
@@ -241,7 +241,7 @@ class Admission:
             self._running.remove(job)
 
     def _take(self, job: Job, section: Section, beside: bool = False) -> tuple[Job, Section]:
-        """`section` goes to the engine thread now, or to the preview lane (`beside`); under the lock."""
+        """`section` goes to the engine thread now, or to a preview lane (`beside`); under the lock."""
         section.taken = True
         if beside:
             self._beside.append(job)
