@@ -20,7 +20,7 @@ SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 def serve(args: argparse.Namespace) -> int:
     from .app import build_app
     from .engine_options import check_engine_settings
-    from .server import run
+    from .server import ListenFailed, run
 
     settings = load_settings(args)
     if settings.queue != "local":
@@ -29,7 +29,14 @@ def serve(args: argparse.Namespace) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     state_dir = settings.resolved_state_dir()
-    make_private_dir(state_dir)
+    try:
+        make_private_dir(state_dir)
+    except OSError as exc:
+        print(
+            f"npu-worker serve: cannot use the state directory {state_dir}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
+        return 1
     logging.getLogger("npu_worker").info(
         "npu-worker %s: backend %s, state dir %s, listening on http://%s:%s",
         __version__,
@@ -46,7 +53,11 @@ def serve(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"npu-worker serve: {exc}", file=sys.stderr)
         return 2
-    run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    try:
+        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    except ListenFailed as exc:
+        print(f"npu-worker serve: {exc}", file=sys.stderr)
+        return 1
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 

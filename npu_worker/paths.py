@@ -15,6 +15,7 @@ cannot overwrite another job's default output.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from collections.abc import Sequence
@@ -167,3 +168,5 @@ def make_private_dir(path: Path) -> None:
     """Create the state dir readable by this user only (job texts and cached audio are private)."""
     if not path.exists():
         path.mkdir(parents=True, mode=0o700)
+    elif not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))

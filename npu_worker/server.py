@@ -205,6 +205,10 @@ class Listener:
         await self.runner.cleanup()
 
 
+class ListenFailed(Exception):
+    """The worker cannot take connections on the address it was given (said without a traceback)."""
+
+
 async def listen(
     app: web.Application, settings: Settings, *, host: str, port: int, shutdown_timeout: float = 60.0
 ) -> Listener:
@@ -223,7 +227,13 @@ async def listen(
     def make_handler() -> GuardedHandler:
         return GuardedHandler(manager, guard=guard, loop=loop, **handler_options)
 
-    server = await loop.create_server(make_handler, host, port, reuse_address=True, backlog=ACCEPT_BACKLOG)
+    try:
+        server = await loop.create_server(
+            make_handler, host, port, reuse_address=True, backlog=ACCEPT_BACKLOG
+        )
+    except OSError as exc:  # an address in use, a host that does not resolve: the operator's to fix
+        await runner.cleanup()
+        raise ListenFailed(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     return Listener(runner, server, guard)
 
 

@@ -1,0 +1,41 @@
+"""`npu-worker serve` that cannot start says why in one line and exits 1, instead of a traceback: an
+address already taken, a state directory that cannot be one."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.timing import seconds
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def serve(*args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", *args]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds(60))
+
+
+def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = serve("--port", str(port), "--state-dir", str(tmp_path / "state"))
+    assert done.returncode == 1, done.stderr
+    assert f"npu-worker serve: cannot listen on 127.0.0.1:{port}: " in done.stderr
+    assert "address already in use" in done.stderr.lower() and "Traceback" not in done.stderr
+
+
+def test_a_state_directory_that_is_a_file_or_cannot_be_made_is_one_line_and_exit_1(tmp_path):
+    a_file = tmp_path / "file"
+    a_file.write_text("not a directory")
+    for state, reason in ((a_file, "Not a directory"), (a_file / "state", "Not a directory")):
+        done = serve("--port", "0", "--state-dir", str(state))
+        assert done.returncode == 1, done.stderr
+        assert f"npu-worker serve: cannot use the state directory {state}: {reason}" in done.stderr
+        assert "Traceback" not in done.stderr
