@@ -18,6 +18,7 @@ from typing import Any
 
 import platformdirs
 
+from .access import ANY_ORIGIN, normalize_origin
 from .protocol import MAX_SEED, Limits
 
 ENV_PREFIX = "NPU_WORKER_"
@@ -71,6 +72,16 @@ def _seconds(*, zero: bool) -> Callable[[str], float]:
         return value
 
     return convert
+
+
+def _origins(text: str) -> tuple[str, ...]:
+    """`scheme://host[:port]` or `*`, comma-separated: a typo would otherwise match no page at all (and
+    the list replaces the loopback default)."""
+    origins = tuple(part.strip() for part in text.split(",") if part.strip())
+    bad = [origin for origin in origins if origin != ANY_ORIGIN and normalize_origin(origin) is None]
+    if bad:
+        raise ValueError(f"origins are http(s)://host[:port] or *, not {', '.join(map(repr, bad))}")
+    return origins
 
 
 def _paths(text: str) -> tuple[str, ...]:
@@ -262,7 +273,7 @@ class Settings:
     allowed_origins: tuple[str, ...] = _opt(
         (),
         "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
-        kind=lambda text: tuple(p.strip() for p in text.split(",") if p.strip()),
+        kind=_origins,
     )
     voices_dir: tuple[str, ...] = _opt(
         (),

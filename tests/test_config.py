@@ -71,6 +71,16 @@ def test_bad_env_value_is_a_clear_exit():
             "chunk sizes are milliseconds above zero, separated by commas, not '40,0'",
         ),
         ("chunk-schedule-ms", "a", "chunk sizes are milliseconds above zero, separated by commas, not 'a'"),
+        (
+            "allowed-origins",
+            "slides.example,https://ok.example",
+            "origins are http(s)://host[:port] or *, not 'slides.example'",
+        ),
+        (
+            "allowed-origins",
+            "https://a.example/page",
+            "origins are http(s)://host[:port] or *, not 'https://a.example/page'",
+        ),
     ],
 )
 def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value, message):
@@ -89,11 +99,13 @@ def test_values_at_their_bounds_are_taken():
         "NPU_WORKER_CACHE_MAX_BYTES": "0",
         "NPU_WORKER_SHUTDOWN_GRACE": "0",
         "NPU_WORKER_BODY_TIMEOUT": "0.5",
+        "NPU_WORKER_ALLOWED_ORIGINS": "https://Slides.example:443/, *, http://[::1]:8000",
     }
     settings = load_settings(None, environ=env)
     assert (settings.preview_lanes, settings.job_retention, settings.claim_timeout) == (4, 0.0, 120.0)
     assert (settings.port, settings.seed, settings.max_queue) == (0, 2**32 - 1, 1)
     assert (settings.cache_max_bytes, settings.shutdown_grace, settings.body_timeout) == (0, 0.0, 0.5)
+    assert settings.allowed_origins == ("https://Slides.example:443/", "*", "http://[::1]:8000")
 
 
 def test_default_roots_are_the_temp_dir_only(tmp_path):
