@@ -84,6 +84,15 @@ def _origins(text: str) -> tuple[str, ...]:
     return origins
 
 
+def _token(text: str) -> str:
+    """A token a caller can present: the `Authorization` header's value is read without its outer spaces."""
+    if not text.strip() or text != text.strip():
+        raise ValueError(
+            "the token must not be blank or begin or end with a space (no caller could present it)"
+        )
+    return text
+
+
 def _paths(text: str) -> tuple[str, ...]:
     return tuple(part for part in text.split(os.pathsep) if part.strip())
 
@@ -269,7 +278,7 @@ class Settings:
     cache_max_bytes: int = _opt(
         512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)", kind=_count(0)
     )
-    token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)")
+    token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)", kind=_token)
     allowed_origins: tuple[str, ...] = _opt(
         (),
         "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",

@@ -81,6 +81,8 @@ def test_bad_env_value_is_a_clear_exit():
             "https://a.example/page",
             "origins are http(s)://host[:port] or *, not 'https://a.example/page'",
         ),
+        ("token", " s3cret", "the token must not be blank or begin or end with a space"),
+        ("token", " ", "the token must not be blank or begin or end with a space"),
     ],
 )
 def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value, message):
