@@ -161,6 +161,25 @@ async def test_a_synth_runs_on_the_preview_lane_while_the_engine_thread_is_busy(
     assert threads == {"빠른 문장.": "npu-worker-engine-2", "hold batch.": "npu-worker-engine"}
 
 
+async def test_a_ws_request_without_audio_runs_on_the_preview_lane_while_the_engine_thread_is_busy(
+    worker, tmp_path
+):
+    engine = LanedTone()
+    client = await worker(engine)
+    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
+    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held batch")
+    ws = await connect(client)
+    try:
+        transcript = await asyncio.wait_for(run_request(ws, batch("소리 없이.", audio=False)), seconds(10))
+        assert transcript.events("done") and [text for text, *_ in engine.made] == ["소리 없이."]
+    finally:
+        engine.hold.set()
+    assert (await read_ndjson(await response))[-1]["ok_count"] == 1
+    assert {text: thread for text, thread, *_ in engine.made}["소리 없이."] == "npu-worker-engine-2"
+    await ws.close()
+
+
 async def test_a_synth_takes_the_engine_thread_when_it_is_free(worker, tmp_path):
     engine = LanedTone()
     client = await worker(engine)

@@ -12,7 +12,8 @@ Where the engine can also stop a call in flight (`attach_interrupt`), a cancel o
 stops its call at once, and a preview that starts waiting stops the batch section's call if redoing it
 is cheap; both are decided under the same lock that changes which job runs, so they never hit another job.
 Where the engine has more instances (`--preview-lanes` 2 to 4, espeak), the other engine threads take
-streaming previews (`next_preview`) whenever one waits, and a `/synth` while the first thread is busy;
+streaming previews (`next_preview`) whenever one waits, and other previews (`/synth`, a `/ws` request
+with `audio: false`) while the first thread is busy;
 a job's sections still run one at a time.
 """
 
@@ -161,9 +162,10 @@ class Admission:
             return self._take(*picked, beside=True)
 
     def _lane_work(self) -> tuple[Job, Section] | None:
-        """A streaming preview someone listens to, first; else another preview (a `/synth`), but only
-        while the engine thread is busy, so it does not wait for that section (its p95 at 20 req/s fell
-        by a quarter, benchmarks/SERVER_OVERHEAD.md). Batches stay on the engine thread."""
+        """A streaming preview someone listens to, first; else another preview (`/synth`, a `/ws` request
+        with `audio: false`), but only while the engine thread is busy, so it does not wait for that
+        section (the `/synth` p95 at 20 req/s fell by a quarter, benchmarks/SERVER_OVERHEAD.md).
+        Batches stay on the engine thread."""
         picked = self._waiting_preview(_streams)
         if picked is None and self._running:
             picked = self._waiting_preview(_is_preview)
