@@ -9,6 +9,7 @@ its directory. Every method touches the filesystem: call them off the event loop
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ from .files import write_atomic
 from .paths import resolve_ref_wav
 from .protocol import BadRequest, InvalidAudio, SynthParams, UnknownVoice, VoiceExists, VoiceNotFound
 
+log = logging.getLogger(__name__)
 DEFAULT_VOICE = "default"
 INLINE_PREFIX = "inline-"  # voices made from a request's inline `ref_audio`, named by content hash
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -112,6 +114,11 @@ class VoiceLibrary:
         self.inline_keep = inline_keep
         self.inline_dir = self.store_dir / "inline"
         self.extra_dirs = tuple(Path(d).expanduser() for d in extra_dirs)
+        for directory in self.extra_dirs:  # looked in at each request: a mount may come later, so no error
+            if not directory.is_dir():
+                log.warning(
+                    "voices directory %s is not a directory (yet): no voice is found there", directory
+                )
         self.default = NamedVoice(DEFAULT_VOICE, default_wav, default_text, "default")
 
     @classmethod

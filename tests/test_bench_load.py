@@ -67,3 +67,13 @@ def test_the_recorded_configuration_never_holds_the_token():
     config = LoadConfig(base="http://127.0.0.1:7768", rates=(1.0,), texts=("a", "b"), token="secret")
     assert config.public()["token"] is True and config.public()["texts"] == 2
     assert "secret" not in repr(config.public())
+
+
+def test_rates_that_are_not_numbers_are_named(capsys):
+    from npu_worker.cli import main
+
+    assert main(["bench", "--rps", "2,fast"]) == 2
+    assert (
+        "npu-worker bench: --rps takes requests/s separated by commas, not '2,fast'"
+        in capsys.readouterr().err
+    )

@@ -78,3 +78,15 @@ def test_only_the_most_recently_used_inline_voices_are_kept(tmp_path):
     third = library.store_inline(tone_wav(seconds_long=1.2), "셋", limits)
     assert library.find(second) is None  # the least recently used one went
     assert library.find(first) is not None and library.find(third) is not None
+
+
+def test_a_voices_directory_that_is_not_there_is_a_warning_and_found_once_it_is(tmp_path, caplog):
+    later = tmp_path / "mounted-later"
+    library = VoiceLibrary(tmp_path / "voices", extra_dirs=[str(later)])
+    assert f"voices directory {later} is not a directory (yet)" in caplog.text
+    assert library.find("lecturer") is None
+    later.mkdir()
+    (later / "lecturer.wav").write_bytes(b"RIFF")  # looked up by name; read only when used
+    (later / "lecturer.txt").write_text("안녕하세요.", encoding="utf-8")
+    found = library.find("lecturer")
+    assert found is not None and found.text == "안녕하세요." and found.source == "directory"

@@ -91,11 +91,19 @@ def add_bench_command(subparsers: Any) -> None:
     p.set_defaults(handler=run_bench_command)
 
 
+def _rates(text: str) -> tuple[float, ...]:
+    """`--rps`: requests/s, comma-separated (the range is LoadConfig's to check)."""
+    try:
+        return tuple(float(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(f"--rps takes requests/s separated by commas, not {text!r}") from None
+
+
 def _config(args: argparse.Namespace) -> LoadConfig:
     texts, lang = load_texts(args.texts)
     return LoadConfig(
         base=resolve_base(args.base),
-        rates=tuple(float(r) for r in args.rps.split(",") if r.strip()),
+        rates=_rates(args.rps),
         texts=texts,
         transports=tuple(t.strip() for t in args.transports.split(",") if t.strip()),
         duration=args.duration,
