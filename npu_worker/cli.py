@@ -32,11 +32,7 @@ def serve(args: argparse.Namespace) -> int:
     try:
         make_private_dir(state_dir)
     except OSError as exc:
-        print(
-            f"npu-worker serve: cannot use the state directory {state_dir}: {exc.strerror or exc}",
-            file=sys.stderr,
-        )
-        return 1
+        return _refused(f"cannot use the state directory {state_dir}: {exc.strerror or exc}", 1)
     logging.getLogger("npu_worker").info(
         "npu-worker %s: backend %s, state dir %s, listening on http://%s:%s",
         __version__,
@@ -51,15 +47,19 @@ def serve(args: argparse.Namespace) -> int:
         check_engine_settings(settings)
         app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
     except ValueError as exc:
-        print(f"npu-worker serve: {exc}", file=sys.stderr)
-        return 2
+        return _refused(str(exc), 2)
     try:
         run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
     except ListenFailed as exc:
-        print(f"npu-worker serve: {exc}", file=sys.stderr)
-        return 1
+        return _refused(str(exc), 1)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
+
+
+def _refused(reason: str, status: int) -> int:
+    """`serve` cannot start: one line on stderr (a setting: 2, the machine: 1), no traceback."""
+    print(f"npu-worker serve: {reason}", file=sys.stderr)
+    return status
 
 
 def check_queue(url: str) -> None:

@@ -42,9 +42,10 @@ def _schedule(text: str) -> tuple[float, ...]:
     return sizes
 
 
-def _count(least: int, most: int | None = None) -> Callable[[str], int]:
-    """A whole number from `least` (to `most`)."""
+def _count(least: int, most: int | None = None, *, wording: str | None = None) -> Callable[[str], int]:
+    """A whole number from `least` (to `most`); `wording` says the bound where the setting's name helps."""
     bound = f"from {least}" + (f" to {most}" if most is not None else " up")
+    wording = wording or f"must be a whole number {bound}"
 
     def convert(text: str) -> int:
         try:
@@ -52,7 +53,7 @@ def _count(least: int, most: int | None = None) -> Callable[[str], int]:
         except ValueError:
             value = least - 1
         if value < least or (most is not None and value > most):
-            raise ValueError(f"must be a whole number {bound}, not {text.strip()!r}")
+            raise ValueError(f"{wording}, not {text.strip()!r}")
         return value
 
     return convert
@@ -109,16 +110,6 @@ def _bool(text: str) -> bool:
 # Engine threads for previews at most (each one more espeak-ng instance); a third gained nothing on two cores.
 MAX_PREVIEW_LANES = 4
 _DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def _lanes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_PREVIEW_LANES:
-        raise ValueError(f"preview lanes are 1 to {MAX_PREVIEW_LANES}, not {text.strip()!r}")
-    return value
 
 
 def _duration(text: str) -> float:
@@ -260,7 +251,7 @@ class Settings:
         "first is busy (a streaming preview whenever one waits; a /synth, or a /ws request without audio, while "
         "the first thread is busy), where "
         "the engine has them (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
-        kind=_lanes,
+        kind=_count(1, MAX_PREVIEW_LANES, wording=f"preview lanes are 1 to {MAX_PREVIEW_LANES}"),
     )
     espeak_process: bool = _opt(
         False,
@@ -351,7 +342,7 @@ def _converter(f: dataclasses.Field[Any]) -> Any:
 
 def _flag_type(f: dataclasses.Field[Any]) -> Any:
     """The flag's converter; a setting's own check speaks in its own words (argparse shows a
-    ValueError only as "invalid _lanes value: '5'", an ArgumentTypeError as its message)."""
+    ValueError only as "invalid convert value: '5'", an ArgumentTypeError as its message)."""
     convert = _converter(f)
     if f.metadata.get("kind") is None:
         return convert

@@ -51,6 +51,15 @@ async def hold_a_preview(client: Any) -> tuple[Any, Any, asyncio.Task[Any]]:
     return held_ws, ws, held
 
 
+async def hold_a_batch(client: Any, tmp_path: Any) -> asyncio.Task[Any]:
+    """A one-section `/synth_batch` ("hold batch.") held on the engine thread, running; the task is
+    its response."""
+    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
+    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
+    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held batch")
+    return response
+
+
 def one_after_another(engine: LanedTone, texts: list[str]) -> bool:
     """The sections made for `texts` ran in order, none starting before the one before it ended."""
     spans = {text: (start, end) for text, _, start, end in engine.made}
@@ -143,9 +152,7 @@ async def test_a_lane_that_frees_up_never_takes_a_section_beside_the_same_previe
 async def test_a_synth_runs_on_the_preview_lane_while_the_engine_thread_is_busy(worker, tmp_path):
     engine = LanedTone()
     client = await worker(engine)
-    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
-    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
-    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held batch")
+    response = await hold_a_batch(client, tmp_path)
     try:
         quick = await asyncio.wait_for(
             client.post("/synth", json={"text": "빠른 문장.", "output_path": str(tmp_path / "q.wav")}),
@@ -166,9 +173,7 @@ async def test_a_ws_request_without_audio_runs_on_the_preview_lane_while_the_eng
 ):
     engine = LanedTone()
     client = await worker(engine)
-    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
-    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
-    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held batch")
+    response = await hold_a_batch(client, tmp_path)
     ws = await connect(client)
     try:
         transcript = await asyncio.wait_for(run_request(ws, batch("소리 없이.", audio=False)), seconds(10))
@@ -192,9 +197,7 @@ async def test_a_synth_takes_the_engine_thread_when_it_is_free(worker, tmp_path)
 async def test_a_synth_never_runs_on_the_preview_lane_with_one_lane(worker, tmp_path):
     engine = LanedTone()
     client = await worker(engine, preview_lanes=1)
-    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
-    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
-    await until(lambda: client.app[SCHEDULER_KEY].admission.running_job() is not None, "the held batch")
+    response = await hold_a_batch(client, tmp_path)
     body = {"text": "기다리는 문장.", "output_path": str(tmp_path / "w.wav")}
     waiting = asyncio.create_task(client.post("/synth", json=body))
     await asyncio.sleep(0.3)
@@ -208,10 +211,8 @@ async def test_a_synth_never_runs_on_the_preview_lane_with_one_lane(worker, tmp_
 async def test_with_three_lanes_a_preview_starts_while_a_batch_and_another_preview_are_made(worker, tmp_path):
     engine = LanedTone()
     client = await worker(engine, preview_lanes=3)
-    held = {"idx": 0, "text": "hold batch.", "output_path": str(tmp_path / "b.wav")}
-    response = asyncio.create_task(client.post("/synth_batch", json={"sections": [held]}))
+    response = await hold_a_batch(client, tmp_path)
     admission = client.app[SCHEDULER_KEY].admission
-    await until(lambda: admission.running_job() is not None, "the held batch")
     held_ws, ws = await connect(client), await connect(client)
     held_preview = asyncio.create_task(run_request(held_ws, batch("hold this preview.")))
     await until(lambda: len(admission.running_jobs()) == 2, "the held preview beside the batch")

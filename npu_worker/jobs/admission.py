@@ -124,7 +124,7 @@ class Admission:
         """The job whose section the engine is computing now (a preview inside a paused batch section,
         else the preview lane's)."""
         with self._cond:
-            return self._running[-1] if self._running else next(iter(self._beside), None)
+            return self._current()
 
     # -- the engine thread's side ---------------------------------------------------------------
 
@@ -206,7 +206,11 @@ class Admission:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-            return self._running[-1] if self._running else next(iter(self._beside), None)
+            return self._current()
+
+    def _current(self) -> Job | None:
+        """The engine thread's innermost section's job, else a preview lane's; under the lock."""
+        return self._running[-1] if self._running else next(iter(self._beside), None)
 
     def _pick(self) -> tuple[Job, Section] | None:
         best: Job | None = None
