@@ -250,7 +250,8 @@ class Settings:
         "engine threads for previews, 1 to 4: from 2 on, a preview runs on another engine instance while the "
         "first is busy (a streaming preview whenever one waits; a /synth, or a /ws request without audio, while "
         "the first thread is busy), where "
-        "the engine has them (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread",
+        "the engine has them (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread; "
+        "with --queue redis each node runs one engine thread",
         kind=_count(1, MAX_PREVIEW_LANES, wording=f"preview lanes are 1 to {MAX_PREVIEW_LANES}"),
     )
     espeak_process: bool = _opt(
