@@ -121,7 +121,15 @@ PATHS: dict[str, Any] = {
     "/synth_batch": {
         "post": {
             "summary": "many sections; NDJSON events, one JSON result, or a job id (?async=1)",
-            "parameters": [{"name": "async", "in": "query", "schema": {"type": "string"}}],
+            "parameters": [
+                {
+                    "name": "async",
+                    "in": "query",
+                    "description": "1/true/yes/on: answer with the queued job at once; 0/false/no/off or "
+                    "absent: stream (or wait); anything else is a 400",
+                    "schema": {"type": "string"},
+                }
+            ],
             "requestBody": _body("BatchBody"),
             "responses": {
                 "200": {

@@ -96,6 +96,31 @@ async def test_bad_batches_are_400_and_create_no_job(worker, tmp_path, sections,
     assert (await (await client.get("/jobs")).json())["jobs"] == []
 
 
+@pytest.mark.parametrize("value", ["maybe", "2", "ja", "%00", "1 "])
+async def test_an_async_flag_that_is_not_yes_or_no_is_400_and_creates_no_job(worker, tmp_path, value):
+    client = await worker()
+    body = {"sections": [{"idx": 0, "text": "a", "output_path": str(tmp_path / "a.wav")}]}
+    response = await client.post(f"/synth_batch?async={value}", json=body)
+    assert response.status == 400
+    assert_error_body(await response.json(), "BadRequest")
+    assert "async must be 1 or 0" in (await response.json())["error"]
+    assert (await (await client.get("/jobs")).json())["jobs"] == []
+    assert written_wavs(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "queued"),
+    [("1", True), ("TRUE", True), ("yes", True), ("0", False), ("False", False), ("off", False), ("", False)],
+)
+async def test_an_async_flag_in_any_documented_spelling_is_understood(worker, tmp_path, value, queued):
+    client = await worker()
+    body = {"sections": [{"idx": 0, "text": "a", "output_path": str(tmp_path / "a.wav")}], "stream": False}
+    response = await client.post(f"/synth_batch?async={value}", json=body)
+    assert response.status == 200
+    answer = await response.json()
+    assert answer["status"] == ("queued" if queued else "ok")
+
+
 async def test_batch_with_a_good_and_a_forbidden_path_writes_nothing(worker, tmp_path):
     client = await worker()
     sections = [

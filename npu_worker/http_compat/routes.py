@@ -46,6 +46,29 @@ if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
 
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
+FLAG_WORDS = {
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+}
+
+
+def _query_flag(request: web.Request, name: str) -> bool:
+    """A yes/no query parameter (absent or empty: no). Anything else is refused before any work starts:
+    `?async=False` (Python's spelling) once meant yes, and a caller who waits for a stream must not
+    get a job id instead."""
+    raw = request.query.get(name, "")
+    if raw == "":
+        return False
+    flag = FLAG_WORDS.get(raw.lower())
+    if flag is None:
+        raise BadRequest(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {raw[:40]!r}")
+    return flag
 
 
 @contextlib.asynccontextmanager
@@ -191,9 +214,10 @@ async def synth(request: web.Request) -> web.Response:
 async def synth_batch(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
     settings = request.app[SETTINGS_KEY]
+    queued = _query_flag(request, "async")
     batch = parse_batch_request(await read_body(request), request.app[LIMITS_KEY])
     job = await scheduler.submit(batch, preview=False)
-    if request.query.get("async", "0") not in ("0", "", "false"):
+    if queued:
         return json_response(Queued(job_id=job.id, total=job.total))
     if not batch.stream:
         await _wait_done(scheduler, job)
