@@ -7,8 +7,10 @@ it is really waiting for them: from the connection, and on a kept-alive connecti
 previous response, until the request reaches the app. Once it has, only `--body-timeout` bounds its body
 (where it is read: `read_body`, the voice upload) and nothing but the client bounds the response: a
 long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
-open: a new one over the cap evicts the connection that has waited longest for its headers, so a
-client that sends a whole request at once (a health check) always gets in. Parser-level refusals get
+open: a new one over the cap evicts the connection that has waited longest for its headers, else the
+WebSocket that has been idle longest (open, nothing running on it: closed with 1013, try again later),
+so a client that sends a whole request at once (a health check) gets in unless every connection is
+really in use (a request running or being read). Parser-level refusals get
 the JSON error body, and the access log never shows a `?token=`.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request
@@ -19,10 +21,12 @@ access logger, which aiohttp calls once the last byte is written (`AbstractAcces
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import sys
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -102,20 +106,35 @@ class ConnectionGuard:
         self.header_timeout = header_timeout
         self.open: set[GuardedHandler] = set()
         self.waiting: OrderedDict[GuardedHandler, asyncio.TimerHandle] = OrderedDict()
+        self.idle: OrderedDict[GuardedHandler, Callable[[], object]] = OrderedDict()  # how to close each
         self.evicted = 0
+        self.reclaimed = 0
         self.timed_out = 0
 
     def admit(self, handler: GuardedHandler) -> bool:
         """Register a new connection; False if it has to be refused (full of busy connections)."""
         if len(self.open) >= self.max_connections:
-            if not self.waiting:
+            if self.waiting:
+                oldest = next(iter(self.waiting))
+                self.evicted += 1
+                self.forget(oldest)
+                oldest.force_close()
+            elif self.idle:
+                oldest, close = self.idle.popitem(last=False)
+                self.reclaimed += 1
+                self.forget(oldest)
+                close()
+            else:
                 return False
-            oldest = next(iter(self.waiting))
-            self.evicted += 1
-            self.forget(oldest)
-            oldest.force_close()
         self.open.add(handler)
         return True
+
+    def set_idle(self, handler: GuardedHandler, close: Callable[[], object] | None) -> None:
+        """A long-lived connection (a WebSocket) holds nothing running now and may be closed by `close`
+        to admit a new one when the cap is reached; `None`: it is in use again."""
+        self.idle.pop(handler, None)
+        if close is not None and handler in self.open:
+            self.idle[handler] = close
 
     def await_headers(self, handler: GuardedHandler) -> None:
         """Start the header deadline now (a new connection, or one whose response just finished)."""
@@ -131,6 +150,7 @@ class ConnectionGuard:
 
     def forget(self, handler: GuardedHandler) -> None:
         self.headers_done(handler)
+        self.idle.pop(handler, None)
         self.open.discard(handler)
 
     def _expire(self, handler: GuardedHandler) -> None:
@@ -144,27 +164,27 @@ class GuardedHandler(RequestHandler):
 
     def __init__(self, manager: web.Server, *, guard: ConnectionGuard, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
-        self._guard = guard
+        self.guard = guard
         self._refused = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._refused = not self._guard.admit(self)
+        self._refused = not self.guard.admit(self)
         if self._refused:
             transport.close()
             return
         super().connection_made(transport)
-        self._guard.await_headers(self)
+        self.guard.await_headers(self)
 
     def request_arrived(self) -> None:
         """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""
-        self._guard.headers_done(self)
+        self.guard.headers_done(self)
 
     def response_finished(self) -> None:
         """A response is finished: a kept-alive connection now waits for the next request's headers."""
-        self._guard.await_headers(self)
+        self.guard.await_headers(self)
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        self._guard.forget(self)
+        self.guard.forget(self)
         if not self._refused:
             super().connection_lost(exc)
 
@@ -186,6 +206,16 @@ class GuardedHandler(RequestHandler):
         response = web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
         response.force_close()
         return response
+
+
+def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | None], None]:
+    """For a WebSocket handler: report its connection idle (with how to close it) or in use again, to
+    the guard of the socket it came on; a no-op where it was not served by `listen` (aiohttp's own
+    server in tests)."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        return functools.partial(handler.guard.set_idle, handler)
+    return lambda close: None
 
 
 class Listener:

@@ -8,13 +8,16 @@ import asyncio
 import json
 import logging
 import socket
+import threading
 import time
 import urllib.request
 from pathlib import Path
 
+import aiohttp
 import pytest
 
 from tests.timing import seconds
+from tests.tone_engine import ToneEngine
 from tests.worker_process import free_port, start_worker_process
 
 
@@ -87,6 +90,61 @@ async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(se
     assert len(listener.guard.open) <= 20 and listener.guard.evicted >= 20
     for _, writer in socks:
         writer.close()
+
+
+HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+
+async def hold_a_request(socket_: aiohttp.ClientWebSocketResponse, text: str) -> None:
+    """Start a preview on `socket_` and wait for its `start` (the engine's gate holds its audio)."""
+    await socket_.send_json({"type": "synth", "text": text})
+    async with asyncio.timeout(seconds(10)):
+        while (await socket_.receive_json())["event"] != "start":
+            pass
+
+
+async def test_over_the_cap_the_longest_idle_websocket_is_closed_and_health_answers(served):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    listener = await served(engine=engine, max_connections=4)
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/ws"
+            sockets = [await session.ws_connect(url) for _ in range(4)]
+            await hold_a_request(sockets[1], "held on the engine")  # in use: never the one closed
+            for expected_closed in (0, 2):  # the longest idle first
+                if expected_closed == 2:  # the room socket 0 left is taken again
+                    sockets.append(await session.ws_connect(url))
+                answer = await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10))
+                assert answer.startswith(b"HTTP/1.1 200")
+                async with asyncio.timeout(seconds(10)):
+                    closing = await sockets[expected_closed].receive()
+                assert closing.type == aiohttp.WSMsgType.CLOSE
+                assert closing.data == aiohttp.WSCloseCode.TRY_AGAIN_LATER
+                assert closing.extra == "idle connection closed to admit another"
+            assert listener.guard.reclaimed == 2
+            async with asyncio.timeout(seconds(5)):  # sockets 1, 3 and 4 (the health checks have ended)
+                while len(listener.guard.open) != 3:
+                    await asyncio.sleep(0.01)
+            assert not any(sockets[number].closed for number in (1, 3, 4))
+    finally:
+        engine.gate.set()
+
+
+async def test_when_every_connection_is_in_use_a_new_one_is_refused(served):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    listener = await served(engine=engine, max_connections=2)
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/ws"
+            sockets = [await session.ws_connect(url) for _ in range(2)]
+            for number, socket_ in enumerate(sockets):
+                await hold_a_request(socket_, f"held {number}")
+            assert await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10)) == b""
+            assert listener.guard.reclaimed == 0 and not any(s.closed for s in sockets)
+    finally:
+        engine.gate.set()
 
 
 async def test_the_access_log_never_shows_a_token(served, caplog):
