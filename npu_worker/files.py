@@ -200,6 +200,38 @@ def write_under_roots(path: str, data: bytes, roots: Sequence[str]) -> None:
         raise OutputPathNotAllowed(f"{path}: {exc.strerror}") from None
 
 
+def read_own_output(path: str, roots: Sequence[str], limit: int) -> bytes:
+    """The bytes of a file the worker wrote beneath one of `roots`, read the way it was written: each
+    directory and the file opened without following a link, without blocking (a FIFO put there is not
+    waited on). The file must still be the one the worker made: a regular file of this process's user
+    with a single link. Anything else — a symlink or hard link swapped in by someone who can write in
+    that folder (the temp dir is everyone's), another user's file, more than `limit` bytes — is an
+    OSError or TooLarge, so a section's audio can never be a way to read another file.
+    """
+    try:
+        root, parts = split_under_root(path, roots)
+    except ValueError as exc:
+        raise OSError(errno.EINVAL, str(exc)) from None
+    *directories, name = parts
+    with open_beneath(root, directories, create=False) as dir_fd:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno in LINK_ERRORS and _is_link(dir_fd, name):
+                raise LinkRefused(exc.errno, f"{name} is a symbolic link") from None
+            raise
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1:
+            raise OSError(errno.EPERM, "no longer the file the worker wrote", path)
+        if info.st_size > limit:
+            raise TooLarge(f"{path} is {info.st_size} bytes, more than the {limit} accepted")
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(f"{path} is more than the {limit} bytes accepted")
+    return data
+
+
 def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
     """RefWavNotAllowed unless `path` is a regular file beneath a root reached without any link."""
     try:
@@ -217,6 +249,30 @@ def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
         raise RefWavNotAllowed(f"{path}: {exc.strerror or exc}") from None
     if not regular:
         raise RefWavNotAllowed(f"{path} is not a regular file")
+
+
+class TooLarge(ValueError):
+    """A file holds more than the reader accepts."""
+
+
+def read_regular(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, if it holds at most `limit`; else TooLarge.
+
+    Opened without blocking and checked before reading: a FIFO or device swapped in at that path is an
+    OSError at once, not a read that waits for a writer forever or never ends, and a huge file is never
+    read whole (a caller names the path; what is there is anyone's).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as stream:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        if info.st_size > limit:
+            raise TooLarge(f"{path} is {info.st_size} bytes, more than the {limit} accepted")
+        data = stream.read(limit + 1)
+    if len(data) > limit:  # it grew since the fstat
+        raise TooLarge(f"{path} is more than the {limit} bytes accepted")
+    return data
 
 
 def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:

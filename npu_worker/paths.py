@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .files import check_file_under_roots, write_under_roots
-from .protocol import OutputPathNotAllowed, RefWavNotAllowed
+from .files import check_file_under_roots, read_own_output, write_under_roots
+from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
 JOBS_DIR = "jobs"
@@ -93,6 +93,11 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
         raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}")
     if not os.path.isfile(real):
         raise RefWavNotAllowed(f"{path} does not exist or is not a file")
+    if (size := os.path.getsize(real)) > MAX_REFERENCE_BYTES:
+        raise RefWavNotAllowed(
+            f"{path} is {size} bytes; a reference voice is a few seconds of speech "
+            f"(at most {MAX_REFERENCE_BYTES} bytes)"
+        )
     return real
 
 
@@ -142,6 +147,17 @@ class PathPolicy:
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
         else:
             write_under_roots(path, data, self.roots)
+
+    def read_output(self, path: str, limit: int) -> bytes:
+        """A section's wav as the worker wrote it (`write_output`'s roots, no link followed, still the
+        worker's own single-link file): OSError or TooLarge otherwise (`files.read_own_output`)."""
+        if is_under(path, (self.outputs_root,)):
+            return read_own_output(path, (self.outputs_root,), limit)
+        if self._legacy_default_output(path):
+            return read_own_output(path, (os.path.join(self.state_dir, JOBS_DIR),), limit)
+        if is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+            raise OSError(errno.EPERM, "outside the allowed roots", path)
+        return read_own_output(path, self.roots, limit)
 
     def _legacy_default_output(self, path: str) -> bool:
         """`<state>/jobs/<id>/sNN.wav`: where default outputs went before `outputs/` (an interrupted job

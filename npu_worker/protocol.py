@@ -217,6 +217,10 @@ DEFAULT_LANG = "ko"
 DEFAULT_SPEED = 1.0
 MAX_SEED = 2**32 - 1  # what every engine's random generator accepts
 MAX_INDEX = 2**31 - 1  # a section label any client holds as an int, and a short file name
+# A reference voice (`ref_wav`) is seconds of speech; 64 MiB is six minutes of 48 kHz 16-bit stereo.
+# A larger file is refused before it is read: the caller names the path, and reading a huge file whole
+# could end the worker.
+MAX_REFERENCE_BYTES = 64 * 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from npu_worker import files
+from npu_worker.engine.base import Voice
+from npu_worker.engine.zipvoice.prompt import MAX_TRANSCRIPT_BYTES, load_reference, transcript_for
 from npu_worker.files import write_under_roots
-from npu_worker.protocol import OutputPathNotAllowed
+from npu_worker.protocol import MAX_REFERENCE_BYTES, EngineError, InvalidAudio, OutputPathNotAllowed
 from tests.test_http_api import read_ndjson
 from tests.test_http_bad_input import assert_error_body
 from tests.test_restart_recovery import get, post, wait_for
@@ -244,3 +246,78 @@ async def test_a_path_longer_than_the_system_can_open_is_refused_up_front(worker
         assert_error_body(answer, name)
         assert "the system's limit" in answer["error"]
     assert not (tmp_path / "d").exists()
+
+
+SWAPS = {
+    "a symlink to a secret": lambda wav, secret: (wav.unlink(), wav.symlink_to(secret)),
+    "a hard link to a secret": lambda wav, secret: (wav.unlink(), os.link(secret, wav)),
+    "a FIFO": lambda wav, secret: (wav.unlink(), os.mkfifo(wav)),
+    "its folder swapped for a link": lambda wav, secret: swap_for_link(wav.parent, secret.parent),
+}
+
+
+@pytest.mark.parametrize("swap", sorted(SWAPS))
+async def test_a_sections_wav_swapped_after_it_was_written_is_not_served(worker, tmp_path, outside, swap):
+    """`GET .../audio` reads the file the worker wrote, the way it wrote it: a local user who can write
+    in the caller's folder cannot turn it into a way to read another file (or to hang a reader)."""
+    client = await worker()
+    (tmp_path / "out").mkdir()
+    secret = outside / "s00.wav"  # the same name, so a swapped folder finds it
+    secret.write_bytes(b"the worker's secret")
+    wav = tmp_path / "out" / "s00.wav"
+    body = {"sections": [{"idx": 0, "text": "하나", "output_path": str(wav)}], "stream": False}
+    assert (await (await client.post("/synth_batch", json=body)).json())["ok_count"] == 1
+    job_id = (await (await client.get("/jobs")).json())["jobs"][0]["job_id"]
+    served = await client.get(f"/jobs/{job_id}/sections/0/audio")
+    assert served.status == 200 and await served.read() == wav.read_bytes()
+
+    SWAPS[swap](wav, secret)
+    async with asyncio.timeout(seconds(10)):
+        refused = await client.get(f"/jobs/{job_id}/sections/0/audio")
+    text = await refused.text()
+    assert refused.status == 404 and "secret" not in text
+    assert_error_body(await refused.json(), "AudioNotFound")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+async def test_a_sections_wav_replaced_by_another_users_file_is_not_served(worker, tmp_path):
+    client = await worker()
+    wav = tmp_path / "s00.wav"
+    body = {"sections": [{"idx": 0, "text": "하나", "output_path": str(wav)}], "stream": False}
+    assert (await (await client.post("/synth_batch", json=body)).json())["ok_count"] == 1
+    job_id = (await (await client.get("/jobs")).json())["jobs"][0]["job_id"]
+    wav.unlink()
+    wav.write_bytes(b"RIFF planted")
+    os.chown(wav, 65534, 65534)
+    refused = await client.get(f"/jobs/{job_id}/sections/0/audio")
+    assert refused.status == 404 and "planted" not in await refused.text()
+
+
+async def test_a_reference_larger_than_any_voice_prompt_is_refused_unread(worker, tmp_path):
+    client = await worker()
+    huge = tmp_path / "huge.wav"
+    with open(huge, "wb") as out:  # sparse: no disk used
+        out.truncate(MAX_REFERENCE_BYTES + 1)
+    body = {"text": "하나", "output_path": str(tmp_path / "a.wav"), "ref_wav": str(huge)}
+    response = await client.post("/synth", json=body)
+    assert response.status == 400
+    answer = await response.json()
+    assert_error_body(answer, "RefWavNotAllowed")
+    assert f"{MAX_REFERENCE_BYTES + 1} bytes" in answer["error"]
+
+
+def test_reading_a_reference_never_waits_on_a_fifo_nor_reads_a_huge_file(tmp_path):
+    fifo = tmp_path / "ref.wav"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="not a regular file"):
+        files.read_regular(fifo, 1024)  # returns at once: no writer is waited for
+    huge = tmp_path / "huge.wav"
+    with open(huge, "wb") as out:
+        out.truncate(MAX_REFERENCE_BYTES + 1)
+    with pytest.raises(InvalidAudio, match="a reference voice is a few seconds of speech"):
+        load_reference(str(huge), 24000)
+    sidecar = tmp_path / "voice.txt"
+    sidecar.write_bytes(b"x" * (MAX_TRANSCRIPT_BYTES + 1))
+    (tmp_path / "voice.wav").write_bytes(b"RIFF")
+    with pytest.raises(EngineError, match="transcript"):
+        transcript_for(Voice(ref_wav=str(tmp_path / "voice.wav")))

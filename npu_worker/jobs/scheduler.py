@@ -20,6 +20,7 @@ from typing import Any
 
 from ..config import Settings
 from ..engine.base import Engine, EngineInfo, check_language
+from ..files import TooLarge
 from ..paths import PathPolicy
 from ..protocol import (
     AudioNotFound,
@@ -44,6 +45,10 @@ from .runner import Runner
 from .stats import Stats
 from .store import JobStore
 from .subscription import Subscription
+
+# What `GET .../audio` reads at most: a section's wav is minutes of 24 kHz audio (tens of MB); the
+# bound only keeps a file the worker did not make from being read whole.
+MAX_SECTION_WAV_BYTES = 512 * 1024 * 1024
 
 log = logging.getLogger(__name__)
 
@@ -223,9 +228,10 @@ class Scheduler:
         if not isinstance(final, Progress) or final.wav_path is None:
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
         try:
-            return await asyncio.to_thread(Path(final.wav_path).read_bytes)
-        except OSError as exc:
-            raise AudioNotFound(f"the wav of section {idx} is gone: {exc.strerror or exc}") from exc
+            return await asyncio.to_thread(self.paths.read_output, final.wav_path, MAX_SECTION_WAV_BYTES)
+        except (OSError, TooLarge) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise AudioNotFound(f"the wav of section {idx} is gone or was replaced: {reason}") from exc
 
     # -- submission ------------------------------------------------------------------------------
 

@@ -22,7 +22,11 @@ from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from npu_worker.engine.zipvoice.tokenizer import PUNCTUATION, add_punctuation
-from npu_worker.protocol import EngineError, InvalidAudio
+from npu_worker.files import TooLarge, read_regular
+from npu_worker.protocol import MAX_REFERENCE_BYTES, EngineError, InvalidAudio
+
+MAX_TRANSCRIPT_BYTES = 64 * 1024
+REFERENCE_SIZE_HINT = "a reference voice is a few seconds of speech"
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,11 @@ def transcript_for(voice: Voice) -> str:
     assert voice.ref_wav is not None
     sidecar = Path(voice.ref_wav).with_suffix(".txt")
     try:
-        text = sidecar.read_text(encoding="utf-8").strip()
+        text = read_regular(sidecar, MAX_TRANSCRIPT_BYTES).decode("utf-8").strip()
+    except TooLarge as exc:
+        raise EngineError(f"transcript {exc}") from None
+    except UnicodeDecodeError:
+        raise EngineError(f"transcript {sidecar} is not UTF-8 text") from None
     except OSError as exc:
         raise EngineError(
             f"reference {voice.ref_wav} has no transcript: put it in {sidecar.name} beside the wav "
@@ -75,9 +83,12 @@ def transcript_for(voice: Voice) -> str:
 
 
 def load_reference(path: str, sample_rate: int) -> np.ndarray:
-    """The reference's samples at `sample_rate`; a file that is not audio is the caller's mistake."""
+    """The reference's samples at `sample_rate`; a file that is not audio, or one larger than any voice
+    prompt needs (`MAX_REFERENCE_BYTES`), is the caller's mistake."""
     try:
-        data = Path(path).read_bytes()
+        data = read_regular(path, MAX_REFERENCE_BYTES)
+    except TooLarge as exc:
+        raise InvalidAudio(f"reference wav {exc}: {REFERENCE_SIZE_HINT}") from None
     except OSError as exc:
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
     try:
