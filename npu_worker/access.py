@@ -11,6 +11,7 @@ are let through, and a token is what guards them when one is configured.
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -59,6 +60,49 @@ def origin_allowed(origin: str | None, allowed: Sequence[str]) -> bool:
     return normalized is not None and normalized in {normalize_origin(a) for a in allowed}
 
 
+def loopback_bind(host: str) -> bool:
+    """The worker listens on a loopback address only (the default, 127.0.0.1)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def host_allowed(
+    host: str | None, allowed_origins: Sequence[str], token_configured: bool, loopback: bool
+) -> bool:
+    """On a worker bound to loopback (`loopback`) without a token: the `Host` a request names is an IP
+    literal, `localhost` (or `*.localhost`, which browsers resolve to loopback themselves) or the host of
+    an allowed origin. Anything goes with a token, with origins `*`, on a worker bound beyond loopback
+    (callers may use its LAN name; such a worker needs a token anyway), and without a Host.
+
+    Why: after DNS rebinding, a page at `http://evil.example:7768` reaches a loopback worker as its own
+    origin, and a browser sends no `Origin` on a same-origin GET, so the origin check alone would let that
+    page read `/jobs` and the sections' audio. Its requests still carry `Host: evil.example:7768`, a
+    name no program on this machine needs to reach a loopback worker.
+    """
+    if not loopback or host is None or token_configured or ANY_ORIGIN in allowed_origins:
+        return True
+    try:
+        name = (urlsplit(f"//{host.strip()}").hostname or "").lower()
+    except ValueError:
+        return False
+    if not name:
+        return False
+    try:
+        ipaddress.ip_address(name)
+        return True
+    except ValueError:
+        pass
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    return name in {
+        urlsplit(normalized).hostname for a in allowed_origins if (normalized := normalize_origin(a))
+    }
+
+
 def presented_token(authorization: str | None, query_token: str | None) -> str | None:
     """The token from `Authorization: Bearer <t>` or, for browsers (which cannot set headers on a
     WebSocket handshake), from `?token=<t>`."""
@@ -85,9 +129,22 @@ def check_access(
     origin: str | None,
     authorization: str | None,
     query_token: str | None,
+    host: str | None = None,
+    loopback: bool = False,
+    token_configured: bool | None = None,
 ) -> None:
-    """Raise OriginNotAllowed (403) or Unauthorized (401); return quietly when the peer may connect."""
+    """Raise OriginNotAllowed (403) or Unauthorized (401); return quietly when the peer may connect.
+    `host` is checked on a worker bound to loopback (`loopback`: see `host_allowed`); `token_configured`
+    defaults to whether `token` is set (a route open without the token passes None as `token` but the
+    worker may still have one)."""
     if not origin_allowed(origin, allowed_origins):
         raise OriginNotAllowed(f"origin {origin!r} is not allowed")
+    configured = bool(token) if token_configured is None else token_configured
+    if not host_allowed(host, allowed_origins, configured, loopback):
+        raise OriginNotAllowed(
+            f"host {(host or '')[:80]!r} is not a name of this worker (a browser reaching it through another "
+            "name, as in DNS rebinding); use 127.0.0.1 or localhost, list the page's origin in "
+            "--allowed-origins, or set --token"
+        )
     if not token_valid(token, presented_token(authorization, query_token)):
         raise Unauthorized("a valid token is required (Authorization: Bearer <token> or ?token=<token>)")

@@ -15,7 +15,7 @@ import shutil
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,12 +146,12 @@ class ConsoleWatch:
 
 
 @contextmanager
-def chromium() -> Iterator[Any]:
+def chromium(extra_args: Sequence[str] = ()) -> Iterator[Any]:
     """A headless Chromium (the Debian build, never Playwright's own download), closed on exit."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[*CHROMIUM_ARGS, *extra_args])
         try:
             yield browser
         finally:

@@ -36,7 +36,7 @@ def slow_engine() -> ToneEngine:
 
 
 def request_head(path: str, body: bytes, *extra: str, close: bool = True) -> bytes:
-    lines = [f"POST {path} HTTP/1.1", "Host: x", "Content-Type: application/json"]
+    lines = [f"POST {path} HTTP/1.1", "Host: 127.0.0.1", "Content-Type: application/json"]
     lines += [f"Content-Length: {len(body)}", *extra]
     if close:
         lines.append("Connection: close")
@@ -132,7 +132,7 @@ async def test_a_chunked_body_trickled_within_the_body_timeout_is_read(served, t
     listener = await served(slow_engine(), header_timeout=HEADER_TIMEOUT, body_timeout=seconds(10))
     body = json.dumps({"text": "다" * 20, "output_path": str(tmp_path / "t.wav")}).encode()
     head = (
-        b"POST /synth HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
     )
     pieces = [body[i : i + 8] for i in range(0, len(body), 8)]
@@ -193,7 +193,7 @@ async def test_an_idle_kept_alive_connection_is_closed_a_header_timeout_after_it
     listener = await served(header_timeout=HEADER_TIMEOUT)
     reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
     try:
-        writer.write(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         async with asyncio.timeout(seconds(10)):
             status, _, _ = await read_response(reader)
             answered = time.monotonic()
@@ -211,7 +211,7 @@ async def test_headers_trickled_a_byte_at_a_time_are_still_cut(served):
 
     async def trickle() -> None:
         with contextlib.suppress(ConnectionError):
-            for byte in b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 200:
+            for byte in b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + b"a" * 200:
                 writer.write(bytes([byte]))
                 await writer.drain()
                 await asyncio.sleep(HEADER_TIMEOUT / 8)
@@ -292,7 +292,7 @@ async def test_a_voice_upload_that_stalls_is_cut_by_the_body_timeout(served):
     """Once headers are in, the body timeout is the only bound on a body, so the upload has it too."""
     listener = await served(header_timeout=HEADER_TIMEOUT, body_timeout=3 * HEADER_TIMEOUT)
     head = (
-        b"POST /v1/audio/voices HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n"
+        b"POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n"
         b"Content-Type: multipart/form-data; boundary=b\r\n\r\n"
     )
     part = b'--b\r\nContent-Disposition: form-data; name="name"\r\n\r\nslow'

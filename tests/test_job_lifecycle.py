@@ -97,7 +97,7 @@ async def hang_up_after_the_first_line(host: str, port: int, body: dict) -> str:
     """POST an NDJSON batch on a raw socket, read up to the `start` line, then reset the socket."""
     reader, writer = await asyncio.open_connection(host, port)
     payload = json.dumps(body).encode()
-    head = "POST /synth_batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head = "POST /synth_batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
     writer.write(head.encode() + f"Content-Length: {len(payload)}\r\n\r\n".encode() + payload)
     async with asyncio.timeout(seconds(10)):
         while b'"event": "start"' not in (line := await reader.readline()):

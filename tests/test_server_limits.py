@@ -47,14 +47,14 @@ async def test_a_silent_connection_is_cut_too_but_a_prompt_request_is_not(served
     listener = await served(header_timeout=0.3)
     assert await raw_exchange(listener.port, b"", seconds(5)) == b""
     answer = await raw_exchange(
-        listener.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", seconds(5)
+        listener.port, b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", seconds(5)
     )
     assert answer.startswith(b"HTTP/1.1 200")
 
 
 async def test_a_body_that_trickles_is_a_408(served):
     listener = await served(body_timeout=0.3)
-    head = b"POST /synth HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
     answer = await raw_exchange(listener.port, head + b'{"text"', seconds(20))
     status, _, rest = answer.partition(b"\r\n")
     assert status == b"HTTP/1.1 408 Request Timeout"
@@ -84,7 +84,9 @@ async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(se
         socks.append((reader, writer))
     async with asyncio.timeout(seconds(10)):
         answer = await raw_exchange(
-            listener.port, b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", seconds(10)
+            listener.port,
+            b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+            seconds(10),
         )
     assert answer.startswith(b"HTTP/1.1 200")
     assert len(listener.guard.open) <= 20 and listener.guard.evicted >= 20
@@ -92,7 +94,7 @@ async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(se
         writer.close()
 
 
-HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
 
 async def hold_a_request(socket_: aiohttp.ClientWebSocketResponse, text: str) -> None:
@@ -153,7 +155,7 @@ async def test_the_access_log_never_shows_a_token(served, caplog):
     for query in ("token=s3cret-value", "a=1&token=s3cret-value", "tok%65n=s3cret-value"):
         answer = await raw_exchange(
             listener.port,
-            f"GET /jobs?{query} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode(),
+            f"GET /jobs?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode(),
             seconds(5),
         )
         assert answer.startswith(b"HTTP/1.1 200")

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from npu_worker.access import check_access, origin_allowed, presented_token, token_valid
+from npu_worker.access import (
+    check_access,
+    host_allowed,
+    loopback_bind,
+    origin_allowed,
+    presented_token,
+    token_valid,
+)
 from npu_worker.protocol import OriginNotAllowed, Unauthorized
 
 
@@ -83,3 +90,64 @@ def test_check_access_names_the_refusal() -> None:
     with pytest.raises(Unauthorized):
         check_access(token="t", allowed_origins=(), origin="http://localhost:1", **common)
     check_access(token="t", allowed_origins=(), origin=None, authorization="Bearer t", query_token=None)
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "127.0.0.1:7768",
+        "127.0.0.1",
+        "[::1]:7768",
+        "localhost:7768",
+        "LOCALHOST",
+        "player.localhost:1",
+        "10.0.0.5:7768",
+    ],
+)
+def test_a_loopback_worker_answers_its_addresses_and_localhost(host: str) -> None:
+    assert host_allowed(host, (), token_configured=False, loopback=True)
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["rebound.example:7768", "localhost.rebound.example", "127.0.0.1.nip.io:7768", "", "a:b:c", "[zz]:1"],
+)
+def test_a_loopback_worker_without_a_token_refuses_other_names(host: str) -> None:
+    assert not host_allowed(host, (), token_configured=False, loopback=True)
+    with pytest.raises(OriginNotAllowed, match="not a name of this worker"):
+        check_access(
+            token=None,
+            allowed_origins=(),
+            origin=None,
+            authorization=None,
+            query_token=None,
+            host=host,
+            loopback=True,
+        )
+
+
+def test_a_name_is_allowed_by_an_allowed_origin_a_token_or_a_wider_bind() -> None:
+    host = "tts.example:7768"
+    assert host_allowed(host, ("https://tts.example",), token_configured=False, loopback=True)
+    assert not host_allowed(host, ("https://other.example",), token_configured=False, loopback=True)
+    assert host_allowed(host, ("*",), token_configured=False, loopback=True)
+    assert host_allowed(host, (), token_configured=True, loopback=True)
+    assert host_allowed(host, (), token_configured=False, loopback=False)
+    assert host_allowed(None, (), token_configured=False, loopback=True)  # HTTP/1.0: not a browser
+
+
+@pytest.mark.parametrize(
+    ("bind", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("127.0.0.2", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("192.168.1.9", False),
+        ("npu-box", False),
+    ],
+)
+def test_which_binds_are_loopback(bind: str, loopback: bool) -> None:
+    assert loopback_bind(bind) is loopback

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from ..access import check_access
+from ..access import check_access, loopback_bind
 from ..app_keys import SETTINGS_KEY
 from ..protocol import BadRequest, BodyTooLarge, ErrorBody, QueueFull, WorkerError
 from .bodies import json_response
@@ -22,7 +22,10 @@ log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must load to explain a refusal
 CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
-OPEN_PATHS = ("/health", "/ready")  # no token: monitoring must see a booting worker (origin still checked)
+OPEN_PATHS = (
+    "/health",
+    "/ready",
+)  # no token, any Host: monitoring must see a booting worker (origin still checked)
 
 
 def error_response(
@@ -41,13 +44,17 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     settings = request.app[SETTINGS_KEY]
     origin = request.headers.get("Origin")
     if request.match_info.route.name not in PUBLIC_ROUTE_NAMES:
+        open_path = request.path in OPEN_PATHS
         try:
             check_access(
-                token=None if request.path in OPEN_PATHS else settings.token,
+                token=None if open_path else settings.token,
                 allowed_origins=settings.allowed_origins,
                 origin=origin,
                 authorization=request.headers.get("Authorization"),
                 query_token=request.query.get("token"),
+                host=None if open_path else request.headers.get("Host"),
+                loopback=loopback_bind(settings.host),
+                token_configured=bool(settings.token),
             )
         except WorkerError as exc:
             return error_response(exc)
