@@ -181,8 +181,26 @@ class PathPolicy:
 
 
 def make_private_dir(path: Path) -> None:
-    """Create the state dir readable by this user only (job texts and cached audio are private)."""
+    """Create the state dir readable by this user only (job texts and cached audio are private).
+
+    An existing one must be a directory of this process's user that no one else can write in: a state
+    dir someone else made first (in a shared place like /tmp, say) would let them plant job records and
+    cached audio the worker then serves, or read every caller's texts.
+    """
     if not path.exists():
         path.mkdir(parents=True, mode=0o700)
     elif not path.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    info = path.stat()
+    if info.st_uid != os.geteuid():
+        raise PermissionError(
+            errno.EPERM,
+            f"it belongs to another user (uid {info.st_uid}); use one of the worker's own",
+            str(path),
+        )
+    if info.st_mode & 0o022:
+        raise PermissionError(
+            errno.EPERM,
+            f"others can write in it (mode {info.st_mode & 0o777:o}); `chmod go-w` it or use a private one",
+            str(path),
+        )

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.timing import seconds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,3 +41,24 @@ def test_a_state_directory_that_is_a_file_or_cannot_be_made_is_one_line_and_exit
         assert done.returncode == 1, done.stderr
         assert f"npu-worker serve: cannot use the state directory {state}: {reason}" in done.stderr
         assert "Traceback" not in done.stderr
+
+
+def test_a_state_directory_others_can_write_in_is_refused(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    done = serve("--port", "0", "--state-dir", str(shared))
+    assert done.returncode == 1, done.stderr
+    assert f"cannot use the state directory {shared}: others can write in it (mode 777)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_state_directory_of_another_user_is_refused(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("giving a directory to another user needs root")
+    planted = tmp_path / "planted"
+    planted.mkdir(mode=0o700)
+    os.chown(planted, 65534, 65534)
+    done = serve("--port", "0", "--state-dir", str(planted))
+    assert done.returncode == 1, done.stderr
+    assert "it belongs to another user (uid 65534)" in done.stderr and "Traceback" not in done.stderr
