@@ -200,6 +200,20 @@ def write_under_roots(path: str, data: bytes, roots: Sequence[str]) -> None:
         raise OutputPathNotAllowed(f"{path}: {exc.strerror}") from None
 
 
+class TooLarge(ValueError):
+    """A file holds more than the reader accepts."""
+
+
+def read_regular(path: str | Path, limit: int) -> bytes:
+    """The bytes of the regular file at `path`, if it holds at most `limit`; else TooLarge.
+
+    Opened without blocking and checked before reading: a FIFO or device swapped in at that path is an
+    OSError at once, not a read that waits for a writer forever or never ends, and a huge file is never
+    read whole (a caller names the path; what is there is anyone's).
+    """
+    return _read_at_most(os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), str(path), limit)
+
+
 def read_own_output(path: str, roots: Sequence[str], limit: int) -> bytes:
     """The bytes of a file the worker wrote beneath one of `roots`, read the way it was written: each
     directory and the file opened without following a link, without blocking (a FIFO put there is not
@@ -220,14 +234,22 @@ def read_own_output(path: str, roots: Sequence[str], limit: int) -> bytes:
             if exc.errno in LINK_ERRORS and _is_link(dir_fd, name):
                 raise LinkRefused(exc.errno, f"{name} is a symbolic link") from None
             raise
+    return _read_at_most(fd, path, limit, own=True)
+
+
+def _read_at_most(fd: int, path: str, limit: int, *, own: bool = False) -> bytes:
+    """Read the open `fd` (closed after) if it is a regular file of at most `limit` bytes (and, when
+    `own`, this user's with one link)."""
     with os.fdopen(fd, "rb") as stream:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid() or info.st_nlink != 1:
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        if own and (info.st_uid != os.geteuid() or info.st_nlink != 1):
             raise OSError(errno.EPERM, "no longer the file the worker wrote", path)
         if info.st_size > limit:
             raise TooLarge(f"{path} is {info.st_size} bytes, more than the {limit} accepted")
         data = stream.read(limit + 1)
-    if len(data) > limit:
+    if len(data) > limit:  # it grew since the fstat
         raise TooLarge(f"{path} is more than the {limit} bytes accepted")
     return data
 
@@ -249,30 +271,6 @@ def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
         raise RefWavNotAllowed(f"{path}: {exc.strerror or exc}") from None
     if not regular:
         raise RefWavNotAllowed(f"{path} is not a regular file")
-
-
-class TooLarge(ValueError):
-    """A file holds more than the reader accepts."""
-
-
-def read_regular(path: str | Path, limit: int) -> bytes:
-    """The bytes of the regular file at `path`, if it holds at most `limit`; else TooLarge.
-
-    Opened without blocking and checked before reading: a FIFO or device swapped in at that path is an
-    OSError at once, not a read that waits for a writer forever or never ends, and a huge file is never
-    read whole (a caller names the path; what is there is anyone's).
-    """
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as stream:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
-        if info.st_size > limit:
-            raise TooLarge(f"{path} is {info.st_size} bytes, more than the {limit} accepted")
-        data = stream.read(limit + 1)
-    if len(data) > limit:  # it grew since the fstat
-        raise TooLarge(f"{path} is more than the {limit} bytes accepted")
-    return data
 
 
 def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:

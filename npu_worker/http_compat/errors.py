@@ -22,10 +22,8 @@ log = logging.getLogger(__name__)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must load to explain a refusal
 CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
-OPEN_PATHS = (
-    "/health",
-    "/ready",
-)  # no token, any Host: monitoring must see a booting worker (origin still checked)
+# No token and any Host: monitoring must see a booting worker (the origin is still checked).
+OPEN_PATHS = ("/health", "/ready")
 
 
 def error_response(
