@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import zlib
 from pathlib import Path
 
 import pytest
 from aiohttp import WSMsgType
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from tests.test_http_bad_input import assert_error_body, written_wavs
 from tests.timing import seconds
 
@@ -195,3 +197,19 @@ def test_surrogate_pairs_are_fine_and_lone_ones_are_named_by_where_they_are():
     deep = b'{"a": ' * 500 + b'"\\ud800"' + b"}" * 500
     with pytest.raises(BadRequest, match="lone surrogate"):
         decode_json(deep)
+
+
+async def test_an_internal_error_is_logged_with_the_path_as_sent_so_no_line_is_forged(
+    worker, caplog, monkeypatch
+):
+    client = await worker()
+
+    def broken(job_id: str) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(client.app[SCHEDULER_KEY], "find_job", broken)
+    caplog.set_level(logging.ERROR, logger="npu_worker")
+    response = await client.get("/jobs/x%0A2026-12-04%20CRITICAL%20forged/status")
+    assert response.status == 500
+    [record] = [r for r in caplog.records if r.getMessage().startswith("internal error on")]
+    assert record.getMessage() == "internal error on GET /jobs/x%0A2026-12-04%20CRITICAL%20forged/status"

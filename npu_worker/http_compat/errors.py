@@ -76,7 +76,8 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too.
         response = error_response(BadRequest(_http_reason(exc)), exc.status)
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
-        log.exception("internal error on %s %s", request.method, request.path)
+        # the path as sent (still percent-encoded): a caller cannot start a log line of its own
+        log.exception("internal error on %s %s", request.method, request.rel_url.raw_path)
         response = error_response(exc, 500, with_traceback=True)
     if request.get(CLOSE_AFTER_KEY) and not response.prepared:
         response.force_close()

@@ -69,7 +69,8 @@ def openai_errors(handler: Handler) -> Handler:
         except web.HTTPException:
             raise
         except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
-            log.exception("internal error on %s %s", request.method, request.path)
+            # the path as sent (still percent-encoded): a caller cannot start a log line of its own
+            log.exception("internal error on %s %s", request.method, request.rel_url.raw_path)
             return openai_error_response(exc)
 
     return wrapped
