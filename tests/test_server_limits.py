@@ -5,13 +5,16 @@ in the JSON error body, and no token in the access log."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import socket
 import threading
 import time
 import urllib.request
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import pytest
@@ -105,48 +108,51 @@ async def hold_a_request(socket_: aiohttp.ClientWebSocketResponse, text: str) ->
             pass
 
 
-async def test_over_the_cap_the_longest_idle_websocket_is_closed_and_health_answers(served):
+@contextlib.asynccontextmanager
+async def open_sockets(served, count: int) -> AsyncIterator[tuple[Any, Callable[[], Any], list[Any]]]:
+    """A worker capped at `count` connections with `count` idle /ws sockets open on it; its engine holds
+    every request (`hold_a_request`) until the test ends. Yields (listener, connect another, sockets)."""
     engine = ToneEngine()
     engine.gate = threading.Event()
-    listener = await served(engine=engine, max_connections=4)
+    listener = await served(engine=engine, max_connections=count)
     try:
         async with aiohttp.ClientSession() as session:
             url = f"http://127.0.0.1:{listener.port}/ws"
-            sockets = [await session.ws_connect(url) for _ in range(4)]
-            await hold_a_request(sockets[1], "held on the engine")  # in use: never the one closed
-            for expected_closed in (0, 2):  # the longest idle first
-                if expected_closed == 2:  # the room socket 0 left is taken again
-                    sockets.append(await session.ws_connect(url))
-                answer = await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10))
-                assert answer.startswith(b"HTTP/1.1 200")
-                async with asyncio.timeout(seconds(10)):
-                    closing = await sockets[expected_closed].receive()
-                assert closing.type == aiohttp.WSMsgType.CLOSE
-                assert closing.data == aiohttp.WSCloseCode.TRY_AGAIN_LATER
-                assert closing.extra == "idle connection closed to admit another"
-            assert listener.guard.reclaimed == 2
-            async with asyncio.timeout(seconds(5)):  # sockets 1, 3 and 4 (the health checks have ended)
-                while len(listener.guard.open) != 3:
-                    await asyncio.sleep(0.01)
-            assert not any(sockets[number].closed for number in (1, 3, 4))
+
+            def connect() -> Any:
+                return session.ws_connect(url)
+
+            yield listener, connect, [await connect() for _ in range(count)]
     finally:
         engine.gate.set()
+
+
+async def test_over_the_cap_the_longest_idle_websocket_is_closed_and_health_answers(served):
+    async with open_sockets(served, 4) as (listener, connect, sockets):
+        await hold_a_request(sockets[1], "held on the engine")  # in use: never the one closed
+        for expected_closed in (0, 2):  # the longest idle first
+            if expected_closed == 2:  # the room socket 0 left is taken again
+                sockets.append(await connect())
+            answer = await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10))
+            assert answer.startswith(b"HTTP/1.1 200")
+            async with asyncio.timeout(seconds(10)):
+                closing = await sockets[expected_closed].receive()
+            assert closing.type == aiohttp.WSMsgType.CLOSE
+            assert closing.data == aiohttp.WSCloseCode.TRY_AGAIN_LATER
+            assert closing.extra == "idle connection closed to admit another"
+        assert listener.guard.reclaimed == 2
+        async with asyncio.timeout(seconds(5)):  # sockets 1, 3 and 4 (the health checks have ended)
+            while len(listener.guard.open) != 3:
+                await asyncio.sleep(0.01)
+        assert not any(sockets[number].closed for number in (1, 3, 4))
 
 
 async def test_when_every_connection_is_in_use_a_new_one_is_refused(served):
-    engine = ToneEngine()
-    engine.gate = threading.Event()
-    listener = await served(engine=engine, max_connections=2)
-    try:
-        async with aiohttp.ClientSession() as session:
-            url = f"http://127.0.0.1:{listener.port}/ws"
-            sockets = [await session.ws_connect(url) for _ in range(2)]
-            for number, socket_ in enumerate(sockets):
-                await hold_a_request(socket_, f"held {number}")
-            assert await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10)) == b""
-            assert listener.guard.reclaimed == 0 and not any(s.closed for s in sockets)
-    finally:
-        engine.gate.set()
+    async with open_sockets(served, 2) as (listener, _, sockets):
+        for number, socket_ in enumerate(sockets):
+            await hold_a_request(socket_, f"held {number}")
+        assert await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10)) == b""
+        assert listener.guard.reclaimed == 0 and not any(s.closed for s in sockets)
 
 
 async def test_the_access_log_never_shows_a_token(served, caplog):
