@@ -162,10 +162,16 @@ def _leftovers_by_target(dir_fd: int) -> dict[str, list[str]]:
 
 
 def _remove_part_beneath(dir_fd: int, part: str) -> None:
-    """Unlink a leftover if it still is a plain file (never a link's target: unlink removes the entry)."""
+    """Unlink a leftover if it still is a plain file of this user (never a link's target: unlink removes
+    the entry; never another user's file that merely has a leftover's name)."""
     with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISREG(os.stat(part, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+        if _our_plain_file(os.stat(part, dir_fd=dir_fd, follow_symlinks=False)):
             os.unlink(part, dir_fd=dir_fd)
+
+
+def _our_plain_file(info: os.stat_result) -> bool:
+    """A crashed write's temp file is a regular file of this process's user."""
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.geteuid()
 
 
 LEFTOVERS = CrashLeftovers()
@@ -297,7 +303,7 @@ def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None
 
 
 def remove_stale_parts(path: str | Path) -> int:
-    """Delete `.<name>.*.part` temp files of `path` (plain files only); how many went.
+    """Delete `.<name>.*.part` temp files of `path` (this user's plain files only); how many went.
 
     Only the engine thread writes a given target, so a temp file found before a write is a leftover
     of a process that died mid-write (`kill -9`), never a write in progress.
@@ -313,12 +319,12 @@ def remove_stale_parts(path: str | Path) -> int:
         return 0
     for entry in entries:
         if entry.name.startswith(prefix) and entry.name.endswith(PART_SUFFIX):
-            if entry.is_file(follow_symlinks=False):
-                try:
+            try:
+                if _our_plain_file(entry.stat(follow_symlinks=False)):
                     os.unlink(entry.path)
                     removed += 1
-                except FileNotFoundError:
-                    pass
+            except FileNotFoundError:
+                pass
     return removed
 
 

@@ -150,6 +150,19 @@ def test_a_leftover_that_is_a_link_is_left_alone(tmp_path, monkeypatch, outside)
     assert victim.read_bytes() == b"keep" and (tmp_path / ".b.wav.dead01.part").is_symlink()
 
 
+def test_another_users_file_with_a_leftovers_name_is_left_alone(tmp_path, monkeypatch):
+    """Only a crashed write of this user's leaves a temp file: one of another user's is theirs to keep,
+    at a write into the folder and at retention's sweep alike."""
+    monkeypatch.setattr(files, "LEFTOVERS", files.CrashLeftovers())
+    planted = tmp_path / ".b.wav.dead01.part"
+    planted.write_bytes(b"theirs")
+    real_uid = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real_uid + 1)  # the file is now someone else's to us
+    assert files.remove_stale_parts(str(tmp_path / "b.wav")) == 0
+    write_under_roots(str(tmp_path / "b.wav"), b"RIFF", [str(tmp_path)])
+    assert planted.read_bytes() == b"theirs" and (tmp_path / "b.wav").read_bytes() == b"RIFF"
+
+
 def test_another_users_file_is_not_replaced(tmp_path, monkeypatch):
     target = tmp_path / "theirs.wav"
     target.write_bytes(b"theirs")
