@@ -220,13 +220,16 @@ def read_regular(path: str | Path, limit: int) -> bytes:
     return _read_at_most(os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), str(path), limit)
 
 
-def read_own_output(path: str, roots: Sequence[str], limit: int) -> bytes:
-    """The bytes of a file the worker wrote beneath one of `roots`, read the way it was written: each
-    directory and the file opened without following a link, without blocking (a FIFO put there is not
-    waited on). The file must still be the one the worker made: a regular file of this process's user
-    with a single link. Anything else — a symlink or hard link swapped in by someone who can write in
-    that folder (the temp dir is everyone's), another user's file, more than `limit` bytes — is an
-    OSError or TooLarge, so a section's audio can never be a way to read another file.
+def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool) -> bytes:
+    """The bytes of a file beneath one of `roots`, read the way the worker writes: each directory and
+    the file opened without following a link, and without blocking (a FIFO put there is not waited on);
+    a regular file of at most `limit` bytes (else OSError or TooLarge).
+
+    `own`: it must also still be the file the worker made (this process's user, a single link), for a
+    section's wav served back (`PathPolicy.read_output`): a symlink or hard link swapped in by someone
+    who can write in that folder (the temp dir is everyone's), or another user's file, is refused, so a
+    section's audio can never be a way to read another file. A caller's reference voice is anyone's
+    (`PathPolicy.read_reference`): only the no-link walk and the bound apply.
     """
     try:
         root, parts = split_under_root(path, roots)
@@ -240,7 +243,7 @@ def read_own_output(path: str, roots: Sequence[str], limit: int) -> bytes:
             if exc.errno in LINK_ERRORS and _is_link(dir_fd, name):
                 raise LinkRefused(exc.errno, f"{name} is a symbolic link") from None
             raise
-    return _read_at_most(fd, path, limit, own=True)
+    return _read_at_most(fd, path, limit, own=own)
 
 
 def _read_at_most(fd: int, path: str, limit: int, *, own: bool = False) -> bytes:

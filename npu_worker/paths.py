@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .files import check_file_under_roots, read_own_output, write_under_roots
+from .files import check_file_under_roots, read_beneath, read_regular, write_under_roots
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
@@ -150,14 +150,14 @@ class PathPolicy:
 
     def read_output(self, path: str, limit: int) -> bytes:
         """A section's wav as the worker wrote it (`write_output`'s roots, no link followed, still the
-        worker's own single-link file): OSError or TooLarge otherwise (`files.read_own_output`)."""
+        worker's own single-link file): OSError or TooLarge otherwise (`files.read_beneath`)."""
         if is_under(path, (self.outputs_root,)):
-            return read_own_output(path, (self.outputs_root,), limit)
+            return read_beneath(path, (self.outputs_root,), limit, own=True)
         if self._legacy_default_output(path):
-            return read_own_output(path, (os.path.join(self.state_dir, JOBS_DIR),), limit)
+            return read_beneath(path, (os.path.join(self.state_dir, JOBS_DIR),), limit, own=True)
         if is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
             raise OSError(errno.EPERM, "outside the allowed roots", path)
-        return read_own_output(path, self.roots, limit)
+        return read_beneath(path, self.roots, limit, own=True)
 
     def _legacy_default_output(self, path: str) -> bool:
         """`<state>/jobs/<id>/sNN.wav`: where default outputs went before `outputs/` (an interrupted job
@@ -168,16 +168,29 @@ class PathPolicy:
         return len(parts) == 2 and parts[0].isalnum() and LEGACY_OUTPUT.fullmatch(parts[1]) is not None
 
     def check_ref_wav(self, path: str) -> None:
-        """At synthesis time: the reference is still a regular file reached without links.
-
-        The engine then opens it by name, so a swap in the instant between is not excluded; the
-        reference is only read, and what could be read is audio used as a voice prompt.
-        """
-        if path in self.voice_files or is_under(path, (self.voices_root, *self.voice_dirs)):
-            return  # a stored voice: the worker's own file, or the operator's --ref-wav / --voices-dir
+        """At synthesis time: the reference is still a regular file reached without links (a clear
+        `RefWavNotAllowed` for the section; the engine then reads it through `read_reference`)."""
+        if self._stored_voice(path):
+            return
         if is_under(path, (self.state_dir,)):
             raise RefWavNotAllowed(f"{path} is inside the worker's state directory")
         check_file_under_roots(path, self.roots)
+
+    def read_reference(self, path: str, limit: int) -> bytes:
+        """How the engine reads a reference wav and its transcript: a caller's beneath the allowed roots
+        with no link followed (`files.read_beneath`), so a swap after `check_ref_wav` reads nothing else;
+        a stored voice as it is (`files.read_regular`). Bounded, never waiting on a FIFO."""
+        if self._stored_voice(path):
+            return read_regular(path, limit)
+        if is_under(path, (self.state_dir,)):
+            raise OSError(errno.EPERM, "inside the worker's state directory", path)
+        return read_beneath(path, self.roots, limit, own=False)
+
+    def _stored_voice(self, path: str) -> bool:
+        """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars)."""
+        stem = os.path.splitext(path)[0]
+        named = path in self.voice_files or f"{stem}.wav" in self.voice_files
+        return named or is_under(path, (self.voices_root, *self.voice_dirs))
 
 
 def make_private_dir(path: Path) -> None:

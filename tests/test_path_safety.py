@@ -228,6 +228,34 @@ def test_reference_recheck_exempts_stored_voices_only(tmp_path, outside):
         policy.check_ref_wav(str(tmp_path / "link" / "x.wav"))
 
 
+def test_the_engine_reads_a_reference_the_way_it_was_checked_so_a_later_swap_reads_nothing_else(
+    tmp_path, outside
+):
+    """Between `check_ref_wav` and the engine's read a local user swaps the reference (or its folder)
+    for a link to a secret wav and transcript: the engine's read (`Voice.read`) refuses the link."""
+    from npu_worker.paths import PathPolicy
+
+    policy = PathPolicy((str(tmp_path),), str(tmp_path / "state"))
+    voices = tmp_path / "voices"
+    voices.mkdir()
+    (voices / "ref.wav").write_bytes(b"RIFF" + b"\0" * 100)
+    (voices / "ref.txt").write_text("the caller's transcript")
+    (outside / "ref.wav").write_bytes(b"RIFF secret")
+    (outside / "ref.txt").write_text("a secret transcript")
+    voice = Voice(str(voices / "ref.wav"), read=policy.read_reference)
+    policy.check_ref_wav(voice.ref_wav)
+    assert transcript_for(voice) == "the caller's transcript"
+
+    (voices / "ref.txt").unlink()
+    (voices / "ref.txt").symlink_to(outside / "ref.txt")  # the final name swapped
+    with pytest.raises(EngineError, match="has no transcript"):
+        transcript_for(voice)
+    swap_for_link(voices, outside)  # the folder swapped
+    with pytest.raises(EngineError, match="cannot read reference wav .*symbolic link"):
+        load_reference(voice.ref_wav, 24000, voice.read)
+    assert transcript_for(Voice(voice.ref_wav)) == "a secret transcript"  # what a plain read would get
+
+
 async def test_the_state_dir_is_created_private(worker, settings):
     await worker()
     assert Path(settings.state_dir).stat().st_mode & 0o077 == 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -50,6 +50,9 @@ class Voice:
 
     ref_wav: str | None = None
     ref_text: str | None = None
+    # How the reference and its transcript are read (`PathPolicy.read_reference`: no link followed
+    # beneath the allowed roots); None: a plain bounded read (the operator's own files, tests).
+    read: Callable[[str, int], bytes] | None = field(default=None, compare=False, repr=False)
 
     def identity(self) -> str:
         """Path plus size and mtime, so an edited reference file is a different voice."""

@@ -276,7 +276,7 @@ class Runner:
             text=section.text,
             lang=params.lang,
             speed_factor=params.speed_factor,
-            voice=Voice(params.ref_wav, params.ref_text),
+            voice=Voice(params.ref_wav, params.ref_text, read=self.paths.read_reference),
             seed=params.seed if params.seed is not None else self.default_seed,
             early_audio=job.stream_audio,  # files-only work (NDJSON, /synth) gets the best throughput
         )

@@ -66,8 +66,9 @@ def transcript_for(voice: Voice) -> str:
         return voice.ref_text.strip()
     assert voice.ref_wav is not None
     sidecar = Path(voice.ref_wav).with_suffix(".txt")
+    read = voice.read or read_regular
     try:
-        text = read_regular(sidecar, MAX_TRANSCRIPT_BYTES).decode("utf-8").strip()
+        text = read(str(sidecar), MAX_TRANSCRIPT_BYTES).decode("utf-8").strip()
     except TooLarge as exc:
         raise EngineError(f"transcript {exc}") from None
     except UnicodeDecodeError:
@@ -82,11 +83,14 @@ def transcript_for(voice: Voice) -> str:
     return text
 
 
-def load_reference(path: str, sample_rate: int) -> np.ndarray:
-    """The reference's samples at `sample_rate`; a file that is not audio, or one larger than any voice
-    prompt needs (`MAX_REFERENCE_BYTES`), is the caller's mistake."""
+def load_reference(
+    path: str, sample_rate: int, read: Callable[[str, int], bytes] | None = None
+) -> np.ndarray:
+    """The reference's samples at `sample_rate`, read by `read` (the voice's: no link followed beneath
+    the allowed roots; default a plain bounded read); a file that is not audio, or one larger than any
+    voice prompt needs (`MAX_REFERENCE_BYTES`), is the caller's mistake."""
     try:
-        data = read_regular(path, MAX_REFERENCE_BYTES)
+        data = (read or read_regular)(path, MAX_REFERENCE_BYTES)
     except TooLarge as exc:
         raise InvalidAudio(f"reference wav {exc}: {REFERENCE_SIZE_HINT}") from None
     except OSError as exc:
@@ -177,7 +181,7 @@ class PromptCache:
     def build(self, voice: Voice, lang: str) -> VoicePrompts:
         if voice.ref_wav is None:
             raise EngineError("no reference voice: start the worker with --ref-wav or pass ref_wav")
-        raw = load_reference(voice.ref_wav, self.sample_rate)
+        raw = load_reference(voice.ref_wav, self.sample_rate, voice.read)
         text = transcript_for(voice)
         samples = clean_reference(raw, self.sample_rate, self.options)
         options = self.options
