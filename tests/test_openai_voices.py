@@ -265,3 +265,27 @@ async def test_a_form_with_a_field_twice_or_an_unknown_field_is_refused(worker, 
     response = await client.post("/v1/audio/voices", data=form)
     assert response.status == 400
     assert files_under(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body"),
+    [
+        ("multipart/form-data", b"no boundary was given"),
+        (
+            "multipart/form-data; boundary=XyZ",
+            b'--XyZ\r\nContent-Disposition: form-data; name="name"; x="'
+            + b"a" * 100_000
+            + b'"\r\n\r\nv\r\n--XyZ--\r\n',
+        ),
+        ("multipart/form-data; boundary=XyZ", b"--XyZ\r\nno blank line ends these headers"),
+    ],
+    ids=["no-boundary", "part-header-too-long", "truncated-part"],
+)
+async def test_a_form_the_multipart_reader_cannot_parse_is_a_400(worker, tmp_path, content_type, body):
+    client = await worker()
+    before = files_under(tmp_path)
+    response = await client.post("/v1/audio/voices", data=body, headers={"Content-Type": content_type})
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error["code"] == "BadRequest" and error["message"].startswith("the multipart body cannot be read")
+    assert files_under(tmp_path) == before

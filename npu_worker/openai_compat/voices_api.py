@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
@@ -50,8 +51,18 @@ async def _read_part(part: BodyPartReader, limit: int, field: str) -> bytes:
 
 
 async def read_upload(request: web.Request) -> dict[str, bytes]:
+    """The form's three fields; a body aiohttp's multipart reader cannot parse (no boundary, a part
+    header over its line limit, a malformed part) is the caller's mistake, a 400, not a 500."""
     if not request.content_type.startswith("multipart/"):
         raise BadRequest("send multipart/form-data with audio_sample, name and ref_text")
+    try:
+        return await _read_form(request)
+    except (ValueError, HttpProcessingError) as exc:
+        reason = " ".join(str(getattr(exc, "message", "") or exc).split())[:200]
+        raise BadRequest(f"the multipart body cannot be read: {reason}") from None
+
+
+async def _read_form(request: web.Request) -> dict[str, bytes]:
     max_bytes = request.app[SETTINGS_KEY].voice_max_bytes
     fields: dict[str, bytes] = {}
     reader = await request.multipart()
