@@ -76,6 +76,24 @@ async def test_body_not_matching_its_content_encoding_is_400(worker, tmp_path, e
     assert (await client.get("/health")).status == 200
 
 
+@pytest.mark.parametrize(("path", "body"), [("/synth", b"SYNTH"), ("/v1/audio/speech", b"SPEECH")])
+async def test_a_content_encoding_the_worker_does_not_decode_is_400_not_read_as_plain(
+    worker, tmp_path, path, body
+):
+    """aiohttp passes a coding it does not know through undecoded: the JSON must not be read as if plain."""
+    client = await worker()
+    bodies = {
+        b"SYNTH": {"text": "hi", "output_path": str(tmp_path / "x.wav")},
+        b"SPEECH": {"model": "tts-1", "input": "hi", "voice": "default"},
+    }
+    response = await client.post(path, json=bodies[body], headers={"Content-Encoding": "xz"})
+    assert response.status == 400
+    answer = await response.json()
+    message = answer["error"] if path == "/synth" else answer["error"]["message"]
+    assert "Content-Encoding 'xz' is not supported" in message
+    assert written_wavs(tmp_path) == []
+
+
 @pytest.mark.parametrize("compress", [gzip.compress, zlib.compress])
 async def test_a_correctly_compressed_body_still_works(worker, tmp_path, compress):
     client = await worker()

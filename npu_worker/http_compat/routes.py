@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
 
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
+DECODED_ENCODINGS = frozenset({"identity", "gzip", "deflate"})  # what aiohttp decodes without extras
 FLAG_WORDS = {
     "1": True,
     "true": True,
@@ -92,6 +93,12 @@ async def read_body(request: web.Request) -> bytes:
     After such a body the connection's framing cannot be trusted: the answer closes it (and the rest of
     the body is not read, which aiohttp would otherwise try and log as an unhandled exception).
     """
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding not in DECODED_ENCODINGS:  # aiohttp passes a coding it does not know through undecoded
+        request[CLOSE_AFTER_KEY] = True  # the body stays unread
+        raise BadRequest(
+            f"Content-Encoding {encoding[:40]!r} is not supported: send the body as is, gzip or deflate"
+        )
     try:
         async with body_deadline(request):
             raw = await request.read()
