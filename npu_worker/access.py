@@ -10,6 +10,7 @@ are let through, and a token is what guards them when one is configured.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 from collections.abc import Sequence
@@ -60,6 +61,7 @@ def origin_allowed(origin: str | None, allowed: Sequence[str]) -> bool:
     return normalized is not None and normalized in {normalize_origin(a) for a in allowed}
 
 
+@functools.lru_cache(maxsize=16)
 def loopback_bind(host: str) -> bool:
     """The worker listens on a loopback address only (the default, 127.0.0.1)."""
     if host.lower() == "localhost":
@@ -98,9 +100,18 @@ def host_allowed(
         pass
     if name == "localhost" or name.endswith(".localhost"):
         return True
-    return name in {
-        urlsplit(normalized).hostname for a in allowed_origins if (normalized := normalize_origin(a))
-    }
+    return name in _origin_hosts(tuple(allowed_origins))
+
+
+@functools.lru_cache(maxsize=16)
+def _origin_hosts(allowed_origins: tuple[str, ...]) -> frozenset[str]:
+    """The host names of the allowed origins (the setting is fixed: worked out once, not per request)."""
+    return frozenset(
+        host
+        for origin in allowed_origins
+        if (normalized := normalize_origin(origin))
+        if (host := urlsplit(normalized).hostname)
+    )
 
 
 def presented_token(authorization: str | None, query_token: str | None) -> str | None:

@@ -98,7 +98,8 @@ def _paths(text: str) -> tuple[str, ...]:
     return tuple(part for part in text.split(os.pathsep) if part.strip())
 
 
-def _bool(text: str) -> bool:
+def parse_bool(text: str) -> bool:
+    """1/true/yes/on or 0/false/no/off (any case; empty is no): flags, env vars and query parameters."""
     value = text.strip().lower()
     if value in ("1", "true", "yes", "on"):
         return True
@@ -184,12 +185,12 @@ class Settings:
         "auto", "execution device; auto tries qnn, cuda, cpu", choices=("auto", "qnn", "cuda", "cpu")
     )
     allow_htp_simulator: bool = _opt(
-        False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=_bool
+        False, "allow the x86 QNN HTP simulator (tests only; ~1000x slower)", kind=parse_bool
     )
     fixed_shapes: bool = _opt(
         False,
         "ZipVoice: run the decoder as fixed-shape frame buckets on any device, as on the NPU",
-        kind=_bool,
+        kind=parse_bool,
     )
     qnn_soc: str = _opt(
         "auto",
@@ -225,7 +226,7 @@ class Settings:
         "ZipVoice: sampling steps of a preview's first segment (default: --num-steps; fewer: earlier audio)",
     )
     trim_edge_silence: bool = _opt(
-        True, "ZipVoice: cut silence at the start and end of each section's audio", kind=_bool
+        True, "ZipVoice: cut silence at the start and end of each section's audio", kind=parse_bool
     )
     seed: int = _opt(0, "default random seed (same seed + text = same samples)", kind=_count(0, MAX_SEED))
     threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)", kind=_count(0))
@@ -258,7 +259,7 @@ class Settings:
         False,
         "espeak-ng synthesises in a child process per engine lane: a crash in it ends the child, not the "
         "worker (about 1 ms slower to first audio, measured)",
-        kind=_bool,
+        kind=parse_bool,
     )
     job_retention: float = _opt(
         7 * 86400.0,
@@ -366,7 +367,7 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     for f in dataclasses.fields(Settings):
         default = f.default
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
-        if f.metadata.get("kind") is _bool:
+        if f.metadata.get("kind") is parse_bool:
             parser.add_argument(
                 "--" + f.name.replace("_", "-"),
                 dest=f.name,

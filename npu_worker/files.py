@@ -232,18 +232,24 @@ def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool) -> b
     (`PathPolicy.read_reference`): only the no-link walk and the bound apply.
     """
     try:
-        root, parts = split_under_root(path, roots)
+        fd = _open_file_beneath(path, roots)
     except ValueError as exc:
         raise OSError(errno.EINVAL, str(exc)) from None
+    return _read_at_most(fd, path, limit, own=own)
+
+
+def _open_file_beneath(path: str, roots: Sequence[str]) -> int:
+    """A read descriptor of the file at `path` beneath one of `roots`: each directory and the file
+    opened without following a link (LinkRefused), and without blocking. ValueError: under no root."""
+    root, parts = split_under_root(path, roots)
     *directories, name = parts
     with open_beneath(root, directories, create=False) as dir_fd:
         try:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
+            return os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
         except OSError as exc:
             if exc.errno in LINK_ERRORS and _is_link(dir_fd, name):
                 raise LinkRefused(exc.errno, f"{name} is a symbolic link") from None
             raise
-    return _read_at_most(fd, path, limit, own=own)
 
 
 def _read_at_most(fd: int, path: str, limit: int, *, own: bool = False) -> bytes:
@@ -266,14 +272,11 @@ def _read_at_most(fd: int, path: str, limit: int, *, own: bool = False) -> bytes
 def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
     """RefWavNotAllowed unless `path` is a regular file beneath a root reached without any link."""
     try:
-        root, parts = split_under_root(path, roots)
-        *directories, name = parts
-        with open_beneath(root, directories, create=False) as dir_fd:
-            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, dir_fd=dir_fd)
-            try:
-                regular = stat.S_ISREG(os.fstat(fd).st_mode)
-            finally:
-                os.close(fd)
+        fd = _open_file_beneath(path, roots)
+        try:
+            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+        finally:
+            os.close(fd)
     except ValueError as exc:
         raise RefWavNotAllowed(str(exc)) from None
     except OSError as exc:

@@ -138,26 +138,30 @@ class PathPolicy:
     def write_output(self, path: str, data: bytes) -> None:
         """At write time (a fresh or a resumed job): atomically, no link followed, never into the
         worker's own files; a default output only into the outputs folder."""
-        if is_under(path, (self.outputs_root,)):
-            os.makedirs(self.outputs_root, exist_ok=True)
-            write_under_roots(path, data, (self.outputs_root,))
-        elif self._legacy_default_output(path):
-            write_under_roots(path, data, (os.path.join(self.state_dir, JOBS_DIR),))
-        elif is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+        roots = self._output_roots(path)
+        if roots is None:
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
-        else:
-            write_under_roots(path, data, self.roots)
+        if roots == (self.outputs_root,):
+            os.makedirs(self.outputs_root, exist_ok=True)
+        write_under_roots(path, data, roots)
 
     def read_output(self, path: str, limit: int) -> bytes:
         """A section's wav as the worker wrote it (`write_output`'s roots, no link followed, still the
         worker's own single-link file): OSError or TooLarge otherwise (`files.read_beneath`)."""
-        if is_under(path, (self.outputs_root,)):
-            return read_beneath(path, (self.outputs_root,), limit, own=True)
-        if self._legacy_default_output(path):
-            return read_beneath(path, (os.path.join(self.state_dir, JOBS_DIR),), limit, own=True)
-        if is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+        roots = self._output_roots(path)
+        if roots is None:
             raise OSError(errno.EPERM, "outside the allowed roots", path)
-        return read_beneath(path, self.roots, limit, own=True)
+        return read_beneath(path, roots, limit, own=True)
+
+    def _output_roots(self, path: str) -> tuple[str, ...] | None:
+        """The roots an output at `path` is written beneath (and read back from); None: nowhere."""
+        if is_under(path, (self.outputs_root,)):
+            return (self.outputs_root,)
+        if self._legacy_default_output(path):
+            return (os.path.join(self.state_dir, JOBS_DIR),)
+        if is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+            return None
+        return self.roots
 
     def _legacy_default_output(self, path: str) -> bool:
         """`<state>/jobs/<id>/sNN.wav`: where default outputs went before `outputs/` (an interrupted job

@@ -13,6 +13,7 @@ from aiohttp import web
 
 from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..config import parse_bool
 from ..jobs.model import Job, LogEntry
 from ..protocol import (
     BadRequest,
@@ -47,29 +48,19 @@ if TYPE_CHECKING:
 
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
 DECODED_ENCODINGS = frozenset({"identity", "gzip", "deflate"})  # what aiohttp decodes without extras
-FLAG_WORDS = {
-    "1": True,
-    "true": True,
-    "yes": True,
-    "on": True,
-    "0": False,
-    "false": False,
-    "no": False,
-    "off": False,
-}
 
 
 def _query_flag(request: web.Request, name: str) -> bool:
-    """A yes/no query parameter (absent or empty: no). Anything else is refused before any work starts:
-    `?async=False` (Python's spelling) once meant yes, and a caller who waits for a stream must not
-    get a job id instead."""
+    """A yes/no query parameter (`config.parse_bool`'s words; absent or empty: no). Anything else is
+    refused before any work starts: `?async=False` once meant yes, and a caller who waits for a stream
+    must not get a job id instead."""
     raw = request.query.get(name, "")
-    if raw == "":
-        return False
-    flag = FLAG_WORDS.get(raw.lower())
-    if flag is None:
-        raise BadRequest(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {raw[:40]!r}")
-    return flag
+    try:
+        if raw != raw.strip():  # a query word is exact (parse_bool forgives a flag's stray spaces)
+            raise ValueError(raw)
+        return parse_bool(raw)
+    except ValueError:
+        raise BadRequest(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {raw[:40]!r}") from None
 
 
 @contextlib.asynccontextmanager
