@@ -238,7 +238,7 @@ class Settings:
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes", kind=_count(1))
     max_connections: int = _opt(
         512,
-        "open connections at most; over it, the one waiting longest for its headers is closed",
+        "open connections at most; over it, the one waiting longest for its headers is closed, else the WebSocket idle longest (1013)",
         kind=_count(1),
     )
     header_timeout: float = _opt(

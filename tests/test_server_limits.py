@@ -155,6 +155,53 @@ async def test_when_every_connection_is_in_use_a_new_one_is_refused(served):
         assert listener.guard.reclaimed == 0 and not any(s.closed for s in sockets)
 
 
+async def receive_type(socket_: aiohttp.ClientWebSocketResponse, kind: str) -> None:
+    async with asyncio.timeout(seconds(10)):
+        while True:
+            message = await socket_.receive()
+            if message.type == aiohttp.WSMsgType.TEXT and json.loads(message.data)["type"] == kind:
+                return
+            assert message.type in (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY), message
+
+
+async def assert_reclaimed(listener, socket_: aiohttp.ClientWebSocketResponse) -> None:
+    """A health check gets in, and `socket_` is the one closed with 1013 to make room."""
+    assert (await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10))).startswith(b"HTTP/1.1 200")
+    async with asyncio.timeout(seconds(10)):
+        while (closing := await socket_.receive()).type != aiohttp.WSMsgType.CLOSE:
+            pass
+    assert (closing.data, closing.extra) == (
+        aiohttp.WSCloseCode.TRY_AGAIN_LATER,
+        "idle connection closed to admit another",
+    )
+
+
+async def test_an_idle_speech_stream_socket_makes_room_but_one_mid_utterance_does_not(served):
+    """`/v1/audio/speech/stream`: a socket between utterances is idle like an idle /ws socket; one with
+    a fragment waiting for the rest of its sentence (an LLM pausing) or a sentence still to send is not."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    listener = await served(engine=engine, max_connections=3)
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/v1/audio/speech/stream"
+            pausing, idle, speaking = [await session.ws_connect(url) for _ in range(3)]
+            await pausing.send_json({"type": "input.text", "text": "half a sente"})
+            await speaking.send_json({"type": "input.text", "text": "Held on the engine."})
+            await speaking.send_json({"type": "input.done"})
+            await receive_type(speaking, "audio.start")  # its sentence runs, held by the gate
+            await assert_reclaimed(listener, idle)
+            engine.gate.set()
+            await receive_type(speaking, "session.done")  # spoken: idle now
+            newer = await session.ws_connect(url)  # the cap reached again, by a socket idle for less time
+            await assert_reclaimed(listener, speaking)
+            assert listener.guard.reclaimed == 2 and not pausing.closed and not newer.closed
+            await pausing.send_json({"type": "input.done"})
+            await receive_type(pausing, "session.done")  # the paused utterance is still there
+    finally:
+        engine.gate.set()
+
+
 async def test_the_access_log_never_shows_a_token(served, caplog):
     listener = await served(token="s3cret-value")
     caplog.set_level(logging.INFO, logger="aiohttp.access")

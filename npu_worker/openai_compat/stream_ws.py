@@ -27,6 +27,7 @@ from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
 from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
+from ..ws_server.standing import Standing
 from .core import SpeechRun, engine_info, start_speech
 from .errors import openai_error, with_param
 from .formats import FORMATS, AudioFormat, encode_whole
@@ -219,7 +220,9 @@ class Utterance:
 class SpeechStreamSession:
     """One socket: its configuration, the sentence assembler and the utterance being spoken."""
 
-    def __init__(self, ws: web.WebSocketResponse, app: web.Application) -> None:
+    def __init__(
+        self, ws: web.WebSocketResponse, app: web.Application, standing: Standing | None = None
+    ) -> None:
         self.ws = ws
         self.app = app
         self.scheduler = app[SCHEDULER_KEY]
@@ -235,6 +238,21 @@ class SpeechStreamSession:
         self._live: list[Utterance] = []
         self._utterances = 0
         self._send_lock = asyncio.Lock()
+        self._standing = standing
+        self._watched: asyncio.Task | None = None
+        self._update_standing()
+
+    def _update_standing(self, _: object = None) -> None:
+        """Idle for the connection guard while no utterance is open (no fragment waits for the rest of
+        its sentence) and every sentence has been sent; a pause inside an utterance keeps it in use."""
+        if self._standing is None or self._utterance is not None or self.ws.closed:
+            return
+        pump = self._last_task
+        if pump is None or pump.done():
+            self._standing.idle()
+        elif pump is not self._watched:  # one callback per pump, however many messages arrive meanwhile
+            self._watched = pump
+            pump.add_done_callback(self._update_standing)
 
     def _rules(self) -> AssemblyRules:
         return AssemblyRules(max_chars=min(AssemblyRules.max_chars, self.limits.max_text_chars))
@@ -250,6 +268,8 @@ class SpeechStreamSession:
 
     async def on_text(self, text: str, received_at: float) -> bool:
         """One client message; False once `session.close` has been served (the socket then closes)."""
+        if self._standing is not None:
+            self._standing.in_use()
         try:
             message = decode_message(text)
             if isinstance(message, SessionConfig):
@@ -266,6 +286,8 @@ class SpeechStreamSession:
                 return False
         except WorkerError as error:
             await self.send_json(error_message(error))
+        finally:
+            self._update_standing()
         return True
 
     async def _configure(self, config: SessionConfig) -> None:
@@ -335,7 +357,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
         compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
     )
     await ws.prepare(request)
-    session = SpeechStreamSession(ws, request.app)
+    session = SpeechStreamSession(ws, request.app, Standing(request, ws))
     try:
         async for message in ws:
             if message.type == WSMsgType.TEXT:

@@ -8,8 +8,8 @@ import time
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..server import idle_reporter
 from .schedule import schedule_sizes
+from .standing import Standing
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
     )
     await ws.prepare(request)
-    session = WsSession(ws, app[SCHEDULER_KEY], settings, app[LIMITS_KEY], report_idle=idle_reporter(request))
+    session = WsSession(ws, app[SCHEDULER_KEY], settings, app[LIMITS_KEY], standing=Standing(request, ws))
     try:
         async for message in ws:
             if message.type == WSMsgType.TEXT:

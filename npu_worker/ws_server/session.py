@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -46,14 +45,11 @@ from .chunking import GrowingChunker, schedule_sizes
 
 if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
+    from .standing import Standing
 
 log = logging.getLogger(__name__)
 
 UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
-RECLAIM_CLOSE_SECONDS = (
-    1.0  # an idle socket closed to admit another: how long its peer gets to answer the close
-)
-IdleReport = Callable[[Callable[[], object] | None], None]
 
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
@@ -75,7 +71,7 @@ class WsSession:
         scheduler: Scheduler,
         settings: Settings,
         limits: Limits,
-        report_idle: IdleReport | None = None,
+        standing: Standing | None = None,
     ):
         self._ws = ws
         self._scheduler = scheduler
@@ -85,24 +81,12 @@ class WsSession:
         self._last_sent = time.monotonic()
         self._stream: RequestStream | None = None
         # The connection guard's view: idle (may be closed to admit another connection) or in use.
-        self._report_idle: IdleReport = report_idle or (lambda close: None)
-        self._reclaiming: asyncio.Task[object] | None = None
-        self._report_idle(self._reclaim)
+        self._standing = standing
+        self._mark_idle()
 
-    def _reclaim(self) -> None:
-        """The worker is full and this socket is idle: close it with 1013 (try again later) so that a new
-        connection gets in; a peer that does not answer the close is cut after RECLAIM_CLOSE_SECONDS."""
-
-        async def close() -> object:
-            with contextlib.suppress(TimeoutError, ConnectionError):
-                async with asyncio.timeout(RECLAIM_CLOSE_SECONDS):
-                    await self._ws.close(
-                        code=WSCloseCode.TRY_AGAIN_LATER, message=b"idle connection closed to admit another"
-                    )
-            return None
-
-        log.info("closing an idle WebSocket to admit a new connection (--max-connections reached)")
-        self._reclaiming = asyncio.get_running_loop().create_task(close())
+    def _mark_idle(self) -> None:
+        if self._standing is not None:
+            self._standing.idle()
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -131,7 +115,8 @@ class WsSession:
 
     async def on_text(self, text: str, received_at: float) -> None:
         """Handle one client text frame; every problem becomes an `error` event, never a close."""
-        self._report_idle(None)
+        if self._standing is not None:
+            self._standing.in_use()
         try:
             message = decode_message(text, self._limits)
             if isinstance(message, CancelRequest):
@@ -145,7 +130,7 @@ class WsSession:
             await self.send_json(SectionError(idx=None, error=f"{type(exc).__name__}: {exc}").encode())
         finally:
             if self._stream is None:
-                self._report_idle(self._reclaim)
+                self._mark_idle()
 
     async def _start(self, request: BatchRequest, received_at: float) -> None:
         if self._stream is not None:
@@ -191,7 +176,7 @@ class WsSession:
     def stream_ended(self, stream: RequestStream) -> None:
         if self._stream is stream:
             self._stream = None
-            self._report_idle(self._reclaim)
+            self._mark_idle()
 
     async def close(self) -> None:
         """The socket is gone: stop the request and wait until its pump has ended."""
