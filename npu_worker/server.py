@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import re
 import signal
 import sys
 from collections import OrderedDict
@@ -33,6 +34,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
+from aiohttp.http_exceptions import ContentEncodingError
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler
 
@@ -97,6 +99,9 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     if isinstance(protocol, GuardedHandler):
         protocol.request_arrived()
     return await handler(request)
+
+
+_UNDECODABLE = re.compile(r"content-encoding: \w+ \((\w+)\)")  # aiohttp's refusal of br/zstd it cannot decode
 
 
 class ConnectionGuard:
@@ -203,6 +208,9 @@ class GuardedHandler(RequestHandler):
         if request.writer.output_size > 0:
             raise ConnectionError("a response was already sent on this connection")
         reason = " ".join((message or str(exc) or "malformed request").split())
+        if isinstance(exc, ContentEncodingError) and (coding := _UNDECODABLE.search(reason)):
+            # aiohttp's words ("Please install `Brotli`") are advice for the server's owner, not the caller
+            reason = f"Content-Encoding {coding[1]!r} is not supported: send the body as is, gzip or deflate"
         body = wire.encode(ErrorBody.of(BadRequest(reason)))
         response = web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
         response.force_close()

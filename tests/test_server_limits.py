@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import logging
 import socket
@@ -76,6 +77,22 @@ async def test_unparsable_requests_get_the_json_error_body(served, request_bytes
     assert head.split(b" ")[1] == b"400" and b"application/json" in head
     parsed = json.loads(body)
     assert parsed["status"] == "fail" and parsed["error"].startswith("BadRequest: ")
+
+
+async def test_a_coding_aiohttp_cannot_decode_is_named_without_its_install_advice(served):
+    if importlib.util.find_spec("brotli") or importlib.util.find_spec("brotlicffi"):
+        pytest.skip("aiohttp decodes br where a Brotli module is installed")
+    listener = await served()
+    body = b'{"text": "hi"}'
+    head = (
+        b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Encoding: br\r\nContent-Length: %d\r\n\r\n" % len(body)
+    )
+    answer = await raw_exchange(listener.port, head + body, seconds(5))
+    status, _, rest = answer.partition(b"\r\n")
+    assert status.split(b" ")[1] == b"400"
+    error = json.loads(rest.partition(b"\r\n\r\n")[2])["error"]
+    assert error == "BadRequest: Content-Encoding 'br' is not supported: send the body as is, gzip or deflate"
 
 
 async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(served):
