@@ -248,6 +248,21 @@ async def test_repeated_section_is_served_from_the_cache(worker, tmp_path):
     assert (tmp_path / "one.wav").read_bytes() == (tmp_path / "two.wav").read_bytes()
 
 
+async def test_a_cache_that_cannot_keep_a_section_does_not_fail_it(worker, tmp_path, settings):
+    """The cache is filled after `ok` (a full state disk, here a file where its folder was): the section
+    stays ok, once, and its audio is served."""
+    client = await worker(ToneEngine(), cache_max_bytes=10_000_000)
+    cache = Path(settings.state_dir) / "cache"
+    cache.rmdir()
+    cache.write_bytes(b"not a folder")
+    body = {"text": "캐시 없이.", "output_path": str(tmp_path / "kept.wav")}
+    answer = await (await client.post("/synth", json=body)).json()
+    assert answer["status"] == "ok" and (tmp_path / "kept.wav").is_file()
+    batch = {"sections": [{"idx": 0, "text": "배치도."}], "stream": False}
+    result = await (await client.post("/synth_batch", json=batch)).json()
+    assert (result["status"], result["ok_count"], result["fail_count"]) == ("ok", 1, 0)
+
+
 async def test_queue_over_its_bound_is_429_with_retry_after(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()

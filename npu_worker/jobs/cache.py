@@ -78,6 +78,9 @@ class SynthesisCache:
             os.utime(path)  # recency survives a restart
         except FileNotFoundError:
             return None
+        except OSError as exc:  # the cache is an aid: a section never fails because of it
+            log.warning("the synthesis cache could not be read: %s", exc)
+            return None
         with self._lock:
             entries = self._entries()
             if key in entries:
@@ -89,7 +92,11 @@ class SynthesisCache:
             return
         with self._lock:
             entries = self._entries()
-            write_atomic(self._path(key), wav)
+            try:
+                write_atomic(self._path(key), wav)
+            except OSError as exc:  # a full state disk: the section it came from is still ok
+                log.warning("the synthesis cache could not keep a section: %s", exc)
+                return
             self._total += len(wav) - entries.pop(key, 0)
             entries[key] = len(wav)
             while self._total > self.max_bytes and entries:

@@ -240,10 +240,11 @@ class Runner:
             )
             self.journal.append(job, done)
             self.stats.section_ok(audio.cached)
-            if not audio.cached and self._caches(job, section):
-                self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
         except Exception as exc:  # noqa: BLE001 - reported as the section's error
             self._fail(job, section, exc)
+            return
+        if not audio.cached and self._caches(job, section):
+            self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
 
     def _fail(self, job: Job, section: Section, exc: Exception) -> None:
         if not isinstance(exc, WorkerError):

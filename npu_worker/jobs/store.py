@@ -11,7 +11,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import msgspec
 
@@ -30,6 +30,24 @@ class _Seq(msgspec.Struct):
 
 
 _SEQ = msgspec.json.Decoder(_Seq)  # a log line's position (the event itself decodes apart)
+
+
+class _StoredSection(msgspec.Struct):
+    idx: int
+    text: str
+    output_path: str | None
+
+
+class _StoredJob(msgspec.Struct):
+    """`job.json`, typed: a hand-edited or damaged file is refused whole, not run with an idx of "x"."""
+
+    id: str
+    created_at: float
+    params: SynthParams
+    sections: list[_StoredSection]
+
+
+_JOB = msgspec.json.Decoder(_StoredJob)
 
 
 class JobStore:
@@ -82,24 +100,26 @@ class JobStore:
                 continue
             try:
                 jobs.append(self.load(path.name))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except (OSError, ValueError) as exc:  # msgspec's errors are ValueErrors
                 log.warning("skipping unreadable job %s: %s", path.name, exc)
         return sorted(jobs, key=lambda job: job.created_at)
 
     def load(self, job_id: str) -> Job:
         directory = self.job_dir(job_id)
         self.truncate_torn_tail(job_id)
-        body: dict[str, Any] = json.loads((directory / JOB_FILE).read_text(encoding="utf-8"))
+        body = _JOB.decode((directory / JOB_FILE).read_bytes())
+        if body.id != job_id:  # a copy in another folder would be a second job under the same id
+            raise ValueError(f"its job.json names job {body.id!r}")
         job = Job(
-            id=body["id"],
-            params=SynthParams(**body["params"]),
-            sections=[Section(s["idx"], s["text"], s["output_path"]) for s in body["sections"]],
-            created_at=float(body["created_at"]),
+            id=body.id,
+            params=body.params,
+            sections=[Section(s.idx, s.text, s.output_path) for s in body.sections],
+            created_at=body.created_at,
         )
         for entry in self._read_log(directory / LOG_FILE):
             job.log.append(entry)
             apply_event(job, entry.event)
-            job.next_seq = entry.seq + 1
+            job.next_seq = max(job.next_seq, entry.seq + 1)
         if not job.finished:
             job.status = INTERRUPTED
             job.current_idx = None
@@ -132,8 +152,9 @@ class JobStore:
                 try:
                     entries.append(LogEntry(_SEQ.decode(line).seq, decode_event(line)))
                 except msgspec.MsgspecError:
-                    log.warning("ignoring a torn or unreadable log line in %s", path)
-                    break
+                    # Skipped, not an end: the lines after it (appended by a later run) still count,
+                    # else a finished job would look unfinished and run again at every start.
+                    log.warning("ignoring an unreadable log line in %s", path)
         return entries
 
     def truncate_torn_tail(self, job_id: str) -> None:

@@ -1,0 +1,60 @@
+"""The job store reads back what a crash, a later run or a hand edit left in the state directory: an
+unreadable log line never hides the lines after it, and a damaged or copied `job.json` is skipped."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from npu_worker.jobs.model import Job, LogEntry, Section
+from npu_worker.jobs.store import JOB_FILE, LOG_FILE, JobStore
+from npu_worker.protocol import Done, Progress, Start, SynthParams
+
+
+def stored_job(root: Path, job_id: str = "a1") -> tuple[JobStore, Job]:
+    store = JobStore(root)
+    store.prepare()
+    job = Job(id=job_id, params=SynthParams(), sections=[Section(0, "hi", None)], created_at=1.0)
+    store.job_dir(job_id).mkdir()
+    store.create(job)
+    return store, job
+
+
+def test_a_finished_job_behind_an_unreadable_line_stays_finished(tmp_path, caplog):
+    """A line no reader understands (damage, or a kind written by a newer version) is skipped; the job's
+    `done` after it still counts, so the job is not run again at every start."""
+    store, job = stored_job(tmp_path)
+    store.append(job.id, LogEntry(1, Start(1, "espeak-ng", "cpu", job.id)))
+    store.append(job.id, LogEntry(2, Progress(0, "synth")))
+    with open(store.job_dir(job.id) / LOG_FILE, "ab") as out:
+        out.write(b"garbage\n" + json.dumps({"event": "weird", "seq": 3}).encode() + b"\n")
+    store.append(job.id, LogEntry(4, Progress(0, "ok", wav_path="/tmp/x.wav", duration_sec=1.0)))
+    store.append(job.id, LogEntry(5, Done(1, 1, 0, 0.5)))
+    caplog.set_level(logging.WARNING)
+    loaded = store.load(job.id)
+    assert loaded.finished and loaded.status == "done"
+    assert [entry.seq for entry in loaded.log] == [1, 2, 4, 5]
+    assert loaded.next_seq == 6
+    assert caplog.text.count("ignoring an unreadable log line") == 2
+
+
+def test_a_job_file_with_a_wrong_type_is_skipped_not_run(tmp_path, caplog):
+    store, job = stored_job(tmp_path)
+    path = store.job_dir(job.id) / JOB_FILE
+    body = json.loads(path.read_text())
+    body["sections"][0]["idx"] = "x"
+    path.write_text(json.dumps(body))
+    caplog.set_level(logging.WARNING)
+    assert store.load_all() == []
+    assert "skipping unreadable job a1" in caplog.text and "$.sections[0].idx" in caplog.text
+
+
+def test_a_job_file_copied_into_another_folder_is_not_a_second_job(tmp_path, caplog):
+    store, job = stored_job(tmp_path)
+    copy = store.job_dir("b2")
+    copy.mkdir()
+    (copy / JOB_FILE).write_bytes((store.job_dir(job.id) / JOB_FILE).read_bytes())
+    caplog.set_level(logging.WARNING)
+    assert [loaded.id for loaded in store.load_all()] == ["a1"]
+    assert "skipping unreadable job b2: its job.json names job 'a1'" in caplog.text
