@@ -217,6 +217,39 @@ async def test_events_replay_after_n_then_follow_until_done(worker):
     assert replay == full[2:]
 
 
+async def test_events_after_a_seq_not_yet_logged_skips_the_live_lines_up_to_it(worker):
+    """A client that saw seq 1..N (say from another node) re-attaches with `after=N` while the log holds
+    fewer: the live lines up to N are not sent again."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    sections = [{"idx": i, "text": f"s{i}."} for i in range(3)]
+    job_id = (await (await client.post("/synth_batch?async=1", json={"sections": sections})).json())["job_id"]
+    events = asyncio.ensure_future(client.get(f"/jobs/{job_id}/events?after=4"))
+    await asyncio.sleep(0.1)  # attached while the log holds only `start`
+    engine.gate.set()
+    async with asyncio.timeout(seconds(10)):
+        lines = await read_ndjson(await events)
+    assert [line["seq"] for line in lines] == list(range(5, lines[-1]["seq"] + 1))
+    assert lines[-1]["event"] == "done"
+
+
+async def test_events_after_past_a_live_done_ends_the_stream(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    job_id = (
+        await (
+            await client.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "a."}]})
+        ).json()
+    )["job_id"]
+    events = asyncio.ensure_future(client.get(f"/jobs/{job_id}/events?after=50"))
+    await asyncio.sleep(0.1)
+    engine.gate.set()
+    async with asyncio.timeout(seconds(10)):
+        assert await read_ndjson(await events) == []
+
+
 async def test_delete_cancels_the_sections_not_yet_started(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()

@@ -34,6 +34,7 @@ class Subscription:
         self.buffered_samples = 0
         self.overflowed = False
         self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._after = after
         self._closed = False
         self._ended = False
         for entry in job.entries_after(after):
@@ -47,7 +48,8 @@ class Subscription:
     def push(self, entry: LogEntry) -> None:
         if self._closed:
             return
-        self._queue.put_nowait(entry)
+        if entry.seq > self._after:  # `after` past the log so far: a live entry up to it was seen already
+            self._queue.put_nowait(entry)
         if isinstance(entry.event, Done):
             self._ended = True
             self._queue.put_nowait(_END)
