@@ -250,6 +250,21 @@ async def test_events_after_past_a_live_done_ends_the_stream(worker):
         assert await read_ndjson(await events) == []
 
 
+async def test_a_stream_false_batch_that_was_cancelled_does_not_answer_ok(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    body = {"sections": [{"idx": i, "text": "abc."} for i in range(5)], "stream": False}
+    answer = asyncio.ensure_future(client.post("/synth_batch", json=body))
+    async with asyncio.timeout(seconds(10)):
+        while not (jobs := (await (await client.get("/jobs")).json())["jobs"]):
+            await asyncio.sleep(0.02)
+    assert (await client.delete(f"/jobs/{jobs[0]['job_id']}")).status == 200
+    engine.gate.set()
+    result = await (await answer).json()
+    assert result["status"] == "cancelled" and result["ok_count"] < 5
+
+
 async def test_delete_cancels_the_sections_not_yet_started(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()

@@ -98,8 +98,8 @@ class JobList(msgspec.Struct):
 
 
 class JobResult(msgspec.Struct, kw_only=True):
-    """GET /jobs/{id}/result, and the `stream: false` answer (`status: ok`): the final event of each
-    section in idx order."""
+    """GET /jobs/{id}/result, and the `stream: false` answer (`status: ok`, or `cancelled` when a DELETE
+    stopped the batch): the final event of each section in idx order."""
 
     job_id: str
     status: str

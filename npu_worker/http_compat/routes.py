@@ -14,7 +14,7 @@ from aiohttp import web
 from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
-from ..jobs.model import Job, LogEntry
+from ..jobs.model import DONE, Job, LogEntry
 from ..protocol import (
     BadRequest,
     BatchRequest,
@@ -219,7 +219,9 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
         return json_response(Queued(job_id=job.id, total=job.total))
     if not batch.stream:
         await _wait_done(scheduler, job)
-        return json_response(JobResult.of(job, status="ok"))
+        # "ok" when the batch ran to its end (failed sections are counted); else as /jobs/{id}/result
+        # says, e.g. "cancelled" when a DELETE stopped it, never an "ok" for work that was not done.
+        return json_response(JobResult.of(job, status="ok" if job.status == DONE else None))
     response = await open_stream(request)
     # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
     await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval)
