@@ -311,6 +311,24 @@ async def test_a_cache_that_cannot_keep_a_section_does_not_fail_it(worker, tmp_p
     assert (result["status"], result["ok_count"], result["fail_count"]) == ("ok", 1, 0)
 
 
+async def test_a_job_the_state_dir_cannot_record_is_a_named_503_and_nothing_runs(worker, tmp_path, settings):
+    """A full or broken state disk (here a file where the jobs folder was) is the worker's trouble: a
+    named 503 without a traceback, nothing queued; a /synth, which keeps no record, still works."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    jobs = Path(settings.state_dir) / "jobs"
+    jobs.rmdir()
+    jobs.write_bytes(b"not a folder")
+    response = await client.post("/synth_batch?async=1", json={"sections": [{"idx": 0, "text": "a."}]})
+    assert response.status == 503
+    body = await response.json()
+    assert body["error"].startswith("StateUnavailable: ") and body["traceback"] is None
+    assert str(jobs) not in body["error"]
+    assert (await (await client.get("/health")).json())["queue"] == 0 and engine.calls == []
+    answer = await client.post("/synth", json={"text": "b.", "output_path": str(tmp_path / "b.wav")})
+    assert (await answer.json())["status"] == "ok"
+
+
 async def test_queue_over_its_bound_is_429_with_retry_after(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()

@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import IO, Any
 
-from ..protocol import Done, Event
+from ..protocol import Done, Event, StateUnavailable
 from .model import Job, LogEntry, apply_event
 from .observer import SchedulerObserver
 from .store import JobStore
@@ -147,7 +147,14 @@ class LocalJournal(Journal):
         self._open: OrderedDict[str, IO[bytes]] = OrderedDict()
 
     def create(self, job: Job) -> None:
-        self.store.create(job)
+        try:
+            self.store.create(job)
+        except OSError as exc:  # the worker's disk, not the caller's mistake: a named 503, no traceback
+            log.error("could not record job %s in the state directory: %s", job.id, exc)
+            raise StateUnavailable(
+                f"the job could not be recorded in the worker's state directory ({exc.strerror or exc}); "
+                "nothing was queued, retry later"
+            ) from None
 
     def persist(self, job: Job, entry: LogEntry) -> None:
         out = self._open.get(job.id)
