@@ -234,7 +234,7 @@ class Settings:
         10.0, "seconds of silence on a stream before a heartbeat line", kind=_seconds(zero=False)
     )
     max_text_chars: int = _opt(2000, "maximum characters per section", kind=_count(1))
-    max_sections: int = _opt(1000, "maximum sections per batch", kind=_count(1))
+    max_sections: int = _opt(1000, "maximum sections per batch (never more than --max-queue)", kind=_count(1))
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes", kind=_count(1))
     max_connections: int = _opt(
         512,
@@ -316,8 +316,10 @@ class Settings:
 
     @property
     def limits(self) -> Limits:
-        """The request limits, built here only, so views and the job core check the same numbers."""
-        return Limits(self.max_text_chars, self.max_sections)
+        """The request limits, built here only, so views and the job core check the same numbers. A
+        batch larger than the queue's bound could never be admitted: it is a 400 (TooManySections),
+        not a 429 that no retry would ever get past."""
+        return Limits(self.max_text_chars, min(self.max_sections, self.max_queue))
 
     def resolved_state_dir(self) -> Path:
         return Path(self.state_dir or default_state_dir()).expanduser()

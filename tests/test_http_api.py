@@ -351,6 +351,15 @@ async def test_unknown_job_is_404(worker):
     assert (await client.delete("/jobs/nope")).status == 404
 
 
+async def test_a_batch_larger_than_the_queue_bound_is_400_not_a_retryable_429(worker):
+    client = await worker(max_queue=3)
+    response = await client.post(
+        "/synth_batch?async=1", json={"sections": [{"idx": i, "text": "a."} for i in range(4)]}
+    )
+    assert response.status == 400 and "Retry-After" not in response.headers
+    assert (await response.json())["error"] == "TooManySections: 4 sections, the limit is 3"
+
+
 async def test_jobs_running_returns_to_zero_after_work(worker):
     client = await worker()
     await read_ndjson(await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "a."}]}))
