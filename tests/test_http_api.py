@@ -360,6 +360,18 @@ async def test_a_batch_larger_than_the_queue_bound_is_400_not_a_retryable_429(wo
     assert (await response.json())["error"] == "TooManySections: 4 sections, the limit is 3"
 
 
+async def test_a_section_index_in_the_audio_url_is_read_as_written(worker):
+    """One URL per section: `+0`, `00`, ` 0`, `0_0` or an Arabic-Indic zero are not section 0."""
+    client = await worker()
+    body = {"sections": [{"idx": 0, "text": "a."}], "stream": False}
+    job_id = (await (await client.post("/synth_batch", json=body)).json())["job_id"]
+    assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
+    for written in ("+0", "00", "-0", "%200", "0_0", "%D9%A0"):
+        response = await client.get(f"/jobs/{job_id}/sections/{written}/audio")
+        assert response.status == 400, written
+        assert (await response.json())["error"] == "BadRequest: the section index must be an integer"
+
+
 async def test_jobs_running_returns_to_zero_after_work(worker):
     client = await worker()
     await read_ndjson(await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "a."}]}))

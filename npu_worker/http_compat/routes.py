@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
 
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
+INDEX_PATTERN = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # as a section's idx is written: one URL each
 DECODED_ENCODINGS = frozenset({"identity", "gzip", "deflate"})  # what aiohttp decodes without extras
 
 
@@ -277,10 +278,10 @@ async def job_list(request: web.Request) -> web.Response:
 async def section_audio(request: web.Request) -> web.Response:
     """A finished section's wav, from whichever node holds it (its file, or Redis)."""
     job = await _job(request)
-    try:
-        idx = int(request.match_info["idx"])
-    except ValueError:
+    raw_idx = request.match_info["idx"]
+    if not INDEX_PATTERN.fullmatch(raw_idx):  # int() would also take "+0", " 0", "0_0" and "٠"
         return error_response(BadRequest("the section index must be an integer"))
+    idx = int(raw_idx)
     wav = await request.app[SCHEDULER_KEY].section_audio(job, idx)
     return web.Response(body=wav, content_type="audio/wav")
 
