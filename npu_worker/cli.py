@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 
@@ -12,7 +13,7 @@ from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
 from .config import add_settings_arguments, load_settings
-from .paths import make_private_dir
+from .paths import lock_state_dir, make_private_dir
 
 SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 
@@ -31,6 +32,13 @@ def serve(args: argparse.Namespace) -> int:
     state_dir = settings.resolved_state_dir()
     try:
         make_private_dir(state_dir)
+        state_lock = lock_state_dir(state_dir)  # held until the process ends
+    except BlockingIOError:
+        return _refused(
+            f"the state directory {state_dir} is in use by another npu-worker serve "
+            "(each worker, and each node of a cluster, needs its own --state-dir)",
+            1,
+        )
     except OSError as exc:
         return _refused(f"cannot use the state directory {state_dir}: {exc.strerror or exc}", 1)
     logging.getLogger("npu_worker").info(
@@ -43,15 +51,18 @@ def serve(args: argparse.Namespace) -> int:
     )
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
-        check_engine_settings(settings)
-        app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
-    except ValueError as exc:
-        return _refused(str(exc), 2)
     try:
-        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
-    except ListenFailed as exc:
-        return _refused(str(exc), 1)
+        try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
+            check_engine_settings(settings)
+            app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
+        except ValueError as exc:
+            return _refused(str(exc), 2)
+        try:
+            run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+        except ListenFailed as exc:
+            return _refused(str(exc), 1)
+    finally:
+        os.close(state_lock)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 

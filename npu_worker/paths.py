@@ -16,6 +16,7 @@ cannot overwrite another job's default output.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import re
 from collections.abc import Sequence
@@ -195,6 +196,20 @@ class PathPolicy:
         stem = os.path.splitext(path)[0]
         named = path in self.voice_files or f"{stem}.wav" in self.voice_files
         return named or is_under(path, (self.voices_root, *self.voice_dirs))
+
+
+def lock_state_dir(path: Path) -> int:
+    """Hold the state dir for this process (an exclusive `flock` on the directory itself; the kernel
+    lets go when the process ends, `kill -9` included). Two workers on one state dir would both resume
+    the same interrupted jobs and write into one log: the second is refused (BlockingIOError).
+    Returns the descriptor, to be kept open while serving."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
 
 
 def make_private_dir(path: Path) -> None:

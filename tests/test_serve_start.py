@@ -62,3 +62,29 @@ def test_a_state_directory_of_another_user_is_refused(tmp_path):
     done = serve("--port", "0", "--state-dir", str(planted))
     assert done.returncode == 1, done.stderr
     assert "it belongs to another user (uid 65534)" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_state_directory_another_worker_serves_from_is_refused(tmp_path):
+    """Two workers on one state dir would both resume the same interrupted jobs into one log."""
+    state = tmp_path / "state"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", "--state-dir", str(state)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert first.stderr is not None
+        for line in first.stderr:  # the first one holds the directory once it says where it listens
+            if "listening on" in line:
+                break
+        done = serve("--port", "0", "--state-dir", str(state))
+        assert done.returncode == 1, done.stderr
+        assert done.stderr.strip() == (
+            f"npu-worker serve: the state directory {state} is in use by another npu-worker serve "
+            "(each worker, and each node of a cluster, needs its own --state-dir)"
+        )
+    finally:
+        first.terminate()
+        first.wait(timeout=seconds(30))
+    assert first.returncode == 0
