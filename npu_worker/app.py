@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from .app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
 from .http_compat.metrics import metrics_middleware, setup_metrics
+from .http_compat.ndjson import end_streams
 from .openai_compat import setup_openai
 from .server import guard_middleware
 from .ws_server import setup_ws
@@ -76,6 +77,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
+    app[NDJSON_STREAMS_KEY] = set()
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
         """The engine (built here unless given), the journal and the engine thread live exactly as long
@@ -88,6 +90,8 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
         """Shutdown (SIGTERM): the listening sockets are closed; let the running section finish."""
         log.info("shutdown: no longer accepting connections")
         await scheduler.drain(settings.shutdown_grace)
+        if ended := end_streams(app):
+            log.info("shutdown: ended %d NDJSON streams (their clients re-attach with after=)", ended)
 
     app.cleanup_ctx.append(run_scheduler)
     app.on_shutdown.append(drain)

@@ -11,7 +11,10 @@ from .protocol import Limits
 
 if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when it is imported
     from .jobs.scheduler import Scheduler
+    from .jobs.subscription import Subscription
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
 LIMITS_KEY = web.AppKey("limits", Limits)
+# The NDJSON streams open now (their subscriptions): ended at shutdown once nothing more will come.
+NDJSON_STREAMS_KEY: web.AppKey[set[Subscription]] = web.AppKey("ndjson_streams")

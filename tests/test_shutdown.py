@@ -75,7 +75,7 @@ def test_an_idle_worker_exits_well_under_a_second(tmp_path):
     assert process.returncode == 0, log
     assert elapsed < seconds(1.0), f"an idle worker took {elapsed:.2f} s to exit"
     assert "shutdown: no longer accepting connections" in log
-    assert "shutdown: no section was running" in log
+    assert "shutdown: no section was being synthesised" in log
     assert "preview lanes: 2 engine instances" in log  # espeak's preview lane opened, and ended
     assert "npu-worker stopped" in log
 
@@ -114,3 +114,26 @@ def test_a_section_running_past_the_grace_is_cancelled(tmp_path):
     assert process.returncode == 0, log
     assert f"shutdown: section 0 of job {job} ran past 0.3 s; cancelled" in log
     assert elapsed < seconds(5.0)
+
+
+def test_an_open_ndjson_stream_ends_whole_after_the_drain_not_cut(tmp_path):
+    """A client following a batch gets every line the log holds and a properly ended response (it then
+    re-attaches with `after=` after the restart), not a connection cut when aiohttp's timeout runs out."""
+    port, state = free_port(), tmp_path / "state"
+    base = f"http://127.0.0.1:{port}"
+    process = start_worker_process(state, port, delay=0.02, stderr=subprocess.PIPE, text=True)
+    try:
+        sections = [{"idx": i, "text": "가" * 100} for i in range(3)]
+        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
+        wait_running(base, job)
+        with urllib.request.urlopen(f"{base}/jobs/{job}/events", timeout=seconds(30)) as stream:
+            first = json.loads(stream.readline())
+            elapsed, log = terminate(process)
+            rest = stream.read()  # http.client raises IncompleteRead on a cut chunked response
+    finally:
+        process.kill()
+    assert process.returncode == 0, log
+    lines = [first] + [json.loads(line) for line in rest.splitlines() if line]
+    logged = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
+    assert [line["seq"] for line in lines] == [entry["seq"] for entry in logged]
+    assert "shutdown: ended 1 NDJSON streams" in log

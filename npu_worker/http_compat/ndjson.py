@@ -14,6 +14,7 @@ import time
 
 from aiohttp import web
 
+from ..app_keys import NDJSON_STREAMS_KEY, SETTINGS_KEY
 from ..jobs.model import LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import Heartbeat
@@ -41,22 +42,34 @@ async def open_stream(request: web.Request, status: int = 200) -> web.StreamResp
     return response
 
 
-async def stream_job(
-    response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float
-) -> bool:
+async def stream_job(request: web.Request, response: web.StreamResponse, subscription: Subscription) -> bool:
     """Write the job's log entries (with `seq`) until `done`, with heartbeats in the gaps, then end
-    the response.
+    the response; at shutdown, after the drain, `end_streams` ends it early (re-attach with `after=`).
 
     False if the client hung up first: normal (it may re-attach with `after=`), so one info line is
     logged, the job goes on, and nothing more is written (the response was sent: no error body).
     """
+    open_streams = request.app[NDJSON_STREAMS_KEY]
+    open_streams.add(subscription)
     try:
-        await _pump(response, subscription, heartbeat_interval)
+        await _pump(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
         await response.write_eof()
     except ConnectionError as exc:
         log.info("NDJSON client of job %s went away: %s", subscription.job.id, exc or type(exc).__name__)
         return False
+    finally:
+        open_streams.discard(subscription)
     return True
+
+
+def end_streams(app: web.Application) -> int:
+    """Shutdown, after the drain: end every open stream once it has sent what is queued for it (no
+    more lines will come before the restart), so the connections close at once instead of being
+    cut when aiohttp's shutdown timeout runs out. Returns how many were open."""
+    open_streams = app[NDJSON_STREAMS_KEY]
+    for subscription in list(open_streams):
+        subscription.finish()
+    return len(open_streams)
 
 
 async def _pump(response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float) -> None:

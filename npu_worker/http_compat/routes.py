@@ -212,7 +212,6 @@ async def synth(request: web.Request) -> web.Response:
 
 async def synth_batch(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
-    settings = request.app[SETTINGS_KEY]
     queued = _query_flag(request, "async")
     batch = parse_batch_request(await read_body(request), request.app[LIMITS_KEY])
     job = await scheduler.submit(batch, preview=False)
@@ -225,7 +224,7 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
         return json_response(JobResult.of(job, status="ok" if job.status == DONE else None))
     response = await open_stream(request)
     # A dropped stream does not cancel the job: the client re-attaches with /jobs/{id}/events.
-    await stream_job(response, scheduler.subscribe(job), settings.heartbeat_interval)
+    await stream_job(request, response, scheduler.subscribe(job))
     return response
 
 
@@ -258,7 +257,7 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
     subscription = scheduler.subscribe(job, after=after)
-    await stream_job(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
+    await stream_job(request, response, subscription)
     return response
 
 

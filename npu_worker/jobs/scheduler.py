@@ -144,7 +144,7 @@ class Scheduler:
         running = self.admission.stop()
         idx = running.current_idx if running is not None else None
         if running is None or self.runner is None:
-            log.info("shutdown: no section was running")
+            log.info("shutdown: no section was being synthesised")
         else:
             started = time.monotonic()
             await asyncio.get_running_loop().run_in_executor(None, self.runner.join, grace)

@@ -84,6 +84,13 @@ class Subscription:
         if self in self.job.subscribers:
             self.job.subscribers.remove(self)
 
+    def finish(self) -> None:
+        """End after what is already queued (shutdown: nothing more will come before the restart)."""
+        if not self._ended and not self._closed:
+            self._ended = True
+            self._detach()
+            self._queue.put_nowait(_END)
+
     def close(self) -> None:
         """Stop listening (idempotent); pending items are dropped."""
         self._detach()
