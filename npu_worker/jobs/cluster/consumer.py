@@ -40,12 +40,18 @@ class QueueConsumer:
                     return
                 self.redis_ok, delay = True, 0.05
             except ResponseError as exc:
-                if not lost_groups(exc):
-                    raise
-                log.warning(
-                    "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
-                )
+                if lost_groups(exc):
+                    log.warning(
+                        "%s: the queue's groups are gone (Redis lost its data); making them again", self.node
+                    )
+                    self._regroup = True
+                    continue
+                # Never a consumer that ends in silence (the node would look alive and take no work):
+                # say what Redis answered and try again, more slowly each time.
+                log.error("%s %s: Redis answered %s; trying again", label, self.node, exc)
                 self._regroup = True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 2.0)
             except REDIS_DOWN as exc:
                 reraise_if_cancelling()
                 if self.redis_ok:

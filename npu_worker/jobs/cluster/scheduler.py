@@ -47,6 +47,12 @@ log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
 
 
+def _log_failure(task: asyncio.Task[Any]) -> None:
+    """A node task that ended with an exception says so (a dead consumer loop must never be silent)."""
+    if not task.cancelled() and (exc := task.exception()) is not None:
+        log.error("cluster task %s ended: %s", task.get_name(), exc, exc_info=exc)
+
+
 class ClusterScheduler(Scheduler):
     def __init__(self, engine: Engine | None, settings: Settings, **kwargs: Any) -> None:
         super().__init__(engine, settings, **kwargs)
@@ -120,6 +126,7 @@ class ClusterScheduler(Scheduler):
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(_log_failure)
 
     @property
     def draining(self) -> bool:

@@ -73,8 +73,10 @@ async def retried(make: Callable[[], Awaitable[T]], what: str = "") -> T:
 
 
 def lost_groups(exc: ResponseError) -> bool:
-    """Redis restarted without persistence: the consumer groups are gone and must be made again."""
-    return "NOGROUP" in str(exc)
+    """Redis lost its data (a restart without persistence, FLUSHALL, a key evicted or deleted): the
+    consumer groups are gone and must be made again. A read that was blocked on the stream when it
+    went is answered UNBLOCKED, any later one NOGROUP."""
+    return "NOGROUP" in str(exc) or "UNBLOCKED" in str(exc)
 
 
 P = "npu:"
