@@ -214,6 +214,27 @@ def test_nodes_waiting_on_the_queue_when_redis_is_flushed_take_work_again(tmp_pa
     assert body["status"] == "ok" and (out / "b.wav").is_file()
 
 
+def test_a_synth_that_outlives_its_engines_view_still_answers_whole(tmp_path, start_node):
+    """Engines that stall past the api node's 5 s view window drop out of it for a moment; a /synth
+    that ends in that moment is still answered (it was a 500 AssertionError after the file was written)."""
+    engine = start_node("engine", role="engine")
+    api = start_node("api", role="api")
+    out = tmp_path / "out" / "stalled.wav"
+    os.kill(engine.process.pid, signal.SIGSTOP)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(
+                call, "POST", f"{api.base}/synth", {"text": "stalled", "output_path": str(out)}
+            )
+            time.sleep(6.5)
+            os.kill(engine.process.pid, signal.SIGCONT)
+            status, body = answer.result(timeout=seconds(20))
+    finally:
+        os.kill(engine.process.pid, signal.SIGCONT)
+    assert (status, body["status"]) == (200, "ok"), body
+    assert out.is_file()
+
+
 @pytest.mark.parametrize(
     "queue, message",
     [

@@ -20,6 +20,7 @@ from ..protocol import (
     BatchRequest,
     Done,
     JobNotFound,
+    Loading,
     Progress,
     RequestTimeout,
     SectionError,
@@ -179,15 +180,21 @@ async def synth(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     parsed = parse_synth_request(await read_body(request), request.app[LIMITS_KEY])
     batch = BatchRequest((SectionRequest(0, parsed.text, parsed.output_path),), parsed.params, audio=False)
+    # As the job was accepted: with a Redis queue the node's view of the engines may be empty for a
+    # moment by the time the job ends (engines that stalled past the view's window).
+    accepted_by = scheduler.info
     job = await scheduler.submit(batch, preview=True)
+    info = scheduler.info or accepted_by
+    if info is None:  # the engines' view emptied between submit's check and here
+        scheduler.cancel(job.id)
+        raise Loading("no engine node is known; retry shortly")
     try:
         await _wait_done(scheduler, job)
     except asyncio.CancelledError:  # the caller hung up: nobody listens any more
         scheduler.cancel(job.id)
         raise
     final = job.sections[0].final
-    info = scheduler.info
-    assert info is not None
+    info = scheduler.info or info
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
         failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)
