@@ -12,7 +12,7 @@ from . import __version__
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
-from .config import add_settings_arguments, load_settings
+from .config import add_settings_arguments, load_settings, shown_url
 from .paths import lock_state_dir, make_private_dir
 
 SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
@@ -78,10 +78,10 @@ def check_queue(url: str) -> None:
     try:
         from .jobs.cluster.connect import ping_queue
     except ImportError as exc:
-        sys.exit(f"--queue {url} needs the redis package: pip install 'npu-worker[redis]' ({exc})")
+        sys.exit(f"--queue {shown_url(url)} needs the redis package: pip install 'npu-worker[redis]' ({exc})")
     problem = ping_queue(url)
     if problem is not None:
-        sys.exit(f"npu-worker: cannot use the queue {url}: {problem}")
+        sys.exit(f"npu-worker: cannot use the queue {shown_url(url)}: {problem}")
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 
@@ -96,6 +97,16 @@ def _token(text: str) -> str:
 
 def _paths(text: str) -> tuple[str, ...]:
     return tuple(part for part in text.split(os.pathsep) if part.strip())
+
+
+def shown_url(url: str) -> str:
+    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`) is `***`."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 def parse_bool(text: str) -> bool:

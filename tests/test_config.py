@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from npu_worker.config import Settings, add_settings_arguments, load_settings, settings_table
+from npu_worker.config import Settings, add_settings_arguments, load_settings, settings_table, shown_url
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
@@ -126,3 +126,10 @@ def test_readme_lists_every_setting_as_the_code_defines_it():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     for row in settings_table().splitlines()[2:]:
         assert row in readme, f"README's configuration table is out of date: {row}"
+
+
+def test_a_queue_url_is_shown_without_its_password():
+    assert shown_url("redis://:s3cret@10.0.0.5:6379/0") == "redis://:***@10.0.0.5:6379/0"
+    assert shown_url("redis://worker:s3cret@host/1") == "redis://worker:***@host/1"
+    assert shown_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+    assert shown_url("local") == "local"

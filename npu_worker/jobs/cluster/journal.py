@@ -18,12 +18,12 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-from ...protocol import Event, Progress, QueueUnavailable, SectionError
+from ...protocol import Event, Progress, SectionError
 from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
 from ..store import JobStore
-from .store import REDIS_DOWN, RedisJobs
+from .store import REDIS_DOWN, RedisJobs, redis_unreachable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -59,7 +59,7 @@ class RedisJournal(Journal):
             except (*REDIS_DOWN, FutureTimeout) as exc:
                 future.cancel()
                 if not retry or self.stopping.is_set():
-                    raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
+                    raise redis_unreachable(exc) from exc
                 log.warning("Redis unreachable (%s); retrying in %.1fs", exc or type(exc).__name__, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)

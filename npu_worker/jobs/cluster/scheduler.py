@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ...config import Settings
+from ...config import Settings, shown_url
 from ...engine.base import Engine, EngineInfo, check_language
 from ...protocol import (
     AudioNotFound,
@@ -40,7 +40,7 @@ from ..subscription import Subscription
 from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
-from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, reraise_if_cancelling
+from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
@@ -81,7 +81,7 @@ class ClusterScheduler(Scheduler):
             await self.jobs.ensure_groups(self.node)
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
-            raise QueueUnavailable(f"cannot reach Redis at {self.settings.queue}: {exc}") from exc
+            raise QueueUnavailable(f"cannot reach Redis at {shown_url(self.settings.queue)}: {exc}") from exc
         journal = self._rjournal = RedisJournal(
             self.jobs, self.store, LoopHandoff(loop), self.node, observer=self.observer
         )
@@ -111,7 +111,7 @@ class ClusterScheduler(Scheduler):
             self._spawn(writer.run())
             self._spawn(self._retention_loop())
         self._spawn(self._heartbeat_loop())
-        log.info("node %s (%s) joined the queue at %s", self.node, self.role, self.settings.queue)
+        log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
     def _prepare(self) -> str:
         """Directories, and this node's stable name (a restart re-joins as the same consumer)."""
@@ -199,7 +199,7 @@ class ClusterScheduler(Scheduler):
                 "role": self.role,
                 "node": self.node,
                 "redis": "unreachable",
-                "error": str(QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}")),
+                "error": str(redis_unreachable(exc)),
             }
         engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
         cluster = {**self.view, "engines_alive": len(engines)}
@@ -287,7 +287,7 @@ class ClusterScheduler(Scheduler):
             )
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
-            raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
+            raise redis_unreachable(exc) from exc
         if created < 0:
             self.stats.count("jobs_refused")
             raise QueueFull(
@@ -374,7 +374,7 @@ class ClusterScheduler(Scheduler):
             wav = await self.jobs.audio(job.id, idx)
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
-            raise QueueUnavailable(f"Redis is unreachable: {exc or type(exc).__name__}") from exc
+            raise redis_unreachable(exc) from exc
         if wav is None:
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
         return wav

@@ -25,13 +25,20 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ... import wire
-from ...protocol import Event, SynthParams, decode_event
+from ...protocol import Event, QueueUnavailable, SynthParams, WorkerError, decode_event
 from ..model import Job, LogEntry, Section, apply_event
 from . import scripts
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+
+
+def redis_unreachable(exc: BaseException) -> WorkerError:
+    """What a caller is told while Redis is down: the kind of failure, not the address the client
+    library names (`Error 111 connecting to 10.0.0.5:6379`); the node's log has the details."""
+    log.debug("Redis unreachable: %s", exc)
+    return QueueUnavailable(f"Redis is unreachable ({type(exc).__name__}); retry shortly")
 
 
 async def cancellable(read: Any) -> Any:
