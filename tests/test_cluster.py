@@ -237,6 +237,20 @@ def test_a_synth_that_outlives_its_engines_view_still_answers_whole(tmp_path, st
     assert out.is_file()
 
 
+def test_a_section_whose_file_could_not_be_written_has_no_audio(tmp_path, start_node):
+    """Its wav waits in Redis for the accepting node's writer and stays after the write failed: only an
+    `ok` section's audio is served, as on a local queue."""
+    start_node("engine", role="engine")
+    api = start_node("api", role="api")
+    (tmp_path / "afile").write_bytes(b"a file, not a folder")
+    sections = [{"idx": 0, "text": "fails", "output_path": str(tmp_path / "afile" / "s.wav")}]
+    _, accepted = call("POST", f"{api.base}/synth_batch?async=1", {"sections": sections})
+    lines = events(f"{api.base}/jobs/{accepted['job_id']}/events")
+    assert [line["event"] for line in lines][-2:] == ["error", "done"]
+    status, body = call("GET", f"{api.base}/jobs/{accepted['job_id']}/sections/0/audio")
+    assert status == 404 and body["error"].startswith("AudioNotFound")
+
+
 @pytest.mark.parametrize(
     "queue, message",
     [

@@ -24,6 +24,7 @@ from ...protocol import (
     AudioNotFound,
     BatchRequest,
     Loading,
+    Progress,
     QueueFull,
     QueueUnavailable,
     SectionError,
@@ -33,7 +34,7 @@ from ...protocol import (
     WorkerError,
 )
 from ..journal import LoopHandoff
-from ..model import Job, LogEntry, apply_event, new_job_id
+from ..model import Job, LogEntry, apply_event, job_section, new_job_id
 from ..runner import record_first_audio
 from ..scheduler import Scheduler
 from ..subscription import Subscription
@@ -370,6 +371,11 @@ class ClusterScheduler(Scheduler):
         return cancelled
 
     async def section_audio(self, job: Job, idx: int) -> bytes:
+        """A section's wav from Redis, once its `ok` is logged (the copy is there before, and stays
+        after a failed write, but only an `ok` section has audio to give)."""
+        section = job_section(job, idx)
+        if section is None or not isinstance(section.final, Progress):
+            raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
         try:
             wav = await self.jobs.audio(job.id, idx)
         except REDIS_DOWN as exc:
