@@ -20,7 +20,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.timing import seconds
+from npu_worker.app_keys import SCHEDULER_KEY
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 from tests.worker_process import free_port, start_worker_process
 
@@ -217,6 +218,26 @@ async def test_an_idle_speech_stream_socket_makes_room_but_one_mid_utterance_doe
             await receive_type(pausing, "session.done")  # the paused utterance is still there
     finally:
         engine.gate.set()
+
+
+async def test_a_synth_whose_caller_hung_up_stops_and_writes_nothing(served, tmp_path):
+    """As `serve` runs it, aiohttp leaves a handler running when its client goes (its test server
+    cancels it, which hid this): the worker notices and cancels, so a caller's RPC timeout does not
+    keep the engine busy for a text nobody will read."""
+    engine = ToneEngine(delay_per_chunk=0.05)  # 2 000 characters: 400 chunks, 20 s
+    listener = await served(engine=engine)
+    body = json.dumps({"text": "가" * 2000, "output_path": str(tmp_path / "never.wav")}).encode()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    await writer.drain()
+    await until(lambda: engine.calls, "the section to start")
+    writer.close()
+    scheduler = listener.runner.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(5)):
+        while scheduler.jobs_running():
+            await asyncio.sleep(0.05)
+    assert not (tmp_path / "never.wav").exists()
 
 
 async def test_the_access_log_never_shows_a_token(served, caplog):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import statistics
 from collections.abc import AsyncIterator
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
 INDEX_PATTERN = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # as a section's idx is written: one URL each
+log = logging.getLogger(__name__)
+HANG_UP_CHECK_SECONDS = 0.2  # how often a waiting /synth looks whether its caller is still there
 DECODED_ENCODINGS = frozenset({"identity", "gzip", "deflate"})  # what aiohttp decodes without extras
 
 
@@ -176,6 +179,11 @@ async def _wait_done(scheduler: Scheduler, job: Job) -> None:
         subscription.close()
 
 
+def _hung_up(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
 async def synth(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     parsed = parse_synth_request(await read_body(request), request.app[LIMITS_KEY])
@@ -188,10 +196,20 @@ async def synth(request: web.Request) -> web.Response:
     if info is None:  # the engines' view emptied between submit's check and here
         scheduler.cancel(job.id)
         raise Loading("no engine node is known; retry shortly")
+    waiting = asyncio.ensure_future(_wait_done(scheduler, job))
     try:
-        await _wait_done(scheduler, job)
-    except asyncio.CancelledError:  # the caller hung up: nobody listens any more
+        # aiohttp does not cancel a handler whose client went away: look, so that a caller who hung up
+        # (an RPC timeout) does not keep the engine busy with a long text nobody will read.
+        hung_up = False
+        while not (await asyncio.wait([waiting], timeout=HANG_UP_CHECK_SECONDS))[0]:
+            if not hung_up and _hung_up(request):
+                hung_up = True
+                log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
+                scheduler.cancel(job.id)
+        await waiting
+    except asyncio.CancelledError:
         scheduler.cancel(job.id)
+        waiting.cancel()
         raise
     final = job.sections[0].final
     info = scheduler.info or info
