@@ -74,6 +74,9 @@ def test_a_batch_accepted_by_one_node_survives_an_engine_kill_and_streams_from_o
     api_a = start_node("a", role="api")
     status, refused = call("POST", f"{engine_c.base}/synth_batch", batch(tmp_path, 1))
     assert status == 501 and refused["error"].startswith("Unsupported")
+    speech_batch = {"items": [{"input": "one"}, {"input": "two"}], "model": "tts-1", "voice": "default"}
+    status, refused = call("POST", f"{engine_c.base}/v1/audio/speech/batch", speech_batch)
+    assert status == 501 and refused["error"]["code"] == "Unsupported"  # once, not per item
 
     status, accepted = call("POST", f"{api_a.base}/synth_batch?async=1", batch(tmp_path, 39))
     assert status == 200

@@ -249,10 +249,7 @@ class Scheduler:
         listener that wants every chunk must attach there (events alone can be replayed later).
         Raises Loading/ModelLoadError, QueueFull, OutputPathNotAllowed, RefWavNotAllowed.
         """
-        if self.load_error is not None:
-            raise self.load_error
-        if self.info is None:
-            raise Loading("the engine is still loading; retry shortly")
+        self.check_accepting()
         job = Job(
             id=new_job_id(),
             params=request.params,
@@ -272,6 +269,14 @@ class Scheduler:
         else:
             self._admit(job, request)
         return job
+
+    def check_accepting(self) -> None:
+        """Raise what every request would get now (Loading, ModelLoadError): a request of several
+        parts (an OpenAI batch) is refused whole instead of failing part by part."""
+        if self.load_error is not None:
+            raise self.load_error
+        if self.info is None:
+            raise Loading("the engine is still loading; retry shortly")
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""

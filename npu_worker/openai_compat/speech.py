@@ -256,6 +256,7 @@ async def create_speech_batch(request: web.Request) -> web.Response:
         bound = BATCH_TEXT_FACTOR * limits.max_text_chars
         message = f"the items have {characters} characters together, the limit is {bound}"
         raise with_param(TextTooLong(message), "items")
+    request.app[SCHEDULER_KEY].check_accepting()  # a node that serves none: one refusal, not one per item
     merged = body.merged_items()
     results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
     failed = sum(result.status != "success" for result in results)

@@ -252,6 +252,16 @@ class ClusterScheduler(Scheduler):
 
     # -- submission ------------------------------------------------------------------------------
 
+    def check_accepting(self) -> None:
+        if self.role == "engine":
+            raise Unsupported("this node runs with --role engine; send requests to an api or both node")
+        if self._draining:
+            raise Loading("the worker is shutting down")
+        if self.load_error is not None:
+            raise self.load_error
+        if self.info is None:
+            raise Loading("no engine node has joined the queue yet; retry shortly")
+
     async def submit(
         self,
         request: BatchRequest,
@@ -260,15 +270,9 @@ class ClusterScheduler(Scheduler):
         trim_leading_silence: bool = False,
         on_created: Any = None,
     ) -> Job:
-        if self.role == "engine":
-            raise Unsupported("this node runs with --role engine; send requests to an api or both node")
-        if self._draining:
-            raise Loading("the worker is shutting down")
-        if self.load_error is not None:
-            raise self.load_error
-        info = self.info
-        if info is None:
-            raise Loading("no engine node has joined the queue yet; retry shortly")
+        self.check_accepting()
+        info = self.info  # read before any await: the engines' view may change meanwhile
+        assert info is not None  # check_accepting raised otherwise
         job = Job(new_job_id(), request.params, [], preview, persisted=not preview, created_at=self.clock())
         job.stream_audio, job.trim_leading_silence = preview and request.audio, trim_leading_silence
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
