@@ -40,6 +40,28 @@ def ok(idx: int) -> Progress:
     return Progress(idx, "ok", wav_path=None, duration_sec=1.0, elapsed_sec=0.1)
 
 
+async def test_previews_are_neither_listed_nor_counted_with_the_jobs_kept(jobs):
+    """A node serving many /synth and /ws previews still lists its batches, and previews do not push
+    batch jobs out of `--max-jobs-kept`: they end in a set of their own, removed soon after."""
+    batch = make_job("batch", 1)
+    assert await create(jobs, batch) == 1
+    for number in range(3):
+        preview = make_job(f"preview{number}", 1)
+        preview.preview, preview.persisted = True, False
+        assert await create(jobs, preview) == 1
+        assert await jobs.made_ok(preview.id, "n1", 0, b"pcm", ok(0)) == 2
+    assert await jobs.recent(1) == ["batch"]
+    assert await jobs.finished("n1") == []
+    assert [job_id for job_id, _ in await jobs.finished("n1", previews=True)] == [
+        f"preview{n}" for n in range(3)
+    ]
+    preview = await jobs.load("preview0")
+    assert preview is not None and preview.preview
+    await jobs.remove(preview, "n1")
+    assert await jobs.load("preview0") is None and await jobs.audio("preview0", 0) is None
+    assert len(await jobs.finished("n1", previews=True)) == 2
+
+
 async def test_a_section_is_ok_once_and_nothing_follows_done(jobs):
     job = make_job("j1", 2)
     assert await create(jobs, job) == 1
@@ -143,6 +165,33 @@ async def test_an_in_process_node_serves_jobs_ws_previews_and_speech(worker, red
         json={"model": "tts-1", "input": "hello", "voice": "default", "response_format": "pcm"},
     )
     assert speech.status == 200 and len(await speech.read()) > 1000
+
+
+async def test_retention_removes_ended_previews_from_redis_soon(worker, redis_server, monkeypatch, tmp_path):
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from npu_worker.jobs.cluster import scheduler as cluster_scheduler
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0, max_jobs_kept=1)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "kept"}]})).json()
+    async for _ in (await client.get(f"/jobs/{accepted['job_id']}/events")).content:
+        pass
+    for number in range(2):  # previews: they must not push the one batch out of --max-jobs-kept 1
+        body = {"text": f"preview {number}", "output_path": str(tmp_path / f"p{number}.wav")}
+        assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    scheduler = client.app[SCHEDULER_KEY]
+    store = scheduler.jobs
+    assert len(await store.finished(scheduler.node, previews=True)) == 2
+    monkeypatch.setattr(cluster_scheduler, "PREVIEW_KEEP_SECONDS", 0.0)
+    await scheduler._sweep()
+    assert await store.finished(scheduler.node, previews=True) == []
+    assert (await client.get(f"/jobs/{accepted['job_id']}/status")).status == 200
+    assert [job["job_id"] for job in (await (await client.get("/jobs")).json())["jobs"]] == [
+        accepted["job_id"]
+    ]
+    assert (tmp_path / "p0.wav").is_file()  # a caller's file is never retention's
 
 
 async def test_a_local_worker_serves_a_finished_sections_wav(worker):

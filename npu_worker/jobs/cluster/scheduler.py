@@ -46,6 +46,7 @@ from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
+PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
@@ -407,6 +408,8 @@ class ClusterScheduler(Scheduler):
             await self._sweep()
 
     async def _sweep(self) -> None:
+        """Retention of the jobs this node accepted (`--job-retention`, `--max-jobs-kept`); previews,
+        which no one can look up, are not counted and go PREVIEW_KEEP_SECONDS after they ended."""
         keep, most = self.settings.job_retention, self.settings.max_jobs_kept
         try:
             rows = await self.jobs.finished(self.node)
@@ -414,6 +417,11 @@ class ClusterScheduler(Scheduler):
             gone = [
                 job_id for pos, (job_id, ended) in enumerate(rows) if pos < over or 0 < keep < now - ended
             ]
+            previews = await self.jobs.finished(self.node, previews=True)
+            for job_id in [job_id for job_id, ended in previews if now - ended > PREVIEW_KEEP_SECONDS]:
+                job = await self.jobs.load(job_id)
+                if job is not None:
+                    await self.jobs.remove(job, self.node)
             for job_id in gone:
                 job = await self.jobs.load(job_id)
                 if job is not None:

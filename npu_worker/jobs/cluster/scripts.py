@@ -30,7 +30,8 @@ end
 """
 
 # KEYS: job, log, pending, jobs, q_first, q_batch
-# ARGV: id, spec, total, max_queue, window, start, now, node, carry (1: the first item carries the spec)
+# ARGV: id, spec, total, max_queue, window, start, now, node, carry (1: the first item carries the spec),
+#   preview (1: a preview, listed in KEYS[4] = `previews` instead of `jobs`, and ended apart: `finish`)
 CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
 local total = tonumber(ARGV[3])
@@ -38,7 +39,7 @@ local waiting = tonumber(redis.call('GET', KEYS[3]) or '0')
 if waiting + total > tonumber(ARGV[4]) then return -waiting - 1 end
 redis.call('INCRBY', KEYS[3], total)
 redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'total', total, 'seq', 1, 'next', ARGV[5], 'done', 0,
-  'ok', 0, 'fail', 0, 'created', ARGV[7], 'node', ARGV[8])
+  'ok', 0, 'fail', 0, 'created', ARGV[7], 'node', ARGV[8], 'preview', ARGV[10])
 redis.call('XADD', KEYS[2], '0-1', 'e', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
 for pos = 0, tonumber(ARGV[5]) - 1 do
@@ -70,7 +71,11 @@ local function finish(job_key, log_key, finished_key, job_id, now, cancelled)
   local seq = redis.call('HINCRBY', job_key, 'seq', 1)
   redis.call('XADD', log_key, '0-' .. seq, 'e', body)
   redis.call('HSET', job_key, 'done', 1, 'finished', now)
-  redis.call('ZADD', finished_key, now, job_id)
+  if redis.call('HGET', job_key, 'preview') == '1' then  -- not a job to keep: retention removes it soon
+    redis.call('ZADD', finished_key .. ':previews', now, job_id)
+  else
+    redis.call('ZADD', finished_key, now, job_id)
+  end
   return seq
 end
 """

@@ -90,6 +90,7 @@ P = "npu:"
 FIRST, BATCH = P + "q:first", P + "q:batch"
 ENGINES, WRITERS = "engines", "writers"
 PENDING, JOBS, NODES = P + "pending", P + "jobs", P + "nodes"
+PREVIEWS = P + "previews"  # previews (/synth, /ws, OpenAI speech): not listed, not kept
 CANCEL_CHANNEL = P + "cancel"
 
 
@@ -120,6 +121,10 @@ def ready_key(node: str) -> str:
 
 def finished_key(node: str) -> str:
     return f"{P}finished:{node}"
+
+
+def finished_previews_key(node: str) -> str:
+    return finished_key(node) + ":previews"  # the DONE script's own choice (scripts.py)
 
 
 SPEC_IN_ITEM = 64 * 1024  # a job spec up to this size rides in its first work item (one round trip less)
@@ -227,10 +232,11 @@ class RedisJobs:
 
     async def create(self, job: Job, node: str, start: Event, *, max_queue: int, window: int) -> int:
         """Record and queue a job; returns -1 - waiting when the shared bound refuses it, else 1."""
-        keys = [job_key(job.id), log_key(job.id), PENDING, JOBS, FIRST, BATCH]
+        keys = [job_key(job.id), log_key(job.id), PENDING, PREVIEWS if job.preview else JOBS, FIRST, BATCH]
         spec = job_spec(job, node)
         args: list[Any] = [job.id, spec, job.total, max_queue, min(window, job.total)]
         args += [wire.encode(start), repr(job.created_at), node, int(len(spec) <= SPEC_IN_ITEM)]
+        args.append(int(job.preview))
         return int(await self._create(keys=keys, args=args))
 
     async def append(self, job_id: str, event: Event) -> int:
@@ -311,13 +317,14 @@ class RedisJobs:
         keys += [wav_key(job.id, s.idx) for s in job.sections]
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.delete(*keys)
-            pipe.zrem(JOBS, job.id)
-            pipe.zrem(finished_key(node), job.id)
+            pipe.zrem(PREVIEWS if job.preview else JOBS, job.id)
+            pipe.zrem(finished_previews_key(node) if job.preview else finished_key(node), job.id)
             await pipe.execute()
 
-    async def finished(self, node: str) -> list[tuple[str, float]]:
-        """The jobs `node` accepted that have ended, oldest first, with their end time."""
-        rows = await self.redis.zrange(finished_key(node), 0, -1, withscores=True)
+    async def finished(self, node: str, *, previews: bool = False) -> list[tuple[str, float]]:
+        """The jobs (or `previews`) `node` accepted that have ended, oldest first, with their end time."""
+        key = finished_previews_key(node) if previews else finished_key(node)
+        rows = await self.redis.zrange(key, 0, -1, withscores=True)
         return [(raw.decode(), float(score)) for raw, score in rows]
 
     # -- the work queue ----------------------------------------------------------------------------
