@@ -191,6 +191,28 @@ async def test_closing_the_socket_mid_section_stops_it_on_the_engine_node(start_
     assert not [e for e in log if e.get("status") == "ok"]
 
 
+async def test_a_ws_request_whose_job_redis_lost_is_told_so_not_left_silent(start_node, redis_server):
+    """FLUSHALL (or an evicted key) mid-preview: the listener is let go without a `done`; the client
+    gets `JobNotFound` and a 1011 close (the stream is no longer whole), not heartbeats forever."""
+    start_node("engine", role="engine", delay=0.05)
+    api = start_node("api", role="api")
+    async with aiohttp.ClientSession() as session:
+        ws = await session.ws_connect(f"ws://127.0.0.1:{api.port}/ws", autoclose=False)
+        await ws.send_json({"type": "synth", "text": "a long section " * 12})  # 3.6 s of work
+        async with asyncio.timeout(seconds(10)):
+            while (message := await ws.receive()).type != aiohttp.WSMsgType.BINARY:
+                pass
+        assert redis_server.command("FLUSHALL").startswith(b"+OK")
+        events = []
+        async with asyncio.timeout(seconds(25)):  # the section's end on the engine, then a follower read
+            while (message := await ws.receive()).type != aiohttp.WSMsgType.CLOSE:
+                if message.type == aiohttp.WSMsgType.TEXT:
+                    events.append(json.loads(message.data))
+        assert message.data == aiohttp.WSCloseCode.INTERNAL_ERROR
+        assert events[-1]["event"] == "error" and events[-1]["error"].startswith("JobNotFound: ")
+        assert not [e for e in events if e["event"] == "done"]
+
+
 async def test_an_engine_killed_mid_section_is_taken_over_and_the_listener_hears_one_section(start_node):
     first = start_node("one", role="engine", delay=0.04, claim_timeout=1.0)
     second = start_node("two", role="engine", delay=0.04, claim_timeout=1.0)

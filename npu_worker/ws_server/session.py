@@ -34,6 +34,7 @@ from ..protocol import (
     EngineError,
     FirstAudio,
     Heartbeat,
+    JobNotFound,
     Limits,
     NotRunning,
     Progress,
@@ -255,12 +256,20 @@ class RequestStream:
 
     async def _run(self) -> None:
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
+        ended = False
         try:
             async for item in self._subscription:
                 if isinstance(item, AudioChunk):
                     await self._on_audio(item)
                 elif isinstance(item, LogEntry):
                     await self._on_entry(item)
+                    ended = ended or isinstance(item.event, Done)
+            if not ended:  # its listeners were let go without a `done`: the shared queue lost the job
+                log.warning("the job %s of a WebSocket request is gone from the queue", self.job.id)
+                self._stop_job()
+                await self._session.fail(
+                    JobNotFound(f"job {self.job.id} is gone from the shared queue; send it again")
+                )
         except (ConnectionError, RuntimeError):
             # The socket broke under a send: nobody listens any more, so the work stops.
             self._stop_job()
