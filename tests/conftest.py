@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.web_runner import BaseRunner
 from blockbuster import blockbuster_ctx
 
 from npu_worker.app import build_app
@@ -57,6 +58,16 @@ def settings(tmp_path: Path) -> Settings:
 WorkerFactory = Callable[..., Awaitable[TestClient]]
 
 
+class ServedAsInProduction(TestServer):
+    """aiohttp's test server cancels a handler whose client went away; `serve` does not (aiohttp's
+    default), and that difference once hid a /synth that ran on after its caller hung up. Tests run
+    the handlers the way production does."""
+
+    async def _make_runner(self, **kwargs: Any) -> BaseRunner:
+        kwargs["handler_cancellation"] = False
+        return await super()._make_runner(**kwargs)
+
+
 @pytest.fixture
 async def worker(aiohttp_client: Any, settings: Settings) -> AsyncIterator[WorkerFactory]:
     """Start a real worker on a TCP port: `client = await worker(engine, **setting_overrides)`."""
@@ -67,7 +78,7 @@ async def worker(aiohttp_client: Any, settings: Settings) -> AsyncIterator[Worke
             engine = ToneEngine()
         # build_app is a synchronous factory (it runs before the loop in `serve`): build it off the loop.
         app = await asyncio.to_thread(build_app, settings.replace(**overrides), engine)
-        client = await aiohttp_client(app)
+        client = await aiohttp_client(ServedAsInProduction(app))
         if wait_loaded:
             await wait_until_loaded(client)
         return client

@@ -179,30 +179,16 @@ async def _wait_done(scheduler: Scheduler, job: Job) -> None:
         subscription.close()
 
 
-def _hung_up(request: web.Request) -> bool:
-    transport = request.transport
-    return transport is None or transport.is_closing()
-
-
-async def synth(request: web.Request) -> web.Response:
-    scheduler = request.app[SCHEDULER_KEY]
-    parsed = parse_synth_request(await read_body(request), request.app[LIMITS_KEY])
-    batch = BatchRequest((SectionRequest(0, parsed.text, parsed.output_path),), parsed.params, audio=False)
-    # As the job was accepted: with a Redis queue the node's view of the engines may be empty for a
-    # moment by the time the job ends (engines that stalled past the view's window).
-    accepted_by = scheduler.info
-    job = await scheduler.submit(batch, preview=True)
-    info = scheduler.info or accepted_by
-    if info is None:  # the engines' view emptied between submit's check and here
-        scheduler.cancel(job.id)
-        raise Loading("no engine node is known; retry shortly")
+async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, job: Job) -> None:
+    """`_wait_done`, cancelling the job if the caller goes: aiohttp does not cancel a handler whose
+    client went away, so look every HANG_UP_CHECK_SECONDS (a caller's RPC timeout must not keep the
+    engine busy with a long text nobody will read)."""
     waiting = asyncio.ensure_future(_wait_done(scheduler, job))
     try:
-        # aiohttp does not cancel a handler whose client went away: look, so that a caller who hung up
-        # (an RPC timeout) does not keep the engine busy with a long text nobody will read.
         hung_up = False
         while not (await asyncio.wait([waiting], timeout=HANG_UP_CHECK_SECONDS))[0]:
-            if not hung_up and _hung_up(request):
+            transport = request.transport
+            if not hung_up and (transport is None or transport.is_closing()):
                 hung_up = True
                 log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
                 scheduler.cancel(job.id)
@@ -211,8 +197,22 @@ async def synth(request: web.Request) -> web.Response:
         scheduler.cancel(job.id)
         waiting.cancel()
         raise
+
+
+async def synth(request: web.Request) -> web.Response:
+    scheduler = request.app[SCHEDULER_KEY]
+    parsed = parse_synth_request(await read_body(request), request.app[LIMITS_KEY])
+    batch = BatchRequest((SectionRequest(0, parsed.text, parsed.output_path),), parsed.params, audio=False)
+    # The engine as the job is accepted: with a Redis queue the node's view of the engines may be
+    # empty for a moment by the time the job ends (engines that stalled past the view's window).
+    accepted_by = scheduler.info
+    job = await scheduler.submit(batch, preview=True)
+    accepted_by = accepted_by or scheduler.info
+    await _wait_done_unless_hung_up(request, scheduler, job)
     final = job.sections[0].final
-    info = scheduler.info or info
+    info = scheduler.info or accepted_by
+    if info is None:  # submit needs an engine: not reached
+        raise Loading("no engine node is known; retry shortly")
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
         failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)
