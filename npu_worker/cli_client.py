@@ -1,8 +1,9 @@
 """`npu-worker synth` and `npu-worker batch`: the pipeline client from the shell.
 
 Progress goes to stderr (a live bar on a terminal, one line per finished section otherwise), the
-summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, 2 the request could not be
-made (worker unreachable, request refused, unreadable lecture file).
+summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed or the batch was cancelled
+(DELETE /jobs/{id}) before its end, 2 the request could not be made (worker unreachable, request
+refused, unreadable lecture file).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class ProgressBar:
         self.finished: dict[int, str] = {}
         self.current: int | None = None
         self.polled_done = 0  # polling mode: the status body's count (sections arrive only at the end)
+        self.drawn = False  # a live line is on the terminal, not ended yet
 
     def eta(self) -> float | None:
         elapsed = time.monotonic() - self.started
@@ -92,9 +94,17 @@ class ProgressBar:
                 self.stream.write(f"s{idx:02d} {detail}  ({self.line()})\n")
         if self.live and kind != "done":
             self.stream.write("\r" + self.line() + "\x1b[K")
+            self.drawn = True
         if self.live and kind == "done":
             self.stream.write("\r" + self.line() + "\x1b[K\n")
+            self.drawn = False
         self.stream.flush()
+
+    def end_line(self) -> None:
+        """Before a message of its own: end the bar's line if one is drawn (a terminal only)."""
+        if self.drawn:
+            self.stream.write("\n")
+            self.drawn = False
 
 
 def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -158,13 +168,25 @@ def run_synth(args: argparse.Namespace) -> int:
 
 
 def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
-    """Sections (idx defaults to position) and the lecture's language, from a dict or a bare list."""
+    """Sections (idx defaults to position; `null` too, as the worker reads it) and the lecture's
+    language, from a dict or a bare list; ValueError names what is wrong where."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     sections = data.get("sections") if isinstance(data, dict) else data
     if not isinstance(sections, list) or not all(isinstance(s, dict) and "text" in s for s in sections):
         raise ValueError("expected a list of sections with 'text' (or an object with 'sections')")
     lang = data.get("lang") if isinstance(data, dict) else None
-    return [{"idx": s.get("idx", i), "text": s["text"]} for i, s in enumerate(sections)], lang
+    if lang is not None and not isinstance(lang, str):
+        raise ValueError("'lang' must be a string")
+    read = []
+    for position, section in enumerate(sections):
+        idx = section.get("idx")
+        idx = position if idx is None else idx
+        if isinstance(idx, bool) or not isinstance(idx, int) or idx < 0:
+            raise ValueError(f"section {position}: 'idx' must be a non-negative integer, got {idx!r}")
+        if not isinstance(section["text"], str):
+            raise ValueError(f"section {position}: 'text' must be a string")
+        read.append({"idx": idx, "text": section["text"]})
+    return read, lang
 
 
 def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
@@ -202,12 +224,16 @@ def run_batch(args: argparse.Namespace) -> int:
             token=_token(args),
         )
     except ClientError as exc:
-        print(f"\nnpu-worker batch: {exc}", file=sys.stderr)
+        bar.end_line()
+        print(f"npu-worker batch: {exc}", file=sys.stderr)
         return EXIT_REQUEST_FAILED
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
         print(summary(result, time.monotonic() - started, out_dir))
+    if (result.get("done") or {}).get("cancelled"):
+        print(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end", file=sys.stderr)
+        return EXIT_SECTIONS_FAILED
     return EXIT_SECTIONS_FAILED if result["fail_count"] else EXIT_OK
 
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import threading
 import wave
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from npu_worker.cli_client import ProgressBar, main
+from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
 
@@ -83,6 +87,50 @@ async def test_batch_against_no_worker_exits_two(tmp_path, capsys):
     code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
     assert code == 2
     assert "npu-worker batch:" in capsys.readouterr().err
+
+
+async def test_a_cancelled_batch_is_not_an_exit_zero(worker, tmp_path, capsys):
+    """`DELETE /jobs/{id}` from elsewhere: the sections done are kept, but the run did not succeed."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    server = await worker(engine)
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two.", "three."])
+    argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", base_of(server)]
+    running = asyncio.ensure_future(run_cli(argv))
+    async with asyncio.timeout(seconds(10)):
+        while not (jobs := (await (await server.get("/jobs")).json())["jobs"]):
+            await asyncio.sleep(0.02)
+    assert (await server.delete(f"/jobs/{jobs[0]['job_id']}")).status == 200
+    engine.gate.set()
+    assert await running == 1
+    assert f"job {jobs[0]['job_id']} was cancelled before its end" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "section, problem",
+    [
+        ({"idx": "3", "text": "a"}, "section 0: 'idx' must be a non-negative integer, got '3'"),
+        ({"idx": 1.0, "text": "a"}, "section 0: 'idx' must be a non-negative integer, got 1.0"),
+        ({"idx": True, "text": "a"}, "section 0: 'idx' must be a non-negative integer, got True"),
+        ({"idx": 0, "text": 5}, "section 0: 'text' must be a string"),
+    ],
+)
+async def test_a_lecture_with_wrong_types_is_one_line_and_exit_two(tmp_path, capsys, section, problem):
+    lecture = tmp_path / "bad.json"
+    lecture.write_text(json.dumps({"sections": [section]}), encoding="utf-8")
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == f"npu-worker batch: cannot read {lecture}: {problem}\n"
+
+
+async def test_a_null_idx_is_its_position_as_the_worker_reads_it(worker, tmp_path, capsys):
+    server = await worker()
+    lecture = tmp_path / "nulls.json"
+    lecture.write_text(
+        json.dumps({"sections": [{"idx": None, "text": "a."}, {"text": "b."}]}), encoding="utf-8"
+    )
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path / "o"), "--base", base_of(server)])
+    assert code == 0 and (tmp_path / "o" / "s00.wav").exists() and (tmp_path / "o" / "s01.wav").exists()
 
 
 async def test_synth_writes_the_wav_and_prints_its_duration(worker, tmp_path, capsys):
