@@ -22,6 +22,7 @@ from npu_worker.client.common import (
     backoff,
     poll_json,
     polling_plan,
+    retry_after_of,
     streaming_plan,
 )
 
@@ -113,6 +114,37 @@ def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
     with pytest.raises(WorkerHTTPError) as raised:
         script.run(collector, [[START, None], WorkerHTTPError(404, {"error": "JobNotFound: no job j1"})])
     assert raised.value.error_name == "JobNotFound"
+
+
+def test_a_submission_refused_for_now_is_sent_again_after_retry_after():
+    """429 QueueFull and 503 Loading queue nothing: the batch is sent again when the worker says (else
+    after the back-off), at most `attempts` more times; a final refusal or a broken connection (the
+    batch may have been queued) is raised at once."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.5))
+    full = WorkerHTTPError(429, {"error": "QueueFull: 5 sections are waiting"}, retry_after=5.0)
+    loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"})
+    script.run(collector, [full, loading, [START, OK0, OK1, DONE, None]])
+    submit = Follow("POST", "/synth_batch", {"sections": []})
+    assert script.steps == [submit, Sleep(5.0), submit, Sleep(1.0), submit]
+    assert script.result["ok_count"] == 2
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=1, delay=0.5))
+    with pytest.raises(WorkerHTTPError):
+        script.run(collector, [full, full])
+    for final in (WorkerHTTPError(400, {"error": "BadRequest: x"}), TransportError("reset")):
+        collector = BatchCollector()
+        script = Script(polling_plan(collector, {}, interval=1.0, attempts=3, delay=0.5))
+        with pytest.raises(type(final)):
+            script.run(collector, [final])
+        assert script.steps == [Call("POST", "/synth_batch?async=1", {})]
+
+
+@pytest.mark.parametrize(
+    "header, seconds", [("5", 5.0), ("0.5", 0.5), ("nan", None), ("-1", None), ("x", None)]
+)
+def test_retry_after_is_read_as_plain_seconds_only(header, seconds):
+    assert retry_after_of(header) == seconds
 
 
 def test_a_stream_that_ends_before_start_is_a_transport_error():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
@@ -33,7 +34,9 @@ UNLOGGED_EVENTS = frozenset({"heartbeat", "status"})
 TERMINAL_STATUSES = frozenset({"done", "cancelled"})
 # Worker answers that mean "not now" rather than "never": a re-attach or a poll is tried again.
 RETRYABLE_STATUSES = frozenset({502, 503, 504})
+SUBMIT_RETRY_STATUSES = frozenset({429, 503})  # "not now": nothing was queued (see `not_now`)
 MAX_BACKOFF = 5.0
+MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many seconds
 
 
 class ClientError(Exception):
@@ -132,10 +135,12 @@ def error_body_of(raw: bytes) -> dict[str, Any]:
 
 
 def retry_after_of(value: str | None) -> float | None:
+    """Seconds from a `Retry-After` header; None when absent or not a plain number of seconds."""
     try:
-        return float(value) if value is not None else None
+        seconds = float(value) if value is not None else None
     except ValueError:
         return None
+    return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
 
 
 @dataclass
@@ -281,13 +286,35 @@ def retryable(error: ClientError) -> bool:
     )
 
 
+def not_now(error: ClientError) -> bool:
+    """A submission the worker refused for the moment, so nothing was queued: 429 (its queue is full)
+    or 503 (loading, shutting down, its state or queue unavailable); any other refusal is final."""
+    return isinstance(error, WorkerHTTPError) and error.status in SUBMIT_RETRY_STATUSES
+
+
+def submitted(step: Call | Follow, attempts: int, delay: float) -> Generator[Step, Any, Any]:
+    """Send a submission, again after the worker's `Retry-After` (else the back-off) while it answers
+    "not now", at most `attempts` more times. A broken connection is not retried: the worker may have
+    queued the batch, and sending it twice would make it twice."""
+    failures = 0
+    while True:
+        try:
+            return (yield step)
+        except WorkerHTTPError as exc:
+            failures += 1
+            if not not_now(exc) or failures > attempts:
+                raise
+            wait = exc.retry_after if exc.retry_after is not None else backoff(failures, delay)
+            yield Sleep(min(wait, MAX_RETRY_AFTER))
+
+
 def streaming_plan(collector: BatchCollector, body: dict[str, Any], attempts: int, delay: float) -> Plan:
     """POST /synth_batch as NDJSON and follow it to `done`, re-attaching at the last `seq` seen.
 
     `failures` counts re-attaches in a row that brought nothing new; past `attempts` it gives up.
     """
     before = collector.last_seq
-    problem = yield Follow("POST", "/synth_batch", body)  # a refusal here is the caller's: raised
+    problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay)
     failures = 0
     while collector.done is None:
         if collector.job_id is None:
@@ -342,7 +369,7 @@ def polling_plan(
     `on_progress` gets a `status` event whenever the polled status changes, then each section's final
     event and `done`.
     """
-    accepted = yield Call("POST", "/synth_batch?async=1", body)
+    accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay)
     collector.job_id, collector.total = str(accepted["job_id"]), accepted.get("total")
     job = f"/jobs/{quote(collector.job_id, safe='')}"
     seen: tuple[Any, ...] = ()

@@ -149,7 +149,7 @@ def synth_batch_streaming(
     ref_wav: str | None = None,
     token: str | None = None,
     read_timeout: float = 120.0,
-    reattach_attempts: int = 5,
+    reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     **extra: Any,
 ) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def synth_batch_polling(
     token: str | None = None,
     poll_interval: float = 1.0,
     timeout: float = 60.0,
-    reattach_attempts: int = 5,
+    reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     **extra: Any,
 ) -> dict[str, Any]:
