@@ -8,6 +8,7 @@ started, a failure becomes an `error` line, never a half-sent 500.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import time
@@ -53,12 +54,13 @@ async def stream_job(request: web.Request, response: web.StreamResponse, subscri
     open_streams.add(subscription)
     try:
         await _pump(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
-        await response.write_eof()
     except ConnectionError as exc:
         log.info("NDJSON client of job %s went away: %s", subscription.job.id, exc or type(exc).__name__)
         return False
     finally:
         open_streams.discard(subscription)
+    with contextlib.suppress(ConnectionError):  # every line was sent: a client may close on `done`
+        await response.write_eof()
     return True
 
 
