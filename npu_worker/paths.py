@@ -85,6 +85,8 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
     """The real path of an existing reference wav under `roots` (not `forbidden`), or RefWavNotAllowed."""
     if "\x00" in path:
         raise RefWavNotAllowed("ref_wav contains a NUL byte")
+    if not os.path.isabs(os.path.expanduser(path)):  # never resolved against the worker's own folder
+        raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
     real = os.path.realpath(os.path.expanduser(path))
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")

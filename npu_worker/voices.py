@@ -180,10 +180,15 @@ class VoiceLibrary:
         `ref_text` still wins over the stored transcript."""
         if params.ref_wav is None:
             return params
-        voice = self.find(params.ref_wav) if is_voice_name(params.ref_wav) else None
+        name = params.ref_wav
+        voice = self.find(name) if is_voice_name(name) else None
         if voice is not None:
             return replace(params, ref_wav=voice.wav_path, ref_text=params.ref_text or voice.text)
-        return replace(params, ref_wav=resolve_ref_wav(params.ref_wav, roots, forbidden))
+        if is_voice_name(name) and not os.path.isabs(os.path.expanduser(name)):
+            raise UnknownVoice(
+                f"no stored voice is named {name!r}; ref_wav takes a voice's name or an absolute path"
+            )
+        return replace(params, ref_wav=resolve_ref_wav(name, roots, forbidden))
 
     # -- changes -------------------------------------------------------------------------------
 

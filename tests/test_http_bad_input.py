@@ -36,6 +36,9 @@ def assert_error_body(body: dict, name: str) -> None:
         (b'{"text": "hi", "output_path": "ROOT/../../../etc/x.wav"}', "OutputPathNotAllowed"),
         (b'{"text": "hi", "output_path": "OUT", "ref_wav": "/etc/passwd"}', "RefWavNotAllowed"),
         (b'{"text": "hi", "output_path": "OUT", "ref_wav": "ROOT/missing.wav"}', "RefWavNotAllowed"),
+        (b'{"text": "hi", "output_path": "OUT", "ref_wav": "nosuchvoice"}', "UnknownVoice"),
+        (b'{"text": "hi", "output_path": "OUT", "ref_wav": "sub/x.wav"}', "RefWavNotAllowed"),
+        (b'{"text": "hi", "output_path": "OUT", "ref_wav": "../x.wav"}', "RefWavNotAllowed"),
     ],
 )
 async def test_bad_synth_requests_are_400_and_write_nothing(worker, tmp_path, body, name):
