@@ -239,7 +239,9 @@ class Settings:
     trim_edge_silence: bool = _opt(
         True, "ZipVoice: cut silence at the start and end of each section's audio", kind=parse_bool
     )
-    seed: int = _opt(0, "default random seed (ZipVoice: same seed + text = same samples)", kind=_count(0, MAX_SEED))
+    seed: int = _opt(
+        0, "default random seed (ZipVoice: same seed + text = same samples)", kind=_count(0, MAX_SEED)
+    )
     threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)", kind=_count(0))
     heartbeat_interval: float = _opt(
         10.0, "seconds of silence on a stream before a heartbeat line", kind=_seconds(zero=False)

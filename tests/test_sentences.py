@@ -71,3 +71,14 @@ def test_newlines_end_a_piece_and_blank_input_makes_none():
     pieces, _ = feed_in_fragments("제목\n본문입니다\n\n   ")
     assert pieces == ["제목", "본문입니다"]
     assert SentenceAssembler().flush() == []
+
+
+def test_blank_fragments_never_grow_the_buffer_past_the_bound():
+    """Whitespace-only fragments (an LLM's padding, or a caller's attack) once piled up without bound,
+    each feed searching all of it: thousands of them stalled the event loop for every client."""
+    assembler = SentenceAssembler()
+    assembler.feed("a")
+    for _ in range(2000):
+        assert assembler.feed(" " * 2000) in ([], ["a"])
+        assert len(assembler.pending) <= AssemblyRules().max_chars + 2000
+    assert assembler.feed("hello. ") == ["hello."]

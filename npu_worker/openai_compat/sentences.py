@@ -64,7 +64,9 @@ class SentenceAssembler:
             clauses = [m.end() for m in CLAUSE_END.finditer(text) if len(text[: m.end()].strip()) >= 4]
             if clauses:
                 return clauses[-1]
-        if waiting > self.rules.max_chars:
+        # The raw length, whitespace included: a stream of blank fragments must not grow the buffer
+        # (each feed searches all of it) while its stripped length stays under the bound.
+        if len(text) > self.rules.max_chars:
             space = text.rfind(" ", 0, self.rules.max_chars)
             return space if space > 0 else self.rules.max_chars
         return None
