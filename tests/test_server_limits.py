@@ -220,18 +220,33 @@ async def test_an_idle_speech_stream_socket_makes_room_but_one_mid_utterance_doe
         engine.gate.set()
 
 
-async def test_a_synth_whose_caller_hung_up_stops_and_writes_nothing(served, tmp_path):
+@pytest.mark.parametrize(
+    "path, fields",
+    [
+        ("/synth", {}),
+        ("/v1/audio/speech", {"model": "tts-1", "voice": "default", "response_format": "flac"}),
+        ("/v1/audio/speech", {"model": "tts-1", "response_format": "mp3", "stream_format": "sse"}),
+    ],
+)
+async def test_a_request_whose_caller_hung_up_stops_and_writes_nothing(served, tmp_path, path, fields):
     """As `serve` runs it, aiohttp leaves a handler running when its client goes (its test server
-    cancels it, which hid this): the worker notices and cancels, so a caller's RPC timeout does not
-    keep the engine busy for a text nobody will read."""
+    cancels it, which hid this); a handler that writes nothing until the end (a /synth, a flac or mp3
+    encoded whole) notices and cancels, so a caller's timeout does not keep the engine busy."""
     engine = ToneEngine(delay_per_chunk=0.05)  # 2 000 characters: 400 chunks, 20 s
     listener = await served(engine=engine)
-    body = json.dumps({"text": "가" * 2000, "output_path": str(tmp_path / "never.wav")}).encode()
-    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    text = "가" * 2000
+    request = (
+        {"input": text, **fields} if fields else {"text": text, "output_path": str(tmp_path / "never.wav")}
+    )
+    body = json.dumps(request).encode()
+    head = b"POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" % path.encode()
     reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
     writer.write(head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
     await writer.drain()
     await until(lambda: engine.calls, "the section to start")
+    if fields:  # the OpenAI answer starts with the first audio: hang up once its headers are in
+        async with asyncio.timeout(seconds(10)):
+            await reader.readuntil(b"\r\n\r\n")
     writer.close()
     scheduler = listener.runner.app[SCHEDULER_KEY]
     async with asyncio.timeout(seconds(5)):

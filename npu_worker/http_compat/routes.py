@@ -43,6 +43,7 @@ from .bodies import (
     json_response,
 )
 from .errors import CLOSE_AFTER_KEY, error_response
+from .hang_up import caller_gone
 from .ndjson import open_stream, stream_job
 
 if TYPE_CHECKING:
@@ -180,15 +181,13 @@ async def _wait_done(scheduler: Scheduler, job: Job) -> None:
 
 
 async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, job: Job) -> None:
-    """`_wait_done`, cancelling the job if the caller goes: aiohttp does not cancel a handler whose
-    client went away, so look every HANG_UP_CHECK_SECONDS (a caller's RPC timeout must not keep the
-    engine busy with a long text nobody will read)."""
+    """`_wait_done`, cancelling the job if the caller goes (`caller_gone`, every HANG_UP_CHECK_SECONDS):
+    a caller's RPC timeout must not keep the engine busy with a long text nobody will read."""
     waiting = asyncio.ensure_future(_wait_done(scheduler, job))
     try:
         hung_up = False
         while not (await asyncio.wait([waiting], timeout=HANG_UP_CHECK_SECONDS))[0]:
-            transport = request.transport
-            if not hung_up and (transport is None or transport.is_closing()):
+            if not hung_up and caller_gone(request):
                 hung_up = True
                 log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
                 scheduler.cancel(job.id)
