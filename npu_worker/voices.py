@@ -8,11 +8,14 @@ its directory. Every method touches the filesystem: call them off the event loop
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import logging
 import os
 import re
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,6 +32,8 @@ from .protocol import BadRequest, InvalidAudio, SynthParams, UnknownVoice, Voice
 log = logging.getLogger(__name__)
 DEFAULT_VOICE = "default"
 INLINE_PREFIX = "inline-"  # voices made from a request's inline `ref_audio`, named by content hash
+INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is never pruned (its request runs)
+LOCK_FILE = ".lock"  # in the stored voices' folder: one change at a time (`VoiceLibrary._changing`)
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_VOICE_SECONDS = 0.5
 MAX_TRANSCRIPT_CHARS = 1000
@@ -205,11 +210,27 @@ class VoiceLibrary:
                 f"ref_text (the transcript of the audio) needs 1-{MAX_TRANSCRIPT_CHARS} characters"
             )
         samples, rate = decode_upload(data, limits)
-        write_atomic(self.store_dir / f"{name}.txt", (text + "\n").encode("utf-8"))
-        write_atomic(self.store_dir / f"{name}.wav", wav_bytes(samples, rate))
-        found = self.find(name)
+        with self._changing():  # two uploads under one name: one gets 409, never a mix of both
+            if self.find(name) is not None:
+                raise VoiceExists(f"a voice named {name!r} exists; delete it first")
+            write_atomic(self.store_dir / f"{name}.txt", (text + "\n").encode("utf-8"))
+            write_atomic(self.store_dir / f"{name}.wav", wav_bytes(samples, rate))
+            found = self.find(name)
         assert found is not None
         return found
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        """One change of the stored voices at a time, across threads and the worker processes that
+        share this folder (an exclusive `flock` on its `.lock`, let go if the process dies)."""
+        self.store_dir.mkdir(parents=True, exist_ok=True)
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
+        descriptor = os.open(self.store_dir / LOCK_FILE, flags, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)
 
     def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:
         """A request's inline reference audio as a voice named by its content, so the engine's prompt
@@ -222,22 +243,32 @@ class VoiceLibrary:
         name = INLINE_PREFIX + digest
         transcript = self.inline_dir / f"{name}.txt"
         if self.find(name) is not None:
-            os.utime(transcript)
-            return name
+            with contextlib.suppress(FileNotFoundError):  # else pruned meanwhile: stored again below
+                os.utime(transcript)
+                return name
         samples, rate = decode_upload(data, limits)
-        write_atomic(transcript, (ref_text.strip() + "\n").encode("utf-8"))
-        write_atomic(self.inline_dir / f"{name}.wav", wav_bytes(samples, rate))
-        self._prune_inline()
+        with self._changing():
+            if self.find(name) is not None:
+                os.utime(transcript)
+                return name
+            write_atomic(transcript, (ref_text.strip() + "\n").encode("utf-8"))
+            write_atomic(self.inline_dir / f"{name}.wav", wav_bytes(samples, rate))
+            self._prune_inline()
         return name
 
     def _prune_inline(self) -> None:
+        """Keep the `inline_keep` most recently used, and any used in the last INLINE_IN_USE_SECONDS:
+        a request that has just stored or touched one is still to read it when its section runs."""
         stamps = []
+        recent = time.time() - INLINE_IN_USE_SECONDS
         for transcript in self.inline_dir.glob(f"{INLINE_PREFIX}*.txt"):
             try:
-                stamps.append((transcript.stat().st_mtime_ns, transcript))
+                stamps.append((transcript.stat().st_mtime, transcript))
             except FileNotFoundError:
                 continue
-        for _, transcript in sorted(stamps, reverse=True)[self.inline_keep :]:
+        for used, transcript in sorted(stamps, reverse=True)[self.inline_keep :]:
+            if used > recent:
+                continue
             for path in (transcript.with_suffix(".wav"), transcript):
                 try:
                     os.unlink(path)
@@ -248,10 +279,9 @@ class VoiceLibrary:
         """Remove an uploaded voice; `default` and directory voices are not deletable here."""
         check_voice_name(name)
         wav = self.store_dir / f"{name}.wav"
-        if name == DEFAULT_VOICE or not wav.is_file():
-            raise VoiceNotFound(f"no uploaded voice named {name!r}")
-        os.unlink(wav)
-        try:
-            os.unlink(wav.with_suffix(".txt"))
-        except FileNotFoundError:
-            pass
+        with self._changing():
+            if name == DEFAULT_VOICE or not wav.is_file():
+                raise VoiceNotFound(f"no uploaded voice named {name!r}")
+            os.unlink(wav)
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(wav.with_suffix(".txt"))

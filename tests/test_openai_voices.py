@@ -231,6 +231,17 @@ async def test_with_espeak_the_voices_are_its_languages(worker):
         await sdk.audio.speech.create(model="tts-1", input="Hello.", voice="qq-nothing")
 
 
+@pytest.mark.parametrize("name", ["en", "en-us", "ko"])
+async def test_an_upload_cannot_take_an_engine_voices_name(worker, name):
+    """Stored voices are looked up first: an upload named `en` made every caller's English Korean."""
+    client = await worker(engine=None)  # espeak-ng: its voices are its languages
+    response = await upload(client, name, tone_wav())
+    assert response.status == 409
+    error = (await response.json())["error"]
+    assert (error["code"], error["param"]) == ("VoiceExists", "name")
+    assert await asyncio.to_thread(client.app[SCHEDULER_KEY].voices.find, name) is None
+
+
 async def test_deleting_a_path_like_name_is_refused_and_touches_nothing(worker, tmp_path):
     client = await worker()
     victim = tmp_path / "state" / "keep.wav"

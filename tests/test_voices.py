@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from npu_worker.protocol import RefWavNotAllowed, SynthParams, UnknownVoice
+from npu_worker.protocol import RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
 from npu_worker.voices import UploadLimits, VoiceLibrary, is_voice_name
 from tests.openai_support import tone_wav
 
@@ -71,13 +72,46 @@ def test_only_the_most_recently_used_inline_voices_are_kept(tmp_path):
     first = library.store_inline(tone_wav(seconds_long=1.0), "하나", limits)
     second = library.store_inline(tone_wav(seconds_long=1.1), "둘", limits)
     stamp = (tmp_path / "voices" / "inline" / f"{first}.txt").stat().st_mtime_ns
-    os.utime(tmp_path / "voices" / "inline" / f"{second}.txt", ns=(stamp - 10**9, stamp - 10**9))
+    old = stamp - 600 * 10**9  # used ten minutes ago: past INLINE_IN_USE_SECONDS
+    os.utime(tmp_path / "voices" / "inline" / f"{second}.txt", ns=(old, old))
     wav_before = (tmp_path / "voices" / "inline" / f"{first}.wav").stat().st_mtime_ns
     assert library.store_inline(tone_wav(seconds_long=1.0), "하나", limits) == first  # reused: marked used
     assert (tmp_path / "voices" / "inline" / f"{first}.wav").stat().st_mtime_ns == wav_before
     third = library.store_inline(tone_wav(seconds_long=1.2), "셋", limits)
     assert library.find(second) is None  # the least recently used one went
     assert library.find(first) is not None and library.find(third) is not None
+
+
+def test_an_inline_voice_used_a_moment_ago_is_kept_past_the_bound(tmp_path):
+    """Its request is still to read it when its section runs: pruning it then made a 400 or a 500."""
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=1)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    names = [library.store_inline(tone_wav(seconds_long=1.0 + n / 10), f"{n}", limits) for n in range(3)]
+    assert all(library.find(name) is not None for name in names)
+
+
+def test_two_uploads_under_one_name_store_one_voice_and_refuse_the_other(tmp_path):
+    library = VoiceLibrary(tmp_path / "voices")
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    audio = {n: tone_wav(seconds_long=1.0 + n / 10) for n in range(8)}
+    outcomes: list[str] = []
+
+    def upload(number: int) -> None:
+        try:
+            library.add("race", audio[number], f"text {number}", limits)
+            outcomes.append(f"text {number}")
+        except VoiceExists:
+            outcomes.append("409")
+
+    threads = [threading.Thread(target=upload, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stored = [o for o in outcomes if o != "409"]
+    assert len(stored) == 1 and outcomes.count("409") == 7
+    voice = library.find("race")
+    assert voice is not None and voice.text == stored[0]
 
 
 def test_a_voices_directory_that_is_not_there_is_a_warning_and_found_once_it_is(tmp_path, caplog):

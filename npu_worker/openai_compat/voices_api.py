@@ -11,10 +11,10 @@ from aiohttp.http_exceptions import HttpProcessingError
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
 from ..http_compat.routes import body_deadline
-from ..protocol import BadRequest, InvalidAudio
+from ..protocol import BadRequest, InvalidAudio, VoiceExists
 from ..voices import check_voice_name
 from .bodies import VoiceDeleted, VoiceEntry, VoiceList
-from .core import engine_voice_catalog, voice_library
+from .core import engine_voice, engine_voice_catalog, voice_library
 from .errors import openai_errors, with_param
 from .speech import upload_limits
 
@@ -95,7 +95,12 @@ async def upload_voice(request: web.Request) -> web.Response:
         check_voice_name(name)
     except BadRequest as error:
         raise with_param(error, "name") from None
-    library = voice_library(request.app[SCHEDULER_KEY])
+    scheduler = request.app[SCHEDULER_KEY]
+    if await engine_voice(scheduler, name) is not None:  # stored voices come first: it would hide it
+        raise with_param(
+            VoiceExists(f"{name!r} is one of the engine's own voices; choose another name"), "name"
+        )
+    library = voice_library(scheduler)
     voice = await asyncio.to_thread(
         library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
     )
