@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import json
 import struct
+import wave
 
 import numpy as np
 import openai
@@ -174,8 +176,11 @@ async def test_batch_returns_base64_audio_per_item_with_per_item_errors(worker):
         result = await response.json()
     assert (result["total"], result["succeeded"], result["failed"]) == (4, 2, 2)
     first, second, empty, unknown = result["results"]
-    samples, rate = decode(base64.b64decode(first["audio_data"]), "wav")
+    wav = base64.b64decode(first["audio_data"])
+    samples, rate = decode(wav, "wav")
     assert (first["status"], samples.size, rate) == ("success", expected_samples("첫 번째."), RATE)
+    with wave.open(io.BytesIO(wav)) as reader:  # a whole file: its header says its real length
+        assert reader.getnframes() == samples.size
     samples, rate = decode(base64.b64decode(second["audio_data"]), "flac")
     assert (second["format"], samples.size) == ("flac", expected_samples("두 번째 문장.", 2.0))
     assert empty["status"] == "error" and empty["error"]["code"] == "EmptyText"

@@ -9,6 +9,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from aiohttp import web
 
 from .. import wire
@@ -28,7 +29,14 @@ from .core import (
     voice_library,
 )
 from .errors import openai_error, openai_errors, with_param
-from .formats import DEFAULT_FORMAT_FALLBACK, AudioFormat, StreamEncoder, available_formats, require_format
+from .formats import (
+    DEFAULT_FORMAT_FALLBACK,
+    AudioFormat,
+    StreamEncoder,
+    available_formats,
+    encode_whole,
+    require_format,
+)
 from .messages import SpeechAudioDelta, SpeechAudioDone, SpeechError
 from .request import DEFAULT_FORMAT, InlineAudio, SpeechBatchBody, SpeechRequest, parse_speech_request
 
@@ -234,12 +242,12 @@ async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
             chunks = [samples async for samples in run.audio()]
         finally:
             run.cancel()
-        encoder = StreamEncoder(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
-        parts = [await encoder.feed_async(chunk) for chunk in chunks]
-        data = b"".join([*parts, await encoder.finish_async()])
+        sample_rate = engine_info(request.app[SCHEDULER_KEY]).sample_rate
+        audio = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+        # The whole file at once: a wav's header then says its real length (a stream's cannot).
+        data = await asyncio.to_thread(encode_whole, audio, sample_rate, fmt)
     except WorkerError as error:
         return SpeechItem(index=index, status="error", error=openai_error(error)[0])
-    sample_rate = encoder.sample_rate
     return SpeechItem(
         index=index,
         status="success",
