@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from .app_keys import ERROR_SHAPES_KEY, LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
@@ -78,6 +78,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
     app[NDJSON_STREAMS_KEY] = set()
+    app[ERROR_SHAPES_KEY] = {}
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
         """The engine (built here unless given), the journal and the engine thread live exactly as long

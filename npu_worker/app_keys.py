@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from .config import Settings
-from .protocol import Limits
+from .protocol import Limits, WorkerError
 
 if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when it is imported
     from .jobs.scheduler import Scheduler
@@ -16,5 +17,10 @@ if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
 LIMITS_KEY = web.AppKey("limits", Limits)
+# Error bodies of another shape for the routes under a path prefix (an unknown path or a wrong method
+# there, which no handler sees): `/v1/` → OpenAI's, set by `setup_openai`.
+ERROR_SHAPES_KEY: web.AppKey[dict[str, Callable[[WorkerError, int], web.Response]]] = web.AppKey(
+    "error_shapes"
+)
 # The NDJSON streams open now (their subscriptions): ended at shutdown once nothing more will come.
 NDJSON_STREAMS_KEY: web.AppKey[set[Subscription]] = web.AppKey("ndjson_streams")

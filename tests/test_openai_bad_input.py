@@ -112,3 +112,18 @@ async def test_a_batch_default_of_the_wrong_kind_is_a_400_and_a_bad_item_only_it
         body["results"][0]["error"]["param"] == "speed"
         and body["results"][2]["error"]["code"] == "BadRequest"
     )
+
+
+@pytest.mark.parametrize(
+    "method, path, status",
+    [("GET", "/v1/audio/speech", 405), ("POST", "/v1/models", 405), ("GET", "/v1/nothing", 404)],
+)
+async def test_an_unknown_path_or_method_under_v1_answers_in_openais_shape(worker, method, path, status):
+    client = await worker()
+    response = await client.request(method, path)
+    assert response.status == status
+    error = (await response.json())["error"]
+    assert set(error) == {"message", "type", "param", "code"} and error["code"] == "BadRequest"
+    assert error["type"] == ("not_found_error" if status == 404 else "invalid_request_error")
+    v1 = await client.get("/synth")  # the v1 routes keep their own body
+    assert v1.status == 405 and (await v1.json())["status"] == "fail"

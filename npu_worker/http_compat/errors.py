@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from ..access import check_access, loopback_bind
-from ..app_keys import SETTINGS_KEY
+from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
 from ..protocol import BadRequest, BodyTooLarge, ErrorBody, QueueFull, WorkerError
 from .bodies import json_response
 
@@ -65,9 +65,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             BodyTooLarge(f"the body exceeds {settings.max_body_bytes} bytes"), exc.status
         )
     except web.HTTPNotFound:
-        response = error_response(BadRequest(f"no such endpoint: {request.method} {request.path}"), 404)
+        error = BadRequest(f"no such endpoint: {request.method} {request.path}")
+        response = _shape_of(request)(error, 404)
     except web.HTTPMethodNotAllowed as exc:
-        response = error_response(
+        response = _shape_of(request)(
             BadRequest(f"{request.method} is not allowed on {request.path}"), exc.status
         )
     except web.HTTPException as exc:
@@ -82,6 +83,14 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     if request.get(CLOSE_AFTER_KEY) and not response.prepared:
         response.force_close()
     return response  # CORS headers: cors.add_cors_headers, when the response is prepared
+
+
+def _shape_of(request: web.Request) -> Callable[[WorkerError, int], web.Response]:
+    """The error body for a refusal no handler saw: the v1 one, or the shape its path prefix has."""
+    for prefix, render in request.app[ERROR_SHAPES_KEY].items():
+        if request.path.startswith(prefix):
+            return render
+    return error_response
 
 
 def _http_reason(exc: web.HTTPException) -> str:

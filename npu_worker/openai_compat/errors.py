@@ -46,6 +46,15 @@ def openai_error(error: BaseException) -> tuple[ErrorDetail, int]:
     return ErrorDetail(message, kind, param, code), status
 
 
+def openai_refusal(error: WorkerError, status: int) -> web.Response:
+    """An unknown path or a wrong method under `/v1/` (app_keys.ERROR_SHAPES_KEY), in OpenAI's shape."""
+    detail, _ = openai_error(error)
+    kind = ERROR_TYPES.get(status, "invalid_request_error")
+    return json_response(
+        OpenAIError(ErrorDetail(detail.message, kind, detail.param, detail.code)), status=status
+    )
+
+
 def openai_error_response(error: BaseException) -> web.Response:
     detail, status = openai_error(error)
     response = json_response(OpenAIError(detail), status=status)

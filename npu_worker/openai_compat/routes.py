@@ -6,6 +6,8 @@ import logging
 
 from aiohttp import web
 
+from ..app_keys import ERROR_SHAPES_KEY
+from .errors import openai_refusal
 from .formats import available_formats
 from .speech import create_speech, create_speech_batch, list_models
 from .stream_ws import handle_speech_stream
@@ -18,6 +20,7 @@ def setup_openai(app: web.Application) -> None:
     The encodable formats are probed here, at startup (it encodes a short tone in each), so the first
     request does not pay for it and the log says at once what this libsndfile can do."""
     logging.getLogger(__name__).info("speech formats: %s", ", ".join(available_formats()))
+    app[ERROR_SHAPES_KEY]["/v1/"] = openai_refusal
     app.router.add_post("/v1/audio/speech", create_speech)
     app.router.add_post("/v1/audio/speech/batch", create_speech_batch)
     app.router.add_get("/v1/audio/speech/stream", handle_speech_stream)
