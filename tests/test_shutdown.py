@@ -80,15 +80,26 @@ def test_an_idle_worker_exits_well_under_a_second(tmp_path):
     assert "npu-worker stopped" in log
 
 
-def test_the_running_section_finishes_and_the_rest_stays_queued(tmp_path):
-    port, state = free_port(), tmp_path / "state"
+def running_batch(state: Path) -> tuple[subprocess.Popen, str, str]:
+    """A worker process running a 3-section batch (100 characters each → 2 s of tone in 40 chunks of
+    50 ms, each 20 ms late: about 0.8 s per section): (process, base URL, job id)."""
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
-    # 100 characters → 2 s of tone in 40 chunks of 50 ms, each 20 ms late: about 0.8 s per section
     process = start_worker_process(state, port, delay=0.02, stderr=subprocess.PIPE, text=True)
     try:
         sections = [{"idx": i, "text": "가" * 100} for i in range(3)]
         job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
         wait_running(base, job)
+    except BaseException:
+        process.kill()
+        raise
+    return process, base, job
+
+
+def test_the_running_section_finishes_and_the_rest_stays_queued(tmp_path):
+    state = tmp_path / "state"
+    process, _, job = running_batch(state)
+    try:
         elapsed, log = terminate(process)
     finally:
         process.kill()
@@ -119,13 +130,9 @@ def test_a_section_running_past_the_grace_is_cancelled(tmp_path):
 def test_an_open_ndjson_stream_ends_whole_after_the_drain_not_cut(tmp_path):
     """A client following a batch gets every line the log holds and a properly ended response (it then
     re-attaches with `after=` after the restart), not a connection cut when aiohttp's timeout runs out."""
-    port, state = free_port(), tmp_path / "state"
-    base = f"http://127.0.0.1:{port}"
-    process = start_worker_process(state, port, delay=0.02, stderr=subprocess.PIPE, text=True)
+    state = tmp_path / "state"
+    process, base, job = running_batch(state)
     try:
-        sections = [{"idx": i, "text": "가" * 100} for i in range(3)]
-        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
-        wait_running(base, job)
         with urllib.request.urlopen(f"{base}/jobs/{job}/events", timeout=seconds(30)) as stream:
             first = json.loads(stream.readline())
             elapsed, log = terminate(process)
