@@ -127,3 +127,14 @@ async def test_an_unknown_path_or_method_under_v1_answers_in_openais_shape(worke
     assert error["type"] == ("not_found_error" if status == 404 else "invalid_request_error")
     v1 = await client.get("/synth")  # the v1 routes keep their own body
     assert v1.status == 405 and (await v1.json())["status"] == "fail"
+
+
+@pytest.mark.parametrize(
+    "defaults, param", [({"model": "nope"}, "model"), ({"response_format": "aac"}, "response_format")]
+)
+async def test_a_batch_default_every_item_would_fail_on_is_one_400(worker, defaults, param):
+    client = await worker()
+    body = {"items": [{"input": "a."}, {"input": "b."}], **defaults}
+    response = await client.post("/v1/audio/speech/batch", json=body)
+    assert response.status == 400
+    assert (await response.json())["error"]["param"] == param

@@ -273,7 +273,11 @@ async def create_speech_batch(request: web.Request) -> web.Response:
         bound = BATCH_TEXT_FACTOR * limits.max_text_chars
         message = f"the items have {characters} characters together, the limit is {bound}"
         raise with_param(TextTooLong(message), "items")
-    request.app[SCHEDULER_KEY].check_accepting()  # a node that serves none: one refusal, not one per item
+    scheduler = request.app[SCHEDULER_KEY]
+    scheduler.check_accepting()  # a node that serves none: one refusal, not one per item
+    check_model(scheduler, body.model)  # a default every item would fail on: one 400
+    if body.response_format is not None:
+        pick_format(body.response_format)
     merged = body.merged_items()
     results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
     failed = sum(result.status != "success" for result in results)
