@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
-import os
 import sys
 from collections.abc import Sequence
 
@@ -13,7 +13,8 @@ from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
 from .config import add_settings_arguments, load_settings, shown_url
-from .paths import lock_state_dir, make_private_dir
+from .files import locked_directory
+from .paths import make_private_dir
 
 SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 
@@ -30,9 +31,11 @@ def serve(args: argparse.Namespace) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     state_dir = settings.resolved_state_dir()
+    held = contextlib.ExitStack()
     try:
         make_private_dir(state_dir)
-        state_lock = lock_state_dir(state_dir)  # held until the process ends
+        # One worker per state dir: two would resume the same interrupted jobs into one log.
+        held.enter_context(locked_directory(state_dir, wait=False))
     except BlockingIOError:
         return _refused(
             f"the state directory {state_dir} is in use by another npu-worker serve "
@@ -51,7 +54,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    try:
+    with held:  # the state dir stays ours until the process ends
         try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
             check_engine_settings(settings)
             app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
@@ -61,8 +64,6 @@ def serve(args: argparse.Namespace) -> int:
             run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
         except ListenFailed as exc:
             return _refused(str(exc), 1)
-    finally:
-        os.close(state_lock)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 

@@ -16,7 +16,6 @@ cannot overwrite another job's default output.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import re
 from collections.abc import Sequence
@@ -85,9 +84,10 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
     """The real path of an existing reference wav under `roots` (not `forbidden`), or RefWavNotAllowed."""
     if "\x00" in path:
         raise RefWavNotAllowed("ref_wav contains a NUL byte")
-    if not os.path.isabs(os.path.expanduser(path)):  # never resolved against the worker's own folder
+    expanded = os.path.expanduser(path)
+    if not os.path.isabs(expanded):  # never resolved against the worker's own folder
         raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
-    real = os.path.realpath(os.path.expanduser(path))
+    real = os.path.realpath(expanded)
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")
     if is_under(real, forbidden):
@@ -198,20 +198,6 @@ class PathPolicy:
         stem = os.path.splitext(path)[0]
         named = path in self.voice_files or f"{stem}.wav" in self.voice_files
         return named or is_under(path, (self.voices_root, *self.voice_dirs))
-
-
-def lock_state_dir(path: Path) -> int:
-    """Hold the state dir for this process (an exclusive `flock` on the directory itself; the kernel
-    lets go when the process ends, `kill -9` included). Two workers on one state dir would both resume
-    the same interrupted jobs and write into one log: the second is refused (BlockingIOError).
-    Returns the descriptor, to be kept open while serving."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BaseException:
-        os.close(descriptor)
-        raise
-    return descriptor
 
 
 def make_private_dir(path: Path) -> None:

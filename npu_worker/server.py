@@ -9,9 +9,8 @@ previous response, until the request reaches the app. Once it has, only `--body-
 long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
 open: a new one over the cap evicts the connection that has waited longest for its headers, else the
 WebSocket that has been idle longest (open, nothing running on it: `ws_server/standing.py` closes it
-with 1013, try again later),
-so a client that sends a whole request at once (a health check) gets in unless every connection is
-really in use (a request running or being read). Parser-level refusals get
+with 1013, try again later), so a client that sends a whole request at once (a health check) gets in
+unless every connection is really in use (a request running or being read). Parser-level refusals get
 the JSON error body, and the access log never shows a `?token=`.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request

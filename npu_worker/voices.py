@@ -9,13 +9,12 @@ its directory. Every method touches the filesystem: call them off the event loop
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import logging
 import os
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import soundfile
 
 from .audio import open_sound, wav_bytes
 from .config import Settings
-from .files import write_atomic
+from .files import locked_directory, write_atomic
 from .paths import resolve_ref_wav
 from .protocol import BadRequest, InvalidAudio, SynthParams, UnknownVoice, VoiceExists, VoiceNotFound
 
@@ -33,7 +32,6 @@ log = logging.getLogger(__name__)
 DEFAULT_VOICE = "default"
 INLINE_PREFIX = "inline-"  # voices made from a request's inline `ref_audio`, named by content hash
 INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is never pruned (its request runs)
-LOCK_FILE = ".lock"  # in the stored voices' folder: one change at a time (`VoiceLibrary._changing`)
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_VOICE_SECONDS = 0.5
 MAX_TRANSCRIPT_CHARS = 1000
@@ -186,10 +184,10 @@ class VoiceLibrary:
         if params.ref_wav is None:
             return params
         name = params.ref_wav
-        voice = self.find(name) if is_voice_name(name) else None
-        if voice is not None:
-            return replace(params, ref_wav=voice.wav_path, ref_text=params.ref_text or voice.text)
-        if is_voice_name(name) and not os.path.isabs(os.path.expanduser(name)):
+        if is_voice_name(name):  # never a path: a voice name has no `/` and starts with no `~`
+            voice = self.find(name)
+            if voice is not None:
+                return replace(params, ref_wav=voice.wav_path, ref_text=params.ref_text or voice.text)
             raise UnknownVoice(
                 f"no stored voice is named {name!r}; ref_wav takes a voice's name or an absolute path"
             )
@@ -219,18 +217,11 @@ class VoiceLibrary:
         assert found is not None
         return found
 
-    @contextlib.contextmanager
-    def _changing(self) -> Iterator[None]:
+    def _changing(self) -> contextlib.AbstractContextManager[None]:
         """One change of the stored voices at a time, across threads and the worker processes that
-        share this folder (an exclusive `flock` on its `.lock`, let go if the process dies)."""
+        share this folder (`files.locked_directory` on it)."""
         self.store_dir.mkdir(parents=True, exist_ok=True)
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
-        descriptor = os.open(self.store_dir / LOCK_FILE, flags, 0o600)
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(descriptor)
+        return locked_directory(self.store_dir)
 
     def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:
         """A request's inline reference audio as a voice named by its content, so the engine's prompt

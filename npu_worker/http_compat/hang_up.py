@@ -13,3 +13,9 @@ from aiohttp import web
 def caller_gone(request: web.BaseRequest) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
+
+
+def stop_if_caller_gone(request: web.BaseRequest) -> None:
+    """ConnectionResetError when the caller has gone: the handler ends as on a failed write."""
+    if caller_gone(request):
+        raise ConnectionResetError("the caller hung up")

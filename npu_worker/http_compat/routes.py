@@ -21,7 +21,6 @@ from ..protocol import (
     BatchRequest,
     Done,
     JobNotFound,
-    Loading,
     Progress,
     RequestTimeout,
     SectionError,
@@ -202,16 +201,13 @@ async def synth(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     parsed = parse_synth_request(await read_body(request), request.app[LIMITS_KEY])
     batch = BatchRequest((SectionRequest(0, parsed.text, parsed.output_path),), parsed.params, audio=False)
-    # The engine as the job is accepted: with a Redis queue the node's view of the engines may be
-    # empty for a moment by the time the job ends (engines that stalled past the view's window).
-    accepted_by = scheduler.info
+    # The engine as the job is accepted (submit checks it before any await, so it is this one): with
+    # a Redis queue the view of the engines may be empty for a moment by the time the job ends.
+    info = scheduler.info
     job = await scheduler.submit(batch, preview=True)
-    accepted_by = accepted_by or scheduler.info
+    assert info is not None  # submit raised Loading otherwise
     await _wait_done_unless_hung_up(request, scheduler, job)
     final = job.sections[0].final
-    info = scheduler.info or accepted_by
-    if info is None:  # submit needs an engine: not reached
-        raise Loading("no engine node is known; retry shortly")
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"
         failed = SynthFailed("fail", message, None, None, engine=info.backend, device=info.device)

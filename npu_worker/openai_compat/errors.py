@@ -35,24 +35,22 @@ def with_param(error: WorkerError, param: str) -> WorkerError:
     return error
 
 
-def openai_error(error: BaseException) -> tuple[ErrorDetail, int]:
+def openai_error(error: BaseException, status: int | None = None) -> tuple[ErrorDetail, int]:
     """OpenAI's error object and the status for any exception (an unexpected one is a 500
-    `server_error`)."""
+    `server_error`); `status` overrides the error's own (a refusal aiohttp's router made)."""
     if isinstance(error, WorkerError):
-        status, message, code, param = error.http_status, error.message, error.name, error.param
+        own, message, code, param = error.http_status, error.message, error.name, error.param
     else:
-        status, message, code, param = 500, f"{type(error).__name__}: {error}", "InternalError", None
+        own, message, code, param = 500, f"{type(error).__name__}: {error}", "InternalError", None
+    status = status or own
     kind = ERROR_TYPES.get(status, "server_error" if status >= 500 else "invalid_request_error")
     return ErrorDetail(message, kind, param, code), status
 
 
 def openai_refusal(error: WorkerError, status: int) -> web.Response:
     """An unknown path or a wrong method under `/v1/` (app_keys.ERROR_SHAPES_KEY), in OpenAI's shape."""
-    detail, _ = openai_error(error)
-    kind = ERROR_TYPES.get(status, "invalid_request_error")
-    return json_response(
-        OpenAIError(ErrorDetail(detail.message, kind, detail.param, detail.code)), status=status
-    )
+    detail, status = openai_error(error, status)
+    return json_response(OpenAIError(detail), status=status)
 
 
 def openai_error_response(error: BaseException) -> web.Response:

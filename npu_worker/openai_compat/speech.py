@@ -15,7 +15,7 @@ from aiohttp import web
 from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
-from ..http_compat.hang_up import caller_gone
+from ..http_compat.hang_up import stop_if_caller_gone
 from ..http_compat.routes import read_body
 from ..protocol import BadRequest, SynthParams, TextTooLong, TooManySections, UnknownVoice, WorkerError
 from ..voices import DEFAULT_VOICE, UploadLimits
@@ -145,15 +145,13 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     response = web.StreamResponse(headers={"Content-Type": fmt.content_type})
     try:
         async for samples in run.audio():
-            if caller_gone(request):  # a whole-file format writes nothing until the end
-                raise ConnectionResetError("the caller hung up")
+            stop_if_caller_gone(request)  # a whole-file format writes nothing until the end
             data = await encoder.feed_async(samples)
             if not response.prepared:
                 await response.prepare(request)
             if data:
                 await response.write(data)
-        if caller_gone(request):
-            raise ConnectionResetError("the caller hung up")
+        stop_if_caller_gone(request)
         tail = await encoder.finish_async()
         if not response.prepared:
             response.content_length = len(tail)
@@ -194,11 +192,9 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
 
     try:
         async for samples in run.audio():
-            if caller_gone(request):  # a whole-file format sends no delta until the end
-                raise ConnectionResetError("the caller hung up")
+            stop_if_caller_gone(request)  # a whole-file format sends no delta until the end
             await delta(await encoder.feed_async(samples))
-        if caller_gone(request):
-            raise ConnectionResetError("the caller hung up")
+        stop_if_caller_gone(request)
         await delta(await encoder.finish_async())
     except WorkerError as error:
         if not response.prepared:

@@ -220,9 +220,7 @@ class Utterance:
 class SpeechStreamSession:
     """One socket: its configuration, the sentence assembler and the utterance being spoken."""
 
-    def __init__(
-        self, ws: web.WebSocketResponse, app: web.Application, standing: Standing | None = None
-    ) -> None:
+    def __init__(self, ws: web.WebSocketResponse, app: web.Application, standing: Standing) -> None:
         self.ws = ws
         self.app = app
         self.scheduler = app[SCHEDULER_KEY]
@@ -245,7 +243,7 @@ class SpeechStreamSession:
     def _update_standing(self, _: object = None) -> None:
         """Idle for the connection guard while no utterance is open (no fragment waits for the rest of
         its sentence) and every sentence has been sent; a pause inside an utterance keeps it in use."""
-        if self._standing is None or self._utterance is not None or self.ws.closed:
+        if self._utterance is not None or self.ws.closed:
             return
         pump = self._last_task
         if pump is None or pump.done():
@@ -268,8 +266,7 @@ class SpeechStreamSession:
 
     async def on_text(self, text: str, received_at: float) -> bool:
         """One client message; False once `session.close` has been served (the socket then closes)."""
-        if self._standing is not None:
-            self._standing.in_use()
+        self._standing.in_use()
         try:
             message = decode_message(text)
             if isinstance(message, SessionConfig):

@@ -72,7 +72,7 @@ class WsSession:
         scheduler: Scheduler,
         settings: Settings,
         limits: Limits,
-        standing: Standing | None = None,
+        standing: Standing,
     ):
         self._ws = ws
         self._scheduler = scheduler
@@ -83,11 +83,7 @@ class WsSession:
         self._stream: RequestStream | None = None
         # The connection guard's view: idle (may be closed to admit another connection) or in use.
         self._standing = standing
-        self._mark_idle()
-
-    def _mark_idle(self) -> None:
-        if self._standing is not None:
-            self._standing.idle()
+        standing.idle()
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -116,8 +112,7 @@ class WsSession:
 
     async def on_text(self, text: str, received_at: float) -> None:
         """Handle one client text frame; every problem becomes an `error` event, never a close."""
-        if self._standing is not None:
-            self._standing.in_use()
+        self._standing.in_use()
         try:
             message = decode_message(text, self._limits)
             if isinstance(message, CancelRequest):
@@ -131,7 +126,7 @@ class WsSession:
             await self.send_json(SectionError(idx=None, error=f"{type(exc).__name__}: {exc}").encode())
         finally:
             if self._stream is None:
-                self._mark_idle()
+                self._standing.idle()
 
     async def _start(self, request: BatchRequest, received_at: float) -> None:
         if self._stream is not None:
@@ -177,7 +172,7 @@ class WsSession:
     def stream_ended(self, stream: RequestStream) -> None:
         if self._stream is stream:
             self._stream = None
-            self._mark_idle()
+            self._standing.idle()
 
     async def close(self) -> None:
         """The socket is gone: stop the request and wait until its pump has ended."""
