@@ -138,3 +138,20 @@ async def test_a_batch_default_every_item_would_fail_on_is_one_400(worker, defau
     response = await client.post("/v1/audio/speech/batch", json=body)
     assert response.status == 400
     assert (await response.json())["error"]["param"] == param
+
+
+async def test_a_batch_default_voice_no_item_could_speak_with_is_one_400(worker):
+    client = await worker()
+    body = {"items": [{"input": "a."}, {"input": "b."}], "voice": {"id": "nobody"}}
+    response = await client.post("/v1/audio/speech/batch", json=body)
+    assert response.status == 400
+    assert_openai_error(await response.json(), "UnknownVoice", "voice")
+    # items that all bring their own voice never use the default: each is answered
+    body = {
+        "items": [{"input": "a.", "voice": "default"}, {"input": "b.", "voice": "alloy"}],
+        "voice": "nobody",
+    }
+    response = await client.post("/v1/audio/speech/batch", json=body)
+    assert response.status == 200
+    results = (await response.json())["results"]
+    assert [r["status"] for r in results] == ["success", "success"], results[0].get("error")

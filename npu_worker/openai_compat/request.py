@@ -132,6 +132,17 @@ class SpeechBatchBody(SpeechDefaults, kw_only=True):
         defaults.pop("items")
         return [{**defaults, **item} if isinstance(item, dict) else item for item in self.items]
 
+    def voice_name(self) -> str:
+        return (self.voice.id if isinstance(self.voice, VoiceRef) else self.voice).strip()
+
+    def voice_is_used(self) -> bool:
+        """Whether some item speaks with the default `voice` given here (one without its own voice
+        or reference audio): a name none could use is then one 400, not a failure per item."""
+        return not self.ref_audio and any(
+            isinstance(item, dict) and "voice" not in item and not item.get("ref_audio")
+            for item in self.items
+        )
+
 
 def check_input(text: str, limits: Limits) -> str:
     error: WorkerError | None = None

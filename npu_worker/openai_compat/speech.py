@@ -84,6 +84,21 @@ def pick_format(name: str | None) -> AudioFormat:
         raise with_param(error, "response_format") from None
 
 
+async def named_voice(scheduler: Scheduler, name: str) -> tuple[str | None, str | None]:
+    """A voice name → (the stored voice to speak with, None for the default; the engine language it
+    stands for, if it is one of espeak's); UnknownVoice when it is neither."""
+    library = voice_library(scheduler)
+    stored = await asyncio.to_thread(library.find, name)
+    if stored is None and name.lower() in OPENAI_VOICES:
+        stored = library.default  # clients that hard-code OpenAI's voices work unchanged
+    if stored is not None:
+        return (None if stored.name == DEFAULT_VOICE else stored.name), None
+    if speaks_languages_as_voices(scheduler) and await engine_voice(scheduler, name):
+        return None, name
+    message = f"no voice named {name[:80]!r}; GET /v1/audio/voices lists them"
+    raise with_param(UnknownVoice(message), "voice")
+
+
 async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthParams:
     """Voice (stored name, espeak language voice) or ref_audio (path or inline) → engine parameters."""
     scheduler = app[SCHEDULER_KEY]
@@ -97,16 +112,8 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
     elif speech.ref_audio is not None:
         ref_wav = speech.ref_audio  # a local path: the job core checks it against the allowed roots
     else:
-        stored = await asyncio.to_thread(library.find, speech.voice)
-        if stored is None and speech.voice.lower() in OPENAI_VOICES:
-            stored = library.default  # clients that hard-code OpenAI's voices work unchanged
-        if stored is not None:
-            ref_wav = None if stored.name == DEFAULT_VOICE else stored.name
-        elif speaks_languages_as_voices(scheduler) and await engine_voice(scheduler, speech.voice):
-            lang = speech.voice
-        else:
-            message = f"no voice named {speech.voice[:80]!r}; GET /v1/audio/voices lists them"
-            raise with_param(UnknownVoice(message), "voice")
+        ref_wav, spoken_as = await named_voice(scheduler, speech.voice)
+        lang = spoken_as or lang
     return SynthParams(
         lang=lang, speed_factor=speech.speed, ref_wav=ref_wav, ref_text=ref_text, seed=speech.seed
     )
@@ -274,6 +281,8 @@ async def create_speech_batch(request: web.Request) -> web.Response:
     check_model(scheduler, body.model)  # a default every item would fail on: one 400
     if body.response_format is not None:
         pick_format(body.response_format)
+    if body.voice_is_used():
+        await named_voice(scheduler, body.voice_name())
     merged = body.merged_items()
     results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
     failed = sum(result.status != "success" for result in results)
