@@ -10,6 +10,7 @@ import pytest
 import websockets
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.errors import UnknownLanguage
 from tests.openai_support import RATE, decode, expected_samples
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds
@@ -136,6 +137,7 @@ async def test_frames_follow_the_growing_schedule_over_the_utterance(worker):
         ({"type": "session.config", "voice": "nobody"}, "voice"),
         ({"type": "session.config", "response_format": "aac"}, "response_format"),
         ({"type": "session.config", "speed": 9}, "speed"),
+        ({"type": "session.config", "ref_audio": "/etc/passwd"}, None),  # outside the allowed roots
         ({"type": "input.text", "text": 5}, "text"),
         ({"type": "dance"}, None),
     ],
@@ -248,3 +250,20 @@ async def test_stream_audio_false_sends_each_sentence_as_one_pcm_frame(worker):
         items = await receive_until(ws, "session.done")
     frames = [item for item in items if isinstance(item, bytes)]
     assert [len(frame) // 2 for frame in frames] == [expected_samples(s) for s in SENTENCES]
+
+
+async def test_a_language_the_engine_lacks_is_refused_at_session_config(worker):
+    def check_language(lang: str) -> None:
+        if lang != "ko":
+            raise UnknownLanguage(f"no voice for {lang!r}")
+
+    engine = ToneEngine()
+    engine.check_language = check_language  # type: ignore[attr-defined]
+    client = await worker(engine)
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(json.dumps({"type": "session.config", "language": "xx"}))
+        error = await receive(ws)
+        assert error["type"] == "error" and error["code"] == "UnknownLanguage"
+        await send_fragments(ws, "그래도 계속됩니다.")  # the session keeps its earlier configuration
+        await ws.send(json.dumps({"type": "input.done"}))
+        assert (await receive_until(ws, "session.done"))[-1]["total_sentences"] == 1

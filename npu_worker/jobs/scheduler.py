@@ -31,6 +31,7 @@ from ..protocol import (
     SectionError,
     SlowConsumer,
     Start,
+    SynthParams,
     WorkerError,
 )
 from ..voices import VoiceLibrary
@@ -278,14 +279,23 @@ class Scheduler:
         if self.info is None:
             raise Loading("the engine is still loading; retry shortly")
 
+    def checked_params(self, params: SynthParams) -> SynthParams:
+        """Blocking: the engine's language check (once per language), then a voice name made its
+        stored wav and a path checked (it is synthesised as checked)."""
+        if self.engine is not None and params.lang not in self._checked_langs:
+            check_language(self.engine, params.lang)
+            self._checked_langs.add(params.lang)
+        return self.voices.resolve_params(params, self.roots, (self.paths.state_dir,))
+
+    async def check_params(self, params: SynthParams) -> None:
+        """What `submit` would refuse in these parameters, before any text comes (a stream's
+        configuration)."""
+        await asyncio.to_thread(self.checked_params, params)
+
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""
-        if request.params.lang not in self._checked_langs:
-            check_language(self.engine, request.params.lang)
-            self._checked_langs.add(request.params.lang)
+        job.params = self.checked_params(request.params)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        # A voice name becomes its stored wav; a path is checked and synthesised as checked.
-        job.params = self.voices.resolve_params(request.params, self.roots, (self.paths.state_dir,))
         try:
             self.admission.reserve(job, job.total)
         except WorkerError:

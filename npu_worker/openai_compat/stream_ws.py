@@ -292,7 +292,9 @@ class SpeechStreamSession:
         speech = config.request()
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
-        self._params = await synth_params(self.app, speech)
+        params = await synth_params(self.app, speech)
+        await self.scheduler.check_params(params)  # a language or path every sentence would fail on
+        self._params = params
         self.stream_audio = config.stream_audio
         self.audio_format = fmt
         await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).encode())

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ...config import Settings, shown_url
-from ...engine.base import Engine, EngineInfo, check_language
+from ...engine.base import Engine, EngineInfo
 from ...protocol import (
     AudioNotFound,
     BatchRequest,
@@ -310,11 +310,8 @@ class ClusterScheduler(Scheduler):
     def _resolve(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks (blocking), default outputs on this node's disk, a voice name made
         its stored wav (engine nodes read it at the same path)."""
-        if self.engine is not None and request.params.lang not in self._checked_langs:
-            check_language(self.engine, request.params.lang)
-            self._checked_langs.add(request.params.lang)
+        job.params = self.checked_params(request.params)
         job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        job.params = self.voices.resolve_params(request.params, self.roots, (self.paths.state_dir,))
 
     # -- looking up, listening, cancelling -------------------------------------------------------
 
