@@ -20,10 +20,12 @@ class WorkerError(Exception):
     http_status: ClassVar[int] = 500
     param: str | None = None
 
-    def __init__(self, message: str, *, fallback: str | None = None) -> None:
+    def __init__(self, message: str, *, fallback: str | None = None, param: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.fallback = fallback
+        if param is not None:
+            self.param = param
 
     def __str__(self) -> str:
         return f"{self.name}: {self.message}"

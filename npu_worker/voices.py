@@ -199,18 +199,19 @@ class VoiceLibrary:
         """Decode, check and store an upload as 16-bit mono wav + transcript (atomic writes)."""
         check_voice_name(name)
         if name.startswith(INLINE_PREFIX):
-            raise BadRequest(f"voice names starting with {INLINE_PREFIX!r} are reserved")
+            raise BadRequest(f"voice names starting with {INLINE_PREFIX!r} are reserved", param="name")
         if name == DEFAULT_VOICE or self.find(name) is not None:
-            raise VoiceExists(f"a voice named {name!r} exists; delete it first")
+            raise VoiceExists(f"a voice named {name!r} exists; delete it first", param="name")
         text = ref_text.strip()
         if not text or len(text) > MAX_TRANSCRIPT_CHARS:
             raise BadRequest(
-                f"ref_text (the transcript of the audio) needs 1-{MAX_TRANSCRIPT_CHARS} characters"
+                f"ref_text (the transcript of the audio) needs 1-{MAX_TRANSCRIPT_CHARS} characters",
+                param="ref_text",
             )
         samples, rate = decode_upload(data, limits)
         with self._changing():  # two uploads under one name: one gets 409, never a mix of both
             if self.find(name) is not None:
-                raise VoiceExists(f"a voice named {name!r} exists; delete it first")
+                raise VoiceExists(f"a voice named {name!r} exists; delete it first", param="name")
             write_atomic(self.store_dir / f"{name}.txt", (text + "\n").encode("utf-8"))
             write_atomic(self.store_dir / f"{name}.wav", wav_bytes(samples, rate))
             found = self.find(name)

@@ -43,7 +43,7 @@ def assert_openai_error(body: dict, code: str, param: str | None) -> None:
         ({"ref_audio": "/etc/passwd"}, "RefWavNotAllowed", None),
         ({"ref_audio": "data:audio/wav;base64,@@@", "ref_text": "x"}, "BadRequest", "ref_audio"),
         ({"ref_audio": "data:audio/wav,plain", "ref_text": "x"}, "BadRequest", "ref_audio"),
-        ({"ref_audio": NOT_AUDIO, "ref_text": "hello"}, "InvalidAudio", None),
+        ({"ref_audio": NOT_AUDIO, "ref_text": "hello"}, "InvalidAudio", "ref_audio"),
         ({"ref_audio": NOT_AUDIO}, "BadRequest", "ref_text"),
     ],
 )

@@ -163,24 +163,25 @@ def long_wav(seconds_long: float) -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("name", "audio", "status", "code"),
+    ("name", "audio", "status", "code", "param"),
     [
-        ("notaudio", b"RIFF....WAVEfmt this is not audio" * 10, 400, "InvalidAudio"),
-        ("toolong", long_wav(31.0), 400, "InvalidAudio"),
-        ("tooshort", long_wav(0.2), 400, "InvalidAudio"),
-        ("../escape", long_wav(2.0), 400, "BadRequest"),
-        ("a/b", long_wav(2.0), 400, "BadRequest"),
-        (".hidden", long_wav(2.0), 400, "BadRequest"),
-        ("default", long_wav(2.0), 409, "VoiceExists"),
-        ("inline-x", long_wav(2.0), 400, "BadRequest"),
+        ("notaudio", b"RIFF....WAVEfmt this is not audio" * 10, 400, "InvalidAudio", "audio_sample"),
+        ("toolong", long_wav(31.0), 400, "InvalidAudio", "audio_sample"),
+        ("tooshort", long_wav(0.2), 400, "InvalidAudio", "audio_sample"),
+        ("../escape", long_wav(2.0), 400, "BadRequest", "name"),
+        ("a/b", long_wav(2.0), 400, "BadRequest", "name"),
+        (".hidden", long_wav(2.0), 400, "BadRequest", "name"),
+        ("default", long_wav(2.0), 409, "VoiceExists", "name"),
+        ("inline-x", long_wav(2.0), 400, "BadRequest", "name"),
     ],
 )
-async def test_a_bad_upload_is_refused_and_writes_nothing(worker, tmp_path, name, audio, status, code):
+async def test_a_bad_upload_is_refused_and_writes_nothing(worker, tmp_path, name, audio, status, code, param):
     client = await worker()
     before = files_under(tmp_path)
     response = await upload(client, name, audio)
     assert response.status == status
-    assert (await response.json())["error"]["code"] == code
+    error = (await response.json())["error"]
+    assert (error["code"], error["param"]) == (code, param)
     assert files_under(tmp_path) == before
 
 
@@ -212,7 +213,7 @@ async def test_a_second_upload_under_the_same_name_is_a_conflict(worker):
     client = await worker()
     assert (await upload(client, "teacher", tone_wav())).status == 201
     response = await upload(client, "teacher", tone_wav(seconds_long=3.0))
-    assert response.status == 409
+    assert response.status == 409 and (await response.json())["error"]["param"] == "name"
     stored = await asyncio.to_thread(client.app[SCHEDULER_KEY].voices.find, "teacher")
     assert soundfile.info(stored.wav_path).duration == 2.0  # the first upload was kept
 

@@ -17,7 +17,15 @@ from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
 from ..http_compat.hang_up import stop_if_caller_gone
 from ..http_compat.routes import read_body
-from ..protocol import BadRequest, SynthParams, TextTooLong, TooManySections, UnknownVoice, WorkerError
+from ..protocol import (
+    BadRequest,
+    InvalidAudio,
+    SynthParams,
+    TextTooLong,
+    TooManySections,
+    UnknownVoice,
+    WorkerError,
+)
 from ..voices import DEFAULT_VOICE, UploadLimits
 from .bodies import Model, ModelList, SpeechBatchResult, SpeechItem
 from .core import (
@@ -108,7 +116,10 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
         if not ref_text or not ref_text.strip():
             raise with_param(BadRequest("ref_text (the transcript of ref_audio) is required"), "ref_text")
         data = speech.ref_audio.data
-        ref_wav = await asyncio.to_thread(library.store_inline, data, ref_text, upload_limits(app))
+        try:
+            ref_wav = await asyncio.to_thread(library.store_inline, data, ref_text, upload_limits(app))
+        except InvalidAudio as error:
+            raise with_param(error, "ref_audio") from None
     elif speech.ref_audio is not None:
         ref_wav = speech.ref_audio  # a local path: the job core checks it against the allowed roots
     else:

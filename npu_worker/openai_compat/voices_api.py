@@ -101,9 +101,12 @@ async def upload_voice(request: web.Request) -> web.Response:
             VoiceExists(f"{name!r} is one of the engine's own voices; choose another name"), "name"
         )
     library = voice_library(scheduler)
-    voice = await asyncio.to_thread(
-        library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
-    )
+    try:
+        voice = await asyncio.to_thread(
+            library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
+        )
+    except InvalidAudio as error:
+        raise with_param(error, "audio_sample") from None
     return json_response(VoiceEntry(**await asyncio.to_thread(voice.describe)), status=201)
 
 
