@@ -308,3 +308,38 @@ def test_a_both_node_writes_the_files_of_jobs_it_accepted_itself_with_no_writer_
         assert client.xinfo_stream(f"npu:ready:{name}")["entries-added"] == 0
     finally:
         client.close()
+
+
+def test_a_batchs_spec_is_read_once_per_node_not_once_per_section(tmp_path, start_node, redis_server):
+    """The spec holds every section's text: the writer and the engine node read it once per job and
+    then only whether the job has ended (a thousand-section batch read it two thousand times)."""
+    import threading
+
+    import redis
+
+    engine = start_node("e", role="engine", delay=0.01)
+    api = start_node("a", role="api")
+    seen: list[str] = []
+    watching = threading.Event()
+
+    def watch() -> None:
+        client = redis.Redis.from_url(redis_server.url)
+        with client.monitor() as monitor:
+            watching.set()
+            for command in monitor.listen():
+                seen.append(command["command"])
+                if "STOP-WATCHING" in command["command"]:
+                    break
+        client.close()
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    assert watching.wait(seconds(10))
+    status, result = call("POST", f"{api.base}/synth_batch", {**batch(tmp_path, 20), "stream": False})
+    assert status == 200 and result["ok_count"] == 20
+    with redis.Redis.from_url(redis_server.url) as client:
+        client.echo("STOP-WATCHING")
+    watcher.join(seconds(10))
+    spec_reads = [c for c in seen if c.split()[0].upper() in ("HMGET", "HGET") and " spec" in c]
+    assert 1 <= len(spec_reads) <= 4, spec_reads
+    assert engine.process.poll() is None

@@ -271,12 +271,16 @@ class EngineNode(QueueConsumer):
         append says so and the section stops at once)."""
         if item.spec is not None and item.job_id not in self._known:
             return self._remember(item.job_id, item.spec)
-        found = await self.jobs.spec(item.job_id)
-        if found is None or found[1]:
+        known = self._known.get(item.job_id)
+        if known is not None:  # only whether it has ended: the spec grows with the sections
+            if await self.jobs.ended(item.job_id) is False:
+                return known
             self._known.pop(item.job_id, None)
             return None
-        known = self._known.get(item.job_id)
-        return known if known is not None else self._remember(item.job_id, found[0])
+        found = await self.jobs.spec(item.job_id)
+        if found is None or found[1]:
+            return None
+        return self._remember(item.job_id, found[0])
 
     def _remember(self, job_id: str, raw: str) -> tuple[Job, str]:
         known = self._known[job_id] = (job_from_spec(raw), json.loads(raw)["node"])

@@ -273,15 +273,28 @@ class RedisJobs:
             return None
         return spec.decode(), done not in (None, b"0")
 
-    async def spec_and_audio(self, job_id: str, idx: int) -> tuple[str, bool, bytes | None] | None:
-        """(spec, ended, wav) in one round trip: the writer's first step for each section."""
+    async def ended(self, job_id: str) -> bool | None:
+        """Whether a job has ended, None if unknown; without its spec (which grows with the sections)."""
         async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(job_key(job_id), ["spec", "done"])
+            pipe.exists(job_key(job_id))
+            pipe.hget(job_key(job_id), "done")
+            exists, done = await pipe.execute()
+        return done not in (None, b"0") if exists else None
+
+    async def spec_and_audio(
+        self, job_id: str, idx: int, *, with_spec: bool = True
+    ) -> tuple[str | None, bool, bytes | None] | None:
+        """(spec, ended, wav) in one round trip: the writer's first step for each section; the spec
+        only `with_spec` (the writer keeps the jobs it has seen)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.exists(job_key(job_id))
+            pipe.hmget(job_key(job_id), ["done", "spec"] if with_spec else ["done"])
             pipe.get(wav_key(job_id, idx))
-            (spec, done), wav = await pipe.execute()
-        if spec is None:
+            exists, values, wav = await pipe.execute()
+        if not exists:
             return None
-        return spec.decode(), done not in (None, b"0"), bytes(wav) if wav is not None else None
+        spec = values[1].decode() if with_spec and values[1] is not None else None
+        return spec, values[0] not in (None, b"0"), bytes(wav) if wav is not None else None
 
     async def load(self, job_id: str) -> Job | None:
         """The job with its whole log folded in (status, finals, seq)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Callable
 
 from ...paths import PathPolicy
@@ -19,6 +20,8 @@ from .consumer import QueueConsumer
 from .store import RedisJobs, job_from_spec
 
 log = logging.getLogger(__name__)
+
+KNOWN_JOBS = 64
 
 
 class OutputWriter(QueueConsumer):
@@ -30,6 +33,7 @@ class OutputWriter(QueueConsumer):
         self.redis_ok = True
         self._own = True
         self._regroup = False
+        self._known: OrderedDict[str, Job] = OrderedDict()  # jobs seen, oldest first
 
     async def run(self) -> None:
         await self._consume(self._write_ready, "writer of node")
@@ -45,10 +49,12 @@ class OutputWriter(QueueConsumer):
 
     async def _deliver(self, fields: dict[str, str]) -> None:
         job_id, idx = fields["job"], int(fields["idx"])
-        found = await self.jobs.spec_and_audio(job_id, idx)
+        known = self._known.get(job_id)
+        found = await self.jobs.spec_and_audio(job_id, idx, with_spec=known is None)
         if found is None or found[1] or found[2] is None:
+            self._known.pop(job_id, None)
             return  # removed or ended (cancelled): no file, no `ok`
-        job, wav = job_from_spec(found[0]), found[2]
+        job, wav = known or self._remember(job_id, found[0]), found[2]
         section = job_section(job, idx)
         if section is None:
             return
@@ -74,5 +80,16 @@ class OutputWriter(QueueConsumer):
             self.on_done(job_id)
 
     async def _ended(self, job: Job) -> bool:
-        found = await self.jobs.spec(job.id)
-        return found is not None and found[1]
+        if await self.jobs.ended(job.id):
+            self._known.pop(job.id, None)
+            return True
+        return False
+
+    def _remember(self, job_id: str, spec: str | None) -> Job:
+        """A job's sections are fixed at its creation: its spec (which grows with them) is read and
+        decoded once per job, not once per section (a thousand-section batch: a second of the loop's)."""
+        assert spec is not None
+        job = self._known[job_id] = job_from_spec(spec)
+        while len(self._known) > KNOWN_JOBS:
+            self._known.popitem(last=False)
+        return job
