@@ -66,18 +66,27 @@ def split_under_root(path: str, roots: Sequence[str]) -> tuple[str, tuple[str, .
 
 @contextlib.contextmanager
 def open_beneath(root: str, directories: Sequence[str], *, create: bool) -> Iterator[int]:
-    """A descriptor of root/dir1/dir2/…, each opened without following links (created if `create`)."""
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    """A descriptor of root/dir1/dir2/…, each opened without following links (created if `create`).
+
+    The root itself is a real path (resolved at start) and is walked from `/` without following a link
+    either: a root someone replaced with a link since (they own it, or a folder above it) is refused,
+    not followed into the worker's own files."""
+    if not os.path.isabs(root):
+        raise ValueError(f"{root!r} is not an absolute path")
+    above = Path(root).parts[1:]
+    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        for name in directories:
-            if create:
+        for depth, name in enumerate([*above, *directories]):
+            beneath = depth >= len(above)
+            if create and beneath:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o777, dir_fd=fd)
             try:
                 child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
             except OSError as exc:
                 if exc.errno in LINK_ERRORS and _is_link(fd, name):
-                    raise LinkRefused(exc.errno, f"{name} is a symbolic link") from None
+                    why = f"{name} is a symbolic link" if beneath else f"{root} is reached through a link now"
+                    raise LinkRefused(exc.errno, why) from None
                 raise  # e.g. a plain file where a directory should be: a failed write, not a refusal
             os.close(fd)
             fd = child

@@ -120,6 +120,31 @@ def test_a_link_at_the_final_name_is_replaced_not_followed(tmp_path, outside):
     assert not (tmp_path / "x.wav").is_symlink() and (tmp_path / "x.wav").read_bytes() == b"new"
 
 
+def test_a_root_replaced_by_a_link_after_start_is_not_followed(tmp_path, outside):
+    """Whoever owns an output root (or a folder above it) can swap it for a link after admission: the
+    write must not follow it (into the state dir's cache, say); nor may a read."""
+    root = tmp_path / "shared"
+    root.mkdir()
+    real_root = str(root)  # resolved at start, as the worker resolves its roots
+    write_under_roots(str(root / "a.wav"), b"before", (real_root,))
+    root.rename(tmp_path / "old")
+    root.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutputPathNotAllowed, match="reached through a link"):
+        write_under_roots(str(root / "b.wav"), b"after", (real_root,))
+    assert not (outside / "b.wav").exists()
+    (outside / "c.wav").write_bytes(b"other")
+    with pytest.raises(OSError, match="reached through a link"):
+        files.read_beneath(str(root / "c.wav"), (real_root,), 100, own=False)
+    parent = tmp_path / "deep"  # a folder above the root swapped, too
+    (parent / "root").mkdir(parents=True)
+    parent.rename(tmp_path / "deep-old")
+    (outside / "root").mkdir()
+    parent.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutputPathNotAllowed, match="reached through a link"):
+        write_under_roots(str(parent / "root" / "d.wav"), b"after", (str(parent / "root"),))
+    assert not (outside / "root" / "d.wav").exists()
+
+
 def test_a_write_removes_its_names_crash_leftover_without_listing_the_folder_again(tmp_path, monkeypatch):
     """The folder is read once (the first write into it); later writes take their leftovers from that
     list, so a write costs the same beside 10 000 files as in an empty folder."""
