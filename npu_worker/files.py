@@ -216,6 +216,33 @@ def write_under_roots(path: str, data: bytes, roots: Sequence[str]) -> None:
         raise OutputPathNotAllowed(f"{path}: {exc.strerror}") from None
 
 
+def replaceable_by_others(path: str | Path) -> str | None:
+    """Why a user other than this one (and root) could replace `path` or a folder above it, or None.
+
+    Along the path as given and along its real path, every entry must be this user's or root's (an
+    owner can rename or re-point it), and every folder above must be writable by no one else, or
+    sticky (others may then add entries but not replace ours). A part not made yet stops the walk:
+    the worker makes it, its own. What the walk refuses: a state dir or prepared model in a folder
+    a local user owns, or reached through their link."""
+    me = os.geteuid()
+    absolute = os.path.abspath(path)
+    for chain in dict.fromkeys([absolute, os.path.realpath(absolute)]):
+        parts = Path(chain).parts
+        for depth in range(1, len(parts) + 1):
+            current = os.path.join(*parts[:depth])
+            try:
+                info = os.lstat(current)
+            except FileNotFoundError:
+                break
+            if info.st_uid not in (0, me):
+                return f"{current} belongs to another user (uid {info.st_uid})"
+            shared = info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
+            if depth < len(parts) and stat.S_ISDIR(info.st_mode) and shared:
+                mode = info.st_mode & 0o7777
+                return f"others can write in {current} (mode {mode:o}, not sticky) and replace what is in it"
+    return None
+
+
 @contextlib.contextmanager
 def locked_directory(path: str | Path, *, wait: bool = True) -> Iterator[None]:
     """Hold an exclusive `flock` on the directory itself while inside: across threads (each entry

@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Settings
-from .files import check_file_under_roots, read_beneath, read_regular, write_under_roots
+from .files import (
+    check_file_under_roots,
+    read_beneath,
+    read_regular,
+    replaceable_by_others,
+    write_under_roots,
+)
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
@@ -211,6 +217,9 @@ def make_private_dir(path: Path) -> None:
         path.mkdir(parents=True, mode=0o700)
     elif not path.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
+    unsafe = replaceable_by_others(path)
+    if unsafe is not None:
+        raise PermissionError(errno.EPERM, f"{unsafe}; use a directory only this user can change", str(path))
     info = path.stat()
     if info.st_uid != os.geteuid():
         raise PermissionError(

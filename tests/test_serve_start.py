@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker import files
 from tests.timing import seconds
 
 REPO = Path(__file__).resolve().parents[1]
@@ -61,7 +62,38 @@ def test_a_state_directory_of_another_user_is_refused(tmp_path):
     os.chown(planted, 65534, 65534)
     done = serve("--port", "0", "--state-dir", str(planted))
     assert done.returncode == 1, done.stderr
-    assert "it belongs to another user (uid 65534)" in done.stderr and "Traceback" not in done.stderr
+    assert "belongs to another user (uid 65534)" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_state_directory_another_user_could_replace_is_refused(tmp_path):
+    """Whoever owns a folder above the state dir (or a link on the way), or may write in one that is not
+    sticky, could swap the state dir while the worker runs: its cache and job logs would be theirs."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a directory to another user needs root")
+    theirs = tmp_path / "theirs"
+    (theirs / "state").mkdir(parents=True, mode=0o700)
+    os.chown(theirs, 65534, 65534)
+    open_to_all = tmp_path / "open"
+    (open_to_all / "state").mkdir(parents=True, mode=0o700)
+    open_to_all.chmod(0o777)
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    (sticky / "target").mkdir(mode=0o700)
+    (sticky / "link").symlink_to(sticky / "target")
+    os.lchown(sticky / "link", 65534, 65534)
+    refusals = {
+        theirs / "state": f"{theirs} belongs to another user (uid 65534)",
+        open_to_all / "state": f"others can write in {open_to_all} (mode 777, not sticky)",
+        sticky / "link": f"{sticky / 'link'} belongs to another user (uid 65534)",
+    }
+    for state, reason in refusals.items():
+        done = serve("--port", "0", "--state-dir", str(state))
+        assert done.returncode == 1, done.stderr
+        assert f"cannot use the state directory {state}: {reason}" in done.stderr, done.stderr
+    mine = sticky / "mine"  # a folder of its own in a sticky one (the temp dir) is fine
+    mine.mkdir(mode=0o700)
+    assert files.replaceable_by_others(mine) is None
 
 
 def test_a_state_directory_another_worker_serves_from_is_refused(tmp_path):
