@@ -24,7 +24,7 @@ import soundfile
 
 from .audio import open_sound, wav_bytes
 from .config import Settings
-from .files import locked_directory, write_atomic
+from .files import TooLarge, locked_directory, read_regular, replaceable_by_others, write_atomic
 from .paths import resolve_ref_wav
 from .protocol import BadRequest, InvalidAudio, SynthParams, UnknownVoice, VoiceExists, VoiceNotFound
 
@@ -35,6 +35,7 @@ INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is never pru
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_VOICE_SECONDS = 0.5
 MAX_TRANSCRIPT_CHARS = 1000
+TRANSCRIPT_READ_LIMIT = 64 * 1024  # a stored transcript is at most 1 000 characters; a read stops here
 
 
 def is_voice_name(name: str) -> bool:
@@ -123,6 +124,7 @@ class VoiceLibrary:
                     "voices directory %s is not a directory (yet): no voice is found there", directory
                 )
         self.default = NamedVoice(DEFAULT_VOICE, default_wav, default_text, "default")
+        self._refused: set[Path] = set()  # extra directories already warned about
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VoiceLibrary:
@@ -136,14 +138,33 @@ class VoiceLibrary:
     # -- lookup --------------------------------------------------------------------------------
 
     def _in(self, directory: Path, name: str, source: str) -> NamedVoice | None:
+        if source == "directory" and not self._trusted(directory):
+            return None
         wav = directory / f"{name}.wav"
         if not wav.is_file():
             return None
-        try:
-            text = wav.with_suffix(".txt").read_text(encoding="utf-8").strip() or None
-        except OSError:
+        try:  # never a read that waits on a FIFO or takes a huge file whole
+            raw = read_regular(wav.with_suffix(".txt"), TRANSCRIPT_READ_LIMIT)
+            text = raw.decode("utf-8").strip() or None
+        except (OSError, TooLarge, UnicodeDecodeError):
             text = None
         return NamedVoice(name, str(wav.resolve()), text, source)
+
+    def _trusted(self, directory: Path) -> bool:
+        """An extra voices directory counts only while no one but the worker's user and root can change
+        it: a local user who could put files there could list any file the worker can read as a
+        transcript, or plant a FIFO that hangs every lookup."""
+        try:
+            mode = directory.stat().st_mode
+        except OSError:
+            return False
+        why = replaceable_by_others(directory) or (
+            f"others can write in it (mode {mode & 0o7777:o})" if mode & 0o022 else None
+        )
+        if why is not None and directory not in self._refused:
+            self._refused.add(directory)
+            log.warning("voices directory %s is ignored: %s", directory, why)
+        return why is None
 
     def find(self, name: str) -> NamedVoice | None:
         if name == DEFAULT_VOICE:

@@ -124,3 +124,39 @@ def test_a_voices_directory_that_is_not_there_is_a_warning_and_found_once_it_is(
     (later / "lecturer.txt").write_text("안녕하세요.", encoding="utf-8")
     found = library.find("lecturer")
     assert found is not None and found.text == "안녕하세요." and found.source == "directory"
+
+
+def test_a_voices_directory_others_can_change_is_ignored(tmp_path, caplog):
+    """A local user who can write there could list any file the worker reads as a transcript (a link
+    named `<voice>.txt`) or hang every lookup on a FIFO."""
+    secret = tmp_path / "secret.env"
+    secret.write_text("TOKEN=s3cret")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "leak.wav").write_bytes(b"RIFF")
+    (shared / "leak.txt").symlink_to(secret)
+    shared.chmod(0o777)
+    library = VoiceLibrary(tmp_path / "voices", extra_dirs=[str(shared)])
+    assert library.find("leak") is None and [v.name for v in library.all()] == ["default"]
+    assert f"voices directory {shared} is ignored: others can write in it (mode 777)" in caplog.text
+    shared.chmod(0o755)  # the operator's own again: found
+    found = library.find("leak")
+    assert found is not None and found.text == "TOKEN=s3cret"
+
+
+def test_a_transcript_that_is_a_fifo_or_huge_is_no_transcript_and_never_waited_on(tmp_path):
+    store = tmp_path / "voices"
+    store.mkdir()
+    (store / "piped.wav").write_bytes(b"RIFF")
+    os.mkfifo(store / "piped.txt")
+    (store / "big.wav").write_bytes(b"RIFF")
+    (store / "big.txt").write_bytes(b"a" * 100_000)
+    library = VoiceLibrary(store)
+    done = threading.Event()
+
+    def look() -> None:
+        assert library.find("piped").text is None and library.find("big").text is None
+        done.set()
+
+    threading.Thread(target=look, daemon=True).start()
+    assert done.wait(10)
