@@ -103,3 +103,36 @@ def get_log_oks(path: Path) -> list[int]:
         if event["event"] == "progress" and event["status"] == "ok":
             oks.append(event["idx"])
     return oks
+
+
+@pytest.mark.allow_blocking
+def test_a_job_cancelled_while_its_section_ran_is_not_resumed_after_a_kill_9(tmp_path):
+    """A DELETE of a running job logs `done` only when the section stops; a worker killed before that
+    (an engine call that does not return) must not start the job again at its next start."""
+    state, port = tmp_path / "state", free_port()
+    base = f"http://127.0.0.1:{port}"
+    stuck = start_worker_process(state, port, timeout=seconds(30), delay=5.0)  # one chunk: 5 s
+    resumed = None
+    try:
+        sections = [{"idx": i, "text": f"섹션 {i} " + "가" * 30} for i in range(3)]
+        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "running", seconds(10))
+        request = urllib.request.Request(f"{base}/jobs/{job}", method="DELETE")
+        with urllib.request.urlopen(request, timeout=seconds(10)) as response:
+            assert json.loads(response.read())["cancel_requested"] is True
+        stuck.send_signal(signal.SIGKILL)  # before the section's next chunk: no `done` yet
+        stuck.wait()
+        log = (state / "jobs" / job / "events.ndjson").read_text()
+        assert '"done"' not in log
+        resumed = start_worker_process(state, port, timeout=seconds(30), delay=0.0)
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "cancelled", seconds(10))
+        events = [
+            json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()
+        ]
+        assert events[-1]["event"] == "done" and events[-1]["cancelled"] is True
+        assert not [e for e in events if e["event"] == "progress" and e.get("status") == "ok"]
+    finally:
+        for process in (stuck, resumed):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()

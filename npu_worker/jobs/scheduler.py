@@ -113,6 +113,10 @@ class Scheduler:
         )
         self.runner.load_checks = self.load_checks
         for job in await loop.run_in_executor(None, self._recover):
+            if job.cancel_requested.is_set():
+                log.info("job %s was cancelled while a section ran: ended, not resumed", job.id)
+                await loop.run_in_executor(None, self._end, job)  # its `done` is persisted
+                continue
             log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
             self.admission.enqueue(job)
         self.runner.start()
@@ -364,6 +368,11 @@ class Scheduler:
         state, job = self.admission.cancel(job_id)
         if state is Cancelled.DEQUEUED and job is not None:
             self._end(job)
+        elif state is Cancelled.RUNNING and job is not None and job.persisted:
+            try:  # blocking, but only a DELETE gets here, and it calls from an executor thread
+                self.store.mark_cancelled(job.id)
+            except OSError as exc:  # the section still stops; only a crash before its end forgets
+                log.warning("job %s: the cancel could not be recorded: %s", job.id, exc.strerror or exc)
         return state is not Cancelled.NOT_LIVE
 
     def _drop_slow(self, job: Job) -> None:

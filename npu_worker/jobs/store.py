@@ -23,6 +23,7 @@ from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
 log = logging.getLogger(__name__)
 
 JOB_FILE, LOG_FILE = "job.json", "events.ndjson"
+CANCEL_FILE = "cancelled"  # present: a DELETE came while a section ran (see `mark_cancelled`)
 
 
 class _Seq(msgspec.Struct):
@@ -81,6 +82,11 @@ class JobStore:
         }
         write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
 
+    def mark_cancelled(self, job_id: str) -> None:
+        """A cancel asked while a section runs is recorded at once: its `done` comes only when the
+        section stops, and a worker killed before that would otherwise resume the job at its start."""
+        write_atomic(self.job_dir(job_id) / CANCEL_FILE, b"")
+
     def open_log(self, job_id: str) -> IO[bytes]:
         return open(self.job_dir(job_id) / LOG_FILE, "ab")
 
@@ -123,6 +129,8 @@ class JobStore:
         if not job.finished:
             job.status = INTERRUPTED
             job.current_idx = None
+            if (directory / CANCEL_FILE).exists():
+                job.cancel_requested.set()  # ended as cancelled at start, not resumed
         return job
 
     def remove(self, job_id: str, default_outputs: list[str]) -> None:
@@ -130,7 +138,12 @@ class JobStore:
         this store named for it (`default_outputs`, wherever they live); then the directories they
         leave empty. A file someone else put beside them is never touched."""
         directory = self.job_dir(job_id)
-        owned = [directory / JOB_FILE, directory / LOG_FILE, *directory.glob(".*.part")]
+        owned = [
+            directory / JOB_FILE,
+            directory / LOG_FILE,
+            directory / CANCEL_FILE,
+            *directory.glob(".*.part"),
+        ]
         owned += [Path(path) for path in default_outputs]
         for path in owned:
             path.unlink(missing_ok=True)
