@@ -218,6 +218,7 @@ class SectionRequest:
 DEFAULT_LANG = "ko"
 DEFAULT_SPEED = 1.0
 MAX_SEED = 2**32 - 1  # what every engine's random generator accepts
+MAX_TRANSCRIPT_CHARS = 1000  # a reference voice's transcript: a few seconds of speech, with room to spare
 MAX_INDEX = 2**31 - 1  # a section label any client holds as an int, and a short file name
 # A reference voice (`ref_wav`) is seconds of speech; 64 MiB is six minutes of 48 kHz 16-bit stereo.
 # A larger file is refused before it is read: the caller names the path, and reading a huge file whole
@@ -266,6 +267,9 @@ class CancelRequest:
 Lang = Annotated[str, Meta(max_length=32, pattern=r"\S", description="a language code such as 'ko'")]
 Speed = Annotated[float, Meta(ge=0.25, le=4.0)]
 Seed = Annotated[int, Meta(ge=0, le=MAX_SEED)]
+RefText = Annotated[
+    str, Meta(max_length=MAX_TRANSCRIPT_CHARS, description="the transcript of the reference voice (ZipVoice)")
+]
 Index = Annotated[int, Meta(ge=0, le=MAX_INDEX, description="default: the section's position")]
 AllowedPath = Annotated[str, Meta(description="an absolute path under the allowed roots")]
 
@@ -276,7 +280,7 @@ class ParamsBody(msgspec.Struct, kw_only=True):
     lang: Lang | None = DEFAULT_LANG
     speed_factor: Speed | None = DEFAULT_SPEED
     ref_wav: Annotated[str | None, Meta(description="a voice name, or a wav under the allowed roots")] = None
-    ref_text: Annotated[str | None, Meta(description="the transcript of ref_wav (ZipVoice)")] = None
+    ref_text: RefText | None = None
     seed: Seed | None = None
 
     def params(self) -> SynthParams:

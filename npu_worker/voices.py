@@ -26,7 +26,15 @@ from .audio import open_sound, wav_bytes
 from .config import Settings
 from .files import TooLarge, locked_directory, read_regular, replaceable_by_others, write_atomic
 from .paths import resolve_ref_wav
-from .protocol import BadRequest, InvalidAudio, SynthParams, UnknownVoice, VoiceExists, VoiceNotFound
+from .protocol import (
+    MAX_TRANSCRIPT_CHARS,
+    BadRequest,
+    InvalidAudio,
+    SynthParams,
+    UnknownVoice,
+    VoiceExists,
+    VoiceNotFound,
+)
 
 log = logging.getLogger(__name__)
 DEFAULT_VOICE = "default"
@@ -34,7 +42,6 @@ INLINE_PREFIX = "inline-"  # voices made from a request's inline `ref_audio`, na
 INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is never pruned (its request runs)
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_VOICE_SECONDS = 0.5
-MAX_TRANSCRIPT_CHARS = 1000
 TRANSCRIPT_READ_LIMIT = 64 * 1024  # a stored transcript is at most 1 000 characters; a read stops here
 
 

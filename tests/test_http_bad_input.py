@@ -39,6 +39,7 @@ def assert_error_body(body: dict, name: str) -> None:
         (b'{"text": "hi", "output_path": "OUT", "ref_wav": "nosuchvoice"}', "UnknownVoice"),
         (b'{"text": "hi", "output_path": "OUT", "ref_wav": "sub/x.wav"}', "RefWavNotAllowed"),
         (b'{"text": "hi", "output_path": "OUT", "ref_wav": "../x.wav"}', "RefWavNotAllowed"),
+        (b'{"text": "hi", "output_path": "OUT", "ref_text": "' + "가".encode() * 1001 + b'"}', "BadRequest"),
     ],
 )
 async def test_bad_synth_requests_are_400_and_write_nothing(worker, tmp_path, body, name):
@@ -122,6 +123,24 @@ async def test_an_async_flag_in_any_documented_spelling_is_understood(worker, tm
     assert response.status == 200
     answer = await response.json()
     assert answer["status"] == ("queued" if queued else "ok")
+
+
+async def test_two_sections_writing_one_file_are_refused(worker, tmp_path):
+    """The second would replace the first's audio, and both would be reported ok."""
+    client = await worker()
+    target = tmp_path / "out" / "same.wav"
+    target.parent.mkdir()
+    (tmp_path / "alias").symlink_to(target.parent)
+    sections = [
+        {"idx": 0, "text": "첫째.", "output_path": str(target)},
+        {"idx": 1, "text": "둘째.", "output_path": str(tmp_path / "alias" / "same.wav")},  # the same file
+    ]
+    response = await client.post("/synth_batch", json={"sections": sections, "stream": False})
+    assert response.status == 400
+    body = await response.json()
+    assert_error_body(body, "BadRequest")
+    assert f"sections 0 and 1 both write {target}" in body["error"]
+    assert not target.exists() and (await (await client.get("/jobs")).json())["jobs"] == []
 
 
 async def test_batch_with_a_good_and_a_forbidden_path_writes_nothing(worker, tmp_path):

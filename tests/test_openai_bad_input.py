@@ -45,6 +45,9 @@ def assert_openai_error(body: dict, code: str, param: str | None) -> None:
         ({"ref_audio": "data:audio/wav,plain", "ref_text": "x"}, "BadRequest", "ref_audio"),
         ({"ref_audio": NOT_AUDIO, "ref_text": "hello"}, "InvalidAudio", "ref_audio"),
         ({"ref_audio": NOT_AUDIO}, "BadRequest", "ref_text"),
+        ({"seed": -5}, "BadRequest", "seed"),
+        ({"seed": 2**32}, "BadRequest", "seed"),
+        ({"ref_audio": NOT_AUDIO, "ref_text": "가" * 1001}, "BadRequest", "ref_text"),
     ],
 )
 async def test_bad_speech_request_is_a_4xx_in_openai_shape_and_writes_nothing(

@@ -24,6 +24,7 @@ from ..files import TooLarge
 from ..paths import PathPolicy
 from ..protocol import (
     AudioNotFound,
+    BadRequest,
     BatchRequest,
     Done,
     Loading,
@@ -299,7 +300,7 @@ class Scheduler:
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""
         job.params = self.checked_params(request.params)
-        job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
+        job.sections = self._sections(job, request)
         try:
             self.admission.reserve(job, job.total)
         except WorkerError:
@@ -318,6 +319,20 @@ class Scheduler:
             raise
         self.stats.count("jobs_submitted")
         self.admission.enqueue(job)
+
+    def _sections(self, job: Job, request: BatchRequest) -> list[Section]:
+        """The job's sections with their files resolved; two that would write one file are refused
+        (the second would replace the first's audio, both reported `ok`)."""
+        sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
+        writers: dict[str, int] = {}
+        for section in sections:
+            if section.output_path is None:
+                continue
+            first = writers.setdefault(section.output_path, section.idx)
+            if first != section.idx:
+                message = f"sections {first} and {section.idx} both write {section.output_path}"
+                raise BadRequest(message, param="output_path")
+        return sections
 
     def _section(self, job: Job, idx: int, text: str, output_path: str | None) -> Section:
         if output_path is not None:

@@ -22,6 +22,8 @@ from ..protocol import (
     BadRequest,
     EmptyText,
     Limits,
+    RefText,
+    Seed,
     Speed,
     TextTooLong,
     WorkerError,
@@ -80,8 +82,8 @@ class SpeechDefaults(msgspec.Struct, kw_only=True, omit_defaults=True):
     ref_audio: Annotated[
         str | None, Meta(description="a path under the allowed roots, or a data:audio/...;base64, URL")
     ] = None
-    ref_text: Annotated[Short | None, Meta(description="the transcript of ref_audio")] = None
-    seed: int | None = None
+    ref_text: RefText | None = None
+    seed: Seed | None = None
 
 
 class SpeechOptions(SpeechDefaults, kw_only=True):

@@ -311,7 +311,7 @@ class ClusterScheduler(Scheduler):
         """Language and path checks (blocking), default outputs on this node's disk, a voice name made
         its stored wav (engine nodes read it at the same path)."""
         job.params = self.checked_params(request.params)
-        job.sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
+        job.sections = self._sections(job, request)
 
     # -- looking up, listening, cancelling -------------------------------------------------------
 
