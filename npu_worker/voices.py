@@ -59,6 +59,14 @@ def check_voice_name(name: str) -> str:
     return name
 
 
+def read_transcript(path: Path) -> str | None:
+    """A voice's `.txt`, or None: never a read that waits on a FIFO or takes a huge file whole."""
+    try:
+        return read_regular(path, TRANSCRIPT_READ_LIMIT).decode("utf-8").strip() or None
+    except (OSError, TooLarge, UnicodeDecodeError):
+        return None
+
+
 @dataclass(frozen=True)
 class NamedVoice:
     """`wav_path=None`: the engine's built-in default (no --ref-wav)."""
@@ -71,6 +79,8 @@ class NamedVoice:
     def describe(self) -> dict[str, Any]:
         """The listing entry: name, source, transcript, duration and sample rate of the wav."""
         body: dict[str, Any] = {"name": self.name, "source": self.source, "ref_text": self.text}
+        if self.wav_path is not None and self.text is None:  # --ref-wav's transcript beside it
+            body["ref_text"] = read_transcript(Path(self.wav_path).with_suffix(".txt"))
         if self.wav_path is not None:
             try:
                 info = soundfile.info(self.wav_path)
@@ -150,12 +160,7 @@ class VoiceLibrary:
         wav = directory / f"{name}.wav"
         if not wav.is_file():
             return None
-        try:  # never a read that waits on a FIFO or takes a huge file whole
-            raw = read_regular(wav.with_suffix(".txt"), TRANSCRIPT_READ_LIMIT)
-            text = raw.decode("utf-8").strip() or None
-        except (OSError, TooLarge, UnicodeDecodeError):
-            text = None
-        return NamedVoice(name, str(wav.resolve()), text, source)
+        return NamedVoice(name, str(wav.resolve()), read_transcript(wav.with_suffix(".txt")), source)
 
     def _trusted(self, directory: Path) -> bool:
         """An extra voices directory counts only while no one but the worker's user and root can change

@@ -74,6 +74,16 @@ async def test_the_default_voice_is_the_worker_reference(worker, tmp_path):
     assert (default["name"], default["ref_text"], default["duration_sec"]) == ("default", "기준 음성", 2.0)
 
 
+async def test_the_default_voices_transcript_beside_its_wav_is_listed(worker, tmp_path):
+    reference = tmp_path / "ref.wav"
+    tone_wav(reference)
+    reference.with_suffix(".txt").write_text("옆에 둔 대본\n", encoding="utf-8")  # no --ref-text
+    client = await worker(ToneEngine(), ref_wav=str(reference))
+    async with client.get("/v1/audio/voices") as listing:
+        default = (await listing.json())["data"][0]
+    assert (default["name"], default["ref_text"]) == ("default", "옆에 둔 대본")
+
+
 async def test_v1_ref_wav_and_ws_accept_a_voice_name(worker, tmp_path):
     engine = ToneEngine()
     client = await worker(engine)
