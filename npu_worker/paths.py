@@ -18,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,8 +82,14 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         raise OutputPathNotAllowed(
             f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}"
         )
-    if os.path.isdir(real):
+    try:
+        existing = os.stat(real).st_mode
+    except OSError:
+        return real  # not there yet (or unreadable: the write says why)
+    if stat.S_ISDIR(existing):
         raise OutputPathNotAllowed(f"{path} is a directory")
+    if not stat.S_ISREG(existing):  # a FIFO or a device: refused now, not after the synthesis
+        raise OutputPathNotAllowed(f"{path} is not a regular file")
     return real
 
 

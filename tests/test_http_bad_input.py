@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+from tests.tone_engine import ToneEngine
 
 
 def written_wavs(root: Path) -> list[Path]:
@@ -76,6 +79,18 @@ async def test_output_path_that_is_a_directory_is_refused(worker, tmp_path):
     client = await worker()
     response = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path)})
     assert response.status == 400
+
+
+async def test_output_path_that_is_a_fifo_is_refused_before_any_synthesis(worker, tmp_path):
+    engine = ToneEngine()
+    client = await worker(engine)
+    os.mkfifo(tmp_path / "pipe.wav")
+    response = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "pipe.wav")})
+    assert response.status == 400
+    body = await response.json()
+    assert_error_body(body, "OutputPathNotAllowed")
+    assert "not a regular file" in body["error"]
+    assert engine.requests == []
 
 
 @pytest.mark.parametrize(
