@@ -189,7 +189,8 @@ class Settings:
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
     model_dir: str | None = _opt(None, "ZipVoice ONNX model directory (--backend zipvoice-onnx)")
     vocoder: str | None = _opt(
-        None, "vocoder ONNX file (default: vocos_24khz.onnx in or beside the model dir)"
+        None,
+        "vocoder ONNX file (default: vocos_24khz.onnx in the model dir, or beside it where no other user can write)",
     )
     precision: str = _opt("int8", "ZipVoice model files to load", choices=("fp32", "int8"))
     device: str = _opt(

@@ -243,6 +243,22 @@ def replaceable_by_others(path: str | Path) -> str | None:
     return None
 
 
+def shared_with_others(directory: str | Path) -> str | None:
+    """Why someone other than this user (and root) could put or change a file in `directory`, or None:
+    `replaceable_by_others`, or the folder itself writable by others (a sticky bit lets them add
+    files too). For folders whose files the worker trusts by name: a model, a prepared output."""
+    why = replaceable_by_others(directory)
+    if why is not None:
+        return why
+    try:
+        mode = os.stat(directory).st_mode
+    except FileNotFoundError:
+        return None
+    if mode & 0o022:
+        return f"others can write in {directory} (mode {mode & 0o7777:o})"
+    return None
+
+
 @contextlib.contextmanager
 def locked_directory(path: str | Path, *, wait: bool = True) -> Iterator[None]:
     """Hold an exclusive `flock` on the directory itself while inside: across threads (each entry

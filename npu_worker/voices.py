@@ -24,7 +24,7 @@ import soundfile
 
 from .audio import open_sound, wav_bytes
 from .config import Settings
-from .files import TooLarge, locked_directory, read_regular, replaceable_by_others, write_atomic
+from .files import TooLarge, locked_directory, read_regular, shared_with_others, write_atomic
 from .paths import resolve_ref_wav
 from .protocol import (
     MAX_TRANSCRIPT_CHARS,
@@ -166,13 +166,9 @@ class VoiceLibrary:
         """An extra voices directory counts only while no one but the worker's user and root can change
         it: a local user who could put files there could list any file the worker can read as a
         transcript, or plant a FIFO that hangs every lookup."""
-        try:
-            mode = directory.stat().st_mode
-        except OSError:
+        if not directory.is_dir():
             return False
-        why = replaceable_by_others(directory) or (
-            f"others can write in it (mode {mode & 0o7777:o})" if mode & 0o022 else None
-        )
+        why = shared_with_others(directory)
         if why is not None and directory not in self._refused:
             self._refused.add(directory)
             log.warning("voices directory %s is ignored: %s", directory, why)

@@ -138,7 +138,7 @@ def test_a_voices_directory_others_can_change_is_ignored(tmp_path, caplog):
     shared.chmod(0o777)
     library = VoiceLibrary(tmp_path / "voices", extra_dirs=[str(shared)])
     assert library.find("leak") is None and [v.name for v in library.all()] == ["default"]
-    assert f"voices directory {shared} is ignored: others can write in it (mode 777)" in caplog.text
+    assert f"voices directory {shared} is ignored: others can write in {shared} (mode 777)" in caplog.text
     shared.chmod(0o755)  # the operator's own again: found
     found = library.find("leak")
     assert found is not None and found.text == "TOKEN=s3cret"

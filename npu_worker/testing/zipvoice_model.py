@@ -49,6 +49,7 @@ import numpy as np
 import onnx
 
 from npu_worker.audio import wav_bytes
+from npu_worker.files import shared_with_others
 from npu_worker.testing import _vocos
 from npu_worker.testing import _zipvoice_nets as nets
 from npu_worker.testing import _zipvoice_voice as voice
@@ -316,6 +317,9 @@ def build_model_dir(
     names = FILE_NAMES[layout]
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
+    shared = shared_with_others(out)  # after: someone may have made it first, in a shared folder
+    if shared is not None:  # a local user could plant links at the names written below
+        raise PermissionError(f"{out}: {shared}; use a folder only this user can change")
     tokens = token_list()
     write_tokens(out / "tokens.txt", tokens)
     (out / "model.json").write_text(json.dumps(model_config(spec), indent=2) + "\n", encoding="utf-8")
@@ -355,9 +359,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = build_model_dir(
-        args.dir, args.size, args.precision, distill=not args.no_distill, layout=args.layout
-    )
+    try:
+        out = build_model_dir(
+            args.dir, args.size, args.precision, distill=not args.no_distill, layout=args.layout
+        )
+    except PermissionError as exc:
+        print(f"npu-worker make-test-model: {exc}", file=sys.stderr)
+        return 2
     for file in sorted(out.iterdir()):
         print(f"{file.stat().st_size:>12,d}  {file}")
     return 0

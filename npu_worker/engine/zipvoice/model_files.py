@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
 ENCODER_NAMES = {
@@ -54,12 +55,17 @@ def _vocoder(directory: Path, explicit: str | None) -> Path:
         if not path.is_file():
             raise ModelLoadError(f"vocoder file {path} does not exist (--vocoder)")
         return path
-    for place in (directory, directory.parent):
+    # Beside the model dir too, but only in a folder no one else can put a file in (not /tmp): a
+    # vocoder found by name there would make every wav whoever planted it.
+    shared = shared_with_others(directory.parent)
+    places = (directory,) if shared else (directory, directory.parent)
+    for place in places:
         for name in VOCODER_NAMES:
             if (place / name).is_file():
                 return place / name
+    skipped = f" (not in {directory.parent}: {shared})" if shared else f" and {directory.parent}"
     raise ModelLoadError(
-        f"vocoder not found: looked for {', '.join(VOCODER_NAMES)} in {directory} and {directory.parent}; "
+        f"vocoder not found: looked for {', '.join(VOCODER_NAMES)} in {directory}{skipped}; "
         "download vocos_24khz.onnx (sherpa-onnx release) or pass --vocoder"
     )
 

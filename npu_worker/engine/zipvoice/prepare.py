@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import shutil
 import time
 from collections.abc import Iterator, Sequence
@@ -33,26 +34,47 @@ from npu_worker.engine.zipvoice.prepared import (
     target_options,
 )
 from npu_worker.engine.zipvoice.qdq import Feed
+from npu_worker.files import shared_with_others, write_atomic
 from npu_worker.protocol import ModelLoadError
 
 if TYPE_CHECKING:
     from npu_worker.engine.zipvoice.calibration import Recording
 
 
-def _copy_model_files(source: Path, target: Path) -> dict[str, int]:
-    """The source directory's files (not its folders) into `target`, hard-linked where possible."""
+def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) -> dict[str, int]:
+    """The source directory's files (not its folders), and `extra` files from elsewhere (a vocoder
+    beside the model dir), into `target`: hard-linked where possible, each under a temp name first and
+    renamed over the destination, so a link found there is replaced, never written through."""
     sizes = {}
-    for path in sorted(source.iterdir()):
-        if not path.is_file() or path.name == MANIFEST:
-            continue
-        destination = target / path.name
-        destination.unlink(missing_ok=True)
+    files = [path for path in sorted(source.iterdir()) if path.is_file() and path.name != MANIFEST]
+    for path in [*files, *extra]:
+        temp = target / f".{path.name}.{secrets.token_hex(6)}.part"
         try:
-            os.link(path, destination)
+            os.link(path, temp)
         except OSError:
-            shutil.copy2(path, destination)
+            with open(path, "rb") as reader, open(temp, "xb") as writer:  # "x": O_EXCL, never a link
+                shutil.copyfileobj(reader, writer)
+        os.replace(temp, target / path.name)
         sizes[path.name] = path.stat().st_size
     return sizes
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output folder another user could change (the worker would load what they put there)
+    or one holding other things (prepare replaces its `qnn/` folder and files by name)."""
+    shared = shared_with_others(out)
+    if shared is not None:
+        raise ModelLoadError(f"--out {out}: {shared}; use a folder only this user can change")
+    if out.exists() and not out.is_dir():
+        raise ModelLoadError(f"--out {out} is not a directory")
+    if (
+        out.is_dir()
+        and any(out.iterdir())
+        and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir())
+    ):
+        raise ModelLoadError(
+            f"--out {out} holds other files; give an empty or new folder, or an earlier prepare's"
+        )
 
 
 def sharing_by_default(machine: str | None = None) -> bool:
@@ -83,15 +105,18 @@ def prepare(
         raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
     if qdq.is_quantised(precision) and calibration is None:
         raise ModelLoadError(f"--precision {precision} needs calibration data")
+    check_out_dir(out)
+    devices = providers.qnn_devices(config)  # before anything in `out` changes: QNN may be missing
     out.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out)  # again: someone may have made it first, in a shared folder
     (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
     contexts_dir = out / CONTEXT_DIR
     shutil.rmtree(contexts_dir, ignore_errors=True)
     contexts_dir.mkdir()
-    sizes = _copy_model_files(decoder.parent, out)
+    outside = [path for path in sources if path.parent.resolve() != decoder.parent.resolve()]
+    sizes = _copy_model_files(decoder.parent, out, extra=outside)
     shapes = bucket_dims(decoder, tuple(buckets))
     buckets = tuple(shapes)
-    devices = providers.qnn_devices(config)
     reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
     contexts: dict[str, Any] = {}
     started = time.monotonic()
@@ -140,9 +165,8 @@ def prepare(
     }
     if calibration is not None:
         manifest["calibration"] = (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-    temp = out / f".{MANIFEST}.part"
-    temp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    os.replace(temp, out / MANIFEST)  # last: only a complete directory has a manifest
+    # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
+    write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
     return manifest
 
 

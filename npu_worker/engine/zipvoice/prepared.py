@@ -145,6 +145,17 @@ def target_options(qnn_options: dict[str, str]) -> dict[str, str]:
     return {key: qnn_options[key] for key in ("soc_model", "htp_arch") if key in qnn_options}
 
 
+def _check_layout(manifest: Any) -> None:
+    """The keys loading needs, of the types it needs; every context a plain file name inside the
+    directory's `qnn/` folder (a manifest is a file too: it never names a path elsewhere)."""
+    buckets = [int(size) for size in manifest["buckets"]]
+    for size in buckets:
+        name = manifest["contexts"][str(size)]["file"]
+        folder, _, file = str(name).partition("/")
+        if folder != CONTEXT_DIR or not file or "/" in file or file in (".", "..") or "\0" in file:
+            raise ValueError(f"bucket {size}'s context {name!r} is not a file in {CONTEXT_DIR}/")
+
+
 def find(model_dir: Path) -> PreparedModel | None:
     """The prepared model in `model_dir`, or None for a plain model directory."""
     path = model_dir / MANIFEST
@@ -152,8 +163,8 @@ def find(model_dir: Path) -> PreparedModel | None:
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        manifest["buckets"], manifest["contexts"]  # noqa: B018 - the keys loading needs
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        _check_layout(manifest)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelLoadError(
             f"{path} is not a valid manifest ({exc}); run `npu-worker prepare` again"
         ) from exc
