@@ -130,7 +130,9 @@ def token_valid(expected: str | None, presented: str | None) -> bool:
         return True
     if presented is None:
         return False
-    return hmac.compare_digest(presented.encode(), expected.encode())
+    # aiohttp decodes header bytes that are not UTF-8 as lone surrogates: encoded back the same way,
+    # such a header is a wrong token, not an UnicodeEncodeError.
+    return hmac.compare_digest(presented.encode("utf-8", "surrogateescape"), expected.encode())
 
 
 def check_access(

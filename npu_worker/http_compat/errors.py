@@ -16,6 +16,7 @@ from ..access import check_access, loopback_bind
 from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
 from ..protocol import BadRequest, BodyTooLarge, ErrorBody, QueueFull, WorkerError
 from .bodies import json_response
+from .hang_up import left_early
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +78,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too.
         response = error_response(BadRequest(_http_reason(exc)), exc.status)
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
+        quiet = left_early(request, exc)
+        if quiet is not None:
+            return quiet
         # the path as sent (still percent-encoded): a caller cannot start a log line of its own
         log.exception("internal error on %s %s", request.method, request.rel_url.raw_path)
         response = error_response(exc, 500, with_traceback=True)

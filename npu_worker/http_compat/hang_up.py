@@ -7,7 +7,13 @@ not find out from a failed write until the end: such handlers look here, and sto
 
 from __future__ import annotations
 
+import logging
+
 from aiohttp import web
+
+log = logging.getLogger(__name__)
+
+CLIENT_CLOSED_REQUEST = 499  # nginx's status for it: the access log and metrics tell it from a failure
 
 
 def caller_gone(request: web.BaseRequest) -> bool:
@@ -19,3 +25,13 @@ def stop_if_caller_gone(request: web.BaseRequest) -> None:
     """ConnectionResetError when the caller has gone: the handler ends as on a failed write."""
     if caller_gone(request):
         raise ConnectionResetError("the caller hung up")
+
+
+def left_early(request: web.BaseRequest, error: BaseException) -> web.Response | None:
+    """The answer for a handler that ended because its caller left (a body cut short, a reset, a write
+    to a closed socket): nobody to tell, so one quiet line, not an error with its traceback and a 500.
+    None for anything else."""
+    if not isinstance(error, ConnectionError) or not caller_gone(request):
+        return None
+    log.info("%s %s: the caller went away (%s)", request.method, request.rel_url.raw_path, error)
+    return web.Response(status=CLIENT_CLOSED_REQUEST)

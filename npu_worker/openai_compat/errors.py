@@ -14,6 +14,7 @@ from aiohttp import web
 
 from ..app_keys import SETTINGS_KEY
 from ..http_compat.bodies import json_response
+from ..http_compat.hang_up import left_early
 from ..protocol import BodyTooLarge, QueueFull, WorkerError
 from .bodies import ErrorDetail, OpenAIError
 
@@ -76,6 +77,9 @@ def openai_errors(handler: Handler) -> Handler:
         except web.HTTPException:
             raise
         except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
+            quiet = left_early(request, exc)
+            if quiet is not None:
+                return quiet
             # the path as sent (still percent-encoded): a caller cannot start a log line of its own
             log.exception("internal error on %s %s", request.method, request.rel_url.raw_path)
             return openai_error_response(exc)

@@ -27,6 +27,7 @@ from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
 from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
+from ..ws_server.opening import open_socket
 from ..ws_server.standing import Standing
 from .core import SpeechRun, engine_info, start_speech
 from .errors import openai_error, with_param
@@ -351,11 +352,7 @@ class SpeechStreamSession:
 
 
 async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
-    settings = request.app[SETTINGS_KEY]
-    ws = web.WebSocketResponse(
-        compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
-    )
-    await ws.prepare(request)
+    ws = await open_socket(request)
     session = SpeechStreamSession(ws, request.app, Standing(request, ws))
     try:
         async for message in ws:

@@ -8,6 +8,7 @@ import time
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from .opening import open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
 
@@ -30,12 +31,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
 
     app = request.app
     settings = app[SETTINGS_KEY]
-    # No compression: PCM barely compresses and the CPU is the engine's. Pings every heartbeat
-    # interval: a peer that vanished without closing (no pong) is dropped and its request cancelled.
-    ws = web.WebSocketResponse(
-        compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
-    )
-    await ws.prepare(request)
+    ws = await open_socket(request)
     session = WsSession(ws, app[SCHEDULER_KEY], settings, app[LIMITS_KEY], standing=Standing(request, ws))
     try:
         async for message in ws:

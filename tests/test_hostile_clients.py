@@ -1,0 +1,68 @@
+"""Callers who leave mid-request or send bytes a header cannot carry, against the worker as `serve` runs
+it (the connection guard, a real port): a quiet line, never an internal error with its traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import aiohttp
+import pytest
+
+from tests.timing import seconds
+
+BODY_ROUTES = ["/synth", "/synth_batch", "/v1/audio/speech", "/v1/audio/speech/batch"]
+
+
+async def metrics(port: int) -> str:
+    async with aiohttp.ClientSession() as session, session.get(f"http://127.0.0.1:{port}/metrics") as answer:
+        return await answer.text()
+
+
+@pytest.mark.parametrize("path", BODY_ROUTES)
+async def test_a_caller_that_leaves_mid_body_is_one_quiet_line_not_a_500(served, caplog, path):
+    listener = await served()
+    caplog.set_level(logging.INFO)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n".encode() + b'{"te')
+    await writer.drain()
+    writer.close()
+    async with asyncio.timeout(seconds(10)):
+        while "the caller went away" not in caplog.text:
+            await asyncio.sleep(0.02)
+    assert "internal error" not in caplog.text and "Traceback" not in caplog.text
+    text = await metrics(listener.port)
+    assert 'status="500"' not in text and "ConnectionResetError" not in text
+
+
+async def test_an_authorization_header_that_is_not_utf8_is_a_401(served):
+    listener = await served(token="s3cret")
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(b"GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \xff\xfe\r\n\r\n")
+        async with asyncio.timeout(seconds(10)):
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(
+                next(h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")).split(b":")[1]
+            )
+            body = json.loads(await reader.readexactly(length))
+    finally:
+        writer.close()
+    assert head.startswith(b"HTTP/1.1 401") and body["error"].startswith("Unauthorized")
+
+
+@pytest.mark.parametrize("path", ["/ws", "/v1/audio/speech/stream"])
+async def test_a_websocket_key_that_is_not_ascii_is_a_400(served, path):
+    listener = await served()
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n".encode()
+            + b"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: \xff\xff\xff\r\n\r\n"
+        )
+        async with asyncio.timeout(seconds(10)):
+            head = await reader.readuntil(b"\r\n\r\n")
+    finally:
+        writer.close()
+    assert head.startswith(b"HTTP/1.1 400"), head
