@@ -66,3 +66,39 @@ async def test_a_websocket_key_that_is_not_ascii_is_a_400(served, path):
     finally:
         writer.close()
     assert head.startswith(b"HTTP/1.1 400"), head
+
+
+async def raw_answer(port: int, request: bytes) -> tuple[bytes, bytes]:
+    """(status line and headers, body) of one raw request, the connection left open meanwhile."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        async with asyncio.timeout(seconds(5)):
+            head = await reader.readuntil(b"\r\n\r\n")
+            lengths = [h for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")]
+            body = await reader.readexactly(int(lengths[0].split(b":")[1])) if lengths else b""
+    finally:
+        writer.close()
+    return head, body
+
+
+@pytest.mark.parametrize("path", ["/synth", "/v1/audio/speech"])
+async def test_a_declared_length_over_the_limit_is_a_413_at_once_not_a_408_later(served, path):
+    listener = await served(max_body_bytes=1000, body_timeout=seconds(30))
+    head, body = await raw_answer(
+        listener.port, f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 90000000\r\n\r\n".encode()
+    )  # no body follows: the answer must not wait for it
+    assert head.startswith(b"HTTP/1.1 413"), head
+    assert b"BodyTooLarge" in body
+
+
+async def test_a_transfer_coding_other_than_chunked_is_a_400(served, tmp_path):
+    listener = await served()
+    payload = json.dumps({"text": "hi", "output_path": str(tmp_path / "x.wav")}).encode()
+    chunk = f"{len(payload):x}\r\n".encode() + payload + b"\r\n0\r\n\r\n"
+    head, body = await raw_answer(
+        listener.port,
+        b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n" + chunk,
+    )
+    assert head.startswith(b"HTTP/1.1 400"), head
+    assert b"Transfer-Encoding" in body and not (tmp_path / "x.wav").exists()

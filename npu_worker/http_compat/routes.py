@@ -19,6 +19,7 @@ from ..jobs.model import DONE, Job, LogEntry
 from ..protocol import (
     BadRequest,
     BatchRequest,
+    BodyTooLarge,
     Done,
     JobNotFound,
     Progress,
@@ -68,11 +69,23 @@ def _query_flag(request: web.Request, name: str) -> bool:
         raise BadRequest(f"{name} must be 1 or 0 (true/false, yes/no, on/off), got {raw[:40]!r}") from None
 
 
+def check_framing(request: web.Request) -> None:
+    """Refuse at once a body framed in a way aiohttp would pass on undecoded (a transfer coding other
+    than chunked: `gzip, chunked` reached the handler still compressed)."""
+    codings = [
+        c.strip().lower() for c in request.headers.get("Transfer-Encoding", "").split(",") if c.strip()
+    ]
+    if any(coding != "chunked" for coding in codings):
+        request[CLOSE_AFTER_KEY] = True  # the body stays unread
+        raise BadRequest(f"Transfer-Encoding {', '.join(codings)[:60]!r} is not supported: use chunked")
+
+
 @contextlib.asynccontextmanager
 async def body_deadline(request: web.Request) -> AsyncIterator[None]:
     """Bound the reading of a request's body by `--body-timeout`: past it, a 408 that closes the
     connection. Every handler that reads a body reads it under this (the header deadline stops at the
     headers, so nothing else limits a body that trickles)."""
+    check_framing(request)
     limit = request.app[SETTINGS_KEY].body_timeout
     try:
         async with asyncio.timeout(limit or None):
@@ -89,6 +102,10 @@ async def read_body(request: web.Request) -> bytes:
     After such a body the connection's framing cannot be trusted: the answer closes it (and the rest of
     the body is not read, which aiohttp would otherwise try and log as an unhandled exception).
     """
+    limit = request.app[SETTINGS_KEY].max_body_bytes
+    if request.content_length is not None and request.content_length > limit:
+        request[CLOSE_AFTER_KEY] = True  # refused before a byte is read, not after waiting for them
+        raise BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
     encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if encoding not in DECODED_ENCODINGS:  # aiohttp passes a coding it does not know through undecoded
         request[CLOSE_AFTER_KEY] = True  # the body stays unread
