@@ -2,18 +2,22 @@
 
 `/synth` writes a sine tone at `output_path` (at `wav_rate`, 32 kHz by default like GPT-SoVITS, so the
 proxy's resampling is exercised) and answers with sovits_worker's fields. A text containing `FAIL`
-gets `status: fail`; one containing `CRASH` gets an HTTP 500 with the error body.
+gets `status: fail`; one containing `CRASH` gets an HTTP 500 with the error body. What an upstream
+should never do, on a keyword: `NAN` (a float wav holding NaN), `EMPTY` (a wav of 0 samples), `ONEHZ`
+(a 1 Hz wav), `FIFO` (a FIFO at output_path), `ELSEWHERE` (ok, naming /dev/zero as its wav).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import soundfile
 
 from npu_worker.audio import wav_bytes
 
@@ -25,11 +29,14 @@ def tone(text: str, rate: int, seconds_per_char: float = 0.05) -> np.ndarray:
 
 
 class SovitsStandIn:
-    def __init__(self, health: dict[str, Any] | None = None, wav_rate: int = 32000) -> None:
+    def __init__(
+        self, health: dict[str, Any] | None = None, wav_rate: int = 32000, port: int = 0, prefix: str = ""
+    ) -> None:
         self.health = health if health is not None else {"status": "ok", "loaded": True, "device": "cuda"}
         self.wav_rate = wav_rate
+        self.prefix = prefix  # the paths it answers are under this (a reverse proxy's prefix)
         self.requests: list[dict[str, Any]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._stopped = False
 
@@ -61,8 +68,21 @@ class SovitsStandIn:
             return 500, {"status": "fail", "error": "RuntimeError: CUDA out of memory", "traceback": None}
         if "FAIL" in text:
             return 200, {"status": "fail", "error": "EngineError: reference wav unreadable"}
+        output = Path(body["output_path"])
         audio = tone(text, self.wav_rate)
-        Path(body["output_path"]).write_bytes(wav_bytes(audio, self.wav_rate))
+        if "NAN" in text:
+            audio[100] = np.nan
+            soundfile.write(output, audio, self.wav_rate, subtype="FLOAT", format="WAV")
+        elif "EMPTY" in text:
+            output.write_bytes(wav_bytes(np.zeros(0, np.float32), self.wav_rate))
+        elif "ONEHZ" in text:
+            output.write_bytes(wav_bytes(np.zeros(20000, np.float32), 1))
+        elif "FIFO" in text:
+            os.mkfifo(output)
+        else:
+            output.write_bytes(wav_bytes(audio, self.wav_rate))
+        if "ELSEWHERE" in text:
+            body = {**body, "output_path": "/dev/zero"}
         duration = audio.size / self.wav_rate
         return 200, {
             "status": "ok",
@@ -81,7 +101,7 @@ class SovitsStandIn:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
-                if self.path == "/health":
+                if self.path == standin.prefix + "/health":
                     self._answer(200, standin.health)
                 else:
                     self._answer(404, {"status": "fail", "error": "NotFound"})
@@ -89,7 +109,7 @@ class SovitsStandIn:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length))
-                if self.path == "/synth":
+                if self.path == standin.prefix + "/synth":
                     self._answer(*standin.synth(body))
                 else:
                     self._answer(404, {"status": "fail", "error": "NotFound"})

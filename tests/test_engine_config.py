@@ -72,6 +72,39 @@ def test_other_backends_take_their_own_configs():
         create_engine("piper", EspeakConfig())
 
 
+@pytest.mark.parametrize(
+    ("base", "named"),
+    [
+        ("http://user:hunter2@127.0.0.1:7766", "must not carry a user or password"),
+        ("http://hunter2@127.0.0.1:7766", "must not carry a user or password"),
+        ("http://127.0.0.1:abc", "port must be 1-65535"),
+        ("http://127.0.0.1:99999", "port must be 1-65535"),
+        ("http://127.0.0.1:0", "port must be 1-65535"),
+        ("http://127.0.0.1:7766/?x=1", "query or fragment"),
+        ("http://127.0.0.1:7766/#top", "query or fragment"),
+        ("http://:7766", "http(s)://host:port"),
+    ],
+)
+def test_a_sovits_base_that_cannot_work_is_refused_naming_why(base, named):
+    with pytest.raises(ValueError) as caught:
+        SovitsConfig(base).validate()
+    assert named in str(caught.value)
+    assert "hunter2" not in str(caught.value)  # a refusal goes to the log: never the password
+
+
+def test_a_sovits_base_with_a_path_prefix_is_accepted():
+    SovitsConfig("https://[::1]:8443/tts/").validate()
+
+
+def test_serve_with_credentials_in_the_sovits_base_exits_2_without_showing_them(tmp_path):
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "sovits",
+               "--sovits-base", "http://user:hunter2@127.0.0.1:7766", "--state-dir", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=seconds(60))
+    assert done.returncode == 2
+    assert "must not carry a user or password" in done.stderr and "Traceback" not in done.stderr
+    assert "hunter2" not in done.stderr
+
+
 def test_serve_with_a_bad_setting_exits_2_naming_it_instead_of_a_traceback(tmp_path):
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "zipvoice-onnx",
                "--model-dir", str(tmp_path), "--tokenizer", "pinyin", "--state-dir", str(tmp_path)]  # fmt: skip

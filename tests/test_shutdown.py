@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -144,3 +145,32 @@ def test_an_open_ndjson_stream_ends_whole_after_the_drain_not_cut(tmp_path):
     logged = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
     assert [line["seq"] for line in lines] == [entry["seq"] for entry in logged]
     assert "shutdown: ended 1 NDJSON streams" in log
+
+
+def test_a_worker_waiting_for_its_sovits_upstream_exits_at_once(tmp_path):
+    """--backend sovits with nothing at --sovits-base: the worker says it is loading (it waits for the
+    upstream to come up) and SIGTERM still ends it at once, not after the engine thread's 30 s join."""
+    port, dead = free_port(), free_port()
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port), "--backend", "sovits"]
+    command += ["--sovits-base", f"http://127.0.0.1:{dead}", "--state-dir", str(tmp_path / "state")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        base, health = f"http://127.0.0.1:{port}", None
+        deadline = time.monotonic() + seconds(30)
+        while health is None or "waiting for sovits_worker" not in str(health.get("load_phase")):
+            assert process.poll() is None and time.monotonic() < deadline, "the worker never waited"
+            try:
+                urllib.request.urlopen(base + "/health", timeout=seconds(5))
+            except urllib.error.HTTPError as answer:  # 503 while loading
+                health = json.loads(answer.read())
+            except OSError:
+                time.sleep(0.05)
+        assert health["status"] == "loading" and "connection refused" in health["load_phase"]
+        elapsed, log = terminate(process)
+    finally:
+        process.kill()
+    assert process.returncode == 0, log
+    assert elapsed < seconds(2.0), f"the worker took {elapsed:.2f} s to exit"
+    assert f"sovits_worker at http://127.0.0.1:{dead} is unreachable: connection refused" in log
+    assert "engine load stopped by the shutdown" in log and "Traceback" not in log

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.sovits import SovitsConfig, SovitsEngine, create
 from npu_worker.protocol import EngineError, ModelLoadError
 from tests.sovits_standin import SovitsStandIn, tone
+from tests.timing import seconds
 
 TEXT = "안녕하세요. 박씨 음성 합성 테스트입니다."
 
@@ -37,6 +40,34 @@ def closed_port_base() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+class Outcome:
+    """A call running on its own thread (as on the engine thread), to be waited for with a bound."""
+
+    def __init__(self, call: Callable[[], object]) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(call,), daemon=True)
+        self._thread.start()
+
+    def _run(self, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            self._error = error
+
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def error(self, within: float) -> BaseException | None:
+        """What the call raised (None: it returned); fails the test if it runs past `within` s."""
+        self._thread.join(within)
+        assert not self._thread.is_alive(), f"the call still runs after {within:g} s"
+        return self._error
+
+
+def in_thread(call: Callable[[], object]) -> Outcome:
+    return Outcome(call)
 
 
 def test_engine_satisfies_the_engine_contract(engine):
@@ -105,26 +136,80 @@ def test_upstream_http_error_becomes_engine_error_with_its_text(engine):
         list(engine.stream(SynthesisRequest("CRASH " + TEXT)))
 
 
-def test_unreachable_base_is_model_load_error_naming_the_url():
+def test_close_ends_the_wait_for_an_unreachable_upstream_with_model_load_error():
+    engine = SovitsEngine(closed_port_base())
+    outcome = in_thread(engine.load)
+    time.sleep(0.3)
+    assert outcome.running(), "load() gave up on an upstream that may yet come up"
+    engine.close()
+    error = outcome.error(within=seconds(1))
+    assert isinstance(error, ModelLoadError) and "stopped waiting" in str(error)
+    assert "127.0.0.1" not in str(error)
+
+
+def test_load_waits_for_an_upstream_that_is_still_loading(upstream):
+    upstream.health = {"status": "loading", "loaded": False}
+    engine = SovitsEngine(upstream.base, load_retry_cap=0.1)
+    outcome = in_thread(engine.load)
+    time.sleep(0.3)
+    assert outcome.running() and "not ready yet" in (engine.load_phase or "")
+    upstream.health = {"status": "ok", "loaded": True, "device": "cuda"}
+    assert outcome.error(within=seconds(1)) is None
+    assert engine.info.device == "cuda" and engine.load_phase is None
+    engine.close()
+
+
+def test_load_waits_for_an_upstream_that_comes_up_later():
     base = closed_port_base()
-    with pytest.raises(ModelLoadError, match=f"{base}/health"):
-        SovitsEngine(base).load()
+    engine = SovitsEngine(base, load_retry_cap=0.1)
+    outcome = in_thread(engine.load)
+    time.sleep(0.3)
+    assert "connection refused" in (engine.load_phase or "")
+    with SovitsStandIn(port=int(base.rsplit(":", 1)[1])):
+        assert outcome.error(within=seconds(1)) is None
+        list(engine.stream(SynthesisRequest(TEXT)))
+    engine.close()
 
 
-def test_upstream_still_loading_is_model_load_error():
-    with SovitsStandIn(health={"status": "loading", "loaded": False}) as upstream:
-        with pytest.raises(ModelLoadError, match="not ready"):
-            SovitsEngine(upstream.base).load()
+def test_a_health_that_can_never_work_is_model_load_error_at_once(upstream):
+    engine = SovitsEngine(upstream.base + "/nothing-here")
+    with pytest.raises(ModelLoadError, match="sovits_worker /health answered 404: NotFound") as caught:
+        engine.load()
+    assert "127.0.0.1" not in str(caught.value)
 
 
 def test_upstream_gone_after_load_is_engine_error(upstream):
     engine = SovitsEngine(upstream.base)
     engine.load()
+    engine.retry_seconds = 0.3
     upstream.stop()
     try:
-        with pytest.raises(EngineError, match="unreachable"):
+        with pytest.raises(EngineError, match="sovits_worker is unreachable: connection refused") as caught:
             list(engine.stream(SynthesisRequest(TEXT)))
+        assert "127.0.0.1" not in str(caught.value)  # callers see the reason, the log the address
     finally:
+        engine.close()
+
+
+def test_a_blip_of_the_upstream_is_ridden_out(upstream):
+    """The upstream restarts (down about half a second): the section is asked again, not failed."""
+    port = int(upstream.base.rsplit(":", 1)[1])
+    engine = SovitsEngine(upstream.base)
+    engine.load()
+    upstream.stop()
+    outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
+    time.sleep(0.5)
+    with SovitsStandIn(port=port) as again:
+        assert outcome.error(within=seconds(3)) is None
+        assert len(again.requests) == 1
+    engine.close()
+
+
+def test_a_path_prefix_in_the_base_is_kept():
+    with SovitsStandIn(prefix="/tts") as upstream:
+        engine = SovitsEngine(upstream.base + "/tts/")
+        engine.load()
+        assert np.concatenate(list(engine.stream(SynthesisRequest(TEXT)))).size > 0
         engine.close()
 
 

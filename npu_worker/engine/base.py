@@ -9,6 +9,8 @@ a class attribute `preemptible = True`: the engine thread then runs waiting prev
 An engine that can stop its work in flight from another thread has `interrupt(restart)`: the runner
 calls it when the running section is cancelled (its stream may then raise `Interrupted`) or, on a
 preemptible engine, when a preview starts waiting (a stopped step is redone after the pause).
+An engine whose `load()` may wait long on something outside (sovits waits for its upstream) has
+`cancel_load()`: a shutdown calls it from another thread and the load ends at once with ModelLoadError.
 """
 
 from __future__ import annotations

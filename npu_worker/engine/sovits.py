@@ -1,20 +1,31 @@
 """Proxy engine: forwards each text to an existing sovits_worker (`POST /synth`), the migration path.
 
 Callers can switch to npu-worker before ZipVoice is ready: the same interface, the old voice. The
-upstream writes a wav at a path we give it (a temp dir this engine owns), we read it back, resample to
-our rate and hand it on in ~0.5 s chunks. Standard library only: the engine runs on the scheduler's
-worker thread, where blocking on HTTP is fine. A request cannot be interrupted while the upstream
-works; cancellation takes effect at the first chunk.
+upstream writes a wav at a path we give it (a temp dir this engine owns, 0700: the upstream must run as
+the worker's user), we read it back, resample to our rate and hand it on in ~0.5 s chunks.
+
+The upstream is trusted to make audio, not to be well-behaved: every call has a total deadline (a
+socket timeout bounds each read, and a trickling upstream never let one end), a cancel shuts the
+socket down from another thread (`interrupt`), redirects are not followed, replies and wavs are
+bounded, and only the wav at the path we asked for is read. Every failure is an EngineError (a
+section) or ModelLoadError (load) saying "sovits_worker ..." and why, never its address: those
+messages reach callers; the address is logged. `load()` waits for an upstream that is down or still
+loading (the worker says `Loading` meanwhile) instead of failing for good.
 """
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
+import logging
 import shutil
+import socket
+import ssl
 import tempfile
-import urllib.error
+import threading
+import time
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,12 +34,79 @@ from typing import Any
 
 import numpy as np
 
-from npu_worker.audio import read_wav, resample
-from npu_worker.engine.base import EngineInfo, SynthesisRequest
+from npu_worker.audio import open_sound, read_wav, resample
+from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest
+from npu_worker.files import read_regular
 from npu_worker.protocol import EngineError, ModelLoadError
 
-HEALTH_TIMEOUT = 10.0
-SYNTH_TIMEOUT = 900.0  # a long section on a slow upstream; the scheduler's heartbeats keep clients alive
+log = logging.getLogger(__name__)
+
+HEALTH_TIMEOUT = 10.0  # one /health call, in all
+SYNTH_TIMEOUT = 900.0  # one section's /synth call, in all (a long section on a slow upstream)
+CONNECT_TIMEOUT = 10.0  # at most this long for a connection (not interruptible while it connects)
+RETRY_SECONDS = 10.0  # a section's POST refused or reset before any reply is retried this long (a restart)
+LOAD_RETRY_CAP = 5.0  # load() asks /health again after at most this long
+WAIT_LOG_EVERY = 30.0  # load() logs that it still waits at most this often
+REPLY_LIMIT = 1 << 20  # a JSON reply
+ERROR_BODY_LIMIT = 64 << 10  # what of an error body is read (and at most 2000 characters shown)
+WAV_LIMIT = 256 << 20  # the wav file the upstream wrote
+MAX_WAV_SECONDS = 20 * 60.0
+RATE_RANGE = (8000, 192000)
+
+
+class _Unavailable(Exception):
+    """The upstream could not be asked, or gave no usable answer; `reason` says why (no address)."""
+
+    def __init__(self, reason: str, *, no_reply: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.no_reply = no_reply  # refused or reset before any reply byte: asking again is safe
+
+
+class _Line:
+    """The upstream call in flight, for another thread to end (`end`): its socket is shut down, so a
+    read blocked on it returns at once. A timer ends it at the call's total deadline."""
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.why: str | None = None  # "deadline", "interrupted" or "closed", once ended
+        self.ended = threading.Event()
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._timer = threading.Timer(timeout, self.end, args=("deadline",))
+        self._timer.daemon = True
+        self._timer.start()
+
+    def attach(self, sock: socket.socket | None) -> None:
+        with self._lock:
+            self._sock = sock
+            if sock is not None and self.why is not None:
+                _shut(sock)
+
+    def end(self, why: str) -> None:
+        with self._lock:
+            if self.why is None:
+                self.why = why
+                self.ended.set()
+            if self._sock is not None:
+                _shut(self._sock)
+
+    def done(self) -> None:
+        self._timer.cancel()
+
+    def check(self) -> None:
+        """Raise what ended the line, if something did."""
+        if self.why == "interrupted":
+            raise Interrupted("sovits_worker call stopped")
+        if self.why == "closed":
+            raise _Unavailable("call stopped: the engine is closing")
+        if self.why == "deadline":
+            raise _Unavailable(f"did not answer within {self.timeout:g} s")
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
 
 
 class SovitsEngine:
@@ -45,14 +123,30 @@ class SovitsEngine:
         chunk_seconds: float = 0.5,
         health_timeout: float = HEALTH_TIMEOUT,
         synth_timeout: float = SYNTH_TIMEOUT,
+        retry_seconds: float = RETRY_SECONDS,
+        load_retry_cap: float = LOAD_RETRY_CAP,
+        max_wav_seconds: float = MAX_WAV_SECONDS,
     ) -> None:
+        SovitsConfig(base).validate()
         self.base = base.rstrip("/")
+        parts = urllib.parse.urlsplit(self.base)
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname or ""
+        self._port = parts.port
+        self._prefix = parts.path.rstrip("/")
         self.sample_rate = sample_rate
         self.chunk_seconds = chunk_seconds
         self.health_timeout = health_timeout
         self.synth_timeout = synth_timeout
+        self.retry_seconds = retry_seconds
+        self.load_retry_cap = load_retry_cap
+        self.max_wav_seconds = max_wav_seconds
+        self.load_phase: str | None = None  # /health's `load_phase` while load() waits for the upstream
         self._info = EngineInfo("sovits", "cpu", "unknown", sample_rate, "sovits_worker")
         self._work_dir: Path | None = None
+        self._lock = threading.Lock()
+        self._line: _Line | None = None
+        self._closed = threading.Event()
 
     @property
     def info(self) -> EngineInfo:
@@ -63,24 +157,27 @@ class SovitsEngine:
         """Where the upstream is asked to write its wavs (removed by `close()`)."""
         return self._work_dir
 
+    # -- load --------------------------------------------------------------------------------------
+
     def load(self) -> None:
-        """Check the upstream's /health; ModelLoadError with the URL when it does not answer ok."""
-        url = f"{self.base}/health"
-        try:
-            with urllib.request.urlopen(url, timeout=self.health_timeout) as response:
-                health = json.loads(response.read() or b"{}")
-        except urllib.error.HTTPError as error:
-            raise ModelLoadError(
-                f"sovits_worker at {url} answered {error.code}: {_error_text(error)}"
-            ) from error
-        except (urllib.error.URLError, OSError, ValueError) as error:
-            raise ModelLoadError(f"sovits_worker at {url} is unreachable: {_reason(error)}") from error
-        if (
-            not isinstance(health, dict)
-            or health.get("status", "ok") != "ok"
-            or health.get("loaded") is False
-        ):
-            raise ModelLoadError(f"sovits_worker at {url} is not ready: {health!r}"[:500])
+        """Wait until the upstream's /health answers ok: while it is unreachable, answers 5xx or says it
+        is loading, ask again with back-off (the worker says `Loading`), so a worker started before its
+        upstream comes up by itself. A /health that can never work (3xx, 4xx, not a JSON object) is a
+        ModelLoadError at once; `close()` or `cancel_load()` ends the wait with one."""
+        delay, logged_at = 0.2, -WAIT_LOG_EVERY
+        while True:
+            try:
+                health = self._health()
+                break
+            except _Unavailable as waiting:
+                self.load_phase = f"waiting for sovits_worker: {waiting.reason}"
+                if time.monotonic() - logged_at >= WAIT_LOG_EVERY:
+                    logged_at = time.monotonic()
+                    log.warning("sovits_worker at %s %s; waiting for it", self.base, waiting.reason)
+            if self._closed.wait(delay):
+                raise ModelLoadError("sovits_worker: stopped waiting for it (the engine was closed)")
+            delay = min(delay * 2, self.load_retry_cap)
+        self.load_phase = None
         self._info = EngineInfo(
             backend="sovits",
             device=str(health.get("device") or "cpu"),
@@ -88,8 +185,52 @@ class SovitsEngine:
             sample_rate=self.sample_rate,
             model=_model_id(health),
         )
-        if self._work_dir is None:
-            self._work_dir = Path(tempfile.mkdtemp(prefix="npu-worker-sovits-"))
+        with self._lock:
+            if self._closed.is_set():
+                raise ModelLoadError("sovits_worker: stopped waiting for it (the engine was closed)")
+            if self._work_dir is None:
+                self._work_dir = Path(tempfile.mkdtemp(prefix="npu-worker-sovits-"))
+
+    def _health(self) -> dict[str, Any]:
+        """/health's JSON when it says ready; _Unavailable while it may yet be; ModelLoadError if never."""
+        line = self._open_line(self.health_timeout)
+        try:
+            status, body = self._exchange(line, "GET", "/health", None)
+        except Interrupted:
+            raise _Unavailable("call stopped") from None
+        except _Unavailable as error:
+            if error.no_reply or line.why is not None:
+                raise
+            log.warning("sovits_worker at %s: /health %s", self.base, error.reason)
+            raise ModelLoadError(f"sovits_worker /health {error.reason}") from None
+        finally:
+            self._close_line(line)
+        if status >= 500:
+            raise _Unavailable(f"/health answered {status}: {_error_text(body)}"[:500])
+        if status != 200:
+            log.warning("sovits_worker at %s: /health answered %d", self.base, status)
+            raise ModelLoadError(f"sovits_worker /health answered {status}: {_error_text(body)}"[:500])
+        try:
+            health = json.loads(body or b"{}")
+        except ValueError:
+            health = None
+        if not isinstance(health, dict):
+            log.warning("sovits_worker at %s: /health did not answer a JSON object", self.base)
+            raise ModelLoadError("sovits_worker /health did not answer a JSON object: is it a sovits_worker?")
+        if health.get("status", "ok") != "ok" or health.get("loaded") is False:
+            state = {key: health.get(key) for key in ("status", "loaded")}
+            raise _Unavailable(f"not ready yet ({json.dumps(state)[:200]})")
+        return health
+
+    def cancel_load(self) -> None:
+        """Shutdown while load() waits for the upstream (any thread): it ends now with ModelLoadError."""
+        self._closed.set()
+        with self._lock:
+            line = self._line
+        if line is not None:
+            line.end("closed")
+
+    # -- sections ----------------------------------------------------------------------------------
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         """Yield the upstream's audio for `request` at our rate, in `chunk_seconds` pieces."""
@@ -97,23 +238,28 @@ class SovitsEngine:
             raise EngineError("sovits engine used before load()")
         output_path = self._work_dir / f"{uuid.uuid4().hex}.wav"
         try:
-            reply = self._post_synth(request, output_path)
-            wav_path = Path(reply.get("wav_path") or reply.get("output") or output_path)
-            try:
-                samples, rate = read_wav(wav_path.read_bytes())
-            except (OSError, ValueError, EOFError) as error:
-                raise EngineError(
-                    f"sovits_worker reported ok but {wav_path} is unreadable: {error}"
-                ) from error
-            audio = resample(samples, rate, self.sample_rate)
+            self._post_synth(request, output_path)
+            audio = resample(*self._read_wav(output_path), self.sample_rate)
             step = max(1, int(self.chunk_seconds * self.sample_rate))
             for start in range(0, audio.size, step):
                 yield audio[start : start + step]
         finally:
             output_path.unlink(missing_ok=True)
 
-    def _post_synth(self, request: SynthesisRequest, output_path: Path) -> dict[str, Any]:
-        url = f"{self.base}/synth"
+    def interrupt(self, restart: bool) -> bool:
+        """Stop the upstream call in flight (any thread), for a cancel: its socket is shut down and the
+        stream raises `Interrupted` at once. A restart is declined: the upstream cannot pause."""
+        if restart:
+            return False
+        with self._lock:
+            line = self._line
+        if line is None:
+            return False
+        line.end("interrupted")
+        return True
+
+    def _post_synth(self, request: SynthesisRequest, output_path: Path) -> None:
+        """Ask the upstream for a wav at `output_path`; EngineError unless it says ok for that path."""
         body = {
             "text": request.text,
             "lang": request.lang,
@@ -121,30 +267,143 @@ class SovitsEngine:
             "speed_factor": request.speed_factor,
             "ref_wav": request.voice.ref_wav,
         }
-        post = urllib.request.Request(
-            url,
-            data=json.dumps(body, ensure_ascii=False).encode("utf-8"),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
+        data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+        line = self._open_line(self.synth_timeout)
         try:
-            with urllib.request.urlopen(post, timeout=self.synth_timeout) as response:
-                reply = json.loads(response.read() or b"{}")
-        except urllib.error.HTTPError as error:
-            raise EngineError(f"sovits_worker answered {error.code}: {_error_text(error)}") from error
-        except (urllib.error.URLError, OSError) as error:
-            raise EngineError(f"sovits_worker at {url} is unreachable: {_reason(error)}") from error
+            status, raw = self._exchange(line, "POST", "/synth", data, retry_seconds=self.retry_seconds)
+        except _Unavailable as error:
+            log.warning("sovits_worker at %s: /synth %s", self.base, error.reason)
+            raise EngineError(f"sovits_worker {error.reason}") from None
+        finally:
+            self._close_line(line)
+        if status != 200:
+            raise EngineError(f"sovits_worker answered {status}: {_error_text(raw)}"[:2000])
+        if not raw:
+            raise EngineError("sovits_worker sent an empty reply")
+        try:
+            reply = json.loads(raw)
         except ValueError as error:
-            raise EngineError(f"sovits_worker sent a body that is not JSON: {error}") from error
+            raise EngineError(f"sovits_worker sent a body that is not JSON: {error}") from None
         if not isinstance(reply, dict) or reply.get("status") != "ok":
             detail = reply.get("error") if isinstance(reply, dict) else None
             raise EngineError(f"sovits_worker failed: {detail or reply!r}"[:2000])
-        return reply
+        for key in ("wav_path", "output"):
+            named = reply.get(key)
+            if named and str(named) != str(output_path):
+                raise EngineError(f"sovits_worker named another wav ({key}) than the path it was given")
+
+    def _read_wav(self, path: Path) -> tuple[np.ndarray, int]:
+        """The wav at `path` (ours), bounded and checked before anything is made of it."""
+        try:
+            data = read_regular(path, WAV_LIMIT)
+            with open_sound(data) as sound:
+                rate, frames = sound.samplerate, sound.frames
+            if not RATE_RANGE[0] <= rate <= RATE_RANGE[1]:
+                raise ValueError(f"its sample rate {rate} Hz is outside {RATE_RANGE[0]}-{RATE_RANGE[1]} Hz")
+            if frames > self.max_wav_seconds * rate:
+                raise ValueError(f"it is longer than {self.max_wav_seconds:g} s")
+            samples, rate = read_wav(data)
+        except (OSError, ValueError, EOFError) as error:
+            reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+            raise EngineError(f"sovits_worker reported ok but its wav is unusable: {reason}") from None
+        if samples.size == 0:
+            raise EngineError("sovits_worker wrote no audio")
+        if not np.isfinite(samples).all():
+            raise EngineError("sovits_worker wrote a wav with non-finite samples (NaN or Inf)")
+        return samples, rate
+
+    # -- HTTP ----------------------------------------------------------------------------------------
+
+    def _open_line(self, timeout: float) -> _Line:
+        line = _Line(timeout)
+        with self._lock:
+            self._line = line
+            if self._closed.is_set():
+                line.end("closed")
+        return line
+
+    def _close_line(self, line: _Line) -> None:
+        line.done()
+        with self._lock:
+            if self._line is line:
+                self._line = None
+
+    def _exchange(
+        self, line: _Line, method: str, path: str, body: bytes | None, retry_seconds: float = 0.0
+    ) -> tuple[int, bytes]:
+        """(status, bounded body) of one call on `line`, asked again with back-off for `retry_seconds`
+        while the upstream refuses or resets it before any reply byte; never after one, never past an
+        end of the line. Raises _Unavailable (why) or Interrupted."""
+        started, delay = time.monotonic(), 0.1
+        while True:
+            try:
+                return self._attempt(line, method, path, body)
+            except _Unavailable as error:
+                line.check()
+                if not error.no_reply or time.monotonic() + delay - started > retry_seconds:
+                    raise
+                if delay == 0.1:  # once per call
+                    log.warning("sovits_worker at %s %s; asking again", self.base, error.reason)
+            if line.ended.wait(delay):
+                line.check()
+            delay = min(delay * 2, 2.0)
+
+    def _attempt(self, line: _Line, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
+        connect = min(CONNECT_TIMEOUT, line.timeout)
+        if self._https:
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                self._host, self._port, timeout=connect
+            )
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=connect)
+        try:
+            try:
+                conn.connect()
+                line.attach(conn.sock)
+                conn.sock.settimeout(line.timeout)  # the line's timer ends the call sooner
+                headers = {"Content-Type": "application/json"} if body is not None else {}
+                conn.request(method, self._prefix + path, body=body, headers=headers)
+                _await_reply(conn.sock)
+            except (OSError, http.client.HTTPException) as error:
+                line.check()
+                raise _Unavailable(_reason(error), no_reply=True) from None
+            try:
+                response = conn.getresponse()
+                status = response.status
+                if 300 <= status < 400:
+                    raise _Unavailable(f"answered {status}, a redirect (not followed)")
+                limit = REPLY_LIMIT if status == 200 else ERROR_BODY_LIMIT
+                data = response.read(limit + 1)
+            except (OSError, http.client.HTTPException, ValueError) as error:
+                line.check()
+                raise _Unavailable(f"sent a broken reply: {_reason(error)}") from None
+            line.check()  # a reply cut short by the line's end may read as a short one
+            if response.length and len(data) <= limit:  # http.client returns a short read as it is
+                raise _Unavailable(f"sent a broken reply: {response.length} bytes fewer than announced")
+            if len(data) > limit:
+                if status == 200:
+                    raise _Unavailable(f"sent a reply over {REPLY_LIMIT} bytes")
+                data = data[:limit]
+            return status, data
+        finally:
+            line.attach(None)
+            conn.close()
 
     def close(self) -> None:
-        if self._work_dir is not None:
-            shutil.rmtree(self._work_dir, ignore_errors=True)
-            self._work_dir = None
+        self.cancel_load()
+        with self._lock:
+            work_dir, self._work_dir = self._work_dir, None
+        if work_dir is not None:
+            shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _await_reply(sock: socket.socket) -> None:
+    """Block until the reply's first byte is there, without taking it: what fails before it (the
+    upstream restarting) failed before any reply began, and asking again is safe. TLS cannot peek."""
+    if isinstance(sock, ssl.SSLSocket):
+        return
+    if not sock.recv(1, socket.MSG_PEEK):
+        raise ConnectionResetError("closed the connection without a reply")
 
 
 def _model_id(health: dict[str, Any]) -> str:
@@ -154,35 +413,54 @@ def _model_id(health: dict[str, Any]) -> str:
 
 
 def _reason(error: BaseException) -> str:
-    reason = getattr(error, "reason", None)
-    return str(reason if reason is not None else error)
+    """Why a call failed, in words that name no address."""
+    if isinstance(error, ConnectionRefusedError):
+        return "is unreachable: connection refused"
+    if isinstance(error, TimeoutError):
+        return "is unreachable: timed out"
+    if isinstance(error, OSError) and error.strerror:
+        return f"is unreachable: {error.strerror}"
+    return f"{type(error).__name__}: {error}"[:300]
 
 
-def _error_text(error: urllib.error.HTTPError) -> str:
+def _error_text(raw: bytes) -> str:
     """The upstream's `error` field when the body is the error JSON, else the body's text."""
-    try:
-        raw = error.read()
-    except OSError:
-        raw = b""
     try:
         body = json.loads(raw)
     except ValueError:
         body = None
     if isinstance(body, dict) and body.get("error"):
-        return str(body["error"])
-    return raw.decode("utf-8", errors="replace").strip()[:2000] or str(error.reason)
+        return str(body["error"])[:2000]
+    return raw.decode("utf-8", errors="replace").strip()[:2000] or "(no body)"
 
 
 @dataclass(frozen=True)
 class SovitsConfig:
-    """Where the sovits_worker listens (`--sovits-base`)."""
+    """Where the sovits_worker listens (`--sovits-base`): http(s)://host:port, optionally a path prefix."""
 
     base_url: str = "http://127.0.0.1:7766"
 
     def validate(self) -> None:
+        """ValueError naming what is wrong; never echoes credentials (they would reach the logs)."""
         parts = urllib.parse.urlsplit(self.base_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
+        if "@" in parts.netloc:
+            shown = parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
+            raise ValueError(
+                f"the sovits_worker base URL must not carry a user or password (got {shown}): "
+                "they would show in logs and errors; let sovits_worker listen on loopback instead"
+            )
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the sovits_worker base URL must be http(s)://host:port, got {self.base_url!r}")
+        try:
+            port = parts.port
+        except ValueError:
+            port = 0
+        if port == 0 or (port is None and parts.netloc.endswith(":")):
+            raise ValueError(f"the sovits_worker base URL's port must be 1-65535, got {self.base_url!r}")
+        if parts.query or parts.fragment or "?" in self.base_url or "#" in self.base_url:
+            raise ValueError(
+                f"the sovits_worker base URL may not have a query or fragment, got {self.base_url!r}"
+            )
 
 
 def create(config: SovitsConfig) -> SovitsEngine:

@@ -135,7 +135,10 @@ class Runner:
             log.exception("engine load failed")
             self.load_error = ModelLoadError(f"{type(exc).__name__}: {exc}")
         if self.load_error is not None:
-            log.error("engine failed to load: %s", self.load_error)
+            if self.admission.stopping:  # `stop_loading` asked it to give up
+                log.info("engine load stopped by the shutdown: %s", self.load_error)
+            else:
+                log.error("engine failed to load: %s", self.load_error)
             return False
         self.load_seconds = round(time.monotonic() - started, 3)
         self.info = info
@@ -146,6 +149,13 @@ class Runner:
         log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
         self._open_preview_lanes()
         return True
+
+    def stop_loading(self) -> None:
+        """Shutdown while the engine still loads: an engine whose load waits on something outside
+        (sovits waits for its upstream) gives up now (`cancel_load()`), so the process can exit."""
+        cancel = getattr(self.engine, "cancel_load", None)
+        if callable(cancel) and self.info is None and self.load_error is None:
+            cancel()
 
     def _open_preview_lanes(self) -> None:
         """More engine threads for previews (`preview_lanes` in all), each on its own instance of the

@@ -148,6 +148,8 @@ class Scheduler:
         if self.admission.stopping:
             return
         running = self.admission.stop()
+        if self.runner is not None:
+            self.runner.stop_loading()
         idx = running.current_idx if running is not None else None
         if running is None or self.runner is None:
             log.info("shutdown: no section was being synthesised")
