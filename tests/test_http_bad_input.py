@@ -181,8 +181,10 @@ async def test_unknown_endpoint_and_wrong_method_get_error_bodies(worker):
     missing = await client.get("/nope")
     assert missing.status == 404
     wrong = await client.get("/synth")
-    assert wrong.status == 405
+    assert wrong.status == 405 and wrong.headers["Allow"] == "POST"
     assert (await wrong.json())["status"] == "fail"
+    openai = await client.get("/v1/audio/speech")
+    assert openai.status == 405 and openai.headers["Allow"] == "POST"
 
 
 async def test_token_is_required_when_configured(worker, tmp_path):

@@ -52,6 +52,15 @@ async def test_requests_sections_errors_and_timings_are_counted(worker, tmp_path
     assert value(samples, "npu_worker_queue_sections") == 0
 
 
+async def test_errors_in_openais_shape_are_counted_by_their_code(worker):
+    client = await worker()
+    assert (await client.post("/v1/audio/speech", json={"input": " "})).status == 400
+    assert (await client.post("/v1/audio/speech", json={"input": "a", "speed": 9})).status == 400
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_errors_total", name="EmptyText") == 1
+    assert value(samples, "npu_worker_errors_total", name="BadRequest") == 1
+
+
 async def test_queue_depth_is_read_when_scraped(worker):
     engine = ToneEngine()
     engine.gate = threading.Event()  # the first section blocks until the test lets it go

@@ -72,6 +72,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         response = _shape_of(request)(
             BadRequest(f"{request.method} is not allowed on {request.path}"), exc.status
         )
+        response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))  # RFC 9110: a 405 names them
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

@@ -135,11 +135,13 @@ class WorkerMetrics(SchedulerObserver):
         self.requests.labels(request.method, route, str(status)).inc()
         if status >= 400 and body:
             try:
-                text = json.loads(body).get("error") or ""
+                error = json.loads(body).get("error") or ""
             except (ValueError, AttributeError):
                 return
-            if isinstance(text, str) and text:
-                self.errors.labels(error_name(text)).inc()
+            if isinstance(error, str) and error:  # the v1 body: "Name: message"
+                self.errors.labels(error_name(error)).inc()
+            elif isinstance(error, dict) and isinstance(error.get("code"), str):  # OpenAI's: its code
+                self.errors.labels(error["code"]).inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
