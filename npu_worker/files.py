@@ -65,7 +65,9 @@ def split_under_root(path: str, roots: Sequence[str]) -> tuple[str, tuple[str, .
 
 
 @contextlib.contextmanager
-def open_beneath(root: str, directories: Sequence[str], *, create: bool) -> Iterator[int]:
+def open_beneath(
+    root: str, directories: Sequence[str], *, create: bool, private: bool = False
+) -> Iterator[int]:
     """A descriptor of root/dir1/dir2/…, each opened without following links (created if `create`).
 
     The root itself is a real path (resolved at start) and is walked from `/` without following a link
@@ -80,7 +82,7 @@ def open_beneath(root: str, directories: Sequence[str], *, create: bool) -> Iter
             beneath = depth >= len(above)
             if create and beneath:
                 with contextlib.suppress(FileExistsError):
-                    os.mkdir(name, 0o777, dir_fd=fd)
+                    os.mkdir(name, 0o750 if private else 0o777, dir_fd=fd)
             try:
                 child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
             except OSError as exc:
@@ -95,7 +97,9 @@ def open_beneath(root: str, directories: Sequence[str], *, create: bool) -> Iter
         os.close(fd)
 
 
-def write_beneath(root: str, parts: Sequence[str], data: bytes, *, durable: bool = False) -> None:
+def write_beneath(
+    root: str, parts: Sequence[str], data: bytes, *, durable: bool = False, private: bool = False
+) -> None:
     """Write root/parts… atomically (temp file + rename inside the final directory's descriptor),
     first removing temp files a crashed write left for the same name (`LEFTOVERS`).
 
@@ -103,16 +107,20 @@ def write_beneath(root: str, parts: Sequence[str], data: bytes, *, durable: bool
     a worker run with more rights than its callers must not replace another user's file. No fsync
     unless `durable`: a killed worker never leaves a half file (the rename is atomic), and syncing each
     wav would cost a batch about a millisecond per section for a power-loss guarantee the job log does
-    not give either.
+    not give either. `private`: the worker's own file (a default output), folders 0750 and the file 0640
+    whatever the umask; a caller's file gets the umask's modes.
     """
     *directories, name = parts
-    with open_beneath(root, directories, create=True) as dir_fd:
+    with open_beneath(root, directories, create=True, private=private) as dir_fd:
         _check_replaceable(dir_fd, name)
         for leftover in LEFTOVERS.take(dir_fd, name):
             _remove_part_beneath(dir_fd, leftover)
         temp = f".{name}.{secrets.token_hex(6)}{PART_SUFFIX}"
         out = os.open(
-            temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=dir_fd
+            temp,
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+            0o640 if private else 0o666,
+            dir_fd=dir_fd,
         )
         try:
             with os.fdopen(out, "wb") as stream:
@@ -200,7 +208,7 @@ def _check_replaceable(dir_fd: int, name: str) -> None:
         raise LinkRefused(errno.EPERM, f"{name} belongs to another user")
 
 
-def write_under_roots(path: str, data: bytes, roots: Sequence[str]) -> None:
+def write_under_roots(path: str, data: bytes, roots: Sequence[str], *, private: bool = False) -> None:
     """The single way the worker writes an output: atomically, beneath one of `roots`, no link followed.
 
     Raises OutputPathNotAllowed for a path outside the roots or one that crosses a link or a
@@ -211,7 +219,7 @@ def write_under_roots(path: str, data: bytes, roots: Sequence[str]) -> None:
     except ValueError as exc:
         raise OutputPathNotAllowed(str(exc)) from None
     try:
-        write_beneath(root, parts, data)
+        write_beneath(root, parts, data, private=private)
     except LinkRefused as exc:
         raise OutputPathNotAllowed(f"{path}: {exc.strerror}") from None
 
@@ -286,6 +294,25 @@ def read_regular(path: str | Path, limit: int) -> bytes:
     return _read_at_most(os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK), str(path), limit)
 
 
+def private_folder(path: str | Path) -> None:
+    """Create a folder of the worker's own in its state dir that no one else may write in, whatever
+    the umask (a service's `UMask=0007` made them group-writable: the group could plant cache entries);
+    an existing one of ours that others could write in loses that right."""
+    folder = Path(path)
+    folder.mkdir(mode=0o750, parents=True, exist_ok=True)
+    info = folder.stat()
+    if info.st_uid == os.geteuid() and info.st_mode & 0o022:
+        folder.chmod(stat.S_IMODE(info.st_mode) & ~0o022)
+
+
+def read_own(path: str | Path, limit: int) -> bytes:
+    """The bytes of a file the worker wrote for itself (its cache), if it is still that: a regular file
+    of this process's user with one link, reached without following a link at its name, at most
+    `limit` bytes; else OSError (or TooLarge)."""
+    flags = os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOFOLLOW
+    return _read_at_most(os.open(path, flags), str(path), limit, own=True)
+
+
 def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool) -> bytes:
     """The bytes of a file beneath one of `roots`, read the way the worker writes: each directory and
     the file opened without following a link, and without blocking (a FIFO put there is not waited on);
@@ -357,7 +384,7 @@ def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None
     `durable`: fsync the data before the rename (job requests, which recovery depends on).
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o750, parents=True, exist_ok=True)  # the worker's own: no one else writes
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PART_SUFFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out:

@@ -26,6 +26,7 @@ from pathlib import Path
 from .config import Settings
 from .files import (
     check_file_under_roots,
+    private_folder,
     read_beneath,
     read_regular,
     replaceable_by_others,
@@ -158,8 +159,9 @@ class PathPolicy:
         if roots is None:
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
         if roots == (self.outputs_root,):
-            os.makedirs(self.outputs_root, exist_ok=True)
-        write_under_roots(path, data, roots)
+            private_folder(self.outputs_root)
+        # A default output is the worker's own file (served back by GET .../audio): no one else writes it.
+        write_under_roots(path, data, roots, private=roots == (self.outputs_root,))
 
     def read_output(self, path: str, limit: int) -> bytes:
         """A section's wav as the worker wrote it (`write_output`'s roots, no link followed, still the

@@ -24,7 +24,7 @@ import soundfile
 
 from .audio import open_sound, wav_bytes
 from .config import Settings
-from .files import TooLarge, locked_directory, read_regular, shared_with_others, write_atomic
+from .files import TooLarge, locked_directory, private_folder, read_regular, shared_with_others, write_atomic
 from .paths import resolve_ref_wav
 from .protocol import (
     MAX_TRANSCRIPT_CHARS,
@@ -250,7 +250,7 @@ class VoiceLibrary:
     def _changing(self) -> contextlib.AbstractContextManager[None]:
         """One change of the stored voices at a time, across threads and the worker processes that
         share this folder (`files.locked_directory` on it)."""
-        self.store_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(self.store_dir)
         return locked_directory(self.store_dir)
 
     def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:

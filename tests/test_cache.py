@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
+from npu_worker.audio import wav_bytes
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
 from npu_worker.jobs.cache import SynthesisCache, cache_key
 
 CPU = EngineInfo("zipvoice-onnx", "cpu", "fp32", 24000, "zipvoice-distill-1")
+
+
+def wav_of(size: int) -> bytes:
+    """A real wav of `size` bytes (44 of header, 16-bit samples)."""
+    return wav_bytes(np.zeros((size - 44) // 2, dtype=np.float32), 24000)
 
 
 def test_key_changes_with_device_precision_text_speed_voice_and_seed(tmp_path):
@@ -27,7 +35,7 @@ def test_key_changes_with_device_precision_text_speed_voice_and_seed(tmp_path):
 def test_least_recently_used_entries_are_evicted_past_the_bound(tmp_path):
     cache = SynthesisCache(tmp_path, max_bytes=2500)
     for index, key in enumerate(("a", "b", "c")):
-        cache.put(key, bytes(1000))
+        cache.put(key, wav_of(1000))
         os.utime(tmp_path / f"{key}.wav", (1000 + index, 1000 + index))
     assert cache.get("a") is None  # oldest went first
     assert cache.get("b") is not None and cache.get("c") is not None
@@ -38,3 +46,34 @@ def test_a_zero_bound_disables_the_cache(tmp_path):
     cache = SynthesisCache(tmp_path / "off", max_bytes=0)
     cache.put("a", bytes(10))
     assert cache.get("a") is None and not (tmp_path / "off").exists()
+
+
+def test_an_entry_that_is_a_link_is_cut_short_or_is_not_a_wav_is_a_miss(tmp_path):
+    """Only the worker's own whole file is served: a link (to anything), a file cut short, or bytes
+    that are not a wav would otherwise become a section's `ok` audio, or fail that text for good."""
+    cache = SynthesisCache(tmp_path / "cache", max_bytes=10**6)
+    cache.put("whole", wav_of(1000))
+    assert cache.get("whole") == wav_of(1000)
+    elsewhere = tmp_path / "elsewhere.wav"
+    elsewhere.write_bytes(wav_of(1000))
+    (tmp_path / "cache" / "linked.wav").symlink_to(elsewhere)
+    (tmp_path / "cache" / "short.wav").write_bytes(wav_of(1000)[:100])
+    (tmp_path / "cache" / "junk.wav").write_bytes(b"not a wav at all")
+    assert [cache.get(key) for key in ("linked", "short", "junk")] == [None, None, None]
+
+
+async def test_the_workers_own_folders_and_logs_are_not_group_writable_whatever_the_umask(worker, settings):
+    """A service's `UMask=0007` made cache/, jobs/ and the logs group-writable: with the systemd unit's
+    0750 state dir, the callers' group could plant cache entries."""
+    previous = os.umask(0o007)
+    try:
+        client = await worker(cache_max_bytes=10**6)
+        answer = await client.post("/synth_batch", json={"sections": [{"text": "하나."}], "stream": False})
+        assert answer.status == 200 and (await answer.json())["ok_count"] == 1
+    finally:
+        os.umask(previous)
+    state = settings.resolved_state_dir()
+    made = list(state.rglob("*"))
+    assert {p.relative_to(state).parts[0] for p in made} >= {"jobs", "outputs", "cache"}
+    for path in [state, *made]:
+        assert not path.stat().st_mode & 0o022, f"{path} is writable by others: {path.stat().st_mode:o}"

@@ -4,6 +4,7 @@ from disk instead of the engine. Bounded in bytes; least recently used entries g
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -12,9 +13,16 @@ from collections import OrderedDict
 from pathlib import Path
 
 from ..engine.base import EngineInfo, SynthesisRequest
-from ..files import write_atomic
+from ..files import TooLarge, private_folder, read_own, write_atomic
 
 log = logging.getLogger(__name__)
+
+
+def whole_wav(data: bytes) -> bool:
+    """Whether the RIFF size in the header is the file's: what `audio.wav_bytes` wrote, not cut short."""
+    return (
+        data[:4] == b"RIFF" and data[8:12] == b"WAVE" and int.from_bytes(data[4:8], "little") + 8 == len(data)
+    )
 
 
 def cache_key(info: EngineInfo, request: SynthesisRequest) -> str:
@@ -47,7 +55,7 @@ class SynthesisCache:
     def prepare(self) -> None:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
         if self.enabled:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            private_folder(self.directory)
 
     @property
     def enabled(self) -> bool:
@@ -74,11 +82,13 @@ class SynthesisCache:
             return None
         path = self._path(key)
         try:
-            data = path.read_bytes()
+            data = read_own(path, self.max_bytes)
+            if not whole_wav(data):
+                raise OSError(errno.EINVAL, "not a whole wav (cut short or replaced)", str(path))
             os.utime(path)  # recency survives a restart
         except FileNotFoundError:
             return None
-        except OSError as exc:  # the cache is an aid: a section never fails because of it
+        except (OSError, TooLarge) as exc:  # the cache is an aid: a section never fails because of it
             log.warning("the synthesis cache could not be read: %s", exc)
             return None
         with self._lock:

@@ -15,7 +15,7 @@ from typing import IO
 
 import msgspec
 
-from ..files import write_atomic
+from ..files import private_folder, write_atomic
 from ..paths import OUTPUTS_DIR, make_private_dir
 from ..protocol import SynthParams, decode_event
 from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
@@ -58,7 +58,7 @@ class JobStore:
     def prepare(self) -> None:
         """Create the directory (blocking I/O: at start-up, off the loop)."""
         make_private_dir(self.root.parent)
-        self.root.mkdir(parents=True, exist_ok=True)
+        private_folder(self.root)
 
     def job_dir(self, job_id: str) -> Path:
         return self.root / job_id
@@ -88,7 +88,10 @@ class JobStore:
         write_atomic(self.job_dir(job_id) / CANCEL_FILE, b"")
 
     def open_log(self, job_id: str) -> IO[bytes]:
-        return open(self.job_dir(job_id) / LOG_FILE, "ab")
+        # 0640 whatever the umask: the service's group may read logs, never write them
+        return open(
+            self.job_dir(job_id) / LOG_FILE, "ab", opener=lambda path, flags: os.open(path, flags, 0o640)
+        )
 
     @staticmethod
     def log_line(entry: LogEntry) -> bytes:
