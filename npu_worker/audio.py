@@ -59,19 +59,29 @@ def open_sound(data: bytes) -> Iterator[Any]:
         raise ValueError(exc.error_string) from None
 
 
-def read_wav(data: bytes) -> tuple[np.ndarray, int]:
+def read_wav(data: bytes, max_seconds: float | None = None) -> tuple[np.ndarray, int]:
     """Decode a wav (8/16/24/32-bit PCM or float, any channel count) to mono float32 and its rate.
 
     libsndfile reads every sample format; 16-bit PCM is decoded with `from_pcm16`, the exact inverse
     of `to_pcm16`, so a wav this module wrote reads back sample for sample. Bytes it cannot read are a
-    ValueError (`open_sound`).
+    ValueError (`open_sound`), and so are audio longer than `max_seconds` (checked before decoding: a
+    small file at a low rate can decode to a huge buffer) and NaN or infinite samples (a float wav can
+    hold them; they pass through every later step and come out as silence or noise).
     """
     with open_sound(data) as source:
         rate = source.samplerate
+        if max_seconds is not None and source.frames > max_seconds * rate:
+            raise ValueError(
+                f"the audio is {source.frames / rate:.1f} s long, the limit is {max_seconds:g} s"
+            )
         if source.subtype == "PCM_16":
             samples = from_pcm16(source.read(dtype="int16", always_2d=True))
         else:
             samples = source.read(dtype="float32", always_2d=True)
+    finite = np.isfinite(samples)
+    if not finite.all():
+        bad = int(finite.size - np.count_nonzero(finite))
+        raise ValueError(f"{bad} of {finite.size} samples are not finite numbers (NaN or infinity)")
     if samples.shape[1] > 1:
         return samples.mean(axis=1).astype(np.float32), rate
     return np.ascontiguousarray(samples[:, 0], dtype=np.float32), rate

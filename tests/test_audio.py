@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 
@@ -92,3 +94,37 @@ def test_pcm16_round_trip_is_exact_so_cached_audio_equals_fresh_audio():
     pcm = audio.to_pcm16(tone(0.2, amplitude=0.9))
     again = audio.to_pcm16(audio.read_wav(audio.wav_bytes(audio.from_pcm16(pcm), RATE))[0])
     np.testing.assert_array_equal(again, pcm)
+
+
+def test_non_finite_samples_are_a_value_error_naming_them():
+    """A float wav can hold NaN: it passed every check and made the ZipVoice prompt (and output) NaN."""
+    import soundfile
+
+    samples = tone(0.5)
+    samples[10] = np.nan
+    samples[20] = np.inf
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
+    with pytest.raises(ValueError, match="2 of 12000 samples are not finite numbers"):
+        audio.read_wav(buffer.getvalue())
+
+
+def test_audio_longer_than_the_limit_is_refused_before_decoding():
+    data = audio.wav_bytes(tone(2.0), RATE)
+    assert audio.read_wav(data, max_seconds=2.0)[0].size == 2 * RATE
+    with pytest.raises(ValueError, match="2.0 s long, the limit is 1.5 s"):
+        audio.read_wav(data, max_seconds=1.5)
+
+
+def test_an_upload_with_nan_samples_is_refused_as_such_not_as_silent():
+    import soundfile
+
+    from npu_worker.protocol import InvalidAudio
+    from npu_worker.voices import UploadLimits, decode_upload
+
+    samples = np.stack([tone(1.0), tone(1.0)], axis=1)
+    samples[5, 1] = np.nan
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
+    with pytest.raises(InvalidAudio, match="1 samples that are not finite numbers"):
+        decode_upload(buffer.getvalue(), UploadLimits(max_bytes=1 << 20, max_seconds=30.0))

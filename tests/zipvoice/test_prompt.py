@@ -30,9 +30,29 @@ def test_prompt_within_the_bound_is_kept_whole():
     assert cut.size == audio.size and text == "가나다 라마바."
 
 
-def test_without_an_aligned_pause_the_whole_prompt_is_kept():
+def test_without_an_aligned_pause_the_prompt_is_cut_hard_at_the_quietest_spot_near_a_word_end():
+    """Kept whole, a 60 s reference with no pause was paid at every decoder call (93 s for a sentence).
+    Twelve words of 1 s, each ending in a dip too short and too loud to be a pause: the cut lands in
+    the dip that ends the third word, and the transcript keeps three words."""
+    dip = (0.004 * np.ones(int(SR * 0.05))).astype(np.float32)
+    audio = np.concatenate([np.concatenate([word(0.95), dip]) for _ in range(12)])
+    words = [f"{a}{b}다" for a, b in zip("가나다라마바사아자차카타", "파하가나다라마바사아자차", strict=True)]
+    cut, text = cut_at_word_pause(audio, SR, " ".join(words) + ".", 3.0, PromptOptions())
+    assert text == " ".join(words[:3]) + ","
+    assert 2.95 <= cut.size / SR <= 3.0
+
+
+def test_a_transcript_without_spaces_is_cut_between_characters():
+    audio = word(12.0)
+    cut, text = cut_at_word_pause(audio, SR, "你好世界，你好世界，你好世界。", 3.0, PromptOptions())
+    assert text == "你好世,"
+    assert 2.0 <= cut.size / SR <= 3.0  # "世" ends at 3 of 15 letters (the commas count): 2.4 s
+
+
+def test_without_a_pause_and_told_not_to_cut_hard_the_whole_prompt_is_kept():
+    """The first segment's shorter prompt: without an aligned pause it takes the other prompt."""
     audio = np.concatenate([word(3.0), gap(0.3), word(0.5)])  # pause at 86 %, words at 50 %
-    cut, text = cut_at_word_pause(audio, SR, "가나다 라마바.", 2.0, PromptOptions())
+    cut, text = cut_at_word_pause(audio, SR, "가나다 라마바.", 2.0, PromptOptions(), hard=False)
     assert cut.size == audio.size and text == "가나다 라마바."
 
 

@@ -67,3 +67,26 @@ def test_later_segments_respect_their_bound_and_keep_every_word_in_order():
 def test_text_without_punctuation_is_one_segment():
     assert plan_segments("마침표 없는 문장", letters, 100, 100) == ["마침표 없는 문장"]
     assert plan_segments("   ", letters, 100, 100) == []
+
+
+def test_a_run_without_spaces_is_cut_between_characters_within_the_bound():
+    """`_split_words` cut only at spaces: "가" * 1999 was one 71 s segment."""
+    text = "가" * 1999
+    segments = plan_segments(text, letters, first_max=10, later_max=40)
+    assert len(segments[0]) == 10 and all(letters(s) <= 40 for s in segments)
+    assert "".join(segments) == text  # no space put inside the word
+
+
+def test_chinese_is_split_at_its_full_stops_and_between_characters_and_joined_without_spaces():
+    text = "你好世界。" * 3 + "今天我们一起来看看电动汽车的电池是怎么工作的" * 4
+    segments = plan_segments(text, letters, first_max=8, later_max=20)
+    assert segments[0] == "你好世界。"
+    assert all(letters(s) <= 20 for s in segments)
+    assert "".join(segments) == text and not any(" " in s for s in segments)
+
+
+def test_a_hard_cut_never_separates_a_combining_mark_from_its_letter():
+    text = "e\u0301" * 30
+    segments = plan_segments(text, letters, first_max=4, later_max=4)
+    assert all(not s.startswith("\u0301") and letters(s) <= 4 for s in segments)
+    assert "".join(segments) == text

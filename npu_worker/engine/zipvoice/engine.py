@@ -36,7 +36,7 @@ from npu_worker.engine.zipvoice.tokenizer import (
     make_tokenizer,
 )
 from npu_worker.engine.zipvoice.vocoder import Vocoder, spectrum_config
-from npu_worker.protocol import EngineError, InvalidAudio, ModelLoadError, UnknownLanguage, WorkerError
+from npu_worker.protocol import EmptyText, EngineError, ModelLoadError, UnknownLanguage, WorkerError
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
@@ -131,7 +131,9 @@ class ZipVoiceEngine:
         self.models = models
         self.spectrum = spectrum
         self.vocoder = Vocoder(models.vocoder_session, spectrum_config(models.vocoder_metadata, sample_rate))
-        self.prompts = PromptCache(sample_rate, spectrum, self._token_ids, self.options.prompt)
+        self.prompts = PromptCache(
+            sample_rate, spectrum, self._token_ids, self.options.prompt, speakable=self._speakable_tokens
+        )
         self._info = EngineInfo(
             BACKEND,
             models.device,
@@ -144,7 +146,7 @@ class ZipVoiceEngine:
         if config.default_voice.ref_wav:
             try:
                 self.prompts.get(self.default_voice(), "ko")
-            except (EngineError, InvalidAudio) as exc:
+            except WorkerError as exc:  # the operator's voice: BadRequest or InvalidAudio are theirs too
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
         self._warm_up()
 
@@ -189,6 +191,14 @@ class ZipVoiceEngine:
     def _token_ids(self, text: str, lang: str) -> list[int]:
         return self.table.to_ids(self.tokenizer.symbols(text, lang))
 
+    def _speakable_symbols(self, text: str, lang: str) -> list[str]:
+        """The text's symbols the model knows, or none when all of them are punctuation or space."""
+        symbols = [s for s in self.tokenizer.symbols(text, lang) if s in self.table.ids]
+        return [] if all(s in PUNCTUATION or s.isspace() for s in symbols) else symbols
+
+    def _speakable_tokens(self, text: str, lang: str) -> int:
+        return sum(s not in PUNCTUATION and not s.isspace() for s in self._speakable_symbols(text, lang))
+
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         """Yield audio per segment as it is final.
 
@@ -219,6 +229,7 @@ class ZipVoiceEngine:
         )
         traces: list[SegmentTrace] = []  # this request's own (another may run while it is paused)
         self.traces = traces
+        produced = 0
         for index, text in enumerate(segments):
             first = index == 0 and early
             prompt = prompts.first if first else prompts.rest
@@ -239,15 +250,21 @@ class ZipVoiceEngine:
                     yield piece  # a step boundary: the caller may cancel or pause here
                     continue
                 out = joiner.feed(piece)
+                produced += out.size
                 if out.size:
                     yield out
-        if not any(trace.tokens for trace in traces):
-            raise EngineError(
+        if not any(trace.tokens for trace in traces):  # "...!!!", "😀", zero-width characters: the caller's
+            raise EmptyText(
                 f"the text gives no speakable tokens for lang {request.lang!r}: {request.text[:40]!r}"
             )
         out = joiner.finish()
+        produced += out.size
         if out.size:
             yield out
+        if not produced:  # never an `ok` without audio for a text with words
+            raise EngineError(
+                f"the synthesis of {request.text[:40]!r} gave no audible audio ({len(traces)} segments)"
+            )
 
     def plan(
         self,
@@ -324,8 +341,8 @@ class ZipVoiceEngine:
         prompt cut short (a bound, the first segment's short prompt) keeps the rate of the whole voice
         instead of its own (one word and a pause would slow the speech down). Default: the prompt's.
         """
-        symbols = [s for s in self.tokenizer.symbols(add_punctuation(text), lang) if s in self.table.ids]
-        if all(s in PUNCTUATION or s.isspace() for s in symbols):
+        symbols = self._speakable_symbols(add_punctuation(text), lang)
+        if not symbols:
             log.info("segment %r gives no speakable tokens for lang %s; skipped", text, lang)
             return
         tokens = self.table.to_ids(symbols)
@@ -366,6 +383,8 @@ class ZipVoiceEngine:
                     generated = done.value
                     break
                 yield STEP_BOUNDARY
+            if not np.all(np.isfinite(generated)):
+                raise EngineError(f"the decoder gave non-finite features for {text[:40]!r}")
         except (WorkerError, Interrupted):
             raise
         except Exception as exc:
@@ -382,6 +401,8 @@ class ZipVoiceEngine:
             trace.vocoder_seconds += time.perf_counter() - started
             if piece is None:
                 return
+            if not np.all(np.isfinite(piece)):
+                raise EngineError(f"the vocoder gave non-finite samples for {text[:40]!r}")
             trace.samples += piece.size
             yield rms_restore(piece, prompt.rms, self.options.prompt.target_rms)
 

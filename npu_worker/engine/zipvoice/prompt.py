@@ -5,6 +5,12 @@ main cost lever after the text itself: silences are trimmed, long pauses shorten
 bounded in length by cutting it at a pause that lines up with a word boundary of the transcript (the
 transcript must still match the audio). The first segment may use a shorter bound than the others so
 that first audio comes early.
+
+The reference and its transcript are the caller's (a request's `ref_wav`/`ref_text`, a sidecar file, the
+operator's --ref-text), so they are checked before anything is encoded: a transcript whose token count
+does not fit the audio's length (`MIN_TOKENS_PER_SECOND`..`MAX_TOKENS_PER_SECOND`) would set an absurd
+speaking rate and, when long, an encoder input quadratic in memory; a recording with no pause to cut at
+is cut hard at an estimated word boundary, so a prompt never runs far past its bound.
 """
 
 from __future__ import annotations
@@ -21,12 +27,29 @@ from npu_worker.audio import read_wav, resample
 from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
+from npu_worker.engine.zipvoice.segmenter import is_cjk
 from npu_worker.engine.zipvoice.tokenizer import PUNCTUATION, add_punctuation
 from npu_worker.files import TooLarge, read_regular
-from npu_worker.protocol import MAX_REFERENCE_BYTES, EngineError, InvalidAudio
+from npu_worker.protocol import MAX_REFERENCE_BYTES, BadRequest, EngineError, InvalidAudio
 
 MAX_TRANSCRIPT_BYTES = 64 * 1024
 REFERENCE_SIZE_HINT = "a reference voice is a few seconds of speech"
+# Longest reference recording read (before cleaning): twice the longest voice upload. Only a few seconds
+# are used; a longer file cost memory and time for nothing (64 MiB of 8 kHz audio is 70 minutes).
+MAX_REFERENCE_SECONDS = 60.0
+# Model tokens per second of cleaned reference speech (pauses ≤ 0.4 s and 0.2 s of trailing silence
+# included) that a transcript may give. Read speech runs at about 4-9 syllables per second across
+# languages (Pellegrino et al. 2011; Coupé et al. 2019); the tokenizers give about 2 tokens per syllable
+# (emilia pinyin), 3.7 (espeak Korean, the bundled lecture), 4.5 (espeak English) and 5 per Chinese
+# character (espeak): 8-45 tokens per second. The project's voice has 18.6. The bounds leave a factor of
+# two below (slow speech, a one-word recording) and a third above; outside them the transcript does not
+# belong to the audio (docs/zipvoice.md, "Checks on the reference voice").
+MIN_TOKENS_PER_SECOND = 4.0
+MAX_TOKENS_PER_SECOND = 60.0
+# A cheap bound before tokenising: characters per second of speech (fast English is ≈ 25, with spaces).
+MAX_CHARS_PER_SECOND = 40.0
+# How far a prompt may run past --prompt-max-seconds (a transcript of one long word cannot be cut).
+PROMPT_SLACK_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -72,14 +95,20 @@ def transcript_for(voice: Voice) -> str:
     except TooLarge as exc:
         raise EngineError(f"transcript {exc}") from None
     except UnicodeDecodeError:
-        raise EngineError(f"transcript {sidecar} is not UTF-8 text") from None
+        raise BadRequest(f"transcript {sidecar} is not UTF-8 text", param="ref_text") from None
+    except FileNotFoundError:  # the caller's omission (a link refused or a permission stays the engine's)
+        raise BadRequest(
+            f"reference {voice.ref_wav} has no transcript: put it in {sidecar.name} beside the wav "
+            "or pass ref_text",
+            param="ref_text",
+        ) from None
     except OSError as exc:
         raise EngineError(
             f"reference {voice.ref_wav} has no transcript: put it in {sidecar.name} beside the wav "
             "or pass ref_text"
         ) from exc
     if not text:
-        raise EngineError(f"transcript {sidecar} is empty")
+        raise BadRequest(f"transcript {sidecar} is empty", param="ref_text")
     return text
 
 
@@ -96,32 +125,85 @@ def load_reference(
     except OSError as exc:
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
     try:
-        samples, rate = read_wav(data)
+        samples, rate = read_wav(data, MAX_REFERENCE_SECONDS)
     except (ValueError, EOFError) as exc:
         raise InvalidAudio(f"cannot read reference wav {path}: {exc}") from exc
     return resample(samples, rate, sample_rate)
 
 
 def clean_reference(samples: np.ndarray, sample_rate: int, options: PromptOptions) -> np.ndarray:
+    """Edges trimmed, long pauses shortened. Non-finite samples (NaN flows through every later step
+    and the output is trimmed to nothing) and a reference without 0.1 s of sound are the caller's."""
+    if not np.all(np.isfinite(samples)):
+        raise InvalidAudio("the reference wav holds non-finite samples (NaN or infinity)")
     samples = feat.trim_edge_silence(samples, sample_rate)
     if samples.size < sample_rate * 0.1:
-        raise EngineError("the reference wav holds no audible speech")
+        raise InvalidAudio("the reference wav holds no audible speech (under 0.1 s above -50 dBFS)")
     return feat.shorten_pauses(samples, sample_rate, options.max_pause_s)
 
 
+def check_transcript_length(text: str, seconds: float) -> None:
+    """Refuse, before tokenising, a transcript far longer than `seconds` of speech can carry."""
+    most = int(MAX_CHARS_PER_SECOND * seconds) + 20
+    if len(text) > most:
+        raise BadRequest(
+            f"the reference transcript has {len(text)} characters, more than {seconds:.1f} s of reference "
+            f"speech can hold (at most {most}): it must be the words spoken in the reference wav",
+            param="ref_text",
+        )
+
+
+def check_speaking_rate(tokens: int, speakable: int, seconds: float) -> None:
+    """Refuse a transcript whose token count does not fit `seconds` of reference speech: the voice's
+    speaking rate is taken from it (one token for 4 s made 92 s of audio from a short sentence)."""
+    if speakable == 0:
+        raise BadRequest("the reference transcript has no speakable words", param="ref_text")
+    rate = tokens / max(seconds, 1e-3)
+    if not MIN_TOKENS_PER_SECOND <= rate <= MAX_TOKENS_PER_SECOND:
+        fault = "too few" if rate < MIN_TOKENS_PER_SECOND else "too many"
+        raise BadRequest(
+            f"the reference transcript does not fit the reference wav: {tokens} tokens for {seconds:.1f} s "
+            f"of speech is {rate:.1f} per second, {fault} for speech ({MIN_TOKENS_PER_SECOND:g}-"
+            f"{MAX_TOKENS_PER_SECOND:g}); the transcript must be exactly the words spoken in the wav",
+            param="ref_text",
+        )
+
+
+def _text_units(text: str) -> tuple[list[str], str]:
+    """The transcript's words and the text that joins them; a text of one run without spaces (Chinese,
+    Japanese) is taken per character, punctuation kept with the character before it."""
+    words = text.split()
+    if len(words) >= 2 or not text:
+        return words, " "
+    units: list[str] = []
+    for char in words[0] if words else "":
+        if units and (char in PUNCTUATION or not char.isalnum() and not is_cjk(char)):
+            units[-1] += char
+        else:
+            units.append(char)
+    return units, ""
+
+
 def cut_at_word_pause(
-    samples: np.ndarray, sample_rate: int, text: str, max_seconds: float, options: PromptOptions
+    samples: np.ndarray,
+    sample_rate: int,
+    text: str,
+    max_seconds: float,
+    options: PromptOptions,
+    hard: bool = True,
 ) -> tuple[np.ndarray, str]:
     """The longest prefix ≤ max_seconds that ends in a pause aligned with a word boundary.
 
     Alignment assumes an even speaking rate over the letters: a pause at 40 % of the audio should
-    sit near the word boundary at 40 % of the letters. Without such a pause the whole prompt is kept
-    (a cut whose transcript does not match the audio would spoil the voice).
+    sit near the word boundary at 40 % of the letters. Without such a pause the prompt is cut hard
+    (`_hard_cut`): kept whole, a 60 s recording was paid at every decoder call (93 s for a sentence);
+    `hard=False` keeps it whole instead (the caller has a cut prompt to use). A transcript of one word
+    is kept whole with its audio (the caller bounds the result).
     """
     duration = samples.size / sample_rate
     if duration <= max_seconds:
         return samples, text
-    words = text.split()
+    words, glue = _text_units(text)
     letters = np.cumsum([len(w) for w in words], dtype=np.float64)
     if len(words) < 2 or letters[-1] == 0:
         return samples, text
@@ -135,10 +217,44 @@ def cut_at_word_pause(
         k = int(np.argmin(np.abs(letters[:-1] / letters[-1] - fraction)))
         if abs(letters[k] / letters[-1] - fraction) * duration <= options.alignment_tolerance_s:
             if best is None or cut > best[0]:
-                best = (cut, _with_pause_mark(" ".join(words[: k + 1])))
-    if best is None:
+                best = (cut, _with_pause_mark(glue.join(words[: k + 1])))
+    if best is None and not hard:
         return samples, text
+    if best is None:
+        return _hard_cut(samples, sample_rate, text, words, glue, letters, max_seconds, options)
     return samples[: best[0]], best[1]
+
+
+def _hard_cut(
+    samples: np.ndarray,
+    sample_rate: int,
+    text: str,
+    words: list[str],
+    glue: str,
+    letters: np.ndarray,
+    max_seconds: float,
+    options: PromptOptions,
+) -> tuple[np.ndarray, str]:
+    """No aligned pause: cut after the last word whose end, estimated from the letters, lies within
+    the bound, at the quietest 10 ms of the audio within the alignment tolerance around it (a gap
+    between words is quieter than a vowel). The transcript is the words before the cut; the estimate
+    may be a syllable off, which costs less than a prompt of any length. No word ending in the bound
+    (one long word): kept whole."""
+    duration = samples.size / sample_rate
+    ends = letters[:-1] / letters[-1] * duration
+    fits = np.flatnonzero(ends <= max_seconds)
+    if fits.size == 0:
+        return samples, text
+    k = int(fits[-1])
+    low = max(0.0, ends[k] - options.alignment_tolerance_s)
+    high = min(max_seconds, ends[k] + options.alignment_tolerance_s)
+    chunk = max(1, int(round(sample_rate * feat.SILENCE_CHUNK_S)))
+    first = int(low * sample_rate) // chunk
+    last = max(first + 1, int(high * sample_rate) // chunk)
+    levels = feat.chunk_levels_db(samples[first * chunk : last * chunk], sample_rate)
+    quietest = first + (int(np.argmin(levels)) if levels.size else 0)
+    cut = min(samples.size, quietest * chunk + chunk // 2)
+    return samples[:cut], _with_pause_mark(glue.join(words[: k + 1]))
 
 
 def _with_pause_mark(text: str) -> str:
@@ -156,10 +272,14 @@ class PromptCache:
         tokenize: Callable[[str, str], list[int]],
         options: PromptOptions = PromptOptions(),
         capacity: int = 16,
+        speakable: Callable[[str, str], int] | None = None,
     ) -> None:
+        """`speakable(text, lang)`: how many of the text's tokens are not punctuation or space (default:
+        all of them); a transcript with none ("...") is refused."""
         self.sample_rate = sample_rate
         self.spectrum = spectrum
         self.tokenize = tokenize
+        self.speakable = speakable or (lambda text, lang: len(tokenize(text, lang)))
         self.options = options
         self.capacity = capacity
         self._entries: OrderedDict[tuple[str, str], VoicePrompts] = OrderedDict()
@@ -185,16 +305,28 @@ class PromptCache:
         text = transcript_for(voice)
         samples = clean_reference(raw, self.sample_rate, self.options)
         options = self.options
+        seconds = samples.size / self.sample_rate
+        check_transcript_length(text, seconds)
+        whole_tokens = len(self.tokenize(add_punctuation(text), lang))
+        check_speaking_rate(whole_tokens, self.speakable(text, lang), seconds)
         rest_samples, rest_text = cut_at_word_pause(
             samples, self.sample_rate, text, options.max_seconds, options
         )
+        longest = options.max_seconds + PROMPT_SLACK_S
+        if rest_samples.size > longest * self.sample_rate:
+            raise InvalidAudio(
+                f"the reference wav holds {seconds:.1f} s of speech and its transcript gives no word "
+                f"boundary to cut it at within {options.max_seconds:g} s (--prompt-max-seconds): use a "
+                "shorter recording, or a transcript with its words"
+            )
         rest = self._prompt(rest_samples, rest_text, lang)
         whole = samples.size + int(self.sample_rate * options.trailing_silence_s)
-        whole_tokens = len(self.tokenize(add_punctuation(text), lang)) or len(rest.tokens)
-        frames_per_token = feat.frame_count(whole, self.spectrum.hop_length) / whole_tokens
+        frames_per_token = feat.frame_count(whole, self.spectrum.hop_length) / max(1, whole_tokens)
         first_bound = min(options.first_max_seconds, options.max_seconds)
-        first_samples, first_text = cut_at_word_pause(samples, self.sample_rate, text, first_bound, options)
-        if first_samples.size == rest_samples.size:
+        first_samples, first_text = cut_at_word_pause(
+            samples, self.sample_rate, text, first_bound, options, hard=False
+        )
+        if first_samples.size >= rest_samples.size:  # no aligned pause within the first bound
             first = rest
         else:
             first = self._prompt(first_samples, first_text, lang)
@@ -202,6 +334,7 @@ class PromptCache:
 
     def _prompt(self, samples: np.ndarray, text: str, lang: str) -> Prompt:
         samples = feat.trim_edge_silence(samples, self.sample_rate)
+        speech_seconds = samples.size / self.sample_rate
         silence = np.zeros(int(self.sample_rate * self.options.trailing_silence_s), dtype=np.float32)
         samples = np.concatenate([samples, silence])
         samples, level = feat.rms_normalise(samples, self.options.target_rms)
@@ -209,7 +342,15 @@ class PromptCache:
         text = add_punctuation(text)
         tokens = self.tokenize(text, lang)
         if not tokens:
-            raise EngineError(f"the reference transcript gives no tokens for lang {lang!r}: {text!r}")
+            raise BadRequest(
+                f"the reference transcript gives no tokens for lang {lang!r}: {text!r}", param="ref_text"
+            )
+        if len(tokens) > 2 * MAX_TOKENS_PER_SECOND * speech_seconds + 4:  # a cut far off its words
+            raise BadRequest(
+                f"the reference transcript's part {text[:40]!r} gives {len(tokens)} tokens for "
+                f"{speech_seconds:.1f} s of the reference wav: it does not match the audio",
+                param="ref_text",
+            )
         return Prompt(
             features=features, tokens=tokens, text=text, rms=level, seconds=samples.size / self.sample_rate
         )

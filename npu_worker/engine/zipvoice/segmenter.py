@@ -4,15 +4,20 @@ Every segment is synthesised with the whole prompt, and the decoder pays for the
 every step, so fewer, larger segments are cheaper; but the first audio waits for the first segment,
 so that one is kept short (its first sentence, or its first clauses when the sentence is long).
 Lengths are measured in model tokens through a `count` callable, so the plan follows the tokenizer.
+No segment exceeds its bound: a run without spaces (Chinese, Japanese, a Korean or Latin string with no
+space) is cut between characters when no better boundary is left, since one unbounded segment makes the
+decoder's attention quadratic in its length (2 000 Hangul syllables asked onnxruntime for tens of GB).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable
 
-# A sentence ends at . ! ? … (or the CJK marks) followed by space or the end; "3.7V" is no boundary.
-_SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’)\]]*(?:\s+|$)|\n+")
+# A sentence ends at . ! ? … followed by space or the end ("3.7V" is no boundary), or at a CJK full-width
+# mark (。！？), which is followed by no space in Chinese and Japanese text.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*(?:\s+|$)|(?<=[。！？])[」』”’）)]*\s*|\n+")
 _CLAUSE_END = re.compile(r"(?<=[,;:，；：、])\s+|(?<=[，；：、])")
 
 
@@ -25,37 +30,102 @@ def split_clauses(sentence: str) -> list[str]:
     return [piece.strip() for piece in _CLAUSE_END.split(sentence) if piece and piece.strip()]
 
 
-def _split_words(text: str, limit: int, count: Callable[[str], int]) -> list[str]:
-    """Last resort for a clause longer than `limit`: cut at spaces into pieces of ≤ limit tokens."""
+def is_cjk(char: str) -> bool:
+    """A character of a script written without spaces between words (Han, kana, CJK punctuation)."""
+    code = ord(char)
+    return (
+        0x3000 <= code <= 0x30FF  # CJK punctuation, hiragana, katakana
+        or 0x3400 <= code <= 0x4DBF
+        or 0x4E00 <= code <= 0x9FFF
+        or 0xF900 <= code <= 0xFAFF
+        or 0xFF00 <= code <= 0xFFEF  # full-width forms
+        or 0x20000 <= code <= 0x3FFFF
+    )
+
+
+def join(left: str, right: str) -> str:
+    """Two pieces of text as one: with a space, except where either side is CJK (no space was there)."""
+    if not left or not right:
+        return left or right
+    return left + right if is_cjk(left[-1]) or is_cjk(right[0]) else f"{left} {right}"
+
+
+def _boundaries(word: str) -> list[int]:
+    """Where a run of characters may be cut: before each character that does not continue the one
+    before it (a combining mark, a zero-width joiner or a variation selector does)."""
+    keep = {"\u200d", "\ufe0e", "\ufe0f"}
+    return [
+        i
+        for i in range(1, len(word))
+        if not unicodedata.combining(word[i]) and word[i] not in keep and word[i - 1] != "\u200d"
+    ]
+
+
+def _split_characters(word: str, limit: int, count: Callable[[str], int]) -> list[str]:
+    """A run with no space longer than `limit` tokens, cut between characters into the longest pieces
+    of ≤ limit tokens (at least one character each). The cut is found by galloping, then bisecting
+    over the allowed boundaries: O(log n) counts of at most twice a piece per piece."""
     pieces: list[str] = []
-    current = ""
-    for word in text.split():
-        candidate = f"{current} {word}".strip()
-        if current and count(candidate) > limit:
-            pieces.append(current)
-            current = word
-        else:
-            current = candidate
-    if current:
-        pieces.append(current)
+    while word:
+        cuts = _boundaries(word)
+        if count(word) <= limit or not cuts:
+            pieces.append(word)
+            break
+        good, step = 0, 1  # index into cuts: word[:cuts[good]] fits (or good == 0: take cuts[0])
+        while step - 1 < len(cuts) and count(word[: cuts[step - 1]]) <= limit:
+            good, step = step, step * 2
+        low, high = good, min(step, len(cuts) + 1)  # cuts[low-1] fits, cuts[high-1] does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if count(word[: cuts[middle - 1]]) <= limit:
+                low = middle
+            else:
+                high = middle
+        end = cuts[max(low, 1) - 1]
+        pieces.append(word[:end])
+        word = word[end:]
     return pieces
 
 
-def _units(sentence: str, limit: int, count: Callable[[str], int]) -> list[str]:
-    """A sentence as pieces of ≤ limit tokens: whole, else clauses, else word runs."""
+# A unit of text and whether it continues the unit before it inside one word (a cut with no space).
+Unit = tuple[str, bool]
+
+
+def _split_words(text: str, limit: int, count: Callable[[str], int]) -> list[Unit]:
+    """Last resort for a clause longer than `limit`: cut at spaces into pieces of ≤ limit tokens, and a
+    run without spaces longer than that between its characters (`_split_characters`)."""
+    pieces: list[Unit] = []
+    current, glued = "", False
+    for word in text.split():
+        parts = [word] if count(word) <= limit else _split_characters(word, limit, count)
+        for index, part in enumerate(parts):
+            candidate = join(current, part)
+            if current and (index > 0 or count(candidate) > limit):  # a cut part is as long as fits
+                pieces.append((current, glued))
+                current, glued = part, index > 0
+            else:
+                current = candidate
+    if current:
+        pieces.append((current, glued))
+    return pieces
+
+
+def _units(sentence: str, limit: int, count: Callable[[str], int]) -> list[Unit]:
+    """A sentence as pieces of ≤ limit tokens: whole, else clauses, else word runs, else characters."""
     if count(sentence) <= limit:
-        return [sentence]
-    units: list[str] = []
+        return [(sentence, False)]
+    units: list[Unit] = []
     for clause in split_clauses(sentence):
-        units += [clause] if count(clause) <= limit else _split_words(clause, limit, count)
+        units += [(clause, False)] if count(clause) <= limit else _split_words(clause, limit, count)
     return units
 
 
-def _pack(units: list[str], limit: int, count: Callable[[str], int]) -> list[str]:
+def _pack(units: list[Unit], limit: int, count: Callable[[str], int]) -> list[str]:
     segments: list[str] = []
-    for unit in units:
-        if segments and count(f"{segments[-1]} {unit}") <= limit:
-            segments[-1] = f"{segments[-1]} {unit}"
+    for unit, glued in units:
+        joined = segments[-1] + unit if glued and segments else join(segments[-1], unit) if segments else unit
+        if segments and count(joined) <= limit:
+            segments[-1] = joined
         else:
             segments.append(unit)
     return segments
@@ -64,25 +134,24 @@ def _pack(units: list[str], limit: int, count: Callable[[str], int]) -> list[str
 def plan_segments(
     text: str, count: Callable[[str], int], first_max: int, later_max: int, first_min: int = 0
 ) -> list[str]:
-    """Segments of `text` in order, joined they hold all its words.
+    """Segments of `text` in order, joined they hold all its characters but spaces, in order.
 
     The first segment is the first sentence (or its first clauses/words up to `first_max` tokens),
     extended by following sentences only while it stays under `first_min` tokens; the rest is packed
-    into segments of up to `later_max` tokens, split at sentence, then clause, then word boundaries.
+    into segments of up to `later_max` tokens, split at sentence, then clause, then word boundaries,
+    then between characters. A single character over the bound is the only segment that exceeds it.
     """
     first_max, later_max = max(1, first_max), max(1, later_max)
     sentences = split_sentences(text)
     if not sentences:
         return []
     head = _units(sentences[0], first_max, count)
-    first, rest_of_first = head[0], head[1:]
+    first, rest_of_first = head[0][0], head[1:]
     remaining = sentences[1:]
     if not rest_of_first:
-        while remaining and count(first) < first_min and count(f"{first} {remaining[0]}") <= first_max:
-            first = f"{first} {remaining.pop(0)}"
-    units: list[str] = []
-    if rest_of_first:
-        units += _pack(rest_of_first, later_max, count)
+        while remaining and count(first) < first_min and count(join(first, remaining[0])) <= first_max:
+            first = join(first, remaining.pop(0))
+    units: list[Unit] = list(rest_of_first)
     for sentence in remaining:
         units += _units(sentence, later_max, count)
     return [first] + _pack(units, later_max, count)

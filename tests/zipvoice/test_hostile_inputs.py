@@ -1,0 +1,143 @@
+"""What a caller can send the ZipVoice engine that once cost memory, time or silence (tiny model, real
+sessions): texts without spaces, transcripts that do not fit their audio, broken or endless references,
+and texts with nothing to say. Most checks stop before the decoder, so the file runs in seconds."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile
+
+from npu_worker.audio import wav_bytes
+from npu_worker.engine.base import SynthesisRequest, Voice
+from npu_worker.engine.zipvoice import cost
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
+from npu_worker.engine.zipvoice.tokenizer import add_punctuation
+from npu_worker.protocol import BadRequest, EmptyText, EngineError, InvalidAudio
+from tests.zipvoice.conftest import engine_config
+
+SR = 24000
+
+
+@pytest.fixture(scope="module")
+def engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ZipVoiceEngine:
+    engine = create(engine_config(tiny_model_dir, tmp_path_factory.mktemp("state")))
+    engine.load()
+    return engine
+
+
+def voice_with(tmp_path: Path, samples: np.ndarray, text: str | None, name: str = "v") -> Voice:
+    wav = tmp_path / f"{name}.wav"
+    wav.write_bytes(wav_bytes(samples, SR))
+    if text is not None:
+        wav.with_suffix(".txt").write_text(text, encoding="utf-8")
+    return Voice(str(wav))
+
+
+def reference(tiny_model_dir: Path) -> tuple[bytes, str]:
+    wav = tiny_model_dir / "reference_ko.wav"
+    return wav.read_bytes(), wav.with_suffix(".txt").read_text(encoding="utf-8").strip()
+
+
+def speech_like(seconds: float) -> np.ndarray:
+    """A tone with a syllable-rate envelope and no pause: nothing to cut the prompt at."""
+    t = np.arange(int(SR * seconds)) / SR
+    return (0.2 * np.sin(2 * np.pi * 180 * t) * (0.6 + 0.4 * np.sin(2 * np.pi * 5 * t))).astype(np.float32)
+
+
+@pytest.mark.parametrize(("text", "lang"), [("가" * 1999, "ko"), ("你好世界" * 100, "zh")], ids=["ko", "zh"])
+def test_text_without_spaces_plans_into_segments_within_the_bound(engine, text, lang):
+    """Before, "가" * 1999 was one 71 s segment (9 GB RSS) and "你好世界" * 100 one segment for which
+    onnxruntime asked for 86 GB in the decoder's attention."""
+    prompts = engine.prompts.get(engine.default_voice(), lang)
+    seconds_per_token = prompts.frames_per_token * 256 / SR
+    for early in (True, False):
+        segments = engine.plan(text, lang, prompts.rest, 1.0, early, prompts.frames_per_token)
+        assert "".join(segments) == text
+        tokens = [len(engine._token_ids(add_punctuation(s), lang)) for s in segments]
+        assert len(segments) > 1
+        assert max(tokens) * seconds_per_token <= cost.MAX_SEGMENT_SECONDS
+
+
+@pytest.mark.parametrize(
+    ("transcript", "match"),
+    [
+        ("안녕하세요 " * 200, "1199 characters, more than"),  # 1 200 characters: 330 MB, 0.01 s of audio
+        ("가나다 라마바 사아자 차카타 파하 " * 5, "too many for speech"),  # under the character bound
+        (".", "no speakable words"),  # 92 s of audio for a short sentence
+        ("...", "no speakable words"),
+        ("아", "too few for speech"),  # one syllable for 3 s of speech
+    ],
+    ids=["1200-characters", "too-many-tokens", "full-stop", "dots", "one-syllable"],
+)
+def test_a_transcript_that_does_not_fit_the_reference_is_refused_before_anything_is_encoded(
+    engine, tiny_model_dir, transcript, match
+):
+    wav = str(tiny_model_dir / "reference_ko.wav")
+    with pytest.raises(BadRequest, match=match) as caught:
+        engine.prompts.build(Voice(wav, transcript), "ko")
+    assert caught.value.param == "ref_text"
+
+
+def test_a_long_reference_without_pauses_gives_a_prompt_within_its_bound(engine, tmp_path):
+    """Kept whole, a 60 s reference with no pause made one sentence take 93 s (RSS 9.9 GB)."""
+    words = "오늘은 날씨가 맑고 바람이 조금 붑니다"
+    voice = voice_with(tmp_path, speech_like(50.0), " ".join([words] * 24))
+    prompts = engine.prompts.get(voice, "ko")
+    bound = engine.options.prompt.max_seconds + engine.options.prompt.trailing_silence_s
+    assert prompts.rest.seconds <= bound + 0.01
+    assert prompts.first.seconds <= prompts.rest.seconds
+    assert 0 < len(prompts.rest.tokens) < len(engine._token_ids(words, "ko")) * 24 / 10
+
+
+def test_a_reference_longer_than_a_minute_is_refused_before_it_is_decoded(engine, tmp_path):
+    wav = tmp_path / "long.wav"
+    wav.write_bytes(wav_bytes(np.zeros(8000 * 61, dtype=np.float32), 8000))
+    with pytest.raises(InvalidAudio, match="61.0 s long, the limit is 60 s"):
+        engine.prompts.build(Voice(str(wav), "안녕하세요."), "ko")
+
+
+def test_a_reference_with_nan_samples_is_invalid_audio_not_zero_samples_of_ok(
+    engine, tiny_model_dir, tmp_path
+):
+    """NaN flowed through the RMS scaling into the decoder; the trim then dropped all of the output."""
+    data, text = reference(tiny_model_dir)
+    samples, rate = soundfile.read(io.BytesIO(data), dtype="float32")
+    samples[1000:1010] = np.nan
+    wav = tmp_path / "nan.wav"
+    soundfile.write(wav, samples, rate, subtype="FLOAT")
+    wav.with_suffix(".txt").write_text(text, encoding="utf-8")
+    with pytest.raises(InvalidAudio, match="10 of .* samples are not finite numbers"):
+        list(engine.stream(SynthesisRequest("안녕하세요.", voice=Voice(str(wav)))))
+
+
+@pytest.mark.parametrize("text", ["...!!!", "😀", "\u200b\u200b\u200d"], ids=["marks", "emoji", "zero-width"])
+def test_a_text_with_nothing_to_say_is_empty_text(engine, text):
+    with pytest.raises(EmptyText, match="no speakable tokens"):
+        list(engine.stream(SynthesisRequest(text)))
+
+
+def test_a_silent_reference_is_invalid_audio(engine, tmp_path):
+    voice = voice_with(tmp_path, np.zeros(SR * 2, dtype=np.float32), "안녕하세요.")
+    with pytest.raises(InvalidAudio, match="no audible speech"):
+        list(engine.stream(SynthesisRequest("안녕하세요.", voice=voice)))
+
+
+def test_a_reference_without_a_transcript_is_a_bad_request_about_ref_text(engine, tiny_model_dir, tmp_path):
+    data, _ = reference(tiny_model_dir)
+    wav = tmp_path / "no_text.wav"
+    wav.write_bytes(data)
+    with pytest.raises(BadRequest, match="no_text.txt") as caught:
+        list(engine.stream(SynthesisRequest("안녕하세요.", voice=Voice(str(wav)))))
+    assert caught.value.param == "ref_text"
+
+
+def test_a_text_whose_audio_is_all_trimmed_is_an_engine_error_never_an_ok_without_samples(engine):
+    """The tiny model's random network says "네." as 0.2 s at -92 dBFS, which the edge trim removes
+    whole: the section was `ok` with no samples."""
+    assert np.abs(engine.segment_audio("네.")).max() < 1e-3  # what the model makes of it
+    with pytest.raises(EngineError, match="gave no audible audio"):
+        list(engine.stream(SynthesisRequest("네.")))
