@@ -23,9 +23,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import re
+import resource
 import signal
 import sys
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -53,6 +56,7 @@ LINGER_SECONDS = 1.0
 # descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
 # engine's own files below `ulimit -n`).
 ACCEPT_BACKLOG = 128
+RESERVED_FILES = 256  # besides the connections: the engine's libraries and models, logs, the state dir
 
 
 def redacted_path(request: web.BaseRequest) -> str:
@@ -256,23 +260,71 @@ async def listen(
         access_log_class=RedactingAccessLogger, lingering_time=LINGER_SECONDS
     )
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=shutdown_timeout, **handler_options)
-    await runner.setup()
-    manager = runner.server
-    assert manager is not None
     guard = ConnectionGuard(settings.max_connections, settings.header_timeout)
     loop = asyncio.get_running_loop()
 
     def make_handler() -> GuardedHandler:
-        return GuardedHandler(manager, guard=guard, loop=loop, **handler_options)
+        assert runner.server is not None  # set up before the socket accepts (start_serving below)
+        return GuardedHandler(runner.server, guard=guard, loop=loop, **handler_options)
 
-    try:
+    try:  # bound first: an address in use is said before the engine loads and jobs resume
         server = await loop.create_server(
-            make_handler, host, port, reuse_address=True, backlog=ACCEPT_BACKLOG
+            make_handler, host, port, reuse_address=True, backlog=ACCEPT_BACKLOG, start_serving=False
         )
     except OSError as exc:  # an address in use, a host that does not resolve: the operator's to fix
-        await runner.cleanup()
         raise ListenFailed(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
+        await runner.setup()
+    except BaseException:
+        server.close()
+        raise
+    await server.start_serving()
     return Listener(runner, server, guard)
+
+
+def fit_open_file_limit(max_connections: int) -> None:
+    """Raise the soft open-file limit to what `--max-connections` needs, where the hard limit allows;
+    else say what to change. Out of descriptors, `accept()` lets no one in (`/health` included)."""
+    needed = max_connections + ACCEPT_BACKLOG + RESERVED_FILES
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= needed:
+        return
+    target = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if target < needed:
+        log.warning(
+            "--max-connections %d needs about %d open files, but the limit is %d (ulimit -n): lower "
+            "--max-connections or raise the limit, or connections will be refused when it is reached",
+            max_connections,
+            needed,
+            target,
+        )
+
+
+class AcceptFailureThrottle(logging.Filter):
+    """asyncio logs each `accept()` that finds no free descriptor, with its traceback, up to a hundred
+    times a loop turn (a 26 MB log in 20 s): one line per interval, with how many were held back."""
+
+    def __init__(self, interval: float = 10.0) -> None:
+        super().__init__()
+        self.interval, self.last, self.held = interval, -interval, 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith("socket.accept() out of system resource"):
+            return True
+        now = time.monotonic()
+        if now - self.last < self.interval:
+            self.held += 1
+            return False
+        record.msg, record.args, record.exc_info = (
+            "accept() found no free file descriptor (%d more since the last report): raise ulimit -n or "
+            "lower --max-connections",
+            (self.held,),
+            None,
+        )
+        self.last, self.held = now, 0
+        return True
 
 
 def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 60.0) -> None:
@@ -280,6 +332,8 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
     drain (its on_shutdown), and close what is still open after `shutdown_timeout`."""
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     heap.keep_freed_memory()  # each request's audio buffers reuse memory instead of faulting in pages
+    fit_open_file_limit(settings.max_connections)
+    logging.getLogger("asyncio").addFilter(AcceptFailureThrottle())
 
     async def main() -> None:
         listener = await listen(
@@ -287,8 +341,17 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+
+        def on_signal(sig: signal.Signals) -> None:
+            if stop.is_set():  # a second one: the operator will not wait for the drain
+                log.warning("%s again: exiting now, without waiting for the drain", sig.name)
+                os._exit(1)  # jobs survive it as they survive kill -9: their logs resume at the next start
+            log.info("%s: shutting down", sig.name)
+            stop.set()
+
+        # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, on_signal, sig)
         try:
             await stop.wait()
         finally:

@@ -32,6 +32,7 @@ def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path):
     assert done.returncode == 1, done.stderr
     assert f"npu-worker serve: cannot listen on 127.0.0.1:{port}: " in done.stderr
     assert "address already in use" in done.stderr.lower() and "Traceback" not in done.stderr
+    assert "engine ready" not in done.stderr  # said before the engine loads and jobs resume
 
 
 def test_a_state_directory_that_is_a_file_or_cannot_be_made_is_one_line_and_exit_1(tmp_path):

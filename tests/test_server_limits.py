@@ -297,3 +297,36 @@ def test_health_answers_while_trickling_sockets_outnumber_the_fd_limit(tmp_path:
             sock.close()
         process.terminate()
         process.wait(timeout=seconds(10))
+
+
+def test_the_soft_open_file_limit_is_raised_to_what_max_connections_needs(caplog):
+    import resource
+
+    from npu_worker import server
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = 64 + server.ACCEPT_BACKLOG + server.RESERVED_FILES
+    if hard != resource.RLIM_INFINITY and hard < needed + 1:
+        pytest.skip(f"the hard limit ({hard}) is too low to raise the soft one here")
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (needed - 100, hard))
+        server.fit_open_file_limit(64)
+        assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] == needed
+        server.fit_open_file_limit(10**9)  # more than the hard limit allows: said, not refused
+        assert "--max-connections 1000000000 needs about" in caplog.text and "ulimit -n" in caplog.text
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_accept_failures_are_one_line_per_interval():
+    from npu_worker.server import AcceptFailureThrottle
+
+    throttle = AcceptFailureThrottle(interval=60.0)
+
+    def record(message: str) -> logging.LogRecord:
+        return logging.LogRecord("asyncio", logging.ERROR, __file__, 1, message, None, None)
+
+    failures = [record("socket.accept() out of system resource\nsocket: <...>") for _ in range(100)]
+    passed = [r for r in failures if throttle.filter(r)]
+    assert len(passed) == 1 and "no free file descriptor" in passed[0].getMessage()
+    assert throttle.filter(record("something else from asyncio"))

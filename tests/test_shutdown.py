@@ -112,6 +112,39 @@ def test_the_running_section_finishes_and_the_rest_stays_queued(tmp_path):
     assert [e["event"] for e in events if e.get("event") in ("done", "error")] == []  # nothing cancelled
 
 
+def test_sighup_drains_like_sigterm(tmp_path):
+    """A closed terminal or a supervisor's SIGHUP killed the worker outright (no drain, no line)."""
+    state = tmp_path / "state"
+    process, _, job = running_batch(state)
+    try:
+        process.send_signal(signal.SIGHUP)
+        _, log = process.communicate(timeout=seconds(60))
+    finally:
+        process.kill()
+    assert process.returncode == 0, log
+    assert "SIGHUP: shutting down" in log and f"shutdown: let section 0 of job {job} finish" in log
+
+
+def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
+    port, state = free_port(), tmp_path / "state"
+    base = f"http://127.0.0.1:{port}"
+    # 0.5 s per chunk: the section would take 20 s, and the grace lets it
+    process = start_worker_process(state, port, delay=0.5, grace=60, stderr=subprocess.PIPE, text=True)
+    try:
+        job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "가" * 100}]})["job_id"]
+        wait_running(base, job)
+        process.send_signal(signal.SIGTERM)
+        time.sleep(0.5)  # the drain has begun
+        assert process.poll() is None
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, log = process.communicate(timeout=seconds(30))
+    finally:
+        process.kill()
+    assert process.returncode == 1 and time.monotonic() - started < seconds(3.0), log
+    assert "SIGINT again: exiting now, without waiting for the drain" in log
+
+
 def test_a_section_running_past_the_grace_is_cancelled(tmp_path):
     port, state = free_port(), tmp_path / "state"
     base = f"http://127.0.0.1:{port}"

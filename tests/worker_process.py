@@ -39,9 +39,8 @@ def main() -> None:
     parser.add_argument("--shutdown-grace", type=float, default=30.0)
     args = parser.parse_args()
     if args.nofile:
-        resource.setrlimit(
-            resource.RLIMIT_NOFILE, (args.nofile, resource.getrlimit(resource.RLIMIT_NOFILE)[1])
-        )
+        # the hard limit too: `serve` raises the soft one to what --max-connections needs where it can
+        resource.setrlimit(resource.RLIMIT_NOFILE, (args.nofile, args.nofile))
     roots = (args.output_root,) if args.output_root else ()
     settings = Settings(
         port=args.port,
