@@ -19,6 +19,7 @@ import errno
 import os
 import re
 import stat
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,3 +243,10 @@ def make_private_dir(path: Path) -> None:
             f"others can write in it (mode {info.st_mode & 0o777:o}); `chmod go-w` it or use a private one",
             str(path),
         )
+    try:  # one the worker cannot write in (read-only, full) would refuse every batch while /ready says ok
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise PermissionError(
+            exc.errno, f"the worker cannot write in it ({exc.strerror})", str(path)
+        ) from None

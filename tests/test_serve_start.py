@@ -121,3 +121,17 @@ def test_a_state_directory_another_worker_serves_from_is_refused(tmp_path):
         first.terminate()
         first.wait(timeout=seconds(30))
     assert first.returncode == 0
+
+
+def test_a_state_directory_the_worker_cannot_write_in_is_refused(tmp_path):
+    """One that is read-only was accepted: /ready said ready while every batch got 503 StateUnavailable."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    if subprocess.run(["chattr", "+i", str(state)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i (an immutable folder, unwritable even for root) is not available here")
+    try:
+        done = serve("--port", "0", "--state-dir", str(state))
+    finally:
+        subprocess.run(["chattr", "-i", str(state)], check=True)
+    assert done.returncode == 1, done.stderr
+    assert f"cannot use the state directory {state}: the worker cannot write in it" in done.stderr
