@@ -42,6 +42,7 @@ from aiohttp.web_protocol import RequestHandler
 
 from . import heap, wire
 from .config import Settings
+from .http_compat.metrics import METRICS_KEY
 from .protocol import BadRequest, ErrorBody
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,7 @@ LINGER_SECONDS = 1.0
 # descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
 # engine's own files below `ulimit -n`).
 ACCEPT_BACKLOG = 128
+REFUSAL_REPORT_SECONDS = 10.0
 RESERVED_FILES = 256  # besides the connections: the engine's libraries and models, logs, the state dir
 
 
@@ -119,6 +121,13 @@ class ConnectionGuard:
         self.evicted = 0
         self.reclaimed = 0
         self.timed_out = 0
+        self.refused = 0
+        self.on_close: Callable[[str], object] | None = None  # /metrics: why the guard closed one
+        self._refusals_reported = -REFUSAL_REPORT_SECONDS
+
+    def _closed(self, reason: str) -> None:
+        if self.on_close is not None:
+            self.on_close(reason)
 
     def admit(self, handler: GuardedHandler) -> bool:
         """Register a new connection; False if it has to be refused (full of busy connections)."""
@@ -126,17 +135,35 @@ class ConnectionGuard:
             if self.waiting:
                 oldest = next(iter(self.waiting))
                 self.evicted += 1
+                self._closed("evicted")
                 self.forget(oldest)
                 oldest.force_close()
             elif self.idle:
                 oldest, close = self.idle.popitem(last=False)
                 self.reclaimed += 1
+                self._closed("reclaimed")
                 self.forget(oldest)
                 close()
             else:
+                self._refuse()
                 return False
         self.open.add(handler)
         return True
+
+    def _refuse(self) -> None:
+        """Every connection is in use: the new one is closed. Said in the log (at most once per
+        REFUSAL_REPORT_SECONDS), since callers and health checks alike are shut out meanwhile."""
+        self.refused += 1
+        self._closed("refused")
+        now = time.monotonic()
+        if now - self._refusals_reported >= REFUSAL_REPORT_SECONDS:
+            self._refusals_reported = now
+            log.warning(
+                "all %d connections are in use (none waiting for headers, no idle socket): new ones are "
+                "refused (%d so far); see --max-connections",
+                self.max_connections,
+                self.refused,
+            )
 
     def set_idle(self, handler: GuardedHandler, close: Callable[[], object] | None) -> None:
         """A long-lived connection (a WebSocket) holds nothing running now and may be closed by `close`
@@ -165,6 +192,7 @@ class ConnectionGuard:
     def _expire(self, handler: GuardedHandler) -> None:
         if self.waiting.pop(handler, None) is not None:
             self.timed_out += 1
+            self._closed("header_timeout")
             handler.force_close()
 
 
@@ -261,6 +289,10 @@ async def listen(
     )
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=shutdown_timeout, **handler_options)
     guard = ConnectionGuard(settings.max_connections, settings.header_timeout)
+    metrics = app.get(METRICS_KEY)
+    if metrics is not None:
+        guard.on_close = metrics.connection_closed
+        metrics.watch_connections(lambda: len(guard.open))
     loop = asyncio.get_running_loop()
 
     def make_handler() -> GuardedHandler:

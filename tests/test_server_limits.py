@@ -21,6 +21,7 @@ import aiohttp
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 from tests.worker_process import free_port, start_worker_process
@@ -111,6 +112,7 @@ async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(se
         )
     assert answer.startswith(b"HTTP/1.1 200")
     assert len(listener.guard.open) <= 20 and listener.guard.evicted >= 20
+    assert closed_by_guard(listener, "evicted") == listener.guard.evicted
     for _, writer in socks:
         writer.close()
 
@@ -165,12 +167,20 @@ async def test_over_the_cap_the_longest_idle_websocket_is_closed_and_health_answ
         assert not any(sockets[number].closed for number in (1, 3, 4))
 
 
-async def test_when_every_connection_is_in_use_a_new_one_is_refused(served):
+def closed_by_guard(listener, reason: str) -> float:
+    """What /metrics says about the guard's closes (read from the registry: the socket may be full)."""
+    registry = listener.runner.app[METRICS_KEY].registry
+    return registry.get_sample_value("npu_worker_connections_closed_total", {"reason": reason}) or 0.0
+
+
+async def test_when_every_connection_is_in_use_a_new_one_is_refused(served, caplog):
     async with open_sockets(served, 2) as (listener, _, sockets):
         for number, socket_ in enumerate(sockets):
             await hold_a_request(socket_, f"held {number}")
         assert await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10)) == b""
         assert listener.guard.reclaimed == 0 and not any(s.closed for s in sockets)
+        assert closed_by_guard(listener, "refused") == 1
+        assert "all 2 connections are in use" in caplog.text  # the operator sees callers shut out
 
 
 async def receive_type(socket_: aiohttp.ClientWebSocketResponse, kind: str) -> None:

@@ -9,11 +9,18 @@ own registry, so several workers in one process (tests) never share counters.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -107,7 +114,25 @@ class WorkerMetrics(SchedulerObserver):
         self.busy = Counter(
             "npu_worker_engine_busy_seconds", "Seconds the engine spent on sections", registry=r
         )
+        self.closed = Counter(
+            "npu_worker_connections_closed",
+            "Connections the connection guard closed (evicted: waiting for headers; reclaimed: an idle "
+            "socket; header_timeout) or refused (every connection in use), by reason",
+            ["reason"],
+            registry=r,
+        )
+        self._open_connections: Callable[[], int] = lambda: 0
+        Gauge("npu_worker_connections_open", "Open connections", registry=r).set_function(
+            lambda: self._open_connections()
+        )
         r.register(_StateCollector(scheduler))
+
+    def connection_closed(self, reason: str) -> None:
+        self.closed.labels(reason).inc()
+
+    def watch_connections(self, count: Callable[[], int]) -> None:
+        """The serving socket's count of open connections (server.listen), read at scrape time."""
+        self._open_connections = count
 
     # -- SchedulerObserver ---------------------------------------------------------------------
 
