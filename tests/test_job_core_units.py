@@ -52,16 +52,17 @@ def test_the_registry_lists_snapshots_while_threads_add_and_remove():
 
 
 def test_the_cache_index_is_rebuilt_from_disk_in_recency_order(tmp_path):
+    entry = audio.wav_bytes(np.zeros(428, dtype=np.float32), RATE)  # 900 bytes, a whole wav
     first = SynthesisCache(tmp_path, max_bytes=3000)
     first.prepare()
     for key in ("a", "b", "c"):
-        first.put(key, bytes(900))
+        first.put(key, entry)
     first.get("a")  # a is now the most recent; b the least
     reopened = SynthesisCache(tmp_path, max_bytes=3000)
-    assert reopened.get("c") == bytes(900)
-    reopened.put("d", bytes(900))  # over the bound: the least recent on disk (b) goes
+    assert reopened.get("c") == entry
+    reopened.put("d", entry)  # over the bound: the least recent on disk (b) goes
     assert reopened.get("b") is None
-    assert all(reopened.get(key) == bytes(900) for key in ("a", "c", "d"))
+    assert all(reopened.get(key) == entry for key in ("a", "c", "d"))
 
 
 def test_24_bit_and_float_wavs_are_read():
@@ -199,3 +200,31 @@ async def test_a_listen_only_preview_never_joins_its_audio(worker, monkeypatch, 
     body = {"text": "파일로.", "output_path": str(tmp_path / "joined.wav")}
     assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
     assert len(joined) == 1 and joined[0] > 1  # a file needs the audio in one piece: joined once
+
+
+async def test_listeners_that_never_read_share_one_budget_and_a_small_one_is_never_dropped():
+    """Each listener's own bound is generous (a download may hold ten minutes), so 512 that never read
+    once held 29 GB: past the shared budget the one holding more than the floor is dropped."""
+    from npu_worker.jobs.model import AudioChunk
+    from npu_worker.jobs.subscription import FLOOR_SECONDS, AudioBudget, Subscription
+
+    budget = AudioBudget(max_samples=100)
+    dropped: list[str] = []
+
+    def listener(job_id: str) -> Subscription:
+        job = Job(job_id, SynthParams(), [Section(0, "x", None)])
+        return Subscription(
+            job, audio=True, sample_rate=1, max_buffered_seconds=1000, budget=budget,
+            on_overflow=lambda j: dropped.append(j.id),
+        )  # fmt: skip
+
+    hoarder, small = listener("hoarder"), listener("small")
+    for _ in range(5):
+        hoarder.push_audio(AudioChunk(0, np.zeros(20, dtype=np.float32)))
+    assert budget.samples == 100 and not dropped
+    small.push_audio(AudioChunk(0, np.zeros(int(FLOOR_SECONDS), dtype=np.float32)))  # at the floor: kept
+    hoarder.push_audio(AudioChunk(0, np.zeros(20, dtype=np.float32)))  # over the budget and the floor
+    assert dropped == ["hoarder"] and budget.samples == 100 + int(FLOOR_SECONDS)
+    await small.__anext__()  # what is read leaves the budget
+    hoarder.close()  # and what a closed listener held
+    assert budget.samples == 0

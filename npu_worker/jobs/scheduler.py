@@ -46,7 +46,7 @@ from .retention import Retention, remove_crash_leftovers
 from .runner import Runner
 from .stats import Stats
 from .store import JobStore
-from .subscription import Subscription
+from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget, Subscription
 
 # What `GET .../audio` reads at most: a section's wav is minutes of 24 kHz audio (tens of MB); the
 # bound only keeps a file the worker did not make from being read whole.
@@ -76,6 +76,7 @@ class Scheduler:
         self.voices = VoiceLibrary.from_settings(settings)
         self.observer = SchedulerObserver()  # metrics hooks (no-op unless the app installs one)
         self._checked_langs: set[str] = set()  # languages the engine accepted (checked off the loop)
+        self.audio_budget = AudioBudget(UNREAD_AUDIO_BUDGET_SAMPLES)  # shared by every listener
         self.journal: Journal | None = None
         self.retention: Retention | None = None
         self.runner: Runner | None = None
@@ -376,6 +377,7 @@ class Scheduler:
             sample_rate=rate,
             max_buffered_seconds=max_buffered_seconds,
             on_overflow=self._drop_slow,
+            budget=self.audio_budget,
         )
 
     # -- cancellation and the end of a job -------------------------------------------------------

@@ -14,6 +14,18 @@ from ..protocol import Done
 from .model import AudioChunk, Job, LogEntry
 
 _END = object()
+FLOOR_SECONDS = 30.0  # what a listener may always hold, however full the shared budget
+UNREAD_AUDIO_BUDGET_SAMPLES = 30 * 60 * 24_000  # 30 minutes at 24 kHz: 173 MB of float32 in all
+
+
+class AudioBudget:
+    """Unread audio across every listener of one worker, in samples. Each listener's own bound is
+    generous (a download may hold ten minutes), so alone they let 512 connections that never read hold
+    about 29 GB; past this budget, a listener holding more than FLOOR_SECONDS is dropped instead."""
+
+    def __init__(self, max_samples: int) -> None:
+        self.max_samples = max_samples
+        self.samples = 0
 
 
 class Subscription:
@@ -26,10 +38,13 @@ class Subscription:
         sample_rate: int = 24000,
         max_buffered_seconds: float = 30.0,
         on_overflow: Callable[[Job], None] | None = None,
+        budget: AudioBudget | None = None,
     ) -> None:
         self.job = job
         self.audio = audio
         self.max_buffered_samples = int(max_buffered_seconds * sample_rate)
+        self.floor_samples = int(FLOOR_SECONDS * sample_rate)
+        self.budget = budget
         self.on_overflow = on_overflow
         self.buffered_samples = 0
         self.overflowed = False
@@ -58,13 +73,21 @@ class Subscription:
     def push_audio(self, chunk: AudioChunk) -> None:
         if self._closed or not self.audio or self.overflowed:
             return
-        self.buffered_samples += chunk.samples.size
-        if self.buffered_samples > self.max_buffered_samples:
+        held = self.buffered_samples + chunk.samples.size
+        budget = self.budget
+        over_budget = budget is not None and budget.samples + chunk.samples.size > budget.max_samples
+        if held > self.max_buffered_samples or (over_budget and held > self.floor_samples):
             self.overflowed = True
             if self.on_overflow is not None:
                 self.on_overflow(self.job)
             return
+        self._held(chunk.samples.size)
         self._queue.put_nowait(chunk)
+
+    def _held(self, samples: int) -> None:
+        self.buffered_samples += samples
+        if self.budget is not None:
+            self.budget.samples += samples
 
     def __aiter__(self) -> Subscription:
         return self
@@ -77,7 +100,7 @@ class Subscription:
             self._closed = True
             raise StopAsyncIteration
         if isinstance(item, AudioChunk):
-            self.buffered_samples -= item.samples.size
+            self._held(-item.samples.size)
         return item  # type: ignore[return-value]
 
     def _detach(self) -> None:
@@ -96,5 +119,7 @@ class Subscription:
         self._detach()
         self._closed = True
         while not self._queue.empty():
-            self._queue.get_nowait()
+            item = self._queue.get_nowait()
+            if isinstance(item, AudioChunk):
+                self._held(-item.samples.size)
         self._queue.put_nowait(_END)
