@@ -125,14 +125,23 @@ def test_sighup_drains_like_sigterm(tmp_path):
     assert "SIGHUP: shutting down" in log and f"shutdown: let section 0 of job {job} finish" in log
 
 
-def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
-    port, state = free_port(), tmp_path / "state"
+def slow_section(state: Path, grace: float) -> tuple[subprocess.Popen, str]:
+    """A worker process running one section of 40 chunks, each 0.5 s late (20 s): (process, job id)."""
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
-    # 0.5 s per chunk: the section would take 20 s, and the grace lets it
-    process = start_worker_process(state, port, delay=0.5, grace=60, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, port, delay=0.5, grace=grace, stderr=subprocess.PIPE, text=True)
     try:
         job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "가" * 100}]})["job_id"]
         wait_running(base, job)
+    except BaseException:
+        process.kill()
+        raise
+    return process, job
+
+
+def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
+    process, _ = slow_section(tmp_path / "state", grace=60)  # the grace would let the section finish
+    try:
         process.send_signal(signal.SIGTERM)
         time.sleep(0.5)  # the drain has begun
         assert process.poll() is None
@@ -146,13 +155,8 @@ def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
 
 
 def test_a_section_running_past_the_grace_is_cancelled(tmp_path):
-    port, state = free_port(), tmp_path / "state"
-    base = f"http://127.0.0.1:{port}"
-    # 0.5 s per chunk: the section would take 20 s; the grace is 0.3 s
-    process = start_worker_process(state, port, delay=0.5, grace=0.3, stderr=subprocess.PIPE, text=True)
+    process, job = slow_section(tmp_path / "state", grace=0.3)
     try:
-        job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "가" * 100}]})["job_id"]
-        wait_running(base, job)
         elapsed, log = terminate(process)
     finally:
         process.kill()
