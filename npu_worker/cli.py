@@ -7,8 +7,10 @@ import contextlib
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from . import __version__
+from .access import loopback_bind
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
@@ -24,7 +26,10 @@ def serve(args: argparse.Namespace) -> int:
     from .engine_options import check_engine_settings
     from .server import ListenFailed, run
 
-    settings = load_settings(args)
+    try:
+        settings = load_settings(args)
+    except SystemExit as exc:  # a setting from the environment (or two that cannot go together)
+        return _refused(str(exc.code), 2)
     if settings.queue != "local":
         check_queue(settings.queue)
     logging.basicConfig(
@@ -52,6 +57,13 @@ def serve(args: argparse.Namespace) -> int:
         settings.host,
         settings.port,
     )
+    if settings.token is None and not loopback_bind(settings.host):
+        # Not refused: a deployment may put an authenticating proxy in front (docs/deploy.md).
+        logging.getLogger("npu_worker").warning(
+            "listening on %r, beyond loopback, without --token (NPU_WORKER_TOKEN): anyone who can reach "
+            "this address can synthesise, write wavs under the output roots and read the jobs",
+            settings.host,
+        )
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
     with held:  # the state dir stays ours until the process ends
@@ -85,13 +97,36 @@ def check_queue(url: str) -> None:
         sys.exit(f"npu-worker: cannot use the queue {shown_url(url)}: {problem}")
 
 
+class CommandParser(argparse.ArgumentParser):
+    """argparse's parser; with `one_line=True` (serve) a flag it refuses, an unknown one included, is one
+    line on stderr and exit status 2, as a refused env var is, not argparse's usage of 50 flags first."""
+
+    def __init__(self, *args: Any, one_line: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.one_line = one_line
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if self.one_line and extras:  # else the top-level parser would say so, after its usage
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+    def error(self, message: str) -> NoReturn:
+        if not self.one_line:
+            super().error(message)
+        self.exit(2, f"{self.prog}: {message}\n")
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The command line; `argv` only decides whether make-test-model's own options (and `onnx`) load."""
     parser = argparse.ArgumentParser(prog="npu-worker", description="Streaming text-to-speech worker.")
     parser.add_argument("--version", action="version", version=f"npu-worker {__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=CommandParser)
     serve_parser = commands.add_parser(
         "serve",
+        one_line=True,
         help="run the worker (HTTP/NDJSON + WebSocket + player page)",
         description="Run the worker. Every flag has an NPU_WORKER_* environment equivalent; flags win.",
     )

@@ -3,13 +3,14 @@
 Progress goes to stderr (a live bar on a terminal, one line per finished section otherwise), the
 summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed or the batch was cancelled
 (DELETE /jobs/{id}) before its end, 2 the request could not be made (worker unreachable, request
-refused, unreadable lecture file).
+refused, unreadable lecture file, an argument no request can carry: `--base notaurl`, `--speed nan`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -142,7 +143,15 @@ def _token(args: argparse.Namespace) -> str | None:
     return args.token or os.environ.get(TOKEN_ENV) or None
 
 
+def _bad_speed(args: argparse.Namespace) -> str | None:
+    """`--speed nan` (or inf) is refused here: JSON has no such number, and json.dumps would send `NaN`."""
+    return None if math.isfinite(args.speed) else f"--speed must be a finite number, not {args.speed}"
+
+
 def run_synth(args: argparse.Namespace) -> int:
+    if problem := _bad_speed(args):
+        print(f"npu-worker synth: {problem}", file=sys.stderr)
+        return EXIT_REQUEST_FAILED
     output = str(Path(args.output).expanduser().resolve())
     try:
         body = synth(
@@ -170,7 +179,7 @@ def run_synth(args: argparse.Namespace) -> int:
 def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
     """Sections (idx defaults to position; `null` too, as the worker reads it) and the lecture's
     language, from a dict or a bare list; ValueError names what is wrong where."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = read_json(path)
     sections = data.get("sections") if isinstance(data, dict) else data
     if not isinstance(sections, list) or not all(isinstance(s, dict) and "text" in s for s in sections):
         raise ValueError("expected a list of sections with 'text' (or an object with 'sections')")
@@ -189,6 +198,15 @@ def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
     return read, lang
 
 
+def read_json(path: str | Path) -> Any:
+    """A JSON file; ValueError (not json's RecursionError) for one nested too deeply to read."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("the JSON is nested too deeply to read") from None
+
+
 def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
     audio = sum(float(s.get("duration_sec") or 0.0) for s in result["sections"])
     total = result.get("total") or result["ok_count"] + result["fail_count"]
@@ -202,6 +220,9 @@ def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
 
 
 def run_batch(args: argparse.Namespace) -> int:
+    if problem := _bad_speed(args):
+        print(f"npu-worker batch: {problem}", file=sys.stderr)
+        return EXIT_REQUEST_FAILED
     try:
         sections, lecture_lang = load_lecture(args.lecture)
     except (OSError, ValueError) as exc:

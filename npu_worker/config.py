@@ -25,8 +25,18 @@ from .protocol import MAX_SEED, Limits
 ENV_PREFIX = "NPU_WORKER_"
 
 
-def _opt(default: Any, help: str, *, kind: Any = None, choices: tuple[str, ...] | None = None) -> Any:
-    return field(default=default, metadata={"help": help, "kind": kind, "choices": choices})
+def _opt(
+    default: Any,
+    help: str,
+    *,
+    kind: Any = None,
+    choices: tuple[str, ...] | None = None,
+    empty_env: str | None = None,
+) -> Any:
+    """A setting. `empty_env`: why its env var set to "" is refused, where reading that as "unset", as
+    for the others, would be dangerous (an empty token would turn authentication off unseen)."""
+    metadata = {"help": help, "kind": kind, "choices": choices, "empty_env": empty_env}
+    return field(default=default, metadata=metadata)
 
 
 def _schedule(text: str) -> tuple[float, ...]:
@@ -60,18 +70,32 @@ def _count(least: int, most: int | None = None, *, wording: str | None = None) -
     return convert
 
 
-def _seconds(*, zero: bool) -> Callable[[str], float]:
-    """Seconds as a finite number, above zero (or zero too, where it means something)."""
-    bound = "zero or more" if zero else "above zero"
+MINUTE, DAY = 60.0, 86400.0
+TEN_YEARS = 3652.5 * DAY  # well under threading.TIMEOUT_MAX (about 9.2e9 s on Linux)
+_SHOWN = {MINUTE: "1 min", DAY: "1 day (86400 s)", TEN_YEARS: "10 years (315576000 s)"}
+_DURATION_UNITS = {"s": 1.0, "m": MINUTE, "h": 3600.0, "d": DAY}
+
+
+def _seconds(least: float, most: float, *, off: bool = False, units: bool = False) -> Callable[[str], float]:
+    """Seconds from `least` to `most` (or 0 where `off`: no bound). Below `least` the worker cannot work
+    (a header timeout of a nanosecond cuts every request, a microsecond heartbeat floods the stream);
+    above `most` no deployment means it, and a wait past threading.TIMEOUT_MAX (SIGTERM's grace joins a
+    thread) overflows. `units`: 90m, 12h and 7d too."""
+    bound = f"from {_SHOWN.get(least, f'{least:g} s')} to {_SHOWN.get(most, f'{most:g} s')}"
+    wording = ("0 (no time bound) or " if off else "") + (
+        f"{bound}, as seconds or a number and s, m, h or d" if units else f"seconds {bound}"
+    )
 
     def convert(text: str) -> float:
+        value = text.strip().lower()
+        unit = _DURATION_UNITS.get(value[-1:]) if units else None
         try:
-            value = float(text)
+            seconds = float(value[:-1] if unit is not None else value) * (unit or 1.0)
         except ValueError:
-            value = math.nan
-        if not (0 <= value < math.inf) or (value == 0 and not zero):
-            raise ValueError(f"must be seconds, {bound}, not {text.strip()!r}")
-        return value
+            seconds = math.nan  # refused below: nan is in no range
+        if not (least <= seconds <= most or (off and seconds == 0)):
+            raise ValueError(f"must be {wording}, not {text.strip()!r}")
+        return seconds
 
     return convert
 
@@ -121,28 +145,6 @@ def parse_bool(text: str) -> bool:
 
 # Engine threads for previews at most (each one more espeak-ng instance); a third gained nothing on two cores.
 MAX_PREVIEW_LANES = 4
-_DURATION_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def _duration(text: str) -> float:
-    """Seconds from '3600', '90m', '12h' or '7d'."""
-    value = text.strip().lower()
-    unit = _DURATION_UNITS.get(value[-1:], None)
-    try:
-        seconds = float(value[:-1] if unit is not None else value) * (unit or 1.0)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds < math.inf:
-        raise ValueError(f"not a duration: {text!r} (seconds, or a number and s, m, h or d)")
-    return seconds
-
-
-def _positive_duration(text: str) -> float:
-    """A duration above zero (a lease: 0 would let every node take over every claim at once)."""
-    seconds = _duration(text)
-    if seconds <= 0:
-        raise ValueError(f"must be above zero, not {text!r}")
-    return seconds
 
 
 def _queue_url(text: str) -> str:
@@ -245,7 +247,9 @@ class Settings:
     )
     threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)", kind=_count(0))
     heartbeat_interval: float = _opt(
-        10.0, "seconds of silence on a stream before a heartbeat line", kind=_seconds(zero=False)
+        10.0,
+        "seconds of silence on a stream before a heartbeat line (0.1 s to 1 day)",
+        kind=_seconds(0.1, DAY),
     )
     max_text_chars: int = _opt(2000, "maximum characters per section", kind=_count(1))
     max_sections: int = _opt(1000, "maximum sections per batch (never more than --max-queue)", kind=_count(1))
@@ -256,9 +260,13 @@ class Settings:
         kind=_count(1),
     )
     header_timeout: float = _opt(
-        10.0, "seconds a connection may take to send its request headers", kind=_seconds(zero=False)
+        10.0,
+        "seconds a connection may take to send its request headers (0.1 s to 1 day)",
+        kind=_seconds(0.1, DAY),
     )
-    body_timeout: float = _opt(30.0, "seconds a request may take to send its body", kind=_seconds(zero=False))
+    body_timeout: float = _opt(
+        30.0, "seconds a request may take to send its body (0.1 s to 1 day)", kind=_seconds(0.1, DAY)
+    )
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429", kind=_count(1))
     preview_lanes: int = _opt(
         2,
@@ -277,8 +285,9 @@ class Settings:
     )
     job_retention: float = _opt(
         7 * 86400.0,
-        "seconds a finished job (log, default outputs) is kept; accepts 90m, 12h, 7d (0 = no time bound)",
-        kind=_duration,
+        "seconds a finished job (log, default outputs) is kept, 1 min to 10 years; accepts 90m, 12h, 7d "
+        "(0 = no time bound)",
+        kind=_seconds(MINUTE, TEN_YEARS, off=True, units=True),
     )
     max_jobs_kept: int = _opt(
         1000, "finished jobs kept at most; the oldest go first (0 = no count bound)", kind=_count(0)
@@ -286,7 +295,12 @@ class Settings:
     cache_max_bytes: int = _opt(
         512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)", kind=_count(0)
     )
-    token: str | None = _opt(None, "require this bearer token (Authorization header or ?token=)", kind=_token)
+    token: str | None = _opt(
+        None,
+        "require this bearer token (Authorization header or ?token=)",
+        kind=_token,
+        empty_env="set but empty: unset it to run without a token (an empty one would turn auth off unseen)",
+    )
     allowed_origins: tuple[str, ...] = _opt(
         (),
         "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
@@ -299,7 +313,7 @@ class Settings:
     )
     voice_max_bytes: int = _opt(5 * 1024 * 1024, "largest voice upload in bytes", kind=_count(1))
     voice_max_seconds: float = _opt(
-        30.0, "longest voice upload in seconds (decoded)", kind=_seconds(zero=False)
+        30.0, "longest voice upload in seconds (decoded; 1 s to 3600 s)", kind=_seconds(1.0, 3600.0)
     )
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0),
@@ -318,13 +332,14 @@ class Settings:
     )
     claim_timeout: float = _opt(
         30.0,
-        "with a Redis queue: seconds before a dead node's claimed section is taken over (90s, 2m)",
-        kind=_positive_duration,
+        "with a Redis queue: seconds before a dead node's claimed section is taken over, 1 s to 1 day "
+        "(90s, 2m)",
+        kind=_seconds(1.0, DAY, units=True),
     )
     shutdown_grace: float = _opt(
         30.0,
-        "seconds a SIGTERM lets the running section finish before cancelling it",
-        kind=_seconds(zero=True),
+        "seconds a SIGTERM lets the running section finish before cancelling it (0 to 1 day)",
+        kind=_seconds(0.0, DAY),
     )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
 
@@ -405,16 +420,22 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
 def load_settings(
     args: argparse.Namespace | None = None, environ: Mapping[str, str] | None = None
 ) -> Settings:
-    """Flags win over env vars, env vars over defaults."""
+    """Flags win over env vars, env vars over defaults; an env var set to "" counts as unset (but a
+    token's). A refusal is SystemExit with one line naming the env var (a flag's is argparse's)."""
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
+    given: dict[str, str] = {}  # where each value came from, to name it in a refusal
     for f in dataclasses.fields(Settings):
         flag_value = getattr(args, f.name, None) if args is not None else None
         if flag_value is not None:
             values[f.name] = flag_value
+            given[f.name] = "--" + f.name.replace("_", "-")
             continue
         raw = environ.get(env_name(f.name))
+        if raw == "" and f.metadata.get("empty_env"):
+            raise SystemExit(f"{env_name(f.name)}: {f.metadata['empty_env']}")
         if raw is not None and raw != "":
+            given[f.name] = env_name(f.name)
             try:
                 values[f.name] = _converter(f)(raw)
             except ValueError as exc:
@@ -422,7 +443,14 @@ def load_settings(
             choices = f.metadata.get("choices")
             if choices and values[f.name] not in choices:
                 raise SystemExit(f"{env_name(f.name)} must be one of {', '.join(choices)}")
-    return Settings(**values)
+    settings = Settings(**values)
+    if settings.role != "both" and settings.queue == "local":
+        # Else ignored: the local queue's one process always serves callers and runs the engine.
+        raise SystemExit(
+            f"{given['role']}{'=' if given['role'].startswith(ENV_PREFIX) else ' '}{settings.role} needs a shared queue (--queue redis://HOST:PORT/DB): "
+            "with the local queue the one process is both the API and the engine"
+        )
+    return settings
 
 
 def settings_table() -> str:

@@ -152,3 +152,68 @@ async def test_the_bench_command_refuses_a_remote_target(tmp_path, capsys):
     )
     assert code == 2 and "only loopback" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
+
+
+async def test_an_output_that_cannot_be_written_is_refused_before_the_run(worker, tmp_path, capsys):
+    """`--out /proc/nope/x` failed with a traceback only after the whole run; now nothing is sent."""
+    server = await worker()
+    (tmp_path / "afile").write_text("not a folder")
+    argv = ["bench", "--base", base_of(server), "--rps", "3", "--duration", "1", "--requests", "1"]
+    for out in (tmp_path / "afile" / "r", tmp_path / "d"):
+        (tmp_path / "d.md").mkdir(exist_ok=True)  # for `d`: its .md cannot be written over
+        code = await asyncio.to_thread(bench_main, [*argv, "--out", str(out)])
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith(f"npu-worker bench: cannot write the results to {out}.*: "), err
+        assert err.count("\n") == 1  # no "ws at 3/s: ..." line: the run never began
+
+
+async def test_a_run_in_which_no_request_succeeded_exits_1_with_its_report(worker, tmp_path, capsys):
+    """`--wav-dir` outside the worker's output roots: every /synth is refused; that exited 0."""
+    server = await worker()
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"  # beside tmp_path, the worker's only root
+    elsewhere.mkdir()
+    argv = ["bench", "--base", base_of(server), "--rps", "3", "--duration", "1", "--requests", "2"]
+    argv += ["--transports", "http", "--wav-dir", str(elsewhere), "--out", str(tmp_path / "run.v2")]
+    code = await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    assert code == 1 and "npu-worker bench: no request succeeded (2 sent; " in err, err
+    recorded = json.loads((tmp_path / "run.v2.json").read_text())  # kept, and `.v2` with it
+    assert [r["error"] is not None for r in recorded["records"]] == [True, True]
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [
+        (["--timeout", "0"], "timeout must be in (0, 600.0] s"),
+        (["--timeout", "nan"], "timeout must be in (0, 600.0] s"),
+        (["--token", "a\nb"], "the token must be printable ASCII"),
+        (["--wav-dir", "/nonexistent-npu-worker"], "cannot write in --wav-dir /nonexistent-npu-worker: "),
+        (["--mode", "fragments", "--timeout", "0"], "timeout must be in (0, 600] s"),
+    ],
+)
+async def test_settings_every_request_would_fail_on_are_refused_before_the_run(
+    tmp_path, capsys, flags, problem
+):
+    argv = ["bench", "--base", "http://127.0.0.1:9", "--out", str(tmp_path / "r"), *flags]
+    assert await asyncio.to_thread(bench_main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"npu-worker bench: {problem}") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        ("[" * 100_000, "the JSON is nested too deeply to read"),  # a RecursionError's traceback
+        ('[{"title": "no text"}]', "item 0 is neither a text nor a section with a string 'text'"),  # KeyError
+        ('{"sections": 5}', "expected a list of texts, or an object with 'sections'"),  # TypeError
+        ("[[[1]]]", "item 0 is neither a text nor a section"),  # was sent as the text "[[1]]"
+    ],
+)
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+async def test_a_texts_file_that_holds_no_texts_is_one_line(tmp_path, capsys, content, problem, mode):
+    texts = tmp_path / "texts.json"
+    texts.write_text(content, encoding="utf-8")
+    argv = ["bench", "--mode", mode, "--texts", str(texts), "--base", "http://127.0.0.1:9"]
+    assert await asyncio.to_thread(bench_main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"npu-worker bench: {texts}: {problem}") and err.count("\n") == 1, err

@@ -164,3 +164,40 @@ def test_progress_bar_counts_polled_status_before_sections_arrive():
     assert "1/4 s01" in bar.line() and bar.eta() is not None
     bar(-1, {"event": "status", "status": "running", "done": 3, "total": 4, "current_idx": 3})
     assert "3/4" in stream.getvalue().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("flags", "problem"),
+    [
+        (["--base", "notaurl"], "the worker URL must be http(s)://HOST[:PORT], not 'notaurl'"),
+        (["--token", "bad\ntoken"], "the token must be printable ASCII, with no line break"),
+        (["--speed", "nan"], "--speed must be a finite number, not nan"),
+        (["--speed", "inf"], "--speed must be a finite number, not inf"),
+    ],
+)
+@pytest.mark.parametrize("command", ["synth", "batch"])
+async def test_an_argument_no_request_can_carry_is_one_line_and_exit_two(
+    tmp_path, capsys, command, flags, problem
+):
+    """Tracebacks before (urllib's unknown url type, http.client's invalid header value); `--speed nan`
+    went out as `NaN`, which is not JSON. The port is closed: the refusal comes before any connection."""
+    if command == "synth":
+        argv = ["synth", "a", "-o", str(tmp_path / "a.wav")]
+    else:
+        argv = ["batch", str(write_lecture(tmp_path / "l.json", ["a"])), "--out-dir", str(tmp_path)]
+    base = [] if "--base" in flags else ["--base", "http://127.0.0.1:9"]
+    code = await run_cli([*argv, *base, *flags])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith(f"npu-worker {command}: {problem}") and err.count("\n") == 1, err
+
+
+async def test_a_lecture_nested_too_deeply_is_one_line_and_exit_two(tmp_path, capsys):
+    """json.loads raised RecursionError, which nothing caught."""
+    lecture = tmp_path / "deep.json"
+    lecture.write_text('{"sections": ' + "[" * 100_000, encoding="utf-8")
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path), "--base", "http://127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert (
+        code == 2
+        and err == f"npu-worker batch: cannot read {lecture}: the JSON is nested too deeply to read\n"
+    )

@@ -303,3 +303,44 @@ def test_the_stream_survives_a_kill_9_and_restart_of_the_worker(tmp_path):
     assert [e["seq"] for e in logged] == list(range(1, len(logged) + 1))
     oks = [e["idx"] for e in logged if e["event"] == "progress" and e["status"] == "ok"]
     assert sorted(oks) == list(range(8)) and len(oks) == 8
+
+
+@pytest.mark.parametrize(
+    ("call", "problem"),
+    [
+        ({"speed_factor": float("nan")}, "speed_factor must be a finite number, not nan"),
+        (
+            {"seed": float("inf")},
+            "the request holds a number JSON cannot carry",
+        ),  # json.dumps wrote `Infinity`
+        ({"token": "bad\ntoken"}, "the token must be printable ASCII"),  # http.client's ValueError
+        ({"token": "pässword"}, "the token must be printable ASCII"),
+    ],
+)
+async def test_what_no_request_can_carry_is_refused_before_anything_is_sent(tmp_path, call, problem):
+    """Both clients raise InvalidArgument (a ClientError and a ValueError) in words; a socket that would
+    take the request never sees a connection (nan used to go out as `NaN`, which is not JSON)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        base = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        wav = str(tmp_path / "x.wav")
+        with pytest.raises(client.InvalidArgument, match=problem):
+            await asyncio.to_thread(client.synth, "a", wav, base=base, timeout=1, **call)
+        with pytest.raises(client.InvalidArgument, match=problem):
+            await aio.synth("a", wav, base=base, timeout=1, **call)
+        sections = [{"text": "a", "output_path": wav}]
+        with pytest.raises(client.InvalidArgument, match=problem):
+            await asyncio.to_thread(client.synth_batch_streaming, sections, base=base, **call)
+        with pytest.raises(BlockingIOError):
+            listener.accept()
+
+
+@pytest.mark.parametrize("base", ["notaurl", "ftp://127.0.0.1:7768", "http://127.0.0.1:port", "http://"])
+async def test_a_base_that_is_no_http_url_is_refused_in_words(base):
+    """urllib raised `ValueError: unknown url type`, aiohttp an InvalidURL, from deep inside."""
+    with pytest.raises(client.InvalidArgument, match="the worker URL must be http"):
+        await asyncio.to_thread(client.health, base=base)
+    with pytest.raises(client.InvalidArgument, match="the worker URL must be http"):
+        await aio.health(base=base)

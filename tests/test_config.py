@@ -18,6 +18,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+DAY_AS = "(86400 s)"
+RETAINED = "must be 0 (no time bound) or from 1 min to 10 years (315576000 s), as seconds or a number and s, m, h or d"
+CLAIMED = "must be from 1 s to 1 day (86400 s), as seconds or a number and s, m, h or d"
+
+
 def test_defaults_match_the_protocol():
     settings = load_settings(parse([]), environ={})
     assert (settings.host, settings.port, settings.backend) == ("127.0.0.1", 7768, "espeak")
@@ -52,19 +57,36 @@ def test_bad_env_value_is_a_clear_exit():
     [
         ("preview-lanes", "5", "preview lanes are 1 to 4, not '5'"),
         ("preview-lanes", "two", "preview lanes are 1 to 4, not 'two'"),
-        ("job-retention", "5x", "not a duration: '5x' (seconds, or a number and s, m, h or d)"),
-        ("job-retention", "inf", "not a duration: 'inf'"),
-        ("job-retention", "1e308d", "not a duration: '1e308d'"),  # finite, but not once in seconds
-        ("job-retention", "-1h", "not a duration: '-1h'"),
-        ("claim-timeout", "0", "must be above zero, not '0'"),
+        ("job-retention", "5x", f"{RETAINED}, not '5x'"),
+        ("job-retention", "inf", f"{RETAINED}, not 'inf'"),
+        ("job-retention", "1e308d", f"{RETAINED}, not '1e308d'"),  # finite, but not once in seconds
+        ("job-retention", "-1h", f"{RETAINED}, not '-1h'"),
+        ("job-retention", "1e10", f"{RETAINED}, not '1e10'"),  # a wait that long overflows a timer
+        ("job-retention", "3653d", f"{RETAINED}, not '3653d'"),
+        ("job-retention", "59s", f"{RETAINED}, not '59s'"),  # gone before a poller could read it
+        (
+            "claim-timeout",
+            "0",
+            f"{CLAIMED}, not '0'",
+        ),
+        ("claim-timeout", "0.5", f"{CLAIMED}, not '0.5'"),
+        ("claim-timeout", "2d", f"{CLAIMED}, not '2d'"),
         ("port", "70000", "must be a whole number from 0 to 65535, not '70000'"),
         ("seed", "-1", "must be a whole number from 0 to 4294967295, not '-1'"),
         ("max-queue", "0", "must be a whole number from 1 up, not '0'"),
         ("max-connections", "many", "must be a whole number from 1 up, not 'many'"),
         ("cache-max-bytes", "-1", "must be a whole number from 0 up, not '-1'"),
-        ("body-timeout", "-1", "must be seconds, above zero, not '-1'"),
-        ("header-timeout", "nan", "must be seconds, above zero, not 'nan'"),
-        ("shutdown-grace", "inf", "must be seconds, zero or more, not 'inf'"),
+        ("body-timeout", "-1", f"must be seconds from 0.1 s to 1 day {DAY_AS}, not '-1'"),
+        ("body-timeout", "1e10", f"must be seconds from 0.1 s to 1 day {DAY_AS}, not '1e10'"),
+        ("header-timeout", "nan", f"must be seconds from 0.1 s to 1 day {DAY_AS}, not 'nan'"),
+        ("header-timeout", "1e-9", "must be seconds from 0.1 s to 1 day (86400 s), not '1e-9'"),  # cuts all
+        ("heartbeat-interval", "0.000001", "must be seconds from 0.1 s to 1 day (86400 s), not '0.000001'"),
+        ("heartbeat-interval", "1e10", "must be seconds from 0.1 s to 1 day (86400 s), not '1e10'"),
+        ("shutdown-grace", "inf", f"must be seconds from 0 s to 1 day {DAY_AS}, not 'inf'"),
+        ("shutdown-grace", "1e10", "must be seconds from 0 s to 1 day"),  # past threading.TIMEOUT_MAX
+        ("shutdown-grace", "-1", "must be seconds from 0 s to 1 day"),
+        ("voice-max-seconds", "0.5", "must be seconds from 1 s to 3600 s, not '0.5'"),
+        ("voice-max-seconds", "1e9", "must be seconds from 1 s to 3600 s, not '1e9'"),
         (
             "chunk-schedule-ms",
             "40,0",
@@ -94,6 +116,26 @@ def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value,
         load_settings(None, environ={name: value})
 
 
+def test_every_duration_setting_has_an_upper_bound_under_the_timer_limit():
+    """A wait longer than threading.TIMEOUT_MAX overflows (`--shutdown-grace 1e10` crashed at SIGTERM):
+    every setting in seconds refuses a value past it."""
+    import threading
+
+    for name in (
+        "heartbeat_interval",
+        "header_timeout",
+        "body_timeout",
+        "job_retention",
+        "voice_max_seconds",
+    ):
+        env = {"NPU_WORKER_" + name.upper(): str(threading.TIMEOUT_MAX)}
+        with pytest.raises(SystemExit, match="^NPU_WORKER_" + name.upper()):
+            load_settings(None, environ=env)
+    for name in ("claim_timeout", "shutdown_grace"):
+        with pytest.raises(SystemExit, match="^NPU_WORKER_" + name.upper()):
+            load_settings(None, environ={"NPU_WORKER_" + name.upper(): "1e10"})
+
+
 def test_values_at_their_bounds_are_taken():
     env = {"NPU_WORKER_PREVIEW_LANES": "4", "NPU_WORKER_JOB_RETENTION": "0", "NPU_WORKER_CLAIM_TIMEOUT": "2m"}
     env |= {"NPU_WORKER_PORT": "0", "NPU_WORKER_SEED": str(2**32 - 1), "NPU_WORKER_MAX_QUEUE": "1"}
@@ -108,6 +150,62 @@ def test_values_at_their_bounds_are_taken():
     assert (settings.port, settings.seed, settings.max_queue) == (0, 2**32 - 1, 1)
     assert (settings.cache_max_bytes, settings.shutdown_grace, settings.body_timeout) == (0, 0.0, 0.5)
     assert settings.allowed_origins == ("https://Slides.example:443/", "*", "http://[::1]:8000")
+    highest = {
+        "NPU_WORKER_SHUTDOWN_GRACE": "86400",
+        "NPU_WORKER_JOB_RETENTION": "3652.5d",
+        "NPU_WORKER_CLAIM_TIMEOUT": "1d",
+        "NPU_WORKER_HEADER_TIMEOUT": "86400",
+        "NPU_WORKER_HEARTBEAT_INTERVAL": "0.1",
+        "NPU_WORKER_VOICE_MAX_SECONDS": "3600",
+    }
+    settings = load_settings(None, environ=highest)
+    assert (settings.shutdown_grace, settings.job_retention, settings.claim_timeout) == (
+        86400.0,
+        3652.5 * 86400,
+        86400.0,
+    )
+    assert (settings.header_timeout, settings.heartbeat_interval, settings.voice_max_seconds) == (
+        86400.0,
+        0.1,
+        3600.0,
+    )
+    assert load_settings(None, environ={"NPU_WORKER_JOB_RETENTION": "1m"}).job_retention == 60.0
+
+
+def test_an_empty_token_in_the_environment_is_refused_not_read_as_no_token():
+    """`--token ''` is refused; `NPU_WORKER_TOKEN=` ran with no authentication at all."""
+    with pytest.raises(SystemExit, match="^NPU_WORKER_TOKEN: set but empty: unset it to run without a token"):
+        load_settings(None, environ={"NPU_WORKER_TOKEN": ""})
+    assert load_settings(None, environ={}).token is None
+    assert load_settings(parse(["--token", "s3cret"]), environ={"NPU_WORKER_TOKEN": ""}).token == "s3cret"
+
+
+def test_other_empty_env_vars_still_mean_unset():
+    env = {
+        "NPU_WORKER_HOST": "",
+        "NPU_WORKER_PORT": "",
+        "NPU_WORKER_ALLOWED_ORIGINS": "",
+        "NPU_WORKER_QUEUE": "",
+    }
+    settings = load_settings(None, environ=env)
+    assert (settings.host, settings.port, settings.allowed_origins, settings.queue) == (
+        "127.0.0.1",
+        7768,
+        (),
+        "local",
+    )
+
+
+def test_a_role_without_a_shared_queue_is_refused_naming_the_flag_or_env_var():
+    """With the local queue `--role` did nothing: an `api` node that is silently also the engine."""
+    wording = "needs a shared queue (--queue redis://HOST:PORT/DB): with the local queue the one process"
+    with pytest.raises(SystemExit, match=re.escape(f"--role api {wording}")):
+        load_settings(parse(["--role", "api"]), environ={})
+    with pytest.raises(SystemExit, match=re.escape(f"NPU_WORKER_ROLE=engine {wording}")):
+        load_settings(None, environ={"NPU_WORKER_ROLE": "engine"})
+    redis = {"NPU_WORKER_QUEUE": "redis://127.0.0.1:6379/0"}
+    assert load_settings(parse(["--role", "engine"]), environ=redis).role == "engine"
+    assert load_settings(None, environ={"NPU_WORKER_ROLE": "both"}).role == "both"
 
 
 def test_default_roots_are_the_temp_dir_only(tmp_path):

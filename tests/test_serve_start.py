@@ -1,5 +1,5 @@
-"""`npu-worker serve` that cannot start says why in one line and exits 1, instead of a traceback: an
-address already taken, a state directory that cannot be one."""
+"""`npu-worker serve` that cannot start says why in one line instead of a traceback: exit 1 for the
+machine (an address already taken, a state directory that cannot be one), 2 for a setting."""
 
 from __future__ import annotations
 
@@ -17,10 +17,10 @@ from tests.timing import seconds
 REPO = Path(__file__).resolve().parents[1]
 
 
-def serve(*args: str) -> subprocess.CompletedProcess[str]:
+def serve(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "npu_worker.cli", "serve", *args]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds(60))
+    environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(command, env=environ, capture_output=True, text=True, timeout=seconds(60))
 
 
 def test_a_port_already_taken_is_one_line_and_exit_1(tmp_path):
@@ -135,3 +135,68 @@ def test_a_state_directory_the_worker_cannot_write_in_is_refused(tmp_path):
         subprocess.run(["chattr", "-i", str(state)], check=True)
     assert done.returncode == 1, done.stderr
     assert f"cannot use the state directory {state}: the worker cannot write in it" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "line"),
+    [
+        (["--port", "70000"], {}, "argument --port: must be a whole number from 0 to 65535, not '70000'"),
+        (["--prot", "7768"], {}, "unrecognized arguments: --prot 7768"),
+        (["--shutdown-grace", "1e10"], {}, "argument --shutdown-grace: must be seconds from 0 s to 1 day"),
+        ([], {"NPU_WORKER_HEADER_TIMEOUT": "1e-9"}, "NPU_WORKER_HEADER_TIMEOUT: must be seconds from 0.1 s"),
+        ([], {"NPU_WORKER_TOKEN": ""}, "NPU_WORKER_TOKEN: set but empty: unset it to run without a token"),
+        (["--role", "engine"], {}, "--role engine needs a shared queue (--queue redis://HOST:PORT/DB)"),
+    ],
+)
+def test_a_refused_setting_is_one_line_naming_it_and_exit_2(tmp_path, args, env, line):
+    """README's promise, for a flag argparse refuses (no usage text first) and an env var alike; before,
+    `--shutdown-grace 1e10` and the empty token started a worker (the first then crashed at SIGTERM)."""
+    done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), *args, env=env)
+    assert done.returncode == 2, done.stderr
+    [shown] = done.stderr.splitlines()
+    assert shown.startswith(f"npu-worker serve: {line}"), shown
+
+
+def test_the_longest_shutdown_grace_taken_still_ends_on_sigterm(tmp_path):
+    """1 day is the bound: a SIGTERM with it drains and exits 0 (past threading.TIMEOUT_MAX it overflowed)."""
+    process, _ = start(tmp_path, "--shutdown-grace", "86400")
+    log = stop(process)
+    assert process.returncode == 0, log
+    assert "Traceback" not in log and "npu-worker stopped" in log
+
+
+def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
+    """Not refused (a proxy may stand in front), but said: anyone who reaches the address may use it."""
+    open_to_all, log = start(tmp_path / "a", "--host", "0.0.0.0")
+    log += stop(open_to_all)
+    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    assert len(warnings) == 1 and "listening on '0.0.0.0', beyond loopback, without --token" in warnings[0]
+    with_token, log = start(tmp_path / "b", "--host", "0.0.0.0", env={"NPU_WORKER_TOKEN": "s3cret"})
+    log += stop(with_token)
+    assert " WARNING " not in log and "npu-worker stopped" in log
+
+
+def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    """`serve` on a free port, once its engine is ready, and what it logged up to then."""
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", *args]
+    command += ["--state-dir", str(tmp_path / "state")]
+    environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    process = subprocess.Popen(command, env=environ, stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    head = []
+    for line in process.stderr:
+        head.append(line)
+        if "engine ready" in line:  # after the start-up lines, the warning among them
+            return process, "".join(head)
+    process.wait(timeout=seconds(30))
+    raise AssertionError(f"serve did not start (exit {process.returncode})")
+
+
+def stop(process: subprocess.Popen[str]) -> str:
+    """SIGTERM; what it logged after `start` returned."""
+    process.terminate()
+    try:
+        _, err = process.communicate(timeout=seconds(30))
+    finally:
+        process.kill()
+    return err

@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import errno
 import json
 import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +26,56 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
+from npu_worker.cli_client import read_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
 
 
 def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
-    """Texts from a lecture JSON (`sections[].text`, optional `lang`), a JSON list, or one text per line."""
-    raw = path.read_text(encoding="utf-8")
-    if path.suffix == ".json":
-        data = json.loads(raw)
-        sections = data.get("sections", []) if isinstance(data, dict) else data
-        texts = tuple(s["text"] if isinstance(s, dict) else str(s) for s in sections)
-        return texts, data.get("lang") if isinstance(data, dict) else None
-    return tuple(line.strip() for line in raw.splitlines() if line.strip()), None
+    """Texts from a lecture JSON (`sections[].text`, optional `lang`), a JSON list of texts, or one text
+    per line. ValueError says what is wrong where (a missing 'text' was a KeyError's traceback)."""
+    if path.suffix != ".json":
+        raw = path.read_text(encoding="utf-8")
+        return tuple(line.strip() for line in raw.splitlines() if line.strip()), None
+    try:
+        data = read_json(path)
+    except ValueError as exc:  # json's own words lack the file's name
+        raise ValueError(f"{path}: {exc}") from None
+    sections = data.get("sections") if isinstance(data, dict) else data
+    lang = data.get("lang") if isinstance(data, dict) else None
+    if not isinstance(sections, list) or (lang is not None and not isinstance(lang, str)):
+        raise ValueError(
+            f"{path}: expected a list of texts, or an object with 'sections' (and a string 'lang')"
+        )
+    texts = []
+    for position, item in enumerate(sections):
+        text = item.get("text") if isinstance(item, dict) else item
+        if not isinstance(text, str):
+            raise ValueError(f"{path}: item {position} is neither a text nor a section with a string 'text'")
+        texts.append(text)
+    return tuple(texts), lang
+
+
+def check_writable(prefix: Path, suffixes: tuple[str, ...]) -> None:
+    """OSError unless PREFIX.<suffix> can be written: checked before the run, not found out after
+    minutes of it (`--out /proc/nope/x`). Makes the folder, as writing the results would."""
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile(dir=prefix.parent):
+        pass
+    for suffix in suffixes:
+        path = Path(f"{prefix}{suffix}")
+        if path.exists() and not (path.is_file() and os.access(path, os.W_OK)):
+            raise PermissionError(errno.EACCES, "cannot be written over", str(path))
+
+
+def _unwritable(prefix: Path, suffixes: tuple[str, ...]) -> str | None:
+    try:
+        check_writable(prefix, suffixes)
+    except OSError as exc:
+        where = exc.filename or prefix.parent
+        return f"cannot write the results to {prefix}.*: {where}: {exc.strerror or exc}"
+    return None
 
 
 def add_bench_command(subparsers: Any) -> None:
@@ -155,6 +193,9 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    if problem := _unwritable(args.out or Path("benchmarks/fragments") / "x", (".json", ".md")):
+        print(f"npu-worker bench: {problem}", file=sys.stderr)
+        return 2
     try:
         result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
     except (OSError, aiohttp.ClientError) as exc:
@@ -183,6 +224,16 @@ def run_bench_command(args: argparse.Namespace) -> int:
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
+    problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"))
+    if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
+        try:
+            with tempfile.TemporaryFile(dir=args.wav_dir):
+                pass
+        except OSError as exc:
+            problem = f"cannot write in --wav-dir {args.wav_dir}: {exc.strerror or exc}"
+    if problem:
+        print(f"npu-worker bench: {problem}", file=sys.stderr)
+        return 2
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     load_at_start = load_average()
     try:
@@ -198,6 +249,11 @@ def run_bench_command(args: argparse.Namespace) -> int:
     print("written: " + ", ".join(map(str, paths)), file=sys.stderr)
     if not any(path.suffix == ".png" for path in paths):
         print(PLOT_HINT, file=sys.stderr)
+    records = report["records"]
+    if not any(record["error"] is None for record in records):  # a benchmark of nothing is no success
+        first = next((record["error"] for record in records), "no request was sent")
+        print(f"npu-worker bench: no request succeeded ({len(records)} sent; {first})", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -24,6 +24,7 @@ from npu_worker.audio import audible_onset, from_pcm16
 from npu_worker.bench.load import check_loopback, health
 from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
+from npu_worker.client.common import auth_headers
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class FragmentConfig:
         check_loopback(self.base)
         if self.chars < 1 or not 0 <= self.interval <= 5:
             raise ValueError("fragments need >= 1 character and an interval of 0-5 s")
+        if not 0 < self.timeout <= 600:
+            raise ValueError("timeout must be in (0, 600] s")
+        auth_headers(self.token)
         if not self.texts:
             raise ValueError("no texts to send")
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import aiohttp
 
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
+from npu_worker.client.common import auth_headers
 
 MAX_RATE = 50.0
 MAX_DURATION = 600.0
@@ -72,6 +73,9 @@ class LoadConfig:
             raise ValueError(f"duration must be in (0, {MAX_DURATION}] s")
         if not 0 < self.max_requests <= MAX_REQUESTS:
             raise ValueError(f"max_requests must be in (0, {MAX_REQUESTS}]")
+        if not 0 < self.timeout <= MAX_DURATION:  # 0: every request would fail at once
+            raise ValueError(f"timeout must be in (0, {MAX_DURATION}] s")
+        auth_headers(self.token)  # a token no header can carry fails every request: say so now
         if not self.texts:
             raise ValueError("no texts to send")
         unknown = set(self.transports) - set(TRANSPORTS)

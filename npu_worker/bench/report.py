@@ -219,7 +219,8 @@ def write_plot(report: dict[str, Any], path: Path) -> None:
     axes.set_xlabel("offered load (requests/s, Poisson)")
     axes.set_ylabel("audible TTFA (ms)")
     axes.grid(True, alpha=0.3)
-    axes.legend(fontsize=8)
+    if values:  # a run in which no request succeeded has no lines to name
+        axes.legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path)
     plt.close(figure)
@@ -229,11 +230,11 @@ def write_report(report: dict[str, Any], prefix: Path) -> list[Path]:
     """PREFIX.json, PREFIX.md and, with matplotlib, PREFIX.png (blocking: call from a thread or outside
     the event loop). Returns the paths written."""
     prefix.parent.mkdir(parents=True, exist_ok=True)
-    paths = [prefix.with_suffix(".json"), prefix.with_suffix(".md")]
+    paths = [Path(f"{prefix}.json"), Path(f"{prefix}.md")]  # not with_suffix: `--out run.v2` keeps its .v2
     paths[0].write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     paths[1].write_text(markdown(report), encoding="utf-8")
     if can_plot():
-        paths.append(prefix.with_suffix(".png"))
+        paths.append(Path(f"{prefix}.png"))
         write_plot(report, paths[2])
     return paths
 

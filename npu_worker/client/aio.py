@@ -25,6 +25,7 @@ from npu_worker.client.common import (
     WorkerHTTPError,
     auth_headers,
     batch_body,
+    encode_body,
     error_body_of,
     maybe_await,
     parse_line,
@@ -48,9 +49,12 @@ class _Http:
     async def open(self, method: str, path: str, body: Any = None) -> aiohttp.ClientResponse:
         """The response with its status checked; the caller reads and releases it."""
         url = self.base + path
+        data, headers = None, self.headers
+        if body is not None:  # encoded here: aiohttp's json= would send nan as `NaN`
+            data, headers = encode_body(body), {**self.headers, "Content-Type": "application/json"}
         try:
             response = await self.session.request(
-                method, url, json=body, headers=self.headers, timeout=self.timeout
+                method, url, data=data, headers=headers, timeout=self.timeout
             )
             if response.status >= 400:
                 async with response:

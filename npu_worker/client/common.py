@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 DEFAULT_BASE = "http://127.0.0.1:7768"
 BASE_ENV = "TTS_WORKER_BASE"
@@ -41,6 +41,12 @@ MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many sec
 
 class ClientError(Exception):
     """Base of the errors the client raises (a section's failure is never raised: it is reported)."""
+
+
+class InvalidArgument(ClientError, ValueError):
+    """The call was given what no request can carry: a base that is no http(s) URL, a token with a line
+    break, a number JSON has no form for (nan). Raised before anything is sent, in words, where urllib,
+    http.client or json would raise their own ValueError from deep inside (or send invalid JSON)."""
 
 
 class TransportError(ClientError):
@@ -64,13 +70,46 @@ class WorkerHTTPError(ClientError):
 
 
 def resolve_base(base: str | None = None) -> str:
-    """`base` if given, else `TTS_WORKER_BASE`, else the default worker address; no trailing slash."""
+    """`base` if given, else `TTS_WORKER_BASE`, else the default worker address; no trailing slash.
+    InvalidArgument unless it is an http(s) URL with a host (and a port that is a number)."""
     chosen = base or os.environ.get(BASE_ENV) or DEFAULT_BASE
+    parts = urlsplit(chosen)
+    try:
+        parts.port  # noqa: B018 - read for its ValueError
+    except ValueError:
+        parts = parts._replace(scheme="")
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        where = "" if base else f" (from {BASE_ENV})"
+        raise InvalidArgument(f"the worker URL must be http(s)://HOST[:PORT], not {chosen!r}{where}")
     return chosen.rstrip("/")
 
 
 def auth_headers(token: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"} if token else {}
+    """The bearer header; InvalidArgument for a token no header can carry (a line break, a control or
+    non-ASCII character, spaces at its ends, which the worker never reads)."""
+    if not token:
+        return {}
+    if token != token.strip() or not all(" " <= char <= "~" for char in token):
+        raise InvalidArgument(
+            "the token must be printable ASCII, with no line break and no space at its ends"
+        )
+    return {"Authorization": f"Bearer {token}"}
+
+
+def encode_body(body: Any) -> bytes:
+    """A request body as JSON; InvalidArgument for nan or infinity (json.dumps would write `NaN`, which
+    no JSON parser, the worker's included, accepts)."""
+    try:
+        return json.dumps(body, allow_nan=False).encode("utf-8")
+    except ValueError as exc:
+        raise InvalidArgument(
+            f"the request holds a number JSON cannot carry (nan or infinity): {exc}"
+        ) from None
+
+
+def _finite(name: str, value: Any) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidArgument(f"{name} must be a finite number, not {value}")
 
 
 def synth_body(
@@ -81,6 +120,7 @@ def synth_body(
     ref_wav: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
+    _finite("speed_factor", speed_factor)
     body = {"text": text, "lang": lang, "output_path": output_path, "speed_factor": speed_factor}
     body["ref_wav"] = ref_wav
     body.update(extra)
@@ -96,6 +136,7 @@ def batch_body(
     **extra: Any,
 ) -> dict[str, Any]:
     """The /synth_batch body; sections without `idx` get their position, as the server does."""
+    _finite("speed_factor", speed_factor)
     listed = [dict(section) for section in sections]
     for position, section in enumerate(listed):
         section.setdefault("idx", position)

@@ -8,7 +8,6 @@ request the worker refuses as a whole raises `WorkerHTTPError`.
 from __future__ import annotations
 
 import http.client
-import json
 import time
 import urllib.error
 import urllib.request
@@ -27,6 +26,7 @@ from npu_worker.client.common import (
     WorkerHTTPError,
     auth_headers,
     batch_body,
+    encode_body,
     error_body_of,
     parse_line,
     polling_plan,
@@ -53,7 +53,7 @@ class _Http:
         self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
     def open(self, method: str, path: str, body: Any = None) -> http.client.HTTPResponse:
-        data = None if body is None else json.dumps(body).encode("utf-8")
+        data = None if body is None else encode_body(body)
         request = urllib.request.Request(self.base + path, data=data, method=method, headers=self.headers)
         try:
             return self.opener.open(request, timeout=self.timeout)
