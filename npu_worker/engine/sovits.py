@@ -306,10 +306,8 @@ class SovitsEngine:
         except (OSError, ValueError, EOFError) as error:
             reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
             raise EngineError(f"sovits_worker reported ok but its wav is unusable: {reason}") from None
-        if samples.size == 0:
+        if samples.size == 0:  # (NaN or infinite samples: read_wav's ValueError above)
             raise EngineError("sovits_worker wrote no audio")
-        if not np.isfinite(samples).all():
-            raise EngineError("sovits_worker wrote a wav with non-finite samples (NaN or Inf)")
         return samples, rate
 
     # -- HTTP ----------------------------------------------------------------------------------------
