@@ -102,3 +102,46 @@ async def test_a_transfer_coding_other_than_chunked_is_a_400(served, tmp_path):
     )
     assert head.startswith(b"HTTP/1.1 400"), head
     assert b"Transfer-Encoding" in body and not (tmp_path / "x.wav").exists()
+
+
+async def test_an_answer_nobody_reads_is_given_up_after_its_write_deadline(monkeypatch):
+    """A whole flac or mp3 file (or a batch answer) written to a caller that never reads stayed in
+    memory for as long as the caller kept the socket open."""
+    import socket
+
+    from aiohttp import web
+
+    from npu_worker.openai_compat import speech
+
+    monkeypatch.setattr(speech, "WRITE_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(speech, "MIN_READ_BYTES_PER_SECOND", 10**12)
+    outcome: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+
+    async def big_answer(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse()
+        await response.prepare(request)
+        try:
+            await speech.send_within(request, response, b"x" * (16 << 20))  # past every socket buffer
+            outcome.set_result(None)
+        except ConnectionError as exc:
+            outcome.set_result(exc)
+        return response
+
+    app = web.Application()
+    app.router.add_get("/", big_answer)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+    try:
+        await asyncio.get_running_loop().sock_connect(client, ("127.0.0.1", port))
+        client.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        async with asyncio.timeout(seconds(10)):
+            error = await outcome
+        assert isinstance(error, ConnectionResetError) and "read nothing for" in str(error)
+    finally:
+        client.close()
+        await runner.cleanup()

@@ -196,6 +196,12 @@ class StreamEncoder:
             return b"" if self._started else self.feed(np.zeros(0, dtype=np.float32))
         if self._file is None:
             whole = np.concatenate(self._held) if self._held else np.zeros(0, dtype=np.float32)
+            self._held = []  # the file is what is sent now: the samples need not stay beside it
             return encode_whole(whole, self.sample_rate, self.fmt)
         self._file.close()
         return self._sink.take_new()
+
+    def release(self) -> None:
+        """Let go of held samples and encoded bytes (a caller that hung up: nothing more is sent)."""
+        self._held = []
+        self._sink = _AppendOnly()

@@ -7,6 +7,7 @@ import base64
 import contextlib
 import logging
 import time
+import traceback
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,6 +57,8 @@ log = logging.getLogger(__name__)
 MODEL_ALIASES = ("tts-1", "tts-1-hd")
 # Audio a download may have waiting unread: more than one whole text's worth (espeak speaks Korean at
 # ~0.15 s per character), at least 10 min (float32: 58 MB).
+WRITE_GRACE_SECONDS = 60.0  # a caller that reads nothing of an answer for this long is given up
+MIN_READ_BYTES_PER_SECOND = 64 * 1024  # ... plus a second per this many bytes of it
 DOWNLOAD_SECONDS_PER_CHAR = 0.3
 DOWNLOAD_BUFFER_SECONDS = 600.0
 # OpenAI's built-in voice names: they speak as `default` unless a voice of that name is stored.
@@ -168,13 +171,13 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
             if not response.prepared:
                 await response.prepare(request)
             if data:
-                await response.write(data)
+                await send_within(request, response, data)
         stop_if_caller_gone(request)
         tail = await encoder.finish_async()
         if not response.prepared:
             response.content_length = len(tail)
             await response.prepare(request)
-        await response.write(tail)
+        await send_within(request, response, tail)
         await response.write_eof()
     except WorkerError as error:
         if not response.prepared:
@@ -184,9 +187,35 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         )
         if request.transport is not None:
             request.transport.close()
-    except ConnectionError:
+    except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
+        forget_frames(gone)
+    finally:
+        encoder.release()
+        data = tail = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
     return response
+
+
+async def send_within(request: web.Request, response: web.StreamResponse, data: bytes) -> None:
+    """Write `data`, or give up on a caller that does not read it in time (WRITE_GRACE_SECONDS, plus
+    a second per MIN_READ_BYTES_PER_SECOND): a whole file held for a socket nobody reads would stay in
+    memory as long as the caller keeps it open. ConnectionResetError when given up (the connection is
+    closed)."""
+    limit = WRITE_GRACE_SECONDS + len(data) / MIN_READ_BYTES_PER_SECOND
+    try:
+        async with asyncio.timeout(limit):
+            await response.write(data)
+    except TimeoutError:
+        if request.transport is not None:
+            request.transport.abort()
+        raise ConnectionResetError(f"the caller read nothing for {limit:.0f} s") from None
+
+
+def forget_frames(error: BaseException) -> None:
+    """A hung-up caller's error keeps the frames it passed through, and their audio, in a reference
+    cycle (the connection's waiter holds the error) that only a full collection frees: let the frames
+    go now."""
+    traceback.clear_frames(error.__traceback__)
 
 
 def sse_event(body: bytes) -> bytes:
@@ -206,7 +235,8 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         if not response.prepared:
             await response.prepare(request)
         if data:
-            await response.write(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode()))
+            event = sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode())
+            await send_within(request, response, event)
 
     try:
         async for samples in run.audio():
@@ -220,9 +250,12 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         await response.write(sse_event(SpeechError(openai_error(error)[0]).encode()))
         await response.write_eof()
         return response
-    except ConnectionError:
+    except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
+        forget_frames(gone)
         return response
+    finally:
+        encoder.release()
     done = SpeechAudioDone(
         format=fmt.name,
         sample_rate=sample_rate,
