@@ -214,3 +214,21 @@ async def test_max_jobs_kept_removes_the_oldest_finished_job_through_the_api(wor
     listed = [j["job_id"] for j in (await (await client.get("/jobs")).json())["jobs"]]
     assert listed == [ids[2], ids[1]]
     assert own.exists()
+
+
+def test_jobs_that_end_after_the_first_sweep_are_counted_as_they_end(tmp_path):
+    """The retention keeps finished jobs in end order and looks at the front only: each job joins it as
+    it ends (the scheduler passes it), not by a sort of every kept job at every end."""
+    journal, registry, clock = journal_in(tmp_path), JobRegistry(), Clock(1_000_000.0)
+    retention = Retention(registry, journal, keep_seconds=DAY, max_jobs=2, clock=clock)
+    assert retention.sweep() == 0  # nothing kept yet
+    jobs = []
+    for i in range(4):
+        job = finished_job(journal, clock.now + i)
+        registry.add(job)
+        jobs.append(job)
+        assert retention.sweep(job) == (1 if i >= 2 else 0)
+    assert {j.id for j in registry.snapshot()} == {jobs[2].id, jobs[3].id}
+    clock.now += DAY + 10  # both past the time bound now
+    assert retention.sweep() == 2 and registry.snapshot() == []
+    journal.close()

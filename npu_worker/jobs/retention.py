@@ -9,7 +9,9 @@ jobs are never removed. `0` turns a bound off.
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -36,22 +38,35 @@ class Retention:
         self.keep_seconds = keep_seconds
         self.max_jobs = max_jobs
         self.clock = clock
+        self._lock = threading.Lock()
+        # Finished jobs, the oldest end first: built from the registry at the first sweep, then each job
+        # joins at its end. Each sweep only looks at the front (it sorted every kept job at every end:
+        # 10 ms a job with 20 000 kept).
+        self._finished: OrderedDict[str, Job] | None = None
 
-    def expired(self, jobs: Iterable[Job], now: float) -> list[Job]:
-        """The finished jobs past either bound, oldest finished first (pure policy)."""
-        finished = sorted((j for j in jobs if j.finished), key=lambda j: j.finished_at or j.created_at)
-        over_count = max(0, len(finished) - self.max_jobs) if self.max_jobs > 0 else 0
-        gone = []
-        for position, job in enumerate(finished):
-            ended = job.finished_at or job.created_at
-            too_old = self.keep_seconds > 0 and now - ended > self.keep_seconds
-            if too_old or position < over_count:
-                gone.append(job)
-        return gone
+    def _expired(self, ended: Job | None) -> list[Job]:
+        """The finished jobs past either bound, oldest finished first, taken out of the index."""
+        with self._lock:
+            if self._finished is None:
+                ordered = sorted((j for j in self.registry.snapshot() if j.finished), key=_end_time)
+                self._finished = OrderedDict((job.id, job) for job in ordered)
+            if ended is not None and ended.finished:
+                self._finished[ended.id] = ended
+                self._finished.move_to_end(ended.id)
+            now, gone = self.clock(), []
+            while self._finished:
+                oldest = next(iter(self._finished.values()))
+                too_old = self.keep_seconds > 0 and now - _end_time(oldest) > self.keep_seconds
+                too_many = 0 < self.max_jobs < len(self._finished)
+                if not (too_old or too_many):
+                    break
+                gone.append(self._finished.popitem(last=False)[1])
+            return gone
 
-    def sweep(self) -> int:
-        """Remove what is past its time or over the count (blocking I/O: run off the event loop)."""
-        gone = self.expired(self.registry.snapshot(), self.clock())
+    def sweep(self, ended: Job | None = None) -> int:
+        """Remove what is past its time or over the count, `ended` (a job that has just finished)
+        counted (blocking I/O: run off the event loop)."""
+        gone = self._expired(ended)
         for job in gone:
             self.registry.remove(job.id)
             try:
@@ -61,6 +76,10 @@ class Retention:
         if gone:
             log.info("retention removed %d finished job(s)", len(gone))
         return len(gone)
+
+
+def _end_time(job: Job) -> float:
+    return job.finished_at or job.created_at
 
 
 def remove_crash_leftovers(jobs: Iterable[Job], owned_dirs: Iterable[Path]) -> int:

@@ -408,4 +408,4 @@ class Scheduler:
         self.journal.append(job, Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled))
         self.stats.count("jobs_cancelled" if cancelled else "jobs_finished")
         if job.persisted and self.retention is not None:
-            self.stats.count("jobs_removed", self.retention.sweep())
+            self.stats.count("jobs_removed", self.retention.sweep(job))
