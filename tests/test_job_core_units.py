@@ -228,3 +228,18 @@ async def test_listeners_that_never_read_share_one_budget_and_a_small_one_is_nev
     await small.__anext__()  # what is read leaves the budget
     hoarder.close()  # and what a closed listener held
     assert budget.samples == 0
+
+
+def test_the_section_index_and_counts_follow_the_folded_events_and_a_new_section_list():
+    from npu_worker.jobs.model import apply_event
+    from npu_worker.protocol import Progress, SectionError
+
+    job = Job("j", SynthParams(), [Section(i, "t", None) for i in range(3)])
+    apply_event(job, Progress(0, "ok", wav_path="/a.wav"))
+    apply_event(job, SectionError(1, "EngineError: x"))
+    assert (job.ok_count, job.fail_count) == (1, 1) and job.section(1).final.error == "EngineError: x"
+    apply_event(job, Progress(1, "ok", wav_path="/b.wav"))  # a section's final replaced: counted once
+    assert (job.ok_count, job.fail_count) == (2, 0)
+    job.sections = [Section(7, "new", None)]  # admission sets the list again: looked up anew
+    assert job.section(0) is None and job.section(7) is job.sections[0]
+    assert (job.ok_count, job.fail_count) == (0, 0)

@@ -90,18 +90,44 @@ class Job:
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)
     onset_watch: Any = None  # the engine thread's onset detector of a streaming job (runner.py)
+    # Sections by idx, and the finals counted, kept for `sections` as it is (a new list: built again):
+    # folding each event looked its section up in the list and every status counted them all, so a
+    # thousand-section job cost a million steps to replay at start, and `GET /jobs` tens of ms.
+    _index: tuple[list[Section], dict[int, Section], dict[type, int]] | None = field(
+        default=None, repr=False, compare=False
+    )
 
     @property
     def total(self) -> int:
         return len(self.sections)
 
+    def _indexed(self) -> tuple[dict[int, Section], dict[type, int]]:
+        if self._index is None or self._index[0] is not self.sections:
+            counts: dict[type, int] = {Progress: 0, SectionError: 0}
+            for section in self.sections:
+                if section.final is not None:
+                    counts[type(section.final)] += 1
+            self._index = (self.sections, {s.idx: s for s in self.sections}, counts)
+        return self._index[1], self._index[2]
+
+    def section(self, idx: int) -> Section | None:
+        return self._indexed()[0].get(idx)
+
+    def settle(self, section: Section, final: Progress | SectionError) -> None:
+        """Set a section's final event (the one place it changes, so the counts stay true)."""
+        counts = self._indexed()[1]
+        if section.final is not None:
+            counts[type(section.final)] -= 1
+        section.final = final
+        counts[type(final)] += 1
+
     @property
     def ok_count(self) -> int:
-        return sum(isinstance(s.final, Progress) for s in self.sections)
+        return self._indexed()[1][Progress]
 
     @property
     def fail_count(self) -> int:
-        return sum(isinstance(s.final, SectionError) for s in self.sections)
+        return self._indexed()[1][SectionError]
 
     @property
     def pending(self) -> list[Section]:
@@ -145,14 +171,14 @@ def apply_event(job: Job, event: Event) -> None:
     if isinstance(event, Progress):
         section = job_section(job, event.idx)
         if event.status == "ok" and section is not None:
-            section.final = event
+            job.settle(section, event)
         elif section is not None:
             job.current_idx = event.idx
             job.status = RUNNING
     elif isinstance(event, SectionError):
         section = job_section(job, event.idx) if event.idx is not None else None
         if section is not None:
-            section.final = event
+            job.settle(section, event)
     elif isinstance(event, Done):
         job.status = CANCELLED if event.cancelled else DONE
         job.current_idx = None
@@ -160,7 +186,4 @@ def apply_event(job: Job, event: Event) -> None:
 
 
 def job_section(job: Job, idx: int) -> Section | None:
-    for section in job.sections:
-        if section.idx == idx:
-            return section
-    return None
+    return job.section(idx)
