@@ -16,7 +16,9 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import grp
 import os
+import pwd
 import secrets
 import stat
 import tempfile
@@ -244,11 +246,30 @@ def replaceable_by_others(path: str | Path) -> str | None:
                 break
             if info.st_uid not in (0, me):
                 return f"{current} belongs to another user (uid {info.st_uid})"
-            shared = info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX
+            shared = writable_by_others(info) and not info.st_mode & stat.S_ISVTX
             if depth < len(parts) and stat.S_ISDIR(info.st_mode) and shared:
                 mode = info.st_mode & 0o7777
                 return f"others can write in {current} (mode {mode:o}, not sticky) and replace what is in it"
     return None
+
+
+def writable_by_others(info: os.stat_result) -> bool:
+    """Write permission for anyone but the owner: others, or a group with someone else in it. The
+    owner's own private group (Debian's and Ubuntu's user-private groups, whose umask 002 makes a
+    user's folders group-writable) and root's group count as the owner."""
+    if info.st_mode & 0o002:
+        return True
+    return bool(info.st_mode & 0o020) and not _private_group(info.st_gid, info.st_uid)
+
+
+def _private_group(gid: int, uid: int) -> bool:
+    if gid == 0:
+        return True
+    try:
+        group, owner = grp.getgrgid(gid), pwd.getpwuid(uid)
+    except KeyError:  # a number with no name: nothing says who is in it
+        return False
+    return owner.pw_gid == gid and group.gr_name == owner.pw_name and set(group.gr_mem) <= {owner.pw_name}
 
 
 def shared_with_others(directory: str | Path) -> str | None:
@@ -259,11 +280,11 @@ def shared_with_others(directory: str | Path) -> str | None:
     if why is not None:
         return why
     try:
-        mode = os.stat(directory).st_mode
+        info = os.stat(directory)
     except FileNotFoundError:
         return None
-    if mode & 0o022:
-        return f"others can write in {directory} (mode {mode & 0o7777:o})"
+    if writable_by_others(info):
+        return f"others can write in {directory} (mode {info.st_mode & 0o7777:o})"
     return None
 
 

@@ -31,6 +31,7 @@ from .files import (
     read_beneath,
     read_regular,
     replaceable_by_others,
+    writable_by_others,
     write_under_roots,
 )
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
@@ -223,8 +224,9 @@ def make_private_dir(path: Path) -> None:
     dir someone else made first (in a shared place like /tmp, say) would let them plant job records and
     cached audio the worker then serves, or read every caller's texts.
     """
-    if not path.exists():
-        path.mkdir(parents=True, mode=0o700)
+    if not path.exists():  # each missing folder 0700, not the umask's (002 made ~/.local group-writable)
+        for folder in reversed([p for p in (path, *path.parents) if not p.exists()]):
+            folder.mkdir(mode=0o700, exist_ok=True)
     elif not path.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path))
     unsafe = replaceable_by_others(path)
@@ -237,7 +239,7 @@ def make_private_dir(path: Path) -> None:
             f"it belongs to another user (uid {info.st_uid}); use one of the worker's own",
             str(path),
         )
-    if info.st_mode & 0o022:
+    if writable_by_others(info):
         raise PermissionError(
             errno.EPERM,
             f"others can write in it (mode {info.st_mode & 0o777:o}); `chmod go-w` it or use a private one",

@@ -387,3 +387,31 @@ def test_reading_a_reference_never_waits_on_a_fifo_nor_reads_a_huge_file(tmp_pat
     (tmp_path / "voice.wav").write_bytes(b"RIFF")
     with pytest.raises(EngineError, match="transcript"):
         transcript_for(Voice(ref_wav=str(tmp_path / "voice.wav")))
+
+
+def test_the_state_dirs_missing_parents_are_made_private_whatever_the_umask(tmp_path):
+    """With Debian's user umask 002, `~/.local` and `~/.local/share` came out 0775 when the worker made
+    them for its default state dir, and the next check refused them: every start failed."""
+    from npu_worker.paths import make_private_dir
+
+    state = tmp_path / "home" / ".local" / "share" / "npu-worker"
+    previous = os.umask(0o002)
+    try:
+        make_private_dir(state)
+    finally:
+        os.umask(previous)
+    for folder in (tmp_path / "home", tmp_path / "home" / ".local", state.parent, state):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
+def test_a_group_with_someone_else_in_it_counts_as_others_but_roots_group_does_not(tmp_path):
+    folder = tmp_path / "group-writable"
+    folder.mkdir(mode=0o770)
+    folder.chmod(0o770)
+    if os.geteuid() == 0:
+        assert files.writable_by_others(folder.stat()) is False  # root:root
+        os.chown(folder, 0, 65534)  # nogroup: not the owner's own group
+    else:
+        pytest.skip("giving a folder to another group needs root")
+    assert files.writable_by_others(folder.stat()) is True
+    assert "others can write in" in (files.shared_with_others(folder) or "")
