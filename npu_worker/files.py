@@ -30,6 +30,7 @@ from pathlib import Path
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
 
 DIRECTORY_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+PASS_THROUGH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 PART_SUFFIX = ".part"
 LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)  # EMLINK: FreeBSD's O_NOFOLLOW answer
 
@@ -78,15 +79,18 @@ def open_beneath(
     if not os.path.isabs(root):
         raise ValueError(f"{root!r} is not an absolute path")
     above = Path(root).parts[1:]
-    fd = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    fd = os.open("/", PASS_THROUGH_FLAGS if above else os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for depth, name in enumerate([*above, *directories]):
             beneath = depth >= len(above)
             if create and beneath:
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(name, 0o750 if private else 0o777, dir_fd=fd)
+            # Folders above the root are only passed through: O_PATH needs no read permission there
+            # (a 0711 folder above a root), the root and what is below it are opened for reading.
+            flags = PASS_THROUGH_FLAGS if depth < len(above) - 1 else DIRECTORY_FLAGS
             try:
-                child = os.open(name, DIRECTORY_FLAGS, dir_fd=fd)
+                child = os.open(name, flags, dir_fd=fd)
             except OSError as exc:
                 if exc.errno in LINK_ERRORS and _is_link(fd, name):
                     why = f"{name} is a symbolic link" if beneath else f"{root} is reached through a link now"

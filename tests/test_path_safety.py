@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import signal
 import subprocess
+import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -415,3 +418,28 @@ def test_a_group_with_someone_else_in_it_counts_as_others_but_roots_group_does_n
         pytest.skip("giving a folder to another group needs root")
     assert files.writable_by_others(folder.stat()) is True
     assert "others can write in" in (files.shared_with_others(folder) or "")
+
+
+def test_a_root_below_a_folder_others_may_only_pass_through_is_written_and_read(tmp_path):
+    """The walk from `/` opened every folder above a root for reading: below a 0711 folder (a home, a
+    shared /srv) every write and read of the worker failed with a permission error."""
+    if os.geteuid() != 0:
+        pytest.skip("acting as another user needs root")
+    passing = Path(tempfile.mkdtemp(prefix="npu-worker-pass-"))  # in the temp dir: pytest's is 0700
+    root = passing / "out"
+    root.mkdir()
+    os.chown(root, 65534, 65534)
+    passing.chmod(0o711)
+    script = (
+        "import os, sys\n"
+        "from npu_worker import files\n"  # imported as root, then run as nobody
+        "os.setgroups([]); os.setgid(65534); os.setuid(65534)\n"
+        f"files.write_under_roots({str(root / 'a.wav')!r}, b'RIFF', [{str(root)!r}])\n"
+        f"print(files.read_beneath({str(root / 'a.wav')!r}, [{str(root)!r}], 100, own=True))\n"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    finally:
+        shutil.rmtree(passing)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "b'RIFF'"
