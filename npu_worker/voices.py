@@ -79,8 +79,10 @@ class NamedVoice:
     def describe(self) -> dict[str, Any]:
         """The listing entry: name, source, transcript, duration and sample rate of the wav."""
         body: dict[str, Any] = {"name": self.name, "source": self.source, "ref_text": self.text}
-        if self.wav_path is not None and self.text is None:  # --ref-wav's transcript beside it
-            body["ref_text"] = read_transcript(Path(self.wav_path).with_suffix(".txt"))
+        if self.wav_path is not None and self.text is None:  # --ref-wav's transcript beside it,
+            folder = Path(self.wav_path).parent  # listed only where no one else can put a file (not /tmp:
+            if shared_with_others(folder) is None:  # a link there would list any file the worker reads)
+                body["ref_text"] = read_transcript(Path(self.wav_path).with_suffix(".txt"))
         if self.wav_path is not None:
             try:
                 info = soundfile.info(self.wav_path)

@@ -311,3 +311,20 @@ async def test_a_form_the_multipart_reader_cannot_parse_is_a_400(worker, tmp_pat
     error = (await response.json())["error"]
     assert error["code"] == "BadRequest" and error["message"].startswith("the multipart body cannot be read")
     assert files_under(tmp_path) == before
+
+
+async def test_a_transcript_beside_the_default_voice_in_a_shared_folder_is_not_listed(worker, tmp_path):
+    """With --ref-wav in /tmp, anyone could put a link named like its transcript there: the listing
+    would show callers any file the worker can read."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    secret = tmp_path / "secret.env"
+    secret.write_text("NPU_WORKER_TOKEN=s3cret")
+    reference = shared / "ref.wav"
+    tone_wav(reference)
+    reference.with_suffix(".txt").symlink_to(secret)
+    client = await worker(ToneEngine(), ref_wav=str(reference))
+    async with client.get("/v1/audio/voices") as listing:
+        default = (await listing.json())["data"][0]
+    assert default["name"] == "default" and default["ref_text"] is None
