@@ -375,7 +375,9 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
         loop = asyncio.get_running_loop()
 
         def on_signal(sig: signal.Signals) -> None:
-            if stop.is_set():  # a second one: the operator will not wait for the drain
+            if stop.is_set() and sig == signal.SIGHUP:  # a closed terminal often sends two: no hurry
+                return
+            if stop.is_set():  # a second SIGINT or SIGTERM: the operator will not wait for the drain
                 log.warning("%s again: exiting now, without waiting for the drain", sig.name)
                 os._exit(1)  # jobs survive it as they survive kill -9: their logs resume at the next start
             log.info("%s: shutting down", sig.name)

@@ -58,3 +58,12 @@ def test_a_job_file_copied_into_another_folder_is_not_a_second_job(tmp_path, cap
     caplog.set_level(logging.WARNING)
     assert [loaded.id for loaded in store.load_all()] == ["a1"]
     assert "skipping unreadable job b2: its job.json names job 'a1'" in caplog.text
+
+
+def test_a_cancel_recorded_after_its_job_was_removed_makes_no_folder(tmp_path):
+    """Retention may remove a job between the DELETE and the marker's write: no lone folder holding
+    only the marker, skipped at every start, comes back."""
+    store = JobStore(tmp_path / "state")
+    store.prepare()
+    store.mark_cancelled("0123456789abcdef")
+    assert not store.job_dir("0123456789abcdef").exists()

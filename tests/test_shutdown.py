@@ -118,6 +118,8 @@ def test_sighup_drains_like_sigterm(tmp_path):
     process, _, job = running_batch(state)
     try:
         process.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGHUP)  # a closed terminal often sends two: still the drain
         _, log = process.communicate(timeout=seconds(60))
     finally:
         process.kill()

@@ -85,13 +85,21 @@ class JobStore:
     def mark_cancelled(self, job_id: str) -> None:
         """A cancel asked while a section runs is recorded at once: its `done` comes only when the
         section stops, and a worker killed before that would otherwise resume the job at its start."""
-        write_atomic(self.job_dir(job_id) / CANCEL_FILE, b"")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:  # in the job's folder as it is: one retention removed meanwhile is not made again
+            os.close(os.open(self.job_dir(job_id) / CANCEL_FILE, flags, 0o640))
+        except FileNotFoundError:
+            pass
 
     def open_log(self, job_id: str) -> IO[bytes]:
-        # 0640 whatever the umask: the service's group may read logs, never write them
-        return open(
+        # 0640 whatever the umask (and a log made under an older one corrected): the service's group
+        # may read logs, never write them
+        log = open(
             self.job_dir(job_id) / LOG_FILE, "ab", opener=lambda path, flags: os.open(path, flags, 0o640)
         )
+        if os.fstat(log.fileno()).st_mode & 0o022:
+            os.fchmod(log.fileno(), 0o640)
+        return log
 
     @staticmethod
     def log_line(entry: LogEntry) -> bytes:

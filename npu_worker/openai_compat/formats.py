@@ -202,6 +202,5 @@ class StreamEncoder:
         return self._sink.take_new()
 
     def release(self) -> None:
-        """Let go of held samples and encoded bytes (a caller that hung up: nothing more is sent)."""
+        """Let go of the samples a whole-file format holds (a caller that hung up: nothing is sent)."""
         self._held = []
-        self._sink = _AppendOnly()

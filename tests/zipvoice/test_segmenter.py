@@ -90,3 +90,12 @@ def test_a_hard_cut_never_separates_a_combining_mark_from_its_letter():
     segments = plan_segments(text, letters, first_max=4, later_max=4)
     assert all(not s.startswith("\u0301") and letters(s) <= 4 for s in segments)
     assert "".join(segments) == text
+
+
+def test_the_rest_of_a_long_first_sentence_keeps_the_later_bound_when_the_first_is_larger():
+    """The first bound may be the larger one (the later one comes from the decoder's cost curve): the
+    rest of the first sentence was cut for the first bound and packed as it was, over the later one."""
+    text = "aaaa bbbb cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk. 끝."
+    segments = plan_segments(text, len, first_max=20, later_max=6)
+    assert all(len(s) <= 6 for s in segments[1:]), segments
+    assert "".join(segments).replace(" ", "") == text.replace(" ", "")

@@ -151,7 +151,13 @@ def plan_segments(
     if not rest_of_first:
         while remaining and count(first) < first_min and count(join(first, remaining[0])) <= first_max:
             first = join(first, remaining.pop(0))
-    units: list[Unit] = list(rest_of_first)
+    units: list[Unit] = []
+    for piece, glued in rest_of_first:  # cut for the first bound, packed under the later one
+        if count(piece) <= later_max:
+            units.append((piece, glued))
+        else:
+            smaller = _units(piece, later_max, count)
+            units += [(smaller[0][0], glued), *smaller[1:]]
     for sentence in remaining:
         units += _units(sentence, later_max, count)
     return [first] + _pack(units, later_max, count)
