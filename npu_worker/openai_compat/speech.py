@@ -306,7 +306,7 @@ async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
 
 
 @openai_errors
-async def create_speech_batch(request: web.Request) -> web.Response:
+async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
     body: SpeechBatchBody = wire.decode(await read_body(request), SpeechBatchBody)
     items = body.items
@@ -333,4 +333,19 @@ async def create_speech_batch(request: web.Request) -> web.Response:
     answer = SpeechBatchResult(
         results=results, total=len(results), succeeded=len(results) - failed, failed=failed
     )
-    return json_response(answer)
+    # Every item's audio in one body (up to about 120 MB): written under the same deadline as a file,
+    # so a caller that never reads it does not keep it in memory for as long as its socket is open.
+    encoded = wire.encode(answer)
+    del results, answer
+    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+    response.content_length = len(encoded)
+    await response.prepare(request)
+    try:
+        await send_within(request, response, encoded)
+        await response.write_eof()
+    except ConnectionError as gone:
+        log.info("the caller of a speech batch went away before its answer was read: %s", gone)
+        forget_frames(gone)
+    finally:
+        encoded = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
+    return response
