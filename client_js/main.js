@@ -16,6 +16,12 @@ const $ = (id) => document.getElementById(id);
 const base = workerBase();
 const query = new URLSearchParams(window.location.search);
 const token = query.get("token") || "";
+if (query.has("token")) {
+  // Read once, then out of the address bar (history, bookmarks, screen shares); kept in memory only.
+  const clean = new URL(window.location.href);
+  clean.searchParams.delete("token");
+  history.replaceState(history.state, "", clean);
+}
 let forcedRate = Number(query.get("rate")) || undefined; // ?rate=24000: force the AudioContext's rate
 const MAX_FILE_BYTES = 8 * 1024 * 1024; // the worker's default body bound: a larger lecture cannot be sent
 
@@ -84,7 +90,7 @@ let healthTimer = null;
 /** Ask /health now and then again later: every 2 s when idle, every second while a request runs. */
 async function pollHealth() {
   clearTimeout(healthTimer);
-  const status = await fetchHealth(base, token);
+  const status = await fetchHealth(base);
   state.worker = status;
   renderWorker(status);
   if (status.state === "ready") fillOptions(status.health);
@@ -162,7 +168,7 @@ async function play() {
 }
 
 async function explainConnectFailure(error) {
-  const health = await fetchHealth(base, token);
+  const health = await fetchHealth(base);
   state.worker = health;
   renderWorker(health);
   const text = health.state === "ready"

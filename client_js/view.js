@@ -3,6 +3,8 @@
  * Only reads state; main.js owns it.
  */
 
+import { redactToken } from "./channel.js";
+
 const $ = (id) => document.getElementById(id);
 
 const STATE_LABEL = {
@@ -101,18 +103,19 @@ export function renderWorker(status) {
   }
 }
 
-/** One message at a time: kind is "info", "warn" or "error"; empty text hides it. */
+/** One message at a time: kind is "info", "warn" or "error"; empty text hides it. A token is never shown. */
 export function showMessage(text, kind = "info") {
   const box = $("message");
   box.hidden = !text;
   box.className = `message ${kind}`;
-  box.textContent = text || "";
+  box.textContent = text ? redactToken(text) : "";
 }
 
+/** A line in the Event log, with any token in it shown as `token=***`. */
 export function logLine(text) {
   const log = $("log");
   const stamp = new Date().toISOString().slice(11, 23);
-  log.textContent += `${stamp}  ${text}\n`;
+  log.textContent += `${stamp}  ${redactToken(text)}\n`;
   if (log.textContent.length > 60000) log.textContent = log.textContent.slice(-40000);
   log.scrollTop = log.scrollHeight;
 }

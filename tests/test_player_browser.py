@@ -358,3 +358,23 @@ def test_a_file_that_cannot_be_loaded_says_why(open_player: Any) -> None:
     page.set_input_files("#file", big)
     wait_for(page, "s.message.includes('big.txt is 9.0 MiB; the limit is 8 MiB')")
     assert console.errors == []
+
+
+def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lecture: Path) -> None:
+    """A refused WebSocket's error names the socket URL: its token is shown as `token=***`, in the message
+    and the Event log alike; the token is out of the address bar once read, and /health polls go without it."""
+    worker, page, console = open_player(ToneEngine(), token="s3cret", open_page=False)
+    health_urls: list[str] = []
+    page.on("request", lambda request: "/health" in request.url and health_urls.append(request.url))
+    page.goto(worker.url + "?token=wr0ngTok")  # a wrong token: /health answers, the socket is refused
+    wait_for(page, "s.worker.state === 'ready'")
+    assert "token" not in page.url
+    choose_sections(page, lecture, "0", 1)
+
+    page.click("#play")
+    wait_for(page, "s.message.includes('refused the WebSocket')")
+    wait_for(page, "document.getElementById('log').textContent.includes('connect failed')")
+    log = page.text_content("#log") or ""  # the log panel is folded: its text, not what is drawn
+    assert "wr0ngTok" not in page.inner_text("#message") + log + page.content()
+    assert "token=***" in log
+    assert health_urls and not any("token" in url for url in health_urls)
