@@ -110,8 +110,9 @@ export class Channel {
     this.worker.postMessage({ type: "send", request });
   }
 
-  cancel() {
-    this.worker.postMessage({ type: "cancel" });
+  /** Drop the audio queued and in flight; `remote`: also ask the worker to stop the request. */
+  cancel({ remote = true } = {}) {
+    this.worker.postMessage({ type: "cancel", remote });
   }
 
   /**

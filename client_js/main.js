@@ -8,7 +8,7 @@
 
 import { Channel, fetchHealth, socketUrl, workerBase } from "./channel.js";
 import { Player } from "./player.js";
-import { FRESH_SECTION, figures, newRun, settle } from "./model.js";
+import { FRESH_SECTION, cancelRun, figures, newRun, settle } from "./model.js";
 import { formatLecture, parseInput, selectSections } from "./sections.js";
 import { fillOptions, logLine, renderFigures, renderSlides, renderWorker, setButtons, showMessage } from "./view.js";
 
@@ -181,7 +181,8 @@ async function explainConnectFailure(error) {
 
 /** The worker streams at another rate than the context's (it changed engine): start over at its rate. */
 async function onRateMismatch({ streamRate, contextRate: playing }) {
-  cancel();
+  state.channel?.cancel(); // the worker stops the request; its answer is not awaited (the socket closes)
+  cancelRun(state.run, state.sections); // so every section the request left unfinished is cancelled here
   showMessage(`The worker now streams ${streamRate} Hz audio and the player ran at ${playing} Hz: ` +
     "press Play again for a player at the new rate.", "error");
   state.streamRate = streamRate;
@@ -191,23 +192,37 @@ async function onRateMismatch({ streamRate, contextRate: playing }) {
   state.player = null;
   await channel?.close();
   await player?.close();
-  if (state.run) Object.assign(state.run, { running: false, audioDrained: true });
+  renderSlides(state.sections);
   updateButtons();
 }
 
+/**
+ * While the request runs, the worker is asked to stop it (it answers `done` with `cancelled`); once it
+ * has finished (the audio is still playing out), there is nothing to ask: playback just stops here.
+ */
 function cancel() {
-  if (!state.channel) return;
-  state.channel.cancel(); // the worker drops audio in flight and flushes the worklet
-  if (state.run) {
-    state.run.cancelRequested = true;
-    state.run.audioDrained = true;
+  const run = state.run;
+  if (!run || !(run.running || playingOut())) return;
+  if (run.running && state.channel) {
+    state.channel.cancel(); // the socket worker drops audio in flight and flushes the worklet
+    Object.assign(run, { cancelRequested: true, audioDrained: true });
+    for (const s of state.sections) {
+      if (s.state === "playing" || s.state === "ready") s.state = "cancelled";
+    }
+    showMessage("Cancelled: playback stopped and the worker asked to stop.", "info");
+  } else {
+    stopPlayOut();
   }
-  for (const s of state.sections) {
-    if (s.state === "playing" || s.state === "ready") s.state = "cancelled";
-  }
-  showMessage("Cancelled: playback stopped and the worker asked to stop.", "info");
   renderSlides(state.sections);
   updateButtons();
+}
+
+/** Synthesis is over: drop the audio still queued, and call the rest of the request cancelled. */
+function stopPlayOut() {
+  if (state.channel) state.channel.cancel({ remote: false });
+  else state.player?.flush(state.run.request);
+  cancelRun(state.run, state.sections);
+  showMessage("Cancelled: playback stopped (the worker had already finished synthesising).", "info");
 }
 
 async function togglePause() {
@@ -297,6 +312,12 @@ function onErrorEvent(event) {
     QueueFull: "The worker's queue is full; try again later.",
     NotRunning: "Nothing to cancel: the request had already finished.",
   }[name];
+  if (name === "NotRunning" && state.run?.cancelRequested) {
+    // The request finished as the cancel went out: the audio is already dropped, so it is a play-out stop.
+    cancelRun(state.run, state.sections);
+    showMessage("Cancelled: playback stopped (the worker had already finished synthesising).", "info");
+    return;
+  }
   showMessage(explained ? `${explained} (${event.error})` : `The worker refused the request: ${event.error}`,
     name === "NotRunning" ? "info" : "error");
   if (state.run && !state.run.started && name !== "NotRunning") {
@@ -309,7 +330,8 @@ function onErrorEvent(event) {
 function onDone(event) {
   const run = state.run;
   if (!run) return;
-  Object.assign(run, { running: false, cancelled: Boolean(event.cancelled), okCount: event.ok_count,
+  // A cancel that crossed the worker's last `done` still dropped the audio: the run is cancelled all the same.
+  Object.assign(run, { running: false, cancelled: Boolean(event.cancelled || run.cancelRequested), okCount: event.ok_count,
     failCount: event.fail_count, elapsedTotalSec: event.elapsed_total_sec });
   if (run.cancelled) {
     for (const s of state.sections) {

@@ -9,7 +9,7 @@
  * is told (`rate-mismatch`) and makes a new context for the next request.
  *
  * Page → worker: {type: "connect", url}, {type: "audio-port", port, outputRate}, {type: "send", request},
- *                {type: "cancel"}, {type: "close"}
+ *                {type: "cancel", remote} (remote: also send the worker a cancel), {type: "close"}
  * Worker → page: {type: "open"}, {type: "closed", code, reason, wasClean, opened}, {type: "event", event},
  *                {type: "sent", request, sentAt}, {type: "received", idx, samples, at}, {type: "protocol-error", message},
  *                {type: "rate-mismatch", streamRate, contextRate}
@@ -41,7 +41,7 @@ self.onmessage = (event) => {
       send(message.request);
       break;
     case "cancel":
-      cancel();
+      cancel(message.remote);
       break;
     case "close":
       if (socket) socket.close(1000, "page closed the channel");
@@ -86,8 +86,8 @@ function send(body) {
   report({ type: "sent", request, sentAt });
 }
 
-function cancel() {
-  if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
+function cancel(remote) {
+  if (remote && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
   dropping = true;
   section = null;
   toWorklet({ type: "flush", request });

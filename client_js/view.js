@@ -60,7 +60,7 @@ function updateSlide(row, section) {
 function slideFigures(section) {
   const parts = [];
   if (section.synthSec != null) parts.push(`synthesis ${seconds(section.synthSec)}`);
-  else if (section.synthStartedAt != null) parts.push(`synthesis ${seconds((performance.now() - section.synthStartedAt) / 1000)}…`);
+  else if (section.synthStartedAt != null && section.state === "synthesising") parts.push(`synthesis ${seconds((performance.now() - section.synthStartedAt) / 1000)}…`);
   if (section.durationSec != null) parts.push(`audio ${seconds(section.durationSec)}`);
   if (section.synthSec != null && section.durationSec) parts.push(`RTF ${(section.synthSec / section.durationSec).toFixed(2)}`);
   if (section.cached) parts.push("cached");

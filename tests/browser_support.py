@@ -86,6 +86,10 @@ class WorkerThread:
         if not self._loop.is_closed():
             self._loop.close()
 
+    def run(self, coroutine: Any) -> Any:
+        """Run `coroutine` on the worker's loop (a CuttableProxy in front of it, say) and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(seconds(30))
+
     def health(self) -> tuple[int, dict[str, Any]]:
         """GET /health over the wire: (status code, body)."""
         try:

@@ -24,6 +24,7 @@ import pytest
 
 from npu_worker.config import Settings
 from tests.browser_support import ConsoleWatch, chromium, require_chromium, serve_static, serve_worker
+from tests.cut_proxy import CuttableProxy
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -378,3 +379,79 @@ def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lect
     assert "wr0ngTok" not in page.inner_text("#message") + log + page.content()
     assert "token=***" in log
     assert health_urls and not any("token" in url for url in health_urls)
+
+
+def test_a_rate_mismatch_cancels_every_unfinished_section_and_the_run(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.05), open_page=False)
+    page.goto(worker.url + "?rate=48000")  # a 48 kHz context for the 24 kHz stream
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-2", 3)
+
+    page.click("#play")
+    wait_for(page, "s.message.includes('now streams 24000 Hz audio and the player ran at 48000 Hz')")
+    wait_for(page, "s.run.running === false")
+    state = snapshot(page)
+    # The page closed the socket, so the worker's done(cancelled) never comes: the page settles it all.
+    assert [s["state"] for s in state["sections"]] == ["cancelled"] * 3
+    assert state["run"]["cancelled"] is True
+    assert state["figures"]["summary"].startswith("Cancelled: 0 ok, 0 failed")
+    details = page.locator("#slides .detail").all_inner_texts()
+    assert not any(detail.endswith("…") for detail in details), details  # no synthesis timer runs on
+    assert not page.is_enabled("#cancel")
+    wait_until(lambda: worker.health()[1]["jobs_running"] == 0, "the mismatched request was not cancelled")
+    assert console.errors == []
+
+
+def test_cancel_during_play_out_stops_playback_and_asks_the_worker_nothing(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine())  # instant: synthesis ends long before the sound
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-2", 3)
+
+    page.click("#play")
+    wait_for(page, "s.run && s.run.running === false && !s.run.audioDrained && s.figures.playedFrames > 0")
+    page.click("#cancel")
+    wait_for(page, "s.run.cancelled === true && s.figures.bufferedMs === 0")
+    stopped_at = snapshot(page)["figures"]
+    later = stopped_at["audioClockFrame"] + stopped_at["contextRate"] * 0.3
+    wait_for(page, f"s.figures.audioClockFrame > {later}")  # the audio clock ran on 0.3 s...
+    state = snapshot(page)
+    assert state["figures"]["playedFrames"] == stopped_at["playedFrames"]  # ...and played nothing
+    # No cancel went to the worker: it would have answered NotRunning ("Nothing to cancel").
+    assert "Nothing to cancel" not in state["message"]
+    assert "playback stopped (the worker had already finished synthesising)" in state["message"]
+    assert state["figures"]["summary"].startswith("Cancelled: 3 ok, 0 failed")
+    assert all(s["state"] in ("done", "cancelled") for s in state["sections"])
+    assert state["sections"][-1]["state"] == "cancelled"
+    assert not page.is_enabled("#cancel") and page.is_enabled("#play")
+    assert console.errors == []
+
+
+async def _cut(proxy: CuttableProxy) -> None:
+    proxy.cut()
+
+
+def test_a_connection_lost_mid_request_has_a_summary_that_agrees_with_the_rows(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.1), open_page=False)
+    port = int(worker.url.rstrip("/").rsplit(":", 1)[1])
+    proxy = worker.run(CuttableProxy(port).start())
+    try:
+        page.goto(f"{worker.url}?worker={proxy.base}/")  # the page talks to the worker through the proxy
+        wait_for(page, "s.worker.state === 'ready'")
+        choose_sections(page, lecture, "0-2", 3)
+
+        page.click("#play")
+        wait_for(page, "s.run && s.sections[0].synthSec != null")  # section 0 is synthesised, 1 is under way
+        worker.run(_cut(proxy))
+        wait_for(page, "s.run.running === false && s.sections[0].state === 'done'")
+        state = snapshot(page)
+        assert [s["state"] for s in state["sections"]] == ["done", "failed", "failed"]
+        assert state["figures"]["summary"].startswith("Finished: 1 ok, 2 failed")
+        assert "1 done · 2 failed" in page.inner_text("#slide-count")
+    finally:
+        worker.run(proxy.close())
