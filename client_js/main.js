@@ -105,6 +105,24 @@ async function pollHealth() {
 // ------------------------------------------------------------------------------------------------
 // Play / pause / cancel
 
+/**
+ * The AudioContext is made at the stream's rate, so not before that rate is known: a context made while
+ * the worker boots (`/health` 503, `sample_rate` null) would run at the device's rate and refuse the
+ * stream. Asks `/health` once more when needed; says why Play waits.
+ */
+async function streamRateKnown() {
+  if (forcedRate || state.streamRate || state.worker.health?.sample_rate) return true;
+  const status = await fetchHealth(base);
+  state.worker = status;
+  renderWorker(status);
+  if (status.health?.sample_rate) return true;
+  showMessage(status.state === "booting"
+    ? "The worker is still booting (loading its model): press Play again once it is ready."
+    : status.message || "The worker has not said its sample rate yet: press Play again in a moment.",
+  status.state === "booting" ? "warn" : "error");
+  return false;
+}
+
 /** The AudioContext and worklet (created on the first Play: a user gesture) and the open socket. */
 async function ensurePlayer() {
   if (!state.player) {
@@ -140,6 +158,7 @@ async function play() {
     showMessage("Nothing to say: paste text or load a lecture JSON first.", "warn");
     return;
   }
+  if (!state.player && !(await streamRateKnown())) return;
   try {
     await ensurePlayer();
   } catch (error) {

@@ -455,3 +455,28 @@ def test_a_connection_lost_mid_request_has_a_summary_that_agrees_with_the_rows(
         assert "1 done · 2 failed" in page.inner_text("#slide-count")
     finally:
         worker.run(proxy.close())
+
+
+def test_play_while_the_worker_boots_makes_no_context_and_the_next_play_plays(
+    open_player: Any, lecture: Path
+) -> None:
+    gate = threading.Event()
+    engine = ToneEngine()
+    engine.load = lambda: gate.wait(seconds(30))  # type: ignore[method-assign]
+    worker, page, console = open_player(engine)
+    wait_for(page, "s.worker.state === 'booting'")
+    choose_sections(page, lecture, "0", 1)
+
+    page.click("#play")  # /health says 503 with sample_rate null: the stream's rate is not known yet
+    wait_for(page, "s.message.includes('still booting')")
+    assert snapshot(page)["figures"]["contextRate"] == 0  # no AudioContext at the device's rate
+    assert snapshot(page)["run"] is None
+
+    gate.set()
+    wait_for(page, "s.worker.state === 'ready'")
+    page.click("#play")  # the first Play after boot plays (no rate mismatch)
+    wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained")
+    state = snapshot(page)
+    assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 24000
+    assert "now streams" not in state["message"]
+    assert console.not_network() == []  # the browser logs each 503 /health itself
