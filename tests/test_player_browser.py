@@ -21,9 +21,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
+from npu_worker.app import _static_handler
 from npu_worker.config import Settings
-from tests.browser_support import ConsoleWatch, chromium, require_chromium, serve_static, serve_worker
+from tests.browser_support import (
+    ConsoleWatch,
+    chromium,
+    require_chromium,
+    serve_app,
+    serve_static,
+    serve_worker,
+)
 from tests.cut_proxy import CuttableProxy
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -480,3 +489,76 @@ def test_play_while_the_worker_boots_makes_no_context_and_the_next_play_plays(
     assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 24000
     assert "now streams" not in state["message"]
     assert console.not_network() == []  # the browser logs each 503 /health itself
+
+
+def rogue_worker() -> web.Application:
+    """Serves the player and a /ws that sends a `null` text frame, a section whose 3 samples come split
+    at odd byte counts (3 + 3 bytes), and one that ends on half a sample (3 bytes)."""
+    half = b"\x00\x40"  # s16le 0x4000: 0.5
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response(
+            {"status": "ok", "loaded": True, "backend": "rogue", "device": "cpu", "sample_rate": 24000}
+        )
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()  # the synth_batch request
+        await socket.send_json({"event": "start", "total": 2, "backend": "rogue", "device": "cpu"})
+        await socket.send_str("null")
+        for idx, frames in ((0, [half + half[:1], half[1:] + half]), (1, [half + half[:1]])):
+            samples = sum(map(len, frames)) // 2
+            await socket.send_json({"event": "progress", "idx": idx, "status": "synth"})
+            await socket.send_json(
+                {"event": "audio_start", "idx": idx, "sample_rate": 24000, "format": "pcm_s16le"}
+            )
+            for frame in frames:
+                await socket.send_bytes(frame)
+            await socket.send_json({"event": "audio_end", "idx": idx, "samples": samples, "chunks": 2})
+            await socket.send_json(
+                {"event": "progress", "idx": idx, "status": "ok", "elapsed_sec": 0.01, "duration_sec": 0.0}
+            )
+        await socket.send_json(
+            {"event": "done", "ok_count": 2, "fail_count": 0, "elapsed_total_sec": 0.02, "cancelled": False}
+        )
+        async for _ in socket:  # until the page closes it
+            pass
+        return socket
+
+    app = web.Application()
+    directory = (
+        CLIENT_DIR  # the source checkout's (client_dir() would touch the disk under the browser's loop)
+    )
+    app.router.add_get("/health", health)
+    app.router.add_get("/ws", ws)
+    app.router.add_get("/", _static_handler(directory))
+    app.router.add_get("/{name:[A-Za-z0-9_.-]+}", _static_handler(directory))
+    return app
+
+
+def test_odd_byte_frames_are_carried_over_and_a_null_text_frame_is_reported(browser: Any) -> None:
+    with serve_app(rogue_worker()) as url:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            console = ConsoleWatch()
+            console.attach(page)
+            page.goto(url)
+            wait_for(page, "s.worker.state === 'ready'")
+            page.fill("#input", "가.\n\n나.")
+            wait_for(page, "s.sections.length === 2")
+            page.click("#play")
+            wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
+            state = snapshot(page)
+            log = page.text_content("#log") or ""
+            # 3 + 3 bytes are 3 samples (a dropped odd byte would give 1 + 1, and shift the second).
+            assert state["run"]["receivedSamples"] == 3 + 1
+            assert state["figures"]["playedSourceSamples"] == 4
+            assert "a text frame is not a JSON object: null" in log
+            assert "section 1's audio ended on half a sample" in log
+            assert "socket worker failed" not in log
+            assert [s["state"] for s in state["sections"]] == ["done", "done"]
+            assert console.errors == []
+        finally:
+            context.close()
