@@ -15,6 +15,11 @@ function withToken(url, token) {
   return url;
 }
 
+/** `text` with every `token=…` query value shown as `token=***`: for whatever the page shows or logs. */
+export function redactToken(text) {
+  return String(text).replace(/([?&]token=)[^&#\s]*/gi, "$1***");
+}
+
 export function socketUrl(base, token) {
   const url = new URL("ws", base);
   url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
@@ -24,17 +29,16 @@ export function socketUrl(base, token) {
 export const HEALTH_TIMEOUT_MS = 5000;
 
 /**
- * GET /health, classified: {state: "ready"|"booting"|"refused"|"error"|"down", health?, message}.
+ * GET /health (it needs no token, so none is sent), classified: {state: "ready"|"booting"|"refused"|"error"|"down", health?, message}.
  * A browser cannot tell "nothing listens" from "the worker refused this origin" (both are a failed
  * fetch), so the message names both causes. A worker that accepts the connection but never answers
  * is "down" after `timeoutMs`, so polling goes on instead of waiting forever.
  */
-export async function fetchHealth(base, token, { timeoutMs = HEALTH_TIMEOUT_MS, pageOrigin } = {}) {
-  const url = withToken(new URL("health", base), token);
+export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOrigin } = {}) {
+  const url = new URL("health", base);
   const origin = pageOrigin ?? globalThis.location?.origin;
   let response;
   try {
-    // The token goes in the query (as on the socket): a header would need a CORS preflight.
     response = await fetch(url, { cache: "no-store", signal: AbortSignal.timeout(timeoutMs) });
   } catch (error) {
     if (error?.name === "TimeoutError") {
@@ -106,8 +110,9 @@ export class Channel {
     this.worker.postMessage({ type: "send", request });
   }
 
-  cancel() {
-    this.worker.postMessage({ type: "cancel" });
+  /** Drop the audio queued and in flight; `remote`: also ask the worker to stop the request. */
+  cancel({ remote = true } = {}) {
+    this.worker.postMessage({ type: "cancel", remote });
   }
 
   /**
@@ -148,7 +153,7 @@ export class Channel {
       case "closed":
         this.open = false;
         if (this.pending) {
-          this.pending.reject(new Error(`the worker refused the WebSocket at ${this.url} (or is down)`));
+          this.pending.reject(new Error(`the worker refused the WebSocket at ${redactToken(this.url)} (or is down)`));
           this.pending = null;
         }
         if (this.afterClose) this.afterClose(); // the page closed it: nothing to report

@@ -8,7 +8,7 @@
 
 import { Channel, fetchHealth, socketUrl, workerBase } from "./channel.js";
 import { Player } from "./player.js";
-import { FRESH_SECTION, figures, newRun, settle } from "./model.js";
+import { FRESH_SECTION, cancelRun, figures, newRun, settle } from "./model.js";
 import { formatLecture, parseInput, selectSections } from "./sections.js";
 import { fillOptions, logLine, renderFigures, renderSlides, renderWorker, setButtons, showMessage } from "./view.js";
 
@@ -16,6 +16,12 @@ const $ = (id) => document.getElementById(id);
 const base = workerBase();
 const query = new URLSearchParams(window.location.search);
 const token = query.get("token") || "";
+if (query.has("token")) {
+  // Read once, then out of the address bar (history, bookmarks, screen shares); kept in memory only.
+  const clean = new URL(window.location.href);
+  clean.searchParams.delete("token");
+  history.replaceState(history.state, "", clean);
+}
 let forcedRate = Number(query.get("rate")) || undefined; // ?rate=24000: force the AudioContext's rate
 const MAX_FILE_BYTES = 8 * 1024 * 1024; // the worker's default body bound: a larger lecture cannot be sent
 
@@ -84,7 +90,7 @@ let healthTimer = null;
 /** Ask /health now and then again later: every 2 s when idle, every second while a request runs. */
 async function pollHealth() {
   clearTimeout(healthTimer);
-  const status = await fetchHealth(base, token);
+  const status = await fetchHealth(base);
   state.worker = status;
   renderWorker(status);
   if (status.state === "ready") fillOptions(status.health);
@@ -98,6 +104,24 @@ async function pollHealth() {
 
 // ------------------------------------------------------------------------------------------------
 // Play / pause / cancel
+
+/**
+ * The AudioContext is made at the stream's rate, so not before that rate is known: a context made while
+ * the worker boots (`/health` 503, `sample_rate` null) would run at the device's rate and refuse the
+ * stream. Asks `/health` once more when needed; says why Play waits.
+ */
+async function streamRateKnown() {
+  if (forcedRate || state.streamRate || state.worker.health?.sample_rate) return true;
+  const status = await fetchHealth(base);
+  state.worker = status;
+  renderWorker(status);
+  if (status.health?.sample_rate) return true;
+  showMessage(status.state === "booting"
+    ? "The worker is still booting (loading its model): press Play again once it is ready."
+    : status.message || "The worker has not said its sample rate yet: press Play again in a moment.",
+  status.state === "booting" ? "warn" : "error");
+  return false;
+}
 
 /** The AudioContext and worklet (created on the first Play: a user gesture) and the open socket. */
 async function ensurePlayer() {
@@ -134,6 +158,7 @@ async function play() {
     showMessage("Nothing to say: paste text or load a lecture JSON first.", "warn");
     return;
   }
+  if (!state.player && !(await streamRateKnown())) return;
   try {
     await ensurePlayer();
   } catch (error) {
@@ -162,7 +187,7 @@ async function play() {
 }
 
 async function explainConnectFailure(error) {
-  const health = await fetchHealth(base, token);
+  const health = await fetchHealth(base);
   state.worker = health;
   renderWorker(health);
   const text = health.state === "ready"
@@ -175,7 +200,8 @@ async function explainConnectFailure(error) {
 
 /** The worker streams at another rate than the context's (it changed engine): start over at its rate. */
 async function onRateMismatch({ streamRate, contextRate: playing }) {
-  cancel();
+  state.channel?.cancel(); // the worker stops the request; its answer is not awaited (the socket closes)
+  cancelRun(state.run, state.sections); // so every section the request left unfinished is cancelled here
   showMessage(`The worker now streams ${streamRate} Hz audio and the player ran at ${playing} Hz: ` +
     "press Play again for a player at the new rate.", "error");
   state.streamRate = streamRate;
@@ -185,23 +211,37 @@ async function onRateMismatch({ streamRate, contextRate: playing }) {
   state.player = null;
   await channel?.close();
   await player?.close();
-  if (state.run) Object.assign(state.run, { running: false, audioDrained: true });
+  renderSlides(state.sections);
   updateButtons();
 }
 
+/**
+ * While the request runs, the worker is asked to stop it (it answers `done` with `cancelled`); once it
+ * has finished (the audio is still playing out), there is nothing to ask: playback just stops here.
+ */
 function cancel() {
-  if (!state.channel) return;
-  state.channel.cancel(); // the worker drops audio in flight and flushes the worklet
-  if (state.run) {
-    state.run.cancelRequested = true;
-    state.run.audioDrained = true;
+  const run = state.run;
+  if (!run || !(run.running || playingOut())) return;
+  if (run.running && state.channel) {
+    state.channel.cancel(); // the socket worker drops audio in flight and flushes the worklet
+    Object.assign(run, { cancelRequested: true, audioDrained: true });
+    for (const s of state.sections) {
+      if (s.state === "playing" || s.state === "ready") s.state = "cancelled";
+    }
+    showMessage("Cancelled: playback stopped and the worker asked to stop.", "info");
+  } else {
+    stopPlayOut();
   }
-  for (const s of state.sections) {
-    if (s.state === "playing" || s.state === "ready") s.state = "cancelled";
-  }
-  showMessage("Cancelled: playback stopped and the worker asked to stop.", "info");
   renderSlides(state.sections);
   updateButtons();
+}
+
+/** Synthesis is over: drop the audio still queued, and call the rest of the request cancelled. */
+function stopPlayOut() {
+  if (state.channel) state.channel.cancel({ remote: false });
+  else state.player?.flush(state.run.request);
+  cancelRun(state.run, state.sections);
+  showMessage("Cancelled: playback stopped (the worker had already finished synthesising).", "info");
 }
 
 async function togglePause() {
@@ -291,6 +331,12 @@ function onErrorEvent(event) {
     QueueFull: "The worker's queue is full; try again later.",
     NotRunning: "Nothing to cancel: the request had already finished.",
   }[name];
+  if (name === "NotRunning" && state.run?.cancelRequested) {
+    // The request finished as the cancel went out: the audio is already dropped, so it is a play-out stop.
+    cancelRun(state.run, state.sections);
+    showMessage("Cancelled: playback stopped (the worker had already finished synthesising).", "info");
+    return;
+  }
   showMessage(explained ? `${explained} (${event.error})` : `The worker refused the request: ${event.error}`,
     name === "NotRunning" ? "info" : "error");
   if (state.run && !state.run.started && name !== "NotRunning") {
@@ -303,7 +349,8 @@ function onErrorEvent(event) {
 function onDone(event) {
   const run = state.run;
   if (!run) return;
-  Object.assign(run, { running: false, cancelled: Boolean(event.cancelled), okCount: event.ok_count,
+  // A cancel that crossed the worker's last `done` still dropped the audio: the run is cancelled all the same.
+  Object.assign(run, { running: false, cancelled: Boolean(event.cancelled || run.cancelRequested), okCount: event.ok_count,
     failCount: event.fail_count, elapsedTotalSec: event.elapsed_total_sec });
   if (run.cancelled) {
     for (const s of state.sections) {

@@ -37,6 +37,29 @@ export function settle(s) {
   else if (s.synthesised && s.state !== "playing") s.state = "ready";
 }
 
+/**
+ * The request is over without the worker's `done` (the page cancelled it and closed the socket, or
+ * stopped its play-out): every section not done or failed is cancelled, and so is the run.
+ */
+export function cancelRun(run, sections) {
+  for (const s of sections) {
+    if (!["done", "failed", "idle"].includes(s.state)) s.state = "cancelled";
+  }
+  if (run) Object.assign(run, { running: false, cancelled: true, audioDrained: true });
+}
+
+/**
+ * The counts the summary shows: the worker's (`done`), else the rows' own (no `done` came: the socket
+ * closed, or the page gave the request up), so the summary never contradicts the slide list.
+ */
+function outcome(run, sections) {
+  if (run.okCount != null) return { ok: run.okCount, failed: run.failCount ?? 0 };
+  return {
+    ok: sections.filter((s) => s.synthesised && s.state !== "failed").length,
+    failed: sections.filter((s) => s.state === "failed").length,
+  };
+}
+
 /** The numbers the page shows (and `window.npuPlayer.snapshot()` gives tests). */
 export function figures(state) {
   const run = state.run;
@@ -45,7 +68,8 @@ export function figures(state) {
   let summary = "No request yet.";
   if (run?.running) summary = `Running: ${state.sections.filter((s) => s.synthesised).length} of ${run.total} synthesised.`;
   else if (run) {
-    summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${run.okCount ?? 0} ok, ${run.failCount ?? 0} failed` +
+    const { ok, failed } = outcome(run, state.sections);
+    summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${ok} ok, ${failed} failed` +
       (run.elapsedTotalSec != null ? ` in ${run.elapsedTotalSec.toFixed(2)} s of synthesis.` : ".");
   }
   if (run) summary += ` Longest page task: ${run.longestTaskMs ? `${Math.round(run.longestTaskMs)} ms` : "none over 50 ms"}.`;

@@ -46,6 +46,8 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
   onControl(message) {
     if (message.type === "source") {
       message.port.onmessage = (event) => this.onSource(event.data);
+    } else if (message.type === "flush") {
+      this.onSource(message); // the page stops play-out after its socket closed
     }
   }
 

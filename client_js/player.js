@@ -54,6 +54,11 @@ export class Player {
     return () => this.listeners.delete(listener);
   }
 
+  /** Drop what the worklet holds for `request` (when no socket worker is left to say so in order). */
+  flush(request) {
+    this.node.port.postMessage({ type: "flush", request });
+  }
+
   async resume() {
     if (this.context.state !== "running") await this.context.resume();
   }

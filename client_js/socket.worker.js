@@ -9,7 +9,7 @@
  * is told (`rate-mismatch`) and makes a new context for the next request.
  *
  * Page → worker: {type: "connect", url}, {type: "audio-port", port, outputRate}, {type: "send", request},
- *                {type: "cancel"}, {type: "close"}
+ *                {type: "cancel", remote} (remote: also send the worker a cancel), {type: "close"}
  * Worker → page: {type: "open"}, {type: "closed", code, reason, wasClean, opened}, {type: "event", event},
  *                {type: "sent", request, sentAt}, {type: "received", idx, samples, at}, {type: "protocol-error", message},
  *                {type: "rate-mismatch", streamRate, contextRate}
@@ -21,7 +21,7 @@ let audioPort = null;
 let outputRate = 0;
 let request = 0; // id of the request whose audio is being forwarded; 0 = none
 let dropping = false; // after a cancel: PCM still in flight is not played
-let section = null; // {idx, sampleRate} between audio_start and audio_end
+let section = null; // {idx, sampleRate, samples, odd} between audio_start and audio_end
 
 const absoluteNow = () => performance.timeOrigin + performance.now();
 const report = (message) => self.postMessage(message);
@@ -41,7 +41,7 @@ self.onmessage = (event) => {
       send(message.request);
       break;
     case "cancel":
-      cancel();
+      cancel(message.remote);
       break;
     case "close":
       if (socket) socket.close(1000, "page closed the channel");
@@ -86,8 +86,8 @@ function send(body) {
   report({ type: "sent", request, sentAt });
 }
 
-function cancel() {
-  if (socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
+function cancel(remote) {
+  if (remote && socket?.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type: "cancel" }));
   dropping = true;
   section = null;
   toWorklet({ type: "flush", request });
@@ -99,6 +99,10 @@ function onText(text) {
     event = JSON.parse(text);
   } catch (error) {
     report({ type: "protocol-error", message: `a text frame is not JSON: ${error.message}` });
+    return;
+  }
+  if (event === null || typeof event !== "object" || Array.isArray(event)) {
+    report({ type: "protocol-error", message: `a text frame is not a JSON object: ${text.slice(0, 80)}` });
     return;
   }
   if (event.event === "audio_start") startSection(event);
@@ -118,12 +122,15 @@ function startSection(event) {
     report({ type: "rate-mismatch", streamRate: event.sample_rate, contextRate: outputRate });
     return;
   }
-  section = { idx: event.idx, sampleRate: event.sample_rate, samples: 0 };
+  section = { idx: event.idx, sampleRate: event.sample_rate, samples: 0, odd: null };
   toWorklet({ type: "section", request, idx: event.idx });
 }
 
 function endSection(event) {
   if (dropping || !section) return;
+  if (section.odd !== null) {
+    report({ type: "protocol-error", message: `section ${section.idx}'s audio ended on half a sample (an odd byte count)` });
+  }
   toWorklet({ type: "section-end", request, idx: event.idx });
   section = null;
 }
@@ -139,10 +146,24 @@ function onBinary(bytes) {
     report({ type: "protocol-error", message: "a binary frame arrived outside audio_start/audio_end" });
     return;
   }
-  const samples = s16leToFloat32(bytes);
+  const samples = s16leToFloat32(withOddByte(bytes));
   section.samples += samples.length;
   report({ type: "received", idx: section.idx, samples: samples.length, at: absoluteNow() });
   forward(samples);
+}
+
+/**
+ * A frame may end in the middle of a sample: its last byte is kept and put before the next frame's, so
+ * later samples are not shifted by a byte (which would play as full-scale noise).
+ */
+function withOddByte(bytes) {
+  if (section.odd === null && bytes.byteLength % 2 === 0) return bytes; // the usual case: no copy
+  const carried = section.odd === null ? 0 : 1;
+  const whole = new Uint8Array(carried + bytes.byteLength);
+  if (carried) whole[0] = section.odd;
+  whole.set(new Uint8Array(bytes), carried);
+  section.odd = whole.length % 2 ? whole[whole.length - 1] : null;
+  return whole.buffer.slice(0, whole.length - (whole.length % 2));
 }
 
 /** s16le bytes → float32 in [-1, 1) (browsers run little-endian, so an Int16Array view reads s16le). */

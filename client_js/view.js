@@ -3,6 +3,8 @@
  * Only reads state; main.js owns it.
  */
 
+import { redactToken } from "./channel.js";
+
 const $ = (id) => document.getElementById(id);
 
 const STATE_LABEL = {
@@ -58,7 +60,7 @@ function updateSlide(row, section) {
 function slideFigures(section) {
   const parts = [];
   if (section.synthSec != null) parts.push(`synthesis ${seconds(section.synthSec)}`);
-  else if (section.synthStartedAt != null) parts.push(`synthesis ${seconds((performance.now() - section.synthStartedAt) / 1000)}…`);
+  else if (section.synthStartedAt != null && section.state === "synthesising") parts.push(`synthesis ${seconds((performance.now() - section.synthStartedAt) / 1000)}…`);
   if (section.durationSec != null) parts.push(`audio ${seconds(section.durationSec)}`);
   if (section.synthSec != null && section.durationSec) parts.push(`RTF ${(section.synthSec / section.durationSec).toFixed(2)}`);
   if (section.cached) parts.push("cached");
@@ -101,18 +103,19 @@ export function renderWorker(status) {
   }
 }
 
-/** One message at a time: kind is "info", "warn" or "error"; empty text hides it. */
+/** One message at a time: kind is "info", "warn" or "error"; empty text hides it. A token is never shown. */
 export function showMessage(text, kind = "info") {
   const box = $("message");
   box.hidden = !text;
   box.className = `message ${kind}`;
-  box.textContent = text || "";
+  box.textContent = text ? redactToken(text) : "";
 }
 
+/** A line in the Event log, with any token in it shown as `token=***`. */
 export function logLine(text) {
   const log = $("log");
   const stamp = new Date().toISOString().slice(11, 23);
-  log.textContent += `${stamp}  ${text}\n`;
+  log.textContent += `${stamp}  ${redactToken(text)}\n`;
   if (log.textContent.length > 60000) log.textContent = log.textContent.slice(-40000);
   log.scrollTop = log.scrollHeight;
 }

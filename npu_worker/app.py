@@ -39,6 +39,15 @@ def client_dir() -> Path | None:
 
 STATIC_ROUTE = r"/{name:[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.(js|mjs|css|html|svg|png|json)}"
 STATIC_TYPES = {".js": "text/javascript", ".mjs": "text/javascript"}
+# The page and its files: never framed (clickjacking), scripts, workers, the worklet and styles only
+# from this origin, while `?worker=` may point the page's fetch and socket at any http(s)/ws(s) worker.
+PAGE_HEADERS = {
+    "X-Frame-Options": "DENY",
+    "Content-Security-Policy": "default-src 'self'; connect-src 'self' http: https: ws: wss:; "
+    "img-src 'self' data:; base-uri 'none'; object-src 'none'; form-action 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
 
 
 def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
@@ -54,6 +63,7 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
         if content_type:
             response.content_type = content_type
         response.headers["Cache-Control"] = "no-cache"
+        response.headers.update(PAGE_HEADERS)
         return response
 
     return serve

@@ -86,6 +86,10 @@ class WorkerThread:
         if not self._loop.is_closed():
             self._loop.close()
 
+    def run(self, coroutine: Any) -> Any:
+        """Run `coroutine` on the worker's loop (a CuttableProxy in front of it, say) and return its result."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(seconds(30))
+
     def health(self) -> tuple[int, dict[str, Any]]:
         """GET /health over the wire: (status code, body)."""
         try:
@@ -102,6 +106,29 @@ def serve_worker(settings: Settings, engine: Any) -> Iterator[WorkerThread]:
         yield worker
     finally:
         worker.stop()
+
+
+@contextmanager
+def serve_app(app: web.Application) -> Iterator[str]:
+    """Any aiohttp app (a rogue worker, say) on 127.0.0.1:<free port> from its own thread and loop."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="app-loop", daemon=True)
+    thread.start()
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+
+    async def start() -> int:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        return int(runner.addresses[0][1])
+
+    try:
+        port = asyncio.run_coroutine_threadsafe(start(), loop).result(seconds(30))
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(seconds(30))
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(seconds(30))
+        loop.close()
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -225,3 +225,19 @@ async def test_the_player_page_loads_for_any_origin_but_the_api_stays_guarded(wo
     assert (await client.get("/main.js", headers=own)).status == 200
     assert (await client.get("/health", headers=own)).status == 403
     assert (await client.get("/health", headers={"Origin": "https://studio.example"})).status == 200
+
+
+async def test_the_player_page_and_its_files_cannot_be_framed_or_sniffed(worker):
+    client = await worker()
+    for path in ("/", "/index.html", "/main.js", "/socket.worker.js", "/pcm-player.worklet.js", "/style.css"):
+        response = await client.get(path)
+        assert response.status == 200, path
+        headers = response.headers
+        assert headers["X-Frame-Options"] == "DENY", path
+        assert headers["X-Content-Type-Options"] == "nosniff", path
+        assert headers["Referrer-Policy"] == "no-referrer", path
+        policy = dict(d.strip().split(" ", 1) for d in headers["Content-Security-Policy"].split(";"))
+        assert policy["frame-ancestors"] == "'none'", path
+        assert policy["default-src"] == "'self'" and policy["base-uri"] == "'none'", path
+        assert policy["object-src"] == "'none'", path
+        assert {"http:", "https:", "ws:", "wss:"} <= set(policy["connect-src"].split()), path

@@ -21,9 +21,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 
+from npu_worker.app import _static_handler
 from npu_worker.config import Settings
-from tests.browser_support import ConsoleWatch, chromium, require_chromium, serve_static, serve_worker
+from tests.browser_support import (
+    ConsoleWatch,
+    chromium,
+    require_chromium,
+    serve_app,
+    serve_static,
+    serve_worker,
+)
+from tests.cut_proxy import CuttableProxy
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -358,3 +368,197 @@ def test_a_file_that_cannot_be_loaded_says_why(open_player: Any) -> None:
     page.set_input_files("#file", big)
     wait_for(page, "s.message.includes('big.txt is 9.0 MiB; the limit is 8 MiB')")
     assert console.errors == []
+
+
+def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lecture: Path) -> None:
+    """A refused WebSocket's error names the socket URL: its token is shown as `token=***`, in the message
+    and the Event log alike; the token is out of the address bar once read, and /health polls go without it."""
+    worker, page, console = open_player(ToneEngine(), token="s3cret", open_page=False)
+    health_urls: list[str] = []
+    page.on("request", lambda request: "/health" in request.url and health_urls.append(request.url))
+    page.goto(worker.url + "?token=wr0ngTok")  # a wrong token: /health answers, the socket is refused
+    wait_for(page, "s.worker.state === 'ready'")
+    assert "token" not in page.url
+    choose_sections(page, lecture, "0", 1)
+
+    page.click("#play")
+    wait_for(page, "s.message.includes('refused the WebSocket')")
+    wait_for(page, "document.getElementById('log').textContent.includes('connect failed')")
+    log = page.text_content("#log") or ""  # the log panel is folded: its text, not what is drawn
+    assert "wr0ngTok" not in page.inner_text("#message") + log + page.content()
+    assert "token=***" in log
+    assert health_urls and not any("token" in url for url in health_urls)
+
+
+def test_a_rate_mismatch_cancels_every_unfinished_section_and_the_run(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.05), open_page=False)
+    page.goto(worker.url + "?rate=48000")  # a 48 kHz context for the 24 kHz stream
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-2", 3)
+
+    page.click("#play")
+    wait_for(page, "s.message.includes('now streams 24000 Hz audio and the player ran at 48000 Hz')")
+    wait_for(page, "s.run.running === false")
+    state = snapshot(page)
+    # The page closed the socket, so the worker's done(cancelled) never comes: the page settles it all.
+    assert [s["state"] for s in state["sections"]] == ["cancelled"] * 3
+    assert state["run"]["cancelled"] is True
+    assert state["figures"]["summary"].startswith("Cancelled: 0 ok, 0 failed")
+    details = page.locator("#slides .detail").all_inner_texts()
+    assert not any(detail.endswith("…") for detail in details), details  # no synthesis timer runs on
+    assert not page.is_enabled("#cancel")
+    wait_until(lambda: worker.health()[1]["jobs_running"] == 0, "the mismatched request was not cancelled")
+    assert console.errors == []
+
+
+def test_cancel_during_play_out_stops_playback_and_asks_the_worker_nothing(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine())  # instant: synthesis ends long before the sound
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-2", 3)
+
+    page.click("#play")
+    wait_for(page, "s.run && s.run.running === false && !s.run.audioDrained && s.figures.playedFrames > 0")
+    page.click("#cancel")
+    wait_for(page, "s.run.cancelled === true && s.figures.bufferedMs === 0")
+    stopped_at = snapshot(page)["figures"]
+    later = stopped_at["audioClockFrame"] + stopped_at["contextRate"] * 0.3
+    wait_for(page, f"s.figures.audioClockFrame > {later}")  # the audio clock ran on 0.3 s...
+    state = snapshot(page)
+    assert state["figures"]["playedFrames"] == stopped_at["playedFrames"]  # ...and played nothing
+    # No cancel went to the worker: it would have answered NotRunning ("Nothing to cancel").
+    assert "Nothing to cancel" not in state["message"]
+    assert "playback stopped (the worker had already finished synthesising)" in state["message"]
+    assert state["figures"]["summary"].startswith("Cancelled: 3 ok, 0 failed")
+    assert all(s["state"] in ("done", "cancelled") for s in state["sections"])
+    assert state["sections"][-1]["state"] == "cancelled"
+    assert not page.is_enabled("#cancel") and page.is_enabled("#play")
+    assert console.errors == []
+
+
+async def _cut(proxy: CuttableProxy) -> None:
+    proxy.cut()
+
+
+def test_a_connection_lost_mid_request_has_a_summary_that_agrees_with_the_rows(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.1), open_page=False)
+    port = int(worker.url.rstrip("/").rsplit(":", 1)[1])
+    proxy = worker.run(CuttableProxy(port).start())
+    try:
+        page.goto(f"{worker.url}?worker={proxy.base}/")  # the page talks to the worker through the proxy
+        wait_for(page, "s.worker.state === 'ready'")
+        choose_sections(page, lecture, "0-2", 3)
+
+        page.click("#play")
+        wait_for(page, "s.run && s.sections[0].synthSec != null")  # section 0 is synthesised, 1 is under way
+        worker.run(_cut(proxy))
+        wait_for(page, "s.run.running === false && s.sections[0].state === 'done'")
+        state = snapshot(page)
+        assert [s["state"] for s in state["sections"]] == ["done", "failed", "failed"]
+        assert state["figures"]["summary"].startswith("Finished: 1 ok, 2 failed")
+        assert "1 done · 2 failed" in page.inner_text("#slide-count")
+    finally:
+        worker.run(proxy.close())
+
+
+def test_play_while_the_worker_boots_makes_no_context_and_the_next_play_plays(
+    open_player: Any, lecture: Path
+) -> None:
+    gate = threading.Event()
+    engine = ToneEngine()
+    engine.load = lambda: gate.wait(seconds(30))  # type: ignore[method-assign]
+    worker, page, console = open_player(engine)
+    wait_for(page, "s.worker.state === 'booting'")
+    choose_sections(page, lecture, "0", 1)
+
+    page.click("#play")  # /health says 503 with sample_rate null: the stream's rate is not known yet
+    wait_for(page, "s.message.includes('still booting')")
+    assert snapshot(page)["figures"]["contextRate"] == 0  # no AudioContext at the device's rate
+    assert snapshot(page)["run"] is None
+
+    gate.set()
+    wait_for(page, "s.worker.state === 'ready'")
+    page.click("#play")  # the first Play after boot plays (no rate mismatch)
+    wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained")
+    state = snapshot(page)
+    assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 24000
+    assert "now streams" not in state["message"]
+    assert console.not_network() == []  # the browser logs each 503 /health itself
+
+
+def rogue_worker() -> web.Application:
+    """Serves the player and a /ws that sends a `null` text frame, a section whose 3 samples come split
+    at odd byte counts (3 + 3 bytes), and one that ends on half a sample (3 bytes)."""
+    half = b"\x00\x40"  # s16le 0x4000: 0.5
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response(
+            {"status": "ok", "loaded": True, "backend": "rogue", "device": "cpu", "sample_rate": 24000}
+        )
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()  # the synth_batch request
+        await socket.send_json({"event": "start", "total": 2, "backend": "rogue", "device": "cpu"})
+        await socket.send_str("null")
+        for idx, frames in ((0, [half + half[:1], half[1:] + half]), (1, [half + half[:1]])):
+            samples = sum(map(len, frames)) // 2
+            await socket.send_json({"event": "progress", "idx": idx, "status": "synth"})
+            await socket.send_json(
+                {"event": "audio_start", "idx": idx, "sample_rate": 24000, "format": "pcm_s16le"}
+            )
+            for frame in frames:
+                await socket.send_bytes(frame)
+            await socket.send_json({"event": "audio_end", "idx": idx, "samples": samples, "chunks": 2})
+            await socket.send_json(
+                {"event": "progress", "idx": idx, "status": "ok", "elapsed_sec": 0.01, "duration_sec": 0.0}
+            )
+        await socket.send_json(
+            {"event": "done", "ok_count": 2, "fail_count": 0, "elapsed_total_sec": 0.02, "cancelled": False}
+        )
+        async for _ in socket:  # until the page closes it
+            pass
+        return socket
+
+    app = web.Application()
+    directory = (
+        CLIENT_DIR  # the source checkout's (client_dir() would touch the disk under the browser's loop)
+    )
+    app.router.add_get("/health", health)
+    app.router.add_get("/ws", ws)
+    app.router.add_get("/", _static_handler(directory))
+    app.router.add_get("/{name:[A-Za-z0-9_.-]+}", _static_handler(directory))
+    return app
+
+
+def test_odd_byte_frames_are_carried_over_and_a_null_text_frame_is_reported(browser: Any) -> None:
+    with serve_app(rogue_worker()) as url:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            console = ConsoleWatch()
+            console.attach(page)
+            page.goto(url)
+            wait_for(page, "s.worker.state === 'ready'")
+            page.fill("#input", "가.\n\n나.")
+            wait_for(page, "s.sections.length === 2")
+            page.click("#play")
+            wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
+            state = snapshot(page)
+            log = page.text_content("#log") or ""
+            # 3 + 3 bytes are 3 samples (a dropped odd byte would give 1 + 1, and shift the second).
+            assert state["run"]["receivedSamples"] == 3 + 1
+            assert state["figures"]["playedSourceSamples"] == 4
+            assert "a text frame is not a JSON object: null" in log
+            assert "section 1's audio ended on half a sample" in log
+            assert "socket worker failed" not in log
+            assert [s["state"] for s in state["sections"]] == ["done", "done"]
+            assert console.errors == []
+        finally:
+            context.close()

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { fetchHealth } from "../../client_js/channel.js";
+import { fetchHealth, redactToken } from "../../client_js/channel.js";
 
 function listen(handler) {
   const server = createServer(handler);
@@ -16,7 +16,7 @@ const baseOf = (server) => new URL(`http://127.0.0.1:${server.address().port}/`)
 test("a worker that accepts but never answers is down after the timeout", { timeout: 10000 }, async () => {
   const server = await listen(() => {}); // never responds
   try {
-    const health = await fetchHealth(baseOf(server), "", { timeoutMs: 200, pageOrigin: "http://127.0.0.1:1" });
+    const health = await fetchHealth(baseOf(server), { timeoutMs: 200, pageOrigin: "http://127.0.0.1:1" });
     assert.equal(health.state, "down");
     assert.match(health.message, /did not answer \/health within 0.2 s/);
   } finally {
@@ -32,7 +32,7 @@ test("the answer is classified: ready, booting, refused", async () => {
     response.end(JSON.stringify(status === 200 ? { status: "ok", loaded: true } : { error: "Loading: wait" }));
   });
   try {
-    const ask = () => fetchHealth(baseOf(server), "t0k", { pageOrigin: baseOf(server).origin });
+    const ask = () => fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin });
     assert.equal((await ask()).state, "ready");
     status = 503;
     assert.equal((await ask()).state, "booting");
@@ -47,7 +47,15 @@ test("nothing listening: down, naming the origin rule when the page is elsewhere
   const server = await listen(() => {});
   const base = baseOf(server);
   server.close();
-  const health = await fetchHealth(base, "", { pageOrigin: "http://localhost:5173" });
+  const health = await fetchHealth(base, { pageOrigin: "http://localhost:5173" });
   assert.equal(health.state, "down");
   assert.match(health.message, /does not allow this page's origin \(http:\/\/localhost:5173; start it with --allowed-origins/);
+});
+
+test("redactToken hides every token value and keeps the rest of the text", () => {
+  assert.equal(
+    redactToken("refused the WebSocket at ws://h:1/ws?token=s3cr%20et&x=1 (or ws://h/ws?a=b&token=two#f)"),
+    "refused the WebSocket at ws://h:1/ws?token=***&x=1 (or ws://h/ws?a=b&token=***#f)",
+  );
+  assert.equal(redactToken("no secret here: tokens=1"), "no secret here: tokens=1");
 });

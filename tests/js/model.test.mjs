@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { FRESH_SECTION, figures, newRun, settle } from "../../client_js/model.js";
+import { FRESH_SECTION, cancelRun, figures, newRun, settle } from "../../client_js/model.js";
 
 test("a new run counts its sections and is running", () => {
   const run = newRun([{}, {}, {}]);
@@ -48,4 +48,28 @@ test("figures of a running and of a finished request", () => {
   Object.assign(run, { running: false, okCount: 2, failCount: 0, elapsedTotalSec: 1.234, longestTaskMs: 61.6 });
   f = figures({ run, sections, player, playerStatus: status });
   assert.equal(f.summary, "Finished: 2 ok, 0 failed in 1.23 s of synthesis. Longest page task: 62 ms.");
+});
+
+test("cancelRun cancels every unfinished section and the run, and the summary says so", () => {
+  const sections = ["done", "playing", "ready", "synthesising", "queued", "failed"].map((state) => ({
+    ...FRESH_SECTION, state, synthesised: ["done", "playing", "ready"].includes(state),
+  }));
+  const run = newRun(sections);
+  cancelRun(run, sections);
+  assert.deepEqual(sections.map((s) => s.state), ["done", "cancelled", "cancelled", "cancelled", "cancelled", "failed"]);
+  assert.equal(run.running, false);
+  assert.equal(run.cancelled, true);
+  // No `done` came from the worker: the counts are the rows' own (3 synthesised, 1 failed).
+  const f = figures({ run, sections, player: null, playerStatus: null });
+  assert.match(f.summary, /^Cancelled: 3 ok, 1 failed\./);
+});
+
+test("without the worker's done, the summary counts the rows (the socket closed mid-request)", () => {
+  const sections = [
+    { ...FRESH_SECTION, state: "done", synthesised: true, played: true },
+    { ...FRESH_SECTION, state: "failed", error: "connection closed" },
+    { ...FRESH_SECTION, state: "failed", error: "connection closed" },
+  ];
+  const run = { ...newRun(sections), running: false };
+  assert.match(figures({ run, sections, player: null, playerStatus: null }).summary, /^Finished: 1 ok, 2 failed\./);
 });
