@@ -219,7 +219,7 @@ class Settings:
     guidance_scale: float | None = _opt(None, "ZipVoice guidance scale (default: 3.0 distill / 1.0 full)")
     prompt_max_seconds: float = _opt(
         3.0,
-        "ZipVoice: longest reference prompt in seconds, cut at a word-aligned pause (ZipVoice recommends 1-3 s)",
+        "ZipVoice: longest reference prompt in seconds, cut at a word-aligned pause (ZipVoice recommends 1-3 s; at most 30)",
     )
     first_prompt_max_seconds: float = _opt(
         2.0, "ZipVoice: prompt bound for the short first segment of a preview (earlier first audio)"
@@ -230,7 +230,7 @@ class Settings:
     segment_seconds: float = _opt(
         0.0,
         "ZipVoice: longest generated audio per segment, sentences packed up to it (0: as many equal "
-        "segments as the decoder's measured cost curve makes cheapest for the voice's prompt)",
+        "segments as the decoder's measured cost curve makes cheapest for the voice's prompt; at most 18)",
     )
     first_segment_seconds: float = _opt(
         1.6, "ZipVoice: longest first segment of a preview (first audio comes after it is made)"

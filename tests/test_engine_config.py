@@ -46,6 +46,10 @@ def test_the_server_settings_map_onto_the_zipvoice_config():
         ({"qnn_soc": "sm9999"}, "unknown --qnn-soc 'sm9999'"),
         ({"first_prompt_max_seconds": 5.0}, "first_max_seconds (--first-prompt-max-seconds)"),
         ({"segment_seconds": 1.0}, "first_segment_seconds <= segment_seconds"),
+        ({"segment_seconds": float("inf")}, "segment_seconds must be from 0"),
+        ({"segment_seconds": 60.0}, "segment_seconds must be from 0"),
+        ({"prompt_max_seconds": float("inf")}, "--prompt-max-seconds must be at most 30"),
+        ({"prompt_max_pause_seconds": float("nan")}, "--prompt-max-pause-seconds must be above 0"),
         ({"model_dir": None}, "--model-dir"),
     ],
 )

@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import Voice
 from npu_worker.engine.providers import DEVICES, RuntimeConfig
+from npu_worker.engine.zipvoice.cost import MAX_SEGMENT_SECONDS
 from npu_worker.engine.zipvoice.prompt import PromptOptions
 from npu_worker.engine.zipvoice.runtime import DEFAULT_BUCKETS
 from npu_worker.engine.zipvoice.sampler import T_SHIFT
 from npu_worker.engine.zipvoice.tokenizer import TOKENIZERS
+
+MAX_PROMPT_SECONDS = 30.0  # ZipVoice recommends 1-3 s; a reference over 60 s is refused anyway
 
 PRECISIONS = ("fp32", "int8")
 
@@ -48,8 +51,15 @@ class ZipVoiceOptions:
                 f"segment_seconds (or 0: from the cost curve), got {self.first_segment_min_seconds}, "
                 f"{self.first_segment_seconds}, {self.segment_seconds}"
             )
-        if self.segment_seconds < 0:
-            found.append(f"segment_seconds must be >= 0 (0: from the cost curve), got {self.segment_seconds}")
+        if not 0 <= self.segment_seconds <= MAX_SEGMENT_SECONDS:  # NaN fails too
+            found.append(
+                f"segment_seconds must be from 0 (from the cost curve) to {MAX_SEGMENT_SECONDS:g} (the "
+                f"largest decoder bucket), got {self.segment_seconds}"
+            )
+        if not self.first_segment_seconds <= MAX_SEGMENT_SECONDS:
+            found.append(
+                f"first_segment_seconds must be at most {MAX_SEGMENT_SECONDS:g}, got {self.first_segment_seconds}"
+            )
         if self.first_segment_steps is not None and not 1 <= self.first_segment_steps <= 64:
             found.append(f"first_segment_steps must be in 1..64, got {self.first_segment_steps}")
         if self.crossfade_ms < 0:
@@ -65,6 +75,12 @@ class ZipVoiceOptions:
                 f" <= max_seconds (--prompt-max-seconds), got {prompt.min_seconds}, "
                 f"{prompt.first_max_seconds}, {prompt.max_seconds}"
             )
+        if not prompt.max_seconds <= MAX_PROMPT_SECONDS:  # infinity (and NaN) too: the prompt is bounded
+            found.append(
+                f"--prompt-max-seconds must be at most {MAX_PROMPT_SECONDS:g}, got {prompt.max_seconds}"
+            )
+        if not 0 < prompt.max_pause_s <= MAX_PROMPT_SECONDS:
+            found.append(f"--prompt-max-pause-seconds must be above 0 and at most {MAX_PROMPT_SECONDS:g}")
         if prompt.max_pause_s <= 0 or prompt.trailing_silence_s < 0 or prompt.target_rms <= 0:
             found.append("prompt pause, trailing silence and target rms must be positive")
         return found
