@@ -145,3 +145,25 @@ async def test_an_answer_nobody_reads_is_given_up_after_its_write_deadline(monke
     finally:
         client.close()
         await runner.cleanup()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path", "headers", "status"),
+    [
+        ({"token": "s3cret"}, "/synth", "", 401),  # no token: refused before the body is sent
+        ({}, "/synth", "Content-Length: 90000000\r\n", 413),
+        ({}, "/v1/audio/speech", "Content-Length: 90000000\r\n", 413),
+    ],
+)
+async def test_expect_100_continue_is_refused_before_the_body_when_the_request_cannot_pass(
+    served, overrides, path, headers, status
+):
+    """aiohttp's own handler told every caller to send its body (a caller without the token, a body
+    over the limit), then refused it."""
+    listener = await served(max_body_bytes=1000, **overrides)
+    head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n" + headers
+    if "Content-Length" not in headers:
+        head += "Content-Length: 20\r\n"
+    answer, _ = await raw_answer(listener.port, (head + "\r\n").encode())
+    assert answer.startswith(f"HTTP/1.1 {status}".encode()), answer
+    assert b"100 Continue" not in answer

@@ -38,25 +38,55 @@ def error_response(
     return response
 
 
+def check_request_access(request: web.Request) -> None:
+    """The token, browser-origin and Host rules for this request (WorkerError when refused)."""
+    if request.match_info.route.name in PUBLIC_ROUTE_NAMES:
+        return
+    settings = request.app[SETTINGS_KEY]
+    open_path = request.path in OPEN_PATHS
+    check_access(
+        token=None if open_path else settings.token,
+        allowed_origins=settings.allowed_origins,
+        origin=request.headers.get("Origin"),
+        authorization=request.headers.get("Authorization"),
+        query_token=request.query.get("token"),
+        host=None if open_path else request.headers.get("Host"),
+        loopback=loopback_bind(settings.host),
+        token_configured=bool(settings.token),
+    )
+
+
+async def expect_continue(request: web.Request) -> web.StreamResponse | None:
+    """`Expect: 100-continue` on a route that reads a JSON body: the access rules and the declared
+    length are decided before the caller is told to send it (aiohttp's own handler said yes to a
+    caller without the token, or to 90 MB). A refusal is answered at once and the connection closed."""
+    limit = request.app[SETTINGS_KEY].max_body_bytes
+    try:
+        check_request_access(request)
+    except WorkerError as exc:
+        response = error_response(exc)  # the body every access refusal has
+        response.force_close()  # the body was never sent
+        return response
+    if request.content_length is not None and request.content_length > limit:
+        too_large = BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
+        response = _shape_of(request)(too_large, too_large.http_status)
+        response.force_close()
+        return response
+    if request.headers.get("Expect", "").lower() != "100-continue":
+        raise web.HTTPExpectationFailed(text=f"unknown Expect: {request.headers.get('Expect', '')[:40]}")
+    if request.version >= (1, 1):
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the answer proper is still to come
+    return None
+
+
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = request.app[SETTINGS_KEY]
-    origin = request.headers.get("Origin")
-    if request.match_info.route.name not in PUBLIC_ROUTE_NAMES:
-        open_path = request.path in OPEN_PATHS
-        try:
-            check_access(
-                token=None if open_path else settings.token,
-                allowed_origins=settings.allowed_origins,
-                origin=origin,
-                authorization=request.headers.get("Authorization"),
-                query_token=request.query.get("token"),
-                host=None if open_path else request.headers.get("Host"),
-                loopback=loopback_bind(settings.host),
-                token_configured=bool(settings.token),
-            )
-        except WorkerError as exc:
-            return error_response(exc)
+    try:
+        check_request_access(request)
+    except WorkerError as exc:
+        return error_response(exc)
     try:
         response = await handler(request)
     except WorkerError as exc:

@@ -42,7 +42,7 @@ from .bodies import (
     TtfaFigures,
     json_response,
 )
-from .errors import CLOSE_AFTER_KEY, error_response
+from .errors import CLOSE_AFTER_KEY, error_response, expect_continue
 from .hang_up import caller_gone
 from .ndjson import open_stream, stream_job
 
@@ -330,8 +330,8 @@ def setup_http(app: web.Application) -> None:
     app.router.add_get("/health", health)
     app.router.add_get("/ready", ready)
     app.router.add_get("/openapi.json", openapi_json)
-    app.router.add_post("/synth", synth)
-    app.router.add_post("/synth_batch", synth_batch)
+    app.router.add_post("/synth", synth, expect_handler=expect_continue)
+    app.router.add_post("/synth_batch", synth_batch, expect_handler=expect_continue)
     app.router.add_get("/jobs", job_list)
     app.router.add_get("/jobs/{job_id}/status", job_status)
     app.router.add_get("/jobs/{job_id}/result", job_result)

@@ -7,6 +7,7 @@ import logging
 from aiohttp import web
 
 from ..app_keys import ERROR_SHAPES_KEY
+from ..http_compat.errors import expect_continue
 from .errors import openai_refusal
 from .formats import available_formats
 from .speech import create_speech, create_speech_batch, list_models
@@ -21,8 +22,8 @@ def setup_openai(app: web.Application) -> None:
     request does not pay for it and the log says at once what this libsndfile can do."""
     logging.getLogger(__name__).info("speech formats: %s", ", ".join(available_formats()))
     app[ERROR_SHAPES_KEY]["/v1/"] = openai_refusal
-    app.router.add_post("/v1/audio/speech", create_speech)
-    app.router.add_post("/v1/audio/speech/batch", create_speech_batch)
+    app.router.add_post("/v1/audio/speech", create_speech, expect_handler=expect_continue)
+    app.router.add_post("/v1/audio/speech/batch", create_speech_batch, expect_handler=expect_continue)
     app.router.add_get("/v1/audio/speech/stream", handle_speech_stream)
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/v1/audio/voices", list_voices)
