@@ -126,6 +126,16 @@ def shown_number(page: Any, selector: str) -> float:
     return float(match.group(1).replace(",", ""))
 
 
+def assert_silent_for_a_while(page) -> dict:
+    """After a stop: the audio clock runs on 0.3 s and nothing more is played; the page's state then."""
+    stopped_at = snapshot(page)["figures"]
+    later = stopped_at["audioClockFrame"] + stopped_at["contextRate"] * 0.3
+    wait_for(page, f"s.figures.audioClockFrame > {later}")
+    state = snapshot(page)
+    assert state["figures"]["playedFrames"] == stopped_at["playedFrames"]
+    return state
+
+
 def test_five_lecture_sections_play_gaplessly_to_done(open_player: Any, lecture: Path) -> None:
     # A little slower than instant (5x real time), as a real engine: sound must start before it is all made.
     worker, page, console = open_player(ToneEngine(delay_per_chunk=0.02))
@@ -216,11 +226,7 @@ def test_cancel_mid_run_stops_playback_and_the_server_request(open_player: Any, 
 
     wait_for(page, "s.run.running === false && s.run.cancelled === true")  # the server's done(cancelled)
     wait_for(page, "s.figures.bufferedMs === 0")
-    stopped_at = snapshot(page)["figures"]
-    later = stopped_at["audioClockFrame"] + stopped_at["contextRate"] * 0.3
-    wait_for(page, f"s.figures.audioClockFrame > {later}")  # the audio clock ran on 0.3 s...
-    state = snapshot(page)
-    assert state["figures"]["playedFrames"] == stopped_at["playedFrames"]  # ...and played nothing
+    state = assert_silent_for_a_while(page)
     assert all(s["state"] in ("done", "cancelled") for s in state["sections"])
     assert state["sections"][-1]["state"] == "cancelled"
     assert "Cancelled" in page.inner_text("#message")
@@ -424,11 +430,7 @@ def test_cancel_during_play_out_stops_playback_and_asks_the_worker_nothing(
     wait_for(page, "s.run && s.run.running === false && !s.run.audioDrained && s.figures.playedFrames > 0")
     page.click("#cancel")
     wait_for(page, "s.run.cancelled === true && s.figures.bufferedMs === 0")
-    stopped_at = snapshot(page)["figures"]
-    later = stopped_at["audioClockFrame"] + stopped_at["contextRate"] * 0.3
-    wait_for(page, f"s.figures.audioClockFrame > {later}")  # the audio clock ran on 0.3 s...
-    state = snapshot(page)
-    assert state["figures"]["playedFrames"] == stopped_at["playedFrames"]  # ...and played nothing
+    state = assert_silent_for_a_while(page)
     # No cancel went to the worker: it would have answered NotRunning ("Nothing to cancel").
     assert "Nothing to cancel" not in state["message"]
     assert "playback stopped (the worker had already finished synthesising)" in state["message"]
