@@ -169,21 +169,17 @@ class Job:
 def apply_event(job: Job, event: Event) -> None:
     """Fold one event into the job's state (used live and when replaying a log after restart)."""
     if isinstance(event, Progress):
-        section = job_section(job, event.idx)
+        section = job.section(event.idx)
         if event.status == "ok" and section is not None:
             job.settle(section, event)
         elif section is not None:
             job.current_idx = event.idx
             job.status = RUNNING
     elif isinstance(event, SectionError):
-        section = job_section(job, event.idx) if event.idx is not None else None
+        section = job.section(event.idx) if event.idx is not None else None
         if section is not None:
             job.settle(section, event)
     elif isinstance(event, Done):
         job.status = CANCELLED if event.cancelled else DONE
         job.current_idx = None
         job.finished_at = job.created_at + event.elapsed_total_sec
-
-
-def job_section(job: Job, idx: int) -> Section | None:
-    return job.section(idx)

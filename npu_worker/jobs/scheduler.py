@@ -39,7 +39,7 @@ from ..voices import VoiceLibrary
 from .admission import Admission, Cancelled
 from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
-from .model import Job, Section, job_section, new_job_id
+from .model import Job, Section, new_job_id
 from .observer import SchedulerObserver
 from .registry import JobRegistry
 from .retention import Retention, remove_crash_leftovers
@@ -232,7 +232,7 @@ class Scheduler:
 
     async def section_audio(self, job: Job, idx: int) -> bytes:
         """The wav of a finished section (its file); AudioNotFound if it has none."""
-        section = job_section(job, idx)
+        section = job.section(idx)
         final = section.final if section is not None else None
         if not isinstance(final, Progress) or final.wav_path is None:
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")

@@ -34,7 +34,7 @@ from ...protocol import (
     WorkerError,
 )
 from ..journal import LoopHandoff
-from ..model import Job, LogEntry, apply_event, job_section, new_job_id
+from ..model import Job, LogEntry, apply_event, new_job_id
 from ..runner import record_first_audio
 from ..scheduler import Scheduler
 from ..subscription import Subscription
@@ -375,7 +375,7 @@ class ClusterScheduler(Scheduler):
     async def section_audio(self, job: Job, idx: int) -> bytes:
         """A section's wav from Redis, once its `ok` is logged (the copy is there before, and stays
         after a failed write, but only an `ok` section has audio to give)."""
-        section = job_section(job, idx)
+        section = job.section(idx)
         if section is None or not isinstance(section.final, Progress):
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
         try:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WriteFailed
-from ..model import Job, job_section
+from ..model import Job
 from .consumer import QueueConsumer
 from .store import RedisJobs, job_from_spec
 
@@ -55,7 +55,7 @@ class OutputWriter(QueueConsumer):
             self._known.pop(job_id, None)
             return  # removed or ended (cancelled): no file, no `ok`
         job, wav = known or self._remember(job_id, found[0]), found[2]
-        section = job_section(job, idx)
+        section = job.section(idx)
         if section is None:
             return
         try:
