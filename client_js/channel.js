@@ -4,6 +4,8 @@
  * the audio thread.
  */
 
+import { healthProblem } from "./wire.js";
+
 /** Where the worker is: `?worker=http://host:port` or the origin that served this page. */
 export function workerBase(location = window.location) {
   const chosen = new URLSearchParams(location.search).get("worker");
@@ -58,6 +60,10 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
     body = await response.json();
   } catch {
     body = null;
+  }
+  const problem = body === null ? null : healthProblem(body);
+  if (problem) {
+    return { state: "error", message: `GET /health answered ${response.status} with a body this page cannot read: ${problem}` };
   }
   if (response.status === 503) {
     return { state: "booting", health: body, message: "the worker is booting (loading its model); waiting…" };

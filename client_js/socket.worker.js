@@ -16,6 +16,8 @@
  * Times are absolute (timeOrigin + now) because a worker's performance clock has its own origin.
  */
 
+import { eventProblem } from "./wire.js";
+
 let socket = null;
 let audioPort = null;
 let outputRate = 0;
@@ -103,6 +105,11 @@ function onText(text) {
   }
   if (event === null || typeof event !== "object" || Array.isArray(event)) {
     report({ type: "protocol-error", message: `a text frame is not a JSON object: ${text.slice(0, 80)}` });
+    return;
+  }
+  const problem = eventProblem(event);
+  if (problem) {
+    report({ type: "protocol-error", message: `an event was dropped: ${problem}` });
     return;
   }
   if (event.event === "audio_start") startSection(event);

@@ -493,15 +493,25 @@ def test_play_while_the_worker_boots_makes_no_context_and_the_next_play_plays(
     assert console.not_network() == []  # the browser logs each 503 /health itself
 
 
-def rogue_worker() -> web.Application:
+ROGUE_HEALTH = {"status": "ok", "loaded": True, "backend": "rogue", "device": "cpu", "sample_rate": 24000}
+# Events a hostile `?worker=` may send, each with a field of the wrong type: the page drops them.
+MISTYPED_EVENTS = [
+    {"event": "audio_start", "idx": 0, "sample_rate": "24000", "format": "pcm_s16le"},
+    {"event": "audio_end", "idx": 0, "samples": "lots", "chunks": 1},
+    {"event": "progress", "idx": {"n": 1}, "status": "ok"},
+    {"event": "error", "idx": 0, "error": 5},
+    {"event": 7},
+]
+
+
+def rogue_worker(health_body: dict[str, Any] = ROGUE_HEALTH, mistyped: bool = False) -> web.Application:
     """Serves the player and a /ws that sends a `null` text frame, a section whose 3 samples come split
-    at odd byte counts (3 + 3 bytes), and one that ends on half a sample (3 bytes)."""
+    at odd byte counts (3 + 3 bytes), and one that ends on half a sample (3 bytes); `mistyped` also sends
+    MISTYPED_EVENTS before each section."""
     half = b"\x00\x40"  # s16le 0x4000: 0.5
 
     async def health(request: web.Request) -> web.Response:
-        return web.json_response(
-            {"status": "ok", "loaded": True, "backend": "rogue", "device": "cpu", "sample_rate": 24000}
-        )
+        return web.json_response(health_body)
 
     async def ws(request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()
@@ -512,6 +522,8 @@ def rogue_worker() -> web.Application:
         for idx, frames in ((0, [half + half[:1], half[1:] + half]), (1, [half + half[:1]])):
             samples = sum(map(len, frames)) // 2
             await socket.send_json({"event": "progress", "idx": idx, "status": "synth"})
+            for event in MISTYPED_EVENTS if mistyped else []:
+                await socket.send_json(event)
             await socket.send_json(
                 {"event": "audio_start", "idx": idx, "sample_rate": 24000, "format": "pcm_s16le"}
             )
@@ -562,5 +574,48 @@ def test_odd_byte_frames_are_carried_over_and_a_null_text_frame_is_reported(brow
             assert "socket worker failed" not in log
             assert [s["state"] for s in state["sections"]] == ["done", "done"]
             assert console.errors == []
+        finally:
+            context.close()
+
+
+def test_mistyped_events_from_a_hostile_worker_are_dropped_and_the_run_plays(browser: Any) -> None:
+    with serve_app(rogue_worker(mistyped=True)) as url:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            console = ConsoleWatch()
+            console.attach(page)
+            page.goto(url)
+            wait_for(page, "s.worker.state === 'ready'")
+            page.fill("#input", "가.\n\n나.")
+            wait_for(page, "s.sections.length === 2")
+            page.click("#play")
+            wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
+            state = snapshot(page)
+            log = page.text_content("#log") or ""
+            # A string sample_rate was a rate mismatch that cancelled the run; "lots" was added to the count.
+            assert [s["state"] for s in state["sections"]] == ["done", "done"]
+            assert state["run"]["receivedSamples"] == 3 + 1
+            assert "an event was dropped: sample_rate must be an integer sample rate" in log
+            assert 'an event was dropped: samples must be a non-negative integer, not "lots"' in log
+            assert "an event was dropped: an event without an `event` kind" in log
+            assert "now streams" not in state["message"]
+            assert console.errors == []
+        finally:
+            context.close()
+
+
+def test_a_health_body_with_mistyped_fields_is_an_error_not_a_broken_page(browser: Any) -> None:
+    bad = {**ROGUE_HEALTH, "ref_wav": 5, "voices": [7]}
+    with serve_app(rogue_worker(health_body=bad)) as url:
+        context = browser.new_context()
+        try:
+            page = context.new_page()
+            console = ConsoleWatch()
+            console.attach(page)
+            page.goto(url)
+            wait_for(page, "s.worker.state === 'error'")
+            assert "ref_wav must be a string, not 5" in snapshot(page)["worker"]["message"]
+            assert console.errors == []  # `ref_wav.split` threw in the page before
         finally:
             context.close()

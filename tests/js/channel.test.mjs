@@ -43,6 +43,20 @@ test("the answer is classified: ready, booting, refused", async () => {
   }
 });
 
+test("a body with mistyped fields is an error naming the field", async () => {
+  const server = await listen((request, response) => {
+    response.writeHead(200, { "Content-Type": "application/json" });
+    response.end(JSON.stringify({ status: "ok", loaded: true, sample_rate: "fast" }));
+  });
+  try {
+    const health = await fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin });
+    assert.equal(health.state, "error");
+    assert.match(health.message, /cannot read: sample_rate must be an integer sample rate/);
+  } finally {
+    server.close();
+  }
+});
+
 test("nothing listening: down, naming the origin rule when the page is elsewhere", async () => {
   const server = await listen(() => {});
   const base = baseOf(server);
