@@ -159,6 +159,8 @@ class Scheduler:
             await asyncio.get_running_loop().run_in_executor(None, self.runner.join, grace)
             if self.runner.alive:
                 for job in self.admission.running_jobs():  # a preview inside a paused batch section too
+                    if not job.cancel_requested.is_set():
+                        job.stopped_by_shutdown = True  # no `done`: the job resumes at the next start
                     job.cancel_requested.set()
                 log.warning(
                     "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
@@ -385,6 +387,8 @@ class Scheduler:
     def cancel(self, job_id: str) -> bool:
         """Stop a job between engine chunks; True if it was still running or queued."""
         state, job = self.admission.cancel(job_id)
+        if job is not None:
+            job.stopped_by_shutdown = False  # the caller's cancel: the job ends cancelled
         if state is Cancelled.DEQUEUED and job is not None:
             self._end(job)
         elif state is Cancelled.RUNNING and job is not None and job.persisted:
@@ -401,7 +405,11 @@ class Scheduler:
         self.cancel(job.id)
 
     def _end(self, job: Job) -> None:
-        """The job's last event; finished persisted jobs are then subject to retention."""
+        """The job's last event; finished persisted jobs are then subject to retention. A persisted
+        job whose section only the shutdown cut gets none: its log leaves it to resume at the next start."""
+        if job.persisted and job.stopped_by_shutdown:
+            log.info("shutdown: job %s left to resume at the next start", job.id)
+            return
         cancelled = job.cancel_requested.is_set()
         elapsed = round(self.clock() - job.created_at, 3)
         assert self.journal is not None
