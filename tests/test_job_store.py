@@ -3,11 +3,16 @@ unreadable log line never hides the lines after it, and a damaged or copied `job
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import resource
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
-from npu_worker.jobs.model import Job, LogEntry, Section
+from npu_worker.jobs.journal import LocalJournal
+from npu_worker.jobs.model import Job, LogEntry, Section, new_job_id
 from npu_worker.jobs.store import JOB_FILE, LOG_FILE, JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
 
@@ -67,3 +72,63 @@ def test_a_cancel_recorded_after_its_job_was_removed_makes_no_folder(tmp_path):
     store.prepare()
     store.mark_cancelled("0123456789abcdef")
     assert not store.job_dir("0123456789abcdef").exists()
+
+
+@contextlib.contextmanager
+def disk_full_past(limit: int) -> Iterator[None]:
+    """Writes past `limit` bytes of a file fail (EFBIG, as ENOSPC would on a full disk), then room again."""
+    before = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, before[1]))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, before)
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+SECTIONS = 80  # 162 lines, more than a write buffer holds
+
+
+def journal_of(root: Path) -> tuple[JobStore, LocalJournal, Job]:
+    store = JobStore(root)
+    store.prepare()
+    journal = LocalJournal(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    job = Job(new_job_id(), SynthParams(), [Section(i, "가", None) for i in range(SECTIONS)])
+    journal.create(job)
+    journal.append(job, Start(SECTIONS, "tone", "cpu", job.id))
+    return store, journal, job
+
+
+def run_job(journal: LocalJournal, job: Job) -> None:
+    for idx in range(SECTIONS):
+        journal.append(job, Progress(idx, "synth"))
+        journal.append(job, Progress(idx, "ok", wav_path=f"/tmp/s{idx}.wav", duration_sec=1.0))
+    journal.append(job, Done(SECTIONS, SECTIONS, 0, 0.5))
+
+
+def test_lines_a_full_disk_refused_are_written_in_order_once_there_is_room(tmp_path):
+    """A full state disk refuses a job's lines (one of them cut short) and its `done`: once there is room
+    (here: the next event of another job), they are written, whole and in order, so a restart neither
+    redoes the job's sections nor gives their seq numbers to other lines."""
+    store, journal, job = journal_of(tmp_path)
+    _, _, other = journal_of(tmp_path)
+    with disk_full_past((store.job_dir(job.id) / LOG_FILE).stat().st_size + 30):
+        run_job(journal, job)
+    assert job.status == "done"  # what live clients saw
+    journal.append(other, Progress(0, "synth"))
+    reloaded = store.load(job.id)
+    assert [entry.seq for entry in reloaded.log] == list(
+        range(1, 2 * SECTIONS + 3)
+    ) and reloaded.status == "done"
+
+
+def test_lines_still_refused_are_written_at_shutdown(tmp_path):
+    store, journal, job = journal_of(tmp_path)
+    with disk_full_past((store.job_dir(job.id) / LOG_FILE).stat().st_size + 30):
+        run_job(journal, job)
+    journal.close()
+    reloaded = store.load(job.id)
+    assert [entry.seq for entry in reloaded.log] == list(
+        range(1, 2 * SECTIONS + 3)
+    ) and reloaded.status == "done"

@@ -92,10 +92,15 @@ class JobStore:
             pass
 
     def open_log(self, job_id: str) -> IO[bytes]:
+        """The log opened to append, unbuffered: a write the disk refused is not left in a buffer to
+        come out later, whole or cut, behind lines written after it (`write_line`)."""
         # 0640 whatever the umask (and a log made under an older one corrected): the service's group
         # may read logs, never write them
         log = open(
-            self.job_dir(job_id) / LOG_FILE, "ab", opener=lambda path, flags: os.open(path, flags, 0o640)
+            self.job_dir(job_id) / LOG_FILE,
+            "ab",
+            buffering=0,
+            opener=lambda path, flags: os.open(path, flags, 0o640),
         )
         if os.fstat(log.fileno()).st_mode & 0o022:
             os.fchmod(log.fileno(), 0o640)
@@ -105,9 +110,16 @@ class JobStore:
     def log_line(entry: LogEntry) -> bytes:
         return entry.line + b"\n"
 
+    @staticmethod
+    def write_line(out: IO[bytes], line: bytes) -> None:
+        """All of `line` (an unbuffered write may take part of it), else OSError (a full disk)."""
+        view = memoryview(line)
+        while view:
+            view = view[out.write(view) or 0 :]
+
     def append(self, job_id: str, entry: LogEntry) -> None:
         with self.open_log(job_id) as out:
-            out.write(self.log_line(entry))
+            self.write_line(out, self.log_line(entry))
 
     def load_all(self) -> list[Job]:
         """Every readable job, oldest created first; unfinished ones come back as `interrupted`."""
