@@ -11,6 +11,8 @@ import signal
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 from npu_worker.jobs.journal import LocalJournal
 from npu_worker.jobs.model import Job, LogEntry, Section, new_job_id
 from npu_worker.jobs.store import JOB_FILE, LOG_FILE, JobStore
@@ -132,3 +134,26 @@ def test_lines_still_refused_are_written_at_shutdown(tmp_path):
     assert [entry.seq for entry in reloaded.log] == list(
         range(1, 2 * SECTIONS + 3)
     ) and reloaded.status == "done"
+
+
+def test_a_batch_refused_by_a_full_disk_leaves_no_folder(tmp_path):
+    store = JobStore(tmp_path)
+    store.prepare()
+    job = Job(new_job_id(), SynthParams(), [Section(0, "가", None)])
+    with disk_full_past(1), pytest.raises(OSError):
+        store.create(job)
+    assert list(store.root.iterdir()) == []
+
+
+def test_a_job_folder_whose_record_a_crash_cut_is_removed_at_start(tmp_path):
+    """`kill -9` while job.json was written leaves its folder and temp file: gone at the next start,
+    unless someone put something else there."""
+    store, job = stored_job(tmp_path)
+    cut = store.job_dir("c3")
+    cut.mkdir()
+    (cut / ".job.json.x1y2.part").write_bytes(b'{"id": "c')
+    kept = store.job_dir("d4")
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    assert [loaded.id for loaded in store.load_all()] == [job.id]
+    assert not cut.exists() and (kept / "notes.txt").is_file()

@@ -7,6 +7,7 @@ from a crash is cut off. Default outputs of a job live apart, in `<state>/output
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -15,7 +16,7 @@ from typing import IO
 
 import msgspec
 
-from ..files import private_folder, write_atomic
+from ..files import private_folder, remove_all_parts, write_atomic
 from ..paths import OUTPUTS_DIR, make_private_dir
 from ..protocol import SynthParams, decode_event
 from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
@@ -80,7 +81,12 @@ class JobStore:
             },
             "sections": [{"idx": s.idx, "text": s.text, "output_path": s.output_path} for s in job.sections],
         }
-        write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
+        try:
+            write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
+        except OSError:  # a full disk: no empty folder left behind for each refused batch
+            with contextlib.suppress(OSError):
+                self.job_dir(job.id).rmdir()
+            raise
 
     def mark_cancelled(self, job_id: str) -> None:
         """A cancel asked while a section runs is recorded at once: its `done` comes only when the
@@ -122,10 +128,16 @@ class JobStore:
             self.write_line(out, self.log_line(entry))
 
     def load_all(self) -> list[Job]:
-        """Every readable job, oldest created first; unfinished ones come back as `interrupted`."""
+        """Every readable job, oldest created first; unfinished ones come back as `interrupted`.
+        A folder whose job.json was never written (a `kill -9` while a job was created) is removed
+        with its temp file, unless something else is in it."""
         jobs = []
         for path in self.root.iterdir():
             if not (path / JOB_FILE).is_file():
+                if path.is_dir() and not path.is_symlink():
+                    remove_all_parts(path)
+                    with contextlib.suppress(OSError):
+                        path.rmdir()
                 continue
             try:
                 jobs.append(self.load(path.name))
