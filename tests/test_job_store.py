@@ -157,3 +157,17 @@ def test_a_job_folder_whose_record_a_crash_cut_is_removed_at_start(tmp_path):
     (kept / "notes.txt").write_text("mine")
     assert [loaded.id for loaded in store.load_all()] == [job.id]
     assert not cut.exists() and (kept / "notes.txt").is_file()
+
+
+def test_what_a_kill_9_left_of_a_retention_removal_is_removed_at_start(tmp_path):
+    """Retention removes job.json first (the job is never resumed), then the log and the default
+    outputs: a `kill -9` in between left those for good."""
+    store, job = stored_job(tmp_path)
+    store.append(job.id, LogEntry(1, Start(1, "espeak-ng", "cpu", job.id)))
+    outputs = Path(store.default_output(job.id, 0)).parent
+    outputs.mkdir(parents=True)
+    (outputs / "s00.wav").write_bytes(b"RIFF")
+    (outputs / ".s01.wav.0a1b2c3d4e5f.part").write_bytes(b"RI")
+    (store.job_dir(job.id) / JOB_FILE).unlink()
+    assert store.load_all() == []
+    assert not store.job_dir(job.id).exists() and not outputs.exists()

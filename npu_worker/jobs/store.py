@@ -11,12 +11,13 @@ import contextlib
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import IO
 
 import msgspec
 
-from ..files import private_folder, remove_all_parts, write_atomic
+from ..files import private_folder, write_atomic
 from ..paths import OUTPUTS_DIR, make_private_dir
 from ..protocol import SynthParams, decode_event
 from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
@@ -24,6 +25,7 @@ from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
 log = logging.getLogger(__name__)
 
 JOB_FILE, LOG_FILE = "job.json", "events.ndjson"
+_DEFAULT_OUTPUT = re.compile(r"s[0-9]{2,}\.wav|\.s[0-9]{2,}\.wav\.[0-9a-z_]+\.part")  # and its temp files
 CANCEL_FILE = "cancelled"  # present: a DELETE came while a section ran (see `mark_cancelled`)
 
 
@@ -129,15 +131,13 @@ class JobStore:
 
     def load_all(self) -> list[Job]:
         """Every readable job, oldest created first; unfinished ones come back as `interrupted`.
-        A folder whose job.json was never written (a `kill -9` while a job was created) is removed
-        with its temp file, unless something else is in it."""
+        What a `kill -9` left of a job without its job.json (written first, removed first) is removed:
+        a job being created (a temp file) or removed by retention (its log, its default outputs)."""
         jobs = []
         for path in self.root.iterdir():
             if not (path / JOB_FILE).is_file():
                 if path.is_dir() and not path.is_symlink():
-                    remove_all_parts(path)
-                    with contextlib.suppress(OSError):
-                        path.rmdir()
+                    self.remove(path.name, self._default_outputs_left(path.name))
                 continue
             try:
                 jobs.append(self.load(path.name))
@@ -167,6 +167,13 @@ class JobStore:
             if (directory / CANCEL_FILE).exists():
                 job.cancel_requested.set()  # ended as cancelled at start, not resumed
         return job
+
+    def _default_outputs_left(self, job_id: str) -> list[str]:
+        folder = self.root.parent / OUTPUTS_DIR / job_id
+        if folder.is_symlink() or not folder.is_dir():
+            return []
+        names = (p.name for p in folder.iterdir())
+        return [str(folder / name) for name in names if _DEFAULT_OUTPUT.fullmatch(name)]
 
     def remove(self, job_id: str, default_outputs: list[str]) -> None:
         """Delete the job's own files: its request, its log, its temp files and the default outputs
