@@ -119,6 +119,10 @@ class Scheduler:
                 log.info("job %s was cancelled while a section ran: ended, not resumed", job.id)
                 await loop.run_in_executor(None, self._end, job)  # its `done` is persisted
                 continue
+            if not job.pending:  # killed between its last section's end and its `done`
+                log.info("job %s had ended every section: ended, nothing to resume", job.id)
+                await loop.run_in_executor(None, self._end, job)
+                continue
             log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
             self.admission.enqueue(job)
         self.runner.start()
