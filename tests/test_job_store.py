@@ -3,12 +3,8 @@ unreadable log line never hides the lines after it, and a damaged or copied `job
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import resource
-import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +13,7 @@ from npu_worker.jobs.journal import LocalJournal
 from npu_worker.jobs.model import Job, LogEntry, Section, new_job_id
 from npu_worker.jobs.store import JOB_FILE, LOG_FILE, JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.disk_full import disk_full_past
 
 
 def stored_job(root: Path, job_id: str = "a1") -> tuple[JobStore, Job]:
@@ -76,20 +73,8 @@ def test_a_cancel_recorded_after_its_job_was_removed_makes_no_folder(tmp_path):
     assert not store.job_dir("0123456789abcdef").exists()
 
 
-@contextlib.contextmanager
-def disk_full_past(limit: int) -> Iterator[None]:
-    """Writes past `limit` bytes of a file fail (EFBIG, as ENOSPC would on a full disk), then room again."""
-    before = resource.getrlimit(resource.RLIMIT_FSIZE)
-    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, before[1]))
-    try:
-        yield
-    finally:
-        resource.setrlimit(resource.RLIMIT_FSIZE, before)
-        signal.signal(signal.SIGXFSZ, handler)
-
-
 SECTIONS = 80  # 162 lines, more than a write buffer holds
+ALL_SEQS = list(range(1, 2 * SECTIONS + 3))
 
 
 def journal_of(root: Path) -> tuple[JobStore, LocalJournal, Job]:
@@ -120,9 +105,7 @@ def test_lines_a_full_disk_refused_are_written_in_order_once_there_is_room(tmp_p
     assert job.status == "done"  # what live clients saw
     journal.append(other, Progress(0, "synth"))
     reloaded = store.load(job.id)
-    assert [entry.seq for entry in reloaded.log] == list(
-        range(1, 2 * SECTIONS + 3)
-    ) and reloaded.status == "done"
+    assert [entry.seq for entry in reloaded.log] == ALL_SEQS and reloaded.status == "done"
 
 
 def test_lines_still_refused_are_written_at_shutdown(tmp_path):
@@ -131,9 +114,7 @@ def test_lines_still_refused_are_written_at_shutdown(tmp_path):
         run_job(journal, job)
     journal.close()
     reloaded = store.load(job.id)
-    assert [entry.seq for entry in reloaded.log] == list(
-        range(1, 2 * SECTIONS + 3)
-    ) and reloaded.status == "done"
+    assert [entry.seq for entry in reloaded.log] == ALL_SEQS and reloaded.status == "done"
 
 
 def test_a_batch_refused_by_a_full_disk_leaves_no_folder(tmp_path):
