@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import OrderedDict
@@ -166,10 +167,8 @@ class LocalJournal(Journal):
         self._unwritten.setdefault(job.id, []).append(entry)
         self._write_unwritten(job.id)
         for other in [key for key in self._unwritten if key != job.id]:
-            try:  # there is room again: what other jobs' logs still miss
+            with contextlib.suppress(OSError):  # there is room again: what other jobs' logs still miss
                 self._write_unwritten(other)
-            except OSError:
-                break
 
     def _write_unwritten(self, job_id: str) -> None:
         """Write the job's waiting lines, oldest first; OSError (the disk is still full) keeps the rest."""
