@@ -344,3 +344,13 @@ async def test_an_upload_the_state_disk_cannot_keep_is_a_named_503_and_leaves_no
     assert body["error"]["code"] == "StateUnavailable" and "retry later" in body["error"]["message"]
     assert list((Path(settings.state_dir) / "voices").iterdir()) == []
     assert (await upload(client, "teacher", audio)).status == 201  # room again
+
+
+async def test_an_upload_a_kill_9_cut_leaves_no_temp_file_after_the_next_start(worker, settings):
+    voices = Path(settings.state_dir) / "voices"
+    (voices / "inline").mkdir(parents=True)
+    cut = [voices / ".teacher.wav.x1y2z3.part", voices / "inline" / ".inline-0a1b.wav.q9r8.part"]
+    for path in cut:
+        path.write_bytes(b"RIFF")
+    await worker()
+    assert not any(path.exists() for path in cut)

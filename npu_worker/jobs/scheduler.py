@@ -134,7 +134,8 @@ class Scheduler:
         jobs = self.store.load_all()
         for job in jobs:
             self.registry.add(job)
-        owned = [self.cache.directory, *(self.store.job_dir(job.id) for job in jobs)]
+        owned = [self.cache.directory, self.voices.store_dir, self.voices.inline_dir]  # a cut upload's too
+        owned += [self.store.job_dir(job.id) for job in jobs]
         remove_crash_leftovers(jobs, owned)
         assert self.retention is not None
         self.stats.count("jobs_removed", self.retention.sweep())
