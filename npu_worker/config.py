@@ -338,7 +338,7 @@ class Settings:
     )
     shutdown_grace: float = _opt(
         30.0,
-        "seconds a SIGTERM lets the running section finish before cancelling it (0 to 1 day)",
+        "seconds a SIGTERM lets the running section finish before stopping it (its job is not ended: it is run again; 0 to 1 day)",
         kind=_seconds(0.0, DAY),
     )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))

@@ -61,7 +61,9 @@ SlowConsumer = _error(
 UnknownMessage = _error("UnknownMessage", 400, "A WebSocket message has an unknown type.")
 AudioNotFound = _error("AudioNotFound", 404, "The section has no audio (not made yet, failed, or removed).")
 StateUnavailable = _error(
-    "StateUnavailable", 503, "The job could not be recorded in the state directory (disk full?); retry later."
+    "StateUnavailable",
+    503,
+    "The job or voice could not be recorded in the state directory (disk full?); retry later.",
 )
 QueueUnavailable = _error("QueueUnavailable", 503, "The shared job queue (Redis) cannot be reached.")
 Unsupported = _error("Unsupported", 501, "This node does not offer the request (its role or queue mode).")

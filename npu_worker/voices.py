@@ -30,6 +30,7 @@ from .protocol import (
     MAX_TRANSCRIPT_CHARS,
     BadRequest,
     InvalidAudio,
+    StateUnavailable,
     SynthParams,
     UnknownVoice,
     VoiceExists,
@@ -247,8 +248,7 @@ class VoiceLibrary:
         with self._changing():  # two uploads under one name: one gets 409, never a mix of both
             if self.find(name) is not None:
                 raise VoiceExists(f"a voice named {name!r} exists; delete it first", param="name")
-            write_atomic(self.store_dir / f"{name}.txt", (text + "\n").encode("utf-8"))
-            write_atomic(self.store_dir / f"{name}.wav", wav_bytes(samples, rate))
+            _store(self.store_dir, name, text, wav_bytes(samples, rate))
             found = self.find(name)
         assert found is not None
         return found
@@ -278,8 +278,7 @@ class VoiceLibrary:
             if self.find(name) is not None:
                 os.utime(transcript)
                 return name
-            write_atomic(transcript, (ref_text.strip() + "\n").encode("utf-8"))
-            write_atomic(self.inline_dir / f"{name}.wav", wav_bytes(samples, rate))
+            _store(self.inline_dir, name, ref_text.strip(), wav_bytes(samples, rate))
             self._prune_inline()
         return name
 
@@ -312,3 +311,19 @@ class VoiceLibrary:
             os.unlink(wav)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(wav.with_suffix(".txt"))
+
+
+def _store(folder: Path, name: str, text: str, wav: bytes) -> None:
+    """A new voice's transcript, then its wav (atomic writes). A full disk (any OSError: it is the
+    worker's disk, not the caller's upload) leaves neither and is a named 503, not an internal error."""
+    try:
+        write_atomic(folder / f"{name}.txt", (text + "\n").encode("utf-8"))
+        write_atomic(folder / f"{name}.wav", wav)
+    except OSError as exc:
+        for path in (folder / f"{name}.wav", folder / f"{name}.txt"):
+            with contextlib.suppress(OSError):
+                path.unlink()
+        log.error("could not store voice %s in %s: %s", name, folder, exc)
+        raise StateUnavailable(
+            f"the voice could not be stored in the worker's state directory ({exc.strerror or exc}); retry later"
+        ) from None

@@ -7,9 +7,13 @@ import json
 import logging
 from pathlib import Path
 
-from npu_worker.jobs.model import Job, LogEntry, Section
+import pytest
+
+from npu_worker.jobs.journal import LocalJournal
+from npu_worker.jobs.model import Job, LogEntry, Section, new_job_id
 from npu_worker.jobs.store import JOB_FILE, LOG_FILE, JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.disk_full import disk_full_past
 
 
 def stored_job(root: Path, job_id: str = "a1") -> tuple[JobStore, Job]:
@@ -67,3 +71,84 @@ def test_a_cancel_recorded_after_its_job_was_removed_makes_no_folder(tmp_path):
     store.prepare()
     store.mark_cancelled("0123456789abcdef")
     assert not store.job_dir("0123456789abcdef").exists()
+
+
+SECTIONS = 80  # 162 lines, more than a write buffer holds
+ALL_SEQS = list(range(1, 2 * SECTIONS + 3))
+
+
+def journal_of(root: Path) -> tuple[JobStore, LocalJournal, Job]:
+    store = JobStore(root)
+    store.prepare()
+    journal = LocalJournal(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    job = Job(new_job_id(), SynthParams(), [Section(i, "가", None) for i in range(SECTIONS)])
+    journal.create(job)
+    journal.append(job, Start(SECTIONS, "tone", "cpu", job.id))
+    return store, journal, job
+
+
+def run_job(journal: LocalJournal, job: Job) -> None:
+    for idx in range(SECTIONS):
+        journal.append(job, Progress(idx, "synth"))
+        journal.append(job, Progress(idx, "ok", wav_path=f"/tmp/s{idx}.wav", duration_sec=1.0))
+    journal.append(job, Done(SECTIONS, SECTIONS, 0, 0.5))
+
+
+def test_lines_a_full_disk_refused_are_written_in_order_once_there_is_room(tmp_path):
+    """A full state disk refuses a job's lines (one of them cut short) and its `done`: once there is room
+    (here: the next event of another job), they are written, whole and in order, so a restart neither
+    redoes the job's sections nor gives their seq numbers to other lines."""
+    store, journal, job = journal_of(tmp_path)
+    _, _, other = journal_of(tmp_path)
+    with disk_full_past((store.job_dir(job.id) / LOG_FILE).stat().st_size + 30):
+        run_job(journal, job)
+    assert job.status == "done"  # what live clients saw
+    journal.append(other, Progress(0, "synth"))
+    reloaded = store.load(job.id)
+    assert [entry.seq for entry in reloaded.log] == ALL_SEQS and reloaded.status == "done"
+
+
+def test_lines_still_refused_are_written_at_shutdown(tmp_path):
+    store, journal, job = journal_of(tmp_path)
+    with disk_full_past((store.job_dir(job.id) / LOG_FILE).stat().st_size + 30):
+        run_job(journal, job)
+    journal.close()
+    reloaded = store.load(job.id)
+    assert [entry.seq for entry in reloaded.log] == ALL_SEQS and reloaded.status == "done"
+
+
+def test_a_batch_refused_by_a_full_disk_leaves_no_folder(tmp_path):
+    store = JobStore(tmp_path)
+    store.prepare()
+    job = Job(new_job_id(), SynthParams(), [Section(0, "가", None)])
+    with disk_full_past(1), pytest.raises(OSError):
+        store.create(job)
+    assert list(store.root.iterdir()) == []
+
+
+def test_a_job_folder_whose_record_a_crash_cut_is_removed_at_start(tmp_path):
+    """`kill -9` while job.json was written leaves its folder and temp file: gone at the next start,
+    unless someone put something else there."""
+    store, job = stored_job(tmp_path)
+    cut = store.job_dir("c3")
+    cut.mkdir()
+    (cut / ".job.json.x1y2.part").write_bytes(b'{"id": "c')
+    kept = store.job_dir("d4")
+    kept.mkdir()
+    (kept / "notes.txt").write_text("mine")
+    assert [loaded.id for loaded in store.load_all()] == [job.id]
+    assert not cut.exists() and (kept / "notes.txt").is_file()
+
+
+def test_what_a_kill_9_left_of_a_retention_removal_is_removed_at_start(tmp_path):
+    """Retention removes job.json first (the job is never resumed), then the log and the default
+    outputs: a `kill -9` in between left those for good."""
+    store, job = stored_job(tmp_path)
+    store.append(job.id, LogEntry(1, Start(1, "espeak-ng", "cpu", job.id)))
+    outputs = Path(store.default_output(job.id, 0)).parent
+    outputs.mkdir(parents=True)
+    (outputs / "s00.wav").write_bytes(b"RIFF")
+    (outputs / ".s01.wav.0a1b2c3d4e5f.part").write_bytes(b"RI")
+    (store.job_dir(job.id) / JOB_FILE).unlink()
+    assert store.load_all() == []
+    assert not store.job_dir(job.id).exists() and not outputs.exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from pathlib import Path
 
 import aiohttp
 import openai
@@ -11,6 +12,7 @@ import pytest
 import soundfile
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from tests.disk_full import disk_full_past
 from tests.openai_support import async_sdk, files_under, tone_wav
 from tests.test_ws_support import batch, connect, run_request
 from tests.tone_engine import ToneEngine
@@ -328,3 +330,27 @@ async def test_a_transcript_beside_the_default_voice_in_a_shared_folder_is_not_l
     async with client.get("/v1/audio/voices") as listing:
         default = (await listing.json())["data"][0]
     assert default["name"] == "default" and default["ref_text"] is None
+
+
+async def test_an_upload_the_state_disk_cannot_keep_is_a_named_503_and_leaves_nothing(worker, settings):
+    """A full state disk takes the transcript, not the wav: the worker's trouble, not an internal error,
+    and no half voice (a transcript without its wav) is left."""
+    client = await worker()
+    audio = tone_wav()
+    with disk_full_past(4096):
+        response = await upload(client, "teacher", audio)
+    assert response.status == 503, await response.text()
+    body = await response.json()
+    assert body["error"]["code"] == "StateUnavailable" and "retry later" in body["error"]["message"]
+    assert list((Path(settings.state_dir) / "voices").iterdir()) == []
+    assert (await upload(client, "teacher", audio)).status == 201  # room again
+
+
+async def test_an_upload_a_kill_9_cut_leaves_no_temp_file_after_the_next_start(worker, settings):
+    voices = Path(settings.state_dir) / "voices"
+    (voices / "inline").mkdir(parents=True)
+    cut = [voices / ".teacher.wav.x1y2z3.part", voices / "inline" / ".inline-0a1b.wav.q9r8.part"]
+    for path in cut:
+        path.write_bytes(b"RIFF")
+    await worker()
+    assert not any(path.exists() for path in cut)

@@ -136,3 +136,31 @@ def test_a_job_cancelled_while_its_section_ran_is_not_resumed_after_a_kill_9(tmp
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
+
+
+@pytest.mark.allow_blocking
+def test_a_job_killed_between_its_last_ok_and_its_done_ends_at_the_next_start(tmp_path):
+    """Every section is final in the log but `done` is not (a `kill -9` while it was written, its line
+    cut): the job has nothing left to resume and must end, not stay `interrupted` for good."""
+    state, port = tmp_path / "state", free_port()
+    base = f"http://127.0.0.1:{port}"
+    worker = start_worker_process(state, port, delay=0.0)
+    try:
+        job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "하나."}]})["job_id"]
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(10))
+    finally:
+        worker.kill()
+        worker.wait()
+    path = state / "jobs" / job / "events.ndjson"
+    path.write_bytes(path.read_bytes()[:-10])  # the `done` line cut short
+    worker = start_worker_process(state, port, delay=0.0)
+    try:
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(10))
+        result = get(base, f"/jobs/{job}/result")
+        with urllib.request.urlopen(f"{base}/jobs/{job}/events?after=0", timeout=seconds(10)) as stream:
+            lines = [json.loads(line) for line in stream.read().splitlines()]
+    finally:
+        worker.kill()
+        worker.wait()
+    assert result["ok_count"] == 1 and result["status"] == "done"
+    assert [line["event"] for line in lines][-1] == "done" and [line["seq"] for line in lines] == [1, 2, 3, 4]

@@ -213,3 +213,33 @@ def test_a_worker_waiting_for_its_sovits_upstream_exits_at_once(tmp_path):
     assert elapsed < seconds(2.0), f"the worker took {elapsed:.2f} s to exit"
     assert f"sovits_worker at http://127.0.0.1:{dead} is unreachable: connection refused" in log
     assert "engine load stopped by the shutdown" in log and "Traceback" not in log
+
+
+def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_path):
+    """The shutdown stops a section that runs past the grace, but nobody cancelled the job: it must not
+    end with `done` (`cancelled: true`, its other sections lost), it resumes at the next start."""
+    state = tmp_path / "state"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = start_worker_process(state, port, delay=0.5, grace=0.3, stderr=subprocess.PIPE, text=True)
+    try:
+        sections = [{"idx": i, "text": "가" * 100} for i in range(2)]
+        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
+        wait_running(base, job)
+        _, log = terminate(process)
+    finally:
+        process.kill()
+    assert f"shutdown: section 0 of job {job} ran past 0.3 s; cancelled" in log
+    logged = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
+    assert [e["event"] for e in logged if e["event"] in ("done", "error")] == []
+    process = start_worker_process(state, port, delay=0.0, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + seconds(30)
+        while (status := get(base, f"/jobs/{job}/status"))["status"] not in ("done", "cancelled"):
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        result = get(base, f"/jobs/{job}/result")
+    finally:
+        process.kill()
+        process.communicate()
+    assert result["status"] == "done" and result["ok_count"] == 2, result

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import logging
 import threading
 from collections import OrderedDict
@@ -94,8 +95,8 @@ class Journal(abc.ABC):
             if job.persisted:
                 try:
                     self.persist(job, entry)
-                except OSError:
-                    log.exception("could not persist an event of job %s", job.id)
+                except OSError as exc:
+                    log.error("could not persist an event of job %s: %s", job.id, exc.strerror or exc)
             job.next_seq += 1
             apply_event(job, event)
             self.observer.event(job, event)
@@ -132,6 +133,10 @@ class LocalJournal(Journal):
 
     A log file stays open from a job's first event to its `done` (no open/close per event), for at
     most `max_open` jobs at once: thousands of queued jobs never exhaust file descriptors.
+
+    Lines a full disk refused are kept, in order, and written before the job's next line, at any
+    other job's next event, or at `close`, once there is room: a live client saw them, and a log
+    missing them would make a restart redo the job's sections under seq numbers already seen.
     """
 
     def __init__(
@@ -145,6 +150,8 @@ class LocalJournal(Journal):
         self.store = store
         self.max_open = max_open
         self._open: OrderedDict[str, IO[bytes]] = OrderedDict()
+        self._unwritten: dict[str, list[LogEntry]] = {}  # by job: lines a full disk refused, in order
+        self._torn: set[str] = set()  # jobs whose log may end in a line the full disk cut short
 
     def create(self, job: Job) -> None:
         try:
@@ -157,17 +164,35 @@ class LocalJournal(Journal):
             ) from None
 
     def persist(self, job: Job, entry: LogEntry) -> None:
-        out = self._open.get(job.id)
+        self._unwritten.setdefault(job.id, []).append(entry)
+        self._write_unwritten(job.id)
+        for other in [key for key in self._unwritten if key != job.id]:
+            with contextlib.suppress(OSError):  # there is room again: what other jobs' logs still miss
+                self._write_unwritten(other)
+
+    def _write_unwritten(self, job_id: str) -> None:
+        """Write the job's waiting lines, oldest first; OSError (the disk is still full) keeps the rest."""
+        waiting = self._unwritten[job_id]
+        out = self._open.get(job_id)
         if out is None:
             if len(self._open) >= self.max_open:
                 self._open.popitem(last=False)[1].close()
-            out = self._open[job.id] = self.store.open_log(job.id)
+            if job_id in self._torn:  # a line the full disk cut short: the next starts on its own
+                self.store.truncate_torn_tail(job_id)
+                self._torn.discard(job_id)
+            out = self._open[job_id] = self.store.open_log(job_id)
         else:
-            self._open.move_to_end(job.id)
-        out.write(self.store.log_line(entry))
-        out.flush()
-        if isinstance(entry.event, Done):
-            self._open.pop(job.id).close()
+            self._open.move_to_end(job_id)
+        try:
+            while waiting:
+                self.store.write_line(out, self.store.log_line(waiting[0]))
+                if isinstance(waiting.pop(0).event, Done):
+                    self._open.pop(job_id).close()
+        except OSError:
+            self._open.pop(job_id).close()  # reopened (its cut line dropped) when there is room
+            self._torn.add(job_id)
+            raise
+        del self._unwritten[job_id]
 
     def recover(self) -> list[Job]:
         return self.store.load_all()
@@ -183,6 +208,8 @@ class LocalJournal(Journal):
     def remove(self, job: Job) -> None:
         with self._lock:
             handle = self._open.pop(job.id, None)
+            self._unwritten.pop(job.id, None)
+            self._torn.discard(job.id)
         if handle is not None:
             handle.close()
         defaults = [
@@ -195,6 +222,12 @@ class LocalJournal(Journal):
 
     def close(self) -> None:
         with self._lock:
+            for job_id in list(self._unwritten):
+                try:
+                    self._write_unwritten(job_id)
+                except OSError as exc:
+                    lost = len(self._unwritten.pop(job_id))
+                    log.error("%d event(s) of job %s were never persisted: %s", lost, job_id, exc.strerror)
             handles, self._open = list(self._open.values()), OrderedDict()
         for handle in handles:
             handle.close()

@@ -86,6 +86,7 @@ class Job:
     submitted_at: float = field(default_factory=time.monotonic)
     last_served: int = 0
     cancel_requested: threading.Event = field(default_factory=threading.Event)
+    stopped_by_shutdown: bool = False  # its section was cut by the drain, not by a caller: it resumes
     log: list[LogEntry] = field(default_factory=list)
     next_seq: int = 1
     subscribers: list[Any] = field(default_factory=list)

@@ -119,6 +119,10 @@ class Scheduler:
                 log.info("job %s was cancelled while a section ran: ended, not resumed", job.id)
                 await loop.run_in_executor(None, self._end, job)  # its `done` is persisted
                 continue
+            if not job.pending:  # killed between its last section's end and its `done`
+                log.info("job %s had ended every section: ended, nothing to resume", job.id)
+                await loop.run_in_executor(None, self._end, job)
+                continue
             log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
             self.admission.enqueue(job)
         self.runner.start()
@@ -130,7 +134,8 @@ class Scheduler:
         jobs = self.store.load_all()
         for job in jobs:
             self.registry.add(job)
-        owned = [self.cache.directory, *(self.store.job_dir(job.id) for job in jobs)]
+        owned = [self.cache.directory, self.voices.store_dir, self.voices.inline_dir]  # a cut upload's too
+        owned += [self.store.job_dir(job.id) for job in jobs]
         remove_crash_leftovers(jobs, owned)
         assert self.retention is not None
         self.stats.count("jobs_removed", self.retention.sweep())
@@ -159,6 +164,8 @@ class Scheduler:
             await asyncio.get_running_loop().run_in_executor(None, self.runner.join, grace)
             if self.runner.alive:
                 for job in self.admission.running_jobs():  # a preview inside a paused batch section too
+                    if not job.cancel_requested.is_set():
+                        job.stopped_by_shutdown = True  # no `done`: the job resumes at the next start
                     job.cancel_requested.set()
                 log.warning(
                     "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
@@ -385,6 +392,8 @@ class Scheduler:
     def cancel(self, job_id: str) -> bool:
         """Stop a job between engine chunks; True if it was still running or queued."""
         state, job = self.admission.cancel(job_id)
+        if job is not None:
+            job.stopped_by_shutdown = False  # the caller's cancel: the job ends cancelled
         if state is Cancelled.DEQUEUED and job is not None:
             self._end(job)
         elif state is Cancelled.RUNNING and job is not None and job.persisted:
@@ -401,7 +410,11 @@ class Scheduler:
         self.cancel(job.id)
 
     def _end(self, job: Job) -> None:
-        """The job's last event; finished persisted jobs are then subject to retention."""
+        """The job's last event; finished persisted jobs are then subject to retention. A persisted
+        job whose section only the shutdown cut gets none: its log leaves it to resume at the next start."""
+        if job.persisted and job.stopped_by_shutdown:
+            log.info("shutdown: job %s left to resume at the next start", job.id)
+            return
         cancelled = job.cancel_requested.is_set()
         elapsed = round(self.clock() - job.created_at, 3)
         assert self.journal is not None

@@ -7,9 +7,11 @@ from a crash is cut off. Default outputs of a job live apart, in `<state>/output
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import IO
 
@@ -23,6 +25,7 @@ from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
 log = logging.getLogger(__name__)
 
 JOB_FILE, LOG_FILE = "job.json", "events.ndjson"
+_DEFAULT_OUTPUT = re.compile(r"s[0-9]{2,}\.wav|\.s[0-9]{2,}\.wav\.[0-9a-z_]+\.part")  # and its temp files
 CANCEL_FILE = "cancelled"  # present: a DELETE came while a section ran (see `mark_cancelled`)
 
 
@@ -80,7 +83,12 @@ class JobStore:
             },
             "sections": [{"idx": s.idx, "text": s.text, "output_path": s.output_path} for s in job.sections],
         }
-        write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
+        try:
+            write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
+        except OSError:  # a full disk: no empty folder left behind for each refused batch
+            with contextlib.suppress(OSError):
+                self.job_dir(job.id).rmdir()
+            raise
 
     def mark_cancelled(self, job_id: str) -> None:
         """A cancel asked while a section runs is recorded at once: its `done` comes only when the
@@ -92,10 +100,15 @@ class JobStore:
             pass
 
     def open_log(self, job_id: str) -> IO[bytes]:
+        """The log opened to append, unbuffered: a write the disk refused is not left in a buffer to
+        come out later, whole or cut, behind lines written after it (`write_line`)."""
         # 0640 whatever the umask (and a log made under an older one corrected): the service's group
         # may read logs, never write them
         log = open(
-            self.job_dir(job_id) / LOG_FILE, "ab", opener=lambda path, flags: os.open(path, flags, 0o640)
+            self.job_dir(job_id) / LOG_FILE,
+            "ab",
+            buffering=0,
+            opener=lambda path, flags: os.open(path, flags, 0o640),
         )
         if os.fstat(log.fileno()).st_mode & 0o022:
             os.fchmod(log.fileno(), 0o640)
@@ -105,15 +118,26 @@ class JobStore:
     def log_line(entry: LogEntry) -> bytes:
         return entry.line + b"\n"
 
+    @staticmethod
+    def write_line(out: IO[bytes], line: bytes) -> None:
+        """All of `line` (an unbuffered write may take part of it), else OSError (a full disk)."""
+        view = memoryview(line)
+        while view:
+            view = view[out.write(view) or 0 :]
+
     def append(self, job_id: str, entry: LogEntry) -> None:
         with self.open_log(job_id) as out:
-            out.write(self.log_line(entry))
+            self.write_line(out, self.log_line(entry))
 
     def load_all(self) -> list[Job]:
-        """Every readable job, oldest created first; unfinished ones come back as `interrupted`."""
+        """Every readable job, oldest created first; unfinished ones come back as `interrupted`.
+        What a `kill -9` left of a job without its job.json (written first, removed first) is removed:
+        a job being created (a temp file) or removed by retention (its log, its default outputs)."""
         jobs = []
         for path in self.root.iterdir():
             if not (path / JOB_FILE).is_file():
+                if path.is_dir() and not path.is_symlink():
+                    self.remove(path.name, self._default_outputs_left(path.name))
                 continue
             try:
                 jobs.append(self.load(path.name))
@@ -143,6 +167,13 @@ class JobStore:
             if (directory / CANCEL_FILE).exists():
                 job.cancel_requested.set()  # ended as cancelled at start, not resumed
         return job
+
+    def _default_outputs_left(self, job_id: str) -> list[str]:
+        folder = self.root.parent / OUTPUTS_DIR / job_id
+        if folder.is_symlink() or not folder.is_dir():
+            return []
+        names = (p.name for p in folder.iterdir())
+        return [str(folder / name) for name in names if _DEFAULT_OUTPUT.fullmatch(name)]
 
     def remove(self, job_id: str, default_outputs: list[str]) -> None:
         """Delete the job's own files: its request, its log, its temp files and the default outputs
