@@ -62,17 +62,29 @@ def load(body: bytes | str | Any, into: Any) -> Any:
     return convert(body, into)
 
 
-def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, Any] | None:
+def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, str | None] | None:
     """(whether the document is a JSON object, the value of its `field`), to name an unknown message
-    type; None when it is no JSON document at all. It decodes the document again: error path only."""
+    type; None when it is no JSON document at all. A value that is no string comes as its JSON text
+    (a type name is compared with it: `[]` raised TypeError, unhashable). Error path only: of a
+    document not yet decoded, only the top level is (its members stay msgspec.Raw)."""
     if isinstance(document, bytes | str):
         try:
-            document = msgspec.json.decode(document)
+            document = msgspec.json.decode(document, type=dict[str, msgspec.Raw])
+        except msgspec.ValidationError:
+            return False, None
         except (msgspec.MsgspecError, RecursionError):
             return None
-    if isinstance(document, dict):
-        return True, document.get(field)
-    return False, None
+    if not isinstance(document, dict):
+        return False, None
+    value = document.get(field)
+    if isinstance(value, msgspec.Raw):
+        try:
+            value = msgspec.json.decode(value)
+        except (msgspec.MsgspecError, RecursionError):  # e.g. 1e999: no Python value, still no type
+            value = bytes(value).decode("utf-8", "replace")
+    if value is None or isinstance(value, str):
+        return True, value
+    return True, ENCODER.encode(value).decode("utf-8")
 
 
 def encode(value: Any) -> bytes:

@@ -124,6 +124,18 @@ def test_refusing_a_large_body_costs_no_full_decode(body, message):
     assert time.process_time() - started < 0.15
 
 
+@pytest.mark.parametrize("kind", ["wrong-type", "unknown-type"])
+def test_refusing_a_large_socket_message_costs_no_full_decode(kind):
+    """A refused /ws message is decoded again to name its `type`: only its top level now."""
+    body = b'{"type": "synth", "junk": [' + PILE + b'], "text": 5}'
+    if kind == "unknown-type":
+        body = b'{"type": "sing", "junk": [' + PILE + b"]}"
+    started = time.process_time()
+    with pytest.raises((p.BadRequest, p.UnknownMessage)):
+        p.parse_ws_message(body, LIMITS)
+    assert time.process_time() - started < 0.15
+
+
 def test_a_large_body_with_a_huge_integer_in_an_ignored_field_is_accepted():
     """Past MAX_WORDED_BYTES, Python's parser no longer confirms a digit run: one in a field the worker
     ignores is skipped like the rest of that field (where it reads one, msgspec refuses it, above)."""
