@@ -62,10 +62,10 @@ def load(body: bytes | str | Any, into: Any) -> Any:
     return convert(body, into)
 
 
-def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, str | None] | None:
+def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, Any] | None:
     """(whether the document is a JSON object, the value of its `field`), to name an unknown message
-    type; None when it is no JSON document at all. A value that is no string comes as its JSON text
-    (a type name is compared with it: `[]` raised TypeError, unhashable). Error path only: of a
+    type; None when it is no JSON document at all. An array or object value comes as its JSON text
+    (a type name is compared with the value: `[]` raised TypeError, unhashable). Error path only: of a
     document not yet decoded, only the top level is (its members stay msgspec.Raw)."""
     if isinstance(document, bytes | str):
         try:
@@ -82,9 +82,9 @@ def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, str | None] |
             value = msgspec.json.decode(value)
         except (msgspec.MsgspecError, RecursionError):  # e.g. 1e999: no Python value, still no type
             value = bytes(value).decode("utf-8", "replace")
-    if value is None or isinstance(value, str):
-        return True, value
-    return True, ENCODER.encode(value).decode("utf-8")
+    if isinstance(value, list | dict):
+        return True, ENCODER.encode(value).decode("utf-8")
+    return True, value
 
 
 def encode(value: Any) -> bytes:
