@@ -26,6 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from .protocol import OutputPathNotAllowed, RefWavNotAllowed
 
@@ -370,17 +371,40 @@ def _open_file_beneath(path: str, roots: Sequence[str]) -> int:
             raise
 
 
+def open_beneath_checked(path: str, roots: Sequence[str], limit: int, *, own: bool) -> BinaryIO:
+    """`read_beneath`'s file, checked the same way but left open to be sent in pieces (a section's wav
+    can be hundreds of MB: read whole for each caller that does not read its answer, a few dozen
+    callers held gigabytes). The caller closes it."""
+    try:
+        fd = _open_file_beneath(path, roots)
+    except ValueError as exc:
+        raise OSError(errno.EINVAL, str(exc)) from None
+    stream = os.fdopen(fd, "rb")
+    try:
+        _check_open(fd, path, limit, own=own)
+    except BaseException:
+        stream.close()
+        raise
+    return stream
+
+
+def _check_open(fd: int, path: str, limit: int, *, own: bool) -> None:
+    """OSError unless `fd` is a regular file (and, when `own`, this user's with one link); TooLarge
+    past `limit` bytes."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+    if own and (info.st_uid != os.geteuid() or info.st_nlink != 1):
+        raise OSError(errno.EPERM, "no longer the file the worker wrote", path)
+    if info.st_size > limit:
+        raise TooLarge(f"{path} is {info.st_size} bytes, more than the {limit} accepted")
+
+
 def _read_at_most(fd: int, path: str, limit: int, *, own: bool = False) -> bytes:
     """Read the open `fd` (closed after) if it is a regular file of at most `limit` bytes (and, when
     `own`, this user's with one link)."""
     with os.fdopen(fd, "rb") as stream:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        if own and (info.st_uid != os.geteuid() or info.st_nlink != 1):
-            raise OSError(errno.EPERM, "no longer the file the worker wrote", path)
-        if info.st_size > limit:
-            raise TooLarge(f"{path} is {info.st_size} bytes, more than the {limit} accepted")
+        _check_open(fd, path, limit, own=own)
         data = stream.read(limit + 1)
     if len(data) > limit:  # it grew since the fstat
         raise TooLarge(f"{path} is more than the {limit} bytes accepted")

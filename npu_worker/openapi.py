@@ -2,8 +2,9 @@
 
 Every schema is generated from the msgspec Structs that decode the requests and encode the answers
 (`msgspec.json.schema_components`), so the document cannot drift from what the code accepts and
-sends; only the table of routes below is written by hand. It ships in the wheel (docs/ does not);
-`python -m npu_worker.openapi > docs/openapi.yaml` writes the YAML copy (PyYAML), and
+sends; only the table of routes below (and `LogLine`: the `seq` a log line adds) is written by
+hand. It ships in the wheel (docs/ does not); `python -m npu_worker.openapi > docs/openapi.yaml`
+writes the YAML copy (PyYAML), and
 tests/test_openapi.py keeps it, the served document and the app's routes in step.
 """
 
@@ -87,7 +88,28 @@ def schemas() -> dict[str, Any]:
     for name, schema in zip(types, inline, strict=True):
         if schema != _ref(name):  # a union: its own component, pointing at its members
             components[name] = schema
+    components["LogLine"] = LOG_LINE
     return dict(sorted(components.items()))
+
+
+# An NDJSON line (and a /ws text frame) of the job's log is its event with the log position appended
+# (`wire.encode_entry`), outside the Structs: documented here by hand.
+LOG_LINE = {
+    "description": "an event of the job's log; every line but `heartbeat` carries `seq`",
+    "allOf": [
+        _ref("Event"),
+        {
+            "type": "object",
+            "properties": {
+                "seq": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "description": "the position in the job's log, from 1; re-attach with ?after=<seq>",
+                }
+            },
+        },
+    ],
+}
 
 
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
@@ -135,7 +157,7 @@ PATHS: dict[str, Any] = {
                 "200": {
                     "description": "events as they happen (stream), the result, or the queued job",
                     "content": {
-                        NDJSON: {"schema": _ref("Event")},
+                        NDJSON: {"schema": _ref("LogLine")},
                         JSON: {"schema": _one_of("JobResult", "Queued")},
                     },
                 },
@@ -179,7 +201,7 @@ PATHS: dict[str, Any] = {
                 JOB_ID,
                 {"name": "after", "in": "query", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}},
             ],
-            "responses": {"200": _json(_ref("Event"), "NDJSON", NDJSON), **_errors(400, 401, 403, 404)},
+            "responses": {"200": _json(_ref("LogLine"), "NDJSON", NDJSON), **_errors(400, 401, 403, 404)},
         }
     },
     "/jobs/{job_id}/sections/{idx}/audio": {

@@ -23,10 +23,12 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from .config import Settings
 from .files import (
     check_file_under_roots,
+    open_beneath_checked,
     private_folder,
     read_beneath,
     read_regular,
@@ -165,13 +167,14 @@ class PathPolicy:
         # A default output is the worker's own file (served back by GET .../audio): no one else writes it.
         write_under_roots(path, data, roots, private=roots == (self.outputs_root,))
 
-    def read_output(self, path: str, limit: int) -> bytes:
+    def open_output(self, path: str, limit: int) -> BinaryIO:
         """A section's wav as the worker wrote it (`write_output`'s roots, no link followed, still the
-        worker's own single-link file): OSError or TooLarge otherwise (`files.read_beneath`)."""
+        worker's own single-link file), open for reading: OSError or TooLarge otherwise
+        (`files.open_beneath_checked`)."""
         roots = self._output_roots(path)
         if roots is None:
             raise OSError(errno.EPERM, "outside the allowed roots", path)
-        return read_beneath(path, roots, limit, own=True)
+        return open_beneath_checked(path, roots, limit, own=True)
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:
         """The roots an output at `path` is written beneath (and read back from); None: nowhere."""

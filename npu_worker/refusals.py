@@ -6,7 +6,8 @@ a field the worker ignores without looking at it), nesting deeper than the recur
 surrogates (msgspec refuses those itself; the message then says where, as Python's parser did). A
 validation error becomes a `BadRequest` whose message names the place
 (`Expected `str`, got `int` - at `$.sections[0].text``) and whose `param` is the top-level field
-(OpenAI's error object names it). Only the error path pays for the wording. Pure code.
+(OpenAI's error object names it). Only the error path pays for the wording, and never with a full
+decode of a body over MAX_WORDED_BYTES (it runs on the event loop). Pure code.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ import msgspec
 from .errors import BadRequest, WorkerError
 
 MAX_INT_DIGITS = 4300  # what int() converts (sys.get_int_max_str_digits); longer is refused
+# Python's parser, which words the hostile cases, runs on the event loop and holds it (about 0.5 s for
+# 8 MiB of small objects): a larger body is worded from msgspec's own message, and a long digit run
+# in it is left to msgspec (it refuses such an integer where it reads one; elsewhere it is skipped).
+MAX_WORDED_BYTES = 64 * 1024
 _DIGITS = bytes(49 if 48 <= byte <= 57 else 48 for byte in range(256))  # digit -> "1", other -> "0"
 _HUGE = b"1" * (MAX_INT_DIGITS + 1)
 _AT = re.compile(r" - at `(\$[^`]*)`$")
@@ -30,7 +35,8 @@ _STEP = re.compile(r"\.([^.\[\]`]+)|\[(\d+)\]")
 
 def refuse_hostile(data: bytes) -> None:
     """What msgspec would let through where it skips an unknown field: bytes that are not UTF-8, and
-    integers too long to convert (both checked on the whole body, as Python's parser did)."""
+    integers too long to convert (both checked on the whole body, as Python's parser did; the second
+    only up to MAX_WORDED_BYTES)."""
     if not data.isascii():
         try:
             data.decode("utf-8")
@@ -38,7 +44,7 @@ def refuse_hostile(data: bytes) -> None:
             raise BadRequest("the body is not UTF-8") from None
     # Only a body longer than the limit can hold such an integer; digits inside a string do not count,
     # so a long run of digits is confirmed by Python's parser (it refuses what it cannot convert).
-    if len(data) > MAX_INT_DIGITS and _HUGE in data.translate(_DIGITS):
+    if MAX_INT_DIGITS < len(data) <= MAX_WORDED_BYTES and _HUGE in data.translate(_DIGITS):
         try:
             json.loads(data)
         except ValueError:
@@ -49,7 +55,10 @@ def refuse_hostile(data: bytes) -> None:
 
 def malformed(data: bytes, reason: str) -> str:
     """What is wrong with a document msgspec could not parse, worded as Python's parser words it
-    (line and column), or naming where a lone surrogate is; only the error path pays for this."""
+    (line and column), or naming where a lone surrogate is; only the error path pays for this, and
+    only for a body of at most MAX_WORDED_BYTES."""
+    if len(data) > MAX_WORDED_BYTES:
+        return f"invalid JSON: {reason}"
     try:
         body = json.loads(data)
     except json.JSONDecodeError as exc:
@@ -130,12 +139,19 @@ def _steps(path: str) -> list[str | int]:
 
 
 def _value_at(document: Any, steps: list[str | int]) -> Any:
-    for step in steps:
-        try:
+    """The value at `steps`; of a `msgspec.Raw` document only the containers on the way are decoded
+    (their members stay raw), so quoting one field of a large body costs no full decode."""
+    try:
+        for step in steps:
+            if isinstance(document, msgspec.Raw):
+                document = msgspec.json.decode(document, type=_RAW_CONTAINER[isinstance(step, str)])
             document = document[step]
-        except (KeyError, IndexError, TypeError):
-            return "?"
-    return document
+        return msgspec.json.decode(document) if isinstance(document, msgspec.Raw) else document
+    except (KeyError, IndexError, TypeError, msgspec.MsgspecError):
+        return "?"
+
+
+_RAW_CONTAINER = {True: dict[str, msgspec.Raw], False: list[msgspec.Raw]}
 
 
 def _bounds(into: Any, steps: list[str | int]) -> tuple[float, float] | None:

@@ -3,9 +3,12 @@ traceback), every refusal aiohttp itself makes gets the same body, and /ws answe
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gzip
 import json
 import logging
+import time
 import zlib
 from pathlib import Path
 
@@ -92,6 +95,28 @@ async def test_a_content_encoding_the_worker_does_not_decode_is_400_not_read_as_
     message = answer["error"] if path == "/synth" else answer["error"]["message"]
     assert "Content-Encoding 'xz' is not supported" in message
     assert written_wavs(tmp_path) == []
+
+
+async def test_a_body_too_large_once_decompressed_is_not_decompressed_on(worker):
+    """A 200 KB gzip body that inflates to 200 MB: refused at the limit, and the rest is not read.
+    aiohttp went on reading it (to reuse the connection), inflating it on the event loop: /health
+    waited 1.4 s for each such body."""
+    client = await worker(max_body_bytes=1024 * 1024)
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # gzip
+    zeros = bytes(1024 * 1024)
+    bomb = b"".join(
+        [packer.compress(b'{"a": "'), *(packer.compress(zeros) for _ in range(200)), packer.flush()]
+    )
+    head = b"POST /synth_batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Encoding: gzip\r\n"
+    started = time.process_time()  # the server runs in this process
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    writer.write(head + b"Content-Length: %d\r\n\r\n" % len(bomb) + bomb)
+    answer = await asyncio.wait_for(reader.readuntil(b"}"), seconds(20))
+    with contextlib.suppress(ConnectionError):  # closed with the rest unread: a reset, as it may
+        await asyncio.wait_for(reader.read(), seconds(20))
+    writer.close()
+    assert answer.startswith(b"HTTP/1.1 413 ") and b"BodyTooLarge: " in answer
+    assert time.process_time() - started < 0.15
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, zlib.compress])

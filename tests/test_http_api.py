@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import threading
 import time
 import wave
@@ -370,6 +371,40 @@ async def test_a_section_index_in_the_audio_url_is_read_as_written(worker):
         response = await client.get(f"/jobs/{job_id}/sections/{written}/audio")
         assert response.status == 400, written
         assert (await response.json())["error"] == "BadRequest: the section index must be an integer"
+
+
+def held_for_sending(client) -> int:
+    """Bytes the server holds for its open connections, not yet taken by the clients."""
+    handlers = client.server.runner.server.connections
+    return sum(h.transport.get_write_buffer_size() for h in handlers if h.transport is not None)
+
+
+async def test_a_section_wav_goes_out_in_pieces_to_callers_that_do_not_read(worker):
+    """The wav was read whole and handed to the socket for each caller: a caller that never reads
+    kept it all in the worker's memory (40 callers of a 28 MB section: 2 GB)."""
+    client = await worker(ToneEngine(seconds_per_char=0.1))
+    body = {"sections": [{"text": "가" * 2000}], "speed_factor": 0.25, "stream": False}
+    job_id = (await (await client.post("/synth_batch", json=body)).json())["job_id"]
+    size = int((await client.head(f"/jobs/{job_id}/sections/0/audio")).headers["Content-Length"])
+    assert size > 30_000_000
+    loop = asyncio.get_running_loop()
+    request = b"GET /jobs/%s/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % job_id.encode()
+    readers = []
+    for _ in range(2):
+        reader = socket.socket()
+        reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        reader.setblocking(False)
+        await loop.sock_connect(reader, (client.host, client.port))
+        await loop.sock_sendall(reader, request)
+        readers.append(reader)
+    try:
+        await asyncio.sleep(seconds(1))  # every answer written as far as the sockets take it
+        assert held_for_sending(client) < 2 * 1024 * 1024
+    finally:
+        for reader in readers:
+            reader.close()
+    whole = await client.get(f"/jobs/{job_id}/sections/0/audio")
+    assert len(await whole.read()) == size
 
 
 async def test_jobs_running_returns_to_zero_after_work(worker):

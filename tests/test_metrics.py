@@ -81,3 +81,18 @@ async def test_metrics_need_the_token_when_one_is_set(worker):
     samples = await scrape(client, Authorization="Bearer s3cret")
     assert value(samples, "npu_worker_http_requests_total", method="GET", route="/metrics", status="401") == 1
     assert value(samples, "npu_worker_errors_total", name="Unauthorized") == 1
+
+
+async def test_unknown_paths_and_wrong_methods_are_one_unmatched_route(worker):
+    """A 405 has no route either (docs/protocol.md said `unmatched` only for 404s): both stay one
+    label value, so a scanner cannot grow the label set."""
+    client = await worker()
+    assert (await client.get("/no/such/path")).status == 404
+    assert (await client.get("/synth")).status == 405
+    samples = await scrape(client)
+    assert (
+        value(samples, "npu_worker_http_requests_total", method="GET", route="unmatched", status="404") == 1
+    )
+    assert (
+        value(samples, "npu_worker_http_requests_total", method="GET", route="unmatched", status="405") == 1
+    )

@@ -140,6 +140,7 @@ async def test_frames_follow_the_growing_schedule_over_the_utterance(worker):
         ({"type": "session.config", "ref_audio": "/etc/passwd"}, None),  # outside the allowed roots
         ({"type": "input.text", "text": 5}, "text"),
         ({"type": "dance"}, None),
+        ({"type": ["input.done"]}, None),  # crashed the session (TypeError: unhashable type: 'list')
     ],
 )
 async def test_a_bad_message_is_an_error_event_and_the_session_goes_on(worker, message, param):

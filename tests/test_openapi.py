@@ -3,6 +3,7 @@ are the ones the wire model validates with."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -77,3 +78,36 @@ def test_the_schemas_carry_the_constraints_the_decoder_checks():
     }
     assert schemas["Event"]["discriminator"]["propertyName"] == "event"
     assert "TextTooLong" in schemas["ErrorBody"]["properties"]["error"]["description"]
+
+
+def _declared(schema: dict, event: str) -> set[str]:
+    """The fields the document declares for an `event` line under `schema` (allOf and the Event
+    union's discriminator resolved)."""
+    schemas = openapi.document()["components"]["schemas"]
+    if "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[1]
+        if "discriminator" in schemas[name]:
+            return _declared({"$ref": schemas[name]["discriminator"]["mapping"][event]}, event)
+        return _declared(schemas[name], event)
+    fields = set(schema.get("properties", {}))
+    for part in schema.get("allOf", []):
+        fields |= _declared(part, event)
+    return fields
+
+
+async def test_every_field_of_a_streamed_line_is_documented(worker, tmp_path):
+    """Every NDJSON line carries `seq` (added outside the event Structs): the document must say so,
+    on the batch stream and on the re-attach stream alike."""
+    client = await worker()
+    sections = [{"text": "하나.", "output_path": str(tmp_path / "s0.wav")}, {"text": " "}]
+    streamed = await client.post("/synth_batch", json={"sections": sections})
+    lines = [json.loads(line) for line in (await streamed.read()).splitlines()]
+    job_id = lines[0]["job_id"]
+    replayed = await client.get(f"/jobs/{job_id}/events")
+    lines += [json.loads(line) for line in (await replayed.read()).splitlines()]
+    assert {line["event"] for line in lines} >= {"start", "progress", "error", "done"}
+    paths = openapi.document()["paths"]
+    for path, method in (("/synth_batch", "post"), ("/jobs/{job_id}/events", "get")):
+        schema = paths[path][method]["responses"]["200"]["content"]["application/x-ndjson"]["schema"]
+        for line in lines:
+            assert set(line) <= _declared(schema, line["event"]), (path, line)

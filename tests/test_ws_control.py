@@ -34,6 +34,7 @@ from tests.tone_engine import ToneEngine
         ('["a", "list"]', "BadRequest"),
         ('{"type": "sing"}', "UnknownMessage"),
         ('{"text": "no type"}', "UnknownMessage"),
+        ('{"type": ["synth"]}', "UnknownMessage"),  # was "TypeError: unhashable type: 'list'"
         ('{"type": "synth"}', "BadRequest"),
         ('{"type": "synth", "text": 5}', "BadRequest"),
         ('{"type": "synth_batch", "sections": []}', "BadRequest"),

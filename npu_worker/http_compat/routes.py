@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import re
 import statistics
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from aiohttp import web
 
@@ -54,6 +55,7 @@ INDEX_PATTERN = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # as a section's idx
 log = logging.getLogger(__name__)
 HANG_UP_CHECK_SECONDS = 0.2  # how often a waiting /synth looks whether its caller is still there
 DECODED_ENCODINGS = frozenset({"identity", "gzip", "deflate"})  # what aiohttp decodes without extras
+FILE_PIECE_BYTES = 256 * 1024  # a section's wav is sent in pieces of this size
 
 
 def _query_flag(request: web.Request, name: str) -> bool:
@@ -115,6 +117,15 @@ async def read_body(request: web.Request) -> bytes:
     try:
         async with body_deadline(request):
             raw = await request.read()
+    except web.HTTPRequestEntityTooLarge:
+        if encoding != "identity":
+            # Past the limit once decoded (a small gzip body can hold gigabytes): the rest is not
+            # read. aiohttp would read it on for up to 10 s to reuse the connection, inflating it on
+            # the event loop (a 200 KB gzip body held /health for a second); a plain body it reads
+            # on cheaply, and the caller then surely gets the answer (no reset for unread bytes).
+            request.content.feed_eof()
+            request[CLOSE_AFTER_KEY] = True
+        raise BodyTooLarge(f"the body exceeds {limit} bytes") from None
     except web.RequestPayloadError:
         request.content.feed_eof()
         request[CLOSE_AFTER_KEY] = True
@@ -311,7 +322,7 @@ async def job_list(request: web.Request) -> web.Response:
     return json_response(JobList([JobStatus.of(job) for job in jobs]))
 
 
-async def section_audio(request: web.Request) -> web.Response:
+async def section_audio(request: web.Request) -> web.StreamResponse:
     """A finished section's wav, from whichever node holds it (its file, or Redis)."""
     job = await _job(request)
     raw_idx = request.match_info["idx"]
@@ -319,7 +330,28 @@ async def section_audio(request: web.Request) -> web.Response:
         return error_response(BadRequest("the section index must be an integer"))
     idx = int(raw_idx)
     wav = await request.app[SCHEDULER_KEY].section_audio(job, idx)
-    return web.Response(body=wav, content_type="audio/wav")
+    if isinstance(wav, bytes):  # a copy from Redis
+        return web.Response(body=wav, content_type="audio/wav")
+    return await _send_file(request, wav)
+
+
+async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse:
+    """Send an open file (closed after) in pieces, each once the client has taken the one before:
+    a caller that does not read holds one piece of the worker's memory, not the whole file."""
+    try:
+        size = os.fstat(file.fileno()).st_size
+        response = web.StreamResponse(headers={"Content-Type": "audio/wav"})
+        response.content_length = size
+        await response.prepare(request)
+        if request.method == "HEAD":  # the length is the answer: nothing to read
+            size = 0
+        while size > 0 and (piece := await asyncio.to_thread(file.read, min(FILE_PIECE_BYTES, size))):
+            size -= len(piece)
+            await response.write(piece)  # waits while the client's socket is full
+    finally:
+        file.close()
+    await response.write_eof()
+    return response
 
 
 async def openapi_json(request: web.Request) -> web.Response:

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ..config import Settings
 from ..engine.base import Engine, EngineInfo, check_language
@@ -237,14 +237,15 @@ class Scheduler:
         """What /health says about where jobs live (the Redis scheduler adds the cluster view)."""
         return {"queue_backend": "local"}
 
-    async def section_audio(self, job: Job, idx: int) -> bytes:
-        """The wav of a finished section (its file); AudioNotFound if it has none."""
+    async def section_audio(self, job: Job, idx: int) -> bytes | BinaryIO:
+        """The wav of a finished section: its file, open (the caller sends it in pieces and closes
+        it); AudioNotFound if it has none."""
         section = job.section(idx)
         final = section.final if section is not None else None
         if not isinstance(final, Progress) or final.wav_path is None:
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
         try:
-            return await asyncio.to_thread(self.paths.read_output, final.wav_path, MAX_SECTION_WAV_BYTES)
+            return await asyncio.to_thread(self.paths.open_output, final.wav_path, MAX_SECTION_WAV_BYTES)
         except (OSError, TooLarge) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise AudioNotFound(f"the wav of section {idx} is gone or was replaced: {reason}") from exc

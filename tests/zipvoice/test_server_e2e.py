@@ -82,3 +82,14 @@ async def test_same_seed_gives_the_same_samples_and_another_seed_does_not(worker
     a, b, c = (wav_samples(paths[n]) for n in "abc")
     np.testing.assert_array_equal(a, b)
     assert a.size != c.size or not np.array_equal(a, c)
+
+
+async def test_a_text_with_nothing_to_say_on_synth_is_a_200_fail_not_a_400(worker, tiny_model_dir, tmp_path):
+    """Only the engine knows that "..." has nothing speakable: found while synthesising, it is the
+    synthesis failure PROTOCOL §1 answers with 200 and `status: "fail"` (docs/protocol.md said 400)."""
+    client = await start(worker, tiny_model_dir, tmp_path)
+    response = await client.post("/synth", json={"text": "...", "output_path": str(tmp_path / "a.wav")})
+    body = await response.json()
+    assert response.status == 200 and body["status"] == "fail"
+    assert body["error"].startswith("EmptyText: ") and body["engine"] == "zipvoice-onnx"
+    assert not (tmp_path / "a.wav").exists()
