@@ -110,3 +110,14 @@ def check_language(engine: object, lang: str) -> None:
     check = getattr(engine, "check_language", None)
     if callable(check):
         check(lang)
+
+
+def check_voice(engine: object, ref_wav: str | None) -> None:
+    """Raise UnknownVoice if the engine can tell it cannot speak with this voice (`None`: the default).
+
+    `check_voice(ref_wav)` is optional like `check_language`: ZipVoice needs a reference voice and
+    has none by default without --ref-wav; espeak ignores voices and sovits' server answers for itself.
+    """
+    check = getattr(engine, "check_voice", None)
+    if callable(check):
+        check(ref_wav)

@@ -2,7 +2,8 @@
 
 A heartbeat line goes out whenever nothing else was written for the heartbeat interval, so idle
 timeouts of proxies and RPC layers never fire while a long section runs. Once the stream has
-started, a failure becomes an `error` line, never a half-sent 500.
+started, a section's failure is an `error` line of the job's log (the scheduler writes it), never a
+half-sent 500; a client that hangs up ends only its stream, not the job.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..config import Settings
-from ..engine.base import Engine, EngineInfo, check_language
+from ..engine.base import Engine, EngineInfo, check_language, check_voice
 from ..files import TooLarge
 from ..paths import PathPolicy
 from ..protocol import (
@@ -301,7 +301,10 @@ class Scheduler:
         if self.engine is not None and params.lang not in self._checked_langs:
             check_language(self.engine, params.lang)
             self._checked_langs.add(params.lang)
-        return self.voices.resolve_params(params, self.roots, (self.paths.state_dir,))
+        resolved = self.voices.resolve_params(params, self.roots, (self.paths.state_dir,))
+        if self.engine is not None:
+            check_voice(self.engine, resolved.ref_wav)
+        return resolved
 
     async def check_params(self, params: SynthParams) -> None:
         """What `submit` would refuse in these parameters, before any text comes (a stream's

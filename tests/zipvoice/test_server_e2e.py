@@ -93,3 +93,26 @@ async def test_a_text_with_nothing_to_say_on_synth_is_a_200_fail_not_a_400(worke
     assert response.status == 200 and body["status"] == "fail"
     assert body["error"].startswith("EmptyText: ") and body["engine"] == "zipvoice-onnx"
     assert not (tmp_path / "a.wav").exists()
+
+
+async def test_without_a_default_voice_a_request_without_ref_wav_is_a_400_and_one_with_it_plays(
+    worker, tiny_model_dir, tmp_path
+):
+    """Started without --ref-wav, ZipVoice has no voice to speak a request that names none: refused at
+    submission (every section failed in the engine with a 500-class EngineError while /ready said ok)."""
+    client = await start(worker, tiny_model_dir, tmp_path, ref_wav=None)
+    out = str(tmp_path / "a.wav")
+    response = await client.post("/synth", json={"text": "반갑습니다.", "output_path": out})
+    body = await response.json()
+    assert response.status == 400 and body["error"].startswith("UnknownVoice: ")
+    assert "--ref-wav" in body["error"] and not Path(out).exists()
+    response = await client.post(
+        "/synth_batch", json={"sections": [{"idx": 0, "text": "네."}], "stream": False}
+    )
+    assert response.status == 400 and (await response.json())["error"].startswith("UnknownVoice: ")
+    reference = tiny_model_dir / "reference_ko.wav"
+    response = await client.post(
+        "/synth", json={"text": "반갑습니다.", "output_path": out, "ref_wav": str(reference)}
+    )
+    body = await response.json()
+    assert body["status"] == "ok", body

@@ -36,7 +36,14 @@ from npu_worker.engine.zipvoice.tokenizer import (
     make_tokenizer,
 )
 from npu_worker.engine.zipvoice.vocoder import Vocoder, spectrum_config
-from npu_worker.protocol import EmptyText, EngineError, ModelLoadError, UnknownLanguage, WorkerError
+from npu_worker.protocol import (
+    EmptyText,
+    EngineError,
+    ModelLoadError,
+    UnknownLanguage,
+    UnknownVoice,
+    WorkerError,
+)
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
@@ -86,6 +93,16 @@ class ZipVoiceEngine:
 
     def default_voice(self) -> Voice:
         return self.config.default_voice
+
+    def check_voice(self, ref_wav: str | None) -> None:
+        """UnknownVoice (a 400 before the request queues) for the default voice when the worker was
+        started without one: every section would otherwise fail in the engine, after `/ready` said ok."""
+        if ref_wav is None and not self.config.default_voice.ref_wav:
+            raise UnknownVoice(
+                "this worker has no default voice (it was started without --ref-wav): pass ref_wav, "
+                "a stored voice's name or a reference wav",
+                param="ref_wav",
+            )
 
     def load(self) -> None:
         config = self.config
