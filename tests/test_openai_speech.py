@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import io
 import json
 import struct
@@ -217,6 +218,32 @@ async def test_a_caller_that_hangs_up_stops_the_synthesis(worker, stream_format)
     finally:
         gate.open()
     assert gate.passed < 40
+
+
+async def test_a_batch_whose_caller_hangs_up_stops_its_items(worker):
+    """A batch's answer is written only at the end, so nothing noticed its caller leaving: every item
+    was still made (an SDK that times out and retries doubled the engine's work each time)."""
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.02)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    items = [{"input": f"{n}번 " + "가" * 100} for n in range(4)]  # 40 chunks each
+    gate.allow(2)
+    try:
+        request = asyncio.ensure_future(client.post("/v1/audio/speech/batch", json={"items": items}))
+        async with asyncio.timeout(seconds(10)):
+            while gate.passed < 2:
+                await asyncio.sleep(0.01)
+        request.cancel()  # the caller gives up: its connection closes
+        with contextlib.suppress(asyncio.CancelledError):
+            await request
+        gate.open()
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    assert gate.passed < 40 and len(engine.calls) < len(items), (gate.passed, engine.calls)
 
 
 async def test_a_batch_is_bounded_in_items_and_in_characters(worker):

@@ -16,8 +16,8 @@ from aiohttp import web
 from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
-from ..http_compat.hang_up import stop_if_caller_gone
-from ..http_compat.routes import read_body
+from ..http_compat.hang_up import caller_gone, stop_if_caller_gone
+from ..http_compat.routes import HANG_UP_CHECK_SECONDS, read_body
 from ..protocol import (
     BadRequest,
     InvalidAudio,
@@ -305,6 +305,20 @@ async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
     )
 
 
+async def unless_hung_up(request: web.Request, work: asyncio.Future[list[SpeechItem]]) -> list[SpeechItem]:
+    """The batch's items, or ConnectionResetError once its caller has gone (looked at every
+    HANG_UP_CHECK_SECONDS): the answer is written only at the end, so no failed write would tell, and
+    the items (cancelled with `work`) would keep the engine busy for nobody."""
+    try:
+        while not (await asyncio.wait([work], timeout=HANG_UP_CHECK_SECONDS))[0]:
+            if caller_gone(request):
+                log.info("the caller of a speech batch hung up; its items stop")
+                raise ConnectionResetError("the caller hung up")
+        return work.result()
+    finally:
+        work.cancel()  # a no-op once done
+
+
 @openai_errors
 async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
@@ -328,7 +342,9 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     if body.voice_is_used():
         await named_voice(scheduler, body.voice_name())
     merged = body.merged_items()
-    results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
+    results = await unless_hung_up(
+        request, asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
+    )
     failed = sum(result.status != "success" for result in results)
     answer = SpeechBatchResult(
         results=results, total=len(results), succeeded=len(results) - failed, failed=failed
