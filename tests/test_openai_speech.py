@@ -15,6 +15,7 @@ import openai
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.errors import EngineError
 from npu_worker.openai_compat.formats import available_formats
 from tests.openai_support import RATE, async_sdk, decode, expected_samples, sync_sdk
 from tests.test_ws_support import ChunkGate
@@ -90,6 +91,36 @@ async def test_streamed_pcm_arrives_before_the_engine_has_finished(worker):
     finally:
         gate.open()
     assert len(first + rest) == expected_samples(text) * 2
+
+
+class FailsMidway(ToneEngine):
+    """Fails after a few chunks: the audio has begun, the text is not finished."""
+
+    def stream(self, request):  # noqa: ANN001, ANN201 - ToneEngine's signature
+        for number, chunk in enumerate(super().stream(request)):
+            if number == 3:
+                raise EngineError("the engine broke mid-text")
+            yield chunk
+
+
+@pytest.mark.parametrize("fmt", ["flac", "mp3"])
+async def test_a_whole_file_format_answers_whole_or_as_an_error(worker, fmt):
+    """flac and mp3 have no byte to send before the end, yet the headers went out with the first
+    chunk: a failure after it was a cut connection, not an error, and no answer had a Content-Length."""
+    if fmt not in available_formats():
+        pytest.skip(f"this libsndfile cannot encode {fmt}")
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    body = {"input": "가" * 30, "response_format": fmt}
+    async with client.post("/v1/audio/speech", json=body) as response:
+        assert response.status == 200
+        data = await response.read()
+        assert response.headers.get("Content-Length") == str(len(data))
+    samples, _ = decode(data, fmt)
+    assert samples.size == expected_samples("가" * 30)
+    client = await worker(FailsMidway(chunk_seconds=0.05))
+    async with client.post("/v1/audio/speech", json=body) as response:
+        assert response.status == 500
+        assert (await response.json())["error"]["code"] == "EngineError"
 
 
 @pytest.mark.parametrize("speed", [0.5, 2.0])

@@ -168,9 +168,9 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         async for samples in run.audio():
             stop_if_caller_gone(request)  # a whole-file format writes nothing until the end
             data = await encoder.feed_async(samples)
-            if not response.prepared:
-                await response.prepare(request)
-            if data:
+            if data:  # flac and mp3 have none before the end: they answer whole, or as an error
+                if not response.prepared:
+                    await response.prepare(request)
                 await send_within(request, response, data)
         stop_if_caller_gone(request)
         tail = await encoder.finish_async()
