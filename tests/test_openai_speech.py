@@ -251,6 +251,18 @@ async def test_a_caller_that_hangs_up_stops_the_synthesis(worker, stream_format)
     assert gate.passed < 40
 
 
+async def test_a_batch_item_that_is_a_string_is_not_read_as_json(worker):
+    """A string item was decoded as a JSON document: `'{"input": ...}'` was spoken (without the
+    batch's defaults) and `"hello"` failed as `invalid JSON`."""
+    client = await worker()
+    items = [json.dumps({"input": "첫 번째."}), "hello", 5]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        result = await response.json()
+    assert result["failed"] == 3, result
+    messages = [item["error"]["message"] for item in result["results"]]
+    assert messages == ["Expected `object`, got `str`"] * 2 + ["Expected `object`, got `int`"]
+
+
 async def test_a_batch_whose_caller_hangs_up_stops_its_items(worker):
     """A batch's answer is written only at the end, so nothing noticed its caller leaving: every item
     was still made (an SDK that times out and retries doubled the engine's work each time)."""

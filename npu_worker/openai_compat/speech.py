@@ -47,7 +47,14 @@ from .formats import (
     require_format,
 )
 from .messages import SpeechAudioDelta, SpeechAudioDone, SpeechError
-from .request import DEFAULT_FORMAT, InlineAudio, SpeechBatchBody, SpeechRequest, parse_speech_request
+from .request import (
+    DEFAULT_FORMAT,
+    InlineAudio,
+    SpeechBatchBody,
+    SpeechBody,
+    SpeechRequest,
+    parse_speech_request,
+)
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
     from ..jobs.scheduler import Scheduler
@@ -284,6 +291,8 @@ BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars
 async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
     """One item: its audio base64-encoded, or its error (OpenAI's error object); never raises."""
     try:
+        if not isinstance(body, dict):  # a string item is not a body to read as JSON: only objects are
+            wire.convert(body, SpeechBody)  # BadRequest: Expected `object`, got `str`
         speech, fmt, run = await prepare_speech(request, body)
         try:
             chunks = [samples async for samples in run.audio()]
