@@ -118,9 +118,10 @@ async def test_a_whole_file_format_answers_whole_or_as_an_error(worker, fmt):
     samples, _ = decode(data, fmt)
     assert samples.size == expected_samples("가" * 30)
     client = await worker(FailsMidway(chunk_seconds=0.05))
-    async with client.post("/v1/audio/speech", json=body) as response:
-        assert response.status == 500
-        assert (await response.json())["error"]["code"] == "EngineError"
+    for stream_format in ("audio", "sse"):  # no delta event before the end either
+        async with client.post("/v1/audio/speech", json={**body, "stream_format": stream_format}) as response:
+            assert response.status == 500, stream_format
+            assert (await response.json())["error"]["code"] == "EngineError"
 
 
 @pytest.mark.parametrize("speed", [0.5, 2.0])

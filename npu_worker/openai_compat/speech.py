@@ -239,9 +239,9 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     started = time.monotonic()
 
     async def delta(data: bytes) -> None:
-        if not response.prepared:
-            await response.prepare(request)
-        if data:
+        if data:  # flac and mp3 have none before the end: a failure until then is an error response
+            if not response.prepared:
+                await response.prepare(request)
             event = sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode())
             await send_within(request, response, event)
 
@@ -271,6 +271,8 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         usage={"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
     )
     with contextlib.suppress(ConnectionError):
+        if not response.prepared:  # no audio at all
+            await response.prepare(request)
         await response.write(sse_event(done.encode()))
         await response.write_eof()
     return response
