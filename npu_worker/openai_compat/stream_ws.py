@@ -55,7 +55,7 @@ log = logging.getLogger(__name__)
 # Sentences of one socket queued or being sent at once. Past this, the next sentence waits (and with it
 # the reading of the socket) until one has been sent: audio made for a client that does not read, or
 # faster than it reads, stays bounded (each sentence's own bound is 30 s), as does its share of the queue.
-MAX_SENTENCES_AHEAD = 16
+MAX_SENTENCES_AHEAD = 4
 
 
 def pcm_bytes(samples: np.ndarray) -> bytes:
