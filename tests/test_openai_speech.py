@@ -315,3 +315,20 @@ async def test_a_download_far_longer_than_the_live_buffer_arrives_whole(worker):
                 await asyncio.sleep(0.01)
         rest = await response.read()
     assert len(first + rest) == expected_samples(text, seconds_per_char=0.2) * 2 == 200 * RATE * 2
+
+
+async def test_a_slow_speed_download_is_not_a_slow_consumer(worker):
+    """The unread-audio bound assumed 0.3 s of audio per character; at speed 0.25 a text makes four
+    times that, so a long one, made fast and read at the listener's pace, was cut as a slow consumer."""
+    engine = ToneEngine(seconds_per_char=0.2, chunk_seconds=0.5)
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    text = "가" * 1000  # 800 s of audio at speed 0.25: more than the 600 s a download held
+    body = {"input": text, "response_format": "pcm", "speed": 0.25}
+    async with client.post("/v1/audio/speech", json=body) as response:
+        first = await response.content.readany()
+        async with asyncio.timeout(seconds(60)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+        rest = await response.read()
+    assert len(first + rest) == expected_samples(text, 0.25, seconds_per_char=0.2) * 2

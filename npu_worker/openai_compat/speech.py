@@ -150,7 +150,8 @@ async def prepare_speech(
     fmt = pick_format(speech.response_format)
     params = await synth_params(request.app, speech)
     limit = request.app[LIMITS_KEY].max_text_chars
-    unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit)
+    # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
+    unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
     run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
     return speech, fmt, run
 
