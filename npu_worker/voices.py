@@ -40,7 +40,9 @@ from .protocol import (
 log = logging.getLogger(__name__)
 DEFAULT_VOICE = "default"
 INLINE_PREFIX = "inline-"  # voices made from a request's inline `ref_audio`, named by content hash
-INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is never pruned (its request runs)
+INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is not pruned (its request runs) ...
+INLINE_IN_USE_FACTOR = 4  # ... while fewer than this many times `inline_keep` are: a flood of new audio
+# (19 MB/s from one stream socket's session.config on a 2-core VM) would otherwise fill the disk in 2 min
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_VOICE_SECONDS = 0.5
 TRANSCRIPT_READ_LIMIT = 64 * 1024  # a stored transcript is at most 1 000 characters; a read stops here
@@ -283,8 +285,9 @@ class VoiceLibrary:
         return name
 
     def _prune_inline(self) -> None:
-        """Keep the `inline_keep` most recently used, and any used in the last INLINE_IN_USE_SECONDS:
-        a request that has just stored or touched one is still to read it when its section runs."""
+        """Keep the `inline_keep` most recently used, and any used in the last INLINE_IN_USE_SECONDS
+        (a request that has just stored or touched one is still to read it when its section runs) up to
+        INLINE_IN_USE_FACTOR times as many."""
         stamps = []
         recent = time.time() - INLINE_IN_USE_SECONDS
         for transcript in self.inline_dir.glob(f"{INLINE_PREFIX}*.txt"):
@@ -292,8 +295,9 @@ class VoiceLibrary:
                 stamps.append((transcript.stat().st_mtime, transcript))
             except FileNotFoundError:
                 continue
-        for used, transcript in sorted(stamps, reverse=True)[self.inline_keep :]:
-            if used > recent:
+        bound = INLINE_IN_USE_FACTOR * self.inline_keep
+        for position, (used, transcript) in enumerate(sorted(stamps, reverse=True)):
+            if position < self.inline_keep or (used > recent and position < bound):
                 continue
             for path in (transcript.with_suffix(".wav"), transcript):
                 try:

@@ -217,3 +217,11 @@ async def test_a_texts_file_that_holds_no_texts_is_one_line(tmp_path, capsys, co
     assert await asyncio.to_thread(bench_main, argv) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"npu-worker bench: {texts}: {problem}") and err.count("\n") == 1, err
+
+
+async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
+    """A /ws refusal is an `error` without idx and no `done`: it was waited on until the timeout."""
+    result = await bench(await worker(None), transports=("ws",), lang="xx", timeout=10.0)
+    records = result["records"]
+    assert records and all(r["error"].startswith("UnknownLanguage: ") for r in records), records
+    assert not any(r["timeout"] for r in records)

@@ -119,7 +119,12 @@ async def test_a_batch_default_of_the_wrong_kind_is_a_400_and_a_bad_item_only_it
 
 @pytest.mark.parametrize(
     "method, path, status",
-    [("GET", "/v1/audio/speech", 405), ("POST", "/v1/models", 405), ("GET", "/v1/nothing", 404)],
+    [
+        ("GET", "/v1/audio/speech", 405),
+        ("POST", "/v1/models", 405),
+        ("GET", "/v1/nothing", 404),
+        ("GET", "/v1/audio/speech/stream", 400),  # no WebSocket upgrade: aiohttp's refusal, v1's body
+    ],
 )
 async def test_an_unknown_path_or_method_under_v1_answers_in_openais_shape(worker, method, path, status):
     client = await worker()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import io
 import json
 import struct
@@ -14,6 +15,7 @@ import openai
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.errors import EngineError
 from npu_worker.openai_compat.formats import available_formats
 from tests.openai_support import RATE, async_sdk, decode, expected_samples, sync_sdk
 from tests.test_ws_support import ChunkGate
@@ -89,6 +91,37 @@ async def test_streamed_pcm_arrives_before_the_engine_has_finished(worker):
     finally:
         gate.open()
     assert len(first + rest) == expected_samples(text) * 2
+
+
+class FailsMidway(ToneEngine):
+    """Fails after a few chunks: the audio has begun, the text is not finished."""
+
+    def stream(self, request):  # noqa: ANN001, ANN201 - ToneEngine's signature
+        for number, chunk in enumerate(super().stream(request)):
+            if number == 3:
+                raise EngineError("the engine broke mid-text")
+            yield chunk
+
+
+@pytest.mark.parametrize("fmt", ["flac", "mp3"])
+async def test_a_whole_file_format_answers_whole_or_as_an_error(worker, fmt):
+    """flac and mp3 have no byte to send before the end, yet the headers went out with the first
+    chunk: a failure after it was a cut connection, not an error, and no answer had a Content-Length."""
+    if fmt not in available_formats():
+        pytest.skip(f"this libsndfile cannot encode {fmt}")
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    body = {"input": "가" * 30, "response_format": fmt}
+    async with client.post("/v1/audio/speech", json=body) as response:
+        assert response.status == 200
+        data = await response.read()
+        assert response.headers.get("Content-Length") == str(len(data))
+    samples, _ = decode(data, fmt)
+    assert samples.size == expected_samples("가" * 30)
+    client = await worker(FailsMidway(chunk_seconds=0.05))
+    for stream_format in ("audio", "sse"):  # no delta event before the end either
+        async with client.post("/v1/audio/speech", json={**body, "stream_format": stream_format}) as response:
+            assert response.status == 500, stream_format
+            assert (await response.json())["error"]["code"] == "EngineError"
 
 
 @pytest.mark.parametrize("speed", [0.5, 2.0])
@@ -219,6 +252,44 @@ async def test_a_caller_that_hangs_up_stops_the_synthesis(worker, stream_format)
     assert gate.passed < 40
 
 
+async def test_a_batch_item_that_is_a_string_is_not_read_as_json(worker):
+    """A string item was decoded as a JSON document: `'{"input": ...}'` was spoken (without the
+    batch's defaults) and `"hello"` failed as `invalid JSON`."""
+    client = await worker()
+    items = [json.dumps({"input": "첫 번째."}), "hello", 5]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        result = await response.json()
+    assert result["failed"] == 3, result
+    messages = [item["error"]["message"] for item in result["results"]]
+    assert messages == ["Expected `object`, got `str`"] * 2 + ["Expected `object`, got `int`"]
+
+
+async def test_a_batch_whose_caller_hangs_up_stops_its_items(worker):
+    """A batch's answer is written only at the end, so nothing noticed its caller leaving: every item
+    was still made (an SDK that times out and retries doubled the engine's work each time)."""
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.02)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    items = [{"input": f"{n}번 " + "가" * 100} for n in range(4)]  # 40 chunks each
+    gate.allow(2)
+    try:
+        request = asyncio.ensure_future(client.post("/v1/audio/speech/batch", json={"items": items}))
+        async with asyncio.timeout(seconds(10)):
+            while gate.passed < 2:
+                await asyncio.sleep(0.01)
+        request.cancel()  # the caller gives up: its connection closes
+        with contextlib.suppress(asyncio.CancelledError):
+            await request
+        gate.open()
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    assert gate.passed < 40 and len(engine.calls) < len(items), (gate.passed, engine.calls)
+
+
 async def test_a_batch_is_bounded_in_items_and_in_characters(worker):
     client = await worker()
     items = [{"input": "가"} for _ in range(65)]
@@ -244,3 +315,20 @@ async def test_a_download_far_longer_than_the_live_buffer_arrives_whole(worker):
                 await asyncio.sleep(0.01)
         rest = await response.read()
     assert len(first + rest) == expected_samples(text, seconds_per_char=0.2) * 2 == 200 * RATE * 2
+
+
+async def test_a_slow_speed_download_is_not_a_slow_consumer(worker):
+    """The unread-audio bound assumed 0.3 s of audio per character; at speed 0.25 a text makes four
+    times that, so a long one, made fast and read at the listener's pace, was cut as a slow consumer."""
+    engine = ToneEngine(seconds_per_char=0.2, chunk_seconds=0.5)
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    text = "가" * 1000  # 800 s of audio at speed 0.25: more than the 600 s a download held
+    body = {"input": text, "response_format": "pcm", "speed": 0.25}
+    async with client.post("/v1/audio/speech", json=body) as response:
+        first = await response.content.readany()
+        async with asyncio.timeout(seconds(60)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+        rest = await response.read()
+    assert len(first + rest) == expected_samples(text, 0.25, seconds_per_char=0.2) * 2

@@ -268,3 +268,58 @@ async def test_a_language_the_engine_lacks_is_refused_at_session_config(worker):
         await send_fragments(ws, "그래도 계속됩니다.")  # the session keeps its earlier configuration
         await ws.send(json.dumps({"type": "input.done"}))
         assert (await receive_until(ws, "session.done"))[-1]["total_sentences"] == 1
+
+
+async def test_a_socket_queues_a_bounded_number_of_sentences_ahead(worker):
+    """A client that sends text much faster than it is spoken (or never reads) had every sentence queued
+    at once: the audio made for it piled up without bound (1 GB in 45 s with espeak) and one socket
+    filled the whole queue. Now at most MAX_SENTENCES_AHEAD wait; the rest follow as sentences are sent."""
+    from npu_worker.openai_compat.stream_ws import MAX_SENTENCES_AHEAD
+
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    count = 3 * MAX_SENTENCES_AHEAD
+    text = " ".join(f"문장 {n}번입니다." for n in range(count)) + " "
+    try:
+        async with websockets.connect(stream_url(client), max_size=None) as ws:
+            await ws.send(json.dumps({"type": "input.text", "text": text}))
+            await ws.send(json.dumps({"type": "input.done"}))
+            async with asyncio.timeout(seconds(10)):
+                while scheduler.jobs_running() < MAX_SENTENCES_AHEAD:
+                    await asyncio.sleep(0.01)
+            await asyncio.sleep(0.3)
+            assert scheduler.jobs_running() == MAX_SENTENCES_AHEAD  # the first is held on the engine
+            gate.open()
+            items = await receive_until(ws, "session.done")
+    finally:
+        gate.open()
+    assert items[-1]["total_sentences"] == count
+    started = [i["sentence_text"] for i in items if isinstance(i, dict) and i["type"] == "audio.start"]
+    assert started == [f"문장 {n}번입니다." for n in range(count)]
+
+
+async def test_leaving_while_sentences_wait_for_their_place_ends_everything(worker):
+    from npu_worker.openai_compat.stream_ws import MAX_SENTENCES_AHEAD
+
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    count = 3 * MAX_SENTENCES_AHEAD
+    try:
+        async with websockets.connect(stream_url(client), close_timeout=0.5) as ws:
+            await ws.send(json.dumps({"type": "input.text", "text": "가나다라입니다. " * count}))
+            async with asyncio.timeout(seconds(10)):
+                while scheduler.jobs_running() < MAX_SENTENCES_AHEAD:
+                    await asyncio.sleep(0.01)
+        gate.open()
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running() or [
+                t for t in asyncio.all_tasks() if t.get_name().startswith("speech-stream-")
+            ]:
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    assert len(engine.calls) <= MAX_SENTENCES_AHEAD

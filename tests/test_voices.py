@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from npu_worker.protocol import RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
-from npu_worker.voices import UploadLimits, VoiceLibrary, is_voice_name
+from npu_worker.voices import INLINE_IN_USE_FACTOR, UploadLimits, VoiceLibrary, is_voice_name
 from tests.openai_support import tone_wav
 
 pytestmark = pytest.mark.allow_blocking  # plain filesystem calls, no event loop
@@ -88,6 +88,18 @@ def test_an_inline_voice_used_a_moment_ago_is_kept_past_the_bound(tmp_path):
     limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
     names = [library.store_inline(tone_wav(seconds_long=1.0 + n / 10), f"{n}", limits) for n in range(3)]
     assert all(library.find(name) is not None for name in names)
+
+
+def test_inline_voices_used_a_moment_ago_are_kept_only_up_to_a_bound(tmp_path):
+    """Every inline voice of the last 2 minutes was kept: new audio in each request (a stream socket's
+    session.config stores one without queuing anything) wrote 19 MB/s to the state dir, unbounded."""
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=1)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    count = INLINE_IN_USE_FACTOR + 3
+    names = [library.store_inline(tone_wav(seconds_long=1.0), f"{n}", limits) for n in range(count)]
+    kept = [name for name in names if library.find(name) is not None]
+    assert len(kept) == INLINE_IN_USE_FACTOR and names[-1] in kept
+    assert len(list((tmp_path / "voices" / "inline").iterdir())) == 2 * INLINE_IN_USE_FACTOR
 
 
 def test_two_uploads_under_one_name_store_one_voice_and_refuse_the_other(tmp_path):

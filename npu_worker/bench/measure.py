@@ -128,7 +128,8 @@ async def ws_request(
 
 
 def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) -> bool:
-    """Apply one JSON event; True when the request is over."""
+    """Apply one JSON event; True when the request is over (its `done`, or an `error` without `idx`:
+    the worker refused the request, and waiting for a `done` would turn its error into a timeout)."""
     kind = event.get("event")
     if kind == "audio_start":
         listener.sample_rate = int(event.get("sample_rate") or listener.sample_rate)
@@ -138,6 +139,7 @@ def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) 
         record.cached = True
     elif kind == "error":
         record.error = str(event.get("error"))
+        return event.get("idx") is None  # a request-level refusal: no `done` follows
     return kind == "done"
 
 

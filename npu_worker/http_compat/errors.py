@@ -106,8 +106,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too.
-        response = error_response(BadRequest(_http_reason(exc)), exc.status)
+        # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too,
+        # in the shape of their path (OpenAI's under /v1/).
+        response = _shape_of(request)(BadRequest(_http_reason(exc)), exc.status)
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
         quiet = left_early(request, exc)
         if quiet is not None:

@@ -16,8 +16,8 @@ from aiohttp import web
 from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
-from ..http_compat.hang_up import stop_if_caller_gone
-from ..http_compat.routes import read_body
+from ..http_compat.hang_up import caller_gone, stop_if_caller_gone
+from ..http_compat.routes import HANG_UP_CHECK_SECONDS, read_body
 from ..protocol import (
     BadRequest,
     InvalidAudio,
@@ -47,7 +47,14 @@ from .formats import (
     require_format,
 )
 from .messages import SpeechAudioDelta, SpeechAudioDone, SpeechError
-from .request import DEFAULT_FORMAT, InlineAudio, SpeechBatchBody, SpeechRequest, parse_speech_request
+from .request import (
+    DEFAULT_FORMAT,
+    InlineAudio,
+    SpeechBatchBody,
+    SpeechBody,
+    SpeechRequest,
+    parse_speech_request,
+)
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
     from ..jobs.scheduler import Scheduler
@@ -143,7 +150,8 @@ async def prepare_speech(
     fmt = pick_format(speech.response_format)
     params = await synth_params(request.app, speech)
     limit = request.app[LIMITS_KEY].max_text_chars
-    unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit)
+    # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
+    unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
     run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
     return speech, fmt, run
 
@@ -168,9 +176,9 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         async for samples in run.audio():
             stop_if_caller_gone(request)  # a whole-file format writes nothing until the end
             data = await encoder.feed_async(samples)
-            if not response.prepared:
-                await response.prepare(request)
-            if data:
+            if data:  # flac and mp3 have none before the end: they answer whole, or as an error
+                if not response.prepared:
+                    await response.prepare(request)
                 await send_within(request, response, data)
         stop_if_caller_gone(request)
         tail = await encoder.finish_async()
@@ -232,9 +240,9 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     started = time.monotonic()
 
     async def delta(data: bytes) -> None:
-        if not response.prepared:
-            await response.prepare(request)
-        if data:
+        if data:  # flac and mp3 have none before the end: a failure until then is an error response
+            if not response.prepared:
+                await response.prepare(request)
             event = sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode())
             await send_within(request, response, event)
 
@@ -264,6 +272,8 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         usage={"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
     )
     with contextlib.suppress(ConnectionError):
+        if not response.prepared:  # no audio at all
+            await response.prepare(request)
         await response.write(sse_event(done.encode()))
         await response.write_eof()
     return response
@@ -284,6 +294,8 @@ BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars
 async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
     """One item: its audio base64-encoded, or its error (OpenAI's error object); never raises."""
     try:
+        if not isinstance(body, dict):  # a string item is not a body to read as JSON: only objects are
+            wire.convert(body, SpeechBody)  # BadRequest: Expected `object`, got `str`
         speech, fmt, run = await prepare_speech(request, body)
         try:
             chunks = [samples async for samples in run.audio()]
@@ -303,6 +315,20 @@ async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
         duration_sec=round(run.samples / sample_rate, 3),
         audio_data=base64.b64encode(data).decode(),
     )
+
+
+async def unless_hung_up(request: web.Request, work: asyncio.Future[list[SpeechItem]]) -> list[SpeechItem]:
+    """The batch's items, or ConnectionResetError once its caller has gone (looked at every
+    HANG_UP_CHECK_SECONDS): the answer is written only at the end, so no failed write would tell, and
+    the items (cancelled with `work`) would keep the engine busy for nobody."""
+    try:
+        while not (await asyncio.wait([work], timeout=HANG_UP_CHECK_SECONDS))[0]:
+            if caller_gone(request):
+                log.info("the caller of a speech batch hung up; its items stop")
+                raise ConnectionResetError("the caller hung up")
+        return work.result()
+    finally:
+        work.cancel()  # a no-op once done
 
 
 @openai_errors
@@ -328,7 +354,9 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     if body.voice_is_used():
         await named_voice(scheduler, body.voice_name())
     merged = body.merged_items()
-    results = await asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
+    results = await unless_hung_up(
+        request, asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
+    )
     failed = sum(result.status != "success" for result in results)
     answer = SpeechBatchResult(
         results=results, total=len(results), succeeded=len(results) - failed, failed=failed

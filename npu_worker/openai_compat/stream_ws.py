@@ -52,6 +52,11 @@ from .speech import check_model, pick_format, synth_params
 
 log = logging.getLogger(__name__)
 
+# Sentences of one socket queued or being sent at once. Past this, the next sentence waits (and with it
+# the reading of the socket) until one has been sent: audio made for a client that does not read, or
+# faster than it reads, stays bounded (each sentence's own bound is 30 s), as does its share of the queue.
+MAX_SENTENCES_AHEAD = 4
+
 
 def pcm_bytes(samples: np.ndarray) -> bytes:
     return to_pcm16(samples).astype("<i2").tobytes()
@@ -114,6 +119,11 @@ class Utterance:
         self.task = asyncio.get_running_loop().create_task(self._pump(after), name=f"speech-stream-{index}")
 
     async def submit(self, text: str, params: SynthParams, ready_at: float) -> None:
+        ahead = self.session.ahead
+        await ahead.acquire()  # given back once this sentence has been played (or its pump has ended)
+        if self.task.done():  # the pump is gone (the socket broke under a send): nothing would play it
+            ahead.release()
+            return
         index, self.sentences = self.sentences, self.sentences + 1
         if self._first_ready_at is None:
             self._first_ready_at = ready_at
@@ -140,10 +150,17 @@ class Utterance:
             if after is not None:  # the previous utterance's audio goes first; its failure is its own
                 await asyncio.wait([after])
             while (pending := await self._queue.get()) is not None:
-                await self._play(pending)
+                try:
+                    await self._play(pending)
+                finally:
+                    self.session.ahead.release()
             await self.session.send_json(SessionDone(self.index, self.sentences).encode())
         except (ConnectionError, RuntimeError):
             self.cancel_runs()  # the socket broke under a send: nobody listens any more
+        finally:
+            while not self._queue.empty():  # never to be played: their places go to whoever waits
+                if self._queue.get_nowait() is not None:
+                    self.session.ahead.release()
 
     def cancel_runs(self) -> None:
         for run in self.runs:
@@ -237,6 +254,7 @@ class SpeechStreamSession:
         self._live: list[Utterance] = []
         self._utterances = 0
         self._send_lock = asyncio.Lock()
+        self.ahead = asyncio.Semaphore(MAX_SENTENCES_AHEAD)
         self._standing = standing
         self._watched: asyncio.Task | None = None
         self._update_standing()
