@@ -78,6 +78,8 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
     """The real absolute path to write under `roots` (never under `forbidden`), or OutputPathNotAllowed."""
     if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
+    if path.endswith(("/", "/.", "/..")):  # names a folder: realpath would write the file it ends in
+        raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
     real = os.path.realpath(os.path.expanduser(path))
     if (why := too_long(real)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")

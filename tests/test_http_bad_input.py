@@ -81,6 +81,19 @@ async def test_output_path_that_is_a_directory_is_refused(worker, tmp_path):
     assert response.status == 400
 
 
+async def test_output_path_ending_in_a_slash_names_a_folder_and_is_refused(worker, tmp_path):
+    """`/x/a.wav/` resolved to `/x/a.wav`, and the file was written under a name the caller gave as a folder."""
+    client = await worker()
+    for tail in ("/", "/.", "/.."):
+        path = str(tmp_path / "a.wav") + tail
+        response = await client.post("/synth", json={"text": "hi", "output_path": path})
+        assert response.status == 400, path
+        body = await response.json()
+        assert_error_body(body, "OutputPathNotAllowed")
+        assert "names a directory" in body["error"]
+    assert list(tmp_path.glob("*.wav")) == []
+
+
 async def test_output_path_that_is_a_fifo_is_refused_before_any_synthesis(worker, tmp_path):
     engine = ToneEngine()
     client = await worker(engine)
