@@ -50,3 +50,31 @@ async def test_the_fragments_mode_writes_its_report(worker, tmp_path, capsys):
     assert recorded["command"].startswith("npu-worker bench --mode fragments")
     assert "ttfa_from_sentence_ms" in (tmp_path / "f.md").read_text()
     assert "Streamed-text TTFA" in capsys.readouterr().out
+
+
+async def test_a_socket_closed_before_session_configured_is_that_texts_error_and_the_run_goes_on():
+    """A worker that answers `session.config` with a close (1013, reclaiming connections): the close
+    frame's data was parsed as JSON (TypeError, a traceback); now each text records why."""
+    from aiohttp import WSCloseCode, web
+    from aiohttp.test_utils import TestServer
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok", "backend": "rogue", "device": "cpu"})
+
+    async def stream(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.close(code=WSCloseCode.TRY_AGAIN_LATER, message=b"reclaimed")
+        return socket
+
+    app = web.Application()
+    app.router.add_get("/health", health)
+    app.router.add_get("/v1/audio/speech/stream", stream)
+    async with TestServer(app, host="127.0.0.1") as server:
+        config = FragmentConfig(base=f"http://127.0.0.1:{server.port}", texts=TEXTS, chars=3, interval=0.01)
+        async with asyncio.timeout(seconds(30)):
+            result = await run_fragments(config, say=lambda line: None)
+    assert result["summary"]["errors"] == 2
+    for record in result["records"]:
+        assert "the socket closed before session.configured (CLOSE 1013)" in record["error"]

@@ -131,24 +131,43 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
     record = FragmentRecord(text_idx=idx, fragments=len(pieces))
     timeline = PlaybackTimeline(24000)
     parts: list[bytes] = []
-    async with session.ws_connect(config.base + "/v1/audio/speech/stream") as ws:
-        await ws.send_str(
-            json.dumps({"type": "session.config", "voice": config.voice, "language": config.lang})
-        )
-        configured = json.loads((await ws.receive(timeout=config.timeout)).data)
-        if configured.get("type") != "session.configured":
-            record.error = str(configured.get("message", configured))
-            return record
-        timeline.sample_rate = int(configured["sample_rate"])
-        sender = asyncio.create_task(_send(ws, pieces, config.interval, record))
-        try:
-            await asyncio.wait_for(_receive(ws, record, timeline, parts), config.timeout)
-        except TimeoutError:
-            record.error = "timeout"
-        finally:
-            sender.cancel()
+    try:
+        async with session.ws_connect(config.base + "/v1/audio/speech/stream") as ws:
+            await ws.send_str(
+                json.dumps({"type": "session.config", "voice": config.voice, "language": config.lang})
+            )
+            configured = await _configured(ws, config.timeout)
+            if configured.get("type") != "session.configured":
+                record.error = str(configured.get("message", configured))
+                return record
+            timeline.sample_rate = int(configured["sample_rate"])
+            sender = asyncio.create_task(_send(ws, pieces, config.interval, record))
+            try:
+                await asyncio.wait_for(_receive(ws, record, timeline, parts), config.timeout)
+            except TimeoutError:
+                record.error = "timeout"
+            finally:
+                sender.cancel()
+    except (aiohttp.ClientError, TimeoutError) as exc:  # this text's error; the run goes on
+        record.error = record.error or f"{type(exc).__name__}: {exc}"
+        return record
     _audio_figures(record, timeline, parts, text, config.chars)
     return record
+
+
+async def _configured(ws: aiohttp.ClientWebSocketResponse, timeout: float) -> dict[str, Any]:
+    """The answer to `session.config`: a JSON object, or one that says why there is none (the worker
+    closed the socket, e.g. 1013 when it reclaims connections, or sent something else)."""
+    message = await ws.receive(timeout=timeout)
+    if message.type != aiohttp.WSMsgType.TEXT:
+        return {
+            "message": f"the socket closed before session.configured ({message.type.name} {message.data})"
+        }
+    try:
+        answer = json.loads(message.data)
+    except ValueError:
+        answer = None
+    return answer if isinstance(answer, dict) else {"message": f"not a JSON object: {message.data[:80]}"}
 
 
 def _audio_figures(
