@@ -270,3 +270,48 @@ async def test_a_section_without_a_file_is_ok_once_from_the_engine_node(jobs):
         "Done",
     ]
     assert (await jobs.cluster_view(5.0))["queue_depth"] == 0
+
+
+async def test_values_planted_in_redis_are_dropped_and_the_node_keeps_working(worker, redis_server, tmp_path):
+    """Any local process can write to Redis: a work item, a writer entry, a job record or a heartbeat
+    not of the worker's making is logged and dropped; the node's loops go on and /health answers."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].node
+    planter = aioredis.from_url(redis_server.url)
+    await planter.set("npu:job:wrongtype", "x")
+    await planter.hset("npu:job:badspec", mapping={"spec": "{not json", "done": 0})
+    for fields in (
+        {"job": "nopos"},
+        {"foo": "bar"},
+        {"job": "x", "pos": "notanint"},
+        {"job": b"\xff\xfe", "pos": 0},
+        {"job": "wrongtype", "pos": 0},
+        {"job": "badspec", "pos": 0},
+    ):
+        await planter.xadd("npu:q:first", fields)
+    await planter.xadd(f"npu:ready:{node}", {"job": "x"})
+    await planter.xadd(f"npu:ready:{node}", {"job": "badspec", "idx": 0, "duration": 1, "elapsed": 1})
+    await planter.set("npu:wav:badspec:0", b"RIFF")
+    await planter.hset(
+        "npu:nodes",
+        mapping={"a": "not json", "b": "[1]", "c": '{"seen": "x", "role": "engine"}', "d": '{"seen": 1e300}'},
+    )
+    await planter.hset("npu:nodes", "e", json.dumps({"role": "engine", "seen": 1e300, "backend": "x"}))
+    await planter.aclose()
+    await asyncio.sleep(1.5)  # the loops read what was planted
+    health = await client.get("/health")
+    assert health.status == 200 and (await health.json())["cluster"]["engines_alive"] == 1
+    response = await client.post("/synth", json={"text": "hello", "output_path": str(tmp_path / "s.wav")})
+    assert (await response.json())["status"] == "ok"
+    accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "one"}]})).json()
+    lines = [
+        json.loads(line) async for line in (await client.get(f"/jobs/{accepted['job_id']}/events")).content
+    ]
+    assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1

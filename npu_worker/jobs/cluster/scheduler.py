@@ -9,7 +9,6 @@ which loops run here: `engine` (take work), `api` (accept requests, write their 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 import threading
@@ -41,7 +40,14 @@ from ..subscription import Subscription
 from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
-from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
+from .store import (
+    CANCEL_CHANNEL,
+    REDIS_DOWN,
+    RedisJobs,
+    redis_unreachable,
+    reraise_if_cancelling,
+    spec_node,
+)
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
@@ -367,7 +373,7 @@ class ClusterScheduler(Scheduler):
         found = await self.jobs.spec(job_id)
         if found is None or found[1]:
             return False
-        cancelled = await self.jobs.cancel(job_id, json.loads(found[0])["node"])
+        cancelled = await self.jobs.cancel(job_id, spec_node(found[0]))
         if cancelled:
             self.stats.count("jobs_cancelled")
         return cancelled

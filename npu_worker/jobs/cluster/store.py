@@ -163,7 +163,27 @@ def job_spec(job: Job, node: str) -> str:
     )
 
 
+class BadSpec(ValueError):
+    """A job spec in Redis that is not one `job_spec` wrote (a value planted or damaged there)."""
+
+
 def job_from_spec(raw: str) -> Job:
+    """The job a spec describes; `BadSpec` when it does not decode as one."""
+    try:
+        return _job_from_spec(raw)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise BadSpec(f"{type(exc).__name__}: {exc}") from exc
+
+
+def spec_node(raw: str) -> str:
+    """The node that accepted the job a spec describes (it writes the job's files)."""
+    try:
+        return str(json.loads(raw)["node"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadSpec(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _job_from_spec(raw: str) -> Job:
     body = json.loads(raw)
     return Job(
         id=body["id"],
@@ -271,7 +291,7 @@ class RedisJobs:
         spec, done = await self.redis.hmget(job_key(job_id), ["spec", "done"])
         if spec is None:
             return None
-        return spec.decode(), done not in (None, b"0")
+        return spec.decode(errors="replace"), done not in (None, b"0")
 
     async def ended(self, job_id: str) -> bool | None:
         """Whether a job has ended, None if unknown; without its spec (which grows with the sections)."""
@@ -293,7 +313,7 @@ class RedisJobs:
             exists, values, wav = await pipe.execute()
         if not exists:
             return None
-        spec = values[1].decode() if with_spec and values[1] is not None else None
+        spec = values[1].decode(errors="replace") if with_spec and values[1] is not None else None
         return spec, values[0] not in (None, b"0"), bytes(wav) if wav is not None else None
 
     async def load(self, job_id: str) -> Job | None:
@@ -398,7 +418,10 @@ class RedisJobs:
         for _, rows in reply or []:
             for entry_id, fields in rows:
                 if fields:
-                    out.append((entry_id.decode(), {k.decode(): v.decode() for k, v in fields.items()}))
+                    decoded = {
+                        k.decode(errors="replace"): v.decode(errors="replace") for k, v in fields.items()
+                    }
+                    out.append((entry_id.decode(), decoded))
         return out
 
     async def ready_done(self, node: str, entry_id: str) -> None:
@@ -420,11 +443,28 @@ class RedisJobs:
         now = time.time()
         nodes = []
         for name, raw in rows.items():
-            body = json.loads(raw)
-            if now - float(body.get("seen", 0)) <= alive_within:
-                nodes.append({"node": name.decode(), **body})
+            body = _node_entry(raw)
+            if body is not None and now - body["seen"] <= alive_within:
+                nodes.append({**body, "node": name.decode(errors="replace")})
         nodes.sort(key=lambda n: n["node"])
         return {"nodes": nodes, "queue_depth": int(pending or 0)}
+
+
+def _node_entry(raw: bytes) -> dict[str, Any] | None:
+    """A node's heartbeat, or None for a value not of our making (any local process can write to
+    Redis): /health and the engine count never fail on it."""
+    try:
+        body = json.loads(raw)
+        seen, role = float(body["seen"]), body["role"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(role, str) or seen != seen:
+        return None
+    if "backend" in body:  # an engine's description (what an api node reports and starts jobs with)
+        types = {"backend": str, "device": str, "precision": str, "sample_rate": int, "model": str}
+        if not all(isinstance(body.get(key), kind) for key, kind in types.items()):
+            return None
+    return {**body, "seen": seen}
 
 
 def _items(reply: Any) -> list[WorkItem]:
@@ -432,11 +472,19 @@ def _items(reply: Any) -> list[WorkItem]:
     for stream, rows in reply or []:
         name = stream.decode() if isinstance(stream, bytes) else stream
         for entry_id, fields in rows:
-            if not fields:  # deleted while pending: nothing to do but acknowledge
-                items.append(WorkItem(name, entry_id.decode(), "", -1))
-                continue
-            spec = fields[b"spec"].decode() if b"spec" in fields else None
-            items.append(
-                WorkItem(name, entry_id.decode(), fields[b"job"].decode(), int(fields[b"pos"]), spec)
-            )
+            items.append(_item(name, entry_id.decode(), fields))
     return items
+
+
+def _item(stream: str, entry_id: str, fields: dict[bytes, bytes] | None) -> WorkItem:
+    """One work entry; one deleted while pending, or not of our making (any local process can write to
+    Redis), is an item of pos -1: acknowledged and dropped, never a consumer loop that dies on it."""
+    if not fields:  # deleted while pending: nothing to do but acknowledge
+        return WorkItem(stream, entry_id, "", -1)
+    try:
+        job_id, pos = fields[b"job"].decode(), int(fields[b"pos"])
+        spec = fields[b"spec"].decode(errors="replace") if b"spec" in fields else None
+    except (KeyError, ValueError):
+        log.warning("dropped a malformed work item %s in %s", entry_id, stream)
+        return WorkItem(stream, entry_id, "", -1)
+    return WorkItem(stream, entry_id, job_id, pos, spec)
