@@ -315,3 +315,19 @@ async def test_values_planted_in_redis_are_dropped_and_the_node_keeps_working(wo
         json.loads(line) async for line in (await client.get(f"/jobs/{accepted['job_id']}/events")).content
     ]
     assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+
+
+async def test_a_node_whose_clock_is_off_looks_alive_and_ends_jobs_with_a_true_elapsed(jobs, monkeypatch):
+    """Nodes' clocks drift (a box without NTP): heartbeats and a job's end use Redis's clock, so an engine
+    node an hour behind is still alive to the others and the `done` it logs does not say -3600 s."""
+    import time
+
+    await create(jobs, make_job("skew", 1), window=1)  # accepted by a node with a true clock
+    true_time = time.time
+    monkeypatch.setattr(time, "time", lambda: true_time() - 3600)  # the engine node's clock
+    await jobs.heartbeat("behind", {"role": "engine"})
+    assert await jobs.made_ok("skew", "behind", 0, b"wav", ok(0)) == 2
+    monkeypatch.setattr(time, "time", true_time)
+    assert [n["node"] for n in (await jobs.cluster_view(5.0))["nodes"]] == ["behind"]
+    loaded = await jobs.load("skew")
+    assert loaded is not None and 0 <= loaded.log[-1].event.elapsed_total_sec < 60  # type: ignore[attr-defined]

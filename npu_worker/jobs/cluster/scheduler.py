@@ -12,7 +12,6 @@ import asyncio
 import logging
 import socket
 import threading
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -416,7 +415,7 @@ class ClusterScheduler(Scheduler):
         keep, most = self.settings.job_retention, self.settings.max_jobs_kept
         try:
             rows = await self.jobs.finished(self.node)
-            now, over = time.time(), max(0, len(rows) - most) if most > 0 else 0
+            now, over = await self.jobs.now(), max(0, len(rows) - most) if most > 0 else 0
             gone = [
                 job_id for pos, (job_id, ended) in enumerate(rows) if pos < over or 0 < keep < now - ended
             ]

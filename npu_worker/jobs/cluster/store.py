@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -267,7 +266,7 @@ class RedisJobs:
     async def final(self, job_id: str, idx: int, event: Event, *, ok: bool, node: str, advance: bool) -> int:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         body = wire.encode(event)
-        args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", repr(time.time()), int(advance)]
+        args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", int(advance)]
         return int(await self._final(keys=keys, args=args))
 
     async def made(self, job_id: str, node: str, idx: int, wav: bytes, meta: dict[str, Any]) -> bool:
@@ -280,11 +279,11 @@ class RedisJobs:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         keys.append(wav_key(job_id, idx))
         body = wire.encode(event)
-        return int(await self._made_ok(keys=keys, args=[job_id, idx, body, repr(time.time()), wav]))
+        return int(await self._made_ok(keys=keys, args=[job_id, idx, body, wav]))
 
     async def cancel(self, job_id: str, node: str) -> bool:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node)]
-        return bool(await self._cancel(keys=keys, args=[job_id, repr(time.time())]))
+        return bool(await self._cancel(keys=keys, args=[job_id]))
 
     async def spec(self, job_id: str) -> tuple[str, bool] | None:
         """(spec JSON, ended) of a job, None if unknown."""
@@ -432,15 +431,22 @@ class RedisJobs:
 
     # -- nodes ---------------------------------------------------------------------------------------
 
+    async def now(self) -> float:
+        """Redis's clock: the one every node shares (heartbeats, job ends, retention), so a node whose own
+        clock is off neither looks dead to the others nor ends jobs in the past or future."""
+        seconds, micros = await self.redis.time()
+        return seconds + micros / 1e6
+
     async def heartbeat(self, node: str, body: dict[str, Any]) -> None:
-        await self.redis.hset(NODES, node, json.dumps({**body, "seen": time.time()}))
+        await self.redis.hset(NODES, node, json.dumps({**body, "seen": await self.now()}))
 
     async def cluster_view(self, alive_within: float) -> dict[str, Any]:
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(NODES)
             pipe.get(PENDING)
-            rows, pending = await pipe.execute()
-        now = time.time()
+            pipe.time()
+            rows, pending, (seconds, micros) = await pipe.execute()
+        now = seconds + micros / 1e6
         nodes = []
         for name, raw in rows.items():
             body = _node_entry(raw)
