@@ -331,3 +331,38 @@ async def test_a_node_whose_clock_is_off_looks_alive_and_ends_jobs_with_a_true_e
     assert [n["node"] for n in (await jobs.cluster_view(5.0))["nodes"]] == ["behind"]
     loaded = await jobs.load("skew")
     assert loaded is not None and 0 <= loaded.log[-1].event.elapsed_total_sec < 60  # type: ignore[attr-defined]
+
+
+async def test_an_ended_preview_expires_by_itself_and_a_vanished_job_leaves_the_lists(
+    worker, redis_server, tmp_path
+):
+    """An accepting node that never comes back (scaled down, its state dir lost) removes nothing: an ended
+    preview's keys expire by themselves. A finished job whose record vanished (expired, evicted) leaves
+    the node's lists at its next retention pass instead of being counted toward --max-jobs-kept forever."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from npu_worker.jobs.cluster.scripts import PREVIEW_EXPIRY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0, max_jobs_kept=1)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    scheduler = client.app[SCHEDULER_KEY]
+    body = {"text": "preview", "output_path": str(tmp_path / "p.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    probe = aioredis.from_url(redis_server.url)
+    (job_key,) = [key.decode() async for key in probe.scan_iter("npu:job:*")]
+    job_id = job_key.removeprefix("npu:job:")
+    for key in (job_key, f"npu:log:{job_id}", f"npu:final:{job_id}", f"npu:wav:{job_id}:0"):
+        assert 0 < await probe.ttl(key) <= PREVIEW_EXPIRY, key
+    assert await probe.zscore("npu:previews", job_id) is None
+    await probe.zadd(f"npu:finished:{scheduler.node}", {"vanished": 1.0})  # its record is gone
+    await probe.zadd("npu:jobs", {"vanished": 1.0})
+    accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "kept"}]})).json()
+    async for _ in (await client.get(f"/jobs/{accepted['job_id']}/events")).content:
+        pass
+    await scheduler._sweep()
+    assert [job_id for job_id, _ in await scheduler.jobs.finished(scheduler.node)] == [accepted["job_id"]]
+    assert await probe.zrange("npu:jobs", 0, -1) == [accepted["job_id"].encode()]
+    await probe.aclose()

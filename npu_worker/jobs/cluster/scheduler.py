@@ -422,11 +422,15 @@ class ClusterScheduler(Scheduler):
             previews = await self.jobs.finished(self.node, previews=True)
             for job_id in [job_id for job_id, ended in previews if now - ended > PREVIEW_KEEP_SECONDS]:
                 job = await self.jobs.load(job_id)
-                if job is not None:
+                if job is None:
+                    await self.jobs.forget(job_id, self.node)
+                else:
                     await self.jobs.remove(job, self.node)
             for job_id in gone:
                 job = await self.jobs.load(job_id)
-                if job is not None:
+                if job is None:
+                    await self.jobs.forget(job_id, self.node)
+                else:
                     await asyncio.get_running_loop().run_in_executor(None, self._rjournal_remove, job)
             if gone:
                 self.stats.count("jobs_removed", len(gone))

@@ -75,11 +75,31 @@ redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[1])
 return seq
 """
 
+# Seconds an ended preview's keys live at most: the accepting node's retention removes them 30 s after
+# the end; this is for a node that never comes back (scaled down, its state dir lost).
+PREVIEW_EXPIRY = 600
+
 # The end time (`finished`, the score retention reads) and elapsed_total_sec are Redis's clock.
 _DONE = (
     _CLOCK
     + """
-local function finish(job_key, log_key, finished_key, job_id, cancelled)
+local function expire_preview(job_key, log_key, final_key, previews_key, job_id, now)
+  local expiry = PREVIEW_EXPIRY
+  redis.call('ZADD', previews_key, now, job_id)
+  redis.call('EXPIRE', previews_key, expiry)  -- refreshed by each preview's end: members go sooner
+  redis.call('ZREM', 'npu:previews', job_id)  -- the index of previews under way
+  for _, key in ipairs({job_key, log_key, final_key}) do redis.call('EXPIRE', key, expiry) end
+  local ok, spec = pcall(cjson.decode, redis.call('HGET', job_key, 'spec'))
+  if ok and type(spec) == 'table' and type(spec.sections) == 'table' then
+    for _, section in ipairs(spec.sections) do
+      if type(section) == 'table' and type(section.idx) == 'number' then
+        redis.call('EXPIRE', 'npu:wav:' .. job_id .. ':' .. string.format('%d', section.idx), expiry)
+      end
+    end
+  end
+end
+
+local function finish(job_key, log_key, final_key, finished_key, job_id, cancelled)
   local job = redis.call('HMGET', job_key, 'total', 'ok', 'fail', 'began')
   local now = clock()
   local elapsed = math.max(0, math.floor((now - tonumber(job[4] or now)) * 1000 + 0.5) / 1000)
@@ -89,13 +109,13 @@ local function finish(job_key, log_key, finished_key, job_id, cancelled)
   redis.call('XADD', log_key, '0-' .. seq, 'e', body)
   redis.call('HSET', job_key, 'done', 1, 'finished', now)
   if redis.call('HGET', job_key, 'preview') == '1' then  -- not a job to keep: retention removes it soon
-    redis.call('ZADD', finished_key .. ':previews', now, job_id)
+    expire_preview(job_key, log_key, final_key, finished_key .. ':previews', job_id, now)
   else
     redis.call('ZADD', finished_key, now, job_id)
   end
   return seq
 end
-"""
+""".replace("PREVIEW_EXPIRY", str(PREVIEW_EXPIRY))
 )
 
 # KEYS: job, log, final, pending, finished, q_batch
@@ -113,7 +133,7 @@ redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
 if ARGV[5] == '1' then advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2]) end
 if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
-  finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], false)
+  finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
 end
 return seq
 """
@@ -151,7 +171,7 @@ redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], 'ok', 1)
 advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
 if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
-  finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], false)
+  finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
 end
 return seq
 """
@@ -164,7 +184,7 @@ CANCEL = (
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
 local left = tonumber(redis.call('HGET', KEYS[1], 'total')) - redis.call('HLEN', KEYS[3])
 redis.call('DECRBY', KEYS[4], left)
-local seq = finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], true)
+local seq = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], true)
 redis.call('PUBLISH', 'npu:cancel', ARGV[1])
 return seq
 """

@@ -353,6 +353,16 @@ class RedisJobs:
             pipe.zrem(finished_previews_key(node) if job.preview else finished_key(node), job.id)
             await pipe.execute()
 
+    async def forget(self, job_id: str, node: str) -> None:
+        """A finished job whose record is gone (expired, evicted, deleted by hand): out of the lists too,
+        so it is not looked up at every retention pass nor counted toward `--max-jobs-kept`."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zrem(JOBS, job_id)
+            pipe.zrem(PREVIEWS, job_id)
+            pipe.zrem(finished_key(node), job_id)
+            pipe.zrem(finished_previews_key(node), job_id)
+            await pipe.execute()
+
     async def finished(self, node: str, *, previews: bool = False) -> list[tuple[str, float]]:
         """The jobs (or `previews`) `node` accepted that have ended, oldest first, with their end time."""
         key = finished_previews_key(node) if previews else finished_key(node)
