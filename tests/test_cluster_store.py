@@ -366,3 +366,30 @@ async def test_an_ended_preview_expires_by_itself_and_a_vanished_job_leaves_the_
     assert [job_id for job_id, _ in await scheduler.jobs.finished(scheduler.node)] == [accepted["job_id"]]
     assert await probe.zrange("npu:jobs", 0, -1) == [accepted["job_id"].encode()]
     await probe.aclose()
+
+
+async def test_a_synth_whose_job_redis_lost_is_told_so_not_that_it_was_cancelled(
+    worker, redis_server, tmp_path
+):
+    """Redis restarted without persistence (here FLUSHALL) while a /synth and a `stream: false` batch
+    wait: each caller is told its job is gone (send it again), not "Cancelled" nor a running job's body."""
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    long_text = "가" * 200  # 4 s of audio, made in 4 s
+    synth = asyncio.ensure_future(
+        client.post("/synth", json={"text": long_text, "output_path": str(tmp_path / "s.wav")})
+    )
+    batch = asyncio.ensure_future(
+        client.post("/synth_batch", json={"sections": [{"text": long_text}] * 2, "stream": False})
+    )
+    await asyncio.sleep(1.0)
+    assert redis_server.command("FLUSHALL").startswith(b"+OK")
+    for answer in (await synth, await batch):
+        body = await answer.json()
+        assert answer.status == 404 and body["error"].startswith("JobNotFound"), body
+    await client.close()  # while Redis is up: the engine's lost section ends at once, not after the grace
