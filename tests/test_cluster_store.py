@@ -393,3 +393,31 @@ async def test_a_synth_whose_job_redis_lost_is_told_so_not_that_it_was_cancelled
         body = await answer.json()
         assert answer.status == 404 and body["error"].startswith("JobNotFound"), body
     await client.close()  # while Redis is up: the engine's lost section ends at once, not after the grace
+
+
+async def test_a_cancel_still_reaches_the_running_section_after_a_message_not_of_ours(worker, redis_server):
+    """Any local process can publish on the cancel channel: bytes that are no job id must not end the
+    node's listener, or a DELETE would no longer stop the section running there."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    planter = aioredis.from_url(redis_server.url)
+    assert await planter.publish("npu:cancel", b"\xff\xfe") == 1
+    await planter.aclose()
+    node = client.app[SCHEDULER_KEY].engine_node
+    body = {"sections": [{"text": "가" * 500}]}  # 10 s of audio, made in 10 s
+    accepted = await (await client.post("/synth_batch?async=1", json=body)).json()
+    async with asyncio.timeout(seconds(5)):
+        while node.running is None:
+            await asyncio.sleep(0.02)
+    assert (await client.delete(f"/jobs/{accepted['job_id']}")).status == 200
+    async with asyncio.timeout(seconds(2)):  # stopped at its next chunk, not 10 s later
+        while node.running is not None:
+            await asyncio.sleep(0.02)

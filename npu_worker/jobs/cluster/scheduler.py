@@ -251,7 +251,8 @@ class ClusterScheduler(Scheduler):
                         reraise_if_cancelling()
                         message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                         if message is not None and self.engine_node is not None:
-                            self.engine_node.cancel(message["data"].decode())
+                            # any local process can publish here: bytes that are no job id stop nothing
+                            self.engine_node.cancel(message["data"].decode(errors="replace"))
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 await asyncio.sleep(0.5)
