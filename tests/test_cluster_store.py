@@ -421,3 +421,29 @@ async def test_a_cancel_still_reaches_the_running_section_after_a_message_not_of
     async with asyncio.timeout(seconds(2)):  # stopped at its next chunk, not 10 s later
         while node.running is not None:
             await asyncio.sleep(0.02)
+
+
+async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_good(worker, redis_server):
+    """`npu:nodes` replaced by a string (WRONGTYPE) for a while: /health still answers, and once the key
+    is gone the node's heartbeat is seen again (a heartbeat loop that died left the node dead to all)."""
+    import redis.asyncio as aioredis
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+
+    async def engines_alive() -> int:
+        response = await client.get("/health")
+        assert response.status == 200
+        return int((await response.json())["cluster"]["engines_alive"])
+
+    async with asyncio.timeout(seconds(20)):
+        while await engines_alive() != 1:
+            await asyncio.sleep(0.05)
+    planter = aioredis.from_url(redis_server.url)
+    await planter.set("npu:nodes", "not a hash")
+    await asyncio.sleep(1.5)  # a heartbeat meets it
+    assert await engines_alive() == 1  # the last view stands
+    await planter.delete("npu:nodes")
+    await planter.aclose()
+    async with asyncio.timeout(seconds(5)):
+        while await engines_alive() != 1:
+            await asyncio.sleep(0.1)

@@ -16,6 +16,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from redis.exceptions import ResponseError
+
 from ...config import Settings, shown_url
 from ...engine.base import Engine, EngineInfo
 from ...protocol import (
@@ -199,6 +201,8 @@ class ClusterScheduler(Scheduler):
         try:
             self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
             self.redis_ok = True
+        except ResponseError as exc:  # the heartbeat loop says it; the last view stands
+            log.debug("cluster view: Redis answered %s", exc)
         except (TimeoutError, *REDIS_DOWN) as exc:
             self.redis_ok = False
             return {
@@ -219,6 +223,7 @@ class ClusterScheduler(Scheduler):
         }
 
     async def _heartbeat_loop(self) -> None:
+        refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
             info = self.engine_node.runner.info if self.engine_node is not None else None
@@ -234,10 +239,14 @@ class ClusterScheduler(Scheduler):
             try:
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
-                self.redis_ok = True
+                self.redis_ok, refused = True, False
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 self.redis_ok = False
+            except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
+                if not refused:
+                    log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
+                refused = True
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     async def _cancel_listener(self) -> None:
