@@ -447,3 +447,38 @@ async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_goo
     async with asyncio.timeout(seconds(5)):
         while await engines_alive() != 1:
             await asyncio.sleep(0.1)
+
+
+async def test_a_job_whose_log_holds_an_entry_not_of_ours_ends_its_streams_and_is_not_a_500(
+    worker, redis_server
+):
+    """An entry planted in a job's log that is no event: the job reads as gone (404 on its calls, left
+    out of GET /jobs, forgotten by retention) and a stream following it ends, instead of 500s and a
+    follower that died while its listener waits forever."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0, max_jobs_kept=1)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    body = {"sections": [{"text": "가" * 150}] * 2}  # 3 s of audio each, made in 3 s
+    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    events = await client.get(f"/jobs/{job_id}/events")
+    assert json.loads(await events.content.readline())["event"] == "start"
+    planter = aioredis.from_url(redis_server.url)
+    await planter.xadd(f"npu:log:{job_id}", {"e": "garbage"}, id="0-999")
+    async with asyncio.timeout(seconds(5)):  # the stream ends (without `done`), not heartbeats forever
+        lines = [json.loads(line) async for line in events.content]
+    assert all(line["event"] != "done" for line in lines)
+    assert (await client.get(f"/jobs/{job_id}/status")).status == 404
+    assert (await client.get("/jobs")).status == 200
+    scheduler = client.app[SCHEDULER_KEY]
+    await planter.zadd(f"npu:finished:{scheduler.node}", {job_id: 1.0, "other": 2.0})
+    await scheduler._sweep()  # over --max-jobs-kept 1: the job is due, and its record goes
+    assert await planter.exists(f"npu:job:{job_id}", f"npu:log:{job_id}") == 0
+    await planter.aclose()
+    await client.close()  # while Redis is up (the section that was running ends at once)

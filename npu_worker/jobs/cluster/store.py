@@ -323,12 +323,16 @@ class RedisJobs:
             spec, entries = await pipe.execute()
         if spec is None:
             return None
-        job = job_from_spec(spec.decode())
-        for entry_id, fields in entries:
-            entry = entry_of(entry_id, fields)
-            apply_event(job, entry.event)
-            job.log.append(entry)
-            job.next_seq = entry.seq + 1
+        try:
+            job = job_from_spec(spec.decode(errors="replace"))
+            for entry_id, fields in entries:
+                entry = entry_of(entry_id, fields)
+                apply_event(job, entry.event)
+                job.log.append(entry)
+                job.next_seq = entry.seq + 1
+        except (KeyError, ValueError) as exc:  # a value not of ours (BadSpec, an event that is none)
+            log.warning("job %s: its record in Redis does not decode (%s); treated as gone", job_id, exc)
+            return None
         return job
 
     async def read_log(self, job_id: str, after: int, block_ms: int) -> list[LogEntry]:
@@ -354,9 +358,11 @@ class RedisJobs:
             await pipe.execute()
 
     async def forget(self, job_id: str, node: str) -> None:
-        """A finished job whose record is gone (expired, evicted, deleted by hand): out of the lists too,
-        so it is not looked up at every retention pass nor counted toward `--max-jobs-kept`."""
+        """A finished job whose record is gone (expired, evicted, deleted by hand) or does not decode: out
+        of the lists too, so it is not looked up at every retention pass nor counted toward
+        `--max-jobs-kept`."""
         async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(job_key(job_id), log_key(job_id), final_key(job_id), pcm_key(job_id))
             pipe.zrem(JOBS, job_id)
             pipe.zrem(PREVIEWS, job_id)
             pipe.zrem(finished_key(node), job_id)
