@@ -482,3 +482,18 @@ async def test_a_job_whose_log_holds_an_entry_not_of_ours_ends_its_streams_and_i
     assert await planter.exists(f"npu:job:{job_id}", f"npu:log:{job_id}") == 0
     await planter.aclose()
     await client.close()  # while Redis is up (the section that was running ends at once)
+
+
+async def test_a_retention_pass_that_redis_refuses_is_skipped_not_the_end_of_retention(worker, redis_server):
+    """The node's finished list replaced by a string (WRONGTYPE): that pass is skipped with an error in
+    the log; the retention loop must not end on it (Redis would then keep every job for good)."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    scheduler = client.app[SCHEDULER_KEY]
+    planter = aioredis.from_url(redis_server.url)
+    await planter.set(f"npu:finished:{scheduler.node}", "not a sorted set")
+    await scheduler._sweep()
+    await planter.aclose()

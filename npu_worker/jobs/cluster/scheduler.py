@@ -447,6 +447,10 @@ class ClusterScheduler(Scheduler):
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             log.info("retention skipped: Redis unreachable (%s)", exc)
+        except (
+            ResponseError
+        ) as exc:  # a value not of ours (WRONGTYPE): this pass only, not retention for good
+            log.error("retention skipped: Redis answered %s", exc)
 
     def _rjournal_remove(self, job: Job) -> None:
         assert self._rjournal is not None
