@@ -157,6 +157,9 @@ class EngineNode(QueueConsumer):
         self.jobs = jobs
         self.node = node
         self.claim_timeout = claim_timeout
+        # How long a section may go untouched before this node takes it over (set by the scheduler to the
+        # longest --claim-timeout of the live nodes): never a section taken from a live, more patient peer.
+        self.patience: Callable[[], float] = lambda: claim_timeout
         self.runner = ClusterRunner(
             engine,
             Admission(0),
@@ -224,7 +227,7 @@ class EngineNode(QueueConsumer):
         now = time.monotonic()
         if now >= self._next_reclaim:
             self._next_reclaim = now + max(0.05, self.claim_timeout / 4)
-            items = await self.jobs.reclaim(self.node, int(self.claim_timeout * 1000))
+            items = await self.jobs.reclaim(self.node, int(self.patience() * 1000))
             if items:
                 log.info("engine node %s took over %s of a silent node", self.node, items[0].entry_id)
                 return items

@@ -18,7 +18,7 @@ from typing import Any
 
 from redis.exceptions import ResponseError
 
-from ...config import Settings, shown_url
+from ...config import DAY, Settings, shown_url
 from ...engine.base import Engine, EngineInfo
 from ...protocol import (
     AudioNotFound,
@@ -53,6 +53,7 @@ from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
+MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
 
@@ -113,6 +114,7 @@ class ClusterScheduler(Scheduler):
                 self.engine_node.pcm.local = self.followers.local_pcm
                 self.engine_node.runner.writes_for = self.node
                 self.engine_node.runner.written = lambda job_id: self._spawn(self._sweep_if_ended(job_id))
+            self.engine_node.patience = self._claim_patience
             self._spawn(self.engine_node.run())
             self._spawn(self._cancel_listener())
         if self.role in ("both", "api"):
@@ -222,12 +224,25 @@ class ClusterScheduler(Scheduler):
             "cluster": cluster,
         }
 
+    def _claim_patience(self) -> float:
+        """The longest `--claim-timeout` among the live nodes (and this one's): each touches its sections
+        every third of its own, so a node started with a shorter one than a peer must not take over that
+        peer's sections after its own timeout (every section of the patient peer would run twice)."""
+        longest = self.settings.claim_timeout
+        for node in self.view["nodes"]:
+            value = node.get("claim_timeout")
+            if (
+                isinstance(value, int | float) and 0 < value <= DAY
+            ):  # past the bound of --claim-timeout: not of ours
+                longest = max(longest, float(value))
+        return longest
+
     async def _heartbeat_loop(self) -> None:
         refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
             info = self.engine_node.runner.info if self.engine_node is not None else None
-            body: dict[str, Any] = {"role": self.role}
+            body: dict[str, Any] = {"role": self.role, "claim_timeout": self.settings.claim_timeout}
             if info is not None:
                 body.update(
                     backend=info.backend,
