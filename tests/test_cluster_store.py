@@ -424,8 +424,9 @@ async def test_a_cancel_still_reaches_the_running_section_after_a_message_not_of
 
 
 async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_good(worker, redis_server):
-    """`npu:nodes` replaced by a string (WRONGTYPE) for a while: /health still answers, and once the key
-    is gone the node's heartbeat is seen again (a heartbeat loop that died left the node dead to all)."""
+    """`npu:nodes` replaced by a string (WRONGTYPE) for a while, `npu:pending` that is no count: /health
+    still answers, and once the key is gone the node's heartbeat is seen again (a heartbeat loop that
+    died left the node dead to all)."""
     import redis.asyncio as aioredis
 
     client = await worker(queue=redis_server.url, claim_timeout=1.0)
@@ -440,7 +441,8 @@ async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_goo
             await asyncio.sleep(0.05)
     planter = aioredis.from_url(redis_server.url)
     await planter.set("npu:nodes", "not a hash")
-    await asyncio.sleep(1.5)  # a heartbeat meets it
+    await planter.set("npu:pending", "not a count")
+    await asyncio.sleep(1.5)  # a heartbeat meets them
     assert await engines_alive() == 1  # the last view stands
     await planter.delete("npu:nodes")
     await planter.aclose()

@@ -469,7 +469,11 @@ class RedisJobs:
             if body is not None and now - body["seen"] <= alive_within:
                 nodes.append({**body, "node": name.decode(errors="replace")})
         nodes.sort(key=lambda n: n["node"])
-        return {"nodes": nodes, "queue_depth": int(pending or 0)}
+        try:
+            depth = int(pending or 0)
+        except ValueError:  # a value not of ours: the view still answers (and the heartbeat goes on)
+            depth = 0
+        return {"nodes": nodes, "queue_depth": depth}
 
 
 def _node_entry(raw: bytes) -> dict[str, Any] | None:
