@@ -499,3 +499,34 @@ async def test_a_retention_pass_that_redis_refuses_is_skipped_not_the_end_of_ret
     await planter.set(f"npu:finished:{scheduler.node}", "not a sorted set")
     await scheduler._sweep()
     await planter.aclose()
+
+
+async def test_a_late_second_run_does_not_rewrite_a_file_after_the_first_runs_ok(
+    worker, redis_server, tmp_path
+):
+    """A `both` node's section taken over by a peer (the node was stalled past the claim timeout) and made
+    `ok` there first: when the node's own run ends it writes no file, as the caller may already have
+    taken the one its `ok` named (the second `ok` was dropped, but the file was rewritten after it)."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=30.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].engine_node
+    out = tmp_path / "s0.wav"
+    sections = [{"text": "x" * 100, "output_path": str(out)}, {"text": "next"}]  # 2 s of audio, made in 2 s
+    body = {"sections": sections}
+    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    async with asyncio.timeout(seconds(5)):
+        while node.running is None:
+            await asyncio.sleep(0.02)
+    peer = RedisJobs(redis_server.url)  # the peer that took the section over: its `ok` (and file) first
+    assert await peer.final(job_id, 0, ok(0), ok=True, node="peer", advance=False) > 0
+    await peer.close()
+    async with asyncio.timeout(seconds(10)):
+        while node.running is not None:
+            await asyncio.sleep(0.02)
+    assert not await asyncio.to_thread(out.exists)

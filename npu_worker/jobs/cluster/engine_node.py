@@ -126,6 +126,8 @@ class ClusterRunner(Runner):
         if path is not None and node != self.writes_for:
             return self.journal.section_made(job, node, section, wav, meta, first=end)
         if path is not None:
+            if self.journal.settled(job, section):  # never a file rewritten after another run's `ok`
+                return False
             try:
                 self.paths.write_output(path, wav)
             except OSError as exc:

@@ -285,6 +285,15 @@ class RedisJobs:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node)]
         return bool(await self._cancel(keys=keys, args=[job_id]))
 
+    async def settled(self, job_id: str, idx: int) -> bool:
+        """Whether a section needs nothing more: final already (another node's run of it), or its job
+        ended or gone."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hexists(final_key(job_id), idx)
+            pipe.hget(job_key(job_id), "done")
+            final, done = await pipe.execute()
+        return bool(final) or done != b"0"
+
     async def spec(self, job_id: str) -> tuple[str, bool] | None:
         """(spec JSON, ended) of a job, None if unknown."""
         spec, done = await self.redis.hmget(job_key(job_id), ["spec", "done"])
