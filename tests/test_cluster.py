@@ -343,3 +343,19 @@ def test_a_batchs_spec_is_read_once_per_node_not_once_per_section(tmp_path, star
     spec_reads = [c for c in seen if c.split()[0].upper() in ("HMGET", "HGET") and " spec" in c]
     assert 1 <= len(spec_reads) <= 4, spec_reads
     assert engine.process.poll() is None
+
+
+def test_a_node_with_a_shorter_claim_timeout_does_not_take_sections_from_a_live_peer(tmp_path, start_node):
+    """Nodes started with different --claim-timeout values: a live node touches its section every third
+    of its own timeout, so a peer with a shorter one waits the longest live timeout before taking over
+    (it took every section of the patient node that ran past its own 1 s: each ran twice)."""
+    start_node("patient", role="engine", delay=0.05, claim_timeout=30)
+    time.sleep(1.5)  # its heartbeat is in the view before the eager node starts
+    start_node("eager", role="engine", delay=0.05, claim_timeout=1)
+    api = start_node("api", role="api")
+    body = {"sections": [{"idx": i, "text": "x" * 100} for i in range(4)]}  # 2 s per section
+    _, accepted = call("POST", f"{api.base}/synth_batch?async=1", body)
+    log = events(f"{api.base}/jobs/{accepted['job_id']}/events")
+    runs = [line["idx"] for line in log if line.get("status") == "synth"]
+    assert sorted(runs) == [0, 1, 2, 3], f"sections run more than once: {runs}"
+    assert log[-1]["event"] == "done" and log[-1]["ok_count"] == 4

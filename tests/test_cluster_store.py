@@ -270,3 +270,263 @@ async def test_a_section_without_a_file_is_ok_once_from_the_engine_node(jobs):
         "Done",
     ]
     assert (await jobs.cluster_view(5.0))["queue_depth"] == 0
+
+
+async def test_values_planted_in_redis_are_dropped_and_the_node_keeps_working(worker, redis_server, tmp_path):
+    """Any local process can write to Redis: a work item, a writer entry, a job record or a heartbeat
+    not of the worker's making is logged and dropped; the node's loops go on and /health answers."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].node
+    planter = aioredis.from_url(redis_server.url)
+    await planter.set("npu:job:wrongtype", "x")
+    await planter.hset("npu:job:badspec", mapping={"spec": "{not json", "done": 0})
+    for fields in (
+        {"job": "nopos"},
+        {"foo": "bar"},
+        {"job": "x", "pos": "notanint"},
+        {"job": b"\xff\xfe", "pos": 0},
+        {"job": "wrongtype", "pos": 0},
+        {"job": "badspec", "pos": 0},
+    ):
+        await planter.xadd("npu:q:first", fields)
+    await planter.xadd(f"npu:ready:{node}", {"job": "x"})
+    await planter.xadd(f"npu:ready:{node}", {"job": "badspec", "idx": 0, "duration": 1, "elapsed": 1})
+    await planter.set("npu:wav:badspec:0", b"RIFF")
+    await planter.hset(
+        "npu:nodes",
+        mapping={"a": "not json", "b": "[1]", "c": '{"seen": "x", "role": "engine"}', "d": '{"seen": 1e300}'},
+    )
+    await planter.hset("npu:nodes", "e", json.dumps({"role": "engine", "seen": 1e300, "backend": "x"}))
+    await planter.aclose()
+    await asyncio.sleep(1.5)  # the loops read what was planted
+    health = await client.get("/health")
+    assert health.status == 200 and (await health.json())["cluster"]["engines_alive"] == 1
+    response = await client.post("/synth", json={"text": "hello", "output_path": str(tmp_path / "s.wav")})
+    assert (await response.json())["status"] == "ok"
+    accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "one"}]})).json()
+    lines = [
+        json.loads(line) async for line in (await client.get(f"/jobs/{accepted['job_id']}/events")).content
+    ]
+    assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+
+
+async def test_a_node_whose_clock_is_off_looks_alive_and_ends_jobs_with_a_true_elapsed(jobs, monkeypatch):
+    """Nodes' clocks drift (a box without NTP): heartbeats and a job's end use Redis's clock, so an engine
+    node an hour behind is still alive to the others and the `done` it logs does not say -3600 s."""
+    import time
+
+    await create(jobs, make_job("skew", 1), window=1)  # accepted by a node with a true clock
+    true_time = time.time
+    monkeypatch.setattr(time, "time", lambda: true_time() - 3600)  # the engine node's clock
+    await jobs.heartbeat("behind", {"role": "engine"})
+    assert await jobs.made_ok("skew", "behind", 0, b"wav", ok(0)) == 2
+    monkeypatch.setattr(time, "time", true_time)
+    assert [n["node"] for n in (await jobs.cluster_view(5.0))["nodes"]] == ["behind"]
+    loaded = await jobs.load("skew")
+    assert loaded is not None and 0 <= loaded.log[-1].event.elapsed_total_sec < 60  # type: ignore[attr-defined]
+
+
+async def test_an_ended_preview_expires_by_itself_and_a_vanished_job_leaves_the_lists(
+    worker, redis_server, tmp_path
+):
+    """An accepting node that never comes back (scaled down, its state dir lost) removes nothing: an ended
+    preview's keys expire by themselves. A finished job whose record vanished (expired, evicted) leaves
+    the node's lists at its next retention pass instead of being counted toward --max-jobs-kept forever."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from npu_worker.jobs.cluster.scripts import PREVIEW_EXPIRY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0, max_jobs_kept=1)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    scheduler = client.app[SCHEDULER_KEY]
+    body = {"text": "preview", "output_path": str(tmp_path / "p.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    probe = aioredis.from_url(redis_server.url)
+    (job_key,) = [key.decode() async for key in probe.scan_iter("npu:job:*")]
+    job_id = job_key.removeprefix("npu:job:")
+    for key in (job_key, f"npu:log:{job_id}", f"npu:final:{job_id}", f"npu:wav:{job_id}:0"):
+        assert 0 < await probe.ttl(key) <= PREVIEW_EXPIRY, key
+    assert await probe.zscore("npu:previews", job_id) is None
+    await probe.zadd(f"npu:finished:{scheduler.node}", {"vanished": 1.0})  # its record is gone
+    await probe.zadd("npu:jobs", {"vanished": 1.0})
+    accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "kept"}]})).json()
+    async for _ in (await client.get(f"/jobs/{accepted['job_id']}/events")).content:
+        pass
+    await scheduler._sweep()
+    assert [job_id for job_id, _ in await scheduler.jobs.finished(scheduler.node)] == [accepted["job_id"]]
+    assert await probe.zrange("npu:jobs", 0, -1) == [accepted["job_id"].encode()]
+    await probe.aclose()
+
+
+async def test_a_synth_whose_job_redis_lost_is_told_so_not_that_it_was_cancelled(
+    worker, redis_server, tmp_path
+):
+    """Redis restarted without persistence (here FLUSHALL) while a /synth and a `stream: false` batch
+    wait: each caller is told its job is gone (send it again), not "Cancelled" nor a running job's body."""
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    long_text = "가" * 200  # 4 s of audio, made in 4 s
+    synth = asyncio.ensure_future(
+        client.post("/synth", json={"text": long_text, "output_path": str(tmp_path / "s.wav")})
+    )
+    batch = asyncio.ensure_future(
+        client.post("/synth_batch", json={"sections": [{"text": long_text}] * 2, "stream": False})
+    )
+    await asyncio.sleep(1.0)
+    assert redis_server.command("FLUSHALL").startswith(b"+OK")
+    for answer in (await synth, await batch):
+        body = await answer.json()
+        assert answer.status == 404 and body["error"].startswith("JobNotFound"), body
+    await client.close()  # while Redis is up: the engine's lost section ends at once, not after the grace
+
+
+async def test_a_cancel_still_reaches_the_running_section_after_a_message_not_of_ours(worker, redis_server):
+    """Any local process can publish on the cancel channel: bytes that are no job id must not end the
+    node's listener, or a DELETE would no longer stop the section running there."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    planter = aioredis.from_url(redis_server.url)
+    assert await planter.publish("npu:cancel", b"\xff\xfe") == 1
+    await planter.aclose()
+    node = client.app[SCHEDULER_KEY].engine_node
+    body = {"sections": [{"text": "가" * 500}]}  # 10 s of audio, made in 10 s
+    accepted = await (await client.post("/synth_batch?async=1", json=body)).json()
+    async with asyncio.timeout(seconds(5)):
+        while node.running is None:
+            await asyncio.sleep(0.02)
+    assert (await client.delete(f"/jobs/{accepted['job_id']}")).status == 200
+    async with asyncio.timeout(seconds(2)):  # stopped at its next chunk, not 10 s later
+        while node.running is not None:
+            await asyncio.sleep(0.02)
+
+
+async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_good(worker, redis_server):
+    """`npu:nodes` replaced by a string (WRONGTYPE) for a while, `npu:pending` that is no count: /health
+    still answers, and once the key is gone the node's heartbeat is seen again (a heartbeat loop that
+    died left the node dead to all)."""
+    import redis.asyncio as aioredis
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+
+    async def engines_alive() -> int:
+        response = await client.get("/health")
+        assert response.status == 200
+        return int((await response.json())["cluster"]["engines_alive"])
+
+    async with asyncio.timeout(seconds(20)):
+        while await engines_alive() != 1:
+            await asyncio.sleep(0.05)
+    planter = aioredis.from_url(redis_server.url)
+    await planter.set("npu:nodes", "not a hash")
+    await planter.set("npu:pending", "not a count")
+    await asyncio.sleep(1.5)  # a heartbeat meets them
+    assert await engines_alive() == 1  # the last view stands
+    await planter.delete("npu:nodes")
+    await planter.aclose()
+    async with asyncio.timeout(seconds(5)):
+        while await engines_alive() != 1:
+            await asyncio.sleep(0.1)
+
+
+async def test_a_job_whose_log_holds_an_entry_not_of_ours_ends_its_streams_and_is_not_a_500(
+    worker, redis_server
+):
+    """An entry planted in a job's log that is no event: the job reads as gone (404 on its calls, left
+    out of GET /jobs, forgotten by retention) and a stream following it ends, instead of 500s and a
+    follower that died while its listener waits forever."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0, max_jobs_kept=1)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    body = {"sections": [{"text": "가" * 150}] * 2}  # 3 s of audio each, made in 3 s
+    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    events = await client.get(f"/jobs/{job_id}/events")
+    assert json.loads(await events.content.readline())["event"] == "start"
+    planter = aioredis.from_url(redis_server.url)
+    await planter.xadd(f"npu:log:{job_id}", {"e": "garbage"}, id="0-999")
+    async with asyncio.timeout(seconds(5)):  # the stream ends (without `done`), not heartbeats forever
+        lines = [json.loads(line) async for line in events.content]
+    assert all(line["event"] != "done" for line in lines)
+    assert (await client.get(f"/jobs/{job_id}/status")).status == 404
+    assert (await client.get("/jobs")).status == 200
+    scheduler = client.app[SCHEDULER_KEY]
+    await planter.zadd(f"npu:finished:{scheduler.node}", {job_id: 1.0, "other": 2.0})
+    await scheduler._sweep()  # over --max-jobs-kept 1: the job is due, and its record goes
+    assert await planter.exists(f"npu:job:{job_id}", f"npu:log:{job_id}") == 0
+    await planter.aclose()
+    await client.close()  # while Redis is up (the section that was running ends at once)
+
+
+async def test_a_retention_pass_that_redis_refuses_is_skipped_not_the_end_of_retention(worker, redis_server):
+    """The node's finished list replaced by a string (WRONGTYPE): that pass is skipped with an error in
+    the log; the retention loop must not end on it (Redis would then keep every job for good)."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    scheduler = client.app[SCHEDULER_KEY]
+    planter = aioredis.from_url(redis_server.url)
+    await planter.set(f"npu:finished:{scheduler.node}", "not a sorted set")
+    await scheduler._sweep()
+    await planter.aclose()
+
+
+async def test_a_late_second_run_does_not_rewrite_a_file_after_the_first_runs_ok(
+    worker, redis_server, tmp_path
+):
+    """A `both` node's section taken over by a peer (the node was stalled past the claim timeout) and made
+    `ok` there first: when the node's own run ends it writes no file, as the caller may already have
+    taken the one its `ok` named (the second `ok` was dropped, but the file was rewritten after it)."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=30.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].engine_node
+    out = tmp_path / "s0.wav"
+    sections = [{"text": "x" * 100, "output_path": str(out)}, {"text": "next"}]  # 2 s of audio, made in 2 s
+    body = {"sections": sections}
+    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    async with asyncio.timeout(seconds(5)):
+        while node.running is None:
+            await asyncio.sleep(0.02)
+    peer = RedisJobs(redis_server.url)  # the peer that took the section over: its `ok` (and file) first
+    assert await peer.final(job_id, 0, ok(0), ok=True, node="peer", advance=False) > 0
+    await peer.close()
+    async with asyncio.timeout(seconds(10)):
+        while node.running is not None:
+            await asyncio.sleep(0.02)
+    assert not await asyncio.to_thread(out.exists)

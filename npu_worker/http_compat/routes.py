@@ -198,6 +198,8 @@ async def ready(request: web.Request) -> web.Response:
 
 
 async def _wait_done(scheduler: Scheduler, job: Job) -> None:
+    """Until the job's `done`; `JobNotFound` when its events end without one (with `--queue redis`, a
+    Redis that lost the job): never an answer that reads as a cancel or a running job."""
     subscription = scheduler.subscribe(job)
     try:
         async for item in subscription:
@@ -205,6 +207,7 @@ async def _wait_done(scheduler: Scheduler, job: Job) -> None:
                 return
     finally:
         subscription.close()
+    raise JobNotFound(f"job {job.id} is gone from the shared queue; send it again")
 
 
 async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, job: Job) -> None:

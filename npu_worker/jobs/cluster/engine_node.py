@@ -16,7 +16,6 @@ and FINAL scripts (a section is `ok` exactly once).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -24,6 +23,8 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from redis.exceptions import ResponseError
 
 from ...engine.base import Engine
 from ...paths import PathPolicy
@@ -37,7 +38,16 @@ from ..stats import Stats
 from .consumer import QueueConsumer
 from .journal import Before, RedisJournal
 from .pcm_stream import PcmPublisher
-from .store import REDIS_DOWN, RedisJobs, WorkItem, job_from_spec, reraise_if_cancelling, retried
+from .store import (
+    REDIS_DOWN,
+    BadSpec,
+    RedisJobs,
+    WorkItem,
+    job_from_spec,
+    reraise_if_cancelling,
+    retried,
+    spec_node,
+)
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +126,8 @@ class ClusterRunner(Runner):
         if path is not None and node != self.writes_for:
             return self.journal.section_made(job, node, section, wav, meta, first=end)
         if path is not None:
+            if self.journal.settled(job, section):  # never a file rewritten after another run's `ok`
+                return False
             try:
                 self.paths.write_output(path, wav)
             except OSError as exc:
@@ -147,6 +159,9 @@ class EngineNode(QueueConsumer):
         self.jobs = jobs
         self.node = node
         self.claim_timeout = claim_timeout
+        # How long a section may go untouched before this node takes it over (set by the scheduler to the
+        # longest --claim-timeout of the live nodes): never a section taken from a live, more patient peer.
+        self.patience: Callable[[], float] = lambda: claim_timeout
         self.runner = ClusterRunner(
             engine,
             Admission(0),
@@ -214,7 +229,7 @@ class EngineNode(QueueConsumer):
         now = time.monotonic()
         if now >= self._next_reclaim:
             self._next_reclaim = now + max(0.05, self.claim_timeout / 4)
-            items = await self.jobs.reclaim(self.node, int(self.claim_timeout * 1000))
+            items = await self.jobs.reclaim(self.node, int(self.patience() * 1000))
             if items:
                 log.info("engine node %s took over %s of a silent node", self.node, items[0].entry_id)
                 return items
@@ -222,7 +237,11 @@ class EngineNode(QueueConsumer):
         return await self.jobs.claim(self.node, own=False, block_ms=block)
 
     async def _run_item(self, item: WorkItem) -> None:
-        job_and_node = await self._job(item) if item.pos >= 0 else None
+        try:
+            job_and_node = await self._job(item) if item.pos >= 0 else None
+        except (BadSpec, ResponseError) as exc:  # a value planted in Redis (bad JSON, WRONGTYPE)
+            log.warning("engine node %s dropped item %s: its job's record %s", self.node, item.entry_id, exc)
+            job_and_node = None
         if job_and_node is None or item.pos >= job_and_node[0].total:
             await self.jobs.ack(item)  # the job ended, was removed, or the item is malformed
             return
@@ -283,7 +302,7 @@ class EngineNode(QueueConsumer):
         return self._remember(item.job_id, found[0])
 
     def _remember(self, job_id: str, raw: str) -> tuple[Job, str]:
-        known = self._known[job_id] = (job_from_spec(raw), json.loads(raw)["node"])
+        known = self._known[job_id] = (job_from_spec(raw), spec_node(raw))
         while len(self._known) > 256:
             self._known.popitem(last=False)
         return known

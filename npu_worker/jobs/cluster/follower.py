@@ -71,6 +71,10 @@ class Followers:
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 1.0)
                     continue
+                except (KeyError, ValueError) as exc:  # an entry not of ours: as lost, never a silent hang
+                    log.warning("job %s: an entry in Redis does not decode (%s)", job.id, exc)
+                    self._lost(job)
+                    return
                 delay = 0.05
                 idle = 0 if job.subscribers else idle + 1
                 if not entries and not audio and await self.jobs.spec(job.id) is None:

@@ -113,6 +113,10 @@ class RedisJournal(Journal):
             _after(first, lambda: self.jobs.made(job.id, node, section.idx, wav, meta)), retry=True
         )
 
+    def settled(self, job: Job, section: Section) -> bool:
+        """Whether the section needs nothing more (`RedisJobs.settled`): its file is not written again."""
+        return self.call(lambda: self.jobs.settled(job.id, section.idx), retry=True)
+
     def section_ok(
         self, job: Job, node: str, section: Section, wav: bytes, event: Progress, *, first: Before = None
     ) -> bool:

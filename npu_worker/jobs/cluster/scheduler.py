@@ -9,16 +9,16 @@ which loops run here: `engine` (take work), `api` (accept requests, write their 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 import threading
-import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from ...config import Settings, shown_url
+from redis.exceptions import ResponseError
+
+from ...config import DAY, Settings, shown_url
 from ...engine.base import Engine, EngineInfo
 from ...protocol import (
     AudioNotFound,
@@ -41,11 +41,19 @@ from ..subscription import Subscription
 from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
-from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
+from .store import (
+    CANCEL_CHANNEL,
+    REDIS_DOWN,
+    RedisJobs,
+    redis_unreachable,
+    reraise_if_cancelling,
+    spec_node,
+)
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
+MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
 
@@ -106,6 +114,7 @@ class ClusterScheduler(Scheduler):
                 self.engine_node.pcm.local = self.followers.local_pcm
                 self.engine_node.runner.writes_for = self.node
                 self.engine_node.runner.written = lambda job_id: self._spawn(self._sweep_if_ended(job_id))
+            self.engine_node.patience = self._claim_patience
             self._spawn(self.engine_node.run())
             self._spawn(self._cancel_listener())
         if self.role in ("both", "api"):
@@ -194,6 +203,8 @@ class ClusterScheduler(Scheduler):
         try:
             self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
             self.redis_ok = True
+        except ResponseError as exc:  # the heartbeat loop says it; the last view stands
+            log.debug("cluster view: Redis answered %s", exc)
         except (TimeoutError, *REDIS_DOWN) as exc:
             self.redis_ok = False
             return {
@@ -213,11 +224,25 @@ class ClusterScheduler(Scheduler):
             "cluster": cluster,
         }
 
+    def _claim_patience(self) -> float:
+        """The longest `--claim-timeout` among the live nodes (and this one's): each touches its sections
+        every third of its own, so a node started with a shorter one than a peer must not take over that
+        peer's sections after its own timeout (every section of the patient peer would run twice)."""
+        longest = self.settings.claim_timeout
+        for node in self.view["nodes"]:
+            value = node.get("claim_timeout")
+            if (
+                isinstance(value, int | float) and 0 < value <= DAY
+            ):  # past the bound of --claim-timeout: not of ours
+                longest = max(longest, float(value))
+        return longest
+
     async def _heartbeat_loop(self) -> None:
+        refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
             info = self.engine_node.runner.info if self.engine_node is not None else None
-            body: dict[str, Any] = {"role": self.role}
+            body: dict[str, Any] = {"role": self.role, "claim_timeout": self.settings.claim_timeout}
             if info is not None:
                 body.update(
                     backend=info.backend,
@@ -229,10 +254,14 @@ class ClusterScheduler(Scheduler):
             try:
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
-                self.redis_ok = True
+                self.redis_ok, refused = True, False
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 self.redis_ok = False
+            except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
+                if not refused:
+                    log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
+                refused = True
             await asyncio.sleep(HEARTBEAT_SECONDS)
 
     async def _cancel_listener(self) -> None:
@@ -246,7 +275,8 @@ class ClusterScheduler(Scheduler):
                         reraise_if_cancelling()
                         message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
                         if message is not None and self.engine_node is not None:
-                            self.engine_node.cancel(message["data"].decode())
+                            # any local process can publish here: bytes that are no job id stop nothing
+                            self.engine_node.cancel(message["data"].decode(errors="replace"))
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 await asyncio.sleep(0.5)
@@ -367,7 +397,7 @@ class ClusterScheduler(Scheduler):
         found = await self.jobs.spec(job_id)
         if found is None or found[1]:
             return False
-        cancelled = await self.jobs.cancel(job_id, json.loads(found[0])["node"])
+        cancelled = await self.jobs.cancel(job_id, spec_node(found[0]))
         if cancelled:
             self.stats.count("jobs_cancelled")
         return cancelled
@@ -410,24 +440,32 @@ class ClusterScheduler(Scheduler):
         keep, most = self.settings.job_retention, self.settings.max_jobs_kept
         try:
             rows = await self.jobs.finished(self.node)
-            now, over = time.time(), max(0, len(rows) - most) if most > 0 else 0
+            now, over = await self.jobs.now(), max(0, len(rows) - most) if most > 0 else 0
             gone = [
                 job_id for pos, (job_id, ended) in enumerate(rows) if pos < over or 0 < keep < now - ended
             ]
             previews = await self.jobs.finished(self.node, previews=True)
             for job_id in [job_id for job_id, ended in previews if now - ended > PREVIEW_KEEP_SECONDS]:
                 job = await self.jobs.load(job_id)
-                if job is not None:
+                if job is None:
+                    await self.jobs.forget(job_id, self.node)
+                else:
                     await self.jobs.remove(job, self.node)
             for job_id in gone:
                 job = await self.jobs.load(job_id)
-                if job is not None:
+                if job is None:
+                    await self.jobs.forget(job_id, self.node)
+                else:
                     await asyncio.get_running_loop().run_in_executor(None, self._rjournal_remove, job)
             if gone:
                 self.stats.count("jobs_removed", len(gone))
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             log.info("retention skipped: Redis unreachable (%s)", exc)
+        except (
+            ResponseError
+        ) as exc:  # a value not of ours (WRONGTYPE): this pass only, not retention for good
+            log.error("retention skipped: Redis answered %s", exc)
 
     def _rjournal_remove(self, job: Job) -> None:
         assert self._rjournal is not None

@@ -5,7 +5,7 @@ Why scripts: an event's `seq` must be its position in the job's log on every nod
 `ok` exactly once even when two nodes ran it (a reclaimed section whose first owner was only slow),
 and nothing may follow `done`. Each of those is a check and a write that must happen as one step.
 
-Keys (all under the `npu:` prefix, `{id}` a job id): `job:{id}` hash (spec, total, seq, next, done,
+Keys (all under the `npu:` prefix, `{id}` a job id): `job:{id}` hash (spec, total, seq, next, done, began, finished,
 ok, fail, node), `log:{id}` stream (entry id `0-<seq>`, field `e` = the event JSON), `final:{id}`
 hash idx → ok|fail, `wav:{id}:{idx}` the section's wav, `pending` the sections not yet final over
 all jobs (the queue bound), `q:first` / `q:batch` the work streams, `ready:{node}` the accepting
@@ -20,6 +20,15 @@ from __future__ import annotations
 # interleave section by section, as the local admission serves them).
 # Once per section (`adv:<idx>`): a script retried after a dropped reply, or a section run twice,
 # never skips a position.
+# Redis's own clock, in seconds: the one clock every node shares (a node's own may be skewed, and a job
+# is begun on one node and ended on another).
+_CLOCK = """
+local function clock()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) + tonumber(t[2]) / 1000000
+end
+"""
+
 _ADVANCE = """
 local function advance(job_key, batch_key, job_id, idx)
   if redis.call('HSETNX', job_key, 'adv:' .. idx, 1) == 0 then return end
@@ -32,14 +41,17 @@ end
 # KEYS: job, log, pending, jobs, q_first, q_batch
 # ARGV: id, spec, total, max_queue, window, start, now, node, carry (1: the first item carries the spec),
 #   preview (1: a preview, listed in KEYS[4] = `previews` instead of `jobs`, and ended apart: `finish`)
-CREATE = """
+# `began` (Redis's clock) is what `done`'s elapsed_total_sec counts from.
+CREATE = (
+    _CLOCK
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
 local total = tonumber(ARGV[3])
 local waiting = tonumber(redis.call('GET', KEYS[3]) or '0')
 if waiting + total > tonumber(ARGV[4]) then return -waiting - 1 end
 redis.call('INCRBY', KEYS[3], total)
 redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'total', total, 'seq', 1, 'next', ARGV[5], 'done', 0,
-  'ok', 0, 'fail', 0, 'created', ARGV[7], 'node', ARGV[8], 'preview', ARGV[10])
+  'ok', 0, 'fail', 0, 'created', ARGV[7], 'began', clock(), 'node', ARGV[8], 'preview', ARGV[10])
 redis.call('XADD', KEYS[2], '0-1', 'e', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
 for pos = 0, tonumber(ARGV[5]) - 1 do
@@ -53,6 +65,7 @@ for pos = 0, tonumber(ARGV[5]) - 1 do
 end
 return 1
 """
+)
 
 # KEYS: job, log  ARGV: event  → the event's seq, or 0 when the job has ended (nothing follows done)
 APPEND = """
@@ -62,26 +75,51 @@ redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[1])
 return seq
 """
 
-_DONE = """
-local function finish(job_key, log_key, finished_key, job_id, now, cancelled)
-  local job = redis.call('HMGET', job_key, 'total', 'ok', 'fail', 'created')
-  local elapsed = math.floor((tonumber(now) - tonumber(job[4])) * 1000 + 0.5) / 1000
+# Seconds an ended preview's keys live at most: the accepting node's retention removes them 30 s after
+# the end; this is for a node that never comes back (scaled down, its state dir lost).
+PREVIEW_EXPIRY = 600
+
+# The end time (`finished`, the score retention reads) and elapsed_total_sec are Redis's clock.
+_DONE = (
+    _CLOCK
+    + """
+local function expire_preview(job_key, log_key, final_key, previews_key, job_id, now)
+  local expiry = PREVIEW_EXPIRY
+  redis.call('ZADD', previews_key, now, job_id)
+  redis.call('EXPIRE', previews_key, expiry)  -- refreshed by each preview's end: members go sooner
+  redis.call('ZREM', 'npu:previews', job_id)  -- the index of previews under way
+  for _, key in ipairs({job_key, log_key, final_key}) do redis.call('EXPIRE', key, expiry) end
+  local ok, spec = pcall(cjson.decode, redis.call('HGET', job_key, 'spec'))
+  if ok and type(spec) == 'table' and type(spec.sections) == 'table' then
+    for _, section in ipairs(spec.sections) do
+      if type(section) == 'table' and type(section.idx) == 'number' then
+        redis.call('EXPIRE', 'npu:wav:' .. job_id .. ':' .. string.format('%d', section.idx), expiry)
+      end
+    end
+  end
+end
+
+local function finish(job_key, log_key, final_key, finished_key, job_id, cancelled)
+  local job = redis.call('HMGET', job_key, 'total', 'ok', 'fail', 'began')
+  local now = clock()
+  local elapsed = math.max(0, math.floor((now - tonumber(job[4] or now)) * 1000 + 0.5) / 1000)
   local body = cjson.encode({event='done', total=tonumber(job[1]), ok_count=tonumber(job[2]),
     fail_count=tonumber(job[3]), elapsed_total_sec=elapsed, cancelled=cancelled})
   local seq = redis.call('HINCRBY', job_key, 'seq', 1)
   redis.call('XADD', log_key, '0-' .. seq, 'e', body)
   redis.call('HSET', job_key, 'done', 1, 'finished', now)
   if redis.call('HGET', job_key, 'preview') == '1' then  -- not a job to keep: retention removes it soon
-    redis.call('ZADD', finished_key .. ':previews', now, job_id)
+    expire_preview(job_key, log_key, final_key, finished_key .. ':previews', job_id, now)
   else
     redis.call('ZADD', finished_key, now, job_id)
   end
   return seq
 end
-"""
+""".replace("PREVIEW_EXPIRY", str(PREVIEW_EXPIRY))
+)
 
 # KEYS: job, log, final, pending, finished, q_batch
-# ARGV: id, idx, event, kind (ok|fail), now, advance (1: also queue the job's next section)
+# ARGV: id, idx, event, kind (ok|fail), advance (1: also queue the job's next section)
 # → seq of the final event, or 0 when it was a duplicate (already final) or the job had ended.
 FINAL = (
     _ADVANCE
@@ -93,9 +131,9 @@ local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
-if ARGV[6] == '1' then advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2]) end
+if ARGV[5] == '1' then advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2]) end
 if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
-  finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], ARGV[5], false)
+  finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
 end
 return seq
 """
@@ -117,7 +155,7 @@ return 1
 """
 )
 
-# KEYS: job, log, final, pending, finished, q_batch, wav  ARGV: id, idx, event (`ok`), now, wav
+# KEYS: job, log, final, pending, finished, q_batch, wav  ARGV: id, idx, event (`ok`), wav
 # A section with no file to write (a preview without `output_path`): the engine node stores the audio
 # and logs `ok` itself in one step, as FINAL would after the writer's hop; still `ok` once per section.
 MADE_OK = (
@@ -126,27 +164,27 @@ MADE_OK = (
     + """
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
 if redis.call('HSETNX', KEYS[3], ARGV[2], 'ok') == 0 then return 0 end
-redis.call('SET', KEYS[7], ARGV[5])
+redis.call('SET', KEYS[7], ARGV[4])
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], 'ok', 1)
 advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
 if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
-  finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], ARGV[4], false)
+  finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
 end
 return seq
 """
 )
 
-# KEYS: job, log, final, pending, finished  ARGV: id, now  → seq of `done`, or 0 if it had ended
+# KEYS: job, log, final, pending, finished  ARGV: id  → seq of `done`, or 0 if it had ended
 CANCEL = (
     _DONE
     + """
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
 local left = tonumber(redis.call('HGET', KEYS[1], 'total')) - redis.call('HLEN', KEYS[3])
 redis.call('DECRBY', KEYS[4], left)
-local seq = finish(KEYS[1], KEYS[2], KEYS[5], ARGV[1], ARGV[2], true)
+local seq = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], true)
 redis.call('PUBLISH', 'npu:cancel', ARGV[1])
 return seq
 """

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -163,7 +162,27 @@ def job_spec(job: Job, node: str) -> str:
     )
 
 
+class BadSpec(ValueError):
+    """A job spec in Redis that is not one `job_spec` wrote (a value planted or damaged there)."""
+
+
 def job_from_spec(raw: str) -> Job:
+    """The job a spec describes; `BadSpec` when it does not decode as one."""
+    try:
+        return _job_from_spec(raw)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise BadSpec(f"{type(exc).__name__}: {exc}") from exc
+
+
+def spec_node(raw: str) -> str:
+    """The node that accepted the job a spec describes (it writes the job's files)."""
+    try:
+        return str(json.loads(raw)["node"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise BadSpec(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _job_from_spec(raw: str) -> Job:
     body = json.loads(raw)
     return Job(
         id=body["id"],
@@ -247,7 +266,7 @@ class RedisJobs:
     async def final(self, job_id: str, idx: int, event: Event, *, ok: bool, node: str, advance: bool) -> int:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         body = wire.encode(event)
-        args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", repr(time.time()), int(advance)]
+        args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", int(advance)]
         return int(await self._final(keys=keys, args=args))
 
     async def made(self, job_id: str, node: str, idx: int, wav: bytes, meta: dict[str, Any]) -> bool:
@@ -260,18 +279,27 @@ class RedisJobs:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         keys.append(wav_key(job_id, idx))
         body = wire.encode(event)
-        return int(await self._made_ok(keys=keys, args=[job_id, idx, body, repr(time.time()), wav]))
+        return int(await self._made_ok(keys=keys, args=[job_id, idx, body, wav]))
 
     async def cancel(self, job_id: str, node: str) -> bool:
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node)]
-        return bool(await self._cancel(keys=keys, args=[job_id, repr(time.time())]))
+        return bool(await self._cancel(keys=keys, args=[job_id]))
+
+    async def settled(self, job_id: str, idx: int) -> bool:
+        """Whether a section needs nothing more: final already (another node's run of it), or its job
+        ended or gone."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hexists(final_key(job_id), idx)
+            pipe.hget(job_key(job_id), "done")
+            final, done = await pipe.execute()
+        return bool(final) or done != b"0"
 
     async def spec(self, job_id: str) -> tuple[str, bool] | None:
         """(spec JSON, ended) of a job, None if unknown."""
         spec, done = await self.redis.hmget(job_key(job_id), ["spec", "done"])
         if spec is None:
             return None
-        return spec.decode(), done not in (None, b"0")
+        return spec.decode(errors="replace"), done not in (None, b"0")
 
     async def ended(self, job_id: str) -> bool | None:
         """Whether a job has ended, None if unknown; without its spec (which grows with the sections)."""
@@ -293,7 +321,7 @@ class RedisJobs:
             exists, values, wav = await pipe.execute()
         if not exists:
             return None
-        spec = values[1].decode() if with_spec and values[1] is not None else None
+        spec = values[1].decode(errors="replace") if with_spec and values[1] is not None else None
         return spec, values[0] not in (None, b"0"), bytes(wav) if wav is not None else None
 
     async def load(self, job_id: str) -> Job | None:
@@ -304,12 +332,16 @@ class RedisJobs:
             spec, entries = await pipe.execute()
         if spec is None:
             return None
-        job = job_from_spec(spec.decode())
-        for entry_id, fields in entries:
-            entry = entry_of(entry_id, fields)
-            apply_event(job, entry.event)
-            job.log.append(entry)
-            job.next_seq = entry.seq + 1
+        try:
+            job = job_from_spec(spec.decode(errors="replace"))
+            for entry_id, fields in entries:
+                entry = entry_of(entry_id, fields)
+                apply_event(job, entry.event)
+                job.log.append(entry)
+                job.next_seq = entry.seq + 1
+        except (KeyError, ValueError) as exc:  # a value not of ours (BadSpec, an event that is none)
+            log.warning("job %s: its record in Redis does not decode (%s); treated as gone", job_id, exc)
+            return None
         return job
 
     async def read_log(self, job_id: str, after: int, block_ms: int) -> list[LogEntry]:
@@ -332,6 +364,18 @@ class RedisJobs:
             pipe.delete(*keys)
             pipe.zrem(PREVIEWS if job.preview else JOBS, job.id)
             pipe.zrem(finished_previews_key(node) if job.preview else finished_key(node), job.id)
+            await pipe.execute()
+
+    async def forget(self, job_id: str, node: str) -> None:
+        """A finished job whose record is gone (expired, evicted, deleted by hand) or does not decode: out
+        of the lists too, so it is not looked up at every retention pass nor counted toward
+        `--max-jobs-kept`."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.delete(job_key(job_id), log_key(job_id), final_key(job_id), pcm_key(job_id))
+            pipe.zrem(JOBS, job_id)
+            pipe.zrem(PREVIEWS, job_id)
+            pipe.zrem(finished_key(node), job_id)
+            pipe.zrem(finished_previews_key(node), job_id)
             await pipe.execute()
 
     async def finished(self, node: str, *, previews: bool = False) -> list[tuple[str, float]]:
@@ -398,7 +442,10 @@ class RedisJobs:
         for _, rows in reply or []:
             for entry_id, fields in rows:
                 if fields:
-                    out.append((entry_id.decode(), {k.decode(): v.decode() for k, v in fields.items()}))
+                    decoded = {
+                        k.decode(errors="replace"): v.decode(errors="replace") for k, v in fields.items()
+                    }
+                    out.append((entry_id.decode(), decoded))
         return out
 
     async def ready_done(self, node: str, entry_id: str) -> None:
@@ -409,22 +456,50 @@ class RedisJobs:
 
     # -- nodes ---------------------------------------------------------------------------------------
 
+    async def now(self) -> float:
+        """Redis's clock: the one every node shares (heartbeats, job ends, retention), so a node whose own
+        clock is off neither looks dead to the others nor ends jobs in the past or future."""
+        seconds, micros = await self.redis.time()
+        return seconds + micros / 1e6
+
     async def heartbeat(self, node: str, body: dict[str, Any]) -> None:
-        await self.redis.hset(NODES, node, json.dumps({**body, "seen": time.time()}))
+        await self.redis.hset(NODES, node, json.dumps({**body, "seen": await self.now()}))
 
     async def cluster_view(self, alive_within: float) -> dict[str, Any]:
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(NODES)
             pipe.get(PENDING)
-            rows, pending = await pipe.execute()
-        now = time.time()
+            pipe.time()
+            rows, pending, (seconds, micros) = await pipe.execute()
+        now = seconds + micros / 1e6
         nodes = []
         for name, raw in rows.items():
-            body = json.loads(raw)
-            if now - float(body.get("seen", 0)) <= alive_within:
-                nodes.append({"node": name.decode(), **body})
+            body = _node_entry(raw)
+            if body is not None and now - body["seen"] <= alive_within:
+                nodes.append({**body, "node": name.decode(errors="replace")})
         nodes.sort(key=lambda n: n["node"])
-        return {"nodes": nodes, "queue_depth": int(pending or 0)}
+        try:
+            depth = int(pending or 0)
+        except ValueError:  # a value not of ours: the view still answers (and the heartbeat goes on)
+            depth = 0
+        return {"nodes": nodes, "queue_depth": depth}
+
+
+def _node_entry(raw: bytes) -> dict[str, Any] | None:
+    """A node's heartbeat, or None for a value not of our making (any local process can write to
+    Redis): /health and the engine count never fail on it."""
+    try:
+        body = json.loads(raw)
+        seen, role = float(body["seen"]), body["role"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(role, str) or seen != seen:
+        return None
+    if "backend" in body:  # an engine's description (what an api node reports and starts jobs with)
+        types = {"backend": str, "device": str, "precision": str, "sample_rate": int, "model": str}
+        if not all(isinstance(body.get(key), kind) for key, kind in types.items()):
+            return None
+    return {**body, "seen": seen}
 
 
 def _items(reply: Any) -> list[WorkItem]:
@@ -432,11 +507,19 @@ def _items(reply: Any) -> list[WorkItem]:
     for stream, rows in reply or []:
         name = stream.decode() if isinstance(stream, bytes) else stream
         for entry_id, fields in rows:
-            if not fields:  # deleted while pending: nothing to do but acknowledge
-                items.append(WorkItem(name, entry_id.decode(), "", -1))
-                continue
-            spec = fields[b"spec"].decode() if b"spec" in fields else None
-            items.append(
-                WorkItem(name, entry_id.decode(), fields[b"job"].decode(), int(fields[b"pos"]), spec)
-            )
+            items.append(_item(name, entry_id.decode(), fields))
     return items
+
+
+def _item(stream: str, entry_id: str, fields: dict[bytes, bytes] | None) -> WorkItem:
+    """One work entry; one deleted while pending, or not of our making (any local process can write to
+    Redis), is an item of pos -1: acknowledged and dropped, never a consumer loop that dies on it."""
+    if not fields:  # deleted while pending: nothing to do but acknowledge
+        return WorkItem(stream, entry_id, "", -1)
+    try:
+        job_id, pos = fields[b"job"].decode(), int(fields[b"pos"])
+        spec = fields[b"spec"].decode(errors="replace") if b"spec" in fields else None
+    except (KeyError, ValueError):
+        log.warning("dropped a malformed work item %s in %s", entry_id, stream)
+        return WorkItem(stream, entry_id, "", -1)
+    return WorkItem(stream, entry_id, job_id, pos, spec)

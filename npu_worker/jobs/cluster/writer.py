@@ -17,7 +17,7 @@ from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WriteFailed
 from ..model import Job
 from .consumer import QueueConsumer
-from .store import RedisJobs, job_from_spec
+from .store import BadSpec, RedisJobs, job_from_spec
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +48,24 @@ class OutputWriter(QueueConsumer):
         return True
 
     async def _deliver(self, fields: dict[str, str]) -> None:
-        job_id, idx = fields["job"], int(fields["idx"])
+        try:  # any local process can write to Redis: an entry not of our making is dropped, not fatal
+            job_id, idx = fields["job"], int(fields["idx"])
+            duration, elapsed = float(fields["duration"]), float(fields["elapsed"])
+        except (KeyError, ValueError) as exc:
+            log.warning("writer of node %s dropped a malformed entry (%r)", self.node, exc)
+            return
         known = self._known.get(job_id)
         found = await self.jobs.spec_and_audio(job_id, idx, with_spec=known is None)
         if found is None or found[1] or found[2] is None:
             self._known.pop(job_id, None)
             return  # removed or ended (cancelled): no file, no `ok`
-        job, wav = known or self._remember(job_id, found[0]), found[2]
+        try:
+            job, wav = known or self._remember(job_id, found[0]), found[2]
+        except BadSpec as exc:
+            log.warning(
+                "writer of node %s dropped section %s of job %s: its spec %s", self.node, idx, job_id, exc
+            )
+            return
         section = job.section(idx)
         if section is None:
             return
@@ -71,8 +82,8 @@ class OutputWriter(QueueConsumer):
             idx,
             "ok",
             wav_path=section.output_path,
-            duration_sec=float(fields["duration"]),
-            elapsed_sec=float(fields["elapsed"]),
+            duration_sec=duration,
+            elapsed_sec=elapsed,
             cached=True if fields.get("cached") == "1" else None,
         )
         await self.jobs.final(job_id, idx, event, ok=True, node=self.node, advance=False)
