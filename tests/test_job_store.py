@@ -7,6 +7,8 @@ import json
 import logging
 from pathlib import Path
 
+import pytest
+
 from npu_worker.jobs.model import Job, LogEntry, Section
 from npu_worker.jobs.store import JOB_FILE, LOG_FILE, JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
@@ -67,3 +69,29 @@ def test_a_cancel_recorded_after_its_job_was_removed_makes_no_folder(tmp_path):
     store.prepare()
     store.mark_cancelled("0123456789abcdef")
     assert not store.job_dir("0123456789abcdef").exists()
+
+
+def test_links_planted_in_a_job_folder_are_skipped_and_never_written_through(tmp_path, caplog):
+    """A job whose folder, `job.json` or `events.ndjson` is a symlink is skipped with a warning: start-up
+    once cut the torn tail of the file an `events.ndjson` link pointed at, and resumed the job into it."""
+    store, job = stored_job(tmp_path / "state")
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"kept\nno newline at its end")
+    (store.job_dir(job.id) / LOG_FILE).symlink_to(victim)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / JOB_FILE).write_bytes((store.job_dir(job.id) / JOB_FILE).read_bytes().replace(b"a1", b"b2"))
+    store.job_dir("b2").symlink_to(other)
+    stored_job(tmp_path / "state", "c3")
+    moved = tmp_path / "c3.json"
+    (store.job_dir("c3") / JOB_FILE).rename(moved)
+    (store.job_dir("c3") / JOB_FILE).symlink_to(moved)
+    caplog.set_level(logging.WARNING)
+    assert store.load_all() == []
+    assert victim.read_bytes() == b"kept\nno newline at its end"
+    assert "skipping unreadable job a1: [Errno 40] events.ndjson is a symlink" in caplog.text
+    assert "skipping unreadable job b2: [Errno 40] b2 is a symlink" in caplog.text
+    assert "skipping unreadable job c3: [Errno 40] job.json is a symlink" in caplog.text
+    with pytest.raises(OSError):  # a link planted while it runs is not appended through either
+        store.append(job.id, LogEntry(1, Start(1, "espeak-ng", "cpu", job.id)))
+    assert victim.read_bytes() == b"kept\nno newline at its end"

@@ -3,13 +3,18 @@
 Layout: `<state>/jobs/<id>/job.json` (the request) and `<state>/jobs/<id>/events.ndjson` (the log, one
 event per line with its seq, appended and flushed before the event is published). A torn last line
 from a crash is cut off. Default outputs of a job live apart, in `<state>/outputs/<id>/sNN.wav`.
+A job folder, `job.json` or `events.ndjson` that is a symlink is never followed: start-up skipped none,
+so a link planted there had a file elsewhere truncated (the torn-tail cut), appended to and removed.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -95,7 +100,9 @@ class JobStore:
         # 0640 whatever the umask (and a log made under an older one corrected): the service's group
         # may read logs, never write them
         log = open(
-            self.job_dir(job_id) / LOG_FILE, "ab", opener=lambda path, flags: os.open(path, flags, 0o640)
+            self.job_dir(job_id) / LOG_FILE,
+            "ab",
+            opener=lambda path, flags: os.open(path, flags | os.O_NOFOLLOW, 0o640),
         )
         if os.fstat(log.fileno()).st_mode & 0o022:
             os.fchmod(log.fileno(), 0o640)
@@ -116,6 +123,7 @@ class JobStore:
             if not (path / JOB_FILE).is_file():
                 continue
             try:
+                _check_plain(path, stat.S_ISDIR)
                 jobs.append(self.load(path.name))
             except (OSError, ValueError) as exc:  # msgspec's errors are ValueErrors
                 log.warning("skipping unreadable job %s: %s", path.name, exc)
@@ -123,6 +131,8 @@ class JobStore:
 
     def load(self, job_id: str) -> Job:
         directory = self.job_dir(job_id)
+        _check_plain(directory / JOB_FILE, stat.S_ISREG)
+        _check_plain(directory / LOG_FILE, stat.S_ISREG, missing_ok=True)
         self.truncate_torn_tail(job_id)
         body = _JOB.decode((directory / JOB_FILE).read_bytes())
         if body.id != job_id:  # a copy in another folder would be a second job under the same id
@@ -189,6 +199,19 @@ class JobStore:
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             keep = data.rfind(b"\n") + 1
-            with open(path, "r+b") as out:
+            with open(path, "r+b", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as out:
                 out.truncate(keep)
                 os.fsync(out.fileno())
+
+
+def _check_plain(path: Path, is_kind: Callable[[int], bool], *, missing_ok: bool = False) -> None:
+    """OSError unless `path` is itself of that kind (`stat.S_ISDIR`, `S_ISREG`), not a link to one."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
+    if not is_kind(mode):
+        what = "a symlink" if stat.S_ISLNK(mode) else "not a plain file or folder"
+        raise OSError(errno.ELOOP if stat.S_ISLNK(mode) else errno.EINVAL, f"{path.name} is {what}")
