@@ -116,10 +116,14 @@ class JobStore:
         with self.open_log(job_id) as out:
             out.write(self.log_line(entry))
 
-    def load_all(self) -> list[Job]:
-        """Every readable job, oldest created first; unfinished ones come back as `interrupted`."""
+    def load_all(self, progress: Callable[[int, int], object] | None = None) -> list[Job]:
+        """Every readable job, oldest created first; unfinished ones come back as `interrupted`.
+        `progress(read, of)` is called before each folder (it may raise to stop)."""
         jobs = []
-        for path in self.root.iterdir():
+        folders = list(self.root.iterdir())
+        for done, path in enumerate(folders):
+            if progress is not None:
+                progress(done, len(folders))
             if not (path / JOB_FILE).is_file():
                 continue
             try:
