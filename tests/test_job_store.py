@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,16 @@ def test_links_planted_in_a_job_folder_are_skipped_and_never_written_through(tmp
     with pytest.raises(OSError):  # a link planted while it runs is not appended through either
         store.append(job.id, LogEntry(1, Start(1, "espeak-ng", "cpu", job.id)))
     assert victim.read_bytes() == b"kept\nno newline at its end"
+
+
+def test_a_fifo_planted_as_a_log_is_skipped_not_waited_on(tmp_path, caplog):
+    """Reading a FIFO blocks until someone writes to it: start-up waited for ever, the socket deaf."""
+    store, job = stored_job(tmp_path)
+    os.mkfifo(store.job_dir(job.id) / LOG_FILE)
+    caplog.set_level(logging.WARNING)
+    found: list[list[Job]] = []
+    reader = threading.Thread(target=lambda: found.append(store.load_all()), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert found == [[]], "load_all waited on the FIFO"
+    assert "skipping unreadable job a1: [Errno 22] events.ndjson is not a plain file or folder" in caplog.text

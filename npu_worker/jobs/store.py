@@ -4,7 +4,8 @@ Layout: `<state>/jobs/<id>/job.json` (the request) and `<state>/jobs/<id>/events
 event per line with its seq, appended and flushed before the event is published). A torn last line
 from a crash is cut off. Default outputs of a job live apart, in `<state>/outputs/<id>/sNN.wav`.
 A job folder, `job.json` or `events.ndjson` that is a symlink is never followed: start-up skipped none,
-so a link planted there had a file elsewhere truncated (the torn-tail cut), appended to and removed.
+so a link planted there had a file elsewhere truncated (the torn-tail cut), appended to and removed;
+a log that is no plain file is skipped too (start-up waited for ever on a FIFO).
 """
 
 from __future__ import annotations
