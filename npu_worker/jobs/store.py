@@ -185,7 +185,7 @@ class JobStore:
     def _read_log(path: Path) -> list[LogEntry]:
         if not path.exists():
             return []
-        entries = []
+        entries, unreadable = [], 0
         with open(path, "rb") as source:
             for line in source:
                 try:
@@ -193,7 +193,9 @@ class JobStore:
                 except msgspec.MsgspecError:
                     # Skipped, not an end: the lines after it (appended by a later run) still count,
                     # else a finished job would look unfinished and run again at every start.
-                    log.warning("ignoring an unreadable log line in %s", path)
+                    unreadable += 1
+        if unreadable:  # one warning per log, not per line: a damaged log wrote thousands at every start
+            log.warning("ignoring %d unreadable log line(s) in %s", unreadable, path)
         return entries
 
     def truncate_torn_tail(self, job_id: str) -> None:
