@@ -102,3 +102,24 @@ async def test_a_shutdown_while_the_kept_jobs_are_read_stops_the_reading(setting
     async with asyncio.timeout(seconds(10)):
         await listener.close()
     assert scheduler.queue_size() == 0  # nothing was resumed: the next start reads them again
+
+
+async def test_a_job_whose_done_was_lost_after_its_last_section_ends_at_start(worker, settings):
+    """Every section ended but `done` never reached the log (a kill between them, a full disk): the job
+    was queued with nothing to run, `interrupted` and counted running for ever, its events never ending."""
+    state = Path(settings.state_dir)
+    job_id = write_job(state, time.time(), ["끝."])
+    wav = str(state / "jobs" / job_id / "s00.wav")
+    ok = {"event": "progress", "idx": 0, "status": "ok", "wav_path": wav, "duration_sec": 1.0, "seq": 2}
+    with open(state / "jobs" / job_id / "events.ndjson", "a") as log:
+        log.write(json.dumps(ok) + "\n")
+    empty = write_job(state, time.time(), [])
+    client = await worker()
+    for each in (job_id, empty):
+        async with asyncio.timeout(seconds(30)):
+            response = await client.get(f"/jobs/{each}/events")
+            lines = [json.loads(line) async for line in response.content if line.strip()]
+        assert lines[-1]["event"] == "done" and not lines[-1]["cancelled"]
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    assert (result["status"], result["wav_paths"]) == ("done", [wav])
+    assert (await (await client.get("/health")).json())["jobs_running"] == 0

@@ -136,8 +136,11 @@ class Scheduler:
         try:
             jobs = await loop.run_in_executor(None, self._recover)
             for job in jobs:
-                if job.cancel_requested.is_set():
-                    log.info("job %s was cancelled while a section ran: ended, not resumed", job.id)
+                if job.cancel_requested.is_set() or not job.pending:
+                    # No pending section: its `done` was lost (a kill between the last section and it, or
+                    # a full disk); queued, it was never picked, and `interrupted` and running for ever.
+                    why = "was cancelled while a section ran" if job.pending else "had no section left"
+                    log.info("job %s %s: ended, not resumed", job.id, why)
                     await loop.run_in_executor(None, self._end, job)  # its `done` is persisted
                     continue
                 log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
@@ -148,7 +151,10 @@ class Scheduler:
             log.exception("the kept jobs could not be read")
             self.recovery.error = StateUnavailable(f"the kept jobs could not be read: {exc}")
         self.recovery.running = False
-        log.info("read %d kept jobs in %.2f s", len(self.registry), time.monotonic() - started)
+        took = time.monotonic() - started
+        log.info(
+            "read %d job folders in %.2f s; %d jobs kept", self.recovery.total or 0, took, len(self.registry)
+        )
 
     def _recover(self) -> list[Job]:
         """Blocking start-up work: every stored job, crash leftovers, retention."""
