@@ -111,3 +111,13 @@ def test_a_fifo_planted_as_a_log_is_skipped_not_waited_on(tmp_path, caplog):
     reader.join(10)
     assert found == [[]], "load_all waited on the FIFO"
     assert "skipping unreadable job a1: [Errno 22] events.ndjson is not a plain file or folder" in caplog.text
+
+
+def test_a_job_folder_without_its_job_json_is_skipped_with_a_warning(tmp_path, caplog):
+    store, job = stored_job(tmp_path)
+    half = store.job_dir("0123456789abcdef")
+    half.mkdir()
+    (half / ".job.json.k3j_9x0a.part").write_bytes(b'{"id": "0123')  # the crash came before the rename
+    caplog.set_level(logging.WARNING)
+    assert [loaded.id for loaded in store.load_all()] == [job.id]
+    assert "skipping 0123456789abcdef in the jobs folder: it holds no job.json" in caplog.text

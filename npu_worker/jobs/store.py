@@ -125,7 +125,8 @@ class JobStore:
         for done, path in enumerate(folders):
             if progress is not None:
                 progress(done, len(folders))
-            if not (path / JOB_FILE).is_file():
+            if not (path / JOB_FILE).is_file():  # a crash before its job.json was in place, a stray file
+                log.warning("skipping %s in the jobs folder: it holds no job.json", path.name)
                 continue
             try:
                 _check_plain(path, stat.S_ISDIR)
