@@ -118,9 +118,8 @@ class Scheduler:
             preview_lanes=self.settings.preview_lanes,
         )
         self.runner.load_checks = self.load_checks
-        await loop.run_in_executor(
-            None, self._prepare_state_dir
-        )  # a state dir that cannot be used fails the start
+        # A state dir that cannot be used still fails the start; reading the jobs in it does not block it.
+        await loop.run_in_executor(None, self._prepare_state_dir)
         self.recovery.running = True
         self.runner.start()  # the engine loads while the jobs are read (recovery.py)
         self._recovery_task = asyncio.create_task(self._recover_jobs())
