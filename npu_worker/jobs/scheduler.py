@@ -90,7 +90,8 @@ class Scheduler:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Recover persisted jobs (every unfinished one resumes, oldest first), then load the engine."""
+        """Start the engine's load and the reading of the kept jobs (every unfinished one resumes, oldest
+        first): both go on after this returns and the socket serves (recovery.py)."""
         loop = asyncio.get_running_loop()
         if self.engine is None:
             from ..engine_options import build_engine
