@@ -64,6 +64,11 @@ async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
                     error = (await response.json())["error"]
                     assert (response.status, response.headers.get("Retry-After")) == (503, "1"), path
                     assert error.startswith("Loading: the worker is still reading the kept jobs"), path
+            speech = {"model": "tts-1", "input": "안녕.", "voice": "default"}
+            async with http.post(f"{base}/v1/audio/speech", json=speech) as response:
+                message = (await response.json())["error"]["message"]
+                assert (response.status, response.headers.get("Retry-After")) == (503, "1")
+                assert "still reading the kept jobs" in message
             gate.set()
             async with asyncio.timeout(seconds(30)):
                 while not scheduler.loaded:
