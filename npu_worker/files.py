@@ -24,7 +24,7 @@ import stat
 import tempfile
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -451,22 +451,35 @@ def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None
 
 
 def remove_stale_parts(path: str | Path) -> int:
-    """Delete `.<name>.*.part` temp files of `path` (this user's plain files only); how many went.
+    """Delete `.<name>.*.part` temp files of `path` (this user's plain files only); how many went."""
+    return remove_stale_parts_of([path])
+
+
+def remove_stale_parts_of(paths: Iterable[str | Path]) -> int:
+    """`remove_stale_parts` of many targets, each folder listed once: start-up listed a section's folder
+    for every section of an unfinished job (3.6 s for ten 1 000-section jobs half written).
 
     Only the engine thread writes a given target, so a temp file found before a write is a leftover
     of a process that died mid-write (`kill -9`), never a write in progress.
     """
-    target = Path(path)
-    prefix = f".{target.name}."
+    by_folder: dict[Path, set[str]] = {}
+    for path in paths:
+        target = Path(path)
+        by_folder.setdefault(target.parent, set()).add(target.name)
     removed = 0
-    if os.path.realpath(target.parent) != str(target.parent):
-        return 0  # a link on the way now: never delete through it (the next write refuses the path)
-    try:
-        entries = list(os.scandir(target.parent))
-    except (FileNotFoundError, NotADirectoryError):
-        return 0
-    for entry in entries:
-        if entry.name.startswith(prefix) and entry.name.endswith(PART_SUFFIX):
+    for folder, names in by_folder.items():
+        if os.path.realpath(folder) != str(folder):
+            continue  # a link on the way now: never delete through it (the next write refuses the path)
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if not (entry.name.startswith(".") and entry.name.endswith(PART_SUFFIX)):
+                continue
+            name, dot, _token = entry.name[1 : -len(PART_SUFFIX)].rpartition(".")
+            if not (dot and name in names):
+                continue
             try:
                 if _our_plain_file(entry.stat(follow_symlinks=False)):
                     os.unlink(entry.path)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -40,7 +42,8 @@ def test_a_finished_job_behind_an_unreadable_line_stays_finished(tmp_path, caplo
     assert loaded.finished and loaded.status == "done"
     assert [entry.seq for entry in loaded.log] == [1, 2, 4, 5]
     assert loaded.next_seq == 6
-    assert caplog.text.count("ignoring an unreadable log line") == 2
+    assert caplog.text.count("unreadable log line") == 1  # one warning per log, whatever the count
+    assert "ignoring 2 unreadable log line(s) in" in caplog.text
 
 
 def test_a_job_file_with_a_wrong_type_is_skipped_not_run(tmp_path, caplog):
@@ -152,3 +155,55 @@ def test_what_a_kill_9_left_of_a_retention_removal_is_removed_at_start(tmp_path)
     (store.job_dir(job.id) / JOB_FILE).unlink()
     assert store.load_all() == []
     assert not store.job_dir(job.id).exists() and not outputs.exists()
+
+
+def test_links_planted_in_a_job_folder_are_skipped_and_never_written_through(tmp_path, caplog):
+    """A job whose folder, `job.json` or `events.ndjson` is a symlink is skipped with a warning: start-up
+    once cut the torn tail of the file an `events.ndjson` link pointed at, and resumed the job into it."""
+    store, job = stored_job(tmp_path / "state")
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"kept\nno newline at its end")
+    (store.job_dir(job.id) / LOG_FILE).symlink_to(victim)
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / JOB_FILE).write_bytes((store.job_dir(job.id) / JOB_FILE).read_bytes().replace(b"a1", b"b2"))
+    store.job_dir("b2").symlink_to(other)
+    stored_job(tmp_path / "state", "c3")
+    moved = tmp_path / "c3.json"
+    (store.job_dir("c3") / JOB_FILE).rename(moved)
+    (store.job_dir("c3") / JOB_FILE).symlink_to(moved)
+    caplog.set_level(logging.WARNING)
+    assert store.load_all() == []
+    assert victim.read_bytes() == b"kept\nno newline at its end"
+    assert "skipping unreadable job a1: [Errno 40] events.ndjson is a symlink" in caplog.text
+    assert "skipping unreadable job b2: [Errno 40] b2 is a symlink" in caplog.text
+    assert "skipping unreadable job c3: [Errno 40] job.json is a symlink" in caplog.text
+    with pytest.raises(OSError):  # a link planted while it runs is not appended through either
+        store.append(job.id, LogEntry(1, Start(1, "espeak-ng", "cpu", job.id)))
+    assert victim.read_bytes() == b"kept\nno newline at its end"
+
+
+def test_a_fifo_planted_as_a_log_is_skipped_not_waited_on(tmp_path, caplog):
+    """Reading a FIFO blocks until someone writes to it: start-up waited for ever, the socket deaf."""
+    store, job = stored_job(tmp_path)
+    os.mkfifo(store.job_dir(job.id) / LOG_FILE)
+    caplog.set_level(logging.WARNING)
+    found: list[list[Job]] = []
+    reader = threading.Thread(target=lambda: found.append(store.load_all()), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert found == [[]], "load_all waited on the FIFO"
+    assert "skipping unreadable job a1: [Errno 22] events.ndjson is not a plain file or folder" in caplog.text
+
+
+def test_a_job_folder_without_its_job_json_is_removed_with_a_warning(tmp_path, caplog):
+    store, job = stored_job(tmp_path)
+    half = store.job_dir("0123456789abcdef")
+    half.mkdir()
+    (half / ".job.json.k3j_9x0a.part").write_bytes(b'{"id": "0123')  # the crash came before the rename
+    caplog.set_level(logging.WARNING)
+    assert [loaded.id for loaded in store.load_all()] == [job.id]
+    assert (
+        "removing what a crash left of job 0123456789abcdef in the jobs folder (no job.json)" in caplog.text
+    )
+    assert not half.exists()

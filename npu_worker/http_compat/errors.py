@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ..access import check_access, loopback_bind
 from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
-from ..protocol import BadRequest, BodyTooLarge, ErrorBody, QueueFull, WorkerError
+from ..protocol import BadRequest, BodyTooLarge, ErrorBody, Loading, QueueFull, WorkerError
 from .bodies import json_response
 from .hang_up import left_early
 
@@ -35,6 +35,8 @@ def error_response(
     response = json_response(ErrorBody.of(error, trace), status=code)
     if isinstance(error, QueueFull):
         response.headers["Retry-After"] = "5"
+    elif isinstance(error, Loading):  # booting: the engine loads or the kept jobs are read
+        response.headers["Retry-After"] = "1"
     return response
 
 

@@ -189,7 +189,7 @@ async def ready(request: web.Request) -> web.Response:
     elif scheduler.load_error is not None:
         reason = f"the engine failed to load: {scheduler.load_error}"
     elif not scheduler.loaded:
-        reason = "the engine is still loading"
+        reason = scheduler.loading().message.removesuffix("; retry shortly")
     elif scheduler.draining:
         reason = "shutting down"
     elif waiting >= bound:
@@ -281,6 +281,7 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
 
 async def _job(request: web.Request) -> Job:
     scheduler = request.app[SCHEDULER_KEY]
+    scheduler.check_jobs_readable()
     job_id = request.match_info["job_id"]
     job = await asyncio.get_running_loop().run_in_executor(None, scheduler.find_job, job_id)
     if job is None or job.preview:
@@ -321,6 +322,7 @@ async def job_cancel(request: web.Request) -> web.Response:
 
 async def job_list(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
+    scheduler.check_jobs_readable()
     jobs = await asyncio.get_running_loop().run_in_executor(None, scheduler.recent_jobs, 100)
     return json_response(JobList([JobStatus.of(job) for job in jobs]))
 

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..files import remove_all_parts, remove_stale_parts
+from ..files import remove_all_parts, remove_stale_parts_of
 from .journal import Journal
 from .model import Job
 from .registry import JobRegistry
@@ -86,12 +86,8 @@ def remove_crash_leftovers(jobs: Iterable[Job], owned_dirs: Iterable[Path]) -> i
     """Temp files a `kill -9` left mid-write: in the worker's own directories (cache, stored voices, job dirs) and
     beside the outputs of jobs that were still running (a caller's directory: only those targets)."""
     removed = sum(remove_all_parts(directory) for directory in owned_dirs)
-    for job in jobs:
-        if job.finished:
-            continue
-        for section in job.sections:
-            if section.output_path is not None:
-                removed += remove_stale_parts(section.output_path)
+    outputs = (s.output_path for job in jobs if not job.finished for s in job.sections if s.output_path)
+    removed += remove_stale_parts_of(outputs)
     if removed:
         log.info("removed %d temp file(s) left by an interrupted write", removed)
     return removed

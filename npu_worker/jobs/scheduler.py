@@ -32,6 +32,7 @@ from ..protocol import (
     SectionError,
     SlowConsumer,
     Start,
+    StateUnavailable,
     SynthParams,
     WorkerError,
 )
@@ -41,6 +42,7 @@ from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
 from .model import Job, Section, new_job_id
 from .observer import SchedulerObserver
+from .recovery import Recovery, RecoveryStopped
 from .registry import JobRegistry
 from .retention import Retention, remove_crash_leftovers
 from .runner import Runner
@@ -77,6 +79,8 @@ class Scheduler:
         self.observer = SchedulerObserver()  # metrics hooks (no-op unless the app installs one)
         self._checked_langs: set[str] = set()  # languages the engine accepted (checked off the loop)
         self.audio_budget = AudioBudget(UNREAD_AUDIO_BUDGET_SAMPLES)  # shared by every listener
+        self.recovery = Recovery()  # the kept jobs are read after the socket serves
+        self._recovery_task: asyncio.Task[None] | None = None
         self.journal: Journal | None = None
         self.retention: Retention | None = None
         self.runner: Runner | None = None
@@ -86,7 +90,8 @@ class Scheduler:
     # -- lifecycle -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Recover persisted jobs (every unfinished one resumes, oldest first), then load the engine."""
+        """Start the engine's load and the reading of the kept jobs (every unfinished one resumes, oldest
+        first): both go on after this returns and the socket serves (recovery.py)."""
         loop = asyncio.get_running_loop()
         if self.engine is None:
             from ..engine_options import build_engine
@@ -114,24 +119,46 @@ class Scheduler:
             preview_lanes=self.settings.preview_lanes,
         )
         self.runner.load_checks = self.load_checks
-        for job in await loop.run_in_executor(None, self._recover):
-            if job.cancel_requested.is_set():
-                log.info("job %s was cancelled while a section ran: ended, not resumed", job.id)
-                await loop.run_in_executor(None, self._end, job)  # its `done` is persisted
-                continue
-            if not job.pending:  # killed between its last section's end and its `done`
-                log.info("job %s had ended every section: ended, nothing to resume", job.id)
-                await loop.run_in_executor(None, self._end, job)
-                continue
-            log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
-            self.admission.enqueue(job)
-        self.runner.start()
+        # A state dir that cannot be used still fails the start; reading the jobs in it does not block it.
+        await loop.run_in_executor(None, self._prepare_state_dir)
+        self.recovery.running = True
+        self.runner.start()  # the engine loads while the jobs are read (recovery.py)
+        self._recovery_task = asyncio.create_task(self._recover_jobs())
 
-    def _recover(self) -> list[Job]:
-        """Blocking start-up work: directories, every stored job, crash leftovers, retention."""
+    def _prepare_state_dir(self) -> None:
         self.store.prepare()
         self.cache.prepare()
-        jobs = self.store.load_all()
+
+    async def _recover_jobs(self) -> None:
+        """Read every kept job (off the loop), then resume the unfinished ones, oldest first."""
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        try:
+            jobs = await loop.run_in_executor(None, self._recover)
+            for job in jobs:
+                if job.cancel_requested.is_set() or not job.pending:
+                    # No pending section: its `done` was lost (a kill between the last section and it, or
+                    # a full disk); queued, it was never picked, and `interrupted` and running for ever.
+                    why = "was cancelled while a section ran" if job.pending else "had no section left"
+                    log.info("job %s %s: ended, not resumed", job.id, why)
+                    await loop.run_in_executor(None, self._end, job)  # its `done` is persisted
+                    continue
+                log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
+                self.admission.enqueue(job)
+        except RecoveryStopped:
+            return
+        except Exception as exc:  # noqa: BLE001 - said on /health (500) and refused, not a dead worker
+            log.exception("the kept jobs could not be read")
+            self.recovery.error = StateUnavailable(f"the kept jobs could not be read: {exc}")
+        self.recovery.running = False
+        took = time.monotonic() - started
+        log.info(
+            "read %d job folders in %.2f s; %d jobs kept", self.recovery.total or 0, took, len(self.registry)
+        )
+
+    def _recover(self) -> list[Job]:
+        """Blocking start-up work: every stored job, crash leftovers, retention."""
+        jobs = self.store.load_all(self.recovery.progress)
         for job in jobs:
             self.registry.add(job)
         owned = [self.cache.directory, self.voices.store_dir, self.voices.inline_dir]  # a cut upload's too
@@ -153,6 +180,7 @@ class Scheduler:
         """
         if self.admission.stopping:
             return
+        self.recovery.stop.set()
         running = self.admission.stop()
         if self.runner is not None:
             self.runner.stop_loading()
@@ -184,6 +212,8 @@ class Scheduler:
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
         loop = asyncio.get_running_loop()
+        if self._recovery_task is not None:  # its thread stops at the next job it reads
+            await asyncio.gather(self._recovery_task, return_exceptions=True)
         if self.runner is not None:
             await loop.run_in_executor(None, self.runner.join, 30.0)
         if self.engine is not None:
@@ -196,10 +226,15 @@ class Scheduler:
 
     @property
     def info(self) -> EngineInfo | None:
-        return self.runner.info if self.runner is not None else None
+        """What runs, once the engine has loaded and the kept jobs are read (None: still loading)."""
+        if self.runner is None or self.recovery.running:
+            return None
+        return self.runner.info
 
     @property
     def load_error(self) -> WorkerError | None:
+        if self.recovery.error is not None:
+            return self.recovery.error
         return self.runner.load_error if self.runner is not None else None
 
     @property
@@ -208,7 +243,19 @@ class Scheduler:
 
     @property
     def load_phase(self) -> str | None:
-        return self.runner.load_phase if self.runner is not None else None
+        phase = self.runner.load_phase if self.runner is not None else None
+        return phase or self.recovery.phase
+
+    def loading(self) -> WorkerError:
+        """The refusal while `info` is None: the engine loads, or the kept jobs are still being read."""
+        if self.runner is not None and self.runner.info is not None and self.recovery.running:
+            return self.recovery.refusal()
+        return Loading("the engine is still loading; retry shortly")
+
+    def check_jobs_readable(self) -> None:
+        """Loading while the kept jobs are read: a job not read yet is not unknown."""
+        if self.recovery.running:
+            raise self.recovery.refusal()
 
     @property
     def loaded(self) -> bool:
@@ -293,7 +340,7 @@ class Scheduler:
         if self.load_error is not None:
             raise self.load_error
         if self.info is None:
-            raise Loading("the engine is still loading; retry shortly")
+            raise self.loading()
 
     def checked_params(self, params: SynthParams) -> SynthParams:
         """Blocking: the engine's language check (once per language), then a voice name made its

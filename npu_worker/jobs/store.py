@@ -3,15 +3,21 @@
 Layout: `<state>/jobs/<id>/job.json` (the request) and `<state>/jobs/<id>/events.ndjson` (the log, one
 event per line with its seq, appended and flushed before the event is published). A torn last line
 from a crash is cut off. Default outputs of a job live apart, in `<state>/outputs/<id>/sNN.wav`.
+A job folder, `job.json` or `events.ndjson` that is a symlink is never followed: start-up skipped none,
+so a link planted there had a file elsewhere truncated (the torn-tail cut), appended to and removed;
+a log that is no plain file is skipped too (start-up waited for ever on a FIFO).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
 import re
+import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -108,7 +114,7 @@ class JobStore:
             self.job_dir(job_id) / LOG_FILE,
             "ab",
             buffering=0,
-            opener=lambda path, flags: os.open(path, flags, 0o640),
+            opener=lambda path, flags: os.open(path, flags | os.O_NOFOLLOW, 0o640),
         )
         if os.fstat(log.fileno()).st_mode & 0o022:
             os.fchmod(log.fileno(), 0o640)
@@ -129,17 +135,27 @@ class JobStore:
         with self.open_log(job_id) as out:
             self.write_line(out, self.log_line(entry))
 
-    def load_all(self) -> list[Job]:
+    def load_all(self, progress: Callable[[int, int], object] | None = None) -> list[Job]:
         """Every readable job, oldest created first; unfinished ones come back as `interrupted`.
-        What a `kill -9` left of a job without its job.json (written first, removed first) is removed:
-        a job being created (a temp file) or removed by retention (its log, its default outputs)."""
+        `progress(read, of)` is called before each folder (it may raise to stop). What a `kill -9`
+        left of a job without its job.json (written first, removed first) is removed: a job being
+        created (a temp file) or removed by retention (its log, its default outputs)."""
         jobs = []
-        for path in self.root.iterdir():
-            if not (path / JOB_FILE).is_file():
+        folders = list(self.root.iterdir())
+        for done, path in enumerate(folders):
+            if progress is not None:
+                progress(done, len(folders))
+            if not (path / JOB_FILE).is_file():  # a crash before its job.json was in place, a stray file
                 if path.is_dir() and not path.is_symlink():
+                    log.warning(
+                        "removing what a crash left of job %s in the jobs folder (no job.json)", path.name
+                    )
                     self.remove(path.name, self._default_outputs_left(path.name))
+                else:
+                    log.warning("skipping %s in the jobs folder: it holds no job.json", path.name)
                 continue
             try:
+                _check_plain(path, stat.S_ISDIR)
                 jobs.append(self.load(path.name))
             except (OSError, ValueError) as exc:  # msgspec's errors are ValueErrors
                 log.warning("skipping unreadable job %s: %s", path.name, exc)
@@ -147,6 +163,8 @@ class JobStore:
 
     def load(self, job_id: str) -> Job:
         directory = self.job_dir(job_id)
+        _check_plain(directory / JOB_FILE, stat.S_ISREG)
+        _check_plain(directory / LOG_FILE, stat.S_ISREG, missing_ok=True)
         self.truncate_torn_tail(job_id)
         body = _JOB.decode((directory / JOB_FILE).read_bytes())
         if body.id != job_id:  # a copy in another folder would be a second job under the same id
@@ -201,7 +219,7 @@ class JobStore:
     def _read_log(path: Path) -> list[LogEntry]:
         if not path.exists():
             return []
-        entries = []
+        entries, unreadable = [], 0
         with open(path, "rb") as source:
             for line in source:
                 try:
@@ -209,7 +227,9 @@ class JobStore:
                 except msgspec.MsgspecError:
                     # Skipped, not an end: the lines after it (appended by a later run) still count,
                     # else a finished job would look unfinished and run again at every start.
-                    log.warning("ignoring an unreadable log line in %s", path)
+                    unreadable += 1
+        if unreadable:  # one warning per log, not per line: a damaged log wrote thousands at every start
+            log.warning("ignoring %d unreadable log line(s) in %s", unreadable, path)
         return entries
 
     def truncate_torn_tail(self, job_id: str) -> None:
@@ -220,6 +240,19 @@ class JobStore:
         data = path.read_bytes()
         if data and not data.endswith(b"\n"):
             keep = data.rfind(b"\n") + 1
-            with open(path, "r+b") as out:
+            with open(path, "r+b", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as out:
                 out.truncate(keep)
                 os.fsync(out.fileno())
+
+
+def _check_plain(path: Path, is_kind: Callable[[int], bool], *, missing_ok: bool = False) -> None:
+    """OSError unless `path` is itself of that kind (`stat.S_ISDIR`, `S_ISREG`), not a link to one."""
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
+    if not is_kind(mode):
+        what = "a symlink" if stat.S_ISLNK(mode) else "not a plain file or folder"
+        raise OSError(errno.ELOOP if stat.S_ISLNK(mode) else errno.EINVAL, f"{path.name} is {what}")

@@ -20,7 +20,6 @@ from ..jobs.subscription import Subscription
 from ..protocol import (
     BatchRequest,
     EngineError,
-    Loading,
     Progress,
     SectionError,
     SectionRequest,
@@ -54,7 +53,7 @@ def engine_info(scheduler: Scheduler) -> EngineInfo:
     if scheduler.load_error is not None:
         raise scheduler.load_error
     if scheduler.info is None:
-        raise Loading("the engine is still loading; retry shortly")
+        raise scheduler.loading()
     return scheduler.info
 
 

@@ -15,7 +15,7 @@ from aiohttp import web
 from ..app_keys import SETTINGS_KEY
 from ..http_compat.bodies import json_response
 from ..http_compat.hang_up import left_early
-from ..protocol import BodyTooLarge, QueueFull, WorkerError
+from ..protocol import BodyTooLarge, Loading, QueueFull, WorkerError
 from .bodies import ErrorDetail, OpenAIError
 
 log = logging.getLogger(__name__)
@@ -59,6 +59,8 @@ def openai_error_response(error: BaseException) -> web.Response:
     response = json_response(OpenAIError(detail), status=status)
     if isinstance(error, QueueFull):
         response.headers["Retry-After"] = "5"
+    elif isinstance(error, Loading):  # booting: the engine loads or the kept jobs are read
+        response.headers["Retry-After"] = "1"
     return response
 
 

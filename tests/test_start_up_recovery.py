@@ -1,0 +1,130 @@
+"""Start-up with many kept jobs: the socket serves while they are read (jobs/recovery.py).
+
+The reading is held at its first job by a gate in its progress hook, so the test sees the worker in the
+middle of it without racing a clock."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import aiohttp
+
+from npu_worker.app import build_app
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.server import listen
+from tests.test_job_retention import write_job
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
+    state, now = Path(settings.state_dir), time.time()
+    finished = [write_job(state, now - 100 + i, ["끝."], done=True) for i in range(3)]
+    interrupted = write_job(state, now - 500, ["재개."])
+    engine = ToneEngine()
+    app = await asyncio.to_thread(build_app, settings, engine)
+    scheduler = app[SCHEDULER_KEY]
+    gate, reached = threading.Event(), threading.Event()
+    progress = scheduler.recovery.progress
+
+    def held(done: int, total: int) -> None:
+        progress(done, total)
+        reached.set()
+        gate.wait(seconds(30))
+
+    scheduler.recovery.progress = held
+    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    base = f"http://127.0.0.1:{listener.port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            await asyncio.to_thread(reached.wait, seconds(30))
+            async with http.get(f"{base}/health") as response:
+                health = await response.json()
+                assert response.status == 503
+                assert (health["status"], health["loaded"]) == ("loading", False)
+                assert health["load_phase"] == "reading the kept jobs (0 of 4)"
+            async with http.get(f"{base}/ready") as response:
+                assert response.status == 503
+                assert (await response.json())[
+                    "reason"
+                ] == "the worker is still reading the kept jobs (0 of 4)"
+            submit = {"sections": [{"idx": 0, "text": "새 작업."}], "lang": "ko"}
+            for method, path, body in (
+                ("GET", "/jobs", None),
+                ("GET", f"/jobs/{finished[0]}/status", None),
+                ("GET", f"/jobs/{interrupted}/events", None),
+                ("DELETE", f"/jobs/{interrupted}", None),
+                ("POST", "/synth_batch?async=1", submit),
+            ):
+                async with http.request(method, f"{base}{path}", json=body) as response:
+                    error = (await response.json())["error"]
+                    assert (response.status, response.headers.get("Retry-After")) == (503, "1"), path
+                    assert error.startswith("Loading: the worker is still reading the kept jobs"), path
+            speech = {"model": "tts-1", "input": "안녕.", "voice": "default"}
+            async with http.post(f"{base}/v1/audio/speech", json=speech) as response:
+                message = (await response.json())["error"]["message"]
+                assert (response.status, response.headers.get("Retry-After")) == (503, "1")
+                assert "still reading the kept jobs" in message
+            gate.set()
+            async with asyncio.timeout(seconds(30)):
+                while not scheduler.loaded:
+                    await asyncio.sleep(0.01)
+            async with http.get(f"{base}/jobs") as response:
+                listed = {job["job_id"] for job in (await response.json())["jobs"]}
+            assert listed == {*finished, interrupted}
+            async with http.post(f"{base}/synth_batch?async=1", json=submit) as response:
+                queued = (await response.json())["job_id"]
+            async with asyncio.timeout(seconds(30)), http.get(f"{base}/jobs/{queued}/events") as response:
+                lines = [json.loads(line) async for line in response.content if line.strip()]
+            assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+        assert engine.calls == ["재개.", "새 작업."]  # the interrupted job first, as before
+    finally:
+        gate.set()
+        await listener.close()
+
+
+async def test_a_shutdown_while_the_kept_jobs_are_read_stops_the_reading(settings):
+    state = Path(settings.state_dir)
+    for i in range(3):
+        write_job(state, time.time() + i, ["재개."])
+    app = await asyncio.to_thread(build_app, settings, ToneEngine())
+    scheduler = app[SCHEDULER_KEY]
+    reached = threading.Event()
+    progress = scheduler.recovery.progress
+
+    def held(done: int, total: int) -> None:
+        progress(done, total)
+        reached.set()
+        scheduler.recovery.stop.wait(seconds(30))  # released by the shutdown itself
+
+    scheduler.recovery.progress = held
+    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    await asyncio.to_thread(reached.wait, seconds(30))
+    async with asyncio.timeout(seconds(10)):
+        await listener.close()
+    assert scheduler.queue_size() == 0  # nothing was resumed: the next start reads them again
+
+
+async def test_a_job_whose_done_was_lost_after_its_last_section_ends_at_start(worker, settings):
+    """Every section ended but `done` never reached the log (a kill between them, a full disk): the job
+    was queued with nothing to run, `interrupted` and counted running for ever, its events never ending."""
+    state = Path(settings.state_dir)
+    job_id = write_job(state, time.time(), ["끝."])
+    wav = str(state / "jobs" / job_id / "s00.wav")
+    ok = {"event": "progress", "idx": 0, "status": "ok", "wav_path": wav, "duration_sec": 1.0, "seq": 2}
+    with open(state / "jobs" / job_id / "events.ndjson", "a") as log:
+        log.write(json.dumps(ok) + "\n")
+    empty = write_job(state, time.time(), [])
+    client = await worker()
+    for each in (job_id, empty):
+        async with asyncio.timeout(seconds(30)):
+            response = await client.get(f"/jobs/{each}/events")
+            lines = [json.loads(line) async for line in response.content if line.strip()]
+        assert lines[-1]["event"] == "done" and not lines[-1]["cancelled"]
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    assert (result["status"], result["wav_paths"]) == ("done", [wav])
+    assert (await (await client.get("/health")).json())["jobs_running"] == 0
