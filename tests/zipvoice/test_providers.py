@@ -187,6 +187,18 @@ def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_pa
     assert ops == {"EPContext"}  # loaded from the compiled context, not compiled again
 
 
+@qnn
+def test_the_qnn_context_cache_is_a_folder_only_the_worker_can_write_in(qnn_model_dir, tmp_path):
+    """The worker loads whatever context the cache holds: a folder made group-writable (a service's
+    UMask=0007, as the synthesis cache's was) let the group plant one."""
+    cache = tmp_path / "qnn-cache"
+    cache.mkdir(mode=0o770)
+    cache.chmod(0o770)
+    qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    assert cache.stat().st_mode & 0o022 == 0
+    assert len(list(cache.glob("fm_decoder-*_ctx.onnx"))) == len(BUCKETS)
+
+
 def _spinning(session) -> str:  # noqa: ANN001 - an onnxruntime InferenceSession
     options = session.get_session_options()
     try:
