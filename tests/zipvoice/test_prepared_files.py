@@ -48,6 +48,25 @@ def test_the_prepare_command_touches_nothing_in_a_refused_out_folder(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json"]
 
 
+def test_a_prepare_refused_for_its_buckets_keeps_the_earlier_prepared_folder(tmp_path):
+    """An even bucket is refused, but only after the earlier prepare's manifest and compiled contexts
+    (minutes to hours of compiling) had been deleted: a typo cost the whole folder."""
+    out = tmp_path / "out"
+    (out / prepared.CONTEXT_DIR).mkdir(parents=True)
+    (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").write_bytes(b"compiled")
+    (out / "manifest.json").write_text("{}")
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(SMALL), "--out", str(out)]
+        + ["--buckets", "383", "768"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "odd positive frame counts" in done.stderr, done.stderr
+    assert (out / "manifest.json").read_text() == "{}"
+    assert (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").read_bytes() == b"compiled"
+
+
 def test_model_files_copied_into_the_out_folder_replace_a_link_instead_of_writing_through_it(tmp_path):
     source, out, victim = tmp_path / "model", tmp_path / "out", tmp_path / "victim"
     source.mkdir()
