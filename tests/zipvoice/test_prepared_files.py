@@ -97,21 +97,74 @@ def test_a_vocoder_beside_the_model_is_used_only_in_a_folder_no_one_else_can_wri
         model_files._vocoder(shared / "model", None)
 
 
+def valid_manifest() -> dict:
+    """What loading reads of a manifest prepare writes (one bucket)."""
+    return {
+        "format": prepared.FORMAT,
+        "decoder": "fm_decoder.onnx",
+        "buckets": [127],
+        "contexts": {"127": {"file": "qnn/x", "placement": {"device": "qnn", "nodes": 9, "on_device": 9}}},
+        "target": {"qnn_soc": "auto", "provider_options": {"soc_model": "57"}},
+        "runtime": {"onnxruntime": "1", "onnxruntime-qnn": "1"},
+        "source": {"fm_decoder.onnx": "0" * 64},
+    }
+
+
+def changed(path: str, value: object) -> dict | list:
+    """`valid_manifest()` with the value at the dotted `path` replaced (`value` None: removed)."""
+    manifest = valid_manifest()
+    *parents, key = path.split(".")
+    node = manifest
+    for parent in parents:
+        node = node[parent]
+    if value is None:
+        del node[key]
+    else:
+        node[key] = value
+    return manifest
+
+
+def test_the_valid_manifest_of_these_tests_is_accepted(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps(valid_manifest()))
+    found = prepared.find(tmp_path)
+    assert found is not None and found.buckets == (127,)
+
+
 @pytest.mark.parametrize(
     "manifest",
     [
-        {"buckets": [127], "contexts": {"127": {"file": "../../etc/passwd"}}},
-        {"buckets": [127], "contexts": {"127": {"file": "/etc/passwd"}}},
-        {"buckets": [127], "contexts": {"127": {"file": "qnn/../../x.onnx"}}},
-        {"buckets": [127], "contexts": {"127": {"file": "qnn/.."}}},
-        {"buckets": [127], "contexts": {}},
-        {"buckets": "127", "contexts": {"1": {"file": "qnn/x"}}},
-        {"buckets": [127], "contexts": {"127": "qnn/x"}},
+        changed("contexts.127.file", "../../etc/passwd"),
+        changed("contexts.127.file", "/etc/passwd"),
+        changed("contexts.127.file", "qnn/../../x.onnx"),
+        changed("contexts.127.file", "qnn/.."),
+        changed("contexts", {}),
+        changed("buckets", "127"),
+        changed("contexts.127", "qnn/x"),
         [1, 2],
+        # a damaged or hand-edited manifest: a refusal that says so, not an OverflowError or a KeyError
+        # from deep in the loading ("ModelLoadError: cannot load fm_decoder.onnx: 'target'")
+        changed("buckets", [127, 1e400]),
+        changed("buckets", [True]),
+        changed("buckets", []),
+        changed("format", 1),
+        changed("target", None),
+        changed("target", []),
+        changed("target.provider_options", "57"),
+        changed("runtime", None),
+        changed("source", []),
+        changed("contexts.127.placement", "x"),
+        changed("contexts.127.placement", {"device": "qnn", "nodes": 1e400, "on_device": 1}),
+        changed("contexts.127.placement", {"device": "qnn", "nodes": -1, "on_device": 5}),
     ],
 )
 def test_a_manifest_naming_a_file_outside_its_folder_or_of_the_wrong_shape_is_refused(tmp_path, manifest):
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelLoadError, match="is not a valid manifest"):
+        prepared.find(tmp_path)
+
+
+def test_a_manifest_nested_too_deep_for_the_parser_is_refused(tmp_path):
+    (tmp_path / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ModelLoadError, match="is not a valid manifest"):
         prepared.find(tmp_path)
 
