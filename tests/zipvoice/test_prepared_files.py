@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.engine import qnn_targets
 from npu_worker.engine.zipvoice import model_files, prepare, prepared
 from npu_worker.protocol import ModelLoadError
 
@@ -167,6 +168,21 @@ def test_a_manifest_nested_too_deep_for_the_parser_is_refused(tmp_path):
     (tmp_path / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
     with pytest.raises(ModelLoadError, match="is not a valid manifest"):
         prepared.find(tmp_path)
+
+
+def test_a_directory_prepared_on_x86_for_a_phone_served_there_with_auto_names_the_flag(tmp_path):
+    """Preparing on an x86 host for the phone's SoC is the documented workflow; `serve` on the phone
+    with the default `--qnn-soc auto` (no target options) was told only to prepare again."""
+    manifest = changed("target.provider_options", qnn_targets.provider_options("8gen3"))
+    made = prepared.PreparedModel(tmp_path, manifest)
+    with pytest.raises(ModelLoadError, match="serve with --qnn-soc 8gen3 .* or run `npu-worker prepare`"):
+        made.check(Path("fm_decoder.onnx"), {"backend_type": "htp"})  # auto on a device: QNN reads the chip
+
+
+def test_every_target_is_named_back_from_its_provider_options():
+    for value in [*qnn_targets.TARGETS, "none", "61"]:
+        assert qnn_targets.value_for(qnn_targets.provider_options(value)) == value
+    assert qnn_targets.value_for({"htp_arch": "75"}) is None
 
 
 def test_make_test_model_refuses_a_folder_others_can_write_in(tmp_path):

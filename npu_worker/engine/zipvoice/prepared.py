@@ -117,9 +117,12 @@ class PreparedModel:
                 f"{made.get('files')} or {again}"
             )
         if made["target"]["provider_options"] != target_options(qnn_options):
+            # prepared on an x86 host for a phone, served there with `auto`: the flag fixes it
+            soc = qnn_targets.value_for(made["target"]["provider_options"])
+            fix = f"serve with --qnn-soc {soc} (the chip it was compiled for) or {again}" if soc else again
             raise ModelLoadError(
                 f"{self.directory} was prepared for QNN target {made['target']['provider_options']}, "
-                f"this worker compiles for {target_options(qnn_options)} (--qnn-soc); {again}"
+                f"this worker compiles for {target_options(qnn_options)} (--qnn-soc); {fix}"
             )
         installed = runtime_versions()
         if made["runtime"] != installed:
