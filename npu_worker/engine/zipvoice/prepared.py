@@ -188,7 +188,7 @@ def find(model_dir: Path) -> PreparedModel | None:
 
 
 def open_prepared_sessions(
-    prepared: PreparedModel, decoder: Path, config: RuntimeConfig
+    prepared: PreparedModel, decoder: Path, config: RuntimeConfig, progress: Progress | None = None
 ) -> tuple[dict[int, Any], dict[int, SessionPlacement]]:
     """One session per bucket from the compiled contexts (no specialising, no compiling), once QNN is
     usable here and the directory fits `decoder`, the target and the runtime (`PreparedModel.check`)."""
@@ -196,6 +196,8 @@ def open_prepared_sessions(
 
     devices = providers.qnn_devices(config)
     prepared.check(decoder, config.qnn_provider_options())
+    if progress is not None:  # only now: without QNN the log said this, then fell back to the CPU
+        progress(f"loading {len(prepared.buckets)} compiled QNN contexts from {prepared.directory}")
     sessions, placements = {}, {}
     for size in prepared.buckets:
         options = providers.session_options(config)

@@ -231,9 +231,7 @@ def open_bucketed_decoder(
     as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
     placed = {} if placed is None else placed
     if device == "qnn" and ready is not None:
-        if progress is not None:
-            progress(f"loading {len(ready.buckets)} compiled QNN contexts from {ready.directory}")
-        sessions, placements = prepared.open_prepared_sessions(ready, path, config)
+        sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress)
         for size, where in placements.items():
             providers.check_placement(where, path.name, min_share)
             placed[f"{path.stem}@{size}"] = where
