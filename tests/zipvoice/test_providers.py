@@ -181,11 +181,15 @@ def test_placement_of_a_whole_qnn_decoder_is_reported_again_from_the_cached_cont
 
 
 @qnn
-def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_path):
+def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_path, caplog):
     qnn_engine(qnn_model_dir, tmp_path, device="qnn")
     cached = sorted((tmp_path / "qnn-cache").glob("fm_decoder-*_ctx.onnx"))
     assert len(cached) == len(BUCKETS)
-    again = qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    with caplog.at_level(logging.INFO, logger="npu_worker.engine.zipvoice.engine"):
+        again = qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    # /health load_phase said "specialising and compiling" while a later start loaded the cache
+    assert f"loading: loading the cached compiled fm_decoder@{BUCKETS[0]} for qnn (1/3)" in caplog.text
+    assert "specialising" not in caplog.text
     session = again.models.decoder.decoders[BUCKETS[0]].session
     ops = {node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}  # loaded from the compiled context, not compiled again

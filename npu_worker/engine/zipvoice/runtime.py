@@ -256,11 +256,18 @@ def _compile_buckets(
     for index, (size, dims) in enumerate(shapes.items()):
         if progress is not None:
             work = "specialising and compiling" if device == "qnn" else "opening"
+            if device == "qnn" and _cached(config, path, dims):  # a later start: seconds, not minutes
+                work = "loading the cached compiled"
             progress(f"{work} {path.stem}@{size} for {device} ({index + 1}/{len(shapes)})")
         sessions[size], placed[f"{path.stem}@{size}"] = providers.open_placed_session(
             path, device, config, dims, min_share, graph=graph
         )
     return sessions
+
+
+def _cached(config: RuntimeConfig, path: Path, dims: dict[str, int]) -> bool:
+    cached = providers.context_cache_path(config, path, dims)
+    return cached is not None and cached.is_file()
 
 
 def decoder_graph(path: Path) -> bytes | None:
