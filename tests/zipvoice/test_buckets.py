@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +189,20 @@ def test_no_segment_outgrows_the_largest_bucket_when_the_buckets_are_fewer(tiny_
     assert all(decoder.bucket_for(trace.frames) is not None for trace in engine.traces), [
         trace.frames for trace in engine.traces
     ]
+
+
+def test_a_prompt_that_fills_the_largest_bucket_is_logged_once(tiny_model_dir, tmp_path, caplog):
+    """Every segment of such a prompt runs on the CPU overflow decoder while /health names the NPU."""
+    config = engine_config(tiny_model_dir, tmp_path, fixed_shapes=True)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(63,))))
+    engine.load()
+    caplog.set_level(logging.WARNING)
+    for text in ("안녕하세요.", "오늘은 배터리를 봅니다."):
+        for _ in engine.stream(SynthesisRequest(text, seed=1, early_audio=False)):
+            pass
+    said = [
+        r.getMessage()
+        for r in caplog.records
+        if "leaves no room in the largest decoder bucket" in r.getMessage()
+    ]
+    assert len(said) == 1 and "(63)" in said[0], said

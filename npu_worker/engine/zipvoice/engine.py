@@ -78,6 +78,7 @@ class ZipVoiceEngine:
         self.traces: list[SegmentTrace] = []  # segments of the last request
         self.load_phase: str | None = None  # what load() is doing (a first QNN start compiles for minutes)
         self.calls: Calls | None = None  # every onnxruntime run, stoppable from another thread (after load)
+        self._prompt_overflow_said = False  # a prompt that fills the largest bucket is logged once
 
     @property
     def info(self) -> EngineInfo:
@@ -315,6 +316,14 @@ class ZipVoiceEngine:
         if not isinstance(decoder, runtime.BucketedDecoder):
             return sys.maxsize
         fits = int((decoder.buckets[-1] - prompt.frames) / frames_per_token)
+        if fits < 1 and not self._prompt_overflow_said:  # /health names the NPU; the work is the CPU's
+            self._prompt_overflow_said = True
+            log.warning(
+                "a prompt of %d frames leaves no room in the largest decoder bucket (%d): its segments run "
+                "on the CPU overflow decoder; lower --prompt-max-seconds or prepare a larger bucket",
+                prompt.frames,
+                decoder.buckets[-1],
+            )
         return fits if fits >= 1 else sys.maxsize
 
     def segment_audio(
