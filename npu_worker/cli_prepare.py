@@ -79,6 +79,7 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
 def run_prepare(args: argparse.Namespace) -> int:
     from .engine.providers import QNN_OPTIONS, DeviceUnavailable, RuntimeConfig
     from .engine.zipvoice import model_files, prepare, prepared, qdq
+    from .engine.zipvoice.runtime import check_buckets
     from .protocol import ModelLoadError, WorkerError
 
     options = dict(QNN_OPTIONS)
@@ -88,6 +89,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     files_precision = prepared.PRECISIONS[args.precision][0]
     try:
         qnn_targets.resolve(args.qnn_soc)
+        check_buckets(tuple(args.buckets))  # before minutes of calibration
         files = model_files.locate(args.model_dir, files_precision)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")

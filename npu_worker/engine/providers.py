@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_worker.engine import qnn_targets, specialize
+from npu_worker.files import private_folder
 from npu_worker.protocol import ModelLoadError, WorkerError
 
 log = logging.getLogger(__name__)
@@ -222,6 +223,8 @@ def _qnn_session(
     options.add_provider_for_devices(devices, config.qnn_provider_options())
     disabled = list(FIXED_SHAPE_DISABLED_OPTIMIZERS) if fixed_dims else []
     cached = context_cache_path(config, model_path, fixed_dims)
+    if cached is not None:  # the worker loads what is there: no one else may put a context in it
+        private_folder(cached.parent)
     if cached is not None and cached.is_file():
         try:
             session = ort.InferenceSession(str(cached), sess_options=options, disabled_optimizers=disabled)
@@ -230,7 +233,6 @@ def _qnn_session(
             log.warning("ignoring QNN context cache %s: %s", cached, exc)
             cached.unlink(missing_ok=True)
     if cached is not None:
-        cached.parent.mkdir(parents=True, exist_ok=True)
         options.add_session_config_entry("ep.context_enable", "1")
         options.add_session_config_entry("ep.context_file_path", str(cached))
         options.add_session_config_entry("ep.context_embed_mode", "0")

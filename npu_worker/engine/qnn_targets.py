@@ -72,3 +72,14 @@ def provider_options(value: str, machine: str | None = None) -> dict[str, str]:
     if target.htp_arch is not None:
         options["htp_arch"] = str(target.htp_arch)
     return options
+
+
+def value_for(options: dict[str, str]) -> str | None:
+    """The `--qnn-soc` value whose provider options are `options` on any machine (None: none is)."""
+    if not options:
+        return "none"
+    for name in TARGETS:
+        if provider_options(name) == options:
+            return name
+    number = options.get("soc_model", "")
+    return number if set(options) == {"soc_model"} and number.isdigit() else None

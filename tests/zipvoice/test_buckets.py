@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,38 @@ def test_the_encoder_fed_speed_for_frames_yields_exactly_that_many_frames(real_s
     for frames in range(planned, planned + 4):
         speed = sampler.speed_for_frames(prompt_frames, len(prompt_tokens), len(tokens), frames)
         assert encoder(tokens, prompt_tokens, prompt_frames, speed).shape[1] == frames
+
+
+def test_no_segment_outgrows_the_largest_bucket_when_the_buckets_are_fewer(tiny_model_dir, tmp_path):
+    """With fewer or smaller buckets than the default (prepare --buckets, as the NPU-memory error
+    advises) the planner still cut segments for 18 s, so every longer one ran on the CPU's overflow
+    decoder behind the caller's back: a segment plus its prompt must fit the largest bucket."""
+    config = engine_config(tiny_model_dir, tmp_path, fixed_shapes=True)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(255, 511))))
+    engine.load()
+    decoder = engine.models.decoder
+    assert isinstance(decoder, runtime.BucketedDecoder)
+    text = " ".join(["오늘은 배터리의 구조와 원리를 차례로 살펴보고 그 특성을 정리합니다."] * 4)
+    for _ in engine.stream(SynthesisRequest(text, seed=1, early_audio=False)):
+        pass
+    assert len(engine.traces) > 1
+    assert all(decoder.bucket_for(trace.frames) is not None for trace in engine.traces), [
+        trace.frames for trace in engine.traces
+    ]
+
+
+def test_a_prompt_that_fills_the_largest_bucket_is_logged_once(tiny_model_dir, tmp_path, caplog):
+    """Every segment of such a prompt runs on the CPU overflow decoder while /health names the NPU."""
+    config = engine_config(tiny_model_dir, tmp_path, fixed_shapes=True)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(63,))))
+    engine.load()
+    caplog.set_level(logging.WARNING)
+    for text in ("안녕하세요.", "오늘은 배터리를 봅니다."):
+        for _ in engine.stream(SynthesisRequest(text, seed=1, early_audio=False)):
+            pass
+    said = [
+        r.getMessage()
+        for r in caplog.records
+        if "leaves no room in the largest decoder bucket" in r.getMessage()
+    ]
+    assert len(said) == 1 and "(63)" in said[0], said

@@ -104,6 +104,19 @@ def test_a_prepared_directory_made_by_another_runtime_is_refused(prepared_dir: P
         create(qnn_settings(other, tmp_path / "state")).load()
 
 
+def test_a_context_listed_under_another_bucket_is_refused_at_load(prepared_dir: Path, tmp_path):
+    """Each bucket's context must take that bucket's frames: one under another bucket's name loaded,
+    and every call it got failed (a 767-frame graph fed 383 frames)."""
+    swapped = tmp_path / "swapped"
+    shutil.copytree(prepared_dir, swapped)
+    manifest = json.loads((swapped / "manifest.json").read_text())
+    contexts = manifest["contexts"]
+    contexts["383"]["file"], contexts["767"]["file"] = contexts["767"]["file"], contexts["383"]["file"]
+    (swapped / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ModelLoadError, match="takes 767 frames, not 383"):
+        create(qnn_settings(swapped, tmp_path / "state")).load()
+
+
 def test_the_cpu_serves_a_prepared_directory_as_a_plain_model_directory(prepared_dir: Path, tmp_path):
     engine = create(engine_config(prepared_dir, tmp_path, device="cpu"))
     engine.load()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.engine import qnn_targets
 from npu_worker.engine.zipvoice import model_files, prepare, prepared
 from npu_worker.protocol import ModelLoadError
 
@@ -48,6 +49,25 @@ def test_the_prepare_command_touches_nothing_in_a_refused_out_folder(tmp_path):
     assert sorted(p.name for p in out.iterdir()) == ["manifest.json"]
 
 
+def test_a_prepare_refused_for_its_buckets_keeps_the_earlier_prepared_folder(tmp_path):
+    """An even bucket is refused, but only after the earlier prepare's manifest and compiled contexts
+    (minutes to hours of compiling) had been deleted: a typo cost the whole folder."""
+    out = tmp_path / "out"
+    (out / prepared.CONTEXT_DIR).mkdir(parents=True)
+    (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").write_bytes(b"compiled")
+    (out / "manifest.json").write_text("{}")
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(SMALL), "--out", str(out)]
+        + ["--buckets", "383", "768"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2 and "odd positive frame counts" in done.stderr, done.stderr
+    assert (out / "manifest.json").read_text() == "{}"
+    assert (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").read_bytes() == b"compiled"
+
+
 def test_model_files_copied_into_the_out_folder_replace_a_link_instead_of_writing_through_it(tmp_path):
     source, out, victim = tmp_path / "model", tmp_path / "out", tmp_path / "victim"
     source.mkdir()
@@ -78,23 +98,91 @@ def test_a_vocoder_beside_the_model_is_used_only_in_a_folder_no_one_else_can_wri
         model_files._vocoder(shared / "model", None)
 
 
+def valid_manifest() -> dict:
+    """What loading reads of a manifest prepare writes (one bucket)."""
+    return {
+        "format": prepared.FORMAT,
+        "decoder": "fm_decoder.onnx",
+        "buckets": [127],
+        "contexts": {"127": {"file": "qnn/x", "placement": {"device": "qnn", "nodes": 9, "on_device": 9}}},
+        "target": {"qnn_soc": "auto", "provider_options": {"soc_model": "57"}},
+        "runtime": {"onnxruntime": "1", "onnxruntime-qnn": "1"},
+        "source": {"fm_decoder.onnx": "0" * 64},
+    }
+
+
+def changed(path: str, value: object) -> dict | list:
+    """`valid_manifest()` with the value at the dotted `path` replaced (`value` None: removed)."""
+    manifest = valid_manifest()
+    *parents, key = path.split(".")
+    node = manifest
+    for parent in parents:
+        node = node[parent]
+    if value is None:
+        del node[key]
+    else:
+        node[key] = value
+    return manifest
+
+
+def test_the_valid_manifest_of_these_tests_is_accepted(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps(valid_manifest()))
+    found = prepared.find(tmp_path)
+    assert found is not None and found.buckets == (127,)
+
+
 @pytest.mark.parametrize(
     "manifest",
     [
-        {"buckets": [127], "contexts": {"127": {"file": "../../etc/passwd"}}},
-        {"buckets": [127], "contexts": {"127": {"file": "/etc/passwd"}}},
-        {"buckets": [127], "contexts": {"127": {"file": "qnn/../../x.onnx"}}},
-        {"buckets": [127], "contexts": {"127": {"file": "qnn/.."}}},
-        {"buckets": [127], "contexts": {}},
-        {"buckets": "127", "contexts": {"1": {"file": "qnn/x"}}},
-        {"buckets": [127], "contexts": {"127": "qnn/x"}},
+        changed("contexts.127.file", "../../etc/passwd"),
+        changed("contexts.127.file", "/etc/passwd"),
+        changed("contexts.127.file", "qnn/../../x.onnx"),
+        changed("contexts.127.file", "qnn/.."),
+        changed("contexts", {}),
+        changed("buckets", "127"),
+        changed("contexts.127", "qnn/x"),
         [1, 2],
+        # a damaged or hand-edited manifest: a refusal that says so, not an OverflowError or a KeyError
+        # from deep in the loading ("ModelLoadError: cannot load fm_decoder.onnx: 'target'")
+        changed("buckets", [127, 1e400]),
+        changed("buckets", [True]),
+        changed("buckets", []),
+        changed("format", 1),
+        changed("target", None),
+        changed("target", []),
+        changed("target.provider_options", "57"),
+        changed("runtime", None),
+        changed("source", []),
+        changed("contexts.127.placement", "x"),
+        changed("contexts.127.placement", {"device": "qnn", "nodes": 1e400, "on_device": 1}),
+        changed("contexts.127.placement", {"device": "qnn", "nodes": -1, "on_device": 5}),
     ],
 )
 def test_a_manifest_naming_a_file_outside_its_folder_or_of_the_wrong_shape_is_refused(tmp_path, manifest):
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(ModelLoadError, match="is not a valid manifest"):
         prepared.find(tmp_path)
+
+
+def test_a_manifest_nested_too_deep_for_the_parser_is_refused(tmp_path):
+    (tmp_path / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ModelLoadError, match="is not a valid manifest"):
+        prepared.find(tmp_path)
+
+
+def test_a_directory_prepared_on_x86_for_a_phone_served_there_with_auto_names_the_flag(tmp_path):
+    """Preparing on an x86 host for the phone's SoC is the documented workflow; `serve` on the phone
+    with the default `--qnn-soc auto` (no target options) was told only to prepare again."""
+    manifest = changed("target.provider_options", qnn_targets.provider_options("8gen3"))
+    made = prepared.PreparedModel(tmp_path, manifest)
+    with pytest.raises(ModelLoadError, match="serve with --qnn-soc 8gen3 .* or run `npu-worker prepare`"):
+        made.check(Path("fm_decoder.onnx"), {"backend_type": "htp"})  # auto on a device: QNN reads the chip
+
+
+def test_every_target_is_named_back_from_its_provider_options():
+    for value in [*qnn_targets.TARGETS, "none", "61"]:
+        assert qnn_targets.value_for(qnn_targets.provider_options(value)) == value
+    assert qnn_targets.value_for({"htp_arch": "75"}) is None
 
 
 def test_make_test_model_refuses_a_folder_others_can_write_in(tmp_path):

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
+import logging
 import os
 import platform
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +30,7 @@ from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
 from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.test_prepared_files import valid_manifest
 
 X86 = platform.machine().lower() in providers.X86_MACHINES
 HAVE_QNN = importlib.util.find_spec("onnxruntime_qnn") is not None
@@ -177,14 +181,47 @@ def test_placement_of_a_whole_qnn_decoder_is_reported_again_from_the_cached_cont
 
 
 @qnn
-def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_path):
+def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_path, caplog):
     qnn_engine(qnn_model_dir, tmp_path, device="qnn")
     cached = sorted((tmp_path / "qnn-cache").glob("fm_decoder-*_ctx.onnx"))
     assert len(cached) == len(BUCKETS)
-    again = qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    with caplog.at_level(logging.INFO, logger="npu_worker.engine.zipvoice.engine"):
+        again = qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    # /health load_phase said "specialising and compiling" while a later start loaded the cache
+    assert f"loading: loading the cached compiled fm_decoder@{BUCKETS[0]} for qnn (1/3)" in caplog.text
+    assert "specialising" not in caplog.text
     session = again.models.decoder.decoders[BUCKETS[0]].session
     ops = {node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}  # loaded from the compiled context, not compiled again
+
+
+@qnn
+def test_the_qnn_context_cache_is_a_folder_only_the_worker_can_write_in(qnn_model_dir, tmp_path):
+    """The worker loads whatever context the cache holds: a folder made group-writable (a service's
+    UMask=0007, as the synthesis cache's was) let the group plant one."""
+    cache = tmp_path / "qnn-cache"
+    cache.mkdir(mode=0o770)
+    cache.chmod(0o770)
+    qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+    assert cache.stat().st_mode & 0o022 == 0
+    assert len(list(cache.glob("fm_decoder-*_ctx.onnx"))) == len(BUCKETS)
+
+
+def test_without_the_qnn_plugin_a_prepared_directory_falls_back_to_the_cpu_and_the_log_says_so(
+    tiny_model_dir, tmp_path, caplog, monkeypatch
+):
+    """The log said "loading 1 compiled QNN contexts" before finding that QNN is missing."""
+    model = tmp_path / "prepared"
+    shutil.copytree(tiny_model_dir, model)
+    (model / "manifest.json").write_text(json.dumps(valid_manifest()))
+    monkeypatch.setitem(sys.modules, "onnxruntime_qnn", None)  # import fails: as if not installed
+    caplog.set_level(logging.INFO)
+    engine = create(engine_config(model, tmp_path / "state", device="auto", allow_htp_simulator=True))
+    engine.load()
+    assert engine.info.device == "cpu"
+    assert "qnn: onnxruntime-qnn is not installed" in (engine.info.fallback_reason or "")
+    assert "device qnn not used: onnxruntime-qnn is not installed" in caplog.text
+    assert "compiled QNN contexts" not in caplog.text
 
 
 def _spinning(session) -> str:  # noqa: ANN001 - an onnxruntime InferenceSession

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -84,6 +85,7 @@ class ZipVoiceEngine:
         self.traces: list[SegmentTrace] = []  # segments of the last request
         self.load_phase: str | None = None  # what load() is doing (a first QNN start compiles for minutes)
         self.calls: Calls | None = None  # every onnxruntime run, stoppable from another thread (after load)
+        self._prompt_overflow_said = False  # a prompt that fills the largest bucket is logged once
 
     @property
     def info(self) -> EngineInfo:
@@ -306,21 +308,40 @@ class ZipVoiceEngine:
         later = self.segment_tokens(count(text), prompt, frames_per_token / max(speed, 1e-3), tokens)
         if not early:
             return plan_segments(text, count, later, later, later)
-        first = tokens(options.first_segment_seconds)
+        first = min(tokens(options.first_segment_seconds), later)  # (later: within the largest bucket)
         return plan_segments(text, count, first, later, tokens(options.first_segment_min_seconds))
 
     def segment_tokens(
         self, text_tokens: int, prompt: Prompt, frames_per_token: float, tokens: Callable[[float], int]
     ) -> int:
         """Most tokens per segment: `segment_seconds` if set, else the text split into the number of
-        equal segments the decoder's measured cost curve makes cheapest for this prompt (cost.py)."""
+        equal segments the decoder's measured cost curve makes cheapest for this prompt (cost.py); never
+        more than the largest decoder bucket holds beside the prompt (`bucket_tokens`)."""
+        longest = min(tokens(cost.MAX_SEGMENT_SECONDS), self.bucket_tokens(prompt, frames_per_token))
         if self.options.segment_seconds:
-            return tokens(self.options.segment_seconds)
-        longest = tokens(cost.MAX_SEGMENT_SECONDS)
+            return min(tokens(self.options.segment_seconds), longest)
         frames = text_tokens * frames_per_token
         count = cost.segment_count(self.config.precision, prompt.frames, frames, longest * frames_per_token)
         slack = 1.0 if count == 1 else 1.2  # sentences rarely divide evenly: room for the greedy packing
         return min(longest, math.ceil(text_tokens / count * slack) + 4)
+
+    def bucket_tokens(self, prompt: Prompt, frames_per_token: float) -> int:
+        """Most tokens whose frames fit the largest bucket of a bucketed decoder with the prompt's (a
+        longer segment runs on the CPU's overflow decoder: with fewer buckets prepared for the NPU,
+        every long one did); no bound for a dynamic decoder, or when the prompt alone fills the bucket."""
+        decoder = self.models.decoder
+        if not isinstance(decoder, runtime.BucketedDecoder):
+            return sys.maxsize
+        fits = int((decoder.buckets[-1] - prompt.frames) / frames_per_token)
+        if fits < 1 and not self._prompt_overflow_said:  # /health names the NPU; the work is the CPU's
+            self._prompt_overflow_said = True
+            log.warning(
+                "a prompt of %d frames leaves no room in the largest decoder bucket (%d): its segments run "
+                "on the CPU overflow decoder; lower --prompt-max-seconds or prepare a larger bucket",
+                prompt.frames,
+                decoder.buckets[-1],
+            )
+        return fits if fits >= 1 else sys.maxsize
 
     def segment_audio(
         self,

@@ -105,8 +105,9 @@ def prepare(
         raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
     if qdq.is_quantised(precision) and calibration is None:
         raise ModelLoadError(f"--precision {precision} needs calibration data")
+    shapes = bucket_dims(decoder, tuple(buckets))  # before anything in `out` changes: a bad bucket,
     check_out_dir(out)
-    devices = providers.qnn_devices(config)  # before anything in `out` changes: QNN may be missing
+    devices = providers.qnn_devices(config)  # or QNN missing, must not cost an earlier prepare's work
     out.mkdir(parents=True, exist_ok=True)
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
     (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
@@ -115,7 +116,6 @@ def prepare(
     contexts_dir.mkdir()
     outside = [path for path in sources if path.parent.resolve() != decoder.parent.resolve()]
     sizes = _copy_model_files(decoder.parent, out, extra=outside)
-    shapes = bucket_dims(decoder, tuple(buckets))
     buckets = tuple(shapes)
     reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
     contexts: dict[str, Any] = {}

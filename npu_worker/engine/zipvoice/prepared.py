@@ -109,9 +109,7 @@ class PreparedModel:
     def check(self, decoder: Path, qnn_options: dict[str, str]) -> None:
         """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime."""
         again = f"run `npu-worker prepare` again for {self.directory}"
-        made = self.manifest
-        if made.get("format") != FORMAT:
-            raise ModelLoadError(f"{self.directory / MANIFEST} has an unknown format; {again}")
+        made = self.manifest  # (its layout and format were checked by `find`)
         if made.get("decoder") != decoder.name:
             raise ModelLoadError(
                 f"{self.directory} was prepared from {made.get('decoder')} (prepare --precision "
@@ -119,9 +117,12 @@ class PreparedModel:
                 f"{made.get('files')} or {again}"
             )
         if made["target"]["provider_options"] != target_options(qnn_options):
+            # prepared on an x86 host for a phone, served there with `auto`: the flag fixes it
+            soc = qnn_targets.value_for(made["target"]["provider_options"])
+            fix = f"serve with --qnn-soc {soc} (the chip it was compiled for) or {again}" if soc else again
             raise ModelLoadError(
                 f"{self.directory} was prepared for QNN target {made['target']['provider_options']}, "
-                f"this worker compiles for {target_options(qnn_options)} (--qnn-soc); {again}"
+                f"this worker compiles for {target_options(qnn_options)} (--qnn-soc); {fix}"
             )
         installed = runtime_versions()
         if made["runtime"] != installed:
@@ -146,14 +147,29 @@ def target_options(qnn_options: dict[str, str]) -> dict[str, str]:
 
 
 def _check_layout(manifest: Any) -> None:
-    """The keys loading needs, of the types it needs; every context a plain file name inside the
-    directory's `qnn/` folder (a manifest is a file too: it never names a path elsewhere)."""
-    buckets = [int(size) for size in manifest["buckets"]]
+    """The keys loading reads, of the types it reads them as (a damaged or hand-edited manifest is
+    refused here, not met as an OverflowError or KeyError deep in the loading); every context a plain
+    file name inside the directory's `qnn/` folder (a manifest is a file too: it never names a path
+    elsewhere)."""
+    if manifest.get("format") != FORMAT:
+        raise ValueError(f"format {manifest.get('format')!r}, this worker reads format {FORMAT}")
+    for key in ("target", "runtime", "source", "contexts"):
+        if not isinstance(manifest[key], dict):
+            raise ValueError(f"{key} is not an object")
+    if not isinstance(manifest["target"]["provider_options"], dict):
+        raise ValueError("target.provider_options is not an object")
+    buckets = manifest["buckets"]
+    if not isinstance(buckets, list) or not buckets or any(type(size) is not int for size in buckets):
+        raise ValueError(f"buckets {buckets!r} are not a list of frame counts")
     for size in buckets:
-        name = manifest["contexts"][str(size)]["file"]
+        record = manifest["contexts"][str(size)]
+        name = record["file"]
         folder, _, file = str(name).partition("/")
         if folder != CONTEXT_DIR or not file or "/" in file or file in (".", "..") or "\0" in file:
             raise ValueError(f"bucket {size}'s context {name!r} is not a file in {CONTEXT_DIR}/")
+        placed = SessionPlacement.from_dict(record["placement"] | {"device": "qnn"})
+        if not 0 <= placed.on_device + placed.boundary <= placed.nodes:
+            raise ValueError(f"bucket {size}'s placement {record['placement']!r} does not add up")
 
 
 def find(model_dir: Path) -> PreparedModel | None:
@@ -164,7 +180,7 @@ def find(model_dir: Path) -> PreparedModel | None:
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         _check_layout(manifest)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
         raise ModelLoadError(
             f"{path} is not a valid manifest ({exc}); run `npu-worker prepare` again"
         ) from exc
@@ -172,7 +188,7 @@ def find(model_dir: Path) -> PreparedModel | None:
 
 
 def open_prepared_sessions(
-    prepared: PreparedModel, decoder: Path, config: RuntimeConfig
+    prepared: PreparedModel, decoder: Path, config: RuntimeConfig, progress: Progress | None = None
 ) -> tuple[dict[int, Any], dict[int, SessionPlacement]]:
     """One session per bucket from the compiled contexts (no specialising, no compiling), once QNN is
     usable here and the directory fits `decoder`, the target and the runtime (`PreparedModel.check`)."""
@@ -180,6 +196,8 @@ def open_prepared_sessions(
 
     devices = providers.qnn_devices(config)
     prepared.check(decoder, config.qnn_provider_options())
+    if progress is not None:  # only now: without QNN the log said this, then fell back to the CPU
+        progress(f"loading {len(prepared.buckets)} compiled QNN contexts from {prepared.directory}")
     sessions, placements = {}, {}
     for size in prepared.buckets:
         options = providers.session_options(config)
@@ -190,6 +208,12 @@ def open_prepared_sessions(
             sessions[size] = ort.InferenceSession(str(prepared.context(size)), sess_options=options)
         except Exception as exc:
             raise ModelLoadError(_load_failure(prepared, size, sessions, exc)) from exc
+        frames = sessions[size].get_inputs()[1].shape[1]
+        if frames != size:  # a context under another bucket's name would fail every call it gets
+            raise ModelLoadError(
+                f"the compiled context {prepared.context(size)} takes {frames} frames, not {size}; "
+                f"run `npu-worker prepare` again for {prepared.directory}"
+            )
         placements[size] = prepared.placement(size)
     return sessions, placements
 

@@ -28,7 +28,8 @@ log = logging.getLogger(__name__)
 
 # Five graphs: the lecture's segments (≈ 200-2000 frames) cost 1.22x their frames in the decoder (1.21x
 # with the eight buckets used before); padding within 0.5 % depends on the model (benchmarks/PADDING.md).
-# 2079 covers an 18 s segment with a 4 s prompt; longer ones (speed < 1) run on the CPU.
+# 2079 covers an 18 s segment with a 4 s prompt; the planner cuts segments to fit the largest bucket
+# (engine.bucket_tokens): only a prompt that fills it alone sends calls to the CPU overflow decoder.
 DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
 PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group
 
@@ -230,9 +231,7 @@ def open_bucketed_decoder(
     as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
     placed = {} if placed is None else placed
     if device == "qnn" and ready is not None:
-        if progress is not None:
-            progress(f"loading {len(ready.buckets)} compiled QNN contexts from {ready.directory}")
-        sessions, placements = prepared.open_prepared_sessions(ready, path, config)
+        sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress)
         for size, where in placements.items():
             providers.check_placement(where, path.name, min_share)
             placed[f"{path.stem}@{size}"] = where
@@ -257,11 +256,18 @@ def _compile_buckets(
     for index, (size, dims) in enumerate(shapes.items()):
         if progress is not None:
             work = "specialising and compiling" if device == "qnn" else "opening"
+            if device == "qnn" and _cached(config, path, dims):  # a later start: seconds, not minutes
+                work = "loading the cached compiled"
             progress(f"{work} {path.stem}@{size} for {device} ({index + 1}/{len(shapes)})")
         sessions[size], placed[f"{path.stem}@{size}"] = providers.open_placed_session(
             path, device, config, dims, min_share, graph=graph
         )
     return sessions
+
+
+def _cached(config: RuntimeConfig, path: Path, dims: dict[str, int]) -> bool:
+    cached = providers.context_cache_path(config, path, dims)
+    return cached is not None and cached.is_file()
 
 
 def decoder_graph(path: Path) -> bytes | None:
