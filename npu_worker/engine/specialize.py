@@ -12,8 +12,9 @@ shapes alone is computed once, by onnxruntime on zero inputs, and becomes a cons
 stops at each layer's shape arithmetic until the layer before is folded, so it folds about one layer per
 iteration and gives up after ten, leaving 237 Shape and 237 Gather nodes in stacks 3 and 4, which QNN
 splits off to the CPU. Then onnxslim (a maintained graph optimiser) folds what is left, removes dead
-nodes and writes the shapes. The specialised file is a temporary: once QNN has compiled it, the
-compiled context is what gets cached.
+nodes and writes the shapes. Last, for the int8 files, a zero bias lets QNN's fusion take every
+dynamically quantised MatMul (`dynamic_bias.py`). The specialised file is a temporary: once QNN has
+compiled it, the compiled context is what gets cached.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from npu_worker.engine import relshift
+from npu_worker.engine import dynamic_bias, relshift
 
 log = logging.getLogger(__name__)
 # Only shape propagation, constant folding and dead-node removal are needed (onnxruntime fuses what it
@@ -185,6 +186,7 @@ def specialise(model_path: Path, dims: dict[str, int], target: Path) -> Path:
     if fix_input_dims(model, dims):
         fold_static_values(model)
     slim = onnxslim.slim(model, input_shapes=shapes, skip_optimizations=list(SKIPPED))
+    dynamic_bias.add_zero_biases(slim.graph)  # after onnxslim, which could fold the zeros away
     onnx.save(slim, str(target))
     log.info(
         "specialised %s to %s: %d → %d nodes",

@@ -52,8 +52,8 @@ def test_qnn_targets_map_names_part_numbers_and_numbers_to_provider_options():
 
 
 # HTP computes fp32 in fp16 (≈ 1.3e-3 measured); the int8 files' dynamic quantisation is not the CPU's
-# integer arithmetic there (≈ 1.1e-2, benchmarks/QNN_PLACEMENT.md). int8 is left out to keep the
-# simulator part of the suite short; the NPU gets the fp32 files.
+# integer arithmetic there (≈ 1.1e-2, benchmarks/QNN_PLACEMENT.md; 9.6e-3 on the shared export at 63
+# frames). int8 is tested once below, on the real structure; the NPU gets the fp32 files.
 TOLERANCE = {"fp32": 5e-3, "int8": 3e-2}
 
 
@@ -66,10 +66,7 @@ def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(tiny_model_
     config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=tmp_path)
     on_qnn = runtime.Decoder(providers.open_session(path, "qnn", config, {"N": 1, "T": FRAMES}), 3.0)
     nodes = providers.placement(on_qnn.session)
-    on_cpu_nodes = sum(nodes.values()) - nodes["QNNExecutionProvider"]
-    assert on_cpu_nodes == (
-        0 if precision == "fp32" else 2
-    )  # int8: one DynamicQuantizeLinear → MatMulInteger
+    assert sum(nodes.values()) == nodes["QNNExecutionProvider"], nodes
     on_cpu = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
     inputs = decoder_inputs(FRAMES)
     assert relative_l2(on_cpu(0.3, *inputs), on_qnn(0.3, *inputs)) < TOLERANCE[precision]
@@ -77,6 +74,20 @@ def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(tiny_model_
     ops = {node.op_type for sub in again.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}
     assert not list(tmp_path.glob("specialise-*"))  # the specialised graph was a temporary
+
+
+@qnn
+def test_int8_decoder_runs_every_node_on_the_htp_simulator(real_structure_dir, tmp_path):
+    """The guidance-scale embedding's DynamicQuantizeLinear → MatMulInteger, whose result is added to
+    the time embedding, stayed on the CPU (QNN's fusion wants a constant bias; dynamic_bias.py)."""
+    path = decoder_path(real_structure_dir, "int8")
+    config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=tmp_path)
+    on_qnn = runtime.Decoder(providers.open_session(path, "qnn", config, {"N": 1, "T": FRAMES}), 3.0)
+    nodes = providers.placement(on_qnn.session)
+    assert sum(nodes.values()) == nodes["QNNExecutionProvider"], nodes
+    on_cpu = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
+    inputs = decoder_inputs(FRAMES)
+    assert relative_l2(on_cpu(0.3, *inputs), on_qnn(0.3, *inputs)) < TOLERANCE["int8"]
 
 
 def test_a_graph_that_cannot_be_specialised_is_compiled_as_it_is(tmp_path):
