@@ -68,6 +68,35 @@ def test_a_prepare_refused_for_its_buckets_keeps_the_earlier_prepared_folder(tmp
     assert (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").read_bytes() == b"compiled"
 
 
+def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tmp_path):
+    """Two prepares into one --out wiped each other's qnn/ (each removes it before compiling)."""
+    import fcntl
+
+    out = tmp_path / "out"
+    (out / prepared.CONTEXT_DIR).mkdir(parents=True)
+    (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").write_bytes(b"being compiled")
+    command = [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(SMALL)]
+    command += ["--out", str(out), "--buckets", "383"]
+    with open(out / prepare.LOCK, "a") as held:  # the first prepare, still compiling
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"npu-worker prepare: ModelLoadError: --out {out}: another prepare is writing this folder (it holds "
+        f"{prepare.LOCK}); wait for it to end or give another --out"
+    ]
+    assert (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").read_bytes() == b"being compiled"
+    # a folder left with only the lock file (a prepare killed at once) is an empty one
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / prepare.LOCK).touch()
+    prepare.check_out_dir(empty)
+    with prepare.out_dir_lock(empty):  # released when the prepare ends
+        pass
+    with prepare.out_dir_lock(empty):
+        pass
+
+
 def test_model_files_copied_into_the_out_folder_replace_a_link_instead_of_writing_through_it(tmp_path):
     source, out, victim = tmp_path / "model", tmp_path / "out", tmp_path / "victim"
     source.mkdir()

@@ -7,6 +7,7 @@ loading side are prepared.py's.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import secrets
@@ -40,13 +41,17 @@ from npu_worker.protocol import ModelLoadError
 if TYPE_CHECKING:
     from npu_worker.engine.zipvoice.calibration import Recording
 
+LOCK = ".prepare.lock"  # in --out: held by the prepare writing it
+
 
 def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) -> dict[str, int]:
     """The source directory's files (not its folders), and `extra` files from elsewhere (a vocoder
     beside the model dir), into `target`: hard-linked where possible, each under a temp name first and
     renamed over the destination, so a link found there is replaced, never written through."""
     sizes = {}
-    files = [path for path in sorted(source.iterdir()) if path.is_file() and path.name != MANIFEST]
+    files = [
+        path for path in sorted(source.iterdir()) if path.is_file() and path.name not in (MANIFEST, LOCK)
+    ]
     for path in [*files, *extra]:
         temp = target / f".{path.name}.{secrets.token_hex(6)}.part"
         try:
@@ -69,12 +74,33 @@ def check_out_dir(out: Path) -> None:
         raise ModelLoadError(f"--out {out} is not a directory")
     if (
         out.is_dir()
-        and any(out.iterdir())
+        and any(path.name != LOCK for path in out.iterdir())
         and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir())
     ):
         raise ModelLoadError(
             f"--out {out} holds other files; give an empty or new folder, or an earlier prepare's"
         )
+
+
+@contextlib.contextmanager
+def out_dir_lock(out: Path) -> Iterator[None]:
+    """Hold `out`'s lock file for the whole prepare: a second prepare into the same folder would wipe
+    the first one's `qnn/` half-way; it is refused instead (no link followed, no waiting)."""
+    try:
+        descriptor = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:  # a link in its place: ELOOP
+        raise ModelLoadError(f"--out {out}: cannot open its {LOCK}: {exc}") from exc
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ModelLoadError(
+                f"--out {out}: another prepare is writing this folder (it holds {LOCK}); "
+                "wait for it to end or give another --out"
+            ) from None
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def sharing_by_default(machine: str | None = None) -> bool:
@@ -110,64 +136,69 @@ def prepare(
     devices = providers.qnn_devices(config)  # or QNN missing, must not cost an earlier prepare's work
     out.mkdir(parents=True, exist_ok=True)
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
-    (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
-    contexts_dir = out / CONTEXT_DIR
-    shutil.rmtree(contexts_dir, ignore_errors=True)
-    contexts_dir.mkdir()
-    outside = [path for path in sources if path.parent.resolve() != decoder.parent.resolve()]
-    sizes = _copy_model_files(decoder.parent, out, extra=outside)
-    buckets = tuple(shapes)
-    reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
-    contexts: dict[str, Any] = {}
-    started = time.monotonic()
-    for index, (size, dims) in enumerate(shapes.items()):
-        last = index == len(buckets) - 1
-        feeds = calibration.feeds[size] if calibration is not None else []
-        held_out = (
-            feeds[len(feeds) - check_calls :] if reference is not None and len(feeds) > check_calls else []
-        )
-        bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
-        contexts[str(size)] = _compile_bucket(
-            bucket, contexts_dir, config, devices, reference, share=weight_sharing, last=last
-        )
-        done = time.monotonic() - started
-        left = done / (index + 1) * (len(buckets) - index - 1)
-        record = contexts[str(size)]
-        checked = record.get("accuracy")
-        progress(
-            f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
-            f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
-            + (f"quantised in {record['quantise_seconds']} s, " if "quantise_seconds" in record else "")
-            + f"compiled in {record['compile_seconds']} s"
-            + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
-            + f"; about {left:.0f} s left"
-        )
-    compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
-    files, runs_as = PRECISIONS[precision]
-    manifest = {
-        "format": FORMAT,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "decoder": decoder.name,
-        "precision": precision,
-        "files": files,
-        "runs_as": runs_as,
-        "buckets": list(buckets),
-        "target": {
-            "qnn_soc": config.qnn_soc,
-            "provider_options": target_options(config.qnn_provider_options()),
-        },
-        "runtime": runtime_versions(),
-        "weight_sharing": weight_sharing,
-        "source": {path.name: file_hash(path) for path in sources},
-        "contexts": contexts,
-        "sizes": {"model_files": sizes, "compiled": compiled},
-        "seconds": round(time.monotonic() - started, 1),
-    }
-    if calibration is not None:
-        manifest["calibration"] = (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-    # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
-    write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
-    return manifest
+    with out_dir_lock(out):  # held to the end: a second prepare here is refused
+        (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
+        contexts_dir = out / CONTEXT_DIR
+        shutil.rmtree(contexts_dir, ignore_errors=True)
+        contexts_dir.mkdir()
+        outside = [path for path in sources if path.parent.resolve() != decoder.parent.resolve()]
+        sizes = _copy_model_files(decoder.parent, out, extra=outside)
+        buckets = tuple(shapes)
+        reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
+        contexts: dict[str, Any] = {}
+        started = time.monotonic()
+        for index, (size, dims) in enumerate(shapes.items()):
+            last = index == len(buckets) - 1
+            feeds = calibration.feeds[size] if calibration is not None else []
+            held_out = (
+                feeds[len(feeds) - check_calls :]
+                if reference is not None and len(feeds) > check_calls
+                else []
+            )
+            bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
+            contexts[str(size)] = _compile_bucket(
+                bucket, contexts_dir, config, devices, reference, share=weight_sharing, last=last
+            )
+            done = time.monotonic() - started
+            left = done / (index + 1) * (len(buckets) - index - 1)
+            record = contexts[str(size)]
+            checked = record.get("accuracy")
+            progress(
+                f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
+                f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
+                + (f"quantised in {record['quantise_seconds']} s, " if "quantise_seconds" in record else "")
+                + f"compiled in {record['compile_seconds']} s"
+                + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
+                + f"; about {left:.0f} s left"
+            )
+        compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
+        files, runs_as = PRECISIONS[precision]
+        manifest = {
+            "format": FORMAT,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "decoder": decoder.name,
+            "precision": precision,
+            "files": files,
+            "runs_as": runs_as,
+            "buckets": list(buckets),
+            "target": {
+                "qnn_soc": config.qnn_soc,
+                "provider_options": target_options(config.qnn_provider_options()),
+            },
+            "runtime": runtime_versions(),
+            "weight_sharing": weight_sharing,
+            "source": {path.name: file_hash(path) for path in sources},
+            "contexts": contexts,
+            "sizes": {"model_files": sizes, "compiled": compiled},
+            "seconds": round(time.monotonic() - started, 1),
+        }
+        if calibration is not None:
+            manifest["calibration"] = (
+                (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
+            )
+        # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
+        write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+        return manifest
 
 
 @dataclass(frozen=True)
