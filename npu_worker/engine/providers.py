@@ -202,13 +202,27 @@ def qnn_devices(config: RuntimeConfig) -> list[Any]:
     return devices
 
 
+def runtime_versions() -> dict[str, str]:
+    """What a compiled context depends on besides the graph and the target."""
+    versions = {}
+    for package in ("onnxruntime", "onnxruntime-qnn"):
+        try:
+            versions[package] = importlib.metadata.version(package)
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "missing"
+    return versions
+
+
 def context_cache_path(config: RuntimeConfig, model_path: Path, fixed_dims: dict[str, int]) -> Path | None:
-    """Where the compiled QNN context of this model + shape lives (None: no caching)."""
+    """Where the compiled QNN context of this model + shape lives (None: no caching). The key holds
+    what the context was made by too: after an upgrade of onnxruntime, its QNN plugin or the
+    specialiser, the old context (its old placement) is not reused."""
     if config.cache_dir is None:
         return None
     stat = model_path.stat()
     key = f"{model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{sorted(fixed_dims.items())}"
     key += f"|{sorted(config.qnn_provider_options().items())}"
+    key += f"|{sorted(runtime_versions().items())}|specialiser {specialize.VERSION}"
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     return config.cache_dir / f"{model_path.stem}-{digest}_ctx.onnx"
 

@@ -29,6 +29,9 @@ from typing import Any
 from npu_worker.engine import dynamic_bias, relshift
 
 log = logging.getLogger(__name__)
+# Part of the QNN context cache's key (providers.py): bump it when the graph this module writes changes.
+# 2: the zero biases of dynamic_bias.py.
+VERSION = 2
 # Only shape propagation, constant folding and dead-node removal are needed (onnxruntime fuses what it
 # runs itself); skipping the rest halves the time.
 SKIPPED = ("graph_fusion", "subexpression_elimination", "weight_tying")

@@ -195,6 +195,31 @@ def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_pa
     assert ops == {"EPContext"}  # loaded from the compiled context, not compiled again
 
 
+def test_the_qnn_context_cache_key_changes_with_the_runtime_and_the_specialiser(tmp_path, monkeypatch):
+    """After an upgrade of onnxruntime, its QNN plugin or the specialiser the old context (with its
+    old placement) was loaded again: the key had only the file, the shape and the provider options."""
+    import importlib.metadata
+
+    from npu_worker.engine import specialize
+
+    model = tmp_path / "fm_decoder.onnx"
+    model.write_bytes(b"graph")
+    config = RuntimeConfig(cache_dir=tmp_path / "qnn-cache")
+    before = providers.context_cache_path(config, model, {"N": 1, "T": 63})
+    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) == before
+    installed = importlib.metadata.version
+    for upgraded in ("onnxruntime", "onnxruntime-qnn"):
+        with monkeypatch.context() as patch:
+            patch.setattr(
+                importlib.metadata,
+                "version",
+                lambda name, upgraded=upgraded: "99.0" if name == upgraded else installed(name),
+            )
+            assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before, upgraded
+    monkeypatch.setattr(specialize, "VERSION", specialize.VERSION + 1)
+    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before
+
+
 @qnn
 def test_the_qnn_context_cache_is_a_folder_only_the_worker_can_write_in(qnn_model_dir, tmp_path):
     """The worker loads whatever context the cache holds: a folder made group-writable (a service's

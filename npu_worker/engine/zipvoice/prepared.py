@@ -21,7 +21,6 @@ mismatch is a ModelLoadError that says to run `prepare` again (nothing is silent
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import json
 import logging
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from npu_worker.engine import providers, qnn_targets
-from npu_worker.engine.providers import RuntimeConfig, SessionPlacement
+from npu_worker.engine.providers import RuntimeConfig, SessionPlacement, runtime_versions
 
 if TYPE_CHECKING:
     pass
@@ -60,17 +59,6 @@ def file_hash(path: Path) -> str:
         while chunk := stream.read(1 << 22):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def runtime_versions() -> dict[str, str]:
-    """What a compiled context depends on besides the graph and the target."""
-    versions = {}
-    for package in ("onnxruntime", "onnxruntime-qnn"):
-        try:
-            versions[package] = importlib.metadata.version(package)
-        except importlib.metadata.PackageNotFoundError:
-            versions[package] = "missing"
-    return versions
 
 
 def context_name(decoder: Path, bucket: int) -> str:
