@@ -117,10 +117,12 @@ def test_padding_puts_multiples_of_the_phase_in_front_and_the_rest_behind():
     assert padded[0, :, 0].tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2, 3, 4, 4, 4]
 
 
-@pytest.mark.parametrize("buckets", [(64, 127), (), (0,)])
-def test_even_or_empty_buckets_are_refused(buckets):
-    with pytest.raises(ModelLoadError, match="odd"):
+@pytest.mark.parametrize("buckets", [(64, 127), (), (0,), (383, runtime.MAX_BUCKET + 2), (999999999,)])
+def test_even_empty_or_too_large_buckets_are_refused(buckets):
+    """999999999 frames went on to the specialiser, which allocated its zero input: out of memory."""
+    with pytest.raises(ModelLoadError, match=f"odd positive frame counts up to {runtime.MAX_BUCKET}"):
         runtime.check_buckets(buckets)
+    assert runtime.check_buckets((runtime.MAX_BUCKET, 383)) == (383, runtime.MAX_BUCKET)
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)

@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 # (engine.bucket_tokens): only a prompt that fills it alone sends calls to the CPU overflow decoder.
 DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
 PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group
+# The largest bucket: the positional encoding has no length limit, but every attention layer holds
+# heads × T × T scores (268 MB per layer in fp32 at 4095 frames with the real model's 4 heads) and
+# compiling a bucket runs the whole graph on a zero input of that length; 4095 frames (43.7 s) is twice
+# the largest default bucket. Larger values (`--buckets 999999999`) only ran the machine out of memory.
+MAX_BUCKET = 4095
 
 
 def _scalar(session_input: Any, value: float | int, dtype: type) -> np.ndarray:
@@ -159,10 +164,12 @@ def pad_frames(values: np.ndarray, front: int, back: int) -> np.ndarray:
 def check_buckets(buckets: tuple[int, ...]) -> tuple[int, ...]:
     """Buckets must be odd: at an even frame count the 2x/4x downsampling pads zero rows, and those
     empty tensors are folded wrongly (onnxruntime's ExpandElimination, onnxslim at full size) or
-    rejected (QNN); at odd counts every stack pads at least one row."""
+    rejected (QNN); at odd counts every stack pads at least one row. At most MAX_BUCKET frames."""
     even = [size for size in buckets if size % 2 == 0]
-    if not buckets or even or min(buckets) < 1:
-        raise ModelLoadError(f"decoder buckets must be odd positive frame counts, got {list(buckets)}")
+    if not buckets or even or min(buckets) < 1 or max(buckets) > MAX_BUCKET:
+        raise ModelLoadError(
+            f"decoder buckets must be odd positive frame counts up to {MAX_BUCKET}, got {list(buckets)}"
+        )
     return tuple(sorted(buckets))
 
 
