@@ -95,6 +95,11 @@ def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tm
         pass
     with prepare.out_dir_lock(empty):
         pass
+    # preparing from a prepared folder: its lock file is not linked over the new folder's
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    assert prepare.LOCK not in prepare._copy_model_files(empty, copied)
+    assert not (copied / prepare.LOCK).exists()
 
 
 def test_model_files_copied_into_the_out_folder_replace_a_link_instead_of_writing_through_it(tmp_path):

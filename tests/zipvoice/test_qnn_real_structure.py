@@ -6,10 +6,11 @@ takes some seconds (onnxslim specialisation ≈ 10 s, compile ≈ 1 s, one run �
 
 from __future__ import annotations
 
+import numpy as np
 import onnx
 import pytest
 
-from npu_worker.engine import providers, qnn_targets, specialize
+from npu_worker.engine import dynamic_bias, providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import runtime
 from tests.zipvoice.test_buckets import decoder_inputs, decoder_path, relative_l2
@@ -74,6 +75,23 @@ def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(tiny_model_
     ops = {node.op_type for sub in again.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}
     assert not list(tmp_path.glob("specialise-*"))  # the specialised graph was a temporary
+
+
+def test_the_zero_bias_goes_after_the_guidance_embedding_only_and_changes_no_value(real_structure_dir):
+    path = decoder_path(real_structure_dir, "int8")
+    model = onnx.load(str(path))
+    assert dynamic_bias.add_zero_biases(model.graph) == 1
+    added = [node for node in model.graph.node if node.name.endswith("_zero_bias")]
+    assert [node.name for node in added] == [
+        "/fm_decoder/guidance_scale_embed/MatMul_quant_output_scale_mul_zero_bias"
+    ]
+    config = RuntimeConfig(threads=1)
+    rewritten = runtime.Decoder(
+        providers.open_session(path, "cpu", config, graph=model.SerializeToString()), 3.0
+    )
+    exported = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
+    inputs = decoder_inputs(FRAMES)
+    assert np.array_equal(exported(0.3, *inputs), rewritten(0.3, *inputs))
 
 
 @qnn
