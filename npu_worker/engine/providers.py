@@ -8,6 +8,7 @@ provider in `get_providers()` even when it took nothing (QNN takes no nodes of a
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib.metadata
 import json
@@ -220,11 +221,24 @@ def context_cache_path(config: RuntimeConfig, model_path: Path, fixed_dims: dict
     if config.cache_dir is None:
         return None
     stat = model_path.stat()
-    key = f"{model_path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{sorted(fixed_dims.items())}"
-    key += f"|{sorted(config.qnn_provider_options().items())}"
+    key = f"{stat.st_size}|{stat.st_mtime_ns}|{sorted(config.qnn_provider_options().items())}"
     key += f"|{sorted(runtime_versions().items())}|specialiser {specialize.VERSION}"
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return config.cache_dir / f"{model_path.stem}-{digest}_ctx.onnx"
+    digest = hashlib.sha256(f"{_cache_slot(model_path, fixed_dims)}|{key}".encode()).hexdigest()[:16]
+    return config.cache_dir / f"{_cache_slot(model_path, fixed_dims)}-{digest}_ctx.onnx"
+
+
+def _cache_slot(model_path: Path, fixed_dims: dict[str, int]) -> str:
+    """The part of a cached context's name that one model file at one shape keeps across versions."""
+    where = hashlib.sha256(f"{model_path.resolve()}|{sorted(fixed_dims.items())}".encode()).hexdigest()
+    return f"{model_path.stem}-{where[:8]}"
+
+
+def _drop_older_contexts(cached: Path, model_path: Path, fixed_dims: dict[str, int]) -> None:
+    """Remove the contexts this model file at this shape had before (another model version, runtime,
+    target): each is hundreds of MB at full size and nothing would load it again."""
+    for path in cached.parent.glob(f"{glob.escape(_cache_slot(model_path, fixed_dims))}-*"):
+        if not path.name.startswith(cached.name.removesuffix("ctx.onnx")):
+            path.unlink(missing_ok=True)
 
 
 def _qnn_session(
@@ -258,6 +272,7 @@ def _qnn_session(
     placed = SessionPlacement.of(session, "qnn")
     if cached is not None and cached.is_file():
         record_placement(cached, placed)
+        _drop_older_contexts(cached, model_path, fixed_dims)
     return session, placed
 
 

@@ -221,6 +221,34 @@ def test_the_qnn_context_cache_key_changes_with_the_runtime_and_the_specialiser(
 
 
 @qnn
+def test_a_context_compiled_again_after_an_upgrade_replaces_the_old_one_in_the_cache(
+    qnn_model_dir, tmp_path, monkeypatch
+):
+    """Every upgrade or model change left the old context behind (hundreds of MB per bucket at full
+    size), never loaded again."""
+    import importlib.metadata
+
+    path = qnn_model_dir / "fm_decoder.onnx"
+    dims = runtime.bucket_dims(path, (BUCKETS[0],))[BUCKETS[0]]
+    config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=tmp_path / "qnn-cache")
+    other = runtime.bucket_dims(path, (BUCKETS[1],))[BUCKETS[1]]
+    providers.open_session(path, "qnn", config, other)  # another bucket: kept
+    installed = importlib.metadata.version
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            importlib.metadata, "version", lambda name: "0.1" if "onnx" in name else installed(name)
+        )
+        providers.open_session(path, "qnn", config, dims)
+        old = sorted(p.name for p in config.cache_dir.iterdir())
+    providers.open_session(path, "qnn", config, dims)
+    now = sorted(p.name for p in config.cache_dir.iterdir())
+    assert len(old) == len(now) and len(now) >= 4, now  # two contexts with their placement (and bins)
+    kept = providers.context_cache_path(config, path, dims)
+    assert kept is not None and kept.name in now and kept.name not in old
+    assert providers.context_cache_path(config, path, other).name in now
+
+
+@qnn
 def test_the_qnn_context_cache_is_a_folder_only_the_worker_can_write_in(qnn_model_dir, tmp_path):
     """The worker loads whatever context the cache holds: a folder made group-writable (a service's
     UMask=0007, as the synthesis cache's was) let the group plant one."""
