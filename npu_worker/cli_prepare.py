@@ -99,6 +99,10 @@ def run_prepare(args: argparse.Namespace) -> int:
         )
         recording, about = None, None
         if qdq.is_quantised(args.precision):
+            if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
+                prepare.check_out_dir(Path(args.out))
+                with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes
+                    pass
             recording, about = record_calibration(args, files.directory, config, progress)
         manifest = prepare.prepare(
             files.decoder,

@@ -86,6 +86,10 @@ def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tm
         f"{prepare.LOCK}); wait for it to end or give another --out"
     ]
     assert (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").read_bytes() == b"being compiled"
+    with open(out / prepare.LOCK, "a") as held:  # a16w8: refused before minutes of calibration
+        fcntl.flock(held, fcntl.LOCK_EX)
+        done = subprocess.run([*command, "--precision", "a16w8"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "another prepare is writing this folder" in done.stderr, done.stderr
     # a folder left with only the lock file (a prepare killed at once) is an empty one
     empty = tmp_path / "empty"
     empty.mkdir()
