@@ -159,12 +159,31 @@ async def prepare_speech(
 @openai_errors
 async def create_speech(request: web.Request) -> web.StreamResponse:
     speech, fmt, run = await prepare_speech(request, await read_body(request))
+    watch = asyncio.create_task(cancel_when_gone(request, run))
     try:
         if speech.stream_format == "sse":
             return await stream_sse(request, run, fmt)
         return await stream_audio(request, run, fmt)
     finally:
+        watch.cancel()
         run.cancel()  # a no-op once done; stops the engine when the caller hung up
+
+
+async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
+    """Cancel `run` once its caller has gone (looked at every HANG_UP_CHECK_SECONDS): a request
+    queued behind others sends nothing until its first audio, so no failed write would tell."""
+    while not caller_gone(request):
+        await asyncio.sleep(HANG_UP_CHECK_SECONDS)
+    log.info("the caller of job %s hung up; its synthesis stops", run.job.id)
+    run.cancel()
+
+
+def hung_up_or(request: web.Request, error: WorkerError) -> WorkerError:
+    """`error`, unless the caller has gone (its run was cancelled for it): then ConnectionResetError,
+    a 499 in the access log rather than an error nobody reads."""
+    if caller_gone(request):
+        raise ConnectionResetError("the caller hung up") from error
+    return error
 
 
 async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
@@ -189,7 +208,7 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         await response.write_eof()
     except WorkerError as error:
         if not response.prepared:
-            raise
+            raise hung_up_or(request, error) from None
         log.warning(
             "speech stream of job %s failed after it started (%s); cutting the connection", run.job.id, error
         )
@@ -254,7 +273,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         await delta(await encoder.finish_async())
     except WorkerError as error:
         if not response.prepared:
-            raise
+            raise hung_up_or(request, error) from None
         await response.write(sse_event(SpeechError(openai_error(error)[0]).encode()))
         await response.write_eof()
         return response
