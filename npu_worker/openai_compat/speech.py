@@ -8,6 +8,7 @@ import contextlib
 import logging
 import time
 import traceback
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,6 +22,7 @@ from ..http_compat.routes import HANG_UP_CHECK_SECONDS, read_body
 from ..protocol import (
     BadRequest,
     InvalidAudio,
+    RefWavNotAllowed,
     SynthParams,
     TextTooLong,
     TooManySections,
@@ -152,8 +154,18 @@ async def prepare_speech(
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
-    run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
+    with ref_audio_at_fault(speech):
+        run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
     return speech, fmt, run
+
+
+@contextlib.contextmanager
+def ref_audio_at_fault(speech: SpeechRequest) -> Iterator[None]:
+    """A reference path the job core refuses (RefWavNotAllowed) names `ref_audio` when the caller gave it."""
+    try:
+        yield
+    except RefWavNotAllowed as error:
+        raise (with_param(error, "ref_audio") if speech.ref_audio is not None else error) from None
 
 
 @openai_errors
