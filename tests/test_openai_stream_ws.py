@@ -324,3 +324,31 @@ async def test_leaving_while_sentences_wait_for_their_place_ends_everything(work
     finally:
         gate.open()
     assert len(engine.calls) <= MAX_SENTENCES_AHEAD
+
+
+async def test_a_close_while_sentences_wait_for_their_place_is_seen_at_once(worker):
+    """While MAX_SENTENCES_AHEAD sentences waited, the socket was not read: a client's close was seen
+    only after its close timeout (~10 s) or the next sentence sent, and the queued ones ran meanwhile."""
+    from npu_worker.openai_compat.stream_ws import MAX_SENTENCES_AHEAD
+
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    try:
+        async with websockets.connect(stream_url(client)) as ws:  # the default close timeout, 10 s
+            await ws.send(json.dumps({"type": "input.text", "text": "가나다라입니다. " * 12}))
+            async with asyncio.timeout(seconds(10)):
+                while scheduler.jobs_running() < MAX_SENTENCES_AHEAD:
+                    await asyncio.sleep(0.01)
+            left = asyncio.get_running_loop().time()
+        async with asyncio.timeout(seconds(3)):  # the gate is still shut: nothing was sent meanwhile
+            while scheduler.queue_size() > 1:  # only the first, held on the engine, is left
+                await asyncio.sleep(0.01)
+        assert asyncio.get_running_loop().time() - left < 3.0  # the close handshake was answered
+    finally:
+        gate.open()
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.jobs_running():
+            await asyncio.sleep(0.01)
+    assert len(engine.calls) == 1, engine.calls
