@@ -62,6 +62,13 @@ async def test_bad_speech_request_is_a_4xx_in_openai_shape_and_writes_nothing(
     assert files_under(tmp_path) == before
 
 
+async def test_a_language_espeak_lacks_names_the_language_field(worker):
+    client = await worker(None)  # espeak-ng: it refuses an unknown language at submission
+    async with client.post("/v1/audio/speech", json={**GOOD, "language": "zz"}) as response:
+        assert response.status == 400
+        assert_openai_error(await response.json(), "UnknownLanguage", "language")
+
+
 async def test_the_unsupported_format_error_names_the_formats_that_work(worker):
     client = await worker()
     async with client.post("/v1/audio/speech", json={**GOOD, "response_format": "aac"}) as response:

@@ -266,6 +266,7 @@ async def test_a_language_the_engine_lacks_is_refused_at_session_config(worker):
         await ws.send(json.dumps({"type": "session.config", "language": "xx"}))
         error = await receive(ws)
         assert error["type"] == "error" and error["code"] == "UnknownLanguage"
+        assert error["param"] == "language"
         await send_fragments(ws, "그래도 계속됩니다.")  # the session keeps its earlier configuration
         await ws.send(json.dumps({"type": "input.done"}))
         assert (await receive_until(ws, "session.done"))[-1]["total_sentences"] == 1

@@ -26,6 +26,7 @@ from ..protocol import (
     SynthParams,
     TextTooLong,
     TooManySections,
+    UnknownLanguage,
     UnknownVoice,
     WorkerError,
 )
@@ -154,18 +155,21 @@ async def prepare_speech(
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
-    with ref_audio_at_fault(speech):
+    with fields_at_fault(speech):
         run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
     return speech, fmt, run
 
 
 @contextlib.contextmanager
-def ref_audio_at_fault(speech: SpeechRequest) -> Iterator[None]:
-    """A reference path the job core refuses (RefWavNotAllowed) names `ref_audio` when the caller gave it."""
+def fields_at_fault(speech: SpeechRequest) -> Iterator[None]:
+    """What the job core refuses names its field: a reference path (RefWavNotAllowed) `ref_audio` when
+    the caller gave one, a language the engine lacks (UnknownLanguage) `language`."""
     try:
         yield
     except RefWavNotAllowed as error:
         raise (with_param(error, "ref_audio") if speech.ref_audio is not None else error) from None
+    except UnknownLanguage as error:
+        raise with_param(error, "language") from None
 
 
 @openai_errors

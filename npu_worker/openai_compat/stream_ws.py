@@ -52,7 +52,7 @@ from .messages import (
 )
 from .request import SpeechOptions
 from .sentences import AssemblyRules, SentenceAssembler
-from .speech import check_model, pick_format, ref_audio_at_fault, synth_params
+from .speech import check_model, fields_at_fault, pick_format, synth_params
 
 log = logging.getLogger(__name__)
 
@@ -358,7 +358,7 @@ class SpeechStreamSession:
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
         params = await synth_params(self.app, speech)
-        with ref_audio_at_fault(speech):  # a language or path every sentence would fail on
+        with fields_at_fault(speech):  # a language or path every sentence would fail on
             await self.scheduler.check_params(params)
         self._params = params
         self.stream_audio = config.stream_audio
