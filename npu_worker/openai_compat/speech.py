@@ -194,12 +194,13 @@ async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
     run.cancel()
 
 
-def hung_up_or(request: web.Request, error: WorkerError) -> WorkerError:
-    """`error`, unless the caller has gone (its run was cancelled for it): then ConnectionResetError,
-    a 499 in the access log rather than an error nobody reads."""
-    if caller_gone(request):
-        raise ConnectionResetError("the caller hung up") from error
-    return error
+def answer_to_gone(response: web.StreamResponse) -> web.StreamResponse:
+    """The answer to a caller that has gone: the response as it stands, or (none started: a whole-file
+    format, a request still queued) ConnectionResetError, a 499 in the access log and metrics rather
+    than an unstarted response aiohttp would send as an empty 200, or an error nobody reads."""
+    if not response.prepared:
+        raise ConnectionResetError("the caller hung up")
+    return response
 
 
 async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
@@ -223,8 +224,10 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         await send_within(request, response, tail)
         await response.write_eof()
     except WorkerError as error:
+        if caller_gone(request):
+            return answer_to_gone(response)
         if not response.prepared:
-            raise hung_up_or(request, error) from None
+            raise
         log.warning(
             "speech stream of job %s failed after it started (%s); cutting the connection", run.job.id, error
         )
@@ -233,6 +236,7 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
         forget_frames(gone)
+        return answer_to_gone(response)
     finally:
         encoder.release()
         data = tail = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
@@ -288,15 +292,17 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         stop_if_caller_gone(request)
         await delta(await encoder.finish_async())
     except WorkerError as error:
+        if caller_gone(request):
+            return answer_to_gone(response)
         if not response.prepared:
-            raise hung_up_or(request, error) from None
+            raise
         await response.write(sse_event(SpeechError(openai_error(error)[0]).encode()))
         await response.write_eof()
         return response
     except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
         forget_frames(gone)
-        return response
+        return answer_to_gone(response)
     finally:
         encoder.release()
     done = SpeechAudioDone(
