@@ -31,9 +31,6 @@ from ..ws_server.chunking import GrowingChunker, schedule_sizes
 from ..ws_server.opening import open_socket
 from ..ws_server.standing import Standing
 from .core import SpeechRun, engine_info, start_speech
-
-if TYPE_CHECKING:
-    from ..jobs.scheduler import Scheduler
 from .errors import openai_error, with_param
 from .formats import FORMATS, AudioFormat, encode_whole
 from .messages import (
@@ -53,6 +50,9 @@ from .messages import (
 from .request import SpeechOptions
 from .sentences import AssemblyRules, SentenceAssembler
 from .speech import check_model, fields_at_fault, pick_format, synth_params
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
