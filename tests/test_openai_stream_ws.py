@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
 from typing import Any
 
 import pytest
@@ -353,3 +355,32 @@ async def test_a_close_while_sentences_wait_for_their_place_is_seen_at_once(work
         while scheduler.jobs_running():
             await asyncio.sleep(0.01)
     assert len(engine.calls) == 1, engine.calls
+
+
+async def test_a_close_from_a_client_that_reads_nothing_stops_its_sentences_at_once(worker):
+    """A client that stopped reading (its sentences wait to be sent) and then closed: the close frame
+    was not read while sentences waited for their place, so those queued were made until the client's
+    close timeout dropped the connection."""
+    from npu_worker.openai_compat.stream_ws import MAX_SENTENCES_AHEAD
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)  # made at about the pace it plays
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((client.host, client.port))
+    ws = await websockets.connect(stream_url(client), sock=sock, max_queue=1, close_timeout=seconds(10))
+    sentence = "가나다라마 " * 33 + "입니다. "  # 4 s of audio, made in about 4 s
+    await ws.send(json.dumps({"type": "input.text", "text": sentence * 9}))
+    await asyncio.sleep(2.0)  # the worker's sends now wait for a reader that never comes
+    assert scheduler.jobs_running() == MAX_SENTENCES_AHEAD, engine.calls
+    closing = asyncio.ensure_future(ws.close())
+    try:
+        async with asyncio.timeout(seconds(3)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        closing.cancel()  # it would wait its close timeout for a close frame it does not read
+        sock.close()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await closing
