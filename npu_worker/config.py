@@ -311,6 +311,9 @@ class Settings:
         f"extra read-only named-voice directories (<name>.wav + <name>.txt), '{os.pathsep}'-separated",
         kind=_paths,
     )
+    max_voices: int = _opt(
+        1000, "uploaded voices stored at most (a new one beyond is a 409 TooManyVoices)", kind=_count(1)
+    )
     voice_max_bytes: int = _opt(5 * 1024 * 1024, "largest voice upload in bytes", kind=_count(1))
     voice_max_seconds: float = _opt(
         30.0, "longest voice upload in seconds (decoded; 1 s to 3600 s)", kind=_seconds(1.0, 3600.0)

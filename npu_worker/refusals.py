@@ -53,25 +53,27 @@ def refuse_hostile(data: bytes) -> None:
             raise BadRequest("invalid JSON: nested too deeply") from None
 
 
-def malformed(data: bytes, reason: str) -> str:
+def malformed(data: bytes, reason: str) -> WorkerError:
     """What is wrong with a document msgspec could not parse, worded as Python's parser words it
-    (line and column), or naming where a lone surrogate is; only the error path pays for this, and
-    only for a body of at most MAX_WORDED_BYTES."""
+    (line and column), or naming where a lone surrogate is (its top-level field is the `param`);
+    only the error path pays for this, and only for a body of at most MAX_WORDED_BYTES."""
     if len(data) > MAX_WORDED_BYTES:
-        return f"invalid JSON: {reason}"
+        return BadRequest(f"invalid JSON: {reason}")
     try:
         body = json.loads(data)
     except json.JSONDecodeError as exc:
-        return f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        return BadRequest(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}")
     except RecursionError:
-        return "invalid JSON: nested too deeply"
+        return BadRequest("invalid JSON: nested too deeply")
     except ValueError:
-        return "invalid JSON: a number has too many digits"
+        return BadRequest("invalid JSON: a number has too many digits")
     where = lone_surrogate_at(body)
     if where is not None:
         # No file name, log line or frame can carry one: the document is refused here, once.
-        return f"{where or 'the body'} holds a lone surrogate (not valid Unicode)"
-    return f"invalid JSON: {reason}"  # e.g. NaN or Infinity, which only Python's parser accepts
+        field = "" if where == "a key" else re.split(r"[.\[]", where, maxsplit=1)[0]
+        message = f"{where or 'the body'} holds a lone surrogate (not valid Unicode)"
+        return BadRequest(message, param=field or None)
+    return BadRequest(f"invalid JSON: {reason}")  # e.g. NaN or Infinity, which only Python's parser accepts
 
 
 def lone_surrogate_at(body: Any) -> str | None:

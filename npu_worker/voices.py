@@ -32,6 +32,7 @@ from .protocol import (
     InvalidAudio,
     StateUnavailable,
     SynthParams,
+    TooManyVoices,
     UnknownVoice,
     VoiceExists,
     VoiceNotFound,
@@ -139,8 +140,10 @@ class VoiceLibrary:
         default_wav: str | None = None,
         default_text: str | None = None,
         inline_keep: int = 32,
+        max_voices: int = 1000,
     ) -> None:
         self.store_dir = Path(store_dir)
+        self.max_voices = max_voices
         self.inline_keep = inline_keep
         self.inline_dir = self.store_dir / "inline"
         self.extra_dirs = tuple(Path(d).expanduser() for d in extra_dirs)
@@ -159,6 +162,7 @@ class VoiceLibrary:
             settings.voices_dir,
             settings.ref_wav,
             settings.ref_text,
+            max_voices=settings.max_voices,
         )
 
     # -- lookup --------------------------------------------------------------------------------
@@ -250,6 +254,8 @@ class VoiceLibrary:
         with self._changing():  # two uploads under one name: one gets 409, never a mix of both
             if self.find(name) is not None:
                 raise VoiceExists(f"a voice named {name!r} exists; delete it first", param="name")
+            if sum(1 for _ in self.store_dir.glob("*.wav")) >= self.max_voices:  # each up to 5 MiB, forever
+                raise TooManyVoices(f"{self.max_voices} voices are stored; delete one first")
             _store(self.store_dir, name, text, wav_bytes(samples, rate))
             found = self.find(name)
         assert found is not None

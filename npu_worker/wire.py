@@ -31,7 +31,7 @@ def decode(raw: bytes | str, into: Any) -> Any:
     except msgspec.ValidationError as exc:
         failure = exc
     except msgspec.DecodeError as exc:
-        raise BadRequest(malformed(data, str(exc))) from None
+        raise malformed(data, str(exc)) from None
     except RecursionError:
         raise BadRequest("invalid JSON: nested too deeply") from None
     # A type error may be found before the document's end: a document that is not JSON at all is
@@ -41,7 +41,7 @@ def decode(raw: bytes | str, into: Any) -> Any:
     try:
         msgspec.json.decode(data, type=msgspec.Raw)
     except msgspec.DecodeError as exc:
-        raise BadRequest(malformed(data, str(exc))) from None
+        raise malformed(data, str(exc)) from None
     except RecursionError:
         raise BadRequest("invalid JSON: nested too deeply") from None
     raise invalid(failure, into, msgspec.Raw(data)) from None

@@ -40,7 +40,8 @@ def assert_openai_error(body: dict, code: str, param: str | None) -> None:
         ({"stream_format": "video"}, "BadRequest", "stream_format"),
         ({"language": 3}, "BadRequest", "language"),
         ({"model": "whisper-1"}, "BadRequest", "model"),
-        ({"ref_audio": "/etc/passwd"}, "RefWavNotAllowed", None),
+        ({"ref_audio": "/etc/passwd"}, "RefWavNotAllowed", "ref_audio"),
+        ({"input": "\ud800"}, "BadRequest", "input"),
         ({"ref_audio": "data:audio/wav;base64,@@@", "ref_text": "x"}, "BadRequest", "ref_audio"),
         ({"ref_audio": "data:audio/wav,plain", "ref_text": "x"}, "BadRequest", "ref_audio"),
         ({"ref_audio": NOT_AUDIO, "ref_text": "hello"}, "InvalidAudio", "ref_audio"),
@@ -59,6 +60,13 @@ async def test_bad_speech_request_is_a_4xx_in_openai_shape_and_writes_nothing(
         assert response.status == 400
         assert_openai_error(await response.json(), code, param)
     assert files_under(tmp_path) == before
+
+
+async def test_a_language_espeak_lacks_names_the_language_field(worker):
+    client = await worker(None)  # espeak-ng: it refuses an unknown language at submission
+    async with client.post("/v1/audio/speech", json={**GOOD, "language": "zz"}) as response:
+        assert response.status == 400
+        assert_openai_error(await response.json(), "UnknownLanguage", "language")
 
 
 async def test_the_unsupported_format_error_names_the_formats_that_work(worker):

@@ -252,6 +252,85 @@ async def test_a_caller_that_hangs_up_stops_the_synthesis(worker, stream_format)
     assert gate.passed < 40
 
 
+@pytest.mark.parametrize("stream_format", ["audio", "sse"])
+async def test_a_queued_request_whose_caller_hangs_up_is_never_made(worker, stream_format):
+    """A hang-up was noticed only once the first chunk arrived: a request queued behind another, whose
+    caller had already left, still cost the engine its first chunk (and a whole-file format all of it)."""
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.01)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    body = {"response_format": "pcm", "stream_format": stream_format}
+    try:
+        first = asyncio.ensure_future(client.post("/v1/audio/speech", json={**body, "input": "앞 " * 20}))
+        async with asyncio.timeout(seconds(10)):
+            while not engine.calls:
+                await asyncio.sleep(0.01)
+        queued = asyncio.ensure_future(client.post("/v1/audio/speech", json={**body, "input": "뒤 " * 20}))
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running() < 2:
+                await asyncio.sleep(0.01)
+        queued.cancel()  # the caller gives up while its request waits: its connection closes
+        with contextlib.suppress(asyncio.CancelledError):
+            await queued
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running() > 1:
+                await asyncio.sleep(0.01)
+        gate.open()
+        (await first).close()
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    assert engine.calls == ["앞 " * 20], engine.calls
+
+
+@pytest.mark.parametrize("stream_format", ["audio", "sse"])
+async def test_a_whole_file_answer_whose_caller_left_is_a_499_not_a_200(worker, stream_format):
+    """A flac answer (written only when whole) whose caller hung up mid-synthesis was counted (access
+    log, metrics) as a 200 with an empty body: the unstarted response was returned, and so sent."""
+    from tests.test_metrics import scrape, value
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.01)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    body = {"input": "가" * 100, "response_format": "flac", "stream_format": stream_format}
+    gate.allow(2)
+    try:
+        request = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
+        async with asyncio.timeout(seconds(10)):
+            while gate.passed < 2:
+                await asyncio.sleep(0.01)
+        request.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await request
+        gate.open()
+        async with asyncio.timeout(seconds(10)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        gate.open()
+    async with asyncio.timeout(seconds(10)):
+        while True:
+            samples = await scrape(client)
+            counted = {
+                status: value(
+                    samples,
+                    "npu_worker_http_requests_total",
+                    method="POST",
+                    route="/v1/audio/speech",
+                    status=status,
+                )
+                for status in ("200", "499")
+            }
+            if any(counted.values()):
+                break
+            await asyncio.sleep(0.05)
+    assert counted == {"200": 0, "499": 1}, counted
+
+
 async def test_a_batch_item_that_is_a_string_is_not_read_as_json(worker):
     """A string item was decoded as a JSON document: `'{"input": ...}'` was spoken (without the
     batch's defaults) and `"hello"` failed as `invalid JSON`."""

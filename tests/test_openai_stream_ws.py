@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import socket
 from typing import Any
 
 import pytest
@@ -137,8 +139,9 @@ async def test_frames_follow_the_growing_schedule_over_the_utterance(worker):
         ({"type": "session.config", "voice": "nobody"}, "voice"),
         ({"type": "session.config", "response_format": "aac"}, "response_format"),
         ({"type": "session.config", "speed": 9}, "speed"),
-        ({"type": "session.config", "ref_audio": "/etc/passwd"}, None),  # outside the allowed roots
+        ({"type": "session.config", "ref_audio": "/etc/passwd"}, "ref_audio"),  # outside the roots
         ({"type": "input.text", "text": 5}, "text"),
+        ({"type": "input.text", "text": "\ud800"}, "text"),
         ({"type": "dance"}, None),
         ({"type": ["input.done"]}, None),  # crashed the session (TypeError: unhashable type: 'list')
     ],
@@ -265,6 +268,7 @@ async def test_a_language_the_engine_lacks_is_refused_at_session_config(worker):
         await ws.send(json.dumps({"type": "session.config", "language": "xx"}))
         error = await receive(ws)
         assert error["type"] == "error" and error["code"] == "UnknownLanguage"
+        assert error["param"] == "language"
         await send_fragments(ws, "그래도 계속됩니다.")  # the session keeps its earlier configuration
         await ws.send(json.dumps({"type": "input.done"}))
         assert (await receive_until(ws, "session.done"))[-1]["total_sentences"] == 1
@@ -323,3 +327,60 @@ async def test_leaving_while_sentences_wait_for_their_place_ends_everything(work
     finally:
         gate.open()
     assert len(engine.calls) <= MAX_SENTENCES_AHEAD
+
+
+async def test_a_close_while_sentences_wait_for_their_place_is_seen_at_once(worker):
+    """While MAX_SENTENCES_AHEAD sentences waited, the socket was not read: a client's close was seen
+    only after its close timeout (~10 s) or the next sentence sent, and the queued ones ran meanwhile."""
+    from npu_worker.openai_compat.stream_ws import MAX_SENTENCES_AHEAD
+
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    try:
+        async with websockets.connect(stream_url(client)) as ws:  # the default close timeout, 10 s
+            await ws.send(json.dumps({"type": "input.text", "text": "가나다라입니다. " * 12}))
+            async with asyncio.timeout(seconds(10)):
+                while scheduler.jobs_running() < MAX_SENTENCES_AHEAD:
+                    await asyncio.sleep(0.01)
+            left = asyncio.get_running_loop().time()
+        async with asyncio.timeout(seconds(3)):  # the gate is still shut: nothing was sent meanwhile
+            while scheduler.queue_size() > 1:  # only the first, held on the engine, is left
+                await asyncio.sleep(0.01)
+        assert asyncio.get_running_loop().time() - left < 3.0  # the close handshake was answered
+    finally:
+        gate.open()
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.jobs_running():
+            await asyncio.sleep(0.01)
+    assert len(engine.calls) == 1, engine.calls
+
+
+async def test_a_close_from_a_client_that_reads_nothing_stops_its_sentences_at_once(worker):
+    """A client that stopped reading (its sentences wait to be sent) and then closed: the close frame
+    was not read while sentences waited for their place, so those queued were made until the client's
+    close timeout dropped the connection."""
+    from npu_worker.openai_compat.stream_ws import MAX_SENTENCES_AHEAD
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)  # made at about the pace it plays
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((client.host, client.port))
+    ws = await websockets.connect(stream_url(client), sock=sock, max_queue=1, close_timeout=seconds(10))
+    sentence = "가나다라마 " * 33 + "입니다. "  # 4 s of audio, made in about 4 s
+    await ws.send(json.dumps({"type": "input.text", "text": sentence * 9}))
+    await asyncio.sleep(2.0)  # the worker's sends now wait for a reader that never comes
+    assert scheduler.jobs_running() == MAX_SENTENCES_AHEAD, engine.calls
+    closing = asyncio.ensure_future(ws.close())
+    try:
+        async with asyncio.timeout(seconds(3)):
+            while scheduler.jobs_running():
+                await asyncio.sleep(0.01)
+    finally:
+        closing.cancel()  # it would wait its close timeout for a close frame it does not read
+        sock.close()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await closing

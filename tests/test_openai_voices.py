@@ -230,6 +230,19 @@ async def test_a_second_upload_under_the_same_name_is_a_conflict(worker):
     assert soundfile.info(stored.wav_path).duration == 2.0  # the first upload was kept
 
 
+async def test_the_voice_store_is_bounded_in_count(worker):
+    """Uploads had no count bound: 5 MiB per new name, kept for ever, until the state disk was full."""
+    client = await worker(max_voices=2)
+    assert [(await upload(client, name, tone_wav())).status for name in ("a", "b")] == [201, 201]
+    response = await upload(client, "c", tone_wav())
+    error = (await response.json())["error"]
+    assert response.status == 409 and error["code"] == "TooManyVoices", error
+    assert error["type"] == "invalid_request_error" and "2 voices" in error["message"]
+    assert await asyncio.to_thread(client.app[SCHEDULER_KEY].voices.find, "c") is None
+    assert (await client.delete("/v1/audio/voices/a")).status == 200  # room again
+    assert (await upload(client, "c", tone_wav())).status == 201
+
+
 async def test_with_espeak_the_voices_are_its_languages(worker):
     client = await worker(engine=None)  # the configured default backend: espeak-ng
     async with client.get("/v1/audio/voices") as listing:

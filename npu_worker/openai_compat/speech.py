@@ -8,6 +8,7 @@ import contextlib
 import logging
 import time
 import traceback
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,9 +22,11 @@ from ..http_compat.routes import HANG_UP_CHECK_SECONDS, read_body
 from ..protocol import (
     BadRequest,
     InvalidAudio,
+    RefWavNotAllowed,
     SynthParams,
     TextTooLong,
     TooManySections,
+    UnknownLanguage,
     UnknownVoice,
     WorkerError,
 )
@@ -152,19 +155,52 @@ async def prepare_speech(
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
-    run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
+    with fields_at_fault(speech):
+        run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
     return speech, fmt, run
+
+
+@contextlib.contextmanager
+def fields_at_fault(speech: SpeechRequest) -> Iterator[None]:
+    """What the job core refuses names its field: a reference path (RefWavNotAllowed) `ref_audio` when
+    the caller gave one, a language the engine lacks (UnknownLanguage) `language`."""
+    try:
+        yield
+    except RefWavNotAllowed as error:
+        raise (with_param(error, "ref_audio") if speech.ref_audio is not None else error) from None
+    except UnknownLanguage as error:
+        raise with_param(error, "language") from None
 
 
 @openai_errors
 async def create_speech(request: web.Request) -> web.StreamResponse:
     speech, fmt, run = await prepare_speech(request, await read_body(request))
+    watch = asyncio.create_task(cancel_when_gone(request, run))
     try:
         if speech.stream_format == "sse":
             return await stream_sse(request, run, fmt)
         return await stream_audio(request, run, fmt)
     finally:
+        watch.cancel()
         run.cancel()  # a no-op once done; stops the engine when the caller hung up
+
+
+async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
+    """Cancel `run` once its caller has gone (looked at every HANG_UP_CHECK_SECONDS): a request
+    queued behind others sends nothing until its first audio, so no failed write would tell."""
+    while not caller_gone(request):
+        await asyncio.sleep(HANG_UP_CHECK_SECONDS)
+    log.info("the caller of job %s hung up; its synthesis stops", run.job.id)
+    run.cancel()
+
+
+def answer_to_gone(response: web.StreamResponse) -> web.StreamResponse:
+    """The answer to a caller that has gone: the response as it stands, or (none started: a whole-file
+    format, a request still queued) ConnectionResetError, a 499 in the access log and metrics rather
+    than an unstarted response aiohttp would send as an empty 200, or an error nobody reads."""
+    if not response.prepared:
+        raise ConnectionResetError("the caller hung up")
+    return response
 
 
 async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
@@ -188,6 +224,8 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         await send_within(request, response, tail)
         await response.write_eof()
     except WorkerError as error:
+        if caller_gone(request):
+            return answer_to_gone(response)
         if not response.prepared:
             raise
         log.warning(
@@ -198,6 +236,7 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
         forget_frames(gone)
+        return answer_to_gone(response)
     finally:
         encoder.release()
         data = tail = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
@@ -253,6 +292,8 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         stop_if_caller_gone(request)
         await delta(await encoder.finish_async())
     except WorkerError as error:
+        if caller_gone(request):
+            return answer_to_gone(response)
         if not response.prepared:
             raise
         await response.write(sse_event(SpeechError(openai_error(error)[0]).encode()))
@@ -261,7 +302,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
         forget_frames(gone)
-        return response
+        return answer_to_gone(response)
     finally:
         encoder.release()
     done = SpeechAudioDone(

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from aiohttp import WSCloseCode, WSMsgType, web
@@ -48,14 +49,21 @@ from .messages import (
 )
 from .request import SpeechOptions
 from .sentences import AssemblyRules, SentenceAssembler
-from .speech import check_model, pick_format, synth_params
+from .speech import check_model, fields_at_fault, pick_format, synth_params
+
+if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
+    from ..jobs.scheduler import Scheduler
 
 log = logging.getLogger(__name__)
 
-# Sentences of one socket queued or being sent at once. Past this, the next sentence waits (and with it
-# the reading of the socket) until one has been sent: audio made for a client that does not read, or
-# faster than it reads, stays bounded (each sentence's own bound is 30 s), as does its share of the queue.
+# Sentences of one socket queued or being sent at once. Past this, the next sentence waits until one has
+# been sent: audio made for a client that does not read, or faster than it reads, stays bounded (each
+# sentence's own bound is 30 s), as does its share of the queue.
 MAX_SENTENCES_AHEAD = 4
+# Client messages read but not yet handled (their text waits for a sentence's place) held per socket, in
+# characters of their frames. The socket is read on meanwhile, so a close is seen at once; past this
+# bound reading pauses until they are handled.
+MAX_HELD_CHARS = 64 * 1024
 
 
 def pcm_bytes(samples: np.ndarray) -> bytes:
@@ -82,6 +90,22 @@ def decode_message(text: str) -> SessionConfig | InputText | InputDone | Session
             raise UnknownMessage(f"unknown message type {str(found[1])[:40]!r}") from None
         raise
     return message
+
+
+async def start_or_cancel(scheduler: Scheduler, text: str, params: SynthParams, first: bool) -> SpeechRun:
+    """`start_speech`, whose run is cancelled if this task is cancelled meanwhile (the socket closed):
+    a job admitted after the cancel would otherwise run for nobody."""
+    starting = asyncio.ensure_future(start_speech(scheduler, text, params, trim_leading_silence=first))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_cancel_started)
+        raise
+
+
+def _cancel_started(starting: asyncio.Future[SpeechRun]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        starting.result().cancel()
 
 
 @dataclass(frozen=True)
@@ -129,7 +153,7 @@ class Utterance:
             self._first_ready_at = ready_at
         run, error = None, None
         try:
-            run = await start_speech(self.session.scheduler, text, params, trim_leading_silence=index == 0)
+            run = await start_or_cancel(self.session.scheduler, text, params, index == 0)
             self.runs.append(run)
         except WorkerError as exc:
             error = exc
@@ -257,12 +281,16 @@ class SpeechStreamSession:
         self.ahead = asyncio.Semaphore(MAX_SENTENCES_AHEAD)
         self._standing = standing
         self._watched: asyncio.Task | None = None
+        self._inbox: asyncio.Queue[tuple[str, float]] = asyncio.Queue()
+        self._held = 0  # characters of the messages in the inbox
+        self._room = asyncio.Event()
+        self._closing: asyncio.Task | None = None
         self._update_standing()
 
     def _update_standing(self, _: object = None) -> None:
         """Idle for the connection guard while no utterance is open (no fragment waits for the rest of
         its sentence) and every sentence has been sent; a pause inside an utterance keeps it in use."""
-        if self._utterance is not None or self.ws.closed:
+        if self._utterance is not None or self._held or self.ws.closed:
             return
         pump = self._last_task
         if pump is None or pump.done():
@@ -282,6 +310,24 @@ class SpeechStreamSession:
     async def send_bytes(self, data: bytes) -> None:
         async with self._send_lock:
             await self.ws.send_bytes(data)
+
+    async def post(self, text: str, received_at: float) -> None:
+        """A client message for `serve`, in order; waits while MAX_HELD_CHARS wait to be handled."""
+        self._standing.in_use()
+        self._held += len(text)
+        self._inbox.put_nowait((text, received_at))
+        while self._held > MAX_HELD_CHARS:
+            self._room.clear()
+            await self._room.wait()
+
+    async def serve(self) -> None:
+        """Handle the posted messages one by one, until `session.close` has been served."""
+        while True:
+            text, received_at = await self._inbox.get()
+            self._held -= len(text)
+            self._room.set()
+            if not await self.on_text(text, received_at):
+                return
 
     async def on_text(self, text: str, received_at: float) -> bool:
         """One client message; False once `session.close` has been served (the socket then closes)."""
@@ -312,7 +358,8 @@ class SpeechStreamSession:
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
         params = await synth_params(self.app, speech)
-        await self.scheduler.check_params(params)  # a language or path every sentence would fail on
+        with fields_at_fault(speech):  # a language or path every sentence would fail on
+            await self.scheduler.check_params(params)
         self._params = params
         self.stream_audio = config.stream_audio
         self.audio_format = fmt
@@ -360,6 +407,16 @@ class SpeechStreamSession:
         self._utterance = None
         self._assembler = SentenceAssembler(self._rules())
 
+    def served(self, serving: asyncio.Task) -> None:
+        """`serve` has ended: a `post` waiting for room waits no more, and a socket it left open (it
+        failed) is closed, so the reading ends too."""
+        self._held = 0
+        self._room.set()
+        if not serving.cancelled() and not self.ws.closed:
+            self._closing = asyncio.get_running_loop().create_task(
+                self.ws.close(code=WSCloseCode.INTERNAL_ERROR)
+            )
+
     async def close(self) -> None:
         """The socket is gone: stop every queued sentence and the pumps."""
         for utterance in self._live:
@@ -370,18 +427,26 @@ class SpeechStreamSession:
 
 
 async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
+    """Reads the socket while `serve` handles the messages, so a close is seen even while sentences
+    wait for their place (then the queued ones stop at once)."""
     ws = await open_socket(request)
     session = SpeechStreamSession(ws, request.app, Standing(request, ws))
+    serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
+    serving.add_done_callback(session.served)
     try:
         async for message in ws:
+            if serving.done():  # session.close served, or the socket broke under a send
+                break
             if message.type == WSMsgType.TEXT:
-                if not await session.on_text(message.data, time.monotonic()):
-                    break
+                await session.post(message.data, time.monotonic())
             elif message.type == WSMsgType.BINARY:
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break
             elif message.type == WSMsgType.ERROR:
                 break
     finally:
+        serving.cancel()
         await session.close()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):  # a send to a socket gone
+            await serving  # an error of its own is raised here, as the handler's
     return ws
