@@ -98,6 +98,22 @@ ITEM = b'{"a": [1, 2, 3], "b": "xx"}'
 PILE = b",".join([ITEM] * 280_000)  # 8 MiB of small objects: the worst to decode
 
 
+def cpu_seconds(action: Any) -> float:
+    """The CPU time `action()` takes (the least of three tries: the machine is shared and noisy)."""
+    costs = []
+    for _ in range(3):
+        started = time.process_time()
+        action()
+        costs.append(time.process_time() - started)
+    return min(costs)
+
+
+def decoding_whole(body: bytes) -> float:
+    """What one full decode of `body` costs on this machine, as the comparison's unit: the refusal used
+    to decode the document again and run Python's parser on it (0.4 to 1.2 s for 8 MiB)."""
+    return cpu_seconds(lambda: msgspec.json.decode(PILE.join([b"[", b"]"])))
+
+
 @pytest.mark.parametrize(
     "body, message",
     [
@@ -119,9 +135,10 @@ def test_refusing_a_large_body_costs_no_full_decode(body, message):
     CPU (the document decoded again, then Python's parser for the wording), holding /health and every
     stream that long; now it costs about what accepting it does."""
     assert len(body) <= 8 * 1024 * 1024
-    started = time.process_time()
     assert refused(body, p.BatchBody).startswith(message)
-    assert time.process_time() - started < 0.15
+    # The refusal's cost next to one full decode of the same bytes, measured in the same run: before,
+    # it was several full decodes plus Python's parser; now a syntax scan, well under one.
+    assert cpu_seconds(lambda: refused(body, p.BatchBody)) < decoding_whole(body)
 
 
 @pytest.mark.parametrize("kind", ["wrong-type", "unknown-type"])
@@ -130,10 +147,14 @@ def test_refusing_a_large_socket_message_costs_no_full_decode(kind):
     body = b'{"type": "synth", "junk": [' + PILE + b'], "text": 5}'
     if kind == "unknown-type":
         body = b'{"type": "sing", "junk": [' + PILE + b"]}"
-    started = time.process_time()
     with pytest.raises((p.BadRequest, p.UnknownMessage)):
         p.parse_ws_message(body, LIMITS)
-    assert time.process_time() - started < 0.15
+
+    def refuse() -> None:
+        with pytest.raises((p.BadRequest, p.UnknownMessage)):
+            p.parse_ws_message(body, LIMITS)
+
+    assert cpu_seconds(refuse) < decoding_whole(body)
 
 
 def test_a_large_body_with_a_huge_integer_in_an_ignored_field_is_accepted():
