@@ -116,7 +116,11 @@ async def test_a_body_too_large_once_decompressed_is_not_decompressed_on(worker)
         await asyncio.wait_for(reader.read(), seconds(20))
     writer.close()
     assert answer.startswith(b"HTTP/1.1 413 ") and b"BodyTooLarge: " in answer
-    assert time.process_time() - started < 0.15
+    spent = time.process_time() - started
+    # The unit, measured in the same run: inflating the whole bomb (what aiohttp went on doing).
+    started = time.process_time()
+    zlib.decompress(bomb, 31)
+    assert spent < (time.process_time() - started) / 2
 
 
 @pytest.mark.parametrize("compress", [gzip.compress, zlib.compress])
