@@ -530,3 +530,52 @@ async def test_a_late_second_run_does_not_rewrite_a_file_after_the_first_runs_ok
         while node.running is not None:
             await asyncio.sleep(0.02)
     assert not await asyncio.to_thread(out.exists)
+
+
+async def test_a_log_entry_planted_with_a_high_id_leaves_no_job_half_updated(jobs, redis_server):
+    """`XADD npu:log:<id> 0-999 e x` made every later event's XADD fail after the script's first writes
+    (Redis does not roll a script back): the section was final with no event, `pending` never released,
+    the job never ended. Now its events go past the planted id and the job ends; a log that is no stream
+    at all still lets the job's counts and end through."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await create(jobs, make_job("high", 2))
+    await create(jobs, make_job("notastream", 1))
+    await create(jobs, make_job("future", 1))
+    await planter.xadd("npu:log:high", {"e": "x"}, id="0-999")
+    await planter.delete("npu:log:notastream")
+    await planter.set("npu:log:notastream", "x")
+    await planter.xadd("npu:log:future", {"e": "x"}, id="5-0")
+    assert await jobs.append("high", Progress(0, "synth")) == 1000
+    assert await jobs.final("high", 0, ok(0), ok=True, node="n1", advance=False) == 1001
+    assert await jobs.final("high", 1, ok(1), ok=True, node="n1", advance=False) == 1002
+    ids = [entry_id for entry_id, _ in await planter.xrange("npu:log:high")]
+    assert ids == [b"0-1", b"0-999", b"0-1000", b"0-1001", b"0-1002", b"0-1003"]  # the last one is done
+    assert await jobs.made_ok("notastream", "n1", 0, b"wav", ok(0)) == 2
+    assert await jobs.final("future", 0, ok(0), ok=True, node="n1", advance=False) == 2
+    for job_id in ("high", "notastream", "future"):
+        assert await planter.hget(f"npu:job:{job_id}", "done") == b"1"
+    assert int(await planter.get("npu:pending")) == 0
+    await planter.aclose()
+
+
+async def test_a_pending_counter_not_of_ours_is_recounted_not_a_failed_submit(jobs, redis_server):
+    """`SET npu:pending abc` made every submit a 500 (and every final fail halfway): the counter is
+    recounted from the jobs under way, whatever was written there."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await create(jobs, make_job("a", 3))
+    await jobs.final("a", 0, ok(0), ok=True, node="n1", advance=False)
+    await planter.set("npu:pending", "abc")
+    assert await create(jobs, make_job("b", 4)) == 1
+    assert int(await planter.get("npu:pending")) == 6  # 2 of a, 4 of b
+    await planter.delete("npu:pending")
+    await planter.hset("npu:pending", "x", "y")
+    assert await jobs.final("a", 1, ok(1), ok=True, node="n1", advance=False) == 3
+    assert int(await planter.get("npu:pending")) == 5
+    await planter.set("npu:pending", "1e3")
+    assert await jobs.cancel("b", "n1")
+    assert int(await planter.get("npu:pending")) == 1
+    await planter.aclose()
