@@ -579,3 +579,54 @@ async def test_a_pending_counter_not_of_ours_is_recounted_not_a_failed_submit(jo
     assert await jobs.cancel("b", "n1")
     assert int(await planter.get("npu:pending")) == 1
     await planter.aclose()
+
+
+async def test_a_node_gone_for_good_leaves_no_heartbeat_stream_or_consumer_but_what_still_waits(
+    jobs, redis_server
+):
+    """Every node id ever used kept its `npu:nodes` entry, its `ready:<node>` stream and its consumer in
+    the engines' group for good. A node silent for a day loses them, except a writers' stream with
+    entries waiting and a consumer holding an item; a live node keeps everything."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await jobs.ensure_groups("n3")
+    await create(jobs, make_job("j", 2), window=2)
+    assert await jobs.claim("n1", own=False, block_ms=10)  # n1 runs and finishes an item
+    (held,) = await jobs.claim("n2", own=False, block_ms=10)  # n2 dies holding one
+    (done,) = await jobs.claim("n1", own=True, block_ms=0)
+    await jobs.ack(done)
+    assert await jobs.made("j", "n2", 1, b"w", {"duration": 1, "elapsed": 0, "cached": False})
+    for node in ("n1", "n2", "n3"):
+        await jobs.heartbeat(node, {"role": "both"})
+    now = await jobs.now()
+    for node in ("n1", "n2"):
+        await planter.hset("npu:nodes", node, json.dumps({"role": "both", "seen": now - 2 * 86400}))
+    assert sorted(await jobs.forget_gone_nodes(86400)) == ["n1", "n2"]
+    assert list(await planter.hgetall("npu:nodes")) == [b"n3"]
+    assert not await planter.exists("npu:ready:n1")
+    assert await planter.xlen("npu:ready:n2") == 1 and await planter.exists("npu:ready:n3")
+    consumers = {
+        c["name"]
+        for stream in ("npu:q:first", "npu:q:batch")
+        for c in await planter.xinfo_consumers(stream, "engines")
+    }
+    assert b"n1" not in consumers and b"n2" in consumers  # n2 still holds `held` (a peer takes it over)
+    assert held.job_id == "j"
+    assert await jobs.forget_gone_nodes(86400) == []
+    await planter.aclose()
+
+
+async def test_a_running_node_forgets_nodes_gone_for_good(worker, redis_server):
+    """The cleanup runs from every node's heartbeat loop (an engine node too: no retention loop there)."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    seconds_now, _micros = await planter.time()
+    await planter.hset("npu:nodes", "old", json.dumps({"role": "engine", "seen": seconds_now - 2 * 86400}))
+    await planter.xgroup_create("npu:ready:old", "writers", id="0", mkstream=True)
+    await worker(queue=redis_server.url, role="engine")
+    async with asyncio.timeout(seconds(10)):
+        while await planter.hexists("npu:nodes", "old") or await planter.exists("npu:ready:old"):
+            await asyncio.sleep(0.05)
+    await planter.aclose()

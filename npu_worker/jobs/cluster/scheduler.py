@@ -53,6 +53,9 @@ from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
+# A node silent this long is gone for good: what Redis keeps for it is dropped (store.forget_gone_nodes),
+# checked every FORGET_EVERY heartbeats by every node.
+NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
@@ -239,6 +242,7 @@ class ClusterScheduler(Scheduler):
 
     async def _heartbeat_loop(self) -> None:
         refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
+        beats = 0
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
             info = self.engine_node.runner.info if self.engine_node is not None else None
@@ -255,6 +259,10 @@ class ClusterScheduler(Scheduler):
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
                 self.redis_ok, refused = True, False
+                if beats % FORGET_EVERY == 0:
+                    if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
+                        log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
+                beats += 1
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 self.redis_ok = False

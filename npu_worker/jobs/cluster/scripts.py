@@ -283,3 +283,46 @@ redis.call('PUBLISH', 'npu:cancel', ARGV[1])
 return seq
 """
 )
+
+# KEYS: nodes, q_first, q_batch  ARGV: gone_after (seconds)  → the node ids forgotten
+# A node silent that long by Redis's clock is gone for good (scaled down, its state dir lost): its
+# heartbeat entry goes, its writers' stream when nothing waits there, and its consumer in the engines'
+# group when it holds no item. Anything still waiting for it stays (its jobs' files, its claimed
+# sections, which a peer takes over); a node that does come back makes all of it again at its start
+# (the heartbeat at once, the groups when its reads meet NOGROUP).
+FORGET_NODES = (
+    _CLOCK
+    + """
+local now = clock()
+local gone = {}
+local rows = redis.call('HGETALL', KEYS[1])
+for i = 1, #rows, 2 do
+  local ok, body = pcall(cjson.decode, rows[i + 1])
+  local seen = ok and type(body) == 'table' and tonumber(body.seen)
+  if seen and now - seen > tonumber(ARGV[1]) then
+    local node = rows[i]
+    redis.call('HDEL', KEYS[1], node)
+    local ready = 'npu:ready:' .. node
+    local kind = redis.call('TYPE', ready).ok
+    if kind == 'stream' and redis.call('XLEN', ready) == 0 then redis.call('DEL', ready) end
+    for _, stream in ipairs({KEYS[2], KEYS[3]}) do
+      local consumers = redis.pcall('XINFO', 'CONSUMERS', stream, 'engines')
+      if type(consumers) == 'table' and consumers.err == nil then
+        for _, consumer in ipairs(consumers) do
+          local name, pending
+          for j = 1, #consumer, 2 do
+            if consumer[j] == 'name' then name = consumer[j + 1] end
+            if consumer[j] == 'pending' then pending = consumer[j + 1] end
+          end
+          if name == node and pending == 0 then
+            redis.call('XGROUP', 'DELCONSUMER', stream, 'engines', node)
+          end
+        end
+      end
+    end
+    table.insert(gone, node)
+  end
+end
+return gone
+"""
+)

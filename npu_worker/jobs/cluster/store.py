@@ -231,6 +231,7 @@ class RedisJobs:
         self._made = self.redis.register_script(scripts.MADE)
         self._made_ok = self.redis.register_script(scripts.MADE_OK)
         self._cancel = self.redis.register_script(scripts.CANCEL)
+        self._forget_nodes = self.redis.register_script(scripts.FORGET_NODES)
 
     async def close(self) -> None:
         await self.redis.aclose()
@@ -464,6 +465,11 @@ class RedisJobs:
 
     async def heartbeat(self, node: str, body: dict[str, Any]) -> None:
         await self.redis.hset(NODES, node, json.dumps({**body, "seen": await self.now()}))
+
+    async def forget_gone_nodes(self, gone_after: float) -> list[str]:
+        """Drop what Redis keeps for nodes silent for `gone_after` seconds (scripts.FORGET_NODES)."""
+        names = await self._forget_nodes(keys=[NODES, FIRST, BATCH], args=[gone_after])
+        return [name.decode(errors="replace") for name in names]
 
     async def cluster_view(self, alive_within: float) -> dict[str, Any]:
         async with self.redis.pipeline(transaction=False) as pipe:
