@@ -630,3 +630,16 @@ async def test_a_running_node_forgets_nodes_gone_for_good(worker, redis_server):
         while await planter.hexists("npu:nodes", "old") or await planter.exists("npu:ready:old"):
             await asyncio.sleep(0.05)
     await planter.aclose()
+
+
+async def test_an_empty_node_id_file_gets_a_name_not_the_empty_one(worker, redis_server, settings):
+    """A crash while `node-id` was first written left it empty, and the node joined as "": two such nodes
+    were one consumer (each took the other's claims, wrote the other's files on its own disk)."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    state = Path(settings.state_dir)
+    state.mkdir(parents=True)
+    (state / "node-id").write_text("\n", encoding="utf-8")
+    client = await worker(queue=redis_server.url)
+    node = client.app[SCHEDULER_KEY].node
+    assert node and (state / "node-id").read_text(encoding="utf-8") == node + "\n"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 import threading
 import uuid
@@ -132,9 +133,13 @@ class ClusterScheduler(Scheduler):
         self.store.prepare()
         self.cache.prepare()
         path = Path(self.settings.resolved_state_dir()) / "node-id"
-        if not path.is_file():
-            path.write_text(f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}\n", encoding="utf-8")
-        return path.read_text(encoding="utf-8").strip()
+        node = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+        if not node:  # absent, or empty (a crash while it was written): two such nodes were one consumer
+            node = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+            temp = path.with_name("node-id.tmp")
+            temp.write_text(node + "\n", encoding="utf-8")
+            os.replace(temp, path)  # whole or not there
+        return node
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
