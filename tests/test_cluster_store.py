@@ -618,16 +618,20 @@ async def test_a_node_gone_for_good_leaves_no_heartbeat_stream_or_consumer_but_w
 
 
 async def test_a_running_node_forgets_nodes_gone_for_good(worker, redis_server):
-    """The cleanup runs from every node's heartbeat loop (an engine node too: no retention loop there)."""
+    """The cleanup and the recount run from every node's heartbeat loop (an engine node too: it has no
+    retention loop)."""
     import redis.asyncio as aioredis
 
     planter = aioredis.from_url(redis_server.url)
     seconds_now, _micros = await planter.time()
     await planter.hset("npu:nodes", "old", json.dumps({"role": "engine", "seen": seconds_now - 2 * 86400}))
     await planter.xgroup_create("npu:ready:old", "writers", id="0", mkstream=True)
+    await planter.set("npu:pending", 77)  # sections of jobs whose records went: counted again
     await worker(queue=redis_server.url, role="engine")
     async with asyncio.timeout(seconds(10)):
         while await planter.hexists("npu:nodes", "old") or await planter.exists("npu:ready:old"):
+            await asyncio.sleep(0.05)
+        while await planter.get("npu:pending") != b"0":
             await asyncio.sleep(0.05)
     await planter.aclose()
 
@@ -643,3 +647,22 @@ async def test_an_empty_node_id_file_gets_a_name_not_the_empty_one(worker, redis
     client = await worker(queue=redis_server.url)
     node = client.app[SCHEDULER_KEY].node
     assert node and (state / "node-id").read_text(encoding="utf-8") == node + "\n"
+
+
+async def test_sections_of_a_job_whose_record_went_stop_counting_toward_the_bound(jobs, redis_server):
+    """A job's record evicted (a `maxmemory` policy) or deleted by hand while its sections waited held its
+    share of `--max-queue` for good: enough of them and every submit was refused. The recount that every
+    node runs once a minute gives it back, and leaves a true count alone."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await create(jobs, make_job("kept", 3), max_queue=10)
+    await create(jobs, make_job("evicted", 6), max_queue=10)
+    await jobs.final("kept", 0, ok(0), ok=True, node="n1", advance=False)
+    assert await jobs.recount() is None
+    await planter.delete("npu:job:evicted", "npu:log:evicted")
+    assert await create(jobs, make_job("refused", 3), max_queue=10) < 0
+    assert await jobs.recount() == ("8", 2)
+    assert await create(jobs, make_job("taken", 3), max_queue=10) == 1
+    assert await jobs.recount() is None
+    await planter.aclose()

@@ -55,7 +55,7 @@ from .writer import OutputWriter
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
 # A node silent this long is gone for good: what Redis keeps for it is dropped (store.forget_gone_nodes),
-# checked every FORGET_EVERY heartbeats by every node.
+# checked every FORGET_EVERY heartbeats by every node, with the queue depth counted again (store.recount).
 NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
@@ -267,6 +267,8 @@ class ClusterScheduler(Scheduler):
                 if beats % FORGET_EVERY == 0:
                     if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
                         log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
+                    if off := await self.jobs.recount():
+                        log.warning("the cluster's queue depth counter held %r; recounted as %d", *off)
                 beats += 1
             except REDIS_DOWN:
                 reraise_if_cancelling()

@@ -65,13 +65,7 @@ end
 # integer, a key of another type) is counted again from the jobs under way, and Redis's log says so:
 # never a refused submit or a script that fails after its first write.
 _WAITING = """
-local function waiting(key)
-  local kind = redis.call('TYPE', key).ok
-  if kind == 'none' then return 0 end
-  if kind == 'string' then
-    local raw = redis.call('GET', key)
-    if string.match(raw, '^-?%d+$') and #raw < 16 then return tonumber(raw) end
-  end
+local function count_waiting()
   local count = 0
   for _, list in ipairs({'npu:jobs', 'npu:previews'}) do
     local ids = redis.pcall('ZRANGE', list, 0, -1)
@@ -85,6 +79,17 @@ local function waiting(key)
       end
     end
   end
+  return count
+end
+
+local function waiting(key)
+  local kind = redis.call('TYPE', key).ok
+  if kind == 'none' then return 0 end
+  if kind == 'string' then
+    local raw = redis.call('GET', key)
+    if string.match(raw, '^-?%d+$') and #raw < 16 then return tonumber(raw) end
+  end
+  local count = count_waiting()
   redis.log(redis.LOG_WARNING, 'npu: ' .. key .. ' was not a count; recounted as ' .. count)
   redis.call('DEL', key)
   redis.call('SET', key, count)
@@ -324,5 +329,23 @@ for i = 1, #rows, 2 do
   end
 end
 return gone
+"""
+)
+
+# KEYS: pending  → {the value it held, the count} when that was not the count, else an empty list.
+# Run once a minute: a job whose record went while sections of it were waiting (evicted by a
+# `maxmemory` policy, deleted by hand) held its share of `--max-queue` for good, and enough of them
+# refused every submit.
+RECOUNT = (
+    _WAITING
+    + """
+local count = count_waiting()
+local held = '0'
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'string' then held = redis.call('GET', KEYS[1]) elseif kind ~= 'none' then held = kind end
+if held == string.format('%d', count) then return {} end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[1], count)
+return {held, count}
 """
 )

@@ -232,6 +232,7 @@ class RedisJobs:
         self._made_ok = self.redis.register_script(scripts.MADE_OK)
         self._cancel = self.redis.register_script(scripts.CANCEL)
         self._forget_nodes = self.redis.register_script(scripts.FORGET_NODES)
+        self._recount = self.redis.register_script(scripts.RECOUNT)
 
     async def close(self) -> None:
         await self.redis.aclose()
@@ -470,6 +471,12 @@ class RedisJobs:
         """Drop what Redis keeps for nodes silent for `gone_after` seconds (scripts.FORGET_NODES)."""
         names = await self._forget_nodes(keys=[NODES, FIRST, BATCH], args=[gone_after])
         return [name.decode(errors="replace") for name in names]
+
+    async def recount(self) -> tuple[str, int] | None:
+        """Count the sections waiting over all jobs again (scripts.RECOUNT): (what the counter held,
+        the count) when it was off, else None."""
+        reply = await self._recount(keys=[PENDING])
+        return (reply[0].decode(errors="replace"), int(reply[1])) if reply else None
 
     async def cluster_view(self, alive_within: float) -> dict[str, Any]:
         async with self.redis.pipeline(transaction=False) as pipe:
