@@ -72,9 +72,9 @@ local function count_waiting()
     if type(ids) == 'table' and ids.err == nil then
       for _, id in ipairs(ids) do
         local job = redis.pcall('HMGET', 'npu:job:' .. id, 'done', 'total')
-        local made = redis.pcall('HLEN', 'npu:final:' .. id)
-        if type(job) == 'table' and job[1] == '0' and tonumber(job[2]) and type(made) == 'number' then
-          count = count + math.max(0, tonumber(job[2]) - made)
+        if type(job) == 'table' and job[1] == '0' and tonumber(job[2]) then  -- under way
+          local made = redis.pcall('HLEN', 'npu:final:' .. id)
+          if type(made) == 'number' then count = count + math.max(0, tonumber(job[2]) - made) end
         end
       end
     end
