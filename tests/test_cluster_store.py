@@ -666,3 +666,31 @@ async def test_sections_of_a_job_whose_record_went_stop_counting_toward_the_boun
     assert await create(jobs, make_job("taken", 3), max_queue=10) == 1
     assert await jobs.recount() is None
     await planter.aclose()
+
+
+async def test_a_section_whose_output_path_is_no_longer_allowed_fails_and_the_writer_goes_on(
+    worker, redis_server, tmp_path
+):
+    """A job accepted while a root was allowed, its file written after the node restarted without that
+    root (or a spec planted in Redis naming /etc): `write_output` refused it with OutputPathNotAllowed,
+    which is no OSError, and the node's writer task died: no file written, no `ok`, for every job after."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].node
+    jobs = RedisJobs(redis_server.url)
+    job = Job("elsewhere", SynthParams(), [Section(0, "x", "/etc/npu-worker-test.wav")])
+    await jobs.create(job, node, Start(1, "tone", "cpu", job.id, 24000), max_queue=100, window=0)
+    await jobs.redis.hset("npu:job:elsewhere", "next", 1)  # made elsewhere: not queued here
+    assert await jobs.made(job.id, node, 0, b"RIFF", {"duration": 1, "elapsed": 0, "cached": False})
+    async with asyncio.timeout(seconds(10)):
+        while (loaded := await jobs.load(job.id)) is None or not loaded.finished:
+            await asyncio.sleep(0.05)
+    assert loaded.log[-1].event.fail_count == 1  # type: ignore[attr-defined]
+    assert "OutputPathNotAllowed" in loaded.log[1].event.error  # type: ignore[attr-defined]
+    await jobs.close()
+    response = await client.post("/synth", json={"text": "after", "output_path": str(tmp_path / "a.wav")})
+    assert (await response.json())["status"] == "ok"
