@@ -694,3 +694,18 @@ async def test_a_section_whose_output_path_is_no_longer_allowed_fails_and_the_wr
     await jobs.close()
     response = await client.post("/synth", json={"text": "after", "output_path": str(tmp_path / "a.wav")})
     assert (await response.json())["status"] == "ok"
+
+
+async def test_an_api_node_without_engines_says_so_not_that_its_engine_is_loading(
+    worker, redis_server, tmp_path
+):
+    """/ready and the OpenAI routes on an api node whose engine nodes are all gone said "the engine is
+    still loading": it loads none."""
+    client = await worker(queue=redis_server.url, role="api", wait_loaded=False)
+    ready = await client.get("/ready")
+    assert ready.status == 503
+    assert (await ready.json())["reason"] == "no engine node is alive in the queue"
+    speech = await client.post("/v1/audio/speech", json={"model": "tts-1", "voice": "alloy", "input": "hi"})
+    assert speech.status == 503 and "no engine node is alive" in (await speech.json())["error"]["message"]
+    synth = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "a.wav")})
+    assert synth.status == 503 and "no engine node is alive" in (await synth.json())["error"]

@@ -306,7 +306,13 @@ class ClusterScheduler(Scheduler):
         if self.load_error is not None:
             raise self.load_error
         if self.info is None:
-            raise Loading("no engine node has joined the queue yet; retry shortly")
+            raise self.loading()
+
+    def loading(self) -> WorkerError:
+        """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
+        if self.engine_node is None:
+            return Loading("no engine node is alive in the queue; retry shortly")
+        return super().loading()
 
     async def submit(
         self,
