@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from redis.exceptions import ResponseError
 
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, LogEntry, Section
@@ -709,3 +710,39 @@ async def test_an_api_node_without_engines_says_so_not_that_its_engine_is_loadin
     assert speech.status == 503 and "no engine node is alive" in (await speech.json())["error"]["message"]
     synth = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "a.wav")})
     assert synth.status == 503 and "no engine node is alive" in (await synth.json())["error"]
+
+
+async def test_a_queue_key_replaced_by_another_type_is_a_503_and_a_work_stream_is_repaired(
+    worker, redis_server
+):
+    """`SET npu:q:first x` made every submit a 500 that left a job recorded but never queued (`pending`
+    counted it for good), and every engine loop retried WRONGTYPE for ever. Now the submit is refused
+    whole with a named 503, and the nodes remove a work stream's key (it holds no work) and carry on."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    jobs = RedisJobs(redis_server.url)
+    for key in ("npu:q:first", "npu:jobs"):  # before any node runs: a node repairs q:first at once
+        await planter.set(key, "x")
+        with pytest.raises(ResponseError):
+            await create(jobs, make_job("half", 2))
+        assert not await planter.exists("npu:job:half", "npu:log:half", "npu:pending")
+        await planter.delete(key)
+    await jobs.close()
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    body = {"sections": [{"text": "one"}]}
+    await planter.set("npu:jobs", "x")
+    refused = await client.post("/synth_batch?async=1", json=body)
+    assert refused.status == 503 and (await refused.json())["error"].startswith("QueueUnavailable")
+    await planter.delete("npu:jobs")
+    await planter.set("npu:q:first", "x")
+    async with asyncio.timeout(seconds(10)):
+        while (response := await client.post("/synth_batch?async=1", json=body)).status != 200:
+            await asyncio.sleep(0.2)
+        job_id = (await response.json())["job_id"]
+        lines = [json.loads(line) async for line in (await client.get(f"/jobs/{job_id}/events")).content]
+    assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+    await planter.aclose()

@@ -345,6 +345,11 @@ class ClusterScheduler(Scheduler):
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             raise redis_unreachable(exc) from exc
+        except ResponseError as exc:  # a value not of ours in a queue key (any local process can write)
+            log.error("job %s refused: Redis answered %s", job.id, exc)
+            raise QueueUnavailable(
+                "the shared queue refused the job (see the node's log); retry shortly"
+            ) from exc
         if created < 0:
             self.stats.count("jobs_refused")
             raise QueueFull(

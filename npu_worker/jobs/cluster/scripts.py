@@ -126,6 +126,13 @@ CREATE = (
     + _WAITING
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
+for _, key in ipairs({KEYS[5], KEYS[6], KEYS[4]}) do  -- checked before the first write (see above)
+  local kind = redis.call('TYPE', key).ok
+  if kind ~= 'none' and kind ~= (key == KEYS[4] and 'zset' or 'stream') then
+    error('npu: ' .. key .. ' is a ' .. kind .. ', not of ours')
+  end
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then error('npu: ' .. KEYS[2] .. ' exists before its job') end
 local total = tonumber(ARGV[3])
 local waiting = waiting(KEYS[3])
 if waiting + total > tonumber(ARGV[4]) then return -waiting - 1 end

@@ -243,6 +243,10 @@ class RedisJobs:
 
     async def ensure_groups(self, node: str) -> None:
         for stream, group in ((FIRST, ENGINES), (BATCH, ENGINES), (ready_key(node), WRITERS)):
+            kind = await self.redis.type(stream)
+            if kind not in (b"stream", b"none"):  # holds no work of ours, and stopped every node's loop
+                log.error("%s was a %s, not a stream of ours: removed", stream, kind.decode(errors="replace"))
+                await self.redis.delete(stream)
             try:
                 await self.redis.xgroup_create(stream, group, id="0", mkstream=True)
             except ResponseError as exc:
