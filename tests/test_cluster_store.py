@@ -737,6 +737,8 @@ async def test_a_queue_key_replaced_by_another_type_is_a_503_and_a_work_stream_i
     await planter.set("npu:jobs", "x")
     refused = await client.post("/synth_batch?async=1", json=body)
     assert refused.status == 503 and (await refused.json())["error"].startswith("QueueUnavailable")
+    listed = await client.get("/jobs")  # was a 500 with Redis's traceback
+    assert listed.status == 503 and (await listed.json())["error"].startswith("QueueUnavailable")
     await planter.delete("npu:jobs")
     await planter.set("npu:q:first", "x")
     async with asyncio.timeout(seconds(10)):
