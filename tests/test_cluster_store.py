@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from redis.exceptions import ResponseError
 
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, LogEntry, Section
@@ -530,3 +531,220 @@ async def test_a_late_second_run_does_not_rewrite_a_file_after_the_first_runs_ok
         while node.running is not None:
             await asyncio.sleep(0.02)
     assert not await asyncio.to_thread(out.exists)
+
+
+async def test_a_log_entry_planted_with_a_high_id_leaves_no_job_half_updated(jobs, redis_server):
+    """`XADD npu:log:<id> 0-999 e x` made every later event's XADD fail after the script's first writes
+    (Redis does not roll a script back): the section was final with no event, `pending` never released,
+    the job never ended. Now its events go past the planted id and the job ends; a log that is no stream
+    at all still lets the job's counts and end through."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await create(jobs, make_job("high", 2))
+    await create(jobs, make_job("notastream", 1))
+    await create(jobs, make_job("future", 1))
+    await planter.xadd("npu:log:high", {"e": "x"}, id="0-999")
+    await planter.delete("npu:log:notastream")
+    await planter.set("npu:log:notastream", "x")
+    await planter.xadd("npu:log:future", {"e": "x"}, id="5-0")
+    assert await jobs.append("high", Progress(0, "synth")) == 1000
+    assert await jobs.final("high", 0, ok(0), ok=True, node="n1", advance=False) == 1001
+    assert await jobs.final("high", 1, ok(1), ok=True, node="n1", advance=False) == 1002
+    ids = [entry_id for entry_id, _ in await planter.xrange("npu:log:high")]
+    assert ids == [b"0-1", b"0-999", b"0-1000", b"0-1001", b"0-1002", b"0-1003"]  # the last one is done
+    assert await jobs.made_ok("notastream", "n1", 0, b"wav", ok(0)) == 2
+    assert await jobs.final("future", 0, ok(0), ok=True, node="n1", advance=False) == 2
+    for job_id in ("high", "notastream", "future"):
+        assert await planter.hget(f"npu:job:{job_id}", "done") == b"1"
+    assert int(await planter.get("npu:pending")) == 0
+    await planter.aclose()
+
+
+async def test_a_pending_counter_not_of_ours_is_recounted_not_a_failed_submit(jobs, redis_server):
+    """`SET npu:pending abc` made every submit a 500 (and every final fail halfway): the counter is
+    recounted from the jobs under way, whatever was written there."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await create(jobs, make_job("a", 3))
+    await jobs.final("a", 0, ok(0), ok=True, node="n1", advance=False)
+    await planter.set("npu:pending", "abc")
+    assert await create(jobs, make_job("b", 4)) == 1
+    assert int(await planter.get("npu:pending")) == 6  # 2 of a, 4 of b
+    await planter.delete("npu:pending")
+    await planter.hset("npu:pending", "x", "y")
+    assert await jobs.final("a", 1, ok(1), ok=True, node="n1", advance=False) == 3
+    assert int(await planter.get("npu:pending")) == 5
+    await planter.set("npu:pending", "1e3")
+    assert await jobs.cancel("b", "n1")
+    assert int(await planter.get("npu:pending")) == 1
+    await planter.aclose()
+
+
+async def test_a_node_gone_for_good_leaves_no_heartbeat_stream_or_consumer_but_what_still_waits(
+    jobs, redis_server
+):
+    """Every node id ever used kept its `npu:nodes` entry, its `ready:<node>` stream and its consumer in
+    the engines' group for good. A node silent for a day loses them, except a writers' stream with
+    entries waiting and a consumer holding an item; a live node keeps everything."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await jobs.ensure_groups("n3")
+    await create(jobs, make_job("j", 2), window=2)
+    assert await jobs.claim("n1", own=False, block_ms=10)  # n1 runs and finishes an item
+    (held,) = await jobs.claim("n2", own=False, block_ms=10)  # n2 dies holding one
+    (done,) = await jobs.claim("n1", own=True, block_ms=0)
+    await jobs.ack(done)
+    assert await jobs.made("j", "n2", 1, b"w", {"duration": 1, "elapsed": 0, "cached": False})
+    for node in ("n1", "n2", "n3"):
+        await jobs.heartbeat(node, {"role": "both"})
+    now = await jobs.now()
+    for node in ("n1", "n2"):
+        await planter.hset("npu:nodes", node, json.dumps({"role": "both", "seen": now - 2 * 86400}))
+    assert sorted(await jobs.forget_gone_nodes(86400)) == ["n1", "n2"]
+    assert list(await planter.hgetall("npu:nodes")) == [b"n3"]
+    assert not await planter.exists("npu:ready:n1")
+    assert await planter.xlen("npu:ready:n2") == 1 and await planter.exists("npu:ready:n3")
+    consumers = {
+        c["name"]
+        for stream in ("npu:q:first", "npu:q:batch")
+        for c in await planter.xinfo_consumers(stream, "engines")
+    }
+    assert b"n1" not in consumers and b"n2" in consumers  # n2 still holds `held` (a peer takes it over)
+    assert held.job_id == "j"
+    assert await jobs.forget_gone_nodes(86400) == []
+    await planter.aclose()
+
+
+async def test_a_running_node_forgets_nodes_gone_for_good(worker, redis_server):
+    """The cleanup and the recount run from every node's heartbeat loop (an engine node too: it has no
+    retention loop)."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    seconds_now, _micros = await planter.time()
+    await planter.hset("npu:nodes", "old", json.dumps({"role": "engine", "seen": seconds_now - 2 * 86400}))
+    await planter.xgroup_create("npu:ready:old", "writers", id="0", mkstream=True)
+    await planter.set("npu:pending", 77)  # sections of jobs whose records went: counted again
+    await worker(queue=redis_server.url, role="engine")
+    async with asyncio.timeout(seconds(10)):
+        while await planter.hexists("npu:nodes", "old") or await planter.exists("npu:ready:old"):
+            await asyncio.sleep(0.05)
+        while await planter.get("npu:pending") != b"0":
+            await asyncio.sleep(0.05)
+    await planter.aclose()
+
+
+async def test_an_empty_node_id_file_gets_a_name_not_the_empty_one(worker, redis_server, settings):
+    """A crash while `node-id` was first written left it empty, and the node joined as "": two such nodes
+    were one consumer (each took the other's claims, wrote the other's files on its own disk)."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    state = Path(settings.state_dir)
+    state.mkdir(parents=True)
+    (state / "node-id").write_text("\n", encoding="utf-8")
+    client = await worker(queue=redis_server.url)
+    node = client.app[SCHEDULER_KEY].node
+    assert node and (state / "node-id").read_text(encoding="utf-8") == node + "\n"
+
+
+async def test_sections_of_a_job_whose_record_went_stop_counting_toward_the_bound(jobs, redis_server):
+    """A job's record evicted (a `maxmemory` policy) or deleted by hand while its sections waited held its
+    share of `--max-queue` for good: enough of them and every submit was refused. The recount that every
+    node runs once a minute gives it back, and leaves a true count alone."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    await create(jobs, make_job("kept", 3), max_queue=10)
+    await create(jobs, make_job("evicted", 6), max_queue=10)
+    await jobs.final("kept", 0, ok(0), ok=True, node="n1", advance=False)
+    assert await jobs.recount() is None
+    await planter.delete("npu:job:evicted", "npu:log:evicted")
+    assert await create(jobs, make_job("refused", 3), max_queue=10) < 0
+    assert await jobs.recount() == ("8", 2)
+    assert await create(jobs, make_job("taken", 3), max_queue=10) == 1
+    assert await jobs.recount() is None
+    await planter.aclose()
+
+
+async def test_a_section_whose_output_path_is_no_longer_allowed_fails_and_the_writer_goes_on(
+    worker, redis_server, tmp_path
+):
+    """A job accepted while a root was allowed, its file written after the node restarted without that
+    root (or a spec planted in Redis naming /etc): `write_output` refused it with OutputPathNotAllowed,
+    which is no OSError, and the node's writer task died: no file written, no `ok`, for every job after."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].node
+    jobs = RedisJobs(redis_server.url)
+    job = Job("elsewhere", SynthParams(), [Section(0, "x", "/etc/npu-worker-test.wav")])
+    await jobs.create(job, node, Start(1, "tone", "cpu", job.id, 24000), max_queue=100, window=0)
+    await jobs.redis.hset("npu:job:elsewhere", "next", 1)  # made elsewhere: not queued here
+    assert await jobs.made(job.id, node, 0, b"RIFF", {"duration": 1, "elapsed": 0, "cached": False})
+    async with asyncio.timeout(seconds(10)):
+        while (loaded := await jobs.load(job.id)) is None or not loaded.finished:
+            await asyncio.sleep(0.05)
+    assert loaded.log[-1].event.fail_count == 1  # type: ignore[attr-defined]
+    assert "OutputPathNotAllowed" in loaded.log[1].event.error  # type: ignore[attr-defined]
+    await jobs.close()
+    response = await client.post("/synth", json={"text": "after", "output_path": str(tmp_path / "a.wav")})
+    assert (await response.json())["status"] == "ok"
+
+
+async def test_an_api_node_without_engines_says_so_not_that_its_engine_is_loading(
+    worker, redis_server, tmp_path
+):
+    """/ready and the OpenAI routes on an api node whose engine nodes are all gone said "the engine is
+    still loading": it loads none."""
+    client = await worker(queue=redis_server.url, role="api", wait_loaded=False)
+    ready = await client.get("/ready")
+    assert ready.status == 503
+    assert (await ready.json())["reason"] == "no engine node is alive in the queue"
+    speech = await client.post("/v1/audio/speech", json={"model": "tts-1", "voice": "alloy", "input": "hi"})
+    assert speech.status == 503 and "no engine node is alive" in (await speech.json())["error"]["message"]
+    synth = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "a.wav")})
+    assert synth.status == 503 and "no engine node is alive" in (await synth.json())["error"]
+
+
+async def test_a_queue_key_replaced_by_another_type_is_a_503_and_a_work_stream_is_repaired(
+    worker, redis_server
+):
+    """`SET npu:q:first x` made every submit a 500 that left a job recorded but never queued (`pending`
+    counted it for good), and every engine loop retried WRONGTYPE for ever. Now the submit is refused
+    whole with a named 503, and the nodes remove a work stream's key (it holds no work) and carry on."""
+    import redis.asyncio as aioredis
+
+    planter = aioredis.from_url(redis_server.url)
+    jobs = RedisJobs(redis_server.url)
+    for key in ("npu:q:first", "npu:jobs"):  # before any node runs: a node repairs q:first at once
+        await planter.set(key, "x")
+        with pytest.raises(ResponseError):
+            await create(jobs, make_job("half", 2))
+        assert not await planter.exists("npu:job:half", "npu:log:half", "npu:pending")
+        await planter.delete(key)
+    await jobs.close()
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    body = {"sections": [{"text": "one"}]}
+    await planter.set("npu:jobs", "x")
+    refused = await client.post("/synth_batch?async=1", json=body)
+    assert refused.status == 503 and (await refused.json())["error"].startswith("QueueUnavailable")
+    listed = await client.get("/jobs")  # was a 500 with Redis's traceback
+    assert listed.status == 503 and (await listed.json())["error"].startswith("QueueUnavailable")
+    await planter.delete("npu:jobs")
+    await planter.set("npu:q:first", "x")
+    async with asyncio.timeout(seconds(10)):
+        while (response := await client.post("/synth_batch?async=1", json=body)).status != 200:
+            await asyncio.sleep(0.2)
+        job_id = (await response.json())["job_id"]
+        lines = [json.loads(line) async for line in (await client.get(f"/jobs/{job_id}/events")).content]
+    assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+    await planter.aclose()

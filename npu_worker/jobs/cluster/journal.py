@@ -18,7 +18,9 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
-from ...protocol import Event, Progress, SectionError
+from redis.exceptions import ResponseError
+
+from ...protocol import Event, Progress, QueueUnavailable, SectionError
 from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
@@ -63,6 +65,13 @@ class RedisJournal(Journal):
                 log.warning("Redis unreachable (%s); retrying in %.1fs", exc or type(exc).__name__, delay)
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
+            except ResponseError as exc:  # a value not of ours in a key (WRONGTYPE): a named 503, not a 500
+                if retry:
+                    raise
+                log.error("Redis answered %s", exc)
+                raise QueueUnavailable(
+                    "the shared queue answered with an error (see the node's log)"
+                ) from exc
 
     # -- the Journal seam ----------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import socket
 import threading
 import uuid
@@ -53,6 +54,9 @@ from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
+# A node silent this long is gone for good: what Redis keeps for it is dropped (store.forget_gone_nodes),
+# checked every FORGET_EVERY heartbeats by every node, with the queue depth counted again (store.recount).
+NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
@@ -129,9 +133,13 @@ class ClusterScheduler(Scheduler):
         self.store.prepare()
         self.cache.prepare()
         path = Path(self.settings.resolved_state_dir()) / "node-id"
-        if not path.is_file():
-            path.write_text(f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}\n", encoding="utf-8")
-        return path.read_text(encoding="utf-8").strip()
+        node = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+        if not node:  # absent, or empty (a crash while it was written): two such nodes were one consumer
+            node = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
+            temp = path.with_name("node-id.tmp")
+            temp.write_text(node + "\n", encoding="utf-8")
+            os.replace(temp, path)  # whole or not there
+        return node
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -239,6 +247,7 @@ class ClusterScheduler(Scheduler):
 
     async def _heartbeat_loop(self) -> None:
         refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
+        beats = 0
         while True:
             reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
             info = self.engine_node.runner.info if self.engine_node is not None else None
@@ -255,6 +264,12 @@ class ClusterScheduler(Scheduler):
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
                 self.redis_ok, refused = True, False
+                if beats % FORGET_EVERY == 0:
+                    if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
+                        log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
+                    if off := await self.jobs.recount():
+                        log.warning("the cluster's queue depth counter held %r; recounted as %d", *off)
+                beats += 1
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 self.redis_ok = False
@@ -291,7 +306,13 @@ class ClusterScheduler(Scheduler):
         if self.load_error is not None:
             raise self.load_error
         if self.info is None:
-            raise Loading("no engine node has joined the queue yet; retry shortly")
+            raise self.loading()
+
+    def loading(self) -> WorkerError:
+        """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
+        if self.engine_node is None:
+            return Loading("no engine node is alive in the queue; retry shortly")
+        return super().loading()
 
     async def submit(
         self,
@@ -324,6 +345,11 @@ class ClusterScheduler(Scheduler):
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             raise redis_unreachable(exc) from exc
+        except ResponseError as exc:  # a value not of ours in a queue key (any local process can write)
+            log.error("job %s refused: Redis answered %s", job.id, exc)
+            raise QueueUnavailable(
+                "the shared queue refused the job (see the node's log); retry shortly"
+            ) from exc
         if created < 0:
             self.stats.count("jobs_refused")
             raise QueueFull(

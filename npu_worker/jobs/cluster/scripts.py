@@ -29,7 +29,86 @@ local function clock()
 end
 """
 
+# Every check and read a script needs comes before its first write: Redis does not roll a script back, so
+# a call that fails halfway (a value planted by any local process: a log entry with a high id, a counter
+# that is no number) would leave a job half-updated (`final` set but no event, `pending` never released).
+
+# The next seq of a job's log, and whether the log can take it: past the highest id the stream ever had
+# (an entry planted at `0-999` moves seq on past it, so the job still ends), or none when the log is not
+# a stream of `0-<n>` ids (the event is then not logged; the job's counts and end still are).
+_SEQ = """
+local function next_seq(job_key, log_key)
+  local seq = tonumber(redis.call('HGET', job_key, 'seq'))
+  if seq == nil then error('npu: job ' .. job_key .. ' has no seq of ours') end
+  local kind = redis.call('TYPE', log_key).ok
+  if kind == 'none' then return seq + 1, true end
+  if kind ~= 'stream' then return seq + 1, false end
+  local info = redis.call('XINFO', 'STREAM', log_key)
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then
+      local ms, n = string.match(info[i + 1], '^(%d+)-(%d+)$')
+      if ms ~= '0' or #n > 15 then return seq + 1, false end
+      return math.max(seq, tonumber(n)) + 1, true
+    end
+  end
+  return seq + 1, false
+end
+
+local function log_event(job_key, log_key, seq, usable, body)
+  redis.call('HSET', job_key, 'seq', seq)
+  if usable then redis.call('XADD', log_key, '0-' .. string.format('%d', seq), 'e', body) end
+  return seq
+end
+"""
+
+# The sections not yet final over all jobs (`pending`). A value not of ours there (a string that is no
+# integer, a key of another type) is counted again from the jobs under way, and Redis's log says so:
+# never a refused submit or a script that fails after its first write.
+_WAITING = """
+local function count_waiting()
+  local count = 0
+  for _, list in ipairs({'npu:jobs', 'npu:previews'}) do
+    local ids = redis.pcall('ZRANGE', list, 0, -1)
+    if type(ids) == 'table' and ids.err == nil then
+      for _, id in ipairs(ids) do
+        local job = redis.pcall('HMGET', 'npu:job:' .. id, 'done', 'total')
+        if type(job) == 'table' and job[1] == '0' and tonumber(job[2]) then  -- under way
+          local made = redis.pcall('HLEN', 'npu:final:' .. id)
+          if type(made) == 'number' then count = count + math.max(0, tonumber(job[2]) - made) end
+        end
+      end
+    end
+  end
+  return count
+end
+
+local function waiting(key)
+  local kind = redis.call('TYPE', key).ok
+  if kind == 'none' then return 0 end
+  if kind == 'string' then
+    local raw = redis.call('GET', key)
+    if string.match(raw, '^-?%d+$') and #raw < 16 then return tonumber(raw) end
+  end
+  local count = count_waiting()
+  redis.log(redis.LOG_WARNING, 'npu: ' .. key .. ' was not a count; recounted as ' .. count)
+  redis.call('DEL', key)
+  redis.call('SET', key, count)
+  return count
+end
+"""
+
 _ADVANCE = """
+-- The job record's numbers and the batch stream, checked before a script's first write (see above).
+local function check_job(job_key, batch_key)
+  local job = redis.call('HMGET', job_key, 'total', 'seq', 'next', 'ok', 'fail', 'began')
+  for i = 1, #job do
+    if tonumber(job[i]) == nil then error('npu: job ' .. job_key .. ' is not a record of ours') end
+  end
+  local kind = redis.call('TYPE', batch_key).ok
+  if kind ~= 'stream' and kind ~= 'none' then error('npu: ' .. batch_key .. ' is not a stream') end
+  return tonumber(job[1])
+end
+
 local function advance(job_key, batch_key, job_id, idx)
   if redis.call('HSETNX', job_key, 'adv:' .. idx, 1) == 0 then return end
   local total = tonumber(redis.call('HGET', job_key, 'total'))
@@ -44,10 +123,18 @@ end
 # `began` (Redis's clock) is what `done`'s elapsed_total_sec counts from.
 CREATE = (
     _CLOCK
+    + _WAITING
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
+for _, key in ipairs({KEYS[5], KEYS[6], KEYS[4]}) do  -- checked before the first write (see above)
+  local kind = redis.call('TYPE', key).ok
+  if kind ~= 'none' and kind ~= (key == KEYS[4] and 'zset' or 'stream') then
+    error('npu: ' .. key .. ' is a ' .. kind .. ', not of ours')
+  end
+end
+if redis.call('EXISTS', KEYS[2]) == 1 then error('npu: ' .. KEYS[2] .. ' exists before its job') end
 local total = tonumber(ARGV[3])
-local waiting = tonumber(redis.call('GET', KEYS[3]) or '0')
+local waiting = waiting(KEYS[3])
 if waiting + total > tonumber(ARGV[4]) then return -waiting - 1 end
 redis.call('INCRBY', KEYS[3], total)
 redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'total', total, 'seq', 1, 'next', ARGV[5], 'done', 0,
@@ -68,12 +155,14 @@ return 1
 )
 
 # KEYS: job, log  ARGV: event  → the event's seq, or 0 when the job has ended (nothing follows done)
-APPEND = """
+APPEND = (
+    _SEQ
+    + """
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[1])
-return seq
+local seq, usable = next_seq(KEYS[1], KEYS[2])
+return log_event(KEYS[1], KEYS[2], seq, usable, ARGV[1])
 """
+)
 
 # Seconds an ended preview's keys live at most: the accepting node's retention removes them 30 s after
 # the end; this is for a node that never comes back (scaled down, its state dir lost).
@@ -82,6 +171,7 @@ PREVIEW_EXPIRY = 600
 # The end time (`finished`, the score retention reads) and elapsed_total_sec are Redis's clock.
 _DONE = (
     _CLOCK
+    + _SEQ
     + """
 local function expire_preview(job_key, log_key, final_key, previews_key, job_id, now)
   local expiry = PREVIEW_EXPIRY
@@ -99,14 +189,15 @@ local function expire_preview(job_key, log_key, final_key, previews_key, job_id,
   end
 end
 
+-- Called last, after the script's own event (if any): its reads were checked before that first write.
 local function finish(job_key, log_key, final_key, finished_key, job_id, cancelled)
   local job = redis.call('HMGET', job_key, 'total', 'ok', 'fail', 'began')
   local now = clock()
   local elapsed = math.max(0, math.floor((now - tonumber(job[4] or now)) * 1000 + 0.5) / 1000)
   local body = cjson.encode({event='done', total=tonumber(job[1]), ok_count=tonumber(job[2]),
     fail_count=tonumber(job[3]), elapsed_total_sec=elapsed, cancelled=cancelled})
-  local seq = redis.call('HINCRBY', job_key, 'seq', 1)
-  redis.call('XADD', log_key, '0-' .. seq, 'e', body)
+  local seq, usable = next_seq(job_key, log_key)
+  log_event(job_key, log_key, seq, usable, body)
   redis.call('HSET', job_key, 'done', 1, 'finished', now)
   if redis.call('HGET', job_key, 'preview') == '1' then  -- not a job to keep: retention removes it soon
     expire_preview(job_key, log_key, final_key, finished_key .. ':previews', job_id, now)
@@ -124,15 +215,19 @@ end
 FINAL = (
     _ADVANCE
     + _DONE
+    + _WAITING
     + """
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
-if redis.call('HSETNX', KEYS[3], ARGV[2], ARGV[4]) == 0 then return 0 end
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[3])
+if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then return 0 end
+local total = check_job(KEYS[1], KEYS[6])
+local seq, usable = next_seq(KEYS[1], KEYS[2])
+waiting(KEYS[4])  -- the first write: a counter not of ours is recounted before it is decremented
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[4])
+log_event(KEYS[1], KEYS[2], seq, usable, ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
 if ARGV[5] == '1' then advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2]) end
-if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
+if redis.call('HLEN', KEYS[3]) >= total then
   finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
 end
 return seq
@@ -147,6 +242,9 @@ MADE = (
     + """
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return 0 end
+check_job(KEYS[1], KEYS[5])
+local kind = redis.call('TYPE', KEYS[4]).ok
+if kind ~= 'stream' and kind ~= 'none' then error('npu: ' .. KEYS[4] .. ' is not a stream') end
 redis.call('SET', KEYS[3], ARGV[3])
 redis.call('XADD', KEYS[4], '*', 'job', ARGV[1], 'idx', ARGV[2], 'duration', ARGV[4],
   'elapsed', ARGV[5], 'cached', ARGV[6])
@@ -161,16 +259,20 @@ return 1
 MADE_OK = (
     _ADVANCE
     + _DONE
+    + _WAITING
     + """
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
-if redis.call('HSETNX', KEYS[3], ARGV[2], 'ok') == 0 then return 0 end
+if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then return 0 end
+local total = check_job(KEYS[1], KEYS[6])
+local seq, usable = next_seq(KEYS[1], KEYS[2])
+waiting(KEYS[4])
+redis.call('HSET', KEYS[3], ARGV[2], 'ok')
 redis.call('SET', KEYS[7], ARGV[4])
-local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('XADD', KEYS[2], '0-' .. seq, 'e', ARGV[3])
+log_event(KEYS[1], KEYS[2], seq, usable, ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], 'ok', 1)
 advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
-if redis.call('HLEN', KEYS[3]) >= tonumber(redis.call('HGET', KEYS[1], 'total')) then
+if redis.call('HLEN', KEYS[3]) >= total then
   finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
 end
 return seq
@@ -179,13 +281,78 @@ return seq
 
 # KEYS: job, log, final, pending, finished  ARGV: id  → seq of `done`, or 0 if it had ended
 CANCEL = (
-    _DONE
+    _ADVANCE
+    + _DONE
+    + _WAITING
     + """
 if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
-local left = tonumber(redis.call('HGET', KEYS[1], 'total')) - redis.call('HLEN', KEYS[3])
+local left = check_job(KEYS[1], 'npu:q:batch') - redis.call('HLEN', KEYS[3])
+next_seq(KEYS[1], KEYS[2])  -- its checks, before the first write
+waiting(KEYS[4])
 redis.call('DECRBY', KEYS[4], left)
 local seq = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], true)
 redis.call('PUBLISH', 'npu:cancel', ARGV[1])
 return seq
+"""
+)
+
+# KEYS: nodes, q_first, q_batch  ARGV: gone_after (seconds)  → the node ids forgotten
+# A node silent that long by Redis's clock is gone for good (scaled down, its state dir lost): its
+# heartbeat entry goes, its writers' stream when nothing waits there, and its consumer in the engines'
+# group when it holds no item. Anything still waiting for it stays (its jobs' files, its claimed
+# sections, which a peer takes over); a node that does come back makes all of it again at its start
+# (the heartbeat at once, the groups when its reads meet NOGROUP).
+FORGET_NODES = (
+    _CLOCK
+    + """
+local now = clock()
+local gone = {}
+local rows = redis.call('HGETALL', KEYS[1])
+for i = 1, #rows, 2 do
+  local ok, body = pcall(cjson.decode, rows[i + 1])
+  local seen = ok and type(body) == 'table' and tonumber(body.seen)
+  if seen and now - seen > tonumber(ARGV[1]) then
+    local node = rows[i]
+    redis.call('HDEL', KEYS[1], node)
+    local ready = 'npu:ready:' .. node
+    local kind = redis.call('TYPE', ready).ok
+    if kind == 'stream' and redis.call('XLEN', ready) == 0 then redis.call('DEL', ready) end
+    for _, stream in ipairs({KEYS[2], KEYS[3]}) do
+      local consumers = redis.pcall('XINFO', 'CONSUMERS', stream, 'engines')
+      if type(consumers) == 'table' and consumers.err == nil then
+        for _, consumer in ipairs(consumers) do
+          local name, pending
+          for j = 1, #consumer, 2 do
+            if consumer[j] == 'name' then name = consumer[j + 1] end
+            if consumer[j] == 'pending' then pending = consumer[j + 1] end
+          end
+          if name == node and pending == 0 then
+            redis.call('XGROUP', 'DELCONSUMER', stream, 'engines', node)
+          end
+        end
+      end
+    end
+    table.insert(gone, node)
+  end
+end
+return gone
+"""
+)
+
+# KEYS: pending  → {the value it held, the count} when that was not the count, else an empty list.
+# Run once a minute: a job whose record went while sections of it were waiting (evicted by a
+# `maxmemory` policy, deleted by hand) held its share of `--max-queue` for good, and enough of them
+# refused every submit.
+RECOUNT = (
+    _WAITING
+    + """
+local count = count_waiting()
+local held = '0'
+local kind = redis.call('TYPE', KEYS[1]).ok
+if kind == 'string' then held = redis.call('GET', KEYS[1]) elseif kind ~= 'none' then held = kind end
+if held == string.format('%d', count) then return {} end
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[1], count)
+return {held, count}
 """
 )

@@ -231,6 +231,8 @@ class RedisJobs:
         self._made = self.redis.register_script(scripts.MADE)
         self._made_ok = self.redis.register_script(scripts.MADE_OK)
         self._cancel = self.redis.register_script(scripts.CANCEL)
+        self._forget_nodes = self.redis.register_script(scripts.FORGET_NODES)
+        self._recount = self.redis.register_script(scripts.RECOUNT)
 
     async def close(self) -> None:
         await self.redis.aclose()
@@ -241,6 +243,10 @@ class RedisJobs:
 
     async def ensure_groups(self, node: str) -> None:
         for stream, group in ((FIRST, ENGINES), (BATCH, ENGINES), (ready_key(node), WRITERS)):
+            kind = await self.redis.type(stream)
+            if kind not in (b"stream", b"none"):  # holds no work of ours, and stopped every node's loop
+                log.error("%s was a %s, not a stream of ours: removed", stream, kind.decode(errors="replace"))
+                await self.redis.delete(stream)
             try:
                 await self.redis.xgroup_create(stream, group, id="0", mkstream=True)
             except ResponseError as exc:
@@ -464,6 +470,17 @@ class RedisJobs:
 
     async def heartbeat(self, node: str, body: dict[str, Any]) -> None:
         await self.redis.hset(NODES, node, json.dumps({**body, "seen": await self.now()}))
+
+    async def forget_gone_nodes(self, gone_after: float) -> list[str]:
+        """Drop what Redis keeps for nodes silent for `gone_after` seconds (scripts.FORGET_NODES)."""
+        names = await self._forget_nodes(keys=[NODES, FIRST, BATCH], args=[gone_after])
+        return [name.decode(errors="replace") for name in names]
+
+    async def recount(self) -> tuple[str, int] | None:
+        """Count the sections waiting over all jobs again (scripts.RECOUNT): (what the counter held,
+        the count) when it was off, else None."""
+        reply = await self._recount(keys=[PENDING])
+        return (reply[0].decode(errors="replace"), int(reply[1])) if reply else None
 
     async def cluster_view(self, alive_within: float) -> dict[str, Any]:
         async with self.redis.pipeline(transaction=False) as pipe:

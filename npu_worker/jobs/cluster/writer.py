@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from ...paths import PathPolicy
-from ...protocol import Progress, SectionError, WriteFailed
+from ...protocol import Progress, SectionError, WorkerError, WriteFailed
 from ..model import Job
 from .consumer import QueueConsumer
 from .store import BadSpec, RedisJobs, job_from_spec
@@ -72,8 +72,12 @@ class OutputWriter(QueueConsumer):
         try:
             if section.output_path is not None:
                 await asyncio.to_thread(self.paths.write_output, section.output_path, wav)
-        except OSError as exc:
-            error = WriteFailed(f"{section.output_path}: {exc.strerror or exc}")
+        except (OSError, WorkerError) as exc:  # a root no longer allowed (a restart, a planted spec)
+            error = (
+                exc
+                if isinstance(exc, WorkerError)
+                else WriteFailed(f"{section.output_path}: {exc.strerror or exc}")
+            )
             await self.jobs.final(
                 job_id, idx, SectionError(idx, str(error)), ok=False, node=self.node, advance=False
             )
