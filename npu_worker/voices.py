@@ -279,6 +279,8 @@ class VoiceLibrary:
         """Temp files of uploads a `kill -9` cut, removed under the change lock: start-up runs this while
         the socket already serves, and an upload in progress here or in a worker sharing the folder
         holds the lock until its temp file is renamed."""
+        if not self.store_dir.is_dir():  # none uploaded yet, or no folder: the uploads say so, not start-up
+            return 0
         with self._changing():
             removed = remove_all_parts(self.store_dir) + remove_all_parts(self.inline_dir)
         if removed:

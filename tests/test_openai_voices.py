@@ -391,3 +391,10 @@ async def test_start_up_leaves_the_temp_file_of_an_upload_in_progress(worker, se
         lock.__exit__(None, None, None)
     await until(lambda: not scheduler.recovery.running, "the end of start-up")
     assert not writing.exists()  # never renamed: a leftover
+
+
+async def test_a_voices_path_that_is_no_folder_does_not_stop_the_start(worker, settings):
+    Path(settings.state_dir).mkdir(parents=True, exist_ok=True)
+    (Path(settings.state_dir) / "voices").write_bytes(b"")
+    client = await worker()
+    assert (await client.get("/health")).status == 200
