@@ -24,7 +24,15 @@ import soundfile
 
 from .audio import open_sound, wav_bytes
 from .config import Settings
-from .files import TooLarge, locked_directory, private_folder, read_regular, shared_with_others, write_atomic
+from .files import (
+    TooLarge,
+    locked_directory,
+    private_folder,
+    read_regular,
+    remove_all_parts,
+    shared_with_others,
+    write_atomic,
+)
 from .paths import resolve_ref_wav
 from .protocol import (
     MAX_TRANSCRIPT_CHARS,
@@ -266,6 +274,18 @@ class VoiceLibrary:
         share this folder (`files.locked_directory` on it)."""
         private_folder(self.store_dir)
         return locked_directory(self.store_dir)
+
+    def remove_crash_leftovers(self) -> int:
+        """Temp files of uploads a `kill -9` cut, removed under the change lock: start-up runs this while
+        the socket already serves, and an upload in progress here or in a worker sharing the folder
+        holds the lock until its temp file is renamed."""
+        if not self.store_dir.is_dir():  # none uploaded yet, or no folder: the uploads say so, not start-up
+            return 0
+        with self._changing():
+            removed = remove_all_parts(self.store_dir) + remove_all_parts(self.inline_dir)
+        if removed:
+            log.info("removed %d temp file(s) of a voice upload cut short", removed)
+        return removed
 
     def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:
         """A request's inline reference audio as a voice named by its content, so the engine's prompt

@@ -344,11 +344,11 @@ async def test_a_close_while_sentences_wait_for_their_place_is_seen_at_once(work
             async with asyncio.timeout(seconds(10)):
                 while scheduler.jobs_running() < MAX_SENTENCES_AHEAD:
                     await asyncio.sleep(0.01)
-            left = asyncio.get_running_loop().time()
+        # the server answered the close frame (unread, the client would have given up after its timeout)
+        assert ws.protocol.close_rcvd is not None
         async with asyncio.timeout(seconds(3)):  # the gate is still shut: nothing was sent meanwhile
             while scheduler.queue_size() > 1:  # only the first, held on the engine, is left
                 await asyncio.sleep(0.01)
-        assert asyncio.get_running_loop().time() - left < 3.0  # the close handshake was answered
     finally:
         gate.open()
     async with asyncio.timeout(seconds(10)):

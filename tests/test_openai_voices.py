@@ -15,6 +15,7 @@ from npu_worker.app_keys import SCHEDULER_KEY
 from tests.disk_full import disk_full_past
 from tests.openai_support import async_sdk, files_under, tone_wav
 from tests.test_ws_support import batch, connect, run_request
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -367,3 +368,33 @@ async def test_an_upload_a_kill_9_cut_leaves_no_temp_file_after_the_next_start(w
         path.write_bytes(b"RIFF")
     await worker()
     assert not any(path.exists() for path in cut)
+
+
+async def test_start_up_leaves_the_temp_file_of_an_upload_in_progress(worker, settings):
+    """The kept jobs (and crash leftovers) are read while the socket serves: the sweep removed the temp
+    file of an upload being written meanwhile, here or by a worker sharing the folder (its rename then
+    failed). It waits for the upload's lock; what is still there after it is a leftover."""
+    from npu_worker.files import locked_directory
+
+    voices = Path(settings.state_dir) / "voices"
+    voices.mkdir(parents=True)
+    writing = voices / ".teacher.wav.x1y2z3.part"
+    writing.write_bytes(b"RIFF")
+    lock = locked_directory(voices)
+    lock.__enter__()  # an upload between its temp file and its rename
+    try:
+        client = await worker(wait_loaded=False)
+        scheduler = client.app[SCHEDULER_KEY]
+        await asyncio.sleep(seconds(0.5))
+        assert scheduler.recovery.running and writing.exists()
+    finally:
+        lock.__exit__(None, None, None)
+    await until(lambda: not scheduler.recovery.running, "the end of start-up")
+    assert not writing.exists()  # never renamed: a leftover
+
+
+async def test_a_voices_path_that_is_no_folder_does_not_stop_the_start(worker, settings):
+    Path(settings.state_dir).mkdir(parents=True, exist_ok=True)
+    (Path(settings.state_dir) / "voices").write_bytes(b"")
+    client = await worker()
+    assert (await client.get("/health")).status == 200

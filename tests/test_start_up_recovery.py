@@ -128,3 +128,30 @@ async def test_a_job_whose_done_was_lost_after_its_last_section_ends_at_start(wo
     result = await (await client.get(f"/jobs/{job_id}/result")).json()
     assert (result["status"], result["wav_paths"]) == ("done", [wav])
     assert (await (await client.get("/health")).json())["jobs_running"] == 0
+
+
+async def test_a_job_folder_that_cannot_be_removed_is_skipped_not_the_end_of_start_up(worker, settings):
+    """A folder without its job.json is removed at start; one whose job.json is a folder could not be
+    (IsADirectoryError): every kept job was then unread and every request a 503 StateUnavailable."""
+    state = Path(settings.state_dir)
+    kept = write_job(state, time.time(), ["끝."], done=True)
+    odd = state / "jobs" / "odd"
+    (odd / "job.json").mkdir(parents=True)
+    client = await worker()
+    async with client.get("/health") as response:
+        assert response.status == 200, await response.text()
+    assert (await client.get(f"/jobs/{kept}/status")).status == 200
+    assert (odd / "job.json").is_dir()  # not ours to guess at: left with a warning
+
+
+async def test_kept_jobs_that_could_not_be_read_make_health_say_fail(worker, settings):
+    """The engine loaded but the reading failed (here a job.json nested past the decoder's depth): /health
+    answered 500 with status "ok", which a supervisor reading the body takes for a working worker."""
+    state = Path(settings.state_dir)
+    (state / "jobs" / "deep").mkdir(parents=True)
+    (state / "jobs" / "deep" / "job.json").write_bytes(b'{"x":' + b"[" * 200_000)
+    client = await worker()
+    async with client.get("/health") as response:
+        health = await response.json()
+    assert response.status == 500
+    assert health["status"] == "fail" and health["error"].startswith("StateUnavailable")

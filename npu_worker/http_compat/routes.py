@@ -149,7 +149,8 @@ async def health(request: web.Request) -> web.Response:
     info = scheduler.info
     ttfa = scheduler.ttfa_ms
     body = Health(
-        status="ok" if info else ("fail" if scheduler.load_error else "loading"),
+        # load_error first: kept jobs that could not be read leave the engine's info, yet nothing is served
+        status="fail" if scheduler.load_error else ("ok" if info else "loading"),
         loaded=info is not None,
         load_seconds=scheduler.load_seconds,
         load_phase=scheduler.load_phase,

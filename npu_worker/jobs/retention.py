@@ -83,7 +83,7 @@ def _end_time(job: Job) -> float:
 
 
 def remove_crash_leftovers(jobs: Iterable[Job], owned_dirs: Iterable[Path]) -> int:
-    """Temp files a `kill -9` left mid-write: in the worker's own directories (cache, stored voices, job dirs) and
+    """Temp files a `kill -9` left mid-write: in the worker's own directories (cache, job dirs) and
     beside the outputs of jobs that were still running (a caller's directory: only those targets)."""
     removed = sum(remove_all_parts(directory) for directory in owned_dirs)
     outputs = (s.output_path for job in jobs if not job.finished for s in job.sections if s.output_path)

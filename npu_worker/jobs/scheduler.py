@@ -161,9 +161,8 @@ class Scheduler:
         jobs = self.store.load_all(self.recovery.progress)
         for job in jobs:
             self.registry.add(job)
-        owned = [self.cache.directory, self.voices.store_dir, self.voices.inline_dir]  # a cut upload's too
-        owned += [self.store.job_dir(job.id) for job in jobs]
-        remove_crash_leftovers(jobs, owned)
+        remove_crash_leftovers(jobs, [self.cache.directory, *(self.store.job_dir(job.id) for job in jobs)])
+        self.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
         assert self.retention is not None
         self.stats.count("jobs_removed", self.retention.sweep())
         return [job for job in jobs if not job.finished]

@@ -139,7 +139,7 @@ class JobStore:
         """Every readable job, oldest created first; unfinished ones come back as `interrupted`.
         `progress(read, of)` is called before each folder (it may raise to stop). What a `kill -9`
         left of a job without its job.json (written first, removed first) is removed: a job being
-        created (a temp file) or removed by retention (its log, its default outputs)."""
+        created (a temp file) or removed by retention (its log, its default outputs); what cannot be is kept."""
         jobs = []
         folders = list(self.root.iterdir())
         for done, path in enumerate(folders):
@@ -150,7 +150,10 @@ class JobStore:
                     log.warning(
                         "removing what a crash left of job %s in the jobs folder (no job.json)", path.name
                     )
-                    self.remove(path.name, self._default_outputs_left(path.name))
+                    try:  # one odd folder (a job.json that is a folder) must not leave every job unread
+                        self.remove(path.name, self._default_outputs_left(path.name))
+                    except OSError as exc:
+                        log.warning("kept %s in the jobs folder: %s", path.name, exc)
                 else:
                     log.warning("skipping %s in the jobs folder: it holds no job.json", path.name)
                 continue
