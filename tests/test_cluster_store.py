@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -487,9 +488,12 @@ async def test_a_job_whose_log_holds_an_entry_not_of_ours_ends_its_streams_and_i
     await client.close()  # while Redis is up (the section that was running ends at once)
 
 
-async def test_a_retention_pass_that_redis_refuses_is_skipped_not_the_end_of_retention(worker, redis_server):
+async def test_a_retention_pass_that_redis_refuses_is_skipped_not_the_end_of_retention(
+    worker, redis_server, caplog
+):
     """The node's finished list replaced by a string (WRONGTYPE): that pass is skipped with an error in
-    the log; the retention loop must not end on it (Redis would then keep every job for good)."""
+    the log (it raised, ending the retention loop: Redis would then keep every job for good); once the
+    key is of ours again, the next pass works."""
     import redis.asyncio as aioredis
 
     from npu_worker.app_keys import SCHEDULER_KEY
@@ -497,8 +501,15 @@ async def test_a_retention_pass_that_redis_refuses_is_skipped_not_the_end_of_ret
     client = await worker(queue=redis_server.url, claim_timeout=1.0)
     scheduler = client.app[SCHEDULER_KEY]
     planter = aioredis.from_url(redis_server.url)
-    await planter.set(f"npu:finished:{scheduler.node}", "not a sorted set")
+    key = f"npu:finished:{scheduler.node}"
+    await planter.set(key, "not a sorted set")
+    caplog.set_level(logging.ERROR)
+    await scheduler._sweep()  # raised ResponseError before
+    assert "retention skipped: Redis answered WRONGTYPE" in caplog.text
+    await planter.delete(key)
+    caplog.clear()
     await scheduler._sweep()
+    assert "retention skipped" not in caplog.text
     await planter.aclose()
 
 

@@ -207,3 +207,19 @@ def test_a_job_folder_without_its_job_json_is_removed_with_a_warning(tmp_path, c
         "removing what a crash left of job 0123456789abcdef in the jobs folder (no job.json)" in caplog.text
     )
     assert not half.exists()
+
+
+def test_json_nested_past_the_parser_in_a_kept_file_skips_that_job_or_line_not_the_start(tmp_path, caplog):
+    """A `job.json` or a log line nested past the parser's depth raised RecursionError, which failed the
+    whole start-up reading (every request a 503 until the folder was fixed by hand)."""
+    store, job = stored_job(tmp_path)
+    deep = b'{"x": ' + b"[" * 200_000 + b"\n"
+    with open(store.job_dir(job.id) / LOG_FILE, "ab") as log_file:
+        log_file.write(deep)
+    other = store.job_dir("b2")
+    other.mkdir()
+    (other / JOB_FILE).write_bytes(deep)
+    caplog.set_level(logging.WARNING)
+    assert [loaded.id for loaded in store.load_all()] == [job.id]
+    assert "ignoring 1 unreadable log line(s)" in caplog.text
+    assert "skipping unreadable job b2" in caplog.text

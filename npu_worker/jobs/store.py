@@ -160,7 +160,7 @@ class JobStore:
             try:
                 _check_plain(path, stat.S_ISDIR)
                 jobs.append(self.load(path.name))
-            except (OSError, ValueError) as exc:  # msgspec's errors are ValueErrors
+            except (OSError, ValueError, RecursionError) as exc:  # msgspec's errors are ValueErrors
                 log.warning("skipping unreadable job %s: %s", path.name, exc)
         return sorted(jobs, key=lambda job: job.created_at)
 
@@ -227,7 +227,7 @@ class JobStore:
             for line in source:
                 try:
                     entries.append(LogEntry(_SEQ.decode(line).seq, decode_event(line)))
-                except msgspec.MsgspecError:
+                except (msgspec.MsgspecError, RecursionError):  # damaged, or nested past the parser
                     # Skipped, not an end: the lines after it (appended by a later run) still count,
                     # else a finished job would look unfinished and run again at every start.
                     unreadable += 1
