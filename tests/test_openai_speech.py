@@ -411,3 +411,50 @@ async def test_a_slow_speed_download_is_not_a_slow_consumer(worker):
                 await asyncio.sleep(0.01)
         rest = await response.read()
     assert len(first + rest) == expected_samples(text, 0.25, seconds_per_char=0.2) * 2
+
+
+async def test_a_speech_start_cancelled_while_its_job_is_admitted_leaves_no_job_running(worker):
+    """Admission may finish in a thread after the caller's task was cancelled (it hung up, its socket
+    closed): the job it admits is cancelled, not run for nobody (only the stream socket did so before)."""
+    import threading
+
+    from npu_worker.openai_compat.core import start_speech
+    from npu_worker.protocol import SynthParams
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.01)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    held = asyncio.ensure_future(start_speech(scheduler, "앞 글", SynthParams(lang="ko")))
+    async with asyncio.timeout(seconds(10)):
+        while not engine.calls:  # the engine is busy with the first text (held by the gate)
+            await asyncio.sleep(0.01)
+    admitting, release, admitted = threading.Event(), threading.Event(), threading.Event()
+    admit = scheduler._admit
+
+    def slow_admit(job, request):  # the admission thread, held until the caller has gone
+        admitting.set()
+        release.wait(seconds(10))
+        admit(job, request)
+        admitted.set()
+
+    scheduler._admit = slow_admit
+    scheduler._checked_langs.discard("ko")  # the admission goes to a thread
+    starting = asyncio.ensure_future(start_speech(scheduler, "아무도 듣지 않는 글", SynthParams(lang="ko")))
+    async with asyncio.timeout(seconds(10)):
+        while not admitting.is_set():
+            await asyncio.sleep(0.01)
+    starting.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await starting
+    release.set()
+    async with asyncio.timeout(seconds(10)):
+        while not admitted.is_set():
+            await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)  # the admitted run's cancel (if any) reaches the scheduler
+    gate.open()
+    (await held).cancel()
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.jobs_running():
+            await asyncio.sleep(0.01)
+    assert engine.calls == ["앞 글"], engine.calls

@@ -134,7 +134,32 @@ async def start_speech(
 
     `max_buffered_seconds` bounds the audio made but not yet taken by the caller before the job is
     dropped as a slow consumer: a live listener (the stream socket) keeps /ws's 30 s; a download of
-    one whole text allows that text's worth, since a fast engine can run minutes ahead of any writer."""
+    one whole text allows that text's worth, since a fast engine can run minutes ahead of any writer.
+
+    A caller cancelled meanwhile (it hung up, its socket closed) does not leave a job running for
+    nobody: admission finishes off the loop's task, and the run it gives is cancelled."""
+    starting = asyncio.ensure_future(
+        _start_speech(scheduler, text, params, trim_leading_silence, max_buffered_seconds)
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_cancel_started)
+        raise
+
+
+def _cancel_started(starting: asyncio.Future[SpeechRun]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        starting.result().cancel()
+
+
+async def _start_speech(
+    scheduler: Scheduler,
+    text: str,
+    params: SynthParams,
+    trim_leading_silence: bool,
+    max_buffered_seconds: float,
+) -> SpeechRun:
     listeners: list[Subscription] = []
 
     def listen(job: Job) -> None:

@@ -52,7 +52,7 @@ from .sentences import AssemblyRules, SentenceAssembler
 from .speech import check_model, fields_at_fault, pick_format, synth_params
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
-    from ..jobs.scheduler import Scheduler
+    pass
 
 log = logging.getLogger(__name__)
 
@@ -90,22 +90,6 @@ def decode_message(text: str) -> SessionConfig | InputText | InputDone | Session
             raise UnknownMessage(f"unknown message type {str(found[1])[:40]!r}") from None
         raise
     return message
-
-
-async def start_or_cancel(scheduler: Scheduler, text: str, params: SynthParams, first: bool) -> SpeechRun:
-    """`start_speech`, whose run is cancelled if this task is cancelled meanwhile (the socket closed):
-    a job admitted after the cancel would otherwise run for nobody."""
-    starting = asyncio.ensure_future(start_speech(scheduler, text, params, trim_leading_silence=first))
-    try:
-        return await asyncio.shield(starting)
-    except asyncio.CancelledError:
-        starting.add_done_callback(_cancel_started)
-        raise
-
-
-def _cancel_started(starting: asyncio.Future[SpeechRun]) -> None:
-    if not starting.cancelled() and starting.exception() is None:
-        starting.result().cancel()
 
 
 @dataclass(frozen=True)
@@ -153,7 +137,7 @@ class Utterance:
             self._first_ready_at = ready_at
         run, error = None, None
         try:
-            run = await start_or_cancel(self.session.scheduler, text, params, index == 0)
+            run = await start_speech(self.session.scheduler, text, params, trim_leading_silence=index == 0)
             self.runs.append(run)
         except WorkerError as exc:
             error = exc
