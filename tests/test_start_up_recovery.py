@@ -144,12 +144,16 @@ async def test_a_job_folder_that_cannot_be_removed_is_skipped_not_the_end_of_sta
     assert (odd / "job.json").is_dir()  # not ours to guess at: left with a warning
 
 
-async def test_kept_jobs_that_could_not_be_read_make_health_say_fail(worker, settings):
-    """The engine loaded but the reading failed (here a job.json nested past the decoder's depth): /health
-    answered 500 with status "ok", which a supervisor reading the body takes for a working worker."""
-    state = Path(settings.state_dir)
-    (state / "jobs" / "deep").mkdir(parents=True)
-    (state / "jobs" / "deep" / "job.json").write_bytes(b'{"x":' + b"[" * 200_000)
+async def test_kept_jobs_that_could_not_be_read_make_health_say_fail(worker, monkeypatch):
+    """The engine loaded but the reading failed (here the jobs folder cannot be listed: a disk error,
+    which root's permissions cannot stage): /health answered 500 with status "ok", which a supervisor
+    reading the body takes for a working worker."""
+    from npu_worker.jobs.store import JobStore
+
+    def failing(self, progress=None):
+        raise OSError(5, "Input/output error", str(self.root))
+
+    monkeypatch.setattr(JobStore, "load_all", failing)
     client = await worker()
     async with client.get("/health") as response:
         health = await response.json()

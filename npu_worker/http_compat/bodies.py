@@ -15,7 +15,7 @@ from msgspec import UNSET, Meta, UnsetType
 from .. import wire
 from ..errors import ErrorBody
 from ..jobs.model import Job
-from ..protocol import Progress, SectionError
+from ..protocol import Loading, Progress, QueueFull, SectionError
 
 
 def json_response(body: msgspec.Struct, status: int = 200) -> web.Response:
@@ -23,6 +23,17 @@ def json_response(body: msgspec.Struct, status: int = 200) -> web.Response:
     return web.Response(
         body=wire.encode(body), status=status, content_type="application/json", charset="utf-8"
     )
+
+
+def refusal_response(error: BaseException, body: msgspec.Struct, status: int) -> web.Response:
+    """An error's body (v1 or OpenAI shape), with `Retry-After` when waiting helps: a full queue
+    (5 s), or a worker still booting (1 s: the engine loads or the kept jobs are read)."""
+    response = json_response(body, status=status)
+    if isinstance(error, QueueFull):
+        response.headers["Retry-After"] = "5"
+    elif isinstance(error, Loading):
+        response.headers["Retry-After"] = "1"
+    return response
 
 
 class SynthResult(msgspec.Struct, kw_only=True):

@@ -14,8 +14,8 @@ from aiohttp import web
 
 from ..access import check_access, loopback_bind
 from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
-from ..protocol import BadRequest, BodyTooLarge, ErrorBody, Loading, QueueFull, WorkerError
-from .bodies import json_response
+from ..protocol import BadRequest, BodyTooLarge, ErrorBody, WorkerError
+from .bodies import refusal_response
 from .hang_up import left_early
 
 log = logging.getLogger(__name__)
@@ -32,12 +32,7 @@ def error_response(
 ) -> web.Response:
     code = status or (error.http_status if isinstance(error, WorkerError) else 500)
     trace = traceback.format_exc() if with_traceback else None
-    response = json_response(ErrorBody.of(error, trace), status=code)
-    if isinstance(error, QueueFull):
-        response.headers["Retry-After"] = "5"
-    elif isinstance(error, Loading):  # booting: the engine loads or the kept jobs are read
-        response.headers["Retry-After"] = "1"
-    return response
+    return refusal_response(error, ErrorBody.of(error, trace), code)
 
 
 def check_request_access(request: web.Request) -> None:

@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from ..app_keys import SETTINGS_KEY
-from ..http_compat.bodies import json_response
+from ..http_compat.bodies import json_response, refusal_response
 from ..http_compat.hang_up import left_early
-from ..protocol import BodyTooLarge, Loading, QueueFull, WorkerError
+from ..protocol import BodyTooLarge, WorkerError
 from .bodies import ErrorDetail, OpenAIError
 
 log = logging.getLogger(__name__)
@@ -56,12 +56,7 @@ def openai_refusal(error: WorkerError, status: int) -> web.Response:
 
 def openai_error_response(error: BaseException) -> web.Response:
     detail, status = openai_error(error)
-    response = json_response(OpenAIError(detail), status=status)
-    if isinstance(error, QueueFull):
-        response.headers["Retry-After"] = "5"
-    elif isinstance(error, Loading):  # booting: the engine loads or the kept jobs are read
-        response.headers["Retry-After"] = "1"
-    return response
+    return refusal_response(error, OpenAIError(detail), status)
 
 
 def openai_errors(handler: Handler) -> Handler:
