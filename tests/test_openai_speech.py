@@ -286,20 +286,13 @@ async def test_a_queued_request_whose_caller_hangs_up_is_never_made(worker, stre
     assert engine.calls == ["앞 " * 20], engine.calls
 
 
-@pytest.mark.parametrize("stream_format", ["audio", "sse"])
-async def test_a_whole_file_answer_whose_caller_left_is_a_499_not_a_200(worker, stream_format):
-    """A flac answer (written only when whole) whose caller hung up mid-synthesis was counted (access
-    log, metrics) as a 200 with an empty body: the unstarted response was returned, and so sent."""
-    from tests.test_metrics import scrape, value
-
-    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.01)
-    engine.gate = gate = ChunkGate()
-    client = await worker(engine)
+async def hang_up_after_two_chunks(client, gate: ChunkGate, path: str, body: dict) -> None:
+    """POST `body` to `path`, give up (the connection closes) once the engine has made two chunks, then
+    let the engine go and wait until the worker runs nothing."""
     scheduler = client.app[SCHEDULER_KEY]
-    body = {"input": "가" * 100, "response_format": "flac", "stream_format": stream_format}
     gate.allow(2)
     try:
-        request = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
+        request = asyncio.ensure_future(client.post(path, json=body))
         async with asyncio.timeout(seconds(10)):
             while gate.passed < 2:
                 await asyncio.sleep(0.01)
@@ -312,6 +305,19 @@ async def test_a_whole_file_answer_whose_caller_left_is_a_499_not_a_200(worker, 
                 await asyncio.sleep(0.01)
     finally:
         gate.open()
+
+
+@pytest.mark.parametrize("stream_format", ["audio", "sse"])
+async def test_a_whole_file_answer_whose_caller_left_is_a_499_not_a_200(worker, stream_format):
+    """A flac answer (written only when whole) whose caller hung up mid-synthesis was counted (access
+    log, metrics) as a 200 with an empty body: the unstarted response was returned, and so sent."""
+    from tests.test_metrics import scrape, value
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.01)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    body = {"input": "가" * 100, "response_format": "flac", "stream_format": stream_format}
+    await hang_up_after_two_chunks(client, gate, "/v1/audio/speech", body)
     async with asyncio.timeout(seconds(10)):
         while True:
             samples = await scrape(client)
@@ -349,23 +355,8 @@ async def test_a_batch_whose_caller_hangs_up_stops_its_items(worker):
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.02)
     engine.gate = gate = ChunkGate()
     client = await worker(engine)
-    scheduler = client.app[SCHEDULER_KEY]
     items = [{"input": f"{n}번 " + "가" * 100} for n in range(4)]  # 40 chunks each
-    gate.allow(2)
-    try:
-        request = asyncio.ensure_future(client.post("/v1/audio/speech/batch", json={"items": items}))
-        async with asyncio.timeout(seconds(10)):
-            while gate.passed < 2:
-                await asyncio.sleep(0.01)
-        request.cancel()  # the caller gives up: its connection closes
-        with contextlib.suppress(asyncio.CancelledError):
-            await request
-        gate.open()
-        async with asyncio.timeout(seconds(10)):
-            while scheduler.jobs_running():
-                await asyncio.sleep(0.01)
-    finally:
-        gate.open()
+    await hang_up_after_two_chunks(client, gate, "/v1/audio/speech/batch", {"items": items})
     assert gate.passed < 40 and len(engine.calls) < len(items), (gate.passed, engine.calls)
 
 

@@ -16,7 +16,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -551,71 +551,60 @@ def rogue_worker(health_body: dict[str, Any] = ROGUE_HEALTH, mistyped: bool = Fa
     return app
 
 
-def test_odd_byte_frames_are_carried_over_and_a_null_text_frame_is_reported(browser: Any) -> None:
-    with serve_app(rogue_worker()) as url:
+@contextmanager
+def rogue_page(browser: Any, app: web.Application) -> Iterator[tuple[Any, ConsoleWatch]]:
+    """A fresh page on the player served by a rogue worker `app`, its console watched."""
+    with serve_app(app) as url:
         context = browser.new_context()
         try:
             page = context.new_page()
             console = ConsoleWatch()
             console.attach(page)
             page.goto(url)
-            wait_for(page, "s.worker.state === 'ready'")
-            page.fill("#input", "가.\n\n나.")
-            wait_for(page, "s.sections.length === 2")
-            page.click("#play")
-            wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
-            state = snapshot(page)
-            log = page.text_content("#log") or ""
-            # 3 + 3 bytes are 3 samples (a dropped odd byte would give 1 + 1, and shift the second).
-            assert state["run"]["receivedSamples"] == 3 + 1
-            assert state["figures"]["playedSourceSamples"] == 4
-            assert "a text frame is not a JSON object: null" in log
-            assert "section 1's audio ended on half a sample" in log
-            assert "socket worker failed" not in log
-            assert [s["state"] for s in state["sections"]] == ["done", "done"]
-            assert console.errors == []
+            yield page, console
         finally:
             context.close()
+
+
+def play_two_sections(page: Any) -> tuple[dict[str, Any], str]:
+    """Play "가." and "나." to the end of the run: the snapshot and the Event log."""
+    wait_for(page, "s.worker.state === 'ready'")
+    page.fill("#input", "가.\n\n나.")
+    wait_for(page, "s.sections.length === 2")
+    page.click("#play")
+    wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
+    return snapshot(page), page.text_content("#log") or ""
+
+
+def test_odd_byte_frames_are_carried_over_and_a_null_text_frame_is_reported(browser: Any) -> None:
+    with rogue_page(browser, rogue_worker()) as (page, console):
+        state, log = play_two_sections(page)
+        # 3 + 3 bytes are 3 samples (a dropped odd byte would give 1 + 1, and shift the second).
+        assert state["run"]["receivedSamples"] == 3 + 1
+        assert state["figures"]["playedSourceSamples"] == 4
+        assert "a text frame is not a JSON object: null" in log
+        assert "section 1's audio ended on half a sample" in log
+        assert "socket worker failed" not in log
+        assert [s["state"] for s in state["sections"]] == ["done", "done"]
+        assert console.errors == []
 
 
 def test_mistyped_events_from_a_hostile_worker_are_dropped_and_the_run_plays(browser: Any) -> None:
-    with serve_app(rogue_worker(mistyped=True)) as url:
-        context = browser.new_context()
-        try:
-            page = context.new_page()
-            console = ConsoleWatch()
-            console.attach(page)
-            page.goto(url)
-            wait_for(page, "s.worker.state === 'ready'")
-            page.fill("#input", "가.\n\n나.")
-            wait_for(page, "s.sections.length === 2")
-            page.click("#play")
-            wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
-            state = snapshot(page)
-            log = page.text_content("#log") or ""
-            # A string sample_rate was a rate mismatch that cancelled the run; "lots" was added to the count.
-            assert [s["state"] for s in state["sections"]] == ["done", "done"]
-            assert state["run"]["receivedSamples"] == 3 + 1
-            assert "an event was dropped: sample_rate must be an integer sample rate" in log
-            assert 'an event was dropped: samples must be a non-negative integer, not "lots"' in log
-            assert "an event was dropped: an event without an `event` kind" in log
-            assert "now streams" not in state["message"]
-            assert console.errors == []
-        finally:
-            context.close()
+    with rogue_page(browser, rogue_worker(mistyped=True)) as (page, console):
+        state, log = play_two_sections(page)
+        # A string sample_rate was a rate mismatch that cancelled the run; "lots" was added to the count.
+        assert [s["state"] for s in state["sections"]] == ["done", "done"]
+        assert state["run"]["receivedSamples"] == 3 + 1
+        assert "an event was dropped: sample_rate must be an integer sample rate" in log
+        assert 'an event was dropped: samples must be a non-negative integer, not "lots"' in log
+        assert "an event was dropped: an event without an `event` kind" in log
+        assert "now streams" not in state["message"]
+        assert console.errors == []
 
 
 def test_a_health_body_with_mistyped_fields_is_an_error_not_a_broken_page(browser: Any) -> None:
     bad = {**ROGUE_HEALTH, "ref_wav": 5, "voices": [7]}
-    with serve_app(rogue_worker(health_body=bad)) as url:
-        context = browser.new_context()
-        try:
-            page = context.new_page()
-            console = ConsoleWatch()
-            console.attach(page)
-            page.goto(url)
-            wait_for(page, "s.worker.state === 'error'")
-            assert "ref_wav must be a string, not 5" in snapshot(page)["worker"]["message"]
-            assert console.errors == []  # `ref_wav.split` threw in the page before
-        finally:
-            context.close()
+    with rogue_page(browser, rogue_worker(health_body=bad)) as (page, console):
+        wait_for(page, "s.worker.state === 'error'")
+        assert "ref_wav must be a string, not 5" in snapshot(page)["worker"]["message"]
+        assert console.errors == []  # `ref_wav.split` threw in the page before

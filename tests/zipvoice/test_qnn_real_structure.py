@@ -58,19 +58,26 @@ def test_qnn_targets_map_names_part_numbers_and_numbers_to_provider_options():
 TOLERANCE = {"fp32": 5e-3, "int8": 3e-2}
 
 
-@qnn
-@pytest.mark.parametrize("precision", ["fp32"])
-def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(tiny_model_dir, tmp_path, precision):
-    """On the project's own model (always there); the real export's placement at every default
-    bucket is test_prepare.py's."""
-    path = decoder_path(tiny_model_dir, precision)
-    config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=tmp_path)
+def assert_wholly_on_qnn_and_close_to_the_cpu(path, cache_dir, precision: str) -> RuntimeConfig:
+    """The decoder at `path` on the HTP simulator: every node on QNN, and its output within
+    TOLERANCE[precision] of the CPU's. Returns the config (its cache holds the compiled context)."""
+    config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=cache_dir)
     on_qnn = runtime.Decoder(providers.open_session(path, "qnn", config, {"N": 1, "T": FRAMES}), 3.0)
     nodes = providers.placement(on_qnn.session)
     assert sum(nodes.values()) == nodes["QNNExecutionProvider"], nodes
     on_cpu = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
     inputs = decoder_inputs(FRAMES)
     assert relative_l2(on_cpu(0.3, *inputs), on_qnn(0.3, *inputs)) < TOLERANCE[precision]
+    return config
+
+
+@qnn
+@pytest.mark.parametrize("precision", ["fp32"])
+def test_real_structure_decoder_runs_every_node_on_the_htp_simulator(tiny_model_dir, tmp_path, precision):
+    """On the project's own model (always there); the real export's placement at every default
+    bucket is test_prepare.py's."""
+    path = decoder_path(tiny_model_dir, precision)
+    config = assert_wholly_on_qnn_and_close_to_the_cpu(path, tmp_path, precision)
     again = providers.open_session(path, "qnn", config, {"N": 1, "T": FRAMES})  # from the cached context
     ops = {node.op_type for sub in again.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}
@@ -98,14 +105,7 @@ def test_the_zero_bias_goes_after_the_guidance_embedding_only_and_changes_no_val
 def test_int8_decoder_runs_every_node_on_the_htp_simulator(real_structure_dir, tmp_path):
     """The guidance-scale embedding's DynamicQuantizeLinear → MatMulInteger, whose result is added to
     the time embedding, stayed on the CPU (QNN's fusion wants a constant bias; dynamic_bias.py)."""
-    path = decoder_path(real_structure_dir, "int8")
-    config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=tmp_path)
-    on_qnn = runtime.Decoder(providers.open_session(path, "qnn", config, {"N": 1, "T": FRAMES}), 3.0)
-    nodes = providers.placement(on_qnn.session)
-    assert sum(nodes.values()) == nodes["QNNExecutionProvider"], nodes
-    on_cpu = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
-    inputs = decoder_inputs(FRAMES)
-    assert relative_l2(on_cpu(0.3, *inputs), on_qnn(0.3, *inputs)) < TOLERANCE["int8"]
+    assert_wholly_on_qnn_and_close_to_the_cpu(decoder_path(real_structure_dir, "int8"), tmp_path, "int8")
 
 
 def test_a_graph_that_cannot_be_specialised_is_compiled_as_it_is(tmp_path):
