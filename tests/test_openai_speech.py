@@ -19,7 +19,7 @@ from npu_worker.errors import EngineError
 from npu_worker.openai_compat.formats import available_formats
 from tests.openai_support import RATE, async_sdk, decode, expected_samples, sync_sdk
 from tests.test_ws_support import ChunkGate
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 TEXT = "안녕하세요, 반갑습니다."
@@ -244,9 +244,7 @@ async def test_a_caller_that_hangs_up_stops_the_synthesis(worker, stream_format)
         await response.content.readany()
         response.close()  # hang up mid-stream
         gate.open()
-        async with asyncio.timeout(seconds(10)):
-            while scheduler.jobs_running():
-                await asyncio.sleep(0.01)
+        await until(lambda: scheduler.jobs_running() == 0)
     finally:
         gate.open()
     assert gate.passed < 40
@@ -263,24 +261,16 @@ async def test_a_queued_request_whose_caller_hangs_up_is_never_made(worker, stre
     body = {"response_format": "pcm", "stream_format": stream_format}
     try:
         first = asyncio.ensure_future(client.post("/v1/audio/speech", json={**body, "input": "앞 " * 20}))
-        async with asyncio.timeout(seconds(10)):
-            while not engine.calls:
-                await asyncio.sleep(0.01)
+        await until(lambda: engine.calls)
         queued = asyncio.ensure_future(client.post("/v1/audio/speech", json={**body, "input": "뒤 " * 20}))
-        async with asyncio.timeout(seconds(10)):
-            while scheduler.jobs_running() < 2:
-                await asyncio.sleep(0.01)
+        await until(lambda: scheduler.jobs_running() >= 2)
         queued.cancel()  # the caller gives up while its request waits: its connection closes
         with contextlib.suppress(asyncio.CancelledError):
             await queued
-        async with asyncio.timeout(seconds(10)):
-            while scheduler.jobs_running() > 1:
-                await asyncio.sleep(0.01)
+        await until(lambda: scheduler.jobs_running() <= 1)
         gate.open()
         (await first).close()
-        async with asyncio.timeout(seconds(10)):
-            while scheduler.jobs_running():
-                await asyncio.sleep(0.01)
+        await until(lambda: scheduler.jobs_running() == 0)
     finally:
         gate.open()
     assert engine.calls == ["앞 " * 20], engine.calls
@@ -293,16 +283,12 @@ async def hang_up_after_two_chunks(client, gate: ChunkGate, path: str, body: dic
     gate.allow(2)
     try:
         request = asyncio.ensure_future(client.post(path, json=body))
-        async with asyncio.timeout(seconds(10)):
-            while gate.passed < 2:
-                await asyncio.sleep(0.01)
+        await until(lambda: gate.passed >= 2)
         request.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await request
         gate.open()
-        async with asyncio.timeout(seconds(10)):
-            while scheduler.jobs_running():
-                await asyncio.sleep(0.01)
+        await until(lambda: scheduler.jobs_running() == 0)
     finally:
         gate.open()
 
@@ -432,20 +418,14 @@ async def test_a_speech_start_cancelled_while_its_job_is_admitted_leaves_no_job_
     scheduler._admit = slow_admit
     scheduler._checked_langs.discard("ko")  # the admission goes to a thread
     starting = asyncio.ensure_future(start_speech(scheduler, "아무도 듣지 않는 글", SynthParams(lang="ko")))
-    async with asyncio.timeout(seconds(10)):
-        while not admitting.is_set():
-            await asyncio.sleep(0.01)
+    await until(admitting.is_set)
     starting.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await starting
     release.set()
-    async with asyncio.timeout(seconds(10)):
-        while not admitted.is_set():
-            await asyncio.sleep(0.01)
+    await until(admitted.is_set)
     await asyncio.sleep(0.2)  # the admitted run's cancel (if any) reaches the scheduler
     gate.open()
     (await held).cancel()
-    async with asyncio.timeout(seconds(10)):
-        while scheduler.jobs_running():
-            await asyncio.sleep(0.01)
+    await until(lambda: scheduler.jobs_running() == 0)
     assert engine.calls == ["앞 글"], engine.calls
