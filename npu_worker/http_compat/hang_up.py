@@ -7,6 +7,7 @@ not find out from a failed write until the end: such handlers look here, and sto
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from aiohttp import web
@@ -14,11 +15,19 @@ from aiohttp import web
 log = logging.getLogger(__name__)
 
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for it: the access log and metrics tell it from a failure
+HANG_UP_CHECK_SECONDS = 0.2  # how often a handler that writes nothing yet looks whether its caller is there
 
 
 def caller_gone(request: web.BaseRequest) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
+
+
+async def until_caller_gone(request: web.BaseRequest) -> None:
+    """Returns once the caller has gone (looked at every HANG_UP_CHECK_SECONDS): for a handler that
+    waits on work and writes nothing meanwhile, raced against that work."""
+    while not caller_gone(request):
+        await asyncio.sleep(HANG_UP_CHECK_SECONDS)
 
 
 def stop_if_caller_gone(request: web.BaseRequest) -> None:

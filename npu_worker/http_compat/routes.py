@@ -44,7 +44,7 @@ from .bodies import (
     json_response,
 )
 from .errors import CLOSE_AFTER_KEY, error_response, expect_continue
-from .hang_up import caller_gone
+from .hang_up import until_caller_gone
 from .ndjson import open_stream, stream_job
 
 if TYPE_CHECKING:
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 AFTER_PATTERN = re.compile(r"[0-9]{1,18}", re.ASCII)
 INDEX_PATTERN = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # as a section's idx is written: one URL each
 log = logging.getLogger(__name__)
-HANG_UP_CHECK_SECONDS = 0.2  # how often a waiting /synth looks whether its caller is still there
 DECODED_ENCODINGS = frozenset({"identity", "gzip", "deflate"})  # what aiohttp decodes without extras
 FILE_PIECE_BYTES = 256 * 1024  # a section's wav is sent in pieces of this size
 
@@ -212,21 +211,22 @@ async def _wait_done(scheduler: Scheduler, job: Job) -> None:
 
 
 async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, job: Job) -> None:
-    """`_wait_done`, cancelling the job if the caller goes (`caller_gone`, every HANG_UP_CHECK_SECONDS):
+    """`_wait_done`, cancelling the job if the caller goes (`until_caller_gone`):
     a caller's RPC timeout must not keep the engine busy with a long text nobody will read."""
     waiting = asyncio.ensure_future(_wait_done(scheduler, job))
+    gone = asyncio.ensure_future(until_caller_gone(request))
     try:
-        hung_up = False
-        while not (await asyncio.wait([waiting], timeout=HANG_UP_CHECK_SECONDS))[0]:
-            if not hung_up and caller_gone(request):
-                hung_up = True
-                log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
-                scheduler.cancel(job.id)
+        await asyncio.wait([waiting, gone], return_when=asyncio.FIRST_COMPLETED)
+        if not waiting.done():
+            log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
+            scheduler.cancel(job.id)
         await waiting
     except asyncio.CancelledError:
         scheduler.cancel(job.id)
         waiting.cancel()
         raise
+    finally:
+        gone.cancel()
 
 
 async def synth(request: web.Request) -> web.Response:

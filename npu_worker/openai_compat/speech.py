@@ -17,8 +17,8 @@ from aiohttp import web
 from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
-from ..http_compat.hang_up import caller_gone, stop_if_caller_gone
-from ..http_compat.routes import HANG_UP_CHECK_SECONDS, read_body
+from ..http_compat.hang_up import caller_gone, stop_if_caller_gone, until_caller_gone
+from ..http_compat.routes import read_body
 from ..protocol import (
     BadRequest,
     InvalidAudio,
@@ -186,10 +186,9 @@ async def create_speech(request: web.Request) -> web.StreamResponse:
 
 
 async def cancel_when_gone(request: web.Request, run: SpeechRun) -> None:
-    """Cancel `run` once its caller has gone (looked at every HANG_UP_CHECK_SECONDS): a request
-    queued behind others sends nothing until its first audio, so no failed write would tell."""
-    while not caller_gone(request):
-        await asyncio.sleep(HANG_UP_CHECK_SECONDS)
+    """Cancel `run` once its caller has gone: a request queued behind others sends nothing until its
+    first audio, so no failed write would tell."""
+    await until_caller_gone(request)
     log.info("the caller of job %s hung up; its synthesis stops", run.job.id)
     run.cancel()
 
@@ -359,17 +358,20 @@ async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
 
 
 async def unless_hung_up(request: web.Request, work: asyncio.Future[list[SpeechItem]]) -> list[SpeechItem]:
-    """The batch's items, or ConnectionResetError once its caller has gone (looked at every
-    HANG_UP_CHECK_SECONDS): the answer is written only at the end, so no failed write would tell, and
-    the items (cancelled with `work`) would keep the engine busy for nobody."""
+    """The batch's items, or ConnectionResetError once its caller has gone: the answer is written only
+    at the end, so no failed write would tell, and the items (cancelled with `work`) would keep the
+    engine busy for nobody."""
+    gone = asyncio.ensure_future(until_caller_gone(request))
+    racing: list[asyncio.Future[Any]] = [work, gone]
     try:
-        while not (await asyncio.wait([work], timeout=HANG_UP_CHECK_SECONDS))[0]:
-            if caller_gone(request):
-                log.info("the caller of a speech batch hung up; its items stop")
-                raise ConnectionResetError("the caller hung up")
+        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            log.info("the caller of a speech batch hung up; its items stop")
+            raise ConnectionResetError("the caller hung up")
         return work.result()
     finally:
         work.cancel()  # a no-op once done
+        gone.cancel()
 
 
 @openai_errors
