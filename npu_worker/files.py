@@ -345,22 +345,21 @@ def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool) -> b
     a regular file of at most `limit` bytes (else OSError or TooLarge).
 
     `own`: it must also still be the file the worker made (this process's user, a single link), for a
-    section's wav served back (`PathPolicy.read_output`): a symlink or hard link swapped in by someone
+    section's wav served back (`open_beneath_checked`, `PathPolicy.open_output`): a symlink or hard link swapped in by someone
     who can write in that folder (the temp dir is everyone's), or another user's file, is refused, so a
     section's audio can never be a way to read another file. A caller's reference voice is anyone's
     (`PathPolicy.read_reference`): only the no-link walk and the bound apply.
     """
-    try:
-        fd = _open_file_beneath(path, roots)
-    except ValueError as exc:
-        raise OSError(errno.EINVAL, str(exc)) from None
-    return _read_at_most(fd, path, limit, own=own)
+    return _read_at_most(_open_file_beneath(path, roots), path, limit, own=own)
 
 
 def _open_file_beneath(path: str, roots: Sequence[str]) -> int:
     """A read descriptor of the file at `path` beneath one of `roots`: each directory and the file
-    opened without following a link (LinkRefused), and without blocking. ValueError: under no root."""
-    root, parts = split_under_root(path, roots)
+    opened without following a link (LinkRefused), and without blocking. OSError: under no root."""
+    try:
+        root, parts = split_under_root(path, roots)
+    except ValueError as exc:
+        raise OSError(errno.EINVAL, str(exc)) from None
     *directories, name = parts
     with open_beneath(root, directories, create=False) as dir_fd:
         try:
@@ -375,10 +374,7 @@ def open_beneath_checked(path: str, roots: Sequence[str], limit: int, *, own: bo
     """`read_beneath`'s file, checked the same way but left open to be sent in pieces (a section's wav
     can be hundreds of MB: read whole for each caller that does not read its answer, a few dozen
     callers held gigabytes). The caller closes it."""
-    try:
-        fd = _open_file_beneath(path, roots)
-    except ValueError as exc:
-        raise OSError(errno.EINVAL, str(exc)) from None
+    fd = _open_file_beneath(path, roots)
     stream = os.fdopen(fd, "rb")
     try:
         _check_open(fd, path, limit, own=own)
