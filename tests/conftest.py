@@ -46,6 +46,18 @@ def redis_server(tmp_path: Path) -> Any:
 
 
 @pytest.fixture
+async def jobs(redis_server: RedisServer) -> AsyncIterator[Any]:
+    """The shared-job store on `redis_server`, its work groups made for nodes n1 and n2."""
+    from npu_worker.jobs.cluster.store import RedisJobs  # the Redis client loads for these tests only
+
+    store = RedisJobs(redis_server.url)
+    await store.ensure_groups("n1")
+    await store.ensure_groups("n2")
+    yield store
+    await store.close()
+
+
+@pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(
         state_dir=str(tmp_path / "state"),
