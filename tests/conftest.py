@@ -57,6 +57,16 @@ async def jobs(redis_server: RedisServer) -> AsyncIterator[Any]:
     await store.close()
 
 
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    """Headless Chromium, one per test module (skipped where it is not installed)."""
+    from tests.browser_support import chromium, require_chromium
+
+    require_chromium()
+    with chromium() as launched:
+        yield launched
+
+
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
     return Settings(
