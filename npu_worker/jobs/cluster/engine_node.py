@@ -38,16 +38,8 @@ from ..stats import Stats
 from .consumer import QueueConsumer
 from .journal import Before, RedisJournal
 from .pcm_stream import PcmPublisher
-from .store import (
-    REDIS_DOWN,
-    BadSpec,
-    RedisJobs,
-    WorkItem,
-    job_from_spec,
-    reraise_if_cancelling,
-    retried,
-    spec_node,
-)
+from .spec import BadSpec, job_from_spec, spec_node
+from .store import REDIS_DOWN, RedisJobs, WorkItem, reraise_if_cancelling, retried
 
 log = logging.getLogger(__name__)
 

@@ -42,14 +42,8 @@ from ..subscription import Subscription
 from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
-from .store import (
-    CANCEL_CHANNEL,
-    REDIS_DOWN,
-    RedisJobs,
-    redis_unreachable,
-    reraise_if_cancelling,
-    spec_node,
-)
+from .spec import spec_node
+from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)

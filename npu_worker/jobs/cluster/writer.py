@@ -17,7 +17,8 @@ from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WorkerError, WriteFailed
 from ..model import Job
 from .consumer import QueueConsumer
-from .store import BadSpec, RedisJobs, job_from_spec
+from .spec import BadSpec, job_from_spec
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 
