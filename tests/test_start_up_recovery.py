@@ -42,6 +42,9 @@ async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
     try:
         async with aiohttp.ClientSession() as http:
             await asyncio.to_thread(reached.wait, seconds(30))
+            async with asyncio.timeout(seconds(30)):  # the engine's own phase is shown while it loads
+                while scheduler.runner.info is None:
+                    await asyncio.sleep(0.01)
             async with http.get(f"{base}/health") as response:
                 health = await response.json()
                 assert response.status == 503
