@@ -37,6 +37,8 @@ RETRYABLE_STATUSES = frozenset({502, 503, 504})
 SUBMIT_RETRY_STATUSES = frozenset({429, 503})  # "not now": nothing was queued (see `not_now`)
 MAX_BACKOFF = 5.0
 MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many seconds
+ERROR_BODY_LIMIT = 64 << 10  # what of a refusal's body is read (its `error` is a line)
+LINE_LIMIT = 128 << 10  # one NDJSON line (an event is a few hundred bytes; aiohttp's own bound too)
 
 
 class ClientError(Exception):
@@ -51,6 +53,11 @@ class InvalidArgument(ClientError, ValueError):
 
 class TransportError(ClientError):
     """The worker could not be reached, or a stream broke and could not be re-attached."""
+
+
+class WorkerProtocolError(TransportError):
+    """The worker sent what the protocol has no place for (a line that is no JSON or over LINE_LIMIT,
+    an `ok` without its `idx`). Raised at once: re-attaching would be sent the same log again."""
 
 
 class WorkerHTTPError(ClientError):
@@ -156,13 +163,18 @@ def events_path(job_id: str, after: int) -> str:
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
-    """One NDJSON line, or None for a blank line or a line cut short by a broken connection."""
+    """One NDJSON line, or None for a blank line or a line cut short by a broken connection;
+    WorkerProtocolError for a line no worker sends (too long, not UTF-8 JSON, nested too deeply)."""
+    if len(raw) > LINE_LIMIT:
+        raise WorkerProtocolError(f"the worker sent a line over {LINE_LIMIT} bytes")
     if not raw.endswith(b"\n"):
         return None  # no newline: the stream broke inside this line; it is replayed on re-attach
-    text = raw.decode("utf-8").strip()
-    if not text:
-        return None
-    event = json.loads(text)
+    try:
+        text = raw.decode("utf-8").strip()
+        event = json.loads(text) if text else None
+    except (ValueError, RecursionError) as exc:
+        shown = raw[:80].decode("utf-8", "replace")
+        raise WorkerProtocolError(f"the worker sent a line that is not JSON ({exc}): {shown!r}") from None
     return event if isinstance(event, dict) else None
 
 
@@ -204,6 +216,15 @@ class BatchCollector:
     errors: dict[int, dict[str, Any]] = field(default_factory=dict)
     delivered: int = 0
 
+    def gap(self, event: dict[str, Any]) -> TransportError | None:
+        """Why `event` cannot be taken yet: its `seq` skips entries (the worker's log numbers them one by
+        one, so the skipped ones were lost on the way); the stream is then re-attached after the last
+        seq seen, which sends them again."""
+        seq = event.get("seq")
+        if event.get("event") in UNLOGGED_EVENTS or not isinstance(seq, int) or seq <= self.last_seq + 1:
+            return None
+        return TransportError(f"the stream skipped from seq {self.last_seq} to {seq}")
+
     def accept(self, event: dict[str, Any]) -> Any:
         """Record `event` if new; returns what `on_progress` returned (an awaitable in async callers)."""
         kind = event.get("event")
@@ -226,8 +247,13 @@ class BatchCollector:
             self.job_id = event.get("job_id") or self.job_id
             self.total = event.get("total", self.total)
         elif kind == "progress" and event.get("status") == "ok":
-            self.ok[event["idx"]] = event
-            self.errors.pop(event["idx"], None)
+            idx = event.get("idx")
+            if not isinstance(idx, int) or isinstance(idx, bool):
+                raise WorkerProtocolError(
+                    f"the worker sent a section's ok without an integer idx: {event}"[:300]
+                )
+            self.ok[idx] = event
+            self.errors.pop(idx, None)
         elif kind == "error":
             idx = event.get("idx")
             self.errors[idx if isinstance(idx, int) else -1] = event

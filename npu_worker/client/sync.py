@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from npu_worker.client.common import (
+    ERROR_BODY_LIMIT,
+    LINE_LIMIT,
     BatchCollector,
     ClientError,
     Deliver,
@@ -58,7 +60,14 @@ class _Http:
         try:
             return self.opener.open(request, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
-            raw = exc.read()
+            try:
+                raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
+            except (OSError, http.client.HTTPException) as broken:  # reset
+                raise TransportError(
+                    f"{method} {self.base}{path}: HTTP {exc.code}, then {broken!r}"
+                ) from None
+            finally:
+                exc.close()
             retry_after = retry_after_of(exc.headers.get("Retry-After"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
@@ -100,13 +109,15 @@ def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> Bas
     with response:
         while collector.done is None:
             try:
-                raw = response.readline()
-                event = parse_line(raw) if raw else None
+                raw = response.readline(LINE_LIMIT + 1)
             except _BROKEN as exc:
                 return exc
             if not raw:
                 return None
+            event = parse_line(raw)
             if event is not None:
+                if gap := collector.gap(event):
+                    return gap
                 collector.accept(event)  # outside the try: a failing callback is the caller's error
     return None
 

@@ -1,0 +1,131 @@
+"""The pipeline client (sync and async) against a worker that breaks the protocol, on a real socket: it
+reports a ClientError in words, re-attaches where the log's `seq` allows, reads nothing without a
+bound, and never loses or doubles a section's result."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from npu_worker import client
+from npu_worker.client import WorkerProtocolError, aio
+from npu_worker.client.common import LINE_LIMIT
+from tests.rogue_worker import RogueWorker, ndjson, reply
+from tests.timing import seconds
+
+START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
+OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/s00.wav", "seq": 2}
+OK1 = {"event": "progress", "idx": 1, "status": "ok", "wav_path": "/w/s01.wav", "seq": 3}
+DONE = {"event": "done", "total": 2, "ok_count": 2, "fail_count": 0, "cancelled": False, "seq": 4}
+SECTIONS = [{"idx": 0, "text": "a"}, {"idx": 1, "text": "b"}]
+
+
+async def stream(base: str, use_async: bool, **options: Any) -> dict[str, Any]:
+    options = {"base": base, "reattach_attempts": 2, "reattach_delay": 0.01, **options}
+    async with asyncio.timeout(seconds(10)):
+        if use_async:
+            return await aio.synth_batch_streaming(SECTIONS, **options)
+        return await asyncio.to_thread(client.synth_batch_streaming, SECTIONS, **options)
+
+
+both = pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+
+
+async def endless_line(method: str, path: str) -> AsyncIterator[bytes]:
+    """A stream whose second line never ends (at most 64 MiB, should the client read it all)."""
+    yield ndjson(START)
+    for _ in range(1024):
+        yield b"x" * 65536
+
+
+@both
+async def test_a_line_that_never_ends_is_refused_after_a_bounded_read(use_async):
+    async with RogueWorker(endless_line) as rogue:
+        with pytest.raises(WorkerProtocolError, match=f"a line over {LINE_LIMIT} bytes"):
+            await stream(rogue.base, use_async)
+    assert rogue.requests == [("POST", "/synth_batch")], "the same log would be sent again: not re-attached"
+    assert rogue.sent < 16 << 20
+
+
+@both
+@pytest.mark.parametrize(
+    "line",
+    [b"{not json\n", b"[" * 50_000 + b"\n", b"\xff\xfe\n"],
+    ids=["not-json", "nested-too-deeply", "not-utf8"],
+)
+async def test_a_line_that_is_not_json_is_a_protocol_error_at_once(use_async, line: bytes):
+    async with RogueWorker(lambda method, path: ndjson(START, line, OK0, OK1, DONE)) as rogue:
+        with pytest.raises(WorkerProtocolError, match="a line that is not JSON"):
+            await stream(rogue.base, use_async)
+    assert len(rogue.requests) == 1
+
+
+@both
+@pytest.mark.parametrize("idx", [None, "0", [0], True], ids=["missing", "string", "list", "bool"])
+async def test_an_ok_without_an_integer_idx_is_a_protocol_error(use_async, idx: Any):
+    ok = {key: value for key, value in OK0.items() if key != "idx"}
+    if idx is not None:
+        ok["idx"] = idx
+    async with RogueWorker(lambda method, path: ndjson(START, ok, OK1, DONE)) as rogue:
+        with pytest.raises(WorkerProtocolError, match="ok without an integer idx"):
+            await stream(rogue.base, use_async)
+
+
+def gapped(method: str, path: str) -> bytes:
+    """The first stream loses seq 3 (section 1's ok); re-attached after 2, the log is whole."""
+    if path == "/synth_batch":
+        return ndjson(START, OK0, DONE)
+    assert path == "/jobs/j1/events?after=2", path
+    return ndjson(OK1, DONE)
+
+
+@both
+async def test_a_stream_that_skips_a_seq_is_re_attached_after_the_last_one_seen(use_async):
+    events: list[dict[str, Any]] = []
+    async with RogueWorker(gapped) as rogue:
+        result = await stream(rogue.base, use_async, on_progress=lambda idx, event: events.append(event))
+    assert [event["seq"] for event in events] == [1, 2, 3, 4]
+    assert result["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]
+    assert rogue.requests == [("POST", "/synth_batch"), ("GET", "/jobs/j1/events?after=2")]
+
+
+@both
+async def test_replayed_and_out_of_order_lines_are_taken_once_in_log_order(use_async):
+    """A replay (seq 2 twice) is dropped; seq 3 before 2 is a gap, so the rest comes by re-attaching."""
+
+    def script(method: str, path: str) -> bytes:
+        if path == "/synth_batch":
+            return ndjson(START, OK0, OK0, START, OK1 | {"seq": 4}, OK1)
+        return ndjson(OK1, DONE)
+
+    events: list[dict[str, Any]] = []
+    async with RogueWorker(script) as rogue:
+        result = await stream(rogue.base, use_async, on_progress=lambda idx, event: events.append(event))
+    assert [event["seq"] for event in events] == [1, 2, 3, 4]
+    assert [s["idx"] for s in result["sections"]] == [0, 1] and result["ok_count"] == 2
+
+
+@both
+async def test_a_refusal_whose_body_is_cut_short_is_still_the_refusal(use_async):
+    """urllib's IncompleteRead escaped the sync client as it was (not a ClientError); a 503 is "not now",
+    so the submission is sent again, as for a whole body."""
+    cut = reply(503, b'{"status": "fail"', length=400, headers="Retry-After: 0\r\n")
+    async with RogueWorker(lambda method, path: cut) as rogue:
+        with pytest.raises(client.WorkerHTTPError) as refused:
+            await stream(rogue.base, use_async)
+        assert refused.value.status == 503 and len(rogue.requests) == 3
+        with pytest.raises(client.WorkerHTTPError):
+            async with asyncio.timeout(seconds(10)):
+                await asyncio.to_thread(client.health, base=rogue.base)
+
+
+@both
+async def test_a_huge_refusal_body_is_read_only_in_part(use_async):
+    huge = reply(400, b'{"status": "fail", "error": "BadRequest: ' + b"x" * (8 << 20) + b'"}')
+    async with RogueWorker(lambda method, path: huge) as rogue:
+        with pytest.raises(client.WorkerHTTPError) as refused:
+            await stream(rogue.base, use_async)
+    assert refused.value.status == 400 and len(str(refused.value)) < 1000
