@@ -277,8 +277,11 @@ class BatchCollector:
 
 def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
     """The per-section events of a `/jobs/{id}/result` body, tagged with their kind when it is missing."""
+    sections = result_body.get("sections") or []
+    if not isinstance(sections, list) or not all(isinstance(section, dict) for section in sections):
+        raise WorkerProtocolError("the worker sent a result whose sections are no list of objects")
     events = []
-    for section in result_body.get("sections") or []:
+    for section in sections:
         event = dict(section)
         event.setdefault("event", "error" if event.get("status") == "fail" else "progress")
         events.append(event)
@@ -437,7 +440,9 @@ def polling_plan(
     event and `done`.
     """
     accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay)
-    collector.job_id, collector.total = str(accepted["job_id"]), accepted.get("total")
+    if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
+        raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
+    collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
     job = f"/jobs/{quote(collector.job_id, safe='')}"
     seen: tuple[Any, ...] = ()
     while True:
