@@ -5,7 +5,7 @@ ModelLoadError saying "sovits_worker ..." with the reason, never the upstream's 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -22,6 +22,7 @@ from tests.sovits_rogue import (
     silent,
     trickle_body,
     trickle_headers,
+    writes_after_hang_up,
 )
 from tests.sovits_standin import SovitsStandIn
 from tests.test_sovits_engine import in_thread
@@ -71,6 +72,31 @@ def test_a_cancel_stops_a_slow_upstream_call_at_once():
         assert isinstance(outcome.error(seconds(0.5)), Interrupted)
         assert time.monotonic() - started < seconds(0.5)
         assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
+        engine.close()
+
+
+def test_a_wav_the_upstream_writes_after_a_cancel_is_removed_by_the_next_section():
+    """The upstream goes on after a cancel (or a deadline) and writes its wav later, when the section has
+    already ended: the next section sweeps it, so cancelled previews do not fill the temp dir."""
+    with RogueUpstream(writes_after_hang_up) as rogue:
+        engine = loaded_against(rogue)
+        work_dir = engine.work_dir
+        assert work_dir is not None
+
+        def wait_for(condition: Callable[[], object]) -> None:
+            deadline = time.monotonic() + seconds(5)
+            while not condition():
+                assert time.monotonic() < deadline, "timed out"
+                time.sleep(0.01)
+
+        outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
+        wait_for(lambda: rogue.asked == 1)
+        engine.interrupt(False)
+        assert isinstance(outcome.error(seconds(1)), Interrupted)
+        wait_for(lambda: any(work_dir.iterdir()))  # written after the section ended
+        next_section = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
+        assert isinstance(next_section.error(seconds(2)), EngineError)  # its 500
+        assert list(work_dir.iterdir()) == []
         engine.close()
 
 

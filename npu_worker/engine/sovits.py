@@ -19,6 +19,7 @@ import contextlib
 import http.client
 import json
 import logging
+import os
 import shutil
 import socket
 import ssl
@@ -236,6 +237,7 @@ class SovitsEngine:
         """Yield the upstream's audio for `request` at our rate, in `chunk_seconds` pieces."""
         if self._work_dir is None:
             raise EngineError("sovits engine used before load()")
+        _sweep(self._work_dir)
         output_path = self._work_dir / f"{uuid.uuid4().hex}.wav"
         try:
             self._post_synth(request, output_path)
@@ -393,6 +395,16 @@ class SovitsEngine:
             work_dir, self._work_dir = self._work_dir, None
         if work_dir is not None:
             shutil.rmtree(work_dir, ignore_errors=True)
+
+
+def _sweep(work_dir: Path) -> None:
+    """Remove what an upstream wrote after its section ended (a cancel or a deadline does not stop it):
+    sections run one at a time (no preview lanes), so nothing in the work dir is in use now."""
+    with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
 
 
 def _await_reply(sock: socket.socket) -> None:
