@@ -128,6 +128,27 @@ def test_a_huge_reply_is_refused_after_a_bounded_read():
         assert error.message == f"sovits_worker sent a reply over {1 << 20} bytes"
 
 
+DEEP = b"[" * 100_000  # under the reply bound; json.loads raises RecursionError, not ValueError
+
+
+@pytest.mark.parametrize("status", [200, 500])
+def test_a_reply_nested_too_deeply_is_an_engine_error(status: int):
+    head = f"HTTP/1.1 {status} X\r\nContent-Length: {len(DEEP)}\r\n\r\n".encode()
+    with RogueUpstream(raw(head + DEEP)) as rogue:
+        error = section_error(loaded_against(rogue))
+        assert isinstance(error, EngineError), repr(error)
+        assert error.message.startswith("sovits_worker ")
+
+
+def test_a_health_nested_too_deeply_is_model_load_error():
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(DEEP)}\r\n\r\n".encode()
+    with RogueUpstream(raw(head + DEEP), on_health=True) as rogue:
+        outcome = in_thread(SovitsEngine(rogue.base).load)
+        error = outcome.error(seconds(2))
+        assert isinstance(error, ModelLoadError), repr(error)
+        assert "did not answer a JSON object" in error.message
+
+
 def test_a_huge_error_body_is_cut_short():
     with RogueUpstream(endless(500)) as rogue:
         error = section_error(loaded_against(rogue))

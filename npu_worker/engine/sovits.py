@@ -213,7 +213,7 @@ class SovitsEngine:
             raise ModelLoadError(f"sovits_worker /health answered {status}: {_error_text(body)}"[:500])
         try:
             health = json.loads(body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply
             health = None
         if not isinstance(health, dict):
             log.warning("sovits_worker at %s: /health did not answer a JSON object", self.base)
@@ -284,7 +284,7 @@ class SovitsEngine:
             raise EngineError("sovits_worker sent an empty reply")
         try:
             reply = json.loads(raw)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deeply
             raise EngineError(f"sovits_worker sent a body that is not JSON: {error}") from None
         if not isinstance(reply, dict) or reply.get("status") != "ok":
             detail = reply.get("error") if isinstance(reply, dict) else None
@@ -437,7 +437,7 @@ def _error_text(raw: bytes) -> str:
     """The upstream's `error` field when the body is the error JSON, else the body's text."""
     try:
         body = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict) and body.get("error"):
         return str(body["error"])[:2000]
