@@ -118,6 +118,16 @@ def test_health_device_and_version_are_reported():
     assert (engine.info.backend, engine.info.device, engine.info.model) == ("sovits", "cuda", "gpt-sovits-v2")
 
 
+def test_what_health_names_is_bounded_and_printable():
+    """It goes into every start event, /synth answer and metrics scrape: 100 kB there was 100 kB each."""
+    health = {"status": "ok", "device": "x" * 100_000, "precision": "fp\n16", "backend": ["a"], "version": 2}
+    with SovitsStandIn(health=health) as upstream:
+        engine = SovitsEngine(upstream.base)
+        engine.load()
+        engine.close()
+    assert (engine.info.device, engine.info.precision, engine.info.model) == ("x" * 64, "fp16", "2")
+
+
 def test_health_without_device_reports_cpu():
     with SovitsStandIn(health={"status": "ok"}) as upstream:
         engine = SovitsEngine(upstream.base)

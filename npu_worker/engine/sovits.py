@@ -53,6 +53,7 @@ ERROR_BODY_LIMIT = 64 << 10  # what of an error body is read (and at most 2000 c
 WAV_LIMIT = 256 << 20  # the wav file the upstream wrote
 MAX_WAV_SECONDS = 20 * 60.0
 RATE_RANGE = (8000, 192000)
+LABEL_LIMIT = 64  # /health's device, precision, backend and version, each
 
 
 class _Unavailable(Exception):
@@ -181,8 +182,8 @@ class SovitsEngine:
         self.load_phase = None
         self._info = EngineInfo(
             backend="sovits",
-            device=str(health.get("device") or "cpu"),
-            precision=str(health.get("precision") or "unknown"),
+            device=_label(health.get("device")) or "cpu",
+            precision=_label(health.get("precision")) or "unknown",
             sample_rate=self.sample_rate,
             model=_model_id(health),
         )
@@ -418,8 +419,15 @@ def _await_reply(sock: socket.socket) -> None:
 
 def _model_id(health: dict[str, Any]) -> str:
     """Upstream backend and version, e.g. "gpt-sovits-v2"; "sovits_worker" when it names neither."""
-    parts = [str(health[key]) for key in ("backend", "version") if health.get(key)]
-    return "-".join(parts) or "sovits_worker"
+    parts = [_label(health.get(key)) for key in ("backend", "version")]
+    return "-".join(part for part in parts if part) or "sovits_worker"
+
+
+def _label(value: Any) -> str:
+    """A name from /health as it may be shown: printable, at most LABEL_LIMIT characters ("" for
+    anything else). It goes into every `start` event, /synth answer and metrics scrape."""
+    text = str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else ""
+    return "".join(char for char in text[:LABEL_LIMIT] if char.isprintable())
 
 
 def _reason(error: BaseException) -> str:
