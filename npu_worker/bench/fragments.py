@@ -22,6 +22,7 @@ import numpy as np
 
 from npu_worker.audio import audible_onset, from_pcm16
 from npu_worker.bench.load import check_loopback, health
+from npu_worker.bench.measure import json_object, sample_rate
 from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
@@ -112,7 +113,7 @@ async def _receive(
         if message.type != aiohttp.WSMsgType.TEXT:
             record.error = record.error or f"socket closed early ({message.type.name})"
             return
-        event = json.loads(message.data)
+        event = json_object(message.data)
         kind = event.get("type")
         if kind == "audio.start" and event.get("sentence_index") == 0:
             record.first_sentence = event.get("sentence_text")
@@ -140,7 +141,7 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
             if configured.get("type") != "session.configured":
                 record.error = str(configured.get("message", configured))
                 return record
-            timeline.sample_rate = int(configured["sample_rate"])
+            timeline.sample_rate = sample_rate(configured.get("sample_rate"))
             sender = asyncio.create_task(_send(ws, pieces, config.interval, record))
             try:
                 await asyncio.wait_for(_receive(ws, record, timeline, parts), config.timeout)
@@ -148,7 +149,7 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
                 record.error = "timeout"
             finally:
                 sender.cancel()
-    except (aiohttp.ClientError, TimeoutError) as exc:  # this text's error; the run goes on
+    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:  # this text's error; the run goes on
         record.error = record.error or f"{type(exc).__name__}: {exc}"
         return record
     _audio_figures(record, timeline, parts, text, config.chars)

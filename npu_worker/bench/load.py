@@ -102,9 +102,19 @@ def poisson_schedule(rate: float, duration: float, max_requests: int, rng: rando
     return offsets
 
 
+class NotAWorker(ValueError):
+    """The target's /health answered no JSON object: something else listens on that port."""
+
+
 async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     async with session.get(base + "/health") as response:
-        return dict(await response.json(content_type=None))
+        try:
+            body = await response.json(content_type=None)
+        except (ValueError, RecursionError):
+            body = None
+    if not isinstance(body, dict):
+        raise NotAWorker(f"{base}/health did not answer a JSON object: is a worker listening there?")
+    return body
 
 
 async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> bool:

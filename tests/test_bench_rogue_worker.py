@@ -1,0 +1,135 @@
+"""The benchmark against a worker that is not one (a local user's server on the worker's port): what it
+sends is a request's error, never the run's end, and what it names never picks where reports go."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from npu_worker.bench.cli import main as bench_main
+from npu_worker.bench.fragments import FragmentConfig, run_fragments
+from npu_worker.bench.load import LoadConfig, run_load
+from tests.timing import seconds
+
+TEXTS = ("첫 번째 문장입니다.", "둘.")
+HEALTH = {"status": "ok", "backend": "rogue", "device": "cpu"}
+
+
+async def rogue_worker(
+    health: Any = HEALTH, ws_frame: str = "[1, 2]", synth: Any = (1, 2), configured: Any = None
+) -> AsyncIterator[str]:
+    """/health, /ws (one text frame, then nothing), POST /synth and the speech stream's session."""
+
+    async def health_route(request: web.Request) -> web.Response:
+        return web.Response(text=health if isinstance(health, str) else json.dumps(health))
+
+    async def ws_route(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_str(ws_frame)
+        await socket.receive()  # until the client hangs up
+        return socket
+
+    async def synth_route(request: web.Request) -> web.Response:
+        return web.json_response(synth)
+
+    async def speech_route(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_str(json.dumps(configured or {"type": "session.configured", "sample_rate": 24000}))
+        await socket.send_str(ws_frame)
+        await socket.receive()
+        return socket
+
+    app = web.Application()
+    app.router.add_get("/health", health_route)
+    app.router.add_get("/ws", ws_route)
+    app.router.add_post("/synth", synth_route)
+    app.router.add_get("/v1/audio/speech/stream", speech_route)
+    async with TestServer(app, host="127.0.0.1") as server:
+        yield f"http://127.0.0.1:{server.port}"
+
+
+@pytest.mark.parametrize("transport", ["ws", "http"])
+async def test_an_answer_that_is_no_json_object_is_that_requests_error(tmp_path, transport: str):
+    """A JSON array for an event (/ws) or a /synth answer: AttributeError ended the whole run."""
+    async for base in rogue_worker():
+        config = LoadConfig(
+            base=base,
+            rates=(20.0,),
+            texts=TEXTS,
+            transports=(transport,),
+            duration=0.2,
+            max_requests=2,
+            timeout=2.0,
+            wav_dir=str(tmp_path),
+        )
+        async with asyncio.timeout(seconds(20)):
+            result = await run_load(config)
+    records = result["records"]
+    assert records and all("not a JSON object" in record["error"] for record in records), records
+
+
+@pytest.mark.parametrize(
+    ("frame", "configured"),
+    [("not json", None), ("[1]", None), ("{}", {"type": "session.configured", "sample_rate": "fast"})],
+    ids=["not-json", "not-an-object", "sample-rate-not-a-number"],
+)
+async def test_a_speech_stream_event_no_worker_sends_is_that_texts_error(frame: str, configured: Any):
+    async for base in rogue_worker(ws_frame=frame, configured=configured):
+        config = FragmentConfig(base=base, texts=TEXTS, chars=3, interval=0.01, timeout=2.0)
+        async with asyncio.timeout(seconds(20)):
+            result = await run_fragments(config, say=lambda line: None)
+    assert result["summary"]["errors"] == 2
+    assert all(record["error"] for record in result["records"])
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+async def test_a_health_that_is_no_json_object_is_one_line_and_exit_two(tmp_path, capsys, mode: str):
+    async for base in rogue_worker(health="<html>not a worker</html>"):
+        argv = ["bench", "--base", base, "--mode", mode, "--out", str(tmp_path / "r"), "--requests", "1"]
+        code = await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.splitlines()[-1].startswith("npu-worker bench: "), err
+    assert "/health did not answer a JSON object" in err
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+async def test_the_backend_a_worker_names_never_picks_where_the_report_goes(tmp_path, mode: str):
+    """The report's default name starts with /health's `backend`: `/tmp/x` or `../..` put it there."""
+    escape = str(tmp_path / "escaped")
+    done = {"event": "done"} if mode == "load" else {"type": "session.done", "total_sentences": 0}
+    async for base in rogue_worker(health={**HEALTH, "backend": escape}, ws_frame=json.dumps(done)):
+        argv = [
+            "bench",
+            "--base",
+            base,
+            "--mode",
+            mode,
+            "--requests",
+            "1",
+            "--rps",
+            "20",
+            "--duration",
+            "0.2",
+        ]
+        argv += ["--timeout", "2", "--transports", "ws"]
+        cwd = Path.cwd()
+        os.chdir(tmp_path)
+        try:
+            await asyncio.to_thread(bench_main, argv)
+        finally:
+            os.chdir(cwd)
+    assert not list(tmp_path.glob("escaped*")), "the report was written where the worker said"
+    written = list((tmp_path / "benchmarks" / mode).iterdir())
+    assert written and all(path.parent == tmp_path / "benchmarks" / mode for path in written)
