@@ -12,7 +12,7 @@ import pytest
 
 from npu_worker import client
 from npu_worker.client import WorkerProtocolError, aio
-from npu_worker.client.common import LINE_LIMIT
+from npu_worker.client.common import BODY_LIMIT, LINE_LIMIT
 from tests.rogue_worker import RogueWorker, ndjson, reply
 from tests.timing import seconds
 
@@ -129,3 +129,33 @@ async def test_a_huge_refusal_body_is_read_only_in_part(use_async):
         with pytest.raises(client.WorkerHTTPError) as refused:
             await stream(rogue.base, use_async)
     assert refused.value.status == 400 and len(str(refused.value)) < 1000
+
+
+async def health_of(base: str, use_async: bool) -> dict[str, Any]:
+    async with asyncio.timeout(seconds(20)):
+        if use_async:
+            return await aio.health(base=base)
+        return await asyncio.to_thread(client.health, base=base)
+
+
+@both
+async def test_an_answer_nested_too_deeply_is_read_as_a_body_that_is_not_json(use_async):
+    """json's RecursionError escaped both clients (not a ClientError)."""
+    deep = reply(200, b"[" * 50_000)
+    async with RogueWorker(lambda method, path: deep) as rogue:
+        body = await health_of(rogue.base, use_async)
+    assert body["status"] == "fail" and body["error"].startswith("[[[")
+
+
+async def endless_body(method: str, path: str) -> AsyncIterator[bytes]:
+    """A 200 whose body ends with the connection, which stays open (at most 80 MiB)."""
+    yield b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+    for _ in range(80):
+        yield b" " * (1 << 20)
+
+
+@both
+async def test_an_answer_that_never_ends_is_refused_after_a_bounded_read(use_async):
+    async with RogueWorker(endless_body) as rogue:
+        with pytest.raises(WorkerProtocolError, match=f"answer is over {BODY_LIMIT} bytes"):
+            await health_of(rogue.base, use_async)

@@ -16,6 +16,7 @@ import aiohttp
 from aiohttp.http_exceptions import LineTooLong
 
 from npu_worker.client.common import (
+    BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
     BatchCollector,
@@ -33,6 +34,7 @@ from npu_worker.client.common import (
     encode_body,
     error_body_of,
     maybe_await,
+    over_limit,
     parse_line,
     polling_plan,
     resolve_base,
@@ -74,9 +76,15 @@ class _Http:
         response = await self.open(method, path, body)
         try:
             async with response:
-                return response.status, error_body_of(await response.read())
+                try:
+                    raw = await response.content.readexactly(BODY_LIMIT + 1)
+                except asyncio.IncompleteReadError as whole:  # the usual case: the body ended first
+                    raw = whole.partial
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
+        if len(raw) > BODY_LIMIT:
+            raise over_limit(method, self.base + path)
+        return response.status, error_body_of(raw)
 
 
 async def _error_body(response: aiohttp.ClientResponse) -> bytes:

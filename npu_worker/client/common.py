@@ -38,6 +38,7 @@ SUBMIT_RETRY_STATUSES = frozenset({429, 503})  # "not now": nothing was queued (
 MAX_BACKOFF = 5.0
 MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many seconds
 ERROR_BODY_LIMIT = 64 << 10  # what of a refusal's body is read (its `error` is a line)
+BODY_LIMIT = 64 << 20  # a JSON answer (a job's result: a few MiB for the most sections a batch may have)
 LINE_LIMIT = 128 << 10  # one NDJSON line (an event is a few hundred bytes; aiohttp's own bound too)
 
 
@@ -182,9 +183,13 @@ def error_body_of(raw: bytes) -> dict[str, Any]:
     """The worker's error body, or a stand-in when the body is not JSON (a proxy's error page)."""
     try:
         body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return {"status": "fail", "error": raw[:200].decode("utf-8", "replace")}
     return body if isinstance(body, dict) else {"status": "fail", "error": str(body)}
+
+
+def over_limit(method: str, url: str) -> WorkerProtocolError:
+    return WorkerProtocolError(f"{method} {url}: the worker's answer is over {BODY_LIMIT} bytes")
 
 
 def retry_after_of(value: str | None) -> float | None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from npu_worker.client.common import (
+    BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
     BatchCollector,
@@ -30,6 +31,7 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
+    over_limit,
     parse_line,
     polling_plan,
     resolve_base,
@@ -77,9 +79,12 @@ class _Http:
         response = self.open(method, path, body)
         try:
             with response:
-                return response.status, error_body_of(response.read())
+                raw = response.read(BODY_LIMIT + 1)
         except (OSError, http.client.HTTPException) as exc:
             raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+        if len(raw) > BODY_LIMIT:
+            raise over_limit(method, self.base + path)
+        return response.status, error_body_of(raw)
 
 
 def health(*, base: str | None = None, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
