@@ -93,6 +93,17 @@ async def test_a_stream_that_skips_a_seq_is_re_attached_after_the_last_one_seen(
 
 
 @both
+async def test_a_skip_the_log_itself_has_is_taken_after_one_re_attach(use_async):
+    """A Redis log with an entry planted at a high id moves seq on past it: asked again, the log skips
+    in the same place, and the client goes on rather than re-attaching until it gives up."""
+    skipping = (START, OK0, OK1 | {"seq": 999}, DONE | {"seq": 1000})
+    async with RogueWorker(lambda method, path: ndjson(*skipping)) as rogue:
+        result = await stream(rogue.base, use_async)
+    assert result["ok_count"] == 2 and result["done"]["seq"] == 1000
+    assert rogue.requests[1:] == [("GET", "/jobs/j1/events?after=2")]
+
+
+@both
 async def test_replayed_and_out_of_order_lines_are_taken_once_in_log_order(use_async):
     """A replay (seq 2 twice) is dropped; seq 3 before 2 is a gap, so the rest comes by re-attaching."""
 
