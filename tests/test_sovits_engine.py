@@ -229,6 +229,15 @@ def test_close_removes_the_work_directory(engine):
     assert not work_dir.exists()
 
 
+@pytest.mark.parametrize("base", ["http://127.0.0.1:7766/a b", "http://127.0.0.1:7766/é", "http://exa mple:7766",
+                                  "http://127.0.0.1:7766/a\tb", "http://127.0.0.1:7766/a\x01"])  # fmt: skip
+def test_a_base_no_request_line_can_carry_is_refused(base: str):
+    """http.client refuses such a path or host on every call: load() waited for ever (a space), or
+    failed with a UnicodeEncodeError or InvalidURL, instead of `serve` exiting 2."""
+    with pytest.raises(ValueError, match="must be printable ASCII without spaces"):
+        SovitsEngine(base)
+
+
 def test_create_uses_the_configured_sovits_base():
     engine = create(SovitsConfig("http://127.0.0.1:7766/"))
     assert isinstance(engine, SovitsEngine)

@@ -467,6 +467,11 @@ class SovitsConfig:
                 f"the sovits_worker base URL must not carry a user or password (got {shown}): "
                 "they would show in logs and errors; let sovits_worker listen on loopback instead"
             )
+        if not all("!" <= char <= "~" for char in self.base_url):
+            raise ValueError(
+                "the sovits_worker base URL must be printable ASCII without spaces (percent-encode the "
+                f"rest), got {self.base_url!r}"  # else every call fails (http.client) and load() waits on
+            )
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the sovits_worker base URL must be http(s)://host:port, got {self.base_url!r}")
         try:
