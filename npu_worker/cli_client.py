@@ -171,9 +171,11 @@ def run_synth(args: argparse.Namespace) -> int:
     if body.get("status") != "ok":
         print(f"npu-worker synth: {body.get('error')}", file=sys.stderr)
         return EXIT_SECTIONS_FAILED
+    figures = (_number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
+    duration, elapsed, rtf = figures
     print(
-        f"{body.get('wav_path')}: {body.get('duration_sec', 0):.2f} s of audio in {body.get('elapsed_sec', 0):.2f} s"
-        f" (RTF {body.get('rtf', 0):.3f}, {body.get('engine')} on {body.get('device')})"
+        f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
+        f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
     )
     return EXIT_OK
 

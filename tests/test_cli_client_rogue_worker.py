@@ -86,3 +86,11 @@ async def test_odd_values_from_the_worker_are_reported_in_words(
     out = capsys.readouterr()
     assert status == code, out
     assert last in out.out + out.err
+
+
+async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, capsys):
+    """`"duration_sec": null` in an ok answer was a TypeError traceback (exit 1, read as a failure)."""
+    answer = body({"status": "ok", "wav_path": "/w/x.wav", "duration_sec": None, "rtf": "fast"})
+    async with RogueWorker(lambda method, path: answer) as rogue:
+        code = await run_cli(["synth", "hi", "-o", str(tmp_path / "x.wav"), "--base", rogue.base])
+    assert code == 0 and capsys.readouterr().out.startswith("/w/x.wav: 0.00 s of audio")
