@@ -5,6 +5,7 @@ bound, and never loses or doubles a section's result."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -170,3 +171,42 @@ async def test_an_answer_that_never_ends_is_refused_after_a_bounded_read(use_asy
     async with RogueWorker(endless_body) as rogue:
         with pytest.raises(WorkerProtocolError, match=f"answer is over {BODY_LIMIT} bytes"):
             await health_of(rogue.base, use_async)
+
+
+async def poll(base: str, use_async: bool) -> dict[str, Any]:
+    options = {"base": base, "poll_interval": 0.01, "reattach_attempts": 2, "reattach_delay": 0.01}
+    async with asyncio.timeout(seconds(10)):
+        if use_async:
+            return await aio.synth_batch_polling(SECTIONS, **options)
+        return await asyncio.to_thread(client.synth_batch_polling, SECTIONS, **options)
+
+
+def polled(status: bytes, results: list[bytes]) -> Any:
+    """POST accepts job j1; its status answers `status`; its result each of `results` in turn."""
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return reply(200, b'{"job_id": "j1", "status": "queued", "total": 2}')
+        return status if path.endswith("/status") else results.pop(0)
+
+    return script
+
+
+@both
+async def test_a_status_that_is_no_status_of_the_job_is_a_protocol_error(use_async):
+    """A proxy's 200 page for /status read as a job still under way: the client polled it for ever."""
+    async with RogueWorker(polled(reply(200, b"<html>gateway</html>"), [])) as rogue:
+        with pytest.raises(WorkerProtocolError, match="no status of job j1"):
+            await poll(rogue.base, use_async)
+
+
+@both
+async def test_a_result_not_there_yet_is_polled_again(use_async):
+    """/result's 202 (its status body) was taken for the result: the job's sections were lost."""
+    done = b'{"job_id": "j1", "status": "done", "done": 2, "total": 2}'
+    ok = [dict(OK0, event="progress"), dict(OK1, event="progress")]
+    result = json.dumps({"job_id": "j1", "status": "done", "total": 2, "sections": ok}).encode()
+    running = reply(202, b'{"job_id": "j1", "status": "running", "done": 1, "total": 2}')
+    async with RogueWorker(polled(reply(200, done), [running, reply(200, result)])) as rogue:
+        answer = await poll(rogue.base, use_async)
+    assert answer["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]

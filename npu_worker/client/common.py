@@ -457,6 +457,7 @@ def polling_plan(
     seen: tuple[Any, ...] = ()
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay)
+        _of_job(status, collector.job_id)
         key = (status.get("status"), status.get("done"), status.get("current_idx"))
         if key != seen:
             seen = key
@@ -464,11 +465,23 @@ def polling_plan(
         if status.get("status") in TERMINAL_STATUSES:
             break
         yield Sleep(interval)
-    result = yield from poll_json(f"{job}/result", attempts, delay)
+    while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
+        result = yield from poll_json(f"{job}/result", attempts, delay)
+        if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
+            break
+        yield Sleep(interval)
     for event in result_events(result):
         yield Deliver(event)
     yield Deliver(done_event(result, collector.total))
     return collector.result()
+
+
+def _of_job(body: dict[str, Any], job_id: str) -> Any:
+    """`body`'s status; WorkerProtocolError unless it is a body of job `job_id` (not a proxy's page,
+    which polling would otherwise read as a job still under way, for ever)."""
+    if body.get("job_id") != job_id:
+        raise WorkerProtocolError(f"the worker answered no status of job {job_id}: {body}"[:300])
+    return body.get("status")
 
 
 async def maybe_await(value: Any) -> None:
