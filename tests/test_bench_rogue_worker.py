@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -17,6 +18,7 @@ from aiohttp.test_utils import TestServer
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.fragments import FragmentConfig, run_fragments
 from npu_worker.bench.load import LoadConfig, run_load
+from npu_worker.bench.report import summarize_runs
 from tests.timing import seconds
 
 TEXTS = ("첫 번째 문장입니다.", "둘.")
@@ -24,18 +26,22 @@ HEALTH = {"status": "ok", "backend": "rogue", "device": "cpu"}
 
 
 async def rogue_worker(
-    health: Any = HEALTH, ws_frame: str = "[1, 2]", synth: Any = (1, 2), configured: Any = None
+    health: Any = HEALTH, ws_frame: Any = "[1, 2]", synth: Any = (1, 2), configured: Any = None
 ) -> AsyncIterator[str]:
     """/health, /ws (one text frame, then nothing), POST /synth and the speech stream's session."""
 
     async def health_route(request: web.Request) -> web.Response:
         return web.Response(text=health if isinstance(health, str) else json.dumps(health))
 
+    async def send(socket: web.WebSocketResponse) -> None:
+        for frame in [ws_frame] if isinstance(ws_frame, str) else ws_frame:
+            await (socket.send_bytes(frame) if isinstance(frame, bytes) else socket.send_str(frame))
+
     async def ws_route(request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()
         await socket.prepare(request)
         await socket.receive()
-        await socket.send_str(ws_frame)
+        await send(socket)
         await socket.receive()  # until the client hangs up
         return socket
 
@@ -47,7 +53,7 @@ async def rogue_worker(
         await socket.prepare(request)
         await socket.receive()
         await socket.send_str(json.dumps(configured or {"type": "session.configured", "sample_rate": 24000}))
-        await socket.send_str(ws_frame)
+        await send(socket)
         await socket.receive()
         return socket
 
@@ -133,3 +139,28 @@ async def test_the_backend_a_worker_names_never_picks_where_the_report_goes(tmp_
     assert not list(tmp_path.glob("escaped*")), "the report was written where the worker said"
     written = list((tmp_path / "benchmarks" / mode).iterdir())
     assert written and all(path.parent == tmp_path / "benchmarks" / mode for path in written)
+
+
+TONE = (np.sin(np.arange(4800) / 3.0) * 8000).astype("<i2").tobytes()  # 0.2 s, audible at once
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+async def test_a_server_ttfa_that_is_no_number_is_left_out_not_the_end_of_the_run(tmp_path, mode: str):
+    """`first_audio.ttfa_ms: "soon"` went into the figures: the summary's TypeError lost the whole run."""
+    first = json.dumps({"event": "first_audio", "type": "first_audio", "ttfa_ms": "soon"})
+    done = json.dumps({"event": "done"} if mode == "load" else {"type": "session.done", "total_sentences": 1})
+    async for base in rogue_worker(ws_frame=[TONE, first, done]):
+        if mode == "load":
+            config = LoadConfig(
+                base=base, rates=(20.0,), texts=TEXTS, transports=("ws",), duration=0.2, max_requests=1,
+                timeout=2.0,
+            )  # fmt: skip
+            async with asyncio.timeout(seconds(20)):
+                records = (await run_load(config))["records"]
+            [row] = summarize_runs(records)
+            assert row["ok"] == 1 and row["metrics"]["server_ttfa_ms"]["n"] == 0
+        else:
+            fragments = FragmentConfig(base=base, texts=TEXTS[:1], chars=3, interval=0.01, timeout=2.0)
+            async with asyncio.timeout(seconds(20)):
+                result = await run_fragments(fragments, say=lambda line: None)
+            assert result["summary"]["errors"] == 0 and result["summary"]["server_ttfa_ms"]["n"] == 0

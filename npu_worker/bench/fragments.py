@@ -22,7 +22,7 @@ import numpy as np
 
 from npu_worker.audio import audible_onset, from_pcm16
 from npu_worker.bench.load import check_loopback, health
-from npu_worker.bench.measure import json_object, sample_rate
+from npu_worker.bench.measure import figure, json_object, sample_rate
 from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
@@ -118,11 +118,11 @@ async def _receive(
         if kind == "audio.start" and event.get("sentence_index") == 0:
             record.first_sentence = event.get("sentence_text")
         elif kind == "first_audio":
-            record.server_ttfa_ms = event.get("ttfa_ms")
+            record.server_ttfa_ms = figure(event.get("ttfa_ms"))
         elif kind == "error":
             record.error = record.error or str(event.get("message"))
         elif kind == "session.done":
-            record.sentences = int(event.get("total_sentences", 0))
+            record.sentences = int(figure(event.get("total_sentences")) or 0)
             return
 
 

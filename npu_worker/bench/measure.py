@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -138,6 +139,12 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
+def figure(value: Any) -> float | None:
+    """A number the worker reports, or None for anything else (it would end the run's summary)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if number else None
+
+
 def sample_rate(value: Any) -> int:
     """A rate the worker announced; ValueError unless it is one audio can have (figures divide by it)."""
     if isinstance(value, bool) or not isinstance(value, int) or not 8000 <= value <= 192000:
@@ -152,7 +159,7 @@ def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) 
     if kind == "audio_start":
         listener.sample_rate = sample_rate(event.get("sample_rate", listener.sample_rate))
     elif kind == "first_audio":
-        record.server_ttfa_ms = event.get("ttfa_ms")
+        record.server_ttfa_ms = figure(event.get("ttfa_ms"))
     elif kind == "progress" and event.get("cached"):
         record.cached = True
     elif kind == "error":
