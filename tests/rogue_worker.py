@@ -32,6 +32,7 @@ class RogueWorker:
     def __init__(self, script: Script) -> None:
         self.script = script
         self.requests: list[tuple[str, str]] = []
+        self.heads: list[bytes] = []  # each request's head, headers included
         self.sent = 0  # bytes of all replies so far
         self._server: asyncio.AbstractServer | None = None
         self._writers: set[asyncio.StreamWriter] = set()
@@ -68,6 +69,7 @@ class RogueWorker:
             )
             await reader.readexactly(length)
             self.requests.append((method.decode(), path.decode()))
+            self.heads.append(head)
             answer = self.script(method.decode(), path.decode())
             chunks = answer if not isinstance(answer, bytes) else _once(answer)
             async for chunk in chunks:

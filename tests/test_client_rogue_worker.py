@@ -210,3 +210,18 @@ async def test_a_result_not_there_yet_is_polled_again(use_async):
     async with RogueWorker(polled(reply(200, done), [running, reply(200, result)])) as rogue:
         answer = await poll(rogue.base, use_async)
     assert answer["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]
+
+
+@both
+@pytest.mark.parametrize("code", [301, 302, 307, 308])
+async def test_a_redirect_is_the_workers_answer_not_followed(use_async, code: int):
+    """urllib followed it to any host with the bearer token (and a POST became a GET)."""
+    async with RogueWorker(lambda method, path: reply(200, b"{}")) as elsewhere:
+        where = f"Location: {elsewhere.base.replace('127.0.0.1', 'localhost')}/steal\r\n"
+        async with RogueWorker(lambda method, path: reply(code, b"", headers=where)) as rogue:
+            with pytest.raises(client.WorkerHTTPError) as refused:
+                await stream(rogue.base, use_async, token="s3cret")
+            assert refused.value.status == code
+            with pytest.raises(client.WorkerHTTPError):
+                await health_of(rogue.base, use_async)
+    assert elsewhere.requests == []

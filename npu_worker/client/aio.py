@@ -60,10 +60,10 @@ class _Http:
         if body is not None:  # encoded here: aiohttp's json= would send nan as `NaN`
             data, headers = encode_body(body), {**self.headers, "Content-Type": "application/json"}
         try:
-            response = await self.session.request(
-                method, url, data=data, headers=headers, timeout=self.timeout
+            response = await self.session.request(  # the worker never redirects: a 3xx is its answer
+                method, url, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
             )
-            if response.status >= 400:
+            if response.status >= 300:
                 async with response:
                     raw = await _error_body(response)
                 retry_after = retry_after_of(response.headers.get("Retry-After"))

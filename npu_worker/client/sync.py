@@ -43,6 +43,14 @@ from npu_worker.client.common import (
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """The worker never redirects: a 3xx is its answer (WorkerHTTPError), not a place to go. urllib
+    would follow it to any host with the bearer token, and turn a POST into a GET."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
 class _Http:
     """One worker address; JSON in, JSON or a streaming response out, errors mapped to our classes.
 
@@ -54,7 +62,7 @@ class _Http:
         self.base = resolve_base(base)
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
-        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
     def open(self, method: str, path: str, body: Any = None) -> http.client.HTTPResponse:
         data = None if body is None else encode_body(body)
