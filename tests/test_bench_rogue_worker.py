@@ -164,3 +164,43 @@ async def test_a_server_ttfa_that_is_no_number_is_left_out_not_the_end_of_the_ru
             async with asyncio.timeout(seconds(20)):
                 result = await run_fragments(fragments, say=lambda line: None)
             assert result["summary"]["errors"] == 0 and result["summary"]["server_ttfa_ms"]["n"] == 0
+
+
+@pytest.mark.parametrize("transport", ["ws", "http", "fragments"])
+async def test_a_redirect_is_never_followed_off_to_another_target(tmp_path, transport: str):
+    """Targets are loopback only, but a redirect (the /ws handshake's too) took the load wherever it
+    pointed; each request now ends with its error, and the other target sees nothing."""
+    seen: list[str] = []
+
+    async def elsewhere(request: web.Request) -> web.Response:
+        seen.append(request.path)
+        return web.json_response({})
+
+    other = web.Application()
+    other.router.add_route("*", "/{tail:.*}", elsewhere)
+    async with TestServer(other, host="127.0.0.1") as target:
+        away = f"http://localhost:{target.port}/elsewhere"
+
+        async def redirect(request: web.Request) -> web.Response:
+            raise web.HTTPTemporaryRedirect(away)
+
+        async def health(request: web.Request) -> web.Response:
+            return web.json_response(HEALTH)
+
+        app = web.Application()
+        app.router.add_get("/health", health)
+        for path in ("/ws", "/synth", "/v1/audio/speech/stream"):
+            app.router.add_route("*", path, redirect)
+        async with TestServer(app, host="127.0.0.1") as server, asyncio.timeout(seconds(20)):
+            base = f"http://127.0.0.1:{server.port}"
+            if transport == "fragments":
+                config = FragmentConfig(base=base, texts=TEXTS, chars=3, interval=0.01, timeout=2.0)
+                records = (await run_fragments(config, say=lambda line: None))["records"]
+            else:
+                load = LoadConfig(
+                    base=base, rates=(20.0,), texts=TEXTS, transports=(transport,), duration=0.2,
+                    max_requests=2, timeout=2.0, wav_dir=str(tmp_path),
+                )  # fmt: skip
+                records = (await run_load(load))["records"]
+    assert records and all("not followed" in record["error"] for record in records), records
+    assert seen == []

@@ -21,7 +21,7 @@ import aiohttp
 import numpy as np
 
 from npu_worker.audio import audible_onset, from_pcm16
-from npu_worker.bench.load import check_loopback, health
+from npu_worker.bench.load import check_loopback, health, no_redirects
 from npu_worker.bench.measure import figure, json_object, sample_rate
 from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
@@ -190,7 +190,7 @@ def _audio_figures(
 async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Every text once, one after another; records and p50/p95/p99 of each figure."""
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
-    async with aiohttp.ClientSession(headers=headers) as session:
+    async with aiohttp.ClientSession(headers=headers, trace_configs=[no_redirects()]) as session:
         before = await health(session, config.base)
         records = []
         for idx in range(len(config.texts)):
