@@ -4,8 +4,15 @@ ModelLoadError saying "sovits_worker ..." with the reason, never the upstream's 
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,8 +32,10 @@ from tests.sovits_rogue import (
     writes_after_hang_up,
 )
 from tests.sovits_standin import SovitsStandIn
+from tests.test_shutdown import wait_loaded
 from tests.test_sovits_engine import in_thread
 from tests.timing import seconds
+from tests.worker_process import free_port
 
 TEXT = "안녕하세요."
 
@@ -235,3 +244,39 @@ def test_a_wav_longer_than_the_bound_is_refused(upstream):
     error = section_error(engine, text=TEXT)
     assert isinstance(error, EngineError)
     assert error.message.endswith("its wav is unusable: it is longer than 0.1 s")
+
+
+def test_a_shutdown_past_its_grace_stops_the_upstream_call_at_once(tmp_path):
+    """SIGTERM with a section in flight on a silent upstream: past the grace the job was flagged
+    cancelled, a flag the engine sees only between chunks, so the worker waited 30 s more (its runner
+    join) and then closed the engine under the call; the grace's end now interrupts the call."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with RogueUpstream(silent) as rogue:
+        command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "sovits", "--port", str(port),
+                   "--sovits-base", rogue.base, "--shutdown-grace", "0.3", "--state-dir", str(tmp_path)]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_loaded(base, process)
+            request = urllib.request.Request(
+                base + "/synth_batch?async=1", data=json.dumps({"sections": [{"text": TEXT}]}).encode()
+            )
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                job = json.load(answer)["job_id"]
+            deadline = time.monotonic() + seconds(10)
+            while rogue.asked < 1:
+                assert time.monotonic() < deadline, "the section never reached the upstream"
+                time.sleep(0.02)
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            _, log = process.communicate(timeout=seconds(60))
+        finally:
+            process.kill()
+        assert process.returncode == 0, log
+        assert time.monotonic() - started < seconds(5), log
+        assert rogue.hung_up.is_set()
+    # The section is left to run again at the next start, not failed ("the engine is closing" was its
+    # error, logged once the engine closed under it: a slide lost to a restart).
+    events = (tmp_path / "jobs" / job / "events.ndjson").read_text()
+    assert '"error"' not in events and f"job {job} left to resume at the next start" in log
