@@ -75,6 +75,18 @@ async def test_an_ok_without_an_integer_idx_is_a_protocol_error(use_async, idx: 
             await stream(rogue.base, use_async)
 
 
+@both
+@pytest.mark.parametrize("job_id", [None, 5, {"id": 1}, ""], ids=["missing", "number", "object", "empty"])
+async def test_a_start_without_a_job_id_is_a_protocol_error(use_async, job_id: Any):
+    """A number or an object there was a TypeError out of `quote` once the stream needed re-attaching."""
+    start = {key: value for key, value in START.items() if key != "job_id"}
+    if job_id is not None:
+        start["job_id"] = job_id
+    async with RogueWorker(lambda method, path: ndjson(start, OK0)) as rogue:
+        with pytest.raises(WorkerProtocolError, match="a start without a job_id"):
+            await stream(rogue.base, use_async)
+
+
 def gapped(method: str, path: str) -> bytes:
     """The first stream loses seq 3 (section 1's ok); re-attached after 2, the log is whole."""
     if path == "/synth_batch":

@@ -253,8 +253,11 @@ class BatchCollector:
 
     def _record(self, kind: Any, event: dict[str, Any]) -> None:
         if kind == "start":
+            job_id = event.get("job_id")
+            if not isinstance(job_id, str) or not job_id:
+                raise WorkerProtocolError(f"the worker sent a start without a job_id: {event}"[:300])
             self.started = event
-            self.job_id = event.get("job_id") or self.job_id
+            self.job_id = job_id
             self.total = event.get("total", self.total)
         elif kind == "progress" and event.get("status") == "ok":
             idx = event.get("idx")
