@@ -235,8 +235,9 @@ def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
 
 def unreported(result: dict[str, Any], sections: list[dict[str, Any]]) -> list[int]:
     """Sections asked for that came back neither ok nor failed: a worker that lost them."""
-    reported = {event.get("idx") for event in result["sections"] + result["errors"]}
-    return sorted(section["idx"] for section in sections if section["idx"] not in reported)
+    reported = [event.get("idx") for event in result["sections"] + result["errors"]]
+    known = {idx for idx in reported if isinstance(idx, int)}
+    return sorted(section["idx"] for section in sections if section["idx"] not in known)
 
 
 def run_batch(args: argparse.Namespace) -> int:

@@ -62,6 +62,12 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
             "no result for 1 section: s01",
         ),
         (
+            polled([OK0, {"event": "error", "idx": [1], "status": "fail", "error": "E"}]),
+            True,
+            1,
+            "no result for 1 section: s01",
+        ),
+        (
             polled("not a list"),
             True,
             2,
@@ -74,7 +80,13 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
             "npu-worker batch: the worker accepted the batch without a job_id",
         ),
     ],
-    ids=["duration-not-a-number", "error-idx-not-a-number", "sections-not-a-list", "no-job-id"],
+    ids=[
+        "duration-not-a-number",
+        "error-idx-not-a-number",
+        "error-idx-a-list",
+        "sections-not-a-list",
+        "no-job-id",
+    ],
 )
 async def test_odd_values_from_the_worker_are_reported_in_words(
     tmp_path, capsys, script: Any, poll: bool, code: int, last: str
