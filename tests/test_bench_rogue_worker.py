@@ -204,3 +204,15 @@ async def test_a_redirect_is_never_followed_off_to_another_target(tmp_path, tran
                 records = (await run_load(load))["records"]
     assert records and all("not followed" in record["error"] for record in records), records
     assert seen == []
+
+
+async def test_a_first_sentence_that_is_no_text_is_left_out_not_the_end_of_the_run():
+    """`sentence_text: [1]` reached str.find when the figures were made: a TypeError ended the run."""
+    start = json.dumps({"type": "audio.start", "sentence_index": 0, "sentence_text": [1]})
+    done = json.dumps({"type": "session.done", "total_sentences": 1})
+    async for base in rogue_worker(ws_frame=[start, TONE, done]):
+        fragments = FragmentConfig(base=base, texts=TEXTS[:1], chars=3, interval=0.01, timeout=2.0)
+        async with asyncio.timeout(seconds(20)):
+            result = await run_fragments(fragments, say=lambda line: None)
+    [record] = result["records"]
+    assert record["error"] is None and record["first_sentence"] is None and record["audio_sec"] > 0

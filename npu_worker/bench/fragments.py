@@ -116,7 +116,8 @@ async def _receive(
         event = json_object(message.data)
         kind = event.get("type")
         if kind == "audio.start" and event.get("sentence_index") == 0:
-            record.first_sentence = event.get("sentence_text")
+            sentence = event.get("sentence_text")
+            record.first_sentence = sentence if isinstance(sentence, str) else None
         elif kind == "first_audio":
             record.server_ttfa_ms = figure(event.get("ttfa_ms"))
         elif kind == "error":
