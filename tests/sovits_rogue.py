@@ -141,15 +141,19 @@ def raw(reply: bytes) -> Script:
     return script
 
 
-def writes_after_hang_up(conn: socket.socket, rogue: RogueUpstream) -> None:
-    """The first request: works until the client hangs up, then writes its wav all the same (as a
-    real server that does not notice); any later one: a 500."""
-    if rogue.asked > 1:
-        conn.sendall(b"HTTP/1.1 500 X\r\nContent-Length: 0\r\n\r\n")
-        return
-    with contextlib.suppress(OSError):  # a reset, as often as a close
-        rogue.wait_hang_up(conn)
-    time.sleep(0.3)  # its synthesis goes on: the section has ended (and removed its path) by now
-    output = json.loads(rogue.bodies[0])["output_path"]
-    with open(output, "wb") as wav:
-        wav.write(b"RIFF" + b"\0" * 40)
+def writes_after_hang_up(go: threading.Event) -> Script:
+    """The first request: works until the client hangs up, then, once `go` is set (the section has
+    ended), writes its wav all the same, as a real server that does not notice; any later one: a 500."""
+
+    def script(conn: socket.socket, rogue: RogueUpstream) -> None:
+        if rogue.asked > 1:
+            conn.sendall(b"HTTP/1.1 500 X\r\nContent-Length: 0\r\n\r\n")
+            return
+        with contextlib.suppress(OSError):  # a reset, as often as a close
+            rogue.wait_hang_up(conn)
+        go.wait(10)
+        output = json.loads(rogue.bodies[0])["output_path"]
+        with open(output, "wb") as wav:
+            wav.write(b"RIFF" + b"\0" * 40)
+
+    return script

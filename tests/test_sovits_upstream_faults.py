@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -87,7 +88,8 @@ def test_a_cancel_stops_a_slow_upstream_call_at_once():
 def test_a_wav_the_upstream_writes_after_a_cancel_is_removed_by_the_next_section():
     """The upstream goes on after a cancel (or a deadline) and writes its wav later, when the section has
     already ended: the next section sweeps it, so cancelled previews do not fill the temp dir."""
-    with RogueUpstream(writes_after_hang_up) as rogue:
+    go = threading.Event()
+    with RogueUpstream(writes_after_hang_up(go)) as rogue:
         engine = loaded_against(rogue)
         work_dir = engine.work_dir
         assert work_dir is not None
@@ -102,6 +104,7 @@ def test_a_wav_the_upstream_writes_after_a_cancel_is_removed_by_the_next_section
         wait_for(lambda: rogue.asked == 1)
         engine.interrupt(False)
         assert isinstance(outcome.error(seconds(1)), Interrupted)
+        go.set()
         wait_for(lambda: any(work_dir.iterdir()))  # written after the section ended
         next_section = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
         assert isinstance(next_section.error(seconds(2)), EngineError)  # its 500
