@@ -1,9 +1,10 @@
 """`npu-worker synth` and `npu-worker batch`: the pipeline client from the shell.
 
 Progress goes to stderr (a live bar on a terminal, one line per finished section otherwise), the
-summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed or the batch was cancelled
-(DELETE /jobs/{id}) before its end, 2 the request could not be made (worker unreachable, request
-refused, unreadable lecture file, an argument no request can carry: `--base notaurl`, `--speed nan`).
+summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, came back with no result, or
+the batch was cancelled (DELETE /jobs/{id}) before its end, 2 the request could not be made (worker
+unreachable, request refused, unreadable lecture file, an argument no request can carry: `--base
+notaurl`, `--speed nan`, a worker answer that breaks the protocol).
 """
 
 from __future__ import annotations
@@ -84,10 +85,11 @@ class ProgressBar:
             self.current = idx
         elif kind == "status":
             self.current = event.get("current_idx") if isinstance(event.get("current_idx"), int) else None
-            if int(event.get("done") or 0) > self.polled_done and not self.live:
-                self.polled_done = int(event.get("done") or 0)
+            done = int(_number(event.get("done")))
+            if done > self.polled_done and not self.live:
+                self.polled_done = done
                 self.stream.write(f"{self.polled_done} done  ({self.line()})\n")
-            self.polled_done = max(self.polled_done, int(event.get("done") or 0))
+            self.polled_done = max(self.polled_done, done)
         elif kind == "progress" and event.get("status") == "ok" or kind == "error":
             self.finished[idx] = "ok" if kind == "progress" else "fail"
             if not self.live:
@@ -169,9 +171,11 @@ def run_synth(args: argparse.Namespace) -> int:
     if body.get("status") != "ok":
         print(f"npu-worker synth: {body.get('error')}", file=sys.stderr)
         return EXIT_SECTIONS_FAILED
+    figures = (_number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
+    duration, elapsed, rtf = figures
     print(
-        f"{body.get('wav_path')}: {body.get('duration_sec', 0):.2f} s of audio in {body.get('elapsed_sec', 0):.2f} s"
-        f" (RTF {body.get('rtf', 0):.3f}, {body.get('engine')} on {body.get('device')})"
+        f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
+        f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
     )
     return EXIT_OK
 
@@ -207,16 +211,33 @@ def read_json(path: str | Path) -> Any:
         raise ValueError("the JSON is nested too deeply to read") from None
 
 
+def _number(value: Any) -> float:
+    """A figure from the worker, 0 when it is none (the summary shows what it can, never a traceback)."""
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
+
+
+def _name(idx: Any) -> str:
+    return f"s{idx:02d}" if isinstance(idx, int) else f"section {idx!r}"
+
+
 def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
-    audio = sum(float(s.get("duration_sec") or 0.0) for s in result["sections"])
-    total = result.get("total") or result["ok_count"] + result["fail_count"]
+    audio = sum(_number(s.get("duration_sec")) for s in result["sections"])
+    total = result["ok_count"] + result["fail_count"]
+    total = result["total"] if isinstance(result.get("total"), int) else total
     lines = [
         f"{result['ok_count']}/{total} sections ok, {result['fail_count']} failed; "
         f"{audio:.1f} s of audio in {wall:.1f} s (RTF {wall / audio if audio else float('nan'):.3f}); "
         f"wavs in {out_dir}"
     ]
-    lines += [f"  s{e.get('idx', -1):02d} failed: {e.get('error')}" for e in result["errors"]]
+    lines += [f"  {_name(e.get('idx'))} failed: {e.get('error')}" for e in result["errors"]]
     return "\n".join(lines)
+
+
+def unreported(result: dict[str, Any], sections: list[dict[str, Any]]) -> list[int]:
+    """Sections asked for that came back neither ok nor failed: a worker that lost them."""
+    reported = [event.get("idx") for event in result["sections"] + result["errors"]]
+    known = {idx for idx in reported if isinstance(idx, int)}
+    return sorted(section["idx"] for section in sections if section["idx"] not in known)
 
 
 def run_batch(args: argparse.Namespace) -> int:
@@ -254,6 +275,11 @@ def run_batch(args: argparse.Namespace) -> int:
         print(summary(result, time.monotonic() - started, out_dir))
     if (result.get("done") or {}).get("cancelled"):
         print(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end", file=sys.stderr)
+        return EXIT_SECTIONS_FAILED
+    if missing := unreported(result, sections):
+        names = ", ".join(_name(idx) for idx in missing[:20]) + (", ..." if len(missing) > 20 else "")
+        count = f"{len(missing)} section{'s' if len(missing) > 1 else ''}"
+        print(f"npu-worker batch: no result for {count}: {names}", file=sys.stderr)
         return EXIT_SECTIONS_FAILED
     return EXIT_SECTIONS_FAILED if result["fail_count"] else EXIT_OK
 

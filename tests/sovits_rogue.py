@@ -4,6 +4,8 @@ proxy engine through what a real upstream should never do."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import socket
 import threading
 import time
@@ -19,6 +21,7 @@ class RogueUpstream:
         self.on_health = on_health  # else GET /health answers ok (the engine loads) and /synth misbehaves
         self.connections = 0
         self.asked = 0  # requests the script answered
+        self.bodies: list[bytes] = []  # their bodies, in order
         self.hung_up = threading.Event()  # a client closed a connection the script held open
         self.stopping = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
@@ -74,6 +77,7 @@ class RogueUpstream:
                 if head.startswith(b"GET /health ") and not self.on_health:
                     conn.sendall(HEALTHY)
                     return
+                self.bodies.append(body)
                 self.asked += 1
                 self.script(conn, self)
             except OSError:
@@ -133,5 +137,23 @@ def raw(reply: bytes) -> Script:
 
     def script(conn: socket.socket, rogue: RogueUpstream) -> None:
         conn.sendall(reply)
+
+    return script
+
+
+def writes_after_hang_up(go: threading.Event) -> Script:
+    """The first request: works until the client hangs up, then, once `go` is set (the section has
+    ended), writes its wav all the same, as a real server that does not notice; any later one: a 500."""
+
+    def script(conn: socket.socket, rogue: RogueUpstream) -> None:
+        if rogue.asked > 1:
+            conn.sendall(b"HTTP/1.1 500 X\r\nContent-Length: 0\r\n\r\n")
+            return
+        with contextlib.suppress(OSError):  # a reset, as often as a close
+            rogue.wait_hang_up(conn)
+        go.wait(10)
+        output = json.loads(rogue.bodies[0])["output_path"]
+        with open(output, "wb") as wav:
+            wav.write(b"RIFF" + b"\0" * 40)
 
     return script

@@ -118,6 +118,16 @@ def test_health_device_and_version_are_reported():
     assert (engine.info.backend, engine.info.device, engine.info.model) == ("sovits", "cuda", "gpt-sovits-v2")
 
 
+def test_what_health_names_is_bounded_and_printable():
+    """It goes into every start event, /synth answer and metrics scrape: 100 kB there was 100 kB each."""
+    health = {"status": "ok", "device": "x" * 100_000, "precision": "fp\n16", "backend": ["a"], "version": 2}
+    with SovitsStandIn(health=health) as upstream:
+        engine = SovitsEngine(upstream.base)
+        engine.load()
+        engine.close()
+    assert (engine.info.device, engine.info.precision, engine.info.model) == ("x" * 64, "fp16", "2")
+
+
 def test_health_without_device_reports_cpu():
     with SovitsStandIn(health={"status": "ok"}) as upstream:
         engine = SovitsEngine(upstream.base)
@@ -217,6 +227,15 @@ def test_close_removes_the_work_directory(engine):
     work_dir = engine.work_dir
     engine.close()
     assert not work_dir.exists()
+
+
+@pytest.mark.parametrize("base", ["http://127.0.0.1:7766/a b", "http://127.0.0.1:7766/é", "http://exa mple:7766",
+                                  "http://127.0.0.1:7766/a\tb", "http://127.0.0.1:7766/a\x01"])  # fmt: skip
+def test_a_base_no_request_line_can_carry_is_refused(base: str):
+    """http.client refuses such a path or host on every call: load() waited for ever (a space), or
+    failed with a UnicodeEncodeError or InvalidURL, instead of `serve` exiting 2."""
+    with pytest.raises(ValueError, match="must be printable ASCII without spaces"):
+        SovitsEngine(base)
 
 
 def test_create_uses_the_configured_sovits_base():

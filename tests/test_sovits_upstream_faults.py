@@ -4,8 +4,16 @@ ModelLoadError saying "sovits_worker ..." with the reason, never the upstream's 
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
 import time
-from collections.abc import Iterator
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,10 +30,13 @@ from tests.sovits_rogue import (
     silent,
     trickle_body,
     trickle_headers,
+    writes_after_hang_up,
 )
 from tests.sovits_standin import SovitsStandIn
+from tests.test_shutdown import wait_loaded
 from tests.test_sovits_engine import in_thread
 from tests.timing import seconds
+from tests.worker_process import free_port
 
 TEXT = "안녕하세요."
 
@@ -74,6 +85,33 @@ def test_a_cancel_stops_a_slow_upstream_call_at_once():
         engine.close()
 
 
+def test_a_wav_the_upstream_writes_after_a_cancel_is_removed_by_the_next_section():
+    """The upstream goes on after a cancel (or a deadline) and writes its wav later, when the section has
+    already ended: the next section sweeps it, so cancelled previews do not fill the temp dir."""
+    go = threading.Event()
+    with RogueUpstream(writes_after_hang_up(go)) as rogue:
+        engine = loaded_against(rogue)
+        work_dir = engine.work_dir
+        assert work_dir is not None
+
+        def wait_for(condition: Callable[[], object]) -> None:
+            deadline = time.monotonic() + seconds(5)
+            while not condition():
+                assert time.monotonic() < deadline, "timed out"
+                time.sleep(0.01)
+
+        outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
+        wait_for(lambda: rogue.asked == 1)
+        engine.interrupt(False)
+        assert isinstance(outcome.error(seconds(1)), Interrupted)
+        go.set()
+        wait_for(lambda: any(work_dir.iterdir()))  # written after the section ended
+        next_section = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
+        assert isinstance(next_section.error(seconds(2)), EngineError)  # its 500
+        assert list(work_dir.iterdir()) == []
+        engine.close()
+
+
 def test_a_cancel_is_not_a_restart_and_nothing_in_flight_is_nothing_to_stop(engine_idle):
     assert engine_idle.interrupt(True) is False
     assert engine_idle.interrupt(False) is False
@@ -100,6 +138,27 @@ def test_a_huge_reply_is_refused_after_a_bounded_read():
         error = section_error(loaded_against(rogue))
         assert isinstance(error, EngineError)
         assert error.message == f"sovits_worker sent a reply over {1 << 20} bytes"
+
+
+DEEP = b"[" * 100_000  # under the reply bound; json.loads raises RecursionError, not ValueError
+
+
+@pytest.mark.parametrize("status", [200, 500])
+def test_a_reply_nested_too_deeply_is_an_engine_error(status: int):
+    head = f"HTTP/1.1 {status} X\r\nContent-Length: {len(DEEP)}\r\n\r\n".encode()
+    with RogueUpstream(raw(head + DEEP)) as rogue:
+        error = section_error(loaded_against(rogue))
+        assert isinstance(error, EngineError), repr(error)
+        assert error.message.startswith("sovits_worker ")
+
+
+def test_a_health_nested_too_deeply_is_model_load_error():
+    head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(DEEP)}\r\n\r\n".encode()
+    with RogueUpstream(raw(head + DEEP), on_health=True) as rogue:
+        outcome = in_thread(SovitsEngine(rogue.base).load)
+        error = outcome.error(seconds(2))
+        assert isinstance(error, ModelLoadError), repr(error)
+        assert "did not answer a JSON object" in error.message
 
 
 def test_a_huge_error_body_is_cut_short():
@@ -188,3 +247,39 @@ def test_a_wav_longer_than_the_bound_is_refused(upstream):
     error = section_error(engine, text=TEXT)
     assert isinstance(error, EngineError)
     assert error.message.endswith("its wav is unusable: it is longer than 0.1 s")
+
+
+def test_a_shutdown_past_its_grace_stops_the_upstream_call_at_once(tmp_path):
+    """SIGTERM with a section in flight on a silent upstream: past the grace the job was flagged
+    cancelled, a flag the engine sees only between chunks, so the worker waited 30 s more (its runner
+    join) and then closed the engine under the call; the grace's end now interrupts the call."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    with RogueUpstream(silent) as rogue:
+        command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "sovits", "--port", str(port),
+                   "--sovits-base", rogue.base, "--shutdown-grace", "0.3", "--state-dir", str(tmp_path)]  # fmt: skip
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        try:
+            wait_loaded(base, process)
+            request = urllib.request.Request(
+                base + "/synth_batch?async=1", data=json.dumps({"sections": [{"text": TEXT}]}).encode()
+            )
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                job = json.load(answer)["job_id"]
+            deadline = time.monotonic() + seconds(10)
+            while rogue.asked < 1:
+                assert time.monotonic() < deadline, "the section never reached the upstream"
+                time.sleep(0.02)
+            started = time.monotonic()
+            process.send_signal(signal.SIGTERM)
+            _, log = process.communicate(timeout=seconds(60))
+        finally:
+            process.kill()
+        assert process.returncode == 0, log
+        assert time.monotonic() - started < seconds(5), log
+        assert rogue.hung_up.is_set()
+    # The section is left to run again at the next start, not failed ("the engine is closing" was its
+    # error, logged once the engine closed under it: a slide lost to a restart).
+    events = (tmp_path / "jobs" / job / "events.ndjson").read_text()
+    assert '"error"' not in events and f"job {job} left to resume at the next start" in log

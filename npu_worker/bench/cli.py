@@ -8,6 +8,7 @@ import datetime as dt
 import errno
 import json
 import os
+import re
 import shlex
 import sys
 import tempfile
@@ -17,7 +18,7 @@ from typing import Any
 import aiohttp
 
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
-from npu_worker.bench.load import LoadConfig, TargetNotAllowed, run_load
+from npu_worker.bench.load import LoadConfig, NotAWorker, TargetNotAllowed, run_load
 from npu_worker.bench.report import (
     PLOT_HINT,
     load_average,
@@ -154,6 +155,13 @@ def _config(args: argparse.Namespace) -> LoadConfig:
     )
 
 
+def file_label(backend: Any) -> str:
+    """/health's `backend` as the start of a report's file name: letters, digits, `.`, `_` and `-` only,
+    so a worker (or whatever listens on its port) never picks the folder the report goes to."""
+    label = re.sub(r"[^A-Za-z0-9._-]", "_", backend if isinstance(backend, str) else "")[:40]
+    return label.lstrip(".") or "worker"
+
+
 def build_report(
     result: dict[str, Any],
     config: LoadConfig,
@@ -198,11 +206,14 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         return 2
     try:
         result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+    except NotAWorker as exc:
+        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        return 2
     except (OSError, aiohttp.ClientError) as exc:
         print(f"npu-worker bench: cannot reach {config.base}: {exc}", file=sys.stderr)
         return 2
     result = {"command": command, "started_at": started, "machine": machine_info(args.note), **result}
-    backend = str(result["health"].get("backend", "worker"))
+    backend = file_label(result["health"].get("backend"))
     prefix = args.out or Path("benchmarks/fragments") / f"{backend}-{started[:19].replace(':', '')}"
     prefix.parent.mkdir(parents=True, exist_ok=True)
     text = fragments_markdown(result, command)
@@ -238,11 +249,14 @@ def run_bench_command(args: argparse.Namespace) -> int:
     load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+    except NotAWorker as exc:
+        print(f"npu-worker bench: {exc}", file=sys.stderr)
+        return 2
     except (OSError, aiohttp.ClientError) as exc:
         print(f"npu-worker bench: cannot reach {config.base}: {exc}", file=sys.stderr)
         return 2
     report = build_report(result, config, command, started, baseline, args.note, load_at_start)
-    backend = str(report["health"].get("backend", "worker"))
+    backend = file_label(report["health"].get("backend"))
     prefix = args.out or Path("benchmarks/load") / f"{backend}-{started[:19].replace(':', '')}"
     paths = write_report(report, prefix)
     print(markdown(report))

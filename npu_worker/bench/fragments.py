@@ -21,7 +21,8 @@ import aiohttp
 import numpy as np
 
 from npu_worker.audio import audible_onset, from_pcm16
-from npu_worker.bench.load import check_loopback, health
+from npu_worker.bench.load import check_loopback, health, no_redirects
+from npu_worker.bench.measure import figure, json_object, sample_rate
 from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
@@ -112,16 +113,17 @@ async def _receive(
         if message.type != aiohttp.WSMsgType.TEXT:
             record.error = record.error or f"socket closed early ({message.type.name})"
             return
-        event = json.loads(message.data)
+        event = json_object(message.data)
         kind = event.get("type")
         if kind == "audio.start" and event.get("sentence_index") == 0:
-            record.first_sentence = event.get("sentence_text")
+            sentence = event.get("sentence_text")
+            record.first_sentence = sentence if isinstance(sentence, str) else None
         elif kind == "first_audio":
-            record.server_ttfa_ms = event.get("ttfa_ms")
+            record.server_ttfa_ms = figure(event.get("ttfa_ms"))
         elif kind == "error":
             record.error = record.error or str(event.get("message"))
         elif kind == "session.done":
-            record.sentences = int(event.get("total_sentences", 0))
+            record.sentences = int(figure(event.get("total_sentences")) or 0)
             return
 
 
@@ -140,7 +142,7 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
             if configured.get("type") != "session.configured":
                 record.error = str(configured.get("message", configured))
                 return record
-            timeline.sample_rate = int(configured["sample_rate"])
+            timeline.sample_rate = sample_rate(configured.get("sample_rate"))
             sender = asyncio.create_task(_send(ws, pieces, config.interval, record))
             try:
                 await asyncio.wait_for(_receive(ws, record, timeline, parts), config.timeout)
@@ -148,7 +150,7 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
                 record.error = "timeout"
             finally:
                 sender.cancel()
-    except (aiohttp.ClientError, TimeoutError) as exc:  # this text's error; the run goes on
+    except (aiohttp.ClientError, TimeoutError, ValueError) as exc:  # this text's error; the run goes on
         record.error = record.error or f"{type(exc).__name__}: {exc}"
         return record
     _audio_figures(record, timeline, parts, text, config.chars)
@@ -189,7 +191,7 @@ def _audio_figures(
 async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = print) -> dict[str, Any]:
     """Every text once, one after another; records and p50/p95/p99 of each figure."""
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
-    async with aiohttp.ClientSession(headers=headers) as session:
+    async with aiohttp.ClientSession(headers=headers, trace_configs=[no_redirects()]) as session:
         before = await health(session, config.base)
         records = []
         for idx in range(len(config.texts)):

@@ -102,9 +102,36 @@ def poisson_schedule(rate: float, duration: float, max_requests: int, rng: rando
     return offsets
 
 
+class Redirected(aiohttp.ClientError):
+    """The target answered with a redirect: never followed, as it could lead off loopback."""
+
+
+async def _refuse_redirect(session: Any, context: Any, params: aiohttp.TraceRequestRedirectParams) -> None:
+    where = params.response.headers.get("Location", "?")
+    raise Redirected(f"the worker redirected to {where[:200]!r}: not followed (loopback targets only)")
+
+
+def no_redirects() -> aiohttp.TraceConfig:
+    """For a session's `trace_configs`: every redirect, /ws handshakes included (ws_connect has no
+    `allow_redirects`), ends its request with `Redirected` before it is followed."""
+    trace = aiohttp.TraceConfig()
+    trace.on_request_redirect.append(_refuse_redirect)
+    return trace
+
+
+class NotAWorker(ValueError):
+    """The target's /health answered no JSON object: something else listens on that port."""
+
+
 async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     async with session.get(base + "/health") as response:
-        return dict(await response.json(content_type=None))
+        try:
+            body = await response.json(content_type=None)
+        except (ValueError, RecursionError):
+            body = None
+    if not isinstance(body, dict):
+        raise NotAWorker(f"{base}/health did not answer a JSON object: is a worker listening there?")
+    return body
 
 
 async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> bool:
@@ -164,7 +191,9 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else None
     # No connection limit: the load generator must never be the queue (requests per rate are bounded).
     connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(headers=headers, connector=connector) as session:
+    async with aiohttp.ClientSession(
+        headers=headers, connector=connector, trace_configs=[no_redirects()]
+    ) as session:
         before = await health(session, config.base)
         out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-", dir=config.wav_dir)
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -117,7 +118,7 @@ async def ws_request(
                     record.first_chunk_ms = (now - t0) * 1000.0
                 listener.pcm(now, message.data)
             elif message.type == aiohttp.WSMsgType.TEXT:
-                if _ws_event(json.loads(message.data), record, listener):
+                if _ws_event(json_object(message.data), record, listener):
                     break
             else:
                 record.error = record.error or f"socket closed before done ({message.type.name})"
@@ -127,14 +128,38 @@ async def ws_request(
             record.error = "NoAudio: the request ended without any PCM frame"
 
 
+def json_object(text: str) -> dict[str, Any]:
+    """An event or answer from the worker; ValueError (the request's error) for anything but an object."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        value = None
+    if not isinstance(value, dict):
+        raise ValueError(f"the worker sent what is not a JSON object: {text[:80]!r}")
+    return value
+
+
+def figure(value: Any) -> float | None:
+    """A number the worker reports, or None for anything else (it would end the run's summary)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if number else None
+
+
+def sample_rate(value: Any) -> int:
+    """A rate the worker announced; ValueError unless it is one audio can have (figures divide by it)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 8000 <= value <= 192000:
+        raise ValueError(f"the worker announced a sample rate of {value!r}")
+    return value
+
+
 def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) -> bool:
     """Apply one JSON event; True when the request is over (its `done`, or an `error` without `idx`:
     the worker refused the request, and waiting for a `done` would turn its error into a timeout)."""
     kind = event.get("event")
     if kind == "audio_start":
-        listener.sample_rate = int(event.get("sample_rate") or listener.sample_rate)
+        listener.sample_rate = sample_rate(event.get("sample_rate", listener.sample_rate))
     elif kind == "first_audio":
-        record.server_ttfa_ms = event.get("ttfa_ms")
+        record.server_ttfa_ms = figure(event.get("ttfa_ms"))
     elif kind == "progress" and event.get("cached"):
         record.cached = True
     elif kind == "error":
@@ -160,7 +185,7 @@ async def http_request(
         body = {"text": text, "output_path": path, **params}
         async with session.post(base + "/synth", json=body) as response:
             record.ttfb_ms = (loop.time() - t0) * 1000.0
-            answer = await response.json(content_type=None)
+            answer = json_object(await response.text())
         done_at = loop.time()
         if response.status != 200 or answer.get("status") != "ok":
             record.error = str(answer.get("error") or f"HTTP {response.status}")

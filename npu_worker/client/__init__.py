@@ -22,6 +22,7 @@ from npu_worker.client.common import (
     InvalidArgument,
     TransportError,
     WorkerHTTPError,
+    WorkerProtocolError,
     resolve_base,
 )
 from npu_worker.client.sync import health, synth, synth_batch_polling, synth_batch_streaming
@@ -43,6 +44,7 @@ __all__ = [
     "InvalidArgument",
     "TransportError",
     "WorkerHTTPError",
+    "WorkerProtocolError",
     "aio",
     "async_health",
     "async_synth",

@@ -7,13 +7,18 @@ coroutine function. Pass `session=` to reuse a connection pool; otherwise each c
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
+from aiohttp.http_exceptions import LineTooLong
 
 from npu_worker.client.common import (
+    BODY_LIMIT,
+    ERROR_BODY_LIMIT,
+    LINE_LIMIT,
     BatchCollector,
     ClientError,
     Deliver,
@@ -23,11 +28,13 @@ from npu_worker.client.common import (
     Sleep,
     TransportError,
     WorkerHTTPError,
+    WorkerProtocolError,
     auth_headers,
     batch_body,
     encode_body,
     error_body_of,
     maybe_await,
+    over_limit,
     parse_line,
     polling_plan,
     resolve_base,
@@ -53,12 +60,12 @@ class _Http:
         if body is not None:  # encoded here: aiohttp's json= would send nan as `NaN`
             data, headers = encode_body(body), {**self.headers, "Content-Type": "application/json"}
         try:
-            response = await self.session.request(
-                method, url, data=data, headers=headers, timeout=self.timeout
+            response = await self.session.request(  # the worker never redirects: a 3xx is its answer
+                method, url, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
             )
-            if response.status >= 400:
+            if response.status >= 300:
                 async with response:
-                    raw = await response.read()
+                    raw = await _error_body(response)
                 retry_after = retry_after_of(response.headers.get("Retry-After"))
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
@@ -69,9 +76,25 @@ class _Http:
         response = await self.open(method, path, body)
         try:
             async with response:
-                return response.status, error_body_of(await response.read())
+                try:
+                    raw = await response.content.readexactly(BODY_LIMIT + 1)
+                except asyncio.IncompleteReadError as whole:  # the usual case: the body ended first
+                    raw = whole.partial
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
+        if len(raw) > BODY_LIMIT:
+            raise over_limit(method, self.base + path)
+        return response.status, error_body_of(raw)
+
+
+async def _error_body(response: aiohttp.ClientResponse) -> bytes:
+    """At most ERROR_BODY_LIMIT bytes of a refusal's body; what came when it was cut short (the status
+    says what happened, as in the sync client)."""
+    raw = b""
+    with contextlib.suppress(aiohttp.ClientPayloadError):
+        while len(raw) < ERROR_BODY_LIMIT and (chunk := await response.content.readany()):
+            raw += chunk
+    return raw[:ERROR_BODY_LIMIT]
 
 
 @asynccontextmanager
@@ -117,12 +140,16 @@ async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) ->
         while collector.done is None:
             try:
                 raw = await response.content.readline()
-                event = parse_line(raw) if raw else None
+            except LineTooLong:  # aiohttp's own bound, LINE_LIMIT
+                raise WorkerProtocolError(f"the worker sent a line over {LINE_LIMIT} bytes") from None
             except _BROKEN as exc:
                 return exc
             if not raw:
                 return None
+            event = parse_line(raw)
             if event is not None:
+                if gap := collector.gap(event):
+                    return gap
                 await maybe_await(collector.accept(event))
     return None
 

@@ -37,6 +37,9 @@ RETRYABLE_STATUSES = frozenset({502, 503, 504})
 SUBMIT_RETRY_STATUSES = frozenset({429, 503})  # "not now": nothing was queued (see `not_now`)
 MAX_BACKOFF = 5.0
 MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many seconds
+ERROR_BODY_LIMIT = 64 << 10  # what of a refusal's body is read (its `error` is a line)
+BODY_LIMIT = 64 << 20  # a JSON answer (a job's result: a few MiB for the most sections a batch may have)
+LINE_LIMIT = 128 << 10  # one NDJSON line (an event is a few hundred bytes; aiohttp's own bound too)
 
 
 class ClientError(Exception):
@@ -51,6 +54,11 @@ class InvalidArgument(ClientError, ValueError):
 
 class TransportError(ClientError):
     """The worker could not be reached, or a stream broke and could not be re-attached."""
+
+
+class WorkerProtocolError(TransportError):
+    """The worker sent what the protocol has no place for (a line that is no JSON or over LINE_LIMIT,
+    an `ok` without its `idx`). Raised at once: re-attaching would be sent the same log again."""
 
 
 class WorkerHTTPError(ClientError):
@@ -156,13 +164,18 @@ def events_path(job_id: str, after: int) -> str:
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
-    """One NDJSON line, or None for a blank line or a line cut short by a broken connection."""
+    """One NDJSON line, or None for a blank line or a line cut short by a broken connection;
+    WorkerProtocolError for a line no worker sends (too long, not UTF-8 JSON, nested too deeply)."""
+    if len(raw) > LINE_LIMIT:
+        raise WorkerProtocolError(f"the worker sent a line over {LINE_LIMIT} bytes")
     if not raw.endswith(b"\n"):
         return None  # no newline: the stream broke inside this line; it is replayed on re-attach
-    text = raw.decode("utf-8").strip()
-    if not text:
-        return None
-    event = json.loads(text)
+    try:
+        text = raw.decode("utf-8").strip()
+        event = json.loads(text) if text else None
+    except (ValueError, RecursionError) as exc:
+        shown = raw[:80].decode("utf-8", "replace")
+        raise WorkerProtocolError(f"the worker sent a line that is not JSON ({exc}): {shown!r}") from None
     return event if isinstance(event, dict) else None
 
 
@@ -170,9 +183,13 @@ def error_body_of(raw: bytes) -> dict[str, Any]:
     """The worker's error body, or a stand-in when the body is not JSON (a proxy's error page)."""
     try:
         body = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return {"status": "fail", "error": raw[:200].decode("utf-8", "replace")}
     return body if isinstance(body, dict) else {"status": "fail", "error": str(body)}
+
+
+def over_limit(method: str, url: str) -> WorkerProtocolError:
+    return WorkerProtocolError(f"{method} {url}: the worker's answer is over {BODY_LIMIT} bytes")
 
 
 def retry_after_of(value: str | None) -> float | None:
@@ -203,6 +220,20 @@ class BatchCollector:
     ok: dict[int, dict[str, Any]] = field(default_factory=dict)
     errors: dict[int, dict[str, Any]] = field(default_factory=dict)
     delivered: int = 0
+    skipped: tuple[int, int] | None = None  # the last skip of seq seen (last seen, then the next one)
+
+    def gap(self, event: dict[str, Any]) -> TransportError | None:
+        """Why `event` cannot be taken yet: its `seq` skips entries (the worker's log numbers them one by
+        one, so the skipped ones were lost on the way); the stream is then re-attached after the last
+        seq seen, which sends them again. The same skip once more is the log's own (a Redis log with a
+        planted entry moves on past it) and is taken."""
+        seq = event.get("seq")
+        if event.get("event") in UNLOGGED_EVENTS or not isinstance(seq, int) or seq <= self.last_seq + 1:
+            return None
+        if self.skipped == (self.last_seq, seq):
+            return None
+        self.skipped = (self.last_seq, seq)
+        return TransportError(f"the stream skipped from seq {self.last_seq} to {seq}")
 
     def accept(self, event: dict[str, Any]) -> Any:
         """Record `event` if new; returns what `on_progress` returned (an awaitable in async callers)."""
@@ -222,12 +253,20 @@ class BatchCollector:
 
     def _record(self, kind: Any, event: dict[str, Any]) -> None:
         if kind == "start":
+            job_id = event.get("job_id")
+            if not isinstance(job_id, str) or not job_id:
+                raise WorkerProtocolError(f"the worker sent a start without a job_id: {event}"[:300])
             self.started = event
-            self.job_id = event.get("job_id") or self.job_id
+            self.job_id = job_id
             self.total = event.get("total", self.total)
         elif kind == "progress" and event.get("status") == "ok":
-            self.ok[event["idx"]] = event
-            self.errors.pop(event["idx"], None)
+            idx = event.get("idx")
+            if not isinstance(idx, int) or isinstance(idx, bool):
+                raise WorkerProtocolError(
+                    f"the worker sent a section's ok without an integer idx: {event}"[:300]
+                )
+            self.ok[idx] = event
+            self.errors.pop(idx, None)
         elif kind == "error":
             idx = event.get("idx")
             self.errors[idx if isinstance(idx, int) else -1] = event
@@ -251,8 +290,11 @@ class BatchCollector:
 
 def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
     """The per-section events of a `/jobs/{id}/result` body, tagged with their kind when it is missing."""
+    sections = result_body.get("sections") or []
+    if not isinstance(sections, list) or not all(isinstance(section, dict) for section in sections):
+        raise WorkerProtocolError("the worker sent a result whose sections are no list of objects")
     events = []
-    for section in result_body.get("sections") or []:
+    for section in sections:
         event = dict(section)
         event.setdefault("event", "error" if event.get("status") == "fail" else "progress")
         events.append(event)
@@ -411,11 +453,14 @@ def polling_plan(
     event and `done`.
     """
     accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay)
-    collector.job_id, collector.total = str(accepted["job_id"]), accepted.get("total")
+    if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
+        raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
+    collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
     job = f"/jobs/{quote(collector.job_id, safe='')}"
     seen: tuple[Any, ...] = ()
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay)
+        _of_job(status, collector.job_id)
         key = (status.get("status"), status.get("done"), status.get("current_idx"))
         if key != seen:
             seen = key
@@ -423,11 +468,23 @@ def polling_plan(
         if status.get("status") in TERMINAL_STATUSES:
             break
         yield Sleep(interval)
-    result = yield from poll_json(f"{job}/result", attempts, delay)
+    while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
+        result = yield from poll_json(f"{job}/result", attempts, delay)
+        if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
+            break
+        yield Sleep(interval)
     for event in result_events(result):
         yield Deliver(event)
     yield Deliver(done_event(result, collector.total))
     return collector.result()
+
+
+def _of_job(body: dict[str, Any], job_id: str) -> Any:
+    """`body`'s status; WorkerProtocolError unless it is a body of job `job_id` (not a proxy's page,
+    which polling would otherwise read as a job still under way, for ever)."""
+    if body.get("job_id") != job_id:
+        raise WorkerProtocolError(f"the worker answered no status of job {job_id}: {body}"[:300])
+    return body.get("status")
 
 
 async def maybe_await(value: Any) -> None:

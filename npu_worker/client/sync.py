@@ -15,6 +15,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from npu_worker.client.common import (
+    BODY_LIMIT,
+    ERROR_BODY_LIMIT,
+    LINE_LIMIT,
     BatchCollector,
     ClientError,
     Deliver,
@@ -28,6 +31,7 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
+    over_limit,
     parse_line,
     polling_plan,
     resolve_base,
@@ -37,6 +41,14 @@ from npu_worker.client.common import (
 )
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """The worker never redirects: a 3xx is its answer (WorkerHTTPError), not a place to go. urllib
+    would follow it to any host with the bearer token, and turn a POST into a GET."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
 
 
 class _Http:
@@ -50,7 +62,7 @@ class _Http:
         self.base = resolve_base(base)
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
-        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
 
     def open(self, method: str, path: str, body: Any = None) -> http.client.HTTPResponse:
         data = None if body is None else encode_body(body)
@@ -58,7 +70,14 @@ class _Http:
         try:
             return self.opener.open(request, timeout=self.timeout)
         except urllib.error.HTTPError as exc:
-            raw = exc.read()
+            try:
+                raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
+            except (OSError, http.client.HTTPException) as broken:  # reset
+                raise TransportError(
+                    f"{method} {self.base}{path}: HTTP {exc.code}, then {broken!r}"
+                ) from None
+            finally:
+                exc.close()
             retry_after = retry_after_of(exc.headers.get("Retry-After"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
@@ -68,9 +87,12 @@ class _Http:
         response = self.open(method, path, body)
         try:
             with response:
-                return response.status, error_body_of(response.read())
+                raw = response.read(BODY_LIMIT + 1)
         except (OSError, http.client.HTTPException) as exc:
             raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+        if len(raw) > BODY_LIMIT:
+            raise over_limit(method, self.base + path)
+        return response.status, error_body_of(raw)
 
 
 def health(*, base: str | None = None, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:
@@ -100,13 +122,15 @@ def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> Bas
     with response:
         while collector.done is None:
             try:
-                raw = response.readline()
-                event = parse_line(raw) if raw else None
+                raw = response.readline(LINE_LIMIT + 1)
             except _BROKEN as exc:
                 return exc
             if not raw:
                 return None
+            event = parse_line(raw)
             if event is not None:
+                if gap := collector.gap(event):
+                    return gap
                 collector.accept(event)  # outside the try: a failing callback is the caller's error
     return None
 

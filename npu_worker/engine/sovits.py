@@ -19,6 +19,7 @@ import contextlib
 import http.client
 import json
 import logging
+import os
 import shutil
 import socket
 import ssl
@@ -52,6 +53,7 @@ ERROR_BODY_LIMIT = 64 << 10  # what of an error body is read (and at most 2000 c
 WAV_LIMIT = 256 << 20  # the wav file the upstream wrote
 MAX_WAV_SECONDS = 20 * 60.0
 RATE_RANGE = (8000, 192000)
+LABEL_LIMIT = 64  # /health's device, precision, backend and version, each
 
 
 class _Unavailable(Exception):
@@ -180,8 +182,8 @@ class SovitsEngine:
         self.load_phase = None
         self._info = EngineInfo(
             backend="sovits",
-            device=str(health.get("device") or "cpu"),
-            precision=str(health.get("precision") or "unknown"),
+            device=_label(health.get("device")) or "cpu",
+            precision=_label(health.get("precision")) or "unknown",
             sample_rate=self.sample_rate,
             model=_model_id(health),
         )
@@ -212,7 +214,7 @@ class SovitsEngine:
             raise ModelLoadError(f"sovits_worker /health answered {status}: {_error_text(body)}"[:500])
         try:
             health = json.loads(body or b"{}")
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested too deeply
             health = None
         if not isinstance(health, dict):
             log.warning("sovits_worker at %s: /health did not answer a JSON object", self.base)
@@ -236,6 +238,7 @@ class SovitsEngine:
         """Yield the upstream's audio for `request` at our rate, in `chunk_seconds` pieces."""
         if self._work_dir is None:
             raise EngineError("sovits engine used before load()")
+        _sweep(self._work_dir)
         output_path = self._work_dir / f"{uuid.uuid4().hex}.wav"
         try:
             self._post_synth(request, output_path)
@@ -282,7 +285,7 @@ class SovitsEngine:
             raise EngineError("sovits_worker sent an empty reply")
         try:
             reply = json.loads(raw)
-        except ValueError as error:
+        except (ValueError, RecursionError) as error:  # RecursionError: nested too deeply
             raise EngineError(f"sovits_worker sent a body that is not JSON: {error}") from None
         if not isinstance(reply, dict) or reply.get("status") != "ok":
             detail = reply.get("error") if isinstance(reply, dict) else None
@@ -395,6 +398,16 @@ class SovitsEngine:
             shutil.rmtree(work_dir, ignore_errors=True)
 
 
+def _sweep(work_dir: Path) -> None:
+    """Remove what an upstream wrote after its section ended (a cancel or a deadline does not stop it):
+    sections run one at a time (no preview lanes), so nothing in the work dir is in use now."""
+    with contextlib.suppress(OSError), os.scandir(work_dir) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+
+
 def _await_reply(sock: socket.socket) -> None:
     """Block until the reply's first byte is there, without taking it: what fails before it (the
     upstream restarting) failed before any reply began, and asking again is safe. TLS cannot peek."""
@@ -406,8 +419,15 @@ def _await_reply(sock: socket.socket) -> None:
 
 def _model_id(health: dict[str, Any]) -> str:
     """Upstream backend and version, e.g. "gpt-sovits-v2"; "sovits_worker" when it names neither."""
-    parts = [str(health[key]) for key in ("backend", "version") if health.get(key)]
-    return "-".join(parts) or "sovits_worker"
+    parts = [_label(health.get(key)) for key in ("backend", "version")]
+    return "-".join(part for part in parts if part) or "sovits_worker"
+
+
+def _label(value: Any) -> str:
+    """A name from /health as it may be shown: printable, at most LABEL_LIMIT characters ("" for
+    anything else). It goes into every `start` event, /synth answer and metrics scrape."""
+    text = str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else ""
+    return "".join(char for char in text[:LABEL_LIMIT] if char.isprintable())
 
 
 def _reason(error: BaseException) -> str:
@@ -425,7 +445,7 @@ def _error_text(raw: bytes) -> str:
     """The upstream's `error` field when the body is the error JSON, else the body's text."""
     try:
         body = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     if isinstance(body, dict) and body.get("error"):
         return str(body["error"])[:2000]
@@ -446,6 +466,11 @@ class SovitsConfig:
             raise ValueError(
                 f"the sovits_worker base URL must not carry a user or password (got {shown}): "
                 "they would show in logs and errors; let sovits_worker listen on loopback instead"
+            )
+        if not all("!" <= char <= "~" for char in self.base_url):
+            raise ValueError(
+                "the sovits_worker base URL must be printable ASCII without spaces (percent-encode the "
+                f"rest), got {self.base_url!r}"  # else every call fails (http.client) and load() waits on
             )
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"the sovits_worker base URL must be http(s)://host:port, got {self.base_url!r}")

@@ -99,6 +99,13 @@ class Admission:
             self._waiting -= self._reserved.pop(job.id, 0)
             return Cancelled.DEQUEUED, job
 
+    def interrupt_running(self) -> None:
+        """Stop the engine's call in flight, for a shutdown past its grace: the cancel flag alone is
+        seen at the engine's next chunk, and a proxied call (sovits) has none until its upstream answers."""
+        with self._cond:
+            if self._interrupt and self._running:
+                self._interrupt(False)
+
     def live_job(self, job_id: str) -> Job | None:
         with self._cond:
             return next((j for j in self._active if j.id == job_id), None)

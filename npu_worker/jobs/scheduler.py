@@ -194,6 +194,7 @@ class Scheduler:
                     if not job.cancel_requested.is_set():
                         job.stopped_by_shutdown = True  # no `done`: the job resumes at the next start
                     job.cancel_requested.set()
+                self.admission.interrupt_running()
                 log.warning(
                     "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
                 )

@@ -1,0 +1,108 @@
+"""`npu-worker batch` against a worker that breaks the protocol (tests/rogue_worker.py): its exit status
+says failure whenever a section has no result, and odd values in events are one line on stderr and exit
+2, never a traceback (whose exit status 1 would read as "some sections failed")."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from tests.rogue_worker import RogueWorker, ndjson, reply
+from tests.test_cli_client import run_cli, write_lecture
+
+START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
+OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/s00.wav", "duration_sec": 1.0, "seq": 2}
+DONE = {"event": "done", "total": 2, "ok_count": 2, "fail_count": 0, "cancelled": False, "seq": 3}
+
+
+def body(payload: Any, status: int = 200) -> bytes:
+    return reply(status, json.dumps(payload).encode())
+
+
+def polled(sections: list[dict[str, Any]]) -> Any:
+    def script(method: str, path: str) -> bytes:
+        if path == "/synth_batch?async=1":
+            return body({"job_id": "j1", "status": "queued", "total": 2})
+        if path == "/jobs/j1/status":
+            return body({"job_id": "j1", "status": "done", "done": 2, "total": 2})
+        return body({"job_id": "j1", "status": "done", "total": 2, "sections": sections})
+
+    return script
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys, poll: bool):
+    """The worker says done (all ok) but never sent section 1's result: the run did not succeed."""
+    script = polled([OK0]) if poll else (lambda method, path: ndjson(START, OK0, DONE))
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
+        code = await run_cli(argv + (["--poll"] if poll else []))
+    assert code == 1
+    assert "npu-worker batch: no result for 1 section: s01" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("script", "poll", "code", "last"),
+    [
+        (
+            lambda method, path: ndjson(
+                START, OK0 | {"duration_sec": "long"}, OK0 | {"idx": 1, "seq": 3}, DONE | {"seq": 4}
+            ),
+            False,
+            0,
+            "2/2 sections ok, 0 failed; 1.0 s of audio",
+        ),
+        (
+            polled([OK0, {"event": "error", "idx": "one", "status": "fail", "error": "E"}]),
+            True,
+            1,
+            "no result for 1 section: s01",
+        ),
+        (
+            polled([OK0, {"event": "error", "idx": [1], "status": "fail", "error": "E"}]),
+            True,
+            1,
+            "no result for 1 section: s01",
+        ),
+        (
+            polled("not a list"),
+            True,
+            2,
+            "npu-worker batch: the worker sent a result whose sections are no list",
+        ),
+        (
+            lambda method, path: body({"status": "queued"}),
+            True,
+            2,
+            "npu-worker batch: the worker accepted the batch without a job_id",
+        ),
+    ],
+    ids=[
+        "duration-not-a-number",
+        "error-idx-not-a-number",
+        "error-idx-a-list",
+        "sections-not-a-list",
+        "no-job-id",
+    ],
+)
+async def test_odd_values_from_the_worker_are_reported_in_words(
+    tmp_path, capsys, script: Any, poll: bool, code: int, last: str
+):
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
+        status = await run_cli(argv + (["--poll"] if poll else []))
+    out = capsys.readouterr()
+    assert status == code, out
+    assert last in out.out + out.err
+
+
+async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, capsys):
+    """`"duration_sec": null` in an ok answer was a TypeError traceback (exit 1, read as a failure)."""
+    answer = body({"status": "ok", "wav_path": "/w/x.wav", "duration_sec": None, "rtf": "fast"})
+    async with RogueWorker(lambda method, path: answer) as rogue:
+        code = await run_cli(["synth", "hi", "-o", str(tmp_path / "x.wav"), "--base", rogue.base])
+    assert code == 0 and capsys.readouterr().out.startswith("/w/x.wav: 0.00 s of audio")
