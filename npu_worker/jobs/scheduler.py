@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,6 +27,7 @@ from ..protocol import (
     BadRequest,
     BatchRequest,
     Done,
+    JobNotFound,
     Loading,
     Progress,
     SectionError,
@@ -40,7 +41,7 @@ from ..voices import VoiceLibrary
 from .admission import Admission, Cancelled
 from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
-from .model import Job, Section, new_job_id
+from .model import Job, KeptJob, Section, new_job_id
 from .observer import SchedulerObserver
 from .recovery import Recovery, RecoveryStopped
 from .registry import JobRegistry
@@ -165,7 +166,7 @@ class Scheduler:
         self.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
         assert self.retention is not None
         self.stats.count("jobs_removed", self.retention.sweep())
-        return [job for job in jobs if not job.finished]
+        return [job for job in jobs if isinstance(job, Job) and not job.finished]
 
     @property
     def draining(self) -> bool:
@@ -408,14 +409,36 @@ class Scheduler:
         """A queued or running job, previews included (they are not in the registry)."""
         return self.admission.live_job(job_id)
 
-    def find_job(self, job_id: str) -> Job | None:
+    def find_job(self, job_id: str) -> Job | KeptJob | None:
         """A kept job, else from the journal (blocking I/O: call from a thread)."""
         job = self.registry.get(job_id)
         if job is not None or self.journal is None:
             return job
         return self.journal.load(job_id)
 
-    def recent_jobs(self, limit: int = 100) -> list[Job]:
+    def stored_job(self, job: Job | KeptJob) -> Job:
+        """The whole job, its sections and log read again from its folder for a `KeptJob` (blocking
+        I/O: call from a thread). A folder removed meanwhile is JobNotFound (and the job forgotten);
+        one that no longer reads as the job that finished is StateUnavailable, never a log without
+        its `done` (a replay would wait for it for ever)."""
+        if isinstance(job, Job):
+            return job
+        try:
+            stored = self.store.load(job.id)
+        except FileNotFoundError:
+            self.registry.remove(job.id)
+            raise JobNotFound(f"no job {job.id}: its folder was removed from the state directory") from None
+        except (OSError, ValueError, RecursionError) as exc:  # msgspec's errors are ValueErrors
+            log.warning("job %s could not be read again: %s", job.id, exc)
+            raise StateUnavailable(
+                f"job {job.id} could not be read from the state directory: {exc}"
+            ) from None
+        if (stored.status, stored.ok_count, stored.fail_count) != (job.status, job.ok_count, job.fail_count):
+            log.warning("job %s: its log in the state directory no longer reads as it ended", job.id)
+            raise StateUnavailable(f"job {job.id}: its log in the state directory was changed or damaged")
+        return stored
+
+    def recent_jobs(self, limit: int = 100) -> Sequence[Job | KeptJob]:
         """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""
         return self.registry.recent(limit)
 
@@ -468,7 +491,12 @@ class Scheduler:
         cancelled = job.cancel_requested.is_set()
         elapsed = round(self.clock() - job.created_at, 3)
         assert self.journal is not None
-        self.journal.append(job, Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled))
+        done = Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled)
+        self.journal.append(job, done)
         self.stats.count("jobs_cancelled" if cancelled else "jobs_finished")
         if job.persisted and self.retention is not None:
-            self.stats.count("jobs_removed", self.retention.sweep(job))
+            kept: Job | KeptJob = job
+            if self.journal.persisted_all(job):  # else its log on disk still lacks lines: kept whole
+                kept = KeptJob.of(job, done)
+                self.registry.replace(job, kept)
+            self.stats.count("jobs_removed", self.retention.sweep(kept))

@@ -1,0 +1,141 @@
+"""Finished jobs are kept as their status only; their sections and log are read again from their folder
+when a caller asks (`KeptJob`, `Scheduler.stored_job`)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import shutil
+import threading
+import time
+import tracemalloc
+from pathlib import Path
+
+from npu_worker import wire
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.http_compat.bodies import JobList, JobResult, JobStatus
+from npu_worker.jobs.model import Job, KeptJob, LogEntry, Section
+from npu_worker.jobs.store import JobStore
+from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+LECTURE = Path("/work/shared/data/lecture_ko_39.json")
+SECTIONS = [
+    {"idx": 0, "text": "첫 번째 문장입니다."},
+    {"idx": 1, "text": "   "},  # EmptyText: the job's log holds an `error` too
+    {"idx": 2, "text": "세 번째 문장입니다."},
+]
+
+
+async def read_all(client, path: str) -> tuple[int, bytes]:
+    async with asyncio.timeout(seconds(30)):
+        response = await client.get(path)
+        return response.status, await response.read()
+
+
+async def finished_job(client) -> str:
+    response = await client.post("/synth_batch?async=1", json={"sections": SECTIONS})
+    job_id = (await response.json())["job_id"]
+    status, _ = await read_all(client, f"/jobs/{job_id}/events")  # until `done`
+    assert status == 200
+    return job_id
+
+
+async def test_a_finished_jobs_readers_get_the_bytes_its_live_log_gave_also_after_a_restart(worker):
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the job waits, so the test holds its live object
+    client = await worker(engine)
+    response = await client.post("/synth_batch?async=1", json={"sections": SECTIONS})
+    job_id = (await response.json())["job_id"]
+    live = client.app[SCHEDULER_KEY].registry.get(job_id)
+    assert isinstance(live, Job)
+    engine.gate.set()
+    await read_all(client, f"/jobs/{job_id}/events")
+    async with asyncio.timeout(seconds(10)):
+        while live.done_event is None:  # published on the loop after it was persisted
+            await asyncio.sleep(0.01)
+    # What the in-memory job answered before: its log's lines, its result and status bodies, its wav.
+    golden = {
+        f"/jobs/{job_id}/events": b"".join(entry.line + b"\n" for entry in live.log),
+        f"/jobs/{job_id}/events?after=3": b"".join(e.line + b"\n" for e in live.entries_after(3)),
+        f"/jobs/{job_id}/result": wire.encode(JobResult.of(live)),
+        f"/jobs/{job_id}/status": wire.encode(JobStatus.of(live)),
+        "/jobs": wire.encode(JobList([JobStatus.of(live)])),
+        f"/jobs/{job_id}/sections/0/audio": Path(live.sections[0].output_path or "").read_bytes(),
+    }
+    kinds = [(e.to_dict()["event"], e.to_dict().get("status")) for e in live.log]
+    synth, ok = ("progress", "synth"), ("progress", "ok")
+    assert kinds == [("start", None), synth, ok, synth, ("error", "fail"), synth, ok, ("done", None)]
+    assert isinstance(client.app[SCHEDULER_KEY].registry.get(job_id), KeptJob)
+    restarted = await worker(ToneEngine())  # a new worker on the same state dir: read at start-up
+    assert isinstance(restarted.app[SCHEDULER_KEY].registry.get(job_id), KeptJob)
+    for reader in (client, restarted):
+        for path, expected in golden.items():
+            status, body = await read_all(reader, path)
+            assert (status, body) == (200, expected), path
+
+
+def write_finished_jobs(store: JobStore, count: int) -> None:
+    texts = [s["text"] for s in json.loads(LECTURE.read_text())["sections"]]
+    for n in range(count):
+        job = Job(id=f"{n:016x}", params=SynthParams(lang="ko"), sections=[], created_at=time.time() + n)
+        job.sections = [Section(i, text, store.default_output(job.id, i)) for i, text in enumerate(texts)]
+        store.create(job)
+        events: list = [Start(len(texts), "tone", "cpu", job.id, 24000)]
+        for s in job.sections:
+            events += [Progress(s.idx, "synth"), Progress(s.idx, "ok", s.output_path, 4.32, 0.021)]
+        events.append(Done(len(texts), len(texts), 0, 12.5, False))
+        lines = b"".join(LogEntry(seq, event).line + b"\n" for seq, event in enumerate(events, 1))
+        (store.job_dir(job.id) / "events.ndjson").write_bytes(lines)
+
+
+def test_kept_finished_jobs_hold_a_few_hundred_bytes_each_not_their_log(tmp_path):
+    """20 000 finished 39-section lecture jobs held about 1 GB when their logs stayed in memory."""
+    store = JobStore(tmp_path / "state")
+    store.prepare()
+    write_finished_jobs(store, 50)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = store.load_all()
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(kept) == 50 and all(isinstance(job, KeptJob) for job in kept)
+    assert held / 50 < 1500, f"{held / 50:.0f} bytes held per finished job"
+
+
+async def test_a_finished_jobs_folder_removed_or_damaged_on_disk_is_a_clear_error_not_a_hang(
+    worker, settings
+):
+    client = await worker()
+    gone, garbled, cut, fifo, linked = [await finished_job(client) for _ in range(5)]
+    jobs = Path(settings.state_dir) / "jobs"
+    shutil.rmtree(jobs / gone)
+    (jobs / garbled / "job.json").write_text("{")
+    log = jobs / cut / "events.ndjson"
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:-1]))  # its `done` lost
+    (jobs / fifo / "events.ndjson").unlink()
+    os.mkfifo(jobs / fifo / "events.ndjson")
+    os.rename(jobs / linked, jobs / f"{linked}-moved")
+    os.symlink(jobs / f"{linked}-moved", jobs / linked)
+    readers = ("result", "events", "sections/0/audio")
+    for reader in readers:
+        status, body = await read_all(client, f"/jobs/{gone}/{reader}")
+        assert status == 404 and json.loads(body)["error"].startswith("JobNotFound: "), reader
+    status, _ = await read_all(client, f"/jobs/{gone}/status")
+    assert status == 404  # forgotten: its status no longer says done
+    status, body = await read_all(client, "/jobs")
+    assert gone not in {job["job_id"] for job in json.loads(body)["jobs"]}
+    for job_id in (garbled, cut, fifo, linked):
+        for reader in readers:
+            status, body = await read_all(client, f"/jobs/{job_id}/{reader}")
+            error = json.loads(body)["error"]
+            assert status == 503 and error.startswith(f"StateUnavailable: job {job_id}"), (reader, error)
+        status, body = await read_all(client, f"/jobs/{job_id}/status")
+        assert status == 200 and json.loads(body)["status"] == "done"  # kept in memory
