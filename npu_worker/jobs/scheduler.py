@@ -136,6 +136,9 @@ class Scheduler:
         started = time.monotonic()
         try:
             jobs = await loop.run_in_executor(None, self._recover)
+            unstarted = [job for job in jobs if not any(isinstance(e.event, Start) for e in job.log)]
+            if unstarted:  # killed between its job.json and its `start`: it gets that `start` first
+                await loop.run_in_executor(None, self._log_starts, unstarted, await self._engine_info())
             for job in jobs:
                 if job.cancel_requested.is_set() or not job.pending:
                     # No pending section: its `done` was lost (a kill between the last section and it, or
@@ -156,6 +159,26 @@ class Scheduler:
         log.info(
             "read %d job folders in %.2f s; %d jobs kept", self.recovery.total or 0, took, len(self.registry)
         )
+
+    async def _engine_info(self) -> EngineInfo | None:
+        """What the engine says once loaded (None: it failed to); a `start` names it."""
+        assert self.runner is not None
+        while self.runner.info is None and self.runner.load_error is None:
+            if self.recovery.stop.is_set():
+                raise RecoveryStopped
+            await asyncio.sleep(0.02)
+        return self.runner.info
+
+    def _log_starts(self, jobs: list[Job], info: EngineInfo | None) -> None:
+        """The `start` a job's log opens with, for jobs whose log has none (before any other event of
+        theirs: lookups wait, `Loading`, until the engine has loaded). An engine that failed to load
+        runs nothing: no `start` then."""
+        assert self.journal is not None
+        if info is None:
+            return
+        for job in jobs:
+            log.info("job %s was interrupted before its start was logged: logging it now", job.id)
+            self.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
 
     def _recover(self) -> list[Job]:
         """Blocking start-up work: every stored job, crash leftovers, retention."""
