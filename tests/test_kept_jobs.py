@@ -41,7 +41,15 @@ async def finished_job(client) -> str:
     job_id = (await response.json())["job_id"]
     status, _ = await read_all(client, f"/jobs/{job_id}/events")  # until `done`
     assert status == 200
+    await kept_as_status(client, job_id)
     return job_id
+
+
+async def kept_as_status(client, job_id: str) -> None:
+    """Until the registry holds the job as a `KeptJob` (swapped in by the thread that logged `done`)."""
+    async with asyncio.timeout(seconds(10)):
+        while not isinstance(client.app[SCHEDULER_KEY].registry.get(job_id), KeptJob):
+            await asyncio.sleep(0.01)
 
 
 async def test_a_finished_jobs_readers_get_the_bytes_its_live_log_gave_also_after_a_restart(worker):
@@ -69,7 +77,7 @@ async def test_a_finished_jobs_readers_get_the_bytes_its_live_log_gave_also_afte
     kinds = [(e.to_dict()["event"], e.to_dict().get("status")) for e in live.log]
     synth, ok = ("progress", "synth"), ("progress", "ok")
     assert kinds == [("start", None), synth, ok, synth, ("error", "fail"), synth, ok, ("done", None)]
-    assert isinstance(client.app[SCHEDULER_KEY].registry.get(job_id), KeptJob)
+    await kept_as_status(client, job_id)
     restarted = await worker(ToneEngine())  # a new worker on the same state dir: read at start-up
     assert isinstance(restarted.app[SCHEDULER_KEY].registry.get(job_id), KeptJob)
     for reader in (client, restarted):
@@ -139,3 +147,33 @@ async def test_a_finished_jobs_folder_removed_or_damaged_on_disk_is_a_clear_erro
             assert status == 503 and error.startswith(f"StateUnavailable: job {job_id}"), (reader, error)
         status, body = await read_all(client, f"/jobs/{job_id}/status")
         assert status == 200 and json.loads(body)["status"] == "done"  # kept in memory
+
+
+async def test_retention_removes_a_kept_jobs_folder_and_default_outputs(worker, settings):
+    """A kept job no longer names its sections' files: its default outputs are found in its folder."""
+    client = await worker(max_jobs_kept=1)
+    first = await finished_job(client)
+    state = Path(settings.state_dir)
+    assert sorted(p.name for p in (state / "outputs" / first).iterdir()) == ["s00.wav", "s02.wav"]
+    await finished_job(client)
+    async with asyncio.timeout(seconds(5)):  # forgotten first, then its files removed
+        while (state / "outputs" / first).exists() or (state / "jobs" / first).exists():
+            await asyncio.sleep(0.01)
+    assert (await client.get(f"/jobs/{first}/status")).status == 404
+
+
+async def test_a_kept_job_that_retention_removes_while_it_is_read_is_not_found(worker, settings):
+    """Retention forgets the job, then removes its files: a reader between the two found the log gone
+    under a job.json still there and answered 503 for a job that is simply gone."""
+    client = await worker()
+    job_id = await finished_job(client)
+    scheduler = client.app[SCHEDULER_KEY]
+    kept = scheduler.registry.remove(job_id)  # as retention does first
+    assert isinstance(kept, KeptJob)
+    (Path(settings.state_dir) / "jobs" / job_id / "events.ndjson").unlink()  # its removal under way
+    try:
+        await asyncio.to_thread(scheduler.stored_job, kept)
+    except Exception as exc:  # noqa: BLE001 - the error's name is the assertion
+        assert type(exc).__name__ == "JobNotFound", exc
+    else:
+        raise AssertionError("a removed job was read")

@@ -446,17 +446,22 @@ class Scheduler:
         its `done` (a replay would wait for it for ever)."""
         if isinstance(job, Job):
             return job
+        gone = JobNotFound(f"no job {job.id}: its folder was removed from the state directory")
         try:
             stored = self.store.load(job.id)
         except FileNotFoundError:
             self.registry.remove(job.id)
-            raise JobNotFound(f"no job {job.id}: its folder was removed from the state directory") from None
+            raise gone from None
         except (OSError, ValueError, RecursionError) as exc:  # msgspec's errors are ValueErrors
+            if self.registry.get(job.id) is not job:  # retention removed it while it was read
+                raise gone from None
             log.warning("job %s could not be read again: %s", job.id, exc)
             raise StateUnavailable(
                 f"job {job.id} could not be read from the state directory: {exc}"
             ) from None
         if (stored.status, stored.ok_count, stored.fail_count) != (job.status, job.ok_count, job.fail_count):
+            if self.registry.get(job.id) is not job:
+                raise gone
             log.warning("job %s: its log in the state directory no longer reads as it ended", job.id)
             raise StateUnavailable(f"job {job.id}: its log in the state directory was changed or damaged")
         return stored
