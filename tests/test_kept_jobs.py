@@ -19,6 +19,7 @@ from npu_worker.http_compat.bodies import JobList, JobResult, JobStatus
 from npu_worker.jobs.model import Job, KeptJob, LogEntry, Section
 from npu_worker.jobs.store import JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.test_job_retention import write_job
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -177,3 +178,16 @@ async def test_a_kept_job_that_retention_removes_while_it_is_read_is_not_found(w
         assert type(exc).__name__ == "JobNotFound", exc
     else:
         raise AssertionError("a removed job was read")
+
+
+async def test_an_unfinished_job_folder_put_there_after_start_is_not_found_not_a_replay_for_ever(
+    worker, settings
+):
+    """A job read from its folder but held by no one: `interrupted` for ever, its events waiting for a
+    `done` that nothing would ever log (heartbeats only)."""
+    client = await worker()
+    job_id = write_job(Path(settings.state_dir), time.time(), ["재개."])
+    async with asyncio.timeout(seconds(10)):
+        for reader in ("status", "events", "result"):
+            status, body = await read_all(client, f"/jobs/{job_id}/{reader}")
+            assert status == 404 and json.loads(body)["error"].startswith("JobNotFound: "), reader

@@ -433,11 +433,14 @@ class Scheduler:
         return self.admission.live_job(job_id)
 
     def find_job(self, job_id: str) -> Job | KeptJob | None:
-        """A kept job, else from the journal (blocking I/O: call from a thread)."""
+        """A kept job, else a finished one from the journal (blocking I/O: call from a thread). An
+        unfinished job on disk that this worker does not hold (a folder put there after start) is
+        none of its work: it would never move, and a replay of its events would wait for ever."""
         job = self.registry.get(job_id)
         if job is not None or self.journal is None:
             return job
-        return self.journal.load(job_id)
+        stored = self.journal.load(job_id)
+        return stored if stored is not None and stored.finished else None
 
     def stored_job(self, job: Job | KeptJob) -> Job:
         """The whole job, its sections and log read again from its folder for a `KeptJob` (blocking
