@@ -16,9 +16,11 @@ from pathlib import Path
 from npu_worker import wire
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.http_compat.bodies import JobList, JobResult, JobStatus
+from npu_worker.jobs.journal import LocalJournal
 from npu_worker.jobs.model import Job, KeptJob, LogEntry, Section
 from npu_worker.jobs.store import JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.disk_full import disk_full_past
 from tests.test_job_retention import write_job
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -191,3 +193,21 @@ async def test_an_unfinished_job_folder_put_there_after_start_is_not_found_not_a
         for reader in ("status", "events", "result"):
             status, body = await read_all(client, f"/jobs/{job_id}/{reader}")
             assert status == 404 and json.loads(body)["error"].startswith("JobNotFound: "), reader
+
+
+def test_a_finished_job_whose_lines_a_full_disk_holds_back_is_not_one_to_read_from_its_folder(tmp_path):
+    """Its folder's log still lacks `done`: read from there it would look interrupted. The scheduler
+    keeps such a job whole (`persisted_all`) until retention."""
+    store = JobStore(tmp_path / "state")
+    store.prepare()
+    journal = LocalJournal(store, lambda callback, argument: callback(argument))  # type: ignore[arg-type]
+    job = Job("a1", SynthParams(), [Section(0, "가.", None)])
+    journal.create(job)
+    journal.append(job, Start(1, "tone", "cpu", job.id))
+    with disk_full_past((store.job_dir(job.id) / "events.ndjson").stat().st_size + 10):
+        journal.append(job, Progress(0, "ok", duration_sec=1.0))
+        journal.append(job, Done(1, 1, 0, 0.5))
+    assert job.finished and not journal.persisted_all(job)
+    assert not store.load(job.id).finished
+    journal.close()  # room again: written at the shutdown
+    assert journal.persisted_all(job) and store.load(job.id).finished
