@@ -25,7 +25,7 @@ from tests.test_job_retention import write_job
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
-LECTURE = Path("/work/shared/data/lecture_ko_39.json")
+LECTURE = Path(__file__).resolve().parents[1] / "npu_worker" / "bench" / "lecture_ko_39.json"  # shipped copy
 SECTIONS = [
     {"idx": 0, "text": "첫 번째 문장입니다."},
     {"idx": 1, "text": "   "},  # EmptyText: the job's log holds an `error` too
