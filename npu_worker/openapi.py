@@ -168,20 +168,20 @@ PATHS: dict[str, Any] = {
     "/jobs": {
         "get": {
             "summary": "the 100 newest jobs",
-            "responses": {"200": _json(_ref("JobList"), "jobs"), **_errors(401, 403)},
+            "responses": {"200": _json(_ref("JobList"), "jobs"), **_errors(401, 403, 503)},
         }
     },
     "/jobs/{job_id}": {
         "delete": {
             "summary": "cancel a job",
             "parameters": [JOB_ID],
-            "responses": {"200": _json(_ref("Cancelled"), "cancel requested"), **_errors(401, 403, 404)},
+            "responses": {"200": _json(_ref("Cancelled"), "cancel requested"), **_errors(401, 403, 404, 503)},
         }
     },
     "/jobs/{job_id}/status": {
         "get": {
             "parameters": [JOB_ID],
-            "responses": {"200": _json(_ref("JobStatus"), "status"), **_errors(401, 403, 404)},
+            "responses": {"200": _json(_ref("JobStatus"), "status"), **_errors(401, 403, 404, 503)},
         }
     },
     "/jobs/{job_id}/result": {
@@ -190,7 +190,7 @@ PATHS: dict[str, Any] = {
             "responses": {
                 "200": _json(_ref("JobResult"), "finished"),
                 "202": _json(_ref("JobStatus"), "still running"),
-                **_errors(401, 403, 404),
+                **_errors(401, 403, 404, 503),
             },
         }
     },
@@ -201,7 +201,10 @@ PATHS: dict[str, Any] = {
                 JOB_ID,
                 {"name": "after", "in": "query", "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"}},
             ],
-            "responses": {"200": _json(_ref("LogLine"), "NDJSON", NDJSON), **_errors(400, 401, 403, 404)},
+            "responses": {
+                "200": _json(_ref("LogLine"), "NDJSON", NDJSON),
+                **_errors(400, 401, 403, 404, 503),
+            },
         }
     },
     "/jobs/{job_id}/sections/{idx}/audio": {

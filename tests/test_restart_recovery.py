@@ -164,3 +164,35 @@ def test_a_job_killed_between_its_last_ok_and_its_done_ends_at_the_next_start(tm
         worker.wait()
     assert result["ok_count"] == 1 and result["status"] == "done"
     assert [line["event"] for line in lines][-1] == "done" and [line["seq"] for line in lines] == [1, 2, 3, 4]
+
+
+@pytest.mark.allow_blocking
+def test_a_job_killed_between_its_job_json_and_its_start_resumes_with_its_start_first(tmp_path):
+    """`job.json` is written, then `start` logged: a `kill -9` between the two (or a full disk that kept
+    the line back, then a kill) left a job that resumed without any `start` in its log."""
+    state, port = tmp_path / "state", free_port()
+    base = f"http://127.0.0.1:{port}"
+    worker = start_worker_process(state, port, delay=5.0)  # the first job holds the engine
+    try:
+        post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "먼저."}]})
+        sections = [{"idx": i, "text": f"섹션 {i}."} for i in range(3)]
+        job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
+        health = get(base, "/health")
+    finally:
+        worker.kill()
+        worker.wait()
+    (state / "jobs" / job / "events.ndjson").unlink()  # as if killed before its `start` was written
+    worker = start_worker_process(state, port, delay=0.0)
+    try:
+        wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(30))
+        with urllib.request.urlopen(f"{base}/jobs/{job}/events", timeout=seconds(10)) as stream:
+            lines = [json.loads(line) for line in stream.read().splitlines()]
+    finally:
+        worker.kill()
+        worker.wait()
+    backend, device, rate = health["backend"], health["device"], health["sample_rate"]
+    start = {"event": "start", "total": 3, "backend": backend, "device": device, "job_id": job}
+    assert lines[0] == {**start, "sample_rate": rate, "seq": 1}
+    assert [line["seq"] for line in lines] == list(range(1, len(lines) + 1))
+    assert [line["event"] for line in lines].count("start") == 1 and lines[-1]["event"] == "done"
+    assert lines[-1]["ok_count"] == 3

@@ -162,3 +162,22 @@ async def test_kept_jobs_that_could_not_be_read_make_health_say_fail(worker, mon
         health = await response.json()
     assert response.status == 500
     assert health["status"] == "fail" and health["error"].startswith("StateUnavailable")
+
+
+async def test_a_job_killed_before_its_start_gets_it_first_once_the_engine_has_loaded(worker, settings):
+    """`start` names what the loaded engine says (backend, device, rate): a job whose log has none waits
+    for the engine, and its lookups get `Loading` meanwhile, so no caller sees its log without it."""
+    state = Path(settings.state_dir)
+    job_id = write_job(state, time.time(), ["재개."])
+    (state / "jobs" / job_id / "events.ndjson").unlink()
+    engine = ToneEngine(load_delay=0.5)
+    client = await worker(engine, wait_loaded=False)
+    async with asyncio.timeout(seconds(30)):
+        while (response := await client.get(f"/jobs/{job_id}/events")).status == 503:
+            assert (await response.json())["error"].startswith("Loading: "), "a refusal other than Loading"
+            await asyncio.sleep(0.02)
+        lines = [json.loads(line) async for line in response.content if line.strip()]
+    info = engine.info
+    start = {"event": "start", "total": 1, "backend": info.backend, "device": info.device, "job_id": job_id}
+    assert lines[0] == {**start, "sample_rate": info.sample_rate, "seq": 1}
+    assert [line["event"] for line in lines] == ["start", "progress", "progress", "done"]

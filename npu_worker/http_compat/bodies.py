@@ -14,7 +14,7 @@ from msgspec import UNSET, Meta, UnsetType
 
 from .. import wire
 from ..errors import ErrorBody
-from ..jobs.model import Job
+from ..jobs.model import Job, KeptJob
 from ..protocol import Loading, Progress, QueueFull, SectionError
 
 
@@ -79,7 +79,7 @@ class JobStatus(msgspec.Struct, kw_only=True):
     elapsed_sec: float
 
     @classmethod
-    def of(cls, job: Job) -> JobStatus:
+    def of(cls, job: Job | KeptJob) -> JobStatus:
         return cls(
             job_id=job.id,
             status=job.status,
@@ -98,7 +98,7 @@ class Cancelled(JobStatus, kw_only=True):
     cancel_requested: bool
 
     @classmethod
-    def of_job(cls, job: Job, requested: bool) -> Cancelled:
+    def of_job(cls, job: Job | KeptJob, requested: bool) -> Cancelled:
         return cls(**msgspec.structs.asdict(JobStatus.of(job)), cancel_requested=requested)
 
 

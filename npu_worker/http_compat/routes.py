@@ -16,7 +16,7 @@ from aiohttp import web
 from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
-from ..jobs.model import DONE, Job, LogEntry
+from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..protocol import (
     BadRequest,
     BatchRequest,
@@ -280,7 +280,8 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def _job(request: web.Request) -> Job:
+async def _job(request: web.Request) -> Job | KeptJob:
+    """The job as kept: a finished one's status only (its sections and log stay on disk)."""
     scheduler = request.app[SCHEDULER_KEY]
     scheduler.check_jobs_readable()
     job_id = request.match_info["job_id"]
@@ -290,19 +291,25 @@ async def _job(request: web.Request) -> Job:
     return job
 
 
+async def _whole_job(request: web.Request) -> Job:
+    """The job with its sections and log (a finished one's read again from its folder)."""
+    job = await _job(request)
+    return await asyncio.get_running_loop().run_in_executor(None, request.app[SCHEDULER_KEY].stored_job, job)
+
+
 async def job_status(request: web.Request) -> web.Response:
     return json_response(JobStatus.of(await _job(request)))
 
 
 async def job_result(request: web.Request) -> web.Response:
-    job = await _job(request)
+    job = await _whole_job(request)
     if not job.finished:
         return json_response(JobStatus.of(job), status=202)
     return json_response(JobResult.of(job))
 
 
 async def job_events(request: web.Request) -> web.StreamResponse:
-    job = await _job(request)
+    job = await _whole_job(request)
     raw_after = request.query.get("after", "0")
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"
         return error_response(BadRequest("after must be a non-negative decimal integer (a seq)"))
@@ -330,7 +337,7 @@ async def job_list(request: web.Request) -> web.Response:
 
 async def section_audio(request: web.Request) -> web.StreamResponse:
     """A finished section's wav, from whichever node holds it (its file, or Redis)."""
-    job = await _job(request)
+    job = await _whole_job(request)
     raw_idx = request.match_info["idx"]
     if not INDEX_PATTERN.fullmatch(raw_idx):  # int() would also take "+0", " 0", "0_0" and "٠"
         return error_response(BadRequest("the section index must be an integer"))

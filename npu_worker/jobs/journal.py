@@ -15,11 +15,11 @@ import contextlib
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import IO, Any
 
 from ..protocol import Done, Event, StateUnavailable
-from .model import Job, LogEntry, apply_event
+from .model import Job, KeptJob, LogEntry, apply_event
 from .observer import SchedulerObserver
 from .store import JobStore
 
@@ -112,7 +112,7 @@ class Journal(abc.ABC):
         """Store one entry durably enough that a crash right after loses nothing a client saw."""
 
     @abc.abstractmethod
-    def recover(self) -> list[Job]:
+    def recover(self) -> Sequence[Job | KeptJob]:
         """Every stored job, oldest created first; unfinished ones come back `interrupted`."""
 
     @abc.abstractmethod
@@ -122,6 +122,10 @@ class Journal(abc.ABC):
     @abc.abstractmethod
     def remove(self, job: Job) -> None:
         """Forget a finished job: its log, its request and its default outputs (never a caller's file)."""
+
+    def persisted_all(self, job: Job) -> bool:
+        """Whether every event of `job` is stored (a full disk may still hold some back)."""
+        return True
 
     @abc.abstractmethod
     def default_output(self, job_id: str, idx: int) -> str:
@@ -194,7 +198,11 @@ class LocalJournal(Journal):
             raise
         del self._unwritten[job_id]
 
-    def recover(self) -> list[Job]:
+    def persisted_all(self, job: Job) -> bool:
+        with self._lock:
+            return job.id not in self._unwritten
+
+    def recover(self) -> list[Job | KeptJob]:
         return self.store.load_all()
 
     def load(self, job_id: str) -> Job | None:
@@ -205,16 +213,19 @@ class LocalJournal(Journal):
         except (OSError, ValueError, KeyError, TypeError):
             return None
 
-    def remove(self, job: Job) -> None:
+    def remove(self, job: Job | KeptJob) -> None:
         with self._lock:
             handle = self._open.pop(job.id, None)
             self._unwritten.pop(job.id, None)
             self._torn.discard(job.id)
         if handle is not None:
             handle.close()
-        defaults = [
-            s.output_path for s in job.sections if s.output_path == self.default_output(job.id, s.idx)
-        ]
+        if isinstance(job, KeptJob):  # its sections are on disk no more than its outputs are
+            defaults = self.store.default_outputs_left(job.id)
+        else:
+            defaults = [
+                s.output_path for s in job.sections if s.output_path == self.default_output(job.id, s.idx)
+            ]
         self.store.remove(job.id, defaults)
 
     def default_output(self, job_id: str, idx: int) -> str:

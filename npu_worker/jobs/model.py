@@ -12,7 +12,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from .. import wire
 from ..protocol import Done, Event, Progress, SectionError, SynthParams
@@ -165,6 +165,34 @@ class Job:
 
     def entries_after(self, after: int) -> list[LogEntry]:
         return [e for e in self.log if e.seq > after]
+
+
+@dataclass(frozen=True, slots=True)
+class KeptJob:
+    """A finished job as the registry keeps it: what its status and the listing show. Its sections
+    and log stay on disk, read again for the calls that need them (`Scheduler.stored_job`): kept
+    whole, 20 000 finished 39-section jobs held about 1 GB."""
+
+    id: str
+    created_at: float
+    finished_at: float | None
+    status: str
+    total: int
+    ok_count: int
+    fail_count: int
+    elapsed_total_sec: float
+    preview: ClassVar[bool] = False
+    current_idx: ClassVar[None] = None
+    finished: ClassVar[bool] = True
+
+    @classmethod
+    def of(cls, job: Job, done: Done) -> KeptJob:
+        """`job` once `done` (its last event) is folded: the loop may not have put it in `log` yet."""
+        counts = (job.total, job.ok_count, job.fail_count)
+        return cls(job.id, job.created_at, job.finished_at, job.status, *counts, done.elapsed_total_sec)
+
+    def elapsed(self) -> float:
+        return self.elapsed_total_sec
 
 
 def apply_event(job: Job, event: Event) -> None:

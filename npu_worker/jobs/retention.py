@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..files import remove_all_parts, remove_stale_parts_of
-from .journal import Journal
-from .model import Job
+from .journal import LocalJournal
+from .model import Job, KeptJob
 from .registry import JobRegistry
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ class Retention:
     def __init__(
         self,
         registry: JobRegistry,
-        journal: Journal,
+        journal: LocalJournal,
         *,
         keep_seconds: float,
         max_jobs: int,
@@ -42,9 +42,9 @@ class Retention:
         # Finished jobs, the oldest end first: built from the registry at the first sweep, then each job
         # joins at its end. Each sweep only looks at the front (it sorted every kept job at every end:
         # 10 ms a job with 20 000 kept).
-        self._finished: OrderedDict[str, Job] | None = None
+        self._finished: OrderedDict[str, Job | KeptJob] | None = None
 
-    def _expired(self, ended: Job | None) -> list[Job]:
+    def _expired(self, ended: Job | KeptJob | None) -> list[Job | KeptJob]:
         """The finished jobs past either bound, oldest finished first, taken out of the index."""
         with self._lock:
             if self._finished is None:
@@ -63,7 +63,7 @@ class Retention:
                 gone.append(self._finished.popitem(last=False)[1])
             return gone
 
-    def sweep(self, ended: Job | None = None) -> int:
+    def sweep(self, ended: Job | KeptJob | None = None) -> int:
         """Remove what is past its time or over the count, `ended` (a job that has just finished)
         counted (blocking I/O: run off the event loop)."""
         gone = self._expired(ended)
@@ -78,15 +78,16 @@ class Retention:
         return len(gone)
 
 
-def _end_time(job: Job) -> float:
+def _end_time(job: Job | KeptJob) -> float:
     return job.finished_at or job.created_at
 
 
-def remove_crash_leftovers(jobs: Iterable[Job], owned_dirs: Iterable[Path]) -> int:
+def remove_crash_leftovers(jobs: Iterable[Job | KeptJob], owned_dirs: Iterable[Path]) -> int:
     """Temp files a `kill -9` left mid-write: in the worker's own directories (cache, job dirs) and
     beside the outputs of jobs that were still running (a caller's directory: only those targets)."""
     removed = sum(remove_all_parts(directory) for directory in owned_dirs)
-    outputs = (s.output_path for job in jobs if not job.finished for s in job.sections if s.output_path)
+    unfinished = (job for job in jobs if isinstance(job, Job) and not job.finished)
+    outputs = (s.output_path for job in unfinished for s in job.sections if s.output_path)
     removed += remove_stale_parts_of(outputs)
     if removed:
         log.info("removed %d temp file(s) left by an interrupted write", removed)

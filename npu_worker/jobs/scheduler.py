@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -27,6 +27,7 @@ from ..protocol import (
     BadRequest,
     BatchRequest,
     Done,
+    JobNotFound,
     Loading,
     Progress,
     SectionError,
@@ -40,7 +41,7 @@ from ..voices import VoiceLibrary
 from .admission import Admission, Cancelled
 from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
-from .model import Job, Section, new_job_id
+from .model import Job, KeptJob, Section, new_job_id
 from .observer import SchedulerObserver
 from .recovery import Recovery, RecoveryStopped
 from .registry import JobRegistry
@@ -135,6 +136,9 @@ class Scheduler:
         started = time.monotonic()
         try:
             jobs = await loop.run_in_executor(None, self._recover)
+            unstarted = [job for job in jobs if not any(isinstance(e.event, Start) for e in job.log)]
+            if unstarted:  # killed between its job.json and its `start`: it gets that `start` first
+                await loop.run_in_executor(None, self._log_starts, unstarted, await self._engine_info())
             for job in jobs:
                 if job.cancel_requested.is_set() or not job.pending:
                     # No pending section: its `done` was lost (a kill between the last section and it, or
@@ -156,6 +160,26 @@ class Scheduler:
             "read %d job folders in %.2f s; %d jobs kept", self.recovery.total or 0, took, len(self.registry)
         )
 
+    async def _engine_info(self) -> EngineInfo | None:
+        """What the engine says once loaded (None: it failed to); a `start` names it."""
+        assert self.runner is not None
+        while self.runner.info is None and self.runner.load_error is None:
+            if self.recovery.stop.is_set():
+                raise RecoveryStopped
+            await asyncio.sleep(0.02)
+        return self.runner.info
+
+    def _log_starts(self, jobs: list[Job], info: EngineInfo | None) -> None:
+        """The `start` a job's log opens with, for jobs whose log has none (before any other event of
+        theirs: lookups wait, `Loading`, until the engine has loaded). An engine that failed to load
+        runs nothing: no `start` then."""
+        assert self.journal is not None
+        if info is None:
+            return
+        for job in jobs:
+            log.info("job %s was interrupted before its start was logged: logging it now", job.id)
+            self.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
+
     def _recover(self) -> list[Job]:
         """Blocking start-up work: every stored job, crash leftovers, retention."""
         jobs = self.store.load_all(self.recovery.progress)
@@ -165,7 +189,7 @@ class Scheduler:
         self.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
         assert self.retention is not None
         self.stats.count("jobs_removed", self.retention.sweep())
-        return [job for job in jobs if not job.finished]
+        return [job for job in jobs if isinstance(job, Job) and not job.finished]
 
     @property
     def draining(self) -> bool:
@@ -409,14 +433,44 @@ class Scheduler:
         """A queued or running job, previews included (they are not in the registry)."""
         return self.admission.live_job(job_id)
 
-    def find_job(self, job_id: str) -> Job | None:
-        """A kept job, else from the journal (blocking I/O: call from a thread)."""
+    def find_job(self, job_id: str) -> Job | KeptJob | None:
+        """A kept job, else a finished one from the journal (blocking I/O: call from a thread). An
+        unfinished job on disk that this worker does not hold (a folder put there after start) is
+        none of its work: it would never move, and a replay of its events would wait for ever."""
         job = self.registry.get(job_id)
         if job is not None or self.journal is None:
             return job
-        return self.journal.load(job_id)
+        stored = self.journal.load(job_id)
+        return stored if stored is not None and stored.finished else None
 
-    def recent_jobs(self, limit: int = 100) -> list[Job]:
+    def stored_job(self, job: Job | KeptJob) -> Job:
+        """The whole job, its sections and log read again from its folder for a `KeptJob` (blocking
+        I/O: call from a thread). A folder removed meanwhile is JobNotFound (and the job forgotten);
+        one that no longer reads as the job that finished is StateUnavailable, never a log without
+        its `done` (a replay would wait for it for ever)."""
+        if isinstance(job, Job):
+            return job
+        gone = JobNotFound(f"no job {job.id}: its folder was removed from the state directory")
+        try:
+            stored = self.store.load(job.id)
+        except FileNotFoundError:
+            self.registry.remove(job.id)
+            raise gone from None
+        except (OSError, ValueError, RecursionError) as exc:  # msgspec's errors are ValueErrors
+            if self.registry.get(job.id) is not job:  # retention removed it while it was read
+                raise gone from None
+            log.warning("job %s could not be read again: %s", job.id, exc)
+            raise StateUnavailable(
+                f"job {job.id} could not be read from the state directory: {exc}"
+            ) from None
+        if (stored.status, stored.ok_count, stored.fail_count) != (job.status, job.ok_count, job.fail_count):
+            if self.registry.get(job.id) is not job:
+                raise gone
+            log.warning("job %s: its log in the state directory no longer reads as it ended", job.id)
+            raise StateUnavailable(f"job {job.id}: its log in the state directory was changed or damaged")
+        return stored
+
+    def recent_jobs(self, limit: int = 100) -> Sequence[Job | KeptJob]:
         """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""
         return self.registry.recent(limit)
 
@@ -469,7 +523,12 @@ class Scheduler:
         cancelled = job.cancel_requested.is_set()
         elapsed = round(self.clock() - job.created_at, 3)
         assert self.journal is not None
-        self.journal.append(job, Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled))
+        done = Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled)
+        self.journal.append(job, done)
         self.stats.count("jobs_cancelled" if cancelled else "jobs_finished")
         if job.persisted and self.retention is not None:
-            self.stats.count("jobs_removed", self.retention.sweep(job))
+            kept: Job | KeptJob = job
+            if self.journal.persisted_all(job):  # else its log on disk still lacks lines: kept whole
+                kept = KeptJob.of(job, done)
+                self.registry.replace(job, kept)
+            self.stats.count("jobs_removed", self.retention.sweep(kept))

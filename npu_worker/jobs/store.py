@@ -26,7 +26,7 @@ import msgspec
 from ..files import private_folder, write_atomic
 from ..paths import OUTPUTS_DIR, make_private_dir
 from ..protocol import SynthParams, decode_event
-from .model import INTERRUPTED, Job, LogEntry, Section, apply_event
+from .model import INTERRUPTED, Job, KeptJob, LogEntry, Section, apply_event
 
 log = logging.getLogger(__name__)
 
@@ -135,12 +135,13 @@ class JobStore:
         with self.open_log(job_id) as out:
             self.write_line(out, self.log_line(entry))
 
-    def load_all(self, progress: Callable[[int, int], object] | None = None) -> list[Job]:
-        """Every readable job, oldest created first; unfinished ones come back as `interrupted`.
+    def load_all(self, progress: Callable[[int, int], object] | None = None) -> list[Job | KeptJob]:
+        """Every readable job, oldest created first; unfinished ones come back as `interrupted`, finished
+        ones as a `KeptJob` (their log is read again when asked for, `load`).
         `progress(read, of)` is called before each folder (it may raise to stop). What a `kill -9`
         left of a job without its job.json (written first, removed first) is removed: a job being
         created (a temp file) or removed by retention (its log, its default outputs); what cannot be is kept."""
-        jobs = []
+        jobs: list[Job | KeptJob] = []
         folders = list(self.root.iterdir())
         for done, path in enumerate(folders):
             if progress is not None:
@@ -151,21 +152,23 @@ class JobStore:
                         "removing what a crash left of job %s in the jobs folder (no job.json)", path.name
                     )
                     try:  # one odd folder (a job.json that is a folder) must not leave every job unread
-                        self.remove(path.name, self._default_outputs_left(path.name))
+                        self.remove(path.name, self.default_outputs_left(path.name))
                     except OSError as exc:
                         log.warning("kept %s in the jobs folder: %s", path.name, exc)
                 else:
                     log.warning("skipping %s in the jobs folder: it holds no job.json", path.name)
                 continue
             try:
-                _check_plain(path, stat.S_ISDIR)
-                jobs.append(self.load(path.name))
+                job = self.load(path.name)
+                end = job.done_event if job.finished else None
+                jobs.append(KeptJob.of(job, end) if end is not None else job)
             except (OSError, ValueError, RecursionError) as exc:  # msgspec's errors are ValueErrors
                 log.warning("skipping unreadable job %s: %s", path.name, exc)
         return sorted(jobs, key=lambda job: job.created_at)
 
     def load(self, job_id: str) -> Job:
         directory = self.job_dir(job_id)
+        _check_plain(directory, stat.S_ISDIR)
         _check_plain(directory / JOB_FILE, stat.S_ISREG)
         _check_plain(directory / LOG_FILE, stat.S_ISREG, missing_ok=True)
         self.truncate_torn_tail(job_id)
@@ -189,7 +192,8 @@ class JobStore:
                 job.cancel_requested.set()  # ended as cancelled at start, not resumed
         return job
 
-    def _default_outputs_left(self, job_id: str) -> list[str]:
+    def default_outputs_left(self, job_id: str) -> list[str]:
+        """The default outputs (and their temp files) in the job's outputs folder."""
         folder = self.root.parent / OUTPUTS_DIR / job_id
         if folder.is_symlink() or not folder.is_dir():
             return []
