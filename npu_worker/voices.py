@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import soundfile
 
-from .audio import open_sound, wav_bytes
+from .audio import open_sound, read_mono, wav_bytes
 from .config import Settings
 from .files import (
     TooLarge,
@@ -54,6 +54,11 @@ INLINE_IN_USE_FACTOR = 4  # ... while fewer than this many times `inline_keep` a
 # (19 MB/s from one stream socket's session.config on a 2-core VM) would otherwise fill the disk in 2 min
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_VOICE_SECONDS = 0.5
+# Sample rates of recorded speech, telephone to studio. Below, a few samples make a "voice" that
+# resampling stretches into seconds of nothing (1 Hz: 10 samples, "10 s"); above, a small compressed
+# file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB) and is stored that large.
+MIN_SAMPLE_RATE = 8_000
+MAX_SAMPLE_RATE = 192_000
 TRANSCRIPT_READ_LIMIT = 64 * 1024  # a stored transcript is at most 1 000 characters; a read stops here
 
 
@@ -117,25 +122,26 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
         raise InvalidAudio(f"the audio file has {len(data)} bytes, the limit is {limits.max_bytes}")
     try:
         with open_sound(data) as sound:
-            seconds = sound.frames / sound.samplerate
+            rate = sound.samplerate
+            if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+                raise InvalidAudio(
+                    f"the sample rate is {rate} Hz; a voice needs {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
+                )
+            seconds = sound.frames / rate
             if seconds > limits.max_seconds:
                 raise InvalidAudio(
                     f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
                 )
-            samples = sound.read(dtype="float32", always_2d=True)
-            rate = sound.samplerate
+            mono, bad = read_mono(sound)
     except (RuntimeError, ValueError) as exc:
         raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
-    finite = np.isfinite(samples)
-    if not finite.all():  # checked apart from silence: NaN made every check below say "silent"
-        bad = int(finite.size - np.count_nonzero(finite))
+    if bad:  # checked apart from silence: NaN made every check below say "silent"
         raise InvalidAudio(f"the audio holds {bad} samples that are not finite numbers (NaN or infinity)")
-    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
     if mono.size / rate < MIN_VOICE_SECONDS:
         raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
-    if float(np.max(np.abs(mono))) < 1e-4:
+    if float(np.ptp(mono)) < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
         raise InvalidAudio("the audio is silent")
-    return mono.astype(np.float32), rate
+    return mono, rate
 
 
 class VoiceLibrary:

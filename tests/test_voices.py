@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import io
 import os
 import threading
+import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile
 
-from npu_worker.protocol import RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
-from npu_worker.voices import INLINE_IN_USE_FACTOR, UploadLimits, VoiceLibrary, is_voice_name
+from npu_worker.protocol import InvalidAudio, RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
+from npu_worker.voices import (
+    INLINE_IN_USE_FACTOR,
+    UploadLimits,
+    VoiceLibrary,
+    decode_upload,
+    is_voice_name,
+)
 from tests.openai_support import tone_wav
 
 pytestmark = pytest.mark.allow_blocking  # plain filesystem calls, no event loop
@@ -172,3 +182,46 @@ def test_a_transcript_that_is_a_fifo_or_huge_is_no_transcript_and_never_waited_o
 
     threading.Thread(target=look, daemon=True).start()
     assert done.wait(10)
+
+
+def encoded(samples, rate: int, audio_format: str) -> bytes:
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, rate, format=audio_format, subtype="PCM_16")
+    return buffer.getvalue()
+
+
+LIMITS = UploadLimits(max_bytes=5 << 20, max_seconds=30.0)
+
+
+def test_a_small_many_channel_upload_is_decoded_without_holding_every_channel():
+    """A 1.9 MB FLAC (8 channels at 192 kHz, 29 s of a square wave) decoded to 178 MB of float32 at
+    once, 0.6 GB at 655 kHz: a few concurrent uploads took gigabytes. Only the mono samples are held."""
+    frames = int(29 * 192_000)
+    square = 0.25 * np.sign(np.sin(np.arange(frames, dtype=np.float32) / 4000))  # compresses to nothing
+    channels = np.tile(square[:, None], (1, 8))
+    data = encoded(channels, 192_000, "FLAC")
+    del channels
+    assert len(data) < LIMITS.max_bytes
+    tracemalloc.start()
+    try:
+        samples, rate = decode_upload(data, LIMITS)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rate == 192_000 and samples.shape == (frames,)
+    assert peak < 3 * samples.nbytes, f"{peak / 1e6:.0f} MB held to decode {samples.nbytes / 1e6:.0f} MB"
+
+
+@pytest.mark.parametrize(("rate", "audio_format"), [(1, "WAV"), (4000, "WAV"), (655_350, "FLAC")])
+def test_a_sample_rate_no_voice_is_recorded_at_is_refused(rate, audio_format):
+    """1 Hz made a 10-sample file a stored '10 s voice' (resampled to 240 000 samples of nothing);
+    655 kHz is the memory case above."""
+    samples = 0.25 * np.sin(np.arange(max(rate, 10), dtype=np.float32))
+    with pytest.raises(InvalidAudio, match=f"sample rate is {rate} Hz; a voice needs 8000-192000 Hz"):
+        decode_upload(encoded(samples, rate, audio_format), LIMITS)
+
+
+def test_a_constant_level_is_silent_however_loud():
+    """Float samples of 1e30 were clipped to a full-scale constant and stored as a voice."""
+    with pytest.raises(InvalidAudio, match="the audio is silent"):
+        decode_upload(encoded(np.full(16_000, 0.9, dtype=np.float32), 16_000, "WAV"), LIMITS)
