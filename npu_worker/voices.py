@@ -13,8 +13,10 @@ import hashlib
 import logging
 import os
 import re
+import threading
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,7 @@ from .protocol import (
     TooManyVoices,
     UnknownVoice,
     VoiceExists,
+    VoiceInUse,
     VoiceNotFound,
 )
 
@@ -168,6 +171,8 @@ class VoiceLibrary:
                 )
         self.default = NamedVoice(DEFAULT_VOICE, default_wav, default_text, "default")
         self._refused: set[Path] = set()  # extra directories already warned about
+        self._uses = threading.Lock()
+        self._admitting: Counter[str] = Counter()  # `ref_wav`s of jobs being checked and queued
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VoiceLibrary:
@@ -275,6 +280,23 @@ class VoiceLibrary:
         assert found is not None
         return found
 
+    @contextlib.contextmanager
+    def admitting(self, ref_wav: str | None) -> Iterator[None]:
+        """While a job whose `ref_wav` names a voice is checked and queued, that voice is not deleted:
+        nothing lists the job as its user before it is queued."""
+        if ref_wav is None:
+            yield
+            return
+        with self._uses:
+            self._admitting[ref_wav] += 1
+        try:
+            yield
+        finally:
+            with self._uses:
+                self._admitting[ref_wav] -= 1
+                if not self._admitting[ref_wav]:
+                    del self._admitting[ref_wav]
+
     def _changing(self) -> contextlib.AbstractContextManager[None]:
         """One change of the stored voices at a time, across threads and the worker processes that
         share this folder (`files.locked_directory` on it)."""
@@ -337,13 +359,19 @@ class VoiceLibrary:
                 except FileNotFoundError:
                     pass
 
-    def delete(self, name: str) -> None:
-        """Remove an uploaded voice; `default` and directory voices are not deletable here."""
+    def delete(self, name: str, user: Callable[[str], str | None] = lambda wav_path: None) -> None:
+        """Remove an uploaded voice; `default` and directory voices are not deletable here. `user(path)`:
+        the id of a job that speaks with the voice at `path`, whose remaining sections it would fail."""
         check_voice_name(name)
         wav = self.store_dir / f"{name}.wav"
-        with self._changing():
+        with self._changing(), self._uses:
             if name == DEFAULT_VOICE or not wav.is_file():
                 raise VoiceNotFound(f"no uploaded voice named {name!r}")
+            if self._admitting[name]:
+                raise VoiceInUse(f"voice {name!r} is in use by a job being queued: retry after its end")
+            job = user(str(wav.resolve()))
+            if job is not None:
+                raise VoiceInUse(f"voice {name!r} is in use by job {job}: cancel it or wait for its end")
             os.unlink(wav)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(wav.with_suffix(".txt"))

@@ -358,7 +358,12 @@ class Scheduler:
         await asyncio.to_thread(self.checked_params, params)
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
-        """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""
+        """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing;
+        a voice it names is not deleted meanwhile (`job_speaking_with` lists it once queued)."""
+        with self.voices.admitting(request.params.ref_wav):
+            self._admit_checked(job, request)
+
+    def _admit_checked(self, job: Job, request: BatchRequest) -> None:
         job.params = self.checked_params(request.params)
         job.sections = self._sections(job, request)
         try:
@@ -407,6 +412,14 @@ class Scheduler:
     def live_job(self, job_id: str) -> Job | None:
         """A queued or running job, previews included (they are not in the registry)."""
         return self.admission.live_job(job_id)
+
+    def job_speaking_with(self, ref_wav: str) -> str | None:
+        """The id of a job of this worker that is queued, running or to resume, with this reference wav
+        (a stored voice's: a delete would fail its remaining sections). Blocking: off the loop."""
+        for job in [*self.admission.live_jobs(), *self.registry.snapshot()]:
+            if job.params.ref_wav == ref_wav and not job.finished:
+                return job.id
+        return None
 
     def find_job(self, job_id: str) -> Job | None:
         """A kept job, else from the journal (blocking I/O: call from a thread)."""
