@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import soundfile
 
-from .audio import open_sound, read_mono, wav_bytes
+from .audio import open_sound, read_mono, resample, wav_bytes
 from .config import Settings
 from .files import (
     TooLarge,
@@ -62,6 +62,7 @@ MIN_VOICE_SECONDS = 0.5
 # file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB) and is stored that large.
 MIN_SAMPLE_RATE = 8_000
 MAX_SAMPLE_RATE = 192_000
+MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
 TRANSCRIPT_READ_LIMIT = 64 * 1024  # a stored transcript is at most 1 000 characters; a read stops here
 
 
@@ -144,6 +145,8 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
         raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
     if float(np.ptp(mono)) < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
         raise InvalidAudio("the audio is silent")
+    if rate > MAX_STORED_RATE:  # 30 s at 192 kHz was an 11 MB wav (from a 2 MB FLAC), kept for ever
+        return resample(mono, rate, MAX_STORED_RATE), MAX_STORED_RATE
     return mono, rate
 
 

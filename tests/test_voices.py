@@ -191,6 +191,7 @@ def encoded(samples, rate: int, audio_format: str) -> bytes:
 
 
 LIMITS = UploadLimits(max_bytes=5 << 20, max_seconds=30.0)
+SQUARE = 0.25 * np.sign(np.sin(np.arange(96_000, dtype=np.float32) * np.pi / 48_000 + 0.1))  # 0.5 s
 
 
 def test_a_small_many_channel_upload_is_decoded_without_holding_every_channel():
@@ -208,8 +209,18 @@ def test_a_small_many_channel_upload_is_decoded_without_holding_every_channel():
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert rate == 192_000 and samples.shape == (frames,)
-    assert peak < 3 * samples.nbytes, f"{peak / 1e6:.0f} MB held to decode {samples.nbytes / 1e6:.0f} MB"
+    mono_bytes = frames * 4
+    assert peak < 3 * mono_bytes, f"{peak / 1e6:.0f} MB held to decode {mono_bytes / 1e6:.0f} MB"
+    assert rate == 48_000 and samples.size == frames // 4
+
+
+def test_a_voice_recorded_above_48_khz_is_stored_at_48_khz(tmp_path):
+    """Stored at its own rate, 30 s at 192 kHz was an 11 MB wav, more than the 5 MiB upload limit, for
+    each of --max-voices (1000) voices; the engines speak at 24 kHz."""
+    library = VoiceLibrary(tmp_path / "voices")
+    voice = library.add("studio", encoded(np.tile(SQUARE, 60), 192_000, "FLAC"), "안녕하세요", LIMITS)
+    assert soundfile.info(voice.wav_path).samplerate == 48_000
+    assert os.path.getsize(voice.wav_path) < 48_000 * 2 * 30 + 1000
 
 
 @pytest.mark.parametrize(("rate", "audio_format"), [(1, "WAV"), (4000, "WAV"), (655_350, "FLAC")])
