@@ -251,6 +251,9 @@ class VoiceLibrary:
         if is_voice_name(name):  # never a path: a voice name has no `/` and starts with no `~`
             voice = self.find(name)
             if voice is not None:
+                if voice.source == "inline":  # a job speaking with it is a use, as storing it again is
+                    with contextlib.suppress(FileNotFoundError):
+                        os.utime(self.inline_dir / f"{name}.txt")
                 return replace(params, ref_wav=voice.wav_path, ref_text=params.ref_text or voice.text)
             raise UnknownVoice(
                 f"no stored voice is named {name!r}; ref_wav takes a voice's name or an absolute path"

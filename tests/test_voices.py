@@ -100,6 +100,22 @@ def test_an_inline_voice_used_a_moment_ago_is_kept_past_the_bound(tmp_path):
     assert all(library.find(name) is not None for name in names)
 
 
+def test_speaking_with_an_inline_voice_is_a_use_that_keeps_it(tmp_path):
+    """A stream socket stores its session's inline voice once, then each sentence is a job that names
+    it: only the store counted as a use, so a session past 2 minutes lost its voice to others' audio
+    (UnknownVoice mid-conversation), though speaking with it is its use."""
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=1)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    session = library.store_inline(tone_wav(seconds_long=1.0), "하나", limits)
+    transcript = tmp_path / "voices" / "inline" / f"{session}.txt"
+    old = transcript.stat().st_mtime_ns - 600 * 10**9  # stored ten minutes ago
+    os.utime(transcript, ns=(old, old))
+    resolved = library.resolve_params(SynthParams(ref_wav=session), [str(tmp_path)])  # a sentence
+    assert resolved.ref_wav is not None and resolved.ref_text == "하나"
+    others = [library.store_inline(tone_wav(seconds_long=1.1 + n / 10), f"{n}", limits) for n in range(2)]
+    assert library.find(session) is not None and all(library.find(name) for name in others)
+
+
 def test_inline_voices_used_a_moment_ago_are_kept_only_up_to_a_bound(tmp_path):
     """Every inline voice of the last 2 minutes was kept: new audio in each request (a stream socket's
     session.config stores one without queuing anything) wrote 19 MB/s to the state dir, unbounded."""
