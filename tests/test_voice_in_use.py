@@ -5,16 +5,24 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
+from pathlib import Path
 
+import aiohttp
 import pytest
 
+from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.protocol import VoiceInUse
+from npu_worker.server import listen
 from npu_worker.voices import UploadLimits, VoiceLibrary
 from tests.openai_support import tone_wav
+from tests.test_job_retention import write_job
 from tests.test_openai_voices import upload
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
+
+LIMITS = UploadLimits(max_bytes=5 << 20, max_seconds=30.0)
 
 
 async def test_a_voice_a_queued_or_running_job_speaks_with_is_not_deleted(worker):
@@ -48,8 +56,49 @@ def test_a_voice_named_by_a_job_being_admitted_is_not_deleted(tmp_path):
     """Between the name's lookup and the job's queueing nothing lists the job yet: a delete then left
     it a wav that was gone."""
     library = VoiceLibrary(tmp_path / "voices")
-    library.add("teacher", tone_wav(), "안녕하세요", UploadLimits(max_bytes=5 << 20, max_seconds=30.0))
+    library.add("teacher", tone_wav(), "안녕하세요", LIMITS)
     with library.admitting("teacher"), pytest.raises(VoiceInUse, match="a job being queued"):
         library.delete("teacher")
     library.delete("teacher")
     assert library.find("teacher") is None
+
+
+async def test_a_voice_is_not_deleted_while_the_kept_jobs_that_may_use_it_are_read(settings):
+    """At start-up the interrupted jobs are read while the socket serves: a delete then found no job
+    using the voice, and the job resumed without it."""
+    state = Path(settings.state_dir)
+    library = VoiceLibrary(state / "voices")
+    voice = await asyncio.to_thread(library.add, "teacher", tone_wav(), "안녕하세요", LIMITS)
+    params = {"ref_wav": voice.wav_path, "ref_text": "안녕하세요"}
+    interrupted = write_job(state, time.time() - 500, ["재개."], params=params)
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the resumed job stays running
+    app = await asyncio.to_thread(build_app, settings, engine)
+    scheduler = app[SCHEDULER_KEY]
+    gate, reached = threading.Event(), threading.Event()
+    progress = scheduler.recovery.progress
+
+    def held(done: int, total: int) -> None:
+        progress(done, total)
+        reached.set()
+        gate.wait(seconds(30))
+
+    scheduler.recovery.progress = held
+    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    url = f"http://127.0.0.1:{listener.port}/v1/audio/voices/teacher"
+    try:
+        async with aiohttp.ClientSession() as http:
+            await asyncio.to_thread(reached.wait, seconds(30))
+            async with http.delete(url) as response:
+                error = (await response.json())["error"]
+                assert (response.status, response.headers.get("Retry-After")) == (503, "1"), error
+                assert error["code"] == "Loading"
+            gate.set()
+            await until(lambda: not scheduler.recovery.running, "the end of start-up")
+            async with http.delete(url) as response:
+                error = (await response.json())["error"]
+                assert response.status == 409 and interrupted in error["message"], error
+    finally:
+        gate.set()
+        engine.gate.set()
+        await listener.close()

@@ -415,7 +415,9 @@ class Scheduler:
 
     def job_speaking_with(self, ref_wav: str) -> str | None:
         """The id of a job of this worker that is queued, running or to resume, with this reference wav
-        (a stored voice's: a delete would fail its remaining sections). Blocking: off the loop."""
+        (a stored voice's: a delete would fail its remaining sections); Loading while the kept jobs are
+        still read. Blocking: off the loop."""
+        self.check_jobs_readable()
         for job in [*self.admission.live_jobs(), *self.registry.snapshot()]:
             if job.params.ref_wav == ref_wav and not job.finished:
                 return job.id
