@@ -20,7 +20,7 @@ ONSET_THRESHOLD_DB = -45.0
 ONSET_WINDOW_MS = 20.0
 ONSET_HOP_MS = 10.0
 ONSET_CONSECUTIVE = 2
-MONO_BLOCK_FRAMES = 1 << 16  # frames decoded at a time when channels are averaged
+MONO_BLOCK_SAMPLES = 1 << 18  # samples (frames × channels) decoded at a time when averaging channels
 
 
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
@@ -91,7 +91,8 @@ def read_mono(source: Any) -> tuple[np.ndarray, int]:
     many of its samples were not finite (NaN or infinity), counted before averaging."""
     mono = np.empty(max(source.frames - source.tell(), 0), dtype=np.float32)
     filled = bad = 0
-    for block in source.blocks(MONO_BLOCK_FRAMES, dtype="float32", always_2d=True):
+    frames = max(1, MONO_BLOCK_SAMPLES // source.channels)  # 255 channels (Ogg) × 65 536 frames: 67 MB
+    for block in source.blocks(frames, dtype="float32", always_2d=True):
         bad += block.size - int(np.count_nonzero(np.isfinite(block)))
         mono[filled : filled + len(block)] = block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)
         filled += len(block)

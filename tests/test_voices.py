@@ -239,6 +239,23 @@ def test_a_voice_recorded_above_48_khz_is_stored_at_48_khz(tmp_path):
     assert os.path.getsize(voice.wav_path) < 48_000 * 2 * 30 + 1000
 
 
+def test_a_many_channel_upload_is_decoded_a_bounded_block_at_a_time():
+    """Blocks of 65 536 frames were 17 MB each for 64 channels (67 MB for 255, Ogg's most): 43 MB
+    held for this 5 MB file, 3.5 MB now."""
+    frames = 80_000  # 64 channels of 8-bit: 5 MB
+    channels = np.tile(SQUARE[:frames, None], (1, 64))
+    buffer = io.BytesIO()
+    soundfile.write(buffer, channels, 8000, format="WAV", subtype="PCM_U8")
+    data = buffer.getvalue()
+    tracemalloc.start()
+    try:
+        samples, _rate = decode_upload(data, LIMITS)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert samples.size == frames and peak < 6e6, f"{peak / 1e6:.1f} MB held"
+
+
 @pytest.mark.parametrize(("rate", "audio_format"), [(1, "WAV"), (4000, "WAV"), (655_350, "FLAC")])
 def test_a_sample_rate_no_voice_is_recorded_at_is_refused(rate, audio_format):
     """1 Hz made a 10-sample file a stored '10 s voice' (resampled to 240 000 samples of nothing);
