@@ -321,7 +321,13 @@ class VoiceLibrary:
             log.info("removed %d temp file(s) of a voice upload cut short", removed)
         return removed
 
-    def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:
+    def store_inline(
+        self,
+        data: bytes,
+        ref_text: str,
+        limits: UploadLimits,
+        user: Callable[[str], str | None] = lambda wav_path: None,
+    ) -> str:
         """A request's inline reference audio as a voice named by its content, so the engine's prompt
         cache (keyed by file and transcript) computes its features once however often it is sent.
 
@@ -341,13 +347,13 @@ class VoiceLibrary:
                 os.utime(transcript)
                 return name
             _store(self.inline_dir, name, ref_text.strip(), wav_bytes(samples, rate))
-            self._prune_inline()
+            self._prune_inline(user)
         return name
 
-    def _prune_inline(self) -> None:
-        """Keep the `inline_keep` most recently used, and any used in the last INLINE_IN_USE_SECONDS
-        (a request that has just stored or touched one is still to read it when its section runs) up to
-        INLINE_IN_USE_FACTOR times as many."""
+    def _prune_inline(self, user: Callable[[str], str | None]) -> None:
+        """Keep the `inline_keep` most recently used, and up to INLINE_IN_USE_FACTOR times as many of
+        those used in the last INLINE_IN_USE_SECONDS (a request that has just stored or touched one is
+        still to read it when its section runs) or that a queued or running job speaks with (`user`)."""
         stamps = []
         recent = time.time() - INLINE_IN_USE_SECONDS
         for transcript in self.inline_dir.glob(f"{INLINE_PREFIX}*.txt"):
@@ -357,9 +363,12 @@ class VoiceLibrary:
                 continue
         bound = INLINE_IN_USE_FACTOR * self.inline_keep
         for position, (used, transcript) in enumerate(sorted(stamps, reverse=True)):
-            if position < self.inline_keep or (used > recent and position < bound):
+            wav = transcript.with_suffix(".wav")
+            if position < self.inline_keep or (
+                position < bound and (used > recent or user(str(wav.resolve())) is not None)
+            ):
                 continue
-            for path in (transcript.with_suffix(".wav"), transcript):
+            for path in (wav, transcript):
                 try:
                     os.unlink(path)
                 except FileNotFoundError:

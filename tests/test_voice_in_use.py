@@ -4,12 +4,16 @@ under its name): the job's remaining sections would fail, or speak the new audio
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import os
 import threading
 import time
 from pathlib import Path
 
 import aiohttp
 import pytest
+import websockets
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
@@ -18,6 +22,7 @@ from npu_worker.server import listen
 from npu_worker.voices import UploadLimits, VoiceLibrary
 from tests.openai_support import tone_wav
 from tests.test_job_retention import write_job
+from tests.test_openai_stream_ws import receive, stream_url
 from tests.test_openai_voices import upload
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
@@ -102,3 +107,40 @@ async def test_a_voice_is_not_deleted_while_the_kept_jobs_that_may_use_it_are_re
         gate.set()
         engine.gate.set()
         await listener.close()
+
+
+async def test_an_inline_voice_a_queued_job_speaks_with_is_not_pruned(worker, settings):
+    """Past 2 minutes an inline voice counted as unused once 32 newer ones came (a stream socket's
+    session.config stores one each): a job still queued with it then failed to read its wav."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    audio = "data:audio/wav;base64," + base64.b64encode(tone_wav()).decode()
+    speech = {
+        "model": "tts-1",
+        "input": "안녕.",
+        "ref_audio": audio,
+        "ref_text": "하나",
+        "response_format": "pcm",
+    }
+    answer = asyncio.create_task(client.post("/v1/audio/speech", json=speech))
+    try:
+        inline = Path(settings.state_dir) / "voices" / "inline"
+        await until(lambda: engine.requests, "the job running")
+        [transcript] = await asyncio.to_thread(lambda: list(inline.glob("*.txt")))
+        await asyncio.to_thread(os.utime, transcript, (time.time() - 600,) * 2)  # stored ten minutes ago
+        async with websockets.connect(stream_url(client)) as ws:
+            for n in range(40):  # newer inline voices, each of its own audio
+                other = base64.b64encode(tone_wav(seconds_long=1.0 + n / 100)).decode()
+                config = {
+                    "type": "session.config",
+                    "ref_audio": f"data:audio/wav;base64,{other}",
+                    "ref_text": "둘",
+                }
+                await ws.send(json.dumps(config))
+                assert (await receive(ws))["type"] == "session.configured"
+        assert await asyncio.to_thread(transcript.with_suffix(".wav").exists)
+    finally:
+        engine.gate.set()
+    async with await answer as response:
+        assert response.status == 200 and len(await response.read()) > 0

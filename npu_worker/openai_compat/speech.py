@@ -130,7 +130,9 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
             raise with_param(BadRequest("ref_text (the transcript of ref_audio) is required"), "ref_text")
         data = speech.ref_audio.data
         try:
-            ref_wav = await asyncio.to_thread(library.store_inline, data, ref_text, upload_limits(app))
+            ref_wav = await asyncio.to_thread(
+                library.store_inline, data, ref_text, upload_limits(app), scheduler.job_speaking_with
+            )
         except InvalidAudio as error:
             raise with_param(error, "ref_audio") from None
     elif speech.ref_audio is not None:
