@@ -376,17 +376,15 @@ class VoiceLibrary:
 
     def delete(self, name: str, user: Callable[[str], str | None] = lambda wav_path: None) -> None:
         """Remove an uploaded voice; `default` and directory voices are not deletable here. `user(path)`:
-        the id of a job that speaks with the voice at `path`, whose remaining sections it would fail."""
+        who speaks with the voice at `path` (`Scheduler.voice_user`), whose remaining work it would fail."""
         check_voice_name(name)
         wav = self.store_dir / f"{name}.wav"
         with self._changing(), self._uses:
             if name == DEFAULT_VOICE or not wav.is_file():
                 raise VoiceNotFound(f"no uploaded voice named {name!r}")
-            if self._admitting[name]:
-                raise VoiceInUse(f"voice {name!r} is in use by a job being queued: retry after its end")
-            job = user(str(wav.resolve()))
-            if job is not None:
-                raise VoiceInUse(f"voice {name!r} is in use by job {job}: cancel it or wait for its end")
+            who = "a job being queued" if self._admitting[name] else user(str(wav.resolve()))
+            if who is not None:
+                raise VoiceInUse(f"voice {name!r} is in use by {who}; delete it once that has ended")
             os.unlink(wav)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(wav.with_suffix(".txt"))

@@ -56,6 +56,31 @@ async def test_a_voice_a_queued_or_running_job_speaks_with_is_not_deleted(worker
     assert await asyncio.to_thread(scheduler.voices.find, "teacher") is None
 
 
+async def test_a_speech_request_in_progress_keeps_its_voice_and_its_id(worker):
+    """A preview is not listed by /jobs: its id in the refusal would let any caller cancel it."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    assert (await upload(client, "teacher", tone_wav())).status == 201
+    speech = {"model": "tts-1", "input": "안녕.", "voice": "teacher", "response_format": "pcm"}
+    answer = asyncio.create_task(client.post("/v1/audio/speech", json=speech))
+    try:
+        await until(lambda: engine.requests, "the request running")
+        async with client.delete("/v1/audio/voices/teacher") as response:
+            error = (await response.json())["error"]
+            assert response.status == 409 and "in use by a request in progress" in error["message"]
+            [job] = client.app[SCHEDULER_KEY].admission.live_jobs()  # its id is nowhere to be read
+            assert job.id not in error["message"]
+    finally:
+        engine.gate.set()
+    async with await answer as response:
+        assert response.status == 200
+    scheduler = client.app[SCHEDULER_KEY]
+    await until(lambda: not scheduler.admission.live_jobs(), "the request's end")  # just after its answer
+    async with client.delete("/v1/audio/voices/teacher") as response:
+        assert response.status == 200
+
+
 @pytest.mark.allow_blocking
 def test_a_voice_named_by_a_job_being_admitted_is_not_deleted(tmp_path):
     """Between the name's lookup and the job's queueing nothing lists the job yet: a delete then left

@@ -359,7 +359,7 @@ class Scheduler:
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing;
-        a voice it names is not deleted meanwhile (`job_speaking_with` lists it once queued)."""
+        a voice it names is not deleted meanwhile (`voice_user` finds it once queued)."""
         with self.voices.admitting(request.params.ref_wav):
             self._admit_checked(job, request)
 
@@ -413,14 +413,15 @@ class Scheduler:
         """A queued or running job, previews included (they are not in the registry)."""
         return self.admission.live_job(job_id)
 
-    def job_speaking_with(self, ref_wav: str) -> str | None:
-        """The id of a job of this worker that is queued, running or to resume, with this reference wav
-        (a stored voice's: a delete would fail its remaining sections); Loading while the kept jobs are
-        still read. Blocking: off the loop."""
+    def voice_user(self, ref_wav: str) -> str | None:
+        """Who of this worker speaks with this reference wav (a stored voice's: a delete would fail its
+        remaining sections), queued, running or to resume: `job <id>` for a kept job (`/jobs` lists it),
+        else `a request in progress` (a preview's id would let others cancel it); Loading while the kept
+        jobs are still read. Blocking: off the loop."""
         self.check_jobs_readable()
         for job in [*self.admission.live_jobs(), *self.registry.snapshot()]:
             if job.params.ref_wav == ref_wav and not job.finished:
-                return job.id
+                return f"job {job.id}" if job.persisted else "a request in progress"
         return None
 
     def find_job(self, job_id: str) -> Job | None:

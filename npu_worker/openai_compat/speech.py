@@ -131,7 +131,7 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
         data = speech.ref_audio.data
         try:
             ref_wav = await asyncio.to_thread(
-                library.store_inline, data, ref_text, upload_limits(app), scheduler.job_speaking_with
+                library.store_inline, data, ref_text, upload_limits(app), scheduler.voice_user
             )
         except InvalidAudio as error:
             raise with_param(error, "ref_audio") from None

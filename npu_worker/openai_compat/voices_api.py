@@ -114,5 +114,5 @@ async def upload_voice(request: web.Request) -> web.Response:
 async def delete_voice(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     scheduler = request.app[SCHEDULER_KEY]
-    await asyncio.to_thread(voice_library(scheduler).delete, name, scheduler.job_speaking_with)
+    await asyncio.to_thread(voice_library(scheduler).delete, name, scheduler.voice_user)
     return json_response(VoiceDeleted(name))
