@@ -9,10 +9,12 @@ its directory. Every method touches the filesystem: call them off the event loop
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
 import re
+import stat
 import threading
 import time
 from collections import Counter
@@ -106,12 +108,22 @@ class NamedVoice:
                 body["ref_text"] = read_transcript(Path(self.wav_path).with_suffix(".txt"))
         if self.wav_path is not None:
             try:
-                info = soundfile.info(self.wav_path)
-                body["duration_sec"] = round(info.frames / info.samplerate, 3)
-                body["sample_rate"] = info.samplerate
+                frames, rate = wav_header(self.wav_path)
+                body["duration_sec"] = round(frames / rate, 3)
+                body["sample_rate"] = rate
             except (OSError, RuntimeError):
                 body["duration_sec"] = body["sample_rate"] = None
         return body
+
+
+def wav_header(path: str) -> tuple[int, int]:
+    """Frames and rate of the audio file at `path`, from its header; OSError for anything but a regular
+    file, opened without blocking (--ref-wav in /tmp swapped for a FIFO held each listing for ever)."""
+    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        with soundfile.SoundFile(stream) as sound:
+            return sound.frames, sound.samplerate
 
 
 @dataclass(frozen=True)
