@@ -70,6 +70,9 @@ Unsupported = _error("Unsupported", 501, "This node does not offer the request (
 UnknownVoice = _error("UnknownVoice", 400, "No voice of this name (stored, default or engine voice).")
 VoiceNotFound = _error("VoiceNotFound", 404, "No stored voice of this name to delete.")
 VoiceExists = _error("VoiceExists", 409, "A voice of this name is already stored.")
+VoiceInUse = _error(
+    "VoiceInUse", 409, "A queued or running job speaks with this voice; it cannot be deleted."
+)
 TooManyVoices = _error("TooManyVoices", 409, "The voice store is full (--max-voices); delete one first.")
 InvalidAudio = _error("InvalidAudio", 400, "Audio that cannot be decoded or breaks the upload limits.")
 UnsupportedFormat = _error("UnsupportedFormat", 400, "A response format this worker cannot encode.")

@@ -9,12 +9,16 @@ its directory. Every method touches the filesystem: call them off the event loop
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import logging
 import os
 import re
+import stat
+import threading
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +26,7 @@ from typing import Any
 import numpy as np
 import soundfile
 
-from .audio import open_sound, wav_bytes
+from .audio import open_sound, read_mono, resample, wav_bytes
 from .config import Settings
 from .files import (
     TooLarge,
@@ -43,6 +47,7 @@ from .protocol import (
     TooManyVoices,
     UnknownVoice,
     VoiceExists,
+    VoiceInUse,
     VoiceNotFound,
 )
 
@@ -54,6 +59,12 @@ INLINE_IN_USE_FACTOR = 4  # ... while fewer than this many times `inline_keep` a
 # (19 MB/s from one stream socket's session.config on a 2-core VM) would otherwise fill the disk in 2 min
 VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 MIN_VOICE_SECONDS = 0.5
+# Sample rates of recorded speech, telephone to studio. Below, a few samples make a "voice" that
+# resampling stretches into seconds of nothing (1 Hz: 10 samples, "10 s"); above, a small compressed
+# file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB) and is stored that large.
+MIN_SAMPLE_RATE = 8_000
+MAX_SAMPLE_RATE = 192_000
+MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
 TRANSCRIPT_READ_LIMIT = 64 * 1024  # a stored transcript is at most 1 000 characters; a read stops here
 
 
@@ -97,12 +108,22 @@ class NamedVoice:
                 body["ref_text"] = read_transcript(Path(self.wav_path).with_suffix(".txt"))
         if self.wav_path is not None:
             try:
-                info = soundfile.info(self.wav_path)
-                body["duration_sec"] = round(info.frames / info.samplerate, 3)
-                body["sample_rate"] = info.samplerate
+                frames, rate = wav_header(self.wav_path)
+                body["duration_sec"] = round(frames / rate, 3)
+                body["sample_rate"] = rate
             except (OSError, RuntimeError):
                 body["duration_sec"] = body["sample_rate"] = None
         return body
+
+
+def wav_header(path: str) -> tuple[int, int]:
+    """Frames and rate of the audio file at `path`, from its header; OSError for anything but a regular
+    file, opened without blocking (--ref-wav in /tmp swapped for a FIFO held each listing for ever)."""
+    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as stream:
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        with soundfile.SoundFile(stream) as sound:
+            return sound.frames, sound.samplerate
 
 
 @dataclass(frozen=True)
@@ -117,25 +138,28 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
         raise InvalidAudio(f"the audio file has {len(data)} bytes, the limit is {limits.max_bytes}")
     try:
         with open_sound(data) as sound:
-            seconds = sound.frames / sound.samplerate
+            rate = sound.samplerate
+            if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+                raise InvalidAudio(
+                    f"the sample rate is {rate} Hz; a voice needs {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
+                )
+            seconds = sound.frames / rate
             if seconds > limits.max_seconds:
                 raise InvalidAudio(
                     f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
                 )
-            samples = sound.read(dtype="float32", always_2d=True)
-            rate = sound.samplerate
+            mono, bad = read_mono(sound)
     except (RuntimeError, ValueError) as exc:
         raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
-    finite = np.isfinite(samples)
-    if not finite.all():  # checked apart from silence: NaN made every check below say "silent"
-        bad = int(finite.size - np.count_nonzero(finite))
+    if bad:  # checked apart from silence: NaN made every check below say "silent"
         raise InvalidAudio(f"the audio holds {bad} samples that are not finite numbers (NaN or infinity)")
-    mono = samples.mean(axis=1) if samples.shape[1] > 1 else samples[:, 0]
     if mono.size / rate < MIN_VOICE_SECONDS:
         raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
-    if float(np.max(np.abs(mono))) < 1e-4:
+    if float(np.ptp(mono)) < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
         raise InvalidAudio("the audio is silent")
-    return mono.astype(np.float32), rate
+    if rate > MAX_STORED_RATE:  # 30 s at 192 kHz was an 11 MB wav (from a 2 MB FLAC), kept for ever
+        return resample(mono, rate, MAX_STORED_RATE), MAX_STORED_RATE
+    return mono, rate
 
 
 class VoiceLibrary:
@@ -162,6 +186,8 @@ class VoiceLibrary:
                 )
         self.default = NamedVoice(DEFAULT_VOICE, default_wav, default_text, "default")
         self._refused: set[Path] = set()  # extra directories already warned about
+        self._uses = threading.Lock()
+        self._admitting: Counter[str] = Counter()  # `ref_wav`s of jobs being checked and queued
 
     @classmethod
     def from_settings(cls, settings: Settings) -> VoiceLibrary:
@@ -237,6 +263,9 @@ class VoiceLibrary:
         if is_voice_name(name):  # never a path: a voice name has no `/` and starts with no `~`
             voice = self.find(name)
             if voice is not None:
+                if voice.source == "inline":  # a job speaking with it is a use, as storing it again is
+                    with contextlib.suppress(FileNotFoundError):
+                        os.utime(self.inline_dir / f"{name}.txt")
                 return replace(params, ref_wav=voice.wav_path, ref_text=params.ref_text or voice.text)
             raise UnknownVoice(
                 f"no stored voice is named {name!r}; ref_wav takes a voice's name or an absolute path"
@@ -269,6 +298,23 @@ class VoiceLibrary:
         assert found is not None
         return found
 
+    @contextlib.contextmanager
+    def admitting(self, ref_wav: str | None) -> Iterator[None]:
+        """While a job whose `ref_wav` names a voice is checked and queued, that voice is not deleted:
+        nothing lists the job as its user before it is queued."""
+        if ref_wav is None:
+            yield
+            return
+        with self._uses:
+            self._admitting[ref_wav] += 1
+        try:
+            yield
+        finally:
+            with self._uses:
+                self._admitting[ref_wav] -= 1
+                if not self._admitting[ref_wav]:
+                    del self._admitting[ref_wav]
+
     def _changing(self) -> contextlib.AbstractContextManager[None]:
         """One change of the stored voices at a time, across threads and the worker processes that
         share this folder (`files.locked_directory` on it)."""
@@ -287,7 +333,13 @@ class VoiceLibrary:
             log.info("removed %d temp file(s) of a voice upload cut short", removed)
         return removed
 
-    def store_inline(self, data: bytes, ref_text: str, limits: UploadLimits) -> str:
+    def store_inline(
+        self,
+        data: bytes,
+        ref_text: str,
+        limits: UploadLimits,
+        user: Callable[[str], str | None] = lambda wav_path: None,
+    ) -> str:
         """A request's inline reference audio as a voice named by its content, so the engine's prompt
         cache (keyed by file and transcript) computes its features once however often it is sent.
 
@@ -307,13 +359,13 @@ class VoiceLibrary:
                 os.utime(transcript)
                 return name
             _store(self.inline_dir, name, ref_text.strip(), wav_bytes(samples, rate))
-            self._prune_inline()
+            self._prune_inline(user)
         return name
 
-    def _prune_inline(self) -> None:
-        """Keep the `inline_keep` most recently used, and any used in the last INLINE_IN_USE_SECONDS
-        (a request that has just stored or touched one is still to read it when its section runs) up to
-        INLINE_IN_USE_FACTOR times as many."""
+    def _prune_inline(self, user: Callable[[str], str | None]) -> None:
+        """Keep the `inline_keep` most recently used, and up to INLINE_IN_USE_FACTOR times as many of
+        those used in the last INLINE_IN_USE_SECONDS (a request that has just stored or touched one is
+        still to read it when its section runs) or that a queued or running job speaks with (`user`)."""
         stamps = []
         recent = time.time() - INLINE_IN_USE_SECONDS
         for transcript in self.inline_dir.glob(f"{INLINE_PREFIX}*.txt"):
@@ -323,21 +375,28 @@ class VoiceLibrary:
                 continue
         bound = INLINE_IN_USE_FACTOR * self.inline_keep
         for position, (used, transcript) in enumerate(sorted(stamps, reverse=True)):
-            if position < self.inline_keep or (used > recent and position < bound):
+            wav = transcript.with_suffix(".wav")
+            if position < self.inline_keep or (
+                position < bound and (used > recent or user(str(wav.resolve())) is not None)
+            ):
                 continue
-            for path in (transcript.with_suffix(".wav"), transcript):
+            for path in (wav, transcript):
                 try:
                     os.unlink(path)
                 except FileNotFoundError:
                     pass
 
-    def delete(self, name: str) -> None:
-        """Remove an uploaded voice; `default` and directory voices are not deletable here."""
+    def delete(self, name: str, user: Callable[[str], str | None] = lambda wav_path: None) -> None:
+        """Remove an uploaded voice; `default` and directory voices are not deletable here. `user(path)`:
+        who speaks with the voice at `path` (`Scheduler.voice_user`), whose remaining work it would fail."""
         check_voice_name(name)
         wav = self.store_dir / f"{name}.wav"
-        with self._changing():
+        with self._changing(), self._uses:
             if name == DEFAULT_VOICE or not wav.is_file():
                 raise VoiceNotFound(f"no uploaded voice named {name!r}")
+            who = "a job being queued" if self._admitting[name] else user(str(wav.resolve()))
+            if who is not None:
+                raise VoiceInUse(f"voice {name!r} is in use by {who}; delete it once that has ended")
             os.unlink(wav)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(wav.with_suffix(".txt"))

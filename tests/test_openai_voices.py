@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
+import os
 from pathlib import Path
 
 import aiohttp
@@ -344,6 +346,24 @@ async def test_a_transcript_beside_the_default_voice_in_a_shared_folder_is_not_l
     async with client.get("/v1/audio/voices") as listing:
         default = (await listing.json())["data"][0]
     assert default["name"] == "default" and default["ref_text"] is None
+
+
+async def test_a_default_voice_swapped_for_a_fifo_is_listed_without_waiting_on_it(worker, tmp_path):
+    """The listing opened --ref-wav to read its length: a FIFO put in its place (in /tmp anyone may)
+    held each listing for ever, and with it a thread of the worker's executor; after six of them every
+    upload, voice lookup and batch of the worker waited too."""
+    reference = tmp_path / "ref.wav"
+    tone_wav(reference)
+    client = await worker(ToneEngine(), ref_wav=str(reference), ref_text="기준 음성")
+    await asyncio.to_thread(reference.unlink)
+    await asyncio.to_thread(os.mkfifo, reference)
+    try:
+        async with asyncio.timeout(seconds(5)), client.get("/v1/audio/voices") as listing:
+            default = (await listing.json())["data"][0]
+        assert (default["name"], default["duration_sec"], default["sample_rate"]) == ("default", None, None)
+    finally:  # a reader still waiting on the FIFO is let go (else the test's executor never ends)
+        with contextlib.suppress(OSError):
+            os.close(os.open(reference, os.O_WRONLY | os.O_NONBLOCK))
 
 
 async def test_an_upload_the_state_disk_cannot_keep_is_a_named_503_and_leaves_nothing(worker, settings):

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import io
 import os
 import threading
+import tracemalloc
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile
 
-from npu_worker.protocol import RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
-from npu_worker.voices import INLINE_IN_USE_FACTOR, UploadLimits, VoiceLibrary, is_voice_name
+from npu_worker.protocol import InvalidAudio, RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
+from npu_worker.voices import (
+    INLINE_IN_USE_FACTOR,
+    UploadLimits,
+    VoiceLibrary,
+    decode_upload,
+    is_voice_name,
+)
 from tests.openai_support import tone_wav
 
 pytestmark = pytest.mark.allow_blocking  # plain filesystem calls, no event loop
@@ -88,6 +98,22 @@ def test_an_inline_voice_used_a_moment_ago_is_kept_past_the_bound(tmp_path):
     limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
     names = [library.store_inline(tone_wav(seconds_long=1.0 + n / 10), f"{n}", limits) for n in range(3)]
     assert all(library.find(name) is not None for name in names)
+
+
+def test_speaking_with_an_inline_voice_is_a_use_that_keeps_it(tmp_path):
+    """A stream socket stores its session's inline voice once, then each sentence is a job that names
+    it: only the store counted as a use, so a session past 2 minutes lost its voice to others' audio
+    (UnknownVoice mid-conversation), though speaking with it is its use."""
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=1)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    session = library.store_inline(tone_wav(seconds_long=1.0), "하나", limits)
+    transcript = tmp_path / "voices" / "inline" / f"{session}.txt"
+    old = transcript.stat().st_mtime_ns - 600 * 10**9  # stored ten minutes ago
+    os.utime(transcript, ns=(old, old))
+    resolved = library.resolve_params(SynthParams(ref_wav=session), [str(tmp_path)])  # a sentence
+    assert resolved.ref_wav is not None and resolved.ref_text == "하나"
+    others = [library.store_inline(tone_wav(seconds_long=1.1 + n / 10), f"{n}", limits) for n in range(2)]
+    assert library.find(session) is not None and all(library.find(name) for name in others)
 
 
 def test_inline_voices_used_a_moment_ago_are_kept_only_up_to_a_bound(tmp_path):
@@ -172,3 +198,74 @@ def test_a_transcript_that_is_a_fifo_or_huge_is_no_transcript_and_never_waited_o
 
     threading.Thread(target=look, daemon=True).start()
     assert done.wait(10)
+
+
+def encoded(samples, rate: int, audio_format: str) -> bytes:
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, rate, format=audio_format, subtype="PCM_16")
+    return buffer.getvalue()
+
+
+LIMITS = UploadLimits(max_bytes=5 << 20, max_seconds=30.0)
+SQUARE = 0.25 * np.sign(np.sin(np.arange(96_000, dtype=np.float32) * np.pi / 48_000 + 0.1))  # 0.5 s
+
+
+def test_a_small_many_channel_upload_is_decoded_without_holding_every_channel():
+    """A 1.9 MB FLAC (8 channels at 192 kHz, 29 s of a square wave) decoded to 178 MB of float32 at
+    once, 0.6 GB at 655 kHz: a few concurrent uploads took gigabytes. Only the mono samples are held."""
+    frames = int(29 * 192_000)
+    square = 0.25 * np.sign(np.sin(np.arange(frames, dtype=np.float32) / 4000))  # compresses to nothing
+    channels = np.tile(square[:, None], (1, 8))
+    data = encoded(channels, 192_000, "FLAC")
+    del channels
+    assert len(data) < LIMITS.max_bytes
+    tracemalloc.start()
+    try:
+        samples, rate = decode_upload(data, LIMITS)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    mono_bytes = frames * 4
+    assert peak < 3 * mono_bytes, f"{peak / 1e6:.0f} MB held to decode {mono_bytes / 1e6:.0f} MB"
+    assert rate == 48_000 and samples.size == frames // 4
+
+
+def test_a_voice_recorded_above_48_khz_is_stored_at_48_khz(tmp_path):
+    """Stored at its own rate, 30 s at 192 kHz was an 11 MB wav, more than the 5 MiB upload limit, for
+    each of --max-voices (1000) voices; the engines speak at 24 kHz."""
+    library = VoiceLibrary(tmp_path / "voices")
+    voice = library.add("studio", encoded(np.tile(SQUARE, 60), 192_000, "FLAC"), "안녕하세요", LIMITS)
+    assert soundfile.info(voice.wav_path).samplerate == 48_000
+    assert os.path.getsize(voice.wav_path) < 48_000 * 2 * 30 + 1000
+
+
+def test_a_many_channel_upload_is_decoded_a_bounded_block_at_a_time():
+    """Blocks of 65 536 frames were 17 MB each for 64 channels (67 MB for 255, Ogg's most): 43 MB
+    held for this 5 MB file, 3.5 MB now."""
+    frames = 80_000  # 64 channels of 8-bit: 5 MB
+    channels = np.tile(SQUARE[:frames, None], (1, 64))
+    buffer = io.BytesIO()
+    soundfile.write(buffer, channels, 8000, format="WAV", subtype="PCM_U8")
+    data = buffer.getvalue()
+    tracemalloc.start()
+    try:
+        samples, _rate = decode_upload(data, LIMITS)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert samples.size == frames and peak < 6e6, f"{peak / 1e6:.1f} MB held"
+
+
+@pytest.mark.parametrize(("rate", "audio_format"), [(1, "WAV"), (4000, "WAV"), (655_350, "FLAC")])
+def test_a_sample_rate_no_voice_is_recorded_at_is_refused(rate, audio_format):
+    """1 Hz made a 10-sample file a stored '10 s voice' (resampled to 240 000 samples of nothing);
+    655 kHz is the memory case above."""
+    samples = 0.25 * np.sin(np.arange(max(rate, 10), dtype=np.float32))
+    with pytest.raises(InvalidAudio, match=f"sample rate is {rate} Hz; a voice needs 8000-192000 Hz"):
+        decode_upload(encoded(samples, rate, audio_format), LIMITS)
+
+
+def test_a_constant_level_is_silent_however_loud():
+    """Float samples of 1e30 were clipped to a full-scale constant and stored as a voice."""
+    with pytest.raises(InvalidAudio, match="the audio is silent"):
+        decode_upload(encoded(np.full(16_000, 0.9, dtype=np.float32), 16_000, "WAV"), LIMITS)

@@ -110,6 +110,11 @@ class Admission:
         with self._cond:
             return next((j for j in self._active if j.id == job_id), None)
 
+    def live_jobs(self) -> list[Job]:
+        """Every queued or running job, previews included (a snapshot)."""
+        with self._cond:
+            return list(self._active)
+
     def queue_size(self) -> int:
         with self._cond:
             return self._waiting

@@ -383,7 +383,12 @@ class Scheduler:
         await asyncio.to_thread(self.checked_params, params)
 
     def _admit(self, job: Job, request: BatchRequest) -> None:
-        """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing."""
+        """Language and path checks, the queue bound (reserved atomically), persistence, `start`, queueing;
+        a voice it names is not deleted meanwhile (`voice_user` finds it once queued)."""
+        with self.voices.admitting(request.params.ref_wav):
+            self._admit_checked(job, request)
+
+    def _admit_checked(self, job: Job, request: BatchRequest) -> None:
         job.params = self.checked_params(request.params)
         job.sections = self._sections(job, request)
         try:
@@ -432,6 +437,17 @@ class Scheduler:
     def live_job(self, job_id: str) -> Job | None:
         """A queued or running job, previews included (they are not in the registry)."""
         return self.admission.live_job(job_id)
+
+    def voice_user(self, ref_wav: str) -> str | None:
+        """Who of this worker speaks with this reference wav (a stored voice's: a delete would fail its
+        remaining sections), queued, running or to resume: `job <id>` for a kept job (`/jobs` lists it),
+        else `a request in progress` (a preview's id would let others cancel it); Loading while the kept
+        jobs are still read. Blocking: off the loop."""
+        self.check_jobs_readable()
+        for job in [*self.admission.live_jobs(), *self.registry.snapshot()]:
+            if isinstance(job, Job) and not job.finished and job.params.ref_wav == ref_wav:
+                return f"job {job.id}" if job.persisted else "a request in progress"
+        return None
 
     def find_job(self, job_id: str) -> Job | KeptJob | None:
         """A kept job, else a finished one from the journal (blocking I/O: call from a thread). An

@@ -18,8 +18,10 @@ from ..engine.base import EngineInfo
 from ..jobs.model import AudioChunk, Job, LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import (
+    BadRequest,
     BatchRequest,
     EngineError,
+    InvalidAudio,
     Progress,
     SectionError,
     SectionRequest,
@@ -99,6 +101,9 @@ class SpeechRun:
         self.job = job
         self.subscription = subscription
         self.samples = 0
+        # The request fields that gave the reference voice's audio and its transcript: the engine's
+        # refusals of a reference (InvalidAudio, BadRequest) name them (the section's error has no param).
+        self.reference_fields = ("voice", "voice")
 
     async def audio(self) -> AsyncIterator[np.ndarray]:
         failure: WorkerError | None = None
@@ -112,6 +117,8 @@ class SpeechRun:
         finally:
             self.subscription.close()
         final = self.job.sections[0].final if self.job.sections else None
+        if isinstance(failure, InvalidAudio | BadRequest):
+            failure.param = self.reference_fields[isinstance(failure, BadRequest)]
         if failure is not None:
             raise failure
         if not isinstance(final, Progress):

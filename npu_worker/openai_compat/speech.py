@@ -130,7 +130,9 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
             raise with_param(BadRequest("ref_text (the transcript of ref_audio) is required"), "ref_text")
         data = speech.ref_audio.data
         try:
-            ref_wav = await asyncio.to_thread(library.store_inline, data, ref_text, upload_limits(app))
+            ref_wav = await asyncio.to_thread(
+                library.store_inline, data, ref_text, upload_limits(app), scheduler.voice_user
+            )
         except InvalidAudio as error:
             raise with_param(error, "ref_audio") from None
     elif speech.ref_audio is not None:
@@ -157,7 +159,14 @@ async def prepare_speech(
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
     with fields_at_fault(speech):
         run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
+    run.reference_fields = reference_fields(speech)
     return speech, fmt, run
+
+
+def reference_fields(speech: SpeechRequest) -> tuple[str, str]:
+    """The fields that gave the reference voice's audio and its transcript (`SpeechRun.reference_fields`)."""
+    audio = "ref_audio" if speech.ref_audio is not None else "voice"
+    return audio, "ref_text" if speech.ref_text else audio
 
 
 @contextlib.contextmanager

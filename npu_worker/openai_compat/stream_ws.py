@@ -49,7 +49,7 @@ from .messages import (
 )
 from .request import SpeechOptions
 from .sentences import AssemblyRules, SentenceAssembler
-from .speech import check_model, fields_at_fault, pick_format, synth_params
+from .speech import check_model, fields_at_fault, pick_format, reference_fields, synth_params
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
     pass
@@ -138,6 +138,7 @@ class Utterance:
         run, error = None, None
         try:
             run = await start_speech(self.session.scheduler, text, params, trim_leading_silence=index == 0)
+            run.reference_fields = self.session.reference_fields
             self.runs.append(run)
         except WorkerError as exc:
             error = exc
@@ -256,6 +257,7 @@ class SpeechStreamSession:
         self.stream_audio = True
         self.audio_format = FORMATS["pcm"]
         self._params: SynthParams | None = None
+        self.reference_fields = ("voice", "voice")  # `SpeechRun.reference_fields` of its sentences
         self._assembler = SentenceAssembler(self._rules())
         self._utterance: Utterance | None = None
         self._last_task: asyncio.Task | None = None
@@ -344,7 +346,7 @@ class SpeechStreamSession:
         params = await synth_params(self.app, speech)
         with fields_at_fault(speech):  # a language or path every sentence would fail on
             await self.scheduler.check_params(params)
-        self._params = params
+        self._params, self.reference_fields = params, reference_fields(speech)
         self.stream_audio = config.stream_audio
         self.audio_format = fmt
         await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).encode())

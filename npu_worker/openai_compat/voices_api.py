@@ -113,5 +113,6 @@ async def upload_voice(request: web.Request) -> web.Response:
 @openai_errors
 async def delete_voice(request: web.Request) -> web.Response:
     name = request.match_info["name"]
-    await asyncio.to_thread(voice_library(request.app[SCHEDULER_KEY]).delete, name)
+    scheduler = request.app[SCHEDULER_KEY]
+    await asyncio.to_thread(voice_library(scheduler).delete, name, scheduler.voice_user)
     return json_response(VoiceDeleted(name))
