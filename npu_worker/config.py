@@ -39,16 +39,20 @@ def _opt(
     return field(default=default, metadata=metadata)
 
 
+MAX_CHUNK_MS = 3_600_000.0  # an hour: `1e308` ms is finite, but infinite once in samples (a traceback)
+
+
 def _schedule(text: str) -> tuple[float, ...]:
-    """Chunk sizes in ms: at least one, each a finite number above zero."""
+    """Chunk sizes in ms: at least one, each above zero and at most MAX_CHUNK_MS."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
     try:
         sizes = tuple(float(part) for part in parts)
     except ValueError:
         sizes = ()
-    if not sizes or not all(0 < size < math.inf for size in sizes):
+    if not sizes or not all(0 < size <= MAX_CHUNK_MS for size in sizes):
         raise ValueError(
-            f"chunk sizes are milliseconds above zero, separated by commas, not {text.strip()!r}"
+            f"chunk sizes are milliseconds above zero and at most {MAX_CHUNK_MS:.0f} (an hour), "
+            f"separated by commas, not {text.strip()!r}"
         )
     return sizes
 
@@ -320,7 +324,7 @@ class Settings:
     )
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0),
-        "WebSocket PCM chunk sizes in ms, growing; the last repeats",
+        "WebSocket PCM chunk sizes in ms (each at most an hour), growing; the last repeats",
         kind=_schedule,
     )
     queue: str = _opt(

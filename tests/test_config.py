@@ -21,6 +21,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 DAY_AS = "(86400 s)"
 RETAINED = "must be 0 (no time bound) or from 1 min to 10 years (315576000 s), as seconds or a number and s, m, h or d"
 CLAIMED = "must be from 1 s to 1 day (86400 s), as seconds or a number and s, m, h or d"
+CHUNKS = "chunk sizes are milliseconds above zero and at most 3600000 (an hour), separated by commas"
 
 
 def test_defaults_match_the_protocol():
@@ -90,9 +91,11 @@ def test_bad_env_value_is_a_clear_exit():
         (
             "chunk-schedule-ms",
             "40,0",
-            "chunk sizes are milliseconds above zero, separated by commas, not '40,0'",
+            f"{CHUNKS}, not '40,0'",
         ),
-        ("chunk-schedule-ms", "a", "chunk sizes are milliseconds above zero, separated by commas, not 'a'"),
+        ("chunk-schedule-ms", "a", f"{CHUNKS}, not 'a'"),
+        ("chunk-schedule-ms", "40,1e308", f"{CHUNKS}, not '40,1e308'"),  # inf in samples: a traceback
+        ("chunk-schedule-ms", "3600001", f"{CHUNKS}, not '3600001'"),
         (
             "allowed-origins",
             "slides.example,https://ok.example",
