@@ -251,8 +251,10 @@ def make_private_dir(path: Path) -> None:
             str(path),
         )
     try:  # one the worker cannot write in (read-only, full) would refuse every batch while /ready says ok
-        with tempfile.TemporaryFile(dir=path):
-            pass
+        with tempfile.TemporaryFile(dir=path) as probe:  # a byte too: a full disk still makes empty files
+            probe.write(b"\0")
+            probe.flush()
+            os.fsync(probe.fileno())
     except OSError as exc:
         raise PermissionError(
             exc.errno, f"the worker cannot write in it ({exc.strerror})", str(path)

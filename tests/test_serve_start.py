@@ -3,6 +3,7 @@ machine (an address already taken, a state directory that cannot be one), 2 for 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -135,6 +136,29 @@ def test_a_state_directory_the_worker_cannot_write_in_is_refused(tmp_path):
         subprocess.run(["chattr", "-i", str(state)], check=True)
     assert done.returncode == 1, done.stderr
     assert f"cannot use the state directory {state}: the worker cannot write in it" in done.stderr
+
+
+def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
+    """A full disk still makes the empty file the start-up check made: the worker started, /ready said
+    ready, and every batch got 503 StateUnavailable."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)]).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        state = disk / "state"
+        state.mkdir(mode=0o700)
+        with contextlib.suppress(OSError), open(disk / "filler", "wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+        done = serve("--port", "0", "--state-dir", str(state))
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"cannot use the state directory {state}: the worker cannot write in it (No space left" in done.stderr
+    )
 
 
 @pytest.mark.parametrize(
