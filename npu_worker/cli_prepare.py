@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 
 if TYPE_CHECKING:
@@ -72,8 +73,21 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         default="default",
         help="QNN graph finalisation: fast compiles quicker (tests), best runs quicker",
     )
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads for specialising (0: cores)")
+    parser.add_argument(
+        "--threads",
+        type=_threads,
+        default=0,
+        help=f"CPU threads for specialising, 0 to {MAX_THREADS} (0: cores)",
+    )
     parser.set_defaults(handler=run_prepare)
+
+
+def _threads(text: str) -> int:
+    """`serve --threads`'s bound, said in argparse's words (a negative count was taken as 0)."""
+    try:
+        return THREADS(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run_prepare(args: argparse.Namespace) -> int:

@@ -147,6 +147,11 @@ def parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
+# onnxruntime's intra-op threads at most: more cores than any machine here has (100 000 left the engine
+# loading for minutes at 1.7 GB, /ready 503, instead of a start-up error).
+MAX_THREADS = 256
+THREADS = _count(0, MAX_THREADS)
+
 # Engine threads for previews at most (each one more espeak-ng instance); a third gained nothing on two cores.
 MAX_PREVIEW_LANES = 4
 
@@ -249,7 +254,9 @@ class Settings:
     seed: int = _opt(
         0, "default random seed (ZipVoice: same seed + text = same samples)", kind=_count(0, MAX_SEED)
     )
-    threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)", kind=_count(0))
+    threads: int = _opt(
+        0, f"onnxruntime intra-op threads, 0 to {MAX_THREADS} (0 = physical cores)", kind=THREADS
+    )
     heartbeat_interval: float = _opt(
         10.0,
         "seconds of silence on a stream before a heartbeat line (0.1 s to 1 day)",

@@ -75,6 +75,7 @@ def test_bad_env_value_is_a_clear_exit():
         ("port", "70000", "must be a whole number from 0 to 65535, not '70000'"),
         ("seed", "-1", "must be a whole number from 0 to 4294967295, not '-1'"),
         ("max-queue", "0", "must be a whole number from 1 up, not '0'"),
+        ("threads", "100000", "must be a whole number from 0 to 256, not '100000'"),  # loaded for minutes
         ("max-connections", "many", "must be a whole number from 1 up, not 'many'"),
         ("cache-max-bytes", "-1", "must be a whole number from 0 up, not '-1'"),
         ("body-timeout", "-1", f"must be seconds from 0.1 s to 1 day {DAY_AS}, not '-1'"),

@@ -68,6 +68,22 @@ def test_a_prepare_refused_for_its_buckets_keeps_the_earlier_prepared_folder(tmp
     assert (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").read_bytes() == b"compiled"
 
 
+@pytest.mark.parametrize("threads", ["-1", "100000"])
+def test_a_thread_count_no_machine_can_use_is_refused_before_prepare_starts(tmp_path, threads):
+    """`--threads -1` was taken as 0 and `--threads 100000` compiled for minutes at gigabytes."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(SMALL), "--out", str(out)]
+        + ["--threads", threads],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"argument --threads: must be a whole number from 0 to 256, not '{threads}'" in done.stderr
+    assert not out.exists()
+
+
 def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tmp_path):
     """Two prepares into one --out wiped each other's qnn/ (each removes it before compiling)."""
     import fcntl
