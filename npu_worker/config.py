@@ -464,7 +464,23 @@ def load_settings(
             f"{given['role']}{'=' if given['role'].startswith(ENV_PREFIX) else ' '}{settings.role} needs a shared queue (--queue redis://HOST:PORT/DB): "
             "with the local queue the one process is both the API and the engine"
         )
+    if (inside := _root_inside_state_dir(settings)) is not None:
+        # Else every output_path there is refused, one request at a time (OutputPathNotAllowed).
+        where = given.get("output_roots", "the default output root (the temp dir)")
+        raise SystemExit(
+            f"{where}: {inside} is inside the state directory {settings.resolved_state_dir()}, where no "
+            "caller may write; give the worker another --state-dir or another root"
+        )
     return settings
+
+
+def _root_inside_state_dir(settings: Settings) -> str | None:
+    """The first output root lying inside the state directory (or being it), or None."""
+    state = os.path.realpath(settings.resolved_state_dir())
+    for root in settings.resolved_output_roots():
+        if os.path.commonpath([root, state]) == state:
+            return root
+    return None
 
 
 def settings_table() -> str:

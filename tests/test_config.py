@@ -140,6 +140,19 @@ def test_every_duration_setting_has_an_upper_bound_under_the_timer_limit():
             load_settings(None, environ={"NPU_WORKER_" + name.upper(): "1e10"})
 
 
+def test_an_output_root_inside_the_state_directory_is_refused(tmp_path):
+    """Every output_path under it was refused, one request at a time; the worker started silently."""
+    state, inside = tmp_path / "state", tmp_path / "state" / "out"
+    message = f"{inside} is inside the state directory {state}, where no caller may write"
+    with pytest.raises(SystemExit, match=f"^--output-roots: {re.escape(message)}"):
+        load_settings(parse(["--state-dir", str(state), "--output-roots", f"/srv:{inside}"]), environ={})
+    env = {"NPU_WORKER_STATE_DIR": str(state), "NPU_WORKER_OUTPUT_ROOTS": str(state)}
+    with pytest.raises(SystemExit, match=f"^NPU_WORKER_OUTPUT_ROOTS: {re.escape(str(state))} is inside"):
+        load_settings(None, environ=env)
+    beside = load_settings(None, environ={**env, "NPU_WORKER_OUTPUT_ROOTS": f"{state}-out:{tmp_path}"})
+    assert beside.output_roots == (f"{state}-out", str(tmp_path))  # a root holding the state dir is fine
+
+
 def test_values_at_their_bounds_are_taken():
     env = {"NPU_WORKER_PREVIEW_LANES": "4", "NPU_WORKER_JOB_RETENTION": "0", "NPU_WORKER_CLAIM_TIMEOUT": "2m"}
     env |= {"NPU_WORKER_PORT": "0", "NPU_WORKER_SEED": str(2**32 - 1), "NPU_WORKER_MAX_QUEUE": "1"}
