@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -96,6 +97,9 @@ def run_prepare(args: argparse.Namespace) -> int:
     from .engine.zipvoice.runtime import check_buckets
     from .protocol import ModelLoadError, WorkerError
 
+    # Whatever the umask, no one else may change what `serve` will load: under umask 000 the --out
+    # folder came out 0777, was then refused as one others can write in, and was left so.
+    os.umask(os.umask(0) | 0o022)
     options = dict(QNN_OPTIONS)
     mode = OPTIMIZATION[args.optimization]
     if mode is not None:

@@ -423,15 +423,18 @@ def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
         raise RefWavNotAllowed(f"{path} is not a regular file")
 
 
-def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+def write_atomic(path: str | Path, data: bytes, *, durable: bool = True, mode: int = 0o600) -> None:
     """Write via a temp file in the target directory + os.replace; parent dirs are created.
 
-    `durable`: fsync the data before the rename (job requests, which recovery depends on).
+    `durable`: fsync the data before the rename (job requests, which recovery depends on). `mode`: the
+    file's, whatever the umask (a prepared model's manifest is read by the service's user).
     """
     target = Path(path)
     target.parent.mkdir(mode=0o750, parents=True, exist_ok=True)  # the worker's own: no one else writes
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PART_SUFFIX, dir=target.parent)
     try:
+        if mode != 0o600:  # mkstemp's
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()

@@ -4,6 +4,7 @@ could put there (a planted link, a vocoder beside the model in /tmp, a manifest 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from npu_worker.engine.zipvoice import model_files, prepare, prepared
 from npu_worker.protocol import ModelLoadError
 
 SMALL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_small_structure"
+TINY = SMALL.with_name("zipvoice_tiny_structure")
 
 
 def open_to_all(folder: Path) -> Path:
@@ -82,6 +84,24 @@ def test_a_thread_count_no_machine_can_use_is_refused_before_prepare_starts(tmp_
     assert done.returncode == 2, done.stderr
     assert f"argument --threads: must be a whole number from 0 to 256, not '{threads}'" in done.stderr
     assert not out.exists()
+
+
+def test_a_prepared_folder_is_readable_by_the_service_and_by_no_one_else_writable(tmp_path):
+    """Under umask 000 prepare made --out 0777, then refused it as one others can write in (and left it
+    so); under any umask the manifest was 0600, unreadable by a service user serving what root prepared."""
+    out = tmp_path / "made" / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(TINY), "--out", str(out)]
+        + ["--buckets", "383", "--optimization", "fast"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(0),
+    )
+    assert done.returncode == 0, done.stderr
+    for path in [out.parent, out, *out.rglob("*")]:
+        assert not path.stat().st_mode & 0o022, (path, oct(path.stat().st_mode))
+    assert (out / "manifest.json").stat().st_mode & 0o777 == 0o644
 
 
 def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tmp_path):

@@ -197,7 +197,8 @@ def prepare(
                 (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
             )
         # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
-        write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+        # 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest: ModelLoadError).
+        write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
         return manifest
 
 
