@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import math
 import os
 import tempfile
@@ -457,6 +458,7 @@ def load_settings(
             choices = f.metadata.get("choices")
             if choices and values[f.name] not in choices:
                 raise SystemExit(f"{env_name(f.name)} must be one of {', '.join(choices)}")
+    _refuse_misspelt(environ)
     settings = Settings(**values)
     if settings.role != "both" and settings.queue == "local":
         # Else ignored: the local queue's one process always serves callers and runs the engine.
@@ -472,6 +474,17 @@ def load_settings(
             "caller may write; give the worker another --state-dir or another root"
         )
     return settings
+
+
+def _refuse_misspelt(environ: Mapping[str, str]) -> None:
+    """SystemExit for an env var spelt like a setting but none (`NPU_WORKER_TOKN`: the worker ran without
+    a token, unseen). Others with the prefix pass: tests and tools have their own."""
+    known = [env_name(f.name) for f in dataclasses.fields(Settings)]
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, known, 1, 0.85)
+            if close:
+                raise SystemExit(f"{name} is not a setting ({close[0]}?): rename or unset it")
 
 
 def _root_inside_state_dir(settings: Settings) -> str | None:

@@ -140,6 +140,24 @@ def test_every_duration_setting_has_an_upper_bound_under_the_timer_limit():
             load_settings(None, environ={"NPU_WORKER_" + name.upper(): "1e10"})
 
 
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("NPU_WORKER_TOKN", "NPU_WORKER_TOKEN"),  # the worker ran without a token, and said nothing
+        ("NPU_WORKER_OUTPUT_ROOT", "NPU_WORKER_OUTPUT_ROOTS"),
+        ("NPU_WORKER_STATEDIR", "NPU_WORKER_STATE_DIR"),
+    ],
+)
+def test_an_env_var_spelt_like_a_setting_is_refused(name, meant):
+    with pytest.raises(SystemExit, match=f"^{name} is not a setting \\({meant}\\?\\): rename or unset it$"):
+        load_settings(None, environ={name: "x"})
+
+
+def test_other_env_vars_with_the_prefix_pass():
+    env = {"NPU_WORKER_TEST_TIME_SCALE": "2", "NPU_WORKER_QNN_TESTS": "0", "NPU_WORKER_WRITE_GOLDEN": "1"}
+    assert load_settings(None, environ=env) == Settings()
+
+
 def test_an_output_root_inside_the_state_directory_is_refused(tmp_path):
     """Every output_path under it was refused, one request at a time; the worker started silently."""
     state, inside = tmp_path / "state", tmp_path / "state" / "out"

@@ -169,6 +169,7 @@ def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
         (["--shutdown-grace", "1e10"], {}, "argument --shutdown-grace: must be seconds from 0 s to 1 day"),
         ([], {"NPU_WORKER_HEADER_TIMEOUT": "1e-9"}, "NPU_WORKER_HEADER_TIMEOUT: must be seconds from 0.1 s"),
         ([], {"NPU_WORKER_TOKEN": ""}, "NPU_WORKER_TOKEN: set but empty: unset it to run without a token"),
+        ([], {"NPU_WORKER_TOKN": "s3cret"}, "NPU_WORKER_TOKN is not a setting (NPU_WORKER_TOKEN?)"),
         (["--role", "engine"], {}, "--role engine needs a shared queue (--queue redis://HOST:PORT/DB)"),
     ],
 )
