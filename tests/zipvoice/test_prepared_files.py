@@ -272,3 +272,21 @@ def test_make_test_model_refuses_a_folder_others_can_write_in(tmp_path):
     )
     assert done.returncode == 2 and "others can write in" in done.stderr, done.stderr
     assert victim.read_text() == "precious"
+
+
+def test_make_test_model_under_umask_000_or_into_a_file_says_so_in_one_line(tmp_path):
+    """Under umask 000 it refused the folder it had just made (0777); a file at DIR was a traceback."""
+    command = [sys.executable, "-m", "npu_worker.cli", "make-test-model", "--size", "tiny"]
+    made = subprocess.run(
+        [*command, str(tmp_path / "new" / "model")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: os.umask(0),
+    )
+    assert made.returncode == 0, made.stderr
+    assert not (tmp_path / "new").stat().st_mode & 0o022
+    (tmp_path / "file").write_text("not a folder")
+    done = subprocess.run([*command, str(tmp_path / "file")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("npu-worker make-test-model: ") and "File exists" in done.stderr
