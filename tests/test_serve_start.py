@@ -201,6 +201,17 @@ def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
     assert " WARNING " not in log and "npu-worker stopped" in log
 
 
+def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
+    """`*` lets every web page a local browser opens call the worker (no Host check either): said at start."""
+    every_page, log = start(tmp_path / "a", "--allowed-origins", "*")
+    log += stop(every_page)
+    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    assert len(warnings) == 1 and "--allowed-origins * without --token" in warnings[0], log
+    with_token, log = start(tmp_path / "b", "--allowed-origins", "*", env={"NPU_WORKER_TOKEN": "s3cret"})
+    log += stop(with_token)
+    assert " WARNING " not in log and "npu-worker stopped" in log
+
+
 def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     """`serve` on a free port, once its engine is ready, and what it logged up to then."""
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", *args]
