@@ -212,6 +212,19 @@ def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
     assert " WARNING " not in log and "npu-worker stopped" in log
 
 
+def test_port_0_says_which_port_it_listens_on(tmp_path):
+    """The start line says `:0`; the port the system chose was written nowhere (callers could not find it)."""
+    process, log = start(tmp_path)
+    try:
+        [line] = [line for line in log.splitlines() if "--port 0: listening on port " in line]
+        port = int(line.rpartition(" ")[2])
+        with socket.create_connection(("127.0.0.1", port), timeout=seconds(10)) as connection:
+            connection.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert connection.recv(64).startswith(b"HTTP/1.1 200")
+    finally:
+        stop(process)
+
+
 def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     """`serve` on a free port, once its engine is ready, and what it logged up to then."""
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", *args]
