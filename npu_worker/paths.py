@@ -244,7 +244,7 @@ def make_private_dir(path: Path) -> None:
             f"it belongs to another user (uid {info.st_uid}); use one of the worker's own",
             str(path),
         )
-    if writable_by_others(info):
+    if writable_by_others(info, os.path.realpath(path)):
         raise PermissionError(
             errno.EPERM,
             f"others can write in it (mode {info.st_mode & 0o777:o}); `chmod go-w` it or use a private one",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -96,6 +97,24 @@ def test_a_state_directory_another_user_could_replace_is_refused(tmp_path):
     mine = sticky / "mine"  # a folder of its own in a sticky one (the temp dir) is fine
     mine.mkdir(mode=0o700)
     assert files.replaceable_by_others(mine) is None
+
+
+def test_a_state_directory_an_acl_lets_another_user_write_in_is_refused(tmp_path):
+    """`drwxrwx---+ root root` with `user:nobody:rwx`: root's group counts as the owner, so the group bits
+    (the ACL's mask) passed, and nobody could plant job records and cache entries."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    undefined = 0xFFFFFFFF
+    entries = [(0x01, 7, undefined), (0x02, 7, 65534), (0x04, 0, undefined), (0x10, 7, undefined)]
+    entries.append((0x20, 0, undefined))  # owner rwx, user nobody rwx, group ---, mask rwx, other ---
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+    try:
+        os.setxattr(state, "system.posix_acl_access", acl)
+    except OSError as exc:
+        pytest.skip(f"no POSIX ACLs here: {exc}")
+    done = serve("--port", "0", "--state-dir", str(state))
+    assert done.returncode == 1, done.stderr
+    assert f"cannot use the state directory {state}: others can write in it (mode 770)" in done.stderr
 
 
 def test_a_state_directory_another_worker_serves_from_is_refused(tmp_path):
