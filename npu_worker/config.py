@@ -125,7 +125,15 @@ def _token(text: str) -> str:
 
 
 def _paths(text: str) -> tuple[str, ...]:
-    return tuple(part for part in text.split(os.pathsep) if part.strip())
+    """Absolute folders (or ~): a relative one would be resolved against wherever the worker was started
+    (`/` under systemd), and `/tmp: /srv` named a folder ` /srv` there."""
+    paths = tuple(part for part in text.split(os.pathsep) if part.strip())
+    relative = [path for path in paths if not os.path.isabs(os.path.expanduser(path))]
+    if relative:
+        raise ValueError(
+            f"folders are absolute paths, '{os.pathsep}'-separated, not {', '.join(map(repr, relative))}"
+        )
+    return paths
 
 
 def shown_url(url: str) -> str:
@@ -195,7 +203,7 @@ class Settings:
     ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
     output_roots: tuple[str, ...] = _opt(
         (),
-        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: the temp dir)",
+        f"allowed roots for output_path/ref_wav, absolute, '{os.pathsep}'-separated (default: the temp dir)",
         kind=_paths,
     )
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
@@ -320,7 +328,7 @@ class Settings:
     )
     voices_dir: tuple[str, ...] = _opt(
         (),
-        f"extra read-only named-voice directories (<name>.wav + <name>.txt), '{os.pathsep}'-separated",
+        f"extra read-only named-voice directories (<name>.wav + <name>.txt), absolute, '{os.pathsep}'-separated",
         kind=_paths,
     )
     max_voices: int = _opt(

@@ -107,6 +107,8 @@ def test_bad_env_value_is_a_clear_exit():
             "https://a.example/page",
             "origins are http(s)://host[:port] or *, not 'https://a.example/page'",
         ),
+        ("output-roots", "/tmp: /srv", "folders are absolute paths, ':'-separated, not ' /srv'"),  # under cwd
+        ("voices-dir", "voices", "folders are absolute paths, ':'-separated, not 'voices'"),
         ("token", " s3cret", "the token must not be blank or begin or end with a space"),
         ("token", " ", "the token must not be blank or begin or end with a space"),
     ],
