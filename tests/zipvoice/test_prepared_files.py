@@ -290,3 +290,23 @@ def test_make_test_model_under_umask_000_or_into_a_file_says_so_in_one_line(tmp_
     done = subprocess.run([*command, str(tmp_path / "file")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.startswith("npu-worker make-test-model: ") and "File exists" in done.stderr
+
+
+def test_prepare_links_only_files_no_one_else_can_change(tmp_path):
+    """Root may hard-link another user's file: the prepared "copy" was then still theirs to change."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    source, out = tmp_path / "model", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    for name in ("mine.onnx", "theirs.onnx", "open.onnx"):
+        (source / name).write_bytes(name.encode())
+    (source / "mine.onnx").chmod(0o644)
+    os.chown(source / "theirs.onnx", 65534, 65534)
+    (source / "open.onnx").chmod(0o666)
+    prepare._copy_model_files(source, out)
+    assert (out / "mine.onnx").stat().st_ino == (source / "mine.onnx").stat().st_ino  # linked
+    for name in ("theirs.onnx", "open.onnx"):
+        copied = (out / name).stat()
+        assert copied.st_ino != (source / name).stat().st_ino and copied.st_uid == 0, name
+        assert (out / name).read_bytes() == name.encode()
