@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit, urlunsplit
 
 import platformdirs
 
@@ -137,13 +137,16 @@ def _paths(text: str) -> tuple[str, ...]:
 
 
 def shown_url(url: str) -> str:
-    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`) is `***`."""
+    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`, or
+    `?password=secret`, which redis-py takes too) is `***`."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    if parts.password is not None:
+        user = parts.username or ""
+        parts = parts._replace(netloc=f"{user}:***@{parts.netloc.rpartition('@')[2]}")
+    if "password" in parse_qs(parts.query, keep_blank_values=True):
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        parts = parts._replace(query="&".join(f"{k}={'***' if k == 'password' else v}" for k, v in pairs))
+    return urlunsplit(parts)
 
 
 def parse_bool(text: str) -> bool:

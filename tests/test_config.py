@@ -268,3 +268,5 @@ def test_a_queue_url_is_shown_without_its_password():
     assert shown_url("redis://worker:s3cret@host/1") == "redis://worker:***@host/1"
     assert shown_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
     assert shown_url("local") == "local"
+    # redis-py reads a password from the query too: it was shown as given
+    assert shown_url("redis://h:6379/0?password=s3cret&ssl=0") == "redis://h:6379/0?password=***&ssl=0"

@@ -157,6 +157,18 @@ def test_a_state_directory_the_worker_cannot_write_in_is_refused(tmp_path):
     assert f"cannot use the state directory {state}: the worker cannot write in it" in done.stderr
 
 
+def test_a_queue_password_in_the_query_is_not_shown_when_the_queue_is_refused(tmp_path):
+    """redis-py takes `?password=`; the refusal (and the node's start line) showed it as given."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens there once closed
+    queue = f"redis://127.0.0.1:{port}/0?password=s3cret"
+    done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), "--queue", queue)
+    assert done.returncode == 1, done.stderr
+    assert f"cannot use the queue redis://127.0.0.1:{port}/0?password=***" in done.stderr
+    assert "s3cret" not in done.stderr
+
+
 def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
     """A full disk still makes the empty file the start-up check made: the worker started, /ready said
     ready, and every batch got 503 StateUnavailable."""
