@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .access import loopback_bind
+from .access import ANY_ORIGIN, loopback_bind
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
@@ -63,6 +63,12 @@ def serve(args: argparse.Namespace) -> int:
             "listening on %r, beyond loopback, without --token (NPU_WORKER_TOKEN): anyone who can reach "
             "this address can synthesise, write wavs under the output roots and read the jobs",
             settings.host,
+        )
+    if settings.token is None and ANY_ORIGIN in settings.allowed_origins:
+        # Not refused either (a page on a LAN name, say), but every web page is then a caller.
+        logging.getLogger("npu_worker").warning(
+            "--allowed-origins * without --token (NPU_WORKER_TOKEN): any web page opened in a browser that "
+            "can reach this worker can synthesise, write wavs under the output roots and read the jobs"
         )
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 
 if TYPE_CHECKING:
@@ -72,8 +74,21 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         default="default",
         help="QNN graph finalisation: fast compiles quicker (tests), best runs quicker",
     )
-    parser.add_argument("--threads", type=int, default=0, help="CPU threads for specialising (0: cores)")
+    parser.add_argument(
+        "--threads",
+        type=_threads,
+        default=0,
+        help=f"CPU threads for specialising, 0 to {MAX_THREADS} (0: cores)",
+    )
     parser.set_defaults(handler=run_prepare)
+
+
+def _threads(text: str) -> int:
+    """`serve --threads`'s bound, said in argparse's words (a negative count was taken as 0)."""
+    try:
+        return THREADS(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def run_prepare(args: argparse.Namespace) -> int:
@@ -82,6 +97,9 @@ def run_prepare(args: argparse.Namespace) -> int:
     from .engine.zipvoice.runtime import check_buckets
     from .protocol import ModelLoadError, WorkerError
 
+    # Whatever the umask, no one else may change what `serve` will load: under umask 000 the --out
+    # folder came out 0777, was then refused as one others can write in, and was left so.
+    os.umask(os.umask(0) | 0o022)
     options = dict(QNN_OPTIONS)
     mode = OPTIMIZATION[args.optimization]
     if mode is not None:

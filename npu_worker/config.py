@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import difflib
 import math
 import os
 import tempfile
@@ -15,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit, urlunsplit
 
 import platformdirs
 
@@ -39,16 +40,20 @@ def _opt(
     return field(default=default, metadata=metadata)
 
 
+MAX_CHUNK_MS = 3_600_000.0  # an hour: `1e308` ms is finite, but infinite once in samples (a traceback)
+
+
 def _schedule(text: str) -> tuple[float, ...]:
-    """Chunk sizes in ms: at least one, each a finite number above zero."""
+    """Chunk sizes in ms: at least one, each above zero and at most MAX_CHUNK_MS."""
     parts = [part.strip() for part in text.split(",") if part.strip()]
     try:
         sizes = tuple(float(part) for part in parts)
     except ValueError:
         sizes = ()
-    if not sizes or not all(0 < size < math.inf for size in sizes):
+    if not sizes or not all(0 < size <= MAX_CHUNK_MS for size in sizes):
         raise ValueError(
-            f"chunk sizes are milliseconds above zero, separated by commas, not {text.strip()!r}"
+            f"chunk sizes are milliseconds above zero and at most {MAX_CHUNK_MS:.0f} (an hour), "
+            f"separated by commas, not {text.strip()!r}"
         )
     return sizes
 
@@ -120,17 +125,28 @@ def _token(text: str) -> str:
 
 
 def _paths(text: str) -> tuple[str, ...]:
-    return tuple(part for part in text.split(os.pathsep) if part.strip())
+    """Absolute folders (or ~): a relative one would be resolved against wherever the worker was started
+    (`/` under systemd), and `/tmp: /srv` named a folder ` /srv` there."""
+    paths = tuple(part for part in text.split(os.pathsep) if part.strip())
+    relative = [path for path in paths if not os.path.isabs(os.path.expanduser(path))]
+    if relative:
+        raise ValueError(
+            f"folders are absolute paths, '{os.pathsep}'-separated, not {', '.join(map(repr, relative))}"
+        )
+    return paths
 
 
 def shown_url(url: str) -> str:
-    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`) is `***`."""
+    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`, or
+    `?password=secret`, which redis-py takes too) is `***`."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    if parts.password is not None:
+        user = parts.username or ""
+        parts = parts._replace(netloc=f"{user}:***@{parts.netloc.rpartition('@')[2]}")
+    if "password" in parse_qs(parts.query, keep_blank_values=True):
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        parts = parts._replace(query="&".join(f"{k}={'***' if k == 'password' else v}" for k, v in pairs))
+    return urlunsplit(parts)
 
 
 def parse_bool(text: str) -> bool:
@@ -142,6 +158,11 @@ def parse_bool(text: str) -> bool:
         return False
     raise ValueError(f"not a boolean: {text!r}")
 
+
+# onnxruntime's intra-op threads at most: more cores than any machine here has (100 000 left the engine
+# loading for minutes at 1.7 GB, /ready 503, instead of a start-up error).
+MAX_THREADS = 256
+THREADS = _count(0, MAX_THREADS)
 
 # Engine threads for previews at most (each one more espeak-ng instance); a third gained nothing on two cores.
 MAX_PREVIEW_LANES = 4
@@ -185,7 +206,7 @@ class Settings:
     ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
     output_roots: tuple[str, ...] = _opt(
         (),
-        f"allowed roots for output_path/ref_wav, '{os.pathsep}'-separated (default: the temp dir)",
+        f"allowed roots for output_path/ref_wav, absolute, '{os.pathsep}'-separated (default: the temp dir)",
         kind=_paths,
     )
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
@@ -245,7 +266,9 @@ class Settings:
     seed: int = _opt(
         0, "default random seed (ZipVoice: same seed + text = same samples)", kind=_count(0, MAX_SEED)
     )
-    threads: int = _opt(0, "onnxruntime intra-op threads (0 = physical cores)", kind=_count(0))
+    threads: int = _opt(
+        0, f"onnxruntime intra-op threads, 0 to {MAX_THREADS} (0 = physical cores)", kind=THREADS
+    )
     heartbeat_interval: float = _opt(
         10.0,
         "seconds of silence on a stream before a heartbeat line (0.1 s to 1 day)",
@@ -308,7 +331,7 @@ class Settings:
     )
     voices_dir: tuple[str, ...] = _opt(
         (),
-        f"extra read-only named-voice directories (<name>.wav + <name>.txt), '{os.pathsep}'-separated",
+        f"extra read-only named-voice directories (<name>.wav + <name>.txt), absolute, '{os.pathsep}'-separated",
         kind=_paths,
     )
     max_voices: int = _opt(
@@ -320,7 +343,7 @@ class Settings:
     )
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0),
-        "WebSocket PCM chunk sizes in ms, growing; the last repeats",
+        "WebSocket PCM chunk sizes in ms (each at most an hour), growing; the last repeats",
         kind=_schedule,
     )
     queue: str = _opt(
@@ -446,6 +469,7 @@ def load_settings(
             choices = f.metadata.get("choices")
             if choices and values[f.name] not in choices:
                 raise SystemExit(f"{env_name(f.name)} must be one of {', '.join(choices)}")
+    _refuse_misspelt(environ)
     settings = Settings(**values)
     if settings.role != "both" and settings.queue == "local":
         # Else ignored: the local queue's one process always serves callers and runs the engine.
@@ -453,7 +477,34 @@ def load_settings(
             f"{given['role']}{'=' if given['role'].startswith(ENV_PREFIX) else ' '}{settings.role} needs a shared queue (--queue redis://HOST:PORT/DB): "
             "with the local queue the one process is both the API and the engine"
         )
+    if (inside := _root_inside_state_dir(settings)) is not None:
+        # Else every output_path there is refused, one request at a time (OutputPathNotAllowed).
+        where = given.get("output_roots", "the default output root (the temp dir)")
+        raise SystemExit(
+            f"{where}: {inside} is inside the state directory {settings.resolved_state_dir()}, where no "
+            "caller may write; give the worker another --state-dir or another root"
+        )
     return settings
+
+
+def _refuse_misspelt(environ: Mapping[str, str]) -> None:
+    """SystemExit for an env var spelt like a setting but none (`NPU_WORKER_TOKN`: the worker ran without
+    a token, unseen). Others with the prefix pass: tests and tools have their own."""
+    known = [env_name(f.name) for f in dataclasses.fields(Settings)]
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, known, 1, 0.85)
+            if close:
+                raise SystemExit(f"{name} is not a setting ({close[0]}?): rename or unset it")
+
+
+def _root_inside_state_dir(settings: Settings) -> str | None:
+    """The first output root lying inside the state directory (or being it), or None."""
+    state = os.path.realpath(settings.resolved_state_dir())
+    for root in settings.resolved_output_roots():
+        if os.path.commonpath([root, state]) == state:
+            return root
+    return None
 
 
 def settings_table() -> str:

@@ -251,20 +251,31 @@ def replaceable_by_others(path: str | Path) -> str | None:
                 break
             if info.st_uid not in (0, me):
                 return f"{current} belongs to another user (uid {info.st_uid})"
-            shared = writable_by_others(info) and not info.st_mode & stat.S_ISVTX
+            shared = writable_by_others(info, current) and not info.st_mode & stat.S_ISVTX
             if depth < len(parts) and stat.S_ISDIR(info.st_mode) and shared:
                 mode = info.st_mode & 0o7777
                 return f"others can write in {current} (mode {mode:o}, not sticky) and replace what is in it"
     return None
 
 
-def writable_by_others(info: os.stat_result) -> bool:
+def writable_by_others(info: os.stat_result, path: str | Path | None = None) -> bool:
     """Write permission for anyone but the owner: others, or a group with someone else in it. The
     owner's own private group (Debian's and Ubuntu's user-private groups, whose umask 002 makes a
-    user's folders group-writable) and root's group count as the owner."""
+    user's folders group-writable) and root's group count as the owner. With `path` (not followed), a
+    POSIX ACL counts too: its group bits are then the ACL's mask, and a named user may write."""
     if info.st_mode & 0o002:
         return True
-    return bool(info.st_mode & 0o020) and not _private_group(info.st_gid, info.st_uid)
+    if not info.st_mode & 0o020:
+        return False
+    return (path is not None and _has_access_acl(path)) or not _private_group(info.st_gid, info.st_uid)
+
+
+def _has_access_acl(path: str | Path) -> bool:
+    try:
+        os.getxattr(path, "system.posix_acl_access", follow_symlinks=False)
+    except OSError:  # none (ENODATA), or a filesystem without ACLs
+        return False
+    return True
 
 
 def _private_group(gid: int, uid: int) -> bool:
@@ -288,7 +299,7 @@ def shared_with_others(directory: str | Path) -> str | None:
         info = os.stat(directory)
     except FileNotFoundError:
         return None
-    if writable_by_others(info):
+    if writable_by_others(info, os.path.realpath(directory)):
         return f"others can write in {directory} (mode {info.st_mode & 0o7777:o})"
     return None
 
@@ -423,15 +434,18 @@ def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
         raise RefWavNotAllowed(f"{path} is not a regular file")
 
 
-def write_atomic(path: str | Path, data: bytes, *, durable: bool = True) -> None:
+def write_atomic(path: str | Path, data: bytes, *, durable: bool = True, mode: int = 0o600) -> None:
     """Write via a temp file in the target directory + os.replace; parent dirs are created.
 
-    `durable`: fsync the data before the rename (job requests, which recovery depends on).
+    `durable`: fsync the data before the rename (job requests, which recovery depends on). `mode`: the
+    file's, whatever the umask (a prepared model's manifest is read by the service's user).
     """
     target = Path(path)
     target.parent.mkdir(mode=0o750, parents=True, exist_ok=True)  # the worker's own: no one else writes
     fd, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=PART_SUFFIX, dir=target.parent)
     try:
+        if mode != 0o600:  # mkstemp's
+            os.fchmod(fd, mode)
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()

@@ -244,15 +244,17 @@ def make_private_dir(path: Path) -> None:
             f"it belongs to another user (uid {info.st_uid}); use one of the worker's own",
             str(path),
         )
-    if writable_by_others(info):
+    if writable_by_others(info, os.path.realpath(path)):
         raise PermissionError(
             errno.EPERM,
             f"others can write in it (mode {info.st_mode & 0o777:o}); `chmod go-w` it or use a private one",
             str(path),
         )
     try:  # one the worker cannot write in (read-only, full) would refuse every batch while /ready says ok
-        with tempfile.TemporaryFile(dir=path):
-            pass
+        with tempfile.TemporaryFile(dir=path) as probe:  # a byte too: a full disk still makes empty files
+            probe.write(b"\0")
+            probe.flush()
+            os.fsync(probe.fileno())
     except OSError as exc:
         raise PermissionError(
             exc.errno, f"the worker cannot write in it ({exc.strerror})", str(path)

@@ -305,6 +305,9 @@ async def listen(
         )
     except OSError as exc:  # an address in use, a host that does not resolve: the operator's to fix
         raise ListenFailed(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    if port == 0:  # the start line said port 0: which one the system chose is nowhere else
+        chosen = sorted({str(sock.getsockname()[1]) for sock in server.sockets})
+        log.info("--port 0: listening on port %s", ", ".join(chosen))
     try:
         await runner.setup()
     except BaseException:

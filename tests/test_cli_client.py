@@ -170,6 +170,8 @@ def test_progress_bar_counts_polled_status_before_sections_arrive():
     ("flags", "problem"),
     [
         (["--base", "notaurl"], "the worker URL must be http(s)://HOST[:PORT], not 'notaurl'"),
+        (["--base", "http://[::1"], "the worker URL must be http(s)://HOST[:PORT], not 'http://[::1'"),
+        (["--base", "http://u:s3cret@127.0.0.1:9"], "the worker URL must not hold a user or password"),
         (["--token", "bad\ntoken"], "the token must be printable ASCII, with no line break"),
         (["--speed", "nan"], "--speed must be a finite number, not nan"),
         (["--speed", "inf"], "--speed must be a finite number, not inf"),

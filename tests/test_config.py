@@ -21,6 +21,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
 DAY_AS = "(86400 s)"
 RETAINED = "must be 0 (no time bound) or from 1 min to 10 years (315576000 s), as seconds or a number and s, m, h or d"
 CLAIMED = "must be from 1 s to 1 day (86400 s), as seconds or a number and s, m, h or d"
+CHUNKS = "chunk sizes are milliseconds above zero and at most 3600000 (an hour), separated by commas"
 
 
 def test_defaults_match_the_protocol():
@@ -74,6 +75,7 @@ def test_bad_env_value_is_a_clear_exit():
         ("port", "70000", "must be a whole number from 0 to 65535, not '70000'"),
         ("seed", "-1", "must be a whole number from 0 to 4294967295, not '-1'"),
         ("max-queue", "0", "must be a whole number from 1 up, not '0'"),
+        ("threads", "100000", "must be a whole number from 0 to 256, not '100000'"),  # loaded for minutes
         ("max-connections", "many", "must be a whole number from 1 up, not 'many'"),
         ("cache-max-bytes", "-1", "must be a whole number from 0 up, not '-1'"),
         ("body-timeout", "-1", f"must be seconds from 0.1 s to 1 day {DAY_AS}, not '-1'"),
@@ -90,9 +92,11 @@ def test_bad_env_value_is_a_clear_exit():
         (
             "chunk-schedule-ms",
             "40,0",
-            "chunk sizes are milliseconds above zero, separated by commas, not '40,0'",
+            f"{CHUNKS}, not '40,0'",
         ),
-        ("chunk-schedule-ms", "a", "chunk sizes are milliseconds above zero, separated by commas, not 'a'"),
+        ("chunk-schedule-ms", "a", f"{CHUNKS}, not 'a'"),
+        ("chunk-schedule-ms", "40,1e308", f"{CHUNKS}, not '40,1e308'"),  # inf in samples: a traceback
+        ("chunk-schedule-ms", "3600001", f"{CHUNKS}, not '3600001'"),
         (
             "allowed-origins",
             "slides.example,https://ok.example",
@@ -103,6 +107,8 @@ def test_bad_env_value_is_a_clear_exit():
             "https://a.example/page",
             "origins are http(s)://host[:port] or *, not 'https://a.example/page'",
         ),
+        ("output-roots", "/tmp: /srv", "folders are absolute paths, ':'-separated, not ' /srv'"),  # under cwd
+        ("voices-dir", "voices", "folders are absolute paths, ':'-separated, not 'voices'"),
         ("token", " s3cret", "the token must not be blank or begin or end with a space"),
         ("token", " ", "the token must not be blank or begin or end with a space"),
     ],
@@ -134,6 +140,37 @@ def test_every_duration_setting_has_an_upper_bound_under_the_timer_limit():
     for name in ("claim_timeout", "shutdown_grace"):
         with pytest.raises(SystemExit, match="^NPU_WORKER_" + name.upper()):
             load_settings(None, environ={"NPU_WORKER_" + name.upper(): "1e10"})
+
+
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        ("NPU_WORKER_TOKN", "NPU_WORKER_TOKEN"),  # the worker ran without a token, and said nothing
+        ("NPU_WORKER_OUTPUT_ROOT", "NPU_WORKER_OUTPUT_ROOTS"),
+        ("NPU_WORKER_STATEDIR", "NPU_WORKER_STATE_DIR"),
+    ],
+)
+def test_an_env_var_spelt_like_a_setting_is_refused(name, meant):
+    with pytest.raises(SystemExit, match=f"^{name} is not a setting \\({meant}\\?\\): rename or unset it$"):
+        load_settings(None, environ={name: "x"})
+
+
+def test_other_env_vars_with_the_prefix_pass():
+    env = {"NPU_WORKER_TEST_TIME_SCALE": "2", "NPU_WORKER_QNN_TESTS": "0", "NPU_WORKER_WRITE_GOLDEN": "1"}
+    assert load_settings(None, environ=env) == Settings()
+
+
+def test_an_output_root_inside_the_state_directory_is_refused(tmp_path):
+    """Every output_path under it was refused, one request at a time; the worker started silently."""
+    state, inside = tmp_path / "state", tmp_path / "state" / "out"
+    message = f"{inside} is inside the state directory {state}, where no caller may write"
+    with pytest.raises(SystemExit, match=f"^--output-roots: {re.escape(message)}"):
+        load_settings(parse(["--state-dir", str(state), "--output-roots", f"/srv:{inside}"]), environ={})
+    env = {"NPU_WORKER_STATE_DIR": str(state), "NPU_WORKER_OUTPUT_ROOTS": str(state)}
+    with pytest.raises(SystemExit, match=f"^NPU_WORKER_OUTPUT_ROOTS: {re.escape(str(state))} is inside"):
+        load_settings(None, environ=env)
+    beside = load_settings(None, environ={**env, "NPU_WORKER_OUTPUT_ROOTS": f"{state}-out:{tmp_path}"})
+    assert beside.output_roots == (f"{state}-out", str(tmp_path))  # a root holding the state dir is fine
 
 
 def test_values_at_their_bounds_are_taken():
@@ -231,3 +268,5 @@ def test_a_queue_url_is_shown_without_its_password():
     assert shown_url("redis://worker:s3cret@host/1") == "redis://worker:***@host/1"
     assert shown_url("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
     assert shown_url("local") == "local"
+    # redis-py reads a password from the query too: it was shown as given
+    assert shown_url("redis://h:6379/0?password=s3cret&ssl=0") == "redis://h:6379/0?password=***&ssl=0"

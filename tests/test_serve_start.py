@@ -3,8 +3,10 @@ machine (an address already taken, a state directory that cannot be one), 2 for 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -97,6 +99,24 @@ def test_a_state_directory_another_user_could_replace_is_refused(tmp_path):
     assert files.replaceable_by_others(mine) is None
 
 
+def test_a_state_directory_an_acl_lets_another_user_write_in_is_refused(tmp_path):
+    """`drwxrwx---+ root root` with `user:nobody:rwx`: root's group counts as the owner, so the group bits
+    (the ACL's mask) passed, and nobody could plant job records and cache entries."""
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    undefined = 0xFFFFFFFF
+    entries = [(0x01, 7, undefined), (0x02, 7, 65534), (0x04, 0, undefined), (0x10, 7, undefined)]
+    entries.append((0x20, 0, undefined))  # owner rwx, user nobody rwx, group ---, mask rwx, other ---
+    acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in entries)
+    try:
+        os.setxattr(state, "system.posix_acl_access", acl)
+    except OSError as exc:
+        pytest.skip(f"no POSIX ACLs here: {exc}")
+    done = serve("--port", "0", "--state-dir", str(state))
+    assert done.returncode == 1, done.stderr
+    assert f"cannot use the state directory {state}: others can write in it (mode 770)" in done.stderr
+
+
 def test_a_state_directory_another_worker_serves_from_is_refused(tmp_path):
     """Two workers on one state dir would both resume the same interrupted jobs into one log."""
     state = tmp_path / "state"
@@ -137,6 +157,41 @@ def test_a_state_directory_the_worker_cannot_write_in_is_refused(tmp_path):
     assert f"cannot use the state directory {state}: the worker cannot write in it" in done.stderr
 
 
+def test_a_queue_password_in_the_query_is_not_shown_when_the_queue_is_refused(tmp_path):
+    """redis-py takes `?password=`; the refusal (and the node's start line) showed it as given."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]  # nothing listens there once closed
+    queue = f"redis://127.0.0.1:{port}/0?password=s3cret"
+    done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), "--queue", queue)
+    assert done.returncode == 1, done.stderr
+    assert f"cannot use the queue redis://127.0.0.1:{port}/0?password=***" in done.stderr
+    assert "s3cret" not in done.stderr
+
+
+def test_a_state_directory_on_a_full_filesystem_is_refused(tmp_path):
+    """A full disk still makes the empty file the start-up check made: the worker started, /ready said
+    ready, and every batch got 503 StateUnavailable."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)]).returncode != 0:
+        pytest.skip("mounting a small tmpfs needs root")
+    try:
+        state = disk / "state"
+        state.mkdir(mode=0o700)
+        with contextlib.suppress(OSError), open(disk / "filler", "wb") as filler:
+            while True:
+                filler.write(b"\0" * 4096)
+                filler.flush()
+        done = serve("--port", "0", "--state-dir", str(state))
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"cannot use the state directory {state}: the worker cannot write in it (No space left" in done.stderr
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "env", "line"),
     [
@@ -145,6 +200,7 @@ def test_a_state_directory_the_worker_cannot_write_in_is_refused(tmp_path):
         (["--shutdown-grace", "1e10"], {}, "argument --shutdown-grace: must be seconds from 0 s to 1 day"),
         ([], {"NPU_WORKER_HEADER_TIMEOUT": "1e-9"}, "NPU_WORKER_HEADER_TIMEOUT: must be seconds from 0.1 s"),
         ([], {"NPU_WORKER_TOKEN": ""}, "NPU_WORKER_TOKEN: set but empty: unset it to run without a token"),
+        ([], {"NPU_WORKER_TOKN": "s3cret"}, "NPU_WORKER_TOKN is not a setting (NPU_WORKER_TOKEN?)"),
         (["--role", "engine"], {}, "--role engine needs a shared queue (--queue redis://HOST:PORT/DB)"),
     ],
 )
@@ -174,6 +230,30 @@ def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
     with_token, log = start(tmp_path / "b", "--host", "0.0.0.0", env={"NPU_WORKER_TOKEN": "s3cret"})
     log += stop(with_token)
     assert " WARNING " not in log and "npu-worker stopped" in log
+
+
+def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
+    """`*` lets every web page a local browser opens call the worker (no Host check either): said at start."""
+    every_page, log = start(tmp_path / "a", "--allowed-origins", "*")
+    log += stop(every_page)
+    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    assert len(warnings) == 1 and "--allowed-origins * without --token" in warnings[0], log
+    with_token, log = start(tmp_path / "b", "--allowed-origins", "*", env={"NPU_WORKER_TOKEN": "s3cret"})
+    log += stop(with_token)
+    assert " WARNING " not in log and "npu-worker stopped" in log
+
+
+def test_port_0_says_which_port_it_listens_on(tmp_path):
+    """The start line says `:0`; the port the system chose was written nowhere (callers could not find it)."""
+    process, log = start(tmp_path)
+    try:
+        [line] = [line for line in log.splitlines() if "--port 0: listening on port " in line]
+        port = int(line.rpartition(" ")[2])
+        with socket.create_connection(("127.0.0.1", port), timeout=seconds(10)) as connection:
+            connection.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            assert connection.recv(64).startswith(b"HTTP/1.1 200")
+    finally:
+        stop(process)
 
 
 def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:

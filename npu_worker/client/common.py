@@ -81,13 +81,15 @@ def resolve_base(base: str | None = None) -> str:
     """`base` if given, else `TTS_WORKER_BASE`, else the default worker address; no trailing slash.
     InvalidArgument unless it is an http(s) URL with a host (and a port that is a number)."""
     chosen = base or os.environ.get(BASE_ENV) or DEFAULT_BASE
-    parts = urlsplit(chosen)
-    try:
+    where = "" if base else f" (from {BASE_ENV})"
+    try:  # urlsplit itself refuses `http://[::1` (a traceback before)
+        parts = urlsplit(chosen)
         parts.port  # noqa: B018 - read for its ValueError
     except ValueError:
-        parts = parts._replace(scheme="")
+        parts = urlsplit("")
+    if "@" in parts.netloc:  # urllib sends no user or password: it looked the whole `user:pw@host` up
+        raise InvalidArgument(f"the worker URL must not hold a user or password (use --token){where}")
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        where = "" if base else f" (from {BASE_ENV})"
         raise InvalidArgument(f"the worker URL must be http(s)://HOST[:PORT], not {chosen!r}{where}")
     return chosen.rstrip("/")
 

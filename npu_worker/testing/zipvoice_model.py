@@ -40,6 +40,7 @@ import argparse
 import hashlib
 import json
 import logging
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -359,11 +360,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    os.umask(os.umask(0) | 0o022)  # else, under umask 000, the folder it made was refused as others'
     try:
         out = build_model_dir(
             args.dir, args.size, args.precision, distill=not args.no_distill, layout=args.layout
         )
-    except PermissionError as exc:
+    except OSError as exc:  # a file where the folder goes, too: one line, not a traceback
         print(f"npu-worker make-test-model: {exc}", file=sys.stderr)
         return 2
     for file in sorted(out.iterdir()):

@@ -99,6 +99,13 @@ def test_a_quantised_directory_is_refused_by_a_worker_serving_the_int8_files(qua
         create(config).load()
 
 
+def test_calibration_texts_nested_too_deeply_are_refused_not_a_traceback(tmp_path):
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "]" * 200_000)
+    with pytest.raises(ValueError, match="nested too deeply"):
+        calibration.read_texts(deep)
+
+
 def test_calibration_texts_that_are_not_a_list_of_texts_are_refused(tiny_model_dir: Path, tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps([{"lang": "ko"}]))

@@ -4,6 +4,7 @@ could put there (a planted link, a vocoder beside the model in /tmp, a manifest 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from npu_worker.engine.zipvoice import model_files, prepare, prepared
 from npu_worker.protocol import ModelLoadError
 
 SMALL = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_small_structure"
+TINY = SMALL.with_name("zipvoice_tiny_structure")
 
 
 def open_to_all(folder: Path) -> Path:
@@ -66,6 +68,40 @@ def test_a_prepare_refused_for_its_buckets_keeps_the_earlier_prepared_folder(tmp
     assert done.returncode == 2 and "odd positive frame counts" in done.stderr, done.stderr
     assert (out / "manifest.json").read_text() == "{}"
     assert (out / prepared.CONTEXT_DIR / "fm_decoder@383_ctx.onnx").read_bytes() == b"compiled"
+
+
+@pytest.mark.parametrize("threads", ["-1", "100000"])
+def test_a_thread_count_no_machine_can_use_is_refused_before_prepare_starts(tmp_path, threads):
+    """`--threads -1` was taken as 0 and `--threads 100000` compiled for minutes at gigabytes."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(SMALL), "--out", str(out)]
+        + ["--threads", threads],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"argument --threads: must be a whole number from 0 to 256, not '{threads}'" in done.stderr
+    assert not out.exists()
+
+
+def test_a_prepared_folder_is_readable_by_the_service_and_by_no_one_else_writable(tmp_path):
+    """Under umask 000 prepare made --out 0777, then refused it as one others can write in (and left it
+    so); under any umask the manifest was 0600, unreadable by a service user serving what root prepared."""
+    out = tmp_path / "made" / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", "prepare", "--model-dir", str(TINY), "--out", str(out)]
+        + ["--buckets", "383", "--optimization", "fast"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=lambda: os.umask(0),
+    )
+    assert done.returncode == 0, done.stderr
+    for path in [out.parent, out, *out.rglob("*")]:
+        assert not path.stat().st_mode & 0o022, (path, oct(path.stat().st_mode))
+    assert (out / "manifest.json").stat().st_mode & 0o777 == 0o644
 
 
 def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tmp_path):
@@ -236,3 +272,41 @@ def test_make_test_model_refuses_a_folder_others_can_write_in(tmp_path):
     )
     assert done.returncode == 2 and "others can write in" in done.stderr, done.stderr
     assert victim.read_text() == "precious"
+
+
+def test_make_test_model_under_umask_000_or_into_a_file_says_so_in_one_line(tmp_path):
+    """Under umask 000 it refused the folder it had just made (0777); a file at DIR was a traceback."""
+    command = [sys.executable, "-m", "npu_worker.cli", "make-test-model", "--size", "tiny"]
+    made = subprocess.run(
+        [*command, str(tmp_path / "new" / "model")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=lambda: os.umask(0),
+    )
+    assert made.returncode == 0, made.stderr
+    assert not (tmp_path / "new").stat().st_mode & 0o022
+    (tmp_path / "file").write_text("not a folder")
+    done = subprocess.run([*command, str(tmp_path / "file")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("npu-worker make-test-model: ") and "File exists" in done.stderr
+
+
+def test_prepare_links_only_files_no_one_else_can_change(tmp_path):
+    """Root may hard-link another user's file: the prepared "copy" was then still theirs to change."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    source, out = tmp_path / "model", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    for name in ("mine.onnx", "theirs.onnx", "open.onnx"):
+        (source / name).write_bytes(name.encode())
+    (source / "mine.onnx").chmod(0o644)
+    os.chown(source / "theirs.onnx", 65534, 65534)
+    (source / "open.onnx").chmod(0o666)
+    prepare._copy_model_files(source, out)
+    assert (out / "mine.onnx").stat().st_ino == (source / "mine.onnx").stat().st_ino  # linked
+    for name in ("theirs.onnx", "open.onnx"):
+        copied = (out / name).stat()
+        assert copied.st_ino != (source / name).stat().st_ino and copied.st_uid == 0, name
+        assert (out / name).read_bytes() == name.encode()

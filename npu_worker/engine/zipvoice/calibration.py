@@ -63,6 +63,8 @@ def read_texts(path: Path) -> list[CalibrationText]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"cannot read calibration texts {path}: {exc}") from exc
+    except RecursionError:  # json's answer to `[[[[…` 200 000 deep: a traceback from `prepare`
+        raise ValueError(f"cannot read calibration texts {path}: nested too deeply") from None
     if isinstance(data, dict) and isinstance(data.get("sections"), list):
         lang, items = data.get("lang", "ko"), data["sections"]
     elif isinstance(data, list):

@@ -47,21 +47,30 @@ LOCK = ".prepare.lock"  # in --out: held by the prepare writing it
 def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) -> dict[str, int]:
     """The source directory's files (not its folders), and `extra` files from elsewhere (a vocoder
     beside the model dir), into `target`: hard-linked where possible, each under a temp name first and
-    renamed over the destination, so a link found there is replaced, never written through."""
+    renamed over the destination, so a link found there is replaced, never written through. Only a
+    file of this user's that no one else may write is linked: a link to another's (root may make one)
+    is still theirs to change, in the prepared folder too."""
     sizes = {}
     files = [
         path for path in sorted(source.iterdir()) if path.is_file() and path.name not in (MANIFEST, LOCK)
     ]
     for path in [*files, *extra]:
         temp = target / f".{path.name}.{secrets.token_hex(6)}.part"
-        try:
-            os.link(path, temp)
-        except OSError:
+        info = path.stat()
+        if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
             with open(path, "rb") as reader, open(temp, "xb") as writer:  # "x": O_EXCL, never a link
                 shutil.copyfileobj(reader, writer)
         os.replace(temp, target / path.name)
         sizes[path.name] = path.stat().st_size
     return sizes
+
+
+def _linked(path: Path, link: Path) -> bool:
+    try:
+        os.link(path, link)
+    except OSError:  # another filesystem, or links refused
+        return False
+    return True
 
 
 def check_out_dir(out: Path) -> None:
@@ -197,7 +206,8 @@ def prepare(
                 (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
             )
         # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
-        write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"))
+        # 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest: ModelLoadError).
+        write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
         return manifest
 
 
