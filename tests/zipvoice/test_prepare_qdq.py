@@ -1,10 +1,10 @@
 """`npu-worker prepare --precision a16w8`: a statically quantised decoder, calibrated on the engine's own
 decoder calls, compiled for HTP, served, and measured against fp32 on the CPU.
 
-Both real-layer-count fixtures (the generated tiny model and the small export), one bucket each (383
-frames) and two short calibration sentences. The simulator's share (prepare, and the sentence spoken on
-QNN) runs in a background process from the start of the session (qdq_background.py); the tests here
-wait for it and check what it made. The full-size figures are benchmarks/qnn_prepare.py's.
+One real-layer-count model (the small export where it is beside the repo, else the generated tiny
+model: qdq_background.FIXTURES), one bucket (383 frames) and two short calibration sentences. The
+simulator's share (prepare, and the sentence spoken on QNN) runs in a background process from the start
+of the session (qdq_background.py); the tests here wait for it and check what it made. The full-size figures are benchmarks/qnn_prepare.py's.
 """
 
 from __future__ import annotations
@@ -22,17 +22,15 @@ from npu_worker.protocol import ModelLoadError
 from tests.timing import seconds
 from tests.zipvoice import qdq_background
 from tests.zipvoice.conftest import engine_config
-from tests.zipvoice.qdq_background import BUCKET, SENTENCES, SHARED_REAL_STRUCTURE, speak
+from tests.zipvoice.qdq_background import BUCKET, SENTENCES, speak
 from tests.zipvoice.test_providers import qnn
 
 pytestmark = [qnn]
 WAIT = seconds(1800)  # the background process's whole run on a busy 2-core machine, with room
 
 
-@pytest.fixture(scope="module", params=["generated", "shared"])
+@pytest.fixture(scope="module", params=qdq_background.FIXTURES)
 def fixture_name(request) -> str:  # noqa: ANN001
-    if request.param == "shared" and not SHARED_REAL_STRUCTURE.is_dir():
-        pytest.skip("the small real-structure export is not beside the repo")
     return request.param
 
 
