@@ -15,10 +15,28 @@ import aiohttp
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.jobs.scheduler import Scheduler
 from npu_worker.server import listen
 from tests.test_job_retention import write_job
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
+
+
+def hold_the_reading(
+    scheduler: Scheduler, gate: threading.Event | None = None
+) -> tuple[threading.Event, threading.Event]:
+    """Hold the start-up reading at its first job until `gate` is set (a new one if None); `reached` is
+    set once it is held there. Returns (gate, reached)."""
+    gate, reached = gate or threading.Event(), threading.Event()
+    progress = scheduler.recovery.progress
+
+    def held(done: int, total: int) -> None:
+        progress(done, total)
+        reached.set()
+        gate.wait(seconds(30))
+
+    scheduler.recovery.progress = held
+    return gate, reached
 
 
 async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
@@ -28,15 +46,7 @@ async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
     engine = ToneEngine()
     app = await asyncio.to_thread(build_app, settings, engine)
     scheduler = app[SCHEDULER_KEY]
-    gate, reached = threading.Event(), threading.Event()
-    progress = scheduler.recovery.progress
-
-    def held(done: int, total: int) -> None:
-        progress(done, total)
-        reached.set()
-        gate.wait(seconds(30))
-
-    scheduler.recovery.progress = held
+    gate, reached = hold_the_reading(scheduler)
     listener = await listen(app, settings, host="127.0.0.1", port=0)
     base = f"http://127.0.0.1:{listener.port}"
     try:
@@ -96,15 +106,7 @@ async def test_a_shutdown_while_the_kept_jobs_are_read_stops_the_reading(setting
         write_job(state, time.time() + i, ["재개."])
     app = await asyncio.to_thread(build_app, settings, ToneEngine())
     scheduler = app[SCHEDULER_KEY]
-    reached = threading.Event()
-    progress = scheduler.recovery.progress
-
-    def held(done: int, total: int) -> None:
-        progress(done, total)
-        reached.set()
-        scheduler.recovery.stop.wait(seconds(30))  # released by the shutdown itself
-
-    scheduler.recovery.progress = held
+    _, reached = hold_the_reading(scheduler, scheduler.recovery.stop)  # released by the shutdown itself
     listener = await listen(app, settings, host="127.0.0.1", port=0)
     await asyncio.to_thread(reached.wait, seconds(30))
     async with asyncio.timeout(seconds(10)):

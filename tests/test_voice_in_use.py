@@ -24,6 +24,7 @@ from tests.openai_support import tone_wav
 from tests.test_job_retention import write_job
 from tests.test_openai_stream_ws import receive, stream_url
 from tests.test_openai_voices import upload
+from tests.test_start_up_recovery import hold_the_reading
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -105,15 +106,7 @@ async def test_a_voice_is_not_deleted_while_the_kept_jobs_that_may_use_it_are_re
     engine.gate = threading.Event()  # the resumed job stays running
     app = await asyncio.to_thread(build_app, settings, engine)
     scheduler = app[SCHEDULER_KEY]
-    gate, reached = threading.Event(), threading.Event()
-    progress = scheduler.recovery.progress
-
-    def held(done: int, total: int) -> None:
-        progress(done, total)
-        reached.set()
-        gate.wait(seconds(30))
-
-    scheduler.recovery.progress = held
+    gate, reached = hold_the_reading(scheduler)
     listener = await listen(app, settings, host="127.0.0.1", port=0)
     url = f"http://127.0.0.1:{listener.port}/v1/audio/voices/teacher"
     try:

@@ -210,6 +210,16 @@ LIMITS = UploadLimits(max_bytes=5 << 20, max_seconds=30.0)
 SQUARE = 0.25 * np.sign(np.sin(np.arange(96_000, dtype=np.float32) * np.pi / 48_000 + 0.1))  # 0.5 s
 
 
+def decoded_with_peak(data: bytes) -> tuple[tuple[np.ndarray, int], int]:
+    """decode_upload's result and the most memory Python held while it ran (tracemalloc's peak)."""
+    tracemalloc.start()
+    try:
+        decoded = decode_upload(data, LIMITS)
+        return decoded, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
 def test_a_small_many_channel_upload_is_decoded_without_holding_every_channel():
     """A 1.9 MB FLAC (8 channels at 192 kHz, 29 s of a square wave) decoded to 178 MB of float32 at
     once, 0.6 GB at 655 kHz: a few concurrent uploads took gigabytes. Only the mono samples are held."""
@@ -219,12 +229,7 @@ def test_a_small_many_channel_upload_is_decoded_without_holding_every_channel():
     data = encoded(channels, 192_000, "FLAC")
     del channels
     assert len(data) < LIMITS.max_bytes
-    tracemalloc.start()
-    try:
-        samples, rate = decode_upload(data, LIMITS)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (samples, rate), peak = decoded_with_peak(data)
     mono_bytes = frames * 4
     assert peak < 3 * mono_bytes, f"{peak / 1e6:.0f} MB held to decode {mono_bytes / 1e6:.0f} MB"
     assert rate == 48_000 and samples.size == frames // 4
@@ -247,12 +252,7 @@ def test_a_many_channel_upload_is_decoded_a_bounded_block_at_a_time():
     buffer = io.BytesIO()
     soundfile.write(buffer, channels, 8000, format="WAV", subtype="PCM_U8")
     data = buffer.getvalue()
-    tracemalloc.start()
-    try:
-        samples, _rate = decode_upload(data, LIMITS)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    (samples, _rate), peak = decoded_with_peak(data)
     assert samples.size == frames and peak < 6e6, f"{peak / 1e6:.1f} MB held"
 
 
