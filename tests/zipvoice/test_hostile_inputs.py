@@ -63,6 +63,31 @@ def test_text_without_spaces_plans_into_segments_within_the_bound(engine, text, 
 
 
 @pytest.mark.parametrize(
+    ("unit", "lang"), [("中", "ko"), ("😀. ", "ko")], ids=["han-in-korean", "emoji-sentences"]
+)
+def test_planning_hands_the_tokenizer_work_linear_in_the_text(engine, monkeypatch, unit, lang):
+    """A "中" * 2000 Korean request took 10 s of the engine thread's time to plan before any synthesis
+    (espeak spells each Han character out: a dozen tokens), and "😀. " * 666 1.4 s: each cut counted
+    the rest of the text again, each empty sentence the first segment it grew."""
+    prompts = engine.prompts.get(engine.default_voice(), lang)
+    tokenize = engine._token_ids
+    counted = [0]
+
+    def counting(text: str, lang: str) -> list[int]:
+        counted[0] += len(text)
+        return tokenize(text, lang)
+
+    monkeypatch.setattr(engine, "_token_ids", counting)
+    work = []
+    for repeats in (300, 600):
+        counted[0] = 0
+        segments = engine.plan(unit * repeats, lang, prompts.rest, 1.0, True, prompts.frames_per_token)
+        assert "".join(segments).replace(" ", "") == (unit * repeats).replace(" ", "")
+        work.append(counted[0])
+    assert work[1] < 2.5 * work[0], work
+
+
+@pytest.mark.parametrize(
     ("transcript", "match"),
     [
         ("안녕하세요 " * 200, "1199 characters, more than"),  # 1 200 characters: 330 MB, 0.01 s of audio
