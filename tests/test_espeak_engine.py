@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -61,6 +62,28 @@ def test_korean_text_gives_audible_24khz_speech_of_plausible_duration(engine):
     assert np.sqrt(np.mean(audio**2)) > 0.01
     # Ten syllables of Korean at espeak's default rate: somewhere between one and five seconds.
     assert 1.0 < audio.size / 24000 < 5.0
+
+
+@pytest.mark.parametrize(
+    ("given", "composed"),
+    [
+        # 5.2 s against 3.7 s before (each conjoining jamo read as a letter)
+        (
+            unicodedata.normalize("NFD", "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."),
+            "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다.",
+        ),
+        ("１２３.", "123."),  # 7 ms of silence before: espeak has no reading for full-width digits
+    ],
+    ids=["nfd-hangul", "full-width-digits"],
+)
+def test_decomposed_and_full_width_text_sounds_as_its_composed_ascii_form(engine, given, composed):
+    _, expected = synthesize(engine, composed)
+    played: list[np.ndarray] = []
+    engine.stream_into(SynthesisRequest(given), lambda chunk: played.append(chunk) or True)
+    for audio in (synthesize(engine, given)[1], np.concatenate(played)):
+        # espeak varies a little between runs: the same speech, give or take a few samples
+        assert abs(audio.size - expected.size) < 0.01 * expected.size
+        assert audible_onset(audio, 24000) == audible_onset(expected, 24000)
 
 
 def test_long_sentence_streams_in_many_chunks(engine):

@@ -5,6 +5,7 @@ and texts with nothing to say. Most checks stop before the decoder, so the file 
 from __future__ import annotations
 
 import io
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -166,3 +167,14 @@ def test_a_text_whose_audio_is_all_trimmed_is_an_engine_error_never_an_ok_withou
     assert np.abs(engine.segment_audio("네.")).max() < 1e-3  # what the model makes of it
     with pytest.raises(EngineError, match="gave no audible audio"):
         list(engine.stream(SynthesisRequest("네.")))
+
+
+def test_decomposed_korean_is_spoken_as_the_composed_text(engine):
+    """Text arrives in NFD (macOS, some PDFs): espeak read conjoining jamo as letters, and a cut between
+    characters could part a syllable's jamo."""
+    composed = "안녕하세요. 오늘은 배터리를 봅니다."
+    decomposed = unicodedata.normalize("NFD", composed)
+    audio = [
+        np.concatenate(list(engine.stream(SynthesisRequest(t, "ko", seed=3)))) for t in (decomposed, composed)
+    ]
+    assert np.array_equal(audio[0], audio[1])
