@@ -14,7 +14,7 @@ from npu_worker.audio import audible_onset
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create, resample_pcm16
 from npu_worker.engine.espeak_lib import BUFFER_MS, another_espeak, clause_punctuation, get_espeak
-from npu_worker.protocol import EngineError, UnknownLanguage
+from npu_worker.protocol import EmptyText, EngineError, UnknownLanguage
 from tests.timing import seconds
 
 GREETING = "안녕하세요. 반갑습니다."
@@ -84,6 +84,26 @@ def test_decomposed_and_full_width_text_sounds_as_its_composed_ascii_form(engine
         # espeak varies a little between runs: the same speech, give or take a few samples
         assert abs(audio.size - expected.size) < 0.01 * expected.size
         assert audible_onset(audio, 24000) == audible_onset(expected, 24000)
+
+
+@pytest.mark.parametrize(
+    "text", ["😀", "...!!!", "\u200b\u200b", "[[(("], ids=["emoji", "marks", "zero-width", "brackets"]
+)
+def test_a_text_espeak_says_nothing_for_is_empty_text_and_hands_out_nothing(engine, text):
+    """It was an `ok` with 7 ms of digital silence (ZipVoice: EmptyText), a wav the lecture kept."""
+    with pytest.raises(EmptyText, match="gives no speech"):
+        list(engine.stream(SynthesisRequest(text)))
+    played: list[np.ndarray] = []
+    with pytest.raises(EmptyText, match="gives no speech"):
+        engine.stream_into(SynthesisRequest(text), lambda chunk: played.append(chunk) or True)
+    assert played == []
+
+
+def test_leading_silence_is_held_until_the_speech_and_kept(engine):
+    _, streamed = synthesize(engine, "..., 안녕하세요.")
+    played: list[np.ndarray] = []
+    engine.stream_into(SynthesisRequest("..., 안녕하세요."), lambda chunk: played.append(chunk) or True)
+    assert audible_onset(np.concatenate(played), 24000) == audible_onset(streamed, 24000)
 
 
 def test_long_sentence_streams_in_many_chunks(engine):
