@@ -129,3 +129,12 @@ def test_tokenizers_say_which_languages_they_know():
 def test_decomposed_and_full_width_text_gives_the_phonemes_of_its_composed_ascii_form(given, composed):
     for lang in ("ko", "en"):
         assert EspeakTokenizer().symbols(given, lang) == EspeakTokenizer().symbols(composed, lang)
+
+
+def test_a_text_that_crashes_espeak_is_an_engine_error_and_the_next_one_phonemizes():
+    """espeak-ng aborts the process it runs in on "s'" * 100 (a stack overflow in its suffix rules)."""
+    tokenizer = EspeakTokenizer()
+    korean = tokenizer.symbols("안녕하세요.", "ko")
+    with pytest.raises(EngineError, match="espeak-ng's process failed"):
+        tokenizer.symbols("s'" * 100, "ko")
+    assert tokenizer.symbols("안녕하세요.", "ko") == korean
