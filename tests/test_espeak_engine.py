@@ -73,10 +73,14 @@ def test_korean_text_gives_audible_24khz_speech_of_plausible_duration(engine):
             "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다.",
         ),
         ("１２３.", "123."),  # 7 ms of silence before: espeak has no reading for full-width digits
+        (
+            "\x01450S오늘은 인공지능 음성 합성입니다.",
+            " 450S오늘은 인공지능 음성 합성입니다.",
+        ),  # an embedded rate
     ],
-    ids=["nfd-hangul", "full-width-digits"],
+    ids=["nfd-hangul", "full-width-digits", "control-character"],
 )
-def test_decomposed_and_full_width_text_sounds_as_its_composed_ascii_form(engine, given, composed):
+def test_decomposed_full_width_or_control_text_sounds_as_its_readable_form(engine, given, composed):
     _, expected = synthesize(engine, composed)
     played: list[np.ndarray] = []
     engine.stream_into(SynthesisRequest(given), lambda chunk: played.append(chunk) or True)
