@@ -144,7 +144,7 @@ def _pack(units: list[Unit], limit: int, count: Callable[[str], int]) -> list[st
     return segments
 
 
-# A piece with more characters than this many per token of its bound is over the bound without being
+# A piece with more characters than this many per token of the larger bound is over it without being
 # counted. Speech has about one token per character or more (Korean 3.7 per syllable, English ≈ 1, pinyin
 # 2), so no real text reaches it; what does is text the tokenizer says nothing for (emoji, "..." runs),
 # whose growing pieces were each counted again whole as they grew: 2 000 such characters cost seconds.
@@ -164,7 +164,7 @@ def plan_segments(
     extended by following sentences only while it stays under `first_min` tokens; the rest is packed
     into segments of up to `later_max` tokens, split at sentence, then clause, then word boundaries,
     then between characters. A single character over the bound is the only segment that exceeds it,
-    and no segment has more than `CHARS_PER_TOKEN` characters per token of its bound.
+    and no segment has more than `CHARS_PER_TOKEN` characters per token of the larger bound.
     """
     first_max, later_max = max(1, first_max), max(1, later_max)
     count = _bounded(count, CHARS_PER_TOKEN * max(first_max, later_max))
