@@ -291,6 +291,17 @@ def test_common_language_codes_map_to_espeak_voices(engine, lang, voice):
     assert engine.voice_for(lang) == voice
 
 
+def test_the_voice_map_holds_voices_not_every_spelling_a_caller_sends():
+    """Each distinct `lang` string ("ko-x1", "ko-x2", " KO  ", ...) stayed in the map for good."""
+    engine = EspeakEngine()
+    engine.load()
+    korean = engine.voice_for("ko")
+    for i in range(300):
+        assert engine.voice_for(f"ko-x{i}") == engine.voice_for(" KO" + " " * (i % 30)) == korean
+    assert engine.voice_for("en_US") == engine.voice_for("en-us")
+    assert len(engine._voices) <= 3  # "ko", "en-us" and "en"
+
+
 def test_unknown_language_is_a_client_error_naming_it_and_the_known_ones(engine):
     with pytest.raises(UnknownLanguage, match="xx-nowhere") as raised:
         list(engine.stream(SynthesisRequest("안녕하세요", lang="xx-nowhere")))

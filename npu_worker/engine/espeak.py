@@ -89,20 +89,20 @@ class EspeakEngine:
         return self._library
 
     def voice_for(self, lang: str) -> str:
-        """espeak voice identifier for a request language; EngineError naming an unknown one."""
-        if lang not in self._voices:
-            code = lang.strip().lower().replace("_", "-")
-            primary = code.split("-", 1)[0]
-            for candidate in (LANGUAGE_ALIASES.get(code, code), LANGUAGE_ALIASES.get(primary, primary)):
-                voice = self.library.find_voice(candidate)
-                if voice is not None:
-                    self._voices[lang] = voice.identifier
-                    break
-            else:
-                raise UnknownLanguage(
-                    f"espeak-ng has no voice for lang {lang!r}; it knows: {', '.join(self.languages())}"
-                )
-        return self._voices[lang]
+        """espeak voice identifier for a request language; EngineError naming an unknown one. Only codes
+        that name a voice are kept (normalised): keyed by the caller's spelling (" Ko\t", "ko-x1",
+        "ko-x2", ...), the map grew by one entry per spelling, without bound."""
+        code = lang.strip().lower().replace("_", "-")
+        for key in (code, code.split("-", 1)[0]):
+            if key not in self._voices:
+                voice = self.library.find_voice(LANGUAGE_ALIASES.get(key, key))
+                if voice is None:
+                    continue
+                self._voices[key] = voice.identifier
+            return self._voices[key]
+        raise UnknownLanguage(
+            f"espeak-ng has no voice for lang {lang!r}; it knows: {', '.join(self.languages())}"
+        )
 
     def languages(self) -> list[str]:
         """The language codes espeak-ng has voices for."""
