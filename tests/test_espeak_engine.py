@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -13,7 +14,7 @@ from npu_worker.audio import audible_onset
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create, resample_pcm16
 from npu_worker.engine.espeak_lib import BUFFER_MS, another_espeak, clause_punctuation, get_espeak
-from npu_worker.protocol import EngineError, UnknownLanguage
+from npu_worker.protocol import EmptyText, EngineError, UnknownLanguage
 from tests.timing import seconds
 
 GREETING = "안녕하세요. 반갑습니다."
@@ -61,6 +62,52 @@ def test_korean_text_gives_audible_24khz_speech_of_plausible_duration(engine):
     assert np.sqrt(np.mean(audio**2)) > 0.01
     # Ten syllables of Korean at espeak's default rate: somewhere between one and five seconds.
     assert 1.0 < audio.size / 24000 < 5.0
+
+
+@pytest.mark.parametrize(
+    ("given", "composed"),
+    [
+        # 5.2 s against 3.7 s before (each conjoining jamo read as a letter)
+        (
+            unicodedata.normalize("NFD", "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."),
+            "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다.",
+        ),
+        ("１２３.", "123."),  # 7 ms of silence before: espeak has no reading for full-width digits
+        (
+            "\x01450S오늘은 인공지능 음성 합성입니다.",
+            " 450S오늘은 인공지능 음성 합성입니다.",
+        ),  # an embedded rate
+    ],
+    ids=["nfd-hangul", "full-width-digits", "control-character"],
+)
+def test_decomposed_full_width_or_control_text_sounds_as_its_readable_form(engine, given, composed):
+    _, expected = synthesize(engine, composed)
+    played: list[np.ndarray] = []
+    engine.stream_into(SynthesisRequest(given), lambda chunk: played.append(chunk) or True)
+    for audio in (synthesize(engine, given)[1], np.concatenate(played)):
+        # espeak varies a little between runs: the same speech, give or take a few samples
+        assert abs(audio.size - expected.size) < 0.01 * expected.size
+        assert audible_onset(audio, 24000) == audible_onset(expected, 24000)
+
+
+@pytest.mark.parametrize(
+    "text", ["😀", "...!!!", "\u200b\u200b", "[[(("], ids=["emoji", "marks", "zero-width", "brackets"]
+)
+def test_a_text_espeak_says_nothing_for_is_empty_text_and_hands_out_nothing(engine, text):
+    """It was an `ok` with 7 ms of digital silence (ZipVoice: EmptyText), a wav the lecture kept."""
+    with pytest.raises(EmptyText, match="gives no speech"):
+        list(engine.stream(SynthesisRequest(text)))
+    played: list[np.ndarray] = []
+    with pytest.raises(EmptyText, match="gives no speech"):
+        engine.stream_into(SynthesisRequest(text), lambda chunk: played.append(chunk) or True)
+    assert played == []
+
+
+def test_leading_silence_is_held_until_the_speech_and_kept(engine):
+    _, streamed = synthesize(engine, "..., 안녕하세요.")
+    played: list[np.ndarray] = []
+    engine.stream_into(SynthesisRequest("..., 안녕하세요."), lambda chunk: played.append(chunk) or True)
+    assert audible_onset(np.concatenate(played), 24000) == audible_onset(streamed, 24000)
 
 
 def test_long_sentence_streams_in_many_chunks(engine):
@@ -242,6 +289,17 @@ def test_voices_lists_korean():
 )
 def test_common_language_codes_map_to_espeak_voices(engine, lang, voice):
     assert engine.voice_for(lang) == voice
+
+
+def test_the_voice_map_holds_voices_not_every_spelling_a_caller_sends():
+    """Each distinct `lang` string ("ko-x1", "ko-x2", " KO  ", ...) stayed in the map for good."""
+    engine = EspeakEngine()
+    engine.load()
+    korean = engine.voice_for("ko")
+    for i in range(300):
+        assert engine.voice_for(f"ko-x{i}") == engine.voice_for(" KO" + " " * (i % 30)) == korean
+    assert engine.voice_for("en_US") == engine.voice_for("en-us")
+    assert len(engine._voices) <= 3  # "ko", "en-us" and "en"
 
 
 def test_unknown_language_is_a_client_error_naming_it_and_the_known_ones(engine):

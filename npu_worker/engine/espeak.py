@@ -21,7 +21,7 @@ import soxr
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest
 from npu_worker.engine.espeak_lib import EspeakLibrary, another_espeak, get_espeak
-from npu_worker.protocol import DEFAULT_LANG, EngineError, UnknownLanguage
+from npu_worker.protocol import DEFAULT_LANG, EmptyText, EngineError, UnknownLanguage, WorkerError
 
 OUTPUT_RATE = 24000
 PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
@@ -89,20 +89,20 @@ class EspeakEngine:
         return self._library
 
     def voice_for(self, lang: str) -> str:
-        """espeak voice identifier for a request language; EngineError naming an unknown one."""
-        if lang not in self._voices:
-            code = lang.strip().lower().replace("_", "-")
-            primary = code.split("-", 1)[0]
-            for candidate in (LANGUAGE_ALIASES.get(code, code), LANGUAGE_ALIASES.get(primary, primary)):
-                voice = self.library.find_voice(candidate)
-                if voice is not None:
-                    self._voices[lang] = voice.identifier
-                    break
-            else:
-                raise UnknownLanguage(
-                    f"espeak-ng has no voice for lang {lang!r}; it knows: {', '.join(self.languages())}"
-                )
-        return self._voices[lang]
+        """espeak voice identifier for a request language; EngineError naming an unknown one. Only codes
+        that name a voice are kept (normalised): keyed by the caller's spelling (" Ko\t", "ko-x1",
+        "ko-x2", ...), the map grew by one entry per spelling, without bound."""
+        code = lang.strip().lower().replace("_", "-")
+        for key in (code, code.split("-", 1)[0]):
+            if key not in self._voices:
+                voice = self.library.find_voice(LANGUAGE_ALIASES.get(key, key))
+                if voice is None:
+                    continue
+                self._voices[key] = voice.identifier
+            return self._voices[key]
+        raise UnknownLanguage(
+            f"espeak-ng has no voice for lang {lang!r}; it knows: {', '.join(self.languages())}"
+        )
 
     def languages(self) -> list[str]:
         """The language codes espeak-ng has voices for."""
@@ -121,7 +121,7 @@ class EspeakEngine:
         voice = self.voice_for(request.lang)
         pcm = library.synthesize(request.text, voice=voice, rate_wpm=self.rate_for(request.speed_factor))
         try:
-            yield from resample_pcm16(pcm, library.sample_rate, OUTPUT_RATE)
+            yield from resample_pcm16(_audible(pcm, request), library.sample_rate, OUTPUT_RATE)
         finally:
             pcm.close()
 
@@ -139,6 +139,8 @@ class EspeakEngine:
         library.synthesize_into(
             request.text, gathering.feed, voice=voice, rate_wpm=self.rate_for(request.speed_factor)
         )
+        if not gathering.heard:
+            raise _nothing_to_say(request)
         gathering.finish()
 
     def lane(self) -> EspeakEngine:
@@ -149,6 +151,29 @@ class EspeakEngine:
     def close(self) -> None:
         """Nothing to release: the espeak library lives as long as the process."""
         self._voices.clear()
+
+
+def _nothing_to_say(request: SynthesisRequest) -> WorkerError:
+    """Text espeak made no sound for ("😀", "...", zero-width characters): EmptyText, as ZipVoice says,
+    where it was an `ok` with 7 ms of digital silence."""
+    return EmptyText(f"the text gives no speech for lang {request.lang!r}: {request.text[:40]!r}")
+
+
+def _audible(chunks: Iterable[np.ndarray], request: SynthesisRequest) -> Iterator[np.ndarray]:
+    """espeak's chunks, those of digital silence held until a sound comes; EmptyText if none does."""
+    held: list[np.ndarray] = []
+    heard = False
+    for chunk in chunks:
+        heard = heard or bool(chunk.any())
+        if not heard:
+            held.append(chunk)
+            continue
+        if held:
+            yield from held
+            held = []
+        yield chunk
+    if not heard:
+        raise _nothing_to_say(request)
 
 
 class Pcm16Resampler:
@@ -168,7 +193,8 @@ class Pcm16Resampler:
 
 class _Gathering:
     """espeak's int16 buffers → resampled float32 chunks for a sink: one by one at first, then
-    gathered (fewer resampler calls, and a few hand-offs per sentence downstream)."""
+    gathered (fewer resampler calls, and a few hand-offs per sentence downstream). Buffers of digital
+    silence are held until a sound comes (`heard`): a text espeak says nothing for hands out nothing."""
 
     def __init__(self, rate: int, sink: Callable[[np.ndarray], bool]) -> None:
         self._resampler = Pcm16Resampler(rate, OUTPUT_RATE)
@@ -178,11 +204,13 @@ class _Gathering:
         self._held: list[np.ndarray] = []
         self._held_samples = 0
         self.taking = True
+        self.heard = False  # a sample other than 0 came
 
     def feed(self, chunk: np.ndarray) -> bool:
         self._held.append(chunk)
         self._held_samples += chunk.size
-        if self._passed >= self._prompt and self._held_samples < self._gather:
+        self.heard = self.heard or bool(chunk.any())
+        if not self.heard or self._passed >= self._prompt and self._held_samples < self._gather:
             return True
         return self._hand()
 

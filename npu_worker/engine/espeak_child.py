@@ -8,7 +8,10 @@ finished chunks per sentence from a pipe, blocked in a system call that holds no
 Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
 object: text, lang, speed_factor) and `STOP` (cancel the synthesis running, if any); the child answers
 `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at 24 kHz)
-and one `END` or `FAILED` (JSON: the error's name and message). The child exits when its stdin closes;
+and one `END` or `FAILED` (JSON: the error's name and message). `PHONEMIZE` (JSON: text, voice) is
+answered with one `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its phonemes here, so
+a text that crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the process) ends this
+process, not the worker. The child exits when its stdin closes;
 nothing but frames goes to the pipe it writes (its own stdout is pointed at stderr).
 """
 
@@ -30,8 +33,8 @@ from .base import SynthesisRequest
 from .espeak import EspeakEngine
 
 HEADER = struct.Struct("<cI")
-REQUEST, STOP = b"Q", b"S"  # parent → child
-READY, AUDIO, END, FAILED = b"R", b"A", b"E", b"F"  # child → parent
+REQUEST, STOP, PHONEMIZE = b"Q", b"S", b"P"  # parent → child
+READY, AUDIO, END, FAILED, PHONEMES = b"R", b"A", b"E", b"F", b"H"  # child → parent
 MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not audio
 
 
@@ -76,6 +79,11 @@ class Request(msgspec.Struct, frozen=True):
     speed_factor: float
 
 
+class Phonemize(msgspec.Struct, frozen=True):
+    text: str
+    voice: str
+
+
 class Voice(msgspec.Struct, frozen=True, array_like=True):
     name: str
     identifier: str
@@ -118,10 +126,20 @@ class _Child:
                 kind, payload = read_frame(self.requests)
             except BrokenStream:
                 return 0
-            if kind != REQUEST:  # a STOP that came after its synthesis had ended
-                continue
-            self._synthesise(payload)
+            if kind == PHONEMIZE:
+                self._phonemize(payload)
+            elif kind == REQUEST:  # (a STOP that came after its synthesis had ended is dropped)
+                self._synthesise(payload)
         return 0
+
+    def _phonemize(self, payload: bytearray) -> None:
+        try:
+            request = msgspec.json.decode(payload, type=Phonemize)
+            phonemes = self.engine.library.phonemize(request.text, request.voice)
+        except Exception as error:  # noqa: BLE001 - the request's failure, not the child's
+            self._fail(error)
+            return
+        write_frame(self.out_fd, PHONEMES, phonemes.encode("utf-8"))
 
     def _synthesise(self, payload: bytearray) -> None:
         try:

@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from npu_worker.engine.espeak_stream import ChunkChannel, StreamJob, StreamRunner, SynthesisStream
+from npu_worker.engine.text_form import readable
 from npu_worker.protocol import EngineError, ModelLoadError
 
 # Audio per synth callback. espeak's own default is 60 ms: about 75 callbacks for a 4.5 s sentence, each
@@ -247,7 +248,7 @@ class EspeakLibrary:
         self._load_voice(voice)
         rate = self.default_rate if rate_wpm is None else int(rate_wpm)
         self._lib.espeak_SetParameter(_PARAMETER_RATE, rate, 0)
-        data = text.replace("\0", " ").encode("utf-8") + b"\0"
+        data = readable(text).replace("\0", " ").encode("utf-8") + b"\0"
         self._active, self._active_thread = synthesis, threading.get_ident()
         try:
             status = self._lib.espeak_Synth(data, len(data), 0, _POS_CHARACTER, 0, _CHARS_UTF8, None, None)
@@ -294,10 +295,11 @@ class EspeakLibrary:
 
         Clauses keep their punctuation: "." "!" "?" end a sentence (no space follows), "," ";" ":"
         are followed by a space; full-width forms become ASCII. Language switch markers such as "(en)"
-        are dropped. Words are separated by spaces, as espeak returns them.
+        are dropped. Words are separated by spaces, as espeak returns them. The text is read in its
+        `text_form.readable` form (composed, full-width digits and letters as ASCII), as in synthesis.
         """
         identifier = self.require_voice(voice)
-        return self._call(lambda: self._phonemize(text.replace("\0", " "), identifier))
+        return self._call(lambda: self._phonemize(readable(text).replace("\0", " "), identifier))
 
     def _phonemize(self, text: str, voice: str) -> str:
         """Under `_lock`."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 
 import msgspec
@@ -25,11 +26,14 @@ from .espeak_child import (
     AUDIO,
     END,
     FAILED,
+    PHONEMES,
+    PHONEMIZE,
     READY,
     REQUEST,
     STOP,
     BrokenStream,
     Failure,
+    Phonemize,
     Ready,
     Request,
     read_frame,
@@ -113,6 +117,16 @@ class ChildEspeak:
             if not ended and self.alive:
                 self._stop()
 
+    def phonemize(self, text: str, voice: str) -> str:
+        """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock)."""
+        self._send(PHONEMIZE, msgspec.json.encode(Phonemize(text, voice)))
+        kind, payload = self._receive()
+        if kind == PHONEMES:
+            return payload.decode("utf-8")
+        if kind == FAILED:
+            raise _error(msgspec.json.decode(payload, type=Failure))
+        raise self._broken(f"an unexpected frame {kind!r}")
+
     def _stop(self) -> None:
         try:
             self._send(STOP)
@@ -195,3 +209,26 @@ class EspeakProcessEngine(EspeakEngine):
         if self._library is not None:
             self.library.close()  # type: ignore[attr-defined]
         super().close()
+
+
+class ChildPhonemizer:
+    """espeak-ng's phonemes for ZipVoice's tokenizer, made in a child process started on first use:
+    espeak's text parser has known overflows ("s'" * 100, "A." * 200 in English abort the process), and
+    in the worker's process one request's text ended the worker. A child that dies fails the call
+    (EngineError: that section) and another starts for the next."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._child: ChildEspeak | None = None
+
+    def __call__(self, text: str, voice: str) -> str:
+        with self._lock:
+            if self._child is None or not self._child.alive:
+                self._child = ChildEspeak()
+            return self._child.phonemize(text, voice)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._child is not None:
+                self._child.close()
+                self._child = None

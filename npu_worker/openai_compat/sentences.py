@@ -13,8 +13,10 @@ import re
 from dataclasses import dataclass
 
 CLOSERS = re.escape("\"'”’)]」』》")
-SENTENCE_END = re.compile(rf"[.!?…]+[{CLOSERS}]*(?=\s)|[。！？]+[{CLOSERS}]*|\n")
-CLAUSE_END = re.compile(rf"[,;:]+[{CLOSERS}]*(?=\s)|[，、；：]")
+# A run of marks is matched from its first mark only, and whole (possessive): tried at every mark of a
+# run, as before, 2 000 "." without a space took 0.3 s of the event loop per fragment (quadratic).
+SENTENCE_END = re.compile(rf"(?<![.!?…])[.!?…]++[{CLOSERS}]*+(?=\s)|[。！？]+[{CLOSERS}]*|\n")
+CLAUSE_END = re.compile(rf"(?<![,;:])[,;:]++[{CLOSERS}]*+(?=\s)|[，、；：]")
 
 
 @dataclass(frozen=True)

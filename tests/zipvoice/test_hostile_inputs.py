@@ -5,6 +5,7 @@ and texts with nothing to say. Most checks stop before the decoder, so the file 
 from __future__ import annotations
 
 import io
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,31 @@ def test_text_without_spaces_plans_into_segments_within_the_bound(engine, text, 
         tokens = [len(engine._token_ids(add_punctuation(s), lang)) for s in segments]
         assert len(segments) > 1
         assert max(tokens) * seconds_per_token <= cost.MAX_SEGMENT_SECONDS
+
+
+@pytest.mark.parametrize(
+    ("unit", "lang"), [("中", "ko"), ("😀. ", "ko")], ids=["han-in-korean", "emoji-sentences"]
+)
+def test_planning_hands_the_tokenizer_work_linear_in_the_text(engine, monkeypatch, unit, lang):
+    """A "中" * 2000 Korean request took 10 s of the engine thread's time to plan before any synthesis
+    (espeak spells each Han character out: a dozen tokens), and "😀. " * 666 1.4 s: each cut counted
+    the rest of the text again, each empty sentence the first segment it grew."""
+    prompts = engine.prompts.get(engine.default_voice(), lang)
+    tokenize = engine._token_ids
+    counted = [0]
+
+    def counting(text: str, lang: str) -> list[int]:
+        counted[0] += len(text)
+        return tokenize(text, lang)
+
+    monkeypatch.setattr(engine, "_token_ids", counting)
+    work = []
+    for repeats in (300, 600):
+        counted[0] = 0
+        segments = engine.plan(unit * repeats, lang, prompts.rest, 1.0, True, prompts.frames_per_token)
+        assert "".join(segments).replace(" ", "") == (unit * repeats).replace(" ", "")
+        work.append(counted[0])
+    assert work[1] < 2.5 * work[0], work
 
 
 @pytest.mark.parametrize(
@@ -141,3 +167,22 @@ def test_a_text_whose_audio_is_all_trimmed_is_an_engine_error_never_an_ok_withou
     assert np.abs(engine.segment_audio("네.")).max() < 1e-3  # what the model makes of it
     with pytest.raises(EngineError, match="gave no audible audio"):
         list(engine.stream(SynthesisRequest("네.")))
+
+
+def test_decomposed_korean_is_spoken_as_the_composed_text(engine):
+    """Text arrives in NFD (macOS, some PDFs): espeak read conjoining jamo as letters, and a cut between
+    characters could part a syllable's jamo."""
+    composed = "안녕하세요. 오늘은 배터리를 봅니다."
+    decomposed = unicodedata.normalize("NFD", composed)
+    audio = [
+        np.concatenate(list(engine.stream(SynthesisRequest(t, "ko", seed=3)))) for t in (decomposed, composed)
+    ]
+    assert np.array_equal(audio[0], audio[1])
+
+
+def test_spellings_of_one_language_share_the_voices_prompts(engine):
+    """Each spelling of `lang` (" ko", "KO ", ...) built the prompts again (≈ 0.1 s on the tiny model) and
+    pushed another voice's out of the 16 kept."""
+    voice = engine.default_voice()
+    prompts = engine.prompts.get(voice, "ko")
+    assert all(engine.prompts.get(voice, spelling) is prompts for spelling in (" ko", "KO", "Ko\t", " kO  "))

@@ -1,5 +1,7 @@
 """Segmentation of Korean text: sentences at punctuation, a short first segment, packed later ones."""
 
+import pytest
+
 from npu_worker.engine.zipvoice.segmenter import plan_segments, split_clauses, split_sentences
 
 LECTURE_0 = "안녕하세요. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다."
@@ -99,3 +101,31 @@ def test_the_rest_of_a_long_first_sentence_keeps_the_later_bound_when_the_first_
     segments = plan_segments(text, len, first_max=20, later_max=6)
     assert all(len(s) <= 6 for s in segments[1:]), segments
     assert "".join(segments).replace(" ", "") == text.replace(" ", "")
+
+
+def characters_counted(text: str, tokens_per_character: int, first_min: int = 0) -> tuple[int, list[str]]:
+    """How many characters `plan_segments` hands its count in all (each character `tokens_per_character`
+    tokens; 0: the tokenizer says nothing but the final mark, as espeak for emoji or "..." runs)."""
+    counted = [0]
+
+    def count(piece: str) -> int:
+        counted[0] += len(piece)
+        return max(1, tokens_per_character * len(piece))
+
+    segments = plan_segments(text, count, first_max=60, later_max=150, first_min=first_min)
+    return counted[0], segments
+
+
+@pytest.mark.parametrize(
+    ("unit", "tokens_per_character", "first_min"),
+    [("中", 12, 0), ("😀. ", 0, 30), ("😀. ", 0, 0)],
+    ids=["han-in-korean", "empty-sentences-first-min", "empty-sentences"],
+)
+def test_planning_work_grows_linearly_with_the_text(unit, tokens_per_character, first_min):
+    """2 000 Han characters in a Korean request (a dozen tokens each) cost 10 s of planning on the tiny
+    model: each cut counted the whole rest of the run again; sentences the tokenizer says nothing for
+    were each counted again whole as the first segment (or a packed one) grew over them."""
+    small, segments = characters_counted(unit * 400, tokens_per_character, first_min)
+    large, _ = characters_counted(unit * 800, tokens_per_character, first_min)
+    assert large < 2.5 * small, (small, large)
+    assert "".join(segments).replace(" ", "") == (unit * 400).replace(" ", "")

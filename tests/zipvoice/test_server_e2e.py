@@ -116,3 +116,22 @@ async def test_without_a_default_voice_a_request_without_ref_wav_is_a_400_and_on
     )
     body = await response.json()
     assert body["status"] == "ok", body
+
+
+async def test_a_text_that_crashes_espeak_fails_its_section_and_the_worker_speaks_on(
+    worker, tiny_model_dir, tmp_path
+):
+    """espeak-ng 1.52's parser overflows its stack on "s'" * 100 (and "A." * 200 in English) and aborts
+    the process it runs in: the tokenizer's phonemes came from the worker's own process, so one
+    request's 200 characters ended the worker. They come from a child process now."""
+    client = await start(worker, tiny_model_dir, tmp_path)
+    for text, lang in (("s'" * 100, "ko"), ("A." * 200, "en")):
+        out = str(tmp_path / "crash.wav")
+        response = await client.post("/synth", json={"text": text, "lang": lang, "output_path": out})
+        body = await response.json()
+        assert body["status"] == "fail" and body["error"].startswith("EngineError: espeak-ng's process")
+        response = await client.post(
+            "/synth", json={"text": "반갑습니다.", "output_path": str(tmp_path / "a.wav")}
+        )
+        assert (await response.json())["status"] == "ok"
+    assert (await client.get("/health")).status == 200

@@ -3,6 +3,7 @@
 import importlib
 import importlib.util
 import sys
+import unicodedata
 
 import pytest
 
@@ -114,3 +115,26 @@ def test_tokenizers_say_which_languages_they_know():
     assert emilia.knows_language("zh") and emilia.knows_language("ko")  # ko goes to espeak
     assert not emilia.knows_language("xx-nowhere")
     assert SimpleTokenizer().knows_language("xx-nowhere")  # characters need no phonemizer
+
+
+@pytest.mark.parametrize(
+    ("given", "composed"),
+    [
+        (unicodedata.normalize("NFD", "한글 입니다."), "한글 입니다."),  # "입니다" was "iˈɯŋipnˌidɐ"
+        (unicodedata.normalize("NFD", "café."), "café."),  # "kˈeɪf"
+        ("１２３ ＡＢＣ.", "123 ABC."),  # no phoneme at all for the digits
+    ],
+    ids=["nfd-hangul", "nfd-accent", "full-width"],
+)
+def test_decomposed_and_full_width_text_gives_the_phonemes_of_its_composed_ascii_form(given, composed):
+    for lang in ("ko", "en"):
+        assert EspeakTokenizer().symbols(given, lang) == EspeakTokenizer().symbols(composed, lang)
+
+
+def test_a_text_that_crashes_espeak_is_an_engine_error_and_the_next_one_phonemizes():
+    """espeak-ng aborts the process it runs in on "s'" * 100 (a stack overflow in its suffix rules)."""
+    tokenizer = EspeakTokenizer()
+    korean = tokenizer.symbols("안녕하세요.", "ko")
+    with pytest.raises(EngineError, match="espeak-ng's process failed"):
+        tokenizer.symbols("s'" * 100, "ko")
+    assert tokenizer.symbols("안녕하세요.", "ko") == korean

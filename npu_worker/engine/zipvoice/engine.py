@@ -21,6 +21,7 @@ import numpy as np
 from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest, Voice
 from npu_worker.engine.interruptible import Calls
+from npu_worker.engine.text_form import readable
 from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler
 from npu_worker.engine.zipvoice.features import SpectrumConfig, rms_restore
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
@@ -231,7 +232,7 @@ class ZipVoiceEngine:
         try:
             prompts = self.prompts.get(voice, request.lang)
             segments = self.plan(
-                request.text,
+                readable(request.text),  # composed first: a cut never parts a syllable's jamo
                 request.lang,
                 prompts.rest,
                 request.speed_factor,

@@ -286,7 +286,9 @@ class PromptCache:
         self._lock = threading.Lock()
 
     def get(self, voice: Voice, lang: str) -> VoicePrompts:
-        key = (voice.identity(), lang)
+        """The voice's prompts for `lang`, keyed by the code as the tokenizers read it: by the caller's
+        spelling (" ko", "KO ", ...), each variant rebuilt the prompts (≈ 0.1 s) and evicted another's."""
+        key = (voice.identity(), lang.strip().lower().replace("_", "-"))
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)

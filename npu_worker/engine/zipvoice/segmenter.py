@@ -12,6 +12,7 @@ decoder's attention quadratic in its length (2 000 Hangul syllables asked onnxru
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Callable
 
@@ -63,28 +64,40 @@ def _boundaries(word: str) -> list[int]:
 
 def _split_characters(word: str, limit: int, count: Callable[[str], int]) -> list[str]:
     """A run with no space longer than `limit` tokens, cut between characters into the longest pieces
-    of ≤ limit tokens (at least one character each). The cut is found by galloping, then bisecting
-    over the allowed boundaries: O(log n) counts of at most twice a piece per piece."""
+    of ≤ limit tokens (at least one character each). Each cut is found by galloping, then bisecting
+    over the allowed ends after the piece's start, so a piece costs O(log n) counts of at most twice
+    its own length; the rest of the run is never counted whole (that made 2 000 Han characters in a
+    Korean request, each a dozen tokens, cost seconds of planning: quadratic in the run)."""
     pieces: list[str] = []
-    while word:
-        cuts = _boundaries(word)
-        if count(word) <= limit or not cuts:
-            pieces.append(word)
-            break
-        good, step = 0, 1  # index into cuts: word[:cuts[good]] fits (or good == 0: take cuts[0])
-        while step - 1 < len(cuts) and count(word[: cuts[step - 1]]) <= limit:
-            good, step = step, step * 2
-        low, high = good, min(step, len(cuts) + 1)  # cuts[low-1] fits, cuts[high-1] does not
-        while high - low > 1:
-            middle = (low + high) // 2
-            if count(word[: cuts[middle - 1]]) <= limit:
-                low = middle
-            else:
-                high = middle
-        end = cuts[max(low, 1) - 1]
-        pieces.append(word[:end])
-        word = word[end:]
+    ends = [*_boundaries(word), len(word)]  # where a piece may end: the allowed cuts, then the end
+    start, first = 0, 0  # the piece begins at `start`; ends[first] is the first end after it
+    while first < len(ends):
+        taken = _longest_fit(word, start, ends, first, limit, count)
+        pieces.append(word[start : ends[taken]])
+        start, first = ends[taken], taken + 1
     return pieces
+
+
+def _longest_fit(
+    word: str, start: int, ends: list[int], first: int, limit: int, count: Callable[[str], int]
+) -> int:
+    """The last index from `first` on where word[start:ends[index]] fits `limit` (`first` when none
+    does), by galloping over first, first + 1, first + 3, first + 7, ... and bisecting the last step."""
+
+    def fits(end: int) -> bool:
+        return count(word[start:end]) <= limit
+
+    good, probe = first - 1, first
+    while probe < len(ends) and fits(ends[probe]):
+        good, probe = probe, 2 * probe - first + 1
+    bad = min(probe, len(ends))
+    while bad - good > 1:
+        middle = (good + bad) // 2
+        if fits(ends[middle]):
+            good = middle
+        else:
+            bad = middle
+    return max(good, first)
 
 
 # A unit of text and whether it continues the unit before it inside one word (a cut with no space).
@@ -131,6 +144,17 @@ def _pack(units: list[Unit], limit: int, count: Callable[[str], int]) -> list[st
     return segments
 
 
+# A piece with more characters than this many per token of the larger bound is over it without being
+# counted. Speech has about one token per character or more (Korean 3.7 per syllable, English ≈ 1, pinyin
+# 2), so no real text reaches it; what does is text the tokenizer says nothing for (emoji, "..." runs),
+# whose growing pieces were each counted again whole as they grew: 2 000 such characters cost seconds.
+CHARS_PER_TOKEN = 4
+
+
+def _bounded(count: Callable[[str], int], most_chars: int) -> Callable[[str], int]:
+    return lambda piece: count(piece) if len(piece) <= most_chars else sys.maxsize
+
+
 def plan_segments(
     text: str, count: Callable[[str], int], first_max: int, later_max: int, first_min: int = 0
 ) -> list[str]:
@@ -139,9 +163,11 @@ def plan_segments(
     The first segment is the first sentence (or its first clauses/words up to `first_max` tokens),
     extended by following sentences only while it stays under `first_min` tokens; the rest is packed
     into segments of up to `later_max` tokens, split at sentence, then clause, then word boundaries,
-    then between characters. A single character over the bound is the only segment that exceeds it.
+    then between characters. A single character over the bound is the only segment that exceeds it,
+    and no segment has more than `CHARS_PER_TOKEN` characters per token of the larger bound.
     """
     first_max, later_max = max(1, first_max), max(1, later_max)
+    count = _bounded(count, CHARS_PER_TOKEN * max(first_max, later_max))
     sentences = split_sentences(text)
     if not sentences:
         return []

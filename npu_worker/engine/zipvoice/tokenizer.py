@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from npu_worker.engine.espeak_process import ChildPhonemizer
 from npu_worker.protocol import ModelLoadError
 
 PUNCTUATION = frozenset(";:,.!?；：，。！？")
@@ -92,10 +93,9 @@ class SimpleTokenizer:
 Phonemize = Callable[[str, str], "str | list[str]"]
 
 
-def _default_phonemize(text: str, voice: str) -> str | list[str]:
-    from npu_worker.engine.espeak_lib import get_espeak
-
-    return get_espeak().phonemize(text, voice)
+# espeak-ng's phonemes, made in a child process started on first use: a text that crashes espeak's
+# parser fails its section instead of ending the worker.
+_default_phonemize: Phonemize = ChildPhonemizer()
 
 
 def espeak_voice(lang: str) -> str:

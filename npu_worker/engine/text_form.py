@@ -1,0 +1,30 @@
+"""Text in the form espeak-ng and the tokenizers read: NFC, full-width digits and Latin letters as ASCII.
+
+Text often arrives decomposed (NFD: macOS file names, some PDFs and editors): espeak-ng read a decomposed
+Hangul syllable's conjoining jamo as letters ("입니다" became "iˈɯŋipnˌidɐ" instead of "ˈipnidˌɐ"),
+dropped a decomposed accent's word ("café" → "kˈeɪf"), and a cut between characters could separate a
+syllable's jamo. Full-width digits (a Korean or Japanese IME's wide mode) were said not at all ("１２３"
+gave no phoneme) and full-width letters were spelled out as symbols. Full-width punctuation stays: the
+segmenters and espeak read "。，！？" as CJK marks, which they are. Control characters other than tab and
+line breaks become spaces: espeak reads "\x01" as the start of an embedded command, so "\x01450S" in a
+caller's text set the speaking rate past the checked `speed_factor` range, "\x01200A" the amplitude.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+_WIDE_TO_ASCII: dict[int, int | str] = {
+    code: code - 0xFEE0
+    for span in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
+    for code in range(span[0], span[1] + 1)
+}
+_CONTROLS: dict[int, int | str] = {
+    code: " " for code in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if chr(code) not in "\t\n\r"
+}
+_FORM = {**_WIDE_TO_ASCII, **_CONTROLS}
+
+
+def readable(text: str) -> str:
+    """`text` composed (NFC), full-width digits and letters made ASCII, control characters made spaces."""
+    return unicodedata.normalize("NFC", text).translate(_FORM)
