@@ -243,3 +243,30 @@ def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_
         process.kill()
         process.communicate()
     assert result["status"] == "done" and result["ok_count"] == 2, result
+
+
+def test_a_text_that_crashes_espeak_fails_one_section_of_a_default_worker_which_speaks_on(tmp_path):
+    """espeak-ng 1.52 overflows its stack on "s'" * 100 and "A." * 200 (en) and aborts the process it
+    parses them in: with espeak on the engine thread (the default until 2026-12-05) that process was
+    the worker, ended by 200 characters from any caller. The default now runs espeak in a child."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port)]
+    command += ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = {name: value for name, value in env.items() if name != "NPU_WORKER_ESPEAK_PROCESS"}
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_loaded(base, process)
+        for text, lang in (("s'" * 100, "ko"), ("A." * 200, "en")):
+            failed = post(
+                base, "/synth", {"text": text, "lang": lang, "output_path": str(tmp_path / "x.wav")}
+            )
+            assert failed["status"] == "fail", failed
+            assert failed["error"].startswith("EngineError: espeak-ng's process failed"), failed
+            spoken = {"text": "반갑습니다.", "lang": "ko", "output_path": str(tmp_path / "a.wav")}
+            assert post(base, "/synth", spoken)["status"] == "ok"
+        assert process.poll() is None and get(base, "/health")["status"] == "ok"
+    finally:
+        process.kill()
+        process.communicate(timeout=seconds(30))
