@@ -40,10 +40,14 @@ class EngineInfo:
     fallback_reason: str | None = None
     # ONNX engines: for every session opened, {"device", "nodes", "on_device"} (see /health)
     placement: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # What else shapes the audio that `model` does not name (ZipVoice: its files' paths, sizes and times,
+    # steps, guidance, options), so a restart with other settings is never served the old audio.
+    audio_settings: str = ""
 
     def identity(self) -> str:
         """Everything about the engine that changes the audio (cache key part)."""
-        return f"{self.backend}|{self.model}|{self.device}|{self.precision}|{self.sample_rate}"
+        engine = f"{self.backend}|{self.model}|{self.device}|{self.precision}|{self.sample_rate}"
+        return f"{engine}|{self.audio_settings}"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from ..engine.base import EngineInfo, SynthesisRequest
+from ..engine.base import EngineInfo, SynthesisRequest, Voice
 from ..files import TooLarge, private_folder, read_own, write_atomic
 
 log = logging.getLogger(__name__)
@@ -25,13 +25,16 @@ def whole_wav(data: bytes) -> bool:
     )
 
 
-def cache_key(info: EngineInfo, request: SynthesisRequest) -> str:
+def cache_key(info: EngineInfo, request: SynthesisRequest, default_voice: Voice | None = None) -> str:
+    """`default_voice`: what the engine speaks with when the request names no voice (ZipVoice's
+    `--ref-wav`), so a restart with another one is another key."""
+    voice = request.voice if request.voice.ref_wav is not None or default_voice is None else default_voice
     parts = [
         info.identity(),
         request.text,
         request.lang,
         repr(float(request.speed_factor)),
-        request.voice.identity(),
+        voice.identity(),
         repr(request.seed),
         repr(request.early_audio),
     ]

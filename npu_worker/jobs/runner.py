@@ -295,7 +295,8 @@ class Runner:
     def _synthesise(self, job: Job, section: Section, engine: Engine) -> SectionAudio | None:
         assert self.info is not None
         request = self._request(job, section)
-        key = cache_key(self.info, request)
+        default_voice = getattr(engine, "default_voice", None)
+        key = cache_key(self.info, request, default_voice() if callable(default_voice) else None)
         hit = self.cache.get(key)
         source: Iterator[np.ndarray] | None = None
         if hit is not None:
