@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import numpy as np
 
 from npu_worker.audio import wav_bytes
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
 from npu_worker.jobs.cache import SynthesisCache, cache_key
+from tests.tone_engine import ToneEngine
 
 CPU = EngineInfo("zipvoice-onnx", "cpu", "fp32", 24000, "zipvoice-distill-1")
 
@@ -37,15 +39,15 @@ def test_least_recently_used_entries_are_evicted_past_the_bound(tmp_path):
     for index, key in enumerate(("a", "b", "c")):
         cache.put(key, wav_of(1000))
         os.utime(tmp_path / f"{key}.wav", (1000 + index, 1000 + index))
-    assert cache.get("a") is None  # oldest went first
-    assert cache.get("b") is not None and cache.get("c") is not None
+    assert cache.get("a", 24000) is None  # oldest went first
+    assert cache.get("b", 24000) is not None and cache.get("c", 24000) is not None
     assert sum(p.stat().st_size for p in tmp_path.glob("*.wav")) <= 2500
 
 
 def test_a_zero_bound_disables_the_cache(tmp_path):
     cache = SynthesisCache(tmp_path / "off", max_bytes=0)
     cache.put("a", bytes(10))
-    assert cache.get("a") is None and not (tmp_path / "off").exists()
+    assert cache.get("a", 24000) is None and not (tmp_path / "off").exists()
 
 
 def test_an_entry_that_is_a_link_is_cut_short_or_is_not_a_wav_is_a_miss(tmp_path):
@@ -53,13 +55,13 @@ def test_an_entry_that_is_a_link_is_cut_short_or_is_not_a_wav_is_a_miss(tmp_path
     that are not a wav would otherwise become a section's `ok` audio, or fail that text for good."""
     cache = SynthesisCache(tmp_path / "cache", max_bytes=10**6)
     cache.put("whole", wav_of(1000))
-    assert cache.get("whole") == wav_of(1000)
+    assert cache.get("whole", 24000) == wav_of(1000)
     elsewhere = tmp_path / "elsewhere.wav"
     elsewhere.write_bytes(wav_of(1000))
     (tmp_path / "cache" / "linked.wav").symlink_to(elsewhere)
     (tmp_path / "cache" / "short.wav").write_bytes(wav_of(1000)[:100])
     (tmp_path / "cache" / "junk.wav").write_bytes(b"not a wav at all")
-    assert [cache.get(key) for key in ("linked", "short", "junk")] == [None, None, None]
+    assert [cache.get(key, 24000) for key in ("linked", "short", "junk")] == [None, None, None]
 
 
 async def test_the_workers_own_folders_and_logs_are_not_group_writable_whatever_the_umask(worker, settings):
@@ -77,3 +79,29 @@ async def test_the_workers_own_folders_and_logs_are_not_group_writable_whatever_
     assert {p.relative_to(state).parts[0] for p in made} >= {"jobs", "outputs", "cache"}
     for path in [state, *made]:
         assert not path.stat().st_mode & 0o022, f"{path} is writable by others: {path.stat().st_mode:o}"
+
+
+async def test_an_entry_whose_header_is_damaged_or_of_another_rate_is_a_miss_not_a_failed_section(
+    worker, tmp_path, settings
+):
+    """An entry the RIFF size check passed (the size is right) but libsndfile cannot read, or whose
+    header says another sample rate, failed its text for good or played it at the wrong speed."""
+    engine = ToneEngine()
+    client = await worker(engine, cache_max_bytes=10**6)
+    body = {"text": "손상된 항목.", "output_path": str(tmp_path / "one.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    [entry] = (Path(settings.state_dir) / "cache").glob("*.wav")
+    whole = entry.read_bytes()
+    damaged = [
+        whole[:12] + b"junk" + whole[16:],  # the fmt chunk's name
+        whole[:20] + (3).to_bytes(2, "little") + whole[22:],  # float samples, 16 bits wide
+        whole[:24] + (8000).to_bytes(4, "little") + whole[28:],  # another rate
+    ]
+    for number, data in enumerate(damaged):
+        entry.write_bytes(data)
+        body["output_path"] = str(tmp_path / f"again{number}.wav")
+        answer = await (await client.post("/synth", json=body)).json()
+        assert answer["status"] == "ok" and "cached" not in answer, answer
+        assert (tmp_path / f"again{number}.wav").read_bytes() == whole
+        assert entry.read_bytes() == whole  # made again and kept again
+    assert len(engine.calls) == 1 + len(damaged)

@@ -8,6 +8,7 @@ import errno
 import hashlib
 import logging
 import os
+import struct
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -18,11 +19,16 @@ from ..files import TooLarge, private_folder, read_own, write_atomic
 log = logging.getLogger(__name__)
 
 
-def whole_wav(data: bytes) -> bool:
-    """Whether the RIFF size in the header is the file's: what `audio.wav_bytes` wrote, not cut short."""
-    return (
-        data[:4] == b"RIFF" and data[8:12] == b"WAVE" and int.from_bytes(data[4:8], "little") + 8 == len(data)
-    )
+def whole_wav(data: bytes, rate: int) -> bool:
+    """Whether `data` is what `audio.wav_bytes` writes at `rate`, not cut short: its one 44-byte header
+    (16-bit mono PCM) with the sizes of this file. A header damaged where the sizes still agree made
+    libsndfile fail the section (and its text, for as long as the entry stayed); another rate played it
+    at the wrong speed."""
+    size = len(data) - 44
+    if size < 0 or size % 2:
+        return False
+    fields = (b"RIFF", 36 + size, b"WAVE", b"fmt ", 16, 1, 1, rate, 2 * rate, 2, 16, b"data", size)
+    return data[:44] == struct.pack("<4sI4s4sIHHIIHH4sI", *fields)
 
 
 def cache_key(info: EngineInfo, request: SynthesisRequest, default_voice: Voice | None = None) -> str:
@@ -80,14 +86,17 @@ class SynthesisCache:
             self._total = sum(self._index.values())
         return self._index
 
-    def get(self, key: str) -> bytes | None:
+    def get(self, key: str, rate: int) -> bytes | None:
+        """The entry's wav, if it is one of ours made at `rate` (the engine's); else a miss."""
         if not self.enabled:
             return None
         path = self._path(key)
         try:
             data = read_own(path, self.max_bytes)
-            if not whole_wav(data):
-                raise OSError(errno.EINVAL, "not a whole wav (cut short or replaced)", str(path))
+            if not whole_wav(data, rate):
+                raise OSError(
+                    errno.EINVAL, "not a whole wav of this engine's (cut short or damaged)", str(path)
+                )
             os.utime(path)  # recency survives a restart
         except FileNotFoundError:
             return None

@@ -297,7 +297,7 @@ class Runner:
         request = self._request(job, section)
         default_voice = getattr(engine, "default_voice", None)
         key = cache_key(self.info, request, default_voice() if callable(default_voice) else None)
-        hit = self.cache.get(key)
+        hit = self.cache.get(key, self._rate())
         source: Iterator[np.ndarray] | None = None
         if hit is not None:
             source = chunks_of(read_wav(hit)[0], self._rate())
