@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -105,3 +106,22 @@ async def test_an_entry_whose_header_is_damaged_or_of_another_rate_is_a_miss_not
         assert (tmp_path / f"again{number}.wav").read_bytes() == whole
         assert entry.read_bytes() == whole  # made again and kept again
     assert len(engine.calls) == 1 + len(damaged)
+
+
+async def test_a_link_loop_or_a_folder_among_the_entries_leaves_sections_ok_once(worker, tmp_path, settings):
+    """Listing the entries (first use) stat()ed through links and stopped at the first error: the
+    section that filled the cache, `ok` already, was then reported failed too (`ok`, then `error`,
+    for one idx), and so was every later one. A folder named like an entry is not one either."""
+    client = await worker(ToneEngine(), cache_max_bytes=20_000)
+    cache = Path(settings.state_dir) / "cache"
+    (cache / "loop.wav").symlink_to(cache / "loop.wav")
+    (cache / "folder.wav").mkdir()
+    for number in range(3):
+        body = {"sections": [{"idx": 0, "text": f"폴더 {number}."}], "output_dir": str(tmp_path)}
+        lines = (await (await client.post("/synth_batch", json=body)).text()).splitlines()
+        events = [json.loads(line)["event"] for line in lines]
+        assert events == ["start", "progress", "progress", "done"], "\n".join(lines)
+        assert json.loads(lines[-1])["ok_count"] == 1
+    body = {"text": "폴더 2.", "output_path": str(tmp_path / "hit.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["cached"] is True
+    assert (cache / "folder.wav").is_dir()

@@ -76,12 +76,17 @@ class SynthesisCache:
     def _entries(self) -> OrderedDict[str, int]:
         if self._index is None:
             found = []
-            for path in self.directory.glob("*.wav"):
-                try:
-                    stat = path.stat()
-                except FileNotFoundError:
-                    continue
-                found.append((stat.st_mtime, path.stem, stat.st_size))
+            try:
+                with os.scandir(self.directory) as listing:
+                    for entry in listing:
+                        try:  # the worker's own files only: a link (a loop) or a folder is no entry
+                            if entry.name.endswith(".wav") and entry.is_file(follow_symlinks=False):
+                                stat = entry.stat(follow_symlinks=False)
+                                found.append((stat.st_mtime, entry.name[:-4], stat.st_size))
+                        except OSError:
+                            continue
+            except OSError as exc:
+                log.warning("the synthesis cache could not be listed: %s", exc)
             self._index = OrderedDict((key, size) for _, key, size in sorted(found))
             self._total = sum(self._index.values())
         return self._index
@@ -123,5 +128,8 @@ class SynthesisCache:
             entries[key] = len(wav)
             while self._total > self.max_bytes and entries:
                 oldest, size = entries.popitem(last=False)
-                self._path(oldest).unlink(missing_ok=True)
                 self._total -= size
+                try:
+                    self._path(oldest).unlink(missing_ok=True)
+                except OSError as exc:  # put runs after the section's `ok`: it must not fail it
+                    log.warning("the synthesis cache could not drop an entry: %s", exc)
