@@ -125,3 +125,15 @@ async def test_a_link_loop_or_a_folder_among_the_entries_leaves_sections_ok_once
     body = {"text": "폴더 2.", "output_path": str(tmp_path / "hit.wav")}
     assert (await (await client.post("/synth", json=body)).json())["cached"] is True
     assert (cache / "folder.wav").is_dir()
+
+
+def test_a_restart_with_a_smaller_bound_fits_it_at_first_use(tmp_path):
+    """The listing at first use kept every entry: a worker restarted with a smaller bound (to free the
+    disk) stayed over it until some section was put, and one that only served hits, for good."""
+    before = SynthesisCache(tmp_path, max_bytes=10**6)
+    for index, key in enumerate(("a", "b", "c")):
+        before.put(key, wav_of(1000))
+        os.utime(tmp_path / f"{key}.wav", (1000 + index, 1000 + index))
+    after = SynthesisCache(tmp_path, max_bytes=2500)
+    assert after.get("c", 24000) == wav_of(1000)
+    assert sorted(path.name for path in tmp_path.glob("*.wav")) == ["b.wav", "c.wav"]

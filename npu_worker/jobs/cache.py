@@ -89,7 +89,18 @@ class SynthesisCache:
                 log.warning("the synthesis cache could not be listed: %s", exc)
             self._index = OrderedDict((key, size) for _, key, size in sorted(found))
             self._total = sum(self._index.values())
+            self._fit(self._index)  # a restart with a smaller bound: within it now, not at the next put
         return self._index
+
+    def _fit(self, entries: OrderedDict[str, int]) -> None:
+        """Drop the least recently used entries until the rest fit the bound."""
+        while self._total > self.max_bytes and entries:
+            oldest, size = entries.popitem(last=False)
+            self._total -= size
+            try:
+                self._path(oldest).unlink(missing_ok=True)
+            except OSError as exc:  # put runs after the section's `ok`: it must not fail it
+                log.warning("the synthesis cache could not drop an entry: %s", exc)
 
     def get(self, key: str, rate: int) -> bytes | None:
         """The entry's wav, if it is one of ours made at `rate` (the engine's); else a miss."""
@@ -126,10 +137,4 @@ class SynthesisCache:
                 return
             self._total += len(wav) - entries.pop(key, 0)
             entries[key] = len(wav)
-            while self._total > self.max_bytes and entries:
-                oldest, size = entries.popitem(last=False)
-                self._total -= size
-                try:
-                    self._path(oldest).unlink(missing_ok=True)
-                except OSError as exc:  # put runs after the section's `ok`: it must not fail it
-                    log.warning("the synthesis cache could not drop an entry: %s", exc)
+            self._fit(entries)
