@@ -35,6 +35,13 @@ def test_key_changes_with_device_precision_text_speed_voice_and_seed(tmp_path):
     assert len(keys) == 7
 
 
+def test_a_part_of_the_key_cannot_run_into_the_next():
+    """The parts were joined with \x1f, which a text (and, stripped away, a language) may hold."""
+    assert cache_key(CPU, SynthesisRequest("안녕\x1f", "ko")) != cache_key(
+        CPU, SynthesisRequest("안녕", "\x1fko")
+    )
+
+
 def test_least_recently_used_entries_are_evicted_past_the_bound(tmp_path):
     cache = SynthesisCache(tmp_path, max_bytes=2500)
     for index, key in enumerate(("a", "b", "c")):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import logging
 import os
 import struct
@@ -44,7 +45,8 @@ def cache_key(info: EngineInfo, request: SynthesisRequest, default_voice: Voice 
         repr(request.seed),
         repr(request.early_audio),
     ]
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    # JSON, not a separator: a text may hold any character ("안녕\x1f" + "ko" was "안녕" + "\x1fko")
+    return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 
 class SynthesisCache:
