@@ -144,3 +144,20 @@ def test_a_restart_with_a_smaller_bound_fits_it_at_first_use(tmp_path):
     after = SynthesisCache(tmp_path, max_bytes=2500)
     assert after.get("c", 24000) == wav_of(1000)
     assert sorted(path.name for path in tmp_path.glob("*.wav")) == ["b.wav", "c.wav"]
+
+
+def test_a_voice_replaced_by_one_of_the_same_size_and_time_is_another_key(tmp_path):
+    """Size and mtime named the file: a voice deployed again from an image or archive whose times are
+    fixed (SOURCE_DATE_EPOCH, `cp -p`, `touch -r`) with another recording of the same length kept the
+    key, and the old recording's audio was served for the new one."""
+    path = tmp_path / "anna.wav"
+    path.write_bytes(wav_bytes(np.full(2400, 0.1, dtype=np.float32), 24000))
+    os.utime(path, ns=(10**9, 10**9))
+    request = SynthesisRequest("안녕하세요.", "ko", 1.0, Voice(str(path), "안녕"), 0)
+    before, size = cache_key(CPU, request), path.stat().st_size
+    replacement = tmp_path / "new.wav"
+    replacement.write_bytes(wav_bytes(np.full(2400, -0.1, dtype=np.float32), 24000))
+    os.utime(replacement, ns=(10**9, 10**9))
+    replacement.replace(path)
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (size, 10**9)
+    assert cache_key(CPU, request) != before

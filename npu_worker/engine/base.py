@@ -61,12 +61,13 @@ class Voice:
     read: Callable[[str, int], bytes] | None = field(default=None, compare=False, repr=False)
 
     def identity(self) -> str:
-        """Path plus size and mtime, so an edited reference file is a different voice."""
+        """Path plus size, mtime, inode and ctime, so an edited or replaced reference file is a different
+        voice (another recording of the same length with a fixed mtime, from an image or `cp -p`, too)."""
         if self.ref_wav is None:
             return "default"
         try:
             stat = os.stat(self.ref_wav)
-            stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+            stamp = f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}:{stat.st_ctime_ns}"
         except OSError:
             stamp = "missing"
         text = hashlib.sha256((self.ref_text or "").encode()).hexdigest()[:16]
