@@ -161,3 +161,15 @@ def test_a_voice_replaced_by_one_of_the_same_size_and_time_is_another_key(tmp_pa
     replacement.replace(path)
     assert (path.stat().st_size, path.stat().st_mtime_ns) == (size, 10**9)
     assert cache_key(CPU, request) != before
+
+
+def test_a_voice_without_ref_text_is_another_key_once_its_sidecar_transcript_changes(tmp_path):
+    """Without `ref_text` ZipVoice reads the transcript from `<name>.txt`, which the key left out: a
+    corrected transcript was served the audio made with the wrong one."""
+    path = tmp_path / "anna.wav"
+    path.write_bytes(wav_bytes(np.full(2400, 0.1, dtype=np.float32), 24000))
+    (tmp_path / "anna.txt").write_text("안녕하세요.\n")
+    request = SynthesisRequest("반갑습니다.", "ko", 1.0, Voice(str(path)), 0)
+    before = cache_key(CPU, request)
+    (tmp_path / "anna.txt").write_text("안녕하십니까.\n")
+    assert cache_key(CPU, request) != before
