@@ -173,3 +173,17 @@ def test_a_voice_without_ref_text_is_another_key_once_its_sidecar_transcript_cha
     before = cache_key(CPU, request)
     (tmp_path / "anna.txt").write_text("안녕하십니까.\n")
     assert cache_key(CPU, request) != before
+
+
+async def test_a_text_said_again_before_the_first_is_in_the_cache_is_made_once(worker, tmp_path):
+    """The finisher puts a section in the cache while the engine makes the next one: a batch that
+    repeats a text (a slide's closing line) made it again, and again while the first was on its way."""
+    engine = ToneEngine()
+    client = await worker(engine, cache_max_bytes=10**7)
+    text = "다음 슬라이드로 넘어가겠습니다. " * 10
+    body = {"sections": [{"text": text}, {"text": text}, {"text": "끝."}, {"text": text}], "stream": False}
+    answer = await (await client.post("/synth_batch", json=body)).json()
+    assert [section.get("cached") for section in answer["sections"]] == [None, True, None, True], answer
+    assert engine.calls == [text, "끝."]
+    wavs = [Path(path).read_bytes() for path in answer["wav_paths"]]
+    assert wavs[0] == wavs[1] == wavs[3]
