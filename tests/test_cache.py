@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import numpy as np
 
 from npu_worker.audio import wav_bytes
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
 from npu_worker.jobs.cache import SynthesisCache, cache_key
+from tests.tone_engine import ToneEngine
 
 CPU = EngineInfo("zipvoice-onnx", "cpu", "fp32", 24000, "zipvoice-distill-1")
 
@@ -32,20 +35,27 @@ def test_key_changes_with_device_precision_text_speed_voice_and_seed(tmp_path):
     assert len(keys) == 7
 
 
+def test_a_part_of_the_key_cannot_run_into_the_next():
+    """The parts were joined with \x1f, which a text (and, stripped away, a language) may hold."""
+    assert cache_key(CPU, SynthesisRequest("안녕\x1f", "ko")) != cache_key(
+        CPU, SynthesisRequest("안녕", "\x1fko")
+    )
+
+
 def test_least_recently_used_entries_are_evicted_past_the_bound(tmp_path):
     cache = SynthesisCache(tmp_path, max_bytes=2500)
     for index, key in enumerate(("a", "b", "c")):
         cache.put(key, wav_of(1000))
         os.utime(tmp_path / f"{key}.wav", (1000 + index, 1000 + index))
-    assert cache.get("a") is None  # oldest went first
-    assert cache.get("b") is not None and cache.get("c") is not None
+    assert cache.get("a", 24000) is None  # oldest went first
+    assert cache.get("b", 24000) is not None and cache.get("c", 24000) is not None
     assert sum(p.stat().st_size for p in tmp_path.glob("*.wav")) <= 2500
 
 
 def test_a_zero_bound_disables_the_cache(tmp_path):
     cache = SynthesisCache(tmp_path / "off", max_bytes=0)
     cache.put("a", bytes(10))
-    assert cache.get("a") is None and not (tmp_path / "off").exists()
+    assert cache.get("a", 24000) is None and not (tmp_path / "off").exists()
 
 
 def test_an_entry_that_is_a_link_is_cut_short_or_is_not_a_wav_is_a_miss(tmp_path):
@@ -53,13 +63,13 @@ def test_an_entry_that_is_a_link_is_cut_short_or_is_not_a_wav_is_a_miss(tmp_path
     that are not a wav would otherwise become a section's `ok` audio, or fail that text for good."""
     cache = SynthesisCache(tmp_path / "cache", max_bytes=10**6)
     cache.put("whole", wav_of(1000))
-    assert cache.get("whole") == wav_of(1000)
+    assert cache.get("whole", 24000) == wav_of(1000)
     elsewhere = tmp_path / "elsewhere.wav"
     elsewhere.write_bytes(wav_of(1000))
     (tmp_path / "cache" / "linked.wav").symlink_to(elsewhere)
     (tmp_path / "cache" / "short.wav").write_bytes(wav_of(1000)[:100])
     (tmp_path / "cache" / "junk.wav").write_bytes(b"not a wav at all")
-    assert [cache.get(key) for key in ("linked", "short", "junk")] == [None, None, None]
+    assert [cache.get(key, 24000) for key in ("linked", "short", "junk")] == [None, None, None]
 
 
 async def test_the_workers_own_folders_and_logs_are_not_group_writable_whatever_the_umask(worker, settings):
@@ -77,3 +87,103 @@ async def test_the_workers_own_folders_and_logs_are_not_group_writable_whatever_
     assert {p.relative_to(state).parts[0] for p in made} >= {"jobs", "outputs", "cache"}
     for path in [state, *made]:
         assert not path.stat().st_mode & 0o022, f"{path} is writable by others: {path.stat().st_mode:o}"
+
+
+async def test_an_entry_whose_header_is_damaged_or_of_another_rate_is_a_miss_not_a_failed_section(
+    worker, tmp_path, settings
+):
+    """An entry the RIFF size check passed (the size is right) but libsndfile cannot read, or whose
+    header says another sample rate, failed its text for good or played it at the wrong speed."""
+    engine = ToneEngine()
+    client = await worker(engine, cache_max_bytes=10**6)
+    body = {"text": "손상된 항목.", "output_path": str(tmp_path / "one.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    [entry] = (Path(settings.state_dir) / "cache").glob("*.wav")
+    whole = entry.read_bytes()
+    damaged = [
+        whole[:12] + b"junk" + whole[16:],  # the fmt chunk's name
+        whole[:20] + (3).to_bytes(2, "little") + whole[22:],  # float samples, 16 bits wide
+        whole[:24] + (8000).to_bytes(4, "little") + whole[28:],  # another rate
+    ]
+    for number, data in enumerate(damaged):
+        entry.write_bytes(data)
+        body["output_path"] = str(tmp_path / f"again{number}.wav")
+        answer = await (await client.post("/synth", json=body)).json()
+        assert answer["status"] == "ok" and "cached" not in answer, answer
+        assert (tmp_path / f"again{number}.wav").read_bytes() == whole
+        assert entry.read_bytes() == whole  # made again and kept again
+    assert len(engine.calls) == 1 + len(damaged)
+
+
+async def test_a_link_loop_or_a_folder_among_the_entries_leaves_sections_ok_once(worker, tmp_path, settings):
+    """Listing the entries (first use) stat()ed through links and stopped at the first error: the
+    section that filled the cache, `ok` already, was then reported failed too (`ok`, then `error`,
+    for one idx), and so was every later one. A folder named like an entry is not one either."""
+    client = await worker(ToneEngine(), cache_max_bytes=20_000)
+    cache = Path(settings.state_dir) / "cache"
+    (cache / "loop.wav").symlink_to(cache / "loop.wav")
+    (cache / "folder.wav").mkdir()
+    for number in range(3):
+        body = {"sections": [{"idx": 0, "text": f"폴더 {number}."}], "output_dir": str(tmp_path)}
+        lines = (await (await client.post("/synth_batch", json=body)).text()).splitlines()
+        events = [json.loads(line)["event"] for line in lines]
+        assert events == ["start", "progress", "progress", "done"], "\n".join(lines)
+        assert json.loads(lines[-1])["ok_count"] == 1
+    body = {"text": "폴더 2.", "output_path": str(tmp_path / "hit.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["cached"] is True
+    assert (cache / "folder.wav").is_dir()
+
+
+def test_a_restart_with_a_smaller_bound_fits_it_at_first_use(tmp_path):
+    """The listing at first use kept every entry: a worker restarted with a smaller bound (to free the
+    disk) stayed over it until some section was put, and one that only served hits, for good."""
+    before = SynthesisCache(tmp_path, max_bytes=10**6)
+    for index, key in enumerate(("a", "b", "c")):
+        before.put(key, wav_of(1000))
+        os.utime(tmp_path / f"{key}.wav", (1000 + index, 1000 + index))
+    after = SynthesisCache(tmp_path, max_bytes=2500)
+    assert after.get("c", 24000) == wav_of(1000)
+    assert sorted(path.name for path in tmp_path.glob("*.wav")) == ["b.wav", "c.wav"]
+
+
+def test_a_voice_replaced_by_one_of_the_same_size_and_time_is_another_key(tmp_path):
+    """Size and mtime named the file: a voice deployed again from an image or archive whose times are
+    fixed (SOURCE_DATE_EPOCH, `cp -p`, `touch -r`) with another recording of the same length kept the
+    key, and the old recording's audio was served for the new one."""
+    path = tmp_path / "anna.wav"
+    path.write_bytes(wav_bytes(np.full(2400, 0.1, dtype=np.float32), 24000))
+    os.utime(path, ns=(10**9, 10**9))
+    request = SynthesisRequest("안녕하세요.", "ko", 1.0, Voice(str(path), "안녕"), 0)
+    before, size = cache_key(CPU, request), path.stat().st_size
+    replacement = tmp_path / "new.wav"
+    replacement.write_bytes(wav_bytes(np.full(2400, -0.1, dtype=np.float32), 24000))
+    os.utime(replacement, ns=(10**9, 10**9))
+    replacement.replace(path)
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (size, 10**9)
+    assert cache_key(CPU, request) != before
+
+
+def test_a_voice_without_ref_text_is_another_key_once_its_sidecar_transcript_changes(tmp_path):
+    """Without `ref_text` ZipVoice reads the transcript from `<name>.txt`, which the key left out: a
+    corrected transcript was served the audio made with the wrong one."""
+    path = tmp_path / "anna.wav"
+    path.write_bytes(wav_bytes(np.full(2400, 0.1, dtype=np.float32), 24000))
+    (tmp_path / "anna.txt").write_text("안녕하세요.\n")
+    request = SynthesisRequest("반갑습니다.", "ko", 1.0, Voice(str(path)), 0)
+    before = cache_key(CPU, request)
+    (tmp_path / "anna.txt").write_text("안녕하십니까.\n")
+    assert cache_key(CPU, request) != before
+
+
+async def test_a_text_said_again_before_the_first_is_in_the_cache_is_made_once(worker, tmp_path):
+    """The finisher puts a section in the cache while the engine makes the next one: a batch that
+    repeats a text (a slide's closing line) made it again, and again while the first was on its way."""
+    engine = ToneEngine()
+    client = await worker(engine, cache_max_bytes=10**7)
+    text = "다음 슬라이드로 넘어가겠습니다. " * 10
+    body = {"sections": [{"text": text}, {"text": text}, {"text": "끝."}, {"text": text}], "stream": False}
+    answer = await (await client.post("/synth_batch", json=body)).json()
+    assert [section.get("cached") for section in answer["sections"]] == [None, True, None, True], answer
+    assert engine.calls == [text, "끝."]
+    wavs = [Path(path).read_bytes() for path in answer["wav_paths"]]
+    assert wavs[0] == wavs[1] == wavs[3]

@@ -57,12 +57,12 @@ def test_the_cache_index_is_rebuilt_from_disk_in_recency_order(tmp_path):
     first.prepare()
     for key in ("a", "b", "c"):
         first.put(key, entry)
-    first.get("a")  # a is now the most recent; b the least
+    first.get("a", RATE)  # a is now the most recent; b the least
     reopened = SynthesisCache(tmp_path, max_bytes=3000)
-    assert reopened.get("c") == entry
+    assert reopened.get("c", RATE) == entry
     reopened.put("d", entry)  # over the bound: the least recent on disk (b) goes
-    assert reopened.get("b") is None
-    assert all(reopened.get(key) == entry for key in ("a", "c", "d"))
+    assert reopened.get("b", RATE) is None
+    assert all(reopened.get(key, RATE) == entry for key in ("a", "c", "d"))
 
 
 def test_24_bit_and_float_wavs_are_read():

@@ -40,10 +40,14 @@ class EngineInfo:
     fallback_reason: str | None = None
     # ONNX engines: for every session opened, {"device", "nodes", "on_device"} (see /health)
     placement: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # What else shapes the audio that `model` does not name (ZipVoice: its files' paths, sizes and times,
+    # steps, guidance, options), so a restart with other settings is never served the old audio.
+    audio_settings: str = ""
 
     def identity(self) -> str:
         """Everything about the engine that changes the audio (cache key part)."""
-        return f"{self.backend}|{self.model}|{self.device}|{self.precision}|{self.sample_rate}"
+        engine = f"{self.backend}|{self.model}|{self.device}|{self.precision}|{self.sample_rate}"
+        return f"{engine}|{self.audio_settings}"
 
 
 @dataclass(frozen=True)
@@ -57,16 +61,24 @@ class Voice:
     read: Callable[[str, int], bytes] | None = field(default=None, compare=False, repr=False)
 
     def identity(self) -> str:
-        """Path plus size and mtime, so an edited reference file is a different voice."""
+        """Path plus size, mtime, inode and ctime, so an edited or replaced reference file is a different
+        voice (another recording of the same length with a fixed mtime, from an image or `cp -p`, too);
+        the transcript, or without one the same stamp of the sidecar `<name>.txt` it is read from."""
         if self.ref_wav is None:
             return "default"
-        try:
-            stat = os.stat(self.ref_wav)
-            stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
-        except OSError:
-            stamp = "missing"
-        text = hashlib.sha256((self.ref_text or "").encode()).hexdigest()[:16]
-        return f"{self.ref_wav}|{stamp}|{text}"
+        if self.ref_text and self.ref_text.strip():
+            text = hashlib.sha256(self.ref_text.encode()).hexdigest()[:16]
+        else:
+            text = _stamp(os.path.splitext(self.ref_wav)[0] + ".txt")
+        return f"{self.ref_wav}|{_stamp(self.ref_wav)}|{text}"
+
+
+def _stamp(path: str) -> str:
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return "missing"
+    return f"{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ino}:{stat.st_ctime_ns}"
 
 
 @dataclass(frozen=True)

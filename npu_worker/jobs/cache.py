@@ -6,36 +6,47 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import logging
 import os
+import struct
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from ..engine.base import EngineInfo, SynthesisRequest
+from ..engine.base import EngineInfo, SynthesisRequest, Voice
 from ..files import TooLarge, private_folder, read_own, write_atomic
 
 log = logging.getLogger(__name__)
 
 
-def whole_wav(data: bytes) -> bool:
-    """Whether the RIFF size in the header is the file's: what `audio.wav_bytes` wrote, not cut short."""
-    return (
-        data[:4] == b"RIFF" and data[8:12] == b"WAVE" and int.from_bytes(data[4:8], "little") + 8 == len(data)
-    )
+def whole_wav(data: bytes, rate: int) -> bool:
+    """Whether `data` is what `audio.wav_bytes` writes at `rate`, not cut short: its one 44-byte header
+    (16-bit mono PCM) with the sizes of this file. A header damaged where the sizes still agree made
+    libsndfile fail the section (and its text, for as long as the entry stayed); another rate played it
+    at the wrong speed."""
+    size = len(data) - 44
+    if size < 0 or size % 2:
+        return False
+    fields = (b"RIFF", 36 + size, b"WAVE", b"fmt ", 16, 1, 1, rate, 2 * rate, 2, 16, b"data", size)
+    return data[:44] == struct.pack("<4sI4s4sIHHIIHH4sI", *fields)
 
 
-def cache_key(info: EngineInfo, request: SynthesisRequest) -> str:
+def cache_key(info: EngineInfo, request: SynthesisRequest, default_voice: Voice | None = None) -> str:
+    """`default_voice`: what the engine speaks with when the request names no voice (ZipVoice's
+    `--ref-wav`), so a restart with another one is another key."""
+    voice = request.voice if request.voice.ref_wav is not None or default_voice is None else default_voice
     parts = [
         info.identity(),
         request.text,
         request.lang,
         repr(float(request.speed_factor)),
-        request.voice.identity(),
+        voice.identity(),
         repr(request.seed),
         repr(request.early_audio),
     ]
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+    # JSON, not a separator: a text may hold any character ("안녕\x1f" + "ko" was "안녕" + "\x1fko")
+    return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
 
 
 class SynthesisCache:
@@ -67,24 +78,43 @@ class SynthesisCache:
     def _entries(self) -> OrderedDict[str, int]:
         if self._index is None:
             found = []
-            for path in self.directory.glob("*.wav"):
-                try:
-                    stat = path.stat()
-                except FileNotFoundError:
-                    continue
-                found.append((stat.st_mtime, path.stem, stat.st_size))
+            try:
+                with os.scandir(self.directory) as listing:
+                    for entry in listing:
+                        try:  # the worker's own files only: a link (a loop) or a folder is no entry
+                            if entry.name.endswith(".wav") and entry.is_file(follow_symlinks=False):
+                                stat = entry.stat(follow_symlinks=False)
+                                found.append((stat.st_mtime, entry.name[:-4], stat.st_size))
+                        except OSError:
+                            continue
+            except OSError as exc:
+                log.warning("the synthesis cache could not be listed: %s", exc)
             self._index = OrderedDict((key, size) for _, key, size in sorted(found))
             self._total = sum(self._index.values())
+            self._fit(self._index)  # a restart with a smaller bound: within it now, not at the next put
         return self._index
 
-    def get(self, key: str) -> bytes | None:
+    def _fit(self, entries: OrderedDict[str, int]) -> None:
+        """Drop the least recently used entries until the rest fit the bound."""
+        while self._total > self.max_bytes and entries:
+            oldest, size = entries.popitem(last=False)
+            self._total -= size
+            try:
+                self._path(oldest).unlink(missing_ok=True)
+            except OSError as exc:  # put runs after the section's `ok`: it must not fail it
+                log.warning("the synthesis cache could not drop an entry: %s", exc)
+
+    def get(self, key: str, rate: int) -> bytes | None:
+        """The entry's wav, if it is one of ours made at `rate` (the engine's); else a miss."""
         if not self.enabled:
             return None
         path = self._path(key)
         try:
             data = read_own(path, self.max_bytes)
-            if not whole_wav(data):
-                raise OSError(errno.EINVAL, "not a whole wav (cut short or replaced)", str(path))
+            if not whole_wav(data, rate):
+                raise OSError(
+                    errno.EINVAL, "not a whole wav of this engine's (cut short or damaged)", str(path)
+                )
             os.utime(path)  # recency survives a restart
         except FileNotFoundError:
             return None
@@ -109,7 +139,4 @@ class SynthesisCache:
                 return
             self._total += len(wav) - entries.pop(key, 0)
             entries[key] = len(wav)
-            while self._total > self.max_bytes and entries:
-                oldest, size = entries.popitem(last=False)
-                self._path(oldest).unlink(missing_ok=True)
-                self._total -= size
+            self._fit(entries)

@@ -82,6 +82,9 @@ class Runner:
         self._thread: threading.Thread | None = None
         self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
         self.preview_lanes = preview_lanes
+        # Sections made and handed to the finisher, not yet in the cache, by key: a batch that says the
+        # same text twice in a row made it twice (the second looked before the first was put).
+        self._unkept: dict[str, SectionAudio] = {}
         self._lanes: list[threading.Thread] = []  # previews beside the engine thread (`engine.lane()`)
 
     def start(self) -> None:
@@ -215,6 +218,8 @@ class Runner:
                 return
             # the section's own time: what previews took while it was paused is theirs
             seconds = time.monotonic() - started - (self.paused_seconds - paused_before)
+            if not audio.cached and self._caches(job, section):
+                self._unkept[audio.key] = audio  # until `_finish` has put it in the cache
             then(self._finish, job, section, audio, seconds)
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
             then(self._fail, job, section, exc)
@@ -232,6 +237,13 @@ class Runner:
 
     def _finish(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         """Write the section's file (encoded once, shared with the cache), then log `ok`."""
+        try:
+            self._finish_section(job, section, audio, seconds)
+        finally:
+            if self._unkept.get(audio.key) is audio:
+                del self._unkept[audio.key]
+
+    def _finish_section(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         started = time.monotonic()
         try:
             if section.output_path is not None:
@@ -295,8 +307,11 @@ class Runner:
     def _synthesise(self, job: Job, section: Section, engine: Engine) -> SectionAudio | None:
         assert self.info is not None
         request = self._request(job, section)
-        key = cache_key(self.info, request)
-        hit = self.cache.get(key)
+        default_voice = getattr(engine, "default_voice", None)
+        key = cache_key(self.info, request, default_voice() if callable(default_voice) else None)
+        hit = self.cache.get(key, self._rate())
+        if hit is None and (made := self._unkept.get(key)) is not None:
+            hit = made.raw_wav  # the same text again before the finisher has put the first in the cache
         source: Iterator[np.ndarray] | None = None
         if hit is not None:
             source = chunks_of(read_wav(hit)[0], self._rate())

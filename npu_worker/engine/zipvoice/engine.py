@@ -8,6 +8,7 @@ they are final. Same seed + text + voice → identical samples.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import sys
@@ -162,6 +163,7 @@ class ZipVoiceEngine:
             files.model_id(),
             models.fallback_reason,
             {name: where.to_dict() for name, where in models.placement.items()},
+            self._audio_settings(files),
         )
         if config.default_voice.ref_wav:
             try:
@@ -169,6 +171,11 @@ class ZipVoiceEngine:
             except WorkerError as exc:  # the operator's voice: BadRequest or InvalidAudio are theirs too
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
         self._warm_up()
+
+    def _audio_settings(self, files: model_files.ModelFiles) -> str:
+        """What the cache keys on besides `model`: the files and every setting that changes the audio."""
+        used = (self.num_steps, self.guidance_scale, self.tokenizer_name, self.config.fixed_shapes)
+        return hashlib.sha256(repr((files.fingerprint(), used, self.options)).encode()).hexdigest()[:32]
 
     def _warm_up(self) -> None:
         """Synthesise one short first segment with the default voice, so the first request does not pay

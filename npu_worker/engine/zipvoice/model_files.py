@@ -35,8 +35,17 @@ class ModelFiles:
     precision: str
 
     def model_id(self) -> str:
-        """Directory name + decoder file: what /health reports as `model` and the cache keys on."""
+        """Directory name + decoder file: what /health reports as `model`."""
         return f"{self.directory.name}/{self.decoder.name}"
+
+    def fingerprint(self) -> str:
+        """Each file's full path, size and time: `model_id` is the same for a folder of that name
+        elsewhere or a re-exported decoder (a cache key part)."""
+        stamps = []
+        for path in (self.encoder, self.decoder, self.vocoder, self.tokens):
+            info = path.stat()
+            stamps.append(f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}")
+        return ";".join(stamps)
 
 
 def _find(directory: Path, names: tuple[str, ...], what: str, precision: str) -> Path:

@@ -1,0 +1,72 @@
+"""The synthesis cache across restarts with other ZipVoice settings: a cached section is served only to
+a worker that would have made the same audio (steps, guidance, default voice, the model's files)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.audio import read_wav, wav_bytes
+from tests.zipvoice.conftest import engine_settings
+
+TEXT = {"text": "반갑습니다.", "seed": 7}
+
+
+async def start(worker, model_dir: Path, tmp_path: Path, **changes):
+    """A ZipVoice worker with the cache on, on `tmp_path`'s state dir (the same for every start)."""
+    settings = engine_settings(model_dir, tmp_path / "state", output_roots=(str(tmp_path),), **changes)
+    names = ("backend", "model_dir", "ref_wav", "state_dir", "precision", "device", "num_steps", "threads")
+    overrides = {name: getattr(settings, name) for name in names}
+    return await worker(engine=None, output_roots=(str(tmp_path),), cache_max_bytes=10**7, **overrides)
+
+
+async def synth(client, path: Path) -> dict:
+    return await (await client.post("/synth", json={**TEXT, "output_path": str(path)})).json()
+
+
+async def test_a_restart_with_other_steps_is_not_served_the_old_audio(worker, tiny_model_dir, tmp_path):
+    """The key named the model by its folder and decoder file only: `--num-steps 2` after a run with 4
+    was answered `cached` with the first run's audio."""
+    first = await start(worker, tiny_model_dir, tmp_path)
+    assert "cached" not in await synth(first, tmp_path / "a.wav")
+    assert (await synth(first, tmp_path / "b.wav"))["cached"] is True
+    await first.close()
+    fewer_steps = await start(worker, tiny_model_dir, tmp_path, num_steps=2)
+    assert "cached" not in await synth(fewer_steps, tmp_path / "c.wav")
+
+
+async def test_a_restart_with_another_default_voice_is_not_served_the_old_audio(
+    worker, tiny_model_dir, tmp_path
+):
+    """A request that names no voice speaks with `--ref-wav`: its key said only `default`."""
+    first = await start(worker, tiny_model_dir, tmp_path)
+    assert "cached" not in await synth(first, tmp_path / "a.wav")
+    await first.close()
+    other_voice = tmp_path / "other.wav"
+    samples, rate = read_wav((tiny_model_dir / "reference_ko.wav").read_bytes())
+    other_voice.write_bytes(wav_bytes(samples[::-1] * 0.5, rate))
+    shutil.copy(tiny_model_dir / "reference_ko.txt", tmp_path / "other.txt")
+    revoiced = await start(worker, tiny_model_dir, tmp_path, ref_wav=str(other_voice))
+    answer = await synth(revoiced, tmp_path / "d.wav")
+    assert answer["status"] == "ok" and "cached" not in answer, answer
+
+
+async def test_a_model_folder_of_the_same_name_elsewhere_is_another_model(
+    worker, tiny_model_dir, tmp_path, tmp_path_factory
+):
+    """Two exports both called `tiny-distill` (another checkout, a re-export): the key was the same."""
+    first = await start(worker, tiny_model_dir, tmp_path)
+    assert "cached" not in await synth(first, tmp_path / "a.wav")
+    await first.close()
+    copy = tmp_path_factory.mktemp("elsewhere") / tiny_model_dir.name
+    shutil.copytree(tiny_model_dir, copy)
+    decoder = copy / "fm_decoder.onnx"
+    decoder.write_bytes(decoder.read_bytes())  # a re-exported decoder: same name, new file
+    moved = await start(worker, copy, tmp_path)
+    assert client_engine_model(moved) == client_engine_model(first)  # /health names it the same
+    assert "cached" not in await synth(moved, tmp_path / "b.wav")
+
+
+def client_engine_model(client) -> str:
+    return client.app[SCHEDULER_KEY].info.model
