@@ -123,6 +123,7 @@ class ConnectionGuard:
         self.timed_out = 0
         self.refused = 0
         self.on_close: Callable[[str], object] | None = None  # /metrics: why the guard closed one
+        self.on_unparsable: Callable[[int], object] | None = None  # /metrics: a parser refusal's status
         self._refusals_reported = -REFUSAL_REPORT_SECONDS
 
     def _closed(self, reason: str) -> None:
@@ -235,7 +236,12 @@ class GuardedHandler(RequestHandler):
         """aiohttp's refusals of unparsable requests, in the JSON error body (and logged quietly)."""
         if status >= 500:
             return super().handle_error(request, status, exc, message)
-        log.debug("refused an unparsable request from %s: %s", request.remote, message or exc)
+        if self.guard.on_unparsable is not None:
+            self.guard.on_unparsable(status)
+        # Only aiohttp's first line: the next ones quote the refused line, which may carry a ?token= or
+        # an Authorization header (the caller's answer quotes it; the log must not).
+        said = (message or str(exc) or "malformed request").split("\n", 1)[0]
+        log.debug("refused an unparsable request from %s: %s", request.remote, said)
         if request.writer.output_size > 0:
             raise ConnectionError("a response was already sent on this connection")
         reason = " ".join((message or str(exc) or "malformed request").split())
@@ -292,6 +298,7 @@ async def listen(
     metrics = app.get(METRICS_KEY)
     if metrics is not None:
         guard.on_close = metrics.connection_closed
+        guard.on_unparsable = metrics.count_unparsable
         metrics.watch_connections(lambda: len(guard.open))
     loop = asyncio.get_running_loop()
 

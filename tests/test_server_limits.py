@@ -277,6 +277,34 @@ async def test_the_access_log_never_shows_a_token(served, caplog):
     assert all("s3cret" not in line and "token=***" in line for line in lines)
 
 
+async def test_a_refused_unparsable_request_logs_no_token(served, caplog):
+    """aiohttp's refusal quotes the refused line (a ?token= or an Authorization header) on its next
+    lines: the debug log keeps its first line only, so a token never reaches the log file."""
+    listener = await served(token="s3cret-value")
+    caplog.set_level(logging.DEBUG)
+    for refused in (
+        b"GET /jobs?token=s3cret-value&lang=\xed\x95\x9c HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+        b"GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer s3cret-value\x01\r\n\r\n",
+    ):
+        answer = await raw_exchange(listener.port, refused, seconds(5))
+        assert answer.split(b" ")[1] == b"400"
+    refusals = [r.getMessage() for r in caplog.records if "unparsable" in r.getMessage()]
+    assert len(refusals) == 2
+    assert "s3cret" not in caplog.text and all("\n" not in line for line in refusals)
+
+
+async def test_unparsable_requests_are_counted_in_the_metrics(served):
+    """/metrics counts every answer, refusals included: aiohttp's parser refusals too (a scanner's
+    garbage was invisible there), as method UNKNOWN on no route."""
+    listener = await served()
+    for refused in (b"GARBAGE\r\n\r\n", b"FOO / HTTP/1.1\r\n\r\n", b"GET /\x1b[31m HTTP/1.1\r\n\r\n"):
+        assert (await raw_exchange(listener.port, refused, seconds(5))).split(b" ")[1] == b"400"
+    registry = listener.runner.app[METRICS_KEY].registry
+    labels = {"method": "UNKNOWN", "route": "unmatched", "status": "400"}
+    assert registry.get_sample_value("npu_worker_http_requests_total", labels) == 3
+    assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 3
+
+
 @pytest.mark.allow_blocking
 def test_health_answers_while_trickling_sockets_outnumber_the_fd_limit(tmp_path: Path):
     """The issue's lockout, scaled down: ulimit -n 128 and 150 sockets sending a header byte now and then."""

@@ -168,6 +168,11 @@ class WorkerMetrics(SchedulerObserver):
             elif isinstance(error, dict) and isinstance(error.get("code"), str):  # OpenAI's: its code
                 self.errors.labels(error["code"]).inc()
 
+    def count_unparsable(self, status: int) -> None:
+        """A request aiohttp's parser refused (no method or route to name: server.GuardedHandler)."""
+        self.requests.labels("UNKNOWN", "unmatched", str(status)).inc()
+        self.errors.labels("BadRequest").inc()
+
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
 
