@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
 
@@ -96,3 +98,53 @@ async def test_unknown_paths_and_wrong_methods_are_one_unmatched_route(worker):
     assert (
         value(samples, "npu_worker_http_requests_total", method="GET", route="unmatched", status="405") == 1
     )
+
+
+async def until_an_engine_is_alive(client) -> None:
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+
+
+async def test_with_a_redis_queue_sections_and_jobs_are_counted(worker, redis_server, tmp_path: Path):
+    """With `--queue redis` sections and jobs ended in Redis scripts, past the observer: /metrics
+    counted none of them. Each is counted once, by the node that logged its end."""
+    engine = ToneEngine(fail_on="boom")
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    await until_an_engine_is_alive(client)
+    ok = await client.post("/synth", json={"text": "안녕하세요.", "output_path": str(tmp_path / "a.wav")})
+    assert (await ok.json())["status"] == "ok"
+    batch = {"sections": [{"text": "one."}, {"text": "boom."}], "stream": False}
+    assert (await (await client.post("/synth_batch", json=batch)).json())["fail_count"] == 1
+    engine.gate = threading.Event()  # the next section blocks: the job is cancelled while it waits
+    try:
+        held = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "a."}]})).json()
+        assert (await client.delete(f"/jobs/{held['job_id']}")).status == 200
+    finally:
+        engine.gate.set()
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_sections_total", outcome="ok") == 2
+    assert value(samples, "npu_worker_sections_total", outcome="error") == 1
+    assert value(samples, "npu_worker_errors_total", name="EngineError") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="ok") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="batch", outcome="partial") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="batch", outcome="cancelled") == 1
+
+
+async def test_with_a_redis_queue_the_accepting_node_counts_the_files_it_writes(
+    worker, redis_server, tmp_path: Path
+):
+    """An `api` node writes the files an engine node made (the writer hop): the section's `ok` and
+    the job's end are counted there, once in the cluster."""
+    engine_node = await worker(
+        queue=redis_server.url, role="engine", claim_timeout=1.0, state_dir=str(tmp_path / "engine")
+    )
+    api = await worker(None, queue=redis_server.url, role="api", state_dir=str(tmp_path / "api"))
+    await until_an_engine_is_alive(api)
+    batch = {"sections": [{"text": "one."}, {"text": "two."}], "stream": False}
+    assert (await (await api.post("/synth_batch", json=batch)).json())["ok_count"] == 2
+    on_api, on_engine = await scrape(api), await scrape(engine_node)
+    assert value(on_api, "npu_worker_sections_total", outcome="ok") == 2
+    assert value(on_api, "npu_worker_jobs_total", kind="batch", outcome="ok") == 1
+    assert value(on_engine, "npu_worker_sections_total", outcome="ok") == 0
+    assert value(on_engine, "npu_worker_jobs_total", kind="batch", outcome="ok") == 0
