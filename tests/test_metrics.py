@@ -8,6 +8,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.test_ws_support import batch, connect
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -100,6 +101,16 @@ async def test_unknown_paths_and_wrong_methods_are_one_unmatched_route(worker):
     )
 
 
+async def settled_scrape(client, metric: str, expected: float, **labels: str) -> dict:
+    """A scrape once `metric` reaches `expected`: with a Redis queue the node that logged an end counts
+    it as its script returns, which may be just after a follower answered the caller."""
+    async with asyncio.timeout(seconds(10)):
+        while value(await scrape(client), metric, **labels) != expected:
+            await asyncio.sleep(0.02)
+    await asyncio.sleep(0.1)  # and nothing more comes
+    return await scrape(client)
+
+
 async def until_an_engine_is_alive(client) -> None:
     async with asyncio.timeout(seconds(20)):
         while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
@@ -122,7 +133,7 @@ async def test_with_a_redis_queue_sections_and_jobs_are_counted(worker, redis_se
         assert (await client.delete(f"/jobs/{held['job_id']}")).status == 200
     finally:
         engine.gate.set()
-    samples = await scrape(client)
+    samples = await settled_scrape(client, "npu_worker_jobs_total", 1, kind="batch", outcome="cancelled")
     assert value(samples, "npu_worker_sections_total", outcome="ok") == 2
     assert value(samples, "npu_worker_sections_total", outcome="error") == 1
     assert value(samples, "npu_worker_errors_total", name="EngineError") == 1
@@ -143,8 +154,33 @@ async def test_with_a_redis_queue_the_accepting_node_counts_the_files_it_writes(
     await until_an_engine_is_alive(api)
     batch = {"sections": [{"text": "one."}, {"text": "two."}], "stream": False}
     assert (await (await api.post("/synth_batch", json=batch)).json())["ok_count"] == 2
-    on_api, on_engine = await scrape(api), await scrape(engine_node)
+    on_api = await settled_scrape(api, "npu_worker_jobs_total", 1, kind="batch", outcome="ok")
+    on_engine = await scrape(engine_node)
     assert value(on_api, "npu_worker_sections_total", outcome="ok") == 2
     assert value(on_api, "npu_worker_jobs_total", kind="batch", outcome="ok") == 1
     assert value(on_engine, "npu_worker_sections_total", outcome="ok") == 0
     assert value(on_engine, "npu_worker_jobs_total", kind="batch", outcome="ok") == 0
+
+
+async def test_a_websocket_request_refused_is_counted_by_its_error_name(worker):
+    """A refusal on /ws is an `error` event, neither an HTTP answer nor a job's: /metrics saw no
+    QueueFull for the player's previews. Each is counted in npu_worker_errors_total."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine, max_queue=2)
+    try:
+        held = await client.post(
+            "/synth_batch?async=1", json={"sections": [{"text": "하나."}, {"text": "둘."}]}
+        )
+        assert held.status == 200
+        ws = await connect(client)
+        for message in (batch("넘침."), {"type": "nonsense"}):
+            await ws.send_json(message)
+            event = await ws.receive()
+            assert isinstance(event, dict) and event["event"] == "error"
+        await ws.close()
+    finally:
+        engine.gate.set()
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_errors_total", name="QueueFull") == 1
+    assert value(samples, "npu_worker_errors_total", name="UnknownMessage") == 1

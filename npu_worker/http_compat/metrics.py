@@ -168,6 +168,10 @@ class WorkerMetrics(SchedulerObserver):
             elif isinstance(error, dict) and isinstance(error.get("code"), str):  # OpenAI's: its code
                 self.errors.labels(error["code"]).inc()
 
+    def count_error(self, error: str) -> None:
+        """A request-level `error` event on a WebSocket (`"QueueFull: ..."`): by its stable name."""
+        self.errors.labels(error_name(error)).inc()
+
     def count_unparsable(self, status: int) -> None:
         """A request aiohttp's parser refused (no method or route to name: server.GuardedHandler)."""
         self.requests.labels("UNKNOWN", "unmatched", str(status)).inc()
