@@ -8,6 +8,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from tests.test_ws_support import batch, connect
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -22,6 +23,9 @@ async def scrape(client, **headers: str) -> dict[tuple[str, tuple[tuple[str, str
         for sample in family.samples:
             samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
     return samples
+
+
+AUTH = {"Authorization": "Bearer s3cret"}
 
 
 def value(samples: dict, metric: str, **labels: str) -> float:
@@ -184,3 +188,26 @@ async def test_a_websocket_request_refused_is_counted_by_its_error_name(worker):
     samples = await scrape(client)
     assert value(samples, "npu_worker_errors_total", name="QueueFull") == 1
     assert value(samples, "npu_worker_errors_total", name="UnknownMessage") == 1
+
+
+async def test_health_polls_of_a_failed_worker_are_not_errors(worker, tmp_path: Path):
+    """/health's 500 names the load failure at every poll: a probe every few seconds made
+    npu_worker_errors_total{name="ModelLoadError"} grow with no caller refused. A refused request counts."""
+    from tests.test_ready import BrokenEngine
+
+    client = await worker(BrokenEngine(), wait_loaded=False, token="s3cret")
+    scheduler = client.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.load_error is None:
+            await asyncio.sleep(0.01)
+    for _ in range(3):
+        assert (await client.get("/health")).status == 500
+        assert (await client.get("/ready")).status == 503
+    refused = await client.post(
+        "/synth", json={"text": "a", "output_path": str(tmp_path / "a.wav")}, headers=AUTH
+    )
+    assert refused.status >= 500
+    samples = await scrape(client, **AUTH)
+    assert value(samples, "npu_worker_errors_total", name="ModelLoadError") == 1
+    labels = dict(method="GET", route="/health", status="500")
+    assert value(samples, "npu_worker_http_requests_total", **labels) == 3

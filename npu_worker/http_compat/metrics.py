@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imp
     from ..jobs.scheduler import Scheduler
 
 TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
+STATE_ROUTES = ("/health", "/ready")  # their 5xx `error` is no caller's error: not in npu_worker_errors
 SECTION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 
 
@@ -158,6 +159,8 @@ class WorkerMetrics(SchedulerObserver):
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else "unmatched"
         self.requests.labels(request.method, route, str(status)).inc()
+        if route in STATE_ROUTES:  # they report the worker's state at each poll; no request failed
+            return
         if status >= 400 and body:
             try:
                 error = json.loads(body).get("error") or ""
