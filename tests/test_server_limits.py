@@ -277,6 +277,19 @@ async def test_the_access_log_never_shows_a_token(served, caplog):
     assert all("s3cret" not in line and "token=***" in line for line in lines)
 
 
+async def test_the_access_log_line_of_a_long_request_is_cut(served, caplog):
+    """A request line of 8 KB (its query quoted again: 22 KB) was one log line that long: one caller
+    could fill the disk many times faster than with ordinary requests. The path and query are cut."""
+    listener = await served(token="s3cret-value")
+    caplog.set_level(logging.INFO, logger="aiohttp.access")
+    for target in ("/" + "a" * 7000, "/health?a=" + "{}|^`" * 1500 + "&token=s3cret-value"):
+        request = f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+        assert (await raw_exchange(listener.port, request.encode(), seconds(5))).startswith(b"HTTP/1.1 ")
+    lines = [r.getMessage() for r in caplog.records if r.name == "aiohttp.access"]
+    assert len(lines) == 2 and all(len(line) < 700 and "chars)" in line for line in lines)
+    assert '"GET /aaaa' in lines[0] and '"GET /health?a=%7B%7D' in lines[1] and "s3cret" not in lines[1]
+
+
 async def test_a_refused_unparsable_request_logs_no_token(served, caplog):
     """aiohttp's refusal quotes the refused line (a ?token= or an Authorization header) on its next
     lines: the debug log keeps its first line only, so a token never reaches the log file."""
