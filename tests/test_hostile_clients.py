@@ -170,6 +170,31 @@ async def test_expect_100_continue_is_refused_before_the_body_when_the_request_c
     assert b"100 Continue" not in answer
 
 
+async def test_a_caller_that_resets_before_100_continue_costs_no_traceback(served, caplog):
+    """`Expect: 100-continue`, then a reset: writing `100 Continue` failed in the expect handler,
+    where aiohttp logs a 500's traceback (18 lines at ERROR per connection: a disk filler). Now it is
+    a quiet 499, as for any caller that left early."""
+    import socket
+    import struct
+
+    listener = await served()
+    caplog.set_level(logging.INFO)
+    head = (
+        b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 20\r\n\r\n"
+    )
+    for _ in range(5):
+        with socket.create_connection(("127.0.0.1", listener.port)) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close: RST
+            sock.sendall(head)
+    registry = listener.runner.app[METRICS_KEY].registry
+    labels = {"method": "POST", "route": "/synth", "status": "499"}
+    async with asyncio.timeout(seconds(10)):
+        while registry.get_sample_value("npu_worker_http_requests_total", labels) != 5:
+            await asyncio.sleep(0.02)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
 async def test_expect_refusals_have_the_error_body_and_are_counted(served):
     """aiohttp answers an expect handler's response itself, past the middlewares: an unknown
     `Expect` was a text/plain 417 and none of these refusals reached /metrics."""

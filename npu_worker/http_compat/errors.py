@@ -56,21 +56,27 @@ def check_request_access(request: web.Request) -> None:
 async def expect_continue(request: web.Request) -> web.StreamResponse | None:
     """`Expect: 100-continue` on a route that reads a JSON body: the access rules and the declared
     length are decided before the caller is told to send it (aiohttp's own handler said yes to a
-    caller without the token, or to 90 MB). A refusal is answered at once and the connection closed."""
-    refusal = _expect_refusal(request)
-    if refusal is not None:
-        refusal.force_close()  # the body was never sent
-        # aiohttp answers an expect handler's response itself, past the middleware that counts answers
-        from .metrics import METRICS_KEY  # (metrics imports this module)
+    caller without the token, or to 90 MB). A refusal is answered at once and the connection closed;
+    a caller gone before it is told to go on is a quiet 499 (it was aiohttp's traceback, each time)."""
+    answer = _expect_refusal(request)
+    if answer is None and request.version >= (1, 1):
+        try:
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0  # the answer proper is still to come
+        except ConnectionError as exc:
+            answer = left_early(request, exc)
+            if answer is None:
+                raise
+    if answer is None:
+        return None
+    answer.force_close()  # the body was never sent
+    # aiohttp answers an expect handler's response itself, past the middleware that counts answers
+    from .metrics import METRICS_KEY  # (metrics imports this module)
 
-        if (metrics := request.app.get(METRICS_KEY)) is not None:
-            body = refusal.body
-            metrics.count_response(request, refusal.status, body if isinstance(body, bytes) else None)
-        return refusal
-    if request.version >= (1, 1):
-        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        request.writer.output_size = 0  # the answer proper is still to come
-    return None
+    if (metrics := request.app.get(METRICS_KEY)) is not None:
+        body = answer.body
+        metrics.count_response(request, answer.status, body if isinstance(body, bytes) else None)
+    return answer
 
 
 def _expect_refusal(request: web.Request) -> web.Response | None:
