@@ -242,14 +242,14 @@ class GuardedHandler(RequestHandler):
         """aiohttp's refusals of unparsable requests, in the JSON error body (and logged quietly)."""
         if status >= 500:
             return super().handle_error(request, status, exc, message)
-        if self.guard.on_unparsable is not None:
-            self.guard.on_unparsable(status)
         # Only aiohttp's first line: the next ones quote the refused line, which may carry a ?token= or
         # an Authorization header (the caller's answer quotes it; the log must not).
         said = (message or str(exc) or "malformed request").split("\n", 1)[0]
         log.debug("refused an unparsable request from %s: %s", request.remote, said)
         if request.writer.output_size > 0:
             raise ConnectionError("a response was already sent on this connection")
+        if self.guard.on_unparsable is not None:  # an answer is sent: counted
+            self.guard.on_unparsable(status)
         reason = " ".join((message or str(exc) or "malformed request").split())
         if isinstance(exc, ContentEncodingError) and (coding := _UNDECODABLE.search(reason)):
             # aiohttp's words ("Please install `Brotli`") are advice for the server's owner, not the caller
