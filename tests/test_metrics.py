@@ -211,3 +211,16 @@ async def test_health_polls_of_a_failed_worker_are_not_errors(worker, tmp_path: 
     assert value(samples, "npu_worker_errors_total", name="ModelLoadError") == 1
     labels = dict(method="GET", route="/health", status="500")
     assert value(samples, "npu_worker_http_requests_total", **labels) == 3
+
+
+async def test_a_failed_openai_speech_is_one_error(worker):
+    """Its section's `error` event was counted, then again the 500 that relays it: one engine
+    failure was two in npu_worker_errors_total."""
+    client = await worker(ToneEngine(fail_on="boom"))
+    answer = await client.post("/v1/audio/speech", json={"input": "boom.", "response_format": "wav"})
+    assert answer.status == 500 and (await answer.json())["error"]["code"] == "EngineError"
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_errors_total", name="EngineError") == 1
+    assert value(samples, "npu_worker_sections_total", outcome="error") == 1
+    labels = dict(method="POST", route="/v1/audio/speech", status="500")
+    assert value(samples, "npu_worker_http_requests_total", **labels) == 1

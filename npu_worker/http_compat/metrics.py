@@ -28,6 +28,7 @@ from .. import PROTOCOL_VERSION, __version__
 from ..jobs.model import Job
 from ..jobs.observer import SchedulerObserver
 from ..protocol import Done, Event, Progress, SectionError
+from .bodies import ERROR_COUNTED_KEY
 from .errors import Handler
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
@@ -199,6 +200,8 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise
     if metrics is not None:
         body = response.body if isinstance(response, web.Response) else None
+        if response.get(ERROR_COUNTED_KEY):  # a section's error, counted as its event
+            body = None
         metrics.count_response(request, response.status, body if isinstance(body, bytes) else None)
     return response
 
