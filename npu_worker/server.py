@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 SWITCH_INTERVAL_SECONDS = 0.001
 SECRET_QUERY_KEYS = ("token",)
 LOGGED_TARGET_CHARS = 512  # of a request's path and query in the access log
+LOGGED_METHOD_CHARS = 20
 LINGER_SECONDS = 1.0
 # asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many
 # descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
@@ -90,7 +91,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
         self.logger.info(
             '%s "%s %s HTTP/%d.%d" %d %d %.3fs',
             request.remote,
-            request.method,
+            request.method[:LOGGED_METHOD_CHARS],  # any token with aiohttp's pure-Python parser
             redacted_path(request),
             request.version.major,
             request.version.minor,

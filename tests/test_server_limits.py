@@ -12,6 +12,7 @@ import logging
 import socket
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -378,3 +379,33 @@ def test_accept_failures_are_one_line_per_interval():
     passed = [r for r in failures if throttle.filter(r)]
     assert len(passed) == 1 and "no free file descriptor" in passed[0].getMessage()
     assert throttle.filter(record("something else from asyncio"))
+
+
+@pytest.mark.allow_blocking
+def test_a_callers_method_names_cannot_grow_the_metrics(tmp_path: Path):
+    """aiohttp's pure-Python parser (AIOHTTP_NO_EXTENSIONS, or a platform without its C extension)
+    takes any token as a method: each `FOO1`, `FOO2`... was a new series of the requests counter, and
+    an 8 KB method an 8 KB access log line. A method outside the standard ones is `OTHER`."""
+    import os
+
+    port = free_port()
+    env = {**os.environ, "AIOHTTP_NO_EXTENSIONS": "1"}
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        process = start_worker_process(tmp_path / "state", port, 0.0, env=env, stderr=out)
+    try:
+        for number in range(30):
+            method = f"FOO{number}" + "X" * (1000 if number == 0 else 0)
+            request = urllib.request.Request(f"http://127.0.0.1:{port}/health", method=method)
+            with contextlib.suppress(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=seconds(10)).close()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=seconds(10)) as response:
+            text = response.read().decode()
+    finally:
+        process.terminate()
+        process.wait(timeout=seconds(10))
+    counted = [line for line in text.splitlines() if line.startswith("npu_worker_http_requests_total{")]
+    assert not any("FOO" in line for line in counted)
+    assert any('method="OTHER",route="unmatched",status="405"} 30.0' in line for line in counted)
+    access = [line for line in log.read_text().splitlines() if "aiohttp.access" in line]
+    assert len(access) >= 30 and all(len(line) < 200 for line in access)

@@ -35,6 +35,9 @@ if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imp
     from ..jobs.scheduler import Scheduler
 
 TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
+# aiohttp's C parser knows ~40 methods; its pure-Python one (AIOHTTP_NO_EXTENSIONS, a platform without
+# the extension) takes any token: `FOO1`, `FOO2`... each a new series. Others are `OTHER`.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"})
 STATE_ROUTES = ("/health", "/ready")  # their 5xx `error` is no caller's error: not in npu_worker_errors
 SECTION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 
@@ -159,7 +162,8 @@ class WorkerMetrics(SchedulerObserver):
     def count_response(self, request: web.Request, status: int, body: bytes | None) -> None:
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else "unmatched"
-        self.requests.labels(request.method, route, str(status)).inc()
+        method = request.method if request.method in METHODS else "OTHER"
+        self.requests.labels(method, route, str(status)).inc()
         if route in STATE_ROUTES:  # they report the worker's state at each poll; no request failed
             return
         if status >= 400 and body:
