@@ -14,11 +14,13 @@ import msgspec
 class WorkerError(Exception):
     """Base of every error the worker reports by name (`"Name: message"`).
 
-    `param` is the request field at fault, when one is (OpenAI's error object carries it)."""
+    `param` is the request field at fault, when one is (OpenAI's error object carries it); `counted`:
+    a section's `error` event relayed as an answer, already in /metrics."""
 
     name: ClassVar[str] = "WorkerError"
     http_status: ClassVar[int] = 500
     param: str | None = None
+    counted: bool = False
 
     def __init__(self, message: str, *, fallback: str | None = None, param: str | None = None) -> None:
         super().__init__(message)

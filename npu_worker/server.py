@@ -52,6 +52,8 @@ log = logging.getLogger(__name__)
 # (benchmarks/SERVER_OVERHEAD.md).
 SWITCH_INTERVAL_SECONDS = 0.001
 SECRET_QUERY_KEYS = ("token",)
+LOGGED_TARGET_CHARS = 512  # of a request's path and query in the access log
+LOGGED_METHOD_CHARS = 20
 LINGER_SECONDS = 1.0
 # asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many
 # descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
@@ -62,15 +64,20 @@ RESERVED_FILES = 256  # besides the connections: the engine's libraries and mode
 
 
 def redacted_path(request: web.BaseRequest) -> str:
-    """The path and query as logged: the value of any token-like parameter is replaced by `***`."""
+    """The path and query as logged: the value of any token-like parameter is replaced by `***`, and
+    the whole cut at LOGGED_TARGET_CHARS (an 8 KB request line, its query quoted again, was a 22 KB log
+    line: any caller could fill the disk 200 times faster than with ordinary requests)."""
     query = request.rel_url.query
-    if not query:
-        return request.rel_url.raw_path
-    pairs = []
-    for key, value in query.items():
-        secret = any(word in key.lower() for word in SECRET_QUERY_KEYS)
-        pairs.append(f"{quote(key, safe='')}={'***' if secret else quote(value, safe='')}")
-    return f"{request.rel_url.raw_path}?{'&'.join(pairs)}"
+    target = request.rel_url.raw_path
+    if query:
+        pairs = []
+        for key, value in query.items():
+            secret = any(word in key.lower() for word in SECRET_QUERY_KEYS)
+            pairs.append(f"{quote(key, safe='')}={'***' if secret else quote(value, safe='')}")
+        target = f"{target}?{'&'.join(pairs)}"
+    if len(target) > LOGGED_TARGET_CHARS:
+        return f"{target[:LOGGED_TARGET_CHARS]}...(+{len(target) - LOGGED_TARGET_CHARS} chars)"
+    return target
 
 
 class RedactingAccessLogger(AbstractAccessLogger):
@@ -84,7 +91,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
         self.logger.info(
             '%s "%s %s HTTP/%d.%d" %d %d %.3fs',
             request.remote,
-            request.method,
+            request.method[:LOGGED_METHOD_CHARS],  # any token with aiohttp's pure-Python parser
             redacted_path(request),
             request.version.major,
             request.version.minor,
@@ -123,6 +130,7 @@ class ConnectionGuard:
         self.timed_out = 0
         self.refused = 0
         self.on_close: Callable[[str], object] | None = None  # /metrics: why the guard closed one
+        self.on_unparsable: Callable[[int], object] | None = None  # /metrics: a parser refusal's status
         self._refusals_reported = -REFUSAL_REPORT_SECONDS
 
     def _closed(self, reason: str) -> None:
@@ -235,9 +243,14 @@ class GuardedHandler(RequestHandler):
         """aiohttp's refusals of unparsable requests, in the JSON error body (and logged quietly)."""
         if status >= 500:
             return super().handle_error(request, status, exc, message)
-        log.debug("refused an unparsable request from %s: %s", request.remote, message or exc)
+        # Only aiohttp's first line: the next ones quote the refused line, which may carry a ?token= or
+        # an Authorization header (the caller's answer quotes it; the log must not).
+        said = (message or str(exc) or "malformed request").split("\n", 1)[0]
+        log.debug("refused an unparsable request from %s: %s", request.remote, said)
         if request.writer.output_size > 0:
             raise ConnectionError("a response was already sent on this connection")
+        if self.guard.on_unparsable is not None:  # an answer is sent: counted
+            self.guard.on_unparsable(status)
         reason = " ".join((message or str(exc) or "malformed request").split())
         if isinstance(exc, ContentEncodingError) and (coding := _UNDECODABLE.search(reason)):
             # aiohttp's words ("Please install `Brotli`") are advice for the server's owner, not the caller
@@ -292,6 +305,7 @@ async def listen(
     metrics = app.get(METRICS_KEY)
     if metrics is not None:
         guard.on_close = metrics.connection_closed
+        guard.on_unparsable = metrics.count_unparsable
         metrics.watch_connections(lambda: len(guard.open))
     loop = asyncio.get_running_loop()
 

@@ -10,6 +10,7 @@ import logging
 import aiohttp
 import pytest
 
+from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds
 
 BODY_ROUTES = ["/synth", "/synth_batch", "/v1/audio/speech", "/v1/audio/speech/batch"]
@@ -167,3 +168,60 @@ async def test_expect_100_continue_is_refused_before_the_body_when_the_request_c
     answer, _ = await raw_answer(listener.port, (head + "\r\n").encode())
     assert answer.startswith(f"HTTP/1.1 {status}".encode()), answer
     assert b"100 Continue" not in answer
+
+
+async def test_a_caller_that_resets_before_100_continue_costs_no_traceback(served, caplog):
+    """`Expect: 100-continue`, then a reset: writing `100 Continue` failed in the expect handler,
+    where aiohttp logs a 500's traceback (18 lines at ERROR per connection: a disk filler). Now it is
+    a quiet 499, as for any caller that left early."""
+    import socket
+    import struct
+
+    listener = await served()
+    caplog.set_level(logging.INFO)
+    head = (
+        b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 20\r\n\r\n"
+    )
+    for _ in range(5):
+        with socket.create_connection(("127.0.0.1", listener.port)) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close: RST
+            sock.sendall(head)
+    registry = listener.runner.app[METRICS_KEY].registry
+    labels = {"method": "POST", "route": "/synth", "status": "499"}
+    async with asyncio.timeout(seconds(10)):
+        while registry.get_sample_value("npu_worker_http_requests_total", labels) != 5:
+            await asyncio.sleep(0.02)
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
+async def test_expect_refusals_have_the_error_body_and_are_counted(served):
+    """aiohttp answers an expect handler's response itself, past the middlewares: an unknown
+    `Expect` was a text/plain 417 and none of these refusals reached /metrics."""
+    listener = await served(max_body_bytes=1000, token="s3cret")
+    cases = [
+        ("/synth", "Expect: 100-continue\r\n", 401),
+        ("/synth", "Expect: 100-continue\r\nContent-Length: 90000000\r\n", 413),
+        ("/synth", "Expect: bogus\r\n", 417),
+        ("/v1/audio/speech", "Expect: bogus\r\n", 417),
+    ]
+    for path, headers, status in cases:
+        auth = "" if status == 401 else "Authorization: Bearer s3cret\r\n"
+        head = f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}{headers}"
+        if "Content-Length" not in headers:
+            head += "Content-Length: 20\r\n"
+        answer, body = await raw_answer(listener.port, (head + "\r\n").encode())
+        assert answer.startswith(f"HTTP/1.1 {status}".encode()), answer
+        assert b"application/json" in answer
+        error = json.loads(body)["error"]
+        if path.startswith("/v1/"):
+            assert error["code"] == "BadRequest" and "unknown Expect: 'bogus'" in error["message"]
+        elif status == 417:
+            assert error == "BadRequest: unknown Expect: 'bogus'"
+    registry = listener.runner.app[METRICS_KEY].registry
+    for route, status, count in (("/synth", "401", 1), ("/synth", "413", 1), ("/synth", "417", 1)):
+        labels = {"method": "POST", "route": route, "status": status}
+        assert registry.get_sample_value("npu_worker_http_requests_total", labels) == count
+    labels = {"method": "POST", "route": "/v1/audio/speech", "status": "417"}
+    assert registry.get_sample_value("npu_worker_http_requests_total", labels) == 1
+    assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 2

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
+from npu_worker.app_keys import SCHEDULER_KEY
+from tests.test_ws_support import batch, connect
+from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
 
@@ -19,6 +23,9 @@ async def scrape(client, **headers: str) -> dict[tuple[str, tuple[tuple[str, str
         for sample in family.samples:
             samples[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
     return samples
+
+
+AUTH = {"Authorization": "Bearer s3cret"}
 
 
 def value(samples: dict, metric: str, **labels: str) -> float:
@@ -96,3 +103,124 @@ async def test_unknown_paths_and_wrong_methods_are_one_unmatched_route(worker):
     assert (
         value(samples, "npu_worker_http_requests_total", method="GET", route="unmatched", status="405") == 1
     )
+
+
+async def settled_scrape(client, metric: str, expected: float, **labels: str) -> dict:
+    """A scrape once `metric` reaches `expected`: with a Redis queue the node that logged an end counts
+    it as its script returns, which may be just after a follower answered the caller."""
+    async with asyncio.timeout(seconds(10)):
+        while value(await scrape(client), metric, **labels) != expected:
+            await asyncio.sleep(0.02)
+    await asyncio.sleep(0.1)  # and nothing more comes
+    return await scrape(client)
+
+
+async def until_an_engine_is_alive(client) -> None:
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+
+
+async def test_with_a_redis_queue_sections_and_jobs_are_counted(worker, redis_server, tmp_path: Path):
+    """With `--queue redis` sections and jobs ended in Redis scripts, past the observer: /metrics
+    counted none of them. Each is counted once, by the node that logged its end."""
+    engine = ToneEngine(fail_on="boom")
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    await until_an_engine_is_alive(client)
+    ok = await client.post("/synth", json={"text": "안녕하세요.", "output_path": str(tmp_path / "a.wav")})
+    assert (await ok.json())["status"] == "ok"
+    batch = {"sections": [{"text": "one."}, {"text": "boom."}], "stream": False}
+    assert (await (await client.post("/synth_batch", json=batch)).json())["fail_count"] == 1
+    engine.gate = threading.Event()  # the next section blocks: the job is cancelled while it waits
+    try:
+        held = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "a."}]})).json()
+        assert (await client.delete(f"/jobs/{held['job_id']}")).status == 200
+    finally:
+        engine.gate.set()
+    samples = await settled_scrape(client, "npu_worker_jobs_total", 1, kind="batch", outcome="cancelled")
+    assert value(samples, "npu_worker_sections_total", outcome="ok") == 2
+    assert value(samples, "npu_worker_sections_total", outcome="error") == 1
+    assert value(samples, "npu_worker_errors_total", name="EngineError") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="ok") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="batch", outcome="partial") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="batch", outcome="cancelled") == 1
+
+
+async def test_with_a_redis_queue_the_accepting_node_counts_the_files_it_writes(
+    worker, redis_server, tmp_path: Path
+):
+    """An `api` node writes the files an engine node made (the writer hop): the section's `ok` and
+    the job's end are counted there, once in the cluster."""
+    engine_node = await worker(
+        queue=redis_server.url, role="engine", claim_timeout=1.0, state_dir=str(tmp_path / "engine")
+    )
+    api = await worker(None, queue=redis_server.url, role="api", state_dir=str(tmp_path / "api"))
+    await until_an_engine_is_alive(api)
+    batch = {"sections": [{"text": "one."}, {"text": "two."}], "stream": False}
+    assert (await (await api.post("/synth_batch", json=batch)).json())["ok_count"] == 2
+    on_api = await settled_scrape(api, "npu_worker_jobs_total", 1, kind="batch", outcome="ok")
+    on_engine = await scrape(engine_node)
+    assert value(on_api, "npu_worker_sections_total", outcome="ok") == 2
+    assert value(on_api, "npu_worker_jobs_total", kind="batch", outcome="ok") == 1
+    assert value(on_engine, "npu_worker_sections_total", outcome="ok") == 0
+    assert value(on_engine, "npu_worker_jobs_total", kind="batch", outcome="ok") == 0
+
+
+async def test_a_websocket_request_refused_is_counted_by_its_error_name(worker):
+    """A refusal on /ws is an `error` event, neither an HTTP answer nor a job's: /metrics saw no
+    QueueFull for the player's previews. Each is counted in npu_worker_errors_total."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine, max_queue=2)
+    try:
+        held = await client.post(
+            "/synth_batch?async=1", json={"sections": [{"text": "하나."}, {"text": "둘."}]}
+        )
+        assert held.status == 200
+        ws = await connect(client)
+        for message in (batch("넘침."), {"type": "nonsense"}):
+            await ws.send_json(message)
+            event = await ws.receive()
+            assert isinstance(event, dict) and event["event"] == "error"
+        await ws.close()
+    finally:
+        engine.gate.set()
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_errors_total", name="QueueFull") == 1
+    assert value(samples, "npu_worker_errors_total", name="UnknownMessage") == 1
+
+
+async def test_health_polls_of_a_failed_worker_are_not_errors(worker, tmp_path: Path):
+    """/health's 500 names the load failure at every poll: a probe every few seconds made
+    npu_worker_errors_total{name="ModelLoadError"} grow with no caller refused. A refused request counts."""
+    from tests.test_ready import BrokenEngine
+
+    client = await worker(BrokenEngine(), wait_loaded=False, token="s3cret")
+    scheduler = client.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.load_error is None:
+            await asyncio.sleep(0.01)
+    for _ in range(3):
+        assert (await client.get("/health")).status == 500
+        assert (await client.get("/ready")).status == 503
+    refused = await client.post(
+        "/synth", json={"text": "a", "output_path": str(tmp_path / "a.wav")}, headers=AUTH
+    )
+    assert refused.status >= 500
+    samples = await scrape(client, **AUTH)
+    assert value(samples, "npu_worker_errors_total", name="ModelLoadError") == 1
+    labels = dict(method="GET", route="/health", status="500")
+    assert value(samples, "npu_worker_http_requests_total", **labels) == 3
+
+
+async def test_a_failed_openai_speech_is_one_error(worker):
+    """Its section's `error` event was counted, then again the 500 that relays it: one engine
+    failure was two in npu_worker_errors_total."""
+    client = await worker(ToneEngine(fail_on="boom"))
+    answer = await client.post("/v1/audio/speech", json={"input": "boom.", "response_format": "wav"})
+    assert answer.status == 500 and (await answer.json())["error"]["code"] == "EngineError"
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_errors_total", name="EngineError") == 1
+    assert value(samples, "npu_worker_sections_total", outcome="error") == 1
+    labels = dict(method="POST", route="/v1/audio/speech", status="500")
+    assert value(samples, "npu_worker_http_requests_total", **labels) == 1

@@ -150,3 +150,30 @@ async def test_a_preview_behind_another_preview_asks_for_nothing(worker, tmp_pat
     running = client.post("/synth", json={"text": "가" * 50, "output_path": str(tmp_path / "a.wav")})
     assert (await preview_during(client, gate, running, "나" * 10, tmp_path))["status"] == "ok"
     assert engine.asked == []
+
+
+async def test_a_preview_inside_a_paused_section_is_engine_time_once(worker, tmp_path):
+    """The paused batch section's engine time (/metrics: busy seconds, the section histogram) spanned
+    the preview it let run, which counted its own too: busy seconds grew faster than the clock."""
+    import time
+
+    from npu_worker.http_compat.metrics import METRICS_KEY
+
+    class SlowPreview(PausableTone):
+        def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+            for chunk in super().stream(request):
+                if request.text == "나" * 10:
+                    time.sleep(0.5)  # the preview is most of the wall time
+                yield chunk
+
+    engine = SlowPreview(chunk_seconds=0.1)
+    client, gate = await gated_worker(worker, engine)
+    registry = client.app[METRICS_KEY].registry
+    started = time.monotonic()
+    batch = {"sections": [{"idx": 0, "text": "가" * 100, "output_path": str(tmp_path / "s0.wav")}]}
+    running = client.post("/synth_batch?async=1", json=batch)
+    assert (await preview_during(client, gate, running, "나" * 10, tmp_path))["status"] == "ok"
+    await wait_until(lambda: registry.get_sample_value("npu_worker_section_seconds_count") == 2)
+    wall = time.monotonic() - started
+    assert engine.made.index("나" * 10) < 20  # the preview ran inside the paused section
+    assert registry.get_sample_value("npu_worker_engine_busy_seconds_total") < wall

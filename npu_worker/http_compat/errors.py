@@ -56,24 +56,42 @@ def check_request_access(request: web.Request) -> None:
 async def expect_continue(request: web.Request) -> web.StreamResponse | None:
     """`Expect: 100-continue` on a route that reads a JSON body: the access rules and the declared
     length are decided before the caller is told to send it (aiohttp's own handler said yes to a
-    caller without the token, or to 90 MB). A refusal is answered at once and the connection closed."""
+    caller without the token, or to 90 MB). A refusal is answered at once and the connection closed;
+    a caller gone before it is told to go on is a quiet 499 (it was aiohttp's traceback, each time)."""
+    answer = _expect_refusal(request)
+    if answer is None and request.version >= (1, 1):
+        try:
+            await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            request.writer.output_size = 0  # the answer proper is still to come
+        except ConnectionError as exc:
+            answer = left_early(request, exc)
+            if answer is None:
+                raise
+    if answer is None:
+        return None
+    answer.force_close()  # the body was never sent
+    # aiohttp answers an expect handler's response itself, past the middleware that counts answers
+    from .metrics import METRICS_KEY  # (metrics imports this module)
+
+    if (metrics := request.app.get(METRICS_KEY)) is not None:
+        body = answer.body
+        metrics.count_response(request, answer.status, body if isinstance(body, bytes) else None)
+    return answer
+
+
+def _expect_refusal(request: web.Request) -> web.Response | None:
+    """What `expect_continue` answers instead of `100 Continue`, in the error body (None: go on)."""
     limit = request.app[SETTINGS_KEY].max_body_bytes
     try:
         check_request_access(request)
     except WorkerError as exc:
-        response = error_response(exc)  # the body every access refusal has
-        response.force_close()  # the body was never sent
-        return response
+        return error_response(exc)  # the body every access refusal has
     if request.content_length is not None and request.content_length > limit:
         too_large = BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
-        response = _shape_of(request)(too_large, too_large.http_status)
-        response.force_close()
-        return response
-    if request.headers.get("Expect", "").lower() != "100-continue":
-        raise web.HTTPExpectationFailed(text=f"unknown Expect: {request.headers.get('Expect', '')[:40]}")
-    if request.version >= (1, 1):
-        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
-        request.writer.output_size = 0  # the answer proper is still to come
+        return _shape_of(request)(too_large, too_large.http_status)
+    expect = request.headers.get("Expect", "")
+    if expect.lower() != "100-continue":  # RFC 9110: 417 (it was aiohttp's text/plain body)
+        return _shape_of(request)(BadRequest(f"unknown Expect: {expect[:40]!r}"), 417)
     return None
 
 

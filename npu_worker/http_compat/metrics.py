@@ -28,12 +28,17 @@ from .. import PROTOCOL_VERSION, __version__
 from ..jobs.model import Job
 from ..jobs.observer import SchedulerObserver
 from ..protocol import Done, Event, Progress, SectionError
+from .bodies import ERROR_COUNTED_KEY
 from .errors import Handler
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
     from ..jobs.scheduler import Scheduler
 
 TTFA_BUCKETS = (0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0)
+# aiohttp's C parser knows ~40 methods; its pure-Python one (AIOHTTP_NO_EXTENSIONS, a platform without
+# the extension) takes any token: `FOO1`, `FOO2`... each a new series. Others are `OTHER`.
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE", "CONNECT"})
+STATE_ROUTES = ("/health", "/ready")  # their 5xx `error` is no caller's error: not in npu_worker_errors
 SECTION_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0)
 
 
@@ -157,7 +162,10 @@ class WorkerMetrics(SchedulerObserver):
     def count_response(self, request: web.Request, status: int, body: bytes | None) -> None:
         resource = request.match_info.route.resource
         route = resource.canonical if resource is not None else "unmatched"
-        self.requests.labels(request.method, route, str(status)).inc()
+        method = request.method if request.method in METHODS else "OTHER"
+        self.requests.labels(method, route, str(status)).inc()
+        if route in STATE_ROUTES:  # they report the worker's state at each poll; no request failed
+            return
         if status >= 400 and body:
             try:
                 error = json.loads(body).get("error") or ""
@@ -167,6 +175,15 @@ class WorkerMetrics(SchedulerObserver):
                 self.errors.labels(error_name(error)).inc()
             elif isinstance(error, dict) and isinstance(error.get("code"), str):  # OpenAI's: its code
                 self.errors.labels(error["code"]).inc()
+
+    def count_error(self, error: str) -> None:
+        """A request-level `error` event on a WebSocket (`"QueueFull: ..."`): by its stable name."""
+        self.errors.labels(error_name(error)).inc()
+
+    def count_unparsable(self, status: int) -> None:
+        """A request aiohttp's parser refused (no method or route to name: server.GuardedHandler)."""
+        self.requests.labels("UNKNOWN", "unmatched", str(status)).inc()
+        self.errors.labels("BadRequest").inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
@@ -187,6 +204,8 @@ async def metrics_middleware(request: web.Request, handler: Handler) -> web.Stre
         raise
     if metrics is not None:
         body = response.body if isinstance(response, web.Response) else None
+        if response.get(ERROR_COUNTED_KEY):  # a section's error, counted as its event
+            body = None
         metrics.count_response(request, response.status, body if isinstance(body, bytes) else None)
     return response
 

@@ -223,8 +223,8 @@ class Runner:
             then(self._finish, job, section, audio, seconds)
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
             then(self._fail, job, section, exc)
-        finally:
-            self.observer.section_ran(job, time.monotonic() - started)
+        finally:  # less what previews took inside it while it was paused: they count their own
+            self.observer.section_ran(job, time.monotonic() - started - (self.paused_seconds - paused_before))
 
     def _then(self, job: Job) -> Callable[..., object]:
         """Where a section's end runs: on the finisher thread while the engine has other work to go on

@@ -120,6 +120,7 @@ class SpeechRun:
         if isinstance(failure, InvalidAudio | BadRequest):
             failure.param = self.reference_fields[isinstance(failure, BadRequest)]
         if failure is not None:
+            failure.counted = True  # its section's event was (npu_worker_errors_total)
             raise failure
         if not isinstance(final, Progress):
             raise EngineError("the request was cancelled before its audio was complete")

@@ -8,6 +8,7 @@ import time
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..http_compat.metrics import METRICS_KEY
 from .opening import open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
@@ -32,7 +33,15 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     app = request.app
     settings = app[SETTINGS_KEY]
     ws = await open_socket(request)
-    session = WsSession(ws, app[SCHEDULER_KEY], settings, app[LIMITS_KEY], standing=Standing(request, ws))
+    metrics = app.get(METRICS_KEY)
+    session = WsSession(
+        ws,
+        app[SCHEDULER_KEY],
+        settings,
+        app[LIMITS_KEY],
+        standing=Standing(request, ws),
+        count_error=metrics.count_error if metrics is not None else None,
+    )
     try:
         async for message in ws:
             if message.type == WSMsgType.TEXT:

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -73,8 +74,11 @@ class WsSession:
         settings: Settings,
         limits: Limits,
         standing: Standing,
+        count_error: Callable[[str], object] | None = None,
     ):
         self._ws = ws
+        # /metrics: a request-level `error` (a refusal, a failed stream) is no answer nor job event
+        self._count_error = count_error or (lambda error: None)
         self._scheduler = scheduler
         self._settings = settings
         self._limits = limits
@@ -100,6 +104,7 @@ class WsSession:
 
     async def fail(self, error: WorkerError) -> None:
         """An internal failure mid-stream: say so, then close with 1011 (the stream is no longer whole)."""
+        self._count_error(str(error))
         with contextlib.suppress(ConnectionError, RuntimeError):
             await self.send_json(error_event(error))
             await self._ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"internal error")
@@ -120,9 +125,11 @@ class WsSession:
             else:
                 await self._start(message, received_at)
         except WorkerError as error:
+            self._count_error(str(error))
             await self.send_json(error_event(error))
         except Exception as exc:  # noqa: BLE001 - the connection survives a request that could not start
             log.exception("WebSocket request could not start")
+            self._count_error(f"{type(exc).__name__}: {exc}")
             await self.send_json(SectionError(idx=None, error=f"{type(exc).__name__}: {exc}").encode())
         finally:
             if self._stream is None:

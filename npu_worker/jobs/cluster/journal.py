@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from redis.exceptions import ResponseError
 
-from ...protocol import Event, Progress, QueueUnavailable, SectionError
+from ...protocol import Done, Event, Progress, QueueUnavailable, SectionError
 from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
@@ -130,14 +130,27 @@ class RedisJournal(Journal):
         self, job: Job, node: str, section: Section, wav: bytes, event: Progress, *, first: Before = None
     ) -> bool:
         """A section with no file to write: store the audio and log `ok` here (no writer hop)."""
-        made_ok = _after(first, lambda: self.jobs.made_ok(job.id, node, section.idx, wav, event))
-        return self.call(made_ok, retry=True) > 0
+        made_ok = _after(first, lambda: self.jobs.made_ok_ending(job.id, node, section.idx, wav, event))
+        seq, done = self.call(made_ok, retry=True)
+        self.observed(job, event if seq else None, done)
+        return seq > 0
 
     def section_failed(self, job: Job, node: str, error: SectionError, *, first: Before = None) -> int:
         final = _after(
-            first, lambda: self.jobs.final(job.id, error.idx or 0, error, ok=False, node=node, advance=True)
+            first,
+            lambda: self.jobs.final_ending(job.id, error.idx or 0, error, ok=False, node=node, advance=True),
         )
-        return self.call(final, retry=True)
+        seq, done = self.call(final, retry=True)
+        self.observed(job, error if seq else None, done)
+        return seq
+
+    def observed(self, job: Job, final: Event | None, done: Done | None) -> None:
+        """A section's end this node logged, and the `done` it ended its job with: for /metrics,
+        counted once in the cluster, by the node that logged them (they reach the others' copies of
+        the job through followers, which count nothing)."""
+        for event in (final, done):
+            if event is not None:
+                self.observer.event(job, event)
 
 
 def _after(first: Before, make: Callable[[], Awaitable[T]]) -> Callable[[], Awaitable[T]]:

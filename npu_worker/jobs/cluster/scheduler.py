@@ -9,6 +9,7 @@ which loops run here: `engine` (take work), `api` (accept requests, write their 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -42,7 +43,7 @@ from ..subscription import Subscription
 from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
-from .spec import spec_node
+from .spec import BadSpec, job_from_spec, spec_node
 from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
 from .writer import OutputWriter
 
@@ -116,7 +117,9 @@ class ClusterScheduler(Scheduler):
             self._spawn(self.engine_node.run())
             self._spawn(self._cancel_listener())
         if self.role in ("both", "api"):
-            writer = OutputWriter(self.jobs, self.node, self.paths, lambda job_id: self._spawn(self._sweep()))
+            writer = OutputWriter(
+                self.jobs, self.node, self.paths, lambda job_id: self._spawn(self._sweep()), self.observer
+            )
             self._spawn(writer.run())
             self._spawn(self._retention_loop())
         self._spawn(self._heartbeat_loop())
@@ -399,7 +402,9 @@ class ClusterScheduler(Scheduler):
     async def _slow(self, job: Job) -> None:
         error = SlowConsumer("the client did not read audio fast enough")
         try:
-            await self.jobs.append(job.id, SectionError(job.current_idx, str(error)))
+            slow = SectionError(job.current_idx, str(error))
+            if await self.jobs.append(job.id, slow):
+                self.observer.event(job, slow)  # /metrics, as a local queue counts it
             await self._cancel(job.id)
         except REDIS_DOWN:  # the job's claim runs out; its engine node finds it ended or cancels it
             reraise_if_cancelling()
@@ -417,10 +422,13 @@ class ClusterScheduler(Scheduler):
         found = await self.jobs.spec(job_id)
         if found is None or found[1]:
             return False
-        cancelled = await self.jobs.cancel(job_id, spec_node(found[0]))
-        if cancelled:
-            self.stats.count("jobs_cancelled")
-        return cancelled
+        done = await self.jobs.cancel_ending(job_id, spec_node(found[0]))
+        if done is None:
+            return False
+        self.stats.count("jobs_cancelled")
+        with contextlib.suppress(BadSpec):  # /metrics: this node ended it
+            self.observer.event(job_from_spec(found[0]), done)
+        return True
 
     async def section_audio(self, job: Job, idx: int) -> bytes:
         """A section's wav from Redis, once its `ok` is logged (the copy is there before, and stays

@@ -204,21 +204,22 @@ local function finish(job_key, log_key, final_key, finished_key, job_id, cancell
   else
     redis.call('ZADD', finished_key, now, job_id)
   end
-  return seq
+  return seq, body
 end
 """.replace("PREVIEW_EXPIRY", str(PREVIEW_EXPIRY))
 )
 
 # KEYS: job, log, final, pending, finished, q_batch
 # ARGV: id, idx, event, kind (ok|fail), advance (1: also queue the job's next section)
-# → seq of the final event, or 0 when it was a duplicate (already final) or the job had ended.
+# → {seq of the final event, or 0 when it was a duplicate (already final) or the job had ended;
+#    the `done` it logged after it ('' when the job goes on)}.
 FINAL = (
     _ADVANCE
     + _DONE
     + _WAITING
     + """
-if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
-if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then return 0 end
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return {0, ''} end
+if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then return {0, ''} end
 local total = check_job(KEYS[1], KEYS[6])
 local seq, usable = next_seq(KEYS[1], KEYS[2])
 waiting(KEYS[4])  -- the first write: a counter not of ours is recounted before it is decremented
@@ -227,10 +228,12 @@ log_event(KEYS[1], KEYS[2], seq, usable, ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], ARGV[4], 1)
 if ARGV[5] == '1' then advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2]) end
+local done = ''
 if redis.call('HLEN', KEYS[3]) >= total then
-  finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
+  local _, body = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
+  done = body
 end
-return seq
+return {seq, done}
 """
 )
 
@@ -256,13 +259,14 @@ return 1
 # KEYS: job, log, final, pending, finished, q_batch, wav  ARGV: id, idx, event (`ok`), wav
 # A section with no file to write (a preview without `output_path`): the engine node stores the audio
 # and logs `ok` itself in one step, as FINAL would after the writer's hop; still `ok` once per section.
+# → as FINAL's.
 MADE_OK = (
     _ADVANCE
     + _DONE
     + _WAITING
     + """
-if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
-if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then return 0 end
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return {0, ''} end
+if redis.call('HEXISTS', KEYS[3], ARGV[2]) == 1 then return {0, ''} end
 local total = check_job(KEYS[1], KEYS[6])
 local seq, usable = next_seq(KEYS[1], KEYS[2])
 waiting(KEYS[4])
@@ -272,27 +276,29 @@ log_event(KEYS[1], KEYS[2], seq, usable, ARGV[3])
 redis.call('DECR', KEYS[4])
 redis.call('HINCRBY', KEYS[1], 'ok', 1)
 advance(KEYS[1], KEYS[6], ARGV[1], ARGV[2])
+local done = ''
 if redis.call('HLEN', KEYS[3]) >= total then
-  finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
+  local _, body = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], false)
+  done = body
 end
-return seq
+return {seq, done}
 """
 )
 
-# KEYS: job, log, final, pending, finished  ARGV: id  → seq of `done`, or 0 if it had ended
+# KEYS: job, log, final, pending, finished  ARGV: id  → {seq of `done`, or 0 if it had ended; the `done`}
 CANCEL = (
     _ADVANCE
     + _DONE
     + _WAITING
     + """
-if redis.call('HGET', KEYS[1], 'done') ~= '0' then return 0 end
+if redis.call('HGET', KEYS[1], 'done') ~= '0' then return {0, ''} end
 local left = check_job(KEYS[1], 'npu:q:batch') - redis.call('HLEN', KEYS[3])
 next_seq(KEYS[1], KEYS[2])  -- its checks, before the first write
 waiting(KEYS[4])
 redis.call('DECRBY', KEYS[4], left)
-local seq = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], true)
+local seq, done = finish(KEYS[1], KEYS[2], KEYS[3], KEYS[5], ARGV[1], true)
 redis.call('PUBLISH', 'npu:cancel', ARGV[1])
-return seq
+return {seq, done}
 """
 )
 

@@ -24,7 +24,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ... import wire
-from ...protocol import Event, QueueUnavailable, WorkerError, decode_event
+from ...protocol import Done, Event, QueueUnavailable, WorkerError, decode_event
 from ..model import Job, LogEntry, apply_event
 from . import scripts
 from .spec import job_from_spec, job_spec
@@ -39,6 +39,13 @@ def redis_unreachable(exc: BaseException) -> WorkerError:
     library names (`Error 111 connecting to 10.0.0.5:6379`); the node's log has the details."""
     log.debug("Redis unreachable: %s", exc)
     return QueueUnavailable(f"Redis is unreachable ({type(exc).__name__}); retry shortly")
+
+
+def _ending(reply: Any) -> tuple[int, Done | None]:
+    """FINAL's and MADE_OK's reply: the event's seq, and the `done` it was followed by, if any."""
+    seq, done = reply
+    event = decode_event(done) if done else None
+    return int(seq), event if isinstance(event, Done) else None
 
 
 async def cancellable(read: Any) -> Any:
@@ -213,10 +220,17 @@ class RedisJobs:
         return int(await self._append(keys=keys, args=[wire.encode(event)]))
 
     async def final(self, job_id: str, idx: int, event: Event, *, ok: bool, node: str, advance: bool) -> int:
+        return (await self.final_ending(job_id, idx, event, ok=ok, node=node, advance=advance))[0]
+
+    async def final_ending(
+        self, job_id: str, idx: int, event: Event, *, ok: bool, node: str, advance: bool
+    ) -> tuple[int, Done | None]:
+        """Log a section's final event: its seq (0: final already, or the job had ended) and the job's
+        `done` if this event ended it (once in the cluster: /metrics counts it where it is logged)."""
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         body = wire.encode(event)
         args: list[Any] = [job_id, idx, body, "ok" if ok else "fail", int(advance)]
-        return int(await self._final(keys=keys, args=args))
+        return _ending(await self._final(keys=keys, args=args))
 
     async def made(self, job_id: str, node: str, idx: int, wav: bytes, meta: dict[str, Any]) -> bool:
         keys = [job_key(job_id), final_key(job_id), wav_key(job_id, idx), ready_key(node), BATCH]
@@ -225,14 +239,24 @@ class RedisJobs:
 
     async def made_ok(self, job_id: str, node: str, idx: int, wav: bytes, event: Event) -> int:
         """A section with no file: store its audio and log its `ok` (seq, or 0: final already/ended)."""
+        return (await self.made_ok_ending(job_id, node, idx, wav, event))[0]
+
+    async def made_ok_ending(
+        self, job_id: str, node: str, idx: int, wav: bytes, event: Event
+    ) -> tuple[int, Done | None]:
+        """`made_ok`, with the job's `done` if this `ok` ended it (as `final_ending`)."""
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node), BATCH]
         keys.append(wav_key(job_id, idx))
         body = wire.encode(event)
-        return int(await self._made_ok(keys=keys, args=[job_id, idx, body, wav]))
+        return _ending(await self._made_ok(keys=keys, args=[job_id, idx, body, wav]))
 
     async def cancel(self, job_id: str, node: str) -> bool:
+        return await self.cancel_ending(job_id, node) is not None
+
+    async def cancel_ending(self, job_id: str, node: str) -> Done | None:
+        """End a job as cancelled: the `done` logged, None if it had already ended."""
         keys = [job_key(job_id), log_key(job_id), final_key(job_id), PENDING, finished_key(node)]
-        return bool(await self._cancel(keys=keys, args=[job_id]))
+        return _ending(await self._cancel(keys=keys, args=[job_id]))[1]
 
     async def settled(self, job_id: str, idx: int) -> bool:
         """Whether a section needs nothing more: final already (another node's run of it), or its job

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WorkerError, WriteFailed
 from ..model import Job
+from ..observer import SchedulerObserver
 from .consumer import QueueConsumer
 from .spec import BadSpec, job_from_spec
 from .store import RedisJobs
@@ -26,8 +27,16 @@ KNOWN_JOBS = 64
 
 
 class OutputWriter(QueueConsumer):
-    def __init__(self, jobs: RedisJobs, node: str, paths: PathPolicy, on_done: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        jobs: RedisJobs,
+        node: str,
+        paths: PathPolicy,
+        on_done: Callable[[str], None],
+        observer: SchedulerObserver | None = None,
+    ) -> None:
         self.jobs = jobs
+        self.observer = observer if observer is not None else SchedulerObserver()  # /metrics
         self.paths = paths
         self.node = node
         self.on_done = on_done  # a job this node accepted has ended (retention)
@@ -79,9 +88,8 @@ class OutputWriter(QueueConsumer):
                 if isinstance(exc, WorkerError)
                 else WriteFailed(f"{section.output_path}: {exc.strerror or exc}")
             )
-            await self.jobs.final(
-                job_id, idx, SectionError(idx, str(error)), ok=False, node=self.node, advance=False
-            )
+            failed = SectionError(idx, str(error))
+            await self._final(job, failed, ok=False)
             return
         event = Progress(
             idx,
@@ -91,9 +99,17 @@ class OutputWriter(QueueConsumer):
             elapsed_sec=elapsed,
             cached=True if fields.get("cached") == "1" else None,
         )
-        await self.jobs.final(job_id, idx, event, ok=True, node=self.node, advance=False)
+        await self._final(job, event, ok=True)
         if await self._ended(job):
             self.on_done(job_id)
+
+    async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> None:
+        """Log the section's end; this node counts it (and the `done` it led to) in /metrics."""
+        idx = event.idx or 0
+        seq, done = await self.jobs.final_ending(job.id, idx, event, ok=ok, node=self.node, advance=False)
+        for logged in (event if seq else None, done):
+            if logged is not None:
+                self.observer.event(job, logged)
 
     async def _ended(self, job: Job) -> bool:
         if await self.jobs.ended(job.id):
