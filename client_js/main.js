@@ -367,7 +367,9 @@ function onClosed(info) {
   if (run?.running) {
     run.running = false;
     for (const s of state.sections) {
-      if (["queued", "synthesising"].includes(s.state)) Object.assign(s, { state: "failed", error: "connection closed" });
+      // A section cut mid-audio is "playing" (its first samples are) but will never be synthesised.
+      const cut = s.state === "playing" && !s.synthesised;
+      if (cut || ["queued", "synthesising"].includes(s.state)) Object.assign(s, { state: "failed", error: "connection closed" });
     }
     showMessage(`The connection to the worker closed during the request (code ${info.code}${info.reason ? `: ${info.reason}` : ""}).`, "error");
   } else if (info.opened) {

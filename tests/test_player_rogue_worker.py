@@ -4,6 +4,7 @@ of the wrong type in events and in `/health` — is carried over or refused by n
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -35,9 +36,6 @@ def rogue_worker(health_body: dict[str, Any] = ROGUE_HEALTH, mistyped: bool = Fa
     MISTYPED_EVENTS before each section."""
     half = b"\x00\x40"  # s16le 0x4000: 0.5
 
-    async def health(request: web.Request) -> web.Response:
-        return web.json_response(health_body)
-
     async def ws(request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()
         await socket.prepare(request)
@@ -64,6 +62,15 @@ def rogue_worker(health_body: dict[str, Any] = ROGUE_HEALTH, mistyped: bool = Fa
         async for _ in socket:  # until the page closes it
             pass
         return socket
+
+    return serving(ws, health_body)
+
+
+def serving(ws: Any, health_body: dict[str, Any] = ROGUE_HEALTH) -> web.Application:
+    """The player's files, a `/health` answering `health_body`, and the `/ws` handler `ws`."""
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response(health_body)
 
     app = web.Application()
     directory = (
@@ -133,3 +140,31 @@ def test_a_health_body_with_mistyped_fields_is_an_error_not_a_broken_page(browse
         wait_for(page, "s.worker.state === 'error'")
         assert "ref_wav must be a string, not 5" in snapshot(page)["worker"]["message"]
         assert console.errors == []  # `ref_wav.split` threw in the page before
+
+
+def test_a_section_cut_mid_audio_is_failed_not_left_playing(browser: Any) -> None:
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 2, "backend": "rogue", "device": "cpu"})
+        await socket.send_json({"event": "progress", "idx": 0, "status": "synth"})
+        await socket.send_json(
+            {"event": "audio_start", "idx": 0, "sample_rate": 24000, "format": "pcm_s16le"}
+        )
+        await socket.send_bytes(b"\x00\x40" * 12000)  # 0.5 s of section 0, then the worker is gone
+        await asyncio.sleep(0.2)
+        await socket.close()
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.\n\n나.")
+        wait_for(page, "s.sections.length === 2")
+        page.click("#play")
+        wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
+        state = snapshot(page)
+        assert [s["state"] for s in state["sections"]] == ["failed", "failed"]  # not "playing" for ever
+        assert state["figures"]["summary"].startswith("Finished: 0 ok, 2 failed")
+        assert state["figures"]["playedSourceSamples"] == 12000  # what came still played
+        assert console.errors == []
