@@ -147,7 +147,19 @@ async function ensureChannel() {
   await state.channel.connect();
 }
 
+let starting = false; // a Play between its click and its request: a second click (a double-click) waits for nothing
+
 async function play() {
+  if (starting) return;
+  starting = true;
+  try {
+    await startPlay();
+  } finally {
+    starting = false;
+  }
+}
+
+async function startPlay() {
   if (state.player?.paused && (state.run?.running || playingOut())) {
     await state.player.resume();
     updateButtons();

@@ -168,3 +168,29 @@ def test_a_section_cut_mid_audio_is_failed_not_left_playing(browser: Any) -> Non
         assert state["figures"]["summary"].startswith("Finished: 0 ok, 2 failed")
         assert state["figures"]["playedSourceSamples"] == 12000  # what came still played
         assert console.errors == []
+
+
+def test_a_double_click_on_play_sends_one_request(browser: Any) -> None:
+    requests: list[str] = []
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        async for message in socket:
+            requests.append(message.data)
+            await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+            await socket.send_json({"event": "progress", "idx": 0, "status": "ok", "elapsed_sec": 0.0})
+            await socket.send_json(
+                {"event": "done", "ok_count": 1, "fail_count": 0, "elapsed_total_sec": 0.0}
+            )
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.dblclick("#play")  # the second click lands while the first makes the AudioContext and socket
+        wait_for(page, "s.run && s.run.running === false && s.sections[0].state === 'done'")
+        page.wait_for_timeout(300)
+        assert len(requests) == 1, requests  # two went out: the worker ran one and answered Busy to the other
+        assert console.errors == []
