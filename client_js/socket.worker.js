@@ -22,6 +22,7 @@ let socket = null;
 let audioPort = null;
 let outputRate = 0;
 let request = 0; // id of the request whose audio is being forwarded; 0 = none
+let live = false; // between the request's send and its `done` (or the socket's close): audio may come
 let dropping = false; // after a cancel: PCM still in flight is not played
 let section = null; // {idx, sampleRate, samples, odd} between audio_start and audio_end
 
@@ -80,6 +81,7 @@ function send(body) {
     return;
   }
   request += 1;
+  live = true;
   dropping = false;
   section = null;
   toWorklet({ type: "begin", request });
@@ -120,6 +122,11 @@ function onText(text) {
 
 function startSection(event) {
   if (dropping) return;
+  if (!live) {
+    // After `done` (or before any request) nothing was asked for: a worker's extra audio is not played.
+    report({ type: "protocol-error", message: `audio for section ${event.idx} came with no request running (not played)` });
+    return;
+  }
   if (event.format && event.format !== "pcm_s16le") {
     report({ type: "protocol-error", message: `unsupported audio format ${event.format}` });
   }
@@ -143,7 +150,9 @@ function endSection(event) {
 }
 
 function finishAudio() {
-  if (dropping || request === 0) return;
+  const wasLive = live;
+  live = false;
+  if (dropping || !wasLive) return;
   toWorklet({ type: "end", request });
 }
 

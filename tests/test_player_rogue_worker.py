@@ -194,3 +194,34 @@ def test_a_double_click_on_play_sends_one_request(browser: Any) -> None:
         page.wait_for_timeout(300)
         assert len(requests) == 1, requests  # two went out: the worker ran one and answered Busy to the other
         assert console.errors == []
+
+
+def test_audio_sent_after_done_is_not_played(browser: Any) -> None:
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+        await socket.send_json({"event": "progress", "idx": 0, "status": "ok", "elapsed_sec": 0.0})
+        await socket.send_json({"event": "done", "ok_count": 1, "fail_count": 0, "elapsed_total_sec": 0.0})
+        await socket.send_json(
+            {"event": "audio_start", "idx": 0, "sample_rate": 24000, "format": "pcm_s16le"}
+        )
+        await socket.send_bytes(b"\x00\x40" * 12000)  # for no request: it played, and counted as received
+        await socket.send_json({"event": "audio_end", "idx": 0, "samples": 12000, "chunks": 1})
+        async for _ in socket:
+            pass
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")
+        page.wait_for_function("() => document.getElementById('log').textContent.includes('audio_end 0')")
+        state, log = snapshot(page), page.text_content("#log") or ""
+        assert "audio for section 0 came with no request running (not played)" in log
+        assert state["run"]["receivedSamples"] == 0
+        assert state["figures"]["playedSourceSamples"] == 0
+        assert state["sections"][0]["state"] == "done"
+        assert console.errors == []
