@@ -227,6 +227,8 @@ async function onRateMismatch({ streamRate, contextRate: playing }) {
   updateButtons();
 }
 
+const CANCEL_WAIT_MS = 5000; // a worker that has not answered a cancel by then is given up on
+
 /**
  * While the request runs, the worker is asked to stop it (it answers `done` with `cancelled`); once it
  * has finished (the audio is still playing out), there is nothing to ask: playback just stops here.
@@ -241,9 +243,26 @@ function cancel() {
       if (s.state === "playing" || s.state === "ready") s.state = "cancelled";
     }
     showMessage("Cancelled: playback stopped and the worker asked to stop.", "info");
+    setTimeout(() => giveUpCancel(run), CANCEL_WAIT_MS);
   } else {
     stopPlayOut();
   }
+  renderSlides(state.sections);
+  updateButtons();
+}
+
+/**
+ * The worker has not answered the cancel (it hangs, or ignores it): without its `done` the page would
+ * wait for ever with Play disabled. Closing the socket stops the request on the worker too.
+ */
+function giveUpCancel(run) {
+  if (state.run !== run || !run.running) return;
+  cancelRun(run, state.sections);
+  const channel = state.channel;
+  state.channel = null;
+  channel?.close();
+  showMessage(`Cancelled: the worker did not confirm the cancel within ${CANCEL_WAIT_MS / 1000} s, ` +
+    "so the connection was closed (which stops the request).", "error");
   renderSlides(state.sections);
   updateButtons();
 }

@@ -5,6 +5,7 @@ of the wrong type in events and in `/health` — is carried over or refused by n
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +16,7 @@ from aiohttp import web
 from npu_worker.app import _static_handler
 from tests.browser_support import ConsoleWatch, serve_app
 from tests.test_player_browser import CLIENT_DIR, snapshot, wait_for
+from tests.timing import seconds
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -224,4 +226,34 @@ def test_audio_sent_after_done_is_not_played(browser: Any) -> None:
         assert state["run"]["receivedSamples"] == 0
         assert state["figures"]["playedSourceSamples"] == 0
         assert state["sections"][0]["state"] == "done"
+        assert console.errors == []
+
+
+def test_a_cancel_the_worker_never_answers_is_given_up_and_the_socket_closed(browser: Any) -> None:
+    closed = threading.Event()  # set on the rogue's loop, read here
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+        async for _ in socket:  # the cancel, ignored: no `done` ever comes
+            pass
+        closed.set()
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")
+        wait_for(page, "s.run && s.run.started")
+        page.click("#cancel")
+        wait_for(page, "s.run.running === false", timeout=10)  # Play stayed disabled for ever
+        state = snapshot(page)
+        assert [s["state"] for s in state["sections"]] == ["cancelled"]
+        assert state["figures"]["summary"].startswith("Cancelled: 0 ok, 0 failed")
+        assert "did not confirm the cancel" in state["message"]
+        assert not page.is_disabled("#play")
+        assert closed.wait(seconds(5))  # the page closed the socket: the worker's request stops too
         assert console.errors == []
