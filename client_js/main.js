@@ -456,6 +456,12 @@ function onPlayerReport(report) {
       }
       state.playerStatus = { ...state.playerStatus, ...report };
       break;
+    case "overflow":
+      // The worker sends far faster than it plays: cancel rather than let the tab run out of memory.
+      if (run?.running) cancel();
+      showMessage(`Cancelled: over ${report.seconds / 60} minutes of audio came ahead of playback; ` +
+        "preview fewer sections at a time.", "error");
+      break;
     case "processor-error":
       showMessage("Playback stopped: the audio worklet failed (see the browser console).", "error");
       break;

@@ -257,3 +257,35 @@ def test_a_cancel_the_worker_never_answers_is_given_up_and_the_socket_closed(bro
         assert not page.is_disabled("#play")
         assert closed.wait(seconds(5))  # the page closed the socket: the worker's request stops too
         assert console.errors == []
+
+
+def test_audio_far_ahead_of_playback_is_bounded_and_the_request_cancelled(browser: Any) -> None:
+    received: list[str] = []
+    minute = b"\x00\x40" * 8000 * 60  # one minute at 8 kHz (the smallest bytes for the bound in minutes)
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+        await socket.send_json({"event": "audio_start", "idx": 0, "sample_rate": 8000, "format": "pcm_s16le"})
+        for _ in range(31):  # past the page's 30 minutes ahead, as fast as the socket takes it
+            await socket.send_bytes(minute)
+        async for message in socket:
+            received.append(message.data)
+            await socket.send_json({"event": "done", "ok_count": 0, "fail_count": 0, "cancelled": True})
+        return socket
+
+    with rogue_page(browser, serving(ws, {**ROGUE_HEALTH, "sample_rate": 8000})) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")
+        wait_for(
+            page, "s.run && s.run.running === false && s.figures.bufferedMs < 60000"
+        )  # the half hour dropped
+        state = snapshot(page)
+        assert "30 minutes of audio came ahead of playback" in state["message"]
+        assert received == ['{"type":"cancel"}']
+        assert state["run"]["cancelled"]
+        assert console.errors == []
