@@ -37,6 +37,11 @@ export const HEALTH_TIMEOUT_MS = 5000;
  * is "down" after `timeoutMs`, so polling goes on instead of waiting forever.
  */
 export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOrigin } = {}) {
+  if (base.protocol !== "http:" && base.protocol !== "https:") {
+    // `?worker=localhost:7768` parses as the scheme "localhost:": resolving "health" on it threw, and
+    // the page's /health polling stopped with the pill left at "checking the worker…".
+    return { state: "error", message: `?worker= must be an http:// or https:// address (such as http://127.0.0.1:7768/), not ${base.href}` };
+  }
   const url = new URL("health", base);
   const origin = pageOrigin ?? globalThis.location?.origin;
   let response;

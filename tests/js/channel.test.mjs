@@ -73,3 +73,11 @@ test("redactToken hides every token value and keeps the rest of the text", () =>
   );
   assert.equal(redactToken("no secret here: tokens=1"), "no secret here: tokens=1");
 });
+
+test("a ?worker= without http:// is an error that says so, not a throw", async () => {
+  for (const worker of ["localhost:7768", "javascript:alert(1)", "ftp://127.0.0.1/"]) {
+    const health = await fetchHealth(new URL(worker, "http://127.0.0.1:7768/"), { pageOrigin: "http://127.0.0.1:7768" });
+    assert.equal(health.state, "error");
+    assert.match(health.message, /\?worker= must be an http:\/\/ or https:\/\/ address/);
+  }
+});
