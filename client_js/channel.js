@@ -83,6 +83,7 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
 }
 
 const CLOSE_TIMEOUT_MS = 1000;
+export const CONNECT_TIMEOUT_MS = 5000;
 
 /** One WebSocket connection in a worker; callbacks receive plain objects. */
 export class Channel {
@@ -100,15 +101,28 @@ export class Channel {
   }
 
   /**
-   * Resolves when the socket is open; rejects with a readable reason when it cannot open. A second
-   * call while connecting gets the same promise (never a new one that leaves the first unsettled).
+   * Resolves when the socket is open; rejects with a readable reason when it cannot open, or has not
+   * opened within `timeoutMs` (a server that accepts but never answers the handshake: Play waited on it
+   * for ever, saying nothing), closing the channel then. A second call while connecting gets the same
+   * promise (never a new one that leaves the first unsettled).
    */
-  connect() {
+  connect({ timeoutMs = CONNECT_TIMEOUT_MS } = {}) {
     if (this.open) return Promise.resolve();
     if (this.closing) return Promise.reject(new Error("the channel is closed"));
     if (!this.connecting) {
       this.connecting = new Promise((resolve, reject) => {
-        this.pending = { resolve, reject };
+        const timer = setTimeout(() => {
+          this.pending = null;
+          const error = new Error(`the worker did not complete the WebSocket handshake within ${timeoutMs / 1000} s`);
+          error.name = "TimeoutError";
+          reject(error);
+          this.close();
+        }, timeoutMs);
+        const settled = (settle) => (value) => {
+          clearTimeout(timer);
+          settle(value);
+        };
+        this.pending = { resolve: settled(resolve), reject: settled(reject) };
         this.worker.postMessage({ type: "connect", url: this.url });
       }).finally(() => {
         this.connecting = null;

@@ -144,7 +144,14 @@ async function ensureChannel() {
     });
     state.channel.attachAudio(state.player.sourcePort(), state.player.sampleRate);
   }
-  await state.channel.connect();
+  try {
+    await state.channel.connect();
+  } catch (error) {
+    const channel = state.channel; // a channel that never opened: the next Play makes a new one
+    state.channel = null;
+    channel?.close();
+    throw error;
+  }
 }
 
 let starting = false; // a Play between its click and its request: a second click (a double-click) waits for nothing
@@ -202,7 +209,7 @@ async function explainConnectFailure(error) {
   const health = await fetchHealth(base);
   state.worker = health;
   renderWorker(health);
-  const text = health.state === "ready"
+  const text = health.state === "ready" && error.name !== "TimeoutError"
     ? `The worker answers /health but refused the WebSocket: this page's origin (${window.location.origin}) ` +
       "is not allowed or a token is needed (?token=…). Start the worker with --allowed-origins."
     : health.message || error.message;

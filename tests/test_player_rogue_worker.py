@@ -289,3 +289,21 @@ def test_audio_far_ahead_of_playback_is_bounded_and_the_request_cancelled(browse
         assert received == ['{"type":"cancel"}']
         assert state["run"]["cancelled"]
         assert console.errors == []
+
+
+def test_a_websocket_handshake_that_never_completes_is_reported(browser: Any) -> None:
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        await asyncio.sleep(3600)  # accepts the connection, never answers the upgrade
+        raise AssertionError("unreachable")
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")  # waited for ever, saying nothing
+        wait_for(
+            page, "s.message.includes('did not complete the WebSocket handshake within 5 s')", timeout=15
+        )
+        assert snapshot(page)["run"] is None  # nothing was sent
+        assert not page.is_disabled("#play")
+        assert console.errors == []
