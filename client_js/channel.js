@@ -63,7 +63,12 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
   let body = null;
   try {
     body = await response.json();
-  } catch {
+  } catch (error) {
+    if (error?.name === "TimeoutError") {
+      // Headers came, the body stalled: the worker is as unresponsive as one that never answered (this
+      // read "GET /health answered 200: " with no reason, an error state instead of down).
+      return { state: "down", message: `the worker at ${url.origin} did not answer /health within ${timeoutMs / 1000} s` };
+    }
     body = null;
   }
   const problem = body === null ? null : healthProblem(body);

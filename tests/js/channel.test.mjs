@@ -81,3 +81,18 @@ test("a ?worker= without http:// is an error that says so, not a throw", async (
     assert.match(health.message, /\?worker= must be an http:\/\/ or https:\/\/ address/);
   }
 });
+
+test("a /health whose body stalls after its headers is down after the timeout", { timeout: 10000 }, async () => {
+  const server = await listen((request, response) => {
+    response.writeHead(200, { "Content-Type": "application/json" });
+    response.write('{"status": "ok", '); // and nothing more
+  });
+  try {
+    const health = await fetchHealth(baseOf(server), { timeoutMs: 300, pageOrigin: baseOf(server).origin });
+    assert.equal(health.state, "down");
+    assert.match(health.message, /did not answer \/health within 0.3 s/);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});
