@@ -32,6 +32,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.request = null;
     this.resetCounters();
     this.quanta = 0;
+    this.quantaAtPcm = -1; // `quanta` when the last chunk came
     this.port.onmessage = (event) => this.onControl(event.data);
   }
 
@@ -86,6 +87,10 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
           sourceSamples: message.sourceSamples,
         });
         this.bufferedFrames += message.length;
+        // No quantum rendered since the last chunk (the context is paused): process() sends no status,
+        // so report here, or the Buffer figure stands at its value from before the pause.
+        if (this.quanta === this.quantaAtPcm) this.report();
+        this.quantaAtPcm = this.quanta;
         break;
       case "section":
       case "section-end":

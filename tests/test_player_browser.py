@@ -237,6 +237,8 @@ def test_pause_holds_the_sound_while_synthesis_goes_on_and_resume_plays_the_rest
     wait_for(page, "s.paused")
     paused_at = snapshot(page)["figures"]["contextTime"]
     wait_for(page, "s.run.running === false")  # the worker finished while the sound was held
+    # The Buffer figure shows what came meanwhile (it stood at its value from before the pause).
+    wait_for(page, "Math.round(s.figures.bufferedMs * 24) === s.run.receivedSamples - s.figures.playedFrames")
     state = snapshot(page)
     assert state["figures"]["contextTime"] == paused_at  # the audio clock stood still
     assert any(s["state"] != "done" for s in state["sections"])
