@@ -22,7 +22,7 @@ let socket = null;
 let audioPort = null;
 let outputRate = 0;
 let request = 0; // id of the request whose audio is being forwarded; 0 = none
-let live = false; // between the request's send and its `done` (or the socket's close): audio may come
+let live = false; // between the request's send and its `done` (or the socket's close): events may come
 let dropping = false; // after a cancel: PCM still in flight is not played
 let section = null; // {idx, sampleRate, samples, odd} between audio_start and audio_end
 
@@ -114,6 +114,12 @@ function onText(text) {
     report({ type: "protocol-error", message: `an event was dropped: ${problem}` });
     return;
   }
+  if (!live && event.event !== "error" && event.event !== "heartbeat") {
+    // After `done` (or before any request) nothing was asked for: a worker's extra audio is not played,
+    // and a second `done` or a late `progress` does not rewrite the finished run's rows and summary.
+    report({ type: "protocol-error", message: `an event ${event.event} came with no request running (ignored)` });
+    return;
+  }
   if (event.event === "audio_start") startSection(event);
   else if (event.event === "audio_end") endSection(event);
   else if (event.event === "done") finishAudio();
@@ -122,11 +128,6 @@ function onText(text) {
 
 function startSection(event) {
   if (dropping) return;
-  if (!live) {
-    // After `done` (or before any request) nothing was asked for: a worker's extra audio is not played.
-    report({ type: "protocol-error", message: `audio for section ${event.idx} came with no request running (not played)` });
-    return;
-  }
   if (event.format && event.format !== "pcm_s16le") {
     report({ type: "protocol-error", message: `unsupported audio format ${event.format}` });
   }

@@ -198,7 +198,7 @@ def test_a_double_click_on_play_sends_one_request(browser: Any) -> None:
         assert console.errors == []
 
 
-def test_audio_sent_after_done_is_not_played(browser: Any) -> None:
+def test_what_a_worker_sends_after_done_is_reported_and_ignored(browser: Any) -> None:
     async def ws(request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()
         await socket.prepare(request)
@@ -206,11 +206,15 @@ def test_audio_sent_after_done_is_not_played(browser: Any) -> None:
         await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
         await socket.send_json({"event": "progress", "idx": 0, "status": "ok", "elapsed_sec": 0.0})
         await socket.send_json({"event": "done", "ok_count": 1, "fail_count": 0, "elapsed_total_sec": 0.0})
+        # For no request: the audio played and counted as received, the second done rewrote the summary.
+        await socket.send_json({"event": "progress", "idx": 0, "status": "synth"})
         await socket.send_json(
             {"event": "audio_start", "idx": 0, "sample_rate": 24000, "format": "pcm_s16le"}
         )
-        await socket.send_bytes(b"\x00\x40" * 12000)  # for no request: it played, and counted as received
+        await socket.send_bytes(b"\x00\x40" * 12000)
         await socket.send_json({"event": "audio_end", "idx": 0, "samples": 12000, "chunks": 1})
+        await socket.send_json({"event": "done", "ok_count": 7, "fail_count": 3, "elapsed_total_sec": 9.0})
+        await socket.send_json({"event": "error", "idx": None, "error": "Rogue: the end"})
         async for _ in socket:
             pass
         return socket
@@ -220,12 +224,15 @@ def test_audio_sent_after_done_is_not_played(browser: Any) -> None:
         page.fill("#input", "가.")
         wait_for(page, "s.sections.length === 1")
         page.click("#play")
-        page.wait_for_function("() => document.getElementById('log').textContent.includes('audio_end 0')")
+        page.wait_for_function("() => document.getElementById('log').textContent.includes('Rogue: the end')")
+        page.wait_for_timeout(300)  # the 0.5 s of audio would be playing now
         state, log = snapshot(page), page.text_content("#log") or ""
-        assert "audio for section 0 came with no request running (not played)" in log
+        assert "an event audio_start came with no request running (ignored)" in log
+        assert "an event done came with no request running (ignored)" in log
         assert state["run"]["receivedSamples"] == 0
         assert state["figures"]["playedSourceSamples"] == 0
         assert state["sections"][0]["state"] == "done"
+        assert state["figures"]["summary"].startswith("Finished: 1 ok, 0 failed")
         assert console.errors == []
 
 
