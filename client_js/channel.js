@@ -37,6 +37,11 @@ export const HEALTH_TIMEOUT_MS = 5000;
  * is "down" after `timeoutMs`, so polling goes on instead of waiting forever.
  */
 export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOrigin } = {}) {
+  if (base.protocol !== "http:" && base.protocol !== "https:") {
+    // `?worker=localhost:7768` parses as the scheme "localhost:": resolving "health" on it threw, and
+    // the page's /health polling stopped with the pill left at "checking the worker…".
+    return { state: "error", message: `?worker= must be an http:// or https:// address (such as http://127.0.0.1:7768/), not ${base.href}` };
+  }
   const url = new URL("health", base);
   const origin = pageOrigin ?? globalThis.location?.origin;
   let response;
@@ -58,7 +63,12 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
   let body = null;
   try {
     body = await response.json();
-  } catch {
+  } catch (error) {
+    if (error?.name === "TimeoutError") {
+      // Headers came, the body stalled: the worker is as unresponsive as one that never answered (this
+      // read "GET /health answered 200: " with no reason, an error state instead of down).
+      return { state: "down", message: `the worker at ${url.origin} did not answer /health within ${timeoutMs / 1000} s` };
+    }
     body = null;
   }
   const problem = body === null ? null : healthProblem(body);
@@ -78,6 +88,7 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
 }
 
 const CLOSE_TIMEOUT_MS = 1000;
+export const CONNECT_TIMEOUT_MS = 5000;
 
 /** One WebSocket connection in a worker; callbacks receive plain objects. */
 export class Channel {
@@ -95,15 +106,28 @@ export class Channel {
   }
 
   /**
-   * Resolves when the socket is open; rejects with a readable reason when it cannot open. A second
-   * call while connecting gets the same promise (never a new one that leaves the first unsettled).
+   * Resolves when the socket is open; rejects with a readable reason when it cannot open, or has not
+   * opened within `timeoutMs` (a server that accepts but never answers the handshake: Play waited on it
+   * for ever, saying nothing), closing the channel then. A second call while connecting gets the same
+   * promise (never a new one that leaves the first unsettled).
    */
-  connect() {
+  connect({ timeoutMs = CONNECT_TIMEOUT_MS } = {}) {
     if (this.open) return Promise.resolve();
     if (this.closing) return Promise.reject(new Error("the channel is closed"));
     if (!this.connecting) {
       this.connecting = new Promise((resolve, reject) => {
-        this.pending = { resolve, reject };
+        const timer = setTimeout(() => {
+          this.pending = null;
+          const error = new Error(`the worker did not complete the WebSocket handshake within ${timeoutMs / 1000} s`);
+          error.name = "TimeoutError";
+          reject(error);
+          this.close();
+        }, timeoutMs);
+        const settled = (settle) => (value) => {
+          clearTimeout(timer);
+          settle(value);
+        };
+        this.pending = { resolve: settled(resolve), reject: settled(reject) };
         this.worker.postMessage({ type: "connect", url: this.url });
       }).finally(() => {
         this.connecting = null;

@@ -144,10 +144,29 @@ async function ensureChannel() {
     });
     state.channel.attachAudio(state.player.sourcePort(), state.player.sampleRate);
   }
-  await state.channel.connect();
+  try {
+    await state.channel.connect();
+  } catch (error) {
+    const channel = state.channel; // a channel that never opened: the next Play makes a new one
+    state.channel = null;
+    channel?.close();
+    throw error;
+  }
 }
 
+let starting = false; // a Play between its click and its request: a second click (a double-click) waits for nothing
+
 async function play() {
+  if (starting) return;
+  starting = true;
+  try {
+    await startPlay();
+  } finally {
+    starting = false;
+  }
+}
+
+async function startPlay() {
   if (state.player?.paused && (state.run?.running || playingOut())) {
     await state.player.resume();
     updateButtons();
@@ -190,7 +209,7 @@ async function explainConnectFailure(error) {
   const health = await fetchHealth(base);
   state.worker = health;
   renderWorker(health);
-  const text = health.state === "ready"
+  const text = health.state === "ready" && error.name !== "TimeoutError"
     ? `The worker answers /health but refused the WebSocket: this page's origin (${window.location.origin}) ` +
       "is not allowed or a token is needed (?token=…). Start the worker with --allowed-origins."
     : health.message || error.message;
@@ -215,6 +234,8 @@ async function onRateMismatch({ streamRate, contextRate: playing }) {
   updateButtons();
 }
 
+const CANCEL_WAIT_MS = 5000; // a worker that has not answered a cancel by then is given up on
+
 /**
  * While the request runs, the worker is asked to stop it (it answers `done` with `cancelled`); once it
  * has finished (the audio is still playing out), there is nothing to ask: playback just stops here.
@@ -229,9 +250,26 @@ function cancel() {
       if (s.state === "playing" || s.state === "ready") s.state = "cancelled";
     }
     showMessage("Cancelled: playback stopped and the worker asked to stop.", "info");
+    setTimeout(() => giveUpCancel(run), CANCEL_WAIT_MS);
   } else {
     stopPlayOut();
   }
+  renderSlides(state.sections);
+  updateButtons();
+}
+
+/**
+ * The worker has not answered the cancel (it hangs, or ignores it): without its `done` the page would
+ * wait for ever with Play disabled. Closing the socket stops the request on the worker too.
+ */
+function giveUpCancel(run) {
+  if (state.run !== run || !run.running) return;
+  cancelRun(run, state.sections);
+  const channel = state.channel;
+  state.channel = null;
+  channel?.close();
+  showMessage(`Cancelled: the worker did not confirm the cancel within ${CANCEL_WAIT_MS / 1000} s, ` +
+    "so the connection was closed (which stops the request).", "error");
   renderSlides(state.sections);
   updateButtons();
 }
@@ -367,7 +405,9 @@ function onClosed(info) {
   if (run?.running) {
     run.running = false;
     for (const s of state.sections) {
-      if (["queued", "synthesising"].includes(s.state)) Object.assign(s, { state: "failed", error: "connection closed" });
+      // A section cut mid-audio is "playing" (its first samples are) but will never be synthesised.
+      const cut = s.state === "playing" && !s.synthesised;
+      if (cut || ["queued", "synthesising"].includes(s.state)) Object.assign(s, { state: "failed", error: "connection closed" });
     }
     showMessage(`The connection to the worker closed during the request (code ${info.code}${info.reason ? `: ${info.reason}` : ""}).`, "error");
   } else if (info.opened) {
@@ -422,6 +462,12 @@ function onPlayerReport(report) {
         settle(s);
       }
       state.playerStatus = { ...state.playerStatus, ...report };
+      break;
+    case "overflow":
+      // The worker sends far faster than it plays: cancel rather than let the tab run out of memory.
+      if (run?.running) cancel();
+      showMessage(`Cancelled: over ${report.seconds / 60} minutes of audio came ahead of playback; ` +
+        "preview fewer sections at a time.", "error");
       break;
     case "processor-error":
       showMessage("Playback stopped: the audio worklet failed (see the browser console).", "error");

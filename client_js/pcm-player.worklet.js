@@ -10,12 +10,17 @@
  *   {type: "section-end", request, idx} all of section idx has been queued
  *   {type: "end", request}              the request sent its last audio: running dry now is not an underrun
  *   {type: "flush", request}            cancel: drop everything queued for the request
+ * Past MAX_BUFFERED_SECONDS queued, further audio is dropped and `overflow` reported (the page cancels).
  * Reports go to the main thread on the node's own port: `first-audible` (the output frame of the first
- * audible sample of the request), `section-playing`, `section-played`, `drained` and a periodic `status`.
+ * audible sample of the request), `section-playing`, `section-played`, `drained`, `overflow` and a periodic
+ * `status`.
  */
 
 const AUDIBLE = 0.0056; // -45 dBFS: the audible-onset level the server's TTFA uses
 const STATUS_EVERY_QUANTA = 16; // ~43 ms at 48 kHz
+// Audio held ahead of playback, at most: a fast engine (or a hostile worker) sends faster than real
+// time, and without a bound a long lecture's float32 filled the tab's memory until it crashed.
+const MAX_BUFFERED_SECONDS = 30 * 60;
 
 class PcmPlayerProcessor extends AudioWorkletProcessor {
   constructor() {
@@ -27,6 +32,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.request = null;
     this.resetCounters();
     this.quanta = 0;
+    this.quantaAtPcm = -1; // `quanta` when the last chunk came
     this.port.onmessage = (event) => this.onControl(event.data);
   }
 
@@ -41,6 +47,7 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
     this.heardFirst = false;
     this.playingIdx = null;
     this.announceIdx = null;
+    this.overflowed = false; // audio past MAX_BUFFERED_SECONDS came: the rest of the request is dropped
   }
 
   onControl(message) {
@@ -68,13 +75,22 @@ class PcmPlayerProcessor extends AudioWorkletProcessor {
         }
         break;
       case "pcm":
-        if (message.request !== this.request) return;
+        if (message.request !== this.request || this.overflowed) return;
+        if (this.bufferedFrames + message.length > MAX_BUFFERED_SECONDS * sampleRate) {
+          this.overflowed = true;
+          this.port.postMessage({ type: "overflow", request: this.request, seconds: MAX_BUFFERED_SECONDS });
+          return;
+        }
         this.queue.push({
           kind: "pcm",
           data: new Float32Array(message.data, 0, message.length),
           sourceSamples: message.sourceSamples,
         });
         this.bufferedFrames += message.length;
+        // No quantum rendered since the last chunk (the context is paused): process() sends no status,
+        // so report here, or the Buffer figure stands at its value from before the pause.
+        if (this.quanta === this.quantaAtPcm) this.report();
+        this.quantaAtPcm = this.quanta;
         break;
       case "section":
       case "section-end":

@@ -22,6 +22,7 @@ let socket = null;
 let audioPort = null;
 let outputRate = 0;
 let request = 0; // id of the request whose audio is being forwarded; 0 = none
+let live = false; // between the request's send and its `done` (or the socket's close): events may come
 let dropping = false; // after a cancel: PCM still in flight is not played
 let section = null; // {idx, sampleRate, samples, odd} between audio_start and audio_end
 
@@ -80,6 +81,7 @@ function send(body) {
     return;
   }
   request += 1;
+  live = true;
   dropping = false;
   section = null;
   toWorklet({ type: "begin", request });
@@ -110,6 +112,12 @@ function onText(text) {
   const problem = eventProblem(event);
   if (problem) {
     report({ type: "protocol-error", message: `an event was dropped: ${problem}` });
+    return;
+  }
+  if (!live && event.event !== "error" && event.event !== "heartbeat") {
+    // After `done` (or before any request) nothing was asked for: a worker's extra audio is not played,
+    // and a second `done` or a late `progress` does not rewrite the finished run's rows and summary.
+    report({ type: "protocol-error", message: `an event ${event.event} came with no request running (ignored)` });
     return;
   }
   if (event.event === "audio_start") startSection(event);
@@ -143,7 +151,9 @@ function endSection(event) {
 }
 
 function finishAudio() {
-  if (dropping || request === 0) return;
+  const wasLive = live;
+  live = false;
+  if (dropping || !wasLive) return;
   toWorklet({ type: "end", request });
 }
 

@@ -21,13 +21,26 @@ const STATE_LABEL = {
 const ms = (value) => (value == null ? "—" : `${Math.round(value)} ms`);
 const seconds = (value) => (value == null ? "" : `${value.toFixed(2)} s`);
 
-/** Rebuild the list when the set of sections changes; otherwise update rows in place. */
+let shown = []; // {idx, text} of each row the list shows
+const drawn = new WeakMap(); // row → the key of what it shows (see rowKey)
+
+/**
+ * Rebuild the list when the set of sections changes; otherwise redraw only the rows whose section
+ * changed: every event redraws, and rewriting all rows made a 1000-section run O(n²) in DOM writes.
+ */
 export function renderSlides(sections) {
   const list = $("slides");
-  if (list.childElementCount !== sections.length || sections.some((s, i) => list.children[i]?.dataset.idx !== String(s.idx))) {
+  if (shown.length !== sections.length || sections.some((s, i) => shown[i].idx !== s.idx || shown[i].text !== s.text)) {
     list.replaceChildren(...sections.map(slideRow));
+    shown = sections.map(({ idx, text }) => ({ idx, text }));
   }
-  sections.forEach((section, i) => updateSlide(list.children[i], section));
+  sections.forEach((section, i) => {
+    const row = list.children[i];
+    const key = rowKey(section);
+    if (key !== null && drawn.get(row) === key) return;
+    drawn.set(row, key);
+    updateSlide(row, section);
+  });
   const done = sections.filter((s) => s.state === "done").length;
   const failed = sections.filter((s) => s.state === "failed").length;
   $("slide-count").textContent = sections.length
@@ -44,6 +57,12 @@ function slideRow(section) {
   row.querySelector(".text").textContent = section.text;
   row.querySelector(".text").title = section.text;
   return row;
+}
+
+/** What a row shows, as a string; null while its synthesis timer runs (redrawn every time). */
+function rowKey(s) {
+  if (s.state === "synthesising" && s.synthSec == null && s.synthStartedAt != null) return null;
+  return JSON.stringify([s.state, s.error, s.synthSec, s.durationSec, s.cached]);
 }
 
 function updateSlide(row, section) {

@@ -28,6 +28,7 @@ const FIELDS = {
   elapsed_sec: [isSeconds, "a non-negative number"],
   duration_sec: [isSeconds, "a non-negative number"],
   elapsed_total_sec: [isSeconds, "a non-negative number"],
+  load_seconds: [isSeconds, "a non-negative number"],
   ttfa_ms: [isSeconds, "a non-negative number"],
   cancelled: [(value) => typeof value === "boolean", "true or false"],
   status: [isText, "a string"],
@@ -82,7 +83,7 @@ function voiceProblem(item) {
 /** A `/health` body (any status): null when the page can show it, else why not. */
 export function healthProblem(body) {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return "the body is not a JSON object";
-  const problem = firstProblem(body, ["sample_rate", "jobs_running", "backend", "ref_wav", "error", "status"]);
+  const problem = firstProblem(body, ["sample_rate", "jobs_running", "load_seconds", "backend", "ref_wav", "error", "status"]);
   if (problem) return problem;
   if (body.voices !== undefined && body.voices !== null) {
     if (!Array.isArray(body.voices)) return "voices must be a list";

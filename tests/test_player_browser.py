@@ -237,6 +237,8 @@ def test_pause_holds_the_sound_while_synthesis_goes_on_and_resume_plays_the_rest
     wait_for(page, "s.paused")
     paused_at = snapshot(page)["figures"]["contextTime"]
     wait_for(page, "s.run.running === false")  # the worker finished while the sound was held
+    # The Buffer figure shows what came meanwhile (it stood at its value from before the pause).
+    wait_for(page, "Math.round(s.figures.bufferedMs * 24) === s.run.receivedSamples - s.figures.playedFrames")
     state = snapshot(page)
     assert state["figures"]["contextTime"] == paused_at  # the audio clock stood still
     assert any(s["state"] != "done" for s in state["sections"])
@@ -479,3 +481,26 @@ def test_play_while_the_worker_boots_makes_no_context_and_the_next_play_plays(
     assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 24000
     assert "now streams" not in state["message"]
     assert console.not_network() == []  # the browser logs each 503 /health itself
+
+
+def test_the_slide_list_follows_an_edited_text_and_redraws_only_rows_that_changed(open_player: Any) -> None:
+    worker, page, console = open_player(ToneEngine(seconds_per_char=0.002))
+    wait_for(page, "s.worker.state === 'ready'")
+    page.fill("#input", "가.")
+    page.fill("#input", "나.")  # the same idx, another text: the row showed "가." while "나." was sent
+    assert page.inner_text("#slides .text") == "나."
+
+    rows = 100
+    page.fill("#input", "\n\n".join(f"{i}." for i in range(rows)))
+    wait_for(page, f"s.sections.length === {rows}")
+    page.evaluate(
+        """() => { window.rowWrites = 0;
+        new MutationObserver((records) => { window.rowWrites += records.length; })
+          .observe(document.getElementById('slides'), {subtree: true, childList: true, attributes: true}); }"""
+    )
+    page.click("#play")
+    wait_for(page, "s.sections.every((x) => x.state === 'done') && s.run.audioDrained", timeout=60)
+    # Each row changes state a few times (~6 writes each); every event rewrote all rows: ~600 x 100 x 6.
+    writes = page.evaluate("window.rowWrites")
+    assert writes < 60 * rows, writes
+    assert console.errors == []

@@ -4,6 +4,8 @@ of the wrong type in events and in `/health` — is carried over or refused by n
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,6 +16,7 @@ from aiohttp import web
 from npu_worker.app import _static_handler
 from tests.browser_support import ConsoleWatch, serve_app
 from tests.test_player_browser import CLIENT_DIR, snapshot, wait_for
+from tests.timing import seconds
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,9 +37,6 @@ def rogue_worker(health_body: dict[str, Any] = ROGUE_HEALTH, mistyped: bool = Fa
     at odd byte counts (3 + 3 bytes), and one that ends on half a sample (3 bytes); `mistyped` also sends
     MISTYPED_EVENTS before each section."""
     half = b"\x00\x40"  # s16le 0x4000: 0.5
-
-    async def health(request: web.Request) -> web.Response:
-        return web.json_response(health_body)
 
     async def ws(request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()
@@ -64,6 +64,15 @@ def rogue_worker(health_body: dict[str, Any] = ROGUE_HEALTH, mistyped: bool = Fa
         async for _ in socket:  # until the page closes it
             pass
         return socket
+
+    return serving(ws, health_body)
+
+
+def serving(ws: Any, health_body: dict[str, Any] = ROGUE_HEALTH) -> web.Application:
+    """The player's files, a `/health` answering `health_body`, and the `/ws` handler `ws`."""
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response(health_body)
 
     app = web.Application()
     directory = (
@@ -133,3 +142,175 @@ def test_a_health_body_with_mistyped_fields_is_an_error_not_a_broken_page(browse
         wait_for(page, "s.worker.state === 'error'")
         assert "ref_wav must be a string, not 5" in snapshot(page)["worker"]["message"]
         assert console.errors == []  # `ref_wav.split` threw in the page before
+
+
+def test_a_section_cut_mid_audio_is_failed_not_left_playing(browser: Any) -> None:
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 2, "backend": "rogue", "device": "cpu"})
+        await socket.send_json({"event": "progress", "idx": 0, "status": "synth"})
+        await socket.send_json(
+            {"event": "audio_start", "idx": 0, "sample_rate": 24000, "format": "pcm_s16le"}
+        )
+        await socket.send_bytes(b"\x00\x40" * 12000)  # 0.5 s of section 0, then the worker is gone
+        await asyncio.sleep(0.2)
+        await socket.close()
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.\n\n나.")
+        wait_for(page, "s.sections.length === 2")
+        page.click("#play")
+        wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
+        state = snapshot(page)
+        assert [s["state"] for s in state["sections"]] == ["failed", "failed"]  # not "playing" for ever
+        assert state["figures"]["summary"].startswith("Finished: 0 ok, 2 failed")
+        assert state["figures"]["playedSourceSamples"] == 12000  # what came still played
+        assert console.errors == []
+
+
+def test_a_double_click_on_play_sends_one_request(browser: Any) -> None:
+    requests: list[str] = []
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        async for message in socket:
+            requests.append(message.data)
+            await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+            await socket.send_json({"event": "progress", "idx": 0, "status": "ok", "elapsed_sec": 0.0})
+            await socket.send_json(
+                {"event": "done", "ok_count": 1, "fail_count": 0, "elapsed_total_sec": 0.0}
+            )
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.dblclick("#play")  # the second click lands while the first makes the AudioContext and socket
+        wait_for(page, "s.run && s.run.running === false && s.sections[0].state === 'done'")
+        page.wait_for_timeout(300)
+        assert len(requests) == 1, requests  # two went out: the worker ran one and answered Busy to the other
+        assert console.errors == []
+
+
+def test_what_a_worker_sends_after_done_is_reported_and_ignored(browser: Any) -> None:
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+        await socket.send_json({"event": "progress", "idx": 0, "status": "ok", "elapsed_sec": 0.0})
+        await socket.send_json({"event": "done", "ok_count": 1, "fail_count": 0, "elapsed_total_sec": 0.0})
+        # For no request: the audio played and counted as received, the second done rewrote the summary.
+        await socket.send_json({"event": "progress", "idx": 0, "status": "synth"})
+        await socket.send_json(
+            {"event": "audio_start", "idx": 0, "sample_rate": 24000, "format": "pcm_s16le"}
+        )
+        await socket.send_bytes(b"\x00\x40" * 12000)
+        await socket.send_json({"event": "audio_end", "idx": 0, "samples": 12000, "chunks": 1})
+        await socket.send_json({"event": "done", "ok_count": 7, "fail_count": 3, "elapsed_total_sec": 9.0})
+        await socket.send_json({"event": "error", "idx": None, "error": "Rogue: the end"})
+        async for _ in socket:
+            pass
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")
+        page.wait_for_function("() => document.getElementById('log').textContent.includes('Rogue: the end')")
+        page.wait_for_timeout(300)  # the 0.5 s of audio would be playing now
+        state, log = snapshot(page), page.text_content("#log") or ""
+        assert "an event audio_start came with no request running (ignored)" in log
+        assert "an event done came with no request running (ignored)" in log
+        assert state["run"]["receivedSamples"] == 0
+        assert state["figures"]["playedSourceSamples"] == 0
+        assert state["sections"][0]["state"] == "done"
+        assert state["figures"]["summary"].startswith("Finished: 1 ok, 0 failed")
+        assert console.errors == []
+
+
+def test_a_cancel_the_worker_never_answers_is_given_up_and_the_socket_closed(browser: Any) -> None:
+    closed = threading.Event()  # set on the rogue's loop, read here
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+        async for _ in socket:  # the cancel, ignored: no `done` ever comes
+            pass
+        closed.set()
+        return socket
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")
+        wait_for(page, "s.run && s.run.started")
+        page.click("#cancel")
+        wait_for(page, "s.run.running === false", timeout=10)  # Play stayed disabled for ever
+        state = snapshot(page)
+        assert [s["state"] for s in state["sections"]] == ["cancelled"]
+        assert state["figures"]["summary"].startswith("Cancelled: 0 ok, 0 failed")
+        assert "did not confirm the cancel" in state["message"]
+        assert not page.is_disabled("#play")
+        assert closed.wait(seconds(5))  # the page closed the socket: the worker's request stops too
+        assert console.errors == []
+
+
+def test_audio_far_ahead_of_playback_is_bounded_and_the_request_cancelled(browser: Any) -> None:
+    received: list[str] = []
+    minute = b"\x00\x40" * 8000 * 60  # one minute at 8 kHz (the smallest bytes for the bound in minutes)
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        await socket.send_json({"event": "start", "total": 1, "backend": "rogue", "device": "cpu"})
+        await socket.send_json({"event": "audio_start", "idx": 0, "sample_rate": 8000, "format": "pcm_s16le"})
+        for _ in range(31):  # past the page's 30 minutes ahead, as fast as the socket takes it
+            await socket.send_bytes(minute)
+        async for message in socket:
+            received.append(message.data)
+            await socket.send_json({"event": "done", "ok_count": 0, "fail_count": 0, "cancelled": True})
+        return socket
+
+    with rogue_page(browser, serving(ws, {**ROGUE_HEALTH, "sample_rate": 8000})) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")
+        wait_for(
+            page, "s.run && s.run.running === false && s.figures.bufferedMs < 60000"
+        )  # the half hour dropped
+        state = snapshot(page)
+        assert "30 minutes of audio came ahead of playback" in state["message"]
+        assert received == ['{"type":"cancel"}']
+        assert state["run"]["cancelled"]
+        assert console.errors == []
+
+
+def test_a_websocket_handshake_that_never_completes_is_reported(browser: Any) -> None:
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        await asyncio.sleep(3600)  # accepts the connection, never answers the upgrade
+        raise AssertionError("unreachable")
+
+    with rogue_page(browser, serving(ws)) as (page, console):
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+        page.click("#play")  # waited for ever, saying nothing
+        wait_for(
+            page, "s.message.includes('did not complete the WebSocket handshake within 5 s')", timeout=15
+        )
+        assert snapshot(page)["run"] is None  # nothing was sent
+        assert not page.is_disabled("#play")
+        assert console.errors == []

@@ -73,3 +73,26 @@ test("redactToken hides every token value and keeps the rest of the text", () =>
   );
   assert.equal(redactToken("no secret here: tokens=1"), "no secret here: tokens=1");
 });
+
+test("a ?worker= without http:// is an error that says so, not a throw", async () => {
+  for (const worker of ["localhost:7768", "javascript:alert(1)", "ftp://127.0.0.1/"]) {
+    const health = await fetchHealth(new URL(worker, "http://127.0.0.1:7768/"), { pageOrigin: "http://127.0.0.1:7768" });
+    assert.equal(health.state, "error");
+    assert.match(health.message, /\?worker= must be an http:\/\/ or https:\/\/ address/);
+  }
+});
+
+test("a /health whose body stalls after its headers is down after the timeout", { timeout: 10000 }, async () => {
+  const server = await listen((request, response) => {
+    response.writeHead(200, { "Content-Type": "application/json" });
+    response.write('{"status": "ok", '); // and nothing more
+  });
+  try {
+    const health = await fetchHealth(baseOf(server), { timeoutMs: 300, pageOrigin: baseOf(server).origin });
+    assert.equal(health.state, "down");
+    assert.match(health.message, /did not answer \/health within 0.3 s/);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+});

@@ -45,5 +45,7 @@ test("a health body with a mistyped field is refused, a real one passes", () => 
   assert.match(healthProblem({ ...real, voices: [{ name: "x" }] }), /ref_wav must be a string/);
   assert.match(healthProblem({ ...real, speed_range: [2, 0.5] }), /speed_range must be two positive numbers/);
   assert.match(healthProblem({ ...real, jobs_running: "3" }), /^jobs_running must be/);
+  // The pill draws it with toFixed: a string threw there and ended the /health polling for good.
+  assert.match(healthProblem({ ...real, load_seconds: "4" }), /^load_seconds must be a non-negative number/);
   assert.match(healthProblem([1]), /not a JSON object/);
 });
