@@ -52,6 +52,8 @@ async def test_health_is_503_while_the_engine_loads(worker):
     body = await response.json()
     assert body["loaded"] is False and body["status"] == "loading"
     assert body["load_phase"] == "tuning the tones"
+    # the configured backend (espeak) by the name it reports once loaded, not the setting's "espeak"
+    assert body["backend"] == "espeak-ng"
     synth = await client.post("/synth", json={"text": "x", "output_path": "/tmp/x.wav"})
     assert synth.status == 503
     assert (await synth.json())["error"].startswith("Loading:")

@@ -15,6 +15,13 @@ BACKENDS = {
     "sovits": "npu_worker.engine.sovits",
     "zipvoice-onnx": "npu_worker.engine.zipvoice.engine",
 }
+# What `EngineInfo.backend` (/health, `start` events) names each backend once loaded, where it differs
+# from the setting: /health says the same before the engine has loaded, or after it failed to.
+REPORTED_NAMES = {"espeak": "espeak-ng"}
+
+
+def reported_backend(backend: str) -> str:
+    return REPORTED_NAMES.get(backend, backend)
 
 
 def create_engine(backend: str, config: object) -> Engine:

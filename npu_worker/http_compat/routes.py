@@ -16,6 +16,7 @@ from aiohttp import web
 from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
+from ..engine.factory import reported_backend
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..protocol import (
     BadRequest,
@@ -153,7 +154,7 @@ async def health(request: web.Request) -> web.Response:
         loaded=info is not None,
         load_seconds=scheduler.load_seconds,
         load_phase=scheduler.load_phase,
-        backend=info.backend if info else settings.backend,
+        backend=info.backend if info else reported_backend(settings.backend),
         device=info.device if info else None,
         ref_wav=settings.ref_wav,
         version=PROTOCOL_VERSION,
