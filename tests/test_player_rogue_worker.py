@@ -100,12 +100,17 @@ def rogue_page(browser: Any, app: web.Application) -> Iterator[tuple[Any, Consol
             context.close()
 
 
+def start_playing(page: Any, texts: tuple[str, ...]) -> None:
+    """Once the worker is ready, put `texts` in as sections and press Play."""
+    wait_for(page, "s.worker.state === 'ready'")
+    page.fill("#input", "\n\n".join(texts))
+    wait_for(page, f"s.sections.length === {len(texts)}")
+    page.click("#play")
+
+
 def play_two_sections(page: Any) -> tuple[dict[str, Any], str]:
     """Play "가." and "나." to the end of the run: the snapshot and the Event log."""
-    wait_for(page, "s.worker.state === 'ready'")
-    page.fill("#input", "가.\n\n나.")
-    wait_for(page, "s.sections.length === 2")
-    page.click("#play")
+    start_playing(page, ("가.", "나."))
     wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
     return snapshot(page), page.text_content("#log") or ""
 
@@ -160,10 +165,7 @@ def test_a_section_cut_mid_audio_is_failed_not_left_playing(browser: Any) -> Non
         return socket
 
     with rogue_page(browser, serving(ws)) as (page, console):
-        wait_for(page, "s.worker.state === 'ready'")
-        page.fill("#input", "가.\n\n나.")
-        wait_for(page, "s.sections.length === 2")
-        page.click("#play")
+        start_playing(page, ("가.", "나."))
         wait_for(page, "s.run && s.run.running === false && s.run.audioDrained")
         state = snapshot(page)
         assert [s["state"] for s in state["sections"]] == ["failed", "failed"]  # not "playing" for ever
@@ -220,10 +222,7 @@ def test_what_a_worker_sends_after_done_is_reported_and_ignored(browser: Any) ->
         return socket
 
     with rogue_page(browser, serving(ws)) as (page, console):
-        wait_for(page, "s.worker.state === 'ready'")
-        page.fill("#input", "가.")
-        wait_for(page, "s.sections.length === 1")
-        page.click("#play")
+        start_playing(page, ("가.",))
         page.wait_for_function("() => document.getElementById('log').textContent.includes('Rogue: the end')")
         page.wait_for_timeout(300)  # the 0.5 s of audio would be playing now
         state, log = snapshot(page), page.text_content("#log") or ""
@@ -250,10 +249,7 @@ def test_a_cancel_the_worker_never_answers_is_given_up_and_the_socket_closed(bro
         return socket
 
     with rogue_page(browser, serving(ws)) as (page, console):
-        wait_for(page, "s.worker.state === 'ready'")
-        page.fill("#input", "가.")
-        wait_for(page, "s.sections.length === 1")
-        page.click("#play")
+        start_playing(page, ("가.",))
         wait_for(page, "s.run && s.run.started")
         page.click("#cancel")
         wait_for(page, "s.run.running === false", timeout=10)  # Play stayed disabled for ever
@@ -284,10 +280,7 @@ def test_audio_far_ahead_of_playback_is_bounded_and_the_request_cancelled(browse
         return socket
 
     with rogue_page(browser, serving(ws, {**ROGUE_HEALTH, "sample_rate": 8000})) as (page, console):
-        wait_for(page, "s.worker.state === 'ready'")
-        page.fill("#input", "가.")
-        wait_for(page, "s.sections.length === 1")
-        page.click("#play")
+        start_playing(page, ("가.",))
         wait_for(
             page, "s.run && s.run.running === false && s.figures.bufferedMs < 60000"
         )  # the half hour dropped
@@ -304,10 +297,7 @@ def test_a_websocket_handshake_that_never_completes_is_reported(browser: Any) ->
         raise AssertionError("unreachable")
 
     with rogue_page(browser, serving(ws)) as (page, console):
-        wait_for(page, "s.worker.state === 'ready'")
-        page.fill("#input", "가.")
-        wait_for(page, "s.sections.length === 1")
-        page.click("#play")  # waited for ever, saying nothing
+        start_playing(page, ("가.",))  # waited for ever, saying nothing
         wait_for(
             page, "s.message.includes('did not complete the WebSocket handshake within 5 s')", timeout=15
         )
