@@ -33,10 +33,10 @@ from .files import (
     locked_directory,
     private_folder,
     read_regular,
-    remove_all_parts,
     shared_with_others,
     write_atomic,
 )
+from .leftovers import remove_all_parts
 from .paths import resolve_ref_wav
 from .protocol import (
     MAX_TRANSCRIPT_CHARS,

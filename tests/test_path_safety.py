@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker import files
+from npu_worker import files, leftovers
 from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice.prompt import MAX_TRANSCRIPT_BYTES, load_reference, transcript_for
 from npu_worker.files import write_under_roots
@@ -151,15 +151,15 @@ def test_a_root_replaced_by_a_link_after_start_is_not_followed(tmp_path, outside
 def test_a_write_removes_its_names_crash_leftover_without_listing_the_folder_again(tmp_path, monkeypatch):
     """The folder is read once (the first write into it); later writes take their leftovers from that
     list, so a write costs the same beside 10 000 files as in an empty folder."""
-    monkeypatch.setattr(files, "LEFTOVERS", files.CrashLeftovers())
+    monkeypatch.setattr(leftovers, "LEFTOVERS", leftovers.CrashLeftovers())
     out = tmp_path / "out"
     out.mkdir()
     stale, other = out / ".b.wav.dead01.part", out / ".c.wav.dead02.part"
     for path in (stale, other):
         path.write_bytes(b"half")
     listings = []
-    listing = files._leftovers_by_target
-    monkeypatch.setattr(files, "_leftovers_by_target", lambda fd: listings.append(fd) or listing(fd))
+    listing = leftovers._leftovers_by_target
+    monkeypatch.setattr(leftovers, "_leftovers_by_target", lambda fd: listings.append(fd) or listing(fd))
     write_under_roots(str(out / "a.wav"), b"RIFF-a", [str(tmp_path)])
     assert stale.exists() and len(listings) == 1  # not a.wav's leftover
     write_under_roots(str(out / "b.wav"), b"RIFF-b", [str(tmp_path)])
@@ -170,7 +170,7 @@ def test_a_write_removes_its_names_crash_leftover_without_listing_the_folder_aga
 
 
 def test_a_leftover_that_is_a_link_is_left_alone(tmp_path, monkeypatch, outside):
-    monkeypatch.setattr(files, "LEFTOVERS", files.CrashLeftovers())
+    monkeypatch.setattr(leftovers, "LEFTOVERS", leftovers.CrashLeftovers())
     victim = outside / "victim.wav"
     victim.write_bytes(b"keep")
     (tmp_path / ".b.wav.dead01.part").symlink_to(victim)
@@ -181,12 +181,12 @@ def test_a_leftover_that_is_a_link_is_left_alone(tmp_path, monkeypatch, outside)
 def test_another_users_file_with_a_leftovers_name_is_left_alone(tmp_path, monkeypatch):
     """Only a crashed write of this user's leaves a temp file: one of another user's is theirs to keep,
     at a write into the folder and at retention's sweep alike."""
-    monkeypatch.setattr(files, "LEFTOVERS", files.CrashLeftovers())
+    monkeypatch.setattr(leftovers, "LEFTOVERS", leftovers.CrashLeftovers())
     planted = tmp_path / ".b.wav.dead01.part"
     planted.write_bytes(b"theirs")
     real_uid = os.geteuid()
     monkeypatch.setattr(os, "geteuid", lambda: real_uid + 1)  # the file is now someone else's to us
-    assert files.remove_stale_parts(str(tmp_path / "b.wav")) == 0
+    assert leftovers.remove_stale_parts(str(tmp_path / "b.wav")) == 0
     write_under_roots(str(tmp_path / "b.wav"), b"RIFF", [str(tmp_path)])
     assert planted.read_bytes() == b"theirs" and (tmp_path / "b.wav").read_bytes() == b"RIFF"
 

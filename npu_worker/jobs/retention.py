@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..files import remove_all_parts, remove_stale_parts_of
+from ..leftovers import remove_all_parts, remove_stale_parts_of
 from .journal import LocalJournal
 from .model import Job, KeptJob
 from .registry import JobRegistry
