@@ -15,17 +15,23 @@ Where the engine has more instances (`--preview-lanes` 2 to 4, espeak), the othe
 streaming previews (`next_preview`) whenever one waits, and other previews (`/synth`, a `/ws` request
 with `audio: false`) while the first thread is busy;
 a job's sections still run one at a time.
+
+None of this may starve anyone: a job that has waited while `PASSED_OVER_LIMIT` sections went to
+others goes next, whatever it is, and a batch section lends the engine to at most that many preview
+sections (a steady `/synth` flood had kept a 39-section batch at 0 of 39).
 """
 
 from __future__ import annotations
 
 import enum
-import itertools
 import threading
 from collections.abc import Callable
 
 from ..protocol import QueueFull
 from .model import Job, Section
+
+# Sections handed to other jobs while a job waits (or inside one batch section) before it goes first.
+PASSED_OVER_LIMIT = 8
 
 
 class Cancelled(enum.Enum):
@@ -44,7 +50,7 @@ class Admission:
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._open: dict[str, int] = {}  # sections handed to the engine thread and not yet ended, by job
         self._beside: list[Job] = []  # the preview lanes' sections (an engine with more instances)
-        self._ticks = itertools.count(1)
+        self._tick = 0  # sections handed out so far: `Job.last_served` is the tick of its latest
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
         self._preempts = False
@@ -79,10 +85,11 @@ class Admission:
                 pending = len(job.pending)
                 self._waiting += pending
                 self._reserved[job.id] = pending
+            job.last_served = self._tick  # it waits from now on (a flood of later previews passes it by)
             self._active.append(job)
             self._cond.notify_all()
             running = self._running[-1] if self._running else None
-            if self._interrupt and self._preempts and job.preview and running and not running.preview:
+            if self._interrupt and self._preempts and job.preview and running and self._lends(running):
                 self._interrupt(True)
 
     def cancel(self, job_id: str) -> tuple[Cancelled, Job | None]:
@@ -156,7 +163,7 @@ class Admission:
         """A waiting preview's next section, to run now while `running`'s section (a batch's) is paused;
         None when `running` is itself a preview or no preview waits."""
         with self._cond:
-            if running.preview or self._stopping or self._running[-1:] != [running]:
+            if self._stopping or self._running[-1:] != [running] or not self._lends(running):
                 return None
             picked = self._waiting_preview(lambda job: job.preview)
             return None if picked is None else self._take(*picked)
@@ -220,18 +227,26 @@ class Admission:
             self._cond.notify_all()
             return self._current()
 
+    def _lends(self, running: Job) -> bool:
+        """`running`'s section (a batch's) may still pause for a preview: it has lent the engine to
+        fewer than PASSED_OVER_LIMIT preview sections so far; under the lock."""
+        return not running.preview and self._tick - running.last_served < PASSED_OVER_LIMIT
+
     def _current(self) -> Job | None:
         """The engine thread's innermost section's job, else a preview lane's; under the lock."""
         return self._running[-1] if self._running else next(iter(self._beside), None)
 
     def _pick(self) -> tuple[Job, Section] | None:
         best: Job | None = None
-        best_key: tuple[bool, bool, int] | None = None
+        best_key: tuple[bool, bool, bool, int] | None = None
         picked: Section | None = None
         for job in self._active:
             if job.cancel_requested.is_set() or _among(job, self._beside):
                 continue
-            key = (job.first_audio_at is not None, not job.preview, job.last_served)
+            if self._tick - job.last_served >= PASSED_OVER_LIMIT:  # waited long enough: oldest first
+                key = (False, False, False, job.last_served)
+            else:
+                key = (True, job.first_audio_at is not None, not job.preview, job.last_served)
             if best_key is None or key < best_key:
                 section = _next_of(job)
                 if section is not None:
@@ -266,7 +281,8 @@ class Admission:
         else:
             self._running.append(job)
         self._open[job.id] = self._open.get(job.id, 0) + 1
-        job.last_served = next(self._ticks)
+        self._tick += 1
+        job.last_served = self._tick
         return job, section
 
 
