@@ -246,7 +246,7 @@ class Admission:
             if self._tick - job.last_served >= PASSED_OVER_LIMIT:  # waited long enough: oldest first
                 key = (False, False, False, job.last_served)
             else:
-                key = (True, job.first_audio_at is not None, not job.preview, job.last_served)
+                key = (True, _heard(job), not job.preview, job.last_served)
             if best_key is None or key < best_key:
                 section = _next_of(job)
                 if section is not None:
@@ -293,7 +293,12 @@ def _next_of(job: Job) -> Section | None:
 
 def _served_key(job: Job) -> tuple[bool, int]:
     """Previews without audio yet first, then the least recently served."""
-    return job.first_audio_at is not None, job.last_served
+    return _heard(job), job.last_served
+
+
+def _heard(job: Job) -> bool:
+    """Its caller hears audio already: its own, or its utterance's (`Job.continues`)."""
+    return job.first_audio_at is not None or job.continues
 
 
 def _among(job: Job, jobs: list[Job]) -> bool:
