@@ -204,9 +204,10 @@ class Admission:
     def section_done(self, job: Job) -> bool:
         """A section of `job` has ended (its `ok` or error is logged, or it was cancelled); True if the
         job has ended (cancelled or nothing left, and no other section of it still open), and then it
-        is no longer active."""
+        is no longer active. The engine thread left the section already (`section_made`), and may
+        run the job's next one now: leaving again took that one off `_running`, and a batch section
+        whose previous one ended on the finisher thread let no preview in (seconds of waiting)."""
         with self._cond:
-            self._leave(job)
             self._cond.notify_all()  # the job's next section may go to either lane now
             if job.id in self._reserved:
                 self._reserved[job.id] -= 1
