@@ -7,6 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from npu_worker.jobs.admission import PASSED_OVER_LIMIT
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, LogEntry, Section
 from npu_worker.protocol import Done, Progress, SectionError, Start, SynthParams
@@ -94,6 +95,22 @@ async def test_first_sections_go_first_then_jobs_take_turns(jobs):
         await jobs.made(item.job_id, "n1", item.pos, b"w", {"duration": 1, "elapsed": 0, "cached": False})
         await jobs.ack(item)
     assert order == [("x", 0), ("y", 0), ("x", 1), ("y", 1)]
+
+
+async def test_a_flood_of_first_sections_leaves_a_batch_its_turn(jobs):
+    """A node that took PASSED_OVER_LIMIT first sections in a row takes a batch section next: before,
+    `/synth` calls arriving without pause kept every batch's second section waiting."""
+    await create(jobs, make_job("b", 4), window=2)  # b0 in q:first, b1 in q:batch
+    for number in range(PASSED_OVER_LIMIT + 4):
+        preview = make_job(f"p{number}", 1)
+        preview.preview, preview.persisted = True, False
+        await create(jobs, preview)
+    order = []
+    while found := await jobs.claim("n1", own=False, block_ms=10):
+        order.append(found[0].job_id + str(found[0].pos))
+        await jobs.ack(found[0])
+    assert order.index("b1") == PASSED_OVER_LIMIT  # b0 and the first previews, then b1
+    assert sorted(order) == sorted(["b0", "b1", *(f"p{n}0" for n in range(PASSED_OVER_LIMIT + 4))])
 
 
 async def test_a_section_made_twice_queues_the_next_one_once_and_a_retried_create_is_one_job(jobs):

@@ -4,6 +4,7 @@ batch section is paused with its state and resumed after, losing nothing (engine
 from __future__ import annotations
 
 import asyncio
+import threading
 import wave
 from collections.abc import Iterator
 
@@ -87,6 +88,33 @@ async def test_a_preview_never_pauses_another_preview(worker, tmp_path):
     running = client.post("/synth", json={"text": "가" * 50, "output_path": str(tmp_path / "a.wav")})
     assert (await preview_during(client, gate, running, "나" * 10, tmp_path))["status"] == "ok"
     assert engine.made == ["가" * 50] * 10 + ["나" * 10] * 2
+
+
+async def test_a_batch_section_pauses_for_a_preview_after_its_previous_section_ended_late(worker, tmp_path):
+    """The end of a batch's section 0 runs on the finisher thread, here after section 1 started:
+    section 1 still lets a preview in (before, that end took the batch off the running list)."""
+    engine = PausableTone(chunk_seconds=0.1)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    finisher_held = threading.Event()
+    scheduler.runner.finisher.submit(finisher_held.wait)  # section 0's end waits behind this
+    short, long_text = "가" * 10, "다" * 100  # 2 chunks; 20 chunks
+    sections = [{"idx": 0, "text": short}, {"idx": 1, "text": long_text}]
+    assert (await client.post("/synth_batch?async=1", json={"sections": sections})).status == 200
+    gate.allow(4)
+    await wait_until(lambda: engine.made.count(long_text) == 2)  # section 1 under way
+    finisher_held.set()
+    await wait_until(lambda: scheduler.runner.finisher.idle)  # section 0 ended
+    preview = asyncio.create_task(
+        client.post("/synth", json={"text": "나" * 10, "output_path": str(tmp_path / "p.wav")})
+    )
+    await wait_until(lambda: scheduler.queue_size() == 2)  # the preview queued
+    gate.open()
+    assert (await (await preview).json())["status"] == "ok"
+    await wait_until(lambda: engine.made.count(long_text) == 20)
+    last_batch_chunk = len(engine.made) - 1 - engine.made[::-1].index(long_text)
+    assert engine.made.index("나" * 10) < last_batch_chunk  # inside section 1, not after it
 
 
 class UnpausableTone(PausableTone):

@@ -15,17 +15,23 @@ Where the engine has more instances (`--preview-lanes` 2 to 4, espeak), the othe
 streaming previews (`next_preview`) whenever one waits, and other previews (`/synth`, a `/ws` request
 with `audio: false`) while the first thread is busy;
 a job's sections still run one at a time.
+
+None of this may starve anyone: a job that has waited while `PASSED_OVER_LIMIT` sections went to
+others goes next, whatever it is, and a batch section lends the engine to at most that many preview
+sections (a steady `/synth` flood had kept a 39-section batch at 0 of 39).
 """
 
 from __future__ import annotations
 
 import enum
-import itertools
 import threading
 from collections.abc import Callable
 
 from ..protocol import QueueFull
 from .model import Job, Section
+
+# Sections handed to other jobs while a job waits (or inside one batch section) before it goes first.
+PASSED_OVER_LIMIT = 8
 
 
 class Cancelled(enum.Enum):
@@ -44,7 +50,7 @@ class Admission:
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._open: dict[str, int] = {}  # sections handed to the engine thread and not yet ended, by job
         self._beside: list[Job] = []  # the preview lanes' sections (an engine with more instances)
-        self._ticks = itertools.count(1)
+        self._tick = 0  # sections handed out so far: `Job.last_served` is the tick of its latest
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
         self._preempts = False
@@ -79,10 +85,11 @@ class Admission:
                 pending = len(job.pending)
                 self._waiting += pending
                 self._reserved[job.id] = pending
+            job.last_served = self._tick  # it waits from now on (a flood of later previews passes it by)
             self._active.append(job)
             self._cond.notify_all()
             running = self._running[-1] if self._running else None
-            if self._interrupt and self._preempts and job.preview and running and not running.preview:
+            if self._interrupt and self._preempts and job.preview and running and self._lends(running):
                 self._interrupt(True)
 
     def cancel(self, job_id: str) -> tuple[Cancelled, Job | None]:
@@ -156,7 +163,7 @@ class Admission:
         """A waiting preview's next section, to run now while `running`'s section (a batch's) is paused;
         None when `running` is itself a preview or no preview waits."""
         with self._cond:
-            if running.preview or self._stopping or self._running[-1:] != [running]:
+            if self._stopping or self._running[-1:] != [running] or not self._lends(running):
                 return None
             picked = self._waiting_preview(lambda job: job.preview)
             return None if picked is None else self._take(*picked)
@@ -197,9 +204,10 @@ class Admission:
     def section_done(self, job: Job) -> bool:
         """A section of `job` has ended (its `ok` or error is logged, or it was cancelled); True if the
         job has ended (cancelled or nothing left, and no other section of it still open), and then it
-        is no longer active."""
+        is no longer active. The engine thread left the section already (`section_made`), and may
+        run the job's next one now: leaving again took that one off `_running`, and a batch section
+        whose previous one ended on the finisher thread let no preview in (seconds of waiting)."""
         with self._cond:
-            self._leave(job)
             self._cond.notify_all()  # the job's next section may go to either lane now
             if job.id in self._reserved:
                 self._reserved[job.id] -= 1
@@ -220,18 +228,26 @@ class Admission:
             self._cond.notify_all()
             return self._current()
 
+    def _lends(self, running: Job) -> bool:
+        """`running`'s section (a batch's) may still pause for a preview: it has lent the engine to
+        fewer than PASSED_OVER_LIMIT preview sections so far; under the lock."""
+        return not running.preview and self._tick - running.last_served < PASSED_OVER_LIMIT
+
     def _current(self) -> Job | None:
         """The engine thread's innermost section's job, else a preview lane's; under the lock."""
         return self._running[-1] if self._running else next(iter(self._beside), None)
 
     def _pick(self) -> tuple[Job, Section] | None:
         best: Job | None = None
-        best_key: tuple[bool, bool, int] | None = None
+        best_key: tuple[bool, bool, bool, int] | None = None
         picked: Section | None = None
         for job in self._active:
             if job.cancel_requested.is_set() or _among(job, self._beside):
                 continue
-            key = (job.first_audio_at is not None, not job.preview, job.last_served)
+            if self._tick - job.last_served >= PASSED_OVER_LIMIT:  # waited long enough: oldest first
+                key = (False, False, False, job.last_served)
+            else:
+                key = (True, _heard(job), not job.preview, job.last_served)
             if best_key is None or key < best_key:
                 section = _next_of(job)
                 if section is not None:
@@ -266,7 +282,8 @@ class Admission:
         else:
             self._running.append(job)
         self._open[job.id] = self._open.get(job.id, 0) + 1
-        job.last_served = next(self._ticks)
+        self._tick += 1
+        job.last_served = self._tick
         return job, section
 
 
@@ -277,7 +294,12 @@ def _next_of(job: Job) -> Section | None:
 
 def _served_key(job: Job) -> tuple[bool, int]:
     """Previews without audio yet first, then the least recently served."""
-    return job.first_audio_at is not None, job.last_served
+    return _heard(job), job.last_served
+
+
+def _heard(job: Job) -> bool:
+    """Its caller hears audio already: its own, or its utterance's (`Job.continues`)."""
+    return job.first_audio_at is not None or job.continues
 
 
 def _among(job: Job, jobs: list[Job]) -> bool:

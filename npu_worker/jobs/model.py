@@ -83,6 +83,9 @@ class Job:
     finished_at: float | None = None  # wall-clock end, folded from `done`
     current_idx: int | None = None
     first_audio_at: float | None = None
+    # A later sentence of a stream socket's utterance: its caller already hears that utterance, so it
+    # is ordered as a job with audio (a new preview goes first), not as a preview waiting for its first.
+    continues: bool = False
     submitted_at: float = field(default_factory=time.monotonic)
     last_served: int = 0
     cancel_requested: threading.Event = field(default_factory=threading.Event)

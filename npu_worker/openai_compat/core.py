@@ -137,17 +137,19 @@ async def start_speech(
     *,
     trim_leading_silence: bool = True,
     max_buffered_seconds: float = 30.0,
+    continues: bool = False,
 ) -> SpeechRun:
     """Queue `text` as a one-section preview job, listening from before it can run.
 
     `max_buffered_seconds` bounds the audio made but not yet taken by the caller before the job is
     dropped as a slow consumer: a live listener (the stream socket) keeps /ws's 30 s; a download of
     one whole text allows that text's worth, since a fast engine can run minutes ahead of any writer.
+    `continues`: a later sentence of an utterance already heard (`Job.continues`: a new preview goes first).
 
     A caller cancelled meanwhile (it hung up, its socket closed) does not leave a job running for
     nobody: admission finishes off the loop's task, and the run it gives is cancelled."""
     starting = asyncio.ensure_future(
-        _start_speech(scheduler, text, params, trim_leading_silence, max_buffered_seconds)
+        _start_speech(scheduler, text, params, trim_leading_silence, max_buffered_seconds, continues)
     )
     try:
         return await asyncio.shield(starting)
@@ -167,10 +169,12 @@ async def _start_speech(
     params: SynthParams,
     trim_leading_silence: bool,
     max_buffered_seconds: float,
+    continues: bool,
 ) -> SpeechRun:
     listeners: list[Subscription] = []
 
     def listen(job: Job) -> None:
+        job.continues = continues
         listeners.append(
             scheduler.subscribe(job, after=0, audio=True, max_buffered_seconds=max_buffered_seconds)
         )

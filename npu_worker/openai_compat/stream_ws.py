@@ -137,7 +137,10 @@ class Utterance:
             self._first_ready_at = ready_at
         run, error = None, None
         try:
-            run = await start_speech(self.session.scheduler, text, params, trim_leading_silence=index == 0)
+            first = index == 0
+            run = await start_speech(
+                self.session.scheduler, text, params, trim_leading_silence=first, continues=not first
+            )
             run.reference_fields = self.session.reference_fields
             self.runs.append(run)
         except WorkerError as exc:

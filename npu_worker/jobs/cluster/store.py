@@ -25,6 +25,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ... import wire
 from ...protocol import Done, Event, QueueUnavailable, WorkerError, decode_event
+from ..admission import PASSED_OVER_LIMIT
 from ..model import Job, LogEntry, apply_event
 from . import scripts
 from .spec import job_from_spec, job_spec
@@ -183,6 +184,7 @@ class RedisJobs:
         self._cancel = self.redis.register_script(scripts.CANCEL)
         self._forget_nodes = self.redis.register_script(scripts.FORGET_NODES)
         self._recount = self.redis.register_script(scripts.RECOUNT)
+        self._firsts: dict[str, int] = {}  # first sections a node claimed in a row (`claim`)
 
     async def close(self) -> None:
         await self.redis.aclose()
@@ -361,18 +363,26 @@ class RedisJobs:
 
     async def claim(self, node: str, *, own: bool, block_ms: int) -> list[WorkItem]:
         """Work for `node`: its own unacknowledged items (`own`, after a restart), else the next new
-        item, first-sections stream before the batch stream."""
+        item, first-sections stream before the batch stream, but the batch stream first once the node
+        took PASSED_OVER_LIMIT first sections in a row (a flood of `/synth` never starves a batch)."""
         if own:
             reply = await self.redis.xreadgroup(ENGINES, node, {FIRST: "0", BATCH: "0"}, count=1)
             return _items(reply)
-        for streams in ({FIRST: ">"}, {BATCH: ">"}):
-            items = _items(await self.redis.xreadgroup(ENGINES, node, streams, count=1))
+        order = (FIRST, BATCH) if self._firsts.get(node, 0) < PASSED_OVER_LIMIT else (BATCH, FIRST)
+        for stream in order:
+            items = _items(await self.redis.xreadgroup(ENGINES, node, {stream: ">"}, count=1))
             if items:
-                return items
+                return self._counted(node, items)
         reply = await cancellable(
             self.blocking.xreadgroup(ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms)
         )
-        return _items(reply)
+        return self._counted(node, _items(reply))
+
+    def _counted(self, node: str, items: list[WorkItem]) -> list[WorkItem]:
+        """`claim`'s answer, after counting the first sections `node` took in a row."""
+        if items:
+            self._firsts[node] = self._firsts.get(node, 0) + 1 if items[0].stream == FIRST else 0
+        return items
 
     async def reclaim(self, node: str, min_idle_ms: int) -> list[WorkItem]:
         """Items another node claimed and has not touched for `min_idle_ms` (it died): now ours."""
