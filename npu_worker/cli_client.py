@@ -110,12 +110,12 @@ class ProgressBar:
             self.drawn = False
 
 
-def _add_connection_arguments(parser: argparse.ArgumentParser) -> None:
+def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str) -> None:
     parser.add_argument("--base", default=None, help=f"worker URL [env {BASE_ENV}; default {DEFAULT_BASE}]")
     parser.add_argument(
         "--token", default=None, help=f"bearer token, if the worker requires one [env {TOKEN_ENV}]"
     )
-    parser.add_argument("--lang", default=None, help="language code (default: the lecture's, else ko)")
+    parser.add_argument("--lang", default=None, help=f"language code (default: {lang_default})")
     parser.add_argument("--speed", type=float, default=1.0, help="speed factor (default 1.0)")
     parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
 
@@ -125,7 +125,7 @@ def add_client_commands(subparsers: Any) -> None:
     one = subparsers.add_parser("synth", help="synthesise one text into a wav through a running worker")
     one.add_argument("text", help="the text to speak")
     one.add_argument("-o", "--output", required=True, help="wav path to write (absolute or relative)")
-    _add_connection_arguments(one)
+    _add_connection_arguments(one, "ko")
     one.set_defaults(handler=run_synth)
 
     many = subparsers.add_parser(
@@ -137,7 +137,7 @@ def add_client_commands(subparsers: Any) -> None:
     many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
-    _add_connection_arguments(many)
+    _add_connection_arguments(many, "the lecture's, else ko")
     many.set_defaults(handler=run_batch)
 
 

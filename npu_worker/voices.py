@@ -274,13 +274,23 @@ class VoiceLibrary:
 
     # -- changes -------------------------------------------------------------------------------
 
+    def _refuse_taken(self, name: str) -> None:
+        """VoiceExists for a name in use, with what frees it: only an upload can be deleted."""
+        voice = self.default if name == DEFAULT_VOICE else self.find(name)
+        if voice is None:
+            return
+        how = {
+            "default": "it is the worker's own voice (--ref-wav); choose another name",
+            "directory": "it comes from a --voices-dir, read-only over HTTP; choose another name",
+        }.get(voice.source, "delete it first")
+        raise VoiceExists(f"a voice named {name!r} exists; {how}", param="name")
+
     def add(self, name: str, data: bytes, ref_text: str, limits: UploadLimits) -> NamedVoice:
         """Decode, check and store an upload as 16-bit mono wav + transcript (atomic writes)."""
         check_voice_name(name)
         if name.startswith(INLINE_PREFIX):
             raise BadRequest(f"voice names starting with {INLINE_PREFIX!r} are reserved", param="name")
-        if name == DEFAULT_VOICE or self.find(name) is not None:
-            raise VoiceExists(f"a voice named {name!r} exists; delete it first", param="name")
+        self._refuse_taken(name)
         text = ref_text.strip()
         if not text or len(text) > MAX_TRANSCRIPT_CHARS:
             raise BadRequest(
@@ -289,8 +299,7 @@ class VoiceLibrary:
             )
         samples, rate = decode_upload(data, limits)
         with self._changing():  # two uploads under one name: one gets 409, never a mix of both
-            if self.find(name) is not None:
-                raise VoiceExists(f"a voice named {name!r} exists; delete it first", param="name")
+            self._refuse_taken(name)
             if sum(1 for _ in self.store_dir.glob("*.wav")) >= self.max_voices:  # each up to 5 MiB, forever
                 raise TooManyVoices(f"{self.max_voices} voices are stored; delete one first")
             _store(self.store_dir, name, text, wav_bytes(samples, rate))

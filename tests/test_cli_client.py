@@ -148,6 +148,20 @@ async def test_synth_outside_the_allowed_roots_is_refused_with_exit_two(worker, 
     assert "OutputPathNotAllowed" in capsys.readouterr().err
 
 
+def test_synth_help_names_its_own_language_default(capsys):
+    """`synth` reads no lecture: its --lang help said "the lecture's, else ko" as batch's does."""
+    import argparse
+
+    from npu_worker.cli_client import add_client_commands
+
+    parser = argparse.ArgumentParser()
+    add_client_commands(parser.add_subparsers())
+    for command, default in (("synth", "(default: ko)"), ("batch", "(default: the lecture's, else ko)")):
+        with pytest.raises(SystemExit):
+            parser.parse_args([command, "--help"])
+        assert default in " ".join(capsys.readouterr().out.split())
+
+
 def test_progress_bar_eta_is_weighted_by_text_length():
     stream = io.StringIO()
     bar = ProgressBar({0: "x" * 10, 1: "x" * 30}, stream, live=False)

@@ -263,6 +263,26 @@ def test_readme_lists_every_setting_as_the_code_defines_it():
         assert row in readme, f"README's configuration table is out of date: {row}"
 
 
+def test_readme_has_no_configuration_row_that_serve_does_not_take():
+    """The row check above misses a stale row (a setting renamed or removed): compare both ways with
+    `npu-worker serve --help`'s own options."""
+    from pathlib import Path
+
+    from npu_worker.cli import build_parser
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `(--[a-z0-9-]+)` \| `(NPU_WORKER_[A-Z0-9_]+)` \|", readme, re.MULTILINE))
+    serve = build_parser()._subparsers._group_actions[0].choices["serve"]
+    flags = {
+        option
+        for action in serve._actions
+        for option in action.option_strings
+        if option.startswith("--") and not option.startswith("--no-") and option != "--help"
+    }
+    assert {flag for flag, _ in rows} == flags
+    assert all(env == "NPU_WORKER_" + flag[2:].upper().replace("-", "_") for flag, env in rows)
+
+
 def test_a_queue_url_is_shown_without_its_password():
     assert shown_url("redis://:s3cret@10.0.0.5:6379/0") == "redis://:***@10.0.0.5:6379/0"
     assert shown_url("redis://worker:s3cret@host/1") == "redis://worker:***@host/1"

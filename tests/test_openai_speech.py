@@ -160,6 +160,8 @@ async def test_sse_sends_base64_deltas_then_done(worker):
     assert {e["type"] for e in events[:-1]} == {"speech.audio.delta"}
     assert events[-1]["type"] == "speech.audio.done"
     assert events[-1]["sample_rate"] == RATE
+    usage = events[-1]["usage"]  # OpenAI's shape: the total is the sum (it was 0 beside input_tokens)
+    assert usage == {"input_tokens": len(TEXT), "output_tokens": 0, "total_tokens": len(TEXT)}
     pcm = b"".join(base64.b64decode(e["audio"]) for e in events[:-1])
     assert len(pcm) // 2 == expected_samples(TEXT)
 

@@ -224,6 +224,23 @@ async def test_an_upload_without_a_transcript_or_as_json_is_refused(worker):
         assert response.status == 400
 
 
+async def test_a_name_no_delete_can_free_is_refused_without_saying_delete_it(worker, tmp_path):
+    """`default` and a --voices-dir voice cannot be deleted over HTTP (404): an upload under their
+    name said "delete it first", which no caller can do."""
+    extra = tmp_path / "shared-voices"
+    extra.mkdir()
+    tone_wav(extra / "narrator.wav", seconds_long=1.5)
+    (extra / "narrator.txt").write_text("해설자의 목소리", encoding="utf-8")
+    client = await worker(voices_dir=(str(extra),))
+    for name, says in (("default", "--ref-wav"), ("narrator", "--voices-dir")):
+        response = await upload(client, name, tone_wav())
+        message = (await response.json())["error"]["message"]
+        assert response.status == 409 and "delete" not in message and says in message, message
+    assert (await upload(client, "teacher", tone_wav())).status == 201
+    response = await upload(client, "teacher", tone_wav())
+    assert "delete it first" in (await response.json())["error"]["message"]  # an upload can be
+
+
 async def test_a_second_upload_under_the_same_name_is_a_conflict(worker):
     client = await worker()
     assert (await upload(client, "teacher", tone_wav())).status == 201

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..engine.base import EngineInfo
+from ..engine.base import EngineInfo, check_voice
 from ..jobs.model import AudioChunk, Job, LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import (
@@ -26,6 +26,7 @@ from ..protocol import (
     SectionError,
     SectionRequest,
     SynthParams,
+    UnknownVoice,
     WorkerError,
 )
 from ..voices import VoiceLibrary
@@ -61,6 +62,15 @@ def engine_info(scheduler: Scheduler) -> EngineInfo:
 
 def voice_library(scheduler: Scheduler) -> VoiceLibrary:
     return scheduler.voices
+
+
+def speaks_default_voice(scheduler: Scheduler) -> bool:
+    """False where the engine refuses a request that names no voice (ZipVoice without --ref-wav)."""
+    try:
+        check_voice(scheduler.engine, None)
+    except UnknownVoice:
+        return False
+    return True
 
 
 def speaks_languages_as_voices(scheduler: Scheduler) -> bool:

@@ -273,6 +273,11 @@ def forget_frames(error: BaseException) -> None:
     traceback.clear_frames(error.__traceback__)
 
 
+def speech_usage(text: str) -> dict[str, int]:
+    """OpenAI's usage block: the text's characters as its tokens, no audio tokens; the total is their sum."""
+    return {"input_tokens": len(text), "output_tokens": 0, "total_tokens": len(text)}
+
+
 def sse_event(body: bytes) -> bytes:
     """One encoded message as a server-sent event."""
     return b"data: " + body + b"\n\n"
@@ -318,7 +323,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         sample_rate=sample_rate,
         duration_sec=round(run.samples / sample_rate, 3),
         elapsed_sec=round(time.monotonic() - started, 3),
-        usage={"input_tokens": len(run.job.sections[0].text), "output_tokens": 0, "total_tokens": 0},
+        usage=speech_usage(run.job.sections[0].text),
     )
     with contextlib.suppress(ConnectionError):
         if not response.prepared:  # no audio at all

@@ -12,9 +12,9 @@ from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
 from ..http_compat.routes import body_deadline
 from ..protocol import BadRequest, InvalidAudio, VoiceExists
-from ..voices import check_voice_name
+from ..voices import DEFAULT_VOICE, check_voice_name
 from .bodies import VoiceDeleted, VoiceEntry, VoiceList
-from .core import engine_voice, engine_voice_catalog, voice_library
+from .core import engine_voice, engine_voice_catalog, speaks_default_voice, voice_library
 from .errors import openai_errors, with_param
 from .speech import upload_limits
 
@@ -24,12 +24,15 @@ MAX_TEXT_FIELD_BYTES = 8192
 
 @openai_errors
 async def list_voices(request: web.Request) -> web.Response:
-    """Every usable voice: `default`, uploads, extra directories, and the engine's own (espeak)."""
+    """Every usable voice: `default` (unless the engine has none), uploads, extra directories, and the
+    engine's own (espeak)."""
     scheduler = request.app[SCHEDULER_KEY]
     library = voice_library(scheduler)
+    skip = () if speaks_default_voice(scheduler) else (DEFAULT_VOICE,)
 
     def describe() -> list[dict[str, Any]]:
-        return [voice.describe() for voice in library.all()] + engine_voice_catalog(scheduler)
+        voices = [voice.describe() for voice in library.all() if voice.name not in skip]
+        return voices + engine_voice_catalog(scheduler)
 
     entries = [VoiceEntry(**entry) for entry in await asyncio.to_thread(describe)]
     return json_response(VoiceList(voices=[entry.name for entry in entries], data=entries))

@@ -118,6 +118,17 @@ async def test_without_a_default_voice_a_request_without_ref_wav_is_a_400_and_on
     assert body["status"] == "ok", body
 
 
+async def test_without_a_default_voice_the_voice_list_does_not_offer_default(
+    worker, tiny_model_dir, tmp_path
+):
+    """GET /v1/audio/voices lists the voices a request can speak with: it offered `default`, which
+    then answered 400 UnknownVoice, to clients that pick from the list."""
+    client = await start(worker, tiny_model_dir, tmp_path, ref_wav=None)
+    listing = await (await client.get("/v1/audio/voices")).json()
+    assert "default" not in listing["voices"]
+    assert all(entry["name"] != "default" for entry in listing["data"])
+
+
 async def test_a_text_that_crashes_espeak_fails_its_section_and_the_worker_speaks_on(
     worker, tiny_model_dir, tmp_path
 ):
