@@ -54,6 +54,9 @@ from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget, Subscription
 # What `GET .../audio` reads at most: a section's wav is minutes of 24 kHz audio (tens of MB); the
 # bound only keeps a file the worker did not make from being read whole.
 MAX_SECTION_WAV_BYTES = 512 * 1024 * 1024
+# Language spellings remembered as accepted: `lang` is any string up to 32 characters and an engine
+# may take many spellings of one language ("ko-x1", "ko-x2", ...), so the set is emptied when full.
+LANGS_KEPT = 64
 
 log = logging.getLogger(__name__)
 
@@ -371,6 +374,8 @@ class Scheduler:
         stored wav and a path checked (it is synthesised as checked)."""
         if self.engine is not None and params.lang not in self._checked_langs:
             check_language(self.engine, params.lang)
+            if len(self._checked_langs) >= LANGS_KEPT:
+                self._checked_langs.clear()
             self._checked_langs.add(params.lang)
         resolved = self.voices.resolve_params(params, self.roots, (self.paths.state_dir,))
         if self.engine is not None:

@@ -1,0 +1,52 @@
+"""What a worker keeps per request must not grow with the number of requests (it runs for weeks)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.jobs.scheduler import LANGS_KEPT
+
+
+async def test_each_spelling_of_a_language_is_not_remembered_forever(worker, tmp_path):
+    """`lang` is any string up to 32 characters and espeak-ng takes "ko-<anything>" as Korean: the
+    scheduler's set of checked languages grew by one entry per spelling a caller sent."""
+    client = await worker(None)  # the real espeak-ng engine, as `serve` runs it
+    scheduler = client.app[SCHEDULER_KEY]
+    for i in range(LANGS_KEPT * 3):
+        body = {"text": "가.", "lang": f"ko-x{i}", "output_path": str(tmp_path / "out.wav")}
+        async with client.post("/synth", json=body) as response:
+            assert response.status == 200 and (await response.json())["status"] == "ok"
+    assert len(scheduler._checked_langs) <= LANGS_KEPT
+
+
+def _children() -> list[str]:
+    """This process's children, as their /proc state letters ("Z": a zombie nobody reaped)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == os.getpid():
+                found.append(fields[0])
+    return found
+
+
+async def test_espeak_children_killed_by_text_are_replaced_and_reaped(worker, tmp_path):
+    """Text such as "s'" * 100 makes espeak-ng abort (a fortified buffer overflow) in its child: each such request
+    fails alone, and the worker ends up with as many children and descriptors as before, none a zombie."""
+    client = await worker(None)
+    out = str(tmp_path / "out.wav")
+
+    async def synth(text: str) -> str:
+        async with client.post("/synth", json={"text": text, "lang": "en", "output_path": out}) as response:
+            return str((await response.json())["status"])
+
+    assert await synth("Hello.") == "ok"
+    children, fds = len(_children()), len(os.listdir("/proc/self/fd"))
+    for _ in range(12):
+        assert await synth("s'" * 100) == "fail"
+        assert await synth("Hello.") == "ok"
+    assert "Z" not in _children() and len(_children()) == children
+    assert len(os.listdir("/proc/self/fd")) <= fds
