@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npu_worker.audio import crossfade_join
+from npu_worker.audio import crossfade_join, read_wav, wav_bytes
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import WARM_UP, ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
@@ -187,6 +187,29 @@ def test_a_cut_prompt_keeps_the_voices_speaking_rate(engine):
         per_token[first] = (trace.frames - trace.prompt_frames) / trace.tokens
     assert per_token[True] == pytest.approx(per_token[False], abs=1 / 20)
     assert per_token[False] == pytest.approx(prompts.frames_per_token, abs=1 / 20)
+
+
+def test_a_softly_spoken_opening_leaves_the_first_segment_as_loud_as_the_rest(
+    engine, tiny_model_dir, tmp_path
+):
+    """The short first prompt is the reference's opening; restored to that part's level, a reference
+    whose first words are soft made the first segment ~9 dB quieter than the rest of the request."""
+    samples, rate = read_wav((tiny_model_dir / "reference_ko.wav").read_bytes())
+    samples = samples.copy()
+    samples[: int(1.3 * rate)] *= 0.3  # "안녕하세요," softly, then the rest
+    wav = tmp_path / "soft_start.wav"
+    wav.write_bytes(wav_bytes(samples, rate))
+    wav.with_suffix(".txt").write_text((tiny_model_dir / "reference_ko.txt").read_text("utf-8"), "utf-8")
+    voice = Voice(str(wav))
+    assert engine.prompts.get(voice, "ko").first.frames < engine.prompts.get(voice, "ko").rest.frames
+    text = "오늘은 전기차 배터리를 살펴보겠습니다."
+    level = {
+        first: np.sqrt(
+            np.mean(np.square(engine.segment_audio(text, voice=voice, first=first), dtype=np.float64))
+        )
+        for first in (True, False)
+    }
+    assert abs(20 * np.log10(level[True] / level[False])) < 1.5
 
 
 def test_a_stream_paused_between_steps_for_another_resumes_to_the_same_samples(engine):

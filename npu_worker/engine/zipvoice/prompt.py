@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -68,7 +68,7 @@ class Prompt:
     features: np.ndarray  # (P, num_mels), already × feat_scale
     tokens: list[int]
     text: str
-    rms: float
+    rms: float  # the level generated audio is restored to: the voice's (the full prompt's) for both
     seconds: float
 
     @property
@@ -330,8 +330,8 @@ class PromptCache:
         )
         if first_samples.size >= rest_samples.size:  # no aligned pause within the first bound
             first = rest
-        else:
-            first = self._prompt(first_samples, first_text, lang)
+        else:  # restored to the voice's one level: a softly spoken opening made the first segment quieter
+            first = replace(self._prompt(first_samples, first_text, lang), rms=rest.rms)
         return VoicePrompts(first=first, rest=rest, frames_per_token=frames_per_token)
 
     def _prompt(self, samples: np.ndarray, text: str, lang: str) -> Prompt:
