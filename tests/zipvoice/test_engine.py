@@ -13,6 +13,7 @@ from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import WARM_UP, ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.engine.zipvoice.prompt import PromptCache, PromptOptions
+from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from tests.zipvoice.conftest import engine_config
 
 MULTI = (
@@ -210,6 +211,27 @@ def test_a_softly_spoken_opening_leaves_the_first_segment_as_loud_as_the_rest(
         for first in (True, False)
     }
     assert abs(20 * np.log10(level[True] / level[False])) < 1.5
+
+
+def test_an_opening_louder_than_the_rest_is_fed_to_the_model_at_the_rests_level(
+    engine, tiny_model_dir, tmp_path
+):
+    """The model speaks as loud as its prompt: an opening above the RMS target (left as it is) and the
+    rest below it (scaled up to the target) were fed 2.6 dB apart, so the first segment came out louder."""
+    samples, rate = read_wav((tiny_model_dir / "reference_ko.wav").read_bytes())
+    samples = samples.copy()
+    samples[: int(1.3 * rate)] *= 3.0  # "안녕하세요," loudly, then the rest softly
+    samples[int(1.3 * rate) :] *= 0.5
+    wav = tmp_path / "loud_start.wav"
+    wav.write_bytes(wav_bytes(samples, rate))
+    wav.with_suffix(".txt").write_text((tiny_model_dir / "reference_ko.txt").read_text("utf-8"), "utf-8")
+    prompts = engine.prompts.get(Voice(str(wav)), "ko")
+    assert prompts.first.frames < prompts.rest.frames and prompts.first.rms == prompts.rest.rms
+
+    def fed_db(prompt):
+        return 10 * np.log10(np.mean(np.exp(2 * prompt.features.astype(np.float64) / FEAT_SCALE)))
+
+    assert abs(fed_db(prompts.first) - fed_db(prompts.rest)) < 1.0
 
 
 def test_a_stream_paused_between_steps_for_another_resumes_to_the_same_samples(engine):
