@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npu_worker.audio import crossfade_join
+from npu_worker.audio import crossfade_join, read_wav, wav_bytes
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import WARM_UP, ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.engine.zipvoice.prompt import PromptCache, PromptOptions
+from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from tests.zipvoice.conftest import engine_config
 
 MULTI = (
@@ -187,6 +188,50 @@ def test_a_cut_prompt_keeps_the_voices_speaking_rate(engine):
         per_token[first] = (trace.frames - trace.prompt_frames) / trace.tokens
     assert per_token[True] == pytest.approx(per_token[False], abs=1 / 20)
     assert per_token[False] == pytest.approx(prompts.frames_per_token, abs=1 / 20)
+
+
+def test_a_softly_spoken_opening_leaves_the_first_segment_as_loud_as_the_rest(
+    engine, tiny_model_dir, tmp_path
+):
+    """The short first prompt is the reference's opening; restored to that part's level, a reference
+    whose first words are soft made the first segment ~9 dB quieter than the rest of the request."""
+    samples, rate = read_wav((tiny_model_dir / "reference_ko.wav").read_bytes())
+    samples = samples.copy()
+    samples[: int(1.3 * rate)] *= 0.3  # "안녕하세요," softly, then the rest
+    wav = tmp_path / "soft_start.wav"
+    wav.write_bytes(wav_bytes(samples, rate))
+    wav.with_suffix(".txt").write_text((tiny_model_dir / "reference_ko.txt").read_text("utf-8"), "utf-8")
+    voice = Voice(str(wav))
+    assert engine.prompts.get(voice, "ko").first.frames < engine.prompts.get(voice, "ko").rest.frames
+    text = "오늘은 전기차 배터리를 살펴보겠습니다."
+    level = {
+        first: np.sqrt(
+            np.mean(np.square(engine.segment_audio(text, voice=voice, first=first), dtype=np.float64))
+        )
+        for first in (True, False)
+    }
+    assert abs(20 * np.log10(level[True] / level[False])) < 1.5
+
+
+def test_an_opening_louder_than_the_rest_is_fed_to_the_model_at_the_rests_level(
+    engine, tiny_model_dir, tmp_path
+):
+    """The model speaks as loud as its prompt: an opening above the RMS target (left as it is) and the
+    rest below it (scaled up to the target) were fed 2.6 dB apart, so the first segment came out louder."""
+    samples, rate = read_wav((tiny_model_dir / "reference_ko.wav").read_bytes())
+    samples = samples.copy()
+    samples[: int(1.3 * rate)] *= 3.0  # "안녕하세요," loudly, then the rest softly
+    samples[int(1.3 * rate) :] *= 0.5
+    wav = tmp_path / "loud_start.wav"
+    wav.write_bytes(wav_bytes(samples, rate))
+    wav.with_suffix(".txt").write_text((tiny_model_dir / "reference_ko.txt").read_text("utf-8"), "utf-8")
+    prompts = engine.prompts.get(Voice(str(wav)), "ko")
+    assert prompts.first.frames < prompts.rest.frames and prompts.first.rms == prompts.rest.rms
+
+    def fed_db(prompt):
+        return 10 * np.log10(np.mean(np.exp(2 * prompt.features.astype(np.float64) / FEAT_SCALE)))
+
+    assert abs(fed_db(prompts.first) - fed_db(prompts.rest)) < 1.0
 
 
 def test_a_stream_paused_between_steps_for_another_resumes_to_the_same_samples(engine):

@@ -68,7 +68,7 @@ class Prompt:
     features: np.ndarray  # (P, num_mels), already × feat_scale
     tokens: list[int]
     text: str
-    rms: float
+    rms: float  # the level generated audio is restored to: the voice's (the full prompt's) for both
     seconds: float
 
     @property
@@ -330,16 +330,22 @@ class PromptCache:
         )
         if first_samples.size >= rest_samples.size:  # no aligned pause within the first bound
             first = rest
-        else:
-            first = self._prompt(first_samples, first_text, lang)
+        else:  # at the rest's level: a softly spoken opening made the first segment ~9 dB quieter
+            first = self._prompt(first_samples, first_text, lang, like=rest)
         return VoicePrompts(first=first, rest=rest, frames_per_token=frames_per_token)
 
-    def _prompt(self, samples: np.ndarray, text: str, lang: str) -> Prompt:
+    def _prompt(self, samples: np.ndarray, text: str, lang: str, like: Prompt | None = None) -> Prompt:
+        """`like`: a prompt of the same voice whose loudness this one takes (fed to the model at the level
+        `like` is fed at, restored as `like` is), so every segment of a request comes out equally loud."""
         samples = feat.trim_edge_silence(samples, self.sample_rate)
         speech_seconds = samples.size / self.sample_rate
         silence = np.zeros(int(self.sample_rate * self.options.trailing_silence_s), dtype=np.float32)
         samples = np.concatenate([samples, silence])
-        samples, level = feat.rms_normalise(samples, self.options.target_rms)
+        if like is None:
+            samples, level = feat.rms_normalise(samples, self.options.target_rms)
+        else:
+            fed = max(like.rms, self.options.target_rms)
+            samples, level = (samples * (fed / max(feat.rms(samples), 1e-9))).astype(np.float32), like.rms
         features = feat.log_mel(samples, self.spectrum) * FEAT_SCALE
         text = add_punctuation(text)
         tokens = self.tokenize(text, lang)
