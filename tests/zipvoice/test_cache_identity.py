@@ -70,3 +70,21 @@ async def test_a_model_folder_of_the_same_name_elsewhere_is_another_model(
 
 def client_engine_model(client) -> str:
     return client.app[SCHEDULER_KEY].info.model
+
+
+async def test_an_upgrade_that_changes_the_audio_is_not_served_the_old_audio(
+    worker, tiny_model_dir, tmp_path, monkeypatch
+):
+    """A fix that changes what the engine makes (the first segment's level, say) left entries made before
+    it answering `cached` with the old audio after an upgrade: the key holds AUDIO_REVISION."""
+    from npu_worker.engine.zipvoice import engine as zipvoice_engine
+
+    first = await start(worker, tiny_model_dir, tmp_path)
+    assert "cached" not in await synth(first, tmp_path / "a.wav")
+    await first.close()
+    again = await start(worker, tiny_model_dir, tmp_path)
+    assert (await synth(again, tmp_path / "b.wav"))["cached"] is True  # the entry outlives a restart
+    await again.close()
+    monkeypatch.setattr(zipvoice_engine, "AUDIO_REVISION", zipvoice_engine.AUDIO_REVISION + 1)
+    upgraded = await start(worker, tiny_model_dir, tmp_path)
+    assert "cached" not in await synth(upgraded, tmp_path / "c.wav")

@@ -53,6 +53,9 @@ log = logging.getLogger(__name__)
 STEP_BOUNDARY = np.zeros(0, dtype=np.float32)  # yielded after each decoder call: cancel or pause here
 # Spoken once at load with the default voice: a first segment as a preview's (benchmarks/PREVIEW_LATENCY.md).
 WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
+# Raised whenever a change of this package makes other audio from the same files and settings, so a cache
+# entry made before it is a miss after an upgrade (2: the first segment's prompt at the voice's level).
+AUDIO_REVISION = 2
 
 
 @dataclass
@@ -173,8 +176,15 @@ class ZipVoiceEngine:
         self._warm_up()
 
     def _audio_settings(self, files: model_files.ModelFiles) -> str:
-        """What the cache keys on besides `model`: the files and every setting that changes the audio."""
-        used = (self.num_steps, self.guidance_scale, self.tokenizer_name, self.config.fixed_shapes)
+        """What the cache keys on besides `model`: the files, every setting that changes the audio, and
+        the engine's `AUDIO_REVISION`."""
+        used = (
+            AUDIO_REVISION,
+            self.num_steps,
+            self.guidance_scale,
+            self.tokenizer_name,
+            self.config.fixed_shapes,
+        )
         return hashlib.sha256(repr((files.fingerprint(), used, self.options)).encode()).hexdigest()[:32]
 
     def _warm_up(self) -> None:
