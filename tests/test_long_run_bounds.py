@@ -21,16 +21,25 @@ async def test_each_spelling_of_a_language_is_not_remembered_forever(worker, tmp
     assert len(scheduler._checked_langs) <= LANGS_KEPT
 
 
-def _children() -> list[str]:
-    """This process's children, as their /proc state letters ("Z": a zombie nobody reaped)."""
-    found = []
+def _children() -> dict[int, tuple[str, str]]:
+    """This process's children: pid → (its /proc state letter, "Z" for a zombie nobody reaped; its command
+    line, empty for a zombie). The suite's own background jobs are children too (tests/conftest.py)."""
+    found = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         with contextlib.suppress(OSError):
             with open(f"/proc/{pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
             if int(fields[1]) == os.getpid():
-                found.append(fields[0])
+                with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                    found[int(pid)] = (
+                        fields[0],
+                        cmdline.read().replace(b"\0", b" ").decode(errors="replace"),
+                    )
     return found
+
+
+def _espeak_children(children: dict[int, tuple[str, str]]) -> set[int]:
+    return {pid for pid, (_, command) in children.items() if "npu_worker.engine.espeak_child" in command}
 
 
 async def test_espeak_children_killed_by_text_are_replaced_and_reaped(worker, tmp_path):
@@ -44,9 +53,15 @@ async def test_espeak_children_killed_by_text_are_replaced_and_reaped(worker, tm
             return str((await response.json())["status"])
 
     assert await synth("Hello.") == "ok"
-    children, fds = len(_children()), len(os.listdir("/proc/self/fd"))
+    before, fds = _children(), len(os.listdir("/proc/self/fd"))
+    ours = _espeak_children(before)
+    assert ours, before
     for _ in range(12):
         assert await synth("s'" * 100) == "fail"
         assert await synth("Hello.") == "ok"
-    assert "Z" not in _children() and len(_children()) == children
+    after = _children()
+    # the children espeak had, and every child started since (its replacements): none left a zombie
+    watched = {pid: state for pid, (state, _) in after.items() if pid in ours or pid not in before}
+    assert "Z" not in watched.values(), watched
+    assert len(_espeak_children(after)) == len(ours)
     assert len(os.listdir("/proc/self/fd")) <= fds
