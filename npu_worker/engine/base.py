@@ -113,6 +113,11 @@ class Engine(Protocol):
     def close(self) -> None: ...
 
 
+def language_code(lang: str) -> str:
+    """A request's `lang` in one spelling (" KO_kr " → "ko-kr"): what engines and caches compare."""
+    return lang.strip().lower().replace("_", "-")
+
+
 def check_language(engine: object, lang: str) -> None:
     """Raise UnknownLanguage if the engine can tell it has no voice for `lang`.
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import soxr
 
-from npu_worker.engine.base import EngineInfo, SynthesisRequest
+from npu_worker.engine.base import EngineInfo, SynthesisRequest, language_code
 from npu_worker.engine.espeak_lib import EspeakLibrary, another_espeak, get_espeak
 from npu_worker.protocol import DEFAULT_LANG, EmptyText, EngineError, UnknownLanguage, WorkerError
 
@@ -92,7 +92,7 @@ class EspeakEngine:
         """espeak voice identifier for a request language; EngineError naming an unknown one. Only codes
         that name a voice are kept (normalised): keyed by the caller's spelling (" Ko\t", "ko-x1",
         "ko-x2", ...), the map grew by one entry per spelling, without bound."""
-        code = lang.strip().lower().replace("_", "-")
+        code = language_code(lang)
         for key in (code, code.split("-", 1)[0]):
             if key not in self._voices:
                 voice = self.library.find_voice(LANGUAGE_ALIASES.get(key, key))

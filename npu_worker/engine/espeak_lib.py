@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from npu_worker.engine.base import language_code
 from npu_worker.engine.espeak_stream import ChunkChannel, StreamJob, StreamRunner, SynthesisStream
 from npu_worker.engine.text_form import readable
 from npu_worker.protocol import EngineError, ModelLoadError
@@ -111,7 +112,7 @@ class EspeakVoice:
 
 def find_voice(voices: tuple[EspeakVoice, ...], name: str) -> EspeakVoice | None:
     """The voice whose identifier, file name, name or language is `name` (case-insensitive)."""
-    wanted = name.strip().lower().replace("_", "-")
+    wanted = language_code(name)
     for matches in (
         lambda v: v.identifier.lower() == wanted or v.identifier.lower().rsplit("/", 1)[-1] == wanted,
         lambda v: v.name.lower() == wanted,

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from npu_worker.audio import read_wav, resample
-from npu_worker.engine.base import Voice
+from npu_worker.engine.base import Voice, language_code
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from npu_worker.engine.zipvoice.segmenter import is_cjk
@@ -288,7 +288,7 @@ class PromptCache:
     def get(self, voice: Voice, lang: str) -> VoicePrompts:
         """The voice's prompts for `lang`, keyed by the code as the tokenizers read it: by the caller's
         spelling (" ko", "KO ", ...), each variant rebuilt the prompts (≈ 0.1 s) and evicted another's."""
-        key = (voice.identity(), lang.strip().lower().replace("_", "-"))
+        key = (voice.identity(), language_code(lang))
         with self._lock:
             if key in self._entries:
                 self._entries.move_to_end(key)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from npu_worker.engine.base import language_code
 from npu_worker.engine.espeak_process import ChildPhonemizer
 from npu_worker.protocol import ModelLoadError
 
@@ -100,7 +101,7 @@ _default_phonemize: Phonemize = ChildPhonemizer()
 
 def espeak_voice(lang: str) -> str:
     """Request `lang` → espeak-ng voice name (`en` means `en-us`, as the reference tokenizer)."""
-    lang = lang.strip().lower().replace("_", "-")
+    lang = language_code(lang)
     return {"en": "en-us", "zh": "cmn", "ja": "ja", "ko": "ko"}.get(lang, lang)
 
 
@@ -174,10 +175,10 @@ class EmiliaTokenizer:
             ) from exc
 
     def knows_language(self, lang: str) -> bool:
-        return lang.strip().lower().replace("_", "-") in self.LANGUAGES or espeak_knows(lang)
+        return language_code(lang) in self.LANGUAGES or espeak_knows(lang)
 
     def symbols(self, text: str, lang: str) -> list[str]:
-        if lang.strip().lower().replace("_", "-") not in self.LANGUAGES:
+        if language_code(lang) not in self.LANGUAGES:
             return self._espeak.symbols(text, lang)
         text = text.translate(_FULLWIDTH)
         runs = _language_runs(text)
