@@ -206,8 +206,12 @@ class Runner:
         `_then(job)`: for a file-only job they run on the finisher thread, in order, while this
         thread goes on to the next section."""
         then = self._then(job)
-        started = time.monotonic()
-        paused_before = self.paused_seconds
+        started, paused_before = time.monotonic(), self.paused_seconds
+
+        def own_seconds() -> float:
+            """The section's own time: what previews took while it was paused is theirs."""
+            return time.monotonic() - started - (self.paused_seconds - paused_before)
+
         then(self.journal.append, job, Progress(section.idx, "synth"))
         try:
             check_text(section.text, self.limits)
@@ -216,15 +220,14 @@ class Runner:
             audio = self._synthesise(job, section, engine or self.engine)
             if audio is None:  # cancelled mid-section
                 return
-            # the section's own time: what previews took while it was paused is theirs
-            seconds = time.monotonic() - started - (self.paused_seconds - paused_before)
+            seconds = own_seconds()
             if not audio.cached and self._caches(job, section):
                 self._unkept[audio.key] = audio  # until `_finish` has put it in the cache
             then(self._finish, job, section, audio, seconds)
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
             then(self._fail, job, section, exc)
-        finally:  # less what previews took inside it while it was paused: they count their own
-            self.observer.section_ran(job, time.monotonic() - started - (self.paused_seconds - paused_before))
+        finally:
+            self.observer.section_ran(job, own_seconds())
 
     def _then(self, job: Job) -> Callable[..., object]:
         """Where a section's end runs: on the finisher thread while the engine has other work to go on
