@@ -10,6 +10,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import aiohttp
 
@@ -39,15 +40,29 @@ def hold_the_reading(
     return gate, reached
 
 
+class HeldStart(NamedTuple):
+    scheduler: Scheduler
+    listener: Any
+    gate: threading.Event
+    reached: threading.Event
+
+
+async def serve_holding_the_reading(settings: Any, engine: Any, stop_gate: bool = False) -> HeldStart:
+    """A worker serving on a free port whose start-up reading is held at its first job (`hold_the_reading`;
+    `stop_gate`: released only by the worker's own stop)."""
+    app = await asyncio.to_thread(build_app, settings, engine)
+    scheduler = app[SCHEDULER_KEY]
+    gate, reached = hold_the_reading(scheduler, scheduler.recovery.stop if stop_gate else None)
+    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    return HeldStart(scheduler, listener, gate, reached)
+
+
 async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
     state, now = Path(settings.state_dir), time.time()
     finished = [write_job(state, now - 100 + i, ["끝."], done=True) for i in range(3)]
     interrupted = write_job(state, now - 500, ["재개."])
     engine = ToneEngine()
-    app = await asyncio.to_thread(build_app, settings, engine)
-    scheduler = app[SCHEDULER_KEY]
-    gate, reached = hold_the_reading(scheduler)
-    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    scheduler, listener, gate, reached = await serve_holding_the_reading(settings, engine)
     base = f"http://127.0.0.1:{listener.port}"
     try:
         async with aiohttp.ClientSession() as http:
@@ -104,10 +119,7 @@ async def test_a_shutdown_while_the_kept_jobs_are_read_stops_the_reading(setting
     state = Path(settings.state_dir)
     for i in range(3):
         write_job(state, time.time() + i, ["재개."])
-    app = await asyncio.to_thread(build_app, settings, ToneEngine())
-    scheduler = app[SCHEDULER_KEY]
-    _, reached = hold_the_reading(scheduler, scheduler.recovery.stop)  # released by the shutdown itself
-    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    scheduler, listener, _, reached = await serve_holding_the_reading(settings, ToneEngine(), stop_gate=True)
     await asyncio.to_thread(reached.wait, seconds(30))
     async with asyncio.timeout(seconds(10)):
         await listener.close()

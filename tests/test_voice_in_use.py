@@ -15,16 +15,14 @@ import aiohttp
 import pytest
 import websockets
 
-from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.protocol import VoiceInUse
-from npu_worker.server import listen
 from npu_worker.voices import UploadLimits, VoiceLibrary
 from tests.openai_support import tone_wav
 from tests.test_job_retention import write_job
 from tests.test_openai_stream_ws import receive, stream_url
 from tests.test_openai_voices import upload
-from tests.test_start_up_recovery import hold_the_reading
+from tests.test_start_up_recovery import serve_holding_the_reading
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
@@ -104,10 +102,7 @@ async def test_a_voice_is_not_deleted_while_the_kept_jobs_that_may_use_it_are_re
     interrupted = write_job(state, time.time() - 500, ["재개."], params=params)
     engine = ToneEngine()
     engine.gate = threading.Event()  # the resumed job stays running
-    app = await asyncio.to_thread(build_app, settings, engine)
-    scheduler = app[SCHEDULER_KEY]
-    gate, reached = hold_the_reading(scheduler)
-    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    scheduler, listener, gate, reached = await serve_holding_the_reading(settings, engine)
     url = f"http://127.0.0.1:{listener.port}/v1/audio/voices/teacher"
     try:
         async with aiohttp.ClientSession() as http:
