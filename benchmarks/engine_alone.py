@@ -72,12 +72,19 @@ def allocator_as_served() -> None:
 
 def espeak_engine() -> Any:
     """A loaded espeak engine built as the server builds its own (a fresh one, as a server has), in a
-    process whose allocator is set as `serve` sets the worker's."""
+    process whose allocator is set as `serve` sets the worker's. Always espeak in this process, whatever
+    the worker's default: "the engine alone" is espeak-ng's own cost, and a child's CPU would not show in
+    `time.process_time()` (nor its pipe's hand-off in the engine's time)."""
+    import dataclasses
+
     from npu_worker.config import Settings
     from npu_worker.engine_options import build_engine
 
     allocator_as_served()
-    engine = build_engine(Settings(backend="espeak"))
+    settings = Settings(backend="espeak")
+    if hasattr(settings, "espeak_process"):  # a checkout from before the option has no child
+        settings = dataclasses.replace(settings, espeak_process=False)
+    engine = build_engine(settings)
     engine.load()
     return engine
 
