@@ -142,7 +142,7 @@ class Utterance:
             run = await start_speech(
                 self.session.scheduler, text, params, trim_leading_silence=first, continues=not first
             )
-            run.reference_fields = self.session.reference_fields
+            run.reference_fields, run.text_field = self.session.reference_fields, "text"
             self.runs.append(run)
         except WorkerError as exc:
             error = exc
