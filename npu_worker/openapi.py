@@ -74,6 +74,7 @@ def _types() -> dict[str, Any]:
         "ModelList": oa.ModelList,
         "VoiceList": oa.VoiceList,
         "VoiceEntry": oa.VoiceEntry,
+        "CreatedVoice": oa.CreatedVoice,
         "VoiceDeleted": oa.VoiceDeleted,
         "SpeechEvent": messages.SseEvent,
         "StreamClientMessage": messages.ClientMessage,
@@ -279,12 +280,12 @@ PATHS: dict[str, Any] = {
             "responses": {"200": _json(_ref("VoiceList"), "voices"), **OPENAI_ERRORS},
         },
         "post": {
-            "summary": "store a named voice (multipart: audio_sample, name, ref_text)",
+            "summary": "store a named voice (multipart: audio_sample, name, ref_text; consent, type ignored)",
             "requestBody": {
                 "required": True,
                 "content": {"multipart/form-data": {"schema": {"type": "object"}}},
             },
-            "responses": {"201": _json(_ref("VoiceEntry"), "the stored voice"), **OPENAI_ERRORS},
+            "responses": {"201": _json(_ref("CreatedVoice"), "the stored voice"), **OPENAI_ERRORS},
         },
     },
     "/v1/audio/voices/{name}": {

@@ -435,3 +435,29 @@ async def test_a_voices_path_that_is_no_folder_does_not_stop_the_start(worker, s
     (Path(settings.state_dir) / "voices").write_bytes(b"")
     client = await worker()
     assert (await client.get("/health")).status == 200
+
+
+async def test_the_sdks_own_voice_calls_create_use_and_delete_a_voice(worker):
+    """openai's `audio.voices.create` sends `consent` (a consent recording's id) beside `audio_sample`
+    and `name`: the upload refused it as an unexpected field, so the SDK could not make a voice at all;
+    its `Voice` and `VoiceDeleted` read `id` and `object`, which the answers lacked."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    sdk = async_sdk(client)
+    sample = ("voice.wav", tone_wav(), "audio/wav")
+    voice = await sdk.audio.voices.create(
+        audio_sample=sample, consent="cons_1234", name="teacher", extra_body={"ref_text": "안녕하세요 여러분"}
+    )
+    assert (voice.id, voice.name, voice.object) == ("teacher", "teacher", "audio.voice")
+    assert voice.type == "audio_sample"
+    assert voice.created_at > 0
+    await sdk.audio.speech.create(model="tts-1", input="하나.", voice={"id": voice.id}, response_format="pcm")
+    assert engine.requests[-1].voice.ref_wav.endswith("voices/teacher.wav")
+    deleted = await sdk.audio.voices.delete(voice.id)
+    assert (deleted.id, deleted.deleted, deleted.object) == ("teacher", True, "audio.voice.deleted")
+    with pytest.raises(openai.BadRequestError) as caught:  # no transcript: what ZipVoice needs is named
+        await sdk.audio.voices.create(audio_sample=sample, consent="cons_1234", name="quiet")
+    assert caught.value.body["param"] == "ref_text"
+    with pytest.raises(openai.BadRequestError) as caught:  # a voice from a text prompt is not made here
+        await sdk.audio.voices.create(name="bright", prompt="a bright voice", type="prompt")
+    assert caught.value.body["param"] == "type"
