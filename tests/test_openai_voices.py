@@ -461,3 +461,27 @@ async def test_the_sdks_own_voice_calls_create_use_and_delete_a_voice(worker):
     with pytest.raises(openai.BadRequestError) as caught:  # a voice from a text prompt is not made here
         await sdk.audio.voices.create(name="bright", prompt="a bright voice", type="prompt")
     assert caught.value.body["param"] == "type"
+
+
+async def test_the_sdk_does_not_resend_an_upload_no_retry_can_store(worker):
+    """OpenAI's SDK retries every 409 twice unless the answer says `x-should-retry: false`: an upload
+    under a name in use, or into a full store, was sent three times (each with its whole audio sample)
+    to be refused three times."""
+    from tests.test_metrics import scrape, value
+
+    client = await worker(max_voices=1)
+    sdk = openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="unused", timeout=seconds(30))
+    assert sdk.max_retries == 2  # the SDK's default
+    sample = ("voice.wav", tone_wav(), "audio/wav")
+    await sdk.audio.voices.create(audio_sample=sample, consent="c", name="a", extra_body={"ref_text": "하나"})
+    for name, code in (("a", "VoiceExists"), ("b", "TooManyVoices")):
+        with pytest.raises(openai.ConflictError) as caught:
+            await sdk.audio.voices.create(
+                audio_sample=sample, consent="c", name=name, extra_body={"ref_text": "하나"}
+            )
+        assert caught.value.code == code
+    samples = await scrape(client)
+    refused = value(
+        samples, "npu_worker_http_requests_total", method="POST", route="/v1/audio/voices", status="409"
+    )
+    assert refused == 2
