@@ -72,6 +72,7 @@ def _types() -> dict[str, Any]:
         "SpeechBatchResult": oa.SpeechBatchResult,
         "OpenAIError": oa.OpenAIError,
         "ModelList": oa.ModelList,
+        "Model": oa.Model,
         "VoiceList": oa.VoiceList,
         "VoiceEntry": oa.VoiceEntry,
         "CreatedVoice": oa.CreatedVoice,
@@ -272,6 +273,13 @@ PATHS: dict[str, Any] = {
         "get": {
             "summary": "the loaded model",
             "responses": {"200": _json(_ref("ModelList"), "models"), **OPENAI_ERRORS},
+        }
+    },
+    "/v1/models/{model}": {
+        "get": {
+            "summary": "one served model (404 for another)",
+            "parameters": [{"name": "model", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": _json(_ref("Model"), "the model"), **OPENAI_ERRORS},
         }
     },
     "/v1/audio/voices": {
