@@ -219,3 +219,24 @@ def test_the_phonemizers_crash_on_a_text_is_the_texts_fault_and_a_kill_is_not():
         assert not isinstance(caught.value, UnparsableText)
     finally:
         child.close()
+
+
+async def test_a_token_or_origin_refusal_under_v1_is_in_openais_shape(worker):
+    """A wrong `api_key` was answered in the v1 body: the SDK raised AuthenticationError with `body`
+    the bare string "Unauthorized: ..." and `code`/`type` None (a caller reading `body["message"]`
+    failed with a TypeError); the v1 routes keep theirs."""
+    client = await worker(token="s3cret")
+    sdk = openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError) as caught:
+        await sdk.audio.speech.create(model="tts-1", input="hi", voice="default")
+    assert (caught.value.code, caught.value.type) == ("Unauthorized", "authentication_error")
+    assert caught.value.body["message"].startswith("a valid token is required")
+    headers = {"Authorization": "Bearer s3cret", "Origin": "https://evil.example"}
+    async with client.post("/v1/audio/speech", json=GOOD, headers=headers) as response:
+        assert response.status == 403
+        body = await response.json()
+    assert (body["error"]["code"], body["error"]["type"]) == ("OriginNotAllowed", "permission_error")
+    async with client.post("/v1/audio/speech", json=GOOD, headers={"Expect": "100-continue"}) as response:
+        assert response.status == 401 and (await response.json())["error"]["code"] == "Unauthorized"
+    async with client.post("/synth", json={"text": "hi"}) as response:
+        assert response.status == 401 and (await response.json())["status"] == "fail"
