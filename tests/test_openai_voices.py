@@ -310,6 +310,18 @@ async def test_openai_voice_names_speak_as_default_unless_stored(worker):
     assert engine.requests[-1].voice.ref_wav.endswith("voices/nova.wav")
 
 
+@pytest.mark.parametrize("name", ["marin", "cedar"])
+async def test_every_builtin_voice_the_sdk_names_speaks_as_default(worker, name):
+    """The SDK's voice list has `marin` and `cedar` (OpenAI's newest, the ones its docs recommend):
+    a client that hard-codes them got 400 UnknownVoice."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    await async_sdk(client).audio.speech.create(
+        model="tts-1", input="하나.", voice=name, response_format="pcm"
+    )
+    assert engine.requests[-1].voice.ref_wav is None  # the default voice
+
+
 async def test_a_form_with_a_field_twice_or_an_unknown_field_is_refused(worker, tmp_path):
     client = await worker()
     before = files_under(tmp_path)

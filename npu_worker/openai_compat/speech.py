@@ -73,7 +73,7 @@ DOWNLOAD_SECONDS_PER_CHAR = 0.3
 DOWNLOAD_BUFFER_SECONDS = 600.0
 # OpenAI's built-in voice names: they speak as `default` unless a voice of that name is stored.
 OPENAI_VOICES = frozenset(
-    ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse")
+    "alloy ash ballad cedar coral echo fable marin nova onyx sage shimmer verse".split()
 )
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
