@@ -33,8 +33,8 @@ class WorkerError(Exception):
         return f"{self.name}: {self.message}"
 
 
-def _error(name: str, status: int, doc: str) -> type[WorkerError]:
-    return type(name, (WorkerError,), {"name": name, "http_status": status, "__doc__": doc})
+def _error(name: str, status: int, doc: str, base: type[WorkerError] = WorkerError) -> type[WorkerError]:
+    return type(name, (base,), {"name": name, "http_status": status, "__doc__": doc})
 
 
 BadRequest = _error("BadRequest", 400, "The request body is malformed or has wrong types.")
@@ -53,6 +53,9 @@ RequestTimeout = _error("RequestTimeout", 408, "The request body did not arrive 
 QueueFull = _error("QueueFull", 429, "The scheduler queue is at its bound; retry later.")
 ModelLoadError = _error("ModelLoadError", 500, "The engine could not load its model files.")
 EngineError = _error("EngineError", 500, "The engine failed while synthesising.")
+UnparsableText = _error(  # an EngineError the text caused: sending it again fails again
+    "UnparsableText", 400, "espeak-ng's text parser crashed on this text (a bug of espeak-ng's).", EngineError
+)
 WriteFailed = _error("WriteFailed", 500, "The wav could not be written.")
 Loading = _error("Loading", 503, "The worker is still loading its engine.")
 Busy = _error("Busy", 409, "A WebSocket connection already runs a request.")

@@ -72,8 +72,10 @@ def _types() -> dict[str, Any]:
         "SpeechBatchResult": oa.SpeechBatchResult,
         "OpenAIError": oa.OpenAIError,
         "ModelList": oa.ModelList,
+        "Model": oa.Model,
         "VoiceList": oa.VoiceList,
         "VoiceEntry": oa.VoiceEntry,
+        "CreatedVoice": oa.CreatedVoice,
         "VoiceDeleted": oa.VoiceDeleted,
         "SpeechEvent": messages.SseEvent,
         "StreamClientMessage": messages.ClientMessage,
@@ -273,18 +275,25 @@ PATHS: dict[str, Any] = {
             "responses": {"200": _json(_ref("ModelList"), "models"), **OPENAI_ERRORS},
         }
     },
+    "/v1/models/{model}": {
+        "get": {
+            "summary": "one served model (404 for another)",
+            "parameters": [{"name": "model", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": {"200": _json(_ref("Model"), "the model"), **OPENAI_ERRORS},
+        }
+    },
     "/v1/audio/voices": {
         "get": {
             "summary": "voices",
             "responses": {"200": _json(_ref("VoiceList"), "voices"), **OPENAI_ERRORS},
         },
         "post": {
-            "summary": "store a named voice (multipart: audio_sample, name, ref_text)",
+            "summary": "store a named voice (multipart: audio_sample, name, ref_text; consent, type ignored)",
             "requestBody": {
                 "required": True,
                 "content": {"multipart/form-data": {"schema": {"type": "object"}}},
             },
-            "responses": {"201": _json(_ref("VoiceEntry"), "the stored voice"), **OPENAI_ERRORS},
+            "responses": {"201": _json(_ref("CreatedVoice"), "the stored voice"), **OPENAI_ERRORS},
         },
     },
     "/v1/audio/voices/{name}": {

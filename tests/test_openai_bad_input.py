@@ -171,3 +171,72 @@ async def test_a_batch_default_voice_no_item_could_speak_with_is_one_400(worker)
     assert response.status == 200
     results = (await response.json())["results"]
     assert [r["status"] for r in results] == ["success", "success"], results[0].get("error")
+
+
+@pytest.mark.parametrize("stream_format", ["audio", "sse"])
+async def test_a_text_that_crashes_espeaks_parser_is_a_400_naming_input(worker, stream_format):
+    """espeak-ng 1.52 aborts on "s'" * 100 (in its child process: the worker speaks on). The OpenAI
+    route answered 500 EngineError, so an SDK, which retries a 5xx, sent the same text twice more and
+    crashed the child each time; the text is the caller's to change, as EmptyText is."""
+    client = await worker(None)
+    sdk = async_sdk(client)
+    with pytest.raises(openai.BadRequestError) as caught:
+        await sdk.audio.speech.create(
+            model="tts-1",
+            input="s'" * 100,
+            voice="default",
+            response_format="wav",
+            stream_format=stream_format,
+        )
+    body = {"error": caught.value.body}  # the SDK keeps the inner object
+    assert_openai_error(body, "UnparsableText", "input")
+    spoken = await sdk.audio.speech.create(
+        model="tts-1", input="반갑습니다.", voice="default", response_format="pcm"
+    )
+    assert len(spoken.content) > 0
+
+
+def test_the_phonemizers_crash_on_a_text_is_the_texts_fault_and_a_kill_is_not():
+    """ZipVoice's phonemizer runs in the same child: its crash on a text is UnparsableText (400); a child
+    killed from outside while it reads a text is the worker's EngineError (500)."""
+    import os
+    import signal
+
+    from npu_worker.engine.espeak_process import ChildEspeak
+    from npu_worker.errors import EngineError, UnparsableText
+
+    child = ChildEspeak()
+    try:
+        with pytest.raises(UnparsableText):
+            child.phonemize("s'" * 100, "ko")
+    finally:
+        child.close()
+    child = ChildEspeak()
+    try:
+        os.kill(child.pid, signal.SIGKILL)
+        with pytest.raises(EngineError) as caught:
+            child.phonemize("안녕하세요.", "ko")
+        assert not isinstance(caught.value, UnparsableText)
+    finally:
+        child.close()
+
+
+async def test_a_token_or_origin_refusal_under_v1_is_in_openais_shape(worker):
+    """A wrong `api_key` was answered in the v1 body: the SDK raised AuthenticationError with `body`
+    the bare string "Unauthorized: ..." and `code`/`type` None (a caller reading `body["message"]`
+    failed with a TypeError); the v1 routes keep theirs."""
+    client = await worker(token="s3cret")
+    sdk = openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="wrong", max_retries=0)
+    with pytest.raises(openai.AuthenticationError) as caught:
+        await sdk.audio.speech.create(model="tts-1", input="hi", voice="default")
+    assert (caught.value.code, caught.value.type) == ("Unauthorized", "authentication_error")
+    assert caught.value.body["message"].startswith("a valid token is required")
+    headers = {"Authorization": "Bearer s3cret", "Origin": "https://evil.example"}
+    async with client.post("/v1/audio/speech", json=GOOD, headers=headers) as response:
+        assert response.status == 403
+        body = await response.json()
+    assert (body["error"]["code"], body["error"]["type"]) == ("OriginNotAllowed", "permission_error")
+    async with client.post("/v1/audio/speech", json=GOOD, headers={"Expect": "100-continue"}) as response:
+        assert response.status == 401 and (await response.json())["error"]["code"] == "Unauthorized"
+    async with client.post("/synth", json={"text": "hi"}) as response:
+        assert response.status == 401 and (await response.json())["status"] == "fail"

@@ -185,6 +185,19 @@ async def test_models_lists_the_loaded_engine_and_the_aliases(worker):
     assert {"tone", "tts-1", "tts-1-hd"} <= set(ids)
 
 
+async def test_the_sdk_retrieves_a_served_model_and_a_404_names_the_others(worker):
+    """`client.models.retrieve(...)` (GET /v1/models/{model}, which clients call to check a model)
+    was an unknown endpoint."""
+    client = await worker()
+    sdk = async_sdk(client)
+    model = await sdk.models.retrieve("tts-1")
+    assert (model.id, model.object, model.owned_by) == ("tts-1", "model", "npu-worker")
+    with pytest.raises(openai.NotFoundError) as caught:
+        await sdk.models.retrieve("gpt-4o-mini-tts")
+    error = caught.value.body
+    assert error["param"] == "model" and error["type"] == "not_found_error" and "tts-1" in error["message"]
+
+
 async def test_a_model_that_is_not_served_is_refused(worker):
     client = await worker()
     with pytest.raises(openai.BadRequestError) as caught:

@@ -384,3 +384,26 @@ async def test_a_close_from_a_client_that_reads_nothing_stops_its_sentences_at_o
         sock.close()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await closing
+
+
+async def test_the_sockets_errors_are_counted_in_metrics_once(worker):
+    """The stream socket's own `error` messages (a bad session.config, an unknown message) were not in
+    npu_worker_errors_total, unlike /ws's and every HTTP route's; a sentence's failure is counted once,
+    as its section's error event."""
+    from tests.test_metrics import scrape, value
+
+    client = await worker(ToneEngine(fail_on="boom"))
+    names = ("UnknownVoice", "UnknownMessage", "EngineError")
+    before = await scrape(client)
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(json.dumps({"type": "session.config", "voice": "nobody"}))
+        assert (await receive(ws))["code"] == "UnknownVoice"
+        await ws.send(json.dumps({"type": "dance"}))
+        assert (await receive(ws))["code"] == "UnknownMessage"
+        await ws.send(json.dumps({"type": "input.text", "text": "boom."}))
+        await ws.send(json.dumps({"type": "input.done"}))
+        items = await receive_until(ws, "session.done")
+    assert [i["code"] for i in items if isinstance(i, dict) and i["type"] == "error"] == ["EngineError"]
+    after = await scrape(client)
+    counted = {name: value(after, "npu_worker_errors_total", name=name) for name in names}
+    assert counted == {name: value(before, "npu_worker_errors_total", name=name) + 1 for name in names}

@@ -21,6 +21,12 @@ from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
+def skip_without_voices_api(sdk: openai.AsyncOpenAI) -> None:
+    """`client.audio.voices` (OpenAI's custom voices) is in newer SDKs than pyproject's lower bound."""
+    if not hasattr(sdk.audio, "voices"):
+        pytest.skip(f"openai {openai.__version__} has no audio.voices")
+
+
 def upload_form(name: str, audio: bytes, ref_text: str | None = "안녕하세요 여러분") -> aiohttp.FormData:
     form = aiohttp.FormData()
     form.add_field("name", name)
@@ -310,6 +316,18 @@ async def test_openai_voice_names_speak_as_default_unless_stored(worker):
     assert engine.requests[-1].voice.ref_wav.endswith("voices/nova.wav")
 
 
+@pytest.mark.parametrize("name", ["marin", "cedar"])
+async def test_every_builtin_voice_the_sdk_names_speaks_as_default(worker, name):
+    """The SDK's voice list has `marin` and `cedar` (OpenAI's newest, the ones its docs recommend):
+    a client that hard-codes them got 400 UnknownVoice."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    await async_sdk(client).audio.speech.create(
+        model="tts-1", input="하나.", voice=name, response_format="pcm"
+    )
+    assert engine.requests[-1].voice.ref_wav is None  # the default voice
+
+
 async def test_a_form_with_a_field_twice_or_an_unknown_field_is_refused(worker, tmp_path):
     client = await worker()
     before = files_under(tmp_path)
@@ -435,3 +453,55 @@ async def test_a_voices_path_that_is_no_folder_does_not_stop_the_start(worker, s
     (Path(settings.state_dir) / "voices").write_bytes(b"")
     client = await worker()
     assert (await client.get("/health")).status == 200
+
+
+async def test_the_sdks_own_voice_calls_create_use_and_delete_a_voice(worker):
+    """openai's `audio.voices.create` sends `consent` (a consent recording's id) beside `audio_sample`
+    and `name`: the upload refused it as an unexpected field, so the SDK could not make a voice at all;
+    its `Voice` and `VoiceDeleted` read `id` and `object`, which the answers lacked."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    sdk = async_sdk(client)
+    skip_without_voices_api(sdk)
+    sample = ("voice.wav", tone_wav(), "audio/wav")
+    voice = await sdk.audio.voices.create(
+        audio_sample=sample, consent="cons_1234", name="teacher", extra_body={"ref_text": "안녕하세요 여러분"}
+    )
+    assert (voice.id, voice.name, voice.object) == ("teacher", "teacher", "audio.voice")
+    assert voice.type == "audio_sample"
+    assert voice.created_at > 0
+    await sdk.audio.speech.create(model="tts-1", input="하나.", voice={"id": voice.id}, response_format="pcm")
+    assert engine.requests[-1].voice.ref_wav.endswith("voices/teacher.wav")
+    deleted = await sdk.audio.voices.delete(voice.id)
+    assert (deleted.id, deleted.deleted, deleted.object) == ("teacher", True, "audio.voice.deleted")
+    with pytest.raises(openai.BadRequestError) as caught:  # no transcript: what ZipVoice needs is named
+        await sdk.audio.voices.create(audio_sample=sample, consent="cons_1234", name="quiet")
+    assert caught.value.body["param"] == "ref_text"
+    with pytest.raises(openai.BadRequestError) as caught:  # a voice from a text prompt is not made here
+        await sdk.audio.voices.create(name="bright", prompt="a bright voice", type="prompt")
+    assert caught.value.body["param"] == "type"
+
+
+async def test_the_sdk_does_not_resend_an_upload_no_retry_can_store(worker):
+    """OpenAI's SDK retries every 409 twice unless the answer says `x-should-retry: false`: an upload
+    under a name in use, or into a full store, was sent three times (each with its whole audio sample)
+    to be refused three times."""
+    from tests.test_metrics import scrape, value
+
+    client = await worker(max_voices=1)
+    sdk = openai.AsyncOpenAI(base_url=str(client.make_url("/v1")), api_key="unused", timeout=seconds(30))
+    skip_without_voices_api(sdk)
+    assert sdk.max_retries == 2  # the SDK's default
+    sample = ("voice.wav", tone_wav(), "audio/wav")
+    await sdk.audio.voices.create(audio_sample=sample, consent="c", name="a", extra_body={"ref_text": "하나"})
+    for name, code in (("a", "VoiceExists"), ("b", "TooManyVoices")):
+        with pytest.raises(openai.ConflictError) as caught:
+            await sdk.audio.voices.create(
+                audio_sample=sample, consent="c", name=name, extra_body={"ref_text": "하나"}
+            )
+        assert caught.value.code == code
+    samples = await scrape(client)
+    refused = value(
+        samples, "npu_worker_http_requests_total", method="POST", route="/v1/audio/voices", status="409"
+    )
+    assert refused == 2

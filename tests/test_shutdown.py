@@ -263,7 +263,7 @@ def test_a_text_that_crashes_espeak_fails_one_section_of_a_default_worker_which_
                 base, "/synth", {"text": text, "lang": lang, "output_path": str(tmp_path / "x.wav")}
             )
             assert failed["status"] == "fail", failed
-            assert failed["error"].startswith("EngineError: espeak-ng's process failed"), failed
+            assert failed["error"].startswith("UnparsableText: espeak-ng's process failed"), failed
             spoken = {"text": "반갑습니다.", "lang": "ko", "output_path": str(tmp_path / "a.wav")}
             assert post(base, "/synth", spoken)["status"] == "ok"
         assert process.poll() is None and get(base, "/health")["status"] == "ok"

@@ -106,7 +106,7 @@ async def test_a_child_that_crashes_mid_preview_fails_that_section_and_the_next_
     os.kill(crashed, signal.SIGSEGV)
     transcript = await receive_until_done(ws)
     [error] = transcript.events("error")
-    assert error["idx"] == 0 and error["error"].startswith("EngineError: espeak-ng's process failed")
+    assert error["idx"] == 0 and error["error"].startswith("UnparsableText: espeak-ng's process failed")
     assert transcript.done["ok_count"] == 0
     again = await run_request(ws, batch(SENTENCE))
     assert again.done["ok_count"] == 1 and audible_onset(again.section_audio(0), 24000) is not None

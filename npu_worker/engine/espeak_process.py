@@ -11,6 +11,7 @@ again for the next one.
 from __future__ import annotations
 
 import logging
+import signal
 import subprocess
 import sys
 import threading
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterator
 import msgspec
 import numpy as np
 
+from ..errors import UnparsableText
 from ..protocol import EngineError, ModelLoadError, WorkerError
 from .base import SynthesisRequest
 from .espeak import EspeakEngine
@@ -44,6 +46,10 @@ from .espeak_lib import EspeakVoice, find_voice
 log = logging.getLogger(__name__)
 
 STOP_SECONDS = 2.0  # a closing child that has not exited by then is killed
+# A child that dies of one of these while it reads a request's text crashed on that text (espeak-ng 1.52
+# aborts on "s'" * 100): the text's fault, a 4xx. One killed from outside (SIGKILL: the OOM killer, a
+# person) or that ends otherwise is the worker's, an EngineError.
+CRASH_SIGNALS = frozenset((signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL))
 _NAMED: dict[str, type[WorkerError]] = {kind.name: kind for kind in WorkerError.__subclasses__()}
 
 
@@ -102,7 +108,7 @@ class ChildEspeak:
         ended = False
         try:
             while True:
-                kind, payload = self._receive()
+                kind, payload = self._receive(reading=True)
                 if kind == AUDIO:
                     yield np.frombuffer(payload, dtype=np.float32)
                     continue
@@ -120,7 +126,7 @@ class ChildEspeak:
     def phonemize(self, text: str, voice: str) -> str:
         """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock)."""
         self._send(PHONEMIZE, msgspec.json.encode(Phonemize(text, voice)))
-        kind, payload = self._receive()
+        kind, payload = self._receive(reading=True)
         if kind == PHONEMES:
             return payload.decode("utf-8")
         if kind == FAILED:
@@ -141,15 +147,23 @@ class ChildEspeak:
         except OSError as error:
             raise self._broken(f"its pipe: {error}") from error
 
-    def _receive(self) -> tuple[bytes, bytearray]:
+    def _receive(self, reading: bool = False) -> tuple[bytes, bytearray]:
+        """The next frame; `reading`: the child is reading a request's text (its crash is the text's)."""
         try:
             return read_frame(self._answers)
         except (BrokenStream, OSError) as error:
-            raise self._broken(str(error)) from error
+            raise self._broken(str(error), reading) from error
 
-    def _broken(self, why: str) -> WorkerError:
+    def _broken(self, why: str, reading: bool = False) -> WorkerError:
         self.close()
-        return EngineError(f"espeak-ng's process failed ({why}; exit status {self._process.returncode})")
+        status = self._process.returncode
+        if reading and status is not None and -status in CRASH_SIGNALS:
+            crash = signal.Signals(-status).name
+            return UnparsableText(
+                f"espeak-ng's process failed on this text (it crashed: {crash}, a bug of espeak-ng's "
+                "parser that this text triggers); change the text, the worker speaks on"
+            )
+        return EngineError(f"espeak-ng's process failed ({why}; exit status {status})")
 
     def close(self) -> None:
         """Closing its stdin ends the child; one that does not end in time is killed."""

@@ -85,7 +85,7 @@ def _expect_refusal(request: web.Request) -> web.Response | None:
     try:
         check_request_access(request)
     except WorkerError as exc:
-        return error_response(exc)  # the body every access refusal has
+        return _shape_of(request)(exc, exc.http_status)  # the body every access refusal has
     if request.content_length is not None and request.content_length > limit:
         too_large = BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
         return _shape_of(request)(too_large, too_large.http_status)
@@ -101,7 +101,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         check_request_access(request)
     except WorkerError as exc:
-        return error_response(exc)
+        return _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
     try:
         response = await handler(request)
     except WorkerError as exc:

@@ -58,8 +58,19 @@ class VoiceList(msgspec.Struct, kw_only=True):
     data: list[VoiceEntry]
 
 
-class VoiceDeleted(msgspec.Struct):
+class CreatedVoice(VoiceEntry, kw_only=True):
+    """The answer to an upload: the entry, and the fields of OpenAI's voice object (its SDK reads them)."""
+
+    id: Annotated[str, Meta(description='the voice\'s name: what `voice` (or `{"id": ...}`) names')]
+    object: Literal["audio.voice"] = "audio.voice"
+    type: Literal["audio_sample"] = "audio_sample"
+    created_at: Annotated[int, Meta(description="Unix time of the upload")]
+
+
+class VoiceDeleted(msgspec.Struct, kw_only=True):
+    id: str
     name: str
+    object: Literal["audio.voice.deleted"] = "audio.voice.deleted"
     deleted: bool = True
 
 

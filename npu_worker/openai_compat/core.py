@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..engine.base import EngineInfo, check_voice
+from ..errors import UnparsableText
 from ..jobs.model import AudioChunk, Job, LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import (
     BadRequest,
     BatchRequest,
+    EmptyText,
     EngineError,
     InvalidAudio,
     Progress,
@@ -114,6 +116,7 @@ class SpeechRun:
         # The request fields that gave the reference voice's audio and its transcript: the engine's
         # refusals of a reference (InvalidAudio, BadRequest) name them (the section's error has no param).
         self.reference_fields = ("voice", "voice")
+        self.text_field = "input"  # what a refusal of the text itself (EmptyText, UnparsableText) names
 
     async def audio(self) -> AsyncIterator[np.ndarray]:
         failure: WorkerError | None = None
@@ -129,6 +132,8 @@ class SpeechRun:
         final = self.job.sections[0].final if self.job.sections else None
         if isinstance(failure, InvalidAudio | BadRequest):
             failure.param = self.reference_fields[isinstance(failure, BadRequest)]
+        elif isinstance(failure, EmptyText | UnparsableText):
+            failure.param = self.text_field
         if failure is not None:
             failure.counted = True  # its section's event was (npu_worker_errors_total)
             raise failure

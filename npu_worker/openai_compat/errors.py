@@ -15,7 +15,14 @@ from aiohttp import web
 from ..app_keys import SETTINGS_KEY
 from ..http_compat.bodies import json_response, refusal_response
 from ..http_compat.hang_up import left_early
-from ..protocol import BodyTooLarge, WorkerError
+from ..protocol import (
+    BodyTooLarge,
+    ModelLoadError,
+    TooManyVoices,
+    Unsupported,
+    VoiceExists,
+    WorkerError,
+)
 from .bodies import ErrorDetail, OpenAIError
 
 log = logging.getLogger(__name__)
@@ -28,6 +35,11 @@ ERROR_TYPES = {
     404: "not_found_error",
     429: "rate_limit_error",
 }
+
+
+# Refusals a retry within seconds cannot change. OpenAI's SDKs retry every 409 and 5xx (twice, by
+# default, resending the whole body: an upload's audio) unless the answer says `x-should-retry: false`.
+FINAL_REFUSALS = (VoiceExists, TooManyVoices, ModelLoadError, Unsupported)
 
 
 def with_param(error: WorkerError, param: str) -> WorkerError:
@@ -56,7 +68,10 @@ def openai_refusal(error: WorkerError, status: int) -> web.Response:
 
 def openai_error_response(error: BaseException) -> web.Response:
     detail, status = openai_error(error)
-    return refusal_response(error, OpenAIError(detail), status)
+    response = refusal_response(error, OpenAIError(detail), status)
+    if isinstance(error, FINAL_REFUSALS):
+        response.headers["x-should-retry"] = "false"
+    return response
 
 
 def openai_errors(handler: Handler) -> Handler:

@@ -10,7 +10,7 @@ from ..app_keys import ERROR_SHAPES_KEY
 from ..http_compat.errors import expect_continue
 from .errors import openai_refusal
 from .formats import available_formats
-from .speech import create_speech, create_speech_batch, list_models
+from .speech import create_speech, create_speech_batch, get_model, list_models
 from .stream_ws import handle_speech_stream
 from .voices_api import delete_voice, list_voices, upload_voice
 
@@ -26,6 +26,7 @@ def setup_openai(app: web.Application) -> None:
     app.router.add_post("/v1/audio/speech/batch", create_speech_batch, expect_handler=expect_continue)
     app.router.add_get("/v1/audio/speech/stream", handle_speech_stream)
     app.router.add_get("/v1/models", list_models)
+    app.router.add_get("/v1/models/{model}", get_model)
     app.router.add_get("/v1/audio/voices", list_voices)
     app.router.add_post("/v1/audio/voices", upload_voice)
     app.router.add_delete("/v1/audio/voices/{name}", delete_voice)

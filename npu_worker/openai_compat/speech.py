@@ -40,7 +40,7 @@ from .core import (
     start_speech,
     voice_library,
 )
-from .errors import openai_error, openai_errors, with_param
+from .errors import openai_error, openai_errors, openai_refusal, with_param
 from .formats import (
     DEFAULT_FORMAT_FALLBACK,
     AudioFormat,
@@ -73,7 +73,7 @@ DOWNLOAD_SECONDS_PER_CHAR = 0.3
 DOWNLOAD_BUFFER_SECONDS = 600.0
 # OpenAI's built-in voice names: they speak as `default` unless a voice of that name is stored.
 OPENAI_VOICES = frozenset(
-    ("alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse")
+    "alloy ash ballad cedar coral echo fable marin nova onyx sage shimmer verse".split()
 )
 SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
@@ -337,6 +337,17 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
 async def list_models(request: web.Request) -> web.Response:
     ids = model_ids(request.app[SCHEDULER_KEY])
     return json_response(ModelList(data=[Model(i) for i in ids]))
+
+
+@openai_errors
+async def get_model(request: web.Request) -> web.Response:
+    """One model of `list_models` (SDKs' `models.retrieve`); another is a 404, as an unknown path."""
+    name = request.match_info["model"]
+    ids = model_ids(request.app[SCHEDULER_KEY])
+    if name not in ids:
+        error = BadRequest(f"model {name[:80]!r} is not served; use one of {', '.join(ids)}")
+        return openai_refusal(with_param(error, "model"), 404)
+    return json_response(Model(name))
 
 
 # -- batch ------------------------------------------------------------------------------------------

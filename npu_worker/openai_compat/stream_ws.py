@@ -26,6 +26,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
+from ..http_compat.metrics import METRICS_KEY
 from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
 from ..ws_server.opening import open_socket
@@ -141,7 +142,7 @@ class Utterance:
             run = await start_speech(
                 self.session.scheduler, text, params, trim_leading_silence=first, continues=not first
             )
-            run.reference_fields = self.session.reference_fields
+            run.reference_fields, run.text_field = self.session.reference_fields, "text"
             self.runs.append(run)
         except WorkerError as exc:
             error = exc
@@ -182,7 +183,7 @@ class Utterance:
         where = {"utterance_index": self.index, "sentence_index": pending.index}
         if pending.run is None:
             assert pending.error is not None
-            await self.session.send_json(error_message(pending.error, **where))
+            await self.session.send_error(pending.error, **where)
             return
         session = self.session
         fmt = pending.fmt
@@ -201,7 +202,7 @@ class Utterance:
                     held.append(samples)
         except WorkerError as error:
             failed = True
-            await session.send_json(error_message(error, **where))
+            await session.send_error(error, **where)
         rest = self._chunker.flush() if streamed else (np.concatenate(held) if held else None)
         if rest is not None and rest.size and not failed:
             payload = (
@@ -274,6 +275,7 @@ class SpeechStreamSession:
         self._held = 0  # characters of the messages in the inbox
         self._room = asyncio.Event()
         self._closing: asyncio.Task | None = None
+        self._metrics = app.get(METRICS_KEY)
         self._update_standing()
 
     def _update_standing(self, _: object = None) -> None:
@@ -295,6 +297,13 @@ class SpeechStreamSession:
         """One text frame: an encoded message."""
         async with self._send_lock:
             await self.ws.send_frame(body, WSMsgType.TEXT)
+
+    async def send_error(self, error: WorkerError, **where: int) -> None:
+        """An `error` message, counted in /metrics as /ws counts its own (unless it relays a section's
+        error event, counted as that event)."""
+        if self._metrics is not None and not error.counted:
+            self._metrics.count_error(str(error))
+        await self.send_json(error_message(error, **where))
 
     async def send_bytes(self, data: bytes) -> None:
         async with self._send_lock:
@@ -336,7 +345,7 @@ class SpeechStreamSession:
                 await self.ws.close()
                 return False
         except WorkerError as error:
-            await self.send_json(error_message(error))
+            await self.send_error(error)
         finally:
             self._update_standing()
         return True

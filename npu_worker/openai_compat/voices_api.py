@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from aiohttp import BodyPartReader, web
@@ -13,12 +14,15 @@ from ..http_compat.bodies import json_response
 from ..http_compat.routes import body_deadline
 from ..protocol import BadRequest, InvalidAudio, VoiceExists
 from ..voices import DEFAULT_VOICE, check_voice_name
-from .bodies import VoiceDeleted, VoiceEntry, VoiceList
+from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
 from .core import engine_voice, engine_voice_catalog, speaks_default_voice, voice_library
 from .errors import openai_errors, with_param
 from .speech import upload_limits
 
 UPLOAD_FIELDS = ("audio_sample", "name", "ref_text")
+# What OpenAI's SDK sends beside them (`audio.voices.create`): `consent`, the id of a consent recording
+# (OpenAI's own check, accepted and not kept), and `type`, which must be `audio_sample` if sent.
+SDK_FIELDS = ("consent", "type")
 MAX_TEXT_FIELD_BYTES = 8192
 
 
@@ -70,12 +74,14 @@ async def _read_form(request: web.Request) -> dict[str, bytes]:
     fields: dict[str, bytes] = {}
     reader = await request.multipart()
     while (part := await reader.next()) is not None:
-        if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS:
+        if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS + SDK_FIELDS:
             raise BadRequest(f"unexpected form field; send only {', '.join(UPLOAD_FIELDS)}")
-        if part.name in fields:  # so a form is at most three parts, however long the stream
+        if part.name in fields:  # so a form is at most five parts, however long the stream
             raise with_param(BadRequest(f"{part.name} is sent twice"), part.name)
         limit = max_bytes if part.name == "audio_sample" else MAX_TEXT_FIELD_BYTES
         fields[part.name] = await _read_part(part, limit, part.name)
+        if part.name == "type" and _text(fields, "type") != "audio_sample":  # before a prompt's fields
+            raise with_param(BadRequest("only voices from an audio_sample are made here"), "type")
     for field in UPLOAD_FIELDS:
         if field not in fields:
             raise with_param(BadRequest(f"{field} is required"), field)
@@ -110,7 +116,8 @@ async def upload_voice(request: web.Request) -> web.Response:
         )
     except InvalidAudio as error:
         raise with_param(error, "audio_sample") from None
-    return json_response(VoiceEntry(**await asyncio.to_thread(voice.describe)), status=201)
+    entry = await asyncio.to_thread(voice.describe)
+    return json_response(CreatedVoice(**entry, id=name, created_at=int(time.time())), status=201)
 
 
 @openai_errors
@@ -118,4 +125,4 @@ async def delete_voice(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     scheduler = request.app[SCHEDULER_KEY]
     await asyncio.to_thread(voice_library(scheduler).delete, name, scheduler.voice_user)
-    return json_response(VoiceDeleted(name))
+    return json_response(VoiceDeleted(id=name, name=name))

@@ -140,7 +140,7 @@ async def test_a_text_that_crashes_espeak_fails_its_section_and_the_worker_speak
         out = str(tmp_path / "crash.wav")
         response = await client.post("/synth", json={"text": text, "lang": lang, "output_path": out})
         body = await response.json()
-        assert body["status"] == "fail" and body["error"].startswith("EngineError: espeak-ng's process")
+        assert body["status"] == "fail" and body["error"].startswith("UnparsableText: espeak-ng's process")
         response = await client.post(
             "/synth", json={"text": "반갑습니다.", "output_path": str(tmp_path / "a.wav")}
         )
