@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import signal
+import sys
 import threading
 import wave
 from pathlib import Path
@@ -15,6 +18,8 @@ import pytest
 from npu_worker.cli_client import ProgressBar, main
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def base_of(test_client: Any) -> str:
@@ -104,6 +109,44 @@ async def test_a_cancelled_batch_is_not_an_exit_zero(worker, tmp_path, capsys):
     engine.gate.set()
     assert await running == 1
     assert f"job {jobs[0]['job_id']} was cancelled before its end" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_ctrl_c_cancels_the_batch_and_exits_130(worker, tmp_path, poll: bool):
+    """Ctrl-C was a traceback (and a status of -2), and the job went on without anyone waiting for it:
+    a run started again made the same files alongside it. Now the job is cancelled first."""
+    server = await worker(ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05))
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two " * 50, "three " * 50])
+    argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", base_of(server)]
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "npu_worker.cli_client", *argv, *(["--poll"] if poll else [])],
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        async with asyncio.timeout(seconds(20)):
+            assert process.stderr is not None
+            while not (line := await process.stderr.readline()).startswith(
+                b"s00 ok" if not poll else b"1 done"
+            ):
+                assert line, "the client ended before its first section"
+            process.send_signal(signal.SIGINT)
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    [job] = (await (await server.get("/jobs")).json())["jobs"]
+    assert process.returncode == 130 and b"Traceback" not in err, err
+    assert err.decode().splitlines() == [
+        f"npu-worker batch: interrupted; job {job['job_id']} cancelled, 1 of 3 sections done"
+        " (their wavs are kept)"
+    ]
+    async with asyncio.timeout(seconds(10)):
+        while (await (await server.get(f"/jobs/{job['job_id']}/status")).json())["status"] != "cancelled":
+            await asyncio.sleep(0.02)
+    assert (tmp_path / "out" / "s00.wav").exists() and not (tmp_path / "out" / "s02.wav").exists()
 
 
 @pytest.mark.parametrize(

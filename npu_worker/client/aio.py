@@ -34,6 +34,7 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
+    job_path,
     maybe_await,
     over_limit,
     parse_line,
@@ -153,6 +154,19 @@ async def synth(
     async with _http(session, base, token, timeout) as http_:
         body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
         return (await http_.json("POST", "/synth", body))[1]
+
+
+async def cancel_job(
+    job_id: str,
+    *,
+    base: str | None = None,
+    token: str | None = None,
+    timeout: float = 10.0,
+    session: aiohttp.ClientSession | None = None,
+) -> dict[str, Any]:
+    """DELETE /jobs/{id}; see `npu_worker.client.sync.cancel_job`."""
+    async with _http(session, base, token, timeout) as http_:
+        return (await http_.json("DELETE", job_path(job_id)))[1]
 
 
 async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) -> BaseException | None:

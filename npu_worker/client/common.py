@@ -165,8 +165,12 @@ def batch_body(
     return body
 
 
+def job_path(job_id: str) -> str:
+    return f"/jobs/{quote(job_id, safe='')}"
+
+
 def events_path(job_id: str, after: int) -> str:
-    return f"/jobs/{quote(job_id, safe='')}/events?after={after}"
+    return f"{job_path(job_id)}/events?after={after}"
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
@@ -467,7 +471,7 @@ def polling_plan(
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
-    job = f"/jobs/{quote(collector.job_id, safe='')}"
+    job = job_path(collector.job_id)
     seen: tuple[Any, ...] = ()
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay)

@@ -32,6 +32,7 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
+    job_path,
     over_limit,
     parse_line,
     polling_plan,
@@ -158,6 +159,15 @@ def synth(
     """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
     return _Http(base, token, timeout).json("POST", "/synth", body)[1]
+
+
+def cancel_job(
+    job_id: str, *, base: str | None = None, token: str | None = None, timeout: float = 10.0
+) -> dict[str, Any]:
+    """DELETE /jobs/{id}: stop a batch (the sections it finished keep their files). Returns the job's
+    status with `cancel_requested` (false when it had already ended); an unknown job raises
+    WorkerHTTPError (404 `JobNotFound`)."""
+    return _Http(base, token, timeout).json("DELETE", job_path(job_id))[1]
 
 
 def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> BaseException | None:
