@@ -212,8 +212,9 @@ def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
 
 
 def read_json(path: str | Path) -> Any:
-    """A JSON file; ValueError (not json's RecursionError) for one nested too deeply to read."""
-    text = Path(path).read_text(encoding="utf-8")
+    """A JSON file, UTF-8 with or without the byte-order mark Windows editors write (json refused
+    it); ValueError (not json's RecursionError) for one nested too deeply to read."""
+    text = Path(path).read_text(encoding="utf-8-sig")
     try:
         return json.loads(text)
     except RecursionError:

@@ -176,6 +176,16 @@ async def test_a_null_idx_is_its_position_as_the_worker_reads_it(worker, tmp_pat
     assert code == 0 and (tmp_path / "o" / "s00.wav").exists() and (tmp_path / "o" / "s01.wav").exists()
 
 
+async def test_a_lecture_saved_with_a_byte_order_mark_is_read(worker, tmp_path, capsys):
+    """Notepad saves UTF-8 with a BOM: `Unexpected UTF-8 BOM` was exit 2 before anything was sent."""
+    server = await worker()
+    lecture = write_lecture(tmp_path / "bom.json", ["첫 번째.", "두 번째."])
+    lecture.write_bytes(b"\xef\xbb\xbf" + lecture.read_bytes())
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path / "o"), "--base", base_of(server)])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "o" / "s00.wav").exists() and (tmp_path / "o" / "s01.wav").exists()
+
+
 async def test_synth_writes_the_wav_and_prints_its_duration(worker, tmp_path, capsys):
     server = await worker()
     out = tmp_path / "hello.wav"
