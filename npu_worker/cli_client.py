@@ -5,17 +5,22 @@ summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, came b
 the batch was cancelled (DELETE /jobs/{id}) before its end, 2 the request could not be made (worker
 unreachable, request refused, unreadable lecture file, an argument no request can carry: `--base
 notaurl`, `--speed nan`, a worker answer that breaks the protocol), 130 interrupted (Ctrl-C): `batch`
-cancels its job first (the sections done keep their wavs), `synth` hangs up, which stops its synthesis.
+cancels its job first (the sections done keep their wavs), `synth` hangs up, which stops its synthesis;
+143 `batch` terminated (SIGTERM), its job cancelled as for Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,6 +36,7 @@ from npu_worker.client import (
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 TOKEN_ENV = "NPU_WORKER_TOKEN"
 
 
@@ -250,6 +256,27 @@ def unreported(result: dict[str, Any], sections: list[dict[str, Any]]) -> list[i
     return sorted(section["idx"] for section in sections if section["idx"] not in known)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, a service manager stopping the caller) ends `batch` as Ctrl-C does."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises `Terminated` meanwhile (in the main thread: only it may set a handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace) -> str:
     """Ctrl-C stops the batch, not only its progress display (a dropped stream leaves a job running):
     DELETE its job. Returns what became of it, in words."""
@@ -284,23 +311,25 @@ def run_batch(args: argparse.Namespace) -> int:
     call = synth_batch_polling if args.poll else synth_batch_streaming
     started = time.monotonic()
     try:
-        result = call(
-            sections,
-            bar,
-            base=args.base,
-            lang=args.lang or lecture_lang or "ko",
-            speed_factor=args.speed,
-            ref_wav=args.ref_wav,
-            token=_token(args),
-        )
+        with sigterm_as_interrupt():
+            result = call(
+                sections,
+                bar,
+                base=args.base,
+                lang=args.lang or lecture_lang or "ko",
+                speed_factor=args.speed,
+                ref_wav=args.ref_wav,
+                token=_token(args),
+            )
     except ClientError as exc:
         bar.end_line()
         print(f"npu-worker batch: {exc}", file=sys.stderr)
         return EXIT_REQUEST_FAILED
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:
         bar.end_line()
-        print(f"npu-worker batch: interrupted; {cancel_on_interrupt(bar.job_id, args)}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        word = "terminated" if isinstance(stop, Terminated) else "interrupted"
+        print(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args)}", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:

@@ -111,10 +111,21 @@ async def test_a_cancelled_batch_is_not_an_exit_zero(worker, tmp_path, capsys):
     assert f"job {jobs[0]['job_id']} was cancelled before its end" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
-async def test_ctrl_c_cancels_the_batch_and_exits_130(worker, tmp_path, poll: bool):
+@pytest.mark.parametrize(
+    ("poll", "sent", "status", "word"),
+    [
+        (False, signal.SIGINT, 130, "interrupted"),
+        (True, signal.SIGINT, 130, "interrupted"),
+        (False, signal.SIGTERM, 143, "terminated"),
+    ],
+    ids=["ctrl-c", "ctrl-c-poll", "sigterm"],
+)
+async def test_ctrl_c_or_sigterm_cancels_the_batch(
+    worker, tmp_path, poll: bool, sent: signal.Signals, status: int, word: str
+):
     """Ctrl-C was a traceback (and a status of -2), and the job went on without anyone waiting for it:
-    a run started again made the same files alongside it. Now the job is cancelled first."""
+    a run started again made the same files alongside it. SIGTERM (`timeout`, a service manager) ended
+    the client silently, the job left running the same way. Now the job is cancelled first."""
     server = await worker(ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05))
     lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two " * 50, "three " * 50])
     argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", base_of(server)]
@@ -131,17 +142,16 @@ async def test_ctrl_c_cancels_the_batch_and_exits_130(worker, tmp_path, poll: bo
                 b"s00 ok" if not poll else b"1 done"
             ):
                 assert line, "the client ended before its first section"
-            process.send_signal(signal.SIGINT)
+            process.send_signal(sent)
             out, err = await process.communicate()
     finally:
         if process.returncode is None:
             process.kill()
             await process.wait()
     [job] = (await (await server.get("/jobs")).json())["jobs"]
-    assert process.returncode == 130 and b"Traceback" not in err, err
+    assert process.returncode == status and b"Traceback" not in err, (process.returncode, err)
     assert err.decode().splitlines() == [
-        f"npu-worker batch: interrupted; job {job['job_id']} cancelled, 1 of 3 sections done"
-        " (their wavs are kept)"
+        f"npu-worker batch: {word}; job {job['job_id']} cancelled, 1 of 3 sections done (their wavs are kept)"
     ]
     async with asyncio.timeout(seconds(10)):
         while (await (await server.get(f"/jobs/{job['job_id']}/status")).json())["status"] != "cancelled":
