@@ -4,17 +4,23 @@ Progress goes to stderr (a live bar on a terminal, one line per finished section
 summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, came back with no result, or
 the batch was cancelled (DELETE /jobs/{id}) before its end, 2 the request could not be made (worker
 unreachable, request refused, unreadable lecture file, an argument no request can carry: `--base
-notaurl`, `--speed nan`, a worker answer that breaks the protocol).
+notaurl`, `--speed nan`, a worker answer that breaks the protocol), 130 interrupted (Ctrl-C): `batch`
+cancels its job first (the sections done keep their wavs), `synth` hangs up, which stops its synthesis;
+143 `batch` terminated (SIGTERM), its job cancelled as for Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -22,12 +28,15 @@ from npu_worker.client import (
     BASE_ENV,
     DEFAULT_BASE,
     ClientError,
+    cancel_job,
     synth,
     synth_batch_polling,
     synth_batch_streaming,
 )
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 TOKEN_ENV = "NPU_WORKER_TOKEN"
 
 
@@ -56,6 +65,7 @@ class ProgressBar:
         self.current: int | None = None
         self.polled_done = 0  # polling mode: the status body's count (sections arrive only at the end)
         self.drawn = False  # a live line is on the terminal, not ended yet
+        self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
 
     def eta(self) -> float | None:
         elapsed = time.monotonic() - self.started
@@ -81,6 +91,8 @@ class ProgressBar:
 
     def __call__(self, idx: int, event: dict[str, Any]) -> None:
         kind = event.get("event")
+        if kind in ("start", "status") and isinstance(event.get("job_id"), str):
+            self.job_id = event["job_id"]
         if kind == "progress" and event.get("status") == "synth":
             self.current = idx
         elif kind == "status":
@@ -168,6 +180,9 @@ def run_synth(args: argparse.Namespace) -> int:
     except ClientError as exc:
         print(f"npu-worker synth: {exc}", file=sys.stderr)
         return EXIT_REQUEST_FAILED
+    except KeyboardInterrupt:  # the connection closes with the process: the worker stops the synthesis
+        print("npu-worker synth: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if body.get("status") != "ok":
         print(f"npu-worker synth: {body.get('error')}", file=sys.stderr)
         return EXIT_SECTIONS_FAILED
@@ -203,8 +218,9 @@ def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
 
 
 def read_json(path: str | Path) -> Any:
-    """A JSON file; ValueError (not json's RecursionError) for one nested too deeply to read."""
-    text = Path(path).read_text(encoding="utf-8")
+    """A JSON file, UTF-8 with or without the byte-order mark Windows editors write (json refused
+    it); ValueError (not json's RecursionError) for one nested too deeply to read."""
+    text = Path(path).read_text(encoding="utf-8-sig")
     try:
         return json.loads(text)
     except RecursionError:
@@ -240,6 +256,45 @@ def unreported(result: dict[str, Any], sections: list[dict[str, Any]]) -> list[i
     return sorted(section["idx"] for section in sections if section["idx"] not in known)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`timeout`, a service manager stopping the caller) ends `batch` as Ctrl-C does."""
+
+
+def _terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises `Terminated` meanwhile (in the main thread: only it may set a handler)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace) -> str:
+    """Ctrl-C stops the batch, not only its progress display (a dropped stream leaves a job running):
+    DELETE its job. Returns what became of it, in words."""
+    if job_id is None:
+        return "the worker had named no job yet (GET /jobs lists it if it queued the batch)"
+    try:
+        answer = cancel_job(job_id, base=args.base, token=_token(args))
+    except (ClientError, KeyboardInterrupt) as exc:
+        why = str(exc) or "interrupted again"
+        return (
+            f"job {job_id} may still be running: cancelling it failed ({why}); DELETE /jobs/{job_id} stops it"
+        )
+    if not answer.get("cancel_requested"):
+        return f"job {job_id} had already ended"
+    done, total = answer.get("done"), answer.get("total")
+    return f"job {job_id} cancelled, {done} of {total} sections done (their wavs are kept)"
+
+
 def run_batch(args: argparse.Namespace) -> int:
     if problem := _bad_speed(args):
         print(f"npu-worker batch: {problem}", file=sys.stderr)
@@ -256,19 +311,25 @@ def run_batch(args: argparse.Namespace) -> int:
     call = synth_batch_polling if args.poll else synth_batch_streaming
     started = time.monotonic()
     try:
-        result = call(
-            sections,
-            bar,
-            base=args.base,
-            lang=args.lang or lecture_lang or "ko",
-            speed_factor=args.speed,
-            ref_wav=args.ref_wav,
-            token=_token(args),
-        )
+        with sigterm_as_interrupt():
+            result = call(
+                sections,
+                bar,
+                base=args.base,
+                lang=args.lang or lecture_lang or "ko",
+                speed_factor=args.speed,
+                ref_wav=args.ref_wav,
+                token=_token(args),
+            )
     except ClientError as exc:
         bar.end_line()
         print(f"npu-worker batch: {exc}", file=sys.stderr)
         return EXIT_REQUEST_FAILED
+    except KeyboardInterrupt as stop:
+        bar.end_line()
+        word = "terminated" if isinstance(stop, Terminated) else "interrupted"
+        print(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args)}", file=sys.stderr)
+        return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:

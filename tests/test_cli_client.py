@@ -5,6 +5,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import signal
+import sys
 import threading
 import wave
 from pathlib import Path
@@ -15,6 +18,8 @@ import pytest
 from npu_worker.cli_client import ProgressBar, main
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def base_of(test_client: Any) -> str:
@@ -107,6 +112,54 @@ async def test_a_cancelled_batch_is_not_an_exit_zero(worker, tmp_path, capsys):
 
 
 @pytest.mark.parametrize(
+    ("poll", "sent", "status", "word"),
+    [
+        (False, signal.SIGINT, 130, "interrupted"),
+        (True, signal.SIGINT, 130, "interrupted"),
+        (False, signal.SIGTERM, 143, "terminated"),
+    ],
+    ids=["ctrl-c", "ctrl-c-poll", "sigterm"],
+)
+async def test_ctrl_c_or_sigterm_cancels_the_batch(
+    worker, tmp_path, poll: bool, sent: signal.Signals, status: int, word: str
+):
+    """Ctrl-C was a traceback (and a status of -2), and the job went on without anyone waiting for it:
+    a run started again made the same files alongside it. SIGTERM (`timeout`, a service manager) ended
+    the client silently, the job left running the same way. Now the job is cancelled first."""
+    server = await worker(ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05))
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two " * 50, "three " * 50])
+    argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", base_of(server)]
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "npu_worker.cli_client", *argv, *(["--poll"] if poll else [])],
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        async with asyncio.timeout(seconds(20)):
+            assert process.stderr is not None
+            while not (line := await process.stderr.readline()).startswith(
+                b"s00 ok" if not poll else b"1 done"
+            ):
+                assert line, "the client ended before its first section"
+            process.send_signal(sent)
+            out, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    [job] = (await (await server.get("/jobs")).json())["jobs"]
+    assert process.returncode == status and b"Traceback" not in err, (process.returncode, err)
+    assert err.decode().splitlines() == [
+        f"npu-worker batch: {word}; job {job['job_id']} cancelled, 1 of 3 sections done (their wavs are kept)"
+    ]
+    async with asyncio.timeout(seconds(10)):
+        while (await (await server.get(f"/jobs/{job['job_id']}/status")).json())["status"] != "cancelled":
+            await asyncio.sleep(0.02)
+    assert (tmp_path / "out" / "s00.wav").exists() and not (tmp_path / "out" / "s02.wav").exists()
+
+
+@pytest.mark.parametrize(
     "section, problem",
     [
         ({"idx": "3", "text": "a"}, "section 0: 'idx' must be a non-negative integer, got '3'"),
@@ -131,6 +184,16 @@ async def test_a_null_idx_is_its_position_as_the_worker_reads_it(worker, tmp_pat
     )
     code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path / "o"), "--base", base_of(server)])
     assert code == 0 and (tmp_path / "o" / "s00.wav").exists() and (tmp_path / "o" / "s01.wav").exists()
+
+
+async def test_a_lecture_saved_with_a_byte_order_mark_is_read(worker, tmp_path, capsys):
+    """Notepad saves UTF-8 with a BOM: `Unexpected UTF-8 BOM` was exit 2 before anything was sent."""
+    server = await worker()
+    lecture = write_lecture(tmp_path / "bom.json", ["첫 번째.", "두 번째."])
+    lecture.write_bytes(b"\xef\xbb\xbf" + lecture.read_bytes())
+    code = await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path / "o"), "--base", base_of(server)])
+    assert code == 0, capsys.readouterr().err
+    assert (tmp_path / "o" / "s00.wav").exists() and (tmp_path / "o" / "s01.wav").exists()
 
 
 async def test_synth_writes_the_wav_and_prints_its_duration(worker, tmp_path, capsys):

@@ -344,3 +344,28 @@ async def test_a_base_that_is_no_http_url_is_refused_in_words(base):
         await asyncio.to_thread(client.health, base=base)
     with pytest.raises(client.InvalidArgument, match="the worker URL must be http"):
         await aio.health(base=base)
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_cancel_job_stops_a_batch_and_says_when_it_had_ended(gated_worker, tmp_path, use_async):
+    server, engine = gated_worker
+    engine.gate.clear()  # the first section waits: the job is running when it is cancelled
+    accepted = await (
+        await server.post("/synth_batch?async=1", json={"sections": lecture(tmp_path, 3)})
+    ).json()
+
+    async def cancel(job_id: str) -> dict[str, Any]:
+        if use_async:
+            return await aio.cancel_job(job_id, base=base_of(server))
+        return await asyncio.to_thread(client.cancel_job, job_id, base=base_of(server))
+
+    first = await cancel(accepted["job_id"])
+    engine.gate.set()
+    assert first["job_id"] == accepted["job_id"] and first["cancel_requested"] is True
+    async with asyncio.timeout(seconds(10)):
+        while (await cancel(accepted["job_id"]))["cancel_requested"]:
+            await asyncio.sleep(0.02)
+    assert (await (await server.get(f"/jobs/{accepted['job_id']}/status")).json())["status"] == "cancelled"
+    with pytest.raises(WorkerHTTPError) as unknown:
+        await cancel("no-such-job")
+    assert unknown.value.status == 404 and unknown.value.error_name == "JobNotFound"

@@ -86,7 +86,7 @@ def test_a_broken_stream_is_followed_again_after_the_last_seq_each_event_once():
     script.run(collector, [[START, OK0, cut], [OK0, OK1, DONE, None]])  # the replay of seq 2 is dropped
     assert script.steps == [
         Follow("POST", "/synth_batch", {"sections": []}),
-        Follow("GET", "/jobs/j1/events?after=2"),
+        Follow("GET", "/jobs/j1/events?after=2", at_once=True),  # answered at once: a short wait
     ]
     assert delivered == [1, 2, 3, 4]
     assert script.result["wav_paths"] == ["/w/0.wav", "/w/1.wav"]
@@ -100,7 +100,8 @@ def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():
         script.run(collector, [[START, None], down, down, down])
     follows = [s for s in script.steps if isinstance(s, Follow)]
     assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(0.5), Sleep(1.0)]
-    assert follows[1:] == [Follow("GET", "/jobs/j1/events?after=1")] * 3  # at once, then after each sleep
+    again = Follow("GET", "/jobs/j1/events?after=1", at_once=True)
+    assert follows[1:] == [again] * 3  # at once, then after each sleep
 
 
 def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
@@ -156,9 +157,9 @@ def test_a_stream_that_ends_before_start_is_a_transport_error():
 
 def test_polling_returns_the_body_and_retries_only_what_may_pass():
     plan = poll_json("/jobs/j1/status", attempts=2, delay=0.25)
-    assert next(plan) == Call("GET", "/jobs/j1/status")
+    assert next(plan) == Call("GET", "/jobs/j1/status", at_once=True)
     assert plan.throw(TransportError("reset")) == Sleep(0.25)
-    assert next(plan) == Call("GET", "/jobs/j1/status")
+    assert next(plan) == Call("GET", "/jobs/j1/status", at_once=True)
     with pytest.raises(StopIteration) as stop:
         plan.send({"status": "running"})
     assert stop.value.value == {"status": "running"}  # a dict, in the sync and the async client alike

@@ -185,8 +185,8 @@ async def test_an_answer_that_never_ends_is_refused_after_a_bounded_read(use_asy
             await health_of(rogue.base, use_async)
 
 
-async def poll(base: str, use_async: bool) -> dict[str, Any]:
-    options = {"base": base, "poll_interval": 0.01, "reattach_attempts": 2, "reattach_delay": 0.01}
+async def poll(base: str, use_async: bool, **options: Any) -> dict[str, Any]:
+    options = {"base": base, "poll_interval": 0.01, "reattach_attempts": 2, "reattach_delay": 0.01, **options}
     async with asyncio.timeout(seconds(10)):
         if use_async:
             return await aio.synth_batch_polling(SECTIONS, **options)
@@ -237,3 +237,40 @@ async def test_a_redirect_is_the_workers_answer_not_followed(use_async, code: in
             with pytest.raises(client.WorkerHTTPError):
                 await health_of(rogue.base, use_async)
     assert elsewhere.requests == []
+
+
+@both
+@pytest.mark.parametrize("mode", ["stream", "poll"])
+async def test_a_worker_that_stops_answering_is_given_up_after_the_answer_timeout(use_async, mode: str):
+    """A worker that takes connections but answers nothing (SIGSTOP, a hung host): each re-attach, and
+    each poll, waited the whole read timeout for an answer (11 tries of 120 s, 25 minutes, before a
+    stream was given up; 11 of 60 s for a poll). Here the read timeout is a minute, and the three tries
+    end after their 0.2 s answer timeout each."""
+    released = asyncio.Event()
+
+    async def silent() -> AsyncIterator[bytes]:
+        await released.wait()
+        yield b""
+
+    accepted = reply(200, b'{"job_id": "j1", "status": "queued", "total": 2}')
+
+    def script(method: str, path: str) -> Any:
+        if method == "POST":  # the stream ends after its start: the client re-attaches
+            return ndjson(START) if mode == "stream" else accepted
+        return silent()
+
+    async with RogueWorker(script) as rogue:
+        try:
+            with pytest.raises(client.TransportError) as lost:
+                if mode == "stream":
+                    await stream(rogue.base, use_async, read_timeout=seconds(60), answer_timeout=0.2)
+                else:
+                    await poll(rogue.base, use_async, timeout=seconds(60), answer_timeout=0.2)
+        finally:
+            released.set()
+    asked = "/jobs/j1/events?after=1" if mode == "stream" else "/jobs/j1/status"
+    said = str(lost.value)  # urllib's words, or asyncio's TimeoutError
+    assert set(rogue.requests[1:]) == {("GET", asked)} and ("timed out" in said or "TimeoutError" in said), (
+        said
+    )
+    assert mode == "poll" or "re-attaching failed 3 times" in str(lost.value)

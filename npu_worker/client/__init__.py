@@ -25,7 +25,7 @@ from npu_worker.client.common import (
     WorkerProtocolError,
     resolve_base,
 )
-from npu_worker.client.sync import health, synth, synth_batch_polling, synth_batch_streaming
+from npu_worker.client.sync import cancel_job, health, synth, synth_batch_polling, synth_batch_streaming
 
 
 def __getattr__(name: str) -> Any:
@@ -46,10 +46,12 @@ __all__ = [
     "WorkerHTTPError",
     "WorkerProtocolError",
     "aio",
+    "async_cancel_job",
     "async_health",
     "async_synth",
     "async_synth_batch_polling",
     "async_synth_batch_streaming",
+    "cancel_job",
     "health",
     "resolve_base",
     "synth",

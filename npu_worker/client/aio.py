@@ -16,6 +16,7 @@ import aiohttp
 from aiohttp.http_exceptions import LineTooLong
 
 from npu_worker.client.common import (
+    ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
@@ -33,6 +34,7 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
+    job_path,
     maybe_await,
     over_limit,
     parse_line,
@@ -47,22 +49,36 @@ _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
 
 
 class _Http:
-    def __init__(self, session: aiohttp.ClientSession, base: str | None, token: str | None, timeout: float):
+    """`timeout` bounds each wait on the socket; a call the worker answers at once (`at_once`: a
+    re-attach, a poll) waits at most `answer_timeout` for its answer to begin."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        base: str | None,
+        token: str | None,
+        timeout: float,
+        answer_timeout: float | None = None,
+    ):
         self.session = session
         self.base = resolve_base(base)
         self.headers = auth_headers(token)
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+        self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
 
-    async def open(self, method: str, path: str, body: Any = None) -> aiohttp.ClientResponse:
+    async def open(
+        self, method: str, path: str, body: Any = None, at_once: bool = False
+    ) -> aiohttp.ClientResponse:
         """The response with its status checked; the caller reads and releases it."""
         url = self.base + path
         data, headers = None, self.headers
         if body is not None:  # encoded here: aiohttp's json= would send nan as `NaN`
             data, headers = encode_body(body), {**self.headers, "Content-Type": "application/json"}
         try:
-            response = await self.session.request(  # the worker never redirects: a 3xx is its answer
-                method, url, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
-            )
+            async with asyncio.timeout(self.answer_timeout if at_once else None):
+                response = await self.session.request(  # the worker never redirects: a 3xx is its answer
+                    method, url, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
+                )
             if response.status >= 300:
                 async with response:
                     raw = await _error_body(response)
@@ -72,8 +88,10 @@ class _Http:
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
             raise TransportError(f"{method} {url}: {exc!r}") from exc
 
-    async def json(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
-        response = await self.open(method, path, body)
+    async def json(
+        self, method: str, path: str, body: Any = None, at_once: bool = False
+    ) -> tuple[int, dict[str, Any]]:
+        response = await self.open(method, path, body, at_once)
         try:
             async with response:
                 try:
@@ -99,13 +117,17 @@ async def _error_body(response: aiohttp.ClientResponse) -> bytes:
 
 @asynccontextmanager
 async def _http(
-    session: aiohttp.ClientSession | None, base: str | None, token: str | None, timeout: float
+    session: aiohttp.ClientSession | None,
+    base: str | None,
+    token: str | None,
+    timeout: float,
+    answer_timeout: float | None = None,
 ) -> AsyncIterator[_Http]:
     if session is not None:
-        yield _Http(session, base, token, timeout)
+        yield _Http(session, base, token, timeout, answer_timeout)
         return
     async with aiohttp.ClientSession() as own:
-        yield _Http(own, base, token, timeout)
+        yield _Http(own, base, token, timeout, answer_timeout)
 
 
 async def health(
@@ -132,6 +154,19 @@ async def synth(
     async with _http(session, base, token, timeout) as http_:
         body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
         return (await http_.json("POST", "/synth", body))[1]
+
+
+async def cancel_job(
+    job_id: str,
+    *,
+    base: str | None = None,
+    token: str | None = None,
+    timeout: float = 10.0,
+    session: aiohttp.ClientSession | None = None,
+) -> dict[str, Any]:
+    """DELETE /jobs/{id}; see `npu_worker.client.sync.cancel_job`."""
+    async with _http(session, base, token, timeout) as http_:
+        return (await http_.json("DELETE", job_path(job_id)))[1]
 
 
 async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) -> BaseException | None:
@@ -170,14 +205,14 @@ async def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str,
             await maybe_await(collector.accept(step.event))
         elif isinstance(step, Follow):
             try:
-                response = await http_.open(step.method, step.path, step.body)
+                response = await http_.open(step.method, step.path, step.body, step.at_once)
             except (TransportError, WorkerHTTPError) as exc:
                 error = exc
                 continue
             outcome = await _drain(response, collector)
         else:
             try:
-                outcome = (await http_.json(step.method, step.path, step.body))[1]
+                outcome = (await http_.json(step.method, step.path, step.body, step.at_once))[1]
             except (TransportError, WorkerHTTPError) as exc:
                 error = exc
 
@@ -192,6 +227,7 @@ async def synth_batch_streaming(
     ref_wav: str | None = None,
     token: str | None = None,
     read_timeout: float = 120.0,
+    answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     session: aiohttp.ClientSession | None = None,
@@ -204,7 +240,7 @@ async def synth_batch_streaming(
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay)
-    async with _http(session, base, token, read_timeout) as http_:
+    async with _http(session, base, token, read_timeout, answer_timeout) as http_:
         return await _run(plan, http_, collector)
 
 
@@ -219,6 +255,7 @@ async def synth_batch_polling(
     token: str | None = None,
     poll_interval: float = 1.0,
     timeout: float = 60.0,
+    answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     session: aiohttp.ClientSession | None = None,
@@ -228,5 +265,5 @@ async def synth_batch_polling(
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay)
-    async with _http(session, base, token, timeout) as http_:
+    async with _http(session, base, token, timeout, answer_timeout) as http_:
         return await _run(plan, http_, collector)

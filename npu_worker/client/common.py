@@ -40,6 +40,10 @@ MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many sec
 ERROR_BODY_LIMIT = 64 << 10  # what of a refusal's body is read (its `error` is a line)
 BODY_LIMIT = 64 << 20  # a JSON answer (a job's result: a few MiB for the most sections a batch may have)
 LINE_LIMIT = 128 << 10  # one NDJSON line (an event is a few hundred bytes; aiohttp's own bound too)
+# Seconds a re-attach or a poll waits for the worker's answer to begin (a live worker answers them at
+# once, a loading one with a 503): a worker that stops answering (SIGSTOP, a hung host) took each try
+# the whole read timeout, 11 tries of 120 s before a stream was given up.
+ANSWER_TIMEOUT = 10.0
 
 
 class ClientError(Exception):
@@ -161,8 +165,12 @@ def batch_body(
     return body
 
 
+def job_path(job_id: str) -> str:
+    return f"/jobs/{quote(job_id, safe='')}"
+
+
 def events_path(job_id: str, after: int) -> str:
-    return f"/jobs/{quote(job_id, safe='')}/events?after={after}"
+    return f"{job_path(job_id)}/events?after={after}"
 
 
 def parse_line(raw: bytes) -> dict[str, Any] | None:
@@ -327,21 +335,25 @@ def done_event(result_body: dict[str, Any], total: int | None) -> dict[str, Any]
 
 @dataclass(frozen=True)
 class Call:
-    """A JSON request; the driver sends back the parsed body (a dict)."""
+    """A JSON request; the driver sends back the parsed body (a dict). `at_once`: the worker answers it
+    at once (a poll), so its answer is awaited for the answer timeout only, not the read timeout."""
 
     method: str
     path: str
     body: Any = None
+    at_once: bool = False
 
 
 @dataclass(frozen=True)
 class Follow:
     """Open an NDJSON stream and feed its lines to the collector until `done` or the stream ends;
-    the driver sends back what broke it (an exception) or None."""
+    the driver sends back what broke it (an exception) or None. `at_once`: as for `Call` (a re-attach;
+    its lines may then be as far apart as the read timeout allows)."""
 
     method: str
     path: str
     body: Any = None
+    at_once: bool = False
 
 
 @dataclass(frozen=True)
@@ -419,8 +431,9 @@ def _reattach(
         wait = backoff(failures, delay)
         if wait:
             yield Sleep(wait)
+        again = Follow("GET", events_path(collector.job_id, collector.last_seq), at_once=True)
         try:
-            return (yield Follow("GET", events_path(collector.job_id, collector.last_seq))), failures
+            return (yield again), failures
         except (TransportError, WorkerHTTPError) as exc:
             if not retryable(exc):
                 raise
@@ -437,7 +450,7 @@ def poll_json(path: str, attempts: int, delay: float) -> Generator[Step, Any, di
     failures = 0
     while True:
         try:
-            answer: dict[str, Any] = yield Call("GET", path)
+            answer: dict[str, Any] = yield Call("GET", path, at_once=True)
             return answer
         except (TransportError, WorkerHTTPError) as exc:
             failures += 1
@@ -458,7 +471,7 @@ def polling_plan(
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
-    job = f"/jobs/{quote(collector.job_id, safe='')}"
+    job = job_path(collector.job_id)
     seen: tuple[Any, ...] = ()
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from npu_worker.client.common import (
+    ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
@@ -31,6 +32,7 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
+    job_path,
     over_limit,
     parse_line,
     polling_plan,
@@ -51,24 +53,64 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -> Any:
+    """`connection` whose socket, once the answer's head is in, waits `timeout` for each read of the
+    body: urllib's one timeout covers the head and the body alike, and the head may be given less."""
+
+    class Reading(connection):  # type: ignore[valid-type,misc]
+        def getresponse(self) -> http.client.HTTPResponse:
+            response = super().getresponse()
+            if self.sock is not None:  # the response reads through this socket
+                self.sock.settimeout(timeout)
+            return response
+
+    return Reading
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, read_timeout: float) -> None:
+        super().__init__()
+        self.connection = _reading_for(http.client.HTTPConnection, read_timeout)
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self.connection, req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, read_timeout: float) -> None:
+        super().__init__()
+        self.connection = _reading_for(http.client.HTTPSConnection, read_timeout)
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(self.connection, req)
+
+
 class _Http:
     """One worker address; JSON in, JSON or a streaming response out, errors mapped to our classes.
 
+    `timeout` bounds each wait on the socket; a call the worker answers at once (`at_once`: a
+    re-attach, a poll) waits at most `answer_timeout` for its answer to begin.
     Proxies from the environment are not used: the worker is a local service and an `http_proxy`
     meant for the internet must not swallow loopback traffic (aiohttp behaves the same by default).
     """
 
-    def __init__(self, base: str | None, token: str | None, timeout: float) -> None:
+    def __init__(
+        self, base: str | None, token: str | None, timeout: float, answer_timeout: float | None = None
+    ) -> None:
         self.base = resolve_base(base)
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
-        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+        self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
+        handlers = (_HTTPHandler(timeout), _HTTPSHandler(timeout))
+        self.opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect(), *handlers)
 
-    def open(self, method: str, path: str, body: Any = None) -> http.client.HTTPResponse:
+    def open(
+        self, method: str, path: str, body: Any = None, at_once: bool = False
+    ) -> http.client.HTTPResponse:
         data = None if body is None else encode_body(body)
         request = urllib.request.Request(self.base + path, data=data, method=method, headers=self.headers)
         try:
-            return self.opener.open(request, timeout=self.timeout)
+            return self.opener.open(request, timeout=self.answer_timeout if at_once else self.timeout)
         except urllib.error.HTTPError as exc:
             try:
                 raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
@@ -83,8 +125,10 @@ class _Http:
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
 
-    def json(self, method: str, path: str, body: Any = None) -> tuple[int, dict[str, Any]]:
-        response = self.open(method, path, body)
+    def json(
+        self, method: str, path: str, body: Any = None, at_once: bool = False
+    ) -> tuple[int, dict[str, Any]]:
+        response = self.open(method, path, body, at_once)
         try:
             with response:
                 raw = response.read(BODY_LIMIT + 1)
@@ -115,6 +159,15 @@ def synth(
     """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
     return _Http(base, token, timeout).json("POST", "/synth", body)[1]
+
+
+def cancel_job(
+    job_id: str, *, base: str | None = None, token: str | None = None, timeout: float = 10.0
+) -> dict[str, Any]:
+    """DELETE /jobs/{id}: stop a batch (the sections it finished keep their files). Returns the job's
+    status with `cancel_requested` (false when it had already ended); an unknown job raises
+    WorkerHTTPError (404 `JobNotFound`)."""
+    return _Http(base, token, timeout).json("DELETE", job_path(job_id))[1]
 
 
 def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> BaseException | None:
@@ -151,14 +204,14 @@ def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
             collector.accept(step.event)
         elif isinstance(step, Follow):
             try:
-                response = http_.open(step.method, step.path, step.body)
+                response = http_.open(step.method, step.path, step.body, step.at_once)
             except (TransportError, WorkerHTTPError) as exc:
                 error = exc
                 continue
             outcome = _drain(response, collector)
         else:
             try:
-                outcome = http_.json(step.method, step.path, step.body)[1]
+                outcome = http_.json(step.method, step.path, step.body, step.at_once)[1]
             except (TransportError, WorkerHTTPError) as exc:
                 error = exc
 
@@ -173,6 +226,7 @@ def synth_batch_streaming(
     ref_wav: str | None = None,
     token: str | None = None,
     read_timeout: float = 120.0,
+    answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     **extra: Any,
@@ -182,11 +236,13 @@ def synth_batch_streaming(
     `on_progress(idx, event)` is called once per event (idx -1 for events without one), each logged
     event exactly once even across re-attaches. Returns `{"sections", "wav_paths", "errors", ...}`.
     `read_timeout` bounds the silence on the socket; the worker's heartbeats keep a live stream busy.
+    A re-attach waits at most `answer_timeout` for the worker to answer: one that stopped answering
+    is given up after about `read_timeout` + (attempts + 1) * `answer_timeout` + the back-off.
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay)
-    return _run(plan, _Http(base, token, read_timeout), collector)
+    return _run(plan, _Http(base, token, read_timeout, answer_timeout), collector)
 
 
 def synth_batch_polling(
@@ -200,6 +256,7 @@ def synth_batch_polling(
     token: str | None = None,
     poll_interval: float = 1.0,
     timeout: float = 60.0,
+    answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     **extra: Any,
@@ -208,8 +265,9 @@ def synth_batch_polling(
 
     `on_progress` gets a `status` event whenever the polled status changes, then each section's final
     event and `done` once the job has finished. Same return value as `synth_batch_streaming`.
+    `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay)
-    return _run(plan, _Http(base, token, timeout), collector)
+    return _run(plan, _Http(base, token, timeout, answer_timeout), collector)
