@@ -39,6 +39,7 @@ from ..protocol import (
     Limits,
     NotRunning,
     Progress,
+    QueueFull,
     SectionError,
     WorkerError,
     parse_ws_message,
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
+GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
+GOING_AWAY_MESSAGE = b"the worker is shutting down"
 
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
@@ -102,11 +105,15 @@ class WsSession:
             await self._ws.send_bytes(pcm)
             self._last_sent = time.monotonic()
 
+    async def send_error(self, error: WorkerError) -> None:
+        """A request-level `error` event (no idx), counted in /metrics."""
+        self._count_error(str(error))
+        await self.send_json(error_event(error))
+
     async def fail(self, error: WorkerError) -> None:
         """An internal failure mid-stream: say so, then close with 1011 (the stream is no longer whole)."""
-        self._count_error(str(error))
         with contextlib.suppress(ConnectionError, RuntimeError):
-            await self.send_json(error_event(error))
+            await self.send_error(error)
             await self._ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"internal error")
 
     @property
@@ -125,8 +132,7 @@ class WsSession:
             else:
                 await self._start(message, received_at)
         except WorkerError as error:
-            self._count_error(str(error))
-            await self.send_json(error_event(error))
+            await self.send_error(error)
         except Exception as exc:  # noqa: BLE001 - the connection survives a request that could not start
             log.exception("WebSocket request could not start")
             self._count_error(f"{type(exc).__name__}: {exc}")
@@ -187,6 +193,19 @@ class WsSession:
         if stream is not None:
             await stream.stop()
 
+    async def going_away(self) -> None:
+        """Shutdown, after the drain: nothing more will run here before the restart. A request still
+        running ends with an `error` (QueueFull: shutting down) and its `done`; then the socket closes
+        with 1001, so the client knows to send again later instead of waiting on a silent socket that
+        aiohttp would cut (1006) seconds later. Each step is bounded: a peer that reads nothing waits
+        for no one."""
+        stream = self._stream
+        if stream is not None:
+            await stream.end_for_shutdown(GOING_AWAY_SECONDS)
+        with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+            async with asyncio.timeout(GOING_AWAY_SECONDS):
+                await self._ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE)
+
 
 @dataclass(frozen=True)
 class SentFrame:
@@ -230,6 +249,7 @@ class RequestStream:
         self._section_samples = 0
         self._section_frames = 0
         self._cancelled = False
+        self._shutdown_error: WorkerError | None = None  # sent before `done` when the shutdown ended the job
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -255,6 +275,18 @@ class RequestStream:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+    async def end_for_shutdown(self, wait: float) -> None:
+        """The worker shuts down: the job is cancelled (its queued sections will not run here), and
+        what was made still goes out, then the `error` saying why and the `done`; a pump that has not
+        ended within `wait` seconds is stopped."""
+        if self._scheduler.cancel(self.job.id):  # else its `done` is on its way: it ended whole
+            self._shutdown_error = QueueFull(
+                "the worker is shutting down; send the request again once it is back"
+            )
+        if self._task is not None:
+            await asyncio.wait({self._task}, timeout=wait)
+        await self.stop()
 
     async def _run(self) -> None:
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
@@ -289,6 +321,8 @@ class RequestStream:
         ends_section = isinstance(event, Progress) and event.status != "synth"
         if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
             await self._end_section()
+        if isinstance(event, Done) and self._shutdown_error is not None:
+            await self._session.send_error(self._shutdown_error)
         if isinstance(event, Done):
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
