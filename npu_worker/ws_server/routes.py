@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 
@@ -10,7 +11,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
-from .opening import open_socket
+from .opening import abort_connection, let_go, open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
 
@@ -52,6 +53,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         app[LIMITS_KEY],
         standing=Standing(request, ws),
         count_error=metrics.count_error if metrics is not None else None,
+        abort=functools.partial(abort_connection, request),
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
@@ -67,5 +69,6 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     finally:
         sessions.discard(session)
         await session.close()
+        let_go(request)
         log.debug("ws closed: code %s", ws.close_code)  # 1000 from a page that closed it properly
     return ws

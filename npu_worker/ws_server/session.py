@@ -4,7 +4,8 @@ The connection is a view over a preview job of the scheduler: the job's log entr
 frames, its audio chunks become binary PCM frames cut to the growing schedule. Every send is awaited
 (aiohttp's writer waits for the transport to drain), so a reader that stops reading stops this pump;
 the audio then piles up in the scheduler's subscription, whose bound drops the slow consumer and
-cancels the job. Leaving (cancel message, socket closed, send failed) always cancels the job, closes
+cancels the job, and a send the peer does not take within 1.5 heartbeat intervals drops the connection
+(a peer that reads nothing but keeps sending is never found by the heartbeat). Leaving (cancel message, socket closed, send failed) always cancels the job, closes
 the subscription and ends the pump task, so nothing outlives the connection.
 """
 
@@ -14,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
+SEND_GRACE_HEARTBEATS = 1.5  # a frame's send may wait this many heartbeat intervals for the peer
 GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
 GOING_AWAY_MESSAGE = b"the worker is shutting down"
 
@@ -78,8 +80,15 @@ class WsSession:
         limits: Limits,
         standing: Standing,
         count_error: Callable[[str], object] | None = None,
+        abort: Callable[[], object] | None = None,
     ):
         self._ws = ws
+        # A peer that takes nothing of a frame for this long is gone, as one that answers no ping is (the
+        # heartbeat's interval plus the half it gives a pong): its connection is dropped (`abort`). The
+        # heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the
+        # ping off), and the pump would wait on it for ever, holding its job's audio.
+        self._send_grace = SEND_GRACE_HEARTBEATS * settings.heartbeat_interval
+        self._abort = abort or (lambda: None)
         # /metrics: a request-level `error` (a refusal, a failed stream) is no answer nor job event
         self._count_error = count_error or (lambda error: None)
         self._scheduler = scheduler
@@ -97,13 +106,22 @@ class WsSession:
     async def send_json(self, body: bytes) -> None:
         """One text frame: an encoded event (a log entry's bytes are shared with its other listeners)."""
         async with self._send_lock:
-            await self._ws.send_frame(body, WSMsgType.TEXT)
-            self._last_sent = time.monotonic()
+            await self._taken(self._ws.send_frame(body, WSMsgType.TEXT))
 
     async def send_pcm(self, pcm: bytes) -> None:
         async with self._send_lock:
-            await self._ws.send_bytes(pcm)
-            self._last_sent = time.monotonic()
+            await self._taken(self._ws.send_bytes(pcm))
+
+    async def _taken(self, send: Awaitable[None]) -> None:
+        """Await one frame's send (it waits while the peer's buffers are full); a peer that has taken
+        nothing for `_send_grace` seconds is dropped: ConnectionResetError."""
+        try:
+            async with asyncio.timeout(self._send_grace):
+                await send
+        except TimeoutError:
+            self._abort()
+            raise ConnectionResetError(f"the peer took nothing for {self._send_grace:g} s") from None
+        self._last_sent = time.monotonic()
 
     async def send_error(self, error: WorkerError) -> None:
         """A request-level `error` event (no idx), counted in /metrics."""
