@@ -305,6 +305,10 @@ class RequestStream:
         if self._task is not None:
             await asyncio.wait({self._task}, timeout=wait)
         await self.stop()
+        if self._shutdown_error is not None:  # no `done` came in time (a Redis queue's cancel is slower)
+            with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+                async with asyncio.timeout(wait):
+                    await self._session.send_error(self._shutdown_error)
 
     async def _run(self) -> None:
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
@@ -340,7 +344,8 @@ class RequestStream:
         if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
             await self._end_section()
         if isinstance(event, Done) and self._shutdown_error is not None:
-            await self._session.send_error(self._shutdown_error)
+            error, self._shutdown_error = self._shutdown_error, None
+            await self._session.send_error(error)
         if isinstance(event, Done):
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
