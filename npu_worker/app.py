@@ -19,7 +19,7 @@ from .http_compat.metrics import metrics_middleware, setup_metrics
 from .http_compat.ndjson import end_streams
 from .openai_compat import setup_openai
 from .server import guard_middleware
-from .ws_server import setup_ws
+from .ws_server import close_sockets, setup_ws
 from .ws_server.schedule import schedule_sizes
 
 if TYPE_CHECKING:
@@ -103,6 +103,8 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
         await scheduler.drain(settings.shutdown_grace)
         if ended := end_streams(app):
             log.info("shutdown: ended %d NDJSON streams (their clients re-attach with after=)", ended)
+        if closed := await close_sockets(app):
+            log.info("shutdown: closed %d /ws sockets (1001; a request still running was ended)", closed)
 
     app.cleanup_ctx.append(run_scheduler)
     app.on_shutdown.append(drain)

@@ -1,5 +1,5 @@
 """The `/ws` channel: per-section events as JSON text frames and PCM as binary frames (PROTOCOL §6)."""
 
-from .routes import setup_ws
+from .routes import close_sockets, setup_ws
 
-__all__ = ["setup_ws"]
+__all__ = ["close_sockets", "setup_ws"]

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
 import time
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
-from .opening import open_socket
+from .opening import abort_connection, let_go, open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
 
@@ -24,7 +26,17 @@ def setup_ws(app: web.Application) -> None:
     settings = app.get(SETTINGS_KEY)
     if settings is not None:
         schedule_sizes(settings.chunk_schedule_ms, 24000)
+    app[WS_SESSIONS_KEY] = set()
     app.router.add_get("/ws", handle_ws)
+
+
+async def close_sockets(app: web.Application) -> int:
+    """Shutdown, after the drain: every open `/ws` socket is told and closed with 1001, at once and
+    together (`WsSession.going_away`), instead of being cut when aiohttp's shutdown timeout runs out.
+    Returns how many were open."""
+    sessions = list(app.get(WS_SESSIONS_KEY, ()))
+    await asyncio.gather(*(session.going_away() for session in sessions))
+    return len(sessions)
 
 
 async def handle_ws(request: web.Request) -> web.StreamResponse:
@@ -41,7 +53,10 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         app[LIMITS_KEY],
         standing=Standing(request, ws),
         count_error=metrics.count_error if metrics is not None else None,
+        abort=functools.partial(abort_connection, request),
     )
+    sessions = app[WS_SESSIONS_KEY]
+    sessions.add(session)
     try:
         async for message in ws:
             if message.type == WSMsgType.TEXT:
@@ -52,6 +67,8 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.ERROR:
                 break
     finally:
+        sessions.discard(session)
         await session.close()
+        let_go(request)
         log.debug("ws closed: code %s", ws.close_code)  # 1000 from a page that closed it properly
     return ws

@@ -4,7 +4,8 @@ The connection is a view over a preview job of the scheduler: the job's log entr
 frames, its audio chunks become binary PCM frames cut to the growing schedule. Every send is awaited
 (aiohttp's writer waits for the transport to drain), so a reader that stops reading stops this pump;
 the audio then piles up in the scheduler's subscription, whose bound drops the slow consumer and
-cancels the job. Leaving (cancel message, socket closed, send failed) always cancels the job, closes
+cancels the job, and a send the peer does not take within 1.5 heartbeat intervals drops the connection
+(a peer that reads nothing but keeps sending is never found by the heartbeat). Leaving (cancel message, socket closed, send failed) always cancels the job, closes
 the subscription and ends the pump task, so nothing outlives the connection.
 """
 
@@ -14,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ from ..protocol import (
     Limits,
     NotRunning,
     Progress,
+    QueueFull,
     SectionError,
     WorkerError,
     parse_ws_message,
@@ -52,6 +54,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
+SEND_GRACE_HEARTBEATS = 1.5  # a frame's send may wait this many heartbeat intervals for the peer
+GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
+GOING_AWAY_MESSAGE = b"the worker is shutting down"
 
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
@@ -75,8 +80,15 @@ class WsSession:
         limits: Limits,
         standing: Standing,
         count_error: Callable[[str], object] | None = None,
+        abort: Callable[[], object] | None = None,
     ):
         self._ws = ws
+        # A peer that takes nothing of a frame for this long is gone, as one that answers no ping is (the
+        # heartbeat's interval plus the half it gives a pong): its connection is dropped (`abort`). The
+        # heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the
+        # ping off), and the pump would wait on it for ever, holding its job's audio.
+        self._send_grace = SEND_GRACE_HEARTBEATS * settings.heartbeat_interval
+        self._abort = abort or (lambda: None)
         # /metrics: a request-level `error` (a refusal, a failed stream) is no answer nor job event
         self._count_error = count_error or (lambda error: None)
         self._scheduler = scheduler
@@ -94,19 +106,32 @@ class WsSession:
     async def send_json(self, body: bytes) -> None:
         """One text frame: an encoded event (a log entry's bytes are shared with its other listeners)."""
         async with self._send_lock:
-            await self._ws.send_frame(body, WSMsgType.TEXT)
-            self._last_sent = time.monotonic()
+            await self._taken(self._ws.send_frame(body, WSMsgType.TEXT))
 
     async def send_pcm(self, pcm: bytes) -> None:
         async with self._send_lock:
-            await self._ws.send_bytes(pcm)
-            self._last_sent = time.monotonic()
+            await self._taken(self._ws.send_bytes(pcm))
+
+    async def _taken(self, send: Awaitable[None]) -> None:
+        """Await one frame's send (it waits while the peer's buffers are full); a peer that has taken
+        nothing for `_send_grace` seconds is dropped: ConnectionResetError."""
+        try:
+            async with asyncio.timeout(self._send_grace):
+                await send
+        except TimeoutError:
+            self._abort()
+            raise ConnectionResetError(f"the peer took nothing for {self._send_grace:g} s") from None
+        self._last_sent = time.monotonic()
+
+    async def send_error(self, error: WorkerError) -> None:
+        """A request-level `error` event (no idx), counted in /metrics."""
+        self._count_error(str(error))
+        await self.send_json(error_event(error))
 
     async def fail(self, error: WorkerError) -> None:
         """An internal failure mid-stream: say so, then close with 1011 (the stream is no longer whole)."""
-        self._count_error(str(error))
         with contextlib.suppress(ConnectionError, RuntimeError):
-            await self.send_json(error_event(error))
+            await self.send_error(error)
             await self._ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"internal error")
 
     @property
@@ -125,8 +150,7 @@ class WsSession:
             else:
                 await self._start(message, received_at)
         except WorkerError as error:
-            self._count_error(str(error))
-            await self.send_json(error_event(error))
+            await self.send_error(error)
         except Exception as exc:  # noqa: BLE001 - the connection survives a request that could not start
             log.exception("WebSocket request could not start")
             self._count_error(f"{type(exc).__name__}: {exc}")
@@ -187,6 +211,19 @@ class WsSession:
         if stream is not None:
             await stream.stop()
 
+    async def going_away(self) -> None:
+        """Shutdown, after the drain: nothing more will run here before the restart. A request still
+        running ends with an `error` (QueueFull: shutting down) and its `done`; then the socket closes
+        with 1001, so the client knows to send again later instead of waiting on a silent socket that
+        aiohttp would cut (1006) seconds later. Each step is bounded: a peer that reads nothing waits
+        for no one."""
+        stream = self._stream
+        if stream is not None:
+            await stream.end_for_shutdown(GOING_AWAY_SECONDS)
+        with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+            async with asyncio.timeout(GOING_AWAY_SECONDS):
+                await self._ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE)
+
 
 @dataclass(frozen=True)
 class SentFrame:
@@ -230,6 +267,7 @@ class RequestStream:
         self._section_samples = 0
         self._section_frames = 0
         self._cancelled = False
+        self._shutdown_error: WorkerError | None = None  # sent before `done` when the shutdown ended the job
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -255,6 +293,22 @@ class RequestStream:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
+
+    async def end_for_shutdown(self, wait: float) -> None:
+        """The worker shuts down: the job is cancelled (its queued sections will not run here), and
+        what was made still goes out, then the `error` saying why and the `done`; a pump that has not
+        ended within `wait` seconds is stopped."""
+        if self._scheduler.cancel(self.job.id):  # else its `done` is on its way: it ended whole
+            self._shutdown_error = QueueFull(
+                "the worker is shutting down; send the request again once it is back"
+            )
+        if self._task is not None:
+            await asyncio.wait({self._task}, timeout=wait)
+        await self.stop()
+        if self._shutdown_error is not None:  # no `done` came in time (a Redis queue's cancel is slower)
+            with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+                async with asyncio.timeout(wait):
+                    await self._session.send_error(self._shutdown_error)
 
     async def _run(self) -> None:
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
@@ -289,6 +343,9 @@ class RequestStream:
         ends_section = isinstance(event, Progress) and event.status != "synth"
         if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
             await self._end_section()
+        if isinstance(event, Done) and self._shutdown_error is not None:
+            error, self._shutdown_error = self._shutdown_error, None
+            await self._session.send_error(error)
         if isinstance(event, Done):
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
