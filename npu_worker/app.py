@@ -104,7 +104,9 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
         if ended := end_streams(app):
             log.info("shutdown: ended %d NDJSON streams (their clients re-attach with after=)", ended)
         if closed := await close_sockets(app):
-            log.info("shutdown: closed %d /ws sockets (1001; a request still running was ended)", closed)
+            log.info(
+                "shutdown: closed %d WebSocket sockets (1001; a request still running was ended)", closed
+            )
 
     app.cleanup_ctx.append(run_scheduler)
     app.on_shutdown.append(drain)

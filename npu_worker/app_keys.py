@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from aiohttp import web
 
@@ -13,7 +13,6 @@ from .protocol import Limits, WorkerError
 if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when it is imported
     from .jobs.scheduler import Scheduler
     from .jobs.subscription import Subscription
-    from .ws_server.session import WsSession
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
@@ -25,5 +24,14 @@ ERROR_SHAPES_KEY: web.AppKey[dict[str, Callable[[WorkerError, int], web.Response
 )
 # The NDJSON streams open now (their subscriptions): ended at shutdown once nothing more will come.
 NDJSON_STREAMS_KEY: web.AppKey[set[Subscription]] = web.AppKey("ndjson_streams")
-# The `/ws` sockets open now: told and closed (1001) at shutdown, after the drain.
-WS_SESSIONS_KEY: web.AppKey[set[WsSession]] = web.AppKey("ws_sessions")
+
+
+class OpenSocket(Protocol):
+    """A WebSocket session the shutdown tells and closes (`/ws`, `/v1/audio/speech/stream`)."""
+
+    async def going_away(self) -> None: ...
+
+
+# The WebSocket sessions open now (`/ws` and the OpenAI speech stream): told and closed (1001) at
+# shutdown, after the drain.
+WS_SESSIONS_KEY: web.AppKey[set[OpenSocket]] = web.AppKey("ws_sessions")

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,12 +26,20 @@ import numpy as np
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import wire
-from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..audio import OnsetWatch, to_pcm16
 from ..http_compat.metrics import METRICS_KEY
-from ..protocol import BadRequest, SynthParams, UnknownMessage, WorkerError
+from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
-from ..ws_server.opening import open_socket
+from ..ws_server.opening import (
+    GOING_AWAY_SECONDS,
+    SEND_GRACE_HEARTBEATS,
+    abort_connection,
+    close_going_away,
+    let_go,
+    open_socket,
+    taken,
+)
 from ..ws_server.standing import Standing
 from .core import SpeechRun, engine_info, start_speech
 from .errors import openai_error, with_param
@@ -251,8 +261,17 @@ class Utterance:
 class SpeechStreamSession:
     """One socket: its configuration, the sentence assembler and the utterance being spoken."""
 
-    def __init__(self, ws: web.WebSocketResponse, app: web.Application, standing: Standing) -> None:
+    def __init__(
+        self,
+        ws: web.WebSocketResponse,
+        app: web.Application,
+        standing: Standing,
+        abort: Callable[[], object] | None = None,
+    ) -> None:
         self.ws = ws
+        # A peer that takes nothing of a frame for this long is gone, as on `/ws` (`opening.taken`).
+        self._send_grace = SEND_GRACE_HEARTBEATS * app[SETTINGS_KEY].heartbeat_interval
+        self._abort = abort or (lambda: None)
         self.app = app
         self.scheduler = app[SCHEDULER_KEY]
         self.limits = app[LIMITS_KEY]
@@ -296,7 +315,7 @@ class SpeechStreamSession:
     async def send_json(self, body: bytes) -> None:
         """One text frame: an encoded message."""
         async with self._send_lock:
-            await self.ws.send_frame(body, WSMsgType.TEXT)
+            await taken(self.ws.send_frame(body, WSMsgType.TEXT), self._send_grace, self._abort)
 
     async def send_error(self, error: WorkerError, **where: int) -> None:
         """An `error` message, counted in /metrics as /ws counts its own (unless it relays a section's
@@ -307,7 +326,7 @@ class SpeechStreamSession:
 
     async def send_bytes(self, data: bytes) -> None:
         async with self._send_lock:
-            await self.ws.send_bytes(data)
+            await taken(self.ws.send_bytes(data), self._send_grace, self._abort)
 
     async def post(self, text: str, received_at: float) -> None:
         """A client message for `serve`, in order; waits while MAX_HELD_CHARS wait to be handled."""
@@ -415,6 +434,21 @@ class SpeechStreamSession:
                 self.ws.close(code=WSCloseCode.INTERNAL_ERROR)
             )
 
+    async def going_away(self) -> None:
+        """Shutdown, after the drain: no sentence still waiting will be spoken here before the restart.
+        An utterance still being spoken stops with an `error` (QueueFull: shutting down; the sentences
+        whose `audio.done` came were sent whole), then the socket closes with 1001, as `/ws` does,
+        instead of a silent socket that aiohttp would cut (1006) seconds later. Bounded throughout."""
+        speaking = self._held > 0 or any(not utterance.task.done() for utterance in self._live)
+        await self.close()
+        if speaking:
+            with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+                async with asyncio.timeout(GOING_AWAY_SECONDS):
+                    await self.send_error(
+                        QueueFull("the worker is shutting down; send the text again once it is back")
+                    )
+        await close_going_away(self.ws)
+
     async def close(self) -> None:
         """The socket is gone: stop every queued sentence and the pumps."""
         for utterance in self._live:
@@ -428,7 +462,12 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     """Reads the socket while `serve` handles the messages, so a close is seen even while sentences
     wait for their place (then the queued ones stop at once)."""
     ws = await open_socket(request)
-    session = SpeechStreamSession(ws, request.app, Standing(request, ws))
+    session = SpeechStreamSession(
+        ws, request.app, Standing(request, ws), functools.partial(abort_connection, request)
+    )
+    sessions = request.app.get(WS_SESSIONS_KEY)
+    if sessions is not None:
+        sessions.add(session)
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
     serving.add_done_callback(session.served)
     try:
@@ -443,8 +482,11 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.ERROR:
                 break
     finally:
+        if sessions is not None:
+            sessions.discard(session)
         serving.cancel()
         await session.close()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):  # a send to a socket gone
             await serving  # an error of its own is raised here, as the handler's
+        let_go(request)
     return ws

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
 
-from aiohttp import web
+from aiohttp import WSCloseCode, web
 
 from ..app_keys import SETTINGS_KEY
 
@@ -27,6 +29,29 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
 
 
 UNREAD_GRACE_SECONDS = 1.0  # a socket's handler has ended: what its peer gets to take what is still unsent
+SEND_GRACE_HEARTBEATS = 1.5  # a frame's send may wait this many heartbeat intervals for the peer
+GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
+GOING_AWAY_MESSAGE = b"the worker is shutting down"
+
+
+async def taken(send: Awaitable[None], grace: float, abort: Callable[[], object]) -> None:
+    """Await one frame's send (it waits while the peer's buffers are full); a peer that has taken
+    nothing for `grace` seconds is dropped (`abort`): ConnectionResetError. The heartbeat alone misses a
+    peer that never reads but keeps sending (any data it sends puts the ping off), and a sender would
+    wait on it for ever, holding its request's audio."""
+    try:
+        async with asyncio.timeout(grace):
+            await send
+    except TimeoutError:
+        abort()
+        raise ConnectionResetError(f"the peer took nothing for {grace:g} s") from None
+
+
+async def close_going_away(ws: web.WebSocketResponse) -> None:
+    """Close with 1001 (going away) at shutdown, bounded: a peer that reads nothing waits for no one."""
+    with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+        async with asyncio.timeout(GOING_AWAY_SECONDS):
+            await ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE)
 
 
 def abort_connection(request: web.BaseRequest) -> None:

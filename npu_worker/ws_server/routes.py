@@ -31,9 +31,9 @@ def setup_ws(app: web.Application) -> None:
 
 
 async def close_sockets(app: web.Application) -> int:
-    """Shutdown, after the drain: every open `/ws` socket is told and closed with 1001, at once and
-    together (`WsSession.going_away`), instead of being cut when aiohttp's shutdown timeout runs out.
-    Returns how many were open."""
+    """Shutdown, after the drain: every open WebSocket session (`/ws`, and the OpenAI speech stream's,
+    which add themselves) is told and closed with 1001, at once and together (`going_away`), instead
+    of being cut when aiohttp's shutdown timeout runs out. Returns how many were open."""
     sessions = list(app.get(WS_SESSIONS_KEY, ()))
     await asyncio.gather(*(session.going_away() for session in sessions))
     return len(sessions)

@@ -46,6 +46,7 @@ from ..protocol import (
     parse_ws_message,
 )
 from .chunking import GrowingChunker, schedule_sizes
+from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, taken
 
 if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
@@ -54,9 +55,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
-SEND_GRACE_HEARTBEATS = 1.5  # a frame's send may wait this many heartbeat intervals for the peer
-GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
-GOING_AWAY_MESSAGE = b"the worker is shutting down"
 
 
 def decode_message(text: str, limits: Limits) -> BatchRequest | CancelRequest:
@@ -113,14 +111,8 @@ class WsSession:
             await self._taken(self._ws.send_bytes(pcm))
 
     async def _taken(self, send: Awaitable[None]) -> None:
-        """Await one frame's send (it waits while the peer's buffers are full); a peer that has taken
-        nothing for `_send_grace` seconds is dropped: ConnectionResetError."""
-        try:
-            async with asyncio.timeout(self._send_grace):
-                await send
-        except TimeoutError:
-            self._abort()
-            raise ConnectionResetError(f"the peer took nothing for {self._send_grace:g} s") from None
+        """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped."""
+        await taken(send, self._send_grace, self._abort)
         self._last_sent = time.monotonic()
 
     async def send_error(self, error: WorkerError) -> None:
@@ -220,9 +212,7 @@ class WsSession:
         stream = self._stream
         if stream is not None:
             await stream.end_for_shutdown(GOING_AWAY_SECONDS)
-        with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
-            async with asyncio.timeout(GOING_AWAY_SECONDS):
-                await self._ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE)
+        await close_going_away(self._ws)
 
 
 @dataclass(frozen=True)
