@@ -8,6 +8,9 @@ gave no phoneme) and full-width letters were spelled out as symbols. Full-width 
 segmenters and espeak read "。，！？" as CJK marks, which they are. Control characters other than tab and
 line breaks become spaces: espeak reads "\x01" as the start of an embedded command, so "\x01450S" in a
 caller's text set the speaking rate past the checked `speed_factor` range, "\x01200A" the amplitude.
+Enclosed and squared forms (①, ㉑, Ⓐ, ㈜, ㎞, ㎾, ㎡) become what they enclose: espeak said "Chinese letter"
+for "㎞" and "㉑", spelled "Ⓐ" as its code point and dropped "①" (one level of decomposition, so "㎡" keeps
+its "²").
 """
 
 from __future__ import annotations
@@ -22,9 +25,23 @@ _WIDE_TO_ASCII: dict[int, int | str] = {
 _CONTROLS: dict[int, int | str] = {
     code: " " for code in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if chr(code) not in "\t\n\r"
 }
-_FORM = {**_WIDE_TO_ASCII, **_CONTROLS}
+_ENCLOSED = (range(0x2460, 0x2500), range(0x3200, 0x3300), range(0x3380, 0x3400))
+
+
+def _inside(code: int) -> str:
+    """An enclosed or squared character's own characters: its compatibility decomposition, one level."""
+    fields = unicodedata.decomposition(chr(code)).split()
+    return "".join(chr(int(field, 16)) for field in fields if not field.startswith("<")) or chr(code)
+
+
+_FORM = {
+    **_WIDE_TO_ASCII,
+    **_CONTROLS,
+    **{code: _inside(code) for span in _ENCLOSED for code in span if unicodedata.decomposition(chr(code))},
+}
 
 
 def readable(text: str) -> str:
-    """`text` composed (NFC), full-width digits and letters made ASCII, control characters made spaces."""
-    return unicodedata.normalize("NFC", text).translate(_FORM)
+    """`text` composed (NFC), full-width digits and letters made ASCII, control characters made spaces,
+    enclosed and squared forms spelled out."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).translate(_FORM))

@@ -123,8 +123,9 @@ def test_tokenizers_say_which_languages_they_know():
         (unicodedata.normalize("NFD", "한글 입니다."), "한글 입니다."),  # "입니다" was "iˈɯŋipnˌidɐ"
         (unicodedata.normalize("NFD", "café."), "café."),  # "kˈeɪf"
         ("１２３ ＡＢＣ.", "123 ABC."),  # no phoneme at all for the digits
+        ("① ㉑ Ⓐ ㈜ 5㎞ 3㎡.", "1 21 A (주) 5km 3m²."),  # "Chinese letter", dropped, a code point spelled
     ],
-    ids=["nfd-hangul", "nfd-accent", "full-width"],
+    ids=["nfd-hangul", "nfd-accent", "full-width", "enclosed-and-squared"],
 )
 def test_decomposed_and_full_width_text_gives_the_phonemes_of_its_composed_ascii_form(given, composed):
     for lang in ("ko", "en"):
