@@ -3,6 +3,7 @@
 A difference does not raise anywhere: the model just hears other phonemes and speaks worse. So the same
 texts go through both, and the phoneme strings and the token ids (through piper's own phoneme → id map)
 must be equal. Texts: the 39-slide lecture shipped in the package, plus English, numbers, mixed script.
+Both read the text as our tokenizer hands it to espeak (`spoken_form`: Korean numbers and units in words).
 """
 
 from __future__ import annotations
@@ -12,7 +13,13 @@ from importlib import resources
 
 import pytest
 
-from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer, TokenTable, add_punctuation, espeak_voice
+from npu_worker.engine.zipvoice.tokenizer import (
+    EspeakTokenizer,
+    TokenTable,
+    add_punctuation,
+    espeak_voice,
+    spoken_form,
+)
 
 piper = pytest.importorskip(
     "piper_phonemize", reason="piper-phonemize has wheels for CPython 3.9-3.11 only (the [test] extra)"
@@ -62,7 +69,7 @@ def tokenizer() -> EspeakTokenizer:
 
 def assert_same(tokenizer: EspeakTokenizer, table: TokenTable, text: str, lang: str) -> None:
     text = add_punctuation(text)  # the engine adds it before tokenizing, as the reference does
-    ours, theirs = tokenizer.symbols(text, lang), piper_symbols(text, lang)
+    ours, theirs = tokenizer.symbols(text, lang), piper_symbols(spoken_form(text, lang), lang)
     assert "".join(ours) == "".join(theirs), text
     assert table.to_ids(ours) == table.to_ids(theirs), text
     assert [s for s in ours if s not in table.ids] == [], f"symbols without a token id: {text}"

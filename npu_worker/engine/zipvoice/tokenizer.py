@@ -17,6 +17,8 @@ from typing import Protocol
 
 from npu_worker.engine.base import language_code
 from npu_worker.engine.espeak_process import ChildPhonemizer
+from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.text_form import readable
 from npu_worker.protocol import ModelLoadError
 
 PUNCTUATION = frozenset(";:,.!?；：，。！？")
@@ -105,6 +107,12 @@ def espeak_voice(lang: str) -> str:
     return {"en": "en-us", "zh": "cmn", "ja": "ja", "ko": "ko"}.get(lang, lang)
 
 
+def spoken_form(text: str, lang: str) -> str:
+    """The text espeak-ng is given: in Korean, numbers, units and symbols written out as words
+    (`korean_reading`: espeak's Korean voice read "3.7V" as "삼 칠 V" and "80%" in English)."""
+    return spoken(readable(text)) if language_code(lang) == "ko" else text
+
+
 def espeak_knows(lang: str) -> bool:
     """Whether espeak-ng has a voice for request `lang`."""
     from npu_worker.engine.espeak_lib import get_espeak
@@ -123,7 +131,8 @@ class EspeakTokenizer:
     """espeak-ng IPA phonemes flattened to single characters (spaces, stress marks, punctuation kept).
 
     If espeak drops the clause's final punctuation, the text's own final mark is kept, because the
-    model was trained with it and the segmenter relies on it.
+    model was trained with it and the segmenter relies on it. Korean text is read in its
+    `spoken_form`.
     """
 
     name = "espeak"
@@ -132,7 +141,7 @@ class EspeakTokenizer:
         self._phonemize = phonemize or _default_phonemize
 
     def symbols(self, text: str, lang: str) -> list[str]:
-        phonemes = self._phonemize(text, espeak_voice(lang))
+        phonemes = self._phonemize(spoken_form(text, lang), espeak_voice(lang))
         flat = "".join(phonemes) if isinstance(phonemes, list) else str(phonemes)
         flat = unicodedata.normalize("NFC", flat.replace("\n", " ")).strip()
         final = text.strip()[-1:].translate(_FULLWIDTH)
