@@ -139,3 +139,12 @@ def test_a_text_that_crashes_espeak_is_an_engine_error_and_the_next_one_phonemiz
     with pytest.raises(EngineError, match="espeak-ng's process failed"):
         tokenizer.symbols("s'" * 100, "ko")
     assert tokenizer.symbols("안녕하세요.", "ko") == korean
+
+
+@pytest.mark.parametrize("unit", ["가", "x"])
+def test_a_long_run_without_spaces_is_said_whole(unit):
+    """espeak-ng says only the first ~40 letters or ~75 syllables of a word (and takes time growing with
+    the square of its length): the rest of a key, a URL or unspaced Korean was silently dropped."""
+    tokenizer = EspeakTokenizer()
+    short, long = (len(tokenizer.symbols(unit * n + ".", "ko")) for n in (60, 120))
+    assert long > 1.9 * short
