@@ -2,17 +2,23 @@
 
 import importlib
 import importlib.util
+import json
+import re
 import sys
 import unicodedata
+from importlib import resources
 
 import pytest
 
 from npu_worker.engine.zipvoice.tokenizer import (
+    MOST_CLAUSE_CHARS,
+    PUNCTUATION,
     EspeakTokenizer,
     SimpleTokenizer,
     TokenTable,
     add_punctuation,
     choose_tokenizer,
+    espeak_pieces,
     make_tokenizer,
 )
 from npu_worker.protocol import EngineError, ModelLoadError
@@ -148,3 +154,29 @@ def test_a_long_run_without_spaces_is_said_whole(unit):
     tokenizer = EspeakTokenizer()
     short, long = (len(tokenizer.symbols(unit * n + ".", "ko")) for n in (60, 120))
     assert long > 1.9 * short
+
+
+def test_a_long_korean_passage_without_punctuation_is_said_whole():
+    """espeak-ng dropped what a clause held past ~150 characters of Korean: the lecture's first 60
+    words with their marks taken out (ASR text, a pasted transcript) lost a third of their phonemes."""
+    raw = resources.files("npu_worker.bench").joinpath("lecture_ko_39.json").read_text(encoding="utf-8")
+    text = " ".join(section["text"] for section in json.loads(raw)["sections"][:8])
+    words = re.sub(r"[.,?!]", "", text).split()[:60]
+    with_commas = ", ".join(" ".join(words[i : i + 10]) for i in range(0, 60, 10))
+    tokenizer = EspeakTokenizer()
+
+    def said(text: str) -> list[str]:
+        return [s for s in tokenizer.symbols(text, "ko") if s not in PUNCTUATION and not s.isspace()]
+
+    assert len(said(" ".join(words))) >= 0.97 * len(said(with_commas))
+
+
+@pytest.mark.parametrize(
+    "text", ["", "안녕.", "가방을 " * 80, ("가방을 " * 20 + ", ") * 6, "가" * 150 + " 나다", "a\nb " * 60]
+)
+def test_espeak_pieces_keep_the_text_and_bound_each_clause(text):
+    pieces = espeak_pieces(text)
+    assert "".join(pieces) == text.lstrip()
+    for piece in pieces:
+        longest = max(len(run) for run in re.split(r"[.,;:!?\n]", piece))
+        assert longest <= MOST_CLAUSE_CHARS or len(piece.split()) == 1

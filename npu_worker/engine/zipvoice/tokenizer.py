@@ -130,6 +130,26 @@ def espeak_languages() -> list[str]:
 # espeak-ng's time grows with the square of a word's length ("x" * 1 600: 16 ms, 800: 5.5 ms), and it says
 # only the first ~40 letters of a long one; no word is this long (45 letters is the longest English word).
 _LONG_RUN = re.compile(r"(\w{48})(?=\w)")
+# And it drops the rest of a clause past ~150 characters of Korean without punctuation (37 words of the
+# lecture with its marks taken out: the 38th and later were not said): longer runs go in pieces.
+MOST_CLAUSE_CHARS = 100
+_CLAUSE_MARK = re.compile(r"[.,;:!?。，！？；：、\n]")
+_WORD = re.compile(r"\S+\s*")
+
+
+def espeak_pieces(text: str) -> list[str]:
+    """`text` cut at spaces so that no piece holds more than MOST_CLAUSE_CHARS characters without a
+    clause mark (a longer word stands alone)."""
+    pieces, current, run = [], "", 0
+    for match in _WORD.finditer(text):
+        word = match.group(0)
+        if current and run + len(word) > MOST_CLAUSE_CHARS:
+            pieces.append(current)
+            current, run = "", 0
+        current += word
+        marks = list(_CLAUSE_MARK.finditer(word))
+        run = len(word) - marks[-1].end() if marks else run + len(word)
+    return [*pieces, current] if current or not pieces else pieces
 
 
 class EspeakTokenizer:
@@ -146,13 +166,20 @@ class EspeakTokenizer:
         self._phonemize = phonemize or _default_phonemize
 
     def symbols(self, text: str, lang: str) -> list[str]:
-        phonemes = self._phonemize(_LONG_RUN.sub(r"\1 ", spoken_form(text, lang)), espeak_voice(lang))
-        flat = "".join(phonemes) if isinstance(phonemes, list) else str(phonemes)
+        voice = espeak_voice(lang)
+        flat = " ".join(
+            self._phonemes(piece, voice)
+            for piece in espeak_pieces(_LONG_RUN.sub(r"\1 ", spoken_form(text, lang)))
+        )
         flat = unicodedata.normalize("NFC", flat.replace("\n", " ")).strip()
         final = text.strip()[-1:].translate(_FULLWIDTH)
         if final in PUNCTUATION and not flat.endswith(final):
             flat = flat.rstrip(".,;:!? ") + final
         return list(flat)
+
+    def _phonemes(self, text: str, voice: str) -> str:
+        phonemes = self._phonemize(text, voice)
+        return ("".join(phonemes) if isinstance(phonemes, list) else str(phonemes)).strip()
 
     def knows_language(self, lang: str) -> bool:
         return espeak_knows(lang)
