@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from npu_worker.engine.korean_reading import spoken
-from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer, spoken_form
+from npu_worker.engine.korean_reading import spoken, spoken_form
+from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,8 @@ from importlib import resources
 
 import pytest
 
-from npu_worker.engine.zipvoice.tokenizer import (
-    EspeakTokenizer,
-    TokenTable,
-    add_punctuation,
-    espeak_voice,
-    spoken_form,
-)
+from npu_worker.engine.korean_reading import spoken_form
+from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer, TokenTable, add_punctuation, espeak_voice
 
 piper = pytest.importorskip(
     "piper_phonemize", reason="piper-phonemize has wheels for CPython 3.9-3.11 only (the [test] extra)"

@@ -17,8 +17,8 @@ from typing import Protocol
 
 from npu_worker.engine.base import language_code
 from npu_worker.engine.espeak_process import ChildPhonemizer
-from npu_worker.engine.korean_reading import spoken
-from npu_worker.engine.text_form import readable
+from npu_worker.engine.korean_reading import spoken_form
+from npu_worker.engine.text_form import espeak_pieces
 from npu_worker.protocol import ModelLoadError
 
 PUNCTUATION = frozenset(";:,.!?；：，。！？")
@@ -107,12 +107,6 @@ def espeak_voice(lang: str) -> str:
     return {"en": "en-us", "zh": "cmn", "ja": "ja", "ko": "ko"}.get(lang, lang)
 
 
-def spoken_form(text: str, lang: str) -> str:
-    """The text espeak-ng is given: in Korean, numbers, units and symbols written out as words
-    (`korean_reading`: espeak's Korean voice read "3.7V" as "삼 칠 V" and "80%" in English)."""
-    return spoken(readable(text)) if language_code(lang) == "ko" else text
-
-
 def espeak_knows(lang: str) -> bool:
     """Whether espeak-ng has a voice for request `lang`."""
     from npu_worker.engine.espeak_lib import get_espeak
@@ -125,31 +119,6 @@ def espeak_languages() -> list[str]:
     from npu_worker.engine.espeak_lib import get_espeak
 
     return sorted({voice.languages[0] for voice in get_espeak().voices() if voice.languages})
-
-
-# espeak-ng's time grows with the square of a word's length ("x" * 1 600: 16 ms, 800: 5.5 ms), and it says
-# only the first ~40 letters of a long one; no word is this long (45 letters is the longest English word).
-_LONG_RUN = re.compile(r"(\w{48})(?=\w)")
-# And it drops the rest of a clause past ~150 characters of Korean without punctuation (37 words of the
-# lecture with its marks taken out: the 38th and later were not said): longer runs go in pieces.
-MOST_CLAUSE_CHARS = 100
-_CLAUSE_MARK = re.compile(r"[.,;:!?。，！？；：、\n]")
-_WORD = re.compile(r"\S+\s*")
-
-
-def espeak_pieces(text: str) -> list[str]:
-    """`text` cut at spaces so that no piece holds more than MOST_CLAUSE_CHARS characters without a
-    clause mark (a longer word stands alone)."""
-    pieces, current, run = [], "", 0
-    for match in _WORD.finditer(text):
-        word = match.group(0)
-        if current and run + len(word) > MOST_CLAUSE_CHARS:
-            pieces.append(current)
-            current, run = "", 0
-        current += word
-        marks = list(_CLAUSE_MARK.finditer(word))
-        run = len(word) - marks[-1].end() if marks else run + len(word)
-    return [*pieces, current] if current or not pieces else pieces
 
 
 class EspeakTokenizer:
@@ -167,10 +136,7 @@ class EspeakTokenizer:
 
     def symbols(self, text: str, lang: str) -> list[str]:
         voice = espeak_voice(lang)
-        flat = " ".join(
-            self._phonemes(piece, voice)
-            for piece in espeak_pieces(_LONG_RUN.sub(r"\1 ", spoken_form(text, lang)))
-        )
+        flat = " ".join(self._phonemes(piece, voice) for piece in espeak_pieces(spoken_form(text, lang)))
         flat = unicodedata.normalize("NFC", flat.replace("\n", " ")).strip()
         final = text.strip()[-1:].translate(_FULLWIDTH)
         if final in PUNCTUATION and not flat.endswith(final):
