@@ -4,7 +4,9 @@ espeak-ng 1.52's Korean voice reads integers well (만, 억 and 조 included), b
 ("3.7V" was "삼 칠 V", three seven; "1,234.5" lost its ".5"), drops a minus ("-5.5도" was "오 오 도"),
 reads "%" as English "percent", "~" as English "tilde", units as English letter names ("50kW": "오십
 kay double-u", "25°C": "이십오 see", "℃" nothing), a currency sign not at all ("$5": "오") and a phone
-number as one large number. The words written here are Hangul, which espeak reads with its Korean rules.
+number as one large number; and it said every number Sino-Korean ("3개": 삼 개, "3:30": 삼 삼십), where a
+counter takes a native one (세 개, 세 시 삼십 분). The words written here are Hangul, which espeak reads with
+its Korean rules.
 Every pattern is anchored on a digit or a single symbol, with bounded repeats: the work is linear in the
 text (2 000 characters: 1–5 ms).
 """
@@ -91,6 +93,15 @@ _OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
+_CLOCK = re.compile(r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?![\d:])")
+# Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
+# 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well.
+_COUNTED = re.compile(
+    r"(?<![\d.,\-])(?<!제)(?<!에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
+    r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
+)
+_NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
+_NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 _STARS = re.compile(r"\*+")
 
 
@@ -119,6 +130,20 @@ def _sign(match: re.Match[str]) -> str:
     return {"+": "플러스 ", "±": "플러스마이너스 "}.get(match.group(1), "마이너스 ")
 
 
+def _clock(match: re.Match[str]) -> str:
+    hour, minute = match.groups()
+    return f"{int(hour)}시" + (f" {int(minute)}분" if int(minute) else "")
+
+
+def _native(match: re.Match[str]) -> str:
+    """1-99 as a native numeral before a counter: 한, 스무 (20 alone), 스물한, 열두; 1 before 번째 is 첫."""
+    number = int(match.group(1))
+    if number == 1 and match.string.startswith("번째", match.end()):
+        return "첫 "
+    tens, ones = divmod(number, 10)
+    return ("스무" if number == 20 else _NATIVE_TENS[tens] + _NATIVE_ONES[ones]) + " "
+
+
 def _month(match: re.Match[str]) -> str:
     return "시" if match.group(1) == "10" else "유"  # 유월 and 시월, not 육월 and 십월
 
@@ -141,6 +166,8 @@ def spoken(text: str) -> str:
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
     text = _FRACTION.sub(r"\2분의 \1", text)
     text = _MONTH.sub(_month, text)
+    text = _CLOCK.sub(_clock, text)
+    text = _COUNTED.sub(_native, text)
     return _DOTTED.sub(_dotted, text)
 
 

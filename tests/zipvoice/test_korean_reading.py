@@ -40,6 +40,8 @@ def tokenizer() -> EspeakTokenizer:
         ("6월과 10월", "유월과 시월"),
         ("5×3, 1/2", "5 곱하기 3, 2분의 1"),
         ("5㎞를 100km/h로", "5 킬로미터를 시속 100킬로미터로"),
+        ("GPU 3개와 20살, 1번째", "GPU 세 개와 스무 살, 첫 번째"),  # "삼 개", "이십 살", "일 번째"
+        ("3:30에 24시간", "세 시 30분에 스물네 시간"),  # "삼 삼십"
     ],
 )
 def test_korean_numbers_units_and_symbols_are_phonemized_as_spoken(tokenizer, written, said):
@@ -62,10 +64,12 @@ def test_other_languages_are_left_to_espeak(tokenizer):
     [
         "COVID-19",  # a hyphen after a letter is no minus
         "3-5",  # a bare hyphen between numbers: a range or a score, left to espeak
-        "배터리 - 3가지",  # a spaced dash is no minus
+        "배터리 - 30종",  # a spaced dash is no minus
         "5min, 5G, B2B",  # no unit: a letter follows, or not a unit
         "1. 첫째",  # a list number is no decimal
         "3/4분기",  # 삼사분기, not a fraction
+        "3개월, 제3장, 2달러, 100명",  # Sino-Korean counters and numbers
+        "16:9, 3:2",  # ratios and scores are no time of day
         "안녕하세요.",
     ],
 )
