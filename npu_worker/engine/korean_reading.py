@@ -103,6 +103,8 @@ _COUNTED = re.compile(
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 _STARS = re.compile(r"\*+")
+_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
+_VULGAR_FRACTION = re.compile(rf"(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
 
 def _date(match: re.Match[str]) -> str:
@@ -144,6 +146,13 @@ def _native(match: re.Match[str]) -> str:
     return ("스무" if number == 20 else _NATIVE_TENS[tens] + _NATIVE_ONES[ones]) + " "
 
 
+def _vulgar(match: re.Match[str]) -> str:
+    numerator, denominator = _VULGAR[match.group(2)]
+    whole = match.group(1)
+    joined = f"{whole}{'와' if whole[-1:] in '2459' else '과'} " if whole else ""  # 이와, 삼과
+    return f"{joined}{denominator}분의 {numerator}"
+
+
 def _month(match: re.Match[str]) -> str:
     return "시" if match.group(1) == "10" else "유"  # 유월 and 시월, not 육월 and 십월
 
@@ -161,10 +170,12 @@ def spoken(text: str) -> str:
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _UNIT.sub(lambda m: " " + _UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
+    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _SIGN.sub(_sign, text)
     text = _OPERATOR.sub(lambda m: " 나누기 " if m.group(1) == "÷" else " 곱하기 ", text)
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
     text = _FRACTION.sub(r"\2분의 \1", text)
+    text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
     text = _CLOCK.sub(_clock, text)
     text = _COUNTED.sub(_native, text)

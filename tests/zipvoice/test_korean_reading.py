@@ -42,6 +42,7 @@ def tokenizer() -> EspeakTokenizer:
         ("5㎞를 100km/h로", "5 킬로미터를 시속 100킬로미터로"),
         ("GPU 3개와 20살, 1번째", "GPU 세 개와 스무 살, 첫 번째"),  # "삼 개", "이십 살", "일 번째"
         ("3:30에 24시간", "세 시 30분에 스물네 시간"),  # "삼 삼십"
+        ("몇 %인가요? 1½컵", "몇 퍼센트인가요? 1과 2분의 1컵"),  # English "percent", "a half"
     ],
 )
 def test_korean_numbers_units_and_symbols_are_phonemized_as_spoken(tokenizer, written, said):
