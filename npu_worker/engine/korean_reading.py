@@ -182,7 +182,12 @@ def spoken(text: str) -> str:
     return _DOTTED.sub(_dotted, text)
 
 
+def is_korean(lang: str) -> bool:
+    """`lang` names Korean: ko, ko-KR, kor, korean, in any case."""
+    return language_code(lang).split("-", 1)[0] in ("ko", "kor", "korean")
+
+
 def spoken_form(text: str, lang: str) -> str:
-    """The text espeak-ng is given: in Korean (`lang` ko), composed and with its numbers, units and
-    symbols written out as words; in any other language unchanged."""
-    return spoken(readable(text)) if language_code(lang) == "ko" else text
+    """The text espeak-ng is given: in Korean, composed and with its numbers, units and symbols written
+    out as words; in any other language unchanged."""
+    return spoken(readable(text)) if is_korean(lang) else text

@@ -55,6 +55,14 @@ def test_the_decimal_point_is_said(tokenizer):
     assert "".join(tokenizer.symbols("3.7", "ko")) == "".join(tokenizer.symbols("삼 점 칠", "ko"))
 
 
+@pytest.mark.parametrize("lang", ["ko-KR", "ko_kr", "kor", "korean", " KO "])
+def test_every_spelling_of_korean_is_korean(tokenizer, lang):
+    """ "ko-KR" (a browser's language) was an unknown language to ZipVoice, which the espeak engine
+    speaks; "korean" was phonemized without the Korean reading."""
+    assert tokenizer.knows_language(lang)
+    assert tokenizer.symbols("전압은 3.7V입니다.", lang) == tokenizer.symbols("전압은 3.7V입니다.", "ko")
+
+
 def test_other_languages_are_left_to_espeak(tokenizer):
     assert spoken_form("3.7V, 80%", "en") == "3.7V, 80%"
     assert tokenizer.symbols("It costs $5.", "en") != tokenizer.symbols("It costs 5 달러.", "en")

@@ -12,10 +12,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
 from npu_worker.engine.base import language_code
+from npu_worker.engine.espeak import LANGUAGE_ALIASES
 from npu_worker.engine.espeak_process import ChildPhonemizer
 from npu_worker.engine.korean_reading import spoken_form
 from npu_worker.engine.text_form import espeak_pieces
@@ -102,9 +104,18 @@ _default_phonemize: Phonemize = ChildPhonemizer()
 
 
 def espeak_voice(lang: str) -> str:
-    """Request `lang` → espeak-ng voice name (`en` means `en-us`, as the reference tokenizer)."""
-    lang = language_code(lang)
-    return {"en": "en-us", "zh": "cmn", "ja": "ja", "ko": "ko"}.get(lang, lang)
+    """Request `lang` → espeak-ng voice name (`en` means `en-us`, as the reference tokenizer), found as
+    the espeak engine finds it: a code with no voice of its own falls back to its language ("ko-KR",
+    a browser's language, is ko: ZipVoice refused it as an unknown language while espeak spoke it)."""
+    return _voice_of(language_code(lang))
+
+
+@lru_cache(maxsize=64)
+def _voice_of(code: str) -> str:
+    from npu_worker.engine.espeak_lib import get_espeak
+
+    names = [LANGUAGE_ALIASES.get(key, key) for key in (code, code.split("-", 1)[0])]
+    return next((name for name in names if get_espeak().find_voice(name) is not None), names[0])
 
 
 def espeak_knows(lang: str) -> bool:
