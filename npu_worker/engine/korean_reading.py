@@ -104,7 +104,7 @@ _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "�
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 _STARS = re.compile(r"\*+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
-_VULGAR_FRACTION = re.compile(rf"(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
+_VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
 
 def _date(match: re.Match[str]) -> str:
