@@ -21,11 +21,16 @@ import soxr
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, language_code
 from npu_worker.engine.espeak_lib import EspeakLibrary, another_espeak, get_espeak
+from npu_worker.engine.korean_reading import spoken_form
+from npu_worker.engine.text_form import espeak_pieces
 from npu_worker.protocol import DEFAULT_LANG, EmptyText, EngineError, UnknownLanguage, WorkerError
 
 OUTPUT_RATE = 24000
 PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
 GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers back to back
+# Raised whenever a change here makes other audio from the same text, so a cache entry made before it is a
+# miss after an upgrade (1: Korean numbers and symbols as words, long clauses read whole: `espeak_text`).
+AUDIO_REVISION = 1
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {
@@ -73,6 +78,7 @@ class EspeakEngine:
             precision="int16",
             sample_rate=OUTPUT_RATE,
             model=f"espeak-ng-{version}",
+            audio_settings=f"revision {AUDIO_REVISION}",
         )
 
     def load(self) -> None:
@@ -119,7 +125,9 @@ class EspeakEngine:
         """Yield float32 chunks at 24 kHz as espeak makes them; closing the iterator stops espeak."""
         library = self.library
         voice = self.voice_for(request.lang)
-        pcm = library.synthesize(request.text, voice=voice, rate_wpm=self.rate_for(request.speed_factor))
+        pcm = library.synthesize(
+            espeak_text(request), voice=voice, rate_wpm=self.rate_for(request.speed_factor)
+        )
         try:
             yield from resample_pcm16(_audible(pcm, request), library.sample_rate, OUTPUT_RATE)
         finally:
@@ -137,7 +145,7 @@ class EspeakEngine:
         voice = self.voice_for(request.lang)
         gathering = _Gathering(library.sample_rate, sink)
         library.synthesize_into(
-            request.text, gathering.feed, voice=voice, rate_wpm=self.rate_for(request.speed_factor)
+            espeak_text(request), gathering.feed, voice=voice, rate_wpm=self.rate_for(request.speed_factor)
         )
         if not gathering.heard:
             raise _nothing_to_say(request)
@@ -151,6 +159,14 @@ class EspeakEngine:
     def close(self) -> None:
         """Nothing to release: the espeak library lives as long as the process."""
         self._voices.clear()
+
+
+def espeak_text(request: SynthesisRequest) -> str:
+    """What espeak reads: Korean numbers, units and symbols as words (it read "3.7V" as "삼 칠 V"), and a
+    comma where a run without one would outgrow what espeak reads whole (`text_form.espeak_pieces`:
+    it dropped the rest of a long Korean clause, a third of a passage without punctuation)."""
+    pieces = espeak_pieces(spoken_form(request.text, request.lang))
+    return pieces[0] if len(pieces) == 1 else ", ".join(piece.rstrip() for piece in pieces)
 
 
 def _nothing_to_say(request: SynthesisRequest) -> WorkerError:

@@ -88,6 +88,25 @@ def test_planning_hands_the_tokenizer_work_linear_in_the_text(engine, monkeypatc
     assert work[1] < 2.5 * work[0], work
 
 
+def test_a_long_latin_run_is_planned_with_counts_of_about_its_length(engine, monkeypatch):
+    """A URL- or key-like run of 2 000 characters took 1.4 s of the engine thread to plan: espeak said
+    the same ~157 tokens for any long word, so each cut searched pieces of up to 1 000 characters
+    (150 000 characters counted, each espeak call quadratic in its word's length)."""
+    prompts = engine.prompts.get(engine.default_voice(), "ko")
+    tokenize = engine._token_ids
+    counted = [0]
+
+    def counting(text: str, lang: str) -> list[int]:
+        counted[0] += len(text)
+        return tokenize(text, lang)
+
+    monkeypatch.setattr(engine, "_token_ids", counting)
+    text = "https://a.b/" + "x" * 1988
+    segments = engine.plan(text, "ko", prompts.rest, 1.0, True, prompts.frames_per_token)
+    assert "".join(segments) == text
+    assert counted[0] < 4 * len(text), counted[0]
+
+
 @pytest.mark.parametrize(
     ("transcript", "match"),
     [

@@ -3,6 +3,7 @@
 A difference does not raise anywhere: the model just hears other phonemes and speaks worse. So the same
 texts go through both, and the phoneme strings and the token ids (through piper's own phoneme → id map)
 must be equal. Texts: the 39-slide lecture shipped in the package, plus English, numbers, mixed script.
+Both read the text as our tokenizer hands it to espeak (`spoken_form`: Korean numbers and units in words).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from importlib import resources
 
 import pytest
 
+from npu_worker.engine.korean_reading import spoken_form
 from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer, TokenTable, add_punctuation, espeak_voice
 
 piper = pytest.importorskip(
@@ -62,7 +64,7 @@ def tokenizer() -> EspeakTokenizer:
 
 def assert_same(tokenizer: EspeakTokenizer, table: TokenTable, text: str, lang: str) -> None:
     text = add_punctuation(text)  # the engine adds it before tokenizing, as the reference does
-    ours, theirs = tokenizer.symbols(text, lang), piper_symbols(text, lang)
+    ours, theirs = tokenizer.symbols(text, lang), piper_symbols(spoken_form(text, lang), lang)
     assert "".join(ours) == "".join(theirs), text
     assert table.to_ids(ours) == table.to_ids(theirs), text
     assert [s for s in ours if s not in table.ids] == [], f"symbols without a token id: {text}"

@@ -27,6 +27,17 @@ def test_korean_sentences_split_at_final_punctuation_but_not_inside_numbers():
     assert split_sentences("정말요? 네! 좋습니다…\n다음") == ["정말요?", "네!", "좋습니다…", "다음"]
 
 
+def test_the_points_of_a_korean_date_end_no_sentence():
+    """ "2024. 12. 5." was three sentences, so a first segment "2024." was read 이천이십사, and the date
+    never reached the tokenizer whole (년 월 일)."""
+    assert split_sentences("발표일은 2024. 12. 5. 입니다. 1. 첫째.") == [
+        "발표일은 2024. 12. 5.",
+        "입니다.",
+        "1.",
+        "첫째.",
+    ]
+
+
 def test_korean_clauses_split_after_commas():
     assert split_clauses("양극, 음극, 분리막, 그리고 전해질.") == [
         "양극,",

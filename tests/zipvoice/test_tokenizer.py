@@ -2,12 +2,17 @@
 
 import importlib
 import importlib.util
+import json
+import re
 import sys
 import unicodedata
+from importlib import resources
 
 import pytest
 
+from npu_worker.engine.text_form import MOST_CLAUSE_CHARS, espeak_pieces
 from npu_worker.engine.zipvoice.tokenizer import (
+    PUNCTUATION,
     EspeakTokenizer,
     SimpleTokenizer,
     TokenTable,
@@ -123,8 +128,9 @@ def test_tokenizers_say_which_languages_they_know():
         (unicodedata.normalize("NFD", "한글 입니다."), "한글 입니다."),  # "입니다" was "iˈɯŋipnˌidɐ"
         (unicodedata.normalize("NFD", "café."), "café."),  # "kˈeɪf"
         ("１２３ ＡＢＣ.", "123 ABC."),  # no phoneme at all for the digits
+        ("① ㉑ Ⓐ ㈜ 5㎞ 3㎡.", "1 21 A (주) 5km 3m²."),  # "Chinese letter", dropped, a code point spelled
     ],
-    ids=["nfd-hangul", "nfd-accent", "full-width"],
+    ids=["nfd-hangul", "nfd-accent", "full-width", "enclosed-and-squared"],
 )
 def test_decomposed_and_full_width_text_gives_the_phonemes_of_its_composed_ascii_form(given, composed):
     for lang in ("ko", "en"):
@@ -138,3 +144,38 @@ def test_a_text_that_crashes_espeak_is_an_engine_error_and_the_next_one_phonemiz
     with pytest.raises(EngineError, match="espeak-ng's process failed"):
         tokenizer.symbols("s'" * 100, "ko")
     assert tokenizer.symbols("안녕하세요.", "ko") == korean
+
+
+@pytest.mark.parametrize("unit", ["가", "x"])
+def test_a_long_run_without_spaces_is_said_whole(unit):
+    """espeak-ng says only the first ~40 letters or ~75 syllables of a word (and takes time growing with
+    the square of its length): the rest of a key, a URL or unspaced Korean was silently dropped."""
+    tokenizer = EspeakTokenizer()
+    short, long = (len(tokenizer.symbols(unit * n + ".", "ko")) for n in (60, 120))
+    assert long > 1.9 * short
+
+
+def test_a_long_korean_passage_without_punctuation_is_said_whole():
+    """espeak-ng dropped what a clause held past ~150 characters of Korean: the lecture's first 60
+    words with their marks taken out (ASR text, a pasted transcript) lost a third of their phonemes."""
+    raw = resources.files("npu_worker.bench").joinpath("lecture_ko_39.json").read_text(encoding="utf-8")
+    text = " ".join(section["text"] for section in json.loads(raw)["sections"][:8])
+    words = re.sub(r"[.,?!]", "", text).split()[:60]
+    with_commas = ", ".join(" ".join(words[i : i + 10]) for i in range(0, 60, 10))
+    tokenizer = EspeakTokenizer()
+
+    def said(text: str) -> list[str]:
+        return [s for s in tokenizer.symbols(text, "ko") if s not in PUNCTUATION and not s.isspace()]
+
+    assert len(said(" ".join(words))) >= 0.97 * len(said(with_commas))
+
+
+@pytest.mark.parametrize(
+    "text", ["", "안녕.", "가방을 " * 80, ("가방을 " * 20 + ", ") * 6, "가" * 150 + " 나다", "a\nb " * 60]
+)
+def test_espeak_pieces_keep_the_text_and_bound_each_clause(text):
+    pieces = espeak_pieces(text)
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")  # spaces added in long words only
+    for piece in pieces:
+        assert max(len(run) for run in re.split(r"[.,;:!?\n]", piece)) <= MOST_CLAUSE_CHARS
+        assert max(len(word) for word in piece.split() or [""]) <= 48

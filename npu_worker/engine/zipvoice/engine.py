@@ -54,8 +54,9 @@ STEP_BOUNDARY = np.zeros(0, dtype=np.float32)  # yielded after each decoder call
 # Spoken once at load with the default voice: a first segment as a preview's (benchmarks/PREVIEW_LATENCY.md).
 WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # Raised whenever a change of this package makes other audio from the same files and settings, so a cache
-# entry made before it is a miss after an upgrade (2: the first segment's prompt at the voice's level).
-AUDIO_REVISION = 2
+# entry made before it is a miss after an upgrade (2: the first segment's prompt at the voice's level;
+# 3: Korean numbers, units and symbols read as words, `korean_reading`).
+AUDIO_REVISION = 3
 
 
 @dataclass

@@ -16,9 +16,13 @@ import sys
 import unicodedata
 from collections.abc import Callable
 
-# A sentence ends at . ! ? … followed by space or the end ("3.7V" is no boundary), or at a CJK full-width
-# mark (。！？), which is followed by no space in Chinese and Japanese text.
-_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"'”’)\]]*(?:\s+|$)|(?<=[。！？])[」』”’）)]*\s*|\n+")
+# A sentence ends at . ! ? … followed by space or the end ("3.7V" is no boundary, nor a point inside a
+# Korean date, "2024. 12. 5.", which was read as three sentences: 이천이십사. 십이. 오.), or at a CJK
+# full-width mark (。！？), which is followed by no space in Chinese and Japanese text.
+_SENTENCE_END = re.compile(
+    r"(?:(?<=[!?…])|(?<=\.)(?<!\d\.)|(?<=\d\.)(?!\s+\d{1,2}\.(?:\s|$)))[\"'”’)\]]*(?:\s+|$)"
+    r"|(?<=[。！？])[」』”’）)]*\s*|\n+"
+)
 _CLAUSE_END = re.compile(r"(?<=[,;:，；：、])\s+|(?<=[，；：、])")
 
 

@@ -12,11 +12,15 @@ import re
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
 from npu_worker.engine.base import language_code
+from npu_worker.engine.espeak import LANGUAGE_ALIASES
 from npu_worker.engine.espeak_process import ChildPhonemizer
+from npu_worker.engine.korean_reading import spoken_form
+from npu_worker.engine.text_form import espeak_pieces
 from npu_worker.protocol import ModelLoadError
 
 PUNCTUATION = frozenset(";:,.!?；：，。！？")
@@ -100,9 +104,18 @@ _default_phonemize: Phonemize = ChildPhonemizer()
 
 
 def espeak_voice(lang: str) -> str:
-    """Request `lang` → espeak-ng voice name (`en` means `en-us`, as the reference tokenizer)."""
-    lang = language_code(lang)
-    return {"en": "en-us", "zh": "cmn", "ja": "ja", "ko": "ko"}.get(lang, lang)
+    """Request `lang` → espeak-ng voice name (`en` means `en-us`, as the reference tokenizer), found as
+    the espeak engine finds it: a code with no voice of its own falls back to its language ("ko-KR",
+    a browser's language, is ko: ZipVoice refused it as an unknown language while espeak spoke it)."""
+    return _voice_of(language_code(lang))
+
+
+@lru_cache(maxsize=64)
+def _voice_of(code: str) -> str:
+    from npu_worker.engine.espeak_lib import get_espeak
+
+    names = [LANGUAGE_ALIASES.get(key, key) for key in (code, code.split("-", 1)[0])]
+    return next((name for name in names if get_espeak().find_voice(name) is not None), names[0])
 
 
 def espeak_knows(lang: str) -> bool:
@@ -123,7 +136,8 @@ class EspeakTokenizer:
     """espeak-ng IPA phonemes flattened to single characters (spaces, stress marks, punctuation kept).
 
     If espeak drops the clause's final punctuation, the text's own final mark is kept, because the
-    model was trained with it and the segmenter relies on it.
+    model was trained with it and the segmenter relies on it. Korean text is read in its
+    `spoken_form`.
     """
 
     name = "espeak"
@@ -132,13 +146,17 @@ class EspeakTokenizer:
         self._phonemize = phonemize or _default_phonemize
 
     def symbols(self, text: str, lang: str) -> list[str]:
-        phonemes = self._phonemize(text, espeak_voice(lang))
-        flat = "".join(phonemes) if isinstance(phonemes, list) else str(phonemes)
+        voice = espeak_voice(lang)
+        flat = " ".join(self._phonemes(piece, voice) for piece in espeak_pieces(spoken_form(text, lang)))
         flat = unicodedata.normalize("NFC", flat.replace("\n", " ")).strip()
         final = text.strip()[-1:].translate(_FULLWIDTH)
         if final in PUNCTUATION and not flat.endswith(final):
             flat = flat.rstrip(".,;:!? ") + final
         return list(flat)
+
+    def _phonemes(self, text: str, voice: str) -> str:
+        phonemes = self._phonemize(text, voice)
+        return ("".join(phonemes) if isinstance(phonemes, list) else str(phonemes)).strip()
 
     def knows_language(self, lang: str) -> bool:
         return espeak_knows(lang)

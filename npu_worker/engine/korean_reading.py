@@ -1,0 +1,193 @@
+"""Korean text with digits, units and symbols written out as a Korean reader says them (`lang=ko`).
+
+espeak-ng 1.52's Korean voice reads integers well (만, 억 and 조 included), but it has no decimal point
+("3.7V" was "삼 칠 V", three seven; "1,234.5" lost its ".5"), drops a minus ("-5.5도" was "오 오 도"),
+reads "%" as English "percent", "~" as English "tilde", units as English letter names ("50kW": "오십
+kay double-u", "25°C": "이십오 see", "℃" nothing), a currency sign not at all ("$5": "오") and a phone
+number as one large number; and it said every number Sino-Korean ("3개": 삼 개, "3:30": 삼 삼십), where a
+counter takes a native one (세 개, 세 시 삼십 분). The words written here are Hangul, which espeak reads with
+its Korean rules.
+Every pattern is anchored on a digit or a single symbol, with bounded repeats: the work is linear in the
+text (2 000 characters: 1–5 ms).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .base import language_code
+from .text_form import readable
+
+_DIGITS = "영일이삼사오육칠팔구"
+_PHONE_DIGITS = "공일이삼사오육칠팔구"  # a phone number's 0 is 공
+
+_UNITS = {
+    "V": "볼트",
+    "kV": "킬로볼트",
+    "mV": "밀리볼트",
+    "W": "와트",
+    "kW": "킬로와트",
+    "MW": "메가와트",
+    "GW": "기가와트",
+    "Wh": "와트시",
+    "kWh": "킬로와트시",
+    "MWh": "메가와트시",
+    "GWh": "기가와트시",
+    "Ah": "암페어시",
+    "mAh": "밀리암페어시",
+    "mA": "밀리암페어",
+    "Hz": "헤르츠",
+    "kHz": "킬로헤르츠",
+    "MHz": "메가헤르츠",
+    "GHz": "기가헤르츠",
+    "km": "킬로미터",
+    "m": "미터",
+    "cm": "센티미터",
+    "mm": "밀리미터",
+    "nm": "나노미터",
+    "μm": "마이크로미터",
+    "µm": "마이크로미터",
+    "km²": "제곱킬로미터",
+    "m²": "제곱미터",
+    "cm²": "제곱센티미터",
+    "m³": "세제곱미터",
+    "kg": "킬로그램",
+    "g": "그램",
+    "mg": "밀리그램",
+    "L": "리터",
+    "ℓ": "리터",
+    "mL": "밀리리터",
+    "ml": "밀리리터",
+    "cc": "시시",
+    "KB": "킬로바이트",
+    "kB": "킬로바이트",
+    "MB": "메가바이트",
+    "GB": "기가바이트",
+    "TB": "테라바이트",
+    "ms": "밀리초",
+    "Mbps": "메가비피에스",
+    "Gbps": "기가비피에스",
+}
+_SYMBOLS = {"%p": "퍼센트포인트", "%": "퍼센트", "‰": "퍼밀", "°C": "도", "℃": "도", "°": "도"}
+
+
+def _alternatives(words: dict[str, str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")  # "5m", not "5min"
+_SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
+_CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
+
+_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
+_DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
+_PHONE = re.compile(r"(?<![\d\-])(0\d{1,2})-(\d{3,4})-(\d{4})(?![\d\-])")
+_RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
+_TILDE = re.compile(r"[~～〜]+")
+_PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
+_PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z])")
+_FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
+_CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
+_SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
+_OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)")
+_FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
+_DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
+_MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
+_CLOCK = re.compile(r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?![\d:])")
+# Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
+# 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well.
+_COUNTED = re.compile(
+    r"(?<![\d.,\-])(?<!제)(?<!에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
+    r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
+)
+_NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
+_NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
+_STARS = re.compile(r"\*+")
+_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
+_VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
+
+
+def _date(match: re.Match[str]) -> str:
+    year, _, month, day = match.groups()
+    if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
+        return match.group(0)
+    return f"{year}년 {int(month)}월 {int(day)}일"
+
+
+def _phone(match: re.Match[str]) -> str:
+    return " ".join("".join(_PHONE_DIGITS[int(d)] for d in group) for group in match.groups())
+
+
+def _dotted(match: re.Match[str]) -> str:
+    """A decimal ("3.14": 삼 점 일사, the digits after the point one by one) or a dotted chain (a
+    version or an address: "2.10.1", each part a number)."""
+    whole, rest = match.groups()
+    parts = rest[1:].split(".")
+    if len(parts) == 1:
+        return f"{whole} 점 {''.join(_DIGITS[int(d)] for d in parts[0])}"
+    return " 점 ".join([whole, *parts])
+
+
+def _sign(match: re.Match[str]) -> str:
+    return {"+": "플러스 ", "±": "플러스마이너스 "}.get(match.group(1), "마이너스 ")
+
+
+def _clock(match: re.Match[str]) -> str:
+    hour, minute = match.groups()
+    return f"{int(hour)}시" + (f" {int(minute)}분" if int(minute) else "")
+
+
+def _native(match: re.Match[str]) -> str:
+    """1-99 as a native numeral before a counter: 한, 스무 (20 alone), 스물한, 열두; 1 before 번째 is 첫."""
+    number = int(match.group(1))
+    if number == 1 and match.string.startswith("번째", match.end()):
+        return "첫 "
+    tens, ones = divmod(number, 10)
+    return ("스무" if number == 20 else _NATIVE_TENS[tens] + _NATIVE_ONES[ones]) + " "
+
+
+def _vulgar(match: re.Match[str]) -> str:
+    numerator, denominator = _VULGAR[match.group(2)]
+    whole = match.group(1)
+    joined = f"{whole}{'와' if whole[-1:] in '2459' else '과'} " if whole else ""  # 이와, 삼과
+    return f"{joined}{denominator}분의 {numerator}"
+
+
+def _month(match: re.Match[str]) -> str:
+    return "시" if match.group(1) == "10" else "유"  # 유월 and 시월, not 육월 and 십월
+
+
+def spoken(text: str) -> str:
+    """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
+    text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
+    text = _DATE.sub(_date, text)
+    text = _PHONE.sub(_phone, text)
+    text = _RANGE.sub(r"\1에서 ", text)
+    text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
+    text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
+    text = _PER_SECOND.sub(r"초속 \1미터", text)
+    text = _FAHRENHEIT.sub(r"화씨 \1도", text)
+    text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
+    text = _UNIT.sub(lambda m: " " + _UNITS[m.group(1)], text)
+    text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
+    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
+    text = _SIGN.sub(_sign, text)
+    text = _OPERATOR.sub(lambda m: " 나누기 " if m.group(1) == "÷" else " 곱하기 ", text)
+    text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
+    text = _FRACTION.sub(r"\2분의 \1", text)
+    text = _VULGAR_FRACTION.sub(_vulgar, text)
+    text = _MONTH.sub(_month, text)
+    text = _CLOCK.sub(_clock, text)
+    text = _COUNTED.sub(_native, text)
+    return _DOTTED.sub(_dotted, text)
+
+
+def is_korean(lang: str) -> bool:
+    """`lang` names Korean: ko, ko-KR, kor, korean, in any case."""
+    return language_code(lang).split("-", 1)[0] in ("ko", "kor", "korean")
+
+
+def spoken_form(text: str, lang: str) -> str:
+    """The text espeak-ng is given: in Korean, composed and with its numbers, units and symbols written
+    out as words; in any other language unchanged."""
+    return spoken(readable(text)) if is_korean(lang) else text
