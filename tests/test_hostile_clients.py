@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from npu_worker.http_compat.metrics import METRICS_KEY
-from tests.timing import seconds
+from tests.timing import seconds, until
 
 BODY_ROUTES = ["/synth", "/synth_batch", "/v1/audio/speech", "/v1/audio/speech/batch"]
 
@@ -225,3 +225,35 @@ async def test_expect_refusals_have_the_error_body_and_are_counted(served):
     labels = {"method": "POST", "route": "/v1/audio/speech", "status": "417"}
     assert registry.get_sample_value("npu_worker_http_requests_total", labels) == 1
     assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 2
+
+
+async def test_a_section_wav_nobody_reads_is_given_up_after_its_write_deadline(served, monkeypatch, tmp_path):
+    """`GET .../audio` waits for each piece to be taken: a caller that never read held its connection
+    (one of `--max-connections`, which it cannot be evicted from) and the open file for as long as it
+    kept the socket open."""
+    import socket
+
+    from npu_worker.http_compat import hang_up
+    from tests.tone_engine import ToneEngine
+
+    monkeypatch.setattr(hang_up, "WRITE_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(hang_up, "MIN_READ_BYTES_PER_SECOND", 10**12)
+    listener = await served(ToneEngine(seconds_per_char=0.1, chunk_seconds=10.0))
+    section = {"idx": 0, "text": "가" * 2000, "output_path": str(tmp_path / "long.wav")}  # 200 s: 9.6 MB
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch"
+        async with session.post(url, json={"sections": [section], "stream": False}) as answer:
+            job_id = (await answer.json())["job_id"]
+    await until(lambda: not listener.guard.open, "the batch's connection to close")
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads: past every buffer
+    client.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(client, ("127.0.0.1", listener.port))
+        await asyncio.get_running_loop().sock_sendall(
+            client, f"GET /jobs/{job_id}/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        )
+        await until(lambda: listener.guard.open, "the download's connection to open")
+        await until(lambda: not listener.guard.open, "the worker to give up on the download")
+    finally:
+        client.close()

@@ -45,7 +45,7 @@ from .bodies import (
     json_response,
 )
 from .errors import CLOSE_AFTER_KEY, error_response, expect_continue
-from .hang_up import until_caller_gone
+from .hang_up import send_within, until_caller_gone
 from .ndjson import open_stream, stream_job
 
 if TYPE_CHECKING:
@@ -351,7 +351,8 @@ async def section_audio(request: web.Request) -> web.StreamResponse:
 
 async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse:
     """Send an open file (closed after) in pieces, each once the client has taken the one before:
-    a caller that does not read holds one piece of the worker's memory, not the whole file."""
+    a caller that does not read holds one piece of the worker's memory, not the whole file, and only
+    until the piece's write deadline (`send_within`), not for as long as it keeps the socket open."""
     try:
         size = os.fstat(file.fileno()).st_size
         response = web.StreamResponse(headers={"Content-Type": "audio/wav"})
@@ -361,7 +362,7 @@ async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse
             size = 0
         while size > 0 and (piece := await asyncio.to_thread(file.read, min(FILE_PIECE_BYTES, size))):
             size -= len(piece)
-            await response.write(piece)  # waits while the client's socket is full
+            await send_within(request, response, piece)  # waits while the client's socket is full
     finally:
         file.close()
     await response.write_eof()
