@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from npu_worker import server
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds, until
@@ -119,6 +120,37 @@ async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(se
 
 
 HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+
+async def test_over_the_cap_the_longest_arriving_body_is_evicted_and_health_answers(
+    served, monkeypatch, tmp_path
+):
+    """Sockets that send their headers at once and then trickle a body were all "in use": at the cap
+    a health check was refused for as long as they kept coming back (each for `--body-timeout`). A
+    request whose body is in (running) is never the one closed."""
+    monkeypatch.setattr(server, "SLOW_BODY_SECONDS", 0.0)
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the running /synth stays in use
+    listener = await served(engine=engine, max_connections=4, body_timeout=60.0)
+    body = json.dumps({"text": "held", "output_path": str(tmp_path / "held.wav")}).encode()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    try:
+        writers = []
+        for sent in (body, b"{", b"{", b"{"):  # the oldest is whole; then three bodies still coming
+            reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+            writer.write(head + b"Content-Length: %d\r\n\r\n" % len(body) + sent)
+            writers.append((reader, writer))
+            await until(lambda: len(listener.guard.open) == len(writers) and not listener.guard.waiting)
+        answer = await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10))
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+        async with asyncio.timeout(seconds(10)):
+            assert await writers[1][0].read() == b""  # the longest arriving body: closed, no answer
+        assert closed_by_guard(listener, "slow_body") == listener.guard.slow_bodies == 1
+        assert [reader.at_eof() for reader, _ in writers] == [False, True, False, False]
+    finally:
+        engine.gate.set()
+        for _, writer in writers:
+            writer.close()
 
 
 async def hold_a_request(socket_: aiohttp.ClientWebSocketResponse, text: str) -> None:
