@@ -227,10 +227,13 @@ async def test_expect_refusals_have_the_error_body_and_are_counted(served):
     assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 2
 
 
-async def test_a_section_wav_nobody_reads_is_given_up_after_its_write_deadline(served, monkeypatch, tmp_path):
+@pytest.mark.parametrize("queue", ["local", "redis"])
+async def test_a_section_wav_nobody_reads_is_given_up_after_its_write_deadline(
+    served, monkeypatch, tmp_path, request, queue
+):
     """`GET .../audio` waits for each piece to be taken: a caller that never read held its connection
-    (one of `--max-connections`, which it cannot be evicted from) and the open file for as long as it
-    kept the socket open."""
+    (one of `--max-connections`, which it cannot be evicted from) and the open file (or Redis's copy,
+    whole) for as long as it kept the socket open."""
     import socket
 
     from npu_worker.http_compat import hang_up
@@ -238,7 +241,8 @@ async def test_a_section_wav_nobody_reads_is_given_up_after_its_write_deadline(s
 
     monkeypatch.setattr(hang_up, "WRITE_GRACE_SECONDS", 0.5)
     monkeypatch.setattr(hang_up, "MIN_READ_BYTES_PER_SECOND", 10**12)
-    listener = await served(ToneEngine(seconds_per_char=0.1, chunk_seconds=10.0))
+    settings = {"queue": request.getfixturevalue("redis_server").url} if queue == "redis" else {}
+    listener = await served(ToneEngine(seconds_per_char=0.1, chunk_seconds=10.0), **settings)
     section = {"idx": 0, "text": "가" * 2000, "output_path": str(tmp_path / "long.wav")}  # 200 s: 9.6 MB
     async with aiohttp.ClientSession() as session:
         url = f"http://127.0.0.1:{listener.port}/synth_batch"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import re
@@ -345,7 +346,7 @@ async def section_audio(request: web.Request) -> web.StreamResponse:
     idx = int(raw_idx)
     wav = await request.app[SCHEDULER_KEY].section_audio(job, idx)
     if isinstance(wav, bytes):  # a copy from Redis
-        return web.Response(body=wav, content_type="audio/wav")
+        return await _send_file(request, io.BytesIO(wav))  # (as a file: the same write deadlines)
     return await _send_file(request, wav)
 
 
@@ -354,7 +355,7 @@ async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse
     a caller that does not read holds one piece of the worker's memory, not the whole file, and only
     until the piece's write deadline (`send_within`), not for as long as it keeps the socket open."""
     try:
-        size = os.fstat(file.fileno()).st_size
+        size = file.getbuffer().nbytes if isinstance(file, io.BytesIO) else os.fstat(file.fileno()).st_size
         response = web.StreamResponse(headers={"Content-Type": "audio/wav"})
         response.content_length = size
         await response.prepare(request)
