@@ -318,6 +318,9 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     after = int(raw_after)
     scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
+    if request.method == "HEAD":  # (routed with GET) no lines: a HEAD answer has no body
+        await response.write_eof()
+        return response
     subscription = scheduler.subscribe(job, after=after)
     await stream_job(request, response, subscription)
     return response
