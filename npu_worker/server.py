@@ -13,6 +13,7 @@ with 1013, try again later), else the request whose body has been arriving longe
 SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle a body held every place for
 `--body-timeout` each, again and again), so a client that sends a whole request at once (a health check)
 gets in unless every connection is really in use (a request running, or its body coming promptly).
+A reply its caller leaves unread (its receive window closed) for UNREAD_SECONDS ends the connection.
 Parser-level refusals get the JSON error body, and the access log never shows a `?token=`.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request
@@ -29,6 +30,7 @@ import os
 import re
 import resource
 import signal
+import socket
 import sys
 import time
 from collections import OrderedDict
@@ -67,6 +69,9 @@ RESERVED_FILES = 256  # besides the connections: the engine's libraries and mode
 # A request whose body is still arriving this long after its headers may be evicted at the cap (a JSON
 # body or a voice upload sent at once arrives within milliseconds; a lecture batch is tens of KiB).
 SLOW_BODY_SECONDS = 1.0
+# Data a caller leaves untaken this long (its receive window closed) ends the connection (TCP_USER_TIMEOUT):
+# a reply the kernel cannot send otherwise holds the connection, uncounted by any deadline, for ever.
+UNREAD_SECONDS = 60.0
 
 
 def redacted_path(request: web.BaseRequest) -> str:
@@ -251,6 +256,7 @@ class GuardedHandler(RequestHandler):
             transport.close()
             return
         super().connection_made(transport)
+        drop_when_unread(transport)
         self.guard.await_headers(self)
 
     def request_arrived(self, body: StreamReader) -> None:
@@ -292,6 +298,20 @@ class GuardedHandler(RequestHandler):
         response = web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
         response.force_close()
         return response
+
+
+def drop_when_unread(transport: asyncio.BaseTransport) -> None:
+    """Let the kernel end the connection once what it holds for the caller has waited UNREAD_SECONDS
+    unsent (a closed receive window) or unacknowledged. A caller that stopped reading otherwise held its
+    connection for ever: a reply still being written (aiohttp waits for the socket to drain, no
+    deadline), and one already finished, whose close waits for the rest to be sent, when the header
+    deadline or an eviction closes it. Progress, however slow, and an idle connection are not affected.
+    Linux only (elsewhere the option does not exist)."""
+    option = getattr(socket, "TCP_USER_TIMEOUT", None)
+    sock = transport.get_extra_info("socket")
+    if option is None or sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    sock.setsockopt(socket.IPPROTO_TCP, option, int(UNREAD_SECONDS * 1000))
 
 
 def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | None], None]:

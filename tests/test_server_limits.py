@@ -122,6 +122,31 @@ async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(se
 HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
 
 
+@pytest.mark.parametrize("close", [True, False])
+async def test_a_reply_its_caller_leaves_unread_ends_the_connection(served, monkeypatch, caplog, close):
+    """A caller that stops reading: once the kernel's buffers are full, the rest of a reply waits in the
+    worker. Its close (`Connection: close`, or the header deadline after a kept-alive reply) waited for
+    that rest to be sent, so the connection stayed open and counted against the cap for ever, evictable
+    by nothing. (A small send buffer here, as a slow link's stays: loopback's grows to megabytes.)"""
+    monkeypatch.setattr(server, "UNREAD_SECONDS", 0.5)
+    listener = await served(header_timeout=0.2)
+    loop = asyncio.get_running_loop()
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # and it never reads
+    client.setblocking(False)
+    try:
+        await loop.sock_connect(client, ("127.0.0.1", listener.port))
+        await until(lambda: listener.guard.open, "the connection to open")
+        (handler,) = listener.guard.open
+        handler.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        head = b"GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # 42 KB
+        await loop.sock_sendall(client, head + (b"Connection: close\r\n" if close else b"") + b"\r\n")
+        await until(lambda: not listener.guard.open, "the worker to drop the connection")
+    finally:
+        client.close()
+    assert "Traceback" not in caplog.text and "internal error" not in caplog.text
+
+
 async def test_over_the_cap_the_longest_arriving_body_is_evicted_and_health_answers(
     served, monkeypatch, tmp_path
 ):
