@@ -37,6 +37,31 @@ async def test_a_caller_that_leaves_mid_body_is_one_quiet_line_not_a_500(served,
     assert 'status="500"' not in text and "ConnectionResetError" not in text
 
 
+async def test_a_connection_closed_as_its_body_comes_is_one_quiet_line_not_a_500(served, caplog, monkeypatch):
+    """The guard's eviction of a slow body (and aiohttp's shutdown) close a connection with aiohttp's
+    force_close, which drops the transport at once: a handler that body bytes had just woken read on,
+    and aiohttp's payload raised `RuntimeError: Connection closed.`, an internal error and a traceback."""
+    from npu_worker import server
+
+    original = server.GuardedHandler.data_received
+
+    def closed_as_bytes_come(self: server.GuardedHandler, data: bytes) -> None:
+        original(self, data)
+        if data.endswith(b"CUT"):
+            self.force_close()  # in the same loop turn as the bytes, as an eviction may be
+
+    monkeypatch.setattr(server.GuardedHandler, "data_received", closed_as_bytes_come)
+    listener = await served()
+    caplog.set_level(logging.INFO)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n" + b'{"te')
+    await until(lambda: listener.guard.requests, "the request to reach its handler")
+    writer.write(b"CUT")
+    await until(lambda: "the caller went away" in caplog.text or "internal error" in caplog.text)
+    writer.close()
+    assert "internal error" not in caplog.text and "Traceback" not in caplog.text
+
+
 async def test_an_authorization_header_that_is_not_utf8_is_a_401(served):
     listener = await served(token="s3cret")
     reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)

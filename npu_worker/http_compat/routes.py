@@ -46,7 +46,7 @@ from .bodies import (
     json_response,
 )
 from .errors import CLOSE_AFTER_KEY, error_response, expect_continue
-from .hang_up import send_within, until_caller_gone
+from .hang_up import caller_gone, send_within, until_caller_gone
 from .ndjson import open_stream, stream_job
 
 if TYPE_CHECKING:
@@ -87,7 +87,11 @@ def check_framing(request: web.Request) -> None:
 async def body_deadline(request: web.Request) -> AsyncIterator[None]:
     """Bound the reading of a request's body by `--body-timeout`: past it, a 408 that closes the
     connection. Every handler that reads a body reads it under this (the header deadline stops at the
-    headers, so nothing else limits a body that trickles)."""
+    headers, so nothing else limits a body that trickles).
+
+    A connection closed under a read (the guard's eviction of a slow body, the shutdown: aiohttp's
+    `force_close` drops the transport before the payload hears of it) makes aiohttp's payload raise
+    `RuntimeError("Connection closed.")`: that is the caller gone, a ConnectionResetError (`left_early`)."""
     check_framing(request)
     limit = request.app[SETTINGS_KEY].body_timeout
     try:
@@ -96,6 +100,10 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
     except TimeoutError:
         request[CLOSE_AFTER_KEY] = True
         raise RequestTimeout(f"the body did not arrive within {limit} s") from None
+    except RuntimeError:
+        if not caller_gone(request):
+            raise
+        raise ConnectionResetError("the connection was closed while its body was read") from None
 
 
 async def read_body(request: web.Request) -> bytes:
