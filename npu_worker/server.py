@@ -43,7 +43,7 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import ContentEncodingError
 from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
-from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_protocol import RequestHandler, _ErrInfo
 
 from . import heap, wire
 from .config import Settings
@@ -229,6 +229,11 @@ class ConnectionGuard:
             self.requests.pop(handler, None)
             self.requests[handler] = (time.monotonic(), body)
 
+    def body_of(self, handler: GuardedHandler) -> StreamReader | None:
+        """The body of the request `handler` is serving now, if one has reached the app."""
+        entry = self.requests.get(handler)
+        return entry[1] if entry is not None else None
+
     def forget(self, handler: GuardedHandler) -> None:
         self.headers_done(handler)
         self.idle.pop(handler, None)
@@ -258,6 +263,24 @@ class GuardedHandler(RequestHandler):
         super().connection_made(transport)
         drop_when_unread(transport)
         self.guard.await_headers(self)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._refuse_body_the_parser_refused()
+
+    def _refuse_body_the_parser_refused(self) -> None:
+        """aiohttp's C parser, refusing bytes inside a body its handler is reading (a bad chunk size, a
+        chunk without its CRLF, a bad or an excess trailer), queues its 400 for after that request and
+        drops the body without ending it: the handler waited for the rest until `--body-timeout`, then
+        answered a 408 that blamed the network. The parser's error is handed to that body instead, so
+        its reader answers the refusal at once (`read_body`: 400). The queue of parsed messages is
+        aiohttp's private state, read only here; without it nothing changes."""
+        messages = getattr(self, "_messages", None)
+        if not messages or not isinstance(refused := messages[-1][0], _ErrInfo):
+            return
+        body = self.guard.body_of(self)
+        if body is not None and not body.is_eof() and body.exception() is None:
+            body.set_exception(refused.exc)
 
     def request_arrived(self, body: StreamReader) -> None:
         """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""

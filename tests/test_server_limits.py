@@ -71,6 +71,58 @@ async def test_a_body_that_trickles_is_a_408(served):
 
 
 @pytest.mark.parametrize(
+    ("rest", "said"),
+    [
+        (b"ZZ\r\nhello\r\n0\r\n\r\n", "Invalid character in chunk size"),
+        (b"5\r\nhelloXX0\r\n\r\n", "Expected LF after chunk data"),
+        (b"0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n", "Too many headers"),
+    ],
+)
+async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served, caplog, rest, said):
+    """aiohttp's parser, refusing bytes inside a body its handler was already reading, queued its 400
+    for after that request and left the body open: the caller waited `--body-timeout` for a 408 that
+    blamed a slow network."""
+    listener = await served(body_timeout=seconds(60))
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = await body_refused_after_its_start(listener, head + b'5\r\n{"tex\r\n', rest)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer
+    error = json.loads(body)["error"]
+    assert error.startswith("BadRequest: the body is malformed: ") and said in error, error
+    assert "Traceback" not in caplog.text  # (aiohttp read on after the answer: "Unhandled exception")
+
+
+async def test_a_voice_upload_malformed_after_its_start_is_a_400_at_once(served, caplog):
+    listener = await served(body_timeout=seconds(60))
+    part = b'--xx\r\nContent-Disposition: form-data; name="name"\r\n\r\nv1\r\n'
+    head = (
+        b"POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+        b"Content-Type: multipart/form-data; boundary=xx\r\n\r\n"
+    )
+    answer = await body_refused_after_its_start(
+        listener, head + b"%x\r\n%s\r\n" % (len(part), part), b"ZZ\r\n"
+    )
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer
+    assert "Invalid character in chunk size" in json.loads(body)["error"]["message"]
+    assert "Traceback" not in caplog.text
+
+
+async def body_refused_after_its_start(listener, start: bytes, rest: bytes) -> bytes:
+    """Send `start` (headers, the body's first chunk), then `rest` once the request has reached its
+    handler; the whole answer, up to the close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(start)
+        await until(lambda: listener.guard.open and not listener.guard.waiting, "the request's headers")
+        writer.write(rest)
+        async with asyncio.timeout(seconds(10)):
+            return await reader.read()  # and the connection is closed after it
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize(
     "request_bytes",
     [b"GARBAGE\r\n\r\n", b"GET /health HTTP/1.1\r\nBad Header\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n"],
 )

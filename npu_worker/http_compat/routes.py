@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, BinaryIO
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
@@ -91,7 +92,9 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
 
     A connection closed under a read (the guard's eviction of a slow body, the shutdown: aiohttp's
     `force_close` drops the transport before the payload hears of it) makes aiohttp's payload raise
-    `RuntimeError("Connection closed.")`: that is the caller gone, a ConnectionResetError (`left_early`)."""
+    `RuntimeError("Connection closed.")`: that is the caller gone, a ConnectionResetError (`left_early`).
+    A body whose framing its parser refused (`server.GuardedHandler`) is never read on: the answer
+    closes the connection."""
     check_framing(request)
     limit = request.app[SETTINGS_KEY].body_timeout
     try:
@@ -104,6 +107,10 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
         if not caller_gone(request):
             raise
         raise ConnectionResetError("the connection was closed while its body was read") from None
+    finally:
+        if request.content.exception() is not None:  # (a refused framing) the rest is never read:
+            request.content.feed_eof()  # aiohttp would read on after the answer, and log the error
+            request[CLOSE_AFTER_KEY] = True
 
 
 async def read_body(request: web.Request) -> bytes:
@@ -140,6 +147,10 @@ async def read_body(request: web.Request) -> bytes:
         request[CLOSE_AFTER_KEY] = True
         encoding = request.headers.get("Content-Encoding", "identity")
         raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
+    except HttpProcessingError as exc:  # its framing (server.GuardedHandler), in the parser's words
+        raise BadRequest(
+            f"the body is malformed: {' '.join(str(exc.message or exc).split())[:200]}"
+        ) from None
     return raw
 
 
