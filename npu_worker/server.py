@@ -281,6 +281,7 @@ class GuardedHandler(RequestHandler):
         body = self.guard.body_of(self)
         if body is not None and not body.is_eof() and body.exception() is None:
             body.set_exception(refused.exc)
+            body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
 
     def request_arrived(self, body: StreamReader) -> None:
         """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""
