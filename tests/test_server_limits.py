@@ -108,6 +108,34 @@ async def test_a_voice_upload_malformed_after_its_start_is_a_400_at_once(served,
     assert "Traceback" not in caplog.text
 
 
+async def test_a_body_nobody_reads_that_breaks_costs_no_traceback(served, caplog):
+    """A long answer (a running job's events) to a request whose chunked body, never read, then broke:
+    after the answer aiohttp read that body on and logged the parser's error as an unhandled exception."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    listener = await served(engine)
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+        async with session.post(url, json={"sections": [{"text": "held."}]}) as accepted:
+            job_id = (await accepted.json())["job_id"]
+    head = f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(head.encode() + b"1\r\na\r\n")
+        await until(lambda: listener.guard.requests, "the stream to start")
+        writer.write(b"ZZ\r\n")
+        (_, body), *_ = listener.guard.requests.values()
+        await until(lambda: body.exception() is not None, "the parser to refuse the body")
+        engine.gate.set()  # (only now: the stream runs on after the refusal)
+        async with asyncio.timeout(seconds(10)):
+            answer = await reader.read()
+        writer.close()
+    finally:
+        engine.gate.set()
+    assert b'"event": "done"' in answer
+    assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text
+
+
 async def body_refused_after_its_start(listener, start: bytes, rest: bytes) -> bytes:
     """Send `start` (headers, the body's first chunk), then `rest` once the request has reached its
     handler; the whole answer, up to the close."""
