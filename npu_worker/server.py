@@ -9,9 +9,12 @@ previous response, until the request reaches the app. Once it has, only `--body-
 long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
 open: a new one over the cap evicts the connection that has waited longest for its headers, else the
 WebSocket that has been idle longest (open, nothing running on it: `ws_server/standing.py` closes it
-with 1013, try again later), so a client that sends a whole request at once (a health check) gets in
-unless every connection is really in use (a request running or being read). Parser-level refusals get
-the JSON error body, and the access log never shows a `?token=`.
+with 1013, try again later), else the request whose body has been arriving longest (for at least
+SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle a body held every place for
+`--body-timeout` each, again and again), so a client that sends a whole request at once (a health check)
+gets in unless every connection is really in use (a request running, or its body coming promptly).
+A reply its caller leaves unread (its receive window closed) for UNREAD_SECONDS ends the connection.
+Parser-level refusals get the JSON error body, and the access log never shows a `?token=`.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request
 reaching the app is the outermost middleware (`guard_middleware`), the response being finished is the
@@ -27,6 +30,7 @@ import os
 import re
 import resource
 import signal
+import socket
 import sys
 import time
 from collections import OrderedDict
@@ -37,8 +41,9 @@ from urllib.parse import quote
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import ContentEncodingError
+from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
-from aiohttp.web_protocol import RequestHandler
+from aiohttp.web_protocol import RequestHandler, _ErrInfo
 
 from . import heap, wire
 from .config import Settings
@@ -61,6 +66,12 @@ LINGER_SECONDS = 1.0
 ACCEPT_BACKLOG = 128
 REFUSAL_REPORT_SECONDS = 10.0
 RESERVED_FILES = 256  # besides the connections: the engine's libraries and models, logs, the state dir
+# A request whose body is still arriving this long after its headers may be evicted at the cap (a JSON
+# body or a voice upload sent at once arrives within milliseconds; a lecture batch is tens of KiB).
+SLOW_BODY_SECONDS = 1.0
+# Data a caller leaves untaken this long (its receive window closed) ends the connection (TCP_USER_TIMEOUT):
+# a reply the kernel cannot send otherwise holds the connection, uncounted by any deadline, for ever.
+UNREAD_SECONDS = 60.0
 
 
 def redacted_path(request: web.BaseRequest) -> str:
@@ -109,7 +120,7 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     """The request's headers are in: its connection is no longer subject to the header deadline."""
     protocol = request.protocol
     if isinstance(protocol, GuardedHandler):
-        protocol.request_arrived()
+        protocol.request_arrived(request.content)
     return await handler(request)
 
 
@@ -117,7 +128,8 @@ _UNDECODABLE = re.compile(r"content-encoding: \w+ \((\w+)\)")  # aiohttp's refus
 
 
 class ConnectionGuard:
-    """Open connections, and those waiting for request headers (longest waiting first)."""
+    """Open connections, those waiting for request headers (longest waiting first), and those whose
+    request has reached the app, with its body (in arrival order: a body may still be coming)."""
 
     def __init__(self, max_connections: int, header_timeout: float) -> None:
         self.max_connections = max_connections
@@ -125,8 +137,10 @@ class ConnectionGuard:
         self.open: set[GuardedHandler] = set()
         self.waiting: OrderedDict[GuardedHandler, asyncio.TimerHandle] = OrderedDict()
         self.idle: OrderedDict[GuardedHandler, Callable[[], object]] = OrderedDict()  # how to close each
+        self.requests: OrderedDict[GuardedHandler, tuple[float, StreamReader]] = OrderedDict()  # arrived at
         self.evicted = 0
         self.reclaimed = 0
+        self.slow_bodies = 0
         self.timed_out = 0
         self.refused = 0
         self.on_close: Callable[[str], object] | None = None  # /metrics: why the guard closed one
@@ -152,11 +166,26 @@ class ConnectionGuard:
                 self._closed("reclaimed")
                 self.forget(oldest)
                 close()
+            elif (slowest := self._slowest_body()) is not None:
+                self.slow_bodies += 1
+                self._closed("slow_body")
+                self.forget(slowest)
+                slowest.force_close()  # its handler's read ends as a caller that left: a quiet 499
             else:
                 self._refuse()
                 return False
         self.open.add(handler)
         return True
+
+    def _slowest_body(self) -> GuardedHandler | None:
+        """The connection whose request body has been arriving longest, if for SLOW_BODY_SECONDS."""
+        since = time.monotonic() - SLOW_BODY_SECONDS
+        for handler, (arrived, body) in self.requests.items():
+            if arrived > since:
+                return None  # (arrival order: every later one came after it)
+            if not body.is_eof():
+                return handler
+        return None
 
     def _refuse(self) -> None:
         """Every connection is in use: the new one is closed. Said in the log (at most once per
@@ -167,8 +196,8 @@ class ConnectionGuard:
         if now - self._refusals_reported >= REFUSAL_REPORT_SECONDS:
             self._refusals_reported = now
             log.warning(
-                "all %d connections are in use (none waiting for headers, no idle socket): new ones are "
-                "refused (%d so far); see --max-connections",
+                "all %d connections are in use (none waiting for headers, no idle socket, no slow body): "
+                "new ones are refused (%d so far); see --max-connections",
                 self.max_connections,
                 self.refused,
             )
@@ -183,6 +212,7 @@ class ConnectionGuard:
     def await_headers(self, handler: GuardedHandler) -> None:
         """Start the header deadline now (a new connection, or one whose response just finished)."""
         self.headers_done(handler)
+        self.requests.pop(handler, None)
         if handler in self.open and self.header_timeout > 0:
             loop = asyncio.get_running_loop()
             self.waiting[handler] = loop.call_later(self.header_timeout, self._expire, handler)
@@ -192,9 +222,22 @@ class ConnectionGuard:
         if timer is not None:
             timer.cancel()
 
+    def request_arrived(self, handler: GuardedHandler, body: StreamReader) -> None:
+        """A request reached the app: no header deadline; its body (maybe still coming) is watched."""
+        self.headers_done(handler)
+        if handler in self.open:
+            self.requests.pop(handler, None)
+            self.requests[handler] = (time.monotonic(), body)
+
+    def body_of(self, handler: GuardedHandler) -> StreamReader | None:
+        """The body of the request `handler` is serving now, if one has reached the app."""
+        entry = self.requests.get(handler)
+        return entry[1] if entry is not None else None
+
     def forget(self, handler: GuardedHandler) -> None:
         self.headers_done(handler)
         self.idle.pop(handler, None)
+        self.requests.pop(handler, None)
         self.open.discard(handler)
 
     def _expire(self, handler: GuardedHandler) -> None:
@@ -218,11 +261,31 @@ class GuardedHandler(RequestHandler):
             transport.close()
             return
         super().connection_made(transport)
+        drop_when_unread(transport)
         self.guard.await_headers(self)
 
-    def request_arrived(self) -> None:
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._refuse_body_the_parser_refused()
+
+    def _refuse_body_the_parser_refused(self) -> None:
+        """aiohttp's C parser, refusing bytes inside a body its handler is reading (a bad chunk size, a
+        chunk without its CRLF, a bad or an excess trailer), queues its 400 for after that request and
+        drops the body without ending it: the handler waited for the rest until `--body-timeout`, then
+        answered a 408 that blamed the network. The parser's error is handed to that body instead, so
+        its reader answers the refusal at once (`read_body`: 400). The queue of parsed messages is
+        aiohttp's private state, read only here; without it nothing changes."""
+        messages = getattr(self, "_messages", None)
+        if not messages or not isinstance(refused := messages[-1][0], _ErrInfo):
+            return
+        body = self.guard.body_of(self)
+        if body is not None and not body.is_eof() and body.exception() is None:
+            body.set_exception(refused.exc)
+            body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
+
+    def request_arrived(self, body: StreamReader) -> None:
         """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""
-        self.guard.headers_done(self)
+        self.guard.request_arrived(self, body)
 
     def response_finished(self) -> None:
         """A response is finished: a kept-alive connection now waits for the next request's headers."""
@@ -259,6 +322,20 @@ class GuardedHandler(RequestHandler):
         response = web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
         response.force_close()
         return response
+
+
+def drop_when_unread(transport: asyncio.BaseTransport) -> None:
+    """Let the kernel end the connection once what it holds for the caller has waited UNREAD_SECONDS
+    unsent (a closed receive window) or unacknowledged. A caller that stopped reading otherwise held its
+    connection for ever: a reply still being written (aiohttp waits for the socket to drain, no
+    deadline), and one already finished, whose close waits for the rest to be sent, when the header
+    deadline or an eviction closes it. Progress, however slow, and an idle connection are not affected.
+    Linux only (elsewhere the option does not exist)."""
+    option = getattr(socket, "TCP_USER_TIMEOUT", None)
+    sock = transport.get_extra_info("socket")
+    if option is None or sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    sock.setsockopt(socket.IPPROTO_TCP, option, int(UNREAD_SECONDS * 1000))
 
 
 def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | None], None]:

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from npu_worker.http_compat.metrics import METRICS_KEY
-from tests.timing import seconds
+from tests.timing import seconds, until
 
 BODY_ROUTES = ["/synth", "/synth_batch", "/v1/audio/speech", "/v1/audio/speech/batch"]
 
@@ -35,6 +35,31 @@ async def test_a_caller_that_leaves_mid_body_is_one_quiet_line_not_a_500(served,
     assert "internal error" not in caplog.text and "Traceback" not in caplog.text
     text = await metrics(listener.port)
     assert 'status="500"' not in text and "ConnectionResetError" not in text
+
+
+async def test_a_connection_closed_as_its_body_comes_is_one_quiet_line_not_a_500(served, caplog, monkeypatch):
+    """The guard's eviction of a slow body (and aiohttp's shutdown) close a connection with aiohttp's
+    force_close, which drops the transport at once: a handler that body bytes had just woken read on,
+    and aiohttp's payload raised `RuntimeError: Connection closed.`, an internal error and a traceback."""
+    from npu_worker import server
+
+    original = server.GuardedHandler.data_received
+
+    def closed_as_bytes_come(self: server.GuardedHandler, data: bytes) -> None:
+        original(self, data)
+        if data.endswith(b"CUT"):
+            self.force_close()  # in the same loop turn as the bytes, as an eviction may be
+
+    monkeypatch.setattr(server.GuardedHandler, "data_received", closed_as_bytes_come)
+    listener = await served()
+    caplog.set_level(logging.INFO)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    writer.write(b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n" + b'{"te')
+    await until(lambda: listener.guard.requests, "the request to reach its handler")
+    writer.write(b"CUT")
+    await until(lambda: "the caller went away" in caplog.text or "internal error" in caplog.text)
+    writer.close()
+    assert "internal error" not in caplog.text and "Traceback" not in caplog.text
 
 
 async def test_an_authorization_header_that_is_not_utf8_is_a_401(served):
@@ -225,3 +250,39 @@ async def test_expect_refusals_have_the_error_body_and_are_counted(served):
     labels = {"method": "POST", "route": "/v1/audio/speech", "status": "417"}
     assert registry.get_sample_value("npu_worker_http_requests_total", labels) == 1
     assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 2
+
+
+@pytest.mark.parametrize("queue", ["local", "redis"])
+async def test_a_section_wav_nobody_reads_is_given_up_after_its_write_deadline(
+    served, monkeypatch, tmp_path, request, queue
+):
+    """`GET .../audio` waits for each piece to be taken: a caller that never read held its connection
+    (one of `--max-connections`, which it cannot be evicted from) and the open file (or Redis's copy,
+    whole) for as long as it kept the socket open."""
+    import socket
+
+    from npu_worker.http_compat import hang_up
+    from tests.tone_engine import ToneEngine
+
+    monkeypatch.setattr(hang_up, "WRITE_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(hang_up, "MIN_READ_BYTES_PER_SECOND", 10**12)
+    settings = {"queue": request.getfixturevalue("redis_server").url} if queue == "redis" else {}
+    listener = await served(ToneEngine(seconds_per_char=0.1, chunk_seconds=10.0), **settings)
+    section = {"idx": 0, "text": "가" * 2000, "output_path": str(tmp_path / "long.wav")}  # 200 s: 9.6 MB
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch"
+        async with session.post(url, json={"sections": [section], "stream": False}) as answer:
+            job_id = (await answer.json())["job_id"]
+    await until(lambda: not listener.guard.open, "the batch's connection to close")
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads: past every buffer
+    client.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(client, ("127.0.0.1", listener.port))
+        await asyncio.get_running_loop().sock_sendall(
+            client, f"GET /jobs/{job_id}/sections/0/audio HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode()
+        )
+        await until(lambda: listener.guard.open, "the download's connection to open")
+        await until(lambda: not listener.guard.open, "the worker to give up on the download")
+    finally:
+        client.close()

@@ -220,6 +220,32 @@ async def test_events_replay_after_n_then_follow_until_done(worker):
     assert replay == full[2:]
 
 
+async def test_a_head_of_the_events_answers_headers_only_and_the_connection_stays_in_step(served):
+    """HEAD is routed with every GET: on `/jobs/{id}/events` it wrote the job's lines after the head
+    (a HEAD answer has no body, so a kept-alive client read them as its next answer) and, for a running
+    job, held the connection until the job's end."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the job stays running: HEAD must not wait for its end
+    listener = await served(engine)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        body = json.dumps({"sections": [{"idx": 0, "text": "a."}]}).encode()
+        writer.write(b"POST /synth_batch?async=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        writer.write(b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        async with asyncio.timeout(seconds(10)):
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            job_id = json.loads(await reader.readexactly(length))["job_id"]
+            writer.write(f"HEAD /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 200") and b"application/x-ndjson" in head
+            writer.write(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            assert (await reader.readuntil(b"\r\n")).startswith(b"HTTP/1.1 200")  # the next answer's
+    finally:
+        engine.gate.set()
+        writer.close()
+
+
 async def test_events_after_a_seq_not_yet_logged_skips_the_live_lines_up_to_it(worker):
     """A client that saw seq 1..N (say from another node) re-attaches with `after=N` while the log holds
     fewer: the live lines up to N are not sent again."""

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from npu_worker import server
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds, until
@@ -67,6 +68,86 @@ async def test_a_body_that_trickles_is_a_408(served):
     assert status == b"HTTP/1.1 408 Request Timeout"
     body = json.loads(rest.partition(b"\r\n\r\n")[2])
     assert body["error"].startswith("RequestTimeout: ") and body["traceback"] is None
+
+
+@pytest.mark.parametrize(
+    ("rest", "said"),
+    [
+        (b"ZZ\r\nhello\r\n0\r\n\r\n", "Invalid character in chunk size"),
+        (b"5\r\nhelloXX0\r\n\r\n", "Expected LF after chunk data"),
+        (b"0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n", "Too many headers"),
+    ],
+)
+async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served, caplog, rest, said):
+    """aiohttp's parser, refusing bytes inside a body its handler was already reading, queued its 400
+    for after that request and left the body open: the caller waited `--body-timeout` for a 408 that
+    blamed a slow network."""
+    listener = await served(body_timeout=seconds(60))
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = await body_refused_after_its_start(listener, head + b'5\r\n{"tex\r\n', rest)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer
+    error = json.loads(body)["error"]
+    assert error.startswith("BadRequest: the body is malformed: ") and said in error, error
+    assert "Traceback" not in caplog.text  # (aiohttp read on after the answer: "Unhandled exception")
+
+
+async def test_a_voice_upload_malformed_after_its_start_is_a_400_at_once(served, caplog):
+    listener = await served(body_timeout=seconds(60))
+    part = b'--xx\r\nContent-Disposition: form-data; name="name"\r\n\r\nv1\r\n'
+    head = (
+        b"POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+        b"Content-Type: multipart/form-data; boundary=xx\r\n\r\n"
+    )
+    answer = await body_refused_after_its_start(
+        listener, head + b"%x\r\n%s\r\n" % (len(part), part), b"ZZ\r\n"
+    )
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer
+    assert "Invalid character in chunk size" in json.loads(body)["error"]["message"]
+    assert "Traceback" not in caplog.text
+
+
+async def test_a_body_nobody_reads_that_breaks_costs_no_traceback(served, caplog):
+    """A long answer (a running job's events) to a request whose chunked body, never read, then broke:
+    after the answer aiohttp read that body on and logged the parser's error as an unhandled exception."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    listener = await served(engine)
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+        async with session.post(url, json={"sections": [{"text": "held."}]}) as accepted:
+            job_id = (await accepted.json())["job_id"]
+    head = f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(head.encode() + b"1\r\na\r\n")
+        await until(lambda: listener.guard.requests, "the stream to start")
+        writer.write(b"ZZ\r\n")
+        (_, body), *_ = listener.guard.requests.values()
+        await until(lambda: body.exception() is not None, "the parser to refuse the body")
+        engine.gate.set()  # (only now: the stream runs on after the refusal)
+        async with asyncio.timeout(seconds(10)):
+            answer = await reader.read()
+        writer.close()
+    finally:
+        engine.gate.set()
+    assert b'"event": "done"' in answer
+    assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text
+
+
+async def body_refused_after_its_start(listener, start: bytes, rest: bytes) -> bytes:
+    """Send `start` (headers, the body's first chunk), then `rest` once the request has reached its
+    handler; the whole answer, up to the close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(start)
+        await until(lambda: listener.guard.open and not listener.guard.waiting, "the request's headers")
+        writer.write(rest)
+        async with asyncio.timeout(seconds(10)):
+            return await reader.read()  # and the connection is closed after it
+    finally:
+        writer.close()
 
 
 @pytest.mark.parametrize(
@@ -119,6 +200,62 @@ async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(se
 
 
 HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+
+@pytest.mark.parametrize("close", [True, False])
+async def test_a_reply_its_caller_leaves_unread_ends_the_connection(served, monkeypatch, caplog, close):
+    """A caller that stops reading: once the kernel's buffers are full, the rest of a reply waits in the
+    worker. Its close (`Connection: close`, or the header deadline after a kept-alive reply) waited for
+    that rest to be sent, so the connection stayed open and counted against the cap for ever, evictable
+    by nothing. (A small send buffer here, as a slow link's stays: loopback's grows to megabytes.)"""
+    monkeypatch.setattr(server, "UNREAD_SECONDS", 0.5)
+    listener = await served(header_timeout=0.2)
+    loop = asyncio.get_running_loop()
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)  # and it never reads
+    client.setblocking(False)
+    try:
+        await loop.sock_connect(client, ("127.0.0.1", listener.port))
+        await until(lambda: listener.guard.open, "the connection to open")
+        (handler,) = listener.guard.open
+        handler.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        head = b"GET /openapi.json HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # 42 KB
+        await loop.sock_sendall(client, head + (b"Connection: close\r\n" if close else b"") + b"\r\n")
+        await until(lambda: not listener.guard.open, "the worker to drop the connection")
+    finally:
+        client.close()
+    assert "Traceback" not in caplog.text and "internal error" not in caplog.text
+
+
+async def test_over_the_cap_the_longest_arriving_body_is_evicted_and_health_answers(
+    served, monkeypatch, tmp_path
+):
+    """Sockets that send their headers at once and then trickle a body were all "in use": at the cap
+    a health check was refused for as long as they kept coming back (each for `--body-timeout`). A
+    request whose body is in (running) is never the one closed."""
+    monkeypatch.setattr(server, "SLOW_BODY_SECONDS", 0.0)
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the running /synth stays in use
+    listener = await served(engine=engine, max_connections=4, body_timeout=60.0)
+    body = json.dumps({"text": "held", "output_path": str(tmp_path / "held.wav")}).encode()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    try:
+        writers = []
+        for sent in (body, b"{", b"{", b"{"):  # the oldest is whole; then three bodies still coming
+            reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+            writer.write(head + b"Content-Length: %d\r\n\r\n" % len(body) + sent)
+            writers.append((reader, writer))
+            await until(lambda: len(listener.guard.open) == len(writers) and not listener.guard.waiting)
+        answer = await raw_exchange(listener.port, HEALTH_REQUEST, seconds(10))
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+        async with asyncio.timeout(seconds(10)):
+            assert await writers[1][0].read() == b""  # the longest arriving body: closed, no answer
+        assert closed_by_guard(listener, "slow_body") == listener.guard.slow_bodies == 1
+        assert [reader.at_eof() for reader, _ in writers] == [False, True, False, False]
+    finally:
+        engine.gate.set()
+        for _, writer in writers:
+            writer.close()
 
 
 async def hold_a_request(socket_: aiohttp.ClientWebSocketResponse, text: str) -> None:

@@ -2,6 +2,7 @@
 
 Starts the worker under a lowered open-files limit (as `ulimit -n` would), opens the sockets, keeps
 each sending a byte every second, and prints /health latencies and how many sockets the server closed.
+With `--body` each socket sends whole headers of a `POST /synth` at once and trickles its body instead.
 
     python tools/slowloris.py --sockets 1100 --nofile 1024
 """
@@ -42,6 +43,7 @@ def main() -> None:
     parser.add_argument("--sockets", type=int, default=1100)
     parser.add_argument("--nofile", type=int, default=1024, help="the worker's open-files limit")
     parser.add_argument("--seconds", type=float, default=15.0, help="how long to trickle")
+    parser.add_argument("--body", action="store_true", help="whole headers at once, then trickle a body")
     parser.add_argument("serve_args", nargs="*", help="extra `npu-worker serve` flags (after --)")
     args = parser.parse_args()
     own = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -62,7 +64,10 @@ def main() -> None:
             for _ in range(args.sockets):
                 sock = socket.create_connection(("127.0.0.1", port), timeout=5)
                 sock.setblocking(False)
-                sock.send(b"GET / HTTP/1.1\r\n")
+                if args.body:
+                    sock.send(b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n")
+                else:
+                    sock.send(b"GET / HTTP/1.1\r\n")
                 socks.append(sock)
             closed: set[int] = set()
             latencies: list[float | None] = []
@@ -78,7 +83,10 @@ def main() -> None:
                 latencies.append(health_ms(port, 5.0))
                 time.sleep(1.0)
             answered = [ms for ms in latencies if ms is not None]
-            print(f"{args.sockets} trickling sockets, worker ulimit -n {args.nofile}, {args.seconds:.0f} s")
+            what = "body" if args.body else "header"
+            print(
+                f"{args.sockets} {what}-trickling sockets, worker ulimit -n {args.nofile}, {args.seconds:.0f} s"
+            )
             print(f"/health: {len(answered)}/{len(latencies)} answered within 5 s", end="")
             if answered:
                 print(f", max {max(answered):.0f} ms, median {sorted(answered)[len(answered) // 2]:.0f} ms")

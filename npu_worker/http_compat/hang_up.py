@@ -16,6 +16,8 @@ log = logging.getLogger(__name__)
 
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for it: the access log and metrics tell it from a failure
 HANG_UP_CHECK_SECONDS = 0.2  # how often a handler that writes nothing yet looks whether its caller is there
+WRITE_GRACE_SECONDS = 60.0  # a caller that takes nothing of a write for this long is given up
+MIN_READ_BYTES_PER_SECOND = 64 * 1024  # ... plus a second per this many bytes of it
 
 
 def caller_gone(request: web.BaseRequest) -> bool:
@@ -44,3 +46,18 @@ def left_early(request: web.BaseRequest, error: BaseException) -> web.Response |
         return None
     log.info("%s %s: the caller went away (%s)", request.method, request.rel_url.raw_path, error)
     return web.Response(status=CLIENT_CLOSED_REQUEST)
+
+
+async def send_within(request: web.BaseRequest, response: web.StreamResponse, data: bytes) -> None:
+    """Write `data`, or give up on a caller that does not take it in time (WRITE_GRACE_SECONDS, plus a
+    second per MIN_READ_BYTES_PER_SECOND): a write waits while the caller's socket is full, so a caller
+    that stops reading would hold its connection (one of `--max-connections`) and what it was sent for
+    as long as it keeps the socket open. ConnectionResetError when given up (the connection is closed)."""
+    limit = WRITE_GRACE_SECONDS + len(data) / MIN_READ_BYTES_PER_SECOND
+    try:
+        async with asyncio.timeout(limit):
+            await response.write(data)
+    except TimeoutError:
+        if request.transport is not None:
+            request.transport.abort()
+        raise ConnectionResetError(f"the caller read nothing for {limit:.0f} s") from None

@@ -122,7 +122,8 @@ class WorkerMetrics(SchedulerObserver):
         self.closed = Counter(
             "npu_worker_connections_closed",
             "Connections the connection guard closed (evicted: waiting for headers; reclaimed: an idle "
-            "socket; header_timeout) or refused (every connection in use), by reason",
+            "socket; slow_body: a request body still arriving; header_timeout) or refused (every "
+            "connection in use), by reason",
             ["reason"],
             registry=r,
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import os
 import re
@@ -12,6 +13,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, BinaryIO
 
 from aiohttp import web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
@@ -45,7 +47,7 @@ from .bodies import (
     json_response,
 )
 from .errors import CLOSE_AFTER_KEY, error_response, expect_continue
-from .hang_up import until_caller_gone
+from .hang_up import caller_gone, send_within, until_caller_gone
 from .ndjson import open_stream, stream_job
 
 if TYPE_CHECKING:
@@ -86,7 +88,13 @@ def check_framing(request: web.Request) -> None:
 async def body_deadline(request: web.Request) -> AsyncIterator[None]:
     """Bound the reading of a request's body by `--body-timeout`: past it, a 408 that closes the
     connection. Every handler that reads a body reads it under this (the header deadline stops at the
-    headers, so nothing else limits a body that trickles)."""
+    headers, so nothing else limits a body that trickles).
+
+    A connection closed under a read (the guard's eviction of a slow body, the shutdown: aiohttp's
+    `force_close` drops the transport before the payload hears of it) makes aiohttp's payload raise
+    `RuntimeError("Connection closed.")`: that is the caller gone, a ConnectionResetError (`left_early`).
+    A body whose framing its parser refused (`server.GuardedHandler`) is never read on: the answer
+    closes the connection."""
     check_framing(request)
     limit = request.app[SETTINGS_KEY].body_timeout
     try:
@@ -95,6 +103,14 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
     except TimeoutError:
         request[CLOSE_AFTER_KEY] = True
         raise RequestTimeout(f"the body did not arrive within {limit} s") from None
+    except RuntimeError:
+        if not caller_gone(request):
+            raise
+        raise ConnectionResetError("the connection was closed while its body was read") from None
+    finally:
+        if request.content.exception() is not None:  # (a refused framing) the rest is never read:
+            request.content.feed_eof()  # aiohttp would read on after the answer, and log the error
+            request[CLOSE_AFTER_KEY] = True
 
 
 async def read_body(request: web.Request) -> bytes:
@@ -131,6 +147,10 @@ async def read_body(request: web.Request) -> bytes:
         request[CLOSE_AFTER_KEY] = True
         encoding = request.headers.get("Content-Encoding", "identity")
         raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
+    except HttpProcessingError as exc:  # its framing (server.GuardedHandler), in the parser's words
+        raise BadRequest(
+            f"the body is malformed: {' '.join(str(exc.message or exc).split())[:200]}"
+        ) from None
     return raw
 
 
@@ -317,6 +337,9 @@ async def job_events(request: web.Request) -> web.StreamResponse:
     after = int(raw_after)
     scheduler = request.app[SCHEDULER_KEY]
     response = await open_stream(request)
+    if request.method == "HEAD":  # (routed with GET) no lines: a HEAD answer has no body
+        await response.write_eof()
+        return response
     subscription = scheduler.subscribe(job, after=after)
     await stream_job(request, response, subscription)
     return response
@@ -345,15 +368,16 @@ async def section_audio(request: web.Request) -> web.StreamResponse:
     idx = int(raw_idx)
     wav = await request.app[SCHEDULER_KEY].section_audio(job, idx)
     if isinstance(wav, bytes):  # a copy from Redis
-        return web.Response(body=wav, content_type="audio/wav")
+        return await _send_file(request, io.BytesIO(wav))  # (as a file: the same write deadlines)
     return await _send_file(request, wav)
 
 
 async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse:
     """Send an open file (closed after) in pieces, each once the client has taken the one before:
-    a caller that does not read holds one piece of the worker's memory, not the whole file."""
+    a caller that does not read holds one piece of the worker's memory, not the whole file, and only
+    until the piece's write deadline (`send_within`), not for as long as it keeps the socket open."""
     try:
-        size = os.fstat(file.fileno()).st_size
+        size = file.getbuffer().nbytes if isinstance(file, io.BytesIO) else os.fstat(file.fileno()).st_size
         response = web.StreamResponse(headers={"Content-Type": "audio/wav"})
         response.content_length = size
         await response.prepare(request)
@@ -361,7 +385,7 @@ async def _send_file(request: web.Request, file: BinaryIO) -> web.StreamResponse
             size = 0
         while size > 0 and (piece := await asyncio.to_thread(file.read, min(FILE_PIECE_BYTES, size))):
             size -= len(piece)
-            await response.write(piece)  # waits while the client's socket is full
+            await send_within(request, response, piece)  # waits while the client's socket is full
     finally:
         file.close()
     await response.write_eof()
