@@ -137,17 +137,17 @@ async def test_an_answer_nobody_reads_is_given_up_after_its_write_deadline(monke
 
     from aiohttp import web
 
-    from npu_worker.openai_compat import speech
+    from npu_worker.http_compat import hang_up  # the OpenAI answers' writes too
 
-    monkeypatch.setattr(speech, "WRITE_GRACE_SECONDS", 0.5)
-    monkeypatch.setattr(speech, "MIN_READ_BYTES_PER_SECOND", 10**12)
+    monkeypatch.setattr(hang_up, "WRITE_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(hang_up, "MIN_READ_BYTES_PER_SECOND", 10**12)
     outcome: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
 
     async def big_answer(request: web.Request) -> web.StreamResponse:
         response = web.StreamResponse()
         await response.prepare(request)
         try:
-            await speech.send_within(request, response, b"x" * (16 << 20))  # past every socket buffer
+            await hang_up.send_within(request, response, b"x" * (16 << 20))  # past every socket buffer
             outcome.set_result(None)
         except ConnectionError as exc:
             outcome.set_result(exc)

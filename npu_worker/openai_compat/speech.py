@@ -17,7 +17,7 @@ from aiohttp import web
 from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
-from ..http_compat.hang_up import caller_gone, stop_if_caller_gone, until_caller_gone
+from ..http_compat.hang_up import caller_gone, send_within, stop_if_caller_gone, until_caller_gone
 from ..http_compat.routes import read_body
 from ..protocol import (
     BadRequest,
@@ -67,8 +67,6 @@ log = logging.getLogger(__name__)
 MODEL_ALIASES = ("tts-1", "tts-1-hd")
 # Audio a download may have waiting unread: more than one whole text's worth (espeak speaks Korean at
 # ~0.15 s per character), at least 10 min (float32: 58 MB).
-WRITE_GRACE_SECONDS = 60.0  # a caller that reads nothing of an answer for this long is given up
-MIN_READ_BYTES_PER_SECOND = 64 * 1024  # ... plus a second per this many bytes of it
 DOWNLOAD_SECONDS_PER_CHAR = 0.3
 DOWNLOAD_BUFFER_SECONDS = 600.0
 # OpenAI's built-in voice names: they speak as `default` unless a voice of that name is stored.
@@ -249,21 +247,6 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         encoder.release()
         data = tail = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
     return response
-
-
-async def send_within(request: web.Request, response: web.StreamResponse, data: bytes) -> None:
-    """Write `data`, or give up on a caller that does not read it in time (WRITE_GRACE_SECONDS, plus
-    a second per MIN_READ_BYTES_PER_SECOND): a whole file held for a socket nobody reads would stay in
-    memory as long as the caller keeps it open. ConnectionResetError when given up (the connection is
-    closed)."""
-    limit = WRITE_GRACE_SECONDS + len(data) / MIN_READ_BYTES_PER_SECOND
-    try:
-        async with asyncio.timeout(limit):
-            await response.write(data)
-    except TimeoutError:
-        if request.transport is not None:
-            request.transport.abort()
-        raise ConnectionResetError(f"the caller read nothing for {limit:.0f} s") from None
 
 
 def forget_frames(error: BaseException) -> None:
