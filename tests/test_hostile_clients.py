@@ -179,6 +179,7 @@ async def test_an_answer_nobody_reads_is_given_up_after_its_write_deadline(monke
         ({"token": "s3cret"}, "/synth", "", 401),  # no token: refused before the body is sent
         ({}, "/synth", "Content-Length: 90000000\r\n", 413),
         ({}, "/v1/audio/speech", "Content-Length: 90000000\r\n", 413),
+        ({"token": "s3cret"}, "/v1/audio/voices", "", 401),  # 5 MB of audio sent for nothing
     ],
 )
 async def test_expect_100_continue_is_refused_before_the_body_when_the_request_cannot_pass(
@@ -193,6 +194,22 @@ async def test_expect_100_continue_is_refused_before_the_body_when_the_request_c
     answer, _ = await raw_answer(listener.port, (head + "\r\n").encode())
     assert answer.startswith(f"HTTP/1.1 {status}".encode()), answer
     assert b"100 Continue" not in answer
+
+
+async def test_a_voice_upload_past_the_json_body_limit_is_still_told_to_continue(served):
+    """A voice upload is bounded part by part (`--voice-max-bytes`), not by `--max-body-bytes`."""
+    listener = await served(max_body_bytes=1000)
+    head = (
+        "POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+        "Content-Type: multipart/form-data; boundary=x\r\nContent-Length: 200000\r\n\r\n"
+    )
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(head.encode())
+        async with asyncio.timeout(seconds(5)):
+            assert await reader.readuntil(b"\r\n\r\n") == b"HTTP/1.1 100 Continue\r\n\r\n"
+    finally:
+        writer.close()
 
 
 async def test_a_caller_that_resets_before_100_continue_costs_no_traceback(served, caplog):

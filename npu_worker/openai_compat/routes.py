@@ -7,7 +7,7 @@ import logging
 from aiohttp import web
 
 from ..app_keys import ERROR_SHAPES_KEY
-from ..http_compat.errors import expect_continue
+from ..http_compat.errors import expect_access, expect_continue
 from .errors import openai_refusal
 from .formats import available_formats
 from .speech import create_speech, create_speech_batch, get_model, list_models
@@ -28,5 +28,5 @@ def setup_openai(app: web.Application) -> None:
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/v1/models/{model}", get_model)
     app.router.add_get("/v1/audio/voices", list_voices)
-    app.router.add_post("/v1/audio/voices", upload_voice)
+    app.router.add_post("/v1/audio/voices", upload_voice, expect_handler=expect_access)
     app.router.add_delete("/v1/audio/voices/{name}", delete_voice)
