@@ -288,7 +288,7 @@ class Settings:
         kind=_seconds(0.1, DAY),
     )
     body_timeout: float = _opt(
-        30.0, "seconds a request may take to send its body (0.1 s to 1 day)", kind=_seconds(0.1, DAY)
+        30.0, "seconds a request may take to send its body, a WebSocket message to finish arriving (0.1 s to 1 day)", kind=_seconds(0.1, DAY)
     )
     max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429", kind=_count(1))
     preview_lanes: int = _opt(

@@ -254,6 +254,7 @@ class GuardedHandler(RequestHandler):
         super().__init__(manager, **kwargs)
         self.guard = guard
         self._refused = False
+        self.bytes_received = 0  # on this connection so far (a WebSocket's message deadline reads it)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -265,6 +266,7 @@ class GuardedHandler(RequestHandler):
         self.guard.await_headers(self)
 
     def data_received(self, data: bytes) -> None:
+        self.bytes_received += len(data)
         super().data_received(data)
         self._refuse_body_the_parser_refused()
 
@@ -346,6 +348,15 @@ def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | 
     if isinstance(handler, GuardedHandler):
         return functools.partial(handler.guard.set_idle, handler)
     return lambda close: None
+
+
+def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:
+    """For a WebSocket handler: how many bytes its connection has received so far; None where it was
+    not served by `listen` (aiohttp's own server in tests)."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        return lambda: handler.bytes_received
+    return None
 
 
 class Listener:

@@ -31,6 +31,7 @@ from ..audio import OnsetWatch, to_pcm16
 from ..http_compat.metrics import METRICS_KEY
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
+from ..ws_server.message_deadline import MessageDeadline, message_deadline
 from ..ws_server.opening import (
     GOING_AWAY_SECONDS,
     SEND_GRACE_HEARTBEATS,
@@ -267,8 +268,10 @@ class SpeechStreamSession:
         app: web.Application,
         standing: Standing,
         abort: Callable[[], object] | None = None,
+        deadline: MessageDeadline | None = None,
     ) -> None:
         self.ws = ws
+        self.deadline = deadline or MessageDeadline(None, 0.0, lambda: None)  # the handler's reading
         # A peer that takes nothing of a frame for this long is gone, as on `/ws` (`opening.taken`).
         self._send_grace = SEND_GRACE_HEARTBEATS * app[SETTINGS_KEY].heartbeat_interval
         self._abort = abort or (lambda: None)
@@ -329,13 +332,17 @@ class SpeechStreamSession:
             await taken(self.ws.send_bytes(data), self._send_grace, self._abort)
 
     async def post(self, text: str, received_at: float) -> None:
-        """A client message for `serve`, in order; waits while MAX_HELD_CHARS wait to be handled."""
+        """A client message for `serve`, in order; waits while MAX_HELD_CHARS wait to be handled (the
+        message deadline paused meanwhile: whole messages wait unread in aiohttp's queue)."""
         self._standing.in_use()
         self._held += len(text)
         self._inbox.put_nowait((text, received_at))
-        while self._held > MAX_HELD_CHARS:
-            self._room.clear()
-            await self._room.wait()
+        if self._held > MAX_HELD_CHARS:
+            self.deadline.pause()
+            while self._held > MAX_HELD_CHARS:
+                self._room.clear()
+                await self._room.wait()
+            self.deadline.resume()
 
     async def serve(self) -> None:
         """Handle the posted messages one by one, until `session.close` has been served."""
@@ -462,8 +469,9 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     """Reads the socket while `serve` handles the messages, so a close is seen even while sentences
     wait for their place (then the queued ones stop at once)."""
     ws = await open_socket(request)
+    deadline = message_deadline(request)
     session = SpeechStreamSession(
-        ws, request.app, Standing(request, ws), functools.partial(abort_connection, request)
+        ws, request.app, Standing(request, ws), functools.partial(abort_connection, request), deadline
     )
     sessions = request.app.get(WS_SESSIONS_KEY)
     if sessions is not None:
@@ -472,6 +480,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     serving.add_done_callback(session.served)
     try:
         async for message in ws:
+            deadline.took_message()
             if serving.done():  # session.close served, or the socket broke under a send
                 break
             if message.type == WSMsgType.TEXT:
@@ -482,6 +491,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.ERROR:
                 break
     finally:
+        deadline.close()
         if sessions is not None:
             sessions.discard(session)
         serving.cancel()

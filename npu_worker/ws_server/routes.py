@@ -11,6 +11,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
+from .message_deadline import message_deadline
 from .opening import abort_connection, let_go, open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
@@ -57,8 +58,10 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
+    deadline = message_deadline(request)
     try:
         async for message in ws:
+            deadline.took_message()
             if message.type == WSMsgType.TEXT:
                 await session.on_text(message.data, time.monotonic())
             elif message.type == WSMsgType.BINARY:
@@ -67,6 +70,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.ERROR:
                 break
     finally:
+        deadline.close()
         sessions.discard(session)
         await session.close()
         let_go(request)

@@ -1,0 +1,89 @@
+"""A WebSocket message must finish arriving within `--body-timeout`, as an HTTP body must.
+
+aiohttp holds a message's frames until the last one is in (up to `--max-body-bytes`) and has no time
+bound on that: a peer that trickles one unfinished message kept up to 8 MiB per socket for as long as it
+liked (20 such sockets: +173 MiB). aiohttp's reader keeps its partial message in private (compiled) state,
+so the watch counts bytes instead: the connection's bytes in (`server.bytes_received`) since the handler
+last took a whole message. More than UNFINISHED_ALLOWANCE of them for longer than the body timeout is a
+message that does not finish: the connection is dropped. Pings, pongs and closes are a few bytes each;
+a peer has to send more than 64 KiB of them, and no message, for 30 s to look like one.
+
+While its handler does not read on purpose (the speech stream holds 64 Ki characters and waits), the
+watch is paused: whole messages then wait in aiohttp's queue and would be counted as unfinished (aiohttp
+stops reading the socket once about 64 KiB wait there, so this is a margin, not a measured failure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable
+
+from aiohttp import web
+
+from ..app_keys import SETTINGS_KEY
+from ..server import bytes_received
+from .opening import abort_connection
+
+log = logging.getLogger(__name__)
+
+UNFINISHED_ALLOWANCE = 64 * 1024  # bytes in since the last whole message before the clock starts
+CHECK_SECONDS = 1.0
+
+
+def message_deadline(request: web.Request) -> MessageDeadline:
+    """The watch for a socket opened on `request` (one that never fires where the app is not served by
+    `server.listen`, which counts the bytes: aiohttp's own server in tests)."""
+    received = bytes_received(request)
+    drop = functools.partial(abort_connection, request)
+    return MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop)
+
+
+class MessageDeadline:
+    """One socket's watch; `took_message()` at each whole message, `close()` when the socket ends."""
+
+    def __init__(
+        self, received: Callable[[], int] | None, deadline: float, drop: Callable[[], object]
+    ) -> None:
+        self._received = received or (lambda: 0)
+        self._deadline, self._drop = deadline, drop
+        self._mark = self._received()
+        self._over_since: float | None = None
+        self._paused = False
+        self._timer: asyncio.TimerHandle | None = None
+        if received is not None:
+            self._timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self._check)
+
+    def took_message(self) -> None:
+        self._mark, self._over_since = self._received(), None
+
+    def pause(self) -> None:
+        self._paused = True
+
+    def resume(self) -> None:
+        self._paused = False
+        self.took_message()
+
+    def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _check(self) -> None:
+        self._timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self._check)
+        if self._paused or self._received() - self._mark <= UNFINISHED_ALLOWANCE:
+            self._over_since = None
+            return
+        now = time.monotonic()
+        if self._over_since is None:
+            self._over_since = now
+        elif now - self._over_since >= self._deadline:
+            log.info(
+                "a WebSocket message did not finish arriving within %g s (--body-timeout); "
+                "dropping its connection",
+                self._deadline,
+            )
+            self.close()
+            self._drop()
