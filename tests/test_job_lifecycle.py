@@ -8,6 +8,7 @@ import logging
 import socket
 import struct
 import threading
+import time
 
 import aiohttp
 from aiohttp import web
@@ -168,3 +169,21 @@ async def test_job_list_is_a_snapshot_while_jobs_are_submitted(worker):
     assert {a.status for a in answers} == {200}
     jobs = (await (await client.get("/jobs")).json())["jobs"]
     assert len(jobs) == 20
+
+
+async def test_a_wall_clock_set_back_makes_no_negative_time_and_the_newest_job_is_listed_first(worker):
+    """A job's time was the wall clock's difference: set back an hour while a job ran, its `done` said
+    `elapsed_total_sec: -3599.8`, and a job admitted after that was listed below every earlier one."""
+    engine = gated_engine()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    step = [0.0]
+    scheduler.clock = lambda: time.time() + step[0]
+    before = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "전."}]})).json()
+    step[0] = -3600.0  # the clock is set back while the job runs
+    after = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "후."}]})).json()
+    listed = [job["job_id"] for job in (await (await client.get("/jobs")).json())["jobs"]]
+    assert listed == [after["job_id"], before["job_id"]]
+    engine.gate.set()
+    done = (await events_until_done(client, before["job_id"]))[-1]
+    assert 0 <= done["elapsed_total_sec"] < 60

@@ -350,6 +350,7 @@ class Scheduler:
             stream_audio=preview and request.audio,
             trim_leading_silence=trim_leading_silence,
             created_at=self.clock(),
+            created_mono=time.monotonic(),
         )
         if on_created is not None:
             on_created(job)
@@ -542,7 +543,7 @@ class Scheduler:
             log.info("shutdown: job %s left to resume at the next start", job.id)
             return
         cancelled = job.cancel_requested.is_set()
-        elapsed = round(self.clock() - job.created_at, 3)
+        elapsed = round(job.seconds_since_created(self.clock()), 3)
         assert self.journal is not None
         done = Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled)
         self.journal.append(job, done)
