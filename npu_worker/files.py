@@ -35,6 +35,17 @@ PASS_THROUGH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_
 LINK_ERRORS = (errno.ELOOP, errno.ENOTDIR, errno.EMLINK)  # EMLINK: FreeBSD's O_NOFOLLOW answer
 
 
+TEMP_TOKEN_BYTES = 6  # a write's temp file: `.<name>.<12 hex digits>.part` (leftovers.py reads it back)
+
+
+def temp_name(name: str) -> str:
+    """The temp file a write of `name` goes through before its rename."""
+    return f".{name}.{secrets.token_hex(TEMP_TOKEN_BYTES)}{PART_SUFFIX}"
+
+
+TEMP_NAME_EXTRA = len(temp_name(""))  # bytes a temp file's name adds to its target's (19)
+
+
 class LinkRefused(OSError):
     """A component under the root is a symlink, or the target may not be replaced (the caller's error)."""
 
@@ -121,7 +132,7 @@ def write_beneath(
         _check_replaceable(dir_fd, name)
         for leftover in leftovers.LEFTOVERS.take(dir_fd, name):
             leftovers.remove_part_beneath(dir_fd, leftover)
-        temp = f".{name}.{secrets.token_hex(6)}{PART_SUFFIX}"
+        temp = temp_name(name)
         out = os.open(
             temp,
             os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,

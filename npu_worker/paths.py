@@ -27,6 +27,7 @@ from typing import BinaryIO
 
 from .config import Settings
 from .files import (
+    TEMP_NAME_EXTRA,
     check_file_under_roots,
     open_beneath_checked,
     private_folder,
@@ -58,16 +59,24 @@ PATH_MAX = os.pathconf("/", "PC_PATH_MAX") if hasattr(os, "pathconf") else 4096 
 NAME_MAX = os.pathconf("/", "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
 
 
-def too_long(real: str) -> str | None:
+def too_long(real: str, *, written: bool = False) -> str | None:
     """Why the system could not open `real` by name (longer than PATH_MAX, or a component longer than
     NAME_MAX), or None. The worker writes component by component, so it could create such a file, but
-    the caller could not open it by the path it gave."""
+    the caller could not open it by the path it gave. `written`: a file the worker writes, through a
+    temp file whose name is TEMP_NAME_EXTRA bytes longer (a name of 237 to 255 bytes was accepted, then
+    every write of it failed, "File name too long", once the engine had made its audio)."""
     encoded = os.fsencode(real)
     if len(encoded) >= PATH_MAX:
         return f"is {len(encoded)} bytes long; the system's limit is {PATH_MAX - 1}"
     longest = max(encoded.split(b"/"), key=len)
     if len(longest) > NAME_MAX:
         return f"has a component of {len(longest)} bytes; the system's limit is {NAME_MAX}"
+    name = encoded.rsplit(b"/", 1)[-1]
+    if written and len(name) > NAME_MAX - TEMP_NAME_EXTRA:
+        return (
+            f"has a file name of {len(name)} bytes; at most {NAME_MAX - TEMP_NAME_EXTRA} leave room for the "
+            f"temp file it is written through (the system's limit is {NAME_MAX})"
+        )
     return None
 
 
@@ -81,7 +90,7 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
     if path.endswith(("/", "/.", "/..")):  # names a folder: realpath would write the file it ends in
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
     real = os.path.realpath(os.path.expanduser(path))
-    if (why := too_long(real)) is not None:
+    if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
     if is_under(real, forbidden):
         raise OutputPathNotAllowed(f"{path} is inside the worker's state directory")

@@ -8,6 +8,7 @@ import logging
 import socket
 import struct
 import threading
+import time
 
 import aiohttp
 from aiohttp import web
@@ -168,3 +169,49 @@ async def test_job_list_is_a_snapshot_while_jobs_are_submitted(worker):
     assert {a.status for a in answers} == {200}
     jobs = (await (await client.get("/jobs")).json())["jobs"]
     assert len(jobs) == 20
+
+
+async def test_a_wall_clock_set_back_makes_no_negative_time_and_the_newest_job_is_listed_first(worker):
+    """A job's time was the wall clock's difference: set back an hour while a job ran, its `done` said
+    `elapsed_total_sec: -3599.8`, and a job admitted after that was listed below every earlier one."""
+    engine = gated_engine()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    step = [0.0]
+    scheduler.clock = lambda: time.time() + step[0]
+    before = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "전."}]})).json()
+    step[0] = -3600.0  # the clock is set back while the job runs
+    after = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "후."}]})).json()
+    listed = [job["job_id"] for job in (await (await client.get("/jobs")).json())["jobs"]]
+    assert listed == [after["job_id"], before["job_id"]]
+    engine.gate.set()
+    done = (await events_until_done(client, before["job_id"]))[-1]
+    assert 0 <= done["elapsed_total_sec"] < 60
+
+
+async def test_a_synth_still_queued_when_the_shutdown_begins_gets_its_answer_at_once(worker, tmp_path):
+    """The drain starts no new section and previews are not kept for the next start: a `/synth` queued
+    behind a batch section waited out the drain and the connections' grace, then saw its connection
+    closed without an answer. It now ends at once with the reason; the queued batch stays to resume."""
+    engine = gated_engine()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    sections = [{"text": "먼저."}, {"text": "다음."}]
+    batch = await (await client.post("/synth_batch?async=1", json={"sections": sections})).json()
+    body = {"text": "미리.", "output_path": str(tmp_path / "preview.wav")}
+    synth = asyncio.ensure_future(client.post("/synth", json=body))
+    async with asyncio.timeout(seconds(5)):
+        while scheduler.queue_size() < 3:  # the /synth is queued
+            await asyncio.sleep(0.01)
+    drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
+    try:
+        async with asyncio.timeout(seconds(5)):
+            answer = await (await synth).json()
+    finally:
+        engine.gate.set()
+        await drain
+    assert answer["status"] == "fail"
+    assert answer["error"] == "QueueFull: the worker is shutting down; send the request again"
+    assert not (tmp_path / "preview.wav").exists()
+    status = await (await client.get(f"/jobs/{batch['job_id']}/status")).json()
+    assert status["status"] == "running" and status["done"] == 1  # the rest resumes at the next start

@@ -8,6 +8,7 @@ import os
 import time
 from pathlib import Path
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.journal import LocalJournal
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.jobs.registry import JobRegistry
@@ -52,7 +53,7 @@ def journal_in(tmp_path: Path) -> LocalJournal:
 
 def test_finished_jobs_go_after_the_retention_time_but_a_callers_output_stays(tmp_path):
     journal, registry, clock = journal_in(tmp_path), JobRegistry(), Clock(1_000_000.0)
-    retention = Retention(registry, journal, keep_seconds=7 * DAY, max_jobs=0, clock=clock)
+    retention = Retention(registry, journal, keep_seconds=7 * DAY, max_jobs=0, clock=clock, monotonic=clock)
     own = tmp_path / "mine.wav"
     old = finished_job(journal, clock.now, output_path=str(own))
     default = finished_job(journal, clock.now + 10)
@@ -220,7 +221,7 @@ def test_jobs_that_end_after_the_first_sweep_are_counted_as_they_end(tmp_path):
     """The retention keeps finished jobs in end order and looks at the front only: each job joins it as
     it ends (the scheduler passes it), not by a sort of every kept job at every end."""
     journal, registry, clock = journal_in(tmp_path), JobRegistry(), Clock(1_000_000.0)
-    retention = Retention(registry, journal, keep_seconds=DAY, max_jobs=2, clock=clock)
+    retention = Retention(registry, journal, keep_seconds=DAY, max_jobs=2, clock=clock, monotonic=clock)
     assert retention.sweep() == 0  # nothing kept yet
     jobs = []
     for i in range(4):
@@ -232,6 +233,33 @@ def test_jobs_that_end_after_the_first_sweep_are_counted_as_they_end(tmp_path):
     clock.now += DAY + 10  # both past the time bound now
     assert retention.sweep() == 2 and registry.snapshot() == []
     journal.close()
+
+
+class SteppedClock:
+    """The real wall clock, stepped by hand (as NTP steps it)."""
+
+    def __init__(self) -> None:
+        self.step = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.step
+
+
+async def test_a_wall_clock_stepped_forward_does_not_remove_a_job_that_just_ended(worker, settings):
+    """NTP sets a board's clock at boot, often weeks forward: every job that had ended then looked weeks
+    old at the next job's end, and retention removed its log and default outputs seconds after it ended
+    (`result` 404). Ages run on the monotonic clock; the wall clock only places jobs read at start-up."""
+    client = await worker()
+    scheduler = client.app[SCHEDULER_KEY]
+    wall = SteppedClock()
+    scheduler.clock = scheduler.retention.clock = wall
+    first = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "첫째."}]})).json()
+    await wait_done(client, first["job_id"])
+    wall.step = 30 * DAY
+    second = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "둘째."}]})).json()
+    await wait_done(client, second["job_id"])  # its end sweeps
+    assert (await client.get(f"/jobs/{first['job_id']}/result")).status == 200
+    assert (Path(settings.state_dir) / "outputs" / first["job_id"] / "s00.wav").is_file()
 
 
 def test_crash_leftovers_beside_many_sections_are_found_listing_each_folder_once(tmp_path, monkeypatch):

@@ -19,7 +19,8 @@ import pytest
 from npu_worker import files, leftovers
 from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice.prompt import MAX_TRANSCRIPT_BYTES, load_reference, transcript_for
-from npu_worker.files import write_under_roots
+from npu_worker.files import TEMP_NAME_EXTRA, write_under_roots
+from npu_worker.paths import NAME_MAX
 from npu_worker.protocol import MAX_REFERENCE_BYTES, EngineError, InvalidAudio, OutputPathNotAllowed
 from tests.test_http_api import read_ndjson
 from tests.test_http_bad_input import assert_error_body
@@ -443,3 +444,29 @@ def test_a_root_below_a_folder_others_may_only_pass_through_is_written_and_read(
         shutil.rmtree(passing)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "b'RIFF'"
+
+
+async def test_an_output_name_with_no_room_for_its_temp_file_is_refused_before_any_synthesis(
+    worker, tmp_path
+):
+    """A wav is written through `.<name>.<token>.part`, 19 bytes longer than its name: a name of 237 to
+    255 bytes passed admission, then each of its sections was synthesised and failed, "File name too
+    long". It is refused at admission now, like a name over NAME_MAX."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    longest = "a" * (NAME_MAX - TEMP_NAME_EXTRA - 4) + ".wav"
+    for route, body in (
+        ("/synth", {"text": "가.", "output_path": str(tmp_path / f"b{longest}")}),
+        (
+            "/synth_batch?async=1",
+            {"sections": [{"text": "가.", "output_path": str(tmp_path / f"c{longest}")}]},
+        ),
+    ):
+        answer = await client.post(route, json=body)
+        refused = await answer.json()
+        assert answer.status == 400, refused
+        assert_error_body(refused, "OutputPathNotAllowed")
+        assert f"at most {NAME_MAX - TEMP_NAME_EXTRA}" in refused["error"]
+    assert engine.calls == []
+    written = await client.post("/synth", json={"text": "가.", "output_path": str(tmp_path / longest)})
+    assert (await written.json())["status"] == "ok" and (tmp_path / longest).is_file()

@@ -228,6 +228,16 @@ class Admission:
             self._cond.notify_all()
             return self._current()
 
+    def take_waiting_previews(self) -> list[Job]:
+        """The previews of which no section is being made, out of the queue (for a shutdown to end:
+        none of their sections will run, and previews are not kept for the next start)."""
+        with self._cond:
+            taken = [job for job in self._active if job.preview and not self._open.get(job.id)]
+            for job in taken:
+                self._active.remove(job)
+                self._waiting -= self._reserved.pop(job.id, 0)
+            return taken
+
     def _lends(self, running: Job) -> bool:
         """`running`'s section (a batch's) may still pause for a preview: it has lent the engine to
         fewer than PASSED_OVER_LIMIT preview sections so far; under the lock."""

@@ -87,6 +87,9 @@ class Job:
     # is ordered as a job with audio (a new preview goes first), not as a preview waiting for its first.
     continues: bool = False
     submitted_at: float = field(default_factory=time.monotonic)
+    # The monotonic clock at its creation, for a job this process created (`Scheduler.submit`); None for
+    # one read back from its folder or a shared queue, whose time can only come from the wall clock.
+    created_mono: float | None = None
     last_served: int = 0
     cancel_requested: threading.Event = field(default_factory=threading.Event)
     stopped_by_shutdown: bool = False  # its section was cut by the drain, not by a caller: it resumes
@@ -152,7 +155,14 @@ class Job:
         done = self.done_event
         if done is not None:
             return done.elapsed_total_sec
-        return round(time.time() - self.created_at, 3)
+        return round(self.seconds_since_created(time.time()), 3)
+
+    def seconds_since_created(self, wall_now: float) -> float:
+        """On the monotonic clock for a job of this process: a step of the wall clock (NTP's at boot, or
+        one set back) made its time months long or negative. Else by the wall clock, never below 0."""
+        if self.created_mono is not None:
+            return time.monotonic() - self.created_mono
+        return max(0.0, wall_now - self.created_at)
 
     # -- event loop side -----------------------------------------------------------------------
 

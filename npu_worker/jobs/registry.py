@@ -7,6 +7,7 @@ and listings are snapshots, so no caller ever iterates the live dict.
 
 from __future__ import annotations
 
+import itertools
 import threading
 
 from .model import Job, KeptJob
@@ -34,8 +35,11 @@ class JobRegistry:
             return list(self._jobs.values())
 
     def recent(self, limit: int) -> list[Job | KeptJob]:
-        """Newest first."""
-        return sorted(self.snapshot(), key=lambda job: job.created_at, reverse=True)[:limit]
+        """Newest first, in the order jobs were added (read back at start-up oldest created first, then
+        each as it is admitted), not by `created_at`: a job admitted after the wall clock was set back
+        was listed below every job before it, and past a hundred of them not at all."""
+        with self._lock:
+            return list(itertools.islice(reversed(self._jobs.values()), limit))
 
     def replace(self, job: Job, kept: KeptJob) -> None:
         """`kept` in place of `job`, if the registry still holds that job."""

@@ -4,6 +4,11 @@ A finished job (its request, its log and its default outputs inside the state di
 `keep_seconds` after it ended, and the oldest finished ones go first once more than `max_jobs` are
 kept. A caller's own `output_path` is never deleted: the journal removes only files it owns. Unfinished
 jobs are never removed. `0` turns a bound off.
+
+Ages run on the monotonic clock: a job that ends in this process is as old as the monotonic time since
+its end, and one read back at start-up as old as the wall clock then said, plus the monotonic time since.
+A step of the wall clock (NTP setting a board's clock at boot, weeks forward) had every finished job
+look weeks old at the next job's end: their logs and default outputs went seconds after they ended.
 """
 
 from __future__ import annotations
@@ -32,35 +37,41 @@ class Retention:
         keep_seconds: float,
         max_jobs: int,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.registry = registry
         self.journal = journal
         self.keep_seconds = keep_seconds
         self.max_jobs = max_jobs
-        self.clock = clock
+        self.clock = clock  # the wall clock: only to age the jobs found at the first sweep
+        self.monotonic = monotonic
         self._lock = threading.Lock()
-        # Finished jobs, the oldest end first: built from the registry at the first sweep, then each job
-        # joins at its end. Each sweep only looks at the front (it sorted every kept job at every end:
-        # 10 ms a job with 20 000 kept).
-        self._finished: OrderedDict[str, Job | KeptJob] | None = None
+        # Finished jobs with their end on the monotonic clock, the oldest end first: built from the
+        # registry at the first sweep, then each job joins at its end. Each sweep only looks at the
+        # front (it sorted every kept job at every end: 10 ms a job with 20 000 kept).
+        self._finished: OrderedDict[str, tuple[Job | KeptJob, float]] | None = None
 
     def _expired(self, ended: Job | KeptJob | None) -> list[Job | KeptJob]:
         """The finished jobs past either bound, oldest finished first, taken out of the index."""
         with self._lock:
+            now = self.monotonic()
             if self._finished is None:
                 ordered = sorted((j for j in self.registry.snapshot() if j.finished), key=_end_time)
-                self._finished = OrderedDict((job.id, job) for job in ordered)
+                wall = self.clock()  # an end past it (the clock was set back since) is an end now
+                self._finished = OrderedDict(
+                    (job.id, (job, now - max(0.0, wall - _end_time(job)))) for job in ordered
+                )
             if ended is not None and ended.finished:
-                self._finished[ended.id] = ended
+                self._finished[ended.id] = (ended, now)
                 self._finished.move_to_end(ended.id)
-            now, gone = self.clock(), []
+            gone: list[Job | KeptJob] = []
             while self._finished:
-                oldest = next(iter(self._finished.values()))
-                too_old = self.keep_seconds > 0 and now - _end_time(oldest) > self.keep_seconds
+                _, ended_at = next(iter(self._finished.values()))
+                too_old = self.keep_seconds > 0 and now - ended_at > self.keep_seconds
                 too_many = 0 < self.max_jobs < len(self._finished)
                 if not (too_old or too_many):
                     break
-                gone.append(self._finished.popitem(last=False)[1])
+                gone.append(self._finished.popitem(last=False)[1][0])
             return gone
 
     def sweep(self, ended: Job | KeptJob | None = None) -> int:

@@ -30,6 +30,7 @@ from ..protocol import (
     JobNotFound,
     Loading,
     Progress,
+    QueueFull,
     SectionError,
     SlowConsumer,
     Start,
@@ -208,6 +209,7 @@ class Scheduler:
             return
         self.recovery.stop.set()
         running = self.admission.stop()
+        self._end_waiting_previews()
         if self.runner is not None:
             self.runner.stop_loading()
         idx = running.current_idx if running is not None else None
@@ -232,9 +234,25 @@ class Scheduler:
                     running.id,
                     time.monotonic() - started,
                 )
+        self._end_waiting_previews()  # one whose section the drain let finish has no next one to run
         waiting = self.queue_size()
         if waiting:
             log.info("shutdown: %d queued sections left; batch jobs resume on restart", waiting)
+
+    def _end_waiting_previews(self) -> None:
+        """Previews that no section will run for any more (the shutdown began) end now, each pending
+        section with the reason: their callers (`/synth`, `/ws`, OpenAI speech) waited out the drain and
+        the connections' grace, then saw the connection closed without an answer."""
+        if self.journal is None:
+            return
+        previews = self.admission.take_waiting_previews()
+        for job in previews:
+            reason = str(QueueFull("the worker is shutting down; send the request again"))
+            for section in job.pending:
+                self.journal.append(job, SectionError(section.idx, reason))
+            self._end(job)
+        if previews:
+            log.info("shutdown: ended %d queued previews (their callers may send them again)", len(previews))
 
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
@@ -350,6 +368,7 @@ class Scheduler:
             stream_audio=preview and request.audio,
             trim_leading_silence=trim_leading_silence,
             created_at=self.clock(),
+            created_mono=time.monotonic(),
         )
         if on_created is not None:
             on_created(job)
@@ -542,7 +561,7 @@ class Scheduler:
             log.info("shutdown: job %s left to resume at the next start", job.id)
             return
         cancelled = job.cancel_requested.is_set()
-        elapsed = round(self.clock() - job.created_at, 3)
+        elapsed = round(job.seconds_since_created(self.clock()), 3)
         assert self.journal is not None
         done = Done(job.total, job.ok_count, job.fail_count, elapsed, cancelled)
         self.journal.append(job, done)
