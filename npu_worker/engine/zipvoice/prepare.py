@@ -24,6 +24,7 @@ from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.prepared import (
     CONTEXT_DIR,
     FORMAT,
+    LOCK,
     MANIFEST,
     PRECISIONS,
     SHARE,
@@ -40,8 +41,6 @@ from npu_worker.protocol import ModelLoadError
 
 if TYPE_CHECKING:
     from npu_worker.engine.zipvoice.calibration import Recording
-
-LOCK = ".prepare.lock"  # in --out: held by the prepare writing it
 
 
 def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) -> dict[str, int]:

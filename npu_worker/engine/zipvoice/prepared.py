@@ -20,9 +20,11 @@ mismatch is a ModelLoadError that says to run `prepare` again (nothing is silent
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
+LOCK = ".prepare.lock"  # held (flock) by the prepare writing the directory
 FORMAT = 2
 # --precision → (the model files it is made from: serve --precision, what /health `precision` says runs):
 # HTP computes an fp32 graph in fp16 (QNN's default `enable_htp_fp16_precision`).
@@ -164,6 +167,7 @@ def find(model_dir: Path) -> PreparedModel | None:
     """The prepared model in `model_dir`, or None for a plain model directory."""
     path = model_dir / MANIFEST
     if not path.is_file():
+        refuse_unfinished(model_dir)
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -173,6 +177,37 @@ def find(model_dir: Path) -> PreparedModel | None:
             f"{path} is not a valid manifest ({exc}); run `npu-worker prepare` again"
         ) from exc
     return PreparedModel(model_dir, manifest)
+
+
+def refuse_unfinished(model_dir: Path) -> None:
+    """ModelLoadError for a prepare's output without its manifest (written last): a prepare into it was
+    killed, failed, or is writing it now. Served as a plain model directory, QNN compiled every bucket
+    again on this box, unasked (minutes), and a re-prepare cut short had replaced only some model files."""
+    if not ((model_dir / CONTEXT_DIR).is_dir() or os.path.lexists(model_dir / LOCK)):
+        return
+    state = "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
+    raise ModelLoadError(
+        f"{model_dir} has no {MANIFEST}: the `npu-worker prepare` into it {state}; run it again, "
+        "or serve the model directory it prepares from"
+    )
+
+
+def _being_prepared(model_dir: Path) -> bool:
+    """Whether a live prepare holds the directory's lock (one of another user's cannot be opened: no)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        descriptor = os.open(model_dir / LOCK, flags)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
+    return False
 
 
 def open_prepared_sessions(

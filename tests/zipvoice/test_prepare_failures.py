@@ -1,0 +1,62 @@
+"""`npu-worker prepare` cut short (killed, a full disk, a decoder HTP cannot run), and `serve` afterwards:
+a clear refusal in one line, never a directory that looks prepared, nothing left behind."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from npu_worker.engine.zipvoice import prepare, prepared
+from npu_worker.engine.zipvoice.engine import create
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.test_providers import qnn
+
+TINY = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_tiny_structure"
+PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
+
+
+def kill_once_writing(command: list[str], out: Path) -> None:
+    """Start `command` and SIGKILL it as soon as it has begun writing `out` (its `qnn/` folder is made)."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while process.poll() is None and not (out / prepared.CONTEXT_DIR).is_dir():
+            time.sleep(0.01)
+        assert process.poll() is None, "the prepare ended before it could be killed"
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+
+
+@qnn
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_folder_a_killed_prepare_left_is_refused_not_served_as_a_plain_model(tmp_path):
+    """Without the manifest (written last) `serve --device qnn` took the folder for a plain model
+    directory and compiled every default bucket on the spot (more than 5 minutes for the tiny export on
+    the simulator); a re-prepare from another model cut short served a mix of both models' files."""
+    out = tmp_path / "out"
+    kill_once_writing([*PREPARE, "--model-dir", str(TINY), "--out", str(out)], out)
+    assert not (out / prepared.MANIFEST).exists()
+    with pytest.raises(ModelLoadError, match="the `npu-worker prepare` into it did not finish"):
+        create(engine_config(out, tmp_path / "state", device="cpu", ref_wav=None)).load()
+
+
+def test_a_folder_a_prepare_is_writing_now_is_refused_as_such(tmp_path):
+    (tmp_path / "tokens.txt").write_text("a 1\n")
+    with open(tmp_path / prepare.LOCK, "a") as held:  # the prepare, still copying the model's files
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(
+            ModelLoadError, match="no manifest.json: the `npu-worker prepare` into it is writing"
+        ):
+            prepared.find(tmp_path)
+    with pytest.raises(ModelLoadError, match="did not finish"):
+        prepared.find(tmp_path)
+    os.unlink(tmp_path / prepare.LOCK)
+    assert prepared.find(tmp_path) is None  # a plain model directory
