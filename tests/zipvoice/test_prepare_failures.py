@@ -60,3 +60,24 @@ def test_a_folder_a_prepare_is_writing_now_is_refused_as_such(tmp_path):
         prepared.find(tmp_path)
     os.unlink(tmp_path / prepare.LOCK)
     assert prepared.find(tmp_path) is None  # a plain model directory
+
+
+@qnn
+def test_a_decoder_qnn_runs_none_of_is_refused_by_prepare_not_written_as_prepared(
+    cpu_only_model_dir, tmp_path
+):
+    """QNN takes no node of it, so onnxruntime writes no context: prepare said "prepared ... serve it with"
+    (exit 0) over a manifest naming that context, and `serve` said it was missing, to prepare again."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(cpu_only_model_dir), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "npu-worker prepare: ModelLoadError: QNN runs none of the 2 nodes of fm_decoder.onnx at 383 frames "
+        "(HTP has no kernel for its operators): nothing to compile; serve this model on the CPU"
+    )
+    assert not (out / prepared.MANIFEST).exists()

@@ -275,6 +275,7 @@ def _compile_bucket(
         on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
     placed = SessionPlacement.of(session, "qnn", qdq.boundary_on_cpu(session, boundary))
     del session
+    _check_compiled(bucket, placed, contexts_dir / name)
     record: dict[str, Any] = {
         "file": f"{CONTEXT_DIR}/{name}",
         "placement": placed.to_dict(),
@@ -290,6 +291,20 @@ def _compile_bucket(
             contexts_dir / name, config, devices, reference, bucket.held_out, on_cpu
         )
     return record
+
+
+def _check_compiled(bucket: Bucket, placed: SessionPlacement, context: Path) -> None:
+    """ModelLoadError unless QNN compiled something: for a graph it takes no node of, onnxruntime writes
+    no context, and the manifest named one that did not exist (`serve` then said to prepare again)."""
+    if placed.on_device == 0:
+        raise ModelLoadError(
+            f"QNN runs none of the {placed.nodes} nodes of {bucket.decoder.name} at {bucket.size} frames "
+            "(HTP has no kernel for its operators): nothing to compile; serve this model on the CPU"
+        )
+    if not context.is_file():
+        raise ModelLoadError(
+            f"QNN wrote no compiled context for {bucket.decoder.name} at {bucket.size} frames"
+        )
 
 
 def _run_on_cpu(graph: Path, feeds: list[Feed]) -> list[Any]:
