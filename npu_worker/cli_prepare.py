@@ -135,7 +135,7 @@ def run_prepare(args: argparse.Namespace) -> int:
             calibration_info=about,
             check_calls=args.check_calls if recording is not None else 0,
         )
-    except (ValueError, WorkerError, DeviceUnavailable) as exc:
+    except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
         return 2
     size = sum(manifest["sizes"]["compiled"].values())

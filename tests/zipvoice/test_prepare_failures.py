@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -81,3 +82,41 @@ def test_a_decoder_qnn_runs_none_of_is_refused_by_prepare_not_written_as_prepare
         "(HTP has no kernel for its operators): nothing to compile; serve this model on the CPU"
     )
     assert not (out / prepared.MANIFEST).exists()
+
+
+def no_file_larger_than(size: int):  # noqa: ANN201 - a preexec_fn
+    """A write past `size` bytes fails with EFBIG, as one on a full disk fails with ENOSPC."""
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit
+
+
+@qnn
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_prepare_that_cannot_write_says_so_in_one_line_and_leaves_no_partial_copy(tmp_path):
+    """A full disk was a traceback, and the decoder's partial copy stayed in --out, keeping the disk
+    full; the temp copies of a prepare killed while copying stayed there for good (a rerun left them)."""
+    source, out = tmp_path / "model", tmp_path / "out"
+    source.mkdir()
+    for path in TINY.iterdir():
+        (source / path.name).write_bytes(path.read_bytes())
+        (source / path.name).chmod(0o664)  # writable by the group: copied, never hard-linked
+    (out / prepared.CONTEXT_DIR).mkdir(parents=True)
+    killed = out / ".tokens.txt.0123456789ab.part"  # what a prepare killed while copying left
+    killed.write_bytes(b"half a copy")
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(source), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=no_file_larger_than(1 << 20),
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"npu-worker prepare: ModelLoadError: cannot copy {source / 'fm_decoder.onnx'} into {out}: "
+        "File too large"
+    )
+    assert not list(out.glob(".*.part")), sorted(out.iterdir())

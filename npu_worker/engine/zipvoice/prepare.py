@@ -37,6 +37,7 @@ from npu_worker.engine.zipvoice.prepared import (
 )
 from npu_worker.engine.zipvoice.qdq import Feed
 from npu_worker.files import shared_with_others, write_atomic
+from npu_worker.leftovers import remove_all_parts
 from npu_worker.protocol import ModelLoadError
 
 if TYPE_CHECKING:
@@ -55,11 +56,15 @@ def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) ->
     ]
     for path in [*files, *extra]:
         temp = target / f".{path.name}.{secrets.token_hex(6)}.part"
-        info = path.stat()
-        if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
-            with open(path, "rb") as reader, open(temp, "xb") as writer:  # "x": O_EXCL, never a link
-                shutil.copyfileobj(reader, writer)
-        os.replace(temp, target / path.name)
+        try:
+            info = path.stat()
+            if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
+                with open(path, "rb") as reader, open(temp, "xb") as writer:  # "x": O_EXCL, never a link
+                    shutil.copyfileobj(reader, writer)
+            os.replace(temp, target / path.name)
+        except OSError as exc:  # a full disk: the part copied must not stay and fill it
+            temp.unlink(missing_ok=True)
+            raise ModelLoadError(f"cannot copy {path} into {target}: {exc.strerror or exc}") from exc
         sizes[path.name] = path.stat().st_size
     return sizes
 
@@ -146,6 +151,7 @@ def prepare(
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
     with out_dir_lock(out):  # held to the end: a second prepare here is refused
         (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
+        remove_all_parts(out)  # the temp copies of a prepare killed while copying (a model's size each)
         contexts_dir = out / CONTEXT_DIR
         shutil.rmtree(contexts_dir, ignore_errors=True)
         contexts_dir.mkdir()
@@ -206,7 +212,10 @@ def prepare(
             )
         # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
         # 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest: ModelLoadError).
-        write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
+        try:
+            write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
+        except OSError as exc:
+            raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
         return manifest
 
 
