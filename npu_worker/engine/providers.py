@@ -261,6 +261,7 @@ def _qnn_session(
             log.warning("ignoring QNN context cache %s: %s", cached, exc)
             cached.unlink(missing_ok=True)
     if cached is not None:
+        specialize.remove_dead_scratch(cached.parent)
         options.add_session_config_entry("ep.context_enable", "1")
         options.add_session_config_entry("ep.context_file_path", str(cached))
         options.add_session_config_entry("ep.context_embed_mode", "0")

@@ -325,3 +325,28 @@ def test_a_reference_voice_reads_after_the_qnn_plugin_is_loaded(qnn_model_dir, t
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert int(run.stdout.split()[-1]) > 0
+
+
+@qnn
+def test_a_graph_a_killed_worker_was_specialising_is_removed_from_the_cache_and_a_live_one_kept(
+    qnn_model_dir, tmp_path
+):
+    """A worker killed while it compiled (a restart during a first start's minutes of compiling) left
+    its specialised graph, as large as the decoder, in `qnn-cache/` for good: one more per kill."""
+    import fcntl
+
+    cache = tmp_path / "qnn-cache"
+    dead, live = cache / "specialise-dead", cache / "specialise-live"
+    for scratch in (dead, live):
+        scratch.mkdir(parents=True)
+        shutil.copy(qnn_model_dir / "fm_decoder.onnx", scratch / "fm_decoder.onnx")
+    held = os.open(live, os.O_RDONLY | os.O_DIRECTORY)  # another process specialising there right now
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        config = RuntimeConfig(allow_htp_simulator=True, cache_dir=cache)
+        providers.open_session(qnn_model_dir / "fm_decoder.onnx", "qnn", config, {"N": 1, "T": 127})
+    finally:
+        os.close(held)
+    assert not dead.exists()
+    assert (live / "fm_decoder.onnx").is_file()
+    assert len(list(cache.glob("fm_decoder-*_ctx.onnx"))) == 1
