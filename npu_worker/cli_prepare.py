@@ -117,6 +117,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         )
         recording, about = None, None
         if qdq.is_quantised(args.precision):
+            prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
             if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
                 prepare.check_out_dir(Path(args.out))
                 with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes

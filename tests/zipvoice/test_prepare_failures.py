@@ -18,7 +18,7 @@ from npu_worker.engine.zipvoice import prepare, prepared
 from npu_worker.engine.zipvoice.engine import create
 from npu_worker.protocol import ModelLoadError
 from tests.zipvoice.conftest import engine_config
-from tests.zipvoice.test_providers import qnn
+from tests.zipvoice.test_providers import qnn, x86_only
 
 TINY = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_tiny_structure"
 PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
@@ -120,3 +120,28 @@ def test_a_prepare_that_cannot_write_says_so_in_one_line_and_leaves_no_partial_c
         "File too large"
     )
     assert not list(out.glob(".*.part")), sorted(out.iterdir())
+
+
+@qnn
+@x86_only
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_weight_shared_quantised_prepare_the_simulator_cannot_check_is_refused_before_calibrating(tmp_path):
+    """The held-out check loaded each bucket's context as soon as it was compiled, but a weight-shared
+    binary is written with the last bucket: after the minutes of calibration the first check failed with
+    an onnxruntime traceback and the process aborted. On x86 the simulator cannot load a shared binary of
+    several buckets at all (SIGSEGV), so there it is refused first: before the calibration texts are read."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*PREPARE[:-4], "--buckets", "383", "767", "--model-dir", str(TINY), "--out", str(out)]
+        + ["--precision", "a16w8", "--weight-sharing", "on", "--calibration-texts", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "npu-worker prepare: ModelLoadError: --weight-sharing on: the x86 HTP simulator cannot load a "
+        "weight-shared binary of several buckets (it crashes the process), so the held-out calls cannot "
+        "check it here; pass --check-calls 0, --weight-sharing off or one bucket"
+    ]
+    assert not out.exists()

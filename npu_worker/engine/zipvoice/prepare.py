@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -116,6 +116,17 @@ def out_dir_lock(out: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
+def check_plan(buckets: Sequence[int], weight_sharing: bool, check_calls: int) -> None:
+    """Refuse, before any calibration, a prepare whose held-out check cannot run here: the x86 HTP
+    simulator cannot load a weight-shared binary of several buckets (the process crashes: SIGSEGV)."""
+    if weight_sharing and check_calls and len(set(buckets)) > 1 and qnn_targets.htp_is_simulated():
+        raise ModelLoadError(
+            "--weight-sharing on: the x86 HTP simulator cannot load a weight-shared binary of several "
+            "buckets (it crashes the process), so the held-out calls cannot check it here; pass "
+            "--check-calls 0, --weight-sharing off or one bucket"
+        )
+
+
 def sharing_by_default(machine: str | None = None) -> bool:
     """Weight sharing unless on x86, where the HTP backend is the simulator that cannot load it."""
     return not qnn_targets.htp_is_simulated(machine)
@@ -144,6 +155,7 @@ def prepare(
         raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
     if qdq.is_quantised(precision) and calibration is None:
         raise ModelLoadError(f"--precision {precision} needs calibration data")
+    check_plan(buckets, weight_sharing, check_calls if calibration is not None else 0)
     shapes = bucket_dims(decoder, tuple(buckets))  # before anything in `out` changes: a bad bucket,
     check_out_dir(out)
     devices = providers.qnn_devices(config)  # or QNN missing, must not cost an earlier prepare's work
@@ -160,6 +172,7 @@ def prepare(
         buckets = tuple(shapes)
         reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
         contexts: dict[str, Any] = {}
+        checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
         started = time.monotonic()
         for index, (size, dims) in enumerate(shapes.items()):
             last = index == len(buckets) - 1
@@ -171,7 +184,14 @@ def prepare(
             )
             bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
             contexts[str(size)] = _compile_bucket(
-                bucket, contexts_dir, config, devices, reference, share=weight_sharing, last=last
+                bucket,
+                contexts_dir,
+                config,
+                devices,
+                reference,
+                share=weight_sharing,
+                last=last,
+                checks=checks,
             )
             done = time.monotonic() - started
             left = done / (index + 1) * (len(buckets) - index - 1)
@@ -185,6 +205,11 @@ def prepare(
                 + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
                 + f"; about {left:.0f} s left"
             )
+        for check in checks:  # the binary every bucket's context names is written with the last one
+            check()
+        for size, record in contexts.items() if checks else ():
+            if "accuracy" in record:
+                progress(f"bucket {size}: {record['accuracy']['max_relative_l2']:.2e} from fp32 on the CPU")
         compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
         files, runs_as = PRECISIONS[precision]
         manifest = {
@@ -249,8 +274,10 @@ def _compile_bucket(
     reference: Any,
     share: bool,
     last: bool,
+    checks: list[Callable[[], None]] | None = None,
 ) -> dict[str, Any]:
-    """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest."""
+    """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest.
+    With `share`, its accuracy check goes into `checks`, to run once the shared binary is written."""
     import onnxruntime as ort
 
     name = context_name(bucket.decoder, bucket.size)
@@ -296,9 +323,15 @@ def _compile_bucket(
         record["calibration_calls"] = len(bucket.feeds)
         record["kept_in_float"] = notes["kept_in_float"]  # embeddings, Swoosh softplus (qdq.py)
     if reference is not None and bucket.held_out:
-        record["accuracy"] = _check_bucket(
-            contexts_dir / name, config, devices, reference, bucket.held_out, on_cpu
-        )
+        context, held_out = contexts_dir / name, bucket.held_out
+
+        def check() -> None:
+            record["accuracy"] = _check_bucket(context, config, devices, reference, held_out, on_cpu, share)
+
+        if share and checks is not None:
+            checks.append(check)
+        else:
+            check()
     return record
 
 
@@ -344,14 +377,20 @@ def _check_bucket(
     reference: Any,
     feeds: list[Feed],
     graph_on_cpu: list[Any] | None = None,
+    shared: bool = False,
 ) -> dict[str, Any]:
     """Relative L2 distance of the compiled bucket's velocity from the fp32 CPU decoder's, per held-out
     call (and of the uncompiled QDQ graph run by the CPU, `graph_on_cpu`, when given)."""
     import onnxruntime as ort
 
     options = providers.session_options(config)
+    if shared:  # (loading a shared binary without it crashes QNN)
+        options.add_session_config_entry(SHARE, "1")
     options.add_provider_for_devices(devices, config.qnn_provider_options())
-    session = ort.InferenceSession(str(context), sess_options=options)
+    try:
+        session = ort.InferenceSession(str(context), sess_options=options)
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load the compiled context {context} to check it: {exc}") from exc
     distances, seconds, quantisation = [], [], []
     for index, feed in enumerate(feeds):
         started = time.monotonic()
