@@ -207,9 +207,10 @@ def prepare(
             )
         for check in checks:  # the binary every bucket's context names is written with the last one
             check()
-        for size, record in contexts.items() if checks else ():
-            if "accuracy" in record:
-                progress(f"bucket {size}: {record['accuracy']['max_relative_l2']:.2e} from fp32 on the CPU")
+        for name, checked_late in contexts.items() if checks else ():
+            if "accuracy" in checked_late:
+                distance = checked_late["accuracy"]["max_relative_l2"]
+                progress(f"bucket {name}: {distance:.2e} from fp32 on the CPU")
         compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
         files, runs_as = PRECISIONS[precision]
         manifest = {
