@@ -60,6 +60,7 @@ def test_a_folder_a_prepare_is_writing_now_is_refused_as_such(tmp_path):
     with pytest.raises(ModelLoadError, match="did not finish"):
         prepared.find(tmp_path)
     os.unlink(tmp_path / prepare.LOCK)
+    (tmp_path / prepared.CONTEXT_DIR).mkdir()  # a model's own folder of that name: not a prepare's
     assert prepared.find(tmp_path) is None  # a plain model directory
 
 

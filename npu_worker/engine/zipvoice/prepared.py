@@ -182,8 +182,9 @@ def find(model_dir: Path) -> PreparedModel | None:
 def refuse_unfinished(model_dir: Path) -> None:
     """ModelLoadError for a prepare's output without its manifest (written last): a prepare into it was
     killed, failed, or is writing it now. Served as a plain model directory, QNN compiled every bucket
-    again on this box, unasked (minutes), and a re-prepare cut short had replaced only some model files."""
-    if not ((model_dir / CONTEXT_DIR).is_dir() or os.path.lexists(model_dir / LOCK)):
+    again on this box, unasked (minutes), and a re-prepare cut short had replaced only some model files.
+    Known by the lock file every prepare makes first (a model's own `qnn/` folder says nothing)."""
+    if not os.path.lexists(model_dir / LOCK):
         return
     state = "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
     raise ModelLoadError(
