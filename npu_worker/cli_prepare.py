@@ -139,6 +139,9 @@ def run_prepare(args: argparse.Namespace) -> int:
     except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: a line, not a traceback; `serve` refuses what is left
+        print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
+        return 130
     size = sum(manifest["sizes"]["compiled"].values())
     print(
         f"prepared {args.out}: {len(manifest['buckets'])} buckets in {manifest['seconds']} s, "

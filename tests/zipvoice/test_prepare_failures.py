@@ -24,16 +24,18 @@ TINY = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoic
 PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
 
 
-def kill_once_writing(command: list[str], out: Path) -> None:
-    """Start `command` and SIGKILL it as soon as it has begun writing `out` (its `qnn/` folder is made)."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def kill_once_writing(command: list[str], out: Path, how: int = signal.SIGKILL) -> str:
+    """Start `command` and send it `how` as soon as it has begun writing `out` (its `qnn/` folder is
+    made); what it wrote to stderr."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         while process.poll() is None and not (out / prepared.CONTEXT_DIR).is_dir():
             time.sleep(0.01)
         assert process.poll() is None, "the prepare ended before it could be killed"
     finally:
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        process.send_signal(how)
+        _, stderr = process.communicate(timeout=120)
+    return stderr
 
 
 @qnn
@@ -47,6 +49,20 @@ def test_a_folder_a_killed_prepare_left_is_refused_not_served_as_a_plain_model(t
     assert not (out / prepared.MANIFEST).exists()
     with pytest.raises(ModelLoadError, match="the `npu-worker prepare` into it did not finish"):
         create(engine_config(out, tmp_path / "state", device="cpu", ref_wav=None)).load()
+
+
+@qnn
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_prepare_interrupted_with_ctrl_c_says_so_in_one_line(tmp_path):
+    """Ctrl-C was a KeyboardInterrupt traceback through the compiler's frames."""
+    out = tmp_path / "out"
+    stderr = kill_once_writing([*PREPARE, "--model-dir", str(TINY), "--out", str(out)], out, signal.SIGINT)
+    assert "Traceback" not in stderr, stderr
+    assert (
+        stderr.strip().splitlines()[-1] == f"npu-worker prepare: interrupted; run it again to prepare {out}"
+    )
+    with pytest.raises(ModelLoadError, match="did not finish"):
+        prepared.find(out)
 
 
 def test_a_folder_a_prepare_is_writing_now_is_refused_as_such(tmp_path):
