@@ -226,6 +226,7 @@ def prepare(
                 "provider_options": target_options(config.qnn_provider_options()),
             },
             "runtime": runtime_versions(),
+            "specialiser": specialize.VERSION,
             "weight_sharing": weight_sharing,
             "source": {path.name: file_hash(path) for path in sources},
             "contexts": contexts,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npu_worker.engine import providers, qnn_targets
+from npu_worker.engine import providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement, runtime_versions
 
 if TYPE_CHECKING:
@@ -119,6 +119,12 @@ class PreparedModel:
         if made["runtime"] != installed:
             raise ModelLoadError(
                 f"{self.directory} was prepared with {made['runtime']}, this worker runs {installed}; {again}"
+            )
+        made_by = made.get("specialiser", specialize.VERSION)  # (recorded since it is checked)
+        if made_by != specialize.VERSION:  # the graph it compiled is not the one this worker would
+            raise ModelLoadError(
+                f"{self.directory} holds graphs of specialiser version {made_by}, this worker writes "
+                f"version {specialize.VERSION}; {again}"
             )
         if made["source"].get(decoder.name) != file_hash(decoder):
             raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
