@@ -343,7 +343,8 @@ def _check_compiled(bucket: Bucket, placed: SessionPlacement, context: Path) -> 
     if placed.on_device == 0:
         raise ModelLoadError(
             f"QNN runs none of the {placed.nodes} nodes of {bucket.decoder.name} at {bucket.size} frames "
-            "(HTP has no kernel for its operators): nothing to compile; serve this model on the CPU"
+            "(HTP has no kernel for its operators, or QNN does not know the --qnn-soc target): nothing "
+            "was compiled"
         )
     if not context.is_file():
         raise ModelLoadError(
