@@ -331,3 +331,20 @@ def test_a_directory_prepared_by_another_specialiser_is_refused_like_one_of_anot
     for current in ({"specialiser": specialize.VERSION}, {}):  # recorded, or made before it was
         with pytest.raises(ModelLoadError, match="qnn/x missing"):  # the check after it
             prepared.PreparedModel(tmp_path, manifest | current).check(decoder, {"backend_type": "htp"})
+
+
+def test_a_prepared_folder_other_users_can_write_in_is_not_loaded_on_the_npu(tmp_path):
+    """A prepared directory copied to the device with loose modes (unpacked by root from a tarball made
+    under umask 000, pushed with 0777/0666): any local user could put a context and a manifest there,
+    and `serve --device qnn` loaded them; `prepare` refuses to write into such a folder."""
+    made = prepared.PreparedModel(tmp_path, valid_manifest())
+    (tmp_path / prepared.CONTEXT_DIR).mkdir()
+    context = tmp_path / "qnn" / "x"
+    context.write_bytes(b"compiled")
+    for path, mode in ((tmp_path, 0o777), (tmp_path / "qnn", 0o777), (context, 0o666)):
+        path.chmod(mode)
+        with pytest.raises(ModelLoadError, match=f"{path} can be changed by other users \\(mode {mode:o}\\)"):
+            made.check(Path("fm_decoder.onnx"), {"backend_type": "htp"})
+        path.chmod(mode & ~0o022)
+    with pytest.raises(ModelLoadError, match="was prepared for QNN target"):  # the next check: passed
+        made.check(Path("fm_decoder.onnx"), {"backend_type": "htp"})

@@ -25,6 +25,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from npu_worker.engine.providers import RuntimeConfig, SessionPlacement, runtime
 
 if TYPE_CHECKING:
     pass
+from npu_worker.files import writable_by_others
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -100,6 +102,7 @@ class PreparedModel:
     def check(self, decoder: Path, qnn_options: dict[str, str]) -> None:
         """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime."""
         again = f"run `npu-worker prepare` again for {self.directory}"
+        refuse_open_to_others(self.directory)
         made = self.manifest  # (its layout and format were checked by `find`)
         if made.get("decoder") != decoder.name:
             raise ModelLoadError(
@@ -136,6 +139,26 @@ class PreparedModel:
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")
+
+
+def refuse_open_to_others(directory: Path) -> None:
+    """ModelLoadError when another user could change what the NPU would run: the prepared folder, its
+    `qnn/` or a file in either writable by others (a directory prepared on a host and unpacked or
+    pushed to the device with loose modes, or chmod-ed; `prepare` refuses to write such a folder)."""
+    for folder in (directory, directory / CONTEXT_DIR):
+        if not folder.is_dir():
+            continue
+        for path in (folder, *sorted(folder.iterdir())):
+            try:
+                info = path.stat()
+            except OSError:  # gone, or a dangling link: not loaded either
+                continue
+            shown = path == folder or stat.S_ISREG(info.st_mode)
+            if shown and writable_by_others(info, os.path.realpath(path)):
+                raise ModelLoadError(
+                    f"{path} can be changed by other users (mode {info.st_mode & 0o7777:o}), who would "
+                    f"choose what the NPU runs; `chmod -R go-w {directory}` or prepare it again"
+                )
 
 
 def target_options(qnn_options: dict[str, str]) -> dict[str, str]:
