@@ -117,6 +117,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         )
         recording, about = None, None
         if qdq.is_quantised(args.precision):
+            prepare.check_plan(args.buckets, sharing, args.check_calls)  # before minutes of calibration
             if Path(args.out).is_dir():  # a prepare writing it: refused before minutes of calibration
                 prepare.check_out_dir(Path(args.out))
                 with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes
@@ -135,9 +136,12 @@ def run_prepare(args: argparse.Namespace) -> int:
             calibration_info=about,
             check_calls=args.check_calls if recording is not None else 0,
         )
-    except (ValueError, WorkerError, DeviceUnavailable) as exc:
+    except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # Ctrl-C: a line, not a traceback; `serve` refuses what is left
+        print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
+        return 130
     size = sum(manifest["sizes"]["compiled"].values())
     print(
         f"prepared {args.out}: {len(manifest['buckets'])} buckets in {manifest['seconds']} s, "

@@ -35,6 +35,8 @@ X86_MACHINES = qnn_targets.X86_MACHINES
 # has 1 (it only refuses targets > 1), so a zero-row pad becomes one row; fixed shapes make such targets
 # constant (the decoder's downsampling pads zero rows at even frame counts). Off for fixed shapes.
 FIXED_SHAPE_DISABLED_OPTIMIZERS = ("ExpandElimination",)
+# onnxruntime's words when it compiled a graph but could not write its EP context file (a full disk)
+CACHE_NOT_WRITTEN = "Failed to write context cache file"
 
 
 class DeviceUnavailable(Exception):
@@ -247,8 +249,13 @@ def _qnn_session(
     import onnxruntime as ort
 
     devices = qnn_devices(config)
-    options = fixed_shape_options(config, fixed_dims)
-    options.add_provider_for_devices(devices, config.qnn_provider_options())
+
+    def qnn_options() -> Any:
+        options = fixed_shape_options(config, fixed_dims)
+        options.add_provider_for_devices(devices, config.qnn_provider_options())
+        return options
+
+    options = qnn_options()
     disabled = list(FIXED_SHAPE_DISABLED_OPTIMIZERS) if fixed_dims else []
     cached = context_cache_path(config, model_path, fixed_dims)
     if cached is not None:  # the worker loads what is there: no one else may put a context in it
@@ -261,19 +268,40 @@ def _qnn_session(
             log.warning("ignoring QNN context cache %s: %s", cached, exc)
             cached.unlink(missing_ok=True)
     if cached is not None:
+        specialize.remove_dead_scratch(cached.parent)
         options.add_session_config_entry("ep.context_enable", "1")
         options.add_session_config_entry("ep.context_file_path", str(cached))
         options.add_session_config_entry("ep.context_embed_mode", "0")
     with specialize.static_graph(model_path, fixed_dims, config.cache_dir) as graph:
         try:
-            session = ort.InferenceSession(str(graph), sess_options=options, disabled_optimizers=disabled)
+            try:
+                session = ort.InferenceSession(str(graph), sess_options=options, disabled_optimizers=disabled)
+            except Exception as exc:
+                if cached is None or CACHE_NOT_WRITTEN not in str(exc):
+                    raise
+                # QNN compiled it; only the state disk (full?) refused the context: the NPU all the same
+                log.warning("QNN context %s not cached (%s): compiling it again, uncached", cached, exc)
+                _remove_context(cached)
+                session = ort.InferenceSession(
+                    str(graph), sess_options=qnn_options(), disabled_optimizers=disabled
+                )
         except Exception as exc:
             raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {exc}") from exc
     placed = SessionPlacement.of(session, "qnn")
     if cached is not None and cached.is_file():
-        record_placement(cached, placed)
+        try:
+            record_placement(cached, placed)
+        except OSError as exc:  # loaded without it, the context would report its EPContext nodes only
+            log.warning("QNN context %s not cached: its placement could not be written: %s", cached, exc)
+            _remove_context(cached)
         _drop_older_contexts(cached, model_path, fixed_dims)
     return session, placed
+
+
+def _remove_context(cached: Path) -> None:
+    """A cached context and the binary it names (`<stem>_qnn.bin`), e.g. half written on a full disk."""
+    for path in (cached, cached.with_name(f"{cached.stem}_qnn.bin"), placement_record_path(cached)):
+        path.unlink(missing_ok=True)
 
 
 def fixed_shape_options(config: RuntimeConfig, fixed_dims: dict[str, int], spinning: bool = True) -> Any:

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from npu_worker.engine import dynamic_bias, relshift
+from npu_worker.files import locked_directory
 
 log = logging.getLogger(__name__)
 # Part of the QNN context cache's key (providers.py): bump it when the graph this module writes changes.
@@ -35,6 +37,7 @@ VERSION = 2
 # Only shape propagation, constant folding and dead-node removal are needed (onnxruntime fuses what it
 # runs itself); skipping the rest halves the time.
 SKIPPED = ("graph_fusion", "subexpression_elimination", "weight_tying")
+SCRATCH_PREFIX = "specialise-"  # a folder per specialised graph, held (flock) while in use
 SHAPE_OPS = ("Shape", "Size")  # their value is the input's shape, static here whatever the data
 RANDOM_OPS = (
     "RandomNormal",
@@ -216,7 +219,12 @@ def static_graph(model_path: Path, dims: dict[str, int], work_dir: Path | None) 
         return
     if work_dir is not None:
         work_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=work_dir, prefix="specialise-") as scratch:
+    with (
+        tempfile.TemporaryDirectory(
+            dir=work_dir, prefix=SCRATCH_PREFIX, ignore_cleanup_errors=True
+        ) as scratch,
+        locked_directory(scratch, wait=False),  # in use: `remove_dead_scratch` leaves it
+    ):
         try:
             graph = specialise(model_path, dims, Path(scratch) / model_path.name)
         except Exception as exc:  # a graph onnxslim cannot handle still gets QNN's own attempt
@@ -225,3 +233,22 @@ def static_graph(model_path: Path, dims: dict[str, int], work_dir: Path | None) 
             )
             graph = model_path
         yield graph
+
+
+def remove_dead_scratch(work_dir: Path) -> int:
+    """Remove the scratch folders in `work_dir` no live process holds: a worker killed while it
+    specialised (a restart during a first start's minutes of compiling) left its specialised graph, as
+    large as the model, in the QNN cache for good. How many went."""
+    removed = 0
+    for folder in work_dir.glob(f"{SCRATCH_PREFIX}*"):
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        try:
+            with locked_directory(folder, wait=False):
+                shutil.rmtree(folder)
+            removed += 1
+        except OSError:  # BlockingIOError: being specialised now; gone meanwhile; not ours to remove
+            continue
+    if removed:
+        log.info("removed %d specialised graphs left by a process killed while compiling", removed)
+    return removed

@@ -102,6 +102,9 @@ def test_a_prepared_folder_is_readable_by_the_service_and_by_no_one_else_writabl
     for path in [out.parent, out, *out.rglob("*")]:
         assert not path.stat().st_mode & 0o022, (path, oct(path.stat().st_mode))
     assert (out / "manifest.json").stat().st_mode & 0o777 == 0o644
+    from npu_worker.engine import specialize
+
+    assert json.loads((out / "manifest.json").read_text())["specialiser"] == specialize.VERSION
 
 
 def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tmp_path):
@@ -310,3 +313,38 @@ def test_prepare_links_only_files_no_one_else_can_change(tmp_path):
         copied = (out / name).stat()
         assert copied.st_ino != (source / name).stat().st_ino and copied.st_uid == 0, name
         assert (out / name).read_bytes() == name.encode()
+
+
+def test_a_directory_prepared_by_another_specialiser_is_refused_like_one_of_another_runtime(tmp_path):
+    """The graph QNN compiled is the specialiser's (folded shapes, relative shift as slices, zero
+    biases): the QNN cache drops a context when its VERSION changes, but a prepared directory's
+    contexts were loaded whatever version wrote them."""
+    from npu_worker.engine import specialize
+
+    decoder = tmp_path / "fm_decoder.onnx"
+    decoder.write_bytes(b"decoder")
+    manifest = changed("source", {"fm_decoder.onnx": prepared.file_hash(decoder)})
+    manifest |= {"runtime": prepared.runtime_versions(), "target": {"provider_options": {}}}
+    made = prepared.PreparedModel(tmp_path, manifest | {"specialiser": specialize.VERSION - 1})
+    with pytest.raises(ModelLoadError, match=f"specialiser version {specialize.VERSION - 1}, this worker"):
+        made.check(decoder, {"backend_type": "htp"})
+    for current in ({"specialiser": specialize.VERSION}, {}):  # recorded, or made before it was
+        with pytest.raises(ModelLoadError, match="qnn/x missing"):  # the check after it
+            prepared.PreparedModel(tmp_path, manifest | current).check(decoder, {"backend_type": "htp"})
+
+
+def test_a_prepared_folder_other_users_can_write_in_is_not_loaded_on_the_npu(tmp_path):
+    """A prepared directory copied to the device with loose modes (unpacked by root from a tarball made
+    under umask 000, pushed with 0777/0666): any local user could put a context and a manifest there,
+    and `serve --device qnn` loaded them; `prepare` refuses to write into such a folder."""
+    made = prepared.PreparedModel(tmp_path, valid_manifest())
+    (tmp_path / prepared.CONTEXT_DIR).mkdir()
+    context = tmp_path / "qnn" / "x"
+    context.write_bytes(b"compiled")
+    for path, mode in ((tmp_path, 0o777), (tmp_path / "qnn", 0o777), (context, 0o666)):
+        path.chmod(mode)
+        with pytest.raises(ModelLoadError, match=f"{path} can be changed by other users \\(mode {mode:o}\\)"):
+            made.check(Path("fm_decoder.onnx"), {"backend_type": "htp"})
+        path.chmod(mode & ~0o022)
+    with pytest.raises(ModelLoadError, match="was prepared for QNN target"):  # the next check: passed
+        made.check(Path("fm_decoder.onnx"), {"backend_type": "htp"})

@@ -14,7 +14,9 @@ import json
 import logging
 import os
 import platform
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -325,3 +327,66 @@ def test_a_reference_voice_reads_after_the_qnn_plugin_is_loaded(qnn_model_dir, t
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert int(run.stdout.split()[-1]) > 0
+
+
+@qnn
+def test_a_graph_a_killed_worker_was_specialising_is_removed_from_the_cache_and_a_live_one_kept(
+    qnn_model_dir, tmp_path
+):
+    """A worker killed while it compiled (a restart during a first start's minutes of compiling) left
+    its specialised graph, as large as the decoder, in `qnn-cache/` for good: one more per kill."""
+    import fcntl
+
+    cache = tmp_path / "qnn-cache"
+    dead, live = cache / "specialise-dead", cache / "specialise-live"
+    for scratch in (dead, live):
+        scratch.mkdir(parents=True)
+        shutil.copy(qnn_model_dir / "fm_decoder.onnx", scratch / "fm_decoder.onnx")
+    held = os.open(live, os.O_RDONLY | os.O_DIRECTORY)  # another process specialising there right now
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        config = RuntimeConfig(allow_htp_simulator=True, cache_dir=cache)
+        providers.open_session(qnn_model_dir / "fm_decoder.onnx", "qnn", config, {"N": 1, "T": 127})
+    finally:
+        os.close(held)
+    assert not dead.exists()
+    assert (live / "fm_decoder.onnx").is_file()
+    assert len(list(cache.glob("fm_decoder-*_ctx.onnx"))) == 1
+
+
+COMPILE_INTO_CACHE = """
+import sys
+from pathlib import Path
+from npu_worker.engine import providers
+config = providers.RuntimeConfig(allow_htp_simulator=True, cache_dir=Path(sys.argv[2]))
+session, placed = providers.open_placed_session(Path(sys.argv[1]), "qnn", config, {"N": 1, "T": 127})
+print(placed.device, placed.on_device, placed.nodes)
+"""
+
+
+@qnn
+def test_a_state_disk_that_cannot_take_the_compiled_context_still_gets_the_npu(qnn_model_dir, tmp_path):
+    """QNN compiled the decoder, then onnxruntime could not write the context into the full state disk
+    ("Failed to write context cache file"): `--device qnn` failed to load and `auto` fell back to the
+    CPU for the worker's life, and the half-written binary stayed in the cache."""
+    decoder = qnn_model_dir / "fm_decoder.onnx"
+    command = [sys.executable, "-c", COMPILE_INTO_CACHE, str(decoder)]
+    fits = subprocess.run([*command, str(tmp_path / "roomy")], capture_output=True, text=True, timeout=120)
+    placed = fits.stdout.splitlines()[-1]  # (QNN's own lines come first)
+    assert fits.returncode == 0 and placed.startswith("qnn "), fits.stderr
+    binary = max(path.stat().st_size for path in (tmp_path / "roomy").glob("*_qnn.bin"))
+    if decoder.stat().st_size * 1.1 >= binary:  # the specialised graph must still fit, the binary not
+        pytest.skip(f"this runtime's context binary ({binary} bytes) is not larger than the graph")
+
+    def full_disk() -> None:  # a write past the binary's last bytes fails (EFBIG) as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (binary - 1, binary - 1))
+
+    full = tmp_path / "full"
+    done = subprocess.run(
+        [*command, str(full)], capture_output=True, text=True, timeout=120, preexec_fn=full_disk
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == placed  # on QNN, whole
+    assert "not cached" in done.stderr and "compiling it again, uncached" in done.stderr
+    assert not [path.name for path in full.iterdir() if path.name.startswith("fm_decoder")]

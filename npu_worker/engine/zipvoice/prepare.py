@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.prepared import (
     CONTEXT_DIR,
     FORMAT,
+    LOCK,
     MANIFEST,
     PRECISIONS,
     SHARE,
@@ -36,12 +37,11 @@ from npu_worker.engine.zipvoice.prepared import (
 )
 from npu_worker.engine.zipvoice.qdq import Feed
 from npu_worker.files import shared_with_others, write_atomic
+from npu_worker.leftovers import remove_all_parts
 from npu_worker.protocol import ModelLoadError
 
 if TYPE_CHECKING:
     from npu_worker.engine.zipvoice.calibration import Recording
-
-LOCK = ".prepare.lock"  # in --out: held by the prepare writing it
 
 
 def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) -> dict[str, int]:
@@ -56,11 +56,15 @@ def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) ->
     ]
     for path in [*files, *extra]:
         temp = target / f".{path.name}.{secrets.token_hex(6)}.part"
-        info = path.stat()
-        if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
-            with open(path, "rb") as reader, open(temp, "xb") as writer:  # "x": O_EXCL, never a link
-                shutil.copyfileobj(reader, writer)
-        os.replace(temp, target / path.name)
+        try:
+            info = path.stat()
+            if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
+                with open(path, "rb") as reader, open(temp, "xb") as writer:  # "x": O_EXCL, never a link
+                    shutil.copyfileobj(reader, writer)
+            os.replace(temp, target / path.name)
+        except OSError as exc:  # a full disk: the part copied must not stay and fill it
+            temp.unlink(missing_ok=True)
+            raise ModelLoadError(f"cannot copy {path} into {target}: {exc.strerror or exc}") from exc
         sizes[path.name] = path.stat().st_size
     return sizes
 
@@ -112,6 +116,17 @@ def out_dir_lock(out: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
+def check_plan(buckets: Sequence[int], weight_sharing: bool, check_calls: int) -> None:
+    """Refuse, before any calibration, a prepare whose held-out check cannot run here: the x86 HTP
+    simulator cannot load a weight-shared binary of several buckets (the process crashes: SIGSEGV)."""
+    if weight_sharing and check_calls and len(set(buckets)) > 1 and qnn_targets.htp_is_simulated():
+        raise ModelLoadError(
+            "--weight-sharing on: the x86 HTP simulator cannot load a weight-shared binary of several "
+            "buckets (it crashes the process), so the held-out calls cannot check it here; pass "
+            "--check-calls 0, --weight-sharing off or one bucket"
+        )
+
+
 def sharing_by_default(machine: str | None = None) -> bool:
     """Weight sharing unless on x86, where the HTP backend is the simulator that cannot load it."""
     return not qnn_targets.htp_is_simulated(machine)
@@ -140,6 +155,7 @@ def prepare(
         raise ModelLoadError(f"unknown precision {precision!r}; use one of {', '.join(PRECISIONS)}")
     if qdq.is_quantised(precision) and calibration is None:
         raise ModelLoadError(f"--precision {precision} needs calibration data")
+    check_plan(buckets, weight_sharing, check_calls if calibration is not None else 0)
     shapes = bucket_dims(decoder, tuple(buckets))  # before anything in `out` changes: a bad bucket,
     check_out_dir(out)
     devices = providers.qnn_devices(config)  # or QNN missing, must not cost an earlier prepare's work
@@ -147,6 +163,7 @@ def prepare(
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
     with out_dir_lock(out):  # held to the end: a second prepare here is refused
         (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
+        remove_all_parts(out)  # the temp copies of a prepare killed while copying (a model's size each)
         contexts_dir = out / CONTEXT_DIR
         shutil.rmtree(contexts_dir, ignore_errors=True)
         contexts_dir.mkdir()
@@ -155,6 +172,7 @@ def prepare(
         buckets = tuple(shapes)
         reference = _cpu_reference(decoder, config) if calibration is not None and check_calls else None
         contexts: dict[str, Any] = {}
+        checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
         started = time.monotonic()
         for index, (size, dims) in enumerate(shapes.items()):
             last = index == len(buckets) - 1
@@ -166,7 +184,14 @@ def prepare(
             )
             bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
             contexts[str(size)] = _compile_bucket(
-                bucket, contexts_dir, config, devices, reference, share=weight_sharing, last=last
+                bucket,
+                contexts_dir,
+                config,
+                devices,
+                reference,
+                share=weight_sharing,
+                last=last,
+                checks=checks,
             )
             done = time.monotonic() - started
             left = done / (index + 1) * (len(buckets) - index - 1)
@@ -180,6 +205,12 @@ def prepare(
                 + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
                 + f"; about {left:.0f} s left"
             )
+        for check in checks:  # the binary every bucket's context names is written with the last one
+            check()
+        for name, checked_late in contexts.items() if checks else ():
+            if "accuracy" in checked_late:
+                distance = checked_late["accuracy"]["max_relative_l2"]
+                progress(f"bucket {name}: {distance:.2e} from fp32 on the CPU")
         compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
         files, runs_as = PRECISIONS[precision]
         manifest = {
@@ -195,6 +226,7 @@ def prepare(
                 "provider_options": target_options(config.qnn_provider_options()),
             },
             "runtime": runtime_versions(),
+            "specialiser": specialize.VERSION,
             "weight_sharing": weight_sharing,
             "source": {path.name: file_hash(path) for path in sources},
             "contexts": contexts,
@@ -207,7 +239,10 @@ def prepare(
             )
         # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
         # 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest: ModelLoadError).
-        write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
+        try:
+            write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
+        except OSError as exc:
+            raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
         return manifest
 
 
@@ -241,8 +276,10 @@ def _compile_bucket(
     reference: Any,
     share: bool,
     last: bool,
+    checks: list[Callable[[], None]] | None = None,
 ) -> dict[str, Any]:
-    """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest."""
+    """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest.
+    With `share`, its accuracy check goes into `checks`, to run once the shared binary is written."""
     import onnxruntime as ort
 
     name = context_name(bucket.decoder, bucket.size)
@@ -276,6 +313,7 @@ def _compile_bucket(
         on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
     placed = SessionPlacement.of(session, "qnn", qdq.boundary_on_cpu(session, boundary))
     del session
+    _check_compiled(bucket, placed, contexts_dir / name)
     record: dict[str, Any] = {
         "file": f"{CONTEXT_DIR}/{name}",
         "placement": placed.to_dict(),
@@ -287,10 +325,31 @@ def _compile_bucket(
         record["calibration_calls"] = len(bucket.feeds)
         record["kept_in_float"] = notes["kept_in_float"]  # embeddings, Swoosh softplus (qdq.py)
     if reference is not None and bucket.held_out:
-        record["accuracy"] = _check_bucket(
-            contexts_dir / name, config, devices, reference, bucket.held_out, on_cpu
-        )
+        context, held_out = contexts_dir / name, bucket.held_out
+
+        def check() -> None:
+            record["accuracy"] = _check_bucket(context, config, devices, reference, held_out, on_cpu, share)
+
+        if share and checks is not None:
+            checks.append(check)
+        else:
+            check()
     return record
+
+
+def _check_compiled(bucket: Bucket, placed: SessionPlacement, context: Path) -> None:
+    """ModelLoadError unless QNN compiled something: for a graph it takes no node of, onnxruntime writes
+    no context, and the manifest named one that did not exist (`serve` then said to prepare again)."""
+    if placed.on_device == 0:
+        raise ModelLoadError(
+            f"QNN runs none of the {placed.nodes} nodes of {bucket.decoder.name} at {bucket.size} frames "
+            "(HTP has no kernel for its operators, or QNN does not know the --qnn-soc target): nothing "
+            "was compiled"
+        )
+    if not context.is_file():
+        raise ModelLoadError(
+            f"QNN wrote no compiled context for {bucket.decoder.name} at {bucket.size} frames"
+        )
 
 
 def _run_on_cpu(graph: Path, feeds: list[Feed]) -> list[Any]:
@@ -321,14 +380,20 @@ def _check_bucket(
     reference: Any,
     feeds: list[Feed],
     graph_on_cpu: list[Any] | None = None,
+    shared: bool = False,
 ) -> dict[str, Any]:
     """Relative L2 distance of the compiled bucket's velocity from the fp32 CPU decoder's, per held-out
     call (and of the uncompiled QDQ graph run by the CPU, `graph_on_cpu`, when given)."""
     import onnxruntime as ort
 
     options = providers.session_options(config)
+    if shared:  # (loading a shared binary without it crashes QNN)
+        options.add_session_config_entry(SHARE, "1")
     options.add_provider_for_devices(devices, config.qnn_provider_options())
-    session = ort.InferenceSession(str(context), sess_options=options)
+    try:
+        session = ort.InferenceSession(str(context), sess_options=options)
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load the compiled context {context} to check it: {exc}") from exc
     distances, seconds, quantisation = [], [], []
     for index, feed in enumerate(feeds):
         started = time.monotonic()

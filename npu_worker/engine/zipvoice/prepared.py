@@ -20,25 +20,30 @@ mismatch is a ModelLoadError that says to run `prepare` again (nothing is silent
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from npu_worker.engine import providers, qnn_targets
+from npu_worker.engine import providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement, runtime_versions
 
 if TYPE_CHECKING:
     pass
+from npu_worker.files import writable_by_others
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
 
 MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
+LOCK = ".prepare.lock"  # held (flock) by the prepare writing the directory
 FORMAT = 2
 # --precision → (the model files it is made from: serve --precision, what /health `precision` says runs):
 # HTP computes an fp32 graph in fp16 (QNN's default `enable_htp_fp16_precision`).
@@ -97,6 +102,7 @@ class PreparedModel:
     def check(self, decoder: Path, qnn_options: dict[str, str]) -> None:
         """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime."""
         again = f"run `npu-worker prepare` again for {self.directory}"
+        refuse_open_to_others(self.directory)
         made = self.manifest  # (its layout and format were checked by `find`)
         if made.get("decoder") != decoder.name:
             raise ModelLoadError(
@@ -117,6 +123,12 @@ class PreparedModel:
             raise ModelLoadError(
                 f"{self.directory} was prepared with {made['runtime']}, this worker runs {installed}; {again}"
             )
+        made_by = made.get("specialiser", specialize.VERSION)  # (recorded since it is checked)
+        if made_by != specialize.VERSION:  # the graph it compiled is not the one this worker would
+            raise ModelLoadError(
+                f"{self.directory} holds graphs of specialiser version {made_by}, this worker writes "
+                f"version {specialize.VERSION}; {again}"
+            )
         if made["source"].get(decoder.name) != file_hash(decoder):
             raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
         if made.get("weight_sharing") and qnn_targets.htp_is_simulated():
@@ -127,6 +139,26 @@ class PreparedModel:
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")
+
+
+def refuse_open_to_others(directory: Path) -> None:
+    """ModelLoadError when another user could change what the NPU would run: the prepared folder, its
+    `qnn/` or a file in either writable by others (a directory prepared on a host and unpacked or
+    pushed to the device with loose modes, or chmod-ed; `prepare` refuses to write such a folder)."""
+    for folder in (directory, directory / CONTEXT_DIR):
+        if not folder.is_dir():
+            continue
+        for path in (folder, *sorted(folder.iterdir())):
+            try:
+                info = path.stat()
+            except OSError:  # gone, or a dangling link: not loaded either
+                continue
+            shown = path == folder or stat.S_ISREG(info.st_mode)
+            if shown and writable_by_others(info, os.path.realpath(path)):
+                raise ModelLoadError(
+                    f"{path} can be changed by other users (mode {info.st_mode & 0o7777:o}), who would "
+                    f"choose what the NPU runs; `chmod -R go-w {directory}` or prepare it again"
+                )
 
 
 def target_options(qnn_options: dict[str, str]) -> dict[str, str]:
@@ -164,6 +196,7 @@ def find(model_dir: Path) -> PreparedModel | None:
     """The prepared model in `model_dir`, or None for a plain model directory."""
     path = model_dir / MANIFEST
     if not path.is_file():
+        refuse_unfinished(model_dir)
         return None
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
@@ -173,6 +206,38 @@ def find(model_dir: Path) -> PreparedModel | None:
             f"{path} is not a valid manifest ({exc}); run `npu-worker prepare` again"
         ) from exc
     return PreparedModel(model_dir, manifest)
+
+
+def refuse_unfinished(model_dir: Path) -> None:
+    """ModelLoadError for a prepare's output without its manifest (written last): a prepare into it was
+    killed, failed, or is writing it now. Served as a plain model directory, QNN compiled every bucket
+    again on this box, unasked (minutes), and a re-prepare cut short had replaced only some model files.
+    Known by the lock file every prepare makes first (a model's own `qnn/` folder says nothing)."""
+    if not os.path.lexists(model_dir / LOCK):
+        return
+    state = "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
+    raise ModelLoadError(
+        f"{model_dir} has no {MANIFEST}: the `npu-worker prepare` into it {state}; run it again, "
+        "or serve the model directory it prepares from"
+    )
+
+
+def _being_prepared(model_dir: Path) -> bool:
+    """Whether a live prepare holds the directory's lock (one of another user's cannot be opened: no)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        descriptor = os.open(model_dir / LOCK, flags)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(descriptor)
+    return False
 
 
 def open_prepared_sessions(

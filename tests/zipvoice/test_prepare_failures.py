@@ -1,0 +1,165 @@
+"""`npu-worker prepare` cut short (killed, a full disk, a decoder HTP cannot run), and `serve` afterwards:
+a clear refusal in one line, never a directory that looks prepared, nothing left behind."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from npu_worker.engine.zipvoice import prepare, prepared
+from npu_worker.engine.zipvoice.engine import create
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.test_providers import qnn, x86_only
+
+TINY = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "zipvoice_tiny_structure"
+PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383", "--optimization", "fast"]
+
+
+def kill_once_writing(command: list[str], out: Path, how: int = signal.SIGKILL) -> str:
+    """Start `command` and send it `how` as soon as it has begun writing `out` (its `qnn/` folder is
+    made); what it wrote to stderr."""
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        while process.poll() is None and not (out / prepared.CONTEXT_DIR).is_dir():
+            time.sleep(0.01)
+        assert process.poll() is None, "the prepare ended before it could be killed"
+    finally:
+        process.send_signal(how)
+        _, stderr = process.communicate(timeout=120)
+    return stderr
+
+
+@qnn
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_folder_a_killed_prepare_left_is_refused_not_served_as_a_plain_model(tmp_path):
+    """Without the manifest (written last) `serve --device qnn` took the folder for a plain model
+    directory and compiled every default bucket on the spot (more than 5 minutes for the tiny export on
+    the simulator); a re-prepare from another model cut short served a mix of both models' files."""
+    out = tmp_path / "out"
+    kill_once_writing([*PREPARE, "--model-dir", str(TINY), "--out", str(out)], out)
+    assert not (out / prepared.MANIFEST).exists()
+    with pytest.raises(ModelLoadError, match="the `npu-worker prepare` into it did not finish"):
+        create(engine_config(out, tmp_path / "state", device="cpu", ref_wav=None)).load()
+
+
+@qnn
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_prepare_interrupted_with_ctrl_c_says_so_in_one_line(tmp_path):
+    """Ctrl-C was a KeyboardInterrupt traceback through the compiler's frames."""
+    out = tmp_path / "out"
+    stderr = kill_once_writing([*PREPARE, "--model-dir", str(TINY), "--out", str(out)], out, signal.SIGINT)
+    assert "Traceback" not in stderr, stderr
+    assert (
+        stderr.strip().splitlines()[-1] == f"npu-worker prepare: interrupted; run it again to prepare {out}"
+    )
+    with pytest.raises(ModelLoadError, match="did not finish"):
+        prepared.find(out)
+
+
+def test_a_folder_a_prepare_is_writing_now_is_refused_as_such(tmp_path):
+    (tmp_path / "tokens.txt").write_text("a 1\n")
+    with open(tmp_path / prepare.LOCK, "a") as held:  # the prepare, still copying the model's files
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.raises(
+            ModelLoadError, match="no manifest.json: the `npu-worker prepare` into it is writing"
+        ):
+            prepared.find(tmp_path)
+    with pytest.raises(ModelLoadError, match="did not finish"):
+        prepared.find(tmp_path)
+    os.unlink(tmp_path / prepare.LOCK)
+    (tmp_path / prepared.CONTEXT_DIR).mkdir()  # a model's own folder of that name: not a prepare's
+    assert prepared.find(tmp_path) is None  # a plain model directory
+
+
+@qnn
+def test_a_decoder_qnn_runs_none_of_is_refused_by_prepare_not_written_as_prepared(
+    cpu_only_model_dir, tmp_path
+):
+    """QNN takes no node of it, so onnxruntime writes no context: prepare said "prepared ... serve it with"
+    (exit 0) over a manifest naming that context, and `serve` said it was missing, to prepare again."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(cpu_only_model_dir), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "npu-worker prepare: ModelLoadError: QNN runs none of the 2 nodes of fm_decoder.onnx at 383 frames "
+        "(HTP has no kernel for its operators, or QNN does not know the --qnn-soc target): nothing was "
+        "compiled"
+    )
+    assert not (out / prepared.MANIFEST).exists()
+
+
+def no_file_larger_than(size: int):  # noqa: ANN201 - a preexec_fn
+    """A write past `size` bytes fails with EFBIG, as one on a full disk fails with ENOSPC."""
+
+    def limit() -> None:
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return limit
+
+
+@qnn
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_prepare_that_cannot_write_says_so_in_one_line_and_leaves_no_partial_copy(tmp_path):
+    """A full disk was a traceback, and the decoder's partial copy stayed in --out, keeping the disk
+    full; the temp copies of a prepare killed while copying stayed there for good (a rerun left them)."""
+    source, out = tmp_path / "model", tmp_path / "out"
+    source.mkdir()
+    for path in TINY.iterdir():
+        (source / path.name).write_bytes(path.read_bytes())
+        (source / path.name).chmod(0o664)  # writable by the group: copied, never hard-linked
+    (out / prepared.CONTEXT_DIR).mkdir(parents=True)
+    killed = out / ".tokens.txt.0123456789ab.part"  # what a prepare killed while copying left
+    killed.write_bytes(b"half a copy")
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(source), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=no_file_larger_than(1 << 20),
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"npu-worker prepare: ModelLoadError: cannot copy {source / 'fm_decoder.onnx'} into {out}: "
+        "File too large"
+    )
+    assert not list(out.glob(".*.part")), sorted(out.iterdir())
+
+
+@qnn
+@x86_only
+@pytest.mark.skipif(not TINY.is_dir(), reason="the tiny real-structure export is not beside the repo")
+def test_a_weight_shared_quantised_prepare_the_simulator_cannot_check_is_refused_before_calibrating(tmp_path):
+    """The held-out check loaded each bucket's context as soon as it was compiled, but a weight-shared
+    binary is written with the last bucket: after the minutes of calibration the first check failed with
+    an onnxruntime traceback and the process aborted. On x86 the simulator cannot load a shared binary of
+    several buckets at all (SIGSEGV), so there it is refused first: before the calibration texts are read."""
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [*PREPARE[:-4], "--buckets", "383", "767", "--model-dir", str(TINY), "--out", str(out)]
+        + ["--precision", "a16w8", "--weight-sharing", "on", "--calibration-texts", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "npu-worker prepare: ModelLoadError: --weight-sharing on: the x86 HTP simulator cannot load a "
+        "weight-shared binary of several buckets (it crashes the process), so the held-out calls cannot "
+        "check it here; pass --check-calls 0, --weight-sharing off or one bucket"
+    ]
+    assert not out.exists()
