@@ -19,8 +19,9 @@ THREE_SENTENCES = "첫 번째 문장입니다. 두 번째 문장도 있습니다
 
 async def test_a_shutdown_stops_the_utterance_with_an_error_and_closes_every_socket_with_1001(settings):
     """They were left silent until aiohttp's shutdown timeout cut them (1006, 4 s later): a caller
-    whose sentences would never be spoken here got no word of it, and an idle one could not tell a
-    shutdown from a network fault."""
+    whose utterance would never be finished here got no word of it, and an idle one could not tell a
+    shutdown from a network fault. (The sentences still queued are ended by the drain, each with its
+    own `QueueFull` error.)"""
     gate = ChunkGate()
     engine = ToneEngine(chunk_seconds=0.1)
     engine.gate = gate  # type: ignore[assignment]
@@ -35,8 +36,7 @@ async def test_a_shutdown_stops_the_utterance_with_an_error_and_closes_every_soc
             idle = await http.ws_connect(url)
             ws = await http.ws_connect(url, autoclose=False)
             await ws.send_json(CONFIG)
-            await ws.send_json({"type": "input.text", "text": THREE_SENTENCES})
-            await ws.send_json({"type": "input.done"})
+            await ws.send_json({"type": "input.text", "text": THREE_SENTENCES})  # the utterance stays open
             events = []
             while not any(e.get("type") == "audio.start" for e in events):  # sentence 0 is being made
                 message = await ws.receive(timeout=seconds(10))
@@ -57,9 +57,11 @@ async def test_a_shutdown_stops_the_utterance_with_an_error_and_closes_every_soc
                 aiohttp.WSCloseCode.GOING_AWAY,
                 "the worker is shutting down",
             )
-            error = events[-1]
-            assert (error["type"], error["code"]) == ("error", "QueueFull")
-            assert error["message"].startswith("the worker is shutting down")
+            refused = [e for e in events if e["type"] == "error" and "sentence_index" in e]
+            assert [(e["sentence_index"], e["code"]) for e in refused] == [(1, "QueueFull")]  # "끝" waits
+            error = events[-1]  # the utterance, still open, ends too
+            assert (error["type"], error["code"], "sentence_index" in error) == ("error", "QueueFull", False)
+            assert error["message"].startswith("the worker is shutting down; send the text again")
             await ws.close()
             message = await idle.receive(timeout=seconds(10))
             assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
