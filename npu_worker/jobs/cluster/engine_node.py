@@ -39,7 +39,7 @@ from .consumer import QueueConsumer
 from .journal import Before, RedisJournal
 from .pcm_stream import PcmPublisher
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import REDIS_DOWN, RedisJobs, WorkItem, reraise_if_cancelling, retried
+from .store import REDIS_WAIT, RedisJobs, WorkItem, reraise_if_cancelling, retried
 
 log = logging.getLogger(__name__)
 
@@ -272,9 +272,8 @@ class EngineNode(QueueConsumer):
             await asyncio.sleep(max(0.02, self.claim_timeout / 3))
             try:
                 await self.jobs.touch(item, self.node)
-            except REDIS_DOWN:
+            except REDIS_WAIT:
                 reraise_if_cancelling()
-                pass
 
     async def _job(self, item: WorkItem) -> tuple[Job, str] | None:
         """The job (cached per node), or None once it has ended. A first item that carries the spec of a

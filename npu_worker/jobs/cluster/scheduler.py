@@ -44,7 +44,14 @@ from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
+from .store import (
+    CANCEL_CHANNEL,
+    REDIS_DOWN,
+    REDIS_WAIT,
+    RedisJobs,
+    redis_unreachable,
+    reraise_if_cancelling,
+)
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
@@ -339,7 +346,7 @@ class ClusterScheduler(Scheduler):
             created = await self.jobs.create(
                 job, self.node, start, max_queue=self.settings.max_queue, window=window
             )
-        except REDIS_DOWN as exc:
+        except REDIS_WAIT as exc:  # down, or full (its maxmemory reached)
             reraise_if_cancelling()
             raise redis_unreachable(exc) from exc
         except ResponseError as exc:  # a value not of ours in a queue key (any local process can write)
