@@ -87,6 +87,8 @@ class ClusterRunner(Runner):
         end = self._end_of(job, section, synth)
         try:
             check_text(section.text, self.limits)
+            if job.params.ref_wav is not None:  # checked where the job was accepted; again here, as
+                self.paths.check_ref_wav(job.params.ref_wav)  # a local runner does (a swap, our roots)
             audio = self._synthesise(job, section, self.engine)
             if audio is None:  # cancelled mid-section
                 return

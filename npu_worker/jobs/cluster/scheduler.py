@@ -378,6 +378,17 @@ class ClusterScheduler(Scheduler):
     def live_job(self, job_id: str) -> Job | None:
         return None
 
+    def voice_user(self, ref_wav: str) -> str | None:
+        """Who speaks with this reference wav: a job under way on any node of the cluster (a voice's
+        delete would fail its remaining sections wherever they run), as `Scheduler.voice_user` names
+        it. Blocking: off the loop."""
+        assert self._rjournal is not None
+        found = self._rjournal.call(lambda: self.jobs.voice_user(ref_wav))
+        if found is None:
+            return None
+        job_id, preview = found
+        return "a request in progress" if preview else f"job {job_id}"
+
     def find_job(self, job_id: str) -> Job | None:
         assert self._rjournal is not None
         return self._rjournal.load(job_id)

@@ -200,6 +200,7 @@ class RedisJobs:
         self._cancel = self.redis.register_script(scripts.CANCEL)
         self._forget_nodes = self.redis.register_script(scripts.FORGET_NODES)
         self._recount = self.redis.register_script(scripts.RECOUNT)
+        self._voice_user = self.redis.register_script(scripts.VOICE_USER)
         self._firsts: dict[str, int] = {}  # first sections a node claimed in a row (`claim`)
 
     async def close(self) -> None:
@@ -229,8 +230,13 @@ class RedisJobs:
         spec = job_spec(job, node)
         args: list[Any] = [job.id, spec, job.total, max_queue, min(window, job.total)]
         args += [wire.encode(start), repr(job.created_at), node, int(len(spec) <= SPEC_IN_ITEM)]
-        args.append(int(job.preview))
+        args += [int(job.preview), job.params.ref_wav or ""]
         return int(await self._create(keys=keys, args=args))
+
+    async def voice_user(self, ref_wav: str) -> tuple[str, bool] | None:
+        """(id, preview) of a job under way on any node that speaks with `ref_wav`, else None."""
+        reply = await self._voice_user(keys=[JOBS, PREVIEWS], args=[ref_wav])
+        return (reply[0].decode(errors="replace"), reply[1] == b"1") if reply else None
 
     async def append(self, job_id: str, event: Event) -> int:
         """Append one event; its seq, or 0 when the job has already ended."""
