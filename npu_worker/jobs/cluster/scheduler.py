@@ -60,6 +60,8 @@ HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
 # checked every FORGET_EVERY heartbeats by every node, with the queue depth counted again (store.recount).
 NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
+# What makes two engine nodes voice one request differently (their heartbeats carry it).
+ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
 
@@ -82,6 +84,7 @@ class ClusterScheduler(Scheduler):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._rjournal: RedisJournal | None = None
         self._draining = False
+        self._differing: frozenset[tuple[str, ...]] = frozenset()  # engine kinds last said to differ
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -263,10 +266,12 @@ class ClusterScheduler(Scheduler):
                     precision=info.precision,
                     sample_rate=info.sample_rate,
                     model=info.model,
+                    seed=self.settings.seed,
                 )
             try:
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
+                self._say_if_engines_differ()
                 self.redis_ok, refused = True, False
                 if beats % FORGET_EVERY == 0:
                     if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
@@ -282,6 +287,26 @@ class ClusterScheduler(Scheduler):
                     log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
                 refused = True
             await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    def _say_if_engines_differ(self) -> None:
+        """Engine nodes that voice a job differently (another backend, model, precision, rate or seed):
+        a job's sections go to whichever engine node is free, so one lecture would be spoken in several
+        voices (the queue does not route by engine). Logged once for each set of differences."""
+        kinds: dict[tuple[str, ...], list[str]] = {}
+        for node in self.view["nodes"]:
+            if "backend" in node:
+                kinds.setdefault(tuple(str(node.get(key)) for key in ENGINE_KEYS), []).append(node["node"])
+        differing = frozenset(kinds) if len(kinds) > 1 else frozenset()
+        if differing and differing != self._differing:
+            seen = "; ".join(
+                f"{'/'.join(kind)} on {', '.join(nodes)}" for kind, nodes in sorted(kinds.items())
+            )
+            log.warning(
+                "engine nodes differ (%s): one job's sections may be voiced by each: %s",
+                "/".join(ENGINE_KEYS),
+                seen,
+            )
+        self._differing = differing
 
     async def _cancel_listener(self) -> None:
         """Cancels published by any node stop the section running here at its next chunk (a cancel
