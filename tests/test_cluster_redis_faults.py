@@ -169,3 +169,32 @@ async def test_a_hung_redis_is_a_named_503_within_one_command_timeout_and_is_wai
     body = {"sections": [{"text": "after", "output_path": str(tmp_path / "after.wav")}], "stream": False}
     result = await (await client.post("/synth_batch", json=body)).json()
     assert result["ok_count"] == 1 and await asyncio.to_thread(Path(tmp_path / "after.wav").is_file)
+
+
+async def test_an_api_node_says_redis_is_full_not_that_no_engine_is_alive(
+    worker, redis_server, tmp_path, monkeypatch
+):
+    """A full Redis refuses the heartbeats too: the engines dropped out of an api node's view, and its
+    callers were told `Loading: no engine node is alive in the queue` while the engines ran on."""
+    from npu_worker.jobs.cluster import scheduler as cluster_scheduler
+
+    monkeypatch.setattr(cluster_scheduler, "ALIVE_WITHIN", 1.0)  # out of the view after 1 s, not 5 s
+    await worker(queue=redis_server.url, role="engine", state_dir=str(tmp_path / "engine"))
+    api = await worker(queue=redis_server.url, role="api", state_dir=str(tmp_path / "api"))
+    set_maxmemory(redis_server, 1)
+    try:
+        await asyncio.sleep(2.5)  # a heartbeat refused on each node, and the engine's last one past 1 s
+        health = await (await api.get("/health")).json()
+        assert health["cluster"]["engines_alive"] == 0
+        refused = await api.post("/synth_batch?async=1", json={"sections": [{"text": "full"}]})
+        assert refused.status == 503
+        assert (await refused.json())["error"].startswith("QueueUnavailable: Redis is full")
+        ready = await (await api.get("/ready")).json()
+        assert ready["reason"].startswith("Redis is full")
+    finally:
+        set_maxmemory(redis_server, 0)
+    body = {"sections": [{"text": "x"}], "stream": False}
+    async with asyncio.timeout(seconds(10)):  # room again: the engine is seen, requests are taken
+        while (response := await api.post("/synth_batch", json=body)).status != 200:
+            await asyncio.sleep(0.1)
+    assert (await response.json())["ok_count"] == 1

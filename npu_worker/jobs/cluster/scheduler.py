@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from redis.exceptions import ResponseError
+from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings, shown_url
 from ...engine.base import Engine, EngineInfo
@@ -81,6 +81,7 @@ class ClusterScheduler(Scheduler):
         self.followers = Followers(self.jobs, on_first_audio=self._first_audio)
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
         self.redis_ok = True
+        self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._rjournal: RedisJournal | None = None
         self._draining = False
@@ -272,7 +273,7 @@ class ClusterScheduler(Scheduler):
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
                 self._say_if_engines_differ()
-                self.redis_ok, refused = True, False
+                self.redis_ok, refused, self.redis_full = True, False, False
                 if beats % FORGET_EVERY == 0:
                     if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
                         log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
@@ -282,6 +283,10 @@ class ClusterScheduler(Scheduler):
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 self.redis_ok = False
+            except OutOfMemoryError as exc:  # every node's heartbeat is refused: engines drop out of view
+                if not self.redis_full:
+                    log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
+                self.redis_full = True
             except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
                 if not refused:
                     log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
@@ -339,6 +344,8 @@ class ClusterScheduler(Scheduler):
 
     def loading(self) -> WorkerError:
         """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
+        if self.engine_node is None and self.redis_full:  # the engines are silent, not gone
+            return redis_unreachable(OutOfMemoryError())
         if self.engine_node is None:
             return Loading("no engine node is alive in the queue; retry shortly")
         return super().loading()
