@@ -179,10 +179,10 @@ def _queue_url(text: str) -> str:
     try:
         port = parts.port
     except ValueError as exc:
-        raise ValueError(f"bad port in queue URL {text!r}") from exc
+        raise ValueError(f"bad port in queue URL {shown_url(text)!r}") from exc
     database = parts.path.lstrip("/")
     if parts.scheme not in ("redis", "rediss") or not parts.hostname or (database and not database.isdigit()):
-        raise ValueError(f"queue must be 'local' or redis://HOST:PORT/DB, not {text!r}")
+        raise ValueError(f"queue must be 'local' or redis://HOST:PORT/DB, not {shown_url(text)!r}")
     del port
     return value
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 
 from npu_worker.jobs.admission import PASSED_OVER_LIMIT
@@ -494,3 +495,32 @@ async def test_an_api_node_without_engines_says_so_not_that_its_engine_is_loadin
     assert speech.status == 503 and "no engine node is alive" in (await speech.json())["error"]["message"]
     synth = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "a.wav")})
     assert synth.status == 503 and "no engine node is alive" in (await synth.json())["error"]
+
+
+async def test_engine_nodes_that_would_voice_a_job_differently_are_named_in_the_log(
+    worker, redis_server, caplog
+):
+    """A job's sections go to whichever engine node is free: an espeak node beside this one would speak
+    every other slide of a lecture in another voice, and nothing said so."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    caplog.set_level(logging.WARNING, logger="npu_worker.jobs.cluster.scheduler")
+    client = await worker(queue=redis_server.url)
+    planter = aioredis.from_url(redis_server.url)
+    now, _micros = await planter.time()
+    other = {"role": "engine", "backend": "espeak-ng", "device": "cpu", "precision": "int16"}
+    other.update(sample_rate=24000, model="espeak-ng-1.52", seed=0, claim_timeout=30, seen=now + 30)
+    await planter.hset("npu:nodes", "other", json.dumps(other))
+    await planter.aclose()
+
+    def said() -> list[str]:
+        return [r.getMessage() for r in caplog.records if "engine nodes differ" in r.getMessage()]
+
+    async with asyncio.timeout(seconds(5)):
+        while not said():
+            await asyncio.sleep(0.05)
+    assert len(said()) == 1 and "espeak-ng" in said()[0] and client.app[SCHEDULER_KEY].node in said()[0]
+    await asyncio.sleep(1.5)  # the next heartbeats see the same difference: said once
+    assert len(said()) == 1

@@ -290,3 +290,17 @@ def test_a_queue_url_is_shown_without_its_password():
     assert shown_url("local") == "local"
     # redis-py reads a password from the query too: it was shown as given
     assert shown_url("redis://h:6379/0?password=s3cret&ssl=0") == "redis://h:6379/0?password=***&ssl=0"
+
+
+@pytest.mark.parametrize(
+    "url", ["redis://:s3cret@host:notaport/0", "redis://:s3cret@host/db", "http://:s3cret@h"]
+)
+def test_a_refused_queue_url_is_shown_without_its_password(capsys, url):
+    """The refusal quoted the URL as given: the password went to the terminal and the journal."""
+    with pytest.raises(SystemExit):
+        parse([f"--queue={url}"])
+    err = capsys.readouterr().err
+    assert "argument --queue: " in err and ":***@" in err and "s3cret" not in err
+    with pytest.raises(SystemExit) as refused:
+        load_settings(None, environ={"NPU_WORKER_QUEUE": url})
+    assert ":***@" in str(refused.value) and "s3cret" not in str(refused.value)

@@ -1,7 +1,7 @@
 """The retry loop shared by a node's queue consumers (the engine node, the output writer).
 
 One consumer reads one Redis consumer group. It survives Redis outages: it waits with back-off and
-logs once. It survives Redis losing its data: the groups are made again. After either, it first takes
+logs once; a Redis at its `maxmemory` (writes refused) the same way, its own items read again after. It survives Redis losing its data: the groups are made again. After either, it first takes
 back its own pending items. A cancellation always ends it.
 """
 
@@ -11,7 +11,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
-from redis.exceptions import ResponseError
+from redis.exceptions import OutOfMemoryError, ResponseError
 
 from .store import REDIS_DOWN, RedisJobs, lost_groups, reraise_if_cancelling
 
@@ -39,6 +39,14 @@ class QueueConsumer:
                 if not await step():
                     return
                 self.redis_ok, delay = True, 0.05
+            except OutOfMemoryError as exc:
+                # The step's items stay pending (a writer's `ready` entry has no XAUTOCLAIM: unread
+                # again, its section was never `ok` and its job never ended).
+                if self.redis_ok:
+                    log.warning("%s %s: Redis is full (%s); waiting", label, self.node, exc)
+                self.redis_ok, self._own = False, True
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 1.0)
             except ResponseError as exc:
                 if lost_groups(exc):
                     log.warning(

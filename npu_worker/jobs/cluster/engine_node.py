@@ -39,7 +39,7 @@ from .consumer import QueueConsumer
 from .journal import Before, RedisJournal
 from .pcm_stream import PcmPublisher
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import REDIS_DOWN, RedisJobs, WorkItem, reraise_if_cancelling, retried
+from .store import REDIS_WAIT, RedisJobs, WorkItem, reraise_if_cancelling, retried
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,8 @@ class ClusterRunner(Runner):
         end = self._end_of(job, section, synth)
         try:
             check_text(section.text, self.limits)
+            if job.params.ref_wav is not None:  # checked where the job was accepted; again here, as
+                self.paths.check_ref_wav(job.params.ref_wav)  # a local runner does (a swap, our roots)
             audio = self._synthesise(job, section, self.engine)
             if audio is None:  # cancelled mid-section
                 return
@@ -272,9 +274,8 @@ class EngineNode(QueueConsumer):
             await asyncio.sleep(max(0.02, self.claim_timeout / 3))
             try:
                 await self.jobs.touch(item, self.node)
-            except REDIS_DOWN:
+            except REDIS_WAIT:
                 reraise_if_cancelling()
-                pass
 
     async def _job(self, item: WorkItem) -> tuple[Job, str] | None:
         """The job (cached per node), or None once it has ended. A first item that carries the spec of a

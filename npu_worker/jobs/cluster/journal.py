@@ -4,7 +4,7 @@ The local journal numbers events itself; here `seq` is assigned inside Redis (a 
 from several nodes at once), so `append` runs the APPEND script and folds the event with the seq it
 got. Each call hops onto the event loop, where the one redis.asyncio client lives.
 
-Calls from the engine thread retry while Redis is unreachable (the section's audio is kept and
+Calls from the engine thread retry while Redis is unreachable or full (the section's audio is kept and
 delivered once Redis is back); calls made for a request fail fast with `QueueUnavailable`.
 """
 
@@ -25,7 +25,7 @@ from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
 from ..store import JobStore
-from .store import REDIS_DOWN, RedisJobs, redis_unreachable
+from .store import REDIS_WAIT, RedisJobs, redis_unreachable
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -50,7 +50,7 @@ class RedisJournal(Journal):
     # -- the bridge ----------------------------------------------------------------------------------
 
     def call(self, make: Callable[[], Awaitable[T]], *, retry: bool = False) -> T:
-        """Run `make()` on the loop and wait; with `retry`, keep trying while Redis is down."""
+        """Run `make()` on the loop and wait; with `retry`, keep trying while Redis is down or full."""
         if threading.get_ident() == self.handoff._loop_thread:
             raise RuntimeError("RedisJournal is for threads; on the loop use RedisJobs directly")
         delay = 0.05
@@ -58,11 +58,13 @@ class RedisJournal(Journal):
             future = asyncio.run_coroutine_threadsafe(_awaited(make), self.handoff.loop)
             try:
                 return future.result(timeout=30.0)
-            except (*REDIS_DOWN, FutureTimeout) as exc:
+            except (*REDIS_WAIT, FutureTimeout) as exc:
                 future.cancel()
                 if not retry or self.stopping.is_set():
                     raise redis_unreachable(exc) from exc
-                log.warning("Redis unreachable (%s); retrying in %.1fs", exc or type(exc).__name__, delay)
+                log.warning(
+                    "Redis unreachable or full (%s); retrying in %.1fs", exc or type(exc).__name__, delay
+                )
                 time.sleep(delay)
                 delay = min(delay * 2, 1.0)
             except ResponseError as exc:  # a value not of ours in a key (WRONGTYPE): a named 503, not a 500

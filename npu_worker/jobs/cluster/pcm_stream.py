@@ -21,15 +21,18 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from redis.exceptions import ResponseError
 
 from ..model import AudioChunk, LogEntry
 from .store import RedisJobs, cancellable, entry_of, log_key, pcm_key, reraise_if_cancelling, retried
 
+log = logging.getLogger(__name__)
 PCM_MAXLEN = 10_000  # entries; a section is read while it is made, so only a burst waits here
 PCM_TTL_SECONDS = 300
 READ_COUNT = 500  # entries per stream and read
@@ -77,9 +80,11 @@ class PcmPublisher:
 
     The engine thread's only cost per chunk is one `LoopHandoff` call (`put`); here, everything that
     piled up since the last send goes in one pipeline (XADD with MAXLEN, then EXPIRE). While Redis is
-    away the entries wait and are sent when it is back (a section's audio is bounded, and the engine
-    thread itself waits in MADE meanwhile); a retried pipeline may repeat entries, which the listener
-    drops by their number.
+    away (or full) the entries wait and are sent when it is back (a section's audio is bounded, and the
+    engine thread itself waits in MADE meanwhile); a retried pipeline may repeat entries, which the
+    listener drops by their number. Entries Redis refuses otherwise (a key planted with another type)
+    are dropped, and logged: the listener sees a gap (its job ends), and the sender goes on for the
+    node's other jobs (it ended, and no later stream of the node got its audio).
     """
 
     def __init__(self, jobs: RedisJobs, maxlen: int = PCM_MAXLEN, ttl: int = PCM_TTL_SECONDS) -> None:
@@ -155,7 +160,10 @@ class PcmPublisher:
                 if isinstance(item, asyncio.Future):
                     break
                 batch.append(item)
-            await retried(functools.partial(self._send, batch), "PCM stream")
+            try:
+                await retried(functools.partial(self._send, batch), "PCM stream")
+            except ResponseError as exc:  # a key not of ours (WRONGTYPE): these entries, not the sender
+                log.error("PCM stream: Redis refused %d entries (%s); dropped", len(batch), exc)
             del self._pending[: len(batch)]
             self._sent += len(batch)
             self._wake_waiters()

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from redis.exceptions import ResponseError
+from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings, shown_url
 from ...engine.base import Engine, EngineInfo
@@ -44,7 +44,14 @@ from .engine_node import EngineNode
 from .follower import Followers
 from .journal import RedisJournal
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import CANCEL_CHANNEL, REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
+from .store import (
+    CANCEL_CHANNEL,
+    REDIS_DOWN,
+    REDIS_WAIT,
+    RedisJobs,
+    redis_unreachable,
+    reraise_if_cancelling,
+)
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
@@ -53,6 +60,8 @@ HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
 # checked every FORGET_EVERY heartbeats by every node, with the queue depth counted again (store.recount).
 NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
+# What makes two engine nodes voice one request differently (their heartbeats carry it).
+ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
 
@@ -72,9 +81,11 @@ class ClusterScheduler(Scheduler):
         self.followers = Followers(self.jobs, on_first_audio=self._first_audio)
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
         self.redis_ok = True
+        self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._rjournal: RedisJournal | None = None
         self._draining = False
+        self._differing: frozenset[tuple[str, ...]] = frozenset()  # engine kinds last said to differ
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -256,11 +267,13 @@ class ClusterScheduler(Scheduler):
                     precision=info.precision,
                     sample_rate=info.sample_rate,
                     model=info.model,
+                    seed=self.settings.seed,
                 )
             try:
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
-                self.redis_ok, refused = True, False
+                self._say_if_engines_differ()
+                self.redis_ok, refused, self.redis_full = True, False, False
                 if beats % FORGET_EVERY == 0:
                     if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
                         log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
@@ -270,11 +283,35 @@ class ClusterScheduler(Scheduler):
             except REDIS_DOWN:
                 reraise_if_cancelling()
                 self.redis_ok = False
+            except OutOfMemoryError as exc:  # every node's heartbeat is refused: engines drop out of view
+                if not self.redis_full:
+                    log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
+                self.redis_full = True
             except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
                 if not refused:
                     log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
                 refused = True
             await asyncio.sleep(HEARTBEAT_SECONDS)
+
+    def _say_if_engines_differ(self) -> None:
+        """Engine nodes that voice a job differently (another backend, model, precision, rate or seed):
+        a job's sections go to whichever engine node is free, so one lecture would be spoken in several
+        voices (the queue does not route by engine). Logged once for each set of differences."""
+        kinds: dict[tuple[str, ...], list[str]] = {}
+        for node in self.view["nodes"]:
+            if "backend" in node:
+                kinds.setdefault(tuple(str(node.get(key)) for key in ENGINE_KEYS), []).append(node["node"])
+        differing = frozenset(kinds) if len(kinds) > 1 else frozenset()
+        if differing and differing != self._differing:
+            seen = "; ".join(
+                f"{'/'.join(kind)} on {', '.join(nodes)}" for kind, nodes in sorted(kinds.items())
+            )
+            log.warning(
+                "engine nodes differ (%s): one job's sections may be voiced by each: %s",
+                "/".join(ENGINE_KEYS),
+                seen,
+            )
+        self._differing = differing
 
     async def _cancel_listener(self) -> None:
         """Cancels published by any node stop the section running here at its next chunk (a cancel
@@ -307,6 +344,8 @@ class ClusterScheduler(Scheduler):
 
     def loading(self) -> WorkerError:
         """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
+        if self.engine_node is None and self.redis_full:  # the engines are silent, not gone
+            return redis_unreachable(OutOfMemoryError())
         if self.engine_node is None:
             return Loading("no engine node is alive in the queue; retry shortly")
         return super().loading()
@@ -339,7 +378,7 @@ class ClusterScheduler(Scheduler):
             created = await self.jobs.create(
                 job, self.node, start, max_queue=self.settings.max_queue, window=window
             )
-        except REDIS_DOWN as exc:
+        except REDIS_WAIT as exc:  # down, or full (its maxmemory reached)
             reraise_if_cancelling()
             raise redis_unreachable(exc) from exc
         except ResponseError as exc:  # a value not of ours in a queue key (any local process can write)
@@ -370,6 +409,17 @@ class ClusterScheduler(Scheduler):
 
     def live_job(self, job_id: str) -> Job | None:
         return None
+
+    def voice_user(self, ref_wav: str) -> str | None:
+        """Who speaks with this reference wav: a job under way on any node of the cluster (a voice's
+        delete would fail its remaining sections wherever they run), as `Scheduler.voice_user` names
+        it. Blocking: off the loop."""
+        assert self._rjournal is not None
+        found = self._rjournal.call(lambda: self.jobs.voice_user(ref_wav))
+        if found is None:
+            return None
+        job_id, preview = found
+        return "a request in progress" if preview else f"job {job_id}"
 
     def find_job(self, job_id: str) -> Job | None:
         assert self._rjournal is not None

@@ -19,7 +19,7 @@ import redis
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import BusyLoadingError, ResponseError
+from redis.exceptions import BusyLoadingError, OutOfMemoryError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -33,12 +33,18 @@ from .spec import job_from_spec, job_spec
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+# Redis at its `maxmemory` (policy noeviction) refuses every write (OOM) until jobs end or are removed:
+# the node's loops wait it out as they wait out an outage (their work stays pending, nothing is lost);
+# a request is told so by name.
+REDIS_WAIT = (*REDIS_DOWN, OutOfMemoryError)
 
 
 def redis_unreachable(exc: BaseException) -> WorkerError:
-    """What a caller is told while Redis is down: the kind of failure, not the address the client
-    library names (`Error 111 connecting to 10.0.0.5:6379`); the node's log has the details."""
+    """What a caller is told while Redis is down (or full): the kind of failure, not the address the
+    client library names (`Error 111 connecting to 10.0.0.5:6379`); the node's log has the details."""
     log.debug("Redis unreachable: %s", exc)
+    if isinstance(exc, OutOfMemoryError):
+        return QueueUnavailable("Redis is full (its maxmemory is reached); retry once jobs have ended")
     return QueueUnavailable(f"Redis is unreachable ({type(exc).__name__}); retry shortly")
 
 
@@ -74,12 +80,13 @@ def reraise_if_cancelling() -> None:
 
 
 async def retried(make: Callable[[], Awaitable[T]], what: str = "") -> T:
-    """`make()` until Redis answers (back-off 50 ms doubling to 1 s); a cancellation always ends it."""
+    """`make()` until Redis answers (back-off 50 ms doubling to 1 s), also while it is full; a
+    cancellation always ends it."""
     delay = 0.05
     while True:
         try:
             return await make()
-        except REDIS_DOWN as exc:
+        except REDIS_WAIT as exc:
             reraise_if_cancelling()
             if what:
                 log.debug("%s: Redis unreachable (%s); retrying", what, exc)
@@ -135,6 +142,8 @@ def finished_previews_key(node: str) -> str:
     return finished_key(node) + ":previews"  # the DONE script's own choice (scripts.py)
 
 
+# How long a command may go unanswered before it fails (a request then gets QueueUnavailable).
+COMMAND_TIMEOUT = 5.0
 SPEC_IN_ITEM = 64 * 1024  # a job spec up to this size rides in its first work item (one round trip less)
 
 
@@ -157,13 +166,20 @@ class RedisJobs:
     def __init__(self, url: str) -> None:
         # The library version is given, not looked up: redis-py would read package metadata from disk
         # for every new connection, on the event loop.
-        # A connection Redis dropped (restart) is retried on a fresh one before an error surfaces.
-        retry = Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2)
+        # A connection Redis dropped (restart) is retried on a fresh one before an error surfaces. A
+        # command Redis did not answer within the socket timeout is not: a Redis that is hung (stopped,
+        # swapping, a partition without a reset) answers no retry either, and three tries kept a caller
+        # waiting 15 s for its 503 instead of COMMAND_TIMEOUT.
+        retry = Retry(
+            ExponentialBackoff(cap=0.5, base=0.05),
+            retries=2,
+            supported_errors=(RedisConnectionError, BusyLoadingError),
+        )
         common: dict[str, Any] = {
             "socket_connect_timeout": 2.0,
             "health_check_interval": 5,
             "retry": retry,
-            "retry_on_error": [RedisConnectionError, RedisTimeoutError, BusyLoadingError],
+            "retry_on_error": [RedisConnectionError, BusyLoadingError],
         }
         try:
             from redis.driver_info import DriverInfo  # redis-py 7+
@@ -172,7 +188,7 @@ class RedisJobs:
         except ImportError:
             common.update(lib_name="redis-py", lib_version=redis.__version__)
         # Typed Any: redis-py's reply types are unions of every reply shape; this module decodes them.
-        self.redis: Any = aioredis.from_url(url, socket_timeout=5.0, **common)
+        self.redis: Any = aioredis.from_url(url, socket_timeout=COMMAND_TIMEOUT, **common)
         # Blocking reads (XREAD/XREADGROUP BLOCK ≤ 2 s) wait longer than a command may take: own pool,
         # with a timeout still, so a Redis that vanished without a reset (a partition) is noticed.
         self.blocking: Any = aioredis.from_url(url, socket_timeout=10.0, **common)
@@ -184,6 +200,7 @@ class RedisJobs:
         self._cancel = self.redis.register_script(scripts.CANCEL)
         self._forget_nodes = self.redis.register_script(scripts.FORGET_NODES)
         self._recount = self.redis.register_script(scripts.RECOUNT)
+        self._voice_user = self.redis.register_script(scripts.VOICE_USER)
         self._firsts: dict[str, int] = {}  # first sections a node claimed in a row (`claim`)
 
     async def close(self) -> None:
@@ -213,8 +230,13 @@ class RedisJobs:
         spec = job_spec(job, node)
         args: list[Any] = [job.id, spec, job.total, max_queue, min(window, job.total)]
         args += [wire.encode(start), repr(job.created_at), node, int(len(spec) <= SPEC_IN_ITEM)]
-        args.append(int(job.preview))
+        args += [int(job.preview), job.params.ref_wav or ""]
         return int(await self._create(keys=keys, args=args))
+
+    async def voice_user(self, ref_wav: str) -> tuple[str, bool] | None:
+        """(id, preview) of a job under way on any node that speaks with `ref_wav`, else None."""
+        reply = await self._voice_user(keys=[JOBS, PREVIEWS], args=[ref_wav])
+        return (reply[0].decode(errors="replace"), reply[1] == b"1") if reply else None
 
     async def append(self, job_id: str, event: Event) -> int:
         """Append one event; its seq, or 0 when the job has already ended."""
@@ -300,8 +322,11 @@ class RedisJobs:
         return spec, values[0] not in (None, b"0"), bytes(wav) if wav is not None else None
 
     async def load(self, job_id: str) -> Job | None:
-        """The job with its whole log folded in (status, finals, seq)."""
-        async with self.redis.pipeline(transaction=True) as pipe:
+        """The job with its whole log folded in (status, finals, seq). Reads, and the removals and
+        acknowledgements below, are plain pipelines, never MULTI: a Redis at its `maxmemory` refuses
+        every command queued in a transaction, and status calls, retention (what frees the memory)
+        and the writers' and engines' acknowledgements all stopped with it."""
+        async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hget(job_key(job_id), "spec")
             pipe.xrange(log_key(job_id))
             spec, entries = await pipe.execute()
@@ -335,7 +360,7 @@ class RedisJobs:
     async def remove(self, job: Job, node: str) -> None:
         keys = [job_key(job.id), log_key(job.id), final_key(job.id), pcm_key(job.id)]
         keys += [wav_key(job.id, s.idx) for s in job.sections]
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=False) as pipe:
             pipe.delete(*keys)
             pipe.zrem(PREVIEWS if job.preview else JOBS, job.id)
             pipe.zrem(finished_previews_key(node) if job.preview else finished_key(node), job.id)
@@ -345,7 +370,7 @@ class RedisJobs:
         """A finished job whose record is gone (expired, evicted, deleted by hand) or does not decode: out
         of the lists too, so it is not looked up at every retention pass nor counted toward
         `--max-jobs-kept`."""
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=False) as pipe:
             pipe.delete(job_key(job_id), log_key(job_id), final_key(job_id), pcm_key(job_id))
             pipe.zrem(JOBS, job_id)
             pipe.zrem(PREVIEWS, job_id)
@@ -399,7 +424,7 @@ class RedisJobs:
         await self.redis.xclaim(item.stream, ENGINES, node, 0, [item.entry_id], justid=True)
 
     async def ack(self, item: WorkItem) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=False) as pipe:
             pipe.xack(item.stream, ENGINES, item.entry_id)
             pipe.xdel(item.stream, item.entry_id)
             await pipe.execute()
@@ -432,7 +457,7 @@ class RedisJobs:
         return out
 
     async def ready_done(self, node: str, entry_id: str) -> None:
-        async with self.redis.pipeline(transaction=True) as pipe:
+        async with self.redis.pipeline(transaction=False) as pipe:
             pipe.xack(ready_key(node), WRITERS, entry_id)
             pipe.xdel(ready_key(node), entry_id)
             await pipe.execute()

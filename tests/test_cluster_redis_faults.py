@@ -1,0 +1,200 @@
+"""A Redis that is full (its `maxmemory` reached: every write refused with OOM) or hung (stopped: it
+accepts connections and answers nothing): the nodes wait it out and lose nothing, and a caller gets a
+named 503 within one command timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+import numpy as np
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.jobs.cluster.pcm_stream import PcmPublisher
+from npu_worker.jobs.cluster.store import COMMAND_TIMEOUT
+from npu_worker.jobs.cluster.writer import OutputWriter
+from npu_worker.jobs.model import AudioChunk, Job, Section
+from npu_worker.paths import PathPolicy
+from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.redis_server import RedisServer
+from tests.test_cluster_store import make_job, ok
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+def set_maxmemory(redis_server: RedisServer, value: int) -> None:
+    """1 byte: every write is refused (OOM, the default noeviction policy); 0: no limit."""
+    assert redis_server.command("CONFIG", "SET", "maxmemory", str(value)).startswith(b"+OK")
+
+
+async def engines_alive(client) -> None:
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+
+
+async def test_a_section_whose_ok_met_a_full_redis_is_logged_once_redis_has_room(
+    jobs, redis_server, tmp_path
+):
+    """The writer wrote the file and FINAL met Redis full: its `ready` entry stayed pending and was never
+    read again (a writer has no XAUTOCLAIM), so the section was never `ok` and its job never ended."""
+    out = tmp_path / "s0.wav"
+    job = Job("full", SynthParams(), [Section(0, "x", str(out))])
+    await jobs.create(job, "n1", Start(1, "tone", "cpu", job.id, 24000), max_queue=100, window=0)
+    await jobs.redis.hset("npu:job:full", "next", 1)  # made elsewhere: not queued here
+    assert await jobs.made(job.id, "n1", 0, b"RIFF", {"duration": 1, "elapsed": 0, "cached": False})
+    set_maxmemory(redis_server, 1)
+    policy = PathPolicy((str(tmp_path),), str(tmp_path / "state"))
+    writer = asyncio.create_task(OutputWriter(jobs, "n1", policy, lambda job_id: None).run())
+    try:
+        async with asyncio.timeout(seconds(5)):
+            while not await asyncio.to_thread(out.exists):  # written; its FINAL then refused
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)
+        loaded = await jobs.load(job.id)
+        assert loaded is not None and not loaded.finished
+        set_maxmemory(redis_server, 0)
+        async with asyncio.timeout(seconds(10)):
+            while not (loaded := await jobs.load(job.id)) or not loaded.finished:
+                await asyncio.sleep(0.05)
+    finally:
+        set_maxmemory(redis_server, 0)
+        writer.cancel()
+        await asyncio.gather(writer, return_exceptions=True)
+    events = [entry.event for entry in loaded.log]
+    assert isinstance(events[1], Progress) and events[1].status == "ok"
+    assert isinstance(events[2], Done) and events[2].ok_count == 1
+
+
+async def test_a_full_redis_still_answers_status_and_lets_retention_free_memory(jobs, redis_server):
+    """MULTI is refused whole on a full Redis, reads included: a job's status was a 503, and retention
+    (the one thing that frees memory), the engines' and the writers' acknowledgements all failed, so a
+    Redis that filled up stayed full until an operator stepped in."""
+    done = make_job("finished", 1)
+    await jobs.create(done, "n1", Start(1, "tone", "cpu", done.id, 24000), max_queue=100, window=1)
+    (item,) = await jobs.claim("n1", own=False, block_ms=10)
+    assert await jobs.made_ok(done.id, "n1", 0, b"RIFF" * 1000, ok(0)) == 2
+    set_maxmemory(redis_server, 1)
+    try:
+        loaded = await jobs.load(done.id)
+        assert loaded is not None and loaded.finished
+        await jobs.ack(item)
+        assert await jobs.claim("n1", own=True, block_ms=0) == []
+        await jobs.remove(loaded, "n1")
+        assert await jobs.load(done.id) is None and await jobs.audio(done.id, 0) is None
+        await jobs.forget("gone", "n1")
+    finally:
+        set_maxmemory(redis_server, 0)
+
+
+async def test_the_pcm_sender_outlives_a_key_redis_refuses_and_waits_out_a_full_redis(jobs, redis_server):
+    """One refused pipeline (a PCM key planted with another type, or Redis full) ended the node's sender
+    for good: no streamed job of that node got its audio through Redis again."""
+    publisher = PcmPublisher(jobs)
+    sender = publisher.start()
+    chunk = AudioChunk(0, np.full(480, 0.25, dtype=np.float32), None)
+    try:
+        await jobs.redis.set("npu:pcm:planted", "not a stream")
+        publisher.put(("planted", 0, "a1", chunk))
+        async with asyncio.timeout(seconds(5)):
+            await publisher.flushed()
+        publisher.put(("later", 0, "a2", chunk))
+        async with asyncio.timeout(seconds(5)):
+            await publisher.flushed()
+        assert await jobs.redis.xlen("npu:pcm:later") == 1
+        set_maxmemory(redis_server, 1)
+        publisher.put(("full", 0, "a3", chunk))
+        await asyncio.sleep(0.3)
+        set_maxmemory(redis_server, 0)
+        async with asyncio.timeout(seconds(5)):
+            await publisher.flushed()
+        assert await jobs.redis.xlen("npu:pcm:full") == 1
+    finally:
+        set_maxmemory(redis_server, 0)
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+
+
+async def test_a_node_waits_out_a_full_redis_with_the_audio_it_made(worker, redis_server, tmp_path):
+    """A section that ended while Redis was full failed (its `ok` refused, then its error too) and ran
+    again after the claim timeout; a submit meanwhile said only that the queue refused the job."""
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    await engines_alive(client)
+    node = client.app[SCHEDULER_KEY].engine_node
+    body = {"sections": [{"text": "x" * 30, "output_path": str(tmp_path / "s0.wav")}]}  # made in 0.6 s
+    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    async with asyncio.timeout(seconds(5)):
+        while node.running is None:
+            await asyncio.sleep(0.01)
+    set_maxmemory(redis_server, 1)
+    try:
+        refused = await client.post("/synth_batch?async=1", json={"sections": [{"text": "more"}]})
+        assert refused.status == 503
+        assert (await refused.json())["error"].startswith("QueueUnavailable: Redis is full")
+        await asyncio.sleep(2.0)  # the section ends meanwhile, and the claim timeout passes
+    finally:
+        set_maxmemory(redis_server, 0)
+    lines = [json.loads(line) async for line in (await client.get(f"/jobs/{job_id}/events")).content]
+    assert [line.get("status") for line in lines if line["event"] == "progress"] == ["synth", "ok"]
+    assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
+
+
+async def test_a_hung_redis_is_a_named_503_within_one_command_timeout_and_is_waited_out(
+    worker, redis_server, tmp_path
+):
+    """A stopped Redis (SIGSTOP: connections are accepted, nothing is answered) kept a submit waiting
+    three command timeouts (15 s): a timed-out command was retried on a fresh connection, twice."""
+    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    await engines_alive(client)
+    assert redis_server.process is not None
+    os.kill(redis_server.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        response = await client.post("/synth_batch?async=1", json={"sections": [{"text": "hung"}]})
+        waited = time.monotonic() - started
+        body = await response.json()
+    finally:
+        os.kill(redis_server.process.pid, signal.SIGCONT)
+    assert response.status == 503, body
+    assert body["error"].startswith("QueueUnavailable: Redis is unreachable (TimeoutError)")
+    assert waited < 2 * COMMAND_TIMEOUT, waited  # one timeout (and a margin), not three
+    async with asyncio.timeout(seconds(20)):  # Redis goes on: so does the node
+        while (await client.get("/health")).status != 200:
+            await asyncio.sleep(0.1)
+    body = {"sections": [{"text": "after", "output_path": str(tmp_path / "after.wav")}], "stream": False}
+    result = await (await client.post("/synth_batch", json=body)).json()
+    assert result["ok_count"] == 1 and await asyncio.to_thread(Path(tmp_path / "after.wav").is_file)
+
+
+async def test_an_api_node_says_redis_is_full_not_that_no_engine_is_alive(
+    worker, redis_server, tmp_path, monkeypatch
+):
+    """A full Redis refuses the heartbeats too: the engines dropped out of an api node's view, and its
+    callers were told `Loading: no engine node is alive in the queue` while the engines ran on."""
+    from npu_worker.jobs.cluster import scheduler as cluster_scheduler
+
+    monkeypatch.setattr(cluster_scheduler, "ALIVE_WITHIN", 1.0)  # out of the view after 1 s, not 5 s
+    await worker(queue=redis_server.url, role="engine", state_dir=str(tmp_path / "engine"))
+    api = await worker(queue=redis_server.url, role="api", state_dir=str(tmp_path / "api"))
+    set_maxmemory(redis_server, 1)
+    try:
+        await asyncio.sleep(2.5)  # a heartbeat refused on each node, and the engine's last one past 1 s
+        health = await (await api.get("/health")).json()
+        assert health["cluster"]["engines_alive"] == 0
+        refused = await api.post("/synth_batch?async=1", json={"sections": [{"text": "full"}]})
+        assert refused.status == 503
+        assert (await refused.json())["error"].startswith("QueueUnavailable: Redis is full")
+        ready = await (await api.get("/ready")).json()
+        assert ready["reason"].startswith("Redis is full")
+    finally:
+        set_maxmemory(redis_server, 0)
+    body = {"sections": [{"text": "x"}], "stream": False}
+    async with asyncio.timeout(seconds(10)):  # room again: the engine is seen, requests are taken
+        while (response := await api.post("/synth_batch", json=body)).status != 200:
+            await asyncio.sleep(0.1)
+    assert (await response.json())["ok_count"] == 1
