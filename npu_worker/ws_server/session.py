@@ -54,6 +54,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Audio made for a request and not yet sent that its listener may hold (as a download may): an engine
+# far faster than the link (espeak-ng, ~400 times real time) ran 30 s ahead of a reader taking every frame
+# on a 4 MB/s link, which was cut as a slow consumer. A reader that stops is dropped by the frame-send
+# grace (`opening.taken`), and all listeners together by the worker-wide unread budget.
+UNREAD_SECONDS = 600.0
 UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
 
 
@@ -176,7 +181,11 @@ class WsSession:
         listeners: list[Subscription] = []
 
         def listen(job: Job) -> None:
-            listeners.append(self._scheduler.subscribe(job, after=0, audio=request.audio))
+            listeners.append(
+                self._scheduler.subscribe(
+                    job, after=0, audio=request.audio, max_buffered_seconds=UNREAD_SECONDS
+                )
+            )
 
         try:
             job = await self._scheduler.submit(
