@@ -189,6 +189,32 @@ async def test_a_wall_clock_set_back_makes_no_negative_time_and_the_newest_job_i
     assert 0 <= done["elapsed_total_sec"] < 60
 
 
+async def test_a_batch_caller_waiting_with_stream_false_gets_its_job_so_far_at_the_shutdown(worker):
+    """`stream: false` waits for the whole batch; at a shutdown its connection was cut without a word
+    (RemoteDisconnected), so the caller never learnt the id of the job that resumes at the restart."""
+    from npu_worker.http_compat.ndjson import end_streams
+
+    engine = gated_engine()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    body = {"sections": [{"text": "먼저."}, {"text": "다음."}], "stream": False}
+    waiting = asyncio.ensure_future(client.post("/synth_batch", json=body))
+    async with asyncio.timeout(seconds(5)):
+        while not engine.calls:  # section 0 is being made
+            await asyncio.sleep(0.01)
+    drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
+    engine.gate.set()  # section 0 finishes in the drain; section 1 waits for the restart
+    await drain
+    assert end_streams(client.app) == 1  # what the shutdown does after the drain
+    async with asyncio.timeout(seconds(5)):
+        answer = await waiting
+    result = await answer.json()
+    assert answer.status == 202
+    assert (result["status"], result["total"], result["ok_count"]) == ("running", 2, 1)
+    status = await (await client.get(f"/jobs/{result['job_id']}/status")).json()
+    assert status["status"] == "running" and status["done"] == 1
+
+
 async def test_a_synth_still_queued_when_the_shutdown_begins_gets_its_answer_at_once(worker, tmp_path):
     """The drain starts no new section and previews are not kept for the next start: a `/synth` queued
     behind a batch section waited out the drain and the connections' grace, then saw its connection

@@ -16,7 +16,7 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from .. import PROTOCOL_VERSION, __version__, openapi
-from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
@@ -218,23 +218,30 @@ async def ready(request: web.Request) -> web.Response:
     return json_response(Ready(reason is None, reason, waiting), status=200 if reason is None else 503)
 
 
-async def _wait_done(scheduler: Scheduler, job: Job) -> None:
-    """Until the job's `done`; `JobNotFound` when its events end without one (with `--queue redis`, a
-    Redis that lost the job): never an answer that reads as a cancel or a running job."""
+async def _wait_done(request: web.Request, scheduler: Scheduler, job: Job) -> bool:
+    """Until the job's `done` (True). False when the worker shuts down first (its streams are ended
+    after the drain, this one with them: a kept batch resumes at the restart); `JobNotFound` when its
+    events end without one otherwise (with `--queue redis`, a Redis that lost the job): never an answer
+    that reads as a cancel."""
     subscription = scheduler.subscribe(job)
+    waiting = request.app[NDJSON_STREAMS_KEY]
+    waiting.add(subscription)
     try:
         async for item in subscription:
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
-                return
+                return True
     finally:
+        waiting.discard(subscription)
         subscription.close()
+    if scheduler.draining:
+        return False
     raise JobNotFound(f"job {job.id} is gone from the shared queue; send it again")
 
 
 async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, job: Job) -> None:
     """`_wait_done`, cancelling the job if the caller goes (`until_caller_gone`):
     a caller's RPC timeout must not keep the engine busy with a long text nobody will read."""
-    waiting = asyncio.ensure_future(_wait_done(scheduler, job))
+    waiting = asyncio.ensure_future(_wait_done(request, scheduler, job))
     gone = asyncio.ensure_future(until_caller_gone(request))
     try:
         await asyncio.wait([waiting, gone], return_when=asyncio.FIRST_COMPLETED)
@@ -291,7 +298,12 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
     if queued:
         return json_response(Queued(job_id=job.id, total=job.total))
     if not batch.stream:
-        await _wait_done(scheduler, job)
+        if not await _wait_done(request, scheduler, job):
+            # The worker shuts down with the batch unfinished: it is kept and resumes at the restart.
+            # Its result so far, as `GET /jobs/{id}/result` says it, with 202: not done, poll for it
+            # (the connection was cut without a word, and the caller never learnt the job's id).
+            log.info("shutdown: answered the waiting caller of job %s with its result so far", job.id)
+            return json_response(JobResult.of(job), status=202)
         # "ok" when the batch ran to its end (failed sections are counted); else as /jobs/{id}/result
         # says, e.g. "cancelled" when a DELETE stopped it, never an "ok" for work that was not done.
         return json_response(JobResult.of(job, status="ok" if job.status == DONE else None))
