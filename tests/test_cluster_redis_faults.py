@@ -198,3 +198,22 @@ async def test_an_api_node_says_redis_is_full_not_that_no_engine_is_alive(
         while (response := await api.post("/synth_batch", json=body)).status != 200:
             await asyncio.sleep(0.1)
     assert (await response.json())["ok_count"] == 1
+
+
+async def test_a_node_on_a_full_redis_says_so_in_health_and_is_not_ready(worker, redis_server):
+    """A `both` node's /health said `"redis": "ok"` and /ready 200 while every submit was a 503."""
+    client = await worker(queue=redis_server.url)
+    await engines_alive(client)
+    set_maxmemory(redis_server, 1)
+    try:
+        async with asyncio.timeout(seconds(10)):  # its next heartbeat is refused
+            while (await (await client.get("/health")).json())["redis"] != "full":
+                await asyncio.sleep(0.1)
+        ready = await client.get("/ready")
+        assert ready.status == 503 and (await ready.json())["reason"].startswith("Redis is full")
+    finally:
+        set_maxmemory(redis_server, 0)
+    async with asyncio.timeout(seconds(10)):  # room again: the next heartbeat says so
+        while (await client.get("/ready")).status != 200:
+            await asyncio.sleep(0.1)
+    assert (await (await client.get("/health")).json())["redis"] == "ok"

@@ -174,7 +174,7 @@ class Health(msgspec.Struct, kw_only=True):
     queue_backend: Literal["local", "redis"]
     role: str | UnsetType = UNSET
     node: str | UnsetType = UNSET
-    redis: Literal["ok", "unreachable"] | UnsetType = UNSET
+    redis: Literal["ok", "full", "unreachable"] | UnsetType = UNSET
     cluster: dict[str, Any] | UnsetType = UNSET
     error: str | UnsetType = UNSET
 

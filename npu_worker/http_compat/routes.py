@@ -207,6 +207,8 @@ async def ready(request: web.Request) -> web.Response:
     reason = None
     if queue.get("redis") == "unreachable":
         reason = "the shared queue (Redis) is unreachable"
+    elif queue.get("redis") == "full":  # every submit would be a 503 QueueUnavailable
+        reason = "Redis is full (its maxmemory is reached)"
     elif scheduler.load_error is not None:
         reason = f"the engine failed to load: {scheduler.load_error}"
     elif not scheduler.loaded:

@@ -236,7 +236,7 @@ class ClusterScheduler(Scheduler):
             "queue_backend": "redis",
             "role": self.role,
             "node": self.node,
-            "redis": "ok",
+            "redis": "full" if self.redis_full else "ok",  # it answers reads, refuses every write
             "cluster": cluster,
         }
 
