@@ -3,7 +3,7 @@
 Each utterance (a speech request, a batch item, a sentence of the stream socket) is a one-section
 preview job of the scheduler, listened to from before it can run (audio is not in the job log). Keeping
 the scheduler's surface used here this small (`submit`, `subscribe`, `cancel`, `info`, `voices`,
-`engine`) is what lets the job core change inside without this package noticing.
+`engine`, `queue_size`, `draining`) is what lets the job core change inside without this package noticing.
 """
 
 from __future__ import annotations
@@ -60,6 +60,16 @@ def engine_info(scheduler: Scheduler) -> EngineInfo:
     if scheduler.info is None:
         raise scheduler.loading()
     return scheduler.info
+
+
+def queue_has_room(scheduler: Scheduler, max_queue: int) -> bool:
+    """Whether a section would be admitted now, as far as the queue's count says (a cluster's is a view)."""
+    return scheduler.queue_size() < max_queue
+
+
+def shutting_down(scheduler: Scheduler) -> bool:
+    """The drain has begun: nothing new will be admitted, however long a caller waits."""
+    return scheduler.draining
 
 
 def voice_library(scheduler: Scheduler) -> VoiceLibrary:

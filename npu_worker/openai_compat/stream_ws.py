@@ -41,7 +41,7 @@ from ..ws_server.opening import (
     taken,
 )
 from ..ws_server.standing import Standing
-from .core import SpeechRun, engine_info, start_speech
+from .core import SpeechRun, engine_info, queue_has_room, shutting_down, start_speech
 from .errors import openai_error, with_param
 from .formats import FORMATS, AudioFormat, encode_whole
 from .messages import (
@@ -75,6 +75,12 @@ MAX_SENTENCES_AHEAD = 4
 # characters of their frames. The socket is read on meanwhile, so a close is seen at once; past this
 # bound reading pauses until they are handled.
 MAX_HELD_CHARS = 64 * 1024
+# A sentence refused for a full queue (`--max-queue`) waits this long for room, polling the queue every
+# QUEUE_POLL_SECONDS, and the utterance's later sentences wait behind it: refused at once, sentences 1-3 of
+# five were lost and 0 and 4 played, a gap the listener could not tell. Past the wait the utterance ends
+# with that one error; none of its later sentences is spoken (a shutdown's refusal ends it at once).
+QUEUE_WAIT_SECONDS = 30.0
+QUEUE_POLL_SECONDS = 0.05
 
 
 def pcm_bytes(samples: np.ndarray) -> bytes:
@@ -135,31 +141,60 @@ class Utterance:
         ] = []  # (start, end, sent_at, sentence) before the onset
         self._stream_samples = 0
         self._first_ready_at: float | None = None
+        self.refused = False  # a sentence found no room in the queue: the rest is not spoken
         self.task = asyncio.get_running_loop().create_task(self._pump(after), name=f"speech-stream-{index}")
 
     async def submit(self, text: str, params: SynthParams, ready_at: float) -> None:
         ahead = self.session.ahead
         await ahead.acquire()  # given back once this sentence has been played (or its pump has ended)
-        if self.task.done():  # the pump is gone (the socket broke under a send): nothing would play it
-            ahead.release()
+        if self.task.done() or self.refused:  # the pump is gone (the socket broke under a send), or an
+            ahead.release()  # earlier sentence was refused: nothing would play it in its place
             return
         index, self.sentences = self.sentences, self.sentences + 1
         if self._first_ready_at is None:
             self._first_ready_at = ready_at
         run, error = None, None
         try:
-            first = index == 0
-            run = await start_speech(
-                self.session.scheduler, text, params, trim_leading_silence=first, continues=not first
-            )
+            run = await self._start(text, params, first=index == 0)
             run.reference_fields, run.text_field = self.session.reference_fields, "text"
             self.runs.append(run)
+        except QueueFull as exc:
+            error, self.refused = exc, True
         except WorkerError as exc:
             error = exc
         session = self.session
         self._queue.put_nowait(
             Pending(index, text, run, error, ready_at, session.audio_format, session.stream_audio)
         )
+
+    async def _start(self, text: str, params: SynthParams, *, first: bool) -> SpeechRun:
+        """The sentence queued, after waiting up to QUEUE_WAIT_SECONDS for room in a full queue."""
+        scheduler = self.session.scheduler
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + QUEUE_WAIT_SECONDS
+        while True:
+            try:
+                return await start_speech(
+                    scheduler, text, params, trim_leading_silence=first, continues=not first
+                )
+            except QueueFull as full:
+                if not await self._room(deadline):
+                    if shutting_down(scheduler):
+                        raise
+                    raise QueueFull(
+                        f"{full}, for {QUEUE_WAIT_SECONDS:g} s; the rest of this utterance is not spoken"
+                    ) from None
+
+    async def _room(self, deadline: float) -> bool:
+        """True once the queue says it has room; False at the deadline, at shutdown, or once the pump has
+        ended (the socket broke: nothing would play the sentence)."""
+        scheduler, loop = self.session.scheduler, asyncio.get_running_loop()
+        max_queue = self.session.app[SETTINGS_KEY].max_queue
+        while not shutting_down(scheduler) and not self.task.done() and loop.time() < deadline:
+            await asyncio.sleep(QUEUE_POLL_SECONDS)
+            if queue_has_room(scheduler, max_queue):
+                return True
+        return False
 
     def end(self) -> None:
         self._queue.put_nowait(None)
