@@ -2,9 +2,12 @@
 
 A sentence is cut at its final punctuation: CJK full stops (。！？) at once, Latin ones (. ! ? …) and
 Korean text's (which uses them too) once whitespace follows, so "3.14" or a fragment ending in "."
-is not cut early; a newline always cuts. When enough text waits without a sentence end, it is cut at
-its last clause mark (, ; : 、 ，) instead, and a run with no mark at all at its last space before
-`max_chars`: the first audio never waits for the whole utterance. Pure code, no I/O.
+is not cut early; a newline always cuts. A single point is cut as the ZipVoice segmenter cuts it
+(`engine/sentence_ends.py`: not inside "2024. 12. 5.", after "Dr." or "e.g.", nor before a small
+Latin letter), which may need the next word to decide: after a Hangul syllable it never does. When
+enough text waits without a sentence end, it is cut at its last clause mark (, ; : 、 ， or a Korean
+sentence ending with no point, "…니다 ", "…요 ") instead, and a run with no mark at all at its last
+space before `max_chars`: the first audio never waits for the whole utterance. Pure code, no I/O.
 """
 
 from __future__ import annotations
@@ -12,11 +15,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..engine.sentence_ends import ends_sentence
+
 CLOSERS = re.escape("\"'”’)]」』》")
 # A run of marks is matched from its first mark only, and whole (possessive): tried at every mark of a
 # run, as before, 2 000 "." without a space took 0.3 s of the event loop per fragment (quadratic).
 SENTENCE_END = re.compile(rf"(?<![.!?…])[.!?…]++[{CLOSERS}]*+(?=\s)|[。！？]+[{CLOSERS}]*|\n")
-CLAUSE_END = re.compile(rf"(?<![,;:])[,;:]++[{CLOSERS}]*+(?=\s)|[，、；：]")
+# Korean polite and formal sentence endings, where a text without punctuation (speech recognition's, an
+# LLM's) ends its sentences: such text waited for `max_chars` (240 characters) before its first audio.
+KOREAN_ENDING = r"(?:니다|[어아여해에예세네군지]요|죠)(?=\s)"
+CLAUSE_END = re.compile(rf"(?<![,;:])[,;:]++[{CLOSERS}]*+(?=\s)|[，、；：]|{KOREAN_ENDING}")
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,7 @@ class SentenceAssembler:
     def __init__(self, rules: AssemblyRules = AssemblyRules()) -> None:
         self.rules = rules
         self._buffer = ""
+        self._decided = 0  # the points before this offset end no sentence: never looked at again
         self.pieces_made = 0
 
     @property
@@ -50,6 +59,7 @@ class SentenceAssembler:
 
     def _take(self, cut: int) -> list[str]:
         piece, self._buffer = self._buffer[:cut].strip(), self._buffer[cut:]
+        self._decided = max(0, self._decided - cut)
         if not piece:
             return []
         self.pieces_made += 1
@@ -57,13 +67,20 @@ class SentenceAssembler:
 
     def _next_cut(self) -> int | None:
         text = self._buffer
-        sentence = SENTENCE_END.search(text)
-        if sentence is not None:
-            return sentence.end()
+        for sentence in SENTENCE_END.finditer(text, self._decided):
+            if sentence.group()[0] in "。！？\n":
+                return sentence.end()
+            ends = ends_sentence(text, sentence.start(), sentence.end(), complete=False)
+            if ends:
+                return sentence.end()
+            if ends is None:  # the next fragment decides; no later end may be cut before it
+                break
+            self._decided = sentence.end()
         waiting = len(text.strip())
         threshold = self.rules.first_clause_chars if self.pieces_made == 0 else self.rules.clause_chars
         if waiting >= threshold:
-            clauses = [m.end() for m in CLAUSE_END.finditer(text) if len(text[: m.end()].strip()) >= 4]
+            lead = len(text) - len(text.lstrip())  # a clause mark ends its match: no space to strip there
+            clauses = [m.end() for m in CLAUSE_END.finditer(text) if m.end() - lead >= 4]
             if clauses:
                 return clauses[-1]
         # The raw length, whitespace included: a stream of blank fragments must not grow the buffer
