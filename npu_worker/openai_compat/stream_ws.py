@@ -71,6 +71,11 @@ log = logging.getLogger(__name__)
 # been sent: audio made for a client that does not read, or faster than it reads, stays bounded (each
 # sentence's own bound is 30 s), as does its share of the queue.
 MAX_SENTENCES_AHEAD = 4
+# Utterances of one socket not yet finished (open, or waiting to be played behind an earlier one). Past
+# this, the next `input.text`/`input.done` waits, as a sentence waits for its place: each was a task, and
+# 20 000 `input.done` (0.4 MB) sent while a sentence played held the event loop for 10 s (a scan of
+# them all per message) and kept 20 000 tasks.
+MAX_UTTERANCES_AHEAD = 4
 # Client messages read but not yet handled (their text waits for a sentence's place) held per socket, in
 # characters of their frames. The socket is read on meanwhile, so a close is seen at once; past this
 # bound reading pauses until they are handled.
@@ -323,6 +328,7 @@ class SpeechStreamSession:
         self._utterances = 0
         self._send_lock = asyncio.Lock()
         self.ahead = asyncio.Semaphore(MAX_SENTENCES_AHEAD)
+        self._utterance_places = asyncio.Semaphore(MAX_UTTERANCES_AHEAD)
         self._standing = standing
         self._watched: asyncio.Task | None = None
         self._inbox: asyncio.Queue[tuple[str, float]] = asyncio.Queue()
@@ -428,7 +434,7 @@ class SpeechStreamSession:
                 BadRequest(f"a fragment may have at most {self.limits.max_text_chars} characters"), "text"
             )
         params = await self._current_params()
-        utterance = self._open_utterance(received_at)
+        utterance = await self._open_utterance(received_at)
         for piece in self._assembler.feed(text):
             await utterance.submit(piece, params, received_at)
 
@@ -437,10 +443,12 @@ class SpeechStreamSession:
             self._params = await synth_params(self.app, SpeechOptions().request())
         return self._params
 
-    def _open_utterance(self, received_at: float) -> Utterance:
+    async def _open_utterance(self, received_at: float) -> Utterance:
         if self._utterance is None:
             self._sample_rate()
+            await self._utterance_places.acquire()  # given back when its pump ends, however it ends
             self._utterance = Utterance(self, self._utterances, received_at, self._last_task)
+            self._utterance.task.add_done_callback(lambda _: self._utterance_places.release())
             self._last_task = self._utterance.task
             self._live = [u for u in self._live if not u.task.done()] + [self._utterance]
             self._utterances += 1
@@ -452,7 +460,7 @@ class SpeechStreamSession:
         if self._utterance is None and not even_empty:
             return
         params = await self._current_params()
-        utterance = self._open_utterance(time.monotonic())
+        utterance = await self._open_utterance(time.monotonic())
         for piece in self._assembler.flush():
             await utterance.submit(piece, params, time.monotonic())
         utterance.end()
