@@ -442,3 +442,28 @@ async def test_a_socket_keeps_a_bounded_number_of_utterances_ahead(worker):
         gate.open()
     assert [d["utterance_index"] for d in dones] == list(range(count))
     assert [d["total_sentences"] for d in dones] == [1] + [0] * (count - 1)
+
+
+async def test_ttfa_runs_from_the_arrival_of_the_input_done_that_completed_the_sentence(worker):
+    """A sentence completed by `input.done` was timed from when the message was handled, not when it
+    came: one that waited behind an earlier utterance's sentences reported 1.1 s of a 2.1 s wait."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    hold = seconds(1.0)
+    try:
+        async with websockets.connect(stream_url(client), max_size=None) as ws:
+            await ws.send(json.dumps({"type": "input.text", "text": "문장입니다. " * 6}))
+            await ws.send(json.dumps({"type": "input.done"}))
+            await ws.send(json.dumps({"type": "input.text", "text": "둘째 발화"}))  # both wait, unhandled,
+            await ws.send(json.dumps({"type": "input.done"}))  # for the first utterance's places
+            await asyncio.sleep(hold)
+            gate.open()
+            while True:
+                item = await receive(ws)
+                if isinstance(item, dict) and item["type"] == "first_audio" and item["utterance_index"] == 1:
+                    break
+    finally:
+        gate.open()
+    assert item["ttfa_ms"] >= hold * 1000
+    assert item["since_first_text_ms"] - item["ttfa_ms"] < hold * 1000 / 2  # messages sent together

@@ -397,9 +397,9 @@ class SpeechStreamSession:
             elif isinstance(message, InputText):
                 await self._input(message.text, received_at)
             elif isinstance(message, InputDone):
-                await self._end_utterance()
+                await self._end_utterance(received_at)
             else:
-                await self._end_utterance(even_empty=False)
+                await self._end_utterance(received_at, even_empty=False)
                 if self._last_task is not None:
                     await asyncio.wait([self._last_task])
                 await self.ws.close()
@@ -454,15 +454,16 @@ class SpeechStreamSession:
             self._utterances += 1
         return self._utterance
 
-    async def _end_utterance(self, *, even_empty: bool = True) -> None:
+    async def _end_utterance(self, received_at: float, *, even_empty: bool = True) -> None:
         """Speak what is left and send `session.done` (an `input.done` with no text gets one too,
-        with `total_sentences: 0`, so a client waiting for it never hangs)."""
+        with `total_sentences: 0`, so a client waiting for it never hangs). `received_at`: when the
+        message arrived, which completed the last sentence (it may have waited for its turn since)."""
         if self._utterance is None and not even_empty:
             return
         params = await self._current_params()
-        utterance = await self._open_utterance(time.monotonic())
+        utterance = await self._open_utterance(received_at)
         for piece in self._assembler.flush():
-            await utterance.submit(piece, params, time.monotonic())
+            await utterance.submit(piece, params, received_at)
         utterance.end()
         self._utterance = None
         self._assembler = SentenceAssembler(self._rules())
