@@ -467,3 +467,21 @@ async def test_ttfa_runs_from_the_arrival_of_the_input_done_that_completed_the_s
         gate.open()
     assert item["ttfa_ms"] >= hold * 1000
     assert item["since_first_text_ms"] - item["ttfa_ms"] < hold * 1000 / 2  # messages sent together
+
+
+async def test_text_sent_while_the_engine_loads_waits_for_it(worker):
+    """Each fragment sent while the engine loaded was refused (Loading) and its text lost: the utterance
+    was heard from its middle. Now the messages wait for the engine and the utterance is spoken whole."""
+    engine = ToneEngine(chunk_seconds=0.05, load_delay=0.5)
+    client = await worker(engine, wait_loaded=False)
+    async with websockets.connect(stream_url(client), max_size=None) as ws:
+        await ws.send(json.dumps({"type": "session.config", "speed": 2.0}))
+        await send_fragments(ws, LECTURE)
+        await ws.send(json.dumps({"type": "input.done"}))
+        items = await receive_until(ws, "session.done")
+    events = [item for item in items if isinstance(item, dict)]
+    assert [e["type"] for e in events if e["type"] in ("error", "session.configured")] == [
+        "session.configured"
+    ]
+    assert [e["sentence_text"] for e in events if e["type"] == "audio.start"] == SENTENCES
+    assert [request.speed_factor for request in engine.requests] == [2.0] * len(SENTENCES)

@@ -62,6 +62,17 @@ def engine_info(scheduler: Scheduler) -> EngineInfo:
     return scheduler.info
 
 
+async def loaded_engine(scheduler: Scheduler, wait_seconds: float, poll_seconds: float = 0.05) -> EngineInfo:
+    """What runs, once it has loaded: waits up to `wait_seconds` while it loads (then Loading); a load
+    error at once."""
+    deadline = asyncio.get_running_loop().time() + wait_seconds
+    while scheduler.load_error is None and scheduler.info is None:
+        if asyncio.get_running_loop().time() >= deadline:
+            break
+        await asyncio.sleep(poll_seconds)
+    return engine_info(scheduler)
+
+
 def queue_has_room(scheduler: Scheduler, max_queue: int) -> bool:
     """Whether a section would be admitted now, as far as the queue's count says (a cluster's is a view)."""
     return scheduler.queue_size() < max_queue

@@ -41,7 +41,7 @@ from ..ws_server.opening import (
     taken,
 )
 from ..ws_server.standing import Standing
-from .core import SpeechRun, engine_info, queue_has_room, shutting_down, start_speech
+from .core import SpeechRun, engine_info, loaded_engine, queue_has_room, shutting_down, start_speech
 from .errors import openai_error, with_param
 from .formats import FORMATS, AudioFormat, encode_whole
 from .messages import (
@@ -86,6 +86,9 @@ MAX_HELD_CHARS = 64 * 1024
 # with that one error; none of its later sentences is spoken (a shutdown's refusal ends it at once).
 QUEUE_WAIT_SECONDS = 30.0
 QUEUE_POLL_SECONDS = 0.05
+# A message (configuration, text, `input.done`) that comes while the engine loads waits this long for it:
+# refused with Loading, the first fragments' text was lost and the utterance heard from its middle.
+LOAD_WAIT_SECONDS = 30.0
 
 
 def pcm_bytes(samples: np.ndarray) -> bytes:
@@ -413,6 +416,7 @@ class SpeechStreamSession:
     async def _configure(self, config: SessionConfig) -> None:
         """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
         speech = config.request()
+        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
         params = await synth_params(self.app, speech)
@@ -433,6 +437,7 @@ class SpeechStreamSession:
             raise with_param(
                 BadRequest(f"a fragment may have at most {self.limits.max_text_chars} characters"), "text"
             )
+        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         params = await self._current_params()
         utterance = await self._open_utterance(received_at)
         for piece in self._assembler.feed(text):
@@ -460,6 +465,7 @@ class SpeechStreamSession:
         message arrived, which completed the last sentence (it may have waited for its turn since)."""
         if self._utterance is None and not even_empty:
             return
+        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         params = await self._current_params()
         utterance = await self._open_utterance(received_at)
         for piece in self._assembler.flush():
