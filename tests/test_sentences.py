@@ -140,4 +140,20 @@ def test_a_long_run_of_marks_without_a_space_is_searched_in_linear_time(mark):
     started = time.perf_counter()
     assert assembler.feed(run) == []
     assert time.perf_counter() - started < 0.2  # 1.9 s before, 1 ms after
-    assert "".join(assembler.feed(" 끝. ")).replace(" ", "") == run + "끝."  # cut as before
+    assert assembler.feed(" 끝. ")[-1].endswith("끝.")  # cut as before (a run alone says nothing: dropped)
+
+
+def test_a_piece_with_nothing_to_say_goes_before_the_next_one():
+    """ "...", an emoji or a markdown bullet on its own was a sentence: an EmptyText error event each
+    (espeak and ZipVoice say nothing for it) and an engine call for nothing."""
+    pieces, _ = feed_in_fragments("안녕하세요. ... 네! 😀\n- 끝. * ", size=2)
+    assert pieces == ["안녕하세요.", "... 네!", "😀 - 끝."]
+    first, last = SentenceAssembler().feed("가. " + "… " * 2000 + "나. ")  # what waits stays bounded
+    assert first == "가." and last.endswith("나.") and len(last) < 40
+
+
+def test_a_piece_with_nothing_to_say_at_the_end_is_dropped():
+    assembler = SentenceAssembler()
+    assert assembler.feed("끝. ") == ["끝."]
+    assert assembler.feed("** 😀") == []
+    assert assembler.flush() == []

@@ -27,6 +27,15 @@ KOREAN_ENDING = r"(?:니다|[어아여해에예세네군지]요|죠)(?=\s)"
 CLAUSE_END = re.compile(rf"(?<![,;:])[,;:]++[{CLOSERS}]*+(?=\s)|[，、；：]|{KOREAN_ENDING}")
 
 
+# Symbols kept to go before the next piece (an ellipsis, a bullet, an emoji or two), at most.
+UNSPOKEN_CHARS = 16
+
+
+def speakable(piece: str) -> bool:
+    """A letter or a digit of any script: a piece of marks and symbols alone gives no speech."""
+    return any(char.isalnum() for char in piece)
+
+
 @dataclass(frozen=True)
 class AssemblyRules:
     first_clause_chars: int = 16  # a clause is cut once this much text waits (first piece of an utterance)
@@ -41,6 +50,7 @@ class SentenceAssembler:
         self.rules = rules
         self._buffer = ""
         self._decided = 0  # the points before this offset end no sentence: never looked at again
+        self._unspoken = ""  # a piece with nothing to say ("...", "😀", "-"), put before the next one
         self.pieces_made = 0
 
     @property
@@ -62,6 +72,13 @@ class SentenceAssembler:
         self._decided = max(0, self._decided - cut)
         if not piece:
             return []
+        if not speakable(piece):  # alone it was an EmptyText error event (an LLM's "...", emoji, bullets)
+            joined = f"{self._unspoken} {piece}".lstrip()
+            self._unspoken = joined if len(joined) <= UNSPOKEN_CHARS else ""  # never grows: it says nothing
+            return []
+        if self._unspoken:
+            joined, self._unspoken = f"{self._unspoken} {piece}", ""
+            piece = joined if len(joined) <= self.rules.max_chars else piece
         self.pieces_made += 1
         return [piece]
 
