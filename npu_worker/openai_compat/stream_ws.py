@@ -80,12 +80,15 @@ MAX_UTTERANCES_AHEAD = 4
 # characters of their frames. The socket is read on meanwhile, so a close is seen at once; past this
 # bound reading pauses until they are handled.
 MAX_HELD_CHARS = 64 * 1024
-# A sentence refused for a full queue (`--max-queue`) waits this long for room, polling the queue every
-# QUEUE_POLL_SECONDS, and the utterance's later sentences wait behind it: refused at once, sentences 1-3 of
-# five were lost and 0 and 4 played, a gap the listener could not tell. Past the wait the utterance ends
-# with that one error; none of its later sentences is spoken (a shutdown's refusal ends it at once).
+# A sentence refused for a full queue (`--max-queue`) waits this long for room, and the utterance's later
+# sentences wait behind it: refused at once, sentences 1-3 of five were lost and 0 and 4 played, a gap the
+# listener could not tell. Past the wait the utterance ends with that one error; none of its later
+# sentences is spoken (a shutdown's refusal ends it at once). The queue is looked at after
+# QUEUE_POLL_SECONDS, then twice as long each time up to QUEUE_POLL_MAX_SECONDS, so sockets waiting for
+# long do not wake the loop 20 times a second each just when it is busiest.
 QUEUE_WAIT_SECONDS = 30.0
 QUEUE_POLL_SECONDS = 0.05
+QUEUE_POLL_MAX_SECONDS = 1.0
 # A message (configuration, text, `input.done`) that comes while the engine loads waits this long for it:
 # refused with Loading, the first fragments' text was lost and the utterance heard from its middle.
 LOAD_WAIT_SECONDS = 30.0
@@ -198,10 +201,12 @@ class Utterance:
         ended (the socket broke: nothing would play the sentence)."""
         scheduler, loop = self.session.scheduler, asyncio.get_running_loop()
         max_queue = self.session.app[SETTINGS_KEY].max_queue
+        pause = QUEUE_POLL_SECONDS
         while not shutting_down(scheduler) and not self.task.done() and loop.time() < deadline:
-            await asyncio.sleep(QUEUE_POLL_SECONDS)
+            await asyncio.sleep(min(pause, deadline - loop.time()))
             if queue_has_room(scheduler, max_queue):
                 return True
+            pause = min(2 * pause, QUEUE_POLL_MAX_SECONDS)
         return False
 
     def end(self) -> None:
