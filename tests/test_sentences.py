@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import unicodedata
 
 import pytest
 
@@ -157,3 +158,13 @@ def test_a_piece_with_nothing_to_say_at_the_end_is_dropped():
     assert assembler.feed("끝. ") == ["끝."]
     assert assembler.feed("** 😀") == []
     assert assembler.flush() == []
+
+
+@pytest.mark.parametrize("text", [unicodedata.normalize("NFD", "각난닫라" * 60), "x" + "e\u0301" * 300])
+def test_a_run_without_spaces_is_cut_between_whole_characters(text):
+    """A run with no space is cut at `max_chars`: that split a decomposed syllable ("닫" as "다" and
+    "ᆮ", read as jamo) or a letter from its accent."""
+    pieces, _ = feed_in_fragments(text, size=7)
+    assert "".join(pieces) == text
+    for piece in pieces:
+        assert not unicodedata.combining(piece[0]) and not "\u1160" <= piece[0] <= "\u11ff"

@@ -13,6 +13,7 @@ space before `max_chars`: the first audio never waits for the whole utterance. P
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from ..engine.sentence_ends import ends_sentence
@@ -29,6 +30,25 @@ CLAUSE_END = re.compile(rf"(?<![,;:])[,;:]++[{CLOSERS}]*+(?=\s)|[，、；：]|{
 
 # Symbols kept to go before the next piece (an ellipsis, a bullet, an emoji or two), at most.
 UNSPOKEN_CHARS = 16
+
+
+def cluster_start(text: str, at: int) -> int:
+    """`at`, moved back to the start of the character it falls inside: a cut of a run with no space
+    split a decomposed Hangul syllable (its vowel and final read as jamo) or an accented letter."""
+    while at > 1 and _continues(text, at):
+        at -= 1
+    return at
+
+
+def _continues(text: str, at: int) -> bool:
+    char = text[at]
+    return (
+        unicodedata.combining(char) != 0
+        or char in "\u200d\ufe0e\ufe0f"  # zero-width joiner, variation selectors
+        or "\u1160" <= char <= "\u11ff"  # a Hangul vowel or final jamo, after its initial
+        or "\ud7b0" <= char <= "\ud7ff"
+        or text[at - 1] == "\u200d"
+    )
 
 
 def speakable(piece: str) -> bool:
@@ -104,5 +124,5 @@ class SentenceAssembler:
         # (each feed searches all of it) while its stripped length stays under the bound.
         if len(text) > self.rules.max_chars:
             space = text.rfind(" ", 0, self.rules.max_chars)
-            return space if space > 0 else self.rules.max_chars
+            return space if space > 0 else cluster_start(text, self.rules.max_chars)
         return None
