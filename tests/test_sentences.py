@@ -40,13 +40,12 @@ def test_a_korean_sentence_comes_out_on_the_fragment_after_its_full_stop():
     assert when[0] == text.index(".") + 2  # the space after the full stop completes it
 
 
-def test_a_latin_point_is_cut_once_the_next_word_shows_it_starts_a_sentence():
-    """After a Latin word a point may be an abbreviation's: the next word's first letter decides (an
-    LLM's token brings it with the space: " Second")."""
-    text = "First sentence. Second one"
+def test_a_latin_sentence_comes_out_on_the_fragment_after_its_full_stop():
+    """Not with the next word: a voice agent's "Let me check." is spoken while it waits for a tool."""
+    text = "Let me check. The weather"
     pieces, when = feed_in_fragments(text, size=1)
-    assert pieces[0] == "First sentence."
-    assert when[0] == text.index(".") + 3
+    assert pieces[0] == "Let me check."
+    assert when[0] == text.index(".") + 2
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 1000])
@@ -62,6 +61,7 @@ def test_a_latin_point_is_cut_once_the_next_word_shows_it_starts_a_sentence():
         ("Tools e.g. Hammers work. Then stop.", ["Tools e.g. Hammers work.", "Then stop."]),
         ("He moved to the U.S. last year. Nice.", ["He moved to the U.S. last year.", "Nice."]),
         ("It costs approx. five. So do I. Bye", ["It costs approx. five.", "So do I.", "Bye"]),
+        ("I agree. then again, no.", ["I agree.", "then again, no."]),
         ("배터리는 3.7V 입니다. 충전하세요.", ["배터리는 3.7V 입니다.", "충전하세요."]),
         ("Built at 2f7326f. Small one.", ["Built at 2f7326f.", "Small one."]),  # "f" is no initial
         ("잠깐만요... 생각해 볼게요… 네!", ["잠깐만요...", "생각해 볼게요…", "네!"]),

@@ -3,10 +3,11 @@ socket's sentence assembler (text still arriving, where a point may not be decid
 
 A single "." followed by whitespace ends no sentence when it is a point inside a Korean date
 ("2024. 12. 5.": read as three sentences, 이천이십사. 십이. 오.), closes a title or a run of single
-letters ("Dr. Kim", "e.g. this", "the U.S. economy": each was cut, a falling tone and a pause inside a
-sentence), or when the next word starts with a small Latin letter after a Latin word ("approx. five").
-A wrong cut costs a sentence's intonation, a missed one only a longer piece: the rules lean to no cut.
-Pure; each decision looks at a bounded window around the point.
+letters ("Dr. Kim", "e.g. this", "the U.S. economy", "approx. five": each was cut, a falling tone and
+a pause inside a sentence). Only a point after a digit needs what follows it (a date's next part);
+every other is judged by the word before it, so a sentence that ends a Latin word is cut as soon as the
+space after it comes, not with the next word: a voice agent's "Let me check." before a pause for a tool
+call is spoken during the pause. Pure; each decision looks at a bounded window around the point.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import re
 
 # Words that, with a point, lead into the rest of their sentence (a title before a name, a Latin "see").
 LEADING_ABBREVIATIONS = frozenset(
-    "mr mrs ms mx dr prof rev hon st mt gen col capt lt sgt gov sen rep vs cf viz approx".split()
+    "mr mrs ms mx dr prof rev hon st mt gen col capt lt sgt gov sen rep vs cf viz approx incl excl esp"
+    " fig figs eq eqs vol pp".split()
 )
 _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
 _DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
-_NEXT_WORD = re.compile(r"\s+(\S)")
 _LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -42,12 +43,7 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
     if not ("a" <= before.lower() <= "z"):
         return True
     word = _WORD_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
-    if word is not None and _whole_word(text, word.start()) and _leads_on(word.group()):
-        return False
-    following = _NEXT_WORD.match(text, after)
-    if following is None:
-        return True if complete else None  # whitespace so far: the next word decides
-    return not ("a" <= following.group(1) <= "z")
+    return word is None or not (_whole_word(text, word.start()) and _leads_on(word.group()))
 
 
 def _whole_word(text: str, start: int) -> bool:

@@ -3,8 +3,8 @@
 A sentence is cut at its final punctuation: CJK full stops (。！？) at once, Latin ones (. ! ? …) and
 Korean text's (which uses them too) once whitespace follows, so "3.14" or a fragment ending in "."
 is not cut early; a newline always cuts. A single point is cut as the ZipVoice segmenter cuts it
-(`engine/sentence_ends.py`: not inside "2024. 12. 5.", after "Dr." or "e.g.", nor before a small
-Latin letter), which may need the next word to decide: after a Hangul syllable it never does. When
+(`engine/sentence_ends.py`: not inside "2024. 12. 5.", nor after "Dr." or "e.g."); one after a digit
+may need the next characters to decide (a date's next part), every other is cut at the space. When
 enough text waits without a sentence end, it is cut at its last clause mark (, ; : 、 ， or a Korean
 sentence ending with no point, "…니다 ", "…요 ") instead, and a run with no mark at all at its last
 space before `max_chars`: the first audio never waits for the whole utterance. Pure code, no I/O.
