@@ -158,6 +158,8 @@ def test_a_piece_with_nothing_to_say_at_the_end_is_dropped():
     assert assembler.feed("끝. ") == ["끝."]
     assert assembler.feed("** 😀") == []
     assert assembler.flush() == []
+    alone = SentenceAssembler()  # an utterance of nothing else is the engine's EmptyText, as on every route
+    assert alone.feed("😀 ... ") == [] and alone.flush() == ["😀 ..."]
 
 
 @pytest.mark.parametrize("text", [unicodedata.normalize("NFD", "각난닫라" * 60), "x" + "e\u0301" * 300])

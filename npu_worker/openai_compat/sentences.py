@@ -85,7 +85,12 @@ class SentenceAssembler:
         return pieces
 
     def flush(self) -> list[str]:
-        return self._take(len(self._buffer))
+        """The rest; symbols with nothing to say are dropped after spoken pieces, but an utterance of
+        nothing else is given as it is (EmptyText, as every route answers such a text)."""
+        pieces = self._take(len(self._buffer))
+        if not self.pieces_made and self._unspoken:
+            pieces, self._unspoken = [self._unspoken], ""
+        return pieces
 
     def _take(self, cut: int) -> list[str]:
         piece, self._buffer = self._buffer[:cut].strip(), self._buffer[cut:]
