@@ -407,3 +407,81 @@ async def test_the_sockets_errors_are_counted_in_metrics_once(worker):
     after = await scrape(client)
     counted = {name: value(after, "npu_worker_errors_total", name=name) for name in names}
     assert counted == {name: value(before, "npu_worker_errors_total", name=name) + 1 for name in names}
+
+
+async def test_a_socket_keeps_a_bounded_number_of_utterances_ahead(worker):
+    """`input.done` sent in a loop while a sentence played made one task each: 20 000 of them (0.4 MB)
+    held the event loop for 10 s and kept 20 000 tasks. Now at most MAX_UTTERANCES_AHEAD are open or
+    waiting; the rest wait unread, and every one is answered, in order, once the audio has played."""
+    from npu_worker.openai_compat.stream_ws import MAX_UTTERANCES_AHEAD
+
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    count = 50 * MAX_UTTERANCES_AHEAD
+
+    def pumps() -> int:
+        return sum(t.get_name().startswith("speech-stream-") for t in asyncio.all_tasks()) - 1
+
+    try:
+        async with websockets.connect(stream_url(client), max_size=None) as ws:
+            await ws.send(json.dumps({"type": "input.text", "text": "첫 문장입니다. "}))
+            assert (await receive(ws))["type"] == "audio.start"
+            for _ in range(count):
+                await ws.send(json.dumps({"type": "input.done"}))
+            await ws.ping()  # the server has read every message the inbox takes
+            await asyncio.sleep(0.2)
+            assert pumps() <= MAX_UTTERANCES_AHEAD
+            gate.open()
+            dones = []
+            while len(dones) < count:
+                item = await receive(ws)
+                if isinstance(item, dict) and item["type"] == "session.done":
+                    dones.append(item)
+    finally:
+        gate.open()
+    assert [d["utterance_index"] for d in dones] == list(range(count))
+    assert [d["total_sentences"] for d in dones] == [1] + [0] * (count - 1)
+
+
+async def test_ttfa_runs_from_the_arrival_of_the_input_done_that_completed_the_sentence(worker):
+    """A sentence completed by `input.done` was timed from when the message was handled, not when it
+    came: one that waited behind an earlier utterance's sentences reported 1.1 s of a 2.1 s wait."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    hold = seconds(1.0)
+    try:
+        async with websockets.connect(stream_url(client), max_size=None) as ws:
+            await ws.send(json.dumps({"type": "input.text", "text": "문장입니다. " * 6}))
+            await ws.send(json.dumps({"type": "input.done"}))
+            await ws.send(json.dumps({"type": "input.text", "text": "둘째 발화"}))  # both wait, unhandled,
+            await ws.send(json.dumps({"type": "input.done"}))  # for the first utterance's places
+            await asyncio.sleep(hold)
+            gate.open()
+            while True:
+                item = await receive(ws)
+                if isinstance(item, dict) and item["type"] == "first_audio" and item["utterance_index"] == 1:
+                    break
+    finally:
+        gate.open()
+    assert item["ttfa_ms"] >= hold * 1000
+    assert item["since_first_text_ms"] - item["ttfa_ms"] < hold * 1000 / 2  # messages sent together
+
+
+async def test_text_sent_while_the_engine_loads_waits_for_it(worker):
+    """Each fragment sent while the engine loaded was refused (Loading) and its text lost: the utterance
+    was heard from its middle. Now the messages wait for the engine and the utterance is spoken whole."""
+    engine = ToneEngine(chunk_seconds=0.05, load_delay=0.5)
+    client = await worker(engine, wait_loaded=False)
+    async with websockets.connect(stream_url(client), max_size=None) as ws:
+        await ws.send(json.dumps({"type": "session.config", "speed": 2.0}))
+        await send_fragments(ws, LECTURE)
+        await ws.send(json.dumps({"type": "input.done"}))
+        items = await receive_until(ws, "session.done")
+    events = [item for item in items if isinstance(item, dict)]
+    assert [e["type"] for e in events if e["type"] in ("error", "session.configured")] == [
+        "session.configured"
+    ]
+    assert [e["sentence_text"] for e in events if e["type"] == "audio.start"] == SENTENCES
+    assert [request.speed_factor for request in engine.requests] == [2.0] * len(SENTENCES)

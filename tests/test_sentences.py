@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+import unicodedata
 
 import pytest
 
+from npu_worker.engine.zipvoice.segmenter import split_sentences
 from npu_worker.openai_compat.sentences import AssemblyRules, SentenceAssembler
 
 
@@ -31,11 +33,54 @@ def test_korean_sentences_are_cut_at_their_full_stops_once_a_space_follows():
     assert pieces == ["안녕하세요.", "오늘은 문장을 배웁니다!", "질문 있나요?", "네"]
 
 
-def test_a_sentence_comes_out_on_the_fragment_after_its_full_stop():
-    text = "First sentence. Second one"
+def test_a_korean_sentence_comes_out_on_the_fragment_after_its_full_stop():
+    text = "첫 문장입니다. 둘째"
     pieces, when = feed_in_fragments(text, size=1)
-    assert pieces[0] == "First sentence."
+    assert pieces[0] == "첫 문장입니다."
     assert when[0] == text.index(".") + 2  # the space after the full stop completes it
+
+
+def test_a_latin_sentence_comes_out_on_the_fragment_after_its_full_stop():
+    """Not with the next word: a voice agent's "Let me check." is spoken while it waits for a tool."""
+    text = "Let me check. The weather"
+    pieces, when = feed_in_fragments(text, size=1)
+    assert pieces[0] == "Let me check."
+    assert when[0] == text.index(".") + 2
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 1000])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "회의는 2024. 12. 5. 오후에 열립니다. 다음 안건입니다.",
+            ["회의는 2024. 12. 5.", "오후에 열립니다.", "다음 안건입니다."],
+        ),
+        ("The year was 2024. 12 people came.", ["The year was 2024.", "12 people came."]),
+        ("Dr. Smith met Mrs. Kim. They spoke.", ["Dr. Smith met Mrs. Kim.", "They spoke."]),
+        ("Tools e.g. Hammers work. Then stop.", ["Tools e.g. Hammers work.", "Then stop."]),
+        ("He moved to the U.S. last year. Nice.", ["He moved to the U.S. last year.", "Nice."]),
+        ("It costs approx. five. So do I. Bye", ["It costs approx. five.", "So do I.", "Bye"]),
+        ("I agree. then again, no.", ["I agree.", "then again, no."]),
+        ("배터리는 3.7V 입니다. 충전하세요.", ["배터리는 3.7V 입니다.", "충전하세요."]),
+        ("Built at 2f7326f. Small one.", ["Built at 2f7326f.", "Small one."]),  # "f" is no initial
+        ("잠깐만요... 생각해 볼게요… 네!", ["잠깐만요...", "생각해 볼게요…", "네!"]),
+    ],
+)
+def test_points_that_end_no_sentence_are_not_cut(text, expected, size):
+    """ "2024. 12. 5." was three sentences (이천이십사. 십이. 오.), "Dr." one on its own: each a falling tone
+    and a pause inside a sentence. The assembler now cuts as the ZipVoice segmenter does."""
+    assert feed_in_fragments(text, size=size)[0] == expected
+    assert split_sentences(text) == expected
+
+
+def test_korean_sentences_without_points_are_cut_at_their_endings():
+    """Text with no punctuation (speech recognition's) waited for 240 characters before a first piece."""
+    text = "오늘은 날씨가 좋습니다 내일은 비가 온다고 해요 그래서 우산을 챙기세요 "
+    pieces, when = feed_in_fragments(text, size=2)
+    assert pieces[0] == "오늘은 날씨가 좋습니다"
+    assert when[0] < len(text) // 2
+    assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
 
 
 def test_cjk_full_stops_cut_at_once():
@@ -85,7 +130,7 @@ def test_blank_fragments_never_grow_the_buffer_past_the_bound():
     for _ in range(2000):
         assert assembler.feed(" " * 2000) in ([], ["a"])
         assert len(assembler.pending) <= AssemblyRules().max_chars + 2000
-    assert assembler.feed("hello. ") == ["hello."]
+    assert assembler.feed("안녕. ") == ["안녕."]
 
 
 @pytest.mark.parametrize("mark", [".", ",", "…"])
@@ -96,4 +141,32 @@ def test_a_long_run_of_marks_without_a_space_is_searched_in_linear_time(mark):
     started = time.perf_counter()
     assert assembler.feed(run) == []
     assert time.perf_counter() - started < 0.2  # 1.9 s before, 1 ms after
-    assert "".join(assembler.feed(" a. ")).replace(" ", "") == run + "a."  # cut as before
+    assert assembler.feed(" 끝. ")[-1].endswith("끝.")  # cut as before (a run alone says nothing: dropped)
+
+
+def test_a_piece_with_nothing_to_say_goes_before_the_next_one():
+    """ "...", an emoji or a markdown bullet on its own was a sentence: an EmptyText error event each
+    (espeak and ZipVoice say nothing for it) and an engine call for nothing."""
+    pieces, _ = feed_in_fragments("안녕하세요. ... 네! 😀\n- 끝. * ", size=2)
+    assert pieces == ["안녕하세요.", "... 네!", "😀 - 끝."]
+    first, last = SentenceAssembler().feed("가. " + "… " * 2000 + "나. ")  # what waits stays bounded
+    assert first == "가." and last.endswith("나.") and len(last) < 40
+
+
+def test_a_piece_with_nothing_to_say_at_the_end_is_dropped():
+    assembler = SentenceAssembler()
+    assert assembler.feed("끝. ") == ["끝."]
+    assert assembler.feed("** 😀") == []
+    assert assembler.flush() == []
+    alone = SentenceAssembler()  # an utterance of nothing else is the engine's EmptyText, as on every route
+    assert alone.feed("😀 ... ") == [] and alone.flush() == ["😀 ..."]
+
+
+@pytest.mark.parametrize("text", [unicodedata.normalize("NFD", "각난닫라" * 60), "x" + "e\u0301" * 300])
+def test_a_run_without_spaces_is_cut_between_whole_characters(text):
+    """A run with no space is cut at `max_chars`: that split a decomposed syllable ("닫" as "다" and
+    "ᆮ", read as jamo) or a letter from its accent."""
+    pieces, _ = feed_in_fragments(text, size=7)
+    assert "".join(pieces) == text
+    for piece in pieces:
+        assert not unicodedata.combining(piece[0]) and not "\u1160" <= piece[0] <= "\u11ff"

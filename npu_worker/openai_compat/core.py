@@ -3,7 +3,7 @@
 Each utterance (a speech request, a batch item, a sentence of the stream socket) is a one-section
 preview job of the scheduler, listened to from before it can run (audio is not in the job log). Keeping
 the scheduler's surface used here this small (`submit`, `subscribe`, `cancel`, `info`, `voices`,
-`engine`) is what lets the job core change inside without this package noticing.
+`engine`, `queue_size`, `draining`) is what lets the job core change inside without this package noticing.
 """
 
 from __future__ import annotations
@@ -60,6 +60,27 @@ def engine_info(scheduler: Scheduler) -> EngineInfo:
     if scheduler.info is None:
         raise scheduler.loading()
     return scheduler.info
+
+
+async def loaded_engine(scheduler: Scheduler, wait_seconds: float, poll_seconds: float = 0.05) -> EngineInfo:
+    """What runs, once it has loaded: waits up to `wait_seconds` while it loads (then Loading); a load
+    error at once."""
+    deadline = asyncio.get_running_loop().time() + wait_seconds
+    while scheduler.load_error is None and scheduler.info is None:
+        if asyncio.get_running_loop().time() >= deadline:
+            break
+        await asyncio.sleep(poll_seconds)
+    return engine_info(scheduler)
+
+
+def queue_has_room(scheduler: Scheduler, max_queue: int) -> bool:
+    """Whether a section would be admitted now, as far as the queue's count says (a cluster's is a view)."""
+    return scheduler.queue_size() < max_queue
+
+
+def shutting_down(scheduler: Scheduler) -> bool:
+    """The drain has begun: nothing new will be admitted, however long a caller waits."""
+    return scheduler.draining
 
 
 def voice_library(scheduler: Scheduler) -> VoiceLibrary:

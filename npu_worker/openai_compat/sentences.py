@@ -2,21 +2,58 @@
 
 A sentence is cut at its final punctuation: CJK full stops (。！？) at once, Latin ones (. ! ? …) and
 Korean text's (which uses them too) once whitespace follows, so "3.14" or a fragment ending in "."
-is not cut early; a newline always cuts. When enough text waits without a sentence end, it is cut at
-its last clause mark (, ; : 、 ，) instead, and a run with no mark at all at its last space before
-`max_chars`: the first audio never waits for the whole utterance. Pure code, no I/O.
+is not cut early; a newline always cuts. A single point is cut as the ZipVoice segmenter cuts it
+(`engine/sentence_ends.py`: not inside "2024. 12. 5.", nor after "Dr." or "e.g."); one after a digit
+may need the next characters to decide (a date's next part), every other is cut at the space. When
+enough text waits without a sentence end, it is cut at its last clause mark (, ; : 、 ， or a Korean
+sentence ending with no point, "…니다 ", "…요 ") instead, and a run with no mark at all at its last
+space before `max_chars`: the first audio never waits for the whole utterance. Pure code, no I/O.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
+
+from ..engine.sentence_ends import ends_sentence
 
 CLOSERS = re.escape("\"'”’)]」』》")
 # A run of marks is matched from its first mark only, and whole (possessive): tried at every mark of a
 # run, as before, 2 000 "." without a space took 0.3 s of the event loop per fragment (quadratic).
 SENTENCE_END = re.compile(rf"(?<![.!?…])[.!?…]++[{CLOSERS}]*+(?=\s)|[。！？]+[{CLOSERS}]*|\n")
-CLAUSE_END = re.compile(rf"(?<![,;:])[,;:]++[{CLOSERS}]*+(?=\s)|[，、；：]")
+# Korean polite and formal sentence endings, where a text without punctuation (speech recognition's, an
+# LLM's) ends its sentences: such text waited for `max_chars` (240 characters) before its first audio.
+KOREAN_ENDING = r"(?:니다|[어아여해에예세네군지]요|죠)(?=\s)"
+CLAUSE_END = re.compile(rf"(?<![,;:])[,;:]++[{CLOSERS}]*+(?=\s)|[，、；：]|{KOREAN_ENDING}")
+
+
+# Symbols kept to go before the next piece (an ellipsis, a bullet, an emoji or two), at most.
+UNSPOKEN_CHARS = 16
+
+
+def cluster_start(text: str, at: int) -> int:
+    """`at`, moved back to the start of the character it falls inside: a cut of a run with no space
+    split a decomposed Hangul syllable (its vowel and final read as jamo) or an accented letter."""
+    while at > 1 and _continues(text, at):
+        at -= 1
+    return at
+
+
+def _continues(text: str, at: int) -> bool:
+    char = text[at]
+    return (
+        unicodedata.combining(char) != 0
+        or char in "\u200d\ufe0e\ufe0f"  # zero-width joiner, variation selectors
+        or "\u1160" <= char <= "\u11ff"  # a Hangul vowel or final jamo, after its initial
+        or "\ud7b0" <= char <= "\ud7ff"
+        or text[at - 1] == "\u200d"
+    )
+
+
+def speakable(piece: str) -> bool:
+    """A letter or a digit of any script: a piece of marks and symbols alone gives no speech."""
+    return any(char.isalnum() for char in piece)
 
 
 @dataclass(frozen=True)
@@ -32,6 +69,8 @@ class SentenceAssembler:
     def __init__(self, rules: AssemblyRules = AssemblyRules()) -> None:
         self.rules = rules
         self._buffer = ""
+        self._decided = 0  # the points before this offset end no sentence: never looked at again
+        self._unspoken = ""  # a piece with nothing to say ("...", "😀", "-"), put before the next one
         self.pieces_made = 0
 
     @property
@@ -46,29 +85,49 @@ class SentenceAssembler:
         return pieces
 
     def flush(self) -> list[str]:
-        return self._take(len(self._buffer))
+        """The rest; symbols with nothing to say are dropped after spoken pieces, but an utterance of
+        nothing else is given as it is (EmptyText, as every route answers such a text)."""
+        pieces = self._take(len(self._buffer))
+        if not self.pieces_made and self._unspoken:
+            pieces, self._unspoken = [self._unspoken], ""
+        return pieces
 
     def _take(self, cut: int) -> list[str]:
         piece, self._buffer = self._buffer[:cut].strip(), self._buffer[cut:]
+        self._decided = max(0, self._decided - cut)
         if not piece:
             return []
+        if not speakable(piece):  # alone it was an EmptyText error event (an LLM's "...", emoji, bullets)
+            joined = f"{self._unspoken} {piece}".lstrip()
+            self._unspoken = joined if len(joined) <= UNSPOKEN_CHARS else ""  # never grows: it says nothing
+            return []
+        if self._unspoken:
+            joined, self._unspoken = f"{self._unspoken} {piece}", ""
+            piece = joined if len(joined) <= self.rules.max_chars else piece
         self.pieces_made += 1
         return [piece]
 
     def _next_cut(self) -> int | None:
         text = self._buffer
-        sentence = SENTENCE_END.search(text)
-        if sentence is not None:
-            return sentence.end()
+        for sentence in SENTENCE_END.finditer(text, self._decided):
+            if sentence.group()[0] in "。！？\n":
+                return sentence.end()
+            ends = ends_sentence(text, sentence.start(), sentence.end(), complete=False)
+            if ends:
+                return sentence.end()
+            if ends is None:  # the next fragment decides; no later end may be cut before it
+                break
+            self._decided = sentence.end()
         waiting = len(text.strip())
         threshold = self.rules.first_clause_chars if self.pieces_made == 0 else self.rules.clause_chars
         if waiting >= threshold:
-            clauses = [m.end() for m in CLAUSE_END.finditer(text) if len(text[: m.end()].strip()) >= 4]
+            lead = len(text) - len(text.lstrip())  # a clause mark ends its match: no space to strip there
+            clauses = [m.end() for m in CLAUSE_END.finditer(text) if m.end() - lead >= 4]
             if clauses:
                 return clauses[-1]
         # The raw length, whitespace included: a stream of blank fragments must not grow the buffer
         # (each feed searches all of it) while its stripped length stays under the bound.
         if len(text) > self.rules.max_chars:
             space = text.rfind(" ", 0, self.rules.max_chars)
-            return space if space > 0 else self.rules.max_chars
+            return space if space > 0 else cluster_start(text, self.rules.max_chars)
         return None

@@ -42,7 +42,7 @@ from ..ws_server.opening import (
     taken,
 )
 from ..ws_server.standing import Standing
-from .core import SpeechRun, engine_info, start_speech
+from .core import SpeechRun, engine_info, loaded_engine, queue_has_room, shutting_down, start_speech
 from .errors import openai_error, with_param
 from .formats import FORMATS, AudioFormat, encode_whole
 from .messages import (
@@ -72,10 +72,27 @@ log = logging.getLogger(__name__)
 # been sent: audio made for a client that does not read, or faster than it reads, stays bounded (each
 # sentence's own bound is 30 s), as does its share of the queue.
 MAX_SENTENCES_AHEAD = 4
+# Utterances of one socket not yet finished (open, or waiting to be played behind an earlier one). Past
+# this, the next `input.text`/`input.done` waits, as a sentence waits for its place: each was a task, and
+# 20 000 `input.done` (0.4 MB) sent while a sentence played held the event loop for 10 s (a scan of
+# them all per message) and kept 20 000 tasks.
+MAX_UTTERANCES_AHEAD = 4
 # Client messages read but not yet handled (their text waits for a sentence's place) held per socket, in
 # characters of their frames. The socket is read on meanwhile, so a close is seen at once; past this
 # bound reading pauses until they are handled.
 MAX_HELD_CHARS = 64 * 1024
+# A sentence refused for a full queue (`--max-queue`) waits this long for room, and the utterance's later
+# sentences wait behind it: refused at once, sentences 1-3 of five were lost and 0 and 4 played, a gap the
+# listener could not tell. Past the wait the utterance ends with that one error; none of its later
+# sentences is spoken (a shutdown's refusal ends it at once). The queue is looked at after
+# QUEUE_POLL_SECONDS, then twice as long each time up to QUEUE_POLL_MAX_SECONDS, so sockets waiting for
+# long do not wake the loop 20 times a second each just when it is busiest.
+QUEUE_WAIT_SECONDS = 30.0
+QUEUE_POLL_SECONDS = 0.05
+QUEUE_POLL_MAX_SECONDS = 1.0
+# A message (configuration, text, `input.done`) that comes while the engine loads waits this long for it:
+# refused with Loading, the first fragments' text was lost and the utterance heard from its middle.
+LOAD_WAIT_SECONDS = 30.0
 
 
 def pcm_bytes(samples: np.ndarray) -> bytes:
@@ -136,31 +153,62 @@ class Utterance:
         ] = []  # (start, end, sent_at, sentence) before the onset
         self._stream_samples = 0
         self._first_ready_at: float | None = None
+        self.refused = False  # a sentence found no room in the queue: the rest is not spoken
         self.task = asyncio.get_running_loop().create_task(self._pump(after), name=f"speech-stream-{index}")
 
     async def submit(self, text: str, params: SynthParams, ready_at: float) -> None:
         ahead = self.session.ahead
         await ahead.acquire()  # given back once this sentence has been played (or its pump has ended)
-        if self.task.done():  # the pump is gone (the socket broke under a send): nothing would play it
-            ahead.release()
+        if self.task.done() or self.refused:  # the pump is gone (the socket broke under a send), or an
+            ahead.release()  # earlier sentence was refused: nothing would play it in its place
             return
         index, self.sentences = self.sentences, self.sentences + 1
         if self._first_ready_at is None:
             self._first_ready_at = ready_at
         run, error = None, None
         try:
-            first = index == 0
-            run = await start_speech(
-                self.session.scheduler, text, params, trim_leading_silence=first, continues=not first
-            )
+            run = await self._start(text, params, first=index == 0)
             run.reference_fields, run.text_field = self.session.reference_fields, "text"
             self.runs.append(run)
+        except QueueFull as exc:
+            error, self.refused = exc, True
         except WorkerError as exc:
             error = exc
         session = self.session
         self._queue.put_nowait(
             Pending(index, text, run, error, ready_at, session.audio_format, session.stream_audio)
         )
+
+    async def _start(self, text: str, params: SynthParams, *, first: bool) -> SpeechRun:
+        """The sentence queued, after waiting up to QUEUE_WAIT_SECONDS for room in a full queue."""
+        scheduler = self.session.scheduler
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + QUEUE_WAIT_SECONDS
+        while True:
+            try:
+                return await start_speech(
+                    scheduler, text, params, trim_leading_silence=first, continues=not first
+                )
+            except QueueFull as full:
+                if not await self._room(deadline):
+                    if shutting_down(scheduler):
+                        raise
+                    raise QueueFull(
+                        f"{full}, for {QUEUE_WAIT_SECONDS:g} s; the rest of this utterance is not spoken"
+                    ) from None
+
+    async def _room(self, deadline: float) -> bool:
+        """True once the queue says it has room; False at the deadline, at shutdown, or once the pump has
+        ended (the socket broke: nothing would play the sentence)."""
+        scheduler, loop = self.session.scheduler, asyncio.get_running_loop()
+        max_queue = self.session.app[SETTINGS_KEY].max_queue
+        pause = QUEUE_POLL_SECONDS
+        while not shutting_down(scheduler) and not self.task.done() and loop.time() < deadline:
+            await asyncio.sleep(min(pause, deadline - loop.time()))
+            if queue_has_room(scheduler, max_queue):
+                return True
+            pause = min(2 * pause, QUEUE_POLL_MAX_SECONDS)
+        return False
 
     def end(self) -> None:
         self._queue.put_nowait(None)
@@ -291,6 +339,7 @@ class SpeechStreamSession:
         self._utterances = 0
         self._send_lock = asyncio.Lock()
         self.ahead = asyncio.Semaphore(MAX_SENTENCES_AHEAD)
+        self._utterance_places = asyncio.Semaphore(MAX_UTTERANCES_AHEAD)
         self._standing = standing
         self._watched: asyncio.Task | None = None
         self._inbox: asyncio.Queue[tuple[str, float]] = asyncio.Queue()
@@ -363,9 +412,9 @@ class SpeechStreamSession:
             elif isinstance(message, InputText):
                 await self._input(message.text, received_at)
             elif isinstance(message, InputDone):
-                await self._end_utterance()
+                await self._end_utterance(received_at)
             else:
-                await self._end_utterance(even_empty=False)
+                await self._end_utterance(received_at, even_empty=False)
                 if self._last_task is not None:
                     await asyncio.wait([self._last_task])
                 await self.ws.close()
@@ -379,6 +428,7 @@ class SpeechStreamSession:
     async def _configure(self, config: SessionConfig) -> None:
         """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
         speech = config.request()
+        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
         params = await synth_params(self.app, speech)
@@ -399,8 +449,9 @@ class SpeechStreamSession:
             raise with_param(
                 BadRequest(f"a fragment may have at most {self.limits.max_text_chars} characters"), "text"
             )
+        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         params = await self._current_params()
-        utterance = self._open_utterance(received_at)
+        utterance = await self._open_utterance(received_at)
         for piece in self._assembler.feed(text):
             await utterance.submit(piece, params, received_at)
 
@@ -409,24 +460,28 @@ class SpeechStreamSession:
             self._params = await synth_params(self.app, SpeechOptions().request())
         return self._params
 
-    def _open_utterance(self, received_at: float) -> Utterance:
+    async def _open_utterance(self, received_at: float) -> Utterance:
         if self._utterance is None:
             self._sample_rate()
+            await self._utterance_places.acquire()  # given back when its pump ends, however it ends
             self._utterance = Utterance(self, self._utterances, received_at, self._last_task)
+            self._utterance.task.add_done_callback(lambda _: self._utterance_places.release())
             self._last_task = self._utterance.task
             self._live = [u for u in self._live if not u.task.done()] + [self._utterance]
             self._utterances += 1
         return self._utterance
 
-    async def _end_utterance(self, *, even_empty: bool = True) -> None:
+    async def _end_utterance(self, received_at: float, *, even_empty: bool = True) -> None:
         """Speak what is left and send `session.done` (an `input.done` with no text gets one too,
-        with `total_sentences: 0`, so a client waiting for it never hangs)."""
+        with `total_sentences: 0`, so a client waiting for it never hangs). `received_at`: when the
+        message arrived, which completed the last sentence (it may have waited for its turn since)."""
         if self._utterance is None and not even_empty:
             return
+        await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         params = await self._current_params()
-        utterance = self._open_utterance(time.monotonic())
+        utterance = await self._open_utterance(received_at)
         for piece in self._assembler.flush():
-            await utterance.submit(piece, params, time.monotonic())
+            await utterance.submit(piece, params, received_at)
         utterance.end()
         self._utterance = None
         self._assembler = SentenceAssembler(self._rules())

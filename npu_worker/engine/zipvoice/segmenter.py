@@ -16,19 +16,24 @@ import sys
 import unicodedata
 from collections.abc import Callable
 
-# A sentence ends at . ! ? … followed by space or the end ("3.7V" is no boundary, nor a point inside a
-# Korean date, "2024. 12. 5.", which was read as three sentences: 이천이십사. 십이. 오.), or at a CJK
-# full-width mark (。！？), which is followed by no space in Chinese and Japanese text.
-_SENTENCE_END = re.compile(
-    r"(?:(?<=[!?…])|(?<=\.)(?<!\d\.)|(?<=\d\.)(?!\s+\d{1,2}\.(?:\s|$)))[\"'”’)\]]*(?:\s+|$)"
-    r"|(?<=[。！？])[」』”’）)]*\s*|\n+"
-)
+from ..sentence_ends import ends_sentence
+
+# A sentence ends at . ! ? … followed by space or the end ("3.7V" is no boundary; which single points end
+# none, a Korean date's "2024. 12. 5." or "Dr. Kim", says `sentence_ends`), or at a CJK full-width mark
+# (。！？), which is followed by no space in Chinese and Japanese text.
+_SENTENCE_MARK = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’)\]]*+(?=\s|$)|[。！？][」』”’）)]*+|\n")
 _CLAUSE_END = re.compile(r"(?<=[,;:，；：、])\s+|(?<=[，；：、])")
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences with their final punctuation, whitespace-trimmed; empty pieces dropped."""
-    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece and piece.strip()]
+    pieces, start = [], 0
+    for mark in _SENTENCE_MARK.finditer(text):
+        if mark.group()[0] in "。！？\n" or ends_sentence(text, mark.start(), mark.end()):
+            pieces.append(text[start : mark.end()])
+            start = mark.end()
+    pieces.append(text[start:])
+    return [piece.strip() for piece in pieces if piece.strip()]
 
 
 def split_clauses(sentence: str) -> list[str]:

@@ -1,0 +1,60 @@
+"""Which full stops end a sentence: shared by the ZipVoice segmenter (a whole text) and the stream
+socket's sentence assembler (text still arriving, where a point may not be decidable yet).
+
+A single "." followed by whitespace ends no sentence when it is a point inside a Korean date
+("2024. 12. 5.": read as three sentences, 이천이십사. 십이. 오.), closes a title or a run of single
+letters ("Dr. Kim", "e.g. this", "the U.S. economy", "approx. five": each was cut, a falling tone and
+a pause inside a sentence). Only a point after a digit needs what follows it (a date's next part);
+every other is judged by the word before it, so a sentence that ends a Latin word is cut as soon as the
+space after it comes, not with the next word: a voice agent's "Let me check." before a pause for a tool
+call is spoken during the pause. Pure; each decision looks at a bounded window around the point.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Words that, with a point, lead into the rest of their sentence (a title before a name, a Latin "see").
+LEADING_ABBREVIATIONS = frozenset(
+    "mr mrs ms mx dr prof rev hon st mt gen col capt lt sgt gov sen rep vs cf viz approx incl excl esp"
+    " fig figs eq eqs vol pp".split()
+)
+_WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
+_DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
+_DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
+_LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
+
+
+def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> bool | None:
+    """Whether the sentence mark at text[point:after] (a run of . ! ? … and any closing quotes, with
+    whitespace or the end of the text after it) ends a sentence. None: not yet known, the text stops
+    too soon after it (`complete` False: more may arrive)."""
+    if after >= len(text):
+        return True if complete else None
+    if not text.startswith(".", point) or text.startswith(".", point + 1) or point == 0:
+        return True  # ! ? … and ellipses always end one; only a single point may be something else
+    before = text[point - 1]
+    if before.isdigit() and after == point + 1:  # a point inside a Korean date: its next part follows
+        if _DATE_PART_NEXT.match(text, after):
+            return False
+        if not complete and _DATE_PART_SO_FAR.fullmatch(text, after):
+            return None
+        return True
+    if not ("a" <= before.lower() <= "z"):
+        return True
+    word = _WORD_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
+    return word is None or not (_whole_word(text, word.start()) and _leads_on(word.group()))
+
+
+def _whole_word(text: str, start: int) -> bool:
+    """The letters found start a word ("f" of "2f7326f" does not; nor a word longer than the window)."""
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] == ".")
+
+
+def _leads_on(word: str) -> bool:
+    """A title or Latin abbreviation ("Dr", "vs"), or single letters with points ("U.S", "e.g", "J"; not
+    the pronoun "I", which often ends a sentence)."""
+    if word.lower() in LEADING_ABBREVIATIONS:
+        return True
+    letters = word.split(".")
+    return all(len(letter) == 1 for letter in letters) and word != "I"
