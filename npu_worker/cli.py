@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -70,6 +71,10 @@ def serve(args: argparse.Namespace) -> int:
             "--allowed-origins * without --token (NPU_WORKER_TOKEN): any web page opened in a browser that "
             "can reach this worker can synthesise, write wavs under the output roots and read the jobs"
         )
+    if running_as_root():
+        # Not refused (a container may have no other user), but every check that protects another
+        # user's files, and root's own, passes for root.
+        logging.getLogger("npu_worker").warning(ROOT_WARNING)
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
     with held:  # the state dir stays ours until the process ends
@@ -84,6 +89,17 @@ def serve(args: argparse.Namespace) -> int:
             return _refused(str(exc), 1)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
+
+
+ROOT_WARNING = (
+    "running as root: root passes every permission check, so a caller may have the worker replace root's "
+    "files under the output roots and read any user's file there as a ref_wav; run it as its own user "
+    "(docs/security.md, Running as an unprivileged user)"
+)
+
+
+def running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def _refused(reason: str, status: int) -> int:

@@ -221,26 +221,41 @@ def test_the_longest_shutdown_grace_taken_still_ends_on_sigterm(tmp_path):
     assert "Traceback" not in log and "npu-worker stopped" in log
 
 
+def warned(log: str) -> list[str]:
+    """The WARNING lines of a start-up log, but the one for root (tests may run as root)."""
+    return [line for line in log.splitlines() if " WARNING " in line and "running as root" not in line]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs to run as root")
+def test_serving_as_root_warns_at_start(tmp_path):
+    """Not refused (a container may have no other user), but said: root passes every permission check,
+    so the owner checks on output paths and ref_wav protect nothing (nothing was said before)."""
+    process, log = start(tmp_path)
+    log += stop(process)
+    [warning] = [line for line in log.splitlines() if " WARNING " in line]
+    assert "running as root: root passes every permission check" in warning, log
+
+
 def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
     """Not refused (a proxy may stand in front), but said: anyone who reaches the address may use it."""
     open_to_all, log = start(tmp_path / "a", "--host", "0.0.0.0")
     log += stop(open_to_all)
-    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    warnings = warned(log)
     assert len(warnings) == 1 and "listening on '0.0.0.0', beyond loopback, without --token" in warnings[0]
     with_token, log = start(tmp_path / "b", "--host", "0.0.0.0", env={"NPU_WORKER_TOKEN": "s3cret"})
     log += stop(with_token)
-    assert " WARNING " not in log and "npu-worker stopped" in log
+    assert not warned(log) and "npu-worker stopped" in log
 
 
 def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
     """`*` lets every web page a local browser opens call the worker (no Host check either): said at start."""
     every_page, log = start(tmp_path / "a", "--allowed-origins", "*")
     log += stop(every_page)
-    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    warnings = warned(log)
     assert len(warnings) == 1 and "--allowed-origins * without --token" in warnings[0], log
     with_token, log = start(tmp_path / "b", "--allowed-origins", "*", env={"NPU_WORKER_TOKEN": "s3cret"})
     log += stop(with_token)
-    assert " WARNING " not in log and "npu-worker stopped" in log
+    assert not warned(log) and "npu-worker stopped" in log
 
 
 def test_port_0_says_which_port_it_listens_on(tmp_path):
