@@ -71,6 +71,16 @@ def serve(args: argparse.Namespace) -> int:
             "--allowed-origins * without --token (NPU_WORKER_TOKEN): any web page opened in a browser that "
             "can reach this worker can synthesise, write wavs under the output roots and read the jobs"
         )
+    if settings.token is not None and len(settings.token) < MIN_TOKEN_CHARS:
+        # Not refused (a loopback worker on a one-user machine needs little), but failed tries have no
+        # limit: one connection makes about 1 600 a second (docs/security.md).
+        logging.getLogger("npu_worker").warning(
+            "the token has %d characters: anyone who can reach the worker may guess it (failed tries are "
+            "not limited); use at least %d random ones, as python -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))' makes",
+            len(settings.token),
+            MIN_TOKEN_CHARS,
+        )
     if running_as_root():
         # Not refused (a container may have no other user), but every check that protects another
         # user's files, and root's own, passes for root.
@@ -91,6 +101,7 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
+MIN_TOKEN_CHARS = 16  # shorter tokens are warned about at start
 ROOT_WARNING = (
     "running as root: root passes every permission check, so a caller may have the worker replace root's "
     "files under the output roots and read any user's file there as a ref_wav; run it as its own user "

@@ -221,6 +221,18 @@ def test_the_longest_shutdown_grace_taken_still_ends_on_sigterm(tmp_path):
     assert "Traceback" not in log and "npu-worker stopped" in log
 
 
+LONG_TOKEN = "Ig7s2Hd-0kQwXbV9rT4uLmN1pYcZeA8f"  # as secrets.token_urlsafe(24) makes: no warning
+
+
+def test_a_short_token_warns_at_start(tmp_path):
+    """Not refused, but said: failed tries are not limited, so a short token may be guessed (nothing was
+    said of `--token s3cret` before)."""
+    process, log = start(tmp_path, env={"NPU_WORKER_TOKEN": "s3cret"})
+    log += stop(process)
+    warnings = warned(log)
+    assert len(warnings) == 1 and "the token has 6 characters: anyone who can reach" in warnings[0], log
+
+
 def warned(log: str) -> list[str]:
     """The WARNING lines of a start-up log, but the one for root (tests may run as root)."""
     return [line for line in log.splitlines() if " WARNING " in line and "running as root" not in line]
@@ -242,7 +254,7 @@ def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
     log += stop(open_to_all)
     warnings = warned(log)
     assert len(warnings) == 1 and "listening on '0.0.0.0', beyond loopback, without --token" in warnings[0]
-    with_token, log = start(tmp_path / "b", "--host", "0.0.0.0", env={"NPU_WORKER_TOKEN": "s3cret"})
+    with_token, log = start(tmp_path / "b", "--host", "0.0.0.0", env={"NPU_WORKER_TOKEN": LONG_TOKEN})
     log += stop(with_token)
     assert not warned(log) and "npu-worker stopped" in log
 
@@ -253,7 +265,7 @@ def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
     log += stop(every_page)
     warnings = warned(log)
     assert len(warnings) == 1 and "--allowed-origins * without --token" in warnings[0], log
-    with_token, log = start(tmp_path / "b", "--allowed-origins", "*", env={"NPU_WORKER_TOKEN": "s3cret"})
+    with_token, log = start(tmp_path / "b", "--allowed-origins", "*", env={"NPU_WORKER_TOKEN": LONG_TOKEN})
     log += stop(with_token)
     assert not warned(log) and "npu-worker stopped" in log
 
