@@ -7,6 +7,7 @@ import contextlib
 import logging
 import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -15,8 +16,8 @@ from .access import ANY_ORIGIN, loopback_bind
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
-from .config import add_settings_arguments, load_settings, shown_url
-from .files import locked_directory
+from .config import Settings, add_settings_arguments, load_settings, shown_url
+from .files import locked_directory, replaceable_by_others
 from .paths import make_private_dir
 
 SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
@@ -81,6 +82,8 @@ def serve(args: argparse.Namespace) -> int:
             len(settings.token),
             MIN_TOKEN_CHARS,
         )
+    for warning in output_root_warnings(settings):
+        logging.getLogger("npu_worker").warning(warning)
     if running_as_root():
         # Not refused (a container may have no other user), but every check that protects another
         # user's files, and root's own, passes for root.
@@ -107,6 +110,26 @@ ROOT_WARNING = (
     "files under the output roots and read any user's file there as a ref_wav; run it as its own user "
     "(docs/security.md, Running as an unprivileged user)"
 )
+
+
+def output_root_warnings(settings: Settings) -> list[str]:
+    """Roots someone else could make or replace: every caller's wav under one is theirs to swap for
+    their own audio, or to read (the write-time walk stops links, not an owner renaming files)."""
+    warnings = []
+    for root in settings.output_roots or (tempfile.gettempdir(),):
+        folder = os.path.expanduser(root)
+        if not os.path.isdir(folder):
+            warnings.append(
+                f"output root {folder} is not a folder (yet): whoever makes it owns every wav written "
+                "under it; make it before starting the worker"
+            )
+            continue
+        why = replaceable_by_others(folder)
+        if why is not None:
+            warnings.append(
+                f"output root {folder}: {why}, who could swap the wavs written under it for their own"
+            )
+    return warnings
 
 
 def running_as_root() -> bool:

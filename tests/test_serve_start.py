@@ -233,6 +233,32 @@ def test_a_short_token_warns_at_start(tmp_path):
     assert len(warnings) == 1 and "the token has 6 characters: anyone who can reach" in warnings[0], log
 
 
+def test_an_output_root_not_made_yet_warns_at_start(tmp_path):
+    """Whoever makes it first (in /tmp, any local user) owns every wav written under it: said at start
+    (it was accepted silently)."""
+    missing = tmp_path / "not-yet"
+    process, log = start(tmp_path, "--output-roots", str(missing))
+    log += stop(process)
+    [warning] = warned(log)
+    assert f"output root {missing} is not a folder (yet): whoever makes it owns" in warning, log
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to make another user's folder"
+)
+def test_an_output_root_another_user_owns_warns_at_start(tmp_path):
+    """Its owner may rename the worker's wavs away and put their own audio in their place (the walk at
+    write time refuses links, not an owner's renames): said at start; the worker's own root is not."""
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    theirs.mkdir()
+    ours.mkdir()
+    os.chown(theirs, 65534, 65534)
+    process, log = start(tmp_path, "--output-roots", f"{theirs}{os.pathsep}{ours}")
+    log += stop(process)
+    [warning] = warned(log)
+    assert f"output root {theirs}: {theirs} belongs to another user (uid 65534)" in warning, log
+
+
 def warned(log: str) -> list[str]:
     """The WARNING lines of a start-up log, but the one for root (tests may run as root)."""
     return [line for line in log.splitlines() if " WARNING " in line and "running as root" not in line]
