@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -14,8 +16,8 @@ from .access import ANY_ORIGIN, loopback_bind
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
-from .config import add_settings_arguments, load_settings, shown_url
-from .files import locked_directory
+from .config import Settings, add_settings_arguments, load_settings, shown_url
+from .files import locked_directory, replaceable_by_others
 from .paths import make_private_dir
 
 SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
@@ -70,6 +72,22 @@ def serve(args: argparse.Namespace) -> int:
             "--allowed-origins * without --token (NPU_WORKER_TOKEN): any web page opened in a browser that "
             "can reach this worker can synthesise, write wavs under the output roots and read the jobs"
         )
+    if settings.token is not None and len(settings.token) < MIN_TOKEN_CHARS:
+        # Not refused (a loopback worker on a one-user machine needs little), but failed tries have no
+        # limit: one connection makes about 1 600 a second (docs/security.md).
+        logging.getLogger("npu_worker").warning(
+            "the token has %d characters: anyone who can reach the worker may guess it (failed tries are "
+            "not limited); use at least %d random ones, as python -c 'import secrets; "
+            "print(secrets.token_urlsafe(32))' makes",
+            len(settings.token),
+            MIN_TOKEN_CHARS,
+        )
+    for warning in output_root_warnings(settings):
+        logging.getLogger("npu_worker").warning(warning)
+    if running_as_root():
+        # Not refused (a container may have no other user), but every check that protects another
+        # user's files, and root's own, passes for root.
+        logging.getLogger("npu_worker").warning(ROOT_WARNING)
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
     with held:  # the state dir stays ours until the process ends
@@ -84,6 +102,38 @@ def serve(args: argparse.Namespace) -> int:
             return _refused(str(exc), 1)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
+
+
+MIN_TOKEN_CHARS = 16  # shorter tokens are warned about at start
+ROOT_WARNING = (
+    "running as root: root passes every permission check, so a caller may have the worker replace root's "
+    "files under the output roots and read any user's file there as a ref_wav; run it as its own user "
+    "(docs/security.md, Running as an unprivileged user)"
+)
+
+
+def output_root_warnings(settings: Settings) -> list[str]:
+    """Roots someone else could make or replace: every caller's wav under one is theirs to swap for
+    their own audio, or to read (the write-time walk stops links, not an owner renaming files)."""
+    warnings = []
+    for root in settings.output_roots or (tempfile.gettempdir(),):
+        folder = os.path.expanduser(root)
+        if not os.path.isdir(folder):
+            warnings.append(
+                f"output root {folder} is not a folder (yet): whoever makes it owns every wav written "
+                "under it; make it before starting the worker"
+            )
+            continue
+        why = replaceable_by_others(folder)
+        if why is not None:
+            warnings.append(
+                f"output root {folder}: {why}, who could swap the wavs written under it for their own"
+            )
+    return warnings
+
+
+def running_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
 def _refused(reason: str, status: int) -> int:

@@ -50,3 +50,30 @@ def test_the_stop_timeout_outlasts_the_shutdown_grace():
 
     stop = int(re.search(r"^TimeoutStopSec=(\d+)$", UNIT.read_text(), re.M).group(1))
     assert stop > Settings().shutdown_grace + 5
+
+
+def exposure(text: str, tmp_path: Path) -> float:
+    """`systemd-analyze security`'s overall exposure of the unit (0 = locked down, 10 = none at all)."""
+    verify(text, tmp_path)  # skips where systemd-analyze is missing; writes the runnable copy
+    done = subprocess.run(
+        ["systemd-analyze", "security", "--offline=yes", str(tmp_path / "npu-worker.service")],
+        capture_output=True,
+        text=True,
+        timeout=seconds(60),
+    )
+    found = re.search(r"Overall exposure level for \S+: (\d+\.\d)", done.stdout)
+    assert found, done.stdout + done.stderr
+    return float(found.group(1))
+
+
+def test_the_unit_is_hardened(tmp_path):
+    """No capabilities, namespaces, kernel modules or logs, exotic sockets or privileged system calls: the
+    unit had only NoNewPrivileges and a read-only /usr and /etc (exposure 8.3, "EXPOSED")."""
+    assert exposure(UNIT.read_text(), tmp_path) <= 3.0
+
+
+def test_the_unit_keeps_the_npu_reachable():
+    """Settings that would hide the NPU's device nodes stay out: PrivateDevices, and ProtectClock, which
+    systemd before 253 turns into a device allow-list of the RTC alone (systemd issue 18142)."""
+    keys = {line.split("=", 1)[0] for line in UNIT.read_text().splitlines() if "=" in line and line[0] != "#"}
+    assert not keys & {"PrivateDevices", "ProtectClock", "DeviceAllow", "DevicePolicy", "PrivateUsers"}

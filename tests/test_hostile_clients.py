@@ -4,11 +4,13 @@ it (the connection guard, a real port): a quiet line, never an internal error wi
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds, until
@@ -60,6 +62,36 @@ async def test_a_connection_closed_as_its_body_comes_is_one_quiet_line_not_a_500
     await until(lambda: "the caller went away" in caplog.text or "internal error" in caplog.text)
     writer.close()
     assert "internal error" not in caplog.text and "Traceback" not in caplog.text
+
+
+def requests_alive(probe: str) -> int:
+    return sum(1 for o in gc.get_objects() if isinstance(o, web.BaseRequest) and o.query_string == probe)
+
+
+@pytest.mark.parametrize("path", BODY_ROUTES)
+async def test_a_body_cut_short_is_freed_at_once_not_by_the_next_full_collection(served, caplog, path):
+    """aiohttp raises the error it keeps on the request's stream; its traceback held the request and the
+    body read so far in a cycle: 40 uploads of 8 MiB cut short grew a worker by 280 MiB a round."""
+    listener = await served()
+    caplog.set_level(logging.INFO)
+    gc.collect()
+    gc.disable()  # what the collector would free is what the worker holds until it happens to run
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        head = f"POST {path}?cut=short HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000\r\n\r\n"
+        writer.write(head.encode() + b" " * 50_000)
+        await writer.drain()
+        async with asyncio.timeout(seconds(10)):
+            while requests_alive("cut=short") == 0:
+                await asyncio.sleep(0.01)
+        writer.close()
+        async with asyncio.timeout(seconds(10)):
+            while '?cut=short HTTP/1.1" 499' not in caplog.text:
+                await asyncio.sleep(0.01)
+            while requests_alive("cut=short"):  # the handler's task ends a loop turn or two later
+                await asyncio.sleep(0.01)
+    finally:
+        gc.enable()
 
 
 async def test_an_authorization_header_that_is_not_utf8_is_a_401(served):

@@ -221,26 +221,79 @@ def test_the_longest_shutdown_grace_taken_still_ends_on_sigterm(tmp_path):
     assert "Traceback" not in log and "npu-worker stopped" in log
 
 
+LONG_TOKEN = "Ig7s2Hd-0kQwXbV9rT4uLmN1pYcZeA8f"  # as secrets.token_urlsafe(24) makes: no warning
+
+
+def test_a_short_token_warns_at_start(tmp_path):
+    """Not refused, but said: failed tries are not limited, so a short token may be guessed (nothing was
+    said of `--token s3cret` before)."""
+    process, log = start(tmp_path, env={"NPU_WORKER_TOKEN": "s3cret"})
+    log += stop(process)
+    warnings = warned(log)
+    assert len(warnings) == 1 and "the token has 6 characters: anyone who can reach" in warnings[0], log
+
+
+def test_an_output_root_not_made_yet_warns_at_start(tmp_path):
+    """Whoever makes it first (in /tmp, any local user) owns every wav written under it: said at start
+    (it was accepted silently)."""
+    missing = tmp_path / "not-yet"
+    process, log = start(tmp_path, "--output-roots", str(missing))
+    log += stop(process)
+    [warning] = warned(log)
+    assert f"output root {missing} is not a folder (yet): whoever makes it owns" in warning, log
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to make another user's folder"
+)
+def test_an_output_root_another_user_owns_warns_at_start(tmp_path):
+    """Its owner may rename the worker's wavs away and put their own audio in their place (the walk at
+    write time refuses links, not an owner's renames): said at start; the worker's own root is not."""
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    theirs.mkdir()
+    ours.mkdir()
+    os.chown(theirs, 65534, 65534)
+    process, log = start(tmp_path, "--output-roots", f"{theirs}{os.pathsep}{ours}")
+    log += stop(process)
+    [warning] = warned(log)
+    assert f"output root {theirs}: {theirs} belongs to another user (uid 65534)" in warning, log
+
+
+def warned(log: str) -> list[str]:
+    """The WARNING lines of a start-up log, but the one for root (tests may run as root)."""
+    return [line for line in log.splitlines() if " WARNING " in line and "running as root" not in line]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs to run as root")
+def test_serving_as_root_warns_at_start(tmp_path):
+    """Not refused (a container may have no other user), but said: root passes every permission check,
+    so the owner checks on output paths and ref_wav protect nothing (nothing was said before)."""
+    process, log = start(tmp_path)
+    log += stop(process)
+    [warning] = [line for line in log.splitlines() if " WARNING " in line]
+    assert "running as root: root passes every permission check" in warning, log
+
+
 def test_serving_beyond_loopback_without_a_token_warns_at_start(tmp_path):
     """Not refused (a proxy may stand in front), but said: anyone who reaches the address may use it."""
     open_to_all, log = start(tmp_path / "a", "--host", "0.0.0.0")
     log += stop(open_to_all)
-    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    warnings = warned(log)
     assert len(warnings) == 1 and "listening on '0.0.0.0', beyond loopback, without --token" in warnings[0]
-    with_token, log = start(tmp_path / "b", "--host", "0.0.0.0", env={"NPU_WORKER_TOKEN": "s3cret"})
+    with_token, log = start(tmp_path / "b", "--host", "0.0.0.0", env={"NPU_WORKER_TOKEN": LONG_TOKEN})
     log += stop(with_token)
-    assert " WARNING " not in log and "npu-worker stopped" in log
+    assert not warned(log) and "npu-worker stopped" in log
 
 
 def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
     """`*` lets every web page a local browser opens call the worker (no Host check either): said at start."""
     every_page, log = start(tmp_path / "a", "--allowed-origins", "*")
     log += stop(every_page)
-    warnings = [line for line in log.splitlines() if " WARNING " in line]
+    warnings = warned(log)
     assert len(warnings) == 1 and "--allowed-origins * without --token" in warnings[0], log
-    with_token, log = start(tmp_path / "b", "--allowed-origins", "*", env={"NPU_WORKER_TOKEN": "s3cret"})
+    with_token, log = start(tmp_path / "b", "--allowed-origins", "*", env={"NPU_WORKER_TOKEN": LONG_TOKEN})
     log += stop(with_token)
-    assert " WARNING " not in log and "npu-worker stopped" in log
+    assert not warned(log) and "npu-worker stopped" in log
 
 
 def test_port_0_says_which_port_it_listens_on(tmp_path):

@@ -41,9 +41,15 @@ def stop_if_caller_gone(request: web.BaseRequest) -> None:
 def left_early(request: web.BaseRequest, error: BaseException) -> web.Response | None:
     """The answer for a handler that ended because its caller left (a body cut short, a reset, a write
     to a closed socket): nobody to tell, so one quiet line, not an error with its traceback and a 500.
-    None for anything else."""
+    None for anything else.
+
+    The error's traceback is dropped: aiohttp keeps the error of a body cut short on the request's
+    stream and raises that same object, so its traceback (the frames of `Request.read`, holding the
+    request and the body read so far) made a cycle that only the garbage collector's next full pass
+    freed (40 uploads of 8 MiB cut short, a round at a time, grew a worker by 280 MiB a round)."""
     if not isinstance(error, ConnectionError) or not caller_gone(request):
         return None
+    error.__traceback__ = None
     log.info("%s %s: the caller went away (%s)", request.method, request.rel_url.raw_path, error)
     return web.Response(status=CLIENT_CLOSED_REQUEST)
 
