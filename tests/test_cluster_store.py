@@ -332,8 +332,9 @@ async def test_an_ended_preview_expires_by_itself_and_a_vanished_job_leaves_the_
 async def test_a_synth_whose_job_redis_lost_is_told_so_not_that_it_was_cancelled(
     worker, redis_server, tmp_path
 ):
-    """Redis restarted without persistence (here FLUSHALL) while a /synth and a `stream: false` batch
-    wait: each caller is told its job is gone (send it again), not "Cancelled" nor a running job's body."""
+    """Redis restarted without persistence (here FLUSHALL) while a /synth, a `stream: false` batch and an
+    OpenAI whole-file speech wait: each caller is told its job is gone (send it again), not "Cancelled",
+    a running job's body nor an internal error."""
     from tests.tone_engine import ToneEngine
 
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.05)
@@ -348,11 +349,17 @@ async def test_a_synth_whose_job_redis_lost_is_told_so_not_that_it_was_cancelled
     batch = asyncio.ensure_future(
         client.post("/synth_batch", json={"sections": [{"text": long_text}] * 2, "stream": False})
     )
+    speech = asyncio.ensure_future(  # a whole file: nothing is sent before the audio is complete
+        client.post("/v1/audio/speech", json={"input": long_text, "response_format": "mp3"})
+    )
     await asyncio.sleep(1.0)
     assert redis_server.command("FLUSHALL").startswith(b"+OK")
     for answer in (await synth, await batch):
         body = await answer.json()
         assert answer.status == 404 and body["error"].startswith("JobNotFound"), body
+    answer = await speech  # was a 500 EngineError "cancelled before its audio was complete"
+    body = await answer.json()
+    assert answer.status == 404 and body["error"]["code"] == "JobNotFound", body
     await client.close()  # while Redis is up: the engine's lost section ends at once, not after the grace
 
 

@@ -21,10 +21,13 @@ from ..jobs.subscription import Subscription
 from ..protocol import (
     BadRequest,
     BatchRequest,
+    Done,
     EmptyText,
     EngineError,
     InvalidAudio,
+    JobNotFound,
     Progress,
+    QueueFull,
     SectionError,
     SectionRequest,
     SynthParams,
@@ -141,6 +144,7 @@ class SpeechRun:
 
     async def audio(self) -> AsyncIterator[np.ndarray]:
         failure: WorkerError | None = None
+        ended = False
         try:
             async for item in self.subscription:
                 if isinstance(item, AudioChunk):
@@ -148,8 +152,14 @@ class SpeechRun:
                     yield item.samples
                 elif isinstance(item, LogEntry) and isinstance(item.event, SectionError):
                     failure = failure or error_from_event(item.event.error)
+                elif isinstance(item, LogEntry) and isinstance(item.event, Done):
+                    ended = True
         finally:
             self.subscription.close()
+        if not ended and failure is None:  # its events stopped without a `done`, as `/synth` is told
+            if self.scheduler.draining:
+                raise QueueFull("the worker is shutting down; send the request again")
+            raise JobNotFound(f"job {self.job.id} is gone from the shared queue; send it again")
         final = self.job.sections[0].final if self.job.sections else None
         if isinstance(failure, InvalidAudio | BadRequest):
             failure.param = self.reference_fields[isinstance(failure, BadRequest)]
