@@ -36,18 +36,13 @@ from ..observer import SchedulerObserver
 from ..runner import Runner
 from ..stats import Stats
 from .consumer import QueueConsumer
+from .entries import WorkItem
 from .journal import Before, RedisJournal
+from .keys import CANCEL_CHANNEL
+from .outage import REDIS_DOWN, REDIS_WAIT, reraise_if_cancelling, retried
 from .pcm_stream import PcmPublisher
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import (
-    CANCEL_CHANNEL,
-    REDIS_DOWN,
-    REDIS_WAIT,
-    RedisJobs,
-    WorkItem,
-    reraise_if_cancelling,
-    retried,
-)
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,8 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings
 from ...engine.base import EngineInfo
-from .store import REDIS_DOWN, RedisJobs, redis_unreachable, reraise_if_cancelling
+from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0

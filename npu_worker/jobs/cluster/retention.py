@@ -16,7 +16,8 @@ from redis.exceptions import ResponseError
 from ..model import Job
 from ..stats import Stats
 from .journal import RedisJournal
-from .store import REDIS_DOWN, RedisJobs, reraise_if_cancelling
+from .outage import REDIS_DOWN, reraise_if_cancelling
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)

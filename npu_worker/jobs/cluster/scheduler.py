@@ -44,15 +44,10 @@ from .engine_node import EngineNode
 from .follower import Followers
 from .heartbeat import Heartbeat
 from .journal import RedisJournal
+from .outage import REDIS_DOWN, REDIS_WAIT, redis_unreachable, reraise_if_cancelling
 from .retention import ClusterRetention
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import (
-    REDIS_DOWN,
-    REDIS_WAIT,
-    RedisJobs,
-    redis_unreachable,
-    reraise_if_cancelling,
-)
+from .store import RedisJobs
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
