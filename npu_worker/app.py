@@ -12,13 +12,13 @@ from aiohttp import web
 
 from .app_keys import ERROR_SHAPES_KEY, LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from .config import Settings
+from .connection_guard import guard_middleware
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
 from .http_compat.metrics import metrics_middleware, setup_metrics
 from .http_compat.ndjson import end_streams
 from .openai_compat import setup_openai
-from .server import guard_middleware
 from .ws_server import close_sockets, setup_ws
 from .ws_server.schedule import schedule_sizes
 

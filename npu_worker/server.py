@@ -1,54 +1,31 @@
-"""Serving the app on a socket with bounds a slow or greedy client cannot get around.
+"""Serving the app on a socket (`npu-worker serve`): the listener, the access log, the process settings.
 
-aiohttp waits for request headers without a deadline and accepts every connection, so a few hundred
-sockets that send one header byte a second hold every file descriptor and lock other clients out
-(slowloris). Here a connection must finish its request headers within `header_timeout` seconds while
-it is really waiting for them: from the connection, and on a kept-alive connection from the end of the
-previous response, until the request reaches the app. Once it has, only `--body-timeout` bounds its body
-(where it is read: `read_body`, the voice upload) and nothing but the client bounds the response: a
-long NDJSON stream, a WebSocket or a slowly read file is never cut here. At most `max_connections` are
-open: a new one over the cap evicts the connection that has waited longest for its headers, else the
-WebSocket that has been idle longest (open, nothing running on it: `ws_server/standing.py` closes it
-with 1013, try again later), else the request whose body has been arriving longest (for at least
-SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle a body held every place for
-`--body-timeout` each, again and again), so a client that sends a whole request at once (a health check)
-gets in unless every connection is really in use (a request running, or its body coming promptly).
-A reply its caller leaves unread (its receive window closed) for UNREAD_SECONDS ends the connection.
-Parser-level refusals get the JSON error body, and the access log never shows a `?token=`.
-
-The two moments come from public aiohttp hooks, not from its parser's private state: the request
-reaching the app is the outermost middleware (`guard_middleware`), the response being finished is the
-access logger, which aiohttp calls once the last byte is written (`AbstractAccessLogger.log`).
+The socket is bound before the app starts (an address in use is `ListenFailed`, one line), the access
+log never shows a `?token=`, and `run` sets what the process needs (GIL switch interval, allocator
+thresholds, the open-file limit, a throttle on asyncio's failed-`accept()` reports) and drains on a
+signal. The bounds every connection is held to (header deadline, connection cap and eviction, unread
+replies, parser refusals) are `connection_guard.py`'s, installed here through `GuardedHandler`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
-import re
 import resource
 import signal
-import socket
 import sys
 import time
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
-from aiohttp.http_exceptions import ContentEncodingError
-from aiohttp.streams import StreamReader
-from aiohttp.typedefs import Handler
-from aiohttp.web_protocol import RequestHandler, _ErrInfo
 
-from . import heap, wire
+from . import heap
 from .config import Settings
+from .connection_guard import ConnectionGuard, GuardedHandler
 from .http_compat.metrics import METRICS_KEY
-from .protocol import BadRequest, ErrorBody
 
 log = logging.getLogger(__name__)
 # How long a thread may hold the GIL while another waits for it (CPython's default: 5 ms). The engine
@@ -64,14 +41,7 @@ LINGER_SECONDS = 1.0
 # descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
 # engine's own files below `ulimit -n`).
 ACCEPT_BACKLOG = 128
-REFUSAL_REPORT_SECONDS = 10.0
 RESERVED_FILES = 256  # besides the connections: the engine's libraries and models, logs, the state dir
-# A request whose body is still arriving this long after its headers may be evicted at the cap (a JSON
-# body or a voice upload sent at once arrives within milliseconds; a lecture batch is tens of KiB).
-SLOW_BODY_SECONDS = 1.0
-# Data a caller leaves untaken this long (its receive window closed) ends the connection (TCP_USER_TIMEOUT):
-# a reply the kernel cannot send otherwise holds the connection, uncounted by any deadline, for ever.
-UNREAD_SECONDS = 60.0
 
 
 def redacted_path(request: web.BaseRequest) -> str:
@@ -113,250 +83,6 @@ class RedactingAccessLogger(AbstractAccessLogger):
         protocol = request.protocol
         if isinstance(protocol, GuardedHandler) and response.keep_alive:
             protocol.response_finished()  # (a connection the answer closes is not waited on)
-
-
-@web.middleware
-async def guard_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """The request's headers are in: its connection is no longer subject to the header deadline."""
-    protocol = request.protocol
-    if isinstance(protocol, GuardedHandler):
-        protocol.request_arrived(request.content)
-    return await handler(request)
-
-
-_UNDECODABLE = re.compile(r"content-encoding: \w+ \((\w+)\)")  # aiohttp's refusal of br/zstd it cannot decode
-
-
-class ConnectionGuard:
-    """Open connections, those waiting for request headers (longest waiting first), and those whose
-    request has reached the app, with its body (in arrival order: a body may still be coming)."""
-
-    def __init__(self, max_connections: int, header_timeout: float) -> None:
-        self.max_connections = max_connections
-        self.header_timeout = header_timeout
-        self.open: set[GuardedHandler] = set()
-        self.waiting: OrderedDict[GuardedHandler, asyncio.TimerHandle] = OrderedDict()
-        self.idle: OrderedDict[GuardedHandler, Callable[[], object]] = OrderedDict()  # how to close each
-        self.requests: OrderedDict[GuardedHandler, tuple[float, StreamReader]] = OrderedDict()  # arrived at
-        self.evicted = 0
-        self.reclaimed = 0
-        self.slow_bodies = 0
-        self.timed_out = 0
-        self.refused = 0
-        self.on_close: Callable[[str], object] | None = None  # /metrics: why the guard closed one
-        self.on_unparsable: Callable[[int], object] | None = None  # /metrics: a parser refusal's status
-        self._refusals_reported = -REFUSAL_REPORT_SECONDS
-
-    def _closed(self, reason: str) -> None:
-        if self.on_close is not None:
-            self.on_close(reason)
-
-    def admit(self, handler: GuardedHandler) -> bool:
-        """Register a new connection; False if it has to be refused (full of busy connections)."""
-        if len(self.open) >= self.max_connections:
-            if self.waiting:
-                oldest = next(iter(self.waiting))
-                self.evicted += 1
-                self._closed("evicted")
-                self.forget(oldest)
-                oldest.force_close()
-            elif self.idle:
-                oldest, close = self.idle.popitem(last=False)
-                self.reclaimed += 1
-                self._closed("reclaimed")
-                self.forget(oldest)
-                close()
-            elif (slowest := self._slowest_body()) is not None:
-                self.slow_bodies += 1
-                self._closed("slow_body")
-                self.forget(slowest)
-                slowest.force_close()  # its handler's read ends as a caller that left: a quiet 499
-            else:
-                self._refuse()
-                return False
-        self.open.add(handler)
-        return True
-
-    def _slowest_body(self) -> GuardedHandler | None:
-        """The connection whose request body has been arriving longest, if for SLOW_BODY_SECONDS."""
-        since = time.monotonic() - SLOW_BODY_SECONDS
-        for handler, (arrived, body) in self.requests.items():
-            if arrived > since:
-                return None  # (arrival order: every later one came after it)
-            if not body.is_eof():
-                return handler
-        return None
-
-    def _refuse(self) -> None:
-        """Every connection is in use: the new one is closed. Said in the log (at most once per
-        REFUSAL_REPORT_SECONDS), since callers and health checks alike are shut out meanwhile."""
-        self.refused += 1
-        self._closed("refused")
-        now = time.monotonic()
-        if now - self._refusals_reported >= REFUSAL_REPORT_SECONDS:
-            self._refusals_reported = now
-            log.warning(
-                "all %d connections are in use (none waiting for headers, no idle socket, no slow body): "
-                "new ones are refused (%d so far); see --max-connections",
-                self.max_connections,
-                self.refused,
-            )
-
-    def set_idle(self, handler: GuardedHandler, close: Callable[[], object] | None) -> None:
-        """A long-lived connection (a WebSocket) holds nothing running now and may be closed by `close`
-        to admit a new one when the cap is reached; `None`: it is in use again."""
-        self.idle.pop(handler, None)
-        if close is not None and handler in self.open:
-            self.idle[handler] = close
-
-    def await_headers(self, handler: GuardedHandler) -> None:
-        """Start the header deadline now (a new connection, or one whose response just finished)."""
-        self.headers_done(handler)
-        self.requests.pop(handler, None)
-        if handler in self.open and self.header_timeout > 0:
-            loop = asyncio.get_running_loop()
-            self.waiting[handler] = loop.call_later(self.header_timeout, self._expire, handler)
-
-    def headers_done(self, handler: GuardedHandler) -> None:
-        timer = self.waiting.pop(handler, None)
-        if timer is not None:
-            timer.cancel()
-
-    def request_arrived(self, handler: GuardedHandler, body: StreamReader) -> None:
-        """A request reached the app: no header deadline; its body (maybe still coming) is watched."""
-        self.headers_done(handler)
-        if handler in self.open:
-            self.requests.pop(handler, None)
-            self.requests[handler] = (time.monotonic(), body)
-
-    def body_of(self, handler: GuardedHandler) -> StreamReader | None:
-        """The body of the request `handler` is serving now, if one has reached the app."""
-        entry = self.requests.get(handler)
-        return entry[1] if entry is not None else None
-
-    def forget(self, handler: GuardedHandler) -> None:
-        self.headers_done(handler)
-        self.idle.pop(handler, None)
-        self.requests.pop(handler, None)
-        self.open.discard(handler)
-
-    def _expire(self, handler: GuardedHandler) -> None:
-        if self.waiting.pop(handler, None) is not None:
-            self.timed_out += 1
-            self._closed("header_timeout")
-            handler.force_close()
-
-
-class GuardedHandler(RequestHandler):
-    """aiohttp's connection handler, reporting to the guard when it waits for headers and when not."""
-
-    def __init__(self, manager: web.Server, *, guard: ConnectionGuard, **kwargs: Any) -> None:
-        super().__init__(manager, **kwargs)
-        self.guard = guard
-        self._refused = False
-        self.bytes_received = 0  # on this connection so far (a WebSocket's message deadline reads it)
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._refused = not self.guard.admit(self)
-        if self._refused:
-            transport.close()
-            return
-        super().connection_made(transport)
-        drop_when_unread(transport)
-        self.guard.await_headers(self)
-
-    def data_received(self, data: bytes) -> None:
-        self.bytes_received += len(data)
-        super().data_received(data)
-        self._refuse_body_the_parser_refused()
-
-    def _refuse_body_the_parser_refused(self) -> None:
-        """aiohttp's C parser, refusing bytes inside a body its handler is reading (a bad chunk size, a
-        chunk without its CRLF, a bad or an excess trailer), queues its 400 for after that request and
-        drops the body without ending it: the handler waited for the rest until `--body-timeout`, then
-        answered a 408 that blamed the network. The parser's error is handed to that body instead, so
-        its reader answers the refusal at once (`read_body`: 400). The queue of parsed messages is
-        aiohttp's private state, read only here; without it nothing changes."""
-        messages = getattr(self, "_messages", None)
-        if not messages or not isinstance(refused := messages[-1][0], _ErrInfo):
-            return
-        body = self.guard.body_of(self)
-        if body is not None and not body.is_eof() and body.exception() is None:
-            body.set_exception(refused.exc)
-            body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
-
-    def request_arrived(self, body: StreamReader) -> None:
-        """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""
-        self.guard.request_arrived(self, body)
-
-    def response_finished(self) -> None:
-        """A response is finished: a kept-alive connection now waits for the next request's headers."""
-        self.guard.await_headers(self)
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self.guard.forget(self)
-        if not self._refused:
-            super().connection_lost(exc)
-
-    def handle_error(
-        self,
-        request: web.BaseRequest,
-        status: int = 500,
-        exc: BaseException | None = None,
-        message: str | None = None,
-    ) -> web.StreamResponse:
-        """aiohttp's refusals of unparsable requests, in the JSON error body (and logged quietly)."""
-        if status >= 500:
-            return super().handle_error(request, status, exc, message)
-        # Only aiohttp's first line: the next ones quote the refused line, which may carry a ?token= or
-        # an Authorization header (the caller's answer quotes it; the log must not).
-        said = (message or str(exc) or "malformed request").split("\n", 1)[0]
-        log.debug("refused an unparsable request from %s: %s", request.remote, said)
-        if request.writer.output_size > 0:
-            raise ConnectionError("a response was already sent on this connection")
-        if self.guard.on_unparsable is not None:  # an answer is sent: counted
-            self.guard.on_unparsable(status)
-        reason = " ".join((message or str(exc) or "malformed request").split())
-        if isinstance(exc, ContentEncodingError) and (coding := _UNDECODABLE.search(reason)):
-            # aiohttp's words ("Please install `Brotli`") are advice for the server's owner, not the caller
-            reason = f"Content-Encoding {coding[1]!r} is not supported: send the body as is, gzip or deflate"
-        body = wire.encode(ErrorBody.of(BadRequest(reason)))
-        response = web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
-        response.force_close()
-        return response
-
-
-def drop_when_unread(transport: asyncio.BaseTransport) -> None:
-    """Let the kernel end the connection once what it holds for the caller has waited UNREAD_SECONDS
-    unsent (a closed receive window) or unacknowledged. A caller that stopped reading otherwise held its
-    connection for ever: a reply still being written (aiohttp waits for the socket to drain, no
-    deadline), and one already finished, whose close waits for the rest to be sent, when the header
-    deadline or an eviction closes it. Progress, however slow, and an idle connection are not affected.
-    Linux only (elsewhere the option does not exist)."""
-    option = getattr(socket, "TCP_USER_TIMEOUT", None)
-    sock = transport.get_extra_info("socket")
-    if option is None or sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
-        return
-    sock.setsockopt(socket.IPPROTO_TCP, option, int(UNREAD_SECONDS * 1000))
-
-
-def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | None], None]:
-    """For a WebSocket handler: report its connection idle (with how to close it) or in use again, to
-    the guard of the socket it came on; a no-op where it was not served by `listen` (aiohttp's own
-    server in tests)."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        return functools.partial(handler.guard.set_idle, handler)
-    return lambda close: None
-
-
-def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:
-    """For a WebSocket handler: how many bytes its connection has received so far; None where it was
-    not served by `listen` (aiohttp's own server in tests)."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        return lambda: handler.bytes_received
-    return None
 
 
 class Listener:

@@ -12,17 +12,19 @@ import pytest
 
 from npu_worker.client.common import (
     BatchCollector,
-    Call,
     ClientError,
+    TransportError,
+    WorkerHTTPError,
+    retry_after_of,
+)
+from npu_worker.client.plans import (
+    Call,
     Deliver,
     Follow,
     Sleep,
-    TransportError,
-    WorkerHTTPError,
     backoff,
     poll_json,
     polling_plan,
-    retry_after_of,
     streaming_plan,
 )
 

@@ -146,7 +146,7 @@ async def test_a_job_whose_log_holds_an_entry_not_of_ours_ends_its_streams_and_i
     assert (await client.get("/jobs")).status == 200
     scheduler = client.app[SCHEDULER_KEY]
     await planter.zadd(f"npu:finished:{scheduler.node}", {job_id: 1.0, "other": 2.0})
-    await scheduler._sweep()  # over --max-jobs-kept 1: the job is due, and its record goes
+    await scheduler.retention_sweeper.sweep()  # over --max-jobs-kept 1: the job is due, and its record goes
     assert await planter.exists(f"npu:job:{job_id}", f"npu:log:{job_id}") == 0
     await planter.aclose()
     await client.close()  # while Redis is up (the section that was running ends at once)
@@ -168,11 +168,11 @@ async def test_a_retention_pass_that_redis_refuses_is_skipped_not_the_end_of_ret
     key = f"npu:finished:{scheduler.node}"
     await planter.set(key, "not a sorted set")
     caplog.set_level(logging.ERROR)
-    await scheduler._sweep()  # raised ResponseError before
+    await scheduler.retention_sweeper.sweep()  # raised ResponseError before
     assert "retention skipped: Redis answered WRONGTYPE" in caplog.text
     await planter.delete(key)
     caplog.clear()
-    await scheduler._sweep()
+    await scheduler.retention_sweeper.sweep()
     assert "retention skipped" not in caplog.text
     await planter.aclose()
 

@@ -176,9 +176,9 @@ async def test_an_api_node_says_redis_is_full_not_that_no_engine_is_alive(
 ):
     """A full Redis refuses the heartbeats too: the engines dropped out of an api node's view, and its
     callers were told `Loading: no engine node is alive in the queue` while the engines ran on."""
-    from npu_worker.jobs.cluster import scheduler as cluster_scheduler
+    from npu_worker.jobs.cluster import heartbeat
 
-    monkeypatch.setattr(cluster_scheduler, "ALIVE_WITHIN", 1.0)  # out of the view after 1 s, not 5 s
+    monkeypatch.setattr(heartbeat, "ALIVE_WITHIN", 1.0)  # out of the view after 1 s, not 5 s
     await worker(queue=redis_server.url, role="engine", state_dir=str(tmp_path / "engine"))
     api = await worker(queue=redis_server.url, role="api", state_dir=str(tmp_path / "api"))
     set_maxmemory(redis_server, 1)

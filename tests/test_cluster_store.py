@@ -175,7 +175,7 @@ async def test_an_in_process_node_serves_jobs_ws_previews_and_speech(worker, red
 
 async def test_retention_removes_ended_previews_from_redis_soon(worker, redis_server, monkeypatch, tmp_path):
     from npu_worker.app_keys import SCHEDULER_KEY
-    from npu_worker.jobs.cluster import scheduler as cluster_scheduler
+    from npu_worker.jobs.cluster import retention as cluster_retention
 
     client = await worker(queue=redis_server.url, claim_timeout=1.0, max_jobs_kept=1)
     async with asyncio.timeout(seconds(20)):
@@ -190,8 +190,8 @@ async def test_retention_removes_ended_previews_from_redis_soon(worker, redis_se
     scheduler = client.app[SCHEDULER_KEY]
     store = scheduler.jobs
     assert len(await store.finished(scheduler.node, previews=True)) == 2
-    monkeypatch.setattr(cluster_scheduler, "PREVIEW_KEEP_SECONDS", 0.0)
-    await scheduler._sweep()
+    monkeypatch.setattr(cluster_retention, "PREVIEW_KEEP_SECONDS", 0.0)
+    await scheduler.retention_sweeper.sweep()
     assert await store.finished(scheduler.node, previews=True) == []
     assert (await client.get(f"/jobs/{accepted['job_id']}/status")).status == 200
     assert [job["job_id"] for job in (await (await client.get("/jobs")).json())["jobs"]] == [
@@ -323,7 +323,7 @@ async def test_an_ended_preview_expires_by_itself_and_a_vanished_job_leaves_the_
     accepted = await (await client.post("/synth_batch?async=1", json={"sections": [{"text": "kept"}]})).json()
     async for _ in (await client.get(f"/jobs/{accepted['job_id']}/events")).content:
         pass
-    await scheduler._sweep()
+    await scheduler.retention_sweeper.sweep()
     assert [job_id for job_id, _ in await scheduler.jobs.finished(scheduler.node)] == [accepted["job_id"]]
     assert await probe.zrange("npu:jobs", 0, -1) == [accepted["job_id"].encode()]
     await probe.aclose()
@@ -514,7 +514,7 @@ async def test_engine_nodes_that_would_voice_a_job_differently_are_named_in_the_
 
     from npu_worker.app_keys import SCHEDULER_KEY
 
-    caplog.set_level(logging.WARNING, logger="npu_worker.jobs.cluster.scheduler")
+    caplog.set_level(logging.WARNING, logger="npu_worker.jobs.cluster.heartbeat")
     client = await worker(queue=redis_server.url)
     planter = aioredis.from_url(redis_server.url)
     now, _micros = await planter.time()

@@ -19,9 +19,10 @@ import pytest
 import redis
 
 from npu_worker.audio import from_pcm16
+from npu_worker.jobs.cluster.keys import pcm_key
 from npu_worker.jobs.cluster.pcm_follow import PcmFollow
 from npu_worker.jobs.cluster.pcm_stream import PcmEntry, PcmPublisher
-from npu_worker.jobs.cluster.store import RedisJobs, pcm_key
+from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import AudioChunk, Job, LogEntry, Section
 from npu_worker.protocol import Progress, SynthParams
 from tests.cluster_support import Node, call, node_starter

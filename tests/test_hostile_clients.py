@@ -43,16 +43,16 @@ async def test_a_connection_closed_as_its_body_comes_is_one_quiet_line_not_a_500
     """The guard's eviction of a slow body (and aiohttp's shutdown) close a connection with aiohttp's
     force_close, which drops the transport at once: a handler that body bytes had just woken read on,
     and aiohttp's payload raised `RuntimeError: Connection closed.`, an internal error and a traceback."""
-    from npu_worker import server
+    from npu_worker import connection_guard
 
-    original = server.GuardedHandler.data_received
+    original = connection_guard.GuardedHandler.data_received
 
-    def closed_as_bytes_come(self: server.GuardedHandler, data: bytes) -> None:
+    def closed_as_bytes_come(self: connection_guard.GuardedHandler, data: bytes) -> None:
         original(self, data)
         if data.endswith(b"CUT"):
             self.force_close()  # in the same loop turn as the bytes, as an eviction may be
 
-    monkeypatch.setattr(server.GuardedHandler, "data_received", closed_as_bytes_come)
+    monkeypatch.setattr(connection_guard.GuardedHandler, "data_received", closed_as_bytes_come)
     listener = await served()
     caplog.set_level(logging.INFO)
     reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)

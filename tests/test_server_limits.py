@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from npu_worker import server
+from npu_worker import connection_guard
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds, until
@@ -208,7 +208,7 @@ async def test_a_reply_its_caller_leaves_unread_ends_the_connection(served, monk
     worker. Its close (`Connection: close`, or the header deadline after a kept-alive reply) waited for
     that rest to be sent, so the connection stayed open and counted against the cap for ever, evictable
     by nothing. (A small send buffer here, as a slow link's stays: loopback's grows to megabytes.)"""
-    monkeypatch.setattr(server, "UNREAD_SECONDS", 0.5)
+    monkeypatch.setattr(connection_guard, "UNREAD_SECONDS", 0.5)
     listener = await served(header_timeout=0.2)
     loop = asyncio.get_running_loop()
     client = socket.socket()
@@ -233,7 +233,7 @@ async def test_over_the_cap_the_longest_arriving_body_is_evicted_and_health_answ
     """Sockets that send their headers at once and then trickle a body were all "in use": at the cap
     a health check was refused for as long as they kept coming back (each for `--body-timeout`). A
     request whose body is in (running) is never the one closed."""
-    monkeypatch.setattr(server, "SLOW_BODY_SECONDS", 0.0)
+    monkeypatch.setattr(connection_guard, "SLOW_BODY_SECONDS", 0.0)
     engine = ToneEngine()
     engine.gate = threading.Event()  # the running /synth stays in use
     listener = await served(engine=engine, max_connections=4, body_timeout=60.0)

@@ -22,11 +22,7 @@ from npu_worker.client.common import (
     LINE_LIMIT,
     BatchCollector,
     ClientError,
-    Deliver,
-    Follow,
-    Plan,
     ProgressCallback,
-    Sleep,
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
@@ -38,12 +34,11 @@ from npu_worker.client.common import (
     maybe_await,
     over_limit,
     parse_line,
-    polling_plan,
     resolve_base,
     retry_after_of,
-    streaming_plan,
     synth_body,
 )
+from npu_worker.client.plans import Deliver, Follow, Plan, Sleep, polling_plan, streaming_plan
 
 _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
 

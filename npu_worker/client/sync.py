@@ -21,11 +21,7 @@ from npu_worker.client.common import (
     LINE_LIMIT,
     BatchCollector,
     ClientError,
-    Deliver,
-    Follow,
-    Plan,
     ProgressCallback,
-    Sleep,
     TransportError,
     WorkerHTTPError,
     auth_headers,
@@ -35,12 +31,11 @@ from npu_worker.client.common import (
     job_path,
     over_limit,
     parse_line,
-    polling_plan,
     resolve_base,
     retry_after_of,
-    streaming_plan,
     synth_body,
 )
+from npu_worker.client.plans import Deliver, Follow, Plan, Sleep, polling_plan, streaming_plan
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 

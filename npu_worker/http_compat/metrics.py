@@ -182,7 +182,7 @@ class WorkerMetrics(SchedulerObserver):
         self.errors.labels(error_name(error)).inc()
 
     def count_unparsable(self, status: int) -> None:
-        """A request aiohttp's parser refused (no method or route to name: server.GuardedHandler)."""
+        """A request aiohttp's parser refused (no method or route to name: connection_guard.GuardedHandler)."""
         self.requests.labels("UNKNOWN", "unmatched", str(status)).inc()
         self.errors.labels("BadRequest").inc()
 

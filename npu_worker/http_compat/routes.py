@@ -93,7 +93,7 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
     A connection closed under a read (the guard's eviction of a slow body, the shutdown: aiohttp's
     `force_close` drops the transport before the payload hears of it) makes aiohttp's payload raise
     `RuntimeError("Connection closed.")`: that is the caller gone, a ConnectionResetError (`left_early`).
-    A body whose framing its parser refused (`server.GuardedHandler`) is never read on: the answer
+    A body whose framing its parser refused (`connection_guard.GuardedHandler`) is never read on: the answer
     closes the connection."""
     check_framing(request)
     limit = request.app[SETTINGS_KEY].body_timeout
@@ -147,7 +147,7 @@ async def read_body(request: web.Request) -> bytes:
         request[CLOSE_AFTER_KEY] = True
         encoding = request.headers.get("Content-Encoding", "identity")
         raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
-    except HttpProcessingError as exc:  # its framing (server.GuardedHandler), in the parser's words
+    except HttpProcessingError as exc:  # its framing (connection_guard.GuardedHandler), in the parser's words
         raise BadRequest(
             f"the body is malformed: {' '.join(str(exc.message or exc).split())[:200]}"
         ) from None

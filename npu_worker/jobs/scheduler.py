@@ -2,7 +2,8 @@
 
 It wires the parts and owns none of their logic: `admission` (bounds, order, cancel), `journal`
 (every state change, persisted and published), `runner` (the engine thread), `registry` (jobs by id),
-`retention` (what finished jobs leave behind), `stats` (counters). It is built and started inside the
+`retention` (what finished jobs leave behind), `stats` (counters), `resume` (the kept jobs at start-up),
+`shutdown` (the drain), `stored` (a kept job read back whole). It is built and started inside the
 app's `cleanup_ctx`, on the event loop.
 
 Fast path: a preview (WebSocket) or `/synth` touches no disk when it can avoid it: no journal file,
@@ -27,29 +28,29 @@ from ..protocol import (
     BadRequest,
     BatchRequest,
     Done,
-    JobNotFound,
     Loading,
     Progress,
-    QueueFull,
     SectionError,
     SlowConsumer,
     Start,
-    StateUnavailable,
     SynthParams,
     WorkerError,
 )
 from ..voices import VoiceLibrary
+from . import shutdown
 from .admission import Admission, Cancelled
 from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
 from .model import Job, KeptJob, Section, new_job_id
 from .observer import SchedulerObserver
-from .recovery import Recovery, RecoveryStopped
+from .recovery import Recovery
 from .registry import JobRegistry
-from .retention import Retention, remove_crash_leftovers
+from .resume import resume_kept_jobs
+from .retention import Retention
 from .runner import Runner
 from .stats import Stats
 from .store import JobStore
+from .stored import read_whole
 from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget, Subscription
 
 # What `GET .../audio` reads at most: a section's wav is minutes of 24 kHz audio (tens of MB); the
@@ -119,7 +120,7 @@ class Scheduler:
             limits=self.limits,
             default_seed=self.settings.seed,
             paths=self.paths,
-            end_job=self._end,
+            end_job=self.end_job,
             observer=self.observer,
             preview_lanes=self.settings.preview_lanes,
         )
@@ -128,72 +129,11 @@ class Scheduler:
         await loop.run_in_executor(None, self._prepare_state_dir)
         self.recovery.running = True
         self.runner.start()  # the engine loads while the jobs are read (recovery.py)
-        self._recovery_task = asyncio.create_task(self._recover_jobs())
+        self._recovery_task = asyncio.create_task(resume_kept_jobs(self))
 
     def _prepare_state_dir(self) -> None:
         self.store.prepare()
         self.cache.prepare()
-
-    async def _recover_jobs(self) -> None:
-        """Read every kept job (off the loop), then resume the unfinished ones, oldest first."""
-        loop = asyncio.get_running_loop()
-        started = time.monotonic()
-        try:
-            jobs = await loop.run_in_executor(None, self._recover)
-            unstarted = [job for job in jobs if not any(isinstance(e.event, Start) for e in job.log)]
-            if unstarted:  # killed between its job.json and its `start`: it gets that `start` first
-                await loop.run_in_executor(None, self._log_starts, unstarted, await self._engine_info())
-            for job in jobs:
-                if job.cancel_requested.is_set() or not job.pending:
-                    # No pending section: its `done` was lost (a kill between the last section and it, or
-                    # a full disk); queued, it was never picked, and `interrupted` and running for ever.
-                    why = "was cancelled while a section ran" if job.pending else "had no section left"
-                    log.info("job %s %s: ended, not resumed", job.id, why)
-                    await loop.run_in_executor(None, self._end, job)  # its `done` is persisted
-                    continue
-                log.info("job %s was interrupted: %d sections to resume", job.id, len(job.pending))
-                self.admission.enqueue(job)
-        except RecoveryStopped:
-            return
-        except Exception as exc:  # noqa: BLE001 - said on /health (500) and refused, not a dead worker
-            log.exception("the kept jobs could not be read")
-            self.recovery.error = StateUnavailable(f"the kept jobs could not be read: {exc}")
-        self.recovery.running = False
-        took = time.monotonic() - started
-        log.info(
-            "read %d job folders in %.2f s; %d jobs kept", self.recovery.total or 0, took, len(self.registry)
-        )
-
-    async def _engine_info(self) -> EngineInfo | None:
-        """What the engine says once loaded (None: it failed to); a `start` names it."""
-        assert self.runner is not None
-        while self.runner.info is None and self.runner.load_error is None:
-            if self.recovery.stop.is_set():
-                raise RecoveryStopped
-            await asyncio.sleep(0.02)
-        return self.runner.info
-
-    def _log_starts(self, jobs: list[Job], info: EngineInfo | None) -> None:
-        """The `start` a job's log opens with, for jobs whose log has none (before any other event of
-        theirs: lookups wait, `Loading`, until the engine has loaded). An engine that failed to load
-        runs nothing: no `start` then."""
-        assert self.journal is not None
-        if info is None:
-            return
-        for job in jobs:
-            log.info("job %s was interrupted before its start was logged: logging it now", job.id)
-            self.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
-
-    def _recover(self) -> list[Job]:
-        """Blocking start-up work: every stored job, crash leftovers, retention."""
-        jobs = self.store.load_all(self.recovery.progress)
-        for job in jobs:
-            self.registry.add(job)
-        remove_crash_leftovers(jobs, [self.cache.directory, *(self.store.job_dir(job.id) for job in jobs)])
-        self.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
-        assert self.retention is not None
-        self.stats.count("jobs_removed", self.retention.sweep())
-        return [job for job in jobs if isinstance(job, Job) and not job.finished]
 
     @property
     def draining(self) -> bool:
@@ -201,58 +141,9 @@ class Scheduler:
         return self.admission.stopping
 
     async def drain(self, grace: float) -> None:
-        """Start no new section; let the running one finish within `grace` seconds, else cancel it.
-
-        Queued sections of batch jobs stay in their logs and resume after a restart. Logs what it did.
-        """
-        if self.admission.stopping:
-            return
-        self.recovery.stop.set()
-        running = self.admission.stop()
-        self._end_waiting_previews()
-        if self.runner is not None:
-            self.runner.stop_loading()
-        idx = running.current_idx if running is not None else None
-        if running is None or self.runner is None:
-            log.info("shutdown: no section was being synthesised")
-        else:
-            started = time.monotonic()
-            await asyncio.get_running_loop().run_in_executor(None, self.runner.join, grace)
-            if self.runner.alive:
-                for job in self.admission.running_jobs():  # a preview inside a paused batch section too
-                    if not job.cancel_requested.is_set():
-                        job.stopped_by_shutdown = True  # no `done`: the job resumes at the next start
-                    job.cancel_requested.set()
-                self.admission.interrupt_running()
-                log.warning(
-                    "shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace
-                )
-            else:
-                log.info(
-                    "shutdown: let section %s of job %s finish (%.2f s)",
-                    idx,
-                    running.id,
-                    time.monotonic() - started,
-                )
-        self._end_waiting_previews()  # one whose section the drain let finish has no next one to run
-        waiting = self.queue_size()
-        if waiting:
-            log.info("shutdown: %d queued sections left; batch jobs resume on restart", waiting)
-
-    def _end_waiting_previews(self) -> None:
-        """Previews that no section will run for any more (the shutdown began) end now, each pending
-        section with the reason: their callers (`/synth`, `/ws`, OpenAI speech) waited out the drain and
-        the connections' grace, then saw the connection closed without an answer."""
-        if self.journal is None:
-            return
-        previews = self.admission.take_waiting_previews()
-        for job in previews:
-            reason = str(QueueFull("the worker is shutting down; send the request again"))
-            for section in job.pending:
-                self.journal.append(job, SectionError(section.idx, reason))
-            self._end(job)
-        if previews:
-            log.info("shutdown: ended %d queued previews (their callers may send them again)", len(previews))
+        """Start no new section; let the running one finish within `grace` seconds, else cancel it
+        (`shutdown.py`). Queued sections of batch jobs stay in their logs and resume after a restart."""
+        await shutdown.drain(self, grace)
 
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
@@ -484,31 +375,8 @@ class Scheduler:
         return stored if stored is not None and stored.finished else None
 
     def stored_job(self, job: Job | KeptJob) -> Job:
-        """The whole job, its sections and log read again from its folder for a `KeptJob` (blocking
-        I/O: call from a thread). A folder removed meanwhile is JobNotFound (and the job forgotten);
-        one that no longer reads as the job that finished is StateUnavailable, never a log without
-        its `done` (a replay would wait for it for ever)."""
-        if isinstance(job, Job):
-            return job
-        gone = JobNotFound(f"no job {job.id}: its folder was removed from the state directory")
-        try:
-            stored = self.store.load(job.id)
-        except FileNotFoundError:
-            self.registry.remove(job.id)
-            raise gone from None
-        except (OSError, ValueError, RecursionError) as exc:  # msgspec's errors are ValueErrors
-            if self.registry.get(job.id) is not job:  # retention removed it while it was read
-                raise gone from None
-            log.warning("job %s could not be read again: %s", job.id, exc)
-            raise StateUnavailable(
-                f"job {job.id} could not be read from the state directory: {exc}"
-            ) from None
-        if (stored.status, stored.ok_count, stored.fail_count) != (job.status, job.ok_count, job.fail_count):
-            if self.registry.get(job.id) is not job:
-                raise gone
-            log.warning("job %s: its log in the state directory no longer reads as it ended", job.id)
-            raise StateUnavailable(f"job {job.id}: its log in the state directory was changed or damaged")
-        return stored
+        """The whole job, read again from its folder for a `KeptJob` (blocking: `stored.py`)."""
+        return read_whole(job, self.store, self.registry)
 
     def recent_jobs(self, limit: int = 100) -> Sequence[Job | KeptJob]:
         """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""
@@ -540,7 +408,7 @@ class Scheduler:
         if job is not None:
             job.stopped_by_shutdown = False  # the caller's cancel: the job ends cancelled
         if state is Cancelled.DEQUEUED and job is not None:
-            self._end(job)
+            self.end_job(job)
         elif state is Cancelled.RUNNING and job is not None and job.persisted:
             try:  # blocking, but only a DELETE gets here, and it calls from an executor thread
                 self.store.mark_cancelled(job.id)
@@ -554,7 +422,7 @@ class Scheduler:
         self.journal.append(job, SectionError(job.current_idx, str(error)))
         self.cancel(job.id)
 
-    def _end(self, job: Job) -> None:
+    def end_job(self, job: Job) -> None:
         """The job's last event; finished persisted jobs are then subject to retention. A persisted
         job whose section only the shutdown cut gets none: its log leaves it to resume at the next start."""
         if job.persisted and job.stopped_by_shutdown:

@@ -3,7 +3,7 @@
 aiohttp holds a message's frames until the last one is in (up to `--max-body-bytes`) and has no time
 bound on that: a peer that trickles one unfinished message kept up to 8 MiB per socket for as long as it
 liked (20 such sockets: +173 MiB). aiohttp's reader keeps its partial message in private (compiled) state,
-so the watch counts bytes instead: the connection's bytes in (`server.bytes_received`) since the handler
+so the watch counts bytes instead: the connection's bytes in (`connection_guard.bytes_received`) since the handler
 last took a whole message. More than UNFINISHED_ALLOWANCE of them for longer than the body timeout is a
 message that does not finish: the connection is dropped. Pings, pongs and closes are a few bytes each;
 a peer has to send more than 64 KiB of them, and no message, for 30 s to look like one.
@@ -24,7 +24,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from ..app_keys import SETTINGS_KEY
-from ..server import bytes_received
+from ..connection_guard import bytes_received
 from .opening import abort_connection
 
 log = logging.getLogger(__name__)

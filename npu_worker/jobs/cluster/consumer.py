@@ -13,7 +13,8 @@ from collections.abc import Awaitable, Callable
 
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from .store import REDIS_DOWN, RedisJobs, lost_groups, reraise_if_cancelling
+from .outage import REDIS_DOWN, lost_groups, reraise_if_cancelling
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 

@@ -36,10 +36,13 @@ from ..observer import SchedulerObserver
 from ..runner import Runner
 from ..stats import Stats
 from .consumer import QueueConsumer
+from .entries import WorkItem
 from .journal import Before, RedisJournal
+from .keys import CANCEL_CHANNEL
+from .outage import REDIS_DOWN, REDIS_WAIT, reraise_if_cancelling, retried
 from .pcm_stream import PcmPublisher
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import REDIS_WAIT, RedisJobs, WorkItem, reraise_if_cancelling, retried
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +192,23 @@ class EngineNode(QueueConsumer):
         known = self._known.get(job_id)
         if known is not None:
             known[0].cancel_requested.set()
+
+    async def listen_for_cancels(self) -> None:
+        """Cancels published by any node stop the section running here at its next chunk (a cancel
+        missed while Redis was away is still seen: a node checks a job has not ended before each section)."""
+        while True:
+            try:
+                async with self.jobs.blocking.pubsub() as pubsub:
+                    await pubsub.subscribe(CANCEL_CHANNEL)
+                    while True:
+                        reraise_if_cancelling()
+                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
+                        if message is not None:
+                            # any local process can publish here: bytes that are no job id stop nothing
+                            self.cancel(message["data"].decode(errors="replace"))
+            except REDIS_DOWN:
+                reraise_if_cancelling()
+                await asyncio.sleep(0.5)
 
     async def run(self) -> None:
         """Load the engine, then take and run work until draining (or cancelled); Redis outages are

@@ -23,9 +23,10 @@ from typing import Any
 from ...protocol import Done
 from ..model import AudioChunk, Job, LogEntry, apply_event
 from . import pcm_stream
+from .outage import REDIS_DOWN, reraise_if_cancelling
 from .pcm_follow import PcmFollow
 from .pcm_stream import PcmEntry
-from .store import REDIS_DOWN, RedisJobs, reraise_if_cancelling
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 

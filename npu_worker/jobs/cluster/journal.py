@@ -25,7 +25,8 @@ from ..journal import Journal, LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
 from ..store import JobStore
-from .store import REDIS_WAIT, RedisJobs, redis_unreachable
+from .outage import REDIS_WAIT, redis_unreachable
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

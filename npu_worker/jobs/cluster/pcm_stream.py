@@ -30,7 +30,10 @@ import numpy as np
 from redis.exceptions import ResponseError
 
 from ..model import AudioChunk, LogEntry
-from .store import RedisJobs, cancellable, entry_of, log_key, pcm_key, reraise_if_cancelling, retried
+from .entries import entry_of
+from .keys import log_key, pcm_key
+from .outage import cancellable, reraise_if_cancelling, retried
+from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 PCM_MAXLEN = 10_000  # entries; a section is read while it is made, so only a burst waits here

@@ -20,7 +20,7 @@ from typing import Any
 
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from ...config import DAY, Settings, shown_url
+from ...config import Settings, shown_url
 from ...engine.base import Engine, EngineInfo
 from ...protocol import (
     AudioNotFound,
@@ -42,27 +42,16 @@ from ..scheduler import Scheduler
 from ..subscription import Subscription
 from .engine_node import EngineNode
 from .follower import Followers
+from .heartbeat import Heartbeat
 from .journal import RedisJournal
+from .outage import REDIS_DOWN, REDIS_WAIT, redis_unreachable, reraise_if_cancelling
+from .retention import ClusterRetention
 from .spec import BadSpec, job_from_spec, spec_node
-from .store import (
-    CANCEL_CHANNEL,
-    REDIS_DOWN,
-    REDIS_WAIT,
-    RedisJobs,
-    redis_unreachable,
-    reraise_if_cancelling,
-)
+from .store import RedisJobs
 from .writer import OutputWriter
 
 log = logging.getLogger(__name__)
-HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
-# A node silent this long is gone for good: what Redis keeps for it is dropped (store.forget_gone_nodes),
-# checked every FORGET_EVERY heartbeats by every node, with the queue depth counted again (store.recount).
-NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
 MAX_CLAIM_TIMEOUT = 86400.0  # --claim-timeout's bound: a peer's value past it (not of ours) is ignored
-# What makes two engine nodes voice one request differently (their heartbeats carry it).
-ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
-PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
 
 
 def _log_failure(task: asyncio.Task[Any]) -> None:
@@ -79,13 +68,11 @@ class ClusterScheduler(Scheduler):
         self.node = ""
         self.engine_node: EngineNode | None = None
         self.followers = Followers(self.jobs, on_first_audio=self._first_audio)
-        self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
-        self.redis_ok = True
-        self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
+        self.heartbeat = Heartbeat(self.jobs, settings)  # and the cluster as its last one saw it
         self._tasks: set[asyncio.Task[Any]] = set()
         self._rjournal: RedisJournal | None = None
         self._draining = False
-        self._differing: frozenset[tuple[str, ...]] = frozenset()  # engine kinds last said to differ
+        self.retention_sweeper: ClusterRetention | None = None  # the jobs this node accepted
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -95,7 +82,7 @@ class ClusterScheduler(Scheduler):
             from ...engine_options import build_engine
 
             self.engine = await loop.run_in_executor(None, build_engine, self.settings)
-        self.node = await loop.run_in_executor(None, self._prepare)
+        self.node = self.heartbeat.node = await loop.run_in_executor(None, self._prepare)
         try:
             await self.jobs.ping()
             await self.jobs.ensure_groups(self.node)
@@ -106,6 +93,14 @@ class ClusterScheduler(Scheduler):
             self.jobs, self.store, LoopHandoff(loop), self.node, observer=self.observer
         )
         self.journal = journal
+        sweeper = self.retention_sweeper = ClusterRetention(
+            self.jobs,
+            self.node,
+            journal,
+            self.stats,
+            keep=self.settings.job_retention,
+            most=self.settings.max_jobs_kept,
+        )
         if self.role in ("both", "engine"):
             self.engine_node = EngineNode(
                 self.engine,
@@ -123,17 +118,17 @@ class ClusterScheduler(Scheduler):
             if self.role == "both":  # its own listeners and files, without a hop through Redis
                 self.engine_node.pcm.local = self.followers.local_pcm
                 self.engine_node.runner.writes_for = self.node
-                self.engine_node.runner.written = lambda job_id: self._spawn(self._sweep_if_ended(job_id))
-            self.engine_node.patience = self._claim_patience
+                self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
+            self.engine_node.patience = self.heartbeat.patience
             self._spawn(self.engine_node.run())
-            self._spawn(self._cancel_listener())
+            self._spawn(self.engine_node.listen_for_cancels())
         if self.role in ("both", "api"):
             writer = OutputWriter(
-                self.jobs, self.node, self.paths, lambda job_id: self._spawn(self._sweep()), self.observer
+                self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
             )
             self._spawn(writer.run())
-            self._spawn(self._retention_loop())
-        self._spawn(self._heartbeat_loop())
+            self._spawn(sweeper.run())
+        self._spawn(self.heartbeat.run(self._engine_info))
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
     def _prepare(self) -> str:
@@ -154,6 +149,10 @@ class ClusterScheduler(Scheduler):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_log_failure)
+
+    def _engine_info(self) -> EngineInfo | None:
+        """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
+        return self.engine_node.runner.info if self.engine_node is not None else None
 
     @property
     def draining(self) -> bool:
@@ -190,7 +189,7 @@ class ClusterScheduler(Scheduler):
     def info(self) -> EngineInfo | None:
         if self.engine_node is not None:
             return self.engine_node.runner.info
-        for node in self.view["nodes"]:  # an api node reports the engines it feeds
+        for node in self.heartbeat.view["nodes"]:  # an api node reports the engines it feeds
             if node.get("backend"):
                 return EngineInfo(
                     node["backend"], node["device"], node["precision"], node["sample_rate"], node["model"]
@@ -210,125 +209,13 @@ class ClusterScheduler(Scheduler):
         return self.engine_node.runner.load_phase if self.engine_node is not None else None
 
     def queue_size(self) -> int:
-        return int(self.view["queue_depth"])
+        return int(self.heartbeat.view["queue_depth"])
 
     def jobs_running(self) -> int:
         return int(self.engine_node is not None and self.engine_node.running is not None)
 
     async def queue_health(self) -> dict[str, Any]:
-        try:
-            self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
-            self.redis_ok = True
-        except ResponseError as exc:  # the heartbeat loop says it; the last view stands
-            log.debug("cluster view: Redis answered %s", exc)
-        except (TimeoutError, *REDIS_DOWN) as exc:
-            self.redis_ok = False
-            return {
-                "queue_backend": "redis",
-                "role": self.role,
-                "node": self.node,
-                "redis": "unreachable",
-                "error": str(redis_unreachable(exc)),
-            }
-        engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
-        cluster = {**self.view, "engines_alive": len(engines)}
-        return {
-            "queue_backend": "redis",
-            "role": self.role,
-            "node": self.node,
-            "redis": "full" if self.redis_full else "ok",  # it answers reads, refuses every write
-            "cluster": cluster,
-        }
-
-    def _claim_patience(self) -> float:
-        """The longest `--claim-timeout` among the live nodes (and this one's): each touches its sections
-        every third of its own, so a node started with a shorter one than a peer must not take over that
-        peer's sections after its own timeout (every section of the patient peer would run twice)."""
-        longest = self.settings.claim_timeout
-        for node in self.view["nodes"]:
-            value = node.get("claim_timeout")
-            if (
-                isinstance(value, int | float) and 0 < value <= DAY
-            ):  # past the bound of --claim-timeout: not of ours
-                longest = max(longest, float(value))
-        return longest
-
-    async def _heartbeat_loop(self) -> None:
-        refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
-        beats = 0
-        while True:
-            reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
-            info = self.engine_node.runner.info if self.engine_node is not None else None
-            body: dict[str, Any] = {"role": self.role, "claim_timeout": self.settings.claim_timeout}
-            if info is not None:
-                body.update(
-                    backend=info.backend,
-                    device=info.device,
-                    precision=info.precision,
-                    sample_rate=info.sample_rate,
-                    model=info.model,
-                    seed=self.settings.seed,
-                )
-            try:
-                await self.jobs.heartbeat(self.node, body)
-                self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
-                self._say_if_engines_differ()
-                self.redis_ok, refused, self.redis_full = True, False, False
-                if beats % FORGET_EVERY == 0:
-                    if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
-                        log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
-                    if off := await self.jobs.recount():
-                        log.warning("the cluster's queue depth counter held %r; recounted as %d", *off)
-                beats += 1
-            except REDIS_DOWN:
-                reraise_if_cancelling()
-                self.redis_ok = False
-            except OutOfMemoryError as exc:  # every node's heartbeat is refused: engines drop out of view
-                if not self.redis_full:
-                    log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
-                self.redis_full = True
-            except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
-                if not refused:
-                    log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
-                refused = True
-            await asyncio.sleep(HEARTBEAT_SECONDS)
-
-    def _say_if_engines_differ(self) -> None:
-        """Engine nodes that voice a job differently (another backend, model, precision, rate or seed):
-        a job's sections go to whichever engine node is free, so one lecture would be spoken in several
-        voices (the queue does not route by engine). Logged once for each set of differences."""
-        kinds: dict[tuple[str, ...], list[str]] = {}
-        for node in self.view["nodes"]:
-            if "backend" in node:
-                kinds.setdefault(tuple(str(node.get(key)) for key in ENGINE_KEYS), []).append(node["node"])
-        differing = frozenset(kinds) if len(kinds) > 1 else frozenset()
-        if differing and differing != self._differing:
-            seen = "; ".join(
-                f"{'/'.join(kind)} on {', '.join(nodes)}" for kind, nodes in sorted(kinds.items())
-            )
-            log.warning(
-                "engine nodes differ (%s): one job's sections may be voiced by each: %s",
-                "/".join(ENGINE_KEYS),
-                seen,
-            )
-        self._differing = differing
-
-    async def _cancel_listener(self) -> None:
-        """Cancels published by any node stop the section running here at its next chunk (a cancel
-        missed while Redis was away is still seen: a node checks a job has not ended before each section)."""
-        while True:
-            try:
-                async with self.jobs.blocking.pubsub() as pubsub:
-                    await pubsub.subscribe(CANCEL_CHANNEL)
-                    while True:
-                        reraise_if_cancelling()
-                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1.0)
-                        if message is not None and self.engine_node is not None:
-                            # any local process can publish here: bytes that are no job id stop nothing
-                            self.engine_node.cancel(message["data"].decode(errors="replace"))
-            except REDIS_DOWN:
-                reraise_if_cancelling()
-                await asyncio.sleep(0.5)
+        return await self.heartbeat.health()
 
     # -- submission ------------------------------------------------------------------------------
 
@@ -344,7 +231,7 @@ class ClusterScheduler(Scheduler):
 
     def loading(self) -> WorkerError:
         """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
-        if self.engine_node is None and self.redis_full:  # the engines are silent, not gone
+        if self.engine_node is None and self.heartbeat.redis_full:  # the engines are silent, not gone
             return redis_unreachable(OutOfMemoryError())
         if self.engine_node is None:
             return Loading("no engine node is alive in the queue; retry shortly")
@@ -370,7 +257,7 @@ class ClusterScheduler(Scheduler):
         else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
             self._resolve(job, request)
         start = Start(job.total, info.backend, info.device, job.id, info.sample_rate)
-        engines = sum(1 for n in self.view["nodes"] if n["role"] in ("both", "engine"))
+        engines = sum(1 for n in self.heartbeat.view["nodes"] if n["role"] in ("both", "engine"))
         # A listened-to job runs its sections one after another (each queued once the previous one is
         # made): its audio streams in order, as on a local queue; batches spread over the engine nodes.
         window = 1 if job.stream_audio else max(2, engines + 1)
@@ -494,57 +381,3 @@ class ClusterScheduler(Scheduler):
         if wav is None:
             raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
         return wav
-
-    # -- retention (the jobs this node accepted) -------------------------------------------------
-
-    async def _retention_loop(self) -> None:
-        while True:
-            await self._sweep()
-            await asyncio.sleep(60.0)
-
-    async def _sweep_if_ended(self, job_id: str) -> None:
-        """After a section's file was written here: a job that has ended may let an older one go."""
-        try:
-            found = await self.jobs.spec(job_id)
-        except REDIS_DOWN:
-            reraise_if_cancelling()
-            return
-        if found is not None and found[1]:
-            await self._sweep()
-
-    async def _sweep(self) -> None:
-        """Retention of the jobs this node accepted (`--job-retention`, `--max-jobs-kept`); previews,
-        which no one can look up, are not counted and go PREVIEW_KEEP_SECONDS after they ended."""
-        keep, most = self.settings.job_retention, self.settings.max_jobs_kept
-        try:
-            rows = await self.jobs.finished(self.node)
-            now, over = await self.jobs.now(), max(0, len(rows) - most) if most > 0 else 0
-            gone = [
-                job_id for pos, (job_id, ended) in enumerate(rows) if pos < over or 0 < keep < now - ended
-            ]
-            previews = await self.jobs.finished(self.node, previews=True)
-            for job_id in [job_id for job_id, ended in previews if now - ended > PREVIEW_KEEP_SECONDS]:
-                job = await self.jobs.load(job_id)
-                if job is None:
-                    await self.jobs.forget(job_id, self.node)
-                else:
-                    await self.jobs.remove(job, self.node)
-            for job_id in gone:
-                job = await self.jobs.load(job_id)
-                if job is None:
-                    await self.jobs.forget(job_id, self.node)
-                else:
-                    await asyncio.get_running_loop().run_in_executor(None, self._rjournal_remove, job)
-            if gone:
-                self.stats.count("jobs_removed", len(gone))
-        except REDIS_DOWN as exc:
-            reraise_if_cancelling()
-            log.info("retention skipped: Redis unreachable (%s)", exc)
-        except (
-            ResponseError
-        ) as exc:  # a value not of ours (WRONGTYPE): this pass only, not retention for good
-            log.error("retention skipped: Redis answered %s", exc)
-
-    def _rjournal_remove(self, job: Job) -> None:
-        assert self._rjournal is not None
-        self._rjournal.remove(job)

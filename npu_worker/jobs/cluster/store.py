@@ -3,49 +3,51 @@
 Every method runs on the event loop. Changes that need a check and a write in one step are the Lua
 scripts of `scripts.py`; the rest are plain commands. Connection errors surface as
 `redis.exceptions.ConnectionError`/`TimeoutError`; the callers turn them into `QueueUnavailable`
-(requests) or retry (the engine and writer loops).
+(requests) or retry (the engine and writer loops): `outage.py`. The key names are `keys.py`'s, what
+is read back is decoded by `entries.py`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import redis
 import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
-from redis.exceptions import BusyLoadingError, OutOfMemoryError, ResponseError
+from redis.exceptions import BusyLoadingError, ResponseError
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from ... import wire
-from ...protocol import Done, Event, QueueUnavailable, WorkerError, decode_event
+from ...protocol import Done, Event, decode_event
 from ..admission import PASSED_OVER_LIMIT
 from ..model import Job, LogEntry, apply_event
 from . import scripts
+from .entries import WorkItem, entry_of, node_entry, work_items
+from .keys import (
+    BATCH,
+    ENGINES,
+    FIRST,
+    JOBS,
+    NODES,
+    PENDING,
+    PREVIEWS,
+    WRITERS,
+    final_key,
+    finished_key,
+    finished_previews_key,
+    job_key,
+    log_key,
+    pcm_key,
+    ready_key,
+    wav_key,
+)
+from .outage import cancellable
 from .spec import job_from_spec, job_spec
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
-REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
-# Redis at its `maxmemory` (policy noeviction) refuses every write (OOM) until jobs end or are removed:
-# the node's loops wait it out as they wait out an outage (their work stays pending, nothing is lost);
-# a request is told so by name.
-REDIS_WAIT = (*REDIS_DOWN, OutOfMemoryError)
-
-
-def redis_unreachable(exc: BaseException) -> WorkerError:
-    """What a caller is told while Redis is down (or full): the kind of failure, not the address the
-    client library names (`Error 111 connecting to 10.0.0.5:6379`); the node's log has the details."""
-    log.debug("Redis unreachable: %s", exc)
-    if isinstance(exc, OutOfMemoryError):
-        return QueueUnavailable("Redis is full (its maxmemory is reached); retry once jobs have ended")
-    return QueueUnavailable(f"Redis is unreachable ({type(exc).__name__}); retry shortly")
 
 
 def _ending(reply: Any) -> tuple[int, Done | None]:
@@ -55,111 +57,9 @@ def _ending(reply: Any) -> tuple[int, Done | None]:
     return int(seq), event if isinstance(event, Done) else None
 
 
-async def cancellable(read: Any) -> Any:
-    """Await a blocking Redis read so that cancelling the task ends it.
-
-    redis-py turns a cancellation that lands inside a blocking read into a connection error; a loop
-    that retries on connection errors would then never end (shutdown hung). Re-raise it as the
-    cancellation it was."""
-    try:
-        return await read
-    except REDIS_DOWN:
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            raise asyncio.CancelledError from None
-        raise
-
-
-def reraise_if_cancelling() -> None:
-    """Called in a retry loop's Redis-error handler, and at the top of each loop of a long-lived task: a
-    cancelled task must end, not retry (see above). redis-py's own retry of a connection error can
-    swallow a cancellation inside a command; the task still says it is being cancelled."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-
-
-async def retried(make: Callable[[], Awaitable[T]], what: str = "") -> T:
-    """`make()` until Redis answers (back-off 50 ms doubling to 1 s), also while it is full; a
-    cancellation always ends it."""
-    delay = 0.05
-    while True:
-        try:
-            return await make()
-        except REDIS_WAIT as exc:
-            reraise_if_cancelling()
-            if what:
-                log.debug("%s: Redis unreachable (%s); retrying", what, exc)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
-
-
-def lost_groups(exc: ResponseError) -> bool:
-    """Redis lost its data (a restart without persistence, FLUSHALL, a key evicted or deleted): the
-    consumer groups are gone and must be made again. A read that was blocked on the stream when it
-    went is answered UNBLOCKED, any later one NOGROUP."""
-    return "NOGROUP" in str(exc) or "UNBLOCKED" in str(exc)
-
-
-P = "npu:"
-FIRST, BATCH = P + "q:first", P + "q:batch"
-ENGINES, WRITERS = "engines", "writers"
-PENDING, JOBS, NODES = P + "pending", P + "jobs", P + "nodes"
-PREVIEWS = P + "previews"  # previews (/synth, /ws, OpenAI speech): not listed, not kept
-CANCEL_CHANNEL = P + "cancel"
-
-
-def job_key(job_id: str) -> str:
-    return f"{P}job:{job_id}"
-
-
-def log_key(job_id: str) -> str:
-    return f"{P}log:{job_id}"
-
-
-def final_key(job_id: str) -> str:
-    return f"{P}final:{job_id}"
-
-
-def wav_key(job_id: str, idx: int) -> str:
-    return f"{P}wav:{job_id}:{idx}"
-
-
-def pcm_key(job_id: str) -> str:
-    """A streaming job's PCM on its way to the listener (`pcm_stream.py`)."""
-    return f"{P}pcm:{job_id}"
-
-
-def ready_key(node: str) -> str:
-    return f"{P}ready:{node}"
-
-
-def finished_key(node: str) -> str:
-    return f"{P}finished:{node}"
-
-
-def finished_previews_key(node: str) -> str:
-    return finished_key(node) + ":previews"  # the DONE script's own choice (scripts.py)
-
-
 # How long a command may go unanswered before it fails (a request then gets QueueUnavailable).
 COMMAND_TIMEOUT = 5.0
 SPEC_IN_ITEM = 64 * 1024  # a job spec up to this size rides in its first work item (one round trip less)
-
-
-@dataclass(frozen=True)
-class WorkItem:
-    stream: str
-    entry_id: str
-    job_id: str
-    pos: int
-    spec: str | None = None
-
-
-def entry_of(entry_id: bytes | str, fields: dict[Any, Any]) -> LogEntry:
-    text = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-    raw = fields[b"e"] if b"e" in fields else fields["e"]
-    return LogEntry(int(text.split("-")[1]), decode_event(raw))
 
 
 class RedisJobs:
@@ -392,16 +292,16 @@ class RedisJobs:
         took PASSED_OVER_LIMIT first sections in a row (a flood of `/synth` never starves a batch)."""
         if own:
             reply = await self.redis.xreadgroup(ENGINES, node, {FIRST: "0", BATCH: "0"}, count=1)
-            return _items(reply)
+            return work_items(reply)
         order = (FIRST, BATCH) if self._firsts.get(node, 0) < PASSED_OVER_LIMIT else (BATCH, FIRST)
         for stream in order:
-            items = _items(await self.redis.xreadgroup(ENGINES, node, {stream: ">"}, count=1))
+            items = work_items(await self.redis.xreadgroup(ENGINES, node, {stream: ">"}, count=1))
             if items:
                 return self._counted(node, items)
         reply = await cancellable(
             self.blocking.xreadgroup(ENGINES, node, {FIRST: ">", BATCH: ">"}, count=1, block=block_ms)
         )
-        return self._counted(node, _items(reply))
+        return self._counted(node, work_items(reply))
 
     def _counted(self, node: str, items: list[WorkItem]) -> list[WorkItem]:
         """`claim`'s answer, after counting the first sections `node` took in a row."""
@@ -414,7 +314,7 @@ class RedisJobs:
         found: list[WorkItem] = []
         for stream in (FIRST, BATCH):
             _next, rows, *_ = await self.redis.xautoclaim(stream, ENGINES, node, min_idle_ms, count=1)
-            found += _items([[stream.encode(), rows]])
+            found += work_items([[stream.encode(), rows]])
             if found:
                 break
         return found
@@ -493,7 +393,7 @@ class RedisJobs:
         now = seconds + micros / 1e6
         nodes = []
         for name, raw in rows.items():
-            body = _node_entry(raw)
+            body = node_entry(raw)
             if body is not None and now - body["seen"] <= alive_within:
                 nodes.append({**body, "node": name.decode(errors="replace")})
         nodes.sort(key=lambda n: n["node"])
@@ -502,43 +402,3 @@ class RedisJobs:
         except ValueError:  # a value not of ours: the view still answers (and the heartbeat goes on)
             depth = 0
         return {"nodes": nodes, "queue_depth": depth}
-
-
-def _node_entry(raw: bytes) -> dict[str, Any] | None:
-    """A node's heartbeat, or None for a value not of our making (any local process can write to
-    Redis): /health and the engine count never fail on it."""
-    try:
-        body = json.loads(raw)
-        seen, role = float(body["seen"]), body["role"]
-    except (ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(role, str) or seen != seen:
-        return None
-    if "backend" in body:  # an engine's description (what an api node reports and starts jobs with)
-        types = {"backend": str, "device": str, "precision": str, "sample_rate": int, "model": str}
-        if not all(isinstance(body.get(key), kind) for key, kind in types.items()):
-            return None
-    return {**body, "seen": seen}
-
-
-def _items(reply: Any) -> list[WorkItem]:
-    items = []
-    for stream, rows in reply or []:
-        name = stream.decode() if isinstance(stream, bytes) else stream
-        for entry_id, fields in rows:
-            items.append(_item(name, entry_id.decode(), fields))
-    return items
-
-
-def _item(stream: str, entry_id: str, fields: dict[bytes, bytes] | None) -> WorkItem:
-    """One work entry; one deleted while pending, or not of our making (any local process can write to
-    Redis), is an item of pos -1: acknowledged and dropped, never a consumer loop that dies on it."""
-    if not fields:  # deleted while pending: nothing to do but acknowledge
-        return WorkItem(stream, entry_id, "", -1)
-    try:
-        job_id, pos = fields[b"job"].decode(), int(fields[b"pos"])
-        spec = fields[b"spec"].decode(errors="replace") if b"spec" in fields else None
-    except (KeyError, ValueError):
-        log.warning("dropped a malformed work item %s in %s", entry_id, stream)
-        return WorkItem(stream, entry_id, "", -1)
-    return WorkItem(stream, entry_id, job_id, pos, spec)

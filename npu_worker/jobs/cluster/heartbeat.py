@@ -1,0 +1,152 @@
+"""A node's heartbeat, and the cluster as its last one saw it: the live nodes and the queue depth
+(/health, an api node's engine info), how long a silent node's sections are left to it (the longest
+`--claim-timeout` alive), and engine nodes that would voice one job differently.
+
+Apart from the scheduler because it is a loop of its own with its own state (the view, Redis reachable
+or full), which the scheduler only reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from redis.exceptions import OutOfMemoryError, ResponseError
+
+from ...config import DAY, Settings
+from ...engine.base import EngineInfo
+from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
+from .store import RedisJobs
+
+log = logging.getLogger(__name__)
+HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
+# A node silent this long is gone for good: what Redis keeps for it is dropped (store.forget_gone_nodes),
+# checked every FORGET_EVERY heartbeats by every node, with the queue depth counted again (store.recount).
+NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
+# What makes two engine nodes voice one request differently (their heartbeats carry it).
+ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
+
+
+def claim_patience(own: float, nodes: Sequence[dict[str, Any]]) -> float:
+    """The longest `--claim-timeout` among the live nodes (and this one's): each touches its sections
+    every third of its own, so a node started with a shorter one than a peer must not take over that
+    peer's sections after its own timeout (every section of the patient peer would run twice)."""
+    longest = own
+    for node in nodes:
+        value = node.get("claim_timeout")
+        if (
+            isinstance(value, int | float) and 0 < value <= DAY
+        ):  # past the bound of --claim-timeout: not of ours
+            longest = max(longest, float(value))
+    return longest
+
+
+class EngineDifferences:
+    """Engine nodes that voice a job differently (another backend, model, precision, rate or seed):
+    a job's sections go to whichever engine node is free, so one lecture would be spoken in several
+    voices (the queue does not route by engine). Logged once for each set of differences."""
+
+    def __init__(self) -> None:
+        self._differing: frozenset[tuple[str, ...]] = frozenset()  # engine kinds last said to differ
+
+    def check(self, live: Sequence[dict[str, Any]]) -> None:
+        kinds: dict[tuple[str, ...], list[str]] = {}
+        for node in live:
+            if "backend" in node:
+                kinds.setdefault(tuple(str(node.get(key)) for key in ENGINE_KEYS), []).append(node["node"])
+        differing = frozenset(kinds) if len(kinds) > 1 else frozenset()
+        if differing and differing != self._differing:
+            seen = "; ".join(
+                f"{'/'.join(kind)} on {', '.join(nodes)}" for kind, nodes in sorted(kinds.items())
+            )
+            log.warning(
+                "engine nodes differ (%s): one job's sections may be voiced by each: %s",
+                "/".join(ENGINE_KEYS),
+                seen,
+            )
+        self._differing = differing
+
+
+class Heartbeat:
+    def __init__(self, jobs: RedisJobs, settings: Settings) -> None:
+        self.jobs, self.settings = jobs, settings
+        self.role = settings.role
+        self.node = ""  # known once the node has read its name (`ClusterScheduler.start`)
+        self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
+        self.redis_ok = True
+        self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
+        self.differences = EngineDifferences()
+
+    def patience(self) -> float:
+        """`claim_patience` over the last view (the engine node asks before each reclaim)."""
+        return claim_patience(self.settings.claim_timeout, self.view["nodes"])
+
+    async def health(self) -> dict[str, Any]:
+        """What /health says of the queue (`ClusterScheduler.queue_health`): the view read again."""
+        try:
+            self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
+            self.redis_ok = True
+        except ResponseError as exc:  # the heartbeat loop says it; the last view stands
+            log.debug("cluster view: Redis answered %s", exc)
+        except (TimeoutError, *REDIS_DOWN) as exc:
+            self.redis_ok = False
+            return {
+                "queue_backend": "redis",
+                "role": self.role,
+                "node": self.node,
+                "redis": "unreachable",
+                "error": str(redis_unreachable(exc)),
+            }
+        engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
+        cluster = {**self.view, "engines_alive": len(engines)}
+        return {
+            "queue_backend": "redis",
+            "role": self.role,
+            "node": self.node,
+            "redis": "full" if self.redis_full else "ok",  # it answers reads, refuses every write
+            "cluster": cluster,
+        }
+
+    async def run(self, engine_info: Callable[[], EngineInfo | None]) -> None:
+        """Every HEARTBEAT_SECONDS: this node's beat (its role and engine), then the view read back; Redis
+        down or full is waited out, never the end of the loop."""
+        refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
+        beats = 0
+        while True:
+            reraise_if_cancelling()  # redis-py may retry away a cancellation that hit a call
+            info = engine_info()
+            body: dict[str, Any] = {"role": self.role, "claim_timeout": self.settings.claim_timeout}
+            if info is not None:
+                body.update(
+                    backend=info.backend,
+                    device=info.device,
+                    precision=info.precision,
+                    sample_rate=info.sample_rate,
+                    model=info.model,
+                    seed=self.settings.seed,
+                )
+            try:
+                await self.jobs.heartbeat(self.node, body)
+                self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
+                self.differences.check(self.view["nodes"])
+                self.redis_ok, refused, self.redis_full = True, False, False
+                if beats % FORGET_EVERY == 0:
+                    if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
+                        log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
+                    if off := await self.jobs.recount():
+                        log.warning("the cluster's queue depth counter held %r; recounted as %d", *off)
+                beats += 1
+            except REDIS_DOWN:
+                reraise_if_cancelling()
+                self.redis_ok = False
+            except OutOfMemoryError as exc:  # every node's heartbeat is refused: engines drop out of view
+                if not self.redis_full:
+                    log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
+                self.redis_full = True
+            except ResponseError as exc:  # never a heartbeat that stops for good: the node would look dead
+                if not refused:
+                    log.error("heartbeat of node %s: Redis answered %s; trying again", self.node, exc)
+                refused = True
+            await asyncio.sleep(HEARTBEAT_SECONDS)

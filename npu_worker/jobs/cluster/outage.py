@@ -1,0 +1,82 @@
+"""What a Redis outage (or a full Redis) means to a node: the errors that are one, what a caller is
+told, and how a loop waits it out without swallowing its own cancellation.
+
+Apart from `store.py` because every part of a node (engine node, writer, follower, journal,
+heartbeat, retention) handles Redis being away the same way, whatever command it sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import OutOfMemoryError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from ...protocol import QueueUnavailable, WorkerError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+REDIS_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+# Redis at its `maxmemory` (policy noeviction) refuses every write (OOM) until jobs end or are removed:
+# the node's loops wait it out as they wait out an outage (their work stays pending, nothing is lost);
+# a request is told so by name.
+REDIS_WAIT = (*REDIS_DOWN, OutOfMemoryError)
+
+
+def redis_unreachable(exc: BaseException) -> WorkerError:
+    """What a caller is told while Redis is down (or full): the kind of failure, not the address the
+    client library names (`Error 111 connecting to 10.0.0.5:6379`); the node's log has the details."""
+    log.debug("Redis unreachable: %s", exc)
+    if isinstance(exc, OutOfMemoryError):
+        return QueueUnavailable("Redis is full (its maxmemory is reached); retry once jobs have ended")
+    return QueueUnavailable(f"Redis is unreachable ({type(exc).__name__}); retry shortly")
+
+
+async def cancellable(read: Any) -> Any:
+    """Await a blocking Redis read so that cancelling the task ends it.
+
+    redis-py turns a cancellation that lands inside a blocking read into a connection error; a loop
+    that retries on connection errors would then never end (shutdown hung). Re-raise it as the
+    cancellation it was."""
+    try:
+        return await read
+    except REDIS_DOWN:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise asyncio.CancelledError from None
+        raise
+
+
+def reraise_if_cancelling() -> None:
+    """Called in a retry loop's Redis-error handler, and at the top of each loop of a long-lived task: a
+    cancelled task must end, not retry (see above). redis-py's own retry of a connection error can
+    swallow a cancellation inside a command; the task still says it is being cancelled."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+async def retried(make: Callable[[], Awaitable[T]], what: str = "") -> T:
+    """`make()` until Redis answers (back-off 50 ms doubling to 1 s), also while it is full; a
+    cancellation always ends it."""
+    delay = 0.05
+    while True:
+        try:
+            return await make()
+        except REDIS_WAIT as exc:
+            reraise_if_cancelling()
+            if what:
+                log.debug("%s: Redis unreachable (%s); retrying", what, exc)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+def lost_groups(exc: ResponseError) -> bool:
+    """Redis lost its data (a restart without persistence, FLUSHALL, a key evicted or deleted): the
+    consumer groups are gone and must be made again. A read that was blocked on the stream when it
+    went is answered UNBLOCKED, any later one NOGROUP."""
+    return "NOGROUP" in str(exc) or "UNBLOCKED" in str(exc)

@@ -1,0 +1,76 @@
+"""The local scheduler's drain at shutdown: no new section, the running one let finish within the
+grace (else stopped, its job left to resume), queued previews ended with the reason.
+
+Apart from the scheduler because it runs once, at the end, and is the one place that decides what a
+shutdown leaves to the next start (`docs/architecture.md`, "How a section flows", step 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from ..protocol import QueueFull, SectionError
+
+if TYPE_CHECKING:
+    from .scheduler import Scheduler
+
+log = logging.getLogger(__name__)
+
+
+async def drain(scheduler: Scheduler, grace: float) -> None:
+    """Start no new section; let the running one finish within `grace` seconds, else cancel it.
+
+    Queued sections of batch jobs stay in their logs and resume after a restart. Logs what it did.
+    """
+    admission, runner = scheduler.admission, scheduler.runner
+    if admission.stopping:
+        return
+    scheduler.recovery.stop.set()
+    running = admission.stop()
+    end_waiting_previews(scheduler)
+    if runner is not None:
+        runner.stop_loading()
+    idx = running.current_idx if running is not None else None
+    if running is None or runner is None:
+        log.info("shutdown: no section was being synthesised")
+    else:
+        started = time.monotonic()
+        await asyncio.get_running_loop().run_in_executor(None, runner.join, grace)
+        if runner.alive:
+            for job in admission.running_jobs():  # a preview inside a paused batch section too
+                if not job.cancel_requested.is_set():
+                    job.stopped_by_shutdown = True  # no `done`: the job resumes at the next start
+                job.cancel_requested.set()
+            admission.interrupt_running()
+            log.warning("shutdown: section %s of job %s ran past %.1f s; cancelled", idx, running.id, grace)
+        else:
+            log.info(
+                "shutdown: let section %s of job %s finish (%.2f s)",
+                idx,
+                running.id,
+                time.monotonic() - started,
+            )
+    end_waiting_previews(scheduler)  # one whose section the drain let finish has no next one to run
+    waiting = scheduler.queue_size()
+    if waiting:
+        log.info("shutdown: %d queued sections left; batch jobs resume on restart", waiting)
+
+
+def end_waiting_previews(scheduler: Scheduler) -> None:
+    """Previews that no section will run for any more (the shutdown began) end now, each pending
+    section with the reason: their callers (`/synth`, `/ws`, OpenAI speech) waited out the drain and
+    the connections' grace, then saw the connection closed without an answer."""
+    journal = scheduler.journal
+    if journal is None:
+        return
+    previews = scheduler.admission.take_waiting_previews()
+    for job in previews:
+        reason = str(QueueFull("the worker is shutting down; send the request again"))
+        for section in job.pending:
+            journal.append(job, SectionError(section.idx, reason))
+        scheduler.end_job(job)
+    if previews:
+        log.info("shutdown: ended %d queued previews (their callers may send them again)", len(previews))
