@@ -194,7 +194,7 @@ async def test_a_reader_that_never_reads_is_dropped_instead_of_buffered(worker):
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
                 break
     received = await samples_after_a_stall(ws)
-    assert received < (UNREAD_SECONDS + 200) * 24000 < sections * 40 * 24000, "buffered without bound"
+    assert received < (UNREAD_SECONDS + 400) * 24000 < sections * 40 * 24000, "buffered without bound"
     assert len(engine.calls) < sections
     await ws.close()
 
