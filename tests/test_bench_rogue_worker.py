@@ -26,9 +26,14 @@ HEALTH = {"status": "ok", "backend": "rogue", "device": "cpu"}
 
 
 async def rogue_worker(
-    health: Any = HEALTH, ws_frame: Any = "[1, 2]", synth: Any = (1, 2), configured: Any = None
+    health: Any = HEALTH,
+    ws_frame: Any = "[1, 2]",
+    synth: Any = (1, 2),
+    configured: Any = None,
+    hang_up: bool = False,
 ) -> AsyncIterator[str]:
-    """/health, /ws (one text frame, then nothing), POST /synth and the speech stream's session."""
+    """/health, /ws (one text frame, then nothing, or a close with `hang_up`), POST /synth and the
+    speech stream's session."""
 
     async def health_route(request: web.Request) -> web.Response:
         return web.Response(text=health if isinstance(health, str) else json.dumps(health))
@@ -42,7 +47,7 @@ async def rogue_worker(
         await socket.prepare(request)
         await socket.receive()
         await send(socket)
-        await socket.receive()  # until the client hangs up
+        await (socket.close() if hang_up else socket.receive())  # or until the client hangs up
         return socket
 
     async def synth_route(request: web.Request) -> web.Response:
@@ -54,7 +59,7 @@ async def rogue_worker(
         await socket.receive()
         await socket.send_str(json.dumps(configured or {"type": "session.configured", "sample_rate": 24000}))
         await send(socket)
-        await socket.receive()
+        await (socket.close() if hang_up else socket.receive())
         return socket
 
     app = web.Application()
@@ -216,3 +221,30 @@ async def test_a_first_sentence_that_is_no_text_is_left_out_not_the_end_of_the_r
             result = await run_fragments(fragments, say=lambda line: None)
     [record] = result["records"]
     assert record["error"] is None and record["first_sentence"] is None and record["audio_sec"] > 0
+
+
+TONE = (np.sin(np.arange(4800) * 2 * np.pi * 440 / 24000) * 8000).astype("<i2").tobytes()  # 0.2 s
+
+
+async def test_a_worker_that_hangs_up_mid_stream_is_that_requests_error_not_a_success(tmp_path):
+    """A close after some PCM, with no `done`: counted ok, its cut audio in the percentiles."""
+    start = json.dumps({"event": "audio_start", "sample_rate": 24000})
+    async for base in rogue_worker(ws_frame=[start, TONE], hang_up=True):
+        config = LoadConfig(
+            base=base, rates=(20.0,), texts=TEXTS, transports=("ws",), duration=0.2, max_requests=2, timeout=2
+        )
+        async with asyncio.timeout(seconds(20)):
+            result = await run_load(config)
+    records = result["records"]
+    assert records and all("socket closed before done" in str(r["error"]) for r in records), records
+    (row,) = summarize_runs(records)
+    assert row["errors"] == row["sent"] and row["ok"] == 0
+
+
+async def test_a_speech_stream_the_worker_hangs_up_is_that_texts_error_not_a_success():
+    async for base in rogue_worker(ws_frame=[TONE], hang_up=True):
+        config = FragmentConfig(base=base, texts=TEXTS, chars=3, interval=0.01, timeout=2.0)
+        async with asyncio.timeout(seconds(20)):
+            result = await run_fragments(config, say=lambda line: None)
+    assert result["summary"]["errors"] == 2, result["records"]
+    assert all("before session.done" in str(r["error"]) for r in result["records"])

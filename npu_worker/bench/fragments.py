@@ -105,7 +105,7 @@ async def _receive(
     parts: list[bytes],
 ) -> None:
     loop = asyncio.get_running_loop()
-    async for message in ws:
+    async for message in ws:  # ends quietly, without a message, when the worker closes the socket
         if message.type == aiohttp.WSMsgType.BINARY:
             timeline.add(loop.time(), len(message.data) // 2)
             parts.append(message.data)
@@ -125,6 +125,7 @@ async def _receive(
         elif kind == "session.done":
             record.sentences = int(figure(event.get("total_sentences")) or 0)
             return
+    record.error = record.error or f"socket closed before session.done (close code {ws.close_code})"
 
 
 async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx: int) -> FragmentRecord:

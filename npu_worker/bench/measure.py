@@ -106,10 +106,11 @@ async def ws_request(
     """A preview over /ws: one connection, one `synth` message, PCM frames until `done`."""
     loop = asyncio.get_running_loop()
     listener = Listener(t0)
+    over = False  # `done`, or a request-level refusal: anything else ending the stream cut it short
     async with session.ws_connect(base + "/ws", autoping=True) as ws:
         await ws.send_str(json.dumps({"type": "synth", "text": text, "audio": True, **params}))
         sent_at = loop.time()
-        async for message in ws:
+        async for message in ws:  # ends quietly, without a message, when the worker closes the socket
             now = loop.time()
             if record.ttfb_ms is None:
                 record.ttfb_ms = (now - t0) * 1000.0
@@ -118,11 +119,13 @@ async def ws_request(
                     record.first_chunk_ms = (now - t0) * 1000.0
                 listener.pcm(now, message.data)
             elif message.type == aiohttp.WSMsgType.TEXT:
-                if _ws_event(json_object(message.data), record, listener):
+                if over := _ws_event(json_object(message.data), record, listener):
                     break
-            else:
-                record.error = record.error or f"socket closed before done ({message.type.name})"
+            else:  # an ERROR message: the connection failed
+                record.error = f"socket failed before done ({message.type.name}: {message.data})"
                 break
+        if not over:
+            record.error = record.error or f"socket closed before done (close code {ws.close_code})"
         listener.finish(record, sent_at, loop.time())
         if not listener.parts and record.error is None:
             record.error = "NoAudio: the request ended without any PCM frame"
