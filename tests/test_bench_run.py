@@ -225,3 +225,22 @@ async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
     records = result["records"]
     assert records and all(r["error"].startswith("UnknownLanguage: ") for r in records), records
     assert not any(r["timeout"] for r in records)
+
+
+async def test_requests_without_an_audible_onset_are_named_in_the_markdown_not_left_out(worker, tmp_path):
+    """Silence only: no TTFA to count, and the table's TTFA columns were silently over the other requests."""
+    result = await bench(await worker(ToneEngine(seconds_per_char=0.0, leading_silence=0.3)))
+    records = result["records"]
+    assert records and all(r["error"] is None and r["ttfa_ms"] is None for r in records), records
+    report = {
+        "command": "npu-worker bench",
+        "started_at": "s",
+        "finished_at": "f",
+        "machine": {"platform": "p", "cpu_count": 2},
+        "health": result["health"],
+        "summary": summarize_runs(records),
+    }
+    text = markdown(report)
+    for row in report["summary"]:
+        assert row["no_onset"] == row["ok"] > 0
+        assert f"{row['no_onset']} of {row['ok']} successful requests had no audible onset" in text, text
