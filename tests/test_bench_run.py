@@ -189,6 +189,10 @@ async def test_a_run_in_which_no_request_succeeded_exits_1_with_its_report(worke
         (["--token", "a\nb"], "the token must be printable ASCII"),
         (["--wav-dir", "/nonexistent-npu-worker"], "cannot write in --wav-dir /nonexistent-npu-worker: "),
         (["--mode", "fragments", "--timeout", "0"], "timeout must be in (0, 600] s"),
+        (["--mode", "fragments", "--requests", "-5"], "--requests must be in (0, 1000]"),  # all but 5
+        (["--mode", "fragments", "--base", "http://u:p@127.0.0.1:9"], "the worker URL must not hold a user"),
+        (["--texts", "/dev/zero"], "/dev/zero: more than 16 MiB: not a texts file"),  # read until OOM
+        (["--mode", "fragments", "--texts", "/dev/zero"], "/dev/zero: more than 16 MiB"),
     ],
 )
 async def test_settings_every_request_would_fail_on_are_refused_before_the_run(
