@@ -248,3 +248,33 @@ async def test_a_speech_stream_the_worker_hangs_up_is_that_texts_error_not_a_suc
             result = await run_fragments(config, say=lambda line: None)
     assert result["summary"]["errors"] == 2, result["records"]
     assert all("before session.done" in str(r["error"]) for r in result["records"])
+
+
+async def test_a_worker_that_stops_answering_mid_run_leaves_the_requests_measured_so_far(tmp_path, capsys):
+    """/health failing after the run began (a worker that died under the load) ended the run with exit 2
+    and no report: every request measured so far was lost."""
+    asked = []
+
+    async def health_route(request: web.Request) -> web.Response:
+        asked.append(1)
+        if len(asked) > 1:  # after the run's first look: the connection drops, as a dead worker's would
+            assert request.transport is not None
+            request.transport.close()
+        return web.json_response(HEALTH)
+
+    async def synth_route(request: web.Request) -> web.Response:
+        return web.json_response({"status": "error", "error": "EngineError: gone"}, status=500)
+
+    app = web.Application()
+    app.router.add_get("/health", health_route)
+    app.router.add_post("/synth", synth_route)
+    async with TestServer(app, host="127.0.0.1") as server:
+        argv = ["bench", "--base", f"http://127.0.0.1:{server.port}", "--rps", "20,40", "--duration", "0.1"]
+        argv += ["--requests", "1", "--transports", "http", "--out", str(tmp_path / "r")]
+        code = await asyncio.wait_for(asyncio.to_thread(bench_main, argv), seconds(30))
+    err = capsys.readouterr().err
+    assert code == 1 and "warning: worker unreachable (ServerDisconnectedError" in err, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [r["rate"] for r in report["records"]] == [20.0, 40.0], report["records"]
+    assert report["health_after"]["unreachable"].startswith("ServerDisconnectedError")
+    assert "**The worker could not be reached after the run**" in (tmp_path / "r.md").read_text()

@@ -181,6 +181,11 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {r['transport']} | {r['rate']:g} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(o['max'])} |"
             )
+    if gone := (report.get("health_after") or {}).get("unreachable"):
+        lines += [
+            "",
+            f"**The worker could not be reached after the run** ({gone}): it may have died under it.",
+        ]
     errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
     if errors:
         lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {e}" for t, rate, e in errors)]
