@@ -278,3 +278,45 @@ async def test_a_worker_that_stops_answering_mid_run_leaves_the_requests_measure
     assert [r["rate"] for r in report["records"]] == [20.0, 40.0], report["records"]
     assert report["health_after"]["unreachable"].startswith("ServerDisconnectedError")
     assert "**The worker could not be reached after the run**" in (tmp_path / "r.md").read_text()
+
+
+async def test_arrivals_are_open_loop_a_request_is_sent_while_the_ones_before_it_wait():
+    """The worker answers no request before all three have arrived: a load generator that waited for an
+    answer before the next send (coordinated omission) would see every request time out."""
+    arrived: list[int] = []
+    all_in = asyncio.Event()
+
+    async def health_route(request: web.Request) -> web.Response:
+        return web.json_response(HEALTH)
+
+    async def ws_route(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        await socket.receive()
+        arrived.append(1)
+        if len(arrived) == 3:
+            all_in.set()
+        await all_in.wait()
+        await socket.send_str(json.dumps({"event": "audio_start", "sample_rate": 24000}))
+        await socket.send_bytes(TONE)
+        await socket.send_str(json.dumps({"event": "done"}))
+        await socket.receive()
+        return socket
+
+    app = web.Application()
+    app.router.add_get("/health", health_route)
+    app.router.add_get("/ws", ws_route)
+    async with TestServer(app, host="127.0.0.1") as server:
+        config = LoadConfig(
+            base=f"http://127.0.0.1:{server.port}",
+            rates=(20.0,),
+            texts=TEXTS,
+            transports=("ws",),
+            duration=5.0,
+            max_requests=3,
+            timeout=seconds(10),
+        )
+        result = await asyncio.wait_for(run_load(config), seconds(30))
+    records = result["records"]
+    assert len(records) == 3 and all(r["error"] is None for r in records), records
+    assert all(r["ttfa_ms"] is not None for r in records)
