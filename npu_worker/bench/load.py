@@ -69,6 +69,8 @@ class LoadConfig:
         check_loopback(self.base)
         if not self.rates or any(not 0 < r <= MAX_RATE for r in self.rates):
             raise ValueError(f"rates must be in (0, {MAX_RATE}] requests/s")
+        if len(set(self.rates)) < len(self.rates):  # its runs would share seeds and one report row
+            raise ValueError(f"each rate once, not {', '.join(f'{r:g}' for r in self.rates)}")
         if not 0 < self.duration <= MAX_DURATION:
             raise ValueError(f"duration must be in (0, {MAX_DURATION}] s")
         if not 0 < self.max_requests <= MAX_REQUESTS:
