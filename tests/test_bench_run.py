@@ -248,3 +248,27 @@ async def test_requests_without_an_audible_onset_are_named_in_the_markdown_not_l
     for row in report["summary"]:
         assert row["no_onset"] == row["ok"] > 0
         assert f"{row['no_onset']} of {row['ok']} successful requests had no audible onset" in text, text
+
+
+async def test_a_rerun_the_cache_answers_is_named_in_the_markdown(worker):
+    """The same --seed again, the worker's cache on: every /synth figure was the cache's, and only the JSON
+    said so (a /ws preview is not kept in the cache: its figures stay the engine's)."""
+    server = await worker(cache_max_bytes=10_000_000)
+    await bench(server)
+    result = await bench(server)
+    records = result["records"]
+    assert records and all(r["error"] is None and r["cached"] == (r["transport"] == "http") for r in records)
+    report = {
+        "command": "npu-worker bench",
+        "started_at": "s",
+        "finished_at": "f",
+        "machine": {"platform": "p", "cpu_count": 2},
+        "health": result["health"],
+        "summary": summarize_runs(records),
+    }
+    text = markdown(report)
+    [row] = [row for row in report["summary"] if row["transport"] == "http"]
+    assert f"{row['ok']} of {row['ok']} successful requests were answered from the worker's cache" in text, (
+        text
+    )
+    assert text.count("answered from the worker's cache") == 1
