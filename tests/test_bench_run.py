@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from npu_worker.app_keys import SETTINGS_KEY
+from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, read_baseline, texts_digest
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.load import LoadConfig, run_load
 from npu_worker.bench.report import markdown, summarize_runs, write_report
@@ -272,3 +274,52 @@ async def test_a_rerun_the_cache_answers_is_named_in_the_markdown(worker):
         text
     )
     assert text.count("answered from the worker's cache") == 1
+
+
+LECTURE_BASELINE = str(Path(__file__).parents[1] / "benchmarks/load/espeak-engine.json")  # the lecture's 39
+
+
+@pytest.mark.parametrize(
+    ("baseline", "texts", "problem"),
+    [
+        ("[1, 2]", None, "not an engine baseline"),  # AttributeError's traceback after the whole run
+        ("[" * 100_000, None, "the JSON is nested too deeply to read"),
+        (LECTURE_BASELINE, "하나.\n둘.\n", "a baseline of 39 texts; this run has 2"),  # silently wrong
+        (
+            '{"per_text_first_audible_ms": [1, 2], "per_text_whole_ms": [1, 2], "texts_sha256": "0"}',
+            "a\nb\n",
+            "a baseline of other texts than this run's --texts",
+        ),
+        ('{"per_text_first_audible_ms": ["1", 2], "per_text_whole_ms": [1, 2]}', "a\nb\n", "no number"),
+    ],
+)
+async def test_an_engine_baseline_of_other_texts_or_none_is_refused_before_the_run(
+    tmp_path, capsys, baseline: str, texts: str | None, problem: str
+):
+    path = Path(baseline) if baseline == LECTURE_BASELINE else tmp_path / "baseline.json"
+    if path != Path(baseline):
+        path.write_text(baseline, encoding="utf-8")
+    argv = [
+        "bench",
+        "--base",
+        "http://127.0.0.1:9",
+        "--out",
+        str(tmp_path / "r"),
+        "--engine-baseline",
+        str(path),
+    ]
+    if texts is not None:
+        (tmp_path / "texts.txt").write_text(texts, encoding="utf-8")
+        argv += ["--texts", str(tmp_path / "texts.txt")]
+    assert await asyncio.to_thread(bench_main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"npu-worker bench: {path}: ") and problem in err and err.count("\n") == 1, err
+
+
+def test_an_engine_baseline_of_the_same_texts_is_taken(tmp_path):
+    texts = ("하나.", "둘.")
+    path = tmp_path / "baseline.json"
+    recorded = {"per_text_first_audible_ms": [1.5, None], "per_text_whole_ms": [3, 4]}
+    path.write_text(json.dumps({**recorded, "texts_sha256": texts_digest(texts)}), encoding="utf-8")
+    assert read_baseline(path, texts)["per_text_whole_ms"] == [3, 4]
+    assert len(read_baseline(Path(LECTURE_BASELINE), load_texts(DEFAULT_TEXTS)[0])["per_text_whole_ms"]) == 39

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import datetime as dt
 import errno
+import hashlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ import aiohttp
 
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
 from npu_worker.bench.load import MAX_REQUESTS, LoadConfig, NotAWorker, TargetNotAllowed, run_load
+from npu_worker.bench.measure import figure
 from npu_worker.bench.report import (
     PLOT_HINT,
     load_average,
@@ -71,6 +73,33 @@ def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
             raise ValueError(f"{path}: item {position} is neither a text nor a section with a string 'text'")
         texts.append(text)
     return tuple(texts), lang
+
+
+def texts_digest(texts: tuple[str, ...]) -> str:
+    """What an engine baseline records of its texts, so that a run of other texts cannot use it."""
+    return hashlib.sha256(json.dumps(list(texts), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def read_baseline(path: Path, texts: tuple[str, ...]) -> dict[str, Any]:
+    """An engine baseline (benchmarks/load/engine_first_chunk.py) of these very texts; ValueError before
+    the run otherwise (a JSON that was no baseline was a traceback after the whole run, and one of other
+    texts subtracted another text's time from each request, without a word)."""
+    try:
+        baseline = json.loads(read_texts_file(path))
+    except RecursionError:
+        raise ValueError(f"{path}: the JSON is nested too deeply to read") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    keys = ("per_text_first_audible_ms", "per_text_whole_ms")
+    if not isinstance(baseline, dict) or not all(isinstance(baseline.get(key), list) for key in keys):
+        raise ValueError(f"{path}: not an engine baseline (no {' and '.join(keys)} lists)")
+    if any(len(baseline[key]) != len(texts) for key in keys):
+        raise ValueError(f"{path}: a baseline of {len(baseline[keys[0]])} texts; this run has {len(texts)}")
+    if baseline.get("texts_sha256", texts_digest(texts)) != texts_digest(texts):
+        raise ValueError(f"{path}: a baseline of other texts than this run's --texts")
+    if not all(v is None or figure(v) is not None for key in keys for v in baseline[key]):
+        raise ValueError(f"{path}: a baseline figure that is no number")
+    return baseline
 
 
 def check_writable(prefix: Path, suffixes: tuple[str, ...]) -> None:
@@ -248,7 +277,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         return run_fragments_command(args, command)
     try:
         config = _config(args)
-        baseline = json.loads(args.engine_baseline.read_text()) if args.engine_baseline else None
+        baseline = read_baseline(args.engine_baseline, config.texts) if args.engine_baseline else None
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
