@@ -320,3 +320,15 @@ async def test_arrivals_are_open_loop_a_request_is_sent_while_the_ones_before_it
     records = result["records"]
     assert len(records) == 3 and all(r["error"] is None for r in records), records
     assert all(r["ttfa_ms"] is not None for r in records)
+
+
+async def test_an_error_event_with_an_empty_message_is_still_an_error():
+    """`{"event": "error", "error": ""}`: the record's error was "", which the summary counted as a success."""
+    async for base in rogue_worker(ws_frame=json.dumps({"event": "error", "error": ""})):
+        config = LoadConfig(
+            base=base, rates=(20.0,), texts=TEXTS, transports=("ws",), duration=0.2, max_requests=2, timeout=2
+        )
+        async with asyncio.timeout(seconds(20)):
+            result = await run_load(config)
+    (row,) = summarize_runs(result["records"])
+    assert row["sent"] >= 1 and row["errors"] == row["sent"] and row["ok"] == 0, result["records"]

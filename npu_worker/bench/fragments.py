@@ -121,7 +121,7 @@ async def _receive(
         elif kind == "first_audio":
             record.server_ttfa_ms = figure(event.get("ttfa_ms"))
         elif kind == "error":
-            record.error = record.error or str(event.get("message"))
+            record.error = record.error or str(event.get("message") or "an error without a message")
         elif kind == "session.done":
             record.sentences = int(figure(event.get("total_sentences")) or 0)
             return

@@ -177,7 +177,7 @@ def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) 
     elif kind == "progress" and event.get("cached"):
         record.cached = True
     elif kind == "error":
-        record.error = str(event.get("error"))
+        record.error = str(event.get("error") or "an error event without a message")  # "" read as success
         return event.get("idx") is None  # a request-level refusal: no `done` follows
     return kind == "done"
 
