@@ -27,6 +27,7 @@ def test_the_first_sentence_ends_in_the_fragment_carrying_its_last_character():
     index = sentence_fragment(text, "첫 번째 문장입니다.", 3)
     assert index == (len("첫 번째 문장입니다.") - 1) // 3
     assert sentence_fragment(text, "not there", 3) is None
+    assert sentence_fragment(text, "", 3) is None  # no first sentence: not the last fragment (-1)
 
 
 async def test_figures_are_measured_from_the_sentence_and_from_the_first_fragment(worker):

@@ -221,6 +221,8 @@ async def test_a_first_sentence_that_is_no_text_is_left_out_not_the_end_of_the_r
             result = await run_fragments(fragments, say=lambda line: None)
     [record] = result["records"]
     assert record["error"] is None and record["first_sentence"] is None and record["audio_sec"] > 0
+    assert record["ttfa_from_sentence_ms"] is None  # was measured from the last fragment (-1 % fragments)
+    assert record["ttfa_from_first_fragment_ms"] is not None
 
 
 TONE = (np.sin(np.arange(4800) * 2 * np.pi * 440 / 24000) * 8000).astype("<i2").tobytes()  # 0.2 s

@@ -81,8 +81,9 @@ def fragments_of(text: str, chars: int) -> list[str]:
 
 
 def sentence_fragment(text: str, sentence: str, chars: int) -> int | None:
-    """Index of the fragment that carries the last character of `sentence` (its first place in `text`)."""
-    start = text.find(sentence)
+    """Index of the fragment that carries the last character of `sentence` (its first place in `text`);
+    None for no sentence (it was -1: the last fragment's, a figure measured from the wrong moment)."""
+    start = text.find(sentence) if sentence else -1
     return None if start < 0 else (start + len(sentence) - 1) // chars
 
 
