@@ -323,3 +323,11 @@ def test_an_engine_baseline_of_the_same_texts_is_taken(tmp_path):
     path.write_text(json.dumps({**recorded, "texts_sha256": texts_digest(texts)}), encoding="utf-8")
     assert read_baseline(path, texts)["per_text_whole_ms"] == [3, 4]
     assert len(read_baseline(Path(LECTURE_BASELINE), load_texts(DEFAULT_TEXTS)[0])["per_text_whole_ms"]) == 39
+
+
+async def test_a_relative_wav_dir_is_the_callers_not_the_workers(worker, tmp_path, monkeypatch):
+    """`--wav-dir out` went to the worker as a relative output_path, which names no folder of the caller's."""
+    server = await worker()
+    monkeypatch.chdir(tmp_path.parent)
+    result = await bench(server, transports=("http",), wav_dir=tmp_path.name)
+    assert all(r["ttfa_ms"] is not None for r in ok_records(result, "http"))

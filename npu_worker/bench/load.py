@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import random
 import shutil
 import tempfile
@@ -210,6 +211,7 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
     ) as session:
         before = await health(session, config.base)
         out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-", dir=config.wav_dir)
+        out_dir = os.path.abspath(out_dir)  # the worker would read a relative path from its own folder
         try:
             for rate in config.rates:
                 for transport in config.transports:
