@@ -200,6 +200,12 @@ def rng_seed(seed: int, transport: str, rate: float, index: int) -> int:
     ) % 2**31
 
 
+def temp_wav_dir(wav_dir: str | None) -> str:
+    """A fresh folder for the /synth wavs, as an absolute path: the worker would read a relative one
+    from its own folder (blocking: call from a thread)."""
+    return os.path.abspath(tempfile.mkdtemp(prefix="npu-bench-", dir=wav_dir))
+
+
 async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Every rate on every transport, the worker drained in between; returns health and raw records."""
     records: list[RequestRecord] = []
@@ -210,8 +216,7 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
         headers=headers, connector=connector, trace_configs=[no_redirects()]
     ) as session:
         before = await health(session, config.base)
-        out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-", dir=config.wav_dir)
-        out_dir = os.path.abspath(out_dir)  # the worker would read a relative path from its own folder
+        out_dir = await asyncio.to_thread(temp_wav_dir, config.wav_dir)
         try:
             for rate in config.rates:
                 for transport in config.transports:
