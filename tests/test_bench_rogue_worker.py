@@ -15,6 +15,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from npu_worker import audio
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.fragments import FragmentConfig, run_fragments
 from npu_worker.bench.load import LoadConfig, run_load
@@ -334,3 +335,24 @@ async def test_an_error_event_with_an_empty_message_is_still_an_error():
             result = await run_load(config)
     (row,) = summarize_runs(result["records"])
     assert row["sent"] >= 1 and row["errors"] == row["sent"] and row["ok"] == 0, result["records"]
+
+
+async def test_a_streamed_text_is_not_kept_whole_its_onset_found_as_it_comes(monkeypatch):
+    """Every frame was kept and the whole stream analysed at its end: a worker streaming PCM until the
+    timeout (600 s) filled the memory. The onset rule now reads only up to the onset."""
+    read: list[int] = []
+    window_levels = audio.window_levels_db
+
+    def counting(samples: np.ndarray, *args: Any) -> np.ndarray:
+        read.append(np.asarray(samples).size)
+        return window_levels(samples, *args)
+
+    monkeypatch.setattr(audio, "window_levels_db", counting)
+    done = json.dumps({"type": "session.done", "total_sentences": 1})
+    async for base in rogue_worker(ws_frame=[*[TONE] * 300, done]):  # 60 s of tone
+        config = FragmentConfig(base=base, texts=TEXTS[:1], chars=3, interval=0.0, timeout=seconds(20))
+        async with asyncio.timeout(seconds(30)):
+            result = await run_fragments(config, say=lambda line: None)
+    [record] = result["records"]
+    assert record["error"] is None and record["audio_sec"] == 60.0 and record["ttfa_from_first_fragment_ms"]
+    assert sum(read) < 4 * 24000, sum(read)  # a few frames around the onset, not 60 s
