@@ -179,8 +179,8 @@ async def measure(args: argparse.Namespace, base: str, tmp: Path) -> dict[str, A
             if "_tail" in run:
                 await asyncio.wait_for(run.pop("_tail"), 120)
         res["abandon_first"], res["abandon"] = runs[0], runs[1:]
-        if not await wait_idle(session, base, 120):
-            res["anomalies"].append(f"not idle 120 s after abandoning: {await health(session, base)}")
+        if problem := await wait_idle(session, base, 120):
+            res["anomalies"].append(f"{problem} after abandoning: {await health(session, base)}")
         res["load_average"]["abandon"] = load_average()
         res["jobs_running_after_abandon"] = (await health(session, base)).get("jobs_running")
         await asyncio.sleep(args.gap)

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 
+import aiohttp
+
+from npu_worker.bench import fragments
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.fragments import FragmentConfig, fragments_of, run_fragments, sentence_fragment
 from tests.timing import seconds
@@ -23,6 +27,7 @@ def test_the_first_sentence_ends_in_the_fragment_carrying_its_last_character():
     index = sentence_fragment(text, "첫 번째 문장입니다.", 3)
     assert index == (len("첫 번째 문장입니다.") - 1) // 3
     assert sentence_fragment(text, "not there", 3) is None
+    assert sentence_fragment(text, "", 3) is None  # no first sentence: not the last fragment (-1)
 
 
 async def test_figures_are_measured_from_the_sentence_and_from_the_first_fragment(worker):
@@ -78,3 +83,25 @@ async def test_a_socket_closed_before_session_configured_is_that_texts_error_and
     assert result["summary"]["errors"] == 2
     for record in result["records"]:
         assert "the socket closed before session.configured (CLOSE 1013)" in record["error"]
+
+
+async def test_fragments_keep_their_schedule_when_the_loop_wakes_late(worker, monkeypatch):
+    """Each wake-up 20 ms late: the next sleep must be shorter, not the whole `interval` again (which
+    added every late wake-up and every send's time to the text's arrival)."""
+    asked: list[float] = []
+
+    async def late_sleep(delay: float) -> None:
+        asked.append(delay)
+        await asyncio.sleep(delay + 0.02)
+
+    uses = ("get_running_loop", "create_task", "wait_for")
+    monkeypatch.setattr(
+        fragments, "asyncio", SimpleNamespace(sleep=late_sleep, **{n: getattr(asyncio, n) for n in uses})
+    )
+    client = await worker(ToneEngine(chunk_seconds=0.05))
+    config = FragmentConfig(base=base_of(client), texts=TEXTS[:1], chars=3, interval=0.03)
+    async with asyncio.timeout(seconds(60)), aiohttp.ClientSession() as session:
+        record = await fragments.stream_one(session, config, 0)
+    assert record.error is None and record.fragments >= 8
+    # asked for what was left of each 30 ms after a 20 ms late wake-up: ~10 ms, never the whole 30 again
+    assert sum(asked) <= 0.75 * 0.03 * (record.fragments - 1), asked

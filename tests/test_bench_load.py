@@ -52,6 +52,7 @@ def test_other_targets_are_refused(base):
     [
         {"rates": (0.0,)},
         {"rates": (500.0,)},
+        {"rates": (1.0, 2.0, 1.0)},  # both runs of 1/s were merged into one row, with the same seeds
         {"duration": 10_000.0},
         {"max_requests": 0},
         {"transports": ("udp",)},

@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
-from npu_worker.audio import audible_onset
-from npu_worker.bench.onset import PlaybackTimeline
+from npu_worker import audio
+from npu_worker.audio import audible_onset, to_pcm16
+from npu_worker.bench.measure import Listener, RequestRecord
+from npu_worker.bench.onset import PlaybackTimeline, onset_of
 
 RATE = 24000
 HOP = RATE // 100  # 10 ms
@@ -97,3 +99,56 @@ def test_a_sample_that_was_never_received_has_no_play_time():
     timeline.add(0.0, 100)
     with pytest.raises(IndexError):
         timeline.play_time(100)
+
+
+SIGNALS = {
+    "silence-then-tone": np.concatenate([silence(0.4137), tone(1.0)]),
+    "tone-at-once": tone(1.0),
+    "click-then-tone": np.concatenate([silence(0.2), np.full(24, 0.9, np.float32), silence(0.3), tone(0.5)]),
+    "quiet-all-through": tone(1.0, db=-60.0),
+    "late-short-tone": np.concatenate([silence(0.93), tone(0.05)]),
+}
+
+
+def listened(signal: np.ndarray, frame_bytes: int) -> RequestRecord:
+    """The figures a /ws listener records for `signal` arriving as frames of `frame_bytes` at t=1 s."""
+    listener, pcm = Listener(t0=0.0, sample_rate=RATE), to_pcm16(signal).tobytes()
+    for start in range(0, len(pcm), frame_bytes):
+        listener.pcm(1.0, pcm[start : start + frame_bytes])
+    record = RequestRecord("ws", 1.0, 0, 0, 0.0)
+    listener.finish(record, sent_at=0.0, done_at=2.0)
+    return record
+
+
+@pytest.mark.parametrize("name", SIGNALS)
+@pytest.mark.parametrize("frame_bytes", [4801, 9600, 10**7])  # odd sizes split samples across frames
+def test_the_onset_found_on_the_way_is_the_one_of_the_whole_stream(name: str, frame_bytes: int):
+    signal = np.round(SIGNALS[name] * 32767) / 32767  # what survives PCM16
+    expected = audible_onset(signal.astype(np.float32), RATE)
+    assert onset_of(signal, RATE) == expected
+    record = listened(signal, frame_bytes)
+    assert record.audio_sec == signal.size / RATE
+    if expected is None:
+        assert record.ttfa_ms is None and record.leading_silence_ms is None
+    else:
+        assert record.leading_silence_ms == pytest.approx(expected / RATE * 1000.0)
+        assert record.ttfa_ms == pytest.approx(1000.0 + expected / RATE * 1000.0)
+
+
+def test_the_onset_rule_reads_up_to_the_onset_not_the_whole_stream(monkeypatch):
+    """The whole stream was analysed at its end, on the event loop that timestamps every other
+    request: ~90 ms for a minute of audio, added to the figures of the streams running beside it."""
+    read: list[int] = []
+
+    def counting(samples: np.ndarray, *args: object) -> np.ndarray:
+        read.append(np.asarray(samples).size)
+        return window_levels(samples, *args)
+
+    window_levels = audio.window_levels_db
+    monkeypatch.setattr(audio, "window_levels_db", counting)
+    minute = np.concatenate([silence(0.3), tone(60.0)])
+    record = listened(minute, frame_bytes=RATE // 5 * 2)  # 0.2 s frames
+    assert record.leading_silence_ms == pytest.approx(300.0, abs=10.0)
+    assert sum(read) < 4 * RATE, sum(read)  # a few frames around the onset, not 60 s
+    read.clear()
+    assert onset_of(minute, RATE) is not None and sum(read) < 4 * RATE, sum(read)

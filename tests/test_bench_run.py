@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from npu_worker.app_keys import SETTINGS_KEY
+from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, read_baseline, texts_digest
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.bench.load import LoadConfig, run_load
 from npu_worker.bench.report import markdown, summarize_runs, write_report
@@ -189,6 +191,10 @@ async def test_a_run_in_which_no_request_succeeded_exits_1_with_its_report(worke
         (["--token", "a\nb"], "the token must be printable ASCII"),
         (["--wav-dir", "/nonexistent-npu-worker"], "cannot write in --wav-dir /nonexistent-npu-worker: "),
         (["--mode", "fragments", "--timeout", "0"], "timeout must be in (0, 600] s"),
+        (["--mode", "fragments", "--requests", "-5"], "--requests must be in (0, 1000]"),  # all but 5
+        (["--mode", "fragments", "--base", "http://u:p@127.0.0.1:9"], "the worker URL must not hold a user"),
+        (["--texts", "/dev/zero"], "/dev/zero: more than 16 MiB: not a texts file"),  # read until OOM
+        (["--mode", "fragments", "--texts", "/dev/zero"], "/dev/zero: more than 16 MiB"),
     ],
 )
 async def test_settings_every_request_would_fail_on_are_refused_before_the_run(
@@ -225,3 +231,103 @@ async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
     records = result["records"]
     assert records and all(r["error"].startswith("UnknownLanguage: ") for r in records), records
     assert not any(r["timeout"] for r in records)
+
+
+async def test_requests_without_an_audible_onset_are_named_in_the_markdown_not_left_out(worker, tmp_path):
+    """Silence only: no TTFA to count, and the table's TTFA columns were silently over the other requests."""
+    result = await bench(await worker(ToneEngine(seconds_per_char=0.0, leading_silence=0.3)))
+    records = result["records"]
+    assert records and all(r["error"] is None and r["ttfa_ms"] is None for r in records), records
+    report = {
+        "command": "npu-worker bench",
+        "started_at": "s",
+        "finished_at": "f",
+        "machine": {"platform": "p", "cpu_count": 2},
+        "health": result["health"],
+        "summary": summarize_runs(records),
+    }
+    text = markdown(report)
+    for row in report["summary"]:
+        assert row["no_onset"] == row["ok"] > 0
+        assert f"{row['no_onset']} of {row['ok']} successful requests had no audible onset" in text, text
+
+
+async def test_a_rerun_the_cache_answers_is_named_in_the_markdown(worker):
+    """The same --seed again, the worker's cache on: every /synth figure was the cache's, and only the JSON
+    said so (a /ws preview is not kept in the cache: its figures stay the engine's)."""
+    server = await worker(cache_max_bytes=10_000_000)
+    await bench(server)
+    result = await bench(server)
+    records = result["records"]
+    assert records and all(r["error"] is None and r["cached"] == (r["transport"] == "http") for r in records)
+    report = {
+        "command": "npu-worker bench",
+        "started_at": "s",
+        "finished_at": "f",
+        "machine": {"platform": "p", "cpu_count": 2},
+        "health": result["health"],
+        "summary": summarize_runs(records),
+    }
+    text = markdown(report)
+    [row] = [row for row in report["summary"] if row["transport"] == "http"]
+    assert f"{row['ok']} of {row['ok']} successful requests were answered from the worker's cache" in text, (
+        text
+    )
+    assert text.count("answered from the worker's cache") == 1
+
+
+LECTURE_BASELINE = str(Path(__file__).parents[1] / "benchmarks/load/espeak-engine.json")  # the lecture's 39
+
+
+@pytest.mark.parametrize(
+    ("baseline", "texts", "problem"),
+    [
+        ("[1, 2]", None, "not an engine baseline"),  # AttributeError's traceback after the whole run
+        ("[" * 100_000, None, "the JSON is nested too deeply to read"),
+        (LECTURE_BASELINE, "하나.\n둘.\n", "a baseline of 39 texts; this run has 2"),  # silently wrong
+        (
+            '{"per_text_first_audible_ms": [1, 2], "per_text_whole_ms": [1, 2], "texts_sha256": "0"}',
+            "a\nb\n",
+            "a baseline of other texts than this run's --texts",
+        ),
+        ('{"per_text_first_audible_ms": ["1", 2], "per_text_whole_ms": [1, 2]}', "a\nb\n", "no number"),
+    ],
+)
+async def test_an_engine_baseline_of_other_texts_or_none_is_refused_before_the_run(
+    tmp_path, capsys, baseline: str, texts: str | None, problem: str
+):
+    path = Path(baseline) if baseline == LECTURE_BASELINE else tmp_path / "baseline.json"
+    if path != Path(baseline):
+        path.write_text(baseline, encoding="utf-8")
+    argv = [
+        "bench",
+        "--base",
+        "http://127.0.0.1:9",
+        "--out",
+        str(tmp_path / "r"),
+        "--engine-baseline",
+        str(path),
+    ]
+    if texts is not None:
+        (tmp_path / "texts.txt").write_text(texts, encoding="utf-8")
+        argv += ["--texts", str(tmp_path / "texts.txt")]
+    assert await asyncio.to_thread(bench_main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"npu-worker bench: {path}: ") and problem in err and err.count("\n") == 1, err
+
+
+def test_an_engine_baseline_of_the_same_texts_is_taken(tmp_path):
+    texts = ("하나.", "둘.")
+    path = tmp_path / "baseline.json"
+    recorded = {"per_text_first_audible_ms": [1.5, None], "per_text_whole_ms": [3, 4]}
+    path.write_text(json.dumps({**recorded, "texts_sha256": texts_digest(texts)}), encoding="utf-8")
+    assert read_baseline(path, texts)["per_text_whole_ms"] == [3, 4]
+    assert len(read_baseline(Path(LECTURE_BASELINE), load_texts(DEFAULT_TEXTS)[0])["per_text_whole_ms"]) == 39
+
+
+async def test_a_relative_wav_dir_is_the_callers_not_the_workers(worker, tmp_path, monkeypatch):
+    """`--wav-dir out` went to the worker as a relative output_path, which names no folder of the caller's."""
+    server = await worker()
+    monkeypatch.chdir(tmp_path.parent)
+    result = await bench(server, transports=("http",), wav_dir=tmp_path.name)
+    assert all(r["ttfa_ms"] is not None for r in ok_records(result, "http"))

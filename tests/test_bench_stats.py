@@ -20,6 +20,11 @@ def test_p99_of_a_few_requests_is_the_largest():
     assert percentile([30.0, 10.0, 20.0], 50) == 20.0
 
 
+def test_p95_of_40_requests_is_the_third_largest_and_p99_the_largest():
+    values = [float(v) for v in range(1, 41)]
+    assert percentile(values, 95) == 38.0 and percentile(values, 99) == 40.0
+
+
 def test_order_of_the_input_does_not_matter():
     assert percentile([5, 1, 4, 2, 3], 50) == 3
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from npu_worker.audio import audible_onset
-from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts
+from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, texts_digest
 from npu_worker.bench.onset import PlaybackTimeline
 from npu_worker.bench.stats import summarize
 from npu_worker.config import Settings
@@ -106,6 +106,7 @@ def main() -> int:
         },
         "machine": {"platform": platform.platform(), "python": platform.python_version()},
         "repeats": args.repeats,
+        "texts_sha256": texts_digest(texts),  # `npu-worker bench --engine-baseline` refuses other texts
         "per_text_first_audible_ms": [r["first_audible_ms"] for r in runs],
         "per_text_whole_ms": [r["total_ms"] for r in whole],
         "summary": {key: summarize(r[key] for r in runs) for key in runs[0]},

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import datetime as dt
 import errno
+import hashlib
 import json
 import os
 import re
@@ -18,7 +19,8 @@ from typing import Any
 import aiohttp
 
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
-from npu_worker.bench.load import LoadConfig, NotAWorker, TargetNotAllowed, run_load
+from npu_worker.bench.load import MAX_REQUESTS, LoadConfig, NotAWorker, TargetNotAllowed, run_load
+from npu_worker.bench.measure import figure
 from npu_worker.bench.report import (
     PLOT_HINT,
     load_average,
@@ -27,20 +29,35 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
-from npu_worker.cli_client import read_json
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
+MAX_TEXTS_BYTES = 16 * 1024 * 1024  # the 39-slide lecture is 7 KB
+
+
+def read_texts_file(path: Path) -> str:
+    """The file's text, BOM or not; ValueError for more than MAX_TEXTS_BYTES (`--texts /dev/zero` read
+    until memory ran out) or for what is no UTF-8."""
+    with path.open("rb") as source:
+        raw = source.read(MAX_TEXTS_BYTES + 1)
+    if len(raw) > MAX_TEXTS_BYTES:
+        raise ValueError(f"{path}: more than {MAX_TEXTS_BYTES // 2**20} MiB: not a texts file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
     """Texts from a lecture JSON (`sections[].text`, optional `lang`), a JSON list of texts, or one text
     per line. ValueError says what is wrong where (a missing 'text' was a KeyError's traceback)."""
+    raw = read_texts_file(path)
     if path.suffix != ".json":
-        raw = path.read_text(encoding="utf-8")
         return tuple(line.strip() for line in raw.splitlines() if line.strip()), None
     try:
-        data = read_json(path)
+        data = json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"{path}: the JSON is nested too deeply to read") from None
     except ValueError as exc:  # json's own words lack the file's name
         raise ValueError(f"{path}: {exc}") from None
     sections = data.get("sections") if isinstance(data, dict) else data
@@ -56,6 +73,33 @@ def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
             raise ValueError(f"{path}: item {position} is neither a text nor a section with a string 'text'")
         texts.append(text)
     return tuple(texts), lang
+
+
+def texts_digest(texts: tuple[str, ...]) -> str:
+    """What an engine baseline records of its texts, so that a run of other texts cannot use it."""
+    return hashlib.sha256(json.dumps(list(texts), ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def read_baseline(path: Path, texts: tuple[str, ...]) -> dict[str, Any]:
+    """An engine baseline (benchmarks/load/engine_first_chunk.py) of these very texts; ValueError before
+    the run otherwise (a JSON that was no baseline was a traceback after the whole run, and one of other
+    texts subtracted another text's time from each request, without a word)."""
+    try:
+        baseline = json.loads(read_texts_file(path))
+    except RecursionError:
+        raise ValueError(f"{path}: the JSON is nested too deeply to read") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    keys = ("per_text_first_audible_ms", "per_text_whole_ms")
+    if not isinstance(baseline, dict) or not all(isinstance(baseline.get(key), list) for key in keys):
+        raise ValueError(f"{path}: not an engine baseline (no {' and '.join(keys)} lists)")
+    if any(len(baseline[key]) != len(texts) for key in keys):
+        raise ValueError(f"{path}: a baseline of {len(baseline[keys[0]])} texts; this run has {len(texts)}")
+    if baseline.get("texts_sha256", texts_digest(texts)) != texts_digest(texts):
+        raise ValueError(f"{path}: a baseline of other texts than this run's --texts")
+    if not all(v is None or figure(v) is not None for key in keys for v in baseline[key]):
+        raise ValueError(f"{path}: a baseline figure that is no number")
+    return baseline
 
 
 def check_writable(prefix: Path, suffixes: tuple[str, ...]) -> None:
@@ -188,8 +232,10 @@ def build_report(
 def run_fragments_command(args: argparse.Namespace, command: str) -> int:
     try:
         texts, lang = load_texts(args.texts)
+        if not 0 < args.requests <= MAX_REQUESTS:  # texts[:-5] sent all but the last 5
+            raise ValueError(f"--requests must be in (0, {MAX_REQUESTS}]")
         config = FragmentConfig(
-            base=(args.base or os.environ.get(BASE_ENV) or DEFAULT_BASE).rstrip("/"),
+            base=resolve_base(args.base),  # as the load mode: no user:password@, a port that is a number
             texts=texts[: args.requests],
             chars=args.fragment_chars,
             interval=args.fragment_interval_ms / 1000.0,
@@ -231,7 +277,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         return run_fragments_command(args, command)
     try:
         config = _config(args)
-        baseline = json.loads(args.engine_baseline.read_text()) if args.engine_baseline else None
+        baseline = read_baseline(args.engine_baseline, config.texts) if args.engine_baseline else None
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2

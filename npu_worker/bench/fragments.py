@@ -18,12 +18,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import aiohttp
-import numpy as np
 
-from npu_worker.audio import audible_onset, from_pcm16
 from npu_worker.bench.load import check_loopback, health, no_redirects
-from npu_worker.bench.measure import figure, json_object, sample_rate
-from npu_worker.bench.onset import PlaybackTimeline
+from npu_worker.bench.measure import Listener, figure, json_object, sample_rate
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
 
@@ -81,8 +78,9 @@ def fragments_of(text: str, chars: int) -> list[str]:
 
 
 def sentence_fragment(text: str, sentence: str, chars: int) -> int | None:
-    """Index of the fragment that carries the last character of `sentence` (its first place in `text`)."""
-    start = text.find(sentence)
+    """Index of the fragment that carries the last character of `sentence` (its first place in `text`);
+    None for no sentence (it was -1: the last fragment's, a figure measured from the wrong moment)."""
+    start = text.find(sentence) if sentence else -1
     return None if start < 0 else (start + len(sentence) - 1) // chars
 
 
@@ -90,9 +88,11 @@ async def _send(
     ws: aiohttp.ClientWebSocketResponse, pieces: list[str], interval: float, record: FragmentRecord
 ):  # noqa: ANN202
     loop = asyncio.get_running_loop()
+    start = loop.time()
     for number, piece in enumerate(pieces):
-        if number:
-            await asyncio.sleep(interval)
+        # On a fixed schedule: sleeping `interval` after each send added every send's time and every
+        # late wake-up (0.4 ms a fragment on a busy 2-core VM) to the text's arrival.
+        await asyncio.sleep(max(0.0, start + number * interval - loop.time()))
         record.sent_at.append(loop.time())
         await ws.send_str(json.dumps({"type": "input.text", "text": piece}))
     await ws.send_str(json.dumps({"type": "input.done"}))
@@ -101,14 +101,12 @@ async def _send(
 async def _receive(
     ws: aiohttp.ClientWebSocketResponse,
     record: FragmentRecord,
-    timeline: PlaybackTimeline,
-    parts: list[bytes],
+    listener: Listener,
 ) -> None:
     loop = asyncio.get_running_loop()
-    async for message in ws:
+    async for message in ws:  # ends quietly, without a message, when the worker closes the socket
         if message.type == aiohttp.WSMsgType.BINARY:
-            timeline.add(loop.time(), len(message.data) // 2)
-            parts.append(message.data)
+            listener.pcm(loop.time(), message.data)
             continue
         if message.type != aiohttp.WSMsgType.TEXT:
             record.error = record.error or f"socket closed early ({message.type.name})"
@@ -121,18 +119,18 @@ async def _receive(
         elif kind == "first_audio":
             record.server_ttfa_ms = figure(event.get("ttfa_ms"))
         elif kind == "error":
-            record.error = record.error or str(event.get("message"))
+            record.error = record.error or str(event.get("message") or "an error without a message")
         elif kind == "session.done":
             record.sentences = int(figure(event.get("total_sentences")) or 0)
             return
+    record.error = record.error or f"socket closed before session.done (close code {ws.close_code})"
 
 
 async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx: int) -> FragmentRecord:
     text = config.texts[idx]
     pieces = fragments_of(text, config.chars)
     record = FragmentRecord(text_idx=idx, fragments=len(pieces))
-    timeline = PlaybackTimeline(24000)
-    parts: list[bytes] = []
+    listener = Listener(t0=0.0)  # places the PCM and finds its onset as it comes: nothing kept
     try:
         async with session.ws_connect(config.base + "/v1/audio/speech/stream") as ws:
             await ws.send_str(
@@ -142,10 +140,10 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
             if configured.get("type") != "session.configured":
                 record.error = str(configured.get("message", configured))
                 return record
-            timeline.sample_rate = sample_rate(configured.get("sample_rate"))
+            listener.sample_rate = sample_rate(configured.get("sample_rate"))
             sender = asyncio.create_task(_send(ws, pieces, config.interval, record))
             try:
-                await asyncio.wait_for(_receive(ws, record, timeline, parts), config.timeout)
+                await asyncio.wait_for(_receive(ws, record, listener), config.timeout)
             except TimeoutError:
                 record.error = "timeout"
             finally:
@@ -153,7 +151,7 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
     except (aiohttp.ClientError, TimeoutError, ValueError) as exc:  # this text's error; the run goes on
         record.error = record.error or f"{type(exc).__name__}: {exc}"
         return record
-    _audio_figures(record, timeline, parts, text, config.chars)
+    _audio_figures(record, listener, text, config.chars)
     return record
 
 
@@ -172,13 +170,13 @@ async def _configured(ws: aiohttp.ClientWebSocketResponse, timeout: float) -> di
     return answer if isinstance(answer, dict) else {"message": f"not a JSON object: {message.data[:80]}"}
 
 
-def _audio_figures(
-    record: FragmentRecord, timeline: PlaybackTimeline, parts: list[bytes], text: str, chars: int
-) -> None:
-    samples = from_pcm16(b"".join(parts)) if parts else np.zeros(0, np.float32)
-    record.audio_sec = round(samples.size / timeline.sample_rate, 3)
+def _audio_figures(record: FragmentRecord, listener: Listener, text: str, chars: int) -> None:
+    timeline, watch = listener.timeline, listener.watch
+    if timeline is None or watch is None:  # no PCM
+        return
+    record.audio_sec = round(timeline.samples / timeline.sample_rate, 3)
     record.underruns = timeline.underruns
-    onset = audible_onset(samples, timeline.sample_rate)
+    onset = watch.onset
     if onset is None or not record.sent_at:
         return
     heard = timeline.play_time(onset)

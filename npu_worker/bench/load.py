@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import os
 import random
 import shutil
 import tempfile
@@ -69,6 +70,8 @@ class LoadConfig:
         check_loopback(self.base)
         if not self.rates or any(not 0 < r <= MAX_RATE for r in self.rates):
             raise ValueError(f"rates must be in (0, {MAX_RATE}] requests/s")
+        if len(set(self.rates)) < len(self.rates):  # its runs would share seeds and one report row
+            raise ValueError(f"each rate once, not {', '.join(f'{r:g}' for r in self.rates)}")
         if not 0 < self.duration <= MAX_DURATION:
             raise ValueError(f"duration must be in (0, {MAX_DURATION}] s")
         if not 0 < self.max_requests <= MAX_REQUESTS:
@@ -134,16 +137,28 @@ async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     return body
 
 
-async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> bool:
-    """Wait (bounded) until the worker reports no queued sections and no running jobs."""
+async def health_or_why_not(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
+    """/health, or `{"unreachable": why}` once the run has begun: a worker that died under the load
+    (what a load benchmark may well do) must not take the requests measured so far with it."""
+    try:
+        return await health(session, base)
+    except (NotAWorker, aiohttp.ClientError, OSError, TimeoutError) as exc:
+        return {"unreachable": f"{type(exc).__name__}: {exc}"}
+
+
+async def wait_idle(session: aiohttp.ClientSession, base: str, limit: float) -> str | None:
+    """Wait (bounded) until the worker reports no queued sections and no running jobs: None then, else
+    why not (still busy after `limit`, or unreachable)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + limit
     while loop.time() < deadline:
-        body = await health(session, base)
+        body = await health_or_why_not(session, base)
+        if "unreachable" in body:
+            return f"worker unreachable ({body['unreachable']})"
         if not body.get("queue") and not body.get("jobs_running"):
-            return True
+            return None
         await asyncio.sleep(0.2)
-    return False
+    return f"worker still busy after {limit:g} s"
 
 
 async def run_rate(
@@ -185,6 +200,12 @@ def rng_seed(seed: int, transport: str, rate: float, index: int) -> int:
     ) % 2**31
 
 
+def temp_wav_dir(wav_dir: str | None) -> str:
+    """A fresh folder for the /synth wavs, as an absolute path: the worker would read a relative one
+    from its own folder (blocking: call from a thread)."""
+    return os.path.abspath(tempfile.mkdtemp(prefix="npu-bench-", dir=wav_dir))
+
+
 async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Every rate on every transport, the worker drained in between; returns health and raw records."""
     records: list[RequestRecord] = []
@@ -195,17 +216,17 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
         headers=headers, connector=connector, trace_configs=[no_redirects()]
     ) as session:
         before = await health(session, config.base)
-        out_dir = await asyncio.to_thread(tempfile.mkdtemp, prefix="npu-bench-", dir=config.wav_dir)
+        out_dir = await asyncio.to_thread(temp_wav_dir, config.wav_dir)
         try:
             for rate in config.rates:
                 for transport in config.transports:
-                    if not await wait_idle(session, config.base, config.drain_timeout):
-                        say(f"warning: worker still busy after {config.drain_timeout:g} s; going on")
+                    if problem := await wait_idle(session, config.base, config.drain_timeout):
+                        say(f"warning: {problem}; going on")
                     batch = await run_rate(session, config, transport, rate, out_dir)
                     records.extend(batch)
                     failed = sum(1 for r in batch if r.error)
                     say(f"{transport} at {rate:g}/s: {len(batch)} requests, {failed} failed")
         finally:
             await asyncio.to_thread(shutil.rmtree, out_dir, True)
-        after = await health(session, config.base)
+        after = await health_or_why_not(session, config.base)
     return {"health": before, "health_after": after, "records": [r.to_dict() for r in records]}

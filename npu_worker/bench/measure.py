@@ -11,15 +11,14 @@ import asyncio
 import json
 import math
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import aiohttp
-import numpy as np
 
-from npu_worker.audio import audible_onset, from_pcm16, read_wav
-from npu_worker.bench.onset import PlaybackTimeline
+from npu_worker.audio import OnsetWatch, from_pcm16, read_wav
+from npu_worker.bench.onset import PlaybackTimeline, onset_of
 
 
 @dataclass
@@ -53,43 +52,55 @@ class RequestRecord:
 
 @dataclass
 class Listener:
-    """Collects PCM as it arrives and turns it into onset, TTFA and underrun figures at the end."""
+    """Places PCM on the playback timeline as it arrives and finds its onset on the way, so that the
+    work per frame stays small and nothing is left to do over the whole stream at its end: this runs
+    on the event loop that timestamps every other request's frames."""
 
     t0: float
     sample_rate: int = 24000
     timeline: PlaybackTimeline | None = None
-    parts: list[bytes] = field(default_factory=list)
+    watch: OnsetWatch | None = None
+    chunks: int = 0
+    _odd: bytes = b""  # a frame's last byte when it split a sample
 
     def pcm(self, arrival: float, data: bytes) -> None:
-        if self.timeline is None:
+        if self.timeline is None or self.watch is None:
             self.timeline = PlaybackTimeline(self.sample_rate)
-        self.timeline.add(arrival, len(data) // 2)
-        self.parts.append(data)
+            self.watch = OnsetWatch(self.sample_rate)
+        self.chunks += 1
+        data = self._odd + data
+        whole = len(data) - len(data) % 2
+        self._odd = data[whole:]
+        self.timeline.add(arrival, whole // 2)
+        if self.watch.onset is None and whole:
+            self.watch.feed(from_pcm16(data[:whole]))
 
     def finish(self, record: RequestRecord, sent_at: float, done_at: float) -> None:
-        samples = from_pcm16(b"".join(self.parts)) if self.parts else np.zeros(0, np.float32)
-        fill_audio_figures(record, samples, self.sample_rate, self.timeline, self.t0, sent_at, done_at)
-        record.chunks = len(self.parts)
+        samples = self.timeline.samples if self.timeline else 0
+        onset = self.watch.onset if self.watch else None
+        fill_audio_figures(record, samples, onset, self.sample_rate, self.timeline, self.t0, sent_at, done_at)
+        record.chunks = self.chunks
 
 
 def fill_audio_figures(
     record: RequestRecord,
-    samples: np.ndarray,
+    samples: int,
+    onset: int | None,
     sample_rate: int,
     timeline: PlaybackTimeline | None,
     t0: float,
     sent_at: float,
     done_at: float,
 ) -> None:
+    """Figures of `samples` received, the audible onset at sample `onset` (None: none)."""
     record.e2e_ms = (done_at - t0) * 1000.0
-    record.audio_sec = samples.size / sample_rate
-    if samples.size:
+    record.audio_sec = samples / sample_rate
+    if samples:
         record.rtf = (done_at - sent_at) / record.audio_sec
     if timeline is None:
         return
     record.underruns = timeline.underruns
     record.underrun_ms = timeline.underrun_seconds * 1000.0
-    onset = audible_onset(samples, sample_rate)
     if onset is not None:
         record.leading_silence_ms = onset / sample_rate * 1000.0
         record.ttfa_ms = (timeline.play_time(onset) - t0) * 1000.0
@@ -106,10 +117,11 @@ async def ws_request(
     """A preview over /ws: one connection, one `synth` message, PCM frames until `done`."""
     loop = asyncio.get_running_loop()
     listener = Listener(t0)
+    over = False  # `done`, or a request-level refusal: anything else ending the stream cut it short
     async with session.ws_connect(base + "/ws", autoping=True) as ws:
         await ws.send_str(json.dumps({"type": "synth", "text": text, "audio": True, **params}))
         sent_at = loop.time()
-        async for message in ws:
+        async for message in ws:  # ends quietly, without a message, when the worker closes the socket
             now = loop.time()
             if record.ttfb_ms is None:
                 record.ttfb_ms = (now - t0) * 1000.0
@@ -118,13 +130,15 @@ async def ws_request(
                     record.first_chunk_ms = (now - t0) * 1000.0
                 listener.pcm(now, message.data)
             elif message.type == aiohttp.WSMsgType.TEXT:
-                if _ws_event(json_object(message.data), record, listener):
+                if over := _ws_event(json_object(message.data), record, listener):
                     break
-            else:
-                record.error = record.error or f"socket closed before done ({message.type.name})"
+            else:  # an ERROR message: the connection failed
+                record.error = f"socket failed before done ({message.type.name}: {message.data})"
                 break
+        if not over:
+            record.error = record.error or f"socket closed before done (close code {ws.close_code})"
         listener.finish(record, sent_at, loop.time())
-        if not listener.parts and record.error is None:
+        if not listener.chunks and record.error is None:
             record.error = "NoAudio: the request ended without any PCM frame"
 
 
@@ -163,7 +177,7 @@ def _ws_event(event: dict[str, Any], record: RequestRecord, listener: Listener) 
     elif kind == "progress" and event.get("cached"):
         record.cached = True
     elif kind == "error":
-        record.error = str(event.get("error"))
+        record.error = str(event.get("error") or "an error event without a message")  # "" read as success
         return event.get("idx") is None  # a request-level refusal: no `done` follows
     return kind == "done"
 
@@ -195,7 +209,9 @@ async def http_request(
         record.first_chunk_ms = (done_at - t0) * 1000.0
         timeline = PlaybackTimeline(rate)
         timeline.add(done_at, samples.size)
-        fill_audio_figures(record, samples, rate, timeline, t0, sent_at, done_at)
+        fill_audio_figures(
+            record, samples.size, onset_of(samples, rate), rate, timeline, t0, sent_at, done_at
+        )
         record.chunks = 1
     finally:
         await asyncio.to_thread(lambda: Path(path).unlink(missing_ok=True))

@@ -157,6 +157,19 @@ def markdown(report: dict[str, Any]) -> str:
         rows = [r for r in report["summary"] if r["transport"] == transport]
         if rows:
             lines += ["", f"## {TITLES[transport]}", "", HEADER, *map(_row, rows)]
+            notes = [
+                f"At {r['rate']:g}/s, {r['no_onset']} of {r['ok']} successful requests had no audible onset "
+                "(silence only): left out of the TTFA columns.  "
+                for r in rows
+                if r["no_onset"]  # not in the TTFA columns: say so beside them
+            ] + [
+                f"At {r['rate']:g}/s, {r['cached']} of {r['ok']} successful requests were answered from the "
+                "worker's cache: their figures are the cache's (a rerun with the same --seed; start the worker "
+                "with --cache-max-bytes 0).  "
+                for r in rows
+                if r["cached"]
+            ]
+            lines += [""] * bool(notes) + notes
     overhead = [r for r in report["summary"] if r["metrics"]["overhead_ms"]["n"]]
     if overhead:
         lines += [
@@ -175,6 +188,11 @@ def markdown(report: dict[str, Any]) -> str:
             lines.append(
                 f"| {r['transport']} | {r['rate']:g} | {_ms(o['p50'])} | {_ms(o['p95'])} | {_ms(o['max'])} |"
             )
+    if gone := (report.get("health_after") or {}).get("unreachable"):
+        lines += [
+            "",
+            f"**The worker could not be reached after the run** ({gone}): it may have died under it.",
+        ]
     errors = [(r["transport"], r["rate"], e) for r in report["summary"] for e in r["error_samples"]]
     if errors:
         lines += ["", "Errors seen: " + "; ".join(f"{t} {rate:g}/s: {e}" for t, rate, e in errors)]

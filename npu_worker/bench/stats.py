@@ -11,8 +11,8 @@ PERCENTILES = (50, 95, 99)
 def percentile(values: Iterable[float], q: float) -> float | None:
     """The nearest-rank q-th percentile (q in (0, 100]); None for no values.
 
-    Nearest rank (no interpolation) so that p99 of 40 requests is the largest but one observed value
-    rather than a number no request had.
+    Nearest rank (no interpolation) so that every figure is one a request had: p99 of fewer than 100
+    requests is the largest, p95 of 40 the third largest.
     """
     ordered = sorted(v for v in values if v is not None and math.isfinite(v))
     if not ordered:
