@@ -403,15 +403,21 @@ async def test_a_request_whose_caller_hung_up_stops_and_writes_nothing(served, t
 async def test_the_access_log_never_shows_a_token(served, caplog):
     listener = await served(token="s3cret-value")
     caplog.set_level(logging.INFO, logger="aiohttp.access")
-    for query in ("token=s3cret-value", "a=1&token=s3cret-value", "tok%65n=s3cret-value"):
+    queries = (
+        "token=s3cret-value",
+        "a=1&token=s3cret-value",
+        "tok%65n=s3cret-value",
+        "a=1;token=s3cret-value",
+    )
+    for query in queries:  # the last: yarl reads `;` as part of `a`'s value, and it was logged whole
         answer = await raw_exchange(
             listener.port,
             f"GET /jobs?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode(),
             seconds(5),
         )
-        assert answer.startswith(b"HTTP/1.1 200")
+        assert answer.startswith(b"HTTP/1.1 200") or ";" in query  # a `;` token is not read: 401
     lines = [r.getMessage() for r in caplog.records if r.name == "aiohttp.access"]
-    assert len(lines) == 3
+    assert len(lines) == 4
     assert all("s3cret" not in line and "token=***" in line for line in lines)
 
 
