@@ -1,14 +1,19 @@
-"""GET /ws when the worker shuts down: after the drain, every socket is told and closed with 1001."""
+"""The WebSocket routes when the worker shuts down: after the drain, every socket is told and closed with
+1001 (`/ws`, and the OpenAI speech stream)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.server import listen
+from npu_worker.server import Listener, listen
 from tests.test_ws_support import ChunkGate, batch
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
@@ -16,52 +21,104 @@ from tests.tone_engine import ToneEngine
 TEXT_OR_PCM = (aiohttp.WSMsgType.TEXT, aiohttp.WSMsgType.BINARY)
 
 
-async def test_a_shutdown_ends_the_running_request_and_closes_every_socket_with_1001(settings):
-    """They were left silent until aiohttp's shutdown timeout cut them (1006): a request got neither
-    its `done` nor a word of why, and an idle socket could not tell a shutdown from a network fault."""
+@dataclass
+class Stopping:
+    """A served worker whose engine makes a chunk only when the gate allows; `shut_down()` starts what
+    SIGTERM starts, and lets the running section finish."""
+
+    engine: ToneEngine
+    gate: ChunkGate
+    listener: Listener
+    closing: asyncio.Task[None] | None = None
+
+    async def shut_down(self) -> None:
+        scheduler = self.listener.runner.app[SCHEDULER_KEY]
+        self.closing = asyncio.create_task(self.listener.close())
+        await until(lambda: scheduler.draining, "the drain to begin")
+        self.gate.open()  # the running section finishes in the drain; the queued ones never start
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.listener.port}{path}"
+
+
+@contextlib.asynccontextmanager
+async def gated_worker(settings: Any) -> AsyncIterator[Stopping]:
     gate = ChunkGate()
     engine = ToneEngine(chunk_seconds=0.1)
     engine.gate = gate  # type: ignore[assignment]
     app = await asyncio.to_thread(build_app, settings, engine)
-    scheduler = app[SCHEDULER_KEY]
     listener = await listen(app, settings, host="127.0.0.1", port=0)
-    closing: asyncio.Task[None] | None = None
+    worker = Stopping(engine, gate, listener)
     try:
-        await until(lambda: scheduler.loaded, "the engine to load")
-        url = f"http://127.0.0.1:{listener.port}/ws"
-        async with aiohttp.ClientSession() as http:
-            idle = await http.ws_connect(url)
-            ws = await http.ws_connect(url, autoclose=False)
-            await ws.send_json(batch("가" * 5, "나" * 5, "다" * 5))  # one 0.1 s chunk each
-            gate.allow(1)  # section 0 is made; section 1 waits in the engine
-            events = []
-            while (events[-1:] or [{}])[0] != {"event": "progress", "idx": 1, "status": "synth", "seq": 4}:
-                message = await ws.receive(timeout=seconds(10))
-                if message.type == aiohttp.WSMsgType.TEXT:
-                    events.append(message.json())
-            closing = asyncio.create_task(listener.close())
-            await until(lambda: scheduler.draining, "the drain to begin")
-            gate.open()  # the running section finishes in the drain; section 2 never starts
-            while (message := await ws.receive(timeout=seconds(10))).type in TEXT_OR_PCM:
-                if message.type == aiohttp.WSMsgType.TEXT:
-                    events.append(message.json())
-            assert (message.type, message.data, message.extra) == (
-                aiohttp.WSMsgType.CLOSE,
-                aiohttp.WSCloseCode.GOING_AWAY,
-                "the worker is shutting down",
-            )
-            *_, ok, error, done = events
-            assert (ok["event"], ok["idx"], ok["status"]) == ("progress", 1, "ok")
-            assert (error["event"], error["idx"]) == ("error", 2)  # never to run here: ended by the drain
-            assert error["error"].startswith("QueueFull: the worker is shutting down")
-            assert (done["event"], done["ok_count"], done["fail_count"]) == ("done", 2, 1)
-            await ws.close()
-            message = await idle.receive(timeout=seconds(10))
-            assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
+        await until(lambda: app[SCHEDULER_KEY].loaded, "the engine to load")
+        yield worker
+        assert worker.closing is not None, "the test shuts the worker down"
         async with asyncio.timeout(seconds(10)):
-            await closing
-        assert engine.calls == ["가" * 5, "나" * 5]
+            await worker.closing
     finally:
         gate.open()
-        if closing is None:
+        if worker.closing is None:
             await listener.close()
+
+
+async def until_closed(ws: aiohttp.ClientWebSocketResponse, events: list[dict[str, Any]]) -> None:
+    """Reads to the close, keeping the text messages; the close must be the shutdown's 1001."""
+    while (message := await ws.receive(timeout=seconds(10))).type in TEXT_OR_PCM:
+        if message.type == aiohttp.WSMsgType.TEXT:
+            events.append(message.json())
+    assert (message.type, message.data, message.extra) == (
+        aiohttp.WSMsgType.CLOSE,
+        aiohttp.WSCloseCode.GOING_AWAY,
+        "the worker is shutting down",
+    )
+
+
+async def test_a_shutdown_ends_the_running_request_and_closes_every_socket_with_1001(settings):
+    """They were left silent until aiohttp's shutdown timeout cut them (1006): a request got neither
+    its `done` nor a word of why, and an idle socket could not tell a shutdown from a network fault."""
+    async with gated_worker(settings) as worker, aiohttp.ClientSession() as http:
+        idle = await http.ws_connect(worker.url("/ws"))
+        ws = await http.ws_connect(worker.url("/ws"), autoclose=False)
+        await ws.send_json(batch("가" * 5, "나" * 5, "다" * 5))  # one 0.1 s chunk each
+        worker.gate.allow(1)  # section 0 is made; section 1 waits in the engine
+        events: list[dict[str, Any]] = []
+        while (events[-1:] or [{}])[0] != {"event": "progress", "idx": 1, "status": "synth", "seq": 4}:
+            message = await ws.receive(timeout=seconds(10))
+            if message.type == aiohttp.WSMsgType.TEXT:
+                events.append(message.json())
+        await worker.shut_down()
+        await until_closed(ws, events)
+        *_, ok, error, done = events
+        assert (ok["event"], ok["idx"], ok["status"]) == ("progress", 1, "ok")
+        assert (error["event"], error["idx"]) == ("error", 2)  # never to run here: ended by the drain
+        assert error["error"].startswith("QueueFull: the worker is shutting down")
+        assert (done["event"], done["ok_count"], done["fail_count"]) == ("done", 2, 1)
+        await ws.close()
+        message = await idle.receive(timeout=seconds(10))
+        assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
+    assert worker.engine.calls == ["가" * 5, "나" * 5]
+
+
+async def test_a_shutdown_stops_a_speech_streams_utterance_with_an_error_and_closes_it_with_1001(settings):
+    """The same silence on `WS /v1/audio/speech/stream`: a caller whose utterance would never be finished
+    here got no word of it. (The sentences still queued are ended by the drain, each with its own
+    `QueueFull` error.)"""
+    async with gated_worker(settings) as worker, aiohttp.ClientSession() as http:
+        url = worker.url("/v1/audio/speech/stream")
+        idle = await http.ws_connect(url)
+        ws = await http.ws_connect(url, autoclose=False)
+        await ws.send_json({"type": "session.config", "voice": "default", "model": "tts-1"})
+        await ws.send_json({"type": "input.text", "text": "첫 번째 문장입니다. 두 번째 문장도 있습니다! 끝"})
+        await until(lambda: worker.engine.calls, "the engine to take sentence 0")  # "끝" waits for more
+        await worker.shut_down()
+        events: list[dict[str, Any]] = []
+        await until_closed(ws, events)
+        refused = [e for e in events if e["type"] == "error" and "sentence_index" in e]
+        assert [(e["sentence_index"], e["code"]) for e in refused] == [(1, "QueueFull")]
+        error = events[-1]  # the utterance, still open, ends too
+        assert (error["type"], error["code"], "sentence_index" in error) == ("error", "QueueFull", False)
+        assert error["message"].startswith("the worker is shutting down; send the text again")
+        await ws.close()
+        message = await idle.receive(timeout=seconds(10))
+        assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
+    assert worker.engine.calls == ["첫 번째 문장입니다."]
