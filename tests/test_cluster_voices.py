@@ -10,7 +10,6 @@ import threading
 from tests.openai_support import tone_wav
 from tests.test_openai_voices import upload
 from tests.test_path_safety import outside as outside  # a fixture: a folder beside tmp_path
-from tests.test_path_safety import run_gated, swap_for_link
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -38,23 +37,3 @@ async def test_a_voice_a_job_in_redis_speaks_with_is_not_deleted(worker, redis_s
     assert status["ok"] == 3 and status["fail"] == 0
     async with client.delete("/v1/audio/voices/teacher") as response:
         assert response.status == 200  # the job has ended: the voice is free
-
-
-async def test_an_engine_node_checks_the_reference_again_before_each_section(
-    worker, redis_server, tmp_path, outside
-):
-    """A reference swapped for a link after admission: a local worker fails the next section with
-    RefWavNotAllowed; an engine node read on (the engine's read refused it later, in its own words)."""
-    engine = ToneEngine()
-    client = await worker(engine, queue=redis_server.url)
-    voices = tmp_path / "voices"
-    voices.mkdir()
-    (voices / "ref.wav").write_bytes(b"RIFF")
-    (outside / "ref.wav").write_bytes(b"RIFF")
-    body = {
-        "sections": [{"idx": 0, "text": "하나"}, {"idx": 1, "text": "둘"}],
-        "ref_wav": str(voices / "ref.wav"),
-    }
-    events = await run_gated(client, engine, body, lambda: swap_for_link(voices, outside))
-    errors = [(e["idx"], e["error"].split(":")[0]) for e in events if e["event"] == "error"]
-    assert errors == [(1, "RefWavNotAllowed")]

@@ -84,9 +84,16 @@ async def test_a_deeper_component_swapped_is_refused_too(worker, tmp_path, outsi
     assert list(outside.iterdir()) == []
 
 
-async def test_reference_swapped_for_a_link_after_admission_is_refused(worker, tmp_path, outside):
+@pytest.mark.parametrize("queue", ["local", "redis"])
+async def test_reference_swapped_for_a_link_after_admission_is_refused(
+    worker, tmp_path, outside, request, queue
+):
+    """Checked again before each section: with `--queue redis` an engine node read on (the engine's read
+    refused it later, in its own words)."""
     engine = ToneEngine()
-    client = await worker(engine)
+    client = await worker(
+        engine, **({"queue": request.getfixturevalue("redis_server").url} if queue == "redis" else {})
+    )
     voices = tmp_path / "voices"
     voices.mkdir()
     (voices / "ref.wav").write_bytes(b"RIFF")
