@@ -168,6 +168,17 @@ def test_a_later_section_packs_its_sentences_into_one_segment_with_the_full_prom
     assert sum(c.size for c in chunks) > 0
 
 
+@pytest.mark.parametrize("speed", [0.5, 0.25])
+def test_a_slow_preview_says_its_first_word_in_one_segment(engine, speed):
+    """At speed 0.5 the early first segment's bound held less than "안녕하세요.": the lecture's first
+    slide was planned "안녕하세" + "요. 오늘은 ...", two segments joined by a cross-fade mid-word."""
+    prompts = engine.prompts.get(engine.default_voice(), "ko")
+    text = "안녕하세요. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다."
+    segments = engine.plan(text, "ko", prompts.rest, speed, True, prompts.frames_per_token)
+    assert segments[0] == "안녕하세요."
+    assert " ".join(segments).split() == text.split()
+
+
 def test_an_unknown_language_is_refused_before_synthesis_and_the_known_ones_are_listed(engine):
     from npu_worker.protocol import UnknownLanguage
 

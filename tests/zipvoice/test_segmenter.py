@@ -68,6 +68,18 @@ def test_a_very_short_first_sentence_takes_the_next_one_along_when_both_fit():
     assert plan_segments(text, letters, first_max=10, later_max=50, first_min=4)[0] == "네. 좋습니다."
 
 
+def test_the_first_segment_never_ends_inside_a_word_that_fits_the_later_bound():
+    """At speed 0.5 the first bound holds fewer tokens than "안녕하세요." has: the lecture's first slide
+    began with a segment "안녕하세" and the next said "요. ...", joined by a cross-fade mid-word."""
+    segments = plan_segments(LECTURE_0, letters, first_max=4, later_max=40)
+    assert segments[0] == "안녕하세요."
+    assert " ".join(segments).split() == LECTURE_0.split()
+    long_word = "가" * 50  # over the later bound too: cut between characters as before
+    assert len(plan_segments(long_word, letters, first_max=4, later_max=40)[0]) == 4
+    chinese = "今天我们一起来看看。"  # no spaces to keep words by: the first bound still cuts it
+    assert plan_segments(chinese, letters, first_max=4, later_max=40)[0] == "今天我们"
+
+
 def test_later_segments_respect_their_bound_and_keep_every_word_in_order():
     text = " ".join([LECTURE_0, LECTURE_3, LECTURE_6])
     segments = plan_segments(text, letters, first_max=10, later_max=40)

@@ -148,6 +148,19 @@ def _pack(units: list[Unit], limit: int, count: Callable[[str], int]) -> list[st
     return segments
 
 
+def _rest_of_word(first: str, rest: list[Unit]) -> list[Unit]:
+    """The units after `first` that continue its last word: cut from it between letters, not between
+    CJK characters (Chinese and Japanese have no spaces to keep words by; any cut there is as good)."""
+    taken: list[Unit] = []
+    left = first
+    for unit, glued in rest:
+        if not glued or is_cjk(left[-1]) or is_cjk(unit[0]):
+            break
+        taken.append((unit, glued))
+        left = unit
+    return taken
+
+
 # A piece with more characters than this many per token of the larger bound is over it without being
 # counted. Speech has about one token per character or more (Korean 3.7 per syllable, English ≈ 1, pinyin
 # 2), so no real text reaches it; what does is text the tokenizer says nothing for (emoji, "..." runs),
@@ -164,7 +177,8 @@ def plan_segments(
 ) -> list[str]:
     """Segments of `text` in order, joined they hold all its characters but spaces, in order.
 
-    The first segment is the first sentence (or its first clauses/words up to `first_max` tokens),
+    The first segment is the first sentence (or its first clauses/words up to `first_max` tokens; a
+    word longer than that whole, when it fits `later_max`, but for CJK runs, which are cut anyway),
     extended by following sentences only while it stays under `first_min` tokens; the rest is packed
     into segments of up to `later_max` tokens, split at sentence, then clause, then word boundaries,
     then between characters. A single character over the bound is the only segment that exceeds it,
@@ -177,6 +191,12 @@ def plan_segments(
         return []
     head = _units(sentences[0], first_max, count)
     first, rest_of_first = head[0][0], head[1:]
+    word_rest = _rest_of_word(first, rest_of_first)
+    if word_rest and count(first + "".join(unit for unit, _ in word_rest)) <= later_max:
+        # The first bound is for latency: a word it cut ("안녕하세" | "요." at speed 0.5) was said as two
+        # segments, joined by a cross-fade mid-word. A word that fits the later bound stays whole.
+        first += "".join(unit for unit, _ in word_rest)
+        rest_of_first = rest_of_first[len(word_rest) :]
     remaining = sentences[1:]
     if not rest_of_first:
         while remaining and count(first) < first_min and count(join(first, remaining[0])) <= first_max:
