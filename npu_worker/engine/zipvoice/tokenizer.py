@@ -247,11 +247,15 @@ def _normalise_chinese_numbers(text: str) -> str:
 
 
 def _language_runs(text: str) -> list[tuple[str, str]]:
-    """Split into runs of Chinese, Latin letters and other characters; others join the run before."""
+    """Split into runs of Chinese, Latin letters and other characters; others join the run before, and
+    those at the start the first run that has a language, as in ZipVoice's `get_segment` (they were a run
+    of their own, of which only punctuation was kept: "2024 was a good year." lost its number)."""
     runs: list[tuple[str, str]] = []
     for char in text:
         kind = "zh" if "\u4e00" <= char <= "\u9fff" else "en" if re.match(r"[A-Za-z]", char) else "other"
-        if runs and (kind == runs[-1][1] or kind == "other" and runs[-1][1] != "other"):
+        if runs and runs[-1][1] == "other":  # only the leading run can be one
+            runs[-1] = (runs[-1][0] + char, kind)
+        elif runs and (kind == runs[-1][1] or kind == "other"):
             runs[-1] = (runs[-1][0] + char, runs[-1][1])
         else:
             runs.append((char, kind))
