@@ -179,6 +179,17 @@ def test_a_slow_preview_says_its_first_word_in_one_segment(engine, speed):
     assert " ".join(segments).split() == text.split()
 
 
+@pytest.mark.parametrize("speed", [1.0, 2.0])
+def test_a_one_word_first_sentence_is_not_a_segment_of_its_own_inside_the_cross_fade(engine, speed):
+    """ "네." was the whole first segment: 0.1 s of audio at speed 2, nearly all of it inside the 100 ms
+    cross-fade into the next segment."""
+    text = "네. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다."
+    list(engine.stream(SynthesisRequest(text, seed=1, speed_factor=speed)))
+    first = engine.traces[0]
+    assert first.text.startswith("네. 오늘은")
+    assert first.samples > 4 * engine.info.sample_rate * engine.options.crossfade_ms / 1000
+
+
 def test_an_unknown_language_is_refused_before_synthesis_and_the_known_ones_are_listed(engine):
     from npu_worker.protocol import UnknownLanguage
 

@@ -80,6 +80,18 @@ def test_the_first_segment_never_ends_inside_a_word_that_fits_the_later_bound():
     assert plan_segments(chinese, letters, first_max=4, later_max=40)[0] == "今天我们"
 
 
+def test_a_very_short_first_sentence_takes_the_opening_words_of_a_long_next_one():
+    """ "네." alone was the first segment when the next sentence did not fit the first bound whole: at
+    speed 2 its 0.1 s of audio lay nearly all inside the 100 ms cross-fade into the next segment."""
+    text = "네. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다."
+    segments = plan_segments(text, letters, first_max=8, later_max=100, first_min=4)
+    assert segments == ["네. 오늘은 전기차", "배터리가 어떻게 작동하는지 함께 살펴보겠습니다."]
+    no_space = (
+        "네. 오늘은전기차배터리가어떻게작동하는지."  # its opening word does not fit: never cut inside it
+    )
+    assert plan_segments(no_space, letters, first_max=8, later_max=100, first_min=4)[0] == "네."
+
+
 def test_later_segments_respect_their_bound_and_keep_every_word_in_order():
     text = " ".join([LECTURE_0, LECTURE_3, LECTURE_6])
     segments = plan_segments(text, letters, first_max=10, later_max=40)
