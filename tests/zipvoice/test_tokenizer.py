@@ -110,6 +110,14 @@ def test_emilia_says_what_comes_before_the_first_latin_letter(text):
     assert make_tokenizer("emilia").symbols(text, "en") == EspeakTokenizer().symbols(text, "en-us")
 
 
+def test_emilia_reads_a_korean_transcript_in_an_english_request():
+    """The default Korean voice's transcript in a `lang: en` request gave only its punctuation: every
+    such preview failed with "BadRequest: the reference transcript has no speakable words"."""
+    transcript = "안녕하세요, 오늘은 발표를 시작하겠습니다."
+    expected = EspeakTokenizer().symbols(transcript, "ko")
+    assert make_tokenizer("emilia").symbols(transcript, "en") == expected
+
+
 def test_emilia_sends_korean_to_espeak_as_a_korean_fine_tune_needs():
     korean = "안녕하세요. 반갑습니다."
     assert make_tokenizer("emilia").symbols(korean, "ko") == EspeakTokenizer().symbols(korean, "ko")

@@ -211,6 +211,10 @@ class EmiliaTokenizer:
                 result += self._chinese(piece)
             elif kind == "en":
                 result += self._espeak.symbols(piece, "en-us")
+            elif _HANGUL.search(piece):  # a Korean text (no Latin or Han in it) read as Korean, not dropped:
+                result += self._espeak.symbols(
+                    piece, "ko"
+                )  # the Korean voice's transcript in an `en` request
             else:
                 result += [c for c in piece if c in PUNCTUATION or c == " "]
         return result
@@ -233,6 +237,9 @@ class EmiliaTokenizer:
             final = to_finals_tone3(syllable, strict=False, neutral_tone_with_five=True)
             phones += ([initial + "0"] if initial else []) + ([final] if final else [])
         return phones
+
+
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # jamo, compatibility jamo, syllables
 
 
 def _normalise_chinese_numbers(text: str) -> str:
