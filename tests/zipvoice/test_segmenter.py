@@ -92,6 +92,17 @@ def test_a_very_short_first_sentence_takes_the_opening_words_of_a_long_next_one(
     assert plan_segments(no_space, letters, first_max=8, later_max=100, first_min=4)[0] == "네."
 
 
+def test_a_packed_plan_still_cuts_only_at_sentence_ends():
+    """Files-only work plans with first_min = first_max (the first segment packed like the rest): it
+    takes whole sentences along, never the opening words of one."""
+    text = "안녕하세요. 오늘은 배터리를 봅니다. 먼저 구조입니다."
+    assert plan_segments(text, letters, 12, 12, 12) == [
+        "안녕하세요.",
+        "오늘은 배터리를 봅니다.",
+        "먼저 구조입니다.",
+    ]
+
+
 def test_later_segments_respect_their_bound_and_keep_every_word_in_order():
     text = " ".join([LECTURE_0, LECTURE_3, LECTURE_6])
     segments = plan_segments(text, letters, first_max=10, later_max=40)

@@ -217,16 +217,17 @@ def plan_segments(
         first += "".join(unit for unit, _ in word_rest)
         rest_of_first = rest_of_first[len(word_rest) :]
     remaining = sentences[1:]
+    fill = first_min < first_max  # an early plan; a packed one (first_min = first_max) cuts at sentence ends
     if not rest_of_first:
         while remaining and count(first) < first_min and count(join(first, remaining[0])) <= first_max:
             first = join(first, remaining.pop(0))
-        if remaining and count(first) < first_min:  # the next sentence does not fit whole: its opening may
+        if fill and remaining and count(first) < first_min:  # the next does not fit whole: its opening
             opening = _units(remaining[0], max(1, first_max - count(first)), count)
             filled, rest = _fill_first(first, opening, first_min, first_max, count)
             if filled != first:
                 first, rest_of_first = filled, rest
                 remaining.pop(0)
-    else:
+    elif fill:
         first, rest_of_first = _fill_first(first, rest_of_first, first_min, first_max, count)
     units: list[Unit] = []
     for piece, glued in rest_of_first:  # cut for the first bound, packed under the later one
