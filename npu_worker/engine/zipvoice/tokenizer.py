@@ -211,10 +211,8 @@ class EmiliaTokenizer:
                 result += self._chinese(piece)
             elif kind == "en":
                 result += self._espeak.symbols(piece, "en-us")
-            elif _HANGUL.search(piece):  # a Korean text (no Latin or Han in it) read as Korean, not dropped:
-                result += self._espeak.symbols(
-                    piece, "ko"
-                )  # the Korean voice's transcript in an `en` request
+            elif _HANGUL.search(piece):  # no Latin or Han in the text: a Korean voice's transcript, say
+                result += self._espeak.symbols(piece, "ko")
             else:
                 result += [c for c in piece if c in PUNCTUATION or c == " "]
         return result
