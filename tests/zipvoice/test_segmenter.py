@@ -76,6 +76,9 @@ def test_the_first_segment_never_ends_inside_a_word_that_fits_the_later_bound():
     assert " ".join(segments).split() == LECTURE_0.split()
     long_word = "가" * 50  # over the later bound too: cut between characters as before
     assert len(plan_segments(long_word, letters, first_max=4, later_max=40)[0]) == 4
+    no_spaces = "가" * 30  # a run without spaces over 4 first bounds: first audio would wait for all of it
+    assert len(plan_segments(no_spaces, letters, first_max=4, later_max=40)[0]) == 4
+    assert plan_segments("가" * 15 + ".", letters, first_max=4, later_max=40) == ["가" * 15 + "."]
     chinese = "今天我们一起来看看。"  # no spaces to keep words by: the first bound still cuts it
     assert plan_segments(chinese, letters, first_max=4, later_max=40)[0] == "今天我们"
 
