@@ -168,6 +168,28 @@ def test_a_later_section_packs_its_sentences_into_one_segment_with_the_full_prom
     assert sum(c.size for c in chunks) > 0
 
 
+@pytest.mark.parametrize("speed", [0.5, 0.25])
+def test_a_slow_preview_says_its_first_word_in_one_segment(engine, speed):
+    """At speed 0.5 the early first segment's bound held less than "안녕하세요.": the lecture's first
+    slide was planned "안녕하세" + "요. 오늘은 ...", two segments joined by a cross-fade mid-word."""
+    prompts = engine.prompts.get(engine.default_voice(), "ko")
+    text = "안녕하세요. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다."
+    segments = engine.plan(text, "ko", prompts.rest, speed, True, prompts.frames_per_token)
+    assert segments[0] == "안녕하세요."
+    assert " ".join(segments).split() == text.split()
+
+
+@pytest.mark.parametrize("speed", [1.0, 2.0])
+def test_a_one_word_first_sentence_is_not_a_segment_of_its_own_inside_the_cross_fade(engine, speed):
+    """ "네." was the whole first segment: 0.1 s of audio at speed 2, nearly all of it inside the 100 ms
+    cross-fade into the next segment."""
+    text = "네. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다."
+    list(engine.stream(SynthesisRequest(text, seed=1, speed_factor=speed)))
+    first = engine.traces[0]
+    assert first.text.startswith("네. 오늘은")
+    assert first.samples > 4 * engine.info.sample_rate * engine.options.crossfade_ms / 1000
+
+
 def test_an_unknown_language_is_refused_before_synthesis_and_the_known_ones_are_listed(engine):
     from npu_worker.protocol import UnknownLanguage
 

@@ -68,6 +68,44 @@ def test_a_very_short_first_sentence_takes_the_next_one_along_when_both_fit():
     assert plan_segments(text, letters, first_max=10, later_max=50, first_min=4)[0] == "네. 좋습니다."
 
 
+def test_the_first_segment_never_ends_inside_a_word_that_fits_the_later_bound():
+    """At speed 0.5 the first bound holds fewer tokens than "안녕하세요." has: the lecture's first slide
+    began with a segment "안녕하세" and the next said "요. ...", joined by a cross-fade mid-word."""
+    segments = plan_segments(LECTURE_0, letters, first_max=4, later_max=40)
+    assert segments[0] == "안녕하세요."
+    assert " ".join(segments).split() == LECTURE_0.split()
+    long_word = "가" * 50  # over the later bound too: cut between characters as before
+    assert len(plan_segments(long_word, letters, first_max=4, later_max=40)[0]) == 4
+    no_spaces = "가" * 30  # a run without spaces over 4 first bounds: first audio would wait for all of it
+    assert len(plan_segments(no_spaces, letters, first_max=4, later_max=40)[0]) == 4
+    assert plan_segments("가" * 15 + ".", letters, first_max=4, later_max=40) == ["가" * 15 + "."]
+    chinese = "今天我们一起来看看。"  # no spaces to keep words by: the first bound still cuts it
+    assert plan_segments(chinese, letters, first_max=4, later_max=40)[0] == "今天我们"
+
+
+def test_a_very_short_first_sentence_takes_the_opening_words_of_a_long_next_one():
+    """ "네." alone was the first segment when the next sentence did not fit the first bound whole: at
+    speed 2 its 0.1 s of audio lay nearly all inside the 100 ms cross-fade into the next segment."""
+    text = "네. 오늘은 전기차 배터리가 어떻게 작동하는지 함께 살펴보겠습니다."
+    segments = plan_segments(text, letters, first_max=8, later_max=100, first_min=4)
+    assert segments == ["네. 오늘은 전기차", "배터리가 어떻게 작동하는지 함께 살펴보겠습니다."]
+    no_space = (
+        "네. 오늘은전기차배터리가어떻게작동하는지."  # its opening word does not fit: never cut inside it
+    )
+    assert plan_segments(no_space, letters, first_max=8, later_max=100, first_min=4)[0] == "네."
+
+
+def test_a_packed_plan_still_cuts_only_at_sentence_ends():
+    """Files-only work plans with first_min = first_max (the first segment packed like the rest): it
+    takes whole sentences along, never the opening words of one."""
+    text = "안녕하세요. 오늘은 배터리를 봅니다. 먼저 구조입니다."
+    assert plan_segments(text, letters, 12, 12, 12) == [
+        "안녕하세요.",
+        "오늘은 배터리를 봅니다.",
+        "먼저 구조입니다.",
+    ]
+
+
 def test_later_segments_respect_their_bound_and_keep_every_word_in_order():
     text = " ".join([LECTURE_0, LECTURE_3, LECTURE_6])
     segments = plan_segments(text, letters, first_max=10, later_max=40)

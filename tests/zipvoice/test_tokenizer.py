@@ -102,6 +102,22 @@ def test_emilia_chosen_by_default_without_the_zh_extra_fails_only_on_chinese_tex
     assert tokenizer.symbols("hello.", "en")[-1] == "."
 
 
+@pytest.mark.parametrize("text", ["2024 was a good year.", "3 apples.", "안녕 means hello."])
+def test_emilia_says_what_comes_before_the_first_latin_letter(text):
+    """Characters before the first letter were a run of their own, of which only punctuation was kept:
+    "2024 was a good year." was said "was a good year." (ZipVoice's own tokenizer reads them with
+    the run that follows)."""
+    assert make_tokenizer("emilia").symbols(text, "en") == EspeakTokenizer().symbols(text, "en-us")
+
+
+def test_emilia_reads_a_korean_transcript_in_an_english_request():
+    """The default Korean voice's transcript in a `lang: en` request gave only its punctuation: every
+    such preview failed with "BadRequest: the reference transcript has no speakable words"."""
+    transcript = "안녕하세요, 오늘은 발표를 시작하겠습니다."
+    expected = EspeakTokenizer().symbols(transcript, "ko")
+    assert make_tokenizer("emilia").symbols(transcript, "en") == expected
+
+
 def test_emilia_sends_korean_to_espeak_as_a_korean_fine_tune_needs():
     korean = "안녕하세요. 반갑습니다."
     assert make_tokenizer("emilia").symbols(korean, "ko") == EspeakTokenizer().symbols(korean, "ko")

@@ -55,8 +55,10 @@ STEP_BOUNDARY = np.zeros(0, dtype=np.float32)  # yielded after each decoder call
 WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # Raised whenever a change of this package makes other audio from the same files and settings, so a cache
 # entry made before it is a miss after an upgrade (2: the first segment's prompt at the voice's level;
-# 3: Korean numbers, units and symbols read as words, `korean_reading`).
-AUDIO_REVISION = 3
+# 3: Korean numbers, units and symbols read as words, `korean_reading`; 4: an early first segment never
+# ends inside a word, `segmenter.plan_segments`; emilia reads what precedes a text's first letter, and
+# a Hangul text).
+AUDIO_REVISION = 4
 
 
 @dataclass

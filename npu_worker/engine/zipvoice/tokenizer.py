@@ -211,6 +211,8 @@ class EmiliaTokenizer:
                 result += self._chinese(piece)
             elif kind == "en":
                 result += self._espeak.symbols(piece, "en-us")
+            elif _HANGUL.search(piece):  # no Latin or Han in the text: a Korean voice's transcript, say
+                result += self._espeak.symbols(piece, "ko")
             else:
                 result += [c for c in piece if c in PUNCTUATION or c == " "]
         return result
@@ -235,6 +237,9 @@ class EmiliaTokenizer:
         return phones
 
 
+_HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # jamo, compatibility jamo, syllables
+
+
 def _normalise_chinese_numbers(text: str) -> str:
     try:
         import cn2an
@@ -247,11 +252,15 @@ def _normalise_chinese_numbers(text: str) -> str:
 
 
 def _language_runs(text: str) -> list[tuple[str, str]]:
-    """Split into runs of Chinese, Latin letters and other characters; others join the run before."""
+    """Split into runs of Chinese, Latin letters and other characters; others join the run before, and
+    those at the start the first run that has a language, as in ZipVoice's `get_segment` (they were a run
+    of their own, of which only punctuation was kept: "2024 was a good year." lost its number)."""
     runs: list[tuple[str, str]] = []
     for char in text:
         kind = "zh" if "\u4e00" <= char <= "\u9fff" else "en" if re.match(r"[A-Za-z]", char) else "other"
-        if runs and (kind == runs[-1][1] or kind == "other" and runs[-1][1] != "other"):
+        if runs and runs[-1][1] == "other":  # only the leading run can be one
+            runs[-1] = (runs[-1][0] + char, kind)
+        elif runs and (kind == runs[-1][1] or kind == "other"):
             runs[-1] = (runs[-1][0] + char, runs[-1][1])
         else:
             runs.append((char, kind))
