@@ -163,6 +163,7 @@ def _bad_speed(args: argparse.Namespace) -> str | None:
 
 
 def run_synth(args: argparse.Namespace) -> int:
+    hear_ctrl_c()
     if problem := _bad_speed(args):
         print(f"npu-worker synth: {problem}", file=sys.stderr)
         return EXIT_REQUEST_FAILED
@@ -260,6 +261,15 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (`timeout`, a service manager stopping the caller) ends `batch` as Ctrl-C does."""
 
 
+def hear_ctrl_c() -> None:
+    """Ctrl-C (SIGINT) interrupts, however we were started: a non-interactive shell starts a background
+    command (`cmd &`) with SIGINT ignored, and Python then keeps it ignored, so `kill -INT` did nothing
+    and the batch's job was never cancelled. In the main thread only (only it may set a handler)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def _terminated(signum: int, frame: Any) -> None:
     raise Terminated
 
@@ -296,6 +306,7 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace) -> str:
 
 
 def run_batch(args: argparse.Namespace) -> int:
+    hear_ctrl_c()
     if problem := _bad_speed(args):
         print(f"npu-worker batch: {problem}", file=sys.stderr)
         return EXIT_REQUEST_FAILED

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -97,6 +98,8 @@ def run_prepare(args: argparse.Namespace) -> int:
     from .engine.zipvoice.runtime import check_buckets
     from .protocol import ModelLoadError, WorkerError
 
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started as `cmd &` by a script: Ctrl-C
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # (or kill -INT) still stops it cleanly
     # Whatever the umask, no one else may change what `serve` will load: under umask 000 the --out
     # folder came out 0777, was then refused as one others can write in, and was left so.
     os.umask(os.umask(0) | 0o022)

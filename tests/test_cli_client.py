@@ -134,6 +134,9 @@ async def test_ctrl_c_or_sigterm_cancels_the_batch(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # as a script's `npu-worker batch … &` starts it (and as CI may): SIGINT ignored, which Python
+        # kept, so a Ctrl-C or `kill -INT` did nothing and the batch ran on
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         async with asyncio.timeout(seconds(20)):

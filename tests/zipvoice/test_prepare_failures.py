@@ -27,7 +27,14 @@ PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383"
 def kill_once_writing(command: list[str], out: Path, how: int = signal.SIGKILL) -> str:
     """Start `command` and send it `how` as soon as it has begun writing `out` (its `qnn/` folder is
     made); what it wrote to stderr."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        # SIGINT ignored, as a script's `cmd &` starts it (and as CI may): Python kept it ignored
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
     try:
         while process.poll() is None and not (out / prepared.CONTEXT_DIR).is_dir():
             time.sleep(0.01)
