@@ -233,19 +233,24 @@ async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
     assert not any(r["timeout"] for r in records)
 
 
-async def test_requests_without_an_audible_onset_are_named_in_the_markdown_not_left_out(worker, tmp_path):
-    """Silence only: no TTFA to count, and the table's TTFA columns were silently over the other requests."""
-    result = await bench(await worker(ToneEngine(seconds_per_char=0.0, leading_silence=0.3)))
-    records = result["records"]
-    assert records and all(r["error"] is None and r["ttfa_ms"] is None for r in records), records
-    report = {
+def report_of(result: dict) -> dict:
+    """The report `npu-worker bench` writes, around one run's records."""
+    return {
         "command": "npu-worker bench",
         "started_at": "s",
         "finished_at": "f",
         "machine": {"platform": "p", "cpu_count": 2},
         "health": result["health"],
-        "summary": summarize_runs(records),
+        "summary": summarize_runs(result["records"]),
     }
+
+
+async def test_requests_without_an_audible_onset_are_named_in_the_markdown_not_left_out(worker, tmp_path):
+    """Silence only: no TTFA to count, and the table's TTFA columns were silently over the other requests."""
+    result = await bench(await worker(ToneEngine(seconds_per_char=0.0, leading_silence=0.3)))
+    records = result["records"]
+    assert records and all(r["error"] is None and r["ttfa_ms"] is None for r in records), records
+    report = report_of(result)
     text = markdown(report)
     for row in report["summary"]:
         assert row["no_onset"] == row["ok"] > 0
@@ -260,14 +265,7 @@ async def test_a_rerun_the_cache_answers_is_named_in_the_markdown(worker):
     result = await bench(server)
     records = result["records"]
     assert records and all(r["error"] is None and r["cached"] == (r["transport"] == "http") for r in records)
-    report = {
-        "command": "npu-worker bench",
-        "started_at": "s",
-        "finished_at": "f",
-        "machine": {"platform": "p", "cpu_count": 2},
-        "health": result["health"],
-        "summary": summarize_runs(records),
-    }
+    report = report_of(result)
     text = markdown(report)
     [row] = [row for row in report["summary"] if row["transport"] == "http"]
     assert f"{row['ok']} of {row['ok']} successful requests were answered from the worker's cache" in text, (
