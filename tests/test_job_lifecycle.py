@@ -224,6 +224,9 @@ async def test_a_synth_still_queued_when_the_shutdown_begins_gets_its_answer_at_
     scheduler = client.app[SCHEDULER_KEY]
     sections = [{"text": "먼저."}, {"text": "다음."}]
     batch = await (await client.post("/synth_batch?async=1", json={"sections": sections})).json()
+    async with asyncio.timeout(seconds(5)):
+        while not engine.calls:  # the batch's first section holds the engine (else the /synth would, first)
+            await asyncio.sleep(0.01)
     body = {"text": "미리.", "output_path": str(tmp_path / "preview.wav")}
     synth = asyncio.ensure_future(client.post("/synth", json=body))
     async with asyncio.timeout(seconds(5)):
