@@ -4,13 +4,10 @@ section, as a local worker does."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
-from tests.openai_support import tone_wav
-from tests.test_openai_voices import upload
 from tests.test_path_safety import outside as outside  # a fixture: a folder beside tmp_path
-from tests.timing import seconds
+from tests.test_voice_in_use import a_batch_speaking_as_teacher, the_voice_is_free_once_the_batch_ends
 from tests.tone_engine import ToneEngine
 
 
@@ -20,10 +17,7 @@ async def test_a_voice_a_job_in_redis_speaks_with_is_not_deleted(worker, redis_s
     engine = ToneEngine()
     engine.gate = threading.Event()
     client = await worker(engine, queue=redis_server.url)
-    assert (await upload(client, "teacher", tone_wav())).status == 201
-    sections = [{"idx": i, "text": f"슬라이드 {i}."} for i in range(3)]
-    async with client.post("/synth_batch?async=1", json={"sections": sections, "ref_wav": "teacher"}) as r:
-        job_id = (await r.json())["job_id"]
+    job_id = await a_batch_speaking_as_teacher(client)
     try:
         async with client.delete("/v1/audio/voices/teacher") as response:
             answer = await response.json()
@@ -31,9 +25,4 @@ async def test_a_voice_a_job_in_redis_speaks_with_is_not_deleted(worker, redis_s
         engine.gate.set()
     assert response.status == 409 and answer["error"]["code"] == "VoiceInUse", answer
     assert job_id in answer["error"]["message"] and "/" not in answer["error"]["message"]
-    async with asyncio.timeout(seconds(10)):
-        while (status := await (await client.get(f"/jobs/{job_id}/status")).json())["status"] != "done":
-            await asyncio.sleep(0.02)
-    assert status["ok"] == 3 and status["fail"] == 0
-    async with client.delete("/v1/audio/voices/teacher") as response:
-        assert response.status == 200  # the job has ended: the voice is free
+    await the_voice_is_free_once_the_batch_ends(client, job_id)

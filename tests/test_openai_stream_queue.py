@@ -22,6 +22,21 @@ def of_type(items, kind: str) -> list[dict]:
     return [i for i in items if isinstance(i, dict) and i["type"] == kind]
 
 
+async def held_full(worker) -> tuple[ToneEngine, ChunkGate, object]:
+    """A worker with room for one queued section and an engine that waits on a gate."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()
+    return engine, gate, await worker(engine, max_queue=1)
+
+
+async def another_callers_preview(client, engine: ToneEngine):
+    """Another caller's /ws preview, held in the engine: the queue has no room until the gate opens."""
+    preview = await connect(client)
+    await preview.send_json({"type": "synth", "text": "다른 사람"})
+    await until(lambda: engine.calls, "the other caller's section on the engine")
+    return preview
+
+
 async def test_sentences_refused_for_a_full_queue_wait_their_turn_and_play_in_order(worker):
     """With --max-queue 1, sentences 1-3 of five got QueueFull at once and 0 and 4 played: the
     listener heard a gap. They now wait for room, in order, and the utterance plays whole."""
@@ -41,14 +56,10 @@ async def test_a_queue_full_past_the_wait_ends_the_utterance_with_one_error(work
     """Held full by another caller for longer than the wait: one QueueFull for the sentence that
     could not be queued, no later sentence of that utterance spoken; the next utterance is."""
     monkeypatch.setattr(stream_ws, "QUEUE_WAIT_SECONDS", 0.3)
-    engine = ToneEngine(chunk_seconds=0.05)
-    engine.gate = gate = ChunkGate()
-    client = await worker(engine, max_queue=1)
+    engine, gate, client = await held_full(worker)
     scheduler = client.app[SCHEDULER_KEY]
     try:
-        preview = await connect(client)
-        await preview.send_json({"type": "synth", "text": "다른 사람"})
-        await until(lambda: engine.calls, "the other caller's section on the engine")
+        preview = await another_callers_preview(client, engine)
         async with websockets.connect(stream_url(client), max_size=None) as ws:
             await ws.send(json.dumps({"type": "input.text", "text": " ".join(FIVE[:3]) + " "}))
             error = await receive(ws)
@@ -72,14 +83,10 @@ async def test_a_queue_full_past_the_wait_ends_the_utterance_with_one_error(work
 
 
 async def test_a_sentence_waiting_for_room_stops_when_the_socket_closes(worker):
-    engine = ToneEngine(chunk_seconds=0.05)
-    engine.gate = gate = ChunkGate()
-    client = await worker(engine, max_queue=1)
+    engine, gate, client = await held_full(worker)
     scheduler = client.app[SCHEDULER_KEY]
     try:
-        preview = await connect(client)
-        await preview.send_json({"type": "synth", "text": "다른 사람"})
-        await until(lambda: engine.calls, "the other caller's section on the engine")
+        preview = await another_callers_preview(client, engine)
         async with websockets.connect(stream_url(client), max_size=None) as ws:
             await ws.send(json.dumps({"type": "input.text", "text": FIVE[0] + " "}))
             await until(lambda: scheduler.stats_snapshot()["jobs_refused"], "the sentence refused once")

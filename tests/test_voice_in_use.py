@@ -29,28 +29,38 @@ from tests.tone_engine import ToneEngine
 LIMITS = UploadLimits(max_bytes=5 << 20, max_seconds=30.0)
 
 
-async def test_a_voice_a_queued_or_running_job_speaks_with_is_not_deleted(worker):
-    """Deleted after two of eight sections, the other six failed with EngineError (the stored wav's
-    path in the message); uploaded again meanwhile, they spoke the new audio with the old transcript."""
-    engine = ToneEngine()
-    engine.gate = threading.Event()
-    client = await worker(engine)
+async def a_batch_speaking_as_teacher(client) -> str:
+    """Uploads the voice `teacher` and queues a 3-section batch that speaks with it; its job id."""
     assert (await upload(client, "teacher", tone_wav())).status == 201
     sections = [{"idx": i, "text": f"슬라이드 {i}."} for i in range(3)]
     async with client.post("/synth_batch?async=1", json={"sections": sections, "ref_wav": "teacher"}) as r:
         job_id = (await r.json())["job_id"]
-    async with client.delete("/v1/audio/voices/teacher") as response:
-        error = (await response.json())["error"]
-        assert response.status == 409 and error["code"] == "VoiceInUse", error
-        assert job_id in error["message"] and "/" not in error["message"]
-    assert (await upload(client, "teacher", tone_wav(seconds_long=3.0))).status == 409
-    engine.gate.set()
+    return job_id
+
+
+async def the_voice_is_free_once_the_batch_ends(client, job_id: str) -> None:
     async with asyncio.timeout(seconds(10)):
         while (status := await (await client.get(f"/jobs/{job_id}/status")).json())["status"] != "done":
             await asyncio.sleep(0.02)
     assert status["ok"] == 3 and status["fail"] == 0
     async with client.delete("/v1/audio/voices/teacher") as response:
         assert response.status == 200  # the job has ended: the voice is free
+
+
+async def test_a_voice_a_queued_or_running_job_speaks_with_is_not_deleted(worker):
+    """Deleted after two of eight sections, the other six failed with EngineError (the stored wav's
+    path in the message); uploaded again meanwhile, they spoke the new audio with the old transcript."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    job_id = await a_batch_speaking_as_teacher(client)
+    async with client.delete("/v1/audio/voices/teacher") as response:
+        error = (await response.json())["error"]
+        assert response.status == 409 and error["code"] == "VoiceInUse", error
+        assert job_id in error["message"] and "/" not in error["message"]
+    assert (await upload(client, "teacher", tone_wav(seconds_long=3.0))).status == 409
+    engine.gate.set()
+    await the_voice_is_free_once_the_batch_ends(client, job_id)
     scheduler = client.app[SCHEDULER_KEY]
     assert await asyncio.to_thread(scheduler.voices.find, "teacher") is None
 

@@ -63,14 +63,8 @@ def test_text_without_spaces_plans_into_segments_within_the_bound(engine, text, 
         assert max(tokens) * seconds_per_token <= cost.MAX_SEGMENT_SECONDS
 
 
-@pytest.mark.parametrize(
-    ("unit", "lang"), [("中", "ko"), ("😀. ", "ko")], ids=["han-in-korean", "emoji-sentences"]
-)
-def test_planning_hands_the_tokenizer_work_linear_in_the_text(engine, monkeypatch, unit, lang):
-    """A "中" * 2000 Korean request took 10 s of the engine thread's time to plan before any synthesis
-    (espeak spells each Han character out: a dozen tokens), and "😀. " * 666 1.4 s: each cut counted
-    the rest of the text again, each empty sentence the first segment it grew."""
-    prompts = engine.prompts.get(engine.default_voice(), lang)
+def count_tokenized(engine, monkeypatch) -> list[int]:
+    """From now on, `[0]` of the list returned counts the characters the engine's tokenizer is handed."""
     tokenize = engine._token_ids
     counted = [0]
 
@@ -79,6 +73,18 @@ def test_planning_hands_the_tokenizer_work_linear_in_the_text(engine, monkeypatc
         return tokenize(text, lang)
 
     monkeypatch.setattr(engine, "_token_ids", counting)
+    return counted
+
+
+@pytest.mark.parametrize(
+    ("unit", "lang"), [("中", "ko"), ("😀. ", "ko")], ids=["han-in-korean", "emoji-sentences"]
+)
+def test_planning_hands_the_tokenizer_work_linear_in_the_text(engine, monkeypatch, unit, lang):
+    """A "中" * 2000 Korean request took 10 s of the engine thread's time to plan before any synthesis
+    (espeak spells each Han character out: a dozen tokens), and "😀. " * 666 1.4 s: each cut counted
+    the rest of the text again, each empty sentence the first segment it grew."""
+    prompts = engine.prompts.get(engine.default_voice(), lang)
+    counted = count_tokenized(engine, monkeypatch)
     work = []
     for repeats in (300, 600):
         counted[0] = 0
@@ -93,14 +99,7 @@ def test_a_long_latin_run_is_planned_with_counts_of_about_its_length(engine, mon
     the same ~157 tokens for any long word, so each cut searched pieces of up to 1 000 characters
     (150 000 characters counted, each espeak call quadratic in its word's length)."""
     prompts = engine.prompts.get(engine.default_voice(), "ko")
-    tokenize = engine._token_ids
-    counted = [0]
-
-    def counting(text: str, lang: str) -> list[int]:
-        counted[0] += len(text)
-        return tokenize(text, lang)
-
-    monkeypatch.setattr(engine, "_token_ids", counting)
+    counted = count_tokenized(engine, monkeypatch)
     text = "https://a.b/" + "x" * 1988
     segments = engine.plan(text, "ko", prompts.rest, 1.0, True, prompts.frames_per_token)
     assert "".join(segments) == text
