@@ -55,6 +55,12 @@ LANGUAGE_ALIASES = {
 }
 
 
+def voice_names(code: str) -> dict[str, str]:
+    """The espeak-ng voice names to look for, in order, for a `language_code`: its own (or its alias's),
+    then its language's ("ko-kr": ko), each keyed by the code it is for."""
+    return {key: LANGUAGE_ALIASES.get(key, key) for key in (code, code.split("-", 1)[0])}
+
+
 class EspeakEngine:
     """espeak-ng speech at 24 kHz float32.
 
@@ -98,10 +104,9 @@ class EspeakEngine:
         """espeak voice identifier for a request language; EngineError naming an unknown one. Only codes
         that name a voice are kept (normalised): keyed by the caller's spelling (" Ko\t", "ko-x1",
         "ko-x2", ...), the map grew by one entry per spelling, without bound."""
-        code = language_code(lang)
-        for key in (code, code.split("-", 1)[0]):
+        for key, name in voice_names(language_code(lang)).items():
             if key not in self._voices:
-                voice = self.library.find_voice(LANGUAGE_ALIASES.get(key, key))
+                voice = self.library.find_voice(name)
                 if voice is None:
                     continue
                 self._voices[key] = voice.identifier

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from npu_worker.engine.base import language_code
-from npu_worker.engine.espeak import LANGUAGE_ALIASES
+from npu_worker.engine.espeak import voice_names
 from npu_worker.engine.espeak_process import ChildPhonemizer
 from npu_worker.engine.korean_reading import spoken_form
 from npu_worker.engine.text_form import espeak_pieces
@@ -114,7 +114,7 @@ def espeak_voice(lang: str) -> str:
 def _voice_of(code: str) -> str:
     from npu_worker.engine.espeak_lib import get_espeak
 
-    names = [LANGUAGE_ALIASES.get(key, key) for key in (code, code.split("-", 1)[0])]
+    names = list(voice_names(code).values())
     return next((name for name in names if get_espeak().find_voice(name) is not None), names[0])
 
 
