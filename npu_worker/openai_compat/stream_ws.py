@@ -528,9 +528,8 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     session = SpeechStreamSession(
         ws, request.app, Standing(request, ws), functools.partial(abort_connection, request), deadline
     )
-    sessions = request.app.get(WS_SESSIONS_KEY)
-    if sessions is not None:
-        sessions.add(session)
+    sessions = request.app[WS_SESSIONS_KEY]
+    sessions.add(session)
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
     serving.add_done_callback(session.served)
     try:
@@ -547,8 +546,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
                 break
     finally:
         deadline.close()
-        if sessions is not None:
-            sessions.discard(session)
+        sessions.discard(session)
         serving.cancel()
         await session.close()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):  # a send to a socket gone
