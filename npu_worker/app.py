@@ -10,7 +10,14 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .app_keys import ERROR_SHAPES_KEY, LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from .app_keys import (
+    ERROR_SHAPES_KEY,
+    LIMITS_KEY,
+    NDJSON_STREAMS_KEY,
+    SCHEDULER_KEY,
+    SETTINGS_KEY,
+    WS_SESSIONS_KEY,
+)
 from .config import Settings
 from .connection_guard import guard_middleware
 from .http_compat import setup_http
@@ -88,6 +95,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
     app[NDJSON_STREAMS_KEY] = set()
+    app[WS_SESSIONS_KEY] = set()  # both socket routes' (`/ws`, the OpenAI speech stream)
     app[ERROR_SHAPES_KEY] = {}
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:

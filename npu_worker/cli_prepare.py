@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .cli_client import hear_ctrl_c
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 
@@ -98,8 +98,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     from .engine.zipvoice.runtime import check_buckets
     from .protocol import ModelLoadError, WorkerError
 
-    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started as `cmd &` by a script: Ctrl-C
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # (or kill -INT) still stops it cleanly
+    hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
     # Whatever the umask, no one else may change what `serve` will load: under umask 000 the --out
     # folder came out 0777, was then refused as one others can write in, and was left so.
     os.umask(os.umask(0) | 0o022)

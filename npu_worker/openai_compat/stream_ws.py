@@ -33,10 +33,10 @@ from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, Worke
 from ..ws_server.chunking import GrowingChunker, schedule_sizes
 from ..ws_server.message_deadline import MessageDeadline, message_deadline
 from ..ws_server.opening import (
-    GOING_AWAY_SECONDS,
     SEND_GRACE_HEARTBEATS,
     abort_connection,
     close_going_away,
+    going_away_step,
     let_go,
     open_socket,
     taken,
@@ -504,11 +504,9 @@ class SpeechStreamSession:
         speaking = self._held > 0 or any(not utterance.task.done() for utterance in self._live)
         await self.close()
         if speaking:
-            with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
-                async with asyncio.timeout(GOING_AWAY_SECONDS):
-                    await self.send_error(
-                        QueueFull("the worker is shutting down; send the text again once it is back")
-                    )
+            await going_away_step(
+                self.send_error(QueueFull("the worker is shutting down; send the text again once it is back"))
+            )
         await close_going_away(self.ws)
 
     async def close(self) -> None:
@@ -528,9 +526,8 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     session = SpeechStreamSession(
         ws, request.app, Standing(request, ws), functools.partial(abort_connection, request), deadline
     )
-    sessions = request.app.get(WS_SESSIONS_KEY)
-    if sessions is not None:
-        sessions.add(session)
+    sessions = request.app[WS_SESSIONS_KEY]
+    sessions.add(session)
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
     serving.add_done_callback(session.served)
     try:
@@ -547,8 +544,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
                 break
     finally:
         deadline.close()
-        if sessions is not None:
-            sessions.discard(session)
+        sessions.discard(session)
         serving.cancel()
         await session.close()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):  # a send to a socket gone

@@ -47,11 +47,17 @@ async def taken(send: Awaitable[None], grace: float, abort: Callable[[], object]
         raise ConnectionResetError(f"the peer took nothing for {grace:g} s") from None
 
 
+async def going_away_step(step: Awaitable[object], seconds: float = GOING_AWAY_SECONDS) -> None:
+    """One step of a socket's goodbye at shutdown (its last `error`, its close), bounded: given up after
+    `seconds`, or once the socket is gone. A peer that reads nothing waits for no one."""
+    with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
+        async with asyncio.timeout(seconds):
+            await step
+
+
 async def close_going_away(ws: web.WebSocketResponse) -> None:
     """Close with 1001 (going away) at shutdown, bounded: a peer that reads nothing waits for no one."""
-    with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
-        async with asyncio.timeout(GOING_AWAY_SECONDS):
-            await ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE)
+    await going_away_step(ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE))
 
 
 def abort_connection(request: web.BaseRequest) -> None:

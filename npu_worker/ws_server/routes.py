@@ -27,7 +27,6 @@ def setup_ws(app: web.Application) -> None:
     settings = app.get(SETTINGS_KEY)
     if settings is not None:
         schedule_sizes(settings.chunk_schedule_ms, 24000)
-    app[WS_SESSIONS_KEY] = set()
     app.router.add_get("/ws", handle_ws)
 
 
@@ -35,7 +34,7 @@ async def close_sockets(app: web.Application) -> int:
     """Shutdown, after the drain: every open WebSocket session (`/ws`, and the OpenAI speech stream's,
     which add themselves) is told and closed with 1001, at once and together (`going_away`), instead
     of being cut when aiohttp's shutdown timeout runs out. Returns how many were open."""
-    sessions = list(app.get(WS_SESSIONS_KEY, ()))
+    sessions = [*app[WS_SESSIONS_KEY]]
     await asyncio.gather(*(session.going_away() for session in sessions))
     return len(sessions)
 

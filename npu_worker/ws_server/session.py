@@ -46,7 +46,7 @@ from ..protocol import (
     parse_ws_message,
 )
 from .chunking import GrowingChunker, schedule_sizes
-from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, taken
+from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, going_away_step, taken
 
 if TYPE_CHECKING:
     from ..jobs.scheduler import Scheduler
@@ -305,9 +305,7 @@ class RequestStream:
             await asyncio.wait({self._task}, timeout=wait)
         await self.stop()
         if self._shutdown_error is not None:  # no `done` came in time (a Redis queue's cancel is slower)
-            with contextlib.suppress(TimeoutError, ConnectionError, RuntimeError):
-                async with asyncio.timeout(wait):
-                    await self._session.send_error(self._shutdown_error)
+            await going_away_step(self._session.send_error(self._shutdown_error), wait)
 
     async def _run(self) -> None:
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
