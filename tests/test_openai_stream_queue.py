@@ -9,7 +9,7 @@ import json
 import websockets
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.openai_compat import stream_ws
+from npu_worker.openai_compat import utterance
 from tests.test_openai_stream_ws import receive, receive_until, stream_url
 from tests.test_ws_support import ChunkGate, connect, receive_until_done
 from tests.timing import until
@@ -55,7 +55,7 @@ async def test_sentences_refused_for_a_full_queue_wait_their_turn_and_play_in_or
 async def test_a_queue_full_past_the_wait_ends_the_utterance_with_one_error(worker, monkeypatch):
     """Held full by another caller for longer than the wait: one QueueFull for the sentence that
     could not be queued, no later sentence of that utterance spoken; the next utterance is."""
-    monkeypatch.setattr(stream_ws, "QUEUE_WAIT_SECONDS", 0.3)
+    monkeypatch.setattr(utterance, "QUEUE_WAIT_SECONDS", 0.3)
     engine, gate, client = await held_full(worker)
     scheduler = client.app[SCHEDULER_KEY]
     try:
