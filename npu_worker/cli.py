@@ -16,7 +16,8 @@ from .access import ANY_ORIGIN, loopback_bind
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
-from .config import Settings, add_settings_arguments, load_settings, shown_url
+from .config import Settings, add_settings_arguments, load_settings
+from .config_values import shown_url
 from .files import locked_directory, replaceable_by_others
 from .paths import make_private_dir
 

@@ -9,18 +9,28 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import difflib
-import math
 import os
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, parse_qsl, urlsplit, urlunsplit
 
 import platformdirs
 
-from .access import ANY_ORIGIN, normalize_origin
+from .config_values import (
+    DAY,
+    MINUTE,
+    TEN_YEARS,
+    bearer_token,
+    chunk_schedule,
+    folders,
+    origins,
+    parse_bool,
+    queue_url,
+    seconds_between,
+    whole_number,
+)
 from .protocol import MAX_SEED, Limits
 
 ENV_PREFIX = "NPU_WORKER_"
@@ -40,151 +50,13 @@ def _opt(
     return field(default=default, metadata=metadata)
 
 
-MAX_CHUNK_MS = 3_600_000.0  # an hour: `1e308` ms is finite, but infinite once in samples (a traceback)
-
-
-def _schedule(text: str) -> tuple[float, ...]:
-    """Chunk sizes in ms: at least one, each above zero and at most MAX_CHUNK_MS."""
-    parts = [part.strip() for part in text.split(",") if part.strip()]
-    try:
-        sizes = tuple(float(part) for part in parts)
-    except ValueError:
-        sizes = ()
-    if not sizes or not all(0 < size <= MAX_CHUNK_MS for size in sizes):
-        raise ValueError(
-            f"chunk sizes are milliseconds above zero and at most {MAX_CHUNK_MS:.0f} (an hour), "
-            f"separated by commas, not {text.strip()!r}"
-        )
-    return sizes
-
-
-def _count(least: int, most: int | None = None, *, wording: str | None = None) -> Callable[[str], int]:
-    """A whole number from `least` (to `most`); `wording` says the bound where the setting's name helps."""
-    bound = f"from {least}" + (f" to {most}" if most is not None else " up")
-    wording = wording or f"must be a whole number {bound}"
-
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = least - 1
-        if value < least or (most is not None and value > most):
-            raise ValueError(f"{wording}, not {text.strip()!r}")
-        return value
-
-    return convert
-
-
-MINUTE, DAY = 60.0, 86400.0
-TEN_YEARS = 3652.5 * DAY  # well under threading.TIMEOUT_MAX (about 9.2e9 s on Linux)
-_SHOWN = {MINUTE: "1 min", DAY: "1 day (86400 s)", TEN_YEARS: "10 years (315576000 s)"}
-_DURATION_UNITS = {"s": 1.0, "m": MINUTE, "h": 3600.0, "d": DAY}
-
-
-def _seconds(least: float, most: float, *, off: bool = False, units: bool = False) -> Callable[[str], float]:
-    """Seconds from `least` to `most` (or 0 where `off`: no bound). Below `least` the worker cannot work
-    (a header timeout of a nanosecond cuts every request, a microsecond heartbeat floods the stream);
-    above `most` no deployment means it, and a wait past threading.TIMEOUT_MAX (SIGTERM's grace joins a
-    thread) overflows. `units`: 90m, 12h and 7d too."""
-    bound = f"from {_SHOWN.get(least, f'{least:g} s')} to {_SHOWN.get(most, f'{most:g} s')}"
-    wording = ("0 (no time bound) or " if off else "") + (
-        f"{bound}, as seconds or a number and s, m, h or d" if units else f"seconds {bound}"
-    )
-
-    def convert(text: str) -> float:
-        value = text.strip().lower()
-        unit = _DURATION_UNITS.get(value[-1:]) if units else None
-        try:
-            seconds = float(value[:-1] if unit is not None else value) * (unit or 1.0)
-        except ValueError:
-            seconds = math.nan  # refused below: nan is in no range
-        if not (least <= seconds <= most or (off and seconds == 0)):
-            raise ValueError(f"must be {wording}, not {text.strip()!r}")
-        return seconds
-
-    return convert
-
-
-def _origins(text: str) -> tuple[str, ...]:
-    """`scheme://host[:port]` or `*`, comma-separated: a typo would otherwise match no page at all (and
-    the list replaces the loopback default)."""
-    origins = tuple(part.strip() for part in text.split(",") if part.strip())
-    bad = [origin for origin in origins if origin != ANY_ORIGIN and normalize_origin(origin) is None]
-    if bad:
-        raise ValueError(f"origins are http(s)://host[:port] or *, not {', '.join(map(repr, bad))}")
-    return origins
-
-
-def _token(text: str) -> str:
-    """A token a caller can present: the `Authorization` header's value is read without its outer spaces."""
-    if not text.strip() or text != text.strip():
-        raise ValueError(
-            "the token must not be blank or begin or end with a space (no caller could present it)"
-        )
-    return text
-
-
-def _paths(text: str) -> tuple[str, ...]:
-    """Absolute folders (or ~): a relative one would be resolved against wherever the worker was started
-    (`/` under systemd), and `/tmp: /srv` named a folder ` /srv` there."""
-    paths = tuple(part for part in text.split(os.pathsep) if part.strip())
-    relative = [path for path in paths if not os.path.isabs(os.path.expanduser(path))]
-    if relative:
-        raise ValueError(
-            f"folders are absolute paths, '{os.pathsep}'-separated, not {', '.join(map(repr, relative))}"
-        )
-    return paths
-
-
-def shown_url(url: str) -> str:
-    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`, or
-    `?password=secret`, which redis-py takes too) is `***`."""
-    parts = urlsplit(url)
-    if parts.password is not None:
-        user = parts.username or ""
-        parts = parts._replace(netloc=f"{user}:***@{parts.netloc.rpartition('@')[2]}")
-    if "password" in parse_qs(parts.query, keep_blank_values=True):
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        parts = parts._replace(query="&".join(f"{k}={'***' if k == 'password' else v}" for k, v in pairs))
-    return urlunsplit(parts)
-
-
-def parse_bool(text: str) -> bool:
-    """1/true/yes/on or 0/false/no/off (any case; empty is no): flags, env vars and query parameters."""
-    value = text.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError(f"not a boolean: {text!r}")
-
-
 # onnxruntime's intra-op threads at most: more cores than any machine here has (100 000 left the engine
 # loading for minutes at 1.7 GB, /ready 503, instead of a start-up error).
 MAX_THREADS = 256
-THREADS = _count(0, MAX_THREADS)
+THREADS = whole_number(0, MAX_THREADS)
 
 # Engine threads for previews at most (each one more espeak-ng instance); a third gained nothing on two cores.
 MAX_PREVIEW_LANES = 4
-
-
-def _queue_url(text: str) -> str:
-    """`local`, or `redis://HOST[:PORT][/DB]` (checked here so a typo is a start-up error, not a hang)."""
-    value = text.strip()
-    if value == "local":
-        return value
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(value)
-    try:
-        port = parts.port
-    except ValueError as exc:
-        raise ValueError(f"bad port in queue URL {shown_url(text)!r}") from exc
-    database = parts.path.lstrip("/")
-    if parts.scheme not in ("redis", "rediss") or not parts.hostname or (database and not database.isdigit()):
-        raise ValueError(f"queue must be 'local' or redis://HOST:PORT/DB, not {shown_url(text)!r}")
-    del port
-    return value
 
 
 def default_state_dir() -> str:
@@ -194,7 +66,7 @@ def default_state_dir() -> str:
 @dataclass(frozen=True)
 class Settings:
     host: str = _opt("127.0.0.1", "address to bind")
-    port: int = _opt(7768, "port to bind", kind=_count(0, 65535))
+    port: int = _opt(7768, "port to bind", kind=whole_number(0, 65535))
     backend: str = _opt("espeak", "synthesis engine", choices=("espeak", "zipvoice-onnx", "sovits"))
     state_dir: str = _opt(
         "",
@@ -207,7 +79,7 @@ class Settings:
     output_roots: tuple[str, ...] = _opt(
         (),
         f"allowed roots for output_path/ref_wav, absolute, '{os.pathsep}'-separated (default: the temp dir)",
-        kind=_paths,
+        kind=folders,
     )
     sovits_base: str = _opt("http://127.0.0.1:7766", "sovits_worker base URL (--backend sovits)")
     model_dir: str | None = _opt(None, "ZipVoice ONNX model directory (--backend zipvoice-onnx)")
@@ -264,7 +136,7 @@ class Settings:
         True, "ZipVoice: cut silence at the start and end of each section's audio", kind=parse_bool
     )
     seed: int = _opt(
-        0, "default random seed (ZipVoice: same seed + text = same samples)", kind=_count(0, MAX_SEED)
+        0, "default random seed (ZipVoice: same seed + text = same samples)", kind=whole_number(0, MAX_SEED)
     )
     threads: int = _opt(
         0, f"onnxruntime intra-op threads, 0 to {MAX_THREADS} (0 = physical cores)", kind=THREADS
@@ -272,27 +144,29 @@ class Settings:
     heartbeat_interval: float = _opt(
         10.0,
         "seconds of silence on a stream before a heartbeat line (0.1 s to 1 day)",
-        kind=_seconds(0.1, DAY),
+        kind=seconds_between(0.1, DAY),
     )
-    max_text_chars: int = _opt(2000, "maximum characters per section", kind=_count(1))
-    max_sections: int = _opt(1000, "maximum sections per batch (never more than --max-queue)", kind=_count(1))
-    max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes", kind=_count(1))
+    max_text_chars: int = _opt(2000, "maximum characters per section", kind=whole_number(1))
+    max_sections: int = _opt(
+        1000, "maximum sections per batch (never more than --max-queue)", kind=whole_number(1)
+    )
+    max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes", kind=whole_number(1))
     max_connections: int = _opt(
         512,
         "open connections at most; over it, the one waiting longest for its headers is closed, else the WebSocket idle longest (1013), else the request whose body has been arriving longest (≥ 1 s)",
-        kind=_count(1),
+        kind=whole_number(1),
     )
     header_timeout: float = _opt(
         10.0,
         "seconds a connection may take to send its request headers (0.1 s to 1 day)",
-        kind=_seconds(0.1, DAY),
+        kind=seconds_between(0.1, DAY),
     )
     body_timeout: float = _opt(
         30.0,
         "seconds a request may take to send its body, a WebSocket message to finish arriving (0.1 s to 1 day)",
-        kind=_seconds(0.1, DAY),
+        kind=seconds_between(0.1, DAY),
     )
-    max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429", kind=_count(1))
+    max_queue: int = _opt(5000, "maximum sections waiting in the scheduler before 429", kind=whole_number(1))
     preview_lanes: int = _opt(
         2,
         "engine threads for previews, 1 to 4: from 2 on, a preview runs on another engine instance while the "
@@ -300,7 +174,7 @@ class Settings:
         "the first thread is busy), where "
         "the engine has them (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread; "
         "with --queue redis each node runs one engine thread",
-        kind=_count(1, MAX_PREVIEW_LANES, wording=f"preview lanes are 1 to {MAX_PREVIEW_LANES}"),
+        kind=whole_number(1, MAX_PREVIEW_LANES, wording=f"preview lanes are 1 to {MAX_PREVIEW_LANES}"),
     )
     espeak_process: bool = _opt(
         True,
@@ -314,46 +188,46 @@ class Settings:
         7 * 86400.0,
         "seconds a finished job (log, default outputs) is kept, 1 min to 10 years; accepts 90m, 12h, 7d "
         "(0 = no time bound)",
-        kind=_seconds(MINUTE, TEN_YEARS, off=True, units=True),
+        kind=seconds_between(MINUTE, TEN_YEARS, off=True, units=True),
     )
     max_jobs_kept: int = _opt(
-        1000, "finished jobs kept at most; the oldest go first (0 = no count bound)", kind=_count(0)
+        1000, "finished jobs kept at most; the oldest go first (0 = no count bound)", kind=whole_number(0)
     )
     cache_max_bytes: int = _opt(
-        512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)", kind=_count(0)
+        512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)", kind=whole_number(0)
     )
     token: str | None = _opt(
         None,
         "require this bearer token (Authorization header or ?token=)",
-        kind=_token,
+        kind=bearer_token,
         empty_env="set but empty: unset it to run without a token (an empty one would turn auth off unseen)",
     )
     allowed_origins: tuple[str, ...] = _opt(
         (),
         "browser origins allowed on /ws and the API, comma-separated (default: loopback origins only)",
-        kind=_origins,
+        kind=origins,
     )
     voices_dir: tuple[str, ...] = _opt(
         (),
         f"extra read-only named-voice directories (<name>.wav + <name>.txt), absolute, '{os.pathsep}'-separated",
-        kind=_paths,
+        kind=folders,
     )
     max_voices: int = _opt(
-        1000, "uploaded voices stored at most (a new one beyond is a 409 TooManyVoices)", kind=_count(1)
+        1000, "uploaded voices stored at most (a new one beyond is a 409 TooManyVoices)", kind=whole_number(1)
     )
-    voice_max_bytes: int = _opt(5 * 1024 * 1024, "largest voice upload in bytes", kind=_count(1))
+    voice_max_bytes: int = _opt(5 * 1024 * 1024, "largest voice upload in bytes", kind=whole_number(1))
     voice_max_seconds: float = _opt(
-        30.0, "longest voice upload in seconds (decoded; 1 s to 3600 s)", kind=_seconds(1.0, 3600.0)
+        30.0, "longest voice upload in seconds (decoded; 1 s to 3600 s)", kind=seconds_between(1.0, 3600.0)
     )
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0),
         "WebSocket PCM chunk sizes in ms (each at most an hour), growing; the last repeats",
-        kind=_schedule,
+        kind=chunk_schedule,
     )
     queue: str = _opt(
         "local",
         "where jobs live: 'local' (this process) or redis://HOST:PORT/DB (several workers share them)",
-        kind=_queue_url,
+        kind=queue_url,
     )
     role: str = _opt(
         "both",
@@ -364,12 +238,12 @@ class Settings:
         30.0,
         "with a Redis queue: seconds before a dead node's claimed section is taken over, 1 s to 1 day "
         "(90s, 2m)",
-        kind=_seconds(1.0, DAY, units=True),
+        kind=seconds_between(1.0, DAY, units=True),
     )
     shutdown_grace: float = _opt(
         30.0,
         "seconds a SIGTERM lets the running section finish before stopping it (its job is not ended: it is run again; 0 to 1 day)",
-        kind=_seconds(0.0, DAY),
+        kind=seconds_between(0.0, DAY),
     )
     log_level: str = _opt("info", "logging level", choices=("debug", "info", "warning", "error"))
 

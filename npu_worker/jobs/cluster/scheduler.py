@@ -20,7 +20,8 @@ from typing import Any
 
 from redis.exceptions import OutOfMemoryError, ResponseError
 
-from ...config import Settings, shown_url
+from ...config import Settings
+from ...config_values import shown_url
 from ...engine.base import Engine, EngineInfo
 from ...protocol import (
     AudioNotFound,

@@ -1,0 +1,152 @@
+"""How a setting's text (a flag or an `NPU_WORKER_*` env var) becomes its value: each converter refuses,
+in its own words, what the worker could not run with, so a typo is a start-up error and not a hang or a
+traceback later. `config.py` names one of them as each field's `kind`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from urllib.parse import parse_qs, parse_qsl, urlsplit, urlunsplit
+
+from .access import ANY_ORIGIN, normalize_origin
+
+MAX_CHUNK_MS = 3_600_000.0  # an hour: `1e308` ms is finite, but infinite once in samples (a traceback)
+
+
+def chunk_schedule(text: str) -> tuple[float, ...]:
+    """Chunk sizes in ms: at least one, each above zero and at most MAX_CHUNK_MS."""
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    try:
+        sizes = tuple(float(part) for part in parts)
+    except ValueError:
+        sizes = ()
+    if not sizes or not all(0 < size <= MAX_CHUNK_MS for size in sizes):
+        raise ValueError(
+            f"chunk sizes are milliseconds above zero and at most {MAX_CHUNK_MS:.0f} (an hour), "
+            f"separated by commas, not {text.strip()!r}"
+        )
+    return sizes
+
+
+def whole_number(least: int, most: int | None = None, *, wording: str | None = None) -> Callable[[str], int]:
+    """A whole number from `least` (to `most`); `wording` says the bound where the setting's name helps."""
+    bound = f"from {least}" + (f" to {most}" if most is not None else " up")
+    wording = wording or f"must be a whole number {bound}"
+
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = least - 1
+        if value < least or (most is not None and value > most):
+            raise ValueError(f"{wording}, not {text.strip()!r}")
+        return value
+
+    return convert
+
+
+MINUTE, DAY = 60.0, 86400.0
+TEN_YEARS = 3652.5 * DAY  # well under threading.TIMEOUT_MAX (about 9.2e9 s on Linux)
+_SHOWN = {MINUTE: "1 min", DAY: "1 day (86400 s)", TEN_YEARS: "10 years (315576000 s)"}
+_DURATION_UNITS = {"s": 1.0, "m": MINUTE, "h": 3600.0, "d": DAY}
+
+
+def seconds_between(
+    least: float, most: float, *, off: bool = False, units: bool = False
+) -> Callable[[str], float]:
+    """Seconds from `least` to `most` (or 0 where `off`: no bound). Below `least` the worker cannot work
+    (a header timeout of a nanosecond cuts every request, a microsecond heartbeat floods the stream);
+    above `most` no deployment means it, and a wait past threading.TIMEOUT_MAX (SIGTERM's grace joins a
+    thread) overflows. `units`: 90m, 12h and 7d too."""
+    bound = f"from {_SHOWN.get(least, f'{least:g} s')} to {_SHOWN.get(most, f'{most:g} s')}"
+    wording = ("0 (no time bound) or " if off else "") + (
+        f"{bound}, as seconds or a number and s, m, h or d" if units else f"seconds {bound}"
+    )
+
+    def convert(text: str) -> float:
+        value = text.strip().lower()
+        unit = _DURATION_UNITS.get(value[-1:]) if units else None
+        try:
+            seconds = float(value[:-1] if unit is not None else value) * (unit or 1.0)
+        except ValueError:
+            seconds = math.nan  # refused below: nan is in no range
+        if not (least <= seconds <= most or (off and seconds == 0)):
+            raise ValueError(f"must be {wording}, not {text.strip()!r}")
+        return seconds
+
+    return convert
+
+
+def origins(text: str) -> tuple[str, ...]:
+    """`scheme://host[:port]` or `*`, comma-separated: a typo would otherwise match no page at all (and
+    the list replaces the loopback default)."""
+    origins = tuple(part.strip() for part in text.split(",") if part.strip())
+    bad = [origin for origin in origins if origin != ANY_ORIGIN and normalize_origin(origin) is None]
+    if bad:
+        raise ValueError(f"origins are http(s)://host[:port] or *, not {', '.join(map(repr, bad))}")
+    return origins
+
+
+def bearer_token(text: str) -> str:
+    """A token a caller can present: the `Authorization` header's value is read without its outer spaces."""
+    if not text.strip() or text != text.strip():
+        raise ValueError(
+            "the token must not be blank or begin or end with a space (no caller could present it)"
+        )
+    return text
+
+
+def folders(text: str) -> tuple[str, ...]:
+    """Absolute folders (or ~): a relative one would be resolved against wherever the worker was started
+    (`/` under systemd), and `/tmp: /srv` named a folder ` /srv` there."""
+    paths = tuple(part for part in text.split(os.pathsep) if part.strip())
+    relative = [path for path in paths if not os.path.isabs(os.path.expanduser(path))]
+    if relative:
+        raise ValueError(
+            f"folders are absolute paths, '{os.pathsep}'-separated, not {', '.join(map(repr, relative))}"
+        )
+    return paths
+
+
+def shown_url(url: str) -> str:
+    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`, or
+    `?password=secret`, which redis-py takes too) is `***`."""
+    parts = urlsplit(url)
+    if parts.password is not None:
+        user = parts.username or ""
+        parts = parts._replace(netloc=f"{user}:***@{parts.netloc.rpartition('@')[2]}")
+    if "password" in parse_qs(parts.query, keep_blank_values=True):
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        parts = parts._replace(query="&".join(f"{k}={'***' if k == 'password' else v}" for k, v in pairs))
+    return urlunsplit(parts)
+
+
+def parse_bool(text: str) -> bool:
+    """1/true/yes/on or 0/false/no/off (any case; empty is no): flags, env vars and query parameters."""
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def queue_url(text: str) -> str:
+    """`local`, or `redis://HOST[:PORT][/DB]` (checked here so a typo is a start-up error, not a hang)."""
+    value = text.strip()
+    if value == "local":
+        return value
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(value)
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"bad port in queue URL {shown_url(text)!r}") from exc
+    database = parts.path.lstrip("/")
+    if parts.scheme not in ("redis", "rediss") or not parts.hostname or (database and not database.isdigit()):
+        raise ValueError(f"queue must be 'local' or redis://HOST:PORT/DB, not {shown_url(text)!r}")
+    del port
+    return value
