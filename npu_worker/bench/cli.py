@@ -48,18 +48,24 @@ def read_texts_file(path: Path) -> str:
         raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
+def json_of(path: Path, raw: str) -> Any:
+    """`raw`, the text of `path`, as JSON; ValueError naming the file (json's own words lack its name),
+    also for JSON nested too deeply to read (json's RecursionError)."""
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise ValueError(f"{path}: the JSON is nested too deeply to read") from None
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def load_texts(path: Path) -> tuple[tuple[str, ...], str | None]:
     """Texts from a lecture JSON (`sections[].text`, optional `lang`), a JSON list of texts, or one text
     per line. ValueError says what is wrong where (a missing 'text' was a KeyError's traceback)."""
     raw = read_texts_file(path)
     if path.suffix != ".json":
         return tuple(line.strip() for line in raw.splitlines() if line.strip()), None
-    try:
-        data = json.loads(raw)
-    except RecursionError:
-        raise ValueError(f"{path}: the JSON is nested too deeply to read") from None
-    except ValueError as exc:  # json's own words lack the file's name
-        raise ValueError(f"{path}: {exc}") from None
+    data = json_of(path, raw)
     sections = data.get("sections") if isinstance(data, dict) else data
     lang = data.get("lang") if isinstance(data, dict) else None
     if not isinstance(sections, list) or (lang is not None and not isinstance(lang, str)):
@@ -84,12 +90,7 @@ def read_baseline(path: Path, texts: tuple[str, ...]) -> dict[str, Any]:
     """An engine baseline (benchmarks/load/engine_first_chunk.py) of these very texts; ValueError before
     the run otherwise (a JSON that was no baseline was a traceback after the whole run, and one of other
     texts subtracted another text's time from each request, without a word)."""
-    try:
-        baseline = json.loads(read_texts_file(path))
-    except RecursionError:
-        raise ValueError(f"{path}: the JSON is nested too deeply to read") from None
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    baseline = json_of(path, read_texts_file(path))
     keys = ("per_text_first_audible_ms", "per_text_whole_ms")
     if not isinstance(baseline, dict) or not all(isinstance(baseline.get(key), list) for key in keys):
         raise ValueError(f"{path}: not an engine baseline (no {' and '.join(keys)} lists)")

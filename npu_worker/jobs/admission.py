@@ -102,8 +102,7 @@ class Admission:
                 if self._interrupt and self._running[-1:] == [job]:
                     self._interrupt(False)
                 return Cancelled.RUNNING, job
-            self._active.remove(job)
-            self._waiting -= self._reserved.pop(job.id, 0)
+            self._dequeue(job)
             return Cancelled.DEQUEUED, job
 
     def interrupt_running(self) -> None:
@@ -217,8 +216,7 @@ class Admission:
                 self._open[job.id] = left
             finished = (job.cancel_requested.is_set() or not job.pending) and not left
             if finished and job in self._active:
-                self._active.remove(job)
-                self._waiting -= self._reserved.pop(job.id, 0)
+                self._dequeue(job)
             return finished
 
     def stop(self) -> Job | None:
@@ -234,8 +232,7 @@ class Admission:
         with self._cond:
             taken = [job for job in self._active if job.preview and not self._open.get(job.id)]
             for job in taken:
-                self._active.remove(job)
-                self._waiting -= self._reserved.pop(job.id, 0)
+                self._dequeue(job)
             return taken
 
     def _lends(self, running: Job) -> bool:
@@ -276,6 +273,11 @@ class Admission:
             if section is not None and (best is None or _served_key(job) < _served_key(best[0])):
                 best = job, section
         return best
+
+    def _dequeue(self, job: Job) -> None:
+        """`job` is no longer active, and what it still holds of the bound is given back; under the lock."""
+        self._active.remove(job)
+        self._waiting -= self._reserved.pop(job.id, 0)
 
     def _leave(self, job: Job) -> None:
         """A lane is no longer running a section of `job`."""

@@ -214,9 +214,7 @@ class Runner:
 
         then(self.journal.append, job, Progress(section.idx, "synth"))
         try:
-            check_text(section.text, self.limits)
-            if job.params.ref_wav is not None:  # checked at admission; again now (a swap, a resumed job)
-                self.paths.check_ref_wav(job.params.ref_wav)
+            self._check_section(job, section)
             audio = self._synthesise(job, section, engine or self.engine)
             if audio is None:  # cancelled mid-section
                 return
@@ -228,6 +226,14 @@ class Runner:
             then(self._fail, job, section, exc)
         finally:
             self.observer.section_ran(job, own_seconds())
+
+    def _check_section(self, job: Job, section: Section) -> None:
+        """The section's text and reference wav, just before the engine gets it: the wav was checked at
+        admission (on a cluster, where the job was accepted); again now (a swap, a resumed job, this
+        node's roots)."""
+        check_text(section.text, self.limits)
+        if job.params.ref_wav is not None:
+            self.paths.check_ref_wav(job.params.ref_wav)
 
     def _then(self, job: Job) -> Callable[..., object]:
         """Where a section's end runs: on the finisher thread while the engine has other work to go on

@@ -28,7 +28,7 @@ from redis.exceptions import ResponseError
 
 from ...engine.base import Engine
 from ...paths import PathPolicy
-from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, WriteFailed, check_text
+from ...protocol import EngineError, Limits, Progress, SectionError, WorkerError, WriteFailed
 from ..admission import Admission
 from ..cache import SynthesisCache
 from ..model import AudioChunk, Job, Section
@@ -89,9 +89,7 @@ class ClusterRunner(Runner):
             job.onset_watch = None  # a first section run again looks for its onset again
         end = self._end_of(job, section, synth)
         try:
-            check_text(section.text, self.limits)
-            if job.params.ref_wav is not None:  # checked where the job was accepted; again here, as
-                self.paths.check_ref_wav(job.params.ref_wav)  # a local runner does (a swap, our roots)
+            self._check_section(job, section)  # as a local runner does
             audio = self._synthesise(job, section, self.engine)
             if audio is None:  # cancelled mid-section
                 return

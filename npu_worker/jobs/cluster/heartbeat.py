@@ -2,8 +2,8 @@
 (/health, an api node's engine info), how long a silent node's sections are left to it (the longest
 `--claim-timeout` alive), and engine nodes that would voice one job differently.
 
-Apart from the scheduler because it is a loop of its own with its own state (the view, Redis reachable
-or full), which the scheduler only reads.
+Apart from the scheduler because it is a loop of its own with its own state (the view, Redis full),
+which the scheduler only reads.
 """
 
 from __future__ import annotations
@@ -75,7 +75,6 @@ class Heartbeat:
         self.role = settings.role
         self.node = ""  # known once the node has read its name (`ClusterScheduler.start`)
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
-        self.redis_ok = True
         self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self.differences = EngineDifferences()
 
@@ -87,11 +86,9 @@ class Heartbeat:
         """What /health says of the queue (`ClusterScheduler.queue_health`): the view read again."""
         try:
             self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
-            self.redis_ok = True
         except ResponseError as exc:  # the heartbeat loop says it; the last view stands
             log.debug("cluster view: Redis answered %s", exc)
         except (TimeoutError, *REDIS_DOWN) as exc:
-            self.redis_ok = False
             return {
                 "queue_backend": "redis",
                 "role": self.role,
@@ -131,7 +128,7 @@ class Heartbeat:
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
                 self.differences.check(self.view["nodes"])
-                self.redis_ok, refused, self.redis_full = True, False, False
+                refused, self.redis_full = False, False
                 if beats % FORGET_EVERY == 0:
                     if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):
                         log.info("forgot nodes silent for over %d s: %s", NODE_GONE_AFTER, ", ".join(gone))
@@ -140,7 +137,6 @@ class Heartbeat:
                 beats += 1
             except REDIS_DOWN:
                 reraise_if_cancelling()
-                self.redis_ok = False
             except OutOfMemoryError as exc:  # every node's heartbeat is refused: engines drop out of view
                 if not self.redis_full:
                     log.warning("heartbeat of node %s: Redis is full (%s)", self.node, exc)
