@@ -24,7 +24,7 @@ from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
 from .http_compat.metrics import metrics_middleware, setup_metrics
-from .http_compat.ndjson import end_streams
+from .http_compat.ndjson import OpenStreams, end_streams
 from .openai_compat import setup_openai
 from .ws_server import close_sockets, setup_ws
 from .ws_server.schedule import schedule_sizes
@@ -94,7 +94,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
-    app[NDJSON_STREAMS_KEY] = set()
+    app[NDJSON_STREAMS_KEY] = OpenStreams()
     app[WS_SESSIONS_KEY] = set()  # both socket routes' (`/ws`, the OpenAI speech stream)
     app[ERROR_SHAPES_KEY] = {}
 

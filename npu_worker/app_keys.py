@@ -11,8 +11,8 @@ from .config import Settings
 from .protocol import Limits, WorkerError
 
 if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when it is imported
+    from .http_compat.ndjson import OpenStreams
     from .jobs.scheduler import Scheduler
-    from .jobs.subscription import Subscription
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
@@ -23,7 +23,7 @@ ERROR_SHAPES_KEY: web.AppKey[dict[str, Callable[[WorkerError, int], web.Response
     "error_shapes"
 )
 # The NDJSON streams open now (their subscriptions): ended at shutdown once nothing more will come.
-NDJSON_STREAMS_KEY: web.AppKey[set[Subscription]] = web.AppKey("ndjson_streams")
+NDJSON_STREAMS_KEY: web.AppKey[OpenStreams] = web.AppKey("ndjson_streams")
 
 
 class OpenSocket(Protocol):

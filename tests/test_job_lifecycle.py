@@ -11,10 +11,11 @@ import threading
 import time
 
 import aiohttp
+import pytest
 from aiohttp import web
 
 from npu_worker.app import build_app
-from npu_worker.app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from npu_worker.app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -200,7 +201,9 @@ async def test_a_batch_caller_waiting_with_stream_false_gets_its_job_so_far_at_t
     body = {"sections": [{"text": "먼저."}, {"text": "다음."}], "stream": False}
     waiting = asyncio.ensure_future(client.post("/synth_batch", json=body))
     async with asyncio.timeout(seconds(5)):
-        while not engine.calls:  # section 0 is being made
+        # section 0 is being made and the caller waits on its job (admitted off the loop, the job may
+        # start before the handler is back to listen: under load the drain could end first)
+        while not engine.calls or not client.app[NDJSON_STREAMS_KEY]:
             await asyncio.sleep(0.01)
     drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
     engine.gate.set()  # section 0 finishes in the drain; section 1 waits for the restart
@@ -213,6 +216,44 @@ async def test_a_batch_caller_waiting_with_stream_false_gets_its_job_so_far_at_t
     assert (result["status"], result["total"], result["ok_count"]) == ("running", 2, 1)
     status = await (await client.get(f"/jobs/{result['job_id']}/status")).json()
     assert status["status"] == "running" and status["done"] == 1
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_batch_caller_back_from_admission_after_the_streams_ended_is_answered_at_once(worker, stream):
+    """A batch is admitted off the loop; a caller whose job was admitted before the drain but who came
+    back to listen only after the shutdown had ended the open streams waited until aiohttp cut it."""
+    from npu_worker.http_compat.ndjson import end_streams
+
+    engine = gated_engine()
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    admitted, back = threading.Event(), threading.Event()
+    admit = scheduler._admit
+
+    def slow_return(job, request):
+        admit(job, request)
+        admitted.set()
+        back.wait(seconds(10))  # the handler is not back on the loop yet
+
+    scheduler._admit = slow_return
+    body = {"sections": [{"text": "먼저."}, {"text": "다음."}], "stream": stream}
+    waiting = asyncio.ensure_future(client.post("/synth_batch", json=body))
+    async with asyncio.timeout(seconds(5)):
+        while not admitted.is_set() or not engine.calls:
+            await asyncio.sleep(0.01)
+    drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
+    engine.gate.set()  # section 0 finishes in the drain; section 1 waits for the restart
+    await drain
+    assert end_streams(client.app) == 0  # what the shutdown does after the drain: nobody listens yet
+    back.set()
+    async with asyncio.timeout(seconds(5)):
+        answer = await waiting
+        body = await read_ndjson(answer) if stream else await answer.json()
+    if stream:  # the lines so far, without `done`: the client re-attaches after the restart
+        assert body[0]["event"] == "start" and "done" not in [line["event"] for line in body]
+        assert [line.get("status") for line in body if line["event"] == "progress"][-1] == "ok"
+    else:
+        assert answer.status == 202 and (body["status"], body["ok_count"]) == ("running", 1)
 
 
 async def test_a_synth_still_queued_when_the_shutdown_begins_gets_its_answer_at_once(worker, tmp_path):

@@ -65,14 +65,40 @@ async def stream_job(request: web.Request, response: web.StreamResponse, subscri
     return True
 
 
+class OpenStreams:
+    """The NDJSON streams (and `stream: false` waits) open now, ended together at shutdown.
+
+    Once ended, one that opens later ends at once: a job whose admission (run off the loop) was still
+    under way as the drain ended the others would otherwise be waited on until aiohttp cut it."""
+
+    def __init__(self) -> None:
+        self._open: set[Subscription] = set()
+        self.ended = False
+
+    def add(self, subscription: Subscription) -> None:
+        self._open.add(subscription)
+        if self.ended:
+            subscription.finish()
+
+    def discard(self, subscription: Subscription) -> None:
+        self._open.discard(subscription)
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def end(self) -> int:
+        """End every stream once it has sent what is queued for it; how many were open."""
+        self.ended = True
+        for subscription in list(self._open):
+            subscription.finish()
+        return len(self._open)
+
+
 def end_streams(app: web.Application) -> int:
     """Shutdown, after the drain: end every open stream once it has sent what is queued for it (no
     more lines will come before the restart), so the connections close at once instead of being
     cut when aiohttp's shutdown timeout runs out. Returns how many were open."""
-    open_streams = app[NDJSON_STREAMS_KEY]
-    for subscription in list(open_streams):
-        subscription.finish()
-    return len(open_streams)
+    return app[NDJSON_STREAMS_KEY].end()
 
 
 async def _pump(response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float) -> None:
