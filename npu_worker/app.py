@@ -27,6 +27,7 @@ from .http_compat.metrics import metrics_middleware, setup_metrics
 from .http_compat.ndjson import OpenStreams, end_streams
 from .openai_compat import setup_openai
 from .ws_server import close_sockets, setup_ws
+from .ws_server.opening import OpenSockets
 from .ws_server.schedule import schedule_sizes
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
     app[NDJSON_STREAMS_KEY] = OpenStreams()
-    app[WS_SESSIONS_KEY] = set()  # both socket routes' (`/ws`, the OpenAI speech stream)
+    app[WS_SESSIONS_KEY] = OpenSockets()  # both socket routes' (`/ws`, the OpenAI speech stream)
     app[ERROR_SHAPES_KEY] = {}
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -13,6 +13,7 @@ from .protocol import Limits, WorkerError
 if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when it is imported
     from .http_compat.ndjson import OpenStreams
     from .jobs.scheduler import Scheduler
+    from .ws_server.opening import OpenSockets
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
@@ -26,12 +27,6 @@ ERROR_SHAPES_KEY: web.AppKey[dict[str, Callable[[WorkerError, int], web.Response
 NDJSON_STREAMS_KEY: web.AppKey[OpenStreams] = web.AppKey("ndjson_streams")
 
 
-class OpenSocket(Protocol):
-    """A WebSocket session the shutdown tells and closes (`/ws`, `/v1/audio/speech/stream`)."""
-
-    async def going_away(self) -> None: ...
-
-
 # The WebSocket sessions open now (`/ws` and the OpenAI speech stream): told and closed (1001) at
 # shutdown, after the drain.
-WS_SESSIONS_KEY: web.AppKey[set[OpenSocket]] = web.AppKey("ws_sessions")
+WS_SESSIONS_KEY: web.AppKey[OpenSockets] = web.AppKey("ws_sessions")

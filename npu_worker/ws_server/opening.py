@@ -4,11 +4,53 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from aiohttp import WSCloseCode, web
 
 from ..app_keys import SETTINGS_KEY
+
+log = logging.getLogger(__name__)
+
+
+class OpenSocket(Protocol):
+    """A WebSocket session the shutdown tells and closes (`/ws`, `/v1/audio/speech/stream`)."""
+
+    async def going_away(self) -> None: ...
+
+
+class OpenSockets:
+    """The WebSocket sessions open now, told and closed (1001) together at shutdown, after the drain.
+
+    Once closed, a session that opens later (its handshake accepted before the listener closed, its
+    handler run only now) is told at once, instead of serving refusals until aiohttp cuts it (1006)."""
+
+    def __init__(self) -> None:
+        self._open: set[OpenSocket] = set()
+        self._late: set[asyncio.Task[None]] = set()
+        self.closed = False
+
+    def add(self, session: OpenSocket) -> None:
+        self._open.add(session)
+        if self.closed:
+            task = asyncio.get_running_loop().create_task(session.going_away(), name="late-going-away")
+            self._late.add(task)
+            task.add_done_callback(self._late.discard)
+
+    def discard(self, session: OpenSocket) -> None:
+        self._open.discard(session)
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    async def close_all(self) -> int:
+        """Tell and close every open session at once; how many were open."""
+        self.closed = True
+        sessions = [*self._open]
+        await asyncio.gather(*(session.going_away() for session in sessions))
+        return len(sessions)
 
 
 async def open_socket(request: web.Request) -> web.WebSocketResponse:

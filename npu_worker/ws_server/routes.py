@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import logging
 import time
@@ -34,9 +33,7 @@ async def close_sockets(app: web.Application) -> int:
     """Shutdown, after the drain: every open WebSocket session (`/ws`, and the OpenAI speech stream's,
     which add themselves) is told and closed with 1001, at once and together (`going_away`), instead
     of being cut when aiohttp's shutdown timeout runs out. Returns how many were open."""
-    sessions = [*app[WS_SESSIONS_KEY]]
-    await asyncio.gather(*(session.going_away() for session in sessions))
-    return len(sessions)
+    return await app[WS_SESSIONS_KEY].close_all()
 
 
 async def handle_ws(request: web.Request) -> web.StreamResponse:
