@@ -35,7 +35,15 @@ from npu_worker.client.common import (
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.plans import Deliver, Follow, Plan, Sleep, polling_plan, streaming_plan
+from npu_worker.client.plans import (
+    WAIT_LIMIT,
+    Deliver,
+    Follow,
+    Plan,
+    Sleep,
+    polling_plan,
+    streaming_plan,
+)
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
@@ -224,6 +232,7 @@ def synth_batch_streaming(
     answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
     """POST /synth_batch (NDJSON) and follow it to `done`, re-attaching if the stream breaks.
@@ -232,11 +241,14 @@ def synth_batch_streaming(
     event exactly once even across re-attaches. Returns `{"sections", "wav_paths", "errors", ...}`.
     `read_timeout` bounds the silence on the socket; the worker's heartbeats keep a live stream busy.
     A re-attach waits at most `answer_timeout` for the worker to answer: one that stopped answering
-    is given up after about `read_timeout` + (attempts + 1) * `answer_timeout` + the back-off.
+    is given up after about `read_timeout` + (attempts + 1) * `answer_timeout` + the back-off. One
+    that answers "not now" with a `Retry-After` (a 503 `Loading` after a restart, a 429 `QueueFull`)
+    is asked again when it says, up to `wait_limit` seconds in a row, without spending the attempts;
+    `on_progress` gets a `waiting` event (idx -1) before each wait.
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay)
+    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, read_timeout, answer_timeout), collector)
 
 
@@ -254,6 +266,7 @@ def synth_batch_polling(
     answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
     """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
@@ -264,5 +277,5 @@ def synth_batch_polling(
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay)
+    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, timeout, answer_timeout), collector)
