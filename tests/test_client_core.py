@@ -119,6 +119,20 @@ def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
     assert raised.value.error_name == "JobNotFound"
 
 
+def test_a_re_attach_answered_429_with_retry_after_waits_as_a_submission_does():
+    """A 429 with Retry-After (a rate-limiting proxy, a node that sheds load) on a re-attach is "not
+    now" as on a submission: it ended the batch at once; one without Retry-After still does."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5))
+    busy = WorkerHTTPError(429, {"error": "QueueFull: busy"}, retry_after=2.0)
+    script.run(collector, [[START, None], busy, [OK0, OK1, DONE, None]])
+    assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(2.0)] and collector.done == DONE
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
+    with pytest.raises(WorkerHTTPError):
+        script.run(collector, [[START, None], WorkerHTTPError(429, {"error": "QueueFull: busy"})])
+
+
 def test_a_submission_refused_for_now_is_sent_again_after_retry_after():
     """429 QueueFull and 503 Loading queue nothing: the batch is sent again when the worker says (each
     wait told to on_progress first; up to the wait limit, without spending `attempts`), else after the

@@ -204,10 +204,10 @@ def _reattach(
             patience.reset()
             return answer, failures
         except (TransportError, WorkerHTTPError) as exc:
-            if not retryable(exc):
+            asked = asked_to_wait(exc)  # a 429 too: "not now" as its Retry-After says
+            if not asked and not retryable(exc):
                 raise
             problem = exc
-            asked = asked_to_wait(exc)
             if asked and patience.spent():
                 raise TransportError(f"{lost}; {patience.gave_up()}") from None
             if asked:
