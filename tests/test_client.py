@@ -15,6 +15,7 @@ import pytest
 
 from npu_worker import client
 from npu_worker.client import TransportError, WorkerHTTPError, aio
+from tests.cluster_support import node_starter
 from tests.cut_proxy import CuttableProxy
 from tests.rogue_worker import RogueWorker, ndjson
 from tests.test_job_retention import write_job
@@ -417,3 +418,51 @@ async def test_a_re_attach_waits_for_the_restarted_worker_while_it_loads(setting
     assert waiting["error"].startswith("Loading: the worker is still reading the kept jobs")
     assert result["job_id"] == job_id and result["ok_count"] == 2 and result["done"]["ok_count"] == 2
     assert [event["seq"] for event in events if event["event"] != "waiting"] == list(range(1, 7))
+
+
+@pytest.fixture
+def start_node(tmp_path: Path, redis_server: Any) -> Any:
+    yield from node_starter(tmp_path, redis_server)
+
+
+@pytest.mark.allow_blocking
+def test_polling_waits_out_a_redis_restart(tmp_path, start_node, redis_server):
+    """A cluster node answers every poll `QueueUnavailable` 503 while Redis is away, and its job goes on
+    once Redis is back (its snapshot keeps the jobs). That answer had no Retry-After, so each poll spent
+    an attempt: a polling client gave up after ≈ 40 s of a Redis restart (here: the only attempt). The
+    node now says `Retry-After: 1`, and the client waits, saying so, up to its wait limit."""
+    node = start_node("one", delay=0.02)
+    sections = [{"idx": i, "text": f"섹션 {i}", "output_path": str(tmp_path / f"s{i}.wav")} for i in range(6)]
+    outcome: dict[str, Any] = {}
+    running, waiting = threading.Event(), threading.Event()
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        outcome.setdefault("events", []).append(event)
+        if event["event"] == "status" and event.get("done", 0) >= 1:
+            running.set()
+        if event["event"] == "waiting":
+            waiting.set()
+
+    def run() -> None:
+        try:
+            outcome["result"] = client.synth_batch_polling(
+                sections, on_progress, base=node.base, poll_interval=0.02, reattach_attempts=0
+            )
+        except Exception as exc:  # handed to the test thread
+            outcome["error"] = exc
+            waiting.set()
+
+    caller = threading.Thread(target=run)
+    caller.start()
+    try:
+        assert running.wait(seconds(30))
+        redis_server.stop(save=True)
+        assert waiting.wait(seconds(30)) and "error" not in outcome, outcome.get("error")
+        redis_server.start()
+    finally:
+        caller.join(seconds(60))
+    assert not caller.is_alive() and "error" not in outcome, outcome.get("error")
+    assert outcome["result"]["ok_count"] == 6
+    said = [event for event in outcome["events"] if event["event"] == "waiting"]
+    assert said[0]["status"] == 503 and said[0]["retry_after"] == 1.0
+    assert said[0]["error"].startswith("QueueUnavailable: Redis is unreachable")
