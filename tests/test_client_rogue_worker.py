@@ -363,3 +363,28 @@ async def test_a_submission_to_a_loading_worker_waits_past_the_attempts(use_asyn
     async with RogueWorker(script) as rogue:
         result = await stream(rogue.base, use_async)
     assert result["ok_count"] == 2 and rogue.requests == [("POST", "/synth_batch")] * 6
+
+
+@both
+async def test_a_re_attached_stream_may_be_as_quiet_as_the_read_timeout(use_async):
+    """Only a re-attach's answer is awaited `answer_timeout`; its lines then come as far apart as the
+    read timeout allows. The sync client kept the answer timeout for the lines too (http.client drops
+    the connection's socket once the answer says `Connection: close`, so the read timeout was never
+    set): 10 s, the worker's heartbeat interval, so a re-attached stream was dropped as its heartbeat
+    came, each time, and the batch given up after 11 such quiet gaps (a section over 10 s, a load)."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
+
+    async def quiet() -> AsyncIterator[bytes]:
+        yield head
+        for event in (OK0, OK1, DONE):
+            await asyncio.sleep(0.3)  # quieter than the answer timeout, well within the read timeout
+            yield json.dumps(event).encode() + b"\n"
+
+    script = lambda method, path: ndjson(START) if method == "POST" else quiet()  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        options = {"answer_timeout": 0.1, "read_timeout": seconds(10), "reattach_attempts": 0}
+        result = await stream(rogue.base, use_async, **options)
+    assert result["ok_count"] == 2 and rogue.requests == [
+        ("POST", "/synth_batch"),
+        ("GET", "/jobs/j1/events?after=1"),
+    ]

@@ -62,9 +62,12 @@ def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -
 
     class Reading(connection):  # type: ignore[valid-type,misc]
         def getresponse(self) -> http.client.HTTPResponse:
+            # Taken first: once the answer says `Connection: close` (always: urllib asks for it),
+            # getresponse hands the socket to the response and sets `self.sock` to None.
+            sock = self.sock
             response = super().getresponse()
-            if self.sock is not None:  # the response reads through this socket
-                self.sock.settimeout(timeout)
+            if sock is not None:  # the response reads through this socket
+                sock.settimeout(timeout)
             return response
 
     return Reading
