@@ -173,6 +173,11 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
         script.run(collector, [[START, None], now, [OK0, None], loading, loading, loading, loading])
     sleeps = [step.seconds for step in script.steps if isinstance(step, Sleep)]
     assert sleeps == [0.5, 30.0, 30.0, 10.0]
+    collector = BatchCollector()  # `Retry-After: 0` with no back-off: still a wait, and an end
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1))
+    with pytest.raises(TransportError, match=r"'Loading: x' after 0.1 s"):
+        script.run(collector, [[START, None], now, now, now])
+    assert [step for step in script.steps if isinstance(step, Sleep)] == [Sleep(0.05), Sleep(0.05)]
     with pytest.raises(ClientError, match="wait_limit must be a finite number"):
         next(streaming_plan(BatchCollector(), {}, attempts=0, delay=0.5, wait_limit=float("nan")))
 

@@ -36,6 +36,7 @@ MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many sec
 # Seconds in a row a worker that answers "not now" with a Retry-After is waited for: a first ZipVoice
 # start on an NPU compiles its decoder for minutes (20-101 s a bucket, five buckets).
 WAIT_LIMIT = 900.0
+MIN_WAIT = 0.05  # the least a wait lasts: `Retry-After: 0` with `reattach_delay=0` is no busy loop
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,8 @@ def asked_to_wait(error: BaseException) -> bool:
 class Patience:
     """How long the worker has said "not now, retry after" in a row, against `limit` seconds.
 
-    Each wait is its `Retry-After` (at least `floor`, the back-off's first delay, so `Retry-After: 0`
-    is no busy loop; at most MAX_RETRY_AFTER), and is told to `on_progress` first as an unlogged
+    Each wait is its `Retry-After` (at least `floor`, the back-off's first delay, and MIN_WAIT, so
+    `Retry-After: 0` is no busy loop and the limit is reached; at most MAX_RETRY_AFTER), and is told to `on_progress` first as an unlogged
     `waiting` event (the CLI prints it): a worker that compiles for minutes is not silence."""
 
     limit: float = WAIT_LIMIT
@@ -123,7 +124,8 @@ class Patience:
 
     def wait(self, error: WorkerHTTPError) -> Generator[Step, Any, None]:
         assert error.retry_after is not None
-        seconds = min(max(error.retry_after, self.floor), MAX_RETRY_AFTER, self.limit - self.waited)
+        wanted = max(error.retry_after, self.floor, MIN_WAIT)
+        seconds = min(wanted, MAX_RETRY_AFTER, self.limit - self.waited)
         self.said = str(error.body.get("error") or error)
         event = {"event": "waiting", "status": error.status, "error": self.said, "retry_after": seconds}
         yield Deliver({**event, "waited": round(self.waited, 3), "wait_limit": self.limit})
