@@ -33,6 +33,7 @@ from npu_worker.client import (
     synth_batch_polling,
     synth_batch_streaming,
 )
+from npu_worker.client.plans import WAIT_LIMIT
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
@@ -172,6 +173,13 @@ def add_client_commands(subparsers: Any) -> None:
     many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
+    many.add_argument(
+        "--wait-limit",
+        type=float,
+        default=WAIT_LIMIT,
+        help="seconds in a row to wait for a worker that answers 'not now' with a Retry-After"
+        f" (loading, compiling for an NPU, its queue full; default {WAIT_LIMIT:g})",
+    )
     _add_connection_arguments(many, "the lecture's, else ko")
     many.set_defaults(handler=run_batch)
 
@@ -354,6 +362,7 @@ def run_batch(args: argparse.Namespace) -> int:
                 speed_factor=args.speed,
                 ref_wav=args.ref_wav,
                 token=_token(args),
+                wait_limit=args.wait_limit,
             )
     except ClientError as exc:
         bar.end_line()

@@ -129,3 +129,32 @@ async def test_batch_says_each_wait_a_loading_or_full_worker_asks_for(tmp_path, 
         "waiting for the worker: QueueFull: 5000 sections are waiting (again in 0.5 s; waited 0:00 of at most 15:00)",
         "waiting for the worker: Loading: the engine is still loading (again in 0.5 s; waited 0:00 of at most 15:00)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("limit", "said"),
+    [
+        ("0.1", "stream lost after event 1; the worker still answered 'Loading: x' after 0.1 s of waiting"),
+        ("nan", "wait_limit must be a finite number of seconds, not nan"),
+    ],
+)
+async def test_batch_wait_limit_bounds_the_wait_for_a_worker_that_stays_loading(
+    tmp_path, capsys, limit, said
+):
+    """`--wait-limit` is the library's `wait_limit`: a worker still compiling past it is given up, exit 2."""
+    loading = reply(503, b'{"error": "Loading: x"}', headers="Retry-After: 0\r\n")
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    script = lambda method, path: ndjson(START) if method == "POST" else loading  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        argv = [
+            "batch",
+            str(lecture),
+            "--out-dir",
+            str(tmp_path / "o"),
+            "--base",
+            rogue.base,
+            "--wait-limit",
+            limit,
+        ]
+        code = await run_cli(argv)
+    assert code == 2 and said in capsys.readouterr().err
