@@ -107,8 +107,9 @@ class Patience:
     """How long the worker has said "not now, retry after" in a row, against `limit` seconds.
 
     Each wait is its `Retry-After` (at least `floor`, the back-off's first delay, and MIN_WAIT, so
-    `Retry-After: 0` is no busy loop and the limit is reached; at most MAX_RETRY_AFTER), and is told to `on_progress` first as an unlogged
-    `waiting` event (the CLI prints it): a worker that compiles for minutes is not silence."""
+    `Retry-After: 0` is no busy loop and the limit is reached; at most MAX_RETRY_AFTER), and is told
+    to `on_progress` first as an unlogged `waiting` event (the CLI prints it): a worker that compiles
+    for minutes is not silence."""
 
     limit: float = WAIT_LIMIT
     floor: float = 0.5

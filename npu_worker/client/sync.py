@@ -277,6 +277,7 @@ def synth_batch_polling(
     `on_progress` gets a `status` event whenever the polled status changes, then each section's final
     event and `done` once the job has finished. Same return value as `synth_batch_streaming`.
     `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
+    A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`.
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
