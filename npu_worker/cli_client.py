@@ -33,11 +33,13 @@ from npu_worker.client import (
     synth_batch_polling,
     synth_batch_streaming,
 )
+from npu_worker.client.plans import WAIT_LIMIT
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 TOKEN_ENV = "NPU_WORKER_TOKEN"
+WAIT_LINE_EVERY = 10.0  # seconds between `waiting` lines while the worker keeps saying the same
 
 
 def _clock(seconds: float | None) -> str:
@@ -66,6 +68,7 @@ class ProgressBar:
         self.polled_done = 0  # polling mode: the status body's count (sections arrive only at the end)
         self.drawn = False  # a live line is on the terminal, not ended yet
         self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
+        self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
 
     def eta(self) -> float | None:
         elapsed = time.monotonic() - self.started
@@ -89,8 +92,29 @@ class ProgressBar:
             f"  ETA {_clock(self.eta())}"
         )
 
+    def waiting(self, event: dict[str, Any]) -> None:
+        """The worker said "not now" (it loads, its queue is full): a line, so a long compile is not
+        silence; off a terminal, one when its error name changes, else one per WAIT_LINE_EVERY seconds
+        (the words of a `Loading` change with each kept job read)."""
+        said, waited = str(event.get("error")), _number(event.get("waited"))
+        name = said.split(":", 1)[0]
+        if not self.live and self.told and self.told[0] == name and waited - self.told[1] < WAIT_LINE_EVERY:
+            return
+        self.told = (name, waited)
+        line = (
+            f"waiting for the worker: {said} (again in {_number(event.get('retry_after')):g} s;"
+            f" waited {_clock(waited)} of at most {_clock(_number(event.get('wait_limit')))})"
+        )
+        self.stream.write(f"\r{line}\x1b[K" if self.live else line + "\n")
+        self.drawn = self.live
+        self.stream.flush()
+
     def __call__(self, idx: int, event: dict[str, Any]) -> None:
         kind = event.get("event")
+        if kind == "waiting":
+            self.waiting(event)
+            return
+        self.told = None
         if kind in ("start", "status") and isinstance(event.get("job_id"), str):
             self.job_id = event["job_id"]
         if kind == "progress" and event.get("status") == "synth":
@@ -149,6 +173,13 @@ def add_client_commands(subparsers: Any) -> None:
     many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
+    many.add_argument(
+        "--wait-limit",
+        type=float,
+        default=WAIT_LIMIT,
+        help="seconds in a row to wait for a worker that answers 'not now' with a Retry-After"
+        f" (loading, compiling for an NPU, its queue full; default {WAIT_LIMIT:g})",
+    )
     _add_connection_arguments(many, "the lecture's, else ko")
     many.set_defaults(handler=run_batch)
 
@@ -331,6 +362,7 @@ def run_batch(args: argparse.Namespace) -> int:
                 speed_factor=args.speed,
                 ref_wav=args.ref_wav,
                 token=_token(args),
+                wait_limit=args.wait_limit,
             )
     except ClientError as exc:
         bar.end_line()

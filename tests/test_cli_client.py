@@ -246,6 +246,32 @@ def test_progress_bar_counts_polled_status_before_sections_arrive():
     assert "3/4" in stream.getvalue().splitlines()[-1]
 
 
+def test_progress_bar_says_a_long_wait_without_a_line_per_second():
+    """A `Loading` answer asks for 1 s: off a terminal a line when the error name changes, else one per
+    10 s of waiting (its words change with each kept job read); on a terminal, the line redrawn."""
+    stream = io.StringIO()
+    bar = ProgressBar({0: "x"}, stream, live=False)
+    said = {"event": "waiting", "status": 503, "retry_after": 1.0, "wait_limit": 900.0}
+    for waited in range(25):
+        bar(-1, said | {"error": f"Loading: reading the kept jobs ({waited} of 99)", "waited": waited})
+    bar(-1, said | {"error": "QueueFull: 5000 waiting", "waited": 25, "status": 429})
+    lines = stream.getvalue().splitlines()
+    assert lines == [
+        "waiting for the worker: Loading: reading the kept jobs (0 of 99) (again in 1 s; waited 0:00 of at most 15:00)",
+        "waiting for the worker: Loading: reading the kept jobs (10 of 99) (again in 1 s; waited 0:10 of at most 15:00)",
+        "waiting for the worker: Loading: reading the kept jobs (20 of 99) (again in 1 s; waited 0:20 of at most 15:00)",
+        "waiting for the worker: QueueFull: 5000 waiting (again in 1 s; waited 0:25 of at most 15:00)",
+    ]
+    live = io.StringIO()
+    bar = ProgressBar({0: "x"}, live, live=True)
+    bar(-1, said | {"error": "Loading: x", "waited": 0})
+    bar(-1, said | {"error": "Loading: x", "waited": 1})
+    bar(0, {"event": "progress", "idx": 0, "status": "synth"})
+    assert live.getvalue().count("\rwaiting for the worker: Loading: x") == 2 and "\n" not in live.getvalue()
+    bar.end_line()
+    assert live.getvalue().endswith("\n")
+
+
 @pytest.mark.parametrize(
     ("flags", "problem"),
     [

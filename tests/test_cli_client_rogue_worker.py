@@ -106,3 +106,55 @@ async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, ca
     async with RogueWorker(lambda method, path: answer) as rogue:
         code = await run_cli(["synth", "hi", "-o", str(tmp_path / "x.wav"), "--base", rogue.base])
     assert code == 0 and capsys.readouterr().out.startswith("/w/x.wav: 0.00 s of audio")
+
+
+async def test_batch_says_each_wait_a_loading_or_full_worker_asks_for(tmp_path, capsys):
+    """A worker that answers "not now" (its queue full at the submission, loading at the re-attach after
+    a restart) was waited on in silence, the batch then given up after ≈ 40 s; now each wait is a line."""
+    answers = [
+        reply(429, b'{"error": "QueueFull: 5000 sections are waiting"}', headers="Retry-After: 0\r\n"),
+        ndjson(START),
+        reply(503, b'{"error": "Loading: the engine is still loading"}', headers="Retry-After: 0\r\n"),
+        ndjson(OK0, OK0 | {"idx": 1, "seq": 3}, DONE | {"seq": 4}),
+    ]
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(lambda method, path: answers.pop(0)) as rogue:
+        code = await run_cli(
+            ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
+        )
+    err = capsys.readouterr().err
+    assert code == 0 and answers == []
+    waits = [line for line in err.splitlines() if line.startswith("waiting for the worker: ")]
+    assert waits == [
+        "waiting for the worker: QueueFull: 5000 sections are waiting (again in 0.5 s; waited 0:00 of at most 15:00)",
+        "waiting for the worker: Loading: the engine is still loading (again in 0.5 s; waited 0:00 of at most 15:00)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("limit", "said"),
+    [
+        ("0.1", "stream lost after event 1; the worker still answered 'Loading: x' after 0.1 s of waiting"),
+        ("nan", "wait_limit must be a finite number of seconds, not nan"),
+    ],
+)
+async def test_batch_wait_limit_bounds_the_wait_for_a_worker_that_stays_loading(
+    tmp_path, capsys, limit, said
+):
+    """`--wait-limit` is the library's `wait_limit`: a worker still compiling past it is given up, exit 2."""
+    loading = reply(503, b'{"error": "Loading: x"}', headers="Retry-After: 0\r\n")
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    script = lambda method, path: ndjson(START) if method == "POST" else loading  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        argv = [
+            "batch",
+            str(lecture),
+            "--out-dir",
+            str(tmp_path / "o"),
+            "--base",
+            rogue.base,
+            "--wait-limit",
+            limit,
+        ]
+        code = await run_cli(argv)
+    assert code == 2 and said in capsys.readouterr().err

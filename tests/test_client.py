@@ -6,6 +6,8 @@ import asyncio
 import signal
 import socket
 import threading
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,11 @@ import pytest
 
 from npu_worker import client
 from npu_worker.client import TransportError, WorkerHTTPError, aio
+from tests.cluster_support import node_starter
 from tests.cut_proxy import CuttableProxy
+from tests.rogue_worker import RogueWorker, ndjson
+from tests.test_job_retention import write_job
+from tests.test_start_up_recovery import serve_holding_the_reading
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 from tests.worker_process import free_port, start_worker_process
@@ -43,7 +49,8 @@ class Recorder:
         self.calls.append((idx, event))
 
     def logged(self) -> list[dict[str, Any]]:
-        return [event for _, event in self.calls if event["event"] not in ("heartbeat", "status")]
+        unlogged = ("heartbeat", "status", "waiting")
+        return [event for _, event in self.calls if event["event"] not in unlogged]
 
 
 async def test_stream_returns_the_sketch_result_and_reports_each_event(worker, tmp_path):
@@ -369,3 +376,93 @@ async def test_cancel_job_stops_a_batch_and_says_when_it_had_ended(gated_worker,
     with pytest.raises(WorkerHTTPError) as unknown:
         await cancel("no-such-job")
     assert unknown.value.status == 404 and unknown.value.error_name == "JobNotFound"
+
+
+async def test_a_re_attach_waits_for_the_restarted_worker_while_it_loads(settings):
+    """The worker that took the batch is gone after its `start`; the restarted one reads its kept jobs
+    (on an NPU it compiles for minutes), answering the re-attach `Loading` 503, `Retry-After: 1`. That
+    answer spent an attempt (here the only one: the batch was given up at once, the job then ran to its
+    end unheard); now the client says it waits, and follows the job to `done` once the worker is up."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["재개.", "둘."])
+    engine = ToneEngine()
+    scheduler, listener, gate, reached = await serve_holding_the_reading(settings, engine)
+
+    async def relay(method: str, path: str) -> AsyncIterator[bytes]:
+        """The restarted worker's answer, as it sends it."""
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        while chunk := await reader.read(65536):
+            yield chunk
+        writer.close()
+
+    start = {"event": "start", "total": 2, "backend": "tone", "device": "cpu", "job_id": job_id, "seq": 1}
+    events: list[dict[str, Any]] = []
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        events.append(event)
+        if event["event"] == "waiting":
+            gate.set()  # the reading goes on: the worker is up by the next try
+
+    try:
+        await asyncio.to_thread(reached.wait, seconds(30))
+        script = lambda method, path: ndjson(start) if method == "POST" else relay(method, path)  # noqa: E731
+        async with RogueWorker(script) as gone, asyncio.timeout(seconds(30)):
+            result = await aio.synth_batch_streaming(
+                [{"idx": 0, "text": "재개."}], on_progress, base=gone.base, reattach_attempts=0
+            )
+    finally:
+        gate.set()
+        await listener.close()
+    [waiting] = [event for event in events if event["event"] == "waiting"]
+    assert (waiting["status"], waiting["retry_after"]) == (503, 1.0)
+    assert waiting["error"].startswith("Loading: the worker is still reading the kept jobs")
+    assert result["job_id"] == job_id and result["ok_count"] == 2 and result["done"]["ok_count"] == 2
+    assert [event["seq"] for event in events if event["event"] != "waiting"] == list(range(1, 7))
+
+
+@pytest.fixture
+def start_node(tmp_path: Path, redis_server: Any) -> Any:
+    yield from node_starter(tmp_path, redis_server)
+
+
+@pytest.mark.allow_blocking
+def test_polling_waits_out_a_redis_restart(tmp_path, start_node, redis_server):
+    """A cluster node answers every poll `QueueUnavailable` 503 while Redis is away, and its job goes on
+    once Redis is back (its snapshot keeps the jobs). That answer had no Retry-After, so each poll spent
+    an attempt: a polling client gave up after ≈ 40 s of a Redis restart (here: the only attempt). The
+    node now says `Retry-After: 1`, and the client waits, saying so, up to its wait limit."""
+    node = start_node("one", delay=0.02)
+    sections = [{"idx": i, "text": f"섹션 {i}", "output_path": str(tmp_path / f"s{i}.wav")} for i in range(6)]
+    outcome: dict[str, Any] = {}
+    running, waiting = threading.Event(), threading.Event()
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        outcome.setdefault("events", []).append(event)
+        if event["event"] == "status" and event.get("done", 0) >= 1:
+            running.set()
+        if event["event"] == "waiting":
+            waiting.set()
+
+    def run() -> None:
+        try:
+            outcome["result"] = client.synth_batch_polling(
+                sections, on_progress, base=node.base, poll_interval=0.02, reattach_attempts=0
+            )
+        except Exception as exc:  # handed to the test thread
+            outcome["error"] = exc
+            waiting.set()
+
+    caller = threading.Thread(target=run)
+    caller.start()
+    try:
+        assert running.wait(seconds(30))
+        redis_server.stop(save=True)
+        assert waiting.wait(seconds(30)) and "error" not in outcome, outcome.get("error")
+        redis_server.start()
+    finally:
+        caller.join(seconds(60))
+    assert not caller.is_alive() and "error" not in outcome, outcome.get("error")
+    assert outcome["result"]["ok_count"] == 6
+    said = [event for event in outcome["events"] if event["event"] == "waiting"]
+    assert said[0]["status"] == 503 and said[0]["retry_after"] == 1.0
+    assert said[0]["error"].startswith("QueueUnavailable: Redis is unreachable")

@@ -119,28 +119,67 @@ def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
     assert raised.value.error_name == "JobNotFound"
 
 
+def test_a_re_attach_answered_429_with_retry_after_waits_as_a_submission_does():
+    """A 429 with Retry-After (a rate-limiting proxy, a node that sheds load) on a re-attach is "not
+    now" as on a submission: it ended the batch at once; one without Retry-After still does."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5))
+    busy = WorkerHTTPError(429, {"error": "QueueFull: busy"}, retry_after=2.0)
+    script.run(collector, [[START, None], busy, [OK0, OK1, DONE, None]])
+    assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(2.0)] and collector.done == DONE
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
+    with pytest.raises(WorkerHTTPError):
+        script.run(collector, [[START, None], WorkerHTTPError(429, {"error": "QueueFull: busy"})])
+
+
 def test_a_submission_refused_for_now_is_sent_again_after_retry_after():
-    """429 QueueFull and 503 Loading queue nothing: the batch is sent again when the worker says (else
-    after the back-off), at most `attempts` more times; a final refusal or a broken connection (the
-    batch may have been queued) is raised at once."""
+    """429 QueueFull and 503 Loading queue nothing: the batch is sent again when the worker says (each
+    wait told to on_progress first; up to the wait limit, without spending `attempts`), else after the
+    back-off, at most `attempts` more times; a final refusal or a broken connection (the batch may have
+    been queued) is raised at once."""
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.5))
     full = WorkerHTTPError(429, {"error": "QueueFull: 5 sections are waiting"}, retry_after=5.0)
     loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"})
     script.run(collector, [full, loading, [START, OK0, OK1, DONE, None]])
     submit = Follow("POST", "/synth_batch", {"sections": []})
-    assert script.steps == [submit, Sleep(5.0), submit, Sleep(1.0), submit]
+    told = {"event": "waiting", "status": 429, "error": "QueueFull: 5 sections are waiting"}
+    waiting = Deliver({**told, "retry_after": 5.0, "waited": 0.0, "wait_limit": 900.0})
+    assert script.steps == [submit, waiting, Sleep(5.0), submit, Sleep(0.5), submit]
     assert script.result["ok_count"] == 2
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=1, delay=0.5))
     with pytest.raises(WorkerHTTPError):
-        script.run(collector, [full, full])
+        script.run(collector, [full, loading, full, loading])
+    assert sum(isinstance(step, Follow) for step in script.steps) == 4  # the waits spent no attempt
     for final in (WorkerHTTPError(400, {"error": "BadRequest: x"}), TransportError("reset")):
         collector = BatchCollector()
         script = Script(polling_plan(collector, {}, interval=1.0, attempts=3, delay=0.5))
         with pytest.raises(type(final)):
             script.run(collector, [final])
         assert script.steps == [Call("POST", "/synth_batch?async=1", {})]
+
+
+def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
+    """Each wait is the worker's Retry-After (at least the first back-off, at most 30 s, never past the
+    limit); once `wait_limit` seconds are spent in a row the re-attach is given up in words, while an
+    answer in between starts the count again."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5, wait_limit=70.0))
+    loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"}, retry_after=45.0)
+    now = WorkerHTTPError(503, {"error": "Loading: x"}, retry_after=0.0)
+    with pytest.raises(TransportError, match=r"'Loading: the engine is still loading' after 70 s"):
+        script.run(collector, [[START, None], now, [OK0, None], loading, loading, loading, loading])
+    sleeps = [step.seconds for step in script.steps if isinstance(step, Sleep)]
+    assert sleeps == [0.5, 30.0, 30.0, 10.0]
+    collector = BatchCollector()  # `Retry-After: 0` with no back-off: still a wait, and an end
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1))
+    with pytest.raises(TransportError, match=r"'Loading: x' after 0.1 s"):
+        script.run(collector, [[START, None], now, now, now])
+    assert [step for step in script.steps if isinstance(step, Sleep)] == [Sleep(0.05), Sleep(0.05)]
+    with pytest.raises(ClientError, match="wait_limit must be a finite number"):
+        next(streaming_plan(BatchCollector(), {}, attempts=0, delay=0.5, wait_limit=float("nan")))
 
 
 @pytest.mark.parametrize(

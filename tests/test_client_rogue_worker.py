@@ -135,8 +135,8 @@ async def test_replayed_and_out_of_order_lines_are_taken_once_in_log_order(use_a
 @both
 async def test_a_refusal_whose_body_is_cut_short_is_still_the_refusal(use_async):
     """urllib's IncompleteRead escaped the sync client as it was (not a ClientError); a 503 is "not now",
-    so the submission is sent again, as for a whole body."""
-    cut = reply(503, b'{"status": "fail"', length=400, headers="Retry-After: 0\r\n")
+    so the submission is sent again, as for a whole body (after the back-off: it says no Retry-After)."""
+    cut = reply(503, b'{"status": "fail"', length=400)
     async with RogueWorker(lambda method, path: cut) as rogue:
         with pytest.raises(client.WorkerHTTPError) as refused:
             await stream(rogue.base, use_async)
@@ -274,3 +274,119 @@ async def test_a_worker_that_stops_answering_is_given_up_after_the_answer_timeou
         said
     )
     assert mode == "poll" or "re-attaching failed 3 times" in str(lost.value)
+
+
+LOADING = reply(
+    503,
+    b'{"status": "fail", "error": "Loading: the engine is still loading; retry shortly"}',
+    headers="Retry-After: 0.05\r\n",
+)
+
+
+def loading_then(answers: dict[str, bytes], loading: int, mode: str) -> Any:
+    """A worker that restarts once the batch is under way: its first `loading` answers after the
+    submission are `Loading` 503s with a Retry-After (it loads), then it serves `answers` by path's end."""
+    accepted = reply(200, b'{"job_id": "j1", "status": "queued", "total": 2}')
+    left = [loading]
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return ndjson(START) if mode == "stream" else accepted
+        if left[0] > 0:
+            left[0] -= 1
+            return LOADING
+        return next(answer for end, answer in answers.items() if path.endswith(end))
+
+    return script
+
+
+def served(mode: str) -> dict[str, bytes]:
+    if mode == "stream":
+        return {"": ndjson(OK0, OK1, DONE)}
+    ok = [dict(OK0, event="progress"), dict(OK1, event="progress")]
+    result = json.dumps({"job_id": "j1", "status": "done", "total": 2, "sections": ok}).encode()
+    return {
+        "/status": reply(200, b'{"job_id": "j1", "status": "done", "done": 2, "total": 2}'),
+        "/result": reply(200, result),
+    }
+
+
+@both
+@pytest.mark.parametrize("mode", ["stream", "poll"])
+async def test_a_worker_that_says_it_is_loading_is_waited_for_past_the_attempts(use_async, mode: str):
+    """A restarted worker answers `Loading` 503 with a Retry-After until its engine is up (minutes on an
+    NPU that compiles): each answer spent a re-attach attempt, so the batch was given up after ≈ 40 s
+    (here: 3 tries) although the worker came back. Now each wait is the one it asks for, told to
+    `on_progress` as a `waiting` event, and the attempts are kept for a worker that does not answer."""
+    events: list[dict[str, Any]] = []
+    options = {"on_progress": lambda idx, event: events.append(event)}
+    async with RogueWorker(loading_then(served(mode), 6, mode)) as rogue:
+        if mode == "stream":
+            result = await stream(rogue.base, use_async, **options)
+        else:
+            result = await poll(rogue.base, use_async, **options)
+    assert result["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]
+    waits = [event for event in events if event["event"] == "waiting"]
+    assert [(w["status"], w["retry_after"], w["wait_limit"]) for w in waits] == [(503, 0.05, 900.0)] * 6
+    assert {w["error"] for w in waits} == {"Loading: the engine is still loading; retry shortly"}
+    assert [w["waited"] for w in waits] == sorted(w["waited"] for w in waits) and waits[-1]["waited"] > 0
+    assert len(rogue.requests) == 1 + 6 + (1 if mode == "stream" else 2)
+
+
+@both
+@pytest.mark.parametrize("mode", ["stream", "poll"])
+async def test_a_worker_that_stays_loading_is_given_up_after_the_wait_limit(use_async, mode: str):
+    """The wait is bounded: past `wait_limit` seconds of "not now" in a row the client gives up, in words."""
+    async with RogueWorker(loading_then({}, 10**6, mode)) as rogue:
+        if mode == "stream":
+            with pytest.raises(
+                client.TransportError, match=r"after 0.25 s of waiting \(wait_limit\)"
+            ) as lost:
+                await stream(rogue.base, use_async, wait_limit=0.25)
+            assert "Loading: the engine is still loading" in str(lost.value)
+        else:
+            with pytest.raises(client.WorkerHTTPError) as refused:
+                await poll(rogue.base, use_async, wait_limit=0.25)
+            assert refused.value.error_name == "Loading"
+    assert len(rogue.requests) == 1 + 6  # 0.25 s in waits of 0.05 s, then the answer that ends it
+
+
+@both
+async def test_a_submission_to_a_loading_worker_waits_past_the_attempts(use_async):
+    """A batch sent while the worker loads was refused after `attempts` + 1 `Loading` answers (11 s)."""
+    left = [5]
+
+    def script(method: str, path: str) -> bytes:
+        if left[0] > 0:
+            left[0] -= 1
+            return LOADING
+        return ndjson(START, OK0, OK1, DONE)
+
+    async with RogueWorker(script) as rogue:
+        result = await stream(rogue.base, use_async)
+    assert result["ok_count"] == 2 and rogue.requests == [("POST", "/synth_batch")] * 6
+
+
+@both
+async def test_a_re_attached_stream_may_be_as_quiet_as_the_read_timeout(use_async):
+    """Only a re-attach's answer is awaited `answer_timeout`; its lines then come as far apart as the
+    read timeout allows. The sync client kept the answer timeout for the lines too (http.client drops
+    the connection's socket once the answer says `Connection: close`, so the read timeout was never
+    set): 10 s, the worker's heartbeat interval, so a re-attached stream was dropped as its heartbeat
+    came, each time, and the batch given up after 11 such quiet gaps (a section over 10 s, a load)."""
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
+
+    async def quiet() -> AsyncIterator[bytes]:
+        yield head
+        for event in (OK0, OK1, DONE):
+            await asyncio.sleep(0.3)  # quieter than the answer timeout, well within the read timeout
+            yield json.dumps(event).encode() + b"\n"
+
+    script = lambda method, path: ndjson(START) if method == "POST" else quiet()  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        options = {"answer_timeout": 0.1, "read_timeout": seconds(10), "reattach_attempts": 0}
+        result = await stream(rogue.base, use_async, **options)
+    assert result["ok_count"] == 2 and rogue.requests == [
+        ("POST", "/synth_batch"),
+        ("GET", "/jobs/j1/events?after=1"),
+    ]

@@ -38,7 +38,15 @@ from npu_worker.client.common import (
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.plans import Deliver, Follow, Plan, Sleep, polling_plan, streaming_plan
+from npu_worker.client.plans import (
+    WAIT_LIMIT,
+    Deliver,
+    Follow,
+    Plan,
+    Sleep,
+    polling_plan,
+    streaming_plan,
+)
 
 _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
 
@@ -225,6 +233,7 @@ async def synth_batch_streaming(
     answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
+    wait_limit: float = WAIT_LIMIT,
     session: aiohttp.ClientSession | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
@@ -234,7 +243,7 @@ async def synth_batch_streaming(
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay)
+    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, read_timeout, answer_timeout) as http_:
         return await _run(plan, http_, collector)
 
@@ -253,12 +262,13 @@ async def synth_batch_polling(
     answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
+    wait_limit: float = WAIT_LIMIT,
     session: aiohttp.ClientSession | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Polling mode (`?async=1`); see `npu_worker.client.sync.synth_batch_polling`."""
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay)
+    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, timeout, answer_timeout) as http_:
         return await _run(plan, http_, collector)

@@ -27,8 +27,9 @@ BASE_ENV = "TTS_WORKER_BASE"
 
 ProgressCallback = Callable[[int, dict[str, Any]], Any]
 
-# Events that are not entries of the job log: keepalives, and the polling mode's status snapshots.
-UNLOGGED_EVENTS = frozenset({"heartbeat", "status"})
+# Events that are not entries of the job log: keepalives, the polling mode's status snapshots, and the
+# client's own `waiting` (the worker answered "not now" with a Retry-After: it loads, its queue is full).
+UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting"})
 ERROR_BODY_LIMIT = 64 << 10  # what of a refusal's body is read (its `error` is a line)
 BODY_LIMIT = 64 << 20  # a JSON answer (a job's result: a few MiB for the most sections a batch may have)
 LINE_LIMIT = 128 << 10  # one NDJSON line (an event is a few hundred bytes; aiohttp's own bound too)

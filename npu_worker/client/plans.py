@@ -8,6 +8,7 @@ step's `TransportError`/`WorkerHTTPError` thrown into it; it returns the result.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
+    InvalidArgument,
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
@@ -31,6 +33,10 @@ RETRYABLE_STATUSES = frozenset({502, 503, 504})
 SUBMIT_RETRY_STATUSES = frozenset({429, 503})  # "not now": nothing was queued (see `not_now`)
 MAX_BACKOFF = 5.0
 MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many seconds
+# Seconds in a row a worker that answers "not now" with a Retry-After is waited for: a first ZipVoice
+# start on an NPU compiles its decoder for minutes (20-101 s a bucket, five buckets).
+WAIT_LIMIT = 900.0
+MIN_WAIT = 0.05  # the least a wait lasts: `Retry-After: 0` with `reattach_delay=0` is no busy loop
 
 
 @dataclass(frozen=True)
@@ -89,92 +95,177 @@ def not_now(error: ClientError) -> bool:
     return isinstance(error, WorkerHTTPError) and error.status in SUBMIT_RETRY_STATUSES
 
 
-def submitted(step: Call | Follow, attempts: int, delay: float) -> Generator[Step, Any, Any]:
-    """Send a submission, again after the worker's `Retry-After` (else the back-off) while it answers
-    "not now", at most `attempts` more times. A broken connection is not retried: the worker may have
-    queued the batch, and sending it twice would make it twice."""
+def asked_to_wait(error: BaseException) -> bool:
+    """A 429 or 503 with `Retry-After`: the worker is there and says when to ask again (it loads its
+    engine or reads its kept jobs, its queue is full, it shuts down for a restart). Unlike a worker
+    that cannot be reached, it is waited for without spending `attempts`, up to the wait limit."""
+    return isinstance(error, WorkerHTTPError) and not_now(error) and error.retry_after is not None
+
+
+@dataclass
+class Patience:
+    """How long the worker has said "not now, retry after" in a row, against `limit` seconds.
+
+    Each wait is its `Retry-After` (at least `floor`, the back-off's first delay, and MIN_WAIT, so
+    `Retry-After: 0` is no busy loop and the limit is reached; at most MAX_RETRY_AFTER), and is told
+    to `on_progress` first as an unlogged `waiting` event (the CLI prints it): a worker that compiles
+    for minutes is not silence."""
+
+    limit: float = WAIT_LIMIT
+    floor: float = 0.5
+    waited: float = 0.0
+    said: str = ""  # the last "not now" in the worker's words
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.limit):
+            raise InvalidArgument(f"wait_limit must be a finite number of seconds, not {self.limit}")
+
+    def spent(self) -> bool:
+        return self.waited >= self.limit
+
+    def wait(self, error: WorkerHTTPError) -> Generator[Step, Any, None]:
+        assert error.retry_after is not None
+        wanted = max(error.retry_after, self.floor, MIN_WAIT)
+        seconds = min(wanted, MAX_RETRY_AFTER, self.limit - self.waited)
+        self.said = str(error.body.get("error") or error)
+        event = {"event": "waiting", "status": error.status, "error": self.said, "retry_after": seconds}
+        yield Deliver({**event, "waited": round(self.waited, 3), "wait_limit": self.limit})
+        yield Sleep(seconds)
+        self.waited += seconds
+
+    def reset(self) -> None:
+        """The worker answered: a later "not now" starts a new count."""
+        self.waited = 0.0
+
+    def gave_up(self) -> str:
+        return f"the worker still answered {self.said!r} after {self.waited:g} s of waiting (wait_limit)"
+
+
+def submitted(
+    step: Call | Follow, attempts: int, delay: float, patience: Patience
+) -> Generator[Step, Any, Any]:
+    """Send a submission, again after the worker's `Retry-After` while it answers "not now" (up to the
+    wait limit), or after the back-off, at most `attempts` more times, when it says no `Retry-After`.
+    A broken connection is not retried: the worker may have queued the batch, and sending it twice
+    would make it twice."""
     failures = 0
     while True:
         try:
-            return (yield step)
+            answer = yield step
+            patience.reset()
+            return answer
         except WorkerHTTPError as exc:
+            if asked_to_wait(exc) and not patience.spent():
+                yield from patience.wait(exc)
+                continue
             failures += 1
-            if not not_now(exc) or failures > attempts:
+            if not not_now(exc) or failures > attempts or asked_to_wait(exc):
                 raise
-            wait = exc.retry_after if exc.retry_after is not None else backoff(failures, delay)
-            yield Sleep(min(wait, MAX_RETRY_AFTER))
+            yield Sleep(backoff(failures, delay))
 
 
-def streaming_plan(collector: BatchCollector, body: dict[str, Any], attempts: int, delay: float) -> Plan:
+def streaming_plan(
+    collector: BatchCollector,
+    body: dict[str, Any],
+    attempts: int,
+    delay: float,
+    wait_limit: float = WAIT_LIMIT,
+) -> Plan:
     """POST /synth_batch as NDJSON and follow it to `done`, re-attaching at the last `seq` seen.
 
     `failures` counts re-attaches in a row that brought nothing new; past `attempts` it gives up.
+    A worker that answers "not now" with a `Retry-After` is waited for instead, up to `wait_limit`.
     """
+    patience = Patience(wait_limit, delay)
     before = collector.last_seq
-    problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay)
+    problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay, patience)
     failures = 0
     while collector.done is None:
         if collector.job_id is None:
             raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
         failures = 0 if collector.last_seq > before else failures + 1
         before = collector.last_seq
-        problem, failures = yield from _reattach(collector, failures, attempts, delay, problem)
+        problem, failures = yield from _reattach(collector, failures, attempts, delay, problem, patience)
     return collector.result()
 
 
 def _reattach(
-    collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any
+    collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any, patience: Patience
 ) -> Generator[Step, Any, tuple[Any, int]]:
-    """Follow `/jobs/{id}/events?after=<last seq>`, retrying while the worker is unreachable or booting."""
+    """Follow `/jobs/{id}/events?after=<last seq>`, retrying while the worker is unreachable or booting;
+    while it says "not now" with a `Retry-After` (loading after a restart), waiting as it asks."""
     assert collector.job_id is not None
+    lost = f"job {collector.job_id}: stream lost after event {collector.last_seq}"
+    asked = False  # the last try was answered "not now": its wait is done, no back-off on top
     while failures <= attempts:
-        wait = backoff(failures, delay)
+        wait = 0.0 if asked else backoff(failures, delay)
         if wait:
             yield Sleep(wait)
         again = Follow("GET", events_path(collector.job_id, collector.last_seq), at_once=True)
         try:
-            return (yield again), failures
+            answer = yield again
+            patience.reset()
+            return answer, failures
         except (TransportError, WorkerHTTPError) as exc:
-            if not retryable(exc):
+            asked = asked_to_wait(exc)  # a 429 too: "not now" as its Retry-After says
+            if not asked and not retryable(exc):
                 raise
             problem = exc
+            if asked and patience.spent():
+                raise TransportError(f"{lost}; {patience.gave_up()}") from None
+            if asked:
+                assert isinstance(exc, WorkerHTTPError)
+                yield from patience.wait(exc)
+                continue
         failures += 1
-    raise TransportError(
-        f"job {collector.job_id}: stream lost after event {collector.last_seq}; "
-        f"re-attaching failed {failures} times: {problem}"
-    )
+    raise TransportError(f"{lost}; re-attaching failed {failures} times: {problem}")
 
 
-def poll_json(path: str, attempts: int, delay: float) -> Generator[Step, Any, dict[str, Any]]:
-    """GET `path` as JSON, retrying transport failures and 502/503/504 up to `attempts` times."""
+def poll_json(
+    path: str, attempts: int, delay: float, patience: Patience | None = None
+) -> Generator[Step, Any, dict[str, Any]]:
+    """GET `path` as JSON, retrying transport failures and 502/503/504 up to `attempts` times, and
+    a "not now" with a `Retry-After` (a worker loading after a restart) as long as `patience` allows."""
+    patience = Patience(floor=delay) if patience is None else patience
     failures = 0
     while True:
         try:
             answer: dict[str, Any] = yield Call("GET", path, at_once=True)
+            patience.reset()
             return answer
         except (TransportError, WorkerHTTPError) as exc:
+            if asked_to_wait(exc) and not patience.spent():
+                assert isinstance(exc, WorkerHTTPError)
+                yield from patience.wait(exc)
+                continue
             failures += 1
-            if not retryable(exc) or failures > attempts:
+            if not retryable(exc) or failures > attempts or asked_to_wait(exc):
                 raise
             yield Sleep(backoff(failures, delay))
 
 
 def polling_plan(
-    collector: BatchCollector, body: dict[str, Any], interval: float, attempts: int, delay: float
+    collector: BatchCollector,
+    body: dict[str, Any],
+    interval: float,
+    attempts: int,
+    delay: float,
+    wait_limit: float = WAIT_LIMIT,
 ) -> Plan:
     """POST /synth_batch?async=1, poll the status until the job ends, then deliver its result.
 
     `on_progress` gets a `status` event whenever the polled status changes, then each section's final
-    event and `done`.
+    event and `done` (and a `waiting` event for each wait a "not now" with `Retry-After` asks for).
     """
-    accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay)
+    patience = Patience(wait_limit, delay)
+    accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
     job = job_path(collector.job_id)
     seen: tuple[Any, ...] = ()
     while True:
-        status = yield from poll_json(f"{job}/status", attempts, delay)
+        status = yield from poll_json(f"{job}/status", attempts, delay, patience)
         _of_job(status, collector.job_id)
         key = (status.get("status"), status.get("done"), status.get("current_idx"))
         if key != seen:
@@ -184,7 +275,7 @@ def polling_plan(
             break
         yield Sleep(interval)
     while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
-        result = yield from poll_json(f"{job}/result", attempts, delay)
+        result = yield from poll_json(f"{job}/result", attempts, delay, patience)
         if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
             break
         yield Sleep(interval)

@@ -35,7 +35,15 @@ from npu_worker.client.common import (
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.plans import Deliver, Follow, Plan, Sleep, polling_plan, streaming_plan
+from npu_worker.client.plans import (
+    WAIT_LIMIT,
+    Deliver,
+    Follow,
+    Plan,
+    Sleep,
+    polling_plan,
+    streaming_plan,
+)
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
@@ -54,9 +62,12 @@ def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -
 
     class Reading(connection):  # type: ignore[valid-type,misc]
         def getresponse(self) -> http.client.HTTPResponse:
+            # Taken first: once the answer says `Connection: close` (always: urllib asks for it),
+            # getresponse hands the socket to the response and sets `self.sock` to None.
+            sock = self.sock
             response = super().getresponse()
-            if self.sock is not None:  # the response reads through this socket
-                self.sock.settimeout(timeout)
+            if sock is not None:  # the response reads through this socket
+                sock.settimeout(timeout)
             return response
 
     return Reading
@@ -224,6 +235,7 @@ def synth_batch_streaming(
     answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
     """POST /synth_batch (NDJSON) and follow it to `done`, re-attaching if the stream breaks.
@@ -232,11 +244,14 @@ def synth_batch_streaming(
     event exactly once even across re-attaches. Returns `{"sections", "wav_paths", "errors", ...}`.
     `read_timeout` bounds the silence on the socket; the worker's heartbeats keep a live stream busy.
     A re-attach waits at most `answer_timeout` for the worker to answer: one that stopped answering
-    is given up after about `read_timeout` + (attempts + 1) * `answer_timeout` + the back-off.
+    is given up after about `read_timeout` + (attempts + 1) * `answer_timeout` + the back-off. One
+    that answers "not now" with a `Retry-After` (a 503 `Loading` after a restart, a 429 `QueueFull`)
+    is asked again when it says, up to `wait_limit` seconds in a row, without spending the attempts;
+    `on_progress` gets a `waiting` event (idx -1) before each wait.
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay)
+    plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, read_timeout, answer_timeout), collector)
 
 
@@ -254,6 +269,7 @@ def synth_batch_polling(
     answer_timeout: float = ANSWER_TIMEOUT,
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
     """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
@@ -261,8 +277,9 @@ def synth_batch_polling(
     `on_progress` gets a `status` event whenever the polled status changes, then each section's final
     event and `done` once the job has finished. Same return value as `synth_batch_streaming`.
     `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
+    A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`.
     """
     collector = BatchCollector(on_progress)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
-    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay)
+    plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, timeout, answer_timeout), collector)
