@@ -7,7 +7,7 @@ the worker's user), we read it back, resample to our rate and hand it on in ~0.5
 The upstream is trusted to make audio, not to be well-behaved: every call has a total deadline (a
 socket timeout bounds each read, and a trickling upstream never let one end), a cancel shuts the
 socket down from another thread (`interrupt`), redirects are not followed, replies and wavs are
-bounded, and only the wav at the path we asked for is read. Every failure is an EngineError (a
+bounded (one call: `sovits_call.py`), and only the wav at the path we asked for is read. Every failure is an EngineError (a
 section) or ModelLoadError (load) saying "sovits_worker ..." and why, never its address: those
 messages reach callers; the address is logged. `load()` waits for an upstream that is down or still
 loading (the worker says `Loading` meanwhile) instead of failing for good.
@@ -16,13 +16,10 @@ loading (the worker says `Loading` meanwhile) instead of failing for good.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import json
 import logging
 import os
 import shutil
-import socket
-import ssl
 import tempfile
 import threading
 import time
@@ -37,6 +34,7 @@ import numpy as np
 
 from npu_worker.audio import open_sound, read_wav, resample
 from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest
+from npu_worker.engine.sovits_call import Line, Unavailable, Upstream, error_text
 from npu_worker.files import read_regular
 from npu_worker.protocol import EngineError, ModelLoadError
 
@@ -44,71 +42,13 @@ log = logging.getLogger(__name__)
 
 HEALTH_TIMEOUT = 10.0  # one /health call, in all
 SYNTH_TIMEOUT = 900.0  # one section's /synth call, in all (a long section on a slow upstream)
-CONNECT_TIMEOUT = 10.0  # at most this long for a connection (not interruptible while it connects)
 RETRY_SECONDS = 10.0  # a section's POST refused or reset before any reply is retried this long (a restart)
 LOAD_RETRY_CAP = 5.0  # load() asks /health again after at most this long
 WAIT_LOG_EVERY = 30.0  # load() logs that it still waits at most this often
-REPLY_LIMIT = 1 << 20  # a JSON reply
-ERROR_BODY_LIMIT = 64 << 10  # what of an error body is read (and at most 2000 characters shown)
 WAV_LIMIT = 256 << 20  # the wav file the upstream wrote
 MAX_WAV_SECONDS = 20 * 60.0
 RATE_RANGE = (8000, 192000)
 LABEL_LIMIT = 64  # /health's device, precision, backend and version, each
-
-
-class _Unavailable(Exception):
-    """The upstream could not be asked, or gave no usable answer; `reason` says why (no address)."""
-
-    def __init__(self, reason: str, *, no_reply: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.no_reply = no_reply  # refused or reset before any reply byte: asking again is safe
-
-
-class _Line:
-    """The upstream call in flight, for another thread to end (`end`): its socket is shut down, so a
-    read blocked on it returns at once. A timer ends it at the call's total deadline."""
-
-    def __init__(self, timeout: float) -> None:
-        self.timeout = timeout
-        self.why: str | None = None  # "deadline", "interrupted" or "closed", once ended
-        self.ended = threading.Event()
-        self._lock = threading.Lock()
-        self._sock: socket.socket | None = None
-        self._timer = threading.Timer(timeout, self.end, args=("deadline",))
-        self._timer.daemon = True
-        self._timer.start()
-
-    def attach(self, sock: socket.socket | None) -> None:
-        with self._lock:
-            self._sock = sock
-            if sock is not None and self.why is not None:
-                _shut(sock)
-
-    def end(self, why: str) -> None:
-        with self._lock:
-            if self.why is None:
-                self.why = why
-                self.ended.set()
-            if self._sock is not None:
-                _shut(self._sock)
-
-    def done(self) -> None:
-        self._timer.cancel()
-
-    def check(self) -> None:
-        """Raise what ended the line, if something did."""
-        if self.why == "interrupted":
-            raise Interrupted("sovits_worker call stopped")
-        if self.why == "closed":
-            raise _Unavailable("call stopped: the engine is closing")
-        if self.why == "deadline":
-            raise _Unavailable(f"did not answer within {self.timeout:g} s")
-
-
-def _shut(sock: socket.socket) -> None:
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
 
 
 class SovitsEngine:
@@ -131,11 +71,7 @@ class SovitsEngine:
     ) -> None:
         SovitsConfig(base).validate()
         self.base = base.rstrip("/")
-        parts = urllib.parse.urlsplit(self.base)
-        self._https = parts.scheme == "https"
-        self._host = parts.hostname or ""
-        self._port = parts.port
-        self._prefix = parts.path.rstrip("/")
+        self._upstream = Upstream.of(self.base)
         self.sample_rate = sample_rate
         self.chunk_seconds = chunk_seconds
         self.health_timeout = health_timeout
@@ -147,7 +83,7 @@ class SovitsEngine:
         self._info = EngineInfo("sovits", "cpu", "unknown", sample_rate, "sovits_worker")
         self._work_dir: Path | None = None
         self._lock = threading.Lock()
-        self._line: _Line | None = None
+        self._line: Line | None = None
         self._closed = threading.Event()
 
     @property
@@ -171,7 +107,7 @@ class SovitsEngine:
             try:
                 health = self._health()
                 break
-            except _Unavailable as waiting:
+            except Unavailable as waiting:
                 self.load_phase = f"waiting for sovits_worker: {waiting.reason}"
                 if time.monotonic() - logged_at >= WAIT_LOG_EVERY:
                     logged_at = time.monotonic()
@@ -194,13 +130,13 @@ class SovitsEngine:
                 self._work_dir = Path(tempfile.mkdtemp(prefix="npu-worker-sovits-"))
 
     def _health(self) -> dict[str, Any]:
-        """/health's JSON when it says ready; _Unavailable while it may yet be; ModelLoadError if never."""
+        """/health's JSON when it says ready; Unavailable while it may yet be; ModelLoadError if never."""
         line = self._open_line(self.health_timeout)
         try:
             status, body = self._exchange(line, "GET", "/health", None)
         except Interrupted:
-            raise _Unavailable("call stopped") from None
-        except _Unavailable as error:
+            raise Unavailable("call stopped") from None
+        except Unavailable as error:
             if error.no_reply or line.why is not None:
                 raise
             log.warning("sovits_worker at %s: /health %s", self.base, error.reason)
@@ -208,10 +144,10 @@ class SovitsEngine:
         finally:
             self._close_line(line)
         if status >= 500:
-            raise _Unavailable(f"/health answered {status}: {_error_text(body)}"[:500])
+            raise Unavailable(f"/health answered {status}: {error_text(body)}"[:500])
         if status != 200:
             log.warning("sovits_worker at %s: /health answered %d", self.base, status)
-            raise ModelLoadError(f"sovits_worker /health answered {status}: {_error_text(body)}"[:500])
+            raise ModelLoadError(f"sovits_worker /health answered {status}: {error_text(body)}"[:500])
         try:
             health = json.loads(body or b"{}")
         except (ValueError, RecursionError):  # RecursionError: nested too deeply
@@ -221,7 +157,7 @@ class SovitsEngine:
             raise ModelLoadError("sovits_worker /health did not answer a JSON object: is it a sovits_worker?")
         if health.get("status", "ok") != "ok" or health.get("loaded") is False:
             state = {key: health.get(key) for key in ("status", "loaded")}
-            raise _Unavailable(f"not ready yet ({json.dumps(state)[:200]})")
+            raise Unavailable(f"not ready yet ({json.dumps(state)[:200]})")
         return health
 
     def cancel_load(self) -> None:
@@ -274,13 +210,13 @@ class SovitsEngine:
         line = self._open_line(self.synth_timeout)
         try:
             status, raw = self._exchange(line, "POST", "/synth", data, retry_seconds=self.retry_seconds)
-        except _Unavailable as error:
+        except Unavailable as error:
             log.warning("sovits_worker at %s: /synth %s", self.base, error.reason)
             raise EngineError(f"sovits_worker {error.reason}") from None
         finally:
             self._close_line(line)
         if status != 200:
-            raise EngineError(f"sovits_worker answered {status}: {_error_text(raw)}"[:2000])
+            raise EngineError(f"sovits_worker answered {status}: {error_text(raw)}"[:2000])
         if not raw:
             raise EngineError("sovits_worker sent an empty reply")
         try:
@@ -315,31 +251,31 @@ class SovitsEngine:
 
     # -- HTTP ----------------------------------------------------------------------------------------
 
-    def _open_line(self, timeout: float) -> _Line:
-        line = _Line(timeout)
+    def _open_line(self, timeout: float) -> Line:
+        line = Line(timeout)
         with self._lock:
             self._line = line
             if self._closed.is_set():
                 line.end("closed")
         return line
 
-    def _close_line(self, line: _Line) -> None:
+    def _close_line(self, line: Line) -> None:
         line.done()
         with self._lock:
             if self._line is line:
                 self._line = None
 
     def _exchange(
-        self, line: _Line, method: str, path: str, body: bytes | None, retry_seconds: float = 0.0
+        self, line: Line, method: str, path: str, body: bytes | None, retry_seconds: float = 0.0
     ) -> tuple[int, bytes]:
         """(status, bounded body) of one call on `line`, asked again with back-off for `retry_seconds`
         while the upstream refuses or resets it before any reply byte; never after one, never past an
-        end of the line. Raises _Unavailable (why) or Interrupted."""
+        end of the line. Raises Unavailable (why) or Interrupted."""
         started, delay = time.monotonic(), 0.1
         while True:
             try:
-                return self._attempt(line, method, path, body)
-            except _Unavailable as error:
+                return self._upstream.attempt(line, method, path, body)
+            except Unavailable as error:
                 line.check()
                 if not error.no_reply or time.monotonic() + delay - started > retry_seconds:
                     raise
@@ -348,47 +284,6 @@ class SovitsEngine:
             if line.ended.wait(delay):
                 line.check()
             delay = min(delay * 2, 2.0)
-
-    def _attempt(self, line: _Line, method: str, path: str, body: bytes | None) -> tuple[int, bytes]:
-        connect = min(CONNECT_TIMEOUT, line.timeout)
-        if self._https:
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                self._host, self._port, timeout=connect
-            )
-        else:
-            conn = http.client.HTTPConnection(self._host, self._port, timeout=connect)
-        try:
-            try:
-                conn.connect()
-                line.attach(conn.sock)
-                conn.sock.settimeout(line.timeout)  # the line's timer ends the call sooner
-                headers = {"Content-Type": "application/json"} if body is not None else {}
-                conn.request(method, self._prefix + path, body=body, headers=headers)
-                _await_reply(conn.sock)
-            except (OSError, http.client.HTTPException) as error:
-                line.check()
-                raise _Unavailable(_reason(error), no_reply=True) from None
-            try:
-                response = conn.getresponse()
-                status = response.status
-                if 300 <= status < 400:
-                    raise _Unavailable(f"answered {status}, a redirect (not followed)")
-                limit = REPLY_LIMIT if status == 200 else ERROR_BODY_LIMIT
-                data = response.read(limit + 1)
-            except (OSError, http.client.HTTPException, ValueError) as error:
-                line.check()
-                raise _Unavailable(f"sent a broken reply: {_reason(error)}") from None
-            line.check()  # a reply cut short by the line's end may read as a short one
-            if response.length and len(data) <= limit:  # http.client returns a short read as it is
-                raise _Unavailable(f"sent a broken reply: {response.length} bytes fewer than announced")
-            if len(data) > limit:
-                if status == 200:
-                    raise _Unavailable(f"sent a reply over {REPLY_LIMIT} bytes")
-                data = data[:limit]
-            return status, data
-        finally:
-            line.attach(None)
-            conn.close()
 
     def close(self) -> None:
         self.cancel_load()
@@ -408,15 +303,6 @@ def _sweep(work_dir: Path) -> None:
                     os.unlink(entry.path)
 
 
-def _await_reply(sock: socket.socket) -> None:
-    """Block until the reply's first byte is there, without taking it: what fails before it (the
-    upstream restarting) failed before any reply began, and asking again is safe. TLS cannot peek."""
-    if isinstance(sock, ssl.SSLSocket):
-        return
-    if not sock.recv(1, socket.MSG_PEEK):
-        raise ConnectionResetError("closed the connection without a reply")
-
-
 def _model_id(health: dict[str, Any]) -> str:
     """Upstream backend and version, e.g. "gpt-sovits-v2"; "sovits_worker" when it names neither."""
     parts = [_label(health.get(key)) for key in ("backend", "version")]
@@ -428,28 +314,6 @@ def _label(value: Any) -> str:
     anything else). It goes into every `start` event, /synth answer and metrics scrape."""
     text = str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else ""
     return "".join(char for char in text[:LABEL_LIMIT] if char.isprintable())
-
-
-def _reason(error: BaseException) -> str:
-    """Why a call failed, in words that name no address."""
-    if isinstance(error, ConnectionRefusedError):
-        return "is unreachable: connection refused"
-    if isinstance(error, TimeoutError):
-        return "is unreachable: timed out"
-    if isinstance(error, OSError) and error.strerror:
-        return f"is unreachable: {error.strerror}"
-    return f"{type(error).__name__}: {error}"[:300]
-
-
-def _error_text(raw: bytes) -> str:
-    """The upstream's `error` field when the body is the error JSON, else the body's text."""
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        body = None
-    if isinstance(body, dict) and body.get("error"):
-        return str(body["error"])[:2000]
-    return raw.decode("utf-8", errors="replace").strip()[:2000] or "(no body)"
 
 
 @dataclass(frozen=True)
