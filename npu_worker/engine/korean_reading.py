@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from .base import language_code
+from .sentence_ends import opens_list_item
 from .text_form import readable
 
 _DIGITS = "영일이삼사오육칠팔구"
@@ -100,6 +101,7 @@ _COUNTED = re.compile(
     r"(?<![\d.,\-])(?<!제)(?<!에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
+_LIST_NUMBER = re.compile(r"(?<![\d.])([1-9]\d?)\.(?=\s)")  # "1. 전압을 …" when `opens_list_item` says so
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 _STARS = re.compile(r"\*+")
@@ -137,6 +139,14 @@ def _clock(match: re.Match[str]) -> str:
     return f"{int(hour)}시" + (f" {int(minute)}분" if int(minute) else "")
 
 
+def _list_number(match: re.Match[str]) -> str:
+    """A list item's "1." as a lecturer reads it, 첫 번째 and a short pause (espeak said "일." and fell,
+    as at a sentence's end); any other "1." is left."""
+    if not opens_list_item(match.string, match.end(1)):
+        return match.group(0)
+    return f"{match.group(1)}번째,"  # `_COUNTED` then says 첫, 두, 열두
+
+
 def _native(match: re.Match[str]) -> str:
     """1-99 as a native numeral before a counter: 한, 스무 (20 alone), 스물한, 열두; 1 before 번째 is 첫."""
     number = int(match.group(1))
@@ -159,6 +169,7 @@ def _month(match: re.Match[str]) -> str:
 
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
+    text = _LIST_NUMBER.sub(_list_number, text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
     text = _PHONE.sub(_phone, text)

@@ -4,10 +4,11 @@ socket's sentence assembler (text still arriving, where a point may not be decid
 A single "." followed by whitespace ends no sentence when it is a point inside a Korean date
 ("2024. 12. 5.": read as three sentences, 이천이십사. 십이. 오.), closes a title or a run of single
 letters ("Dr. Kim", "e.g. this", "the U.S. economy", "approx. five": each was cut, a falling tone and
-a pause inside a sentence). Only a point after a digit needs what follows it (a date's next part);
-every other is judged by the word before it, so a sentence that ends a Latin word is cut as soon as the
-space after it comes, not with the next word: a voice agent's "Let me check." before a pause for a tool
-call is spoken during the pause. Pure; each decision looks at a bounded window around the point.
+a pause inside a sentence), or closes a list item's number at the start of a line or after a sentence
+("1. 전압을 측정한다. 2. 저항을 …": "1." was a sentence of its own). Only a point after a digit needs
+what follows it (a date's next part, a list item's word); every other is judged by the word before it,
+so a sentence that ends a Latin word is cut as soon as the space after it comes, not with the next
+word: a voice agent's "Let me check." before a pause for a tool call is spoken during the pause. Pure; each decision looks at a bounded window around the point.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ LEADING_ABBREVIATIONS = frozenset(
 _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
 _DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
+# A list item's number: at the start of the text or a line, or after a sentence that ends in no digit.
+_LIST_NUMBER_BEFORE = re.compile(r"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*\d{1,2}$")
+_WORD_NEXT = re.compile(r"\s+[^\d\s]")
 _LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -39,11 +43,21 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
             return False
         if not complete and _DATE_PART_SO_FAR.fullmatch(text, after):
             return None
-        return True
+        return not opens_list_item(text, point)
     if not ("a" <= before.lower() <= "z"):
         return True
     word = _WORD_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
     return word is None or not (_whole_word(text, word.start()) and _leads_on(word.group()))
+
+
+def opens_list_item(text: str, point: int) -> bool:
+    """The single point at text[point] closes a list item's number ("1. 전압을 …", at a line's start or
+    after a sentence that ends in no digit, and a word after it): it opens the item, it ends nothing."""
+    return bool(
+        point + 1 < len(text)
+        and _WORD_NEXT.match(text, point + 1)
+        and _LIST_NUMBER_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
+    )
 
 
 def _whole_word(text: str, start: int) -> bool:

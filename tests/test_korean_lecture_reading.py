@@ -1,0 +1,56 @@
+"""Korean lecture text read as a lecturer says it: numbered lists, ranges, fractions, ratios and powers.
+
+Each case is phonemized by the real espeak tokenizer (what ZipVoice and the espeak engine speak), and
+compared with the words a Korean lecturer says for it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.zipvoice.segmenter import split_sentences
+from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer
+from npu_worker.openai_compat.sentences import SentenceAssembler
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> EspeakTokenizer:
+    return EspeakTokenizer()
+
+
+def streamed(text: str, size: int) -> list[str]:
+    """The stream socket's sentences for `text` arriving `size` characters at a time."""
+    assembler, pieces = SentenceAssembler(), []
+    for start in range(0, len(text), size):
+        pieces += assembler.feed(text[start : start + size])
+    return pieces + assembler.flush()
+
+
+NUMBERED = "1. 전압을 측정한다. 2. 저항을 계산한다.\n12. 보고서를 쓴다."
+
+
+@pytest.mark.parametrize("size", [1, 3, len(NUMBERED)])
+def test_a_numbered_list_item_is_one_sentence(size):
+    """ "1." was a sentence of its own: "일." with a falling tone and a pause, then the item."""
+    expected = ["1. 전압을 측정한다.", "2. 저항을 계산한다.", "12. 보고서를 쓴다."]
+    assert split_sentences(NUMBERED) == expected
+    assert streamed(NUMBERED, size) == expected
+
+
+def test_a_numbered_list_item_is_read_as_a_lecturer_reads_it(tokenizer):
+    said = "첫 번째, 전압을 측정한다. 두 번째, 저항을 계산한다.\n열두 번째, 보고서를 쓴다."
+    assert tokenizer.symbols(NUMBERED, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("정답은 1. 다음 문제.", ["정답은 1.", "다음 문제."]),  # a number ending a sentence
+        ("회의는 2024. 12. 5. 오후에 열립니다.", ["회의는 2024. 12. 5.", "오후에 열립니다."]),
+        ("We counted to 10. Then stopped.", ["We counted to 10.", "Then stopped."]),
+    ],
+)
+def test_a_number_that_opens_no_list_item_is_left(text, sentences):
+    assert split_sentences(text) == sentences
+    assert "번째" not in spoken(text)
