@@ -54,3 +54,21 @@ def test_a_numbered_list_item_is_read_as_a_lecturer_reads_it(tokenizer):
 def test_a_number_that_opens_no_list_item_is_left(text, sentences):
     assert split_sentences(text) == sentences
     assert "번째" not in spoken(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3-5개의 셀", "3에서 5개의 셀"),  # espeak: "삼 오 개", three five
+        ("10-20% 감소", "10에서 20 퍼센트 감소"),
+        ("3-5km 구간", "3에서 5 킬로미터 구간"),
+        ("1.5-2.5V", "1 점 오에서 2 점 오 볼트"),
+    ],
+)
+def test_a_hyphen_range_before_a_counter_or_unit_is_read_as_a_range(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["3-5", "3-5로 졌다", "123-45번지", "COVID-19"])
+def test_a_hyphen_that_is_no_range_is_left(text):
+    assert spoken(text) == text

@@ -84,6 +84,16 @@ _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
 _PHONE = re.compile(r"(?<![\d\-])(0\d{1,2})-(\d{3,4})-(\d{4})(?![\d\-])")
 _RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
+# A hyphen between numbers is a range when a counter, unit or symbol follows ("3-5개": 삼에서 오 개, as
+# "3~5개"; espeak said "삼 오 개", three five); bare ("3-5", a score or a figure's number) it is left.
+_RANGE_COUNTERS = (
+    "개|명|살|마리|가지|권|잔|번(?!지)|곳|군데|시간|시|분|초|차례|송이|그루|켤레|달|년|월|일|주|배|회|장|쪽"
+    "|페이지|층|세|도|원|달러|점|학년|차|단계|위|등|인|퍼센트"
+)
+_HYPHEN_RANGE = re.compile(
+    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)-(?=\d+(?:\.\d+)? ?(?:{_RANGE_COUNTERS}|[%‰℃°]"
+    rf"|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³])))"
+)
 _TILDE = re.compile(r"[~～〜]+")
 _PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
 _PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z])")
@@ -173,6 +183,7 @@ def spoken(text: str) -> str:
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
     text = _PHONE.sub(_phone, text)
+    text = _HYPHEN_RANGE.sub(r"\1~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
