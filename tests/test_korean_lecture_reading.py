@@ -72,3 +72,15 @@ def test_a_hyphen_range_before_a_counter_or_unit_is_read_as_a_range(tokenizer, w
 @pytest.mark.parametrize("text", ["3-5", "3-5로 졌다", "123-45번지", "COVID-19"])
 def test_a_hyphen_that_is_no_range_is_left(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("9시~18시 운영", "아홉 시에서 열여덟 시 운영"),  # "아홉 시에서 십팔 시"
+        ("3개~5개", "세 개에서 다섯 개"),
+        ("3~5개", "3에서 5개"),  # the first number bare: both stay Sino-Korean (삼에서 오 개)
+    ],
+)
+def test_a_range_whose_numbers_both_have_the_counter_reads_both_natively(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

@@ -106,9 +106,10 @@ _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
 _CLOCK = re.compile(r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?![\d:])")
 # Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
-# 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well.
+# 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well,
+# unless its first number has the counter too ("9시~18시": 아홉 시에서 열여덟 시, not 십팔 시).
 _COUNTED = re.compile(
-    r"(?<![\d.,\-])(?<!제)(?<!에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
+    r"(?<![\d.,\-])(?<!제)(?<!\d에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
 _LIST_NUMBER = re.compile(r"(?<![\d.])([1-9]\d?)\.(?=\s)")  # "1. 전압을 …" when `opens_list_item` says so
