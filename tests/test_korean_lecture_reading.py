@@ -84,3 +84,22 @@ def test_a_hyphen_that_is_no_range_is_left(text):
 )
 def test_a_range_whose_numbers_both_have_the_counter_reads_both_natively(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3/4분기 실적", "3 4분기 실적"),  # the third quarter; espeak said "삼 slash 사 분기"
+        ("250Wh/kg의 밀도", "250 와트시 퍼 킬로그램의 밀도"),  # "slash kay gee"
+        ("입/출력 장치", "입 출력 장치"),
+        ("A/S 센터", "A-S 센터"),  # letter names, 에이에스
+    ],
+)
+def test_a_slash_is_not_read_as_the_english_word(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+    assert "slˈaʃ" not in "".join(tokenizer.symbols(written, "ko"))
+
+
+def test_a_slash_in_an_address_or_a_fraction_is_left():
+    assert spoken("https://example.com/a/B/C") == "https://example.com/a/B/C"
+    assert spoken("1/2") == "2분의 1"

@@ -102,6 +102,13 @@ _CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
 _SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
 _OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
+# espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
+# 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램), "입/출력" and "A/S" (two words side by side).
+_QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
+_PER_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})/({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")
+_HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣])")
+# "A/S", "I/O": read as "A-S", letter names; not a slash inside a web address
+_LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/(?=[A-Z]{1,5}(?![A-Za-z/]))")
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
 _CLOCK = re.compile(r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?![\d:])")
@@ -191,13 +198,17 @@ def spoken(text: str) -> str:
     text = _PER_SECOND.sub(r"초속 \1미터", text)
     text = _FAHRENHEIT.sub(r"화씨 \1도", text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
+    text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
     text = _UNIT.sub(lambda m: " " + _UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _SIGN.sub(_sign, text)
     text = _OPERATOR.sub(lambda m: " 나누기 " if m.group(1) == "÷" else " 곱하기 ", text)
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
+    text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
+    text = _HANGUL_SLASH.sub(" ", text)
+    text = _LETTERS_SLASH.sub(r"\1-", text)
     text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
     text = _CLOCK.sub(_clock, text)

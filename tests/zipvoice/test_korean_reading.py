@@ -76,7 +76,6 @@ def test_other_languages_are_left_to_espeak(tokenizer):
         "배터리 - 30종",  # a spaced dash is no minus
         "5min, 5G, B2B",  # no unit: a letter follows, or not a unit
         "정답은 1. 다음",  # a number ending a sentence is no decimal
-        "3/4분기",  # 삼사분기, not a fraction
         "3개월, 제3장, 2달러, 100명",  # Sino-Korean counters and numbers
         "16:9, 3:2",  # ratios and scores are no time of day
         "안녕하세요.",
