@@ -103,3 +103,18 @@ def test_a_slash_is_not_read_as_the_english_word(tokenizer, written, said):
 def test_a_slash_in_an_address_or_a_fraction_is_left():
     assert spoken("https://example.com/a/B/C") == "https://example.com/a/B/C"
     assert spoken("1/2") == "2분의 1"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1:2 비율", "1 대 2 비율"),  # espeak: "일 이 비율"
+        ("16:9 화면, 3:2로 이겼다", "16 대 9 화면, 3 대 2로 이겼다"),
+        ("1:10 축척", "1 대 10 축척"),  # was a time of day, "한 시 십 분 축척"
+        ("혼합비 1:2:3", "혼합비 1 대 2 대 3"),
+        ("10:30:15에 시작", "열 시 30분 15초에 시작"),  # "십 삼십 십오"
+        ("3:30에 출발", "세 시 30분에 출발"),  # a time of day stays one
+    ],
+)
+def test_a_ratio_is_read_with_dae_and_a_time_with_its_seconds(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

@@ -111,7 +111,12 @@ _HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣])")
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/(?=[A-Z]{1,5}(?![A-Za-z/]))")
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
-_CLOCK = re.compile(r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?![\d:])")
+# A time of day, "10:30" or "10:30:15" (열 시 삼십 분 십오 초), but not before a ratio's word ("1:10 축척").
+_CLOCK = re.compile(
+    r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?! ?(?:비율|비(?![가-힣])|축척))"
+)
+# Any other colon between numbers is a ratio or a score, read 대 ("16:9": 십육 대 구; espeak said 십육 구).
+_RATIO = re.compile(r"(?<=\d) ?: ?(?=\d)")
 # Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
 # 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well,
 # unless its first number has the counter too ("9시~18시": 아홉 시에서 열여덟 시, not 십팔 시).
@@ -153,8 +158,12 @@ def _sign(match: re.Match[str]) -> str:
 
 
 def _clock(match: re.Match[str]) -> str:
-    hour, minute = match.groups()
-    return f"{int(hour)}시" + (f" {int(minute)}분" if int(minute) else "")
+    hour, minute, second = match.groups()
+    return (
+        f"{int(hour)}시"
+        + (f" {int(minute)}분" if int(minute) else "")
+        + (f" {int(second)}초" if second and int(second) else "")
+    )
 
 
 def _list_number(match: re.Match[str]) -> str:
@@ -212,6 +221,7 @@ def spoken(text: str) -> str:
     text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
     text = _CLOCK.sub(_clock, text)
+    text = _RATIO.sub(" 대 ", text)
     text = _COUNTED.sub(_native, text)
     return _DOTTED.sub(_dotted, text)
 
