@@ -118,3 +118,20 @@ def test_a_slash_in_an_address_or_a_fraction_is_left():
 )
 def test_a_ratio_is_read_with_dae_and_a_time_with_its_seconds(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("10^3 배", "10의 3제곱 배"),  # espeak: "십 삼 배", ten three
+        ("10³ 배", "10의 3제곱 배"),
+        ("10^-3 m", "10의 마이너스 3제곱 미터"),
+        ("10⁻³", "10의 마이너스 3제곱"),
+    ],
+)
+def test_a_power_is_read_as_a_power(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_a_unit_squared_stays_a_unit():
+    assert spoken("100m² 면적") == "100 제곱미터 면적"

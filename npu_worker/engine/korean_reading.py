@@ -100,6 +100,9 @@ _PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z])")
 _FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 _CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
 _SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
+# A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
+_POWER = re.compile(r"(?<=\d)(?:\^ ?([-−]?\d+)|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
@@ -151,6 +154,11 @@ def _dotted(match: re.Match[str]) -> str:
     if len(parts) == 1:
         return f"{whole} 점 {''.join(_DIGITS[int(d)] for d in parts[0])}"
     return " 점 ".join([whole, *parts])
+
+
+def _power(match: re.Match[str]) -> str:
+    exponent = match.group(1) or match.group(2).translate(_SUPERSCRIPT)
+    return f"의 {exponent}제곱"
 
 
 def _sign(match: re.Match[str]) -> str:
@@ -211,6 +219,7 @@ def spoken(text: str) -> str:
     text = _UNIT.sub(lambda m: " " + _UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
+    text = _POWER.sub(_power, text)
     text = _SIGN.sub(_sign, text)
     text = _OPERATOR.sub(lambda m: " 나누기 " if m.group(1) == "÷" else " 곱하기 ", text)
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
