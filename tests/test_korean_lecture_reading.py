@@ -135,3 +135,22 @@ def test_a_power_is_read_as_a_power(tokenizer, written, said):
 
 def test_a_unit_squared_stays_a_unit():
     assert spoken("100m² 면적") == "100 제곱미터 면적"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("10Ω, 4.7kΩ", "10 옴, 4 점 칠 킬로옴"),  # espeak: "omega"
+        ("100μF", "100 마이크로패럿"),  # "mi F"
+        ("10A 전류", "10 암페어 전류"),  # the letter's English name
+        ("10μs, 5ns", "10 마이크로초, 5 나노초"),
+        ("101.3kPa, 85dB", "101 점 삼 킬로파스칼, 85 데시벨"),
+    ],
+)
+def test_electrical_and_physical_units_are_read_as_korean_words(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["A4 용지", "3A+ 등급", "정답은 2 A와 B"])
+def test_a_letter_a_that_is_no_ampere_is_left(text):
+    assert spoken(text) == text

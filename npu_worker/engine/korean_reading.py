@@ -37,6 +37,25 @@ _UNITS = {
     "Ah": "암페어시",
     "mAh": "밀리암페어시",
     "mA": "밀리암페어",
+    "A": "암페어",  # "10A 전류": espeak said the letter's English name, 에이
+    "kA": "킬로암페어",
+    "μA": "마이크로암페어",
+    "µA": "마이크로암페어",
+    "Ω": "옴",  # espeak: the Greek letter's name, omega
+    "kΩ": "킬로옴",
+    "MΩ": "메가옴",
+    "mΩ": "밀리옴",
+    "μF": "마이크로패럿",
+    "µF": "마이크로패럿",
+    "nF": "나노패럿",
+    "pF": "피코패럿",
+    "Pa": "파스칼",
+    "hPa": "헥토파스칼",
+    "kPa": "킬로파스칼",
+    "MPa": "메가파스칼",
+    "dB": "데시벨",
+    "kcal": "킬로칼로리",
+    "Nm": "뉴턴미터",
     "Hz": "헤르츠",
     "kHz": "킬로헤르츠",
     "MHz": "메가헤르츠",
@@ -66,6 +85,9 @@ _UNITS = {
     "GB": "기가바이트",
     "TB": "테라바이트",
     "ms": "밀리초",
+    "μs": "마이크로초",
+    "µs": "마이크로초",
+    "ns": "나노초",
     "Mbps": "메가비피에스",
     "Gbps": "기가비피에스",
 }
@@ -76,7 +98,7 @@ def _alternatives(words: dict[str, str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
 
-_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")  # "5m", not "5min"
+_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
 
@@ -161,6 +183,12 @@ def _power(match: re.Match[str]) -> str:
     return f"의 {exponent}제곱"
 
 
+def _unit(match: re.Match[str]) -> str:
+    """A unit's word; an "A" apart from its number ("2 A와 B") is the letter, not 암페어."""
+    unit = match.group(1)
+    return match.group(0) if unit == "A" and match.group(0)[0] == " " else " " + _UNITS[unit]
+
+
 def _sign(match: re.Match[str]) -> str:
     return {"+": "플러스 ", "±": "플러스마이너스 "}.get(match.group(1), "마이너스 ")
 
@@ -216,7 +244,7 @@ def spoken(text: str) -> str:
     text = _FAHRENHEIT.sub(r"화씨 \1도", text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
-    text = _UNIT.sub(lambda m: " " + _UNITS[m.group(1)], text)
+    text = _UNIT.sub(_unit, text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _POWER.sub(_power, text)
