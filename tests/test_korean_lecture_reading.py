@@ -154,3 +154,24 @@ def test_electrical_and_physical_units_are_read_as_korean_words(tokenizer, writt
 @pytest.mark.parametrize("text", ["A4 용지", "3A+ 등급", "정답은 2 A와 B"])
 def test_a_letter_a_that_is_no_ampere_is_left(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2 + 3 = 5", "2 더하기 3은 5"),  # espeak: English "plus" and "equals"
+        ("5 - 3 = 2, 5-3=2", "5 빼기 3은 2, 5 빼기 3은 2"),  # the minus was dropped: "오 삼"
+        ("3x3 행렬", "3 곱하기 3 행렬"),  # "ex"
+        ("P = V × I", "P는 V 곱하기 I"),  # the sign between letters was said as nothing
+        ("전력 = 전압 × 전류", "전력은 전압 곱하기 전류"),
+        ("2^10 = 1024, 10 = 5 + 5", "2의 10제곱은 1024, 10은 5 더하기 5"),
+        ("L = 5", "L은 5"),  # 엘은
+    ],
+)
+def test_arithmetic_is_read_in_korean(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["0x1F", "a == b", "배터리 - 30종", "3-5"])
+def test_what_is_no_arithmetic_is_left(text):
+    assert spoken(text) == text

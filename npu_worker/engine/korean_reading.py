@@ -125,7 +125,12 @@ _SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 _POWER = re.compile(r"(?<=\d)(?:\^ ?([-−]?\d+)|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
-_OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)")
+_OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
+# Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
+# dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
+_PLUS_MINUS = re.compile(r"(?<=\d) ([+−-]) (?=\d)|(?<=\d)([−-])(?=\d+ ?=)")
+_TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
+_EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
 # 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램), "입/출력" and "A/S" (two words side by side).
@@ -189,6 +194,27 @@ def _unit(match: re.Match[str]) -> str:
     return match.group(0) if unit == "A" and match.group(0)[0] == " " else " " + _UNITS[unit]
 
 
+def _equals(match: re.Match[str]) -> str:
+    """ "=" as the topic particle after what it follows: 은 after a closed syllable, 는 after an open one."""
+    start = match.start()
+    return _topic(match.string[max(0, start - 24) : start].rstrip(" )]")) + " "  # a bounded look back
+
+
+def _topic(before: str) -> str:
+    last = before[-1:]
+    if "가" <= last <= "힣":
+        return "은" if (ord(last) - ord("가")) % 28 else "는"
+    if last.isdigit():
+        number = re.search(r"\d+$", before).group()  # type: ignore[union-attr]
+        zeros = len(number) - len(number.rstrip("0"))
+        if zeros == 0:
+            return "는" if last in "2459" else "은"  # 이, 사, 오, 구 open; 일, 삼, 육, 칠, 팔 closed
+        return "는" if zeros == 12 < len(number) else "은"  # 영, 십, 백, 천, 만, 억 closed; 조 open
+    if last.isascii() and last.isalpha() and not before[-2:-1].isalpha():
+        return "은" if last.upper() in "LMNR" else "는"  # 엘 엠 엔 알; 에이, 비, 씨 …
+    return "는"
+
+
 def _sign(match: re.Match[str]) -> str:
     return {"+": "플러스 ", "±": "플러스마이너스 "}.get(match.group(1), "마이너스 ")
 
@@ -249,7 +275,9 @@ def spoken(text: str) -> str:
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _POWER.sub(_power, text)
     text = _SIGN.sub(_sign, text)
-    text = _OPERATOR.sub(lambda m: " 나누기 " if m.group(1) == "÷" else " 곱하기 ", text)
+    text = _OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
+    text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
+    text = _TIMES_X.sub(" 곱하기 ", text)
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
     text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
@@ -260,7 +288,8 @@ def spoken(text: str) -> str:
     text = _CLOCK.sub(_clock, text)
     text = _RATIO.sub(" 대 ", text)
     text = _COUNTED.sub(_native, text)
-    return _DOTTED.sub(_dotted, text)
+    text = _DOTTED.sub(_dotted, text)
+    return _EQUALS.sub(_equals, text)
 
 
 def is_korean(lang: str) -> bool:
