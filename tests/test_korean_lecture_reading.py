@@ -175,3 +175,23 @@ def test_arithmetic_is_read_in_korean(tokenizer, written, said):
 @pytest.mark.parametrize("text", ["0x1F", "a == b", "배터리 - 30종", "3-5"])
 def test_what_is_no_arithmetic_is_left(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("발표일 24.12.05", "발표일 24년 12월 5일"),  # espeak: "이십사 점 십이 점 영오"
+        ("2024.03 발표", "2024년 3월 발표"),  # "이천이십사 점 영삼"
+        ("2024.12~2025.02", "2024년 12월에서 2025년 2월"),
+    ],
+)
+def test_dates_with_a_short_year_or_no_day_are_read_as_dates(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("12.24", "12 점 이사"), ("v10.12.01", "v10 점 12 점 01"), ("24.13.40", "24 점 13 점 40")],
+)
+def test_decimals_and_versions_stay_numbers(written, said):
+    assert spoken(written) == said

@@ -104,6 +104,10 @@ _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "�
 
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
+# A date with a two-digit year, "24.12.05" (espeak: 이십사 점 십이 점 영오), and a year's month "2024.03"
+# (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left.
+_SHORT_DATE = re.compile(r"(?<![\w.\-/])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
+_YEAR_MONTH = re.compile(r"(?<![\w.\-/])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
 _PHONE = re.compile(r"(?<![\d\-])(0\d{1,2})-(\d{3,4})-(\d{4})(?![\d\-])")
 _RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
 # A hyphen between numbers is a range when a counter, unit or symbol follows ("3-5개": 삼에서 오 개, as
@@ -261,6 +265,8 @@ def spoken(text: str) -> str:
     text = _LIST_NUMBER.sub(_list_number, text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
+    text = _SHORT_DATE.sub(_date, text)
+    text = _YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
     text = _PHONE.sub(_phone, text)
     text = _HYPHEN_RANGE.sub(r"\1~", text)
     text = _RANGE.sub(r"\1에서 ", text)
