@@ -195,3 +195,20 @@ def test_dates_with_a_short_year_or_no_day_are_read_as_dates(tokenizer, written,
 )
 def test_decimals_and_versions_stay_numbers(written, said):
     assert spoken(written) == said
+
+
+HEADINGS = "Ⅰ. 서론\nⅡ. 배터리의 구조입니다. Ⅲ. 결론입니다."
+
+
+@pytest.mark.parametrize("size", [1, 4, len(HEADINGS)])
+def test_a_roman_numeral_heading_is_one_sentence(size):
+    expected = ["Ⅰ. 서론", "Ⅱ. 배터리의 구조입니다.", "Ⅲ. 결론입니다."]
+    assert split_sentences(HEADINGS) == expected
+    assert streamed(HEADINGS, size) == expected
+
+
+def test_a_roman_numeral_is_read_as_its_number(tokenizer):
+    """espeak spelled "Ⅱ" as the word "letter" and digits of its code point."""
+    said = "첫 번째, 서론\n두 번째, 배터리의 구조입니다. 세 번째, 결론입니다."
+    assert tokenizer.symbols(HEADINGS, "ko") == tokenizer.symbols(said, "ko")
+    assert tokenizer.symbols("제Ⅲ장", "ko") == tokenizer.symbols("제3장", "ko")

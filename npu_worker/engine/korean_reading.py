@@ -14,6 +14,7 @@ text (2 000 characters: 1–5 ms).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .base import language_code
 from .sentence_ends import opens_list_item
@@ -161,6 +162,8 @@ _COUNTED = re.compile(
 _LIST_NUMBER = re.compile(r"(?<![\d.])([1-9]\d?)\.(?=\s)")  # "1. 전압을 …" when `opens_list_item` says so
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
+# Roman numerals' characters, "Ⅰ. 서론", "제Ⅱ장": espeak spelled each as the word "letter" and a code point.
+_ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in range(0x2160, 0x2180)}
 _STARS = re.compile(r"\*+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
@@ -262,7 +265,7 @@ def _month(match: re.Match[str]) -> str:
 
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
-    text = _LIST_NUMBER.sub(_list_number, text)
+    text = _LIST_NUMBER.sub(_list_number, text.translate(_ROMAN_NUMERALS))
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
