@@ -212,3 +212,11 @@ def test_a_roman_numeral_is_read_as_its_number(tokenizer):
     said = "첫 번째, 서론\n두 번째, 배터리의 구조입니다. 세 번째, 결론입니다."
     assert tokenizer.symbols(HEADINGS, "ko") == tokenizer.symbols(said, "ko")
     assert tokenizer.symbols("제Ⅲ장", "ko") == tokenizer.symbols("제3장", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("Q&A 시간", "Q앤A 시간"), ("R&D 투자", "R앤D 투자"), ("존슨 & 존슨", "존슨앤존슨")]
+)
+def test_an_ampersand_is_said_as_koreans_say_it(tokenizer, written, said):
+    """espeak said the English word "and" ("kjuː and eɪ")."""
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

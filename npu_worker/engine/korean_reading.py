@@ -164,6 +164,8 @@ _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "�
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Roman numerals' characters, "Ⅰ. 서론", "제Ⅱ장": espeak spelled each as the word "letter" and a code point.
 _ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in range(0x2160, 0x2180)}
+# "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
+_AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
 _STARS = re.compile(r"\*+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
@@ -287,6 +289,7 @@ def spoken(text: str) -> str:
     text = _OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
     text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = _TIMES_X.sub(" 곱하기 ", text)
+    text = _AMPERSAND.sub("앤", text)
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
     text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
