@@ -220,3 +220,32 @@ def test_a_roman_numeral_is_read_as_its_number(tokenizer):
 def test_an_ampersand_is_said_as_koreans_say_it(tokenizer, written, said):
     """espeak said the English word "and" ("kjuː and eɪ")."""
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+OUTLINE = "I. 서론\nII. 본론입니다. 가. 전압을 측정한다. 나. 저항을 계산한다. XIV. 끝"
+
+
+@pytest.mark.parametrize("size", [1, 5, len(OUTLINE)])
+def test_roman_numeral_and_korean_outline_marks_open_their_item(size):
+    """ "II." and "가." were sentences of their own (espeak: "roman two." with a falling tone, "가.")."""
+    expected = ["I. 서론", "II. 본론입니다.", "가. 전압을 측정한다.", "나. 저항을 계산한다.", "XIV. 끝"]
+    assert split_sentences(OUTLINE) == expected
+    assert streamed(OUTLINE, size) == expected
+
+
+def test_roman_numeral_and_korean_outline_marks_are_read_as_a_lecturer_reads_them(tokenizer):
+    said = "첫 번째, 서론\n두 번째, 본론입니다. 가, 전압을 측정한다. 나, 저항을 계산한다. 열네 번째, 끝"
+    assert tokenizer.symbols(OUTLINE, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("So do I. Then we left.", ["So do I.", "Then we left."]),
+        ("World War II. It ended.", ["World War II.", "It ended."]),
+        ("그건 나. 너는?", ["그건 나.", "너는?"]),
+    ],
+)
+def test_a_pronoun_or_numeral_inside_a_sentence_still_ends_it(text, sentences):
+    assert split_sentences(text) == sentences
+    assert streamed(text, 2) == sentences

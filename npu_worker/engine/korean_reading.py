@@ -159,7 +159,9 @@ _COUNTED = re.compile(
     r"(?<![\d.,\-])(?<!제)(?<!\d에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
-_LIST_NUMBER = re.compile(r"(?<![\d.])([1-9]\d?)\.(?=\s)")  # "1. 전압을 …" when `opens_list_item` says so
+# "1. 전압을 …", "II. 본론", "가. 전압을 …" when `opens_list_item` says it marks a list item
+_LIST_NUMBER = re.compile(r"(?<![\w.])([1-9]\d?|[IVX]{1,7}|[가나다라마바사아자차카타파하])\.(?=\s)")
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Roman numerals' characters, "Ⅰ. 서론", "제Ⅱ장": espeak spelled each as the word "letter" and a code point.
@@ -238,11 +240,22 @@ def _clock(match: re.Match[str]) -> str:
 
 
 def _list_number(match: re.Match[str]) -> str:
-    """A list item's "1." as a lecturer reads it, 첫 번째 and a short pause (espeak said "일." and fell,
-    as at a sentence's end); any other "1." is left."""
+    """A list item's "1." or "II." as a lecturer reads it, 첫 번째 and a short pause (espeak said "일." and
+    fell, as at a sentence's end; "II" was English, "roman two"), "가." as 가 and the pause; any other
+    "1." is left."""
+    mark = match.group(1)
     if not opens_list_item(match.string, match.end(1)):
         return match.group(0)
-    return f"{match.group(1)}번째,"  # `_COUNTED` then says 첫, 두, 열두
+    if "가" <= mark <= "힣":
+        return f"{mark},"
+    return f"{mark if mark.isdigit() else _roman(mark)}번째,"  # `_COUNTED` then says 첫, 두, 열두
+
+
+def _roman(numeral: str) -> int:
+    values = [_ROMAN_VALUES[letter] for letter in numeral]
+    return sum(
+        -value if value < after else value for value, after in zip(values, [*values[1:], 0], strict=True)
+    )
 
 
 def _native(match: re.Match[str]) -> str:

@@ -5,7 +5,8 @@ A single "." followed by whitespace ends no sentence when it is a point inside a
 ("2024. 12. 5.": read as three sentences, 이천이십사. 십이. 오.), closes a title or a run of single
 letters ("Dr. Kim", "e.g. this", "the U.S. economy", "approx. five": each was cut, a falling tone and
 a pause inside a sentence), or closes a list item's number at the start of a line or after a sentence
-("1. 전압을 측정한다. 2. 저항을 …", or a heading's "Ⅱ. 본론": "1." was a sentence of its own). Only a point after a digit needs
+("1. 전압을 측정한다. 2. 저항을 …", a heading's "Ⅱ. 본론" or "II. 본론", a Korean outline's "가. 전압을 …":
+"1." was a sentence of its own). Only a point after a digit needs
 what follows it (a date's next part, a list item's word); every other is judged by the word before it,
 so a sentence that ends a Latin word is cut as soon as the space after it comes, not with the next
 word: a voice agent's "Let me check." before a pause for a tool call is spoken during the pause. Pure; each decision looks at a bounded window around the point.
@@ -23,11 +24,14 @@ LEADING_ABBREVIATIONS = frozenset(
 _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
 _DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
-# A list item's number (or a Roman numeral's character, Ⅰ to ⅿ): at the start of the text or a line, or
-# after a sentence that ends in no digit.
-_ROMAN = "\u2160-\u217f"
-_LIST_NUMBER_BEFORE = re.compile(rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*(?:\d{{1,2}}|[{_ROMAN}])$")
-_WORD_NEXT = re.compile(r"\s+[^\d\s]")
+# A list item's mark: a number, a Roman numeral (Ⅱ or II, to XXXIX) or a Korean outline letter (가, 나, …),
+# at the start of the text or a line, or after a sentence that ends in no digit.
+_LIST_MARK = (
+    r"(?:\d{1,2}|[\u2160-\u217f]|[가나다라마바사아자차카타파하]"
+    r"|X{1,3}(?:IX|IV|VI{0,3}|I{1,3})?|IX|IV|VI{0,3}|I{1,3})"
+)
+_LIST_NUMBER_BEFORE = re.compile(rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*{_LIST_MARK}$")
+_WORD_NEXT = re.compile(r"\s+(?:[^\W\d_]|[\"'“‘(\[「『])")  # a letter, or a quote or bracket before one
 _LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -46,10 +50,11 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
         if not complete and _DATE_PART_SO_FAR.fullmatch(text, after):
             return None
         return not opens_list_item(text, point)
-    if "\u2160" <= before <= "\u217f" and after == point + 1:  # "Ⅱ. 본론": its word decides
+    if after == point + 1 and _after_list_mark(text, point):  # "Ⅱ. 본론", "가. 전압을": the next word decides
         if not complete and text[after:].isspace():
             return None
-        return not opens_list_item(text, point)
+        if _WORD_NEXT.match(text, after):
+            return False
     if not ("a" <= before.lower() <= "z"):
         return True
     word = _WORD_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
@@ -59,11 +64,11 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
 def opens_list_item(text: str, point: int) -> bool:
     """The single point at text[point] closes a list item's number ("1. 전압을 …", at a line's start or
     after a sentence that ends in no digit, and a word after it): it opens the item, it ends nothing."""
-    return bool(
-        point + 1 < len(text)
-        and _WORD_NEXT.match(text, point + 1)
-        and _LIST_NUMBER_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
-    )
+    return bool(point + 1 < len(text) and _WORD_NEXT.match(text, point + 1) and _after_list_mark(text, point))
+
+
+def _after_list_mark(text: str, point: int) -> bool:
+    return _LIST_NUMBER_BEFORE.search(text, max(0, point - _LOOK_BACK), point) is not None
 
 
 def _whole_word(text: str, start: int) -> bool:
