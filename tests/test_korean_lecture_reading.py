@@ -249,3 +249,21 @@ def test_roman_numeral_and_korean_outline_marks_are_read_as_a_lecturer_reads_the
 def test_a_pronoun_or_numeral_inside_a_sentence_still_ends_it(text, sentences):
     assert split_sentences(text) == sentences
     assert streamed(text, 2) == sentences
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("단위는 kWh입니다", "단위는 킬로와트시입니다"),  # espeak: "kay double-u eitch"
+        ("kWh당 300원", "킬로와트시당 300원"),
+        ("용량은 mAh로 표시", "용량은 밀리암페어시로 표시"),
+        ("주파수(MHz)", "주파수(메가헤르츠)"),
+    ],
+)
+def test_a_unit_named_without_a_number_is_read_as_its_korean_word(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["KB국민은행", "cc 참조", "Ah, 그렇군요", "example.com/cm", "5min"])
+def test_letters_that_are_no_unit_are_left(text):
+    assert spoken(text) == text

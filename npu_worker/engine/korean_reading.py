@@ -101,6 +101,15 @@ def _alternatives(words: dict[str, str]) -> str:
 
 _UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
+# A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
+# double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
+# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa" or "cc" (an e-mail's copy).
+_BARE_UNITS = {
+    unit: word
+    for unit, word in _UNITS.items()
+    if len(unit) > 1 and not unit.isupper() and unit not in ("Ah", "Pa", "cc")
+}
+_BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
 
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
@@ -295,6 +304,7 @@ def spoken(text: str) -> str:
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
     text = _UNIT.sub(_unit, text)
+    text = _BARE_UNIT.sub(lambda m: _BARE_UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _POWER.sub(_power, text)
