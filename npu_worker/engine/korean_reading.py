@@ -177,6 +177,11 @@ _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일�
 _ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in range(0x2160, 0x2180)}
 # "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
 _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
+# A single digit inside a name of capitals is said in English, as Koreans say it: "A4" 에이포 (espeak: 에이
+# 사), "B2B" 비투비, "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투 (espeak: "코 이"), "H₂O" 에이치투오; the letters
+# are joined by hyphens, which espeak spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
+_LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]{0,3})(?![A-Za-z\d₀-₉]|\.\d)")
+_ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
 _STARS = re.compile(r"\*+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
@@ -248,6 +253,11 @@ def _clock(match: re.Match[str]) -> str:
     )
 
 
+def _letters_digit(match: re.Match[str]) -> str:
+    letters, digit, rest = match.groups()
+    return "-".join(letters) + _ENGLISH_DIGITS[unicodedata.digit(digit)] + "-".join(rest)
+
+
 def _list_number(match: re.Match[str]) -> str:
     """A list item's "1." or "II." as a lecturer reads it, 첫 번째 and a short pause (espeak said "일." and
     fell, as at a sentence's end; "II" was English, "roman two"), "가." as 가 and the pause; any other
@@ -290,6 +300,7 @@ def _month(match: re.Match[str]) -> str:
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
     text = _LIST_NUMBER.sub(_list_number, text.translate(_ROMAN_NUMERALS))
+    text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
