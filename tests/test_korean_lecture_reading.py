@@ -285,3 +285,17 @@ def test_a_digit_inside_a_name_of_capitals_is_said_in_english(tokenizer, written
 @pytest.mark.parametrize("text", ["COVID-19", "S23", "H100", "5G", "LiFePO4"])
 def test_names_with_longer_numbers_are_left(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    "written", ["010.1234.5678", "010 1234 5678", "(010) 1234-5678"]
+)  # espeak: "영 십 점 천이백삼십사 점 …", large numbers
+def test_a_phone_number_written_as_on_a_business_card_is_read_digit_by_digit(tokenizer, written):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols("공일공 일이삼사 오육칠팔", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("010-1234.5678", "010-1234 점 오육칠팔"), ("0.123.4567", "0 점 123 점 4567")]
+)
+def test_numbers_with_mixed_separators_or_no_area_code_are_no_phone_number(written, said):
+    assert spoken(written) == said

@@ -118,7 +118,11 @@ _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\
 # (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left.
 _SHORT_DATE = re.compile(r"(?<![\w.\-/])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
 _YEAR_MONTH = re.compile(r"(?<![\w.\-/])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
-_PHONE = re.compile(r"(?<![\d\-])(0\d{1,2})-(\d{3,4})-(\d{4})(?![\d\-])")
+# A phone number: "010-1234-5678", and as business cards write it, "010.1234.5678", "010 1234 5678" (espeak:
+# 영 십 점 천이백삼십사 …, large numbers) and "(02) 123-4567"; its separators alike.
+_PHONE = re.compile(
+    r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
+)
 _RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
 # A hyphen between numbers is a range when a counter, unit or symbol follows ("3-5개": 삼에서 오 개, as
 # "3~5개"; espeak said "삼 오 개", three five); bare ("3-5", a score or a figure's number) it is left.
@@ -195,7 +199,11 @@ def _date(match: re.Match[str]) -> str:
 
 
 def _phone(match: re.Match[str]) -> str:
-    return " ".join("".join(_PHONE_DIGITS[int(d)] for d in group) for group in match.groups())
+    area, first_separator, bracketed, middle, separator, last = match.groups()
+    if first_separator and first_separator != separator:
+        return match.group(0)
+    groups = (area or bracketed, middle, last)
+    return " ".join("".join(_PHONE_DIGITS[int(d)] for d in group) for group in groups)
 
 
 def _dotted(match: re.Match[str]) -> str:
