@@ -299,3 +299,16 @@ def test_a_phone_number_written_as_on_a_business_card_is_read_digit_by_digit(tok
 )
 def test_numbers_with_mixed_separators_or_no_area_code_are_no_phone_number(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("연구ㆍ개발", "연구 개발"),  # espeak: "Chinese letter", and the words read letter by letter
+        ("3ㆍ1절과 6・25", "3 1절과 6 25"),  # "Japanese letter"
+        ("효율 ≈ 90%", "효율 약 90%"),  # "approximately"
+        ("∴ 결론, ∵ 이유", "따라서 결론, 왜냐하면 이유"),  # "therefore", "because"
+    ],
+)
+def test_signs_of_korean_documents_are_read_in_korean(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

@@ -186,6 +186,12 @@ _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
 # are joined by hyphens, which espeak spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
 _LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]{0,3})(?![A-Za-z\d₀-₉]|\.\d)")
 _ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
+# Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a: in
+# "연구ㆍ개발" espeak said "Chinese letter" and read the words around it letter by letter), "・" and "･"
+# ("Japanese letter") separate words as "·" does; "≈", "∴" and "∵" were English words.
+_SIGNS = str.maketrans(
+    {"ㆍ": " ", "・": " ", "･": " ", "≈": " 약 ", "≒": " 약 ", "∴": " 따라서 ", "∵": " 왜냐하면 "}
+)
 _STARS = re.compile(r"\*+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
@@ -307,7 +313,7 @@ def _month(match: re.Match[str]) -> str:
 
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
-    text = _LIST_NUMBER.sub(_list_number, text.translate(_ROMAN_NUMERALS))
+    text = _LIST_NUMBER.sub(_list_number, text.translate(_ROMAN_NUMERALS).translate(_SIGNS))
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
