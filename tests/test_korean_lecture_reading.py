@@ -312,3 +312,22 @@ def test_numbers_with_mixed_separators_or_no_area_code_are_no_phone_number(writt
 )
 def test_signs_of_korean_documents_are_read_in_korean(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2x + 3 = 7", "2x 더하기 3은 7"),  # espeak: English "plus" after a variable
+        ("a - b = c", "a 빼기 b는 c"),  # the minus was dropped
+        ("(a + b) × 2", "(a 더하기 b) 곱하기 2"),
+        ("삼성 + LG", "삼성 플러스 LG"),
+        ("속도 ×2, 1.5× 빠르다", "속도 2배, 1 점 오배 빠르다"),  # the sign said nothing
+    ],
+)
+def test_formulas_with_variables_and_times_signs_are_read_in_korean(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["Plan A - 설명", "배터리 - 30종", "- 항목"])
+def test_a_dash_between_words_is_no_minus(text):
+    assert spoken(text) == text

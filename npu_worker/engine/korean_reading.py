@@ -146,7 +146,14 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
-_PLUS_MINUS = re.compile(r"(?<=\d) ([+−-]) (?=\d)|(?<=\d)([−-])(?=\d+ ?=)")
+# A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b") or a bracket.
+_TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=\)))"
+_TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
+_PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
+_PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플러스, not English "plus"
+# "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
+_TIMES_AFTER = re.compile(r"(?<=\d)[×✕](?! ?[\dA-Za-z(])")
+_TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 _TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 _EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
@@ -334,8 +341,11 @@ def spoken(text: str) -> str:
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _POWER.sub(_power, text)
     text = _SIGN.sub(_sign, text)
+    text = _TIMES_AFTER.sub("배", text)
+    text = _TIMES_BEFORE.sub(r"\1배", text)
     text = _OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
     text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
+    text = _PLUS.sub(" 플러스 ", text)
     text = _TIMES_X.sub(" 곱하기 ", text)
     text = _AMPERSAND.sub("앤", text)
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
