@@ -5,10 +5,11 @@ espeak-ng 1.52's Korean voice reads integers well (만, 억 and 조 included), b
 reads "%" as English "percent", "~" as English "tilde", units as English letter names ("50kW": "오십
 kay double-u", "25°C": "이십오 see", "℃" nothing), a currency sign not at all ("$5": "오") and a phone
 number as one large number; and it said every number Sino-Korean ("3개": 삼 개, "3:30": 삼 삼십), where a
-counter takes a native one (세 개, 세 시 삼십 분). The words written here are Hangul, which espeak reads with
-its Korean rules.
-Every pattern is anchored on a digit or a single symbol, with bounded repeats: the work is linear in the
-text (2 000 characters: 1–5 ms).
+counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has more: a list's "1." (일, with a
+falling tone), "3-5개" (삼 오 개), "16:9" (십육 구), "10^3" (십 삼), "/", "+", "=", "&" (English words),
+"ㆍ" ("Chinese letter"). The words written here are Hangul, which espeak reads with its Korean rules.
+Every pattern is anchored on a digit, a letter or a single symbol, with bounded repeats and look-behinds:
+the work is linear in the text (2 000 characters of the lecture, or of every form here mixed: 2–5 ms).
 """
 
 from __future__ import annotations
