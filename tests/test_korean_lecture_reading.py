@@ -331,3 +331,15 @@ def test_formulas_with_variables_and_times_signs_are_read_in_korean(tokenizer, w
 @pytest.mark.parametrize("text", ["Plan A - 설명", "배터리 - 30종", "- 항목"])
 def test_a_dash_between_words_is_no_minus(text):
     assert spoken(text) == text
+
+
+SECTIONS = "1.1. 개요\n2.3.1. 세부 내용입니다. 2.4. 다음 내용"
+
+
+@pytest.mark.parametrize("size", [1, 4, len(SECTIONS)])
+def test_a_section_number_opens_its_heading(size):
+    """ "2.3.1." was a sentence of its own ("이 점 삼 점 일." with a falling tone)."""
+    expected = ["1.1. 개요", "2.3.1. 세부 내용입니다.", "2.4. 다음 내용"]
+    assert split_sentences(SECTIONS) == expected
+    assert streamed(SECTIONS, size) == expected
+    assert spoken(SECTIONS) == "1 점 일, 개요\n2 점 3 점 1, 세부 내용입니다. 2 점 사, 다음 내용"

@@ -181,7 +181,9 @@ _COUNTED = re.compile(
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
 # "1. 전압을 …", "II. 본론", "가. 전압을 …" when `opens_list_item` says it marks a list item
-_LIST_NUMBER = re.compile(r"(?<![\w.])([1-9]\d?|[IVX]{1,7}|[가나다라마바사아자차카타파하])\.(?=\s)")
+_LIST_NUMBER = re.compile(
+    r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하])\.(?=\s)"
+)
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
@@ -287,7 +289,7 @@ def _list_number(match: re.Match[str]) -> str:
     mark = match.group(1)
     if not opens_list_item(match.string, match.end(1)):
         return match.group(0)
-    if "가" <= mark <= "힣":
+    if "가" <= mark <= "힣" or "." in mark:  # 가, and a section's "2.3.1": 이 점 삼 점 일
         return f"{mark},"
     return f"{mark if mark.isdigit() else _roman(mark)}번째,"  # `_COUNTED` then says 첫, 두, 열두
 
