@@ -343,3 +343,19 @@ def test_a_section_number_opens_its_heading(size):
     assert split_sentences(SECTIONS) == expected
     assert streamed(SECTIONS, size) == expected
     assert spoken(SECTIONS) == "1 점 일, 개요\n2 점 3 점 1, 세부 내용입니다. 2 점 사, 다음 내용"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("SOC 30%에서 EV는", "S-O-C 30%에서 E-V는"),  # espeak: "sock", "ev"
+        ("LED, ESS와 ISO 인증", "L-E-D, E-S-S와 I-S-O 인증"),  # "led", "ess", "eye-so"
+    ],
+)
+def test_acronyms_a_lecturer_spells_are_spelled(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["RAM과 LAN", "NEW 신제품, TIP", "Mr. Kim"])
+def test_words_and_acronyms_said_as_words_are_left(text):
+    assert spoken(text) == text

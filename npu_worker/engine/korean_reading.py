@@ -202,6 +202,14 @@ _ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스
 _SIGNS = str.maketrans(
     {"ㆍ": " ", "・": " ", "･": " ", "≈": " 약 ", "≒": " 약 ", "∴": " 따라서 ", "∵": " 왜냐하면 "}
 )
+# Acronyms a Korean lecturer spells letter by letter that espeak said as English words: "SOC" (sock), "EV"
+# (ev), "ESS", "LED" (led), "ISO" (eye-so), "AR" (are) …; spelled with hyphens, which espeak reads as
+# letter names. Those said as words in Korean too (RAM 램, LAN 랜, NASA 나사, TOEIC 토익) are not here.
+_SPELLED = frozenset(
+    "SOC SOH SOP EV HEV PHEV BEV FCEV ESS EMS UPS OBC LED CATL BYD ICE UX ERP ROI ESG AR QA IR PER EPS"
+    " IMF ISO IEC SI MES IC CAE RFID BLE AWS IDE CLI GUI CI ECG ICT OTA EMI EMC IGBT".split()
+)
+_ACRONYM = re.compile(r"(?<![A-Za-z\-])[A-Z]{2,5}(?![A-Za-z\-])")
 _STARS = re.compile(r"\*+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
@@ -325,6 +333,7 @@ def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
     text = _LIST_NUMBER.sub(_list_number, text.translate(_ROMAN_NUMERALS).translate(_SIGNS))
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
+    text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
