@@ -359,3 +359,14 @@ def test_acronyms_a_lecturer_spells_are_spelled(tokenizer, written, said):
 @pytest.mark.parametrize("text", ["RAM과 LAN", "NEW 신제품, TIP", "Mr. Kim"])
 def test_words_and_acronyms_said_as_words_are_left(text):
     assert spoken(text) == text
+
+
+STARTS_WITH_A_NUMBER = "1. 3.7V 셀 96개를 연결한다. 2. 10%에서 멈춘다."
+
+
+@pytest.mark.parametrize("size", [1, 3, len(STARTS_WITH_A_NUMBER)])
+def test_a_list_item_that_starts_with_a_number_is_one_sentence(size):
+    expected = ["1. 3.7V 셀 96개를 연결한다.", "2. 10%에서 멈춘다."]
+    assert split_sentences(STARTS_WITH_A_NUMBER) == expected
+    assert streamed(STARTS_WITH_A_NUMBER, size) == expected
+    assert spoken(STARTS_WITH_A_NUMBER).startswith("첫 번째, 3 점 칠 볼트")

@@ -32,7 +32,7 @@ _LIST_MARK = (
     r"|X{1,3}(?:IX|IV|VI{0,3}|I{1,3})?|IX|IV|VI{0,3}|I{1,3})"
 )
 _LIST_NUMBER_BEFORE = re.compile(rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*{_LIST_MARK}$")
-_WORD_NEXT = re.compile(r"\s+(?:[^\W\d_]|[\"'“‘(\[「『])")  # a letter, or a quote or bracket before one
+_WORD_NEXT = re.compile(r"\s+(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, or a quote or bracket
 _LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
