@@ -370,3 +370,10 @@ def test_a_list_item_that_starts_with_a_number_is_one_sentence(size):
     assert split_sentences(STARTS_WITH_A_NUMBER) == expected
     assert streamed(STARTS_WITH_A_NUMBER, size) == expected
     assert spoken(STARTS_WITH_A_NUMBER).startswith("첫 번째, 3 점 칠 볼트")
+
+
+def test_an_up_or_down_arrow_is_no_english_word(tokenizer):
+    """espeak said "up arrow" and "down arrow"."""
+    assert tokenizer.symbols("매출 15%↑, 비용 10%↓", "ko") == tokenizer.symbols(
+        "매출 15% 증가, 비용 10% 감소", "ko"
+    )

@@ -198,9 +198,20 @@ _LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]
 _ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
 # Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a: in
 # "연구ㆍ개발" espeak said "Chinese letter" and read the words around it letter by letter), "・" and "･"
-# ("Japanese letter") separate words as "·" does; "≈", "∴" and "∵" were English words.
+# ("Japanese letter") separate words as "·" does; "≈", "∴" and "∵" were English words, as were "↑" and "↓"
+# ("up arrow": "15%↑" is 15 퍼센트 증가).
 _SIGNS = str.maketrans(
-    {"ㆍ": " ", "・": " ", "･": " ", "≈": " 약 ", "≒": " 약 ", "∴": " 따라서 ", "∵": " 왜냐하면 "}
+    {
+        "ㆍ": " ",
+        "・": " ",
+        "･": " ",
+        "≈": " 약 ",
+        "≒": " 약 ",
+        "∴": " 따라서 ",
+        "∵": " 왜냐하면 ",
+        "↑": " 증가 ",
+        "↓": " 감소 ",
+    }
 )
 # Acronyms a Korean lecturer spells letter by letter that espeak said as English words: "SOC" (sock), "EV"
 # (ev), "ESS", "LED" (led), "ISO" (eye-so), "AR" (are) …; spelled with hyphens, which espeak reads as
