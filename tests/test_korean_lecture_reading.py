@@ -377,3 +377,9 @@ def test_an_up_or_down_arrow_is_no_english_word(tokenizer):
     assert tokenizer.symbols("매출 15%↑, 비용 10%↓", "ko") == tokenizer.symbols(
         "매출 15% 증가, 비용 10% 감소", "ko"
     )
+
+
+def test_a_slash_between_acronyms_keeps_them_two_words(tokenizer):
+    """ "EV/HEV" was spelled as one run of letters, E-V-H-E-V."""
+    assert tokenizer.symbols("EV/HEV 비교", "ko") == tokenizer.symbols("E-V H-E-V 비교", "ko")
+    assert spoken("TCP/IP, I/O") == "TCP IP, I-O"

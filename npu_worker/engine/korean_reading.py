@@ -5,9 +5,9 @@ espeak-ng 1.52's Korean voice reads integers well (만, 억 and 조 included), b
 reads "%" as English "percent", "~" as English "tilde", units as English letter names ("50kW": "오십
 kay double-u", "25°C": "이십오 see", "℃" nothing), a currency sign not at all ("$5": "오") and a phone
 number as one large number; and it said every number Sino-Korean ("3개": 삼 개, "3:30": 삼 삼십), where a
-counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has more: a list's "1." (일, with a
-falling tone), "3-5개" (삼 오 개), "16:9" (십육 구), "10^3" (십 삼), "/", "+", "=", "&" (English words),
-"ㆍ" ("Chinese letter"). The words written here are Hangul, which espeak reads with its Korean rules.
+counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has more: "3-5개" (삼 오 개), "16:9"
+(십육 구), "10^3" (십 삼), "/", "+", "=" (English words); its list marks, acronyms and signs are read first
+(`korean_marks`). The words written here are Hangul, which espeak reads with its Korean rules.
 Every pattern is anchored on a digit, a letter or a single symbol, with bounded repeats and look-behinds:
 the work is linear in the text (2 000 characters of the lecture, or of every form here mixed: 2–5 ms).
 """
@@ -15,10 +15,9 @@ the work is linear in the text (2 000 characters of the lecture, or of every for
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from .base import language_code
-from .sentence_ends import opens_list_item
+from .korean_marks import marks_spoken
 from .text_form import readable
 
 _DIGITS = "영일이삼사오육칠팔구"
@@ -159,12 +158,9 @@ _TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 _EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
-# 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램), "입/출력" and "A/S" (two words side by side).
+# 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램); "입/출력" and "A/S" are `korean_marks`'.
 _QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
 _PER_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})/({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")
-_HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣])")
-# "A/S", "I/O": read as "A-S", letter names; not a slash inside a web address
-_LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/(?=[A-Z]{1,5}(?![A-Za-z/]))")
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
 # A time of day, "10:30" or "10:30:15" (열 시 삼십 분 십오 초), but not before a ratio's word ("1:10 축척").
@@ -180,47 +176,8 @@ _COUNTED = re.compile(
     r"(?<![\d.,\-])(?<!제)(?<!\d에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
-# "1. 전압을 …", "II. 본론", "가. 전압을 …" when `opens_list_item` says it marks a list item
-_LIST_NUMBER = re.compile(
-    r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하])\.(?=\s)"
-)
-_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
-# Roman numerals' characters, "Ⅰ. 서론", "제Ⅱ장": espeak spelled each as the word "letter" and a code point.
-_ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in range(0x2160, 0x2180)}
-# "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
-_AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
-# A single digit inside a name of capitals is said in English, as Koreans say it: "A4" 에이포 (espeak: 에이
-# 사), "B2B" 비투비, "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투 (espeak: "코 이"), "H₂O" 에이치투오; the letters
-# are joined by hyphens, which espeak spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
-_LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]{0,3})(?![A-Za-z\d₀-₉]|\.\d)")
-_ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
-# Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a: in
-# "연구ㆍ개발" espeak said "Chinese letter" and read the words around it letter by letter), "・" and "･"
-# ("Japanese letter") separate words as "·" does; "≈", "∴" and "∵" were English words, as were "↑" and "↓"
-# ("up arrow": "15%↑" is 15 퍼센트 증가).
-_SIGNS = str.maketrans(
-    {
-        "ㆍ": " ",
-        "・": " ",
-        "･": " ",
-        "≈": " 약 ",
-        "≒": " 약 ",
-        "∴": " 따라서 ",
-        "∵": " 왜냐하면 ",
-        "↑": " 증가 ",
-        "↓": " 감소 ",
-    }
-)
-# Acronyms a Korean lecturer spells letter by letter that espeak said as English words: "SOC" (sock), "EV"
-# (ev), "ESS", "LED" (led), "ISO" (eye-so), "AR" (are) …; spelled with hyphens, which espeak reads as
-# letter names. Those said as words in Korean too (RAM 램, LAN 랜, NASA 나사, TOEIC 토익) are not here.
-_SPELLED = frozenset(
-    "SOC SOH SOP EV HEV PHEV BEV FCEV ESS EMS UPS OBC LED CATL BYD ICE UX ERP ROI ESG AR QA IR PER EPS"
-    " IMF ISO IEC SI MES IC CAE RFID BLE AWS IDE CLI GUI CI ECG ICT OTA EMI EMC IGBT".split()
-)
-_ACRONYM = re.compile(r"(?<![A-Za-z\-])[A-Z]{2,5}(?![A-Za-z\-])")
 _STARS = re.compile(r"\*+")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
@@ -296,30 +253,6 @@ def _clock(match: re.Match[str]) -> str:
     )
 
 
-def _letters_digit(match: re.Match[str]) -> str:
-    letters, digit, rest = match.groups()
-    return "-".join(letters) + _ENGLISH_DIGITS[unicodedata.digit(digit)] + "-".join(rest)
-
-
-def _list_number(match: re.Match[str]) -> str:
-    """A list item's "1." or "II." as a lecturer reads it, 첫 번째 and a short pause (espeak said "일." and
-    fell, as at a sentence's end; "II" was English, "roman two"), "가." as 가 and the pause; any other
-    "1." is left."""
-    mark = match.group(1)
-    if not opens_list_item(match.string, match.end(1)):
-        return match.group(0)
-    if "가" <= mark <= "힣" or "." in mark:  # 가, and a section's "2.3.1": 이 점 삼 점 일
-        return f"{mark},"
-    return f"{mark if mark.isdigit() else _roman(mark)}번째,"  # `_COUNTED` then says 첫, 두, 열두
-
-
-def _roman(numeral: str) -> int:
-    values = [_ROMAN_VALUES[letter] for letter in numeral]
-    return sum(
-        -value if value < after else value for value, after in zip(values, [*values[1:], 0], strict=True)
-    )
-
-
 def _native(match: re.Match[str]) -> str:
     """1-99 as a native numeral before a counter: 한, 스무 (20 alone), 스물한, 열두; 1 before 번째 is 첫."""
     number = int(match.group(1))
@@ -342,9 +275,7 @@ def _month(match: re.Match[str]) -> str:
 
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
-    text = _LIST_NUMBER.sub(_list_number, text.translate(_ROMAN_NUMERALS).translate(_SIGNS))
-    text = _LETTERS_DIGIT.sub(_letters_digit, text)
-    text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
+    text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
@@ -370,12 +301,9 @@ def spoken(text: str) -> str:
     text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = _PLUS.sub(" 플러스 ", text)
     text = _TIMES_X.sub(" 곱하기 ", text)
-    text = _AMPERSAND.sub("앤", text)
     text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
     text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
-    text = _HANGUL_SLASH.sub(" ", text)
-    text = _LETTERS_SLASH.sub(r"\1-", text)
     text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
     text = _CLOCK.sub(_clock, text)
