@@ -383,3 +383,22 @@ def test_a_slash_between_acronyms_keeps_them_two_words(tokenizer):
     """ "EV/HEV" was spelled as one run of letters, E-V-H-E-V."""
     assert tokenizer.symbols("EV/HEV 비교", "ko") == tokenizer.symbols("E-V H-E-V 비교", "ko")
     assert spoken("TCP/IP, I/O") == "TCP IP, I-O"
+
+
+MARKDOWN = "### 1. 개요\n## 배터리의 원리\n1. **전압**을 측정한다. 2. 저항을 계산한다."
+
+
+@pytest.mark.parametrize("size", [1, 4, len(MARKDOWN)])
+def test_markdown_headings_and_bold_items_keep_their_list_marks(size):
+    """An LLM's Markdown: "### 1." and "1." before "**전압**" were cut off alone."""
+    expected = ["### 1. 개요", "## 배터리의 원리", "1. **전압**을 측정한다.", "2. 저항을 계산한다."]
+    assert split_sentences(MARKDOWN) == expected
+    assert streamed(MARKDOWN, size) == expected
+
+
+def test_a_markdown_heading_mark_is_not_read(tokenizer):
+    """espeak said "hash" for each "#"."""
+    assert tokenizer.symbols("### 1. 개요\n## 배터리", "ko") == tokenizer.symbols(
+        "첫 번째, 개요\n배터리", "ko"
+    )
+    assert spoken("C# 언어, #1 제품") == "C# 언어, #1 제품"  # no heading

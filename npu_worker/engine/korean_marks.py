@@ -56,6 +56,8 @@ _SPELLED = frozenset(
 _ACRONYM = re.compile(r"(?<![A-Za-z\-])[A-Z]{2,5}(?![A-Za-z\-])")
 # "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
 _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
+# A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 
 
 def marks_spoken(text: str) -> str:
@@ -63,6 +65,7 @@ def marks_spoken(text: str) -> str:
     a Korean lecturer says; its numbers are left to `korean_reading`."""
     text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
     text = _LIST_MARK.sub(_list_mark, text)
+    text = _HEADING.sub("", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)

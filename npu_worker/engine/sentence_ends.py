@@ -25,14 +25,17 @@ _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
 _DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
 # A list item's mark: a number or a section's ("2.3.1. 세부 내용"), a Roman numeral (Ⅱ or II, to XXXIX)
-# or a Korean outline letter (가, 나, …), at the start of the text or a line, or after a sentence that ends
-# in no digit.
+# or a Korean outline letter (가, 나, …), at the start of the text or a line (after a Markdown heading's
+# "### " too), or after a sentence that ends in no digit; a word after it, or Markdown's "**" before one.
 _LIST_MARK = (
     r"(?:\d{1,2}(?:\.\d{1,2}){0,3}|[\u2160-\u217f]|[가나다라마바사아자차카타파하]"
     r"|X{1,3}(?:IX|IV|VI{0,3}|I{1,3})?|IX|IV|VI{0,3}|I{1,3})"
 )
-_LIST_NUMBER_BEFORE = re.compile(rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*{_LIST_MARK}$")
-_WORD_NEXT = re.compile(r"\s+(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, or a quote or bracket
+_LIST_NUMBER_BEFORE = re.compile(
+    rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*(?:#{{1,6}}[ \t]+)?{_LIST_MARK}$"
+)
+_WORD_NEXT = re.compile(r"\s+[*_]{0,3}(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, a quote or bracket
+_WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
 _LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -48,11 +51,13 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
     if before.isdigit() and after == point + 1:  # a point inside a Korean date: its next part follows
         if _DATE_PART_NEXT.match(text, after):
             return False
-        if not complete and _DATE_PART_SO_FAR.fullmatch(text, after):
+        if not complete and (
+            _DATE_PART_SO_FAR.fullmatch(text, after) or _WORD_NEXT_SO_FAR.fullmatch(text, after)
+        ):
             return None
         return not opens_list_item(text, point)
     if after == point + 1 and _after_list_mark(text, point):  # "Ⅱ. 본론", "가. 전압을": the next word decides
-        if not complete and text[after:].isspace():
+        if not complete and _WORD_NEXT_SO_FAR.fullmatch(text, after):
             return None
         if _WORD_NEXT.match(text, after):
             return False
