@@ -402,3 +402,10 @@ def test_a_markdown_heading_mark_is_not_read(tokenizer):
         "첫 번째, 개요\n배터리", "ko"
     )
     assert spoken("C# 언어, #1 제품") == "C# 언어, #1 제품"  # no heading
+
+
+def test_markdown_emphasis_keeps_a_word_with_its_particle(tokenizer):
+    """ "**전압**을" was read "전압 을", the particle as a word of its own."""
+    assert tokenizer.symbols("**전압**을 재고 __저항__을", "ko") == tokenizer.symbols(
+        "전압을 재고 저항을", "ko"
+    )

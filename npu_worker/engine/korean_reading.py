@@ -178,7 +178,9 @@ _COUNTED = re.compile(
 )
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
-_STARS = re.compile(r"\*+")
+# Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
+# particle (a space there made espeak read "전압 을" as two words).
+_STARS = re.compile(r"\*+|_{2,}")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
@@ -301,7 +303,7 @@ def spoken(text: str) -> str:
     text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = _PLUS.sub(" 플러스 ", text)
     text = _TIMES_X.sub(" 곱하기 ", text)
-    text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
+    text = _STARS.sub("", text)
     text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
     text = _VULGAR_FRACTION.sub(_vulgar, text)
