@@ -409,3 +409,9 @@ def test_markdown_emphasis_keeps_a_word_with_its_particle(tokenizer):
     assert tokenizer.symbols("**전압**을 재고 __저항__을", "ko") == tokenizer.symbols(
         "전압을 재고 저항을", "ko"
     )
+
+
+@pytest.mark.parametrize("text", ["x₂ = 3", "x² = 4", "٣ = 3", "= 5", "(a) = b", "3 ="])
+def test_an_equals_sign_after_any_character_is_read(text):
+    """ "x₂ = 3" raised AttributeError: "₂" is a digit to str.isdigit() but not to the regex's \\d."""
+    assert "=" not in spoken(text)

@@ -156,6 +156,7 @@ _TIMES_AFTER = re.compile(r"(?<=\d)[×✕](?! ?[\dA-Za-z(])")
 _TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 _TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 _EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
+_TRAILING_DIGITS = re.compile(r"[0-9]+$")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
 # 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램); "입/출력" and "A/S" are `korean_marks`'.
@@ -229,10 +230,13 @@ def _equals(match: re.Match[str]) -> str:
 
 def _topic(before: str) -> str:
     last = before[-1:]
+    if not last:
+        return ""  # "= 5" opens the text: nothing to be the topic of
     if "가" <= last <= "힣":
         return "은" if (ord(last) - ord("가")) % 28 else "는"
-    if last.isdigit():
-        number = re.search(r"\d+$", before).group()  # type: ignore[union-attr]
+    trailing = _TRAILING_DIGITS.search(before)  # ASCII digits only: "x₂" is a digit to isdigit(), not here
+    if trailing:
+        number = trailing.group()
         zeros = len(number) - len(number.rstrip("0"))
         if zeros == 0:
             return "는" if last in "2459" else "은"  # 이, 사, 오, 구 open; 일, 삼, 육, 칠, 팔 closed
