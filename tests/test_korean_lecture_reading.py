@@ -415,3 +415,19 @@ def test_markdown_emphasis_keeps_a_word_with_its_particle(tokenizer):
 def test_an_equals_sign_after_any_character_is_read(text):
     """ "x₂ = 3" raised AttributeError: "₂" is a digit to str.isdigit() but not to the regex's \\d."""
     assert "=" not in spoken(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("12/25(수) 마감", "12월 25일 수요일 마감"),  # espeak: "이십오분의 십이 수", a fraction
+        ("2024.12.05(목) 발표", "2024년 12월 5일 목요일 발표"),
+    ],
+)
+def test_a_date_with_its_weekday_is_read_as_a_date(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(("written", "said"), [("1/2(반)", "2분의 1(반)"), ("13/25(수)", "25분의 13(수)")])
+def test_a_fraction_before_brackets_stays_a_fraction(written, said):
+    assert spoken(written) == said

@@ -118,6 +118,10 @@ _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\
 # (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left.
 _SHORT_DATE = re.compile(r"(?<![\w.\-/])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
 _YEAR_MONTH = re.compile(r"(?<![\w.\-/])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
+# A month and day with its weekday, as a slide writes a deadline: "12/25(수)" is 12월 25일 수요일 (espeak:
+# 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
+_MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
+_WEEKDAY = re.compile(r"(?<=\d일) ?\(([월화수목금토일])\)")
 # A phone number: "010-1234-5678", and as business cards write it, "010.1234.5678", "010 1234 5678" (espeak:
 # 영 십 점 천이백삼십사 …, large numbers) and "(02) 123-4567"; its separators alike.
 _PHONE = re.compile(
@@ -286,6 +290,8 @@ def spoken(text: str) -> str:
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
     text = _YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
+    text = _MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
+    text = _WEEKDAY.sub(r" \1요일", text)
     text = _PHONE.sub(_phone, text)
     text = _HYPHEN_RANGE.sub(r"\1~", text)
     text = _RANGE.sub(r"\1에서 ", text)
