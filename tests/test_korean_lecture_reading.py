@@ -431,3 +431,21 @@ def test_a_date_with_its_weekday_is_read_as_a_date(tokenizer, written, said):
 @pytest.mark.parametrize(("written", "said"), [("1/2(반)", "2분의 1(반)"), ("13/25(수)", "25분의 13(수)")])
 def test_a_fraction_before_brackets_stays_a_fraction(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("SOC < 20%", "SOC 20% 미만"),  # espeak said nothing for the sign: "SOC 20%"
+        ("온도 > 45℃", "온도 45℃ 초과"),
+        ("≥ 80%, ≤ 1,000원", "80% 이상, 1000원 이하"),
+        ("20 ≤ x ≤ 40", "20 이상 x 40 이하"),
+    ],
+)
+def test_a_bound_is_read_in_korean(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["<그림 1> 구조", "<1> 서론 <12> 본론", "A -> B", "3 < 5"])
+def test_brackets_arrows_and_comparisons_of_numbers_are_no_bound(text):
+    assert spoken(text) == text

@@ -145,6 +145,16 @@ _FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 _CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
 _SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
+# A bound, which espeak said nothing for: "SOC < 20%" is 20 퍼센트 미만, "≥ 80%" 이상, "> 45℃" 초과, "≤" 이하;
+# between a number and a variable the sign bounds the variable: "20 ≤ x ≤ 40" is 20 이상 x 40 이하. Not a
+# bracket ("<그림 1>", "<1>"), an arrow ("->") or a comparison of two numbers ("3 < 5").
+_BOUND_WORDS = {"<": "미만", "≤": "이하", ">": "초과", "≥": "이상"}
+_LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이하"}
+_BOUND = re.compile(
+    r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?\d+(?:[.,]\d+)*"
+    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
+)
+_BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 _POWER = re.compile(r"(?<=\d)(?:\^ ?([-−]?\d+)|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
@@ -286,6 +296,8 @@ def _month(match: re.Match[str]) -> str:
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
+    text = _BOUNDED_BY.sub(lambda m: f"{m.group(1)} {_LOWER_BOUND_WORDS[m.group(2)]} ", text)
+    text = _BOUND.sub(lambda m: f"{m.group(2)} {_BOUND_WORDS[m.group(1)]}", text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
