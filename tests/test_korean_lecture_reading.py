@@ -449,3 +449,15 @@ def test_a_bound_is_read_in_korean(tokenizer, written, said):
 @pytest.mark.parametrize("text", ["<그림 1> 구조", "<1> 서론 <12> 본론", "A -> B", "3 < 5"])
 def test_brackets_arrows_and_comparisons_of_numbers_are_no_bound(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$1.5B 규모", "15억 달러 규모"),  # espeak: "일 점 오 달러 비"
+        ("$300M, $10K", "3억 달러, 1만 달러"),
+        ("€2.5T", "2조 5000억 유로"),
+    ],
+)
+def test_an_amount_with_an_english_scale_is_read_in_korean_units(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

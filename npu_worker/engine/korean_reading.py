@@ -143,6 +143,9 @@ _PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
 _PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z])")
 _FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 _CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
+# An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
+_SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
+_SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
 _SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # A bound, which espeak said nothing for: "SOC < 20%" is 20 퍼센트 미만, "≥ 80%" 이상, "> 45℃" 초과, "≤" 이하;
@@ -223,6 +226,19 @@ def _dotted(match: re.Match[str]) -> str:
     if len(parts) == 1:
         return f"{whole} 점 {''.join(_DIGITS[int(d)] for d in parts[0])}"
     return " 점 ".join([whole, *parts])
+
+
+def _scaled_amount(match: re.Match[str]) -> str:
+    """ "$1.5B" as 15억 달러: the amount in 조, 억 and 만 (espeak reads "15억" as 십오억)."""
+    sign, number, scale = match.groups()
+    whole, _, fraction = number.partition(".")
+    amount = int(whole + fraction.ljust(_SCALES[scale], "0"))  # at most 3 decimals, the scale at least 3
+    parts = []
+    for unit, size in (("조", 12), ("억", 8), ("만", 4), ("", 0)):
+        count, amount = divmod(amount, 10**size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return f"{' '.join(parts) or '0'} {_CURRENCY[sign]}"
 
 
 def _power(match: re.Match[str]) -> str:
@@ -311,6 +327,7 @@ def spoken(text: str) -> str:
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
     text = _PER_SECOND.sub(r"초속 \1미터", text)
     text = _FAHRENHEIT.sub(r"화씨 \1도", text)
+    text = _SCALED_AMOUNT.sub(_scaled_amount, text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
     text = _UNIT.sub(_unit, text)
