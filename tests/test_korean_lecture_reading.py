@@ -461,3 +461,20 @@ def test_brackets_arrows_and_comparisons_of_numbers_are_no_bound(text):
 )
 def test_an_amount_with_an_english_scale_is_read_in_korean_units(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("배터리¹의 구조", "배터리의 구조"),  # espeak: "배터리 일 의", the particle cut from its word
+        ("참고문헌[1], 연구[2, 3]와 결과[4-6].", "참고문헌, 연구와 결과."),
+        ("x² + y² = r²", "x의 2제곱 더하기 y의 2제곱은 r의 2제곱"),  # "x 이": x two
+    ],
+)
+def test_footnote_marks_are_not_read_and_a_letter_squared_is_a_power(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_a_numbered_reference_that_opens_a_line_and_units_squared_are_left():
+    assert spoken("[1] 서론") == "[1] 서론"
+    assert spoken("면적(m²), 100m²") == "면적(제곱미터), 100 제곱미터"

@@ -56,6 +56,9 @@ _SPELLED = frozenset(
 _ACRONYM = re.compile(r"(?<![A-Za-z\-])[A-Z]{2,5}(?![A-Za-z\-])")
 # "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
 _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
+# A footnote's or a citation's mark on a word, "배터리¹의", "참고문헌[1]": not read (espeak said "배터리 일 의",
+# the particle cut from its word); a power on a letter, "x²", is `korean_reading`'s.
+_FOOTNOTE = re.compile(r"(?<=[가-힣])[¹²³⁴⁵⁶⁷⁸⁹⁰]+|(?<=[가-힣A-Za-z.)])\[\d{1,3}(?:[,\-–] ?\d{1,3})*\]")
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 
@@ -66,6 +69,7 @@ def marks_spoken(text: str) -> str:
     text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
     text = _LIST_MARK.sub(_list_mark, text)
     text = _HEADING.sub("", text)
+    text = _FOOTNOTE.sub("", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)

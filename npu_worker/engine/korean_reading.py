@@ -158,13 +158,13 @@ _BOUND = re.compile(
     rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
 )
 _BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
-_POWER = re.compile(r"(?<=\d)(?:\^ ?([-−]?\d+)|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")
+_POWER = re.compile(r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+)|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")  # "x²": x의 2제곱 too
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
-# A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b") or a bracket.
-_TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=\)))"
+# A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
+_TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=제곱)|(?<=\)))"
 _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
 _PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
 _PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플러스, not English "plus"
