@@ -478,3 +478,9 @@ def test_footnote_marks_are_not_read_and_a_letter_squared_is_a_power(tokenizer, 
 def test_a_numbered_reference_that_opens_a_line_and_units_squared_are_left():
     assert spoken("[1] 서론") == "[1] 서론"
     assert spoken("면적(m²), 100m²") == "면적(제곱미터), 100 제곱미터"
+
+
+def test_an_acceleration_is_read_as_one(tokenizer):
+    """ "9.8m/s²" was 초속 구 점 팔 미터 and a stray 이 (the "²")."""
+    said = "중력가속도 9 점 팔 미터 퍼 초 제곱"
+    assert tokenizer.symbols("중력가속도 9.8m/s²", "ko") == tokenizer.symbols(said, "ko")

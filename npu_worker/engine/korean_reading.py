@@ -140,7 +140,9 @@ _HYPHEN_RANGE = re.compile(
 )
 _TILDE = re.compile(r"[~～〜]+")
 _PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
-_PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z])")
+_PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
+# An acceleration, "9.8m/s²": 미터 퍼 초 제곱 (it was 초속 구 점 팔 미터 and a stray 이, the "²").
+_PER_SECOND_SQUARED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s²")
 _FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 _CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
@@ -325,6 +327,7 @@ def spoken(text: str) -> str:
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
+    text = _PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
     text = _PER_SECOND.sub(r"초속 \1미터", text)
     text = _FAHRENHEIT.sub(r"화씨 \1도", text)
     text = _SCALED_AMOUNT.sub(_scaled_amount, text)
