@@ -1,7 +1,9 @@
-"""Korean lecture text read as a lecturer says it: numbered lists, ranges, fractions, ratios and powers.
+"""Korean lecture text read as a lecturer says it: list marks, ranges, slashes, ratios, powers, formulas,
+units, dates, acronyms and the signs of Korean documents (`korean_reading`, `korean_marks`), and where
+its sentences end (`sentence_ends`: the segmenter and the stream socket's assembler alike).
 
-Each case is phonemized by the real espeak tokenizer (what ZipVoice and the espeak engine speak), and
-compared with the words a Korean lecturer says for it.
+Each reading is phonemized by the real espeak tokenizer (what ZipVoice and the espeak engine speak) and
+compared with the words a Korean lecturer says; the comment says what espeak said before.
 """
 
 from __future__ import annotations
