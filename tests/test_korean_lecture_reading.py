@@ -486,3 +486,19 @@ def test_an_acceleration_is_read_as_one(tokenizer):
     """ "9.8m/s²" was 초속 구 점 팔 미터 and a stray 이 (the "²")."""
     said = "중력가속도 9 점 팔 미터 퍼 초 제곱"
     assert tokenizer.symbols("중력가속도 9.8m/s²", "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("양극재(e.g. NCM)", "양극재(예를 들어 NCM)"),  # espeak: English "for example"
+        ("니켈, 코발트 etc. 다음 문장.", "니켈, 코발트 등. 다음 문장."),  # "etcetera"
+        ("NCM vs. LFP, cf. 참고문헌", "NCM 대 LFP, 참고 참고문헌"),
+    ],
+)
+def test_latin_abbreviations_are_read_as_a_korean_lecturer_reads_them(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_words_that_only_begin_like_an_abbreviation_are_left():
+    assert spoken("etcetera, vsync") == "etcetera, vsync"

@@ -59,6 +59,18 @@ _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
 # A footnote's or a citation's mark on a word, "배터리¹의", "참고문헌[1]": not read (espeak said "배터리 일 의",
 # the particle cut from its word); a power on a letter, "x²", is `korean_reading`'s.
 _FOOTNOTE = re.compile(r"(?<=[가-힣])[¹²³⁴⁵⁶⁷⁸⁹⁰]+|(?<=[가-힣A-Za-z.)])\[\d{1,3}(?:[,\-–] ?\d{1,3})*\]")
+# Latin abbreviations of Korean academic slides, which espeak said in English ("for example", "etcetera"):
+# as a Korean lecturer reads them. "etc." keeps its point, which may end a sentence.
+_ABBREVIATIONS = {
+    "e.g.": "예를 들어",
+    "i.e.": "즉",
+    "etc.": "등.",
+    "etc": "등",
+    "cf.": "참고",
+    "vs.": "대",
+    "vs": "대",
+}
+_ABBREVIATION = re.compile(r"(?<![A-Za-z.])(e\.g\.|i\.e\.|etc\.?|cf\.|vs\.?)(?![A-Za-z])", re.IGNORECASE)
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 
@@ -70,6 +82,7 @@ def marks_spoken(text: str) -> str:
     text = _LIST_MARK.sub(_list_mark, text)
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
+    text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
