@@ -502,3 +502,9 @@ def test_latin_abbreviations_are_read_as_a_korean_lecturer_reads_them(tokenizer,
 
 def test_words_that_only_begin_like_an_abbreviation_are_left():
     assert spoken("etcetera, vsync") == "etcetera, vsync"
+
+
+def test_a_number_and_x_before_a_word_is_so_many_times(tokenizer):
+    """ "2x 빠르다" was "이 ex 빠르다", the English letter."""
+    assert tokenizer.symbols("2x 빠르다, 10x 이상", "ko") == tokenizer.symbols("2배 빠르다, 10배 이상", "ko")
+    assert spoken("2x는 6이다") == "2x는 6이다"  # a variable with its particle
