@@ -171,7 +171,8 @@ _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
 _PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
 _PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플러스, not English "plus"
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
-_TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= [가-힣]))")  # "2x 빠르다", not "2x는"
+# ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
+_TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
 _TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 _TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 _EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
