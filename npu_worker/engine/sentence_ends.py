@@ -4,12 +4,13 @@ socket's sentence assembler (text still arriving, where a point may not be decid
 A single "." followed by whitespace ends no sentence when it is a point inside a Korean date
 ("2024. 12. 5.": read as three sentences, 이천이십사. 십이. 오.), closes a title or a run of single
 letters ("Dr. Kim", "e.g. this", "the U.S. economy", "approx. five": each was cut, a falling tone and
-a pause inside a sentence), or closes a list item's number at the start of a line or after a sentence
-("1. 전압을 측정한다. 2. 저항을 …", a heading's "Ⅱ. 본론" or "II. 본론", a Korean outline's "가. 전압을 …":
-"1." was a sentence of its own). Only a point after a digit needs
-what follows it (a date's next part, a list item's word); every other is judged by the word before it,
-so a sentence that ends a Latin word is cut as soon as the space after it comes, not with the next
-word: a voice agent's "Let me check." before a pause for a tool call is spoken during the pause. Pure; each decision looks at a bounded window around the point.
+a pause inside a sentence), or closes a list item's mark at the start of a line or after a sentence
+("1. 전압을 측정한다. 2. 저항을 …", a section's "2.3.1.", a heading's "Ⅱ. 본론" or "II. 본론", a Korean
+outline's "가. 전압을 …": "1." was a sentence of its own). Only a point after a digit or a list mark
+needs what follows it (a date's next part, a list item's word); every other is judged by the word
+before it, so a sentence that ends a Latin word is cut as soon as the space after it comes, not with
+the next word: a voice agent's "Let me check." before a pause for a tool call is spoken during the
+pause. Pure; each decision looks at a bounded window around the point.
 """
 
 from __future__ import annotations
