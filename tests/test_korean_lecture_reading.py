@@ -508,3 +508,15 @@ def test_a_number_and_x_before_a_word_is_so_many_times(tokenizer):
     """ "2x 빠르다" was "이 ex 빠르다", the English letter."""
     assert tokenizer.symbols("2x 빠르다, 10x 이상", "ko") == tokenizer.symbols("2배 빠르다, 10배 이상", "ko")
     assert spoken("2x는 6이다") == "2x는 6이다"  # a variable with its particle
+
+
+JAMO_OUTLINE = "ㄱ. 전압을 측정한다. ㄴ. 저항을 계산한다."
+
+
+@pytest.mark.parametrize("size", [1, len(JAMO_OUTLINE)])
+def test_a_jamo_outline_mark_opens_its_item(tokenizer, size):
+    """ "ㄱ." was a sentence of its own, "기역." with a falling tone."""
+    expected = ["ㄱ. 전압을 측정한다.", "ㄴ. 저항을 계산한다."]
+    assert split_sentences(JAMO_OUTLINE) == expected
+    assert streamed(JAMO_OUTLINE, size) == expected
+    assert spoken(JAMO_OUTLINE) == "ㄱ, 전압을 측정한다. ㄴ, 저항을 계산한다."

@@ -35,7 +35,7 @@ _SIGNS = str.maketrans(
 _ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in range(0x2160, 0x2180)}
 # "1. 전압을 …", "II. 본론", "가. 전압을 …", "2.3.1. 세부" when `opens_list_item` says it marks a list item
 _LIST_MARK = re.compile(
-    r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하])\.(?=\s)"
+    r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ])\.(?=\s)"
 )
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
@@ -97,7 +97,7 @@ def _list_mark(match: re.Match[str]) -> str:
     mark = match.group(1)
     if not opens_list_item(match.string, match.end(1)):
         return match.group(0)
-    if "가" <= mark <= "힣" or "." in mark:
+    if not mark.isascii() or "." in mark:  # 가, ㄱ (기역): the letter and a pause
         return f"{mark},"
     return f"{mark if mark.isdigit() else _roman(mark)}번째,"
 

@@ -26,10 +26,10 @@ _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
 _DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
 # A list item's mark: a number or a section's ("2.3.1. 세부 내용"), a Roman numeral (Ⅱ or II, to XXXIX)
-# or a Korean outline letter (가, 나, …), at the start of the text or a line (after a Markdown heading's
+# or a Korean outline letter (가, 나, …; ㄱ, ㄴ, …), at the start of the text or a line (after a Markdown heading's
 # "### " too), or after a sentence that ends in no digit; a word after it, or Markdown's "**" before one.
 _LIST_MARK = (
-    r"(?:\d{1,2}(?:\.\d{1,2}){0,3}|[\u2160-\u217f]|[가나다라마바사아자차카타파하]"
+    r"(?:\d{1,2}(?:\.\d{1,2}){0,3}|[\u2160-\u217f]|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ]"
     r"|X{1,3}(?:IX|IV|VI{0,3}|I{1,3})?|IX|IV|VI{0,3}|I{1,3})"
 )
 _LIST_NUMBER_BEFORE = re.compile(
