@@ -29,8 +29,9 @@ OUTPUT_RATE = 24000
 PROMPT_SECONDS = 0.2  # `stream_into` hands the first audio on buffer by buffer (trim, first frames)...
 GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers back to back
 # Raised whenever a change here makes other audio from the same text, so a cache entry made before it is a
-# miss after an upgrade (1: Korean numbers and symbols as words, long clauses read whole: `espeak_text`).
-AUDIO_REVISION = 1
+# miss after an upgrade (1: Korean numbers and symbols as words, long clauses read whole: `espeak_text`;
+# 2: Korean lecture readings, `korean_marks`: list items, ranges, ratios, powers, formulas, units, "ㆍ").
+AUDIO_REVISION = 2
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -5,10 +5,11 @@ espeak-ng 1.52's Korean voice reads integers well (만, 억 and 조 included), b
 reads "%" as English "percent", "~" as English "tilde", units as English letter names ("50kW": "오십
 kay double-u", "25°C": "이십오 see", "℃" nothing), a currency sign not at all ("$5": "오") and a phone
 number as one large number; and it said every number Sino-Korean ("3개": 삼 개, "3:30": 삼 삼십), where a
-counter takes a native one (세 개, 세 시 삼십 분). The words written here are Hangul, which espeak reads with
-its Korean rules.
-Every pattern is anchored on a digit or a single symbol, with bounded repeats: the work is linear in the
-text (2 000 characters: 1–5 ms).
+counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has more: "3-5개" (삼 오 개), "16:9"
+(십육 구), "10^3" (십 삼), "/", "+", "=" (English words); its list marks, acronyms and signs are read first
+(`korean_marks`). The words written here are Hangul, which espeak reads with its Korean rules.
+Every pattern is anchored on a digit, a letter or a single symbol, with bounded repeats and look-behinds:
+the work is linear in the text (2 000 characters of the lecture, or of every form here mixed: 2–5 ms).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import re
 
 from .base import language_code
+from .korean_marks import marks_spoken
 from .text_form import readable
 
 _DIGITS = "영일이삼사오육칠팔구"
@@ -36,6 +38,25 @@ _UNITS = {
     "Ah": "암페어시",
     "mAh": "밀리암페어시",
     "mA": "밀리암페어",
+    "A": "암페어",  # "10A 전류": espeak said the letter's English name, 에이
+    "kA": "킬로암페어",
+    "μA": "마이크로암페어",
+    "µA": "마이크로암페어",
+    "Ω": "옴",  # espeak: the Greek letter's name, omega
+    "kΩ": "킬로옴",
+    "MΩ": "메가옴",
+    "mΩ": "밀리옴",
+    "μF": "마이크로패럿",
+    "µF": "마이크로패럿",
+    "nF": "나노패럿",
+    "pF": "피코패럿",
+    "Pa": "파스칼",
+    "hPa": "헥토파스칼",
+    "kPa": "킬로파스칼",
+    "MPa": "메가파스칼",
+    "dB": "데시벨",
+    "kcal": "킬로칼로리",
+    "Nm": "뉴턴미터",
     "Hz": "헤르츠",
     "kHz": "킬로헤르츠",
     "MHz": "메가헤르츠",
@@ -65,6 +86,9 @@ _UNITS = {
     "GB": "기가바이트",
     "TB": "테라바이트",
     "ms": "밀리초",
+    "μs": "마이크로초",
+    "µs": "마이크로초",
+    "ns": "나노초",
     "Mbps": "메가비피에스",
     "Gbps": "기가비피에스",
 }
@@ -75,34 +99,109 @@ def _alternatives(words: dict[str, str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
 
-_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")  # "5m", not "5min"
+_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
+# A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
+# double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
+# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa" or "cc" (an e-mail's copy).
+_BARE_UNITS = {
+    unit: word
+    for unit, word in _UNITS.items()
+    if len(unit) > 1 and not unit.isupper() and unit not in ("Ah", "Pa", "cc")
+}
+_BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
 
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
-_PHONE = re.compile(r"(?<![\d\-])(0\d{1,2})-(\d{3,4})-(\d{4})(?![\d\-])")
+# A date with a two-digit year, "24.12.05" (espeak: 이십사 점 십이 점 영오), and a year's month "2024.03"
+# (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left.
+_SHORT_DATE = re.compile(r"(?<![\w.\-/])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
+_YEAR_MONTH = re.compile(r"(?<![\w.\-/])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
+# A month and day with its weekday, as a slide writes a deadline: "12/25(수)" is 12월 25일 수요일 (espeak:
+# 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
+_MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
+_WEEKDAY = re.compile(r"(?<=\d일) ?\(([월화수목금토일])\)")
+# A phone number: "010-1234-5678", and as business cards write it, "010.1234.5678", "010 1234 5678" (espeak:
+# 영 십 점 천이백삼십사 …, large numbers) and "(02) 123-4567"; its separators alike.
+_PHONE = re.compile(
+    r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
+)
 _RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
+# A hyphen between numbers is a range when a counter, unit or symbol follows ("3-5개": 삼에서 오 개, as
+# "3~5개"; espeak said "삼 오 개", three five); bare ("3-5", a score or a figure's number) it is left.
+_RANGE_COUNTERS = (
+    "개|명|살|마리|가지|권|잔|번(?!지)|곳|군데|시간|시|분|초|차례|송이|그루|켤레|달|년|월|일|주|배|회|장|쪽"
+    "|페이지|층|세|도|원|달러|점|학년|차|단계|위|등|인|퍼센트"
+)
+_HYPHEN_RANGE = re.compile(
+    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)-(?=\d+(?:\.\d+)? ?(?:{_RANGE_COUNTERS}|[%‰℃°]"
+    rf"|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³])))"
+)
 _TILDE = re.compile(r"[~～〜]+")
 _PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
-_PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z])")
+_PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
+# An acceleration, "9.8m/s²": 미터 퍼 초 제곱 (it was 초속 구 점 팔 미터 and a stray 이, the "²").
+_PER_SECOND_SQUARED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s²")
 _FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 _CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
+# An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
+_SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
+_SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
 _SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
-_OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)")
+# A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
+# A bound, which espeak said nothing for: "SOC < 20%" is 20 퍼센트 미만, "≥ 80%" 이상, "> 45℃" 초과, "≤" 이하;
+# between a number and a variable the sign bounds the variable: "20 ≤ x ≤ 40" is 20 이상 x 40 이하. Not a
+# bracket ("<그림 1>", "<1>"), an arrow ("->") or a comparison of two numbers ("3 < 5").
+_BOUND_WORDS = {"<": "미만", "≤": "이하", ">": "초과", "≥": "이상"}
+_LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이하"}
+_BOUND = re.compile(
+    r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?\d+(?:[.,]\d+)*"
+    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
+)
+_BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
+_POWER = re.compile(r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+)|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")  # "x²": x의 2제곱 too
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
+# Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
+# dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
+# A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
+_TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=제곱)|(?<=\)))"
+_TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
+_PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
+_PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플러스, not English "plus"
+# "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
+# ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
+_TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
+_TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
+_TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
+_EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
+_TRAILING_DIGITS = re.compile(r"[0-9]+$")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
+# espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
+# 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램); "입/출력" and "A/S" are `korean_marks`'.
+_QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
+_PER_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})/({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
-_CLOCK = re.compile(r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?![\d:])")
+# A time of day, "10:30" or "10:30:15" (열 시 삼십 분 십오 초), but not before a ratio's word ("1:10 축척").
+_CLOCK = re.compile(
+    r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?! ?(?:비율|비(?![가-힣])|축척))"
+)
+# Any other colon between numbers is a ratio or a score, read 대 ("16:9": 십육 대 구; espeak said 십육 구).
+_RATIO = re.compile(r"(?<=\d) ?: ?(?=\d)")
 # Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
-# 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well.
+# 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well,
+# unless its first number has the counter too ("9시~18시": 아홉 시에서 열여덟 시, not 십팔 시).
 _COUNTED = re.compile(
-    r"(?<![\d.,\-])(?<!제)(?<!에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
+    r"(?<![\d.,\-])(?<!제)(?<!\d에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
-_STARS = re.compile(r"\*+")
+# Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
+# particle (a space there made espeak read "전압 을" as two words).
+_STARS = re.compile(r"\*+|_{2,}")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
@@ -115,7 +214,11 @@ def _date(match: re.Match[str]) -> str:
 
 
 def _phone(match: re.Match[str]) -> str:
-    return " ".join("".join(_PHONE_DIGITS[int(d)] for d in group) for group in match.groups())
+    area, first_separator, bracketed, middle, separator, last = match.groups()
+    if first_separator and first_separator != separator:
+        return match.group(0)
+    groups = (area or bracketed, middle, last)
+    return " ".join("".join(_PHONE_DIGITS[int(d)] for d in group) for group in groups)
 
 
 def _dotted(match: re.Match[str]) -> str:
@@ -128,13 +231,65 @@ def _dotted(match: re.Match[str]) -> str:
     return " 점 ".join([whole, *parts])
 
 
+def _scaled_amount(match: re.Match[str]) -> str:
+    """ "$1.5B" as 15억 달러: the amount in 조, 억 and 만 (espeak reads "15억" as 십오억)."""
+    sign, number, scale = match.groups()
+    whole, _, fraction = number.partition(".")
+    amount = int(whole + fraction.ljust(_SCALES[scale], "0"))  # at most 3 decimals, the scale at least 3
+    parts = []
+    for unit, size in (("조", 12), ("억", 8), ("만", 4), ("", 0)):
+        count, amount = divmod(amount, 10**size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return f"{' '.join(parts) or '0'} {_CURRENCY[sign]}"
+
+
+def _power(match: re.Match[str]) -> str:
+    exponent = match.group(1) or match.group(2).translate(_SUPERSCRIPT)
+    return f"의 {exponent}제곱"
+
+
+def _unit(match: re.Match[str]) -> str:
+    """A unit's word; an "A" apart from its number ("2 A와 B") is the letter, not 암페어."""
+    unit = match.group(1)
+    return match.group(0) if unit == "A" and match.group(0)[0] == " " else " " + _UNITS[unit]
+
+
+def _equals(match: re.Match[str]) -> str:
+    """ "=" as the topic particle after what it follows: 은 after a closed syllable, 는 after an open one."""
+    start = match.start()
+    return _topic(match.string[max(0, start - 24) : start].rstrip(" )]")) + " "  # a bounded look back
+
+
+def _topic(before: str) -> str:
+    last = before[-1:]
+    if not last:
+        return ""  # "= 5" opens the text: nothing to be the topic of
+    if "가" <= last <= "힣":
+        return "은" if (ord(last) - ord("가")) % 28 else "는"
+    trailing = _TRAILING_DIGITS.search(before)  # ASCII digits only: "x₂" is a digit to isdigit(), not here
+    if trailing:
+        number = trailing.group()
+        zeros = len(number) - len(number.rstrip("0"))
+        if zeros == 0:
+            return "는" if last in "2459" else "은"  # 이, 사, 오, 구 open; 일, 삼, 육, 칠, 팔 closed
+        return "는" if zeros == 12 < len(number) else "은"  # 영, 십, 백, 천, 만, 억 closed; 조 open
+    if last.isascii() and last.isalpha() and not before[-2:-1].isalpha():
+        return "은" if last.upper() in "LMNR" else "는"  # 엘 엠 엔 알; 에이, 비, 씨 …
+    return "는"
+
+
 def _sign(match: re.Match[str]) -> str:
     return {"+": "플러스 ", "±": "플러스마이너스 "}.get(match.group(1), "마이너스 ")
 
 
 def _clock(match: re.Match[str]) -> str:
-    hour, minute = match.groups()
-    return f"{int(hour)}시" + (f" {int(minute)}분" if int(minute) else "")
+    hour, minute, second = match.groups()
+    return (
+        f"{int(hour)}시"
+        + (f" {int(minute)}분" if int(minute) else "")
+        + (f" {int(second)}초" if second and int(second) else "")
+    )
 
 
 def _native(match: re.Match[str]) -> str:
@@ -159,27 +314,48 @@ def _month(match: re.Match[str]) -> str:
 
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
+    text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
+    text = _BOUNDED_BY.sub(lambda m: f"{m.group(1)} {_LOWER_BOUND_WORDS[m.group(2)]} ", text)
+    text = _BOUND.sub(lambda m: f"{m.group(2)} {_BOUND_WORDS[m.group(1)]}", text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = _DATE.sub(_date, text)
+    text = _SHORT_DATE.sub(_date, text)
+    text = _YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
+    text = _MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
+    text = _WEEKDAY.sub(r" \1요일", text)
     text = _PHONE.sub(_phone, text)
+    text = _HYPHEN_RANGE.sub(r"\1~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
+    text = _PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
     text = _PER_SECOND.sub(r"초속 \1미터", text)
     text = _FAHRENHEIT.sub(r"화씨 \1도", text)
+    text = _SCALED_AMOUNT.sub(_scaled_amount, text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
-    text = _UNIT.sub(lambda m: " " + _UNITS[m.group(1)], text)
+    text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
+    text = _UNIT.sub(_unit, text)
+    text = _BARE_UNIT.sub(lambda m: _BARE_UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
+    text = _POWER.sub(_power, text)
     text = _SIGN.sub(_sign, text)
-    text = _OPERATOR.sub(lambda m: " 나누기 " if m.group(1) == "÷" else " 곱하기 ", text)
-    text = _STARS.sub(" ", text)  # Markdown emphasis, not the word "asterisk"
+    text = _TIMES_AFTER.sub("배", text)
+    text = _TIMES_BEFORE.sub(r"\1배", text)
+    text = _OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
+    text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
+    text = _PLUS.sub(" 플러스 ", text)
+    text = _TIMES_X.sub(" 곱하기 ", text)
+    text = _STARS.sub("", text)
+    text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
     text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
     text = _CLOCK.sub(_clock, text)
+    text = _RATIO.sub(" 대 ", text)
     text = _COUNTED.sub(_native, text)
-    return _DOTTED.sub(_dotted, text)
+    text = _DOTTED.sub(_dotted, text)
+    return _EQUALS.sub(_equals, text)
 
 
 def is_korean(lang: str) -> bool:

@@ -4,10 +4,13 @@ socket's sentence assembler (text still arriving, where a point may not be decid
 A single "." followed by whitespace ends no sentence when it is a point inside a Korean date
 ("2024. 12. 5.": read as three sentences, 이천이십사. 십이. 오.), closes a title or a run of single
 letters ("Dr. Kim", "e.g. this", "the U.S. economy", "approx. five": each was cut, a falling tone and
-a pause inside a sentence). Only a point after a digit needs what follows it (a date's next part);
-every other is judged by the word before it, so a sentence that ends a Latin word is cut as soon as the
-space after it comes, not with the next word: a voice agent's "Let me check." before a pause for a tool
-call is spoken during the pause. Pure; each decision looks at a bounded window around the point.
+a pause inside a sentence), or closes a list item's mark at the start of a line or after a sentence
+("1. 전압을 측정한다. 2. 저항을 …", a section's "2.3.1.", a heading's "Ⅱ. 본론" or "II. 본론", a Korean
+outline's "가. 전압을 …": "1." was a sentence of its own). Only a point after a digit or a list mark
+needs what follows it (a date's next part, a list item's word); every other is judged by the word
+before it, so a sentence that ends a Latin word is cut as soon as the space after it comes, not with
+the next word: a voice agent's "Let me check." before a pause for a tool call is spoken during the
+pause. Pure; each decision looks at a bounded window around the point.
 """
 
 from __future__ import annotations
@@ -22,6 +25,18 @@ LEADING_ABBREVIATIONS = frozenset(
 _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
 _DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
+# A list item's mark: a number or a section's ("2.3.1. 세부 내용"), a Roman numeral (Ⅱ or II, to XXXIX)
+# or a Korean outline letter (가, 나, …; ㄱ, ㄴ, …), at the start of the text or a line (after a Markdown heading's
+# "### " too), or after a sentence that ends in no digit; a word after it, or Markdown's "**" before one.
+_LIST_MARK = (
+    r"(?:\d{1,2}(?:\.\d{1,2}){0,3}|[\u2160-\u217f]|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ]"
+    r"|X{1,3}(?:IX|IV|VI{0,3}|I{1,3})?|IX|IV|VI{0,3}|I{1,3})"
+)
+_LIST_NUMBER_BEFORE = re.compile(
+    rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*(?:#{{1,6}}[ \t]+)?{_LIST_MARK}$"
+)
+_WORD_NEXT = re.compile(r"\s+[*_]{0,3}(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, a quote or bracket
+_WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
 _LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -37,13 +52,30 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
     if before.isdigit() and after == point + 1:  # a point inside a Korean date: its next part follows
         if _DATE_PART_NEXT.match(text, after):
             return False
-        if not complete and _DATE_PART_SO_FAR.fullmatch(text, after):
+        if not complete and (
+            _DATE_PART_SO_FAR.fullmatch(text, after) or _WORD_NEXT_SO_FAR.fullmatch(text, after)
+        ):
             return None
-        return True
+        return not opens_list_item(text, point)
+    if after == point + 1 and _after_list_mark(text, point):  # "Ⅱ. 본론", "가. 전압을": the next word decides
+        if not complete and _WORD_NEXT_SO_FAR.fullmatch(text, after):
+            return None
+        if _WORD_NEXT.match(text, after):
+            return False
     if not ("a" <= before.lower() <= "z"):
         return True
     word = _WORD_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
     return word is None or not (_whole_word(text, word.start()) and _leads_on(word.group()))
+
+
+def opens_list_item(text: str, point: int) -> bool:
+    """The single point at text[point] closes a list item's number ("1. 전압을 …", at a line's start or
+    after a sentence that ends in no digit, and a word after it): it opens the item, it ends nothing."""
+    return bool(point + 1 < len(text) and _WORD_NEXT.match(text, point + 1) and _after_list_mark(text, point))
+
+
+def _after_list_mark(text: str, point: int) -> bool:
+    return _LIST_NUMBER_BEFORE.search(text, max(0, point - _LOOK_BACK), point) is not None
 
 
 def _whole_word(text: str, start: int) -> bool:

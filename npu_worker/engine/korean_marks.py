@@ -1,0 +1,119 @@
+"""Korean text's list marks, letters and signs as a Korean lecturer says them, before its numbers are read
+(`korean_reading.spoken`, which calls `marks_spoken` first).
+
+espeak-ng's Korean voice read a list's "1." as 일 with the falling tone of a sentence's end, "II." as
+English "roman two", "Ⅱ" as the word "letter" and code-point digits, "SOC" and "EV" as the English words
+"sock" and "ev", "A4" as 에이 사, "CO2" as 코 이, "Q&A" with the English "and", "/" as "slash" and the
+middle dot "ㆍ" of Korean documents as "Chinese letter" (the words around it letter by letter). Every
+pattern is anchored on a letter, a digit or a single sign, with bounded repeats: linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from .sentence_ends import opens_list_item
+
+# Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a),
+# "・" and "･" ("Japanese letter") separate words as "·" does; "≈", "∴" and "∵" were English words, as were
+# "↑" and "↓" ("up arrow": "15%↑" is 15 퍼센트 증가).
+_SIGNS = str.maketrans(
+    {
+        "ㆍ": " ",
+        "・": " ",
+        "･": " ",
+        "≈": " 약 ",
+        "≒": " 약 ",
+        "∴": " 따라서 ",
+        "∵": " 왜냐하면 ",
+        "↑": " 증가 ",
+        "↓": " 감소 ",
+    }
+)
+# Roman numerals' characters, "Ⅰ. 서론", "제Ⅱ장": their numbers.
+_ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in range(0x2160, 0x2180)}
+# "1. 전압을 …", "II. 본론", "가. 전압을 …", "2.3.1. 세부" when `opens_list_item` says it marks a list item
+_LIST_MARK = re.compile(
+    r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ])\.(?=\s)"
+)
+_ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
+# "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
+_LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
+_HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣])")  # "입/출력": two words
+# A single digit inside a name of capitals is said in English, as Koreans say it: "A4" 에이포, "B2B" 비투비,
+# "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투, "H₂O" 에이치투오; the letters are joined by hyphens, which espeak
+# spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
+_LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]{0,3})(?![A-Za-z\d₀-₉]|\.\d)")
+_ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
+# Acronyms a Korean lecturer spells letter by letter that espeak said as English words: "SOC" (sock), "EV"
+# (ev), "ESS", "LED" (led), "ISO" (eye-so), "AR" (are) …; spelled with hyphens, which espeak reads as
+# letter names. Those said as words in Korean too (RAM 램, LAN 랜, NASA 나사, TOEIC 토익) are not here.
+_SPELLED = frozenset(
+    "SOC SOH SOP EV HEV PHEV BEV FCEV ESS EMS UPS OBC LED CATL BYD ICE UX ERP ROI ESG AR QA IR PER EPS"
+    " IMF ISO IEC SI MES IC CAE RFID BLE AWS IDE CLI GUI CI ECG ICT OTA EMI EMC IGBT".split()
+)
+_ACRONYM = re.compile(r"(?<![A-Za-z\-])[A-Z]{2,5}(?![A-Za-z\-])")
+# "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
+_AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
+# A footnote's or a citation's mark on a word, "배터리¹의", "참고문헌[1]": not read (espeak said "배터리 일 의",
+# the particle cut from its word); a power on a letter, "x²", is `korean_reading`'s.
+_FOOTNOTE = re.compile(r"(?<=[가-힣])[¹²³⁴⁵⁶⁷⁸⁹⁰]+|(?<=[가-힣A-Za-z.)])\[\d{1,3}(?:[,\-–] ?\d{1,3})*\]")
+# Latin abbreviations of Korean academic slides, which espeak said in English ("for example", "etcetera"):
+# as a Korean lecturer reads them. "etc." keeps its point, which may end a sentence.
+_ABBREVIATIONS = {
+    "e.g.": "예를 들어",
+    "i.e.": "즉",
+    "etc.": "등.",
+    "etc": "등",
+    "cf.": "참고",
+    "vs.": "대",
+    "vs": "대",
+}
+_ABBREVIATION = re.compile(r"(?<![A-Za-z.])(e\.g\.|i\.e\.|etc\.?|cf\.|vs\.?)(?![A-Za-z])", re.IGNORECASE)
+# A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
+
+
+def marks_spoken(text: str) -> str:
+    """`text` with its list marks, Roman numerals, acronyms, letter-and-digit names and signs in the words
+    a Korean lecturer says; its numbers are left to `korean_reading`."""
+    text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
+    text = _LIST_MARK.sub(_list_mark, text)
+    text = _HEADING.sub("", text)
+    text = _FOOTNOTE.sub("", text)
+    text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
+    text = _LETTERS_SLASH.sub(_letters_slash, text)
+    text = _HANGUL_SLASH.sub(" ", text)
+    text = _LETTERS_DIGIT.sub(_letters_digit, text)
+    text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
+    return _AMPERSAND.sub("앤", text)
+
+
+def _list_mark(match: re.Match[str]) -> str:
+    """A list item's "1." or "II." as a lecturer reads it, "1번째," (첫 번째 and a short pause, once
+    `korean_reading` reads the counter), "가." as 가 and the pause, a section's "2.3.1." as its number and
+    the pause; any other "1." is left."""
+    mark = match.group(1)
+    if not opens_list_item(match.string, match.end(1)):
+        return match.group(0)
+    if not mark.isascii() or "." in mark:  # 가, ㄱ (기역): the letter and a pause
+        return f"{mark},"
+    return f"{mark if mark.isdigit() else _roman(mark)}번째,"
+
+
+def _roman(numeral: str) -> int:
+    values = [_ROMAN_VALUES[letter] for letter in numeral]
+    return sum(
+        -value if value < after else value for value, after in zip(values, [*values[1:], 0], strict=True)
+    )
+
+
+def _letters_slash(match: re.Match[str]) -> str:
+    left, right = match.groups()
+    return f"{left}-{right}" if len(left) == len(right) == 1 else f"{left} {right}"
+
+
+def _letters_digit(match: re.Match[str]) -> str:
+    letters, digit, rest = match.groups()
+    return "-".join(letters) + _ENGLISH_DIGITS[unicodedata.digit(digit)] + "-".join(rest)
