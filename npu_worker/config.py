@@ -151,6 +151,11 @@ class Settings:
         1000, "maximum sections per batch (never more than --max-queue)", kind=whole_number(1)
     )
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes", kind=whole_number(1))
+    body_budget_bytes: int = _opt(
+        256 * 1024 * 1024,
+        "request-body bytes (bodies, unfinished WebSocket messages) the worker holds at once while they arrive; past it, the body arriving longest (≥ 1 s) is dropped, else the new one gets 503 BodyBudgetFull",
+        kind=whole_number(1),
+    )
     max_connections: int = _opt(
         512,
         "open connections at most; over it, the one waiting longest for its headers is closed, else the WebSocket idle longest (1013), else the request whose body has been arriving longest (≥ 1 s)",

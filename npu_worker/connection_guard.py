@@ -194,6 +194,7 @@ class GuardedHandler(RequestHandler):
         self.guard = guard
         self._refused = False
         self.bytes_received = 0  # on this connection so far (a WebSocket's message deadline reads it)
+        self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -208,6 +209,8 @@ class GuardedHandler(RequestHandler):
         self.bytes_received += len(data)
         super().data_received(data)
         self._refuse_body_the_parser_refused()
+        if self.on_received is not None:
+            self.on_received()
 
     def _refuse_body_the_parser_refused(self) -> None:
         """aiohttp's C parser, refusing bytes inside a body its handler is reading (a bad chunk size, a
@@ -287,6 +290,14 @@ def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | 
     if isinstance(handler, GuardedHandler):
         return functools.partial(handler.guard.set_idle, handler)
     return lambda close: None
+
+
+def tell_received(request: web.BaseRequest, told: Callable[[], object] | None) -> None:
+    """For a WebSocket handler: call `told` each time its connection receives bytes (None: no more);
+    a no-op where it was not served by `listen`."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        handler.on_received = told
 
 
 def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:

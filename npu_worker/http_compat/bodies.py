@@ -15,7 +15,7 @@ from msgspec import UNSET, Meta, UnsetType
 from .. import wire
 from ..errors import ErrorBody, WorkerError
 from ..jobs.model import Job, KeptJob
-from ..protocol import Loading, Progress, QueueFull, SectionError
+from ..protocol import BodyBudgetFull, Loading, Progress, QueueFull, SectionError
 
 
 def json_response(body: msgspec.Struct, status: int = 200) -> web.Response:
@@ -30,13 +30,14 @@ ERROR_COUNTED_KEY = web.ResponseKey("error_counted", bool)  # /metrics counted i
 
 def refusal_response(error: BaseException, body: msgspec.Struct, status: int) -> web.Response:
     """An error's body (v1 or OpenAI shape), with `Retry-After` when waiting helps: a full queue
-    (5 s), or a worker still booting (1 s: the engine loads or the kept jobs are read)."""
+    (5 s), or a worker still booting (1 s: the engine loads or the kept jobs are read), or one whose
+    budget for bodies being received is spent (1 s)."""
     response = json_response(body, status=status)
     if isinstance(error, WorkerError) and error.counted:
         response[ERROR_COUNTED_KEY] = True
     if isinstance(error, QueueFull):
         response.headers["Retry-After"] = "5"
-    elif isinstance(error, Loading):
+    elif isinstance(error, (Loading, BodyBudgetFull)):
         response.headers["Retry-After"] = "1"
     return response
 

@@ -1,0 +1,242 @@
+"""One bound on the request-body bytes the whole worker holds at once (npu_worker/body_budget.py):
+bodies held open by hostile callers, each under --max-body-bytes, no longer add up without limit, and
+a lecture batch sent at once still goes through while they hold the budget."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import tracemalloc
+from pathlib import Path
+
+import aiohttp
+import pytest
+import websockets
+
+from npu_worker import body_budget
+from npu_worker.app_keys import BODY_BUDGET_KEY
+from npu_worker.body_budget import BodyBudget
+from tests.timing import seconds, until
+
+LECTURE = Path(__file__).resolve().parents[1] / "npu_worker" / "bench" / "lecture_ko_39.json"  # shipped copy
+KIB = 1024
+
+
+def lecture_batch() -> bytes:
+    """The 39-slide lecture, each slide's text repeated to near --max-text-chars: about 320 KiB of
+    JSON (ASCII-escaped, as `json.dumps` writes it), the size of a real batch with long slides."""
+    lecture = json.loads(LECTURE.read_text(encoding="utf-8"))
+    for section in lecture["sections"]:
+        text = section["text"]
+        section["text"] = (text + " ") * (1900 // (len(text) + 1))
+    return json.dumps(lecture).encode()
+
+
+async def held_open(port: int, declared: int, sent: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A hostile caller: a POST /synth_batch that declares `declared` bytes, sends `sent` at once and
+    then nothing more, holding its body open."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = (
+        f"POST /synth_batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {declared}\r\n\r\n"
+    )
+    writer.write(head.encode() + b" " * sent)
+    await writer.drain()
+    return reader, writer
+
+
+async def answer_of(reader: asyncio.StreamReader) -> tuple[bytes, dict[str, str], dict]:
+    """The status line, headers and JSON body of the one answer the server sends, then closes."""
+    async with asyncio.timeout(seconds(10)):
+        raw = await reader.read()
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status, *lines = head.decode().split("\r\n")
+    headers = {name.lower(): value.strip() for name, _, value in (line.partition(":") for line in lines)}
+    return status.encode(), headers, json.loads(body)
+
+
+@pytest.fixture
+def quick_drops(monkeypatch):
+    """A body may be dropped for another once it has arrived for 0.3 s (1 s in production)."""
+    monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 0.3)
+
+
+async def test_bodies_held_open_are_bounded_together_and_a_lecture_batch_still_goes_through(
+    served, quick_drops
+):
+    """Before: every connection held its body (up to --max-body-bytes) for --body-timeout, whatever the
+    others held: 512 × 8 MiB. Now the bodies together stay within the budget; a new one finds room by
+    dropping the one arriving longest (a 503 that closes its connection), and one that finds none is a
+    503 BodyBudgetFull with Retry-After."""
+    listener = await served(body_budget_bytes=2048 * KIB)
+    holders = [await held_open(listener.port, 4096 * KIB, 600 * KIB) for _ in range(3)]
+    try:
+        await bounded_together(listener, holders)
+    finally:
+        for _, writer in holders:
+            writer.transport.abort()
+
+
+async def bounded_together(listener, holders) -> None:
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    await until(lambda: budget.held >= 3 * 600 * KIB - 64 * KIB, "three bodies to be held")
+
+    # A fourth, while the three are young: no room, nothing to drop. Refused, its connection closed.
+    reader, writer = await held_open(listener.port, 4096 * KIB, 600 * KIB)
+    status, headers, body = await answer_of(reader)
+    writer.close()
+    assert status.startswith(b"HTTP/1.1 503 ")
+    assert headers["retry-after"] == "1"
+    assert body["error"].startswith("BodyBudgetFull: ")
+    assert budget.held <= budget.total
+
+    # The lecture, sent at once once they are old: the oldest held body makes room for it.
+    await asyncio.sleep(0.4)
+    batch = lecture_batch()
+    assert len(batch) > 300 * KIB
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+        async with session.post(url, data=batch, headers={"Content-Type": "application/json"}) as answer:
+            assert answer.status == 200, await answer.text()
+            assert (await answer.json())["total"] == 39
+    status, headers, body = await answer_of(holders[0][0])
+    assert status.startswith(b"HTTP/1.1 503 ") and body["error"].startswith("BodyBudgetFull: ")
+    assert budget.dropped == 1
+    for _, writer in holders:
+        writer.transport.abort()
+    await until(lambda: budget.held == 0, "every held body to be let go")
+
+
+async def test_a_body_read_whole_or_refused_leaves_nothing_held(served):
+    """A body's bytes leave the budget when it is read, refused for its size, or cut short."""
+    listener = await served(body_budget_bytes=1024 * KIB, max_body_bytes=512 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+        async with session.post(url, data=b'{"sections": "x"}') as answer:
+            assert answer.status == 400
+        async with session.post(url, data=b" " * (600 * KIB), chunked=True) as answer:
+            assert answer.status == 413
+    reader, writer = await held_open(listener.port, 300 * KIB, 200 * KIB)
+    await until(lambda: budget.held > 0, "the body to be held")
+    writer.transport.abort()  # the caller leaves mid-body
+    await until(lambda: budget.held == 0, "the cut body to be let go")
+    assert budget.refused == 0 and budget.dropped == 0
+
+
+async def fragments_then_silence(first: int):
+    """A WebSocket text message that starts with `first` characters and never ends."""
+    yield "x" * first
+    await asyncio.Event().wait()
+
+
+@pytest.mark.parametrize("path", ["/ws", "/v1/audio/speech/stream"])
+async def test_an_unfinished_websocket_message_is_held_and_dropped_for_a_new_body(served, quick_drops, path):
+    """aiohttp keeps a message's frames until the last is in: what has arrived of one counts against
+    the budget, and the socket holding it is dropped to make room for a body sent at once."""
+    listener = await served(body_budget_bytes=1024 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}{path}", max_size=None)
+    sending = asyncio.create_task(ws.send(fragments_then_silence(800 * KIB)))
+    try:
+        await until(lambda: budget.held >= 600 * KIB, "the unfinished message to be held")
+        await asyncio.sleep(0.4)
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+            async with session.post(url, data=lecture_batch()) as answer:
+                assert answer.status == 200, await answer.text()
+        await until(lambda: not listener.guard.open, "the socket to be dropped")
+        assert budget.dropped == 1
+        await until(lambda: budget.held == 0, "the socket's bytes to be let go")
+    finally:
+        sending.cancel()
+        ws.transport.abort()
+
+
+async def test_a_websocket_message_that_finds_no_room_loses_its_connection(served):
+    listener = await served(body_budget_bytes=256 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}/ws", max_size=None)
+    sending = asyncio.create_task(ws.send(fragments_then_silence(1024 * KIB)))
+    try:
+        await until(lambda: not listener.guard.open, "the connection to be dropped")
+        assert budget.refused >= 1 and budget.held == 0
+    finally:
+        sending.cancel()
+        ws.transport.abort()
+
+
+def test_room_is_made_by_dropping_the_oldest_slow_bodies_never_the_one_growing(monkeypatch):
+    monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 0.0)
+    budget = BodyBudget(100)
+    dropped: list[str] = []
+    first = budget.hold(lambda error: dropped.append("first"))
+    second = budget.hold(lambda error: dropped.append("second"))
+    first.grow(40)
+    second.grow(40)
+    second.grow(20)  # fits exactly: nothing dropped
+    assert dropped == [] and budget.held == 100
+    second.grow(30)  # the first, older, is dropped; the growing one never is for itself
+    assert dropped == ["first"] and budget.held == 90 and first.size == 0
+    with pytest.raises(Exception, match="BodyBudgetFull"):
+        first.grow(1)  # a dropped body grows no more
+    with pytest.raises(Exception, match="BodyBudgetFull"):
+        second.grow(20)  # nothing else to drop
+    assert budget.refused == 1 and budget.held == 90
+    second.release()
+    assert budget.held == 0
+
+
+async def test_a_voice_upload_held_open_is_dropped_for_a_batch_in_openais_shape(served, quick_drops):
+    """A voice upload is read part by part, and held in the same budget: trickled, it makes room for a
+    batch sent at once, and its caller hears why in OpenAI's error body (an SDK retries a 503)."""
+    listener = await served(body_budget_bytes=1024 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    part = b'--b\r\nContent-Disposition: form-data; name="audio_sample"; filename="v.wav"\r\n\r\n'
+    head = (
+        "POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: multipart/form-data; boundary=b\r\nContent-Length: 4000000\r\n\r\n"
+    )
+    writer.write(head.encode() + part + b"\0" * (800 * KIB))
+    try:
+        await until(lambda: budget.held >= 700 * KIB, "the upload to be held")
+        await asyncio.sleep(0.4)
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+            async with session.post(url, data=lecture_batch()) as answer:
+                assert answer.status == 200, await answer.text()
+        status, headers, body = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 503 ") and headers["retry-after"] == "1"
+        assert body["error"]["code"] == "BodyBudgetFull"
+        await until(lambda: budget.held == 0, "the upload's bytes to be let go")
+    finally:
+        writer.transport.abort()
+
+
+async def test_a_dropped_body_is_freed_at_once_not_at_the_next_collection(served, quick_drops):
+    """The refusal aiohttp keeps on the body's stream (and raises again) holds the reading frame in its
+    traceback: the bytes read so far stayed in that cycle until a full collection, so the budget let
+    go of bytes the worker still held."""
+    listener = await served(body_budget_bytes=2048 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    gc.disable()
+    tracemalloc.start()
+    reader, writer = await held_open(listener.port, 4096 * KIB, 0)
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        writer.write(b" " * (1536 * KIB))
+        await until(lambda: budget.held >= 1536 * KIB, "the body to be held")
+        await asyncio.sleep(0.4)
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+            async with session.post(url, data=b" " * (1024 * KIB)) as answer:
+                assert answer.status == 400  # read whole (not JSON): the held body made room for it
+        status, _, _ = await answer_of(reader)
+        assert status.startswith(b"HTTP/1.1 503 ") and budget.dropped == 1 and budget.held == 0
+        assert tracemalloc.get_traced_memory()[0] - before < 512 * KIB
+    finally:
+        writer.transport.abort()
+        tracemalloc.stop()
+        gc.enable()
