@@ -17,7 +17,9 @@ import websockets
 from npu_worker import body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.body_budget import BodyBudget
+from tests.test_ws_support import ChunkGate
 from tests.timing import seconds, until
+from tests.tone_engine import ToneEngine
 
 LECTURE = Path(__file__).resolve().parents[1] / "npu_worker" / "bench" / "lecture_ko_39.json"  # shipped copy
 KIB = 1024
@@ -240,3 +242,29 @@ async def test_a_dropped_body_is_freed_at_once_not_at_the_next_collection(served
         writer.transport.abort()
         tracemalloc.stop()
         gc.enable()
+
+
+async def test_a_speech_stream_paused_for_its_backlog_still_holds_what_arrives(served):
+    """A speech-stream socket with 64 Ki characters waiting to be handled stops reading messages
+    (`stream_ws.MAX_HELD_CHARS`); aiohttp reads the socket on, and an unfinished message grew
+    meanwhile, counted by nothing: the budget let go while the socket was paused."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()  # the first sentence stays on the engine: the rest wait
+    listener = await served(engine, body_budget_bytes=512 * KIB, max_queue=1)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}/v1/audio/speech/stream", max_size=None)
+    sending: asyncio.Task | None = None
+    try:
+        sentences = " ".join(f"문장 {n}번입니다." for n in range(12))
+        await ws.send(json.dumps({"type": "input.text", "text": sentences}))
+        for _ in range(40):  # 40 × 1 900 characters: past the 64 Ki the socket holds unhandled
+            await ws.send(json.dumps({"type": "input.text", "text": "가" * 1900}))
+        await asyncio.sleep(0.3)
+        sending = asyncio.create_task(ws.send(fragments_then_silence(1024 * KIB)))
+        await until(lambda: not listener.guard.open, "the paused socket's growing message to be dropped")
+        assert budget.refused >= 1 and budget.held == 0
+    finally:
+        gate.open()
+        if sending is not None:
+            sending.cancel()
+        ws.transport.abort()

@@ -15,6 +15,8 @@ finds no room there, or whose message is dropped to make room for a newer body, 
 While its handler does not read on purpose (the speech stream holds 64 Ki characters and waits), the
 watch is paused: whole messages then wait in aiohttp's queue and would be counted as unfinished (aiohttp
 stops reading the socket once about 64 KiB wait there, so this is a margin, not a measured failure).
+The body budget is not paused: a message that does not finish grows in aiohttp's reader all the same
+(the queue holds only whole ones), and what waits in the queue is held memory too.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ class MessageDeadline:
 
     def received(self) -> None:
         """Bytes came in: the unfinished message's share of the body budget grows with them."""
-        if self._hold is None or self._paused:
+        if self._hold is None:  # (paused too: aiohttp reads the socket on, a message grows meanwhile)
             return
         try:
             self._hold.resize(self._received() - self._mark - UNFINISHED_ALLOWANCE)
@@ -95,8 +97,6 @@ class MessageDeadline:
 
     def pause(self) -> None:
         self._paused = True
-        if self._hold is not None:
-            self._hold.release()  # (whole messages wait in aiohttp's queue meanwhile)
 
     def resume(self) -> None:
         self._paused = False
