@@ -4,6 +4,7 @@ a lecture batch sent at once still goes through while they hold the budget."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import gc
 import json
@@ -17,6 +18,7 @@ import websockets
 from npu_worker import body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.body_budget import BodyBudget
+from npu_worker.config import add_settings_arguments, load_settings
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
@@ -268,3 +270,15 @@ async def test_a_speech_stream_paused_for_its_backlog_still_holds_what_arrives(s
         if sending is not None:
             sending.cancel()
         ws.transport.abort()
+
+
+def test_a_budget_smaller_than_the_largest_body_stops_serve_at_start():
+    """Such a body could never be read: a 503 with Retry-After, retried for ever."""
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser)
+    args = parser.parse_args(["--body-budget-bytes", "1048576", "--max-body-bytes", "2097152"])
+    with pytest.raises(SystemExit, match=r"--body-budget-bytes 1048576 is less than .* \(5242880 bytes"):
+        load_settings(args, environ={})
+    with pytest.raises(SystemExit, match=r"NPU_WORKER_BODY_BUDGET_BYTES 4194304 is less"):
+        load_settings(parser.parse_args([]), environ={"NPU_WORKER_BODY_BUDGET_BYTES": "4194304"})
+    assert load_settings(parser.parse_args([]), environ={}).body_budget_bytes == 256 * 1024 * 1024
