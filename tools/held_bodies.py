@@ -7,8 +7,12 @@ they are all sent, then sends the 39-slide lecture (each slide's text repeated t
 characters: about 320 KiB of JSON) with `?async=1` and prints its answer's status and how many of the
 held connections the worker answered (closed) meanwhile.
 
+With `--websocket`, each connection opens `/ws` instead and sends the first fragment (`--size` bytes)
+of a text message that never ends.
+
     python tools/held_bodies.py --sockets 100
     python tools/held_bodies.py --sockets 100 -- --body-budget-bytes 67108864
+    python tools/held_bodies.py --sockets 100 --websocket
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import argparse
 import http.client
 import json
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -68,6 +73,29 @@ def hold_bodies(port: int, sockets: int, size: int) -> list[socket.socket]:
     return held
 
 
+def hold_messages(port: int, sockets: int, size: int) -> list[socket.socket]:
+    """Open `/ws` on each and send a first fragment of `size` bytes (masked with a zero key: the
+    payload as is) of a message that never ends."""
+    handshake = (
+        b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    frame = struct.pack("!BBQ", 0x01, 0x80 | 127, size) + b"\0\0\0\0"  # text, not final, masked
+    held = []
+    for _ in range(sockets):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        sock.sendall(handshake)
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            answer += sock.recv(4096)
+        try:
+            sock.sendall(frame + b" " * size)
+        except OSError:  # dropped while it sent
+            pass
+        held.append(sock)
+    return held
+
+
 def answered(sock: socket.socket) -> bool:
     """The worker has answered (or closed) this held connection."""
     sock.setblocking(False)
@@ -87,6 +115,7 @@ def main() -> None:
     parser.add_argument(
         "--size", type=int, default=8 * 1024 * 1024, help="declared body bytes (≤ --max-body-bytes)"
     )
+    parser.add_argument("--websocket", action="store_true", help="hold unfinished /ws messages instead")
     parser.add_argument("serve_args", nargs="*", help="more `serve` flags (after --)")
     args = parser.parse_args()
     port = free_port()
@@ -99,9 +128,11 @@ def main() -> None:
                 time.sleep(0.2)
             time.sleep(1)
             print(f"worker pid {process.pid}, RSS at start {rss_mib(process.pid)} MiB")
-            held = hold_bodies(port, args.sockets, args.size)
+            hold = hold_messages if args.websocket else hold_bodies
+            held = hold(port, args.sockets, args.size)
             time.sleep(2)
-            print(f"{args.sockets} bodies of {args.size} bytes held open: RSS {rss_mib(process.pid)} MiB")
+            what = "WebSocket messages" if args.websocket else "bodies"
+            print(f"{args.sockets} {what} of {args.size} bytes held open: RSS {rss_mib(process.pid)} MiB")
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             batch = lecture_batch()
             connection.request("POST", "/synth_batch?async=1", batch, {"Content-Type": "application/json"})
