@@ -282,3 +282,48 @@ def test_a_budget_smaller_than_the_largest_body_stops_serve_at_start():
     with pytest.raises(SystemExit, match=r"NPU_WORKER_BODY_BUDGET_BYTES 4194304 is less"):
         load_settings(parser.parse_args([]), environ={"NPU_WORKER_BODY_BUDGET_BYTES": "4194304"})
     assert load_settings(parser.parse_args([]), environ={}).body_budget_bytes == 256 * 1024 * 1024
+
+
+async def raw_answer(port: int, request: bytes) -> tuple[bytes, dict[str, str], dict]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    try:
+        return await answer_of(reader)
+    finally:
+        writer.transport.abort()
+
+
+@pytest.mark.parametrize(
+    ("path", "shape"), [("/jobs/{job}/events", "v1"), ("/v1/models", "openai"), ("/jobs/{job}", "v1")]
+)
+async def test_a_body_on_a_route_that_reads_none_is_refused_not_buffered(served, path, shape):
+    """Only POST routes read a body. Before, aiohttp buffered an unread one (over twice its 256 KiB read size
+    a connection), outside the budget, for as long as the answer ran (a running job's events)."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()  # the job runs on: its events are followed
+    listener = await served(engine)
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+            async with session.post(url, json={"sections": [{"idx": 0, "text": "안녕하세요"}]}) as answer:
+                job = (await answer.json())["job_id"]
+        method = "DELETE" if path == "/jobs/{job}" else "GET"
+        target = path.format(job=job).encode()
+        head = (
+            method.encode()
+            + b" "
+            + target
+            + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 600000\r\n\r\n"
+        )
+        status, _, body = await raw_answer(listener.port, head + b" " * 600_000)
+        assert status.startswith(b"HTTP/1.1 400 ")
+        error = body["error"]["message"] if shape == "openai" else body["error"]
+        assert f"a {method} request takes no body" in error
+        # an empty body is no body: a DELETE with Content-Length: 0 (some clients send it) is served
+        empty = (
+            b"DELETE " + f"/jobs/{job}".encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n"
+        )
+        status, _, body = await raw_answer(listener.port, empty + b"Connection: close\r\n\r\n")
+        assert status.startswith(b"HTTP/1.1 200 "), body
+    finally:
+        gate.open()

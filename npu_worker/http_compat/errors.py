@@ -111,6 +111,13 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         check_request_access(request)
     except WorkerError as exc:
         return _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
+    if request.method != "POST" and request.body_exists:
+        # Only POST routes read a body. aiohttp buffered the unread one (twice its 256 KiB read size a
+        # connection, outside the body budget) for as long as a long answer (a job's events) ran.
+        request[CLOSE_AFTER_KEY] = True
+        refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
+        refused.force_close()
+        return refused
     try:
         response = await handler(request)
     except WorkerError as exc:
