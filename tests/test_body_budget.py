@@ -14,6 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 import websockets
+from aiohttp.streams import StreamReader
 
 from npu_worker import body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
@@ -327,3 +328,39 @@ async def test_a_body_on_a_route_that_reads_none_is_refused_not_buffered(served,
         assert status.startswith(b"HTTP/1.1 200 "), body
     finally:
         gate.open()
+
+
+def unread_body_bytes() -> int:
+    """What aiohttp's payload streams hold now, read by nobody yet (their private `_size`)."""
+    return sum(getattr(stream, "_size", 0) for stream in gc.get_objects() if isinstance(stream, StreamReader))
+
+
+async def test_a_body_pipelined_behind_a_long_answer_is_buffered_little(served):
+    """A request pipelined behind a running job's events waits in aiohttp's parser with its body,
+    which no handler reads and the budget cannot see: reading stops at twice aiohttp's read size (256
+    KiB in aiohttp 3.14: over 512 KiB held by each such connection), now at twice 64 KiB."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()  # the job runs on: its events are followed
+    listener = await served(engine)
+    writers = []
+    try:
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+            async with session.post(url, json={"sections": [{"idx": 0, "text": "안녕하세요"}]}) as answer:
+                job = (await answer.json())["job_id"]
+        before = unread_body_bytes()
+        for _ in range(4):
+            _, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+            writer.write(
+                f"GET /jobs/{job}/events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+                "POST /synth_batch HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 8000000\r\n\r\n".encode()
+                + b" " * 2_000_000
+            )
+            writers.append(writer)
+        await asyncio.sleep(0.5)  # (what the kernel takes, the worker reads, up to its pause)
+        # each: up to 128 KiB, and the piece that passed it (up to 256 KiB); before, 512 KiB at least
+        assert unread_body_bytes() - before < 4 * 480 * KIB
+    finally:
+        gate.open()
+        for writer in writers:
+            writer.transport.abort()
