@@ -108,6 +108,13 @@ async def bounded_together(listener, holders) -> None:
     status, headers, body = await answer_of(holders[0][0])
     assert status.startswith(b"HTTP/1.1 503 ") and body["error"].startswith("BodyBudgetFull: ")
     assert budget.dropped == 1
+    async with aiohttp.ClientSession() as session:  # an operator sees it
+        async with session.get(f"http://127.0.0.1:{listener.port}/metrics") as answer:
+            metrics = await answer.text()
+    assert 'npu_worker_bodies_over_budget_total{outcome="dropped"} 1.0' in metrics
+    assert 'npu_worker_bodies_over_budget_total{outcome="refused"} 1.0' in metrics
+    held = next(line for line in metrics.splitlines() if line.startswith("npu_worker_body_bytes_held "))
+    assert float(held.split()[1]) == budget.held, held
     for _, writer in holders:
         writer.transport.abort()
     await until(lambda: budget.held == 0, "every held body to be let go")
@@ -332,7 +339,8 @@ async def test_a_body_on_a_route_that_reads_none_is_refused_not_buffered(served,
 
 def unread_body_bytes() -> int:
     """What aiohttp's payload streams hold now, read by nobody yet (their private `_size`)."""
-    return sum(getattr(stream, "_size", 0) for stream in gc.get_objects() if isinstance(stream, StreamReader))
+    # (type, not isinstance: a dead weak proxy among the objects raises on isinstance)
+    return sum(stream._size for stream in gc.get_objects() if type(stream) is StreamReader)
 
 
 async def test_a_body_pipelined_behind_a_long_answer_is_buffered_little(served):
