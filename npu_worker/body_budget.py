@@ -40,6 +40,17 @@ class BodyBudget:
         """A new body's share, empty until it `grow`s; `drop(error)` is called if it is dropped."""
         return BodyHold(self, drop)
 
+    def has_room(self, size: int) -> bool:
+        """Whether a body of `size` bytes would find room now, dropping what may be dropped (a caller
+        that waits for `100 Continue` is told before it sends the body)."""
+        since = time.monotonic() - SLOW_BODY_SECONDS
+        droppable = 0
+        for hold in self._holds:  # in arrival order
+            if hold.since > since:
+                break
+            droppable += hold.size
+        return self.held - droppable + size <= self.total
+
     def _take(self, hold: BodyHold, size: int) -> None:
         if self.held + size > self.total:
             self._make_room(hold, self.held + size - self.total)

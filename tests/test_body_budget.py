@@ -68,7 +68,7 @@ def quick_drops(monkeypatch):
 
 
 async def test_bodies_held_open_are_bounded_together_and_a_lecture_batch_still_goes_through(
-    served, quick_drops
+    served, quick_drops, caplog
 ):
     """Before: every connection held its body (up to --max-body-bytes) for --body-timeout, whatever the
     others held: 512 × 8 MiB. Now the bodies together stay within the budget; a new one finds room by
@@ -81,6 +81,7 @@ async def test_bodies_held_open_are_bounded_together_and_a_lecture_batch_still_g
     finally:
         for _, writer in holders:
             writer.transport.abort()
+    assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text, caplog.text
 
 
 async def bounded_together(listener, holders) -> None:
@@ -372,3 +373,29 @@ async def test_a_body_pipelined_behind_a_long_answer_is_buffered_little(served):
         gate.open()
         for writer in writers:
             writer.transport.abort()
+
+
+@pytest.mark.parametrize(("path", "shape"), [("/synth_batch", "v1"), ("/v1/audio/voices", "openai")])
+async def test_a_caller_waiting_for_100_continue_hears_of_a_spent_budget_before_it_sends(served, path, shape):
+    """Before, it was told to go on, sent its body, and was refused part way through it."""
+    listener = await served(body_budget_bytes=1024 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    _, holder = await held_open(listener.port, 4096 * KIB, 800 * KIB)  # young: not dropped for it
+    try:
+        await until(lambda: budget.held >= 700 * KIB, "the body to be held")
+        head = (
+            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=b\r\n"
+            f"Content-Length: {600 * KIB}\r\nExpect: 100-continue\r\n\r\n"
+        )
+        status, headers, body = await raw_answer(listener.port, head.encode())
+        assert status.startswith(b"HTTP/1.1 503 ") and headers["retry-after"] == "1"
+        name = body["error"]["code"] if shape == "openai" else body["error"].split(":")[0]
+        assert name == "BodyBudgetFull"
+        # with room, it is told to go on
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(head.replace(str(600 * KIB), str(100 * KIB)).encode())
+        async with asyncio.timeout(seconds(10)):
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 100 ")
+        writer.transport.abort()
+    finally:
+        holder.transport.abort()

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from ..access import check_access, loopback_bind
-from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
-from ..protocol import BadRequest, BodyTooLarge, ErrorBody, WorkerError
+from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
+from ..protocol import BadRequest, BodyBudgetFull, BodyTooLarge, ErrorBody, WorkerError
 from .bodies import refusal_response
 from .hang_up import left_early
 
@@ -98,6 +98,13 @@ def _expect_refusal(request: web.Request, limit: int | None) -> web.Response | N
     if limit is not None and request.content_length is not None and request.content_length > limit:
         too_large = BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
         return _shape_of(request)(too_large, too_large.http_status)
+    budget = request.app[BODY_BUDGET_KEY]
+    if request.content_length is not None and not budget.has_room(request.content_length):
+        full = BodyBudgetFull(
+            f"the worker holds {budget.held} bytes of request bodies being received "
+            f"(--body-budget-bytes {budget.total}); send it again shortly"
+        )
+        return _shape_of(request)(full, full.http_status)  # (Retry-After: 1, as when it is read)
     expect = request.headers.get("Expect", "")
     if expect.lower() != "100-continue":  # RFC 9110: 417 (it was aiohttp's text/plain body)
         return _shape_of(request)(BadRequest(f"unknown Expect: {expect[:40]!r}"), 417)
