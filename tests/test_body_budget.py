@@ -399,3 +399,22 @@ async def test_a_caller_waiting_for_100_continue_hears_of_a_spent_budget_before_
         writer.transport.abort()
     finally:
         holder.transport.abort()
+
+
+def lines(count: int) -> str:
+    """`count` header lines of about 4 KB each."""
+    return "".join(f"X-Pad-{n}: {'a' * 4000}\r\n" for n in range(count))
+
+
+@pytest.mark.parametrize(("path", "shape"), [("/jobs", "v1"), ("/v1/models", "openai")])
+async def test_request_headers_past_64_kib_are_refused_not_kept_for_the_answer(served, path, shape):
+    """aiohttp takes 128 header lines of 8 KiB: a request kept them, as sent and as text, for as long
+    as its answer ran (a job's events), outside any budget."""
+    listener = await served()
+    head = f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    status, _, body = await raw_answer(listener.port, (head + lines(17) + "\r\n").encode())
+    assert status.startswith(b"HTTP/1.1 431 ")
+    error = body["error"]["message"] if shape == "openai" else body["error"]
+    assert "the request headers are " in error and "the limit is 65536" in error
+    status, _, _ = await raw_answer(listener.port, (head + lines(15) + "\r\n").encode())
+    assert status.startswith(b"HTTP/1.1 200 ")

@@ -25,6 +25,7 @@ PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must
 CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
 # No token and any Host: monitoring must see a booting worker (the origin is still checked).
 OPEN_PATHS = ("/health", "/ready")
+MAX_HEADER_BYTES = 64 * 1024  # a request's header lines together (browsers send a few KiB)
 
 
 def error_response(
@@ -118,6 +119,17 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         check_request_access(request)
     except WorkerError as exc:
         return _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
+    if (
+        header_bytes := sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
+    ) > MAX_HEADER_BYTES:
+        # aiohttp takes 128 lines of 8 KiB: a request kept them (twice: as sent and as text) for as long
+        # as its answer ran (a job's events), outside any budget.
+        request[CLOSE_AFTER_KEY] = True
+        refused = _shape_of(request)(
+            BadRequest(f"the request headers are {header_bytes} bytes; the limit is {MAX_HEADER_BYTES}"), 431
+        )
+        refused.force_close()
+        return refused
     if request.method != "POST" and request.body_exists:
         # Only POST routes read a body. aiohttp buffered the unread one (twice its 256 KiB read size a
         # connection, outside the body budget) for as long as a long answer (a job's events) ran.
