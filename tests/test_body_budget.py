@@ -418,3 +418,18 @@ async def test_request_headers_past_64_kib_are_refused_not_kept_for_the_answer(s
     assert "the request headers are " in error and "the limit is 65536" in error
     status, _, _ = await raw_answer(listener.port, (head + lines(15) + "\r\n").encode())
     assert status.startswith(b"HTTP/1.1 200 ")
+
+
+async def test_headers_that_pass_64_kib_unfinished_are_refused_before_the_header_deadline(served):
+    """aiohttp holds each whole header line until the request is complete: a connection that sent up to
+    128 lines of 8 KiB and never ended its headers held them until the header deadline."""
+    listener = await served(header_timeout=30.0)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(f"GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n{lines(17)}".encode())  # no blank line
+        async with asyncio.timeout(seconds(5)):
+            answer = await reader.read()
+        assert answer.startswith(b"HTTP/1.1 431 ") and b"BadRequest: the request headers pass 65536" in answer
+        assert not listener.guard.open and not listener.guard.waiting
+    finally:
+        writer.transport.abort()

@@ -14,6 +14,7 @@ from aiohttp import web
 
 from ..access import check_access, loopback_bind
 from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
+from ..connection_guard import MAX_HEADER_BYTES
 from ..protocol import BadRequest, BodyBudgetFull, BodyTooLarge, ErrorBody, WorkerError
 from .bodies import refusal_response
 from .hang_up import left_early
@@ -25,7 +26,6 @@ PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must
 CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
 # No token and any Host: monitoring must see a booting worker (the origin is still checked).
 OPEN_PATHS = ("/health", "/ready")
-MAX_HEADER_BYTES = 64 * 1024  # a request's header lines together (browsers send a few KiB)
 
 
 def error_response(
