@@ -224,7 +224,8 @@ class GuardedHandler(RequestHandler):
         """Headers still arriving past MAX_HEADER_BYTES: refused now, not at the header deadline. Only
         until the blank line that ends them (a body sent with them is not counted)."""
         seen = self._header_tail + data
-        if b"\r\n\r\n" in seen or b"\n\n" in seen:
+        # (a parsed request waiting for its turn, pipelined: what follows it may be its body)
+        if b"\r\n\r\n" in seen or b"\n\n" in seen or getattr(self, "_messages", None):
             self._header_bytes = -1  # (a request that passes the bound: http_compat/errors.py)
             return
         self._header_tail = seen[-3:]

@@ -433,3 +433,23 @@ async def test_headers_that_pass_64_kib_unfinished_are_refused_before_the_header
         assert not listener.guard.open and not listener.guard.waiting
     finally:
         writer.transport.abort()
+
+
+async def test_a_lecture_batch_pipelined_behind_another_request_is_served(served):
+    """Its headers are parsed while the first request runs: its body is never counted as headers."""
+    listener = await served()
+    batch = lecture_batch()
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(
+            b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+            + f"POST /synth_batch?async=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(batch)}\r\n\r\n".encode()
+            + batch
+        )
+        async with asyncio.timeout(seconds(10)):
+            answers = await reader.read()
+    finally:
+        writer.transport.abort()
+    assert answers.startswith(b"HTTP/1.1 200 ")
+    assert answers.count(b"HTTP/1.1 200 ") == 2 and b'"total": 39' in answers, answers[-300:]
