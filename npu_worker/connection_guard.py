@@ -223,12 +223,13 @@ class GuardedHandler(RequestHandler):
     def _count_header_bytes(self, data: bytes) -> None:
         """Headers still arriving past MAX_HEADER_BYTES: refused now, not at the header deadline. Only
         until the blank line that ends them (a body sent with them is not counted)."""
-        seen = self._header_tail + data
+        joint = self._header_tail + data[:3]  # (an end split across two pieces; no copy of the piece)
+        ended = any(end in piece for end in (b"\r\n\r\n", b"\n\n") for piece in (data, joint))
         # (a parsed request waiting for its turn, pipelined: what follows it may be its body)
-        if b"\r\n\r\n" in seen or b"\n\n" in seen or getattr(self, "_messages", None):
+        if ended or getattr(self, "_messages", None):
             self._header_bytes = -1  # (a request that passes the bound: http_compat/errors.py)
             return
-        self._header_tail = seen[-3:]
+        self._header_tail = (self._header_tail + data)[-3:] if len(data) < 3 else data[-3:]
         self._header_bytes += len(data)
         if self._header_bytes > MAX_HEADER_BYTES:
             self._refuse_headers()
