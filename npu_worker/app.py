@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from .app_keys import (
+    BODY_BUDGET_KEY,
     ERROR_SHAPES_KEY,
     LIMITS_KEY,
     NDJSON_STREAMS_KEY,
@@ -18,6 +19,7 @@ from .app_keys import (
     SETTINGS_KEY,
     WS_SESSIONS_KEY,
 )
+from .body_budget import BodyBudget
 from .config import Settings
 from .connection_guard import guard_middleware
 from .http_compat import setup_http
@@ -95,6 +97,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
+    app[BODY_BUDGET_KEY] = BodyBudget(settings.body_budget_bytes)
     app[NDJSON_STREAMS_KEY] = OpenStreams()
     app[WS_SESSIONS_KEY] = OpenSockets()  # both socket routes' (`/ws`, the OpenAI speech stream)
     app[ERROR_SHAPES_KEY] = {}

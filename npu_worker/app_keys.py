@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from .body_budget import BodyBudget
 from .config import Settings
 from .protocol import Limits, WorkerError
 
@@ -18,6 +19,8 @@ if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
 LIMITS_KEY = web.AppKey("limits", Limits)
+# Request-body bytes held at once, every body and unfinished WebSocket message (`--body-budget-bytes`).
+BODY_BUDGET_KEY = web.AppKey("body_budget", BodyBudget)
 # Error bodies of another shape for the routes under a path prefix (an unknown path or a wrong method
 # there, which no handler sees): `/v1/` → OpenAI's, set by `setup_openai`.
 ERROR_SHAPES_KEY: web.AppKey[dict[str, Callable[[WorkerError, int], web.Response]]] = web.AppKey(

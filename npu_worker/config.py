@@ -151,6 +151,11 @@ class Settings:
         1000, "maximum sections per batch (never more than --max-queue)", kind=whole_number(1)
     )
     max_body_bytes: int = _opt(8 * 1024 * 1024, "maximum request body size in bytes", kind=whole_number(1))
+    body_budget_bytes: int = _opt(
+        256 * 1024 * 1024,
+        "request-body bytes (bodies, unfinished WebSocket messages) the worker holds at once while they arrive; past it, the body arriving longest (≥ 1 s) is dropped, else the new one gets 503 BodyBudgetFull; at least --max-body-bytes and --voice-max-bytes",
+        kind=whole_number(1),
+    )
     max_connections: int = _opt(
         512,
         "open connections at most; over it, the one waiting longest for its headers is closed, else the WebSocket idle longest (1013), else the request whose body has been arriving longest (≥ 1 s)",
@@ -354,6 +359,12 @@ def load_settings(
         raise SystemExit(
             f"{given['role']}{'=' if given['role'].startswith(ENV_PREFIX) else ' '}{settings.role} needs a shared queue (--queue redis://HOST:PORT/DB): "
             "with the local queue the one process is both the API and the engine"
+        )
+    if settings.body_budget_bytes < (largest := max(settings.max_body_bytes, settings.voice_max_bytes)):
+        # Else a body of the largest allowed size never finds room: 503 BodyBudgetFull, retried for ever.
+        raise SystemExit(
+            f"{given.get('body_budget_bytes', '--body-budget-bytes')} {settings.body_budget_bytes} is less "
+            f"than the largest body a caller may send ({largest} bytes: --max-body-bytes, --voice-max-bytes)"
         )
     if (inside := _root_inside_state_dir(settings)) is not None:
         # Else every output_path there is refused, one request at a time (OutputPathNotAllowed).

@@ -52,6 +52,10 @@ SLOW_BODY_SECONDS = 1.0
 # Data a caller leaves untaken this long (its receive window closed) ends the connection (TCP_USER_TIMEOUT):
 # a reply the kernel cannot send otherwise holds the connection, uncounted by any deadline, for ever.
 UNREAD_SECONDS = 60.0
+# A request's header lines together; browsers send a few KiB (`http_compat/errors.py` refuses a request
+# that has more). aiohttp takes 128 lines of 8 KiB and holds each whole line until the request is
+# complete: a connection that sent them and never ended its headers held them until the header deadline.
+MAX_HEADER_BYTES = 64 * 1024
 
 
 @web.middleware
@@ -194,6 +198,9 @@ class GuardedHandler(RequestHandler):
         self.guard = guard
         self._refused = False
         self.bytes_received = 0  # on this connection so far (a WebSocket's message deadline reads it)
+        self._header_bytes = 0  # received for headers not yet complete; -1: their end was seen
+        self._header_tail = b""  # the last bytes of them (an end split across two pieces)
+        self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -202,12 +209,34 @@ class GuardedHandler(RequestHandler):
             return
         super().connection_made(transport)
         drop_when_unread(transport)
-        self.guard.await_headers(self)
+        self._await_headers()
 
     def data_received(self, data: bytes) -> None:
         self.bytes_received += len(data)
         super().data_received(data)
         self._refuse_body_the_parser_refused()
+        if self._header_bytes >= 0 and self in self.guard.waiting:
+            self._count_header_bytes(data)
+        if self.on_received is not None:
+            self.on_received()
+
+    def _count_header_bytes(self, data: bytes) -> None:
+        """Headers still arriving past MAX_HEADER_BYTES: refused now, not at the header deadline. Only
+        until the blank line that ends them (a body sent with them is not counted)."""
+        joint = self._header_tail + data[:3]  # (an end split across two pieces; no copy of the piece)
+        ended = any(end in piece for end in (b"\r\n\r\n", b"\n\n") for piece in (data, joint))
+        # (a parsed request waiting for its turn, pipelined: what follows it may be its body)
+        if ended or getattr(self, "_messages", None):
+            self._header_bytes = -1  # (a request that passes the bound: http_compat/errors.py)
+            return
+        self._header_tail = (self._header_tail + data)[-3:] if len(data) < 3 else data[-3:]
+        self._header_bytes += len(data)
+        if self._header_bytes > MAX_HEADER_BYTES:
+            self._refuse_headers()
+
+    def _await_headers(self) -> None:
+        self._header_bytes, self._header_tail = 0, b""
+        self.guard.await_headers(self)
 
     def _refuse_body_the_parser_refused(self) -> None:
         """aiohttp's C parser, refusing bytes inside a body its handler is reading (a bad chunk size, a
@@ -224,13 +253,30 @@ class GuardedHandler(RequestHandler):
             body.set_exception(refused.exc)
             body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
 
+    def _refuse_headers(self) -> None:
+        """431 in the JSON error body, and the connection closed, while the headers still arrive."""
+        log.debug("refused request headers past %d bytes", MAX_HEADER_BYTES)
+        if self.guard.on_unparsable is not None:
+            self.guard.on_unparsable(431)
+        body = wire.encode(
+            ErrorBody.of(BadRequest(f"the request headers pass {MAX_HEADER_BYTES} bytes; that is the limit"))
+        )
+        head = (
+            "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+        )
+        self.guard.headers_done(self)
+        if self.transport is not None:
+            self.transport.write(head.encode() + body)
+        self.force_close()
+
     def request_arrived(self, body: StreamReader) -> None:
         """A request's headers are parsed and it has reached the app (see `guard_middleware`)."""
         self.guard.request_arrived(self, body)
 
     def response_finished(self) -> None:
         """A response is finished: a kept-alive connection now waits for the next request's headers."""
-        self.guard.await_headers(self)
+        self._await_headers()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)
@@ -287,6 +333,14 @@ def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | 
     if isinstance(handler, GuardedHandler):
         return functools.partial(handler.guard.set_idle, handler)
     return lambda close: None
+
+
+def tell_received(request: web.BaseRequest, told: Callable[[], object] | None) -> None:
+    """For a WebSocket handler: call `told` each time its connection receives bytes (None: no more);
+    a no-op where it was not served by `listen`."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        handler.on_received = told
 
 
 def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:

@@ -49,6 +49,9 @@ Unauthorized = _error("Unauthorized", 401, "A token is configured and the reques
 OriginNotAllowed = _error("OriginNotAllowed", 403, "The browser origin is not in the allowed list.")
 JobNotFound = _error("JobNotFound", 404, "No job with this id.")
 BodyTooLarge = _error("BodyTooLarge", 413, "The request body exceeds the configured size.")
+BodyBudgetFull = _error(
+    "BodyBudgetFull", 503, "Request bodies being received hold the worker's whole body budget; retry shortly."
+)
 RequestTimeout = _error("RequestTimeout", 408, "The request body did not arrive in time.")
 QueueFull = _error("QueueFull", 429, "The scheduler queue is at its bound; retry later.")
 ModelLoadError = _error("ModelLoadError", 500, "The engine could not load its model files.")

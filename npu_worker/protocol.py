@@ -20,6 +20,7 @@ from . import wire
 from .errors import (
     AudioNotFound,
     BadRequest,
+    BodyBudgetFull,
     BodyTooLarge,
     Busy,
     DuplicateIndex,
@@ -60,6 +61,7 @@ from .errors import (
 __all__ = [  # the error names are part of the contract: importable from here as they always were
     "AudioNotFound",
     "BadRequest",
+    "BodyBudgetFull",
     "BodyTooLarge",
     "Busy",
     "DuplicateIndex",

@@ -37,6 +37,11 @@ SWITCH_INTERVAL_SECONDS = 0.001
 SECRET_QUERY_KEYS = ("token",)
 LOGGED_TARGET_CHARS = 512  # of a request's path and query in the access log
 LOGGED_METHOD_CHARS = 20
+# What aiohttp buffers of a request body no handler is reading yet (a request pipelined behind a long
+# answer: a running job's events): reading pauses past twice this. aiohttp 3.14's 256 KiB let such a
+# body hold over 512 KiB a connection outside the body budget; a body being read raises it
+# (`routes.read_body`), so only the unread ones are held to it.
+READ_BUFSIZE = 64 * 1024
 LINGER_SECONDS = 1.0
 # asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many
 # descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
@@ -113,9 +118,10 @@ async def listen(
     app: web.Application, settings: Settings, *, host: str, port: int, shutdown_timeout: float = 60.0
 ) -> Listener:
     """Serve `app` on host:port; `shutdown_timeout`: what open connections get after the app's drain."""
-    # lingering_time: after an early answer (413, 408), unread body is drained for 1 s, not aiohttp's 10.
+    # lingering_time: after an early answer (413, 408), unread body is drained for 1 s, not aiohttp's 10;
+    # read_bufsize: READ_BUFSIZE.
     handler_options: dict[str, Any] = dict(
-        access_log_class=RedactingAccessLogger, lingering_time=LINGER_SECONDS
+        access_log_class=RedactingAccessLogger, lingering_time=LINGER_SECONDS, read_bufsize=READ_BUFSIZE
     )
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=shutdown_timeout, **handler_options)
     guard = ConnectionGuard(settings.max_connections, settings.header_timeout)

@@ -15,7 +15,7 @@ from msgspec import UNSET, Meta, UnsetType
 from .. import wire
 from ..errors import ErrorBody, WorkerError
 from ..jobs.model import Job, KeptJob
-from ..protocol import Loading, Progress, QueueFull, QueueUnavailable, SectionError
+from ..protocol import BodyBudgetFull, Loading, Progress, QueueFull, QueueUnavailable, SectionError
 
 
 def json_response(body: msgspec.Struct, status: int = 200) -> web.Response:
@@ -31,13 +31,14 @@ ERROR_COUNTED_KEY = web.ResponseKey("error_counted", bool)  # /metrics counted i
 def refusal_response(error: BaseException, body: msgspec.Struct, status: int) -> web.Response:
     """An error's body (v1 or OpenAI shape), with `Retry-After` when waiting helps: a full queue
     (5 s), or a worker still booting (1 s: the engine loads or the kept jobs are read), or its Redis
-    away (1 s: the node reconnects by itself; clients wait for what says Retry-After)."""
+    away (1 s: the node reconnects by itself; clients wait for what says Retry-After), or one whose
+    budget for bodies being received is spent (1 s)."""
     response = json_response(body, status=status)
     if isinstance(error, WorkerError) and error.counted:
         response[ERROR_COUNTED_KEY] = True
     if isinstance(error, QueueFull):
         response.headers["Retry-After"] = "5"
-    elif isinstance(error, Loading | QueueUnavailable):
+    elif isinstance(error, Loading | QueueUnavailable | BodyBudgetFull):
         response.headers["Retry-After"] = "1"
     return response
 

@@ -13,8 +13,9 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from ..access import check_access, loopback_bind
-from ..app_keys import ERROR_SHAPES_KEY, SETTINGS_KEY
-from ..protocol import BadRequest, BodyTooLarge, ErrorBody, WorkerError
+from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
+from ..connection_guard import MAX_HEADER_BYTES
+from ..protocol import BadRequest, BodyBudgetFull, BodyTooLarge, ErrorBody, WorkerError
 from .bodies import refusal_response
 from .hang_up import left_early
 
@@ -98,6 +99,13 @@ def _expect_refusal(request: web.Request, limit: int | None) -> web.Response | N
     if limit is not None and request.content_length is not None and request.content_length > limit:
         too_large = BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
         return _shape_of(request)(too_large, too_large.http_status)
+    budget = request.app[BODY_BUDGET_KEY]
+    if request.content_length is not None and not budget.has_room(request.content_length):
+        full = BodyBudgetFull(
+            f"the worker holds {budget.held} bytes of request bodies being received "
+            f"(--body-budget-bytes {budget.total}); send it again shortly"
+        )
+        return _shape_of(request)(full, full.http_status)  # (Retry-After: 1, as when it is read)
     expect = request.headers.get("Expect", "")
     if expect.lower() != "100-continue":  # RFC 9110: 417 (it was aiohttp's text/plain body)
         return _shape_of(request)(BadRequest(f"unknown Expect: {expect[:40]!r}"), 417)
@@ -111,6 +119,24 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         check_request_access(request)
     except WorkerError as exc:
         return _shape_of(request)(exc, exc.http_status)  # OpenAI's under /v1/: its SDKs read it
+    if (
+        header_bytes := sum(len(name) + len(value) + 4 for name, value in request.raw_headers)
+    ) > MAX_HEADER_BYTES:
+        # aiohttp takes 128 lines of 8 KiB: a request kept them (twice: as sent and as text) for as long
+        # as its answer ran (a job's events), outside any budget.
+        request[CLOSE_AFTER_KEY] = True
+        refused = _shape_of(request)(
+            BadRequest(f"the request headers are {header_bytes} bytes; the limit is {MAX_HEADER_BYTES}"), 431
+        )
+        refused.force_close()
+        return refused
+    if request.method != "POST" and request.body_exists:
+        # Only POST routes read a body. aiohttp buffered the unread one (twice its 256 KiB read size a
+        # connection, outside the body budget) for as long as a long answer (a job's events) ran.
+        request[CLOSE_AFTER_KEY] = True
+        refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
+        refused.force_close()
+        return refused
     try:
         response = await handler(request)
     except WorkerError as exc:

@@ -21,10 +21,12 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from .. import PROTOCOL_VERSION, __version__
+from ..app_keys import BODY_BUDGET_KEY
+from ..body_budget import BodyBudget
 from ..jobs.model import Job
 from ..jobs.observer import SchedulerObserver
 from ..protocol import Done, Event, Progress, SectionError
@@ -87,6 +89,30 @@ class _StateCollector(Collector):
         )
         build.add_metric([__version__, PROTOCOL_VERSION], 1)
         yield build
+
+
+class _BodyBudgetCollector(Collector):
+    """The body budget (`body_budget.py`), read at scrape time: what it holds, what it dropped and refused."""
+
+    def __init__(self, budget: BodyBudget) -> None:
+        self.budget = budget
+
+    def collect(self) -> Iterator[Metric]:
+        held = GaugeMetricFamily(
+            "npu_worker_body_bytes_held",
+            "Request-body bytes held now while they arrive (--body-budget-bytes)",
+        )
+        held.add_metric([], self.budget.held)
+        yield held
+        bodies = CounterMetricFamily(
+            "npu_worker_bodies_over_budget",
+            "Bodies (and WebSocket messages) the body budget dropped to make room (dropped) or refused "
+            "for want of room (refused)",
+            labels=["outcome"],
+        )
+        bodies.add_metric(["dropped"], self.budget.dropped)
+        bodies.add_metric(["refused"], self.budget.refused)
+        yield bodies
 
 
 class WorkerMetrics(SchedulerObserver):
@@ -221,6 +247,7 @@ async def metrics_view(request: web.Request) -> web.Response:
 def setup_metrics(app: web.Application, scheduler: Scheduler) -> WorkerMetrics:
     """Attach the metrics to the scheduler and serve them at /metrics."""
     metrics = WorkerMetrics(scheduler)
+    metrics.registry.register(_BodyBudgetCollector(app[BODY_BUDGET_KEY]))
     scheduler.observer = metrics
     app[METRICS_KEY] = metrics
     app.router.add_get("/metrics", metrics_view, name="metrics")

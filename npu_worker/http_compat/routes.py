@@ -9,6 +9,7 @@ import logging
 import os
 import re
 import statistics
+import sys
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -16,13 +17,15 @@ from aiohttp import web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from .. import PROTOCOL_VERSION, __version__, openapi
-from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..app_keys import BODY_BUDGET_KEY, LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..body_budget import BodyHold
 from ..config import parse_bool
 from ..engine.factory import reported_backend
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..protocol import (
     BadRequest,
     BatchRequest,
+    BodyBudgetFull,
     BodyTooLarge,
     Done,
     JobNotFound,
@@ -30,6 +33,7 @@ from ..protocol import (
     RequestTimeout,
     SectionError,
     SectionRequest,
+    WorkerError,
     parse_batch_request,
     parse_synth_request,
 )
@@ -58,6 +62,7 @@ INDEX_PATTERN = re.compile(r"0|[1-9][0-9]{0,9}", re.ASCII)  # as a section's idx
 log = logging.getLogger(__name__)
 DECODED_ENCODINGS = frozenset({"identity", "gzip", "deflate"})  # what aiohttp decodes without extras
 FILE_PIECE_BYTES = 256 * 1024  # a section's wav is sent in pieces of this size
+PIECE_OVERHEAD = sys.getsizeof(b"") + 8  # a body piece's object and list slot: a trickle's 1-byte pieces
 
 
 def _query_flag(request: web.Request, name: str) -> bool:
@@ -113,6 +118,49 @@ async def body_deadline(request: web.Request) -> AsyncIterator[None]:
             request[CLOSE_AFTER_KEY] = True
 
 
+@contextlib.asynccontextmanager
+async def held_body(request: web.Request) -> AsyncIterator[BodyHold]:
+    """The body's share of the worker's budget for bodies being received (`body_budget.py`): its
+    reader `grow`s it by each piece read. A body dropped to make room for others, or refused for want
+    of room, is never read on (its reader is refused with `BodyBudgetFull`; the answer closes the
+    connection, as `body_deadline` closes one whose body is left unread)."""
+
+    def refuse(error: WorkerError) -> None:
+        if request.content.exception() is None:
+            request.content.set_exception(error)  # its reader, waiting for more, is refused at once
+
+    hold = request.app[BODY_BUDGET_KEY].hold(refuse)
+    try:
+        yield hold
+    except BodyBudgetFull as error:
+        refuse(error)
+        raise
+    finally:
+        hold.release()
+
+
+async def _read_held(request: web.Request, limit: int) -> bytes:
+    """`request.read()`, each piece held in the body budget as it arrives (aiohttp's own read has no
+    bound across requests); a body given up is freed at once."""
+    pieces: list[bytes] = []  # joined once at the end: a growing buffer's reallocations left holes
+    size = 0
+    request.content.set_read_chunk_size(limit)  # as aiohttp's read does: inflated in larger pieces
+    async with held_body(request) as hold:
+        try:
+            while piece := await request.content.readany():
+                size += len(piece)
+                if size > limit:
+                    raise web.HTTPRequestEntityTooLarge(max_size=limit, actual_size=size)
+                hold.grow(len(piece) + PIECE_OVERHEAD)
+                pieces.append(piece)
+        except BaseException:
+            # Freed now: the error aiohttp keeps on the stream (and raises again) holds this frame in
+            # its traceback, a cycle only the next full collection frees (`hang_up.left_early`).
+            pieces.clear()
+            raise
+        return b"".join(pieces)
+
+
 async def read_body(request: web.Request) -> bytes:
     """The body's bytes (decoded by a view into its Struct); a body that does not match its
     Content-Encoding is the caller's mistake.
@@ -132,7 +180,7 @@ async def read_body(request: web.Request) -> bytes:
         )
     try:
         async with body_deadline(request):
-            raw = await request.read()
+            raw = await _read_held(request, limit)
     except web.HTTPRequestEntityTooLarge:
         if encoding != "identity":
             # Past the limit once decoded (a small gzip body can hold gigabytes): the rest is not

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from ..app_keys import SETTINGS_KEY
-from ..http_compat.bodies import json_response, refusal_response
+from ..http_compat.bodies import refusal_response
 from ..http_compat.hang_up import left_early
 from ..protocol import (
     BodyTooLarge,
@@ -61,9 +61,10 @@ def openai_error(error: BaseException, status: int | None = None) -> tuple[Error
 
 
 def openai_refusal(error: WorkerError, status: int) -> web.Response:
-    """An unknown path or a wrong method under `/v1/` (app_keys.ERROR_SHAPES_KEY), in OpenAI's shape."""
+    """A refusal no handler saw under `/v1/` (app_keys.ERROR_SHAPES_KEY: an unknown path, a wrong
+    method, an access or `Expect` refusal), in OpenAI's shape (with `Retry-After` where waiting helps)."""
     detail, status = openai_error(error, status)
-    return json_response(OpenAIError(detail), status=status)
+    return refusal_response(error, OpenAIError(detail), status)
 
 
 def openai_error_response(error: BaseException) -> web.Response:

@@ -10,8 +10,9 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
+from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
-from ..http_compat.routes import body_deadline
+from ..http_compat.routes import PIECE_OVERHEAD, body_deadline, held_body
 from ..protocol import BadRequest, InvalidAudio, VoiceExists
 from ..voices import DEFAULT_VOICE, check_voice_name
 from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
@@ -42,46 +43,58 @@ async def list_voices(request: web.Request) -> web.Response:
     return json_response(VoiceList(voices=[entry.name for entry in entries], data=entries))
 
 
-async def _read_part(part: BodyPartReader, limit: int, field: str) -> bytes:
-    """A part's bytes, refused as soon as it passes `limit` (never buffered beyond it)."""
-    data = bytearray()
-    while chunk := await part.read_chunk(64 * 1024):
-        data.extend(chunk)
-        if len(data) > limit:
-            error = (
-                InvalidAudio(f"{field} exceeds {limit} bytes")
-                if field == "audio_sample"
-                else BadRequest(f"{field} is too long")
-            )
-            raise with_param(error, field)
-    return bytes(data)
+async def _read_part(part: BodyPartReader, limit: int, field: str, hold: BodyHold) -> bytes:
+    """A part's bytes, refused as soon as it passes `limit` (never buffered beyond it), held in the
+    worker's body budget as they arrive."""
+    pieces: list[bytes] = []  # joined once at the end: a growing buffer's reallocations left holes
+    size = 0
+    try:
+        while piece := await part.read_chunk(64 * 1024):
+            hold.grow(len(piece) + PIECE_OVERHEAD)
+            pieces.append(piece)
+            size += len(piece)
+            if size > limit:
+                error = (
+                    InvalidAudio(f"{field} exceeds {limit} bytes")
+                    if field == "audio_sample"
+                    else BadRequest(f"{field} is too long")
+                )
+                raise with_param(error, field)
+    except BaseException:
+        pieces.clear()  # freed now, not when a collection breaks the error's traceback cycle
+        raise
+    return b"".join(pieces)
 
 
-async def read_upload(request: web.Request) -> dict[str, bytes]:
+async def read_upload(request: web.Request, hold: BodyHold) -> dict[str, bytes]:
     """The form's three fields; a body aiohttp's multipart reader cannot parse (no boundary, a part
     header over its line limit, a malformed part) is the caller's mistake, a 400, not a 500."""
     if not request.content_type.startswith("multipart/"):
         raise BadRequest("send multipart/form-data with audio_sample, name and ref_text")
     try:
-        return await _read_form(request)
+        return await _read_form(request, hold)
     except (ValueError, HttpProcessingError) as exc:
         reason = " ".join(str(getattr(exc, "message", "") or exc).split())[:200]
         raise BadRequest(f"the multipart body cannot be read: {reason}") from None
 
 
-async def _read_form(request: web.Request) -> dict[str, bytes]:
+async def _read_form(request: web.Request, hold: BodyHold) -> dict[str, bytes]:
     max_bytes = request.app[SETTINGS_KEY].voice_max_bytes
     fields: dict[str, bytes] = {}
     reader = await request.multipart()
-    while (part := await reader.next()) is not None:
-        if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS + SDK_FIELDS:
-            raise BadRequest(f"unexpected form field; send only {', '.join(UPLOAD_FIELDS)}")
-        if part.name in fields:  # so a form is at most five parts, however long the stream
-            raise with_param(BadRequest(f"{part.name} is sent twice"), part.name)
-        limit = max_bytes if part.name == "audio_sample" else MAX_TEXT_FIELD_BYTES
-        fields[part.name] = await _read_part(part, limit, part.name)
-        if part.name == "type" and _text(fields, "type") != "audio_sample":  # before a prompt's fields
-            raise with_param(BadRequest("only voices from an audio_sample are made here"), "type")
+    try:
+        while (part := await reader.next()) is not None:
+            if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS + SDK_FIELDS:
+                raise BadRequest(f"unexpected form field; send only {', '.join(UPLOAD_FIELDS)}")
+            if part.name in fields:  # so a form is at most five parts, however long the stream
+                raise with_param(BadRequest(f"{part.name} is sent twice"), part.name)
+            limit = max_bytes if part.name == "audio_sample" else MAX_TEXT_FIELD_BYTES
+            fields[part.name] = await _read_part(part, limit, part.name, hold)
+            if part.name == "type" and _text(fields, "type") != "audio_sample":  # before a prompt's fields
+                raise with_param(BadRequest("only voices from an audio_sample are made here"), "type")
+    except BaseException:
+        fields.clear()  # (the parts read so far: freed now, as `_read_part` frees its own)
+        raise
     for field in UPLOAD_FIELDS:
         if field not in fields:
             raise with_param(BadRequest(f"{field} is required"), field)
@@ -97,8 +110,8 @@ def _text(fields: dict[str, bytes], field: str) -> str:
 
 @openai_errors
 async def upload_voice(request: web.Request) -> web.Response:
-    async with body_deadline(request):
-        fields = await read_upload(request)
+    async with body_deadline(request), held_body(request) as hold:
+        fields = await read_upload(request, hold)
     name = _text(fields, "name")
     try:
         check_voice_name(name)

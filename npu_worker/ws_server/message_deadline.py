@@ -8,9 +8,15 @@ last took a whole message. More than UNFINISHED_ALLOWANCE of them for longer tha
 message that does not finish: the connection is dropped. Pings, pongs and closes are a few bytes each;
 a peer has to send more than 64 KiB of them, and no message, for 30 s to look like one.
 
+Whatever of a message has arrived is held in the worker's body budget (`body_budget.py`) as it
+comes (each piece the connection receives, past the same allowance): a socket whose unfinished message
+finds no room there, or whose message is dropped to make room for a newer body, loses its connection.
+
 While its handler does not read on purpose (the speech stream holds 64 Ki characters and waits), the
 watch is paused: whole messages then wait in aiohttp's queue and would be counted as unfinished (aiohttp
 stops reading the socket once about 64 KiB wait there, so this is a margin, not a measured failure).
+The body budget is not paused: a message that does not finish grows in aiohttp's reader all the same
+(the queue holds only whole ones), and what waits in the queue is held memory too.
 """
 
 from __future__ import annotations
@@ -23,8 +29,10 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from ..app_keys import SETTINGS_KEY
-from ..connection_guard import bytes_received
+from ..app_keys import BODY_BUDGET_KEY, SETTINGS_KEY
+from ..body_budget import BodyBudget, BodyHold
+from ..connection_guard import bytes_received, tell_received
+from ..protocol import BodyBudgetFull, WorkerError
 from .opening import abort_connection
 
 log = logging.getLogger(__name__)
@@ -38,14 +46,21 @@ def message_deadline(request: web.Request) -> MessageDeadline:
     `server.listen`, which counts the bytes: aiohttp's own server in tests)."""
     received = bytes_received(request)
     drop = functools.partial(abort_connection, request)
-    return MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop)
+    budget = request.app[BODY_BUDGET_KEY]
+    deadline = MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop, budget)
+    tell_received(request, deadline.received)
+    return deadline
 
 
 class MessageDeadline:
     """One socket's watch; `took_message()` at each whole message, `close()` when the socket ends."""
 
     def __init__(
-        self, received: Callable[[], int] | None, deadline: float, drop: Callable[[], object]
+        self,
+        received: Callable[[], int] | None,
+        deadline: float,
+        drop: Callable[[], object],
+        budget: BodyBudget | None = None,
     ) -> None:
         self._received = received or (lambda: 0)
         self._deadline, self._drop = deadline, drop
@@ -53,11 +68,32 @@ class MessageDeadline:
         self._over_since: float | None = None
         self._paused = False
         self._timer: asyncio.TimerHandle | None = None
+        self._hold: BodyHold | None = None
         if received is not None:
             self._timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self._check)
+            if budget is not None:
+                self._hold = budget.hold(self._dropped)
 
     def took_message(self) -> None:
         self._mark, self._over_since = self._received(), None
+        if self._hold is not None:
+            self._hold.release()
+
+    def received(self) -> None:
+        """Bytes came in: the unfinished message's share of the body budget grows with them."""
+        if self._hold is None:  # (paused too: aiohttp reads the socket on, a message grows meanwhile)
+            return
+        try:
+            self._hold.resize(self._received() - self._mark - UNFINISHED_ALLOWANCE)
+        except BodyBudgetFull as full:
+            self._dropped(full)
+
+    def _dropped(self, error: WorkerError) -> None:
+        log.info(
+            "a WebSocket message's bytes find no room in the body budget; dropping its connection: %s", error
+        )
+        self.close()
+        self._drop()
 
     def pause(self) -> None:
         self._paused = True
@@ -70,6 +106,9 @@ class MessageDeadline:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._hold is not None:
+            self._hold.release()
+            self._hold = None
 
     def _check(self) -> None:
         self._timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self._check)
