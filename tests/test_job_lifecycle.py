@@ -285,3 +285,33 @@ async def test_a_synth_still_queued_when_the_shutdown_begins_gets_its_answer_at_
     assert not (tmp_path / "preview.wav").exists()
     status = await (await client.get(f"/jobs/{batch['job_id']}/status")).json()
     assert status["status"] == "running" and status["done"] == 1  # the rest resumes at the next start
+
+
+async def test_a_synth_admitted_off_the_loop_across_the_start_of_the_shutdown_gets_its_answer(
+    worker, tmp_path
+):
+    """A `/synth` is admitted in a thread: its sections counted before the drain began and queued after
+    it had ended the waiting previews stayed queued with no engine thread left to run them, and its
+    caller waited until the connections' grace cut it. It now ends at once with the reason."""
+    client = await worker()
+    scheduler = client.app[SCHEDULER_KEY]
+    enqueue, enqueuing, release = scheduler.admission.enqueue, threading.Event(), threading.Event()
+
+    def held_enqueue(job) -> None:  # noqa: ANN001 - the admission thread, held between reserve and queue
+        enqueuing.set()
+        release.wait(seconds(10))
+        enqueue(job)
+
+    scheduler.admission.enqueue = held_enqueue  # type: ignore[method-assign]
+    body = {"text": "늦은 미리 듣기.", "output_path": str(tmp_path / "late.wav")}
+    synth = asyncio.ensure_future(client.post("/synth", json=body))
+    try:
+        assert await asyncio.to_thread(enqueuing.wait, seconds(10))
+        await scheduler.drain(grace=seconds(10))
+    finally:
+        release.set()
+    async with asyncio.timeout(seconds(5)):
+        answer = await (await synth).json()
+    assert answer["status"] == "fail"
+    assert answer["error"] == "QueueFull: the worker is shutting down; send the request again"
+    assert not (tmp_path / "late.wav").exists() and scheduler.admission.live_jobs() == []
