@@ -16,7 +16,7 @@ from aiohttp import web
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -206,7 +206,10 @@ async def test_a_batch_caller_waiting_with_stream_false_gets_its_job_so_far_at_t
         while not engine.calls or not client.app[NDJSON_STREAMS_KEY]:
             await asyncio.sleep(0.01)
     drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
-    engine.gate.set()  # section 0 finishes in the drain; section 1 waits for the restart
+    # section 0 finishes in the drain; section 1 waits for the restart (a gate opened before the drain
+    # task began let the engine thread go on to section 1, and the batch ended before the drain)
+    await until(lambda: scheduler.admission.stopping, "the drain to begin")
+    engine.gate.set()
     await drain
     assert end_streams(client.app) == 1  # what the shutdown does after the drain
     async with asyncio.timeout(seconds(5)):
