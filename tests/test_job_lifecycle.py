@@ -245,6 +245,7 @@ async def test_a_batch_caller_back_from_admission_after_the_streams_ended_is_ans
         while not admitted.is_set() or not engine.calls:
             await asyncio.sleep(0.01)
     drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
+    await until(lambda: scheduler.admission.stopping, "the drain to begin")  # before the gate opens
     engine.gate.set()  # section 0 finishes in the drain; section 1 waits for the restart
     await drain
     assert end_streams(client.app) == 0  # what the shutdown does after the drain: nobody listens yet
