@@ -443,7 +443,10 @@ async def test_a_speech_start_cancelled_while_its_job_is_admitted_leaves_no_job_
         await starting
     release.set()
     await until(admitted.is_set)
-    await asyncio.sleep(0.2)  # the admitted run's cancel (if any) reaches the scheduler
+    live = scheduler.admission.live_jobs
+    await until(
+        lambda: sum(not job.cancel_requested.is_set() for job in live()) == 1, "only the held run live"
+    )
     gate.open()
     (await held).cancel()
     await until(lambda: scheduler.jobs_running() == 0)
