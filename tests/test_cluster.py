@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -33,8 +34,11 @@ def start_node(tmp_path: Path, redis_server: RedisServer) -> Iterator[Any]:
     yield from node_starter(tmp_path, redis_server)
 
 
-def events(url: str, stop_after_ok: int | None = None) -> list[dict[str, Any]]:
-    """NDJSON lines of a job stream; with `stop_after_ok`, hang up after that many `ok` lines."""
+def events(
+    url: str, stop_after_ok: int | None = None, attached: threading.Event | None = None
+) -> list[dict[str, Any]]:
+    """NDJSON lines of a job stream; with `stop_after_ok`, hang up after that many `ok` lines;
+    `attached` is set once the first line has come."""
     lines, oks = [], 0
     deadline = time.monotonic() + seconds(30)
     with urllib.request.urlopen(url, timeout=seconds(30)) as response:
@@ -42,6 +46,8 @@ def events(url: str, stop_after_ok: int | None = None) -> list[dict[str, Any]]:
             assert time.monotonic() < deadline, f"the stream did not end: {lines[-3:]}"
             line = json.loads(raw)
             lines.append(line)
+            if attached is not None:
+                attached.set()
             oks += line.get("status") == "ok"
             if stop_after_ok is not None and oks >= stop_after_ok:
                 break
@@ -181,8 +187,9 @@ def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_serv
     node = start_node("solo", delay=0.05)
     _, lost = call("POST", f"{node.base}/synth_batch?async=1", batch(tmp_path, 20, "a long slide"))
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        streamed = pool.submit(events, f"{node.base}/jobs/{lost['job_id']}/events")
-        time.sleep(0.3)
+        attached = threading.Event()
+        streamed = pool.submit(events, f"{node.base}/jobs/{lost['job_id']}/events", attached=attached)
+        assert attached.wait(seconds(20)), streamed.result()  # the stream is under way before Redis goes
         redis_server.stop()
         redis_server.start()
         lines = streamed.result(timeout=seconds(20))  # the stream ends: its job is gone
@@ -349,8 +356,13 @@ def test_a_node_with_a_shorter_claim_timeout_does_not_take_sections_from_a_live_
     """Nodes started with different --claim-timeout values: a live node touches its section every third
     of its own timeout, so a peer with a shorter one waits the longest live timeout before taking over
     (it took every section of the patient node that ran past its own 1 s: each ran twice)."""
-    start_node("patient", role="engine", delay=0.05, claim_timeout=30)
-    time.sleep(1.5)  # its heartbeat is in the view before the eager node starts
+    patient = start_node("patient", role="engine", delay=0.05, claim_timeout=30)
+    deadline = time.monotonic() + seconds(10)
+    while not any(
+        n.get("claim_timeout") == 30 for n in call("GET", f"{patient.base}/health")[1]["cluster"]["nodes"]
+    ):
+        assert time.monotonic() < deadline, "the patient node's heartbeat never reached Redis"
+        time.sleep(0.05)  # its heartbeat is in the view before the eager node starts
     start_node("eager", role="engine", delay=0.05, claim_timeout=1)
     api = start_node("api", role="api")
     body = {"sections": [{"idx": i, "text": "x" * 100} for i in range(4)]}  # 2 s per section

@@ -13,7 +13,7 @@ from redis.exceptions import ResponseError
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.protocol import Progress
 from tests.test_cluster_store import create, make_job, ok
-from tests.timing import seconds
+from tests.timing import seconds, until
 
 
 async def test_values_planted_in_redis_are_dropped_and_the_node_keeps_working(worker, redis_server, tmp_path):
@@ -89,7 +89,9 @@ async def test_a_cancel_still_reaches_the_running_section_after_a_message_not_of
             await asyncio.sleep(0.02)
 
 
-async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_good(worker, redis_server):
+async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_good(
+    worker, redis_server, caplog
+):
     """`npu:nodes` replaced by a string (WRONGTYPE) for a while, `npu:pending` that is no count: /health
     still answers, and once the key is gone the node's heartbeat is seen again (a heartbeat loop that
     died left the node dead to all)."""
@@ -106,9 +108,10 @@ async def test_a_nodes_key_of_the_wrong_type_does_not_stop_the_heartbeat_for_goo
         while await engines_alive() != 1:
             await asyncio.sleep(0.05)
     planter = aioredis.from_url(redis_server.url)
+    caplog.set_level(logging.ERROR, logger="npu_worker.jobs.cluster.heartbeat")
     await planter.set("npu:nodes", "not a hash")
     await planter.set("npu:pending", "not a count")
-    await asyncio.sleep(1.5)  # a heartbeat meets them
+    await until(lambda: "Redis answered WRONGTYPE" in caplog.text, "a heartbeat to meet them")
     assert await engines_alive() == 1  # the last view stands
     await planter.delete("npu:nodes")
     await planter.aclose()

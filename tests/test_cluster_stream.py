@@ -175,21 +175,19 @@ async def test_closing_the_socket_mid_section_stops_it_on_the_engine_node(start_
     api = start_node("api", role="api")
     async with aiohttp.ClientSession() as session:
         ws = await open_ws(session, api)
-        await ws.send_json({"type": "synth", "text": "a long section " * 12})  # 3.6 s of audio, 72 chunks
+        await ws.send_json({"type": "synth", "text": "a long section " * 60})  # 18 s of audio, 360 chunks
         transcript = Transcript()
         await receive_frames(ws, 2, transcript)
         job_id = transcript.events("start")[0]["job_id"]
         assert engines_running(engine)
-        closed = time.monotonic()
         await ws.close()
     deadline = time.monotonic() + seconds(10)
     while engines_running(engine):
         assert time.monotonic() < deadline, "the engine node kept making the section"
         await asyncio.sleep(0.05)
-    assert time.monotonic() - closed < 2.0  # well before the section's 3.6 s would have ended
     log = log_of(redis_server.url, job_id)
     assert log[-1]["event"] == "done" and log[-1]["cancelled"] is True
-    assert not [e for e in log if e.get("status") == "ok"]
+    assert not [e for e in log if e.get("status") == "ok"]  # stopped mid-section, never made whole
 
 
 async def test_a_ws_request_whose_job_redis_lost_is_told_so_not_left_silent(start_node, redis_server):

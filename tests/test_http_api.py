@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -246,6 +246,14 @@ async def test_a_head_of_the_events_answers_headers_only_and_the_connection_stay
         writer.close()
 
 
+async def attached(client, job_id: str) -> None:  # noqa: ANN001
+    """Until a listener follows the running job `job_id` live (a sleep let a late one replay the log)."""
+    admission = client.app[SCHEDULER_KEY].admission
+    await until(
+        lambda: (job := admission.live_job(job_id)) is not None and job.subscribers, "a live listener"
+    )
+
+
 async def test_events_after_a_seq_not_yet_logged_skips_the_live_lines_up_to_it(worker):
     """A client that saw seq 1..N (say from another node) re-attaches with `after=N` while the log holds
     fewer: the live lines up to N are not sent again."""
@@ -255,7 +263,7 @@ async def test_events_after_a_seq_not_yet_logged_skips_the_live_lines_up_to_it(w
     sections = [{"idx": i, "text": f"s{i}."} for i in range(3)]
     job_id = (await (await client.post("/synth_batch?async=1", json={"sections": sections})).json())["job_id"]
     events = asyncio.ensure_future(client.get(f"/jobs/{job_id}/events?after=4"))
-    await asyncio.sleep(0.1)  # attached while the log holds only `start`
+    await attached(client, job_id)  # while the log holds only `start`
     engine.gate.set()
     async with asyncio.timeout(seconds(10)):
         lines = await read_ndjson(await events)
@@ -273,7 +281,7 @@ async def test_events_after_past_a_live_done_ends_the_stream(worker):
         ).json()
     )["job_id"]
     events = asyncio.ensure_future(client.get(f"/jobs/{job_id}/events?after=50"))
-    await asyncio.sleep(0.1)
+    await attached(client, job_id)
     engine.gate.set()
     async with asyncio.timeout(seconds(10)):
         assert await read_ndjson(await events) == []

@@ -16,7 +16,7 @@ from aiohttp import web
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -206,7 +206,10 @@ async def test_a_batch_caller_waiting_with_stream_false_gets_its_job_so_far_at_t
         while not engine.calls or not client.app[NDJSON_STREAMS_KEY]:
             await asyncio.sleep(0.01)
     drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
-    engine.gate.set()  # section 0 finishes in the drain; section 1 waits for the restart
+    # section 0 finishes in the drain; section 1 waits for the restart (a gate opened before the drain
+    # task began let the engine thread go on to section 1, and the batch ended before the drain)
+    await until(lambda: scheduler.admission.stopping, "the drain to begin")
+    engine.gate.set()
     await drain
     assert end_streams(client.app) == 1  # what the shutdown does after the drain
     async with asyncio.timeout(seconds(5)):
@@ -242,6 +245,7 @@ async def test_a_batch_caller_back_from_admission_after_the_streams_ended_is_ans
         while not admitted.is_set() or not engine.calls:
             await asyncio.sleep(0.01)
     drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
+    await until(lambda: scheduler.admission.stopping, "the drain to begin")  # before the gate opens
     engine.gate.set()  # section 0 finishes in the drain; section 1 waits for the restart
     await drain
     assert end_streams(client.app) == 0  # what the shutdown does after the drain: nobody listens yet
@@ -285,3 +289,33 @@ async def test_a_synth_still_queued_when_the_shutdown_begins_gets_its_answer_at_
     assert not (tmp_path / "preview.wav").exists()
     status = await (await client.get(f"/jobs/{batch['job_id']}/status")).json()
     assert status["status"] == "running" and status["done"] == 1  # the rest resumes at the next start
+
+
+async def test_a_synth_admitted_off_the_loop_across_the_start_of_the_shutdown_gets_its_answer(
+    worker, tmp_path
+):
+    """A `/synth` is admitted in a thread: its sections counted before the drain began and queued after
+    it had ended the waiting previews stayed queued with no engine thread left to run them, and its
+    caller waited until the connections' grace cut it. It now ends at once with the reason."""
+    client = await worker()
+    scheduler = client.app[SCHEDULER_KEY]
+    enqueue, enqueuing, release = scheduler.admission.enqueue, threading.Event(), threading.Event()
+
+    def held_enqueue(job) -> None:  # noqa: ANN001 - the admission thread, held between reserve and queue
+        enqueuing.set()
+        release.wait(seconds(10))
+        enqueue(job)
+
+    scheduler.admission.enqueue = held_enqueue  # type: ignore[method-assign]
+    body = {"text": "늦은 미리 듣기.", "output_path": str(tmp_path / "late.wav")}
+    synth = asyncio.ensure_future(client.post("/synth", json=body))
+    try:
+        assert await asyncio.to_thread(enqueuing.wait, seconds(10))
+        await scheduler.drain(grace=seconds(10))
+    finally:
+        release.set()
+    async with asyncio.timeout(seconds(5)):
+        answer = await (await synth).json()
+    assert answer["status"] == "fail"
+    assert answer["error"] == "QueueFull: the worker is shutting down; send the request again"
+    assert not (tmp_path / "late.wav").exists() and scheduler.admission.live_jobs() == []

@@ -56,7 +56,7 @@ async def test_espeak_children_killed_by_text_are_replaced_and_reaped(worker, tm
     before, fds = _children(), len(os.listdir("/proc/self/fd"))
     ours = _espeak_children(before)
     assert ours, before
-    for _ in range(12):
+    for _ in range(4):  # a child or a descriptor kept per crash shows after the first
         assert await synth("s'" * 100) == "fail"
         assert await synth("Hello.") == "ok"
     after = _children()

@@ -22,8 +22,10 @@ PREVIEWS = PASSED_OVER_LIMIT + 4
 PREVIEW_TEXTS = [chr(0xB098 + i) * 5 for i in range(PREVIEWS)]  # one chunk each, none alike
 
 
-async def flood(client: Any, gate: ChunkGate, tmp_path: Any, queued_before: int) -> None:
-    """Queue PREVIEWS `/synth` previews while the gate holds the engine, then let everything run."""
+async def flood(client: Any, gate: ChunkGate, tmp_path: Any, jobs_before: int) -> None:
+    """Queue PREVIEWS `/synth` previews while the gate holds the engine, then let everything run.
+    Queued means enqueued (a live job): `queue_size` counts a preview's sections from its reservation,
+    before its enqueue, and one enqueued after the gate opened ran after the batch."""
     scheduler = client.app[SCHEDULER_KEY]
     previews = [
         asyncio.create_task(
@@ -31,7 +33,7 @@ async def flood(client: Any, gate: ChunkGate, tmp_path: Any, queued_before: int)
         )
         for i, text in enumerate(PREVIEW_TEXTS)
     ]
-    await until(lambda: scheduler.queue_size() == queued_before + PREVIEWS, "the previews queued")
+    await until(lambda: len(scheduler.admission.live_jobs()) == jobs_before + PREVIEWS, "the previews queued")
     gate.open()
     for answer in await asyncio.gather(*previews):
         assert (await answer.json())["status"] == "ok"
@@ -58,7 +60,7 @@ async def test_a_waiting_batch_goes_next_once_passed_over_by_the_limit(worker, t
     await until(lambda: engine.calls == ["가" * 5], "the first /synth holding the engine")
     sections = [{"idx": 0, "text": "배" * 5}, {"idx": 1, "text": "밤" * 5}]
     job_id = (await (await client.post("/synth_batch?async=1", json={"sections": sections})).json())["job_id"]
-    await flood(client, gate, tmp_path, queued_before=3)
+    await flood(client, gate, tmp_path, jobs_before=2)  # the first /synth, the batch
     assert (await (await first).json())["status"] == "ok"
     await batch_ended(client, job_id)
     # before: all the previews, then the batch; now the batch's first section after PASSED_OVER_LIMIT
@@ -76,7 +78,7 @@ async def test_a_batch_section_pauses_for_at_most_the_limit_of_preview_sections(
     job_id = (await (await client.post("/synth_batch?async=1", json={"sections": sections})).json())["job_id"]
     gate.allow(2)
     await until(lambda: gate.passed >= 2, "two chunks of the batch section")
-    await flood(client, gate, tmp_path, queued_before=1)
+    await flood(client, gate, tmp_path, jobs_before=1)
     await batch_ended(client, job_id)
     last_batch_chunk = len(engine.made) - 1 - engine.made[::-1].index(long_text)
     inside = {text for text in engine.made[:last_batch_chunk] if text != long_text}

@@ -388,13 +388,17 @@ async def test_a_download_far_longer_than_the_live_buffer_arrives_whole(worker):
     assert len(first + rest) == expected_samples(text, seconds_per_char=0.2) * 2 == 200 * RATE * 2
 
 
-async def test_a_slow_speed_download_is_not_a_slow_consumer(worker):
+async def test_a_slow_speed_download_is_not_a_slow_consumer(worker, monkeypatch):
     """The unread-audio bound assumed 0.3 s of audio per character; at speed 0.25 a text makes four
-    times that, so a long one, made fast and read at the listener's pace, was cut as a slow consumer."""
+    times that, so a long one, made fast and read at the listener's pace, was cut as a slow consumer.
+    At a tenth of the scale (a 60 s floor, 200 characters a section): 10 times less audio to make."""
+    from npu_worker.openai_compat import speech
+
+    monkeypatch.setattr(speech, "DOWNLOAD_BUFFER_SECONDS", 60.0)
     engine = ToneEngine(seconds_per_char=0.2, chunk_seconds=0.5)
-    client = await worker(engine)
+    client = await worker(engine, max_text_chars=200)
     scheduler = client.app[SCHEDULER_KEY]
-    text = "가" * 1000  # 800 s of audio at speed 0.25: more than the 600 s a download held
+    text = "가" * 100  # 80 s of audio at speed 0.25: more than the 60 s (0.3 s x 200) a download held
     body = {"input": text, "response_format": "pcm", "speed": 0.25}
     async with client.post("/v1/audio/speech", json=body) as response:
         first = await response.content.readany()
@@ -439,7 +443,10 @@ async def test_a_speech_start_cancelled_while_its_job_is_admitted_leaves_no_job_
         await starting
     release.set()
     await until(admitted.is_set)
-    await asyncio.sleep(0.2)  # the admitted run's cancel (if any) reaches the scheduler
+    live = scheduler.admission.live_jobs
+    await until(
+        lambda: sum(not job.cancel_requested.is_set() for job in live()) == 1, "only the held run live"
+    )
     gate.open()
     (await held).cancel()
     await until(lambda: scheduler.jobs_running() == 0)

@@ -48,7 +48,8 @@ async def preview_during(client, gate: ChunkGate, running, preview_text: str, tm
     preview = asyncio.create_task(
         client.post("/synth", json={"text": preview_text, "output_path": str(tmp_path / "p.wav")})
     )
-    await asyncio.sleep(0.2)  # the preview is queued
+    admission = client.app[SCHEDULER_KEY].admission
+    await wait_until(lambda: len(admission.live_jobs()) == 2)  # the preview is queued behind `running`
     gate.open()
     await first
     return await (await preview).json()
@@ -109,7 +110,7 @@ async def test_a_batch_section_pauses_for_a_preview_after_its_previous_section_e
     preview = asyncio.create_task(
         client.post("/synth", json={"text": "나" * 10, "output_path": str(tmp_path / "p.wav")})
     )
-    await wait_until(lambda: scheduler.queue_size() == 2)  # the preview queued
+    await wait_until(lambda: len(scheduler.admission.live_jobs()) == 2)  # the preview queued
     gate.open()
     assert (await (await preview).json())["status"] == "ok"
     await wait_until(lambda: engine.made.count(long_text) == 20)

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -52,6 +53,25 @@ def wait_running(base: str, job_id: str) -> None:
     while get(base, f"/jobs/{job_id}/status")["status"] != "running":
         assert time.monotonic() < deadline, "the job never started"
         time.sleep(0.01)
+
+
+def read_until(process: subprocess.Popen, text: str) -> str:
+    """The process's stderr (a text pipe) up to and including the first line holding `text`."""
+    assert process.stderr is not None
+    lines: list[str] = []
+
+    def read() -> None:
+        for line in process.stderr:  # type: ignore[union-attr]
+            lines.append(line)
+            if text in line:
+                return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(seconds(10))
+    read_so_far = "".join(lines)
+    assert not reader.is_alive() and text in read_so_far, f"no {text!r} in: {read_so_far}"
+    return read_so_far
 
 
 def terminate(process: subprocess.Popen) -> tuple[float, str]:
@@ -145,11 +165,12 @@ def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
     process, _ = slow_section(tmp_path / "state", grace=60)  # the grace would let the section finish
     try:
         process.send_signal(signal.SIGTERM)
-        time.sleep(0.5)  # the drain has begun
+        head = read_until(process, "SIGTERM: shutting down")  # the drain has begun
         assert process.poll() is None
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
         _, log = process.communicate(timeout=seconds(30))
+        log = head + log
     finally:
         process.kill()
     assert process.returncode == 1 and time.monotonic() - started < seconds(3.0), log

@@ -146,6 +146,14 @@ def test_upstream_http_error_becomes_engine_error_with_its_text(engine):
         list(engine.stream(SynthesisRequest("CRASH " + TEXT)))
 
 
+def phase_says(engine: SovitsEngine, words: str) -> None:
+    """Wait until the engine's load phase (what /health shows while it loads) holds `words`."""
+    deadline = time.monotonic() + seconds(10)
+    while words not in (engine.load_phase or ""):
+        assert time.monotonic() < deadline, f"load phase {engine.load_phase!r}, not {words!r}"
+        time.sleep(0.01)
+
+
 def test_close_ends_the_wait_for_an_unreachable_upstream_with_model_load_error():
     engine = SovitsEngine(closed_port_base())
     outcome = in_thread(engine.load)
@@ -161,8 +169,8 @@ def test_load_waits_for_an_upstream_that_is_still_loading(upstream):
     upstream.health = {"status": "loading", "loaded": False}
     engine = SovitsEngine(upstream.base, load_retry_cap=0.1)
     outcome = in_thread(engine.load)
-    time.sleep(0.3)
-    assert outcome.running() and "not ready yet" in (engine.load_phase or "")
+    phase_says(engine, "not ready yet")
+    assert outcome.running()
     upstream.health = {"status": "ok", "loaded": True, "device": "cuda"}
     assert outcome.error(within=seconds(1)) is None
     assert engine.info.device == "cuda" and engine.load_phase is None
@@ -173,8 +181,7 @@ def test_load_waits_for_an_upstream_that_comes_up_later():
     base = closed_port_base()
     engine = SovitsEngine(base, load_retry_cap=0.1)
     outcome = in_thread(engine.load)
-    time.sleep(0.3)
-    assert "connection refused" in (engine.load_phase or "")
+    phase_says(engine, "connection refused")
     with SovitsStandIn(port=int(base.rsplit(":", 1)[1])):
         assert outcome.error(within=seconds(1)) is None
         list(engine.stream(SynthesisRequest(TEXT)))

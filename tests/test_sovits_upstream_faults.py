@@ -72,11 +72,19 @@ def test_a_trickling_upstream_is_ended_at_the_total_deadline(script: Script):
         assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
 
 
+def asked(rogue: RogueUpstream) -> None:
+    """Until the upstream has the engine's request (a call is in flight; 0.3 s of sleep was not always)."""
+    deadline = time.monotonic() + seconds(10)
+    while not rogue.asked:
+        assert time.monotonic() < deadline, "the engine never called the upstream"
+        time.sleep(0.01)
+
+
 def test_a_cancel_stops_a_slow_upstream_call_at_once():
     with RogueUpstream(silent) as rogue:
         engine = loaded_against(rogue)
         outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
-        time.sleep(0.3)
+        asked(rogue)
         assert engine.interrupt(False) is True
         started = time.monotonic()
         assert isinstance(outcome.error(seconds(0.5)), Interrupted)
@@ -217,7 +225,7 @@ def test_a_cancel_ends_the_retries():
     with RogueUpstream(raw(b"")) as rogue:
         engine = loaded_against(rogue)
         outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
-        time.sleep(0.3)
+        asked(rogue)  # the retries have begun: a cancel before the first call finds none to stop
         engine.interrupt(False)
         assert isinstance(outcome.error(seconds(0.5)), Interrupted)
         engine.close()

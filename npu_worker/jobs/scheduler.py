@@ -324,6 +324,10 @@ class Scheduler:
             raise
         self.stats.count("jobs_submitted")
         self.admission.enqueue(job)
+        if job.preview and self.admission.stopping:
+            # Admitted off the loop, it was counted before the drain began and queued after the drain
+            # may have ended the waiting previews: no section of it will run, so it ends now too.
+            shutdown.end_waiting_previews(self)
 
     def _sections(self, job: Job, request: BatchRequest) -> list[Section]:
         """The job's sections with their files resolved; two that would write one file are refused

@@ -143,17 +143,26 @@ def test_padding_to_a_bucket_changes_the_final_mel_by_at_most_half_a_percent(rea
         assert relative_l2(reference, padded) <= 0.005, (frames, bucketed.bucket_for(aligned))
 
 
-def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(tiny_model_dir, tmp_path):
-    config = engine_config(tiny_model_dir, tmp_path, fixed_shapes=True)
-    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(255, 511, 767))))
+@pytest.fixture(scope="module")
+def fixed_shape_engine(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> ZipVoiceEngine:
+    """One engine with `fixed_shapes` and buckets 255 and 511 for the module: opening its bucket
+    sessions is most of a test's time, and a request only reads them (its traces are its own)."""
+    config = engine_config(tiny_model_dir, tmp_path_factory.mktemp("fixed-state"), fixed_shapes=True)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(255, 511))))
     engine.load()
+    return engine
+
+
+def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(fixed_shape_engine):
+    engine = fixed_shape_engine
     assert engine.info.device == "cpu"
     decoder = engine.models.decoder
-    assert isinstance(decoder, runtime.BucketedDecoder) and decoder.buckets == [255, 511, 767]
+    assert isinstance(decoder, runtime.BucketedDecoder) and decoder.buckets == [255, 511]
     audio = np.concatenate(
         list(engine.stream(SynthesisRequest("안녕하세요. 오늘은 배터리를 봅니다.", seed=3)))
     )
     assert audio.size > 0 and np.isfinite(audio).all()
+    assert engine.traces
     for trace in engine.traces:  # every segment generated at a length that pads only in front
         size = decoder.bucket_for(trace.frames)
         assert size is not None and (size - trace.frames) % runtime.PHASE == 0
@@ -175,13 +184,11 @@ def test_the_encoder_fed_speed_for_frames_yields_exactly_that_many_frames(real_s
         assert encoder(tokens, prompt_tokens, prompt_frames, speed).shape[1] == frames
 
 
-def test_no_segment_outgrows_the_largest_bucket_when_the_buckets_are_fewer(tiny_model_dir, tmp_path):
+def test_no_segment_outgrows_the_largest_bucket_when_the_buckets_are_fewer(fixed_shape_engine):
     """With fewer or smaller buckets than the default (prepare --buckets, as the NPU-memory error
     advises) the planner still cut segments for 18 s, so every longer one ran on the CPU's overflow
     decoder behind the caller's back: a segment plus its prompt must fit the largest bucket."""
-    config = engine_config(tiny_model_dir, tmp_path, fixed_shapes=True)
-    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(255, 511))))
-    engine.load()
+    engine = fixed_shape_engine
     decoder = engine.models.decoder
     assert isinstance(decoder, runtime.BucketedDecoder)
     text = " ".join(["오늘은 배터리의 구조와 원리를 차례로 살펴보고 그 특성을 정리합니다."] * 4)
