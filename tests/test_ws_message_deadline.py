@@ -37,7 +37,7 @@ async def test_a_message_that_never_finishes_loses_its_connection(served, path):
 
 @pytest.mark.parametrize("path", PATHS)
 async def test_a_slow_message_that_finishes_within_the_body_timeout_is_read(served, path):
-    listener = await served(body_timeout=3.0)  # the message takes about 1.8 s
+    listener = await served(body_timeout=seconds(6.0))  # the message takes about 1.8 s (more under load)
     async with websockets.connect(f"ws://127.0.0.1:{listener.port}{path}") as ws:
 
         async def slowly():
