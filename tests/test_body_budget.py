@@ -16,7 +16,7 @@ import pytest
 import websockets
 from aiohttp.streams import StreamReader
 
-from npu_worker import body_budget
+from npu_worker import body_budget, server
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.body_budget import BodyBudget
 from npu_worker.config import add_settings_arguments, load_settings
@@ -453,3 +453,29 @@ async def test_a_lecture_batch_pipelined_behind_another_request_is_served(served
         writer.transport.abort()
     assert answers.startswith(b"HTTP/1.1 200 ")
     assert answers.count(b"HTTP/1.1 200 ") == 2 and b'"total": 39' in answers, answers[-300:]
+
+
+async def test_a_body_drained_after_an_early_answer_is_not_counted_as_the_next_headers(served, monkeypatch):
+    """A lecture batch sent with a wrong token is answered 401 before its body is read; aiohttp then
+    drains the body and keeps the connection. Before, the drained body counted as the next request's
+    headers: past 64 KiB the caller got a stray 431 and its connection cut while it was still sending
+    (a reset, not the 401), and the next request on the connection was never answered."""
+    monkeypatch.setattr(server, "LINGER_SECONDS", seconds(10))  # (the drain is not what is tested)
+    listener = await served(token="a-token-of-twenty-chars")
+    batch = lecture_batch()
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(
+            b"POST /synth_batch?async=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n"
+            + f"Content-Type: application/json\r\nContent-Length: {len(batch)}\r\n\r\n".encode()
+        )
+        async with asyncio.timeout(seconds(10)):
+            refused = await reader.readuntil(b"\r\n\r\n")
+            assert refused.startswith(b"HTTP/1.1 401 ")
+            length = int(refused.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            writer.write(batch + b"GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            after = await reader.read()
+    finally:
+        writer.transport.abort()
+    assert after.startswith(b"HTTP/1.1 200 ") and b'"ready": true' in after, after[:200]
