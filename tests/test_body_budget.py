@@ -479,3 +479,18 @@ async def test_a_body_drained_after_an_early_answer_is_not_counted_as_the_next_h
     finally:
         writer.transport.abort()
     assert after.startswith(b"HTTP/1.1 200 ") and b'"ready": true' in after, after[:200]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "answer"), [("GET", "/health", 200), ("DELETE", "/jobs/none", 404)]
+)
+async def test_an_empty_chunked_body_on_a_route_that_reads_none_is_no_body(served, method, path, answer):
+    """`Transfer-Encoding: chunked` with only its last chunk is an empty body, as `Content-Length: 0`
+    is (a client that streams an empty body sends it): before, `a GET request takes no body`."""
+    listener = await served()
+    status, _, body = await raw_answer(
+        listener.port,
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n".encode()
+        + b"Connection: close\r\n\r\n0\r\n\r\n",
+    )
+    assert status.startswith(f"HTTP/1.1 {answer} ".encode()), body
