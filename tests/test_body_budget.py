@@ -494,3 +494,19 @@ async def test_an_empty_chunked_body_on_a_route_that_reads_none_is_no_body(serve
         + b"Connection: close\r\n\r\n0\r\n\r\n",
     )
     assert status.startswith(f"HTTP/1.1 {answer} ".encode()), body
+
+
+@pytest.mark.parametrize(("method", "path"), [("PUT", "/synth_batch"), ("PATCH", "/v1/audio/speech")])
+async def test_a_body_sent_with_a_wrong_method_is_told_the_method_is_wrong(served, method, path):
+    """A lecture batch PUT to `/synth_batch` was told `a PUT request takes no body`, as if only the
+    body were wrong: it is the method (405, with `Allow`), and the connection still closes unread."""
+    listener = await served()
+    batch = json.dumps({"sections": [{"idx": 0, "text": "안녕하세요"}]}).encode()
+    status, headers, body = await raw_answer(
+        listener.port,
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n".encode()
+        + f"Content-Length: {len(batch)}\r\n\r\n".encode()
+        + batch,
+    )
+    assert status.startswith(b"HTTP/1.1 405 ") and headers["allow"] == "POST", (status, body)
+    assert headers["connection"] == "close"

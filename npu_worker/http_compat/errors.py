@@ -135,9 +135,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         # connection, outside the body budget) for as long as a long answer (a job's events) ran. (An
         # empty chunked body, its last chunk already in, is no body, as `Content-Length: 0` is.)
         request[CLOSE_AFTER_KEY] = True
-        refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
-        refused.force_close()
-        return refused
+        if request.match_info.http_exception is None:  # (a wrong method or path is told so: 405, 404)
+            refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
+            refused.force_close()
+            return refused
     try:
         response = await handler(request)
     except WorkerError as exc:
