@@ -510,3 +510,21 @@ async def test_a_body_sent_with_a_wrong_method_is_told_the_method_is_wrong(serve
     )
     assert status.startswith(b"HTTP/1.1 405 ") and headers["allow"] == "POST", (status, body)
     assert headers["connection"] == "close"
+
+
+def test_no_slow_body_is_dropped_for_one_that_would_find_no_room_anyway():
+    """Before, room was made by dropping slow bodies one by one, and the new body was then refused all
+    the same when they freed too little: a slow upload lost (its caller's 503) for nothing."""
+    budget = BodyBudget(1000)
+    dropped: list[str] = []
+    slow = budget.hold(lambda error: dropped.append("slow"))
+    young = budget.hold(lambda error: dropped.append("young"))
+    slow.grow(300)
+    slow.since -= body_budget.SLOW_BODY_SECONDS  # it has been arriving long enough to be dropped
+    young.grow(600)
+    new = budget.hold(lambda error: dropped.append("new"))
+    with pytest.raises(Exception, match="BodyBudgetFull"):
+        new.grow(500)  # 400 past the total: dropping the slow body frees 300, too little
+    assert dropped == [] and budget.held == 900 and slow.size == 300 and budget.refused == 1
+    new.grow(350)  # 250 past it: the slow body's 300 make room
+    assert dropped == ["slow"] and budget.held == 950
