@@ -6,8 +6,8 @@ under its own limit. Every body being read (`read_body`, a voice upload) and eve
 still arriving (`ws_server/message_deadline.py`) holds its bytes here as they come. A body that needs
 more than is left first makes room by dropping the body that has been arriving longest, for at least
 SLOW_BODY_SECONDS (a lecture batch sent at once arrives within milliseconds; bodies held open are
-trickled), the way the connection cap evicts a slow body; if none is that old, it is refused with
-`BodyBudgetFull` (503, `Retry-After`). A dropped body's reader is refused the same way.
+trickled), the way the connection cap evicts a slow body; if dropping all those that old would not
+make room, none is dropped and it is refused with `BodyBudgetFull` (503, `Retry-After`). A dropped body's reader is refused the same way.
 
 Pure bookkeeping on the event loop's thread (no lock): the readers call `grow`/`close`; what dropping
 a body means (its reader refused, its connection cut) is the `drop` callback each reader gives.
@@ -43,17 +43,23 @@ class BodyBudget:
     def has_room(self, size: int) -> bool:
         """Whether a body of `size` bytes would find room now, dropping what may be dropped (a caller
         that waits for `100 Continue` is told before it sends the body)."""
+        return self.held - self._droppable() + size <= self.total
+
+    def _droppable(self, asking: BodyHold | None = None) -> int:
+        """The bytes dropping every body arriving for SLOW_BODY_SECONDS (but `asking`) would free."""
         since = time.monotonic() - SLOW_BODY_SECONDS
         droppable = 0
         for hold in self._holds:  # in arrival order
             if hold.since > since:
                 break
-            droppable += hold.size
-        return self.held - droppable + size <= self.total
+            if hold is not asking:
+                droppable += hold.size
+        return droppable
 
     def _take(self, hold: BodyHold, size: int) -> None:
-        if self.held + size > self.total:
-            self._make_room(hold, self.held + size - self.total)
+        # (only when dropping makes room: else a slow body was lost and this one refused all the same)
+        if (needed := self.held + size - self.total) > 0 and self._droppable(hold) >= needed:
+            self._make_room(hold, needed)
         if self.held + size > self.total:
             self.refused += 1
             raise BodyBudgetFull(

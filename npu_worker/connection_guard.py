@@ -200,6 +200,7 @@ class GuardedHandler(RequestHandler):
         self.bytes_received = 0  # on this connection so far (a WebSocket's message deadline reads it)
         self._header_bytes = 0  # received for headers not yet complete; -1: their end was seen
         self._header_tail = b""  # the last bytes of them (an end split across two pieces)
+        self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -213,9 +214,13 @@ class GuardedHandler(RequestHandler):
 
     def data_received(self, data: bytes) -> None:
         self.bytes_received += len(data)
+        draining = self._unread_body is not None  # (not ended before this piece: the piece is its body)
         super().data_received(data)
         self._refuse_body_the_parser_refused()
-        if self._header_bytes >= 0 and self in self.guard.waiting:
+        if draining:
+            if self._unread_body is not None and self._unread_body.is_eof():
+                self._unread_body = None  # (what follows the body's end in this piece goes uncounted)
+        elif self._header_bytes >= 0 and self in self.guard.waiting:
             self._count_header_bytes(data)
         if self.on_received is not None:
             self.on_received()
@@ -235,6 +240,10 @@ class GuardedHandler(RequestHandler):
             self._refuse_headers()
 
     def _await_headers(self) -> None:
+        # An answer sent before its body was read (a 401, a 404): aiohttp drains the body then, for
+        # LINGER_SECONDS, and it was counted as the next request's headers (a stray 431, a reset).
+        body = self.guard.body_of(self)
+        self._unread_body = body if body is not None and not body.is_eof() else None
         self._header_bytes, self._header_tail = 0, b""
         self.guard.await_headers(self)
 

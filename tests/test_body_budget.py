@@ -16,7 +16,7 @@ import pytest
 import websockets
 from aiohttp.streams import StreamReader
 
-from npu_worker import body_budget
+from npu_worker import body_budget, server
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.body_budget import BodyBudget
 from npu_worker.config import add_settings_arguments, load_settings
@@ -453,3 +453,78 @@ async def test_a_lecture_batch_pipelined_behind_another_request_is_served(served
         writer.transport.abort()
     assert answers.startswith(b"HTTP/1.1 200 ")
     assert answers.count(b"HTTP/1.1 200 ") == 2 and b'"total": 39' in answers, answers[-300:]
+
+
+async def test_a_body_drained_after_an_early_answer_is_not_counted_as_the_next_headers(served, monkeypatch):
+    """A lecture batch sent with a wrong token is answered 401 before its body is read; aiohttp then
+    drains the body and keeps the connection. Before, the drained body counted as the next request's
+    headers: past 64 KiB the caller got a stray 431 and its connection cut while it was still sending
+    (a reset, not the 401), and the next request on the connection was never answered."""
+    monkeypatch.setattr(server, "LINGER_SECONDS", seconds(10))  # (the drain is not what is tested)
+    listener = await served(token="a-token-of-twenty-chars")
+    batch = lecture_batch()
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(
+            b"POST /synth_batch?async=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\n"
+            + f"Content-Type: application/json\r\nContent-Length: {len(batch)}\r\n\r\n".encode()
+        )
+        async with asyncio.timeout(seconds(10)):
+            refused = await reader.readuntil(b"\r\n\r\n")
+            assert refused.startswith(b"HTTP/1.1 401 ")
+            length = int(refused.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+            await reader.readexactly(length)
+            writer.write(batch + b"GET /ready HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            after = await reader.read()
+    finally:
+        writer.transport.abort()
+    assert after.startswith(b"HTTP/1.1 200 ") and b'"ready": true' in after, after[:200]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "answer"), [("GET", "/health", 200), ("DELETE", "/jobs/none", 404)]
+)
+async def test_an_empty_chunked_body_on_a_route_that_reads_none_is_no_body(served, method, path, answer):
+    """`Transfer-Encoding: chunked` with only its last chunk is an empty body, as `Content-Length: 0`
+    is (a client that streams an empty body sends it): before, `a GET request takes no body`."""
+    listener = await served()
+    status, _, body = await raw_answer(
+        listener.port,
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n".encode()
+        + b"Connection: close\r\n\r\n0\r\n\r\n",
+    )
+    assert status.startswith(f"HTTP/1.1 {answer} ".encode()), body
+
+
+@pytest.mark.parametrize(("method", "path"), [("PUT", "/synth_batch"), ("PATCH", "/v1/audio/speech")])
+async def test_a_body_sent_with_a_wrong_method_is_told_the_method_is_wrong(served, method, path):
+    """A lecture batch PUT to `/synth_batch` was told `a PUT request takes no body`, as if only the
+    body were wrong: it is the method (405, with `Allow`), and the connection still closes unread."""
+    listener = await served()
+    batch = json.dumps({"sections": [{"idx": 0, "text": "안녕하세요"}]}).encode()
+    status, headers, body = await raw_answer(
+        listener.port,
+        f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n".encode()
+        + f"Content-Length: {len(batch)}\r\n\r\n".encode()
+        + batch,
+    )
+    assert status.startswith(b"HTTP/1.1 405 ") and headers["allow"] == "POST", (status, body)
+    assert headers["connection"] == "close"
+
+
+def test_no_slow_body_is_dropped_for_one_that_would_find_no_room_anyway():
+    """Before, room was made by dropping slow bodies one by one, and the new body was then refused all
+    the same when they freed too little: a slow upload lost (its caller's 503) for nothing."""
+    budget = BodyBudget(1000)
+    dropped: list[str] = []
+    slow = budget.hold(lambda error: dropped.append("slow"))
+    young = budget.hold(lambda error: dropped.append("young"))
+    slow.grow(300)
+    slow.since -= body_budget.SLOW_BODY_SECONDS  # it has been arriving long enough to be dropped
+    young.grow(600)
+    new = budget.hold(lambda error: dropped.append("new"))
+    with pytest.raises(Exception, match="BodyBudgetFull"):
+        new.grow(500)  # 400 past the total: dropping the slow body frees 300, too little
+    assert dropped == [] and budget.held == 900 and slow.size == 300 and budget.refused == 1
+    new.grow(350)  # 250 past it: the slow body's 300 make room
+    assert dropped == ["slow"] and budget.held == 950

@@ -130,13 +130,15 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         )
         refused.force_close()
         return refused
-    if request.method != "POST" and request.body_exists:
+    if request.method != "POST" and request.body_exists and not request.content.at_eof():
         # Only POST routes read a body. aiohttp buffered the unread one (twice its 256 KiB read size a
-        # connection, outside the body budget) for as long as a long answer (a job's events) ran.
+        # connection, outside the body budget) for as long as a long answer (a job's events) ran. (An
+        # empty chunked body, its last chunk already in, is no body, as `Content-Length: 0` is.)
         request[CLOSE_AFTER_KEY] = True
-        refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
-        refused.force_close()
-        return refused
+        if request.match_info.http_exception is None:  # (a wrong method or path is told so: 405, 404)
+            refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
+            refused.force_close()
+            return refused
     try:
         response = await handler(request)
     except WorkerError as exc:
