@@ -391,6 +391,7 @@ async def test_a_caller_waiting_for_100_continue_hears_of_a_spent_budget_before_
         assert status.startswith(b"HTTP/1.1 503 ") and headers["retry-after"] == "1"
         name = body["error"]["code"] if shape == "openai" else body["error"].split(":")[0]
         assert name == "BodyBudgetFull"
+        assert budget.refused == 1  # counted in /metrics as a body refused for want of room
         # with room, it is told to go on
         reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
         writer.write(head.replace(str(600 * KIB), str(100 * KIB)).encode())

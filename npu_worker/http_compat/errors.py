@@ -101,6 +101,7 @@ def _expect_refusal(request: web.Request, limit: int | None) -> web.Response | N
         return _shape_of(request)(too_large, too_large.http_status)
     budget = request.app[BODY_BUDGET_KEY]
     if request.content_length is not None and not budget.has_room(request.content_length):
+        budget.refused += 1  # as a body refused while it is read
         full = BodyBudgetFull(
             f"the worker holds {budget.held} bytes of request bodies being received "
             f"(--body-budget-bytes {budget.total}); send it again shortly"
