@@ -4,6 +4,7 @@ ModelLoadError saying "sovits_worker ..." with the reason, never the upstream's 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,8 +19,10 @@ from typing import Any
 
 import pytest
 
+from npu_worker.engine import sovits
 from npu_worker.engine.base import Interrupted, SynthesisRequest
 from npu_worker.engine.sovits import SovitsEngine
+from npu_worker.jobs.runner import Runner
 from npu_worker.protocol import EngineError, ModelLoadError
 from tests.sovits_rogue import (
     RogueUpstream,
@@ -229,6 +232,106 @@ def test_a_cancel_ends_the_retries():
         engine.interrupt(False)
         assert isinstance(outcome.error(seconds(0.5)), Interrupted)
         engine.close()
+
+
+@pytest.fixture
+def held_before_the_call(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """(entered, go): each section's stream holds after it started, before its upstream call opens,
+    until `go` (the work dir's sweep is that point), so a cancel lands exactly there."""
+    entered, go = threading.Event(), threading.Event()
+    sweep = sovits._sweep
+
+    def held(work_dir: Path) -> None:
+        entered.set()
+        go.wait(seconds(10))
+        sweep(work_dir)
+
+    monkeypatch.setattr(sovits, "_sweep", held)
+    return entered, go
+
+
+def test_a_cancel_before_the_upstream_call_opens_stops_it(held_before_the_call):
+    """The cancel found no call in flight and the call then ran to its end (900 s on a silent upstream),
+    the engine busy for everybody although its caller had cancelled."""
+    entered, go = held_before_the_call
+    with RogueUpstream(silent) as rogue:
+        engine = loaded_against(rogue)
+        try:
+            outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
+            assert entered.wait(seconds(5))
+            assert engine.interrupt(False) is True
+            go.set()
+            assert isinstance(outcome.error(seconds(1)), Interrupted)
+            assert rogue.asked == 0, "the upstream was asked although the section was cancelled"
+        finally:
+            engine.close()
+
+
+def test_a_cancel_before_a_stream_is_iterated_stops_its_call():
+    """`stream()` makes its section current at once: the runner checks its cancel flag after it, so a
+    cancel between the call and the first chunk asked for must reach this section's call."""
+    with RogueUpstream(silent) as rogue:
+        engine = loaded_against(rogue)
+        try:
+            section = engine.stream(SynthesisRequest(TEXT))
+            assert engine.interrupt(False) is True
+            assert isinstance(in_thread(lambda: list(section)).error(seconds(1)), Interrupted)
+            assert rogue.asked == 0
+        finally:
+            engine.close()
+
+
+def test_a_cancel_of_a_section_that_has_ended_spares_the_next_one(upstream, held_before_the_call):
+    """A cancel that lands after a section's call ended (its audio still being handed on) stops
+    nothing, and the next section, even one already started, is made in full."""
+    entered, go = held_before_the_call
+    go.set()
+    engine = SovitsEngine(upstream.base)
+    engine.load()
+    try:
+        first = engine.stream(SynthesisRequest(TEXT))
+        assert next(first).size > 0
+        assert engine.interrupt(False) is False  # its call has ended: nothing to stop
+        list(first)
+        go.clear()
+        entered.clear()
+        outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
+        assert entered.wait(seconds(5))
+        go.set()
+        assert outcome.error(seconds(5)) is None
+        assert len(upstream.requests) == 2
+    finally:
+        engine.close()
+
+
+async def test_a_cancel_before_the_runner_asks_the_engine_makes_no_upstream_call(worker, monkeypatch):
+    """A DELETE that lands after the section was taken but before the runner asked the engine for
+    its stream (while it checks the section: a reference read, a cache look-up) found no call to
+    stop, and the call then ran on a silent upstream for 900 s, every other job waiting behind it."""
+    entered, go = threading.Event(), threading.Event()
+    check = Runner._check_section
+
+    def held(self: Runner, job: Any, section: Any) -> None:
+        entered.set()
+        go.wait(seconds(10))
+        check(self, job, section)
+
+    monkeypatch.setattr(Runner, "_check_section", held)
+    with RogueUpstream(silent) as rogue:
+        client = await worker(SovitsEngine(rogue.base))
+        try:
+            answer = await client.post("/synth_batch?async=1", json={"sections": [{"text": TEXT}]})
+            job = (await answer.json())["job_id"]
+            assert await asyncio.to_thread(entered.wait, seconds(5))
+            assert (await client.delete(f"/jobs/{job}")).status == 200
+            go.set()
+            async with asyncio.timeout(seconds(2)):
+                events = await (await client.get(f"/jobs/{job}/events")).text()
+            done = json.loads(events.splitlines()[-1])
+            assert done["event"] == "done" and done["cancelled"] is True
+            assert rogue.asked == 0, "the upstream was asked although the section was cancelled"
+        finally:
+            go.set()
 
 
 @pytest.mark.parametrize(
