@@ -334,6 +334,36 @@ async def test_a_cancel_before_the_runner_asks_the_engine_makes_no_upstream_call
             go.set()
 
 
+def test_a_close_as_a_section_starts_sweeps_nothing_outside_the_work_dir(upstream, tmp_path, monkeypatch):
+    """`close()` (the shutdown, past the runner's join) landing between the section's check of the work
+    dir and its sweep made that sweep `os.scandir(None)`: every file in the worker's current directory
+    was deleted. Here the close lands exactly there: at the section's first read of the work dir."""
+    monkeypatch.chdir(tmp_path)
+    precious = tmp_path / "lecture.pptx"
+    precious.write_bytes(b"slides")
+    engine = SovitsEngine(upstream.base)
+    engine.load()
+    armed = False
+
+    def read(self: SovitsEngine) -> Path | None:
+        nonlocal armed
+        value = self.__dict__["held_work_dir"]
+        if armed:
+            armed = False
+            self.close()  # as the shutdown's thread would, right after this read
+        return value
+
+    def write(self: SovitsEngine, value: Path | None) -> None:
+        self.__dict__["held_work_dir"] = value
+
+    monkeypatch.setattr(SovitsEngine, "_work_dir", property(read, write), raising=False)
+    engine._work_dir = engine.__dict__.pop("_work_dir")
+    armed = True
+    error = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT)))).error(seconds(2))
+    assert precious.exists(), "the section's sweep deleted a file in the current directory"
+    assert isinstance(error, EngineError) and "closing" in error.message, repr(error)
+
+
 @pytest.mark.parametrize(
     ("keyword", "message"),
     [

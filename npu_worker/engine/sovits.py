@@ -182,10 +182,11 @@ class SovitsEngine:
         return self._stream(request, section)
 
     def _stream(self, request: SynthesisRequest, section: _Section) -> Iterator[np.ndarray]:
-        if self._work_dir is None:
+        work_dir = self._work_dir  # read once: a `close()` meanwhile sets it to None, and a sweep of
+        if work_dir is None:  # None (os.scandir's default, ".") emptied the worker's current directory
             raise EngineError("sovits engine used before load()")
-        _sweep(self._work_dir)
-        output_path = self._work_dir / f"{uuid.uuid4().hex}.wav"
+        _sweep(work_dir)
+        output_path = work_dir / f"{uuid.uuid4().hex}.wav"
         try:
             self._post_synth(request, output_path, section)
             audio = resample(*self._read_wav(output_path), self.sample_rate)
