@@ -38,7 +38,7 @@ from tests.sovits_rogue import (
 from tests.sovits_standin import SovitsStandIn
 from tests.test_shutdown import wait_loaded
 from tests.test_sovits_engine import in_thread
-from tests.timing import seconds
+from tests.timing import seconds, until
 from tests.worker_process import free_port
 
 TEXT = "안녕하세요."
@@ -362,6 +362,24 @@ def test_a_close_as_a_section_starts_sweeps_nothing_outside_the_work_dir(upstrea
     error = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT)))).error(seconds(2))
     assert precious.exists(), "the section's sweep deleted a file in the current directory"
     assert isinstance(error, EngineError) and "closing" in error.message, repr(error)
+
+
+async def test_a_cancel_on_a_cluster_node_stops_the_upstream_call_at_once(worker, redis_server):
+    """With `--queue redis://`, a DELETE only flagged the job, a flag the engine sees between chunks:
+    the section's upstream call ran on (900 s on a silent upstream), the node's engine busy for all."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+
+    with RogueUpstream(silent) as rogue:
+        client = await worker(SovitsEngine(rogue.base), queue=redis_server.url, claim_timeout=1.0)
+        node = client.app[SCHEDULER_KEY].engine_node
+        answer = await client.post("/synth_batch?async=1", json={"sections": [{"text": TEXT}]})
+        job = (await answer.json())["job_id"]
+        await until(lambda: rogue.asked >= 1, "the section's call to the upstream")
+        assert (await client.delete(f"/jobs/{job}")).status == 200
+        async with asyncio.timeout(seconds(2)):
+            while node.running is not None:
+                await asyncio.sleep(0.02)
+        assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
 
 
 @pytest.mark.parametrize(
