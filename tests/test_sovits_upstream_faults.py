@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -22,6 +23,7 @@ import pytest
 from npu_worker.engine import sovits
 from npu_worker.engine.base import Interrupted, SynthesisRequest
 from npu_worker.engine.sovits import SovitsEngine
+from npu_worker.engine.sovits_call import Line, Upstream
 from npu_worker.jobs.runner import Runner
 from npu_worker.protocol import EngineError, ModelLoadError
 from tests.sovits_rogue import (
@@ -380,6 +382,49 @@ async def test_a_cancel_on_a_cluster_node_stops_the_upstream_call_at_once(worker
             while node.running is not None:
                 await asyncio.sleep(0.02)
         assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
+
+
+@pytest.fixture
+def full_accept_queue() -> Iterator[str]:
+    """The base of a listener that never accepts and whose accept queue is full: a connect to it hangs
+    (its SYN is dropped), as to an overloaded upstream or a host behind a dropping firewall."""
+    listener = socket.create_server(("127.0.0.1", 0), backlog=0)
+    held: list[socket.socket] = []
+    try:
+        while True:
+            filler = socket.socket()
+            held.append(filler)
+            filler.settimeout(0.2)
+            try:
+                filler.connect(listener.getsockname())
+            except TimeoutError:
+                break
+            assert len(held) < 16, "the accept queue never filled"
+        host, port = listener.getsockname()[:2]
+        yield f"http://{host}:{port}"
+    finally:
+        for filler in held:
+            filler.close()
+        listener.close()
+
+
+def test_a_shutdown_while_load_connects_ends_it_at_once(full_accept_queue):
+    """`cancel_load()` (a shutdown) while /health's connect hangs: the connect was not interruptible,
+    and the shutdown waited out its 10 s connect timeout."""
+    engine = SovitsEngine(full_accept_queue)
+    loading = in_thread(engine.load)
+    time.sleep(0.2)  # into its connect (if not yet there, it ends at once all the same)
+    engine.cancel_load()
+    assert isinstance(loading.error(seconds(3)), ModelLoadError)
+    engine.close()
+
+
+def test_a_cancel_while_the_call_connects_ends_it_at_once(full_accept_queue):
+    line = Line(60.0)
+    outcome = in_thread(lambda: Upstream.of(full_accept_queue).attempt(line, "POST", "/synth", b"{}"))
+    time.sleep(0.2)  # into its connect
+    line.end("interrupted")
+    assert isinstance(outcome.error(seconds(3)), Interrupted)
 
 
 @pytest.mark.parametrize(
