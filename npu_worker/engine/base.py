@@ -8,7 +8,9 @@ keep all their state in the generator, so that another stream may run while one 
 a class attribute `preemptible = True`: the engine thread then runs waiting previews at those points.
 An engine that can stop its work in flight from another thread has `interrupt(restart)`: the runner
 calls it when the running section is cancelled (its stream may then raise `Interrupted`) or, on a
-preemptible engine, when a preview starts waiting (a stopped step is redone after the pause).
+preemptible engine, when a preview starts waiting (a stopped step is redone after the pause). The runner
+checks for cancellation after `stream()` returns, before the first chunk: an engine that makes the
+section current in `stream()` itself (sovits) never misses a cancel that lands before its call opens.
 An engine whose `load()` may wait long on something outside (sovits waits for its upstream) has
 `cancel_load()`: a shutdown calls it from another thread and the load ends at once with ModelLoadError.
 """

@@ -84,6 +84,7 @@ class SovitsEngine:
         self._work_dir: Path | None = None
         self._lock = threading.Lock()
         self._line: Line | None = None
+        self._section: _Section | None = None  # the latest stream's, for `interrupt` to mark
         self._closed = threading.Event()
 
     @property
@@ -171,13 +172,23 @@ class SovitsEngine:
     # -- sections ----------------------------------------------------------------------------------
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
-        """Yield the upstream's audio for `request` at our rate, in `chunk_seconds` pieces."""
-        if self._work_dir is None:
+        """Yield the upstream's audio for `request` at our rate, in `chunk_seconds` pieces.
+
+        The section is this engine's current one from this call on (not from the first chunk asked
+        for), so a cancel that lands before its upstream call opens still stops that call."""
+        section = _Section()
+        with self._lock:
+            self._section = section
+        return self._stream(request, section)
+
+    def _stream(self, request: SynthesisRequest, section: _Section) -> Iterator[np.ndarray]:
+        work_dir = self._work_dir  # read once: a `close()` meanwhile sets it to None, and a sweep of
+        if work_dir is None:  # None (os.scandir's default, ".") emptied the worker's current directory
             raise EngineError("sovits engine used before load()")
-        _sweep(self._work_dir)
-        output_path = self._work_dir / f"{uuid.uuid4().hex}.wav"
+        _sweep(work_dir)
+        output_path = work_dir / f"{uuid.uuid4().hex}.wav"
         try:
-            self._post_synth(request, output_path)
+            self._post_synth(request, output_path, section)
             audio = resample(*self._read_wav(output_path), self.sample_rate)
             step = max(1, int(self.chunk_seconds * self.sample_rate))
             for start in range(0, audio.size, step):
@@ -186,18 +197,25 @@ class SovitsEngine:
             output_path.unlink(missing_ok=True)
 
     def interrupt(self, restart: bool) -> bool:
-        """Stop the upstream call in flight (any thread), for a cancel: its socket is shut down and the
-        stream raises `Interrupted` at once. A restart is declined: the upstream cannot pause."""
+        """Stop the current section's upstream call (any thread), for a cancel: its socket is shut
+        down and the stream raises `Interrupted` at once; a call not opened yet is never made. A
+        restart is declined: the upstream cannot pause. True unless that call has ended already.
+
+        Only the section of the latest `stream()` is marked, never a flag the next one would meet:
+        the runner checks its own cancel flag after `stream()` and between chunks (base.py)."""
         if restart:
             return False
         with self._lock:
-            line = self._line
-        if line is None:
-            return False
-        line.end("interrupted")
+            section = self._section
+            if section is None or section.called:
+                return False
+            section.stopped = True
+            line = section.line
+        if line is not None:
+            line.end("interrupted")
         return True
 
-    def _post_synth(self, request: SynthesisRequest, output_path: Path) -> None:
+    def _post_synth(self, request: SynthesisRequest, output_path: Path, section: _Section) -> None:
         """Ask the upstream for a wav at `output_path`; EngineError unless it says ok for that path."""
         body = {
             "text": request.text,
@@ -207,14 +225,14 @@ class SovitsEngine:
             "ref_wav": request.voice.ref_wav,
         }
         data = json.dumps(body, ensure_ascii=False).encode("utf-8")
-        line = self._open_line(self.synth_timeout)
+        line = self._open_line(self.synth_timeout, section)
         try:
             status, raw = self._exchange(line, "POST", "/synth", data, retry_seconds=self.retry_seconds)
         except Unavailable as error:
             log.warning("sovits_worker at %s: /synth %s", self.base, error.reason)
             raise EngineError(f"sovits_worker {error.reason}") from None
         finally:
-            self._close_line(line)
+            self._close_line(line, section)
         if status != 200:
             raise EngineError(f"sovits_worker answered {status}: {error_text(raw)}"[:2000])
         if not raw:
@@ -251,19 +269,27 @@ class SovitsEngine:
 
     # -- HTTP ----------------------------------------------------------------------------------------
 
-    def _open_line(self, timeout: float) -> Line:
+    def _open_line(self, timeout: float, section: _Section | None = None) -> Line:
+        """A line for one call (of `section`'s, if given), ended at once if the engine is closed or
+        the section was cancelled before its call opened."""
         line = Line(timeout)
         with self._lock:
             self._line = line
             if self._closed.is_set():
                 line.end("closed")
+            if section is not None:
+                section.line = line
+                if section.stopped:
+                    line.end("interrupted")
         return line
 
-    def _close_line(self, line: Line) -> None:
+    def _close_line(self, line: Line, section: _Section | None = None) -> None:
         line.done()
         with self._lock:
             if self._line is line:
                 self._line = None
+            if section is not None:
+                section.called = True
 
     def _exchange(
         self, line: Line, method: str, path: str, body: bytes | None, retry_seconds: float = 0.0
@@ -273,6 +299,7 @@ class SovitsEngine:
         end of the line. Raises Unavailable (why) or Interrupted."""
         started, delay = time.monotonic(), 0.1
         while True:
+            line.check()  # ended before it was opened (a cancel, a close): never asked
             try:
                 return self._upstream.attempt(line, method, path, body)
             except Unavailable as error:
@@ -291,6 +318,15 @@ class SovitsEngine:
             work_dir, self._work_dir = self._work_dir, None
         if work_dir is not None:
             shutil.rmtree(work_dir, ignore_errors=True)
+
+
+@dataclass
+class _Section:
+    """One `stream()`'s upstream call, as `interrupt` sees it (under the engine's lock)."""
+
+    stopped: bool = False  # cancelled: its call ends at once, or is never made
+    line: Line | None = None  # its call's line, once opened
+    called: bool = False  # its call has ended: nothing left to stop
 
 
 def _sweep(work_dir: Path) -> None:

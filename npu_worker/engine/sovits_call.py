@@ -15,11 +15,12 @@ import socket
 import ssl
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from npu_worker.engine.base import Interrupted
 
-CONNECT_TIMEOUT = 10.0  # at most this long for a connection (not interruptible while it connects)
+CONNECT_TIMEOUT = 10.0  # at most this long for a connection (its line can end it sooner)
 REPLY_LIMIT = 1 << 20  # a JSON reply
 ERROR_BODY_LIMIT = 64 << 10  # what of an error body is read (and at most 2000 characters shown)
 
@@ -102,6 +103,7 @@ class Upstream:
             )
         else:
             conn = http.client.HTTPConnection(self.host, self.port, timeout=connect)
+        conn._create_connection = connector(line)  # type: ignore[attr-defined]  # http.client's own hook
         try:
             try:
                 conn.connect()
@@ -134,6 +136,34 @@ class Upstream:
         finally:
             line.attach(None)
             conn.close()
+
+
+def connector(line: Line) -> Callable[..., socket.socket]:
+    """`socket.create_connection` for http.client, but each socket is on `line` before it connects: a
+    cancel or the deadline shuts it down, and that ends a connect in progress too (an upstream whose
+    accept queue was full kept a cancel waiting the whole CONNECT_TIMEOUT). The name look-up is not."""
+
+    def create_connection(
+        address: tuple[str, int], timeout: float | None = None, source_address: object = None
+    ) -> socket.socket:
+        host, port = address
+        error: OSError | None = None
+        for family, kind, proto, _, sockaddr in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(timeout)
+                line.attach(sock)
+                sock.connect(sockaddr)
+                return sock
+            except OSError as failed:
+                line.attach(None)
+                sock.close()
+                error = failed
+                if line.why is not None:  # ended: no other address is tried
+                    break
+        raise error or OSError("the name resolved to no address")
+
+    return create_connection
 
 
 def await_reply(sock: socket.socket) -> None:

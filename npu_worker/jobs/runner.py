@@ -338,8 +338,11 @@ class Runner:
     def _pull(self, job: Job, delivery: Delivery, source: Iterator[np.ndarray], pausable: bool) -> None:
         """Iterate an engine's stream (or a cached wav's chunks); at each chunk, a cancel stops it and
         a pausable engine's section lends the engine to waiting previews. A call the cancel stopped
-        (`Interrupted`) ends the section as the cancel it was."""
+        (`Interrupted`) ends the section as the cancel it was. A cancel that came before the stream
+        was made found no call to stop (`interrupt` marks only a made stream's): none is started."""
         try:
+            if job.cancel_requested.is_set():
+                return
             for chunk in source:
                 if not delivery.take(chunk):
                     return

@@ -190,6 +190,16 @@ class EngineNode(QueueConsumer):
         known = self._known.get(job_id)
         if known is not None:
             known[0].cancel_requested.set()
+            self._stop_call(known[0])
+
+    def _stop_call(self, job: Job) -> None:
+        """`job`, flagged cancelled, is the one running here: its engine call in flight stops now too
+        (sovits: its upstream call, which has no chunk to see the flag at until the upstream answers;
+        ZipVoice: its onnxruntime call). On the loop, like `running`: the engine thread runs no other
+        job's section meanwhile (sections never nest here)."""
+        interrupt = getattr(self.runner.engine, "interrupt", None)
+        if self.running is job and callable(interrupt):
+            interrupt(False)
 
     async def listen_for_cancels(self) -> None:
         """Cancels published by any node stop the section running here at its next chunk (a cancel
@@ -285,6 +295,7 @@ class EngineNode(QueueConsumer):
         seq = await retried(lambda: self.jobs.append(job.id, event))
         if seq == 0:
             job.cancel_requested.set()
+            self._stop_call(job)
         return seq
 
     async def _keep_claim(self, item: WorkItem) -> None:
@@ -328,6 +339,7 @@ class EngineNode(QueueConsumer):
             if running is not None:
                 log.warning("shutdown: section of job %s ran past %.1f s; cancelled", running.id, grace)
                 running.cancel_requested.set()
+                self._stop_call(running)
         try:  # the loop gives back what it holds (the cut section, an item claimed meanwhile)
             await asyncio.wait_for(self._left.wait(), timeout=5.0)
         except TimeoutError:
@@ -337,4 +349,5 @@ class EngineNode(QueueConsumer):
         self.runner.journal.stopping.set()
         if self.running is not None:
             self.running.cancel_requested.set()
+            self._stop_call(self.running)
         await asyncio.get_running_loop().run_in_executor(None, self.thread.shutdown, True)
