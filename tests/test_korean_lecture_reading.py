@@ -77,6 +77,27 @@ def test_a_hyphen_that_is_no_range_is_left(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "그림 2-1 시스템 구성도",  # 시, then a word: it was 2에서 1 시스템
+        "표 4-2 개요",  # 개, then a word: it was 4에서 2 개요, then 두 개요
+        "그림 1-3 세부 구조",  # 세
+        "그림 3-1 분석 결과",
+        "그림 5-2도 참고",  # a range runs up, never down
+        "2-1장에서",
+    ],
+)
+def test_a_figure_or_section_number_before_a_word_is_no_range(text):
+    """A figure's, table's or section's number, "그림 2-1", before a word that opens like a counter."""
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(("written", "said"), [("3-5 개", "3에서 5 개"), ("1-2주차", "1에서 2주차")])
+def test_a_range_before_its_counter_alone_or_a_counter_word_is_still_a_range(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
     ("written", "said"),
     [
         ("9시~18시 운영", "아홉 시에서 열여덟 시 운영"),  # "아홉 시에서 십팔 시"

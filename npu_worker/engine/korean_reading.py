@@ -129,14 +129,16 @@ _PHONE = re.compile(
 )
 _RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
 # A hyphen between numbers is a range when a counter, unit or symbol follows ("3-5개": 삼에서 오 개, as
-# "3~5개"; espeak said "삼 오 개", three five); bare ("3-5", a score or a figure's number) it is left.
+# "3~5개"; espeak said "삼 오 개", three five); bare ("3-5", a score or a figure's number) it is left, and
+# so is a figure's or section's number before a word that only opens like a counter ("그림 2-1 시스템",
+# "표 4-2 개요": a counter after a space ends its word) or a pair that runs down ("그림 5-2도", "2-1장").
 _RANGE_COUNTERS = (
     "개|명|살|마리|가지|권|잔|번(?!지)|곳|군데|시간|시|분|초|차례|송이|그루|켤레|달|년|월|일|주|배|회|장|쪽"
     "|페이지|층|세|도|원|달러|점|학년|차|단계|위|등|인|퍼센트"
 )
 _HYPHEN_RANGE = re.compile(
-    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)-(?=\d+(?:\.\d+)? ?(?:{_RANGE_COUNTERS}|[%‰℃°]"
-    rf"|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³])))"
+    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)-(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
+    rf"| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))))"
 )
 _TILDE = re.compile(r"[~～〜]+")
 _PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
@@ -229,6 +231,12 @@ def _dotted(match: re.Match[str]) -> str:
     if len(parts) == 1:
         return f"{whole} 점 {''.join(_DIGITS[int(d)] for d in parts[0])}"
     return " 점 ".join([whole, *parts])
+
+
+def _hyphen_range(match: re.Match[str]) -> str:
+    """ "3-5개" as the range "3~5개"; "5-2도" runs down: a figure's number, left."""
+    first, last = match.groups()
+    return f"{first}~" if float(first) < float(last) else match.group(0)
 
 
 def _scaled_amount(match: re.Match[str]) -> str:
@@ -324,7 +332,7 @@ def spoken(text: str) -> str:
     text = _MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
     text = _WEEKDAY.sub(r" \1요일", text)
     text = _PHONE.sub(_phone, text)
-    text = _HYPHEN_RANGE.sub(r"\1~", text)
+    text = _HYPHEN_RANGE.sub(_hyphen_range, text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
