@@ -525,6 +525,12 @@ def test_words_that_only_begin_like_an_abbreviation_are_left():
     assert spoken("etcetera, vsync") == "etcetera, vsync"
 
 
+@pytest.mark.parametrize("text", ["VS Code에서 실행한다", "삼성 VS 애플", "ETC 하이패스"])
+def test_capitals_without_a_point_are_no_latin_abbreviation(text):
+    """ "VS Code" was read 대 Code; capitals are a name or letters, said as before."""
+    assert spoken(text) == text
+
+
 def test_a_number_and_x_before_a_word_is_so_many_times(tokenizer):
     """ "2x 빠르다" was "이 ex 빠르다", the English letter."""
     assert tokenizer.symbols("2x 빠르다, 10x 이상", "ko") == tokenizer.symbols("2배 빠르다, 10배 이상", "ko")

@@ -60,7 +60,8 @@ _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
 # the particle cut from its word); a power on a letter, "x²", is `korean_reading`'s.
 _FOOTNOTE = re.compile(r"(?<=[가-힣])[¹²³⁴⁵⁶⁷⁸⁹⁰]+|(?<=[가-힣A-Za-z.)])\[\d{1,3}(?:[,\-–] ?\d{1,3})*\]")
 # Latin abbreviations of Korean academic slides, which espeak said in English ("for example", "etcetera"):
-# as a Korean lecturer reads them. "etc." keeps its point, which may end a sentence.
+# as a Korean lecturer reads them. "etc." keeps its point, which may end a sentence. Without a point only
+# in small letters: "VS Code" is a name, "ETC" a toll system, "삼성 VS 애플" said 브이에스 as before.
 _ABBREVIATIONS = {
     "e.g.": "예를 들어",
     "i.e.": "즉",
@@ -70,7 +71,7 @@ _ABBREVIATIONS = {
     "vs.": "대",
     "vs": "대",
 }
-_ABBREVIATION = re.compile(r"(?<![A-Za-z.])(e\.g\.|i\.e\.|etc\.?|cf\.|vs\.?)(?![A-Za-z])", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"(?<![A-Za-z.])((?i:e\.g\.|i\.e\.|etc\.|cf\.|vs\.)|[Ee]tc|[Vv]s)(?![A-Za-z])")
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 
