@@ -434,6 +434,15 @@ def test_markdown_emphasis_keeps_a_word_with_its_particle(tokenizer):
     )
 
 
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("2**10", "2 10"), ("a*b", "a b"), ("my__var", "my var"), ("**전압**과 *저항*", "전압과 저항")],
+)
+def test_stars_that_emphasise_nothing_still_part_their_neighbours(written, said):
+    """ "2**10" was read 210 (이백십) and "a*b" as the word "ab": only emphasis pairs are dropped whole."""
+    assert spoken(written) == said
+
+
 @pytest.mark.parametrize("text", ["x₂ = 3", "x² = 4", "٣ = 3", "= 5", "(a) = b", "3 ="])
 def test_an_equals_sign_after_any_character_is_read(text):
     """ "x₂ = 3" raised AttributeError: "₂" is a digit to str.isdigit() but not to the regex's \\d."""

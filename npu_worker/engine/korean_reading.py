@@ -202,7 +202,9 @@ _COUNTED = re.compile(
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
-# particle (a space there made espeak read "전압 을" as two words).
+# particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
+# whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
+_EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{2,3})(?=[^\s*_])([^*_\n]{1,200}?)(?<=[^\s*_])\1(?![*_])")
 _STARS = re.compile(r"\*+|_{2,}")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
@@ -354,7 +356,8 @@ def spoken(text: str) -> str:
     text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = _PLUS.sub(" 플러스 ", text)
     text = _TIMES_X.sub(" 곱하기 ", text)
-    text = _STARS.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _STARS.sub(" ", text)
     text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
     text = _VULGAR_FRACTION.sub(_vulgar, text)
