@@ -449,6 +449,18 @@ def test_an_equals_sign_after_any_character_is_read(text):
     assert "=" not in spoken(text)
 
 
+@pytest.mark.parametrize("text", ["x += 1", "x -= 1", "x *= 2", "x /= 2", "a |= b"])
+def test_a_compound_assignment_is_no_equals_sign(text):
+    """ "x += 1" was read "x +는 1": the "=" of an operator is no topic's 은/는."""
+    assert spoken(text) == text
+
+
+def test_a_colon_after_an_address_is_its_port_not_a_ratio():
+    """ "192.168.0.1:8080" was read 1 대 8080; a ratio of three, "1:2:3", is still 대 twice."""
+    assert "대" not in spoken("http://192.168.0.1:8080 접속")
+    assert spoken("1:2:3 비율") == "1 대 2 대 3 비율"
+
+
 @pytest.mark.parametrize(
     ("written", "said"),
     [

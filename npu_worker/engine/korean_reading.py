@@ -177,7 +177,7 @@ _PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플�
 _TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
 _TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 _TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
-_EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
+_EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^]) ?=(?![=>]) ?")  # not "x += 1", an operator's
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
@@ -191,7 +191,8 @@ _CLOCK = re.compile(
     r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?! ?(?:비율|비(?![가-힣])|축척))"
 )
 # Any other colon between numbers is a ratio or a score, read 대 ("16:9": 십육 대 구; espeak said 십육 구).
-_RATIO = re.compile(r"(?<=\d) ?: ?(?=\d)")
+# Not after a dotted number, an address's port ("192.168.0.1:8080": 1 대 8080).
+_RATIO = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?: ?(?=\d)")
 # Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
 # 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well,
 # unless its first number has the counter too ("9시~18시": 아홉 시에서 열여덟 시, not 십팔 시).
@@ -205,7 +206,7 @@ _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일�
 # particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
 # whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
 _EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{2,3})(?=[^\s*_])([^*_\n]{1,200}?)(?<=[^\s*_])\1(?![*_])")
-_STARS = re.compile(r"\*+|_{2,}")
+_STARS = re.compile(r"\*+(?!=)|_{2,}")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
@@ -363,7 +364,7 @@ def spoken(text: str) -> str:
     text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
     text = _CLOCK.sub(_clock, text)
-    text = _RATIO.sub(" 대 ", text)
+    text = _RATIO.sub(r"\1 대 ", text)
     text = _COUNTED.sub(_native, text)
     text = _DOTTED.sub(_dotted, text)
     return _EQUALS.sub(_equals, text)
