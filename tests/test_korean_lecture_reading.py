@@ -384,6 +384,14 @@ def test_words_and_acronyms_said_as_words_are_left(text):
     assert spoken(text) == text
 
 
+@pytest.mark.parametrize(
+    "text", ["MAX_SOC은 90", "LED_PIN 13번", "문의 ESS@kepco.co.kr", "kim@ICT.ac.kr", "https://a.kr/EV/HEV"]
+)
+def test_an_acronym_inside_a_code_name_or_an_address_is_left(text):
+    """ "MAX_SOC" was read MAX_S-O-C, "ESS@kepco.co.kr" E-S-S@…: part of one name, not a word to spell."""
+    assert spoken(text) == text
+
+
 STARTS_WITH_A_NUMBER = "1. 3.7V 셀 96개를 연결한다. 2. 10%에서 멈춘다."
 
 

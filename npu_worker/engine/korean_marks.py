@@ -53,7 +53,8 @@ _SPELLED = frozenset(
     "SOC SOH SOP EV HEV PHEV BEV FCEV ESS EMS UPS OBC LED CATL BYD ICE UX ERP ROI ESG AR QA IR PER EPS"
     " IMF ISO IEC SI MES IC CAE RFID BLE AWS IDE CLI GUI CI ECG ICT OTA EMI EMC IGBT".split()
 )
-_ACRONYM = re.compile(r"(?<![A-Za-z\-])[A-Z]{2,5}(?![A-Za-z\-])")
+# Not a part of one name: a code name's "MAX_SOC", an address's "ESS@kepco.co.kr", "ICT.ac.kr", "/EV/".
+_ACRONYM = re.compile(r"(?<![A-Za-z\-_@./])[A-Z]{2,5}(?![A-Za-z\-_@/]|\.[A-Za-z])")
 # "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
 _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
 # A footnote's or a citation's mark on a word, "배터리¹의", "참고문헌[1]": not read (espeak said "배터리 일 의",
