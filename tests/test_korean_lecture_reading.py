@@ -527,6 +527,14 @@ def test_footnote_marks_are_not_read_and_a_letter_squared_is_a_power(tokenizer, 
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
 
 
+@pytest.mark.parametrize(
+    "text", ["배열 arr[1]은 두 번째 원소", "list[0] 값", "data[12] 출력", "배열[0]의 값"]
+)
+def test_an_index_of_a_code_name_is_no_citation(text):
+    """ "arr[1]은" was read "arr은", the index dropped as if it were a citation's mark."""
+    assert spoken(text) == text
+
+
 def test_a_numbered_reference_that_opens_a_line_and_units_squared_are_left():
     assert spoken("[1] 서론") == "[1] 서론"
     assert spoken("면적(m²), 100m²") == "면적(제곱미터), 100 제곱미터"
