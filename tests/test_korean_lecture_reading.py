@@ -92,6 +92,24 @@ def test_a_figure_or_section_number_before_a_word_is_no_range(text):
     assert spoken(text) == text
 
 
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("09:00 - 18:00 근무", "아홉 시에서 열여덟 시 근무"),  # it was 아홉 시 빼기 열여덟 시
+        ("10:30 – 12:00", "열 시 30분에서 열두 시"),
+        ("15 - 20분 휴식", "15에서 20분 휴식"),  # 15 빼기 20분
+        ("2020 - 2024년", "2020에서 2024년"),
+    ],
+)
+def test_a_spaced_hyphen_between_times_or_before_a_counter_is_a_range_not_a_minus(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(("written", "said"), [("5 - 3 = 2", "5 빼기 3은 2"), ("10 - 3개", "10 빼기 세 개")])
+def test_a_spaced_hyphen_that_runs_down_is_still_a_minus(written, said):
+    assert spoken(written) == said
+
+
 @pytest.mark.parametrize(("written", "said"), [("3-5 개", "3에서 5 개"), ("1-2주차", "1에서 2주차")])
 def test_a_range_before_its_counter_alone_or_a_counter_word_is_still_a_range(written, said):
     assert spoken(written) == said

@@ -128,8 +128,8 @@ _PHONE = re.compile(
     r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
 )
 _RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
-# A hyphen between numbers is a range when a counter, unit or symbol follows ("3-5개": 삼에서 오 개, as
-# "3~5개"; espeak said "삼 오 개", three five); bare ("3-5", a score or a figure's number) it is left, and
+# A hyphen between numbers, spaced or not, is a range when a counter, unit or symbol follows ("3-5개" and
+# "15 - 20분": 삼에서 오 개, as "3~5개"; espeak said "삼 오 개", three five, and 빼기 a minus); bare ("3-5", a score or a figure's number) it is left, and
 # so is a figure's or section's number before a word that only opens like a counter ("그림 2-1 시스템",
 # "표 4-2 개요": a counter after a space ends its word) or a pair that runs down ("그림 5-2도", "2-1장").
 _RANGE_COUNTERS = (
@@ -137,9 +137,11 @@ _RANGE_COUNTERS = (
     "|페이지|층|세|도|원|달러|점|학년|차|단계|위|등|인|퍼센트"
 )
 _HYPHEN_RANGE = re.compile(
-    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)-(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
+    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)(?:-| - )(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
     rf"| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))))"
 )
+# "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
+_CLOCK_RANGE = re.compile(r"(?<=\d:\d\d) ?- ?(?=\d{1,2}:\d\d)")
 _TILDE = re.compile(r"[~～〜]+")
 _PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
 _PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
@@ -336,6 +338,7 @@ def spoken(text: str) -> str:
     text = _WEEKDAY.sub(r" \1요일", text)
     text = _PHONE.sub(_phone, text)
     text = _HYPHEN_RANGE.sub(_hyphen_range, text)
+    text = _CLOCK_RANGE.sub("~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
