@@ -231,6 +231,14 @@ def test_dates_with_a_short_year_or_no_day_are_read_as_dates(tokenizer, written,
 
 
 @pytest.mark.parametrize(
+    ("written", "said"), [("$2019.10", "2019 점 일영 달러"), ("€1999.12", "1999 점 일이 유로")]
+)
+def test_an_amount_with_cents_is_no_date(written, said):
+    """ "$2019.10" was read "2019 달러년 시월": the date's 년 split the amount from its currency."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
     ("written", "said"),
     [("12.24", "12 점 이사"), ("v10.12.01", "v10 점 12 점 01"), ("24.13.40", "24 점 13 점 40")],
 )

@@ -115,9 +115,10 @@ _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "�
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
 # A date with a two-digit year, "24.12.05" (espeak: 이십사 점 십이 점 영오), and a year's month "2024.03"
-# (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left.
-_SHORT_DATE = re.compile(r"(?<![\w.\-/])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
-_YEAR_MONTH = re.compile(r"(?<![\w.\-/])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
+# (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left, and
+# an amount with cents, "$2019.10" (it was 2019 달러년 시월).
+_SHORT_DATE = re.compile(r"(?<![\w.\-/$€£¥₩])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
+_YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
 # A month and day with its weekday, as a slide writes a deadline: "12/25(수)" is 12월 25일 수요일 (espeak:
 # 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
 _MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
