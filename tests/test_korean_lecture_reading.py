@@ -77,6 +77,45 @@ def test_a_hyphen_that_is_no_range_is_left(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "그림 2-1 시스템 구성도",  # 시, then a word: it was 2에서 1 시스템
+        "표 4-2 개요",  # 개, then a word: it was 4에서 2 개요, then 두 개요
+        "그림 1-3 세부 구조",  # 세
+        "그림 3-1 분석 결과",
+        "그림 5-2도 참고",  # a range runs up, never down
+        "2-1장에서",
+    ],
+)
+def test_a_figure_or_section_number_before_a_word_is_no_range(text):
+    """A figure's, table's or section's number, "그림 2-1", before a word that opens like a counter."""
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("09:00 - 18:00 근무", "아홉 시에서 열여덟 시 근무"),  # it was 아홉 시 빼기 열여덟 시
+        ("10:30 – 12:00", "열 시 30분에서 열두 시"),
+        ("15 - 20분 휴식", "15에서 20분 휴식"),  # 15 빼기 20분
+        ("2020 - 2024년", "2020에서 2024년"),
+    ],
+)
+def test_a_spaced_hyphen_between_times_or_before_a_counter_is_a_range_not_a_minus(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(("written", "said"), [("5 - 3 = 2", "5 빼기 3은 2"), ("10 - 3개", "10 빼기 세 개")])
+def test_a_spaced_hyphen_that_runs_down_is_still_a_minus(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(("written", "said"), [("3-5 개", "3에서 5 개"), ("1-2주차", "1에서 2주차")])
+def test_a_range_before_its_counter_alone_or_a_counter_word_is_still_a_range(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
     ("written", "said"),
     [
         ("9시~18시 운영", "아홉 시에서 열여덟 시 운영"),  # "아홉 시에서 십팔 시"
@@ -189,6 +228,14 @@ def test_what_is_no_arithmetic_is_left(text):
 )
 def test_dates_with_a_short_year_or_no_day_are_read_as_dates(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("$2019.10", "2019 점 일영 달러"), ("€1999.12", "1999 점 일이 유로")]
+)
+def test_an_amount_with_cents_is_no_date(written, said):
+    """ "$2019.10" was read "2019 달러년 시월": the date's 년 split the amount from its currency."""
+    assert spoken(written) == said
 
 
 @pytest.mark.parametrize(
@@ -363,6 +410,14 @@ def test_words_and_acronyms_said_as_words_are_left(text):
     assert spoken(text) == text
 
 
+@pytest.mark.parametrize(
+    "text", ["MAX_SOC은 90", "LED_PIN 13번", "문의 ESS@kepco.co.kr", "kim@ICT.ac.kr", "https://a.kr/EV/HEV"]
+)
+def test_an_acronym_inside_a_code_name_or_an_address_is_left(text):
+    """ "MAX_SOC" was read MAX_S-O-C, "ESS@kepco.co.kr" E-S-S@…: part of one name, not a word to spell."""
+    assert spoken(text) == text
+
+
 STARTS_WITH_A_NUMBER = "1. 3.7V 셀 96개를 연결한다. 2. 10%에서 멈춘다."
 
 
@@ -413,10 +468,31 @@ def test_markdown_emphasis_keeps_a_word_with_its_particle(tokenizer):
     )
 
 
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("2**10", "2 10"), ("a*b", "a b"), ("my__var", "my var"), ("**전압**과 *저항*", "전압과 저항")],
+)
+def test_stars_that_emphasise_nothing_still_part_their_neighbours(written, said):
+    """ "2**10" was read 210 (이백십) and "a*b" as the word "ab": only emphasis pairs are dropped whole."""
+    assert spoken(written) == said
+
+
 @pytest.mark.parametrize("text", ["x₂ = 3", "x² = 4", "٣ = 3", "= 5", "(a) = b", "3 ="])
 def test_an_equals_sign_after_any_character_is_read(text):
     """ "x₂ = 3" raised AttributeError: "₂" is a digit to str.isdigit() but not to the regex's \\d."""
     assert "=" not in spoken(text)
+
+
+@pytest.mark.parametrize("text", ["x += 1", "x -= 1", "x *= 2", "x /= 2", "a |= b"])
+def test_a_compound_assignment_is_no_equals_sign(text):
+    """ "x += 1" was read "x +는 1": the "=" of an operator is no topic's 은/는."""
+    assert spoken(text) == text
+
+
+def test_a_colon_after_an_address_is_its_port_not_a_ratio():
+    """ "192.168.0.1:8080" was read 1 대 8080; a ratio of three, "1:2:3", is still 대 twice."""
+    assert "대" not in spoken("http://192.168.0.1:8080 접속")
+    assert spoken("1:2:3 비율") == "1 대 2 대 3 비율"
 
 
 @pytest.mark.parametrize(
@@ -477,6 +553,14 @@ def test_footnote_marks_are_not_read_and_a_letter_squared_is_a_power(tokenizer, 
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
 
 
+@pytest.mark.parametrize(
+    "text", ["배열 arr[1]은 두 번째 원소", "list[0] 값", "data[12] 출력", "배열[0]의 값"]
+)
+def test_an_index_of_a_code_name_is_no_citation(text):
+    """ "arr[1]은" was read "arr은", the index dropped as if it were a citation's mark."""
+    assert spoken(text) == text
+
+
 def test_a_numbered_reference_that_opens_a_line_and_units_squared_are_left():
     assert spoken("[1] 서론") == "[1] 서론"
     assert spoken("면적(m²), 100m²") == "면적(제곱미터), 100 제곱미터"
@@ -502,6 +586,12 @@ def test_latin_abbreviations_are_read_as_a_korean_lecturer_reads_them(tokenizer,
 
 def test_words_that_only_begin_like_an_abbreviation_are_left():
     assert spoken("etcetera, vsync") == "etcetera, vsync"
+
+
+@pytest.mark.parametrize("text", ["VS Code에서 실행한다", "삼성 VS 애플", "ETC 하이패스"])
+def test_capitals_without_a_point_are_no_latin_abbreviation(text):
+    """ "VS Code" was read 대 Code; capitals are a name or letters, said as before."""
+    assert spoken(text) == text
 
 
 def test_a_number_and_x_before_a_word_is_so_many_times(tokenizer):

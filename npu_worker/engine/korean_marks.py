@@ -53,14 +53,17 @@ _SPELLED = frozenset(
     "SOC SOH SOP EV HEV PHEV BEV FCEV ESS EMS UPS OBC LED CATL BYD ICE UX ERP ROI ESG AR QA IR PER EPS"
     " IMF ISO IEC SI MES IC CAE RFID BLE AWS IDE CLI GUI CI ECG ICT OTA EMI EMC IGBT".split()
 )
-_ACRONYM = re.compile(r"(?<![A-Za-z\-])[A-Z]{2,5}(?![A-Za-z\-])")
+# Not a part of one name: a code name's "MAX_SOC", an address's "ESS@kepco.co.kr", "ICT.ac.kr", "/EV/".
+_ACRONYM = re.compile(r"(?<![A-Za-z\-_@./])[A-Z]{2,5}(?![A-Za-z\-_@/]|\.[A-Za-z])")
 # "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
 _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
 # A footnote's or a citation's mark on a word, "배터리¹의", "참고문헌[1]": not read (espeak said "배터리 일 의",
-# the particle cut from its word); a power on a letter, "x²", is `korean_reading`'s.
-_FOOTNOTE = re.compile(r"(?<=[가-힣])[¹²³⁴⁵⁶⁷⁸⁹⁰]+|(?<=[가-힣A-Za-z.)])\[\d{1,3}(?:[,\-–] ?\d{1,3})*\]")
+# the particle cut from its word); a power on a letter, "x²", is `korean_reading`'s. Not a code name's index,
+# "arr[1]", "list[0]" (after a Latin letter, or from 0: no citation).
+_FOOTNOTE = re.compile(r"(?<=[가-힣])[¹²³⁴⁵⁶⁷⁸⁹⁰]+|(?<=[가-힣.)])\[[1-9]\d{0,2}(?:[,\-–] ?\d{1,3})*\]")
 # Latin abbreviations of Korean academic slides, which espeak said in English ("for example", "etcetera"):
-# as a Korean lecturer reads them. "etc." keeps its point, which may end a sentence.
+# as a Korean lecturer reads them. "etc." keeps its point, which may end a sentence. Without a point only
+# in small letters: "VS Code" is a name, "ETC" a toll system, "삼성 VS 애플" said 브이에스 as before.
 _ABBREVIATIONS = {
     "e.g.": "예를 들어",
     "i.e.": "즉",
@@ -70,7 +73,7 @@ _ABBREVIATIONS = {
     "vs.": "대",
     "vs": "대",
 }
-_ABBREVIATION = re.compile(r"(?<![A-Za-z.])(e\.g\.|i\.e\.|etc\.?|cf\.|vs\.?)(?![A-Za-z])", re.IGNORECASE)
+_ABBREVIATION = re.compile(r"(?<![A-Za-z.])((?i:e\.g\.|i\.e\.|etc\.|cf\.|vs\.)|[Ee]tc|[Vv]s)(?![A-Za-z])")
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 

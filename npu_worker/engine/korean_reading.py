@@ -115,9 +115,10 @@ _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "�
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
 # A date with a two-digit year, "24.12.05" (espeak: 이십사 점 십이 점 영오), and a year's month "2024.03"
-# (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left.
-_SHORT_DATE = re.compile(r"(?<![\w.\-/])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
-_YEAR_MONTH = re.compile(r"(?<![\w.\-/])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
+# (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left, and
+# an amount with cents, "$2019.10" (it was 2019 달러년 시월).
+_SHORT_DATE = re.compile(r"(?<![\w.\-/$€£¥₩])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
+_YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
 # A month and day with its weekday, as a slide writes a deadline: "12/25(수)" is 12월 25일 수요일 (espeak:
 # 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
 _MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
@@ -128,16 +129,20 @@ _PHONE = re.compile(
     r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
 )
 _RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
-# A hyphen between numbers is a range when a counter, unit or symbol follows ("3-5개": 삼에서 오 개, as
-# "3~5개"; espeak said "삼 오 개", three five); bare ("3-5", a score or a figure's number) it is left.
+# A hyphen between numbers, spaced or not, is a range when a counter, unit or symbol follows ("3-5개" and
+# "15 - 20분": 삼에서 오 개, as "3~5개"; espeak said "삼 오 개", three five, and 빼기 a minus); bare ("3-5", a score or a figure's number) it is left, and
+# so is a figure's or section's number before a word that only opens like a counter ("그림 2-1 시스템",
+# "표 4-2 개요": a counter after a space ends its word) or a pair that runs down ("그림 5-2도", "2-1장").
 _RANGE_COUNTERS = (
     "개|명|살|마리|가지|권|잔|번(?!지)|곳|군데|시간|시|분|초|차례|송이|그루|켤레|달|년|월|일|주|배|회|장|쪽"
     "|페이지|층|세|도|원|달러|점|학년|차|단계|위|등|인|퍼센트"
 )
 _HYPHEN_RANGE = re.compile(
-    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)-(?=\d+(?:\.\d+)? ?(?:{_RANGE_COUNTERS}|[%‰℃°]"
-    rf"|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³])))"
+    rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)(?:-| - )(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
+    rf"| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))))"
 )
+# "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
+_CLOCK_RANGE = re.compile(r"(?<=\d:\d\d) ?- ?(?=\d{1,2}:\d\d)")
 _TILDE = re.compile(r"[~～〜]+")
 _PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
 _PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
@@ -175,7 +180,7 @@ _PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플�
 _TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
 _TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 _TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
-_EQUALS = re.compile(r"(?<![=!<>]) ?=(?![=>]) ?")
+_EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^]) ?=(?![=>]) ?")  # not "x += 1", an operator's
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
@@ -189,7 +194,8 @@ _CLOCK = re.compile(
     r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?! ?(?:비율|비(?![가-힣])|축척))"
 )
 # Any other colon between numbers is a ratio or a score, read 대 ("16:9": 십육 대 구; espeak said 십육 구).
-_RATIO = re.compile(r"(?<=\d) ?: ?(?=\d)")
+# Not after a dotted number, an address's port ("192.168.0.1:8080": 1 대 8080).
+_RATIO = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?: ?(?=\d)")
 # Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
 # 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well,
 # unless its first number has the counter too ("9시~18시": 아홉 시에서 열여덟 시, not 십팔 시).
@@ -200,8 +206,10 @@ _COUNTED = re.compile(
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
-# particle (a space there made espeak read "전압 을" as two words).
-_STARS = re.compile(r"\*+|_{2,}")
+# particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
+# whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
+_EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{2,3})(?=[^\s*_])([^*_\n]{1,200}?)(?<=[^\s*_])\1(?![*_])")
+_STARS = re.compile(r"\*+(?!=)|_{2,}")
 _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
 _VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
@@ -229,6 +237,12 @@ def _dotted(match: re.Match[str]) -> str:
     if len(parts) == 1:
         return f"{whole} 점 {''.join(_DIGITS[int(d)] for d in parts[0])}"
     return " 점 ".join([whole, *parts])
+
+
+def _hyphen_range(match: re.Match[str]) -> str:
+    """ "3-5개" as the range "3~5개"; "5-2도" runs down: a figure's number, left."""
+    first, last = match.groups()
+    return f"{first}~" if float(first) < float(last) else match.group(0)
 
 
 def _scaled_amount(match: re.Match[str]) -> str:
@@ -324,7 +338,8 @@ def spoken(text: str) -> str:
     text = _MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
     text = _WEEKDAY.sub(r" \1요일", text)
     text = _PHONE.sub(_phone, text)
-    text = _HYPHEN_RANGE.sub(r"\1~", text)
+    text = _HYPHEN_RANGE.sub(_hyphen_range, text)
+    text = _CLOCK_RANGE.sub("~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
@@ -346,13 +361,14 @@ def spoken(text: str) -> str:
     text = _PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = _PLUS.sub(" 플러스 ", text)
     text = _TIMES_X.sub(" 곱하기 ", text)
-    text = _STARS.sub("", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _STARS.sub(" ", text)
     text = _QUARTER.sub(r"\1 4", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
     text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
     text = _CLOCK.sub(_clock, text)
-    text = _RATIO.sub(" 대 ", text)
+    text = _RATIO.sub(r"\1 대 ", text)
     text = _COUNTED.sub(_native, text)
     text = _DOTTED.sub(_dotted, text)
     return _EQUALS.sub(_equals, text)
