@@ -158,3 +158,37 @@ async def test_batch_wait_limit_bounds_the_wait_for_a_worker_that_stays_loading(
         ]
         code = await run_cli(argv)
     assert code == 2 and said in capsys.readouterr().err
+
+
+GONE = reply(404, b'{"status": "fail", "error": "JobNotFound: no job j1"}')
+LOADING = reply(503, b'{"error": "Loading: x"}', headers="Retry-After: 0\r\n")
+
+
+@pytest.mark.parametrize(
+    ("again", "said"),
+    [
+        (
+            LOADING,
+            "npu-worker batch: job j1 was not cancelled: it may still run and write its wavs into {out}",
+        ),
+        (GONE, "npu-worker batch: the worker no longer knows job j1 (restarted without its state dir"),
+    ],
+    ids=["loading-past-the-limit", "job-gone"],
+)
+async def test_a_batch_given_up_says_what_became_of_its_job(tmp_path, capsys, again: bytes, said: str):
+    """Given up after its job was queued, `batch` said only why (`HTTP 404: JobNotFound: no job j1` for a
+    worker restarted with another state dir): the job left running unsaid (a run started again made the
+    same files alongside it), the sections a lost job will never finish unsaid."""
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    script = lambda method, path: ndjson(START, OK0) if method == "POST" else again  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        out = tmp_path / "out"
+        argv = ["batch", str(lecture), "--out-dir", str(out), "--base", rogue.base, "--wait-limit", "0.1"]
+        code = await run_cli(argv)
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and err[-1].startswith(said.format(out=out.resolve())), err
+    assert err[-1].endswith(
+        "(GET /jobs/j1/status says how far; DELETE /jobs/j1 stops it)"
+        if again is LOADING
+        else "or the job expired): 1 of 2 sections had finished; send the others again"
+    )
