@@ -242,7 +242,8 @@ def test_polling_plan_reports_status_changes_then_the_result_and_done():
                 steps.append(plan.send(next(answers)))
     except StopIteration as stop:
         result = stop.value
-    assert seen == ["status", "status", "progress", "done"]  # an unchanged status is not repeated
+    # the accepted body first (its job_id, before any poll is answered); an unchanged status not repeated
+    assert seen == ["status", "status", "status", "progress", "done"]
     assert [s for s in steps if isinstance(s, Sleep)] == [Sleep(1.0), Sleep(1.0), Sleep(1.0)]
     assert result["wav_paths"] == ["/w/0.wav"] and result["done"]["ok_count"] == 1
 

@@ -314,7 +314,7 @@ def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def status_event(status_body: dict[str, Any]) -> dict[str, Any]:
-    """A polled `/jobs/{id}/status` body as an unlogged `status` event for `on_progress`."""
+    """A polled `/jobs/{id}/status` body (or the accepted one) as an unlogged `status` event."""
     return {"event": "status", **status_body}
 
 

@@ -254,8 +254,9 @@ def polling_plan(
 ) -> Plan:
     """POST /synth_batch?async=1, poll the status until the job ends, then deliver its result.
 
-    `on_progress` gets a `status` event whenever the polled status changes, then each section's final
-    event and `done` (and a `waiting` event for each wait a "not now" with `Retry-After` asks for).
+    `on_progress` gets a `status` event with the accepted body (its `job_id`) and whenever the polled
+    status changes, then each section's final event and `done` (and a `waiting` event for each wait a
+    "not now" with `Retry-After` asks for).
     """
     patience = Patience(wait_limit, delay)
     accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
@@ -263,7 +264,10 @@ def polling_plan(
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
     job = job_path(collector.job_id)
-    seen: tuple[Any, ...] = ()
+    # Told at once, as the stream's `start` is: until the first poll was answered (a worker loading
+    # after a restart: up to wait_limit), `on_progress` knew no job, and Ctrl-C cancelled none.
+    seen: tuple[Any, ...] = (accepted.get("status"), accepted.get("done"), accepted.get("current_idx"))
+    yield Deliver(status_event(accepted))
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay, patience)
         _of_job(status, collector.job_id)

@@ -274,8 +274,9 @@ def synth_batch_polling(
 ) -> dict[str, Any]:
     """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
 
-    `on_progress` gets a `status` event whenever the polled status changes, then each section's final
-    event and `done` once the job has finished. Same return value as `synth_batch_streaming`.
+    `on_progress` gets a `status` event with the accepted body (its `job_id`, before any poll is
+    answered) and whenever the polled status changes, then each section's final event and `done`
+    once the job has finished. Same return value as `synth_batch_streaming`.
     `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
     A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`.
     """
