@@ -106,6 +106,18 @@ def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():
     assert follows[1:] == [again] * 3  # at once, then after each sleep
 
 
+def test_streams_that_end_with_nothing_new_are_given_up_in_words():
+    """A worker that answers each re-attach and hangs up at once (it crashes as it resumes the job):
+    the batch was given up with "re-attaching failed 3 times: None"."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=2, delay=0.1))
+    with pytest.raises(TransportError) as lost:
+        script.run(collector, [[START, None], [None], [None], [None]])
+    assert str(lost.value).endswith(
+        "re-attaching failed 3 times: each stream ended before its done event, with nothing new"
+    )
+
+
 def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))

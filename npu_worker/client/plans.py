@@ -218,7 +218,9 @@ def _reattach(
                 yield from patience.wait(exc)
                 continue
         failures += 1
-    raise TransportError(f"{lost}; re-attaching failed {failures} times: {problem}")
+    # None: each stream the worker answered ended (EOF) before `done` and brought nothing new
+    why = problem or "each stream ended before its done event, with nothing new"
+    raise TransportError(f"{lost}; re-attaching failed {failures} times: {why}")
 
 
 def poll_json(
