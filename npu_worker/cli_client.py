@@ -71,6 +71,7 @@ class ProgressBar:
         self.drawn = False  # a live line is on the terminal, not ended yet
         self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
         self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
+        self.last_waited = 0.0  # the last `waiting` event's
 
     def eta(self) -> float | None:
         elapsed = time.monotonic() - self.started
@@ -96,12 +97,17 @@ class ProgressBar:
 
     def waiting(self, event: dict[str, Any]) -> None:
         """The worker said "not now" (it loads, its queue is full): a line, so a long compile is not
-        silence; off a terminal, one when its error name changes, else one per WAIT_LINE_EVERY seconds
-        (the words of a `Loading` change with each kept job read)."""
+        silence; off a terminal, one when its error name changes or the worker answered in between
+        (a new count of `waited`), else one per WAIT_LINE_EVERY seconds (the words of a `Loading`
+        change with each kept job read)."""
         said, waited = str(event.get("error")), _number(event.get("waited"))
         name = said.split(":", 1)[0]
-        if not self.live and self.told and self.told[0] == name and waited - self.told[1] < WAIT_LINE_EVERY:
-            return
+        # `waited` below the last one's: the worker answered in between (a new count), said anew;
+        # else those lines stopped until the new count passed the old line's, for ever if it never did
+        again, self.last_waited = waited < self.last_waited, waited
+        if not self.live and self.told and self.told[0] == name and not again:
+            if waited - self.told[1] < WAIT_LINE_EVERY:
+                return
         self.told = (name, waited)
         line = (
             f"waiting for the worker: {said} (again in {_number(event.get('retry_after')):g} s;"
