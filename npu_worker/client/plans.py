@@ -117,8 +117,8 @@ class Patience:
     said: str = ""  # the last "not now" in the worker's words
 
     def __post_init__(self) -> None:
-        if not math.isfinite(self.limit):
-            raise InvalidArgument(f"wait_limit must be a finite number of seconds, not {self.limit}")
+        if not math.isfinite(self.limit) or self.limit < 0:  # a negative one was taken as 0, unsaid
+            raise InvalidArgument(f"wait_limit must be a finite number of seconds ≥ 0, not {self.limit:g}")
 
     def spent(self) -> bool:
         return self.waited >= self.limit
