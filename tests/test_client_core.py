@@ -13,6 +13,7 @@ import pytest
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
+    NotConnected,
     TransportError,
     WorkerHTTPError,
     retry_after_of,
@@ -116,6 +117,29 @@ def test_streams_that_end_with_nothing_new_are_given_up_in_words():
     assert str(lost.value).endswith(
         "re-attaching failed 3 times: each stream ended before its done event, with nothing new"
     )
+
+
+def test_a_worker_that_said_not_now_then_refuses_connections_is_asked_again():
+    """A worker that answered a submission "not now" (loading) and then refused the connection (its
+    load crashed, and the service manager restarts it; a shutdown) ended the batch at once: nothing
+    was sent, so it is sent again after the back-off, as for a 503 without Retry-After. A first
+    refused connection is no worker there: raised at once."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
+    loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"}, retry_after=1.0)
+    refused = NotConnected("POST /synth_batch: connection refused")
+    script.run(collector, [loading, refused, refused, [START, OK0, OK1, DONE, None]])
+    assert collector.done == DONE
+    assert [step.seconds for step in script.steps if isinstance(step, Sleep)] == [1.0, 0.5, 1.0]
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
+    with pytest.raises(NotConnected):
+        script.run(collector, [refused])
+    assert not [step for step in script.steps if isinstance(step, Sleep)]
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=1, delay=0.5))
+    with pytest.raises(NotConnected):
+        script.run(collector, [loading, refused, refused])
 
 
 def test_a_booting_worker_is_retried_but_a_refusal_is_raised():

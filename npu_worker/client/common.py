@@ -53,6 +53,11 @@ class TransportError(ClientError):
     """The worker could not be reached, or a stream broke and could not be re-attached."""
 
 
+class NotConnected(TransportError):
+    """The worker's address refused the connection (nothing listens there now), so nothing of the
+    request was sent: a submission may be sent again without making its batch twice."""
+
+
 class WorkerProtocolError(TransportError):
     """The worker sent what the protocol has no place for (a line that is no JSON or over LINE_LIMIT,
     an `ok` without its `idx`). Raised at once: re-attaching would be sent the same log again."""

@@ -17,6 +17,7 @@ from npu_worker.client.common import (
     BatchCollector,
     ClientError,
     InvalidArgument,
+    NotConnected,
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
@@ -145,16 +146,25 @@ def submitted(
     step: Call | Follow, attempts: int, delay: float, patience: Patience
 ) -> Generator[Step, Any, Any]:
     """Send a submission, again after the worker's `Retry-After` while it answers "not now" (up to the
-    wait limit), or after the back-off, at most `attempts` more times, when it says no `Retry-After`.
-    A broken connection is not retried: the worker may have queued the batch, and sending it twice
-    would make it twice."""
+    wait limit), or after the back-off, at most `attempts` more times, when it says no `Retry-After`
+    or, having said "not now", refuses the connection (it restarts: a load that crashed, a shutdown;
+    nothing was sent; that ended the batch with exit 2). A connection that breaks once made is not
+    retried: the worker may have queued the batch, and sending it twice would make it twice; nor is
+    a refused first one (no worker there: said at once)."""
     failures = 0
+    said_not_now = False
     while True:
         try:
             answer = yield step
             patience.reset()
             return answer
+        except NotConnected:
+            failures += 1
+            if not said_not_now or failures > attempts:
+                raise
+            yield Sleep(backoff(failures, delay))
         except WorkerHTTPError as exc:
+            said_not_now = said_not_now or not_now(exc)
             if asked_to_wait(exc) and not patience.spent():
                 yield from patience.wait(exc)
                 continue

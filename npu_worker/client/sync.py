@@ -21,6 +21,7 @@ from npu_worker.client.common import (
     LINE_LIMIT,
     BatchCollector,
     ClientError,
+    NotConnected,
     ProgressCallback,
     TransportError,
     WorkerHTTPError,
@@ -129,7 +130,8 @@ class _Http:
             retry_after = retry_after_of(exc.headers.get("Retry-After"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+            refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
+            raise (NotConnected if refused else TransportError)(f"{method} {self.base}{path}: {exc}") from exc
 
     def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False
