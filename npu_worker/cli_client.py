@@ -4,7 +4,8 @@ Progress goes to stderr (a live bar on a terminal, one line per finished section
 summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, came back with no result, or
 the batch was cancelled (DELETE /jobs/{id}) before its end, 2 the request could not be made (worker
 unreachable, request refused, unreadable lecture file, an argument no request can carry: `--base
-notaurl`, `--speed nan`, a worker answer that breaks the protocol), 130 interrupted (Ctrl-C): `batch`
+notaurl`, `--speed nan`, a worker answer that breaks the protocol; `batch` then says what became of
+its job, if one was queued), 130 interrupted (Ctrl-C): `batch`
 cancels its job first (the sections done keep their wavs), `synth` hangs up, which stops its synthesis;
 143 `batch` terminated (SIGTERM), its job cancelled as for Ctrl-C.
 """
@@ -28,6 +29,7 @@ from npu_worker.client import (
     BASE_ENV,
     DEFAULT_BASE,
     ClientError,
+    WorkerHTTPError,
     cancel_job,
     synth,
     synth_batch_polling,
@@ -69,6 +71,7 @@ class ProgressBar:
         self.drawn = False  # a live line is on the terminal, not ended yet
         self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
         self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
+        self.last_waited = 0.0  # the last `waiting` event's
 
     def eta(self) -> float | None:
         elapsed = time.monotonic() - self.started
@@ -94,12 +97,17 @@ class ProgressBar:
 
     def waiting(self, event: dict[str, Any]) -> None:
         """The worker said "not now" (it loads, its queue is full): a line, so a long compile is not
-        silence; off a terminal, one when its error name changes, else one per WAIT_LINE_EVERY seconds
-        (the words of a `Loading` change with each kept job read)."""
+        silence; off a terminal, one when its error name changes or the worker answered in between
+        (a new count of `waited`), else one per WAIT_LINE_EVERY seconds (the words of a `Loading`
+        change with each kept job read)."""
         said, waited = str(event.get("error")), _number(event.get("waited"))
         name = said.split(":", 1)[0]
-        if not self.live and self.told and self.told[0] == name and waited - self.told[1] < WAIT_LINE_EVERY:
-            return
+        # `waited` below the last one's: the worker answered in between (a new count), said anew;
+        # else those lines stopped until the new count passed the old line's, for ever if it never did
+        again, self.last_waited = waited < self.last_waited, waited
+        if not self.live and self.told and self.told[0] == name and not again:
+            if waited - self.told[1] < WAIT_LINE_EVERY:
+                return
         self.told = (name, waited)
         line = (
             f"waiting for the worker: {said} (again in {_number(event.get('retry_after')):g} s;"
@@ -336,6 +344,23 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace) -> str:
     return f"job {job_id} cancelled, {done} of {total} sections done (their wavs are kept)"
 
 
+def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path) -> str:
+    """What became of the job of a batch given up on (the worker unreachable, loading past
+    --wait-limit, gone): it was left running without a word, so a run started again made the same
+    files alongside it; and a job the worker no longer knows (restarted without its state dir) was
+    a bare `HTTP 404`, though the sections it had not finished will never come."""
+    done = max(len(bar.finished), bar.polled_done)
+    if isinstance(error, WorkerHTTPError) and error.error_name == "JobNotFound":
+        return (
+            f"the worker no longer knows job {job_id} (restarted without its state dir, or the job"
+            f" expired): {done} of {len(bar.chars)} sections had finished; send the others again"
+        )
+    return (
+        f"job {job_id} was not cancelled: it may still run and write its wavs into {out_dir}"
+        f" (GET /jobs/{job_id}/status says how far; DELETE /jobs/{job_id} stops it)"
+    )
+
+
 def run_batch(args: argparse.Namespace) -> int:
     hear_ctrl_c()
     if problem := _bad_speed(args):
@@ -367,6 +392,8 @@ def run_batch(args: argparse.Namespace) -> int:
     except ClientError as exc:
         bar.end_line()
         print(f"npu-worker batch: {exc}", file=sys.stderr)
+        if bar.job_id is not None:
+            print(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}", file=sys.stderr)
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:
         bar.end_line()

@@ -272,6 +272,19 @@ def test_progress_bar_says_a_long_wait_without_a_line_per_second():
     assert live.getvalue().endswith("\n")
 
 
+def test_progress_bar_says_a_new_wait_after_the_worker_answered():
+    """The worker answered in between (a poll, a re-attach that brought nothing new), so `waited` began
+    again from 0: off a terminal its lines stopped until the new count passed the last line's, and a
+    worker that answered every few seconds between its `Loading`s was waited on in silence."""
+    stream = io.StringIO()
+    bar = ProgressBar({0: "x"}, stream, live=False)
+    said = {"event": "waiting", "status": 503, "error": "Loading: x", "retry_after": 1.0, "wait_limit": 900.0}
+    for waited in [0, 5, 9, 10, 0, 3, 0, 8]:
+        bar(-1, said | {"waited": waited})
+    told = [line.split("waited ")[1].split(" ")[0] for line in stream.getvalue().splitlines()]
+    assert told == ["0:00", "0:10", "0:00", "0:00"]
+
+
 @pytest.mark.parametrize(
     ("flags", "problem"),
     [

@@ -4,13 +4,18 @@ says failure whenever a section has no result, and odd values in events are one 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
+import sys
 from typing import Any
 
 import pytest
 
 from tests.rogue_worker import RogueWorker, ndjson, reply
-from tests.test_cli_client import run_cli, write_lecture
+from tests.test_cli_client import ROOT, run_cli, write_lecture
+from tests.timing import seconds
 
 START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
 OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/s00.wav", "duration_sec": 1.0, "seq": 2}
@@ -135,7 +140,8 @@ async def test_batch_says_each_wait_a_loading_or_full_worker_asks_for(tmp_path, 
     ("limit", "said"),
     [
         ("0.1", "stream lost after event 1; the worker still answered 'Loading: x' after 0.1 s of waiting"),
-        ("nan", "wait_limit must be a finite number of seconds, not nan"),
+        ("nan", "wait_limit must be a finite number of seconds ≥ 0, not nan"),
+        ("-5", "wait_limit must be a finite number of seconds ≥ 0, not -5"),
     ],
 )
 async def test_batch_wait_limit_bounds_the_wait_for_a_worker_that_stays_loading(
@@ -158,3 +164,73 @@ async def test_batch_wait_limit_bounds_the_wait_for_a_worker_that_stays_loading(
         ]
         code = await run_cli(argv)
     assert code == 2 and said in capsys.readouterr().err
+
+
+GONE = reply(404, b'{"status": "fail", "error": "JobNotFound: no job j1"}')
+LOADING = reply(503, b'{"error": "Loading: x"}', headers="Retry-After: 0\r\n")
+
+
+@pytest.mark.parametrize(
+    ("again", "said"),
+    [
+        (
+            LOADING,
+            "npu-worker batch: job j1 was not cancelled: it may still run and write its wavs into {out}",
+        ),
+        (GONE, "npu-worker batch: the worker no longer knows job j1 (restarted without its state dir"),
+    ],
+    ids=["loading-past-the-limit", "job-gone"],
+)
+async def test_a_batch_given_up_says_what_became_of_its_job(tmp_path, capsys, again: bytes, said: str):
+    """Given up after its job was queued, `batch` said only why (`HTTP 404: JobNotFound: no job j1` for a
+    worker restarted with another state dir): the job left running unsaid (a run started again made the
+    same files alongside it), the sections a lost job will never finish unsaid."""
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    script = lambda method, path: ndjson(START, OK0) if method == "POST" else again  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        out = tmp_path / "out"
+        argv = ["batch", str(lecture), "--out-dir", str(out), "--base", rogue.base, "--wait-limit", "0.1"]
+        code = await run_cli(argv)
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2 and err[-1].startswith(said.format(out=out.resolve())), err
+    assert err[-1].endswith(
+        "(GET /jobs/j1/status says how far; DELETE /jobs/j1 stops it)"
+        if again is LOADING
+        else "or the job expired): 1 of 2 sections had finished; send the others again"
+    )
+
+
+async def test_ctrl_c_while_a_polled_job_waits_for_the_worker_cancels_that_job(tmp_path):
+    """In polling mode `batch` learnt its job's id from the first status poll answered: Ctrl-C while the
+    worker still said `Loading` (after a restart: up to --wait-limit) said "the worker had named no job
+    yet" and cancelled nothing, so the job ran on, unattended, once the worker had loaded."""
+    cancelled = body({"job_id": "j1", "status": "cancelled", "done": 0, "total": 2, "cancel_requested": True})
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return body({"job_id": "j1", "status": "queued", "total": 2})
+        return cancelled if method == "DELETE" else LOADING
+
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--poll"]
+        process = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "npu_worker.cli_client", *argv],
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        try:
+            async with asyncio.timeout(seconds(20)):
+                assert process.stderr is not None
+                line = await process.stderr.readline()
+                assert line.startswith(b"waiting for the worker: Loading: x"), line
+                process.send_signal(signal.SIGINT)
+                _, err = await process.communicate()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert process.returncode == 130 and ("DELETE", "/jobs/j1") in rogue.requests, err
+    assert err.decode().splitlines()[-1] == (
+        "npu-worker batch: interrupted; job j1 cancelled, 0 of 2 sections done (their wavs are kept)"
+    )

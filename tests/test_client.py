@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from npu_worker import client
-from npu_worker.client import TransportError, WorkerHTTPError, aio
+from npu_worker.client import NotConnected, TransportError, WorkerHTTPError, aio
 from tests.cluster_support import node_starter
 from tests.cut_proxy import CuttableProxy
 from tests.rogue_worker import RogueWorker, ndjson
@@ -101,6 +101,18 @@ async def test_a_refused_request_raises_with_the_error_name(worker, tmp_path):
     with pytest.raises(WorkerHTTPError) as caught:
         await asyncio.to_thread(client.synth_batch_streaming, sections, base=base_of(server))
     assert caught.value.status == 400 and caught.value.error_name == "DuplicateIndex"
+
+
+async def test_a_refused_connection_is_told_apart_from_one_that_broke():
+    """Nothing listens on the port (bound, not listening): both clients say NotConnected, which tells
+    the plan that nothing was sent (see test_client_core), and give up at once on a first try."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{bound.getsockname()[1]}"
+        with pytest.raises(NotConnected, match="POST"):
+            await asyncio.to_thread(client.synth_batch_streaming, [{"text": "a"}], base=dead)
+        with pytest.raises(NotConnected, match="POST"):
+            await aio.synth_batch_polling([{"text": "a"}], base=dead)
 
 
 async def test_an_unreachable_worker_is_a_transport_error():

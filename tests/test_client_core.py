@@ -13,6 +13,7 @@ import pytest
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
+    NotConnected,
     TransportError,
     WorkerHTTPError,
     retry_after_of,
@@ -104,6 +105,41 @@ def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():
     assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(0.5), Sleep(1.0)]
     again = Follow("GET", "/jobs/j1/events?after=1", at_once=True)
     assert follows[1:] == [again] * 3  # at once, then after each sleep
+
+
+def test_streams_that_end_with_nothing_new_are_given_up_in_words():
+    """A worker that answers each re-attach and hangs up at once (it crashes as it resumes the job):
+    the batch was given up with "re-attaching failed 3 times: None"."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=2, delay=0.1))
+    with pytest.raises(TransportError) as lost:
+        script.run(collector, [[START, None], [None], [None], [None]])
+    assert str(lost.value).endswith(
+        "re-attaching failed 3 times: each stream ended before its done event, with nothing new"
+    )
+
+
+def test_a_worker_that_said_not_now_then_refuses_connections_is_asked_again():
+    """A worker that answered a submission "not now" (loading) and then refused the connection (its
+    load crashed, and the service manager restarts it; a shutdown) ended the batch at once: nothing
+    was sent, so it is sent again after the back-off, as for a 503 without Retry-After. A first
+    refused connection is no worker there: raised at once."""
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
+    loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"}, retry_after=1.0)
+    refused = NotConnected("POST /synth_batch: connection refused")
+    script.run(collector, [loading, refused, refused, [START, OK0, OK1, DONE, None]])
+    assert collector.done == DONE
+    assert [step.seconds for step in script.steps if isinstance(step, Sleep)] == [1.0, 0.5, 1.0]
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
+    with pytest.raises(NotConnected):
+        script.run(collector, [refused])
+    assert not [step for step in script.steps if isinstance(step, Sleep)]
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=1, delay=0.5))
+    with pytest.raises(NotConnected):
+        script.run(collector, [loading, refused, refused])
 
 
 def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
@@ -242,7 +278,8 @@ def test_polling_plan_reports_status_changes_then_the_result_and_done():
                 steps.append(plan.send(next(answers)))
     except StopIteration as stop:
         result = stop.value
-    assert seen == ["status", "status", "progress", "done"]  # an unchanged status is not repeated
+    # the accepted body first (its job_id, before any poll is answered); an unchanged status not repeated
+    assert seen == ["status", "status", "status", "progress", "done"]
     assert [s for s in steps if isinstance(s, Sleep)] == [Sleep(1.0), Sleep(1.0), Sleep(1.0)]
     assert result["wav_paths"] == ["/w/0.wav"] and result["done"]["ok_count"] == 1
 

@@ -87,6 +87,26 @@ async def test_a_start_without_a_job_id_is_a_protocol_error(use_async, job_id: A
             await stream(rogue.base, use_async)
 
 
+@both
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ({"status": "ok"}, "a line that is no event"),
+        ({"event": "progress", "idx": 0, "status": "synth"}, "a progress event without its seq"),
+        ({"event": "progress", "idx": 0, "status": "synth", "seq": True}, "a progress event without its seq"),
+    ],
+    ids=["no-event-name", "no-seq", "bool-seq"],
+)
+async def test_a_re_attached_line_without_its_seq_is_a_protocol_error_not_a_loop(use_async, line, said):
+    """Numbered by arrival, each such line was progress: a worker that answered every re-attach with one
+    and hung up was asked again at once, without a pause and for ever (4 139 requests in 3 s)."""
+    script = lambda method, path: ndjson(START) if method == "POST" else ndjson(line)  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(WorkerProtocolError, match=said):
+            await stream(rogue.base, use_async)
+    assert rogue.requests == [("POST", "/synth_batch"), ("GET", "/jobs/j1/events?after=1")]
+
+
 def gapped(method: str, path: str) -> bytes:
     """The first stream loses seq 3 (section 1's ok); re-attached after 2, the log is whole."""
     if path == "/synth_batch":

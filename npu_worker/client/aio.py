@@ -22,6 +22,7 @@ from npu_worker.client.common import (
     LINE_LIMIT,
     BatchCollector,
     ClientError,
+    NotConnected,
     ProgressCallback,
     TransportError,
     WorkerHTTPError,
@@ -89,7 +90,10 @@ class _Http:
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            raise TransportError(f"{method} {url}: {exc!r}") from exc
+            refused = isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
+                exc.os_error, ConnectionRefusedError
+            )
+            raise (NotConnected if refused else TransportError)(f"{method} {url}: {exc!r}") from exc
 
     async def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False

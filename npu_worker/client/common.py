@@ -53,6 +53,11 @@ class TransportError(ClientError):
     """The worker could not be reached, or a stream broke and could not be re-attached."""
 
 
+class NotConnected(TransportError):
+    """The worker's address refused the connection (nothing listens there now), so nothing of the
+    request was sent: a submission may be sent again without making its batch twice."""
+
+
 class WorkerProtocolError(TransportError):
     """The worker sent what the protocol has no place for (a line that is no JSON or over LINE_LIMIT,
     an `ok` without its `idx`). Raised at once: re-attaching would be sent the same log again."""
@@ -209,7 +214,7 @@ class BatchCollector:
     """Feeds each event of a batch to `on_progress` exactly once and gathers the result.
 
     Logged events carry `seq` (1-based, the job log's order); anything at or below the last seen `seq`
-    is a replay and is dropped. Events without `seq` from an older server are numbered by arrival.
+    is a replay and is dropped. A polled result's sections carry no `seq`: they are numbered by arrival.
     Heartbeats (and polled status snapshots) are not logged: they are passed on — callers use them to
     keep RPC layers alive — and never counted.
     """
@@ -226,12 +231,21 @@ class BatchCollector:
     skipped: tuple[int, int] | None = None  # the last skip of seq seen (last seen, then the next one)
 
     def gap(self, event: dict[str, Any]) -> TransportError | None:
-        """Why `event` cannot be taken yet: its `seq` skips entries (the worker's log numbers them one by
-        one, so the skipped ones were lost on the way); the stream is then re-attached after the last
-        seq seen, which sends them again. The same skip once more is the log's own (a Redis log with a
-        planted entry moves on past it) and is taken."""
-        seq = event.get("seq")
-        if event.get("event") in UNLOGGED_EVENTS or not isinstance(seq, int) or seq <= self.last_seq + 1:
+        """Why a stream's `event` cannot be taken yet: its `seq` skips entries (the worker's log numbers
+        them one by one, so the skipped ones were lost on the way); the stream is then re-attached after
+        the last seq seen, which sends them again. The same skip once more is the log's own (a Redis log
+        with a planted entry moves on past it) and is taken. WorkerProtocolError for a line that is no
+        event, or a logged event without its `seq`: numbered by arrival, each re-attach that sent one
+        counted as progress, so a worker that sent such a line and hung up was asked again at once,
+        for ever (thousands of requests a second)."""
+        kind, seq = event.get("event"), event.get("seq")
+        if not isinstance(kind, str):
+            raise WorkerProtocolError(f"the worker sent a line that is no event: {event}"[:300])
+        if kind in UNLOGGED_EVENTS:
+            return None
+        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
+            raise WorkerProtocolError(f"the worker sent a {kind} event without its seq: {event}"[:300])
+        if seq <= self.last_seq + 1:
             return None
         if self.skipped == (self.last_seq, seq):
             return None
@@ -305,7 +319,7 @@ def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def status_event(status_body: dict[str, Any]) -> dict[str, Any]:
-    """A polled `/jobs/{id}/status` body as an unlogged `status` event for `on_progress`."""
+    """A polled `/jobs/{id}/status` body (or the accepted one) as an unlogged `status` event."""
     return {"event": "status", **status_body}
 
 

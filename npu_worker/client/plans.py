@@ -17,6 +17,7 @@ from npu_worker.client.common import (
     BatchCollector,
     ClientError,
     InvalidArgument,
+    NotConnected,
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
@@ -117,8 +118,8 @@ class Patience:
     said: str = ""  # the last "not now" in the worker's words
 
     def __post_init__(self) -> None:
-        if not math.isfinite(self.limit):
-            raise InvalidArgument(f"wait_limit must be a finite number of seconds, not {self.limit}")
+        if not math.isfinite(self.limit) or self.limit < 0:  # a negative one was taken as 0, unsaid
+            raise InvalidArgument(f"wait_limit must be a finite number of seconds ≥ 0, not {self.limit:g}")
 
     def spent(self) -> bool:
         return self.waited >= self.limit
@@ -145,16 +146,25 @@ def submitted(
     step: Call | Follow, attempts: int, delay: float, patience: Patience
 ) -> Generator[Step, Any, Any]:
     """Send a submission, again after the worker's `Retry-After` while it answers "not now" (up to the
-    wait limit), or after the back-off, at most `attempts` more times, when it says no `Retry-After`.
-    A broken connection is not retried: the worker may have queued the batch, and sending it twice
-    would make it twice."""
+    wait limit), or after the back-off, at most `attempts` more times, when it says no `Retry-After`
+    or, having said "not now", refuses the connection (it restarts: a load that crashed, a shutdown;
+    nothing was sent; that ended the batch with exit 2). A connection that breaks once made is not
+    retried: the worker may have queued the batch, and sending it twice would make it twice; nor is
+    a refused first one (no worker there: said at once)."""
     failures = 0
+    said_not_now = False
     while True:
         try:
             answer = yield step
             patience.reset()
             return answer
+        except NotConnected:
+            failures += 1
+            if not said_not_now or failures > attempts:
+                raise
+            yield Sleep(backoff(failures, delay))
         except WorkerHTTPError as exc:
+            said_not_now = said_not_now or not_now(exc)
             if asked_to_wait(exc) and not patience.spent():
                 yield from patience.wait(exc)
                 continue
@@ -218,7 +228,9 @@ def _reattach(
                 yield from patience.wait(exc)
                 continue
         failures += 1
-    raise TransportError(f"{lost}; re-attaching failed {failures} times: {problem}")
+    # None: each stream the worker answered ended (EOF) before `done` and brought nothing new
+    why = problem or "each stream ended before its done event, with nothing new"
+    raise TransportError(f"{lost}; re-attaching failed {failures} times: {why}")
 
 
 def poll_json(
@@ -254,8 +266,9 @@ def polling_plan(
 ) -> Plan:
     """POST /synth_batch?async=1, poll the status until the job ends, then deliver its result.
 
-    `on_progress` gets a `status` event whenever the polled status changes, then each section's final
-    event and `done` (and a `waiting` event for each wait a "not now" with `Retry-After` asks for).
+    `on_progress` gets a `status` event with the accepted body (its `job_id`) and whenever the polled
+    status changes, then each section's final event and `done` (and a `waiting` event for each wait a
+    "not now" with `Retry-After` asks for).
     """
     patience = Patience(wait_limit, delay)
     accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
@@ -263,7 +276,10 @@ def polling_plan(
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
     collector.job_id, collector.total = accepted["job_id"], accepted.get("total")
     job = job_path(collector.job_id)
-    seen: tuple[Any, ...] = ()
+    # Told at once, as the stream's `start` is: until the first poll was answered (a worker loading
+    # after a restart: up to wait_limit), `on_progress` knew no job, and Ctrl-C cancelled none.
+    seen: tuple[Any, ...] = (accepted.get("status"), accepted.get("done"), accepted.get("current_idx"))
+    yield Deliver(status_event(accepted))
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay, patience)
         _of_job(status, collector.job_id)

@@ -21,6 +21,7 @@ from npu_worker.client.common import (
     LINE_LIMIT,
     BatchCollector,
     ClientError,
+    NotConnected,
     ProgressCallback,
     TransportError,
     WorkerHTTPError,
@@ -129,7 +130,8 @@ class _Http:
             retry_after = retry_after_of(exc.headers.get("Retry-After"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+            refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
+            raise (NotConnected if refused else TransportError)(f"{method} {self.base}{path}: {exc}") from exc
 
     def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False
@@ -274,8 +276,9 @@ def synth_batch_polling(
 ) -> dict[str, Any]:
     """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
 
-    `on_progress` gets a `status` event whenever the polled status changes, then each section's final
-    event and `done` once the job has finished. Same return value as `synth_batch_streaming`.
+    `on_progress` gets a `status` event with the accepted body (its `job_id`, before any poll is
+    answered) and whenever the polled status changes, then each section's final event and `done`
+    once the job has finished. Same return value as `synth_batch_streaming`.
     `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
     A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`.
     """
