@@ -51,6 +51,21 @@ def _clock(seconds: float | None) -> str:
     return f"{seconds // 60}:{seconds % 60:02d}"
 
 
+def printable(text: object) -> str:
+    """`text` (words from the worker among it) as it may reach a terminal: control and format
+    characters written as escapes (`\\x1b`), so a hostile or broken worker cannot move the cursor,
+    retitle the window, or hide text behind a bidi override in an error it sends. Newlines stay."""
+    return "".join(
+        char if char.isprintable() or char == "\n" else char.encode("unicode_escape").decode("ascii")
+        for char in str(text)
+    )
+
+
+def say(message: str) -> None:
+    """One line on stderr, printable."""
+    print(printable(message), file=sys.stderr)
+
+
 class ProgressBar:
     """Per-section progress with an ETA weighted by text length (long slides take longer).
 
@@ -100,7 +115,7 @@ class ProgressBar:
         silence; off a terminal, one when its error name changes or the worker answered in between
         (a new count of `waited`), else one per WAIT_LINE_EVERY seconds (the words of a `Loading`
         change with each kept job read)."""
-        said, waited = str(event.get("error")), _number(event.get("waited"))
+        said, waited = printable(event.get("error")), _number(event.get("waited"))
         name = said.split(":", 1)[0]
         # `waited` below the last one's: the worker answered in between (a new count), said anew;
         # else those lines stopped until the new count passed the old line's, for ever if it never did
@@ -137,7 +152,7 @@ class ProgressBar:
         elif kind == "progress" and event.get("status") == "ok" or kind == "error":
             self.finished[idx] = "ok" if kind == "progress" else "fail"
             if not self.live:
-                detail = "ok" if kind == "progress" else f"FAILED {event.get('error', '')}"
+                detail = "ok" if kind == "progress" else f"FAILED {printable(event.get('error', ''))}"
                 self.stream.write(f"s{idx:02d} {detail}  ({self.line()})\n")
         if self.live and kind != "done":
             self.stream.write("\r" + self.line() + "\x1b[K")
@@ -204,7 +219,7 @@ def _bad_speed(args: argparse.Namespace) -> str | None:
 def run_synth(args: argparse.Namespace) -> int:
     hear_ctrl_c()
     if problem := _bad_speed(args):
-        print(f"npu-worker synth: {problem}", file=sys.stderr)
+        say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
     output = str(Path(args.output).expanduser().resolve())
     try:
@@ -218,19 +233,21 @@ def run_synth(args: argparse.Namespace) -> int:
             token=_token(args),
         )
     except ClientError as exc:
-        print(f"npu-worker synth: {exc}", file=sys.stderr)
+        say(f"npu-worker synth: {exc}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt:  # the connection closes with the process: the worker stops the synthesis
-        print("npu-worker synth: interrupted", file=sys.stderr)
+        say("npu-worker synth: interrupted")
         return EXIT_INTERRUPTED
     if body.get("status") != "ok":
-        print(f"npu-worker synth: {body.get('error')}", file=sys.stderr)
+        say(f"npu-worker synth: {body.get('error')}")
         return EXIT_SECTIONS_FAILED
     figures = (_number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
     duration, elapsed, rtf = figures
     print(
-        f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
-        f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
+        printable(
+            f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
+            f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
+        )
     )
     return EXIT_OK
 
@@ -364,12 +381,12 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
 def run_batch(args: argparse.Namespace) -> int:
     hear_ctrl_c()
     if problem := _bad_speed(args):
-        print(f"npu-worker batch: {problem}", file=sys.stderr)
+        say(f"npu-worker batch: {problem}")
         return EXIT_REQUEST_FAILED
     try:
         sections, lecture_lang = load_lecture(args.lecture)
     except (OSError, ValueError) as exc:
-        print(f"npu-worker batch: cannot read {args.lecture}: {exc}", file=sys.stderr)
+        say(f"npu-worker batch: cannot read {args.lecture}: {exc}")
         return EXIT_REQUEST_FAILED
     out_dir = Path(args.out_dir).expanduser().resolve()
     for section in sections:
@@ -391,26 +408,26 @@ def run_batch(args: argparse.Namespace) -> int:
             )
     except ClientError as exc:
         bar.end_line()
-        print(f"npu-worker batch: {exc}", file=sys.stderr)
+        say(f"npu-worker batch: {exc}")
         if bar.job_id is not None:
-            print(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}", file=sys.stderr)
+            say(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:
         bar.end_line()
         word = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        print(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args)}", file=sys.stderr)
+        say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args)}")
         return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))
     else:
-        print(summary(result, time.monotonic() - started, out_dir))
+        print(printable(summary(result, time.monotonic() - started, out_dir)))
     if (result.get("done") or {}).get("cancelled"):
-        print(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end", file=sys.stderr)
+        say(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end")
         return EXIT_SECTIONS_FAILED
     if missing := unreported(result, sections):
         names = ", ".join(_name(idx) for idx in missing[:20]) + (", ..." if len(missing) > 20 else "")
         count = f"{len(missing)} section{'s' if len(missing) > 1 else ''}"
-        print(f"npu-worker batch: no result for {count}: {names}", file=sys.stderr)
+        say(f"npu-worker batch: no result for {count}: {names}")
         return EXIT_SECTIONS_FAILED
     return EXIT_SECTIONS_FAILED if result["fail_count"] else EXIT_OK
 

@@ -105,6 +105,31 @@ async def test_odd_values_from_the_worker_are_reported_in_words(
     assert last in out.out + out.err
 
 
+HOSTILE = "\x1b]0;owned\x07\x1b[2J\u202e"  # retitle the window, clear the screen, reverse the text
+
+
+@pytest.mark.parametrize("where", ["section error", "refusal", "synth answer"])
+async def test_words_from_the_worker_reach_the_terminal_without_control_characters(tmp_path, capsys, where):
+    """A worker's error text and paths were printed as sent: escape sequences in them drove the
+    user's terminal (cursor, title, screen) and a bidi override could hide what was said."""
+    failed = {"event": "error", "idx": 1, "status": "fail", "error": f"EngineError: {HOSTILE}", "seq": 3}
+    scripts = {
+        "section error": lambda method, path: ndjson(START, OK0, failed, DONE | {"seq": 4}),
+        "refusal": lambda method, path: body({"error": f"BadRequest: {HOSTILE}"}, 400),
+        "synth answer": lambda method, path: body({"status": "ok", "wav_path": f"/w/{HOSTILE}.wav"}),
+    }
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(scripts[where]) as rogue:
+        if where == "synth answer":
+            await run_cli(["synth", "hi", "-o", str(tmp_path / "x.wav"), "--base", rogue.base])
+        else:
+            await run_cli(["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base])
+    out = capsys.readouterr()
+    shown = out.out + out.err
+    assert "\\x1b]0;owned\\x07" in shown  # said, as escapes
+    assert not any(char in shown for char in "\x1b\x07\u202e")
+
+
 async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, capsys):
     """`"duration_sec": null` in an ok answer was a TypeError traceback (exit 1, read as a failure)."""
     answer = body({"status": "ok", "wav_path": "/w/x.wav", "duration_sec": None, "rtf": "fast"})
