@@ -102,6 +102,37 @@ async def close_going_away(ws: web.WebSocketResponse) -> None:
     await going_away_step(ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE))
 
 
+REFUSAL_CLOSE_SECONDS = 1.0  # a socket closed for its message: how long its close frame may take to go
+_refusing: set[asyncio.Task[None]] = set()  # (held while they run: the loop keeps weak references only)
+
+
+def close_refusing(request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str) -> None:
+    """Close the socket from outside its handler (a timer, the body budget), saying why: nothing more is
+    read, the close frame with `code` and `reason` goes out at once, and the connection ends once it is
+    sent, without the peer's answer (RFC 6455 §7.1.7, failing the connection), or is cut after
+    REFUSAL_CLOSE_SECONDS (a peer that reads nothing). A cut alone left the peer a bare 1006, a refusal
+    it could not tell from a network fault. aiohttp's close may run beside the handler's `receive`: it
+    ends that (CLOSING) once its frame is written, and the handler's own close then does nothing."""
+    if request.transport is not None:  # nothing more is read: the rest of the message is never held
+        request.transport.pause_reading()  # (the transport's own: aiohttp's flow control resumes its own)
+    task = asyncio.get_running_loop().create_task(_close_refusing(request, ws, code, reason))
+    _refusing.add(task)
+    task.add_done_callback(_refusing.discard)
+
+
+async def _close_refusing(
+    request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str
+) -> None:
+    try:
+        async with asyncio.timeout(REFUSAL_CLOSE_SECONDS):
+            await ws.close(code=code, message=reason.encode()[:123])  # (RFC 6455: 123 bytes at most)
+    except (TimeoutError, ConnectionError, RuntimeError):
+        pass
+    transport = request.transport  # (None once the connection is gone)
+    if transport is not None and (not transport.is_closing() or transport.get_write_buffer_size()):
+        transport.abort()  # unanswered, or its close still unsent: asyncio's close would wait for ever
+
+
 def abort_connection(request: web.BaseRequest) -> None:
     """Drop the connection at once, with whatever it still holds for the peer."""
     transport = request.transport

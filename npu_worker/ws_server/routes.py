@@ -54,7 +54,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
-    deadline = message_deadline(request)
+    deadline = message_deadline(request, ws)
     try:
         async for message in ws:
             deadline.took_message()

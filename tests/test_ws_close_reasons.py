@@ -1,0 +1,120 @@
+"""A WebSocket the worker ends for its message says why in its close frame (ws_server/opening.py's
+`close_refusing`): a cut with no close frame left the peer a bare 1006, a budget refusal (send again
+shortly) it could not tell from a network fault."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import struct
+
+import aiohttp
+import pytest
+import websockets
+from websockets.exceptions import ConnectionClosed
+
+from npu_worker import body_budget
+from npu_worker.app_keys import BODY_BUDGET_KEY
+from npu_worker.ws_server import message_deadline
+from tests.test_body_budget import lecture_batch
+from tests.timing import seconds, until
+
+PATHS = ["/ws", "/v1/audio/speech/stream"]
+KIB = 1024
+
+
+async def a_message_that_never_ends(first: int, every: float | None = None):
+    """A text message that starts with `first` characters and never ends (one more every `every`
+    seconds, or nothing more)."""
+    yield "x" * first
+    while every is not None:
+        await asyncio.sleep(every)
+        yield "x"
+    await asyncio.Event().wait()
+
+
+async def close_of(ws: websockets.ClientConnection) -> tuple[int | None, str | None]:
+    """The close code and reason the worker's close frame carried (None, None: none came, a 1006)."""
+    with pytest.raises(ConnectionClosed) as closed:
+        async with asyncio.timeout(seconds(10)):
+            await ws.recv()
+    frame = closed.value.rcvd
+    return (frame.code, frame.reason) if frame is not None else (None, None)
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_the_budget_has_no_room_for_is_closed_with_1013(served, path):
+    listener = await served(body_budget_bytes=256 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}{path}", max_size=None)
+    (connection,) = listener.guard.open
+    sending = asyncio.create_task(ws.send(a_message_that_never_ends(4096 * KIB)))
+    try:
+        assert await close_of(ws) == (1013, message_deadline.NO_ROOM_REASON)
+        assert budget.refused >= 1 and budget.held == 0
+        await until(lambda: not listener.guard.open, "the connection to end")
+        # Not read on once refused (it read all it could while its close went out, uncounted): 1.1 MB.
+        assert connection.bytes_received < 1024 * KIB
+    finally:
+        sending.cancel()
+        ws.transport.abort()
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_dropped_for_a_newer_body_is_closed_with_1013(served, monkeypatch, path):
+    monkeypatch.setattr(body_budget, "SLOW_BODY_SECONDS", 0.3)
+    listener = await served(body_budget_bytes=1024 * KIB)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}{path}", max_size=None)
+    sending = asyncio.create_task(ws.send(a_message_that_never_ends(800 * KIB)))
+    try:
+        await until(lambda: budget.held >= 600 * KIB, "the unfinished message to be held")
+        await asyncio.sleep(0.4)
+        async with aiohttp.ClientSession() as session:
+            url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+            async with session.post(url, data=lecture_batch()) as answer:
+                assert answer.status == 200, await answer.text()
+        assert await close_of(ws) == (1013, message_deadline.DROPPED_REASON)
+        assert budget.dropped == 1
+    finally:
+        sending.cancel()
+        ws.transport.abort()
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_that_never_finishes_is_closed_with_1008(served, path):
+    listener = await served(body_timeout=0.5)
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}{path}", max_size=None)
+    sending = asyncio.create_task(ws.send(a_message_that_never_ends(100_000, every=0.2)))
+    try:
+        code, reason = await close_of(ws)
+        assert code == 1008 and reason == "the message did not finish arriving within 0.5 s (--body-timeout)"
+    finally:
+        sending.cancel()
+        ws.transport.abort()
+
+
+async def test_a_peer_that_never_answers_the_close_is_cut_after_the_frame(served):
+    """A raw peer that sends half a message past the budget and then neither reads nor answers: the
+    close frame is written to it all the same, and its connection does not outlast the bounded close."""
+    listener = await served(body_budget_bytes=256 * KIB)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    try:
+        async with asyncio.timeout(seconds(10)):
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 101 ")
+        size = 512 * KIB  # a text frame without FIN (more follows, never), masked with a zero key
+        writer.write(bytes([0x01, 0x80 | 127]) + struct.pack("!Q", size) + b"\0" * 4 + b"x" * size)
+        await until(lambda: not listener.guard.open, "the connection to end")
+        async with asyncio.timeout(seconds(10)):
+            frame = await reader.read()
+        assert frame[0] == 0x88, frame[:16]  # a close frame, final, unmasked
+        code, reason = struct.unpack("!H", frame[2:4])[0], frame[4 : 2 + frame[1]].decode()
+        assert (code, reason) == (1013, message_deadline.NO_ROOM_REASON)
+    finally:
+        writer.transport.abort()
