@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import struct
 
@@ -18,7 +19,9 @@ from npu_worker import body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.ws_server import message_deadline
 from tests.test_body_budget import lecture_batch
+from tests.test_ws_support import ChunkGate
 from tests.timing import seconds, until
+from tests.tone_engine import ToneEngine
 
 PATHS = ["/ws", "/v1/audio/speech/stream"]
 KIB = 1024
@@ -118,3 +121,34 @@ async def test_a_peer_that_never_answers_the_close_is_cut_after_the_frame(served
         assert (code, reason) == (1013, message_deadline.NO_ROOM_REASON)
     finally:
         writer.transport.abort()
+
+
+async def test_a_paused_speech_stream_refused_for_its_message_still_says_why(served):
+    """Its handler waits for its backlog, not in `receive`: aiohttp's close reads for the answer itself
+    (never, reading stopped), and the frame it wrote first still tells the peer; the cut follows."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = gate = ChunkGate()  # the first sentence stays on the engine: the rest wait
+    listener = await served(engine, body_budget_bytes=512 * KIB, max_queue=1)
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}/v1/audio/speech/stream", max_size=None)
+    sending: asyncio.Task | None = None
+    try:
+        await ws.send(json.dumps({"type": "input.text", "text": " ".join(f"문장 {n}번." for n in range(12))}))
+        for _ in range(40):  # past the 64 Ki characters the socket holds unhandled: its handler waits
+            await ws.send(json.dumps({"type": "input.text", "text": "가" * 1900}))
+        await asyncio.sleep(0.3)
+        sending = asyncio.create_task(ws.send(a_message_that_never_ends(1024 * KIB)))
+        code, reason = None, None
+        async with asyncio.timeout(seconds(10)):
+            while code is None:  # (past the audio and events sent meanwhile)
+                try:
+                    await ws.recv()
+                except ConnectionClosed as closed:
+                    assert closed.rcvd is not None, "no close frame: a bare 1006"
+                    code, reason = closed.rcvd.code, closed.rcvd.reason
+        assert (code, reason) == (1013, message_deadline.NO_ROOM_REASON)
+        await until(lambda: not listener.guard.open, "the connection to end")
+    finally:
+        gate.open()
+        if sending is not None:
+            sending.cancel()
+        ws.transport.abort()
