@@ -17,7 +17,7 @@ from websockets.exceptions import ConnectionClosed
 
 from npu_worker import body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
-from npu_worker.ws_server import message_deadline
+from npu_worker.ws_server import message_deadline, opening
 from tests.test_body_budget import lecture_batch
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds, until
@@ -25,6 +25,13 @@ from tests.tone_engine import ToneEngine
 
 PATHS = ["/ws", "/v1/audio/speech/stream"]
 KIB = 1024
+
+
+@pytest.fixture(autouse=True)
+def quick_close(monkeypatch):
+    """A refused socket's connection lingers 0.3 s at most (1 s in production): a client library waits
+    for the worker to end the connection after the close handshake."""
+    monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 0.3)
 
 
 async def a_message_that_never_ends(first: int, every: float | None = None):
@@ -152,3 +159,33 @@ async def test_a_paused_speech_stream_refused_for_its_message_still_says_why(ser
         if sending is not None:
             sending.cancel()
         ws.transport.abort()
+
+
+async def test_a_peer_still_sending_its_frame_reads_the_close_without_a_reset(served, monkeypatch):
+    """A browser cannot stop mid-frame: it sends on after the close frame has come. Closed at once, the
+    worker's socket answered those bytes with a reset, and Chromium, its write failing, reported 1006
+    without reading the close frame (6 sockets in 20 sent a 2 MB message). Its bytes are read and discarded
+    until the peer is done, or for up to a second."""
+    monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 1.0)  # production's: well past the 0.2 s below
+    listener = await served(body_budget_bytes=256 * KIB)
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    try:
+        async with asyncio.timeout(seconds(10)):
+            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 101 ")
+        size = 4096 * KIB  # one text frame, sent on for a while after the worker refused it
+        writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", size) + b"\0" * 4 + b"x" * (512 * KIB))
+        async with asyncio.timeout(seconds(10)):
+            head = await reader.readexactly(2)
+        for _ in range(20):  # 0.2 s more of the frame, after its close came
+            await asyncio.sleep(0.01)
+            writer.write(b"x" * (16 * KIB))
+            await writer.drain()  # a reset fails it: ConnectionResetError
+        frame = head + await reader.readexactly(head[1])
+        assert frame[0] == 0x88 and struct.unpack("!H", frame[2:4])[0] == 1013
+    finally:
+        writer.transport.abort()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -102,35 +103,61 @@ async def close_going_away(ws: web.WebSocketResponse) -> None:
     await going_away_step(ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE))
 
 
-REFUSAL_CLOSE_SECONDS = 1.0  # a socket closed for its message: how long its close frame may take to go
+REFUSAL_CLOSE_SECONDS = 1.0  # a socket closed for its message: how long it may take to go, all told
 _refusing: set[asyncio.Task[None]] = set()  # (held while they run: the loop keeps weak references only)
 
 
 def close_refusing(request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str) -> None:
-    """Close the socket from outside its handler (a timer, the body budget), saying why: nothing more is
-    read, the close frame with `code` and `reason` goes out at once, and the connection ends once it is
-    sent, without the peer's answer (RFC 6455 §7.1.7, failing the connection), or is cut after
-    REFUSAL_CLOSE_SECONDS (a peer that reads nothing). A cut alone left the peer a bare 1006, a refusal
-    it could not tell from a network fault. aiohttp's close may run beside the handler's `receive`: it
-    ends that (CLOSING) once its frame is written, and the handler's own close then does nothing."""
-    if request.transport is not None:  # nothing more is read: the rest of the message is never held
-        request.transport.pause_reading()  # (the transport's own: aiohttp's flow control resumes its own)
-    task = asyncio.get_running_loop().create_task(_close_refusing(request, ws, code, reason))
+    """Close the socket from outside its handler (a timer, the body budget), saying why: nothing more of
+    its message is kept, the close frame with `code` and `reason` goes out at once, and the connection
+    ends within REFUSAL_CLOSE_SECONDS (RFC 6455 §7.1.7, failing the connection: the peer's answer is not
+    awaited). A cut alone left the peer a bare 1006, a refusal it could not tell from a network fault.
+    aiohttp's close may run beside the handler's `receive`: it ends that (CLOSING) once its frame is
+    written, and the handler's own close then does nothing.
+
+    The connection lingers meanwhile (`_linger`): a peer cannot stop mid-frame, and a socket closed
+    while it still sends answers with a reset, which can reach it before it has read the close frame
+    (Chromium then reports 1006 all the same)."""
+    transport = request.transport
+    lingering: socket.socket | None = None
+    if transport is not None:
+        transport.pause_reading()  # aiohttp reads no more (its flow control resumes only its own pause)
+        if (sock := transport.get_extra_info("socket")) is not None:
+            lingering = sock.dup()  # the connection outlives aiohttp's close of its own descriptor
+            lingering.setblocking(False)
+    task = asyncio.get_running_loop().create_task(_close_refusing(request, ws, code, reason, lingering))
     _refusing.add(task)
     task.add_done_callback(_refusing.discard)
 
 
 async def _close_refusing(
-    request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str
+    request: web.BaseRequest,
+    ws: web.WebSocketResponse,
+    code: int,
+    reason: str,
+    lingering: socket.socket | None,
 ) -> None:
+    deadline = asyncio.get_running_loop().time() + REFUSAL_CLOSE_SECONDS
     try:
-        async with asyncio.timeout(REFUSAL_CLOSE_SECONDS):
+        async with asyncio.timeout_at(deadline):
             await ws.close(code=code, message=reason.encode()[:123])  # (RFC 6455: 123 bytes at most)
     except (TimeoutError, ConnectionError, RuntimeError):
         pass
     transport = request.transport  # (None once the connection is gone)
     if transport is not None and (not transport.is_closing() or transport.get_write_buffer_size()):
         transport.abort()  # unanswered, or its close still unsent: asyncio's close would wait for ever
+    if lingering is not None:
+        await _linger(lingering, deadline)
+
+
+async def _linger(sock: socket.socket, deadline: float) -> None:
+    """Read and drop what the peer still sends until it ends the connection or `deadline`, then close
+    (with nothing unread, a plain FIN): the peer reads the close frame before the connection goes."""
+    loop = asyncio.get_running_loop()
+    with sock, contextlib.suppress(TimeoutError, OSError):
+        async with asyncio.timeout_at(deadline):
+            while await loop.sock_recv(sock, 65536):
+                pass
 
 
 def abort_connection(request: web.BaseRequest) -> None:
