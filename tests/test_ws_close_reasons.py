@@ -161,6 +161,42 @@ async def test_a_paused_speech_stream_refused_for_its_message_still_says_why(ser
         ws.transport.abort()
 
 
+async def upgraded(port: int, path: str = "/ws") -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A raw WebSocket connection, its handshake done."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    async with asyncio.timeout(seconds(10)):
+        assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 101 ")
+    return reader, writer
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_message_too_big_is_closed_with_1009_that_a_peer_still_sending_reads(served, path):
+    """aiohttp refuses a frame longer than --max-body-bytes at its header, writes 1009 and closes the
+    socket while the peer sends on: the reset beat the close frame (Chromium heard 1006 on 8 sockets of
+    10 that sent a 4 MB message to a 1 MiB limit: `python tools/ws_refusal_close.py --rounds 5 --size
+    4000000 --max-body-bytes 1048576 --body-budget-bytes 67108864`). It lingers as a refused one does."""
+    listener = await served(max_body_bytes=1024 * KIB)
+    reader, writer = await upgraded(listener.port, path)
+    try:
+        size = 4096 * KIB
+        writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", size) + b"\0" * 4 + b"x" * (256 * KIB))
+        async with asyncio.timeout(seconds(10)):
+            head = await reader.readexactly(2)
+        for _ in range(20):  # 0.2 s more of the frame, after its close came
+            await asyncio.sleep(0.01)
+            writer.write(b"x" * (16 * KIB))
+            await writer.drain()  # a reset fails it: ConnectionResetError
+        frame = head + await reader.readexactly(head[1])
+        assert frame[0] == 0x88 and struct.unpack("!H", frame[2:4])[0] == 1009
+    finally:
+        writer.transport.abort()
+
+
 async def test_a_peer_still_sending_its_frame_reads_the_close_without_a_reset(served, monkeypatch):
     """A browser cannot stop mid-frame: it sends on after the close frame has come. Closed at once, the
     worker's socket answered those bytes with a reset, and Chromium, its write failing, reported 1006

@@ -35,6 +35,7 @@ from ..ws_server.opening import (
     close_going_away,
     going_away_step,
     let_go,
+    linger_failed,
     open_socket,
     taken,
 )
@@ -331,7 +332,8 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.BINARY:
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break
-            elif message.type == WSMsgType.ERROR:
+            elif message.type == WSMsgType.ERROR:  # aiohttp has closed it (1009: over --max-body-bytes)
+                linger_failed(request)
                 break
     finally:
         deadline.close()

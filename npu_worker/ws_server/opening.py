@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import logging
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Protocol
 
 from aiohttp import WSCloseCode, web
@@ -118,16 +118,35 @@ def close_refusing(request: web.BaseRequest, ws: web.WebSocketResponse, code: in
     The connection lingers meanwhile (`_linger`): a peer cannot stop mid-frame, and a socket closed
     while it still sends answers with a reset, which can reach it before it has read the close frame
     (Chromium then reports 1006 all the same)."""
-    transport = request.transport
-    lingering: socket.socket | None = None
-    if transport is not None:
-        transport.pause_reading()  # aiohttp reads no more (its flow control resumes only its own pause)
-        if (sock := transport.get_extra_info("socket")) is not None:
-            lingering = sock.dup()  # the connection outlives aiohttp's close of its own descriptor
-            lingering.setblocking(False)
-    task = asyncio.get_running_loop().create_task(_close_refusing(request, ws, code, reason, lingering))
+    if request.transport is not None:
+        request.transport.pause_reading()  # aiohttp reads no more (its flow control resumes only its own)
+    _hold(_close_refusing(request, ws, code, reason, _lingering(request)))
+
+
+def linger_failed(request: web.BaseRequest) -> None:
+    """aiohttp has failed the socket (a message over `--max-body-bytes`: 1009, or a protocol error): its
+    close frame is written and its transport closed, while the peer may still be sending the frame.
+    Called at once (before the loop's next turn closes the descriptor), the connection lingers as a
+    refused one does; without it the reset beat the close frame (Chromium heard 1006)."""
+    if (lingering := _lingering(request)) is not None:
+        _hold(_linger(lingering, asyncio.get_running_loop().time() + REFUSAL_CLOSE_SECONDS))
+
+
+def _hold(coroutine: Coroutine[object, object, None]) -> None:
+    task = asyncio.get_running_loop().create_task(coroutine)
     _refusing.add(task)
     task.add_done_callback(_refusing.discard)
+
+
+def _lingering(request: web.BaseRequest) -> socket.socket | None:
+    """A duplicate of the connection's socket: the connection outlives aiohttp's close of its own."""
+    transport = request.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    if sock is None:
+        return None
+    lingering = sock.dup()
+    lingering.setblocking(False)
+    return lingering
 
 
 async def _close_refusing(
