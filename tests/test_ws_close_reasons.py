@@ -225,3 +225,23 @@ async def test_a_peer_still_sending_its_frame_reads_the_close_without_a_reset(se
         assert frame[0] == 0x88 and struct.unpack("!H", frame[2:4])[0] == 1013
     finally:
         writer.transport.abort()
+
+
+async def test_lingering_connections_are_bounded(served, monkeypatch):
+    """Each lingers on a descriptor --max-connections does not count, and an oversized frame's header
+    (14 bytes) fails a socket: past MAX_LINGERING, a failed one closes at once."""
+    monkeypatch.setattr(opening, "MAX_LINGERING", 2)
+    monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 1.0)
+    listener = await served(max_body_bytes=1024 * KIB)
+    peers = [await upgraded(listener.port) for _ in range(4)]
+    try:
+        for _, writer in peers:  # a frame over the limit, announced and never sent
+            writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", 4096 * KIB) + b"\0" * 4)
+        await until(lambda: not listener.guard.open, "the sockets to be failed")
+        assert len(opening._lingering_now) == 2
+        for reader, _ in peers:  # each was told, lingering or not
+            async with asyncio.timeout(seconds(10)):
+                assert (await reader.readexactly(4))[:1] == b"\x88"
+    finally:
+        for _, writer in peers:
+            writer.transport.abort()

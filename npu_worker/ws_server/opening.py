@@ -104,7 +104,11 @@ async def close_going_away(ws: web.WebSocketResponse) -> None:
 
 
 REFUSAL_CLOSE_SECONDS = 1.0  # a socket closed for its message: how long it may take to go, all told
+# Connections lingering at once, at most: each holds a descriptor outside --max-connections (an oversized
+# frame's header, a few bytes, fails a socket), so past this a failed one closes at once, as before.
+MAX_LINGERING = 64
 _refusing: set[asyncio.Task[None]] = set()  # (held while they run: the loop keeps weak references only)
+_lingering_now: set[socket.socket] = set()
 
 
 def close_refusing(request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str) -> None:
@@ -139,13 +143,15 @@ def _hold(coroutine: Coroutine[object, object, None]) -> None:
 
 
 def _lingering(request: web.BaseRequest) -> socket.socket | None:
-    """A duplicate of the connection's socket: the connection outlives aiohttp's close of its own."""
+    """A duplicate of the connection's socket: the connection outlives aiohttp's close of its own
+    (none past MAX_LINGERING)."""
     transport = request.transport
     sock = transport.get_extra_info("socket") if transport is not None else None
-    if sock is None:
+    if sock is None or len(_lingering_now) >= MAX_LINGERING:
         return None
     lingering = sock.dup()
     lingering.setblocking(False)
+    _lingering_now.add(lingering)
     return lingering
 
 
@@ -162,21 +168,25 @@ async def _close_refusing(
             await ws.close(code=code, message=reason.encode()[:123])  # (RFC 6455: 123 bytes at most)
     except (TimeoutError, ConnectionError, RuntimeError):
         pass
-    transport = request.transport  # (None once the connection is gone)
-    if transport is not None and (not transport.is_closing() or transport.get_write_buffer_size()):
-        transport.abort()  # unanswered, or its close still unsent: asyncio's close would wait for ever
-    if lingering is not None:
-        await _linger(lingering, deadline)
+    finally:
+        transport = request.transport  # (None once the connection is gone)
+        if transport is not None and (not transport.is_closing() or transport.get_write_buffer_size()):
+            transport.abort()  # unanswered, or its close still unsent: asyncio's close would wait for ever
+        if lingering is not None:
+            await _linger(lingering, deadline)
 
 
 async def _linger(sock: socket.socket, deadline: float) -> None:
     """Read and drop what the peer still sends until it ends the connection or `deadline`, then close
     (with nothing unread, a plain FIN): the peer reads the close frame before the connection goes."""
     loop = asyncio.get_running_loop()
-    with sock, contextlib.suppress(TimeoutError, OSError):
-        async with asyncio.timeout_at(deadline):
-            while await loop.sock_recv(sock, 65536):
-                pass
+    try:
+        with sock, contextlib.suppress(TimeoutError, OSError):
+            async with asyncio.timeout_at(deadline):
+                while await loop.sock_recv(sock, 65536):
+                    pass
+    finally:
+        _lingering_now.discard(sock)
 
 
 def abort_connection(request: web.BaseRequest) -> None:
