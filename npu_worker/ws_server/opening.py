@@ -149,7 +149,10 @@ def _lingering(request: web.BaseRequest) -> socket.socket | None:
     sock = transport.get_extra_info("socket") if transport is not None else None
     if sock is None or len(_lingering_now) >= MAX_LINGERING:
         return None
-    lingering = sock.dup()
+    try:
+        lingering = sock.dup()
+    except OSError:  # out of descriptors: closed at once, as before
+        return None
     lingering.setblocking(False)
     _lingering_now.add(lingering)
     return lingering
