@@ -35,6 +35,7 @@ from ..ws_server.opening import (
     close_going_away,
     going_away_step,
     let_go,
+    linger_failed,
     open_socket,
     taken,
 )
@@ -110,7 +111,7 @@ class SpeechStreamSession:
         deadline: MessageDeadline | None = None,
     ) -> None:
         self.ws = ws
-        self.deadline = deadline or MessageDeadline(None, 0.0, lambda: None)  # the handler's reading
+        self.deadline = deadline or MessageDeadline(None, 0.0, lambda *why: None)  # the handler's reading
         # A peer that takes nothing of a frame for this long is gone, as on `/ws` (`opening.taken`).
         self._send_grace = SEND_GRACE_HEARTBEATS * app[SETTINGS_KEY].heartbeat_interval
         self._abort = abort or (lambda: None)
@@ -313,7 +314,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     """Reads the socket while `serve` handles the messages, so a close is seen even while sentences
     wait for their place (then the queued ones stop at once)."""
     ws = await open_socket(request)
-    deadline = message_deadline(request)
+    deadline = message_deadline(request, ws)
     session = SpeechStreamSession(
         ws, request.app, Standing(request, ws), functools.partial(abort_connection, request), deadline
     )
@@ -331,7 +332,8 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.BINARY:
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break
-            elif message.type == WSMsgType.ERROR:
+            elif message.type == WSMsgType.ERROR:  # aiohttp has closed it (1009: over --max-body-bytes)
+                linger_failed(request)
                 break
     finally:
         deadline.close()

@@ -5,12 +5,15 @@ bound on that: a peer that trickles one unfinished message kept up to 8 MiB per 
 liked (20 such sockets: +173 MiB). aiohttp's reader keeps its partial message in private (compiled) state,
 so the watch counts bytes instead: the connection's bytes in (`connection_guard.bytes_received`) since the handler
 last took a whole message. More than UNFINISHED_ALLOWANCE of them for longer than the body timeout is a
-message that does not finish: the connection is dropped. Pings, pongs and closes are a few bytes each;
-a peer has to send more than 64 KiB of them, and no message, for 30 s to look like one.
+message that does not finish: the socket is closed with 1008 (policy violation), saying so. Pings,
+pongs and closes are a few bytes each; a peer has to send more than 64 KiB of them, and no message, for
+30 s to look like one.
 
 Whatever of a message has arrived is held in the worker's body budget (`body_budget.py`) as it
 comes (each piece the connection receives, past the same allowance): a socket whose unfinished message
-finds no room there, or whose message is dropped to make room for a newer body, loses its connection.
+finds no room there, or whose message is dropped to make room for a newer body, is closed with 1013
+(try again later), saying which; its bytes leave the budget at once. Each close is bounded
+(`opening.close_refusing`): a peer that does not answer it is cut within a second.
 
 While its handler does not read on purpose (the speech stream holds 64 Ki characters and waits), the
 watch is paused: whole messages then wait in aiohttp's queue and would be counted as unfinished (aiohttp
@@ -22,18 +25,17 @@ The body budget is not paused: a message that does not finish grows in aiohttp's
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import time
 from collections.abc import Callable
 
-from aiohttp import web
+from aiohttp import WSCloseCode, web
 
 from ..app_keys import BODY_BUDGET_KEY, SETTINGS_KEY
 from ..body_budget import BodyBudget, BodyHold
 from ..connection_guard import bytes_received, tell_received
 from ..protocol import BodyBudgetFull, WorkerError
-from .opening import abort_connection
+from .opening import close_refusing
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +43,20 @@ UNFINISHED_ALLOWANCE = 64 * 1024  # bytes in since the last whole message before
 CHECK_SECONDS = 1.0
 
 
-def message_deadline(request: web.Request) -> MessageDeadline:
-    """The watch for a socket opened on `request` (one that never fires where the app is not served by
+# Close reasons (RFC 6455: at most 123 bytes), each saying what the peer can do.
+NO_ROOM_REASON = "the worker's budget for bodies being received is spent; send the message again shortly"
+DROPPED_REASON = "the message was still arriving when a newer body needed its room; send it again"
+UNFINISHED_REASON = "the message did not finish arriving within {:g} s (--body-timeout)"
+
+
+def message_deadline(request: web.Request, ws: web.WebSocketResponse) -> MessageDeadline:
+    """The watch for `ws`, opened on `request` (one that never fires where the app is not served by
     `server.listen`, which counts the bytes: aiohttp's own server in tests)."""
     received = bytes_received(request)
-    drop = functools.partial(abort_connection, request)
+
+    def drop(code: int, reason: str) -> None:
+        close_refusing(request, ws, code, reason)
+
     budget = request.app[BODY_BUDGET_KEY]
     deadline = MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop, budget)
     tell_received(request, deadline.received)
@@ -59,7 +70,7 @@ class MessageDeadline:
         self,
         received: Callable[[], int] | None,
         deadline: float,
-        drop: Callable[[], object],
+        drop: Callable[[int, str], object],
         budget: BodyBudget | None = None,
     ) -> None:
         self._received = received or (lambda: 0)
@@ -72,7 +83,7 @@ class MessageDeadline:
         if received is not None:
             self._timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self._check)
             if budget is not None:
-                self._hold = budget.hold(self._dropped)
+                self._hold = budget.hold(self._dropped_for_room)
 
     def took_message(self) -> None:
         self._mark, self._over_since = self._received(), None
@@ -86,14 +97,15 @@ class MessageDeadline:
         try:
             self._hold.resize(self._received() - self._mark - UNFINISHED_ALLOWANCE)
         except BodyBudgetFull as full:
-            self._dropped(full)
+            self._refused(full, NO_ROOM_REASON)
 
-    def _dropped(self, error: WorkerError) -> None:
-        log.info(
-            "a WebSocket message's bytes find no room in the body budget; dropping its connection: %s", error
-        )
+    def _dropped_for_room(self, error: WorkerError) -> None:
+        self._refused(error, DROPPED_REASON)
+
+    def _refused(self, error: WorkerError, reason: str) -> None:
+        log.info("a WebSocket message's bytes find no room in the body budget; closing its socket: %s", error)
         self.close()
-        self._drop()
+        self._drop(WSCloseCode.TRY_AGAIN_LATER, reason)
 
     def pause(self) -> None:
         self._paused = True
@@ -121,8 +133,8 @@ class MessageDeadline:
         elif now - self._over_since >= self._deadline:
             log.info(
                 "a WebSocket message did not finish arriving within %g s (--body-timeout); "
-                "dropping its connection",
+                "closing its socket",
                 self._deadline,
             )
             self.close()
-            self._drop()
+            self._drop(WSCloseCode.POLICY_VIOLATION, UNFINISHED_REASON.format(self._deadline))

@@ -11,7 +11,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
 from .message_deadline import message_deadline
-from .opening import abort_connection, let_go, open_socket
+from .opening import abort_connection, let_go, linger_failed, open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
 
@@ -54,7 +54,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
-    deadline = message_deadline(request)
+    deadline = message_deadline(request, ws)
     try:
         async for message in ws:
             deadline.took_message()
@@ -63,7 +63,8 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.BINARY:
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break
-            elif message.type == WSMsgType.ERROR:
+            elif message.type == WSMsgType.ERROR:  # aiohttp has closed it (1009: over --max-body-bytes)
+                linger_failed(request)
                 break
     finally:
         deadline.close()
