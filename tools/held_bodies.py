@@ -32,21 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.worker_process import free_port  # noqa: E402
+from tools.cut_bodies import ready, rss_mib  # noqa: E402
 
 LECTURE = ROOT / "npu_worker" / "bench" / "lecture_ko_39.json"
-
-
-def rss_mib(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmRSS"))
-
-
-def ready(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-    except OSError:
-        return False
-    return True
 
 
 def lecture_batch() -> bytes:
