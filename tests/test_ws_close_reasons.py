@@ -174,6 +174,23 @@ async def upgraded(port: int, path: str = "/ws") -> tuple[asyncio.StreamReader, 
     return reader, writer
 
 
+async def close_code_while_sending_on(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, sent_first: int
+) -> int:
+    """Send `sent_first` bytes of one 4 MiB text frame, then 0.2 s more of it after the worker's close
+    frame came (a reset fails the sending: ConnectionResetError); the close frame's code."""
+    writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", 4096 * KIB) + b"\0" * 4 + b"x" * sent_first)
+    async with asyncio.timeout(seconds(10)):
+        head = await reader.readexactly(2)
+    for _ in range(20):
+        await asyncio.sleep(0.01)
+        writer.write(b"x" * (16 * KIB))
+        await writer.drain()
+    frame = head + await reader.readexactly(head[1])
+    assert frame[0] == 0x88
+    return struct.unpack("!H", frame[2:4])[0]
+
+
 @pytest.mark.parametrize("path", PATHS)
 async def test_a_message_too_big_is_closed_with_1009_that_a_peer_still_sending_reads(served, path):
     """aiohttp refuses a frame longer than --max-body-bytes at its header, writes 1009 and closes the
@@ -183,16 +200,7 @@ async def test_a_message_too_big_is_closed_with_1009_that_a_peer_still_sending_r
     listener = await served(max_body_bytes=1024 * KIB)
     reader, writer = await upgraded(listener.port, path)
     try:
-        size = 4096 * KIB
-        writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", size) + b"\0" * 4 + b"x" * (256 * KIB))
-        async with asyncio.timeout(seconds(10)):
-            head = await reader.readexactly(2)
-        for _ in range(20):  # 0.2 s more of the frame, after its close came
-            await asyncio.sleep(0.01)
-            writer.write(b"x" * (16 * KIB))
-            await writer.drain()  # a reset fails it: ConnectionResetError
-        frame = head + await reader.readexactly(head[1])
-        assert frame[0] == 0x88 and struct.unpack("!H", frame[2:4])[0] == 1009
+        assert await close_code_while_sending_on(reader, writer, sent_first=256 * KIB) == 1009
     finally:
         writer.transport.abort()
 
@@ -204,25 +212,9 @@ async def test_a_peer_still_sending_its_frame_reads_the_close_without_a_reset(se
     tools/ws_refusal_close.py`). Its bytes are read and dropped until the peer is done, or for 1 s."""
     monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 1.0)  # production's: well past the 0.2 s below
     listener = await served(body_budget_bytes=256 * KIB)
-    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-    key = base64.b64encode(os.urandom(16)).decode()
-    writer.write(
-        f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
-    )
+    reader, writer = await upgraded(listener.port)
     try:
-        async with asyncio.timeout(seconds(10)):
-            assert (await reader.readuntil(b"\r\n\r\n")).startswith(b"HTTP/1.1 101 ")
-        size = 4096 * KIB  # one text frame, sent on for a while after the worker refused it
-        writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", size) + b"\0" * 4 + b"x" * (512 * KIB))
-        async with asyncio.timeout(seconds(10)):
-            head = await reader.readexactly(2)
-        for _ in range(20):  # 0.2 s more of the frame, after its close came
-            await asyncio.sleep(0.01)
-            writer.write(b"x" * (16 * KIB))
-            await writer.drain()  # a reset fails it: ConnectionResetError
-        frame = head + await reader.readexactly(head[1])
-        assert frame[0] == 0x88 and struct.unpack("!H", frame[2:4])[0] == 1013
+        assert await close_code_while_sending_on(reader, writer, sent_first=512 * KIB) == 1013
     finally:
         writer.transport.abort()
 
