@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
@@ -122,8 +121,6 @@ class ZipVoiceEngine:
             config.validate()
         except ValueError as exc:
             raise ModelLoadError(str(exc)) from None
-        if config.model_dir:  # a prepare killed before it copied a model file: that, not the missing file
-            prepared.refuse_unfinished(Path(config.model_dir).expanduser())
         files = model_files.locate(config.model_dir, config.precision, config.vocoder)
         models = runtime.open_models(
             files.encoder,
