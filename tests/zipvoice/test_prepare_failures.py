@@ -72,6 +72,16 @@ def test_a_prepare_interrupted_with_ctrl_c_says_so_in_one_line(tmp_path):
         prepared.find(out)
 
 
+def test_a_prepare_killed_before_it_copied_the_model_is_refused_as_unfinished(tmp_path):
+    """Killed after its lock and `qnn/` but before the model's files were copied, the folder was
+    reported as a model without tokens.txt, not as the unfinished prepare it is."""
+    out = tmp_path / "out"
+    (out / prepared.CONTEXT_DIR).mkdir(parents=True)
+    (out / prepare.LOCK).touch()
+    with pytest.raises(ModelLoadError, match="the `npu-worker prepare` into it did not finish"):
+        create(engine_config(out, tmp_path / "state", device="cpu", ref_wav=None)).load()
+
+
 def test_a_folder_a_prepare_is_writing_now_is_refused_as_such(tmp_path):
     (tmp_path / "tokens.txt").write_text("a 1\n")
     with open(tmp_path / prepare.LOCK, "a") as held:  # the prepare, still copying the model's files

@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -115,13 +116,24 @@ class ZipVoiceEngine:
                 param="ref_wav",
             )
 
+    def _locate_files(self) -> model_files.ModelFiles:
+        """The model's files; where one is missing because a prepare into the folder was killed before
+        it copied them, that unfinished prepare is what the user is told, not the missing file."""
+        config = self.config
+        try:
+            return model_files.locate(config.model_dir, config.precision, config.vocoder)
+        except ModelLoadError:
+            if config.model_dir and Path(config.model_dir).expanduser().is_dir():
+                prepared.refuse_unfinished(Path(config.model_dir).expanduser())
+            raise
+
     def load(self) -> None:
         config = self.config
         try:
             config.validate()
         except ValueError as exc:
             raise ModelLoadError(str(exc)) from None
-        files = model_files.locate(config.model_dir, config.precision, config.vocoder)
+        files = self._locate_files()
         models = runtime.open_models(
             files.encoder,
             files.decoder,
