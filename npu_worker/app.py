@@ -12,6 +12,7 @@ from aiohttp import web
 
 from .app_keys import (
     BODY_BUDGET_KEY,
+    CLOSING_SOCKETS_KEY,
     ERROR_SHAPES_KEY,
     LIMITS_KEY,
     NDJSON_STREAMS_KEY,
@@ -29,7 +30,7 @@ from .http_compat.metrics import metrics_middleware, setup_metrics
 from .http_compat.ndjson import OpenStreams, end_streams
 from .openai_compat import setup_openai
 from .ws_server import close_sockets, setup_ws
-from .ws_server.opening import OpenSockets
+from .ws_server.opening import ClosingSockets, OpenSockets
 from .ws_server.schedule import schedule_sizes
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[BODY_BUDGET_KEY] = BodyBudget(settings.body_budget_bytes)
     app[NDJSON_STREAMS_KEY] = OpenStreams()
     app[WS_SESSIONS_KEY] = OpenSockets()  # both socket routes' (`/ws`, the OpenAI speech stream)
+    app[CLOSING_SOCKETS_KEY] = closing = ClosingSockets()
     app[ERROR_SHAPES_KEY] = {}
 
     async def run_scheduler(app: web.Application) -> AsyncIterator[None]:
@@ -120,7 +122,12 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
                 "shutdown: closed %d WebSocket sockets (1001; a request still running was ended)", closed
             )
 
+    async def end_closing(app: web.Application) -> None:
+        """Clean-up: the refusals' closes in flight and the connections still lingering end with the app."""
+        await closing.close()
+
     app.cleanup_ctx.append(run_scheduler)
+    app.on_cleanup.append(end_closing)
     app.on_shutdown.append(drain)
     setup_metrics(app, scheduler)
     setup_cors(app)

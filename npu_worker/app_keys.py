@@ -14,7 +14,7 @@ from .protocol import Limits, WorkerError
 if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when it is imported
     from .http_compat.ndjson import OpenStreams
     from .jobs.scheduler import Scheduler
-    from .ws_server.opening import OpenSockets
+    from .ws_server.opening import ClosingSockets, OpenSockets
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
 SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
@@ -33,3 +33,6 @@ NDJSON_STREAMS_KEY: web.AppKey[OpenStreams] = web.AppKey("ndjson_streams")
 # The WebSocket sessions open now (`/ws` and the OpenAI speech stream): told and closed (1001) at
 # shutdown, after the drain.
 WS_SESSIONS_KEY: web.AppKey[OpenSockets] = web.AppKey("ws_sessions")
+# The sockets being closed for their message (a refusal, a failed socket) and their lingering connections:
+# ended at clean-up.
+CLOSING_SOCKETS_KEY: web.AppKey[ClosingSockets] = web.AppKey("closing_sockets")

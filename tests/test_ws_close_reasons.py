@@ -1,5 +1,5 @@
 """A WebSocket the worker ends for its message says why in its close frame (ws_server/opening.py's
-`close_refusing`): a cut with no close frame left the peer a bare 1006, a budget refusal (send again
+`ClosingSockets.close_refusing`): a cut with no close frame left the peer a bare 1006, a budget refusal (send again
 shortly) it could not tell from a network fault."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 import websockets
 from websockets.exceptions import ConnectionClosed
 
-from npu_worker import body_budget
+from npu_worker import app_keys, body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.ws_server import message_deadline, opening
 from tests.test_body_budget import lecture_batch
@@ -230,10 +230,59 @@ async def test_lingering_connections_are_bounded(served, monkeypatch):
         for _, writer in peers:  # a frame over the limit, announced and never sent
             writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", 4096 * KIB) + b"\0" * 4)
         await until(lambda: not listener.guard.open, "the sockets to be failed")
-        assert len(opening._lingering_now) == 2
+        assert listener.runner.app[app_keys.CLOSING_SOCKETS_KEY].lingering == 2
         for reader, _ in peers:  # each was told, lingering or not
             async with asyncio.timeout(seconds(10)):
                 assert (await reader.readexactly(4))[:1] == b"\x88"
     finally:
         for _, writer in peers:
             writer.transport.abort()
+
+
+async def failed_socket(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A raw socket the worker has failed (a frame over a 1 MiB --max-body-bytes, announced and never
+    sent), its close frame read: what follows is the lingering connection."""
+    reader, writer = await upgraded(port)
+    writer.write(bytes([0x81, 0x80 | 127]) + struct.pack("!Q", 4096 * KIB) + b"\0" * 4)
+    async with asyncio.timeout(seconds(10)):
+        assert (await reader.readexactly(4))[:1] == b"\x88"
+    return reader, writer
+
+
+async def still_open(reader: asyncio.StreamReader) -> bool:
+    """Whether the worker keeps the connection 0.3 s more (a connection not lingering ends at once)."""
+    try:
+        async with asyncio.timeout(0.3):
+            await reader.read()
+    except TimeoutError:
+        return True
+    return False
+
+
+async def test_each_app_bounds_its_own_lingering_connections(served, monkeypatch, tmp_path):
+    """Two workers in one process (the tests run many): one whose lingering connections are at the
+    bound leaves the other's failed sockets lingering."""
+    monkeypatch.setattr(opening, "MAX_LINGERING", 1)
+    monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 5.0)
+    first = await served(max_body_bytes=1024 * KIB)
+    second = await served(max_body_bytes=1024 * KIB, state_dir=str(tmp_path / "second"))
+    peers = [await failed_socket(first.port), await failed_socket(second.port)]
+    try:
+        assert [await still_open(reader) for reader, _ in peers] == [True, True]
+    finally:
+        for _, writer in peers:
+            writer.transport.abort()
+
+
+async def test_a_lingering_connection_ends_with_its_app(served, monkeypatch):
+    """The app's clean-up ends the connections still lingering: none outlives the worker."""
+    monkeypatch.setattr(opening, "REFUSAL_CLOSE_SECONDS", 30.0)
+    listener = await served(max_body_bytes=1024 * KIB)
+    reader, writer = await failed_socket(listener.port)
+    try:
+        assert await still_open(reader)
+        await listener.close()
+        async with asyncio.timeout(seconds(5)):
+            assert await reader.read() == b""
+    finally:
+        writer.transport.abort()

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from .. import wire
-from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
+from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
 from ..ws_server.chunking import schedule_sizes
@@ -35,7 +35,6 @@ from ..ws_server.opening import (
     close_going_away,
     going_away_step,
     let_go,
-    linger_failed,
     open_socket,
     taken,
 )
@@ -333,7 +332,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break
             elif message.type == WSMsgType.ERROR:  # aiohttp has closed it (1009: over --max-body-bytes)
-                linger_failed(request)
+                request.app[CLOSING_SOCKETS_KEY].linger_failed(request)
                 break
     finally:
         deadline.close()

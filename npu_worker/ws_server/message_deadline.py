@@ -13,7 +13,7 @@ Whatever of a message has arrived is held in the worker's body budget (`body_bud
 comes (each piece the connection receives, past the same allowance): a socket whose unfinished message
 finds no room there, or whose message is dropped to make room for a newer body, is closed with 1013
 (try again later), saying which; its bytes leave the budget at once. Each close is bounded
-(`opening.close_refusing`): a peer that does not answer it is cut within a second.
+(`opening.ClosingSockets.close_refusing`): a peer that does not answer it is cut within a second.
 
 While its handler does not read on purpose (the speech stream holds 64 Ki characters and waits), the
 watch is paused: whole messages then wait in aiohttp's queue and would be counted as unfinished (aiohttp
@@ -31,11 +31,10 @@ from collections.abc import Callable
 
 from aiohttp import WSCloseCode, web
 
-from ..app_keys import BODY_BUDGET_KEY, SETTINGS_KEY
+from ..app_keys import BODY_BUDGET_KEY, CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from ..body_budget import BodyBudget, BodyHold
 from ..connection_guard import bytes_received, tell_received
 from ..protocol import BodyBudgetFull, WorkerError
-from .opening import close_refusing
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +53,10 @@ def message_deadline(request: web.Request, ws: web.WebSocketResponse) -> Message
     `server.listen`, which counts the bytes: aiohttp's own server in tests)."""
     received = bytes_received(request)
 
+    closing = request.app[CLOSING_SOCKETS_KEY]
+
     def drop(code: int, reason: str) -> None:
-        close_refusing(request, ws, code, reason)
+        closing.close_refusing(request, ws, code, reason)
 
     budget = request.app[BODY_BUDGET_KEY]
     deadline = MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop, budget)

@@ -107,89 +107,120 @@ REFUSAL_CLOSE_SECONDS = 1.0  # a socket closed for its message: how long it may 
 # Connections lingering at once, at most: each holds a descriptor outside --max-connections (an oversized
 # frame's header, a few bytes, fails a socket), so past this a failed one closes at once, as before.
 MAX_LINGERING = 64
-_refusing: set[asyncio.Task[None]] = set()  # (held while they run: the loop keeps weak references only)
-_lingering_now: set[socket.socket] = set()
 
 
-def close_refusing(request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str) -> None:
-    """Close the socket from outside its handler (a timer, the body budget), saying why: nothing more of
-    its message is kept, the close frame with `code` and `reason` goes out at once, and the connection
-    ends within REFUSAL_CLOSE_SECONDS (RFC 6455 §7.1.7, failing the connection: the peer's answer is not
-    awaited). A cut alone left the peer a bare 1006, a refusal it could not tell from a network fault.
-    aiohttp's close may run beside the handler's `receive`: it ends that (CLOSING) once its frame is
-    written, and the handler's own close then does nothing.
+class ClosingSockets:
+    """The connections this app is closing for their message: the bounded closes in flight and the
+    duplicates of their sockets that linger meanwhile (MAX_LINGERING at most). Each app holds its own
+    (`CLOSING_SOCKETS_KEY`: two apps in one process share no bound), and its clean-up (`close`) ends
+    them, so no task or socket outlives it."""
 
-    The connection lingers meanwhile (`_linger`): a peer cannot stop mid-frame, and a socket closed
-    while it still sends answers with a reset, which can reach it before it has read the close frame
-    (Chromium then reports 1006 all the same)."""
-    if request.transport is not None:
-        request.transport.pause_reading()  # aiohttp reads no more (its flow control resumes only its own)
-    _hold(_close_refusing(request, ws, code, reason, _lingering(request)))
+    def __init__(self) -> None:
+        self._tasks: set[asyncio.Task[None]] = set()  # (held while they run: the loop keeps weak refs)
+        self._lingering: set[socket.socket] = set()
+        self._closed = False
 
+    @property
+    def lingering(self) -> int:
+        """How many connections linger now."""
+        return len(self._lingering)
 
-def linger_failed(request: web.BaseRequest) -> None:
-    """aiohttp has failed the socket (a message over `--max-body-bytes`: 1009, or a protocol error): its
-    close frame is written and its transport closed, while the peer may still be sending the frame.
-    Called at once (before the loop's next turn closes the descriptor), the connection lingers as a
-    refused one does; without it the reset beat the close frame (Chromium heard 1006)."""
-    if (lingering := _lingering(request)) is not None:
-        _hold(_linger(lingering, asyncio.get_running_loop().time() + REFUSAL_CLOSE_SECONDS))
+    def close_refusing(
+        self, request: web.BaseRequest, ws: web.WebSocketResponse, code: int, reason: str
+    ) -> None:
+        """Close the socket from outside its handler (a timer, the body budget), saying why: nothing more
+        of its message is kept, the close frame with `code` and `reason` goes out at once, and the
+        connection ends within REFUSAL_CLOSE_SECONDS (RFC 6455 §7.1.7, failing the connection: the peer's
+        answer is not awaited). A cut alone left the peer a bare 1006, a refusal it could not tell from a
+        network fault. aiohttp's close may run beside the handler's `receive`: it ends that (CLOSING) once
+        its frame is written, and the handler's own close then does nothing.
 
+        The connection lingers meanwhile (`_linger`): a peer cannot stop mid-frame, and a socket closed
+        while it still sends answers with a reset, which can reach it before it has read the close frame
+        (Chromium then reports 1006 all the same)."""
+        if self._closed:  # the app is gone: nothing is left to say it with
+            abort_connection(request)
+            return
+        if request.transport is not None:
+            request.transport.pause_reading()  # aiohttp reads no more (its flow control resumes only its own)
+        self._hold(self._close_refusing(request, ws, code, reason, self._duplicate(request)))
 
-def _hold(coroutine: Coroutine[object, object, None]) -> None:
-    task = asyncio.get_running_loop().create_task(coroutine)
-    _refusing.add(task)
-    task.add_done_callback(_refusing.discard)
+    def linger_failed(self, request: web.BaseRequest) -> None:
+        """aiohttp has failed the socket (a message over `--max-body-bytes`: 1009, or a protocol error):
+        its close frame is written and its transport closed, while the peer may still be sending the
+        frame. Called at once (before the loop's next turn closes the descriptor), the connection lingers
+        as a refused one does; without it the reset beat the close frame (Chromium heard 1006)."""
+        if (lingering := self._duplicate(request)) is not None:
+            self._start_linger(lingering, asyncio.get_running_loop().time() + REFUSAL_CLOSE_SECONDS)
 
+    async def close(self) -> None:
+        """App clean-up: the closes in flight end and the lingering connections close now."""
+        self._closed = True
+        while self._tasks:
+            tasks = [*self._tasks]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
-def _lingering(request: web.BaseRequest) -> socket.socket | None:
-    """A duplicate of the connection's socket: the connection outlives aiohttp's close of its own
-    (none past MAX_LINGERING)."""
-    transport = request.transport
-    sock = transport.get_extra_info("socket") if transport is not None else None
-    if sock is None or len(_lingering_now) >= MAX_LINGERING:
-        return None
-    try:
-        lingering = sock.dup()
-    except OSError:  # out of descriptors: closed at once, as before
-        return None
-    lingering.setblocking(False)
-    _lingering_now.add(lingering)
-    return lingering
+    def _hold(self, coroutine: Coroutine[object, object, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
+    def _duplicate(self, request: web.BaseRequest) -> socket.socket | None:
+        """A duplicate of the connection's socket: the connection outlives aiohttp's close of its own
+        (none past MAX_LINGERING, none once the app is closed)."""
+        transport = request.transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        if sock is None or self._closed or len(self._lingering) >= MAX_LINGERING:
+            return None
+        try:
+            lingering = sock.dup()
+        except OSError:  # out of descriptors: closed at once, as before
+            return None
+        lingering.setblocking(False)
+        self._lingering.add(lingering)
+        return lingering
 
-async def _close_refusing(
-    request: web.BaseRequest,
-    ws: web.WebSocketResponse,
-    code: int,
-    reason: str,
-    lingering: socket.socket | None,
-) -> None:
-    deadline = asyncio.get_running_loop().time() + REFUSAL_CLOSE_SECONDS
-    try:
-        async with asyncio.timeout_at(deadline):
-            await ws.close(code=code, message=reason.encode()[:123])  # (RFC 6455: 123 bytes at most)
-    except (TimeoutError, ConnectionError, RuntimeError):
-        pass
-    finally:
-        transport = request.transport  # (None once the connection is gone)
-        if transport is not None and (not transport.is_closing() or transport.get_write_buffer_size()):
-            transport.abort()  # unanswered, or its close still unsent: asyncio's close would wait for ever
-        if lingering is not None:
-            await _linger(lingering, deadline)
+    def _start_linger(self, sock: socket.socket, deadline: float) -> None:
+        if self._closed:  # (a close cancelled by the clean-up: the connection goes with the app)
+            self._lingering.discard(sock)
+            sock.close()
+        else:
+            self._hold(self._linger(sock, deadline))
 
-
-async def _linger(sock: socket.socket, deadline: float) -> None:
-    """Read and drop what the peer still sends until it ends the connection or `deadline`, then close
-    (with nothing unread, a plain FIN): the peer reads the close frame before the connection goes."""
-    loop = asyncio.get_running_loop()
-    try:
-        with sock, contextlib.suppress(TimeoutError, OSError):
+    async def _close_refusing(
+        self,
+        request: web.BaseRequest,
+        ws: web.WebSocketResponse,
+        code: int,
+        reason: str,
+        lingering: socket.socket | None,
+    ) -> None:
+        deadline = asyncio.get_running_loop().time() + REFUSAL_CLOSE_SECONDS
+        try:
             async with asyncio.timeout_at(deadline):
-                while await loop.sock_recv(sock, 65536):
-                    pass
-    finally:
-        _lingering_now.discard(sock)
+                await ws.close(code=code, message=reason.encode()[:123])  # (RFC 6455: 123 bytes at most)
+        except (TimeoutError, ConnectionError, RuntimeError):
+            pass
+        finally:
+            transport = request.transport  # (None once the connection is gone)
+            if transport is not None and (not transport.is_closing() or transport.get_write_buffer_size()):
+                transport.abort()  # unanswered, or its close still unsent: asyncio's close would wait for ever
+            if lingering is not None:
+                self._start_linger(lingering, deadline)
+
+    async def _linger(self, sock: socket.socket, deadline: float) -> None:
+        """Read and drop what the peer still sends until it ends the connection or `deadline`, then close
+        (with nothing unread, a plain FIN): the peer reads the close frame before the connection goes."""
+        loop = asyncio.get_running_loop()
+        try:
+            with sock, contextlib.suppress(TimeoutError, OSError):
+                async with asyncio.timeout_at(deadline):
+                    while await loop.sock_recv(sock, 65536):
+                        pass
+        finally:
+            self._lingering.discard(sock)
 
 
 def abort_connection(request: web.BaseRequest) -> None:

@@ -8,10 +8,10 @@ import time
 
 from aiohttp import WSCloseCode, WSMsgType, web
 
-from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
+from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
 from .message_deadline import message_deadline
-from .opening import abort_connection, let_go, linger_failed, open_socket
+from .opening import abort_connection, let_go, open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
 
@@ -64,7 +64,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break
             elif message.type == WSMsgType.ERROR:  # aiohttp has closed it (1009: over --max-body-bytes)
-                linger_failed(request)
+                app[CLOSING_SOCKETS_KEY].linger_failed(request)
                 break
     finally:
         deadline.close()
