@@ -3,7 +3,7 @@
 One request: plan segments (short first one, then packed sentences), then for each segment run the
 text encoder (frame count with the speed fix), the seeded Euler sampler over the decoder, and the
 vocoder in pieces; pieces pass through a cross-fading, edge-trimming joiner and are yielded as soon as
-they are final. Same seed + text + voice → identical samples.
+they are final (one segment's work: `synthesis.py`). Same seed + text + voice → identical samples.
 """
 
 from __future__ import annotations
@@ -14,22 +14,22 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from npu_worker.engine import qnn_targets
-from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest, Voice
+from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.text_form import readable
-from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler
-from npu_worker.engine.zipvoice.features import SpectrumConfig, rms_restore
+from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler, synthesis
+from npu_worker.engine.zipvoice.features import SpectrumConfig
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
 from npu_worker.engine.zipvoice.options import ZipVoiceConfig
 from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache
 from npu_worker.engine.zipvoice.segmenter import plan_segments
+from npu_worker.engine.zipvoice.synthesis import SegmentTrace
 from npu_worker.engine.zipvoice.tokenizer import (
     PUNCTUATION,
     Phonemize,
@@ -51,7 +51,6 @@ from npu_worker.protocol import (
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
-STEP_BOUNDARY = np.zeros(0, dtype=np.float32)  # yielded after each decoder call: cancel or pause here
 # Spoken once at load with the default voice: a first segment as a preview's (benchmarks/PREVIEW_LATENCY.md).
 WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # Raised whenever a change of this package makes other audio from the same files and settings, so a cache
@@ -61,20 +60,6 @@ WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # a Hangul text; 5: Korean lecture readings, `korean_reading`, `korean_marks` and `sentence_ends`: a list
 # item's "1." is 첫 번째 and no sentence of its own; ranges, ratios, powers, formulas, units, acronyms, "ㆍ").
 AUDIO_REVISION = 5
-
-
-@dataclass
-class SegmentTrace:
-    """What one segment cost (read by the benchmark; the engine itself does not need it)."""
-
-    text: str
-    tokens: int
-    prompt_frames: int
-    frames: int
-    encoder_seconds: float = 0.0
-    step_seconds: list[float] = field(default_factory=list)
-    vocoder_seconds: float = 0.0
-    samples: int = 0
 
 
 class ZipVoiceEngine:
@@ -420,74 +405,19 @@ class ZipVoiceEngine:
         tokens = self.table.to_ids(symbols)
         trace = SegmentTrace(text, len(tokens), prompt.frames, 0)
         (self.traces if traces is None else traces).append(trace)
-        started = time.perf_counter()
-        try:
-            encoder_speed = sampler.encoder_speed(prompt.frames, len(prompt.tokens), len(tokens), speed)
-            planned = sampler.total_frames(prompt.frames, len(prompt.tokens), len(tokens), speed)
-            if frames_per_token is not None:
-                planned = prompt.frames + math.ceil(frames_per_token * len(tokens) / speed - 1e-9)
-                encoder_speed = sampler.speed_for_frames(
-                    prompt.frames, len(prompt.tokens), len(tokens), planned
-                )
-            aligned = self.models.decoder.aligned_frames(planned)
-            if aligned != planned:  # bucketed decoder: a few frames more instead of padding behind
-                encoder_speed = sampler.speed_for_frames(
-                    prompt.frames, len(prompt.tokens), len(tokens), aligned
-                )
-            condition = self.models.encoder(tokens, prompt.tokens, prompt.frames, encoder_speed)
-            trace.frames = int(condition.shape[1])
-            trace.encoder_seconds = time.perf_counter() - started
-            if trace.frames <= prompt.frames + 1:
-                return
-            stepping = sampler.euler_steps(
-                self.models.decoder,
-                condition,
-                prompt.features,
-                steps or self.num_steps,
-                seed,
-                self.options.t_shift,
-                on_step=self._timer(trace),
-            )
-            while True:
-                try:
-                    next(stepping)
-                except StopIteration as done:
-                    generated = done.value
-                    break
-                yield STEP_BOUNDARY
-            if not np.all(np.isfinite(generated)):
-                raise EngineError(f"the decoder gave non-finite features for {text[:40]!r}")
-        except (WorkerError, Interrupted):
-            raise
-        except Exception as exc:
-            raise EngineError(f"synthesis of {text[:40]!r} failed: {exc}") from exc
-        pieces = self.vocoder.decode_pieces(generated / sampler.FEAT_SCALE, self.options.vocoder_piece_frames)
-        while True:
-            started = time.perf_counter()
-            try:
-                piece = next(pieces, None)
-            except Interrupted:
-                raise
-            except Exception as exc:
-                raise EngineError(f"vocoder failed on {text[:40]!r}: {exc}") from exc
-            trace.vocoder_seconds += time.perf_counter() - started
-            if piece is None:
-                return
-            if not np.all(np.isfinite(piece)):
-                raise EngineError(f"the vocoder gave non-finite samples for {text[:40]!r}")
-            trace.samples += piece.size
-            yield rms_restore(piece, prompt.rms, self.options.prompt.target_rms)
-
-    @staticmethod
-    def _timer(trace: SegmentTrace) -> Callable[[int], None]:
-        last = [time.perf_counter()]
-
-        def on_step(step: int) -> None:
-            now = time.perf_counter()
-            trace.step_seconds.append(now - last[0])
-            last[0] = now
-
-        return on_step
+        yield from synthesis.segment_pieces(
+            self.models,
+            self.vocoder,
+            self.options,
+            text,
+            tokens,
+            prompt,
+            speed,
+            seed,
+            steps or self.num_steps,
+            frames_per_token,
+            trace,
+        )
 
     def close(self) -> None:
         self.models = None  # type: ignore[assignment]
