@@ -40,7 +40,7 @@ LOGGED_METHOD_CHARS = 20
 # What aiohttp buffers of a request body no handler is reading yet (a request pipelined behind a long
 # answer: a running job's events): reading pauses past twice this. aiohttp 3.14's 256 KiB let such a
 # body hold over 512 KiB a connection outside the body budget; a body being read raises it
-# (`routes.read_body`), so only the unread ones are held to it.
+# (`request_body.read_body`), so only the unread ones are held to it.
 READ_BUFSIZE = 64 * 1024
 LINGER_SECONDS = 1.0
 # asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many

@@ -18,7 +18,7 @@ from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.bodies import json_response
 from ..http_compat.hang_up import caller_gone, send_within, stop_if_caller_gone, until_caller_gone
-from ..http_compat.routes import read_body
+from ..http_compat.request_body import read_body
 from ..protocol import (
     BadRequest,
     InvalidAudio,

@@ -12,7 +12,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
-from ..http_compat.routes import PIECE_OVERHEAD, body_deadline, held_body
+from ..http_compat.request_body import PIECE_OVERHEAD, body_deadline, held_body
 from ..protocol import BadRequest, InvalidAudio, VoiceExists
 from ..voices import DEFAULT_VOICE, check_voice_name
 from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
