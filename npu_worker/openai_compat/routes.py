@@ -10,7 +10,9 @@ from ..app_keys import ERROR_SHAPES_KEY
 from ..http_compat.errors import expect_access, expect_continue
 from .errors import openai_refusal
 from .formats import available_formats
-from .speech import create_speech, create_speech_batch, get_model, list_models
+from .models_api import get_model, list_models
+from .speech import create_speech
+from .speech_batch import create_speech_batch
 from .stream_ws import handle_speech_stream
 from .voices_api import delete_voice, list_voices, upload_voice
 

@@ -1,4 +1,6 @@
-"""POST /v1/audio/speech (bytes as they are made, or SSE), its batch form, and GET /v1/models."""
+"""POST /v1/audio/speech: the audio as it is made (bytes, or SSE events), every mistake a 4xx first.
+
+Its batch form is `speech_batch.py`, the models `models_api.py`."""
 
 from __future__ import annotations
 
@@ -11,12 +13,9 @@ import traceback
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from aiohttp import web
 
-from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..http_compat.bodies import json_response
 from ..http_compat.hang_up import caller_gone, send_within, stop_if_caller_gone, until_caller_gone
 from ..http_compat.request_body import read_body
 from ..protocol import (
@@ -24,14 +23,11 @@ from ..protocol import (
     InvalidAudio,
     RefWavNotAllowed,
     SynthParams,
-    TextTooLong,
-    TooManySections,
     UnknownLanguage,
     UnknownVoice,
     WorkerError,
 )
 from ..voices import DEFAULT_VOICE, UploadLimits
-from .bodies import Model, ModelList, SpeechBatchResult, SpeechItem
 from .core import (
     SpeechRun,
     engine_info,
@@ -40,21 +36,19 @@ from .core import (
     start_speech,
     voice_library,
 )
-from .errors import openai_error, openai_errors, openai_refusal, with_param
+from .errors import openai_error, openai_errors, with_param
 from .formats import (
     DEFAULT_FORMAT_FALLBACK,
     AudioFormat,
     StreamEncoder,
     available_formats,
-    encode_whole,
     require_format,
 )
 from .messages import SpeechAudioDelta, SpeechAudioDone, SpeechError
+from .models_api import check_model
 from .request import (
     DEFAULT_FORMAT,
     InlineAudio,
-    SpeechBatchBody,
-    SpeechBody,
     SpeechRequest,
     parse_speech_request,
 )
@@ -64,7 +58,6 @@ if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imp
 
 log = logging.getLogger(__name__)
 
-MODEL_ALIASES = ("tts-1", "tts-1-hd")
 # Audio a download may have waiting unread: more than one whole text's worth (espeak speaks Korean at
 # ~0.15 s per character), at least 10 min (float32: 58 MB).
 DOWNLOAD_SECONDS_PER_CHAR = 0.3
@@ -79,19 +72,6 @@ SSE_HEADERS = {"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
 def upload_limits(app: web.Application) -> UploadLimits:
     settings = app[SETTINGS_KEY]
     return UploadLimits(settings.voice_max_bytes, settings.voice_max_seconds)
-
-
-def model_ids(scheduler: Scheduler) -> list[str]:
-    info = engine_info(scheduler)
-    return list(dict.fromkeys([info.model, info.backend, *MODEL_ALIASES]))
-
-
-def check_model(scheduler: Scheduler, model: str | None) -> None:
-    accepted = model_ids(scheduler)
-    if model is not None and model not in accepted:
-        raise with_param(
-            BadRequest(f"model {model[:80]!r} is not served; use one of {', '.join(accepted)}"), "model"
-        )
 
 
 def pick_format(name: str | None) -> AudioFormat:
@@ -313,118 +293,4 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
             await response.prepare(request)
         await response.write(sse_event(done.encode()))
         await response.write_eof()
-    return response
-
-
-@openai_errors
-async def list_models(request: web.Request) -> web.Response:
-    ids = model_ids(request.app[SCHEDULER_KEY])
-    return json_response(ModelList(data=[Model(i) for i in ids]))
-
-
-@openai_errors
-async def get_model(request: web.Request) -> web.Response:
-    """One model of `list_models` (SDKs' `models.retrieve`); another is a 404, as an unknown path."""
-    name = request.match_info["model"]
-    ids = model_ids(request.app[SCHEDULER_KEY])
-    if name not in ids:
-        error = BadRequest(f"model {name[:80]!r} is not served; use one of {', '.join(ids)}")
-        return openai_refusal(with_param(error, "model"), 404)
-    return json_response(Model(name))
-
-
-# -- batch ------------------------------------------------------------------------------------------
-
-BATCH_MAX_ITEMS = 64  # every item's audio is held until the answer is written: bound the memory
-BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars characters
-
-
-async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
-    """One item: its audio base64-encoded, or its error (OpenAI's error object); never raises."""
-    try:
-        if not isinstance(body, dict):  # a string item is not a body to read as JSON: only objects are
-            wire.convert(body, SpeechBody)  # BadRequest: Expected `object`, got `str`
-        speech, fmt, run = await prepare_speech(request, body)
-        try:
-            chunks = [samples async for samples in run.audio()]
-        finally:
-            run.cancel()
-        sample_rate = engine_info(request.app[SCHEDULER_KEY]).sample_rate
-        audio = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
-        # The whole file at once: a wav's header then says its real length (a stream's cannot).
-        data = await asyncio.to_thread(encode_whole, audio, sample_rate, fmt)
-    except WorkerError as error:
-        return SpeechItem(index=index, status="error", error=openai_error(error)[0])
-    return SpeechItem(
-        index=index,
-        status="success",
-        format=fmt.name,
-        sample_rate=sample_rate,
-        duration_sec=round(run.samples / sample_rate, 3),
-        audio_data=base64.b64encode(data).decode(),
-    )
-
-
-async def unless_hung_up(request: web.Request, work: asyncio.Future[list[SpeechItem]]) -> list[SpeechItem]:
-    """The batch's items, or ConnectionResetError once its caller has gone: the answer is written only
-    at the end, so no failed write would tell, and the items (cancelled with `work`) would keep the
-    engine busy for nobody."""
-    gone = asyncio.ensure_future(until_caller_gone(request))
-    racing: list[asyncio.Future[Any]] = [work, gone]
-    try:
-        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
-        if not work.done():
-            log.info("the caller of a speech batch hung up; its items stop")
-            raise ConnectionResetError("the caller hung up")
-        return work.result()
-    finally:
-        work.cancel()  # a no-op once done
-        gone.cancel()
-
-
-@openai_errors
-async def create_speech_batch(request: web.Request) -> web.StreamResponse:
-    """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
-    body: SpeechBatchBody = wire.decode(await read_body(request), SpeechBatchBody)
-    items = body.items
-    limits = request.app[LIMITS_KEY]
-    limit = min(limits.max_sections, BATCH_MAX_ITEMS)
-    if len(items) > limit:
-        raise with_param(TooManySections(f"{len(items)} items, the limit is {limit}"), "items")
-    texts = [item.get("input") for item in items if isinstance(item, dict)]
-    characters = sum(len(text) for text in texts if isinstance(text, str))
-    if characters > BATCH_TEXT_FACTOR * limits.max_text_chars:
-        bound = BATCH_TEXT_FACTOR * limits.max_text_chars
-        message = f"the items have {characters} characters together, the limit is {bound}"
-        raise with_param(TextTooLong(message), "items")
-    scheduler = request.app[SCHEDULER_KEY]
-    scheduler.check_accepting()  # a node that serves none: one refusal, not one per item
-    check_model(scheduler, body.model)  # a default every item would fail on: one 400
-    if body.response_format is not None:
-        pick_format(body.response_format)
-    if body.voice_is_used():
-        await named_voice(scheduler, body.voice_name())
-    merged = body.merged_items()
-    results = await unless_hung_up(
-        request, asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
-    )
-    failed = sum(result.status != "success" for result in results)
-    answer = SpeechBatchResult(
-        results=results, total=len(results), succeeded=len(results) - failed, failed=failed
-    )
-    # Every item's audio in one body (up to about 120 MB): written under the same deadline as a file,
-    # so a caller that never reads it does not keep it in memory for as long as its socket is open.
-    encoded = wire.encode(answer)
-    del results, answer
-    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
-    response.content_length = len(encoded)
-    await response.prepare(request)
-    try:
-        await send_within(request, response, encoded)
-        await response.write_eof()
-    except ConnectionError as gone:
-        log.info("the caller of a speech batch went away before its answer was read: %s", gone)
-        forget_frames(gone)
-    finally:
-        encoded = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
     return response

@@ -52,9 +52,10 @@ from .messages import (
     SessionConfig,
     SessionConfigured,
 )
+from .models_api import check_model
 from .request import SpeechOptions
 from .sentences import AssemblyRules, SentenceAssembler
-from .speech import check_model, fields_at_fault, pick_format, reference_fields, synth_params
+from .speech import fields_at_fault, pick_format, reference_fields, synth_params
 from .utterance import Utterance
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported

@@ -1,0 +1,124 @@
+"""POST /v1/audio/speech/batch (vLLM-Omni's form): several speech requests in one body, each
+item's audio or error in one JSON answer, written once every item is made.
+
+Each item goes through the single request's checks and queueing (`speech.prepare_speech`); bounded in
+items and characters, since every item's audio is held until the answer is written."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+from typing import Any
+
+import numpy as np
+from aiohttp import web
+
+from .. import wire
+from ..app_keys import LIMITS_KEY, SCHEDULER_KEY
+from ..http_compat.hang_up import send_within, until_caller_gone
+from ..http_compat.request_body import read_body
+from ..protocol import TextTooLong, TooManySections, WorkerError
+from .bodies import SpeechBatchResult, SpeechItem
+from .core import engine_info
+from .errors import openai_error, openai_errors, with_param
+from .formats import encode_whole
+from .models_api import check_model
+from .request import SpeechBatchBody, SpeechBody
+from .speech import forget_frames, named_voice, pick_format, prepare_speech
+
+log = logging.getLogger(__name__)
+
+BATCH_MAX_ITEMS = 64  # every item's audio is held until the answer is written: bound the memory
+BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars characters
+
+
+async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
+    """One item: its audio base64-encoded, or its error (OpenAI's error object); never raises."""
+    try:
+        if not isinstance(body, dict):  # a string item is not a body to read as JSON: only objects are
+            wire.convert(body, SpeechBody)  # BadRequest: Expected `object`, got `str`
+        speech, fmt, run = await prepare_speech(request, body)
+        try:
+            chunks = [samples async for samples in run.audio()]
+        finally:
+            run.cancel()
+        sample_rate = engine_info(request.app[SCHEDULER_KEY]).sample_rate
+        audio = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+        # The whole file at once: a wav's header then says its real length (a stream's cannot).
+        data = await asyncio.to_thread(encode_whole, audio, sample_rate, fmt)
+    except WorkerError as error:
+        return SpeechItem(index=index, status="error", error=openai_error(error)[0])
+    return SpeechItem(
+        index=index,
+        status="success",
+        format=fmt.name,
+        sample_rate=sample_rate,
+        duration_sec=round(run.samples / sample_rate, 3),
+        audio_data=base64.b64encode(data).decode(),
+    )
+
+
+async def unless_hung_up(request: web.Request, work: asyncio.Future[list[SpeechItem]]) -> list[SpeechItem]:
+    """The batch's items, or ConnectionResetError once its caller has gone: the answer is written only
+    at the end, so no failed write would tell, and the items (cancelled with `work`) would keep the
+    engine busy for nobody."""
+    gone = asyncio.ensure_future(until_caller_gone(request))
+    racing: list[asyncio.Future[Any]] = [work, gone]
+    try:
+        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            log.info("the caller of a speech batch hung up; its items stop")
+            raise ConnectionResetError("the caller hung up")
+        return work.result()
+    finally:
+        work.cancel()  # a no-op once done
+        gone.cancel()
+
+
+@openai_errors
+async def create_speech_batch(request: web.Request) -> web.StreamResponse:
+    """vLLM-Omni's batch: `items` (each a speech request), top-level fields as defaults for each."""
+    body: SpeechBatchBody = wire.decode(await read_body(request), SpeechBatchBody)
+    items = body.items
+    limits = request.app[LIMITS_KEY]
+    limit = min(limits.max_sections, BATCH_MAX_ITEMS)
+    if len(items) > limit:
+        raise with_param(TooManySections(f"{len(items)} items, the limit is {limit}"), "items")
+    texts = [item.get("input") for item in items if isinstance(item, dict)]
+    characters = sum(len(text) for text in texts if isinstance(text, str))
+    if characters > BATCH_TEXT_FACTOR * limits.max_text_chars:
+        bound = BATCH_TEXT_FACTOR * limits.max_text_chars
+        message = f"the items have {characters} characters together, the limit is {bound}"
+        raise with_param(TextTooLong(message), "items")
+    scheduler = request.app[SCHEDULER_KEY]
+    scheduler.check_accepting()  # a node that serves none: one refusal, not one per item
+    check_model(scheduler, body.model)  # a default every item would fail on: one 400
+    if body.response_format is not None:
+        pick_format(body.response_format)
+    if body.voice_is_used():
+        await named_voice(scheduler, body.voice_name())
+    merged = body.merged_items()
+    results = await unless_hung_up(
+        request, asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
+    )
+    failed = sum(result.status != "success" for result in results)
+    answer = SpeechBatchResult(
+        results=results, total=len(results), succeeded=len(results) - failed, failed=failed
+    )
+    # Every item's audio in one body (up to about 120 MB): written under the same deadline as a file,
+    # so a caller that never reads it does not keep it in memory for as long as its socket is open.
+    encoded = wire.encode(answer)
+    del results, answer
+    response = web.StreamResponse(headers={"Content-Type": "application/json; charset=utf-8"})
+    response.content_length = len(encoded)
+    await response.prepare(request)
+    try:
+        await send_within(request, response, encoded)
+        await response.write_eof()
+    except ConnectionError as gone:
+        log.info("the caller of a speech batch went away before its answer was read: %s", gone)
+        forget_frames(gone)
+    finally:
+        encoded = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
+    return response
