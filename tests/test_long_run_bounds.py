@@ -6,7 +6,7 @@ import contextlib
 import os
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.jobs.scheduler import LANGS_KEPT
+from npu_worker.jobs.request_checks import LANGS_KEPT
 
 
 async def test_each_spelling_of_a_language_is_not_remembered_forever(worker, tmp_path):
@@ -18,7 +18,7 @@ async def test_each_spelling_of_a_language_is_not_remembered_forever(worker, tmp
         body = {"text": "가.", "lang": f"ko-x{i}", "output_path": str(tmp_path / "out.wav")}
         async with client.post("/synth", json=body) as response:
             assert response.status == 200 and (await response.json())["status"] == "ok"
-    assert len(scheduler._checked_langs) <= LANGS_KEPT
+    assert len(scheduler.checks.langs) <= LANGS_KEPT
 
 
 def _children() -> dict[int, tuple[str, str]]:

@@ -435,7 +435,7 @@ async def test_a_speech_start_cancelled_while_its_job_is_admitted_leaves_no_job_
         admitted.set()
 
     scheduler._admit = slow_admit
-    scheduler._checked_langs.discard("ko")  # the admission goes to a thread
+    scheduler.checks.langs.discard("ko")  # the admission goes to a thread
     starting = asyncio.ensure_future(start_speech(scheduler, "아무도 듣지 않는 글", SynthParams(lang="ko")))
     await until(admitting.is_set)
     starting.cancel()

@@ -3,8 +3,9 @@
 It wires the parts and owns none of their logic: `admission` (bounds, order, cancel), `journal`
 (every state change, persisted and published), `runner` (the engine thread), `registry` (jobs by id),
 `retention` (what finished jobs leave behind), `stats` (counters), `resume` (the kept jobs at start-up),
-`shutdown` (the drain), `stored` (a kept job read back whole). It is built and started inside the
-app's `cleanup_ctx`, on the event loop.
+`shutdown` (the drain), `stored` (a kept job read back whole, a section's wav opened), `request_checks`
+(what a request names, checked and resolved). It is built and started inside the app's `cleanup_ctx`,
+on the event loop.
 
 Fast path: a preview (WebSocket) or `/synth` touches no disk when it can avoid it: no journal file,
 no cache write for listen-only audio, and no executor hop at submit unless a path must be checked.
@@ -20,16 +21,12 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..config import Settings
-from ..engine.base import Engine, EngineInfo, check_language, check_voice
-from ..files import TooLarge
+from ..engine.base import Engine, EngineInfo
 from ..paths import PathPolicy
 from ..protocol import (
-    AudioNotFound,
-    BadRequest,
     BatchRequest,
     Done,
     Loading,
-    Progress,
     SectionError,
     SlowConsumer,
     Start,
@@ -41,24 +38,18 @@ from . import shutdown
 from .admission import Admission, Cancelled
 from .cache import SynthesisCache
 from .journal import Journal, LocalJournal, LoopHandoff
-from .model import Job, KeptJob, Section, new_job_id
+from .model import Job, KeptJob, new_job_id
 from .observer import SchedulerObserver
 from .recovery import Recovery
 from .registry import JobRegistry
+from .request_checks import RequestChecks
 from .resume import resume_kept_jobs
 from .retention import Retention
 from .runner import Runner
 from .stats import Stats
 from .store import JobStore
-from .stored import read_whole
+from .stored import open_section_audio, read_whole
 from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget, Subscription
-
-# What `GET .../audio` reads at most: a section's wav is minutes of 24 kHz audio (tens of MB); the
-# bound only keeps a file the worker did not make from being read whole.
-MAX_SECTION_WAV_BYTES = 512 * 1024 * 1024
-# Language spellings remembered as accepted: `lang` is any string up to 32 characters and an engine
-# may take many spellings of one language ("ko-x1", "ko-x2", ...), so the set is emptied when full.
-LANGS_KEPT = 64
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +74,7 @@ class Scheduler:
         self.stats = Stats()
         self.voices = VoiceLibrary.from_settings(settings)
         self.observer = SchedulerObserver()  # metrics hooks (no-op unless the app installs one)
-        self._checked_langs: set[str] = set()  # languages the engine accepted (checked off the loop)
+        self.checks = RequestChecks(self.voices, self.paths)  # languages, voices, output files
         self.audio_budget = AudioBudget(UNREAD_AUDIO_BUDGET_SAMPLES)  # shared by every listener
         self.recovery = Recovery()  # the kept jobs are read after the socket serves
         self._recovery_task: asyncio.Task[None] | None = None
@@ -223,15 +214,7 @@ class Scheduler:
     async def section_audio(self, job: Job, idx: int) -> bytes | BinaryIO:
         """The wav of a finished section: its file, open (the caller sends it in pieces and closes
         it); AudioNotFound if it has none."""
-        section = job.section(idx)
-        final = section.final if section is not None else None
-        if not isinstance(final, Progress) or final.wav_path is None:
-            raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
-        try:
-            return await asyncio.to_thread(self.paths.open_output, final.wav_path, MAX_SECTION_WAV_BYTES)
-        except (OSError, TooLarge) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise AudioNotFound(f"the wav of section {idx} is gone or was replaced: {reason}") from exc
+        return await open_section_audio(job, idx, self.paths)
 
     # -- submission ------------------------------------------------------------------------------
 
@@ -264,7 +247,7 @@ class Scheduler:
         if on_created is not None:
             on_created(job)
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
-        blocking = blocking or request.params.lang not in self._checked_langs  # the engine may block
+        blocking = blocking or request.params.lang not in self.checks.langs  # the engine may block
         if blocking or any(s.output_path is not None for s in request.sections):
             await asyncio.get_running_loop().run_in_executor(None, self._admit, job, request)
         else:
@@ -280,17 +263,8 @@ class Scheduler:
             raise self.loading()
 
     def checked_params(self, params: SynthParams) -> SynthParams:
-        """Blocking: the engine's language check (once per language), then a voice name made its
-        stored wav and a path checked (it is synthesised as checked)."""
-        if self.engine is not None and params.lang not in self._checked_langs:
-            check_language(self.engine, params.lang)
-            if len(self._checked_langs) >= LANGS_KEPT:
-                self._checked_langs.clear()
-            self._checked_langs.add(params.lang)
-        resolved = self.voices.resolve_params(params, self.roots, (self.paths.state_dir,))
-        if self.engine is not None:
-            check_voice(self.engine, resolved.ref_wav)
-        return resolved
+        """Blocking: what the request names, checked and resolved (`request_checks.py`)."""
+        return self.checks.params(self.engine, params)
 
     async def check_params(self, params: SynthParams) -> None:
         """What `submit` would refuse in these parameters, before any text comes (a stream's
@@ -305,7 +279,7 @@ class Scheduler:
 
     def _admit_checked(self, job: Job, request: BatchRequest) -> None:
         job.params = self.checked_params(request.params)
-        job.sections = self._sections(job, request)
+        job.sections = self.checks.sections(job, request, self.journal)
         try:
             self.admission.reserve(job, job.total)
         except WorkerError:
@@ -328,28 +302,6 @@ class Scheduler:
             # Admitted off the loop, it was counted before the drain began and queued after the drain
             # may have ended the waiting previews: no section of it will run, so it ends now too.
             shutdown.end_waiting_previews(self)
-
-    def _sections(self, job: Job, request: BatchRequest) -> list[Section]:
-        """The job's sections with their files resolved; two that would write one file are refused
-        (the second would replace the first's audio, both reported `ok`)."""
-        sections = [self._section(job, s.idx, s.text, s.output_path) for s in request.sections]
-        writers: dict[str, int] = {}
-        for section in sections:
-            if section.output_path is None:
-                continue
-            first = writers.setdefault(section.output_path, section.idx)
-            if first != section.idx:
-                message = f"sections {first} and {section.idx} both write {section.output_path}"
-                raise BadRequest(message, param="output_path")
-        return sections
-
-    def _section(self, job: Job, idx: int, text: str, output_path: str | None) -> Section:
-        if output_path is not None:
-            output_path = self.paths.resolve_output_path(output_path)
-        elif job.persisted:
-            assert self.journal is not None
-            output_path = self.journal.default_output(job.id, idx)
-        return Section(idx, text, output_path)
 
     # -- looking up and listening ----------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""A kept job read back whole from its folder (`result`, `events`, `audio` of a finished job).
+"""A kept job read back whole from its folder (`result`, `events` of a finished job), and a finished
+section's wav opened (`audio`).
 
 A finished job is kept as a `KeptJob`, its status only; the calls that need its sections and log read
 them again. Apart from the scheduler because what such a read may meet (a folder removed, a log
@@ -7,14 +8,22 @@ changed since) has its own answers: JobNotFound, StateUnavailable, never a log w
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import BinaryIO
 
-from ..protocol import JobNotFound, StateUnavailable
+from ..files import TooLarge
+from ..paths import PathPolicy
+from ..protocol import AudioNotFound, JobNotFound, Progress, StateUnavailable
 from .model import Job, KeptJob
 from .registry import JobRegistry
 from .store import JobStore
 
 log = logging.getLogger(__name__)
+
+# What `GET .../audio` reads at most: a section's wav is minutes of 24 kHz audio (tens of MB); the
+# bound only keeps a file the worker did not make from being read whole.
+MAX_SECTION_WAV_BYTES = 512 * 1024 * 1024
 
 
 def read_whole(job: Job | KeptJob, store: JobStore, registry: JobRegistry) -> Job:
@@ -41,3 +50,17 @@ def read_whole(job: Job | KeptJob, store: JobStore, registry: JobRegistry) -> Jo
         log.warning("job %s: its log in the state directory no longer reads as it ended", job.id)
         raise StateUnavailable(f"job {job.id}: its log in the state directory was changed or damaged")
     return stored
+
+
+async def open_section_audio(job: Job, idx: int, paths: PathPolicy) -> BinaryIO:
+    """The wav of a finished section: its file, open (the caller sends it in pieces and closes
+    it); AudioNotFound if it has none."""
+    section = job.section(idx)
+    final = section.final if section is not None else None
+    if not isinstance(final, Progress) or final.wav_path is None:
+        raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
+    try:
+        return await asyncio.to_thread(paths.open_output, final.wav_path, MAX_SECTION_WAV_BYTES)
+    except (OSError, TooLarge) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise AudioNotFound(f"the wav of section {idx} is gone or was replaced: {reason}") from exc

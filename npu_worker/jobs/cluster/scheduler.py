@@ -252,7 +252,7 @@ class ClusterScheduler(Scheduler):
         job = Job(new_job_id(), request.params, [], preview, persisted=not preview, created_at=self.clock())
         job.stream_audio, job.trim_leading_silence = preview and request.audio, trim_leading_silence
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
-        blocking = blocking or (self.engine is not None and request.params.lang not in self._checked_langs)
+        blocking = blocking or (self.engine is not None and request.params.lang not in self.checks.langs)
         if blocking or any(s.output_path is not None for s in request.sections):
             await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
         else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
@@ -291,7 +291,7 @@ class ClusterScheduler(Scheduler):
         """Language and path checks (blocking), default outputs on this node's disk, a voice name made
         its stored wav (engine nodes read it at the same path)."""
         job.params = self.checked_params(request.params)
-        job.sections = self._sections(job, request)
+        job.sections = self.checks.sections(job, request, self.journal)
 
     # -- looking up, listening, cancelling -------------------------------------------------------
 
