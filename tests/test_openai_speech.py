@@ -37,6 +37,31 @@ async def test_each_response_format_decodes_to_the_synthesised_length_and_rate(w
     assert float(np.max(np.abs(samples))) > 0.1  # sound, not silence
 
 
+async def test_a_null_field_speaks_with_its_default_voice_included(worker):
+    """`"voice": null` (a client that sends every field, unset ones as null) was a 400 while every
+    other optional field's null meant its default; on a batch and the stream socket's config too."""
+    client = await worker()
+    base = {"input": TEXT, "response_format": "wav"}
+    for nulls in ({"voice": None}, {"voice": None, "speed": None, "model": None, "language": None}):
+        response = await client.post("/v1/audio/speech", json={**base, **nulls})
+        assert response.status == 200, await response.text()
+        samples, _ = decode(await response.read(), "wav")
+        assert samples.size == expected_samples(TEXT)
+    batch = {
+        "voice": None,
+        "speed": 2.0,
+        "items": [{"input": TEXT, "voice": None, "speed": None}, {"input": TEXT}],
+    }
+    body = await client.post("/v1/audio/speech/batch", json={**batch, "response_format": "wav"})
+    results = (await body.json())["results"]
+    for result in results:  # an item's null is the batch's default, as a field it left out
+        samples, _ = decode(base64.b64decode(result["audio_data"]), "wav")
+        assert samples.size == expected_samples(TEXT, speed=2.0)
+    async with client.ws_connect("/v1/audio/speech/stream") as ws:
+        await ws.send_json({"type": "session.config", "voice": None})
+        assert (await ws.receive_json(timeout=seconds(5)))["type"] == "session.configured"
+
+
 async def test_the_synchronous_sdk_works_too(worker):
     client = await worker()
     sdk = sync_sdk(client)
