@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import io
 import json
 import struct
@@ -15,6 +16,7 @@ import openai
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.engine.base import EngineInfo
 from npu_worker.errors import EngineError
 from npu_worker.openai_compat.formats import available_formats
 from tests.openai_support import RATE, async_sdk, decode, expected_samples, sync_sdk
@@ -221,6 +223,25 @@ async def test_the_sdk_retrieves_a_served_model_and_a_404_names_the_others(worke
         await sdk.models.retrieve("gpt-4o-mini-tts")
     error = caught.value.body
     assert error["param"] == "model" and error["type"] == "not_found_error" and "tts-1" in error["message"]
+
+
+class FolderModelEngine(ToneEngine):
+    @property
+    def info(self) -> EngineInfo:  # as ZipVoice names its model: folder/decoder file
+        return dataclasses.replace(super().info, model="zipvoice_distill/fm_decoder_int8.onnx")
+
+
+async def test_a_model_id_with_a_slash_is_retrieved_written_plainly_or_encoded(worker):
+    """ZipVoice's id holds a slash: `GET /v1/models/zipvoice_distill/fm_decoder_int8.onnx` was a 404
+    "no such endpoint" (only the SDK's `%2F` reached the route)."""
+    client = await worker(FolderModelEngine())
+    model_id = "zipvoice_distill/fm_decoder_int8.onnx"
+    assert (await async_sdk(client).models.retrieve(model_id)).id == model_id
+    response = await client.get(f"/v1/models/{model_id}")
+    assert response.status == 200, await response.text()
+    assert (await response.json())["id"] == model_id
+    unknown = await client.get("/v1/models/zipvoice_distill/other.onnx")
+    assert unknown.status == 404 and (await unknown.json())["error"]["param"] == "model"
 
 
 async def test_a_model_that_is_not_served_is_refused(worker):
