@@ -25,6 +25,7 @@ from .config_values import (
     bearer_token,
     chunk_schedule,
     folders,
+    local_file,
     origins,
     parse_bool,
     queue_url,
@@ -73,7 +74,9 @@ class Settings:
         "job logs, default outputs and the synthesis cache; never a caller's target (default: user data dir)",
     )
     ref_wav: str | None = _opt(
-        None, "default reference voice wav (ZipVoice); transcript in <name>.txt beside it"
+        None,
+        "default reference voice wav (ZipVoice; ~ expanded, /health shows it absolute); transcript in <name>.txt beside it",
+        kind=local_file,
     )
     ref_text: str | None = _opt(None, "transcript of the default reference wav (overrides the .txt sidecar)")
     output_roots: tuple[str, ...] = _opt(

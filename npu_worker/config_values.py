@@ -110,6 +110,12 @@ def folders(text: str) -> tuple[str, ...]:
     return paths
 
 
+def local_file(text: str) -> str:
+    """A file on the worker's machine as an absolute path: `~` is its user's home (where no shell
+    expanded it: an env var, a systemd unit), a relative path is taken from where it was started."""
+    return os.path.abspath(os.path.expanduser(text))
+
+
 def shown_url(url: str) -> str:
     """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`, or
     `?password=secret`, which redis-py takes too) is `***`."""

@@ -85,7 +85,9 @@ OUTSIDE_HINT = "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) t
 
 def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str] = ()) -> str:
     """The real absolute path to write under `roots` (never under `forbidden`), or OutputPathNotAllowed."""
-    if "\x00" in path or not os.path.isabs(os.path.expanduser(path)):
+    if "\x00" in path:
+        raise OutputPathNotAllowed("output_path contains a NUL byte")
+    if not os.path.isabs(os.path.expanduser(path)):
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     if path.endswith(("/", "/.", "/..")):  # names a folder: realpath would write the file it ends in
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")

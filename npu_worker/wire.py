@@ -15,6 +15,9 @@ from .errors import BadRequest
 from .refusals import invalid, malformed, refuse_hostile
 
 ENCODER = msgspec.json.Encoder()  # one encoder for every body, line and frame the worker sends
+# RFC 8259 lets a parser ignore a leading byte-order mark, and Python's `json.loads` of bytes does (what
+# sovits_worker-style servers read bodies with): Windows tools write one (PowerShell 5's UTF8 encoding).
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @functools.cache
@@ -25,6 +28,7 @@ def _decoder(into: Any) -> msgspec.json.Decoder[Any]:
 def decode(raw: bytes | str, into: Any) -> Any:
     """`raw` JSON as `into`, or a named error that says what is wrong and where."""
     data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw  # (refused below)
+    data = data.removeprefix(UTF8_BOM)
     refuse_hostile(data)
     try:
         return _decoder(into).decode(data)
@@ -68,8 +72,9 @@ def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, Any] | None:
     (a type name is compared with the value: `[]` raised TypeError, unhashable). Error path only: of a
     document not yet decoded, only the top level is (its members stay msgspec.Raw)."""
     if isinstance(document, bytes | str):
+        raw = document.encode("utf-8", "surrogatepass") if isinstance(document, str) else document
         try:
-            document = msgspec.json.decode(document, type=dict[str, msgspec.Raw])
+            document = msgspec.json.decode(raw.removeprefix(UTF8_BOM), type=dict[str, msgspec.Raw])
         except msgspec.ValidationError:
             return False, None
         except (msgspec.MsgspecError, RecursionError):

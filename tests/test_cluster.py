@@ -166,6 +166,7 @@ def test_redis_restart_mid_job_is_waited_out(tmp_path, start_node, redis_server)
     redis_server.stop(save=True)  # an operator restarts Redis (its snapshot keeps the jobs)
     status, health = call("GET", f"{one.base}/health")
     assert status == 503 and health["redis"] == "unreachable" and "QueueUnavailable" in health["error"]
+    assert health["status"] == "fail" and health["traceback"] is None and health["fallback"] is None
     status, refused = call("POST", f"{one.base}/synth_batch?async=1", batch(tmp_path, 2))
     assert status == 503 and refused["error"].startswith("QueueUnavailable: Redis is unreachable (")
     port = str(redis_server.port)  # the queue's address is the operator's, not for callers or /health

@@ -305,3 +305,17 @@ def test_a_refused_queue_url_is_shown_without_its_password(capsys, url):
     with pytest.raises(SystemExit) as refused:
         load_settings(None, environ={"NPU_WORKER_QUEUE": url})
     assert ":***@" in str(refused.value) and "s3cret" not in str(refused.value)
+
+
+def test_the_default_reference_wav_is_found_under_home_and_named_absolutely(tmp_path, monkeypatch):
+    """`~` in --ref-wav was kept as is where no shell expands it (an env var, a systemd unit): the load
+    failed with "No such file or directory: '~/…'", while --model-dir and --state-dir expand it; and a
+    relative one was shown as given in /health's fixed `ref_wav`."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "..")
+    expected = str(tmp_path / "voices" / "ref.wav")
+    assert load_settings(parse(["--ref-wav", "~/voices/ref.wav"]), environ={}).ref_wav == expected
+    assert load_settings(parse([]), environ={"NPU_WORKER_REF_WAV": "~/voices/ref.wav"}).ref_wav == expected
+    relative = f"{tmp_path.name}/voices/ref.wav"
+    assert load_settings(parse(["--ref-wav", relative]), environ={}).ref_wav == expected
+    assert load_settings(parse([]), environ={}).ref_wav is None

@@ -74,6 +74,22 @@ async def test_synth_writes_the_wav_and_answers_sovits_compatible_fields(worker,
     assert body["rtf"] == round(body["elapsed_sec"] / body["duration_sec"], 4)
 
 
+async def test_a_body_that_begins_with_a_utf8_byte_order_mark_is_read(worker, tmp_path):
+    """Windows tools write one (PowerShell 5's `-Encoding UTF8`; `curl --data-binary @file` sends it as
+    is); RFC 8259 lets a parser ignore it and Python's `json.loads` on bytes does (sovits_worker's
+    callers). It was a 400 `invalid character (byte 0)`."""
+    client = await worker()
+    out = tmp_path / "bom.wav"
+    body = json.dumps({"text": "안녕하세요.", "output_path": str(out)}, ensure_ascii=False)
+    raw = b"\xef\xbb\xbf" + body.encode("utf-8")
+    response = await client.post("/synth", data=raw, headers={"Content-Type": "application/json"})
+    assert response.status == 200, await response.text()
+    assert (await response.json())["wav_path"] == str(out) and out.exists()
+    batch = b"\xef\xbb\xbf" + json.dumps({"sections": [{"text": "a."}], "stream": False}).encode()
+    response = await client.post("/synth_batch", data=batch)
+    assert response.status == 200 and (await response.json())["ok_count"] == 1
+
+
 async def test_synth_engine_failure_is_200_with_status_fail(worker, tmp_path):
     client = await worker(ToneEngine(fail_on="BOOM"))
     out = tmp_path / "x.wav"

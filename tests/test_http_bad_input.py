@@ -94,6 +94,24 @@ async def test_output_path_ending_in_a_slash_names_a_folder_and_is_refused(worke
     assert list(tmp_path.glob("*.wav")) == []
 
 
+async def test_a_nul_byte_in_an_output_path_is_named_as_such(worker, tmp_path):
+    """An absolute path with a NUL byte was refused as "output_path must be an absolute path"."""
+    client = await worker()
+    for where in ("/synth", "/synth_batch"):
+        path = str(tmp_path / "a\x00.wav")
+        body = (
+            {"text": "hi", "output_path": path}
+            if where == "/synth"
+            else {"sections": [{"text": "hi", "output_path": path}]}
+        )
+        response = await client.post(where, json=body)
+        assert response.status == 400, where
+        error = await response.json()
+        assert_error_body(error, "OutputPathNotAllowed")
+        assert error["error"] == "OutputPathNotAllowed: output_path contains a NUL byte", where
+    assert written_wavs(tmp_path) == []
+
+
 async def test_output_path_that_is_a_fifo_is_refused_before_any_synthesis(worker, tmp_path):
     engine = ToneEngine()
     client = await worker(engine)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import io
 import json
 import struct
@@ -15,6 +16,7 @@ import openai
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.engine.base import EngineInfo
 from npu_worker.errors import EngineError
 from npu_worker.openai_compat.formats import available_formats
 from tests.openai_support import RATE, async_sdk, decode, expected_samples, sync_sdk
@@ -35,6 +37,31 @@ async def test_each_response_format_decodes_to_the_synthesised_length_and_rate(w
     assert rate == RATE
     assert samples.size == expected_samples(TEXT)
     assert float(np.max(np.abs(samples))) > 0.1  # sound, not silence
+
+
+async def test_a_null_field_speaks_with_its_default_voice_included(worker):
+    """`"voice": null` (a client that sends every field, unset ones as null) was a 400 while every
+    other optional field's null meant its default; on a batch and the stream socket's config too."""
+    client = await worker()
+    base = {"input": TEXT, "response_format": "wav"}
+    for nulls in ({"voice": None}, {"voice": None, "speed": None, "model": None, "language": None}):
+        response = await client.post("/v1/audio/speech", json={**base, **nulls})
+        assert response.status == 200, await response.text()
+        samples, _ = decode(await response.read(), "wav")
+        assert samples.size == expected_samples(TEXT)
+    batch = {
+        "voice": None,
+        "speed": 2.0,
+        "items": [{"input": TEXT, "voice": None, "speed": None}, {"input": TEXT}],
+    }
+    body = await client.post("/v1/audio/speech/batch", json={**batch, "response_format": "wav"})
+    results = (await body.json())["results"]
+    for result in results:  # an item's null is the batch's default, as a field it left out
+        samples, _ = decode(base64.b64decode(result["audio_data"]), "wav")
+        assert samples.size == expected_samples(TEXT, speed=2.0)
+    async with client.ws_connect("/v1/audio/speech/stream") as ws:
+        await ws.send_json({"type": "session.config", "voice": None})
+        assert (await ws.receive_json(timeout=seconds(5)))["type"] == "session.configured"
 
 
 async def test_the_synchronous_sdk_works_too(worker):
@@ -196,6 +223,25 @@ async def test_the_sdk_retrieves_a_served_model_and_a_404_names_the_others(worke
         await sdk.models.retrieve("gpt-4o-mini-tts")
     error = caught.value.body
     assert error["param"] == "model" and error["type"] == "not_found_error" and "tts-1" in error["message"]
+
+
+class FolderModelEngine(ToneEngine):
+    @property
+    def info(self) -> EngineInfo:  # as ZipVoice names its model: folder/decoder file
+        return dataclasses.replace(super().info, model="zipvoice_distill/fm_decoder_int8.onnx")
+
+
+async def test_a_model_id_with_a_slash_is_retrieved_written_plainly_or_encoded(worker):
+    """ZipVoice's id holds a slash: `GET /v1/models/zipvoice_distill/fm_decoder_int8.onnx` was a 404
+    "no such endpoint" (only the SDK's `%2F` reached the route)."""
+    client = await worker(FolderModelEngine())
+    model_id = "zipvoice_distill/fm_decoder_int8.onnx"
+    assert (await async_sdk(client).models.retrieve(model_id)).id == model_id
+    response = await client.get(f"/v1/models/{model_id}")
+    assert response.status == 200, await response.text()
+    assert (await response.json())["id"] == model_id
+    unknown = await client.get("/v1/models/zipvoice_distill/other.onnx")
+    assert unknown.status == 404 and (await unknown.json())["error"]["param"] == "model"
 
 
 async def test_a_model_that_is_not_served_is_refused(worker):

@@ -66,3 +66,26 @@ async def test_not_ready_once_shutdown_began_and_open_without_a_token(worker):
     assert (await ready(client))[0] == 200  # no token needed, like /health
     await client.app[SCHEDULER_KEY].drain(grace=1.0)
     assert await ready(client) == (503, {"ready": False, "reason": "shutting down", "queue": 0})
+
+
+class DeviceEngine(ToneEngine):
+    def load(self) -> None:  # as `providers` refuses a --device that cannot run: CPU would
+        raise ModelLoadError("--device qnn: qnn cannot run here: no QNN provider", fallback="cpu")
+
+
+async def test_health_after_a_failed_load_is_the_fixed_error_body_with_its_fallback(worker):
+    """/health's 500 is an error like /synth's: `traceback` and `fallback` as the error body has them
+    (it said `error` alone, so a caller reading `fallback` there found no key)."""
+    client = await worker(DeviceEngine(), wait_loaded=False)
+    scheduler = client.app[SCHEDULER_KEY]
+    async with asyncio.timeout(seconds(10)):
+        while scheduler.load_error is None:
+            await asyncio.sleep(0.01)
+    health = await client.get("/health")
+    synth = await client.post("/synth", json={"text": "a", "output_path": "/tmp/x.wav"})
+    assert health.status == synth.status == 500
+    body, error = await health.json(), await synth.json()
+    assert body["status"] == "fail" and body["loaded"] is False
+    for key in ("error", "traceback", "fallback"):
+        assert body[key] == error[key], key
+    assert body["fallback"] == "cpu" and body["traceback"] is None

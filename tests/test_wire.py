@@ -54,6 +54,15 @@ def test_bytes_that_are_not_utf8_are_refused_even_in_an_ignored_field(extra):
     assert refused(raw) == "the body is not UTF-8"
 
 
+def test_a_leading_utf8_byte_order_mark_is_skipped_and_nowhere_else():
+    assert wire.decode(b"\xef\xbb\xbf" + synth(""), p.SynthBody).text == "hi"
+    assert isinstance(wire.decode("\ufeff" + '{"type": "cancel"}', p.WsMessage), p.WsCancel)  # a text frame
+    assert refused(b"\xef\xbb\xbf\xef\xbb\xbf" + synth("")).startswith("invalid JSON")
+    assert refused(synth(" \ufeff")).startswith("invalid JSON")  # only a leading one
+    with pytest.raises(p.UnknownMessage):
+        p.parse_ws_message("\ufeff" + '{"type": "nope"}', LIMITS)
+
+
 @pytest.mark.parametrize("field", ["seed", "junk"])
 def test_an_integer_past_the_conversion_limit_is_refused_even_in_an_ignored_field(field):
     assert refused(synth(f', "{field}": ' + "1" * 4301)) == "invalid JSON: a number has too many digits"

@@ -152,7 +152,8 @@ class TtfaFigures(msgspec.Struct):
 
 class Health(msgspec.Struct, kw_only=True):
     """GET /health; the first seven fields are fixed. With `--queue redis://` the node adds `role`,
-    `node`, `redis` and `cluster`; `error` when the engine failed to load or Redis is unreachable."""
+    `node`, `redis` and `cluster`. When the engine failed to load or Redis is unreachable (`status:
+    fail`), the fields of the fixed error body too: `error`, `traceback`, `fallback`."""
 
     status: Literal["ok", "loading", "fail"]
     loaded: bool
@@ -179,6 +180,14 @@ class Health(msgspec.Struct, kw_only=True):
     redis: Literal["ok", "full", "unreachable"] | UnsetType = UNSET
     cluster: dict[str, Any] | UnsetType = UNSET
     error: str | UnsetType = UNSET
+    traceback: str | None | UnsetType = UNSET
+    fallback: Annotated[
+        str | None | UnsetType, Meta(description="a device that would work instead, if any")
+    ] = UNSET
+
+    def failed(self, error: str, fallback: str | None = None) -> None:
+        """The worker cannot serve: `status: fail` and the fixed error body's fields."""
+        self.status, self.error, self.traceback, self.fallback = "fail", error, None, fallback
 
 
 class Ready(msgspec.Struct):

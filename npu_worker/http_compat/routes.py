@@ -104,10 +104,10 @@ async def health(request: web.Request) -> web.Response:
         **queue,
     )
     if body.redis == "unreachable":  # the shared queue is down: this node cannot take requests
-        body.status = "fail"
+        body.failed(body.error if isinstance(body.error, str) else "QueueUnavailable: Redis is unreachable")
         return json_response(body, status=503)
     if scheduler.load_error is not None:
-        body.error = str(scheduler.load_error)
+        body.failed(str(scheduler.load_error), scheduler.load_error.fallback)
         return json_response(body, status=500)
     return json_response(body, status=200 if info else 503)
 

@@ -70,7 +70,7 @@ class SpeechDefaults(msgspec.Struct, kw_only=True, omit_defaults=True):
     """The fields a batch gives as defaults for its items (null stands for the default)."""
 
     model: Annotated[Short | None, Meta(description="one of GET /v1/models")] = None
-    voice: VoiceName | VoiceRef = DEFAULT_VOICE
+    voice: VoiceName | VoiceRef | None = DEFAULT_VOICE
     response_format: Annotated[
         Short | None,
         Meta(description="wav, pcm, flac, mp3 or opus; default mp3 (wav where mp3 cannot be made)"),
@@ -85,6 +85,12 @@ class SpeechDefaults(msgspec.Struct, kw_only=True, omit_defaults=True):
     ref_text: RefText | None = None
     seed: Seed | None = None
 
+    def voice_name(self) -> str:
+        """The voice asked for; null is the default voice, as every field's null is its default."""
+        if isinstance(self.voice, VoiceRef):
+            return self.voice.id.strip()
+        return (self.voice or DEFAULT_VOICE).strip()
+
 
 class SpeechOptions(SpeechDefaults, kw_only=True):
     """Every field of a speech request but its text (the stream socket's `session.config`)."""
@@ -95,14 +101,14 @@ class SpeechOptions(SpeechDefaults, kw_only=True):
     def request(self, text: str = "") -> SpeechRequest:
         """The request these fields make, for `text`; BadRequest (with `param`) for what the types
         cannot say."""
-        voice = self.voice.id if isinstance(self.voice, VoiceRef) else self.voice
+        voice = self.voice_name()
         language = (self.language or DEFAULT_LANG).strip() or DEFAULT_LANG
         if len(language) > MAX_LANGUAGE_CHARS:
             raise with_param(BadRequest("language must be a short code such as 'ko'"), "language")
         return SpeechRequest(
             model=self.model,
             input=text,
-            voice=voice.strip(),
+            voice=voice,
             response_format=self.response_format,
             speed=self.speed if self.speed is not None else DEFAULT_SPEED,
             stream_format=self.stream_format or "audio",
@@ -128,20 +134,22 @@ class SpeechBatchBody(SpeechDefaults, kw_only=True):
     ]
 
     def merged_items(self) -> list[Any]:
-        """Each item over the defaults given here (an item that is not an object stays as it is, to
-        fail on its own)."""
+        """Each item over the defaults given here, an item's null as a field it did not give (an item
+        that is not an object stays as it is, to fail on its own)."""
         defaults = msgspec.to_builtins(self)  # the fields given, with a value other than the default
         defaults.pop("items")
-        return [{**defaults, **item} if isinstance(item, dict) else item for item in self.items]
-
-    def voice_name(self) -> str:
-        return (self.voice.id if isinstance(self.voice, VoiceRef) else self.voice).strip()
+        return [
+            {**defaults, **{k: v for k, v in item.items() if v is not None}}
+            if isinstance(item, dict)
+            else item
+            for item in self.items
+        ]
 
     def voice_is_used(self) -> bool:
         """Whether some item speaks with the default `voice` given here (one without its own voice
         or reference audio): a name none could use is then one 400, not a failure per item."""
         return not self.ref_audio and any(
-            isinstance(item, dict) and "voice" not in item and not item.get("ref_audio")
+            isinstance(item, dict) and item.get("voice") is None and not item.get("ref_audio")
             for item in self.items
         )
 

@@ -28,7 +28,7 @@ def setup_openai(app: web.Application) -> None:
     app.router.add_post("/v1/audio/speech/batch", create_speech_batch, expect_handler=expect_continue)
     app.router.add_get("/v1/audio/speech/stream", handle_speech_stream)
     app.router.add_get("/v1/models", list_models)
-    app.router.add_get("/v1/models/{model}", get_model)
+    app.router.add_get("/v1/models/{model:.+}", get_model)  # a ZipVoice id is folder/file
     app.router.add_get("/v1/audio/voices", list_voices)
     app.router.add_post("/v1/audio/voices", upload_voice, expect_handler=expect_access)
     app.router.add_delete("/v1/audio/voices/{name}", delete_voice)

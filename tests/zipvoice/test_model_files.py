@@ -9,7 +9,7 @@ import pytest
 
 from npu_worker.engine.base import SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import create
-from npu_worker.engine.zipvoice.model_files import locate
+from npu_worker.engine.zipvoice.model_files import is_distill, locate
 from npu_worker.protocol import InvalidAudio, ModelLoadError
 from npu_worker.testing.zipvoice_model import build_model_dir
 from tests.zipvoice.conftest import engine_config
@@ -34,6 +34,18 @@ def test_official_layout_finds_fp32_and_int8_files(tiny_model_dir):
     assert (int8.encoder.name, int8.decoder.name) == ("text_encoder_int8.onnx", "fm_decoder_int8.onnx")
     assert fp32.vocoder.name == "vocos_24khz.onnx" and fp32.tokens.name == "tokens.txt"
     assert fp32.config["feature"]["type"] == "vocos"
+
+
+def test_a_model_dir_named_relatively_is_known_by_its_folder_name(tiny_model_dir, monkeypatch):
+    """`--model-dir .` run inside the folder: its name gave the model id `/fm_decoder.onnx` (in /health
+    and as the first id of /v1/models) and a Distill model, known by the folder name, ran with the
+    full model's 16 steps and guidance 1.0."""
+    monkeypatch.chdir(tiny_model_dir)
+    for spelling in (".", "./", f"../{tiny_model_dir.name}"):
+        files = locate(spelling, "fp32")
+        assert files.model_id() == f"{tiny_model_dir.name}/fm_decoder.onnx", spelling
+        assert is_distill(files, {}), spelling  # "tiny-distill": its name says so, nothing else does
+    assert "distill" not in str(locate(".", "fp32").config).lower()
 
 
 def test_sherpa_layout_int8_loads_and_speaks(sherpa_dir, tmp_path):

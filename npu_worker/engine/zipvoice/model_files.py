@@ -7,6 +7,7 @@ who points the worker at the wrong directory reads which file is missing, not a 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,7 +84,8 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
     """All files of one model, for `precision` fp32 or int8."""
     if not model_dir:
         raise ModelLoadError("--model-dir is required for --backend zipvoice-onnx")
-    directory = Path(model_dir).expanduser()
+    # Absolute (links kept): the folder's name is the model's id and may say "distill"; `.` has none.
+    directory = Path(os.path.abspath(Path(model_dir).expanduser()))
     if not directory.is_dir():
         raise ModelLoadError(f"model directory {directory} does not exist")
     if precision not in ENCODER_NAMES:
