@@ -293,11 +293,35 @@ def test_roman_numeral_and_korean_outline_marks_are_read_as_a_lecturer_reads_the
         ("So do I. Then we left.", ["So do I.", "Then we left."]),
         ("World War II. It ended.", ["World War II.", "It ended."]),
         ("그건 나. 너는?", ["그건 나.", "너는?"]),
+        ("Who was it? I. Then we left.", ["Who was it?", "I.", "Then we left."]),  # was "I. Then we left."
     ],
 )
 def test_a_pronoun_or_numeral_inside_a_sentence_still_ends_it(text, sentences):
     assert split_sentences(text) == sentences
     assert streamed(text, 2) == sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("I. Introduction\nWho was it? I. 서론", ["I. Introduction", "Who was it?", "I. 서론"]),
+        ("끝입니다. I. Intro 부분", ["끝입니다.", "I. Intro 부분"]),
+    ],
+)
+def test_a_roman_one_that_opens_a_line_or_follows_korean_still_opens_its_item(text, sentences):
+    assert split_sentences(text) == sentences
+    assert streamed(text, 1) == sentences
+
+
+NUMBER_SIGN = "서울 No. 1 대학입니다. See No. 5 in the list. Say No. Then go."
+
+
+@pytest.mark.parametrize("size", [1, 3, len(NUMBER_SIGN)])
+def test_the_number_sign_no_stays_with_its_number(size):
+    """ "No. 1" was cut into two sentences: "No." with a falling tone and a pause, then "1 대학입니다."."""
+    expected = ["서울 No. 1 대학입니다.", "See No. 5 in the list.", "Say No.", "Then go."]
+    assert split_sentences(NUMBER_SIGN) == expected
+    assert streamed(NUMBER_SIGN, size) == expected
 
 
 @pytest.mark.parametrize(
