@@ -634,3 +634,42 @@ def test_a_jamo_outline_mark_opens_its_item(tokenizer, size):
     assert split_sentences(JAMO_OUTLINE) == expected
     assert streamed(JAMO_OUTLINE, size) == expected
     assert spoken(JAMO_OUTLINE) == "ㄱ, 전압을 측정한다. ㄴ, 저항을 계산한다."
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2020 - 2024 기간", "2020에서 2024 기간"),  # espeak: 빼기, a minus
+        ("2020-2024", "2020에서 2024"),  # the two years said as one run
+        ("1999 - 2000", "1999에서 2000"),
+    ],
+)
+def test_a_range_of_years_is_read_as_a_range(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("2024 - 2020 = 4", "2024 빼기 2020은 4"), ("2024-2020", "2024-2020")]
+)
+def test_a_difference_of_years_is_no_range(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "text", ["3A반 학생", "2A동 101호", "1A조의 발표", "3A형", "모델 3A를 출시", "Model 3A"]
+)
+def test_a_class_building_or_model_named_3a_is_no_ampere(text):
+    """ "3A반" was read 3 암페어반: a class's name, 삼 에이 반."""
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3A의 전류", "3 암페어의 전류"),
+        ("3A용 충전기", "3 암페어용 충전기"),
+        ("USB 3A 충전", "USB 3 암페어 충전"),
+    ],
+)
+def test_a_current_in_amperes_is_still_read_as_one(written, said):
+    assert spoken(written) == said

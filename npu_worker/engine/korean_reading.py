@@ -100,6 +100,10 @@ def _alternatives(words: dict[str, str]) -> str:
 
 
 _UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
+# "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
+# Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
+_LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
+_LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
 # double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
@@ -141,6 +145,9 @@ _HYPHEN_RANGE = re.compile(
     rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)(?:-| - )(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
     rf"| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))))"
 )
+# Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
+# "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
+_YEAR_RANGE = re.compile(r"(?<![\w.\-])((?:19|20)\d\d)(?:-| - )(?=((?:19|20)\d\d)(?![\d.,]| ?[-−+=×*/]))")
 # "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
 _CLOCK_RANGE = re.compile(r"(?<=\d:\d\d) ?- ?(?=\d{1,2}:\d\d)")
 _TILDE = re.compile(r"[~～〜]+")
@@ -264,9 +271,16 @@ def _power(match: re.Match[str]) -> str:
 
 
 def _unit(match: re.Match[str]) -> str:
-    """A unit's word; an "A" apart from its number ("2 A와 B") is the letter, not 암페어."""
-    unit = match.group(1)
-    return match.group(0) if unit == "A" and match.group(0)[0] == " " else " " + _UNITS[unit]
+    """A unit's word; an "A" apart from its number ("2 A와 B") or naming a class or a model ("3A반",
+    "모델 3A") is the letter, not 암페어."""
+    unit, text, start = match.group(1), match.string, match.start()
+    if unit == "A" and (
+        match.group(0)[0] == " "
+        or _LABEL_AFTER.match(text, match.end())
+        or _LABEL_BEFORE.search(text[max(0, start - 12) : start])
+    ):
+        return match.group(0)
+    return " " + _UNITS[unit]
 
 
 def _equals(match: re.Match[str]) -> str:
@@ -339,6 +353,7 @@ def spoken(text: str) -> str:
     text = _WEEKDAY.sub(r" \1요일", text)
     text = _PHONE.sub(_phone, text)
     text = _HYPHEN_RANGE.sub(_hyphen_range, text)
+    text = _YEAR_RANGE.sub(_hyphen_range, text)
     text = _CLOCK_RANGE.sub("~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
