@@ -673,3 +673,42 @@ def test_a_class_building_or_model_named_3a_is_no_ampere(text):
 )
 def test_a_current_in_amperes_is_still_read_as_one(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2ⁿ개의 경우", "2의 n제곱개의 경우"),  # espeak said nothing for the "ⁿ": 이 개
+        ("2^n, e^x", "2의 n제곱, e의 x제곱"),  # "이 엔", the power unsaid
+    ],
+)
+def test_a_letter_as_a_power_is_read_as_a_power(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("학습률 1e-4", "학습률 1 곱하기 10의 마이너스 4제곱"),  # espeak: "일 이 사", the power lost
+        ("3.0E+8", "3 점 영 곱하기 10의 8제곱"),  # the English "plus"
+    ],
+)
+def test_a_number_in_scientific_notation_is_read_as_a_power_of_ten(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["0x1e3", "해시 5e3f", "a1e3"])
+def test_a_hexadecimal_or_a_hash_is_no_scientific_notation(text):
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("500㎖ 생수", "500 밀리리터 생수"),  # espeak: "오백 미터" and "letter 2113" for the "ℓ"
+        ("㎖ 단위, 2ℓ", "밀리리터 단위, 2 리터"),
+        ("1㏊, 5㎈", "1 헥타르, 5 칼로리"),  # "에이치 에이", the letters
+    ],
+)
+def test_liters_hectares_and_calories_are_read_as_their_korean_words(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

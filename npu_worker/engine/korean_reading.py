@@ -78,6 +78,11 @@ _UNITS = {
     "L": "리터",
     "ℓ": "리터",
     "mL": "밀리리터",
+    "mℓ": "밀리리터",  # "500㎖ 생수": "5 미터" and espeak's "letter 2113" for the "ℓ"
+    "kℓ": "킬로리터",
+    "dL": "데시리터",
+    "ha": "헥타르",
+    "cal": "칼로리",
     "ml": "밀리리터",
     "cc": "시시",
     "KB": "킬로바이트",
@@ -107,11 +112,12 @@ _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
 # double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
-# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa" or "cc" (an e-mail's copy).
+# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha" or "cal". The
+# liter's "ℓ" is 리터 wherever it is (espeak: "letter 2113").
 _BARE_UNITS = {
     unit: word
     for unit, word in _UNITS.items()
-    if len(unit) > 1 and not unit.isupper() and unit not in ("Ah", "Pa", "cc")
+    if len(unit) > 1 and not unit.isupper() and unit not in ("Ah", "Pa", "cc", "ha", "cal")
 }
 _BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
@@ -172,8 +178,14 @@ _BOUND = re.compile(
     rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
 )
 _BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
-_POWER = re.compile(r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+)|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+))")  # "x²": x의 2제곱 too
-_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+# A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
+# not inside a hexadecimal or a hash ("0x1e3", "5e3f").
+_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
+_POWER = re.compile(
+    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱ]))"
+)  # "x²": x의 2제곱 too
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
 _OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
@@ -346,6 +358,9 @@ def spoken(text: str) -> str:
     text = _BOUNDED_BY.sub(lambda m: f"{m.group(1)} {_LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = _BOUND.sub(lambda m: f"{m.group(2)} {_BOUND_WORDS[m.group(1)]}", text)
     text = _GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
+    text = _SCIENTIFIC.sub(
+        lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
+    )
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
     text = _YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
@@ -367,7 +382,9 @@ def spoken(text: str) -> str:
     text = _UNIT.sub(_unit, text)
     text = _BARE_UNIT.sub(lambda m: _BARE_UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
-    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
+    text = text.replace("ℓ", "리터").replace(
+        "%", " 퍼센트"
+    )  # "몇 %": no number before it, still not the English word
     text = _POWER.sub(_power, text)
     text = _SIGN.sub(_sign, text)
     text = _TIMES_AFTER.sub("배", text)
