@@ -712,3 +712,20 @@ def test_a_hexadecimal_or_a_hash_is_no_scientific_notation(text):
 )
 def test_liters_hectares_and_calories_are_read_as_their_korean_words(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "https://a.kr/search?q=1&page=2",  # "q는 1&page는 2"
+        "https://a.com/R&D/A4",  # "R앤D-A4", the slash lost
+        "https://arxiv.org/abs/2401.12345",  # a decimal, 이천사백일 점 일이삼사오
+        "www.kepco.co.kr/ev?id=3-5",  # "id는 3에서 5"
+    ],
+)
+def test_a_web_address_path_and_query_are_left_as_written(address):
+    assert spoken(f"참고: {address} 3개") == f"참고: {address} 세 개"
+
+
+def test_a_web_address_host_keeps_the_reading_of_its_numbers():
+    assert spoken("http://10.0.0.1:8080/a=1") == "http://10 점 0 점 0 점 1:8080/a=1"

@@ -222,6 +222,12 @@ _COUNTED = re.compile(
     r"(?<![\d.,\-])(?<!제)(?<!\d에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
+# A web address's path and query ("/search?q=1&page=2", "/abs/2401.12345", "/R&D/A4") are no Korean text:
+# read by the rules "q=1" was "q는 1", "R&D/A4" "R앤D-A4", an arXiv number a decimal. They are left to espeak
+# as written; the host keeps its numbers' reading ("10.0.0.1": 십 점 영 점 영 점 일).
+_ADDRESS = re.compile(r"(?:https?://|www\.)[A-Za-z\d.\-:]{1,253}(/[!-~]{0,2000}[\w/=#&%+\-])?")
+_FIRST_PRIVATE_USE, _PRIVATE_USE_COUNT = 0xE000, 6400
+_PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
@@ -353,7 +359,23 @@ def _month(match: re.Match[str]) -> str:
 
 
 def spoken(text: str) -> str:
-    """`text` with its numbers, units and symbols in the words a Korean reader says for them."""
+    """`text` with its numbers, units and symbols in the words a Korean reader says for them; a web
+    address's path and query as written."""
+    paths: list[str] = []
+    if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
+        text = _ADDRESS.sub(lambda m: _held(m, paths), text)
+    text = _numbers_spoken(text)
+    return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
+
+
+def _held(match: re.Match[str], paths: list[str]) -> str:
+    if not match.group(1) or len(paths) >= _PRIVATE_USE_COUNT:
+        return match.group(0)
+    paths.append(match.group(1))
+    return match.group(0)[: match.start(1) - match.start()] + chr(_FIRST_PRIVATE_USE + len(paths) - 1)
+
+
+def _numbers_spoken(text: str) -> str:
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = _BOUNDED_BY.sub(lambda m: f"{m.group(1)} {_LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = _BOUND.sub(lambda m: f"{m.group(2)} {_BOUND_WORDS[m.group(1)]}", text)
