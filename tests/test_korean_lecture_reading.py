@@ -729,3 +729,38 @@ def test_a_web_address_path_and_query_are_left_as_written(address):
 
 def test_a_web_address_host_keeps_the_reading_of_its_numbers():
     assert spoken("http://10.0.0.1:8080/a=1") == "http://10 점 0 점 0 점 1:8080/a=1"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3:00 PM 회의", "오후 세 시 회의"),  # espeak: 세 시 "pee em"
+        ("AM 9:30 시작", "오전 아홉 시 30분 시작"),
+        ("10am, 오후 3PM", "오전 열 시, 오후 세 시"),
+    ],
+)
+def test_a_time_with_am_or_pm_is_read_with_its_half_of_the_day(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["PM 3명", "13 PM", "3.5 PM"])
+def test_am_or_pm_beside_no_time_is_left(text):
+    assert "오후" not in spoken(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("v2.10 출시", "v2 점 10 출시"), ("버전 3.12", "버전 3 점 12"), ("3.10 버전", "3 점 10 버전")],
+)
+def test_a_version_with_one_point_reads_its_parts_as_numbers(tokenizer, written, said):
+    """ "v2.10" was a decimal, 이 점 일영."""
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("서울 No. 1 대학", "서울 넘버 원 대학"), ("No.5 향수, No. 12", "넘버 파이브 향수, 넘버 12")],
+)
+def test_the_number_sign_no_is_read_numbeo(tokenizer, written, said):
+    """ "No. 1" was the English "no", the point a pause, and 일."""
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

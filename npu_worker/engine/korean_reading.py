@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from .base import language_code
+from .korean_marks import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_marks import marks_spoken
 from .text_form import readable
 
@@ -181,6 +182,16 @@ _BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
 # not inside a hexadecimal or a hash ("0x1e3", "5e3f").
 _SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# A time with its half of the day, "3:00 PM", "PM 3:00", "10am" (espeak: 세 시 "pee em"): 오후 세 시.
+_MERIDIEM_AFTER = re.compile(r"(?<![\d:.])(1[0-2]|0?[1-9])(:[0-5]\d)? ?([AaPp])[Mm](?![A-Za-z])")
+_MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm] ?(?=(?:1[0-2]|0?[1-9]):[0-5]\d(?![\d:]))")
+# A version with one point, "v2.10", "버전 3.12", "3.10 버전" (espeak: 이 점 일영, a decimal's digits one by
+# one): its parts are numbers, 이 점 십.
+_VERSION = re.compile(
+    r"(?:(?<![A-Za-z])(?:[vV]|[Vv]er\.? ?|[Vv]ersion ?)|버전 ?)\d+\.\d+(?![\d.])|(?<![\d.])\d+\.\d+(?= ?버전)"
+)
+# "No. 1", "No.5" (espeak: the English "no", the point a pause): 넘버, a single digit in English as in a name.
+_NUMBER_SIGN = re.compile(r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?![\d.])")
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
 _POWER = re.compile(
     r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱ]))"
@@ -244,6 +255,18 @@ def _date(match: re.Match[str]) -> str:
     if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
         return match.group(0)
     return f"{year}년 {int(month)}월 {int(day)}일"
+
+
+def _meridiem(match: re.Match[str]) -> str:
+    """ "3:00 PM" as 오후 3:00, "10am" as 오전 10시; "오후 3PM" keeps its one 오후."""
+    hour, minutes, half = match.groups()
+    said = match.string[max(0, match.start() - 3) : match.start()].rstrip().endswith(("오전", "오후"))
+    return ("" if said else "오전 " if half in "Aa" else "오후 ") + f"{hour}{minutes or '시'}"
+
+
+def _number_sign(match: re.Match[str]) -> str:
+    number = match.group(1)
+    return f"넘버 {_ENGLISH_DIGITS[int(number)] if len(number) == 1 else number}"
 
 
 def _phone(match: re.Match[str]) -> str:
@@ -383,6 +406,10 @@ def _numbers_spoken(text: str) -> str:
     text = _SCIENTIFIC.sub(
         lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
     )
+    text = _VERSION.sub(lambda m: m.group().replace(".", " 점 "), text)
+    text = _NUMBER_SIGN.sub(_number_sign, text)
+    text = _MERIDIEM_AFTER.sub(_meridiem, text)
+    text = _MERIDIEM_BEFORE.sub(lambda m: "오전 " if m.group(1) in "Aa" else "오후 ", text)
     text = _DATE.sub(_date, text)
     text = _SHORT_DATE.sub(_date, text)
     text = _YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
