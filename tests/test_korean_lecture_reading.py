@@ -764,3 +764,35 @@ def test_a_version_with_one_point_reads_its_parts_as_numbers(tokenizer, written,
 def test_the_number_sign_no_is_read_numbeo(tokenizer, written, said):
     """ "No. 1" was the English "no", the point a pause, and 일."""
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_an_hour_written_with_a_leading_zero_is_read_natively(tokenizer):
+    """ "09시 30분" was 영구 시 삼십 분."""
+    assert tokenizer.symbols("09시 30분 시작", "ko") == tokenizer.symbols("아홉 시 30분 시작", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("√2 배", "루트 2 배"),  # espeak said nothing for the "√": 이 배
+        ("x → ∞", "x → 무한대"),  # nothing for the "∞"
+        ("θ = 30°", "세타는 30 도"),  # "theta", and the 는 after it spelled as jamo
+        ("λ = 500nm, π", "람다는 500 나노미터, 파이"),
+        ("ΔV = 0.1V", "델타V는 0 점 일 볼트"),
+    ],
+)
+def test_roots_infinity_and_greek_letters_are_read_by_their_korean_names(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_ohms_and_micro_units_stay_units_beside_greek_names():
+    assert spoken("10Ω, 5μs, Ω") == "10 옴, 5 마이크로초, 오메가"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("1,000원/kg", "1000원 퍼 킬로그램"), ("300원/kWh당", "300원 퍼 킬로와트시당"), ("원/A4", "원/A포")],
+)
+def test_a_price_per_unit_is_read_with_per(written, said):
+    """ "1,000원/kg" was 천 원 "slash kay gee"."""
+    assert spoken(written) == said

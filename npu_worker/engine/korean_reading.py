@@ -217,6 +217,9 @@ _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")
 # 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램); "입/출력" and "A/S" are `korean_marks`'.
 _QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
 _PER_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})/({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")
+# ... and per a unit after a word, "1,000원/kg", "회/s" (espeak: "slash kay gee").
+# A letter alone before a word is none ("원/A4" is 원 A포 by then).
+_WORD_PER_UNIT = re.compile(rf"(?<=[가-힣])/({_alternatives(_UNITS)})(?![A-Za-z0-9²³]|(?<=/[A-Za-z])[가-힣])")
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
 # A time of day, "10:30" or "10:30:15" (열 시 삼십 분 십오 초), but not before a ratio's word ("1:10 축척").
@@ -226,11 +229,11 @@ _CLOCK = re.compile(
 # Any other colon between numbers is a ratio or a score, read 대 ("16:9": 십육 대 구; espeak said 십육 구).
 # Not after a dotted number, an address's port ("192.168.0.1:8080": 1 대 8080).
 _RATIO = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?: ?(?=\d)")
-# Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시), not "삼 개" as espeak said; 개월,
+# Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시; "09시" 아홉 시, not 영구 시), not "삼 개" as espeak said; 개월,
 # 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well,
 # unless its first number has the counter too ("9시~18시": 아홉 시에서 열여덟 시, not 십팔 시).
 _COUNTED = re.compile(
-    r"(?<![\d.,\-])(?<!제)(?<!\d에서 )([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
+    r"(?<![\d.,\-])(?<!제)(?<!\d에서 )0?([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
     r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
 )
 # A web address's path and query ("/search?q=1&page=2", "/abs/2401.12345", "/R&D/A4") are no Korean text:
@@ -239,6 +242,28 @@ _COUNTED = re.compile(
 _ADDRESS = re.compile(r"(?:https?://|www\.)[A-Za-z\d.\-:]{1,253}(/[!-~]{0,2000}[\w/=#&%+\-])?")
 _FIRST_PRIVATE_USE, _PRIVATE_USE_COUNT = 0xE000, 6400
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
+# Signs and Greek letters of formulas that espeak said nothing for ("√2" was 이, "∞" silence) or in English
+# or Greek, which broke the Hangul after them ("θ는": theta and the jamo of 는 spelled): Korean names. After
+# the units, so "10Ω" and "5μs" are still 옴 and 마이크로초.
+_MATH_NAMES = {
+    "√": "루트 ",
+    "∞": "무한대",
+    "∑": "시그마",
+    "∫": "적분 ",
+    "∂": "편미분 ",
+    "∆": "델타",
+    **dict(
+        zip(
+            "αβγδεζηθικλμνξπρστυφχψω",
+            "알파 베타 감마 델타 엡실론 제타 에타 세타 요타 카파 람다 뮤 뉴 크사이 파이 로 시그마 타우 입실론 파이 카이 프사이 오메가".split(),
+            strict=True,
+        )
+    ),
+    **dict(
+        zip("ΓΔΘΛΞΠΣΦΨΩ", "감마 델타 세타 람다 크사이 파이 시그마 파이 프사이 오메가".split(), strict=True)
+    ),
+}
+_MATH_NAME = re.compile(f"[{''.join(_MATH_NAMES)}]")
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
@@ -428,6 +453,7 @@ def _numbers_spoken(text: str) -> str:
     text = _SCALED_AMOUNT.sub(_scaled_amount, text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
+    text = _WORD_PER_UNIT.sub(lambda m: f" 퍼 {_UNITS[m.group(1)]}", text)
     text = _UNIT.sub(_unit, text)
     text = _BARE_UNIT.sub(lambda m: _BARE_UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
@@ -452,6 +478,7 @@ def _numbers_spoken(text: str) -> str:
     text = _RATIO.sub(r"\1 대 ", text)
     text = _COUNTED.sub(_native, text)
     text = _DOTTED.sub(_dotted, text)
+    text = _MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
     return _EQUALS.sub(_equals, text)
 
 
