@@ -787,6 +787,7 @@ def test_roots_infinity_and_greek_letters_are_read_by_their_korean_names(tokeniz
 
 def test_ohms_and_micro_units_stay_units_beside_greek_names():
     assert spoken("10Ω, 5μs, Ω") == "10 옴, 5 마이크로초, 오메가"
+    assert spoken("λόγος") == "λόγος"  # a Greek word's letters
 
 
 @pytest.mark.parametrize(

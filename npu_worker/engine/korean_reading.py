@@ -263,7 +263,8 @@ _MATH_NAMES = {
         zip("ΓΔΘΛΞΠΣΦΨΩ", "감마 델타 세타 람다 크사이 파이 시그마 파이 프사이 오메가".split(), strict=True)
     ),
 }
-_MATH_NAME = re.compile(f"[{''.join(_MATH_NAMES)}]")
+# A letter of a Greek word ("λόγος") is left.
+_MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370-\u03ff])")
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
