@@ -797,3 +797,36 @@ def test_ohms_and_micro_units_stay_units_beside_greek_names():
 def test_a_price_per_unit_is_read_with_per(written, said):
     """ "1,000원/kg" was 천 원 "slash kay gee"."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1st, 2nd, 3rd", "첫 번째, 두 번째, 세 번째"),  # espeak: 일, 이 "en dee", 삼 "are dee"
+        ("p. 25 참고", "25페이지 참고"),  # the letter and a pause
+        ("pp. 10-20", "10에서 20페이지"),
+        ("24/7 지원", "24 7 지원"),  # a fraction, 7분의 24
+    ],
+)
+def test_ordinals_pages_and_around_the_clock_are_read_as_a_lecturer_says_them(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3일(월)~5일(수)", "3일 월요일에서 5일 수요일"),  # the 에서 was lost
+        ("월~금 09:00~18:00", "월요일에서 금요일 아홉 시에서 열여덟 시"),  # "월 금"
+        ("월요일 ~ 금요일에", "월요일에서 금요일에"),
+    ],
+)
+def test_a_range_of_weekdays_is_read_as_a_range(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("세월~금방", "세월 금방"), ("7/24", "24분의 7"), ("app. 3", "app. 3"), ("4th gen", "네 번째 gen")],
+)
+def test_words_that_only_look_like_weekdays_ordinals_or_pages_are_no_such(written, said):
+    assert spoken(written) == said

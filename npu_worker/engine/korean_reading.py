@@ -134,12 +134,17 @@ _YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0
 # 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
 _MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
 _WEEKDAY = re.compile(r"(?<=\d일) ?\(([월화수목금토일])\)")
+# Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일.
+_WEEKDAY_RANGE = re.compile(
+    r"(?<![가-힣])([월화수목금토일])(?:요일)? ?[~～〜–] ?([월화수목금토일])(?:요일|(?![가-힣]))"
+)
 # A phone number: "010-1234-5678", and as business cards write it, "010.1234.5678", "010 1234 5678" (espeak:
 # 영 십 점 천이백삼십사 …, large numbers) and "(02) 123-4567"; its separators alike.
 _PHONE = re.compile(
     r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
 )
-_RANGE = re.compile(r"(?<=\d)([^\s\d~～〜–]{0,4}?) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
+# ... and after a date's weekday, "3일(월)~5일(수)" (its 에서 was lost: 3일 월요일 5일 수요일).
+_RANGE = re.compile(r"(?:(?<=\d)([^\s\d~～〜–]{0,4}?)|(?<=요일)) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
 # A hyphen between numbers, spaced or not, is a range when a counter, unit or symbol follows ("3-5개" and
 # "15 - 20분": 삼에서 오 개, as "3~5개"; espeak said "삼 오 개", three five, and 빼기 a minus); bare ("3-5", a score or a figure's number) it is left, and
 # so is a figure's or section's number before a word that only opens like a counter ("그림 2-1 시스템",
@@ -192,6 +197,10 @@ _VERSION = re.compile(
 )
 # "No. 1", "No.5" (espeak: the English "no", the point a pause): 넘버, a single digit in English as in a name.
 _NUMBER_SIGN = re.compile(r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?![\d.])")
+# An English ordinal, "1st", "2nd", "21st" (espeak: 이 "en dee"), and a page, "p. 25", "pp. 10-20" (the
+# letter and a pause): 첫 번째, 두 번째; 25페이지, 10에서 20페이지.
+_ORDINAL = re.compile(r"(?<![\w.])(\d{1,3})(?:st|nd|rd|th)(?![A-Za-z])")
+_PAGE = re.compile(r"(?<![A-Za-z])pp?\. ?(\d{1,4}(?:[-–~]\d{1,4})?)(?![\d.]|[A-Za-z])")
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
 _POWER = re.compile(
     r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱ]))"
@@ -212,6 +221,8 @@ _TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 _TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 _EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^]) ?=(?![=>]) ?")  # not "x += 1", an operator's
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
+# "24/7" is around the clock, 이십사 칠 (not 7분의 24).
+_AROUND_THE_CLOCK = re.compile(r"(?<![\d/.])24/7(?![\d/]|\.\d)")
 _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for every other "/": "3/4분기" (the third quarter,
 # 삼 사분기), "250Wh/kg" (와트시 퍼 킬로그램); "입/출력" and "A/S" are `korean_marks`'.
@@ -432,6 +443,8 @@ def _numbers_spoken(text: str) -> str:
     text = _SCIENTIFIC.sub(
         lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
     )
+    text = _ORDINAL.sub(r"\1번째", text)
+    text = _PAGE.sub(r"\1페이지", text)
     text = _VERSION.sub(lambda m: m.group().replace(".", " 점 "), text)
     text = _NUMBER_SIGN.sub(_number_sign, text)
     text = _MERIDIEM_AFTER.sub(_meridiem, text)
@@ -441,6 +454,7 @@ def _numbers_spoken(text: str) -> str:
     text = _YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
     text = _MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
     text = _WEEKDAY.sub(r" \1요일", text)
+    text = _WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
     text = _PHONE.sub(_phone, text)
     text = _HYPHEN_RANGE.sub(_hyphen_range, text)
     text = _YEAR_RANGE.sub(_hyphen_range, text)
@@ -472,6 +486,7 @@ def _numbers_spoken(text: str) -> str:
     text = _EMPHASIS.sub(r"\2", text)
     text = _STARS.sub(" ", text)
     text = _QUARTER.sub(r"\1 4", text)
+    text = _AROUND_THE_CLOCK.sub("24 7", text)
     text = _FRACTION.sub(r"\2분의 \1", text)
     text = _VULGAR_FRACTION.sub(_vulgar, text)
     text = _MONTH.sub(_month, text)
