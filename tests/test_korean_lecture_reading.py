@@ -830,3 +830,20 @@ def test_a_range_of_weekdays_is_read_as_a_range(tokenizer, written, said):
 )
 def test_words_that_only_look_like_weekdays_ordinals_or_pages_are_no_such(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("Q1~Q3 실적", "Q원에서 Q쓰리 실적"),  # espeak: Q원 Q쓰리, the tilde unsaid
+        ("1Q~3Q 실적", "1분기에서 3분기 실적"),  # 일 큐에서 삼 큐
+        ("2024년 4Q", "2024년 4분기"),
+    ],
+)
+def test_quarters_and_ranges_of_letter_digit_names_are_read_in_korean(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["1Q84", "4Q24", "5Q"])
+def test_what_is_no_quarter_is_left(text):
+    assert spoken(text) == text
