@@ -847,3 +847,26 @@ def test_quarters_and_ranges_of_letter_digit_names_are_read_in_korean(tokenizer,
 @pytest.mark.parametrize("text", ["1Q84", "4Q24", "5Q"])
 def test_what_is_no_quarter_is_left(text):
     assert spoken(text) == text
+
+
+DATE_WITH_WEEKDAY = "회의는 2024. 12. 5.(목) 오후입니다. 다음 안건."
+
+
+@pytest.mark.parametrize("size", [1, 3, len(DATE_WITH_WEEKDAY)])
+def test_a_dotted_date_with_its_weekday_is_one_sentence(tokenizer, size):
+    """It was cut after "12." (the day's point before the bracket was not seen as a date's part)."""
+    expected = ["회의는 2024. 12. 5.(목) 오후입니다.", "다음 안건."]
+    assert split_sentences(DATE_WITH_WEEKDAY) == expected
+    assert streamed(DATE_WITH_WEEKDAY, size) == expected
+    said = "회의는 2024년 12월 5일 목요일 오후입니다."
+    assert tokenizer.symbols(expected[0], "ko") == tokenizer.symbols(said, "ko")
+
+
+PARTS = "Sec. 2에서 다룬다. Ch. 3, Ref. 5 참고. It took 5 sec. Then we left."
+
+
+@pytest.mark.parametrize("size", [1, 4, len(PARTS)])
+def test_a_section_chapter_or_reference_number_stays_with_its_abbreviation(size):
+    expected = ["Sec. 2에서 다룬다.", "Ch. 3, Ref. 5 참고.", "It took 5 sec.", "Then we left."]
+    assert split_sentences(PARTS) == expected
+    assert streamed(PARTS, size) == expected

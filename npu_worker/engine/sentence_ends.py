@@ -23,7 +23,8 @@ LEADING_ABBREVIATIONS = frozenset(
     " fig figs eq eqs vol pp".split()
 )
 _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
-_DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
+# the month or day after a point, then a break or a weekday's bracket ("2024. 12. 5.(목)")
+_DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$|\()")
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
 # A list item's mark: a number or a section's ("2.3.1. 세부 내용"), a Roman numeral (Ⅱ or II, to XXXIX)
 # or a Korean outline letter (가, 나, …; ㄱ, ㄴ, …), at the start of the text or a line (after a Markdown heading's
@@ -42,8 +43,9 @@ _WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
 # or follows a Korean sentence or comes before a Hangul word: "… 끝. I. Intro", "… it. I. 서론").
 _PRONOUN_I = re.compile(r"[A-Za-z][.!?…][\"'”’)\]]*[ \t]+I$")
 _LATIN_WORD_NEXT = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?[A-Za-z]")
-# "No. 1", "No. 5 in the list": the number sign's point, with the number after it, ends no sentence.
-_NUMBER_SIGN = re.compile(r"(?<![A-Za-z.])N[Oo]$")
+# "No. 1", "No. 5 in the list", "Sec. 2", "Ch. 3", "Ref. 5", "Ver. 2": a number sign's or a part's
+# abbreviation, with the number after it, ends no sentence.
+_NUMBER_SIGN = re.compile(r"(?<![A-Za-z.])(?:N[Oo]|[Ss]ec|[Cc]h(?:ap)?|[Rr]ef|[Vv]er|[Rr]ev|[Aa]rt|[Ee]x)$")
 _NUMBER_NEXT = re.compile(r"[ \t]+\d")
 _NUMBER_NEXT_SO_FAR = re.compile(r"[ \t]+")
 LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
@@ -71,7 +73,7 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
             return None
         if _WORD_NEXT.match(text, after) and not _pronoun_i(text, point, after):
             return False
-    if after == point + 1 and _NUMBER_SIGN.search(text, max(0, point - 3), point):  # "No. 1"
+    if after == point + 1 and _NUMBER_SIGN.search(text, max(0, point - 5), point):  # "No. 1"
         if _NUMBER_NEXT.match(text, after):
             return False
         if not complete and _NUMBER_NEXT_SO_FAR.fullmatch(text, after):
