@@ -870,3 +870,8 @@ def test_a_section_chapter_or_reference_number_stays_with_its_abbreviation(size)
     expected = ["Sec. 2에서 다룬다.", "Ch. 3, Ref. 5 참고.", "It took 5 sec.", "Then we left."]
     assert split_sentences(PARTS) == expected
     assert streamed(PARTS, size) == expected
+
+
+def test_the_tilde_operator_of_korean_word_processors_is_a_range(tokenizer):
+    """ "3∼5개" (U+223C, as HWP writes it) was 삼 다섯 개: the range unsaid."""
+    assert tokenizer.symbols("3∼5개, 월∼금", "ko") == tokenizer.symbols("3에서 5개, 월요일에서 금요일", "ko")

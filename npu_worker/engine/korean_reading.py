@@ -436,6 +436,7 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 
 
 def _numbers_spoken(text: str) -> str:
+    text = text.replace("∼", "~")  # the tilde operator of Korean word processors: "3∼5개" was 삼 다섯 개
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = _BOUNDED_BY.sub(lambda m: f"{m.group(1)} {_LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = _BOUND.sub(lambda m: f"{m.group(2)} {_BOUND_WORDS[m.group(1)]}", text)
