@@ -875,3 +875,19 @@ def test_a_section_chapter_or_reference_number_stays_with_its_abbreviation(size)
 def test_the_tilde_operator_of_korean_word_processors_is_a_range(tokenizer):
     """ "3∼5개" (U+223C, as HWP writes it) was 삼 다섯 개: the range unsaid."""
     assert tokenizer.symbols("3∼5개, 월∼금", "ko") == tokenizer.symbols("3에서 5개, 월요일에서 금요일", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("50％ 할인", "50 퍼센트 할인"),  # a Korean IME's full-width signs: espeak said 오십 할인
+        ("３．７Ｖ, １，０００원", "3 점 칠 볼트, 1000원"),  # 삼칠 볼트
+        ("５－３＝２, ￦5,000", "5 빼기 3은 2, 5000 원"),
+    ],
+)
+def test_full_width_signs_are_read_as_their_ascii_signs(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_a_full_width_comma_between_words_stays_a_cjk_mark():
+    assert spoken("네，좋아요") == "네，좋아요"

@@ -276,6 +276,11 @@ _MATH_NAMES = {
 }
 # A letter of a Greek word ("λόγος") is left.
 _MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370-\u03ff])")
+# The signs of a Korean IME's full-width mode, which espeak said nothing for ("50％" was 오십, "３．７" 삼칠),
+# and the tilde operator of Korean word processors ("3∼5개" was 삼 다섯 개): as the ASCII signs read here.
+# A full-width point, comma or colon only between digits: elsewhere it is a CJK mark, as the segmenters read it.
+_WIDE_SIGNS = str.maketrans("％＄￦＋－＝／＜＞＾＊＆（）∼", "%$₩+-=/<>^*&()~")
+_WIDE_BETWEEN_DIGITS = re.compile(r"(?<=\d)[．，：](?=\d)")
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
@@ -436,7 +441,8 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 
 
 def _numbers_spoken(text: str) -> str:
-    text = text.replace("∼", "~")  # the tilde operator of Korean word processors: "3∼5개" was 삼 다섯 개
+    text = text.translate(_WIDE_SIGNS)
+    text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = _BOUNDED_BY.sub(lambda m: f"{m.group(1)} {_LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = _BOUND.sub(lambda m: f"{m.group(2)} {_BOUND_WORDS[m.group(1)]}", text)
