@@ -891,3 +891,21 @@ def test_full_width_signs_are_read_as_their_ascii_signs(tokenizer, written, said
 
 def test_a_full_width_comma_between_words_stays_a_cjk_mark():
     assert spoken("네，좋아요") == "네，좋아요"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1kWh = 3.6MJ", "1 킬로와트시는 3 점 육 메가줄"),  # espeak: "em jay"
+        ("100J, 1.5kN", "100 줄, 1 점 오 킬로뉴턴"),
+        ("1TWh, 5mW, 3kVA", "1 테라와트시, 5 밀리와트, 3 킬로볼트암페어"),  # "tee double-u eitch" …
+        ("2mol, 1atm", "2 몰, 1 기압"),
+    ],
+)
+def test_energy_force_and_chemistry_units_are_read_as_korean_words(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["3J반", "2 J", "mol 단위", "atm 기기"])
+def test_letters_that_name_no_energy_or_chemistry_unit_are_left(text):
+    assert spoken(text) == text

@@ -29,6 +29,18 @@ _UNITS = {
     "kV": "킬로볼트",
     "mV": "밀리볼트",
     "W": "와트",
+    "mW": "밀리와트",  # "5mW", "1TWh", "3kVA", "3.6MJ", "2mol", "1atm": espeak said the letters' English names
+    "TWh": "테라와트시",
+    "VA": "볼트암페어",
+    "kVA": "킬로볼트암페어",
+    "MVA": "메가볼트암페어",
+    "J": "줄",
+    "kJ": "킬로줄",
+    "MJ": "메가줄",
+    "GJ": "기가줄",
+    "kN": "킬로뉴턴",
+    "mol": "몰",
+    "atm": "기압",
     "kW": "킬로와트",
     "MW": "메가와트",
     "GW": "기가와트",
@@ -113,12 +125,12 @@ _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
 # double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
-# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha" or "cal". The
-# liter's "ℓ" is 리터 wherever it is (espeak: "letter 2113").
+# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha", "cal", "mol"
+# or "atm". The liter's "ℓ" is 리터 wherever it is (espeak: "letter 2113").
 _BARE_UNITS = {
     unit: word
     for unit, word in _UNITS.items()
-    if len(unit) > 1 and not unit.isupper() and unit not in ("Ah", "Pa", "cc", "ha", "cal")
+    if len(unit) > 1 and not unit.isupper() and unit not in ("Ah", "Pa", "cc", "ha", "cal", "mol", "atm")
 }
 _BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
@@ -354,10 +366,10 @@ def _power(match: re.Match[str]) -> str:
 
 
 def _unit(match: re.Match[str]) -> str:
-    """A unit's word; an "A" apart from its number ("2 A와 B") or naming a class or a model ("3A반",
-    "모델 3A") is the letter, not 암페어."""
+    """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
+    ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
-    if unit == "A" and (
+    if unit in ("A", "J") and (
         match.group(0)[0] == " "
         or _LABEL_AFTER.match(text, match.end())
         or _LABEL_BEFORE.search(text[max(0, start - 12) : start])
