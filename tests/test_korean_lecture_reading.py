@@ -909,3 +909,9 @@ def test_energy_force_and_chemistry_units_are_read_as_korean_words(tokenizer, wr
 @pytest.mark.parametrize("text", ["3J반", "2 J", "mol 단위", "atm 기기"])
 def test_letters_that_name_no_energy_or_chemistry_unit_are_left(text):
     assert spoken(text) == text
+
+
+def test_zero_width_characters_of_copied_text_part_no_word_or_number(tokenizer):
+    """ "전압\\u200b은" was read as two words (the particle cut off), "3\\u200b.7V" as 삼 칠 볼트."""
+    written = "전압\u200b은 3\u200b.7V\u2060입니다\ufeff"
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols("전압은 3 점 칠 볼트입니다", "ko")

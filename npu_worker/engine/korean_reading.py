@@ -291,7 +291,9 @@ _MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370
 # The signs of a Korean IME's full-width mode, which espeak said nothing for ("50％" was 오십, "３．７" 삼칠),
 # and the tilde operator of Korean word processors ("3∼5개" was 삼 다섯 개): as the ASCII signs read here.
 # A full-width point, comma or colon only between digits: elsewhere it is a CJK mark, as the segmenters read it.
-_WIDE_SIGNS = str.maketrans("％＄￦＋－＝／＜＞＾＊＆（）∼", "%$₩+-=/<>^*&()~")
+# Zero-width characters of text copied from web pages are taken out: espeak read "전압\u200b은" as two
+# words, the particle cut off, and "3\u200b.7V" without its point (삼 칠 볼트).
+_WIDE_SIGNS = str.maketrans("％＄￦＋－＝／＜＞＾＊＆（）∼", "%$₩+-=/<>^*&()~", "\u200b\u2060\ufeff")
 _WIDE_BETWEEN_DIGITS = re.compile(r"(?<=\d)[．，：](?=\d)")
 _NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 _NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
