@@ -915,3 +915,22 @@ def test_zero_width_characters_of_copied_text_part_no_word_or_number(tokenizer):
     """ "전압\\u200b은" was read as two words (the particle cut off), "3\\u200b.7V" as 삼 칠 볼트."""
     written = "전압\u200b은 3\u200b.7V\u2060입니다\ufeff"
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols("전압은 3 점 칠 볼트입니다", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("고객센터 1588-1234로", "고객센터 일오팔팔 일이삼사로"),  # espeak: 천오백팔십팔 천이백삼십사
+        ("+82-10-1234-5678", "플러스 팔이 일공 일이삼사 오육칠팔"),  # 팔십이 십 천이백삼십사 …
+    ],
+)
+def test_a_company_or_international_phone_number_is_read_digit_by_digit(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("임진왜란(1592-1598)", "임진왜란(1592에서 1598)"), ("1800 - 1900년", "1800에서 1900년")],
+)
+def test_years_before_1900_that_run_up_are_a_range_not_a_phone_number(written, said):
+    assert spoken(written) == said

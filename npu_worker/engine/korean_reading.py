@@ -155,6 +155,10 @@ _WEEKDAY_RANGE = re.compile(
 _PHONE = re.compile(
     r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
 )
+# ... a company's number, "1588-1234" (espeak: 천오백팔십팔 천이백삼십사), unless it runs up as years do
+# ("1592-1598": a range); and an international one, "+82-10-1234-5678" (플러스 팔십이 십 천이백 …).
+_SERVICE_PHONE = re.compile(r"(?<![\d\-.])(1[5-8]\d\d)-(\d{4})(?![\d\-]|\.\d)")
+_INTERNATIONAL_PHONE = re.compile(r"(?<![\w+])\+(\d{1,3})([- ])(\d{1,4})\2(\d{3,4})\2(\d{4})(?![\d\-]|\.\d)")
 # ... and after a date's weekday, "3일(월)~5일(수)" (its 에서 was lost: 3일 월요일 5일 수요일).
 _RANGE = re.compile(r"(?:(?<=\d)([^\s\d~～〜–]{0,4}?)|(?<=요일)) ?[~～〜–] ?(?=[-−+$€£¥₩]?\d)")
 # A hyphen between numbers, spaced or not, is a range when a counter, unit or symbol follows ("3-5개" and
@@ -171,7 +175,7 @@ _HYPHEN_RANGE = re.compile(
 )
 # Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
 # "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
-_YEAR_RANGE = re.compile(r"(?<![\w.\-])((?:19|20)\d\d)(?:-| - )(?=((?:19|20)\d\d)(?![\d.,]| ?[-−+=×*/]))")
+_YEAR_RANGE = re.compile(r"(?<![\w.\-])(1\d{3}|20\d\d)(?:-| - )(?=(1\d{3}|20\d\d)(?![\d.,]| ?[-−+=×*/]))")
 # "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
 _CLOCK_RANGE = re.compile(r"(?<=\d:\d\d) ?- ?(?=\d{1,2}:\d\d)")
 _TILDE = re.compile(r"[~～〜]+")
@@ -329,7 +333,15 @@ def _phone(match: re.Match[str]) -> str:
     area, first_separator, bracketed, middle, separator, last = match.groups()
     if first_separator and first_separator != separator:
         return match.group(0)
-    groups = (area or bracketed, middle, last)
+    return _phone_digits((area or bracketed, middle, last))
+
+
+def _service_phone(match: re.Match[str]) -> str:
+    first, last = match.groups()
+    return match.group(0) if int(first) < int(last) <= 2099 else _phone_digits((first, last))
+
+
+def _phone_digits(groups: tuple[str, ...]) -> str:
     return " ".join("".join(_PHONE_DIGITS[int(d)] for d in group) for group in groups)
 
 
@@ -477,6 +489,8 @@ def _numbers_spoken(text: str) -> str:
     text = _WEEKDAY.sub(r" \1요일", text)
     text = _WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
     text = _PHONE.sub(_phone, text)
+    text = _SERVICE_PHONE.sub(_service_phone, text)
+    text = _INTERNATIONAL_PHONE.sub(lambda m: "플러스 " + _phone_digits(m.group(1, 3, 4, 5)), text)
     text = _HYPHEN_RANGE.sub(_hyphen_range, text)
     text = _YEAR_RANGE.sub(_hyphen_range, text)
     text = _CLOCK_RANGE.sub("~", text)
