@@ -934,3 +934,25 @@ def test_a_company_or_international_phone_number_is_read_digit_by_digit(tokenize
 )
 def test_years_before_1900_that_run_up_are_a_range_not_a_phone_number(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("6.25 전쟁과 3.1절", "육이오 전쟁과 삼일절"),  # espeak: 육 점 이오, a decimal
+        ("5.18 민주화운동, 8.15 광복절", "오일팔 민주화운동, 팔일오 광복절"),
+        ("12.12 사태, 6.10 민주항쟁", "십이십이 사태, 육십 민주항쟁"),
+    ],
+)
+def test_an_event_of_korean_history_named_by_its_date_is_read_as_koreans_say_it(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(("written", "said"), [("3.5 운동량", "3 점 오 운동량"), ("13.1절", "13 점 일절")])
+def test_a_decimal_before_a_word_that_only_opens_like_an_event_stays_a_decimal(written, said):
+    assert spoken(written) == said
+
+
+def test_us_dollars_are_read_as_such(tokenizer):
+    """ "US$100" was read US 백 달러, the letters before the number."""
+    assert tokenizer.symbols("US$100", "ko") == tokenizer.symbols("미화 100 달러", "ko")

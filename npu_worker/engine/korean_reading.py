@@ -188,6 +188,7 @@ _CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 _SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
+_US_DOLLARS = re.compile(r"(?<![A-Za-z])US ?\$(?= ?\d)")  # "US$100": 미화 100 달러 (it was US100 달러)
 _SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # A bound, which espeak said nothing for: "SOC < 20%" is 20 퍼센트 미만, "≥ 80%" 이상, "> 45℃" 초과, "≤" 이하;
@@ -206,6 +207,14 @@ _SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # A time with its half of the day, "3:00 PM", "PM 3:00", "10am" (espeak: 세 시 "pee em"): 오후 세 시.
 _MERIDIEM_AFTER = re.compile(r"(?<![\d:.])(1[0-2]|0?[1-9])(:[0-5]\d)? ?([AaPp])[Mm](?![A-Za-z])")
 _MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm] ?(?=(?:1[0-2]|0?[1-9]):[0-5]\d(?![\d:]))")
+# An event of Korean history named by its date, "6.25 전쟁", "3.1절", "5.18 민주화운동" (espeak: 육 점 이오, a
+# decimal): as Koreans say them, the month a number and the day its digits, 육이오, 삼일절, 오일팔; a day of
+# tens is a number (6.10 민주항쟁: 육십), and 12.12 is 십이십이.
+_DATED_EVENT = re.compile(
+    r"(?<![\d.])(1[0-2]|[1-9])\.([1-9]|[12]\d|3[01])(?![\d.])"
+    r"(?= ?(?:전쟁|사변|혁명|민주항쟁|항쟁|사태|선언|광복절|광복|절|의거|군사정변|정변|참사|테러"
+    r"|(?:민주화|독립)?운동(?:[은는이을를의에과와도]|(?![가-힣]))))"
+)
 # A version with one point, "v2.10", "버전 3.12", "3.10 버전" (espeak: 이 점 일영, a decimal's digits one by
 # one): its parts are numbers, 이 점 십.
 _VERSION = re.compile(
@@ -315,6 +324,19 @@ def _date(match: re.Match[str]) -> str:
     if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
         return match.group(0)
     return f"{year}년 {int(month)}월 {int(day)}일"
+
+
+def _dated_event(match: re.Match[str]) -> str:
+    """ "6.25" as 육이오, "6.10" as 육십, "12.12" as 십이십이: one word, as the event's name is said."""
+    month, day = match.groups()
+    as_number = day.endswith("0") or month == day == "12"
+    return _sino(int(month)) + (_sino(int(day)) if as_number else "".join(_DIGITS[int(d)] for d in day))
+
+
+def _sino(number: int) -> str:
+    """1-39 in Sino-Korean words: 일, 십, 십이, 이십, 삼십일."""
+    tens, ones = divmod(number, 10)
+    return (_DIGITS[tens] if tens > 1 else "") + ("십" if tens else "") + (_DIGITS[ones] if ones else "")
 
 
 def _meridiem(match: re.Match[str]) -> str:
@@ -478,6 +500,7 @@ def _numbers_spoken(text: str) -> str:
     )
     text = _ORDINAL.sub(r"\1번째", text)
     text = _PAGE.sub(r"\1페이지", text)
+    text = _DATED_EVENT.sub(_dated_event, text)
     text = _VERSION.sub(lambda m: m.group().replace(".", " 점 "), text)
     text = _NUMBER_SIGN.sub(_number_sign, text)
     text = _MERIDIEM_AFTER.sub(_meridiem, text)
@@ -500,6 +523,7 @@ def _numbers_spoken(text: str) -> str:
     text = _PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
     text = _PER_SECOND.sub(r"초속 \1미터", text)
     text = _FAHRENHEIT.sub(r"화씨 \1도", text)
+    text = _US_DOLLARS.sub("미화 $", text)
     text = _SCALED_AMOUNT.sub(_scaled_amount, text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
