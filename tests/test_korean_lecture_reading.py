@@ -956,3 +956,11 @@ def test_a_decimal_before_a_word_that_only_opens_like_an_event_stays_a_decimal(w
 def test_us_dollars_are_read_as_such(tokenizer):
     """ "US$100" was read US 백 달러, the letters before the number."""
     assert tokenizer.symbols("US$100", "ko") == tokenizer.symbols("미화 100 달러", "ko")
+
+
+@pytest.mark.parametrize("text", ["정답은 2024. 1", "Kim. was 1. 3", "회의는 2024. 12"])
+def test_a_point_still_undecided_when_the_stream_ends_is_cut_as_the_segmenter_cuts_it(text):
+    """The stream's last point after a digit waited for a date's next part; at the end it was given with
+    the rest as one piece ("정답은 2024. 1"), where the segmenter cuts two."""
+    for size in (1, 2, len(text)):
+        assert streamed(text, size) == split_sentences(text)

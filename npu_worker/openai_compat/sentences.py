@@ -89,8 +89,13 @@ class SentenceAssembler:
 
     def flush(self) -> list[str]:
         """The rest; symbols with nothing to say are dropped after spoken pieces, but an utterance of
-        nothing else is given as it is (EmptyText, as every route answers such a text)."""
-        pieces = self._take(len(self._buffer))
+        nothing else is given as it is (EmptyText, as every route answers such a text). A point left
+        undecided for want of what follows it ("정답은 2024. 1" at the end) is decided as the segmenter
+        decides it on the whole text (it was given with the rest, one piece)."""
+        pieces: list[str] = []
+        while (cut := self._next_cut(complete=True)) is not None:
+            pieces += self._take(cut)
+        pieces += self._take(len(self._buffer))
         if not self.pieces_made and self._unspoken:
             pieces, self._unspoken = [self._unspoken], ""
         return pieces
@@ -111,13 +116,13 @@ class SentenceAssembler:
         self.pieces_made += 1
         return [piece]
 
-    def _next_cut(self) -> int | None:
+    def _next_cut(self, complete: bool = False) -> int | None:
         text, shift = self._buffer, len(self._before)
         for sentence in SENTENCE_END.finditer(text, self._decided):
             if sentence.group()[0] in "。！？\n":
                 return sentence.end()
             ends = ends_sentence(
-                self._before + text, shift + sentence.start(), shift + sentence.end(), complete=False
+                self._before + text, shift + sentence.start(), shift + sentence.end(), complete=complete
             )
             if ends:
                 return sentence.end()
