@@ -337,7 +337,7 @@ def test_a_unit_named_without_a_number_is_read_as_its_korean_word(tokenizer, wri
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
 
 
-@pytest.mark.parametrize("text", ["KB국민은행", "cc 참조", "Ah, 그렇군요", "example.com/cm", "5min"])
+@pytest.mark.parametrize("text", ["KB국민은행", "cc 참조", "Ah, 그렇군요", "example.com/cm", "min 함수"])
 def test_letters_that_are_no_unit_are_left(text):
     assert spoken(text) == text
 
@@ -964,3 +964,21 @@ def test_a_point_still_undecided_when_the_stream_ends_is_cut_as_the_segmenter_cu
     the rest as one piece ("정답은 2024. 1"), where the segmenter cuts two."""
     for size in (1, 2, len(text)):
         assert streamed(text, size) == split_sentences(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("5min, 30sec", "5 분, 30 초"),  # espeak: 오 "min", 삼십 "sec"
+        ("2h 30m 소요", "두 시간 30분 소요"),  # 이 에이치 삼십 미터
+        ("1hr", "한 시간"),
+    ],
+)
+def test_hours_minutes_and_seconds_written_in_english_are_read_in_korean(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["0x1A", "0x10A 주소", "0x10h", "#FF00A"])
+def test_a_hexadecimal_number_has_no_unit(text):
+    """ "0x1A" was 0x1 암페어: its letter read as a unit."""
+    assert spoken(text) == text

@@ -104,6 +104,12 @@ _UNITS = {
     "MB": "메가바이트",
     "GB": "기가바이트",
     "TB": "테라바이트",
+    "h": "시간",  # "2h", "5min", "30sec" (espeak: 이 에이치, 오 "min", 삼십 "sec")
+    "hr": "시간",
+    "hrs": "시간",
+    "min": "분",
+    "mins": "분",
+    "sec": "초",
     "ms": "밀리초",
     "μs": "마이크로초",
     "µs": "마이크로초",
@@ -122,16 +128,20 @@ _UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  
 # "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
 # Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
 _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
+# A hexadecimal number's letters are no unit: "0x1A" and "0x10h" were 0x1 암페어 and 0x열 시간.
+_HEX_BEFORE = re.compile(r"(?:0[xX]|#)[0-9A-Fa-f]{0,16}$")
 _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
 # double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
-# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha", "cal", "mol"
-# or "atm". The liter's "ℓ" is 리터 wherever it is (espeak: "letter 2113").
+# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha", "cal", "mol",
+# "atm" or a time's ("min()"). The liter's "ℓ" is 리터 wherever it is (espeak: "letter 2113").
 _BARE_UNITS = {
     unit: word
     for unit, word in _UNITS.items()
-    if len(unit) > 1 and not unit.isupper() and unit not in ("Ah", "Pa", "cc", "ha", "cal", "mol", "atm")
+    if len(unit) > 1
+    and not unit.isupper()
+    and unit not in ("Ah", "Pa", "cc", "ha", "cal", "mol", "atm", "hr", "hrs", "min", "mins", "sec")
 }
 _BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
@@ -177,6 +187,8 @@ _HYPHEN_RANGE = re.compile(
 # Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
 # "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
 _YEAR_RANGE = re.compile(r"(?<![\w.\-])(1\d{3}|20\d\d)(?:-| - )(?=(1\d{3}|20\d\d)(?![\d.,]| ?[-−+=×*/]))")
+# Hours and minutes, "2h 30m", "1h30m": the "m" is minutes, not 미터.
+_HOURS_MINUTES = re.compile(r"(?<![\w.])(\d{1,3}) ?h ?(\d{1,2}) ?m(?![A-Za-z\d²³/])")
 # "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
 _CLOCK_RANGE = re.compile(r"(?<=\d:\d\d) ?- ?(?=\d{1,2}:\d\d)")
 _TILDE = re.compile(r"[~～〜]+")
@@ -413,6 +425,8 @@ def _unit(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
+    if _HEX_BEFORE.search(text, max(0, start - 20), start):
+        return match.group(0)
     if unit in ("A", "J") and (
         match.group(0)[0] == " "
         or _LABEL_AFTER.match(text, match.end())
@@ -528,6 +542,7 @@ def _numbers_spoken(text: str) -> str:
     text = _CLOCK_RANGE.sub("~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
+    text = _HOURS_MINUTES.sub(r"\1시간 \2분", text)
     text = _PER_HOUR.sub(r"시속 \1킬로미터", text)
     text = _PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
     text = _PER_SECOND.sub(r"초속 \1미터", text)
