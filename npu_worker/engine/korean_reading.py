@@ -130,6 +130,7 @@ _UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  
 _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
 # A hexadecimal number's letters are no unit: "0x1A" and "0x10h" were 0x1 암페어 and 0x열 시간.
 _HEX_BEFORE = re.compile(r"(?:0[xX]|#)[0-9A-Fa-f]{0,16}$")
+_TERM_NEXT = re.compile(r" ?[-+=×*/^]")
 _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
@@ -425,8 +426,10 @@ def _unit(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
-    if _HEX_BEFORE.search(text, max(0, start - 20), start):
-        return match.group(0)
+    if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
+        unit == "h" and _TERM_NEXT.match(text, match.end())
+    ):
+        return match.group(0)  # "0x1A"; the variable of "2h + 1", "A = 2h"
     if unit in ("A", "J") and (
         match.group(0)[0] == " "
         or _LABEL_AFTER.match(text, match.end())
