@@ -641,6 +641,7 @@ def test_a_jamo_outline_mark_opens_its_item(tokenizer, size):
     [
         ("2020 - 2024 기간", "2020에서 2024 기간"),  # espeak: 빼기, a minus
         ("2020-2024", "2020에서 2024"),  # the two years said as one run
+        ("2020 - 2024, 기간", "2020에서 2024, 기간"),
         ("1999 - 2000", "1999에서 2000"),
     ],
 )
@@ -804,6 +805,7 @@ def test_a_price_per_unit_is_read_with_per(written, said):
     [
         ("1st, 2nd, 3rd", "첫 번째, 두 번째, 세 번째"),  # espeak: 일, 이 "en dee", 삼 "are dee"
         ("p. 25 참고", "25페이지 참고"),  # the letter and a pause
+        ("참고: p. 25.", "참고: 25페이지."),
         ("pp. 10-20", "10에서 20페이지"),
         ("24/7 지원", "24 7 지원"),  # a fraction, 7분의 24
     ],

@@ -187,7 +187,7 @@ _HYPHEN_RANGE = re.compile(
 )
 # Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
 # "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
-_YEAR_RANGE = re.compile(r"(?<![\w.\-])(1\d{3}|20\d\d)(?:-| - )(?=(1\d{3}|20\d\d)(?![\d.,]| ?[-−+=×*/]))")
+_YEAR_RANGE = re.compile(r"(?<![\w.\-])(1\d{3}|20\d\d)(?:-| - )(?=(1\d{3}|20\d\d)(?!\d|[.,]\d| ?[-−+=×*/]))")
 # Hours and minutes, "2h 30m", "1h30m": the "m" is minutes, not 미터.
 _HOURS_MINUTES = re.compile(r"(?<![\w.])(\d{1,3}) ?h ?(\d{1,2}) ?m(?![A-Za-z\d²³/])")
 # "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
@@ -241,7 +241,7 @@ _NUMBER_SIGN = re.compile(r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?![\d.])")
 # An English ordinal, "1st", "2nd", "21st" (espeak: 이 "en dee"), and a page, "p. 25", "pp. 10-20" (the
 # letter and a pause): 첫 번째, 두 번째; 25페이지, 10에서 20페이지.
 _ORDINAL = re.compile(r"(?<![\w.])(\d{1,3})(?:st|nd|rd|th)(?![A-Za-z])")
-_PAGE = re.compile(r"(?<![A-Za-z])pp?\. ?(\d{1,4}(?:[-–~]\d{1,4})?)(?![\d.]|[A-Za-z])")
+_PAGE = re.compile(r"(?<![A-Za-z])pp?\. ?(\d{1,4}(?:[-–~]\d{1,4})?)(?!\d|\.\d|[A-Za-z])")
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
 _POWER = re.compile(
     r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱ]))"
