@@ -234,10 +234,10 @@ _DATED_EVENT = re.compile(
 # A version with one point, "v2.10", "버전 3.12", "3.10 버전" (espeak: 이 점 일영, a decimal's digits one by
 # one): its parts are numbers, 이 점 십.
 _VERSION = re.compile(
-    r"(?:[Vv](?<![A-Za-z][Vv])(?:er(?:sion)?\.? ?)?|버전 ?)\d+\.\d+(?![\d.])|(?<![\d.])\d+\.\d+(?= ?버전)"
+    r"(?:[Vv](?<![A-Za-z][Vv])(?:er(?:sion)?\.? ?)?|버전 ?)\d+\.\d+(?!\d|\.\d)|(?<![\d.])\d+\.\d+(?= ?버전)"
 )
 # "No. 1", "No.5" (espeak: the English "no", the point a pause): 넘버, a single digit in English as in a name.
-_NUMBER_SIGN = re.compile(r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?![\d.])")
+_NUMBER_SIGN = re.compile(r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?!\d|\.\d)")
 # An English ordinal, "1st", "2nd", "21st" (espeak: 이 "en dee"), and a page, "p. 25", "pp. 10-20" (the
 # letter and a pause): 첫 번째, 두 번째; 25페이지, 10에서 20페이지.
 _ORDINAL = re.compile(r"(?<![\w.])(\d{1,3})(?:st|nd|rd|th)(?![A-Za-z])")
