@@ -751,7 +751,7 @@ def test_am_or_pm_beside_no_time_is_left(text):
 
 @pytest.mark.parametrize(
     ("written", "said"),
-    [("v2.10 출시", "v2 점 10 출시"), ("버전 3.12", "버전 3 점 12"), ("3.10 버전", "3 점 10 버전")],
+    [("v2.10 출시", "v2 점 10 출시"), ("버전 3.12.", "버전 3 점 12."), ("3.10 버전", "3 점 10 버전")],
 )
 def test_a_version_with_one_point_reads_its_parts_as_numbers(tokenizer, written, said):
     """ "v2.10" was a decimal, 이 점 일영."""
@@ -760,7 +760,7 @@ def test_a_version_with_one_point_reads_its_parts_as_numbers(tokenizer, written,
 
 @pytest.mark.parametrize(
     ("written", "said"),
-    [("서울 No. 1 대학", "서울 넘버 원 대학"), ("No.5 향수, No. 12", "넘버 파이브 향수, 넘버 12")],
+    [("서울 No. 1 대학", "서울 넘버 원 대학"), ("No.5 향수, No. 12.", "넘버 파이브 향수, 넘버 12.")],
 )
 def test_the_number_sign_no_is_read_numbeo(tokenizer, written, said):
     """ "No. 1" was the English "no", the point a pause, and 일."""
