@@ -45,7 +45,11 @@ _HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣])")  # "입/출력": two
 # "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투, "H₂O" 에이치투오; the letters are joined by hyphens, which espeak
 # spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
 _LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]{0,3})(?![A-Za-z\d₀-₉]|\.\d)")
-_ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
+# A range of such names, "Q1~Q3", "H1~H2" (espeak: Q원 Q쓰리, the tilde unsaid): Q원에서 Q쓰리; and a quarter
+# written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.
+_NAME_RANGE = re.compile(r"(?<=[A-Z][0-9]) ?[~～〜] ?(?=[A-Z][0-9](?![A-Za-z\d]))")
+_QUARTER = re.compile(r"(?<![\w.])([1-4])Q(?![A-Za-z\d])")
+ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
 # Acronyms a Korean lecturer spells letter by letter that espeak said as English words: "SOC" (sock), "EV"
 # (ev), "ESS", "LED" (led), "ISO" (eye-so), "AR" (are) …; spelled with hyphens, which espeak reads as
 # letter names. Those said as words in Korean too (RAM 램, LAN 랜, NASA 나사, TOEIC 토익) are not here.
@@ -88,6 +92,8 @@ def marks_spoken(text: str) -> str:
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
     text = _HANGUL_SLASH.sub(" ", text)
+    text = _NAME_RANGE.sub("에서 ", text)
+    text = _QUARTER.sub(r"\1분기", text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
     return _AMPERSAND.sub("앤", text)
@@ -119,4 +125,4 @@ def _letters_slash(match: re.Match[str]) -> str:
 
 def _letters_digit(match: re.Match[str]) -> str:
     letters, digit, rest = match.groups()
-    return "-".join(letters) + _ENGLISH_DIGITS[unicodedata.digit(digit)] + "-".join(rest)
+    return "-".join(letters) + ENGLISH_DIGITS[unicodedata.digit(digit)] + "-".join(rest)

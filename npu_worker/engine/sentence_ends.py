@@ -23,7 +23,8 @@ LEADING_ABBREVIATIONS = frozenset(
     " fig figs eq eqs vol pp".split()
 )
 _WORD_BEFORE = re.compile(r"[A-Za-z]+(?:\.[A-Za-z]+)*$")
-_DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$)")  # the month or day after a point, then a break
+# the month or day after a point, then a break or a weekday's bracket ("2024. 12. 5.(목)")
+_DATE_PART_NEXT = re.compile(r"\s+\d{1,2}\.(?:\s|$|\()")
 _DATE_PART_SO_FAR = re.compile(r"\s+(?:\d{1,2}\.?)?")  # ... as far as it has arrived
 # A list item's mark: a number or a section's ("2.3.1. 세부 내용"), a Roman numeral (Ⅱ or II, to XXXIX)
 # or a Korean outline letter (가, 나, …; ㄱ, ㄴ, …), at the start of the text or a line (after a Markdown heading's
@@ -37,7 +38,17 @@ _LIST_NUMBER_BEFORE = re.compile(
 )
 _WORD_NEXT = re.compile(r"\s+[*_]{0,3}(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, a quote or bracket
 _WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
-_LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
+# "Who was it? I. Then we left.": inside a line, between an English sentence and a Latin word, an "I." is
+# the pronoun ending its sentence, not a Roman numeral's list mark (one opens its line, "I. Introduction",
+# or follows a Korean sentence or comes before a Hangul word: "… 끝. I. Intro", "… it. I. 서론").
+_PRONOUN_I = re.compile(r"[A-Za-z][.!?…][\"'”’)\]]*[ \t]+I$")
+_LATIN_WORD_NEXT = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?[A-Za-z]")
+# "No. 1", "No. 5 in the list", "Sec. 2", "Ch. 3", "Ref. 5", "Ver. 2": a number sign's or a part's
+# abbreviation, with the number after it, ends no sentence.
+_NUMBER_SIGN = re.compile(r"(?<![A-Za-z.])(?:N[Oo]|[Ss]ec|[Cc]h(?:ap)?|[Rr]ef|[Vv]er|[Rr]ev|[Aa]rt|[Ee]x)$")
+_NUMBER_NEXT = re.compile(r"[ \t]+\d")
+_NUMBER_NEXT_SO_FAR = re.compile(r"[ \t]+")
+LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
 def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> bool | None:
@@ -60,22 +71,40 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
     if after == point + 1 and _after_list_mark(text, point):  # "Ⅱ. 본론", "가. 전압을": the next word decides
         if not complete and _WORD_NEXT_SO_FAR.fullmatch(text, after):
             return None
-        if _WORD_NEXT.match(text, after):
+        if _WORD_NEXT.match(text, after) and not _pronoun_i(text, point, after):
             return False
+    if after == point + 1 and _NUMBER_SIGN.search(text, max(0, point - 5), point):  # "No. 1"
+        if _NUMBER_NEXT.match(text, after):
+            return False
+        if not complete and _NUMBER_NEXT_SO_FAR.fullmatch(text, after):
+            return None
     if not ("a" <= before.lower() <= "z"):
         return True
-    word = _WORD_BEFORE.search(text, max(0, point - _LOOK_BACK), point)
+    word = _WORD_BEFORE.search(text, max(0, point - LOOK_BACK), point)
     return word is None or not (_whole_word(text, word.start()) and _leads_on(word.group()))
 
 
 def opens_list_item(text: str, point: int) -> bool:
     """The single point at text[point] closes a list item's number ("1. 전압을 …", at a line's start or
     after a sentence that ends in no digit, and a word after it): it opens the item, it ends nothing."""
-    return bool(point + 1 < len(text) and _WORD_NEXT.match(text, point + 1) and _after_list_mark(text, point))
+    return bool(
+        point + 1 < len(text)
+        and _WORD_NEXT.match(text, point + 1)
+        and _after_list_mark(text, point)
+        and not _pronoun_i(text, point, point + 1)
+    )
 
 
 def _after_list_mark(text: str, point: int) -> bool:
-    return _LIST_NUMBER_BEFORE.search(text, max(0, point - _LOOK_BACK), point) is not None
+    return _LIST_NUMBER_BEFORE.search(text, max(0, point - LOOK_BACK), point) is not None
+
+
+def _pronoun_i(text: str, point: int, after: int) -> bool:
+    """The "I" before the point at text[point] is the pronoun: inside a line after a sentence, a Latin
+    word after it."""
+    return bool(
+        _PRONOUN_I.search(text, max(0, point - LOOK_BACK), point) and _LATIN_WORD_NEXT.match(text, after)
+    )
 
 
 def _whole_word(text: str, start: int) -> bool:

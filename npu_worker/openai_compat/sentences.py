@@ -16,7 +16,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..engine.sentence_ends import ends_sentence
+from ..engine.sentence_ends import LOOK_BACK, ends_sentence
 
 CLOSERS = re.escape("\"'”’)]」』》")
 # A run of marks is matched from its first mark only, and whole (possessive): tried at every mark of a
@@ -70,6 +70,9 @@ class SentenceAssembler:
         self.rules = rules
         self._buffer = ""
         self._decided = 0  # the points before this offset end no sentence: never looked at again
+        # The end of the text already cut, which a point's look back reaches into as the segmenter's does
+        # on the whole text: "Who was it? I. Then" (the pronoun), "… 측정한다. 2. 저항을" (a list mark).
+        self._before = ""
         self._unspoken = ""  # a piece with nothing to say ("...", "😀", "-"), put before the next one
         self.pieces_made = 0
 
@@ -86,13 +89,19 @@ class SentenceAssembler:
 
     def flush(self) -> list[str]:
         """The rest; symbols with nothing to say are dropped after spoken pieces, but an utterance of
-        nothing else is given as it is (EmptyText, as every route answers such a text)."""
-        pieces = self._take(len(self._buffer))
+        nothing else is given as it is (EmptyText, as every route answers such a text). A point left
+        undecided for want of what follows it ("정답은 2024. 1" at the end) is decided as the segmenter
+        decides it on the whole text (it was given with the rest, one piece)."""
+        pieces: list[str] = []
+        while (cut := self._next_cut(complete=True)) is not None:
+            pieces += self._take(cut)
+        pieces += self._take(len(self._buffer))
         if not self.pieces_made and self._unspoken:
             pieces, self._unspoken = [self._unspoken], ""
         return pieces
 
     def _take(self, cut: int) -> list[str]:
+        self._before = (self._before + self._buffer[:cut])[-LOOK_BACK:]
         piece, self._buffer = self._buffer[:cut].strip(), self._buffer[cut:]
         self._decided = max(0, self._decided - cut)
         if not piece:
@@ -107,12 +116,14 @@ class SentenceAssembler:
         self.pieces_made += 1
         return [piece]
 
-    def _next_cut(self) -> int | None:
-        text = self._buffer
+    def _next_cut(self, complete: bool = False) -> int | None:
+        text, shift = self._buffer, len(self._before)
         for sentence in SENTENCE_END.finditer(text, self._decided):
             if sentence.group()[0] in "。！？\n":
                 return sentence.end()
-            ends = ends_sentence(text, sentence.start(), sentence.end(), complete=False)
+            ends = ends_sentence(
+                self._before + text, shift + sentence.start(), shift + sentence.end(), complete=complete
+            )
             if ends:
                 return sentence.end()
             if ends is None:  # the next fragment decides; no later end may be cut before it

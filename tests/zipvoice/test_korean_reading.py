@@ -74,7 +74,7 @@ def test_other_languages_are_left_to_espeak(tokenizer):
         "COVID-19",  # a hyphen after a letter is no minus
         "3-5",  # a bare hyphen between numbers: a range or a score, left to espeak
         "배터리 - 30종",  # a spaced dash is no minus
-        "5min, 5G",  # no unit: a letter follows, or not a unit
+        "5mi, 5G",  # no unit: a letter follows, or not a unit
         "정답은 1. 다음",  # a number ending a sentence is no decimal
         "3개월, 제3장, 2달러, 100명",  # Sino-Korean counters and numbers
         "안녕하세요.",
