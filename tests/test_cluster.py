@@ -238,7 +238,10 @@ def test_a_synth_that_outlives_its_engines_view_still_answers_whole(tmp_path, st
             answer = pool.submit(
                 call, "POST", f"{api.base}/synth", {"text": "stalled", "output_path": str(out)}
             )
-            time.sleep(6.5)
+            deadline = time.monotonic() + seconds(20)  # past the 5 s window, seen by the api node's
+            while call("GET", f"{api.base}/health")[1]["cluster"]["engines_alive"]:  # beat (was 6.5 s slept)
+                assert time.monotonic() < deadline, "the stopped engine stayed in the api node's view"
+                time.sleep(0.1)
             os.kill(engine.process.pid, signal.SIGCONT)
             status, body = answer.result(timeout=seconds(20))
     finally:
