@@ -207,6 +207,12 @@ def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_serv
     assert status == 404 and body["error"].startswith("JobNotFound")
 
 
+def blocked_consumers(redis_server: RedisServer) -> int:
+    """The connections Redis holds in a blocking XREADGROUP (CLIENT LIST: flag b)."""
+    clients = redis_server.command("CLIENT", "LIST").decode().splitlines()
+    return sum(" flags=b " in line and " cmd=xreadgroup " in line for line in clients)
+
+
 def test_nodes_waiting_on_the_queue_when_redis_is_flushed_take_work_again(tmp_path, start_node, redis_server):
     """FLUSHALL (or a key evicted) answers a read blocked on the stream UNBLOCKED, not NOGROUP: the
     engine's and the writer's consumers must make their groups again, not end in silence."""
@@ -214,7 +220,10 @@ def test_nodes_waiting_on_the_queue_when_redis_is_flushed_take_work_again(tmp_pa
     api = start_node("api", role="api")
     out = tmp_path / "out"
     assert call("POST", f"{api.base}/synth", {"text": "before", "output_path": str(out / "a.wav")})[0] == 200
-    time.sleep(0.3)  # both consumers are blocked on their streams again
+    deadline = time.monotonic() + seconds(10)
+    while blocked_consumers(redis_server) < 2:  # both consumers are blocked on their streams again
+        assert time.monotonic() < deadline, "the consumers never blocked on their streams"
+        time.sleep(0.02)  # (0.3 s was slept: a loaded node could flush before its read, not during it)
     assert redis_server.command("FLUSHALL").startswith(b"+OK")
     deadline = time.monotonic() + seconds(20)
     while True:  # Loading until the engine's next heartbeat shows it again
