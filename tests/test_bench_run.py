@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,12 @@ async def test_a_stream_faster_than_real_time_plays_without_underruns(worker):
 
 
 async def test_a_request_over_its_timeout_is_counted_not_waited_for(worker):
-    stuck = ToneEngine(delay_per_chunk=seconds(5))
-    result = await bench(await worker(stuck), transports=("ws",), max_requests=1, timeout=0.3)
+    stuck = ToneEngine()
+    stuck.gate = held = threading.Event()  # no chunk until the test ends (a 5 s delay per chunk was
+    try:  # waited out again by the worker's stop)
+        result = await bench(await worker(stuck), transports=("ws",), max_requests=1, timeout=0.3)
+    finally:
+        held.set()
     [row] = summarize_runs(result["records"])
     assert row["timeouts"] == 1 and row["errors"] == 1 and row["ok"] == 0
 

@@ -208,6 +208,12 @@ def test_a_redis_that_lost_its_data_is_rejoined(tmp_path, start_node, redis_serv
     assert status == 404 and body["error"].startswith("JobNotFound")
 
 
+def blocked_consumers(redis_server: RedisServer) -> int:
+    """The connections Redis holds in a blocking XREADGROUP (CLIENT LIST: flag b)."""
+    clients = redis_server.command("CLIENT", "LIST").decode().splitlines()
+    return sum(" flags=b " in line and " cmd=xreadgroup " in line for line in clients)
+
+
 def test_nodes_waiting_on_the_queue_when_redis_is_flushed_take_work_again(tmp_path, start_node, redis_server):
     """FLUSHALL (or a key evicted) answers a read blocked on the stream UNBLOCKED, not NOGROUP: the
     engine's and the writer's consumers must make their groups again, not end in silence."""
@@ -215,7 +221,10 @@ def test_nodes_waiting_on_the_queue_when_redis_is_flushed_take_work_again(tmp_pa
     api = start_node("api", role="api")
     out = tmp_path / "out"
     assert call("POST", f"{api.base}/synth", {"text": "before", "output_path": str(out / "a.wav")})[0] == 200
-    time.sleep(0.3)  # both consumers are blocked on their streams again
+    deadline = time.monotonic() + seconds(10)
+    while blocked_consumers(redis_server) < 2:  # both consumers are blocked on their streams again
+        assert time.monotonic() < deadline, "the consumers never blocked on their streams"
+        time.sleep(0.02)  # (0.3 s was slept: a loaded node could flush before its read, not during it)
     assert redis_server.command("FLUSHALL").startswith(b"+OK")
     deadline = time.monotonic() + seconds(20)
     while True:  # Loading until the engine's next heartbeat shows it again
@@ -239,7 +248,10 @@ def test_a_synth_that_outlives_its_engines_view_still_answers_whole(tmp_path, st
             answer = pool.submit(
                 call, "POST", f"{api.base}/synth", {"text": "stalled", "output_path": str(out)}
             )
-            time.sleep(6.5)
+            deadline = time.monotonic() + seconds(20)  # past the 5 s window, seen by the api node's
+            while call("GET", f"{api.base}/health")[1]["cluster"]["engines_alive"]:  # beat (was 6.5 s slept)
+                assert time.monotonic() < deadline, "the stopped engine stayed in the api node's view"
+                time.sleep(0.1)
             os.kill(engine.process.pid, signal.SIGCONT)
             status, body = answer.result(timeout=seconds(20))
     finally:

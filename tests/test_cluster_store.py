@@ -9,6 +9,7 @@ import logging
 from pathlib import Path
 
 from npu_worker.jobs.admission import PASSED_OVER_LIMIT
+from npu_worker.jobs.cluster.keys import job_key
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, LogEntry, Section
 from npu_worker.protocol import Done, Progress, SectionError, Start, SynthParams
@@ -352,7 +353,11 @@ async def test_a_synth_whose_job_redis_lost_is_told_so_not_that_it_was_cancelled
     speech = asyncio.ensure_future(  # a whole file: nothing is sent before the audio is complete
         client.post("/v1/audio/speech", json={"input": long_text, "response_format": "mp3"})
     )
-    await asyncio.sleep(1.0)
+    # All three jobs are in Redis before it forgets them (a fixed second let a loaded machine flush an
+    # empty Redis: the jobs came after it and ended `ok`); the first 4 s section is then still running.
+    async with asyncio.timeout(seconds(10)):
+        while not redis_server.command("KEYS", job_key("*")).startswith(b"*3\r\n"):
+            await asyncio.sleep(0.02)
     assert redis_server.command("FLUSHALL").startswith(b"+OK")
     for answer in (await synth, await batch):
         body = await answer.json()

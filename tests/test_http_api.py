@@ -46,17 +46,22 @@ async def test_health_reports_the_fixed_and_extension_fields(worker):
 
 
 async def test_health_is_503_while_the_engine_loads(worker):
-    client = await worker(ToneEngine(load_delay=seconds(2)), wait_loaded=False)
-    response = await client.get("/health")
-    assert response.status == 503
-    body = await response.json()
-    assert body["loaded"] is False and body["status"] == "loading"
-    assert body["load_phase"] == "tuning the tones"
-    # the configured backend (espeak) by the name it reports once loaded, not the setting's "espeak"
-    assert body["backend"] == "espeak-ng"
-    synth = await client.post("/synth", json={"text": "x", "output_path": "/tmp/x.wav"})
-    assert synth.status == 503
-    assert (await synth.json())["error"].startswith("Loading:")
+    engine = ToneEngine()
+    engine.load_gate = loading = threading.Event()  # loads until the test ends (2 s of load_delay were
+    try:  # waited out again by the worker's stop)
+        client = await worker(engine, wait_loaded=False)
+        response = await client.get("/health")
+        assert response.status == 503
+        body = await response.json()
+        assert body["loaded"] is False and body["status"] == "loading"
+        assert body["load_phase"] == "tuning the tones"
+        # the configured backend (espeak) by the name it reports once loaded, not the setting's "espeak"
+        assert body["backend"] == "espeak-ng"
+        synth = await client.post("/synth", json={"text": "x", "output_path": "/tmp/x.wav"})
+        assert synth.status == 503
+        assert (await synth.json())["error"].startswith("Loading:")
+    finally:
+        loading.set()
 
 
 async def test_synth_writes_the_wav_and_answers_sovits_compatible_fields(worker, tmp_path):

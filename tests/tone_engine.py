@@ -37,6 +37,7 @@ class ToneEngine:
         self.calls: list[str] = []
         self.requests: list[SynthesisRequest] = []  # what the scheduler asked for (voice, speed, lang)
         self.gate: threading.Event | None = None  # when set by a test, stream() waits on it per chunk
+        self.load_gate: threading.Event | None = None  # when set by a test, load() waits on it
         self.load_phase: str | None = None  # what /health shows while loading
 
     @property
@@ -46,6 +47,8 @@ class ToneEngine:
     def load(self) -> None:
         self.load_phase = "tuning the tones"
         time.sleep(self.load_delay)
+        if self.load_gate is not None:
+            self.load_gate.wait()
 
     def render(self, request: SynthesisRequest) -> np.ndarray:
         """The full audio `stream()` yields for this request, in one piece."""
