@@ -221,8 +221,28 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
 @pytest.mark.parametrize(
     "header, seconds", [("5", 5.0), ("0.5", 0.5), ("nan", None), ("-1", None), ("x", None)]
 )
-def test_retry_after_is_read_as_plain_seconds_only(header, seconds):
+def test_retry_after_in_seconds_is_read_as_a_finite_number_of_them(header, seconds):
     assert retry_after_of(header) == seconds
+
+
+ANSWERED = "Sun, 06 Nov 1994 08:49:37 GMT"
+
+
+@pytest.mark.parametrize(
+    "header, answered, seconds",
+    [
+        ("Sun, 06 Nov 1994 08:49:40 GMT", ANSWERED, 3.0),  # IMF-fixdate, from the answer's own Date
+        ("Sunday, 06-Nov-94 08:50:37 GMT", ANSWERED, 60.0),  # RFC 850's obsolete form
+        ("Sun Nov  6 08:49:47 1994", ANSWERED, 10.0),  # asctime's, which names no zone: GMT
+        ("Sun, 06 Nov 1994 08:49:30 GMT", ANSWERED, 0.0),  # already past: at once
+        ("Sun, 06 Nov 1994 08:49:40 GMT", None, 0.0),  # no Date: from now, long past
+        ("Sun, 06 Nov 1994 08:49:40 GMT", "not a date", 0.0),
+        ("Sun, 32 Nov 1994 08:49:40 GMT", ANSWERED, None),
+    ],
+)
+def test_retry_after_as_an_http_date_is_the_seconds_until_it(header, answered, seconds):
+    """RFC 9110 allows a date; it was read as no Retry-After, so each such "not now" spent an attempt."""
+    assert retry_after_of(header, answered) == seconds
 
 
 def test_a_stream_that_ends_before_start_is_a_transport_error():

@@ -5,6 +5,7 @@ bound, and never loses or doubles a section's result."""
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -385,6 +386,32 @@ async def test_a_submission_to_a_loading_worker_waits_past_the_attempts(use_asyn
     async with RogueWorker(script) as rogue:
         result = await stream(rogue.base, use_async)
     assert result["ok_count"] == 2 and rogue.requests == [("POST", "/synth_batch")] * 6
+
+
+def loading_until(date: str) -> bytes:
+    """A `Loading` 503 whose Retry-After is an HTTP date, with the answer's own `Date` one second before."""
+    answered = email.utils.formatdate(0, usegmt=True)  # the worker's clock, not the client's
+    return reply(
+        503,
+        b'{"status": "fail", "error": "Loading: the engine is still loading"}',
+        headers=f"Date: {answered}\r\nRetry-After: {date}\r\n",
+    )
+
+
+@both
+async def test_a_retry_after_written_as_a_date_is_waited_for_as_asked(use_async):
+    """RFC 9110 allows `Retry-After: <HTTP date>` (a proxy in front of the worker may write one): it was
+    read as no Retry-After, so each answer spent an attempt (here 2) and the batch was refused. Now the
+    wait is the date less the answer's `Date` (its clock may be far from ours: here 1970)."""
+    answers = [loading_until(email.utils.formatdate(1, usegmt=True))]
+    answers += [loading_until(email.utils.formatdate(0, usegmt=True))] * 3  # now: the least wait
+    answers.append(ndjson(START, OK0, OK1, DONE))
+    events: list[dict[str, Any]] = []
+    async with RogueWorker(lambda method, path: answers.pop(0)) as rogue:
+        result = await stream(rogue.base, use_async, on_progress=lambda idx, event: events.append(event))
+    assert result["ok_count"] == 2 and answers == []
+    waits = [event["retry_after"] for event in events if event["event"] == "waiting"]
+    assert waits == [1.0, 0.05, 0.05, 0.05]
 
 
 @both

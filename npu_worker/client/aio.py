@@ -86,7 +86,9 @@ class _Http:
             if response.status >= 300:
                 async with response:
                     raw = await _error_body(response)
-                retry_after = retry_after_of(response.headers.get("Retry-After"))
+                retry_after = retry_after_of(
+                    response.headers.get("Retry-After"), response.headers.get("Date")
+                )
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:

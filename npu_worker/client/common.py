@@ -13,6 +13,8 @@ calls `on_progress`, and builds the result the user's helper sketch returns:
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import inspect
 import json
 import math
@@ -200,13 +202,38 @@ def over_limit(method: str, url: str) -> WorkerProtocolError:
     return WorkerProtocolError(f"{method} {url}: the worker's answer is over {BODY_LIMIT} bytes")
 
 
-def retry_after_of(value: str | None) -> float | None:
-    """Seconds from a `Retry-After` header; None when absent or not a plain number of seconds."""
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
+def retry_after_of(value: str | None, answered: str | None = None) -> float | None:
+    """Seconds from a `Retry-After` header: a number of seconds, or an HTTP date (RFC 9110 allows both;
+    a date was read as no `Retry-After`, so a worker or a proxy that wrote one had its "not now" spent as
+    an attempt), counted from the answer's own `Date` when it has one (the two clocks need not agree),
+    else from now; a date already past is 0. None when absent or neither."""
+    if value is None:
         return None
+    seconds: float | None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = _seconds_until(value, answered)
     return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _seconds_until(when: str, answered: str | None) -> float | None:
+    """`when` (an HTTP date) less `answered` (the answer's `Date`), or less now; None if no date."""
+    try:
+        until = email.utils.parsedate_to_datetime(when)
+    except (TypeError, ValueError):
+        return None
+    try:
+        since = email.utils.parsedate_to_datetime(answered) if answered else None
+    except (TypeError, ValueError):
+        since = None
+    since = since or datetime.datetime.now(datetime.UTC)
+    return max(0.0, (_gmt(until) - _gmt(since)).total_seconds())
+
+
+def _gmt(moment: datetime.datetime) -> datetime.datetime:
+    """An HTTP date is GMT (RFC 9110), also where it names no zone (asctime's form, `-0000`)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.UTC)
 
 
 @dataclass

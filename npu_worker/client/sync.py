@@ -127,7 +127,7 @@ class _Http:
                 ) from None
             finally:
                 exc.close()
-            retry_after = retry_after_of(exc.headers.get("Retry-After"))
+            retry_after = retry_after_of(exc.headers.get("Retry-After"), exc.headers.get("Date"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
