@@ -179,11 +179,22 @@ def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str
     parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
 
 
+def _add_wait_limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait-limit",
+        type=float,
+        default=WAIT_LIMIT,
+        help="seconds in a row to wait for a worker that answers 'not now' with a Retry-After"
+        f" (loading, compiling for an NPU, its queue full; default {WAIT_LIMIT:g})",
+    )
+
+
 def add_client_commands(subparsers: Any) -> None:
     """Adds `synth` and `batch`; each sets `handler(args) -> exit code` on the parsed namespace."""
     one = subparsers.add_parser("synth", help="synthesise one text into a wav through a running worker")
     one.add_argument("text", help="the text to speak")
     one.add_argument("-o", "--output", required=True, help="wav path to write (absolute or relative)")
+    _add_wait_limit(one)
     _add_connection_arguments(one, "ko")
     one.set_defaults(handler=run_synth)
 
@@ -196,13 +207,7 @@ def add_client_commands(subparsers: Any) -> None:
     many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
-    many.add_argument(
-        "--wait-limit",
-        type=float,
-        default=WAIT_LIMIT,
-        help="seconds in a row to wait for a worker that answers 'not now' with a Retry-After"
-        f" (loading, compiling for an NPU, its queue full; default {WAIT_LIMIT:g})",
-    )
+    _add_wait_limit(many)
     _add_connection_arguments(many, "the lecture's, else ko")
     many.set_defaults(handler=run_batch)
 
@@ -222,6 +227,7 @@ def run_synth(args: argparse.Namespace) -> int:
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
     output = str(Path(args.output).expanduser().resolve())
+    bar = ProgressBar({0: args.text}, sys.stderr)  # it says each wait for a loading worker
     try:
         body = synth(
             args.text,
@@ -231,13 +237,18 @@ def run_synth(args: argparse.Namespace) -> int:
             speed_factor=args.speed,
             ref_wav=args.ref_wav,
             token=_token(args),
+            on_progress=bar,
+            wait_limit=args.wait_limit,
         )
     except ClientError as exc:
+        bar.end_line()
         say(f"npu-worker synth: {exc}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt:  # the connection closes with the process: the worker stops the synthesis
+        bar.end_line()
         say("npu-worker synth: interrupted")
         return EXIT_INTERRUPTED
+    bar.end_line()
     if body.get("status") != "ok":
         say(f"npu-worker synth: {body.get('error')}")
         return EXIT_SECTIONS_FAILED

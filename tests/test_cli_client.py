@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from npu_worker.cli_client import ProgressBar, main
+from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds
-from tests.tone_engine import ToneEngine
+from tests.tone_engine import HeldLoad, ToneEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -322,3 +323,40 @@ async def test_a_lecture_nested_too_deeply_is_one_line_and_exit_two(tmp_path, ca
         code == 2
         and err == f"npu-worker batch: cannot read {lecture}: the JSON is nested too deeply to read\n"
     )
+
+
+async def release_after_a_refusal(server: Any, engine: HeldLoad, method: str, route: str) -> None:
+    """Ends `engine`'s load once the worker has answered `method route` with a 503 (`Loading`)."""
+    registry = server.app[METRICS_KEY].registry
+    labels = {"method": method, "route": route, "status": "503"}
+    try:
+        async with asyncio.timeout(seconds(20)):
+            while not registry.get_sample_value("npu_worker_http_requests_total", labels):
+                await asyncio.sleep(0.01)
+    finally:
+        engine.loaded.set()
+
+
+async def test_synth_waits_for_a_loading_worker_and_says_so(worker, tmp_path, capsys):
+    """`npu-worker synth` right after the worker started was exit 2, `HTTP 503: Loading`."""
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    out = tmp_path / "hello.wav"
+    release = asyncio.create_task(release_after_a_refusal(server, engine, "POST", "/synth"))
+    code = await run_cli(["synth", "안녕하세요", "-o", str(out), "--base", base_of(server)])
+    await release
+    captured = capsys.readouterr()
+    assert code == 0 and out.exists(), captured.err
+    assert captured.err.startswith("waiting for the worker: Loading: the engine is still loading")
+    assert "of at most 15:00)" in captured.err.splitlines()[0]
+
+
+async def test_synth_wait_limit_bounds_the_wait(worker, tmp_path, capsys):
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    argv = ["synth", "x", "-o", str(tmp_path / "x.wav"), "--base", base_of(server), "--wait-limit", "0"]
+    try:
+        code = await run_cli(argv)
+    finally:
+        engine.loaded.set()
+    assert code == 2 and "npu-worker synth: HTTP 503: Loading:" in capsys.readouterr().err

@@ -21,7 +21,7 @@ from tests.rogue_worker import RogueWorker, ndjson
 from tests.test_job_retention import write_job
 from tests.test_start_up_recovery import serve_holding_the_reading
 from tests.timing import seconds
-from tests.tone_engine import ToneEngine
+from tests.tone_engine import HeldLoad, ToneEngine
 from tests.worker_process import free_port, start_worker_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -478,3 +478,30 @@ def test_polling_waits_out_a_redis_restart(tmp_path, start_node, redis_server):
     said = [event for event in outcome["events"] if event["event"] == "waiting"]
     assert said[0]["status"] == 503 and said[0]["retry_after"] == 1.0
     assert said[0]["error"].startswith("QueueUnavailable: Redis is unreachable")
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_synth_waits_for_a_worker_that_says_it_is_loading(worker, tmp_path, use_async):
+    """`synth` sent while the engine loads (right after a start; minutes on an NPU that compiles) was
+    refused at once, `HTTP 503: Loading`, while a batch waited; now it waits as the worker asks."""
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    out, recorder = tmp_path / "one.wav", Recorder()
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        recorder(idx, event)
+        engine.loaded.set()  # told to wait: the engine is up by the next try
+
+    options = {"base": base_of(server), "on_progress": on_progress}
+    try:
+        async with asyncio.timeout(seconds(20)):
+            if use_async:
+                body = await aio.synth("안녕하세요.", str(out), **options)
+            else:
+                body = await asyncio.to_thread(client.synth, "안녕하세요.", str(out), **options)
+    finally:
+        engine.loaded.set()
+    assert body["status"] == "ok" and out.stat().st_size > 44 and engine.calls == ["안녕하세요."]
+    waits = [event for _, event in recorder.calls if event["event"] == "waiting"]
+    assert waits and all(wait["status"] == 503 for wait in waits), recorder.calls
+    assert waits[0]["error"].startswith("Loading:") and waits[0]["retry_after"] == 1.0

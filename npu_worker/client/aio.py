@@ -40,6 +40,8 @@ from npu_worker.client.common import (
     synth_body,
 )
 from npu_worker.client.plans import (
+    SUBMIT_ATTEMPTS,
+    SUBMIT_DELAY,
     WAIT_LIMIT,
     Deliver,
     Follow,
@@ -47,6 +49,7 @@ from npu_worker.client.plans import (
     Sleep,
     polling_plan,
     streaming_plan,
+    synth_plan,
 )
 
 _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
@@ -157,12 +160,15 @@ async def synth(
     token: str | None = None,
     timeout: float = 600.0,
     session: aiohttp.ClientSession | None = None,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
-    """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`."""
+    """POST /synth: one text to one wav; see `npu_worker.client.sync.synth` (it waits as asked)."""
+    body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
+    plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
     async with _http(session, base, token, timeout) as http_:
-        body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
-        return (await http_.json("POST", "/synth", body))[1]
+        return await _run(plan, http_, BatchCollector(on_progress))
 
 
 async def cancel_job(

@@ -37,6 +37,8 @@ MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many sec
 # Seconds in a row a worker that answers "not now" with a Retry-After is waited for: a first ZipVoice
 # start on an NPU compiles its decoder for minutes (20-101 s a bucket, five buckets).
 WAIT_LIMIT = 900.0
+# A single call's tries and first back-off (`synth`, a cancel): the batch calls' defaults.
+SUBMIT_ATTEMPTS, SUBMIT_DELAY = 10, 0.5
 MIN_WAIT = 0.05  # the least a wait lasts: `Retry-After: 0` with `reattach_delay=0` is no busy loop
 
 
@@ -172,6 +174,14 @@ def submitted(
             if not not_now(exc) or failures > attempts or asked_to_wait(exc):
                 raise
             yield Sleep(backoff(failures, delay))
+
+
+def synth_plan(body: dict[str, Any], attempts: int, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+    """POST /synth, sent again while the worker says "not now" as a submission is (`submitted`): it
+    waited for no `Loading` (a `synth` right after a restart failed at once, while a batch waited)."""
+    patience = Patience(wait_limit, delay)
+    answer: dict[str, Any] = yield from submitted(Call("POST", "/synth", body), attempts, delay, patience)
+    return answer
 
 
 def streaming_plan(

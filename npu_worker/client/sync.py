@@ -37,6 +37,8 @@ from npu_worker.client.common import (
     synth_body,
 )
 from npu_worker.client.plans import (
+    SUBMIT_ATTEMPTS,
+    SUBMIT_DELAY,
     WAIT_LIMIT,
     Deliver,
     Follow,
@@ -44,6 +46,7 @@ from npu_worker.client.plans import (
     Sleep,
     polling_plan,
     streaming_plan,
+    synth_plan,
 )
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
@@ -162,11 +165,18 @@ def synth(
     ref_wav: str | None = None,
     token: str | None = None,
     timeout: float = 600.0,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
-    """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`."""
+    """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`.
+
+    A worker that answers "not now" with a `Retry-After` (503 `Loading` after a start, 429 `QueueFull`)
+    is asked again when it says, up to `wait_limit` seconds in a row, as a batch's submission is;
+    `on_progress` (if given) gets a `waiting` event (idx -1) before each wait."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
-    return _Http(base, token, timeout).json("POST", "/synth", body)[1]
+    plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
+    return _run(plan, _Http(base, token, timeout), BatchCollector(on_progress))
 
 
 def cancel_job(
