@@ -6,7 +6,7 @@ the batch was cancelled (DELETE /jobs/{id}) before its end, 2 the request could 
 unreachable, request refused, unreadable lecture file, an argument no request can carry: `--base
 notaurl`, `--speed nan`, a worker answer that breaks the protocol; `batch` then says what became of
 its job, if one was queued), 130 interrupted (Ctrl-C): `batch`
-cancels its job first (the sections done keep their wavs), `synth` hangs up, which stops its synthesis;
+cancels its job first (the sections done keep their wavs; waiting while the worker says `Loading`), `synth` hangs up, which stops its synthesis;
 143 `batch` terminated (SIGTERM), its job cancelled as for Ctrl-C.
 """
 
@@ -354,18 +354,38 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace) -> str:
+def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: ProgressBar | None = None) -> str:
     """Ctrl-C stops the batch, not only its progress display (a dropped stream leaves a job running):
-    DELETE its job. Returns what became of it, in words."""
+    DELETE its job, waiting while the worker asks to (a restarted worker loads: `Loading` until then;
+    each wait a line on `bar`, the first saying that Ctrl-C again leaves the job running). Returns
+    what became of it, in words."""
     if job_id is None:
         return "the worker had named no job yet (GET /jobs lists it if it queued the batch)"
+    told = False
+
+    def waiting(idx: int, event: dict[str, Any]) -> None:
+        nonlocal told
+        if bar is None or event.get("event") != "waiting":
+            return
+        if not told:
+            told = True
+            say(
+                f"npu-worker batch: cancelling job {job_id} when the worker lets it (Ctrl-C again: let it run)"
+            )
+        bar.waiting(event)
+
     try:
-        answer = cancel_job(job_id, base=args.base, token=_token(args))
+        answer = cancel_job(
+            job_id, base=args.base, token=_token(args), on_progress=waiting, wait_limit=args.wait_limit
+        )
     except (ClientError, KeyboardInterrupt) as exc:
         why = str(exc) or "interrupted again"
         return (
             f"job {job_id} may still be running: cancelling it failed ({why}); DELETE /jobs/{job_id} stops it"
         )
+    finally:
+        if bar is not None:
+            bar.end_line()
     if not answer.get("cancel_requested"):
         return f"job {job_id} had already ended"
     done, total = answer.get("done"), answer.get("total")
@@ -426,7 +446,7 @@ def run_batch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as stop:
         bar.end_line()
         word = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args)}")
+        say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(result, ensure_ascii=False, indent=1))

@@ -259,3 +259,44 @@ async def test_ctrl_c_while_a_polled_job_waits_for_the_worker_cancels_that_job(t
     assert err.decode().splitlines()[-1] == (
         "npu-worker batch: interrupted; job j1 cancelled, 0 of 2 sections done (their wavs are kept)"
     )
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_ctrl_c_while_the_worker_says_loading_cancels_the_job_once_it_lets_it(tmp_path, poll: bool):
+    """The worker restarted mid-batch and answers every `/jobs` request `Loading` until it has loaded
+    (minutes on an NPU): Ctrl-C's DELETE was refused once, `batch` said "may still be running" and the
+    job ran on, unattended, once the worker was up. Now the DELETE waits as the worker asks, saying so."""
+    cancelled = body({"job_id": "j1", "status": "cancelled", "done": 1, "total": 2, "cancel_requested": True})
+    deletes = [LOADING, LOADING, cancelled]
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return body({"job_id": "j1", "status": "queued", "total": 2}) if poll else ndjson(START, OK0)
+        return deletes.pop(0) if method == "DELETE" else LOADING
+
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
+        process = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "npu_worker.cli_client", *argv, *(["--poll"] if poll else [])],
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        try:
+            async with asyncio.timeout(seconds(20)):
+                assert process.stderr is not None
+                while not (line := await process.stderr.readline()).startswith(b"waiting for the worker"):
+                    assert line, "the batch ended before it waited"
+                process.send_signal(signal.SIGINT)
+                _, err = await process.communicate()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    said = err.decode().splitlines()
+    assert process.returncode == 130 and deletes == [], said
+    assert [request for request in rogue.requests if request[0] == "DELETE"] == [("DELETE", "/jobs/j1")] * 3
+    assert "npu-worker batch: cancelling job j1 when the worker lets it (Ctrl-C again: let it run)" in said
+    assert said[-1] == (
+        "npu-worker batch: interrupted; job j1 cancelled, 1 of 2 sections done (their wavs are kept)"
+    )

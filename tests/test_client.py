@@ -505,3 +505,36 @@ async def test_synth_waits_for_a_worker_that_says_it_is_loading(worker, tmp_path
     waits = [event for _, event in recorder.calls if event["event"] == "waiting"]
     assert waits and all(wait["status"] == 503 for wait in waits), recorder.calls
     assert waits[0]["error"].startswith("Loading:") and waits[0]["retry_after"] == 1.0
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_cancel_job_waits_for_a_restarted_worker_that_says_it_is_loading(settings, use_async):
+    """A restarted worker answers `DELETE /jobs/{id}` `Loading` (503, `Retry-After: 1`) until it has read
+    its kept jobs: the cancel was refused once (Ctrl-C then left the job to run, unattended, once the
+    worker was up). Now it is sent again when the worker says, and the kept job is cancelled."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["재개.", "둘."])
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the resumed job runs until it is cancelled
+    scheduler, listener, gate, reached = await serve_holding_the_reading(settings, engine)
+    base, events = f"http://127.0.0.1:{listener.port}", []
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        events.append(event)
+        gate.set()  # the reading goes on: the worker knows the job by the next try
+
+    try:
+        await asyncio.to_thread(reached.wait, seconds(30))
+        async with asyncio.timeout(seconds(30)):
+            if use_async:
+                answer = await aio.cancel_job(job_id, base=base, on_progress=on_progress)
+            else:
+                answer = await asyncio.to_thread(
+                    client.cancel_job, job_id, base=base, on_progress=on_progress
+                )
+    finally:
+        gate.set()
+        engine.gate.set()
+        await listener.close()
+    assert answer["job_id"] == job_id and answer["cancel_requested"] is True
+    assert [(event["event"], event["status"]) for event in events] == [("waiting", 503)]
+    assert events[0]["error"].startswith("Loading: the worker is still reading the kept jobs")

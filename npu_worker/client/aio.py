@@ -31,7 +31,6 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
-    job_path,
     maybe_await,
     over_limit,
     parse_line,
@@ -47,6 +46,7 @@ from npu_worker.client.plans import (
     Follow,
     Plan,
     Sleep,
+    cancel_plan,
     polling_plan,
     streaming_plan,
     synth_plan,
@@ -178,10 +178,13 @@ async def cancel_job(
     token: str | None = None,
     timeout: float = 10.0,
     session: aiohttp.ClientSession | None = None,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
 ) -> dict[str, Any]:
-    """DELETE /jobs/{id}; see `npu_worker.client.sync.cancel_job`."""
+    """DELETE /jobs/{id}; see `npu_worker.client.sync.cancel_job` (it waits as asked)."""
+    plan = cancel_plan(job_id, SUBMIT_DELAY, wait_limit)
     async with _http(session, base, token, timeout) as http_:
-        return (await http_.json("DELETE", job_path(job_id)))[1]
+        return await _run(plan, http_, BatchCollector(on_progress))
 
 
 async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) -> BaseException | None:

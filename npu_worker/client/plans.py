@@ -244,15 +244,16 @@ def _reattach(
 
 
 def poll_json(
-    path: str, attempts: int, delay: float, patience: Patience | None = None
+    path: str, attempts: int, delay: float, patience: Patience | None = None, method: str = "GET"
 ) -> Generator[Step, Any, dict[str, Any]]:
     """GET `path` as JSON, retrying transport failures and 502/503/504 up to `attempts` times, and
-    a "not now" with a `Retry-After` (a worker loading after a restart) as long as `patience` allows."""
+    a "not now" with a `Retry-After` (a worker loading after a restart) as long as `patience` allows.
+    `method`: another request that may be sent again (DELETE)."""
     patience = Patience(floor=delay) if patience is None else patience
     failures = 0
     while True:
         try:
-            answer: dict[str, Any] = yield Call("GET", path, at_once=True)
+            answer: dict[str, Any] = yield Call(method, path, at_once=True)
             patience.reset()
             return answer
         except (TransportError, WorkerHTTPError) as exc:
@@ -264,6 +265,15 @@ def poll_json(
             if not retryable(exc) or failures > attempts or asked_to_wait(exc):
                 raise
             yield Sleep(backoff(failures, delay))
+
+
+def cancel_plan(job_id: str, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+    """DELETE the job, again while the worker says "not now" with a `Retry-After`, up to `wait_limit`:
+    a worker that restarted answers every `/jobs` request `Loading` until it has read its kept jobs
+    and loaded its engine (minutes on an NPU), then runs the job; a cancel refused once (Ctrl-C's)
+    left it running unattended. Anything else fails at once (the caller is told the job may run on)."""
+    answer = yield from poll_json(job_path(job_id), 0, delay, Patience(wait_limit, delay), "DELETE")
+    return answer
 
 
 def polling_plan(

@@ -29,7 +29,6 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
-    job_path,
     over_limit,
     parse_line,
     resolve_base,
@@ -44,6 +43,7 @@ from npu_worker.client.plans import (
     Follow,
     Plan,
     Sleep,
+    cancel_plan,
     polling_plan,
     streaming_plan,
     synth_plan,
@@ -180,12 +180,20 @@ def synth(
 
 
 def cancel_job(
-    job_id: str, *, base: str | None = None, token: str | None = None, timeout: float = 10.0
+    job_id: str,
+    *,
+    base: str | None = None,
+    token: str | None = None,
+    timeout: float = 10.0,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
 ) -> dict[str, Any]:
     """DELETE /jobs/{id}: stop a batch (the sections it finished keep their files). Returns the job's
     status with `cancel_requested` (false when it had already ended); an unknown job raises
-    WorkerHTTPError (404 `JobNotFound`)."""
-    return _Http(base, token, timeout).json("DELETE", job_path(job_id))[1]
+    WorkerHTTPError (404 `JobNotFound`). A worker that answers "not now" with a `Retry-After` (loading
+    after a restart) is asked again when it says, up to `wait_limit`, each wait a `waiting` event."""
+    plan = cancel_plan(job_id, SUBMIT_DELAY, wait_limit)
+    return _run(plan, _Http(base, token, timeout), BatchCollector(on_progress))
 
 
 def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> BaseException | None:
