@@ -208,6 +208,14 @@ def add_client_commands(subparsers: Any) -> None:
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
     _add_wait_limit(many)
+    many.add_argument(
+        "--stall-limit",
+        type=float,
+        default=None,
+        help="give up (exit 2, the job left running) once the job has made no progress for this many"
+        " seconds while the worker keeps it running (a hung engine); default: no bound, since an honest"
+        " section takes minutes on a CPU and waits its turn behind other batches",
+    )
     _add_connection_arguments(many, "the lecture's, else ko")
     many.set_defaults(handler=run_batch)
 
@@ -436,6 +444,7 @@ def run_batch(args: argparse.Namespace) -> int:
                 ref_wav=args.ref_wav,
                 token=_token(args),
                 wait_limit=args.wait_limit,
+                stall_limit=args.stall_limit,
             )
     except ClientError as exc:
         bar.end_line()

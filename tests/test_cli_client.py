@@ -360,3 +360,24 @@ async def test_synth_wait_limit_bounds_the_wait(worker, tmp_path, capsys):
     finally:
         engine.loaded.set()
     assert code == 2 and "npu-worker synth: HTTP 503: Loading:" in capsys.readouterr().err
+
+
+async def test_batch_stall_limit_gives_up_on_a_job_that_makes_no_progress(worker, tmp_path, capsys):
+    """`--stall-limit`: an engine hung in a call kept `batch` waiting for ever (heartbeats kept the
+    stream alive); now exit 2, saying why and that the job was left running."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    server = await worker(engine, heartbeat_interval=0.1)
+    lecture = write_lecture(tmp_path / "lecture.json", ["하나.", "둘."])
+    out = tmp_path / "out"
+    argv = ["batch", str(lecture), "--out-dir", str(out), "--base", base_of(server), "--stall-limit", "0.5"]
+    try:
+        code = await run_cli(argv)
+    finally:
+        engine.gate.set()
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2, err
+    assert err[-2].startswith("npu-worker batch: job ") and err[-2].endswith(
+        ": no progress for 0.5 s (stall_limit) after event 2, while the worker kept it running"
+    )
+    assert err[-1].startswith("npu-worker batch: job ") and " was not cancelled: it may still run" in err[-1]

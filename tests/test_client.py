@@ -538,3 +538,35 @@ async def test_cancel_job_waits_for_a_restarted_worker_that_says_it_is_loading(s
     assert answer["job_id"] == job_id and answer["cancel_requested"] is True
     assert [(event["event"], event["status"]) for event in events] == [("waiting", 503)]
     assert events[0]["error"].startswith("Loading: the worker is still reading the kept jobs")
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("mode", ["stream", "poll"])
+async def test_a_job_that_makes_no_progress_is_given_up_after_the_stall_limit(
+    worker, tmp_path, use_async, mode
+):
+    """An engine hung in a call that never returns: the worker kept the job `running` and the stream
+    alive with heartbeats (polling: the same status), so the client waited for ever. With
+    `stall_limit` it gives up once the job has made no progress that long; the job is left running."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the first section never ends until the test lets it
+    server = await worker(engine, heartbeat_interval=0.1)
+    name = f"{'async_' if use_async else ''}synth_batch_{'streaming' if mode == 'stream' else 'polling'}"
+    call = getattr(client, name)
+    options: dict[str, Any] = {"base": base_of(server), "stall_limit": 0.5}
+    if mode == "poll":
+        options["poll_interval"] = 0.05
+    recorder = Recorder()
+    try:
+        with pytest.raises(client.Stalled, match=r"no progress for 0.5 s \(stall_limit\)") as stalled:
+            async with asyncio.timeout(seconds(20)):
+                if use_async:
+                    await call(lecture(tmp_path, 2), recorder, **options)
+                else:
+                    await asyncio.to_thread(call, lecture(tmp_path, 2), recorder, **options)
+        job_id = next(e["job_id"] for _, e in recorder.calls if e["event"] in ("start", "status"))
+        status = await (await server.get(f"/jobs/{job_id}/status")).json()
+        assert status["status"] == "running" and status["done"] == 0, status
+        assert f"job {job_id}: " in str(stalled.value)
+    finally:
+        engine.gate.set()

@@ -316,3 +316,38 @@ def test_bench_takes_the_base_url_as_the_client_does(monkeypatch):
     assert _config(parser.parse_args(["bench"])).base == resolve_base() == "http://127.0.0.1:9999"
     given = parser.parse_args(["bench", "--base", "http://localhost:7000/"])
     assert _config(given).base == resolve_base("http://localhost:7000/") == "http://localhost:7000"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_stall_bound_counts_from_the_last_progress_only():
+    """New logged events, a changed polled status and a `waiting` are progress; a heartbeat or a replay
+    is not. No bound unless asked for (an honest section may take minutes)."""
+    clock = Clock()
+    collector = BatchCollector(stall_limit=5.0, clock=clock)
+    collector.accept(START)
+    clock.now += 4.9
+    assert collector.stalled() is None
+    for event in ({"event": "heartbeat"}, START):  # START again: a replay
+        collector.accept(event)
+    clock.now += 0.1
+    stalled = collector.stalled()
+    assert stalled is not None and str(stalled) == (
+        "job j1: no progress for 5 s (stall_limit) after event 1, while the worker kept it running"
+    )
+    for event in (OK0, {"event": "status", "done": 1}, {"event": "waiting"}):
+        clock.now += 4.9
+        collector.accept(event)
+        clock.now += 4.9
+        assert collector.stalled() is None
+    clock.now += 1e6
+    assert BatchCollector(clock=clock).stalled() is None
+    for limit in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ClientError, match="stall_limit must be a finite number of seconds > 0"):
+            BatchCollector(stall_limit=limit)

@@ -204,6 +204,8 @@ async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) ->
                 if gap := collector.gap(event):
                     return gap
                 await maybe_await(collector.accept(event))
+            if stall := collector.stalled():  # each line, heartbeats too: noticed within their interval
+                raise stall
     return None
 
 
@@ -249,6 +251,7 @@ async def synth_batch_streaming(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     session: aiohttp.ClientSession | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
@@ -256,7 +259,7 @@ async def synth_batch_streaming(
 
     See `npu_worker.client.sync.synth_batch_streaming`; this is the same contract on aiohttp.
     """
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, read_timeout, answer_timeout) as http_:
@@ -278,11 +281,12 @@ async def synth_batch_polling(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     session: aiohttp.ClientSession | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Polling mode (`?async=1`); see `npu_worker.client.sync.synth_batch_polling`."""
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, timeout, answer_timeout) as http_:

@@ -19,6 +19,7 @@ import inspect
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,12 @@ class TransportError(ClientError):
 class NotConnected(TransportError):
     """The worker's address refused the connection (nothing listens there now), so nothing of the
     request was sent: a submission may be sent again without making its batch twice."""
+
+
+class Stalled(TransportError):
+    """The job made no progress for `stall_limit` seconds (no new event of its log; polling: no change
+    of its status) while the worker kept it running: an engine hung in a call that never returns, a
+    job that waits behind others longer than the caller allows. Its job is not cancelled."""
 
 
 class WorkerProtocolError(TransportError):
@@ -256,6 +263,29 @@ class BatchCollector:
     errors: dict[int, dict[str, Any]] = field(default_factory=dict)
     delivered: int = 0
     skipped: tuple[int, int] | None = None  # the last skip of seq seen (last seen, then the next one)
+    # Seconds the job may go without progress (None: no bound; see `stalled`), and the clock it is read on.
+    stall_limit: float | None = None
+    clock: Callable[[], float] = time.monotonic
+    progressed_at: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.stall_limit is not None and not (math.isfinite(self.stall_limit) and self.stall_limit > 0):
+            raise InvalidArgument(
+                f"stall_limit must be a finite number of seconds > 0, not {self.stall_limit:g}"
+            )
+        self.progressed_at = self.clock()
+
+    def stalled(self) -> Stalled | None:
+        """Why the run ends now: its job has made no progress for `stall_limit` seconds. Progress is a
+        new logged event, a changed polled status, or a `waiting` (a worker that loads is bounded by
+        `wait_limit` instead). No bound by default: an honest section takes minutes on a CPU (up to
+        2 000 characters of text), and a batch waits its turn behind other callers' sections."""
+        if self.stall_limit is None or self.clock() - self.progressed_at < self.stall_limit:
+            return None
+        return Stalled(
+            f"job {self.job_id}: no progress for {self.stall_limit:g} s (stall_limit) after event"
+            f" {self.last_seq}, while the worker kept it running"
+        )
 
     def gap(self, event: dict[str, Any]) -> TransportError | None:
         """Why a stream's `event` cannot be taken yet: its `seq` skips entries (the worker's log numbers
@@ -289,6 +319,8 @@ class BatchCollector:
                 return None
             self.last_seq = seq
             self._record(kind, event)
+        if kind != "heartbeat":  # a status is delivered only when it changed
+            self.progressed_at = self.clock()
         self.delivered += 1
         if self.on_progress is None:
             return None

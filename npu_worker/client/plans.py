@@ -203,6 +203,8 @@ def streaming_plan(
     while collector.done is None:
         if collector.job_id is None:
             raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
+        if stall := collector.stalled():
+            raise stall
         failures = 0 if collector.last_seq > before else failures + 1
         before = collector.last_seq
         problem, failures = yield from _reattach(collector, failures, attempts, delay, problem, patience)
@@ -309,6 +311,8 @@ def polling_plan(
             yield Deliver(status_event(status))
         if status.get("status") in TERMINAL_STATUSES:
             break
+        if stall := collector.stalled():
+            raise stall
         yield Sleep(interval)
     while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
         result = yield from poll_json(f"{job}/result", attempts, delay, patience)

@@ -211,6 +211,8 @@ def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> Bas
                 if gap := collector.gap(event):
                     return gap
                 collector.accept(event)  # outside the try: a failing callback is the caller's error
+            if stall := collector.stalled():  # each line, heartbeats too: noticed within their interval
+                raise stall
     return None
 
 
@@ -256,6 +258,7 @@ def synth_batch_streaming(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """POST /synth_batch (NDJSON) and follow it to `done`, re-attaching if the stream breaks.
@@ -268,8 +271,12 @@ def synth_batch_streaming(
     that answers "not now" with a `Retry-After` (a 503 `Loading` after a restart, a 429 `QueueFull`)
     is asked again when it says, up to `wait_limit` seconds in a row, without spending the attempts;
     `on_progress` gets a `waiting` event (idx -1) before each wait.
+    `stall_limit` (seconds; none by default): give up, raising `Stalled`, once the job has gone that
+    long without a new event while the worker keeps it running (heartbeats are no progress; a hung
+    engine). Its job is not cancelled. Set it above the slowest section the worker may take, plus its
+    turn behind others' sections: an honest section takes minutes on a CPU.
     """
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, read_timeout, answer_timeout), collector)
@@ -290,6 +297,7 @@ def synth_batch_polling(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
@@ -298,9 +306,10 @@ def synth_batch_polling(
     answered) and whenever the polled status changes, then each section's final event and `done`
     once the job has finished. Same return value as `synth_batch_streaming`.
     `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
-    A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`.
+    A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`;
+    `stall_limit` as there, progress being a change of the polled status (`done`, `current_idx`).
     """
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, timeout, answer_timeout), collector)
