@@ -148,7 +148,8 @@ async def test_batch_says_each_wait_a_loading_or_full_worker_asks_for(tmp_path, 
         ndjson(OK0, OK0 | {"idx": 1, "seq": 3}, DONE | {"seq": 4}),
     ]
     lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
-    async with RogueWorker(lambda method, path: answers.pop(0)) as rogue:
+    healthy = body({"status": "ok"})  # /health, asked after the re-attach's "not now"
+    async with RogueWorker(lambda method, path: healthy if path == "/health" else answers.pop(0)) as rogue:
         code = await run_cli(
             ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import socket
 import threading
@@ -15,9 +16,10 @@ import pytest
 
 from npu_worker import client
 from npu_worker.client import NotConnected, TransportError, WorkerHTTPError, aio
+from npu_worker.protocol import ModelLoadError
 from tests.cluster_support import node_starter
 from tests.cut_proxy import CuttableProxy
-from tests.rogue_worker import RogueWorker, ndjson
+from tests.rogue_worker import RogueWorker, ndjson, reply
 from tests.test_job_retention import write_job
 from tests.test_start_up_recovery import serve_holding_the_reading
 from tests.timing import seconds
@@ -570,3 +572,65 @@ async def test_a_job_that_makes_no_progress_is_given_up_after_the_stall_limit(
         assert f"job {job_id}: " in str(stalled.value)
     finally:
         engine.gate.set()
+
+
+class EngineThatFailsToLoad(ToneEngine):
+    def load(self) -> None:
+        raise ModelLoadError("the model directory is gone")
+
+
+def relay_to(port: int) -> Any:
+    """A request sent on to the worker at `port` as it was asked (no body), its answer as it comes."""
+
+    async def relay(method: str, path: str) -> AsyncIterator[bytes]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        try:
+            while chunk := await reader.read(65536):
+                yield chunk
+        finally:
+            writer.close()
+
+    return relay
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("mode", ["stream", "poll"])
+async def test_a_worker_restarted_with_an_engine_that_failed_to_load_is_given_up(
+    worker, settings, use_async, mode
+):
+    """The worker restarted mid-batch (here: it said `Loading` once) and its engine failed to load: it
+    still answers the kept job's stream with heartbeats and its status `interrupted`, but runs nothing.
+    The client waited for ever; now a restart's signs send it to /health, which says the load failed."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["재개.", "둘."])
+    broken = await worker(EngineThatFailsToLoad(), heartbeat_interval=0.1)
+    relay = relay_to(broken.port)
+    start = {"event": "start", "total": 2, "backend": "tone", "device": "cpu", "job_id": job_id, "seq": 1}
+    loading = [True]
+
+    def script(method: str, path: str) -> Any:
+        if method == "POST":
+            accepted = json.dumps({"job_id": job_id, "status": "queued", "total": 2}).encode()
+            return ndjson(start) if mode == "stream" else reply(200, accepted)
+        if loading[0] and path != "/health":
+            loading[0] = False
+            return reply(
+                503, b'{"error": "Loading: the engine is still loading"}', headers="Retry-After: 0\r\n"
+            )
+        return relay(method, path)
+
+    name = f"{'async_' if use_async else ''}synth_batch_{'streaming' if mode == 'stream' else 'polling'}"
+    call = getattr(client, name)
+    options = {"reattach_delay": 0.01, "poll_interval": 0.01} if mode == "poll" else {"reattach_delay": 0.01}
+    async with RogueWorker(script) as front:
+        with pytest.raises(client.EngineFailed) as failed:
+            async with asyncio.timeout(seconds(10)):
+                if use_async:
+                    await call([{"idx": 0, "text": "재개."}], base=front.base, **options)
+                else:
+                    await asyncio.to_thread(call, [{"idx": 0, "text": "재개."}], base=front.base, **options)
+    assert str(failed.value) == (
+        f"job {job_id}: the worker's engine failed to load (ModelLoadError: the model directory is gone),"
+        " so it runs no job; the job runs once a worker that loads takes it up"
+    )
+    assert front.requests[-1] == ("GET", "/health")

@@ -13,6 +13,7 @@ import pytest
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
+    EngineFailed,
     NotConnected,
     TransportError,
     WorkerHTTPError,
@@ -33,6 +34,7 @@ START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
 OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/0.wav", "seq": 2}
 OK1 = {"event": "progress", "idx": 1, "status": "ok", "wav_path": "/w/1.wav", "seq": 3}
 DONE = {"event": "done", "total": 2, "ok_count": 2, "fail_count": 0, "seq": 4}
+HEALTH, HEALTHY = Call("GET", "/health", at_once=True), {"status": "ok"}  # asked after a restart's signs
 
 
 class Script:
@@ -146,8 +148,11 @@ def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
     booting = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"})
-    script.run(collector, [[START, None], booting, [DONE, None]])
-    assert collector.done == DONE
+    script.run(collector, [[START, None], booting, HEALTHY, [DONE, None]])
+    assert collector.done == DONE and script.steps[-2:] == [
+        HEALTH,
+        Follow("GET", "/jobs/j1/events?after=1", at_once=True),
+    ]
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
     with pytest.raises(WorkerHTTPError) as raised:
@@ -161,7 +166,7 @@ def test_a_re_attach_answered_429_with_retry_after_waits_as_a_submission_does():
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5))
     busy = WorkerHTTPError(429, {"error": "QueueFull: busy"}, retry_after=2.0)
-    script.run(collector, [[START, None], busy, [OK0, OK1, DONE, None]])
+    script.run(collector, [[START, None], busy, HEALTHY, [OK0, OK1, DONE, None]])
     assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(2.0)] and collector.done == DONE
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
@@ -206,13 +211,16 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
     loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"}, retry_after=45.0)
     now = WorkerHTTPError(503, {"error": "Loading: x"}, retry_after=0.0)
     with pytest.raises(TransportError, match=r"'Loading: the engine is still loading' after 70 s"):
-        script.run(collector, [[START, None], now, [OK0, None], loading, loading, loading, loading])
+        script.run(
+            collector,
+            [[START, None], now, now, [OK0, None], loading, now, loading, now, loading, now, loading],
+        )
     sleeps = [step.seconds for step in script.steps if isinstance(step, Sleep)]
     assert sleeps == [0.5, 30.0, 30.0, 10.0]
     collector = BatchCollector()  # `Retry-After: 0` with no back-off: still a wait, and an end
     script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1))
     with pytest.raises(TransportError, match=r"'Loading: x' after 0.1 s"):
-        script.run(collector, [[START, None], now, now, now])
+        script.run(collector, [[START, None], now, now, now, now, now])
     assert [step for step in script.steps if isinstance(step, Sleep)] == [Sleep(0.05), Sleep(0.05)]
     with pytest.raises(ClientError, match="wait_limit must be a finite number"):
         next(streaming_plan(BatchCollector(), {}, attempts=0, delay=0.5, wait_limit=float("nan")))
@@ -351,3 +359,24 @@ def test_the_stall_bound_counts_from_the_last_progress_only():
     for limit in (0.0, -1.0, float("nan"), float("inf")):
         with pytest.raises(ClientError, match="stall_limit must be a finite number of seconds > 0"):
             BatchCollector(stall_limit=limit)
+
+
+def test_after_a_restarts_signs_the_health_decides_whether_the_engine_failed():
+    """A refused re-attach or a polled `interrupted` sends the client to /health: its 500 `fail` ends the
+    run (the worker runs no job, though it streams heartbeats and says `interrupted` for ever); an
+    unreachable /health, or a loading one, is no verdict."""
+    failed = WorkerHTTPError(500, {"status": "fail", "error": "ModelLoadError: gone"})
+    refused = NotConnected("GET: connection refused")
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
+    with pytest.raises(
+        EngineFailed, match=r"job j1: the worker's engine failed to load \(ModelLoadError: gone\)"
+    ):
+        script.run(collector, [[START, None], refused, TransportError("reset"), refused, failed])
+    assert [step for step in script.steps if isinstance(step, Call)] == [HEALTH, HEALTH]
+    collector = BatchCollector()
+    script = Script(polling_plan(collector, {}, interval=1.0, attempts=3, delay=0.5))
+    interrupted = {"job_id": "j1", "status": "interrupted", "done": 0}
+    accepted = {"job_id": "j1", "status": "queued"}
+    with pytest.raises(EngineFailed):
+        script.run(collector, [accepted, interrupted, HEALTHY, interrupted, failed])

@@ -67,6 +67,12 @@ class Stalled(TransportError):
     job that waits behind others longer than the caller allows. Its job is not cancelled."""
 
 
+class EngineFailed(TransportError):
+    """The worker's engine failed to load (its /health: 500 `fail`): restarted so, it still answers its
+    kept jobs' status (`interrupted`) and event streams (heartbeats) but runs none of them. The job
+    runs once a worker that loads takes it up; it is not cancelled."""
+
+
 class WorkerProtocolError(TransportError):
     """The worker sent what the protocol has no place for (a line that is no JSON or over LINE_LIMIT,
     an `ok` without its `idx`). Raised at once: re-attaching would be sent the same log again."""

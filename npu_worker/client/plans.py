@@ -16,6 +16,7 @@ from typing import Any
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
+    EngineFailed,
     InvalidArgument,
     NotConnected,
     TransportError,
@@ -211,6 +212,23 @@ def streaming_plan(
     return collector.result()
 
 
+def engine_failed(job_id: str) -> Generator[Step, Any, None]:
+    """Raise `EngineFailed` when the worker's /health says its engine failed to load (500, `fail`):
+    restarted so, it answers a re-attach with heartbeats and a poll with `interrupted` for ever, and
+    the client waited for ever. Asked only after a restart's signs (a refused connection, a "not
+    now", an `interrupted` job); any other answer, or none, is no verdict."""
+    try:
+        yield Call("GET", "/health", at_once=True)
+    except WorkerHTTPError as exc:
+        if exc.status == 500 and exc.body.get("status") == "fail":
+            raise EngineFailed(
+                f"job {job_id}: the worker's engine failed to load ({exc.body.get('error')}), so it runs"
+                " no job; the job runs once a worker that loads takes it up"
+            ) from None
+    except TransportError:
+        return
+
+
 def _reattach(
     collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any, patience: Patience
 ) -> Generator[Step, Any, tuple[Any, int]]:
@@ -219,10 +237,13 @@ def _reattach(
     assert collector.job_id is not None
     lost = f"job {collector.job_id}: stream lost after event {collector.last_seq}"
     asked = False  # the last try was answered "not now": its wait is done, no back-off on top
+    restarted = False  # the last try was refused or answered with a refusal: the worker may have restarted
     while failures <= attempts:
         wait = 0.0 if asked else backoff(failures, delay)
         if wait:
             yield Sleep(wait)
+        if restarted:
+            yield from engine_failed(collector.job_id)
         again = Follow("GET", events_path(collector.job_id, collector.last_seq), at_once=True)
         try:
             answer = yield again
@@ -230,6 +251,7 @@ def _reattach(
             return answer, failures
         except (TransportError, WorkerHTTPError) as exc:
             asked = asked_to_wait(exc)  # a 429 too: "not now" as its Retry-After says
+            restarted = isinstance(exc, NotConnected | WorkerHTTPError)
             if not asked and not retryable(exc):
                 raise
             problem = exc
@@ -311,6 +333,8 @@ def polling_plan(
             yield Deliver(status_event(status))
         if status.get("status") in TERMINAL_STATUSES:
             break
+        if status.get("status") == "interrupted":  # kept across a restart, not taken up yet
+            yield from engine_failed(collector.job_id)
         if stall := collector.stalled():
             raise stall
         yield Sleep(interval)
