@@ -61,6 +61,14 @@ def printable(text: object) -> str:
     )
 
 
+def printable_json(value: Any) -> str:
+    """`value` as indented JSON that may reach a terminal: readable (Korean as it is), but a character
+    `printable` would escape written as its `\\u` escape (json escapes only those below U+0020: a bidi
+    override or a C1 control such as U+009B, a CSI, in a worker's error went out raw with `--json`)."""
+    text = json.dumps(value, ensure_ascii=False, indent=1)
+    return "".join(char if char.isprintable() or char == "\n" else json.dumps(char)[1:-1] for char in text)
+
+
 def say(message: str) -> None:
     """One line on stderr, printable."""
     print(printable(message), file=sys.stderr)
@@ -458,7 +466,7 @@ def run_batch(args: argparse.Namespace) -> int:
         say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=1))
+        print(printable_json(result))
     else:
         print(printable(summary(result, time.monotonic() - started, out_dir)))
     if (result.get("done") or {}).get("cancelled"):

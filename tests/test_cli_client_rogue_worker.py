@@ -130,6 +130,27 @@ async def test_words_from_the_worker_reach_the_terminal_without_control_characte
     assert not any(char in shown for char in "\x1b\x07\u202e")
 
 
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_the_json_result_reaches_the_terminal_without_control_characters(tmp_path, capsys, poll):
+    """`--json` printed the worker's words with `ensure_ascii=False`: json escapes only what is below
+    U+0020, so a bidi override or a C1 control (U+009B, CSI to a terminal) went out raw. They are now
+    JSON escapes (the same text once parsed); Korean stays readable."""
+    hostile = HOSTILE + "\x9b2J 한국어"
+    failed = {"event": "error", "idx": 1, "status": "fail", "error": f"EngineError: {hostile}", "seq": 3}
+    script = (
+        polled([OK0, {key: value for key, value in failed.items() if key != "seq"}])
+        if poll
+        else lambda method, path: ndjson(START, OK0, failed, DONE | {"seq": 4})
+    )
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--json"]
+        code = await run_cli(argv + (["--poll"] if poll else []))
+    out = capsys.readouterr().out
+    assert code == 1 and not any(char in out for char in "\x1b\x07\u202e\x9b"), repr(out)
+    assert json.loads(out)["errors"][0]["error"] == f"EngineError: {hostile}" and "한국어" in out
+
+
 async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, capsys):
     """`"duration_sec": null` in an ok answer was a TypeError traceback (exit 1, read as a failure)."""
     answer = body({"status": "ok", "wav_path": "/w/x.wav", "duration_sec": None, "rtf": "fast"})
