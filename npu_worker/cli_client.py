@@ -384,7 +384,7 @@ def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: Progr
         if bar is None or event.get("event") != "waiting":
             return
         if not told:
-            told = True
+            told, bar.told, bar.last_waited = True, None, 0.0  # a count of its own: its first wait is said
             say(
                 f"npu-worker batch: cancelling job {job_id} when the worker lets it (Ctrl-C again: let it run)"
             )
