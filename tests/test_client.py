@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from npu_worker import client
@@ -634,3 +635,26 @@ async def test_a_worker_restarted_with_an_engine_that_failed_to_load_is_given_up
         " so it runs no job; the job runs once a worker that loads takes it up"
     )
     assert front.requests[-1] == ("GET", "/health")
+
+
+async def test_a_callers_session_that_raises_for_status_still_gets_the_workers_refusals(worker, tmp_path):
+    """`session=aiohttp.ClientSession(raise_for_status=True)`, a common setting: aiohttp raised its own
+    ClientResponseError for every 4xx/5xx before the client read the answer, so a `Loading` was a
+    TransportError (no Retry-After waited for) and a refusal lost its error name."""
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    try:
+        async with aiohttp.ClientSession(raise_for_status=True) as session, asyncio.timeout(seconds(20)):
+            body = await aio.synth(
+                "안녕하세요.",
+                str(tmp_path / "one.wav"),
+                base=base_of(server),
+                session=session,
+                on_progress=lambda idx, event: engine.loaded.set(),
+            )
+            assert body["status"] == "ok"
+            with pytest.raises(WorkerHTTPError) as refused:
+                await aio.cancel_job("no-such-job", base=base_of(server), session=session)
+    finally:
+        engine.loaded.set()
+    assert refused.value.status == 404 and refused.value.error_name == "JobNotFound"

@@ -84,7 +84,13 @@ class _Http:
         try:
             async with asyncio.timeout(self.answer_timeout if at_once else None):
                 response = await self.session.request(  # the worker never redirects: a 3xx is its answer
-                    method, url, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
+                    method,
+                    url,
+                    data=data,
+                    headers=headers,
+                    timeout=self.timeout,
+                    allow_redirects=False,
+                    raise_for_status=False,  # a caller's session may say True: its refusals are read here
                 )
             if response.status >= 300:
                 async with response:
