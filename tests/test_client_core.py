@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from npu_worker.client import common as client_errors
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
@@ -380,3 +381,21 @@ def test_after_a_restarts_signs_the_health_decides_whether_the_engine_failed():
     accepted = {"job_id": "j1", "status": "queued"}
     with pytest.raises(EngineFailed):
         script.run(collector, [accepted, interrupted, HEALTHY, interrupted, failed])
+
+
+def test_a_result_that_never_comes_after_the_status_said_done_is_bounded_by_the_stall_limit():
+    """In polling, `/result` answers 202 until the result is there (a cluster's may lag its status): a
+    result that never came was polled for ever, `stall_limit` or not."""
+    clock = Clock()
+
+    def ticking() -> float:  # each look at the clock finds it a second later
+        clock.now += 1.0
+        return clock.now
+
+    collector = BatchCollector(stall_limit=5.0, clock=ticking)
+    script = Script(polling_plan(collector, {}, interval=1.0, attempts=3, delay=0.5))
+    done = {"job_id": "j1", "status": "done", "done": 2}
+    lagging = {"job_id": "j1", "status": "running", "done": 2}
+    with pytest.raises(client_errors.Stalled, match="no progress for 5 s"):
+        script.run(collector, [{"job_id": "j1", "status": "queued"}, done, *[lagging] * 10])
+    assert sum(step == Call("GET", "/jobs/j1/result", at_once=True) for step in script.steps) < 10

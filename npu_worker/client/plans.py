@@ -342,6 +342,8 @@ def polling_plan(
         result = yield from poll_json(f"{job}/result", attempts, delay, patience)
         if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
             break
+        if stall := collector.stalled():  # a result that never comes (a cluster's lost write)
+            raise stall
         yield Sleep(interval)
     for event in result_events(result):
         yield Deliver(event)
