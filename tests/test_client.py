@@ -631,7 +631,7 @@ async def test_a_worker_restarted_with_an_engine_that_failed_to_load_is_given_up
                 else:
                     await asyncio.to_thread(call, [{"idx": 0, "text": "재개."}], base=front.base, **options)
     assert str(failed.value) == (
-        f"job {job_id}: the worker's engine failed to load (ModelLoadError: the model directory is gone),"
+        f"job {job_id}: the worker failed to start (ModelLoadError: the model directory is gone),"
         " so it runs no job; the job runs once a worker that loads takes it up"
     )
     assert front.requests[-1] == ("GET", "/health")

@@ -370,9 +370,7 @@ def test_after_a_restarts_signs_the_health_decides_whether_the_engine_failed():
     refused = NotConnected("GET: connection refused")
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
-    with pytest.raises(
-        EngineFailed, match=r"job j1: the worker's engine failed to load \(ModelLoadError: gone\)"
-    ):
+    with pytest.raises(EngineFailed, match=r"job j1: the worker failed to start \(ModelLoadError: gone\)"):
         script.run(collector, [[START, None], refused, TransportError("reset"), refused, failed])
     assert [step for step in script.steps if isinstance(step, Call)] == [HEALTH, HEALTH]
     collector = BatchCollector()

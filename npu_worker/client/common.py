@@ -68,9 +68,10 @@ class Stalled(TransportError):
 
 
 class EngineFailed(TransportError):
-    """The worker's engine failed to load (its /health: 500 `fail`): restarted so, it still answers its
-    kept jobs' status (`interrupted`) and event streams (heartbeats) but runs none of them. The job
-    runs once a worker that loads takes it up; it is not cancelled."""
+    """The worker failed to start: its engine failed to load, or its kept jobs could not be read (its
+    /health: 500 `fail`). Restarted so, it still answers its kept jobs' status (`interrupted`) and
+    event streams (heartbeats) but runs none of them. The job runs once a worker that loads takes it
+    up; it is not cancelled."""
 
 
 class WorkerProtocolError(TransportError):

@@ -222,7 +222,7 @@ def engine_failed(job_id: str) -> Generator[Step, Any, None]:
     except WorkerHTTPError as exc:
         if exc.status == 500 and exc.body.get("status") == "fail":
             raise EngineFailed(
-                f"job {job_id}: the worker's engine failed to load ({exc.body.get('error')}), so it runs"
+                f"job {job_id}: the worker failed to start ({exc.body.get('error')}), so it runs"
                 " no job; the job runs once a worker that loads takes it up"
             ) from None
     except TransportError:
