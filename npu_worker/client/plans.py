@@ -213,8 +213,8 @@ def streaming_plan(
 
 
 def engine_failed(job_id: str) -> Generator[Step, Any, None]:
-    """Raise `EngineFailed` when the worker's /health says its engine failed to load (500, `fail`):
-    restarted so, it answers a re-attach with heartbeats and a poll with `interrupted` for ever, and
+    """Raise `EngineFailed` when the worker's /health says it failed to start (500, `fail`: its engine
+    did not load, or its kept jobs could not be read): restarted so, it answers a re-attach with heartbeats and a poll with `interrupted` for ever, and
     the client waited for ever. Asked only after a restart's signs (a refused connection, a "not
     now", an `interrupted` job); any other answer, or none, is no verdict."""
     try:
