@@ -8,7 +8,6 @@ import signal
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from npu_worker.client import NotConnected, TransportError, WorkerHTTPError, aio
 from npu_worker.protocol import ModelLoadError
 from tests.cluster_support import node_starter
 from tests.cut_proxy import CuttableProxy
-from tests.rogue_worker import RogueWorker, ndjson, reply
+from tests.rogue_worker import RogueWorker, ndjson, relay_to, reply
 from tests.test_job_retention import write_job
 from tests.test_start_up_recovery import serve_holding_the_reading
 from tests.timing import seconds
@@ -402,13 +401,7 @@ async def test_a_re_attach_waits_for_the_restarted_worker_while_it_loads(setting
     engine = ToneEngine()
     scheduler, listener, gate, reached = await serve_holding_the_reading(settings, engine)
 
-    async def relay(method: str, path: str) -> AsyncIterator[bytes]:
-        """The restarted worker's answer, as it sends it."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-        while chunk := await reader.read(65536):
-            yield chunk
-        writer.close()
+    relay = relay_to(listener.port)  # the restarted worker's answer, as it sends it
 
     start = {"event": "start", "total": 2, "backend": "tone", "device": "cpu", "job_id": job_id, "seq": 1}
     events: list[dict[str, Any]] = []
@@ -578,21 +571,6 @@ async def test_a_job_that_makes_no_progress_is_given_up_after_the_stall_limit(
 class EngineThatFailsToLoad(ToneEngine):
     def load(self) -> None:
         raise ModelLoadError("the model directory is gone")
-
-
-def relay_to(port: int) -> Any:
-    """A request sent on to the worker at `port` as it was asked (no body), its answer as it comes."""
-
-    async def relay(method: str, path: str) -> AsyncIterator[bytes]:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-        try:
-            while chunk := await reader.read(65536):
-                yield chunk
-        finally:
-            writer.close()
-
-    return relay
 
 
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
