@@ -84,6 +84,18 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
             2,
             "npu-worker batch: the worker accepted the batch without a job_id",
         ),
+        (
+            lambda method, path: body({"job_id": "j1", "status": ["done"], "done": 2, "total": 2}),
+            True,
+            2,
+            "npu-worker batch: the worker answered no status of job j1: {'job_id': 'j1', 'status': ['done']",
+        ),
+        (
+            polled([OK0, OK0 | {"idx": 1, "event": ["progress"]}]),
+            True,
+            2,
+            "npu-worker batch: the worker sent a result section that is no event:",
+        ),
     ],
     ids=[
         "duration-not-a-number",
@@ -91,6 +103,8 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
         "error-idx-a-list",
         "sections-not-a-list",
         "no-job-id",
+        "status-not-a-word",
+        "result-event-not-a-word",
     ],
 )
 async def test_odd_values_from_the_worker_are_reported_in_words(

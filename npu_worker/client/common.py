@@ -380,6 +380,8 @@ def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
     for section in sections:
         event = dict(section)
         event.setdefault("event", "error" if event.get("status") == "fail" else "progress")
+        if not isinstance(event["event"], str):  # a list was a TypeError out of the collector
+            raise WorkerProtocolError(f"the worker sent a result section that is no event: {event}"[:300])
         events.append(event)
     return events
 

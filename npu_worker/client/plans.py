@@ -326,14 +326,14 @@ def polling_plan(
     yield Deliver(status_event(accepted))
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay, patience)
-        _of_job(status, collector.job_id)
-        key = (status.get("status"), status.get("done"), status.get("current_idx"))
+        state = _of_job(status, collector.job_id)
+        key = (state, status.get("done"), status.get("current_idx"))
         if key != seen:
             seen = key
             yield Deliver(status_event(status))
-        if status.get("status") in TERMINAL_STATUSES:
+        if state in TERMINAL_STATUSES:
             break
-        if status.get("status") == "interrupted":  # kept across a restart, not taken up yet
+        if state == "interrupted":  # kept across a restart, not taken up yet
             yield from engine_failed(collector.job_id)
         if stall := collector.stalled():
             raise stall
@@ -351,9 +351,11 @@ def polling_plan(
     return collector.result()
 
 
-def _of_job(body: dict[str, Any], job_id: str) -> Any:
+def _of_job(body: dict[str, Any], job_id: str) -> str:
     """`body`'s status; WorkerProtocolError unless it is a body of job `job_id` (not a proxy's page,
-    which polling would otherwise read as a job still under way, for ever)."""
-    if body.get("job_id") != job_id:
+    which polling would otherwise read as a job still under way, for ever) whose status is a word (a
+    list there was a TypeError out of the client, a traceback and exit 1 from `batch --poll`)."""
+    status = body.get("status")
+    if body.get("job_id") != job_id or not isinstance(status, str):
         raise WorkerProtocolError(f"the worker answered no status of job {job_id}: {body}"[:300])
-    return body.get("status")
+    return status
