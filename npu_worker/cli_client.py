@@ -109,7 +109,7 @@ class ProgressBar:
     def line(self) -> str:
         total = len(self.chars)
         done = max(len(self.finished), self.polled_done)
-        filled = int(self.width * done / max(1, total))
+        filled = min(self.width, int(self.width * done / max(1, total)))  # a polled `done` of 10**30
         fails = sum(1 for status in self.finished.values() if status != "ok")
         current = f"s{self.current:02d}" if self.current is not None else "   "
         return (

@@ -91,6 +91,21 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
             "npu-worker batch: the worker answered no status of job j1: {'job_id': 'j1', 'status': ['done']",
         ),
         (
+            lambda method, path: body(
+                {
+                    "job_id": "j1",
+                    "status": "done",
+                    "done": 10**30,
+                    "total": 2,
+                    "event": ["x"],
+                    "sections": [OK0],
+                }
+            ),
+            True,
+            1,
+            "no result for 1 section: s01",
+        ),
+        (
             polled([OK0, OK0 | {"idx": 1, "event": ["progress"]}]),
             True,
             2,
@@ -104,6 +119,7 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
         "sections-not-a-list",
         "no-job-id",
         "status-not-a-word",
+        "status-event-a-list-done-past-counting",
         "result-event-not-a-word",
     ],
 )

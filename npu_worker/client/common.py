@@ -387,8 +387,9 @@ def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def status_event(status_body: dict[str, Any]) -> dict[str, Any]:
-    """A polled `/jobs/{id}/status` body (or the accepted one) as an unlogged `status` event."""
-    return {"event": "status", **status_body}
+    """A polled `/jobs/{id}/status` body (or the accepted one) as an unlogged `status` event (whatever
+    `event` the body holds: a list there was a TypeError out of the collector)."""
+    return {**status_body, "event": "status"}
 
 
 def done_event(result_body: dict[str, Any], total: int | None) -> dict[str, Any]:
