@@ -247,6 +247,8 @@ ANSWERED = "Sun, 06 Nov 1994 08:49:37 GMT"
         ("Sun, 06 Nov 1994 08:49:40 GMT", None, 0.0),  # no Date: from now, long past
         ("Sun, 06 Nov 1994 08:49:40 GMT", "not a date", 0.0),
         ("Sun, 32 Nov 1994 08:49:40 GMT", ANSWERED, None),
+        ("Sun, 999999999999999999999 Nov 1994 08:49:40 GMT", ANSWERED, None),  # was an OverflowError
+        ("Sun, 06 Nov 1994 08:49:40 GMT", "Sun, 999999999999999999999 Nov 1994 08:49:37 GMT", 0.0),
     ],
 )
 def test_retry_after_as_an_http_date_is_the_seconds_until_it(header, answered, seconds):

@@ -235,11 +235,11 @@ def _seconds_until(when: str, answered: str | None) -> float | None:
     """`when` (an HTTP date) less `answered` (the answer's `Date`), or less now; None if no date."""
     try:
         until = email.utils.parsedate_to_datetime(when)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a day of 10**20
         return None
     try:
         since = email.utils.parsedate_to_datetime(answered) if answered else None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         since = None
     since = since or datetime.datetime.now(datetime.UTC)
     return max(0.0, (_gmt(until) - _gmt(since)).total_seconds())
