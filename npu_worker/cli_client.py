@@ -6,7 +6,7 @@ the batch was cancelled (DELETE /jobs/{id}) before its end, 2 the request could 
 unreachable, request refused, unreadable lecture file, an argument no request can carry: `--base
 notaurl`, `--speed nan`, a worker answer that breaks the protocol; `batch` then says what became of
 its job, if one was queued), 130 interrupted (Ctrl-C): `batch`
-cancels its job first (the sections done keep their wavs), `synth` hangs up, which stops its synthesis;
+cancels its job first (the sections done keep their wavs; waiting while the worker says `Loading`), `synth` hangs up, which stops its synthesis;
 143 `batch` terminated (SIGTERM), its job cancelled as for Ctrl-C.
 """
 
@@ -61,6 +61,14 @@ def printable(text: object) -> str:
     )
 
 
+def printable_json(value: Any) -> str:
+    """`value` as indented JSON that may reach a terminal: readable (Korean as it is), but a character
+    `printable` would escape written as its `\\u` escape (json escapes only those below U+0020: a bidi
+    override or a C1 control such as U+009B, a CSI, in a worker's error went out raw with `--json`)."""
+    text = json.dumps(value, ensure_ascii=False, indent=1)
+    return "".join(char if char.isprintable() or char == "\n" else json.dumps(char)[1:-1] for char in text)
+
+
 def say(message: str) -> None:
     """One line on stderr, printable."""
     print(printable(message), file=sys.stderr)
@@ -101,7 +109,7 @@ class ProgressBar:
     def line(self) -> str:
         total = len(self.chars)
         done = max(len(self.finished), self.polled_done)
-        filled = int(self.width * done / max(1, total))
+        filled = min(self.width, int(self.width * done / max(1, total)))  # a polled `done` of 10**30
         fails = sum(1 for status in self.finished.values() if status != "ok")
         current = f"s{self.current:02d}" if self.current is not None else "   "
         return (
@@ -179,11 +187,22 @@ def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str
     parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
 
 
+def _add_wait_limit(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wait-limit",
+        type=float,
+        default=WAIT_LIMIT,
+        help="seconds in a row to wait for a worker that answers 'not now' with a Retry-After"
+        f" (loading, compiling for an NPU, its queue full; default {WAIT_LIMIT:g})",
+    )
+
+
 def add_client_commands(subparsers: Any) -> None:
     """Adds `synth` and `batch`; each sets `handler(args) -> exit code` on the parsed namespace."""
     one = subparsers.add_parser("synth", help="synthesise one text into a wav through a running worker")
     one.add_argument("text", help="the text to speak")
     one.add_argument("-o", "--output", required=True, help="wav path to write (absolute or relative)")
+    _add_wait_limit(one)
     _add_connection_arguments(one, "ko")
     one.set_defaults(handler=run_synth)
 
@@ -196,12 +215,14 @@ def add_client_commands(subparsers: Any) -> None:
     many.add_argument("--out-dir", required=True, help="directory for sNN.wav files")
     many.add_argument("--poll", action="store_true", help="polling mode (?async=1) for buffering networks")
     many.add_argument("--json", action="store_true", help="print the full result as JSON on stdout")
+    _add_wait_limit(many)
     many.add_argument(
-        "--wait-limit",
+        "--stall-limit",
         type=float,
-        default=WAIT_LIMIT,
-        help="seconds in a row to wait for a worker that answers 'not now' with a Retry-After"
-        f" (loading, compiling for an NPU, its queue full; default {WAIT_LIMIT:g})",
+        default=None,
+        help="give up (exit 2, the job left running) once the job has made no progress for this many"
+        " seconds while the worker keeps it running (a hung engine); default: no bound, since an honest"
+        " section takes minutes on a CPU and waits its turn behind other batches",
     )
     _add_connection_arguments(many, "the lecture's, else ko")
     many.set_defaults(handler=run_batch)
@@ -222,6 +243,7 @@ def run_synth(args: argparse.Namespace) -> int:
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
     output = str(Path(args.output).expanduser().resolve())
+    bar = ProgressBar({0: args.text}, sys.stderr)  # it says each wait for a loading worker
     try:
         body = synth(
             args.text,
@@ -231,13 +253,18 @@ def run_synth(args: argparse.Namespace) -> int:
             speed_factor=args.speed,
             ref_wav=args.ref_wav,
             token=_token(args),
+            on_progress=bar,
+            wait_limit=args.wait_limit,
         )
     except ClientError as exc:
+        bar.end_line()
         say(f"npu-worker synth: {exc}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt:  # the connection closes with the process: the worker stops the synthesis
+        bar.end_line()
         say("npu-worker synth: interrupted")
         return EXIT_INTERRUPTED
+    bar.end_line()
     if body.get("status") != "ok":
         say(f"npu-worker synth: {body.get('error')}")
         return EXIT_SECTIONS_FAILED
@@ -343,18 +370,38 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace) -> str:
+def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: ProgressBar | None = None) -> str:
     """Ctrl-C stops the batch, not only its progress display (a dropped stream leaves a job running):
-    DELETE its job. Returns what became of it, in words."""
+    DELETE its job, waiting while the worker asks to (a restarted worker loads: `Loading` until then;
+    each wait a line on `bar`, the first saying that Ctrl-C again leaves the job running). Returns
+    what became of it, in words."""
     if job_id is None:
         return "the worker had named no job yet (GET /jobs lists it if it queued the batch)"
+    told = False
+
+    def waiting(idx: int, event: dict[str, Any]) -> None:
+        nonlocal told
+        if bar is None or event.get("event") != "waiting":
+            return
+        if not told:
+            told, bar.told, bar.last_waited = True, None, 0.0  # a count of its own: its first wait is said
+            say(
+                f"npu-worker batch: cancelling job {job_id} when the worker lets it (Ctrl-C again: let it run)"
+            )
+        bar.waiting(event)
+
     try:
-        answer = cancel_job(job_id, base=args.base, token=_token(args))
+        answer = cancel_job(
+            job_id, base=args.base, token=_token(args), on_progress=waiting, wait_limit=args.wait_limit
+        )
     except (ClientError, KeyboardInterrupt) as exc:
         why = str(exc) or "interrupted again"
         return (
             f"job {job_id} may still be running: cancelling it failed ({why}); DELETE /jobs/{job_id} stops it"
         )
+    finally:
+        if bar is not None:
+            bar.end_line()
     if not answer.get("cancel_requested"):
         return f"job {job_id} had already ended"
     done, total = answer.get("done"), answer.get("total")
@@ -405,6 +452,7 @@ def run_batch(args: argparse.Namespace) -> int:
                 ref_wav=args.ref_wav,
                 token=_token(args),
                 wait_limit=args.wait_limit,
+                stall_limit=args.stall_limit,
             )
     except ClientError as exc:
         bar.end_line()
@@ -415,10 +463,10 @@ def run_batch(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as stop:
         bar.end_line()
         word = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args)}")
+        say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     if args.json:
-        print(json.dumps(result, ensure_ascii=False, indent=1))
+        print(printable_json(result))
     else:
         print(printable(summary(result, time.monotonic() - started, out_dir)))
     if (result.get("done") or {}).get("cancelled"):

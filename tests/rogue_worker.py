@@ -83,5 +83,20 @@ class RogueWorker:
             writer.close()
 
 
+def relay_to(port: int) -> Script:
+    """A request sent on to the worker at `port` as it was asked (no body), its answer as it comes."""
+
+    async def relay(method: str, path: str) -> AsyncIterator[bytes]:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
+        try:
+            while chunk := await reader.read(65536):
+                yield chunk
+        finally:
+            writer.close()
+
+    return relay
+
+
 async def _once(data: bytes) -> AsyncIterator[bytes]:
     yield data

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from npu_worker.cli_client import ProgressBar, main
+from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.timing import seconds
-from tests.tone_engine import ToneEngine
+from tests.tone_engine import HeldLoad, ToneEngine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -322,3 +323,61 @@ async def test_a_lecture_nested_too_deeply_is_one_line_and_exit_two(tmp_path, ca
         code == 2
         and err == f"npu-worker batch: cannot read {lecture}: the JSON is nested too deeply to read\n"
     )
+
+
+async def release_after_a_refusal(server: Any, engine: HeldLoad, method: str, route: str) -> None:
+    """Ends `engine`'s load once the worker has answered `method route` with a 503 (`Loading`)."""
+    registry = server.app[METRICS_KEY].registry
+    labels = {"method": method, "route": route, "status": "503"}
+    try:
+        async with asyncio.timeout(seconds(20)):
+            while not registry.get_sample_value("npu_worker_http_requests_total", labels):
+                await asyncio.sleep(0.01)
+    finally:
+        engine.loaded.set()
+
+
+async def test_synth_waits_for_a_loading_worker_and_says_so(worker, tmp_path, capsys):
+    """`npu-worker synth` right after the worker started was exit 2, `HTTP 503: Loading`."""
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    out = tmp_path / "hello.wav"
+    release = asyncio.create_task(release_after_a_refusal(server, engine, "POST", "/synth"))
+    code = await run_cli(["synth", "안녕하세요", "-o", str(out), "--base", base_of(server)])
+    await release
+    captured = capsys.readouterr()
+    assert code == 0 and out.exists(), captured.err
+    assert captured.err.startswith("waiting for the worker: Loading: the engine is still loading")
+    assert "of at most 15:00)" in captured.err.splitlines()[0]
+
+
+async def test_synth_wait_limit_bounds_the_wait(worker, tmp_path, capsys):
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    argv = ["synth", "x", "-o", str(tmp_path / "x.wav"), "--base", base_of(server), "--wait-limit", "0"]
+    try:
+        code = await run_cli(argv)
+    finally:
+        engine.loaded.set()
+    assert code == 2 and "npu-worker synth: HTTP 503: Loading:" in capsys.readouterr().err
+
+
+async def test_batch_stall_limit_gives_up_on_a_job_that_makes_no_progress(worker, tmp_path, capsys):
+    """`--stall-limit`: an engine hung in a call kept `batch` waiting for ever (heartbeats kept the
+    stream alive); now exit 2, saying why and that the job was left running."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    server = await worker(engine, heartbeat_interval=0.1)
+    lecture = write_lecture(tmp_path / "lecture.json", ["하나.", "둘."])
+    out = tmp_path / "out"
+    argv = ["batch", str(lecture), "--out-dir", str(out), "--base", base_of(server), "--stall-limit", "0.5"]
+    try:
+        code = await run_cli(argv)
+    finally:
+        engine.gate.set()
+    err = capsys.readouterr().err.splitlines()
+    assert code == 2, err
+    assert err[-2].startswith("npu-worker batch: job ") and err[-2].endswith(
+        ": no progress for 0.5 s (stall_limit) after event 2, while the worker kept it running"
+    )
+    assert err[-1].startswith("npu-worker batch: job ") and " was not cancelled: it may still run" in err[-1]

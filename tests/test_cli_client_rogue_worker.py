@@ -84,6 +84,33 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
             2,
             "npu-worker batch: the worker accepted the batch without a job_id",
         ),
+        (
+            lambda method, path: body({"job_id": "j1", "status": ["done"], "done": 2, "total": 2}),
+            True,
+            2,
+            "npu-worker batch: the worker answered no status of job j1: {'job_id': 'j1', 'status': ['done']",
+        ),
+        (
+            lambda method, path: body(
+                {
+                    "job_id": "j1",
+                    "status": "done",
+                    "done": 10**30,
+                    "total": 2,
+                    "event": ["x"],
+                    "sections": [OK0],
+                }
+            ),
+            True,
+            1,
+            "no result for 1 section: s01",
+        ),
+        (
+            polled([OK0, OK0 | {"idx": 1, "event": ["progress"]}]),
+            True,
+            2,
+            "npu-worker batch: the worker sent a result section that is no event:",
+        ),
     ],
     ids=[
         "duration-not-a-number",
@@ -91,6 +118,9 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
         "error-idx-a-list",
         "sections-not-a-list",
         "no-job-id",
+        "status-not-a-word",
+        "status-event-a-list-done-past-counting",
+        "result-event-not-a-word",
     ],
 )
 async def test_odd_values_from_the_worker_are_reported_in_words(
@@ -130,6 +160,27 @@ async def test_words_from_the_worker_reach_the_terminal_without_control_characte
     assert not any(char in shown for char in "\x1b\x07\u202e")
 
 
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_the_json_result_reaches_the_terminal_without_control_characters(tmp_path, capsys, poll):
+    """`--json` printed the worker's words with `ensure_ascii=False`: json escapes only what is below
+    U+0020, so a bidi override or a C1 control (U+009B, CSI to a terminal) went out raw. They are now
+    JSON escapes (the same text once parsed); Korean stays readable."""
+    hostile = HOSTILE + "\x9b2J 한국어"
+    failed = {"event": "error", "idx": 1, "status": "fail", "error": f"EngineError: {hostile}", "seq": 3}
+    script = (
+        polled([OK0, {key: value for key, value in failed.items() if key != "seq"}])
+        if poll
+        else lambda method, path: ndjson(START, OK0, failed, DONE | {"seq": 4})
+    )
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--json"]
+        code = await run_cli(argv + (["--poll"] if poll else []))
+    out = capsys.readouterr().out
+    assert code == 1 and not any(char in out for char in "\x1b\x07\u202e\x9b"), repr(out)
+    assert json.loads(out)["errors"][0]["error"] == f"EngineError: {hostile}" and "한국어" in out
+
+
 async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, capsys):
     """`"duration_sec": null` in an ok answer was a TypeError traceback (exit 1, read as a failure)."""
     answer = body({"status": "ok", "wav_path": "/w/x.wav", "duration_sec": None, "rtf": "fast"})
@@ -148,7 +199,8 @@ async def test_batch_says_each_wait_a_loading_or_full_worker_asks_for(tmp_path, 
         ndjson(OK0, OK0 | {"idx": 1, "seq": 3}, DONE | {"seq": 4}),
     ]
     lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
-    async with RogueWorker(lambda method, path: answers.pop(0)) as rogue:
+    healthy = body({"status": "ok"})  # /health, asked after the re-attach's "not now"
+    async with RogueWorker(lambda method, path: healthy if path == "/health" else answers.pop(0)) as rogue:
         code = await run_cli(
             ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
         )
@@ -258,4 +310,48 @@ async def test_ctrl_c_while_a_polled_job_waits_for_the_worker_cancels_that_job(t
     assert process.returncode == 130 and ("DELETE", "/jobs/j1") in rogue.requests, err
     assert err.decode().splitlines()[-1] == (
         "npu-worker batch: interrupted; job j1 cancelled, 0 of 2 sections done (their wavs are kept)"
+    )
+
+
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_ctrl_c_while_the_worker_says_loading_cancels_the_job_once_it_lets_it(tmp_path, poll: bool):
+    """The worker restarted mid-batch and answers every `/jobs` request `Loading` until it has loaded
+    (minutes on an NPU): Ctrl-C's DELETE was refused once, `batch` said "may still be running" and the
+    job ran on, unattended, once the worker was up. Now the DELETE waits as the worker asks, saying so."""
+    cancelled = body({"job_id": "j1", "status": "cancelled", "done": 1, "total": 2, "cancel_requested": True})
+    deletes = [LOADING, LOADING, cancelled]
+
+    def script(method: str, path: str) -> bytes:
+        if method == "POST":
+            return body({"job_id": "j1", "status": "queued", "total": 2}) if poll else ndjson(START, OK0)
+        return deletes.pop(0) if method == "DELETE" else LOADING
+
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
+        process = await asyncio.create_subprocess_exec(
+            *[sys.executable, "-m", "npu_worker.cli_client", *argv, *(["--poll"] if poll else [])],
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        try:
+            async with asyncio.timeout(seconds(20)):
+                assert process.stderr is not None
+                while not (line := await process.stderr.readline()).startswith(b"waiting for the worker"):
+                    assert line, "the batch ended before it waited"
+                process.send_signal(signal.SIGINT)
+                _, err = await process.communicate()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    said = err.decode().splitlines()
+    assert process.returncode == 130 and deletes == [], said
+    assert [request for request in rogue.requests if request[0] == "DELETE"] == [("DELETE", "/jobs/j1")] * 3
+    told = said.index(
+        "npu-worker batch: cancelling job j1 when the worker lets it (Ctrl-C again: let it run)"
+    )
+    assert said[told + 1].startswith("waiting for the worker: Loading: x (again in 0.5 s; waited 0:00 of")
+    assert said[-1] == (
+        "npu-worker batch: interrupted; job j1 cancelled, 1 of 2 sections done (their wavs are kept)"
     )

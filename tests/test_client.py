@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 import socket
 import threading
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 
 from npu_worker import client
 from npu_worker.client import NotConnected, TransportError, WorkerHTTPError, aio
+from npu_worker.protocol import ModelLoadError
 from tests.cluster_support import node_starter
 from tests.cut_proxy import CuttableProxy
-from tests.rogue_worker import RogueWorker, ndjson
+from tests.rogue_worker import RogueWorker, ndjson, relay_to, reply
 from tests.test_job_retention import write_job
 from tests.test_start_up_recovery import serve_holding_the_reading
 from tests.timing import seconds
-from tests.tone_engine import ToneEngine
+from tests.tone_engine import HeldLoad, ToneEngine
 from tests.worker_process import free_port, start_worker_process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -399,13 +401,7 @@ async def test_a_re_attach_waits_for_the_restarted_worker_while_it_loads(setting
     engine = ToneEngine()
     scheduler, listener, gate, reached = await serve_holding_the_reading(settings, engine)
 
-    async def relay(method: str, path: str) -> AsyncIterator[bytes]:
-        """The restarted worker's answer, as it sends it."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-        writer.write(f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
-        while chunk := await reader.read(65536):
-            yield chunk
-        writer.close()
+    relay = relay_to(listener.port)  # the restarted worker's answer, as it sends it
 
     start = {"event": "start", "total": 2, "backend": "tone", "device": "cpu", "job_id": job_id, "seq": 1}
     events: list[dict[str, Any]] = []
@@ -478,3 +474,165 @@ def test_polling_waits_out_a_redis_restart(tmp_path, start_node, redis_server):
     said = [event for event in outcome["events"] if event["event"] == "waiting"]
     assert said[0]["status"] == 503 and said[0]["retry_after"] == 1.0
     assert said[0]["error"].startswith("QueueUnavailable: Redis is unreachable")
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_synth_waits_for_a_worker_that_says_it_is_loading(worker, tmp_path, use_async):
+    """`synth` sent while the engine loads (right after a start; minutes on an NPU that compiles) was
+    refused at once, `HTTP 503: Loading`, while a batch waited; now it waits as the worker asks."""
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    out, recorder = tmp_path / "one.wav", Recorder()
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        recorder(idx, event)
+        engine.loaded.set()  # told to wait: the engine is up by the next try
+
+    options = {"base": base_of(server), "on_progress": on_progress}
+    try:
+        async with asyncio.timeout(seconds(20)):
+            if use_async:
+                body = await aio.synth("안녕하세요.", str(out), **options)
+            else:
+                body = await asyncio.to_thread(client.synth, "안녕하세요.", str(out), **options)
+    finally:
+        engine.loaded.set()
+    assert body["status"] == "ok" and out.stat().st_size > 44 and engine.calls == ["안녕하세요."]
+    waits = [event for _, event in recorder.calls if event["event"] == "waiting"]
+    assert waits and all(wait["status"] == 503 for wait in waits), recorder.calls
+    assert waits[0]["error"].startswith("Loading:") and waits[0]["retry_after"] == 1.0
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_cancel_job_waits_for_a_restarted_worker_that_says_it_is_loading(settings, use_async):
+    """A restarted worker answers `DELETE /jobs/{id}` `Loading` (503, `Retry-After: 1`) until it has read
+    its kept jobs: the cancel was refused once (Ctrl-C then left the job to run, unattended, once the
+    worker was up). Now it is sent again when the worker says, and the kept job is cancelled."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["재개.", "둘."])
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the resumed job runs until it is cancelled
+    scheduler, listener, gate, reached = await serve_holding_the_reading(settings, engine)
+    base, events = f"http://127.0.0.1:{listener.port}", []
+
+    def on_progress(idx: int, event: dict[str, Any]) -> None:
+        events.append(event)
+        gate.set()  # the reading goes on: the worker knows the job by the next try
+
+    try:
+        await asyncio.to_thread(reached.wait, seconds(30))
+        async with asyncio.timeout(seconds(30)):
+            if use_async:
+                answer = await aio.cancel_job(job_id, base=base, on_progress=on_progress)
+            else:
+                answer = await asyncio.to_thread(
+                    client.cancel_job, job_id, base=base, on_progress=on_progress
+                )
+    finally:
+        gate.set()
+        engine.gate.set()
+        await listener.close()
+    assert answer["job_id"] == job_id and answer["cancel_requested"] is True
+    assert [(event["event"], event["status"]) for event in events] == [("waiting", 503)]
+    assert events[0]["error"].startswith("Loading: the worker is still reading the kept jobs")
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("mode", ["stream", "poll"])
+async def test_a_job_that_makes_no_progress_is_given_up_after_the_stall_limit(
+    worker, tmp_path, use_async, mode
+):
+    """An engine hung in a call that never returns: the worker kept the job `running` and the stream
+    alive with heartbeats (polling: the same status), so the client waited for ever. With
+    `stall_limit` it gives up once the job has made no progress that long; the job is left running."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the first section never ends until the test lets it
+    server = await worker(engine, heartbeat_interval=0.1)
+    name = f"{'async_' if use_async else ''}synth_batch_{'streaming' if mode == 'stream' else 'polling'}"
+    call = getattr(client, name)
+    options: dict[str, Any] = {"base": base_of(server), "stall_limit": 0.5}
+    if mode == "poll":
+        options["poll_interval"] = 0.05
+    recorder = Recorder()
+    try:
+        with pytest.raises(client.Stalled, match=r"no progress for 0.5 s \(stall_limit\)") as stalled:
+            async with asyncio.timeout(seconds(20)):
+                if use_async:
+                    await call(lecture(tmp_path, 2), recorder, **options)
+                else:
+                    await asyncio.to_thread(call, lecture(tmp_path, 2), recorder, **options)
+        job_id = next(e["job_id"] for _, e in recorder.calls if e["event"] in ("start", "status"))
+        status = await (await server.get(f"/jobs/{job_id}/status")).json()
+        assert status["status"] == "running" and status["done"] == 0, status
+        assert f"job {job_id}: " in str(stalled.value)
+    finally:
+        engine.gate.set()
+
+
+class EngineThatFailsToLoad(ToneEngine):
+    def load(self) -> None:
+        raise ModelLoadError("the model directory is gone")
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("mode", ["stream", "poll"])
+async def test_a_worker_restarted_with_an_engine_that_failed_to_load_is_given_up(
+    worker, settings, use_async, mode
+):
+    """The worker restarted mid-batch (here: it said `Loading` once) and its engine failed to load: it
+    still answers the kept job's stream with heartbeats and its status `interrupted`, but runs nothing.
+    The client waited for ever; now a restart's signs send it to /health, which says the load failed."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["재개.", "둘."])
+    broken = await worker(EngineThatFailsToLoad(), heartbeat_interval=0.1)
+    relay = relay_to(broken.port)
+    start = {"event": "start", "total": 2, "backend": "tone", "device": "cpu", "job_id": job_id, "seq": 1}
+    loading = [True]
+
+    def script(method: str, path: str) -> Any:
+        if method == "POST":
+            accepted = json.dumps({"job_id": job_id, "status": "queued", "total": 2}).encode()
+            return ndjson(start) if mode == "stream" else reply(200, accepted)
+        if loading[0] and path != "/health":
+            loading[0] = False
+            return reply(
+                503, b'{"error": "Loading: the engine is still loading"}', headers="Retry-After: 0\r\n"
+            )
+        return relay(method, path)
+
+    name = f"{'async_' if use_async else ''}synth_batch_{'streaming' if mode == 'stream' else 'polling'}"
+    call = getattr(client, name)
+    options = {"reattach_delay": 0.01, "poll_interval": 0.01} if mode == "poll" else {"reattach_delay": 0.01}
+    async with RogueWorker(script) as front:
+        with pytest.raises(client.EngineFailed) as failed:
+            async with asyncio.timeout(seconds(10)):
+                if use_async:
+                    await call([{"idx": 0, "text": "재개."}], base=front.base, **options)
+                else:
+                    await asyncio.to_thread(call, [{"idx": 0, "text": "재개."}], base=front.base, **options)
+    assert str(failed.value) == (
+        f"job {job_id}: the worker failed to start (ModelLoadError: the model directory is gone),"
+        " so it runs no job; the job runs once a worker that loads takes it up"
+    )
+    assert front.requests[-1] == ("GET", "/health")
+
+
+async def test_a_callers_session_that_raises_for_status_still_gets_the_workers_refusals(worker, tmp_path):
+    """`session=aiohttp.ClientSession(raise_for_status=True)`, a common setting: aiohttp raised its own
+    ClientResponseError for every 4xx/5xx before the client read the answer, so a `Loading` was a
+    TransportError (no Retry-After waited for) and a refusal lost its error name."""
+    engine = HeldLoad()
+    server = await worker(engine, wait_loaded=False)
+    try:
+        async with aiohttp.ClientSession(raise_for_status=True) as session, asyncio.timeout(seconds(20)):
+            body = await aio.synth(
+                "안녕하세요.",
+                str(tmp_path / "one.wav"),
+                base=base_of(server),
+                session=session,
+                on_progress=lambda idx, event: engine.loaded.set(),
+            )
+            assert body["status"] == "ok"
+            with pytest.raises(WorkerHTTPError) as refused:
+                await aio.cancel_job("no-such-job", base=base_of(server), session=session)
+    finally:
+        engine.loaded.set()
+    assert refused.value.status == 404 and refused.value.error_name == "JobNotFound"

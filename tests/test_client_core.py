@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from npu_worker.client import common as client_errors
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
+    EngineFailed,
     NotConnected,
     TransportError,
     WorkerHTTPError,
@@ -33,6 +35,7 @@ START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
 OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/0.wav", "seq": 2}
 OK1 = {"event": "progress", "idx": 1, "status": "ok", "wav_path": "/w/1.wav", "seq": 3}
 DONE = {"event": "done", "total": 2, "ok_count": 2, "fail_count": 0, "seq": 4}
+HEALTH, HEALTHY = Call("GET", "/health", at_once=True), {"status": "ok"}  # asked after a restart's signs
 
 
 class Script:
@@ -146,8 +149,11 @@ def test_a_booting_worker_is_retried_but_a_refusal_is_raised():
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
     booting = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"})
-    script.run(collector, [[START, None], booting, [DONE, None]])
-    assert collector.done == DONE
+    script.run(collector, [[START, None], booting, HEALTHY, [DONE, None]])
+    assert collector.done == DONE and script.steps[-2:] == [
+        HEALTH,
+        Follow("GET", "/jobs/j1/events?after=1", at_once=True),
+    ]
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
     with pytest.raises(WorkerHTTPError) as raised:
@@ -161,7 +167,7 @@ def test_a_re_attach_answered_429_with_retry_after_waits_as_a_submission_does():
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5))
     busy = WorkerHTTPError(429, {"error": "QueueFull: busy"}, retry_after=2.0)
-    script.run(collector, [[START, None], busy, [OK0, OK1, DONE, None]])
+    script.run(collector, [[START, None], busy, HEALTHY, [OK0, OK1, DONE, None]])
     assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(2.0)] and collector.done == DONE
     collector = BatchCollector()
     script = Script(streaming_plan(collector, {}, attempts=3, delay=0.5))
@@ -206,13 +212,16 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
     loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"}, retry_after=45.0)
     now = WorkerHTTPError(503, {"error": "Loading: x"}, retry_after=0.0)
     with pytest.raises(TransportError, match=r"'Loading: the engine is still loading' after 70 s"):
-        script.run(collector, [[START, None], now, [OK0, None], loading, loading, loading, loading])
+        script.run(
+            collector,
+            [[START, None], now, now, [OK0, None], loading, now, loading, now, loading, now, loading],
+        )
     sleeps = [step.seconds for step in script.steps if isinstance(step, Sleep)]
     assert sleeps == [0.5, 30.0, 30.0, 10.0]
     collector = BatchCollector()  # `Retry-After: 0` with no back-off: still a wait, and an end
     script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1))
     with pytest.raises(TransportError, match=r"'Loading: x' after 0.1 s"):
-        script.run(collector, [[START, None], now, now, now])
+        script.run(collector, [[START, None], now, now, now, now, now])
     assert [step for step in script.steps if isinstance(step, Sleep)] == [Sleep(0.05), Sleep(0.05)]
     with pytest.raises(ClientError, match="wait_limit must be a finite number"):
         next(streaming_plan(BatchCollector(), {}, attempts=0, delay=0.5, wait_limit=float("nan")))
@@ -221,8 +230,30 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
 @pytest.mark.parametrize(
     "header, seconds", [("5", 5.0), ("0.5", 0.5), ("nan", None), ("-1", None), ("x", None)]
 )
-def test_retry_after_is_read_as_plain_seconds_only(header, seconds):
+def test_retry_after_in_seconds_is_read_as_a_finite_number_of_them(header, seconds):
     assert retry_after_of(header) == seconds
+
+
+ANSWERED = "Sun, 06 Nov 1994 08:49:37 GMT"
+
+
+@pytest.mark.parametrize(
+    "header, answered, seconds",
+    [
+        ("Sun, 06 Nov 1994 08:49:40 GMT", ANSWERED, 3.0),  # IMF-fixdate, from the answer's own Date
+        ("Sunday, 06-Nov-94 08:50:37 GMT", ANSWERED, 60.0),  # RFC 850's obsolete form
+        ("Sun Nov  6 08:49:47 1994", ANSWERED, 10.0),  # asctime's, which names no zone: GMT
+        ("Sun, 06 Nov 1994 08:49:30 GMT", ANSWERED, 0.0),  # already past: at once
+        ("Sun, 06 Nov 1994 08:49:40 GMT", None, 0.0),  # no Date: from now, long past
+        ("Sun, 06 Nov 1994 08:49:40 GMT", "not a date", 0.0),
+        ("Sun, 32 Nov 1994 08:49:40 GMT", ANSWERED, None),
+        ("Sun, 999999999999999999999 Nov 1994 08:49:40 GMT", ANSWERED, None),  # was an OverflowError
+        ("Sun, 06 Nov 1994 08:49:40 GMT", "Sun, 999999999999999999999 Nov 1994 08:49:37 GMT", 0.0),
+    ],
+)
+def test_retry_after_as_an_http_date_is_the_seconds_until_it(header, answered, seconds):
+    """RFC 9110 allows a date; it was read as no Retry-After, so each such "not now" spent an attempt."""
+    assert retry_after_of(header, answered) == seconds
 
 
 def test_a_stream_that_ends_before_start_is_a_transport_error():
@@ -296,3 +327,75 @@ def test_bench_takes_the_base_url_as_the_client_does(monkeypatch):
     assert _config(parser.parse_args(["bench"])).base == resolve_base() == "http://127.0.0.1:9999"
     given = parser.parse_args(["bench", "--base", "http://localhost:7000/"])
     assert _config(given).base == resolve_base("http://localhost:7000/") == "http://localhost:7000"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_stall_bound_counts_from_the_last_progress_only():
+    """New logged events, a changed polled status and a `waiting` are progress; a heartbeat or a replay
+    is not. No bound unless asked for (an honest section may take minutes)."""
+    clock = Clock()
+    collector = BatchCollector(stall_limit=5.0, clock=clock)
+    collector.accept(START)
+    clock.now += 4.9
+    assert collector.stalled() is None
+    for event in ({"event": "heartbeat"}, START):  # START again: a replay
+        collector.accept(event)
+    clock.now += 0.1
+    stalled = collector.stalled()
+    assert stalled is not None and str(stalled) == (
+        "job j1: no progress for 5 s (stall_limit) after event 1, while the worker kept it running"
+    )
+    for event in (OK0, {"event": "status", "done": 1}, {"event": "waiting"}):
+        clock.now += 4.9
+        collector.accept(event)
+        clock.now += 4.9
+        assert collector.stalled() is None
+    clock.now += 1e6
+    assert BatchCollector(clock=clock).stalled() is None
+    for limit in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ClientError, match="stall_limit must be a finite number of seconds > 0"):
+            BatchCollector(stall_limit=limit)
+
+
+def test_after_a_restarts_signs_the_health_decides_whether_the_engine_failed():
+    """A refused re-attach or a polled `interrupted` sends the client to /health: its 500 `fail` ends the
+    run (the worker runs no job, though it streams heartbeats and says `interrupted` for ever); an
+    unreachable /health, or a loading one, is no verdict."""
+    failed = WorkerHTTPError(500, {"status": "fail", "error": "ModelLoadError: gone"})
+    refused = NotConnected("GET: connection refused")
+    collector = BatchCollector()
+    script = Script(streaming_plan(collector, {}, attempts=5, delay=0.1))
+    with pytest.raises(EngineFailed, match=r"job j1: the worker failed to start \(ModelLoadError: gone\)"):
+        script.run(collector, [[START, None], refused, TransportError("reset"), refused, failed])
+    assert [step for step in script.steps if isinstance(step, Call)] == [HEALTH, HEALTH]
+    collector = BatchCollector()
+    script = Script(polling_plan(collector, {}, interval=1.0, attempts=3, delay=0.5))
+    interrupted = {"job_id": "j1", "status": "interrupted", "done": 0}
+    accepted = {"job_id": "j1", "status": "queued"}
+    with pytest.raises(EngineFailed):
+        script.run(collector, [accepted, interrupted, HEALTHY, interrupted, failed])
+
+
+def test_a_result_that_never_comes_after_the_status_said_done_is_bounded_by_the_stall_limit():
+    """In polling, `/result` answers 202 until the result is there (a cluster's may lag its status): a
+    result that never came was polled for ever, `stall_limit` or not."""
+    clock = Clock()
+
+    def ticking() -> float:  # each look at the clock finds it a second later
+        clock.now += 1.0
+        return clock.now
+
+    collector = BatchCollector(stall_limit=5.0, clock=ticking)
+    script = Script(polling_plan(collector, {}, interval=1.0, attempts=3, delay=0.5))
+    done = {"job_id": "j1", "status": "done", "done": 2}
+    lagging = {"job_id": "j1", "status": "running", "done": 2}
+    with pytest.raises(client_errors.Stalled, match="no progress for 5 s"):
+        script.run(collector, [{"job_id": "j1", "status": "queued"}, done, *[lagging] * 10])
+    assert sum(step == Call("GET", "/jobs/j1/result", at_once=True) for step in script.steps) < 10

@@ -5,6 +5,7 @@ bound, and never loses or doubles a section's result."""
 from __future__ import annotations
 
 import asyncio
+import email.utils
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -312,6 +313,8 @@ def loading_then(answers: dict[str, bytes], loading: int, mode: str) -> Any:
     def script(method: str, path: str) -> bytes:
         if method == "POST":
             return ndjson(START) if mode == "stream" else accepted
+        if path == "/health":  # asked after each "not now" to a re-attach: it loads
+            return reply(503, b'{"status": "loading", "loaded": false}', headers="Retry-After: 1\r\n")
         if left[0] > 0:
             left[0] -= 1
             return LOADING
@@ -350,7 +353,9 @@ async def test_a_worker_that_says_it_is_loading_is_waited_for_past_the_attempts(
     assert [(w["status"], w["retry_after"], w["wait_limit"]) for w in waits] == [(503, 0.05, 900.0)] * 6
     assert {w["error"] for w in waits} == {"Loading: the engine is still loading; retry shortly"}
     assert [w["waited"] for w in waits] == sorted(w["waited"] for w in waits) and waits[-1]["waited"] > 0
-    assert len(rogue.requests) == 1 + 6 + (1 if mode == "stream" else 2)
+    asked = [path for _, path in rogue.requests]
+    assert len(asked) - asked.count("/health") == 1 + 6 + (1 if mode == "stream" else 2)
+    assert asked.count("/health") == (6 if mode == "stream" else 0)
 
 
 @both
@@ -368,7 +373,8 @@ async def test_a_worker_that_stays_loading_is_given_up_after_the_wait_limit(use_
             with pytest.raises(client.WorkerHTTPError) as refused:
                 await poll(rogue.base, use_async, wait_limit=0.25)
             assert refused.value.error_name == "Loading"
-    assert len(rogue.requests) == 1 + 6  # 0.25 s in waits of 0.05 s, then the answer that ends it
+    asked = [path for _, path in rogue.requests if path != "/health"]
+    assert len(asked) == 1 + 6  # 0.25 s in waits of 0.05 s, then the answer that ends it
 
 
 @both
@@ -385,6 +391,32 @@ async def test_a_submission_to_a_loading_worker_waits_past_the_attempts(use_asyn
     async with RogueWorker(script) as rogue:
         result = await stream(rogue.base, use_async)
     assert result["ok_count"] == 2 and rogue.requests == [("POST", "/synth_batch")] * 6
+
+
+def loading_until(date: str) -> bytes:
+    """A `Loading` 503 whose Retry-After is an HTTP date, with the answer's own `Date` one second before."""
+    answered = email.utils.formatdate(0, usegmt=True)  # the worker's clock, not the client's
+    return reply(
+        503,
+        b'{"status": "fail", "error": "Loading: the engine is still loading"}',
+        headers=f"Date: {answered}\r\nRetry-After: {date}\r\n",
+    )
+
+
+@both
+async def test_a_retry_after_written_as_a_date_is_waited_for_as_asked(use_async):
+    """RFC 9110 allows `Retry-After: <HTTP date>` (a proxy in front of the worker may write one): it was
+    read as no Retry-After, so each answer spent an attempt (here 2) and the batch was refused. Now the
+    wait is the date less the answer's `Date` (its clock may be far from ours: here 1970)."""
+    answers = [loading_until(email.utils.formatdate(1, usegmt=True))]
+    answers += [loading_until(email.utils.formatdate(0, usegmt=True))] * 3  # now: the least wait
+    answers.append(ndjson(START, OK0, OK1, DONE))
+    events: list[dict[str, Any]] = []
+    async with RogueWorker(lambda method, path: answers.pop(0)) as rogue:
+        result = await stream(rogue.base, use_async, on_progress=lambda idx, event: events.append(event))
+    assert result["ok_count"] == 2 and answers == []
+    waits = [event["retry_after"] for event in events if event["event"] == "waiting"]
+    assert waits == [1.0, 0.05, 0.05, 0.05]
 
 
 @both

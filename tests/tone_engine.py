@@ -75,3 +75,15 @@ class ToneEngine:
 
     def close(self) -> None:
         pass
+
+
+class HeldLoad(ToneEngine):
+    """A tone engine whose load lasts until `loaded` is set (a worker still loading, for as long as a
+    test needs it to be)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loaded = threading.Event()
+
+    def load(self) -> None:
+        self.loaded.wait(60)  # a test that forgets to set it still ends

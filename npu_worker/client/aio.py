@@ -31,7 +31,6 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
-    job_path,
     maybe_await,
     over_limit,
     parse_line,
@@ -40,13 +39,17 @@ from npu_worker.client.common import (
     synth_body,
 )
 from npu_worker.client.plans import (
+    SUBMIT_ATTEMPTS,
+    SUBMIT_DELAY,
     WAIT_LIMIT,
     Deliver,
     Follow,
     Plan,
     Sleep,
+    cancel_plan,
     polling_plan,
     streaming_plan,
+    synth_plan,
 )
 
 _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
@@ -81,12 +84,20 @@ class _Http:
         try:
             async with asyncio.timeout(self.answer_timeout if at_once else None):
                 response = await self.session.request(  # the worker never redirects: a 3xx is its answer
-                    method, url, data=data, headers=headers, timeout=self.timeout, allow_redirects=False
+                    method,
+                    url,
+                    data=data,
+                    headers=headers,
+                    timeout=self.timeout,
+                    allow_redirects=False,
+                    raise_for_status=False,  # a caller's session may say True: its refusals are read here
                 )
             if response.status >= 300:
                 async with response:
                     raw = await _error_body(response)
-                retry_after = retry_after_of(response.headers.get("Retry-After"))
+                retry_after = retry_after_of(
+                    response.headers.get("Retry-After"), response.headers.get("Date")
+                )
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
@@ -155,12 +166,15 @@ async def synth(
     token: str | None = None,
     timeout: float = 600.0,
     session: aiohttp.ClientSession | None = None,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
-    """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`."""
+    """POST /synth: one text to one wav; see `npu_worker.client.sync.synth` (it waits as asked)."""
+    body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
+    plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
     async with _http(session, base, token, timeout) as http_:
-        body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
-        return (await http_.json("POST", "/synth", body))[1]
+        return await _run(plan, http_, BatchCollector(on_progress))
 
 
 async def cancel_job(
@@ -170,10 +184,13 @@ async def cancel_job(
     token: str | None = None,
     timeout: float = 10.0,
     session: aiohttp.ClientSession | None = None,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
 ) -> dict[str, Any]:
-    """DELETE /jobs/{id}; see `npu_worker.client.sync.cancel_job`."""
+    """DELETE /jobs/{id}; see `npu_worker.client.sync.cancel_job` (it waits as asked)."""
+    plan = cancel_plan(job_id, SUBMIT_DELAY, wait_limit)
     async with _http(session, base, token, timeout) as http_:
-        return (await http_.json("DELETE", job_path(job_id)))[1]
+        return await _run(plan, http_, BatchCollector(on_progress))
 
 
 async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) -> BaseException | None:
@@ -193,6 +210,8 @@ async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) ->
                 if gap := collector.gap(event):
                     return gap
                 await maybe_await(collector.accept(event))
+            if stall := collector.stalled():  # each line, heartbeats too: noticed within their interval
+                raise stall
     return None
 
 
@@ -238,6 +257,7 @@ async def synth_batch_streaming(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     session: aiohttp.ClientSession | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
@@ -245,7 +265,7 @@ async def synth_batch_streaming(
 
     See `npu_worker.client.sync.synth_batch_streaming`; this is the same contract on aiohttp.
     """
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, read_timeout, answer_timeout) as http_:
@@ -267,11 +287,12 @@ async def synth_batch_polling(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     session: aiohttp.ClientSession | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """Polling mode (`?async=1`); see `npu_worker.client.sync.synth_batch_polling`."""
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, timeout, answer_timeout) as http_:

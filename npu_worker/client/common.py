@@ -13,10 +13,13 @@ calls `on_progress`, and builds the result the user's helper sketch returns:
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import inspect
 import json
 import math
 import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,6 +59,19 @@ class TransportError(ClientError):
 class NotConnected(TransportError):
     """The worker's address refused the connection (nothing listens there now), so nothing of the
     request was sent: a submission may be sent again without making its batch twice."""
+
+
+class Stalled(TransportError):
+    """The job made no progress for `stall_limit` seconds (no new event of its log; polling: no change
+    of its status) while the worker kept it running: an engine hung in a call that never returns, a
+    job that waits behind others longer than the caller allows. Its job is not cancelled."""
+
+
+class EngineFailed(TransportError):
+    """The worker failed to start: its engine failed to load, or its kept jobs could not be read (its
+    /health: 500 `fail`). Restarted so, it still answers its kept jobs' status (`interrupted`) and
+    event streams (heartbeats) but runs none of them. The job runs once a worker that loads takes it
+    up; it is not cancelled."""
 
 
 class WorkerProtocolError(TransportError):
@@ -200,13 +216,38 @@ def over_limit(method: str, url: str) -> WorkerProtocolError:
     return WorkerProtocolError(f"{method} {url}: the worker's answer is over {BODY_LIMIT} bytes")
 
 
-def retry_after_of(value: str | None) -> float | None:
-    """Seconds from a `Retry-After` header; None when absent or not a plain number of seconds."""
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
+def retry_after_of(value: str | None, answered: str | None = None) -> float | None:
+    """Seconds from a `Retry-After` header: a number of seconds, or an HTTP date (RFC 9110 allows both;
+    a date was read as no `Retry-After`, so a worker or a proxy that wrote one had its "not now" spent as
+    an attempt), counted from the answer's own `Date` when it has one (the two clocks need not agree),
+    else from now; a date already past is 0. None when absent or neither."""
+    if value is None:
         return None
+    seconds: float | None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = _seconds_until(value, answered)
     return seconds if seconds is not None and math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _seconds_until(when: str, answered: str | None) -> float | None:
+    """`when` (an HTTP date) less `answered` (the answer's `Date`), or less now; None if no date."""
+    try:
+        until = email.utils.parsedate_to_datetime(when)
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a day of 10**20
+        return None
+    try:
+        since = email.utils.parsedate_to_datetime(answered) if answered else None
+    except (TypeError, ValueError, OverflowError):
+        since = None
+    since = since or datetime.datetime.now(datetime.UTC)
+    return max(0.0, (_gmt(until) - _gmt(since)).total_seconds())
+
+
+def _gmt(moment: datetime.datetime) -> datetime.datetime:
+    """An HTTP date is GMT (RFC 9110), also where it names no zone (asctime's form, `-0000`)."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=datetime.UTC)
 
 
 @dataclass
@@ -229,6 +270,29 @@ class BatchCollector:
     errors: dict[int, dict[str, Any]] = field(default_factory=dict)
     delivered: int = 0
     skipped: tuple[int, int] | None = None  # the last skip of seq seen (last seen, then the next one)
+    # Seconds the job may go without progress (None: no bound; see `stalled`), and the clock it is read on.
+    stall_limit: float | None = None
+    clock: Callable[[], float] = time.monotonic
+    progressed_at: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.stall_limit is not None and not (math.isfinite(self.stall_limit) and self.stall_limit > 0):
+            raise InvalidArgument(
+                f"stall_limit must be a finite number of seconds > 0, not {self.stall_limit:g}"
+            )
+        self.progressed_at = self.clock()
+
+    def stalled(self) -> Stalled | None:
+        """Why the run ends now: its job has made no progress for `stall_limit` seconds. Progress is a
+        new logged event, a changed polled status, or a `waiting` (a worker that loads is bounded by
+        `wait_limit` instead). No bound by default: an honest section takes minutes on a CPU (up to
+        2 000 characters of text), and a batch waits its turn behind other callers' sections."""
+        if self.stall_limit is None or self.clock() - self.progressed_at < self.stall_limit:
+            return None
+        return Stalled(
+            f"job {self.job_id}: no progress for {self.stall_limit:g} s (stall_limit) after event"
+            f" {self.last_seq}, while the worker kept it running"
+        )
 
     def gap(self, event: dict[str, Any]) -> TransportError | None:
         """Why a stream's `event` cannot be taken yet: its `seq` skips entries (the worker's log numbers
@@ -262,6 +326,8 @@ class BatchCollector:
                 return None
             self.last_seq = seq
             self._record(kind, event)
+        if kind != "heartbeat":  # a status is delivered only when it changed
+            self.progressed_at = self.clock()
         self.delivered += 1
         if self.on_progress is None:
             return None
@@ -314,13 +380,16 @@ def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
     for section in sections:
         event = dict(section)
         event.setdefault("event", "error" if event.get("status") == "fail" else "progress")
+        if not isinstance(event["event"], str):  # a list was a TypeError out of the collector
+            raise WorkerProtocolError(f"the worker sent a result section that is no event: {event}"[:300])
         events.append(event)
     return events
 
 
 def status_event(status_body: dict[str, Any]) -> dict[str, Any]:
-    """A polled `/jobs/{id}/status` body (or the accepted one) as an unlogged `status` event."""
-    return {"event": "status", **status_body}
+    """A polled `/jobs/{id}/status` body (or the accepted one) as an unlogged `status` event (whatever
+    `event` the body holds: a list there was a TypeError out of the collector)."""
+    return {**status_body, "event": "status"}
 
 
 def done_event(result_body: dict[str, Any], total: int | None) -> dict[str, Any]:

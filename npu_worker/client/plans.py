@@ -16,6 +16,7 @@ from typing import Any
 from npu_worker.client.common import (
     BatchCollector,
     ClientError,
+    EngineFailed,
     InvalidArgument,
     NotConnected,
     TransportError,
@@ -37,6 +38,8 @@ MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many sec
 # Seconds in a row a worker that answers "not now" with a Retry-After is waited for: a first ZipVoice
 # start on an NPU compiles its decoder for minutes (20-101 s a bucket, five buckets).
 WAIT_LIMIT = 900.0
+# A single call's tries and first back-off (`synth`, a cancel): the batch calls' defaults.
+SUBMIT_ATTEMPTS, SUBMIT_DELAY = 10, 0.5
 MIN_WAIT = 0.05  # the least a wait lasts: `Retry-After: 0` with `reattach_delay=0` is no busy loop
 
 
@@ -174,6 +177,14 @@ def submitted(
             yield Sleep(backoff(failures, delay))
 
 
+def synth_plan(body: dict[str, Any], attempts: int, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+    """POST /synth, sent again while the worker says "not now" as a submission is (`submitted`): it
+    waited for no `Loading` (a `synth` right after a restart failed at once, while a batch waited)."""
+    patience = Patience(wait_limit, delay)
+    answer: dict[str, Any] = yield from submitted(Call("POST", "/synth", body), attempts, delay, patience)
+    return answer
+
+
 def streaming_plan(
     collector: BatchCollector,
     body: dict[str, Any],
@@ -193,10 +204,29 @@ def streaming_plan(
     while collector.done is None:
         if collector.job_id is None:
             raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
+        if stall := collector.stalled():
+            raise stall
         failures = 0 if collector.last_seq > before else failures + 1
         before = collector.last_seq
         problem, failures = yield from _reattach(collector, failures, attempts, delay, problem, patience)
     return collector.result()
+
+
+def engine_failed(job_id: str) -> Generator[Step, Any, None]:
+    """Raise `EngineFailed` when the worker's /health says it failed to start (500, `fail`: its engine
+    did not load, or its kept jobs could not be read): restarted so, it answers a re-attach with heartbeats and a poll with `interrupted` for ever, and
+    the client waited for ever. Asked only after a restart's signs (a refused connection, a "not
+    now", an `interrupted` job); any other answer, or none, is no verdict."""
+    try:
+        yield Call("GET", "/health", at_once=True)
+    except WorkerHTTPError as exc:
+        if exc.status == 500 and exc.body.get("status") == "fail":
+            raise EngineFailed(
+                f"job {job_id}: the worker failed to start ({exc.body.get('error')}), so it runs"
+                " no job; the job runs once a worker that loads takes it up"
+            ) from None
+    except TransportError:
+        return
 
 
 def _reattach(
@@ -207,10 +237,13 @@ def _reattach(
     assert collector.job_id is not None
     lost = f"job {collector.job_id}: stream lost after event {collector.last_seq}"
     asked = False  # the last try was answered "not now": its wait is done, no back-off on top
+    restarted = False  # the last try was refused or answered with a refusal: the worker may have restarted
     while failures <= attempts:
         wait = 0.0 if asked else backoff(failures, delay)
         if wait:
             yield Sleep(wait)
+        if restarted:
+            yield from engine_failed(collector.job_id)
         again = Follow("GET", events_path(collector.job_id, collector.last_seq), at_once=True)
         try:
             answer = yield again
@@ -218,6 +251,7 @@ def _reattach(
             return answer, failures
         except (TransportError, WorkerHTTPError) as exc:
             asked = asked_to_wait(exc)  # a 429 too: "not now" as its Retry-After says
+            restarted = isinstance(exc, NotConnected | WorkerHTTPError)
             if not asked and not retryable(exc):
                 raise
             problem = exc
@@ -234,15 +268,16 @@ def _reattach(
 
 
 def poll_json(
-    path: str, attempts: int, delay: float, patience: Patience | None = None
+    path: str, attempts: int, delay: float, patience: Patience | None = None, method: str = "GET"
 ) -> Generator[Step, Any, dict[str, Any]]:
     """GET `path` as JSON, retrying transport failures and 502/503/504 up to `attempts` times, and
-    a "not now" with a `Retry-After` (a worker loading after a restart) as long as `patience` allows."""
+    a "not now" with a `Retry-After` (a worker loading after a restart) as long as `patience` allows.
+    `method`: another request that may be sent again (DELETE)."""
     patience = Patience(floor=delay) if patience is None else patience
     failures = 0
     while True:
         try:
-            answer: dict[str, Any] = yield Call("GET", path, at_once=True)
+            answer: dict[str, Any] = yield Call(method, path, at_once=True)
             patience.reset()
             return answer
         except (TransportError, WorkerHTTPError) as exc:
@@ -254,6 +289,15 @@ def poll_json(
             if not retryable(exc) or failures > attempts or asked_to_wait(exc):
                 raise
             yield Sleep(backoff(failures, delay))
+
+
+def cancel_plan(job_id: str, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+    """DELETE the job, again while the worker says "not now" with a `Retry-After`, up to `wait_limit`:
+    a worker that restarted answers every `/jobs` request `Loading` until it has read its kept jobs
+    and loaded its engine (minutes on an NPU), then runs the job; a cancel refused once (Ctrl-C's)
+    left it running unattended. Anything else fails at once (the caller is told the job may run on)."""
+    answer = yield from poll_json(job_path(job_id), 0, delay, Patience(wait_limit, delay), "DELETE")
+    return answer
 
 
 def polling_plan(
@@ -282,18 +326,24 @@ def polling_plan(
     yield Deliver(status_event(accepted))
     while True:
         status = yield from poll_json(f"{job}/status", attempts, delay, patience)
-        _of_job(status, collector.job_id)
-        key = (status.get("status"), status.get("done"), status.get("current_idx"))
+        state = _of_job(status, collector.job_id)
+        key = (state, status.get("done"), status.get("current_idx"))
         if key != seen:
             seen = key
             yield Deliver(status_event(status))
-        if status.get("status") in TERMINAL_STATUSES:
+        if state in TERMINAL_STATUSES:
             break
+        if state == "interrupted":  # kept across a restart, not taken up yet
+            yield from engine_failed(collector.job_id)
+        if stall := collector.stalled():
+            raise stall
         yield Sleep(interval)
     while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
         result = yield from poll_json(f"{job}/result", attempts, delay, patience)
         if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
             break
+        if stall := collector.stalled():  # a result that never comes (a cluster's lost write)
+            raise stall
         yield Sleep(interval)
     for event in result_events(result):
         yield Deliver(event)
@@ -301,9 +351,11 @@ def polling_plan(
     return collector.result()
 
 
-def _of_job(body: dict[str, Any], job_id: str) -> Any:
+def _of_job(body: dict[str, Any], job_id: str) -> str:
     """`body`'s status; WorkerProtocolError unless it is a body of job `job_id` (not a proxy's page,
-    which polling would otherwise read as a job still under way, for ever)."""
-    if body.get("job_id") != job_id:
+    which polling would otherwise read as a job still under way, for ever) whose status is a word (a
+    list there was a TypeError out of the client, a traceback and exit 1 from `batch --poll`)."""
+    status = body.get("status")
+    if body.get("job_id") != job_id or not isinstance(status, str):
         raise WorkerProtocolError(f"the worker answered no status of job {job_id}: {body}"[:300])
-    return body.get("status")
+    return status

@@ -29,7 +29,6 @@ from npu_worker.client.common import (
     batch_body,
     encode_body,
     error_body_of,
-    job_path,
     over_limit,
     parse_line,
     resolve_base,
@@ -37,13 +36,17 @@ from npu_worker.client.common import (
     synth_body,
 )
 from npu_worker.client.plans import (
+    SUBMIT_ATTEMPTS,
+    SUBMIT_DELAY,
     WAIT_LIMIT,
     Deliver,
     Follow,
     Plan,
     Sleep,
+    cancel_plan,
     polling_plan,
     streaming_plan,
+    synth_plan,
 )
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
@@ -127,7 +130,7 @@ class _Http:
                 ) from None
             finally:
                 exc.close()
-            retry_after = retry_after_of(exc.headers.get("Retry-After"))
+            retry_after = retry_after_of(exc.headers.get("Retry-After"), exc.headers.get("Date"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             refused = isinstance(getattr(exc, "reason", exc), ConnectionRefusedError)
@@ -162,20 +165,35 @@ def synth(
     ref_wav: str | None = None,
     token: str | None = None,
     timeout: float = 600.0,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
     **extra: Any,
 ) -> dict[str, Any]:
-    """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`."""
+    """POST /synth: one text to one wav. A failed synthesis is a 200 body with `status: "fail"`.
+
+    A worker that answers "not now" with a `Retry-After` (503 `Loading` after a start, 429 `QueueFull`)
+    is asked again when it says, up to `wait_limit` seconds in a row, as a batch's submission is;
+    `on_progress` (if given) gets a `waiting` event (idx -1) before each wait."""
     body = synth_body(text, output_path, lang, speed_factor, ref_wav, **extra)
-    return _Http(base, token, timeout).json("POST", "/synth", body)[1]
+    plan = synth_plan(body, SUBMIT_ATTEMPTS, SUBMIT_DELAY, wait_limit)
+    return _run(plan, _Http(base, token, timeout), BatchCollector(on_progress))
 
 
 def cancel_job(
-    job_id: str, *, base: str | None = None, token: str | None = None, timeout: float = 10.0
+    job_id: str,
+    *,
+    base: str | None = None,
+    token: str | None = None,
+    timeout: float = 10.0,
+    on_progress: ProgressCallback | None = None,
+    wait_limit: float = WAIT_LIMIT,
 ) -> dict[str, Any]:
     """DELETE /jobs/{id}: stop a batch (the sections it finished keep their files). Returns the job's
     status with `cancel_requested` (false when it had already ended); an unknown job raises
-    WorkerHTTPError (404 `JobNotFound`)."""
-    return _Http(base, token, timeout).json("DELETE", job_path(job_id))[1]
+    WorkerHTTPError (404 `JobNotFound`). A worker that answers "not now" with a `Retry-After` (loading
+    after a restart) is asked again when it says, up to `wait_limit`, each wait a `waiting` event."""
+    plan = cancel_plan(job_id, SUBMIT_DELAY, wait_limit)
+    return _run(plan, _Http(base, token, timeout), BatchCollector(on_progress))
 
 
 def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> BaseException | None:
@@ -193,6 +211,8 @@ def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> Bas
                 if gap := collector.gap(event):
                     return gap
                 collector.accept(event)  # outside the try: a failing callback is the caller's error
+            if stall := collector.stalled():  # each line, heartbeats too: noticed within their interval
+                raise stall
     return None
 
 
@@ -238,6 +258,7 @@ def synth_batch_streaming(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """POST /synth_batch (NDJSON) and follow it to `done`, re-attaching if the stream breaks.
@@ -250,8 +271,12 @@ def synth_batch_streaming(
     that answers "not now" with a `Retry-After` (a 503 `Loading` after a restart, a 429 `QueueFull`)
     is asked again when it says, up to `wait_limit` seconds in a row, without spending the attempts;
     `on_progress` gets a `waiting` event (idx -1) before each wait.
+    `stall_limit` (seconds; none by default): give up, raising `Stalled`, once the job has gone that
+    long without a new event while the worker keeps it running (heartbeats are no progress; a hung
+    engine). Its job is not cancelled. Set it above the slowest section the worker may take, plus its
+    turn behind others' sections: an honest section takes minutes on a CPU.
     """
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, read_timeout, answer_timeout), collector)
@@ -272,6 +297,7 @@ def synth_batch_polling(
     reattach_attempts: int = 10,
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
+    stall_limit: float | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     """The same batch in polling mode (`?async=1`), for environments that buffer streamed responses.
@@ -280,9 +306,10 @@ def synth_batch_polling(
     answered) and whenever the polled status changes, then each section's final event and `done`
     once the job has finished. Same return value as `synth_batch_streaming`.
     `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
-    A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`.
+    A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`;
+    `stall_limit` as there, progress being a change of the polled status (`done`, `current_idx`).
     """
-    collector = BatchCollector(on_progress)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = polling_plan(collector, body, poll_interval, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, timeout, answer_timeout), collector)
