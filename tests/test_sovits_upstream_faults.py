@@ -59,7 +59,7 @@ def loaded_against(rogue: RogueUpstream, **options: float) -> SovitsEngine:
     return engine
 
 
-def section_error(engine: SovitsEngine, text: str = TEXT, within: float = 2.0) -> Any:
+def section_error(engine: SovitsEngine, text: str = TEXT, within: float = 5.0) -> Any:
     try:
         return in_thread(lambda: list(engine.stream(SynthesisRequest(text)))).error(seconds(within))
     finally:
@@ -73,7 +73,7 @@ def test_a_trickling_upstream_is_ended_at_the_total_deadline(script: Script):
         error = section_error(loaded_against(rogue, synth_timeout=0.5))
         assert isinstance(error, EngineError), repr(error)
         assert error.message == "sovits_worker did not answer within 0.5 s"
-        assert time.monotonic() - started < seconds(1.5)
+        assert time.monotonic() - started < seconds(3)  # the trickle goes on for ever: not its end
         assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
 
 
@@ -92,8 +92,8 @@ def test_a_cancel_stops_a_slow_upstream_call_at_once():
         asked(rogue)
         assert engine.interrupt(False) is True
         started = time.monotonic()
-        assert isinstance(outcome.error(seconds(0.5)), Interrupted)
-        assert time.monotonic() - started < seconds(0.5)
+        assert isinstance(outcome.error(seconds(2)), Interrupted)
+        assert time.monotonic() - started < seconds(2)  # the silent upstream never ends the call itself
         assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
         engine.close()
 
@@ -223,7 +223,7 @@ def test_a_reset_before_any_reply_is_asked_again_until_it_gives_up():
         error = section_error(loaded_against(rogue, retry_seconds=0.5))
         assert isinstance(error, EngineError)
         assert "without a reply" in error.message
-        assert rogue.asked >= 3 and time.monotonic() - started < seconds(1.5)
+        assert rogue.asked >= 3 and time.monotonic() - started < seconds(3)
 
 
 def test_a_cancel_ends_the_retries():
@@ -232,7 +232,7 @@ def test_a_cancel_ends_the_retries():
         outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
         asked(rogue)  # the retries have begun: a cancel before the first call finds none to stop
         engine.interrupt(False)
-        assert isinstance(outcome.error(seconds(0.5)), Interrupted)
+        assert isinstance(outcome.error(seconds(2)), Interrupted)
         engine.close()
 
 
