@@ -985,3 +985,30 @@ def test_a_hexadecimal_number_or_a_variable_has_no_unit(text):
     """ "0x1A" was 0x1 암페어: its letter read as a unit."""
     assert spoken(text) == text
     assert spoken("2h + 1") == "2h 더하기 1"  # a formula's variable, not 두 시간
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3.1절에서 설명한 바와 같이", "3 점 일절에서 설명한 바와 같이"),  # a section: it was 삼일절
+        ("3.1절과 3.2절을 비교한다.", "3 점 일절과 3 점 이절을 비교한다."),  # 삼일절과 삼이절
+        ("2.5절을 참고하라.", "2 점 오절을 참고하라."),  # 이오절
+        ("6.25절의 예제", "6 점 이오절의 예제"),  # 육이오절
+        ("2.1 전쟁의 원인", "2 점 일 전쟁의 원인"),  # a heading: 이일 전쟁
+        ("1.2 선언적 프로그래밍", "1 점 이 선언적 프로그래밍"),  # 일이 선언적
+        ("2.3 절연 저항", "2 점 삼 절연 저항"),  # 이삼 절연
+        ("2.5 절반", "2 점 오 절반"),  # 이오 절반
+        ("1.3 테러리즘", "1 점 삼 테러리즘"),  # 일삼 테러리즘
+    ],
+)
+def test_a_section_number_or_a_heading_is_no_event_of_korean_history(written, said):
+    """Sections and headings numbered like a date before a word that opens like an event's name were read
+    as the event's date, 삼일절, 이일 전쟁."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("3.1절 기념식", "삼일절 기념식"), ("9.11 테러", "구일일 테러")]
+)
+def test_the_holiday_and_the_events_are_still_read_by_their_dates(written, said):
+    assert spoken(written) == said
