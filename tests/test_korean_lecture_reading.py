@@ -1012,3 +1012,16 @@ def test_a_section_number_or_a_heading_is_no_event_of_korean_history(written, sa
 )
 def test_the_holiday_and_the_events_are_still_read_by_their_dates(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["f(x+2h)", "(f(x+h)-f(x))/2h", "오차는 O(2h)", "x - 2h"])
+def test_a_step_h_after_an_operator_or_a_functions_bracket_is_no_hour(text):
+    """Numerical analysis' step: "f(x+2h)" was f(x+두 시간), "/2h" 나누기 두 시간."""
+    assert "시간" not in spoken(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("충전(2h)", "충전(두 시간)"), ("1-2h 소요", "1에서 2 시간 소요")]
+)
+def test_hours_in_a_words_bracket_or_a_range_are_still_hours(written, said):
+    assert spoken(written) == said

@@ -131,6 +131,9 @@ _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석
 # A hexadecimal number's letters are no unit: "0x1A" and "0x10h" were 0x1 암페어 and 0x열 시간.
 _HEX_BEFORE = re.compile(r"(?:0[xX]|#)[0-9A-Fa-f]{0,16}$")
 _TERM_NEXT = re.compile(r" ?[-+=×*/^]")
+# ... and after an operator or a function's bracket, "f(x+2h)", "/2h", "O(2h)" (두 시간), not after a range's
+# hyphen ("1-2h") or a word's bracket ("충전(2h)").
+_OPERAND_AFTER = re.compile(r"(?:[+×*/^]|(?<!\d)(?<!\d )-|(?<=[A-Za-z])\() ?\d+(?:\.\d+)?$")
 _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
@@ -438,9 +441,10 @@ def _unit(match: re.Match[str]) -> str:
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
     if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
-        unit == "h" and _TERM_NEXT.match(text, match.end())
+        unit == "h"
+        and (_TERM_NEXT.match(text, match.end()) or _OPERAND_AFTER.search(text, max(0, start - 20), start))
     ):
-        return match.group(0)  # "0x1A"; the variable of "2h + 1", "A = 2h"
+        return match.group(0)  # "0x1A"; the variable of "2h + 1", "f(x+2h)"
     if unit in ("A", "J") and (
         match.group(0)[0] == " "
         or _LABEL_AFTER.match(text, match.end())
