@@ -1025,3 +1025,11 @@ def test_a_step_h_after_an_operator_or_a_functions_bracket_is_no_hour(text):
 )
 def test_hours_in_a_words_bracket_or_a_range_are_still_hours(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "text", ["IEEE 1588-2008", "IEEE 1364-2005 표준", "IEEE Std 1800-2017", "KS C 1000-2005"]
+)
+def test_a_standards_number_and_its_edition_are_no_range_of_years(text):
+    """ "IEEE 1588-2008" (the PTP standard's 2008 edition) was read 1588에서 2008."""
+    assert spoken(text) == text

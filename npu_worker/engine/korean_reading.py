@@ -191,6 +191,12 @@ _HYPHEN_RANGE = re.compile(
 # Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
 # "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
 _YEAR_RANGE = re.compile(r"(?<![\w.\-])(1\d{3}|20\d\d)(?:-| - )(?=(1\d{3}|20\d\d)(?!\d|[.,]\d| ?[-−+=×*/]))")
+# A standard's number and its year's edition, "IEEE 1588-2008", "KS C 1000-2005", is none (1588에서 2008); its
+# body's letters may be spelled with hyphens by then ("I-E-C").
+_STANDARD_BEFORE = re.compile(
+    r"(?<![A-Za-z])(?:I-?E-?E-?E|I-?S-?O|I-?E-?C|A-?N-?S-?I|A-?S-?T-?M|J-?I-?S|K-?S|D-?I-?N|B-?S|E-?N)"
+    r"(?: [A-Z])? ?(?:Std\.? ?)?$"
+)
 # Hours and minutes, "2h 30m", "1h30m": the "m" is minutes, not 미터.
 _HOURS_MINUTES = re.compile(r"(?<![\w.])(\d{1,3}) ?h ?(\d{1,2}) ?m(?![A-Za-z\d²³/])")
 # "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
@@ -412,6 +418,15 @@ def _dotted(match: re.Match[str]) -> str:
     return " 점 ".join([whole, *parts])
 
 
+def _year_range(match: re.Match[str]) -> str:
+    start = match.start()
+    return (
+        match.group(0)
+        if _STANDARD_BEFORE.search(match.string, max(0, start - 16), start)
+        else _hyphen_range(match)
+    )
+
+
 def _hyphen_range(match: re.Match[str]) -> str:
     """ "3-5개" as the range "3~5개"; "5-2도" runs down: a figure's number, left."""
     first, last = match.groups()
@@ -556,7 +571,7 @@ def _numbers_spoken(text: str) -> str:
     text = _SERVICE_PHONE.sub(_service_phone, text)
     text = _INTERNATIONAL_PHONE.sub(lambda m: "플러스 " + _phone_digits(m.group(1, 3, 4, 5)), text)
     text = _HYPHEN_RANGE.sub(_hyphen_range, text)
-    text = _YEAR_RANGE.sub(_hyphen_range, text)
+    text = _YEAR_RANGE.sub(_year_range, text)
     text = _CLOCK_RANGE.sub("~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
