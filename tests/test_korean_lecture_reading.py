@@ -1033,3 +1033,9 @@ def test_hours_in_a_words_bracket_or_a_range_are_still_hours(written, said):
 def test_a_standards_number_and_its_edition_are_no_range_of_years(text):
     """ "IEEE 1588-2008" (the PTP standard's 2008 edition) was read 1588에서 2008."""
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize("text", ["10 pM", "5 aM 농도", "10pM"])
+def test_a_pico_or_attomolar_concentration_is_no_time_of_day(text):
+    """ "10 pM" (picomolar) was read 오후 열 시."""
+    assert spoken(text) == text
