@@ -1039,3 +1039,24 @@ def test_a_standards_number_and_its_edition_are_no_range_of_years(text):
 def test_a_pico_or_attomolar_concentration_is_no_time_of_day(text):
     """ "10 pM" (picomolar) was read 오후 열 시."""
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1500-3000원", "1500에서 3000원"),  # it was 일오공공 삼공공공원, a company's number
+        ("하루 1800-2200kcal이다.", "하루 1800에서 2200 킬로칼로리이다."),
+        ("1500-5000명", "1500에서 5000명"),
+        ("1500-2500 rpm", "1500-2500 rpm"),  # round hundreds: left, as before
+    ],
+)
+def test_a_range_from_1500_to_past_2099_is_no_company_phone_number(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("1577-5555", "일오칠칠 오오오오"), ("1644-8282번으로 전화", "일육사사 팔이팔이번으로 전화")],
+)
+def test_a_company_number_that_runs_up_is_still_read_digit_by_digit(written, said):
+    assert spoken(written) == said

@@ -170,8 +170,9 @@ _WEEKDAY_RANGE = re.compile(
 _PHONE = re.compile(
     r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
 )
-# ... a company's number, "1588-1234" (espeak: 천오백팔십팔 천이백삼십사), unless it runs up as years do
-# ("1592-1598": a range); and an international one, "+82-10-1234-5678" (플러스 팔십이 십 천이백 …).
+# ... a company's number, "1588-1234" (espeak: 천오백팔십팔 천이백삼십사), unless it runs up as years or a
+# range do ("1592-1598", "1500-3000원": `_service_phone`); and an international one, "+82-10-1234-5678"
+# (플러스 팔십이 십 천이백 …).
 _SERVICE_PHONE = re.compile(r"(?<![\d\-.])(1[5-8]\d\d)-(\d{4})(?![\d\-]|\.\d)")
 _INTERNATIONAL_PHONE = re.compile(r"(?<![\w+])\+(\d{1,3})([- ])(\d{1,4})\2(\d{3,4})\2(\d{4})(?![\d\-]|\.\d)")
 # ... and after a date's weekday, "3일(월)~5일(수)" (its 에서 was lost: 3일 월요일 5일 수요일).
@@ -187,6 +188,10 @@ _RANGE_COUNTERS = (
 _HYPHEN_RANGE = re.compile(
     rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)(?:-| - )(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
     rf"| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))))"
+)
+# ... what follows such a range's last number: a company's number never runs up to one ("1800-2200 kcal").
+_RANGE_TAIL = re.compile(
+    rf"(?:{_RANGE_COUNTERS})| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))"
 )
 # Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
 # "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
@@ -401,8 +406,17 @@ def _phone(match: re.Match[str]) -> str:
 
 
 def _service_phone(match: re.Match[str]) -> str:
+    """A company's number digit by digit; numbers that run up are a range left for `_HYPHEN_RANGE` and
+    `_YEAR_RANGE`: years ("1592-1598"), before a counter or unit ("1500-3000원", "1800-2200 kcal"), or
+    round hundreds ("1500-2500")."""
     first, last = match.groups()
-    return match.group(0) if int(first) < int(last) <= 2099 else _phone_digits((first, last))
+    text, end = match.string, match.end()
+    counted = _RANGE_TAIL.match(text, end) and not text.startswith(
+        ("번", " 번"), end
+    )  # "1644-8282번으로" is one
+    if int(first) < int(last) and (int(last) <= 2099 or counted or first[2:] == last[2:] == "00"):
+        return match.group(0)
+    return _phone_digits((first, last))
 
 
 def _phone_digits(groups: tuple[str, ...]) -> str:
