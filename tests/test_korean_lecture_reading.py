@@ -1060,3 +1060,9 @@ def test_a_range_from_1500_to_past_2099_is_no_company_phone_number(written, said
 )
 def test_a_company_number_that_runs_up_is_still_read_digit_by_digit(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["20일~목요일 마감", "5일~금", "3일~일요일"])
+def test_a_dates_day_before_a_tilde_is_no_sunday(text):
+    """ "20일~목요일" was read 20일요일에서 목요일: the date's 일 taken for Sunday."""
+    assert "일요일에서" not in spoken(text)
