@@ -1066,3 +1066,9 @@ def test_a_company_number_that_runs_up_is_still_read_digit_by_digit(written, sai
 def test_a_dates_day_before_a_tilde_is_no_sunday(text):
     """ "20일~목요일" was read 20일요일에서 목요일: the date's 일 taken for Sunday."""
     assert "일요일에서" not in spoken(text)
+
+
+@pytest.mark.parametrize(("written", "said"), [("3 PM10", "3 PM10"), ("2 PM2.5", "2 PM2 점 오")])
+def test_fine_dust_after_a_number_is_no_time_of_day(written, said):
+    """ "3 PM10" was read 오후 세 시10."""
+    assert spoken(written) == said

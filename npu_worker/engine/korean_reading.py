@@ -234,9 +234,10 @@ _BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z
 # not inside a hexadecimal or a hash ("0x1e3", "5e3f").
 _SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
 # A time with its half of the day, "3:00 PM", "PM 3:00", "10am" (espeak: 세 시 "pee em"): 오후 세 시.
-# Not a concentration, "10 pM", "5 aM" (pico-, attomolar: 오후 열 시): a small letter before a capital M.
+# Not a concentration, "10 pM", "5 aM" (pico-, attomolar: 오후 열 시): a small letter before a capital M; nor
+# the fine dust "PM2.5", "PM10" after a number ("3 PM10": 오후 세 시10).
 _MERIDIEM_AFTER = re.compile(
-    r"([01]?\d)(:[0-5]\d)? ?([AaPp])[Mm](?<![ap]M)(?![A-Za-z])"
+    r"([01]?\d)(:[0-5]\d)? ?([AaPp])[Mm](?<![ap]M)(?![A-Za-z\d])"
 )  # the hour checked by `_meridiem`
 _MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm](?<![ap]M) ?(?=(?:1[0-2]|0?[1-9]):[0-5]\d(?![\d:]))")
 # An event of Korean history named by its date, "6.25 전쟁", "3.1절", "5.18 민주화운동" (espeak: 육 점 이오, a
