@@ -1072,3 +1072,18 @@ def test_a_dates_day_before_a_tilde_is_no_sunday(text):
 def test_fine_dust_after_a_number_is_no_time_of_day(written, said):
     """ "3 PM10" was read 오후 세 시10."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["정답은 No. 2번 문제는 Yes.", "He said NO. 2024년에는 달라졌다."])
+def test_an_answer_no_before_the_next_questions_number_ends_its_sentence(text):
+    """ "정답은 No. 2번 문제는" was one sentence read 넘버 투번: the quiz's answer taken for a number sign."""
+    assert "넘버" not in spoken(text)
+    assert split_sentences(text)[0].endswith("NO." if "NO." in text else "No.")
+    for size in (1, 3, len(text)):
+        assert streamed(text, size) == split_sentences(text)
+
+
+@pytest.mark.parametrize("text", ["No. 1 제품", "the No. 12 choice"])
+def test_a_number_sign_is_still_one_sentence_with_its_number_when_streamed(text):
+    for size in (1, 3, len(text)):
+        assert streamed(text, size) == split_sentences(text) == [text]
