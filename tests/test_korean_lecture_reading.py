@@ -1087,3 +1087,25 @@ def test_an_answer_no_before_the_next_questions_number_ends_its_sentence(text):
 def test_a_number_sign_is_still_one_sentence_with_its_number_when_streamed(text):
     for size in (1, 3, len(text)):
         assert streamed(text, size) == split_sentences(text) == [text]
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("진자의 길이 ℓ", "진자의 길이 엘"), ("ℓ = 2m", "엘은 2 미터"), ("ℓ은 길이", "엘은 길이")],
+)
+def test_a_script_l_alone_is_a_lengths_letter_not_a_liter(written, said):
+    """Physics' length "ℓ" was read 리터 wherever it stood."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("휘발유 ℓ당 1,700원", "휘발유 리터당 1700원"), ("2ℓ", "2 리터"), ("500 ℓ", "500 리터")],
+)
+def test_a_liter_after_a_number_or_before_dang_is_still_a_liter(written, said):
+    assert spoken(written) == said
+
+
+def test_a_three_digit_colour_is_no_scientific_notation():
+    """ "#1e3" was read #1 곱하기 10의 3제곱."""
+    assert spoken("색상 #1e3") == "색상 #1e3"

@@ -139,7 +139,8 @@ _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
 # double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
 # the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha", "cal", "mol",
-# "atm" or a time's ("min()"). The liter's "ℓ" is 리터 wherever it is (espeak: "letter 2113").
+# "atm" or a time's ("min()"). The liter's "ℓ" alone is 리터 as "ℓ당" (per liter); any other is a length's
+# letter, "길이 ℓ", "ℓ = 2m" (엘; espeak: "letter 2113", and 리터 was read for it).
 _BARE_UNITS = {
     unit: word
     for unit, word in _UNITS.items()
@@ -148,6 +149,7 @@ _BARE_UNITS = {
     and unit not in ("Ah", "Pa", "cc", "ha", "cal", "mol", "atm", "hr", "hrs", "min", "mins", "sec")
 }
 _BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
+_BARE_LITER = re.compile(r"ℓ(당)?")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
 
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
@@ -231,8 +233,8 @@ _BOUND = re.compile(
 )
 _BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
-# not inside a hexadecimal or a hash ("0x1e3", "5e3f").
-_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
+_SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
 # A time with its half of the day, "3:00 PM", "PM 3:00", "10am" (espeak: 세 시 "pee em"): 오후 세 시.
 # Not a concentration, "10 pM", "5 aM" (pico-, attomolar: 오후 열 시): a small letter before a capital M; nor
 # the fine dust "PM2.5", "PM10" after a number ("3 PM10": 오후 세 시10).
@@ -607,9 +609,8 @@ def _numbers_spoken(text: str) -> str:
     text = _UNIT.sub(_unit, text)
     text = _BARE_UNIT.sub(lambda m: _BARE_UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
-    text = text.replace("ℓ", "리터").replace(
-        "%", " 퍼센트"
-    )  # "몇 %": no number before it, still not the English word
+    text = _BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
+    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _POWER.sub(_power, text)
     text = _SIGN.sub(_sign, text)
     text = _TIMES_AFTER.sub("배", text)
