@@ -1109,3 +1109,14 @@ def test_a_liter_after_a_number_or_before_dang_is_still_a_liter(written, said):
 def test_a_three_digit_colour_is_no_scientific_notation():
     """ "#1e3" was read #1 곱하기 10의 3제곱."""
     assert spoken("색상 #1e3") == "색상 #1e3"
+
+
+@pytest.mark.parametrize("text", ["플랜/A", "질문/A, 답/B", "등급/A", "시간/h", "사이즈/L"])
+def test_a_letter_after_a_word_and_a_slash_is_a_label_not_per_unit(text):
+    """ "플랜/A" was read 플랜 퍼 암페어, "시간/h" 시간 퍼 시간: only after a number's counter is it a unit."""
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(("written", "said"), [("100원/L", "100원 퍼 리터"), ("5회/h", "5회 퍼 시간")])
+def test_a_single_letter_unit_after_a_counted_word_is_still_per_unit(written, said):
+    assert spoken(written) == said

@@ -299,7 +299,9 @@ _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")
 _QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
 _PER_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})/({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")
 # ... and per a unit after a word, "1,000원/kg", "회/s" (espeak: "slash kay gee").
-# A letter alone before a word is none ("원/A4" is 원 A포 by then).
+# A letter alone before a word is none ("원/A4" is 원 A포 by then), nor one after a word with no number
+# before it ("플랜/A", "등급/A", "시간/h": a label's or an axis' letter; 플랜 퍼 암페어, 시간 퍼 시간).
+_COUNTED_BEFORE = re.compile(r"\d ?[가-힣]{1,3}$")
 _WORD_PER_UNIT = re.compile(rf"(?<=[가-힣])/({_alternatives(_UNITS)})(?![A-Za-z0-9²³]|(?<=/[A-Za-z])[가-힣])")
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
@@ -472,6 +474,13 @@ def _power(match: re.Match[str]) -> str:
     return f"의 {exponent}제곱"
 
 
+def _word_per_unit(match: re.Match[str]) -> str:
+    unit, start = match.group(1), match.start()
+    if len(unit) == 1 and not _COUNTED_BEFORE.search(match.string, max(0, start - 5), start):
+        return match.group(0)
+    return f" 퍼 {_UNITS[unit]}"
+
+
 def _unit(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
@@ -605,7 +614,7 @@ def _numbers_spoken(text: str) -> str:
     text = _SCALED_AMOUNT.sub(_scaled_amount, text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
-    text = _WORD_PER_UNIT.sub(lambda m: f" 퍼 {_UNITS[m.group(1)]}", text)
+    text = _WORD_PER_UNIT.sub(_word_per_unit, text)
     text = _UNIT.sub(_unit, text)
     text = _BARE_UNIT.sub(lambda m: _BARE_UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
