@@ -1120,3 +1120,9 @@ def test_a_letter_after_a_word_and_a_slash_is_a_label_not_per_unit(text):
 @pytest.mark.parametrize(("written", "said"), [("100원/L", "100원 퍼 리터"), ("5회/h", "5회 퍼 시간")])
 def test_a_single_letter_unit_after_a_counted_word_is_still_per_unit(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["3.1 운동 방정식", "3.1 운동의 법칙", "3.1 운동 에너지"])
+def test_a_physics_heading_numbered_3_1_is_no_independence_movement(text):
+    """ "3.1 운동 방정식" (a section on the equation of motion) was read 삼일 운동 방정식."""
+    assert spoken(text).startswith("3 점 일 운동")

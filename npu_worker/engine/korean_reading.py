@@ -245,13 +245,13 @@ _MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm](?<![ap]M) ?(?=(?:1[0-2
 # An event of Korean history named by its date, "6.25 전쟁", "3.1절", "5.18 민주화운동" (espeak: 육 점 이오, a
 # decimal): as Koreans say them, the month a number and the day its digits, 육이오, 삼일절, 오일팔; a day of
 # tens is a number (6.10 민주항쟁: 육십), and 12.12 is 십이십이. Only the dates of such events: a section's
-# heading, "2.1 전쟁의 원인", "1.2 선언적 프로그래밍", "2.3 절연 저항", stays a decimal (이일 전쟁, 일이 선언적); and
-# "N.M절" is a section ("2.5절", "3.2절"), "3.1절" too where it is referred to as one ("3.1절에서 설명한",
+# heading, "2.1 전쟁의 원인", "2.3 절연 저항", "3.1 운동 방정식", stays a decimal (이일 전쟁, 삼일 운동 방정식);
+# and "N.M절" is a section ("2.5절", "3.2절"), "3.1절" too where it is referred to as one ("3.1절에서 설명한",
 # "3.1절과 3.2절").
 _DATED_EVENT = re.compile(
     r"(?<![\d.])(1[0-2]|[1-9])\.([1-9]|[12]\d|3[01])(?![\d.])"
     r"(?= ?(?:전쟁|사변|혁명|민주항쟁|항쟁|사태|선언|광복절|광복|(절)(?:[은는이을를의에과와도]|까지|부터)?(?![가-힣]| ?참[고조])|의거|군사정변"
-    r"|정변|참사|테러(?!리)|(?:민주화|독립)?운동(?:[은는이을를의에과와도]|(?![가-힣]))))"
+    r"|정변|참사|테러(?!리)|(?:민주화|독립)?운동(?:[은는이을를의에과와도]|(?![가-힣]))(?!의? ?(?:방정식|법칙|에너지))))"
 )
 _EVENT_DATES = frozenset(
     "1.4 1.21 2.8 2.28 3.1 3.15 4.3 4.16 4.19 4.27 5.16 5.18 6.3 6.10 6.15 6.25 6.29 7.4 8.15 9.11 9.19 9.28 "
