@@ -132,8 +132,8 @@ _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석
 _HEX_BEFORE = re.compile(r"(?:0[xX]|#)[0-9A-Fa-f]{0,16}$")
 _TERM_NEXT = re.compile(r" ?[-+=×*/^]")
 # ... and after an operator or a function's bracket, "f(x+2h)", "/2h", "O(2h)" (두 시간), not after a range's
-# hyphen ("1-2h") or a word's bracket ("충전(2h)").
-_OPERAND_AFTER = re.compile(r"(?:[+×*/^]|(?<!\d)(?<!\d )-|(?<=[A-Za-z])\() ?\d+(?:\.\d+)?$")
+# hyphen ("1-2h"), a word's bracket ("충전(2h)") or a word's slash ("12h 명/12h 암").
+_OPERAND_AFTER = re.compile(r"(?:[+×*^]|(?<![가-힣])/|(?<!\d)(?<!\d )-|(?<=[A-Za-z])\() ?\d+(?:\.\d+)?$")
 _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
