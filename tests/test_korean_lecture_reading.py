@@ -1131,3 +1131,11 @@ def test_a_single_letter_unit_after_a_counted_word_is_still_per_unit(written, sa
 def test_a_physics_heading_numbered_3_1_is_no_independence_movement(text):
     """ "3.1 운동 방정식" (a section on the equation of motion) was read 삼일 운동 방정식."""
     assert spoken(text).startswith("3 점 일 운동")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("일~월 단위로 집계", "일 월 단위로 집계"), ("월~일 별", "월 일 별")]
+)
+def test_days_to_months_as_units_are_no_weekday_range(written, said):
+    """ "일~월 단위" (by day to by month) was read 일요일에서 월요일 단위."""
+    assert spoken(written) == said

@@ -164,9 +164,9 @@ _YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0
 _MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
 _WEEKDAY = re.compile(r"(?<=\d일)\.? ?\(([월화수목금토일])\)")  # "2024. 12. 5.(목)": its point too
 # Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일; not a
-# date's 일, "20일~목요일" (20일요일).
+# date's 일, "20일~목요일" (20일요일), nor days to months, "일~월 단위" (일요일에서 월요일 단위).
 _WEEKDAY_RANGE = re.compile(
-    r"(?<![가-힣\d])([월화수목금토일])(?:요일)? ?[~～〜–] ?([월화수목금토일])(?:요일|(?![가-힣]))"
+    r"(?<![가-힣\d])([월화수목금토일])(?:요일)? ?[~～〜–] ?([월화수목금토일])(?:요일|(?![가-힣])(?! ?(?:단위|별)))"
 )
 # A phone number: "010-1234-5678", and as business cards write it, "010.1234.5678", "010 1234 5678" (espeak:
 # 영 십 점 천이백삼십사 …, large numbers) and "(02) 123-4567"; its separators alike.
