@@ -31,8 +31,9 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # Raised whenever a change here makes other audio from the same text, so a cache entry made before it is a
 # miss after an upgrade (1: Korean numbers and symbols as words, long clauses read whole: `espeak_text`;
 # 2: Korean lecture readings, `korean_marks`: list items, ranges, ratios, powers, formulas, units, "ㆍ";
-# 3: years' ranges, "3A반", "No. 1", "I.", "1e-4", "2ⁿ", "㎖", AM/PM, versions, Greek letters, weekday ranges).
-AUDIO_REVISION = 3
+# 3: years' ranges, "3A반", "No. 1", "I.", "1e-4", "2ⁿ", "㎖", AM/PM, versions, Greek letters, weekday ranges;
+# 4: their regressions mended: sections "3.1절", "1500-3000원", "f(x+2h)", "10 pM", "길이 ℓ", "플랜/A" …).
+AUDIO_REVISION = 4
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -131,12 +131,16 @@ _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석
 # A hexadecimal number's letters are no unit: "0x1A" and "0x10h" were 0x1 암페어 and 0x열 시간.
 _HEX_BEFORE = re.compile(r"(?:0[xX]|#)[0-9A-Fa-f]{0,16}$")
 _TERM_NEXT = re.compile(r" ?[-+=×*/^]")
+# ... and after an operator or a function's bracket, "f(x+2h)", "/2h", "O(2h)" (두 시간), not after a range's
+# hyphen ("1-2h"), a word's bracket ("충전(2h)") or a word's slash ("12h 명/12h 암").
+_OPERAND_AFTER = re.compile(r"(?:[+×*^]|(?<![가-힣])/|(?<!\d)(?<!\d )-|(?<=[A-Za-z])\() ?\d+(?:\.\d+)?$")
 _LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
 _SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
 # A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
 # double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
 # the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha", "cal", "mol",
-# "atm" or a time's ("min()"). The liter's "ℓ" is 리터 wherever it is (espeak: "letter 2113").
+# "atm" or a time's ("min()"). The liter's "ℓ" alone is 리터 as "ℓ당" (per liter); any other is a length's
+# letter, "길이 ℓ", "ℓ = 2m" (엘; espeak: "letter 2113", and 리터 was read for it).
 _BARE_UNITS = {
     unit: word
     for unit, word in _UNITS.items()
@@ -145,6 +149,7 @@ _BARE_UNITS = {
     and unit not in ("Ah", "Pa", "cc", "ha", "cal", "mol", "atm", "hr", "hrs", "min", "mins", "sec")
 }
 _BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
+_BARE_LITER = re.compile(r"ℓ(당)?")
 _CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
 
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
@@ -158,17 +163,19 @@ _YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0
 # 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
 _MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
 _WEEKDAY = re.compile(r"(?<=\d일)\.? ?\(([월화수목금토일])\)")  # "2024. 12. 5.(목)": its point too
-# Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일.
+# Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일; not a
+# date's 일, "20일~목요일" (20일요일), nor days to months, "일~월 단위" (일요일에서 월요일 단위).
 _WEEKDAY_RANGE = re.compile(
-    r"(?<![가-힣])([월화수목금토일])(?:요일)? ?[~～〜–] ?([월화수목금토일])(?:요일|(?![가-힣]))"
+    r"(?<![가-힣\d])([월화수목금토일])(?:요일)? ?[~～〜–] ?([월화수목금토일])(?:요일|(?![가-힣])(?! ?(?:단위|별)))"
 )
 # A phone number: "010-1234-5678", and as business cards write it, "010.1234.5678", "010 1234 5678" (espeak:
 # 영 십 점 천이백삼십사 …, large numbers) and "(02) 123-4567"; its separators alike.
 _PHONE = re.compile(
     r"(?<![\d\-.])(?:(0\d{1,2})([-. ])|\((0\d{1,2})\) ?)(\d{3,4})([-. ])(\d{4})(?![\d\-]|\.\d)"
 )
-# ... a company's number, "1588-1234" (espeak: 천오백팔십팔 천이백삼십사), unless it runs up as years do
-# ("1592-1598": a range); and an international one, "+82-10-1234-5678" (플러스 팔십이 십 천이백 …).
+# ... a company's number, "1588-1234" (espeak: 천오백팔십팔 천이백삼십사), unless it runs up as years or a
+# range do ("1592-1598", "1500-3000원": `_service_phone`); and an international one, "+82-10-1234-5678"
+# (플러스 팔십이 십 천이백 …).
 _SERVICE_PHONE = re.compile(r"(?<![\d\-.])(1[5-8]\d\d)-(\d{4})(?![\d\-]|\.\d)")
 _INTERNATIONAL_PHONE = re.compile(r"(?<![\w+])\+(\d{1,3})([- ])(\d{1,4})\2(\d{3,4})\2(\d{4})(?![\d\-]|\.\d)")
 # ... and after a date's weekday, "3일(월)~5일(수)" (its 에서 was lost: 3일 월요일 5일 수요일).
@@ -185,9 +192,19 @@ _HYPHEN_RANGE = re.compile(
     rf"(?<![A-Za-z\d.\-])(\d+(?:\.\d+)?)(?:-| - )(?=(\d+(?:\.\d+)?)(?:(?:{_RANGE_COUNTERS})"
     rf"| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))))"
 )
+# ... what follows such a range's last number: a company's number never runs up to one ("1800-2200 kcal").
+_RANGE_TAIL = re.compile(
+    rf"(?:{_RANGE_COUNTERS})| (?:{_RANGE_COUNTERS})(?![가-힣])| ?(?:[%‰℃°]|(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))"
+)
 # Years, "2020 - 2024" and "2020-2024" (espeak: 빼기, or the two years said as one run): a range, as
 # "2020~2024"; not a difference, "2024 - 2020 = 4", nor one that runs down.
 _YEAR_RANGE = re.compile(r"(?<![\w.\-])(1\d{3}|20\d\d)(?:-| - )(?=(1\d{3}|20\d\d)(?!\d|[.,]\d| ?[-−+=×*/]))")
+# A standard's number and its year's edition, "IEEE 1588-2008", "KS C 1000-2005", is none (1588에서 2008); its
+# body's letters may be spelled with hyphens by then ("I-E-C").
+_STANDARD_BEFORE = re.compile(
+    r"(?<![A-Za-z])(?:I-?E-?E-?E|I-?S-?O|I-?E-?C|A-?N-?S-?I|A-?S-?T-?M|J-?I-?S|K-?S|D-?I-?N|B-?S|E-?N)"
+    r"(?: [A-Z])? ?(?:Std\.? ?)?$"
+)
 # Hours and minutes, "2h 30m", "1h30m": the "m" is minutes, not 미터.
 _HOURS_MINUTES = re.compile(r"(?<![\w.])(\d{1,3}) ?h ?(\d{1,2}) ?m(?![A-Za-z\d²³/])")
 # "09:00 - 18:00": a range of times (a spaced hyphen between numbers is otherwise a minus: 빼기).
@@ -216,28 +233,40 @@ _BOUND = re.compile(
 )
 _BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
-# not inside a hexadecimal or a hash ("0x1e3", "5e3f").
-_SCIENTIFIC = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
+_SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
 # A time with its half of the day, "3:00 PM", "PM 3:00", "10am" (espeak: 세 시 "pee em"): 오후 세 시.
+# Not a concentration, "10 pM", "5 aM" (pico-, attomolar: 오후 열 시): a small letter before a capital M; nor
+# the fine dust "PM2.5", "PM10" after a number ("3 PM10": 오후 세 시10).
 _MERIDIEM_AFTER = re.compile(
-    r"([01]?\d)(:[0-5]\d)? ?([AaPp])[Mm](?![A-Za-z])"
+    r"([01]?\d)(:[0-5]\d)? ?([AaPp])[Mm](?<![ap]M)(?![A-Za-z\d])"
 )  # the hour checked by `_meridiem`
-_MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm] ?(?=(?:1[0-2]|0?[1-9]):[0-5]\d(?![\d:]))")
+_MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm](?<![ap]M) ?(?=(?:1[0-2]|0?[1-9]):[0-5]\d(?![\d:]))")
 # An event of Korean history named by its date, "6.25 전쟁", "3.1절", "5.18 민주화운동" (espeak: 육 점 이오, a
 # decimal): as Koreans say them, the month a number and the day its digits, 육이오, 삼일절, 오일팔; a day of
-# tens is a number (6.10 민주항쟁: 육십), and 12.12 is 십이십이.
+# tens is a number (6.10 민주항쟁: 육십), and 12.12 is 십이십이. Only the dates of such events: a section's
+# heading, "2.1 전쟁의 원인", "2.3 절연 저항", "3.1 운동 방정식", stays a decimal (이일 전쟁, 삼일 운동 방정식);
+# and "N.M절" is a section ("2.5절", "3.2절"), "3.1절" too where it is referred to as one ("3.1절에서 설명한",
+# "3.1절과 3.2절").
 _DATED_EVENT = re.compile(
     r"(?<![\d.])(1[0-2]|[1-9])\.([1-9]|[12]\d|3[01])(?![\d.])"
-    r"(?= ?(?:전쟁|사변|혁명|민주항쟁|항쟁|사태|선언|광복절|광복|절|의거|군사정변|정변|참사|테러"
-    r"|(?:민주화|독립)?운동(?:[은는이을를의에과와도]|(?![가-힣]))))"
+    r"(?= ?(?:전쟁|사변|혁명|민주항쟁|항쟁|사태|선언|광복절|광복|(절)(?:[은는이을를의에과와도]|까지|부터)?(?![가-힣]| ?참[고조])|의거|군사정변"
+    r"|정변|참사|테러(?!리)|(?:민주화|독립)?운동(?:[은는이을를의에과와도]|(?![가-힣]))(?!의? ?(?:방정식|법칙|에너지))))"
 )
+_EVENT_DATES = frozenset(
+    "1.4 1.21 2.8 2.28 3.1 3.15 4.3 4.16 4.19 4.27 5.16 5.18 6.3 6.10 6.15 6.25 6.29 7.4 8.15 9.11 9.19 9.28 "
+    "10.4 10.26 10.29 11.3 12.3 12.12".split()
+)
+_OTHER_SECTION = re.compile(r"(?<![\d.])(?!3\.1절)\d{1,2}\.\d{1,2}절")  # "3.1절과 3.2절": sections
 # A version with one point, "v2.10", "버전 3.12", "3.10 버전" (espeak: 이 점 일영, a decimal's digits one by
 # one): its parts are numbers, 이 점 십.
 _VERSION = re.compile(
     r"(?:[Vv](?<![A-Za-z][Vv])(?:er(?:sion)?\.? ?)?|버전 ?)\d+\.\d+(?!\d|\.\d)|(?<![\d.])\d+\.\d+(?= ?버전)"
 )
 # "No. 1", "No.5" (espeak: the English "no", the point a pause): 넘버, a single digit in English as in a name.
-_NUMBER_SIGN = re.compile(r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?!\d|\.\d)")
+_NUMBER_SIGN = re.compile(
+    r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?!\d|\.\d|[번년])"
+)  # not the answer of "No. 2번 문제"
 # An English ordinal, "1st", "2nd", "21st" (espeak: 이 "en dee"), and a page, "p. 25", "pp. 10-20" (the
 # letter and a pause): 첫 번째, 두 번째; 25페이지, 10에서 20페이지.
 _ORDINAL = re.compile(r"(?<![\w.])(\d{1,3})(?:st|nd|rd|th)(?![A-Za-z])")
@@ -270,7 +299,9 @@ _FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")
 _QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
 _PER_UNIT = re.compile(rf"(?<=\d) ?({_alternatives(_UNITS)})/({_alternatives(_UNITS)})(?![A-Za-z0-9²³])")
 # ... and per a unit after a word, "1,000원/kg", "회/s" (espeak: "slash kay gee").
-# A letter alone before a word is none ("원/A4" is 원 A포 by then).
+# A letter alone before a word is none ("원/A4" is 원 A포 by then), nor one after a word with no number
+# before it ("플랜/A", "등급/A", "시간/h": a label's or an axis' letter; 플랜 퍼 암페어, 시간 퍼 시간).
+_COUNTED_BEFORE = re.compile(r"\d ?[가-힣]{1,3}$")
 _WORD_PER_UNIT = re.compile(rf"(?<=[가-힣])/({_alternatives(_UNITS)})(?![A-Za-z0-9²³]|(?<=/[A-Za-z])[가-힣])")
 _DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 _MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
@@ -345,7 +376,10 @@ def _date(match: re.Match[str]) -> str:
 
 def _dated_event(match: re.Match[str]) -> str:
     """ "6.25" as 육이오, "6.10" as 육십, "12.12" as 십이십이: one word, as the event's name is said."""
-    month, day = match.groups()
+    month, day, section = match.groups()
+    date = f"{month}.{day}"
+    if date not in _EVENT_DATES or (section and (date != "3.1" or _OTHER_SECTION.search(match.string))):
+        return match.group(0)
     as_number = day.endswith("0") or month == day == "12"
     return _sino(int(month)) + (_sino(int(day)) if as_number else "".join(_DIGITS[int(d)] for d in day))
 
@@ -380,8 +414,17 @@ def _phone(match: re.Match[str]) -> str:
 
 
 def _service_phone(match: re.Match[str]) -> str:
+    """A company's number digit by digit; numbers that run up are a range left for `_HYPHEN_RANGE` and
+    `_YEAR_RANGE`: years ("1592-1598"), before a counter or unit ("1500-3000원", "1800-2200 kcal"), or
+    round hundreds ("1500-2500")."""
     first, last = match.groups()
-    return match.group(0) if int(first) < int(last) <= 2099 else _phone_digits((first, last))
+    text, end = match.string, match.end()
+    counted = _RANGE_TAIL.match(text, end) and not text.startswith(
+        ("번", " 번"), end
+    )  # "1644-8282번으로" is one
+    if int(first) < int(last) and (int(last) <= 2099 or counted or first[2:] == last[2:] == "00"):
+        return match.group(0)
+    return _phone_digits((first, last))
 
 
 def _phone_digits(groups: tuple[str, ...]) -> str:
@@ -396,6 +439,15 @@ def _dotted(match: re.Match[str]) -> str:
     if len(parts) == 1:
         return f"{whole} 점 {''.join(_DIGITS[int(d)] for d in parts[0])}"
     return " 점 ".join([whole, *parts])
+
+
+def _year_range(match: re.Match[str]) -> str:
+    start = match.start()
+    return (
+        match.group(0)
+        if _STANDARD_BEFORE.search(match.string, max(0, start - 16), start)
+        else _hyphen_range(match)
+    )
 
 
 def _hyphen_range(match: re.Match[str]) -> str:
@@ -422,14 +474,22 @@ def _power(match: re.Match[str]) -> str:
     return f"의 {exponent}제곱"
 
 
+def _word_per_unit(match: re.Match[str]) -> str:
+    unit, start = match.group(1), match.start()
+    if len(unit) == 1 and not _COUNTED_BEFORE.search(match.string, max(0, start - 5), start):
+        return match.group(0)
+    return f" 퍼 {_UNITS[unit]}"
+
+
 def _unit(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
     if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
-        unit == "h" and _TERM_NEXT.match(text, match.end())
+        unit == "h"
+        and (_TERM_NEXT.match(text, match.end()) or _OPERAND_AFTER.search(text, max(0, start - 20), start))
     ):
-        return match.group(0)  # "0x1A"; the variable of "2h + 1", "A = 2h"
+        return match.group(0)  # "0x1A"; the variable of "2h + 1", "f(x+2h)"
     if unit in ("A", "J") and (
         match.group(0)[0] == " "
         or _LABEL_AFTER.match(text, match.end())
@@ -541,7 +601,7 @@ def _numbers_spoken(text: str) -> str:
     text = _SERVICE_PHONE.sub(_service_phone, text)
     text = _INTERNATIONAL_PHONE.sub(lambda m: "플러스 " + _phone_digits(m.group(1, 3, 4, 5)), text)
     text = _HYPHEN_RANGE.sub(_hyphen_range, text)
-    text = _YEAR_RANGE.sub(_hyphen_range, text)
+    text = _YEAR_RANGE.sub(_year_range, text)
     text = _CLOCK_RANGE.sub("~", text)
     text = _RANGE.sub(r"\1에서 ", text)
     text = _TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
@@ -554,13 +614,12 @@ def _numbers_spoken(text: str) -> str:
     text = _SCALED_AMOUNT.sub(_scaled_amount, text)
     text = _CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
-    text = _WORD_PER_UNIT.sub(lambda m: f" 퍼 {_UNITS[m.group(1)]}", text)
+    text = _WORD_PER_UNIT.sub(_word_per_unit, text)
     text = _UNIT.sub(_unit, text)
     text = _BARE_UNIT.sub(lambda m: _BARE_UNITS[m.group(1)], text)
     text = _SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
-    text = text.replace("ℓ", "리터").replace(
-        "%", " 퍼센트"
-    )  # "몇 %": no number before it, still not the English word
+    text = _BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
+    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = _POWER.sub(_power, text)
     text = _SIGN.sub(_sign, text)
     text = _TIMES_AFTER.sub("배", text)

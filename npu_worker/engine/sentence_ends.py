@@ -44,10 +44,11 @@ _WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
 _PRONOUN_I = re.compile(r"[A-Za-z][.!?…][\"'”’)\]]*[ \t]+I$")
 _LATIN_WORD_NEXT = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?[A-Za-z]")
 # "No. 1", "No. 5 in the list", "Sec. 2", "Ch. 3", "Ref. 5", "Ver. 2": a number sign's or a part's
-# abbreviation, with the number after it, ends no sentence.
+# abbreviation, with the number after it, ends no sentence; a Korean question's number does not follow one
+# ("정답은 No. 2번 문제는 …": the answer "No." ends its sentence).
 _NUMBER_SIGN = re.compile(r"(?<![A-Za-z.])(?:N[Oo]|[Ss]ec|[Cc]h(?:ap)?|[Rr]ef|[Vv]er|[Rr]ev|[Aa]rt|[Ee]x)$")
-_NUMBER_NEXT = re.compile(r"[ \t]+\d")
-_NUMBER_NEXT_SO_FAR = re.compile(r"[ \t]+")
+_NUMBER_NEXT = re.compile(r"[ \t]+\d+(?![\d번년])")
+_NUMBER_NEXT_SO_FAR = re.compile(r"[ \t]+\d*")
 LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -74,10 +75,10 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
         if _WORD_NEXT.match(text, after) and not _pronoun_i(text, point, after):
             return False
     if after == point + 1 and _NUMBER_SIGN.search(text, max(0, point - 5), point):  # "No. 1"
-        if _NUMBER_NEXT.match(text, after):
-            return False
         if not complete and _NUMBER_NEXT_SO_FAR.fullmatch(text, after):
             return None
+        if _NUMBER_NEXT.match(text, after):
+            return False
     if not ("a" <= before.lower() <= "z"):
         return True
     word = _WORD_BEFORE.search(text, max(0, point - LOOK_BACK), point)
