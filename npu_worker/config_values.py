@@ -110,10 +110,21 @@ def folders(text: str) -> tuple[str, ...]:
     return paths
 
 
-def local_file(text: str) -> str:
+def local_file(text: str) -> str | None:
     """A file on the worker's machine as an absolute path: `~` is its user's home (where no shell
-    expanded it: an env var, a systemd unit), a relative path is taken from where it was started."""
-    return os.path.abspath(os.path.expanduser(text))
+    expanded it: an env var, a systemd unit), a relative path is taken from where it was started.
+    Blank is none, as an env var set to "" is (`--ref-wav "$REF"` with REF unset named the folder the
+    worker started in); a `~` with no home to expand to (`~nobody_here/`) is refused, not taken as a
+    folder of that name under the start folder."""
+    if not text.strip():
+        return None
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):
+        user = text[1:].split(os.sep, 1)[0]
+        raise ValueError(
+            f"{text!r}: no home directory for {'~' + user if user else '~ (HOME is unset)'} on this machine"
+        )
+    return os.path.abspath(expanded)
 
 
 def shown_url(url: str) -> str:
