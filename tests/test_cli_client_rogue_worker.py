@@ -277,6 +277,20 @@ async def test_a_batch_given_up_says_what_became_of_its_job(tmp_path, capsys, ag
     )
 
 
+async def test_a_stream_cut_before_its_start_says_the_batch_may_be_queued(tmp_path, capsys):
+    """The worker answered the batch (a worker answers once the job is queued) and the connection broke
+    before the `start` line named the job: `batch` said only that the stream broke, so a caller ran it
+    again and the worker made every file twice. It says where the job is listed now."""
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(lambda method, path: ndjson()) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
+        code = await run_cli(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and "the batch stream broke before its start event" in err, err
+    assert "it may have queued the batch: GET /jobs lists it (sent again, it would run twice)" in err, err
+    assert [method for method, _ in rogue.requests] == ["POST"]
+
+
 async def test_ctrl_c_while_a_polled_job_waits_for_the_worker_cancels_that_job(tmp_path):
     """In polling mode `batch` learnt its job's id from the first status poll answered: Ctrl-C while the
     worker still said `Loading` (after a restart: up to --wait-limit) said "the worker had named no job

@@ -203,7 +203,10 @@ def streaming_plan(
     failures = 0
     while collector.done is None:
         if collector.job_id is None:
-            raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
+            raise TransportError(  # answered: a worker answers once the job is queued
+                f"the batch stream broke before its start event ({problem or 'EOF'}); the worker answered, so"
+                " it may have queued the batch: GET /jobs lists it (sent again, it would run twice)"
+            )
         if stall := collector.stalled():
             raise stall
         failures = 0 if collector.last_seq > before else failures + 1
