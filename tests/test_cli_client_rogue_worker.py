@@ -181,6 +181,29 @@ async def test_the_json_result_reaches_the_terminal_without_control_characters(t
     assert json.loads(out)["errors"][0]["error"] == f"EngineError: {hostile}" and "한국어" in out
 
 
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_a_number_json_has_no_form_for_is_a_protocol_error_not_invalid_json_out(tmp_path, capsys, poll):
+    """A worker's `NaN` (Python's json reads it, no JSON parser does) was taken, and `--json` wrote it
+    back out: exit 0 and a result `jq` and every other reader refuse. It breaks the protocol: exit 2."""
+    ok0 = json.dumps(OK0).replace('"duration_sec": 1.0', '"duration_sec": NaN').encode() + b"\n"
+    sections = b'{"job_id": "j1", "status": "done", "total": 1, "sections": [' + ok0.strip() + b"]}"
+    if poll:
+        script = lambda method, path: (  # noqa: E731
+            reply(200, sections) if path.endswith("/result") else polled([])(method, path)
+        )
+    else:
+        script = lambda method, path: ndjson(START, ok0, DONE | {"seq": 3})  # noqa: E731
+    lecture = write_lecture(tmp_path / "lecture.json", ["one."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--json"]
+        code = await run_cli(argv + (["--poll"] if poll else []))
+    captured = capsys.readouterr()
+    assert code == 2 and "NaN" not in captured.out, captured
+    # a stream's line says why; a polled body that is no JSON is, as any other, no status of the job
+    said = "the worker answered no status of job j1" if poll else "NaN is no JSON number"
+    assert said in captured.err, captured.err
+
+
 async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, capsys):
     """`"duration_sec": null` in an ok answer was a TypeError traceback (exit 1, read as a failure)."""
     answer = body({"status": "ok", "wav_path": "/w/x.wav", "duration_sec": None, "rtf": "fast"})
