@@ -25,6 +25,7 @@ from .config_values import (
     bearer_token,
     chunk_schedule,
     folders,
+    home_folder,
     local_file,
     origins,
     parse_bool,
@@ -72,6 +73,7 @@ class Settings:
     state_dir: str = _opt(
         "",
         "job logs, default outputs and the synthesis cache; never a caller's target (default: user data dir)",
+        kind=home_folder,
     )
     ref_wav: str | None = _opt(
         None,

@@ -110,10 +110,33 @@ def folders(text: str) -> tuple[str, ...]:
     return paths
 
 
-def local_file(text: str) -> str:
+def home_expanded(text: str) -> str:
+    """`text` with `~` or `~user` expanded; ValueError where there is no such home (`~nobody_here/`, or
+    `~` with HOME unset and no password entry): taken as written, it named a folder `~nobody_here`
+    under the folder the worker started in (pathlib raised RuntimeError, a traceback at start-up)."""
+    expanded = os.path.expanduser(text)
+    if expanded.startswith("~"):
+        user = text[1:].split(os.sep, 1)[0]
+        raise ValueError(
+            f"{text!r}: no home directory for {'~' + user if user else '~ (HOME is unset)'} on this machine"
+        )
+    return expanded
+
+
+def home_folder(text: str) -> str:
+    """A folder as given (`~` expanded where it is used), refused here if its `~` has no home."""
+    home_expanded(text)
+    return text
+
+
+def local_file(text: str) -> str | None:
     """A file on the worker's machine as an absolute path: `~` is its user's home (where no shell
-    expanded it: an env var, a systemd unit), a relative path is taken from where it was started."""
-    return os.path.abspath(os.path.expanduser(text))
+    expanded it: an env var, a systemd unit), a relative path is taken from where it was started.
+    Blank is none, as an env var set to "" is (`--ref-wav "$REF"` with REF unset named the folder the
+    worker started in)."""
+    if not text.strip():
+        return None
+    return os.path.abspath(home_expanded(text))
 
 
 def shown_url(url: str) -> str:

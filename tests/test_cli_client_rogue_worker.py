@@ -181,6 +181,29 @@ async def test_the_json_result_reaches_the_terminal_without_control_characters(t
     assert json.loads(out)["errors"][0]["error"] == f"EngineError: {hostile}" and "한국어" in out
 
 
+@pytest.mark.parametrize("poll", [False, True], ids=["stream", "poll"])
+async def test_a_number_json_has_no_form_for_is_a_protocol_error_not_invalid_json_out(tmp_path, capsys, poll):
+    """A worker's `NaN` (Python's json reads it, no JSON parser does) was taken, and `--json` wrote it
+    back out: exit 0 and a result `jq` and every other reader refuse. It breaks the protocol: exit 2."""
+    ok0 = json.dumps(OK0).replace('"duration_sec": 1.0', '"duration_sec": NaN').encode() + b"\n"
+    sections = b'{"job_id": "j1", "status": "done", "total": 1, "sections": [' + ok0.strip() + b"]}"
+    if poll:
+        script = lambda method, path: (  # noqa: E731
+            reply(200, sections) if path.endswith("/result") else polled([])(method, path)
+        )
+    else:
+        script = lambda method, path: ndjson(START, ok0, DONE | {"seq": 3})  # noqa: E731
+    lecture = write_lecture(tmp_path / "lecture.json", ["one."])
+    async with RogueWorker(script) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--json"]
+        code = await run_cli(argv + (["--poll"] if poll else []))
+    captured = capsys.readouterr()
+    assert code == 2 and "NaN" not in captured.out, captured
+    # a stream's line says why; a polled body that is no JSON is, as any other, no status of the job
+    said = "the worker answered no status of job j1" if poll else "NaN is no JSON number"
+    assert said in captured.err, captured.err
+
+
 async def test_synth_with_figures_that_are_no_numbers_still_says_ok(tmp_path, capsys):
     """`"duration_sec": null` in an ok answer was a TypeError traceback (exit 1, read as a failure)."""
     answer = body({"status": "ok", "wav_path": "/w/x.wav", "duration_sec": None, "rtf": "fast"})
@@ -275,6 +298,20 @@ async def test_a_batch_given_up_says_what_became_of_its_job(tmp_path, capsys, ag
         if again is LOADING
         else "or the job expired): 1 of 2 sections had finished; send the others again"
     )
+
+
+async def test_a_stream_cut_before_its_start_says_the_batch_may_be_queued(tmp_path, capsys):
+    """The worker answered the batch (a worker answers once the job is queued) and the connection broke
+    before the `start` line named the job: `batch` said only that the stream broke, so a caller ran it
+    again and the worker made every file twice. It says where the job is listed now."""
+    lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
+    async with RogueWorker(lambda method, path: ndjson()) as rogue:
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
+        code = await run_cli(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and "the batch stream broke before its start event" in err, err
+    assert "it may have queued the batch: GET /jobs lists it (sent again, it would run twice)" in err, err
+    assert [method for method, _ in rogue.requests] == ["POST"]
 
 
 async def test_ctrl_c_while_a_polled_job_waits_for_the_worker_cancels_that_job(tmp_path):

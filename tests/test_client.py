@@ -615,6 +615,44 @@ async def test_a_worker_restarted_with_an_engine_that_failed_to_load_is_given_up
     assert front.requests[-1] == ("GET", "/health")
 
 
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_stream_gone_silent_while_the_worker_restarted_with_a_failed_engine_is_given_up(
+    worker, settings, use_async
+):
+    """The worker's host went away without a word (a reboot, a hung host: no reset reaches a client that
+    only reads), so the stream broke by `read_timeout`; meanwhile the worker had restarted and its
+    engine failed to load. The first re-attach, at once, met no restart's sign (no refusal, no "not
+    now") and followed the failed worker's heartbeats for ever; a silence is a sign too: /health first."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["재개.", "둘."])
+    broken = await worker(EngineThatFailsToLoad(), heartbeat_interval=0.1)
+    relay = relay_to(broken.port)
+    start = {"event": "start", "total": 2, "backend": "tone", "device": "cpu", "job_id": job_id, "seq": 1}
+    released = asyncio.Event()
+
+    async def silent_after_start() -> Any:
+        yield ndjson(start)
+        await released.wait()  # no more bytes, no end: the host is gone
+
+    def script(method: str, path: str) -> Any:
+        return silent_after_start() if method == "POST" else relay(method, path)
+
+    call = client.async_synth_batch_streaming if use_async else client.synth_batch_streaming
+    options = {"reattach_delay": 0.01, "read_timeout": 1.0}
+    try:
+        async with RogueWorker(script) as front:
+            with pytest.raises(client.EngineFailed, match=f"job {job_id}: the worker failed to start"):
+                async with asyncio.timeout(seconds(10)):
+                    if use_async:
+                        await call([{"idx": 0, "text": "재개."}], base=front.base, **options)
+                    else:
+                        await asyncio.to_thread(
+                            call, [{"idx": 0, "text": "재개."}], base=front.base, **options
+                        )
+            assert ("GET", "/health") in front.requests
+    finally:
+        released.set()
+
+
 async def test_a_callers_session_that_raises_for_status_still_gets_the_workers_refusals(worker, tmp_path):
     """`session=aiohttp.ClientSession(raise_for_status=True)`, a common setting: aiohttp raised its own
     ClientResponseError for every 4xx/5xx before the client read the answer, so a `Loading` was a

@@ -319,3 +319,32 @@ def test_the_default_reference_wav_is_found_under_home_and_named_absolutely(tmp_
     relative = f"{tmp_path.name}/voices/ref.wav"
     assert load_settings(parse(["--ref-wav", relative]), environ={}).ref_wav == expected
     assert load_settings(parse([]), environ={}).ref_wav is None
+
+
+def test_a_blank_reference_wav_is_none_and_a_tilde_with_no_home_is_refused(tmp_path, monkeypatch, capsys):
+    """`--ref-wav ""` (a script's `--ref-wav "$REF"` with REF unset) named the folder the worker was
+    started in, made absolute, where the env var set to "" is none; and `~nobody/...` (no such user:
+    nothing to expand) became a folder named `~nobody` under it, a load failure far from its cause."""
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(parse(["--ref-wav", ""]), environ={}).ref_wav is None
+    assert load_settings(parse(["--ref-wav", " "]), environ={}).ref_wav is None
+    unknown = "~npu_worker_no_such_user/ref.wav"
+    with pytest.raises(SystemExit):
+        parse(["--ref-wav", unknown])
+    assert "no home directory for ~npu_worker_no_such_user" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:
+        load_settings(parse([]), environ={"NPU_WORKER_REF_WAV": unknown})
+    assert str(refused.value).startswith("NPU_WORKER_REF_WAV: ") and "no home directory" in str(refused.value)
+
+
+def test_a_state_dir_under_a_home_that_does_not_exist_is_refused_in_words(capsys):
+    """`--state-dir ~nobody_here/st` (no such user) was taken, and `serve` then died with pathlib's
+    RuntimeError "Could not determine home directory." and a traceback."""
+    with pytest.raises(SystemExit):
+        parse(["--state-dir", "~npu_worker_no_such_user/st"])
+    assert "no home directory for ~npu_worker_no_such_user" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="NPU_WORKER_STATE_DIR: .*no home directory"):
+        load_settings(parse([]), environ={"NPU_WORKER_STATE_DIR": "~npu_worker_no_such_user/st"})
+    assert (
+        load_settings(parse(["--state-dir", "~/st"]), environ={}).state_dir == "~/st"
+    )  # expanded where used

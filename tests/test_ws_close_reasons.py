@@ -9,6 +9,7 @@ import base64
 import json
 import os
 import struct
+import types
 
 import aiohttp
 import pytest
@@ -286,3 +287,31 @@ async def test_a_lingering_connection_ends_with_its_app(served, monkeypatch):
             assert await reader.read() == b""
     finally:
         writer.transport.abort()
+
+
+async def test_a_linger_begun_as_the_app_ends_leaves_no_descriptor_open():
+    """A socket failed in the same turn as the clean-up: its linger task was cancelled before its first
+    step, so its `finally` never ran and the duplicate descriptor stayed open past the app (`lingering`
+    said 1 after `close`). Real connection; the request stands in only for its transport."""
+    accepted: asyncio.Future[asyncio.StreamWriter] = asyncio.get_running_loop().create_future()
+    released = asyncio.Event()
+
+    async def on_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.set_result(writer)
+        await released.wait()
+        writer.close()
+
+    server = await asyncio.start_server(on_connection, "127.0.0.1", 0)
+    _, peer = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
+    try:
+        worker_side = await accepted
+        closing = opening.ClosingSockets()
+        closing.linger_failed(types.SimpleNamespace(transport=worker_side.transport))
+        assert closing.lingering == 1
+        await closing.close()
+        assert closing.lingering == 0
+    finally:
+        released.set()
+        peer.close()
+        server.close()
+        await server.wait_closed()

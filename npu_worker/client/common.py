@@ -187,6 +187,17 @@ def events_path(job_id: str, after: int) -> str:
     return f"{job_path(job_id)}/events?after={after}"
 
 
+def _no_json_number(name: str) -> Any:
+    """Python's json reads NaN and Infinity; no JSON parser does (a `--json` result holding one was
+    refused by every reader of it), and the worker never writes one."""
+    raise ValueError(f"{name} is no JSON number")
+
+
+def parse_json(text: str) -> Any:
+    """JSON as RFC 8259 has it; ValueError for NaN or Infinity, RecursionError for nesting too deep."""
+    return json.loads(text, parse_constant=_no_json_number)
+
+
 def parse_line(raw: bytes) -> dict[str, Any] | None:
     """One NDJSON line, or None for a blank line or a line cut short by a broken connection;
     WorkerProtocolError for a line no worker sends (too long, not UTF-8 JSON, nested too deeply)."""
@@ -196,7 +207,7 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
         return None  # no newline: the stream broke inside this line; it is replayed on re-attach
     try:
         text = raw.decode("utf-8").strip()
-        event = json.loads(text) if text else None
+        event = parse_json(text) if text else None
     except (ValueError, RecursionError) as exc:
         shown = raw[:80].decode("utf-8", "replace")
         raise WorkerProtocolError(f"the worker sent a line that is not JSON ({exc}): {shown!r}") from None
@@ -206,7 +217,7 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
 def error_body_of(raw: bytes) -> dict[str, Any]:
     """The worker's error body, or a stand-in when the body is not JSON (a proxy's error page)."""
     try:
-        body = json.loads(raw.decode("utf-8"))
+        body = parse_json(raw.decode("utf-8"))
     except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return {"status": "fail", "error": raw[:200].decode("utf-8", "replace")}
     return body if isinstance(body, dict) else {"status": "fail", "error": str(body)}

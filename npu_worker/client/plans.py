@@ -203,7 +203,10 @@ def streaming_plan(
     failures = 0
     while collector.done is None:
         if collector.job_id is None:
-            raise TransportError(f"the batch stream broke before its start event: {problem or 'EOF'}")
+            raise TransportError(  # answered: a worker answers once the job is queued
+                f"the batch stream broke before its start event ({problem or 'EOF'}); the worker answered, so"
+                " it may have queued the batch: GET /jobs lists it (sent again, it would run twice)"
+            )
         if stall := collector.stalled():
             raise stall
         failures = 0 if collector.last_seq > before else failures + 1
@@ -216,7 +219,7 @@ def engine_failed(job_id: str) -> Generator[Step, Any, None]:
     """Raise `EngineFailed` when the worker's /health says it failed to start (500, `fail`: its engine
     did not load, or its kept jobs could not be read): restarted so, it answers a re-attach with heartbeats and a poll with `interrupted` for ever, and
     the client waited for ever. Asked only after a restart's signs (a refused connection, a "not
-    now", an `interrupted` job); any other answer, or none, is no verdict."""
+    now", a stream silent past the read timeout, an `interrupted` job); any other answer, or none, is no verdict."""
     try:
         yield Call("GET", "/health", at_once=True)
     except WorkerHTTPError as exc:
@@ -237,7 +240,11 @@ def _reattach(
     assert collector.job_id is not None
     lost = f"job {collector.job_id}: stream lost after event {collector.last_seq}"
     asked = False  # the last try was answered "not now": its wait is done, no back-off on top
-    restarted = False  # the last try was refused or answered with a refusal: the worker may have restarted
+    # The last try was refused or answered with a refusal, or the stream went silent past the read
+    # timeout (a host rebooted or hung sends no reset): the worker may have restarted meanwhile. After
+    # a silence the first re-attach was sent at once and, to a worker whose engine failed, followed its
+    # heartbeats for ever.
+    restarted = isinstance(problem, TimeoutError)
     while failures <= attempts:
         wait = 0.0 if asked else backoff(failures, delay)
         if wait:

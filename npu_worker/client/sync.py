@@ -267,7 +267,7 @@ def synth_batch_streaming(
     event exactly once even across re-attaches. Returns `{"sections", "wav_paths", "errors", ...}`.
     `read_timeout` bounds the silence on the socket; the worker's heartbeats keep a live stream busy.
     A re-attach waits at most `answer_timeout` for the worker to answer: one that stopped answering
-    is given up after about `read_timeout` + (attempts + 1) * `answer_timeout` + the back-off. One
+    is given up after about `read_timeout` + (attempts + 2) * `answer_timeout` + the back-off (one: `/health`). One
     that answers "not now" with a `Retry-After` (a 503 `Loading` after a restart, a 429 `QueueFull`)
     is asked again when it says, up to `wait_limit` seconds in a row, without spending the attempts;
     `on_progress` gets a `waiting` event (idx -1) before each wait.

@@ -161,6 +161,10 @@ class ClosingSockets:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+        # A task cancelled before its first step never ran its `finally`: its duplicate stayed open.
+        for sock in self._lingering:
+            sock.close()
+        self._lingering.clear()
 
     def _hold(self, coroutine: Coroutine[object, object, None]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)

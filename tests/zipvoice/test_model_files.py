@@ -89,6 +89,20 @@ def test_a_missing_model_dir_is_a_model_load_error(tmp_path):
         locate(None, "fp32")
 
 
+def test_a_tilde_with_no_home_is_a_model_load_error_naming_the_path(broken_dir, tmp_path):
+    """`~nobody_here/...` (no such user) as --model-dir or --vocoder raised RuntimeError "Could not
+    determine home directory." out of pathlib (the worker said that alone, naming no path), and from
+    the engine's load the check for an unfinished prepare raised it again over the ModelLoadError."""
+    nowhere = "~npu_worker_no_such_user/model"
+    with pytest.raises(ModelLoadError, match=f"model directory .*{nowhere} does not exist"):
+        locate(nowhere, "fp32")
+    with pytest.raises(ModelLoadError, match="vocoder file ~npu_worker_no_such_user/v.onnx does not exist"):
+        locate(str(broken_dir), "fp32", "~npu_worker_no_such_user/v.onnx")
+    engine = create(engine_config(Path(nowhere), tmp_path))
+    with pytest.raises(ModelLoadError, match=nowhere):
+        engine.load()
+
+
 def test_a_corrupt_decoder_is_a_model_load_error_naming_it(broken_dir, tmp_path):
     (broken_dir / "fm_decoder.onnx").write_bytes(b"not an onnx file")
     engine = create(engine_config(broken_dir, tmp_path))

@@ -15,7 +15,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
@@ -110,8 +109,8 @@ class ZipVoiceEngine:
         try:
             return model_files.locate(config.model_dir, config.precision, config.vocoder)
         except ModelLoadError:
-            if config.model_dir and Path(config.model_dir).expanduser().is_dir():
-                prepared.refuse_unfinished(Path(config.model_dir).expanduser())
+            if config.model_dir and model_files.home_expanded(config.model_dir).is_dir():
+                prepared.refuse_unfinished(model_files.home_expanded(config.model_dir))
             raise
 
     def load(self) -> None:

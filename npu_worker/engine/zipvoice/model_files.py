@@ -59,9 +59,16 @@ def _find(directory: Path, names: tuple[str, ...], what: str, precision: str) ->
     )
 
 
+def home_expanded(path: str) -> Path:
+    """`path` with `~` expanded where there is a home to expand to, else as written (then named in the
+    missing file's ModelLoadError): Path.expanduser raised RuntimeError "Could not determine home
+    directory." for `~nobody_here/`, which named no flag and no path."""
+    return Path(os.path.expanduser(path))
+
+
 def _vocoder(directory: Path, explicit: str | None) -> Path:
     if explicit:
-        path = Path(explicit).expanduser()
+        path = home_expanded(explicit)
         if not path.is_file():
             raise ModelLoadError(f"vocoder file {path} does not exist (--vocoder)")
         return path
@@ -85,7 +92,7 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
     if not model_dir:
         raise ModelLoadError("--model-dir is required for --backend zipvoice-onnx")
     # Absolute (links kept): the folder's name is the model's id and may say "distill"; `.` has none.
-    directory = Path(os.path.abspath(Path(model_dir).expanduser()))
+    directory = Path(os.path.abspath(home_expanded(model_dir)))
     if not directory.is_dir():
         raise ModelLoadError(f"model directory {directory} does not exist")
     if precision not in ENCODER_NAMES:
