@@ -83,15 +83,23 @@ def too_long(real: str, *, written: bool = False) -> str | None:
 OUTSIDE_HINT = "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
 
 
+def own_home(path: str) -> str:
+    """A caller's `~` or `~/…` as the worker's own home; any other `~name` is left as written (so refused
+    as not absolute): expanding another user's home told a caller which user names exist on the machine
+    ("must be absolute" for one that does not, "outside the allowed roots" for one that does)."""
+    return os.path.expanduser(path) if path == "~" or path.startswith("~/") else path
+
+
 def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str] = ()) -> str:
     """The real absolute path to write under `roots` (never under `forbidden`), or OutputPathNotAllowed."""
     if "\x00" in path:
         raise OutputPathNotAllowed("output_path contains a NUL byte")
-    if not os.path.isabs(os.path.expanduser(path)):
+    expanded = own_home(path)
+    if not os.path.isabs(expanded):
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     if path.endswith(("/", "/.", "/..")):  # names a folder: realpath would write the file it ends in
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
-    real = os.path.realpath(os.path.expanduser(path))
+    real = os.path.realpath(expanded)
     if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
     if is_under(real, forbidden):
@@ -115,7 +123,7 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
     """The real path of an existing reference wav under `roots` (not `forbidden`), or RefWavNotAllowed."""
     if "\x00" in path:
         raise RefWavNotAllowed("ref_wav contains a NUL byte")
-    expanded = os.path.expanduser(path)
+    expanded = own_home(path)
     if not os.path.isabs(expanded):  # never resolved against the worker's own folder
         raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
     real = os.path.realpath(expanded)

@@ -112,6 +112,22 @@ async def test_a_nul_byte_in_an_output_path_is_named_as_such(worker, tmp_path):
     assert written_wavs(tmp_path) == []
 
 
+async def test_another_users_home_in_a_path_is_not_expanded(worker, tmp_path):
+    """`~root/…` was expanded: the answer ("must be absolute" for a user name that does not exist,
+    "outside the allowed roots" for one that does) told a caller which users the machine has."""
+    client = await worker()
+    said = []
+    for user in ("root", "npu_worker_no_such_user"):
+        for field in ("output_path", "ref_wav"):
+            body = {"text": "hi", "output_path": str(tmp_path / "b.wav"), field: f"~{user}/a.wav"}
+            response = await client.post("/synth", json=body)
+            assert response.status == 400, (user, field)
+            said.append((field, (await response.json())["error"].split(":", 2)[1]))
+    assert said[:2] == said[2:]
+    assert all("must be an absolute path" in error for _, error in said), said
+    assert written_wavs(tmp_path) == []
+
+
 async def test_output_path_that_is_a_fifo_is_refused_before_any_synthesis(worker, tmp_path):
     engine = ToneEngine()
     client = await worker(engine)
