@@ -20,104 +20,16 @@ import re
 from .base import language_code
 from .korean_marks import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_marks import marks_spoken
+from .korean_words import CURRENCY as _CURRENCY
+from .korean_words import MATH_NAMES as _MATH_NAMES
+from .korean_words import NATIVE_ONES as _NATIVE_ONES
+from .korean_words import NATIVE_TENS as _NATIVE_TENS
+from .korean_words import SYMBOLS as _SYMBOLS
+from .korean_words import UNITS as _UNITS
 from .text_form import readable
 
 _DIGITS = "영일이삼사오육칠팔구"
 _PHONE_DIGITS = "공일이삼사오육칠팔구"  # a phone number's 0 is 공
-
-_UNITS = {
-    "V": "볼트",
-    "kV": "킬로볼트",
-    "mV": "밀리볼트",
-    "W": "와트",
-    "mW": "밀리와트",  # "5mW", "1TWh", "3kVA", "3.6MJ", "2mol", "1atm": espeak said the letters' English names
-    "TWh": "테라와트시",
-    "VA": "볼트암페어",
-    "kVA": "킬로볼트암페어",
-    "MVA": "메가볼트암페어",
-    "J": "줄",
-    "kJ": "킬로줄",
-    "MJ": "메가줄",
-    "GJ": "기가줄",
-    "kN": "킬로뉴턴",
-    "mol": "몰",
-    "atm": "기압",
-    "kW": "킬로와트",
-    "MW": "메가와트",
-    "GW": "기가와트",
-    "Wh": "와트시",
-    "kWh": "킬로와트시",
-    "MWh": "메가와트시",
-    "GWh": "기가와트시",
-    "Ah": "암페어시",
-    "mAh": "밀리암페어시",
-    "mA": "밀리암페어",
-    "A": "암페어",  # "10A 전류": espeak said the letter's English name, 에이
-    "kA": "킬로암페어",
-    "μA": "마이크로암페어",
-    "µA": "마이크로암페어",
-    "Ω": "옴",  # espeak: the Greek letter's name, omega
-    "kΩ": "킬로옴",
-    "MΩ": "메가옴",
-    "mΩ": "밀리옴",
-    "μF": "마이크로패럿",
-    "µF": "마이크로패럿",
-    "nF": "나노패럿",
-    "pF": "피코패럿",
-    "Pa": "파스칼",
-    "hPa": "헥토파스칼",
-    "kPa": "킬로파스칼",
-    "MPa": "메가파스칼",
-    "dB": "데시벨",
-    "kcal": "킬로칼로리",
-    "Nm": "뉴턴미터",
-    "Hz": "헤르츠",
-    "kHz": "킬로헤르츠",
-    "MHz": "메가헤르츠",
-    "GHz": "기가헤르츠",
-    "km": "킬로미터",
-    "m": "미터",
-    "cm": "센티미터",
-    "mm": "밀리미터",
-    "nm": "나노미터",
-    "μm": "마이크로미터",
-    "µm": "마이크로미터",
-    "km²": "제곱킬로미터",
-    "m²": "제곱미터",
-    "cm²": "제곱센티미터",
-    "m³": "세제곱미터",
-    "kg": "킬로그램",
-    "g": "그램",
-    "mg": "밀리그램",
-    "L": "리터",
-    "ℓ": "리터",
-    "mL": "밀리리터",
-    "mℓ": "밀리리터",  # "500㎖ 생수": "5 미터" and espeak's "letter 2113" for the "ℓ"
-    "kℓ": "킬로리터",
-    "dL": "데시리터",
-    "ha": "헥타르",
-    "cal": "칼로리",
-    "ml": "밀리리터",
-    "cc": "시시",
-    "KB": "킬로바이트",
-    "kB": "킬로바이트",
-    "MB": "메가바이트",
-    "GB": "기가바이트",
-    "TB": "테라바이트",
-    "h": "시간",  # "2h", "5min", "30sec" (espeak: 이 에이치, 오 "min", 삼십 "sec")
-    "hr": "시간",
-    "hrs": "시간",
-    "min": "분",
-    "mins": "분",
-    "sec": "초",
-    "ms": "밀리초",
-    "μs": "마이크로초",
-    "µs": "마이크로초",
-    "ns": "나노초",
-    "Mbps": "메가비피에스",
-    "Gbps": "기가비피에스",
-}
-_SYMBOLS = {"%p": "퍼센트포인트", "%": "퍼센트", "‰": "퍼밀", "°C": "도", "℃": "도", "°": "도"}
 
 
 def _alternatives(words: dict[str, str]) -> str:
@@ -150,7 +62,6 @@ _BARE_UNITS = {
 }
 _BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({_alternatives(_BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 _BARE_LITER = re.compile(r"ℓ(당)?")
-_CURRENCY = {"$": "달러", "€": "유로", "£": "파운드", "¥": "엔", "₩": "원"}
 
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?![\d,])")
 _DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
@@ -325,27 +236,6 @@ _COUNTED = re.compile(
 _ADDRESS = re.compile(r"(?:https?://|www\.)[A-Za-z\d.\-:]{1,253}(/[!-~]{0,2000}[\w/=#&%+\-])?")
 _FIRST_PRIVATE_USE, _PRIVATE_USE_COUNT = 0xE000, 6400
 _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
-# Signs and Greek letters of formulas that espeak said nothing for ("√2" was 이, "∞" silence) or in English
-# or Greek, which broke the Hangul after them ("θ는": theta and the jamo of 는 spelled): Korean names. After
-# the units, so "10Ω" and "5μs" are still 옴 and 마이크로초.
-_MATH_NAMES = {
-    "√": "루트 ",
-    "∞": "무한대",
-    "∑": "시그마",
-    "∫": "적분 ",
-    "∂": "편미분 ",
-    "∆": "델타",
-    **dict(
-        zip(
-            "αβγδεζηθικλμνξπρστυφχψω",
-            "알파 베타 감마 델타 엡실론 제타 에타 세타 요타 카파 람다 뮤 뉴 크사이 파이 로 시그마 타우 입실론 파이 카이 프사이 오메가".split(),
-            strict=True,
-        )
-    ),
-    **dict(
-        zip("ΓΔΘΛΞΠΣΦΨΩ", "감마 델타 세타 람다 크사이 파이 시그마 파이 프사이 오메가".split(), strict=True)
-    ),
-}
 # A letter of a Greek word ("λόγος") is left.
 _MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370-\u03ff])")
 # The signs of a Korean IME's full-width mode, which espeak said nothing for ("50％" was 오십, "３．７" 삼칠),
@@ -356,8 +246,6 @@ _MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370
 _WIDE_SIGNS = str.maketrans("％＄￦＋－＝／＜＞＾＊＆（）∼", "%$₩+-=/<>^*&()~", "\u200b\u2060\ufeff")
 _WIDE_SIGN = re.compile("[％＄￦＋－＝／＜＞＾＊＆（）∼\u200b\u2060\ufeff]")  # translated only where one is
 _WIDE_BETWEEN_DIGITS = re.compile(r"(?<=\d)[．，：](?=\d)")
-_NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
-_NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
 # particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
 # whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
