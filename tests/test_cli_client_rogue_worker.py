@@ -314,6 +314,28 @@ async def test_a_stream_cut_before_its_start_says_the_batch_may_be_queued(tmp_pa
     assert [method for method, _ in rogue.requests] == ["POST"]
 
 
+async def batch_interrupted_once(argv: list[str], waited_for: bytes) -> tuple[int | None, bytes]:
+    """`npu-worker batch argv` as a process, sent Ctrl-C once a line of its stderr begins with
+    `waited_for`: its exit code and the stderr after that line."""
+    process = await asyncio.create_subprocess_exec(
+        *[sys.executable, "-m", "npu_worker.cli_client", "batch", *argv],
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        async with asyncio.timeout(seconds(20)):
+            assert process.stderr is not None
+            while not (line := await process.stderr.readline()).startswith(waited_for):
+                assert line, "the batch ended before it waited"
+            process.send_signal(signal.SIGINT)
+            _, err = await process.communicate()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    return process.returncode, err
+
+
 async def test_ctrl_c_while_a_polled_job_waits_for_the_worker_cancels_that_job(tmp_path):
     """In polling mode `batch` learnt its job's id from the first status poll answered: Ctrl-C while the
     worker still said `Loading` (after a restart: up to --wait-limit) said "the worker had named no job
@@ -327,24 +349,9 @@ async def test_ctrl_c_while_a_polled_job_waits_for_the_worker_cancels_that_job(t
 
     lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
     async with RogueWorker(script) as rogue:
-        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--poll"]
-        process = await asyncio.create_subprocess_exec(
-            *[sys.executable, "-m", "npu_worker.cli_client", *argv],
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        try:
-            async with asyncio.timeout(seconds(20)):
-                assert process.stderr is not None
-                line = await process.stderr.readline()
-                assert line.startswith(b"waiting for the worker: Loading: x"), line
-                process.send_signal(signal.SIGINT)
-                _, err = await process.communicate()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-    assert process.returncode == 130 and ("DELETE", "/jobs/j1") in rogue.requests, err
+        argv = [str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base, "--poll"]
+        code, err = await batch_interrupted_once(argv, b"waiting for the worker: Loading: x")
+    assert code == 130 and ("DELETE", "/jobs/j1") in rogue.requests, err
     assert err.decode().splitlines()[-1] == (
         "npu-worker batch: interrupted; job j1 cancelled, 0 of 2 sections done (their wavs are kept)"
     )
@@ -365,25 +372,17 @@ async def test_ctrl_c_while_the_worker_says_loading_cancels_the_job_once_it_lets
 
     lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
     async with RogueWorker(script) as rogue:
-        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", rogue.base]
-        process = await asyncio.create_subprocess_exec(
-            *[sys.executable, "-m", "npu_worker.cli_client", *argv, *(["--poll"] if poll else [])],
-            stderr=asyncio.subprocess.PIPE,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
-        try:
-            async with asyncio.timeout(seconds(20)):
-                assert process.stderr is not None
-                while not (line := await process.stderr.readline()).startswith(b"waiting for the worker"):
-                    assert line, "the batch ended before it waited"
-                process.send_signal(signal.SIGINT)
-                _, err = await process.communicate()
-        finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
+        argv = [
+            str(lecture),
+            "--out-dir",
+            str(tmp_path / "out"),
+            "--base",
+            rogue.base,
+            *(["--poll"] if poll else []),
+        ]
+        code, err = await batch_interrupted_once(argv, b"waiting for the worker")
     said = err.decode().splitlines()
-    assert process.returncode == 130 and deletes == [], said
+    assert code == 130 and deletes == [], said
     assert [request for request in rogue.requests if request[0] == "DELETE"] == [("DELETE", "/jobs/j1")] * 3
     told = said.index(
         "npu-worker batch: cancelling job j1 when the worker lets it (Ctrl-C again: let it run)"
