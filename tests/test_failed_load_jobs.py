@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 from npu_worker.protocol import ModelLoadError
+from npu_worker.voices import UploadLimits, VoiceLibrary
+from tests.openai_support import tone_wav
 from tests.test_job_retention import wait_done, write_job
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -115,3 +117,39 @@ async def test_kept_jobs_that_could_not_be_read_are_not_answered_as_unknown(work
             body = await response.json()
             assert response.status == 503, (path, body)
             assert body["error"].startswith("StateUnavailable: the kept jobs could not be read"), path
+
+
+async def test_a_voice_is_not_deleted_when_the_kept_jobs_that_may_use_it_could_not_be_read(
+    worker, settings, monkeypatch
+):
+    """With the kept jobs unread, no job was found speaking with the voice: it was deleted, and a
+    restart that could read them failed the interrupted job's remaining sections."""
+    from npu_worker.jobs.store import JobStore
+
+    state = Path(settings.state_dir)
+    library = VoiceLibrary(state / "voices")
+    limits = UploadLimits(max_bytes=5 << 20, max_seconds=30.0)
+    voice = await asyncio.to_thread(library.add, "teacher", tone_wav(), "안녕하세요", limits)
+    write_job(state, time.time(), ["재개."], params={"ref_wav": voice.wav_path, "ref_text": "안녕하세요"})
+
+    def failing(self, progress=None):
+        raise OSError(5, "Input/output error", str(self.root))
+
+    monkeypatch.setattr(JobStore, "load_all", failing)
+    client = await worker()
+    async with client.delete("/v1/audio/voices/teacher") as response:
+        error = (await response.json())["error"]
+        assert (response.status, error["code"]) == (503, "StateUnavailable"), error
+    assert Path(voice.wav_path).is_file()
+
+
+async def test_a_kept_job_of_a_worker_whose_engine_failed_may_still_be_cancelled(worker, settings):
+    """Its caller may give it up rather than wait for a restart that loads: it then ends `cancelled`."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["문장."])
+    client = await worker(FailingLoad())
+    await read_kept_jobs(client, "/jobs")
+    async with client.delete(f"/jobs/{job_id}") as response:
+        body = await response.json()
+        assert (response.status, body["cancel_requested"]) == (200, True), body
+    status = await (await client.get(f"/jobs/{job_id}/status")).json()
+    assert status["status"] == "cancelled"
