@@ -183,7 +183,7 @@ PATHS: dict[str, Any] = {
     "/jobs/{job_id}/status": {
         "get": {
             "parameters": [JOB_ID],
-            "responses": {"200": _json(_ref("JobStatus"), "status"), **_errors(401, 403, 404, 503)},
+            "responses": {"200": _json(_ref("JobStatus"), "status"), **_errors(401, 403, 404, 500, 503)},
         }
     },
     "/jobs/{job_id}/result": {
@@ -192,7 +192,7 @@ PATHS: dict[str, Any] = {
             "responses": {
                 "200": _json(_ref("JobResult"), "finished"),
                 "202": _json(_ref("JobStatus"), "still running"),
-                **_errors(401, 403, 404, 503),
+                **_errors(401, 403, 404, 500, 503),
             },
         }
     },
@@ -205,7 +205,7 @@ PATHS: dict[str, Any] = {
             ],
             "responses": {
                 "200": _json(_ref("LogLine"), "NDJSON", NDJSON),
-                **_errors(400, 401, 403, 404, 503),
+                **_errors(400, 401, 403, 404, 500, 503),
             },
         }
     },

@@ -579,8 +579,8 @@ async def test_a_worker_restarted_with_an_engine_that_failed_to_load_is_given_up
     worker, settings, use_async, mode
 ):
     """The worker restarted mid-batch (here: it said `Loading` once) and its engine failed to load: it
-    still answers the kept job's stream with heartbeats and its status `interrupted`, but runs nothing.
-    The client waited for ever; now a restart's signs send it to /health, which says the load failed."""
+    runs nothing (it answered the kept job's stream with heartbeats and its status `interrupted`; now a
+    500). The client waited for ever; now a restart's signs send it to /health, which says the load failed."""
     job_id = write_job(Path(settings.state_dir), time.time(), ["재개.", "둘."])
     broken = await worker(EngineThatFailsToLoad(), heartbeat_interval=0.1)
     relay = relay_to(broken.port)

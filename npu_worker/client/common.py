@@ -69,9 +69,9 @@ class Stalled(TransportError):
 
 class EngineFailed(TransportError):
     """The worker failed to start: its engine failed to load, or its kept jobs could not be read (its
-    /health: 500 `fail`). Restarted so, it still answers its kept jobs' status (`interrupted`) and
-    event streams (heartbeats) but runs none of them. The job runs once a worker that loads takes it
-    up; it is not cancelled."""
+    /health: 500 `fail`). Restarted so, it runs none of its kept jobs (older workers still answered
+    their status `interrupted` and their streams with heartbeats; now a 500). The job runs once a
+    worker that loads takes it up; it is not cancelled."""
 
 
 class WorkerProtocolError(TransportError):

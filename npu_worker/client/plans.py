@@ -218,8 +218,9 @@ def streaming_plan(
 def engine_failed(job_id: str) -> Generator[Step, Any, None]:
     """Raise `EngineFailed` when the worker's /health says it failed to start (500, `fail`: its engine
     did not load, or its kept jobs could not be read): restarted so, it answers a re-attach with heartbeats and a poll with `interrupted` for ever, and
-    the client waited for ever. Asked only after a restart's signs (a refused connection, a "not
-    now", a stream silent past the read timeout, an `interrupted` job); any other answer, or none, is no verdict."""
+    the client waited for ever (a worker of today refuses them with a 500: asked then too). Asked only
+    after a restart's signs (a refused connection, a "not now", a stream silent past the read timeout,
+    an `interrupted` job, a 500); any other answer, or none, is no verdict."""
     try:
         yield Call("GET", "/health", at_once=True)
     except WorkerHTTPError as exc:
@@ -260,6 +261,8 @@ def _reattach(
             asked = asked_to_wait(exc)  # a 429 too: "not now" as its Retry-After says
             restarted = isinstance(exc, NotConnected | WorkerHTTPError)
             if not asked and not retryable(exc):
+                if isinstance(exc, WorkerHTTPError) and exc.status == 500:
+                    yield from engine_failed(collector.job_id)  # a worker that failed to start refuses so
                 raise
             problem = exc
             if asked and patience.spent():
@@ -298,6 +301,20 @@ def poll_json(
             yield Sleep(backoff(failures, delay))
 
 
+def poll_job(
+    path: str, job_id: str, attempts: int, delay: float, patience: Patience
+) -> Generator[Step, Any, dict[str, Any]]:
+    """`poll_json` of a job's status or result; a 500 sends it to /health (`engine_failed`): a worker
+    that failed to start refuses its kept jobs with its failure."""
+    try:
+        answer: dict[str, Any] = yield from poll_json(path, attempts, delay, patience)
+    except WorkerHTTPError as exc:
+        if exc.status == 500:
+            yield from engine_failed(job_id)
+        raise
+    return answer
+
+
 def cancel_plan(job_id: str, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
     """DELETE the job, again while the worker says "not now" with a `Retry-After`, up to `wait_limit`:
     a worker that restarted answers every `/jobs` request `Loading` until it has read its kept jobs
@@ -332,7 +349,7 @@ def polling_plan(
     seen: tuple[Any, ...] = (accepted.get("status"), accepted.get("done"), accepted.get("current_idx"))
     yield Deliver(status_event(accepted))
     while True:
-        status = yield from poll_json(f"{job}/status", attempts, delay, patience)
+        status = yield from poll_job(f"{job}/status", collector.job_id, attempts, delay, patience)
         state = _of_job(status, collector.job_id)
         key = (state, status.get("done"), status.get("current_idx"))
         if key != seen:
@@ -346,7 +363,7 @@ def polling_plan(
             raise stall
         yield Sleep(interval)
     while True:  # a 202 (the status body) until the result is there: in a cluster it may lag the status
-        result = yield from poll_json(f"{job}/result", attempts, delay, patience)
+        result = yield from poll_job(f"{job}/result", collector.job_id, attempts, delay, patience)
         if _of_job(result, collector.job_id) in TERMINAL_STATUSES:
             break
         if stall := collector.stalled():  # a result that never comes (a cluster's lost write)

@@ -229,36 +229,39 @@ async def synth_batch(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def _job(request: web.Request) -> Job | KeptJob:
-    """The job as kept: a finished one's status only (its sections and log stay on disk)."""
+async def _job(request: web.Request, *, to_run: bool = False) -> Job | KeptJob:
+    """The job as kept: a finished one's status only (its sections and log stay on disk). `to_run`:
+    an answer that waits on its run (status, result, events), refused when it will never run here."""
     scheduler = request.app[SCHEDULER_KEY]
     scheduler.check_jobs_readable()
     job_id = request.match_info["job_id"]
     job = await asyncio.get_running_loop().run_in_executor(None, scheduler.find_job, job_id)
     if job is None or job.preview:
         raise JobNotFound(f"no job {job_id}")
+    if to_run:
+        scheduler.check_runnable(job)
     return job
 
 
-async def _whole_job(request: web.Request) -> Job:
+async def _whole_job(request: web.Request, *, to_run: bool = False) -> Job:
     """The job with its sections and log (a finished one's read again from its folder)."""
-    job = await _job(request)
+    job = await _job(request, to_run=to_run)
     return await asyncio.get_running_loop().run_in_executor(None, request.app[SCHEDULER_KEY].stored_job, job)
 
 
 async def job_status(request: web.Request) -> web.Response:
-    return json_response(JobStatus.of(await _job(request)))
+    return json_response(JobStatus.of(await _job(request, to_run=True)))
 
 
 async def job_result(request: web.Request) -> web.Response:
-    job = await _whole_job(request)
+    job = await _whole_job(request, to_run=True)
     if not job.finished:
         return json_response(JobStatus.of(job), status=202)
     return json_response(JobResult.of(job))
 
 
 async def job_events(request: web.Request) -> web.StreamResponse:
-    job = await _whole_job(request)
+    job = await _whole_job(request, to_run=True)
     raw_after = request.query.get("after", "0")
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"
         return error_response(BadRequest("after must be a non-negative decimal integer (a seq)"))

@@ -77,6 +77,7 @@ class Runner:
         # Checks of settings against the loaded engine (set by the scheduler); a ValueError fails the load.
         self.load_checks: list[Callable[[EngineInfo], object]] = []
         self.load_error: WorkerError | None = None
+        self.on_load_failed: Callable[[], object] | None = None  # called on this thread, once it is set
         self.load_seconds: float | None = None
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
@@ -142,6 +143,8 @@ class Runner:
                 log.info("engine load stopped by the shutdown: %s", self.load_error)
             else:
                 log.error("engine failed to load: %s", self.load_error)
+                if self.on_load_failed is not None:
+                    self.on_load_failed()
             return False
         self.load_seconds = round(time.monotonic() - started, 3)
         self.info = info

@@ -14,6 +14,7 @@ no cache write for listen-only audio, and no executor hop at submit unless a pat
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -52,6 +53,12 @@ from .stored import open_section_audio, read_whole
 from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget, Subscription
 
 log = logging.getLogger(__name__)
+
+
+def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
+    """`callback` on the loop, from another thread; nothing once the loop has closed (the app ended)."""
+    with contextlib.suppress(RuntimeError):
+        loop.call_soon_threadsafe(callback)
 
 
 class Scheduler:
@@ -116,6 +123,7 @@ class Scheduler:
             preview_lanes=self.settings.preview_lanes,
         )
         self.runner.load_checks = self.load_checks
+        self.runner.on_load_failed = lambda: _call_soon(loop, self._end_unrunnable_streams)
         # A state dir that cannot be used still fails the start; reading the jobs in it does not block it.
         await loop.run_in_executor(None, self._prepare_state_dir)
         self.recovery.running = True
@@ -180,9 +188,27 @@ class Scheduler:
         return Loading("the engine is still loading; retry shortly")
 
     def check_jobs_readable(self) -> None:
-        """Loading while the kept jobs are read: a job not read yet is not unknown."""
+        """Loading while the kept jobs are read: a job not read yet is not unknown. Once they could not
+        be read, what `/health` says (`StateUnavailable`): a job missed was a 404 that read as gone."""
         if self.recovery.running:
             raise self.recovery.refusal()
+        if self.recovery.error is not None:
+            raise self.recovery.error
+
+    def check_runnable(self, job: Job | KeptJob) -> None:
+        """What `/health` says (`ModelLoadError`, 500) for an unfinished job of a worker whose engine
+        failed to load: it never runs here, yet a poll said `interrupted` and a stream sent heartbeats
+        for ever. The job stays on disk as it was: a restart that loads resumes it."""
+        if self.load_error is not None and not job.finished:
+            raise self.load_error
+
+    def _end_unrunnable_streams(self) -> None:
+        """The engine failed to load: the open streams of the kept jobs end (without `done`: a
+        re-attach is answered `check_runnable`'s refusal) instead of sending heartbeats for ever."""
+        for job in [*self.admission.live_jobs(), *self.registry.snapshot()]:
+            if isinstance(job, Job):
+                for subscription in list(job.subscribers):
+                    subscription.finish()
 
     @property
     def loaded(self) -> bool:
@@ -341,7 +367,10 @@ class Scheduler:
     def subscribe(
         self, job: Job, *, after: int = 0, audio: bool = False, max_buffered_seconds: float = 30.0
     ) -> Subscription:
-        return self._subscription(job, after, audio, max_buffered_seconds)
+        subscription = self._subscription(job, after, audio, max_buffered_seconds)
+        if self.load_error is not None:  # failed since it was looked up: its replay, then the end
+            subscription.finish()
+        return subscription
 
     def _subscription(self, job: Job, after: int, audio: bool, max_buffered_seconds: float) -> Subscription:
         """A listener on `job` (a local copy on a Redis queue), dropped as a slow consumer past the bound."""

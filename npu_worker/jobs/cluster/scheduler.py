@@ -37,7 +37,7 @@ from ...protocol import (
     WorkerError,
 )
 from ..journal import LoopHandoff
-from ..model import Job, LogEntry, apply_event, new_job_id
+from ..model import Job, KeptJob, LogEntry, apply_event, new_job_id
 from ..runner import record_first_audio
 from ..scheduler import Scheduler
 from ..subscription import Subscription
@@ -308,6 +308,9 @@ class ClusterScheduler(Scheduler):
             return None
         job_id, preview = found
         return "a request in progress" if preview else f"job {job_id}"
+
+    def check_runnable(self, job: Job | KeptJob) -> None:
+        """Nothing: a shared job runs on whichever engine node takes it, whatever this node's engine did."""
 
     def find_job(self, job_id: str) -> Job | None:
         assert self._rjournal is not None
