@@ -62,7 +62,7 @@ _ACRONYM = re.compile(r"(?<![A-Za-z\-_@./])[A-Z]{2,5}(?![A-Za-z\-_@/]|\.[A-Za-z]
 # "Q&A", "R&D", "M&A" as Koreans say them, 큐앤에이 (espeak said the English word "and" between the letters).
 _AMPERSAND = re.compile(r"(?<=[A-Za-z가-힣]) ?& ?(?=[A-Za-z가-힣])")
 # A footnote's or a citation's mark on a word, "배터리¹의", "참고문헌[1]": not read (espeak said "배터리 일 의",
-# the particle cut from its word); a power on a letter, "x²", is `korean_reading`'s. Not a code name's index,
+# the particle cut from its word); a power on a letter, "x²", is `korean_formulas`'. Not a code name's index,
 # "arr[1]", "list[0]" (after a Latin letter, or from 0: no citation).
 _FOOTNOTE = re.compile(r"(?<=[가-힣])[¹²³⁴⁵⁶⁷⁸⁹⁰]+|(?<=[가-힣.)])\[[1-9]\d{0,2}(?:[,\-–] ?\d{1,3})*\]")
 # Latin abbreviations of Korean academic slides, which espeak said in English ("for example", "etcetera"):
@@ -101,7 +101,7 @@ def marks_spoken(text: str) -> str:
 
 def _list_mark(match: re.Match[str]) -> str:
     """A list item's "1." or "II." as a lecturer reads it, "1번째," (첫 번째 and a short pause, once
-    `korean_reading` reads the counter), "가." as 가 and the pause, a section's "2.3.1." as its number and
+    `korean_numerals` reads the counter), "가." as 가 and the pause, a section's "2.3.1." as its number and
     the pause; any other "1." is left."""
     mark = match.group(1)
     if not opens_list_item(match.string, match.end(1)):

@@ -1,5 +1,5 @@
-"""What the Korean reading (`korean_reading`) calls each unit, sign, currency and Greek letter, and the native
-numerals a counter takes: the vocabulary, kept apart from the patterns that find where each is said."""
+"""What the Korean reading (`korean_reading`) calls each unit, sign, currency, Greek letter and digit, and the
+native numerals a counter takes: the vocabulary, kept apart from the patterns that find where each is said."""
 
 # A unit after a number ("3.7V", "50kW"): espeak said the letters' English names.
 UNITS = {
@@ -119,6 +119,10 @@ MATH_NAMES = {
         zip("ΓΔΘΛΞΠΣΦΨΩ", "감마 델타 세타 람다 크사이 파이 시그마 파이 프사이 오메가".split(), strict=True)
     ),
 }
+
+# The digits' Sino-Korean names, said one by one after a decimal point ("3.14": 삼 점 일사) and in the name of
+# a dated event ("5.18": 오일팔).
+DIGITS = "영일이삼사오육칠팔구"
 
 # A counter's native numerals ("3개": 세 개, "3시": 세 시).
 NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]

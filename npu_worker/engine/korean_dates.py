@@ -1,0 +1,106 @@
+"""Dates, weekdays and times of day written out as a Korean reader says them: "2024.12.05" (2024년 12월
+5일), "12/25(수)", "월~금", "3:00 PM" (오후 세 시), "10:30:15", "2h 30m", "6.25 전쟁" (육이오), 유월 and 시월.
+
+espeak-ng 1.52's Korean voice read a date's parts as decimals and fractions ("24.12.05": 이십사 점 십이 점
+영오; "12/25(수)": 이십오분의 십이 수), a time's as one Sino-Korean run ("3:30": 삼 삼십) and "PM" in English;
+a part of `korean_reading`, which applies these in its order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_words import DIGITS as _DIGITS
+
+DATE = re.compile(r"(?<![\d.\-/])(\d{4})([.\-/]) ?(\d{1,2})\2 ?(\d{1,2})(?![\d\-/]|\.\d)")
+# A date with a two-digit year, "24.12.05" (espeak: 이십사 점 십이 점 영오), and a year's month "2024.03"
+# (이천이십사 점 영삼): every part two digits, as such dates are written; a version "v10.12.01" is left, and
+# an amount with cents, "$2019.10" (it was 2019 달러년 시월).
+SHORT_DATE = re.compile(r"(?<![\w.\-/$€£¥₩])(\d{2})(\.)(\d{2})\.(\d{2})(?![\d\-/]|\.\d)")
+YEAR_MONTH = re.compile(r"(?<![\w.\-/$€£¥₩])((?:19|20)\d{2})\.(0[1-9]|1[0-2])(?![\d\-/]|\.\d)")
+# A month and day with its weekday, as a slide writes a deadline: "12/25(수)" is 12월 25일 수요일 (espeak:
+# 이십오분의 십이 수, a fraction); a weekday in brackets after a date's 일, "5일(목)", is 목요일 too.
+MONTH_DAY = re.compile(r"(?<![\d/.])(1[0-2]|0?[1-9])/(3[01]|[12]\d|0?[1-9])(?= ?\([월화수목금토일]\))")
+WEEKDAY = re.compile(r"(?<=\d일)\.? ?\(([월화수목금토일])\)")  # "2024. 12. 5.(목)": its point too
+# Weekdays from one to another, "월~금", "월요일~금요일" (espeak: 월 금, the 에서 lost): 월요일에서 금요일; not a
+# date's 일, "20일~목요일" (20일요일), nor days to months, "일~월 단위" (일요일에서 월요일 단위).
+WEEKDAY_RANGE = re.compile(
+    r"(?<![가-힣\d])([월화수목금토일])(?:요일)? ?[~～〜–] ?([월화수목금토일])(?:요일|(?![가-힣])(?! ?(?:단위|별)))"
+)
+# Hours and minutes, "2h 30m", "1h30m": the "m" is minutes, not 미터.
+HOURS_MINUTES = re.compile(r"(?<![\w.])(\d{1,3}) ?h ?(\d{1,2}) ?m(?![A-Za-z\d²³/])")
+# A time with its half of the day, "3:00 PM", "PM 3:00", "10am" (espeak: 세 시 "pee em"): 오후 세 시.
+# Not a concentration, "10 pM", "5 aM" (pico-, attomolar: 오후 열 시): a small letter before a capital M; nor
+# the fine dust "PM2.5", "PM10" after a number ("3 PM10": 오후 세 시10).
+MERIDIEM_AFTER = re.compile(
+    r"([01]?\d)(:[0-5]\d)? ?([AaPp])[Mm](?<![ap]M)(?![A-Za-z\d])"
+)  # the hour checked by `meridiem`
+MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm](?<![ap]M) ?(?=(?:1[0-2]|0?[1-9]):[0-5]\d(?![\d:]))")
+# An event of Korean history named by its date, "6.25 전쟁", "3.1절", "5.18 민주화운동" (espeak: 육 점 이오, a
+# decimal): as Koreans say them, the month a number and the day its digits, 육이오, 삼일절, 오일팔; a day of
+# tens is a number (6.10 민주항쟁: 육십), and 12.12 is 십이십이. Only the dates of such events: a section's
+# heading, "2.1 전쟁의 원인", "2.3 절연 저항", "3.1 운동 방정식", stays a decimal (이일 전쟁, 삼일 운동 방정식);
+# and "N.M절" is a section ("2.5절", "3.2절"), "3.1절" too where it is referred to as one ("3.1절에서 설명한",
+# "3.1절과 3.2절").
+DATED_EVENT = re.compile(
+    r"(?<![\d.])(1[0-2]|[1-9])\.([1-9]|[12]\d|3[01])(?![\d.])"
+    r"(?= ?(?:전쟁|사변|혁명|민주항쟁|항쟁|사태|선언|광복절|광복|(절)(?:[은는이을를의에과와도]|까지|부터)?(?![가-힣]| ?참[고조])|의거|군사정변"
+    r"|정변|참사|테러(?!리)|(?:민주화|독립)?운동(?:[은는이을를의에과와도]|(?![가-힣]))(?!의? ?(?:방정식|법칙|에너지))))"
+)
+_EVENT_DATES = frozenset(
+    "1.4 1.21 2.8 2.28 3.1 3.15 4.3 4.16 4.19 4.27 5.16 5.18 6.3 6.10 6.15 6.25 6.29 7.4 8.15 9.11 9.19 9.28 "
+    "10.4 10.26 10.29 11.3 12.3 12.12".split()
+)
+_OTHER_SECTION = re.compile(r"(?<![\d.])(?!3\.1절)\d{1,2}\.\d{1,2}절")  # "3.1절과 3.2절": sections
+MONTH = re.compile(r"(?<![\d.])(0?6|10)(?= ?월)")
+# A time of day, "10:30" or "10:30:15" (열 시 삼십 분 십오 초), but not before a ratio's word ("1:10 축척").
+CLOCK = re.compile(
+    r"(?<![\d:.])(2[0-4]|1\d|0?\d):([0-5]\d)(?::([0-5]\d))?(?![\d:])(?! ?(?:비율|비(?![가-힣])|축척))"
+)
+
+
+def year_month_day(match: re.Match[str]) -> str:
+    year, _, month, day = match.groups()
+    if not (1 <= int(month) <= 12 and 1 <= int(day) <= 31):
+        return match.group(0)
+    return f"{year}년 {int(month)}월 {int(day)}일"
+
+
+def dated_event(match: re.Match[str]) -> str:
+    """ "6.25" as 육이오, "6.10" as 육십, "12.12" as 십이십이: one word, as the event's name is said."""
+    month, day, section = match.groups()
+    date = f"{month}.{day}"
+    if date not in _EVENT_DATES or (section and (date != "3.1" or _OTHER_SECTION.search(match.string))):
+        return match.group(0)
+    as_number = day.endswith("0") or month == day == "12"
+    return _sino(int(month)) + (_sino(int(day)) if as_number else "".join(_DIGITS[int(d)] for d in day))
+
+
+def _sino(number: int) -> str:
+    """1-39 in Sino-Korean words: 일, 십, 십이, 이십, 삼십일."""
+    tens, ones = divmod(number, 10)
+    return (_DIGITS[tens] if tens > 1 else "") + ("십" if tens else "") + (_DIGITS[ones] if ones else "")
+
+
+def meridiem(match: re.Match[str]) -> str:
+    """ "3:00 PM" as 오후 3:00, "10am" as 오전 10시; "오후 3PM" keeps its one 오후; "13 PM", "123 PM" and
+    "1.5 PM" are left."""
+    hour, minutes, half = match.groups()
+    start = match.start()
+    if not 1 <= int(hour) <= 12 or (start and match.string[start - 1] in "0123456789:."):
+        return match.group(0)
+    said = match.string[max(0, match.start() - 3) : match.start()].rstrip().endswith(("오전", "오후"))
+    return ("" if said else "오전 " if half in "Aa" else "오후 ") + f"{hour}{minutes or '시'}"
+
+
+def clock(match: re.Match[str]) -> str:
+    hour, minute, second = match.groups()
+    return (
+        f"{int(hour)}시"
+        + (f" {int(minute)}분" if int(minute) else "")
+        + (f" {int(second)}초" if second and int(second) else "")
+    )
+
+
+def june_or_october(match: re.Match[str]) -> str:
+    return "시" if match.group(1) == "10" else "유"  # 유월 and 시월, not 육월 and 십월

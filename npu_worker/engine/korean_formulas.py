@@ -1,0 +1,94 @@
+"""Formulas written out as a Korean reader says them: signs, arithmetic ("2 + 3 = 5": 이 더하기 삼은 오),
+powers ("10^3", "x²": 십의 삼제곱), scientific notation, times ("3x3", "1.5×"), fractions ("3/4": 4분의 3,
+"½"), ratios ("16:9": 십육 대 구) and the names of formula signs and Greek letters (루트, 세타).
+
+espeak-ng 1.52's Korean voice dropped a minus ("-5.5도" was "오 오 도"), said "+", "=", "/" and "½" as English
+words, "10^3" as "십 삼" (ten three) and "16:9" as "십육 구"; a part of `korean_reading`, which applies these
+in its order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_words import MATH_NAMES as _MATH_NAMES
+
+SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
+# A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
+# not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
+SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
+# ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
+POWER = re.compile(
+    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱ]))"
+)  # "x²": x의 2제곱 too
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
+OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
+# Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
+# dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
+# A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
+_TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=제곱)|(?<=\)))"
+_TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
+PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
+PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플러스, not English "plus"
+# "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
+# ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
+TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
+TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
+TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
+EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^]) ?=(?![=>]) ?")  # not "x += 1", an operator's
+_TRAILING_DIGITS = re.compile(r"[0-9]+$")
+# "24/7" is around the clock, 이십사 칠 (not 7분의 24).
+AROUND_THE_CLOCK = re.compile(r"(?<![\d/.])24/7(?![\d/]|\.\d)")
+FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
+# espeak's Korean voice says the English word "slash" for "/": "3/4분기" is the third quarter, 삼 사분기;
+# "입/출력" and "A/S" are `korean_marks`'.
+QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
+# A colon between numbers that is no time of day (`korean_dates.CLOCK`, read before) is a ratio or a score,
+# read 대 ("16:9": 십육 대 구; espeak said 십육 구).
+# Not after a dotted number, an address's port ("192.168.0.1:8080": 1 대 8080).
+RATIO = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?: ?(?=\d)")
+# A letter of a Greek word ("λόγος") is left.
+MATH_NAME = re.compile(f"(?<![\u0370-\u03ff])[{''.join(_MATH_NAMES)}](?![\u0370-\u03ff])")
+_VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4), "⅕": (1, 5), "⅛": (1, 8)}
+VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
+
+
+def power(match: re.Match[str]) -> str:
+    exponent = match.group(1) or match.group(2).translate(_SUPERSCRIPT)
+    return f"의 {exponent}제곱"
+
+
+def equals(match: re.Match[str]) -> str:
+    """ "=" as the topic particle after what it follows: 은 after a closed syllable, 는 after an open one."""
+    start = match.start()
+    return _topic(match.string[max(0, start - 24) : start].rstrip(" )]")) + " "  # a bounded look back
+
+
+def _topic(before: str) -> str:
+    last = before[-1:]
+    if not last:
+        return ""  # "= 5" opens the text: nothing to be the topic of
+    if "가" <= last <= "힣":
+        return "은" if (ord(last) - ord("가")) % 28 else "는"
+    trailing = _TRAILING_DIGITS.search(before)  # ASCII digits only: "x₂" is a digit to isdigit(), not here
+    if trailing:
+        number = trailing.group()
+        zeros = len(number) - len(number.rstrip("0"))
+        if zeros == 0:
+            return "는" if last in "2459" else "은"  # 이, 사, 오, 구 open; 일, 삼, 육, 칠, 팔 closed
+        return "는" if zeros == 12 < len(number) else "은"  # 영, 십, 백, 천, 만, 억 closed; 조 open
+    if last.isascii() and last.isalpha() and not before[-2:-1].isalpha():
+        return "은" if last.upper() in "LMNR" else "는"  # 엘 엠 엔 알; 에이, 비, 씨 …
+    return "는"
+
+
+def sign(match: re.Match[str]) -> str:
+    return {"+": "플러스 ", "±": "플러스마이너스 "}.get(match.group(1), "마이너스 ")
+
+
+def vulgar(match: re.Match[str]) -> str:
+    numerator, denominator = _VULGAR[match.group(2)]
+    whole = match.group(1)
+    joined = f"{whole}{'와' if whole[-1:] in '2459' else '과'} " if whole else ""  # 이와, 삼과
+    return f"{joined}{denominator}분의 {numerator}"

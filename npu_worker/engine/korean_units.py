@@ -1,0 +1,101 @@
+"""Units, percent and degree signs and currency amounts written out as a Korean reader says them.
+
+espeak-ng 1.52's Korean voice read units as English letter names ("50kW": "오십 kay double-u", "25°C":
+"이십오 see", "℃" nothing), "%" as English "percent", a currency sign not at all ("$5": "오") and a unit
+named with no number in English letters; a part of `korean_reading`, which applies these in its order.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_words import CURRENCY as _CURRENCY
+from .korean_words import UNITS as _UNITS
+
+
+def alternatives(words: dict[str, str]) -> str:
+    """`words` as one pattern's alternatives, the longest first: "kWh" is no "kW" and an "h"."""
+    return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
+
+
+UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
+# "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
+# Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
+_LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
+# A hexadecimal number's letters are no unit: "0x1A" and "0x10h" were 0x1 암페어 and 0x열 시간.
+_HEX_BEFORE = re.compile(r"(?:0[xX]|#)[0-9A-Fa-f]{0,16}$")
+_TERM_NEXT = re.compile(r" ?[-+=×*/^]")
+# ... and after an operator or a function's bracket, "f(x+2h)", "/2h", "O(2h)" (두 시간), not after a range's
+# hyphen ("1-2h"), a word's bracket ("충전(2h)") or a word's slash ("12h 명/12h 암").
+_OPERAND_AFTER = re.compile(r"(?:[+×*^]|(?<![가-힣])/|(?<!\d)(?<!\d )-|(?<=[A-Za-z])\() ?\d+(?:\.\d+)?$")
+_LABEL_BEFORE = re.compile(r"(?:모델|[Mm]odel|MODEL|타입|[Tt]ype|TYPE) ?\d{1,4}$")
+SYMBOL = re.compile(r"(?<=\d) ?(%p(?![A-Za-z])|%|‰|°C|℃|°)")
+# A unit named with no number ("단위는 kWh입니다", "kWh당"): espeak spelled it in English letters (kay
+# double-u eitch). Only units of two or more characters that are no word or name: not "A", "m", "V", not
+# the capitals "KB", "MB", "GB" (KB국민은행), nor "Ah", "Pa", "cc" (an e-mail's copy), "ha", "cal", "mol",
+# "atm" or a time's ("min()"). The liter's "ℓ" alone is 리터 as "ℓ당" (per liter); any other is a length's
+# letter, "길이 ℓ", "ℓ = 2m" (엘; espeak: "letter 2113", and 리터 was read for it).
+BARE_UNITS = {
+    unit: word
+    for unit, word in _UNITS.items()
+    if len(unit) > 1
+    and not unit.isupper()
+    and unit not in ("Ah", "Pa", "cc", "ha", "cal", "mol", "atm", "hr", "hrs", "min", "mins", "sec")
+}
+BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({alternatives(BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
+BARE_LITER = re.compile(r"ℓ(당)?")
+PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
+PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
+# An acceleration, "9.8m/s²": 미터 퍼 초 제곱 (it was 초속 구 점 팔 미터 and a stray 이, the "²").
+PER_SECOND_SQUARED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s²")
+FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
+CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
+# An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
+SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
+_SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
+US_DOLLARS = re.compile(r"(?<![A-Za-z])US ?\$(?= ?\d)")  # "US$100": 미화 100 달러 (it was US100 달러)
+# espeak's Korean voice says the English word "slash" for "/": "250Wh/kg" is 와트시 퍼 킬로그램.
+PER_UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})/({alternatives(_UNITS)})(?![A-Za-z0-9²³])")
+# ... and per a unit after a word, "1,000원/kg", "회/s" (espeak: "slash kay gee").
+# A letter alone before a word is none ("원/A4" is 원 A포 by then), nor one after a word with no number
+# before it ("플랜/A", "등급/A", "시간/h": a label's or an axis' letter; 플랜 퍼 암페어, 시간 퍼 시간).
+_COUNTED_BEFORE = re.compile(r"\d ?[가-힣]{1,3}$")
+WORD_PER_UNIT = re.compile(rf"(?<=[가-힣])/({alternatives(_UNITS)})(?![A-Za-z0-9²³]|(?<=/[A-Za-z])[가-힣])")
+
+
+def scaled_amount(match: re.Match[str]) -> str:
+    """ "$1.5B" as 15억 달러: the amount in 조, 억 and 만 (espeak reads "15억" as 십오억)."""
+    sign, number, scale = match.groups()
+    whole, _, fraction = number.partition(".")
+    amount = int(whole + fraction.ljust(_SCALES[scale], "0"))  # at most 3 decimals, the scale at least 3
+    parts = []
+    for unit, size in (("조", 12), ("억", 8), ("만", 4), ("", 0)):
+        count, amount = divmod(amount, 10**size)
+        if count:
+            parts.append(f"{count}{unit}")
+    return f"{' '.join(parts) or '0'} {_CURRENCY[sign]}"
+
+
+def word_per_unit(match: re.Match[str]) -> str:
+    unit, start = match.group(1), match.start()
+    if len(unit) == 1 and not _COUNTED_BEFORE.search(match.string, max(0, start - 5), start):
+        return match.group(0)
+    return f" 퍼 {_UNITS[unit]}"
+
+
+def unit_word(match: re.Match[str]) -> str:
+    """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
+    ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
+    unit, text, start = match.group(1), match.string, match.start()
+    if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
+        unit == "h"
+        and (_TERM_NEXT.match(text, match.end()) or _OPERAND_AFTER.search(text, max(0, start - 20), start))
+    ):
+        return match.group(0)  # "0x1A"; the variable of "2h + 1", "f(x+2h)"
+    if unit in ("A", "J") and (
+        match.group(0)[0] == " "
+        or _LABEL_AFTER.match(text, match.end())
+        or _LABEL_BEFORE.search(text[max(0, start - 12) : start])
+    ):
+        return match.group(0)
+    return " " + _UNITS[unit]
