@@ -8,6 +8,7 @@ a part of `korean_reading`, which applies these in its order.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .korean_words import DIGITS as _DIGITS
@@ -70,10 +71,17 @@ def dated_event(match: re.Match[str]) -> str:
     """ "6.25" as 육이오, "6.10" as 육십, "12.12" as 십이십이: one word, as the event's name is said."""
     month, day, section = match.groups()
     date = f"{month}.{day}"
-    if date not in _EVENT_DATES or (section and (date != "3.1" or _OTHER_SECTION.search(match.string))):
+    if date not in _EVENT_DATES or (section and (date != "3.1" or _names_other_sections(match.string))):
         return match.group(0)
     as_number = day.endswith("0") or month == day == "12"
     return _sino(int(month)) + (_sino(int(day)) if as_number else "".join(_DIGITS[int(d)] for d in day))
+
+
+@functools.lru_cache(maxsize=1)
+def _names_other_sections(text: str) -> bool:
+    """Whether `text` names a section "N.M절" besides 3.1절: searched once per text (the one `DATED_EVENT.sub`
+    is reading), not once per "3.1절" in it, which made the work grow with the square of the text."""
+    return _OTHER_SECTION.search(text) is not None
 
 
 def _sino(number: int) -> str:
