@@ -23,8 +23,9 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+from npu_worker.cli_progress import ProgressBar, number, printable, printable_json, say
 from npu_worker.client import (
     BASE_ENV,
     DEFAULT_BASE,
@@ -41,140 +42,6 @@ EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 TOKEN_ENV = "NPU_WORKER_TOKEN"
-WAIT_LINE_EVERY = 10.0  # seconds between `waiting` lines while the worker keeps saying the same
-
-
-def _clock(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    seconds = int(round(seconds))
-    return f"{seconds // 60}:{seconds % 60:02d}"
-
-
-def printable(text: object) -> str:
-    """`text` (words from the worker among it) as it may reach a terminal: control and format
-    characters written as escapes (`\\x1b`), so a hostile or broken worker cannot move the cursor,
-    retitle the window, or hide text behind a bidi override in an error it sends. Newlines stay."""
-    return "".join(
-        char if char.isprintable() or char == "\n" else char.encode("unicode_escape").decode("ascii")
-        for char in str(text)
-    )
-
-
-def printable_json(value: Any) -> str:
-    """`value` as indented JSON that may reach a terminal: readable (Korean as it is), but a character
-    `printable` would escape written as its `\\u` escape (json escapes only those below U+0020: a bidi
-    override or a C1 control such as U+009B, a CSI, in a worker's error went out raw with `--json`)."""
-    text = json.dumps(value, ensure_ascii=False, indent=1)
-    return "".join(char if char.isprintable() or char == "\n" else json.dumps(char)[1:-1] for char in text)
-
-
-def say(message: str) -> None:
-    """One line on stderr, printable."""
-    print(printable(message), file=sys.stderr)
-
-
-class ProgressBar:
-    """Per-section progress with an ETA weighted by text length (long slides take longer).
-
-    On a terminal it redraws one line in place; elsewhere (logs, CI) it prints a line per finished
-    section so that nothing depends on carriage returns.
-    """
-
-    width = 24
-
-    def __init__(self, texts: dict[int, str], stream: TextIO, live: bool | None = None) -> None:
-        self.chars = {idx: max(1, len(text)) for idx, text in texts.items()}
-        self.stream = stream
-        self.live = stream.isatty() if live is None else live
-        self.started = time.monotonic()
-        self.finished: dict[int, str] = {}
-        self.current: int | None = None
-        self.polled_done = 0  # polling mode: the status body's count (sections arrive only at the end)
-        self.drawn = False  # a live line is on the terminal, not ended yet
-        self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
-        self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
-        self.last_waited = 0.0  # the last `waiting` event's
-
-    def eta(self) -> float | None:
-        elapsed = time.monotonic() - self.started
-        if self.polled_done > len(self.finished):
-            return elapsed * (len(self.chars) - self.polled_done) / self.polled_done
-        done_chars = sum(self.chars.get(idx, 0) for idx in self.finished)
-        if done_chars == 0:
-            return None
-        remaining = sum(chars for idx, chars in self.chars.items() if idx not in self.finished)
-        return elapsed * remaining / done_chars
-
-    def line(self) -> str:
-        total = len(self.chars)
-        done = max(len(self.finished), self.polled_done)
-        filled = min(self.width, int(self.width * done / max(1, total)))  # a polled `done` of 10**30
-        fails = sum(1 for status in self.finished.values() if status != "ok")
-        current = f"s{self.current:02d}" if self.current is not None else "   "
-        return (
-            f"[{'#' * filled}{'-' * (self.width - filled)}] {done}/{total} {current}"
-            f"{f'  {fails} failed' if fails else ''}  elapsed {_clock(time.monotonic() - self.started)}"
-            f"  ETA {_clock(self.eta())}"
-        )
-
-    def waiting(self, event: dict[str, Any]) -> None:
-        """The worker said "not now" (it loads, its queue is full): a line, so a long compile is not
-        silence; off a terminal, one when its error name changes or the worker answered in between
-        (a new count of `waited`), else one per WAIT_LINE_EVERY seconds (the words of a `Loading`
-        change with each kept job read)."""
-        said, waited = printable(event.get("error")), _number(event.get("waited"))
-        name = said.split(":", 1)[0]
-        # `waited` below the last one's: the worker answered in between (a new count), said anew;
-        # else those lines stopped until the new count passed the old line's, for ever if it never did
-        again, self.last_waited = waited < self.last_waited, waited
-        if not self.live and self.told and self.told[0] == name and not again:
-            if waited - self.told[1] < WAIT_LINE_EVERY:
-                return
-        self.told = (name, waited)
-        line = (
-            f"waiting for the worker: {said} (again in {_number(event.get('retry_after')):g} s;"
-            f" waited {_clock(waited)} of at most {_clock(_number(event.get('wait_limit')))})"
-        )
-        self.stream.write(f"\r{line}\x1b[K" if self.live else line + "\n")
-        self.drawn = self.live
-        self.stream.flush()
-
-    def __call__(self, idx: int, event: dict[str, Any]) -> None:
-        kind = event.get("event")
-        if kind == "waiting":
-            self.waiting(event)
-            return
-        self.told = None
-        if kind in ("start", "status") and isinstance(event.get("job_id"), str):
-            self.job_id = event["job_id"]
-        if kind == "progress" and event.get("status") == "synth":
-            self.current = idx
-        elif kind == "status":
-            self.current = event.get("current_idx") if isinstance(event.get("current_idx"), int) else None
-            done = int(_number(event.get("done")))
-            if done > self.polled_done and not self.live:
-                self.polled_done = done
-                self.stream.write(f"{self.polled_done} done  ({self.line()})\n")
-            self.polled_done = max(self.polled_done, done)
-        elif kind == "progress" and event.get("status") == "ok" or kind == "error":
-            self.finished[idx] = "ok" if kind == "progress" else "fail"
-            if not self.live:
-                detail = "ok" if kind == "progress" else f"FAILED {printable(event.get('error', ''))}"
-                self.stream.write(f"s{idx:02d} {detail}  ({self.line()})\n")
-        if self.live and kind != "done":
-            self.stream.write("\r" + self.line() + "\x1b[K")
-            self.drawn = True
-        if self.live and kind == "done":
-            self.stream.write("\r" + self.line() + "\x1b[K\n")
-            self.drawn = False
-        self.stream.flush()
-
-    def end_line(self) -> None:
-        """Before a message of its own: end the bar's line if one is drawn (a terminal only)."""
-        if self.drawn:
-            self.stream.write("\n")
-            self.drawn = False
 
 
 def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str) -> None:
@@ -268,7 +135,7 @@ def run_synth(args: argparse.Namespace) -> int:
     if body.get("status") != "ok":
         say(f"npu-worker synth: {body.get('error')}")
         return EXIT_SECTIONS_FAILED
-    figures = (_number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
+    figures = (number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
     duration, elapsed, rtf = figures
     print(
         printable(
@@ -311,17 +178,12 @@ def read_json(path: str | Path) -> Any:
         raise ValueError("the JSON is nested too deeply to read") from None
 
 
-def _number(value: Any) -> float:
-    """A figure from the worker, 0 when it is none (the summary shows what it can, never a traceback)."""
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
-
-
 def _name(idx: Any) -> str:
     return f"s{idx:02d}" if isinstance(idx, int) else f"section {idx!r}"
 
 
 def summary(result: dict[str, Any], wall: float, out_dir: Path) -> str:
-    audio = sum(_number(s.get("duration_sec")) for s in result["sections"])
+    audio = sum(number(s.get("duration_sec")) for s in result["sections"])
     total = result["ok_count"] + result["fail_count"]
     total = result["total"] if isinstance(result.get("total"), int) else total
     lines = [
