@@ -170,7 +170,7 @@ class Scheduler:
     def load_error(self) -> WorkerError | None:
         if self.recovery.error is not None:
             return self.recovery.error
-        return self.runner.load_error if self.runner is not None else None
+        return self.runner.load_failure if self.runner is not None else None
 
     @property
     def load_seconds(self) -> float | None:

@@ -199,7 +199,7 @@ class ClusterScheduler(Scheduler):
 
     @property
     def load_error(self) -> WorkerError | None:
-        return self.engine_node.runner.load_error if self.engine_node is not None else None
+        return self.engine_node.runner.load_failure if self.engine_node is not None else None
 
     @property
     def load_seconds(self) -> float | None:
