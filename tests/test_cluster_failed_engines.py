@@ -1,0 +1,77 @@
+"""An api node whose live engine nodes all failed to load: told at once, as a failed worker tells it.
+
+A failed engine node's heartbeat looked like a loading one's: the api node answered every submission
+503 `Loading` for ever, and a shared job's status `interrupted` and its stream heartbeats, for ever.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.jobs.cluster.heartbeat import Heartbeat
+from npu_worker.jobs.cluster.store import RedisJobs
+from npu_worker.jobs.model import Job, Section, new_job_id
+from npu_worker.protocol import Start, SynthParams
+from tests.test_failed_load_jobs import FailingLoad
+from tests.timing import seconds
+
+
+async def test_an_api_node_whose_engine_nodes_all_failed_answers_their_failure(
+    worker, redis_server, tmp_path
+):
+    cluster = {"queue": redis_server.url, "wait_loaded": False}  # each node its own state dir: its own name
+    api = await worker(role="api", state_dir=str(tmp_path / "api"), heartbeat_interval=0.2, **cluster)
+    scheduler = api.app[SCHEDULER_KEY]
+    job = Job(new_job_id(), SynthParams(), [Section(0, "문장.", None)])  # accepted before the engines failed
+    start = Start(job.total, "tone", "cpu", job.id, 24000)
+    assert await scheduler.jobs.create(job, scheduler.node, start, max_queue=100, window=2) == 1
+    gate = threading.Event()
+    await worker(FailingLoad(gate), role="engine", state_dir=str(tmp_path / "engine"), **cluster)
+    batch = {"sections": [{"idx": 0, "text": "새 작업."}]}
+    async with asyncio.timeout(seconds(30)):
+        while (health := await (await api.get("/health")).json())["cluster"]["engines_alive"] != 1:
+            await asyncio.sleep(0.05)
+        assert health["status"] == "loading"  # the engine node loads: nothing failed yet
+        async with api.post("/synth_batch?async=1", json=batch) as response:
+            assert response.status == 503 and (await response.json())["error"].startswith("Loading: ")
+        response = await api.get(f"/jobs/{job.id}/events")
+        assert response.status == 200
+        assert json.loads(await response.content.readline())["event"] == "start"
+        gate.set()
+        rest = [json.loads(line) async for line in response.content if line.strip()]
+    assert {line["event"] for line in rest} <= {"heartbeat"}  # ended, without a `done`
+    async with api.get("/health") as answer:
+        health = await answer.json()
+    assert (answer.status, health["status"], health["fallback"]) == (500, "fail", "cpu"), health
+    assert health["error"].startswith("ModelLoadError: every engine node failed to load its engine (")
+    assert "model directory /nowhere does not exist" in health["error"]
+    for method, path, body in (
+        ("GET", f"/jobs/{job.id}/status", None),
+        ("GET", f"/jobs/{job.id}/events?after=1", None),
+        ("POST", "/synth_batch?async=1", batch),
+    ):
+        async with api.request(method, path, json=body) as answer:
+            refused = await answer.json()
+            assert (answer.status, refused["error"]) == (500, health["error"]), path
+
+
+def test_an_api_node_refuses_only_while_every_live_engine_node_failed(redis_server, settings):
+    """One engine node that runs or loads still takes the shared jobs: no refusal then."""
+    heartbeat = Heartbeat(RedisJobs(redis_server.url), settings)
+    failed = {"node": "a", "role": "engine", "load_error": "ModelLoadError: no model", "fallback": None}
+    loaded = {"node": "b", "role": "engine", "backend": "tone"}
+    loading = {"node": "c", "role": "both"}
+    for nodes in ([], [failed, loaded], [loading, failed], [{"node": "d", "role": "api"}]):
+        heartbeat.view = {"nodes": nodes, "queue_depth": 0}
+        assert heartbeat.engines_failed() is None, nodes
+    heartbeat.view = {
+        "nodes": [failed, {**failed, "node": "e"}, {"node": "d", "role": "api"}],
+        "queue_depth": 0,
+    }
+    error = heartbeat.engines_failed()
+    assert error is not None and str(error) == (
+        "ModelLoadError: every engine node failed to load its engine (a: ModelLoadError: no model)"
+    )
