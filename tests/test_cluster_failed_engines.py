@@ -10,13 +10,17 @@ import asyncio
 import json
 import threading
 
+import redis.asyncio as redis
+
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.cluster.heartbeat import Heartbeat
+from npu_worker.jobs.cluster.keys import NODES
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.protocol import Start, SynthParams
 from tests.test_failed_load_jobs import FailingLoad
 from tests.timing import seconds
+from tests.tone_engine import ToneEngine
 
 
 async def test_an_api_node_whose_engine_nodes_all_failed_answers_their_failure(
@@ -75,3 +79,34 @@ def test_an_api_node_refuses_only_while_every_live_engine_node_failed(redis_serv
     assert error is not None and str(error) == (
         "ModelLoadError: every engine node failed to load its engine (a: ModelLoadError: no model)"
     )
+
+
+async def test_a_synth_waiting_when_the_last_running_engine_node_goes_is_told_the_failure(
+    worker, redis_server, tmp_path
+):
+    """The engine node running a /synth went away and the one left had failed to load: the answer was
+    404 `JobNotFound` ("gone from the shared queue; send it again"), yet the job is there and a resend
+    is refused for the engines' failure."""
+    cluster = {"queue": redis_server.url, "wait_loaded": False}
+    api = await worker(role="api", state_dir=str(tmp_path / "api"), **cluster)
+    await worker(FailingLoad(), role="engine", state_dir=str(tmp_path / "failed"), **cluster)
+    slow = ToneEngine(delay_per_chunk=0.05)  # 20 s of audio, 10 s to make: still running when it goes
+    running = await worker(
+        slow, role="engine", state_dir=str(tmp_path / "runs"), shutdown_grace=0.1, **cluster
+    )
+    async with asyncio.timeout(seconds(30)):
+        while (await api.get("/health")).status != 200:
+            await asyncio.sleep(0.05)
+        synth = asyncio.ensure_future(
+            api.post("/synth", json={"text": "가" * 1000, "output_path": str(tmp_path / "s.wav")})
+        )
+        while not slow.calls and not synth.done():
+            await asyncio.sleep(0.02)
+        assert not synth.done(), await (await synth).text()
+        await running.close()  # its section is stopped by the drain and left in the queue
+        async with redis.Redis.from_url(redis_server.url) as client:  # silent past ALIVE_WITHIN
+            await client.hdel(NODES, running.app[SCHEDULER_KEY].node)
+        async with await synth as answer:
+            body = await answer.json()
+    assert answer.status == 500, body
+    assert body["error"].startswith("ModelLoadError: every engine node failed to load its engine ("), body
