@@ -19,6 +19,7 @@ from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.protocol import Start, SynthParams
 from tests.test_failed_load_jobs import FailingLoad
+from tests.test_ws_support import connect
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -81,12 +82,10 @@ def test_an_api_node_refuses_only_while_every_live_engine_node_failed(redis_serv
     )
 
 
-async def test_a_synth_waiting_when_the_last_running_engine_node_goes_is_told_the_failure(
-    worker, redis_server, tmp_path
-):
-    """The engine node running a /synth went away and the one left had failed to load: the answer was
-    404 `JobNotFound` ("gone from the shared queue; send it again"), yet the job is there and a resend
-    is refused for the engines' failure."""
+async def asked_when_the_last_running_engine_node_goes(worker, redis_server, tmp_path, ask) -> str:
+    """`ask(api)`'s error when the engine node running its request went away and the one left had
+    failed to load (what it answered before: 404 `JobNotFound`, "gone from the shared queue; send it
+    again", yet the job is there and a resend is refused for the engines' failure)."""
     cluster = {"queue": redis_server.url, "wait_loaded": False}
     api = await worker(role="api", state_dir=str(tmp_path / "api"), **cluster)
     await worker(FailingLoad(), role="engine", state_dir=str(tmp_path / "failed"), **cluster)
@@ -97,16 +96,57 @@ async def test_a_synth_waiting_when_the_last_running_engine_node_goes_is_told_th
     async with asyncio.timeout(seconds(30)):
         while (await api.get("/health")).status != 200:
             await asyncio.sleep(0.05)
-        synth = asyncio.ensure_future(
-            api.post("/synth", json={"text": "가" * 1000, "output_path": str(tmp_path / "s.wav")})
-        )
-        while not slow.calls and not synth.done():
+        asked = asyncio.ensure_future(ask(api))
+        while not slow.calls and not asked.done():
             await asyncio.sleep(0.02)
-        assert not synth.done(), await (await synth).text()
+        assert not asked.done(), await asked
         await running.close()  # its section is stopped by the drain and left in the queue
         async with redis.Redis.from_url(redis_server.url) as client:  # silent past ALIVE_WITHIN
             await client.hdel(NODES, running.app[SCHEDULER_KEY].node)
-        async with await synth as answer:
-            body = await answer.json()
-    assert answer.status == 500, body
-    assert body["error"].startswith("ModelLoadError: every engine node failed to load its engine ("), body
+        return await asked
+
+
+LONG_TEXT = "가" * 1000
+ENGINES_FAILED = "ModelLoadError: every engine node failed to load its engine ("
+
+
+async def test_a_synth_waiting_when_the_last_running_engine_node_goes_is_told_the_failure(
+    worker, redis_server, tmp_path
+):
+    async def synth(api) -> str:
+        body = {"text": LONG_TEXT, "output_path": str(tmp_path / "s.wav")}
+        async with api.post("/synth", json=body) as answer:
+            assert answer.status == 500
+            return (await answer.json())["error"]
+
+    error = await asked_when_the_last_running_engine_node_goes(worker, redis_server, tmp_path, synth)
+    assert error.startswith(ENGINES_FAILED), error
+
+
+async def test_a_websocket_request_when_the_last_running_engine_node_goes_is_told_the_failure(
+    worker, redis_server, tmp_path
+):
+    async def over_websocket(api) -> str:
+        ws = await connect(api)
+        await ws.send_json({"type": "synth", "text": LONG_TEXT})
+        while not isinstance(message := await ws.receive(), dict) or "error" not in message:
+            pass
+        await ws.close()
+        return message["error"]
+
+    error = await asked_when_the_last_running_engine_node_goes(worker, redis_server, tmp_path, over_websocket)
+    assert error.startswith(ENGINES_FAILED), error
+
+
+async def test_an_openai_speech_when_the_last_running_engine_node_goes_is_told_the_failure(
+    worker, redis_server, tmp_path
+):
+    async def speech(api) -> str:
+        body = {"model": "tts-1", "input": LONG_TEXT, "voice": "default", "response_format": "flac"}
+        async with api.post("/v1/audio/speech", json=body) as answer:  # a whole-file format: sent at its end
+            error = (await answer.json())["error"]
+            assert (answer.status, error["code"]) == (500, "ModelLoadError"), error
+            return f"{error['code']}: {error['message']}"
+
+    error = await asked_when_the_last_running_engine_node_goes(worker, redis_server, tmp_path, speech)
+    assert error.startswith(ENGINES_FAILED), error
