@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.protocol import ModelLoadError
 from npu_worker.voices import UploadLimits, VoiceLibrary
 from tests.openai_support import tone_wav
@@ -153,3 +154,38 @@ async def test_a_kept_job_of_a_worker_whose_engine_failed_may_still_be_cancelled
         assert (response.status, body["cancel_requested"]) == (200, True), body
     status = await (await client.get(f"/jobs/{job_id}/status")).json()
     assert status["status"] == "cancelled"
+
+
+class LoadStoppedByShutdown(ToneEngine):
+    """A load that waits on something outside until a shutdown gives it up (`cancel_load`), as
+    sovits's waits for its upstream: it then ends with ModelLoadError, yet nothing failed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopped = threading.Event()
+
+    def load(self) -> None:
+        self.stopped.wait(seconds(30))
+        raise ModelLoadError("stopped waiting for the upstream (the engine was closed)")
+
+    def cancel_load(self) -> None:
+        self.stopped.set()
+
+
+async def test_a_load_stopped_by_the_shutdown_is_no_failure_for_kept_jobs_or_health(worker, settings):
+    """A worker told to stop (a restart) while its engine still loads: a kept job's poll said 500
+    `ModelLoadError` and /health 500 `fail`, so a client gave the job up (`EngineFailed`) while it
+    resumes at the next start."""
+    job_id = write_job(Path(settings.state_dir), time.time(), ["문장."])
+    client = await worker(LoadStoppedByShutdown(), wait_loaded=False)
+    await read_kept_jobs(client, "/jobs")
+    scheduler = client.app[SCHEDULER_KEY]
+    await scheduler.drain(0.1)  # the shutdown's first step: it gives the load up
+    async with asyncio.timeout(seconds(30)):
+        while scheduler.runner.alive:
+            await asyncio.sleep(0.01)
+    async with client.get(f"/jobs/{job_id}/status") as response:
+        assert (response.status, (await response.json())["status"]) == (200, "interrupted")
+    async with client.get("/health") as response:
+        health = await response.json()
+        assert (response.status, health["status"]) == (503, "loading"), health

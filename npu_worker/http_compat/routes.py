@@ -136,9 +136,9 @@ async def ready(request: web.Request) -> web.Response:
 
 async def _wait_done(request: web.Request, scheduler: Scheduler, job: Job) -> bool:
     """Until the job's `done` (True). False when the worker shuts down first (its streams are ended
-    after the drain, this one with them: a kept batch resumes at the restart); `JobNotFound` when its
-    events end without one otherwise (with `--queue redis`, a Redis that lost the job): never an answer
-    that reads as a cancel."""
+    after the drain, this one with them: a kept batch resumes at the restart); `stream_lost` when its
+    events end without one otherwise (with `--queue redis`, a Redis that lost the job, or engine nodes
+    that all failed to load): never an answer that reads as a cancel."""
     subscription = scheduler.subscribe(job)
     waiting = request.app[NDJSON_STREAMS_KEY]
     waiting.add(subscription)
@@ -151,7 +151,7 @@ async def _wait_done(request: web.Request, scheduler: Scheduler, job: Job) -> bo
         subscription.close()
     if scheduler.draining:
         return False
-    raise JobNotFound(f"job {job.id} is gone from the shared queue; send it again")
+    raise scheduler.stream_lost(job)
 
 
 async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, job: Job) -> None:

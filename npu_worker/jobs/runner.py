@@ -77,6 +77,7 @@ class Runner:
         # Checks of settings against the loaded engine (set by the scheduler); a ValueError fails the load.
         self.load_checks: list[Callable[[EngineInfo], object]] = []
         self.load_error: WorkerError | None = None
+        self.load_stopped = False  # the shutdown gave the load up (`stop_loading`): nothing failed
         self.on_load_failed: Callable[[], object] | None = None  # called on this thread, once it is set
         self.load_seconds: float | None = None
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
@@ -100,6 +101,12 @@ class Runner:
             if thread is not None:
                 thread.join(max(0.0, deadline - time.monotonic()))
         self.finisher.join(max(0.0, deadline - time.monotonic()))
+
+    @property
+    def load_failure(self) -> WorkerError | None:
+        """What callers are told failed (`/health` 500, kept jobs refused): `load_error`, unless the
+        shutdown gave the load up, which the next start does again."""
+        return None if self.load_stopped else self.load_error
 
     @property
     def load_phase(self) -> str | None:
@@ -140,6 +147,7 @@ class Runner:
             self.load_error = ModelLoadError(f"{type(exc).__name__}: {exc}")
         if self.load_error is not None:
             if self.admission.stopping:  # `stop_loading` asked it to give up
+                self.load_stopped = True
                 log.info("engine load stopped by the shutdown: %s", self.load_error)
             else:
                 log.error("engine failed to load: %s", self.load_error)

@@ -27,6 +27,7 @@ from ..paths import PathPolicy
 from ..protocol import (
     BatchRequest,
     Done,
+    JobNotFound,
     Loading,
     SectionError,
     SlowConsumer,
@@ -170,7 +171,7 @@ class Scheduler:
     def load_error(self) -> WorkerError | None:
         if self.recovery.error is not None:
             return self.recovery.error
-        return self.runner.load_error if self.runner is not None else None
+        return self.runner.load_failure if self.runner is not None else None
 
     @property
     def load_seconds(self) -> float | None:
@@ -201,6 +202,14 @@ class Scheduler:
         for ever. The job stays on disk as it was: a restart that loads resumes it."""
         if self.load_error is not None and not job.finished:
             raise self.load_error
+
+    def stream_lost(self, job: Job) -> WorkerError:
+        """What a caller waiting on `job` is told when its events end without `done` (a shutdown
+        apart): the engines' failure when they all failed to load (with `--queue redis`: their streams
+        are ended), else the job is gone (a Redis that lost it)."""
+        if self.load_error is not None:
+            return self.load_error
+        return JobNotFound(f"job {job.id} is gone from the shared queue; send it again")
 
     def _end_unrunnable_streams(self) -> None:
         """The engine failed to load: the open streams of the kept jobs end (without `done`: a

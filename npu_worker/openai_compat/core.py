@@ -25,7 +25,6 @@ from ..protocol import (
     EmptyText,
     EngineError,
     InvalidAudio,
-    JobNotFound,
     Progress,
     QueueFull,
     SectionError,
@@ -159,7 +158,7 @@ class SpeechRun:
         if not ended and failure is None:  # its events stopped without a `done`, as `/synth` is told
             if self.scheduler.draining:
                 raise QueueFull("the worker is shutting down; send the request again")
-            raise JobNotFound(f"job {self.job.id} is gone from the shared queue; send it again")
+            raise self.scheduler.stream_lost(self.job)
         final = self.job.sections[0].final if self.job.sections else None
         if isinstance(failure, InvalidAudio | BadRequest):
             failure.param = self.reference_fields[isinstance(failure, BadRequest)]

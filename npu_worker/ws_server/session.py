@@ -36,7 +36,6 @@ from ..protocol import (
     EngineError,
     FirstAudio,
     Heartbeat,
-    JobNotFound,
     Limits,
     NotRunning,
     Progress,
@@ -317,12 +316,10 @@ class RequestStream:
                 elif isinstance(item, LogEntry):
                     await self._on_entry(item)
                     ended = ended or isinstance(item.event, Done)
-            if not ended:  # its listeners were let go without a `done`: the shared queue lost the job
-                log.warning("the job %s of a WebSocket request is gone from the queue", self.job.id)
+            if not ended:  # let go without a `done`: the shared queue lost the job, or its engines failed
+                log.warning("the job %s of a WebSocket request ended without its done", self.job.id)
                 self._stop_job()
-                await self._session.fail(
-                    JobNotFound(f"job {self.job.id} is gone from the shared queue; send it again")
-                )
+                await self._session.fail(self._scheduler.stream_lost(self.job))
         except (ConnectionError, RuntimeError):
             # The socket broke under a send: nobody listens any more, so the work stops.
             self._stop_job()

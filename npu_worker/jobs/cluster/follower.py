@@ -42,6 +42,10 @@ class Followers:
         self._audio: dict[str, tuple[Job, PcmFollow]] = {}  # jobs whose PCM is followed here
         self._tasks: set[asyncio.Task[None]] = set()  # follow loops and their stream trims
 
+    def live_jobs(self) -> list[Job]:
+        """The jobs followed now (their listeners read these copies)."""
+        return list(self._live.values())
+
     def attach(self, job: Job, *, audio: bool = False, on_lost: Callable[[Job], None] | None = None) -> Job:
         """The local copy listeners should read: the followed one if there is one, else `job`
         (followed from now on unless it has ended). With `audio`, its PCM stream is followed too;

@@ -17,6 +17,7 @@ from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings
 from ...engine.base import EngineInfo
+from ...errors import ModelLoadError, WorkerError
 from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
 from .store import RedisJobs
 
@@ -77,10 +78,25 @@ class Heartbeat:
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
         self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self.differences = EngineDifferences()
+        self.on_view: Callable[[], object] | None = None  # after each view the loop reads (on the loop)
 
     def patience(self) -> float:
         """`claim_patience` over the last view (the engine node asks before each reclaim)."""
         return claim_patience(self.settings.claim_timeout, self.view["nodes"])
+
+    def engines_failed(self) -> WorkerError | None:
+        """ModelLoadError when every live engine node says its engine failed to load (None while one
+        runs or loads, or none is alive): its heartbeat looked like a loading one's, so an api node
+        said `Loading` for ever and its jobs' streams sent heartbeats for ever."""
+        engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
+        failed = [n for n in engines if isinstance(n.get("load_error"), str)]
+        if not engines or len(failed) < len(engines):
+            return None
+        first = failed[0]
+        fallback = first["fallback"][:40] if isinstance(first.get("fallback"), str) else None
+        said = first["load_error"][:1000]  # a value in Redis may be of another's making: bounded
+        reason = f"every engine node failed to load its engine ({first['node']}: {said})"
+        return ModelLoadError(reason, fallback=fallback)
 
     async def health(self) -> dict[str, Any]:
         """What /health says of the queue (`ClusterScheduler.queue_health`): the view read again."""
@@ -106,9 +122,13 @@ class Heartbeat:
             "cluster": cluster,
         }
 
-    async def run(self, engine_info: Callable[[], EngineInfo | None]) -> None:
-        """Every HEARTBEAT_SECONDS: this node's beat (its role and engine), then the view read back; Redis
-        down or full is waited out, never the end of the loop."""
+    async def run(
+        self,
+        engine_info: Callable[[], EngineInfo | None],
+        load_error: Callable[[], WorkerError | None] = lambda: None,
+    ) -> None:
+        """Every HEARTBEAT_SECONDS: this node's beat (its role and engine, or why its engine failed to
+        load), then the view read back; Redis down or full is waited out, never the end of the loop."""
         refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
         beats = 0
         while True:
@@ -124,10 +144,14 @@ class Heartbeat:
                     model=info.model,
                     seed=self.settings.seed,
                 )
+            elif (error := load_error()) is not None:
+                body.update(load_error=str(error)[:1000], fallback=error.fallback)
             try:
                 await self.jobs.heartbeat(self.node, body)
                 self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
                 self.differences.check(self.view["nodes"])
+                if self.on_view is not None:
+                    self.on_view()
                 refused, self.redis_full = False, False
                 if beats % FORGET_EVERY == 0:
                     if gone := await self.jobs.forget_gone_nodes(NODE_GONE_AFTER):

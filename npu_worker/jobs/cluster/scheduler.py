@@ -129,7 +129,8 @@ class ClusterScheduler(Scheduler):
             )
             self._spawn(writer.run())
             self._spawn(sweeper.run())
-        self._spawn(self.heartbeat.run(self._engine_info))
+        self.heartbeat.on_view = self._end_unrunnable_streams
+        self._spawn(self.heartbeat.run(self._engine_info, self._own_load_error))
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
     def _prepare(self) -> str:
@@ -150,6 +151,10 @@ class ClusterScheduler(Scheduler):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         task.add_done_callback(_log_failure)
+
+    def _own_load_error(self) -> WorkerError | None:
+        """Why this node's engine failed to load (its heartbeat carries it); None on an api node."""
+        return self.engine_node.runner.load_failure if self.engine_node is not None else None
 
     def _engine_info(self) -> EngineInfo | None:
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
@@ -199,7 +204,10 @@ class ClusterScheduler(Scheduler):
 
     @property
     def load_error(self) -> WorkerError | None:
-        return self.engine_node.runner.load_error if self.engine_node is not None else None
+        """This node's engine's failure; on an api node, every live engine node's (`engines_failed`)."""
+        if self.engine_node is not None:
+            return self._own_load_error()
+        return self.heartbeat.engines_failed()
 
     @property
     def load_seconds(self) -> float | None:
@@ -310,7 +318,19 @@ class ClusterScheduler(Scheduler):
         return "a request in progress" if preview else f"job {job_id}"
 
     def check_runnable(self, job: Job | KeptJob) -> None:
-        """Nothing: a shared job runs on whichever engine node takes it, whatever this node's engine did."""
+        """A shared job runs on whichever engine node takes it, whatever this node's engine did: refused
+        (`ModelLoadError`) only while every live engine node says its engine failed to load."""
+        if not job.finished and (error := self.heartbeat.engines_failed()) is not None:
+            raise error
+
+    def _end_unrunnable_streams(self) -> None:
+        """Every live engine node failed to load: the streams this node follows end (without `done`;
+        a re-attach is `check_runnable`'s refusal) instead of sending heartbeats for ever."""
+        if self.heartbeat.engines_failed() is None:
+            return
+        for job in self.followers.live_jobs():
+            for subscription in list(job.subscribers):
+                subscription.finish()
 
     def find_job(self, job_id: str) -> Job | None:
         assert self._rjournal is not None
@@ -331,7 +351,10 @@ class ClusterScheduler(Scheduler):
         bounded as on a local queue (`SlowConsumer`)."""
         audio = audio and job.stream_audio
         live = self.followers.attach(job, audio=audio, on_lost=self._drop_slow)
-        return self._subscription(live, after, audio, max_buffered_seconds)
+        subscription = self._subscription(live, after, audio, max_buffered_seconds)
+        if self.heartbeat.engines_failed() is not None:  # since it was looked up: its replay, then the end
+            subscription.finish()
+        return subscription
 
     def _first_audio(self, job: Job) -> None:
         record_first_audio(job, self.stats, self.observer)
