@@ -1,0 +1,93 @@
+"""The docs a new engineer follows name what the code has: a static check per map, cheap enough to run always.
+
+Each caught a drift once: README's API table left out fields the bodies carry (`seed`, `ref_text`, `cached`,
+the Redis `/health` fields)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from npu_worker import errors
+from npu_worker.http_compat.bodies import Health, SynthResult
+from npu_worker.openai_compat.request import SpeechBody
+from npu_worker.protocol import BatchBody, SynthBody
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "npu_worker"
+
+
+def _text(name: str) -> str:
+    return (ROOT / name).read_text(encoding="utf-8")
+
+
+def test_every_module_is_named_in_the_architecture_map():
+    """A module's row in docs/architecture.md, or (the ZipVoice pipeline's parts) in docs/zipvoice.md."""
+    architecture, zipvoice = _text("docs/architecture.md"), _text("docs/zipvoice.md")
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        where = zipvoice + architecture if path.parent.name == "zipvoice" else architecture
+        if not re.search(rf"(?<![\w.]){re.escape(path.stem)}(\.py)?\b", where):
+            missing.append(str(path.relative_to(PACKAGE)))
+    assert not missing, f"modules no docs map names: {missing}"
+
+
+def _error_table() -> dict[str, str]:
+    protocol = _text("docs/protocol.md")
+    table = protocol[protocol.index("| name | code | when |") : protocol.index("A request-level problem")]
+    rows: dict[str, str] = {}
+    for line in table.strip().splitlines()[2:]:
+        names, code = line.split("|")[1:3]
+        codes = re.findall(r"\d{3}|—", code)
+        for i, name in enumerate(re.findall(r"`(\w+)`", names)):
+            rows[name] = codes[min(i, len(codes) - 1)]
+    return rows
+
+
+def _named_errors() -> dict[str, int]:
+    return {
+        cls.name: cls.http_status
+        for cls in vars(errors).values()
+        if isinstance(cls, type) and issubclass(cls, errors.WorkerError) and cls is not errors.WorkerError
+    }
+
+
+def test_the_protocols_error_table_names_each_error_with_its_status():
+    code, table = _named_errors(), _error_table()
+    assert set(table) <= set(code), f"errors the table names that the code lacks: {set(table) - set(code)}"
+    wrong = {
+        name: (said, code[name]) for name, said in table.items() if said != "—" and int(said) != code[name]
+    }
+    assert not wrong, f"(table, code) status: {wrong}"
+    protocol = _text("docs/protocol.md")
+    unnamed = [name for name in code if f"`{name}`" not in protocol]
+    assert not unnamed, f"errors docs/protocol.md never names: {unnamed}"
+
+
+def _glance_row(route: str) -> str:
+    readme = _text("README.md")
+    section = readme[readme.index("## API at a glance") : readme.index("## Configure")]
+    (row,) = [line for line in section.splitlines() if line.startswith(f"| `{route}` |")]
+    return row
+
+
+@pytest.mark.parametrize(
+    ("route", "structs", "not_http"),
+    [
+        ("GET /health", (Health,), ()),
+        ("POST /synth", (SynthBody, SynthResult), ()),
+        ("POST /synth_batch", (BatchBody,), ("audio",)),  # `audio` is the WebSocket message's field
+        ("POST /v1/audio/speech", (SpeechBody,), ()),
+    ],
+)
+def test_readmes_api_table_names_every_field_of_the_body(
+    route: str, structs: tuple[type[msgspec.Struct], ...], not_http: tuple[str, ...]
+):
+    named = set(re.findall(r"\w+", _glance_row(route)))
+    fields = {field for struct in structs for field in struct.__struct_fields__} - set(not_http)
+    assert fields <= named, f"README's {route} row leaves out {sorted(fields - named)}"
