@@ -11,7 +11,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from npu_worker import errors
+from npu_worker import errors, openapi
 from npu_worker.http_compat.bodies import Health, SynthResult
 from npu_worker.openai_compat.request import SpeechBody
 from npu_worker.protocol import BatchBody, SynthBody
@@ -91,3 +91,16 @@ def test_readmes_api_table_names_every_field_of_the_body(
     named = set(re.findall(r"\w+", _glance_row(route)))
     fields = {field for struct in structs for field in struct.__struct_fields__} - set(not_http)
     assert fields <= named, f"README's {route} row leaves out {sorted(fields - named)}"
+
+
+def test_the_protocol_names_every_route_of_the_api():
+    """The routes of the served OpenAPI document (which tests/test_openapi.py ties to the app's router)."""
+    protocol = _text("docs/protocol.md")
+    player = {"/", "/{name}"}  # the page's static files: docs/player.md
+    missing = [
+        f"{method.upper()} {path}"
+        for path, item in openapi.document()["paths"].items()
+        for method in item
+        if path not in player and path not in protocol and path.replace("{job_id}", "{id}") not in protocol
+    ]
+    assert not missing, f"routes docs/protocol.md never names: {missing}"
