@@ -104,3 +104,19 @@ def test_the_protocol_names_every_route_of_the_api():
         if path not in player and path not in protocol and path.replace("{job_id}", "{id}") not in protocol
     ]
     assert not missing, f"routes docs/protocol.md never names: {missing}"
+
+
+def test_no_unit_shown_passes_the_token_in_an_environment_line():
+    """systemd shows a unit's `Environment=` values to every local user (`systemctl show`): the token goes in
+    the `EnvironmentFile=` (mode 640), as deploy/npu-worker.service reads it."""
+    texts = {name: _text(name) for name in ("README.md", "deploy/npu-worker.service")}
+    texts.update(
+        {f"docs/{path.name}": path.read_text(encoding="utf-8") for path in (ROOT / "docs").glob("*.md")}
+    )
+    leaks = [
+        f"{name}: {line.strip()}"
+        for name, text in texts.items()
+        for line in text.splitlines()
+        if re.match(r"\s*Environment=.*NPU_WORKER_TOKEN", line)
+    ]
+    assert not leaks, f"a token in a unit's Environment= line: {leaks}"
