@@ -5,6 +5,7 @@ the Redis `/health` fields)."""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
@@ -120,3 +121,30 @@ def test_no_unit_shown_passes_the_token_in_an_environment_line():
         if re.match(r"\s*Environment=.*NPU_WORKER_TOKEN", line)
     ]
     assert not leaks, f"a token in a unit's Environment= line: {leaks}"
+
+
+def _subcommand_flags() -> dict[str, set[str]]:
+    from npu_worker.cli import build_parser
+
+    def parser_of(name: str) -> argparse.ArgumentParser:
+        # the argv decides whether make-test-model's own options load
+        return build_parser([name])._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]
+
+    names = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    return {
+        name: {option for action in parser_of(name)._actions for option in action.option_strings}
+        for name in names
+    }
+
+
+def test_every_flag_a_doc_gives_a_subcommand_is_one_it_takes():
+    """`npu-worker SUB … --flag` in README and docs/*.md, up to the end of its code span or line."""
+    flags = _subcommand_flags()
+    names = ["README.md", *(f"docs/{path.name}" for path in sorted((ROOT / "docs").glob("*.md")))]
+    unknown = []
+    for name in names:
+        for command in re.finditer(rf"npu-worker ({'|'.join(flags)})\b([^`\n]*)", _text(name)):
+            for flag in re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", command.group(2)):
+                if flag not in flags[command.group(1)]:
+                    unknown.append(f"{name}: npu-worker {command.group(1)} {flag}")
+    assert not unknown, f"flags the subcommand does not take: {unknown}"
