@@ -15,7 +15,7 @@ import pytest
 from npu_worker import errors, openapi
 from npu_worker.http_compat.bodies import Health, SynthResult
 from npu_worker.openai_compat.request import SpeechBody
-from npu_worker.protocol import BatchBody, SynthBody
+from npu_worker.protocol import BatchBody, SynthBody, WsSynth, WsSynthBatch
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "npu_worker"
@@ -148,3 +148,24 @@ def test_every_flag_a_doc_gives_a_subcommand_is_one_it_takes():
                 if flag not in flags[command.group(1)]:
                     unknown.append(f"{name}: npu-worker {command.group(1)} {flag}")
     assert not unknown, f"flags the subcommand does not take: {unknown}"
+
+
+def test_the_protocols_websocket_section_names_every_field_of_its_messages():
+    protocol = _text("docs/protocol.md")
+    section = protocol[protocol.index("## WebSocket `GET /ws`") : protocol.index("## Named voices")]
+    named = set(re.findall(r"\w+", section))
+    fields = {field for struct in (WsSynth, WsSynthBatch) for field in struct.__struct_fields__}
+    assert fields <= named, f"the /ws section leaves out {sorted(fields - named)}"
+
+
+def test_no_doc_cites_what_a_clone_does_not_have():
+    """Not the user's interface document's sections (`PROTOCOL §6`: not in the repository; docs/protocol.md
+    is its reader's copy), nor a path of the machine the docs were written on."""
+    names = [
+        "README.md",
+        "docs/openapi.yaml",
+        *(f"docs/{path.name}" for path in sorted((ROOT / "docs").glob("*.md"))),
+    ]
+    outside = re.compile(r"PROTOCOL §|\.\./shared/|/work/|/home/\w")
+    cited = [f"{name}: {found.group(0)}" for name in names for found in outside.finditer(_text(name))]
+    assert not cited, f"citations a clone cannot follow: {cited}"
