@@ -1,7 +1,9 @@
 """The docs a new engineer follows name what the code has: a static check per map, cheap enough to run always.
 
-Each caught a drift once: README's API table left out fields the bodies carry (`seed`, `ref_text`, `cached`,
-the Redis `/health` fields)."""
+When written, they caught: README's API table leaving out fields the bodies carry (`seed`, `ref_text`,
+`cached`, the Redis `/health` fields), two modules no row named, `GET /openapi.json` and the `/ws` messages'
+fields missing from docs/protocol.md, `PROTOCOL §` citations, and a token in a unit's `Environment=` line. The
+error-table and flag checks found their maps true and keep them so."""
 
 from __future__ import annotations
 
