@@ -97,7 +97,7 @@ def error_names() -> list[str]:
 
 
 class ErrorBody(msgspec.Struct):
-    """The fixed error body of PROTOCOL §1: every v1 failure, whatever its status."""
+    """The fixed error body (docs/protocol.md, *Errors*): every v1 failure, whatever its status."""
 
     status: Literal["fail"]
     error: Annotated[str, msgspec.Meta(description="`Name: message`; the names: " + ", ".join(error_names()))]
