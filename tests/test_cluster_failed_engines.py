@@ -13,7 +13,7 @@ import threading
 import redis.asyncio as redis
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.jobs.cluster.heartbeat import Heartbeat
+from npu_worker.jobs.cluster.heartbeat import ALIVE_WITHIN, RESTART_GRACE, Heartbeat
 from npu_worker.jobs.cluster.keys import NODES
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section, new_job_id
@@ -150,3 +150,26 @@ async def test_an_openai_speech_when_the_last_running_engine_node_goes_is_told_t
 
     error = await asked_when_the_last_running_engine_node_goes(worker, redis_server, tmp_path, speech)
     assert error.startswith(ENGINES_FAILED), error
+
+
+async def test_an_engine_node_restarting_beside_a_failed_one_is_no_refusal_within_the_grace(
+    redis_server, settings
+):
+    """A rolling restart: one engine node failed for good, the other silent past ALIVE_WITHIN while it
+    restarts. The api node answered 500 `ModelLoadError` in that gap (clients gave up); it refuses only
+    once no engine node that ran or loaded was heard for RESTART_GRACE s."""
+    jobs = RedisJobs(redis_server.url)
+    heartbeat = Heartbeat(jobs, settings)
+    try:
+        await jobs.heartbeat("failed", {"role": "engine", "load_error": "ModelLoadError: no model"})
+        now = await jobs.now()
+        for silent, refused in ((ALIVE_WITHIN + 5, False), (RESTART_GRACE + 1, True)):
+            ran = {"role": "engine", "backend": "tone", "device": "cpu", "precision": "fp32"}
+            ran |= {"sample_rate": 24000, "model": "tone", "seen": now - silent}
+            await jobs.redis.hset(NODES, "restarting", json.dumps(ran))
+            await heartbeat.read_view()
+            assert [n["node"] for n in heartbeat.view["nodes"]] == ["failed"]  # the view: it alone
+            assert "sound_engine_ago" not in heartbeat.view  # not a /health field
+            assert (heartbeat.engines_failed() is not None) == refused, silent
+    finally:
+        await jobs.close()

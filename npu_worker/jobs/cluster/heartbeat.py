@@ -26,6 +26,9 @@ HEARTBEAT_SECONDS, ALIVE_WITHIN = 1.0, 5.0
 # A node silent this long is gone for good: what Redis keeps for it is dropped (store.forget_gone_nodes),
 # checked every FORGET_EVERY heartbeats by every node, with the queue depth counted again (store.recount).
 NODE_GONE_AFTER, FORGET_EVERY = DAY, 60
+# Engine nodes that failed to load are told as the cluster's failure only once no other engine node
+# was heard for this long: one restarting (silent past ALIVE_WITHIN) beside a failed one is no refusal.
+RESTART_GRACE = 30.0
 # What makes two engine nodes voice one request differently (their heartbeats carry it).
 ENGINE_KEYS = ("backend", "model", "precision", "sample_rate", "seed")
 
@@ -76,6 +79,7 @@ class Heartbeat:
         self.role = settings.role
         self.node = ""  # known once the node has read its name (`ClusterScheduler.start`)
         self.view: dict[str, Any] = {"nodes": [], "queue_depth": 0}
+        self.sound_engine_ago: float | None = None  # since an engine node not failed was heard (view's)
         self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self.differences = EngineDifferences()
         self.on_view: Callable[[], object] | None = None  # after each view the loop reads (on the loop)
@@ -87,21 +91,29 @@ class Heartbeat:
     def engines_failed(self) -> WorkerError | None:
         """ModelLoadError when every live engine node says its engine failed to load (None while one
         runs or loads, or none is alive): its heartbeat looked like a loading one's, so an api node
-        said `Loading` for ever and its jobs' streams sent heartbeats for ever."""
+        said `Loading` for ever and its jobs' streams sent heartbeats for ever. Not while another
+        engine node was heard within RESTART_GRACE s (a rolling restart's gap is no failure)."""
         engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
         failed = [n for n in engines if isinstance(n.get("load_error"), str)]
         if not engines or len(failed) < len(engines):
             return None
+        if self.sound_engine_ago is not None and self.sound_engine_ago < RESTART_GRACE:
+            return None  # one that ran or loaded a moment ago may be restarting: not refused yet
         first = failed[0]
         fallback = first["fallback"][:40] if isinstance(first.get("fallback"), str) else None
         said = first["load_error"][:1000]  # a value in Redis may be of another's making: bounded
         reason = f"every engine node failed to load its engine ({first['node']}: {said})"
         return ModelLoadError(reason, fallback=fallback)
 
+    async def read_view(self) -> None:
+        view = await self.jobs.cluster_view(ALIVE_WITHIN)
+        self.sound_engine_ago = view.pop("sound_engine_ago", None)
+        self.view = view
+
     async def health(self) -> dict[str, Any]:
         """What /health says of the queue (`ClusterScheduler.queue_health`): the view read again."""
         try:
-            self.view = await asyncio.wait_for(self.jobs.cluster_view(ALIVE_WITHIN), timeout=1.0)
+            await asyncio.wait_for(self.read_view(), timeout=1.0)
         except ResponseError as exc:  # the heartbeat loop says it; the last view stands
             log.debug("cluster view: Redis answered %s", exc)
         except (TimeoutError, *REDIS_DOWN) as exc:
@@ -148,7 +160,7 @@ class Heartbeat:
                 body.update(load_error=str(error)[:1000], fallback=error.fallback)
             try:
                 await self.jobs.heartbeat(self.node, body)
-                self.view = await self.jobs.cluster_view(ALIVE_WITHIN)
+                await self.read_view()
                 self.differences.check(self.view["nodes"])
                 if self.on_view is not None:
                     self.on_view()

@@ -385,20 +385,27 @@ class RedisJobs:
         return (reply[0].decode(errors="replace"), int(reply[1])) if reply else None
 
     async def cluster_view(self, alive_within: float) -> dict[str, Any]:
+        """The nodes heard within `alive_within` s, the queue depth, and how long ago any engine node
+        that did not report a failed load was heard (`sound_engine_ago`, None for never)."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.hgetall(NODES)
             pipe.get(PENDING)
             pipe.time()
             rows, pending, (seconds, micros) = await pipe.execute()
         now = seconds + micros / 1e6
-        nodes = []
+        nodes, last_sound = [], None  # the latest heartbeat of an engine node that did not fail, any age
         for name, raw in rows.items():
             body = node_entry(raw)
-            if body is not None and now - body["seen"] <= alive_within:
+            if body is None:
+                continue
+            if body["role"] in ("both", "engine") and not isinstance(body.get("load_error"), str):
+                last_sound = body["seen"] if last_sound is None else max(last_sound, body["seen"])
+            if now - body["seen"] <= alive_within:
                 nodes.append({**body, "node": name.decode(errors="replace")})
         nodes.sort(key=lambda n: n["node"])
         try:
             depth = int(pending or 0)
         except ValueError:  # a value not of ours: the view still answers (and the heartbeat goes on)
             depth = 0
-        return {"nodes": nodes, "queue_depth": depth}
+        sound_ago = None if last_sound is None else max(0.0, now - last_sound)
+        return {"nodes": nodes, "queue_depth": depth, "sound_engine_ago": sound_ago}
