@@ -173,3 +173,17 @@ async def test_an_engine_node_restarting_beside_a_failed_one_is_no_refusal_withi
             assert (heartbeat.engines_failed() is not None) == refused, silent
     finally:
         await jobs.close()
+
+
+async def test_a_heartbeat_too_large_to_be_of_ours_is_left_out_of_the_view(redis_server, settings):
+    """Any local process can write to Redis: a 'failed' engine node's beat of 1 MB was echoed whole
+    by every /health (`cluster.nodes`) and parsed every second by every node."""
+    jobs = RedisJobs(redis_server.url)
+    heartbeat = Heartbeat(jobs, settings)
+    try:
+        await jobs.heartbeat("honest", {"role": "engine", "load_error": "ModelLoadError: " + "가" * 990})
+        await jobs.heartbeat("planted", {"role": "engine", "load_error": "x" * 1_000_000})
+        await heartbeat.read_view()
+        assert [n["node"] for n in heartbeat.view["nodes"]] == ["honest"]
+    finally:
+        await jobs.close()

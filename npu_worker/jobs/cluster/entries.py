@@ -33,9 +33,16 @@ def entry_of(entry_id: bytes | str, fields: dict[Any, Any]) -> LogEntry:
     return LogEntry(int(text.split("-")[1]), decode_event(raw))
 
 
+# Far above any beat a node writes (its load_error is cut at 1000 characters): /health echoes each live
+# node's beat, so a larger value not of ours would be sent to every caller (and parsed every second).
+MAX_BEAT_BYTES = 64 * 1024
+
+
 def node_entry(raw: bytes) -> dict[str, Any] | None:
     """A node's heartbeat, or None for a value not of our making (any local process can write to
-    Redis): /health and the engine count never fail on it."""
+    Redis): /health and the engine count never fail on it, nor echo one of any size."""
+    if len(raw) > MAX_BEAT_BYTES:
+        return None
     try:
         body = json.loads(raw)
         seen, role = float(body["seen"]), body["role"]
