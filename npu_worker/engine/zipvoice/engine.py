@@ -109,7 +109,7 @@ class ZipVoiceEngine:
         try:
             return model_files.locate(config.model_dir, config.precision, config.vocoder)
         except ModelLoadError:
-            if config.model_dir and model_files.home_expanded(config.model_dir).is_dir():
+            if config.model_dir:  # (no folder there: no lock in it either)
                 prepared.refuse_unfinished(model_files.home_expanded(config.model_dir))
             raise
 

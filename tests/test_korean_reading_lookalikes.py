@@ -1,0 +1,167 @@
+"""Lecture text that only looks like what a Korean reading rule reads (`korean_reading`,
+`sentence_ends`): a section number is no historical event, a range no phone number, a formula's step `h`
+no hour, a quiz's "No." no number sign. Each case was read wrongly by a rule once; the rule's own
+readings stay beside it, so both sides are pinned.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.zipvoice.segmenter import split_sentences
+from tests.test_korean_lecture_reading import streamed
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3.1절에서 설명한 바와 같이", "3 점 일절에서 설명한 바와 같이"),  # a section: it was 삼일절
+        ("3.1절과 3.2절을 비교한다.", "3 점 일절과 3 점 이절을 비교한다."),  # 삼일절과 삼이절
+        ("2.5절을 참고하라.", "2 점 오절을 참고하라."),  # 이오절
+        ("6.25절의 예제", "6 점 이오절의 예제"),  # 육이오절
+        ("2.1 전쟁의 원인", "2 점 일 전쟁의 원인"),  # a heading: 이일 전쟁
+        ("1.2 선언적 프로그래밍", "1 점 이 선언적 프로그래밍"),  # 일이 선언적
+        ("2.3 절연 저항", "2 점 삼 절연 저항"),  # 이삼 절연
+        ("2.5 절반", "2 점 오 절반"),  # 이오 절반
+        ("1.3 테러리즘", "1 점 삼 테러리즘"),  # 일삼 테러리즘
+    ],
+)
+def test_a_section_number_or_a_heading_is_no_event_of_korean_history(written, said):
+    """Sections and headings numbered like a date before a word that opens like an event's name were read
+    as the event's date, 삼일절, 이일 전쟁."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("3.1절 기념식", "삼일절 기념식"), ("9.11 테러", "구일일 테러")]
+)
+def test_the_holiday_and_the_events_are_still_read_by_their_dates(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["f(x+2h)", "(f(x+h)-f(x))/2h", "오차는 O(2h)", "x - 2h"])
+def test_a_step_h_after_an_operator_or_a_functions_bracket_is_no_hour(text):
+    """Numerical analysis' step: "f(x+2h)" was f(x+두 시간), "/2h" 나누기 두 시간."""
+    assert "시간" not in spoken(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("충전(2h)", "충전(두 시간)"),
+        ("1-2h 소요", "1에서 2 시간 소요"),
+        ("12h 명/12h 암", "열두 시간 명/열두 시간 암"),
+    ],
+)
+def test_hours_in_a_words_bracket_or_a_range_are_still_hours(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "text", ["IEEE 1588-2008", "IEEE 1364-2005 표준", "IEEE Std 1800-2017", "KS C 1000-2005"]
+)
+def test_a_standards_number_and_its_edition_are_no_range_of_years(text):
+    """ "IEEE 1588-2008" (the PTP standard's 2008 edition) was read 1588에서 2008."""
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize("text", ["10 pM", "5 aM 농도", "10pM"])
+def test_a_pico_or_attomolar_concentration_is_no_time_of_day(text):
+    """ "10 pM" (picomolar) was read 오후 열 시."""
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1500-3000원", "1500에서 3000원"),  # it was 일오공공 삼공공공원, a company's number
+        ("하루 1800-2200kcal이다.", "하루 1800에서 2200 킬로칼로리이다."),
+        ("1500-5000명", "1500에서 5000명"),
+        ("1500-2500 rpm", "1500-2500 rpm"),  # round hundreds: left, as before
+    ],
+)
+def test_a_range_from_1500_to_past_2099_is_no_company_phone_number(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("1577-5555", "일오칠칠 오오오오"), ("1644-8282번으로 전화", "일육사사 팔이팔이번으로 전화")],
+)
+def test_a_company_number_that_runs_up_is_still_read_digit_by_digit(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["20일~목요일 마감", "5일~금", "3일~일요일"])
+def test_a_dates_day_before_a_tilde_is_no_sunday(text):
+    """ "20일~목요일" was read 20일요일에서 목요일: the date's 일 taken for Sunday."""
+    assert "일요일에서" not in spoken(text)
+
+
+@pytest.mark.parametrize(("written", "said"), [("3 PM10", "3 PM10"), ("2 PM2.5", "2 PM2 점 오")])
+def test_fine_dust_after_a_number_is_no_time_of_day(written, said):
+    """ "3 PM10" was read 오후 세 시10."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["정답은 No. 2번 문제는 Yes.", "He said NO. 2024년에는 달라졌다."])
+def test_an_answer_no_before_the_next_questions_number_ends_its_sentence(text):
+    """ "정답은 No. 2번 문제는" was one sentence read 넘버 투번: the quiz's answer taken for a number sign."""
+    assert "넘버" not in spoken(text)
+    assert split_sentences(text)[0].endswith("NO." if "NO." in text else "No.")
+    for size in (1, 3, len(text)):
+        assert streamed(text, size) == split_sentences(text)
+
+
+@pytest.mark.parametrize("text", ["No. 1 제품", "the No. 12 choice"])
+def test_a_number_sign_is_still_one_sentence_with_its_number_when_streamed(text):
+    for size in (1, 3, len(text)):
+        assert streamed(text, size) == split_sentences(text) == [text]
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("진자의 길이 ℓ", "진자의 길이 엘"), ("ℓ = 2m", "엘은 2 미터"), ("ℓ은 길이", "엘은 길이")],
+)
+def test_a_script_l_alone_is_a_lengths_letter_not_a_liter(written, said):
+    """Physics' length "ℓ" was read 리터 wherever it stood."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("휘발유 ℓ당 1,700원", "휘발유 리터당 1700원"), ("2ℓ", "2 리터"), ("500 ℓ", "500 리터")],
+)
+def test_a_liter_after_a_number_or_before_dang_is_still_a_liter(written, said):
+    assert spoken(written) == said
+
+
+def test_a_three_digit_colour_is_no_scientific_notation():
+    """ "#1e3" was read #1 곱하기 10의 3제곱."""
+    assert spoken("색상 #1e3") == "색상 #1e3"
+
+
+@pytest.mark.parametrize("text", ["플랜/A", "질문/A, 답/B", "등급/A", "시간/h", "사이즈/L"])
+def test_a_letter_after_a_word_and_a_slash_is_a_label_not_per_unit(text):
+    """ "플랜/A" was read 플랜 퍼 암페어, "시간/h" 시간 퍼 시간: only after a number's counter is it a unit."""
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(("written", "said"), [("100원/L", "100원 퍼 리터"), ("5회/h", "5회 퍼 시간")])
+def test_a_single_letter_unit_after_a_counted_word_is_still_per_unit(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["3.1 운동 방정식", "3.1 운동의 법칙", "3.1 운동 에너지"])
+def test_a_physics_heading_numbered_3_1_is_no_independence_movement(text):
+    """ "3.1 운동 방정식" (a section on the equation of motion) was read 삼일 운동 방정식."""
+    assert spoken(text).startswith("3 점 일 운동")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("일~월 단위로 집계", "일 월 단위로 집계"), ("월~일 별", "월 일 별")]
+)
+def test_days_to_months_as_units_are_no_weekday_range(written, said):
+    """ "일~월 단위" (by day to by month) was read 일요일에서 월요일 단위."""
+    assert spoken(written) == said
