@@ -74,6 +74,26 @@ def test_points_that_end_no_sentence_are_not_cut(text, expected, size):
     assert split_sentences(text) == expected
 
 
+@pytest.mark.parametrize("size", [1, 3, 1000])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Summary of work. I. Introduction", ["Summary of work.", "I. Introduction"]),  # was "I." alone
+        ("Who was it? I. Then we left.", ["Who was it?", "I.", "Then we left."]),  # the pronoun answers
+        ("레벨은 Lv. 3 달성입니다. 다음.", ["레벨은 Lv. 3 달성입니다.", "다음."]),  # was cut after "Lv."
+        ("We reached lv. 5 today. Next.", ["We reached lv. 5 today.", "Next."]),
+        ("Apple Inc. 발표에 따르면 그렇다. 끝.", ["Apple Inc. 발표에 따르면 그렇다.", "끝."]),  # was cut
+        ("Acme Ltd. announced it. Then.", ["Acme Ltd. announced it.", "Then."]),  # was cut
+        ("I work at Apple Inc. It is big.", ["I work at Apple Inc.", "It is big."]),
+    ],
+)
+def test_a_level_a_company_and_a_heading_numeral_stay_in_their_sentence(text, expected, size):
+    """ "Lv. 3", "Apple Inc. 발표" and a heading's "I. Introduction" after a statement were cut at their point:
+    a falling tone and a pause inside a sentence (the heading's "I." read as the pronoun, a sentence alone)."""
+    assert split_sentences(text) == expected
+    assert feed_in_fragments(text, size=size)[0] == expected
+
+
 def test_korean_sentences_without_points_are_cut_at_their_endings():
     """Text with no punctuation (speech recognition's) waited for 240 characters before a first piece."""
     text = "오늘은 날씨가 좋습니다 내일은 비가 온다고 해요 그래서 우산을 챙기세요 "

@@ -38,17 +38,25 @@ _LIST_NUMBER_BEFORE = re.compile(
 )
 _WORD_NEXT = re.compile(r"\s+[*_]{0,3}(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, a quote or bracket
 _WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
-# "Who was it? I. Then we left.": inside a line, between an English sentence and a Latin word, an "I." is
-# the pronoun ending its sentence, not a Roman numeral's list mark (one opens its line, "I. Introduction",
-# or follows a Korean sentence or comes before a Hangul word: "… 끝. I. Intro", "… it. I. 서론").
-_PRONOUN_I = re.compile(r"[A-Za-z][.!?…][\"'”’)\]]*[ \t]+I$")
+# "Who was it? I. Then we left.": inside a line, between an English question or exclamation and a Latin
+# word, an "I." is the pronoun answering it, not a Roman numeral's list mark (one opens its line, "I.
+# Introduction", follows a statement, "Summary of work. I. Introduction" (it was cut "I." alone), follows a
+# Korean sentence or comes before a Hangul word: "… 끝. I. Intro", "… it? I. 서론").
+_PRONOUN_I = re.compile(r"[A-Za-z][!?][\"'”’)\]]*[ \t]+I$")
 _LATIN_WORD_NEXT = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?[A-Za-z]")
 # "No. 1", "No. 5 in the list", "Sec. 2", "Ch. 3", "Ref. 5", "Ver. 2": a number sign's or a part's
 # abbreviation, with the number after it, ends no sentence; a Korean question's number does not follow one
 # ("정답은 No. 2번 문제는 …": the answer "No." ends its sentence).
-_NUMBER_SIGN = re.compile(r"(?<![A-Za-z.])(?:N[Oo]|[Ss]ec|[Cc]h(?:ap)?|[Rr]ef|[Vv]er|[Rr]ev|[Aa]rt|[Ee]x)$")
+# "Lv. 3" (a game's or a course's level) as well: it was cut after "Lv.".
+_NUMBER_SIGN = re.compile(
+    r"(?<![A-Za-z.])(?:N[Oo]|[Ss]ec|[Cc]h(?:ap)?|[Rr]ef|[Vv]er|[Rr]ev|[Aa]rt|[Ee]x|L[Vv]|lv)$"
+)
 _NUMBER_NEXT = re.compile(r"[ \t]+\d+(?![\d번년])")
 _NUMBER_NEXT_SO_FAR = re.compile(r"[ \t]+\d*")
+# "Apple Inc. announced", "Apple Inc. 발표": a company's "Inc." with a word in small letters, a Hangul word or
+# a digit after it ends no sentence (it was cut there); before a capital it may ("… at Apple Inc. It was …").
+_COMPANY = re.compile(r"(?<![A-Za-z.])(?:Inc|Ltd|Corp|Co|Bros)$")
+_SENTENCE_GOES_ON = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?(?:[a-z\d]|[가-힣ㄱ-ㅎ])")
 LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -79,6 +87,10 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
             return None
         if _NUMBER_NEXT.match(text, after):
             return False
+    if after == point + 1 and _COMPANY.search(text, max(0, point - 5), point):  # "Apple Inc. announced"
+        if not complete and _WORD_NEXT_SO_FAR.fullmatch(text, after):
+            return None
+        return not _SENTENCE_GOES_ON.match(text, after)
     if not ("a" <= before.lower() <= "z"):
         return True
     word = _WORD_BEFORE.search(text, max(0, point - LOOK_BACK), point)
