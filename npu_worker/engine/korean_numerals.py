@@ -33,9 +33,17 @@ DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 # Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시; "09시" 아홉 시, not 영구 시), not "삼 개" as espeak said; 개월,
 # 개국, 개년 and 달러 take Sino-Korean ones, and a number in a range ("3~5개": 삼에서 오 개) stays as well,
 # unless its first number has the counter too ("9시~18시": 아홉 시에서 열여덟 시, not 십팔 시).
+# With a space between, the counter is a word of its own, or one with its particles ("3 명이", "3 시간동안"): a
+# word that only opens like one is none ("레벨 3 달성", "버전 2 개발", "모듈 3 시스템" were 세 달성, 두 개발, 세 시스템).
+_COUNTERS = (
+    r"개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])"
+)
+_PARTICLES = (
+    r"이|가|을|를|은|는|의|에|에서|에게|도|만|과|와|씩|까지|부터|으로|로|이나|나|쯤|째|동안|마다|밖에|뿐"
+    r"|이다|입니다|이고|이며|인|이면|이상|이하|정도|가량|만큼|보다|이내|내|간|당"
+)
 COUNTED = re.compile(
-    r"(?<![\d.,\-])(?<!제)(?<!\d에서 )0?([1-9]\d?) ?(?=(?:개(?![월국년])|명|살|마리|가지|권|잔|번째|곳|군데|시간"
-    r"|차례|송이|그루|켤레|달(?!러)|시(?![리즌대])))"
+    rf"(?<![\d.,\-])(?<!제)(?<!\d에서 )0?([1-9]\d?)(?:(?={_COUNTERS})| (?=(?:{_COUNTERS})(?:{_PARTICLES}){{0,2}}(?![가-힣])))"
 )
 
 
