@@ -548,7 +548,7 @@ def test_a_bound_is_read_in_korean(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
 
 
-@pytest.mark.parametrize("text", ["<그림 1> 구조", "<1> 서론 <12> 본론", "A -> B", "3 < 5"])
+@pytest.mark.parametrize("text", ["<그림 1> 구조", "<1> 서론 <12> 본론", "p->next", "3 < 5"])
 def test_brackets_arrows_and_comparisons_of_numbers_are_no_bound(text):
     assert spoken(text) == text
 

@@ -46,3 +46,63 @@ def test_a_number_before_a_word_that_only_opens_like_a_counter_is_sino_korean(to
 )
 def test_a_spaced_counter_with_its_particles_still_takes_a_native_number(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("A → B로 변환", "A에서 B로 변환"),  # espeak said nothing for the arrow
+        ("화학 에너지 → 전기 에너지", "화학 에너지에서 전기 에너지"),
+        ("3.7V → 4.2V", "3 점 칠 볼트에서 4 점 이 볼트"),
+        ("A -> B", "A에서 B"),  # "A" and "B" side by side
+        ("x → ∞", "x가 무한대로"),  # a limit: nothing for the arrow
+        ("x → 0", "x가 0으로"),
+        ("높은 온도 ⇒ 수명 단축", "높은 온도면 수명 단축"),
+        ("전압 상승 ⇒ 위험", "전압 상승이면 위험"),
+        ("A => B", "A면 B"),  # English "equals"
+        ("충전 ↔ 방전", "충전과 방전"),
+        ("A ↔ B", "A와 B"),
+        ("x ← x + 1", "x는 x 더하기 1"),  # as "="
+    ],
+)
+def test_an_arrow_links_its_terms_as_a_lecturer_says_it(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("→ 충전 속도 감소", "충전 속도 감소"),  # a bullet
+        ("장점:\n→ 빠르다", "장점:\n 빠르다"),
+        ("p->next", "p->next"),  # code, no spaces
+    ],
+)
+def test_an_arrow_that_opens_a_line_or_sits_in_code_is_no_link(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≠ 0", "x는 0이 아님"),  # espeak: English "not equal to"
+        ("a ≠ b", "a는 b가 아님"),
+        ("결과 ≠ 원인", "결과는 원인이 아님"),
+        ("x ≠ 2y + 1", "x 낫 이퀄 2y 더하기 1"),  # no single term after it to take a particle
+    ],
+)
+def test_not_equal_is_said_in_korean(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("삼성®의 제품", "삼성의 제품"),  # the "®" cut the particle from its word: 삼성 의
+        ("Galaxy™의 화면", "Galaxy의 화면"),
+        ("© 2024 삼성", "저작권 2024 삼성"),  # nothing for the "©"
+        ("Copyright © 2024 Samsung", "Copyright 2024 Samsung"),  # said once
+        ("Lv. 3 달성", "레벨 삼 달성"),  # "el vee", a pause, then 세 달성
+    ],
+)
+def test_marks_and_a_level_are_read_as_a_lecturer_reads_them(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

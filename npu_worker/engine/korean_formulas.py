@@ -38,6 +38,7 @@ TIMES_BEFORE = re.compile(r"(?<![\w)])[×✕](\d+(?:\.\d+)?)(?![\w.])")
 TIMES_X = re.compile(r"(?<=\d)(?<!(?<![\w.])0) ?[xX] ?(?=\d)")
 EQUALS = re.compile(r"(?<![=!<>+\-*/%&|^]) ?=(?![=>]) ?")  # not "x += 1", an operator's
 _TRAILING_DIGITS = re.compile(r"[0-9]+$")
+_RIEUL = 8  # ㄹ's index among a Hangul syllable's finals
 # "24/7" is around the clock, 이십사 칠 (not 7분의 24).
 AROUND_THE_CLOCK = re.compile(r"(?<![\d/.])24/7(?![\d/]|\.\d)")
 FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
@@ -66,21 +67,29 @@ def equals(match: re.Match[str]) -> str:
 
 
 def _topic(before: str) -> str:
+    final = final_sound(before)
+    return "" if final is None else "은" if final else "는"  # "= 5" opening the text: no topic
+
+
+def final_sound(before: str) -> str | None:
+    """The final consonant a Korean says at the end of `before` ("" for an open syllable, "ㄹ", or "ㄴ" for
+    any other): what picks 은/는, 이/가, 과/와 and 으로/로. None when nothing is before it."""
     last = before[-1:]
     if not last:
-        return ""  # "= 5" opens the text: nothing to be the topic of
+        return None
     if "가" <= last <= "힣":
-        return "은" if (ord(last) - ord("가")) % 28 else "는"
+        final = (ord(last) - ord("가")) % 28
+        return "" if not final else "ㄹ" if final == _RIEUL else "ㄴ"
     trailing = _TRAILING_DIGITS.search(before)  # ASCII digits only: "x₂" is a digit to isdigit(), not here
     if trailing:
         number = trailing.group()
         zeros = len(number) - len(number.rstrip("0"))
         if zeros == 0:
-            return "는" if last in "2459" else "은"  # 이, 사, 오, 구 open; 일, 삼, 육, 칠, 팔 closed
-        return "는" if zeros == 12 < len(number) else "은"  # 영, 십, 백, 천, 만, 억 closed; 조 open
+            return "" if last in "2459" else "ㄹ" if last in "178" else "ㄴ"  # 이 사 오 구; 일 칠 팔; 삼 육
+        return "" if zeros == 12 < len(number) else "ㄴ"  # 영, 십, 백, 천, 만, 억 closed; 조 open
     if last.isascii() and last.isalpha() and not before[-2:-1].isalpha():
-        return "은" if last.upper() in "LMNR" else "는"  # 엘 엠 엔 알; 에이, 비, 씨 …
-    return "는"
+        return "ㄹ" if last.upper() in "LR" else "ㄴ" if last.upper() in "MN" else ""  # 엘 알, 엠 엔; 에이 …
+    return ""
 
 
 def sign(match: re.Match[str]) -> str:

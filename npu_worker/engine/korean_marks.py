@@ -78,6 +78,8 @@ _ABBREVIATIONS = {
     "vs": "대",
 }
 _ABBREVIATION = re.compile(r"(?<![A-Za-z.])((?i:e\.g\.|i\.e\.|etc\.|cf\.|vs\.)|[Ee]tc|[Vv]s)(?![A-Za-z])")
+# A level, "Lv. 3", "Lv3" (espeak: "el vee" and the point's pause): 레벨 3, as said; "LV" alone is a low voltage's.
+_LEVEL = re.compile(r"(?<![A-Za-z])(?:[Ll]v\.? ?|LV\. ?)(?=\d)")
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 
@@ -90,6 +92,7 @@ def marks_spoken(text: str) -> str:
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
+    text = _LEVEL.sub("레벨 ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _NAME_RANGE.sub("에서 ", text)

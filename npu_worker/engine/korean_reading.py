@@ -12,7 +12,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
 `korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
-their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
+`korean_arrows` (arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
 minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
 and Markdown emphasis.
 
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from . import korean_arrows as arrows
 from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_numerals as numerals
@@ -82,6 +83,7 @@ def _numbers_spoken(text: str) -> str:
         text = text.translate(_WIDE_SIGNS)
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
+    text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = ranges.BOUND.sub(lambda m: f"{m.group(2)} {ranges.BOUND_WORDS[m.group(1)]}", text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
@@ -146,6 +148,8 @@ def _numbers_spoken(text: str) -> str:
     text = numerals.COUNTED.sub(numerals.native, text)
     text = numerals.DOTTED.sub(numerals.dotted, text)
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
+    text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
+    text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
     return formulas.EQUALS.sub(formulas.equals, text)
 
 

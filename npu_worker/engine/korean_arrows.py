@@ -1,0 +1,72 @@
+"""Arrows and relation signs of Korean slides read with the particles a lecturer says them with: "A → B로"
+(A에서 B로), "x → 0" (x가 0으로), "높은 온도 ⇒ 수명 단축" (높은 온도면), "충전 ↔ 방전" (충전과 방전), "a ← b" (a는
+b, as "="), "x ≠ 0" (x는 0이 아님), and the marks "©", "™", "®".
+
+espeak-ng 1.52's Korean voice said nothing for "→", "←", "⇒", "↔", "©", "™" and "®" (the arrow's link between
+two terms lost; "®" and "™" cut a particle from its word, "삼성®의": 삼성 의), "=>" as English "equals" and
+"≠" as English "not equal to". An arrow that opens a line is a bullet: not read. A part of `korean_reading`,
+which applies these last, when the words before a sign are said as they will be (the particle follows them).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import final_sound
+
+# "A -> B", "A => B", "A <- B", "A <-> B" as the arrows they draw; only between spaces ("ptr->next" is code).
+_ASCII_ARROW = re.compile(r"(?<= )(?:<->|->|=>|<-)(?= )")
+_AS_ARROWS = {"<->": "↔", "->": "→", "=>": "⇒", "<-": "←"}
+# "™" and "®" are not said (a lecturer does not read them), "Copyright ©" once, "©" alone 저작권.
+_MARKS = re.compile(r"[™®]|(?<=[Cc]opyright) ?©")
+# A single term after a sign ("0", "무한대", "b", "마이너스 1", "영역"), which a particle may follow.
+_TERM = r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z])|[가-힣]{1,8})(?=[\s.,;:!?)\]]|$)"
+ARROW = re.compile(rf" ?([→⟶➔➜➡⇒⟹←⟵↔⟷⇔]) ?({_TERM})?")
+_TO, _IMPLIES, _FROM = "→⟶➔➜➡", "⇒⟹", "←⟵"
+# "x → 0", "n → ∞": a small letter going to a number, a letter or infinity is a limit's variable.
+_VARIABLE = re.compile(r"(?<![A-Za-z])[a-z]$")
+_LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
+NOT_EQUAL = re.compile(rf" ?≠ ?({_TERM})?")
+_LOOK_BACK = 24
+
+
+def ascii_arrows(text: str) -> str:
+    """`text` with its spaced ASCII arrows drawn as the arrow signs, before any "<" or ">" is read as a
+    bound; "™" and "®" taken out, "©" after "Copyright" too."""
+    text = _ASCII_ARROW.sub(lambda m: _AS_ARROWS[m.group()], text)
+    return _MARKS.sub("", text).replace("©", " 저작권 ")
+
+
+def arrow(match: re.Match[str]) -> str:
+    """An arrow between two terms as a lecturer links them; one that opens a line (a bullet) as a space."""
+    sign, term = match.group(1), match.group(2) or ""
+    before = _before(match.string, match.start())
+    if not before[-1:].isalnum():
+        return (" " if match.start() else "") + term
+    final = final_sound(before)
+    if sign in _TO and _LIMIT.fullmatch(term) and _VARIABLE.search(before):  # x가 영으로
+        return f"{'이' if final else '가'} {term}{'으로' if final_sound(term) == 'ㄴ' else '로'}"
+    if sign in _TO:
+        word = "에서"
+    elif sign in _IMPLIES:
+        word = "이면" if final else "면"
+    elif sign in _FROM:
+        word = "은" if final else "는"  # as "=": an assignment, or what the left comes from
+    else:
+        word = "과" if final else "와"  # ↔, ⇔
+    return f"{word} {term}"
+
+
+def not_equal(match: re.Match[str]) -> str:
+    """ "x ≠ 0" as x는 영이 아님 where a single term follows; "낫 이퀄" before a longer one."""
+    term = match.group(1)
+    if not term:
+        return " 낫 이퀄 "
+    before = _before(match.string, match.start())
+    topic = ("은 " if final_sound(before) else "는 ") if before[-1:].isalnum() else " "
+    return f"{topic}{term}{'이' if final_sound(term) else '가'} 아님"
+
+
+def _before(text: str, start: int) -> str:
+    """What a sign follows on its line, a bounded look back."""
+    return text[max(0, start - _LOOK_BACK) : start].rpartition("\n")[2].rstrip(" )]")
