@@ -106,3 +106,21 @@ def test_not_equal_is_said_in_korean(tokenizer, written, said):
 )
 def test_marks_and_a_level_are_read_as_a_lecturer_reads_them(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2nd-order 필터", "second-order 필터"),  # 두 번째-order: half Korean, half English
+        ("3rd-party 라이브러리", "third-party 라이브러리"),
+        ("21st-century 기술", "twenty-first-century 기술"),
+        ("20th-century", "twentieth-century"),
+    ],
+)
+def test_an_english_ordinal_in_an_english_compound_is_said_in_english(tokenizer, written, said):
+    assert spoken(written) == said
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_an_english_ordinal_alone_is_still_read_in_korean():
+    assert spoken("2nd 세대, 1st") == "두 번째 세대, 첫 번째"

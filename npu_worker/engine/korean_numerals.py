@@ -12,6 +12,8 @@ import re
 
 from .korean_marks import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_words import DIGITS as _DIGITS
+from .korean_words import ENGLISH_ORDINALS as _ENGLISH_ORDINALS
+from .korean_words import ENGLISH_TENS as _ENGLISH_TENS
 from .korean_words import NATIVE_ONES as _NATIVE_ONES
 from .korean_words import NATIVE_TENS as _NATIVE_TENS
 
@@ -28,6 +30,8 @@ NUMBER_SIGN = re.compile(
 # An English ordinal, "1st", "2nd", "21st" (espeak: 이 "en dee"), and a page, "p. 25", "pp. 10-20" (the
 # letter and a pause): 첫 번째, 두 번째; 25페이지, 10에서 20페이지.
 ORDINAL = re.compile(r"(?<![\w.])(\d{1,3})(?:st|nd|rd|th)(?![A-Za-z])")
+# ... but in an English compound, "2nd-order", "3rd-party", "21st-century" (두 번째-order), the English word.
+ENGLISH_COMPOUND_ORDINAL = re.compile(r"(?<![\w.])([1-9]\d?)(?:st|nd|rd|th)(?=-[A-Za-z])")
 PAGE = re.compile(r"(?<![A-Za-z])pp?\. ?(\d{1,4}(?:[-–~]\d{1,4})?)(?!\d|\.\d|[A-Za-z])")
 DOTTED = re.compile(r"(?<![\d.])(\d+)((?:\.\d+)+)(?!\.?\d)")
 # Counters that take native numbers up to 99 (세 개, 스무 살, 열두 시; "09시" 아홉 시, not 영구 시), not "삼 개" as espeak said; 개월,
@@ -69,3 +73,14 @@ def native(match: re.Match[str]) -> str:
         return "첫 "
     tens, ones = divmod(number, 10)
     return ("스무" if number == 20 else _NATIVE_TENS[tens] + _NATIVE_ONES[ones]) + " "
+
+
+def english_ordinal(match: re.Match[str]) -> str:
+    """1-99 as an English ordinal word: second, twentieth, twenty-first."""
+    number = int(match.group(1))
+    if number < 20:
+        return _ENGLISH_ORDINALS[number]
+    tens, ones = divmod(number, 10)
+    return (
+        _ENGLISH_TENS[tens][:-1] + "ieth" if not ones else f"{_ENGLISH_TENS[tens]}-{_ENGLISH_ORDINALS[ones]}"
+    )

@@ -90,6 +90,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.SCIENTIFIC.sub(
         lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
     )
+    text = numerals.ENGLISH_COMPOUND_ORDINAL.sub(numerals.english_ordinal, text)
     text = numerals.ORDINAL.sub(r"\1번째", text)
     text = numerals.PAGE.sub(r"\1페이지", text)
     text = dates.DATED_EVENT.sub(dates.dated_event, text)

@@ -127,3 +127,11 @@ DIGITS = "영일이삼사오육칠팔구"
 # A counter's native numerals ("3개": 세 개, "3시": 세 시).
 NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]
 NATIVE_TENS = ["", "열", "스물", "서른", "마흔", "쉰", "예순", "일흔", "여든", "아흔"]
+
+# English ordinals, for an English compound in Korean text ("2nd-order": second-order, which espeak reads in
+# English; 두 번째-order was half Korean): the first nineteen, then the tens' cardinals and ordinals.
+ENGLISH_ORDINALS = (
+    "zeroth first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth"
+    " fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth".split()
+)
+ENGLISH_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
