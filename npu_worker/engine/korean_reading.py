@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 
+from . import english_reading
 from . import korean_arrows as arrows
 from . import korean_dates as dates
 from . import korean_formulas as formulas
@@ -159,7 +160,15 @@ def is_korean(lang: str) -> bool:
     return language_code(lang).split("-", 1)[0] in ("ko", "kor", "korean")
 
 
+def is_english(lang: str) -> bool:
+    """`lang` names English: en, en-US, en-gb, eng, english, in any case."""
+    return language_code(lang).split("-", 1)[0] in ("en", "eng", "english")
+
+
 def spoken_form(text: str, lang: str) -> str:
     """The text espeak-ng is given: in Korean, composed and with its numbers, units and symbols written
-    out as words; in any other language unchanged."""
-    return spoken(readable(text)) if is_korean(lang) else text
+    out as words; in English with its powers and relation signs as words (`english_reading`); in any
+    other language unchanged."""
+    if is_korean(lang):
+        return spoken(readable(text))
+    return english_reading.spoken(readable(text)) if is_english(lang) else text

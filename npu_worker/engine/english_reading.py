@@ -1,0 +1,41 @@
+"""English text's powers and relation signs written out as an English reader says them (`lang=en`).
+
+espeak-ng 1.52's English voice read a power as a bare number ("E = mc²": "E equals m c two"; "10⁻³" and
+"10^-3": "ten three", the minus lost; "x^2": "x two"), "≠" without its verb ("a not equal to b") and "⇒"
+and "⟹" not at all. Its numbers, units and other signs it reads well, and are left. Each pattern is
+anchored on a single sign, with bounded repeats: linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
+# A power on a number, a bracket or a symbol of one or two letters ("10³", "(a+b)²", "x²", "mc²", "m²"); a
+# superscript after a longer word is a footnote's mark ("energy¹"), left as it was. Two letters are said
+# apart: "mc squared" was the name "Mc".
+POWER = re.compile(
+    r"(?:(?<=[\d)])|(?<![A-Za-z])([A-Za-z]{1,2}))"
+    r"(?:(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[ⁿⁱ])|\^ ?([-−]?\d{1,3}|[A-Za-z](?![A-Za-z\d])))"
+)
+_RELATIONS = {"≠": " is not equal to ", "⇒": " implies ", "⟹": " implies ", "⇔": " if and only if "}
+RELATION = re.compile(r" ?([≠⇒⟹⇔]) ?")
+
+
+def spoken(text: str) -> str:
+    """`text` with its powers and relation signs in English words."""
+    text = POWER.sub(_power, text)
+    return RELATION.sub(lambda m: _RELATIONS[m.group(1)], text)
+
+
+def _power(match: re.Match[str]) -> str:
+    letters, superscript, caret = match.groups()
+    exponent = (superscript or "").translate(_SUPERSCRIPT) or caret.replace("−", "-")
+    if exponent == "2":
+        said = "squared"
+    elif exponent == "3":
+        said = "cubed"
+    else:
+        said = "to the power of " + (f"minus {exponent[1:]}" if exponent.startswith("-") else exponent)
+    apart = " " if match.string[match.end() : match.end() + 1].isalnum() else ""  # "x^2y"
+    return f"{' '.join(letters or '')} {said}{apart}"

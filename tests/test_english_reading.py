@@ -1,0 +1,42 @@
+"""English text's powers and relation signs read as an English reader says them (`english_reading`, through
+`spoken_form` for `lang=en`): phonemized by the real espeak tokenizer and compared with the words said; the
+comment says what espeak said before."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken_form
+from npu_worker.engine.zipvoice.tokenizer import EspeakTokenizer
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> EspeakTokenizer:
+    return EspeakTokenizer()
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("E = mc²", "E equals m c squared"),  # "m c two"
+        ("E=mc^2", "E equals m c squared"),
+        ("x² + y³", "x squared plus y cubed"),  # "x two plus y three"
+        ("10⁻³ seconds", "10 to the power of minus 3 seconds"),  # "ten three": the minus lost
+        ("10^-3", "10 to the power of minus 3"),
+        ("2ⁿ states", "2 to the power of n states"),  # "two n"
+        ("(a+b)²", "(a+b) squared"),
+        ("a ≠ b", "a is not equal to b"),  # "a not equal to b"
+        ("p ⇒ q", "p implies q"),  # nothing for the arrow
+    ],
+)
+def test_powers_and_relations_are_said_in_english_words(tokenizer, written, said):
+    assert tokenizer.symbols(written, "en") == tokenizer.symbols(said, "en")
+
+
+@pytest.mark.parametrize("text", ["the energy¹ of it", "version 2", "H₂O", "Hello, world."])
+def test_a_footnote_mark_and_plain_text_are_left(text):
+    assert spoken_form(text, "en-US") == text
+
+
+def test_other_languages_are_left_as_written():
+    assert spoken_form("E = mc²", "de") == "E = mc²"
