@@ -124,3 +124,19 @@ def test_an_english_ordinal_in_an_english_compound_is_said_in_english(tokenizer,
 
 def test_an_english_ordinal_alone_is_still_read_in_korean():
     assert spoken("2nd 세대, 1st") == "두 번째 세대, 첫 번째"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("9am-6pm", "오전 아홉 시에서 오후 여섯 시"),  # 오전 아홉 시-오후 여섯 시: no 에서
+        ("1pm~3pm", "오후 한 시에서 오후 세 시"),  # the tilde dropped, no 에서
+        ("AM 9:00 - PM 6:00", "오전 아홉 시에서 오후 여섯 시"),
+        ("1-3pm 회의", "오후 한 시에서 세 시 회의"),  # 1-오후 세 시
+        ("3 p.m. 회의", "오후 세 시 회의"),  # left: 삼, "p", "m" and two pauses
+        ("회의는 3 p.m.", "회의는 오후 세 시."),  # the point that ends the text kept
+    ],
+)
+def test_times_of_day_with_their_half_in_ranges_and_with_points(tokenizer, written, said):
+    assert spoken(written) == said
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

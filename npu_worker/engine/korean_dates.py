@@ -33,9 +33,17 @@ HOURS_MINUTES = re.compile(r"(?<![\w.])(\d{1,3}) ?h ?(\d{1,2}) ?m(?![A-Za-z\d²�
 # A time with its half of the day, "3:00 PM", "PM 3:00", "10am" (espeak: 세 시 "pee em"): 오후 세 시.
 # Not a concentration, "10 pM", "5 aM" (pico-, attomolar: 오후 열 시): a small letter before a capital M; nor
 # the fine dust "PM2.5", "PM10" after a number ("3 PM10": 오후 세 시10).
+# "3 p.m." too (it was left: 삼, "p", "m" and two pauses), its last point kept where it ends the text.
 MERIDIEM_AFTER = re.compile(
-    r"([01]?\d)(:[0-5]\d)? ?([AaPp])[Mm](?<![ap]M)(?![A-Za-z\d])"
+    r"([01]?\d)(:[0-5]\d)? ?([AaPp])(?:[Mm](?<![ap]M)|\.[Mm]\.)(?![A-Za-z\d])"
 )  # the hour checked by `meridiem`
+# A range of hours with one half of the day, "1-3pm", "9~11 AM" (1-오후 세 시): 오후 한 시에서 세 시.
+MERIDIEM_HOURS = re.compile(
+    r"(?<![\d:.\-])(1[0-2]|0?[1-9]) ?[-~～〜–] ?(1[0-2]|0?[1-9]) ?([AaPp])(?:[Mm](?<![ap]M)|\.[Mm]\.)(?![A-Za-z\d])"
+)
+# ... and a range between two such times, "9am-6pm", "1pm~3pm", "9 AM ~ 6 PM" (the 에서 lost: 오전 아홉 시
+# 오후 여섯 시), read once each is: 오전 9시에서 오후 6시.
+MERIDIEM_RANGE = re.compile(r"(?:(?<=\d시)|(?<=:\d\d))\.? ?[-~～〜–] ?(?=오[전후] \d)")
 MERIDIEM_BEFORE = re.compile(r"(?<![A-Za-z])([AaPp])[Mm](?<![ap]M) ?(?=(?:1[0-2]|0?[1-9]):[0-5]\d(?![\d:]))")
 # An event of Korean history named by its date, "6.25 전쟁", "3.1절", "5.18 민주화운동" (espeak: 육 점 이오, a
 # decimal): as Koreans say them, the month a number and the day its digits, 육이오, 삼일절, 오일팔; a day of
@@ -98,7 +106,20 @@ def meridiem(match: re.Match[str]) -> str:
     if not 1 <= int(hour) <= 12 or (start and match.string[start - 1] in "0123456789:."):
         return match.group(0)
     said = match.string[max(0, match.start() - 3) : match.start()].rstrip().endswith(("오전", "오후"))
-    return ("" if said else "오전 " if half in "Aa" else "오후 ") + f"{hour}{minutes or '시'}"
+    last_point = "." if match.group().endswith(".") and match.end() == len(match.string) else ""
+    return ("" if said else "오전 " if half in "Aa" else "오후 ") + f"{hour}{minutes or '시'}{last_point}"
+
+
+def meridiem_hours(match: re.Match[str]) -> str:
+    """ "1-3pm" as 오후 1시에서 3시, the half of the day said once, before the first hour."""
+    first, last, half = match.groups()
+    if (
+        int(first) >= int(last)
+        and int(last) != 12
+        or (match.start() and match.string[match.start() - 1].isalnum())
+    ):
+        return match.group(0)
+    return f"{'오전' if half in 'Aa' else '오후'} {first}시에서 {last}시"
 
 
 def clock(match: re.Match[str]) -> str:
