@@ -85,11 +85,16 @@ def test_points_that_end_no_sentence_are_not_cut(text, expected, size):
         ("Apple Inc. 발표에 따르면 그렇다. 끝.", ["Apple Inc. 발표에 따르면 그렇다.", "끝."]),  # was cut
         ("Acme Ltd. announced it. Then.", ["Acme Ltd. announced it.", "Then."]),  # was cut
         ("I work at Apple Inc. It is big.", ["I work at Apple Inc.", "It is big."]),
+        ("Kim et al. (2020)에 따르면 그렇다. 끝", ["Kim et al. (2020)에 따르면 그렇다.", "끝"]),  # was cut
+        ("as shown by Kim et al. The results hold.", ["as shown by Kim et al.", "The results hold."]),
+        ("Jan. 2024 발표. Univ. of Seoul 강의.", ["Jan. 2024 발표.", "Univ. of Seoul 강의."]),  # both cut
+        ("Ph.D. 과정을 밟았다. 끝.", ["Ph.D. 과정을 밟았다.", "끝."]),  # was cut
     ],
 )
 def test_a_level_a_company_and_a_heading_numeral_stay_in_their_sentence(text, expected, size):
-    """ "Lv. 3", "Apple Inc. 발표" and a heading's "I. Introduction" after a statement were cut at their point:
-    a falling tone and a pause inside a sentence (the heading's "I." read as the pronoun, a sentence alone)."""
+    """ "Lv. 3", "Apple Inc. 발표", "et al. (2020)", "Jan. 2024", "Ph.D. 과정" and a heading's "I. Introduction"
+    after a statement were cut at their point: a falling tone and a pause inside a sentence (the heading's
+    "I." read as the pronoun, a sentence alone)."""
     assert split_sentences(text) == expected
     assert feed_in_fragments(text, size=size)[0] == expected
 

@@ -53,10 +53,16 @@ _NUMBER_SIGN = re.compile(
 )
 _NUMBER_NEXT = re.compile(r"[ \t]+\d+(?![\d번년])")
 _NUMBER_NEXT_SO_FAR = re.compile(r"[ \t]+\d*")
-# "Apple Inc. announced", "Apple Inc. 발표": a company's "Inc." with a word in small letters, a Hangul word or
-# a digit after it ends no sentence (it was cut there); before a capital it may ("… at Apple Inc. It was …").
-_COMPANY = re.compile(r"(?<![A-Za-z.])(?:Inc|Ltd|Corp|Co|Bros)$")
+# "Apple Inc. announced", "Apple Inc. 발표", "Kim et al. (2020)에", "Jan. 2024", "Univ. of Seoul", "Ph.D. 과정":
+# a company's "Inc.", a citation's "et al.", a month's, a school's, a degree's abbreviation with a word in small
+# letters, a Hangul word, a digit or a bracket after it ends no sentence (each was cut there); before a
+# capital it may ("… at Apple Inc. It was …", "… by Kim et al. The results").
+_ENDS_ONLY_BEFORE_A_CAPITAL = re.compile(
+    r"(?<![A-Za-z.])(?:Inc|Ltd|Corp|Co|Bros|al|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept?|Oct|Nov|Dec|Dept|Univ|Inst"
+    r"|Ph\.D|[Ee]x)$"
+)
 _SENTENCE_GOES_ON = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?(?:[a-z\d]|[가-힣ㄱ-ㅎ])")
+_SENTENCE_GOES_ON_SO_FAR = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?")  # ... as far as it has arrived
 LOOK_BACK = 24  # characters before the point searched for its word (the longest abbreviation fits)
 
 
@@ -87,8 +93,8 @@ def ends_sentence(text: str, point: int, after: int, complete: bool = True) -> b
             return None
         if _NUMBER_NEXT.match(text, after):
             return False
-    if after == point + 1 and _COMPANY.search(text, max(0, point - 5), point):  # "Apple Inc. announced"
-        if not complete and _WORD_NEXT_SO_FAR.fullmatch(text, after):
+    if after == point + 1 and _ENDS_ONLY_BEFORE_A_CAPITAL.search(text, max(0, point - 6), point):
+        if not complete and _SENTENCE_GOES_ON_SO_FAR.fullmatch(text, after):
             return None
         return not _SENTENCE_GOES_ON.match(text, after)
     if not ("a" <= before.lower() <= "z"):

@@ -60,7 +60,7 @@ WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # item's "1." is 첫 번째 and no sentence of its own; ranges, ratios, powers, formulas, units, acronyms, "ㆍ";
 # 6: more of them, and "No. 1" and "Who was it? I." cut as sentences: `korean_reading`, `sentence_ends`;
 # 7: their regressions mended, sections "3.1절", ranges "1500-3000원", "정답은 No. 2번" cut after "No.";
-# 8: "Lv. 3", "Apple Inc. 발표" and "Summary. I. Introduction" not cut at their point; "레벨 3 달성": 삼;
+# 8: "Lv. 3", "Apple Inc. 발표", "et al. (2020)", "Jan. 2024" and "Summary. I. Introduction" not cut; "레벨 3 달성": 삼;
 # arrows, "≠", "©", "™", "®", "Lv. 3" read: `korean_arrows`, `korean_marks`; "2nd-order": second-order;
 # English powers and "≠": "E = mc²" is m c squared, `english_reading`;
 # "9am-6pm", "1-3pm", "3 p.m.": 오전 9시에서 오후 6시).
