@@ -140,3 +140,16 @@ def test_an_english_ordinal_alone_is_still_read_in_korean():
 def test_times_of_day_with_their_half_in_ranges_and_with_points(tokenizer, written, said):
     assert spoken(written) == said
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("NCM811 배터리", "NCM 팔일일 배터리"),  # 팔백십일, eight hundred and eleven
+        ("NCM 622와 LFP", "NCM 육이이와 LFP"),
+        ("NCA-955", "NCA 구오오"),
+        ("5년/10만km 보증", "5년 10만km 보증"),  # English "slash"
+    ],
+)
+def test_a_cathodes_ratio_and_a_slash_before_a_number_are_read_as_said(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .korean_words import DIGITS
 from .sentence_ends import opens_list_item
 
 # Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a),
@@ -40,7 +41,11 @@ _LIST_MARK = re.compile(
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
-_HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣])")  # "입/출력": two words
+# "입/출력": two words; "5년/10만km" (a warranty's, espeak: "slash") too.
+_HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣]|\d)")
+# A cathode's metals in their ratio, "NCM811", "NCM 622", "NCA-955" (espeak: 팔백십일): its digits one by one,
+# as a battery engineer says it (엔씨엠 팔일일).
+_CATHODE = re.compile(r"(?<![A-Za-z])(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})(?![\d.,])")
 # A single digit inside a name of capitals is said in English, as Koreans say it: "A4" 에이포, "B2B" 비투비,
 # "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투, "H₂O" 에이치투오; the letters are joined by hyphens, which espeak
 # spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
@@ -95,6 +100,7 @@ def marks_spoken(text: str) -> str:
     text = _LEVEL.sub("레벨 ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
     text = _HANGUL_SLASH.sub(" ", text)
+    text = _CATHODE.sub(lambda m: f"{m.group(1)} " + "".join(DIGITS[int(d)] for d in m.group(2)), text)
     text = _NAME_RANGE.sub("에서 ", text)
     text = _QUARTER.sub(r"\1분기", text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
