@@ -153,3 +153,19 @@ def test_times_of_day_with_their_half_in_ranges_and_with_points(tokenizer, writt
 )
 def test_a_cathodes_ratio_and_a_slash_before_a_number_are_read_as_said(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3.7±0.1V", "3.7 플러스마이너스 0.1V"),  # English "plus or minus"
+        ("정격 ± 5%", "정격 플러스마이너스 5%"),
+        ("x±1", "x 플러스마이너스 1"),
+        ("매출 ▲3.5%", "매출 증가 3.5%"),  # nothing for the sign
+        ("영업이익 ▼2%", "영업이익 감소 2%"),
+        ("△5억 원", "마이너스 5억 원"),  # an account's negative number
+        ("▲ 안전 관리 강화", "안전 관리 강화"),  # a bullet stays unsaid
+    ],
+)
+def test_a_tolerance_and_the_signs_of_korean_reports_before_a_number(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")

@@ -13,7 +13,10 @@ import re
 
 from .korean_words import MATH_NAMES as _MATH_NAMES
 
-SIGN = re.compile(r"(?<![\w)\]%.])([-−+±])(?=\d)")
+# ... and the signs of Korean reports before a number, "▲3.5%", "▼2%" (증가, 감소) and an account's "△5억"
+# (마이너스), which espeak said nothing for; a tolerance's "±", "3.7±0.1V", "x±1", "± 5%" after a term or spaced
+# too (espeak: English "plus or minus").
+SIGN = re.compile(r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)")
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
 # not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
 SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
@@ -93,7 +96,11 @@ def final_sound(before: str) -> str | None:
 
 
 def sign(match: re.Match[str]) -> str:
-    return {"+": "플러스 ", "±": "플러스마이너스 "}.get(match.group(1), "마이너스 ")
+    if match.group(1) is None:  # "3.7±0.1", "± 5%": apart from what is before it
+        return " 플러스마이너스 "
+    return {"+": "플러스 ", "±": "플러스마이너스 ", "▲": "증가 ", "▼": "감소 "}.get(
+        match.group(1), "마이너스 "
+    )
 
 
 def vulgar(match: re.Match[str]) -> str:

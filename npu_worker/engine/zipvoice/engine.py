@@ -63,7 +63,8 @@ WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # 8: "Lv. 3", "Apple Inc. 발표", "et al. (2020)", "Jan. 2024" and "Summary. I. Introduction" not cut; "레벨 3 달성": 삼;
 # arrows, "≠", "©", "™", "®", "Lv. 3" read: `korean_arrows`, `korean_marks`; "2nd-order": second-order;
 # English powers and "≠": "E = mc²" is m c squared, `english_reading`;
-# "9am-6pm", "1-3pm", "3 p.m.": 오전 9시에서 오후 6시; "NCM811": 팔일일; "5년/10만km").
+# "9am-6pm", "1-3pm", "3 p.m.": 오전 9시에서 오후 6시; "NCM811": 팔일일; "5년/10만km";
+# "3.7±0.1V", "▲3.5%", "△5억").
 AUDIO_REVISION = 8
 
 
