@@ -169,3 +169,20 @@ def test_a_cathodes_ratio_and_a_slash_before_a_number_are_read_as_said(tokenizer
 )
 def test_a_tolerance_and_the_signs_of_korean_reports_before_a_number(tokenizer, written, said):
     assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1) 안전성\n2) 경제성", "첫 번째, 안전성\n두 번째, 경제성"),  # 일 안전성, 이 경제성
+        ("(1) 양극\n(2) 음극", "첫 번째, 양극\n두 번째, 음극"),
+        ("IP67 등급", "IP 육칠 등급"),  # 육십칠
+    ],
+)
+def test_a_bracketed_list_mark_opening_a_line_and_a_protection_rating(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+@pytest.mark.parametrize("text", ["식 (1)에서", "값은 (1) 또는 (2)", "f(1) 값", "IP 주소"])
+def test_a_bracketed_number_inside_a_line_is_no_list_mark(text):
+    assert spoken(text) == text

@@ -38,6 +38,8 @@ _ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in ra
 _LIST_MARK = re.compile(
     r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ])\.(?=\s)"
 )
+# "1) 안전성", "(2) 경제성" opening a line (espeak: 일 안전성, the mark said as a bare number): 첫 번째, 두 번째.
+_BRACKET_MARK = re.compile(r"^([ \t]*)\(?([1-9]\d?)\)[ \t]+(?=[^\W\d_])", re.MULTILINE)
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
@@ -45,7 +47,8 @@ _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z
 _HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣]|\d)")
 # A cathode's metals in their ratio, "NCM811", "NCM 622", "NCA-955" (espeak: 팔백십일): its digits one by one,
 # as a battery engineer says it (엔씨엠 팔일일).
-_CATHODE = re.compile(r"(?<![A-Za-z])(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})(?![\d.,])")
+# ... and an ingress protection's "IP67" (아이피 육십칠): 아이피 육칠.
+_CATHODE = re.compile(r"(?<![A-Za-z])(?:(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})|(IP)([0-6]\d))(?![\d.,])")
 # A single digit inside a name of capitals is said in English, as Koreans say it: "A4" 에이포, "B2B" 비투비,
 # "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투, "H₂O" 에이치투오; the letters are joined by hyphens, which espeak
 # spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
@@ -94,13 +97,14 @@ def marks_spoken(text: str) -> str:
     a Korean lecturer says; its numbers are left to `korean_reading`."""
     text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
     text = _LIST_MARK.sub(_list_mark, text)
+    text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
     text = _HANGUL_SLASH.sub(" ", text)
-    text = _CATHODE.sub(lambda m: f"{m.group(1)} " + "".join(DIGITS[int(d)] for d in m.group(2)), text)
+    text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
     text = _QUARTER.sub(r"\1분기", text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
@@ -125,6 +129,11 @@ def _roman(numeral: str) -> int:
     return sum(
         -value if value < after else value for value, after in zip(values, [*values[1:], 0], strict=True)
     )
+
+
+def _digit_by_digit(match: re.Match[str]) -> str:
+    letters, digits = match.group(1, 2) if match.group(1) else match.group(3, 4)
+    return f"{letters} " + "".join(DIGITS[int(digit)] for digit in digits)
 
 
 def _letters_slash(match: re.Match[str]) -> str:
