@@ -186,3 +186,24 @@ def test_a_bracketed_list_mark_opening_a_line_and_a_protection_rating(tokenizer,
 @pytest.mark.parametrize("text", ["식 (1)에서", "값은 (1) 또는 (2)", "f(1) 값", "IP 주소"])
 def test_a_bracketed_number_inside_a_line_is_no_list_mark(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("전년比 10%", "전년비 10%"),  # the Hangul spelled as jamo, then "Chinese letter"
+        ("전년對比 증가", "전년대비 증가"),
+        ("前年 대비", "전년 대비"),  # "Chinese letter" twice
+        ("約 10%", "약 10%"),
+        ("株式會社 삼성", "주식회사 삼성"),
+        ("年間 계획", "연간 계획"),  # 年 opening a word
+        ("매출(賣出)이 늘었다", "매출이 늘었다"),  # a gloss: not read again
+        ("용(龍)의 해", "용의 해"),
+    ],
+)
+def test_hanja_on_a_slide_is_read_in_korean_or_left_unsaid(tokenizer, written, said):
+    assert tokenizer.symbols(written, "ko") == tokenizer.symbols(said, "ko")
+
+
+def test_a_hanja_run_with_a_character_it_does_not_know_is_left_out_whole():
+    assert spoken("龍虎 대결") == "  대결"  # nothing for it, not "Chinese letter" twice

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from .korean_words import DIGITS
+from .korean_words import DIGITS, HANJA
 from .sentence_ends import opens_list_item
 
 # Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a),
@@ -40,6 +40,13 @@ _LIST_MARK = re.compile(
 )
 # "1) 안전성", "(2) 경제성" opening a line (espeak: 일 안전성, the mark said as a bare number): 첫 번째, 두 번째.
 _BRACKET_MARK = re.compile(r"^([ \t]*)\(?([1-9]\d?)\)[ \t]+(?=[^\W\d_])", re.MULTILINE)
+# Hanja: a gloss in brackets after its Hangul word, "매출(賣出)", is not read (it said the word again, or
+# "Chinese letter"); a run of those in `HANJA` is read as Korean ("전년比" 전년비, "前年" 전년, "約 10%" 약), any
+# other run is left out with a space: espeak said "Chinese letter" for each and spelled a Hangul word joined
+# to one as jamo ("전년對比": ㅈ ㅓ ㄴ …).
+_HANJA_CHARACTERS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_HANJA_GLOSS = re.compile(rf"(?<=[가-힣])\([{_HANJA_CHARACTERS}]{{1,12}}\)")
+_HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
@@ -96,6 +103,8 @@ def marks_spoken(text: str) -> str:
     """`text` with its list marks, Roman numerals, acronyms, letter-and-digit names and signs in the words
     a Korean lecturer says; its numbers are left to `korean_reading`."""
     text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
+    if _HANJA_RUN.search(text):
+        text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
     text = _LIST_MARK.sub(_list_mark, text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
     text = _HEADING.sub("", text)
@@ -129,6 +138,15 @@ def _roman(numeral: str) -> int:
     return sum(
         -value if value < after else value for value, after in zip(values, [*values[1:], 0], strict=True)
     )
+
+
+def _hanja(match: re.Match[str]) -> str:
+    run, start = match.group(), match.start()
+    if not all(character in HANJA for character in run):
+        return " "
+    said = "".join(HANJA[character] for character in run)
+    opens_word = not start or not match.string[start - 1].isalnum()
+    return "연" + said[1:] if run[0] == "年" and opens_word else said  # "年間" 연간; "2024年", "前年" 년
 
 
 def _digit_by_digit(match: re.Match[str]) -> str:

@@ -135,3 +135,18 @@ ENGLISH_ORDINALS = (
     " fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth".split()
 )
 ENGLISH_TENS = "_ _ twenty thirty forty fifty sixty seventy eighty ninety".split()
+
+# The Korean readings of Hanja common on Korean slides and reports ("전년比", "約 10%", "前年", "株式會社"), which
+# espeak's Korean voice called "Chinese letter" one by one (and a Hangul word joined to one, "전년比", it spelled
+# as jamo). Each as it is read inside a word; "年" opening a word is 연 (`korean_marks`).
+HANJA = dict(
+    zip(
+        "比對対約前後年月日週時分秒間計總総大小中上下外內内無有新舊高低增増減株式會会社韓國国美英獨佛北南東西"
+        "金人名個件回次第號等級位元円可不未非全半初末最現今昨明正反同平均合差價価格品質電車水火木土"
+        "一二三四五六七八九十百千萬万億兆度期",
+        "비대대약전후년월일주시분초간계총총대소중상하외내내무유신구고저증증감주식회회사한국국미영독불북남동서"
+        "금인명개건회차제호등급위원엔가불미비전반초말최현금작명정반동평균합차가가격품질전차수화목토"
+        "일이삼사오육칠팔구십백천만만억조도기",
+        strict=True,
+    )
+)

@@ -64,7 +64,8 @@ WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # arrows, "≠", "©", "™", "®", "Lv. 3" read: `korean_arrows`, `korean_marks`; "2nd-order": second-order;
 # English powers and "≠": "E = mc²" is m c squared, `english_reading`;
 # "9am-6pm", "1-3pm", "3 p.m.": 오전 9시에서 오후 6시; "NCM811": 팔일일; "5년/10만km";
-# "3.7±0.1V", "▲3.5%", "△5억"; "1) 안전성" and "(1)" opening a line, "IP67").
+# "3.7±0.1V", "▲3.5%", "△5억"; "1) 안전성" and "(1)" opening a line, "IP67";
+# Hanja: "전년比" 전년비, a gloss "매출(賣出)" and unknown Hanja unsaid).
 AUDIO_REVISION = 8
 
 
