@@ -74,10 +74,11 @@ def test_an_arrow_links_its_terms_as_a_lecturer_says_it(tokenizer, written, said
     [
         ("→ 충전 속도 감소", "충전 속도 감소"),  # a bullet
         ("장점:\n→ 빠르다", "장점:\n 빠르다"),
+        ("전류 →\n다음", "전류 \n다음"),  # nothing after it: no dangling 에서
         ("p->next", "p->next"),  # code, no spaces
     ],
 )
-def test_an_arrow_that_opens_a_line_or_sits_in_code_is_no_link(written, said):
+def test_an_arrow_that_opens_or_ends_a_line_or_sits_in_code_is_no_link(written, said):
     assert spoken(written) == said
 
 

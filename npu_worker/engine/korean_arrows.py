@@ -38,10 +38,11 @@ def ascii_arrows(text: str) -> str:
 
 
 def arrow(match: re.Match[str]) -> str:
-    """An arrow between two terms as a lecturer links them; one that opens a line (a bullet) as a space."""
+    """An arrow between two terms as a lecturer links them; one that opens a line (a bullet) or ends it as
+    a space."""
     sign, term = match.group(1), match.group(2) or ""
-    before = _before(match.string, match.start())
-    if not before[-1:].isalnum():
+    before, after = _before(match.string, match.start()), match.string[match.end() : match.end() + 1]
+    if not before[-1:].isalnum() or not (term or after.strip()):  # a bullet, or nothing after it: "전류→"
         return (" " if match.start() else "") + term
     final = final_sound(before)
     if sign in _TO and _LIMIT.fullmatch(term) and _VARIABLE.search(before):  # x가 영으로
