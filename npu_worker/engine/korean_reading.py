@@ -18,7 +18,9 @@ and Markdown emphasis.
 
 Every pattern is anchored on a digit, a letter or a single symbol, with bounded repeats and look-behinds:
 the work is linear in the text (2 000 characters: the lecture 4.4 ms, every form here mixed 5.5 ms, best of 30;
-3.4 and 4.4 ms before the readings of years, versions, AM/PM, Greek letters, phone numbers and the like).
+3.4 and 4.4 ms before the readings of years, versions, AM/PM, Greek letters, phone numbers and the like; with
+arrows, Hanja, "≠" and the rest of `korean_arrows` and `korean_marks`, the lecture's 2 000 and 20 000 characters
+5.1 and 52.6 ms, 4.5 and 41.5 ms before, best of 7, both on this 2-core VM in one run).
 """
 
 from __future__ import annotations
