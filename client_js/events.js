@@ -80,8 +80,8 @@ function onErrorEvent(event) {
   showMessage(explained ? `${explained} (${event.error})` : `The worker refused the request: ${event.error}`,
     name === "NotRunning" ? "info" : "error");
   if (state.run && !state.run.started && name !== "NotRunning") {
-    state.run.running = false; // the request never started: nothing more will come for it
-    state.run.audioDrained = true;
+    // The request never started: nothing more will come for it, and the summary says it did not run.
+    Object.assign(state.run, { running: false, audioDrained: true, refused: event.error });
     state.sections.forEach((x) => { if (x.state === "queued") x.state = "idle"; });
   }
 }
