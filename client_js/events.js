@@ -77,6 +77,14 @@ function onErrorEvent(event) {
     showMessage("Cancelled: playback stopped (the worker had already finished synthesising).", "info");
     return;
   }
+  const run = state.run;
+  if (run?.running && run.started && name !== "NotRunning") {
+    // The request ran and the worker ended it (SlowConsumer; EngineError, JobNotFound or ModelLoadError,
+    // then a 1011 close): kept for the close, which would otherwise say only "connection closed".
+    run.error = event.error;
+    showMessage(`The worker ended the request: ${event.error}`, "error");
+    return;
+  }
   showMessage(explained ? `${explained} (${event.error})` : `The worker refused the request: ${event.error}`,
     name === "NotRunning" ? "info" : "error");
   if (state.run && !state.run.started && name !== "NotRunning") {
@@ -109,9 +117,12 @@ export function onClosed(info) {
     for (const s of state.sections) {
       // A section cut mid-audio is "playing" (its first samples are) but will never be synthesised.
       const cut = s.state === "playing" && !s.synthesised;
-      if (cut || ["queued", "synthesising"].includes(s.state)) Object.assign(s, { state: "failed", error: "connection closed" });
+      if (cut || ["queued", "synthesising"].includes(s.state)) Object.assign(s, { state: "failed", error: run.error ?? "connection closed" });
     }
-    showMessage(`The connection to the worker closed during the request (code ${info.code}${info.reason ? `: ${info.reason}` : ""}).`, "error");
+    const code = `code ${info.code}${info.reason ? `: ${info.reason}` : ""}`;
+    showMessage(run.error
+      ? `The worker ended the request: ${run.error} (then closed the connection, ${code}).`
+      : `The connection to the worker closed during the request (${code}).`, "error");
   } else if (info.opened) {
     logLine("the worker closed the idle connection; the next Play reconnects");
   }

@@ -12,6 +12,7 @@ export function newRun(sections) {
     audioDrained: false, // the worklet played the request's last sample
     cancelled: false,
     refused: null, // the worker's error when it refused the request before it started (nothing ran)
+    error: null, // the worker's request-level error after it started (it ended the request)
     total: sections.length,
     ttfaMs: null,
     firstPcmMs: null,
