@@ -75,6 +75,11 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
   if (problem) {
     return { state: "error", message: `GET /health answered ${response.status} with a body this page cannot read: ${problem}` };
   }
+  if (body?.status === "fail") {
+    // It cannot serve now, whatever the code: its engine failed to load (500), or with `--queue redis`
+    // Redis is unreachable (503, the model loaded). Every 503 read "booting (loading its model)".
+    return { state: "error", health: body, message: `the worker cannot take requests: ${body.error ?? response.status}` };
+  }
   if (response.status === 503) {
     return { state: "booting", health: body, message: "the worker is booting (loading its model); waiting…" };
   }

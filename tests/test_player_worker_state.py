@@ -11,6 +11,7 @@ import pytest
 
 from tests.cut_proxy import CuttableProxy
 from tests.player_support import choose_sections, snapshot, wait_for
+from tests.redis_server import RedisServer
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -93,4 +94,20 @@ def test_play_while_the_worker_boots_makes_no_context_and_the_next_play_plays(
     state = snapshot(page)
     assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 24000
     assert "now streams" not in state["message"]
+    assert console.not_network() == []  # the browser logs each 503 /health itself
+
+
+def test_a_worker_whose_redis_is_down_is_not_shown_as_booting(
+    open_player: Any, redis_server: RedisServer
+) -> None:
+    """`--queue redis` and Redis gone: /health answers 503 with `status: fail` and the error, while the
+    model is loaded; the page read every 503 as "the worker is booting (loading its model)"."""
+    worker, page, console = open_player(ToneEngine(), queue=redis_server.url)
+    wait_for(page, "s.worker.state === 'ready'")
+    redis_server.stop()
+    wait_for(page, "s.worker.state !== 'ready'")
+    state = snapshot(page)
+    assert state["worker"]["state"] == "error", state["worker"]
+    assert "QueueUnavailable: Redis is unreachable" in state["message"]
+    assert "booting" not in page.inner_text("#worker-status") + state["message"]
     assert console.not_network() == []  # the browser logs each 503 /health itself

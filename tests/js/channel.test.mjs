@@ -27,15 +27,20 @@ test("a worker that accepts but never answers is down after the timeout", { time
 
 test("the answer is classified: ready, booting, refused", async () => {
   let status = 200;
+  let failed = false;
   const server = await listen((request, response) => {
     response.writeHead(status, { "Content-Type": "application/json" });
-    response.end(JSON.stringify(status === 200 ? { status: "ok", loaded: true } : { error: "Loading: wait" }));
+    const body = status === 200 ? { status: "ok", loaded: true } : { error: "Loading: wait" };
+    response.end(JSON.stringify(failed ? { ...body, status: "fail", loaded: true } : body));
   });
   try {
     const ask = () => fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin });
     assert.equal((await ask()).state, "ready");
     status = 503;
     assert.equal((await ask()).state, "booting");
+    failed = true; // a loaded worker whose Redis is gone: 503 with `status: fail`
+    assert.deepEqual([(await ask()).state, (await ask()).message], ["error", "the worker cannot take requests: Loading: wait"]);
+    failed = false;
     status = 403;
     assert.match((await ask()).message, /refused this page: Loading: wait/);
   } finally {
