@@ -222,3 +222,20 @@ def test_the_slide_list_follows_an_edited_text_and_redraws_only_rows_that_change
     writes = page.evaluate("window.rowWrites")
     assert writes < 60 * rows, writes
     assert console.errors == []
+
+
+def test_text_that_starts_with_a_bracket_is_text_not_broken_json(open_player: Any) -> None:
+    """Lecture scripts often begin with a slide mark: "[슬라이드 1] …" was taken for JSON that does not
+    parse, so the page showed an error, listed no slide and left Play disabled."""
+    engine = ToneEngine()
+    worker, page, console = open_player(engine)
+    wait_for(page, "s.worker.state === 'ready'")
+    page.fill("#input", "[슬라이드 1] 안녕하세요.\n\n{인사} 반갑습니다.")
+    wait_for(page, "s.sections.length === 2")
+    assert page.inner_text("#slides").count("슬라이드 1") == 1 and snapshot(page)["message"] == ""
+    page.click("#play")
+    wait_for(page, "s.sections.every((x) => x.state === 'done') && s.run.audioDrained")
+    assert len(engine.calls) == 2 and "안녕하세요" in engine.calls[0] and "반갑습니다" in engine.calls[1]
+    page.fill("#input", '{"sections": [{"idx": 0, "text": "가."}')  # JSON, unfinished: still an error
+    wait_for(page, "s.message.includes('does not parse')")
+    assert console.errors == []
