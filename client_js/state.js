@@ -41,7 +41,7 @@ export function updateButtons() {
   setButtons({
     canPlay: !busy ? state.sections.length > 0 : Boolean(state.player?.paused),
     canPause: busy && Boolean(state.player),
-    paused: Boolean(state.player?.paused),
+    paused: busy && Boolean(state.player?.paused), // a context held after a cancel has nothing to resume
     canCancel: busy,
   });
 }

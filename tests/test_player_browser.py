@@ -239,3 +239,22 @@ def test_text_that_starts_with_a_bracket_is_text_not_broken_json(open_player: An
     page.fill("#input", '{"sections": [{"idx": 0, "text": "가."}')  # JSON, unfinished: still an error
     wait_for(page, "s.message.includes('does not parse')")
     assert console.errors == []
+
+
+def test_cancel_while_paused_leaves_no_resume_label_and_the_next_play_sounds(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine())  # instant: the audio plays out after synthesis
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0", 1)
+    page.click("#play")
+    wait_for(page, "s.figures.playedFrames > 0 && s.run.running === false")
+    page.click("#pause")
+    wait_for(page, "s.paused")
+    page.click("#cancel")
+    wait_for(page, "s.run.cancelled === true")
+    # The disabled Pause button read "▶ Resume": there is nothing to resume.
+    assert page.inner_text("#pause") == "Pause" and not page.is_enabled("#pause")
+    page.click("#play")  # the held context plays again
+    wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained && !s.paused")
+    assert console.errors == []
