@@ -6,10 +6,16 @@
 
 import { healthProblem } from "./wire.js";
 
-/** Where the worker is: `?worker=http://host:port` or the origin that served this page. */
+/**
+ * Where the worker is: `?worker=http://host:port` or the origin that served this page. A path is a
+ * folder (`https://lab.example/tts` is `…/tts/`): "health" resolved against `…/tts` named `…/health`,
+ * another service's, for a worker behind a reverse proxy.
+ */
 export function workerBase(location = window.location) {
   const chosen = new URLSearchParams(location.search).get("worker");
-  return new URL(chosen || "./", location.href);
+  const base = new URL(chosen || "./", location.href);
+  if ((base.protocol === "http:" || base.protocol === "https:") && !base.pathname.endsWith("/")) base.pathname += "/";
+  return base;
 }
 
 function withToken(url, token) {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { fetchHealth, redactToken } from "../../client_js/channel.js";
+import { fetchHealth, redactToken, socketUrl, workerBase } from "../../client_js/channel.js";
 
 function listen(handler) {
   const server = createServer(handler);
@@ -100,4 +100,16 @@ test("a /health whose body stalls after its headers is down after the timeout", 
     server.closeAllConnections();
     server.close();
   }
+});
+
+test("?worker= with a path and no trailing slash keeps its last segment", () => {
+  // A worker behind a reverse proxy at /tts: "health" resolved against ".../tts" named ".../health".
+  const page = (search) => ({ search, href: `http://127.0.0.1:7768/index.html${search}` });
+  for (const worker of ["https://lab.example/tts", "https://lab.example/tts/"]) {
+    const base = workerBase(page(`?worker=${encodeURIComponent(worker)}`));
+    assert.equal(new URL("health", base).href, "https://lab.example/tts/health");
+    assert.equal(socketUrl(base, "t"), "wss://lab.example/tts/ws?token=t");
+  }
+  assert.equal(workerBase(page("?worker=http://10.0.0.5:7768")).href, "http://10.0.0.5:7768/");
+  assert.equal(workerBase(page("")).href, "http://127.0.0.1:7768/"); // the page's own worker
 });
