@@ -47,7 +47,11 @@ function watchLongTasks() {
 $("input").addEventListener("input", refreshInput);
 $("split").addEventListener("change", refreshInput);
 $("range").addEventListener("input", refreshInput);
-$("file").addEventListener("change", (event) => event.target.files[0] && loadFile(event.target.files[0]));
+$("file").addEventListener("change", (event) => {
+  const file = event.target.files[0];
+  event.target.value = ""; // so choosing the same file again (to undo edits) is a change too
+  if (file) loadFile(file);
+});
 $("speed").addEventListener("input", () => { $("speed-value").textContent = `${Number($("speed").value).toFixed(2)}×`; });
 $("play").addEventListener("click", play);
 $("pause").addEventListener("click", togglePause);

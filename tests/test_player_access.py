@@ -130,3 +130,15 @@ def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lect
     assert "wr0ngTok" not in page.inner_text("#message") + log + page.content()
     assert "token=***" in log
     assert health_urls and not any("token" in url for url in health_urls)
+
+
+def test_the_same_lecture_file_chosen_again_reloads_the_box(open_player: Any, lecture: Path) -> None:
+    """Edit the loaded lecture, then choose the same file to start over: the file input's value had not
+    changed, so the browser fired no `change` and the edited text stayed."""
+    worker, page, console = open_player(ToneEngine())
+    choose_sections(page, lecture, "", 39)
+    page.fill("#input", "고친 글.")
+    wait_for(page, "s.sections.length === 1")
+    page.set_input_files("#file", str(lecture))
+    wait_for(page, "s.sections.length === 39")
+    assert console.errors == []
