@@ -177,8 +177,9 @@ export function onPlayerReport(report) {
       state.playerStatus = { ...state.playerStatus, ...report };
       break;
     case "overflow":
-      // The worker sends far faster than it plays: cancel rather than let the tab run out of memory.
-      if (run?.running) cancel();
+      // The worker sends far faster than it plays: cancel rather than let the tab run out of memory. Its
+      // `done` may have come first (another path): then the queued half hour's play-out is stopped.
+      cancel();
       showMessage(`Cancelled: over ${report.seconds / 60} minutes of audio came ahead of playback; ` +
         "preview fewer sections at a time.", "error");
       break;

@@ -258,3 +258,27 @@ def test_cancel_while_paused_leaves_no_resume_label_and_the_next_play_sounds(
     page.click("#play")  # the held context plays again
     wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained && !s.paused")
     assert console.errors == []
+
+
+def test_an_overflow_reported_after_done_stops_the_play_out(open_player: Any, lecture: Path) -> None:
+    """The worklet's `overflow` (over 30 minutes queued) and the worker's `done` travel on two paths (the
+    audio thread's port, the socket worker's): when `done` came first, the page only cancelled a running
+    request, so it said "Cancelled" while the half hour played on. The report is delivered here in that
+    order (the same module instance the page runs)."""
+    worker, page, console = open_player(ToneEngine())  # instant: done comes long before the sound ends
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-2", 3)
+    page.click("#play")
+    wait_for(page, "s.run && s.run.running === false && !s.run.audioDrained && s.figures.playedFrames > 0")
+    page.evaluate(
+        """async () => {
+            const { onPlayerReport } = await import("./events.js");
+            const request = window.npuPlayer.snapshot().run.request;
+            onPlayerReport({ type: "overflow", request, seconds: 1800 });
+        }"""
+    )
+    wait_for(page, "s.run.cancelled === true && s.figures.bufferedMs === 0")
+    state = assert_silent_for_a_while(page)
+    assert "over 30 minutes of audio came ahead of playback" in state["message"]
+    assert not page.is_enabled("#cancel") and page.is_enabled("#play")
+    assert console.errors == []
