@@ -88,13 +88,13 @@ async function startPlay() {
     return;
   }
   state.sections.forEach((s) => Object.assign(s, FRESH_SECTION));
-  state.run = newRun(state.sections);
+  state.run = { ...newRun(state.sections), speedFactor: Number($("speed").value) };
   showMessage("");
   state.channel.send({
     type: "synth_batch",
     sections: state.sections.map(({ idx, text }) => ({ idx, text })),
     lang: $("lang").value.trim() || "ko",
-    speed_factor: Number($("speed").value),
+    speed_factor: state.run.speedFactor,
     ref_wav: $("voice").value || null,
     audio: true,
   });

@@ -12,7 +12,7 @@ import { onClosed, onEvent, onPlayerReport, onReceived, onSent } from "./events.
 import { pollHealth } from "./health.js";
 import { loadFile, refreshInput } from "./input.js";
 import { figures } from "./model.js";
-import { $, playingOut, state } from "./state.js";
+import { $, playingOut, showSpeed, state } from "./state.js";
 import { renderFigures, renderSlides } from "./view.js";
 
 handleWith({ onEvent, onClosed, onSent, onReceived, onPlayerReport });
@@ -52,7 +52,7 @@ $("file").addEventListener("change", (event) => {
   event.target.value = ""; // so choosing the same file again (to undo edits) is a change too
   if (file) loadFile(file);
 });
-$("speed").addEventListener("input", () => { $("speed-value").textContent = `${Number($("speed").value).toFixed(2)}×`; });
+$("speed").addEventListener("input", showSpeed);
 $("play").addEventListener("click", play);
 $("pause").addEventListener("click", togglePause);
 $("cancel").addEventListener("click", cancel);

@@ -36,7 +36,18 @@ export function playingOut() {
   return Boolean(state.run && !state.run.audioDrained && state.run.started);
 }
 
+/** The speed chosen, and while a request plays at another one, that it applies from the next Play. */
+export function showSpeed() {
+  const chosen = Number($("speed").value);
+  const playing = state.run?.running || playingOut() ? state.run.speedFactor : null;
+  $("speed-value").textContent = playing != null && playing !== chosen
+    ? `${chosen.toFixed(2)}× from the next Play (this one: ${playing.toFixed(2)}×)`
+    : `${chosen.toFixed(2)}×`;
+}
+
+/** The buttons (and the speed's label) for the state now: called after every change of state. */
 export function updateButtons() {
+  showSpeed();
   const busy = Boolean(state.run?.running) || playingOut();
   setButtons({
     canPlay: !busy ? state.sections.length > 0 : Boolean(state.player?.paused),

@@ -282,3 +282,23 @@ def test_an_overflow_reported_after_done_stops_the_play_out(open_player: Any, le
     assert "over 30 minutes of audio came ahead of playback" in state["message"]
     assert not page.is_enabled("#cancel") and page.is_enabled("#play")
     assert console.errors == []
+
+
+def test_a_speed_changed_while_playing_says_it_applies_to_the_next_play(
+    open_player: Any, lecture: Path
+) -> None:
+    engine = ToneEngine()  # instant: the request has finished and its audio plays out
+    worker, page, console = open_player(engine)
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-1", 2)
+    page.click("#play")
+    wait_for(page, "s.run && s.figures.playedFrames > 0 && !s.run.audioDrained")
+    page.locator("#speed").fill("1.5")
+    # It read "1.50×" while the request played at 1.00×.
+    assert page.inner_text("#speed-value") == "1.50× from the next Play (this one: 1.00×)"
+    wait_for(page, "s.run.audioDrained")
+    wait_for(page, "document.getElementById('speed-value').textContent === '1.50×'")
+    page.click("#play")
+    wait_for(page, "s.sections.every((x) => x.state === 'done') && s.run.audioDrained")
+    assert [request.speed_factor for request in engine.requests] == [1.0, 1.0, 1.5, 1.5]
+    assert console.errors == []
