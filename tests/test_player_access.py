@@ -142,3 +142,26 @@ def test_the_same_lecture_file_chosen_again_reloads_the_box(open_player: Any, le
     page.set_input_files("#file", str(lecture))
     wait_for(page, "s.sections.length === 39")
     assert console.errors == []
+
+
+def test_a_play_whose_worklet_cannot_load_closes_its_audio_context(open_player: Any) -> None:
+    """The page's own server gone (the worker, at ?worker=, still up): each Play made an AudioContext,
+    failed to load the worklet into it and left it open, one more audio thread per click."""
+    with serve_static(CLIENT_DIR) as elsewhere:
+        worker, page, console = open_player(ToneEngine(), allowed_origins=(elsewhere,), open_page=False)
+        page.add_init_script(
+            """(() => { const Made = window.AudioContext; window.openContexts = new Set();
+            window.AudioContext = class extends Made {
+                constructor(...args) { super(...args); window.openContexts.add(this); }
+                close() { window.openContexts.delete(this); return super.close(); } }; })()"""
+        )
+        page.goto(f"{elsewhere}/index.html?worker={worker.url}")
+        wait_for(page, "s.worker.state === 'ready'")
+        page.fill("#input", "가.")
+        wait_for(page, "s.sections.length === 1")
+    for _ in range(3):  # the page's server is gone: the worklet module cannot be fetched
+        page.evaluate("document.getElementById('message').hidden = true")
+        page.click("#play")
+        wait_for(page, "s.message.startsWith('No sound: the audio worklet could not be loaded')")
+    assert page.evaluate("window.openContexts.size") == 0
+    assert snapshot(page)["run"] is None  # nothing was sent
