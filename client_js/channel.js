@@ -77,7 +77,11 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
     }
     body = null;
   }
-  const problem = body === null ? null : healthProblem(body);
+  if (body === null) {
+    // A proxy's error page, or another server at a wrong ?worker= address: it read "answered 502: ".
+    return { state: "error", message: `GET ${url.href} answered ${response.status} with a body that is not JSON: is an npu-worker there?` };
+  }
+  const problem = healthProblem(body);
   if (problem) {
     return { state: "error", message: `GET /health answered ${response.status} with a body this page cannot read: ${problem}` };
   }
@@ -90,10 +94,10 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
     return { state: "booting", health: body, message: "the worker is booting (loading its model); waiting…" };
   }
   if (response.status === 401 || response.status === 403) {
-    return { state: "refused", health: body, message: `the worker refused this page: ${body?.error ?? response.status}` };
+    return { state: "refused", health: body, message: `the worker refused this page: ${body.error ?? response.status}` };
   }
-  if (!response.ok || !body) {
-    return { state: "error", health: body, message: `GET /health answered ${response.status}: ${body?.error ?? ""}` };
+  if (!response.ok) {
+    return { state: "error", health: body, message: `GET /health answered ${response.status}: ${body.error ?? ""}` };
   }
   return { state: "ready", health: body, message: "" };
 }

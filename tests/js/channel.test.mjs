@@ -113,3 +113,21 @@ test("?worker= with a path and no trailing slash keeps its last segment", () => 
   assert.equal(workerBase(page("?worker=http://10.0.0.5:7768")).href, "http://10.0.0.5:7768/");
   assert.equal(workerBase(page("")).href, "http://127.0.0.1:7768/"); // the page's own worker
 });
+
+test("a /health answer that is not JSON (a proxy's error page) says so and names the address", async () => {
+  let status = 502;
+  const server = await listen((request, response) => {
+    response.writeHead(status, { "Content-Type": "text/html" });
+    response.end("<html><body>Bad Gateway</body></html>");
+  });
+  try {
+    const health = await fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin });
+    assert.equal(health.state, "error");
+    // It read "GET /health answered 502: " and stopped there.
+    assert.equal(health.message, `GET ${baseOf(server).href}health answered 502 with a body that is not JSON: is an npu-worker there?`);
+    status = 503; // the proxy's "Service Unavailable" page: not a worker loading its model
+    assert.equal((await fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin })).state, "error");
+  } finally {
+    server.close();
+  }
+});
