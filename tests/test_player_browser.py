@@ -246,7 +246,7 @@ def test_cancel_while_paused_leaves_no_resume_label_and_the_next_play_sounds(
 ) -> None:
     worker, page, console = open_player(ToneEngine())  # instant: the audio plays out after synthesis
     wait_for(page, "s.worker.state === 'ready'")
-    choose_sections(page, lecture, "0", 1)
+    choose_sections(page, lecture, "0-3", 4)  # 5 s of sound: still playing at the pause
     page.click("#play")
     wait_for(page, "s.figures.playedFrames > 0 && s.run.running === false")
     page.click("#pause")
@@ -256,7 +256,7 @@ def test_cancel_while_paused_leaves_no_resume_label_and_the_next_play_sounds(
     # The disabled Pause button read "▶ Resume": there is nothing to resume.
     assert page.inner_text("#pause") == "Pause" and not page.is_enabled("#pause")
     page.click("#play")  # the held context plays again
-    wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained && !s.paused")
+    wait_for(page, "s.run.ttfaMs !== null && !s.paused")  # the new request's first audible sample played
     assert console.errors == []
 
 
@@ -290,7 +290,7 @@ def test_a_speed_changed_while_playing_says_it_applies_to_the_next_play(
     engine = ToneEngine()  # instant: the request has finished and its audio plays out
     worker, page, console = open_player(engine)
     wait_for(page, "s.worker.state === 'ready'")
-    choose_sections(page, lecture, "0-1", 2)
+    choose_sections(page, lecture, "0-3", 4)  # 5 s of sound: still playing at the change
     page.click("#play")
     wait_for(page, "s.run && s.figures.playedFrames > 0 && !s.run.audioDrained")
     page.locator("#speed").fill("1.5")
@@ -299,6 +299,6 @@ def test_a_speed_changed_while_playing_says_it_applies_to_the_next_play(
     page.click("#cancel")  # the play-out stops: nothing plays at another speed than the one shown
     assert page.inner_text("#speed-value") == "1.50×"
     page.click("#play")
-    wait_for(page, "s.run.running === false && s.run.okCount === 2")
-    assert [request.speed_factor for request in engine.requests] == [1.0, 1.0, 1.5, 1.5]
+    wait_for(page, "s.run.running === false && s.run.okCount === 4")
+    assert [request.speed_factor for request in engine.requests] == [1.0] * 4 + [1.5] * 4
     assert console.errors == []
