@@ -6,10 +6,16 @@
 
 import { healthProblem } from "./wire.js";
 
-/** Where the worker is: `?worker=http://host:port` or the origin that served this page. */
+/**
+ * Where the worker is: `?worker=http://host:port` or the origin that served this page. A path is a
+ * folder (`https://lab.example/tts` is `…/tts/`): "health" resolved against `…/tts` named `…/health`,
+ * another service's, for a worker behind a reverse proxy.
+ */
 export function workerBase(location = window.location) {
   const chosen = new URLSearchParams(location.search).get("worker");
-  return new URL(chosen || "./", location.href);
+  const base = new URL(chosen || "./", location.href);
+  if ((base.protocol === "http:" || base.protocol === "https:") && !base.pathname.endsWith("/")) base.pathname += "/";
+  return base;
 }
 
 function withToken(url, token) {
@@ -71,18 +77,27 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
     }
     body = null;
   }
-  const problem = body === null ? null : healthProblem(body);
+  if (body === null) {
+    // A proxy's error page, or another server at a wrong ?worker= address: it read "answered 502: ".
+    return { state: "error", message: `GET ${url.href} answered ${response.status} with a body that is not JSON: is an npu-worker there?` };
+  }
+  const problem = healthProblem(body);
   if (problem) {
     return { state: "error", message: `GET /health answered ${response.status} with a body this page cannot read: ${problem}` };
+  }
+  if (body?.status === "fail") {
+    // It cannot serve now, whatever the code: its engine failed to load (500), or with `--queue redis`
+    // Redis is unreachable (503, the model loaded). Every 503 read "booting (loading its model)".
+    return { state: "error", health: body, message: `the worker cannot take requests: ${body.error ?? response.status}` };
   }
   if (response.status === 503) {
     return { state: "booting", health: body, message: "the worker is booting (loading its model); waiting…" };
   }
   if (response.status === 401 || response.status === 403) {
-    return { state: "refused", health: body, message: `the worker refused this page: ${body?.error ?? response.status}` };
+    return { state: "refused", health: body, message: `the worker refused this page: ${body.error ?? response.status}` };
   }
-  if (!response.ok || !body) {
-    return { state: "error", health: body, message: `GET /health answered ${response.status}: ${body?.error ?? ""}` };
+  if (!response.ok) {
+    return { state: "error", health: body, message: `GET /health answered ${response.status}: ${body.error ?? ""}` };
   }
   return { state: "ready", health: body, message: "" };
 }

@@ -11,6 +11,8 @@ export function newRun(sections) {
     started: false, // `start` came
     audioDrained: false, // the worklet played the request's last sample
     cancelled: false,
+    refused: null, // the worker's error when it refused the request before it started (nothing ran)
+    error: null, // the worker's request-level error after it started (it ended the request)
     total: sections.length,
     ttfaMs: null,
     firstPcmMs: null,
@@ -67,6 +69,7 @@ export function figures(state) {
   const rate = state.player?.sampleRate ?? 0;
   let summary = "No request yet.";
   if (run?.running) summary = `Running: ${state.sections.filter((s) => s.synthesised).length} of ${run.total} synthesised.`;
+  else if (run?.refused) summary = `Not run: the worker refused the request (${run.refused}).`;
   else if (run) {
     const { ok, failed } = outcome(run, state.sections);
     summary = `${run.cancelled ? "Cancelled" : "Finished"}: ${ok} ok, ${failed} failed` +

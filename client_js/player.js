@@ -19,10 +19,16 @@ export class Player {
       );
     }
     const context = new AudioContext({ latencyHint: "interactive", ...(sampleRate ? { sampleRate } : {}) });
-    await context.audioWorklet.addModule(new URL("./pcm-player.worklet.js", import.meta.url));
-    const node = new AudioWorkletNode(context, "pcm-player", { numberOfInputs: 0, outputChannelCount: [1] });
-    node.connect(context.destination);
-    return new Player(context, node);
+    try {
+      await context.audioWorklet.addModule(new URL("./pcm-player.worklet.js", import.meta.url));
+      const node = new AudioWorkletNode(context, "pcm-player", { numberOfInputs: 0, outputChannelCount: [1] });
+      node.connect(context.destination);
+      return new Player(context, node);
+    } catch (error) {
+      // Closed, or each failed Play (the page's server gone, say) left one more audio thread running.
+      await context.close();
+      throw new Error(`the audio worklet could not be loaded (${error.message})`);
+    }
   }
 
   constructor(context, node) {

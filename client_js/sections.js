@@ -3,6 +3,11 @@
  * `synth_batch` request. Pure functions, no DOM.
  */
 
+// What a lecture JSON starts with: an object's first key or `}`, a list's first section (`{` or a
+// string) or `]`. Text that merely opens with a bracket ("[슬라이드 1] 안녕하세요.") is text: it was taken
+// for JSON that does not parse, and the page refused it.
+const LECTURE_JSON = /^(\{\s*["}]|\[\s*[{"\]])/;
+
 /**
  * Parse the input box. JSON (an object with `sections`, as POST /synth_batch takes, or a bare list)
  * keeps its `idx` values and `lang`; plain text is split by blank lines ("paragraphs") or by line.
@@ -10,7 +15,7 @@
  */
 export function parseInput(text, splitBy = "paragraphs") {
   const trimmed = text.trim();
-  if (trimmed.startsWith("{") || trimmed.startsWith("[")) return parseLecture(trimmed);
+  if (LECTURE_JSON.test(trimmed)) return parseLecture(trimmed);
   const pieces = splitBy === "lines" ? trimmed.split(/\r?\n/) : trimmed.split(/\r?\n\s*\r?\n/);
   const sections = pieces
     .map((piece) => piece.replace(/\s*\r?\n\s*/g, " ").trim())

@@ -21,6 +21,8 @@ from tests.redis_server import RedisServer, redis_available
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
+pytest_plugins = ["tests.player_support"]  # the player's browser fixtures (open_player, lecture)
+
 
 @pytest.fixture(autouse=True)
 def blockbuster(request: pytest.FixtureRequest) -> Any:

@@ -1,127 +1,32 @@
-"""The browser preview player (client_js/) in headless Chromium against a real worker.
+"""The browser preview player (client_js/) in headless Chromium against a real worker: playback.
 
-Each test starts the worker (`build_app` with a real engine on a TCP port), opens the page it serves at
-`/`, and drives it like a user: load the lecture JSON, pick sections, press Play or Cancel. The page
-exposes its state as `window.npuPlayer.snapshot()` (the same numbers it draws); tests also read what the
-page shows.
+A lecture's sections play to *done* at the stream's rate; Pause holds the sound, Cancel stops it (mid-run
+or during the play-out), a stream at another rate is not played. Shared helpers: tests/player_support.py.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import os
-import re
 import shutil
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from npu_worker.config import Settings
-from tests.browser_support import (
-    ConsoleWatch,
-    serve_static,
-    serve_worker,
+from tests.player_support import (
+    COMMITTED_SCREENSHOT,
+    SCREENSHOT,
+    assert_silent_for_a_while,
+    choose_sections,
+    shown_number,
+    snapshot,
+    wait_for,
+    wait_until,
 )
-from tests.cut_proxy import CuttableProxy
-from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-LECTURE = Path(__file__).resolve().parents[1] / "npu_worker/bench/lecture_ko_39.json"  # shipped in the wheel
-CLIENT_DIR = Path(__file__).resolve().parents[1] / "client_js"
-# Every run leaves its screenshot in the ignored test-output/; the committed one in benchmarks/ is only
-# rewritten on request (NPU_WORKER_UPDATE_SCREENSHOT=1), so running the suite never dirties the tree.
-REPO = Path(__file__).resolve().parents[1]
-SCREENSHOT = REPO / "test-output/player-screenshot.png"
-COMMITTED_SCREENSHOT = REPO / "benchmarks/player-screenshot.png"
-
-
-@pytest.fixture
-def lecture() -> Path:
-    return LECTURE
-
-
-Player = tuple[Any, Any, ConsoleWatch]  # (worker, page, console)
-
-
-@pytest.fixture
-def open_player(browser: Any, settings: Settings) -> Iterator[Callable[..., Player]]:
-    """`worker, page, console = open_player(engine, **setting_overrides)`: the worker started and its page
-    opened (`open_page=False`: not yet); all closed after the test."""
-    with ExitStack() as stack:
-
-        def start(engine: Any, *, open_page: bool = True, **overrides: Any) -> Player:
-            worker = stack.enter_context(serve_worker(settings.replace(**overrides), engine))
-            context = browser.new_context(viewport={"width": 1280, "height": 860})
-            stack.callback(context.close)
-            page = context.new_page()
-            page.set_default_timeout(seconds(30) * 1000)
-            console = ConsoleWatch()
-            console.attach(page)
-            if open_page:
-                page.goto(worker.url)
-            return worker, page, console
-
-        yield start
-
-
-def snapshot(page: Any) -> dict[str, Any]:
-    return page.evaluate("window.npuPlayer.snapshot()")
-
-
-def wait_for(page: Any, condition: str, timeout: float = 30) -> None:
-    """Wait until `condition` (JS over `s`, the page's snapshot) holds; on timeout, say what the page had."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    try:
-        page.wait_for_function(
-            f"() => {{ const s = window.npuPlayer.snapshot(); return {condition}; }}",
-            timeout=seconds(timeout) * 1000,
-            polling=50,
-        )
-    except PlaywrightTimeout:
-        state = json.dumps(snapshot(page), indent=1, ensure_ascii=False)
-        raise AssertionError(
-            f"page never reached {condition}\nsnapshot: {state}\nlog:\n{page.inner_text('#log')[-4000:]}"
-        ) from None
-
-
-def wait_until(condition: Callable[[], bool], failure: str, timeout: float = 10) -> None:
-    """Poll a server-side condition (over the wire) until it holds."""
-    deadline = time.monotonic() + seconds(timeout)
-    while not condition():
-        assert time.monotonic() < deadline, failure
-        time.sleep(0.05)
-
-
-def choose_sections(page: Any, lecture: Path, spec: str, count: int) -> None:
-    page.set_input_files("#file", str(lecture))
-    page.fill("#range", spec)
-    wait_for(page, f"s.sections.length === {count}")
-
-
-def shown_number(page: Any, selector: str) -> float:
-    text = page.inner_text(selector).strip()
-    match = re.fullmatch(r"([\d,]+(?:\.\d+)?)(?: ms)?", text)
-    assert match, f"{selector} shows {text!r}, not a number"
-    return float(match.group(1).replace(",", ""))
-
-
-def assert_silent_for_a_while(page) -> dict:
-    """After a stop: the audio clock runs on 0.3 s and nothing more is played; the page's state then."""
-    stopped_at = snapshot(page)["figures"]
-    later = stopped_at["audioClockFrame"] + stopped_at["contextRate"] * 0.3
-    wait_for(page, f"s.figures.audioClockFrame > {later}")
-    state = snapshot(page)
-    assert state["figures"]["playedFrames"] == stopped_at["playedFrames"]
-    return state
 
 
 def test_five_lecture_sections_play_gaplessly_to_done(open_player: Any, lecture: Path) -> None:
@@ -251,142 +156,6 @@ def test_pause_holds_the_sound_while_synthesis_goes_on_and_resume_plays_the_rest
     assert console.errors == []
 
 
-def test_a_booting_worker_is_shown_until_it_is_ready(open_player: Any) -> None:
-    gate = threading.Event()
-    engine = ToneEngine()
-    engine.load = lambda: gate.wait(seconds(30))  # type: ignore[method-assign]
-    worker, page, console = open_player(engine)
-
-    wait_for(page, "s.worker.state === 'booting'")
-    assert "booting" in page.inner_text("#worker-status")
-    assert "booting" in page.inner_text("#message")
-    assert worker.health()[0] == 503
-
-    gate.set()
-    wait_for(page, "s.worker.state === 'ready'")
-    assert page.is_hidden("#message")
-    assert console.not_network() == []  # the browser logs each 503 /health itself
-
-
-def test_a_worker_that_goes_down_is_reported(open_player: Any) -> None:
-    worker, page, console = open_player(ToneEngine())
-    wait_for(page, "s.worker.state === 'ready'")
-    worker.stop()
-    wait_for(page, "s.worker.state === 'down'")
-    assert "unreachable" in page.inner_text("#worker-status")
-    assert "not running" in page.inner_text("#message")
-    assert console.not_network() == []
-
-
-def test_a_page_from_an_allowed_origin_plays(open_player: Any, lecture: Path) -> None:
-    with serve_static(CLIENT_DIR) as elsewhere:
-        worker, page, console = open_player(ToneEngine(), allowed_origins=(elsewhere,), open_page=False)
-        page.goto(f"{elsewhere}/index.html?worker={worker.url}")
-        wait_for(page, "s.worker.state === 'ready'")
-        choose_sections(page, lecture, "0", 1)
-
-        page.click("#play")
-        wait_for(page, "s.sections[0].state === 'done'")
-        assert console.errors == []
-
-
-def test_a_page_from_an_origin_the_worker_does_not_allow_says_so(open_player: Any, lecture: Path) -> None:
-    with serve_static(CLIENT_DIR) as elsewhere:
-        worker, page, console = open_player(
-            ToneEngine(), allowed_origins=("https://lectures.example",), open_page=False
-        )
-        page.goto(f"{elsewhere}/index.html?worker={worker.url}")
-        wait_for(page, "s.worker.state === 'down'")
-        assert "does not allow this page's origin" in page.inner_text("#message")
-        choose_sections(page, lecture, "0", 1)
-
-        page.click("#play")
-        wait_for(page, "s.message.includes('--allowed-origins')")
-        assert snapshot(page)["run"] is None  # nothing was sent
-        assert worker.health()[1]["jobs_running"] == 0
-
-
-def test_a_page_on_an_allowed_origin_calls_the_json_api_with_a_token(open_player: Any) -> None:
-    """A JSON POST with an Authorization header needs a CORS preflight; the browser enforces the answer."""
-    call = """async (base) => {
-        try {
-            const response = await fetch(new URL("synth_batch?async=1", base), {
-                method: "POST",
-                headers: {"Content-Type": "application/json", "Authorization": "Bearer s3cret"},
-                body: JSON.stringify({sections: [{idx: 0, text: "가나다."}]}),
-            });
-            return {status: response.status, body: await response.json()};
-        } catch (error) {
-            return {blocked: String(error)};
-        }
-    }"""
-    with serve_static(CLIENT_DIR) as allowed, serve_static(CLIENT_DIR) as other:
-        worker, page, console = open_player(
-            ToneEngine(), allowed_origins=(allowed,), token="s3cret", open_page=False
-        )
-        page.goto(f"{allowed}/index.html?worker={worker.url}&token=s3cret")
-        answer = page.evaluate(call, worker.url)
-        assert answer.get("status") == 200 and answer["body"]["job_id"], answer
-        page.goto(f"{other}/index.html?worker={worker.url}&token=s3cret")
-        assert "blocked" in page.evaluate(call, worker.url)  # refused: the page cannot read or send
-        wait_until(lambda: worker.health()[1]["jobs_running"] == 0, "the allowed job did not finish")
-
-
-def test_a_second_connect_shares_the_first_and_close_says_1000(
-    open_player: Any, caplog: pytest.LogCaptureFixture
-) -> None:
-    caplog.set_level(logging.DEBUG, logger="npu_worker.ws_server.routes")
-    worker, page, console = open_player(ToneEngine())
-    same = page.evaluate(
-        """async () => {
-            const {Channel, socketUrl, workerBase} = await import("./channel.js");
-            const channel = new Channel(socketUrl(workerBase()), {onEvent() {}, onProblem() {}});
-            const first = channel.connect();
-            const second = channel.connect();  // before the first settled
-            await Promise.all([first, second]);  // an orphaned first promise would never settle
-            await channel.close();
-            return first === second;
-        }"""
-    )
-    assert same is True
-    wait_until(lambda: "ws closed: code 1000" in caplog.text, f"no normal close: {caplog.text[-2000:]}")
-    assert console.errors == []
-
-
-def test_a_file_that_cannot_be_loaded_says_why(open_player: Any, tmp_path: Path) -> None:
-    worker, page, console = open_player(ToneEngine())
-    wait_for(page, "s.worker.state === 'ready'")
-    page.set_input_files(
-        "#file", {"name": "bad.json", "mimeType": "application/json", "buffer": b"\xff\xfe{"}
-    )
-    wait_for(page, "s.message.includes('Could not load bad.json: it is not UTF-8 text')")
-    big = tmp_path / "big.txt"  # a path, which the local browser reads itself: as a buffer the 9 MiB
-    big.write_bytes(b"a" * (9 * 1024 * 1024))  # went through Playwright's protocol in base64
-    page.set_input_files("#file", big)
-    wait_for(page, "s.message.includes('big.txt is 9.0 MiB; the limit is 8 MiB')")
-    assert console.errors == []
-
-
-def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lecture: Path) -> None:
-    """A refused WebSocket's error names the socket URL: its token is shown as `token=***`, in the message
-    and the Event log alike; the token is out of the address bar once read, and /health polls go without it."""
-    worker, page, console = open_player(ToneEngine(), token="s3cret", open_page=False)
-    health_urls: list[str] = []
-    page.on("request", lambda request: "/health" in request.url and health_urls.append(request.url))
-    page.goto(worker.url + "?token=wr0ngTok")  # a wrong token: /health answers, the socket is refused
-    wait_for(page, "s.worker.state === 'ready'")
-    assert "token" not in page.url
-    choose_sections(page, lecture, "0", 1)
-
-    page.click("#play")
-    wait_for(page, "s.message.includes('refused the WebSocket')")
-    wait_for(page, "document.getElementById('log').textContent.includes('connect failed')")
-    log = page.text_content("#log") or ""  # the log panel is folded: its text, not what is drawn
-    assert "wr0ngTok" not in page.inner_text("#message") + log + page.content()
-    assert "token=***" in log
-    assert health_urls and not any("token" in url for url in health_urls)
-
-
 def test_a_rate_mismatch_cancels_every_unfinished_section_and_the_run(
     open_player: Any, lecture: Path
 ) -> None:
@@ -432,58 +201,6 @@ def test_cancel_during_play_out_stops_playback_and_asks_the_worker_nothing(
     assert console.errors == []
 
 
-async def _cut(proxy: CuttableProxy) -> None:
-    proxy.cut()
-
-
-def test_a_connection_lost_mid_request_has_a_summary_that_agrees_with_the_rows(
-    open_player: Any, lecture: Path
-) -> None:
-    worker, page, console = open_player(ToneEngine(delay_per_chunk=0.1), open_page=False)
-    port = int(worker.url.rstrip("/").rsplit(":", 1)[1])
-    proxy = worker.run(CuttableProxy(port).start())
-    try:
-        page.goto(f"{worker.url}?worker={proxy.base}/")  # the page talks to the worker through the proxy
-        wait_for(page, "s.worker.state === 'ready'")
-        choose_sections(page, lecture, "0-2", 3)
-
-        page.click("#play")
-        wait_for(page, "s.run && s.sections[0].synthSec != null")  # section 0 is synthesised, 1 is under way
-        worker.run(_cut(proxy))
-        wait_for(page, "s.run.running === false && s.sections[0].state === 'done'")
-        state = snapshot(page)
-        assert [s["state"] for s in state["sections"]] == ["done", "failed", "failed"]
-        assert state["figures"]["summary"].startswith("Finished: 1 ok, 2 failed")
-        assert "1 done · 2 failed" in page.inner_text("#slide-count")
-    finally:
-        worker.run(proxy.close())
-
-
-def test_play_while_the_worker_boots_makes_no_context_and_the_next_play_plays(
-    open_player: Any, lecture: Path
-) -> None:
-    gate = threading.Event()
-    engine = ToneEngine()
-    engine.load = lambda: gate.wait(seconds(30))  # type: ignore[method-assign]
-    worker, page, console = open_player(engine)
-    wait_for(page, "s.worker.state === 'booting'")
-    choose_sections(page, lecture, "0", 1)
-
-    page.click("#play")  # /health says 503 with sample_rate null: the stream's rate is not known yet
-    wait_for(page, "s.message.includes('still booting')")
-    assert snapshot(page)["figures"]["contextRate"] == 0  # no AudioContext at the device's rate
-    assert snapshot(page)["run"] is None
-
-    gate.set()
-    wait_for(page, "s.worker.state === 'ready'")
-    page.click("#play")  # the first Play after boot plays (no rate mismatch)
-    wait_for(page, "s.sections[0].state === 'done' && s.run.audioDrained")
-    state = snapshot(page)
-    assert state["figures"]["contextRate"] == state["run"]["streamRate"] == 24000
-    assert "now streams" not in state["message"]
-    assert console.not_network() == []  # the browser logs each 503 /health itself
-
-
 def test_the_slide_list_follows_an_edited_text_and_redraws_only_rows_that_changed(open_player: Any) -> None:
     worker, page, console = open_player(ToneEngine(seconds_per_char=0.002))
     wait_for(page, "s.worker.state === 'ready'")
@@ -504,4 +221,84 @@ def test_the_slide_list_follows_an_edited_text_and_redraws_only_rows_that_change
     # Each row changes state a few times (~6 writes each); every event rewrote all rows: ~600 x 100 x 6.
     writes = page.evaluate("window.rowWrites")
     assert writes < 60 * rows, writes
+    assert console.errors == []
+
+
+def test_text_that_starts_with_a_bracket_is_text_not_broken_json(open_player: Any) -> None:
+    """Lecture scripts often begin with a slide mark: "[슬라이드 1] …" was taken for JSON that does not
+    parse, so the page showed an error, listed no slide and left Play disabled."""
+    engine = ToneEngine()
+    worker, page, console = open_player(engine)
+    wait_for(page, "s.worker.state === 'ready'")
+    page.fill("#input", "[슬라이드 1] 안녕하세요.\n\n{인사} 반갑습니다.")
+    wait_for(page, "s.sections.length === 2")
+    assert page.inner_text("#slides").count("슬라이드 1") == 1 and snapshot(page)["message"] == ""
+    page.click("#play")
+    wait_for(page, "s.sections.every((x) => x.state === 'done') && s.run.audioDrained")
+    assert len(engine.calls) == 2 and "안녕하세요" in engine.calls[0] and "반갑습니다" in engine.calls[1]
+    page.fill("#input", '{"sections": [{"idx": 0, "text": "가."}')  # JSON, unfinished: still an error
+    wait_for(page, "s.message.includes('does not parse')")
+    assert console.errors == []
+
+
+def test_cancel_while_paused_leaves_no_resume_label_and_the_next_play_sounds(
+    open_player: Any, lecture: Path
+) -> None:
+    worker, page, console = open_player(ToneEngine())  # instant: the audio plays out after synthesis
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-3", 4)  # 5 s of sound: still playing at the pause
+    page.click("#play")
+    wait_for(page, "s.figures.playedFrames > 0 && s.run.running === false")
+    page.click("#pause")
+    wait_for(page, "s.paused")
+    page.click("#cancel")
+    wait_for(page, "s.run.cancelled === true")
+    # The disabled Pause button read "▶ Resume": there is nothing to resume.
+    assert page.inner_text("#pause") == "Pause" and not page.is_enabled("#pause")
+    page.click("#play")  # the held context plays again
+    wait_for(page, "s.run.ttfaMs !== null && !s.paused")  # the new request's first audible sample played
+    assert console.errors == []
+
+
+def test_an_overflow_reported_after_done_stops_the_play_out(open_player: Any, lecture: Path) -> None:
+    """The worklet's `overflow` (over 30 minutes queued) and the worker's `done` travel on two paths (the
+    audio thread's port, the socket worker's): when `done` came first, the page only cancelled a running
+    request, so it said "Cancelled" while the half hour played on. The report is delivered here in that
+    order (the same module instance the page runs)."""
+    worker, page, console = open_player(ToneEngine())  # instant: done comes long before the sound ends
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-2", 3)
+    page.click("#play")
+    wait_for(page, "s.run && s.run.running === false && !s.run.audioDrained && s.figures.playedFrames > 0")
+    page.evaluate(
+        """async () => {
+            const { onPlayerReport } = await import("./events.js");
+            const request = window.npuPlayer.snapshot().run.request;
+            onPlayerReport({ type: "overflow", request, seconds: 1800 });
+        }"""
+    )
+    wait_for(page, "s.run.cancelled === true && s.figures.bufferedMs === 0")
+    state = assert_silent_for_a_while(page)
+    assert "over 30 minutes of audio came ahead of playback" in state["message"]
+    assert not page.is_enabled("#cancel") and page.is_enabled("#play")
+    assert console.errors == []
+
+
+def test_a_speed_changed_while_playing_says_it_applies_to_the_next_play(
+    open_player: Any, lecture: Path
+) -> None:
+    engine = ToneEngine()  # instant: the request has finished and its audio plays out
+    worker, page, console = open_player(engine)
+    wait_for(page, "s.worker.state === 'ready'")
+    choose_sections(page, lecture, "0-3", 4)  # 5 s of sound: still playing at the change
+    page.click("#play")
+    wait_for(page, "s.run && s.figures.playedFrames > 0 && !s.run.audioDrained")
+    page.locator("#speed").fill("1.5")
+    # It read "1.50×" while the request played at 1.00×.
+    assert page.inner_text("#speed-value") == "1.50× from the next Play (this one: 1.00×)"
+    page.click("#cancel")  # the play-out stops: nothing plays at another speed than the one shown
+    assert page.inner_text("#speed-value") == "1.50×"
+    page.click("#play")
+    wait_for(page, "s.run.running === false && s.run.okCount === 4")
+    assert [request.speed_factor for request in engine.requests] == [1.0] * 4 + [1.5] * 4
     assert console.errors == []

@@ -15,7 +15,7 @@ from aiohttp import web
 
 from npu_worker.app import _static_handler
 from tests.browser_support import ConsoleWatch, serve_app
-from tests.test_player_browser import CLIENT_DIR, snapshot, wait_for
+from tests.player_support import CLIENT_DIR, snapshot, wait_for
 from tests.timing import seconds
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -1,7 +1,7 @@
 """The player's pure modules (sections, model) and fetchHealth under node's built-in test runner.
 
 The tests themselves are `tests/js/*.test.mjs` (`node --test`); this runs them in the Python suite so CI
-runs them too. The browser-level behaviour is in test_player_browser*.py.
+runs them too. The browser-level behaviour is in the other test_player_*.py.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { fetchHealth, redactToken } from "../../client_js/channel.js";
+import { fetchHealth, redactToken, socketUrl, workerBase } from "../../client_js/channel.js";
 
 function listen(handler) {
   const server = createServer(handler);
@@ -27,15 +27,20 @@ test("a worker that accepts but never answers is down after the timeout", { time
 
 test("the answer is classified: ready, booting, refused", async () => {
   let status = 200;
+  let failed = false;
   const server = await listen((request, response) => {
     response.writeHead(status, { "Content-Type": "application/json" });
-    response.end(JSON.stringify(status === 200 ? { status: "ok", loaded: true } : { error: "Loading: wait" }));
+    const body = status === 200 ? { status: "ok", loaded: true } : { error: "Loading: wait" };
+    response.end(JSON.stringify(failed ? { ...body, status: "fail", loaded: true } : body));
   });
   try {
     const ask = () => fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin });
     assert.equal((await ask()).state, "ready");
     status = 503;
     assert.equal((await ask()).state, "booting");
+    failed = true; // a loaded worker whose Redis is gone: 503 with `status: fail`
+    assert.deepEqual([(await ask()).state, (await ask()).message], ["error", "the worker cannot take requests: Loading: wait"]);
+    failed = false;
     status = 403;
     assert.match((await ask()).message, /refused this page: Loading: wait/);
   } finally {
@@ -93,6 +98,36 @@ test("a /health whose body stalls after its headers is down after the timeout", 
     assert.match(health.message, /did not answer \/health within 0.3 s/);
   } finally {
     server.closeAllConnections();
+    server.close();
+  }
+});
+
+test("?worker= with a path and no trailing slash keeps its last segment", () => {
+  // A worker behind a reverse proxy at /tts: "health" resolved against ".../tts" named ".../health".
+  const page = (search) => ({ search, href: `http://127.0.0.1:7768/index.html${search}` });
+  for (const worker of ["https://lab.example/tts", "https://lab.example/tts/"]) {
+    const base = workerBase(page(`?worker=${encodeURIComponent(worker)}`));
+    assert.equal(new URL("health", base).href, "https://lab.example/tts/health");
+    assert.equal(socketUrl(base, "t"), "wss://lab.example/tts/ws?token=t");
+  }
+  assert.equal(workerBase(page("?worker=http://10.0.0.5:7768")).href, "http://10.0.0.5:7768/");
+  assert.equal(workerBase(page("")).href, "http://127.0.0.1:7768/"); // the page's own worker
+});
+
+test("a /health answer that is not JSON (a proxy's error page) says so and names the address", async () => {
+  let status = 502;
+  const server = await listen((request, response) => {
+    response.writeHead(status, { "Content-Type": "text/html" });
+    response.end("<html><body>Bad Gateway</body></html>");
+  });
+  try {
+    const health = await fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin });
+    assert.equal(health.state, "error");
+    // It read "GET /health answered 502: " and stopped there.
+    assert.equal(health.message, `GET ${baseOf(server).href}health answered 502 with a body that is not JSON: is an npu-worker there?`);
+    status = 503; // the proxy's "Service Unavailable" page: not a worker loading its model
+    assert.equal((await fetchHealth(baseOf(server), { pageOrigin: baseOf(server).origin })).state, "error");
+  } finally {
     server.close();
   }
 });

@@ -22,7 +22,8 @@ test("a lecture JSON keeps its idx values and lang; a bare list works too", () =
 });
 
 test("broken JSON and sections without text are readable errors", () => {
-  assert.throws(() => parseInput("{nope"), /does not parse/);
+  assert.throws(() => parseInput('{"sections": [{"idx": 0'), /does not parse/);
+  assert.throws(() => parseInput('[{"idx": 0, "text": "a"},]'), /does not parse/);
   assert.throws(() => parseInput('{"sections": []}'), /non-empty `sections`/);
   assert.throws(() => parseInput('{"sections": [{"idx": 0}]}'), /sections\[0\] has no text/);
 });
@@ -51,4 +52,12 @@ test("formatLecture puts one section per line and parses back", () => {
   const text = formatLecture(lecture);
   assert.equal(text.split("\n").filter((line) => line.includes('"idx"')).length, 8);
   assert.deepEqual(JSON.parse(text), lecture);
+});
+
+test("text that only opens with a bracket is text, not broken JSON", () => {
+  assert.deepEqual(parseInput("[슬라이드 1] 안녕하세요.\n\n{인사} 반갑습니다.\n\n[1] 셋.").sections.map((s) => s.text), [
+    "[슬라이드 1] 안녕하세요.",
+    "{인사} 반갑습니다.",
+    "[1] 셋.",
+  ]);
 });

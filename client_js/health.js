@@ -1,0 +1,46 @@
+/** The worker's `/health`, polled and shown; and, for Play, whether the stream's rate is known yet. */
+
+import { fetchHealth } from "./channel.js";
+import { $, base, state } from "./state.js";
+import { fillOptions, renderWorker, showMessage } from "./view.js";
+
+let healthTimer = null;
+
+/** Ask /health now and then again later: every 2 s when idle, every second while a request runs. */
+export async function pollHealth() {
+  clearTimeout(healthTimer);
+  const status = await fetchHealth(base);
+  state.worker = status;
+  renderWorker(status);
+  if (status.state === "ready") fillOptions(status.health);
+  const idle = !state.run?.running;
+  if (idle && status.state !== "ready") showMessage(status.message, status.state === "booting" ? "warn" : "error");
+  else if (idle && $("message").dataset.from === "health") showMessage("");
+  $("message").dataset.from = idle && status.state !== "ready" ? "health" : "";
+  clearTimeout(healthTimer);
+  healthTimer = setTimeout(pollHealth, status.state === "ready" && idle ? 2000 : 1000);
+}
+
+/** Ask /health once, outside the polling, and show what it says. */
+export async function checkHealth() {
+  const status = await fetchHealth(base);
+  state.worker = status;
+  renderWorker(status);
+  return status;
+}
+
+/**
+ * The AudioContext is made at the stream's rate, so not before that rate is known: a context made while
+ * the worker boots (`/health` 503, `sample_rate` null) would run at the device's rate and refuse the
+ * stream. Asks `/health` once more when needed; says why Play waits.
+ */
+export async function streamRateKnown() {
+  if (state.forcedRate || state.streamRate || state.worker.health?.sample_rate) return true;
+  const status = await checkHealth();
+  if (status.health?.sample_rate) return true;
+  showMessage(status.state === "booting"
+    ? "The worker is still booting (loading its model): press Play again once it is ready."
+    : status.message || "The worker has not said its sample rate yet: press Play again in a moment.",
+  status.state === "booting" ? "warn" : "error");
+  return false;
+}
