@@ -27,10 +27,12 @@ from npu_worker.client.common import (
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
+    answer_too_slow,
     auth_headers,
     batch_body,
     encode_body,
     error_body_of,
+    line_too_slow,
     maybe_await,
     over_limit,
     parse_line,
@@ -71,6 +73,7 @@ class _Http:
         self.base = resolve_base(base)
         self.headers = auth_headers(token)
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+        self.seconds = timeout  # also each whole line of a stream, and each whole body, must come within it
         self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
 
     async def open(
@@ -111,12 +114,14 @@ class _Http:
     ) -> tuple[int, dict[str, Any]]:
         response = await self.open(method, path, body, at_once)
         try:
-            async with response:
+            async with response, asyncio.timeout(self.seconds) as deadline:
                 try:
                     raw = await response.content.readexactly(BODY_LIMIT + 1)
                 except asyncio.IncompleteReadError as whole:  # the usual case: the body ended first
                     raw = whole.partial
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            if deadline.expired():
+                raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.seconds)}") from None
             raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
@@ -193,16 +198,20 @@ async def cancel_job(
         return await _run(plan, http_, BatchCollector(on_progress))
 
 
-async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) -> BaseException | None:
-    """Feed a stream's lines to the collector until `done` or EOF; returns what broke it, if anything."""
+async def _drain(
+    response: aiohttp.ClientResponse, collector: BatchCollector, line_timeout: float
+) -> BaseException | None:
+    """Feed a stream's lines to the collector until `done` or EOF; returns what broke it, if anything
+    (a TimeoutError when a line took over `line_timeout` as a whole: `sock_read` bounds each read only)."""
     async with response:
         while collector.done is None:
             try:
-                raw = await response.content.readline()
+                async with asyncio.timeout(line_timeout) as deadline:
+                    raw = await response.content.readline()
             except LineTooLong:  # aiohttp's own bound, LINE_LIMIT
                 raise WorkerProtocolError(f"the worker sent a line over {LINE_LIMIT} bytes") from None
             except _BROKEN as exc:
-                return exc
+                return TimeoutError(line_too_slow(line_timeout)) if deadline.expired() else exc
             if not raw:
                 return None
             event = parse_line(raw)
@@ -235,7 +244,7 @@ async def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str,
             except (TransportError, WorkerHTTPError) as exc:
                 error = exc
                 continue
-            outcome = await _drain(response, collector)
+            outcome = await _drain(response, collector, http_.seconds)
         else:
             try:
                 outcome = (await http_.json(step.method, step.path, step.body, step.at_once))[1]

@@ -223,6 +223,17 @@ def error_body_of(raw: bytes) -> dict[str, Any]:
     return body if isinstance(body, dict) else {"status": "fail", "error": str(body)}
 
 
+def line_too_slow(seconds: float) -> str:
+    """Why a stream was cut: a line, a heartbeat included (one each 10 s), must come whole within the
+    read timeout; a peer that trickles bytes slower than that keeps no stream open."""
+    return f"no whole line within {seconds:g} s (read_timeout): the worker sent too little, too slowly"
+
+
+def answer_too_slow(seconds: float) -> str:
+    """Why an answer's body was given up (a JSON answer: a poll's, `/health`'s): as a stream's line."""
+    return f"no whole answer within {seconds:g} s: the worker sent too little, too slowly"
+
+
 def over_limit(method: str, url: str) -> WorkerProtocolError:
     return WorkerProtocolError(f"{method} {url}: the worker's answer is over {BODY_LIMIT} bytes")
 

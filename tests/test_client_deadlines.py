@@ -1,0 +1,77 @@
+"""The pipeline client (sync and async) against a worker that answers, but too slowly to be served, on a
+real socket: a line or an answer trickled a byte at a time is cut at the read timeout as a whole (the
+socket's timeout bounds each read only), and the time the answers take counts against `wait_limit`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from npu_worker import client
+from npu_worker.client import aio
+from tests.rogue_worker import RogueWorker, reply
+from tests.timing import seconds
+
+START_LINE = json.dumps({"event": "start", "job_id": "j1", "total": 2, "seq": 1}).encode() + b"\n"
+SECTIONS = [{"idx": 0, "text": "a"}, {"idx": 1, "text": "b"}]
+NDJSON_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nConnection: close\r\n\r\n"
+HEALTHY = reply(200, b'{"status": "ok"}')
+ACCEPTED = reply(200, b'{"job_id": "j1", "status": "queued", "total": 2}')
+both = pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+
+
+async def run(call: str, base: str, use_async: bool, **options: Any) -> dict[str, Any]:
+    """`synth_batch_streaming` or `synth_batch_polling`, given up by the test after 10 s."""
+    options = {"base": base, "reattach_attempts": 0, "reattach_delay": 0.01, **options}
+    async with asyncio.timeout(seconds(10)):
+        if use_async:
+            return await getattr(aio, call)(SECTIONS, **options)
+        return await asyncio.to_thread(getattr(client, call), SECTIONS, **options)
+
+
+async def trickled(head: bytes) -> AsyncIterator[bytes]:
+    """`head`, then a byte each 50 ms, never a line's end (at most 20 s of it)."""
+    yield head
+    for _ in range(400):
+        await asyncio.sleep(0.05)
+        yield b" "
+
+
+@both
+async def test_a_line_trickled_a_byte_at_a_time_is_cut_at_the_read_timeout(use_async):
+    """Each byte came well within the read timeout, so no read ever timed out, and a line that never
+    ended held the client (sync and aio) for as long as the peer liked. A whole line must now come
+    within `read_timeout`: the stream is then re-attached as after a silence, and given up."""
+
+    def script(method: str, path: str) -> Any:
+        if path == "/health":  # asked after a silence: a restart's sign
+            return HEALTHY
+        return trickled(NDJSON_HEAD + (START_LINE if method == "POST" else b""))
+
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(client.TransportError, match=r"no whole line within 0.5 s \(read_timeout\)"):
+            await run("synth_batch_streaming", rogue.base, use_async, read_timeout=0.5)
+    assert rogue.requests == [
+        ("POST", "/synth_batch"),
+        ("GET", "/health"),
+        ("GET", "/jobs/j1/events?after=1"),
+    ]
+
+
+@both
+async def test_an_answer_trickled_a_byte_at_a_time_is_cut_at_the_read_timeout(use_async):
+    """A poll's answer announcing 400 bytes and sending one each 50 ms held the client for 20 s a poll."""
+
+    def script(method: str, path: str) -> Any:
+        if method == "POST":
+            return ACCEPTED
+        return trickled(reply(200, b"", length=400))
+
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(client.TransportError, match="no whole answer within 0.5 s"):
+            await run("synth_batch_polling", rogue.base, use_async, timeout=0.5)
+    assert rogue.requests == [("POST", "/synth_batch?async=1"), ("GET", "/jobs/j1/status")]
