@@ -38,6 +38,14 @@ DONE = {"event": "done", "total": 2, "ok_count": 2, "fail_count": 0, "seq": 4}
 HEALTH, HEALTHY = Call("GET", "/health", at_once=True), {"status": "ok"}  # asked after a restart's signs
 
 
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class Script:
     """Runs a plan, answering each I/O step from a list; records the steps.
 
@@ -46,8 +54,9 @@ class Script:
     `Sleep` and `Deliver` steps take no answer.
     """
 
-    def __init__(self, plan: Any) -> None:
+    def __init__(self, plan: Any, clock: Clock | None = None) -> None:
         self.plan = plan
+        self.clock = clock  # moved on by each Sleep
         self.steps: list[Any] = []
         self.result: Any = None
 
@@ -67,6 +76,8 @@ class Script:
                 collector.accept(step.event)
                 continue
             if isinstance(step, Sleep):
+                if self.clock is not None:
+                    self.clock.now += step.seconds
                 continue
             assert pending, f"the plan wanted more than the script has: {step}"
             answer = pending.pop(0)
@@ -207,8 +218,9 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
     """Each wait is the worker's Retry-After (at least the first back-off, at most 30 s, never past the
     limit); once `wait_limit` seconds are spent in a row the re-attach is given up in words, while an
     answer in between starts the count again."""
-    collector = BatchCollector()
-    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5, wait_limit=70.0))
+    clock = Clock()
+    collector = BatchCollector(clock=clock)
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5, wait_limit=70.0), clock)
     loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"}, retry_after=45.0)
     now = WorkerHTTPError(503, {"error": "Loading: x"}, retry_after=0.0)
     with pytest.raises(TransportError, match=r"'Loading: the engine is still loading' after 70 s"):
@@ -218,11 +230,11 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
         )
     sleeps = [step.seconds for step in script.steps if isinstance(step, Sleep)]
     assert sleeps == [0.5, 30.0, 30.0, 10.0]
-    collector = BatchCollector()  # `Retry-After: 0` with no back-off: still a wait, and an end
-    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1))
+    collector = BatchCollector(clock=clock)  # `Retry-After: 0` with no back-off: still a wait, and an end
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1), clock)
     with pytest.raises(TransportError, match=r"'Loading: x' after 0.1 s"):
         script.run(collector, [[START, None], now, now, now, now, now])
-    assert [step for step in script.steps if isinstance(step, Sleep)] == [Sleep(0.05), Sleep(0.05)]
+    assert [step.seconds for step in script.steps if isinstance(step, Sleep)] == pytest.approx([0.05, 0.05])
     with pytest.raises(ClientError, match="wait_limit must be a finite number"):
         next(streaming_plan(BatchCollector(), {}, attempts=0, delay=0.5, wait_limit=float("nan")))
 
@@ -327,14 +339,6 @@ def test_bench_takes_the_base_url_as_the_client_does(monkeypatch):
     assert _config(parser.parse_args(["bench"])).base == resolve_base() == "http://127.0.0.1:9999"
     given = parser.parse_args(["bench", "--base", "http://localhost:7000/"])
     assert _config(given).base == resolve_base("http://localhost:7000/") == "http://localhost:7000"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_the_stall_bound_counts_from_the_last_progress_only():

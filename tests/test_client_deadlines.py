@@ -75,3 +75,39 @@ async def test_an_answer_trickled_a_byte_at_a_time_is_cut_at_the_read_timeout(us
         with pytest.raises(client.TransportError, match="no whole answer within 0.5 s"):
             await run("synth_batch_polling", rogue.base, use_async, timeout=0.5)
     assert rogue.requests == [("POST", "/synth_batch?async=1"), ("GET", "/jobs/j1/status")]
+
+
+LOADING = reply(503, b'{"status": "fail", "error": "Loading: the engine"}', headers="Retry-After: 0.05\r\n")
+
+
+async def slowly(answer: bytes) -> AsyncIterator[bytes]:
+    await asyncio.sleep(0.2)
+    yield answer
+
+
+@both
+async def test_the_wait_limit_counts_the_time_the_answers_took(use_async):
+    """`wait_limit` counted the sleeps only: a worker that took 0.2 s to say `Loading` and asked for 0.05 s
+    was asked 12 times for a limit of 0.5 s (0.5 s of sleeps, 2.4 s of answers); a proxy that held each answer for its own
+    timeout stretched a 900 s limit without bound. The limit is now the time since the first "not now"."""
+    async with RogueWorker(lambda method, path: slowly(LOADING)) as rogue:
+        with pytest.raises(client.WorkerHTTPError, match="HTTP 503: Loading: the engine"):
+            await run("synth_batch_streaming", rogue.base, use_async, wait_limit=0.5)
+    assert 2 <= len(rogue.requests) <= 5, rogue.requests  # 0.5 s: a first answer, then 2 or 3 more
+
+
+@both
+async def test_polling_given_up_says_what_it_tried_and_for_how_long(use_async):
+    """A poll given up showed the worker's (or a proxy's) last words only, `HTTP 502: <html>...`: not
+    which request, how often, or for how long."""
+
+    def script(method: str, path: str) -> bytes:
+        return ACCEPTED if method == "POST" else reply(502, b"<html>Bad Gateway</html>")
+
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(client.WorkerHTTPError) as lost:
+            await run("synth_batch_polling", rogue.base, use_async, reattach_attempts=2)
+    said = str(lost.value)
+    assert said.startswith("GET /jobs/j1/status: given up after 3 tries in ") and lost.value.status == 502
+    assert said.endswith("s; the last answer: HTTP 502: <html>Bad Gateway</html>"), said
+    assert len(rogue.requests) == 1 + 3

@@ -82,11 +82,14 @@ class WorkerProtocolError(TransportError):
 class WorkerHTTPError(ClientError):
     """The worker refused the whole request (4xx) or failed as a whole (5xx); `body` is its error body."""
 
-    def __init__(self, status: int, body: dict[str, Any], retry_after: float | None = None) -> None:
+    def __init__(
+        self, status: int, body: dict[str, Any], retry_after: float | None = None, tried: str = ""
+    ) -> None:
         self.status = status
         self.body = body
         self.retry_after = retry_after
-        super().__init__(f"HTTP {status}: {body.get('error') or body.get('status') or body}")
+        said = f"HTTP {status}: {body.get('error') or body.get('status') or body}"
+        super().__init__(f"{tried}; the last answer: {said}" if tried else said)
 
     @property
     def error_name(self) -> str:

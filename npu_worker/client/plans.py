@@ -9,7 +9,8 @@ step's `TransportError`/`WorkerHTTPError` thrown into it; it returns the result.
 from __future__ import annotations
 
 import math
-from collections.abc import Generator
+import time
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,41 +109,77 @@ def asked_to_wait(error: BaseException) -> bool:
 
 @dataclass
 class Patience:
-    """How long the worker has said "not now, retry after" in a row, against `limit` seconds.
+    """How long the worker has said "not now, retry after" in a row, against `limit` seconds on `clock`.
 
-    Each wait is its `Retry-After` (at least `floor`, the back-off's first delay, and MIN_WAIT, so
-    `Retry-After: 0` is no busy loop and the limit is reached; at most MAX_RETRY_AFTER), and is told
-    to `on_progress` first as an unlogged `waiting` event (the CLI prints it): a worker that compiles
-    for minutes is not silence."""
+    Counted from its first "not now" of the row on the clock, so the time its answers took counts too
+    (only the sleeps were counted: a worker that took 0.2 s to say `Loading` and asked for 0.05 s was
+    asked 12 times for a limit of 0.5 s, 2.4 s of answers). Each wait is its `Retry-After` (at least `floor`,
+    the back-off's first delay, and MIN_WAIT, so `Retry-After: 0` is no busy loop and the limit is
+    reached; at most MAX_RETRY_AFTER, never past the limit), and is told to `on_progress` first as an
+    unlogged `waiting` event (the CLI prints it): a worker that compiles for minutes is not silence."""
 
     limit: float = WAIT_LIMIT
     floor: float = 0.5
-    waited: float = 0.0
+    clock: Callable[[], float] = time.monotonic
+    since: float | None = None  # when the first "not now" of this row came
     said: str = ""  # the last "not now" in the worker's words
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.limit) or self.limit < 0:  # a negative one was taken as 0, unsaid
             raise InvalidArgument(f"wait_limit must be a finite number of seconds ≥ 0, not {self.limit:g}")
 
+    @property
+    def waited(self) -> float:
+        return 0.0 if self.since is None else self.clock() - self.since
+
     def spent(self) -> bool:
-        return self.waited >= self.limit
+        return self.waited >= self.limit - 1e-6  # a wait cut to end at the limit ends it, rounded or not
 
     def wait(self, error: WorkerHTTPError) -> Generator[Step, Any, None]:
         assert error.retry_after is not None
+        if self.since is None:
+            self.since = self.clock()
+        waited = self.waited
         wanted = max(error.retry_after, self.floor, MIN_WAIT)
-        seconds = min(wanted, MAX_RETRY_AFTER, self.limit - self.waited)
+        seconds = max(0.0, min(wanted, MAX_RETRY_AFTER, self.limit - waited))
         self.said = str(error.body.get("error") or error)
         event = {"event": "waiting", "status": error.status, "error": self.said, "retry_after": seconds}
-        yield Deliver({**event, "waited": round(self.waited, 3), "wait_limit": self.limit})
+        yield Deliver({**event, "waited": round(waited, 3), "wait_limit": self.limit})
         yield Sleep(seconds)
-        self.waited += seconds
 
     def reset(self) -> None:
         """The worker answered: a later "not now" starts a new count."""
-        self.waited = 0.0
+        self.since = None
 
     def gave_up(self) -> str:
-        return f"the worker still answered {self.said!r} after {self.waited:g} s of waiting (wait_limit)"
+        return f"the worker still answered {self.said!r} after {self.waited:.3g} s of waiting (wait_limit)"
+
+
+class Tries:
+    """The requests of one call (a submission, a poll, a cancel) and since when, to say when it is given
+    up what was tried and for how long: polling gave up with the worker's last words only."""
+
+    def __init__(self, step: Call | Follow, patience: Patience) -> None:
+        self.step, self.patience = step, patience
+        self.count, self.since = 0, patience.clock()
+
+    def given_up(self, error: ClientError) -> ClientError:
+        """`error`, with what was tried when it was more than one request."""
+        if self.count < 2:
+            return error
+        tried = (
+            f"{self.step.method} {self.step.path}: given up after {self.count} tries in"
+            f" {self.patience.clock() - self.since:.3g} s"
+        )
+        if asked_to_wait(error) and self.patience.spent():
+            tried += f", the last {self.patience.waited:.3g} s answered 'not now' (wait_limit)"
+        given_up: ClientError
+        if isinstance(error, WorkerHTTPError):  # its status and error name as they were
+            given_up = WorkerHTTPError(error.status, error.body, error.retry_after, tried=tried)
+        else:
+            given_up = type(error)(f"{tried}; the last: {error}")
+        given_up.__cause__ = error
+        return given_up
 
 
 def submitted(
@@ -156,15 +193,17 @@ def submitted(
     a refused first one (no worker there: said at once)."""
     failures = 0
     said_not_now = False
+    tries = Tries(step, patience)
     while True:
         try:
+            tries.count += 1
             answer = yield step
             patience.reset()
             return answer
-        except NotConnected:
+        except NotConnected as exc:
             failures += 1
             if not said_not_now or failures > attempts:
-                raise
+                raise tries.given_up(exc)  # noqa: B904 - `exc` itself, or with `exc` as its cause
             yield Sleep(backoff(failures, delay))
         except WorkerHTTPError as exc:
             said_not_now = said_not_now or not_now(exc)
@@ -173,14 +212,20 @@ def submitted(
                 continue
             failures += 1
             if not not_now(exc) or failures > attempts or asked_to_wait(exc):
-                raise
+                raise tries.given_up(exc)  # noqa: B904 - `exc` itself, or with `exc` as its cause
             yield Sleep(backoff(failures, delay))
 
 
-def synth_plan(body: dict[str, Any], attempts: int, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+def synth_plan(
+    body: dict[str, Any],
+    attempts: int,
+    delay: float,
+    wait_limit: float = WAIT_LIMIT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Plan:
     """POST /synth, sent again while the worker says "not now" as a submission is (`submitted`): it
     waited for no `Loading` (a `synth` right after a restart failed at once, while a batch waited)."""
-    patience = Patience(wait_limit, delay)
+    patience = Patience(wait_limit, delay, clock)
     answer: dict[str, Any] = yield from submitted(Call("POST", "/synth", body), attempts, delay, patience)
     return answer
 
@@ -197,7 +242,7 @@ def streaming_plan(
     `failures` counts re-attaches in a row that brought nothing new; past `attempts` it gives up.
     A worker that answers "not now" with a `Retry-After` is waited for instead, up to `wait_limit`.
     """
-    patience = Patience(wait_limit, delay)
+    patience = Patience(wait_limit, delay, collector.clock)
     before = collector.last_seq
     problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay, patience)
     failures = 0
@@ -285,9 +330,12 @@ def poll_json(
     `method`: another request that may be sent again (DELETE)."""
     patience = Patience(floor=delay) if patience is None else patience
     failures = 0
+    call = Call(method, path, at_once=True)
+    tries = Tries(call, patience)
     while True:
         try:
-            answer: dict[str, Any] = yield Call(method, path, at_once=True)
+            tries.count += 1
+            answer: dict[str, Any] = yield call
             patience.reset()
             return answer
         except (TransportError, WorkerHTTPError) as exc:
@@ -297,7 +345,7 @@ def poll_json(
                 continue
             failures += 1
             if not retryable(exc) or failures > attempts or asked_to_wait(exc):
-                raise
+                raise tries.given_up(exc)  # noqa: B904 - `exc` itself, or with `exc` as its cause
             yield Sleep(backoff(failures, delay))
 
 
@@ -315,12 +363,14 @@ def poll_job(
     return answer
 
 
-def cancel_plan(job_id: str, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+def cancel_plan(
+    job_id: str, delay: float, wait_limit: float = WAIT_LIMIT, clock: Callable[[], float] = time.monotonic
+) -> Plan:
     """DELETE the job, again while the worker says "not now" with a `Retry-After`, up to `wait_limit`:
     a worker that restarted answers every `/jobs` request `Loading` until it has read its kept jobs
     and loaded its engine (minutes on an NPU), then runs the job; a cancel refused once (Ctrl-C's)
     left it running unattended. Anything else fails at once (the caller is told the job may run on)."""
-    answer = yield from poll_json(job_path(job_id), 0, delay, Patience(wait_limit, delay), "DELETE")
+    answer = yield from poll_json(job_path(job_id), 0, delay, Patience(wait_limit, delay, clock), "DELETE")
     return answer
 
 
@@ -338,7 +388,7 @@ def polling_plan(
     status changes, then each section's final event and `done` (and a `waiting` event for each wait a
     "not now" with `Retry-After` asks for).
     """
-    patience = Patience(wait_limit, delay)
+    patience = Patience(wait_limit, delay, collector.clock)
     accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])
