@@ -36,7 +36,7 @@ from npu_worker.client import (
     synth_batch_polling,
     synth_batch_streaming,
 )
-from npu_worker.client.plans import WAIT_LIMIT
+from npu_worker.client.retrying import WAIT_LIMIT
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped

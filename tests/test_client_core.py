@@ -10,26 +10,13 @@ from typing import Any
 
 import pytest
 
-from npu_worker.client import common as client_errors
-from npu_worker.client.common import (
-    BatchCollector,
-    ClientError,
-    EngineFailed,
-    NotConnected,
-    TransportError,
-    WorkerHTTPError,
-    retry_after_of,
-)
-from npu_worker.client.plans import (
-    Call,
-    Deliver,
-    Follow,
-    Sleep,
-    backoff,
-    poll_json,
-    polling_plan,
-    streaming_plan,
-)
+from npu_worker.client import errors as client_errors
+from npu_worker.client.collector import BatchCollector
+from npu_worker.client.common import retry_after_of
+from npu_worker.client.errors import ClientError, EngineFailed, NotConnected, TransportError, WorkerHTTPError
+from npu_worker.client.plans import polling_plan, streaming_plan
+from npu_worker.client.retrying import backoff, poll_json
+from npu_worker.client.steps import Call, Deliver, Follow, Sleep
 
 START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
 OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/0.wav", "seq": 2}

@@ -15,44 +15,34 @@ from typing import Any
 import aiohttp
 from aiohttp.http_exceptions import LineTooLong
 
+from npu_worker.client.collector import BatchCollector, ProgressCallback, maybe_await
 from npu_worker.client.common import (
     ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
-    BatchCollector,
-    ClientError,
-    NotConnected,
-    ProgressCallback,
-    TransportError,
-    WorkerHTTPError,
-    WorkerProtocolError,
     answer_too_slow,
     auth_headers,
     batch_body,
     encode_body,
     error_body_of,
     line_too_slow,
-    maybe_await,
     over_limit,
     parse_line,
     resolve_base,
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.plans import (
-    SUBMIT_ATTEMPTS,
-    SUBMIT_DELAY,
-    WAIT_LIMIT,
-    Deliver,
-    Follow,
-    Plan,
-    Sleep,
-    cancel_plan,
-    polling_plan,
-    streaming_plan,
-    synth_plan,
+from npu_worker.client.errors import (
+    ClientError,
+    NotConnected,
+    TransportError,
+    WorkerHTTPError,
+    WorkerProtocolError,
 )
+from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
+from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
+from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
 
 _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
 

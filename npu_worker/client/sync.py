@@ -17,17 +17,12 @@ import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
+from npu_worker.client.collector import BatchCollector, ProgressCallback
 from npu_worker.client.common import (
     ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
-    BatchCollector,
-    ClientError,
-    NotConnected,
-    ProgressCallback,
-    TransportError,
-    WorkerHTTPError,
     answer_too_slow,
     auth_headers,
     batch_body,
@@ -40,19 +35,10 @@ from npu_worker.client.common import (
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.plans import (
-    SUBMIT_ATTEMPTS,
-    SUBMIT_DELAY,
-    WAIT_LIMIT,
-    Deliver,
-    Follow,
-    Plan,
-    Sleep,
-    cancel_plan,
-    polling_plan,
-    streaming_plan,
-    synth_plan,
-)
+from npu_worker.client.errors import ClientError, NotConnected, TransportError, WorkerHTTPError
+from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
+from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
+from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
