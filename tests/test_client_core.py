@@ -1,7 +1,7 @@
 """The client's transport-free core, driven step by step: what it asks the transport to do next.
 
 The sync and async clients are loops over these same plans (their real-socket tests are in
-test_client.py); here each decision is checked without any I/O.
+test_client*.py); here each decision is checked without any I/O.
 """
 
 from __future__ import annotations
