@@ -303,6 +303,19 @@ async def test_a_base_that_is_no_http_url_is_refused_in_words(base):
         await aio.health(base=base)
 
 
+@pytest.mark.parametrize("tail", ["?x=1", "#top", "?", "/v1?token=abc"])
+async def test_a_base_with_a_query_or_a_fragment_is_refused_in_words(worker, tmp_path, tail):
+    """The paths went after the query (`/?x=1/synth`) or into the fragment, which is not sent, so the
+    worker was asked for `/`: `HTTP 405: BadRequest: POST is not allowed on /`, and in polling mode each
+    status poll was its index page."""
+    base = base_of(await worker()) + tail
+    wav = str(tmp_path / "x.wav")
+    with pytest.raises(client.InvalidArgument, match=r"no \?query or #fragment"):
+        await asyncio.to_thread(client.synth, "a", wav, base=base)
+    with pytest.raises(client.InvalidArgument, match=r"no \?query or #fragment"):
+        await aio.synth_batch_polling([{"text": "a", "output_path": wav}], base=base)
+
+
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
 async def test_cancel_job_stops_a_batch_and_says_when_it_had_ended(gated_worker, tmp_path, use_async):
     server, engine = gated_worker

@@ -34,7 +34,8 @@ ANSWER_TIMEOUT = 10.0
 
 def resolve_base(base: str | None = None) -> str:
     """`base` if given, else `TTS_WORKER_BASE`, else the default worker address; no trailing slash.
-    InvalidArgument unless it is an http(s) URL with a host (and a port that is a number)."""
+    InvalidArgument unless it is an http(s) URL with a host (and a port that is a number), and no
+    query or fragment."""
     chosen = base or os.environ.get(BASE_ENV) or DEFAULT_BASE
     where = "" if base else f" (from {BASE_ENV})"
     try:  # urlsplit itself refuses `http://[::1` (a traceback before)
@@ -46,6 +47,11 @@ def resolve_base(base: str | None = None) -> str:
         raise InvalidArgument(f"the worker URL must not hold a user or password (use --token){where}")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidArgument(f"the worker URL must be http(s)://HOST[:PORT], not {chosen!r}{where}")
+    if "?" in chosen or "#" in chosen:  # each path is appended: it went after the query, or was not sent
+        raise InvalidArgument(
+            f"the worker URL must be http(s)://HOST[:PORT][/PATH], with no ?query or #fragment, not"
+            f" {chosen!r}{where}"
+        )
     return chosen.rstrip("/")
 
 
