@@ -111,3 +111,13 @@ async def test_polling_given_up_says_what_it_tried_and_for_how_long(use_async):
     assert said.startswith("GET /jobs/j1/status: given up after 3 tries in ") and lost.value.status == 502
     assert said.endswith("s; the last answer: HTTP 502: <html>Bad Gateway</html>"), said
     assert len(rogue.requests) == 1 + 3
+
+
+@both
+async def test_a_refusal_trickled_a_byte_at_a_time_is_cut_at_the_read_timeout(use_async):
+    """A refusal's body (up to 64 KiB of it is read, for its `error`) at a byte each 50 ms held the
+    client for as long as the peer kept trickling, the stream's line deadline notwithstanding."""
+    async with RogueWorker(lambda method, path: trickled(reply(503, b"", length=400))) as rogue:
+        with pytest.raises(client.TransportError, match="no whole answer within 0.5 s"):
+            await run("synth_batch_streaming", rogue.base, use_async, read_timeout=0.5)
+    assert rogue.requests == [("POST", "/synth_batch")]

@@ -87,7 +87,7 @@ class _Http:
                 )
             if response.status >= 300:
                 async with response:
-                    raw = await _error_body(response)
+                    raw = await self._error_body(method, url, response)
                 retry_after = retry_after_of(
                     response.headers.get("Retry-After"), response.headers.get("Date")
                 )
@@ -98,6 +98,19 @@ class _Http:
                 exc.os_error, ConnectionRefusedError
             )
             raise (NotConnected if refused else TransportError)(f"{method} {url}: {exc!r}") from exc
+
+    async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
+        """At most ERROR_BODY_LIMIT bytes of a refusal's body, whole within the read timeout; what came
+        when it was cut short (the status says what happened, as in the sync client)."""
+        raw = b""
+        try:
+            async with asyncio.timeout(self.seconds):
+                with contextlib.suppress(aiohttp.ClientPayloadError):
+                    while len(raw) < ERROR_BODY_LIMIT and (chunk := await response.content.readany()):
+                        raw += chunk
+        except TimeoutError:
+            raise TransportError(f"{method} {url}: {answer_too_slow(self.seconds)}") from None
+        return raw[:ERROR_BODY_LIMIT]
 
     async def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False
@@ -116,16 +129,6 @@ class _Http:
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         return response.status, error_body_of(raw)
-
-
-async def _error_body(response: aiohttp.ClientResponse) -> bytes:
-    """At most ERROR_BODY_LIMIT bytes of a refusal's body; what came when it was cut short (the status
-    says what happened, as in the sync client)."""
-    raw = b""
-    with contextlib.suppress(aiohttp.ClientPayloadError):
-        while len(raw) < ERROR_BODY_LIMIT and (chunk := await response.content.readany()):
-            raw += chunk
-    return raw[:ERROR_BODY_LIMIT]
 
 
 @asynccontextmanager

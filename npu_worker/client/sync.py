@@ -64,8 +64,8 @@ class _Deadline:
     socket's own timeout bounds each read only, so a peer that sent a byte each second held a read of a
     line, or of a body, for as long as it liked. `passed` says whether it cut."""
 
-    def __init__(self, response: http.client.HTTPResponse, seconds: float) -> None:
-        self.socket = getattr(response, "socket", None)
+    def __init__(self, response: Any, seconds: float) -> None:
+        self.socket = getattr(response, "socket", None)  # an `_Answer`'s
         self.passed = False
         self.timer = threading.Timer(seconds, self._cut)
         self.timer.daemon = True
@@ -149,13 +149,17 @@ class _Http:
             return self.opener.open(request, timeout=self.answer_timeout if at_once else self.timeout)
         except urllib.error.HTTPError as exc:
             try:
-                raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
+                with _Deadline(exc.fp, self.timeout) as deadline:
+                    raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
             except (OSError, http.client.HTTPException) as broken:  # reset
-                raise TransportError(
-                    f"{method} {self.base}{path}: HTTP {exc.code}, then {broken!r}"
-                ) from None
+                if not deadline.passed:
+                    raise TransportError(
+                        f"{method} {self.base}{path}: HTTP {exc.code}, then {broken!r}"
+                    ) from None
             finally:
                 exc.close()
+            if deadline.passed:
+                raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}") from None
             retry_after = retry_after_of(exc.headers.get("Retry-After"), exc.headers.get("Date"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
