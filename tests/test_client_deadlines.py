@@ -33,12 +33,12 @@ async def run(call: str, base: str, use_async: bool, **options: Any) -> dict[str
         return await asyncio.to_thread(getattr(client, call), SECTIONS, **options)
 
 
-async def trickled(head: bytes) -> AsyncIterator[bytes]:
-    """`head`, then a byte each 50 ms, never a line's end (at most 20 s of it)."""
+async def trickled(head: bytes, byte: bytes = b" ") -> AsyncIterator[bytes]:
+    """`head`, then `byte` each 50 ms, never a line's end (at most 20 s of it)."""
     yield head
     for _ in range(400):
         await asyncio.sleep(0.05)
-        yield b" "
+        yield byte
 
 
 @both
@@ -118,6 +118,17 @@ async def test_a_refusal_trickled_a_byte_at_a_time_is_cut_at_the_read_timeout(us
     """A refusal's body (up to 64 KiB of it is read, for its `error`) at a byte each 50 ms held the
     client for as long as the peer kept trickling, the stream's line deadline notwithstanding."""
     async with RogueWorker(lambda method, path: trickled(reply(503, b"", length=400))) as rogue:
+        with pytest.raises(client.TransportError, match="no whole answer within 0.5 s"):
+            await run("synth_batch_streaming", rogue.base, use_async, read_timeout=0.5)
+    assert rogue.requests == [("POST", "/synth_batch")]
+
+
+@both
+async def test_an_answer_head_trickled_a_byte_at_a_time_is_cut_at_the_read_timeout(use_async):
+    """The status line, then a header's name that never ends, a byte each 50 ms: no read of the head
+    timed out, so a submission (or a `synth`, whose head is awaited its whole `timeout`) waited for as
+    long as the peer kept trickling."""
+    async with RogueWorker(lambda method, path: trickled(b"HTTP/1.1 200 OK\r\n", b"x")) as rogue:
         with pytest.raises(client.TransportError, match="no whole answer within 0.5 s"):
             await run("synth_batch_streaming", rogue.base, use_async, read_timeout=0.5)
     assert rogue.requests == [("POST", "/synth_batch")]

@@ -74,8 +74,10 @@ class _Http:
         data, headers = None, self.headers
         if body is not None:  # encoded here: aiohttp's json= would send nan as `NaN`
             data, headers = encode_body(body), {**self.headers, "Content-Type": "application/json"}
+        # The head, whole within the timeout (`sock_read` bounds each read only: a trickled head held it)
+        seconds = self.answer_timeout if at_once else self.seconds
         try:
-            async with asyncio.timeout(self.answer_timeout if at_once else None):
+            async with asyncio.timeout(seconds) as deadline:
                 response = await self.session.request(  # the worker never redirects: a 3xx is its answer
                     method,
                     url,
@@ -94,6 +96,8 @@ class _Http:
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            if deadline.expired():
+                raise TransportError(f"{method} {url}: {answer_too_slow(seconds)}") from exc
             refused = isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
                 exc.os_error, ConnectionRefusedError
             )

@@ -60,12 +60,13 @@ class _Answer(http.client.HTTPResponse):
 
 
 class _Deadline:
-    """Shuts `response`'s socket down once `seconds` have passed, which ends a read blocked on it: the
-    socket's own timeout bounds each read only, so a peer that sent a byte each second held a read of a
-    line, or of a body, for as long as it liked. `passed` says whether it cut."""
+    """Shuts `sock` down once `seconds` have passed, which ends a read blocked on it: the socket's own
+    timeout bounds each read only, so a peer that sent a byte each second held a read of a head, a
+    line or a body for as long as it liked. `passed` says whether it cut. `sock` may be an `_Answer`,
+    for its socket."""
 
-    def __init__(self, response: Any, seconds: float) -> None:
-        self.socket = getattr(response, "socket", None)  # an `_Answer`'s
+    def __init__(self, sock: Any, seconds: float) -> None:
+        self.socket = sock.socket if isinstance(sock, _Answer) else sock
         self.passed = False
         self.timer = threading.Timer(seconds, self._cut)
         self.timer.daemon = True
@@ -95,7 +96,14 @@ def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -
             # Taken first: once the answer says `Connection: close` (always: urllib asks for it),
             # getresponse hands the socket to the response and sets `self.sock` to None.
             sock = self.sock
-            response = super().getresponse()
+            with _Deadline(sock, self.timeout) as deadline:  # the head, whole within the request's timeout
+                try:
+                    response = super().getresponse()
+                except (OSError, http.client.HTTPException):
+                    if not deadline.passed:
+                        raise
+            if deadline.passed:  # cut, or (barely) in: the socket is shut down either way
+                raise TimeoutError(answer_too_slow(self.timeout))
             if sock is not None:  # the response reads through this socket
                 sock.settimeout(timeout)
             return response
