@@ -291,8 +291,9 @@ async def test_a_worker_that_stops_answering_is_given_up_after_the_answer_timeou
         finally:
             released.set()
     asked = "/jobs/j1/events?after=1" if mode == "stream" else "/jobs/j1/status"
-    said = str(lost.value)  # the answer's head is awaited whole at most the answer timeout
-    assert set(rogue.requests[1:]) == {("GET", asked)} and "no whole answer within 0.2 s" in said, said
+    said = str(lost.value)  # the socket's timeout (sync), or the deadline of the head as a whole
+    assert set(rogue.requests[1:]) == {("GET", asked)}
+    assert "timed out" in said or "no whole answer within 0.2 s" in said, said
     assert mode == "poll" or "re-attaching failed 3 times" in str(lost.value)
 
 
