@@ -132,3 +132,40 @@ async def test_an_answer_head_trickled_a_byte_at_a_time_is_cut_at_the_read_timeo
         with pytest.raises(client.TransportError, match="no whole answer within 0.5 s"):
             await run("synth_batch_streaming", rogue.base, use_async, read_timeout=0.5)
     assert rogue.requests == [("POST", "/synth_batch")]
+
+
+@both
+@pytest.mark.parametrize(
+    ("call", "option", "problem"),
+    [
+        (
+            "synth_batch_polling",
+            {"poll_interval": -1},
+            "poll_interval must be a finite number of seconds ≥ 0",
+        ),
+        ("synth_batch_polling", {"poll_interval": float("nan")}, "poll_interval must be a finite number"),
+        ("synth_batch_polling", {"timeout": 0}, "timeout must be a finite number of seconds > 0, not 0"),
+        (
+            "synth_batch_streaming",
+            {"read_timeout": -1},
+            "read_timeout must be a finite number of seconds > 0",
+        ),
+        ("synth_batch_streaming", {"read_timeout": float("nan")}, "read_timeout must be a finite number"),
+        ("synth_batch_streaming", {"answer_timeout": float("nan")}, "answer_timeout must be a finite number"),
+        (
+            "synth_batch_streaming",
+            {"reattach_delay": -1},
+            "reattach_delay must be a finite number of seconds ≥ 0",
+        ),
+        ("synth_batch_streaming", {"reattach_attempts": -1}, "reattach_attempts must be a whole number ≥ 0"),
+        ("synth_batch_streaming", {"reattach_attempts": 1.5}, "reattach_attempts must be a whole number ≥ 0"),
+    ],
+)
+async def test_options_no_run_can_keep_are_refused_before_anything_is_sent(use_async, call, option, problem):
+    """A negative or nan `poll_interval` was a ValueError from time.sleep (the async client polled back
+    to back) once the batch was queued: its job ran on, unnamed, and a retry made it twice. A bad
+    timeout was a ValueError from the socket, or `[Errno 115] Operation now in progress` for 0."""
+    async with RogueWorker(lambda method, path: ACCEPTED) as rogue:
+        with pytest.raises(client.InvalidArgument, match=problem.replace("(", r"\(")):
+            await run(call, rogue.base, use_async, **option)
+    assert rogue.requests == []

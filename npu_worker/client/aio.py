@@ -24,6 +24,7 @@ from npu_worker.client.common import (
     answer_too_slow,
     auth_headers,
     batch_body,
+    check_seconds,
     encode_body,
     error_body_of,
     line_too_slow,
@@ -58,7 +59,11 @@ class _Http:
         token: str | None,
         timeout: float,
         answer_timeout: float | None = None,
+        timeout_name: str = "timeout",
     ):
+        check_seconds(timeout_name, timeout)
+        if answer_timeout is not None:
+            check_seconds("answer_timeout", answer_timeout)
         self.session = session
         self.base = resolve_base(base)
         self.headers = auth_headers(token)
@@ -142,12 +147,13 @@ async def _http(
     token: str | None,
     timeout: float,
     answer_timeout: float | None = None,
+    timeout_name: str = "timeout",
 ) -> AsyncIterator[_Http]:
     if session is not None:
-        yield _Http(session, base, token, timeout, answer_timeout)
+        yield _Http(session, base, token, timeout, answer_timeout, timeout_name)
         return
     async with aiohttp.ClientSession() as own:
-        yield _Http(own, base, token, timeout, answer_timeout)
+        yield _Http(own, base, token, timeout, answer_timeout, timeout_name)
 
 
 async def health(
@@ -274,7 +280,7 @@ async def synth_batch_streaming(
     collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
-    async with _http(session, base, token, read_timeout, answer_timeout) as http_:
+    async with _http(session, base, token, read_timeout, answer_timeout, "read_timeout") as http_:
         return await _run(plan, http_, collector)
 
 

@@ -78,6 +78,22 @@ def encode_body(body: Any) -> bytes:
         ) from None
 
 
+def check_seconds(name: str, value: Any, zero_allowed: bool = False) -> None:
+    """InvalidArgument unless `value` is a finite number of seconds > 0 (≥ 0 where `zero_allowed`): a
+    negative or nan `poll_interval` was a ValueError from time.sleep once the batch was queued (its
+    job ran on, unnamed), a bad timeout one from the socket, and a timeout of 0 `Operation now in
+    progress`."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (number and math.isfinite(value) and (value >= 0 if zero_allowed else value > 0)):
+        least = "≥ 0" if zero_allowed else "> 0"
+        raise InvalidArgument(f"{name} must be a finite number of seconds {least}, not {value!r}")
+
+
+def check_count(name: str, value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidArgument(f"{name} must be a whole number ≥ 0, not {value!r}")
+
+
 def _finite(name: str, value: Any) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidArgument(f"{name} must be a finite number, not {value}")

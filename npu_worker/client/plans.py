@@ -12,7 +12,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from npu_worker.client.collector import BatchCollector, done_event, result_events, status_event
-from npu_worker.client.common import events_path, job_path
+from npu_worker.client.common import check_count, check_seconds, events_path, job_path
 from npu_worker.client.errors import (
     EngineFailed,
     NotConnected,
@@ -60,6 +60,8 @@ def streaming_plan(
     `failures` counts re-attaches in a row that brought nothing new; past `attempts` it gives up.
     A worker that answers "not now" with a `Retry-After` is waited for instead, up to `wait_limit`.
     """
+    check_count("reattach_attempts", attempts)
+    check_seconds("reattach_delay", delay, zero_allowed=True)
     patience = Patience(wait_limit, delay, collector.clock)
     before = collector.last_seq
     problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay, patience)
@@ -179,6 +181,9 @@ def polling_plan(
     status changes, then each section's final event and `done` (and a `waiting` event for each wait a
     "not now" with `Retry-After` asks for).
     """
+    check_count("reattach_attempts", attempts)
+    check_seconds("reattach_delay", delay, zero_allowed=True)
+    check_seconds("poll_interval", interval, zero_allowed=True)
     patience = Patience(wait_limit, delay, collector.clock)
     accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:

@@ -26,6 +26,7 @@ from npu_worker.client.common import (
     answer_too_slow,
     auth_headers,
     batch_body,
+    check_seconds,
     encode_body,
     error_body_of,
     line_too_slow,
@@ -139,8 +140,16 @@ class _Http:
     """
 
     def __init__(
-        self, base: str | None, token: str | None, timeout: float, answer_timeout: float | None = None
+        self,
+        base: str | None,
+        token: str | None,
+        timeout: float,
+        answer_timeout: float | None = None,
+        timeout_name: str = "timeout",
     ) -> None:
+        check_seconds(timeout_name, timeout)
+        if answer_timeout is not None:
+            check_seconds("answer_timeout", answer_timeout)
         self.base = resolve_base(base)
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
@@ -331,7 +340,7 @@ def synth_batch_streaming(
     collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
-    return _run(plan, _Http(base, token, read_timeout, answer_timeout), collector)
+    return _run(plan, _Http(base, token, read_timeout, answer_timeout, "read_timeout"), collector)
 
 
 def synth_batch_polling(
