@@ -65,7 +65,7 @@ def streaming_plan(
     patience = Patience(wait_limit, delay, collector.clock)
     before = collector.last_seq
     problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay, patience)
-    failures = 0
+    failures, lost_at = 0, collector.clock()
     while collector.done is None:
         if collector.job_id is None:
             raise TransportError(  # answered: a worker answers once the job is queued
@@ -75,8 +75,12 @@ def streaming_plan(
         if stall := collector.stalled():
             raise stall
         failures = 0 if collector.last_seq > before else failures + 1
+        if failures == 0:  # the stream brought something: lost now
+            lost_at = collector.clock()
         before = collector.last_seq
-        problem, failures = yield from _reattach(collector, failures, attempts, delay, problem, patience)
+        problem, failures = yield from _reattach(
+            collector, failures, attempts, delay, problem, patience, lost_at
+        )
     return collector.result()
 
 
@@ -99,10 +103,17 @@ def engine_failed(job_id: str) -> Generator[Step, Any, None]:
 
 
 def _reattach(
-    collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any, patience: Patience
+    collector: BatchCollector,
+    failures: int,
+    attempts: int,
+    delay: float,
+    problem: Any,
+    patience: Patience,
+    lost_at: float,
 ) -> Generator[Step, Any, tuple[Any, int]]:
     """Follow `/jobs/{id}/events?after=<last seq>`, retrying while the worker is unreachable or booting;
-    while it says "not now" with a `Retry-After` (loading after a restart), waiting as it asks."""
+    while it says "not now" with a `Retry-After` (loading after a restart), waiting as it asks. Given
+    up, it says for how long since the stream was lost (at `lost_at` on the collector's clock)."""
     assert collector.job_id is not None
     lost = f"job {collector.job_id}: stream lost after event {collector.last_seq}"
     asked = False  # the last try was answered "not now": its wait is done, no back-off on top
@@ -139,7 +150,8 @@ def _reattach(
         failures += 1
     # None: each stream the worker answered ended (EOF) before `done` and brought nothing new
     why = problem or "each stream ended before its done event, with nothing new"
-    raise TransportError(f"{lost}; re-attaching failed {failures} times: {why}")
+    tried = f"re-attaching failed {failures} times in {collector.clock() - lost_at:.3g} s"
+    raise TransportError(f"{lost}; {tried}: {why}")
 
 
 def poll_job(
