@@ -272,6 +272,10 @@ async def test_heartbeats_reach_the_callback_but_are_not_counted(worker, tmp_pat
         ),  # json.dumps wrote `Infinity`
         ({"token": "bad\ntoken"}, "the token must be printable ASCII"),  # http.client's ValueError
         ({"token": "pässword"}, "the token must be printable ASCII"),
+        (
+            {"seed": object()},
+            "the request holds a value JSON cannot carry: Object of type object",
+        ),  # TypeError
     ],
 )
 async def test_what_no_request_can_carry_is_refused_before_anything_is_sent(tmp_path, call, problem):
@@ -292,6 +296,22 @@ async def test_what_no_request_can_carry_is_refused_before_anything_is_sent(tmp_
             await asyncio.to_thread(client.synth_batch_streaming, sections, base=base, **call)
         with pytest.raises(BlockingIOError):
             listener.accept()
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_output_paths_may_be_path_objects(worker, tmp_path, use_async):
+    """A pipeline that builds its paths with pathlib had a TypeError from json.dumps (not a ClientError)."""
+    base = base_of(await worker())
+    sections = [{"idx": i, "text": f"섹션 {i}.", "output_path": tmp_path / f"s{i:02d}.wav"} for i in range(2)]
+    async with asyncio.timeout(seconds(20)):
+        if use_async:
+            result = await aio.synth_batch_streaming(sections, base=base)
+            one = await aio.synth("하나.", tmp_path / "one.wav", base=base)
+        else:
+            result = await asyncio.to_thread(client.synth_batch_streaming, sections, base=base)
+            one = await asyncio.to_thread(client.synth, "하나.", tmp_path / "one.wav", base=base)
+    assert result["wav_paths"] == [str(tmp_path / "s00.wav"), str(tmp_path / "s01.wav")]
+    assert one["status"] == "ok" and (tmp_path / "one.wav").stat().st_size > 44
 
 
 @pytest.mark.parametrize("base", ["notaurl", "ftp://127.0.0.1:7768", "http://127.0.0.1:port", "http://"])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -165,7 +166,7 @@ async def health(
 
 async def synth(
     text: str,
-    output_path: str,
+    output_path: str | os.PathLike[str],
     *,
     base: str | None = None,
     lang: str = "ko",

@@ -68,14 +68,25 @@ def auth_headers(token: str | None) -> dict[str, str]:
 
 
 def encode_body(body: Any) -> bytes:
-    """A request body as JSON; InvalidArgument for nan or infinity (json.dumps would write `NaN`, which
-    no JSON parser, the worker's included, accepts)."""
+    """A request body as JSON, a path (`pathlib.Path`, as a pipeline builds its output paths) as its
+    string; InvalidArgument for nan or infinity (json.dumps would write `NaN`, which no JSON parser,
+    the worker's included, accepts) and for any other value JSON has no form for (json's TypeError)."""
     try:
-        return json.dumps(body, allow_nan=False).encode("utf-8")
+        return json.dumps(body, allow_nan=False, default=_path_string).encode("utf-8")
     except ValueError as exc:
         raise InvalidArgument(
             f"the request holds a number JSON cannot carry (nan or infinity): {exc}"
         ) from None
+    except TypeError as exc:
+        raise InvalidArgument(f"the request holds a value JSON cannot carry: {exc}") from None
+
+
+def _path_string(value: Any) -> str:
+    if isinstance(value, os.PathLike):
+        path = os.fspath(value)
+        if isinstance(path, str):
+            return path
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def check_seconds(name: str, value: Any, zero_allowed: bool = False) -> None:
@@ -101,15 +112,15 @@ def _finite(name: str, value: Any) -> None:
 
 def synth_body(
     text: str,
-    output_path: str,
+    output_path: str | os.PathLike[str],
     lang: str = "ko",
     speed_factor: float = 1.0,
     ref_wav: str | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
     _finite("speed_factor", speed_factor)
-    body = {"text": text, "lang": lang, "output_path": output_path, "speed_factor": speed_factor}
-    body["ref_wav"] = ref_wav
+    body: dict[str, Any] = {"text": text, "lang": lang, "output_path": output_path}
+    body.update(speed_factor=speed_factor, ref_wav=ref_wav)
     body.update(extra)
     return body
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import os
 import socket
 import threading
 import time
@@ -207,7 +208,7 @@ def health(*, base: str | None = None, token: str | None = None, timeout: float 
 
 def synth(
     text: str,
-    output_path: str,
+    output_path: str | os.PathLike[str],
     *,
     base: str | None = None,
     lang: str = "ko",
