@@ -169,3 +169,25 @@ async def test_options_no_run_can_keep_are_refused_before_anything_is_sent(use_a
         with pytest.raises(client.InvalidArgument, match=problem.replace("(", r"\(")):
             await run(call, rogue.base, use_async, **option)
     assert rogue.requests == []
+
+
+@both
+async def test_health_takes_a_timeout_in_both_clients(use_async):
+    """The async `health` had no `timeout` (always 10 s), the sync one did: a caller's liveness probe
+    against a hung worker could not be made shorter."""
+    released = asyncio.Event()
+
+    async def silent() -> AsyncIterator[bytes]:
+        await released.wait()
+        yield b""
+
+    async with RogueWorker(lambda method, path: silent()) as rogue:
+        try:
+            with pytest.raises(client.TransportError):
+                async with asyncio.timeout(seconds(5)):
+                    if use_async:
+                        await aio.health(base=rogue.base, timeout=0.2)
+                    else:
+                        await asyncio.to_thread(client.health, base=rogue.base, timeout=0.2)
+        finally:
+            released.set()

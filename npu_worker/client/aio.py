@@ -158,9 +158,14 @@ async def _http(
 
 
 async def health(
-    *, base: str | None = None, token: str | None = None, session: aiohttp.ClientSession | None = None
+    *,
+    base: str | None = None,
+    token: str | None = None,
+    timeout: float = 10.0,
+    session: aiohttp.ClientSession | None = None,
 ) -> dict[str, Any]:
-    async with _http(session, base, token, 10.0) as http_:
+    """GET /health; see `npu_worker.client.sync.health`."""
+    async with _http(session, base, token, timeout) as http_:
         return (await http_.json("GET", "/health"))[1]
 
 
