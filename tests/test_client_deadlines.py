@@ -1,6 +1,8 @@
-"""The pipeline client (sync and async) against a worker that answers, but too slowly to be served, on a
-real socket: a line or an answer trickled a byte at a time is cut at the read timeout as a whole (the
-socket's timeout bounds each read only), and the time the answers take counts against `wait_limit`."""
+"""The pipeline client's bounds in time (sync and async), against a worker on a real socket that answers,
+but too slowly to be served: an answer's head, a line or a body trickled a byte at a time is cut at the
+call's timeout as a whole (the socket's timeout bounds each read only), the time the answers take counts
+against `wait_limit`, a poll given up says what it tried and for how long, and timeouts and intervals
+no run can keep are refused before anything is sent."""
 
 from __future__ import annotations
 
