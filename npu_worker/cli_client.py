@@ -5,7 +5,8 @@ summary to stdout. Exit codes: 0 all sections ok, 1 some sections failed, came b
 the batch was cancelled (DELETE /jobs/{id}) before its end, 2 the request could not be made (worker
 unreachable, request refused, unreadable lecture file, an argument no request can carry: `--base
 notaurl`, `--speed nan`, a worker answer that breaks the protocol; `batch` then says what became of
-its job, if one was queued), 130 interrupted (Ctrl-C): `batch`
+its job, if one was queued) or its result could not be written to stdout (a full disk: said on
+stderr, with where the wavs are; a stderr that fails only stops the progress lines), 130 interrupted (Ctrl-C): `batch`
 cancels its job first (the sections done keep their wavs; waiting while the worker says `Loading`), `synth` hangs up, which stops its synthesis;
 143 `batch` terminated (SIGTERM), its job cancelled as for Ctrl-C.
 """
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from npu_worker.cli_progress import ProgressBar, number, printable, printable_json, say
+from npu_worker.cli_progress import ProgressBar, number, print_result, printable, printable_json, say
 from npu_worker.client import (
     BASE_ENV,
     DEFAULT_BASE,
@@ -36,7 +37,7 @@ from npu_worker.client import (
     synth_batch_polling,
     synth_batch_streaming,
 )
-from npu_worker.client.plans import WAIT_LIMIT
+from npu_worker.client.retrying import WAIT_LIMIT
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
@@ -137,13 +138,21 @@ def run_synth(args: argparse.Namespace) -> int:
         return EXIT_SECTIONS_FAILED
     figures = (number(body.get(key)) for key in ("duration_sec", "elapsed_sec", "rtf"))
     duration, elapsed, rtf = figures
-    print(
-        printable(
-            f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
-            f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
+    try:
+        print_result(
+            printable(
+                f"{body.get('wav_path')}: {duration:.2f} s of audio in {elapsed:.2f} s"
+                f" (RTF {rtf:.3f}, {body.get('engine')} on {body.get('device')})"
+            )
         )
-    )
+    except OSError as exc:
+        say(f"npu-worker synth: {unwritten(exc)}; the wav is {body.get('wav_path')}")
+        return EXIT_REQUEST_FAILED
     return EXIT_OK
+
+
+def unwritten(exc: OSError) -> str:
+    return f"the result could not be written to stdout ({exc})"
 
 
 def load_lecture(path: str) -> tuple[list[dict[str, Any]], str | None]:
@@ -327,10 +336,16 @@ def run_batch(args: argparse.Namespace) -> int:
         word = "terminated" if isinstance(stop, Terminated) else "interrupted"
         say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
-    if args.json:
-        print(printable_json(result))
-    else:
-        print(printable(summary(result, time.monotonic() - started, out_dir)))
+    try:
+        if args.json:
+            print_result(printable_json(result))
+        else:
+            print_result(printable(summary(result, time.monotonic() - started, out_dir)))
+    except OSError as exc:  # the wavs are made; the caller has no result to read
+        total = result["total"] if isinstance(result.get("total"), int) else len(sections)
+        made = f"{result['ok_count']}/{total} sections ok, their wavs in {out_dir}"
+        say(f"npu-worker batch: {unwritten(exc)}; {made}")
+        return EXIT_REQUEST_FAILED
     if (result.get("done") or {}).get("cancelled"):
         say(f"npu-worker batch: job {result.get('job_id')} was cancelled before its end")
         return EXIT_SECTIONS_FAILED

@@ -3,6 +3,7 @@ worker's words made printable first (a hostile worker's escape sequences never r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -38,8 +39,16 @@ def printable_json(value: Any) -> str:
 
 
 def say(message: str) -> None:
-    """One line on stderr, printable."""
-    print(printable(message), file=sys.stderr)
+    """One line on stderr, printable; a stderr that takes no more (a log on a full disk) is no error."""
+    with contextlib.suppress(OSError, ValueError):  # ValueError: a closed stderr
+        print(printable(message), file=sys.stderr, flush=True)
+
+
+def print_result(text: str) -> None:
+    """`text` on stdout, flushed here: OSError now (a result file on a full disk), not at exit, where it
+    was a traceback and exit 1 ("some sections failed") or 120."""
+    print(text)
+    sys.stdout.flush()
 
 
 class ProgressBar:
@@ -63,6 +72,18 @@ class ProgressBar:
         self.job_id: str | None = None  # from the stream's `start` or a polled status: what Ctrl-C cancels
         self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
         self.last_waited = 0.0  # the last `waiting` event's
+        self.mute = False  # `stream` failed a write (a log on a full disk): the batch goes on unshown
+
+    def write(self, text: str) -> None:
+        """`text` on the stream, flushed; a stream that fails it is not written to again: progress is a
+        display, and its failure ended the batch (its job left running) with a traceback."""
+        if self.mute:
+            return
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # ValueError: a closed stream
+            self.mute = True
 
     def eta(self) -> float | None:
         elapsed = time.monotonic() - self.started
@@ -104,9 +125,8 @@ class ProgressBar:
             f"waiting for the worker: {said} (again in {number(event.get('retry_after')):g} s;"
             f" waited {_clock(waited)} of at most {_clock(number(event.get('wait_limit')))})"
         )
-        self.stream.write(f"\r{line}\x1b[K" if self.live else line + "\n")
+        self.write(f"\r{line}\x1b[K" if self.live else line + "\n")
         self.drawn = self.live
-        self.stream.flush()
 
     def __call__(self, idx: int, event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -123,25 +143,24 @@ class ProgressBar:
             done = int(number(event.get("done")))
             if done > self.polled_done and not self.live:
                 self.polled_done = done
-                self.stream.write(f"{self.polled_done} done  ({self.line()})\n")
+                self.write(f"{self.polled_done} done  ({self.line()})\n")
             self.polled_done = max(self.polled_done, done)
         elif kind == "progress" and event.get("status") == "ok" or kind == "error":
             self.finished[idx] = "ok" if kind == "progress" else "fail"
             if not self.live:
                 detail = "ok" if kind == "progress" else f"FAILED {printable(event.get('error', ''))}"
-                self.stream.write(f"s{idx:02d} {detail}  ({self.line()})\n")
+                self.write(f"s{idx:02d} {detail}  ({self.line()})\n")
         if self.live and kind != "done":
-            self.stream.write("\r" + self.line() + "\x1b[K")
+            self.write("\r" + self.line() + "\x1b[K")
             self.drawn = True
         if self.live and kind == "done":
-            self.stream.write("\r" + self.line() + "\x1b[K\n")
+            self.write("\r" + self.line() + "\x1b[K\n")
             self.drawn = False
-        self.stream.flush()
 
     def end_line(self) -> None:
         """Before a message of its own: end the bar's line if one is drawn (a terminal only)."""
         if self.drawn:
-            self.stream.write("\n")
+            self.write("\n")
             self.drawn = False
 
 

@@ -1,7 +1,7 @@
 """The client's transport-free core, driven step by step: what it asks the transport to do next.
 
 The sync and async clients are loops over these same plans (their real-socket tests are in
-test_client.py); here each decision is checked without any I/O.
+test_client*.py); here each decision is checked without any I/O.
 """
 
 from __future__ import annotations
@@ -10,32 +10,27 @@ from typing import Any
 
 import pytest
 
-from npu_worker.client import common as client_errors
-from npu_worker.client.common import (
-    BatchCollector,
-    ClientError,
-    EngineFailed,
-    NotConnected,
-    TransportError,
-    WorkerHTTPError,
-    retry_after_of,
-)
-from npu_worker.client.plans import (
-    Call,
-    Deliver,
-    Follow,
-    Sleep,
-    backoff,
-    poll_json,
-    polling_plan,
-    streaming_plan,
-)
+from npu_worker.client import errors as client_errors
+from npu_worker.client.collector import BatchCollector
+from npu_worker.client.common import retry_after_of
+from npu_worker.client.errors import ClientError, EngineFailed, NotConnected, TransportError, WorkerHTTPError
+from npu_worker.client.plans import polling_plan, streaming_plan
+from npu_worker.client.retrying import backoff, poll_json
+from npu_worker.client.steps import Call, Deliver, Follow, Sleep
 
 START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
 OK0 = {"event": "progress", "idx": 0, "status": "ok", "wav_path": "/w/0.wav", "seq": 2}
 OK1 = {"event": "progress", "idx": 1, "status": "ok", "wav_path": "/w/1.wav", "seq": 3}
 DONE = {"event": "done", "total": 2, "ok_count": 2, "fail_count": 0, "seq": 4}
 HEALTH, HEALTHY = Call("GET", "/health", at_once=True), {"status": "ok"}  # asked after a restart's signs
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class Script:
@@ -46,8 +41,9 @@ class Script:
     `Sleep` and `Deliver` steps take no answer.
     """
 
-    def __init__(self, plan: Any) -> None:
+    def __init__(self, plan: Any, clock: Clock | None = None) -> None:
         self.plan = plan
+        self.clock = clock  # moved on by each Sleep
         self.steps: list[Any] = []
         self.result: Any = None
 
@@ -67,6 +63,8 @@ class Script:
                 collector.accept(step.event)
                 continue
             if isinstance(step, Sleep):
+                if self.clock is not None:
+                    self.clock.now += step.seconds
                 continue
             assert pending, f"the plan wanted more than the script has: {step}"
             answer = pending.pop(0)
@@ -99,11 +97,16 @@ def test_a_broken_stream_is_followed_again_after_the_last_seq_each_event_once():
 
 
 def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():
-    collector = BatchCollector()
-    script = Script(streaming_plan(collector, {}, attempts=2, delay=0.5))
+    """Given up, it says what it tried and for how long (the time since the stream was lost)."""
+    clock = Clock()
+    collector = BatchCollector(clock=clock)
+    script = Script(streaming_plan(collector, {}, attempts=2, delay=0.5), clock)
     down = TransportError("connection refused")
-    with pytest.raises(TransportError, match="stream lost after event 1; re-attaching failed 3 times"):
+    with pytest.raises(TransportError) as lost:
         script.run(collector, [[START, None], down, down, down])
+    assert str(lost.value) == (
+        "job j1: stream lost after event 1; re-attaching failed 3 times in 1.5 s: connection refused"
+    )
     follows = [s for s in script.steps if isinstance(s, Follow)]
     assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(0.5), Sleep(1.0)]
     again = Follow("GET", "/jobs/j1/events?after=1", at_once=True)
@@ -113,12 +116,13 @@ def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():
 def test_streams_that_end_with_nothing_new_are_given_up_in_words():
     """A worker that answers each re-attach and hangs up at once (it crashes as it resumes the job):
     the batch was given up with "re-attaching failed 3 times: None"."""
-    collector = BatchCollector()
-    script = Script(streaming_plan(collector, {}, attempts=2, delay=0.1))
+    clock = Clock()
+    collector = BatchCollector(clock=clock)
+    script = Script(streaming_plan(collector, {}, attempts=2, delay=0.1), clock)
     with pytest.raises(TransportError) as lost:
         script.run(collector, [[START, None], [None], [None], [None]])
     assert str(lost.value).endswith(
-        "re-attaching failed 3 times: each stream ended before its done event, with nothing new"
+        "re-attaching failed 3 times in 0.3 s: each stream ended before its done event, with nothing new"
     )
 
 
@@ -207,8 +211,9 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
     """Each wait is the worker's Retry-After (at least the first back-off, at most 30 s, never past the
     limit); once `wait_limit` seconds are spent in a row the re-attach is given up in words, while an
     answer in between starts the count again."""
-    collector = BatchCollector()
-    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5, wait_limit=70.0))
+    clock = Clock()
+    collector = BatchCollector(clock=clock)
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5, wait_limit=70.0), clock)
     loading = WorkerHTTPError(503, {"error": "Loading: the engine is still loading"}, retry_after=45.0)
     now = WorkerHTTPError(503, {"error": "Loading: x"}, retry_after=0.0)
     with pytest.raises(TransportError, match=r"'Loading: the engine is still loading' after 70 s"):
@@ -218,11 +223,11 @@ def test_waits_the_worker_asks_for_are_bounded_by_the_wait_limit_in_a_row():
         )
     sleeps = [step.seconds for step in script.steps if isinstance(step, Sleep)]
     assert sleeps == [0.5, 30.0, 30.0, 10.0]
-    collector = BatchCollector()  # `Retry-After: 0` with no back-off: still a wait, and an end
-    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1))
+    collector = BatchCollector(clock=clock)  # `Retry-After: 0` with no back-off: still a wait, and an end
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.0, wait_limit=0.1), clock)
     with pytest.raises(TransportError, match=r"'Loading: x' after 0.1 s"):
         script.run(collector, [[START, None], now, now, now, now, now])
-    assert [step for step in script.steps if isinstance(step, Sleep)] == [Sleep(0.05), Sleep(0.05)]
+    assert [step.seconds for step in script.steps if isinstance(step, Sleep)] == pytest.approx([0.05, 0.05])
     with pytest.raises(ClientError, match="wait_limit must be a finite number"):
         next(streaming_plan(BatchCollector(), {}, attempts=0, delay=0.5, wait_limit=float("nan")))
 
@@ -327,14 +332,6 @@ def test_bench_takes_the_base_url_as_the_client_does(monkeypatch):
     assert _config(parser.parse_args(["bench"])).base == resolve_base() == "http://127.0.0.1:9999"
     given = parser.parse_args(["bench", "--base", "http://localhost:7000/"])
     assert _config(given).base == resolve_base("http://localhost:7000/") == "http://localhost:7000"
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def test_the_stall_bound_counts_from_the_last_progress_only():

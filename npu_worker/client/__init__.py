@@ -14,10 +14,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from npu_worker.client.common import (
-    BASE_ENV,
-    DEFAULT_BASE,
-    BatchCollector,
+from npu_worker.client.collector import BatchCollector
+from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
+from npu_worker.client.errors import (
     ClientError,
     EngineFailed,
     InvalidArgument,
@@ -26,7 +25,6 @@ from npu_worker.client.common import (
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
-    resolve_base,
 )
 from npu_worker.client.sync import cancel_job, health, synth, synth_batch_polling, synth_batch_streaming
 

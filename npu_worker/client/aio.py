@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -15,42 +16,35 @@ from typing import Any
 import aiohttp
 from aiohttp.http_exceptions import LineTooLong
 
+from npu_worker.client.collector import BatchCollector, ProgressCallback, maybe_await
 from npu_worker.client.common import (
     ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
-    BatchCollector,
-    ClientError,
-    NotConnected,
-    ProgressCallback,
-    TransportError,
-    WorkerHTTPError,
-    WorkerProtocolError,
+    answer_too_slow,
     auth_headers,
     batch_body,
+    check_seconds,
     encode_body,
     error_body_of,
-    maybe_await,
+    line_too_slow,
     over_limit,
     parse_line,
     resolve_base,
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.plans import (
-    SUBMIT_ATTEMPTS,
-    SUBMIT_DELAY,
-    WAIT_LIMIT,
-    Deliver,
-    Follow,
-    Plan,
-    Sleep,
-    cancel_plan,
-    polling_plan,
-    streaming_plan,
-    synth_plan,
+from npu_worker.client.errors import (
+    ClientError,
+    NotConnected,
+    TransportError,
+    WorkerHTTPError,
+    WorkerProtocolError,
 )
+from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
+from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
+from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
 
 _BROKEN = (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError)
 
@@ -66,11 +60,16 @@ class _Http:
         token: str | None,
         timeout: float,
         answer_timeout: float | None = None,
+        timeout_name: str = "timeout",
     ):
+        check_seconds(timeout_name, timeout)
+        if answer_timeout is not None:
+            check_seconds("answer_timeout", answer_timeout)
         self.session = session
         self.base = resolve_base(base)
         self.headers = auth_headers(token)
         self.timeout = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+        self.seconds = timeout  # also each whole line of a stream, and each whole body, must come within it
         self.answer_timeout = timeout if answer_timeout is None else min(timeout, answer_timeout)
 
     async def open(
@@ -81,8 +80,10 @@ class _Http:
         data, headers = None, self.headers
         if body is not None:  # encoded here: aiohttp's json= would send nan as `NaN`
             data, headers = encode_body(body), {**self.headers, "Content-Type": "application/json"}
+        # The head, whole within the timeout (`sock_read` bounds each read only: a trickled head held it)
+        seconds = self.answer_timeout if at_once else self.seconds
         try:
-            async with asyncio.timeout(self.answer_timeout if at_once else None):
+            async with asyncio.timeout(seconds) as deadline:
                 response = await self.session.request(  # the worker never redirects: a 3xx is its answer
                     method,
                     url,
@@ -94,43 +95,50 @@ class _Http:
                 )
             if response.status >= 300:
                 async with response:
-                    raw = await _error_body(response)
+                    raw = await self._error_body(method, url, response)
                 retry_after = retry_after_of(
                     response.headers.get("Retry-After"), response.headers.get("Date")
                 )
                 raise WorkerHTTPError(response.status, error_body_of(raw), retry_after)
             return response
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            if deadline.expired():
+                raise TransportError(f"{method} {url}: {answer_too_slow(seconds)}") from exc
             refused = isinstance(exc, aiohttp.ClientConnectorError) and isinstance(
                 exc.os_error, ConnectionRefusedError
             )
             raise (NotConnected if refused else TransportError)(f"{method} {url}: {exc!r}") from exc
+
+    async def _error_body(self, method: str, url: str, response: aiohttp.ClientResponse) -> bytes:
+        """At most ERROR_BODY_LIMIT bytes of a refusal's body, whole within the read timeout; what came
+        when it was cut short (the status says what happened, as in the sync client)."""
+        raw = b""
+        try:
+            async with asyncio.timeout(self.seconds):
+                with contextlib.suppress(aiohttp.ClientPayloadError):
+                    while len(raw) < ERROR_BODY_LIMIT and (chunk := await response.content.readany()):
+                        raw += chunk
+        except TimeoutError:
+            raise TransportError(f"{method} {url}: {answer_too_slow(self.seconds)}") from None
+        return raw[:ERROR_BODY_LIMIT]
 
     async def json(
         self, method: str, path: str, body: Any = None, at_once: bool = False
     ) -> tuple[int, dict[str, Any]]:
         response = await self.open(method, path, body, at_once)
         try:
-            async with response:
+            async with response, asyncio.timeout(self.seconds) as deadline:
                 try:
                     raw = await response.content.readexactly(BODY_LIMIT + 1)
                 except asyncio.IncompleteReadError as whole:  # the usual case: the body ended first
                     raw = whole.partial
         except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            if deadline.expired():
+                raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.seconds)}") from None
             raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         return response.status, error_body_of(raw)
-
-
-async def _error_body(response: aiohttp.ClientResponse) -> bytes:
-    """At most ERROR_BODY_LIMIT bytes of a refusal's body; what came when it was cut short (the status
-    says what happened, as in the sync client)."""
-    raw = b""
-    with contextlib.suppress(aiohttp.ClientPayloadError):
-        while len(raw) < ERROR_BODY_LIMIT and (chunk := await response.content.readany()):
-            raw += chunk
-    return raw[:ERROR_BODY_LIMIT]
 
 
 @asynccontextmanager
@@ -140,24 +148,30 @@ async def _http(
     token: str | None,
     timeout: float,
     answer_timeout: float | None = None,
+    timeout_name: str = "timeout",
 ) -> AsyncIterator[_Http]:
     if session is not None:
-        yield _Http(session, base, token, timeout, answer_timeout)
+        yield _Http(session, base, token, timeout, answer_timeout, timeout_name)
         return
     async with aiohttp.ClientSession() as own:
-        yield _Http(own, base, token, timeout, answer_timeout)
+        yield _Http(own, base, token, timeout, answer_timeout, timeout_name)
 
 
 async def health(
-    *, base: str | None = None, token: str | None = None, session: aiohttp.ClientSession | None = None
+    *,
+    base: str | None = None,
+    token: str | None = None,
+    timeout: float = 10.0,
+    session: aiohttp.ClientSession | None = None,
 ) -> dict[str, Any]:
-    async with _http(session, base, token, 10.0) as http_:
+    """GET /health; see `npu_worker.client.sync.health`."""
+    async with _http(session, base, token, timeout) as http_:
         return (await http_.json("GET", "/health"))[1]
 
 
 async def synth(
     text: str,
-    output_path: str,
+    output_path: str | os.PathLike[str],
     *,
     base: str | None = None,
     lang: str = "ko",
@@ -193,16 +207,20 @@ async def cancel_job(
         return await _run(plan, http_, BatchCollector(on_progress))
 
 
-async def _drain(response: aiohttp.ClientResponse, collector: BatchCollector) -> BaseException | None:
-    """Feed a stream's lines to the collector until `done` or EOF; returns what broke it, if anything."""
+async def _drain(
+    response: aiohttp.ClientResponse, collector: BatchCollector, line_timeout: float
+) -> BaseException | None:
+    """Feed a stream's lines to the collector until `done` or EOF; returns what broke it, if anything
+    (a TimeoutError when a line took over `line_timeout` as a whole: `sock_read` bounds each read only)."""
     async with response:
         while collector.done is None:
             try:
-                raw = await response.content.readline()
+                async with asyncio.timeout(line_timeout) as deadline:
+                    raw = await response.content.readline()
             except LineTooLong:  # aiohttp's own bound, LINE_LIMIT
                 raise WorkerProtocolError(f"the worker sent a line over {LINE_LIMIT} bytes") from None
             except _BROKEN as exc:
-                return exc
+                return TimeoutError(line_too_slow(line_timeout)) if deadline.expired() else exc
             if not raw:
                 return None
             event = parse_line(raw)
@@ -235,7 +253,7 @@ async def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str,
             except (TransportError, WorkerHTTPError) as exc:
                 error = exc
                 continue
-            outcome = await _drain(response, collector)
+            outcome = await _drain(response, collector, http_.seconds)
         else:
             try:
                 outcome = (await http_.json(step.method, step.path, step.body, step.at_once))[1]
@@ -268,7 +286,7 @@ async def synth_batch_streaming(
     collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
-    async with _http(session, base, token, read_timeout, answer_timeout) as http_:
+    async with _http(session, base, token, read_timeout, answer_timeout, "read_timeout") as http_:
         return await _run(plan, http_, collector)
 
 

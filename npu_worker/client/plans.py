@@ -1,186 +1,49 @@
-"""The two batch plans of the pipeline client, as steps a driver performs (`sync.py`, `aio.py`).
+"""The batch plans of the pipeline client (and `synth`'s and a cancel's), as steps a driver performs.
 
-A plan is a generator that yields steps (`Call` a JSON endpoint, `Follow` an NDJSON stream into the
-collector, `Sleep`, `Deliver` an event to `on_progress`) and is sent each step's outcome, or has the
-step's `TransportError`/`WorkerHTTPError` thrown into it; it returns the result. Apart from
-`common.py` because this is the one place that decides when to retry, re-attach, poll and give up.
+See `steps.py` for what a plan yields; this is the one place that decides what a batch asks next:
+submit, follow its stream and re-attach at the last `seq`, poll its status and then its result, and
+when a restart's signs send it to `/health`. How each request is retried is `retrying.py`'s.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Generator
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Generator
 from typing import Any
 
-from npu_worker.client.common import (
-    BatchCollector,
-    ClientError,
+from npu_worker.client.collector import BatchCollector, done_event, result_events, status_event
+from npu_worker.client.common import check_count, check_seconds, events_path, job_path
+from npu_worker.client.errors import (
     EngineFailed,
-    InvalidArgument,
     NotConnected,
     TransportError,
     WorkerHTTPError,
     WorkerProtocolError,
-    done_event,
-    events_path,
-    job_path,
-    result_events,
-    status_event,
 )
+from npu_worker.client.retrying import (
+    WAIT_LIMIT,
+    Patience,
+    asked_to_wait,
+    backoff,
+    poll_json,
+    retryable,
+    submitted,
+)
+from npu_worker.client.steps import Call, Deliver, Follow, Plan, Sleep, Step
 
 TERMINAL_STATUSES = frozenset({"done", "cancelled"})
-# Worker answers that mean "not now" rather than "never": a re-attach or a poll is tried again.
-RETRYABLE_STATUSES = frozenset({502, 503, 504})
-SUBMIT_RETRY_STATUSES = frozenset({429, 503})  # "not now": nothing was queued (see `not_now`)
-MAX_BACKOFF = 5.0
-MAX_RETRY_AFTER = 30.0  # a worker's Retry-After is followed up to this many seconds
-# Seconds in a row a worker that answers "not now" with a Retry-After is waited for: a first ZipVoice
-# start on an NPU compiles its decoder for minutes (20-101 s a bucket, five buckets).
-WAIT_LIMIT = 900.0
-# A single call's tries and first back-off (`synth`, a cancel): the batch calls' defaults.
-SUBMIT_ATTEMPTS, SUBMIT_DELAY = 10, 0.5
-MIN_WAIT = 0.05  # the least a wait lasts: `Retry-After: 0` with `reattach_delay=0` is no busy loop
 
 
-@dataclass(frozen=True)
-class Call:
-    """A JSON request; the driver sends back the parsed body (a dict). `at_once`: the worker answers it
-    at once (a poll), so its answer is awaited for the answer timeout only, not the read timeout."""
-
-    method: str
-    path: str
-    body: Any = None
-    at_once: bool = False
-
-
-@dataclass(frozen=True)
-class Follow:
-    """Open an NDJSON stream and feed its lines to the collector until `done` or the stream ends;
-    the driver sends back what broke it (an exception) or None. `at_once`: as for `Call` (a re-attach;
-    its lines may then be as far apart as the read timeout allows)."""
-
-    method: str
-    path: str
-    body: Any = None
-    at_once: bool = False
-
-
-@dataclass(frozen=True)
-class Sleep:
-    seconds: float
-
-
-@dataclass(frozen=True)
-class Deliver:
-    """Pass one event to `collector.accept` (the async driver awaits what `on_progress` returns)."""
-
-    event: dict[str, Any]
-
-
-Step = Call | Follow | Sleep | Deliver
-Plan = Generator[Step, Any, dict[str, Any]]
-
-
-def backoff(failures: int, delay: float) -> float:
-    """Seconds before retry number `failures` (0: at once), doubling from `delay`, at most MAX_BACKOFF."""
-    return 0.0 if failures == 0 else min(delay * 2 ** (failures - 1), MAX_BACKOFF)
-
-
-def retryable(error: ClientError) -> bool:
-    return isinstance(error, TransportError) or (
-        isinstance(error, WorkerHTTPError) and error.status in RETRYABLE_STATUSES
-    )
-
-
-def not_now(error: ClientError) -> bool:
-    """A submission the worker refused for the moment, so nothing was queued: 429 (its queue is full)
-    or 503 (loading, shutting down, its state or queue unavailable); any other refusal is final."""
-    return isinstance(error, WorkerHTTPError) and error.status in SUBMIT_RETRY_STATUSES
-
-
-def asked_to_wait(error: BaseException) -> bool:
-    """A 429 or 503 with `Retry-After`: the worker is there and says when to ask again (it loads its
-    engine or reads its kept jobs, its queue is full, it shuts down for a restart). Unlike a worker
-    that cannot be reached, it is waited for without spending `attempts`, up to the wait limit."""
-    return isinstance(error, WorkerHTTPError) and not_now(error) and error.retry_after is not None
-
-
-@dataclass
-class Patience:
-    """How long the worker has said "not now, retry after" in a row, against `limit` seconds.
-
-    Each wait is its `Retry-After` (at least `floor`, the back-off's first delay, and MIN_WAIT, so
-    `Retry-After: 0` is no busy loop and the limit is reached; at most MAX_RETRY_AFTER), and is told
-    to `on_progress` first as an unlogged `waiting` event (the CLI prints it): a worker that compiles
-    for minutes is not silence."""
-
-    limit: float = WAIT_LIMIT
-    floor: float = 0.5
-    waited: float = 0.0
-    said: str = ""  # the last "not now" in the worker's words
-
-    def __post_init__(self) -> None:
-        if not math.isfinite(self.limit) or self.limit < 0:  # a negative one was taken as 0, unsaid
-            raise InvalidArgument(f"wait_limit must be a finite number of seconds ≥ 0, not {self.limit:g}")
-
-    def spent(self) -> bool:
-        return self.waited >= self.limit
-
-    def wait(self, error: WorkerHTTPError) -> Generator[Step, Any, None]:
-        assert error.retry_after is not None
-        wanted = max(error.retry_after, self.floor, MIN_WAIT)
-        seconds = min(wanted, MAX_RETRY_AFTER, self.limit - self.waited)
-        self.said = str(error.body.get("error") or error)
-        event = {"event": "waiting", "status": error.status, "error": self.said, "retry_after": seconds}
-        yield Deliver({**event, "waited": round(self.waited, 3), "wait_limit": self.limit})
-        yield Sleep(seconds)
-        self.waited += seconds
-
-    def reset(self) -> None:
-        """The worker answered: a later "not now" starts a new count."""
-        self.waited = 0.0
-
-    def gave_up(self) -> str:
-        return f"the worker still answered {self.said!r} after {self.waited:g} s of waiting (wait_limit)"
-
-
-def submitted(
-    step: Call | Follow, attempts: int, delay: float, patience: Patience
-) -> Generator[Step, Any, Any]:
-    """Send a submission, again after the worker's `Retry-After` while it answers "not now" (up to the
-    wait limit), or after the back-off, at most `attempts` more times, when it says no `Retry-After`
-    or, having said "not now", refuses the connection (it restarts: a load that crashed, a shutdown;
-    nothing was sent; that ended the batch with exit 2). A connection that breaks once made is not
-    retried: the worker may have queued the batch, and sending it twice would make it twice; nor is
-    a refused first one (no worker there: said at once)."""
-    failures = 0
-    said_not_now = False
-    while True:
-        try:
-            answer = yield step
-            patience.reset()
-            return answer
-        except NotConnected:
-            failures += 1
-            if not said_not_now or failures > attempts:
-                raise
-            yield Sleep(backoff(failures, delay))
-        except WorkerHTTPError as exc:
-            said_not_now = said_not_now or not_now(exc)
-            if asked_to_wait(exc) and not patience.spent():
-                yield from patience.wait(exc)
-                continue
-            failures += 1
-            if not not_now(exc) or failures > attempts or asked_to_wait(exc):
-                raise
-            yield Sleep(backoff(failures, delay))
-
-
-def synth_plan(body: dict[str, Any], attempts: int, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+def synth_plan(
+    body: dict[str, Any],
+    attempts: int,
+    delay: float,
+    wait_limit: float = WAIT_LIMIT,
+    clock: Callable[[], float] = time.monotonic,
+) -> Plan:
     """POST /synth, sent again while the worker says "not now" as a submission is (`submitted`): it
     waited for no `Loading` (a `synth` right after a restart failed at once, while a batch waited)."""
-    patience = Patience(wait_limit, delay)
+    patience = Patience(wait_limit, delay, clock)
     answer: dict[str, Any] = yield from submitted(Call("POST", "/synth", body), attempts, delay, patience)
     return answer
 
@@ -197,10 +60,12 @@ def streaming_plan(
     `failures` counts re-attaches in a row that brought nothing new; past `attempts` it gives up.
     A worker that answers "not now" with a `Retry-After` is waited for instead, up to `wait_limit`.
     """
-    patience = Patience(wait_limit, delay)
+    check_count("reattach_attempts", attempts)
+    check_seconds("reattach_delay", delay, zero_allowed=True)
+    patience = Patience(wait_limit, delay, collector.clock)
     before = collector.last_seq
     problem = yield from submitted(Follow("POST", "/synth_batch", body), attempts, delay, patience)
-    failures = 0
+    failures, lost_at = 0, collector.clock()
     while collector.done is None:
         if collector.job_id is None:
             raise TransportError(  # answered: a worker answers once the job is queued
@@ -210,8 +75,12 @@ def streaming_plan(
         if stall := collector.stalled():
             raise stall
         failures = 0 if collector.last_seq > before else failures + 1
+        if failures == 0:  # the stream brought something: lost now
+            lost_at = collector.clock()
         before = collector.last_seq
-        problem, failures = yield from _reattach(collector, failures, attempts, delay, problem, patience)
+        problem, failures = yield from _reattach(
+            collector, failures, attempts, delay, problem, patience, lost_at
+        )
     return collector.result()
 
 
@@ -234,10 +103,17 @@ def engine_failed(job_id: str) -> Generator[Step, Any, None]:
 
 
 def _reattach(
-    collector: BatchCollector, failures: int, attempts: int, delay: float, problem: Any, patience: Patience
+    collector: BatchCollector,
+    failures: int,
+    attempts: int,
+    delay: float,
+    problem: Any,
+    patience: Patience,
+    lost_at: float,
 ) -> Generator[Step, Any, tuple[Any, int]]:
     """Follow `/jobs/{id}/events?after=<last seq>`, retrying while the worker is unreachable or booting;
-    while it says "not now" with a `Retry-After` (loading after a restart), waiting as it asks."""
+    while it says "not now" with a `Retry-After` (loading after a restart), waiting as it asks. Given
+    up, it says for how long since the stream was lost (at `lost_at` on the collector's clock)."""
     assert collector.job_id is not None
     lost = f"job {collector.job_id}: stream lost after event {collector.last_seq}"
     asked = False  # the last try was answered "not now": its wait is done, no back-off on top
@@ -274,31 +150,8 @@ def _reattach(
         failures += 1
     # None: each stream the worker answered ended (EOF) before `done` and brought nothing new
     why = problem or "each stream ended before its done event, with nothing new"
-    raise TransportError(f"{lost}; re-attaching failed {failures} times: {why}")
-
-
-def poll_json(
-    path: str, attempts: int, delay: float, patience: Patience | None = None, method: str = "GET"
-) -> Generator[Step, Any, dict[str, Any]]:
-    """GET `path` as JSON, retrying transport failures and 502/503/504 up to `attempts` times, and
-    a "not now" with a `Retry-After` (a worker loading after a restart) as long as `patience` allows.
-    `method`: another request that may be sent again (DELETE)."""
-    patience = Patience(floor=delay) if patience is None else patience
-    failures = 0
-    while True:
-        try:
-            answer: dict[str, Any] = yield Call(method, path, at_once=True)
-            patience.reset()
-            return answer
-        except (TransportError, WorkerHTTPError) as exc:
-            if asked_to_wait(exc) and not patience.spent():
-                assert isinstance(exc, WorkerHTTPError)
-                yield from patience.wait(exc)
-                continue
-            failures += 1
-            if not retryable(exc) or failures > attempts or asked_to_wait(exc):
-                raise
-            yield Sleep(backoff(failures, delay))
+    tried = f"re-attaching failed {failures} times in {collector.clock() - lost_at:.3g} s"
+    raise TransportError(f"{lost}; {tried}: {why}")
 
 
 def poll_job(
@@ -315,12 +168,14 @@ def poll_job(
     return answer
 
 
-def cancel_plan(job_id: str, delay: float, wait_limit: float = WAIT_LIMIT) -> Plan:
+def cancel_plan(
+    job_id: str, delay: float, wait_limit: float = WAIT_LIMIT, clock: Callable[[], float] = time.monotonic
+) -> Plan:
     """DELETE the job, again while the worker says "not now" with a `Retry-After`, up to `wait_limit`:
     a worker that restarted answers every `/jobs` request `Loading` until it has read its kept jobs
     and loaded its engine (minutes on an NPU), then runs the job; a cancel refused once (Ctrl-C's)
     left it running unattended. Anything else fails at once (the caller is told the job may run on)."""
-    answer = yield from poll_json(job_path(job_id), 0, delay, Patience(wait_limit, delay), "DELETE")
+    answer = yield from poll_json(job_path(job_id), 0, delay, Patience(wait_limit, delay, clock), "DELETE")
     return answer
 
 
@@ -338,7 +193,10 @@ def polling_plan(
     status changes, then each section's final event and `done` (and a `waiting` event for each wait a
     "not now" with `Retry-After` asks for).
     """
-    patience = Patience(wait_limit, delay)
+    check_count("reattach_attempts", attempts)
+    check_seconds("reattach_delay", delay, zero_allowed=True)
+    check_seconds("poll_interval", interval, zero_allowed=True)
+    patience = Patience(wait_limit, delay, collector.clock)
     accepted = yield from submitted(Call("POST", "/synth_batch?async=1", body), attempts, delay, patience)
     if not isinstance(accepted.get("job_id"), str) or not accepted["job_id"]:
         raise WorkerProtocolError(f"the worker accepted the batch without a job_id: {accepted}"[:300])

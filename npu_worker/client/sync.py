@@ -7,47 +7,40 @@ request the worker refuses as a whole raises `WorkerHTTPError`.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import os
+import socket
+import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from typing import Any
 
+from npu_worker.client.collector import BatchCollector, ProgressCallback
 from npu_worker.client.common import (
     ANSWER_TIMEOUT,
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
-    BatchCollector,
-    ClientError,
-    NotConnected,
-    ProgressCallback,
-    TransportError,
-    WorkerHTTPError,
+    answer_too_slow,
     auth_headers,
     batch_body,
+    check_seconds,
     encode_body,
     error_body_of,
+    line_too_slow,
     over_limit,
     parse_line,
     resolve_base,
     retry_after_of,
     synth_body,
 )
-from npu_worker.client.plans import (
-    SUBMIT_ATTEMPTS,
-    SUBMIT_DELAY,
-    WAIT_LIMIT,
-    Deliver,
-    Follow,
-    Plan,
-    Sleep,
-    cancel_plan,
-    polling_plan,
-    streaming_plan,
-    synth_plan,
-)
+from npu_worker.client.errors import ClientError, NotConnected, TransportError, WorkerHTTPError
+from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
+from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
+from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
@@ -60,16 +53,59 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None
 
 
+class _Answer(http.client.HTTPResponse):
+    """A response that keeps its socket, so that a deadline can cut a read (`_Deadline`)."""
+
+    def __init__(self, sock: socket.socket, *args: Any, **kwargs: Any) -> None:
+        super().__init__(sock, *args, **kwargs)
+        self.socket = sock
+
+
+class _Deadline:
+    """Shuts `sock` down once `seconds` have passed, which ends a read blocked on it: the socket's own
+    timeout bounds each read only, so a peer that sent a byte each second held a read of a head, a
+    line or a body for as long as it liked. `passed` says whether it cut. `sock` may be an `_Answer`,
+    for its socket."""
+
+    def __init__(self, sock: Any, seconds: float) -> None:
+        self.socket = sock.socket if isinstance(sock, _Answer) else sock
+        self.passed = False
+        self.timer = threading.Timer(seconds, self._cut)
+        self.timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        if self.socket is not None:
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+
+    def _cut(self) -> None:
+        self.passed = True
+        with contextlib.suppress(OSError):  # the plain socket's shutdown (TLS's would drop its state)
+            socket.socket.shutdown(self.socket, socket.SHUT_RDWR)  # type: ignore[arg-type]
+
+
 def _reading_for(connection: type[http.client.HTTPConnection], timeout: float) -> Any:
     """`connection` whose socket, once the answer's head is in, waits `timeout` for each read of the
     body: urllib's one timeout covers the head and the body alike, and the head may be given less."""
 
     class Reading(connection):  # type: ignore[valid-type,misc]
+        response_class = _Answer
+
         def getresponse(self) -> http.client.HTTPResponse:
             # Taken first: once the answer says `Connection: close` (always: urllib asks for it),
             # getresponse hands the socket to the response and sets `self.sock` to None.
             sock = self.sock
-            response = super().getresponse()
+            with _Deadline(sock, self.timeout) as deadline:  # the head, whole within the request's timeout
+                try:
+                    response = super().getresponse()
+                except (OSError, http.client.HTTPException):
+                    if not deadline.passed:
+                        raise
+            if deadline.passed:  # cut, or (barely) in: the socket is shut down either way
+                raise TimeoutError(answer_too_slow(self.timeout))
             if sock is not None:  # the response reads through this socket
                 sock.settimeout(timeout)
             return response
@@ -105,8 +141,16 @@ class _Http:
     """
 
     def __init__(
-        self, base: str | None, token: str | None, timeout: float, answer_timeout: float | None = None
+        self,
+        base: str | None,
+        token: str | None,
+        timeout: float,
+        answer_timeout: float | None = None,
+        timeout_name: str = "timeout",
     ) -> None:
+        check_seconds(timeout_name, timeout)
+        if answer_timeout is not None:
+            check_seconds("answer_timeout", answer_timeout)
         self.base = resolve_base(base)
         self.headers = {"Content-Type": "application/json", **auth_headers(token)}
         self.timeout = timeout
@@ -123,13 +167,17 @@ class _Http:
             return self.opener.open(request, timeout=self.answer_timeout if at_once else self.timeout)
         except urllib.error.HTTPError as exc:
             try:
-                raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
+                with _Deadline(exc.fp, self.timeout) as deadline:
+                    raw = exc.read(ERROR_BODY_LIMIT)  # bounded; what came, if it was cut short
             except (OSError, http.client.HTTPException) as broken:  # reset
-                raise TransportError(
-                    f"{method} {self.base}{path}: HTTP {exc.code}, then {broken!r}"
-                ) from None
+                if not deadline.passed:
+                    raise TransportError(
+                        f"{method} {self.base}{path}: HTTP {exc.code}, then {broken!r}"
+                    ) from None
             finally:
                 exc.close()
+            if deadline.passed:
+                raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}") from None
             retry_after = retry_after_of(exc.headers.get("Retry-After"), exc.headers.get("Date"))
             raise WorkerHTTPError(exc.code, error_body_of(raw), retry_after) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
@@ -141,10 +189,13 @@ class _Http:
     ) -> tuple[int, dict[str, Any]]:
         response = self.open(method, path, body, at_once)
         try:
-            with response:
+            with response, _Deadline(response, self.timeout) as deadline:
                 raw = response.read(BODY_LIMIT + 1)
         except (OSError, http.client.HTTPException) as exc:
-            raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+            if not deadline.passed:
+                raise TransportError(f"{method} {self.base}{path}: {exc}") from exc
+        if deadline.passed:
+            raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}")
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
         return response.status, error_body_of(raw)
@@ -157,7 +208,7 @@ def health(*, base: str | None = None, token: str | None = None, timeout: float 
 
 def synth(
     text: str,
-    output_path: str,
+    output_path: str | os.PathLike[str],
     *,
     base: str | None = None,
     lang: str = "ko",
@@ -196,14 +247,24 @@ def cancel_job(
     return _run(plan, _Http(base, token, timeout), BatchCollector(on_progress))
 
 
-def _drain(response: http.client.HTTPResponse, collector: BatchCollector) -> BaseException | None:
-    """Feed a stream's lines to the collector until `done` or EOF; returns what broke it, if anything."""
+def _drain(
+    response: http.client.HTTPResponse, collector: BatchCollector, line_timeout: float
+) -> BaseException | None:
+    """Feed a stream's lines to the collector until `done` or EOF; returns what broke it, if anything
+    (a TimeoutError when a line took over `line_timeout` as a whole, as the silence it is)."""
     with response:
         while collector.done is None:
-            try:
-                raw = response.readline(LINE_LIMIT + 1)
-            except _BROKEN as exc:
-                return exc
+            with _Deadline(response, line_timeout) as deadline:
+                try:
+                    raw = response.readline(LINE_LIMIT + 1)
+                except _BROKEN as exc:
+                    broken: BaseException | None = exc
+                else:
+                    broken = None
+            if deadline.passed:  # what it read is cut short, or the socket is: re-attached
+                return TimeoutError(line_too_slow(line_timeout))
+            if broken is not None:
+                return broken
             if not raw:
                 return None
             event = parse_line(raw)
@@ -236,7 +297,7 @@ def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
             except (TransportError, WorkerHTTPError) as exc:
                 error = exc
                 continue
-            outcome = _drain(response, collector)
+            outcome = _drain(response, collector, http_.timeout)
         else:
             try:
                 outcome = http_.json(step.method, step.path, step.body, step.at_once)[1]
@@ -265,7 +326,8 @@ def synth_batch_streaming(
 
     `on_progress(idx, event)` is called once per event (idx -1 for events without one), each logged
     event exactly once even across re-attaches. Returns `{"sections", "wav_paths", "errors", ...}`.
-    `read_timeout` bounds the silence on the socket; the worker's heartbeats keep a live stream busy.
+    `read_timeout` bounds the wait for each whole line (a peer that trickles bytes sends none); the
+    worker's heartbeats, one each 10 s, keep a live stream busy.
     A re-attach waits at most `answer_timeout` for the worker to answer: one that stopped answering
     is given up after about `read_timeout` + (attempts + 2) * `answer_timeout` + the back-off (one: `/health`). One
     that answers "not now" with a `Retry-After` (a 503 `Loading` after a restart, a 429 `QueueFull`)
@@ -279,7 +341,7 @@ def synth_batch_streaming(
     collector = BatchCollector(on_progress, stall_limit=stall_limit)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
-    return _run(plan, _Http(base, token, read_timeout, answer_timeout), collector)
+    return _run(plan, _Http(base, token, read_timeout, answer_timeout, "read_timeout"), collector)
 
 
 def synth_batch_polling(
@@ -305,7 +367,8 @@ def synth_batch_polling(
     `on_progress` gets a `status` event with the accepted body (its `job_id`, before any poll is
     answered) and whenever the polled status changes, then each section's final event and `done`
     once the job has finished. Same return value as `synth_batch_streaming`.
-    `timeout` bounds each wait on the socket; a poll's answer is awaited at most `answer_timeout`.
+    `timeout` bounds each wait on the socket and each whole answer's body; a poll's answer is awaited
+    to begin at most `answer_timeout`.
     A "not now" with a `Retry-After` is waited for up to `wait_limit`, as in `synth_batch_streaming`;
     `stall_limit` as there, progress being a change of the polled status (`done`, `current_idx`).
     """
