@@ -148,7 +148,9 @@ def check_queue(url: str) -> None:
     try:
         from .jobs.cluster.connect import ping_queue
     except ImportError as exc:
-        sys.exit(f"--queue {shown_url(url)} needs the redis package: pip install 'npu-worker[redis]' ({exc})")
+        sys.exit(
+            f"--queue {shown_url(url)} needs the redis package: pip install '.[redis]' in the npu-worker checkout ({exc})"
+        )
     problem = ping_queue(url)
     if problem is not None:
         sys.exit(f"npu-worker: cannot use the queue {shown_url(url)}: {problem}")
@@ -214,7 +216,9 @@ def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool
         from .testing import zipvoice_model
     except ImportError as exc:  # onnx is not a runtime dependency; without its options, the README's
         # `make-test-model DIR --size tiny` was refused as "unrecognized arguments", the reason unsaid
-        parser.unavailable = f"needs the `onnx` package: pip install 'npu-worker[bench]' ({exc})"
+        parser.unavailable = (
+            f"needs the `onnx` package: pip install '.[bench]' in the npu-worker checkout ({exc})"
+        )
         return
     zipvoice_model.add_arguments(parser)
     parser.set_defaults(handler=zipvoice_model.run)

@@ -297,6 +297,6 @@ def test_command_line_without_onnx_says_what_to_install(tmp_path: Path, argv: li
         timeout=60,
     )
     assert done.returncode == 1, done
-    assert "needs the `onnx` package: pip install 'npu-worker[bench]'" in done.stderr
+    assert "needs the `onnx` package: pip install '.[bench]' in the npu-worker checkout" in done.stderr
     assert "unrecognized arguments" not in done.stderr
     assert not (tmp_path / "m").exists()
