@@ -9,7 +9,8 @@ import fcntl
 import os
 import secrets
 import shutil
-from collections.abc import Iterator, Sequence
+import stat
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST
@@ -32,14 +33,21 @@ def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) ->
         try:
             info = path.stat()
             if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
-                with open(path, "rb") as reader, open(temp, "xb") as writer:  # "x": O_EXCL, never a link
-                    shutil.copyfileobj(reader, writer)
+                with open(path, "rb") as reader, open(temp, "xb", opener=_no_more_open(info)) as writer:
+                    shutil.copyfileobj(reader, writer)  # "x": O_EXCL, never a link
             os.replace(temp, target / path.name)
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
             temp.unlink(missing_ok=True)
             raise ModelLoadError(f"cannot copy {path} into {target}: {exc.strerror or exc}") from exc
         sizes[path.name] = path.stat().st_size
     return sizes
+
+
+def _no_more_open(source: os.stat_result) -> Callable[[str, int], int]:
+    """An opener that makes the copy with at most the source's permission bits: root preparing a folder
+    a local user owns read a link there to a file only root may read (`key -> /root/.ssh/id_rsa`) and
+    wrote it 0644, for anyone to read in the prepared folder."""
+    return lambda name, flags: os.open(name, flags, stat.S_IMODE(source.st_mode) & 0o666)
 
 
 def _linked(path: Path, link: Path) -> bool:
