@@ -300,3 +300,24 @@ def test_command_line_without_onnx_says_what_to_install(tmp_path: Path, argv: li
     assert "needs the `onnx` package: pip install '.[bench]' in the npu-worker checkout" in done.stderr
     assert "unrecognized arguments" not in done.stderr
     assert not (tmp_path / "m").exists()
+
+
+def test_command_line_refuses_a_folder_holding_other_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make-test-model ~/models/zipvoice_distill` (the real model's folder, mistaken for a new one) wrote
+    random weights over the downloaded fm_decoder.onnx. A folder of other files is refused, untouched;
+    an earlier make-test-model folder (its stamp) is written again."""
+    real = tmp_path / "zipvoice_distill"
+    real.mkdir()
+    (real / "fm_decoder.onnx").write_bytes(b"the downloaded decoder")
+    assert sm.main([str(real), "--size", "tiny", "--precision", "fp32"]) == 2
+    assert "holds other files" in capsys.readouterr().err
+    assert [p.name for p in real.iterdir()] == ["fm_decoder.onnx"]
+    assert (real / "fm_decoder.onnx").read_bytes() == b"the downloaded decoder"
+    again = tmp_path / "made"  # what an earlier make-test-model left (its stamp), cut short
+    again.mkdir()
+    (again / sm.SYNTHETIC_STAMP).write_text("{}\n")
+    (again / "tokens.txt").write_text("_ 0\n")
+    assert sm.main([str(again), "--size", "tiny", "--precision", "fp32"]) == 0
+    assert (again / "fm_decoder.onnx").is_file()
