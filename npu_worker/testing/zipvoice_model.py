@@ -362,7 +362,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     os.umask(os.umask(0) | 0o022)  # else, under umask 000, the folder it made was refused as others'
     out = Path(args.dir)
-    if out.is_dir() and any(out.iterdir()) and not (out / SYNTHETIC_STAMP).exists():
+    unsafe = out.is_dir() and shared_with_others(out) is not None  # build_model_dir says why, below
+    if out.is_dir() and not unsafe and any(out.iterdir()) and not (out / SYNTHETIC_STAMP).exists():
         # `make-test-model ~/models/zipvoice_distill` wrote random weights over the downloaded model
         print(
             f"npu-worker make-test-model: {out} holds other files (it is no earlier make-test-model's "
