@@ -42,6 +42,9 @@ from npu_worker.client.retrying import WAIT_LIMIT
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
 EXIT_TERMINATED = 143  # 128 + SIGTERM
+# coreutils `timeout` sends its SIGTERM twice, to the client and to its process group: a repeat this soon
+# is that same stop, not a second one (which would leave the job running)
+REPEATED_SIGTERM_SECONDS = 1.0
 TOKEN_ENV = "NPU_WORKER_TOKEN"
 
 
@@ -224,7 +227,13 @@ def hear_ctrl_c() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+_sigterm_at: list[float] = []  # when the SIGTERM that stopped the batch came
+
+
 def _terminated(signum: int, frame: Any) -> None:
+    if _sigterm_at and time.monotonic() - _sigterm_at[-1] < REPEATED_SIGTERM_SECONDS:
+        return  # timeout(1)'s second copy: the cancel it asked for goes on
+    _sigterm_at.append(time.monotonic())
     raise Terminated
 
 
@@ -332,9 +341,10 @@ def run_batch(args: argparse.Namespace) -> int:
             say(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:
-        bar.end_line()
-        word = "terminated" if isinstance(stop, Terminated) else "interrupted"
-        say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
+        with sigterm_as_interrupt():  # a SIGTERM while cancelling ended the client, the job left running
+            bar.end_line()
+            word = "terminated" if isinstance(stop, Terminated) else "interrupted"
+            say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")
         return EXIT_TERMINATED if isinstance(stop, Terminated) else EXIT_INTERRUPTED
     try:
         if args.json:

@@ -28,7 +28,7 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
         help="compile the decoder for the NPU ahead of time (a model directory serve loads in seconds)",
         description="Specialise the ZipVoice decoder to each frame bucket and compile it with QNN for the "
         "target SoC, into OUT: a copy of the model directory plus qnn/ and manifest.json. Needs "
-        "onnxruntime-qnn (pip install 'npu-worker[qnn]'); on x86 the HTP simulator backend compiles.",
+        "onnxruntime-qnn (pip install '.[qnn]' in the npu-worker checkout); on x86 the HTP simulator backend compiles.",
     )
     parser.add_argument("--model-dir", required=True, help="the ZipVoice model directory to prepare")
     parser.add_argument(

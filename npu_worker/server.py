@@ -42,6 +42,9 @@ LOGGED_METHOD_CHARS = 20
 # body hold over 512 KiB a connection outside the body budget; a body being read raises it
 # (`request_body.read_body`), so only the unread ones are held to it.
 READ_BUFSIZE = 64 * 1024
+# coreutils `timeout` passes one SIGTERM on twice, to the worker and to its process group, microseconds
+# apart: a repeat this soon is that same stop (a drain), not an operator's second one (exit at once)
+REPEATED_SIGTERM_SECONDS = 1.0
 LINGER_SECONDS = 1.0
 # asyncio accepts up to `backlog` sockets per loop turn before any is closed: a burst of that many
 # descriptors on top of the open connections, so it is kept small (keep max_connections + this + the
@@ -213,14 +216,20 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
         )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+        first: list[tuple[signal.Signals, float]] = []  # the signal that began the stop, and when
 
         def on_signal(sig: signal.Signals) -> None:
             if stop.is_set() and sig == signal.SIGHUP:  # a closed terminal often sends two: no hurry
                 return
+            if stop.is_set() and sig == signal.SIGTERM == first[0][0]:
+                if time.monotonic() - first[0][1] < REPEATED_SIGTERM_SECONDS:  # `timeout`'s second copy
+                    log.info("SIGTERM again at once: the same stop (timeout(1) sends it twice); draining")
+                    return
             if stop.is_set():  # a second SIGINT or SIGTERM: the operator will not wait for the drain
                 log.warning("%s again: exiting now, without waiting for the drain", sig.name)
                 os._exit(1)  # jobs survive it as they survive kill -9: their logs resume at the next start
             log.info("%s: shutting down", sig.name)
+            first.append((sig, time.monotonic()))
             stop.set()
 
         # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright

@@ -1,47 +1,32 @@
-"""Named voices: a reference wav plus its transcript, stored under a name so callers need no paths.
+"""The voice library: named voices looked up, stored, pruned and deleted.
 
-A voice lives as `<name>.wav` + `<name>.txt` (the same sidecar layout the ZipVoice engine reads) in
-`<state>/voices` (uploads; persisted across restarts) or in extra read-only directories. `default` is
-the worker's `--ref-wav`. A name never contains a path character, so a name can never reach outside
-its directory. Every method touches the filesystem: call them off the event loop. No aiohttp here.
+A voice lives as `<name>.wav` + `<name>.txt` in `<state>/voices` (uploads; persisted across restarts) or
+in extra read-only directories; `default` is the worker's `--ref-wav`. What a name and a listed voice are
+is voice_names.py's, how an upload's audio is checked voice_upload.py's. Every method touches the
+filesystem: call them off the event loop. No aiohttp here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import logging
 import os
-import re
-import stat
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-import numpy as np
-import soundfile
-
-from .audio import open_sound, read_mono, resample, wav_bytes
+from .audio import wav_bytes
 from .config import Settings
-from .files import (
-    TooLarge,
-    locked_directory,
-    private_folder,
-    read_regular,
-    shared_with_others,
-    write_atomic,
-)
+from .files import locked_directory, private_folder, shared_with_others, write_atomic
 from .leftovers import remove_all_parts
 from .paths import resolve_ref_wav
 from .protocol import (
     MAX_TRANSCRIPT_CHARS,
     BadRequest,
-    InvalidAudio,
     StateUnavailable,
     SynthParams,
     TooManyVoices,
@@ -50,116 +35,20 @@ from .protocol import (
     VoiceInUse,
     VoiceNotFound,
 )
+from .voice_names import (
+    DEFAULT_VOICE,
+    INLINE_PREFIX,
+    NamedVoice,
+    check_voice_name,
+    is_voice_name,
+    read_transcript,
+)
+from .voice_upload import UploadLimits, decode_upload
 
 log = logging.getLogger(__name__)
-DEFAULT_VOICE = "default"
-INLINE_PREFIX = "inline-"  # voices made from a request's inline `ref_audio`, named by content hash
 INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is not pruned (its request runs) ...
 INLINE_IN_USE_FACTOR = 4  # ... while fewer than this many times `inline_keep` are: a flood of new audio
 # (19 MB/s from one stream socket's session.config on a 2-core VM) would otherwise fill the disk in 2 min
-VOICE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
-MIN_VOICE_SECONDS = 0.5
-# Sample rates of recorded speech, telephone to studio. Below, a few samples make a "voice" that
-# resampling stretches into seconds of nothing (1 Hz: 10 samples, "10 s"); above, a small compressed
-# file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB) and is stored that large.
-MIN_SAMPLE_RATE = 8_000
-MAX_SAMPLE_RATE = 192_000
-MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
-TRANSCRIPT_READ_LIMIT = 64 * 1024  # a stored transcript is at most 1 000 characters; a read stops here
-
-
-def is_voice_name(name: str) -> bool:
-    """A bare name: letters, digits, `_ . -`, no path separators, no `..`, at most 64 characters."""
-    return bool(VOICE_NAME.fullmatch(name)) and ".." not in name
-
-
-def check_voice_name(name: str) -> str:
-    if not is_voice_name(name):
-        raise BadRequest(
-            f"voice name {name[:80]!r} is not allowed: use 1-64 letters, digits, '_', '.' or '-' "
-            "(no path characters)"
-        )
-    return name
-
-
-def read_transcript(path: Path) -> str | None:
-    """A voice's `.txt`, or None: never a read that waits on a FIFO or takes a huge file whole."""
-    try:
-        return read_regular(path, TRANSCRIPT_READ_LIMIT).decode("utf-8").strip() or None
-    except (OSError, TooLarge, UnicodeDecodeError):
-        return None
-
-
-@dataclass(frozen=True)
-class NamedVoice:
-    """`wav_path=None`: the engine's built-in default (no --ref-wav)."""
-
-    name: str
-    wav_path: str | None
-    text: str | None
-    source: str  # "default", "uploaded" or "directory"
-
-    def describe(self) -> dict[str, Any]:
-        """The listing entry: name, source, transcript, duration and sample rate of the wav."""
-        body: dict[str, Any] = {"name": self.name, "source": self.source, "ref_text": self.text}
-        if self.wav_path is not None and self.text is None:  # --ref-wav's transcript beside it,
-            folder = Path(self.wav_path).parent  # listed only where no one else can put a file (not /tmp:
-            if shared_with_others(folder) is None:  # a link there would list any file the worker reads)
-                body["ref_text"] = read_transcript(Path(self.wav_path).with_suffix(".txt"))
-        if self.wav_path is not None:
-            try:
-                frames, rate = wav_header(self.wav_path)
-                body["duration_sec"] = round(frames / rate, 3)
-                body["sample_rate"] = rate
-            except (OSError, RuntimeError):
-                body["duration_sec"] = body["sample_rate"] = None
-        return body
-
-
-def wav_header(path: str) -> tuple[int, int]:
-    """Frames and rate of the audio file at `path`, from its header; OSError for anything but a regular
-    file, opened without blocking (--ref-wav in /tmp swapped for a FIFO held each listing for ever)."""
-    with open(path, "rb", opener=lambda name, flags: os.open(name, flags | os.O_NONBLOCK)) as stream:
-        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", path)
-        with soundfile.SoundFile(stream) as sound:
-            return sound.frames, sound.samplerate
-
-
-@dataclass(frozen=True)
-class UploadLimits:
-    max_bytes: int
-    max_seconds: float
-
-
-def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
-    """Mono float32 samples and rate of an uploaded file, checked by really decoding it."""
-    if len(data) > limits.max_bytes:
-        raise InvalidAudio(f"the audio file has {len(data)} bytes, the limit is {limits.max_bytes}")
-    try:
-        with open_sound(data) as sound:
-            rate = sound.samplerate
-            if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
-                raise InvalidAudio(
-                    f"the sample rate is {rate} Hz; a voice needs {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
-                )
-            seconds = sound.frames / rate
-            if seconds > limits.max_seconds:
-                raise InvalidAudio(
-                    f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
-                )
-            mono, bad = read_mono(sound)
-    except (RuntimeError, ValueError) as exc:
-        raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
-    if bad:  # checked apart from silence: NaN made every check below say "silent"
-        raise InvalidAudio(f"the audio holds {bad} samples that are not finite numbers (NaN or infinity)")
-    if mono.size / rate < MIN_VOICE_SECONDS:
-        raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
-    if float(np.ptp(mono)) < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
-        raise InvalidAudio("the audio is silent")
-    if rate > MAX_STORED_RATE:  # 30 s at 192 kHz was an 11 MB wav (from a 2 MB FLAC), kept for ever
-        return resample(mono, rate, MAX_STORED_RATE), MAX_STORED_RATE
-    return mono, rate
 
 
 class VoiceLibrary:

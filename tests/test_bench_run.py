@@ -150,7 +150,7 @@ async def test_without_matplotlib_the_bench_writes_json_and_markdown_and_says_ho
     assert await asyncio.to_thread(bench_main, argv) == 0
     assert (tmp_path / "r.json").exists() and (tmp_path / "r.md").exists()
     assert not (tmp_path / "r.png").exists()
-    assert "pip install 'npu-worker[bench]'" in capsys.readouterr().err
+    assert "pip install '.[bench]' in the npu-worker checkout" in capsys.readouterr().err
 
 
 async def test_the_bench_command_refuses_a_remote_target(tmp_path, capsys):

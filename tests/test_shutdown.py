@@ -177,6 +177,23 @@ def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
     assert "SIGINT again: exiting now, without waiting for the drain" in log
 
 
+def test_sigterm_sent_twice_at_once_as_timeout_sends_it_still_drains(tmp_path):
+    """`timeout 3600 npu-worker serve` ended it without the drain: coreutils `timeout` sends its SIGTERM to
+    the worker and then to its process group, so the worker got two at once, took the second for an
+    operator's "now" and exited 1 (`SIGTERM again: exiting now`). A repeat that soon is the same stop."""
+    process, job = slow_section(tmp_path / "state", grace=0.3)
+    try:
+        os.kill(process.pid, signal.SIGTERM)  # what timeout(1) does: the process, then its group
+        time.sleep(0.2)  # two deliveries (one still pending when the next comes would be one signal)
+        os.kill(process.pid, signal.SIGTERM)
+        _, log = process.communicate(timeout=seconds(30))
+    finally:
+        process.kill()
+    assert process.returncode == 0, log
+    assert "exiting now" not in log
+    assert f"shutdown: section 0 of job {job} ran past 0.3 s; cancelled" in log
+
+
 def test_a_section_running_past_the_grace_is_cancelled(tmp_path):
     process, job = slow_section(tmp_path / "state", grace=0.3)
     try:

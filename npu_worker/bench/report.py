@@ -199,7 +199,7 @@ def markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-PLOT_HINT = "no plot written: matplotlib is not installed (pip install 'npu-worker[bench]' for the PNG)"
+PLOT_HINT = "no plot written: matplotlib is not installed (pip install '.[bench]' in the npu-worker checkout for the PNG)"
 
 
 def can_plot() -> bool:

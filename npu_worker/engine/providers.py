@@ -183,7 +183,9 @@ def qnn_devices(config: RuntimeConfig) -> list[Any]:
     try:
         import onnxruntime_qnn
     except ImportError as exc:
-        raise DeviceUnavailable("onnxruntime-qnn is not installed (pip install 'npu-worker[qnn]')") from exc
+        raise DeviceUnavailable(
+            "onnxruntime-qnn is not installed (pip install '.[qnn]' in the npu-worker checkout)"
+        ) from exc
     # libQnnHtp.so and libHtpPrepare.so export libffi symbols of their own: a cffi module first loaded
     # after them (soundfile, which reads reference voices) fails with "ffi_prep_closure(): bad
     # user_data". Loading soundfile before the plugin binds it to the system's libffi.
@@ -322,7 +324,9 @@ def cuda_reason() -> str | None:
     try:
         importlib.metadata.version("onnxruntime-gpu")
     except importlib.metadata.PackageNotFoundError:
-        return "onnxruntime-gpu is not the installed runtime (pip install 'npu-worker[cuda]')"
+        return (
+            "onnxruntime-gpu is not the installed runtime (pip install '.[cuda]' in the npu-worker checkout)"
+        )
     if EP_NAMES["cuda"] not in ort.get_available_providers():
         return "onnxruntime-gpu is installed but reports no CUDA provider (driver/CUDA libraries?)"
     return None

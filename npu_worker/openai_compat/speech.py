@@ -27,7 +27,8 @@ from ..protocol import (
     UnknownVoice,
     WorkerError,
 )
-from ..voices import DEFAULT_VOICE, UploadLimits
+from ..voice_names import DEFAULT_VOICE
+from ..voice_upload import UploadLimits
 from .core import (
     SpeechRun,
     engine_info,

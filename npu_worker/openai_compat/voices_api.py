@@ -14,7 +14,7 @@ from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
 from ..http_compat.request_body import PIECE_OVERHEAD, body_deadline, held_body
 from ..protocol import BadRequest, InvalidAudio, VoiceExists
-from ..voices import DEFAULT_VOICE, check_voice_name
+from ..voice_names import DEFAULT_VOICE, check_voice_name
 from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
 from .core import engine_voice, engine_voice_catalog, speaks_default_voice, voice_library
 from .errors import openai_errors, with_param

@@ -361,6 +361,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     os.umask(os.umask(0) | 0o022)  # else, under umask 000, the folder it made was refused as others'
+    out = Path(args.dir)
+    unsafe = out.is_dir() and shared_with_others(out) is not None  # build_model_dir says why, below
+    if out.is_dir() and not unsafe and any(out.iterdir()) and not (out / SYNTHETIC_STAMP).exists():
+        # `make-test-model ~/models/zipvoice_distill` wrote random weights over the downloaded model
+        print(
+            f"npu-worker make-test-model: {out} holds other files (it is no earlier make-test-model's "
+            "folder) that random weights would replace: give an empty or new folder",
+            file=sys.stderr,
+        )
+        return 2
     try:
         out = build_model_dir(
             args.dir, args.size, args.precision, distill=not args.no_distill, layout=args.layout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -161,6 +162,25 @@ def test_model_files_copied_into_the_out_folder_replace_a_link_instead_of_writin
         "tokens.txt",
         "vocos_24khz.onnx",
     }
+
+
+def test_a_copied_model_file_is_no_more_readable_than_its_source(tmp_path):
+    """Root preparing a folder a local user owns copied a link there to a root-only file (`key ->
+    /root/.ssh/id_rsa`, on another filesystem than --out, so copied rather than linked) as 0644: its
+    text for anyone to read in the prepared folder. A copy keeps the source's permission bits."""
+    source, out = tmp_path / "model", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    secret = tmp_path / "secret"
+    secret.write_bytes(b"only mine")
+    secret.chmod(0o620)  # group-writable: copied, not hard-linked (as another user's or another disk's)
+    (source / "key").symlink_to(secret)
+    (source / "tokens.txt").write_text("a 1\n")
+    (source / "tokens.txt").chmod(0o664)  # copied too: a model file anyone may read stays so
+    prepare._copy_model_files(source, out)
+    assert (out / "key").read_bytes() == b"only mine" and not (out / "key").is_symlink()
+    assert stat.S_IMODE((out / "key").stat().st_mode) & 0o044 == 0  # was 0644: anyone could read it
+    assert stat.S_IMODE((out / "tokens.txt").stat().st_mode) & 0o044 == 0o044
 
 
 def test_a_vocoder_beside_the_model_is_used_only_in_a_folder_no_one_else_can_write_in(tmp_path):

@@ -91,6 +91,19 @@ def test_auto_passes_over_the_htp_simulator_and_says_why(qnn_model_dir, tmp_path
 
 
 @x86_only
+def test_qnn_passed_over_is_not_said_to_be_compiling(qnn_model_dir):
+    """Every ZipVoice start off the NPU (`--device auto` on x86, or without onnxruntime-qnn) logged, and
+    showed as /health's load_phase, "specialising and compiling fm_decoder@… for qnn (1/5)", then at once
+    "device qnn not used": nothing was compiled. The reason now comes before any such line."""
+    said: list[str] = []
+    with pytest.raises(DeviceUnavailable, match="simulator"):
+        runtime.open_bucketed_decoder(
+            qnn_model_dir / "fm_decoder.onnx", "qnn", RuntimeConfig(), BUCKETS, progress=said.append
+        )
+    assert said == []
+
+
+@x86_only
 def test_explicit_qnn_without_the_simulator_opt_in_is_a_model_load_error(qnn_model_dir, tmp_path):
     engine = create(engine_config(qnn_model_dir, tmp_path, device="qnn"))
     with pytest.raises(ModelLoadError, match="--device qnn.*simulator") as caught:

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import subprocess
+import sys
 import wave
 from pathlib import Path
 
@@ -273,3 +276,48 @@ def test_command_line_builds_a_directory(tmp_path: Path, capsys: pytest.CaptureF
     assert sm.main([str(tmp_path / "m"), "--size", "tiny", "--precision", "fp32"]) == 0
     assert (tmp_path / "m" / "fm_decoder.onnx").exists()
     assert "fm_decoder.onnx" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["DIR", "--size", "tiny"], ["--help"]])
+def test_command_line_without_onnx_says_what_to_install(tmp_path: Path, argv: list[str]) -> None:
+    """README's `npu-worker make-test-model DIR --size tiny` after a plain `pip install .` (no `onnx`) was
+    refused as `unrecognized arguments: DIR --size tiny` (exit 2), the missing package never named: its
+    options come with the module that needs onnx. It now says what to install, with or without arguments."""
+    argv = [str(tmp_path / "m") if word == "DIR" else word for word in argv]
+    script = (
+        "import sys; sys.modules['onnx'] = None  # as after `pip install .`, which has no onnx\n"
+        "from npu_worker.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, "-c", script, "make-test-model", *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        timeout=60,
+    )
+    assert done.returncode == 1, done
+    assert "needs the `onnx` package: pip install '.[bench]' in the npu-worker checkout" in done.stderr
+    assert "unrecognized arguments" not in done.stderr
+    assert not (tmp_path / "m").exists()
+
+
+def test_command_line_refuses_a_folder_holding_other_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make-test-model ~/models/zipvoice_distill` (the real model's folder, mistaken for a new one) wrote
+    random weights over the downloaded fm_decoder.onnx. A folder of other files is refused, untouched;
+    an earlier make-test-model folder (its stamp) is written again."""
+    real = tmp_path / "zipvoice_distill"
+    real.mkdir()
+    (real / "fm_decoder.onnx").write_bytes(b"the downloaded decoder")
+    assert sm.main([str(real), "--size", "tiny", "--precision", "fp32"]) == 2
+    assert "holds other files" in capsys.readouterr().err
+    assert [p.name for p in real.iterdir()] == ["fm_decoder.onnx"]
+    assert (real / "fm_decoder.onnx").read_bytes() == b"the downloaded decoder"
+    again = tmp_path / "made"  # what an earlier make-test-model left (its stamp), cut short
+    again.mkdir()
+    (again / sm.SYNTHETIC_STAMP).write_text("{}\n")
+    (again / "tokens.txt").write_text("_ 0\n")
+    assert sm.main([str(again), "--size", "tiny", "--precision", "fp32"]) == 0
+    assert (again / "fm_decoder.onnx").is_file()

@@ -1,5 +1,6 @@
 """`npu-worker prepare`: the NPU decoder compiled once, ahead of time, into a directory `serve` loads.
-This module holds the directory's format, the manifest's checks and the loading; prepare.py compiles.
+This module holds the directory's format, the manifest's checks and the loading; prepare.py compiles
+(bucket_compile.py, one bucket; prepare_out.py, the output folder).
 
 Without it the first `serve --device qnn` specialises every frame bucket of the decoder and compiles it
 on the box itself (minutes on a phone's CPU, more on the x86 simulator). A prepared directory holds the

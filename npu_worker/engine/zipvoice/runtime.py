@@ -237,6 +237,8 @@ def open_bucketed_decoder(
     `npu-worker prepare` compiled when `ready` is given). Each session's placement goes into `placed`
     as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
     placed = {} if placed is None else placed
+    if device == "qnn":  # QNN unusable here (no plugin, the x86 simulator) says so before any progress
+        providers.qnn_devices(config)  # line: each start off the NPU logged "specialising and compiling"
     if device == "qnn" and ready is not None:
         sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress)
         for size, where in placements.items():

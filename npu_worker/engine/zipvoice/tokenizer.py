@@ -188,7 +188,7 @@ class EmiliaTokenizer:
             import pypinyin  # noqa: F401
         except ImportError as exc:
             raise error(
-                "the emilia tokenizer needs the [zh] extra for Chinese (pip install 'npu-worker[zh]'): "
+                "the emilia tokenizer needs the [zh] extra for Chinese (pip install '.[zh]' in the npu-worker checkout): "
                 + str(exc)
             ) from exc
 

@@ -1,0 +1,189 @@
+"""One bucket of `npu-worker prepare`: the decoder fixed to the bucket's shape (and quantised for a QDQ
+precision), compiled by QNN into an EPContext model, and checked against the fp32 decoder on the CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from npu_worker.engine import providers, specialize
+from npu_worker.engine.providers import RuntimeConfig, SessionPlacement
+from npu_worker.engine.zipvoice import qdq
+from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, SHARE, STOP_SHARE, context_name
+from npu_worker.engine.zipvoice.qdq import Feed
+from npu_worker.protocol import ModelLoadError
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One bucket to compile: the decoder fixed to `dims`, quantised on `feeds` if `precision` says so,
+    checked on `held_out` feeds."""
+
+    decoder: Path
+    size: int
+    dims: dict[str, int]
+    precision: str
+    feeds: list[Feed]
+    held_out: list[Feed]
+
+
+def cpu_reference(decoder: Path, config: RuntimeConfig) -> Any:
+    """The fp32 decoder as exported, on the CPU with dynamic shapes: what accuracy is measured against."""
+    import onnxruntime as ort
+
+    return ort.InferenceSession(
+        str(decoder), sess_options=providers.session_options(config), providers=["CPUExecutionProvider"]
+    )
+
+
+def compile_bucket(
+    bucket: Bucket,
+    contexts_dir: Path,
+    config: RuntimeConfig,
+    devices: list[Any],
+    reference: Any,
+    share: bool,
+    last: bool,
+    checks: list[Callable[[], None]] | None = None,
+) -> dict[str, Any]:
+    """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest.
+    With `share`, its accuracy check goes into `checks`, to run once the shared binary is written."""
+    import onnxruntime as ort
+
+    name = context_name(bucket.decoder, bucket.size)
+    options = providers.fixed_shape_options(config, bucket.dims)
+    options.add_provider_for_devices(devices, config.qnn_provider_options())
+    options.add_session_config_entry("ep.context_enable", "1")
+    options.add_session_config_entry("ep.context_file_path", str(contexts_dir / name))
+    options.add_session_config_entry("ep.context_embed_mode", "0")
+    if share:
+        options.add_session_config_entry(SHARE, "1")
+        if last:
+            options.add_session_config_entry(STOP_SHARE, "1")
+    notes: dict[str, Any] = {}
+    started = time.monotonic()
+    quantised = qdq.is_quantised(bucket.precision)
+    with _bucket_graph(bucket, contexts_dir, notes) as graph:
+        ready = time.monotonic()
+        boundary = qdq.boundary_names(graph) if quantised else set()
+        try:
+            session = ort.InferenceSession(
+                str(graph),
+                sess_options=options,
+                disabled_optimizers=list(providers.FIXED_SHAPE_DISABLED_OPTIMIZERS),
+            )
+        except Exception as exc:
+            raise ModelLoadError(
+                f"QNN could not compile {bucket.decoder.name} for {bucket.size} frames: {exc}"
+            ) from exc
+        compiled = time.monotonic()
+        # the same QDQ graph on the CPU: how much of the distance is quantisation, how much HTP
+        on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
+    placed = SessionPlacement.of(session, "qnn", qdq.boundary_on_cpu(session, boundary))
+    del session
+    _check_compiled(bucket, placed, contexts_dir / name)
+    record: dict[str, Any] = {
+        "file": f"{CONTEXT_DIR}/{name}",
+        "placement": placed.to_dict(),
+        "specialise_seconds": round(notes.get("specialised", ready) - started, 1),
+        "compile_seconds": round(compiled - ready, 1),
+    }
+    if quantised:
+        record["quantise_seconds"] = round(ready - notes["specialised"], 1)
+        record["calibration_calls"] = len(bucket.feeds)
+        record["kept_in_float"] = notes["kept_in_float"]  # embeddings, Swoosh softplus (qdq.py)
+    if reference is not None and bucket.held_out:
+        context, held_out = contexts_dir / name, bucket.held_out
+
+        def check() -> None:
+            record["accuracy"] = _check_bucket(context, config, devices, reference, held_out, on_cpu, share)
+
+        if share and checks is not None:
+            checks.append(check)
+        else:
+            check()
+    return record
+
+
+def _check_compiled(bucket: Bucket, placed: SessionPlacement, context: Path) -> None:
+    """ModelLoadError unless QNN compiled something: for a graph it takes no node of, onnxruntime writes
+    no context, and the manifest named one that did not exist (`serve` then said to prepare again)."""
+    if placed.on_device == 0:
+        raise ModelLoadError(
+            f"QNN runs none of the {placed.nodes} nodes of {bucket.decoder.name} at {bucket.size} frames "
+            "(HTP has no kernel for its operators, or QNN does not know the --qnn-soc target): nothing "
+            "was compiled"
+        )
+    if not context.is_file():
+        raise ModelLoadError(
+            f"QNN wrote no compiled context for {bucket.decoder.name} at {bucket.size} frames"
+        )
+
+
+def _run_on_cpu(graph: Path, feeds: list[Feed]) -> list[Any]:
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
+    return [session.run(None, feed)[0] for feed in feeds]
+
+
+@contextlib.contextmanager
+def _bucket_graph(bucket: Bucket, work_dir: Path, notes: dict[str, Any]) -> Iterator[Path]:
+    """The static graph QNN compiles for `bucket`: specialised, and quantised for a QDQ precision."""
+    if qdq.is_quantised(bucket.precision):
+        with qdq.qdq_graph(
+            bucket.decoder, bucket.dims, bucket.precision, bucket.feeds, work_dir, notes
+        ) as graph:
+            yield graph
+    else:
+        with specialize.static_graph(bucket.decoder, bucket.dims, work_dir) as graph:
+            notes["specialised"] = time.monotonic()
+            yield graph
+
+
+def _check_bucket(
+    context: Path,
+    config: RuntimeConfig,
+    devices: list[Any],
+    reference: Any,
+    feeds: list[Feed],
+    graph_on_cpu: list[Any] | None = None,
+    shared: bool = False,
+) -> dict[str, Any]:
+    """Relative L2 distance of the compiled bucket's velocity from the fp32 CPU decoder's, per held-out
+    call (and of the uncompiled QDQ graph run by the CPU, `graph_on_cpu`, when given)."""
+    import onnxruntime as ort
+
+    options = providers.session_options(config)
+    if shared:  # (loading a shared binary without it crashes QNN)
+        options.add_session_config_entry(SHARE, "1")
+    options.add_provider_for_devices(devices, config.qnn_provider_options())
+    try:
+        session = ort.InferenceSession(str(context), sess_options=options)
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load the compiled context {context} to check it: {exc}") from exc
+    distances, seconds, quantisation = [], [], []
+    for index, feed in enumerate(feeds):
+        started = time.monotonic()
+        got = session.run(None, feed)[0]
+        seconds.append(time.monotonic() - started)
+        expected = reference.run(None, feed)[0]
+        distances.append(qdq.relative_l2(expected, got))
+        if graph_on_cpu is not None:
+            quantisation.append(qdq.relative_l2(expected, graph_on_cpu[index]))
+    del session
+    record = {
+        "calls": len(feeds),
+        "relative_l2": [round(value, 6) for value in distances],
+        "max_relative_l2": round(max(distances), 6),
+        "call_seconds": [round(value, 2) for value in seconds],
+        "against": "fp32 decoder on the CPU, same inputs (held-out calibration calls)",
+    }
+    if quantisation:
+        record["same_graph_on_cpu_relative_l2"] = [round(value, 6) for value in quantisation]
+    return record

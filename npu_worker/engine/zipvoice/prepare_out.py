@@ -1,0 +1,97 @@
+"""`npu-worker prepare`'s output folder: refused where another user could change it or it holds other
+things, locked for the whole prepare, and the model's files copied (or hard-linked) into it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST
+from npu_worker.files import shared_with_others
+from npu_worker.protocol import ModelLoadError
+
+
+def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) -> dict[str, int]:
+    """The source directory's files (not its folders), and `extra` files from elsewhere (a vocoder
+    beside the model dir), into `target`: hard-linked where possible, each under a temp name first and
+    renamed over the destination, so a link found there is replaced, never written through. Only a
+    file of this user's that no one else may write is linked: a link to another's (root may make one)
+    is still theirs to change, in the prepared folder too."""
+    sizes = {}
+    files = [
+        path for path in sorted(source.iterdir()) if path.is_file() and path.name not in (MANIFEST, LOCK)
+    ]
+    for path in [*files, *extra]:
+        temp = target / f".{path.name}.{secrets.token_hex(6)}.part"
+        try:
+            info = path.stat()
+            if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
+                with open(path, "rb") as reader, open(temp, "xb", opener=_no_more_open(info)) as writer:
+                    shutil.copyfileobj(reader, writer)  # "x": O_EXCL, never a link
+            os.replace(temp, target / path.name)
+        except OSError as exc:  # a full disk: the part copied must not stay and fill it
+            temp.unlink(missing_ok=True)
+            raise ModelLoadError(f"cannot copy {path} into {target}: {exc.strerror or exc}") from exc
+        sizes[path.name] = path.stat().st_size
+    return sizes
+
+
+def _no_more_open(source: os.stat_result) -> Callable[[str, int], int]:
+    """An opener that makes the copy with at most the source's permission bits: root preparing a folder
+    a local user owns read a link there to a file only root may read (`key -> /root/.ssh/id_rsa`) and
+    wrote it 0644, for anyone to read in the prepared folder."""
+    return lambda name, flags: os.open(name, flags, stat.S_IMODE(source.st_mode) & 0o666)
+
+
+def _linked(path: Path, link: Path) -> bool:
+    try:
+        os.link(path, link)
+    except OSError:  # another filesystem, or links refused
+        return False
+    return True
+
+
+def check_out_dir(out: Path) -> None:
+    """Refuse an output folder another user could change (the worker would load what they put there)
+    or one holding other things (prepare replaces its `qnn/` folder and files by name)."""
+    shared = shared_with_others(out)
+    if shared is not None:
+        raise ModelLoadError(f"--out {out}: {shared}; use a folder only this user can change")
+    if out.exists() and not out.is_dir():
+        raise ModelLoadError(f"--out {out} is not a directory")
+    if (
+        out.is_dir()
+        and any(path.name != LOCK for path in out.iterdir())
+        and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir())
+    ):
+        raise ModelLoadError(
+            f"--out {out} holds other files; give an empty or new folder, or an earlier prepare's"
+        )
+
+
+@contextlib.contextmanager
+def out_dir_lock(out: Path) -> Iterator[None]:
+    """Hold `out`'s lock file for the whole prepare: a second prepare into the same folder would wipe
+    the first one's `qnn/` half-way; it is refused instead (no link followed, no waiting)."""
+    try:
+        descriptor = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:  # a link in its place: ELOOP
+        raise ModelLoadError(f"--out {out}: cannot open its {LOCK}: {exc}") from exc
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ModelLoadError(
+                f"--out {out}: another prepare is writing this folder (it holds {LOCK}); "
+                "wait for it to end or give another --out"
+            ) from None
+        yield
+    finally:
+        os.close(descriptor)

@@ -1,0 +1,57 @@
+"""An uploaded voice's audio, checked by really decoding it: rate, length, finite samples, not silent.
+
+Pure (no filesystem, no aiohttp): the bytes in, mono float32 samples and their rate out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .audio import open_sound, read_mono, resample
+from .protocol import InvalidAudio
+
+MIN_VOICE_SECONDS = 0.5
+# Sample rates of recorded speech, telephone to studio. Below, a few samples make a "voice" that
+# resampling stretches into seconds of nothing (1 Hz: 10 samples, "10 s"); above, a small compressed
+# file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB) and is stored that large.
+MIN_SAMPLE_RATE = 8_000
+MAX_SAMPLE_RATE = 192_000
+MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
+
+
+@dataclass(frozen=True)
+class UploadLimits:
+    max_bytes: int
+    max_seconds: float
+
+
+def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
+    """Mono float32 samples and rate of an uploaded file, checked by really decoding it."""
+    if len(data) > limits.max_bytes:
+        raise InvalidAudio(f"the audio file has {len(data)} bytes, the limit is {limits.max_bytes}")
+    try:
+        with open_sound(data) as sound:
+            rate = sound.samplerate
+            if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+                raise InvalidAudio(
+                    f"the sample rate is {rate} Hz; a voice needs {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
+                )
+            seconds = sound.frames / rate
+            if seconds > limits.max_seconds:
+                raise InvalidAudio(
+                    f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
+                )
+            mono, bad = read_mono(sound)
+    except (RuntimeError, ValueError) as exc:
+        raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
+    if bad:  # checked apart from silence: NaN made every check below say "silent"
+        raise InvalidAudio(f"the audio holds {bad} samples that are not finite numbers (NaN or infinity)")
+    if mono.size / rate < MIN_VOICE_SECONDS:
+        raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
+    if float(np.ptp(mono)) < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
+        raise InvalidAudio("the audio is silent")
+    if rate > MAX_STORED_RATE:  # 30 s at 192 kHz was an 11 MB wav (from a 2 MB FLAC), kept for ever
+        return resample(mono, rate, MAX_STORED_RATE), MAX_STORED_RATE
+    return mono, rate
