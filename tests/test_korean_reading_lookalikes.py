@@ -165,3 +165,32 @@ def test_a_physics_heading_numbered_3_1_is_no_independence_movement(text):
 def test_days_to_months_as_units_are_no_weekday_range(written, said):
     """ "일~월 단위" (by day to by month) was read 일요일에서 월요일 단위."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "주요 내용은 ▲3대 전략 ▲5개 과제 ▲10대 사업 등이다.",  # 증가 3대 전략 증가 다섯 개 과제 …
+        "▲1위 삼성전자 ▲2위 LG전자",
+        "△1단계 설계 △2단계 시공",  # 마이너스 1단계
+        "▲2024년 실적 ▼2025년 전망",
+    ],
+)
+def test_a_news_lists_bullet_before_a_counted_number_is_no_increase_or_minus(text):
+    """A Korean news list's "▲" joined to its item's number was read 증가 (increase), "△" 마이너스."""
+    said = spoken(text)
+    assert not {"증가", "감소", "마이너스"} & set(said.split())
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("매출 1,200억 원(▲3.5%)", "매출 1200억 원(증가 3 점 오 퍼센트)"),
+        ("금리 ▼20bp", "금리 감소 20bp"),
+        ("주가 ▲1,200원", "주가 증가 1200원"),
+        ("순이익 △5억", "순이익 마이너스 5억"),
+        ("전년 대비(▲30)", "전년 대비(증가 30)"),
+    ],
+)
+def test_a_reports_sign_before_an_amount_is_still_its_change(written, said):
+    assert spoken(written) == said
