@@ -40,3 +40,17 @@ def test_a_footnote_mark_and_plain_text_are_left(text):
 
 def test_other_languages_are_left_as_written():
     assert spoken_form("E = mc²", "de") == "E = mc²"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("An area of 5 km².", "An area of 5 square kilometers."),  # "k m squared": espeak knew "km²"
+        ("An area of 1 km².", "An area of 1 square kilometer."),
+        ("A room of 1,200 m²", "A room of 1,200 square meters"),  # "m two", then "m squared"
+        ("3.5 cm^3 of water", "3.5 cubic centimeters of water"),  # "c m cubed"
+        ("5 ft² of floor", "5 square feet of floor"),  # "f t squared"
+    ],
+)
+def test_a_unit_of_length_squared_after_a_number_is_an_area_or_a_volume(tokenizer, written, said):
+    assert tokenizer.symbols(written, "en") == tokenizer.symbols(said, "en")

@@ -18,14 +18,42 @@ POWER = re.compile(
     r"(?:(?<=[\d)])|(?<![A-Za-z])([A-Za-z]{1,2}))"
     r"(?:(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[ⁿⁱ])|\^ ?([-−]?\d{1,3}|[A-Za-z](?![A-Za-z\d])))"
 )
+# ... but a unit of length after a number is an area or a volume, "5 km²", "3 cm³", "100 m^2": square
+# kilometers, cubic centimeters (espeak said "square kilometres" for "km²" itself; "k m squared" split it).
+UNIT_POWER = re.compile(
+    r"(?<![\w.,])(\d+(?:[.,]\d+)*) ?(km|cm|mm|dm|µm|μm|nm|m|ft|in|mi|yd)(?:([²³])|\^([23]))(?![\w⁰¹²³⁴⁵⁶⁷⁸⁹^])"
+)
+_LENGTHS = {
+    "km": ("kilometer", "kilometers"),
+    "cm": ("centimeter", "centimeters"),
+    "mm": ("millimeter", "millimeters"),
+    "dm": ("decimeter", "decimeters"),
+    "µm": ("micrometer", "micrometers"),
+    "μm": ("micrometer", "micrometers"),
+    "nm": ("nanometer", "nanometers"),
+    "m": ("meter", "meters"),
+    "ft": ("foot", "feet"),
+    "in": ("inch", "inches"),
+    "mi": ("mile", "miles"),
+    "yd": ("yard", "yards"),
+}
 _RELATIONS = {"≠": " is not equal to ", "⇒": " implies ", "⟹": " implies ", "⇔": " if and only if "}
 RELATION = re.compile(r" ?([≠⇒⟹⇔]) ?")
 
 
 def spoken(text: str) -> str:
     """`text` with its powers and relation signs in English words."""
+    text = UNIT_POWER.sub(_unit_power, text)
     text = POWER.sub(_power, text)
     return RELATION.sub(lambda m: _RELATIONS[m.group(1)], text)
+
+
+def _unit_power(match: re.Match[str]) -> str:
+    number, unit, superscript, caret = match.groups()
+    one, many = _LENGTHS[unit]
+    return (
+        f"{number} {'square' if (superscript or caret) in '²2' else 'cubic'} {one if number == '1' else many}"
+    )
 
 
 def _power(match: re.Match[str]) -> str:
