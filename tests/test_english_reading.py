@@ -54,3 +54,9 @@ def test_other_languages_are_left_as_written():
 )
 def test_a_unit_of_length_squared_after_a_number_is_an_area_or_a_volume(tokenizer, written, said):
     assert tokenizer.symbols(written, "en") == tokenizer.symbols(said, "en")
+
+
+@pytest.mark.parametrize("text", ["as shown by Li² and Wu³.", "He said it².", "This is¹ true."])
+def test_a_footnote_mark_after_a_two_letter_word_or_name_is_left(text):
+    """ "Li²" was spelled "L i squared", "it²" "i t squared"."""
+    assert spoken_form(text, "en") == text

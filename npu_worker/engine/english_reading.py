@@ -37,6 +37,9 @@ _LENGTHS = {
     "mi": ("mile", "miles"),
     "yd": ("yard", "yards"),
 }
+# Two letters that are a word or a name, "it²", "Li²" (a citation's "Li² and Wu³"), carry a footnote's mark,
+# left: they were spelled, "i t squared", "L i squared".
+_WORDS = frozenset("am an as at be by do go he if in is it me my no of oh ok on or so to up us we".split())
 _RELATIONS = {"≠": " is not equal to ", "⇒": " implies ", "⟹": " implies ", "⇔": " if and only if "}
 RELATION = re.compile(r" ?([≠⇒⟹⇔]) ?")
 
@@ -58,6 +61,8 @@ def _unit_power(match: re.Match[str]) -> str:
 
 def _power(match: re.Match[str]) -> str:
     letters, superscript, caret = match.groups()
+    if letters and len(letters) == 2 and (letters.lower() in _WORDS or letters.istitle()):
+        return match.group()
     exponent = (superscript or "").translate(_SUPERSCRIPT) or caret.replace("−", "-")
     if exponent == "2":
         said = "squared"
