@@ -194,3 +194,29 @@ def test_a_news_lists_bullet_before_a_counted_number_is_no_increase_or_minus(tex
 )
 def test_a_reports_sign_before_an_amount_is_still_its_change(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("원료 → 가공 → 유통 → 판매", "원료, 가공, 유통, 판매"),  # 원료에서 가공에서 유통에서 판매
+        ("데이터 수집 → 전처리 → 모델 학습", "데이터 수집, 전처리, 모델 학습"),
+        ("A -> B -> C", "A, B, C"),
+        ("높은 온도 ⇒ 수명 단축 ⇒ 교체", "높은 온도, 수명 단축, 교체"),  # 온도면 … 단축이면
+    ],
+)
+def test_a_flow_of_steps_is_said_step_by_step(written, said):
+    """A slide's flow, each arrow read as a link, repeated 에서 (or 이면) after every step."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("A → B로 변환, C → D로 변환", "A에서 B로 변환, C에서 D로 변환"),
+        ("A → B로 바뀌고 나서 C → D로", "A에서 B로 바뀌고 나서 C에서 D로"),
+        ("→ 충전 → 방전", "충전에서 방전"),  # the first arrow a bullet
+    ],
+)
+def test_two_arrows_of_one_line_apart_are_each_a_link(written, said):
+    assert spoken(written) == said

@@ -26,6 +26,12 @@ _TO, _IMPLIES, _FROM = "→⟶➔➜➡", "⇒⟹", "←⟵"
 # "x → 0", "n → ∞": a small letter going to a number, a letter or infinity is a limit's variable.
 _VARIABLE = re.compile(r"(?<![A-Za-z])[a-z]$")
 _LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
+# A flow of steps, "수집 → 전처리 → 학습 → 배포": an arrow with another one a step of one or two words before or
+# after it (no clause mark between) is a pause, each step said in turn (it was 수집에서 전처리에서 학습에서 배포).
+_STEP = r"[^\s,.;:!?→⟶➔➜➡⇒⟹]+"
+_NEXT_STEP = re.compile(rf" ?(?:{_STEP} )?{_STEP} ?[→⟶➔➜➡⇒⟹]")
+_PREVIOUS_STEP = re.compile(rf"[^\s,.;:!?→⟶➔➜➡⇒⟹] ?[→⟶➔➜➡⇒⟹] ?{_STEP}(?: {_STEP})? ?$")  # not a bullet
+_STEP_REACH = 40
 NOT_EQUAL = re.compile(rf" ?≠ ?({_TERM})?")
 _LOOK_BACK = 24
 
@@ -44,6 +50,8 @@ def arrow(match: re.Match[str]) -> str:
     before, after = _before(match.string, match.start()), match.string[match.end() : match.end() + 1]
     if not before[-1:].isalnum() or not (term or after.strip()):  # a bullet, or nothing after it: "전류→"
         return (" " if match.start() else "") + term
+    if sign in _TO + _IMPLIES and _in_a_flow(match.string, match.start(1)):
+        return f", {term}"
     final = final_sound(before)
     if sign in _TO and _LIMIT.fullmatch(term) and _VARIABLE.search(before):  # x가 영으로
         return f"{'이' if final else '가'} {term}{'으로' if final_sound(term) == 'ㄴ' else '로'}"
@@ -66,6 +74,12 @@ def not_equal(match: re.Match[str]) -> str:
     before = _before(match.string, match.start())
     topic = ("은 " if final_sound(before) else "는 ") if before[-1:].isalnum() else " "
     return f"{topic}{term}{'이' if final_sound(term) else '가'} 아님"
+
+
+def _in_a_flow(text: str, sign: int) -> bool:
+    """Whether the arrow at `sign` is one step of a flow: another arrow a step before or after it."""
+    after = text[sign + 1 : sign + 1 + _STEP_REACH]
+    return bool(_NEXT_STEP.match(after) or _PREVIOUS_STEP.search(text, max(0, sign - _STEP_REACH), sign))
 
 
 def _before(text: str, start: int) -> str:
