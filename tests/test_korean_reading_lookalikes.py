@@ -220,3 +220,21 @@ def test_a_flow_of_steps_is_said_step_by_step(written, said):
 )
 def test_two_arrows_of_one_line_apart_are_each_a_link(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("현재 등급은 Lv. 3. 다음 목표는 Lv. 4.", "현재 등급은 Lv. 3."),  # 레벨 세 번째, 다음 목표는 …
+        ("정답은 No. 3. 다음 문제로 넘어갑니다.", "정답은 No. 3."),
+        ("발표일은 Jan. 5. 다음 일정은 미정.", "발표일은 Jan. 5."),
+        ("He reached Lv. 3. Then he quit.", "He reached Lv. 3."),
+    ],
+)
+def test_a_number_signs_number_ending_a_sentence_is_no_list_mark(text, first):
+    """The point after "Lv. 3" was taken for a list item's mark after a sentence (its "Lv." ends none):
+    read 세 번째, and the two sentences were one."""
+    assert split_sentences(text)[0] == first
+    assert "번째" not in spoken(text)
+    for size in (1, 3, len(text)):
+        assert streamed(text, size) == split_sentences(text)

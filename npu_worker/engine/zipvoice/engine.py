@@ -67,7 +67,8 @@ WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # "3.7±0.1V", "▲3.5%", "△5억"; "1) 안전성" and "(1)" opening a line, "IP67";
 # Hanja: "전년比" 전년비, a gloss "매출(賣出)" and unknown Hanja unsaid;
 # 9: their lookalikes mended: a news list's bullet "▲3대 전략" is no 증가; English "5 km²" square
-# kilometers (k m squared), a footnote's "Li²", "it²" not spelled; a flow "A → B → C" is A, B, C).
+# kilometers (k m squared), a footnote's "Li²", "it²" not spelled; a flow "A → B → C" is A, B, C;
+# "등급은 Lv. 3. 다음" cut after "3." and no 세 번째).
 AUDIO_REVISION = 9
 
 
