@@ -238,3 +238,16 @@ def test_a_number_signs_number_ending_a_sentence_is_no_list_mark(text, first):
     assert "번째" not in spoken(text)
     for size in (1, 3, len(text)):
         assert streamed(text, size) == split_sentences(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("방수 등급은 IP68.", "방수 등급은 IP 육팔."),  # IP68. was left: 육십팔
+        ("IP67, IP68 등급", "IP 육칠, IP 육팔 등급"),  # one rating 육십칠, the other 육팔
+        ("양극재는 NCM811, NCA 등", "양극재는 NCM 팔일일, NCA 등"),  # 팔백십일
+        ("NCM 811.5", "NCM 811 점 오"),  # a decimal: left
+    ],
+)
+def test_a_rating_or_a_cathode_before_a_point_or_a_comma_is_read_digit_by_digit(written, said):
+    assert spoken(written) == said

@@ -54,8 +54,9 @@ _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z
 _HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣]|\d)")
 # A cathode's metals in their ratio, "NCM811", "NCM 622", "NCA-955" (espeak: 팔백십일): its digits one by one,
 # as a battery engineer says it (엔씨엠 팔일일).
-# ... and an ingress protection's "IP67" (아이피 육십칠): 아이피 육칠.
-_CATHODE = re.compile(r"(?<![A-Za-z])(?:(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})|(IP)([0-6]\d))(?![\d.,])")
+# ... and an ingress protection's "IP67" (아이피 육십칠): 아이피 육칠; ending a sentence or before a comma too
+# ("등급은 IP68.", "IP67, IP68": it was left there); not a decimal's digits ("NCM 811.5").
+_CATHODE = re.compile(r"(?<![A-Za-z])(?:(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})|(IP)([0-6]\d))(?!\d|[.,]\d)")
 # A single digit inside a name of capitals is said in English, as Koreans say it: "A4" 에이포, "B2B" 비투비,
 # "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투, "H₂O" 에이치투오; the letters are joined by hyphens, which espeak
 # spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
