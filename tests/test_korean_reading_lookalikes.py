@@ -251,3 +251,25 @@ def test_a_number_signs_number_ending_a_sentence_is_no_list_mark(text, first):
 )
 def test_a_rating_or_a_cathode_before_a_point_or_a_comma_is_read_digit_by_digit(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("金大中 전 대통령", "김대중 전 대통령"),  # 금대중: the surname read as gold
+        ("不正 행위", "부정 행위"),  # 불정
+        ("不同 조건", "부동 조건"),
+        ("十月 三日", "시월 삼일"),  # 십월
+        ("六月", "유월"),
+    ],
+)
+def test_hanja_read_in_korean_follow_its_sound_rules(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("現金 흐름", "현금 흐름"), ("金土日 휴무", "금토일 휴무"), ("不可", "불가"), ("佛大", "불대")],
+)
+def test_gold_a_weekday_and_other_readings_of_those_hanja_stay(written, said):
+    assert spoken(written) == said

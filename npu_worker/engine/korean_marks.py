@@ -46,6 +46,8 @@ _BRACKET_MARK = re.compile(r"^([ \t]*)\(?([1-9]\d?)\)[ \t]+(?=[^\W\d_])", re.MUL
 # to one as jamo ("전년對比": ㅈ ㅓ ㄴ …).
 _HANJA_CHARACTERS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HANJA_GLOSS = re.compile(rf"(?<=[가-힣])\([{_HANJA_CHARACTERS}]{{1,12}}\)")
+_OPENS_WITH_D_OR_J = re.compile("[다-딯자-짛]")
+_WEEKDAYS = "月火水木金土日"  # "金土日": 금토일, days, no name
 _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
@@ -145,8 +147,17 @@ def _hanja(match: re.Match[str]) -> str:
     run, start = match.group(), match.start()
     if not all(character in HANJA for character in run):
         return " "
-    said = "".join(HANJA[character] for character in run)
+    syllables = [HANJA[character] for character in run]
+    for index, character in enumerate(
+        run[:-1]
+    ):  # "不" is 부 before ㄷ or ㅈ: "不正" 부정, "不同" 부동 (불정)
+        if character == "不" and _OPENS_WITH_D_OR_J.match(syllables[index + 1]):
+            syllables[index] = "부"
+    said = "".join(syllables)
     opens_word = not start or not match.string[start - 1].isalnum()
+    if run[0] == "金" and len(run) == 3 and run[1] not in _WEEKDAYS:  # a name, "金大中": 김대중 (금대중)
+        said = "김" + said[1:]
+    said = said.replace("십월", "시월").replace("육월", "유월")  # "十月", "六月" (십월, 육월)
     return "연" + said[1:] if run[0] == "年" and opens_word else said  # "年間" 연간; "2024年", "前年" 년
 
 
