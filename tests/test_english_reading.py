@@ -60,3 +60,15 @@ def test_a_unit_of_length_squared_after_a_number_is_an_area_or_a_volume(tokenize
 def test_a_footnote_mark_after_a_two_letter_word_or_name_is_left(text):
     """ "Li²" was spelled "L i squared", "it²" "i t squared"."""
     assert spoken_form(text, "en") == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("⇒ Faster charging", "Faster charging"),  # "implies Faster charging"
+        ("Key points:\n⇒ Faster charging\n⇒ Longer life", "Key points:\nFaster charging\nLonger life"),
+        ("Heat ⇒", "Heat "),  # "Heat implies"
+    ],
+)
+def test_an_arrow_opening_or_ending_a_line_is_a_bullet_not_implies(written, said):
+    assert spoken_form(written, "en") == said

@@ -48,7 +48,16 @@ def spoken(text: str) -> str:
     """`text` with its powers and relation signs in English words."""
     text = UNIT_POWER.sub(_unit_power, text)
     text = POWER.sub(_power, text)
-    return RELATION.sub(lambda m: _RELATIONS[m.group(1)], text)
+    return RELATION.sub(_relation, text)
+
+
+def _relation(match: re.Match[str]) -> str:
+    """A sign between two terms in words; an arrow opening or ending a line is a bullet, unsaid (it was
+    "implies Faster charging")."""
+    text, start, end = match.string, match.start(), match.end()
+    if match.group(1) != "≠" and (text[start - 1 : start] in ("", "\n") or text[end : end + 1] in ("", "\n")):
+        return " " if start and text[start - 1] != "\n" else ""
+    return _RELATIONS[match.group(1)]
 
 
 def _unit_power(match: re.Match[str]) -> str:
