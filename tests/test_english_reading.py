@@ -72,3 +72,17 @@ def test_a_footnote_mark_after_a_two_letter_word_or_name_is_left(text):
 )
 def test_an_arrow_opening_or_ending_a_line_is_a_bullet_not_implies(written, said):
     assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize("text", ["as reported by the model (GPT-4)¹.", "See Table 2¹ and Fig. 3."])
+def test_a_footnote_mark_one_after_a_number_or_a_bracket_is_no_power(text):
+    """ "(GPT-4)¹" was read "to the power of 1": nothing is raised to the first."""
+    assert spoken_form(text, "en") == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("10¹² bytes", "10 to the power of 12 bytes"), ("5 s⁻¹", "5 s to the power of minus 1")],
+)
+def test_a_power_with_more_than_a_one_is_still_said(written, said):
+    assert spoken_form(written, "en") == said

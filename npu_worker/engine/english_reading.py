@@ -72,6 +72,8 @@ def _power(match: re.Match[str]) -> str:
     letters, superscript, caret = match.groups()
     if letters and len(letters) == 2 and (letters.lower() in _WORDS or letters.istitle()):
         return match.group()
+    if superscript == "¹":  # no power is written to the first: a footnote's, "(GPT-4)¹", "Table 2¹"
+        return match.group()
     exponent = (superscript or "").translate(_SUPERSCRIPT) or caret.replace("−", "-")
     if exponent == "2":
         said = "squared"
