@@ -273,3 +273,27 @@ def test_hanja_read_in_korean_follow_its_sound_rules(written, said):
 )
 def test_gold_a_weekday_and_other_readings_of_those_hanja_stay(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x → 0일 때 극한값은 1이다.", "x가 0으로 갈 때 극한값은 1이다."),  # x에서 0일 때: from x
+        ("n → ∞이면 수렴한다", "n이 무한대로 가면 수렴한다"),  # n에서 무한대이면
+        ("h → 0인 극한", "h가 0으로 가는 극한"),
+        ("x → 0.5", "x가 0 점 오로"),  # x가 0으로 점 오: the limit cut inside its decimal
+        ("x → 0.5일 때", "x가 0 점 오로 갈 때"),
+        ("lim_{x→0} f(x)", "lim_{x가 0으로} f(x)"),  # x에서 0
+        ("x → 0으로 갈 때", "x가 0으로 갈 때"),
+    ],
+)
+def test_a_limit_with_its_copula_or_a_decimal_goes_to_its_value(written, said):
+    """ "x → 0일 때", calculus' commonest line, was read x에서 0일 때 (from x, when 0)."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("A → B로 변환", "A에서 B로 변환"), ("전압 → 3.5", "전압에서 3 점 오")]
+)
+def test_an_arrow_from_a_word_or_a_capital_is_still_a_link(written, said):
+    assert spoken(written) == said

@@ -26,6 +26,21 @@ _TO, _IMPLIES, _FROM = "→⟶➔➜➡", "⇒⟹", "←⟵"
 # "x → 0", "n → ∞": a small letter going to a number, a letter or infinity is a limit's variable.
 _VARIABLE = re.compile(r"(?<![A-Za-z])[a-z]$")
 _LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
+# ... and "x → 0일 때", "n → ∞이면", "h → 0인 극한", "x → 0.5": the limit with its copula as going there, x가
+# 0으로 갈 때, n이 무한대로 가면, h가 0으로 가는 (it was x에서 0일 때; a decimal x가 0으로 점 오); "lim_{x→0}".
+LIMIT = re.compile(
+    r"(?<![A-Za-z])([a-z]) ?[→⟶➔➜➡] ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
+    r"(?: ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])|(?:으로|로)(?![가-힣])|(?=[\s,;:!?)\]}]|\.(?!\d)|$))"
+)
+_GOING = {
+    "일 때": " 갈 때",
+    "이면": " 가면",
+    "면": " 가면",
+    "인": " 가는",
+    "일": " 갈",
+    "이고": " 가고",
+    "이며": " 가며",
+}
 # A flow of steps, "수집 → 전처리 → 학습 → 배포": an arrow with another one a step of one or two words before or
 # after it (no clause mark between) is a pause, each step said in turn (it was 수집에서 전처리에서 학습에서 배포).
 _STEP = r"[^\s,.;:!?→⟶➔➜➡⇒⟹]+"
@@ -34,6 +49,13 @@ _PREVIOUS_STEP = re.compile(rf"[^\s,.;:!?→⟶➔➜➡⇒⟹] ?[→⟶➔➜�
 _STEP_REACH = 40
 NOT_EQUAL = re.compile(rf" ?≠ ?({_TERM})?")
 _LOOK_BACK = 24
+
+
+def limit(match: re.Match[str]) -> str:
+    """ "x → 0일 때" as x가 영으로 갈 때."""
+    variable, value, copula = match.groups()
+    to = "으로" if final_sound(value) == "ㄴ" else "로"
+    return f"{variable}{'이' if final_sound(variable) else '가'} {value}{to}{_GOING.get(copula or '', '')}"
 
 
 def ascii_arrows(text: str) -> str:

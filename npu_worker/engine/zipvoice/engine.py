@@ -69,7 +69,8 @@ WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 # 9: their lookalikes mended: a news list's bullet "▲3대 전략" is no 증가; English "5 km²" square
 # kilometers (k m squared), a footnote's "Li²", "it²" not spelled; a flow "A → B → C" is A, B, C;
 # "등급은 Lv. 3. 다음" cut after "3." and no 세 번째; "IP68." and "NCM811," 육팔, 팔일일;
-# Hanja "不正" 부정, "十月" 시월, "金大中" 김대중; English "⇒ Faster" a bullet, not "implies", "(GPT-4)¹" no power).
+# Hanja "不正" 부정, "十月" 시월, "金大中" 김대중; English "⇒ Faster" a bullet, not "implies", "(GPT-4)¹" no power;
+# "x → 0일 때" x가 0으로 갈 때, "x → 0.5" x가 0 점 오로).
 AUDIO_REVISION = 9
 
 
