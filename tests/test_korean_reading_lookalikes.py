@@ -297,3 +297,17 @@ def test_a_limit_with_its_copula_or_a_decimal_goes_to_its_value(written, said):
 )
 def test_an_arrow_from_a_word_or_a_capital_is_still_a_link(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≠ 0일 때", "x가 0이 아닐 때"),  # x 낫 이퀄 0일 때
+        ("a ≠ b이면", "a가 b가 아니면"),
+        ("n ≠ 1인 경우", "n이 1이 아닌 경우"),
+        ("x ≠ y이고 y ≠ z이면", "x가 y가 아니고 y가 z가 아니면"),
+        ("x ≠ 0", "x는 0이 아님"),  # no copula: as the branch read it
+    ],
+)
+def test_not_equal_with_a_copula_is_said_as_a_clause(written, said):
+    assert spoken(written) == said

@@ -48,6 +48,20 @@ _NEXT_STEP = re.compile(rf" ?(?:{_STEP} )?{_STEP} ?[→⟶➔➜➡⇒⟹]")
 _PREVIOUS_STEP = re.compile(rf"[^\s,.;:!?→⟶➔➜➡⇒⟹] ?[→⟶➔➜➡⇒⟹] ?{_STEP}(?: {_STEP})? ?$")  # not a bullet
 _STEP_REACH = 40
 NOT_EQUAL = re.compile(rf" ?≠ ?({_TERM})?")
+# ... and with a copula after its term, "x ≠ 0일 때", "a ≠ b이면" (x 낫 이퀄 0일 때): x가 0이 아닐 때, a가 b가 아니면.
+NOT_EQUAL_CLAUSE = re.compile(
+    r" ?≠ ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
+    r" ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])"
+)
+_NOT = {
+    "일 때": "아닐 때",
+    "이면": "아니면",
+    "면": "아니면",
+    "인": "아닌",
+    "일": "아닐",
+    "이고": "아니고",
+    "이며": "아니며",
+}
 _LOOK_BACK = 24
 
 
@@ -96,6 +110,16 @@ def not_equal(match: re.Match[str]) -> str:
     before = _before(match.string, match.start())
     topic = ("은 " if final_sound(before) else "는 ") if before[-1:].isalnum() else " "
     return f"{topic}{term}{'이' if final_sound(term) else '가'} 아님"
+
+
+def not_equal_clause(match: re.Match[str]) -> str:
+    """ "x ≠ 0일 때" as x가 영이 아닐 때."""
+    term, copula = match.groups()
+    before = _before(match.string, match.start())
+    if not before[-1:].isalnum():
+        return match.group()
+    subject = "이" if final_sound(before) else "가"
+    return f"{subject} {term}{'이' if final_sound(term) else '가'} {_NOT[copula]}"
 
 
 def _in_a_flow(text: str, sign: int) -> bool:
