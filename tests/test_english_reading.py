@@ -86,3 +86,16 @@ def test_a_footnote_mark_one_after_a_number_or_a_bracket_is_no_power(text):
 )
 def test_a_power_with_more_than_a_one_is_still_said(written, said):
     assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("The gradient is A^T b.", "The gradient is A transpose b."),  # "A to the power of T b"
+        ("x^T y", "x transpose y"),
+        ("(AB)^T", "(AB) transpose"),
+        ("2^T states", "2 to the power of T states"),  # a number's power of T stays one
+    ],
+)
+def test_a_matrix_or_vector_raised_to_t_is_its_transpose(written, said):
+    assert spoken_form(written, "en") == said

@@ -75,7 +75,9 @@ def _power(match: re.Match[str]) -> str:
     if superscript == "¹":  # no power is written to the first: a footnote's, "(GPT-4)¹", "Table 2¹"
         return match.group()
     exponent = (superscript or "").translate(_SUPERSCRIPT) or caret.replace("−", "-")
-    if exponent == "2":
+    if exponent == "T" and (letters or match.string[match.start() - 1] == ")"):
+        said = "transpose"  # a matrix's or a vector's "A^T", "x^T y", "(AB)^T": no power of T
+    elif exponent == "2":
         said = "squared"
     elif exponent == "3":
         said = "cubed"
