@@ -311,3 +311,18 @@ def test_an_arrow_from_a_word_or_a_capital_is_still_a_link(written, said):
 )
 def test_not_equal_with_a_copula_is_said_as_a_clause(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("점심 11-12pm", "점심 오전 열한 시에서 오후 열두 시"),  # 오후 열한 시에서 열두 시: 11 at night
+        ("회의 10-12pm", "회의 오전 열 시에서 오후 열두 시"),
+        ("12-2pm 점심", "오후 열두 시에서 두 시 점심"),  # 12-오후 두 시
+        ("근무 9-6pm", "근무 오전 아홉 시에서 오후 여섯 시"),  # 9-오후 여섯 시
+        ("야간 10-2am", "야간 오후 열 시에서 오전 두 시"),
+        ("1-3pm 세미나", "오후 한 시에서 세 시 세미나"),  # as the branch read it
+    ],
+)
+def test_a_range_of_hours_to_from_or_past_noon_keeps_each_half_of_the_day(written, said):
+    assert spoken(written) == said
