@@ -326,3 +326,24 @@ def test_not_equal_with_a_copula_is_said_as_a_clause(written, said):
 )
 def test_a_range_of_hours_to_from_or_past_noon_keeps_each_half_of_the_day(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("총 3 명한테 물었다", "총 세 명한테 물었다"),  # 삼 명한테: the spaced counter's particle unknown
+        ("3 살짜리 아이", "세 살짜리 아이"),
+        ("3 시경 도착", "세 시경 도착"),
+        ("3 명이서 갔다", "세 명이서 갔다"),
+        ("3 개예요", "세 개예요"),
+        ("3 명께서 오셨다", "세 명께서 오셨다"),
+        ("3 시간여 동안", "세 시간여 동안"),
+    ],
+)
+def test_a_spaced_counter_with_any_particle_of_a_sentence_takes_a_native_number(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["1 개요", "레벨 3 달성", "3 시장 동향"])
+def test_a_spaced_word_that_only_opens_like_a_counter_stays_sino_korean(text):
+    assert spoken(text) == text
