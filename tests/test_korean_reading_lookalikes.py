@@ -337,13 +337,12 @@ def test_a_range_of_hours_to_from_or_past_noon_keeps_each_half_of_the_day(writte
         ("3 명이서 갔다", "세 명이서 갔다"),
         ("3 개예요", "세 개예요"),
         ("3 명께서 오셨다", "세 명께서 오셨다"),
-        ("3 시간여 동안", "세 시간여 동안"),
     ],
 )
 def test_a_spaced_counter_with_any_particle_of_a_sentence_takes_a_native_number(written, said):
     assert spoken(written) == said
 
 
-@pytest.mark.parametrize("text", ["1 개요", "레벨 3 달성", "3 시장 동향"])
+@pytest.mark.parametrize("text", ["1 개요", "레벨 3 달성", "3 시장 동향", "그룹 2 잔여 용량", "3 시야각"])
 def test_a_spaced_word_that_only_opens_like_a_counter_stays_sino_korean(text):
     assert spoken(text) == text
