@@ -99,3 +99,9 @@ def test_a_power_with_more_than_a_one_is_still_said(written, said):
 )
 def test_a_matrix_or_vector_raised_to_t_is_its_transpose(written, said):
     assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize("text", ["The oxide ion O²⁻ and Ca²⁺ ions", "the sulfide ion S²⁻"])
+def test_an_ions_charge_is_no_power(text):
+    """ "O²⁻" was read "O squared dash"."""
+    assert spoken_form(text, "en") == text

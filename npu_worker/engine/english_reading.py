@@ -16,8 +16,8 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789
 # apart: "mc squared" was the name "Mc".
 POWER = re.compile(
     r"(?:(?<=[\d)])|(?<![A-Za-z])([A-Za-z]{1,2}))"
-    r"(?:(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[ⁿⁱ])|\^ ?([-−]?\d{1,3}|[A-Za-z](?![A-Za-z\d])))"
-)
+    r"(?:(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[ⁿⁱ])(?![⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻])|\^ ?([-−]?\d{1,3}|[A-Za-z](?![A-Za-z\d])))"
+)  # an ion's charge, "O²⁻", "Ca²⁺", is no power: left (it was "O squared dash")
 # ... but a unit of length after a number is an area or a volume, "5 km²", "3 cm³", "100 m^2": square
 # kilometers, cubic centimeters (espeak said "square kilometres" for "km²" itself; "k m squared" split it).
 UNIT_POWER = re.compile(
