@@ -346,3 +346,16 @@ def test_a_spaced_counter_with_any_particle_of_a_sentence_takes_a_native_number(
 @pytest.mark.parametrize("text", ["1 개요", "레벨 3 달성", "3 시장 동향", "그룹 2 잔여 용량", "3 시야각"])
 def test_a_spaced_word_that_only_opens_like_a_counter_stays_sino_korean(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("p → q가 참이면 ¬q → ¬p도 참이다.", "p면 q가 참이면 ¬q면 ¬p도 참이다."),  # p에서 q가: from p
+        ("명제 p → q의 대우", "명제 p면 q의 대우"),
+        ("p → q", "p면 q"),  # p가 q로: as a limit
+        ("x → y → z", "x, y, z"),  # x에서 y가 z로
+    ],
+)
+def test_an_arrow_between_propositions_is_a_conditional(written, said):
+    assert spoken(written) == said

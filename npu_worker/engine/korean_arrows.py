@@ -31,7 +31,12 @@ _LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
 LIMIT = re.compile(
     r"(?<![A-Za-z])([a-z]) ?[→⟶➔➜➡] ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
     r"(?: ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])|(?:으로|로)(?![가-힣])|(?=[\s,;:!?)\]}]|\.(?!\d)|$))"
+    r"(?! ?[→⟶➔➜➡⇒⟹])"
 )
+# "p → q", "¬q → ¬p": between propositions (p, q, r, s, negated or not) an arrow is a conditional, p면 q (it was
+# p에서 q: from p).
+_PROPOSITION_BEFORE = re.compile(r"(?<![A-Za-z])[¬~]?[pqrs]$")
+_PROPOSITION_AFTER = re.compile(r" ?[¬~]?[pqrs](?![A-Za-z])")
 _GOING = {
     "일 때": " 갈 때",
     "이면": " 가면",
@@ -68,6 +73,9 @@ _LOOK_BACK = 24
 def limit(match: re.Match[str]) -> str:
     """ "x → 0일 때" as x가 영으로 갈 때."""
     variable, value, copula = match.groups()
+    sign = match.start() + 1 + match.group().startswith(" ", 1)
+    if variable in "pqrs" and value in tuple("pqrs") or _in_a_flow(match.string, sign):
+        return match.group()  # "p → q", a conditional, and a step of a flow, "x → y → z": `arrow`'s
     to = "으로" if final_sound(value) == "ㄴ" else "로"
     return f"{variable}{'이' if final_sound(variable) else '가'} {value}{to}{_GOING.get(copula or '', '')}"
 
@@ -89,6 +97,12 @@ def arrow(match: re.Match[str]) -> str:
     if sign in _TO + _IMPLIES and _in_a_flow(match.string, match.start(1)):
         return f", {term}"
     final = final_sound(before)
+    if (
+        sign in _TO
+        and _PROPOSITION_BEFORE.search(before)
+        and _PROPOSITION_AFTER.match(match.string, match.start(1) + 1)
+    ):
+        sign = _IMPLIES[0]
     if sign in _TO and _LIMIT.fullmatch(term) and _VARIABLE.search(before):  # x가 영으로
         return f"{'이' if final else '가'} {term}{'으로' if final_sound(term) == 'ㄴ' else '로'}"
     if sign in _TO:
