@@ -1,6 +1,7 @@
 """Arrows and relation signs of Korean slides read with the particles a lecturer says them with: "A → B로"
-(A에서 B로), "x → 0" (x가 0으로), "높은 온도 ⇒ 수명 단축" (높은 온도면), "충전 ↔ 방전" (충전과 방전), "a ← b" (a는
-b, as "="), "x ≠ 0" (x는 0이 아님), and the marks "©", "™", "®".
+(A에서 B로), "x → 0" (x가 0으로; "x → 0일 때": x가 0으로 갈 때), "p → q" (p면 q), "높은 온도 ⇒ 수명 단축" (높은
+온도면), a flow "수집 → 전처리 → 학습" (수집, 전처리, 학습), "충전 ↔ 방전" (충전과 방전), "a ← b" (a는 b, as "="), "x ≠ 0" (x는
+0이 아님; "x ≠ 0일 때": x가 0이 아닐 때), and the marks "©", "™", "®".
 
 espeak-ng 1.52's Korean voice said nothing for "→", "←", "⇒", "↔", "©", "™" and "®" (the arrow's link between
 two terms lost; "®" and "™" cut a particle from its word, "삼성®의": 삼성 의), "=>" as English "equals" and
@@ -31,7 +32,7 @@ _LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
 LIMIT = re.compile(
     r"(?<![A-Za-z])([a-z]) ?[→⟶➔➜➡] ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
     r"(?: ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])|(?:으로|로)(?![가-힣])|(?=[\s,;:!?)\]}]|\.(?!\d)|$))"
-    r"(?! ?[→⟶➔➜➡⇒⟹])"
+    r"(?! ?[→⟶➔➜➡⇒⟹])"  # "x → y → z": a flow's step, `arrow`'s
 )
 # "p → q", "¬q → ¬p": between propositions (p, q, r, s, negated or not) an arrow is a conditional, p면 q (it was
 # p에서 q: from p).
