@@ -359,3 +359,16 @@ def test_a_spaced_word_that_only_opens_like_a_counter_stays_sino_korean(text):
 )
 def test_an_arrow_between_propositions_is_a_conditional(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("(2) 식을 (1) 식에 대입하면", "(2) 식을 (1) 식에 대입하면"),  # 두 번째, 식을: an equation's number
+        ("(1) 식에서 x를 구한다.", "(1) 식에서 x를 구한다."),
+        ("(1) 식물의 구조", "첫 번째, 식물의 구조"),  # a list item whose word opens with 식
+        ("1) 식품 안전", "첫 번째, 식품 안전"),
+    ],
+)
+def test_an_equations_number_opening_a_line_is_no_list_mark(written, said):
+    assert spoken(written) == said

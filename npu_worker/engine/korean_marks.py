@@ -39,7 +39,10 @@ _LIST_MARK = re.compile(
     r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ])\.(?=\s)"
 )
 # "1) 안전성", "(2) 경제성" opening a line (espeak: 일 안전성, the mark said as a bare number): 첫 번째, 두 번째.
-_BRACKET_MARK = re.compile(r"^([ \t]*)\(?([1-9]\d?)\)[ \t]+(?=[^\W\d_])", re.MULTILINE)
+# Not an equation's number before its word 식, "(2) 식을 (1) 식에 대입하면" (it was 두 번째, 식을): left as inside a line.
+_BRACKET_MARK = re.compile(
+    r"^([ \t]*)\(?([1-9]\d?)\)[ \t]+(?=[^\W\d_])(?!식(?:[을를이가은는에의과와도]|으로|로|\s|$))", re.MULTILINE
+)
 # Hanja: a gloss in brackets after its Hangul word, "매출(賣出)", is not read (it said the word again, or
 # "Chinese letter"); a run of those in `HANJA` is read as Korean ("전년比" 전년비, "前年" 전년, "約 10%" 약), any
 # other run is left out with a space: espeak said "Chinese letter" for each and spelled a Hangul word joined
