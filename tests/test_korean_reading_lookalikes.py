@@ -372,3 +372,15 @@ def test_an_arrow_between_propositions_is_a_conditional(written, said):
 )
 def test_an_equations_number_opening_a_line_is_no_list_mark(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x → 0이면 f(x) → 1", "x가 0으로 가면 f(x)가 1로"),  # x, 0이면 f(x), 1: taken for a flow
+        ("f(x) → 1일 때", "f(x)가 1로 갈 때"),  # f(x)에서 1일 때
+        ("f(n) → 0", "f(n)이 0으로"),
+    ],
+)
+def test_two_limits_of_one_line_and_a_functions_limit_go_to_their_values(written, said):
+    assert spoken(written) == said

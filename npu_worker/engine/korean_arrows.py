@@ -28,9 +28,10 @@ _TO, _IMPLIES, _FROM = "→⟶➔➜➡", "⇒⟹", "←⟵"
 _VARIABLE = re.compile(r"(?<![A-Za-z])[a-z]$")
 _LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
 # ... and "x → 0일 때", "n → ∞이면", "h → 0인 극한", "x → 0.5": the limit with its copula as going there, x가
-# 0으로 갈 때, n이 무한대로 가면, h가 0으로 가는 (it was x에서 0일 때; a decimal x가 0으로 점 오); "lim_{x→0}".
+# 0으로 갈 때, n이 무한대로 가면, h가 0으로 가는 (it was x에서 0일 때; a decimal x가 0으로 점 오); "lim_{x→0}", and a
+# function's "f(x) → 1일 때".
 LIMIT = re.compile(
-    r"(?<![A-Za-z])([a-z]) ?[→⟶➔➜➡] ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
+    r"(?<![A-Za-z])([a-z]|[A-Za-z]\([a-z]\)) ?[→⟶➔➜➡] ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
     r"(?: ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])|(?:으로|로)(?![가-힣])|(?=[\s,;:!?)\]}]|\.(?!\d)|$))"
     r"(?! ?[→⟶➔➜➡⇒⟹])"  # "x → y → z": a flow's step, `arrow`'s
 )
@@ -74,11 +75,13 @@ _LOOK_BACK = 24
 def limit(match: re.Match[str]) -> str:
     """ "x → 0일 때" as x가 영으로 갈 때."""
     variable, value, copula = match.groups()
-    sign = match.start() + 1 + match.group().startswith(" ", 1)
-    if variable in "pqrs" and value in tuple("pqrs") or _in_a_flow(match.string, sign):
+    sign = match.start() + len(variable) + match.group().startswith(" ", len(variable))
+    if variable in "pqrs" and value in tuple("pqrs") or not copula and _in_a_flow(match.string, sign):
         return match.group()  # "p → q", a conditional, and a step of a flow, "x → y → z": `arrow`'s
+    # (a copula ends the limit's clause: "x → 0이면 f(x) → 1" is no flow)
     to = "으로" if final_sound(value) == "ㄴ" else "로"
-    return f"{variable}{'이' if final_sound(variable) else '가'} {value}{to}{_GOING.get(copula or '', '')}"
+    subject = "이" if final_sound(variable.rstrip(")")) else "가"  # "f(n)" 에프 엔이
+    return f"{variable}{subject} {value}{to}{_GOING.get(copula or '', '')}"
 
 
 def ascii_arrows(text: str) -> str:
