@@ -384,3 +384,15 @@ def test_an_equations_number_opening_a_line_is_no_list_mark(written, said):
 )
 def test_two_limits_of_one_line_and_a_functions_limit_go_to_their_values(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("금리↑ → 투자↓", "금리 증가에서 투자 감소 "),  # 금리 증가 에서: the particle a word of its own
+        ("가격 ↑ → 수요 ↓", "가격  증가에서 수요  감소 "),
+        ("A  →  B", "A에서 B"),  # two spaces: the arrow unsaid
+    ],
+)
+def test_an_arrow_after_a_said_sign_or_two_spaces_still_joins_its_particle(written, said):
+    assert spoken(written) == said

@@ -22,7 +22,8 @@ _AS_ARROWS = {"<->": "↔", "->": "→", "=>": "⇒", "<-": "←"}
 _MARKS = re.compile(r"[™®]|(?<=[Cc]opyright) ?©")
 # A single term after a sign ("0", "무한대", "b", "마이너스 1", "영역"), which a particle may follow.
 _TERM = r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z])|[가-힣]{1,8})(?=[\s.,;:!?)\]]|$)"
-ARROW = re.compile(rf" ?([→⟶➔➜➡⇒⟹←⟵↔⟷⇔]) ?({_TERM})?")
+# The spaces around a sign all taken: "금리↑ → 투자↓" (금리 증가 and a space) was 금리 증가 에서, the particle a word.
+ARROW = re.compile(rf" {{0,4}}([→⟶➔➜➡⇒⟹←⟵↔⟷⇔]) {{0,4}}({_TERM})?")
 _TO, _IMPLIES, _FROM = "→⟶➔➜➡", "⇒⟹", "←⟵"
 # "x → 0", "n → ∞": a small letter going to a number, a letter or infinity is a limit's variable.
 _VARIABLE = re.compile(r"(?<![A-Za-z])[a-z]$")
