@@ -151,9 +151,8 @@ def _hanja(match: re.Match[str]) -> str:
     if not all(character in HANJA for character in run):
         return " "
     syllables = [HANJA[character] for character in run]
-    for index, character in enumerate(
-        run[:-1]
-    ):  # "不" is 부 before ㄷ or ㅈ: "不正" 부정, "不同" 부동 (불정)
+    # "不" is 부 before ㄷ or ㅈ: "不正" 부정, "不同" 부동 (it was 불정)
+    for index, character in enumerate(run[:-1]):
         if character == "不" and _OPENS_WITH_D_OR_J.match(syllables[index + 1]):
             syllables[index] = "부"
     said = "".join(syllables)
