@@ -40,3 +40,68 @@ def test_a_footnote_mark_and_plain_text_are_left(text):
 
 def test_other_languages_are_left_as_written():
     assert spoken_form("E = mc²", "de") == "E = mc²"
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("An area of 5 km².", "An area of 5 square kilometers."),  # "k m squared": espeak knew "km²"
+        ("An area of 1 km².", "An area of 1 square kilometer."),
+        ("A room of 1,200 m²", "A room of 1,200 square meters"),  # "m two", then "m squared"
+        ("3.5 cm^3 of water", "3.5 cubic centimeters of water"),  # "c m cubed"
+        ("5 ft² of floor", "5 square feet of floor"),  # "f t squared"
+    ],
+)
+def test_a_unit_of_length_squared_after_a_number_is_an_area_or_a_volume(tokenizer, written, said):
+    assert tokenizer.symbols(written, "en") == tokenizer.symbols(said, "en")
+
+
+@pytest.mark.parametrize("text", ["as shown by Li² and Wu³.", "He said it².", "This is¹ true."])
+def test_a_footnote_mark_after_a_two_letter_word_or_name_is_left(text):
+    """ "Li²" was spelled "L i squared", "it²" "i t squared"."""
+    assert spoken_form(text, "en") == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("⇒ Faster charging", "Faster charging"),  # "implies Faster charging"
+        ("Key points:\n⇒ Faster charging\n⇒ Longer life", "Key points:\nFaster charging\nLonger life"),
+        ("Heat ⇒", "Heat "),  # "Heat implies"
+    ],
+)
+def test_an_arrow_opening_or_ending_a_line_is_a_bullet_not_implies(written, said):
+    assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize("text", ["as reported by the model (GPT-4)¹.", "See Table 2¹ and Fig. 3."])
+def test_a_footnote_mark_one_after_a_number_or_a_bracket_is_no_power(text):
+    """ "(GPT-4)¹" was read "to the power of 1": nothing is raised to the first."""
+    assert spoken_form(text, "en") == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("10¹² bytes", "10 to the power of 12 bytes"), ("5 s⁻¹", "5 s to the power of minus 1")],
+)
+def test_a_power_with_more_than_a_one_is_still_said(written, said):
+    assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("The gradient is A^T b.", "The gradient is A transpose b."),  # "A to the power of T b"
+        ("x^T y", "x transpose y"),
+        ("(AB)^T", "(AB) transpose"),
+        ("2^T states", "2 to the power of T states"),  # a number's power of T stays one
+    ],
+)
+def test_a_matrix_or_vector_raised_to_t_is_its_transpose(written, said):
+    assert spoken_form(written, "en") == said
+
+
+@pytest.mark.parametrize("text", ["The oxide ion O²⁻ and Ca²⁺ ions", "the sulfide ion S²⁻"])
+def test_an_ions_charge_is_no_power(text):
+    """ "O²⁻" was read "O squared dash"."""
+    assert spoken_form(text, "en") == text

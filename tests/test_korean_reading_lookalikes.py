@@ -165,3 +165,234 @@ def test_a_physics_heading_numbered_3_1_is_no_independence_movement(text):
 def test_days_to_months_as_units_are_no_weekday_range(written, said):
     """ "일~월 단위" (by day to by month) was read 일요일에서 월요일 단위."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "주요 내용은 ▲3대 전략 ▲5개 과제 ▲10대 사업 등이다.",  # 증가 3대 전략 증가 다섯 개 과제 …
+        "▲1위 삼성전자 ▲2위 LG전자",
+        "△1단계 설계 △2단계 시공",  # 마이너스 1단계
+        "▲2024년 실적 ▼2025년 전망",
+    ],
+)
+def test_a_news_lists_bullet_before_a_counted_number_is_no_increase_or_minus(text):
+    """A Korean news list's "▲" joined to its item's number was read 증가 (increase), "△" 마이너스."""
+    said = spoken(text)
+    assert not {"증가", "감소", "마이너스"} & set(said.split())
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("매출 1,200억 원(▲3.5%)", "매출 1200억 원(증가 3 점 오 퍼센트)"),
+        ("금리 ▼20bp", "금리 감소 20bp"),
+        ("주가 ▲1,200원", "주가 증가 1200원"),
+        ("순이익 △5억", "순이익 마이너스 5억"),
+        ("전년 대비(▲30)", "전년 대비(증가 30)"),
+    ],
+)
+def test_a_reports_sign_before_an_amount_is_still_its_change(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("원료 → 가공 → 유통 → 판매", "원료, 가공, 유통, 판매"),  # 원료에서 가공에서 유통에서 판매
+        ("데이터 수집 → 전처리 → 모델 학습", "데이터 수집, 전처리, 모델 학습"),
+        ("A -> B -> C", "A, B, C"),
+        ("높은 온도 ⇒ 수명 단축 ⇒ 교체", "높은 온도, 수명 단축, 교체"),  # 온도면 … 단축이면
+    ],
+)
+def test_a_flow_of_steps_is_said_step_by_step(written, said):
+    """A slide's flow, each arrow read as a link, repeated 에서 (or 이면) after every step."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("A → B로 변환, C → D로 변환", "A에서 B로 변환, C에서 D로 변환"),
+        ("A → B로 바뀌고 나서 C → D로", "A에서 B로 바뀌고 나서 C에서 D로"),
+        ("→ 충전 → 방전", "충전에서 방전"),  # the first arrow a bullet
+    ],
+)
+def test_two_arrows_of_one_line_apart_are_each_a_link(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "first"),
+    [
+        ("현재 등급은 Lv. 3. 다음 목표는 Lv. 4.", "현재 등급은 Lv. 3."),  # 레벨 세 번째, 다음 목표는 …
+        ("정답은 No. 3. 다음 문제로 넘어갑니다.", "정답은 No. 3."),
+        ("발표일은 Jan. 5. 다음 일정은 미정.", "발표일은 Jan. 5."),
+        ("He reached Lv. 3. Then he quit.", "He reached Lv. 3."),
+    ],
+)
+def test_a_number_signs_number_ending_a_sentence_is_no_list_mark(text, first):
+    """The point after "Lv. 3" was taken for a list item's mark after a sentence (its "Lv." ends none):
+    read 세 번째, and the two sentences were one."""
+    assert split_sentences(text)[0] == first
+    assert "번째" not in spoken(text)
+    for size in (1, 3, len(text)):
+        assert streamed(text, size) == split_sentences(text)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("방수 등급은 IP68.", "방수 등급은 IP 육팔."),  # IP68. was left: 육십팔
+        ("IP67, IP68 등급", "IP 육칠, IP 육팔 등급"),  # one rating 육십칠, the other 육팔
+        ("양극재는 NCM811, NCA 등", "양극재는 NCM 팔일일, NCA 등"),  # 팔백십일
+        ("NCM 811.5", "NCM 811 점 오"),  # a decimal: left
+    ],
+)
+def test_a_rating_or_a_cathode_before_a_point_or_a_comma_is_read_digit_by_digit(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("金大中 전 대통령", "김대중 전 대통령"),  # 금대중: the surname read as gold
+        ("不正 행위", "부정 행위"),  # 불정
+        ("不同 조건", "부동 조건"),
+        ("十月 三日", "시월 삼일"),  # 십월
+        ("六月", "유월"),
+    ],
+)
+def test_hanja_read_in_korean_follow_its_sound_rules(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("現金 흐름", "현금 흐름"), ("金土日 휴무", "금토일 휴무"), ("不可", "불가"), ("佛大", "불대")],
+)
+def test_gold_a_weekday_and_other_readings_of_those_hanja_stay(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x → 0일 때 극한값은 1이다.", "x가 0으로 갈 때 극한값은 1이다."),  # x에서 0일 때: from x
+        ("n → ∞이면 수렴한다", "n이 무한대로 가면 수렴한다"),  # n에서 무한대이면
+        ("h → 0인 극한", "h가 0으로 가는 극한"),
+        ("x → 0.5", "x가 0 점 오로"),  # x가 0으로 점 오: the limit cut inside its decimal
+        ("x → 0.5일 때", "x가 0 점 오로 갈 때"),
+        ("lim_{x→0} f(x)", "lim_{x가 0으로} f(x)"),  # x에서 0
+        ("x → 0으로 갈 때", "x가 0으로 갈 때"),
+    ],
+)
+def test_a_limit_with_its_copula_or_a_decimal_goes_to_its_value(written, said):
+    """ "x → 0일 때", calculus' commonest line, was read x에서 0일 때 (from x, when 0)."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("A → B로 변환", "A에서 B로 변환"), ("전압 → 3.5", "전압에서 3 점 오")]
+)
+def test_an_arrow_from_a_word_or_a_capital_is_still_a_link(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≠ 0일 때", "x가 0이 아닐 때"),  # x 낫 이퀄 0일 때
+        ("a ≠ b이면", "a가 b가 아니면"),
+        ("n ≠ 1인 경우", "n이 1이 아닌 경우"),
+        ("x ≠ y이고 y ≠ z이면", "x가 y가 아니고 y가 z가 아니면"),
+        ("x ≠ 0", "x는 0이 아님"),  # no copula: as the branch read it
+    ],
+)
+def test_not_equal_with_a_copula_is_said_as_a_clause(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("점심 11-12pm", "점심 오전 열한 시에서 오후 열두 시"),  # 오후 열한 시에서 열두 시: 11 at night
+        ("회의 10-12pm", "회의 오전 열 시에서 오후 열두 시"),
+        ("12-2pm 점심", "오후 열두 시에서 두 시 점심"),  # 12-오후 두 시
+        ("근무 9-6pm", "근무 오전 아홉 시에서 오후 여섯 시"),  # 9-오후 여섯 시
+        ("야간 10-2am", "야간 오후 열 시에서 오전 두 시"),
+        ("1-3pm 세미나", "오후 한 시에서 세 시 세미나"),  # as the branch read it
+    ],
+)
+def test_a_range_of_hours_to_from_or_past_noon_keeps_each_half_of_the_day(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("총 3 명한테 물었다", "총 세 명한테 물었다"),  # 삼 명한테: the spaced counter's particle unknown
+        ("3 살짜리 아이", "세 살짜리 아이"),
+        ("3 시경 도착", "세 시경 도착"),
+        ("3 명이서 갔다", "세 명이서 갔다"),
+        ("3 개예요", "세 개예요"),
+        ("3 명께서 오셨다", "세 명께서 오셨다"),
+    ],
+)
+def test_a_spaced_counter_with_any_particle_of_a_sentence_takes_a_native_number(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("text", ["1 개요", "레벨 3 달성", "3 시장 동향", "그룹 2 잔여 용량", "3 시야각"])
+def test_a_spaced_word_that_only_opens_like_a_counter_stays_sino_korean(text):
+    assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("p → q가 참이면 ¬q → ¬p도 참이다.", "p면 q가 참이면 ¬q면 ¬p도 참이다."),  # p에서 q가: from p
+        ("명제 p → q의 대우", "명제 p면 q의 대우"),
+        ("p → q", "p면 q"),  # p가 q로: as a limit
+        ("x → y → z", "x, y, z"),  # x에서 y가 z로
+    ],
+)
+def test_an_arrow_between_propositions_is_a_conditional(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("(2) 식을 (1) 식에 대입하면", "(2) 식을 (1) 식에 대입하면"),  # 두 번째, 식을: an equation's number
+        ("(1) 식에서 x를 구한다.", "(1) 식에서 x를 구한다."),
+        ("(1) 식물의 구조", "첫 번째, 식물의 구조"),  # a list item whose word opens with 식
+        ("1) 식품 안전", "첫 번째, 식품 안전"),
+    ],
+)
+def test_an_equations_number_opening_a_line_is_no_list_mark(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x → 0이면 f(x) → 1", "x가 0으로 가면 f(x)가 1로"),  # x, 0이면 f(x), 1: taken for a flow
+        ("f(x) → 1일 때", "f(x)가 1로 갈 때"),  # f(x)에서 1일 때
+        ("f(n) → 0", "f(n)이 0으로"),
+    ],
+)
+def test_two_limits_of_one_line_and_a_functions_limit_go_to_their_values(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("금리↑ → 투자↓", "금리 증가에서 투자 감소 "),  # 금리 증가 에서: the particle a word of its own
+        ("가격 ↑ → 수요 ↓", "가격  증가에서 수요  감소 "),
+        ("A  →  B", "A에서 B"),  # two spaces: the arrow unsaid
+    ],
+)
+def test_an_arrow_after_a_said_sign_or_two_spaces_still_joins_its_particle(written, said):
+    assert spoken(written) == said

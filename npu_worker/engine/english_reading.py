@@ -16,22 +16,68 @@ _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789
 # apart: "mc squared" was the name "Mc".
 POWER = re.compile(
     r"(?:(?<=[\d)])|(?<![A-Za-z])([A-Za-z]{1,2}))"
-    r"(?:(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[ⁿⁱ])|\^ ?([-−]?\d{1,3}|[A-Za-z](?![A-Za-z\d])))"
+    r"(?:(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[ⁿⁱ])(?![⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻])|\^ ?([-−]?\d{1,3}|[A-Za-z](?![A-Za-z\d])))"
+)  # an ion's charge, "O²⁻", "Ca²⁺", is no power: left (it was "O squared dash")
+# ... but a unit of length after a number is an area or a volume, "5 km²", "3 cm³", "100 m^2": square
+# kilometers, cubic centimeters (espeak said "square kilometres" for "km²" itself; "k m squared" split it).
+UNIT_POWER = re.compile(
+    r"(?<![\w.,])(\d+(?:[.,]\d+)*) ?(km|cm|mm|dm|µm|μm|nm|m|ft|in|mi|yd)(?:([²³])|\^([23]))(?![\w⁰¹²³⁴⁵⁶⁷⁸⁹^])"
 )
+_LENGTHS = {
+    "km": ("kilometer", "kilometers"),
+    "cm": ("centimeter", "centimeters"),
+    "mm": ("millimeter", "millimeters"),
+    "dm": ("decimeter", "decimeters"),
+    "µm": ("micrometer", "micrometers"),
+    "μm": ("micrometer", "micrometers"),
+    "nm": ("nanometer", "nanometers"),
+    "m": ("meter", "meters"),
+    "ft": ("foot", "feet"),
+    "in": ("inch", "inches"),
+    "mi": ("mile", "miles"),
+    "yd": ("yard", "yards"),
+}
+# Two letters that are a word or a name, "it²", "Li²" (a citation's "Li² and Wu³"), carry a footnote's mark,
+# left: they were spelled, "i t squared", "L i squared".
+_WORDS = frozenset("am an as at be by do go he if in is it me my no of oh ok on or so to up us we".split())
 _RELATIONS = {"≠": " is not equal to ", "⇒": " implies ", "⟹": " implies ", "⇔": " if and only if "}
 RELATION = re.compile(r" ?([≠⇒⟹⇔]) ?")
 
 
 def spoken(text: str) -> str:
     """`text` with its powers and relation signs in English words."""
+    text = UNIT_POWER.sub(_unit_power, text)
     text = POWER.sub(_power, text)
-    return RELATION.sub(lambda m: _RELATIONS[m.group(1)], text)
+    return RELATION.sub(_relation, text)
+
+
+def _relation(match: re.Match[str]) -> str:
+    """A sign between two terms in words; an arrow opening or ending a line is a bullet, unsaid (it was
+    "implies Faster charging")."""
+    text, start, end = match.string, match.start(), match.end()
+    if match.group(1) != "≠" and (text[start - 1 : start] in ("", "\n") or text[end : end + 1] in ("", "\n")):
+        return " " if start and text[start - 1] != "\n" else ""
+    return _RELATIONS[match.group(1)]
+
+
+def _unit_power(match: re.Match[str]) -> str:
+    number, unit, superscript, caret = match.groups()
+    one, many = _LENGTHS[unit]
+    return (
+        f"{number} {'square' if (superscript or caret) in '²2' else 'cubic'} {one if number == '1' else many}"
+    )
 
 
 def _power(match: re.Match[str]) -> str:
     letters, superscript, caret = match.groups()
+    if letters and len(letters) == 2 and (letters.lower() in _WORDS or letters.istitle()):
+        return match.group()
+    if superscript == "¹":  # no power is written to the first: a footnote's, "(GPT-4)¹", "Table 2¹"
+        return match.group()
     exponent = (superscript or "").translate(_SUPERSCRIPT) or caret.replace("−", "-")
-    if exponent == "2":
+    if exponent == "T" and (letters or match.string[match.start() - 1] == ")"):
+        said = "transpose"  # a matrix's or a vector's "A^T", "x^T y", "(AB)^T": no power of T
+    elif exponent == "2":
         said = "squared"
     elif exponent == "3":
         said = "cubed"

@@ -38,8 +38,15 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # English powers and "≠": "E = mc²" is m c squared, `english_reading`;
 # "9am-6pm", "1-3pm", "3 p.m.": 오전 9시에서 오후 6시; "NCM811": 팔일일; "5년/10만km";
 # "3.7±0.1V", "▲3.5%", "△5억"; "1) 안전성" and "(1)" opening a line, "IP67";
-# Hanja: "전년比" 전년비, a gloss "매출(賣出)" and unknown Hanja unsaid).
-AUDIO_REVISION = 5
+# Hanja: "전년比" 전년비, a gloss "매출(賣出)" and unknown Hanja unsaid;
+# 6: their lookalikes mended: a news list's bullet "▲3대 전략" is no 증가; English "5 km²" square
+# kilometers (k m squared), a footnote's "Li²", "it²" not spelled; a flow "A → B → C" is A, B, C;
+# "등급은 Lv. 3. 다음" cut after "3." and no 세 번째; "IP68." and "NCM811," 육팔, 팔일일;
+# Hanja "不正" 부정, "十月" 시월, "金大中" 김대중; English "⇒ Faster" a bullet, not "implies", "(GPT-4)¹" no power;
+# "x → 0일 때" x가 0으로 갈 때, "x → 0.5" x가 0 점 오로; "x ≠ 0일 때" x가 0이 아닐 때;
+# English "A^T" A transpose; "11-12pm", "12-2pm", "9-6pm" each hour in its half of the day;
+# "3 명한테", "3 살짜리", "3 시경" 세 (삼); English "O²⁻" no power; "p → q" p면 q; "(2) 식을" no list mark; "금리↑ → 투자↓" 증가에서).
+AUDIO_REVISION = 6
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -1,6 +1,7 @@
 """Arrows and relation signs of Korean slides read with the particles a lecturer says them with: "A → B로"
-(A에서 B로), "x → 0" (x가 0으로), "높은 온도 ⇒ 수명 단축" (높은 온도면), "충전 ↔ 방전" (충전과 방전), "a ← b" (a는
-b, as "="), "x ≠ 0" (x는 0이 아님), and the marks "©", "™", "®".
+(A에서 B로), "x → 0" (x가 0으로; "x → 0일 때": x가 0으로 갈 때), "p → q" (p면 q), "높은 온도 ⇒ 수명 단축" (높은
+온도면), a flow "수집 → 전처리 → 학습" (수집, 전처리, 학습), "충전 ↔ 방전" (충전과 방전), "a ← b" (a는 b, as "="), "x ≠ 0" (x는
+0이 아님; "x ≠ 0일 때": x가 0이 아닐 때), and the marks "©", "™", "®".
 
 espeak-ng 1.52's Korean voice said nothing for "→", "←", "⇒", "↔", "©", "™" and "®" (the arrow's link between
 two terms lost; "®" and "™" cut a particle from its word, "삼성®의": 삼성 의), "=>" as English "equals" and
@@ -21,13 +22,67 @@ _AS_ARROWS = {"<->": "↔", "->": "→", "=>": "⇒", "<-": "←"}
 _MARKS = re.compile(r"[™®]|(?<=[Cc]opyright) ?©")
 # A single term after a sign ("0", "무한대", "b", "마이너스 1", "영역"), which a particle may follow.
 _TERM = r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z](?![A-Za-z])|[가-힣]{1,8})(?=[\s.,;:!?)\]]|$)"
-ARROW = re.compile(rf" ?([→⟶➔➜➡⇒⟹←⟵↔⟷⇔]) ?({_TERM})?")
+# The spaces around a sign all taken: "금리↑ → 투자↓" (금리 증가 and a space) was 금리 증가 에서, the particle a word.
+ARROW = re.compile(rf" {{0,4}}([→⟶➔➜➡⇒⟹←⟵↔⟷⇔]) {{0,4}}({_TERM})?")
 _TO, _IMPLIES, _FROM = "→⟶➔➜➡", "⇒⟹", "←⟵"
 # "x → 0", "n → ∞": a small letter going to a number, a letter or infinity is a limit's variable.
 _VARIABLE = re.compile(r"(?<![A-Za-z])[a-z]$")
 _LIMIT = re.compile(r"(?:마이너스 )?(?:\d+(?:\.\d+)?|[A-Za-z]|무한대)")
+# ... and "x → 0일 때", "n → ∞이면", "h → 0인 극한", "x → 0.5": the limit with its copula as going there, x가
+# 0으로 갈 때, n이 무한대로 가면, h가 0으로 가는 (it was x에서 0일 때; a decimal x가 0으로 점 오); "lim_{x→0}", and a
+# function's "f(x) → 1일 때".
+LIMIT = re.compile(
+    r"(?<![A-Za-z])([a-z]|[A-Za-z]\([a-z]\)) ?[→⟶➔➜➡] ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
+    r"(?: ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])|(?:으로|로)(?![가-힣])|(?=[\s,;:!?)\]}]|\.(?!\d)|$))"
+    r"(?! ?[→⟶➔➜➡⇒⟹])"  # "x → y → z": a flow's step, `arrow`'s
+)
+# "p → q", "¬q → ¬p": between propositions (p, q, r, s, negated or not) an arrow is a conditional, p면 q (it was
+# p에서 q: from p).
+_PROPOSITION_BEFORE = re.compile(r"(?<![A-Za-z])[¬~]?[pqrs]$")
+_PROPOSITION_AFTER = re.compile(r" ?[¬~]?[pqrs](?![A-Za-z])")
+_GOING = {
+    "일 때": " 갈 때",
+    "이면": " 가면",
+    "면": " 가면",
+    "인": " 가는",
+    "일": " 갈",
+    "이고": " 가고",
+    "이며": " 가며",
+}
+# A flow of steps, "수집 → 전처리 → 학습 → 배포": an arrow with another one a step of one or two words before or
+# after it (no clause mark between) is a pause, each step said in turn (it was 수집에서 전처리에서 학습에서 배포).
+_STEP = r"[^\s,.;:!?→⟶➔➜➡⇒⟹]+"
+_NEXT_STEP = re.compile(rf" ?(?:{_STEP} )?{_STEP} ?[→⟶➔➜➡⇒⟹]")
+_PREVIOUS_STEP = re.compile(rf"[^\s,.;:!?→⟶➔➜➡⇒⟹] ?[→⟶➔➜➡⇒⟹] ?{_STEP}(?: {_STEP})? ?$")  # not a bullet
+_STEP_REACH = 40
 NOT_EQUAL = re.compile(rf" ?≠ ?({_TERM})?")
+# ... and with a copula after its term, "x ≠ 0일 때", "a ≠ b이면" (x 낫 이퀄 0일 때): x가 0이 아닐 때, a가 b가 아니면.
+NOT_EQUAL_CLAUSE = re.compile(
+    r" ?≠ ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
+    r" ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])"
+)
+_NOT = {
+    "일 때": "아닐 때",
+    "이면": "아니면",
+    "면": "아니면",
+    "인": "아닌",
+    "일": "아닐",
+    "이고": "아니고",
+    "이며": "아니며",
+}
 _LOOK_BACK = 24
+
+
+def limit(match: re.Match[str]) -> str:
+    """ "x → 0일 때" as x가 영으로 갈 때."""
+    variable, value, copula = match.groups()
+    sign = match.start() + len(variable) + match.group().startswith(" ", len(variable))
+    if variable in "pqrs" and value in tuple("pqrs") or not copula and _in_a_flow(match.string, sign):
+        return match.group()  # "p → q", a conditional, and a step of a flow, "x → y → z": `arrow`'s
+    # (a copula ends the limit's clause: "x → 0이면 f(x) → 1" is no flow)
+    to = "으로" if final_sound(value) == "ㄴ" else "로"
+    subject = "이" if final_sound(variable.rstrip(")")) else "가"  # "f(n)" 에프 엔이
+    return f"{variable}{subject} {value}{to}{_GOING.get(copula or '', '')}"
 
 
 def ascii_arrows(text: str) -> str:
@@ -44,7 +99,15 @@ def arrow(match: re.Match[str]) -> str:
     before, after = _before(match.string, match.start()), match.string[match.end() : match.end() + 1]
     if not before[-1:].isalnum() or not (term or after.strip()):  # a bullet, or nothing after it: "전류→"
         return (" " if match.start() else "") + term
+    if sign in _TO + _IMPLIES and _in_a_flow(match.string, match.start(1)):
+        return f", {term}"
     final = final_sound(before)
+    if (
+        sign in _TO
+        and _PROPOSITION_BEFORE.search(before)
+        and _PROPOSITION_AFTER.match(match.string, match.start(1) + 1)
+    ):
+        sign = _IMPLIES[0]
     if sign in _TO and _LIMIT.fullmatch(term) and _VARIABLE.search(before):  # x가 영으로
         return f"{'이' if final else '가'} {term}{'으로' if final_sound(term) == 'ㄴ' else '로'}"
     if sign in _TO:
@@ -66,6 +129,22 @@ def not_equal(match: re.Match[str]) -> str:
     before = _before(match.string, match.start())
     topic = ("은 " if final_sound(before) else "는 ") if before[-1:].isalnum() else " "
     return f"{topic}{term}{'이' if final_sound(term) else '가'} 아님"
+
+
+def not_equal_clause(match: re.Match[str]) -> str:
+    """ "x ≠ 0일 때" as x가 영이 아닐 때."""
+    term, copula = match.groups()
+    before = _before(match.string, match.start())
+    if not before[-1:].isalnum():
+        return match.group()
+    subject = "이" if final_sound(before) else "가"
+    return f"{subject} {term}{'이' if final_sound(term) else '가'} {_NOT[copula]}"
+
+
+def _in_a_flow(text: str, sign: int) -> bool:
+    """Whether the arrow at `sign` is one step of a flow: another arrow a step before or after it."""
+    after = text[sign + 1 : sign + 1 + _STEP_REACH]
+    return bool(_NEXT_STEP.match(after) or _PREVIOUS_STEP.search(text, max(0, sign - _STEP_REACH), sign))
 
 
 def _before(text: str, start: int) -> str:

@@ -111,15 +111,16 @@ def meridiem(match: re.Match[str]) -> str:
 
 
 def meridiem_hours(match: re.Match[str]) -> str:
-    """ "1-3pm" as 오후 1시에서 3시, the half of the day said once, before the first hour."""
+    """ "1-3pm" as 오후 1시에서 3시, the half of the day said once, before the first hour; a range to noon,
+    "11-12pm", or past it, "9-6pm", as 오전 9시에서 오후 6시 (오후 열한 시: the night; 9-오후 여섯 시), and one from
+    noon, "12-2pm", as 오후 12시에서 2시 (it was left: 12-오후 두 시)."""
     first, last, half = match.groups()
-    if (
-        int(first) >= int(last)
-        and int(last) != 12
-        or (match.start() and match.string[match.start() - 1].isalnum())
-    ):
+    if first == last or match.start() and match.string[match.start() - 1].isalnum():
         return match.group(0)
-    return f"{'오전' if half in 'Aa' else '오후'} {first}시에서 {last}시"
+    said, other = ("오전", "오후") if half in "Aa" else ("오후", "오전")
+    if int(first) < int(last) < 12 or int(first) == 12:
+        return f"{said} {first}시에서 {last}시"
+    return f"{other} {first}시에서 {said} {last}시"  # "9-6pm", "11-12pm": from the morning
 
 
 def clock(match: re.Match[str]) -> str:

@@ -17,6 +17,12 @@ from .korean_words import MATH_NAMES as _MATH_NAMES
 # (마이너스), which espeak said nothing for; a tolerance's "±", "3.7±0.1V", "x±1", "± 5%" after a term or spaced
 # too (espeak: English "plus or minus").
 SIGN = re.compile(r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)")
+# ... but a report's sign changes an amount: a percentage or points, money, a scale, or a bare number
+# ("(▲30)"). Before a number joined to another word, "▲3대 전략 ▲5개 과제", "▲1위 삼성전자", "△1단계", it is a
+# Korean news list's bullet (it was 증가 3대 전략): left unsaid, as espeak leaves it.
+_CHANGED_AMOUNT = re.compile(
+    r"[\d.,]*\d(?!\d)(?: ?(?:퍼센트|포인트|bp|pt?(?![A-Za-z])|원|억|만|조|천|백|달러|엔|위안|유로)|(?![^\W\d_]))"
+)
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
 # not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
 SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
@@ -96,6 +102,8 @@ def final_sound(before: str) -> str | None:
 
 
 def sign(match: re.Match[str]) -> str:
+    if match.group(1) in ("▲", "▼", "△") and not _CHANGED_AMOUNT.match(match.string, match.end()):
+        return match.group(1)  # a bullet
     if match.group(1) is None:  # "3.7±0.1", "± 5%": apart from what is before it
         return " 플러스마이너스 "
     return {"+": "플러스 ", "±": "플러스마이너스 ", "▲": "증가 ", "▼": "감소 "}.get(

@@ -39,13 +39,18 @@ _LIST_MARK = re.compile(
     r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ])\.(?=\s)"
 )
 # "1) 안전성", "(2) 경제성" opening a line (espeak: 일 안전성, the mark said as a bare number): 첫 번째, 두 번째.
-_BRACKET_MARK = re.compile(r"^([ \t]*)\(?([1-9]\d?)\)[ \t]+(?=[^\W\d_])", re.MULTILINE)
+# Not an equation's number before its word 식, "(2) 식을 (1) 식에 대입하면" (it was 두 번째, 식을): left as inside a line.
+_BRACKET_MARK = re.compile(
+    r"^([ \t]*)\(?([1-9]\d?)\)[ \t]+(?=[^\W\d_])(?!식(?:[을를이가은는에의과와도]|으로|로|\s|$))", re.MULTILINE
+)
 # Hanja: a gloss in brackets after its Hangul word, "매출(賣出)", is not read (it said the word again, or
 # "Chinese letter"); a run of those in `HANJA` is read as Korean ("전년比" 전년비, "前年" 전년, "約 10%" 약), any
 # other run is left out with a space: espeak said "Chinese letter" for each and spelled a Hangul word joined
 # to one as jamo ("전년對比": ㅈ ㅓ ㄴ …).
 _HANJA_CHARACTERS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _HANJA_GLOSS = re.compile(rf"(?<=[가-힣])\([{_HANJA_CHARACTERS}]{{1,12}}\)")
+_OPENS_WITH_D_OR_J = re.compile("[다-딯자-짛]")
+_WEEKDAYS = "月火水木金土日"  # "金土日": 금토일, days, no name
 _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
@@ -54,8 +59,9 @@ _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z
 _HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣]|\d)")
 # A cathode's metals in their ratio, "NCM811", "NCM 622", "NCA-955" (espeak: 팔백십일): its digits one by one,
 # as a battery engineer says it (엔씨엠 팔일일).
-# ... and an ingress protection's "IP67" (아이피 육십칠): 아이피 육칠.
-_CATHODE = re.compile(r"(?<![A-Za-z])(?:(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})|(IP)([0-6]\d))(?![\d.,])")
+# ... and an ingress protection's "IP67" (아이피 육십칠): 아이피 육칠; ending a sentence or before a comma too
+# ("등급은 IP68.", "IP67, IP68": it was left there); not a decimal's digits ("NCM 811.5").
+_CATHODE = re.compile(r"(?<![A-Za-z])(?:(NCMA|NCM|NMC|NCA)[ -]?([1-9]{3})|(IP)([0-6]\d))(?!\d|[.,]\d)")
 # A single digit inside a name of capitals is said in English, as Koreans say it: "A4" 에이포, "B2B" 비투비,
 # "MP3" 엠피쓰리, "CO2" and "CO₂" 씨오투, "H₂O" 에이치투오; the letters are joined by hyphens, which espeak
 # spells by name ("C-O", not the word "co"). "PM2.5" keeps its decimal.
@@ -144,8 +150,16 @@ def _hanja(match: re.Match[str]) -> str:
     run, start = match.group(), match.start()
     if not all(character in HANJA for character in run):
         return " "
-    said = "".join(HANJA[character] for character in run)
+    syllables = [HANJA[character] for character in run]
+    # "不" is 부 before ㄷ or ㅈ: "不正" 부정, "不同" 부동 (it was 불정)
+    for index, character in enumerate(run[:-1]):
+        if character == "不" and _OPENS_WITH_D_OR_J.match(syllables[index + 1]):
+            syllables[index] = "부"
+    said = "".join(syllables)
     opens_word = not start or not match.string[start - 1].isalnum()
+    if run[0] == "金" and len(run) == 3 and run[1] not in _WEEKDAYS:  # a name, "金大中": 김대중 (금대중)
+        said = "김" + said[1:]
+    said = said.replace("십월", "시월").replace("육월", "유월")  # "十月", "六月" (십월, 육월)
     return "연" + said[1:] if run[0] == "年" and opens_word else said  # "年間" 연간; "2024年", "前年" 년
 
 

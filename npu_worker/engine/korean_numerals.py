@@ -45,6 +45,10 @@ _COUNTERS = (
 _PARTICLES = (
     r"이|가|을|를|은|는|의|에|에서|에게|도|만|과|와|씩|까지|부터|으로|로|이나|나|쯤|째|동안|마다|밖에|뿐"
     r"|이다|입니다|이고|이며|인|이면|이상|이하|정도|가량|만큼|보다|이내|내|간|당"
+    # ... and the rest a lecturer's sentence puts there: "3 명한테", "3 살짜리", "3 시경", "3 명이서", "3 개예요"
+    # (each was 삼: the counter's native number lost with the spaced counter's branch)
+    r"|한테서|한테|에게서|께서|께|하고|이랑|랑|처럼|라도|이라도|조차|마저|짜리|경|이서|인데|인지|이지만"
+    r"|이라|이었다|였다|이에요|예요|이요|이야|후|전|뒤"
 )
 COUNTED = re.compile(
     rf"(?<![\d.,\-])(?<!제)(?<!\d에서 )0?([1-9]\d?)(?:(?={_COUNTERS})| (?=(?:{_COUNTERS})(?:{_PARTICLES}){{0,2}}(?![가-힣])))"

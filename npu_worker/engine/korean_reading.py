@@ -154,7 +154,9 @@ def _numbers_spoken(text: str) -> str:
     text = numerals.COUNTED.sub(numerals.native, text)
     text = numerals.DOTTED.sub(numerals.dotted, text)
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
+    text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
+    text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
     return formulas.EQUALS.sub(formulas.equals, text)
 

@@ -51,6 +51,12 @@ _LATIN_WORD_NEXT = re.compile(r"\s+[*_]{0,3}[\"'“‘(\[]?[A-Za-z]")
 _NUMBER_SIGN = re.compile(
     r"(?<![A-Za-z.])(?:N[Oo]|[Ss]ec|[Cc]h(?:ap)?|[Rr]ef|[Vv]er|[Rr]ev|[Aa]rt|[Ee]x|L[Vv]|lv)$"
 )
+# ... and that number with a point, "Lv. 3.", "No. 3.", "Jan. 5." at a sentence's end, is no list item's mark
+# after a sentence (it was 레벨 세 번째 and no end: "현재 등급은 Lv. 3. 다음 목표는" one sentence).
+_SIGNS_NUMBER = re.compile(
+    r"(?<![A-Za-z.])(?:N[Oo]|[Ss]ec|[Cc]h(?:ap)?|[Rr]ef|[Vv]er|[Rr]ev|[Aa]rt|[Ee]x|L[Vv]|lv|Jan|Feb|Mar|Apr|Jun"
+    r"|Jul|Aug|Sept?|Oct|Nov|Dec)\.[ \t]+\d{1,2}$"
+)
 _NUMBER_NEXT = re.compile(r"[ \t]+\d+(?![\d번년])")
 _NUMBER_NEXT_SO_FAR = re.compile(r"[ \t]+\d*")
 # "Apple Inc. announced", "Apple Inc. 발표", "Kim et al. (2020)에", "Jan. 2024", "Univ. of Seoul", "Ph.D. 과정":
@@ -115,7 +121,10 @@ def opens_list_item(text: str, point: int) -> bool:
 
 
 def _after_list_mark(text: str, point: int) -> bool:
-    return _LIST_NUMBER_BEFORE.search(text, max(0, point - LOOK_BACK), point) is not None
+    start = max(0, point - LOOK_BACK)
+    return bool(
+        _LIST_NUMBER_BEFORE.search(text, start, point) and not _SIGNS_NUMBER.search(text, start, point)
+    )
 
 
 def _pronoun_i(text: str, point: int, after: int) -> bool:
