@@ -26,7 +26,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
-from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
+from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError, unknown_type
 from ..ws_server.chunking import schedule_sizes
 from ..ws_server.message_deadline import MessageDeadline, message_deadline
 from ..ws_server.opening import (
@@ -93,8 +93,10 @@ def decode_message(text: str) -> SessionConfig | InputText | InputDone | Session
         message: SessionConfig | InputText | InputDone | SessionClose = wire.decode(text, ClientMessage)
     except BadRequest:
         found = wire.tag_of(text, "type")
-        if found is not None and found[1] not in CLIENT_TYPES:  # JSON, but no object of a known type
-            raise UnknownMessage(f"unknown message type {str(found[1])[:40]!r}") from None
+        if found is not None and not found[0]:  # JSON, but no object
+            raise UnknownMessage("the message is not a JSON object") from None
+        if found is not None and found[1] not in CLIENT_TYPES:  # an object of no known type
+            raise UnknownMessage(unknown_type(found[1])) from None
         raise
     return message
 
