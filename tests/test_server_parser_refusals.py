@@ -135,3 +135,62 @@ async def test_unparsable_requests_are_counted_in_the_metrics(served):
     labels = {"method": "UNKNOWN", "route": "unmatched", "status": "400"}
     assert registry.get_sample_value("npu_worker_http_requests_total", labels) == 3
     assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 3
+
+
+def refusal_of(answer: bytes) -> tuple[int, str, str]:
+    """(status, the error's name, its message) of an answer in either shape (OpenAI's under /v1/)."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    error = json.loads(body)["error"]
+    status = int(head.split(b" ")[1])
+    if isinstance(error, dict):
+        return status, error["code"], error["message"]
+    name, _, message = error.partition(": ")
+    return status, name, message
+
+
+TOKEN = b"Bearer s3cret-" + b"x" * 9000
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "said"),
+    [
+        (
+            b"GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: " + TOKEN + b"\r\n\r\n",
+            431,
+            "header line",
+        ),
+        (b"GET /jobs?" + b"a" * 9000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414, "request line"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/jobs", "/v1/models"])
+async def test_a_line_over_aiohttps_bound_is_named_in_the_shape_of_its_path(
+    served, request_bytes, status, said, path
+):
+    """One line over 8190 bytes was aiohttp's 400 quoting the line's first 100 bytes (a token among
+    them), in v1's shape under /v1/ too, where OpenAI's SDKs read only theirs."""
+    listener = await served()
+    answer = await raw_exchange(listener.port, request_bytes.replace(b"/jobs", path.encode(), 1), seconds(5))
+    got, name, message = refusal_of(answer)
+    assert (got, name) == (status, "BadRequest") and f"{said} passes 8190 bytes" in message, answer
+    assert (b'{"error": {"message"' in answer) == path.startswith("/v1/")
+    assert b"s3cret" not in answer and b"aaaa" not in answer
+
+
+@pytest.mark.parametrize("path", ["/jobs", "/v1/models"])
+async def test_headers_refused_while_they_arrive_are_in_the_shape_of_their_path(served, path):
+    """The 431 sent before headers that pass 64 KiB are complete was always in v1's shape."""
+    listener = await served(header_timeout=30.0)
+    pad = "".join(f"X-Pad-{n}: {'a' * 4000}\r\n" for n in range(17))
+    answer = await raw_exchange(listener.port, f"GET {path} HTTP/1.1\r\n{pad}".encode(), seconds(5))
+    got, name, message = refusal_of(answer)
+    assert (got, name) == (431, "BadRequest") and "the request headers pass 65536 bytes" in message, answer
+    assert (b'{"error": {"message"' in answer) == path.startswith("/v1/")
+
+
+async def test_a_refusal_quotes_little_of_what_it_refuses(served):
+    """aiohttp quoted an invalid method whole: an 8 KiB method, an answer of 9 KiB."""
+    listener = await served()
+    answer = await raw_exchange(listener.port, b"G" * 9000 + b" / HTTP/1.1\r\n\r\n", seconds(5))
+    status, name, message = refusal_of(answer)
+    assert (status, name) == (400, "BadRequest") and message.startswith("Invalid method encountered")
+    assert len(message) < 400
