@@ -322,6 +322,19 @@ class GuardedHandler(RequestHandler):
         """A response is finished: a kept-alive connection now waits for the next request's headers."""
         self._await_headers()
 
+    async def _drain_helper(self) -> None:
+        """Wait until the transport takes writes again. aiohttp shares one waiter among every writer of
+        the connection and does not shield it: a send given up on (a WebSocket frame past its send
+        deadline) cancelled it, and each later wait on it, the close frame's, was cancelled at once (the
+        close never went out: a bare 1006). Each writer here waits on it shielded. (aiohttp's private
+        method, called by its writers; `_paused` and `_drain_waiter` are its state.)"""
+        if self.transport is None or not getattr(self, "_paused", False):
+            return await super()._drain_helper()
+        waiter = self._drain_waiter
+        if waiter is None or waiter.done():  # (done: cancelled, as above)
+            waiter = self._drain_waiter = asyncio.get_running_loop().create_future()
+        await asyncio.shield(waiter)
+
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)
         if not self._refused:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Callable
@@ -31,8 +30,8 @@ from ..ws_server.chunking import schedule_sizes
 from ..ws_server.message_deadline import MessageDeadline, message_deadline
 from ..ws_server.opening import (
     SEND_GRACE_HEARTBEATS,
-    abort_connection,
     close_going_away,
+    drop_untaken,
     going_away_step,
     let_go,
     open_socket,
@@ -318,7 +317,11 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     ws = await open_socket(request)
     deadline = message_deadline(request, ws)
     session = SpeechStreamSession(
-        ws, request.app, Standing(request, ws), functools.partial(abort_connection, request), deadline
+        ws,
+        request.app,
+        Standing(request, ws),
+        drop_untaken(request, ws, SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval),
+        deadline,
     )
     sessions = request.app[WS_SESSIONS_KEY]
     sessions.add(session)
