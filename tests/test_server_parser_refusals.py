@@ -77,7 +77,7 @@ async def test_a_body_nobody_reads_that_breaks_costs_no_traceback(served, caplog
         writer.close()
     finally:
         engine.gate.set()
-    # A GET takes no body (test_body_budget.py): refused at once, no stream runs over an unread body.
+    # A GET takes no body (test_unread_bodies_and_headers.py): refused at once, no stream runs over an unread body.
     assert answer.startswith(b"HTTP/1.1 400 ") and b"takes no body" in answer
     assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text
 
