@@ -27,7 +27,7 @@ from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_
 from ..http_compat.metrics import METRICS_KEY
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError, unknown_type
 from ..ws_server.chunking import schedule_sizes
-from ..ws_server.message_deadline import MessageDeadline, message_deadline
+from ..ws_server.message_deadline import MessageDeadline, message_deadline, messages
 from ..ws_server.opening import (
     SEND_GRACE_HEARTBEATS,
     close_going_away,
@@ -328,7 +328,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
     serving.add_done_callback(session.served)
     try:
-        async for message in ws:
+        async for message in messages(ws, deadline):
             deadline.took_message()
             if serving.done():  # session.close served, or the socket broke under a send
                 break

@@ -57,12 +57,16 @@ class OpenSockets:
 async def open_socket(request: web.Request) -> web.WebSocketResponse:
     """The prepared socket: no compression (PCM barely compresses and the CPU is the engine's), pings
     every heartbeat interval (a peer that vanished without closing is dropped, its request cancelled).
+    Its handler reads it through `message_deadline.messages`, which answers the peer's pings.
 
     A handshake aiohttp cannot read (a `Sec-WebSocket-Key` that is not ASCII raises ValueError in its
     base64 check) is the caller's 400, not an internal error."""
     settings = request.app[SETTINGS_KEY]
     ws = web.WebSocketResponse(
-        compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
+        compress=False,
+        max_msg_size=settings.max_body_bytes,
+        heartbeat=settings.heartbeat_interval or None,
+        autoping=False,  # pings are answered by `message_deadline.messages`, which counts them apart
     )
     try:
         await ws.prepare(request)

@@ -9,7 +9,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
-from .message_deadline import message_deadline
+from .message_deadline import message_deadline, messages
 from .opening import SEND_GRACE_HEARTBEATS, drop_untaken, let_go, open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
@@ -55,7 +55,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     sessions.add(session)
     deadline = message_deadline(request, ws)
     try:
-        async for message in ws:
+        async for message in messages(ws, deadline):
             deadline.took_message()
             if message.type == WSMsgType.TEXT:
                 await session.on_text(message.data, time.monotonic())
