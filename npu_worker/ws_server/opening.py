@@ -72,7 +72,28 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
         await ws.prepare(request)
     except ValueError as exc:
         raise web.HTTPBadRequest(text=f"invalid WebSocket handshake: {exc}") from None
+    except web.HTTPBadRequest as exc:
+        raise web.HTTPBadRequest(text=_handshake_refusal(request, exc.text or "")) from None
     return ws
+
+
+def _handshake_refusal(request: web.Request, said: str) -> str:
+    """aiohttp's refusal of a handshake, naming the header at fault ("Handshake error: None" did not)."""
+    if said.startswith("Handshake error"):
+        key = request.headers.get("Sec-WebSocket-Key")
+        if key is None:
+            return "invalid WebSocket handshake: the Sec-WebSocket-Key header is missing"
+        return f"invalid WebSocket handshake: Sec-WebSocket-Key {key[:40]!r} is not 16 bytes in base64"
+    if said.startswith("Unsupported version"):
+        version = request.headers.get("Sec-WebSocket-Version")
+        if version is None:
+            return "invalid WebSocket handshake: the Sec-WebSocket-Version header (13) is missing"
+        return f"invalid WebSocket handshake: Sec-WebSocket-Version {version[:20]!r} is not supported (13 is)"
+    if said.startswith("No CONNECTION"):
+        return "invalid WebSocket handshake: the Connection header does not say Upgrade"
+    if said.startswith("No WebSocket UPGRADE"):
+        return "invalid WebSocket handshake: the Upgrade header does not say websocket"
+    return f"invalid WebSocket handshake: {' '.join(said.split())}"
 
 
 UNREAD_GRACE_SECONDS = 1.0  # a socket's handler has ended: what its peer gets to take what is still unsent
