@@ -139,8 +139,14 @@ async def going_away_step(step: Awaitable[object], seconds: float = GOING_AWAY_S
 
 
 async def close_going_away(ws: web.WebSocketResponse) -> None:
-    """Close with 1001 (going away) at shutdown, bounded: a peer that reads nothing waits for no one."""
+    """Close with 1001 (going away) at shutdown, bounded: a peer that reads nothing waits for no one.
+    Its connection, its close still unsent, is cut then: asyncio's close waited for the peer to take
+    it, and the shutdown waited on the connection's handler, up to aiohttp's shutdown timeout (60 s)."""
     await going_away_step(ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE))
+    request = getattr(ws, "_req", None)  # (aiohttp's: the request the socket was opened on)
+    transport = request.transport if isinstance(request, web.BaseRequest) else None
+    if transport is not None and transport.get_write_buffer_size():
+        transport.abort()
 
 
 REFUSAL_CLOSE_SECONDS = 1.0  # a socket closed for its message: how long it may take to go, all told
