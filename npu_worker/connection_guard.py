@@ -387,6 +387,16 @@ def raw_answer(response: web.Response) -> bytes:
     return "\r\n".join(lines).encode("latin-1") + body
 
 
+async def close_unframed_http10(request: web.Request, response: web.StreamResponse) -> None:
+    """on_response_prepare: an HTTP/1.0 answer of no known length (a stream: 1.0 has no chunks) ends
+    with its connection. aiohttp left a keep-alive caller's connection open after it (its own check
+    comes too late to reach the response's keep-alive), so the caller, reading to the close, waited
+    for the header deadline after every stream."""
+    if request.version < (1, 1) and response.content_length is None and not response.chunked:
+        if not isinstance(response, web.WebSocketResponse):
+            response.force_close()
+
+
 def drop_when_unread(transport: asyncio.BaseTransport) -> None:
     """Let the kernel end the connection once what it holds for the caller has waited UNREAD_SECONDS
     unsent (a closed receive window) or unacknowledged. A caller that stopped reading otherwise held its

@@ -102,3 +102,24 @@ async def test_a_request_whose_caller_hung_up_stops_and_writes_nothing(served, t
         while scheduler.jobs_running():
             await asyncio.sleep(0.05)
     assert not (tmp_path / "never.wav").exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/synth_batch", {"sections": [{"idx": 0, "text": "hi"}]}),  # NDJSON
+        ("/v1/audio/speech", {"model": "tts-1", "input": "hi", "voice": "default", "response_format": "pcm"}),
+    ],
+)
+async def test_a_stream_to_an_http_1_0_keep_alive_caller_ends_with_its_connection(served, path, body):
+    """HTTP/1.0 has no chunks: a stream's end is the connection's. aiohttp kept the connection of a
+    caller that asked for keep-alive open (its response said nothing of it), so the caller, reading to
+    the close, waited for the header deadline (10 s) after every stream."""
+    listener = await served(header_timeout=60.0)
+    data = json.dumps(body).encode()
+    head = (
+        f"POST {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n"
+    )
+    answer = await raw_exchange(listener.port, head.encode() + data, seconds(10))  # to the close
+    assert answer.startswith(b"HTTP/1.0 200 ") and b"keep-alive" not in answer.partition(b"\r\n\r\n")[0]
