@@ -22,7 +22,8 @@ from .app_keys import (
 )
 from .body_budget import BodyBudget
 from .config import Settings
-from .connection_guard import close_unframed_http10, guard_middleware
+from .connection_guard import guard_middleware
+from .connection_hooks import close_unframed_http10
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware

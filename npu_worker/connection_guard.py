@@ -25,7 +25,6 @@ access logger (`server.RedactingAccessLogger`), which aiohttp calls once the las
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import re
 import socket
@@ -387,16 +386,6 @@ def raw_answer(response: web.Response) -> bytes:
     return "\r\n".join(lines).encode("latin-1") + body
 
 
-async def close_unframed_http10(request: web.Request, response: web.StreamResponse) -> None:
-    """on_response_prepare: an HTTP/1.0 answer of no known length (a stream: 1.0 has no chunks) ends
-    with its connection. aiohttp left a keep-alive caller's connection open after it (its own check
-    comes too late to reach the response's keep-alive), so the caller, reading to the close, waited
-    for the header deadline after every stream."""
-    if request.version < (1, 1) and response.content_length is None and not response.chunked:
-        if not isinstance(response, web.WebSocketResponse):
-            response.force_close()
-
-
 def drop_when_unread(transport: asyncio.BaseTransport) -> None:
     """Let the kernel end the connection once what it holds for the caller has waited UNREAD_SECONDS
     unsent (a closed receive window) or unacknowledged. A caller that stopped reading otherwise held its
@@ -409,30 +398,3 @@ def drop_when_unread(transport: asyncio.BaseTransport) -> None:
     if option is None or sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
         return
     sock.setsockopt(socket.IPPROTO_TCP, option, int(UNREAD_SECONDS * 1000))
-
-
-def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | None], None]:
-    """For a WebSocket handler: report its connection idle (with how to close it) or in use again, to
-    the guard of the socket it came on; a no-op where it was not served by `listen` (aiohttp's own
-    server in tests)."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        return functools.partial(handler.guard.set_idle, handler)
-    return lambda close: None
-
-
-def tell_received(request: web.BaseRequest, told: Callable[[], object] | None) -> None:
-    """For a WebSocket handler: call `told` each time its connection receives bytes (None: no more);
-    a no-op where it was not served by `listen`."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        handler.on_received = told
-
-
-def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:
-    """For a WebSocket handler: how many bytes its connection has received so far; None where it was
-    not served by `listen` (aiohttp's own server in tests)."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        return lambda: handler.bytes_received
-    return None

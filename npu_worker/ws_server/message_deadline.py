@@ -3,7 +3,7 @@
 aiohttp holds a message's frames until the last one is in (up to `--max-body-bytes`) and has no time
 bound on that: a peer that trickles one unfinished message kept up to 8 MiB per socket for as long as it
 liked (20 such sockets: +173 MiB). aiohttp's reader keeps its partial message in private (compiled) state,
-so the watch counts bytes instead: the connection's bytes in (`connection_guard.bytes_received`) since the handler
+so the watch counts bytes instead: the connection's bytes in (`connection_hooks.bytes_received`) since the handler
 last took a whole message. More than UNFINISHED_ALLOWANCE of them for longer than the body timeout is a
 message that does not finish: the socket is closed with 1008 (policy violation), saying so. Pings and
 pongs are taken off the count as the handler reads them (`messages`; aiohttp's autoping is off for it):
@@ -34,7 +34,7 @@ from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 
 from ..app_keys import BODY_BUDGET_KEY, CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from ..body_budget import BodyBudget, BodyHold
-from ..connection_guard import bytes_received, tell_received
+from ..connection_hooks import bytes_received, tell_received
 from ..protocol import BodyBudgetFull, WorkerError
 
 log = logging.getLogger(__name__)
