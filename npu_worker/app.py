@@ -23,6 +23,7 @@ from .app_keys import (
 from .body_budget import BodyBudget
 from .config import Settings
 from .connection_guard import guard_middleware
+from .connection_hooks import close_unframed_http10
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
@@ -129,6 +130,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app.cleanup_ctx.append(run_scheduler)
     app.on_cleanup.append(end_closing)
     app.on_shutdown.append(drain)
+    app.on_response_prepare.append(close_unframed_http10)
     setup_metrics(app, scheduler)
     setup_cors(app)
     setup_http(app)

@@ -25,7 +25,6 @@ access logger (`server.RedactingAccessLogger`), which aiohttp calls once the las
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import re
 import socket
@@ -35,13 +34,13 @@ from collections.abc import Callable
 from typing import Any
 
 from aiohttp import web
-from aiohttp.http_exceptions import ContentEncodingError
+from aiohttp.http_exceptions import ContentEncodingError, LineTooLong
 from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler, _ErrInfo
 
 from . import wire
-from .protocol import BadRequest, ErrorBody
+from .protocol import BadRequest, ErrorBody, WorkerError
 
 log = logging.getLogger(__name__)
 REFUSAL_REPORT_SECONDS = 10.0
@@ -56,6 +55,19 @@ UNREAD_SECONDS = 60.0
 # that has more). aiohttp takes 128 lines of 8 KiB and holds each whole line until the request is
 # complete: a connection that sent them and never ended its headers held them until the header deadline.
 MAX_HEADER_BYTES = 64 * 1024
+# The start of a request's headers kept while they arrive: its path picks the shape of a refusal sent
+# before the app sees it (OpenAI's under /v1/), and whether its first line ended tells a target too long
+# (414) from a header line too long (431).
+REQUEST_HEAD_BYTES = 1024
+MAX_REASON_CHARS = 300  # of a parser refusal's reason in its answer
+
+Refusal = Callable[[str, WorkerError, int], web.Response]  # (path, error, status) → the error body
+
+
+def v1_refusal(path: str, error: WorkerError, status: int) -> web.Response:
+    """The error body of a refusal where no app says otherwise (aiohttp's own server in tests)."""
+    body = wire.encode(ErrorBody.of(error))
+    return web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
 
 
 @web.middleware
@@ -88,6 +100,7 @@ class ConnectionGuard:
         self.refused = 0
         self.on_close: Callable[[str], object] | None = None  # /metrics: why the guard closed one
         self.on_unparsable: Callable[[int], object] | None = None  # /metrics: a parser refusal's status
+        self.refusal: Refusal = v1_refusal  # the app's error body for a path (`server.listen` sets it)
         self._refusals_reported = -REFUSAL_REPORT_SECONDS
 
     def _closed(self, reason: str) -> None:
@@ -200,6 +213,7 @@ class GuardedHandler(RequestHandler):
         self.bytes_received = 0  # on this connection so far (a WebSocket's message deadline reads it)
         self._header_bytes = 0  # received for headers not yet complete; -1: their end was seen
         self._header_tail = b""  # the last bytes of them (an end split across two pieces)
+        self._request_head = b""  # their first bytes, up to the end of the request line (REQUEST_HEAD_BYTES)
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
 
@@ -215,6 +229,8 @@ class GuardedHandler(RequestHandler):
     def data_received(self, data: bytes) -> None:
         self.bytes_received += len(data)
         draining = self._unread_body is not None  # (not ended before this piece: the piece is its body)
+        if not draining and self._header_bytes == 0 and self in self.guard.waiting:
+            self._keep_request_head(data)
         super().data_received(data)
         self._refuse_body_the_parser_refused()
         if draining:
@@ -224,6 +240,29 @@ class GuardedHandler(RequestHandler):
             self._count_header_bytes(data)
         if self.on_received is not None:
             self.on_received()
+
+    def _keep_request_head(self, data: bytes) -> None:
+        """The first bytes of the request whose headers start to arrive, until its first line ends."""
+        head = self._request_head
+        if len(head) < REQUEST_HEAD_BYTES and b"\n" not in head:
+            self._request_head = head + data[: REQUEST_HEAD_BYTES - len(head)]
+
+    def _request_path(self) -> str:
+        """The path of the request whose headers are arriving (or were refused); "/" if not yet known."""
+        parts = self._request_head.split(b"\n", 1)[0].split(b" ")
+        if len(parts) < 2:
+            return "/"
+        target = parts[1].decode("latin-1")
+        if "://" in target:  # absolute form (RFC 9112 §3.2.2): what follows the authority
+            target = "/" + target.split("://", 1)[1].partition("/")[2]
+        return target.partition("?")[0]
+
+    def _refusal_answer(self, error: WorkerError, status: int) -> web.Response:
+        """The refusal of the request whose headers are arriving, in the shape its path has; it closes
+        the connection."""
+        response = self.guard.refusal(self._request_path(), error, status)
+        response.force_close()
+        return response
 
     def _count_header_bytes(self, data: bytes) -> None:
         """Headers still arriving past MAX_HEADER_BYTES: refused now, not at the header deadline. Only
@@ -244,7 +283,7 @@ class GuardedHandler(RequestHandler):
         # LINGER_SECONDS, and it was counted as the next request's headers (a stray 431, a reset).
         body = self.guard.body_of(self)
         self._unread_body = body if body is not None and not body.is_eof() else None
-        self._header_bytes, self._header_tail = 0, b""
+        self._header_bytes, self._header_tail, self._request_head = 0, b"", b""
         self.guard.await_headers(self)
 
     def _refuse_body_the_parser_refused(self) -> None:
@@ -263,20 +302,15 @@ class GuardedHandler(RequestHandler):
             body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
 
     def _refuse_headers(self) -> None:
-        """431 in the JSON error body, and the connection closed, while the headers still arrive."""
+        """431 in the error body of its path's shape (OpenAI's under /v1/), and the connection closed,
+        while the headers still arrive."""
         log.debug("refused request headers past %d bytes", MAX_HEADER_BYTES)
         if self.guard.on_unparsable is not None:
             self.guard.on_unparsable(431)
-        body = wire.encode(
-            ErrorBody.of(BadRequest(f"the request headers pass {MAX_HEADER_BYTES} bytes; that is the limit"))
-        )
-        head = (
-            "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json; charset=utf-8\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        )
+        error = BadRequest(f"the request headers pass {MAX_HEADER_BYTES} bytes; that is the limit")
         self.guard.headers_done(self)
         if self.transport is not None:
-            self.transport.write(head.encode() + body)
+            self.transport.write(raw_answer(self._refusal_answer(error, 431)))
         self.force_close()
 
     def request_arrived(self, body: StreamReader) -> None:
@@ -286,6 +320,19 @@ class GuardedHandler(RequestHandler):
     def response_finished(self) -> None:
         """A response is finished: a kept-alive connection now waits for the next request's headers."""
         self._await_headers()
+
+    async def _drain_helper(self) -> None:
+        """Wait until the transport takes writes again. aiohttp shares one waiter among every writer of
+        the connection and does not shield it: a send given up on (a WebSocket frame past its send
+        deadline) cancelled it, and each later wait on it, the close frame's, was cancelled at once (the
+        close never went out: a bare 1006). Each writer here waits on it shielded. (aiohttp's private
+        method, called by its writers; `_paused` and `_drain_waiter` are its state.)"""
+        if self.transport is None or not getattr(self, "_paused", False):
+            return await super()._drain_helper()
+        waiter = self._drain_waiter
+        if waiter is None or waiter.done():  # (done: cancelled, as above)
+            waiter = self._drain_waiter = asyncio.get_running_loop().create_future()
+        await asyncio.shield(waiter)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)
@@ -314,10 +361,29 @@ class GuardedHandler(RequestHandler):
         if isinstance(exc, ContentEncodingError) and (coding := _UNDECODABLE.search(reason)):
             # aiohttp's words ("Please install `Brotli`") are advice for the server's owner, not the caller
             reason = f"Content-Encoding {coding[1]!r} is not supported: send the body as is, gzip or deflate"
-        body = wire.encode(ErrorBody.of(BadRequest(reason)))
-        response = web.Response(status=status, body=body, content_type="application/json", charset="utf-8")
-        response.force_close()
-        return response
+        elif isinstance(exc, LineTooLong):
+            # aiohttp's 400 quoted the line's first 100 bytes (an Authorization header's token among them)
+            status, reason = self._line_too_long(exc)
+        if len(reason) > MAX_REASON_CHARS:  # aiohttp quotes an invalid method whole (8 KiB)
+            reason = reason[:MAX_REASON_CHARS] + "…"
+        return self._refusal_answer(BadRequest(reason), status)
+
+    def _line_too_long(self, exc: LineTooLong) -> tuple[int, str]:
+        """A request line over aiohttp's bound is a target too long (414), a header line one of the
+        headers too large (431), as RFC 9110 and RFC 6585 name them."""
+        limit = exc.args[1] if len(exc.args) > 1 else "its limit"
+        if b"\n" not in self._request_head:
+            return 414, f"the request line passes {limit} bytes; that is the limit"
+        return 431, f"a request header line passes {limit} bytes; that is the limit"
+
+
+def raw_answer(response: web.Response) -> bytes:
+    """A whole response's bytes, for a connection no request runs on (its headers still arrive)."""
+    body = response.body if isinstance(response.body, bytes) else b""
+    lines = [f"HTTP/1.1 {response.status} {response.reason}"]
+    lines += [f"{name}: {value}" for name, value in response.headers.items() if name != "Content-Length"]
+    lines += [f"Content-Length: {len(body)}", "Connection: close", "", ""]
+    return "\r\n".join(lines).encode("latin-1") + body
 
 
 def drop_when_unread(transport: asyncio.BaseTransport) -> None:
@@ -332,30 +398,3 @@ def drop_when_unread(transport: asyncio.BaseTransport) -> None:
     if option is None or sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
         return
     sock.setsockopt(socket.IPPROTO_TCP, option, int(UNREAD_SECONDS * 1000))
-
-
-def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | None], None]:
-    """For a WebSocket handler: report its connection idle (with how to close it) or in use again, to
-    the guard of the socket it came on; a no-op where it was not served by `listen` (aiohttp's own
-    server in tests)."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        return functools.partial(handler.guard.set_idle, handler)
-    return lambda close: None
-
-
-def tell_received(request: web.BaseRequest, told: Callable[[], object] | None) -> None:
-    """For a WebSocket handler: call `told` each time its connection receives bytes (None: no more);
-    a no-op where it was not served by `listen`."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        handler.on_received = told
-
-
-def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:
-    """For a WebSocket handler: how many bytes its connection has received so far; None where it was
-    not served by `listen` (aiohttp's own server in tests)."""
-    handler = request.protocol
-    if isinstance(handler, GuardedHandler):
-        return lambda: handler.bytes_received
-    return None

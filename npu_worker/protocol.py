@@ -390,6 +390,14 @@ def parse_batch_request(body: bytes | str | Any, limits: Limits) -> BatchRequest
     return parsed.request(limits)
 
 
+def unknown_type(value: Any) -> str:
+    """What an object of no known `type` is told: one with none says so ("unknown message type None"
+    named a type the caller never sent)."""
+    if value is None:
+        return "the message has no type"
+    return f"unknown message type {value[:40] if isinstance(value, str) else value!r}"
+
+
 def parse_ws_message(body: bytes | str | Any, limits: Limits) -> BatchRequest | CancelRequest:
     """A client→server WebSocket text message (PROTOCOL §6)."""
     try:
@@ -397,7 +405,7 @@ def parse_ws_message(body: bytes | str | Any, limits: Limits) -> BatchRequest | 
     except BadRequest:
         found = wire.tag_of(body, "type")
         if found is not None and found[0] and found[1] not in WS_TYPES:  # an object of no known type
-            raise UnknownMessage(f"unknown message type {found[1]!r}") from None
+            raise UnknownMessage(unknown_type(found[1])) from None
         raise
     if isinstance(message, WsCancel):
         return CancelRequest()

@@ -26,6 +26,7 @@ from aiohttp.abc import AbstractAccessLogger
 from . import heap
 from .config import Settings
 from .connection_guard import ConnectionGuard, GuardedHandler
+from .http_compat.errors import path_refusals
 from .http_compat.metrics import METRICS_KEY
 
 log = logging.getLogger(__name__)
@@ -128,6 +129,7 @@ async def listen(
     )
     runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=shutdown_timeout, **handler_options)
     guard = ConnectionGuard(settings.max_connections, settings.header_timeout)
+    guard.refusal = path_refusals(app)
     metrics = app.get(METRICS_KEY)
     if metrics is not None:
         guard.on_close = metrics.connection_closed

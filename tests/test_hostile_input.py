@@ -134,27 +134,34 @@ async def test_a_correctly_compressed_body_still_works(worker, tmp_path, compres
     assert out.is_file()
 
 
+UPGRADE = {"Upgrade": "websocket", "Connection": "Upgrade"}
+
+
 @pytest.mark.parametrize(
-    "headers",
+    ("headers", "said"),
     [
-        {},
-        {"Upgrade": "websocket"},
-        {"Upgrade": "websocket", "Connection": "Upgrade"},
-        {"Upgrade": "websocket", "Connection": "Upgrade", "Sec-WebSocket-Version": "99"},
-        {
-            "Upgrade": "websocket",
-            "Connection": "Upgrade",
-            "Sec-WebSocket-Version": "13",
-            "Sec-WebSocket-Key": "short",
-        },
+        ({}, "the Upgrade header does not say websocket"),
+        ({"Upgrade": "websocket"}, "the Connection header does not say Upgrade"),
+        (UPGRADE, "the Sec-WebSocket-Version header (13) is missing"),  # (aiohttp: "Unsupported version: ")
+        (
+            {**UPGRADE, "Sec-WebSocket-Version": "13"},
+            "the Sec-WebSocket-Key header is missing",
+        ),  # ("Handshake error: None")
+        ({**UPGRADE, "Sec-WebSocket-Version": "99"}, "Sec-WebSocket-Version '99' is not supported"),
+        (
+            {**UPGRADE, "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "short"},
+            "Sec-WebSocket-Key 'short' is not 16 bytes in base64",
+        ),
     ],
 )
-async def test_failed_ws_handshakes_get_the_json_error_body(worker, headers):
+async def test_failed_ws_handshakes_get_the_json_error_body(worker, headers, said):
     client = await worker()
     response = await client.get("/ws", headers=headers)
     assert response.status == 400
     assert response.content_type == "application/json"
-    assert_error_body(await response.json(), "BadRequest")
+    body = await response.json()
+    assert_error_body(body, "BadRequest")
+    assert said in body["error"] and body["error"].count("invalid WebSocket handshake") == 1, body["error"]
 
 
 async def test_missing_static_file_is_the_json_404(worker):

@@ -19,7 +19,7 @@ from websockets.exceptions import ConnectionClosed
 from npu_worker import app_keys, body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.ws_server import message_deadline, opening
-from tests.test_body_budget import lecture_batch
+from tests.body_support import lecture_batch
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 
 import pytest
 import websockets
 
+from npu_worker.app_keys import BODY_BUDGET_KEY
 from tests.timing import seconds, until
 
 PATHS = ["/ws", "/v1/audio/speech/stream"]
@@ -51,3 +53,45 @@ async def test_a_slow_message_that_finishes_within_the_body_timeout_is_read(serv
         answer = json.loads(await asyncio.wait_for(ws.recv(), seconds(10)))
         assert answer.get("event", answer.get("type")) == "error"  # read and answered, not dropped
         assert listener.guard.open
+
+
+def masked_ping(payload: bytes) -> bytes:
+    """A client ping frame (RFC 6455 §5.5.2: masked, the mask zeros)."""
+    return bytes([0x89, 0x80 | len(payload)]) + b"\0\0\0\0" + payload
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_pings_hold_nothing_of_the_body_budget(served, path):
+    """Every byte a socket received since its last whole message counted as an unfinished message's:
+    4 MiB of pings, no message at all, took a 2 MiB body budget whole (other callers' bodies were
+    dropped or refused 503 meanwhile), and the socket was closed with 1013."""
+    mib = 1024 * 1024
+    listener = await served(max_body_bytes=mib, voice_max_bytes=mib, body_budget_bytes=2 * mib)
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    loop = asyncio.get_running_loop()
+    with socket.socket() as sock:
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", listener.port))
+        await loop.sock_sendall(
+            sock,
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode(),
+        )
+        received = bytearray()
+
+        async def read_pongs() -> None:
+            while chunk := await loop.sock_recv(sock, 1 << 20):
+                received.extend(chunk)
+                del received[: max(0, len(received) - 256)]  # the tail is enough
+
+        reading = asyncio.create_task(read_pongs())
+        peak = 0
+        try:
+            for _ in range(32):  # 128 KiB of pings at a time, 4 MiB in all
+                await loop.sock_sendall(sock, masked_ping(b"p" * 125) * 1000)
+                peak = max(peak, budget.held)
+            await loop.sock_sendall(sock, masked_ping(b"last"))
+            await until(lambda: received.endswith(b"\x8a\x04last"), "the last ping's pong: every ping read")
+        finally:
+            reading.cancel()
+    assert budget.refused == 0 and peak < mib, (budget.refused, peak)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import websockets
 
 from npu_worker.app import build_app
 from npu_worker.app_keys import SCHEDULER_KEY
@@ -122,3 +125,37 @@ async def test_a_shutdown_stops_a_speech_streams_utterance_with_an_error_and_clo
         message = await idle.receive(timeout=seconds(10))
         assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
     assert worker.engine.calls == ["첫 번째 문장입니다."]
+
+
+async def test_a_peer_that_reads_nothing_does_not_stop_the_shutdown_from_closing_the_others(settings):
+    """aiohttp's drain waiter is one per connection and was not shielded: the shutdown stopping a pump
+    that waited on a peer reading nothing cancelled it, the goodbye's next send on that socket raised
+    CancelledError at once, and it escaped the shutdown's bounded steps."""
+    engine = ToneEngine(chunk_seconds=1.0, delay_per_chunk=0.005)
+    app = await asyncio.to_thread(build_app, settings, engine)
+    listener = await listen(app, settings, host="127.0.0.1", port=0)
+    loop = asyncio.get_running_loop()
+    stuck = socket.socket()
+    stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stuck.setblocking(False)
+    closing = None
+    try:
+        await until(lambda: app[SCHEDULER_KEY].loaded, "the engine to load")
+        async with aiohttp.ClientSession() as http:
+            idle = await http.ws_connect(f"http://127.0.0.1:{listener.port}/ws")
+            await loop.sock_connect(stuck, ("127.0.0.1", listener.port))
+            reader = await websockets.connect(
+                f"ws://127.0.0.1:{listener.port}/ws", sock=stuck, max_queue=1, ping_interval=None
+            )
+            await reader.send(json.dumps(batch(*["가" * 2000] * 10)))
+            # (aiohttp's flow control: the transport's buffer is full, the pump waits on the peer)
+            await until(lambda: any(h._paused for h in listener.guard.open), "the pump to wait on the peer")
+            closing = asyncio.create_task(listener.close())
+            message = await idle.receive(timeout=seconds(10))
+            assert (message.type, message.data) == (aiohttp.WSMsgType.CLOSE, aiohttp.WSCloseCode.GOING_AWAY)
+            async with asyncio.timeout(seconds(10)):
+                await closing  # (CancelledError before)
+    finally:
+        stuck.close()
+        if closing is None:
+            await listener.close()

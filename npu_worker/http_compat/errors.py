@@ -176,10 +176,20 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
 
 def _shape_of(request: web.Request) -> Callable[[WorkerError, int], web.Response]:
     """The error body for a refusal no handler saw: the v1 one, or the shape its path prefix has."""
-    for prefix, render in request.app[ERROR_SHAPES_KEY].items():
-        if request.path.startswith(prefix):
+    return _shape_for(request.app, request.path)
+
+
+def _shape_for(app: web.Application, path: str) -> Callable[[WorkerError, int], web.Response]:
+    for prefix, render in app[ERROR_SHAPES_KEY].items():
+        if path.startswith(prefix):
             return render
     return error_response
+
+
+def path_refusals(app: web.Application) -> Callable[[str, WorkerError, int], web.Response]:
+    """For the connection guard: the refusal of a request the app never saw (its headers too large, or
+    unparsable), in the shape of the path it names (OpenAI's under /v1/)."""
+    return lambda path, error, status: _shape_for(app, path)(error, status)
 
 
 def _http_reason(exc: web.HTTPException) -> str:

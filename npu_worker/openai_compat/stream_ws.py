@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Callable
@@ -26,13 +25,13 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
-from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError
+from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError, unknown_type
 from ..ws_server.chunking import schedule_sizes
-from ..ws_server.message_deadline import MessageDeadline, message_deadline
+from ..ws_server.message_deadline import MessageDeadline, message_deadline, messages
 from ..ws_server.opening import (
     SEND_GRACE_HEARTBEATS,
-    abort_connection,
     close_going_away,
+    drop_untaken,
     going_away_step,
     let_go,
     open_socket,
@@ -93,8 +92,10 @@ def decode_message(text: str) -> SessionConfig | InputText | InputDone | Session
         message: SessionConfig | InputText | InputDone | SessionClose = wire.decode(text, ClientMessage)
     except BadRequest:
         found = wire.tag_of(text, "type")
-        if found is not None and found[1] not in CLIENT_TYPES:  # JSON, but no object of a known type
-            raise UnknownMessage(f"unknown message type {str(found[1])[:40]!r}") from None
+        if found is not None and not found[0]:  # JSON, but no object
+            raise UnknownMessage("the message is not a JSON object") from None
+        if found is not None and found[1] not in CLIENT_TYPES:  # an object of no known type
+            raise UnknownMessage(unknown_type(found[1])) from None
         raise
     return message
 
@@ -316,14 +317,18 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     ws = await open_socket(request)
     deadline = message_deadline(request, ws)
     session = SpeechStreamSession(
-        ws, request.app, Standing(request, ws), functools.partial(abort_connection, request), deadline
+        ws,
+        request.app,
+        Standing(request, ws),
+        drop_untaken(request, ws, SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval),
+        deadline,
     )
     sessions = request.app[WS_SESSIONS_KEY]
     sessions.add(session)
     serving = asyncio.get_running_loop().create_task(session.serve(), name="speech-stream-session")
     serving.add_done_callback(session.served)
     try:
-        async for message in ws:
+        async for message in messages(ws, deadline):
             deadline.took_message()
             if serving.done():  # session.close served, or the socket broke under a send
                 break

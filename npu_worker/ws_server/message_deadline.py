@@ -3,11 +3,11 @@
 aiohttp holds a message's frames until the last one is in (up to `--max-body-bytes`) and has no time
 bound on that: a peer that trickles one unfinished message kept up to 8 MiB per socket for as long as it
 liked (20 such sockets: +173 MiB). aiohttp's reader keeps its partial message in private (compiled) state,
-so the watch counts bytes instead: the connection's bytes in (`connection_guard.bytes_received`) since the handler
+so the watch counts bytes instead: the connection's bytes in (`connection_hooks.bytes_received`) since the handler
 last took a whole message. More than UNFINISHED_ALLOWANCE of them for longer than the body timeout is a
-message that does not finish: the socket is closed with 1008 (policy violation), saying so. Pings,
-pongs and closes are a few bytes each; a peer has to send more than 64 KiB of them, and no message, for
-30 s to look like one.
+message that does not finish: the socket is closed with 1008 (policy violation), saying so. Pings and
+pongs are taken off the count as the handler reads them (`messages`; aiohttp's autoping is off for it):
+4 MiB of pings and no message took a 2 MiB body budget whole, refusing other callers' bodies.
 
 Whatever of a message has arrived is held in the worker's body budget (`body_budget.py`) as it
 comes (each piece the connection receives, past the same allowance): a socket whose unfinished message
@@ -25,20 +25,22 @@ The body budget is not paused: a message that does not finish grows in aiohttp's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
-from aiohttp import WSCloseCode, web
+from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 
 from ..app_keys import BODY_BUDGET_KEY, CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from ..body_budget import BodyBudget, BodyHold
-from ..connection_guard import bytes_received, tell_received
+from ..connection_hooks import bytes_received, tell_received
 from ..protocol import BodyBudgetFull, WorkerError
 
 log = logging.getLogger(__name__)
 
 UNFINISHED_ALLOWANCE = 64 * 1024  # bytes in since the last whole message before the clock starts
+CONTROL_FRAME_HEAD = 6  # a client's ping or pong on the wire, past its payload: 2 bytes and the mask
 CHECK_SECONDS = 1.0
 
 
@@ -62,6 +64,20 @@ def message_deadline(request: web.Request, ws: web.WebSocketResponse) -> Message
     deadline = MessageDeadline(received, request.app[SETTINGS_KEY].body_timeout, drop, budget)
     tell_received(request, deadline.received)
     return deadline
+
+
+async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> AsyncIterator[WSMessage]:
+    """The socket's messages but pings and pongs (`open_socket` turns aiohttp's autoping off): a ping
+    is answered here, and the bytes of both are taken off the deadline's count, since they belong to
+    no message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
+    async for message in ws:
+        if message.type in (WSMsgType.PING, WSMsgType.PONG):
+            deadline.took_control(CONTROL_FRAME_HEAD + len(message.data))
+            if message.type == WSMsgType.PING:
+                with contextlib.suppress(ConnectionError):  # (closing: the loop ends with the next read)
+                    await ws.pong(message.data)
+            continue
+        yield message
 
 
 class MessageDeadline:
@@ -90,6 +106,11 @@ class MessageDeadline:
         self._mark, self._over_since = self._received(), None
         if self._hold is not None:
             self._hold.release()
+
+    def took_control(self, size: int) -> None:
+        """A ping or pong of `size` bytes was read: no part of the unfinished message."""
+        self._mark += size
+        self.received()
 
     def received(self) -> None:
         """Bytes came in: the unfinished message's share of the body budget grows with them."""

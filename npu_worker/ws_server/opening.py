@@ -11,7 +11,7 @@ from typing import Protocol
 
 from aiohttp import WSCloseCode, web
 
-from ..app_keys import SETTINGS_KEY
+from ..app_keys import CLOSING_SOCKETS_KEY, SETTINGS_KEY
 
 log = logging.getLogger(__name__)
 
@@ -57,31 +57,71 @@ class OpenSockets:
 async def open_socket(request: web.Request) -> web.WebSocketResponse:
     """The prepared socket: no compression (PCM barely compresses and the CPU is the engine's), pings
     every heartbeat interval (a peer that vanished without closing is dropped, its request cancelled).
+    Its handler reads it through `message_deadline.messages`, which answers the peer's pings.
 
     A handshake aiohttp cannot read (a `Sec-WebSocket-Key` that is not ASCII raises ValueError in its
     base64 check) is the caller's 400, not an internal error."""
     settings = request.app[SETTINGS_KEY]
     ws = web.WebSocketResponse(
-        compress=False, max_msg_size=settings.max_body_bytes, heartbeat=settings.heartbeat_interval or None
+        compress=False,
+        max_msg_size=settings.max_body_bytes,
+        heartbeat=settings.heartbeat_interval or None,
+        autoping=False,  # pings are answered by `message_deadline.messages`, which counts them apart
     )
     try:
         await ws.prepare(request)
     except ValueError as exc:
         raise web.HTTPBadRequest(text=f"invalid WebSocket handshake: {exc}") from None
+    except web.HTTPBadRequest as exc:
+        raise web.HTTPBadRequest(text=_handshake_refusal(request, exc.text or "")) from None
     return ws
 
 
+def _handshake_refusal(request: web.Request, said: str) -> str:
+    """aiohttp's refusal of a handshake, naming the header at fault ("Handshake error: None" did not)."""
+    if said.startswith("Handshake error"):
+        key = request.headers.get("Sec-WebSocket-Key")
+        if key is None:
+            return "invalid WebSocket handshake: the Sec-WebSocket-Key header is missing"
+        return f"invalid WebSocket handshake: Sec-WebSocket-Key {key[:40]!r} is not 16 bytes in base64"
+    if said.startswith("Unsupported version"):
+        version = request.headers.get("Sec-WebSocket-Version")
+        if version is None:
+            return "invalid WebSocket handshake: the Sec-WebSocket-Version header (13) is missing"
+        return f"invalid WebSocket handshake: Sec-WebSocket-Version {version[:20]!r} is not supported (13 is)"
+    if said.startswith("No CONNECTION"):
+        return "invalid WebSocket handshake: the Connection header does not say Upgrade"
+    if said.startswith("No WebSocket UPGRADE"):
+        return "invalid WebSocket handshake: the Upgrade header does not say websocket"
+    return f"invalid WebSocket handshake: {' '.join(said.split())}"
+
+
 UNREAD_GRACE_SECONDS = 1.0  # a socket's handler has ended: what its peer gets to take what is still unsent
+LET_GO_SECONDS = 5.0  # ... at most, all told, while it takes some in each UNREAD_GRACE_SECONDS
+SENT_POLL_SECONDS = 0.02  # a refusing close waits for its frame to go out: how often it looks
 SEND_GRACE_HEARTBEATS = 1.5  # a frame's send may wait this many heartbeat intervals for the peer
 GOING_AWAY_SECONDS = 1.0  # at shutdown: what a socket gets to take its request's last events, then its close
 GOING_AWAY_MESSAGE = b"the worker is shutting down"
 
 
+UNTAKEN_REASON = "the peer took nothing of a frame for {:g} s"
+
+
+def drop_untaken(request: web.Request, ws: web.WebSocketResponse, grace: float) -> Callable[[], None]:
+    """How `taken` drops a peer that took nothing for `grace` seconds: the close frame (1008, saying
+    so) goes out behind what was sent and the connection ends within REFUSAL_CLOSE_SECONDS
+    (`ClosingSockets.close_refusing`). A cut alone left a peer whose receive window was still open (a
+    slow link, a tab busy for a moment) a bare 1006; one that reads nothing is cut a second later."""
+    closing = request.app[CLOSING_SOCKETS_KEY]
+    reason = UNTAKEN_REASON.format(grace)
+    return lambda: closing.close_refusing(request, ws, WSCloseCode.POLICY_VIOLATION, reason)
+
+
 async def taken(send: Awaitable[None], grace: float, abort: Callable[[], object]) -> None:
     """Await one frame's send (it waits while the peer's buffers are full); a peer that has taken
-    nothing for `grace` seconds is dropped (`abort`): ConnectionResetError. The heartbeat alone misses a
-    peer that never reads but keeps sending (any data it sends puts the ping off), and a sender would
-    wait on it for ever, holding its request's audio."""
+    nothing for `grace` seconds is dropped (`abort`: `drop_untaken`): ConnectionResetError. The
+    heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the ping
+    off), and a sender would wait on it for ever, holding its request's audio."""
     try:
         async with asyncio.timeout(grace):
             await send
@@ -99,8 +139,14 @@ async def going_away_step(step: Awaitable[object], seconds: float = GOING_AWAY_S
 
 
 async def close_going_away(ws: web.WebSocketResponse) -> None:
-    """Close with 1001 (going away) at shutdown, bounded: a peer that reads nothing waits for no one."""
+    """Close with 1001 (going away) at shutdown, bounded: a peer that reads nothing waits for no one.
+    Its connection, its close still unsent, is cut then: asyncio's close waited for the peer to take
+    it, and the shutdown waited on the connection's handler, up to aiohttp's shutdown timeout (60 s)."""
     await going_away_step(ws.close(code=WSCloseCode.GOING_AWAY, message=GOING_AWAY_MESSAGE))
+    request = getattr(ws, "_req", None)  # (aiohttp's: the request the socket was opened on)
+    transport = request.transport if isinstance(request, web.BaseRequest) else None
+    if transport is not None and transport.get_write_buffer_size():
+        transport.abort()
 
 
 REFUSAL_CLOSE_SECONDS = 1.0  # a socket closed for its message: how long it may take to go, all told
@@ -205,6 +251,9 @@ class ClosingSockets:
         try:
             async with asyncio.timeout_at(deadline):
                 await ws.close(code=code, message=reason.encode()[:123])  # (RFC 6455: 123 bytes at most)
+                # (a close beside the handler's `receive` returns once its frame is queued: a peer that
+                # reads goes on taking what was sent before it, the close frame last)
+                await sent(request.transport)
         except (TimeoutError, ConnectionError, RuntimeError):
             pass
         finally:
@@ -227,6 +276,12 @@ class ClosingSockets:
             self._lingering.discard(sock)
 
 
+async def sent(transport: asyncio.BaseTransport | None) -> None:
+    """Return once what was written to `transport` has gone to the kernel (or it is gone)."""
+    while isinstance(transport, asyncio.WriteTransport) and transport.get_write_buffer_size():
+        await asyncio.sleep(SENT_POLL_SECONDS)
+
+
 def abort_connection(request: web.BaseRequest) -> None:
     """Drop the connection at once, with whatever it still holds for the peer."""
     transport = request.transport
@@ -235,15 +290,24 @@ def abort_connection(request: web.BaseRequest) -> None:
 
 
 def let_go(request: web.BaseRequest) -> None:
-    """The socket's handler has ended. A peer that has not taken what was written to it within
+    """The socket's handler has ended. A peer that has taken nothing of what was written to it within
     UNREAD_GRACE_SECONDS is cut: asyncio's close waits for unsent data to go out, so a peer that reads
     nothing, even one the heartbeat found silent and closed, kept its connection, its buffers and its
-    place under `--max-connections` for as long as it kept the TCP connection open."""
+    place under `--max-connections` for as long as it kept the TCP connection open. One that takes some
+    in each grace gets up to LET_GO_SECONDS for the rest, its close frame last (it was cut after one
+    grace, its close frame unsent: a bare 1006)."""
     transport = request.transport
-    if transport is not None and transport.get_write_buffer_size():
-        asyncio.get_running_loop().call_later(UNREAD_GRACE_SECONDS, _abort_if_unread, transport)
+    if transport is not None and (left := transport.get_write_buffer_size()):
+        loop = asyncio.get_running_loop()
+        loop.call_later(UNREAD_GRACE_SECONDS, _abort_if_unread, transport, left, loop.time() + LET_GO_SECONDS)
 
 
-def _abort_if_unread(transport: asyncio.Transport) -> None:
-    if transport.get_write_buffer_size():
+def _abort_if_unread(transport: asyncio.Transport, before: int, until: float) -> None:
+    left = transport.get_write_buffer_size()
+    if not left:
+        return
+    loop = asyncio.get_running_loop()
+    if left < before and loop.time() < until:  # it reads, if slowly
+        loop.call_later(UNREAD_GRACE_SECONDS, _abort_if_unread, transport, left, until)
+    else:
         transport.abort()

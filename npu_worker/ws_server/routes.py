@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import time
 
@@ -10,8 +9,8 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
-from .message_deadline import message_deadline
-from .opening import abort_connection, let_go, open_socket
+from .message_deadline import message_deadline, messages
+from .opening import SEND_GRACE_HEARTBEATS, drop_untaken, let_go, open_socket
 from .schedule import schedule_sizes
 from .standing import Standing
 
@@ -50,13 +49,13 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         app[LIMITS_KEY],
         standing=Standing(request, ws),
         count_error=metrics.count_error if metrics is not None else None,
-        abort=functools.partial(abort_connection, request),
+        abort=drop_untaken(request, ws, SEND_GRACE_HEARTBEATS * settings.heartbeat_interval),
     )
     sessions = app[WS_SESSIONS_KEY]
     sessions.add(session)
     deadline = message_deadline(request, ws)
     try:
-        async for message in ws:
+        async for message in messages(ws, deadline):
             deadline.took_message()
             if message.type == WSMsgType.TEXT:
                 await session.on_text(message.data, time.monotonic())

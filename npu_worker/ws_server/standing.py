@@ -14,7 +14,7 @@ import logging
 
 from aiohttp import WSCloseCode, web
 
-from ..connection_guard import idle_reporter
+from ..connection_hooks import idle_reporter
 
 log = logging.getLogger(__name__)
 

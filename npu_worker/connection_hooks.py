@@ -1,0 +1,49 @@
+"""What a request's handler (and the app) may ask of the connection the request came on, where
+`server.listen` serves it through `connection_guard.GuardedHandler`: a no-op elsewhere (aiohttp's own
+server in tests)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from aiohttp import web
+
+from .connection_guard import GuardedHandler
+
+
+async def close_unframed_http10(request: web.Request, response: web.StreamResponse) -> None:
+    """on_response_prepare: an HTTP/1.0 answer of no known length (a stream: 1.0 has no chunks) ends
+    with its connection. aiohttp left a keep-alive caller's connection open after it (its own check
+    comes too late to reach the response's keep-alive), so the caller, reading to the close, waited
+    for the header deadline after every stream."""
+    if request.version < (1, 1) and response.content_length is None and not response.chunked:
+        if not isinstance(response, web.WebSocketResponse):
+            response.force_close()
+
+
+def idle_reporter(request: web.BaseRequest) -> Callable[[Callable[[], object] | None], None]:
+    """For a WebSocket handler: report its connection idle (with how to close it) or in use again, to
+    the guard of the socket it came on; a no-op where it was not served by `listen` (aiohttp's own
+    server in tests)."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        return functools.partial(handler.guard.set_idle, handler)
+    return lambda close: None
+
+
+def tell_received(request: web.BaseRequest, told: Callable[[], object] | None) -> None:
+    """For a WebSocket handler: call `told` each time its connection receives bytes (None: no more);
+    a no-op where it was not served by `listen`."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        handler.on_received = told
+
+
+def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:
+    """For a WebSocket handler: how many bytes its connection has received so far; None where it was
+    not served by `listen` (aiohttp's own server in tests)."""
+    handler = request.protocol
+    if isinstance(handler, GuardedHandler):
+        return lambda: handler.bytes_received
+    return None

@@ -1,0 +1,233 @@
+"""The pump of one `/ws` request: its subscription's log entries and audio chunks become text frames
+and binary PCM frames cut to the growing schedule, in log order, with `first_audio` once the frame
+holding the audible onset has gone out and a `heartbeat` whenever nothing was sent for a while."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..audio import to_pcm16
+from ..jobs.model import AudioChunk, Job, LogEntry
+from ..jobs.subscription import Subscription
+from ..protocol import (
+    AudioEnd,
+    AudioStart,
+    Done,
+    EngineError,
+    FirstAudio,
+    Heartbeat,
+    Progress,
+    QueueFull,
+    SectionError,
+    WorkerError,
+)
+from .chunking import GrowingChunker
+from .opening import going_away_step
+
+if TYPE_CHECKING:
+    from ..jobs.scheduler import Scheduler
+    from .session import WsSession
+
+log = logging.getLogger(__name__)
+
+UNHEARD_KEEP_SECONDS = 1.0  # sent frames remembered while the onset is unknown (it is found within ~70 ms)
+
+
+@dataclass(frozen=True)
+class SentFrame:
+    """Where a frame sits in the request's stream (samples) and when it went out."""
+
+    start: int
+    end: int
+    sent_at: float
+    idx: int
+
+
+class RequestStream:
+    """The pump of one request: subscription items → text and binary frames, in log order."""
+
+    def __init__(
+        self,
+        session: WsSession,
+        scheduler: Scheduler,
+        job: Job,
+        subscription: Subscription,
+        *,
+        sample_rate: int,
+        frame_sizes: tuple[int, ...],
+        received_at: float,
+        heartbeat_interval: float,
+    ) -> None:
+        self._session = session
+        self._scheduler = scheduler
+        self.job = job
+        self._sample_rate = sample_rate
+        self._received_at = received_at
+        self._heartbeat_interval = heartbeat_interval
+        self._chunker = GrowingChunker(frame_sizes)
+        self._onset_at: int | None = None  # stream position of the audible onset, told by the engine thread
+        self._first_audio_sent = False
+        self._unheard: list[SentFrame] = []  # frames sent while `first_audio` is still to come
+        self._fed_samples = 0
+        self._stream_samples = 0
+        self._subscription = subscription
+        self._open_idx: int | None = None
+        self._section_samples = 0
+        self._section_frames = 0
+        self._cancelled = False
+        self._shutdown_error: WorkerError | None = None  # sent before `done` when the shutdown ended the job
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"ws-job-{self.job.id}")
+
+    def cancel(self) -> bool:
+        """Ask the scheduler to stop (once); audio not yet sent is dropped. False if the pump has ended."""
+        if self._task is None or self._task.done():
+            return False
+        if not self._cancelled:
+            self._cancelled = True
+            self._scheduler.cancel(self.job.id)
+        return True
+
+    def _stop_job(self) -> None:
+        self._cancelled = True
+        self._scheduler.cancel(self.job.id)
+
+    async def stop(self) -> None:
+        self.cancel()
+        self._subscription.close()
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def end_for_shutdown(self, wait: float) -> None:
+        """The worker shuts down: the job is cancelled (its queued sections will not run here), and
+        what was made still goes out, then the `error` saying why and the `done`; a pump that has not
+        ended within `wait` seconds is stopped."""
+        if self._scheduler.cancel(self.job.id):  # else its `done` is on its way: it ended whole
+            self._shutdown_error = QueueFull(
+                "the worker is shutting down; send the request again once it is back"
+            )
+        if self._task is not None:
+            await asyncio.wait({self._task}, timeout=wait)
+        await self.stop()
+        if self._shutdown_error is not None:  # no `done` came in time (a Redis queue's cancel is slower)
+            await going_away_step(self._session.send_error(self._shutdown_error), wait)
+
+    async def _run(self) -> None:
+        heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
+        ended = False
+        try:
+            async for item in self._subscription:
+                if isinstance(item, AudioChunk):
+                    await self._on_audio(item)
+                elif isinstance(item, LogEntry):
+                    await self._on_entry(item)
+                    ended = ended or isinstance(item.event, Done)
+            if not ended:  # let go without a `done`: the shared queue lost the job, or its engines failed
+                log.warning("the job %s of a WebSocket request ended without its done", self.job.id)
+                self._stop_job()
+                await self._session.fail(self._scheduler.stream_lost(self.job))
+        except (ConnectionError, RuntimeError):
+            # The socket broke under a send: nobody listens any more, so the work stops.
+            self._stop_job()
+        except Exception as exc:  # noqa: BLE001 - a started stream reports an error event, then closes
+            log.exception("WebSocket stream of job %s failed", self.job.id)
+            self._stop_job()
+            await self._session.fail(EngineError(f"streaming failed: {type(exc).__name__}: {exc}"))
+        finally:
+            heartbeat.cancel()
+            self._subscription.close()
+            self._session.stream_ended(self)
+
+    async def _on_entry(self, entry: LogEntry) -> None:
+        event = entry.event
+        ends_section = isinstance(event, Progress) and event.status != "synth"
+        if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
+            await self._end_section()
+        if isinstance(event, Done) and self._shutdown_error is not None:
+            error, self._shutdown_error = self._shutdown_error, None
+            await self._session.send_error(error)
+        if isinstance(event, Done):
+            # Free the connection before `done` goes out: a client may send its next request the
+            # moment it reads `done`, and must not get Busy for it.
+            self._session.stream_ended(self)
+        await self._session.send_json(entry.line)
+
+    async def _on_audio(self, chunk: AudioChunk) -> None:
+        if self._cancelled:
+            return
+        if self._open_idx != chunk.idx:
+            if self._open_idx is not None:
+                await self._end_section()
+            self._open_idx, self._section_samples, self._section_frames = chunk.idx, 0, 0
+            await self._session.send_json(AudioStart(idx=chunk.idx, sample_rate=self._sample_rate).encode())
+        if chunk.onset is not None and self._onset_at is None:
+            self._onset_at = self._fed_samples + chunk.onset
+        self._fed_samples += int(chunk.samples.size)
+        for frame in self._chunker.feed(chunk.samples):
+            await self._send_frame(frame)
+        await self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
+
+    async def _end_section(self) -> None:
+        """Flush the section's last (short) frame unless cancelled, then `audio_end` with what was sent."""
+        rest = self._chunker.flush()
+        if rest is not None and not self._cancelled:
+            await self._send_frame(rest)
+        assert self._open_idx is not None
+        end = AudioEnd(idx=self._open_idx, samples=self._section_samples, chunks=self._section_frames)
+        self._open_idx = None
+        await self._session.send_json(end.encode())
+
+    async def _send_frame(self, frame: np.ndarray) -> None:
+        await self._session.send_pcm(to_pcm16(frame).astype("<i2").tobytes())
+        sent_at = time.monotonic()
+        assert self._open_idx is not None
+        start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
+        self._section_samples += int(frame.size)
+        self._section_frames += 1
+        if not self._first_audio_sent:
+            self._unheard.append(SentFrame(start, self._stream_samples, sent_at, self._open_idx))
+            await self._maybe_first_audio()
+
+    async def _maybe_first_audio(self) -> None:
+        """`first_audio` once the frame holding the onset has gone out; `ttfa_ms` is when it did.
+
+        The engine thread found the onset (it needs a little audio after it, so the news can come with
+        a later chunk than the one holding it); this only maps it onto the frames that were sent.
+        """
+        if self._first_audio_sent or not self._unheard:
+            return
+        if self._onset_at is None:
+            horizon = self._stream_samples - int(UNHEARD_KEEP_SECONDS * self._sample_rate)
+            self._unheard = [f for f in self._unheard if f.end > horizon]
+            return
+        carrier = next((f for f in self._unheard if self._onset_at < f.end), None)
+        if carrier is None:  # its frame is still in the chunker
+            return
+        self._first_audio_sent = True
+        self._unheard = []
+        ttfa_ms = round((carrier.sent_at - self._received_at) * 1000.0, 1)
+        await self._session.send_json(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).encode())
+
+    async def _heartbeats(self) -> None:
+        """A `heartbeat` event whenever nothing was sent for `heartbeat_interval` (a queued preview)."""
+        if self._heartbeat_interval <= 0:
+            return
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            while True:
+                idle = self._session.idle_seconds
+                if idle < self._heartbeat_interval:
+                    await asyncio.sleep(self._heartbeat_interval - idle)
+                    continue
+                elapsed = round(time.monotonic() - self._received_at, 3)
+                await self._session.send_json(Heartbeat(elapsed_sec=elapsed).encode())

@@ -1,0 +1,196 @@
+"""Requests aiohttp's parser refuses, on a real socket: answered at once in the JSON error body, never a
+traceback."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import json
+import threading
+
+import aiohttp
+import pytest
+
+from npu_worker.http_compat.metrics import METRICS_KEY
+from tests.raw_http import raw_exchange
+from tests.timing import seconds, until
+from tests.tone_engine import ToneEngine
+
+
+@pytest.mark.parametrize(
+    ("rest", "said"),
+    [
+        (b"ZZ\r\nhello\r\n0\r\n\r\n", "Invalid character in chunk size"),
+        (b"5\r\nhelloXX0\r\n\r\n", "Expected LF after chunk data"),
+        (b"0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n", "Too many headers"),
+    ],
+)
+async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served, caplog, rest, said):
+    """aiohttp's parser, refusing bytes inside a body its handler was already reading, queued its 400
+    for after that request and left the body open: the caller waited `--body-timeout` for a 408 that
+    blamed a slow network."""
+    listener = await served(body_timeout=seconds(60))
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = await body_refused_after_its_start(listener, head + b'5\r\n{"tex\r\n', rest)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer
+    error = json.loads(body)["error"]
+    assert error.startswith("BadRequest: the body is malformed: ") and said in error, error
+    assert "Traceback" not in caplog.text  # (aiohttp read on after the answer: "Unhandled exception")
+
+
+async def test_a_voice_upload_malformed_after_its_start_is_a_400_at_once(served, caplog):
+    listener = await served(body_timeout=seconds(60))
+    part = b'--xx\r\nContent-Disposition: form-data; name="name"\r\n\r\nv1\r\n'
+    head = (
+        b"POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
+        b"Content-Type: multipart/form-data; boundary=xx\r\n\r\n"
+    )
+    answer = await body_refused_after_its_start(
+        listener, head + b"%x\r\n%s\r\n" % (len(part), part), b"ZZ\r\n"
+    )
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), answer
+    assert "Invalid character in chunk size" in json.loads(body)["error"]["message"]
+    assert "Traceback" not in caplog.text
+
+
+async def test_a_body_nobody_reads_that_breaks_costs_no_traceback(served, caplog):
+    """A long answer (a running job's events) to a request whose chunked body, never read, then broke:
+    after the answer aiohttp read that body on and logged the parser's error as an unhandled exception."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    listener = await served(engine)
+    async with aiohttp.ClientSession() as session:
+        url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
+        async with session.post(url, json={"sections": [{"text": "held."}]}) as accepted:
+            job_id = (await accepted.json())["job_id"]
+    head = f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+        writer.write(head.encode() + b"1\r\na\r\n")
+        async with asyncio.timeout(seconds(10)):
+            answer = await reader.read()
+        with contextlib.suppress(ConnectionError):  # the rest, broken, to a closed connection
+            writer.write(b"ZZ\r\n")
+        writer.close()
+    finally:
+        engine.gate.set()
+    # A GET takes no body (test_unread_bodies_and_headers.py): refused at once, no stream runs over an unread body.
+    assert answer.startswith(b"HTTP/1.1 400 ") and b"takes no body" in answer
+    assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text
+
+
+async def body_refused_after_its_start(listener, start: bytes, rest: bytes) -> bytes:
+    """Send `start` (headers, the body's first chunk), then `rest` once the request has reached its
+    handler; the whole answer, up to the close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        writer.write(start)
+        await until(lambda: listener.guard.open and not listener.guard.waiting, "the request's headers")
+        writer.write(rest)
+        async with asyncio.timeout(seconds(10)):
+            return await reader.read()  # and the connection is closed after it
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [b"GARBAGE\r\n\r\n", b"GET /health HTTP/1.1\r\nBad Header\r\n\r\n", b"GET / HTTP/9.9\r\n\r\n"],
+)
+async def test_unparsable_requests_get_the_json_error_body(served, request_bytes):
+    listener = await served()
+    answer = await raw_exchange(listener.port, request_bytes, seconds(5))
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b" ")[1] == b"400" and b"application/json" in head
+    parsed = json.loads(body)
+    assert parsed["status"] == "fail" and parsed["error"].startswith("BadRequest: ")
+
+
+async def test_a_coding_aiohttp_cannot_decode_is_named_without_its_install_advice(served):
+    if importlib.util.find_spec("brotli") or importlib.util.find_spec("brotlicffi"):
+        pytest.skip("aiohttp decodes br where a Brotli module is installed")
+    listener = await served()
+    body = b'{"text": "hi"}'
+    head = (
+        b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Content-Encoding: br\r\nContent-Length: %d\r\n\r\n" % len(body)
+    )
+    answer = await raw_exchange(listener.port, head + body, seconds(5))
+    status, _, rest = answer.partition(b"\r\n")
+    assert status.split(b" ")[1] == b"400"
+    error = json.loads(rest.partition(b"\r\n\r\n")[2])["error"]
+    assert error == "BadRequest: Content-Encoding 'br' is not supported: send the body as is, gzip or deflate"
+
+
+async def test_unparsable_requests_are_counted_in_the_metrics(served):
+    """/metrics counts every answer, refusals included: aiohttp's parser refusals too (a scanner's
+    garbage was invisible there), as method UNKNOWN on no route."""
+    listener = await served()
+    for refused in (b"GARBAGE\r\n\r\n", b"FOO / HTTP/1.1\r\n\r\n", b"GET /\x1b[31m HTTP/1.1\r\n\r\n"):
+        assert (await raw_exchange(listener.port, refused, seconds(5))).split(b" ")[1] == b"400"
+    registry = listener.runner.app[METRICS_KEY].registry
+    labels = {"method": "UNKNOWN", "route": "unmatched", "status": "400"}
+    assert registry.get_sample_value("npu_worker_http_requests_total", labels) == 3
+    assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 3
+
+
+def refusal_of(answer: bytes) -> tuple[int, str, str]:
+    """(status, the error's name, its message) of an answer in either shape (OpenAI's under /v1/)."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    error = json.loads(body)["error"]
+    status = int(head.split(b" ")[1])
+    if isinstance(error, dict):
+        return status, error["code"], error["message"]
+    name, _, message = error.partition(": ")
+    return status, name, message
+
+
+TOKEN = b"Bearer s3cret-" + b"x" * 9000
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "said"),
+    [
+        (
+            b"GET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: " + TOKEN + b"\r\n\r\n",
+            431,
+            "header line",
+        ),
+        (b"GET /jobs?" + b"a" * 9000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 414, "request line"),
+    ],
+)
+@pytest.mark.parametrize("path", ["/jobs", "/v1/models"])
+async def test_a_line_over_aiohttps_bound_is_named_in_the_shape_of_its_path(
+    served, request_bytes, status, said, path
+):
+    """One line over 8190 bytes was aiohttp's 400 quoting the line's first 100 bytes (a token among
+    them), in v1's shape under /v1/ too, where OpenAI's SDKs read only theirs."""
+    listener = await served()
+    answer = await raw_exchange(listener.port, request_bytes.replace(b"/jobs", path.encode(), 1), seconds(5))
+    got, name, message = refusal_of(answer)
+    assert (got, name) == (status, "BadRequest") and f"{said} passes 8190 bytes" in message, answer
+    assert (b'{"error": {"message"' in answer) == path.startswith("/v1/")
+    assert b"s3cret" not in answer and b"aaaa" not in answer
+
+
+@pytest.mark.parametrize("path", ["/jobs", "/v1/models"])
+async def test_headers_refused_while_they_arrive_are_in_the_shape_of_their_path(served, path):
+    """The 431 sent before headers that pass 64 KiB are complete was always in v1's shape."""
+    listener = await served(header_timeout=30.0)
+    pad = "".join(f"X-Pad-{n}: {'a' * 4000}\r\n" for n in range(17))
+    answer = await raw_exchange(listener.port, f"GET {path} HTTP/1.1\r\n{pad}".encode(), seconds(5))
+    got, name, message = refusal_of(answer)
+    assert (got, name) == (431, "BadRequest") and "the request headers pass 65536 bytes" in message, answer
+    assert (b'{"error": {"message"' in answer) == path.startswith("/v1/")
+
+
+async def test_a_refusal_quotes_little_of_what_it_refuses(served):
+    """aiohttp quoted an invalid method whole: an 8 KiB method, an answer of 9 KiB."""
+    listener = await served()
+    answer = await raw_exchange(listener.port, b"G" * 9000 + b" / HTTP/1.1\r\n\r\n", seconds(5))
+    status, name, message = refusal_of(answer)
+    assert (status, name) == (400, "BadRequest") and message.startswith("Invalid method encountered")
+    assert len(message) < 400
