@@ -33,6 +33,7 @@ from ...protocol import (
     SectionError,
     SlowConsumer,
     Start,
+    SynthParams,
     Unsupported,
     WorkerError,
 )
@@ -156,6 +157,12 @@ class ClusterScheduler(Scheduler):
         """Why this node's engine failed to load (its heartbeat carries it); None on an api node."""
         return self.engine_node.runner.load_failure if self.engine_node is not None else None
 
+    def _serves_as_api(self) -> bool:
+        """An api node, or a `both` node whose own engine failed to load: it accepts work for the other
+        engine nodes to run (it refused every submission while a healthy peer could run them), and
+        answers for the cluster's engines, as an api node does. Its beat still says why it failed."""
+        return self.engine_node is None or (self.role == "both" and self._own_load_error() is not None)
+
     def _engine_info(self) -> EngineInfo | None:
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
         return self.engine_node.runner.info if self.engine_node is not None else None
@@ -193,7 +200,7 @@ class ClusterScheduler(Scheduler):
 
     @property
     def info(self) -> EngineInfo | None:
-        if self.engine_node is not None:
+        if self.engine_node is not None and not self._serves_as_api():
             return self.engine_node.runner.info
         for node in self.heartbeat.view["nodes"]:  # an api node reports the engines it feeds
             if node.get("backend"):
@@ -204,8 +211,9 @@ class ClusterScheduler(Scheduler):
 
     @property
     def load_error(self) -> WorkerError | None:
-        """This node's engine's failure; on an api node, every live engine node's (`engines_failed`)."""
-        if self.engine_node is not None:
+        """This node's engine's failure; on an api node (and a `both` node whose engine failed), every
+        live engine node's (`engines_failed`)."""
+        if not self._serves_as_api():
             return self._own_load_error()
         return self.heartbeat.engines_failed()
 
@@ -240,9 +248,10 @@ class ClusterScheduler(Scheduler):
 
     def loading(self) -> WorkerError:
         """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
-        if self.engine_node is None and self.heartbeat.redis_full:  # the engines are silent, not gone
+        api = self._serves_as_api()
+        if api and self.heartbeat.redis_full:  # the engines are silent, not gone
             return redis_unreachable(OutOfMemoryError())
-        if self.engine_node is None:
+        if api:
             return Loading("no engine node is alive in the queue; retry shortly")
         return super().loading()
 
@@ -260,7 +269,8 @@ class ClusterScheduler(Scheduler):
         job = Job(new_job_id(), request.params, [], preview, persisted=not preview, created_at=self.clock())
         job.stream_audio, job.trim_leading_silence = preview and request.audio, trim_leading_silence
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
-        blocking = blocking or (self.engine is not None and request.params.lang not in self.checks.langs)
+        checks_language = self.engine is not None and not self._serves_as_api()
+        blocking = blocking or (checks_language and request.params.lang not in self.checks.langs)
         if blocking or any(s.output_path is not None for s in request.sections):
             await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
         else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
@@ -294,6 +304,12 @@ class ClusterScheduler(Scheduler):
         if on_created is not None:
             on_created(job)
         return job
+
+    def checked_params(self, params: SynthParams) -> SynthParams:
+        """As a local worker checks them, with this node's engine; a `both` node whose engine failed
+        to load checks none with it (ZipVoice's language check then raised AttributeError: a 500),
+        as an api node does: the engine node that runs the section says what it cannot speak."""
+        return self.checks.params(None if self._serves_as_api() else self.engine, params)
 
     def _resolve(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks (blocking), default outputs on this node's disk, a voice name made
