@@ -121,6 +121,11 @@ async def test_a_synth_waiting_when_the_last_running_engine_node_goes_is_told_th
 
     error = await asked_when_the_last_running_engine_node_goes(worker, redis_server, tmp_path, synth)
     assert error.startswith(ENGINES_FAILED), error
+    # Its preview was left queued in Redis, to be made (and its file written) for nobody by the next
+    # engine node that loads.
+    async with redis.Redis.from_url(redis_server.url) as client, asyncio.timeout(seconds(10)):
+        while await client.zcard("npu:previews") or int(await client.get("npu:pending") or 0):
+            await asyncio.sleep(0.02)
 
 
 async def test_a_websocket_request_when_the_last_running_engine_node_goes_is_told_the_failure(

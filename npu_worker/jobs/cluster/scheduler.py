@@ -47,6 +47,7 @@ from .follower import Followers
 from .heartbeat import Heartbeat
 from .journal import RedisJournal
 from .outage import REDIS_DOWN, REDIS_WAIT, redis_unreachable, reraise_if_cancelling
+from .preview_drain import drain_previews
 from .retention import ClusterRetention
 from .spec import BadSpec, job_from_spec, spec_node
 from .store import RedisJobs
@@ -172,13 +173,15 @@ class ClusterScheduler(Scheduler):
         return self._draining
 
     async def drain(self, grace: float) -> None:
-        """Take no new work; let the running section finish within `grace` seconds, else stop it (its
-        item stays claimed: this node takes it back after a restart, or another after the claim timeout)."""
+        """Take no new work; let the running section finish within `grace` seconds, else stop it (it goes
+        back to the queue); and the previews this node's callers wait on: `preview_drain.py`."""
         if self._draining:
             return
         self._draining = True
-        if self.engine_node is not None:
-            await self.engine_node.drain(grace)
+        steps = [self.engine_node.drain(grace)] if self.engine_node is not None else []
+        if self.role != "engine":
+            steps.append(drain_previews(self.jobs, self.followers, self.node, grace, self.observer.event))
+        await asyncio.gather(*steps)
 
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
@@ -338,6 +341,13 @@ class ClusterScheduler(Scheduler):
         (`ModelLoadError`) only while every live engine node says its engine failed to load."""
         if not job.finished and (error := self.heartbeat.engines_failed()) is not None:
             raise error
+
+    def stream_lost(self, job: Job) -> WorkerError:
+        """As the local scheduler's; a preview whose caller is told so (no one can re-attach to one) is
+        cancelled too: it stayed queued in Redis, made by the next engine node to load, for nobody."""
+        if job.preview and not job.finished:
+            self._spawn(self._cancel(job.id))
+        return super().stream_lost(job)
 
     def _end_unrunnable_streams(self) -> None:
         """Every live engine node failed to load: the streams this node follows end (without `done`;
