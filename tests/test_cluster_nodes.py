@@ -125,7 +125,8 @@ async def test_engine_nodes_that_would_voice_a_job_differently_are_named_in_the_
     planter = aioredis.from_url(redis_server.url)
     now, _micros = await planter.time()
     other = {"role": "engine", "backend": "espeak-ng", "device": "cpu", "precision": "int16"}
-    other.update(sample_rate=24000, model="espeak-ng-1.52", seed=0, claim_timeout=30, seen=now + 30)
+    # alive for 9 s: a beat further ahead of Redis's clock is none of a node's
+    other.update(sample_rate=24000, model="espeak-ng-1.52", seed=0, claim_timeout=30, seen=now + 4)
     await planter.hset("npu:nodes", "other", json.dumps(other))
     await planter.aclose()
 
@@ -138,3 +139,30 @@ async def test_engine_nodes_that_would_voice_a_job_differently_are_named_in_the_
     assert len(said()) == 1 and "espeak-ng" in said()[0] and client.app[SCHEDULER_KEY].node in said()[0]
     await asyncio.sleep(1.5)  # the next heartbeats see the same difference: said once
     assert len(said()) == 1
+
+
+async def test_a_heartbeat_from_the_future_is_no_live_node_for_ever(jobs, redis_server, settings):
+    """A beat whose `seen` is ahead of Redis's clock (planted, or left by a Redis whose clock then
+    stepped back) counted as alive for as long as it was ahead: a phantom engine node kept an api node
+    accepting work no node ran, held off the engines' failure for good (`sound_engine_ago` 0), made every
+    node wait its `claim_timeout` of a day before taking a dead node's sections, and was never forgotten."""
+    from npu_worker.jobs.cluster.heartbeat import NODE_GONE_AFTER, Heartbeat
+
+    heartbeat = Heartbeat(jobs, settings)
+    now = await jobs.now()
+    phantom = {
+        "role": "engine",
+        "backend": "tone",
+        "device": "cpu",
+        "precision": "fp32",
+        "sample_rate": 24000,
+    }
+    phantom |= {"model": "tone", "claim_timeout": 86400, "seen": now + 1e6}
+    await jobs.redis.hset("npu:nodes", "phantom", json.dumps(phantom))
+    await jobs.heartbeat("failed", {"role": "engine", "load_error": "ModelLoadError: no model"})
+    await heartbeat.read_view()
+    assert [n["node"] for n in heartbeat.view["nodes"]] == ["failed"]
+    assert heartbeat.patience() == settings.claim_timeout
+    error = heartbeat.engines_failed()
+    assert error is not None and "failed: ModelLoadError: no model" in str(error)
+    assert await jobs.forget_gone_nodes(NODE_GONE_AFTER) == ["phantom"]

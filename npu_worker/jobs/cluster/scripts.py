@@ -305,9 +305,9 @@ return {seq, done}
 )
 
 # KEYS: nodes, q_first, q_batch  ARGV: gone_after (seconds)  → the node ids forgotten
-# A node silent that long by Redis's clock is gone for good (scaled down, its state dir lost): its
-# heartbeat entry goes, its writers' stream when nothing waits there, and its consumer in the engines'
-# group when it holds no item. Anything still waiting for it stays (its jobs' files, its claimed
+# A node silent that long by Redis's clock (or a beat that far ahead of it: not of ours) is gone for
+# good (scaled down, its state dir lost): its heartbeat entry goes, its writers' stream when nothing
+# waits there, and its consumer in the engines' group when it holds no item. Anything still waiting for it stays (its jobs' files, its claimed
 # sections, which a peer takes over); a node that does come back makes all of it again at its start
 # (the heartbeat at once, the groups when its reads meet NOGROUP).
 FORGET_NODES = (
@@ -319,7 +319,7 @@ local rows = redis.call('HGETALL', KEYS[1])
 for i = 1, #rows, 2 do
   local ok, body = pcall(cjson.decode, rows[i + 1])
   local seen = ok and type(body) == 'table' and tonumber(body.seen)
-  if seen and now - seen > tonumber(ARGV[1]) then
+  if seen and math.abs(now - seen) > tonumber(ARGV[1]) then  -- a day ahead of Redis's clock: not of ours
     local node = rows[i]
     redis.call('HDEL', KEYS[1], node)
     local ready = 'npu:ready:' .. node
