@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import time
@@ -222,3 +223,39 @@ async def test_a_node_on_a_full_redis_says_so_in_health_and_is_not_ready(worker,
         while (await client.get("/ready")).status != 200:
             await asyncio.sleep(0.1)
     assert (await (await client.get("/health")).json())["redis"] == "ok"
+
+
+def blocked_consumers(redis_server: RedisServer) -> int:
+    """The connections Redis holds in a blocking XREADGROUP (CLIENT LIST: flag b)."""
+    clients = redis_server.command("CLIENT", "LIST").decode().splitlines()
+    return sum(" flags=b " in line and " cmd=xreadgroup " in line for line in clients)
+
+
+async def test_consumers_blocked_on_the_queue_when_redis_is_flushed_make_their_groups_again(
+    worker, redis_server, tmp_path, caplog
+):
+    """FLUSHALL (or a key evicted) answers a read blocked on a stream UNBLOCKED, not NOGROUP: the
+    engine's and the writer's consumers must know their groups are gone (not log an error, back off,
+    and end in silence), then take work again."""
+    caplog.set_level(logging.WARNING, logger="npu_worker.jobs.cluster.consumer")
+    client = await worker(queue=redis_server.url)
+    await engines_alive(client)
+    out = tmp_path / "out"
+    before = {"text": "before", "output_path": str(out / "a.wav")}
+    assert (await (await client.post("/synth", json=before)).json())["status"] == "ok"
+    async with asyncio.timeout(seconds(10)):
+        while await asyncio.to_thread(blocked_consumers, redis_server) < 2:  # both wait on their streams
+            await asyncio.sleep(0.02)
+    caplog.clear()
+    assert (await asyncio.to_thread(redis_server.command, "FLUSHALL")).startswith(b"+OK")
+    async with asyncio.timeout(seconds(20)):
+        while True:  # Loading until the node's next heartbeat shows its engine again
+            answer = await client.post("/synth", json={"text": "after", "output_path": str(out / "b.wav")})
+            if answer.status == 200:
+                break
+            assert answer.status == 503, await answer.text()
+            await asyncio.sleep(0.1)
+    assert (await answer.json())["status"] == "ok" and await asyncio.to_thread((out / "b.wav").is_file)
+    said = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert sum("groups are gone" in message for _, message in said) == 2, said  # engine node, writer
+    assert not [message for level, message in said if level >= logging.ERROR], said
