@@ -259,3 +259,35 @@ async def test_consumers_blocked_on_the_queue_when_redis_is_flushed_make_their_g
     said = [(r.levelno, r.getMessage()) for r in caplog.records]
     assert sum("groups are gone" in message for _, message in said) == 2, said  # engine node, writer
     assert not [message for level, message in said if level >= logging.ERROR], said
+
+
+async def test_a_redis_that_crashed_back_to_an_older_snapshot_reuses_no_seq_a_caller_read(jobs, redis_server):
+    """Redis killed after a snapshot loads it back without the last events it acknowledged: the section
+    made again was logged at the seqs a caller had read (4, 5), so a stream open across it skipped the
+    new `ok` as already seen (and showed another twice). Its seq now jumps past any it had."""
+    job = make_job("crash", 2)
+    await jobs.create(job, "n1", Start(2, "tone", "cpu", job.id, 24000), max_queue=100, window=2)
+    assert await jobs.append(job.id, Progress(0, "synth")) == 2
+    assert await jobs.made_ok(job.id, "n1", 0, b"RIFF", ok(0)) == 3
+    assert (await asyncio.to_thread(redis_server.command, "SAVE")).startswith(b"+OK")
+    assert await jobs.append(job.id, Progress(1, "synth")) == 4
+    assert await jobs.made_ok(job.id, "n1", 1, b"RIFF", ok(1)) == 5  # a caller read up to 5
+    assert redis_server.process is not None
+    redis_server.process.kill()  # a crash: the snapshot is all it comes back with
+    await asyncio.to_thread(redis_server.process.wait)
+    redis_server.process = None
+    await asyncio.to_thread(redis_server.start)
+    loaded = await jobs.load(job.id)
+    assert loaded is not None and [e.seq for e in loaded.log] == [1, 2, 3]  # 4 and 5 are gone
+    again = await jobs.append(job.id, Progress(1, "synth"))  # section 1 is made again
+    assert again > 5, again  # was 4: a seq the caller had read, with another event
+    from npu_worker.jobs.cluster.scripts import SEQ_JUMP
+
+    assert again == 4 + SEQ_JUMP
+    assert await jobs.made_ok(job.id, "n1", 1, b"RIFF", ok(1)) == again + 1
+    loaded = await jobs.load(job.id)
+    assert (
+        loaded is not None
+        and loaded.finished
+        and [e.seq for e in loaded.log][3:] == [again, again + 1, again + 2]
+    )
