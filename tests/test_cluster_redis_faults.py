@@ -291,3 +291,37 @@ async def test_a_redis_that_crashed_back_to_an_older_snapshot_reuses_no_seq_a_ca
         and loaded.finished
         and [e.seq for e in loaded.log][3:] == [again, again + 1, again + 2]
     )
+
+
+async def test_a_redis_that_refuses_info_still_logs_every_event(tmp_path):
+    """The scripts read Redis's run id (INFO) to jump a job's seq after a restart; a hardened Redis with
+    INFO renamed away must still take every event (no jump: as before), not fail every script."""
+    import subprocess
+
+    from npu_worker.jobs.cluster.store import RedisJobs
+    from tests.redis_server import _free_port, redis_available
+
+    if not redis_available():
+        return
+    port = _free_port()
+    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = subprocess.Popen([*command, "--rename-command", "INFO", ""], stdout=subprocess.DEVNULL)
+    jobs = RedisJobs(f"redis://127.0.0.1:{port}/0")
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while True:
+                try:
+                    await jobs.ensure_groups("n1")
+                    break
+                except OSError:
+                    await asyncio.sleep(0.02)
+        job = make_job("hardened", 1)
+        assert (
+            await jobs.create(job, "n1", Start(1, "tone", "cpu", job.id, 24000), max_queue=10, window=1) == 1
+        )
+        assert await jobs.append(job.id, Progress(0, "synth")) == 2
+        assert await jobs.made_ok(job.id, "n1", 0, b"RIFF", ok(0)) == 3
+    finally:
+        await jobs.close()
+        process.terminate()
+        await asyncio.to_thread(process.wait)

@@ -41,7 +41,10 @@ SEQ_JUMP = 1_000_000  # more events than a job has (its sections are bounded), f
 _RUN = """
 local this_run = nil
 local function run_id()
-  if this_run == nil then this_run = string.match(redis.call('INFO', 'server'), 'run_id:(%x+)') or '' end
+  if this_run == nil then  -- '' where INFO is refused (a renamed command): no jump, as before
+    local info = redis.pcall('INFO', 'server')
+    this_run = type(info) == 'string' and string.match(info, 'run_id:(%x+)') or ''
+  end
   return this_run
 end
 """
