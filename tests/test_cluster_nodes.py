@@ -166,3 +166,34 @@ async def test_a_heartbeat_from_the_future_is_no_live_node_for_ever(jobs, redis_
     error = heartbeat.engines_failed()
     assert error is not None and "failed: ModelLoadError: no model" in str(error)
     assert await jobs.forget_gone_nodes(NODE_GONE_AFTER) == ["phantom"]
+
+
+async def test_a_node_restarted_as_an_engine_node_still_writes_the_files_of_jobs_it_accepted(
+    worker, redis_server, settings, tmp_path
+):
+    """A `both` node restarted with `--role engine` (the same state directory, so the same name) ran no
+    writer: the sections made for the jobs it had accepted waited in its `ready` stream for ever, their
+    files never written, their jobs never ended (and counted toward `--max-queue` for good)."""
+    from npu_worker.jobs.cluster.store import RedisJobs
+    from npu_worker.jobs.model import Job, Section
+    from npu_worker.protocol import Start, SynthParams
+
+    state = Path(settings.state_dir)
+    state.mkdir(parents=True)
+    (state / "node-id").write_text("was-both\n", encoding="utf-8")
+    jobs = RedisJobs(redis_server.url)
+    out = tmp_path / "accepted-before.wav"
+    job = Job("beforerole", SynthParams(), [Section(0, "x", str(out))])
+    try:
+        await jobs.ensure_groups("was-both")
+        await jobs.create(job, "was-both", Start(1, "tone", "cpu", job.id, 24000), max_queue=100, window=0)
+        await jobs.redis.hset("npu:job:beforerole", "next", 1)  # made by a peer: its ready entry below
+        assert await jobs.made(job.id, "was-both", 0, b"RIFF", {"duration": 1, "elapsed": 0, "cached": False})
+        await worker(queue=redis_server.url, role="engine")
+        async with asyncio.timeout(seconds(10)):
+            while (loaded := await jobs.load(job.id)) is None or not loaded.finished:
+                await asyncio.sleep(0.05)
+        assert loaded.log[-1].event.ok_count == 1  # type: ignore[attr-defined]
+        assert await asyncio.to_thread(out.read_bytes) == b"RIFF"
+    finally:
+        await jobs.close()

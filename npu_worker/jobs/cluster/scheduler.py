@@ -125,12 +125,14 @@ class ClusterScheduler(Scheduler):
             self.engine_node.patience = self.heartbeat.patience
             self._spawn(self.engine_node.run())
             self._spawn(self.engine_node.listen_for_cancels())
-        if self.role in ("both", "api"):
-            writer = OutputWriter(
-                self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
-            )
-            self._spawn(writer.run())
-            self._spawn(sweeper.run())
+        # Every role: an engine node accepts nothing, but one that accepted jobs before it was restarted
+        # with `--role engine` (same state dir, same name) still owes their files and their retention
+        # (its sections waited in its `ready` stream for ever, and counted toward --max-queue).
+        writer = OutputWriter(
+            self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
+        )
+        self._spawn(writer.run())
+        self._spawn(sweeper.run())
         self.heartbeat.on_view = self._end_unrunnable_streams
         self._spawn(self.heartbeat.run(self._engine_info, self._own_load_error))
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
