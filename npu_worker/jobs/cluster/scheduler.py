@@ -348,8 +348,16 @@ class ClusterScheduler(Scheduler):
         """As the local scheduler's; a preview whose caller is told so (no one can re-attach to one) is
         cancelled too: it stayed queued in Redis, made by the next engine node to load, for nobody."""
         if job.preview and not job.finished:
-            self._spawn(self._cancel(job.id))
+            self._spawn(self._cancel_unheard(job.id))
         return super().stream_lost(job)
+
+    async def _cancel_unheard(self, job_id: str) -> None:
+        """`_cancel` for a job no caller hears any more: Redis away or refusing leaves it to its end."""
+        try:
+            await self._cancel(job_id)
+        except (*REDIS_WAIT, ResponseError, BadSpec) as exc:
+            reraise_if_cancelling()
+            log.warning("job %s: its cancel could not be logged (%s)", job_id, exc)
 
     def _end_unrunnable_streams(self) -> None:
         """Every live engine node failed to load: the streams this node follows end (without `done`;
