@@ -284,3 +284,27 @@ async def test_a_queue_key_replaced_by_another_type_is_a_503_and_a_work_stream_i
         lines = [json.loads(line) async for line in (await client.get(f"/jobs/{job_id}/events")).content]
     assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
     await planter.aclose()
+
+
+async def test_a_heartbeat_naming_a_sample_rate_no_engine_has_is_left_out(worker, redis_server, tmp_path):
+    """An api node reports, and encodes speech at, the first live engine node's sample rate: a beat
+    planted with a rate of 2**40 made every OpenAI wav answer a 500 (the wav header cannot hold it)."""
+    import redis.asyncio as aioredis
+
+    cluster = {"queue": redis_server.url}
+    await worker(role="engine", state_dir=str(tmp_path / "engine"), **cluster)
+    api = await worker(role="api", state_dir=str(tmp_path / "api"), **cluster)
+    planter = aioredis.from_url(redis_server.url)
+    try:
+        now, _micros = await planter.time()
+        beat = {"role": "engine", "backend": "tone", "device": "cpu", "precision": "fp32", "model": "tone"}
+        beat |= {"sample_rate": 2**40, "seen": now + 4}  # first by name, alive for the test
+        await planter.hset("npu:nodes", "0-planted", json.dumps(beat))
+        health = await (await api.get("/health")).json()
+        assert health["sample_rate"] == 24000, health
+        body = {"model": "tts-1", "input": "hello", "voice": "default", "response_format": "wav"}
+        async with api.post("/v1/audio/speech", json=body) as answer:
+            assert answer.status == 200, await answer.text()
+            assert (await answer.read())[:4] == b"RIFF"
+    finally:
+        await planter.aclose()
