@@ -308,3 +308,33 @@ async def test_a_heartbeat_naming_a_sample_rate_no_engine_has_is_left_out(worker
             assert (await answer.read())[:4] == b"RIFF"
     finally:
         await planter.aclose()
+
+
+async def test_a_cancel_published_for_a_job_that_goes_on_loses_none_of_its_sections(worker, redis_server):
+    """Any local process can publish a job's id on the cancel channel (and a Redis that crashed back
+    forgets the cancel it had published): the node stopped the running section and acknowledged it
+    unmade, and its cached job stayed flagged, so each later section it took was dropped at once: the
+    job, never ended, waited for ever."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.02)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].engine_node
+    body = {"sections": [{"idx": i, "text": "가" * 100} for i in range(3)]}  # 0.8 s each
+    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    async with asyncio.timeout(seconds(5)):
+        while node.running is None:
+            await asyncio.sleep(0.02)
+    async with aioredis.from_url(redis_server.url) as planter:
+        assert await planter.publish("npu:cancel", job_id) == 1
+    async with asyncio.timeout(seconds(15)):
+        while (await (await client.get(f"/jobs/{job_id}/status")).json())["status"] != "done":
+            await asyncio.sleep(0.1)
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    assert result["ok_count"] == 3, result
