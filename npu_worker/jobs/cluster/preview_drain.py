@@ -38,9 +38,9 @@ async def drain_previews(
     if not previews:
         return
     queued = [job for job in previews if job.status == QUEUED]
+    running = [job for job in previews if job.status != QUEUED]
     for job in queued:
         await _end(jobs, job, node, observed)
-    running = [job for job in previews if job not in queued]
     if running:
         await _finished(running, grace)
         cut = [job for job in running if not job.finished]
