@@ -19,7 +19,7 @@ from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.protocol import Start, SynthParams
 from tests.test_failed_load_jobs import FailingLoad
-from tests.test_ws_support import connect
+from tests.test_ws_support import connect, run_request
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -223,3 +223,11 @@ async def test_a_both_node_whose_own_engine_failed_accepts_work_its_peers_run(wo
     preview = {"text": "preview", "lang": "ko", "output_path": str(tmp_path / "p.wav")}
     async with both.post("/synth", json=preview) as answer:  # a language not checked yet:
         assert answer.status == 200, await answer.text()  # the failed engine has none to check it with
+    speech = {"model": "tts-1", "input": "hello", "voice": "default", "response_format": "wav"}
+    async with both.post("/v1/audio/speech", json=speech) as answer:
+        assert answer.status == 200, await answer.text()
+        assert (await answer.read())[:4] == b"RIFF"
+    ws = await connect(both)
+    heard = await run_request(ws, {"type": "synth", "text": "hello"})  # its PCM through Redis
+    await ws.close()
+    assert heard.done["ok_count"] == 1 and heard.section_pcm(0), heard.events()
