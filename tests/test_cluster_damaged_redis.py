@@ -284,3 +284,57 @@ async def test_a_queue_key_replaced_by_another_type_is_a_503_and_a_work_stream_i
         lines = [json.loads(line) async for line in (await client.get(f"/jobs/{job_id}/events")).content]
     assert lines[-1]["event"] == "done" and lines[-1]["ok_count"] == 1
     await planter.aclose()
+
+
+async def test_a_heartbeat_naming_a_sample_rate_no_engine_has_is_left_out(worker, redis_server, tmp_path):
+    """An api node reports, and encodes speech at, the first live engine node's sample rate: a beat
+    planted with a rate of 2**40 made every OpenAI wav answer a 500 (the wav header cannot hold it)."""
+    import redis.asyncio as aioredis
+
+    cluster = {"queue": redis_server.url}
+    await worker(role="engine", state_dir=str(tmp_path / "engine"), **cluster)
+    api = await worker(role="api", state_dir=str(tmp_path / "api"), **cluster)
+    planter = aioredis.from_url(redis_server.url)
+    try:
+        now, _micros = await planter.time()
+        beat = {"role": "engine", "backend": "tone", "device": "cpu", "precision": "fp32", "model": "tone"}
+        beat |= {"sample_rate": 2**40, "seen": now + 4}  # first by name, alive for the test
+        await planter.hset("npu:nodes", "0-planted", json.dumps(beat))
+        health = await (await api.get("/health")).json()
+        assert health["sample_rate"] == 24000, health
+        body = {"model": "tts-1", "input": "hello", "voice": "default", "response_format": "wav"}
+        async with api.post("/v1/audio/speech", json=body) as answer:
+            assert answer.status == 200, await answer.text()
+            assert (await answer.read())[:4] == b"RIFF"
+    finally:
+        await planter.aclose()
+
+
+async def test_a_cancel_published_for_a_job_that_goes_on_loses_none_of_its_sections(worker, redis_server):
+    """Any local process can publish a job's id on the cancel channel (and a Redis that crashed back
+    forgets the cancel it had published): the node stopped the running section and acknowledged it
+    unmade, and its cached job stayed flagged, so each later section it took was dropped at once: the
+    job, never ended, waited for ever."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.tone_engine import ToneEngine
+
+    engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.02)
+    client = await worker(engine, queue=redis_server.url, claim_timeout=1.0)
+    async with asyncio.timeout(seconds(20)):
+        while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
+            await asyncio.sleep(0.05)
+    node = client.app[SCHEDULER_KEY].engine_node
+    body = {"sections": [{"idx": i, "text": "가" * 100} for i in range(3)]}  # 0.8 s each
+    job_id = (await (await client.post("/synth_batch?async=1", json=body)).json())["job_id"]
+    async with asyncio.timeout(seconds(5)):
+        while node.running is None:
+            await asyncio.sleep(0.02)
+    async with aioredis.from_url(redis_server.url) as planter:
+        assert await planter.publish("npu:cancel", job_id) == 1
+    async with asyncio.timeout(seconds(15)):
+        while (await (await client.get(f"/jobs/{job_id}/status")).json())["status"] != "done":
+            await asyncio.sleep(0.1)
+    result = await (await client.get(f"/jobs/{job_id}/result")).json()
+    assert result["ok_count"] == 3, result

@@ -19,7 +19,7 @@ from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.protocol import Start, SynthParams
 from tests.test_failed_load_jobs import FailingLoad
-from tests.test_ws_support import connect
+from tests.test_ws_support import connect, run_request
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -121,6 +121,11 @@ async def test_a_synth_waiting_when_the_last_running_engine_node_goes_is_told_th
 
     error = await asked_when_the_last_running_engine_node_goes(worker, redis_server, tmp_path, synth)
     assert error.startswith(ENGINES_FAILED), error
+    # Its preview was left queued in Redis, to be made (and its file written) for nobody by the next
+    # engine node that loads.
+    async with redis.Redis.from_url(redis_server.url) as client, asyncio.timeout(seconds(10)):
+        while await client.zcard("npu:previews") or int(await client.get("npu:pending") or 0):
+            await asyncio.sleep(0.02)
 
 
 async def test_a_websocket_request_when_the_last_running_engine_node_goes_is_told_the_failure(
@@ -187,3 +192,42 @@ async def test_a_heartbeat_too_large_to_be_of_ours_is_left_out_of_the_view(redis
         assert [n["node"] for n in heartbeat.view["nodes"]] == ["honest"]
     finally:
         await jobs.close()
+
+
+def two_engines_one_failed(health: dict) -> bool:
+    nodes = health.get("cluster", {}).get("nodes", [])
+    return sorted("load_error" in n for n in nodes if "backend" in n or "load_error" in n) == [False, True]
+
+
+async def test_a_both_node_whose_own_engine_failed_accepts_work_its_peers_run(worker, redis_server, tmp_path):
+    """A `both` node is an api node too: its own engine's failure refused every submission (500
+    `ModelLoadError`) and its /health said `fail` (a client asking it after a stream's end gave up), while
+    a healthy engine node could run the work. It answers as an api node does; its beat says why."""
+    cluster = {"queue": redis_server.url, "wait_loaded": False}
+    zipvoice = {"backend": "zipvoice-onnx", "model_dir": str(tmp_path / "no-model")}  # the real engine
+    both = await worker(None, role="both", state_dir=str(tmp_path / "both"), **zipvoice, **cluster)
+    await worker(role="engine", state_dir=str(tmp_path / "engine"), **cluster)
+    async with asyncio.timeout(seconds(30)):  # both in the view: the failed one, the one that runs
+        while not two_engines_one_failed(health := await (answer := await both.get("/health")).json()):
+            await asyncio.sleep(0.05)
+    assert (answer.status, health["status"], health["backend"]) == (200, "ok", "tone"), health
+    own = next(n for n in health["cluster"]["nodes"] if n["node"] == both.app[SCHEDULER_KEY].node)
+    assert own["load_error"].startswith("ModelLoadError: ")
+    assert (await both.get("/ready")).status == 200
+    out = tmp_path / "s0.wav"
+    body = {"sections": [{"idx": 0, "text": "slide", "output_path": str(out)}], "stream": False}
+    async with both.post("/synth_batch", json=body) as answer:
+        result = await answer.json()
+        assert (answer.status, result["ok_count"]) == (200, 1), result
+    assert await asyncio.to_thread(out.is_file)  # written by the accepting node, made by its peer
+    preview = {"text": "preview", "lang": "ko", "output_path": str(tmp_path / "p.wav")}
+    async with both.post("/synth", json=preview) as answer:  # a language not checked yet:
+        assert answer.status == 200, await answer.text()  # the failed engine has none to check it with
+    speech = {"model": "tts-1", "input": "hello", "voice": "default", "response_format": "wav"}
+    async with both.post("/v1/audio/speech", json=speech) as answer:
+        assert answer.status == 200, await answer.text()
+        assert (await answer.read())[:4] == b"RIFF"
+    ws = await connect(both)
+    heard = await run_request(ws, {"type": "synth", "text": "hello"})  # its PCM through Redis
+    await ws.close()
+    assert heard.done["ok_count"] == 1 and heard.section_pcm(0), heard.events()

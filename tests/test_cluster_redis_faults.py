@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import time
@@ -222,3 +223,105 @@ async def test_a_node_on_a_full_redis_says_so_in_health_and_is_not_ready(worker,
         while (await client.get("/ready")).status != 200:
             await asyncio.sleep(0.1)
     assert (await (await client.get("/health")).json())["redis"] == "ok"
+
+
+def blocked_consumers(redis_server: RedisServer) -> int:
+    """The connections Redis holds in a blocking XREADGROUP (CLIENT LIST: flag b)."""
+    clients = redis_server.command("CLIENT", "LIST").decode().splitlines()
+    return sum(" flags=b " in line and " cmd=xreadgroup " in line for line in clients)
+
+
+async def test_consumers_blocked_on_the_queue_when_redis_is_flushed_make_their_groups_again(
+    worker, redis_server, tmp_path, caplog
+):
+    """FLUSHALL (or a key evicted) answers a read blocked on a stream UNBLOCKED, not NOGROUP: the
+    engine's and the writer's consumers must know their groups are gone (not log an error, back off,
+    and end in silence), then take work again."""
+    caplog.set_level(logging.WARNING, logger="npu_worker.jobs.cluster.consumer")
+    client = await worker(queue=redis_server.url)
+    await engines_alive(client)
+    out = tmp_path / "out"
+    before = {"text": "before", "output_path": str(out / "a.wav")}
+    assert (await (await client.post("/synth", json=before)).json())["status"] == "ok"
+    async with asyncio.timeout(seconds(10)):
+        while await asyncio.to_thread(blocked_consumers, redis_server) < 2:  # both wait on their streams
+            await asyncio.sleep(0.02)
+    caplog.clear()
+    assert (await asyncio.to_thread(redis_server.command, "FLUSHALL")).startswith(b"+OK")
+    async with asyncio.timeout(seconds(20)):
+        while True:  # Loading until the node's next heartbeat shows its engine again
+            answer = await client.post("/synth", json={"text": "after", "output_path": str(out / "b.wav")})
+            if answer.status == 200:
+                break
+            assert answer.status == 503, await answer.text()
+            await asyncio.sleep(0.1)
+    assert (await answer.json())["status"] == "ok" and await asyncio.to_thread((out / "b.wav").is_file)
+    said = [(r.levelno, r.getMessage()) for r in caplog.records]
+    assert sum("groups are gone" in message for _, message in said) == 2, said  # engine node, writer
+    assert not [message for level, message in said if level >= logging.ERROR], said
+
+
+async def test_a_redis_that_crashed_back_to_an_older_snapshot_reuses_no_seq_a_caller_read(jobs, redis_server):
+    """Redis killed after a snapshot loads it back without the last events it acknowledged: the section
+    made again was logged at the seqs a caller had read (4, 5), so a stream open across it skipped the
+    new `ok` as already seen (and showed another twice). Its seq now jumps past any it had."""
+    job = make_job("crash", 2)
+    await jobs.create(job, "n1", Start(2, "tone", "cpu", job.id, 24000), max_queue=100, window=2)
+    assert await jobs.append(job.id, Progress(0, "synth")) == 2
+    assert await jobs.made_ok(job.id, "n1", 0, b"RIFF", ok(0)) == 3
+    assert (await asyncio.to_thread(redis_server.command, "SAVE")).startswith(b"+OK")
+    assert await jobs.append(job.id, Progress(1, "synth")) == 4
+    assert await jobs.made_ok(job.id, "n1", 1, b"RIFF", ok(1)) == 5  # a caller read up to 5
+    assert redis_server.process is not None
+    redis_server.process.kill()  # a crash: the snapshot is all it comes back with
+    await asyncio.to_thread(redis_server.process.wait)
+    redis_server.process = None
+    await asyncio.to_thread(redis_server.start)
+    loaded = await jobs.load(job.id)
+    assert loaded is not None and [e.seq for e in loaded.log] == [1, 2, 3]  # 4 and 5 are gone
+    again = await jobs.append(job.id, Progress(1, "synth"))  # section 1 is made again
+    assert again > 5, again  # was 4: a seq the caller had read, with another event
+    from npu_worker.jobs.cluster.scripts import SEQ_JUMP
+
+    assert again == 4 + SEQ_JUMP
+    assert await jobs.made_ok(job.id, "n1", 1, b"RIFF", ok(1)) == again + 1
+    loaded = await jobs.load(job.id)
+    assert (
+        loaded is not None
+        and loaded.finished
+        and [e.seq for e in loaded.log][3:] == [again, again + 1, again + 2]
+    )
+
+
+async def test_a_redis_that_refuses_info_still_logs_every_event(tmp_path):
+    """The scripts read Redis's run id (INFO) to jump a job's seq after a restart; a hardened Redis with
+    INFO renamed away must still take every event (no jump: as before), not fail every script."""
+    import subprocess
+
+    from npu_worker.jobs.cluster.store import RedisJobs
+    from tests.redis_server import _free_port, redis_available
+
+    if not redis_available():
+        return
+    port = _free_port()
+    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    process = subprocess.Popen([*command, "--rename-command", "INFO", ""], stdout=subprocess.DEVNULL)
+    jobs = RedisJobs(f"redis://127.0.0.1:{port}/0")
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while True:
+                try:
+                    await jobs.ensure_groups("n1")
+                    break
+                except OSError:
+                    await asyncio.sleep(0.02)
+        job = make_job("hardened", 1)
+        assert (
+            await jobs.create(job, "n1", Start(1, "tone", "cpu", job.id, 24000), max_queue=10, window=1) == 1
+        )
+        assert await jobs.append(job.id, Progress(0, "synth")) == 2
+        assert await jobs.made_ok(job.id, "n1", 0, b"RIFF", ok(0)) == 3
+    finally:
+        await jobs.close()
+        process.terminate()
+        await asyncio.to_thread(process.wait)

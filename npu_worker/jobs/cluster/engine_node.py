@@ -282,8 +282,14 @@ class EngineNode(QueueConsumer):
             keeper.cancel()
             self.running = None
             self._idle.set()
-        if self._draining and job.cancel_requested.is_set():
-            await self.jobs.release(item)  # stopped by shutdown, not by its caller: another node redoes it
+        if job.cancel_requested.is_set() and (
+            self._draining or not await self.jobs.settled(job.id, section.idx)
+        ):
+            # Stopped by shutdown, or by a cancel no `done` backs (any local process can publish one, and
+            # a Redis that crashed back forgets the `done` it had): another run makes it. The cached
+            # copy goes (flagged, it dropped every later section of its job taken here, unmade).
+            self._known.pop(job.id, None)
+            await self.jobs.release(item)
             return
         await self.jobs.ack(item)
 

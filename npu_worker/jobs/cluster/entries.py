@@ -36,6 +36,9 @@ def entry_of(entry_id: bytes | str, fields: dict[Any, Any]) -> LogEntry:
 # Far above any beat a node writes (its load_error is cut at 1000 characters): /health echoes each live
 # node's beat, so a larger value not of ours would be sent to every caller (and parsed every second).
 MAX_BEAT_BYTES = 64 * 1024
+# The rates an engine's audio can have (a voice upload's bounds): an api node reports the first live
+# engine node's and encodes speech at it, so 2**40 made every OpenAI wav answer a 500.
+MIN_RATE, MAX_RATE = 8_000, 192_000
 
 
 def node_entry(raw: bytes) -> dict[str, Any] | None:
@@ -53,6 +56,8 @@ def node_entry(raw: bytes) -> dict[str, Any] | None:
     if "backend" in body:  # an engine's description (what an api node reports and starts jobs with)
         types = {"backend": str, "device": str, "precision": str, "sample_rate": int, "model": str}
         if not all(isinstance(body.get(key), kind) for key, kind in types.items()):
+            return None
+        if isinstance(body["sample_rate"], bool) or not MIN_RATE <= body["sample_rate"] <= MAX_RATE:
             return None
     return {**body, "seen": seen}
 

@@ -33,6 +33,7 @@ from ...protocol import (
     SectionError,
     SlowConsumer,
     Start,
+    SynthParams,
     Unsupported,
     WorkerError,
 )
@@ -46,6 +47,7 @@ from .follower import Followers
 from .heartbeat import Heartbeat
 from .journal import RedisJournal
 from .outage import REDIS_DOWN, REDIS_WAIT, redis_unreachable, reraise_if_cancelling
+from .preview_drain import drain_previews
 from .retention import ClusterRetention
 from .spec import BadSpec, job_from_spec, spec_node
 from .store import RedisJobs
@@ -123,12 +125,14 @@ class ClusterScheduler(Scheduler):
             self.engine_node.patience = self.heartbeat.patience
             self._spawn(self.engine_node.run())
             self._spawn(self.engine_node.listen_for_cancels())
-        if self.role in ("both", "api"):
-            writer = OutputWriter(
-                self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
-            )
-            self._spawn(writer.run())
-            self._spawn(sweeper.run())
+        # Every role: an engine node accepts nothing, but one that accepted jobs before it was restarted
+        # with `--role engine` (same state dir, same name) still owes their files and their retention
+        # (its sections waited in its `ready` stream for ever, and counted toward --max-queue).
+        writer = OutputWriter(
+            self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
+        )
+        self._spawn(writer.run())
+        self._spawn(sweeper.run())
         self.heartbeat.on_view = self._end_unrunnable_streams
         self._spawn(self.heartbeat.run(self._engine_info, self._own_load_error))
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
@@ -156,6 +160,12 @@ class ClusterScheduler(Scheduler):
         """Why this node's engine failed to load (its heartbeat carries it); None on an api node."""
         return self.engine_node.runner.load_failure if self.engine_node is not None else None
 
+    def _serves_as_api(self) -> bool:
+        """An api node, or a `both` node whose own engine failed to load: it accepts work for the other
+        engine nodes to run (it refused every submission while a healthy peer could run them), and
+        answers for the cluster's engines, as an api node does. Its beat still says why it failed."""
+        return self.engine_node is None or (self.role == "both" and self._own_load_error() is not None)
+
     def _engine_info(self) -> EngineInfo | None:
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
         return self.engine_node.runner.info if self.engine_node is not None else None
@@ -165,13 +175,15 @@ class ClusterScheduler(Scheduler):
         return self._draining
 
     async def drain(self, grace: float) -> None:
-        """Take no new work; let the running section finish within `grace` seconds, else stop it (its
-        item stays claimed: this node takes it back after a restart, or another after the claim timeout)."""
+        """Take no new work; let the running section finish within `grace` seconds, else stop it (it goes
+        back to the queue); and the previews this node's callers wait on: `preview_drain.py`."""
         if self._draining:
             return
         self._draining = True
-        if self.engine_node is not None:
-            await self.engine_node.drain(grace)
+        steps = [self.engine_node.drain(grace)] if self.engine_node is not None else []
+        if self.role != "engine":
+            steps.append(drain_previews(self.jobs, self.followers, self.node, grace, self.observer.event))
+        await asyncio.gather(*steps)
 
     async def stop(self, grace: float = 30.0) -> None:
         await self.drain(grace)
@@ -193,7 +205,7 @@ class ClusterScheduler(Scheduler):
 
     @property
     def info(self) -> EngineInfo | None:
-        if self.engine_node is not None:
+        if self.engine_node is not None and not self._serves_as_api():
             return self.engine_node.runner.info
         for node in self.heartbeat.view["nodes"]:  # an api node reports the engines it feeds
             if node.get("backend"):
@@ -204,8 +216,9 @@ class ClusterScheduler(Scheduler):
 
     @property
     def load_error(self) -> WorkerError | None:
-        """This node's engine's failure; on an api node, every live engine node's (`engines_failed`)."""
-        if self.engine_node is not None:
+        """This node's engine's failure; on an api node (and a `both` node whose engine failed), every
+        live engine node's (`engines_failed`)."""
+        if not self._serves_as_api():
             return self._own_load_error()
         return self.heartbeat.engines_failed()
 
@@ -240,9 +253,10 @@ class ClusterScheduler(Scheduler):
 
     def loading(self) -> WorkerError:
         """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
-        if self.engine_node is None and self.heartbeat.redis_full:  # the engines are silent, not gone
+        api = self._serves_as_api()
+        if api and self.heartbeat.redis_full:  # the engines are silent, not gone
             return redis_unreachable(OutOfMemoryError())
-        if self.engine_node is None:
+        if api:
             return Loading("no engine node is alive in the queue; retry shortly")
         return super().loading()
 
@@ -260,7 +274,8 @@ class ClusterScheduler(Scheduler):
         job = Job(new_job_id(), request.params, [], preview, persisted=not preview, created_at=self.clock())
         job.stream_audio, job.trim_leading_silence = preview and request.audio, trim_leading_silence
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
-        blocking = blocking or (self.engine is not None and request.params.lang not in self.checks.langs)
+        checks_language = self.engine is not None and not self._serves_as_api()
+        blocking = blocking or (checks_language and request.params.lang not in self.checks.langs)
         if blocking or any(s.output_path is not None for s in request.sections):
             await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
         else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
@@ -295,6 +310,12 @@ class ClusterScheduler(Scheduler):
             on_created(job)
         return job
 
+    def checked_params(self, params: SynthParams) -> SynthParams:
+        """As a local worker checks them, with this node's engine; a `both` node whose engine failed
+        to load checks none with it (ZipVoice's language check then raised AttributeError: a 500),
+        as an api node does: the engine node that runs the section says what it cannot speak."""
+        return self.checks.params(None if self._serves_as_api() else self.engine, params)
+
     def _resolve(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks (blocking), default outputs on this node's disk, a voice name made
         its stored wav (engine nodes read it at the same path)."""
@@ -322,6 +343,21 @@ class ClusterScheduler(Scheduler):
         (`ModelLoadError`) only while every live engine node says its engine failed to load."""
         if not job.finished and (error := self.heartbeat.engines_failed()) is not None:
             raise error
+
+    def stream_lost(self, job: Job) -> WorkerError:
+        """As the local scheduler's; a preview whose caller is told so (no one can re-attach to one) is
+        cancelled too: it stayed queued in Redis, made by the next engine node to load, for nobody."""
+        if job.preview and not job.finished:
+            self._spawn(self._cancel_unheard(job.id))
+        return super().stream_lost(job)
+
+    async def _cancel_unheard(self, job_id: str) -> None:
+        """`_cancel` for a job no caller hears any more: Redis away or refusing leaves it to its end."""
+        try:
+            await self._cancel(job_id)
+        except (*REDIS_WAIT, ResponseError, BadSpec) as exc:
+            reraise_if_cancelling()
+            log.warning("job %s: its cancel could not be logged (%s)", job_id, exc)
 
     def _end_unrunnable_streams(self) -> None:
         """Every live engine node failed to load: the streams this node follows end (without `done`;

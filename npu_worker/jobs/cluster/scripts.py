@@ -36,30 +36,57 @@ end
 # The next seq of a job's log, and whether the log can take it: past the highest id the stream ever had
 # (an entry planted at `0-999` moves seq on past it, so the job still ends), or none when the log is not
 # a stream of `0-<n>` ids (the event is then not logged; the job's counts and end still are).
-_SEQ = """
-local function next_seq(job_key, log_key)
-  local seq = tonumber(redis.call('HGET', job_key, 'seq'))
-  if seq == nil then error('npu: job ' .. job_key .. ' has no seq of ours') end
+SEQ_JUMP = 1_000_000  # more events than a job has (its sections are bounded), far below a seq's 15 digits
+
+_RUN = """
+local this_run = nil
+local function run_id()
+  if this_run == nil then  -- '' where INFO is refused (a renamed command): no jump, as before
+    local info = redis.pcall('INFO', 'server')
+    this_run = type(info) == 'string' and string.match(info, 'run_id:(%x+)') or ''
+  end
+  return this_run
+end
+"""
+
+# After a restart of Redis (another run id than the job's last event was logged in), a job's seq jumps
+# by SEQ_JUMP: a Redis that crashed and loaded an older snapshot has forgotten its last events, whose
+# seqs callers had read, and the events made again took those seqs (a stream open across it showed a
+# section's `ok` twice and missed another's). A graceful restart only makes the numbers larger.
+_SEQ = (
+    _RUN
+    + """
+local function log_position(seq, log_key)
   local kind = redis.call('TYPE', log_key).ok
-  if kind == 'none' then return seq + 1, true end
-  if kind ~= 'stream' then return seq + 1, false end
+  if kind == 'none' then return seq, true end
+  if kind ~= 'stream' then return seq, false end
   local info = redis.call('XINFO', 'STREAM', log_key)
   for i = 1, #info, 2 do
     if info[i] == 'last-generated-id' then
       local ms, n = string.match(info[i + 1], '^(%d+)-(%d+)$')
-      if ms ~= '0' or #n > 15 then return seq + 1, false end
-      return math.max(seq, tonumber(n)) + 1, true
+      if ms ~= '0' or #n > 15 then return seq, false end
+      return math.max(seq, tonumber(n)), true
     end
   end
-  return seq + 1, false
+  return seq, false
+end
+
+local function next_seq(job_key, log_key)
+  local seq = tonumber(redis.call('HGET', job_key, 'seq'))
+  if seq == nil then error('npu: job ' .. job_key .. ' has no seq of ours') end
+  local last, usable = log_position(seq, log_key)
+  local run = redis.call('HGET', job_key, 'run')
+  if run and run ~= run_id() then last = last + SEQ_JUMP end  -- Redis restarted since its last event
+  return last + 1, usable
 end
 
 local function log_event(job_key, log_key, seq, usable, body)
-  redis.call('HSET', job_key, 'seq', seq)
+  redis.call('HSET', job_key, 'seq', seq, 'run', run_id())
   if usable then redis.call('XADD', log_key, '0-' .. string.format('%d', seq), 'e', body) end
   return seq
 end
-"""
+""".replace("SEQ_JUMP", str(SEQ_JUMP))
+)
 
 # The sections not yet final over all jobs (`pending`). A value not of ours there (a string that is no
 # integer, a key of another type) is counted again from the jobs under way, and Redis's log says so:
@@ -124,6 +151,7 @@ end
 # `began` (Redis's clock) is what `done`'s elapsed_total_sec counts from.
 CREATE = (
     _CLOCK
+    + _RUN
     + _WAITING
     + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 1 end  -- a retried call: already recorded
@@ -140,7 +168,7 @@ if waiting + total > tonumber(ARGV[4]) then return -waiting - 1 end
 redis.call('INCRBY', KEYS[3], total)
 redis.call('HSET', KEYS[1], 'spec', ARGV[2], 'total', total, 'seq', 1, 'next', ARGV[5], 'done', 0,
   'ok', 0, 'fail', 0, 'created', ARGV[7], 'began', clock(), 'node', ARGV[8], 'preview', ARGV[10],
-  'ref', ARGV[11] or '')
+  'ref', ARGV[11] or '', 'run', run_id())
 redis.call('XADD', KEYS[2], '0-1', 'e', ARGV[6])
 redis.call('ZADD', KEYS[4], ARGV[7], ARGV[1])
 for pos = 0, tonumber(ARGV[5]) - 1 do
@@ -305,9 +333,9 @@ return {seq, done}
 )
 
 # KEYS: nodes, q_first, q_batch  ARGV: gone_after (seconds)  → the node ids forgotten
-# A node silent that long by Redis's clock is gone for good (scaled down, its state dir lost): its
-# heartbeat entry goes, its writers' stream when nothing waits there, and its consumer in the engines'
-# group when it holds no item. Anything still waiting for it stays (its jobs' files, its claimed
+# A node silent that long by Redis's clock (or a beat that far ahead of it: not of ours) is gone for
+# good (scaled down, its state dir lost): its heartbeat entry goes, its writers' stream when nothing
+# waits there, and its consumer in the engines' group when it holds no item. Anything still waiting for it stays (its jobs' files, its claimed
 # sections, which a peer takes over); a node that does come back makes all of it again at its start
 # (the heartbeat at once, the groups when its reads meet NOGROUP).
 FORGET_NODES = (
@@ -319,7 +347,7 @@ local rows = redis.call('HGETALL', KEYS[1])
 for i = 1, #rows, 2 do
   local ok, body = pcall(cjson.decode, rows[i + 1])
   local seen = ok and type(body) == 'table' and tonumber(body.seen)
-  if seen and now - seen > tonumber(ARGV[1]) then
+  if seen and math.abs(now - seen) > tonumber(ARGV[1]) then  -- a day ahead of Redis's clock: not of ours
     local node = rows[i]
     redis.call('HDEL', KEYS[1], node)
     local ready = 'npu:ready:' .. node

@@ -396,7 +396,10 @@ class RedisJobs:
         nodes, last_sound = [], None  # the latest heartbeat of an engine node that did not fail, any age
         for name, raw in rows.items():
             body = node_entry(raw)
-            if body is None:
+            # A beat is stamped by Redis's clock as it is written: one ahead of it by more than a live
+            # node's age was planted, or outlived a step back of that clock (its node, if alive, beats
+            # again within a second). It counted as alive as long as it was ahead: for ever, 1e18.
+            if body is None or body["seen"] - now > alive_within:
                 continue
             if body["role"] in ("both", "engine") and not isinstance(body.get("load_error"), str):
                 last_sound = body["seen"] if last_sound is None else max(last_sound, body["seen"])
