@@ -193,6 +193,12 @@ def error_body_of(raw: bytes) -> dict[str, Any]:
     return body if isinstance(body, dict) else {"status": "fail", "error": str(body)}
 
 
+def seconds_said(seconds: float) -> str:
+    """`seconds` in a message: three significant digits below 100 (0.03, 2.4, 12.5), whole seconds from
+    there (268, 1800), never `1.8e+03`, which `:.3g` made of half an hour of waiting."""
+    return f"{seconds:.3g}" if abs(seconds) < 99.95 else f"{seconds:.0f}"
+
+
 def line_too_slow(seconds: float) -> str:
     """Why a stream was cut: a line, a heartbeat included (one each 10 s), must come whole within the
     read timeout; a peer that trickles bytes slower than that keeps no stream open."""
