@@ -15,7 +15,7 @@ from npu_worker.client.collector import BatchCollector
 from npu_worker.client.common import retry_after_of
 from npu_worker.client.errors import ClientError, EngineFailed, NotConnected, TransportError, WorkerHTTPError
 from npu_worker.client.plans import polling_plan, streaming_plan
-from npu_worker.client.retrying import backoff, poll_json
+from npu_worker.client.retrying import Patience, backoff, poll_json
 from npu_worker.client.steps import Call, Deliver, Follow, Sleep
 
 START = {"event": "start", "job_id": "j1", "total": 2, "seq": 1}
@@ -111,6 +111,30 @@ def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():
     assert [s for s in script.steps if isinstance(s, Sleep)] == [Sleep(0.5), Sleep(1.0)]
     again = Follow("GET", "/jobs/j1/events?after=1", at_once=True)
     assert follows[1:] == [again] * 3  # at once, then after each sleep
+
+
+def test_long_waits_are_given_up_in_whole_seconds_not_in_exponent_notation():
+    """A first start on an NPU compiles for up to half an hour (`--wait-limit 1800`): given up, the worker
+    "still answered 'Loading: ...' after 1.8e+03 s of waiting" (`:.3g`; the sum of the sleeps was said
+    with `:g`, 1800), a poll was "given up after 61 tries in 1.8e+03 s", and a stream lost for 20
+    minutes "re-attaching failed 251 times in 1.25e+03 s"."""
+    loading = WorkerHTTPError(503, {"error": "Loading: compiling"}, retry_after=30.0)
+    clock = Clock()
+    collector = BatchCollector(clock=clock)
+    script = Script(streaming_plan(collector, {}, attempts=0, delay=0.5, wait_limit=1800.0), clock)
+    with pytest.raises(TransportError, match=r"'Loading: compiling' after 1800 s of waiting \(wait_limit\)$"):
+        script.run(collector, [[START, None], *[loading] * 200])  # /health is asked too: a restart's sign
+    script = Script(poll_json("/jobs/j1/status", 0, 0.5, Patience(1800.0, 0.5, clock)), clock)
+    with pytest.raises(WorkerHTTPError) as polled:
+        script.run(collector, [loading] * 61)
+    assert str(polled.value).startswith(
+        "GET /jobs/j1/status: given up after 61 tries in 1800 s, the last 1800 s answered 'not now'"
+    )
+    collector = BatchCollector(clock=clock)
+    script = Script(streaming_plan(collector, {}, attempts=250, delay=5.0), clock)
+    with pytest.raises(TransportError) as lost:
+        script.run(collector, [[START, None], *[TransportError("connection refused")] * 251])
+    assert "re-attaching failed 251 times in 1250 s: connection refused" in str(lost.value)
 
 
 def test_streams_that_end_with_nothing_new_are_given_up_in_words():

@@ -159,6 +159,8 @@ async def test_an_answer_head_trickled_a_byte_at_a_time_is_cut_at_the_read_timeo
             {"reattach_delay": -1},
             "reattach_delay must be a finite number of seconds ≥ 0",
         ),
+        ("synth_batch_polling", {"poll_interval": 1e10}, "poll_interval must be at most a year"),
+        ("synth_batch_streaming", {"read_timeout": 1e10}, "read_timeout must be at most a year"),
         ("synth_batch_streaming", {"reattach_attempts": -1}, "reattach_attempts must be a whole number ≥ 0"),
         ("synth_batch_streaming", {"reattach_attempts": 1.5}, "reattach_attempts must be a whole number ≥ 0"),
     ],
@@ -166,7 +168,9 @@ async def test_an_answer_head_trickled_a_byte_at_a_time_is_cut_at_the_read_timeo
 async def test_options_no_run_can_keep_are_refused_before_anything_is_sent(use_async, call, option, problem):
     """A negative or nan `poll_interval` was a ValueError from time.sleep (the async client polled back
     to back) once the batch was queued: its job ran on, unnamed, and a retry made it twice. A bad
-    timeout was a ValueError from the socket, or `[Errno 115] Operation now in progress` for 0."""
+    timeout was a ValueError from the socket, or `[Errno 115] Operation now in progress` for 0. Over a
+    year (1e10 s: "no limit"), the sync client's socket and time.sleep raised OverflowError, no
+    ClientError, the poll's once the batch was queued."""
     async with RogueWorker(lambda method, path: ACCEPTED) as rogue:
         with pytest.raises(client.InvalidArgument, match=problem.replace("(", r"\(")):
             await run(call, rogue.base, use_async, **option)

@@ -30,6 +30,9 @@ LINE_LIMIT = 128 << 10  # one NDJSON line (an event is a few hundred bytes; aioh
 # once, a loading one with a 503): a worker that stops answering (SIGSTOP, a hung host) took each try
 # the whole read timeout, 11 tries of 120 s before a stream was given up.
 ANSWER_TIMEOUT = 10.0
+# The most seconds a timeout or an interval may be: more than any run waits, and far below where the
+# sync client's socket, timers and time.sleep fail (1e10 s: OverflowError).
+MOST_SECONDS = 365 * 86400.0
 
 
 def resolve_base(base: str | None = None) -> str:
@@ -90,14 +93,16 @@ def _path_string(value: Any) -> str:
 
 
 def check_seconds(name: str, value: Any, zero_allowed: bool = False) -> None:
-    """InvalidArgument unless `value` is a finite number of seconds > 0 (≥ 0 where `zero_allowed`): a
-    negative or nan `poll_interval` was a ValueError from time.sleep once the batch was queued (its
-    job ran on, unnamed), a bad timeout one from the socket, and a timeout of 0 `Operation now in
-    progress`."""
+    """InvalidArgument unless `value` is a finite number of seconds > 0 (≥ 0 where `zero_allowed`), at
+    most MOST_SECONDS: a negative or nan `poll_interval` was a ValueError from time.sleep once the
+    batch was queued (its job ran on, unnamed), a bad timeout one from the socket, a timeout of 0
+    `Operation now in progress`, and 1e10 s (meant as "no limit") an OverflowError from both."""
     number = isinstance(value, int | float) and not isinstance(value, bool)
     if not (number and math.isfinite(value) and (value >= 0 if zero_allowed else value > 0)):
         least = "≥ 0" if zero_allowed else "> 0"
         raise InvalidArgument(f"{name} must be a finite number of seconds {least}, not {value!r}")
+    if value > MOST_SECONDS:
+        raise InvalidArgument(f"{name} must be at most a year ({MOST_SECONDS:.0f} s), not {value!r}")
 
 
 def check_count(name: str, value: Any) -> None:
@@ -191,6 +196,12 @@ def error_body_of(raw: bytes) -> dict[str, Any]:
     except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return {"status": "fail", "error": raw[:200].decode("utf-8", "replace")}
     return body if isinstance(body, dict) else {"status": "fail", "error": str(body)}
+
+
+def seconds_said(seconds: float) -> str:
+    """`seconds` in a message: three significant digits below 100 (0.03, 2.4, 12.5), whole seconds from
+    there (268, 1800), never `1.8e+03`, which `:.3g` made of half an hour of waiting."""
+    return f"{seconds:.3g}" if abs(seconds) < 99.95 else f"{seconds:.0f}"
 
 
 def line_too_slow(seconds: float) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from npu_worker.client.collector import BatchCollector, done_event, result_events, status_event
-from npu_worker.client.common import check_count, check_seconds, events_path, job_path
+from npu_worker.client.common import check_count, check_seconds, events_path, job_path, seconds_said
 from npu_worker.client.errors import (
     EngineFailed,
     NotConnected,
@@ -150,7 +150,7 @@ def _reattach(
         failures += 1
     # None: each stream the worker answered ended (EOF) before `done` and brought nothing new
     why = problem or "each stream ended before its done event, with nothing new"
-    tried = f"re-attaching failed {failures} times in {collector.clock() - lost_at:.3g} s"
+    tried = f"re-attaching failed {failures} times in {seconds_said(collector.clock() - lost_at)} s"
     raise TransportError(f"{lost}; {tried}: {why}")
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
+from npu_worker.client.common import seconds_said
 from npu_worker.client.errors import (
     ClientError,
     InvalidArgument,
@@ -102,7 +103,7 @@ class Patience:
         self.since = None
 
     def gave_up(self) -> str:
-        return f"the worker still answered {self.said!r} after {self.waited:.3g} s of waiting (wait_limit)"
+        return f"the worker still answered {self.said!r} after {seconds_said(self.waited)} s of waiting (wait_limit)"
 
 
 class Tries:
@@ -119,10 +120,10 @@ class Tries:
             return error
         tried = (
             f"{self.step.method} {self.step.path}: given up after {self.count} tries in"
-            f" {self.patience.clock() - self.since:.3g} s"
+            f" {seconds_said(self.patience.clock() - self.since)} s"
         )
         if asked_to_wait(error) and self.patience.spent():
-            tried += f", the last {self.patience.waited:.3g} s answered 'not now' (wait_limit)"
+            tried += f", the last {seconds_said(self.patience.waited)} s answered 'not now' (wait_limit)"
         given_up: ClientError
         if isinstance(error, WorkerHTTPError):  # its status and error name as they were
             given_up = WorkerHTTPError(error.status, error.body, error.retry_after, tried=tried)
