@@ -11,7 +11,6 @@ import contextlib
 import http.client
 import os
 import socket
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -41,6 +40,7 @@ from npu_worker.client.errors import ClientError, NotConnected, TransportError, 
 from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
 from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
 from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
+from npu_worker.client.watchdog import WATCHDOG, Armed
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 
@@ -70,16 +70,17 @@ class _Deadline:
     def __init__(self, sock: Any, seconds: float) -> None:
         self.socket = sock.socket if isinstance(sock, _Answer) else sock
         self.passed = False
-        self.timer = threading.Timer(seconds, self._cut)
-        self.timer.daemon = True
+        self.seconds = seconds
+        self.armed: Armed | None = None
 
     def __enter__(self) -> _Deadline:
         if self.socket is not None:
-            self.timer.start()
+            self.armed = WATCHDOG.arm(self.seconds, self._cut)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.timer.cancel()
+        if self.armed is not None:
+            self.armed.cancel()
 
     def _cut(self) -> None:
         self.passed = True
