@@ -171,7 +171,9 @@ class PathPolicy:
 
     def resolve_output_path(self, path: str) -> str:
         """At admission: the real absolute path to write, or OutputPathNotAllowed."""
-        return resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
+        real = resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
+        self._check_not_a_voice(real, path)
+        return real
 
     def resolve_ref_wav(self, path: str) -> str:
         """At admission: the real path of an existing reference wav, or RefWavNotAllowed."""
@@ -183,6 +185,7 @@ class PathPolicy:
         roots = self._output_roots(path)
         if roots is None:
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
+        self._check_not_a_voice(path, path)
         if roots == (self.outputs_root,):
             private_folder(self.outputs_root)
         # A default output is the worker's own file (served back by GET .../audio): no one else writes it.
@@ -196,6 +199,15 @@ class PathPolicy:
         if roots is None:
             raise OSError(errno.EPERM, "outside the allowed roots", path)
         return open_beneath_checked(path, roots, limit, own=True)
+
+    def _check_not_a_voice(self, real: str, given: str) -> None:
+        """OutputPathNotAllowed for the operator's voices (--ref-wav and its transcript, a --voices-dir's
+        files) when an output root holds them: every caller speaks with them, and one batch replaced
+        them (`--ref-wav /tmp/voice.wav` under the default root, the temp dir)."""
+        if self._stored_voice(real):
+            raise OutputPathNotAllowed(
+                f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
+            )
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:
         """The roots an output at `path` is written beneath (and read back from); None: nowhere."""
