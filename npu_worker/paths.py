@@ -151,6 +151,9 @@ class PathPolicy:
     state_dir: str
     voice_dirs: tuple[str, ...] = ()  # the operator's read-only voice directories (--voices-dir)
     voice_files: tuple[str, ...] = ()  # the operator's default voice (--ref-wav), as given and real
+    engine_files: tuple[
+        str, ...
+    ] = ()  # the operator's model folder and vocoder (--model-dir, --vocoder), real
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PathPolicy:
@@ -159,6 +162,9 @@ class PathPolicy:
             os.path.realpath(settings.resolved_state_dir()),
             tuple(os.path.realpath(os.path.expanduser(d)) for d in settings.voices_dir),
             (settings.ref_wav, os.path.realpath(settings.ref_wav)) if settings.ref_wav else (),
+            tuple(
+                os.path.realpath(os.path.expanduser(f)) for f in (settings.model_dir, settings.vocoder) if f
+            ),
         )
 
     @property
@@ -172,7 +178,7 @@ class PathPolicy:
     def resolve_output_path(self, path: str) -> str:
         """At admission: the real absolute path to write, or OutputPathNotAllowed."""
         real = resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
-        self._check_not_a_voice(real, path)
+        self._check_not_operators(real, path)
         return real
 
     def resolve_ref_wav(self, path: str) -> str:
@@ -185,7 +191,7 @@ class PathPolicy:
         roots = self._output_roots(path)
         if roots is None:
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
-        self._check_not_a_voice(path, path)
+        self._check_not_operators(path, path)
         if roots == (self.outputs_root,):
             private_folder(self.outputs_root)
         # A default output is the worker's own file (served back by GET .../audio): no one else writes it.
@@ -200,13 +206,18 @@ class PathPolicy:
             raise OSError(errno.EPERM, "outside the allowed roots", path)
         return open_beneath_checked(path, roots, limit, own=True)
 
-    def _check_not_a_voice(self, real: str, given: str) -> None:
+    def _check_not_operators(self, real: str, given: str) -> None:
         """OutputPathNotAllowed for the operator's voices (--ref-wav and its transcript, a --voices-dir's
-        files) when an output root holds them: every caller speaks with them, and one batch replaced
-        them (`--ref-wav /tmp/voice.wav` under the default root, the temp dir)."""
+        files) and model files (--model-dir, --vocoder) when an output root holds them: every caller
+        speaks with those, and one batch replaced them (`--ref-wav /tmp/voice.wav` under the default
+        root, the temp dir), or left a model the next start could not load."""
         if self._stored_voice(real):
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
+            )
+        if is_under(real, self.engine_files):
+            raise OutputPathNotAllowed(
+                f"{given} is one of the worker's model files (--model-dir, --vocoder); callers cannot replace it"
             )
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:

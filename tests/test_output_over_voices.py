@@ -1,6 +1,7 @@
-"""A caller's `output_path` never replaces the operator's voices: `--ref-wav` (and its transcript
-beside it) or a file in a `--voices-dir`, when an output root holds them (`--ref-wav /tmp/voice.wav`
-with the default root, the temp dir). Every caller speaks with those files; one batch overwrote them."""
+"""A caller's `output_path` never replaces the operator's voices (`--ref-wav`, its transcript beside
+it, a file in a `--voices-dir`) or model files (`--model-dir`, `--vocoder`) when an output root holds
+them (`--ref-wav /tmp/voice.wav` with the default root, the temp dir). Every caller speaks with those
+files; one batch overwrote them."""
 
 from __future__ import annotations
 
@@ -53,3 +54,18 @@ def test_a_resumed_sections_write_onto_a_voice_is_refused_at_write_time(tmp_path
         with pytest.raises(OutputPathNotAllowed, match="voice"):
             policy.write_output(str(target), b"RIFF a caller's audio")
         assert b"operator" in target.read_bytes() or target.suffix == ".txt"
+
+
+async def test_a_batch_naming_the_operators_model_files_is_refused_and_they_stay(worker, tmp_path):
+    models, vocoder = tmp_path / "zipvoice", tmp_path / "vocos_24khz.onnx"
+    models.mkdir()
+    (models / "fm_decoder.onnx").write_bytes(b"the operator's model")
+    vocoder.write_bytes(b"the operator's vocoder")
+    client = await worker(model_dir=str(models), vocoder=str(vocoder))
+    for target in (models / "fm_decoder.onnx", models / "new.onnx", vocoder):
+        body = {"sections": [{"idx": 0, "text": "덮어쓰기.", "output_path": str(target)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 400 and "model files" in answer, answer
+    assert (models / "fm_decoder.onnx").read_bytes() == b"the operator's model"
+    assert vocoder.read_bytes() == b"the operator's vocoder" and not (models / "new.onnx").exists()
