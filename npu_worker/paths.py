@@ -215,7 +215,8 @@ class PathPolicy:
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
             )
-        if is_under(real, self.engine_files):
+        inside = [root for root in self.roots if is_under(root, self.engine_files)]  # given as a root
+        if is_under(real, self.engine_files) and not is_under(real, inside):
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's model files (--model-dir, --vocoder); callers cannot replace it"
             )
