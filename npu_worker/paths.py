@@ -211,11 +211,12 @@ class PathPolicy:
         files) and model files (--model-dir, --vocoder) when an output root holds them: every caller
         speaks with those, and one batch replaced them (`--ref-wav /tmp/voice.wav` under the default
         root, the temp dir), or left a model the next start could not load."""
-        if self._stored_voice(real):
+        operators = (*self.voice_dirs, *self.engine_files)
+        inside = [root for root in self.roots if is_under(root, operators)]  # the operator made it a root
+        if self._stored_voice(real) and (self._named_voice(real) or not is_under(real, inside)):
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
             )
-        inside = [root for root in self.roots if is_under(root, self.engine_files)]  # given as a root
         if is_under(real, self.engine_files) and not is_under(real, inside):
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's model files (--model-dir, --vocoder); callers cannot replace it"
@@ -260,9 +261,12 @@ class PathPolicy:
 
     def _stored_voice(self, path: str) -> bool:
         """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars)."""
+        return self._named_voice(path) or is_under(path, (self.voices_root, *self.voice_dirs))
+
+    def _named_voice(self, path: str) -> bool:
+        """The operator's --ref-wav, or its transcript beside it."""
         stem = os.path.splitext(path)[0]
-        named = path in self.voice_files or f"{stem}.wav" in self.voice_files
-        return named or is_under(path, (self.voices_root, *self.voice_dirs))
+        return path in self.voice_files or f"{stem}.wav" in self.voice_files
 
 
 def make_private_dir(path: Path) -> None:

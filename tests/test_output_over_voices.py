@@ -71,14 +71,16 @@ async def test_a_batch_naming_the_operators_model_files_is_refused_and_they_stay
     assert vocoder.read_bytes() == b"the operator's vocoder" and not (models / "new.onnx").exists()
 
 
-async def test_an_output_root_inside_the_model_folder_is_still_written(worker, tmp_path):
-    """The operator named that folder a root: only the model's own files are refused."""
-    models = tmp_path / "zipvoice"
-    (models / "out").mkdir(parents=True)
-    client = await worker(model_dir=str(models), output_roots=(str(models / "out"),))
-    for target, status in ((models / "out" / "a.wav", 200), (models / "fm_decoder.onnx", 400)):
-        body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(target)}]}
-        async with client.post("/synth_batch", json=body) as response:
-            answer = await response.text()
-            assert response.status == status, answer
-    assert (models / "out" / "a.wav").read_bytes()[:4] == b"RIFF"
+@pytest.mark.parametrize("setting", ["model_dir", "voices_dir"])
+async def test_an_output_root_inside_the_operators_folder_is_still_written(worker, tmp_path, setting):
+    """The operator named a folder inside the model or voices folder a root: only their own files are
+    refused, not every output_path there."""
+    folder = tmp_path / "operator"
+    (folder / "out").mkdir(parents=True)
+    named = str(folder) if setting == "model_dir" else (str(folder),)
+    client = await worker(**{setting: named}, output_roots=(str(folder / "out"),))
+    body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(folder / "out" / "a.wav")}]}
+    async with client.post("/synth_batch", json=body) as response:
+        answer = await response.text()
+        assert response.status == 200 and '"ok_count": 1' in answer, answer
+    assert (folder / "out" / "a.wav").read_bytes()[:4] == b"RIFF"
