@@ -213,7 +213,8 @@ class PathPolicy:
         root, the temp dir), or left a model the next start could not load."""
         operators = (*self.voice_dirs, *self.engine_files)
         inside = [root for root in self.roots if is_under(root, operators)]  # the operator made it a root
-        if self._stored_voice(real) and (self._named_voice(real) or not is_under(real, inside)):
+        in_voices_dir = is_under(real, self.voice_dirs) and not is_under(real, inside)
+        if self._default_voice(real) or in_voices_dir:
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
             )
@@ -261,12 +262,14 @@ class PathPolicy:
 
     def _stored_voice(self, path: str) -> bool:
         """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars)."""
-        return self._named_voice(path) or is_under(path, (self.voices_root, *self.voice_dirs))
-
-    def _named_voice(self, path: str) -> bool:
-        """The operator's --ref-wav, or its transcript beside it."""
         stem = os.path.splitext(path)[0]
-        return path in self.voice_files or f"{stem}.wav" in self.voice_files
+        named = path in self.voice_files or f"{stem}.wav" in self.voice_files
+        return named or is_under(path, (self.voices_root, *self.voice_dirs))
+
+    def _default_voice(self, path: str) -> bool:
+        """The operator's --ref-wav, or the transcript beside it that the engine reads."""
+        transcripts = {os.path.splitext(wav)[0] + ".txt" for wav in self.voice_files}
+        return path in self.voice_files or path in transcripts
 
 
 def make_private_dir(path: Path) -> None:

@@ -36,12 +36,13 @@ async def test_a_batch_naming_the_operators_voice_files_is_refused_and_they_stay
             assert response.status == 400, answer
         assert "OutputPathNotAllowed" in answer and "voice" in answer
         assert target.read_bytes() == before
-    beside = tmp_path / "lecture.wav"  # any other file of the root is still a caller's to write
-    body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(beside)}]}
-    async with client.post("/synth_batch", json=body) as response:
-        answer = await response.text()  # the NDJSON stream, to its `done`
-        assert response.status == 200 and '"ok_count": 1' in answer, answer
-    assert beside.read_bytes()[:4] == b"RIFF"
+    for beside in (tmp_path / "lecture.wav", tmp_path / "voice.mp3.wav", tmp_path / "voice.ogg"):
+        # any other file of the root is still a caller's to write, one named like the voice too
+        body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(beside)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()  # the NDJSON stream, to its `done`
+            assert response.status == 200 and '"ok_count": 1' in answer, answer
+        assert beside.read_bytes()[:4] == b"RIFF"
 
 
 def test_a_resumed_sections_write_onto_a_voice_is_refused_at_write_time(tmp_path):
