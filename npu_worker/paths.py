@@ -151,6 +151,9 @@ class PathPolicy:
     state_dir: str
     voice_dirs: tuple[str, ...] = ()  # the operator's read-only voice directories (--voices-dir)
     voice_files: tuple[str, ...] = ()  # the operator's default voice (--ref-wav), as given and real
+    engine_files: tuple[
+        str, ...
+    ] = ()  # the operator's model folder and vocoder (--model-dir, --vocoder), real
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PathPolicy:
@@ -159,6 +162,9 @@ class PathPolicy:
             os.path.realpath(settings.resolved_state_dir()),
             tuple(os.path.realpath(os.path.expanduser(d)) for d in settings.voices_dir),
             (settings.ref_wav, os.path.realpath(settings.ref_wav)) if settings.ref_wav else (),
+            tuple(
+                os.path.realpath(os.path.expanduser(f)) for f in (settings.model_dir, settings.vocoder) if f
+            ),
         )
 
     @property
@@ -171,7 +177,9 @@ class PathPolicy:
 
     def resolve_output_path(self, path: str) -> str:
         """At admission: the real absolute path to write, or OutputPathNotAllowed."""
-        return resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
+        real = resolve_output_path(path, self.roots, forbidden=(self.state_dir,))
+        self._check_not_operators(real, path)
+        return real
 
     def resolve_ref_wav(self, path: str) -> str:
         """At admission: the real path of an existing reference wav, or RefWavNotAllowed."""
@@ -183,6 +191,7 @@ class PathPolicy:
         roots = self._output_roots(path)
         if roots is None:
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
+        self._check_not_operators(path, path)
         if roots == (self.outputs_root,):
             private_folder(self.outputs_root)
         # A default output is the worker's own file (served back by GET .../audio): no one else writes it.
@@ -196,6 +205,23 @@ class PathPolicy:
         if roots is None:
             raise OSError(errno.EPERM, "outside the allowed roots", path)
         return open_beneath_checked(path, roots, limit, own=True)
+
+    def _check_not_operators(self, real: str, given: str) -> None:
+        """OutputPathNotAllowed for the operator's voices (--ref-wav and its transcript, a --voices-dir's
+        files) and model files (--model-dir, --vocoder) when an output root holds them: every caller
+        speaks with those, and one batch replaced them (`--ref-wav /tmp/voice.wav` under the default
+        root, the temp dir), or left a model the next start could not load."""
+        operators = (*self.voice_dirs, *self.engine_files)
+        inside = [root for root in self.roots if is_under(root, operators)]  # the operator made it a root
+        in_voices_dir = is_under(real, self.voice_dirs) and not is_under(real, inside)
+        if self._default_voice(real) or in_voices_dir:
+            raise OutputPathNotAllowed(
+                f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
+            )
+        if is_under(real, self.engine_files) and not is_under(real, inside):
+            raise OutputPathNotAllowed(
+                f"{given} is one of the worker's model files (--model-dir, --vocoder); callers cannot replace it"
+            )
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:
         """The roots an output at `path` is written beneath (and read back from); None: nowhere."""
@@ -239,6 +265,11 @@ class PathPolicy:
         stem = os.path.splitext(path)[0]
         named = path in self.voice_files or f"{stem}.wav" in self.voice_files
         return named or is_under(path, (self.voices_root, *self.voice_dirs))
+
+    def _default_voice(self, path: str) -> bool:
+        """The operator's --ref-wav, or the transcript beside it that the engine reads."""
+        transcripts = {os.path.splitext(wav)[0] + ".txt" for wav in self.voice_files}
+        return path in self.voice_files or path in transcripts
 
 
 def make_private_dir(path: Path) -> None:

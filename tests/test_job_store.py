@@ -223,3 +223,21 @@ def test_json_nested_past_the_parser_in_a_kept_file_skips_that_job_or_line_not_t
     assert [loaded.id for loaded in store.load_all()] == [job.id]
     assert "ignoring 1 unreadable log line(s)" in caplog.text
     assert "skipping unreadable job b2" in caplog.text
+
+
+def test_a_job_file_listing_one_idx_twice_is_skipped_not_run_for_ever(tmp_path, caplog):
+    """A hand edit that gives two sections one idx: loaded, the first was never settled by its `ok`
+    (the idx found the second), so the job stayed `running` at every start and its stream never ended."""
+    store = JobStore(tmp_path)
+    store.prepare()
+    sections = [Section(0, "hi", None), Section(1, "there", None)]
+    job = Job(id="a1", params=SynthParams(), sections=sections, created_at=1.0)
+    store.job_dir(job.id).mkdir()
+    store.create(job)
+    path = store.job_dir(job.id) / JOB_FILE
+    body = json.loads(path.read_text())
+    body["sections"][1]["idx"] = 0
+    path.write_text(json.dumps(body))
+    caplog.set_level(logging.WARNING)
+    assert store.load_all() == []
+    assert "skipping unreadable job a1: its job.json lists section 0 twice" in caplog.text

@@ -175,6 +175,7 @@ class JobStore:
         body = _JOB.decode((directory / JOB_FILE).read_bytes())
         if body.id != job_id:  # a copy in another folder would be a second job under the same id
             raise ValueError(f"its job.json names job {body.id!r}")
+        _check_unique_idx(body.sections)
         job = Job(
             id=body.id,
             params=body.params,
@@ -250,6 +251,16 @@ class JobStore:
             with open(path, "r+b", opener=lambda name, flags: os.open(name, flags | os.O_NOFOLLOW)) as out:
                 out.truncate(keep)
                 os.fsync(out.fileno())
+
+
+def _check_unique_idx(sections: list[_StoredSection]) -> None:
+    """ValueError if two sections share an idx (a hand edit: requests never do): the first was never
+    settled, so the job ran `running` for ever, its stream never ended, at every start."""
+    seen: set[int] = set()
+    for section in sections:
+        if section.idx in seen:
+            raise ValueError(f"its job.json lists section {section.idx} twice")
+        seen.add(section.idx)
 
 
 def _check_plain(path: Path, is_kind: Callable[[int], bool], *, missing_ok: bool = False) -> None:
