@@ -343,6 +343,10 @@ class GuardedHandler(RequestHandler):
         waiter = self._drain_waiter
         if waiter is None or waiter.done():  # (done: cancelled, as above)
             waiter = self._drain_waiter = asyncio.get_running_loop().create_future()
+            # A connection lost once every writer gave up sets its error with nobody left to read it
+            # (asyncio logged "Future exception was never retrieved"): read here, a writer still
+            # waiting gets it all the same.
+            waiter.add_done_callback(_read_its_error)
         await asyncio.shield(waiter)
 
     def connection_lost(self, exc: BaseException | None) -> None:
@@ -386,6 +390,11 @@ class GuardedHandler(RequestHandler):
         if not self._request_line_ended or (isinstance(limit, int) and self._request_line > limit):
             return 414, f"the request line passes {limit} bytes; that is the limit"
         return 431, f"a request header line passes {limit} bytes; that is the limit"
+
+
+def _read_its_error(waiter: asyncio.Future[None]) -> None:
+    if not waiter.cancelled():
+        waiter.exception()
 
 
 def raw_answer(response: web.Response) -> bytes:
