@@ -214,6 +214,8 @@ class GuardedHandler(RequestHandler):
         self._header_bytes = 0  # received for headers not yet complete; -1: their end was seen
         self._header_tail = b""  # the last bytes of them (an end split across two pieces)
         self._request_head = b""  # their first bytes, up to the end of the request line (REQUEST_HEAD_BYTES)
+        self._request_line = 0  # bytes of the request line seen so far (a longer one is cut from the head)
+        self._request_line_ended = False
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
 
@@ -229,7 +231,7 @@ class GuardedHandler(RequestHandler):
     def data_received(self, data: bytes) -> None:
         self.bytes_received += len(data)
         draining = self._unread_body is not None  # (not ended before this piece: the piece is its body)
-        if not draining and self._header_bytes == 0 and self in self.guard.waiting:
+        if not draining and self._header_bytes >= 0 and self in self.guard.waiting:
             self._keep_request_head(data)
         super().data_received(data)
         self._refuse_body_the_parser_refused()
@@ -242,10 +244,18 @@ class GuardedHandler(RequestHandler):
             self.on_received()
 
     def _keep_request_head(self, data: bytes) -> None:
-        """The first bytes of the request whose headers start to arrive, until its first line ends."""
+        """The first bytes of the request whose headers arrive, and how long its first line is, over
+        every piece until that line ends (the first piece alone was kept: a line sent in two writes, or
+        one over REQUEST_HEAD_BYTES, was a request line too long when a header line was, and a path cut
+        short in the first piece picked the wrong shape)."""
+        if self._request_line_ended:
+            return
         head = self._request_head
-        if len(head) < REQUEST_HEAD_BYTES and b"\n" not in head:
+        if len(head) < REQUEST_HEAD_BYTES:
             self._request_head = head + data[: REQUEST_HEAD_BYTES - len(head)]
+        end = data.find(b"\n")
+        self._request_line += len(data) if end < 0 else end
+        self._request_line_ended = end >= 0
 
     def _request_path(self) -> str:
         """The path of the request whose headers are arriving (or were refused); "/" if not yet known."""
@@ -284,6 +294,7 @@ class GuardedHandler(RequestHandler):
         body = self.guard.body_of(self)
         self._unread_body = body if body is not None and not body.is_eof() else None
         self._header_bytes, self._header_tail, self._request_head = 0, b"", b""
+        self._request_line, self._request_line_ended = 0, False
         self.guard.await_headers(self)
 
     def _refuse_body_the_parser_refused(self) -> None:
@@ -332,6 +343,10 @@ class GuardedHandler(RequestHandler):
         waiter = self._drain_waiter
         if waiter is None or waiter.done():  # (done: cancelled, as above)
             waiter = self._drain_waiter = asyncio.get_running_loop().create_future()
+            # A connection lost once every writer gave up sets its error with nobody left to read it
+            # (asyncio logged "Future exception was never retrieved"): read here, a writer still
+            # waiting gets it all the same.
+            waiter.add_done_callback(_read_its_error)
         await asyncio.shield(waiter)
 
     def connection_lost(self, exc: BaseException | None) -> None:
@@ -372,9 +387,14 @@ class GuardedHandler(RequestHandler):
         """A request line over aiohttp's bound is a target too long (414), a header line one of the
         headers too large (431), as RFC 9110 and RFC 6585 name them."""
         limit = exc.args[1] if len(exc.args) > 1 else "its limit"
-        if b"\n" not in self._request_head:
+        if not self._request_line_ended or (isinstance(limit, int) and self._request_line > limit):
             return 414, f"the request line passes {limit} bytes; that is the limit"
         return 431, f"a request header line passes {limit} bytes; that is the limit"
+
+
+def _read_its_error(waiter: asyncio.Future[None]) -> None:
+    if not waiter.cancelled():
+        waiter.exception()
 
 
 def raw_answer(response: web.Response) -> bytes:

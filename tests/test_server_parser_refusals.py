@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib.util
 import json
 import threading
@@ -194,3 +195,46 @@ async def test_a_refusal_quotes_little_of_what_it_refuses(served):
     status, name, message = refusal_of(answer)
     assert (status, name) == (400, "BadRequest") and message.startswith("Invalid method encountered")
     assert len(message) < 400
+
+
+async def sent_in_pieces(listener, pieces: list[bytes]) -> bytes:
+    """Send each piece once the worker has received the one before (so each arrives on its own), then
+    read the whole answer, up to the close."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
+    try:
+        sent = 0
+        for piece in pieces:
+            await until(functools.partial(received_all, listener, sent), "the piece before")
+            writer.write(piece)
+            sent += len(piece)
+        async with asyncio.timeout(seconds(5)):
+            return await reader.read()
+    finally:
+        writer.close()
+
+
+def received_all(listener, sent: int) -> bool:
+    return any(handler.bytes_received >= sent for handler in listener.guard.open)
+
+
+LONG_HEADER = b"Host: 127.0.0.1\r\nAuthorization: Bearer s3cret-" + b"x" * 9000 + b"\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        [b"G", b"ET /v1/models HTTP/1.1\r\n" + LONG_HEADER],  # a first write of one byte
+        [b"GET /v1/mod", b"els HTTP/1.1\r\n", LONG_HEADER],  # the request line in two writes
+        [b"GET /v1/models?q=" + b"a" * 2000 + b" HTTP/1.1\r\n" + LONG_HEADER],  # past the 1 KiB kept
+    ],
+    ids=["first-byte-alone", "line-in-two-writes", "long-request-line"],
+)
+async def test_a_header_line_too_long_is_told_apart_from_the_request_line_however_it_arrives(served, pieces):
+    """Only the first piece of a request was kept, and only its first KiB: a request line sent in two
+    writes, or one over 1 KiB, followed by a header line over 8190 bytes, was a 414 that blamed the
+    request line, and a path cut short in the first piece got v1's shape under /v1/."""
+    listener = await served()
+    answer = await sent_in_pieces(listener, pieces)
+    got, name, message = refusal_of(answer)
+    assert (got, name) == (431, "BadRequest") and "header line passes 8190 bytes" in message, answer
+    assert b'{"error": {"message"' in answer and b"s3cret" not in answer

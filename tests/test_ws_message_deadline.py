@@ -10,6 +10,7 @@ import pytest
 import websockets
 
 from npu_worker.app_keys import BODY_BUDGET_KEY
+from npu_worker.ws_server.message_deadline import UNFINISHED_ALLOWANCE
 from tests.timing import seconds, until
 
 PATHS = ["/ws", "/v1/audio/speech/stream"]
@@ -95,3 +96,44 @@ async def test_pings_hold_nothing_of_the_body_budget(served, path):
         finally:
             reading.cancel()
     assert budget.refused == 0 and peak < mib, (budget.refused, peak)
+
+
+def masked_frame(first_byte: int, payload: bytes) -> bytes:
+    """A client frame (masked, the mask zeros): `first_byte` is FIN and the opcode."""
+    size = len(payload)
+    if size < 126:
+        length = bytes([0x80 | size])
+    elif size < 65536:
+        length = bytes([0x80 | 126]) + size.to_bytes(2, "big")
+    else:
+        length = bytes([0x80 | 127]) + size.to_bytes(8, "big")
+    return bytes([first_byte]) + length + b"\0\0\0\0" + payload
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_pings_queued_behind_a_message_are_not_taken_off_twice(served, path):
+    """A whole message sets the count's mark at every byte received, the pings queued behind it
+    included; reading those pings then took them off again: one write of a message and 52 KiB of
+    pings let the next unfinished message grow 52 KiB past the allowance before the body budget held
+    any of it or the deadline's clock ran."""
+    listener = await served()
+    budget = listener.runner.app[BODY_BUDGET_KEY]
+    loop = asyncio.get_running_loop()
+    with socket.socket() as sock:
+        sock.setblocking(False)
+        await loop.sock_connect(sock, ("127.0.0.1", listener.port))
+        await loop.sock_sendall(
+            sock,
+            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode(),
+        )
+        await until(lambda: listener.guard.open and not listener.guard.waiting, "the handshake")
+        (handler,) = listener.guard.open
+        burst = masked_frame(0x81, b'{"type": "cancel"}') + masked_ping(b"p" * 125) * 400
+        unfinished = masked_frame(0x01, b"x" * 100_000)  # a first fragment (no FIN): never finished
+        expected = handler.bytes_received + len(burst) + len(unfinished)
+        await loop.sock_sendall(sock, burst)
+        await until(lambda: handler.bytes_received >= expected - len(unfinished), "the burst")
+        await loop.sock_sendall(sock, unfinished)
+        await until(lambda: handler.bytes_received >= expected, "the unfinished message's start")
+        await until(lambda: budget.held >= 100_000 - UNFINISHED_ALLOWANCE, "the message's bytes held")

@@ -108,8 +108,11 @@ class MessageDeadline:
             self._hold.release()
 
     def took_control(self, size: int) -> None:
-        """A ping or pong of `size` bytes was read: no part of the unfinished message."""
-        self._mark += size
+        """A ping or pong of `size` bytes was read: no part of the unfinished message. Never past the
+        bytes received: a message's `took_message` already counted the pings queued behind it (one
+        write of a message and 52 KiB of pings let the next unfinished message grow 52 KiB past the
+        allowance, unheld and untimed)."""
+        self._mark = min(self._mark + size, self._received())
         self.received()
 
     def received(self) -> None:
