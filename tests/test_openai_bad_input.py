@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from tests.openai_support import async_sdk, files_under
+from tests.timing import seconds
 
 GOOD = {"model": "tts-1", "input": "안녕하세요.", "voice": "default"}
 NOT_AUDIO = "data:audio/wav;base64," + base64.b64encode(b"this is not a wav file at all" * 20).decode()
@@ -240,3 +241,20 @@ async def test_a_token_or_origin_refusal_under_v1_is_in_openais_shape(worker):
         assert response.status == 401 and (await response.json())["error"]["code"] == "Unauthorized"
     async with client.post("/synth", json={"text": "hi"}) as response:
         assert response.status == 401 and (await response.json())["status"] == "fail"
+
+
+async def test_a_ref_audio_that_is_neither_a_path_nor_a_stored_voice_names_ref_audio(worker, tmp_path):
+    """`ref_audio: "voice.wav"` (a relative path, or a voice name nobody stored) was refused with
+    `param: null` and a message about `ref_wav`, a field of the v1 routes this caller never sent."""
+    client = await worker()
+    before = files_under(tmp_path)
+    async with client.post("/v1/audio/speech", json={**GOOD, "ref_audio": "voice.wav"}) as response:
+        assert response.status == 400
+        body = await response.json()
+    assert_openai_error(body, "UnknownVoice", "ref_audio")
+    assert "ref_audio" in body["error"]["message"] and "ref_wav" not in body["error"]["message"]
+    assert files_under(tmp_path) == before
+    async with client.ws_connect("/v1/audio/speech/stream") as ws:
+        await ws.send_json({"type": "session.config", "ref_audio": "voice.wav", "ref_text": "안녕"})
+        refused = await ws.receive_json(timeout=seconds(5))
+    assert (refused["type"], refused["code"], refused["param"]) == ("error", "UnknownVoice", "ref_audio")

@@ -151,11 +151,21 @@ def reference_fields(speech: SpeechRequest) -> tuple[str, str]:
 @contextlib.contextmanager
 def fields_at_fault(speech: SpeechRequest) -> Iterator[None]:
     """What the job core refuses names its field: a reference path (RefWavNotAllowed) `ref_audio` when
-    the caller gave one, a language the engine lacks (UnknownLanguage) `language`."""
+    the caller gave one, and so a `ref_audio` that is neither an absolute path nor a stored voice's name
+    (UnknownVoice: the job core's words name v1's `ref_wav`); a language the engine lacks
+    (UnknownLanguage) `language`."""
     try:
         yield
     except RefWavNotAllowed as error:
         raise (with_param(error, "ref_audio") if speech.ref_audio is not None else error) from None
+    except UnknownVoice:
+        if not isinstance(speech.ref_audio, str):
+            raise
+        message = (
+            f"no stored voice is named {speech.ref_audio[:80]!r}; ref_audio takes an absolute path, a "
+            "stored voice's name or a data: URL"
+        )
+        raise with_param(UnknownVoice(message), "ref_audio") from None
     except UnknownLanguage as error:
         raise with_param(error, "language") from None
 
