@@ -263,3 +263,20 @@ async def test_text_sent_while_the_engine_loads_waits_for_it(worker):
     ]
     assert [e["sentence_text"] for e in events if e["type"] == "audio.start"] == SENTENCES
     assert [request.speed_factor for request in engine.requests] == [2.0] * len(SENTENCES)
+
+
+async def test_fragments_within_the_text_limit_never_make_a_sentence_over_it(worker):
+    """A sentence joins a fragment to the text that waited before it: a fragment within
+    --max-text-chars whose last clause mark lay past that limit was one sentence over it, refused with
+    TextTooLong (and unspoken), though the caller broke no limit."""
+    engine = ToneEngine()
+    client = await worker(engine, max_text_chars=100)
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(json.dumps({"type": "input.text", "text": "가나다 " * 10}))  # no mark: it waits
+        await ws.send(json.dumps({"type": "input.text", "text": "오늘은 전압을 배웁니다 " * 7}))
+        await ws.send(json.dumps({"type": "input.done"}))
+        items = await receive_until(ws, "session.done")
+    events = [item for item in items if isinstance(item, dict)]
+    assert [e for e in events if e["type"] == "error"] == []
+    assert all(len(call) <= 100 for call in engine.calls)
+    assert "".join(engine.calls).replace(" ", "") == ("가나다" * 10 + "오늘은전압을배웁니다" * 7)
