@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 from pathlib import Path
 
@@ -10,12 +12,15 @@ import soundfile
 from aiohttp.test_utils import TestClient
 from openai import AsyncOpenAI, OpenAI
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import from_pcm16
 from npu_worker.engine.base import SynthesisRequest
-from tests.timing import seconds
+from tests.test_ws_support import ChunkGate
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 RATE = 24000
+TEXT = "안녕하세요, 반갑습니다."
 
 
 def base_url(client: TestClient) -> str:
@@ -57,3 +62,20 @@ def tone_wav(path_or_none: Path | None = None, seconds_long: float = 2.0, rate: 
     if path_or_none is not None:
         path_or_none.write_bytes(data)
     return data
+
+
+async def hang_up_after_two_chunks(client, gate: ChunkGate, path: str, body: dict) -> None:
+    """POST `body` to `path`, give up (the connection closes) once the engine has made two chunks, then
+    let the engine go and wait until the worker runs nothing."""
+    scheduler = client.app[SCHEDULER_KEY]
+    gate.allow(2)
+    try:
+        request = asyncio.ensure_future(client.post(path, json=body))
+        await until(lambda: gate.passed >= 2)
+        request.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await request
+        gate.open()
+        await until(lambda: scheduler.jobs_running() == 0)
+    finally:
+        gate.open()

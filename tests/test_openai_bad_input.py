@@ -7,7 +7,10 @@ import base64
 import openai
 import pytest
 
+from npu_worker.protocol import UnknownVoice
 from tests.openai_support import async_sdk, files_under
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
 
 GOOD = {"model": "tts-1", "input": "안녕하세요.", "voice": "default"}
 NOT_AUDIO = "data:audio/wav;base64," + base64.b64encode(b"this is not a wav file at all" * 20).decode()
@@ -240,3 +243,51 @@ async def test_a_token_or_origin_refusal_under_v1_is_in_openais_shape(worker):
         assert response.status == 401 and (await response.json())["error"]["code"] == "Unauthorized"
     async with client.post("/synth", json={"text": "hi"}) as response:
         assert response.status == 401 and (await response.json())["status"] == "fail"
+
+
+async def test_a_ref_audio_that_is_neither_a_path_nor_a_stored_voice_names_ref_audio(worker, tmp_path):
+    """`ref_audio: "voice.wav"` (a relative path, or a voice name nobody stored) was refused with
+    `param: null` and a message about `ref_wav`, a field of the v1 routes this caller never sent."""
+    client = await worker()
+    before = files_under(tmp_path)
+    async with client.post("/v1/audio/speech", json={**GOOD, "ref_audio": "voice.wav"}) as response:
+        assert response.status == 400
+        body = await response.json()
+    assert_openai_error(body, "UnknownVoice", "ref_audio")
+    assert "ref_audio" in body["error"]["message"] and "ref_wav" not in body["error"]["message"]
+    assert files_under(tmp_path) == before
+    async with client.ws_connect("/v1/audio/speech/stream") as ws:
+        await ws.send_json({"type": "session.config", "ref_audio": "voice.wav", "ref_text": "안녕"})
+        refused = await ws.receive_json(timeout=seconds(5))
+    assert (refused["type"], refused["code"], refused["param"]) == ("error", "UnknownVoice", "ref_audio")
+
+
+class NoDefaultVoice(ToneEngine):
+    """As ZipVoice started without --ref-wav: no default voice (its refusal names v1's `ref_wav`)."""
+
+    def check_voice(self, ref_wav: str | None) -> None:
+        if ref_wav is None:
+            raise UnknownVoice("this worker has no default voice: pass ref_wav", param="ref_wav")
+
+
+async def test_a_worker_without_a_default_voice_names_the_voice_field_in_openai_words(worker):
+    """ZipVoice without --ref-wav refused every OpenAI request that named no stored voice with
+    `param: "ref_wav"` and "pass ref_wav": a field of the v1 routes this caller cannot send."""
+    client = await worker(NoDefaultVoice())
+    for voice in ("alloy", "default", None):
+        async with client.post("/v1/audio/speech", json={**GOOD, "voice": voice}) as response:
+            assert response.status == 400
+            body = await response.json()
+        assert_openai_error(body, "UnknownVoice", "voice")
+        assert "ref_wav" not in body["error"]["message"] and "ref_audio" in body["error"]["message"]
+    async with client.post("/v1/audio/speech/batch", json={"items": [{"input": "안녕"}]}) as response:
+        (item,) = (await response.json())["results"]
+    assert (item["error"]["code"], item["error"]["param"]) == ("UnknownVoice", "voice")
+    async with client.ws_connect("/v1/audio/speech/stream") as ws:
+        await ws.send_json({"type": "session.config", "voice": "alloy"})
+        refused = await ws.receive_json(timeout=seconds(5))
+        assert (refused["code"], refused["param"]) == ("UnknownVoice", "voice")
+        await ws.send_json({"type": "input.text", "text": "안녕하세요. "})  # no configuration: the default
+        refused = await ws.receive_json(timeout=seconds(5))
+    assert (refused["code"], refused["param"], refused["sentence_index"]) == ("UnknownVoice", "voice", 0)
+    assert "ref_wav" not in refused["message"]

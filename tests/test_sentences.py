@@ -195,3 +195,21 @@ def test_a_run_without_spaces_is_cut_between_whole_characters(text):
     assert "".join(pieces) == text
     for piece in pieces:
         assert not unicodedata.combining(piece[0]) and not "\u1160" <= piece[0] <= "\u11ff"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "오늘은 전압을 측정하는 방법을 배웁니다 " * 30,  # Korean endings, no point: clause marks only
+        "first we measure the voltage, " * 20,
+        "word " * 100 + "end. after",  # a sentence end past the bound
+    ],
+)
+def test_a_fragment_longer_than_the_bound_is_cut_within_it(text):
+    """The last clause mark (or sentence end) of what waits was cut wherever it was: a paragraph sent as
+    one fragment became one piece of 659 characters (bound: 240), its first audio waiting for all of it,
+    and past `--max-text-chars` (pieces join a fragment to what waited) a TextTooLong error."""
+    for size in (len(text), 97):
+        pieces, _ = feed_in_fragments(text, size=size)
+        assert all(len(piece) <= AssemblyRules().max_chars for piece in pieces), [len(p) for p in pieces]
+        assert "".join(pieces).replace(" ", "") == text.replace(" ", "")

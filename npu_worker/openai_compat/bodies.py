@@ -35,7 +35,7 @@ class Model(msgspec.Struct):
 
 
 class ModelList(msgspec.Struct, kw_only=True):
-    """GET /v1/models: the loaded model's id first, then the backend name, tts-1, tts-1-hd."""
+    """GET /v1/models: the loaded model's id first, then the backend name and OpenAI's speech models."""
 
     object: Literal["list"] = "list"
     data: list[Model]

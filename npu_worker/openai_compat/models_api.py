@@ -1,5 +1,6 @@
 """GET /v1/models and /v1/models/{model}: what `model` a speech request may name (the engine's model,
-its backend, OpenAI's `tts-1` aliases), and the check every speech request's `model` goes through."""
+its backend, OpenAI's speech model names as aliases), and the check every speech request's `model` goes
+through."""
 
 from __future__ import annotations
 
@@ -17,7 +18,15 @@ from .errors import openai_errors, openai_refusal, with_param
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
     from ..jobs.scheduler import Scheduler
 
-MODEL_ALIASES = ("tts-1", "tts-1-hd")
+# OpenAI's speech models, all the one engine here, so a client written for OpenAI works unchanged: its
+# guide sends `instructions` and streams SSE only with `gpt-4o-mini-tts` (or a dated snapshot of it).
+MODEL_ALIASES = (
+    "tts-1",
+    "tts-1-hd",
+    "gpt-4o-mini-tts",
+    "gpt-4o-mini-tts-2025-12-15",
+    "gpt-4o-mini-tts-2025-03-20",
+)
 
 
 def model_ids(scheduler: Scheduler) -> list[str]:

@@ -7,7 +7,9 @@ is not cut early; a newline always cuts. A single point is cut as the ZipVoice s
 may need the next characters to decide (a date's next part), every other is cut at the space. When
 enough text waits without a sentence end, it is cut at its last clause mark (, ; : 、 ， or a Korean
 sentence ending with no point, "…니다 ", "…요 ") instead, and a run with no mark at all at its last
-space before `max_chars`: the first audio never waits for the whole utterance. Pure code, no I/O.
+space before `max_chars`. No piece outgrows `max_chars`, however long a fragment (a sentence end or
+clause mark past it is not cut at): the first audio never waits for the whole utterance, and a piece
+never exceeds the text limit its fragments kept. Pure code, no I/O.
 """
 
 from __future__ import annotations
@@ -117,8 +119,10 @@ class SentenceAssembler:
         return [piece]
 
     def _next_cut(self, complete: bool = False) -> int | None:
-        text, shift = self._buffer, len(self._before)
+        text, shift, bound = self._buffer, len(self._before), self.rules.max_chars
         for sentence in SENTENCE_END.finditer(text, self._decided):
+            if sentence.end() > bound:  # a piece never outgrows the bound: cut within it, below
+                break
             if sentence.group()[0] in "。！？\n":
                 return sentence.end()
             ends = ends_sentence(
@@ -133,12 +137,13 @@ class SentenceAssembler:
         threshold = self.rules.first_clause_chars if self.pieces_made == 0 else self.rules.clause_chars
         if waiting >= threshold:
             lead = len(text) - len(text.lstrip())  # a clause mark ends its match: no space to strip there
-            clauses = [m.end() for m in CLAUSE_END.finditer(text) if m.end() - lead >= 4]
+            clauses = [m.end() for m in CLAUSE_END.finditer(text, 0, bound + 1) if 4 <= m.end() - lead]
+            clauses = [end for end in clauses if end <= bound]  # a lookahead may end one past it
             if clauses:
                 return clauses[-1]
         # The raw length, whitespace included: a stream of blank fragments must not grow the buffer
         # (each feed searches all of it) while its stripped length stays under the bound.
-        if len(text) > self.rules.max_chars:
-            space = text.rfind(" ", 0, self.rules.max_chars)
-            return space if space > 0 else cluster_start(text, self.rules.max_chars)
+        if len(text) > bound:
+            space = text.rfind(" ", 0, bound)
+            return space if space > 0 else cluster_start(text, bound)
         return None

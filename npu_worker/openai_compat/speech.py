@@ -136,7 +136,7 @@ async def prepare_speech(
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
-    with fields_at_fault(speech):
+    with fields_at_fault(speech, params):
         run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
     run.reference_fields = reference_fields(speech)
     return speech, fmt, run
@@ -149,15 +149,44 @@ def reference_fields(speech: SpeechRequest) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def fields_at_fault(speech: SpeechRequest) -> Iterator[None]:
+def fields_at_fault(speech: SpeechRequest, params: SynthParams) -> Iterator[None]:
     """What the job core refuses names its field: a reference path (RefWavNotAllowed) `ref_audio` when
-    the caller gave one, a language the engine lacks (UnknownLanguage) `language`."""
+    the caller gave one, a voice it cannot speak with (UnknownVoice) as `voice_refused` says, a
+    language the engine lacks (UnknownLanguage) `language`."""
     try:
         yield
     except RefWavNotAllowed as error:
         raise (with_param(error, "ref_audio") if speech.ref_audio is not None else error) from None
+    except UnknownVoice as error:
+        raise voice_refused(error, speech, params) from None
     except UnknownLanguage as error:
         raise with_param(error, "language") from None
+
+
+def voice_refused(error: WorkerError, speech: SpeechRequest | None, params: SynthParams) -> WorkerError:
+    """The job core's UnknownVoice in this route's words (its own name v1's `ref_wav`, a field no OpenAI
+    caller can send): a `ref_audio` that is neither an absolute path nor a stored voice's name, the
+    default voice of a worker that has none (ZipVoice started without --ref-wav), or a stored voice
+    deleted since it was looked up. `speech` None: the defaults (a stream socket never configured)."""
+    if not isinstance(error, UnknownVoice):
+        return error
+    ref_audio = speech.ref_audio if speech is not None else None
+    if isinstance(ref_audio, str):
+        message = (
+            f"no stored voice is named {ref_audio[:80]!r}; ref_audio takes an absolute path, a stored "
+            "voice's name or a data: URL"
+        )
+        return with_param(UnknownVoice(message), "ref_audio")
+    if ref_audio is not None:  # inline audio, stored moments ago
+        return with_param(error, "ref_audio")
+    if params.ref_wav is None:
+        message = (
+            "this worker has no default voice (it was started without --ref-wav): name a stored voice "
+            "in voice (GET /v1/audio/voices lists them) or send ref_audio and ref_text"
+        )
+    else:
+        message = f"no voice named {params.ref_wav[:80]!r}; GET /v1/audio/voices lists them"
+    return with_param(UnknownVoice(message), "voice")
 
 
 @openai_errors

@@ -52,9 +52,9 @@ from .messages import (
     SessionConfigured,
 )
 from .models_api import check_model
-from .request import SpeechOptions
+from .request import SpeechOptions, SpeechRequest
 from .sentences import AssemblyRules, SentenceAssembler
-from .speech import fields_at_fault, pick_format, reference_fields, synth_params
+from .speech import fields_at_fault, pick_format, reference_fields, synth_params, voice_refused
 from .utterance import Utterance
 
 if TYPE_CHECKING:  # the job core loads when an app is built, not when it is imported
@@ -124,6 +124,7 @@ class SpeechStreamSession:
         self.stream_audio = True
         self.audio_format = FORMATS["pcm"]
         self._params: SynthParams | None = None
+        self._speech: SpeechRequest | None = None  # the configuration that gave `_params` (None: defaults)
         self.reference_fields = ("voice", "voice")  # `SpeechRun.reference_fields` of its sentences
         self._assembler = SentenceAssembler(self._rules())
         self._utterance: Utterance | None = None
@@ -225,9 +226,9 @@ class SpeechStreamSession:
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
         params = await synth_params(self.app, speech)
-        with fields_at_fault(speech):  # a language or path every sentence would fail on
+        with fields_at_fault(speech, params):  # a language, voice or path every sentence would fail on
             await self.scheduler.check_params(params)
-        self._params, self.reference_fields = params, reference_fields(speech)
+        self._params, self._speech, self.reference_fields = params, speech, reference_fields(speech)
         self.stream_audio = config.stream_audio
         self.audio_format = fmt
         await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).encode())
@@ -247,6 +248,10 @@ class SpeechStreamSession:
         utterance = await self._open_utterance(received_at)
         for piece in self._assembler.feed(text):
             await utterance.submit(piece, params, received_at)
+
+    def refused(self, error: WorkerError, params: SynthParams) -> WorkerError:
+        """A sentence's refusal in this route's words (`speech.voice_refused`)."""
+        return voice_refused(error, self._speech if params is self._params else None, params)
 
     async def _current_params(self) -> SynthParams:
         if self._params is None:  # no session.config: the defaults of POST /v1/audio/speech

@@ -97,7 +97,7 @@ class Utterance:
         except QueueFull as exc:
             error, self.refused = exc, True
         except WorkerError as exc:
-            error = exc
+            error = self.session.refused(exc, params)
         session = self.session
         self._queue.put_nowait(
             Pending(index, text, run, error, ready_at, session.audio_format, session.stream_audio)
