@@ -239,6 +239,9 @@ async def test_token_is_required_when_configured(worker, tmp_path):
     body = {"text": "hi", "output_path": str(tmp_path / "a.wav")}
     denied = await client.post("/synth", json=body)
     assert denied.status == 401
+    assert (
+        denied.headers["WWW-Authenticate"] == 'Bearer realm="npu-worker"'
+    )  # RFC 9110: a 401 names its scheme
     assert_error_body(await denied.json(), "Unauthorized")
     allowed = await client.post("/synth", json=body, headers={"Authorization": "Bearer s3cret"})
     assert allowed.status == 200

@@ -241,6 +241,7 @@ async def test_a_token_or_origin_refusal_under_v1_is_in_openais_shape(worker):
     assert (body["error"]["code"], body["error"]["type"]) == ("OriginNotAllowed", "permission_error")
     async with client.post("/v1/audio/speech", json=GOOD, headers={"Expect": "100-continue"}) as response:
         assert response.status == 401 and (await response.json())["error"]["code"] == "Unauthorized"
+        assert response.headers["WWW-Authenticate"] == 'Bearer realm="npu-worker"'
     async with client.post("/synth", json={"text": "hi"}) as response:
         assert response.status == 401 and (await response.json())["status"] == "fail"
 

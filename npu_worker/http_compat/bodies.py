@@ -15,7 +15,15 @@ from msgspec import UNSET, Meta, UnsetType
 from .. import wire
 from ..errors import ErrorBody, WorkerError
 from ..jobs.model import Job, KeptJob
-from ..protocol import BodyBudgetFull, Loading, Progress, QueueFull, QueueUnavailable, SectionError
+from ..protocol import (
+    BodyBudgetFull,
+    Loading,
+    Progress,
+    QueueFull,
+    QueueUnavailable,
+    SectionError,
+    Unauthorized,
+)
 
 
 def json_response(body: msgspec.Struct, status: int = 200) -> web.Response:
@@ -32,7 +40,8 @@ def refusal_response(error: BaseException, body: msgspec.Struct, status: int) ->
     """An error's body (v1 or OpenAI shape), with `Retry-After` when waiting helps: a full queue
     (5 s), or a worker still booting (1 s: the engine loads or the kept jobs are read), or its Redis
     away (1 s: the node reconnects by itself; clients wait for what says Retry-After), or one whose
-    budget for bodies being received is spent (1 s)."""
+    budget for bodies being received is spent (1 s); with `WWW-Authenticate: Bearer` on a 401, which
+    RFC 9110 requires of one (the scheme the token is sent in)."""
     response = json_response(body, status=status)
     if isinstance(error, WorkerError) and error.counted:
         response[ERROR_COUNTED_KEY] = True
@@ -40,6 +49,8 @@ def refusal_response(error: BaseException, body: msgspec.Struct, status: int) ->
         response.headers["Retry-After"] = "5"
     elif isinstance(error, Loading | QueueUnavailable | BodyBudgetFull):
         response.headers["Retry-After"] = "1"
+    elif isinstance(error, Unauthorized):
+        response.headers["WWW-Authenticate"] = 'Bearer realm="npu-worker"'
     return response
 
 
