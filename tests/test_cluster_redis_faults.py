@@ -365,3 +365,33 @@ async def test_a_redis_that_refuses_info_still_logs_every_event(tmp_path):
         await jobs.close()
         process.terminate()
         await asyncio.to_thread(process.wait)
+
+
+async def test_a_node_stopping_beside_a_hung_redis_ends_its_previews_together(redis_server, monkeypatch):
+    """The drain ended its callers' previews one after another: with Redis hung (SIGSTOP) each end waited
+    out its command timeout (5 s): 4 previews took 21 s past the grace, 20 would take 100 s, past a
+    service manager's stop timeout (systemd's 90 s). They are ended together (6 s for 4)."""
+    from npu_worker.jobs.cluster import store
+    from npu_worker.jobs.cluster.follower import Followers
+    from npu_worker.jobs.cluster.preview_drain import DELIVERY, drain_previews
+    from npu_worker.jobs.subscription import Subscription
+
+    timeout, count = 0.3, 16
+    monkeypatch.setattr(store, "COMMAND_TIMEOUT", timeout)  # read as the client is made: keeps this short
+    jobs = store.RedisJobs(redis_server.url)
+    followers = Followers(jobs)
+    for n in range(count):
+        job = Job(f"preview{n}", SynthParams(), [Section(0, "x", None)], True, persisted=False)
+        await jobs.create(job, "api", Start(1, "tone", "cpu", job.id, 24000), max_queue=100, window=1)
+        Subscription(followers.attach(job))  # its caller waits on it (queued: no engine node runs)
+    assert redis_server.process is not None
+    os.kill(redis_server.process.pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        await drain_previews(jobs, followers, "api", 0.0, lambda job, event: None)
+        waited = time.monotonic() - started
+    finally:
+        os.kill(redis_server.process.pid, signal.SIGCONT)
+        await followers.close()
+        await jobs.close()
+    assert waited < DELIVERY + count / 2 * timeout, waited  # one timeout or a few, not one per preview
