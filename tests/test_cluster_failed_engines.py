@@ -9,15 +9,17 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from typing import Any
 
 import redis.asyncio as redis
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.jobs.cluster.heartbeat import ALIVE_WITHIN, RESTART_GRACE, Heartbeat
 from npu_worker.jobs.cluster.keys import NODES
 from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, Section, new_job_id
-from npu_worker.protocol import Start, SynthParams
+from npu_worker.protocol import ModelLoadError, Start, SynthParams
 from tests.test_failed_load_jobs import FailingLoad
 from tests.test_ws_support import connect, run_request
 from tests.timing import seconds
@@ -231,3 +233,29 @@ async def test_a_both_node_whose_own_engine_failed_accepts_work_its_peers_run(wo
     heard = await run_request(ws, {"type": "synth", "text": "hello"})  # its PCM through Redis
     await ws.close()
     assert heard.done["ok_count"] == 1 and heard.section_pcm(0), heard.events()
+
+
+def no_espeak_library() -> Any:
+    raise ModelLoadError("libespeak-ng.so.1: cannot open shared object file")
+
+
+async def test_a_both_node_whose_espeak_failed_lists_voices_as_an_api_node_does(
+    worker, redis_server, tmp_path
+):
+    """The OpenAI routes consulted the node's own engine, failed: `GET /v1/audio/voices` asked the espeak
+    engine that never loaded for its voices and answered 500 `EngineError: espeak engine used before
+    load()`, while the node's /health was 200 `ok` and it accepted speech for its peer to make."""
+    cluster = {"queue": redis_server.url, "wait_loaded": False}
+    both = await worker(
+        EspeakEngine(no_espeak_library), role="both", state_dir=str(tmp_path / "b"), **cluster
+    )
+    await worker(role="engine", state_dir=str(tmp_path / "engine"), **cluster)
+    async with asyncio.timeout(seconds(30)):  # both in the view: the failed one, the one that runs
+        while not two_engines_one_failed(await (await both.get("/health")).json()):
+            await asyncio.sleep(0.05)
+    async with both.get("/v1/audio/voices") as answer:
+        assert answer.status == 200, await answer.text()
+        assert "default" in (await answer.json())["voices"]  # an api node's list: its engines' default
+    speech = {"model": "tts-1", "input": "hello", "voice": "default", "response_format": "wav"}
+    async with both.post("/v1/audio/speech", json=speech) as answer:
+        assert answer.status == 200, await answer.text()

@@ -64,6 +64,8 @@ def _log_failure(task: asyncio.Task[Any]) -> None:
 
 
 class ClusterScheduler(Scheduler):
+    _engine: Any  # the node's own engine (`engine` is what the views consult)
+
     def __init__(self, engine: Engine | None, settings: Settings, **kwargs: Any) -> None:
         super().__init__(engine, settings, **kwargs)
         self.role = settings.role
@@ -81,10 +83,10 @@ class ClusterScheduler(Scheduler):
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        if self.engine is None and self.role != "api":  # an api node never loads an engine
+        if self._engine is None and self.role != "api":  # an api node never loads an engine
             from ...engine_options import build_engine
 
-            self.engine = await loop.run_in_executor(None, build_engine, self.settings)
+            self._engine = await loop.run_in_executor(None, build_engine, self.settings)
         self.node = self.heartbeat.node = await loop.run_in_executor(None, self._prepare)
         try:
             await self.jobs.ping()
@@ -106,7 +108,7 @@ class ClusterScheduler(Scheduler):
         )
         if self.role in ("both", "engine"):
             self.engine_node = EngineNode(
-                self.engine,
+                self._engine,
                 self.jobs,
                 journal,
                 self.cache,
@@ -166,6 +168,17 @@ class ClusterScheduler(Scheduler):
         answers for the cluster's engines, as an api node does. Its beat still says why it failed."""
         return self.engine_node is None or (self.role == "both" and self._own_load_error() is not None)
 
+    @property
+    def engine(self) -> Any:
+        """The engine the views consult for what it speaks (languages, voices, espeak's voice list): none
+        on an api node, nor on a `both` node whose own engine failed to load, which answers for its peers'
+        engines as an api node does (its failed espeak made `GET /v1/audio/voices` a 500 there)."""
+        return None if self._serves_as_api() else self._engine
+
+    @engine.setter
+    def engine(self, engine: Any) -> None:
+        self._engine = engine
+
     def _engine_info(self) -> EngineInfo | None:
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
         return self.engine_node.runner.info if self.engine_node is not None else None
@@ -196,8 +209,8 @@ class ClusterScheduler(Scheduler):
         await self.jobs.close()
         loop = asyncio.get_running_loop()
         try:
-            if self.engine is not None:
-                await loop.run_in_executor(None, self.engine.close)
+            if self._engine is not None:
+                await loop.run_in_executor(None, self._engine.close)
         except Exception:  # noqa: BLE001 - closing must not mask shutdown
             log.exception("engine close failed")
 
@@ -274,8 +287,7 @@ class ClusterScheduler(Scheduler):
         job = Job(new_job_id(), request.params, [], preview, persisted=not preview, created_at=self.clock())
         job.stream_audio, job.trim_leading_silence = preview and request.audio, trim_leading_silence
         blocking = job.persisted or request.params.ref_wav is not None  # files, a voice lookup
-        checks_language = self.engine is not None and not self._serves_as_api()
-        blocking = blocking or (checks_language and request.params.lang not in self.checks.langs)
+        blocking = blocking or (self.engine is not None and request.params.lang not in self.checks.langs)
         if blocking or any(s.output_path is not None for s in request.sections):
             await asyncio.get_running_loop().run_in_executor(None, self._resolve, job, request)
         else:  # a preview with nothing to check on disk: no thread hop (as on a local queue)
@@ -314,7 +326,7 @@ class ClusterScheduler(Scheduler):
         """As a local worker checks them, with this node's engine; a `both` node whose engine failed
         to load checks none with it (ZipVoice's language check then raised AttributeError: a 500),
         as an api node does: the engine node that runs the section says what it cannot speak."""
-        return self.checks.params(None if self._serves_as_api() else self.engine, params)
+        return self.checks.params(self.engine, params)
 
     def _resolve(self, job: Job, request: BatchRequest) -> None:
         """Language and path checks (blocking), default outputs on this node's disk, a voice name made

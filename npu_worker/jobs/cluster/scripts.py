@@ -50,9 +50,13 @@ end
 """
 
 # After a restart of Redis (another run id than the job's last event was logged in), a job's seq jumps
-# by SEQ_JUMP: a Redis that crashed and loaded an older snapshot has forgotten its last events, whose
-# seqs callers had read, and the events made again took those seqs (a stream open across it showed a
-# section's `ok` twice and missed another's). A graceful restart only makes the numbers larger.
+# by SEQ_JUMP, and at least to Redis's clock in RESTART_TICKs: a Redis that crashed and loaded an older
+# snapshot has forgotten its last events, whose seqs callers had read, and the events made again took
+# those seqs (a stream open across it showed a section's `ok` twice and missed another's). The clock
+# is what a crash loop needs: Redis loading one snapshot twice gave the same constant jump twice, and
+# reused every seq of its first comeback; the clock has moved on by more ticks than that comeback logged
+# events (each is a script run, longer than a tick). A graceful restart only makes the numbers larger.
+RESTART_TICK = 0.00001  # 10 µs: now is 1.8e14 ticks, a seq of 15 digits until the year 5000
 _SEQ = (
     _RUN
     + """
@@ -76,16 +80,23 @@ local function next_seq(job_key, log_key)
   if seq == nil then error('npu: job ' .. job_key .. ' has no seq of ours') end
   local last, usable = log_position(seq, log_key)
   local run = redis.call('HGET', job_key, 'run')
-  if run and run ~= run_id() then last = last + SEQ_JUMP end  -- Redis restarted since its last event
+  if run and run ~= run_id() then  -- Redis restarted since its last event
+    local t = redis.call('TIME')
+    local ticks = tonumber(t[1]) * TICKS_PER_SECOND + math.floor(tonumber(t[2]) / MICROS_PER_TICK)
+    last = math.max(last + SEQ_JUMP, ticks)
+  end
   return last + 1, usable
 end
 
 local function log_event(job_key, log_key, seq, usable, body)
-  redis.call('HSET', job_key, 'seq', seq, 'run', run_id())
+  -- written as digits: Redis turns a Lua number of 15 digits into '1.8e+14'-like text
+  redis.call('HSET', job_key, 'seq', string.format('%d', seq), 'run', run_id())
   if usable then redis.call('XADD', log_key, '0-' .. string.format('%d', seq), 'e', body) end
   return seq
 end
 """.replace("SEQ_JUMP", str(SEQ_JUMP))
+    .replace("TICKS_PER_SECOND", str(round(1 / RESTART_TICK)))
+    .replace("MICROS_PER_TICK", str(round(RESTART_TICK * 1_000_000)))
 )
 
 # The sections not yet final over all jobs (`pending`). A value not of ours there (a string that is no
