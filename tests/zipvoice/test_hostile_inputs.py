@@ -232,3 +232,14 @@ def test_a_recordings_dc_offset_is_not_taken_for_sound(engine, tiny_model_dir, t
     silent = voice_with(tmp_path, np.full(SR * 3, 0.02, dtype=np.float32), "안녕하세요.", "dc_only")
     with pytest.raises(InvalidAudio, match="no audible speech"):
         engine.prompts.build(silent, "ko")
+
+
+@pytest.mark.parametrize("rate", [1000, 655_350], ids=["1kHz", "655kHz"])
+def test_a_reference_at_a_rate_no_recording_has_is_invalid_audio_before_it_is_decoded(engine, tmp_path, rate):
+    """Uploads were held to 8-192 kHz, a ref_wav by path to nothing: at 1 kHz a hum of 500 Hz band became
+    the voice; a 140 KB FLAC of 59 s at 655 kHz took 1.4 s and 370 MB to decode and resample to silence."""
+    wav = tmp_path / "odd_rate.flac"
+    soundfile.write(wav, speech_like(2.0)[: rate * 2], rate, format="FLAC")
+    wav.with_suffix(".txt").write_text("안녕하세요, 오늘은 발표를 시작하겠습니다.", encoding="utf-8")
+    with pytest.raises(InvalidAudio, match=f"the sample rate is {rate} Hz; a voice needs 8000-192000 Hz"):
+        engine.prompts.build(Voice(str(wav)), "ko")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from npu_worker.audio import read_wav, resample
+from npu_worker.audio import SPEECH_RATES, read_wav, resample
 from npu_worker.engine.base import Voice, language_code
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
@@ -117,7 +117,8 @@ def load_reference(
 ) -> np.ndarray:
     """The reference's samples at `sample_rate`, read by `read` (the voice's: no link followed beneath
     the allowed roots; default a plain bounded read); a file that is not audio, or one larger than any
-    voice prompt needs (`MAX_REFERENCE_BYTES`), is the caller's mistake."""
+    voice prompt needs (`MAX_REFERENCE_BYTES`), or at a rate no recording of speech has, is the caller's
+    mistake."""
     try:
         data = (read or read_regular)(path, MAX_REFERENCE_BYTES)
     except TooLarge as exc:
@@ -125,7 +126,7 @@ def load_reference(
     except OSError as exc:
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
     try:
-        samples, rate = read_wav(data, MAX_REFERENCE_SECONDS)
+        samples, rate = read_wav(data, MAX_REFERENCE_SECONDS, SPEECH_RATES)  # the bounds of a voice upload
     except (ValueError, EOFError) as exc:
         raise InvalidAudio(f"cannot read reference wav {path}: {exc}") from exc
     return resample(samples, rate, sample_rate)
