@@ -21,6 +21,10 @@ ONSET_WINDOW_MS = 20.0
 ONSET_HOP_MS = 10.0
 ONSET_CONSECUTIVE = 2
 MONO_BLOCK_SAMPLES = 1 << 18  # samples (frames × channels) decoded at a time when averaging channels
+# Sample rates of recorded speech, telephone to studio (a voice upload, a reference wav). Below, a few
+# samples make a "voice" that resampling stretches into seconds of nothing (1 Hz: 10 samples, "10 s");
+# above, a small compressed file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB).
+SPEECH_RATES = (8_000, 192_000)
 
 
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
@@ -60,17 +64,22 @@ def open_sound(data: bytes) -> Iterator[Any]:
         raise ValueError(exc.error_string) from None
 
 
-def read_wav(data: bytes, max_seconds: float | None = None) -> tuple[np.ndarray, int]:
+def read_wav(
+    data: bytes, max_seconds: float | None = None, rates: tuple[int, int] | None = None
+) -> tuple[np.ndarray, int]:
     """Decode a wav (8/16/24/32-bit PCM or float, any channel count) to mono float32 and its rate.
 
     libsndfile reads every sample format; 16-bit PCM is decoded with `from_pcm16`, the exact inverse
     of `to_pcm16`, so a wav this module wrote reads back sample for sample. Bytes it cannot read are a
     ValueError (`open_sound`), and so are audio longer than `max_seconds` (checked before decoding: a
-    small file at a low rate can decode to a huge buffer) and NaN or infinite samples (a float wav can
-    hold them; they pass through every later step and come out as silence or noise).
+    small file at a low rate can decode to a huge buffer), a rate outside `rates` (also checked before
+    decoding) and NaN or infinite samples (a float wav can hold them; they pass through every later step
+    and come out as silence or noise).
     """
     with open_sound(data) as source:
         rate = source.samplerate
+        if rates is not None and not rates[0] <= rate <= rates[1]:
+            raise ValueError(f"the sample rate is {rate} Hz; a voice needs {rates[0]}-{rates[1]} Hz")
         if max_seconds is not None and source.frames > max_seconds * rate:
             raise ValueError(
                 f"the audio is {source.frames / rate:.1f} s long, the limit is {max_seconds:g} s"

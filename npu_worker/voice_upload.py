@@ -9,15 +9,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .audio import open_sound, read_mono, resample
+from .audio import SPEECH_RATES, open_sound, read_mono, resample
 from .protocol import InvalidAudio
 
 MIN_VOICE_SECONDS = 0.5
-# Sample rates of recorded speech, telephone to studio. Below, a few samples make a "voice" that
-# resampling stretches into seconds of nothing (1 Hz: 10 samples, "10 s"); above, a small compressed
-# file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB) and is stored that large.
-MIN_SAMPLE_RATE = 8_000
-MAX_SAMPLE_RATE = 192_000
+MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = SPEECH_RATES  # (and a voice stored at 655 kHz would be stored that large)
 MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
 
 

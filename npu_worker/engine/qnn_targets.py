@@ -34,6 +34,9 @@ TARGETS = {
     "x-elite": SocTarget("SC8380XP", "Snapdragon X Elite", 60, None),
 }
 SIMULATOR_DEFAULT = "8gen3"
+# onnxruntime-qnn 2.7 refuses an unknown soc_model below 2^31 (QNN_DEVICE_ERROR_INVALID_CONFIG) but
+# compiled with 2^31 and above, for no target one could name, while the manifest recorded the number.
+MAX_SOC_MODEL = 2**31 - 1
 X86_MACHINES = ("x86_64", "amd64", "i386", "i686")
 
 
@@ -58,7 +61,7 @@ def resolve(value: str, machine: str | None = None) -> SocTarget | None:
     for name, target in TARGETS.items():
         if key in (name, target.chip.lower()):
             return target
-    if key.isdigit():
+    if key.isascii() and key.isdigit() and int(key) <= MAX_SOC_MODEL:
         return SocTarget(f"soc_model {key}", f"soc_model {key}", int(key), None)
     raise ValueError(f"unknown --qnn-soc {value!r}; use {names()}")
 

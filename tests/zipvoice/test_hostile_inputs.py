@@ -204,3 +204,42 @@ def test_spellings_of_one_language_share_the_voices_prompts(engine):
     voice = engine.default_voice()
     prompts = engine.prompts.get(voice, "ko")
     assert all(engine.prompts.get(voice, spelling) is prompts for spelling in (" ko", "KO", "Ko\t", " kO  "))
+
+
+def a_take(tiny_model_dir: Path, offset: float) -> tuple[np.ndarray, str]:
+    """The test voice as a microphone records it: 0.8 s of room before and after, a 1.2 s pause in the
+    middle, a faint hiss, and a constant `offset` (a cheap input's DC)."""
+    data, text = reference(tiny_model_dir)
+    voice, _ = soundfile.read(io.BytesIO(data), dtype="float32")
+    room = np.zeros(int(SR * 0.8), dtype=np.float32)
+    half = voice.size // 2
+    take = np.concatenate([room, voice[:half], np.zeros(int(SR * 1.2), np.float32), voice[half:], room])
+    hiss = 1e-4 * np.random.default_rng(0).standard_normal(take.size).astype(np.float32)
+    return take + hiss + np.float32(offset), text
+
+
+def test_a_recordings_dc_offset_is_not_taken_for_sound(engine, tiny_model_dir, tmp_path):
+    """Silence was measured with the offset in it: at -34 dBFS of DC (0.02) no chunk of the take was quiet,
+    so its edges and long pause stayed, and the voice's speaking rate, taken from the cleaned length, was
+    1.8 times too slow (every segment as long); a take of nothing but that offset was "speech"."""
+    rates = []
+    for offset in (0.0, 0.02):
+        samples, text = a_take(tiny_model_dir, offset)
+        rates.append(engine.prompts.build(voice_with(tmp_path, samples, text, f"dc{offset}"), "ko"))
+    clean, offset = rates
+    assert offset.frames_per_token == pytest.approx(clean.frames_per_token, rel=0.02)
+    assert offset.rest.frames == pytest.approx(clean.rest.frames, abs=2)
+    silent = voice_with(tmp_path, np.full(SR * 3, 0.02, dtype=np.float32), "안녕하세요.", "dc_only")
+    with pytest.raises(InvalidAudio, match="no audible speech"):
+        engine.prompts.build(silent, "ko")
+
+
+@pytest.mark.parametrize("rate", [1000, 655_350], ids=["1kHz", "655kHz"])
+def test_a_reference_at_a_rate_no_recording_has_is_invalid_audio_before_it_is_decoded(engine, tmp_path, rate):
+    """Uploads were held to 8-192 kHz, a ref_wav by path to nothing: at 1 kHz a hum of 500 Hz band became
+    the voice; a 140 KB FLAC of 59 s at 655 kHz took 1.4 s and 370 MB to decode and resample to silence."""
+    wav = tmp_path / "odd_rate.flac"
+    soundfile.write(wav, speech_like(2.0)[: rate * 2], rate, format="FLAC")
+    wav.with_suffix(".txt").write_text("안녕하세요, 오늘은 발표를 시작하겠습니다.", encoding="utf-8")
+    with pytest.raises(InvalidAudio, match=f"the sample rate is {rate} Hz; a voice needs 8000-192000 Hz"):
+        engine.prompts.build(Voice(str(wav)), "ko")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -130,3 +131,18 @@ def test_an_unreadable_default_reference_is_a_model_load_error(tiny_model_dir, t
     engine = create(engine_config(tiny_model_dir, tmp_path, ref_wav=str(tmp_path / "missing.wav")))
     with pytest.raises(ModelLoadError, match="cannot read reference wav .*missing.wav"):
         engine.load()
+
+
+def test_a_decoder_rewritten_with_its_size_and_mtime_kept_is_another_model_to_the_cache(broken_dir):
+    """The synthesis cache knew the files by size and mtime: a re-export of one architecture has the same
+    size, and a copy that keeps times (`cp -p`, an image built with SOURCE_DATE_EPOCH) the same mtime, so
+    the new model's worker answered `cached` with the old model's audio."""
+    before = locate(str(broken_dir), "fp32").fingerprint()
+    decoder = broken_dir / "fm_decoder.onnx"
+    stamp = decoder.stat()
+    data = bytearray(decoder.read_bytes())
+    data[-1] ^= 1  # other weights, the same size
+    decoder.write_bytes(bytes(data))
+    os.utime(decoder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert (decoder.stat().st_size, decoder.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
+    assert locate(str(broken_dir), "fp32").fingerprint() != before

@@ -32,6 +32,7 @@ from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
 from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.simple_decoder import write_simple_decoder
 from tests.zipvoice.test_prepared_files import valid_manifest
 
 X86 = platform.machine().lower() in providers.X86_MACHINES
@@ -233,6 +234,25 @@ def test_the_qnn_context_cache_key_changes_with_the_runtime_and_the_specialiser(
             assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before, upgraded
     monkeypatch.setattr(specialize, "VERSION", specialize.VERSION + 1)
     assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before
+
+
+@qnn
+def test_a_decoder_replaced_by_another_of_the_same_size_and_mtime_is_compiled_again(tmp_path):
+    """The cache key had the file's size and mtime only: two exports of one architecture have the same
+    size, and a copy that keeps times (`cp -p`, `rsync -t`, an image built with SOURCE_DATE_EPOCH) the
+    same mtime, so the NPU went on running the old weights, its context loaded from the cache."""
+    path = write_simple_decoder(tmp_path / "fm_decoder.onnx", seed=0)
+    dims = runtime.bucket_dims(path, (63,))[63]
+    config = RuntimeConfig(threads=1, allow_htp_simulator=True, cache_dir=tmp_path / "qnn-cache")
+    feed = decoder_feed(63)
+    old = providers.open_session(path, "qnn", config, dims).run(None, feed)[0]
+    stamp = path.stat()
+    write_simple_decoder(path, seed=1)  # in place: the same inode
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
+    expected = providers.open_session(path, "cpu", RuntimeConfig(threads=1)).run(None, feed)[0]
+    new = providers.open_session(path, "qnn", config, dims).run(None, feed)[0]
+    assert relative_l2(expected, new) < 3e-3 < relative_l2(old, new)
 
 
 @qnn

@@ -53,6 +53,15 @@ def test_qnn_targets_map_names_part_numbers_and_numbers_to_provider_options():
         qnn_targets.resolve("sm9999")
 
 
+@pytest.mark.parametrize("value", ["2147483648", "4294967353", "99999999999999999999", "²"])
+def test_a_soc_model_number_qnn_cannot_read_is_refused_by_name(value):
+    """onnxruntime-qnn refuses an unknown soc_model below 2^31 but compiled a graph with 2^31 and above
+    (2^32 + 57 too: for no target one could name) while the manifest recorded the number; "²" passed
+    `str.isdigit` and failed in int() with Python's own message."""
+    with pytest.raises(ValueError, match="unknown --qnn-soc"):
+        qnn_targets.resolve(value)
+
+
 # HTP computes fp32 in fp16 (≈ 1.3e-3 measured); the int8 files' dynamic quantisation is not the CPU's
 # integer arithmetic there (≈ 1.1e-2, benchmarks/QNN_PLACEMENT.md; 9.6e-3 on the shared export at 63
 # frames). int8 is tested once below, on the real structure; the NPU gets the fp32 files.

@@ -123,13 +123,18 @@ def rms_restore(samples: np.ndarray, prompt_rms: float, target_rms: float = 0.1)
     return np.asarray(samples, dtype=np.float32)
 
 
-def chunk_levels_db(samples: np.ndarray, sample_rate: int, chunk_s: float = SILENCE_CHUNK_S) -> np.ndarray:
-    """dBFS of consecutive non-overlapping chunks (pydub's measure, without DC removal)."""
+def chunk_levels_db(
+    samples: np.ndarray, sample_rate: int, chunk_s: float = SILENCE_CHUNK_S, centred: bool = False
+) -> np.ndarray:
+    """dBFS of consecutive non-overlapping chunks (pydub's measure, without DC removal; `centred`: each
+    chunk's own mean removed first, so a recording's DC offset does not count as sound)."""
     size = max(1, int(round(sample_rate * chunk_s)))
     count = np.asarray(samples).size // size
     if count == 0:
         return np.zeros(0)
     chunks = np.asarray(samples[: count * size], dtype=np.float64).reshape(count, size)
+    if centred:
+        chunks = chunks - chunks.mean(axis=1, keepdims=True)
     level = np.sqrt(np.mean(chunks * chunks, axis=1))
     return 20.0 * np.log10(np.maximum(level, 1e-10))
 
@@ -140,10 +145,12 @@ def trim_edge_silence(
     threshold_db: float = SILENCE_DB,
     leading: bool = True,
     trailing: bool = True,
+    centred: bool = False,
 ) -> np.ndarray:
-    """Cut 10 ms chunks below the threshold from either end (the official `remove_silence_edges`)."""
+    """Cut 10 ms chunks below the threshold from either end (the official `remove_silence_edges`;
+    `centred`: see `chunk_levels_db`)."""
     size = max(1, int(round(sample_rate * SILENCE_CHUNK_S)))
-    loud = np.flatnonzero(chunk_levels_db(samples, sample_rate) > threshold_db)
+    loud = np.flatnonzero(chunk_levels_db(samples, sample_rate, centred=centred) > threshold_db)
     if loud.size == 0:
         return np.asarray(samples[:0], dtype=np.float32)
     start = int(loud[0]) * size if leading else 0
@@ -152,7 +159,11 @@ def trim_edge_silence(
 
 
 def shorten_pauses(
-    samples: np.ndarray, sample_rate: int, max_pause_s: float, threshold_db: float = SILENCE_DB
+    samples: np.ndarray,
+    sample_rate: int,
+    max_pause_s: float,
+    threshold_db: float = SILENCE_DB,
+    centred: bool = False,
 ) -> np.ndarray:
     """Shorten every internal run of silent 10 ms chunks longer than `max_pause_s` to that length.
 
@@ -160,7 +171,7 @@ def shorten_pauses(
     reference recording cost time and add nothing to the voice.
     """
     size = max(1, int(round(sample_rate * SILENCE_CHUNK_S)))
-    quiet = chunk_levels_db(samples, sample_rate) <= threshold_db
+    quiet = chunk_levels_db(samples, sample_rate, centred=centred) <= threshold_db
     keep_chunks = max(1, int(round(max_pause_s / SILENCE_CHUNK_S)))
     pieces: list[np.ndarray] = []
     position, run_start = 0, None
@@ -178,11 +189,15 @@ def shorten_pauses(
 
 
 def pause_spans(
-    samples: np.ndarray, sample_rate: int, min_pause_s: float, threshold_db: float = SILENCE_DB
+    samples: np.ndarray,
+    sample_rate: int,
+    min_pause_s: float,
+    threshold_db: float = SILENCE_DB,
+    centred: bool = False,
 ) -> list[tuple[int, int]]:
     """(start, end) sample ranges of internal pauses of at least `min_pause_s`, in order."""
     size = max(1, int(round(sample_rate * SILENCE_CHUNK_S)))
-    quiet = chunk_levels_db(samples, sample_rate) <= threshold_db
+    quiet = chunk_levels_db(samples, sample_rate, centred=centred) <= threshold_db
     need = max(1, int(round(min_pause_s / SILENCE_CHUNK_S)))
     spans: list[tuple[int, int]] = []
     run_start = None

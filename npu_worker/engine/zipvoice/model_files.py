@@ -40,12 +40,15 @@ class ModelFiles:
         return f"{self.directory.name}/{self.decoder.name}"
 
     def fingerprint(self) -> str:
-        """Each file's full path, size and time: `model_id` is the same for a folder of that name
-        elsewhere or a re-exported decoder (a cache key part)."""
+        """Each file's full path, size, mtime, inode and ctime: `model_id` is the same for a folder of that
+        name elsewhere or a re-exported decoder (a cache key part); size and mtime alone are the same for
+        a re-export of one architecture copied with its times kept (`cp -p`, SOURCE_DATE_EPOCH)."""
         stamps = []
         for path in (self.encoder, self.decoder, self.vocoder, self.tokens):
             info = path.stat()
-            stamps.append(f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}")
+            stamps.append(
+                f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_ctime_ns}"
+            )
         return ";".join(stamps)
 
 
