@@ -85,3 +85,60 @@ async def test_an_output_root_inside_the_operators_folder_is_still_written(worke
         answer = await response.text()
         assert response.status == 200 and '"ok_count": 1' in answer, answer
     assert (folder / "out" / "a.wav").read_bytes()[:4] == b"RIFF"
+
+
+async def test_a_default_output_is_written_when_the_state_dir_lies_in_the_operators_folder(worker, tmp_path):
+    """`--model-dir . --state-dir ./state` (or a state dir inside a --voices-dir): a section without
+    output_path goes to the worker's own `<state>/outputs/`, never an operator's file; it was refused as
+    "one of the worker's model files", so every such section failed."""
+    folder = tmp_path / "operator"
+    folder.mkdir()
+    for overrides in ({"model_dir": str(folder)}, {"voices_dir": (str(folder),)}):
+        client = await worker(
+            state_dir=str(folder / f"state-{len(overrides)}-{next(iter(overrides))}"), **overrides
+        )
+        body = {"sections": [{"idx": 0, "text": "강의."}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 200 and '"ok_count": 1' in answer, answer
+        await client.close()
+
+
+@pytest.mark.parametrize("setting", ["model_dir", "voices_dir"])
+async def test_a_root_that_is_the_operators_folder_still_keeps_its_files(worker, tmp_path, setting):
+    """`--model-dir /data --output-roots /data`: the root is the operator's folder itself, so its files
+    (and a new file beside them, which the next start would load or list as a voice) stay the
+    operator's; only its subfolders are the callers'. Every model file and voice there was replaced."""
+    folder = tmp_path / "operator"
+    (folder / "out").mkdir(parents=True)
+    own = folder / ("fm_decoder.onnx" if setting == "model_dir" else "teacher.wav")
+    own.write_bytes(b"the operator's file")
+    named = str(folder) if setting == "model_dir" else (str(folder),)
+    client = await worker(**{setting: named}, output_roots=(str(folder),))
+    for target in (own, folder / "new.wav"):
+        body = {"sections": [{"idx": 0, "text": "덮어쓰기.", "output_path": str(target)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 400 and "OutputPathNotAllowed" in answer, answer
+    assert own.read_bytes() == b"the operator's file" and not (folder / "new.wav").exists()
+    body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(folder / "out" / "a.wav")}]}
+    async with client.post("/synth_batch", json=body) as response:
+        answer = await response.text()
+        assert response.status == 200 and '"ok_count": 1' in answer, answer
+
+
+async def test_the_vocoder_found_beside_the_model_dir_is_refused(worker, tmp_path):
+    """No --vocoder: the engine loads vocos_24khz.onnx (or vocos.onnx) from the model dir's parent when
+    no one else can write there (the sherpa-onnx layout). An output root holding that parent let a batch
+    replace it, and the next start could not load."""
+    parent = tmp_path / "models"
+    (parent / "zipvoice").mkdir(parents=True)
+    parent.chmod(0o755)
+    client = await worker(model_dir=str(parent / "zipvoice"))
+    for name in ("vocos_24khz.onnx", "vocos.onnx"):
+        (parent / name).write_bytes(b"the operator's vocoder")
+        body = {"sections": [{"idx": 0, "text": "덮어쓰기.", "output_path": str(parent / name)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 400 and "model files" in answer, answer
+        assert (parent / name).read_bytes() == b"the operator's vocoder"
