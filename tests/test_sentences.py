@@ -141,6 +141,25 @@ def test_text_without_any_mark_is_cut_at_a_space_before_the_bound():
     assert " ".join(pieces).split() == ["word"] * 12
 
 
+@pytest.mark.parametrize("space", ["\t", "\u3000", "\u00a0"])
+@pytest.mark.parametrize("size", [1, 1000])
+def test_a_run_without_marks_is_cut_at_any_space_not_inside_a_word(space, size):
+    """Words apart by a tab, an ideographic space (a Korean IME's full-width space) or a no-break space
+    (text copied from a web page): the cut looked for " " only, so it split an eojeol ("전압을측정한" |
+    "다고") at the bound while a space lay a few characters before it."""
+    word = "전압을측정한다고"
+    pieces, _ = feed_in_fragments(space.join([word] * 60), size=size)
+    assert all(len(piece) <= AssemblyRules().max_chars for piece in pieces)
+    assert [part for piece in pieces for part in piece.split(space)] == [word] * 60
+
+
+def test_a_no_break_space_is_cut_at_only_where_no_other_space_is():
+    """`10\u00a0km` stays whole where a plain space lies before the bound."""
+    text = ("거리 10\u00a0km " * 40)[:300]
+    pieces, _ = feed_in_fragments(text, size=len(text))
+    assert pieces[0].endswith(("km", "거리")), pieces[0][-8:]
+
+
 def test_newlines_end_a_piece_and_blank_input_makes_none():
     pieces, _ = feed_in_fragments("제목\n본문입니다\n\n   ")
     assert pieces == ["제목", "본문입니다"]
