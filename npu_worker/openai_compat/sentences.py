@@ -138,7 +138,9 @@ class SentenceAssembler:
 
     def _next_cut(self, complete: bool = False) -> int | None:
         text, shift, bound = self._buffer, len(self._before), self.rules.max_chars
-        for sentence in SENTENCE_END.finditer(text, self._decided):
+        # Searched up to the bound only (a match ending past it is not cut at anyway): searched to the end,
+        # a fragment with no sentence end was read whole at every cut (100 000 characters: 0.76 s).
+        for sentence in SENTENCE_END.finditer(text, self._decided, bound + 1):
             if sentence.end() > bound:  # a piece never outgrows the bound: cut within it, below
                 break
             if sentence.group()[0] in "。！？\n":
