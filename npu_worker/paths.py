@@ -213,7 +213,8 @@ class PathPolicy:
         root, the temp dir), or left a model the next start could not load."""
         operators = (*self.voice_dirs, *self.engine_files)
         inside = [root for root in self.roots if is_under(root, operators)]  # the operator made it a root
-        if self._default_voice(real) or self._operators_own(real, self.voice_dirs, inside):
+        voices = self._default_voice(real) or self._operators_own(real, self.voice_dirs, inside)
+        if voices or self._linked_voice(real):
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
             )
@@ -228,6 +229,21 @@ class PathPolicy:
         shows, even where a root is that folder itself: `--model-dir /data --output-roots /data`
         replaced the model), or deeper in one, unless a root the operator put there holds it."""
         return os.path.dirname(real) in folders or (is_under(real, folders) and not is_under(real, inside))
+
+    def _linked_voice(self, real: str) -> bool:
+        """The file a link in a --voices-dir points at, or the transcript beside it: the voice is spoken
+        from there (voices.py resolves the link), so replacing it replaced the voice for every caller."""
+        for folder in self.voice_dirs:
+            try:
+                with os.scandir(folder) as entries:
+                    links = [entry.path for entry in entries if entry.is_symlink()]
+            except OSError:  # not there (yet): no voice is found there either
+                continue
+            for link in links:
+                target = os.path.realpath(link)
+                if real in (target, os.path.splitext(target)[0] + ".txt"):
+                    return True
+        return False
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:
         """The roots an output at `path` is written beneath (and read back from); None: nowhere."""

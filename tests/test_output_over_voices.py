@@ -142,3 +142,28 @@ async def test_the_vocoder_found_beside_the_model_dir_is_refused(worker, tmp_pat
             answer = await response.text()
             assert response.status == 400 and "model files" in answer, answer
         assert (parent / name).read_bytes() == b"the operator's vocoder"
+
+
+async def test_the_file_a_voices_dir_link_points_at_is_refused(worker, tmp_path):
+    """A --voices-dir voice that is a link (`teacher.wav -> ../recordings/take3.wav`) is spoken from the
+    file it points at (voices.py resolves it): under a root that file, and the transcript beside it,
+    were a caller's to replace, and every caller's `voice: teacher` then spoke the caller's audio."""
+    voices, recordings = tmp_path / "voices", tmp_path / "recordings"
+    voices.mkdir()
+    recordings.mkdir()
+    take = recordings / "take3.wav"
+    take.write_bytes(b"RIFF the operator's voice")
+    take.with_suffix(".txt").write_text("선생님", encoding="utf-8")
+    (voices / "teacher.wav").symlink_to(take)
+    client = await worker(voices_dir=(str(voices),))
+    for target in (take, take.with_suffix(".txt")):
+        before = target.read_bytes()
+        body = {"sections": [{"idx": 0, "text": "덮어쓰기.", "output_path": str(target)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 400 and "voices" in answer, answer
+        assert target.read_bytes() == before
+    body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(recordings / "take4.wav")}]}
+    async with client.post("/synth_batch", json=body) as response:  # a file no link names is the caller's
+        answer = await response.text()
+        assert response.status == 200 and '"ok_count": 1' in answer, answer
