@@ -34,6 +34,7 @@ from .files import (
     read_beneath,
     read_regular,
     replaceable_by_others,
+    shared_with_others,
     writable_by_others,
     write_under_roots,
 )
@@ -162,9 +163,7 @@ class PathPolicy:
             os.path.realpath(settings.resolved_state_dir()),
             tuple(os.path.realpath(os.path.expanduser(d)) for d in settings.voices_dir),
             (settings.ref_wav, os.path.realpath(settings.ref_wav)) if settings.ref_wav else (),
-            tuple(
-                os.path.realpath(os.path.expanduser(f)) for f in (settings.model_dir, settings.vocoder) if f
-            ),
+            engine_files(settings.model_dir, settings.vocoder),
         )
 
     @property
@@ -191,7 +190,8 @@ class PathPolicy:
         roots = self._output_roots(path)
         if roots is None:
             raise OutputPathNotAllowed(f"{path} is outside the allowed roots")
-        self._check_not_operators(path, path)
+        if roots == self.roots:  # a caller's path; a default output is the worker's own file
+            self._check_not_operators(path, path)
         if roots == (self.outputs_root,):
             private_folder(self.outputs_root)
         # A default output is the worker's own file (served back by GET .../audio): no one else writes it.
@@ -213,15 +213,37 @@ class PathPolicy:
         root, the temp dir), or left a model the next start could not load."""
         operators = (*self.voice_dirs, *self.engine_files)
         inside = [root for root in self.roots if is_under(root, operators)]  # the operator made it a root
-        in_voices_dir = is_under(real, self.voice_dirs) and not is_under(real, inside)
-        if self._default_voice(real) or in_voices_dir:
+        voices = self._default_voice(real) or self._operators_own(real, self.voice_dirs, inside)
+        if voices or self._linked_voice(real):
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's voices (--ref-wav, --voices-dir); callers cannot replace it"
             )
-        if is_under(real, self.engine_files) and not is_under(real, inside):
+        if self._operators_own(real, self.engine_files, inside):
             raise OutputPathNotAllowed(
                 f"{given} is one of the worker's model files (--model-dir, --vocoder); callers cannot replace it"
             )
+
+    @staticmethod
+    def _operators_own(real: str, folders: Sequence[str], inside: Sequence[str]) -> bool:
+        """A file directly in one of the operator's folders (what the engine loads or the voices list
+        shows, even where a root is that folder itself: `--model-dir /data --output-roots /data`
+        replaced the model), or deeper in one, unless a root the operator put there holds it."""
+        return os.path.dirname(real) in folders or (is_under(real, folders) and not is_under(real, inside))
+
+    def _linked_voice(self, real: str) -> bool:
+        """The file a link in a --voices-dir points at, or the transcript beside it: the voice is spoken
+        from there (voices.py resolves the link), so replacing it replaced the voice for every caller."""
+        for folder in self.voice_dirs:
+            try:
+                with os.scandir(folder) as entries:
+                    links = [entry.path for entry in entries if entry.is_symlink()]
+            except OSError:  # not there (yet): no voice is found there either
+                continue
+            for link in links:
+                target = os.path.realpath(link)
+                if real in (target, os.path.splitext(target)[0] + ".txt"):
+                    return True
+        return False
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:
         """The roots an output at `path` is written beneath (and read back from); None: nowhere."""
@@ -270,6 +292,21 @@ class PathPolicy:
         """The operator's --ref-wav, or the transcript beside it that the engine reads."""
         transcripts = {os.path.splitext(wav)[0] + ".txt" for wav in self.voice_files}
         return path in self.voice_files or path in transcripts
+
+
+VOCODER_NAMES = ("vocos_24khz.onnx", "vocos.onnx")  # as engine/zipvoice/model_files.py looks for them
+
+
+def engine_files(model_dir: str | None, vocoder: str | None) -> tuple[str, ...]:
+    """The operator's model folder and vocoder, real: --vocoder, or where none is given the vocoders the
+    engine finds by name beside the model folder too (its parent, where no one else can write: the
+    sherpa-onnx layout), which a root holding that parent let a batch replace."""
+    files = [os.path.realpath(os.path.expanduser(f)) for f in (model_dir, vocoder) if f]
+    if model_dir and not vocoder:  # the parent as the engine takes it: of the folder as named, links kept
+        parent = os.path.dirname(os.path.abspath(os.path.expanduser(model_dir)))
+        if shared_with_others(parent) is None:
+            files += [os.path.realpath(os.path.join(parent, name)) for name in VOCODER_NAMES]
+    return tuple(files)
 
 
 def make_private_dir(path: Path) -> None:

@@ -85,3 +85,85 @@ async def test_an_output_root_inside_the_operators_folder_is_still_written(worke
         answer = await response.text()
         assert response.status == 200 and '"ok_count": 1' in answer, answer
     assert (folder / "out" / "a.wav").read_bytes()[:4] == b"RIFF"
+
+
+async def test_a_default_output_is_written_when_the_state_dir_lies_in_the_operators_folder(worker, tmp_path):
+    """`--model-dir . --state-dir ./state` (or a state dir inside a --voices-dir): a section without
+    output_path goes to the worker's own `<state>/outputs/`, never an operator's file; it was refused as
+    "one of the worker's model files", so every such section failed."""
+    folder = tmp_path / "operator"
+    folder.mkdir()
+    for overrides in ({"model_dir": str(folder)}, {"voices_dir": (str(folder),)}):
+        client = await worker(
+            state_dir=str(folder / f"state-{len(overrides)}-{next(iter(overrides))}"), **overrides
+        )
+        body = {"sections": [{"idx": 0, "text": "강의."}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 200 and '"ok_count": 1' in answer, answer
+        await client.close()
+
+
+@pytest.mark.parametrize("setting", ["model_dir", "voices_dir"])
+async def test_a_root_that_is_the_operators_folder_still_keeps_its_files(worker, tmp_path, setting):
+    """`--model-dir /data --output-roots /data`: the root is the operator's folder itself, so its files
+    (and a new file beside them, which the next start would load or list as a voice) stay the
+    operator's; only its subfolders are the callers'. Every model file and voice there was replaced."""
+    folder = tmp_path / "operator"
+    (folder / "out").mkdir(parents=True)
+    own = folder / ("fm_decoder.onnx" if setting == "model_dir" else "teacher.wav")
+    own.write_bytes(b"the operator's file")
+    named = str(folder) if setting == "model_dir" else (str(folder),)
+    client = await worker(**{setting: named}, output_roots=(str(folder),))
+    for target in (own, folder / "new.wav"):
+        body = {"sections": [{"idx": 0, "text": "덮어쓰기.", "output_path": str(target)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 400 and "OutputPathNotAllowed" in answer, answer
+    assert own.read_bytes() == b"the operator's file" and not (folder / "new.wav").exists()
+    body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(folder / "out" / "a.wav")}]}
+    async with client.post("/synth_batch", json=body) as response:
+        answer = await response.text()
+        assert response.status == 200 and '"ok_count": 1' in answer, answer
+
+
+async def test_the_vocoder_found_beside_the_model_dir_is_refused(worker, tmp_path):
+    """No --vocoder: the engine loads vocos_24khz.onnx (or vocos.onnx) from the model dir's parent when
+    no one else can write there (the sherpa-onnx layout). An output root holding that parent let a batch
+    replace it, and the next start could not load."""
+    parent = tmp_path / "models"
+    (parent / "zipvoice").mkdir(parents=True)
+    parent.chmod(0o755)
+    client = await worker(model_dir=str(parent / "zipvoice"))
+    for name in ("vocos_24khz.onnx", "vocos.onnx"):
+        (parent / name).write_bytes(b"the operator's vocoder")
+        body = {"sections": [{"idx": 0, "text": "덮어쓰기.", "output_path": str(parent / name)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 400 and "model files" in answer, answer
+        assert (parent / name).read_bytes() == b"the operator's vocoder"
+
+
+async def test_the_file_a_voices_dir_link_points_at_is_refused(worker, tmp_path):
+    """A --voices-dir voice that is a link (`teacher.wav -> ../recordings/take3.wav`) is spoken from the
+    file it points at (voices.py resolves it): under a root that file, and the transcript beside it,
+    were a caller's to replace, and every caller's `voice: teacher` then spoke the caller's audio."""
+    voices, recordings = tmp_path / "voices", tmp_path / "recordings"
+    voices.mkdir()
+    recordings.mkdir()
+    take = recordings / "take3.wav"
+    take.write_bytes(b"RIFF the operator's voice")
+    take.with_suffix(".txt").write_text("선생님", encoding="utf-8")
+    (voices / "teacher.wav").symlink_to(take)
+    client = await worker(voices_dir=(str(voices),))
+    for target in (take, take.with_suffix(".txt")):
+        before = target.read_bytes()
+        body = {"sections": [{"idx": 0, "text": "덮어쓰기.", "output_path": str(target)}]}
+        async with client.post("/synth_batch", json=body) as response:
+            answer = await response.text()
+            assert response.status == 400 and "voices" in answer, answer
+        assert target.read_bytes() == before
+    body = {"sections": [{"idx": 0, "text": "강의.", "output_path": str(recordings / "take4.wav")}]}
+    async with client.post("/synth_batch", json=body) as response:  # a file no link names is the caller's
+        answer = await response.text()
+        assert response.status == 200 and '"ok_count": 1' in answer, answer

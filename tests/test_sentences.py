@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import unicodedata
+from typing import Any
 
 import pytest
 
 from npu_worker.engine.zipvoice.segmenter import split_sentences
+from npu_worker.openai_compat import sentences
 from npu_worker.openai_compat.sentences import AssemblyRules, SentenceAssembler
 
 
@@ -141,6 +144,25 @@ def test_text_without_any_mark_is_cut_at_a_space_before_the_bound():
     assert " ".join(pieces).split() == ["word"] * 12
 
 
+@pytest.mark.parametrize("space", ["\t", "\u3000", "\u00a0"])
+@pytest.mark.parametrize("size", [1, 1000])
+def test_a_run_without_marks_is_cut_at_any_space_not_inside_a_word(space, size):
+    """Words apart by a tab, an ideographic space (a Korean IME's full-width space) or a no-break space
+    (text copied from a web page): the cut looked for " " only, so it split an eojeol ("전압을측정한" |
+    "다고") at the bound while a space lay a few characters before it."""
+    word = "전압을측정한다고"
+    pieces, _ = feed_in_fragments(space.join([word] * 60), size=size)
+    assert all(len(piece) <= AssemblyRules().max_chars for piece in pieces)
+    assert [part for piece in pieces for part in piece.split(space)] == [word] * 60
+
+
+def test_a_no_break_space_is_cut_at_only_where_no_other_space_is():
+    """`10\u00a0km` stays whole where a plain space lies before the bound."""
+    text = ("거리 10\u00a0km " * 40)[:300]
+    pieces, _ = feed_in_fragments(text, size=len(text))
+    assert pieces[0].endswith(("km", "거리")), pieces[0][-8:]
+
+
 def test_newlines_end_a_piece_and_blank_input_makes_none():
     pieces, _ = feed_in_fragments("제목\n본문입니다\n\n   ")
     assert pieces == ["제목", "본문입니다"]
@@ -167,6 +189,25 @@ def test_a_long_run_of_marks_without_a_space_is_searched_in_linear_time(mark):
     assert assembler.feed(run) == []
     assert time.perf_counter() - started < 0.2  # 1.9 s before, 1 ms after
     assert assembler.feed(" 끝. ")[-1].endswith("끝.")  # cut as before (a run alone says nothing: dropped)
+
+
+def test_a_long_fragment_is_searched_for_sentence_ends_within_the_bound_only(monkeypatch):
+    """A fragment with no sentence end was searched to its end at every cut: with --max-text-chars
+    raised, one of 100 000 characters held the event loop 0.76 s (13 ms after). The search's span is
+    recorded, not timed."""
+    spans: list[int] = []
+    pattern = sentences.SENTENCE_END
+
+    class Recorded:
+        def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Any:
+            spans.append(min(endpos, len(text)) - pos)
+            return pattern.finditer(text, pos, endpos)
+
+    monkeypatch.setattr(sentences, "SENTENCE_END", Recorded())
+    text = "전압을측정한다" * 3000
+    whole, _ = feed_in_fragments(text, size=len(text))
+    assert max(spans) <= AssemblyRules().max_chars + 1, max(spans)
+    assert whole == feed_in_fragments(text, size=1000)[0] and "".join(whole) == text
 
 
 def test_a_piece_with_nothing_to_say_goes_before_the_next_one():
