@@ -28,6 +28,8 @@ export function refreshInput() {
   updateButtons();
 }
 
+const isJsonFile = (file) => /\.json$/i.test(file.name) || file.type === "application/json";
+
 /** A dropped-in lecture: read as UTF-8; a file that cannot be read says why instead of failing silently. */
 export async function loadFile(file) {
   if (file.size > MAX_FILE_BYTES) {
@@ -43,9 +45,17 @@ export async function loadFile(file) {
     return;
   }
   try {
-    $("input").value = formatLecture(JSON.parse(text));
-  } catch {
-    $("input").value = text; // not JSON: treat it as pasted text
+    const body = JSON.parse(text);
+    if (typeof body !== "object" || body === null) throw new Error(`it holds a JSON ${body === null ? "null" : typeof body}, not a lecture`);
+    $("input").value = formatLecture(body);
+  } catch (error) {
+    if (isJsonFile(file)) {
+      // A .json that is no lecture ({'sections': …} from a Python print, a bare "string") is a broken
+      // lecture, not a script: read as text, Play spoke its braces and quotes aloud. The box keeps its text.
+      showMessage(`Could not load ${file.name}: it is not a lecture JSON (${error.message}).`, "error");
+      return;
+    }
+    $("input").value = text; // a text file: treat it as pasted text
   }
   refreshInput();
 }

@@ -112,6 +112,23 @@ def test_a_file_that_cannot_be_loaded_says_why(open_player: Any, tmp_path: Path)
     assert console.errors == []
 
 
+def test_a_json_file_that_is_no_lecture_is_refused_not_read_aloud(open_player: Any) -> None:
+    """Since only `{"`, `[{`… is read as JSON, a .json that does not parse ({'sections': …}, as Python
+    prints a dict) was put in the box as text: no error, and Play spoke its braces and quotes aloud."""
+    worker, page, console = open_player(ToneEngine())
+    wait_for(page, "s.worker.state === 'ready'")
+    page.fill("#input", "그대로 둘 글.")
+    wait_for(page, "s.sections.length === 1")
+    for name, body in [("print.json", b"{'sections': [{'idx': 0, 'text': 'a'}]}"), ("word.json", b'"a"')]:
+        page.set_input_files("#file", {"name": name, "mimeType": "application/json", "buffer": body})
+        wait_for(page, f"s.message.includes('Could not load {name}: it is not a lecture JSON')")
+        assert page.input_value("#input") == "그대로 둘 글."  # what the box had is kept
+    page.set_input_files("#file", {"name": "script.txt", "mimeType": "text/plain", "buffer": b"{a} b."})
+    wait_for(page, "s.sections.length === 1 && s.message === ''")  # a text file is still text
+    assert page.input_value("#input") == "{a} b."
+    assert console.errors == []
+
+
 def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lecture: Path) -> None:
     """A refused WebSocket's error names the socket URL: its token is shown as `token=***`, in the message
     and the Event log alike; the token is out of the address bar once read, and /health polls go without it."""
