@@ -3,10 +3,10 @@
  * `synth_batch` request. Pure functions, no DOM.
  */
 
-// What a lecture JSON starts with: an object's first key or `}`, a list's first section (`{` or a
-// string) or `]`. Text that merely opens with a bracket ("[슬라이드 1] 안녕하세요.") is text: it was taken
-// for JSON that does not parse, and the page refused it.
-const LECTURE_JSON = /^(\{\s*["}]|\[\s*[{"\]])/;
+// What a lecture JSON starts with: an object's first key, a list's first section (`{` or a string), or
+// is: `{}` or `[]` (to say a lecture needs sections). Text that merely opens with a bracket ("[슬라이드 1]
+// 안녕하세요.", "[] 는 빈 리스트입니다.") is text: it was taken for JSON that does not parse, and refused.
+const LECTURE_JSON = /^(\{\s*"|\[\s*[{"]|\{\s*\}$|\[\s*\]$)/;
 
 /**
  * Parse the input box. JSON (an object with `sections`, as POST /synth_batch takes, or a bare list)

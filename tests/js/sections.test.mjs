@@ -61,3 +61,12 @@ test("text that only opens with a bracket is text, not broken JSON", () => {
     "[1] 셋.",
   ]);
 });
+
+test("text that opens with an empty bracket pair is text; the pair alone is a lecture without sections", () => {
+  assert.deepEqual(parseInput("[] 는 빈 리스트입니다.\n\n{} 는 빈 객체입니다.").sections.map((s) => s.text), [
+    "[] 는 빈 리스트입니다.",
+    "{} 는 빈 객체입니다.",
+  ]);
+  assert.throws(() => parseInput(" [ ] "), /non-empty `sections`/);
+  assert.throws(() => parseInput("{\n}"), /non-empty `sections`/);
+});
