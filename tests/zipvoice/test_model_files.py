@@ -146,3 +146,16 @@ def test_a_decoder_rewritten_with_its_size_and_mtime_kept_is_another_model_to_th
     os.utime(decoder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     assert (decoder.stat().st_size, decoder.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
     assert locate(str(broken_dir), "fp32").fingerprint() != before
+
+
+def test_a_model_folder_prepared_from_or_chmodded_is_the_same_model_to_the_cache(broken_dir, tmp_path):
+    """The files were known by inode and ctime: `prepare` hard-links them into --out (the link count is in
+    the inode: its ctime moves), a deploy's `chmod`/`chown -R` moves it too, and a copy or a FUSE/network
+    mount gives other inodes, so the same weights missed every cached answer after each of these."""
+    before = locate(str(broken_dir), "fp32").fingerprint()
+    prepared = tmp_path / "prepared"
+    prepared.mkdir()
+    for name in ("fm_decoder.onnx", "text_encoder.onnx", "vocos_24khz.onnx", "tokens.txt"):
+        os.link(broken_dir / name, prepared / name)  # what prepare does with a file it may link
+    os.chmod(broken_dir / "fm_decoder.onnx", 0o640)
+    assert locate(str(broken_dir), "fp32").fingerprint() == before

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu_worker.engine.file_stamp import content_stamp
 from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
@@ -40,16 +41,14 @@ class ModelFiles:
         return f"{self.directory.name}/{self.decoder.name}"
 
     def fingerprint(self) -> str:
-        """Each file's full path, size, mtime, inode and ctime: `model_id` is the same for a folder of that
-        name elsewhere or a re-exported decoder (a cache key part); size and mtime alone are the same for
-        a re-export of one architecture copied with its times kept (`cp -p`, SOURCE_DATE_EPOCH)."""
-        stamps = []
-        for path in (self.encoder, self.decoder, self.vocoder, self.tokens):
-            info = path.stat()
-            stamps.append(
-                f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_ctime_ns}"
-            )
-        return ";".join(stamps)
+        """Each file's full path, size and content digest (`file_stamp`): `model_id` is the same for a
+        folder of that name elsewhere or a re-exported decoder (a cache key part); size and mtime alone
+        are the same for a re-export copied with its times kept, and inode and ctime change with a hard
+        link from `prepare`, a `chmod` or a remount while the weights do not."""
+        return ";".join(
+            f"{path.resolve()}:{content_stamp(path)}"
+            for path in (self.encoder, self.decoder, self.vocoder, self.tokens)
+        )
 
 
 def _find(directory: Path, names: tuple[str, ...], what: str, precision: str) -> Path:
