@@ -42,7 +42,7 @@ class EngineInfo:
     fallback_reason: str | None = None
     # ONNX engines: for every session opened, {"device", "nodes", "on_device"} (see /health)
     placement: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    # What else shapes the audio that `model` does not name (ZipVoice: its files' paths, sizes, times, inodes,
+    # What else shapes the audio that `model` does not name (ZipVoice: its files' paths, sizes, content digests,
     # steps, guidance, options), so a restart with other settings is never served the old audio.
     audio_settings: str = ""
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from npu_worker.engine import qnn_targets, specialize
+from npu_worker.engine.file_stamp import content_stamp
 from npu_worker.files import private_folder
 from npu_worker.protocol import ModelLoadError, WorkerError
 
@@ -221,14 +222,12 @@ def runtime_versions() -> dict[str, str]:
 def context_cache_path(config: RuntimeConfig, model_path: Path, fixed_dims: dict[str, int]) -> Path | None:
     """Where the compiled QNN context of this model + shape lives (None: no caching). The key holds
     what the context was made by too: after an upgrade of onnxruntime, its QNN plugin or the
-    specialiser, the old context (its old placement) is not reused. The file is known by its inode and
-    ctime besides size and mtime: another export of the same size copied with its times kept (`cp -p`,
-    an image built with SOURCE_DATE_EPOCH) had the old weights run from the cache."""
+    specialiser, the old context (its old placement) is not reused. The file is known by its bytes
+    (`file_stamp`): not by size and mtime (another export copied with its times kept ran the old weights
+    from the cache), nor by inode and ctime (a hard link from `prepare` or a `chmod` compiled again)."""
     if config.cache_dir is None:
         return None
-    stat = model_path.stat()
-    file = f"{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}|{stat.st_ctime_ns}"
-    key = f"{file}|{sorted(config.qnn_provider_options().items())}"
+    key = f"{content_stamp(model_path)}|{sorted(config.qnn_provider_options().items())}"
     key += f"|{sorted(runtime_versions().items())}|specialiser {specialize.VERSION}"
     digest = hashlib.sha256(f"{_cache_slot(model_path, fixed_dims)}|{key}".encode()).hexdigest()[:16]
     return config.cache_dir / f"{_cache_slot(model_path, fixed_dims)}-{digest}_ctx.onnx"

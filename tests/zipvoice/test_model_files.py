@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,69 @@ def test_a_decoder_rewritten_with_its_size_and_mtime_kept_is_another_model_to_th
     os.utime(decoder, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
     assert (decoder.stat().st_size, decoder.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
     assert locate(str(broken_dir), "fp32").fingerprint() != before
+
+
+def test_a_model_folder_prepared_from_or_chmodded_is_the_same_model_to_the_cache(broken_dir, tmp_path):
+    """The files were known by inode and ctime: `prepare` hard-links them into --out (the link count is in
+    the inode: its ctime moves), a deploy's `chmod`/`chown -R` moves it too, and a copy or a FUSE/network
+    mount gives other inodes, so the same weights missed every cached answer after each of these."""
+    before = locate(str(broken_dir), "fp32").fingerprint()
+    prepared = tmp_path / "prepared"
+    prepared.mkdir()
+    for name in ("fm_decoder.onnx", "text_encoder.onnx", "vocos_24khz.onnx", "tokens.txt"):
+        os.link(broken_dir / name, prepared / name)  # what prepare does with a file it may link
+    os.chmod(broken_dir / "fm_decoder.onnx", 0o640)
+    assert locate(str(broken_dir), "fp32").fingerprint() == before
+
+
+def _locate_as_another_user(model_dir: Path) -> str:
+    """`locate`'s error where the worker's user may not read the decoder: as root, in a child that
+    became `nobody` (root reads any file); as anyone else, with the file made unreadable to its owner."""
+    if os.geteuid() != 0:
+        (model_dir / "fm_decoder.onnx").chmod(0)
+        try:
+            locate(str(model_dir), "fp32")
+        except ModelLoadError as exc:
+            return exc.message
+        return "no error"
+    reader, writer = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child's outcome is read from the pipe)
+        os.close(reader)
+        try:
+            os.setgroups([])
+            os.setgid(65534)
+            os.setuid(65534)
+            locate(str(model_dir), "fp32")
+            said = "no error"
+        except ModelLoadError as exc:
+            said = exc.message
+        except BaseException as exc:
+            said = f"{type(exc).__name__}: {exc}"
+        os.write(writer, said.encode())
+        os._exit(0)
+    os.close(writer)
+    with os.fdopen(reader, "rb") as stream:
+        said = stream.read().decode()
+    os.waitpid(child, 0)
+    return said
+
+
+def test_a_model_file_the_workers_user_cannot_read_is_named_with_the_fix(tiny_model_dir):
+    """`prepare` keeps a copy's permission bits at most its source's: a 0600 model file of the download
+    user, prepared as root, comes out 0600 root's, and `serve` as the service user said only
+    `cannot load …/fm_decoder.onnx: [Errno 13] Permission denied` (with no fix) once the sessions opened."""
+    folder = Path(tempfile.mkdtemp(prefix="npu-unreadable-"))
+    try:
+        model = folder / "model"
+        shutil.copytree(tiny_model_dir, model)
+        for path in (folder, model):
+            path.chmod(0o755)
+        for path in model.iterdir():
+            path.chmod(0o644)
+        (model / "fm_decoder.onnx").chmod(0o600)
+        said = _locate_as_another_user(model)
+    finally:
+        shutil.rmtree(folder)
+    assert f"cannot read {model / 'fm_decoder.onnx'}" in said, said
+    assert "chmod" in said and "prepare" in said, said

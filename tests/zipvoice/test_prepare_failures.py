@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -80,6 +81,20 @@ def test_a_prepare_killed_before_it_copied_the_model_is_refused_as_unfinished(tm
     (out / prepare.LOCK).touch()
     with pytest.raises(ModelLoadError, match="the `npu-worker prepare` into it did not finish"):
         create(engine_config(out, tmp_path / "state", device="cpu", ref_wav=None)).load()
+
+
+def test_a_finished_prepared_folder_with_a_file_at_fault_names_that_file(tiny_model_dir, tmp_path):
+    """Every finished prepare leaves its lock file beside the manifest, and any problem finding a model
+    file there (a --vocoder that does not exist, a file the service user may not read) was reported as
+    'has no manifest.json: the `npu-worker prepare` into it did not finish; run it again'."""
+    out = tmp_path / "out"
+    shutil.copytree(tiny_model_dir, out)
+    (out / prepare.LOCK).touch()
+    (out / prepared.MANIFEST).write_text("{}")  # written last: this prepare finished
+    missing = tmp_path / "vocos_24khz.onnx"
+    config = engine_config(out, tmp_path / "state", device="cpu", ref_wav=None, vocoder=str(missing))
+    with pytest.raises(ModelLoadError, match=f"vocoder file {missing} does not exist"):
+        create(config).load()
 
 
 def test_a_folder_a_prepare_is_writing_now_is_refused_as_such(tmp_path):

@@ -236,6 +236,23 @@ def test_the_qnn_context_cache_key_changes_with_the_runtime_and_the_specialiser(
     assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before
 
 
+def test_a_decoder_hard_linked_chmodded_or_copied_keeps_its_compiled_qnn_context(tmp_path):
+    """The key held the decoder's inode and ctime: `prepare` hard-linking it into --out (a new link moves
+    the ctime), a deploy's `chmod`, or a copy onto a mount with other inodes had the next start compile
+    every bucket again (minutes on the NPU), though the weights were the same."""
+    model = tmp_path / "fm_decoder.onnx"
+    model.write_bytes(b"graph")
+    config = RuntimeConfig(cache_dir=tmp_path / "qnn-cache")
+    before = providers.context_cache_path(config, model, {"N": 1, "T": 63})
+    os.link(model, tmp_path / "prepared-fm_decoder.onnx")
+    os.chmod(model, 0o640)
+    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) == before
+    stamp = model.stat()
+    model.write_bytes(b"graf!")  # other weights, the same size and mtime
+    os.utime(model, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before
+
+
 @qnn
 def test_a_decoder_replaced_by_another_of_the_same_size_and_mtime_is_compiled_again(tmp_path):
     """The cache key had the file's size and mtime only: two exports of one architecture have the same

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from npu_worker.engine.file_stamp import content_stamp
 from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
@@ -40,16 +42,14 @@ class ModelFiles:
         return f"{self.directory.name}/{self.decoder.name}"
 
     def fingerprint(self) -> str:
-        """Each file's full path, size, mtime, inode and ctime: `model_id` is the same for a folder of that
-        name elsewhere or a re-exported decoder (a cache key part); size and mtime alone are the same for
-        a re-export of one architecture copied with its times kept (`cp -p`, SOURCE_DATE_EPOCH)."""
-        stamps = []
-        for path in (self.encoder, self.decoder, self.vocoder, self.tokens):
-            info = path.stat()
-            stamps.append(
-                f"{path.resolve()}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}:{info.st_ctime_ns}"
-            )
-        return ";".join(stamps)
+        """Each file's full path, size and content digest (`file_stamp`): `model_id` is the same for a
+        folder of that name elsewhere or a re-exported decoder (a cache key part); size and mtime alone
+        are the same for a re-export copied with its times kept, and inode and ctime change with a hard
+        link from `prepare`, a `chmod` or a remount while the weights do not."""
+        return ";".join(
+            f"{path.resolve()}:{content_stamp(path)}"
+            for path in (self.encoder, self.decoder, self.vocoder, self.tokens)
+        )
 
 
 def _find(directory: Path, names: tuple[str, ...], what: str, precision: str) -> Path:
@@ -110,7 +110,7 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
             config = json.loads(config_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise ModelLoadError(f"{config_path} is not valid JSON: {exc}") from exc
-    return ModelFiles(
+    files = ModelFiles(
         directory=directory,
         encoder=_find(directory, ENCODER_NAMES[precision], "text encoder", precision),
         decoder=_find(directory, DECODER_NAMES[precision], "flow-matching decoder", precision),
@@ -119,6 +119,25 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
         config=config,
         precision=precision,
     )
+    for path in (files.encoder, files.decoder, files.vocoder, files.tokens):
+        _check_readable(path)
+    return files
+
+
+def _check_readable(path: Path) -> None:
+    """A file the worker's user may not read, named with its owner, mode and the fix: `prepare` keeps
+    a copy's bits at most its source's, so a 0600 file prepared as root is root's alone, and the
+    service user's start said only `[Errno 13] Permission denied` once the sessions opened."""
+    try:
+        with open(path, "rb"):
+            pass
+    except PermissionError:
+        info = path.stat()
+        raise ModelLoadError(
+            f"cannot read {path} (mode {stat.S_IMODE(info.st_mode):04o}, owner uid {info.st_uid}; "
+            f"this worker runs as uid {os.geteuid()}): let the worker's user read it "
+            f"(`chmod a+r {path}`, or `chown`), or prepare the folder as that user"
+        ) from None
 
 
 def is_distill(files: ModelFiles, decoder_metadata: dict[str, str]) -> bool:

@@ -213,8 +213,10 @@ def refuse_unfinished(model_dir: Path) -> None:
     """ModelLoadError for a prepare's output without its manifest (written last): a prepare into it was
     killed, failed, or is writing it now. Served as a plain model directory, QNN compiled every bucket
     again on this box, unasked (minutes), and a re-prepare cut short had replaced only some model files.
-    Known by the lock file every prepare makes first (a model's own `qnn/` folder says nothing)."""
-    if not os.path.lexists(model_dir / LOCK):
+    Known by the lock file every prepare makes first (a model's own `qnn/` folder says nothing) and
+    leaves; with the manifest beside it the prepare finished, and a missing or unreadable file there is
+    that file's error, not 'did not finish'."""
+    if not os.path.lexists(model_dir / LOCK) or os.path.lexists(model_dir / MANIFEST):
         return
     state = "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
     raise ModelLoadError(
