@@ -71,13 +71,7 @@ async def test_pings_hold_nothing_of_the_body_budget(served, path):
     budget = listener.runner.app[BODY_BUDGET_KEY]
     loop = asyncio.get_running_loop()
     with socket.socket() as sock:
-        sock.setblocking(False)
-        await loop.sock_connect(sock, ("127.0.0.1", listener.port))
-        await loop.sock_sendall(
-            sock,
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode(),
-        )
+        await upgrade(sock, listener.port, path)
         received = bytearray()
 
         async def read_pongs() -> None:
@@ -96,6 +90,19 @@ async def test_pings_hold_nothing_of_the_body_budget(served, path):
         finally:
             reading.cancel()
     assert budget.refused == 0 and peak < mib, (budget.refused, peak)
+
+
+async def upgrade(sock: socket.socket, port: int, path: str) -> None:
+    """Connect `sock` (made non-blocking) and send a WebSocket handshake for `path`; the answer is
+    left unread."""
+    loop = asyncio.get_running_loop()
+    sock.setblocking(False)
+    await loop.sock_connect(sock, ("127.0.0.1", port))
+    await loop.sock_sendall(
+        sock,
+        f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode(),
+    )
 
 
 def masked_frame(first_byte: int, payload: bytes) -> bytes:
@@ -120,13 +127,7 @@ async def test_pings_queued_behind_a_message_are_not_taken_off_twice(served, pat
     budget = listener.runner.app[BODY_BUDGET_KEY]
     loop = asyncio.get_running_loop()
     with socket.socket() as sock:
-        sock.setblocking(False)
-        await loop.sock_connect(sock, ("127.0.0.1", listener.port))
-        await loop.sock_sendall(
-            sock,
-            f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode(),
-        )
+        await upgrade(sock, listener.port, path)
         await until(lambda: listener.guard.open and not listener.guard.waiting, "the handshake")
         (handler,) = listener.guard.open
         burst = masked_frame(0x81, b'{"type": "cancel"}') + masked_ping(b"p" * 125) * 400
