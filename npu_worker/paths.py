@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .config import Settings
+from .engine.zipvoice.model_files import vocoder_candidates
 from .files import (
     TEMP_NAME_EXTRA,
     check_file_under_roots,
@@ -34,7 +35,6 @@ from .files import (
     read_beneath,
     read_regular,
     replaceable_by_others,
-    shared_with_others,
     writable_by_others,
     write_under_roots,
 )
@@ -294,18 +294,14 @@ class PathPolicy:
         return path in self.voice_files or path in transcripts
 
 
-VOCODER_NAMES = ("vocos_24khz.onnx", "vocos.onnx")  # as engine/zipvoice/model_files.py looks for them
-
-
 def engine_files(model_dir: str | None, vocoder: str | None) -> tuple[str, ...]:
     """The operator's model folder and vocoder, real: --vocoder, or where none is given the vocoders the
     engine finds by name beside the model folder too (its parent, where no one else can write: the
     sherpa-onnx layout), which a root holding that parent let a batch replace."""
     files = [os.path.realpath(os.path.expanduser(f)) for f in (model_dir, vocoder) if f]
     if model_dir and not vocoder:  # the parent as the engine takes it: of the folder as named, links kept
-        parent = os.path.dirname(os.path.abspath(os.path.expanduser(model_dir)))
-        if shared_with_others(parent) is None:
-            files += [os.path.realpath(os.path.join(parent, name)) for name in VOCODER_NAMES]
+        folder = Path(os.path.abspath(os.path.expanduser(model_dir)))
+        files += [os.path.realpath(path) for path in vocoder_candidates(folder)]
     return tuple(files)
 
 

@@ -69,20 +69,24 @@ def home_expanded(path: str) -> Path:
     return Path(os.path.expanduser(path))
 
 
+def vocoder_candidates(directory: Path) -> list[Path]:
+    """Where a vocoder is looked for by name when --vocoder is not given, in order: the model folder, then
+    beside it too, but only in a folder no one else can put a file in (not /tmp): a vocoder found by name
+    there would make every wav whoever planted it. (`paths.engine_files` keeps callers' outputs off them.)"""
+    places = (directory,) if shared_with_others(directory.parent) else (directory, directory.parent)
+    return [place / name for place in places for name in VOCODER_NAMES]
+
+
 def _vocoder(directory: Path, explicit: str | None) -> Path:
     if explicit:
         path = home_expanded(explicit)
         if not path.is_file():
             raise ModelLoadError(f"vocoder file {path} does not exist (--vocoder)")
         return path
-    # Beside the model dir too, but only in a folder no one else can put a file in (not /tmp): a
-    # vocoder found by name there would make every wav whoever planted it.
+    for path in vocoder_candidates(directory):
+        if path.is_file():
+            return path
     shared = shared_with_others(directory.parent)
-    places = (directory,) if shared else (directory, directory.parent)
-    for place in places:
-        for name in VOCODER_NAMES:
-            if (place / name).is_file():
-                return place / name
     skipped = f" (not in {directory.parent}: {shared})" if shared else f" and {directory.parent}"
     raise ModelLoadError(
         f"vocoder not found: looked for {', '.join(VOCODER_NAMES)} in {directory}{skipped}; "
