@@ -16,7 +16,7 @@ from .access import ANY_ORIGIN, loopback_bind
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
-from .config import Settings, add_settings_arguments, load_settings
+from .config import Settings, add_settings_arguments, env_name, load_settings
 from .config_values import shown_url
 from .files import locked_directory, replaceable_by_others
 from .paths import make_private_dir
@@ -83,6 +83,15 @@ def serve(args: argparse.Namespace) -> int:
             len(settings.token),
             MIN_TOKEN_CHARS,
         )
+    for flag in secrets_on_command_line(args):
+        # Not refused (a one-user machine may not care), but the flag defeats the secret on a shared one.
+        logging.getLogger("npu_worker").warning(
+            "%s was given on the command line, which every local user can read for as long as the worker "
+            "runs (ps, /proc/<pid>/cmdline); give it as %s in the environment (the systemd unit's "
+            "EnvironmentFile=) instead",
+            flag,
+            env_name(flag.removeprefix("--").replace("-", "_")),
+        )
     for warning in output_root_warnings(settings):
         logging.getLogger("npu_worker").warning(warning)
     if running_as_root():
@@ -106,6 +115,21 @@ def serve(args: argparse.Namespace) -> int:
 
 
 MIN_TOKEN_CHARS = 16  # shorter tokens are warned about at start
+
+
+def secrets_on_command_line(args: argparse.Namespace) -> list[str]:
+    """The flags that put a secret in the process's arguments: `--token`, and `--queue` with a password.
+    Every local user reads a process's command line (`ps`, `/proc/<pid>/cmdline`), so such a flag hands
+    the secret to each of them; the same value from the environment is readable by the worker's user only."""
+    flags = []
+    if getattr(args, "token", None) is not None:
+        flags.append("--token")
+    queue = getattr(args, "queue", None)
+    if queue is not None and shown_url(queue) != queue:  # shown_url hides a password: there was one
+        flags.append("--queue")
+    return flags
+
+
 ROOT_WARNING = (
     "running as root: root passes every permission check, so a caller may have the worker replace root's "
     "files under the output roots and read any user's file there as a ref_wav; run it as its own user "

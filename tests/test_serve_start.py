@@ -3,6 +3,7 @@ machine (an address already taken, a state directory that cannot be one), 2 for 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import socket
@@ -231,6 +232,37 @@ def test_a_short_token_warns_at_start(tmp_path):
     log += stop(process)
     warnings = warned(log)
     assert len(warnings) == 1 and "the token has 6 characters: anyone who can reach" in warnings[0], log
+
+
+def test_a_token_on_the_command_line_warns_at_start(tmp_path):
+    """`--token` puts the secret in the worker's arguments, which every local user reads (`ps`): said at
+    start, naming the env var to use instead, without the token itself (nothing was said before)."""
+    process, log = start(tmp_path / "a", "--token", LONG_TOKEN)
+    try:
+        arguments = Path(f"/proc/{process.pid}/cmdline").read_bytes().split(b"\0")
+        assert LONG_TOKEN.encode() in arguments  # what any local user sees, hence the warning
+    finally:
+        log += stop(process)
+    [warning] = warned(log)
+    assert "--token was given on the command line, which every local user can read" in warning, log
+    assert "give it as NPU_WORKER_TOKEN in the environment" in warning and LONG_TOKEN not in log
+    from_env, log = start(tmp_path / "b", env={"NPU_WORKER_TOKEN": LONG_TOKEN})
+    log += stop(from_env)
+    assert not warned(log) and "npu-worker stopped" in log
+
+
+def test_a_queue_password_on_the_command_line_is_named_as_a_secret():
+    """`--queue redis://:pw@host` shows the password to every local user as `--token` does; a queue URL
+    without one is no secret."""
+    from npu_worker.cli import secrets_on_command_line
+
+    def flags(**given: str) -> list[str]:
+        return secrets_on_command_line(argparse.Namespace(**{"token": None, "queue": None, **given}))
+
+    assert flags(queue="redis://:s3cret@127.0.0.1:6379/0") == ["--queue"]
+    assert flags(queue="redis://127.0.0.1:6379/0?password=s3cret") == ["--queue"]
+    assert flags(queue="redis://127.0.0.1:6379/0") == [] and flags() == []
+    assert secrets_on_command_line(argparse.Namespace()) == []  # a command without these flags
 
 
 def test_an_output_root_not_made_yet_warns_at_start(tmp_path):
