@@ -11,7 +11,7 @@ from npu_worker.openai_compat.sentences import SentenceAssembler
 
 @pytest.fixture(scope="module")
 def tokenizer() -> EspeakTokenizer:
-    """A test module takes it as `tokenizer = reading_support.tokenizer`."""
+    """A test module imports it as `from tests.reading_support import tokenizer as tokenizer`."""
     return EspeakTokenizer()
 
 

@@ -20,7 +20,7 @@ TEXT = "안녕하세요."
 
 @pytest.fixture
 def upstream() -> Iterator[SovitsStandIn]:
-    """A test module takes it as `upstream = sovits_support.upstream`."""
+    """A test module imports it as `from tests.sovits_support import upstream as upstream`."""
     with SovitsStandIn() as standin:
         yield standin
 

@@ -12,11 +12,8 @@ import pytest
 
 from npu_worker.engine.korean_reading import spoken
 from npu_worker.engine.zipvoice.segmenter import split_sentences
-from tests import reading_support
 from tests.reading_support import streamed
-
-tokenizer = reading_support.tokenizer  # the fixture
-
+from tests.reading_support import tokenizer as tokenizer  # a fixture
 
 NUMBERED = "1. 전압을 측정한다. 2. 저항을 계산한다.\n12. 보고서를 쓴다."
 

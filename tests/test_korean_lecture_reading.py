@@ -13,9 +13,7 @@ from __future__ import annotations
 import pytest
 
 from npu_worker.engine.korean_reading import spoken
-from tests import reading_support
-
-tokenizer = reading_support.tokenizer  # the fixture
+from tests.reading_support import tokenizer as tokenizer  # a fixture
 
 
 @pytest.mark.parametrize(

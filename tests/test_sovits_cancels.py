@@ -27,7 +27,6 @@ from npu_worker.engine.sovits import SovitsEngine
 from npu_worker.engine.sovits_call import Line, Upstream
 from npu_worker.jobs.runner import Runner
 from npu_worker.protocol import EngineError, ModelLoadError
-from tests import sovits_support
 from tests.sovits_rogue import (
     RogueUpstream,
     raw,
@@ -35,12 +34,11 @@ from tests.sovits_rogue import (
     writes_after_hang_up,
 )
 from tests.sovits_support import TEXT, loaded_against
+from tests.sovits_support import upstream as upstream  # a fixture
 from tests.test_shutdown import wait_loaded
 from tests.test_sovits_engine import in_thread
 from tests.timing import seconds, until
 from tests.worker_process import free_port
-
-upstream = sovits_support.upstream  # the fixture
 
 
 def asked(rogue: RogueUpstream) -> None:

@@ -11,7 +11,6 @@ import pytest
 
 from npu_worker.engine.sovits import SovitsEngine
 from npu_worker.protocol import EngineError, ModelLoadError
-from tests import sovits_support
 from tests.sovits_rogue import (
     RogueUpstream,
     Script,
@@ -22,10 +21,9 @@ from tests.sovits_rogue import (
     trickle_headers,
 )
 from tests.sovits_support import TEXT, loaded_against, section_error
+from tests.sovits_support import upstream as upstream  # a fixture
 from tests.test_sovits_engine import in_thread
 from tests.timing import seconds
-
-upstream = sovits_support.upstream  # the fixture
 
 
 @pytest.mark.parametrize("script", [trickle_headers, trickle_body], ids=["headers", "body"])
