@@ -287,7 +287,7 @@ async def test_an_ended_preview_expires_by_itself_and_a_vanished_job_leaves_the_
     import redis.asyncio as aioredis
 
     from npu_worker.app_keys import SCHEDULER_KEY
-    from npu_worker.jobs.cluster.scripts import PREVIEW_EXPIRY
+    from npu_worker.jobs.cluster.lua_functions import PREVIEW_EXPIRY
 
     client = await worker(queue=redis_server.url, claim_timeout=1.0, max_jobs_kept=1)
     async with asyncio.timeout(seconds(20)):

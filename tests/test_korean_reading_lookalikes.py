@@ -10,7 +10,7 @@ import pytest
 
 from npu_worker.engine.korean_reading import spoken
 from npu_worker.engine.zipvoice.segmenter import split_sentences
-from tests.test_korean_lecture_reading import streamed
+from tests.reading_support import streamed
 
 
 @pytest.mark.parametrize(

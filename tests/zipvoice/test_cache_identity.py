@@ -77,7 +77,7 @@ async def test_an_upgrade_that_changes_the_audio_is_not_served_the_old_audio(
 ):
     """A fix that changes what the engine makes (the first segment's level, say) left entries made before
     it answering `cached` with the old audio after an upgrade: the key holds AUDIO_REVISION."""
-    from npu_worker.engine.zipvoice import engine as zipvoice_engine
+    from npu_worker.engine.zipvoice import audio_identity
 
     first = await start(worker, tiny_model_dir, tmp_path)
     assert "cached" not in await synth(first, tmp_path / "a.wav")
@@ -85,6 +85,6 @@ async def test_an_upgrade_that_changes_the_audio_is_not_served_the_old_audio(
     again = await start(worker, tiny_model_dir, tmp_path)
     assert (await synth(again, tmp_path / "b.wav"))["cached"] is True  # the entry outlives a restart
     await again.close()
-    monkeypatch.setattr(zipvoice_engine, "AUDIO_REVISION", zipvoice_engine.AUDIO_REVISION + 1)
+    monkeypatch.setattr(audio_identity, "AUDIO_REVISION", audio_identity.AUDIO_REVISION + 1)
     upgraded = await start(worker, tiny_model_dir, tmp_path)
     assert "cached" not in await synth(upgraded, tmp_path / "c.wav")

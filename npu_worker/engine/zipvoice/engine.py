@@ -8,12 +8,10 @@ they are final (one segment's work: `synthesis.py`). Same seed + text + voice �
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import math
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 
 import numpy as np
@@ -22,12 +20,12 @@ from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.text_form import readable
-from npu_worker.engine.zipvoice import cost, model_files, prepared, runtime, sampler, synthesis
+from npu_worker.engine.zipvoice import model_files, prepared, runtime, sampler, segment_sizes, synthesis
+from npu_worker.engine.zipvoice.audio_identity import audio_settings
 from npu_worker.engine.zipvoice.features import SpectrumConfig
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
 from npu_worker.engine.zipvoice.options import ZipVoiceConfig
 from npu_worker.engine.zipvoice.prompt import Prompt, PromptCache
-from npu_worker.engine.zipvoice.segmenter import plan_segments
 from npu_worker.engine.zipvoice.synthesis import SegmentTrace
 from npu_worker.engine.zipvoice.tokenizer import (
     PUNCTUATION,
@@ -52,29 +50,6 @@ BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
 # Spoken once at load with the default voice: a first segment as a preview's (benchmarks/PREVIEW_LATENCY.md).
 WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
-# Raised whenever a change of this package makes other audio from the same files and settings, so a cache
-# entry made before it is a miss after an upgrade (2: the first segment's prompt at the voice's level;
-# 3: Korean numbers, units and symbols read as words, `korean_reading`; 4: an early first segment never
-# ends inside a word, `segmenter.plan_segments`; emilia reads what precedes a text's first letter, and
-# a Hangul text; 5: Korean lecture readings, `korean_reading`, `korean_marks` and `sentence_ends`: a list
-# item's "1." is 첫 번째 and no sentence of its own; ranges, ratios, powers, formulas, units, acronyms, "ㆍ";
-# 6: more of them, and "No. 1" and "Who was it? I." cut as sentences: `korean_reading`, `sentence_ends`;
-# 7: their regressions mended, sections "3.1절", ranges "1500-3000원", "정답은 No. 2번" cut after "No.";
-# 8: "Lv. 3", "Apple Inc. 발표", "et al. (2020)", "Jan. 2024" and "Summary. I. Introduction" not cut; "레벨 3 달성": 삼;
-# arrows, "≠", "©", "™", "®", "Lv. 3" read: `korean_arrows`, `korean_marks`; "2nd-order": second-order;
-# English powers and "≠": "E = mc²" is m c squared, `english_reading`;
-# "9am-6pm", "1-3pm", "3 p.m.": 오전 9시에서 오후 6시; "NCM811": 팔일일; "5년/10만km";
-# "3.7±0.1V", "▲3.5%", "△5억"; "1) 안전성" and "(1)" opening a line, "IP67";
-# Hanja: "전년比" 전년비, a gloss "매출(賣出)" and unknown Hanja unsaid;
-# 9: their lookalikes mended: a news list's bullet "▲3대 전략" is no 증가; English "5 km²" square
-# kilometers (k m squared), a footnote's "Li²", "it²" not spelled; a flow "A → B → C" is A, B, C;
-# "등급은 Lv. 3. 다음" cut after "3." and no 세 번째; "IP68." and "NCM811," 육팔, 팔일일;
-# Hanja "不正" 부정, "十月" 시월, "金大中" 김대중; English "⇒ Faster" a bullet, not "implies", "(GPT-4)¹" no power;
-# "x → 0일 때" x가 0으로 갈 때, "x → 0.5" x가 0 점 오로; "x ≠ 0일 때" x가 0이 아닐 때;
-# English "A^T" A transpose; "11-12pm", "12-2pm", "9-6pm" each hour in its half of the day;
-# "3 명한테", "3 살짜리", "3 시경" 세 (삼); English "O²⁻" no power; "p → q" p면 q; "(2) 식을" no list mark; "금리↑ → 투자↓" 증가에서;
-# 10: a reference's silence is measured without its DC offset, `prompt.clean_reference`).
-AUDIO_REVISION = 10
 
 
 class ZipVoiceEngine:
@@ -182,7 +157,14 @@ class ZipVoiceEngine:
             files.model_id(),
             models.fallback_reason,
             {name: where.to_dict() for name, where in models.placement.items()},
-            self._audio_settings(files),
+            audio_settings(
+                files,
+                self.num_steps,
+                self.guidance_scale,
+                self.tokenizer_name,
+                config.fixed_shapes,
+                self.options,
+            ),
         )
         if config.default_voice.ref_wav:
             try:
@@ -190,18 +172,6 @@ class ZipVoiceEngine:
             except WorkerError as exc:  # the operator's voice: BadRequest or InvalidAudio are theirs too
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
         self._warm_up()
-
-    def _audio_settings(self, files: model_files.ModelFiles) -> str:
-        """What the cache keys on besides `model`: the files, every setting that changes the audio, and
-        the engine's `AUDIO_REVISION`."""
-        used = (
-            AUDIO_REVISION,
-            self.num_steps,
-            self.guidance_scale,
-            self.tokenizer_name,
-            self.config.fixed_shapes,
-        )
-        return hashlib.sha256(repr((files.fingerprint(), used, self.options)).encode()).hexdigest()[:32]
 
     def _warm_up(self) -> None:
         """Synthesise one short first segment with the default voice, so the first request does not pay
@@ -328,36 +298,21 @@ class ZipVoiceEngine:
         early: bool = True,
         frames_per_token: float | None = None,
     ) -> list[str]:
-        """Segments of a text, sized in tokens from the voice's speaking rate (default: the prompt's)."""
+        """Segments of a text, sized in tokens from the voice's speaking rate (default: the prompt's):
+        `segment_sizes.py`, with this engine's options, hop and bucket bound read now."""
         count = lru_cache(maxsize=256)(lambda piece: len(self._token_ids(add_punctuation(piece), lang)))
-        if frames_per_token is None:
-            frames_per_token = prompt.frames / max(1, len(prompt.tokens))
-        hop_seconds = self.spectrum.hop_length / self.info.sample_rate
-        seconds_per_token = frames_per_token * hop_seconds / max(speed, 1e-3)
-        options = self.options
-
-        def tokens(seconds: float) -> int:
-            return max(1, int(seconds / seconds_per_token))
-
-        later = self.segment_tokens(count(text), prompt, frames_per_token / max(speed, 1e-3), tokens)
-        if not early:
-            return plan_segments(text, count, later, later, later)
-        first = min(tokens(options.first_segment_seconds), later)  # (later: within the largest bucket)
-        return plan_segments(text, count, first, later, tokens(options.first_segment_min_seconds))
-
-    def segment_tokens(
-        self, text_tokens: int, prompt: Prompt, frames_per_token: float, tokens: Callable[[float], int]
-    ) -> int:
-        """Most tokens per segment: `segment_seconds` if set, else the text split into the number of
-        equal segments the decoder's measured cost curve makes cheapest for this prompt (cost.py); never
-        more than the largest decoder bucket holds beside the prompt (`bucket_tokens`)."""
-        longest = min(tokens(cost.MAX_SEGMENT_SECONDS), self.bucket_tokens(prompt, frames_per_token))
-        if self.options.segment_seconds:
-            return min(tokens(self.options.segment_seconds), longest)
-        frames = text_tokens * frames_per_token
-        count = cost.segment_count(self.config.precision, prompt.frames, frames, longest * frames_per_token)
-        slack = 1.0 if count == 1 else 1.2  # sentences rarely divide evenly: room for the greedy packing
-        return min(longest, math.ceil(text_tokens / count * slack) + 4)
+        return segment_sizes.plan_text(
+            text,
+            count,
+            prompt,
+            speed,
+            early,
+            frames_per_token,
+            hop_seconds=self.spectrum.hop_length / self.info.sample_rate,
+            options=self.options,
+            precision=self.config.precision,
+            bucket_tokens=self.bucket_tokens,
+        )
 
     def bucket_tokens(self, prompt: Prompt, frames_per_token: float) -> int:
         """Most tokens whose frames fit the largest bucket of a bucketed decoder with the prompt's (a

@@ -45,4 +45,4 @@ def finished_key(node: str) -> str:
 
 
 def finished_previews_key(node: str) -> str:
-    return finished_key(node) + ":previews"  # the DONE script's own choice (scripts.py)
+    return finished_key(node) + ":previews"  # the DONE functions' own choice (lua_functions.py)

@@ -9,16 +9,12 @@ which loops run here: `engine` (take work), `api` (accept requests, write their 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import os
-import socket
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
-from redis.exceptions import OutOfMemoryError, ResponseError
+from redis.exceptions import OutOfMemoryError
 
 from ...config import Settings
 from ...config_values import shown_url
@@ -28,10 +24,7 @@ from ...protocol import (
     BatchRequest,
     Loading,
     Progress,
-    QueueFull,
     QueueUnavailable,
-    SectionError,
-    SlowConsumer,
     Start,
     SynthParams,
     Unsupported,
@@ -42,14 +35,16 @@ from ..model import Job, KeptJob, LogEntry, apply_event, new_job_id
 from ..runner import record_first_audio
 from ..scheduler import Scheduler
 from ..subscription import Subscription
+from .cancelling import cancel_shared_job, cancel_unheard, fail_slow_listener
 from .engine_node import EngineNode
 from .follower import Followers
 from .heartbeat import Heartbeat
 from .journal import RedisJournal
-from .outage import REDIS_DOWN, REDIS_WAIT, redis_unreachable, reraise_if_cancelling
+from .node_name import stable_node_name
+from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
 from .preview_drain import drain_previews
+from .queueing import queue_shared_job
 from .retention import ClusterRetention
-from .spec import BadSpec, job_from_spec, spec_node
 from .store import RedisJobs
 from .writer import OutputWriter
 
@@ -143,14 +138,7 @@ class ClusterScheduler(Scheduler):
         """Directories, and this node's stable name (a restart re-joins as the same consumer)."""
         self.store.prepare()
         self.cache.prepare()
-        path = Path(self.settings.resolved_state_dir()) / "node-id"
-        node = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
-        if not node:  # absent, or empty (a crash while it was written): two such nodes were one consumer
-            node = f"{socket.gethostname()}-{uuid.uuid4().hex[:8]}"
-            temp = path.with_name("node-id.tmp")
-            temp.write_text(node + "\n", encoding="utf-8")
-            os.replace(temp, path)  # whole or not there
-        return node
+        return stable_node_name(Path(self.settings.resolved_state_dir()))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.create_task(coro)
@@ -294,26 +282,15 @@ class ClusterScheduler(Scheduler):
             self._resolve(job, request)
         start = Start(job.total, info.backend, info.device, job.id, info.sample_rate)
         engines = sum(1 for n in self.heartbeat.view["nodes"] if n["role"] in ("both", "engine"))
-        # A listened-to job runs its sections one after another (each queued once the previous one is
-        # made): its audio streams in order, as on a local queue; batches spread over the engine nodes.
-        window = 1 if job.stream_audio else max(2, engines + 1)
-        try:
-            created = await self.jobs.create(
-                job, self.node, start, max_queue=self.settings.max_queue, window=window
-            )
-        except REDIS_WAIT as exc:  # down, or full (its maxmemory reached)
-            reraise_if_cancelling()
-            raise redis_unreachable(exc) from exc
-        except ResponseError as exc:  # a value not of ours in a queue key (any local process can write)
-            log.error("job %s refused: Redis answered %s", job.id, exc)
-            raise QueueUnavailable(
-                "the shared queue refused the job (see the node's log); retry shortly"
-            ) from exc
-        if created < 0:
-            self.stats.count("jobs_refused")
-            raise QueueFull(
-                f"{-created - 1} sections are waiting in the cluster (bound {self.settings.max_queue})"
-            )
+        await queue_shared_job(
+            self.jobs,
+            job,
+            self.node,
+            start,
+            max_queue=self.settings.max_queue,
+            engines=engines,
+            stats=self.stats,
+        )
         apply_event(job, start)
         job.log.append(LogEntry(1, start))
         job.next_seq = 2
@@ -360,16 +337,8 @@ class ClusterScheduler(Scheduler):
         """As the local scheduler's; a preview whose caller is told so (no one can re-attach to one) is
         cancelled too: it stayed queued in Redis, made by the next engine node to load, for nobody."""
         if job.preview and not job.finished:
-            self._spawn(self._cancel_unheard(job.id))
+            self._spawn(cancel_unheard(self.jobs, job.id, self.stats, self.observer))
         return super().stream_lost(job)
-
-    async def _cancel_unheard(self, job_id: str) -> None:
-        """`_cancel` for a job no caller hears any more: Redis away or refusing leaves it to its end."""
-        try:
-            await self._cancel(job_id)
-        except (*REDIS_WAIT, ResponseError, BadSpec) as exc:
-            reraise_if_cancelling()
-            log.warning("job %s: its cancel could not be logged (%s)", job_id, exc)
 
     def _end_unrunnable_streams(self) -> None:
         """Every live engine node failed to load: the streams this node follows end (without `done`;
@@ -409,38 +378,17 @@ class ClusterScheduler(Scheduler):
 
     def _drop_slow(self, job: Job) -> None:
         """A listener fell behind (on the loop): the job gets a `SlowConsumer` error and is cancelled."""
-        self._spawn(self._slow(job))
-
-    async def _slow(self, job: Job) -> None:
-        error = SlowConsumer("the client did not read audio fast enough")
-        try:
-            slow = SectionError(job.current_idx, str(error))
-            if await self.jobs.append(job.id, slow):
-                self.observer.event(job, slow)  # /metrics, as a local queue counts it
-            await self._cancel(job.id)
-        except REDIS_DOWN:  # the job's claim runs out; its engine node finds it ended or cancels it
-            reraise_if_cancelling()
+        self._spawn(fail_slow_listener(self.jobs, job, self.stats, self.observer))
 
     def cancel(self, job_id: str) -> bool:
         """Stop a job on every node; True if it was still running or queued."""
         if self._rjournal is None:
             return False
         if threading.get_ident() == self._rjournal.handoff._loop_thread:
-            self._spawn(self._cancel(job_id))  # a /synth caller hung up: fire and forget
+            # a /synth caller hung up: fire and forget
+            self._spawn(cancel_shared_job(self.jobs, job_id, self.stats, self.observer))
             return True
-        return self._rjournal.call(lambda: self._cancel(job_id))
-
-    async def _cancel(self, job_id: str) -> bool:
-        found = await self.jobs.spec(job_id)
-        if found is None or found[1]:
-            return False
-        done = await self.jobs.cancel_ending(job_id, spec_node(found[0]))
-        if done is None:
-            return False
-        self.stats.count("jobs_cancelled")
-        with contextlib.suppress(BadSpec):  # /metrics: this node ended it
-            self.observer.event(job_from_spec(found[0]), done)
-        return True
+        return self._rjournal.call(lambda: cancel_shared_job(self.jobs, job_id, self.stats, self.observer))
 
     async def section_audio(self, job: Job, idx: int) -> bytes:
         """A section's wav from Redis, once its `ok` is logged (the copy is there before, and stays

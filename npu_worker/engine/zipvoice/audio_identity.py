@@ -1,0 +1,51 @@
+"""What a ZipVoice engine's cache entries are keyed on besides its model: the files, every setting that
+changes the audio, and `AUDIO_REVISION`, raised by a change of this package that makes other audio.
+
+Apart from the engine because it is the one thing the synthesis cache needs of it, and the revision's
+history is long: a new entry here is every audible fix's last step.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from npu_worker.engine.zipvoice import model_files
+from npu_worker.engine.zipvoice.options import ZipVoiceOptions
+
+# Raised whenever a change of this package makes other audio from the same files and settings, so a cache
+# entry made before it is a miss after an upgrade (2: the first segment's prompt at the voice's level;
+# 3: Korean numbers, units and symbols read as words, `korean_reading`; 4: an early first segment never
+# ends inside a word, `segmenter.plan_segments`; emilia reads what precedes a text's first letter, and
+# a Hangul text; 5: Korean lecture readings, `korean_reading`, `korean_marks` and `sentence_ends`: a list
+# item's "1." is 첫 번째 and no sentence of its own; ranges, ratios, powers, formulas, units, acronyms, "ㆍ";
+# 6: more of them, and "No. 1" and "Who was it? I." cut as sentences: `korean_reading`, `sentence_ends`;
+# 7: their regressions mended, sections "3.1절", ranges "1500-3000원", "정답은 No. 2번" cut after "No.";
+# 8: "Lv. 3", "Apple Inc. 발표", "et al. (2020)", "Jan. 2024" and "Summary. I. Introduction" not cut; "레벨 3 달성": 삼;
+# arrows, "≠", "©", "™", "®", "Lv. 3" read: `korean_arrows`, `korean_marks`; "2nd-order": second-order;
+# English powers and "≠": "E = mc²" is m c squared, `english_reading`;
+# "9am-6pm", "1-3pm", "3 p.m.": 오전 9시에서 오후 6시; "NCM811": 팔일일; "5년/10만km";
+# "3.7±0.1V", "▲3.5%", "△5억"; "1) 안전성" and "(1)" opening a line, "IP67";
+# Hanja: "전년比" 전년비, a gloss "매출(賣出)" and unknown Hanja unsaid;
+# 9: their lookalikes mended: a news list's bullet "▲3대 전략" is no 증가; English "5 km²" square
+# kilometers (k m squared), a footnote's "Li²", "it²" not spelled; a flow "A → B → C" is A, B, C;
+# "등급은 Lv. 3. 다음" cut after "3." and no 세 번째; "IP68." and "NCM811," 육팔, 팔일일;
+# Hanja "不正" 부정, "十月" 시월, "金大中" 김대중; English "⇒ Faster" a bullet, not "implies", "(GPT-4)¹" no power;
+# "x → 0일 때" x가 0으로 갈 때, "x → 0.5" x가 0 점 오로; "x ≠ 0일 때" x가 0이 아닐 때;
+# English "A^T" A transpose; "11-12pm", "12-2pm", "9-6pm" each hour in its half of the day;
+# "3 명한테", "3 살짜리", "3 시경" 세 (삼); English "O²⁻" no power; "p → q" p면 q; "(2) 식을" no list mark; "금리↑ → 투자↓" 증가에서;
+# 10: a reference's silence is measured without its DC offset, `prompt.clean_reference`).
+AUDIO_REVISION = 10
+
+
+def audio_settings(
+    files: model_files.ModelFiles,
+    num_steps: int,
+    guidance_scale: float,
+    tokenizer_name: str,
+    fixed_shapes: bool,
+    options: ZipVoiceOptions,
+) -> str:
+    """The engine's `audio_settings` (`EngineInfo`): a digest of the files, the settings used and the
+    revision."""
+    used = (AUDIO_REVISION, num_steps, guidance_scale, tokenizer_name, fixed_shapes)
+    return hashlib.sha256(repr((files.fingerprint(), used, options)).encode()).hexdigest()[:32]

@@ -1,0 +1,109 @@
+"""The output writer's own rules (`files.write_under_roots`), without a server: a link at the final name
+is replaced, not followed; a root or a folder above it swapped for a link after start is refused, for a
+read too; a crashed write's leftover is removed (the folder listed once), never a link's or another
+user's; another user's file is not replaced; a path outside the roots or not normalised is refused.
+The same rules met through the worker are tested in `test_path_safety.py`."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from npu_worker import files, leftovers
+from npu_worker.files import write_under_roots
+from npu_worker.protocol import OutputPathNotAllowed
+from tests.test_path_safety import outside as outside  # a fixture: a folder beside tmp_path
+
+
+def test_a_link_at_the_final_name_is_replaced_not_followed(tmp_path, outside):
+    victim = outside / "victim.wav"
+    victim.write_bytes(b"precious")
+    (tmp_path / "x.wav").symlink_to(victim)
+    write_under_roots(str(tmp_path / "x.wav"), b"new", (str(tmp_path),))
+    assert victim.read_bytes() == b"precious"
+    assert not (tmp_path / "x.wav").is_symlink() and (tmp_path / "x.wav").read_bytes() == b"new"
+
+
+def test_a_root_replaced_by_a_link_after_start_is_not_followed(tmp_path, outside):
+    """Whoever owns an output root (or a folder above it) can swap it for a link after admission: the
+    write must not follow it (into the state dir's cache, say); nor may a read."""
+    root = tmp_path / "shared"
+    root.mkdir()
+    real_root = str(root)  # resolved at start, as the worker resolves its roots
+    write_under_roots(str(root / "a.wav"), b"before", (real_root,))
+    root.rename(tmp_path / "old")
+    root.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutputPathNotAllowed, match="reached through a link"):
+        write_under_roots(str(root / "b.wav"), b"after", (real_root,))
+    assert not (outside / "b.wav").exists()
+    (outside / "c.wav").write_bytes(b"other")
+    with pytest.raises(OSError, match="reached through a link"):
+        files.read_beneath(str(root / "c.wav"), (real_root,), 100, own=False)
+    parent = tmp_path / "deep"  # a folder above the root swapped, too
+    (parent / "root").mkdir(parents=True)
+    parent.rename(tmp_path / "deep-old")
+    (outside / "root").mkdir()
+    parent.symlink_to(outside, target_is_directory=True)
+    with pytest.raises(OutputPathNotAllowed, match="reached through a link"):
+        write_under_roots(str(parent / "root" / "d.wav"), b"after", (str(parent / "root"),))
+    assert not (outside / "root" / "d.wav").exists()
+
+
+def test_a_write_removes_its_names_crash_leftover_without_listing_the_folder_again(tmp_path, monkeypatch):
+    """The folder is read once (the first write into it); later writes take their leftovers from that
+    list, so a write costs the same beside 10 000 files as in an empty folder."""
+    monkeypatch.setattr(leftovers, "LEFTOVERS", leftovers.CrashLeftovers())
+    out = tmp_path / "out"
+    out.mkdir()
+    stale, other = out / ".b.wav.dead01.part", out / ".c.wav.dead02.part"
+    for path in (stale, other):
+        path.write_bytes(b"half")
+    listings = []
+    listing = leftovers._leftovers_by_target
+    monkeypatch.setattr(leftovers, "_leftovers_by_target", lambda fd: listings.append(fd) or listing(fd))
+    write_under_roots(str(out / "a.wav"), b"RIFF-a", [str(tmp_path)])
+    assert stale.exists() and len(listings) == 1  # not a.wav's leftover
+    write_under_roots(str(out / "b.wav"), b"RIFF-b", [str(tmp_path)])
+    assert not stale.exists() and (out / "b.wav").read_bytes() == b"RIFF-b"
+    assert other.exists() and len(listings) == 1  # c.wav's stays until c.wav is written
+    write_under_roots(str(out / "c.wav"), b"RIFF-c", [str(tmp_path)])
+    assert not other.exists() and len(listings) == 1
+
+
+def test_a_leftover_that_is_a_link_is_left_alone(tmp_path, monkeypatch, outside):
+    monkeypatch.setattr(leftovers, "LEFTOVERS", leftovers.CrashLeftovers())
+    victim = outside / "victim.wav"
+    victim.write_bytes(b"keep")
+    (tmp_path / ".b.wav.dead01.part").symlink_to(victim)
+    write_under_roots(str(tmp_path / "b.wav"), b"RIFF", [str(tmp_path)])
+    assert victim.read_bytes() == b"keep" and (tmp_path / ".b.wav.dead01.part").is_symlink()
+
+
+def test_another_users_file_with_a_leftovers_name_is_left_alone(tmp_path, monkeypatch):
+    """Only a crashed write of this user's leaves a temp file: one of another user's is theirs to keep,
+    at a write into the folder and at retention's sweep alike."""
+    monkeypatch.setattr(leftovers, "LEFTOVERS", leftovers.CrashLeftovers())
+    planted = tmp_path / ".b.wav.dead01.part"
+    planted.write_bytes(b"theirs")
+    real_uid = os.geteuid()
+    monkeypatch.setattr(os, "geteuid", lambda: real_uid + 1)  # the file is now someone else's to us
+    assert leftovers.remove_stale_parts(str(tmp_path / "b.wav")) == 0
+    write_under_roots(str(tmp_path / "b.wav"), b"RIFF", [str(tmp_path)])
+    assert planted.read_bytes() == b"theirs" and (tmp_path / "b.wav").read_bytes() == b"RIFF"
+
+
+def test_another_users_file_is_not_replaced(tmp_path, monkeypatch):
+    target = tmp_path / "theirs.wav"
+    target.write_bytes(b"theirs")
+    # Runs as any user: the file is ours, so the worker is made to believe it is someone else.
+    monkeypatch.setattr(os, "geteuid", lambda: target.stat().st_uid + 1)
+    with pytest.raises(OutputPathNotAllowed, match="another user"):
+        write_under_roots(str(target), b"mine", (str(tmp_path),))
+    assert target.read_bytes() == b"theirs"
+
+
+@pytest.mark.parametrize("path", ["relative.wav", "/a/../b.wav", "/elsewhere/x.wav"])
+def test_write_refuses_paths_outside_or_unnormalized(tmp_path, path):
+    with pytest.raises(OutputPathNotAllowed):
+        write_under_roots(path, b"x", (str(tmp_path),))
