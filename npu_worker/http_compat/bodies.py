@@ -162,19 +162,22 @@ class TtfaFigures(msgspec.Struct):
 
 
 class Health(msgspec.Struct, kw_only=True):
-    """GET /health; the first seven fields are fixed. With `--queue redis://` the node adds `role`,
-    `node`, `redis` and `cluster`. When the engine failed to load or Redis is unreachable (`status:
-    fail`), the fields of the fixed error body too: `error`, `traceback`, `fallback`."""
+    """GET /health; the first seven fields are fixed, in the order of the user's document (`load_phase`
+    once came between them). With `--queue redis://` the node adds `role`, `node`, `redis` and
+    `cluster`. When the engine failed to load or Redis is unreachable (`status: fail`), the fields of the
+    fixed error body too: `error`, `traceback`, `fallback`."""
 
     status: Literal["ok", "loading", "fail"]
     loaded: bool
     load_seconds: float | None
-    load_phase: str | None
     backend: str
-    device: Annotated[str | None, Meta(description="what really runs, after any fallback")]
+    device: Annotated[
+        str | None, Meta(description="what really runs, after any fallback; null while loading")
+    ]
     ref_wav: str | None
     version: Annotated[str, Meta(description="the protocol's version")]
     package_version: str
+    load_phase: str | None
     sample_rate: int | None
     model: str | None
     precision: str | None
