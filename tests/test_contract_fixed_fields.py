@@ -17,6 +17,7 @@ from typing import Any
 
 import aiohttp
 
+from npu_worker import openapi
 from tests.timing import seconds
 
 LECTURE = Path(__file__).resolve().parents[1] / "npu_worker" / "bench" / "lecture_ko_39.json"
@@ -153,6 +154,8 @@ async def test_synth_health_polling_and_the_error_body_keep_their_fixed_fields(w
             await asyncio.sleep(0.01)
     has(status, job_id=job, done=int, total=int, ok=int, fail=int, elapsed_sec=Number)
     assert "current_idx" in status and (status["ok"], status["fail"]) == (1, 1)
+    states = openapi.document()["components"]["schemas"]["JobStatus"]["properties"]["status"]["enum"]
+    assert states == ["queued", "running", "done", "cancelled", "interrupted"]  # the document's, for clients
     result = await (await client.get(f"/jobs/{job}/result")).json()
     has(result, job_id=job, status="done", sections=list, wav_paths=list, elapsed_total_sec=Number)
     assert [s["idx"] for s in result["sections"]] == [0, 1] and len(result["wav_paths"]) == 1

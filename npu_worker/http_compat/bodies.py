@@ -84,11 +84,17 @@ class Queued(msgspec.Struct, kw_only=True):
     total: int
 
 
+# A job's states (fixed by the user's document; `interrupted`: between a restart and the job's
+# resumption), as the document lists them (the job core keeps a plain str: jobs/model.py).
+JOB_STATES = ["queued", "running", "done", "cancelled", "interrupted"]
+JobState = Annotated[str, Meta(extra_json_schema={"enum": JOB_STATES})]
+
+
 class JobStatus(msgspec.Struct, kw_only=True):
     """GET /jobs/{id}/status (and the 202 of /result while the job runs)."""
 
     job_id: str
-    status: Annotated[str, Meta(description="queued, running, done, cancelled or interrupted")]
+    status: JobState
     done: int
     total: int
     ok: int
@@ -131,7 +137,13 @@ class JobResult(msgspec.Struct, kw_only=True):
     stopped the batch): the final event of each section in idx order."""
 
     job_id: str
-    status: str
+    status: Annotated[
+        str,
+        Meta(
+            description="done or cancelled; `stream: false`: ok, or the state so far (202) at shutdown",
+            extra_json_schema={"enum": ["ok", *JOB_STATES]},
+        ),
+    ]
     total: int
     ok_count: int
     fail_count: int
