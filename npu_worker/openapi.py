@@ -43,6 +43,36 @@ def _errors(*codes: int) -> dict[str, Any]:
     return {str(code): {"$ref": "#/components/responses/Error"} for code in codes}
 
 
+# What the middleware (`http_compat/errors.py`) refuses on every route before its handler runs, so the
+# table below need not repeat it: a malformed request (400: a body on a request that takes none; 431:
+# request headers over 64 KiB) and, but for the player's own files, a browser origin or a Host that is
+# not allowed (403), and a missing token where one is configured, but for the open routes (401).
+PUBLIC_PATHS = ("/", "/{name}")
+OPEN_PATHS = ("/health", "/ready")  # no token: monitoring sees a booting worker
+
+
+def _with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
+    """`paths` with the refusals every route can answer, and `security: []` on the routes that need
+    no token (the OpenAI routes, under `/v1/`, answer every refusal in their 4XX shape already)."""
+    done: dict[str, Any] = {}
+    for path, item in paths.items():
+        done[path] = {}
+        for method, operation in item.items():
+            operation = dict(operation)
+            if not path.startswith("/v1/"):
+                codes = [400, 431]
+                if path not in PUBLIC_PATHS:
+                    codes.append(403)
+                if path not in PUBLIC_PATHS + OPEN_PATHS:
+                    codes.append(401)
+                responses = {**_errors(*codes), **operation["responses"]}
+                operation["responses"] = dict(sorted(responses.items()))
+            if path in PUBLIC_PATHS + OPEN_PATHS:
+                operation["security"] = []
+            done[path][method] = operation
+    return done
+
+
 def _types() -> dict[str, Any]:
     """Each documented type under its component name. The views' modules import this one (for the
     route), so their classes are read when the document is first built, not at import."""
@@ -138,7 +168,11 @@ PATHS: dict[str, Any] = {
             "requestBody": _body("SynthBody"),
             "responses": {
                 "200": _json(_one_of("SynthResult", "SynthFailed"), "written, or status fail"),
-                **_errors(*COMMON_ERRORS, 429, 500, 501, 503),
+                "404": {
+                    "$ref": "#/components/responses/Error",
+                    "description": "JobNotFound: with --queue redis, Redis lost the job; send it again",
+                },
+                **_errors(*COMMON_ERRORS, 417, 429, 500, 501, 503),
             },
         }
     },
@@ -163,7 +197,16 @@ PATHS: dict[str, Any] = {
                         JSON: {"schema": _one_of("JobResult", "Queued")},
                     },
                 },
-                **_errors(*COMMON_ERRORS, 429, 500, 501, 503),
+                "202": _json(
+                    _ref("JobResult"),
+                    "stream: false, and the worker shut down before the batch ended: its result so far "
+                    "(status running or queued); the job resumes at the restart, poll /jobs/{job_id}/result",
+                ),
+                "404": {
+                    "$ref": "#/components/responses/Error",
+                    "description": "JobNotFound (stream: false): with --queue redis, Redis lost the job",
+                },
+                **_errors(*COMMON_ERRORS, 417, 429, 500, 501, 503),
             },
         }
     },
@@ -317,18 +360,48 @@ PATHS: dict[str, Any] = {
 }
 
 
+# The headers a refusal carries where they help (`http_compat/bodies.refusal_response`).
+REFUSAL_HEADERS = {
+    "Retry-After": {
+        "description": "seconds to wait before sending it again: 5 on a 429 QueueFull, 1 on a 503 Loading, "
+        "QueueUnavailable or BodyBudgetFull",
+        "schema": {"type": "integer"},
+    },
+    "WWW-Authenticate": {"description": 'on a 401: Bearer realm="npu-worker"', "schema": {"type": "string"}},
+}
+SECURITY_SCHEMES = {
+    "bearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "the worker's --token, when it runs with one (else any or none is accepted)",
+    },
+    "query_token": {
+        "type": "apiKey",
+        "in": "query",
+        "name": "token",
+        "description": "the same token in the URL, for a browser's WebSocket handshake",
+    },
+}
+
+
+def _refusal(schema: str, description: str) -> dict[str, Any]:
+    return {**_json(_ref(schema), description), "headers": REFUSAL_HEADERS}
+
+
 @functools.cache
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "npu-worker", "version": PROTOCOL_VERSION},
-        "paths": PATHS,
+        "security": [{"bearer": []}, {"query_token": []}],
+        "paths": _with_route_refusals(PATHS),
         "components": {
             "schemas": schemas(),
             "responses": {
-                "Error": _json(_ref("ErrorBody"), "the fixed error body"),
-                "OpenAIError": _json(_ref("OpenAIError"), "the error body of the /v1 routes"),
+                "Error": _refusal("ErrorBody", "the fixed error body"),
+                "OpenAIError": _refusal("OpenAIError", "the error body of the /v1 routes"),
             },
+            "securitySchemes": SECURITY_SCHEMES,
         },
     }
 

@@ -84,11 +84,17 @@ class Queued(msgspec.Struct, kw_only=True):
     total: int
 
 
+# A job's states (fixed by the user's document; `interrupted`: between a restart and the job's
+# resumption), as the document lists them (the job core keeps a plain str: jobs/model.py).
+JOB_STATES = ["queued", "running", "done", "cancelled", "interrupted"]
+JobState = Annotated[str, Meta(extra_json_schema={"enum": JOB_STATES})]
+
+
 class JobStatus(msgspec.Struct, kw_only=True):
     """GET /jobs/{id}/status (and the 202 of /result while the job runs)."""
 
     job_id: str
-    status: Annotated[str, Meta(description="queued, running, done, cancelled or interrupted")]
+    status: JobState
     done: int
     total: int
     ok: int
@@ -131,7 +137,13 @@ class JobResult(msgspec.Struct, kw_only=True):
     stopped the batch): the final event of each section in idx order."""
 
     job_id: str
-    status: str
+    status: Annotated[
+        str,
+        Meta(
+            description="done or cancelled; `stream: false`: ok, or the state so far (202) at shutdown",
+            extra_json_schema={"enum": ["ok", *JOB_STATES]},
+        ),
+    ]
     total: int
     ok_count: int
     fail_count: int
@@ -162,19 +174,22 @@ class TtfaFigures(msgspec.Struct):
 
 
 class Health(msgspec.Struct, kw_only=True):
-    """GET /health; the first seven fields are fixed. With `--queue redis://` the node adds `role`,
-    `node`, `redis` and `cluster`. When the engine failed to load or Redis is unreachable (`status:
-    fail`), the fields of the fixed error body too: `error`, `traceback`, `fallback`."""
+    """GET /health; the first seven fields are fixed, in the order of the user's document (`load_phase`
+    once came between them). With `--queue redis://` the node adds `role`, `node`, `redis` and
+    `cluster`. When the engine failed to load or Redis is unreachable (`status: fail`), the fields of the
+    fixed error body too: `error`, `traceback`, `fallback`."""
 
     status: Literal["ok", "loading", "fail"]
     loaded: bool
     load_seconds: float | None
-    load_phase: str | None
     backend: str
-    device: Annotated[str | None, Meta(description="what really runs, after any fallback")]
+    device: Annotated[
+        str | None, Meta(description="what really runs, after any fallback; null while loading")
+    ]
     ref_wav: str | None
     version: Annotated[str, Meta(description="the protocol's version")]
     package_version: str
+    load_phase: str | None
     sample_rate: int | None
     model: str | None
     precision: str | None

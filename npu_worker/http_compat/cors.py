@@ -6,11 +6,19 @@ before the token check: browsers never send credentials on a preflight. Real ans
 `Access-Control-Allow-Origin` when the response is prepared, so streamed NDJSON gets it too. A refused
 origin gets 403 `OriginNotAllowed` from the access check and no CORS headers, so the browser blocks it.
 
+A preflight allows the headers it asks for (as well-formed names, a bounded list) besides `Authorization`
+and `Content-Type`: OpenAI's JavaScript SDK in a browser sends its `X-Stainless-*` headers with every call,
+and a preflight that did not name them made the browser block the request. The origin is what is
+trusted; a header the worker does not read is ignored. `X-Should-Retry` is exposed with `Retry-After`:
+without it the SDK in a page could not see the `false` that keeps it from sending a refused upload again.
+
 aiohttp-cors was not used: it configures CORS route by route, while here one origin rule covers every
 route, including those other modules add later.
 """
 
 from __future__ import annotations
+
+import re
 
 from aiohttp import web
 
@@ -20,8 +28,11 @@ from ..protocol import OriginNotAllowed
 from .errors import Handler, error_response
 
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
-ALLOW_HEADERS = "Authorization, Content-Type"
-EXPOSE_HEADERS = "Retry-After"
+ALLOW_HEADERS = ("Authorization", "Content-Type")
+EXPOSE_HEADERS = "Retry-After, X-Should-Retry"
+# RFC 9110 `token`: a header's name. Names beyond these bounds are not echoed (a browser asks for a few).
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}")
+MAX_ASKED_HEADERS = 32
 PREFLIGHT_MAX_AGE = "600"
 
 
@@ -46,12 +57,26 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
         {
             "Access-Control-Allow-Origin": origin,
             "Access-Control-Allow-Methods": ALLOW_METHODS,
-            "Access-Control-Allow-Headers": ALLOW_HEADERS,
+            "Access-Control-Allow-Headers": allowed_headers(
+                request.headers.get("Access-Control-Request-Headers")
+            ),
             "Access-Control-Max-Age": PREFLIGHT_MAX_AGE,
-            "Vary": "Origin",
+            "Vary": "Origin, Access-Control-Request-Headers",
         }
     )
     return response
+
+
+def allowed_headers(asked: str | None) -> str:
+    """`Authorization`, `Content-Type` and the well-formed names a preflight asks for, each once."""
+    names = list(ALLOW_HEADERS)
+    seen = {name.lower() for name in names}
+    for raw in (asked or "").split(",")[:MAX_ASKED_HEADERS]:
+        name = raw.strip()
+        if HEADER_NAME.fullmatch(name) and name.lower() not in seen:
+            seen.add(name.lower())
+            names.append(name)
+    return ", ".join(names)
 
 
 async def add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:

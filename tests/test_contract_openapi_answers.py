@@ -1,0 +1,143 @@
+"""Every answer a live worker gives is one its OpenAPI document lists for that route: the status (or its
+class, `4XX`, on the OpenAI routes), the `Retry-After` header where one comes, and which routes need the
+token. Each route of the document is called as a caller may get it wrong (a disallowed origin, no token, a
+body on a GET, a bad `Expect`), while the worker loads, with its queue full and as it shuts down, so a route
+added later, or a refusal a route learns, is checked without a line here (a generated client treated an
+answer its document did not list, the 202 of a batch at shutdown, as a broken server)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import aiohttp
+
+from npu_worker import openapi
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.http_compat.ndjson import end_streams
+from tests.conftest import wait_until_loaded
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+TOKEN = "contract-token-0123456789"
+EVIL = {"Origin": "http://evil.example"}
+PARAMS = {"{job_id}": "nope", "{idx}": "0", "{model}": "tts-1", "{name}": "nobody"}
+BODIES: dict[str, Any] = {  # a plain call of each POST route
+    "/synth": {"text": "가.", "output_path": "/nonexistent-root/x.wav"},
+    "/synth_batch": {"sections": [{"text": "가."}], "stream": False},
+    "/v1/audio/speech": {"input": "가.", "response_format": "pcm"},
+    "/v1/audio/speech/batch": {"items": [{"input": "가."}]},
+    "/v1/audio/voices": {},
+}
+
+
+def _operations() -> list[tuple[str, str, dict[str, Any]]]:
+    document = openapi.document()
+    return [(path, method, op) for path, item in document["paths"].items() for method, op in item.items()]
+
+
+def _url(path: str) -> str:
+    if path == "/{name}":  # a player file's name (one with no extension is no route of the app's)
+        return "/missing.js"
+    for name, value in PARAMS.items():
+        path = path.replace(name, value)
+    return path
+
+
+class Answers:
+    """What the worker answered, by the route's path in the document."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str, int, str | None, str]] = []
+
+    async def call(
+        self, client: Any, method: str, path: str, label: str, url: str | None = None, **kwargs: Any
+    ) -> aiohttp.ClientResponse:
+        if method == "post" and "json" not in kwargs and "data" not in kwargs:
+            kwargs["json"] = BODIES.get(path, {})
+        response = await client.request(method.upper(), url or _url(path), **kwargs)
+        await response.read()
+        self.seen.append((path, method, response.status, response.headers.get("Retry-After"), label))
+        return response
+
+    def undocumented(self) -> list[str]:
+        found = []
+        for path, method, status, retry_after, label in self.seen:
+            responses = openapi.document()["paths"][path][method]["responses"]
+            documented = responses.get(str(status)) or responses.get(f"{status // 100}XX")
+            if documented is None:
+                found.append(f"{method.upper()} {path} answered {status} ({label})")
+                continue
+            if "$ref" in documented:
+                name = documented["$ref"].rsplit("/", 1)[1]
+                documented = openapi.document()["components"]["responses"][name]
+            if retry_after is not None and "Retry-After" not in documented.get("headers", {}):
+                found.append(f"{method.upper()} {path} {status} carries Retry-After ({label})")
+        return found
+
+
+async def test_every_refusal_of_every_route_is_documented(worker):
+    answers = Answers()
+    engine = ToneEngine()
+    engine.load_gate = threading.Event()
+    client = await worker(engine, wait_loaded=False)
+    for path, method, _ in _operations():  # while the engine loads
+        await answers.call(client, method, path, "loading")
+    engine.load_gate.set()
+    await wait_until_loaded(client)
+    for path, method, _ in _operations():
+        await answers.call(client, method, path, "plain")
+        await answers.call(client, method, path, "a disallowed origin", headers=EVIL)
+        if method == "post":
+            await answers.call(client, method, path, "a bad Expect", headers={"Expect": "nothing"})
+        else:
+            await answers.call(client, method, path, "a body on a GET", data=b"{}")
+    assert not answers.undocumented(), answers.undocumented()
+
+
+async def test_the_routes_that_need_the_token_are_the_documents(worker):
+    client = await worker(token=TOKEN)
+    answers = Answers()
+    document = openapi.document()
+    for path, method, operation in _operations():
+        answer = await answers.call(client, method, path, "no token")
+        needs_token = operation.get("security", document["security"]) != []
+        assert (answer.status == 401) == needs_token, (method, path, answer.status)
+    assert not answers.undocumented(), answers.undocumented()
+
+
+async def test_a_full_queue_and_a_shutdown_answer_as_documented(worker, tmp_path):
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine, max_queue=2)
+    answers = Answers()
+    sections = {"sections": [{"text": "먼저."}, {"text": "다음."}], "stream": False}
+    waiting = asyncio.ensure_future(
+        answers.call(client, "post", "/synth_batch", "at shutdown", json=sections)
+    )
+    try:
+        async with asyncio.timeout(seconds(5)):
+            while not engine.calls:
+                await asyncio.sleep(0.01)
+        job_id = (await (await client.get("/jobs")).json())["jobs"][0]["job_id"]
+        await answers.call(client, "get", "/jobs/{job_id}/result", "running", url=f"/jobs/{job_id}/result")
+        one = {"text": "가.", "output_path": str(tmp_path / "a.wav")}
+        await answers.call(client, "post", "/synth", "queue full", json=one)
+        await answers.call(client, "post", "/synth_batch", "queue full", json={"sections": [{"text": "가."}]})
+        await answers.call(client, "post", "/v1/audio/speech", "queue full")
+        scheduler = client.app[SCHEDULER_KEY]
+        drain = asyncio.ensure_future(scheduler.drain(grace=seconds(10)))
+        async with asyncio.timeout(seconds(5)):
+            while not scheduler.admission.stopping:
+                await asyncio.sleep(0.01)
+    finally:
+        engine.gate.set()  # the running section finishes in the drain; the other waits for the restart
+    await drain
+    end_streams(client.app)  # as the shutdown does after the drain
+    async with asyncio.timeout(seconds(5)):
+        shutdown = await waiting
+    assert shutdown.status == 202  # the batch's result so far: it resumes at the restart
+    statuses = {(path, status) for path, _, status, _, _ in answers.seen}
+    assert {("/synth", 429), ("/synth_batch", 429), ("/jobs/{job_id}/result", 202)} <= statuses
+    assert not answers.undocumented(), answers.undocumented()
