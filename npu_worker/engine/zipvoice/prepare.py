@@ -18,6 +18,7 @@ from npu_worker.engine import providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.bucket_compile import Bucket, compile_bucket, cpu_reference
+from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
 from npu_worker.engine.zipvoice.prepare_out import _copy_model_files, check_out_dir, out_dir_lock
 from npu_worker.engine.zipvoice.prepared import (
     CONTEXT_DIR,
@@ -51,6 +52,20 @@ def check_plan(buckets: Sequence[int], weight_sharing: bool, check_calls: int) -
         )
 
 
+def vocoder_copy(model_dir: Path, vocoder: Path | None) -> dict[str, Path]:
+    """The vocoder to copy into the prepared folder as `vocos_24khz.onnx`, the first name `serve`
+    looks for: one beside the model folder or named by `--vocoder` (any name, anywhere), so the
+    prepared folder serves alone wherever it is moved; none when the model folder holds it so."""
+    if vocoder is None or vocoder.resolve() == (model_dir / VOCODER_NAMES[0]).resolve():
+        return {}
+    return {VOCODER_NAMES[0]: vocoder}
+
+
+def _name_in(path: Path, vocoder: Path | None) -> str:
+    """A source file's name in the prepared folder (the manifest's `source` keys)."""
+    return VOCODER_NAMES[0] if vocoder is not None and path == vocoder else path.name
+
+
 def sharing_by_default(machine: str | None = None) -> bool:
     """Weight sharing unless on x86, where the HTP backend is the simulator that cannot load it."""
     return not qnn_targets.htp_is_simulated(machine)
@@ -68,8 +83,10 @@ def prepare(
     calibration: Recording | None = None,
     calibration_info: dict[str, Any] | None = None,
     check_calls: int = 0,
+    vocoder: Path | None = None,
 ) -> dict[str, Any]:
-    """Compile `decoder` for every bucket into `out` (a copy of the model directory); the manifest.
+    """Compile `decoder` for every bucket into `out` (a copy of the model directory, and `vocoder`
+    where it is not in that directory by the name `serve` looks for first); the manifest.
 
     A quantised `precision` (qdq.QUANTISED) needs `calibration`: its feeds per bucket, of which the last
     `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU."""
@@ -91,8 +108,7 @@ def prepare(
         contexts_dir = out / CONTEXT_DIR
         shutil.rmtree(contexts_dir, ignore_errors=True)
         contexts_dir.mkdir()
-        outside = [path for path in sources if path.parent.resolve() != decoder.parent.resolve()]
-        sizes = _copy_model_files(decoder.parent, out, extra=outside)
+        sizes = _copy_model_files(decoder.parent, out, extra=vocoder_copy(decoder.parent, vocoder))
         buckets = tuple(shapes)
         reference = cpu_reference(decoder, config) if calibration is not None and check_calls else None
         contexts: dict[str, Any] = {}
@@ -152,7 +168,7 @@ def prepare(
             "runtime": runtime_versions(),
             "specialiser": specialize.VERSION,
             "weight_sharing": weight_sharing,
-            "source": {path.name: file_hash(path) for path in sources},
+            "source": {_name_in(path, vocoder): file_hash(path) for path in sources},
             "contexts": contexts,
             "sizes": {"model_files": sizes, "compiled": compiled},
             "seconds": round(time.monotonic() - started, 1),
