@@ -1,5 +1,5 @@
-"""A user's own folder layouts through `npu-worker prepare` and `serve`: a vocoder kept elsewhere, and a
-prepared folder moved to another path (as it is when copied onto the device)."""
+"""A user's own folder layouts through `npu-worker prepare` and `serve`: a vocoder kept in a folder of its
+own, and the prepared folder moved to another path under another name (as when copied onto the device)."""
 
 from __future__ import annotations
 
@@ -8,32 +8,41 @@ import subprocess
 import sys
 from pathlib import Path
 
+import onnx
+import pytest
+
 from npu_worker.engine.zipvoice import model_files, prepared
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from tests.zipvoice.conftest import engine_config
 from tests.zipvoice.test_providers import qnn
 
 PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "63", "--optimization", "fast"]
+pytestmark = qnn
 
 
-@qnn
-def test_a_vocoder_kept_elsewhere_is_prepared_with_vocoder_and_the_moved_folder_serves_alone(
-    qnn_model_dir: Path, tmp_path: Path
-):
-    """The vocoder in a folder of its own (one vocoder for several models): prepare said "pass --vocoder"
-    and then refused `--vocoder` as an unknown argument, so such a model could not be prepared at all.
-    It is copied in under the name serve looks for first, and the folder, moved, loads on QNN as it is."""
-    model = tmp_path / "models" / "mine"
+@pytest.fixture(scope="module")
+def user_model(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A Distill model as upstream exports it (only its folder's name says Distill: no metadata key,
+    no comment), and its vocoder in a folder of its own."""
+    root = tmp_path_factory.mktemp("user")
+    model = root / "models" / "zipvoice_distill"
     shutil.copytree(qnn_model_dir, model)
-    vocoder = tmp_path / "vocoders" / "my-vocos.onnx"
+    decoder = onnx.load(str(model / "fm_decoder.onnx"))
+    for prop in decoder.metadata_props:
+        if prop.key == "comment":
+            prop.value = "flow-matching decoder"
+    onnx.save(decoder, str(model / "fm_decoder.onnx"))
+    vocoder = root / "vocoders" / "my-vocos.onnx"
     vocoder.parent.mkdir()
     (model / "vocos_24khz.onnx").rename(vocoder)
-    out = tmp_path / "prepared"
+    return model, vocoder
 
-    refused = subprocess.run(
-        [*PREPARE, "--model-dir", str(model), "--out", str(out)], capture_output=True, text=True, timeout=120
-    )
-    assert refused.returncode == 2 and "pass --vocoder" in refused.stderr, refused.stderr
+
+@pytest.fixture(scope="module")
+def moved(user_model: tuple[Path, Path]) -> Path:
+    """`prepare --vocoder`, its output then moved and renamed (the folder copied onto the device)."""
+    model, vocoder = user_model
+    out = model.parent.parent / "prepared"
     done = subprocess.run(
         [*PREPARE, "--model-dir", str(model), "--out", str(out), "--vocoder", str(vocoder)],
         capture_output=True,
@@ -41,24 +50,49 @@ def test_a_vocoder_kept_elsewhere_is_prepared_with_vocoder_and_the_moved_folder_
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+    target = model.parent.parent / "device" / "npu-model"
+    target.parent.mkdir()
+    out.rename(target)
+    return target
 
-    moved = tmp_path / "device" / "mine-prepared"
-    moved.parent.mkdir()
-    out.rename(moved)
+
+def test_a_vocoder_kept_elsewhere_is_prepared_with_vocoder_and_copied_in(user_model, moved: Path, tmp_path):
+    """prepare said "pass --vocoder", then refused `--vocoder` as an unknown argument: a model whose
+    vocoder lives in a folder of its own could not be prepared at all. It is copied in under the name
+    `serve` looks for first, so the prepared folder serves alone."""
+    model, vocoder = user_model
+    refused = subprocess.run(
+        [*PREPARE, "--model-dir", str(model), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "pass --vocoder" in refused.stderr, refused.stderr
     assert model_files.locate(str(moved), "fp32").vocoder == moved / "vocos_24khz.onnx"
     assert (moved / "vocos_24khz.onnx").read_bytes() == vocoder.read_bytes()
     assert prepared.find(moved).manifest["source"]["vocos_24khz.onnx"] == prepared.file_hash(vocoder)
+
+
+def test_a_moved_and_renamed_prepared_folder_loads_its_contexts_with_the_models_own_defaults(
+    user_model, moved: Path, tmp_path
+):
+    """The folder's name was all that said Distill: prepared into (or moved to) a folder named otherwise,
+    serve ran the Distill model with ZipVoice's 16 steps and guidance 1.0 (twice the NPU time, and not
+    the guidance it was distilled for). The compiled contexts load from the moved folder, none compiled."""
+    model, _ = user_model
     engine = ZipVoiceEngine(
         engine_config(
             moved,
             tmp_path / "state",
             device="qnn",
             allow_htp_simulator=True,
+            num_steps=None,
             ref_wav=str(model / "reference_ko.wav"),
         )
     )
     engine.load()
     try:
+        assert (engine.num_steps, engine.guidance_scale) == (8, 3.0)
         session = engine.models.decoder.decoders[63].session
         ops = {
             node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()

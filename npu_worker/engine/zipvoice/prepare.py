@@ -156,6 +156,7 @@ def prepare(
         manifest = {
             "format": FORMAT,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "model_dir": decoder.parent.name,  # its name may be what says "distill" (prepared_from)
             "decoder": decoder.name,
             "precision": precision,
             "files": files,

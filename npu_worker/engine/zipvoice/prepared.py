@@ -209,6 +209,17 @@ def find(model_dir: Path) -> PreparedModel | None:
     return PreparedModel(model_dir, manifest)
 
 
+def prepared_from(model_dir: Path) -> str:
+    """The name of the model folder `model_dir` was prepared from ("" for a plain model folder or an
+    older manifest): the name that said "distill" when the prepared folder's own does not
+    (`model_files.is_distill`; `--out /opt/tts/model` served a Distill model with 16 steps, guidance 1)."""
+    try:
+        name = json.loads((model_dir / MANIFEST).read_text(encoding="utf-8")).get("model_dir")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return ""
+    return name if isinstance(name, str) else ""
+
+
 def refuse_unfinished(model_dir: Path) -> None:
     """ModelLoadError for a prepare's output without its manifest (written last): a prepare into it was
     killed, failed, or is writing it now. Served as a plain model directory, QNN compiled every bucket
