@@ -101,3 +101,17 @@ def test_a_moved_and_renamed_prepared_folder_loads_its_contexts_with_the_models_
         assert not (tmp_path / "state" / "qnn-cache").exists()  # nothing compiled again
     finally:
         engine.close()
+
+
+def test_a_folder_prepared_from_a_prepared_folder_keeps_the_models_own_name(moved: Path, tmp_path):
+    """Preparing again from a prepared folder (other buckets, another chip) keeps the name of the folder
+    the model came in, not the prepared one's."""
+    again = tmp_path / "again"
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(moved), "--out", str(again)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert prepared.find(again).manifest["model_dir"] == "zipvoice_distill"

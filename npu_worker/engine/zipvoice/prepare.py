@@ -28,6 +28,7 @@ from npu_worker.engine.zipvoice.prepared import (
     PRECISIONS,
     Progress,
     file_hash,
+    prepared_from,
     runtime_versions,
     target_options,
 )
@@ -156,7 +157,8 @@ def prepare(
         manifest = {
             "format": FORMAT,
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "model_dir": decoder.parent.name,  # its name may be what says "distill" (prepared_from)
+            # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
+            "model_dir": prepared_from(decoder.parent) or decoder.parent.name,
             "decoder": decoder.name,
             "precision": precision,
             "files": files,
