@@ -50,6 +50,16 @@ def test_a_model_dir_named_relatively_is_known_by_its_folder_name(tiny_model_dir
     assert "distill" not in str(locate(".", "fp32").config).lower()
 
 
+def test_a_model_dir_reached_through_a_link_is_distill_by_the_folder_it_names(tiny_model_dir, tmp_path):
+    """`--model-dir ~/models/current`, a link to the version in use (`current -> tiny-distill`): only
+    the link's name was read, and a Distill model ran with the full model's 16 steps and guidance 1.0."""
+    current = tmp_path / "current"
+    current.symlink_to(tiny_model_dir, target_is_directory=True)
+    files = locate(str(current), "fp32")
+    assert files.model_id() == "current/fm_decoder.onnx"  # (the id keeps the name the operator gave)
+    assert is_distill(files, {})
+
+
 def test_sherpa_layout_int8_loads_and_speaks(sherpa_dir, tmp_path):
     files = locate(str(sherpa_dir), "int8")
     assert (files.encoder.name, files.decoder.name) == ("encoder.int8.onnx", "decoder.int8.onnx")

@@ -147,15 +147,17 @@ def _check_readable(path: Path) -> None:
 def is_distill(files: ModelFiles, decoder_metadata: dict[str, str]) -> bool:
     """Distill models want 8 steps and guidance 3.0; the export metadata does not say, so look around.
 
-    A `distill` metadata key wins; else the directory name (for a prepared directory also the name
-    of the folder it was prepared from), the decoder's comment or model.json mentioning distill.
+    A `distill` metadata key wins; else the directory name (also of the folder a link such as
+    `current -> zipvoice_distill-v2` names, and of the folder a prepared directory was prepared from),
+    the decoder's comment or model.json mentioning distill.
     """
     from npu_worker.engine.zipvoice.prepared import prepared_from
 
     flag = decoder_metadata.get("distill") or decoder_metadata.get("is_distill")
     if flag is not None:
         return str(flag).strip().lower() in ("1", "true", "yes")
-    names = f"{files.directory.name} {prepared_from(files.directory)}"
+    real = Path(os.path.realpath(files.directory)).name
+    names = f"{files.directory.name} {real} {prepared_from(files.directory)}"
     if "distill" in names.lower() or "distill" in decoder_metadata.get("comment", "").lower():
         return True
     return "distill" in json.dumps(files.config).lower()
