@@ -80,6 +80,20 @@ def test_vocoder_is_found_beside_the_model_dir_or_given_explicitly(broken_dir, t
         locate(str(broken_dir), "fp32")
 
 
+def test_the_files_chosen_are_named_in_the_log_with_a_vocoder_from_elsewhere_in_full(
+    broken_dir, tmp_path, caplog
+):
+    """A folder may hold both layouts and both precisions, and the vocoder may come from beside it:
+    the start-up log named none of them (/health's placement: file stems only)."""
+    shutil.move(broken_dir / "vocos_24khz.onnx", tmp_path / "vocos_24khz.onnx")
+    with caplog.at_level("INFO", logger="npu_worker.engine.zipvoice.model_files"):
+        locate(str(broken_dir), "int8")
+    assert caplog.messages == [
+        f"model files (int8) in {broken_dir}: text_encoder_int8.onnx, fm_decoder_int8.onnx, tokens.txt; "
+        f"vocoder {tmp_path / 'vocos_24khz.onnx'}"
+    ]
+
+
 @pytest.mark.parametrize(
     ("missing", "precision", "message"),
     [
