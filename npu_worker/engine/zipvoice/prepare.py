@@ -1,6 +1,7 @@
 """`npu-worker prepare`, the compiling side: per bucket, the static (and, for a QDQ precision, quantised)
-decoder graph compiled by QNN into an EPContext model, checked against the fp32 decoder on the CPU, and
-the manifest written last (only a complete directory has one). The output folder's checks, lock and copy
+decoder graph compiled by QNN into an EPContext model, checked against the fp32 decoder on the CPU, all
+in a staging folder moved into the output only once complete (an earlier prepare's output stays whole
+until then), and the manifest written last (only a complete directory has one). The output folder's checks, lock and copy
 are prepare_out.py's, one bucket's compile and check bucket_compile.py's; the format, the manifest's
 checks and the loading side are prepared.py's.
 """
@@ -8,6 +9,7 @@ checks and the loading side are prepared.py's.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -26,6 +28,7 @@ from npu_worker.engine.zipvoice.prepared import (
     LOCK,
     MANIFEST,
     PRECISIONS,
+    STAGING,
     Progress,
     file_hash,
     prepared_from,
@@ -104,86 +107,113 @@ def prepare(
     out.mkdir(parents=True, exist_ok=True)
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
     with out_dir_lock(out):  # held to the end: a second prepare here is refused
-        (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
         remove_all_parts(out)  # the temp copies of a prepare killed while copying (a model's size each)
-        contexts_dir = out / CONTEXT_DIR
-        shutil.rmtree(contexts_dir, ignore_errors=True)
-        contexts_dir.mkdir()
-        sizes = _copy_model_files(decoder.parent, out, extra=vocoder_copy(decoder.parent, vocoder))
-        buckets = tuple(shapes)
-        reference = cpu_reference(decoder, config) if calibration is not None and check_calls else None
-        contexts: dict[str, Any] = {}
-        checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
-        started = time.monotonic()
-        for index, (size, dims) in enumerate(shapes.items()):
-            last = index == len(buckets) - 1
-            feeds = calibration.feeds[size] if calibration is not None else []
-            held_out = (
-                feeds[len(feeds) - check_calls :]
-                if reference is not None and len(feeds) > check_calls
-                else []
-            )
-            bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
-            contexts[str(size)] = compile_bucket(
-                bucket,
-                contexts_dir,
-                config,
-                devices,
-                reference,
-                share=weight_sharing,
-                last=last,
-                checks=checks,
-            )
-            done = time.monotonic() - started
-            left = done / (index + 1) * (len(buckets) - index - 1)
-            record = contexts[str(size)]
-            checked = record.get("accuracy")
-            progress(
-                f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
-                f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
-                + (f"quantised in {record['quantise_seconds']} s, " if "quantise_seconds" in record else "")
-                + f"compiled in {record['compile_seconds']} s"
-                + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
-                + f"; about {left:.0f} s left"
-            )
-        for check in checks:  # the binary every bucket's context names is written with the last one
-            check()
-        for name, checked_late in contexts.items() if checks else ():
-            if "accuracy" in checked_late:
-                distance = checked_late["accuracy"]["max_relative_l2"]
-                progress(f"bucket {name}: {distance:.2e} from fp32 on the CPU")
-        compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
-        files, runs_as = PRECISIONS[precision]
-        manifest = {
-            "format": FORMAT,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
-            "model_dir": prepared_from(decoder.parent) or decoder.parent.name,
-            "decoder": decoder.name,
-            "precision": precision,
-            "files": files,
-            "runs_as": runs_as,
-            "buckets": list(buckets),
-            "target": {
-                "qnn_soc": config.qnn_soc,
-                "provider_options": target_options(config.qnn_provider_options()),
-            },
-            "runtime": runtime_versions(),
-            "specialiser": specialize.VERSION,
-            "weight_sharing": weight_sharing,
-            "source": {_name_in(path, vocoder): file_hash(path) for path in sources},
-            "contexts": contexts,
-            "sizes": {"model_files": sizes, "compiled": compiled},
-            "seconds": round(time.monotonic() - started, 1),
-        }
-        if calibration is not None:
-            manifest["calibration"] = (
-                (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-            )
-        # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
-        # 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest: ModelLoadError).
+        # Everything is made in `staging` first: until it is all compiled and checked, an earlier
+        # prepare's folder stays whole and servable (a bucket that failed to compile had cost it its
+        # manifest and contexts: minutes of compiling on the device, hours on the simulator).
+        staging = out / STAGING
+        shutil.rmtree(staging, ignore_errors=True)  # what a prepare killed half-way left
+        staging.mkdir()
         try:
-            write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
-        except OSError as exc:
-            raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
-        return manifest
+            contexts_dir = staging / CONTEXT_DIR
+            contexts_dir.mkdir()
+            extra = vocoder_copy(decoder.parent, vocoder)
+            sizes = _copy_model_files(decoder.parent, staging, extra=extra, shown=out)
+            buckets = tuple(shapes)
+            reference = cpu_reference(decoder, config) if calibration is not None and check_calls else None
+            contexts: dict[str, Any] = {}
+            checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
+            started = time.monotonic()
+            for index, (size, dims) in enumerate(shapes.items()):
+                last = index == len(buckets) - 1
+                feeds = calibration.feeds[size] if calibration is not None else []
+                held_out = (
+                    feeds[len(feeds) - check_calls :]
+                    if reference is not None and len(feeds) > check_calls
+                    else []
+                )
+                bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
+                contexts[str(size)] = compile_bucket(
+                    bucket,
+                    contexts_dir,
+                    config,
+                    devices,
+                    reference,
+                    share=weight_sharing,
+                    last=last,
+                    checks=checks,
+                )
+                done = time.monotonic() - started
+                left = done / (index + 1) * (len(buckets) - index - 1)
+                record = contexts[str(size)]
+                checked = record.get("accuracy")
+                progress(
+                    f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
+                    f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
+                    + (
+                        f"quantised in {record['quantise_seconds']} s, "
+                        if "quantise_seconds" in record
+                        else ""
+                    )
+                    + f"compiled in {record['compile_seconds']} s"
+                    + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
+                    + f"; about {left:.0f} s left"
+                )
+            for check in checks:  # the binary every bucket's context names is written with the last one
+                check()
+            for name, checked_late in contexts.items() if checks else ():
+                if "accuracy" in checked_late:
+                    distance = checked_late["accuracy"]["max_relative_l2"]
+                    progress(f"bucket {name}: {distance:.2e} from fp32 on the CPU")
+            compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
+            files, runs_as = PRECISIONS[precision]
+            manifest = {
+                "format": FORMAT,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
+                "model_dir": prepared_from(decoder.parent) or decoder.parent.name,
+                "decoder": decoder.name,
+                "precision": precision,
+                "files": files,
+                "runs_as": runs_as,
+                "buckets": list(buckets),
+                "target": {
+                    "qnn_soc": config.qnn_soc,
+                    "provider_options": target_options(config.qnn_provider_options()),
+                },
+                "runtime": runtime_versions(),
+                "specialiser": specialize.VERSION,
+                "weight_sharing": weight_sharing,
+                "source": {_name_in(path, vocoder): file_hash(path) for path in sources},
+                "contexts": contexts,
+                "sizes": {"model_files": sizes, "compiled": compiled},
+                "seconds": round(time.monotonic() - started, 1),
+            }
+            if calibration is not None:
+                manifest["calibration"] = (
+                    (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
+                )
+            _move_in(staging, out)
+            # Last: only a complete directory has a manifest (a temp file of its own, renamed over any
+            # link). 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest:
+            # ModelLoadError).
+            try:
+                manifest_bytes = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
+                write_atomic(out / MANIFEST, manifest_bytes, mode=0o644)
+            except OSError as exc:
+                raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
+            return manifest
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _move_in(staging: Path, out: Path) -> None:
+    """The staged model files and contexts into `out`, in place of an earlier prepare's: its manifest
+    goes first, so a prepare killed within these renames leaves a folder `serve` refuses as unfinished."""
+    (out / MANIFEST).unlink(missing_ok=True)
+    for path in sorted(staging.iterdir()):
+        if path.name != CONTEXT_DIR:
+            os.replace(path, out / path.name)
+    if os.path.lexists(out / CONTEXT_DIR):  # (a folder: moved aside whole, removed with the staging)
+        os.rename(out / CONTEXT_DIR, staging / f"old-{CONTEXT_DIR}")
+    os.rename(staging / CONTEXT_DIR, out / CONTEXT_DIR)

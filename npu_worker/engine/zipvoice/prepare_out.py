@@ -13,12 +13,14 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST
+from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST, STAGING
 from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
 
-def _copy_model_files(source: Path, target: Path, extra: Mapping[str, Path] | None = None) -> dict[str, int]:
+def _copy_model_files(
+    source: Path, target: Path, extra: Mapping[str, Path] | None = None, shown: Path | None = None
+) -> dict[str, int]:
     """The source directory's files (not its folders), then `extra` files from elsewhere under the
     names given (a vocoder beside the model dir or named by --vocoder), into `target`: hard-linked
     where possible, each under a temp name first and renamed over the destination, so a link found there is replaced, never written through. Only a
@@ -38,7 +40,7 @@ def _copy_model_files(source: Path, target: Path, extra: Mapping[str, Path] | No
             os.replace(temp, target / name)
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
             temp.unlink(missing_ok=True)
-            raise ModelLoadError(f"cannot copy {path} into {target}: {exc.strerror or exc}") from exc
+            raise ModelLoadError(f"cannot copy {path} into {shown or target}: {exc.strerror or exc}") from exc
         sizes[name] = path.stat().st_size
     return sizes
 
@@ -68,7 +70,7 @@ def check_out_dir(out: Path) -> None:
         raise ModelLoadError(f"--out {out} is not a directory")
     if (
         out.is_dir()
-        and any(path.name != LOCK for path in out.iterdir())
+        and any(path.name not in (LOCK, STAGING) for path in out.iterdir())
         and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir())
     ):
         raise ModelLoadError(

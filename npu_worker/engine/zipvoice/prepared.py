@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
 LOCK = ".prepare.lock"  # held (flock) by the prepare writing the directory
+STAGING = ".prepare-staging"  # where that prepare makes everything before moving it in
 FORMAT = 2
 # --precision → (the model files it is made from: serve --precision, what /health `precision` says runs):
 # HTP computes an fp32 graph in fp16 (QNN's default `enable_htp_fp16_precision`).
