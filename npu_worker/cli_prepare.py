@@ -117,6 +117,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         files = model_files.locate(args.model_dir, files_precision, args.vocoder)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
+        progress(files.said())  # which of the layouts and precisions a folder may hold, and the vocoder
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc

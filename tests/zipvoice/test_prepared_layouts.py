@@ -50,6 +50,11 @@ def moved(user_model: tuple[Path, Path]) -> Path:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+    # which files it took, the vocoder by its full path (the log line serve writes too)
+    assert (
+        f"model files (fp32) in {model}: text_encoder.onnx, fm_decoder.onnx, tokens.txt; vocoder {vocoder}"
+        in (done.stderr.splitlines())
+    )
     target = model.parent.parent / "device" / "npu-model"
     target.parent.mkdir()
     out.rename(target)
