@@ -73,6 +73,16 @@ def test_a_prepare_interrupted_with_ctrl_c_says_so_in_one_line(tmp_path):
         prepared.find(out)
 
 
+def test_a_first_prepare_killed_while_staging_is_unfinished_and_its_folder_can_be_prepared_again(tmp_path):
+    """Killed before it moved anything in, a first prepare leaves only its lock and its staging."""
+    out = tmp_path / "out"
+    (out / prepared.STAGING / prepared.CONTEXT_DIR).mkdir(parents=True)
+    (out / prepare.LOCK).touch()
+    with pytest.raises(ModelLoadError, match="the `npu-worker prepare` into it did not finish"):
+        prepared.find(out)
+    prepare.check_out_dir(out)  # not "holds other files"
+
+
 def test_a_prepare_killed_before_it_copied_the_model_is_refused_as_unfinished(tmp_path):
     """Killed after its lock and `qnn/` but before the model's files were copied, the folder was
     reported as a model without tokens.txt, not as the unfinished prepare it is."""
