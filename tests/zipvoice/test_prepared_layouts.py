@@ -120,3 +120,40 @@ def test_a_folder_prepared_from_a_prepared_folder_keeps_the_models_own_name(move
     )
     assert done.returncode == 0, done.stderr
     assert prepared.find(again).manifest["model_dir"] == "zipvoice_distill"
+
+
+def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earlier_files(
+    qnn_model_dir: Path, tmp_path: Path
+):
+    """Prepared from an official export and then, into the same folder, from a sherpa-onnx release: the
+    earlier `text_encoder.onnx` and `fm_decoder.onnx` stayed beside the new `encoder.onnx` and
+    `decoder.onnx`, serve took the official names first and refused them ("was prepared from
+    decoder.onnx ... serve with --precision fp32", which it already did), and preparing again kept them."""
+    sherpa = tmp_path / "sherpa-release"
+    sherpa.mkdir()
+    for name in ("tokens.txt", "vocos_24khz.onnx", "reference_ko.wav", "reference_ko.txt"):
+        shutil.copy2(qnn_model_dir / name, sherpa / name)
+    shutil.copy2(qnn_model_dir / "text_encoder.onnx", sherpa / "encoder.onnx")
+    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", sherpa / "decoder.onnx")
+    out = tmp_path / "prepared"
+    for source in (qnn_model_dir, sherpa):
+        done = subprocess.run(
+            [*PREPARE, "--model-dir", str(source), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+    engine = ZipVoiceEngine(
+        engine_config(out, tmp_path / "state", device="qnn", allow_htp_simulator=True, precision="fp32")
+    )
+    engine.load()
+    try:
+        assert engine.info.placement["decoder@63"]["device"] == "qnn"
+    finally:
+        engine.close()
+    assert not (out / "fm_decoder.onnx").exists() and not (out / "text_encoder_int8.onnx").exists()
+    assert sorted(path.name for path in (out / "qnn").iterdir()) == [
+        "decoder@63_ctx.onnx",
+        "decoder@63_ctx_qnn.bin",
+    ]

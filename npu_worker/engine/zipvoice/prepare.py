@@ -209,11 +209,39 @@ def prepare(
 
 def _move_in(staging: Path, out: Path) -> None:
     """The staged model files and contexts into `out`, in place of an earlier prepare's: its manifest
-    goes first, so a prepare killed within these renames leaves a folder `serve` refuses as unfinished."""
+    goes first, so a prepare killed within these renames leaves a folder `serve` refuses as unfinished;
+    the model files it copied in that this one does not are removed (`_earlier_files`)."""
+    stale = _earlier_files(out)
     (out / MANIFEST).unlink(missing_ok=True)
     for path in sorted(staging.iterdir()):
         if path.name != CONTEXT_DIR:
             os.replace(path, out / path.name)
+            stale.discard(path.name)
+    for name in sorted(stale):
+        if (out / name).is_symlink() or (out / name).is_file():  # (never a folder of that name)
+            (out / name).unlink()
     if os.path.lexists(out / CONTEXT_DIR):  # (a folder: moved aside whole, removed with the staging)
         os.rename(out / CONTEXT_DIR, staging / f"old-{CONTEXT_DIR}")
     os.rename(staging / CONTEXT_DIR, out / CONTEXT_DIR)
+
+
+def _earlier_files(out: Path) -> set[str]:
+    """The model files an earlier prepare's manifest says it copied into `out` (plain names only).
+    Left beside this prepare's, they were served instead: prepared from an official export
+    (`text_encoder.onnx`, `fm_decoder.onnx`) and then from a sherpa-onnx release (`encoder.onnx`,
+    `decoder.onnx`), the folder held both, `serve` took the first layout's files and refused them as
+    "not the decoder it was prepared from", and no prepare again cleared them."""
+    try:
+        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["sizes"]["model_files"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return set()
+    if not isinstance(listed, dict):
+        return set()
+    return {
+        name
+        for name in listed
+        if isinstance(name, str)
+        and name not in (".", "..", MANIFEST, LOCK)
+        and "/" not in name
+        and "\0" not in name
+    }
