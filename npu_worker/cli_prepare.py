@@ -117,7 +117,6 @@ def run_prepare(args: argparse.Namespace) -> int:
         files = model_files.locate(args.model_dir, files_precision, args.vocoder)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
-        progress(files.said())  # which of the layouts and precisions a folder may hold, and the vocoder
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
@@ -129,6 +128,7 @@ def run_prepare(args: argparse.Namespace) -> int:
                 prepare.check_out_dir(Path(args.out))
                 with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes
                     pass
+            progress(files.said())  # (once nothing refuses it in one line: calibrating takes minutes)
             recording, about = record_calibration(args, files.directory, config, progress)
         manifest = prepare.prepare(
             files.decoder,
@@ -143,6 +143,8 @@ def run_prepare(args: argparse.Namespace) -> int:
             calibration_info=about,
             check_calls=args.check_calls if recording is not None else 0,
             vocoder=files.vocoder,
+            # which of the layouts and precisions a folder may hold it took, and the vocoder
+            files_said=None if recording is not None else files.said(),
         )
     except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)

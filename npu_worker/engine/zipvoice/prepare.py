@@ -88,12 +88,14 @@ def prepare(
     calibration_info: dict[str, Any] | None = None,
     check_calls: int = 0,
     vocoder: Path | None = None,
+    files_said: str | None = None,
 ) -> dict[str, Any]:
     """Compile `decoder` for every bucket into `out` (a copy of the model directory, and `vocoder`
     where it is not in that directory by the name `serve` looks for first); the manifest.
 
     A quantised `precision` (qdq.QUANTISED) needs `calibration`: its feeds per bucket, of which the last
-    `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU."""
+    `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU.
+    `files_said`: the model files chosen, said once the work starts (a refusal before it is one line)."""
     from npu_worker.engine.zipvoice.runtime import bucket_dims
 
     if precision not in PRECISIONS:
@@ -107,6 +109,8 @@ def prepare(
     out.mkdir(parents=True, exist_ok=True)
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
     with out_dir_lock(out):  # held to the end: a second prepare here is refused
+        if files_said:
+            progress(files_said)
         remove_all_parts(out)  # the temp copies of a prepare killed while copying (a model's size each)
         # Everything is made in `staging` first: until it is all compiled and checked, an earlier
         # prepare's folder stays whole and servable (a bucket that failed to compile had cost it its
