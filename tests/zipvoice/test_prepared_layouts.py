@@ -13,6 +13,7 @@ import pytest
 
 from npu_worker.engine.zipvoice import model_files, prepared
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+from npu_worker.protocol import ModelLoadError
 from tests.zipvoice.conftest import engine_config
 from tests.zipvoice.test_providers import qnn
 
@@ -157,3 +158,12 @@ def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earl
         "decoder@63_ctx.onnx",
         "decoder@63_ctx_qnn.bin",
     ]
+    # a file of the other layout put in by hand is named, with the fix (not "serve with --precision fp32")
+    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", out / "fm_decoder.onnx")
+    shadowed = engine_config(
+        out, tmp_path / "state2", device="qnn", allow_htp_simulator=True, precision="fp32"
+    )
+    with pytest.raises(
+        ModelLoadError, match="finds fm_decoder.onnx beside it first .* remove fm_decoder.onnx"
+    ):
+        ZipVoiceEngine(shadowed).load()

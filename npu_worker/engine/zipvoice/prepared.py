@@ -107,6 +107,12 @@ class PreparedModel:
         refuse_open_to_others(self.directory)
         made = self.manifest  # (its layout and format were checked by `find`)
         if made.get("decoder") != decoder.name:
+            if _shadowed(self.directory, str(made.get("decoder")), decoder, str(made.get("files"))):
+                raise ModelLoadError(
+                    f"{self.directory} was prepared from {made.get('decoder')}, but this worker finds "
+                    f"{decoder.name} beside it first (another layout's name for the same precision, no part "
+                    f"of this prepare): remove {decoder.name} from the folder, or {again}"
+                )
             raise ModelLoadError(
                 f"{self.directory} was prepared from {made.get('decoder')} (prepare --precision "
                 f"{made.get('precision')}), this worker loads {decoder.name}; serve with --precision "
@@ -141,6 +147,16 @@ class PreparedModel:
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")
+
+
+def _shadowed(directory: Path, prepared_decoder: str, found: Path, files: str) -> bool:
+    """Whether the prepared decoder is in the folder but another file of the same precision, named as
+    another layout names it, is found before it: "serve with --precision X" was the advice, X being
+    the precision already served."""
+    from npu_worker.engine.zipvoice.model_files import DECODER_NAMES
+
+    names = DECODER_NAMES.get(files, ())
+    return found.name in names and prepared_decoder in names and (directory / prepared_decoder).is_file()
 
 
 def refuse_open_to_others(directory: Path) -> None:
