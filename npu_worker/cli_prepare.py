@@ -34,6 +34,10 @@ def add_prepare_command(commands: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--out", required=True, help="the prepared directory to write (serve --model-dir OUT)"
     )
+    parser.add_argument(
+        "--vocoder",
+        help="the Vocos vocoder when it is not in or beside --model-dir (copied into OUT as vocos_24khz.onnx)",
+    )
     parser.add_argument("--qnn-soc", default="auto", help=f"target Snapdragon: {qnn_targets.names()}")
     parser.add_argument("--buckets", type=int, nargs="+", default=list(DEFAULT_BUCKETS), help="frame buckets")
     parser.add_argument(
@@ -110,7 +114,7 @@ def run_prepare(args: argparse.Namespace) -> int:
     try:
         qnn_targets.resolve(args.qnn_soc)
         check_buckets(tuple(args.buckets))  # before minutes of calibration
-        files = model_files.locate(args.model_dir, files_precision)
+        files = model_files.locate(args.model_dir, files_precision, args.vocoder)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
@@ -124,6 +128,7 @@ def run_prepare(args: argparse.Namespace) -> int:
                 prepare.check_out_dir(Path(args.out))
                 with prepare.out_dir_lock(Path(args.out)):  # prepare() holds it while it writes
                     pass
+            progress(files.said())  # (once nothing refuses it in one line: calibrating takes minutes)
             recording, about = record_calibration(args, files.directory, config, progress)
         manifest = prepare.prepare(
             files.decoder,
@@ -137,6 +142,9 @@ def run_prepare(args: argparse.Namespace) -> int:
             calibration=recording,
             calibration_info=about,
             check_calls=args.check_calls if recording is not None else 0,
+            vocoder=files.vocoder,
+            # which of the layouts and precisions a folder may hold it took, and the vocoder
+            files_said=None if recording is not None else files.said(),
         )
     except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
@@ -180,6 +188,7 @@ def record_calibration(
     )
     config = ZipVoiceConfig(
         model_dir=str(model_dir),
+        vocoder=args.vocoder,
         precision="fp32",
         device="cpu",
         runtime=RuntimeConfig(threads=runtime.threads),

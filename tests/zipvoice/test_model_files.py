@@ -50,6 +50,16 @@ def test_a_model_dir_named_relatively_is_known_by_its_folder_name(tiny_model_dir
     assert "distill" not in str(locate(".", "fp32").config).lower()
 
 
+def test_a_model_dir_reached_through_a_link_is_distill_by_the_folder_it_names(tiny_model_dir, tmp_path):
+    """`--model-dir ~/models/current`, a link to the version in use (`current -> tiny-distill`): only
+    the link's name was read, and a Distill model ran with the full model's 16 steps and guidance 1.0."""
+    current = tmp_path / "current"
+    current.symlink_to(tiny_model_dir, target_is_directory=True)
+    files = locate(str(current), "fp32")
+    assert files.model_id() == "current/fm_decoder.onnx"  # (the id keeps the name the operator gave)
+    assert is_distill(files, {})
+
+
 def test_sherpa_layout_int8_loads_and_speaks(sherpa_dir, tmp_path):
     files = locate(str(sherpa_dir), "int8")
     assert (files.encoder.name, files.decoder.name) == ("encoder.int8.onnx", "decoder.int8.onnx")
@@ -68,6 +78,20 @@ def test_vocoder_is_found_beside_the_model_dir_or_given_explicitly(broken_dir, t
     assert locate(str(broken_dir), "fp32", str(elsewhere)).vocoder == elsewhere
     with pytest.raises(ModelLoadError, match="vocos_24khz.onnx"):
         locate(str(broken_dir), "fp32")
+
+
+def test_the_files_chosen_are_named_in_the_log_with_a_vocoder_from_elsewhere_in_full(
+    broken_dir, tmp_path, caplog
+):
+    """A folder may hold both layouts and both precisions, and the vocoder may come from beside it:
+    the start-up log named none of them (/health's placement: file stems only)."""
+    shutil.move(broken_dir / "vocos_24khz.onnx", tmp_path / "vocos_24khz.onnx")
+    with caplog.at_level("INFO", logger="npu_worker.engine.zipvoice.model_files"):
+        locate(str(broken_dir), "int8")
+    assert caplog.messages == [
+        f"model files (int8) in {broken_dir}: text_encoder_int8.onnx, fm_decoder_int8.onnx, tokens.txt; "
+        f"vocoder {tmp_path / 'vocos_24khz.onnx'}"
+    ]
 
 
 @pytest.mark.parametrize(

@@ -26,8 +26,8 @@ PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "383"
 
 
 def kill_once_writing(command: list[str], out: Path, how: int = signal.SIGKILL) -> str:
-    """Start `command` and send it `how` as soon as it has begun writing `out` (its `qnn/` folder is
-    made); what it wrote to stderr."""
+    """Start `command` and send it `how` as soon as it has begun writing `out` (the `qnn/` folder of
+    its staging is made); what it wrote to stderr."""
     process = subprocess.Popen(
         command,
         stdout=subprocess.DEVNULL,
@@ -37,7 +37,7 @@ def kill_once_writing(command: list[str], out: Path, how: int = signal.SIGKILL) 
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
-        while process.poll() is None and not (out / prepared.CONTEXT_DIR).is_dir():
+        while process.poll() is None and not (out / prepared.STAGING / prepared.CONTEXT_DIR).is_dir():
             time.sleep(0.01)
         assert process.poll() is None, "the prepare ended before it could be killed"
     finally:
@@ -71,6 +71,16 @@ def test_a_prepare_interrupted_with_ctrl_c_says_so_in_one_line(tmp_path):
     assert said[-1:] == [f"npu-worker prepare: interrupted; run it again to prepare {out}"], stderr
     with pytest.raises(ModelLoadError, match="did not finish"):
         prepared.find(out)
+
+
+def test_a_first_prepare_killed_while_staging_is_unfinished_and_its_folder_can_be_prepared_again(tmp_path):
+    """Killed before it moved anything in, a first prepare leaves only its lock and its staging."""
+    out = tmp_path / "out"
+    (out / prepared.STAGING / prepared.CONTEXT_DIR).mkdir(parents=True)
+    (out / prepare.LOCK).touch()
+    with pytest.raises(ModelLoadError, match="the `npu-worker prepare` into it did not finish"):
+        prepared.find(out)
+    prepare.check_out_dir(out)  # not "holds other files"
 
 
 def test_a_prepare_killed_before_it_copied_the_model_is_refused_as_unfinished(tmp_path):
@@ -195,3 +205,32 @@ def test_a_weight_shared_quantised_prepare_the_simulator_cannot_check_is_refused
         "check it here; pass --check-calls 0, --weight-sharing off or one bucket"
     ]
     assert not out.exists()
+
+
+@qnn
+def test_a_prepare_that_fails_part_way_leaves_the_earlier_prepared_folder_whole_and_servable(
+    qnn_model_dir, cpu_only_model_dir, tmp_path
+):
+    """A re-prepare into a prepared folder removed its manifest and contexts and replaced its model
+    files before compiling anything, so one that then failed (a bucket QNN could not compile, Ctrl-C, a
+    model QNN runs none of) left neither the old folder nor a new one: `serve` refused it as unfinished,
+    and the minutes (hours on the simulator) of the earlier compile were lost. Now nothing in the folder
+    changes until every bucket is compiled and checked."""
+    out = tmp_path / "out"
+    first = subprocess.run(
+        [*PREPARE, "--model-dir", str(qnn_model_dir), "--out", str(out)], capture_output=True, text=True
+    )
+    assert first.returncode == 0, first.stderr
+    before = {path.relative_to(out): path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    failed = subprocess.run(
+        [*PREPARE, "--model-dir", str(cpu_only_model_dir), "--out", str(out)], capture_output=True, text=True
+    )
+    assert failed.returncode == 2 and "QNN runs none of the 2 nodes" in failed.stderr, failed.stderr
+    after = {path.relative_to(out): path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    assert after == before  # (the staging it wrote in is gone too)
+    engine = create(engine_config(out, tmp_path / "state", device="qnn", allow_htp_simulator=True))
+    engine.load()
+    try:
+        assert engine.info.placement["fm_decoder@383"]["device"] == "qnn"
+    finally:
+        engine.close()

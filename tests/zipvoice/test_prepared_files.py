@@ -155,7 +155,7 @@ def test_model_files_copied_into_the_out_folder_replace_a_link_instead_of_writin
     vocoder.write_bytes(b"vocoder")
     victim.write_text("precious")
     (out / "tokens.txt").symlink_to(victim)
-    sizes = prepare._copy_model_files(source, out, extra=[vocoder])
+    sizes = prepare._copy_model_files(source, out, extra={"vocos_24khz.onnx": vocoder})
     assert victim.read_text() == "precious"
     assert not (out / "tokens.txt").is_symlink() and (out / "tokens.txt").read_text() == "a 1\n"
     assert (out / "vocos_24khz.onnx").read_bytes() == b"vocoder" and set(sizes) == {

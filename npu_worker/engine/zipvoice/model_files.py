@@ -7,6 +7,7 @@ who points the worker at the wrong directory reads which file is missing, not a 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ DECODER_NAMES = {
     "int8": ("fm_decoder_int8.onnx", "decoder.int8.onnx", "decoder_int8.onnx", "fm_decoder.int8.onnx"),
 }
 VOCODER_NAMES = ("vocos_24khz.onnx", "vocos.onnx")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,13 @@ class ModelFiles:
     def model_id(self) -> str:
         """Directory name + decoder file: what /health reports as `model`."""
         return f"{self.directory.name}/{self.decoder.name}"
+
+    def said(self) -> str:
+        """Which files were chosen, in one line for the start-up log: a folder can hold both layouts
+        and both precisions, and a vocoder found beside it was named nowhere (placement: its stem)."""
+        inside = [path.name for path in (self.encoder, self.decoder, self.tokens)]
+        vocoder = self.vocoder.name if self.vocoder.parent == self.directory else str(self.vocoder)
+        return f"model files ({self.precision}) in {self.directory}: {', '.join(inside)}; vocoder {vocoder}"
 
     def fingerprint(self) -> str:
         """Each file's full path, size and content digest (`file_stamp`): `model_id` is the same for a
@@ -125,6 +134,7 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
     )
     for path in (files.encoder, files.decoder, files.vocoder, files.tokens):
         _check_readable(path)
+    log.info("%s", files.said())
     return files
 
 
@@ -147,12 +157,17 @@ def _check_readable(path: Path) -> None:
 def is_distill(files: ModelFiles, decoder_metadata: dict[str, str]) -> bool:
     """Distill models want 8 steps and guidance 3.0; the export metadata does not say, so look around.
 
-    A `distill` metadata key wins; else the directory name, the decoder's comment or model.json
-    mentioning distill.
+    A `distill` metadata key wins; else the directory name (also of the folder a link such as
+    `current -> zipvoice_distill-v2` names, and of the folder a prepared directory was prepared from),
+    the decoder's comment or model.json mentioning distill.
     """
+    from npu_worker.engine.zipvoice.prepared import prepared_from
+
     flag = decoder_metadata.get("distill") or decoder_metadata.get("is_distill")
     if flag is not None:
         return str(flag).strip().lower() in ("1", "true", "yes")
-    if "distill" in files.directory.name.lower() or "distill" in decoder_metadata.get("comment", "").lower():
+    real = Path(os.path.realpath(files.directory)).name
+    names = f"{files.directory.name} {real} {prepared_from(files.directory)}"
+    if "distill" in names.lower() or "distill" in decoder_metadata.get("comment", "").lower():
         return True
     return "distill" in json.dumps(files.config).lower()

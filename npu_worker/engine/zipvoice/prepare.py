@@ -1,6 +1,7 @@
 """`npu-worker prepare`, the compiling side: per bucket, the static (and, for a QDQ precision, quantised)
-decoder graph compiled by QNN into an EPContext model, checked against the fp32 decoder on the CPU, and
-the manifest written last (only a complete directory has one). The output folder's checks, lock and copy
+decoder graph compiled by QNN into an EPContext model, checked against the fp32 decoder on the CPU, all
+in a staging folder moved into the output only once complete (an earlier prepare's output stays whole
+until then), and the manifest written last (only a complete directory has one). The output folder's checks, lock and copy
 are prepare_out.py's, one bucket's compile and check bucket_compile.py's; the format, the manifest's
 checks and the loading side are prepared.py's.
 """
@@ -8,6 +9,7 @@ checks and the loading side are prepared.py's.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -18,6 +20,7 @@ from npu_worker.engine import providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.bucket_compile import Bucket, compile_bucket, cpu_reference
+from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
 from npu_worker.engine.zipvoice.prepare_out import _copy_model_files, check_out_dir, out_dir_lock
 from npu_worker.engine.zipvoice.prepared import (
     CONTEXT_DIR,
@@ -25,8 +28,10 @@ from npu_worker.engine.zipvoice.prepared import (
     LOCK,
     MANIFEST,
     PRECISIONS,
+    STAGING,
     Progress,
     file_hash,
+    prepared_from,
     runtime_versions,
     target_options,
 )
@@ -51,6 +56,20 @@ def check_plan(buckets: Sequence[int], weight_sharing: bool, check_calls: int) -
         )
 
 
+def vocoder_copy(model_dir: Path, vocoder: Path | None) -> dict[str, Path]:
+    """The vocoder to copy into the prepared folder as `vocos_24khz.onnx`, the first name `serve`
+    looks for: one beside the model folder or named by `--vocoder` (any name, anywhere), so the
+    prepared folder serves alone wherever it is moved; none when the model folder holds it so."""
+    if vocoder is None or vocoder.resolve() == (model_dir / VOCODER_NAMES[0]).resolve():
+        return {}
+    return {VOCODER_NAMES[0]: vocoder}
+
+
+def _name_in(path: Path, vocoder: Path | None) -> str:
+    """A source file's name in the prepared folder (the manifest's `source` keys)."""
+    return VOCODER_NAMES[0] if vocoder is not None and path == vocoder else path.name
+
+
 def sharing_by_default(machine: str | None = None) -> bool:
     """Weight sharing unless on x86, where the HTP backend is the simulator that cannot load it."""
     return not qnn_targets.htp_is_simulated(machine)
@@ -68,11 +87,15 @@ def prepare(
     calibration: Recording | None = None,
     calibration_info: dict[str, Any] | None = None,
     check_calls: int = 0,
+    vocoder: Path | None = None,
+    files_said: str | None = None,
 ) -> dict[str, Any]:
-    """Compile `decoder` for every bucket into `out` (a copy of the model directory); the manifest.
+    """Compile `decoder` for every bucket into `out` (a copy of the model directory, and `vocoder`
+    where it is not in that directory by the name `serve` looks for first); the manifest.
 
     A quantised `precision` (qdq.QUANTISED) needs `calibration`: its feeds per bucket, of which the last
-    `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU."""
+    `check_calls` are held out to measure each compiled bucket against the fp32 decoder on the CPU.
+    `files_said`: the model files chosen, said once the work starts (a refusal before it is one line)."""
     from npu_worker.engine.zipvoice.runtime import bucket_dims
 
     if precision not in PRECISIONS:
@@ -86,85 +109,143 @@ def prepare(
     out.mkdir(parents=True, exist_ok=True)
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
     with out_dir_lock(out):  # held to the end: a second prepare here is refused
-        (out / MANIFEST).unlink(missing_ok=True)  # a half-prepared directory must not look prepared
+        if files_said:
+            progress(files_said)
         remove_all_parts(out)  # the temp copies of a prepare killed while copying (a model's size each)
-        contexts_dir = out / CONTEXT_DIR
-        shutil.rmtree(contexts_dir, ignore_errors=True)
-        contexts_dir.mkdir()
-        outside = [path for path in sources if path.parent.resolve() != decoder.parent.resolve()]
-        sizes = _copy_model_files(decoder.parent, out, extra=outside)
-        buckets = tuple(shapes)
-        reference = cpu_reference(decoder, config) if calibration is not None and check_calls else None
-        contexts: dict[str, Any] = {}
-        checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
-        started = time.monotonic()
-        for index, (size, dims) in enumerate(shapes.items()):
-            last = index == len(buckets) - 1
-            feeds = calibration.feeds[size] if calibration is not None else []
-            held_out = (
-                feeds[len(feeds) - check_calls :]
-                if reference is not None and len(feeds) > check_calls
-                else []
-            )
-            bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
-            contexts[str(size)] = compile_bucket(
-                bucket,
-                contexts_dir,
-                config,
-                devices,
-                reference,
-                share=weight_sharing,
-                last=last,
-                checks=checks,
-            )
-            done = time.monotonic() - started
-            left = done / (index + 1) * (len(buckets) - index - 1)
-            record = contexts[str(size)]
-            checked = record.get("accuracy")
-            progress(
-                f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
-                f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
-                + (f"quantised in {record['quantise_seconds']} s, " if "quantise_seconds" in record else "")
-                + f"compiled in {record['compile_seconds']} s"
-                + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
-                + f"; about {left:.0f} s left"
-            )
-        for check in checks:  # the binary every bucket's context names is written with the last one
-            check()
-        for name, checked_late in contexts.items() if checks else ():
-            if "accuracy" in checked_late:
-                distance = checked_late["accuracy"]["max_relative_l2"]
-                progress(f"bucket {name}: {distance:.2e} from fp32 on the CPU")
-        compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
-        files, runs_as = PRECISIONS[precision]
-        manifest = {
-            "format": FORMAT,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "decoder": decoder.name,
-            "precision": precision,
-            "files": files,
-            "runs_as": runs_as,
-            "buckets": list(buckets),
-            "target": {
-                "qnn_soc": config.qnn_soc,
-                "provider_options": target_options(config.qnn_provider_options()),
-            },
-            "runtime": runtime_versions(),
-            "specialiser": specialize.VERSION,
-            "weight_sharing": weight_sharing,
-            "source": {path.name: file_hash(path) for path in sources},
-            "contexts": contexts,
-            "sizes": {"model_files": sizes, "compiled": compiled},
-            "seconds": round(time.monotonic() - started, 1),
-        }
-        if calibration is not None:
-            manifest["calibration"] = (
-                (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
-            )
-        # Last: only a complete directory has a manifest (a temp file of its own, renamed over any link).
-        # 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest: ModelLoadError).
+        # Everything is made in `staging` first: until it is all compiled and checked, an earlier
+        # prepare's folder stays whole and servable (a bucket that failed to compile had cost it its
+        # manifest and contexts: minutes of compiling on the device, hours on the simulator).
+        staging = out / STAGING
+        shutil.rmtree(staging, ignore_errors=True)  # what a prepare killed half-way left
+        staging.mkdir()
         try:
-            write_atomic(out / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode("utf-8"), mode=0o644)
-        except OSError as exc:
-            raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
-        return manifest
+            contexts_dir = staging / CONTEXT_DIR
+            contexts_dir.mkdir()
+            extra = vocoder_copy(decoder.parent, vocoder)
+            sizes = _copy_model_files(decoder.parent, staging, extra=extra, shown=out)
+            buckets = tuple(shapes)
+            reference = cpu_reference(decoder, config) if calibration is not None and check_calls else None
+            contexts: dict[str, Any] = {}
+            checks: list[Callable[[], None]] = []  # with weight sharing: once the shared binary is written
+            started = time.monotonic()
+            for index, (size, dims) in enumerate(shapes.items()):
+                last = index == len(buckets) - 1
+                feeds = calibration.feeds[size] if calibration is not None else []
+                held_out = (
+                    feeds[len(feeds) - check_calls :]
+                    if reference is not None and len(feeds) > check_calls
+                    else []
+                )
+                bucket = Bucket(decoder, size, dims, precision, feeds[: len(feeds) - len(held_out)], held_out)
+                contexts[str(size)] = compile_bucket(
+                    bucket,
+                    contexts_dir,
+                    config,
+                    devices,
+                    reference,
+                    share=weight_sharing,
+                    last=last,
+                    checks=checks,
+                )
+                done = time.monotonic() - started
+                left = done / (index + 1) * (len(buckets) - index - 1)
+                record = contexts[str(size)]
+                checked = record.get("accuracy")
+                progress(
+                    f"bucket {size} ({index + 1}/{len(buckets)}): {record['placement']['on_device']} of "
+                    f"{record['placement']['nodes']} nodes on QNN, specialised in {record['specialise_seconds']} s, "
+                    + (
+                        f"quantised in {record['quantise_seconds']} s, "
+                        if "quantise_seconds" in record
+                        else ""
+                    )
+                    + f"compiled in {record['compile_seconds']} s"
+                    + (f", {checked['max_relative_l2']:.2e} from fp32 on the CPU" if checked else "")
+                    + f"; about {left:.0f} s left"
+                )
+            for check in checks:  # the binary every bucket's context names is written with the last one
+                check()
+            for name, checked_late in contexts.items() if checks else ():
+                if "accuracy" in checked_late:
+                    distance = checked_late["accuracy"]["max_relative_l2"]
+                    progress(f"bucket {name}: {distance:.2e} from fp32 on the CPU")
+            compiled = {path.name: path.stat().st_size for path in sorted(contexts_dir.iterdir())}
+            files, runs_as = PRECISIONS[precision]
+            manifest = {
+                "format": FORMAT,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
+                "model_dir": prepared_from(decoder.parent) or decoder.parent.name,
+                "decoder": decoder.name,
+                "precision": precision,
+                "files": files,
+                "runs_as": runs_as,
+                "buckets": list(buckets),
+                "target": {
+                    "qnn_soc": config.qnn_soc,
+                    "provider_options": target_options(config.qnn_provider_options()),
+                },
+                "runtime": runtime_versions(),
+                "specialiser": specialize.VERSION,
+                "weight_sharing": weight_sharing,
+                "source": {_name_in(path, vocoder): file_hash(path) for path in sources},
+                "contexts": contexts,
+                "sizes": {"model_files": sizes, "compiled": compiled},
+                "seconds": round(time.monotonic() - started, 1),
+            }
+            if calibration is not None:
+                manifest["calibration"] = (
+                    (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
+                )
+            _move_in(staging, out)
+            # Last: only a complete directory has a manifest (a temp file of its own, renamed over any
+            # link). 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest:
+            # ModelLoadError).
+            try:
+                manifest_bytes = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
+                write_atomic(out / MANIFEST, manifest_bytes, mode=0o644)
+            except OSError as exc:
+                raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
+            return manifest
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _move_in(staging: Path, out: Path) -> None:
+    """The staged model files and contexts into `out`, in place of an earlier prepare's: its manifest
+    goes first, so a prepare killed within these renames leaves a folder `serve` refuses as unfinished;
+    the model files it copied in that this one does not are removed (`_earlier_files`)."""
+    stale = _earlier_files(out)
+    (out / MANIFEST).unlink(missing_ok=True)
+    for path in sorted(staging.iterdir()):
+        if path.name != CONTEXT_DIR:
+            os.replace(path, out / path.name)
+            stale.discard(path.name)
+    for name in sorted(stale):
+        if (out / name).is_symlink() or (out / name).is_file():  # (never a folder of that name)
+            (out / name).unlink()
+    if os.path.lexists(out / CONTEXT_DIR):  # (a folder: moved aside whole, removed with the staging)
+        os.rename(out / CONTEXT_DIR, staging / f"old-{CONTEXT_DIR}")
+    os.rename(staging / CONTEXT_DIR, out / CONTEXT_DIR)
+
+
+def _earlier_files(out: Path) -> set[str]:
+    """The model files an earlier prepare's manifest says it copied into `out` (plain names only).
+    Left beside this prepare's, they were served instead: prepared from an official export
+    (`text_encoder.onnx`, `fm_decoder.onnx`) and then from a sherpa-onnx release (`encoder.onnx`,
+    `decoder.onnx`), the folder held both, `serve` took the first layout's files and refused them as
+    "not the decoder it was prepared from", and no prepare again cleared them."""
+    try:
+        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["sizes"]["model_files"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return set()
+    if not isinstance(listed, dict):
+        return set()
+    return {
+        name
+        for name in listed
+        if isinstance(name, str)
+        and name not in (".", "..", MANIFEST, LOCK)
+        and "/" not in name
+        and "\0" not in name
+    }

@@ -10,36 +10,38 @@ import os
 import secrets
 import shutil
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST
+from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST, STAGING
 from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
 
-def _copy_model_files(source: Path, target: Path, extra: Sequence[Path] = ()) -> dict[str, int]:
-    """The source directory's files (not its folders), and `extra` files from elsewhere (a vocoder
-    beside the model dir), into `target`: hard-linked where possible, each under a temp name first and
-    renamed over the destination, so a link found there is replaced, never written through. Only a
+def _copy_model_files(
+    source: Path, target: Path, extra: Mapping[str, Path] | None = None, shown: Path | None = None
+) -> dict[str, int]:
+    """The source directory's files (not its folders), then `extra` files from elsewhere under the
+    names given (a vocoder beside the model dir or named by --vocoder), into `target`: hard-linked
+    where possible, each under a temp name first and renamed over the destination, so a link found there is replaced, never written through. Only a
     file of this user's that no one else may write is linked: a link to another's (root may make one)
     is still theirs to change, in the prepared folder too."""
     sizes = {}
     files = [
         path for path in sorted(source.iterdir()) if path.is_file() and path.name not in (MANIFEST, LOCK)
     ]
-    for path in [*files, *extra]:
-        temp = target / f".{path.name}.{secrets.token_hex(6)}.part"
+    for name, path in [*((path.name, path) for path in files), *(extra or {}).items()]:
+        temp = target / f".{name}.{secrets.token_hex(6)}.part"
         try:
             info = path.stat()
             if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
                 with open(path, "rb") as reader, open(temp, "xb", opener=_no_more_open(info)) as writer:
                     shutil.copyfileobj(reader, writer)  # "x": O_EXCL, never a link
-            os.replace(temp, target / path.name)
+            os.replace(temp, target / name)
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
             temp.unlink(missing_ok=True)
-            raise ModelLoadError(f"cannot copy {path} into {target}: {exc.strerror or exc}") from exc
-        sizes[path.name] = path.stat().st_size
+            raise ModelLoadError(f"cannot copy {path} into {shown or target}: {exc.strerror or exc}") from exc
+        sizes[name] = path.stat().st_size
     return sizes
 
 
@@ -68,7 +70,7 @@ def check_out_dir(out: Path) -> None:
         raise ModelLoadError(f"--out {out} is not a directory")
     if (
         out.is_dir()
-        and any(path.name != LOCK for path in out.iterdir())
+        and any(path.name not in (LOCK, STAGING) for path in out.iterdir())
         and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir())
     ):
         raise ModelLoadError(

@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
 LOCK = ".prepare.lock"  # held (flock) by the prepare writing the directory
+STAGING = ".prepare-staging"  # where that prepare makes everything before moving it in
 FORMAT = 2
 # --precision → (the model files it is made from: serve --precision, what /health `precision` says runs):
 # HTP computes an fp32 graph in fp16 (QNN's default `enable_htp_fp16_precision`).
@@ -106,6 +107,12 @@ class PreparedModel:
         refuse_open_to_others(self.directory)
         made = self.manifest  # (its layout and format were checked by `find`)
         if made.get("decoder") != decoder.name:
+            if _shadowed(self.directory, str(made.get("decoder")), decoder, str(made.get("files"))):
+                raise ModelLoadError(
+                    f"{self.directory} was prepared from {made.get('decoder')}, but this worker finds "
+                    f"{decoder.name} beside it first (another layout's name for the same precision, no part "
+                    f"of this prepare): remove {decoder.name} from the folder, or {again}"
+                )
             raise ModelLoadError(
                 f"{self.directory} was prepared from {made.get('decoder')} (prepare --precision "
                 f"{made.get('precision')}), this worker loads {decoder.name}; serve with --precision "
@@ -140,6 +147,16 @@ class PreparedModel:
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")
+
+
+def _shadowed(directory: Path, prepared_decoder: str, found: Path, files: str) -> bool:
+    """Whether the prepared decoder is in the folder but another file of the same precision, named as
+    another layout names it, is found before it: "serve with --precision X" was the advice, X being
+    the precision already served."""
+    from npu_worker.engine.zipvoice.model_files import DECODER_NAMES
+
+    names = DECODER_NAMES.get(files, ())
+    return found.name in names and prepared_decoder in names and (directory / prepared_decoder).is_file()
 
 
 def refuse_open_to_others(directory: Path) -> None:
@@ -207,6 +224,17 @@ def find(model_dir: Path) -> PreparedModel | None:
             f"{path} is not a valid manifest ({exc}); run `npu-worker prepare` again"
         ) from exc
     return PreparedModel(model_dir, manifest)
+
+
+def prepared_from(model_dir: Path) -> str:
+    """The name of the model folder `model_dir` was prepared from ("" for a plain model folder or an
+    older manifest): the name that said "distill" when the prepared folder's own does not
+    (`model_files.is_distill`; `--out /opt/tts/model` served a Distill model with 16 steps, guidance 1)."""
+    try:
+        name = json.loads((model_dir / MANIFEST).read_text(encoding="utf-8")).get("model_dir")
+    except (OSError, ValueError, AttributeError, RecursionError):
+        return ""
+    return name if isinstance(name, str) else ""
 
 
 def refuse_unfinished(model_dir: Path) -> None:

@@ -1,0 +1,169 @@
+"""A user's own folder layouts through `npu-worker prepare` and `serve`: a vocoder kept in a folder of its
+own, and the prepared folder moved to another path under another name (as when copied onto the device)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import pytest
+
+from npu_worker.engine.zipvoice import model_files, prepared
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_config
+from tests.zipvoice.test_providers import qnn
+
+PREPARE = [sys.executable, "-m", "npu_worker.cli", "prepare", "--buckets", "63", "--optimization", "fast"]
+pytestmark = qnn
+
+
+@pytest.fixture(scope="module")
+def user_model(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A Distill model as upstream exports it (only its folder's name says Distill: no metadata key,
+    no comment), and its vocoder in a folder of its own."""
+    root = tmp_path_factory.mktemp("user")
+    model = root / "models" / "zipvoice_distill"
+    shutil.copytree(qnn_model_dir, model)
+    decoder = onnx.load(str(model / "fm_decoder.onnx"))
+    for prop in decoder.metadata_props:
+        if prop.key == "comment":
+            prop.value = "flow-matching decoder"
+    onnx.save(decoder, str(model / "fm_decoder.onnx"))
+    vocoder = root / "vocoders" / "my-vocos.onnx"
+    vocoder.parent.mkdir()
+    (model / "vocos_24khz.onnx").rename(vocoder)
+    return model, vocoder
+
+
+@pytest.fixture(scope="module")
+def moved(user_model: tuple[Path, Path]) -> Path:
+    """`prepare --vocoder`, its output then moved and renamed (the folder copied onto the device)."""
+    model, vocoder = user_model
+    out = model.parent.parent / "prepared"
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(model), "--out", str(out), "--vocoder", str(vocoder)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    # which files it took, the vocoder by its full path (the log line serve writes too)
+    assert (
+        f"model files (fp32) in {model}: text_encoder.onnx, fm_decoder.onnx, tokens.txt; vocoder {vocoder}"
+        in (done.stderr.splitlines())
+    )
+    target = model.parent.parent / "device" / "npu-model"
+    target.parent.mkdir()
+    out.rename(target)
+    return target
+
+
+def test_a_vocoder_kept_elsewhere_is_prepared_with_vocoder_and_copied_in(user_model, moved: Path, tmp_path):
+    """prepare said "pass --vocoder", then refused `--vocoder` as an unknown argument: a model whose
+    vocoder lives in a folder of its own could not be prepared at all. It is copied in under the name
+    `serve` looks for first, so the prepared folder serves alone."""
+    model, vocoder = user_model
+    refused = subprocess.run(
+        [*PREPARE, "--model-dir", str(model), "--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "pass --vocoder" in refused.stderr, refused.stderr
+    assert model_files.locate(str(moved), "fp32").vocoder == moved / "vocos_24khz.onnx"
+    assert (moved / "vocos_24khz.onnx").read_bytes() == vocoder.read_bytes()
+    assert prepared.find(moved).manifest["source"]["vocos_24khz.onnx"] == prepared.file_hash(vocoder)
+
+
+def test_a_moved_and_renamed_prepared_folder_loads_its_contexts_with_the_models_own_defaults(
+    user_model, moved: Path, tmp_path
+):
+    """The folder's name was all that said Distill: prepared into (or moved to) a folder named otherwise,
+    serve ran the Distill model with ZipVoice's 16 steps and guidance 1.0 (twice the NPU time, and not
+    the guidance it was distilled for). The compiled contexts load from the moved folder, none compiled."""
+    model, _ = user_model
+    engine = ZipVoiceEngine(
+        engine_config(
+            moved,
+            tmp_path / "state",
+            device="qnn",
+            allow_htp_simulator=True,
+            num_steps=None,
+            ref_wav=str(model / "reference_ko.wav"),
+        )
+    )
+    engine.load()
+    try:
+        assert (engine.num_steps, engine.guidance_scale) == (8, 3.0)
+        session = engine.models.decoder.decoders[63].session
+        ops = {
+            node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()
+        }
+        assert ops == {"EPContext"}  # the compiled context, found beside the moved manifest
+        assert not (tmp_path / "state" / "qnn-cache").exists()  # nothing compiled again
+    finally:
+        engine.close()
+
+
+def test_a_folder_prepared_from_a_prepared_folder_keeps_the_models_own_name(moved: Path, tmp_path):
+    """Preparing again from a prepared folder (other buckets, another chip) keeps the name of the folder
+    the model came in, not the prepared one's."""
+    again = tmp_path / "again"
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(moved), "--out", str(again)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert prepared.find(again).manifest["model_dir"] == "zipvoice_distill"
+
+
+def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earlier_files(
+    qnn_model_dir: Path, tmp_path: Path
+):
+    """Prepared from an official export and then, into the same folder, from a sherpa-onnx release: the
+    earlier `text_encoder.onnx` and `fm_decoder.onnx` stayed beside the new `encoder.onnx` and
+    `decoder.onnx`, serve took the official names first and refused them ("was prepared from
+    decoder.onnx ... serve with --precision fp32", which it already did), and preparing again kept them."""
+    sherpa = tmp_path / "sherpa-release"
+    sherpa.mkdir()
+    for name in ("tokens.txt", "vocos_24khz.onnx", "reference_ko.wav", "reference_ko.txt"):
+        shutil.copy2(qnn_model_dir / name, sherpa / name)
+    shutil.copy2(qnn_model_dir / "text_encoder.onnx", sherpa / "encoder.onnx")
+    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", sherpa / "decoder.onnx")
+    out = tmp_path / "prepared"
+    for source in (qnn_model_dir, sherpa):
+        done = subprocess.run(
+            [*PREPARE, "--model-dir", str(source), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+    engine = ZipVoiceEngine(
+        engine_config(out, tmp_path / "state", device="qnn", allow_htp_simulator=True, precision="fp32")
+    )
+    engine.load()
+    try:
+        assert engine.info.placement["decoder@63"]["device"] == "qnn"
+    finally:
+        engine.close()
+    assert not (out / "fm_decoder.onnx").exists() and not (out / "text_encoder_int8.onnx").exists()
+    assert sorted(path.name for path in (out / "qnn").iterdir()) == [
+        "decoder@63_ctx.onnx",
+        "decoder@63_ctx_qnn.bin",
+    ]
+    # a file of the other layout put in by hand is named, with the fix (not "serve with --precision fp32")
+    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", out / "fm_decoder.onnx")
+    shadowed = engine_config(
+        out, tmp_path / "state2", device="qnn", allow_htp_simulator=True, precision="fp32"
+    )
+    with pytest.raises(
+        ModelLoadError, match="finds fm_decoder.onnx beside it first .* remove fm_decoder.onnx"
+    ):
+        ZipVoiceEngine(shadowed).load()
