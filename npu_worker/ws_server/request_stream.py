@@ -75,7 +75,7 @@ class RequestStream:
         self._sample_rate = sample_rate
         self._received_at = received_at
         self._heartbeat_interval = heartbeat_interval
-        self._chunker = GrowingChunker(frame_sizes)
+        self._chunker = GrowingChunker(frame_sizes, dtype="<i2")  # PCM: converted once per chunk
         self._onset_at: int | None = None  # stream position of the audible onset, told by the engine thread
         self._first_audio_sent = False
         self._unheard: list[SentFrame] = []  # frames sent while `first_audio` is still to come
@@ -187,7 +187,7 @@ class RequestStream:
         if chunk.onset is not None and self._onset_at is None:
             self._onset_at = self._fed_samples + chunk.onset
         self._fed_samples += int(chunk.samples.size)
-        for frame in self._chunker.feed(chunk.samples):
+        for frame in self._chunker.feed(to_pcm16(chunk.samples)):
             self._send_frame(frame)
         self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
 
@@ -202,8 +202,8 @@ class RequestStream:
         self._burst.text(end.encode())
 
     def _send_frame(self, frame: np.ndarray) -> None:
-        """One PCM frame into the burst (written with it, before the pump next waits)."""
-        self._burst.binary(to_pcm16(frame).astype("<i2", copy=False).data)
+        """One frame of little-endian PCM into the burst (written with it, before the pump next waits)."""
+        self._burst.binary(frame.data)
         sent_at = time.monotonic()
         assert self._open_idx is not None
         start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
