@@ -15,6 +15,8 @@ from aiohttp._websocket.writer import WebSocketWriter
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
+from npu_worker.jobs.model import AudioChunk
+from npu_worker.jobs.runner import LATER_AUDIO_SECONDS, URGENT_AUDIO_SECONDS
 from npu_worker.ws_server.burst import BURST_BYTES, Burst, frame_header
 from tests.test_ws_support import batch, connect, live_job, receive_until_done
 from tests.timing import seconds
@@ -140,3 +142,42 @@ async def test_a_burst_is_written_once_it_holds_64_kib(worker, monkeypatch):
     pcm = sum(len(frame) for frame in transcript.frames())
     assert pcm == len(to_pcm16(engine.render(SynthesisRequest(text)))) * 2
     assert pcm // BURST_BYTES <= written <= pcm // BURST_BYTES + 2
+
+
+async def test_a_preview_s_first_half_second_goes_to_the_loop_at_once_the_rest_may_wait_a_little(
+    worker, monkeypatch
+):
+    """The runner wakes the loop for a streaming job's first audio (its listener waits for it); past
+    URGENT_AUDIO_SECONDS a chunk may wait LATER_AUDIO_SECONDS to share a wake-up with the next ones.
+    The stream is the same either way."""
+    engine = ToneEngine(chunk_seconds=0.1)
+    client = await worker(engine)
+    handoff = client.app[SCHEDULER_KEY].journal.handoff
+    later: list[int] = []
+    urgent: list[int] = []
+    ordinary, waiting = handoff.__call__, handoff.later
+
+    def call(callback: Any, argument: Any) -> None:
+        if isinstance(argument, AudioChunk):
+            urgent.append(argument.samples.size)
+        ordinary(callback, argument)
+
+    def call_later(callback: Any, argument: Any, within: float) -> None:
+        assert within == LATER_AUDIO_SECONDS
+        later.append(argument.samples.size)
+        waiting(callback, argument, within)
+
+    monkeypatch.setattr(type(handoff), "__call__", lambda self, callback, argument: call(callback, argument))
+    monkeypatch.setattr(handoff, "later", call_later)
+    ws = await connect(client)
+    text = "가" * 100  # 2 s in 0.1 s chunks
+    try:
+        await ws.send_json(batch(text))
+        transcript = await receive_until_done(ws)
+    finally:
+        await ws.close()
+
+    assert sum(urgent[:-1]) < URGENT_AUDIO_SECONDS * 24000 <= sum(urgent)  # the first half second at once
+    assert later and sum(urgent + later) == 48000  # the rest may wait; nothing is lost
+    expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+    assert transcript.section_pcm(0) == expected
