@@ -63,3 +63,26 @@ async def test_yield_to_loop_on_the_loop_itself_returns_at_once():
     started = time.monotonic()
     handoff.yield_to_loop(seconds(5))  # would deadlock if it waited for its own loop
     assert time.monotonic() - started < 0.5
+
+
+async def test_a_later_call_waits_for_its_time_and_an_ordinary_call_runs_it_first_in_order():
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[int] = []
+    await in_thread(lambda: [handoff.later(ran.append, n, within=60.0) for n in (1, 2)])
+    await asyncio.sleep(0.05)
+    assert ran == []  # no drain was due: the loop was only told to set a 60 s timer
+    await in_thread(lambda: handoff(ran.append, 3))
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 3:
+            await asyncio.sleep(0.001)
+    assert ran == [1, 2, 3]
+
+
+async def test_a_later_call_alone_runs_within_its_time_with_those_queued_behind_it():
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[int] = []
+    await in_thread(lambda: [handoff.later(ran.append, n, within=0.01) for n in range(5)])
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 5:
+            await asyncio.sleep(0.001)
+    assert ran == list(range(5))

@@ -83,6 +83,7 @@ class Job:
     finished_at: float | None = None  # wall-clock end, folded from `done`
     current_idx: int | None = None
     first_audio_at: float | None = None
+    handed_over_samples: int = 0  # a streaming job's audio handed to its listeners so far (runner.py)
     # A later sentence of a stream socket's utterance: its caller already hears that utterance, so it
     # is ordered as a job with audio (a new preview goes first), not as a preview waiting for its first.
     continues: bool = False

@@ -40,6 +40,11 @@ from .stats import Stats
 log = logging.getLogger(__name__)
 
 FIRST_AUDIO_YIELD_SECONDS = 0.005  # at most this long the engine waits for the loop to take a first chunk
+# A streaming job's first audio wakes the loop at once; once this much has been handed over (more than
+# the first frames of any schedule: 40 + 80 + 160 ms by default), a chunk may wait LATER_AUDIO_SECONDS
+# for the loop to take it with the next ones (benchmarks/SERVER_OVERHEAD.md, 2026-12-05 night).
+URGENT_AUDIO_SECONDS = 0.5
+LATER_AUDIO_SECONDS = 0.003
 
 
 class Runner:
@@ -384,13 +389,20 @@ class Runner:
         if first:
             record_first_audio(job, self.stats, self.observer)
         if job.stream_audio:
-            self.hand_over_audio(job, chunk)
+            urgent = job.handed_over_samples < URGENT_AUDIO_SECONDS * self._rate()
+            job.handed_over_samples += int(chunk.samples.size)
+            self.hand_over_audio(job, chunk, urgent)
             if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
                 self.journal.handoff.yield_to_loop(FIRST_AUDIO_YIELD_SECONDS)
 
-    def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
-        """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis)."""
-        self.journal.handoff(job.publish_audio, chunk)
+    def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
+        """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis):
+        at once while the listener waits for its first frames, else within LATER_AUDIO_SECONDS, with
+        the chunks and events that come meanwhile (one wake-up of the loop, one burst on a socket)."""
+        if urgent:
+            self.journal.handoff(job.publish_audio, chunk)
+        else:
+            self.journal.handoff.later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
 
 
 def _now(work: Callable[..., object], *args: object) -> None:

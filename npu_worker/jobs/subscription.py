@@ -99,6 +99,20 @@ class Subscription:
         if item is _END:
             self._closed = True
             raise StopAsyncIteration
+        return self._taken(item)
+
+    def ready(self) -> LogEntry | AudioChunk | None:
+        """The next item if one is already here, else None (the end too: `async for` then stops): a
+        reader takes what a wake-up brought in one go (the `/ws` pump writes it as one burst)."""
+        if self._queue.empty():
+            return None
+        item = self._queue.get_nowait()
+        if item is _END:
+            self._closed = True  # (`__anext__` stops: closed, and nothing queued after the end)
+            return None
+        return self._taken(item)
+
+    def _taken(self, item: object) -> LogEntry | AudioChunk:
         if isinstance(item, AudioChunk):
             self._held(-item.samples.size)
         return item  # type: ignore[return-value]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 from .schedule import schedule_sizes
 
@@ -25,10 +26,12 @@ class GrowingChunker:
     frames is the concatenation of what was fed, which is what makes the stream gapless.
     """
 
-    def __init__(self, sizes: Sequence[int]) -> None:
+    def __init__(self, sizes: Sequence[int], dtype: npt.DTypeLike = np.float32) -> None:
+        """`dtype`: what the frames hold (`/ws` cuts PCM already converted, once per chunk)."""
         if not sizes or min(sizes) < 1:
             raise ValueError("chunk sizes must be positive")
         self.sizes = tuple(sizes)
+        self.dtype = np.dtype(dtype)
         self.frames_made = 0
         self._pending: list[np.ndarray] = []
         self._pending_samples = 0
@@ -43,20 +46,22 @@ class GrowingChunker:
         return self._pending_samples
 
     def feed(self, samples: np.ndarray) -> list[np.ndarray]:
-        samples = np.asarray(samples, dtype=np.float32).reshape(-1)
+        samples = np.asarray(samples, dtype=self.dtype).reshape(-1)
         if samples.size:
             self._pending.append(samples)
             self._pending_samples += samples.size
         frames: list[np.ndarray] = []
-        if self._pending_samples < self.target:
+        target = self.target
+        if self._pending_samples < target:
             return frames
-        buffer = np.concatenate(self._pending)
+        # (one piece waiting, the usual case with large engine chunks: cut it, no copy)
+        buffer = self._pending[0] if len(self._pending) == 1 else np.concatenate(self._pending)
         start = 0
-        while buffer.size - start >= self.target:
-            end = start + self.target
+        while buffer.size - start >= target:
+            end = start + target
             frames.append(buffer[start:end])
             self.frames_made += 1
-            start = end
+            start, target = end, self.target
         rest = buffer[start:]
         self._pending = [rest] if rest.size else []
         self._pending_samples = rest.size

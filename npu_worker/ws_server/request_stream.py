@@ -1,6 +1,9 @@
 """The pump of one `/ws` request: its subscription's log entries and audio chunks become text frames
 and binary PCM frames cut to the growing schedule, in log order, with `first_audio` once the frame
-holding the audible onset has gone out and a `heartbeat` whenever nothing was sent for a while."""
+holding the audible onset has gone out and a `heartbeat` whenever nothing was sent for a while.
+
+Whatever the subscription holds when the pump wakes goes out as one burst (`burst.py`): the same frames
+in the same order, in one write instead of one per frame (about 23 a preview)."""
 
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from ..protocol import (
     SectionError,
     WorkerError,
 )
+from .burst import Burst
 from .chunking import GrowingChunker
 from .opening import going_away_step
 
@@ -71,7 +75,7 @@ class RequestStream:
         self._sample_rate = sample_rate
         self._received_at = received_at
         self._heartbeat_interval = heartbeat_interval
-        self._chunker = GrowingChunker(frame_sizes)
+        self._chunker = GrowingChunker(frame_sizes, dtype="<i2")  # PCM: converted once per chunk
         self._onset_at: int | None = None  # stream position of the audible onset, told by the engine thread
         self._first_audio_sent = False
         self._unheard: list[SentFrame] = []  # frames sent while `first_audio` is still to come
@@ -84,6 +88,7 @@ class RequestStream:
         self._cancelled = False
         self._shutdown_error: WorkerError | None = None  # sent before `done` when the shutdown ended the job
         self._task: asyncio.Task[None] | None = None
+        self._burst = Burst()
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"ws-job-{self.job.id}")
@@ -127,12 +132,17 @@ class RequestStream:
         heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
         ended = False
         try:
-            async for item in self._subscription:
-                if isinstance(item, AudioChunk):
-                    await self._on_audio(item)
-                elif isinstance(item, LogEntry):
-                    await self._on_entry(item)
-                    ended = ended or isinstance(item.event, Done)
+            async for first in self._subscription:
+                item: LogEntry | AudioChunk | None = first
+                while item is not None:  # what the wake-up brought, up to a burst's worth
+                    if isinstance(item, AudioChunk):
+                        self._on_audio(item)
+                    elif isinstance(item, LogEntry):
+                        self._on_entry(item)
+                        ended = ended or isinstance(item.event, Done)
+                    item = None if self._burst.full else self._subscription.ready()
+                if self._burst:
+                    await self._session.send_burst(self._burst)
             if not ended:  # let go without a `done`: the shared queue lost the job, or its engines failed
                 log.warning("the job %s of a WebSocket request ended without its done", self.job.id)
                 self._stop_job()
@@ -143,53 +153,57 @@ class RequestStream:
         except Exception as exc:  # noqa: BLE001 - a started stream reports an error event, then closes
             log.exception("WebSocket stream of job %s failed", self.job.id)
             self._stop_job()
+            if self._burst:  # the frames made before the failure still go out, then the error
+                with contextlib.suppress(ConnectionError, RuntimeError):
+                    await self._session.send_burst(self._burst)
             await self._session.fail(EngineError(f"streaming failed: {type(exc).__name__}: {exc}"))
         finally:
             heartbeat.cancel()
             self._subscription.close()
             self._session.stream_ended(self)
 
-    async def _on_entry(self, entry: LogEntry) -> None:
+    def _on_entry(self, entry: LogEntry) -> None:
         event = entry.event
         ends_section = isinstance(event, Progress) and event.status != "synth"
         if (ends_section or isinstance(event, SectionError | Done)) and self._open_idx is not None:
-            await self._end_section()
+            self._end_section()
         if isinstance(event, Done) and self._shutdown_error is not None:
             error, self._shutdown_error = self._shutdown_error, None
-            await self._session.send_error(error)
+            self._burst.text(self._session.counted_error(error))
         if isinstance(event, Done):
             # Free the connection before `done` goes out: a client may send its next request the
             # moment it reads `done`, and must not get Busy for it.
             self._session.stream_ended(self)
-        await self._session.send_json(entry.line)
+        self._burst.text(entry.line)
 
-    async def _on_audio(self, chunk: AudioChunk) -> None:
+    def _on_audio(self, chunk: AudioChunk) -> None:
         if self._cancelled:
             return
         if self._open_idx != chunk.idx:
             if self._open_idx is not None:
-                await self._end_section()
+                self._end_section()
             self._open_idx, self._section_samples, self._section_frames = chunk.idx, 0, 0
-            await self._session.send_json(AudioStart(idx=chunk.idx, sample_rate=self._sample_rate).encode())
+            self._burst.text(AudioStart(idx=chunk.idx, sample_rate=self._sample_rate).encode())
         if chunk.onset is not None and self._onset_at is None:
             self._onset_at = self._fed_samples + chunk.onset
         self._fed_samples += int(chunk.samples.size)
-        for frame in self._chunker.feed(chunk.samples):
-            await self._send_frame(frame)
-        await self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
+        for frame in self._chunker.feed(to_pcm16(chunk.samples)):
+            self._send_frame(frame)
+        self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
 
-    async def _end_section(self) -> None:
+    def _end_section(self) -> None:
         """Flush the section's last (short) frame unless cancelled, then `audio_end` with what was sent."""
         rest = self._chunker.flush()
         if rest is not None and not self._cancelled:
-            await self._send_frame(rest)
+            self._send_frame(rest)
         assert self._open_idx is not None
         end = AudioEnd(idx=self._open_idx, samples=self._section_samples, chunks=self._section_frames)
         self._open_idx = None
-        await self._session.send_json(end.encode())
+        self._burst.text(end.encode())
 
-    async def _send_frame(self, frame: np.ndarray) -> None:
-        await self._session.send_pcm(to_pcm16(frame).astype("<i2").tobytes())
+    def _send_frame(self, frame: np.ndarray) -> None:
+        """One frame of little-endian PCM into the burst (written with it, before the pump next waits)."""
+        self._burst.binary(frame.data)
         sent_at = time.monotonic()
         assert self._open_idx is not None
         start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
@@ -197,9 +211,9 @@ class RequestStream:
         self._section_frames += 1
         if not self._first_audio_sent:
             self._unheard.append(SentFrame(start, self._stream_samples, sent_at, self._open_idx))
-            await self._maybe_first_audio()
+            self._maybe_first_audio()
 
-    async def _maybe_first_audio(self) -> None:
+    def _maybe_first_audio(self) -> None:
         """`first_audio` once the frame holding the onset has gone out; `ttfa_ms` is when it did.
 
         The engine thread found the onset (it needs a little audio after it, so the news can come with
@@ -217,7 +231,7 @@ class RequestStream:
         self._first_audio_sent = True
         self._unheard = []
         ttfa_ms = round((carrier.sent_at - self._received_at) * 1000.0, 1)
-        await self._session.send_json(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).encode())
+        self._burst.text(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).encode())
 
     async def _heartbeats(self) -> None:
         """A `heartbeat` event whenever nothing was sent for `heartbeat_interval` (a queued preview)."""

@@ -43,6 +43,7 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
     ws = await open_socket(request)
     metrics = app.get(METRICS_KEY)
     session = WsSession(
+        request,
         ws,
         app[SCHEDULER_KEY],
         settings,

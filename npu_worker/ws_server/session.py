@@ -34,6 +34,7 @@ from ..protocol import (
     WorkerError,
     parse_ws_message,
 )
+from .burst import Burst
 from .chunking import schedule_sizes
 from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, taken
 from .request_stream import RequestStream
@@ -66,6 +67,7 @@ class WsSession:
 
     def __init__(
         self,
+        request: web.BaseRequest,
         ws: web.WebSocketResponse,
         scheduler: Scheduler,
         settings: Settings,
@@ -74,7 +76,7 @@ class WsSession:
         count_error: Callable[[str], object] | None = None,
         abort: Callable[[], object] | None = None,
     ):
-        self._ws = ws
+        self._request, self._ws = request, ws  # (the request's transport and writer: `send_burst`)
         # A peer that takes nothing of a frame for this long is gone, as one that answers no ping is (the
         # heartbeat's interval plus the half it gives a pong): its connection is dropped (`abort`). The
         # heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the
@@ -100,9 +102,19 @@ class WsSession:
         async with self._send_lock:
             await self._taken(self._ws.send_frame(body, WSMsgType.TEXT))
 
-    async def send_pcm(self, pcm: bytes) -> None:
+    async def send_burst(self, burst: Burst) -> None:
+        """The frames a burst holds in one write (`burst.py`), as aiohttp's writer would have made them
+        one by one; then, only if the peer's buffers are full, the wait for it to take them, under the
+        same deadline as any send (no timer per write otherwise)."""
         async with self._send_lock:
-            await self._taken(self._ws.send_bytes(pcm))
+            transport = self._request.transport
+            if self._ws.closed or transport is None or transport.is_closing():
+                raise ConnectionResetError("Cannot write to closing transport")  # (as aiohttp's writer)
+            transport.write(burst.take())
+            if self._request.protocol.writing_paused:
+                await self._taken(self._request.writer.drain())
+            else:
+                self._last_sent = time.monotonic()
 
     async def _taken(self, send: Awaitable[None]) -> None:
         """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped."""
@@ -111,8 +123,12 @@ class WsSession:
 
     async def send_error(self, error: WorkerError) -> None:
         """A request-level `error` event (no idx), counted in /metrics."""
+        await self.send_json(self.counted_error(error))
+
+    def counted_error(self, error: WorkerError) -> bytes:
+        """A request-level `error` event to send, counted in /metrics now."""
         self._count_error(str(error))
-        await self.send_json(error_event(error))
+        return error_event(error)
 
     async def fail(self, error: WorkerError) -> None:
         """An internal failure mid-stream: say so, then close with 1011 (the stream is no longer whole)."""

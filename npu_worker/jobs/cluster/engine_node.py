@@ -60,8 +60,8 @@ class ClusterRunner(Runner):
     writes_for = ""  # the node whose files this one writes (itself, when it is a `both` node)
     written: Callable[[str], None] | None = None  # on the loop: a section's file was written here
 
-    def hand_over_audio(self, job: Job, chunk: AudioChunk) -> None:
-        if self.pcm is not None:
+    def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
+        if self.pcm is not None:  # (to Redis, every chunk at once, as before)
             self.journal.handoff(self.pcm.put, (job.id, chunk.idx, self.attempt, chunk))
 
     def _end_of(

@@ -1,0 +1,183 @@
+"""What a `/ws` request's subscription holds when its pump wakes goes out in one write (`burst.py`):
+fewer `send` syscalls and reader wake-ups per preview, the same frames byte for byte."""
+
+from __future__ import annotations
+
+import threading
+import time
+from asyncio import selector_events
+from typing import Any
+
+import pytest
+from aiohttp import WSMsgType
+from aiohttp._websocket.writer import WebSocketWriter
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.audio import to_pcm16
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.jobs.model import AudioChunk
+from npu_worker.jobs.runner import LATER_AUDIO_SECONDS, URGENT_AUDIO_SECONDS
+from npu_worker.ws_server.burst import BURST_BYTES, Burst, frame_header
+from tests.test_ws_support import batch, connect, live_job, receive_until_done
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+
+class _Written:
+    """What aiohttp's writer hands its transport (the only part of a transport it uses here)."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data: bytes) -> None:
+        self.data += data
+
+    def is_closing(self) -> bool:
+        return False
+
+
+async def _aiohttp_frame(payload: bytes, opcode: WSMsgType) -> bytes:
+    written = _Written()
+    writer = WebSocketWriter(protocol=None, transport=written)  # type: ignore[arg-type]
+    await writer.send_frame(payload, opcode)
+    return bytes(written.data)
+
+
+@pytest.mark.parametrize("length", [0, 1, 125, 126, 127, 15360, 65535, 65536, 70000])
+async def test_a_burst_holds_the_frames_aiohttp_writes_byte_for_byte(length):
+    payload = bytes(i % 251 for i in range(length))
+    burst = Burst()
+    burst.text(payload)
+    burst.binary(memoryview(payload))
+    binary = await _aiohttp_frame(payload, WSMsgType.BINARY)
+    expected = await _aiohttp_frame(payload, WSMsgType.TEXT) + binary
+    assert burst.size == len(expected)
+    assert burst.take() == expected
+    assert not burst and burst.size == 0
+    assert frame_header(WSMsgType.BINARY, length) == binary[: len(binary) - length]
+
+
+class WriteCount:
+    """Counts the writes to the server's side of one connection (its local port is the server's)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, server_port: int) -> None:
+        self.count = 0
+        original = selector_events._SelectorSocketTransport.write
+
+        def write(transport: Any, data: Any) -> None:
+            if transport.get_extra_info("sockname")[1] == server_port:
+                self.count += 1
+            original(transport, data)
+
+        monkeypatch.setattr(selector_events._SelectorSocketTransport, "write", write)
+
+
+def _hold_the_loop_until_done(client: Any, job: Any) -> None:
+    """Block the event loop's thread (on purpose) while the engine thread makes the whole request: its
+    chunks and events pile up for the loop, as when the loop is busy elsewhere."""
+    deadline = time.monotonic() + seconds(10)
+    while not job.finished and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert job.finished, "the engine thread did not finish the request"
+    with client.app[SCHEDULER_KEY].journal._lock:  # `done` is folded, then handed over, under this lock
+        pass
+
+
+async def test_what_the_pump_finds_waiting_goes_out_in_one_write_each_frame_whole(worker, monkeypatch):
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    ws = await connect(client)
+    texts = ("가" * 10, "나" * 10, "다" * 10)  # 0.2 s each: every frame and event fits in one burst
+    try:
+        await ws.send_json(batch(*texts))
+        seen = []
+        while not (seen and seen[-1].get("event") == "progress"):  # section 0 started, the engine waits
+            item = await ws.receive()
+            assert isinstance(item, dict)
+            seen.append(item)
+        job = live_job(client, seen[0]["job_id"])
+        writes = WriteCount(monkeypatch, client.port)
+        engine.gate.set()
+        _hold_the_loop_until_done(client, job)
+        transcript = await receive_until_done(ws)
+        written = writes.count  # (the close's frame comes after)
+    finally:
+        engine.gate.set()
+        await ws.close()
+
+    assert written == 1
+    names = [item["event"] if isinstance(item, dict) else "pcm" for item in transcript.items]
+    assert names[0] == "audio_start" and names[-1] == "done"
+    for idx, text in enumerate(texts):
+        expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+        assert transcript.section_pcm(idx) == expected
+    assert transcript.done["ok_count"] == 3
+    assert sum(len(frame) for frame in transcript.frames()) < BURST_BYTES
+
+
+async def test_a_burst_is_written_once_it_holds_64_kib(worker, monkeypatch):
+    engine = ToneEngine(chunk_seconds=0.5)
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    ws = await connect(client)
+    text = "가" * 250  # 5 s: 240 KB of PCM, so four bursts at least
+    try:
+        await ws.send_json(batch(text))
+        seen = []
+        while not (seen and seen[-1].get("event") == "progress"):
+            item = await ws.receive()
+            assert isinstance(item, dict)
+            seen.append(item)
+        job = live_job(client, seen[0]["job_id"])
+        writes = WriteCount(monkeypatch, client.port)
+        engine.gate.set()
+        _hold_the_loop_until_done(client, job)
+        transcript = await receive_until_done(ws)
+        written = writes.count  # (the close's frame comes after)
+    finally:
+        engine.gate.set()
+        await ws.close()
+
+    pcm = sum(len(frame) for frame in transcript.frames())
+    assert pcm == len(to_pcm16(engine.render(SynthesisRequest(text)))) * 2
+    assert pcm // BURST_BYTES <= written <= pcm // BURST_BYTES + 2
+
+
+async def test_a_preview_s_first_half_second_goes_to_the_loop_at_once_the_rest_may_wait_a_little(
+    worker, monkeypatch
+):
+    """The runner wakes the loop for a streaming job's first audio (its listener waits for it); past
+    URGENT_AUDIO_SECONDS a chunk may wait LATER_AUDIO_SECONDS to share a wake-up with the next ones.
+    The stream is the same either way."""
+    engine = ToneEngine(chunk_seconds=0.1)
+    client = await worker(engine)
+    handoff = client.app[SCHEDULER_KEY].journal.handoff
+    later: list[int] = []
+    urgent: list[int] = []
+    ordinary, waiting = handoff.__call__, handoff.later
+
+    def call(callback: Any, argument: Any) -> None:
+        if isinstance(argument, AudioChunk):
+            urgent.append(argument.samples.size)
+        ordinary(callback, argument)
+
+    def call_later(callback: Any, argument: Any, within: float) -> None:
+        assert within == LATER_AUDIO_SECONDS
+        later.append(argument.samples.size)
+        waiting(callback, argument, within)
+
+    monkeypatch.setattr(type(handoff), "__call__", lambda self, callback, argument: call(callback, argument))
+    monkeypatch.setattr(handoff, "later", call_later)
+    ws = await connect(client)
+    text = "가" * 100  # 2 s in 0.1 s chunks
+    try:
+        await ws.send_json(batch(text))
+        transcript = await receive_until_done(ws)
+    finally:
+        await ws.close()
+
+    assert sum(urgent[:-1]) < URGENT_AUDIO_SECONDS * 24000 <= sum(urgent)  # the first half second at once
+    assert later and sum(urgent + later) == 48000  # the rest may wait; nothing is lost
+    expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+    assert transcript.section_pcm(0) == expected
