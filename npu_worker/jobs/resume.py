@@ -80,6 +80,24 @@ def _log_starts(scheduler: Scheduler, jobs: list[Job], info: EngineInfo | None) 
         scheduler.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
 
 
+def _count_outputs(scheduler: Scheduler) -> None:
+    """What the outputs folder holds, counted once, and finished jobs removed where it passes the bound
+    (a bound lowered since the last run): before any section writes there."""
+    outputs, retention = scheduler.outputs, scheduler.retention
+    assert retention is not None
+    held = outputs.recount()
+    orphans = outputs.held_by_unknown(job.id for job in scheduler.registry.snapshot())
+    if orphans:
+        log.warning(
+            "%d bytes under %s belong to no kept job: counted against --outputs-max-bytes, never "
+            "removed by the worker",
+            orphans,
+            outputs.root,
+        )
+    if 0 < outputs.max_bytes < held:
+        scheduler.stats.count("jobs_removed", retention.make_room(held - outputs.max_bytes))
+
+
 def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
     """Blocking start-up work: every stored job, crash leftovers, retention."""
     store, registry = scheduler.store, scheduler.registry
@@ -90,4 +108,5 @@ def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
     scheduler.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
     assert scheduler.retention is not None
     scheduler.stats.count("jobs_removed", scheduler.retention.sweep())
+    _count_outputs(scheduler)
     return [job for job in jobs if isinstance(job, Job) and not job.finished]

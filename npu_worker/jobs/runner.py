@@ -8,6 +8,7 @@ bytes go to the output file and the cache) and written once, through `PathPolicy
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -35,6 +36,7 @@ from .finisher import Finisher
 from .journal import Journal
 from .model import AudioChunk, Job, Section
 from .observer import SchedulerObserver
+from .outputs_budget import OutputsBudget
 from .stats import Stats
 
 log = logging.getLogger(__name__)
@@ -62,8 +64,10 @@ class Runner:
         end_job: Callable[[Job], None],
         observer: SchedulerObserver | None = None,
         preview_lanes: int = 1,
+        outputs: OutputsBudget | None = None,
     ) -> None:
         self.engine = engine
+        self.outputs = outputs  # the byte bound of default outputs (none: unbounded, as on a cluster)
         self.admission = admission
         self.journal = journal
         self.cache = cache
@@ -268,8 +272,10 @@ class Runner:
         try:
             if section.output_path is not None:
                 try:
-                    # Opened again without following links: the path may have changed since admission.
-                    self.paths.write_output(section.output_path, audio.file_wav())
+                    wav = audio.file_wav()
+                    with self._counted(job, section.output_path, len(wav)):
+                        # Opened again without following links: the path may have changed since admission.
+                        self.paths.write_output(section.output_path, wav)
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
             done = Progress(
@@ -287,6 +293,12 @@ class Runner:
             return
         if not audio.cached and self._caches(job, section):
             self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
+
+    def _counted(self, job: Job, path: str, size: int) -> contextlib.AbstractContextManager[None]:
+        """The write counted against the outputs budget (WriteFailed when it cannot make room)."""
+        if self.outputs is None:
+            return contextlib.nullcontext()
+        return self.outputs.writing(job.id, path, size)
 
     def _fail(self, job: Job, section: Section, exc: Exception) -> None:
         if not isinstance(exc, WorkerError):

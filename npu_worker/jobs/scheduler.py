@@ -2,7 +2,7 @@
 
 It wires the parts and owns none of their logic: `admission` (bounds, order, cancel), `journal`
 (every state change, persisted and published), `runner` (the engine thread), `registry` (jobs by id),
-`retention` (what finished jobs leave behind), `stats` (counters), `resume` (the kept jobs at start-up),
+`retention` (what finished jobs leave behind), `outputs` (the default outputs' byte bound), `stats` (counters), `resume` (the kept jobs at start-up),
 `shutdown` (the drain), `stored` (a kept job read back whole, a section's wav opened), `request_checks`
 (what a request names, checked and resolved). Its own methods are the lifecycle and submission; it
 inherits what it can take now (`readiness`), a job's end (`ending`) and the views' reads (`listening`).
@@ -39,6 +39,7 @@ from .journal import Journal, LocalJournal, LoopHandoff
 from .listening import JobListening
 from .model import Job, new_job_id
 from .observer import SchedulerObserver
+from .outputs_budget import OutputsBudget
 from .recovery import Recovery
 from .registry import JobRegistry
 from .request_checks import RequestChecks
@@ -73,6 +74,7 @@ class Scheduler(JobListening):
         state_dir = Path(self.paths.state_dir)
         self.store = JobStore(state_dir)
         self.cache = SynthesisCache(state_dir / "cache", settings.cache_max_bytes)
+        self.outputs = OutputsBudget(self.paths.outputs_root, settings.outputs_max_bytes)
         self.registry = JobRegistry()
         self.admission = Admission(settings.max_queue)
         self.stats = Stats()
@@ -105,6 +107,7 @@ class Scheduler(JobListening):
             keep_seconds=self.settings.job_retention,
             max_jobs=self.settings.max_jobs_kept,
             clock=self.clock,
+            outputs=self.outputs,
         )
         self.runner = Runner(
             self.engine,
@@ -118,6 +121,7 @@ class Scheduler(JobListening):
             end_job=self.end_job,
             observer=self.observer,
             preview_lanes=self.settings.preview_lanes,
+            outputs=self.outputs,
         )
         self.runner.load_checks = self.load_checks
         self.runner.on_load_failed = lambda: _call_soon(loop, self._end_unrunnable_streams)

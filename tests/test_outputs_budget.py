@@ -1,0 +1,138 @@
+"""The byte bound of default outputs (`--outputs-max-bytes`), on a real worker with the espeak-ng engine,
+real files in the state dir and the HTTP API: the oldest finished jobs go first, running jobs never,
+a section with no room fails alone, and the count survives a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from npu_worker.jobs.outputs_budget import OutputsBudget
+from tests.timing import seconds
+
+SHORT = "전압을 측정합니다."  # one espeak-ng section: a few tens of KB of wav
+
+
+def held(folder: Path) -> int:
+    """What a folder holds on disk, walked whole (the test's own count, not the worker's)."""
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+async def run_batch(client, texts: list[str]) -> tuple[str, list[dict]]:
+    """A batch without output_path, run to its `done`: its id and its events."""
+    body = {"lang": "ko", "sections": [{"idx": i, "text": t} for i, t in enumerate(texts)]}
+    response = await client.post("/synth_batch?async=1", json=body)
+    assert response.status == 200, await response.text()
+    job_id = (await response.json())["job_id"]
+    async with asyncio.timeout(seconds(30)):
+        events = await client.get(f"/jobs/{job_id}/events")
+        lines = [json.loads(line) async for line in events.content if line.strip()]
+    assert lines[-1]["event"] == "done"
+    return job_id, lines
+
+
+async def section_bytes(client, settings) -> int:
+    """The size of one SHORT section's wav, measured on this worker (espeak-ng's own output varies)."""
+    job_id, _ = await run_batch(client, [SHORT])
+    return held(Path(settings.state_dir) / "outputs" / job_id)
+
+
+async def test_the_oldest_finished_jobs_go_first_and_their_ids_answer_404(worker, settings):
+    state = Path(settings.state_dir)
+    probe = await worker(None, outputs_max_bytes=0)
+    size = await section_bytes(probe, settings)
+    await probe.close()
+    budget = 3 * size + size // 2  # room for three such jobs, not four
+    client = await worker(None, outputs_max_bytes=budget)
+    jobs = [(await run_batch(client, [SHORT]))[0] for _ in range(5)]
+    assert held(state / "outputs") <= budget
+    for gone in jobs[:2]:  # and the probe's job before them
+        for path in (f"/jobs/{gone}/status", f"/jobs/{gone}/result", f"/jobs/{gone}/sections/0/audio"):
+            response = await client.get(path)
+            assert response.status == 404, path
+            body = await response.json()
+            assert body["status"] == "fail" and body["error"].startswith("JobNotFound:")
+        assert not (state / "outputs" / gone).exists()
+    for kept in jobs[2:]:
+        response = await client.get(f"/jobs/{kept}/sections/0/audio")
+        assert response.status == 200
+        assert (await response.read())[:4] == b"RIFF"
+
+
+async def test_a_section_running_jobs_leave_no_room_for_fails_and_nothing_else_goes(worker, settings):
+    state = Path(settings.state_dir)
+    probe = await worker(None, outputs_max_bytes=0)
+    finished, _ = await run_batch(probe, [SHORT])
+    size = held(state / "outputs" / finished)
+    await probe.close()
+    client = await worker(None, outputs_max_bytes=3 * size + size // 2)
+    # Seven sections: room for three; the finished job goes for the third, then there is none.
+    running, events = await run_batch(client, [SHORT] * 7)
+    finals = {e["idx"]: e for e in events if e["event"] == "error" or e.get("status") == "ok"}
+    assert [finals[i]["event"] for i in range(7)] == ["progress"] * 3 + ["error"] * 4
+    for idx in range(3, 7):
+        assert (
+            finals[idx]["error"].startswith("WriteFailed:") and "--outputs-max-bytes" in finals[idx]["error"]
+        )
+    assert events[-1]["ok_count"] == 3 and events[-1]["fail_count"] == 4
+    assert (await client.get(f"/jobs/{finished}/status")).status == 404  # the oldest finished one went
+    for idx in range(3):  # what the running job made stays
+        assert (await client.get(f"/jobs/{running}/sections/{idx}/audio")).status == 200
+    assert held(state / "outputs") <= 3 * size + size // 2
+
+
+async def test_a_section_larger_than_what_eviction_frees_removes_nothing(worker, settings):
+    probe = await worker(None, outputs_max_bytes=0)
+    size = await section_bytes(probe, settings)
+    await probe.close()
+    client = await worker(None, outputs_max_bytes=2 * size + size // 2)
+    kept = [(await run_batch(client, [SHORT]))[0] for _ in range(2)]
+    _, events = await run_batch(client, [SHORT * 8])  # far more than the whole budget
+    final = next(e for e in events if e["event"] == "error")
+    assert final["error"].startswith("WriteFailed:")
+    for job_id in kept:  # removing them would not have made room: both stay
+        assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
+
+
+async def test_the_count_survives_a_restart_and_a_lowered_bound_applies_at_start(worker, settings):
+    state = Path(settings.state_dir)
+    first = await worker(None, outputs_max_bytes=0)  # no byte bound
+    jobs = [(await run_batch(first, [SHORT]))[0] for _ in range(4)]
+    size = max(held(state / "outputs" / job_id) for job_id in jobs)
+    await first.close()
+    budget = 2 * size + size // 2
+    client = await worker(None, outputs_max_bytes=budget)  # counted at start: two jobs too many
+    for gone in jobs[:2]:
+        assert (await client.get(f"/jobs/{gone}/status")).status == 404
+    assert held(state / "outputs") <= budget
+    newest, _ = await run_batch(client, [SHORT])  # counted with what was there: the third job goes
+    assert (await client.get(f"/jobs/{jobs[2]}/status")).status == 404
+    assert (await client.get(f"/jobs/{jobs[3]}/status")).status == 200
+    assert (await client.get(f"/jobs/{newest}/sections/0/audio")).status == 200
+    assert held(state / "outputs") <= budget
+
+
+def test_a_folder_of_no_kept_job_is_counted_and_a_failed_write_is_not(tmp_path):
+    root = tmp_path / "outputs"
+    (root / "stray").mkdir(parents=True)
+    (root / "stray" / "s00.wav").write_bytes(b"x" * 100)
+    budget = OutputsBudget(str(root), 250)
+    assert budget.recount() == 100
+    assert budget.held_by_unknown(["other"]) == 100
+    path = str(root / "job" / "s00.wav")
+    try:
+        with budget.writing("job", path, 120):
+            raise OSError("disk full")
+    except OSError:
+        pass
+    assert budget.total == 100  # the write failed: nothing counted
+    with budget.writing("job", path, 120):
+        pass
+    with budget.writing("job", path, 140):  # the same file again (a resumed section): replaced, not added
+        pass
+    assert budget.total == 240 and budget.held_by("job") == 140
+    with budget.writing("job", os.path.join(tmp_path, "callers.wav"), 10_000):  # a caller's path: not counted
+        pass
+    assert budget.total == 240
