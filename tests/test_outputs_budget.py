@@ -136,3 +136,41 @@ def test_a_folder_of_no_kept_job_is_counted_and_a_failed_write_is_not(tmp_path):
     with budget.writing("job", os.path.join(tmp_path, "callers.wav"), 10_000):  # a caller's path: not counted
         pass
     assert budget.total == 240
+
+
+async def probe_size(worker, tmp_path: Path) -> int:
+    """One SHORT section's wav size, on a worker of its own (its own state dir)."""
+    probe = await worker(None, state_dir=str(tmp_path / "probe"), outputs_max_bytes=0)
+    job_id, _ = await run_batch(probe, [SHORT])
+    await probe.close()
+    return held(tmp_path / "probe" / "outputs" / job_id)
+
+
+async def check_oldest_go(client, outputs: Path, budget: int) -> None:
+    jobs = []
+    for _ in range(5):
+        jobs.append((await run_batch(client, [SHORT]))[0])
+        assert held(outputs) <= budget
+    for gone in jobs[:2]:
+        response = await client.get(f"/jobs/{gone}/status")
+        assert response.status == 404 and (await response.json())["error"].startswith("JobNotFound:")
+        assert not (outputs / gone).exists()
+    for kept in jobs[2:]:
+        assert (await client.get(f"/jobs/{kept}/sections/0/audio")).status == 200
+
+
+async def test_on_a_redis_queue_a_both_node_bounds_the_files_it_writes(worker, redis_server, tmp_path):
+    size = await probe_size(worker, tmp_path)
+    budget = 3 * size + size // 2
+    client = await worker(None, queue=redis_server.url, claim_timeout=1.0, outputs_max_bytes=budget)
+    await check_oldest_go(client, tmp_path / "state" / "outputs", budget)
+
+
+async def test_on_a_redis_queue_the_accepting_nodes_writer_bounds_its_files(worker, redis_server, tmp_path):
+    size = await probe_size(worker, tmp_path)
+    budget = 3 * size + size // 2
+    queue = {"queue": redis_server.url, "claim_timeout": 1.0}
+    await worker(None, role="engine", state_dir=str(tmp_path / "engine"), **queue)
+    api = await worker(None, role="api", outputs_max_bytes=budget, **queue)  # writes what the engine made
+    await check_oldest_go(api, tmp_path / "state" / "outputs", budget)
+    assert not (tmp_path / "engine" / "outputs").exists() or held(tmp_path / "engine" / "outputs") == 0
