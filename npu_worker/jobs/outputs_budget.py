@@ -37,6 +37,9 @@ class OutputsBudget:
         self.max_bytes = max_bytes
         self.make_room: Callable[[int], object] = lambda need: None
         self._lock = threading.Lock()
+        # One write at a time counts and makes room (a writer and an engine thread on a Redis queue): a
+        # second would see the first's removals not yet counted and fail, or remove more than needed.
+        self._room = threading.Lock()
         self._files: dict[str, dict[str, int]] = {}  # job id → {file path → bytes}
         self._total = 0
 
@@ -93,11 +96,15 @@ class OutputsBudget:
             raise
 
     def _reserve(self, job_id: str, path: str, size: int) -> int:
+        with self._room:
+            return self._reserve_alone(job_id, path, size)
+
+    def _reserve_alone(self, job_id: str, path: str, size: int) -> int:
         with self._lock:
             previous = self._files.get(job_id, {}).get(path, 0)
             need = self._total - previous + size - self.max_bytes
         if self.max_bytes > 0 and need > 0:
-            self.make_room(need)
+            self.make_room(need)  # its removals are counted (`recount_job`) before it returns
         with self._lock:
             previous = self._files.get(job_id, {}).get(path, 0)
             over = self._total - previous + size - self.max_bytes
