@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 from npu_worker.jobs.outputs_budget import OutputsBudget
+from tests.test_metrics import scrape, value
 from tests.timing import seconds
 
 SHORT = "전압을 측정합니다."  # one espeak-ng section: a few tens of KB of wav
@@ -48,6 +49,7 @@ async def test_the_oldest_finished_jobs_go_first_and_their_ids_answer_404(worker
     client = await worker(None, outputs_max_bytes=budget)
     jobs = [(await run_batch(client, [SHORT]))[0] for _ in range(5)]
     assert held(state / "outputs") <= budget
+    assert value(await scrape(client), "npu_worker_outputs_bytes") == held(state / "outputs")
     for gone in jobs[:2]:  # and the probe's job before them
         for path in (f"/jobs/{gone}/status", f"/jobs/{gone}/result", f"/jobs/{gone}/sections/0/audio"):
             response = await client.get(path)
