@@ -203,12 +203,12 @@ class Settings:
     max_jobs_kept: int = _opt(
         1000, "finished jobs kept at most; the oldest go first (0 = no count bound)", kind=whole_number(0)
     )
-    outputs_max_bytes: int = _opt(
+    jobs_max_bytes: int = _opt(
         4 * 1024 * 1024 * 1024,
-        "bytes of default outputs (sections without output_path, in <state>/outputs/) kept at most, "
-        "4 GiB by default (about 260 39-slide lectures of 15.5 MiB); past it the oldest finished jobs "
-        "go first, and a section that running jobs leave no room for fails (WriteFailed) "
-        "(0 = no byte bound)",
+        "bytes the state dir keeps for jobs at most (their records, logs and default outputs: sections "
+        "without output_path), 4 GiB by default (about 260 39-slide lectures of 15.5 MiB); past it the "
+        "oldest finished jobs go first, and what running jobs leave no room for is refused (a section: "
+        "WriteFailed; a batch: 503 StateUnavailable) (0 = no byte bound)",
         kind=whole_number(0),
     )
     cache_max_bytes: int = _opt(

@@ -81,21 +81,21 @@ def _log_starts(scheduler: Scheduler, jobs: list[Job], info: EngineInfo | None) 
 
 
 def _count_outputs(scheduler: Scheduler) -> None:
-    """What the outputs folder holds, counted once, and finished jobs removed where it passes the bound
-    (a bound lowered since the last run): before any section writes there."""
-    outputs, retention = scheduler.outputs, scheduler.retention
+    """What the job folders hold, counted once, and finished jobs removed where it passes the bound
+    (a bound lowered since the last run): before any job writes there."""
+    job_bytes, retention = scheduler.job_bytes, scheduler.retention
     assert retention is not None
-    held = outputs.recount()
-    orphans = outputs.held_by_unknown(job.id for job in scheduler.registry.snapshot())
+    held = job_bytes.recount()
+    orphans = job_bytes.held_by_unknown(job.id for job in scheduler.registry.snapshot())
     if orphans:
         log.warning(
-            "%d bytes under %s belong to no kept job: counted against --outputs-max-bytes, never "
+            "%d bytes in %s belong to no kept job: counted against --jobs-max-bytes, never "
             "removed by the worker",
             orphans,
-            outputs.root,
+            " and ".join(job_bytes.roots),
         )
-    if 0 < outputs.max_bytes < held:
-        scheduler.stats.count("jobs_removed", retention.make_room(held - outputs.max_bytes))
+    if 0 < job_bytes.max_bytes < held:
+        scheduler.stats.count("jobs_removed", retention.make_room(held - job_bytes.max_bytes))
 
 
 def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:

@@ -3,9 +3,9 @@
 A finished job (its request, its log and its default outputs inside the state directory) is removed
 `keep_seconds` after it ended, and the oldest finished ones go first once more than `max_jobs` are
 kept. A caller's own `output_path` is never deleted: the journal removes only files it owns. Unfinished
-jobs are never removed. `0` turns a bound off. A third bound, in bytes, is the outputs budget's
-(`outputs_budget.py`): when a section's default output would pass it, `make_room` removes the oldest
-finished jobs that hold default outputs, as many as it takes, and none when that would not be enough.
+jobs are never removed. `0` turns a bound off. A third bound, in bytes, is `--jobs-max-bytes`
+(`job_bytes.py`): when a job's record or a default output would pass it, `make_room` removes the oldest
+finished jobs that hold bytes, as many as it takes, and none when that would not be enough.
 
 Ages run on the monotonic clock: a job that ends in this process is as old as the monotonic time since
 its end, and one read back at start-up as old as the wall clock then said, plus the monotonic time since.
@@ -23,9 +23,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..leftovers import remove_all_parts, remove_stale_parts_of
+from .job_bytes import JobBytes
 from .journal import LocalJournal
 from .model import Job, KeptJob
-from .outputs_budget import OutputsBudget
 from .registry import JobRegistry
 
 log = logging.getLogger(__name__)
@@ -41,12 +41,12 @@ class Retention:
         max_jobs: int,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
-        outputs: OutputsBudget | None = None,
+        job_bytes: JobBytes | None = None,
     ) -> None:
         self.registry = registry
-        self.outputs = outputs
-        if outputs is not None:
-            outputs.make_room = self.make_room
+        self.job_bytes = job_bytes
+        if job_bytes is not None:
+            job_bytes.make_room = self.make_room
         self.journal = journal
         self.keep_seconds = keep_seconds
         self.max_jobs = max_jobs
@@ -96,17 +96,17 @@ class Retention:
         return len(gone)
 
     def make_room(self, need: int) -> int:
-        """Remove the oldest finished jobs holding default outputs until they have freed `need` bytes
-        of the outputs budget; none when all of them together hold less (blocking I/O). Returns how
+        """Remove the oldest finished jobs holding bytes until they have freed `need` bytes of
+        --jobs-max-bytes; none when all of them together hold less (blocking I/O). Returns how
         many were removed."""
-        if self.outputs is None:
+        if self.job_bytes is None:
             return 0
         with self._lock:
             finished = self._finished = self._index(self.monotonic())
             gone: list[Job | KeptJob] = []
             freed = 0
             for job_id, (job, _) in finished.items():  # oldest end first
-                held = self.outputs.held_by(job_id)
+                held = self.job_bytes.held_by(job_id)
                 if held:
                     gone.append(job)
                     freed += held
@@ -118,9 +118,9 @@ class Retention:
                 del finished[job.id]
         self._remove(gone)
         log.info(
-            "removed %d finished job(s) to keep the default outputs under --outputs-max-bytes (%d bytes)",
+            "removed %d finished job(s) to keep the jobs in the state dir under --jobs-max-bytes (%d bytes)",
             len(gone),
-            self.outputs.max_bytes,
+            self.job_bytes.max_bytes,
         )
         return len(gone)
 
@@ -131,8 +131,8 @@ class Retention:
                 self.journal.remove(job)
             except OSError as exc:
                 log.warning("could not remove job %s: %s", job.id, exc)
-            if self.outputs is not None:
-                self.outputs.recount_job(job.id)
+            if self.job_bytes is not None:
+                self.job_bytes.recount_job(job.id)
 
 
 def _end_time(job: Job | KeptJob) -> float:

@@ -33,10 +33,10 @@ from .admission import Admission
 from .cache import SynthesisCache, cache_key
 from .delivery import Delivery, SectionAudio, chunks_of
 from .finisher import Finisher
+from .job_bytes import JobBytes
 from .journal import Journal
 from .model import AudioChunk, Job, Section
 from .observer import SchedulerObserver
-from .outputs_budget import OutputsBudget
 from .stats import Stats
 
 log = logging.getLogger(__name__)
@@ -64,10 +64,10 @@ class Runner:
         end_job: Callable[[Job], None],
         observer: SchedulerObserver | None = None,
         preview_lanes: int = 1,
-        outputs: OutputsBudget | None = None,
+        job_bytes: JobBytes | None = None,
     ) -> None:
         self.engine = engine
-        self.outputs = outputs  # the byte bound of default outputs (none: unbounded, as on a cluster)
+        self.job_bytes = job_bytes  # --jobs-max-bytes over default outputs (none: unbounded)
         self.admission = admission
         self.journal = journal
         self.cache = cache
@@ -295,10 +295,10 @@ class Runner:
             self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
 
     def _counted(self, job: Job, path: str, size: int) -> contextlib.AbstractContextManager[None]:
-        """The write counted against the outputs budget (WriteFailed when it cannot make room)."""
-        if self.outputs is None:
+        """The write counted against --jobs-max-bytes (WriteFailed when it cannot make room)."""
+        if self.job_bytes is None:
             return contextlib.nullcontext()
-        return self.outputs.writing(job.id, path, size)
+        return self.job_bytes.writing(job.id, path, size)
 
     def _fail(self, job: Job, section: Section, exc: Exception) -> None:
         if not isinstance(exc, WorkerError):

@@ -35,11 +35,11 @@ from ..voices import VoiceLibrary
 from . import shutdown
 from .admission import Admission
 from .cache import SynthesisCache
+from .job_bytes import JobBytes
 from .journal import Journal, LocalJournal, LoopHandoff
 from .listening import JobListening
 from .model import Job, new_job_id
 from .observer import SchedulerObserver
-from .outputs_budget import OutputsBudget
 from .recovery import Recovery
 from .registry import JobRegistry
 from .request_checks import RequestChecks
@@ -74,7 +74,7 @@ class Scheduler(JobListening):
         state_dir = Path(self.paths.state_dir)
         self.store = JobStore(state_dir)
         self.cache = SynthesisCache(state_dir / "cache", settings.cache_max_bytes)
-        self.outputs = OutputsBudget(self.paths.outputs_root, settings.outputs_max_bytes)
+        self.job_bytes = JobBytes((str(self.store.root), self.paths.outputs_root), settings.jobs_max_bytes)
         self.registry = JobRegistry()
         self.admission = Admission(settings.max_queue)
         self.stats = Stats()
@@ -100,14 +100,16 @@ class Scheduler(JobListening):
             from ..engine_options import build_engine
 
             self.engine = await loop.run_in_executor(None, build_engine, self.settings)
-        journal = self.journal = LocalJournal(self.store, LoopHandoff(loop), observer=self.observer)
+        journal = self.journal = LocalJournal(
+            self.store, LoopHandoff(loop), observer=self.observer, job_bytes=self.job_bytes
+        )
         self.retention = Retention(
             self.registry,
             journal,
             keep_seconds=self.settings.job_retention,
             max_jobs=self.settings.max_jobs_kept,
             clock=self.clock,
-            outputs=self.outputs,
+            job_bytes=self.job_bytes,
         )
         self.runner = Runner(
             self.engine,
@@ -121,7 +123,7 @@ class Scheduler(JobListening):
             end_job=self.end_job,
             observer=self.observer,
             preview_lanes=self.settings.preview_lanes,
-            outputs=self.outputs,
+            job_bytes=self.job_bytes,
         )
         self.runner.load_checks = self.load_checks
         self.runner.on_load_failed = lambda: _call_soon(loop, self._end_unrunnable_streams)

@@ -1,5 +1,5 @@
 """Retention on a Redis queue: the jobs this node accepted go after `--job-retention` or past
-`--max-jobs-kept`, ended previews after PREVIEW_KEEP_SECONDS; and, past `--outputs-max-bytes`, the oldest
+`--max-jobs-kept`, ended previews after PREVIEW_KEEP_SECONDS; and, past `--jobs-max-bytes`, the oldest
 finished ones holding default outputs in this node's state dir (`make_room`, as on a local queue).
 
 Apart from the scheduler because it is a loop of its own over what Redis lists as finished for this
@@ -15,8 +15,8 @@ import threading
 
 from redis.exceptions import ResponseError
 
+from ..job_bytes import JobBytes
 from ..model import Job
-from ..outputs_budget import OutputsBudget
 from ..stats import Stats
 from .journal import RedisJournal
 from .outage import REDIS_DOWN, reraise_if_cancelling
@@ -33,13 +33,13 @@ class ClusterRetention:
     ) -> None:
         self.jobs, self.node, self.journal, self.stats = jobs, node, journal, stats
         self.keep, self.most = keep, most  # --job-retention, --max-jobs-kept
-        self.outputs: OutputsBudget | None = None  # this node's default outputs (`use_outputs`)
+        self.job_bytes: JobBytes | None = None  # this node's default outputs (`use_job_bytes`)
         self._making_room = asyncio.Lock()
 
-    def use_outputs(self, outputs: OutputsBudget, loop: asyncio.AbstractEventLoop) -> None:
-        """Bound `outputs`: a write that would pass it (on a writer or engine thread, never the loop)
+    def use_job_bytes(self, job_bytes: JobBytes, loop: asyncio.AbstractEventLoop) -> None:
+        """Bound `job_bytes` (this node's default outputs): a write that would pass it (on a writer or engine thread, never the loop)
         waits for `make_room` on the loop. Called on the loop's thread."""
-        self.outputs = outputs
+        self.job_bytes = job_bytes
         loop_thread = threading.get_ident()
 
         def make_room(need: int) -> int:
@@ -48,21 +48,21 @@ class ClusterRetention:
             try:
                 return asyncio.run_coroutine_threadsafe(self.make_room(need), loop).result(MAKE_ROOM_TIMEOUT)
             except Exception as exc:  # noqa: BLE001 - no room made: the section fails, WriteFailed
-                log.warning("could not make room under --outputs-max-bytes: %r", exc)
+                log.warning("could not make room under --jobs-max-bytes: %r", exc)
                 return 0
 
-        outputs.make_room = make_room
+        job_bytes.make_room = make_room
 
     async def make_room(self, need: int) -> int:
         """Remove the oldest finished jobs this node accepted that hold default outputs here, until
         they have freed `need` bytes; none when all of them together hold less. How many went."""
-        outputs = self.outputs
-        if outputs is None:
+        job_bytes = self.job_bytes
+        if job_bytes is None:
             return 0
         async with self._making_room:  # a writer and the engine thread: each job removed once
             gone, freed = [], 0
             for job_id, _ in await self.jobs.finished(self.node):  # oldest first
-                held = outputs.held_by(job_id)
+                held = job_bytes.held_by(job_id)
                 if held:
                     gone.append(job_id)
                     freed += held
@@ -74,9 +74,9 @@ class ClusterRetention:
                 await self._remove_id(job_id)
             self.stats.count("jobs_removed", len(gone))
         log.info(
-            "removed %d finished job(s) to keep the default outputs under --outputs-max-bytes (%d bytes)",
+            "removed %d finished job(s) to keep the default outputs under --jobs-max-bytes (%d bytes)",
             len(gone),
-            outputs.max_bytes,
+            job_bytes.max_bytes,
         )
         return len(gone)
 
@@ -123,9 +123,9 @@ class ClusterRetention:
                 await self._remove_id(job_id)
             if gone:
                 self.stats.count("jobs_removed", len(gone))
-            outputs = self.outputs
-            if outputs is not None and 0 < outputs.max_bytes < outputs.total:  # a bound lowered since
-                await self.make_room(outputs.total - outputs.max_bytes)
+            job_bytes = self.job_bytes
+            if job_bytes is not None and 0 < job_bytes.max_bytes < job_bytes.total:  # a bound lowered since
+                await self.make_room(job_bytes.total - job_bytes.max_bytes)
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             log.info("retention skipped: Redis unreachable (%s)", exc)
@@ -136,5 +136,5 @@ class ClusterRetention:
 
     def _remove(self, job: Job) -> None:
         self.journal.remove(job)
-        if self.outputs is not None:
-            self.outputs.recount_job(job.id)
+        if self.job_bytes is not None:
+            self.job_bytes.recount_job(job.id)

@@ -106,7 +106,7 @@ class ClusterScheduler(Scheduler):
             keep=self.settings.job_retention,
             most=self.settings.max_jobs_kept,
         )
-        sweeper.use_outputs(self.outputs, loop)  # this node's default outputs, counted in `_prepare`
+        sweeper.use_job_bytes(self.job_bytes, loop)  # this node's default outputs, counted in `_prepare`
         if self.role in ("both", "engine"):
             self.engine_node = EngineNode(
                 self._engine,
@@ -124,7 +124,7 @@ class ClusterScheduler(Scheduler):
             if self.role == "both":  # its own listeners and files, without a hop through Redis
                 self.engine_node.pcm.local = self.followers.local_pcm
                 self.engine_node.runner.writes_for = self.node
-                self.engine_node.runner.outputs = self.outputs
+                self.engine_node.runner.job_bytes = self.job_bytes
                 self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
             self.engine_node.patience = self.heartbeat.patience
             self._spawn(self.engine_node.run())
@@ -135,7 +135,7 @@ class ClusterScheduler(Scheduler):
         writer = OutputWriter(
             self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
         )
-        writer.outputs = self.outputs
+        writer.job_bytes = self.job_bytes
         self._spawn(writer.run())
         self._spawn(sweeper.run())
         self.heartbeat.on_view = self._end_unrunnable_streams
@@ -146,7 +146,7 @@ class ClusterScheduler(Scheduler):
         """Directories, and this node's stable name (a restart re-joins as the same consumer)."""
         self.store.prepare()
         self.cache.prepare()
-        self.outputs.recount()
+        self.job_bytes.recount()
         path = Path(self.settings.resolved_state_dir()) / "node-id"
         node = path.read_text(encoding="utf-8").strip() if path.is_file() else ""
         if not node:  # absent, or empty (a crash while it was written): two such nodes were one consumer

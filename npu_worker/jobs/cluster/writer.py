@@ -15,9 +15,9 @@ from collections.abc import Callable
 
 from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WorkerError, WriteFailed
+from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
-from ..outputs_budget import OutputsBudget
 from .consumer import QueueConsumer
 from .spec import BadSpec, job_from_spec
 from .store import RedisJobs
@@ -45,7 +45,7 @@ class OutputWriter(QueueConsumer):
         self._own = True
         self._regroup = False
         self._known: OrderedDict[str, Job] = OrderedDict()  # jobs seen, oldest first
-        self.outputs: OutputsBudget | None = None  # --outputs-max-bytes over this node's default outputs
+        self.job_bytes: JobBytes | None = None  # --jobs-max-bytes over this node's default outputs
 
     async def run(self) -> None:
         await self._consume(self._write_ready, "writer of node")
@@ -106,11 +106,11 @@ class OutputWriter(QueueConsumer):
             self.on_done(job_id)
 
     def _write(self, job_id: str, path: str, wav: bytes) -> None:
-        """The file, counted against the outputs budget (WriteFailed when no room can be made)."""
-        if self.outputs is None:
+        """The file, counted against --jobs-max-bytes (WriteFailed when no room can be made)."""
+        if self.job_bytes is None:
             self.paths.write_output(path, wav)
             return
-        with self.outputs.writing(job_id, path, len(wav)):
+        with self.job_bytes.writing(job_id, path, len(wav)):
             self.paths.write_output(path, wav)
 
     async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> None:
