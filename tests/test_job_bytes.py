@@ -5,11 +5,15 @@ and the count survives a restart."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 from pathlib import Path
 
+import pytest
+
+from npu_worker.config import add_settings_arguments, load_settings
 from npu_worker.jobs.job_bytes import JobBytes
 from tests.test_metrics import scrape, value
 from tests.timing import seconds
@@ -224,7 +228,19 @@ async def test_a_batch_whose_record_finds_no_room_is_refused_503_and_nothing_goe
     response = await client.post("/synth_batch?async=1", json=body)
     assert response.status == 503
     error = (await response.json())["error"]
-    assert error.startswith("StateUnavailable:") and "--jobs-max-bytes" in error
+    assert error.startswith("StateUnavailable:") and "is larger than --jobs-max-bytes" in error
     listed = [job["job_id"] for job in (await (await client.get("/jobs")).json())["jobs"]]
     assert sorted(listed) == sorted(finished)  # nothing queued, nothing removed
     assert sorted(p.name for p in (tmp_path / "state" / "jobs").iterdir()) == sorted(finished)
+
+
+def test_serve_refuses_a_bound_that_the_largest_batch_could_never_fit():
+    """Else every batch of the largest allowed body was a 503 StateUnavailable, retried for ever."""
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser)
+    args = parser.parse_args(["--jobs-max-bytes", "1048576", "--max-body-bytes", "2097152"])
+    with pytest.raises(SystemExit, match=r"--jobs-max-bytes 1048576 is less than .* \(2097152 bytes"):
+        load_settings(args, environ={})
+    with pytest.raises(SystemExit, match=r"NPU_WORKER_JOBS_MAX_BYTES 4194304 is less"):
+        load_settings(parser.parse_args([]), environ={"NPU_WORKER_JOBS_MAX_BYTES": "4194304"})
+    assert load_settings(parser.parse_args(["--jobs-max-bytes", "0"]), environ={}).jobs_max_bytes == 0

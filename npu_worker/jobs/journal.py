@@ -174,10 +174,13 @@ class LocalJournal(Journal):
                 self.store.create(job, record)
         except WriteFailed:  # running jobs fill --jobs-max-bytes: nothing was queued, nothing removed
             assert self.job_bytes is not None
+            bound = f"--jobs-max-bytes ({self.job_bytes.max_bytes} bytes)"
+            if len(record) > self.job_bytes.max_bytes:
+                why = f"is larger than {bound}: send fewer or shorter sections per batch"
+            else:
+                why = f"would pass {bound}, held by running jobs and what retention cannot remove; retry once they end"
             raise StateUnavailable(
-                f"the job's record ({len(record)} bytes) would pass --jobs-max-bytes "
-                f"({self.job_bytes.max_bytes} bytes), held by running jobs and what retention cannot "
-                "remove; nothing was queued, retry once they end"
+                f"the job's record ({len(record)} bytes) {why}; nothing was queued"
             ) from None
         except OSError as exc:  # the worker's disk, not the caller's mistake: a named 503, no traceback
             log.error("could not record job %s in the state directory: %s", job.id, exc)
