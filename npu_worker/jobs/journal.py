@@ -154,9 +154,8 @@ class LocalJournal(Journal):
     ) -> None:
         super().__init__(handoff, observer)
         self.store = store
-        self.job_bytes = (
-            job_bytes  # --jobs-max-bytes: a record is counted (and room made) before it is written
-        )
+        # --jobs-max-bytes: a record is counted (and room made) before it is written, a log at its `done`
+        self.job_bytes = job_bytes
         self.max_open = max_open
         self._open: OrderedDict[str, IO[bytes]] = OrderedDict()
         self._unwritten: dict[str, list[LogEntry]] = {}  # by job: lines a full disk refused, in order
@@ -214,9 +213,7 @@ class LocalJournal(Journal):
                 self.store.write_line(out, self.store.log_line(waiting[0]))
                 if isinstance(waiting.pop(0).event, Done):
                     self._open.pop(job_id).close()
-                    if (
-                        self.job_bytes is not None
-                    ):  # the log is whole: counted (one stat) before it is published
+                    if self.job_bytes is not None:  # the log is whole: one stat, before it is published
                         self.job_bytes.count_file(job_id, self.store.log_path(job_id))
         except OSError:
             self._open.pop(job_id).close()  # reopened (its cut line dropped) when there is room

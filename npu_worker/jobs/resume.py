@@ -80,7 +80,7 @@ def _log_starts(scheduler: Scheduler, jobs: list[Job], info: EngineInfo | None) 
         scheduler.journal.append(job, Start(job.total, info.backend, info.device, job.id, info.sample_rate))
 
 
-def _count_outputs(scheduler: Scheduler) -> None:
+def _count_job_bytes(scheduler: Scheduler) -> None:
     """What the job folders hold, counted once, and finished jobs removed where it passes the bound
     (a bound lowered since the last run): before any job writes there."""
     job_bytes, retention = scheduler.job_bytes, scheduler.retention
@@ -108,5 +108,5 @@ def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
     scheduler.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
     assert scheduler.retention is not None
     scheduler.stats.count("jobs_removed", scheduler.retention.sweep())
-    _count_outputs(scheduler)
+    _count_job_bytes(scheduler)
     return [job for job in jobs if isinstance(job, Job) and not job.finished]

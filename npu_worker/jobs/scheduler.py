@@ -2,9 +2,10 @@
 
 It wires the parts and owns none of their logic: `admission` (bounds, order, cancel), `journal`
 (every state change, persisted and published), `runner` (the engine thread), `registry` (jobs by id),
-`retention` (what finished jobs leave behind), `outputs` (the default outputs' byte bound), `stats` (counters), `resume` (the kept jobs at start-up),
-`shutdown` (the drain), `stored` (a kept job read back whole, a section's wav opened), `request_checks`
-(what a request names, checked and resolved). Its own methods are the lifecycle and submission; it
+`retention` (what finished jobs leave behind), `job_bytes` (their bytes in the state dir, bounded),
+`stats` (counters), `resume` (the kept jobs at start-up), `shutdown` (the drain), `stored` (a kept job
+read back whole, a section's wav opened), `request_checks` (what a request names, checked and
+resolved). Its own methods are the lifecycle and submission; it
 inherits what it can take now (`readiness`), a job's end (`ending`) and the views' reads (`listening`).
 It is built and started inside the app's `cleanup_ctx`, on the event loop.
 
