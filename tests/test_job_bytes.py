@@ -244,3 +244,26 @@ def test_serve_refuses_a_bound_that_the_largest_batch_could_never_fit():
     with pytest.raises(SystemExit, match=r"NPU_WORKER_JOBS_MAX_BYTES 4194304 is less"):
         load_settings(parser.parse_args([]), environ={"NPU_WORKER_JOBS_MAX_BYTES": "4194304"})
     assert load_settings(parser.parse_args(["--jobs-max-bytes", "0"]), environ={}).jobs_max_bytes == 0
+
+
+async def test_a_download_under_way_when_its_job_is_removed_is_sent_whole(worker, tmp_path):
+    """Removing a job unlinks its files; a section's wav already being sent (`GET .../audio`, an open
+    file sent as the client takes it) still comes whole, not cut at the removal (a file truncated
+    there left the download waiting for ever for the bytes its Content-Length promised)."""
+    long_text = " ".join([SHORT] * 180)  # 1 979 characters: a 15 MB wav, more than socket buffers hold
+    before = await worker(None, jobs_max_bytes=0)
+    first, _ = await run_batch(before, [long_text])
+    await before.close()
+    size = kept(tmp_path / "state", first)
+    client = await worker(None, jobs_max_bytes=size + size // 2)  # room for one such job
+    response = await client.get(f"/jobs/{first}/sections/0/audio")
+    assert response.status == 200
+    length = int(response.headers["Content-Length"])
+    head = await response.content.readexactly(44)
+    second, _ = await run_batch(client, [long_text])  # made room by removing the first job
+    assert (await client.get(f"/jobs/{first}/status")).status == 404
+    assert not (tmp_path / "state" / "outputs" / first).exists()
+    async with asyncio.timeout(seconds(30)):
+        rest = await response.read()
+    assert head[:4] == b"RIFF" and 44 + len(rest) == length
+    assert (await client.get(f"/jobs/{second}/sections/0/audio")).status == 200
