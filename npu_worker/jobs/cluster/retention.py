@@ -37,17 +37,19 @@ class ClusterRetention:
         self._making_room = asyncio.Lock()
 
     def use_job_bytes(self, job_bytes: JobBytes, loop: asyncio.AbstractEventLoop) -> None:
-        """Bound `job_bytes` (this node's default outputs): a write that would pass it (on a writer or engine thread, never the loop)
-        waits for `make_room` on the loop. Called on the loop's thread."""
+        """Bound `job_bytes` (this node's default outputs): a write that would pass it (on a writer or
+        engine thread, never the loop) waits for `make_room` on the loop. Called on the loop's thread."""
         self.job_bytes = job_bytes
         loop_thread = threading.get_ident()
 
         def make_room(need: int) -> int:
             if threading.get_ident() == loop_thread:
                 return 0  # never block the loop on itself
+            future = asyncio.run_coroutine_threadsafe(self.make_room(need), loop)
             try:
-                return asyncio.run_coroutine_threadsafe(self.make_room(need), loop).result(MAKE_ROOM_TIMEOUT)
+                return future.result(MAKE_ROOM_TIMEOUT)
             except Exception as exc:  # noqa: BLE001 - no room made: the section fails, WriteFailed
+                future.cancel()  # and removes nothing later for a write that has failed
                 log.warning("could not make room under --jobs-max-bytes: %r", exc)
                 return 0
 
