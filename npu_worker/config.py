@@ -203,6 +203,14 @@ class Settings:
     max_jobs_kept: int = _opt(
         1000, "finished jobs kept at most; the oldest go first (0 = no count bound)", kind=whole_number(0)
     )
+    jobs_max_bytes: int = _opt(
+        4 * 1024 * 1024 * 1024,
+        "bytes the state dir keeps for jobs at most (their records, logs and default outputs: sections "
+        "without output_path), 4 GiB by default (about 260 39-slide lectures of 15.5 MiB); past it the "
+        "oldest finished jobs go first, and what running jobs leave no room for is refused (a section: "
+        "WriteFailed; a batch: 503 StateUnavailable); at least --max-body-bytes (0 = no byte bound)",
+        kind=whole_number(0),
+    )
     cache_max_bytes: int = _opt(
         512 * 1024 * 1024, "synthesis cache size bound in bytes (0 disables)", kind=whole_number(0)
     )
@@ -370,6 +378,13 @@ def load_settings(
         raise SystemExit(
             f"{given.get('body_budget_bytes', '--body-budget-bytes')} {settings.body_budget_bytes} is less "
             f"than the largest body a caller may send ({largest} bytes: --max-body-bytes, --voice-max-bytes)"
+        )
+    if 0 < settings.jobs_max_bytes < settings.max_body_bytes:
+        # Else a batch of the largest allowed body is refused (503 StateUnavailable) whatever ends.
+        raise SystemExit(
+            f"{given.get('jobs_max_bytes', '--jobs-max-bytes')} {settings.jobs_max_bytes} is less than the "
+            f"largest body a caller may send ({settings.max_body_bytes} bytes: --max-body-bytes), whose job's "
+            "record (its texts) would never fit"
         )
     if (inside := _root_inside_state_dir(settings)) is not None:
         # Else every output_path there is refused, one request at a time (OutputPathNotAllowed).

@@ -128,9 +128,13 @@ def callers_of(call: str, defined_in: str) -> list[str]:
 def test_only_the_engine_thread_writes_output_files():
     """Every wav goes through PathPolicy.write_output, called from the engine thread (the runner; with a
     Redis queue, the cluster runner of a `both` node for the jobs it accepted), or from an accepting
-    node's writer, which hands it to a thread: `write_output,`), and on through files.write_under_roots
-    (no link followed): one seam for path safety."""
+    node's writer, which hands it to a thread: `self._write,`, the write counted against
+    --jobs-max-bytes there), and on through files.write_under_roots (no link followed): one seam for path safety."""
+    writer = "npu_worker/jobs/cluster/writer.py"
     engine_threads = ["npu_worker/jobs/cluster/engine_node.py", "npu_worker/jobs/runner.py"]
-    assert callers_of("write_output(", "paths.py") == engine_threads
-    assert callers_of("paths.write_output,", "paths.py") == ["npu_worker/jobs/cluster/writer.py"]
+    assert callers_of("write_output(", "paths.py") == sorted([*engine_threads, writer])
+    assert callers_of("to_thread(self._write,", "paths.py") == [writer]
+    assert (PACKAGE / "jobs/cluster/writer.py").read_text(encoding="utf-8").count(
+        "write_output("
+    ) == 2  # in `_write`
     assert callers_of("write_under_roots(", "files.py") == ["npu_worker/paths.py"]

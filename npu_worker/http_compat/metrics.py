@@ -72,6 +72,12 @@ class _StateCollector(Collector):
         active = GaugeMetricFamily("npu_worker_jobs_active", "Jobs with work left (previews included)")
         active.add_metric([], scheduler.jobs_running())
         yield active
+        kept = GaugeMetricFamily(
+            "npu_worker_job_bytes",
+            "Bytes jobs keep now in the state dir: records, logs, default outputs (--jobs-max-bytes)",
+        )
+        kept.add_metric([], scheduler.job_bytes.total)
+        yield kept
         loaded = GaugeMetricFamily("npu_worker_engine_loaded", "1 once the engine has loaded")
         loaded.add_metric([], 1 if scheduler.loaded else 0)
         yield loaded

@@ -18,7 +18,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from ..protocol import Done, Event, StateUnavailable
+from ..protocol import Done, Event, StateUnavailable, WriteFailed
+from .job_bytes import JobBytes
 from .model import Job, KeptJob, LogEntry, apply_event
 from .observer import SchedulerObserver
 from .store import JobStore
@@ -175,17 +176,37 @@ class LocalJournal(Journal):
         handoff: LoopHandoff,
         max_open: int = 32,
         observer: SchedulerObserver | None = None,
+        job_bytes: JobBytes | None = None,
     ) -> None:
         super().__init__(handoff, observer)
         self.store = store
+        # --jobs-max-bytes: a record is counted (and room made) before it is written, a log at its `done`
+        self.job_bytes = job_bytes
         self.max_open = max_open
         self._open: OrderedDict[str, IO[bytes]] = OrderedDict()
         self._unwritten: dict[str, list[LogEntry]] = {}  # by job: lines a full disk refused, in order
         self._torn: set[str] = set()  # jobs whose log may end in a line the full disk cut short
 
     def create(self, job: Job) -> None:
+        record = self.store.record(job)
+        counted = (
+            self.job_bytes.writing(job.id, self.store.record_path(job.id), len(record))
+            if self.job_bytes is not None
+            else contextlib.nullcontext()
+        )
         try:
-            self.store.create(job)
+            with counted:
+                self.store.create(job, record)
+        except WriteFailed:  # running jobs fill --jobs-max-bytes: nothing was queued, nothing removed
+            assert self.job_bytes is not None
+            bound = f"--jobs-max-bytes ({self.job_bytes.max_bytes} bytes)"
+            if len(record) > self.job_bytes.max_bytes:
+                why = f"is larger than {bound}: send fewer or shorter sections per batch"
+            else:
+                why = f"would pass {bound}, held by running jobs and what retention cannot remove; retry once they end"
+            raise StateUnavailable(
+                f"the job's record ({len(record)} bytes) {why}; nothing was queued"
+            ) from None
         except OSError as exc:  # the worker's disk, not the caller's mistake: a named 503, no traceback
             log.error("could not record job %s in the state directory: %s", job.id, exc)
             raise StateUnavailable(
@@ -218,6 +239,8 @@ class LocalJournal(Journal):
                 self.store.write_line(out, self.store.log_line(waiting[0]))
                 if isinstance(waiting.pop(0).event, Done):
                     self._open.pop(job_id).close()
+                    if self.job_bytes is not None:  # the log is whole: one stat, before it is published
+                        self.job_bytes.count_file(job_id, self.store.log_path(job_id))
         except OSError:
             self._open.pop(job_id).close()  # reopened (its cut line dropped) when there is room
             self._torn.add(job_id)

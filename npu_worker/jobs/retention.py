@@ -3,7 +3,9 @@
 A finished job (its request, its log and its default outputs inside the state directory) is removed
 `keep_seconds` after it ended, and the oldest finished ones go first once more than `max_jobs` are
 kept. A caller's own `output_path` is never deleted: the journal removes only files it owns. Unfinished
-jobs are never removed. `0` turns a bound off.
+jobs are never removed. `0` turns a bound off. A third bound, in bytes, is `--jobs-max-bytes`
+(`job_bytes.py`): when a job's record or a default output would pass it, `make_room` removes the oldest
+finished jobs that hold bytes, as many as it takes, and none when that would not be enough.
 
 Ages run on the monotonic clock: a job that ends in this process is as old as the monotonic time since
 its end, and one read back at start-up as old as the wall clock then said, plus the monotonic time since.
@@ -21,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..leftovers import remove_all_parts, remove_stale_parts_of
+from .job_bytes import JobBytes
 from .journal import LocalJournal
 from .model import Job, KeptJob
 from .registry import JobRegistry
@@ -38,8 +41,12 @@ class Retention:
         max_jobs: int,
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
+        job_bytes: JobBytes | None = None,
     ) -> None:
         self.registry = registry
+        self.job_bytes = job_bytes
+        if job_bytes is not None:
+            job_bytes.make_room = self.make_room
         self.journal = journal
         self.keep_seconds = keep_seconds
         self.max_jobs = max_jobs
@@ -51,16 +58,21 @@ class Retention:
         # front (it sorted every kept job at every end: 10 ms a job with 20 000 kept).
         self._finished: OrderedDict[str, tuple[Job | KeptJob, float]] | None = None
 
+    def _index(self, now: float) -> OrderedDict[str, tuple[Job | KeptJob, float]]:
+        """The finished jobs, oldest end first (built at the first call; hold `_lock`)."""
+        if self._finished is None:
+            ordered = sorted((j for j in self.registry.snapshot() if j.finished), key=_end_time)
+            wall = self.clock()  # an end past it (the clock was set back since) is an end now
+            self._finished = OrderedDict(
+                (job.id, (job, now - max(0.0, wall - _end_time(job)))) for job in ordered
+            )
+        return self._finished
+
     def _expired(self, ended: Job | KeptJob | None) -> list[Job | KeptJob]:
         """The finished jobs past either bound, oldest finished first, taken out of the index."""
         with self._lock:
             now = self.monotonic()
-            if self._finished is None:
-                ordered = sorted((j for j in self.registry.snapshot() if j.finished), key=_end_time)
-                wall = self.clock()  # an end past it (the clock was set back since) is an end now
-                self._finished = OrderedDict(
-                    (job.id, (job, now - max(0.0, wall - _end_time(job)))) for job in ordered
-                )
+            self._finished = self._index(now)
             if ended is not None and ended.finished:
                 self._finished[ended.id] = (ended, now)
                 self._finished.move_to_end(ended.id)
@@ -78,15 +90,49 @@ class Retention:
         """Remove what is past its time or over the count, `ended` (a job that has just finished)
         counted (blocking I/O: run off the event loop)."""
         gone = self._expired(ended)
+        self._remove(gone)
+        if gone:
+            log.info("retention removed %d finished job(s)", len(gone))
+        return len(gone)
+
+    def make_room(self, need: int) -> int:
+        """Remove the oldest finished jobs holding bytes until they have freed `need` bytes of
+        --jobs-max-bytes; none when all of them together hold less (blocking I/O). Returns how
+        many were removed."""
+        if self.job_bytes is None:
+            return 0
+        with self._lock:
+            finished = self._finished = self._index(self.monotonic())
+            gone: list[Job | KeptJob] = []
+            freed = 0
+            for job_id, (job, _) in finished.items():  # oldest end first
+                held = self.job_bytes.held_by(job_id)
+                if held:
+                    gone.append(job)
+                    freed += held
+                    if freed >= need:
+                        break
+            if freed < need:
+                return 0
+            for job in gone:
+                del finished[job.id]
+        self._remove(gone)
+        log.info(
+            "removed %d finished job(s) to keep the jobs in the state dir under --jobs-max-bytes (%d bytes)",
+            len(gone),
+            self.job_bytes.max_bytes,
+        )
+        return len(gone)
+
+    def _remove(self, gone: list[Job | KeptJob]) -> None:
         for job in gone:
             self.registry.remove(job.id)
             try:
                 self.journal.remove(job)
             except OSError as exc:
                 log.warning("could not remove job %s: %s", job.id, exc)
-        if gone:
-            log.info("retention removed %d finished job(s)", len(gone))
-        return len(gone)
+            if self.job_bytes is not None:
+                self.job_bytes.recount_job(job.id)
 
 
 def _end_time(job: Job | KeptJob) -> float:

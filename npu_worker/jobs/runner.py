@@ -8,6 +8,7 @@ bytes go to the output file and the cache) and written once, through `PathPolicy
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -32,6 +33,7 @@ from .admission import Admission
 from .cache import SynthesisCache, cache_key
 from .delivery import Delivery, SectionAudio, chunks_of
 from .finisher import Finisher
+from .job_bytes import JobBytes
 from .journal import Journal
 from .model import AudioChunk, Job, Section
 from .observer import SchedulerObserver
@@ -67,8 +69,10 @@ class Runner:
         end_job: Callable[[Job], None],
         observer: SchedulerObserver | None = None,
         preview_lanes: int = 1,
+        job_bytes: JobBytes | None = None,
     ) -> None:
         self.engine = engine
+        self.job_bytes = job_bytes  # --jobs-max-bytes over default outputs (none: unbounded)
         self.admission = admission
         self.journal = journal
         self.cache = cache
@@ -273,8 +277,10 @@ class Runner:
         try:
             if section.output_path is not None:
                 try:
-                    # Opened again without following links: the path may have changed since admission.
-                    self.paths.write_output(section.output_path, audio.file_wav())
+                    wav = audio.file_wav()
+                    with self._counted(job, section.output_path, len(wav)):
+                        # Opened again without following links: the path may have changed since admission.
+                        self.paths.write_output(section.output_path, wav)
                 except OSError as exc:
                     raise WriteFailed(f"{section.output_path}: {exc.strerror or exc}") from exc
             done = Progress(
@@ -292,6 +298,12 @@ class Runner:
             return
         if not audio.cached and self._caches(job, section):
             self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
+
+    def _counted(self, job: Job, path: str, size: int) -> contextlib.AbstractContextManager[None]:
+        """The write counted against --jobs-max-bytes (WriteFailed when it cannot make room)."""
+        if self.job_bytes is None:
+            return contextlib.nullcontext()
+        return self.job_bytes.writing(job.id, path, size)
 
     def _fail(self, job: Job, section: Section, exc: Exception) -> None:
         if not isinstance(exc, WorkerError):

@@ -2,9 +2,10 @@
 
 It wires the parts and owns none of their logic: `admission` (bounds, order, cancel), `journal`
 (every state change, persisted and published), `runner` (the engine thread), `registry` (jobs by id),
-`retention` (what finished jobs leave behind), `stats` (counters), `resume` (the kept jobs at start-up),
-`shutdown` (the drain), `stored` (a kept job read back whole, a section's wav opened), `request_checks`
-(what a request names, checked and resolved). Its own methods are the lifecycle and submission; it
+`retention` (what finished jobs leave behind), `job_bytes` (their bytes in the state dir, bounded),
+`stats` (counters), `resume` (the kept jobs at start-up), `shutdown` (the drain), `stored` (a kept job
+read back whole, a section's wav opened), `request_checks` (what a request names, checked and
+resolved). Its own methods are the lifecycle and submission; it
 inherits what it can take now (`readiness`), a job's end (`ending`) and the views' reads (`listening`).
 It is built and started inside the app's `cleanup_ctx`, on the event loop.
 
@@ -35,6 +36,7 @@ from ..voices import VoiceLibrary
 from . import shutdown
 from .admission import Admission
 from .cache import SynthesisCache
+from .job_bytes import JobBytes
 from .journal import Journal, LocalJournal, LoopHandoff
 from .listening import JobListening
 from .model import Job, new_job_id
@@ -73,6 +75,7 @@ class Scheduler(JobListening):
         state_dir = Path(self.paths.state_dir)
         self.store = JobStore(state_dir)
         self.cache = SynthesisCache(state_dir / "cache", settings.cache_max_bytes)
+        self.job_bytes = JobBytes((str(self.store.root), self.paths.outputs_root), settings.jobs_max_bytes)
         self.registry = JobRegistry()
         self.admission = Admission(settings.max_queue)
         self.stats = Stats()
@@ -98,13 +101,16 @@ class Scheduler(JobListening):
             from ..engine_options import build_engine
 
             self.engine = await loop.run_in_executor(None, build_engine, self.settings)
-        journal = self.journal = LocalJournal(self.store, LoopHandoff(loop), observer=self.observer)
+        journal = self.journal = LocalJournal(
+            self.store, LoopHandoff(loop), observer=self.observer, job_bytes=self.job_bytes
+        )
         self.retention = Retention(
             self.registry,
             journal,
             keep_seconds=self.settings.job_retention,
             max_jobs=self.settings.max_jobs_kept,
             clock=self.clock,
+            job_bytes=self.job_bytes,
         )
         self.runner = Runner(
             self.engine,
@@ -118,6 +124,7 @@ class Scheduler(JobListening):
             end_job=self.end_job,
             observer=self.observer,
             preview_lanes=self.settings.preview_lanes,
+            job_bytes=self.job_bytes,
         )
         self.runner.load_checks = self.load_checks
         self.runner.on_load_failed = lambda: _call_soon(loop, self._end_unrunnable_streams)

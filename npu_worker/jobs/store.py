@@ -76,7 +76,15 @@ class JobStore:
         """Apart from the job's record: `<state>/outputs/<id>/sNN.wav` (see paths.py)."""
         return str(self.root.parent / OUTPUTS_DIR / job_id / f"s{idx:02d}.wav")
 
-    def create(self, job: Job) -> None:
+    def record_path(self, job_id: str) -> str:
+        return str(self.job_dir(job_id) / JOB_FILE)
+
+    def log_path(self, job_id: str) -> str:
+        return str(self.job_dir(job_id) / LOG_FILE)
+
+    @staticmethod
+    def record(job: Job) -> bytes:
+        """`job.json`'s bytes: the request (its texts: up to the body's size)."""
         body = {
             "id": job.id,
             "created_at": job.created_at,
@@ -89,8 +97,12 @@ class JobStore:
             },
             "sections": [{"idx": s.idx, "text": s.text, "output_path": s.output_path} for s in job.sections],
         }
+        return json.dumps(body, ensure_ascii=False).encode()
+
+    def create(self, job: Job, record: bytes | None = None) -> None:
+        """Write `job.json` (`record`: its bytes, made by `record` already)."""
         try:
-            write_atomic(self.job_dir(job.id) / JOB_FILE, json.dumps(body, ensure_ascii=False).encode())
+            write_atomic(self.job_dir(job.id) / JOB_FILE, record if record is not None else self.record(job))
         except OSError:  # a full disk: no empty folder left behind for each refused batch
             with contextlib.suppress(OSError):
                 self.job_dir(job.id).rmdir()

@@ -124,7 +124,8 @@ class ClusterRunner(Runner):
             if self.journal.settled(job, section):  # never a file rewritten after another run's `ok`
                 return False
             try:
-                self.paths.write_output(path, wav)
+                with self._counted(job, path, len(wav)):  # --jobs-max-bytes (`outputs`: this node's)
+                    self.paths.write_output(path, wav)
             except OSError as exc:
                 raise WriteFailed(f"{path}: {exc.strerror or exc}") from exc
         cached = True if meta["cached"] else None

@@ -1,5 +1,6 @@
 """Retention on a Redis queue: the jobs this node accepted go after `--job-retention` or past
-`--max-jobs-kept`, ended previews after PREVIEW_KEEP_SECONDS.
+`--max-jobs-kept`, ended previews after PREVIEW_KEEP_SECONDS; and, past `--jobs-max-bytes`, the oldest
+finished ones holding default outputs in this node's state dir (`make_room`, as on a local queue).
 
 Apart from the scheduler because it is a loop of its own over what Redis lists as finished for this
 node (`finished:<node>` and `finished:<node>:previews`): the scheduler only starts it and tells it
@@ -10,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 
 from redis.exceptions import ResponseError
 
+from ..job_bytes import JobBytes
 from ..model import Job
 from ..stats import Stats
 from .journal import RedisJournal
@@ -21,6 +24,7 @@ from .store import RedisJobs
 
 log = logging.getLogger(__name__)
 PREVIEW_KEEP_SECONDS = 30.0  # an ended preview's record and audio in Redis (its listeners are long done)
+MAKE_ROOM_TIMEOUT = 30.0  # a writer waits this long for finished jobs to go, else its section fails
 
 
 class ClusterRetention:
@@ -29,6 +33,61 @@ class ClusterRetention:
     ) -> None:
         self.jobs, self.node, self.journal, self.stats = jobs, node, journal, stats
         self.keep, self.most = keep, most  # --job-retention, --max-jobs-kept
+        self.job_bytes: JobBytes | None = None  # this node's default outputs (`use_job_bytes`)
+        self._making_room = asyncio.Lock()
+
+    def use_job_bytes(self, job_bytes: JobBytes, loop: asyncio.AbstractEventLoop) -> None:
+        """Bound `job_bytes` (this node's default outputs): a write that would pass it (on a writer or
+        engine thread, never the loop) waits for `make_room` on the loop. Called on the loop's thread."""
+        self.job_bytes = job_bytes
+        loop_thread = threading.get_ident()
+
+        def make_room(need: int) -> int:
+            if threading.get_ident() == loop_thread:
+                return 0  # never block the loop on itself
+            future = asyncio.run_coroutine_threadsafe(self.make_room(need), loop)
+            try:
+                return future.result(MAKE_ROOM_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001 - no room made: the section fails, WriteFailed
+                future.cancel()  # and removes nothing later for a write that has failed
+                log.warning("could not make room under --jobs-max-bytes: %r", exc)
+                return 0
+
+        job_bytes.make_room = make_room
+
+    async def make_room(self, need: int) -> int:
+        """Remove the oldest finished jobs this node accepted that hold default outputs here, until
+        they have freed `need` bytes; none when all of them together hold less. How many went."""
+        job_bytes = self.job_bytes
+        if job_bytes is None:
+            return 0
+        async with self._making_room:  # a writer and the engine thread: each job removed once
+            gone, freed = [], 0
+            for job_id, _ in await self.jobs.finished(self.node):  # oldest first
+                held = job_bytes.held_by(job_id)
+                if held:
+                    gone.append(job_id)
+                    freed += held
+                    if freed >= need:
+                        break
+            if freed < need:
+                return 0
+            for job_id in gone:
+                await self._remove_id(job_id)
+            self.stats.count("jobs_removed", len(gone))
+        log.info(
+            "removed %d finished job(s) to keep the default outputs under --jobs-max-bytes (%d bytes)",
+            len(gone),
+            job_bytes.max_bytes,
+        )
+        return len(gone)
+
+    async def _remove_id(self, job_id: str) -> None:
+        job = await self.jobs.load(job_id)
+        if job is None:
+            await self.jobs.forget(job_id, self.node)
+        else:
+            await asyncio.get_running_loop().run_in_executor(None, self._remove, job)
 
     async def run(self) -> None:
         while True:
@@ -63,13 +122,12 @@ class ClusterRetention:
                 else:
                     await self.jobs.remove(job, self.node)
             for job_id in gone:
-                job = await self.jobs.load(job_id)
-                if job is None:
-                    await self.jobs.forget(job_id, self.node)
-                else:
-                    await asyncio.get_running_loop().run_in_executor(None, self._remove, job)
+                await self._remove_id(job_id)
             if gone:
                 self.stats.count("jobs_removed", len(gone))
+            job_bytes = self.job_bytes
+            if job_bytes is not None and 0 < job_bytes.max_bytes < job_bytes.total:  # a bound lowered since
+                await self.make_room(job_bytes.total - job_bytes.max_bytes)
         except REDIS_DOWN as exc:
             reraise_if_cancelling()
             log.info("retention skipped: Redis unreachable (%s)", exc)
@@ -80,3 +138,5 @@ class ClusterRetention:
 
     def _remove(self, job: Job) -> None:
         self.journal.remove(job)
+        if self.job_bytes is not None:
+            self.job_bytes.recount_job(job.id)

@@ -101,6 +101,7 @@ class ClusterScheduler(Scheduler):
             keep=self.settings.job_retention,
             most=self.settings.max_jobs_kept,
         )
+        sweeper.use_job_bytes(self.job_bytes, loop)  # this node's default outputs, counted in `_prepare`
         if self.role in ("both", "engine"):
             self.engine_node = EngineNode(
                 self._engine,
@@ -118,6 +119,7 @@ class ClusterScheduler(Scheduler):
             if self.role == "both":  # its own listeners and files, without a hop through Redis
                 self.engine_node.pcm.local = self.followers.local_pcm
                 self.engine_node.runner.writes_for = self.node
+                self.engine_node.runner.job_bytes = self.job_bytes
                 self.engine_node.runner.written = lambda job_id: self._spawn(sweeper.sweep_if_ended(job_id))
             self.engine_node.patience = self.heartbeat.patience
             self._spawn(self.engine_node.run())
@@ -128,6 +130,7 @@ class ClusterScheduler(Scheduler):
         writer = OutputWriter(
             self.jobs, self.node, self.paths, lambda job_id: self._spawn(sweeper.sweep()), self.observer
         )
+        writer.job_bytes = self.job_bytes
         self._spawn(writer.run())
         self._spawn(sweeper.run())
         self.heartbeat.on_view = self._end_unrunnable_streams
@@ -138,6 +141,7 @@ class ClusterScheduler(Scheduler):
         """Directories, and this node's stable name (a restart re-joins as the same consumer)."""
         self.store.prepare()
         self.cache.prepare()
+        self.job_bytes.recount()
         return stable_node_name(Path(self.settings.resolved_state_dir()))
 
     def _spawn(self, coro: Any) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from ...paths import PathPolicy
 from ...protocol import Progress, SectionError, WorkerError, WriteFailed
+from ..job_bytes import JobBytes
 from ..model import Job
 from ..observer import SchedulerObserver
 from .consumer import QueueConsumer
@@ -44,6 +45,7 @@ class OutputWriter(QueueConsumer):
         self._own = True
         self._regroup = False
         self._known: OrderedDict[str, Job] = OrderedDict()  # jobs seen, oldest first
+        self.job_bytes: JobBytes | None = None  # --jobs-max-bytes over this node's default outputs
 
     async def run(self) -> None:
         await self._consume(self._write_ready, "writer of node")
@@ -81,7 +83,7 @@ class OutputWriter(QueueConsumer):
             return
         try:
             if section.output_path is not None:
-                await asyncio.to_thread(self.paths.write_output, section.output_path, wav)
+                await asyncio.to_thread(self._write, job.id, section.output_path, wav)
         except (OSError, WorkerError) as exc:  # a root no longer allowed (a restart, a planted spec)
             error = (
                 exc
@@ -102,6 +104,14 @@ class OutputWriter(QueueConsumer):
         await self._final(job, event, ok=True)
         if await self._ended(job):
             self.on_done(job_id)
+
+    def _write(self, job_id: str, path: str, wav: bytes) -> None:
+        """The file, counted against --jobs-max-bytes (WriteFailed when no room can be made)."""
+        if self.job_bytes is None:
+            self.paths.write_output(path, wav)
+            return
+        with self.job_bytes.writing(job_id, path, len(wav)):
+            self.paths.write_output(path, wav)
 
     async def _final(self, job: Job, event: Progress | SectionError, *, ok: bool) -> None:
         """Log the section's end; this node counts it (and the `done` it led to) in /metrics."""

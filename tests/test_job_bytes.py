@@ -1,0 +1,269 @@
+"""The byte bound of what jobs keep in the state dir (`--jobs-max-bytes`: records, logs, default
+outputs), on a real worker with the espeak-ng engine, real files in the state dir and the HTTP API: the
+oldest finished jobs go first, running jobs never, a section or a batch with no room is refused alone,
+and the count survives a restart."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from npu_worker.config import add_settings_arguments, load_settings
+from npu_worker.jobs.job_bytes import JobBytes
+from tests.test_metrics import scrape, value
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+SHORT = "전압을 측정합니다."  # one espeak-ng section: a few tens of KB of wav
+
+
+def held(folder: Path) -> int:
+    """What a folder holds on disk, walked whole (the test's own count, not the worker's)."""
+    return sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+
+
+def kept(state: Path, job_id: str = "") -> int:
+    """What jobs keep in a state dir (one job's, given its id): records, logs, default outputs."""
+    return held(state / "jobs" / job_id) + held(state / "outputs" / job_id)
+
+
+async def run_batch(client, texts: list[str]) -> tuple[str, list[dict]]:
+    """A batch without output_path, run to its `done`: its id and its events."""
+    body = {"lang": "ko", "sections": [{"idx": i, "text": t} for i, t in enumerate(texts)]}
+    response = await client.post("/synth_batch?async=1", json=body)
+    assert response.status == 200, await response.text()
+    job_id = (await response.json())["job_id"]
+    async with asyncio.timeout(seconds(30)):
+        events = await client.get(f"/jobs/{job_id}/events")
+        lines = [json.loads(line) async for line in events.content if line.strip()]
+    assert lines[-1]["event"] == "done"
+    return job_id, lines
+
+
+async def section_bytes(client, settings) -> int:
+    """The size of one SHORT section's wav, measured on this worker (espeak-ng's own output varies)."""
+    job_id, _ = await run_batch(client, [SHORT])
+    return kept(Path(settings.state_dir), job_id)
+
+
+async def test_the_oldest_finished_jobs_go_first_and_their_ids_answer_404(worker, settings):
+    state = Path(settings.state_dir)
+    probe = await worker(None, jobs_max_bytes=0)
+    size = await section_bytes(probe, settings)
+    await probe.close()
+    budget = 3 * size + size // 2  # room for three such jobs, not four
+    client = await worker(None, jobs_max_bytes=budget)
+    jobs = [(await run_batch(client, [SHORT]))[0] for _ in range(5)]
+    assert kept(state) <= budget
+    assert value(await scrape(client), "npu_worker_job_bytes") == kept(state)
+    for gone in jobs[:2]:  # and the probe's job before them
+        for path in (f"/jobs/{gone}/status", f"/jobs/{gone}/result", f"/jobs/{gone}/sections/0/audio"):
+            response = await client.get(path)
+            assert response.status == 404, path
+            body = await response.json()
+            assert body["status"] == "fail" and body["error"].startswith("JobNotFound:")
+        assert not (state / "outputs" / gone).exists()
+    for job_id in jobs[2:]:
+        response = await client.get(f"/jobs/{job_id}/sections/0/audio")
+        assert response.status == 200
+        assert (await response.read())[:4] == b"RIFF"
+
+
+async def test_a_section_running_jobs_leave_no_room_for_fails_and_nothing_else_goes(worker, settings):
+    state = Path(settings.state_dir)
+    probe = await worker(None, jobs_max_bytes=0)
+    finished, _ = await run_batch(probe, [SHORT])
+    size = kept(state, finished)
+    await probe.close()
+    client = await worker(None, jobs_max_bytes=3 * size + size // 2)
+    # Seven sections: room for three; the finished job goes for the third, then there is none.
+    running, events = await run_batch(client, [SHORT] * 7)
+    finals = {e["idx"]: e for e in events if e["event"] == "error" or e.get("status") == "ok"}
+    assert [finals[i]["event"] for i in range(7)] == ["progress"] * 3 + ["error"] * 4
+    for idx in range(3, 7):
+        assert finals[idx]["error"].startswith("WriteFailed:") and "--jobs-max-bytes" in finals[idx]["error"]
+    assert events[-1]["ok_count"] == 3 and events[-1]["fail_count"] == 4
+    assert (await client.get(f"/jobs/{finished}/status")).status == 404  # the oldest finished one went
+    for idx in range(3):  # what the running job made stays
+        assert (await client.get(f"/jobs/{running}/sections/{idx}/audio")).status == 200
+    assert kept(state) <= 3 * size + size // 2
+
+
+async def test_a_section_larger_than_what_eviction_frees_removes_nothing(worker, settings):
+    probe = await worker(None, jobs_max_bytes=0)
+    size = await section_bytes(probe, settings)
+    await probe.close()
+    client = await worker(None, jobs_max_bytes=2 * size + size // 2)
+    older = [(await run_batch(client, [SHORT]))[0] for _ in range(2)]
+    _, events = await run_batch(client, [SHORT * 8])  # far more than the whole budget
+    final = next(e for e in events if e["event"] == "error")
+    assert final["error"].startswith("WriteFailed:")
+    for job_id in older:  # removing them would not have made room: both stay
+        assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
+
+
+async def test_the_count_survives_a_restart_and_a_lowered_bound_applies_at_start(worker, settings):
+    state = Path(settings.state_dir)
+    first = await worker(None, jobs_max_bytes=0)  # no byte bound
+    jobs = [(await run_batch(first, [SHORT]))[0] for _ in range(4)]
+    size = max(kept(state, job_id) for job_id in jobs)
+    await first.close()
+    budget = 2 * size + size // 2
+    client = await worker(None, jobs_max_bytes=budget)  # counted at start: two jobs too many
+    for gone in jobs[:2]:
+        assert (await client.get(f"/jobs/{gone}/status")).status == 404
+    assert kept(state) <= budget
+    newest, _ = await run_batch(client, [SHORT])  # counted with what was there: the third job goes
+    assert (await client.get(f"/jobs/{jobs[2]}/status")).status == 404
+    assert (await client.get(f"/jobs/{jobs[3]}/status")).status == 200
+    assert (await client.get(f"/jobs/{newest}/sections/0/audio")).status == 200
+    assert kept(state) <= budget
+
+
+def test_a_folder_of_no_kept_job_is_counted_and_a_failed_write_is_not(tmp_path):
+    root = tmp_path / "outputs"
+    (root / "stray").mkdir(parents=True)
+    (root / "stray" / "s00.wav").write_bytes(b"x" * 100)
+    budget = JobBytes((str(root),), 250)
+    assert budget.recount() == 100
+    assert budget.held_by_unknown(["other"]) == 100
+    path = str(root / "job" / "s00.wav")
+    try:
+        with budget.writing("job", path, 120):
+            raise OSError("disk full")
+    except OSError:
+        pass
+    assert budget.total == 100  # the write failed: nothing counted
+    with budget.writing("job", path, 120):
+        pass
+    with budget.writing("job", path, 140):  # the same file again (a resumed section): replaced, not added
+        pass
+    assert budget.total == 240 and budget.held_by("job") == 140
+    with budget.writing("job", os.path.join(tmp_path, "callers.wav"), 10_000):  # a caller's path: not counted
+        pass
+    assert budget.total == 240
+
+
+async def probe_size(worker, tmp_path: Path) -> int:
+    """One SHORT section's wav size, on a worker of its own (its own state dir)."""
+    probe = await worker(None, state_dir=str(tmp_path / "probe"), jobs_max_bytes=0)
+    job_id, _ = await run_batch(probe, [SHORT])
+    await probe.close()
+    return kept(tmp_path / "probe", job_id)
+
+
+async def check_oldest_go(client, outputs: Path, budget: int) -> None:
+    """Five one-section jobs where three fit (a Redis node's jobs keep their records in Redis)."""
+    jobs = []
+    for _ in range(5):
+        jobs.append((await run_batch(client, [SHORT]))[0])
+        assert held(outputs) <= budget
+    for gone in jobs[:2]:
+        response = await client.get(f"/jobs/{gone}/status")
+        assert response.status == 404 and (await response.json())["error"].startswith("JobNotFound:")
+        assert not (outputs / gone).exists()
+    for job_id in jobs[2:]:
+        assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
+
+
+async def test_on_a_redis_queue_a_both_node_bounds_the_files_it_writes(worker, redis_server, tmp_path):
+    size = await probe_size(worker, tmp_path)
+    budget = 3 * size + size // 2
+    client = await worker(None, queue=redis_server.url, claim_timeout=1.0, jobs_max_bytes=budget)
+    await check_oldest_go(client, tmp_path / "state" / "outputs", budget)
+
+
+async def test_on_a_redis_queue_the_accepting_nodes_writer_bounds_its_files(worker, redis_server, tmp_path):
+    size = await probe_size(worker, tmp_path)
+    budget = 3 * size + size // 2
+    queue = {"queue": redis_server.url, "claim_timeout": 1.0}
+    await worker(None, role="engine", state_dir=str(tmp_path / "engine"), **queue)
+    api = await worker(None, role="api", jobs_max_bytes=budget, **queue)  # writes what the engine made
+    await check_oldest_go(api, tmp_path / "state" / "outputs", budget)
+    assert not (tmp_path / "engine" / "outputs").exists() or held(tmp_path / "engine" / "outputs") == 0
+
+
+FAILING = "boom " + "가" * 1990  # ToneEngine fails it at once: the job keeps its record and log only
+
+
+async def run_failing(client, sections: int = 20) -> str:
+    body = {"sections": [{"idx": i, "text": FAILING} for i in range(sections)]}
+    response = await client.post("/synth_batch?async=1", json=body)
+    assert response.status == 200, await response.text()
+    job_id = (await response.json())["job_id"]
+    async with asyncio.timeout(seconds(30)):
+        events = await client.get(f"/jobs/{job_id}/events")
+        assert [json.loads(line) async for line in events.content if line.strip()][-1]["event"] == "done"
+    return job_id
+
+
+async def test_finished_jobs_records_count_too_and_the_oldest_go_first(worker, tmp_path):
+    """A batch's record holds its texts (up to the body's 8 MiB) and stays with the job whatever its
+    sections made: 1 000 kept jobs of 5 MB records were 5 GB that no bound on outputs saw."""
+    probe = await worker(ToneEngine(fail_on="boom"), state_dir=str(tmp_path / "probe"), jobs_max_bytes=0)
+    size = kept(tmp_path / "probe", await run_failing(probe))
+    await probe.close()
+    budget = 3 * size + size // 2
+    state = tmp_path / "state"
+    client = await worker(ToneEngine(fail_on="boom"), jobs_max_bytes=budget)
+    jobs = []
+    for _ in range(5):
+        jobs.append(await run_failing(client))
+        assert kept(state) <= budget
+    assert [(await client.get(f"/jobs/{job_id}/status")).status for job_id in jobs] == [404] * 2 + [200] * 3
+
+
+async def test_a_batch_whose_record_finds_no_room_is_refused_503_and_nothing_goes(worker, tmp_path):
+    probe = await worker(ToneEngine(fail_on="boom"), state_dir=str(tmp_path / "probe"), jobs_max_bytes=0)
+    size = kept(tmp_path / "probe", await run_failing(probe, sections=2))
+    await probe.close()
+    client = await worker(ToneEngine(fail_on="boom"), jobs_max_bytes=2 * size + size // 2)
+    finished = [await run_failing(client, sections=2) for _ in range(2)]
+    body = {"sections": [{"idx": i, "text": FAILING} for i in range(10)]}  # a record past the whole bound
+    response = await client.post("/synth_batch?async=1", json=body)
+    assert response.status == 503
+    error = (await response.json())["error"]
+    assert error.startswith("StateUnavailable:") and "is larger than --jobs-max-bytes" in error
+    listed = [job["job_id"] for job in (await (await client.get("/jobs")).json())["jobs"]]
+    assert sorted(listed) == sorted(finished)  # nothing queued, nothing removed
+    assert sorted(p.name for p in (tmp_path / "state" / "jobs").iterdir()) == sorted(finished)
+
+
+def test_serve_refuses_a_bound_that_the_largest_batch_could_never_fit():
+    """Else every batch of the largest allowed body was a 503 StateUnavailable, retried for ever."""
+    parser = argparse.ArgumentParser()
+    add_settings_arguments(parser)
+    args = parser.parse_args(["--jobs-max-bytes", "1048576", "--max-body-bytes", "2097152"])
+    with pytest.raises(SystemExit, match=r"--jobs-max-bytes 1048576 is less than .* \(2097152 bytes"):
+        load_settings(args, environ={})
+    with pytest.raises(SystemExit, match=r"NPU_WORKER_JOBS_MAX_BYTES 4194304 is less"):
+        load_settings(parser.parse_args([]), environ={"NPU_WORKER_JOBS_MAX_BYTES": "4194304"})
+    assert load_settings(parser.parse_args(["--jobs-max-bytes", "0"]), environ={}).jobs_max_bytes == 0
+
+
+async def test_a_download_under_way_when_its_job_is_removed_is_sent_whole(worker, tmp_path):
+    """Removing a job unlinks its files; a section's wav already being sent (`GET .../audio`, an open
+    file sent as the client takes it) still comes whole, not cut at the removal (a file truncated
+    there left the download waiting for ever for the bytes its Content-Length promised)."""
+    long_text = " ".join([SHORT] * 180)  # 1 979 characters: a 15 MB wav, more than socket buffers hold
+    before = await worker(None, jobs_max_bytes=0)
+    first, _ = await run_batch(before, [long_text])
+    await before.close()
+    size = kept(tmp_path / "state", first)
+    client = await worker(None, jobs_max_bytes=size + size // 2)  # room for one such job
+    response = await client.get(f"/jobs/{first}/sections/0/audio")
+    assert response.status == 200
+    length = int(response.headers["Content-Length"])
+    head = await response.content.readexactly(44)
+    second, _ = await run_batch(client, [long_text])  # made room by removing the first job
+    assert (await client.get(f"/jobs/{first}/status")).status == 404
+    assert not (tmp_path / "state" / "outputs" / first).exists()
+    async with asyncio.timeout(seconds(30)):
+        rest = await response.read()
+    assert head[:4] == b"RIFF" and 44 + len(rest) == length
+    assert (await client.get(f"/jobs/{second}/sections/0/audio")).status == 200
