@@ -18,7 +18,7 @@ from npu_worker.engine.base import SynthesisRequest
 from npu_worker.jobs.model import AudioChunk
 from npu_worker.jobs.runner import LATER_AUDIO_SECONDS, URGENT_AUDIO_SECONDS
 from npu_worker.ws_server.burst import BURST_BYTES, Burst, frame_header
-from tests.test_ws_support import batch, connect, live_job, receive_until_done
+from tests.test_ws_support import AiohttpWs, batch, connect, live_job, receive_until_done
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -181,3 +181,24 @@ async def test_a_preview_s_first_half_second_goes_to_the_loop_at_once_the_rest_m
     assert later and sum(urgent + later) == 48000  # the rest may wait; nothing is lost
     expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
     assert transcript.section_pcm(0) == expected
+
+
+@pytest.mark.parametrize("path", ["/ws", "/v1/audio/speech/stream"])
+async def test_a_client_offering_compression_gets_the_stream_uncompressed(worker, path):
+    """A burst's frames are built uncompressed (RSV1 clear); the handshake accepts no extension, so a
+    client that offers permessage-deflate (browsers and most libraries do) reads them as they are."""
+    engine = ToneEngine(chunk_seconds=0.3)
+    client = await worker(engine)
+    raw = await client.session.ws_connect(client.make_url(path), compress=15)  # offers permessage-deflate
+    try:
+        assert raw.compress == 0  # (aiohttp's client: what the handshake's answer accepted)
+        if path == "/ws":
+            ws = AiohttpWs(raw)
+            texts = ("가" * 60, "나" * 30)
+            await ws.send_json(batch(*texts))
+            transcript = await receive_until_done(ws)
+            for idx, text in enumerate(texts):
+                expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+                assert transcript.section_pcm(idx) == expected
+    finally:
+        await raw.close()
