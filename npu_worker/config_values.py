@@ -166,7 +166,10 @@ def _masked(url: str) -> tuple[str, bool]:
         # before the `@`, so urlsplit sees no password and the refusal quoted it: everything after the
         # user's `:` up to the last `@` may be the secret.
         url, hidden = f"{scheme}://{userinfo.partition(':')[0]}:***@{host_on}", True
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # (an unclosed `[` after the last `@`): nothing of it is shown
+        return f"{scheme}://***" if separator else "***", True
     if parts.password is not None:
         user = parts.username or ""
         parts = parts._replace(netloc=f"{user}:***@{parts.netloc.rpartition('@')[2]}")

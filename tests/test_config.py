@@ -322,6 +322,13 @@ def test_a_password_with_a_slash_is_not_shown_when_its_queue_is_refused(capsys, 
     assert "redis://:***@redis.lan:6379/0" in str(refused.value) and password[3:] not in str(refused.value)
 
 
+def test_a_queue_url_that_cannot_be_parsed_once_masked_is_shown_as_its_scheme_only():
+    """`redis://u:12?pw@[::1` is a valid queue to urlsplit (host `u`, port 12); masked, what follows the
+    `@` is an unclosed IPv6 literal: showing it raised ValueError (the node's start line, a refusal)."""
+    assert shown_url("redis://u:12?pw@[::1") == "redis://***"
+    assert shown_url("redis://[::1") == "redis://***"
+
+
 def test_a_tls_key_password_in_the_query_is_not_shown():
     """redis-py passes every query key on: `?ssl_password=` is the TLS key's passphrase."""
     assert shown_url("rediss://h:6380/0?ssl_password=s3cret") == "rediss://h:6380/0?ssl_password=***"
