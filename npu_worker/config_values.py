@@ -161,11 +161,12 @@ def _masked(url: str) -> tuple[str, bool]:
     scheme, separator, rest = url.partition("://")
     userinfo, at, host_on = rest.rpartition("@")
     host_ends = min((i for mark in "/?#" if (i := rest.find(mark)) >= 0), default=len(rest))
-    if separator and at and len(userinfo) > host_ends and ":" in rest[:host_ends]:
+    user, colon, _ = rest[:host_ends].partition(":")
+    if separator and at and len(userinfo) > host_ends and colon and "[" not in user:
         # A `/`, `?` or `#` in a password not percent-encoded (base64 makes `/`) ends urlsplit's host
         # before the `@`, so urlsplit sees no password and the refusal quoted it: everything after the
         # user's `:` up to the last `@` may be the secret.
-        url, hidden = f"{scheme}://{userinfo.partition(':')[0]}:***@{host_on}", True
+        url, hidden = f"{scheme}://{user}:***@{host_on}", True
     try:
         parts = urlsplit(url)
     except ValueError:  # (an unclosed `[` after the last `@`): nothing of it is shown
