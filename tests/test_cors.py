@@ -83,3 +83,12 @@ def test_a_vary_already_there_is_kept():
 
 def _vary(answer) -> set[str]:
     return {name.strip().lower() for name in answer.headers.get("Vary", "").split(",") if name.strip()}
+
+
+async def test_a_refused_preflight_under_v1_is_in_openais_shape(worker):
+    """Every other refusal under `/v1/` is OpenAI's error object; a refused preflight was the v1 body."""
+    client = await worker()
+    refused = await preflight(client, "http://evil.example", "/v1/audio/speech")
+    error = (await refused.json())["error"]
+    assert refused.status == 403 and "Access-Control-Allow-Origin" not in refused.headers
+    assert (error["type"], error["code"]) == ("permission_error", "OriginNotAllowed"), error

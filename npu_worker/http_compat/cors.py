@@ -25,7 +25,7 @@ from aiohttp import web
 from ..access import origin_allowed
 from ..app_keys import SETTINGS_KEY
 from ..protocol import OriginNotAllowed
-from .errors import Handler, error_response
+from .errors import Handler, path_refusals
 
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 ALLOW_HEADERS = ("Authorization", "Content-Type")
@@ -50,8 +50,9 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if request.method != "OPTIONS" or "Access-Control-Request-Method" not in request.headers:
         return await handler(request)
     origin = _allowed(request)
-    if origin is None:
-        return error_response(OriginNotAllowed(f"origin {request.headers.get('Origin')!r} is not allowed"))
+    if origin is None:  # in the shape of its path, as every other refusal (OpenAI's under /v1/)
+        refused = OriginNotAllowed(f"origin {request.headers.get('Origin')!r} is not allowed")
+        return path_refusals(request.app)(request.path, refused, refused.http_status)
     response = web.Response(status=204)
     response.headers.update(
         {
