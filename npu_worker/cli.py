@@ -17,7 +17,7 @@ from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
 from .config import Settings, add_settings_arguments, env_name, load_settings
-from .config_values import shown_url
+from .config_values import holds_password, shown_url
 from .files import locked_directory, replaceable_by_others
 from .paths import make_private_dir
 
@@ -125,7 +125,7 @@ def secrets_on_command_line(args: argparse.Namespace) -> list[str]:
     if getattr(args, "token", None) is not None:
         flags.append("--token")
     queue = getattr(args, "queue", None)
-    if queue is not None and shown_url(queue) != queue:  # shown_url hides a password: there was one
+    if queue is not None and holds_password(queue):
         flags.append("--queue")
     return flags
 

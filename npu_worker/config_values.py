@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from urllib.parse import parse_qs, parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .access import ANY_ORIGIN, normalize_origin
 
@@ -139,17 +139,48 @@ def local_file(text: str) -> str | None:
     return os.path.abspath(home_expanded(text))
 
 
+# The query keys redis-py takes as a secret (it passes every query key on as a connection argument).
+SECRET_QUERY_KEYS = frozenset({"password", "ssl_password"})
+
+
 def shown_url(url: str) -> str:
-    """A queue URL as logs and messages may show it: a password in it (`redis://:secret@host`, or
-    `?password=secret`, which redis-py takes too) is `***`."""
-    parts = urlsplit(url)
+    """A queue URL as logs and messages may show it: a password in it is `***`, whether in the userinfo
+    (`redis://:secret@host`) or the query (`?password=`, `?ssl_password=`)."""
+    return _masked(url)[0]
+
+
+def holds_password(url: str) -> bool:
+    """Whether `url` holds something `shown_url` hides (not whether `shown_url` spells it otherwise:
+    `Redis://h` and a bare trailing `?` come back respelt, and hold no secret)."""
+    return _masked(url)[1]
+
+
+def _masked(url: str) -> tuple[str, bool]:
+    """`shown_url`'s answer, and whether it hid anything."""
+    hidden = False
+    scheme, separator, rest = url.partition("://")
+    userinfo, at, host_on = rest.rpartition("@")
+    host_ends = min((i for mark in "/?#" if (i := rest.find(mark)) >= 0), default=len(rest))
+    user, colon, _ = rest[:host_ends].partition(":")
+    if separator and at and len(userinfo) > host_ends and colon and "[" not in user:
+        # A `/`, `?` or `#` in a password not percent-encoded (base64 makes `/`) ends urlsplit's host
+        # before the `@`, so urlsplit sees no password and the refusal quoted it: everything after the
+        # user's `:` up to the last `@` may be the secret.
+        url, hidden = f"{scheme}://{user}:***@{host_on}", True
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # (an unclosed `[` after the last `@`): nothing of it is shown
+        return f"{scheme}://***" if separator else "***", True
     if parts.password is not None:
         user = parts.username or ""
         parts = parts._replace(netloc=f"{user}:***@{parts.netloc.rpartition('@')[2]}")
-    if "password" in parse_qs(parts.query, keep_blank_values=True):
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
-        parts = parts._replace(query="&".join(f"{k}={'***' if k == 'password' else v}" for k, v in pairs))
-    return urlunsplit(parts)
+        hidden = True
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if any(key in SECRET_QUERY_KEYS for key, _ in pairs):
+        shown = (f"{key}={'***' if key in SECRET_QUERY_KEYS else value}" for key, value in pairs)
+        parts = parts._replace(query="&".join(shown))
+        hidden = True
+    return urlunsplit(parts), hidden
 
 
 def parse_bool(text: str) -> bool:

@@ -47,13 +47,14 @@ def _errors(*codes: int) -> dict[str, Any]:
 # table below need not repeat it: a malformed request (400: a body on a request that takes none; 431:
 # request headers over 64 KiB) and, but for the player's own files, a browser origin or a Host that is
 # not allowed (403), and a missing token where one is configured, but for the open routes (401).
-PUBLIC_PATHS = ("/", "/{name}")
-OPEN_PATHS = ("/health", "/ready")  # no token: monitoring sees a booting worker
+PUBLIC_PATHS = ("/", "/{name}")  # the player's page and files (errors.PUBLIC_ROUTE_NAMES)
 
 
 def _with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
     """`paths` with the refusals every route can answer, and `security: []` on the routes that need
     no token (the OpenAI routes, under `/v1/`, answer every refusal in their 4XX shape already)."""
+    from .http_compat.errors import OPEN_PATHS  # no token: monitoring sees a booting worker
+
     done: dict[str, Any] = {}
     for path, item in paths.items():
         done[path] = {}
@@ -360,15 +361,25 @@ PATHS: dict[str, Any] = {
 }
 
 
-# The headers a refusal carries where they help (`http_compat/bodies.refusal_response`).
-REFUSAL_HEADERS = {
-    "Retry-After": {
-        "description": "seconds to wait before sending it again: 5 on a 429 QueueFull, 1 on a 503 Loading, "
-        "QueueUnavailable or BodyBudgetFull",
-        "schema": {"type": "integer"},
-    },
-    "WWW-Authenticate": {"description": 'on a 401: Bearer realm="npu-worker"', "schema": {"type": "string"}},
-}
+def _refusal_headers() -> dict[str, Any]:
+    """The headers a refusal carries where they help, from the table `refusal_response` sends."""
+    from .http_compat.bodies import BEARER_CHALLENGE, RETRY_AFTER
+
+    waits = ", ".join(
+        f"{seconds} on a {kind.http_status} {kind.name}" for kind, seconds in RETRY_AFTER.items()
+    )
+    return {
+        "Retry-After": {
+            "description": f"seconds to wait before sending it again: {waits}",
+            "schema": {"type": "integer", "enum": sorted(set(RETRY_AFTER.values()))},
+        },
+        "WWW-Authenticate": {
+            "description": "on a 401",
+            "schema": {"type": "string", "const": BEARER_CHALLENGE},
+        },
+    }
+
+
 SECURITY_SCHEMES = {
     "bearer": {
         "type": "http",
@@ -384,8 +395,20 @@ SECURITY_SCHEMES = {
 }
 
 
-def _refusal(schema: str, description: str) -> dict[str, Any]:
-    return {**_json(_ref(schema), description), "headers": REFUSAL_HEADERS}
+def _should_retry_header() -> dict[str, Any]:
+    """OpenAI's SDKs retry a 409 or 5xx unless told not to: the refusals no retry changes say so."""
+    from .openai_compat.errors import FINAL_REFUSALS
+
+    return {
+        "x-should-retry": {
+            "description": f"on {', '.join(kind.name for kind in FINAL_REFUSALS)}: do not send it again",
+            "schema": {"type": "string", "const": "false"},
+        }
+    }
+
+
+def _refusal(schema: str, description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {**_json(_ref(schema), description), "headers": {**_refusal_headers(), **(headers or {})}}
 
 
 @functools.cache
@@ -399,7 +422,9 @@ def document() -> dict[str, Any]:
             "schemas": schemas(),
             "responses": {
                 "Error": _refusal("ErrorBody", "the fixed error body"),
-                "OpenAIError": _refusal("OpenAIError", "the error body of the /v1 routes"),
+                "OpenAIError": _refusal(
+                    "OpenAIError", "the error body of the /v1 routes", _should_retry_header()
+                ),
             },
             "securitySchemes": SECURITY_SCHEMES,
         },

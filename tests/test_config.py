@@ -307,6 +307,33 @@ def test_a_refused_queue_url_is_shown_without_its_password(capsys, url):
     assert ":***@" in str(refused.value) and "s3cret" not in str(refused.value)
 
 
+@pytest.mark.parametrize("password", ["Ab/cd+Ef", "Ab?cdEf", "12#cdEf", "Ab@cd/Ef"])
+def test_a_password_with_a_slash_is_not_shown_when_its_queue_is_refused(capsys, password):
+    """A base64 password has `/` (and `?`, `#` pasted unencoded end the host too): urlsplit then saw no
+    password, and the refusal quoted the URL whole to the terminal and the journal."""
+    url = f"redis://:{password}@redis.lan:6379/0"
+    with pytest.raises(SystemExit):
+        parse([f"--queue={url}"])
+    err = capsys.readouterr().err
+    assert "argument --queue: " in err and "redis://:***@redis.lan:6379/0" in err, err
+    assert password[3:] not in err  # (the part after the mark: a part before it may spell a port)
+    with pytest.raises(SystemExit) as refused:
+        load_settings(None, environ={"NPU_WORKER_QUEUE": url})
+    assert "redis://:***@redis.lan:6379/0" in str(refused.value) and password[3:] not in str(refused.value)
+
+
+def test_a_queue_url_that_cannot_be_parsed_once_masked_is_shown_as_its_scheme_only():
+    """`redis://u:12?pw@[::1` is a valid queue to urlsplit (host `u`, port 12); masked, what follows the
+    `@` is an unclosed IPv6 literal: showing it raised ValueError (the node's start line, a refusal)."""
+    assert shown_url("redis://u:12?pw@[::1") == "redis://***"
+    assert shown_url("redis://[::1") == "redis://***"
+
+
+def test_a_tls_key_password_in_the_query_is_not_shown():
+    """redis-py passes every query key on: `?ssl_password=` is the TLS key's passphrase."""
+    assert shown_url("rediss://h:6380/0?ssl_password=s3cret") == "rediss://h:6380/0?ssl_password=***"
+
+
 def test_the_default_reference_wav_is_found_under_home_and_named_absolutely(tmp_path, monkeypatch):
     """`~` in --ref-wav was kept as is where no shell expands it (an env var, a systemd unit): the load
     failed with "No such file or directory: '~/…'", while --model-dir and --state-dir expand it; and a

@@ -17,6 +17,7 @@ from npu_worker import openapi
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.http_compat.ndjson import end_streams
 from tests.conftest import wait_until_loaded
+from tests.openai_support import tone_wav
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -49,7 +50,7 @@ class Answers:
     """What the worker answered, by the route's path in the document."""
 
     def __init__(self) -> None:
-        self.seen: list[tuple[str, str, int, str | None, str]] = []
+        self.seen: list[tuple[str, str, int, dict[str, str], str]] = []
 
     async def call(
         self, client: Any, method: str, path: str, label: str, url: str | None = None, **kwargs: Any
@@ -58,12 +59,13 @@ class Answers:
             kwargs["json"] = BODIES.get(path, {})
         response = await client.request(method.upper(), url or _url(path), **kwargs)
         await response.read()
-        self.seen.append((path, method, response.status, response.headers.get("Retry-After"), label))
+        said = {name: response.headers[name] for name in SAYING_HEADERS if name in response.headers}
+        self.seen.append((path, method, response.status, said, label))
         return response
 
     def undocumented(self) -> list[str]:
         found = []
-        for path, method, status, retry_after, label in self.seen:
+        for path, method, status, said, label in self.seen:
             responses = openapi.document()["paths"][path][method]["responses"]
             documented = responses.get(str(status)) or responses.get(f"{status // 100}XX")
             if documented is None:
@@ -72,9 +74,21 @@ class Answers:
             if "$ref" in documented:
                 name = documented["$ref"].rsplit("/", 1)[1]
                 documented = openapi.document()["components"]["responses"][name]
-            if retry_after is not None and "Retry-After" not in documented.get("headers", {}):
-                found.append(f"{method.upper()} {path} {status} carries Retry-After ({label})")
+            for name, value in said.items():  # listed, with a value its schema allows
+                schema = documented.get("headers", {}).get(name, {}).get("schema")
+                if schema is None or not _allows(schema, value):
+                    found.append(f"{method.upper()} {path} {status} carries {name}: {value} ({label})")
         return found
+
+
+SAYING_HEADERS = ("Retry-After", "WWW-Authenticate", "x-should-retry")  # what a client acts on
+
+
+def _allows(schema: dict[str, Any], value: str) -> bool:
+    """A header's text fits its documented schema (an integer's enum, a string's const)."""
+    if schema["type"] == "integer":
+        return value.isdigit() and int(value) in schema.get("enum", [int(value)])
+    return value == schema.get("const", value)
 
 
 async def test_every_refusal_of_every_route_is_documented(worker):
@@ -93,6 +107,15 @@ async def test_every_refusal_of_every_route_is_documented(worker):
             await answers.call(client, method, path, "a bad Expect", headers={"Expect": "nothing"})
         else:
             await answers.call(client, method, path, "a body on a GET", data=b"{}")
+    upload = aiohttp.FormData()  # the worker's own voice's name: 409 VoiceExists, x-should-retry: false
+    upload.add_field("audio_sample", tone_wav(), filename="v.wav", content_type="audio/wav")
+    upload.add_field("name", "default")
+    upload.add_field("ref_text", "하나")
+    await answers.call(client, "post", "/v1/audio/voices", "a voice that exists", data=upload)
+    said = [
+        (status, headers) for _, _, status, headers, label in answers.seen if label == "a voice that exists"
+    ]
+    assert said == [(409, {"x-should-retry": "false"})]
     assert not answers.undocumented(), answers.undocumented()
 
 

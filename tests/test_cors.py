@@ -55,3 +55,40 @@ async def test_real_answers_carry_the_origin_even_when_streamed(worker, tmp_path
         "/synth_batch", json={"sections": [{"text": "a."}]}, headers={"Origin": "http://x.example"}
     )
     assert refused.status == 403
+
+
+async def test_every_answer_varies_on_the_origin_for_caches(worker):
+    """The answer to an allowed origin echoes it, so a cache must key every answer on Origin: one kept
+    from a request without Origin (a navigation) and served to the page's fetch lacks the header, and the
+    browser blocks it (the Fetch standard's advice). Those answers said no `Vary`."""
+    client = await worker()
+    for headers in ({}, {"Origin": "http://evil.example"}, {"Origin": "http://localhost:5173"}):
+        answer = await client.get("/v1/audio/voices", headers=headers)
+        assert "origin" in _vary(answer), (headers, answer.status)
+    refused = await preflight(client, "http://evil.example")
+    assert refused.status == 403 and "origin" in _vary(refused)
+
+
+def test_a_vary_already_there_is_kept():
+    """A pre-compressed player file says `Vary: Accept-Encoding` (aiohttp): it was replaced."""
+    from aiohttp import web
+
+    from npu_worker.http_compat.cors import vary_on
+
+    answer = web.Response(headers={"Vary": "Accept-Encoding"})
+    vary_on(answer, "Origin")
+    vary_on(answer, "origin")  # once
+    assert answer.headers["Vary"] == "Accept-Encoding, Origin"
+
+
+def _vary(answer) -> set[str]:
+    return {name.strip().lower() for name in answer.headers.get("Vary", "").split(",") if name.strip()}
+
+
+async def test_a_refused_preflight_under_v1_is_in_openais_shape(worker):
+    """Every other refusal under `/v1/` is OpenAI's error object; a refused preflight was the v1 body."""
+    client = await worker()
+    refused = await preflight(client, "http://evil.example", "/v1/audio/speech")
+    error = (await refused.json())["error"]
+    assert refused.status == 403 and "Access-Control-Allow-Origin" not in refused.headers
+    assert (error["type"], error["code"]) == ("permission_error", "OriginNotAllowed"), error

@@ -262,6 +262,12 @@ def test_a_queue_password_on_the_command_line_is_named_as_a_secret():
     assert flags(queue="redis://:s3cret@127.0.0.1:6379/0") == ["--queue"]
     assert flags(queue="redis://127.0.0.1:6379/0?password=s3cret") == ["--queue"]
     assert flags(queue="redis://127.0.0.1:6379/0") == [] and flags() == []
+    assert flags(queue="rediss://127.0.0.1:6380/0?ssl_password=s3cret") == ["--queue"]  # the TLS key's
+    assert flags(queue="redis://:Ab/cd@127.0.0.1:6379/0") == ["--queue"]  # a base64 one, unencoded
+    # No secret, only spelt otherwise once parsed (a scheme in capitals, a bare `?`): no warning
+    assert flags(queue="Redis://127.0.0.1:6379/0") == flags(queue="redis://127.0.0.1:6379/0?") == []
+    assert flags(queue="redis://user@127.0.0.1:6379/0?client_name=a%40b") == []
+    assert flags(queue="redis://[::1]:6379/0?client_name=a@b") == []  # an IPv6 host's `:` is no password's
     assert secrets_on_command_line(argparse.Namespace()) == []  # a command without these flags
 
 

@@ -75,6 +75,8 @@ async def test_the_socket_serves_while_the_kept_jobs_are_read(settings):
                 assert response.status == 503
                 assert (health["status"], health["loaded"]) == ("loading", False)
                 assert health["load_phase"] == "reading the kept jobs (0 of 4)"
+                # docs/protocol.md: what runs is still null, the engine's load time already known
+                assert health["device"] is None and isinstance(health["load_seconds"], float), health
             async with http.get(f"{base}/ready") as response:
                 assert response.status == 503
                 assert (await response.json())[

@@ -13,6 +13,7 @@ from aiohttp import web
 from msgspec import UNSET, Meta, UnsetType
 
 from .. import wire
+from ..body_budget import RETRY_AFTER_SECONDS
 from ..errors import ErrorBody, WorkerError
 from ..jobs.model import Job, KeptJob
 from ..protocol import (
@@ -36,21 +37,30 @@ def json_response(body: msgspec.Struct, status: int = 200) -> web.Response:
 ERROR_COUNTED_KEY = web.ResponseKey("error_counted", bool)  # /metrics counted its error already
 
 
+# Seconds a refusal tells the caller to wait (`Retry-After`), where waiting helps: a full queue, a worker
+# still booting (the engine loads or the kept jobs are read), its Redis away (the node reconnects by
+# itself; clients wait for what says Retry-After), its budget for bodies being received spent. The one
+# table: `openapi.py` documents it.
+RETRY_AFTER: dict[type[WorkerError], int] = {
+    QueueFull: 5,
+    Loading: 1,
+    QueueUnavailable: 1,
+    BodyBudgetFull: RETRY_AFTER_SECONDS,
+}
+BEARER_CHALLENGE = 'Bearer realm="npu-worker"'  # a 401's WWW-Authenticate (RFC 9110 requires one)
+
+
 def refusal_response(error: BaseException, body: msgspec.Struct, status: int) -> web.Response:
-    """An error's body (v1 or OpenAI shape), with `Retry-After` when waiting helps: a full queue
-    (5 s), or a worker still booting (1 s: the engine loads or the kept jobs are read), or its Redis
-    away (1 s: the node reconnects by itself; clients wait for what says Retry-After), or one whose
-    budget for bodies being received is spent (1 s); with `WWW-Authenticate: Bearer` on a 401, which
-    RFC 9110 requires of one (the scheme the token is sent in)."""
+    """An error's body (v1 or OpenAI shape), with `Retry-After` when waiting helps (`RETRY_AFTER`),
+    and `WWW-Authenticate: Bearer` on a 401 (the scheme the token is sent in)."""
     response = json_response(body, status=status)
     if isinstance(error, WorkerError) and error.counted:
         response[ERROR_COUNTED_KEY] = True
-    if isinstance(error, QueueFull):
-        response.headers["Retry-After"] = "5"
-    elif isinstance(error, Loading | QueueUnavailable | BodyBudgetFull):
-        response.headers["Retry-After"] = "1"
+    wait = next((seconds for kind, seconds in RETRY_AFTER.items() if isinstance(error, kind)), None)
+    if wait is not None:
+        response.headers["Retry-After"] = str(wait)
     elif isinstance(error, Unauthorized):
-        response.headers["WWW-Authenticate"] = 'Bearer realm="npu-worker"'
+        response.headers["WWW-Authenticate"] = BEARER_CHALLENGE
     return response
 
 

@@ -25,7 +25,7 @@ from aiohttp import web
 from ..access import origin_allowed
 from ..app_keys import SETTINGS_KEY
 from ..protocol import OriginNotAllowed
-from .errors import Handler, error_response
+from .errors import Handler, path_refusals
 
 ALLOW_METHODS = "GET, POST, DELETE, OPTIONS"
 ALLOW_HEADERS = ("Authorization", "Content-Type")
@@ -50,8 +50,9 @@ async def cors_middleware(request: web.Request, handler: Handler) -> web.StreamR
     if request.method != "OPTIONS" or "Access-Control-Request-Method" not in request.headers:
         return await handler(request)
     origin = _allowed(request)
-    if origin is None:
-        return error_response(OriginNotAllowed(f"origin {request.headers.get('Origin')!r} is not allowed"))
+    if origin is None:  # in the shape of its path, as every other refusal (OpenAI's under /v1/)
+        refused = OriginNotAllowed(f"origin {request.headers.get('Origin')!r} is not allowed")
+        return path_refusals(request.app)(request.path, refused, refused.http_status)
     response = web.Response(status=204)
     response.headers.update(
         {
@@ -80,12 +81,23 @@ def allowed_headers(asked: str | None) -> str:
 
 
 async def add_cors_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """on_response_prepare: let an allowed browser origin read the answer (streams included)."""
+    """on_response_prepare: let an allowed browser origin read the answer (streams included). Every
+    answer says `Vary: Origin`, those to no Origin or a refused one too: the Fetch standard's advice for
+    an Access-Control-Allow-Origin that echoes the origin, or a cache (the browser's own) keeps the
+    answer a navigation got, without the header, and serves it to the page's fetch, which it blocks."""
     origin = _allowed(request)
     if origin is not None and "Access-Control-Allow-Origin" not in response.headers:
         response.headers["Access-Control-Allow-Origin"] = origin
         response.headers["Access-Control-Expose-Headers"] = EXPOSE_HEADERS
-        response.headers["Vary"] = "Origin"
+    vary_on(response, "Origin")
+
+
+def vary_on(response: web.StreamResponse, name: str) -> None:
+    """Add `name` to the answer's `Vary`, keeping what is there (a pre-compressed file's
+    `Accept-Encoding`: it was replaced)."""
+    present = [part.strip() for part in response.headers.get("Vary", "").split(",") if part.strip()]
+    if not any(part == "*" or part.lower() == name.lower() for part in present):
+        response.headers["Vary"] = ", ".join([*present, name])
 
 
 def setup_cors(app: web.Application) -> None:
