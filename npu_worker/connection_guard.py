@@ -26,20 +26,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import socket
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-from aiohttp.http_exceptions import ContentEncodingError, LineTooLong
+from aiohttp import web, web_protocol
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http import HttpVersion, HttpVersion10, HttpVersion11, RawRequestMessage
+from aiohttp.http_exceptions import LineTooLong
 from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler, _ErrInfo
 
 from . import wire
+from .parser_reasons import parser_reason
 from .protocol import BadRequest, ErrorBody, WorkerError
 
 log = logging.getLogger(__name__)
@@ -59,7 +61,6 @@ MAX_HEADER_BYTES = 64 * 1024
 # before the app sees it (OpenAI's under /v1/), and whether its first line ended tells a target too long
 # (414) from a header line too long (431).
 REQUEST_HEAD_BYTES = 1024
-MAX_REASON_CHARS = 300  # of a parser refusal's reason in its answer
 
 Refusal = Callable[[str, WorkerError, int], web.Response]  # (path, error, status) → the error body
 
@@ -77,9 +78,6 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     if isinstance(protocol, GuardedHandler):
         protocol.request_arrived(request.content)
     return await handler(request)
-
-
-_UNDECODABLE = re.compile(r"content-encoding: \w+ \((\w+)\)")  # aiohttp's refusal of br/zstd it cannot decode
 
 
 class ConnectionGuard:
@@ -364,24 +362,23 @@ class GuardedHandler(RequestHandler):
         """aiohttp's refusals of unparsable requests, in the JSON error body (and logged quietly)."""
         if status >= 500:
             return super().handle_error(request, status, exc, message)
-        # Only aiohttp's first line: the next ones quote the refused line, which may carry a ?token= or
-        # an Authorization header (the caller's answer quotes it; the log must not).
-        said = (message or str(exc) or "malformed request").split("\n", 1)[0]
-        log.debug("refused an unparsable request from %s: %s", request.remote, said)
+        # Said without the refused bytes, which aiohttp quotes (a ?token= or an Authorization header
+        # among them): neither the caller's answer nor the log repeats them.
+        reason = parser_reason(exc, message)
+        log.debug("refused an unparsable request from %s: %s", request.remote, reason)
         if request.writer.output_size > 0:
             raise ConnectionError("a response was already sent on this connection")
+        if isinstance(exc, LineTooLong):  # (aiohttp's 400 for it quoted the line's first 100 bytes)
+            status, reason = self._line_too_long(exc)
         if self.guard.on_unparsable is not None:  # an answer is sent: counted
             self.guard.on_unparsable(status)
-        reason = " ".join((message or str(exc) or "malformed request").split())
-        if isinstance(exc, ContentEncodingError) and (coding := _UNDECODABLE.search(reason)):
-            # aiohttp's words ("Please install `Brotli`") are advice for the server's owner, not the caller
-            reason = f"Content-Encoding {coding[1]!r} is not supported: send the body as is, gzip or deflate"
-        elif isinstance(exc, LineTooLong):
-            # aiohttp's 400 quoted the line's first 100 bytes (an Authorization header's token among them)
-            status, reason = self._line_too_long(exc)
-        if len(reason) > MAX_REASON_CHARS:  # aiohttp quotes an invalid method whole (8 KiB)
-            reason = reason[:MAX_REASON_CHARS] + "…"
         return self._refusal_answer(BadRequest(reason), status)
+
+    def refused_version(self) -> HttpVersion:
+        """The HTTP version to answer a refused request in: 1.0 where its request line says so, else
+        1.1 (RFC 9112 §2.3: the highest the server speaks)."""
+        line = self._request_head.split(b"\n", 1)[0].rstrip(b"\r")
+        return HttpVersion10 if line.endswith(b" HTTP/1.0") else HttpVersion11
 
     def _line_too_long(self, exc: LineTooLong) -> tuple[int, str]:
         """A request line over aiohttp's bound is a target too long (414), a header line one of the
@@ -390,6 +387,31 @@ class GuardedHandler(RequestHandler):
         if not self._request_line_ended or (isinstance(limit, int) and self._request_line > limit):
             return 414, f"the request line passes {limit} bytes; that is the limit"
         return 431, f"a request header line passes {limit} bytes; that is the limit"
+
+
+# The request aiohttp makes to answer one its parser refused: HTTP/1.0, whatever the caller spoke.
+_REFUSED_PLACEHOLDER = getattr(web_protocol, "ERROR", None)
+
+
+def answer_refusals_in_their_version(server: web.Server) -> None:
+    """Make aiohttp answer a request its parser refused in the caller's HTTP version (`refused_version`),
+    with `Connection: close`, not in the HTTP/1.0 of the placeholder request it makes for the refusal.
+    Through the server's `request_factory` (a public attribute each connection's handler reads when it
+    is made); without the placeholder (another aiohttp) nothing changes."""
+    made = server.request_factory
+
+    def make_request(
+        message: RawRequestMessage,
+        payload: StreamReader,
+        protocol: RequestHandler,
+        writer: AbstractStreamWriter,
+        task: asyncio.Task[None],
+    ) -> web.BaseRequest:
+        if message is _REFUSED_PLACEHOLDER and isinstance(protocol, GuardedHandler):
+            message = message._replace(version=protocol.refused_version())
+        return made(message, payload, protocol, writer, task)
+
+    server.request_factory = make_request
 
 
 def _read_its_error(waiter: asyncio.Future[None]) -> None:

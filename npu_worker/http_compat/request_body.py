@@ -16,6 +16,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from ..app_keys import BODY_BUDGET_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
+from ..parser_reasons import parser_reason
 from ..protocol import BadRequest, BodyBudgetFull, BodyTooLarge, RequestTimeout, WorkerError
 from .errors import CLOSE_AFTER_KEY
 from .hang_up import caller_gone
@@ -142,7 +143,5 @@ async def read_body(request: web.Request) -> bytes:
         encoding = request.headers.get("Content-Encoding", "identity")
         raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
     except HttpProcessingError as exc:  # its framing (connection_guard.GuardedHandler), in the parser's words
-        raise BadRequest(
-            f"the body is malformed: {' '.join(str(exc.message or exc).split())[:200]}"
-        ) from None
+        raise BadRequest(f"the body is malformed: {parser_reason(exc)}") from None
     return raw
