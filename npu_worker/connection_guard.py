@@ -57,6 +57,9 @@ UNREAD_SECONDS = 60.0
 # that has more). aiohttp takes 128 lines of 8 KiB and holds each whole line until the request is
 # complete: a connection that sent them and never ended its headers held them until the header deadline.
 MAX_HEADER_BYTES = 64 * 1024
+# Header ends a piece is cut at before aiohttp parses it (`GuardedHandler._parse`): a batch of pipelined
+# requests in one write longer than this loses those before the cut again if a later one is malformed.
+SPLITS_PER_PIECE = 32
 # The start of a request's headers kept while they arrive: its path picks the shape of a refusal sent
 # before the app sees it (OpenAI's under /v1/), and whether its first line ended tells a target too long
 # (414) from a header line too long (431).
@@ -231,7 +234,7 @@ class GuardedHandler(RequestHandler):
         draining = self._unread_body is not None  # (not ended before this piece: the piece is its body)
         if not draining and self._header_bytes >= 0 and self in self.guard.waiting:
             self._keep_request_head(data)
-        super().data_received(data)
+        self._parse(data)
         self._refuse_body_the_parser_refused()
         if draining:
             if self._unread_body is not None and self._unread_body.is_eof():
@@ -240,6 +243,22 @@ class GuardedHandler(RequestHandler):
             self._count_header_bytes(data)
         if self.on_received is not None:
             self.on_received()
+
+    def _parse(self, data: bytes) -> None:
+        """Hand `data` to aiohttp a request's headers at a time. Its parser drops the requests it completed
+        in a piece once a later one in that piece is malformed (its error alone is queued): a valid
+        request and a malformed one sent in one write got the 400 alone, the first never run and its
+        caller reading the 400 as its answer. Cut after each blank line (at most SPLITS_PER_PIECE), the
+        requests before the fault are queued before its error; the parser reads pieces as one stream, so
+        a body cut there (a multipart part's headers) reads the same."""
+        start = 0
+        for _ in range(SPLITS_PER_PIECE):
+            end = data.find(b"\r\n\r\n", start) + 4
+            if end < 4 or end >= len(data):
+                break
+            super().data_received(data[start:end])
+            start = end
+        super().data_received(data[start:] if start else data)
 
     def _keep_request_head(self, data: bytes) -> None:
         """The first bytes of the request whose headers arrive, and how long its first line is, over

@@ -8,7 +8,9 @@ import contextlib
 import functools
 import importlib.util
 import json
+import re
 import threading
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -345,3 +347,39 @@ async def test_a_line_too_long_is_counted_under_the_status_it_was_answered(serve
     labels = {"method": "UNKNOWN", "route": "unmatched"}
     assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "431"}) == 1
     assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "400"}) is None
+
+
+HEALTH = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def synth_request(wav: Path) -> bytes:
+    body = json.dumps({"text": "hi.", "output_path": str(wav)}).encode()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    return head % len(body) + body
+
+
+@pytest.mark.parametrize(
+    ("valid", "statuses"),
+    [
+        (["health"], [b"200", b"400"]),
+        (["health", "health"], [b"200", b"200", b"400"]),
+        (["synth"], [b"200", b"400"]),
+    ],
+    ids=["one", "two", "with-a-body"],
+)
+async def test_requests_before_a_malformed_one_in_the_same_write_are_answered(
+    served, tmp_path, valid, statuses
+):
+    """aiohttp's parser dropped the requests it had completed in a piece when a later one in that piece
+    was malformed: a valid request and a malformed one sent together got the 400 alone, the first never
+    run and its caller reading the 400 as its answer."""
+    listener = await served()
+    sent = b"".join(HEALTH if name == "health" else synth_request(tmp_path / "a.wav") for name in valid)
+    answer = await raw_exchange(listener.port, sent + b"G\x00ET /jobs HTTP/1.1\r\n\r\n", seconds(5))
+    assert status_lines(answer) == statuses, answer
+    assert (tmp_path / "a.wav").exists() == ("synth" in valid)
+
+
+def status_lines(answer: bytes) -> list[bytes]:
+    """The status of each answer in `answer`, in order."""
+    return re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)  # (a body ends without a line break)
