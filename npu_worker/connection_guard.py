@@ -219,6 +219,8 @@ class GuardedHandler(RequestHandler):
         self._request_line_ended = False
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
+        self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
+        self._serving_body: StreamReader | None = None  # of the request aiohttp serves now (`request_made`)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -346,7 +348,10 @@ class GuardedHandler(RequestHandler):
         self.guard.request_arrived(self, body)
 
     def response_finished(self) -> None:
-        """A response is finished: a kept-alive connection now waits for the next request's headers."""
+        """A response is finished: a kept-alive connection now waits for the next request's headers; one
+        whose caller ended its sending side closes once nothing it sent is left to answer."""
+        if self.peer_ended and not getattr(self, "_messages", None):
+            self.close()
         self._await_headers()
 
     async def _drain_helper(self) -> None:
@@ -365,6 +370,33 @@ class GuardedHandler(RequestHandler):
             # waiting gets it all the same.
             waiter.add_done_callback(_read_its_error)
         await asyncio.shield(waiter)
+
+    def eof_received(self) -> bool:  # type: ignore[override]  # (asyncio.Protocol's: True keeps our side open)
+        """The caller ended its sending side (a FIN). aiohttp closed the connection there, before its
+        answer: a caller that sends a request and half-closes (`printf 'GET /health HTTP/1.0\\r\\n\\r\\n'
+        | nc -N`, a health check's probe) got nothing, not even to a `/health`. Once the requests it sent
+        are whole (their headers, and their bodies), the connection stays open to answer them and closes
+        after the last; a handler that looks whether its caller is there (`hang_up.caller_gone`: `/synth`,
+        the OpenAI speech routes) finds it gone and stops, as at any FIN. A request cut short, an
+        unfinished body and a WebSocket close at once, as before. (aiohttp's private state is read, never
+        changed: where it is missing, the connection closes.)"""
+        if not self._sent_whole_requests():
+            return False
+        self.peer_ended = True
+        return True
+
+    def _sent_whole_requests(self) -> bool:
+        """Whether the caller's requests since the last answer are all whole: their headers ended, each
+        body in, no WebSocket."""
+        if self._header_bytes != -1 or self._unread_body is not None or getattr(self, "_upgraded", True):
+            return False
+        queued = getattr(self, "_messages", None)
+        if queued is None:
+            return False
+        bodies = [body for _, body in queued]
+        if self._serving_body is not None:
+            bodies.append(self._serving_body)
+        return all(body.is_eof() for body in bodies)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)
@@ -393,6 +425,14 @@ class GuardedHandler(RequestHandler):
             self.guard.on_unparsable(status)
         return self._refusal_answer(BadRequest(reason), status)
 
+    def request_made(self, message: RawRequestMessage, body: StreamReader) -> RawRequestMessage:
+        """aiohttp makes the request it serves next (`watch_requests_made`): its body is the one being
+        served; a refusal's placeholder gets the caller's HTTP version."""
+        self._serving_body = body
+        if message is _REFUSED_PLACEHOLDER:
+            return message._replace(version=self.refused_version())
+        return message
+
     def refused_version(self) -> HttpVersion:
         """The HTTP version to answer a refused request in: 1.0 where its request line says so, else
         1.1 (RFC 9112 §2.3: the highest the server speaks)."""
@@ -412,11 +452,13 @@ class GuardedHandler(RequestHandler):
 _REFUSED_PLACEHOLDER = getattr(web_protocol, "ERROR", None)
 
 
-def answer_refusals_in_their_version(server: web.Server) -> None:
-    """Make aiohttp answer a request its parser refused in the caller's HTTP version (`refused_version`),
-    with `Connection: close`, not in the HTTP/1.0 of the placeholder request it makes for the refusal.
-    Through the server's `request_factory` (a public attribute each connection's handler reads when it
-    is made); without the placeholder (another aiohttp) nothing changes."""
+def watch_requests_made(server: web.Server) -> None:
+    """Each request aiohttp makes on a GuardedHandler's connection goes through `request_made`: a request
+    its parser refused is answered in the caller's HTTP version (`refused_version`), with `Connection:
+    close`, not in the HTTP/1.0 of the placeholder request aiohttp makes for the refusal; and the handler
+    knows the body of the request it serves from then on (`eof_received`), before the request reaches
+    the app. Through the server's `request_factory` (a public attribute each connection's handler reads
+    when it is made); without the placeholder (another aiohttp) refusals stay HTTP/1.0."""
     made = server.request_factory
 
     def make_request(
@@ -426,8 +468,8 @@ def answer_refusals_in_their_version(server: web.Server) -> None:
         writer: AbstractStreamWriter,
         task: asyncio.Task[None],
     ) -> web.BaseRequest:
-        if message is _REFUSED_PLACEHOLDER and isinstance(protocol, GuardedHandler):
-            message = message._replace(version=protocol.refused_version())
+        if isinstance(protocol, GuardedHandler):
+            message = protocol.request_made(message, payload)
         return made(message, payload, protocol, writer, task)
 
     server.request_factory = make_request

@@ -25,7 +25,7 @@ from aiohttp.abc import AbstractAccessLogger
 
 from . import heap
 from .config import Settings
-from .connection_guard import ConnectionGuard, GuardedHandler, answer_refusals_in_their_version
+from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
 from .http_compat.errors import path_refusals
 from .http_compat.metrics import METRICS_KEY
 
@@ -156,7 +156,7 @@ async def listen(
         server.close()
         raise
     assert runner.server is not None
-    answer_refusals_in_their_version(runner.server)
+    watch_requests_made(runner.server)
     await server.start_serving()
     return Listener(runner, server, guard)
 
