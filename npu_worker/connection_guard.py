@@ -220,7 +220,9 @@ class GuardedHandler(RequestHandler):
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
         self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
-        self._serving_body: StreamReader | None = None  # of the request aiohttp serves now (`request_made`)
+        self._serving_body: StreamReader | None = (
+            None  # of the request served, until answered (`request_made`)
+        )
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -350,6 +352,7 @@ class GuardedHandler(RequestHandler):
     def response_finished(self) -> None:
         """A response is finished: a kept-alive connection now waits for the next request's headers; one
         whose caller ended its sending side closes once nothing it sent is left to answer."""
+        self._serving_body = None
         if self.peer_ended and not getattr(self, "_messages", None):
             self.close()
         self._await_headers()
@@ -386,17 +389,17 @@ class GuardedHandler(RequestHandler):
         return True
 
     def _sent_whole_requests(self) -> bool:
-        """Whether the caller's requests since the last answer are all whole: their headers ended, each
+        """Whether the caller sent requests not yet answered, all whole: no headers begun since, each
         body in, no WebSocket."""
-        if self._header_bytes != -1 or self._unread_body is not None or getattr(self, "_upgraded", True):
-            return False
         queued = getattr(self, "_messages", None)
-        if queued is None:
+        if queued is None or self._header_bytes > 0 or self._unread_body is not None:
+            return False
+        if getattr(self, "_upgraded", True):
             return False
         bodies = [body for _, body in queued]
         if self._serving_body is not None:
             bodies.append(self._serving_body)
-        return all(body.is_eof() for body in bodies)
+        return bool(bodies) and all(body.is_eof() for body in bodies)
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)

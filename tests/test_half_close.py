@@ -69,6 +69,18 @@ async def test_a_half_close_still_stops_a_synth(served, tmp_path):
     assert not wav.exists()
 
 
+async def test_a_request_queued_behind_a_running_one_is_answered_after_a_half_close(served, tmp_path):
+    """Pipelined behind a /synth that the FIN stops: the /health after it is answered too."""
+    listener = await served(ToneEngine(delay_per_chunk=0.05))
+    body = json.dumps({"text": "가" * 2000, "output_path": str(tmp_path / "never.wav")}).encode()
+    head = (
+        b"POST /synth HTTP/1.1\r\n" + HOST + b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    )
+    health = b"GET /health HTTP/1.1\r\n" + HOST + b"\r\n"
+    answer = await half_closed_exchange(listener.port, head % len(body) + body + health)
+    assert statuses(answer) == [b"200", b"200"] and b'"error": "Cancelled: ' in answer, answer
+
+
 @pytest.mark.parametrize(
     "sent",
     [
