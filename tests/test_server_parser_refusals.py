@@ -14,6 +14,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import http_parser, web_protocol
 
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.raw_http import raw_exchange
@@ -84,6 +85,26 @@ async def test_a_body_nobody_reads_that_breaks_costs_no_traceback(served, caplog
     # A GET takes no body (test_unread_bodies_and_headers.py): refused at once, no stream runs over an unread body.
     assert answer.startswith(b"HTTP/1.1 400 ") and b"takes no body" in answer
     assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("rest", "said"),
+    [
+        (b"ZZ\r\nhello\r\n0\r\n\r\n", "the chunked body's framing is not valid"),
+        (b"5\r\nhelloXX0\r\n\r\n", "Chunk size mismatch: expected CRLF after chunk data"),
+    ],
+)
+async def test_a_chunked_body_malformed_is_named_so_by_aiohttps_pure_python_parser(
+    served, monkeypatch, rest, said
+):
+    """Where aiohttp runs its pure-Python parser (no wheel for the platform, AIOHTTP_NO_EXTENSIONS), a
+    chunk framing error reaches the body's reader as a payload error, which was answered as a body that
+    `does not match its Content-Encoding (identity)`: a coding the caller never sent."""
+    monkeypatch.setattr(web_protocol, "HttpRequestParser", http_parser.HttpRequestParserPy)
+    listener = await served(body_timeout=seconds(60))
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = await body_refused_after_its_start(listener, head + b'5\r\n{"tex\r\n', rest)
+    assert refusal_of(answer) == (400, "BadRequest", f"the body is malformed: {said}"), answer
 
 
 async def body_refused_after_its_start(listener, start: bytes, rest: bytes) -> bytes:
