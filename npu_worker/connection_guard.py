@@ -14,7 +14,8 @@ SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle a bo
 `--body-timeout` each, again and again), so a client that sends a whole request at once (a health check)
 gets in unless every connection is really in use (a request running, or its body coming promptly).
 A reply its caller leaves unread (its receive window closed) for UNREAD_SECONDS ends the connection.
-Parser-level refusals get the JSON error body.
+Parser-level refusals get the JSON error body, in the caller's HTTP version, quoting nothing of the
+request, after the requests sent before them; a caller's FIN after whole requests leaves them answered.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request
 reaching the app is the outermost middleware (`guard_middleware`), the response being finished is the
@@ -220,9 +221,7 @@ class GuardedHandler(RequestHandler):
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
         self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
-        self._serving_body: StreamReader | None = (
-            None  # of the request served, until answered (`request_made`)
-        )
+        self._serving_body: StreamReader | None = None  # the request's being answered (`request_made`)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
