@@ -218,6 +218,7 @@ class GuardedHandler(RequestHandler):
         self._request_head = b""  # their first bytes, up to the end of the request line (REQUEST_HEAD_BYTES)
         self._request_line = 0  # bytes of the request line seen so far (a longer one is cut from the head)
         self._request_line_ended = False
+        self._refused_head = b""  # the first bytes of a refused request that followed others in a piece
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
         self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
@@ -259,9 +260,16 @@ class GuardedHandler(RequestHandler):
             end = data.find(b"\r\n\r\n", start) + 4
             if end < 4 or end >= len(data):
                 break
-            super().data_received(data[start:end])
+            self._feed(data, start, end)
             start = end
-        super().data_received(data[start:] if start else data)
+        self._feed(data, start, len(data))
+
+    def _feed(self, data: bytes, start: int, end: int) -> None:
+        """aiohttp parses data[start:end]; where it refuses a request that followed others in the piece,
+        that request's first bytes pick its refusal's shape and HTTP version (`_refused_head`)."""
+        super().data_received(data[start:end] if start or end < len(data) else data)
+        if start and (messages := getattr(self, "_messages", None)) and isinstance(messages[-1][0], _ErrInfo):
+            self._refused_head = data[start : start + REQUEST_HEAD_BYTES]
 
     def _keep_request_head(self, data: bytes) -> None:
         """The first bytes of the request whose headers arrive, and how long its first line is, over
@@ -279,7 +287,7 @@ class GuardedHandler(RequestHandler):
 
     def _request_path(self) -> str:
         """The path of the request whose headers are arriving (or were refused); "/" if not yet known."""
-        parts = self._request_head.split(b"\n", 1)[0].split(b" ")
+        parts = (self._refused_head or self._request_head).split(b"\n", 1)[0].split(b" ")
         if len(parts) < 2:
             return "/"
         target = parts[1].decode("latin-1")
@@ -438,7 +446,7 @@ class GuardedHandler(RequestHandler):
     def refused_version(self) -> HttpVersion:
         """The HTTP version to answer a refused request in: 1.0 where its request line says so, else
         1.1 (RFC 9112 §2.3: the highest the server speaks)."""
-        line = self._request_head.split(b"\n", 1)[0].rstrip(b"\r")
+        line = (self._refused_head or self._request_head).split(b"\n", 1)[0].rstrip(b"\r")
         return HttpVersion10 if line.endswith(b" HTTP/1.0") else HttpVersion11
 
     def _line_too_long(self, exc: LineTooLong) -> tuple[int, str]:

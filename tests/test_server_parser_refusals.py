@@ -401,6 +401,17 @@ async def test_requests_before_a_malformed_one_in_the_same_write_are_answered(
     assert (tmp_path / "a.wav").exists() == ("synth" in valid)
 
 
+async def test_a_malformed_request_after_others_in_a_write_is_refused_in_its_own_shape(served):
+    """Its refusal took the shape and HTTP version of the first request in the write (the head kept is
+    the first one's): under /v1/, v1's body, and HTTP/1.1 to an HTTP/1.0 request."""
+    listener = await served()
+    refused = b"GET /v1/models HTTP/1.0\r\nBad Header\r\n\r\n"
+    answer = await raw_exchange(listener.port, HEALTH + refused, seconds(5))
+    assert status_lines(answer) == [b"200", b"400"], answer
+    refusal = answer[answer.rindex(b"HTTP/1.") :]
+    assert refusal.startswith(b"HTTP/1.0 400 ") and b'{"error": {"message"' in refusal, answer
+
+
 def status_lines(answer: bytes) -> list[bytes]:
     """The status of each answer in `answer`, in order."""
     return re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)  # (a body ends without a line break)
