@@ -107,5 +107,5 @@ async def test_a_websocket_peer_that_half_closes_is_let_go(served):
         b"GET /ws HTTP/1.1\r\n" + HOST + b"Upgrade: websocket\r\nConnection: Upgrade\r\n"
         b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
-    answer = await half_closed_exchange(listener.port, handshake)
+    answer = await half_closed_exchange(listener.port, handshake)  # (it gives up after 5 s; heartbeat: 10 s)
     assert statuses(answer) in ([b"101"], []), answer
