@@ -16,8 +16,9 @@ from .access import ANY_ORIGIN, loopback_bind
 from .bench.cli import add_bench_command
 from .cli_client import add_client_commands
 from .cli_prepare import add_prepare_command
+from .command_line_secrets import secret_flag_warning, secrets_on_command_line
 from .config import Settings, add_settings_arguments, env_name, load_settings
-from .config_values import holds_password, shown_url
+from .config_values import shown_url
 from .files import locked_directory, replaceable_by_others
 from .paths import make_private_dir
 
@@ -85,12 +86,10 @@ def serve(args: argparse.Namespace) -> int:
         )
     for flag in secrets_on_command_line(args):
         # Not refused (a one-user machine may not care), but the flag defeats the secret on a shared one.
+        env = env_name(flag.removeprefix("--").replace("-", "_"))
+        where = " (the systemd unit's EnvironmentFile=)"
         logging.getLogger("npu_worker").warning(
-            "%s was given on the command line, which every local user can read for as long as the worker "
-            "runs (ps, /proc/<pid>/cmdline); give it as %s in the environment (the systemd unit's "
-            "EnvironmentFile=) instead",
-            flag,
-            env_name(flag.removeprefix("--").replace("-", "_")),
+            secret_flag_warning(flag, env, runs="the worker runs", where=where)
         )
     for warning in output_root_warnings(settings):
         logging.getLogger("npu_worker").warning(warning)
@@ -115,19 +114,6 @@ def serve(args: argparse.Namespace) -> int:
 
 
 MIN_TOKEN_CHARS = 16  # shorter tokens are warned about at start
-
-
-def secrets_on_command_line(args: argparse.Namespace) -> list[str]:
-    """The flags that put a secret in the process's arguments: `--token`, and `--queue` with a password.
-    Every local user reads a process's command line (`ps`, `/proc/<pid>/cmdline`), so such a flag hands
-    the secret to each of them; the same value from the environment is readable by the worker's user only."""
-    flags = []
-    if getattr(args, "token", None) is not None:
-        flags.append("--token")
-    queue = getattr(args, "queue", None)
-    if queue is not None and holds_password(queue):
-        flags.append("--queue")
-    return flags
 
 
 ROOT_WARNING = (

@@ -38,6 +38,7 @@ from npu_worker.client import (
     synth_batch_streaming,
 )
 from npu_worker.client.retrying import WAIT_LIMIT
+from npu_worker.command_line_secrets import secret_flag_warning, secrets_on_command_line
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
@@ -103,6 +104,13 @@ def _token(args: argparse.Namespace) -> str | None:
     return args.token or os.environ.get(TOKEN_ENV) or None
 
 
+def _warn_of_secret_flags(command: str, args: argparse.Namespace) -> None:
+    """Once, at the start: a `--token` flag is in `ps` for every local user for as long as the command
+    runs (a lecture batch: many minutes); the same token from NPU_WORKER_TOKEN is not."""
+    for flag in secrets_on_command_line(args):
+        say(f"npu-worker {command}: warning: {secret_flag_warning(flag, TOKEN_ENV, runs='the command runs')}")
+
+
 def _bad_speed(args: argparse.Namespace) -> str | None:
     """`--speed nan` (or inf) is refused here: JSON has no such number, and json.dumps would send `NaN`."""
     return None if math.isfinite(args.speed) else f"--speed must be a finite number, not {args.speed}"
@@ -110,6 +118,7 @@ def _bad_speed(args: argparse.Namespace) -> str | None:
 
 def run_synth(args: argparse.Namespace) -> int:
     hear_ctrl_c()
+    _warn_of_secret_flags("synth", args)
     if problem := _bad_speed(args):
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
@@ -307,6 +316,7 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
 
 def run_batch(args: argparse.Namespace) -> int:
     hear_ctrl_c()
+    _warn_of_secret_flags("batch", args)
     if problem := _bad_speed(args):
         say(f"npu-worker batch: {problem}")
         return EXIT_REQUEST_FAILED

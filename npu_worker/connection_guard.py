@@ -14,7 +14,8 @@ SLOW_BODY_SECONDS: sockets that send their headers at once and then trickle a bo
 `--body-timeout` each, again and again), so a client that sends a whole request at once (a health check)
 gets in unless every connection is really in use (a request running, or its body coming promptly).
 A reply its caller leaves unread (its receive window closed) for UNREAD_SECONDS ends the connection.
-Parser-level refusals get the JSON error body.
+Parser-level refusals get the JSON error body, in the caller's HTTP version, quoting nothing of the
+request, after the requests sent before them; a caller's FIN after whole requests leaves them answered.
 
 The two moments come from public aiohttp hooks, not from its parser's private state: the request
 reaching the app is the outermost middleware (`guard_middleware`), the response being finished is the
@@ -26,20 +27,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import socket
 import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import web
-from aiohttp.http_exceptions import ContentEncodingError, LineTooLong
+from aiohttp import web, web_protocol
+from aiohttp.abc import AbstractStreamWriter
+from aiohttp.http import HttpVersion, HttpVersion10, HttpVersion11, RawRequestMessage
+from aiohttp.http_exceptions import LineTooLong
 from aiohttp.streams import StreamReader
 from aiohttp.typedefs import Handler
 from aiohttp.web_protocol import RequestHandler, _ErrInfo
 
 from . import wire
+from .parser_reasons import parser_reason
 from .protocol import BadRequest, ErrorBody, WorkerError
 
 log = logging.getLogger(__name__)
@@ -55,11 +58,13 @@ UNREAD_SECONDS = 60.0
 # that has more). aiohttp takes 128 lines of 8 KiB and holds each whole line until the request is
 # complete: a connection that sent them and never ended its headers held them until the header deadline.
 MAX_HEADER_BYTES = 64 * 1024
+# Header ends a piece is cut at before aiohttp parses it (`GuardedHandler._parse`): a batch of pipelined
+# requests in one write longer than this loses those before the cut again if a later one is malformed.
+SPLITS_PER_PIECE = 32
 # The start of a request's headers kept while they arrive: its path picks the shape of a refusal sent
 # before the app sees it (OpenAI's under /v1/), and whether its first line ended tells a target too long
 # (414) from a header line too long (431).
 REQUEST_HEAD_BYTES = 1024
-MAX_REASON_CHARS = 300  # of a parser refusal's reason in its answer
 
 Refusal = Callable[[str, WorkerError, int], web.Response]  # (path, error, status) → the error body
 
@@ -77,9 +82,6 @@ async def guard_middleware(request: web.Request, handler: Handler) -> web.Stream
     if isinstance(protocol, GuardedHandler):
         protocol.request_arrived(request.content)
     return await handler(request)
-
-
-_UNDECODABLE = re.compile(r"content-encoding: \w+ \((\w+)\)")  # aiohttp's refusal of br/zstd it cannot decode
 
 
 class ConnectionGuard:
@@ -216,8 +218,11 @@ class GuardedHandler(RequestHandler):
         self._request_head = b""  # their first bytes, up to the end of the request line (REQUEST_HEAD_BYTES)
         self._request_line = 0  # bytes of the request line seen so far (a longer one is cut from the head)
         self._request_line_ended = False
+        self._refused_head = b""  # the first bytes of a refused request that followed others in a piece
         self._unread_body: StreamReader | None = None  # the answered request's, still arriving (drained)
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
+        self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
+        self._serving_body: StreamReader | None = None  # the request's being answered (`request_made`)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -233,7 +238,7 @@ class GuardedHandler(RequestHandler):
         draining = self._unread_body is not None  # (not ended before this piece: the piece is its body)
         if not draining and self._header_bytes >= 0 and self in self.guard.waiting:
             self._keep_request_head(data)
-        super().data_received(data)
+        self._parse(data)
         self._refuse_body_the_parser_refused()
         if draining:
             if self._unread_body is not None and self._unread_body.is_eof():
@@ -242,6 +247,29 @@ class GuardedHandler(RequestHandler):
             self._count_header_bytes(data)
         if self.on_received is not None:
             self.on_received()
+
+    def _parse(self, data: bytes) -> None:
+        """Hand `data` to aiohttp a request's headers at a time. Its parser drops the requests it completed
+        in a piece once a later one in that piece is malformed (its error alone is queued): a valid
+        request and a malformed one sent in one write got the 400 alone, the first never run and its
+        caller reading the 400 as its answer. Cut after each blank line (at most SPLITS_PER_PIECE), the
+        requests before the fault are queued before its error; the parser reads pieces as one stream, so
+        a body cut there (a multipart part's headers) reads the same."""
+        start = 0
+        for _ in range(SPLITS_PER_PIECE):
+            end = data.find(b"\r\n\r\n", start) + 4
+            if end < 4 or end >= len(data):
+                break
+            self._feed(data, start, end)
+            start = end
+        self._feed(data, start, len(data))
+
+    def _feed(self, data: bytes, start: int, end: int) -> None:
+        """aiohttp parses data[start:end]; where it refuses a request that followed others in the piece,
+        that request's first bytes pick its refusal's shape and HTTP version (`_refused_head`)."""
+        super().data_received(data[start:end] if start or end < len(data) else data)
+        if start and (messages := getattr(self, "_messages", None)) and isinstance(messages[-1][0], _ErrInfo):
+            self._refused_head = data[start : start + REQUEST_HEAD_BYTES]
 
     def _keep_request_head(self, data: bytes) -> None:
         """The first bytes of the request whose headers arrive, and how long its first line is, over
@@ -259,7 +287,7 @@ class GuardedHandler(RequestHandler):
 
     def _request_path(self) -> str:
         """The path of the request whose headers are arriving (or were refused); "/" if not yet known."""
-        parts = self._request_head.split(b"\n", 1)[0].split(b" ")
+        parts = (self._refused_head or self._request_head).split(b"\n", 1)[0].split(b" ")
         if len(parts) < 2:
             return "/"
         target = parts[1].decode("latin-1")
@@ -329,7 +357,11 @@ class GuardedHandler(RequestHandler):
         self.guard.request_arrived(self, body)
 
     def response_finished(self) -> None:
-        """A response is finished: a kept-alive connection now waits for the next request's headers."""
+        """A response is finished: a kept-alive connection now waits for the next request's headers; one
+        whose caller ended its sending side closes once nothing it sent is left to answer."""
+        self._serving_body = None
+        if self.peer_ended and not getattr(self, "_messages", None):
+            self.close()
         self._await_headers()
 
     async def _drain_helper(self) -> None:
@@ -349,6 +381,33 @@ class GuardedHandler(RequestHandler):
             waiter.add_done_callback(_read_its_error)
         await asyncio.shield(waiter)
 
+    def eof_received(self) -> bool:  # type: ignore[override]  # (asyncio.Protocol's: True keeps our side open)
+        """The caller ended its sending side (a FIN). aiohttp closed the connection there, before its
+        answer: a caller that sends a request and half-closes (`printf 'GET /health HTTP/1.0\\r\\n\\r\\n'
+        | nc -N`, a health check's probe) got nothing, not even to a `/health`. Once the requests it sent
+        are whole (their headers, and their bodies), the connection stays open to answer them and closes
+        after the last; a handler that looks whether its caller is there (`hang_up.caller_gone`: `/synth`,
+        the OpenAI speech routes) finds it gone and stops, as at any FIN. A request cut short, an
+        unfinished body and a WebSocket close at once, as before. (aiohttp's private state is read, never
+        changed: where it is missing, the connection closes.)"""
+        if not self._sent_whole_requests():
+            return False
+        self.peer_ended = True
+        return True
+
+    def _sent_whole_requests(self) -> bool:
+        """Whether the caller sent requests not yet answered, all whole: no headers begun since, each
+        body in, no WebSocket."""
+        queued = getattr(self, "_messages", None)
+        if queued is None or self._header_bytes > 0 or self._unread_body is not None:
+            return False
+        if getattr(self, "_upgraded", True):
+            return False
+        bodies = [body for _, body in queued]
+        if self._serving_body is not None:
+            bodies.append(self._serving_body)
+        return bool(bodies) and all(body.is_eof() for body in bodies)
+
     def connection_lost(self, exc: BaseException | None) -> None:
         self.guard.forget(self)
         if not self._refused:
@@ -364,24 +423,31 @@ class GuardedHandler(RequestHandler):
         """aiohttp's refusals of unparsable requests, in the JSON error body (and logged quietly)."""
         if status >= 500:
             return super().handle_error(request, status, exc, message)
-        # Only aiohttp's first line: the next ones quote the refused line, which may carry a ?token= or
-        # an Authorization header (the caller's answer quotes it; the log must not).
-        said = (message or str(exc) or "malformed request").split("\n", 1)[0]
-        log.debug("refused an unparsable request from %s: %s", request.remote, said)
+        # Said without the refused bytes, which aiohttp quotes (a ?token= or an Authorization header
+        # among them): neither the caller's answer nor the log repeats them.
+        reason = parser_reason(exc, message)
+        log.debug("refused an unparsable request from %s: %s", request.remote, reason)
         if request.writer.output_size > 0:
             raise ConnectionError("a response was already sent on this connection")
+        if isinstance(exc, LineTooLong):  # (aiohttp's 400 for it quoted the line's first 100 bytes)
+            status, reason = self._line_too_long(exc)
         if self.guard.on_unparsable is not None:  # an answer is sent: counted
             self.guard.on_unparsable(status)
-        reason = " ".join((message or str(exc) or "malformed request").split())
-        if isinstance(exc, ContentEncodingError) and (coding := _UNDECODABLE.search(reason)):
-            # aiohttp's words ("Please install `Brotli`") are advice for the server's owner, not the caller
-            reason = f"Content-Encoding {coding[1]!r} is not supported: send the body as is, gzip or deflate"
-        elif isinstance(exc, LineTooLong):
-            # aiohttp's 400 quoted the line's first 100 bytes (an Authorization header's token among them)
-            status, reason = self._line_too_long(exc)
-        if len(reason) > MAX_REASON_CHARS:  # aiohttp quotes an invalid method whole (8 KiB)
-            reason = reason[:MAX_REASON_CHARS] + "…"
         return self._refusal_answer(BadRequest(reason), status)
+
+    def request_made(self, message: RawRequestMessage, body: StreamReader) -> RawRequestMessage:
+        """aiohttp makes the request it serves next (`watch_requests_made`): its body is the one being
+        served; a refusal's placeholder gets the caller's HTTP version."""
+        self._serving_body = body
+        if message is _REFUSED_PLACEHOLDER:
+            return message._replace(version=self.refused_version())
+        return message
+
+    def refused_version(self) -> HttpVersion:
+        """The HTTP version to answer a refused request in: 1.0 where its request line says so, else
+        1.1 (RFC 9112 §2.3: the highest the server speaks)."""
+        line = (self._refused_head or self._request_head).split(b"\n", 1)[0].rstrip(b"\r")
+        return HttpVersion10 if line.endswith(b" HTTP/1.0") else HttpVersion11
 
     def _line_too_long(self, exc: LineTooLong) -> tuple[int, str]:
         """A request line over aiohttp's bound is a target too long (414), a header line one of the
@@ -390,6 +456,33 @@ class GuardedHandler(RequestHandler):
         if not self._request_line_ended or (isinstance(limit, int) and self._request_line > limit):
             return 414, f"the request line passes {limit} bytes; that is the limit"
         return 431, f"a request header line passes {limit} bytes; that is the limit"
+
+
+# The request aiohttp makes to answer one its parser refused: HTTP/1.0, whatever the caller spoke.
+_REFUSED_PLACEHOLDER = getattr(web_protocol, "ERROR", None)
+
+
+def watch_requests_made(server: web.Server) -> None:
+    """Each request aiohttp makes on a GuardedHandler's connection goes through `request_made`: a request
+    its parser refused is answered in the caller's HTTP version (`refused_version`), with `Connection:
+    close`, not in the HTTP/1.0 of the placeholder request aiohttp makes for the refusal; and the handler
+    knows the body of the request it serves from then on (`eof_received`), before the request reaches
+    the app. Through the server's `request_factory` (a public attribute each connection's handler reads
+    when it is made); without the placeholder (another aiohttp) refusals stay HTTP/1.0."""
+    made = server.request_factory
+
+    def make_request(
+        message: RawRequestMessage,
+        payload: StreamReader,
+        protocol: RequestHandler,
+        writer: AbstractStreamWriter,
+        task: asyncio.Task[None],
+    ) -> web.BaseRequest:
+        if isinstance(protocol, GuardedHandler):
+            message = protocol.request_made(message, payload)
+        return made(message, payload, protocol, writer, task)
+
+    server.request_factory = make_request
 
 
 def _read_its_error(waiter: asyncio.Future[None]) -> None:

@@ -47,3 +47,11 @@ def bytes_received(request: web.BaseRequest) -> Callable[[], int] | None:
     if isinstance(handler, GuardedHandler):
         return lambda: handler.bytes_received
     return None
+
+
+def peer_ended(request: web.BaseRequest) -> bool:
+    """Whether the caller ended its sending side after its request (`GuardedHandler.eof_received` keeps
+    the connection open to answer it): a hang-up for a handler that looks; False where it was not served
+    by `listen`."""
+    handler = request.protocol
+    return isinstance(handler, GuardedHandler) and handler.peer_ended

@@ -25,7 +25,7 @@ from aiohttp.abc import AbstractAccessLogger
 
 from . import heap
 from .config import Settings
-from .connection_guard import ConnectionGuard, GuardedHandler
+from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
 from .http_compat.errors import path_refusals
 from .http_compat.metrics import METRICS_KEY
 
@@ -155,6 +155,8 @@ async def listen(
     except BaseException:
         server.close()
         raise
+    assert runner.server is not None
+    watch_requests_made(runner.server)
     await server.start_serving()
     return Listener(runner, server, guard)
 

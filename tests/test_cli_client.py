@@ -208,6 +208,37 @@ async def test_synth_writes_the_wav_and_prints_its_duration(worker, tmp_path, ca
     assert str(out) in capsys.readouterr().out
 
 
+TOKEN = "a-token-of-some-length-0123456789"
+
+
+@pytest.mark.parametrize("command", ["synth", "batch"])
+async def test_a_token_given_as_a_flag_is_warned_about_once(worker, tmp_path, capsys, monkeypatch, command):
+    """`--token` put the token in `ps` for every local user for as long as the command ran (a lecture
+    batch: many minutes), silently; NPU_WORKER_TOKEN, which the client reads too, does not."""
+    server = await worker(token=TOKEN)
+    if command == "synth":
+        argv = ["synth", "안녕하세요", "-o", str(tmp_path / "a.wav")]
+    else:
+        argv = [
+            "batch",
+            str(write_lecture(tmp_path / "l.json", ["하나.", "둘."])),
+            "--out-dir",
+            str(tmp_path),
+        ]
+    argv += ["--base", base_of(server)]
+    monkeypatch.delenv("NPU_WORKER_TOKEN", raising=False)
+    assert await run_cli([*argv, "--token", TOKEN]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warned == [
+        f"npu-worker {command}: warning: --token was given on the command line, which every local user can "
+        "read for as long as the command runs (ps, /proc/<pid>/cmdline); give it as NPU_WORKER_TOKEN in the "
+        "environment instead"
+    ]
+    monkeypatch.setenv("NPU_WORKER_TOKEN", TOKEN)
+    assert await run_cli(argv) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 async def test_synth_outside_the_allowed_roots_is_refused_with_exit_two(worker, capsys):
     server = await worker()
     code = await run_cli(["synth", "x", "-o", "/proc/not-allowed.wav", "--base", base_of(server)])
@@ -310,6 +341,7 @@ async def test_an_argument_no_request_can_carry_is_one_line_and_exit_two(
     base = [] if "--base" in flags else ["--base", "http://127.0.0.1:9"]
     code = await run_cli([*argv, *base, *flags])
     err = capsys.readouterr().err
+    err = "".join(line for line in err.splitlines(True) if "warning: --token was given" not in line)
     assert code == 2 and err.startswith(f"npu-worker {command}: {problem}") and err.count("\n") == 1, err
 
 

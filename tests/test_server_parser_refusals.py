@@ -8,10 +8,13 @@ import contextlib
 import functools
 import importlib.util
 import json
+import re
 import threading
+from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import http_parser, web_protocol
 
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.raw_http import raw_exchange
@@ -38,6 +41,7 @@ async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served,
     assert head.startswith(b"HTTP/1.1 400"), answer
     error = json.loads(body)["error"]
     assert error.startswith("BadRequest: the body is malformed: ") and said in error, error
+    assert "b'" not in error and "ZZ" not in error and "XX" not in error  # (aiohttp quoted the bytes refused)
     assert "Traceback" not in caplog.text  # (aiohttp read on after the answer: "Unhandled exception")
 
 
@@ -81,6 +85,26 @@ async def test_a_body_nobody_reads_that_breaks_costs_no_traceback(served, caplog
     # A GET takes no body (test_unread_bodies_and_headers.py): refused at once, no stream runs over an unread body.
     assert answer.startswith(b"HTTP/1.1 400 ") and b"takes no body" in answer
     assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("rest", "said"),
+    [
+        (b"ZZ\r\nhello\r\n0\r\n\r\n", "the chunked body's framing is not valid"),
+        (b"5\r\nhelloXX0\r\n\r\n", "Chunk size mismatch: expected CRLF after chunk data"),
+    ],
+)
+async def test_a_chunked_body_malformed_is_named_so_by_aiohttps_pure_python_parser(
+    served, monkeypatch, rest, said
+):
+    """Where aiohttp runs its pure-Python parser (no wheel for the platform, AIOHTTP_NO_EXTENSIONS), a
+    chunk framing error reaches the body's reader as a payload error, which was answered as a body that
+    `does not match its Content-Encoding (identity)`: a coding the caller never sent."""
+    monkeypatch.setattr(web_protocol, "HttpRequestParser", http_parser.HttpRequestParserPy)
+    listener = await served(body_timeout=seconds(60))
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = await body_refused_after_its_start(listener, head + b'5\r\n{"tex\r\n', rest)
+    assert refusal_of(answer) == (400, "BadRequest", f"the body is malformed: {said}"), answer
 
 
 async def body_refused_after_its_start(listener, start: bytes, rest: bytes) -> bytes:
@@ -238,3 +262,156 @@ async def test_a_header_line_too_long_is_told_apart_from_the_request_line_howeve
     got, name, message = refusal_of(answer)
     assert (got, name) == (431, "BadRequest") and "header line passes 8190 bytes" in message, answer
     assert b'{"error": {"message"' in answer and b"s3cret" not in answer
+
+
+SECRET = b"s3cret-token"
+HOST = b"Host: 127.0.0.1\r\n"
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "said"),
+    [
+        (b"G\x00ET /jobs?token=" + SECRET + b" HTTP/1.1\r\n" + HOST + b"\r\n", "Invalid method encountered"),
+        (
+            b"GET /jobs HTTP/1.1\r\n" + HOST + b"Authorization : Bearer " + SECRET + b"\r\n\r\n",
+            "Invalid header token",
+        ),
+        (
+            b"GET /jobs HTTP/1.1\r\n" + HOST + b"Authorization: Bearer " + SECRET + b"\x00\r\n\r\n",
+            "Invalid header value char",
+        ),
+        (
+            b"GET /jobs?token=" + SECRET + b" HTTP/9.9\r\n" + HOST + b"\r\n",
+            "Bad status line: Invalid HTTP version",
+        ),
+        (
+            b"GET /jobs?token=" + SECRET + b" HTXP/1.1\r\n" + HOST + b"\r\n",
+            "Bad status line: Expected HTTP/, RTSP/ or ICE/",
+        ),
+        (b"GET /jobs?token=" + SECRET + b"\x01 HTTP/1.1\r\n" + HOST + b"\r\n", "Invalid char in url query"),
+        (
+            b"POST /jobs HTTP/1.1\r\n" + HOST + b"Content-Length: " + SECRET + b"\r\n\r\n",
+            "Invalid character in Content-Length",
+        ),
+        (
+            b"GET /jobs HTTP/1.1\r\n" + HOST + b"Authorization: Bearer\r\n " + SECRET + b"\r\n\r\n",
+            "Unexpected whitespace after header value",
+        ),
+        (
+            b"GET /jobs?token="
+            + SECRET
+            + b" HTTP/1.1\r\n"
+            + HOST
+            + b"Content-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "Duplicate Content-Length",
+        ),
+        (
+            b"GET /jobs?token=" + SECRET + b" HTTP/1.1\r\n" + HOST + b"X: 1\r\n" * 200 + b"\r\n",
+            "Too many headers received",
+        ),
+        (
+            b"POST /jobs?token=" + SECRET + b" HTTP/1.1\r\n" + HOST + b"Transfer-Encoding: gzip\r\n\r\n",
+            "Request has invalid `Transfer-Encoding`",
+        ),
+    ],
+    ids=[
+        "nul-in-method",
+        "space-before-colon",
+        "nul-in-value",
+        "unknown-version",
+        "not-http",
+        "control-in-target",
+        "bad-content-length",
+        "folded-header",
+        "two-content-lengths",
+        "too-many-headers",
+        "not-chunked",
+    ],
+)
+@pytest.mark.parametrize("path", ["/jobs", "/v1/models"])
+async def test_a_parser_refusal_says_what_was_wrong_without_quoting_the_request(
+    served, request_bytes, said, path
+):
+    """aiohttp's 400 quoted the refused bytes, a ?token= or an Authorization header among them
+    (`Invalid method encountered: b'G\\x00ET /jobs?token=T …'`): only what was wrong is said now, in the
+    shape of the path the request names."""
+    listener = await served()
+    answer = await raw_exchange(listener.port, request_bytes.replace(b"/jobs", path.encode(), 1), seconds(5))
+    assert SECRET not in answer and b"\\x" not in answer, answer
+    assert refusal_of(answer) == (400, "BadRequest", said), answer
+    assert (b'{"error": {"message"' in answer) == path.startswith("/v1/")
+
+
+@pytest.mark.parametrize(
+    ("request_line", "status_line"),
+    [(b"G\x00ET / HTTP/1.1", b"HTTP/1.1 400 "), (b"GET / HTTP/1.0\r\nBad Header", b"HTTP/1.0 400 ")],
+)
+async def test_a_parser_refusal_answers_in_the_callers_http_version(served, request_line, status_line):
+    """aiohttp answered every parser refusal as HTTP/1.0 (the placeholder request it makes for one):
+    an HTTP/1.1 caller gets HTTP/1.1, with `Connection: close` since the connection ends."""
+    listener = await served()
+    answer = await raw_exchange(listener.port, request_line + b"\r\n\r\n", seconds(5))
+    head = answer.partition(b"\r\n\r\n")[0]
+    assert head.startswith(status_line), answer
+    if status_line.startswith(b"HTTP/1.1"):
+        assert b"\r\nConnection: close" in head, answer
+
+
+async def test_a_line_too_long_is_counted_under_the_status_it_was_answered(served):
+    """/metrics counted a header line over aiohttp's bound as a 400 while its caller got 431."""
+    listener = await served()
+    answer = await raw_exchange(
+        listener.port, b"GET / HTTP/1.1\r\nX: " + b"a" * 9000 + b"\r\n\r\n", seconds(5)
+    )
+    assert answer.startswith(b"HTTP/1.1 431 "), answer
+    registry = listener.runner.app[METRICS_KEY].registry
+    labels = {"method": "UNKNOWN", "route": "unmatched"}
+    assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "431"}) == 1
+    assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "400"}) is None
+
+
+HEALTH = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+
+
+def synth_request(wav: Path) -> bytes:
+    body = json.dumps({"text": "hi.", "output_path": str(wav)}).encode()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+    return head % len(body) + body
+
+
+@pytest.mark.parametrize(
+    ("valid", "statuses"),
+    [
+        (["health"], [b"200", b"400"]),
+        (["health", "health"], [b"200", b"200", b"400"]),
+        (["synth"], [b"200", b"400"]),
+    ],
+    ids=["one", "two", "with-a-body"],
+)
+async def test_requests_before_a_malformed_one_in_the_same_write_are_answered(
+    served, tmp_path, valid, statuses
+):
+    """aiohttp's parser dropped the requests it had completed in a piece when a later one in that piece
+    was malformed: a valid request and a malformed one sent together got the 400 alone, the first never
+    run and its caller reading the 400 as its answer."""
+    listener = await served()
+    sent = b"".join(HEALTH if name == "health" else synth_request(tmp_path / "a.wav") for name in valid)
+    answer = await raw_exchange(listener.port, sent + b"G\x00ET /jobs HTTP/1.1\r\n\r\n", seconds(5))
+    assert status_lines(answer) == statuses, answer
+    assert (tmp_path / "a.wav").exists() == ("synth" in valid)
+
+
+async def test_a_malformed_request_after_others_in_a_write_is_refused_in_its_own_shape(served):
+    """Its refusal took the shape and HTTP version of the first request in the write (the head kept is
+    the first one's): under /v1/, v1's body, and HTTP/1.1 to an HTTP/1.0 request."""
+    listener = await served()
+    refused = b"GET /v1/models HTTP/1.0\r\nBad Header\r\n\r\n"
+    answer = await raw_exchange(listener.port, HEALTH + refused, seconds(5))
+    assert status_lines(answer) == [b"200", b"400"], answer
+    refusal = answer[answer.rindex(b"HTTP/1.") :]
+    assert refusal.startswith(b"HTTP/1.0 400 ") and b'{"error": {"message"' in refusal, answer
+
+
+def status_lines(answer: bytes) -> list[bytes]:
+    """The status of each answer in `answer`, in order."""
+    return re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)  # (a body ends without a line break)

@@ -279,31 +279,39 @@ def _drain(
 
 
 def _run(plan: Plan, http_: _Http, collector: BatchCollector) -> dict[str, Any]:
-    """Perform the core's steps over urllib until the plan returns its result."""
+    """Perform the core's steps over urllib until the plan returns its result. A plan given up on (Ctrl-C
+    in `npu-worker batch`, a callback's error) is closed here, its generators in order: left to the
+    garbage collector, they were closed at the interpreter's exit in any order, and Python printed
+    `Exception ignored in: <generator object polling_plan …> ValueError: generator already executing`
+    after the batch's last line."""
     outcome: Any = None
     error: ClientError | None = None
-    while True:
-        try:
-            step = plan.throw(error) if error is not None else plan.send(outcome)
-        except StopIteration as stop:
-            return stop.value
-        outcome, error = None, None
-        if isinstance(step, Sleep):
-            time.sleep(step.seconds)
-        elif isinstance(step, Deliver):
-            collector.accept(step.event)
-        elif isinstance(step, Follow):
+    try:
+        while True:
             try:
-                response = http_.open(step.method, step.path, step.body, step.at_once)
-            except (TransportError, WorkerHTTPError) as exc:
-                error = exc
-                continue
-            outcome = _drain(response, collector, http_.timeout)
-        else:
-            try:
-                outcome = http_.json(step.method, step.path, step.body, step.at_once)[1]
-            except (TransportError, WorkerHTTPError) as exc:
-                error = exc
+                step = plan.throw(error) if error is not None else plan.send(outcome)
+            except StopIteration as stop:
+                return stop.value
+            outcome, error = None, None
+            if isinstance(step, Sleep):
+                time.sleep(step.seconds)
+            elif isinstance(step, Deliver):
+                collector.accept(step.event)
+            elif isinstance(step, Follow):
+                try:
+                    response = http_.open(step.method, step.path, step.body, step.at_once)
+                except (TransportError, WorkerHTTPError) as exc:
+                    error = exc
+                    continue
+                outcome = _drain(response, collector, http_.timeout)
+            else:
+                try:
+                    outcome = http_.json(step.method, step.path, step.body, step.at_once)[1]
+                except (TransportError, WorkerHTTPError) as exc:
+                    error = exc
+
+    finally:
+        plan.close()
 
 
 def synth_batch_streaming(

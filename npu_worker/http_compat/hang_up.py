@@ -12,6 +12,8 @@ import logging
 
 from aiohttp import web
 
+from ..connection_hooks import peer_ended
+
 log = logging.getLogger(__name__)
 
 CLIENT_CLOSED_REQUEST = 499  # nginx's status for it: the access log and metrics tell it from a failure
@@ -21,8 +23,10 @@ MIN_READ_BYTES_PER_SECOND = 64 * 1024  # ... plus a second per this many bytes o
 
 
 def caller_gone(request: web.BaseRequest) -> bool:
+    """The connection is closed, or the caller ended its sending side (a FIN: the connection stays open
+    only to answer a request that looks no further, `connection_guard.GuardedHandler.eof_received`)."""
     transport = request.transport
-    return transport is None or transport.is_closing()
+    return transport is None or transport.is_closing() or peer_ended(request)
 
 
 async def until_caller_gone(request: web.BaseRequest) -> None:

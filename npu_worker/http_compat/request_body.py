@@ -12,10 +12,11 @@ import sys
 from collections.abc import AsyncIterator
 
 from aiohttp import web
-from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.http_exceptions import ContentEncodingError, HttpProcessingError
 
 from ..app_keys import BODY_BUDGET_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
+from ..parser_reasons import parser_reason
 from ..protocol import BadRequest, BodyBudgetFull, BodyTooLarge, RequestTimeout, WorkerError
 from .errors import CLOSE_AFTER_KEY
 from .hang_up import caller_gone
@@ -136,13 +137,16 @@ async def read_body(request: web.Request) -> bytes:
             request.content.feed_eof()
             request[CLOSE_AFTER_KEY] = True
         raise BodyTooLarge(f"the body exceeds {limit} bytes") from None
-    except web.RequestPayloadError:
+    except web.RequestPayloadError as exc:
         request.content.feed_eof()
         request[CLOSE_AFTER_KEY] = True
+        if isinstance(exc.__cause__, HttpProcessingError) and not isinstance(
+            exc.__cause__, ContentEncodingError
+        ):
+            # its framing, as aiohttp's pure-Python parser reports a chunk error (the C one: below)
+            raise BadRequest(f"the body is malformed: {parser_reason(exc.__cause__)}") from None
         encoding = request.headers.get("Content-Encoding", "identity")
         raise BadRequest(f"the body does not match its Content-Encoding ({encoding})") from None
     except HttpProcessingError as exc:  # its framing (connection_guard.GuardedHandler), in the parser's words
-        raise BadRequest(
-            f"the body is malformed: {' '.join(str(exc.message or exc).split())[:200]}"
-        ) from None
+        raise BadRequest(f"the body is malformed: {parser_reason(exc)}") from None
     return raw
