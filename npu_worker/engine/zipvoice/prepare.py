@@ -197,28 +197,31 @@ def prepare(
                 manifest["calibration"] = (
                     (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
                 )
-            _move_in(staging, out)
-            # Last: only a complete directory has a manifest (a temp file of its own, renamed over any
-            # link). 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest:
-            # ModelLoadError).
+            # Written into the staging before anything in `out` changes (a disk filled by the contexts
+            # failed it after the earlier manifest was gone: neither folder servable), moved in last:
+            # only a complete directory has a manifest. 0644: `serve` runs as the service's user,
+            # `prepare` often as root (a 0600 manifest: ModelLoadError).
             try:
                 manifest_bytes = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
-                write_atomic(out / MANIFEST, manifest_bytes, mode=0o644)
+                write_atomic(staging / MANIFEST, manifest_bytes, mode=0o644)
             except OSError as exc:
                 raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
+            _move_in(staging, out)
             return manifest
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
 
 def _move_in(staging: Path, out: Path) -> None:
-    """The staged model files and contexts into `out`, in place of an earlier prepare's: its manifest
-    goes first, so a prepare killed within these renames leaves a folder `serve` refuses as unfinished;
-    the model files it copied in that this one does not are removed (`_earlier_files`)."""
+    """The staged model files, contexts and manifest into `out`, in place of an earlier prepare's, by
+    renames only (nothing to write: a full disk cannot stop them half-way): the earlier manifest goes
+    first and the new one comes last, so a prepare killed within these renames leaves a folder `serve`
+    refuses as unfinished; the model files it copied in that this one does not are removed
+    (`_earlier_files`)."""
     stale = _earlier_files(out)
     (out / MANIFEST).unlink(missing_ok=True)
     for path in sorted(staging.iterdir()):
-        if path.name != CONTEXT_DIR:
+        if path.name not in (CONTEXT_DIR, MANIFEST):
             os.replace(path, out / path.name)
             stale.discard(path.name)
     for name in sorted(stale):
@@ -227,6 +230,7 @@ def _move_in(staging: Path, out: Path) -> None:
     if os.path.lexists(out / CONTEXT_DIR):  # (a folder: moved aside whole, removed with the staging)
         os.rename(out / CONTEXT_DIR, staging / f"old-{CONTEXT_DIR}")
     os.rename(staging / CONTEXT_DIR, out / CONTEXT_DIR)
+    os.replace(staging / MANIFEST, out / MANIFEST)
 
 
 def _earlier_files(out: Path) -> set[str]:

@@ -62,7 +62,10 @@ def _linked(path: Path, link: Path) -> bool:
 
 def check_out_dir(out: Path) -> None:
     """Refuse an output folder another user could change (the worker would load what they put there)
-    or one holding other things (prepare replaces its `qnn/` folder and files by name)."""
+    or one holding other things (prepare replaces its `qnn/` folder and files by name). An earlier
+    prepare's is known by its manifest, its `qnn/` or its lock file (only a folder that passed this
+    check gets one): a prepare killed between moving its model files and its `qnn/` in leaves neither
+    of the others, and its rerun was refused as a folder holding other files."""
     shared = shared_with_others(out)
     if shared is not None:
         raise ModelLoadError(f"--out {out}: {shared}; use a folder only this user can change")
@@ -71,7 +74,7 @@ def check_out_dir(out: Path) -> None:
     if (
         out.is_dir()
         and any(path.name not in (LOCK, STAGING) for path in out.iterdir())
-        and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir())
+        and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir() or (out / LOCK).is_file())
     ):
         raise ModelLoadError(
             f"--out {out} holds other files; give an empty or new folder, or an earlier prepare's"
