@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 # Five graphs: the lecture's segments (≈ 200-2000 frames) cost 1.22x their frames in the decoder (1.21x
 # with the eight buckets used before); padding within 0.5 % depends on the model (benchmarks/PADDING.md).
 # 2079 covers an 18 s segment with a 4 s prompt; the planner cuts segments to fit the largest bucket
-# (engine.bucket_tokens): only a prompt that fills it alone sends calls to the CPU overflow decoder.
+# (engine.bucket_tokens): only a prompt that leaves it less than a shortest segment (0.8 s) sends calls
+# to the CPU overflow decoder.
 DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
 PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group
 # The largest bucket: the positional encoding has no length limit, but every attention layer holds
