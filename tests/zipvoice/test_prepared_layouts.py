@@ -11,6 +11,7 @@ from pathlib import Path
 import onnx
 import pytest
 
+from npu_worker import cli
 from npu_worker.engine.zipvoice import model_files, prepared
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.protocol import ModelLoadError
@@ -167,3 +168,26 @@ def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earl
         ModelLoadError, match="finds fm_decoder.onnx beside it first .* remove fm_decoder.onnx"
     ):
         ZipVoiceEngine(shadowed).load()
+
+
+@pytest.mark.parametrize("given", ["fm_decoder.onnx", "tokens.txt", "a folder"])
+def test_a_vocoder_that_is_no_vocoder_is_refused_by_prepare_before_it_compiles(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], given: str
+):
+    """`prepare --vocoder` copied any file in as vocos_24khz.onnx (the model's own decoder, a text
+    file), compiled, and said "serve it with"; serve then failed every synthesis, or refused the folder.
+    A folder, FIFO or device given was said not to exist."""
+    vocoder = tmp_path / "a folder" if given == "a folder" else qnn_model_dir / given
+    if given == "a folder":
+        vocoder.mkdir()
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "63", "--model-dir", str(qnn_model_dir), "--out", str(out)]
+    assert cli.main([*command, "--vocoder", str(vocoder)]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("npu-worker prepare: ModelLoadError: "), said
+    assert {
+        "fm_decoder.onnx": f"{vocoder} is no Vocos vocoder: it takes t, x, text_condition",
+        "tokens.txt": f"cannot load {vocoder} as the vocoder: ",
+        "a folder": f"vocoder file {vocoder} is not a regular file (--vocoder)",
+    }[given] in said[0]
+    assert not out.exists()

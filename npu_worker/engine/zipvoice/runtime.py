@@ -22,6 +22,7 @@ from npu_worker.engine.interruptible import Calls, GuardedSession
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig, SessionPlacement
 from npu_worker.engine.zipvoice import prepared, swoosh
 from npu_worker.engine.zipvoice.prepared import PreparedModel, Progress
+from npu_worker.engine.zipvoice.vocoder import check_signature as check_vocoder
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -344,6 +345,7 @@ def open_models(
         warn_partial(placed)
         enc_session, placed[encoder.stem] = _open_plain(encoder, others, config)
         voc_session, placed[vocoder.stem] = _open_plain(vocoder, others, config)
+        check_vocoder(voc_session, vocoder)
         first = dec.decoders[dec.buckets[0]].session if isinstance(dec, BucketedDecoder) else dec.session
         return LoadedModels(
             encoder=TextEncoder(enc_session),
