@@ -32,6 +32,7 @@ from npu_worker.engine.zipvoice.prepared import (
     Progress,
     file_hash,
     prepared_from,
+    read_manifest,
     runtime_versions,
     target_options,
 )
@@ -240,7 +241,7 @@ def _earlier_files(out: Path) -> set[str]:
     `decoder.onnx`), the folder held both, `serve` took the first layout's files and refused them as
     "not the decoder it was prepared from", and no prepare again cleared them."""
     try:
-        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["sizes"]["model_files"]
+        listed = json.loads(read_manifest(out))["sizes"]["model_files"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return set()
     if not isinstance(listed, dict):
