@@ -124,6 +124,20 @@ def test_a_folder_prepared_from_a_prepared_folder_keeps_the_models_own_name(move
     assert prepared.find(again).manifest["model_dir"] == "zipvoice_distill"
 
 
+def test_a_model_prepared_through_a_link_keeps_the_distill_name_of_the_folder_it_names(user_model, tmp_path):
+    """`serve --model-dir current` (current -> zipvoice_distill) knew the Distill model by the folder the
+    link names; prepared from `current`, the manifest kept "current", and the prepared folder ran it
+    with 16 steps and guidance 1.0."""
+    model, vocoder = user_model
+    current = tmp_path / "current"
+    current.symlink_to(model, target_is_directory=True)
+    out = tmp_path / "model"
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--vocoder", str(vocoder)]
+    assert cli.main([*command, "--model-dir", str(current), "--out", str(out)]) == 0
+    assert prepared.find(out).manifest["model_dir"] == "zipvoice_distill"
+    assert model_files.is_distill(model_files.locate(str(out), "fp32"), {})
+
+
 def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earlier_files(
     qnn_model_dir: Path, tmp_path: Path
 ):

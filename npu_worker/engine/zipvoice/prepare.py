@@ -66,6 +66,15 @@ def vocoder_copy(model_dir: Path, vocoder: Path | None) -> dict[str, Path]:
     return {VOCODER_NAMES[0]: vocoder}
 
 
+def model_name(model_dir: Path) -> str:
+    """The model folder's name for the manifest: of a `--model-dir` link (`current ->
+    zipvoice_distill-v2`), the name of the folder it names where that one says Distill and the link's
+    does not (the link's was kept, and the prepared folder ran a Distill model with 16 steps, guidance
+    1.0, while `serve --model-dir current` knew it); else the name given."""
+    given, real = model_dir.name, Path(os.path.realpath(model_dir)).name
+    return real if "distill" in real.lower() and "distill" not in given.lower() else given
+
+
 def _name_in(path: Path, vocoder: Path | None) -> str:
     """A source file's name in the prepared folder (the manifest's `source` keys)."""
     return VOCODER_NAMES[0] if vocoder is not None and path == vocoder else path.name
@@ -176,7 +185,7 @@ def prepare(
                 "format": FORMAT,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
-                "model_dir": prepared_from(decoder.parent) or decoder.parent.name,
+                "model_dir": prepared_from(decoder.parent) or model_name(decoder.parent),
                 "decoder": decoder.name,
                 "precision": precision,
                 "files": files,
