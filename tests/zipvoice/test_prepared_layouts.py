@@ -3,6 +3,7 @@ own, and the prepared folder moved to another path under another name (as when c
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -138,6 +139,42 @@ def test_a_model_prepared_through_a_link_keeps_the_distill_name_of_the_folder_it
     assert model_files.is_distill(model_files.locate(str(out), "fp32"), {})
 
 
+def sherpa_release(qnn_model_dir: Path, folder: Path) -> Path:
+    """The model under a sherpa-onnx release's file names."""
+    folder.mkdir()
+    for name in ("tokens.txt", "vocos_24khz.onnx", "reference_ko.wav", "reference_ko.txt"):
+        shutil.copy2(qnn_model_dir / name, folder / name)
+    shutil.copy2(qnn_model_dir / "text_encoder.onnx", folder / "encoder.onnx")
+    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", folder / "decoder.onnx")
+    return folder
+
+
+def test_a_prepare_of_another_layout_killed_while_moving_in_is_rerun_without_the_earlier_files(
+    qnn_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The earlier manifest (the list of files to remove) was deleted first: killed after moving in
+    `decoder.onnx`, the rerun found no list, kept the earlier `fm_decoder.onnx` and `text_encoder.onnx`,
+    and serve took them first and refused the folder ("remove fm_decoder.onnx")."""
+    sherpa, out = sherpa_release(qnn_model_dir, tmp_path / "sherpa-release"), tmp_path / "prepared"
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--out", str(out)]
+    assert cli.main([*command, "--model-dir", str(qnn_model_dir)]) == 0
+    replace = os.replace
+
+    def killed(source: object, target: object) -> None:
+        if Path(str(target)) == out / "encoder.onnx":  # (decoder.onnx is in)
+            raise KeyboardInterrupt
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", killed)
+    assert cli.main([*command, "--model-dir", str(sherpa)]) == 130
+    monkeypatch.undo()
+    assert (out / "decoder.onnx").exists() and not (out / prepared.MANIFEST).exists()
+    assert cli.main([*command, "--model-dir", str(sherpa)]) == 0
+    assert not (out / "fm_decoder.onnx").exists() and not (out / "text_encoder.onnx").exists()
+    assert model_files.locate(str(out), "fp32").decoder.name == "decoder.onnx"
+    assert sorted(path.name for path in out.iterdir() if path.name.startswith(".")) == [prepared.LOCK]
+
+
 def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earlier_files(
     qnn_model_dir: Path, tmp_path: Path
 ):
@@ -145,12 +182,7 @@ def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earl
     earlier `text_encoder.onnx` and `fm_decoder.onnx` stayed beside the new `encoder.onnx` and
     `decoder.onnx`, serve took the official names first and refused them ("was prepared from
     decoder.onnx ... serve with --precision fp32", which it already did), and preparing again kept them."""
-    sherpa = tmp_path / "sherpa-release"
-    sherpa.mkdir()
-    for name in ("tokens.txt", "vocos_24khz.onnx", "reference_ko.wav", "reference_ko.txt"):
-        shutil.copy2(qnn_model_dir / name, sherpa / name)
-    shutil.copy2(qnn_model_dir / "text_encoder.onnx", sherpa / "encoder.onnx")
-    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", sherpa / "decoder.onnx")
+    sherpa = sherpa_release(qnn_model_dir, tmp_path / "sherpa-release")
     out = tmp_path / "prepared"
     for source in (qnn_model_dir, sherpa):
         done = subprocess.run(

@@ -24,6 +24,7 @@ from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
 from npu_worker.engine.zipvoice.prepare_out import _copy_model_files, check_out_dir, out_dir_lock
 from npu_worker.engine.zipvoice.prepared import (
     CONTEXT_DIR,
+    EARLIER,
     FORMAT,
     LOCK,
     MANIFEST,
@@ -227,9 +228,12 @@ def _move_in(staging: Path, out: Path) -> None:
     renames only (nothing to write: a full disk cannot stop them half-way): the earlier manifest goes
     first and the new one comes last, so a prepare killed within these renames leaves a folder `serve`
     refuses as unfinished; the model files it copied in that this one does not are removed
-    (`_earlier_files`)."""
+    (`_earlier_files`). The earlier manifest is kept aside as EARLIER until the end: a prepare killed
+    half-way knew nothing of the earlier files any more, so its rerun left them (the earlier layout's
+    `fm_decoder.onnx` found before the new `decoder.onnx`: serve refused the folder)."""
     stale = _earlier_files(out)
-    (out / MANIFEST).unlink(missing_ok=True)
+    if os.path.lexists(out / MANIFEST):
+        os.replace(out / MANIFEST, out / EARLIER)
     for path in sorted(staging.iterdir()):
         if path.name not in (CONTEXT_DIR, MANIFEST):
             os.replace(path, out / path.name)
@@ -241,6 +245,7 @@ def _move_in(staging: Path, out: Path) -> None:
         os.rename(out / CONTEXT_DIR, staging / f"old-{CONTEXT_DIR}")
     os.rename(staging / CONTEXT_DIR, out / CONTEXT_DIR)
     os.replace(staging / MANIFEST, out / MANIFEST)
+    (out / EARLIER).unlink(missing_ok=True)
 
 
 def _earlier_files(out: Path) -> set[str]:
@@ -249,17 +254,19 @@ def _earlier_files(out: Path) -> set[str]:
     (`text_encoder.onnx`, `fm_decoder.onnx`) and then from a sherpa-onnx release (`encoder.onnx`,
     `decoder.onnx`), the folder held both, `serve` took the first layout's files and refused them as
     "not the decoder it was prepared from", and no prepare again cleared them."""
-    try:
-        listed = json.loads(read_manifest(out))["sizes"]["model_files"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return set()
-    if not isinstance(listed, dict):
-        return set()
-    return {
-        name
-        for name in listed
-        if isinstance(name, str)
-        and name not in (".", "..", MANIFEST, LOCK)
-        and "/" not in name
-        and "\0" not in name
-    }
+    names: set[str] = set()
+    for manifest in (MANIFEST, EARLIER):  # (EARLIER: an earlier manifest a killed prepare put aside)
+        try:
+            listed = json.loads(read_manifest(out, manifest))["sizes"]["model_files"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if isinstance(listed, dict):
+            names.update(
+                name
+                for name in listed
+                if isinstance(name, str)
+                and name not in (".", "..", MANIFEST, LOCK, EARLIER)
+                and "/" not in name
+                and "\0" not in name
+            )
+    return names

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST, STAGING
+from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, EARLIER, LOCK, MANIFEST, STAGING
 from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
@@ -28,7 +28,9 @@ def _copy_model_files(
     is still theirs to change, in the prepared folder too."""
     sizes = {}
     files = [
-        path for path in sorted(source.iterdir()) if path.is_file() and path.name not in (MANIFEST, LOCK)
+        path
+        for path in sorted(source.iterdir())
+        if path.is_file() and path.name not in (MANIFEST, LOCK, EARLIER)
     ]
     for name, path in [*((path.name, path) for path in files), *(extra or {}).items()]:
         temp = target / f".{name}.{secrets.token_hex(6)}.part"

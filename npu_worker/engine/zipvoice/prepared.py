@@ -46,6 +46,7 @@ MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
 LOCK = ".prepare.lock"  # held (flock) by the prepare writing the directory
 STAGING = ".prepare-staging"  # where that prepare makes everything before moving it in
+EARLIER = ".prepare-earlier.json"  # the earlier manifest while that prepare moves its files in
 FORMAT = 2
 MANIFEST_LIMIT = 1 << 20  # bytes; a 5-bucket manifest with calibration is a few KB
 # --precision → (the model files it is made from: serve --precision, what /health `precision` says runs):
@@ -227,11 +228,11 @@ def find(model_dir: Path) -> PreparedModel | None:
     return PreparedModel(model_dir, manifest)
 
 
-def read_manifest(model_dir: Path) -> str:
+def read_manifest(model_dir: Path, name: str = MANIFEST) -> str:
     """The manifest's text: a regular file of at most MANIFEST_LIMIT bytes, else OSError or ValueError.
     Every model folder's is read (`prepared_from`, for Distill), and a FIFO of that name in a plain
     one held the load for ever (/dev/zero behind a link: its memory)."""
-    return read_regular(model_dir / MANIFEST, MANIFEST_LIMIT).decode("utf-8")
+    return read_regular(model_dir / name, MANIFEST_LIMIT).decode("utf-8")
 
 
 def prepared_from(model_dir: Path) -> str:
