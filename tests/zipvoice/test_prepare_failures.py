@@ -292,3 +292,22 @@ def test_a_prepare_killed_while_moving_its_contexts_in_can_be_run_again(qnn_mode
         prepared.find(out)
     assert prepare_in_process(qnn_model_dir, out) == 0
     assert prepared.find(out) is not None
+
+
+@qnn
+@pytest.mark.parametrize("left", ["a link", "a file"])
+def test_a_staging_name_taken_by_a_link_or_a_file_is_cleared_never_followed(qnn_model_dir, tmp_path, left):
+    """A `.prepare-staging` that was no folder refused every prepare into the folder as
+    "[Errno 17] File exists", for good; a link there is removed, never followed."""
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_bytes(b"not the prepare's")
+    out.mkdir()
+    (out / prepare.LOCK).touch()
+    if left == "a link":
+        (out / prepared.STAGING).symlink_to(elsewhere, target_is_directory=True)
+    else:
+        (out / prepared.STAGING).write_bytes(b"")
+    assert prepare_in_process(qnn_model_dir, out) == 0
+    assert prepared.find(out) is not None and not os.path.lexists(out / prepared.STAGING)
+    assert [path.name for path in elsewhere.iterdir()] == ["keep"]

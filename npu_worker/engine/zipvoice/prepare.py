@@ -127,7 +127,7 @@ def prepare(
         # prepare's folder stays whole and servable (a bucket that failed to compile had cost it its
         # manifest and contexts: minutes of compiling on the device, hours on the simulator).
         staging = out / STAGING
-        shutil.rmtree(staging, ignore_errors=True)  # what a prepare killed half-way left
+        _clear_staging(staging)  # what a prepare killed half-way left
         staging.mkdir()
         try:
             contexts_dir = staging / CONTEXT_DIR
@@ -221,6 +221,21 @@ def prepare(
             return manifest
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _clear_staging(staging: Path) -> None:
+    """Remove what is at `staging`: a folder a killed prepare left, or a link or file of that name (never
+    followed; it was refused as "[Errno 17] File exists: '.../.prepare-staging'", no fix said, for
+    good). ModelLoadError naming it when it cannot be removed."""
+    try:
+        if staging.is_symlink() or (os.path.lexists(staging) and not staging.is_dir()):
+            staging.unlink()
+        elif staging.is_dir():
+            shutil.rmtree(staging)
+    except OSError as exc:
+        raise ModelLoadError(
+            f"cannot remove {staging}, which an earlier prepare left ({exc.strerror or exc}); remove it"
+        ) from exc
 
 
 def _move_in(staging: Path, out: Path) -> None:
