@@ -98,7 +98,7 @@ def _threads(text: str) -> int:
 
 def run_prepare(args: argparse.Namespace) -> int:
     from .engine.providers import QNN_OPTIONS, DeviceUnavailable, RuntimeConfig
-    from .engine.zipvoice import model_files, prepare, prepared, qdq
+    from .engine.zipvoice import model_files, prepare, prepared, qdq, vocoder
     from .engine.zipvoice.runtime import check_buckets
     from .protocol import ModelLoadError, WorkerError
 
@@ -117,6 +117,7 @@ def run_prepare(args: argparse.Namespace) -> int:
         files = model_files.locate(args.model_dir, files_precision, args.vocoder)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
+        vocoder.check_file(files.vocoder)  # (copied in as it is: serve would refuse it, after the compile)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc

@@ -352,11 +352,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The command's options (`python -m npu_worker.testing.zipvoice_model` and `npu-worker make-test-model`)."""
     parser.add_argument("dir", help="output model directory")
     parser.add_argument("--size", choices=sorted(SIZES), default="tiny", help="tiny: tests; full: real cost")
-    parser.add_argument("--precision", nargs="+", choices=("fp32", "int8"), default=["fp32", "int8"])
+    parser.add_argument(
+        "--precision", nargs="+", type=_precision, choices=PRECISIONS, default=list(PRECISIONS)
+    )
     parser.add_argument("--layout", choices=sorted(FILE_NAMES), default="official", help="file names")
     parser.add_argument(
         "--no-distill", action="store_true", help="ZipVoice (two passes per step) instead of Distill"
     )
+
+
+PRECISIONS = ("fp32", "int8")
+
+
+def _precision(text: str) -> str:
+    """A precision, or the usage error that says why: `--precision fp32 int8 DIR` reads DIR as a third
+    precision (the flag takes one or more), and argparse said only "invalid choice: 'DIR'"."""
+    if text not in PRECISIONS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a precision ({', '.join(PRECISIONS)}): --precision takes one or more, so give "
+            "the folder before it (make-test-model DIR --precision fp32 int8) or end the list with --"
+        )
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

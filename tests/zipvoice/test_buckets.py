@@ -200,6 +200,29 @@ def test_no_segment_outgrows_the_largest_bucket_when_the_buckets_are_fewer(fixed
     ]
 
 
+def test_a_prompt_that_leaves_the_largest_bucket_a_few_frames_plans_segments_of_the_usual_length(
+    fixed_shape_engine,
+):
+    """A prompt 20 frames short of the largest bucket (0.2 s of room) bounded every segment to
+    20 / frames-per-token tokens: one 26-syllable sentence became 29 segments of one syllable, each
+    a decoder call of the whole bucket and a cross-fade. Less room than the shortest segment the
+    planner makes (0.8 s) is no room: the segments keep their length (the overflow decoder runs them)."""
+    engine = fixed_shape_engine
+    largest = engine.models.decoder.buckets[-1]
+    prompts = engine.prompts.get(engine.default_voice(), "ko")
+    text = "오늘은 배터리의 구조와 원리를 차례로 살펴보고 그 특성을 정리합니다."
+
+    def plan(room: int) -> list[str]:
+        features = np.zeros((largest - room, prompts.rest.features.shape[1]), dtype=np.float32)
+        prompt = dataclasses.replace(prompts.rest, features=features)
+        return engine.plan(text, "ko", prompt, 1.0, early=False, frames_per_token=prompts.frames_per_token)
+
+    assert plan(20) == [text]
+    hop = engine.spectrum.hop_length / engine.info.sample_rate
+    room = int(2 * engine.options.first_segment_min_seconds / hop)  # room for short segments: kept
+    assert 1 < len(plan(room)) < 10  # (the sentence's frames are more than that room)
+
+
 def test_a_prompt_that_fills_the_largest_bucket_is_logged_once(tiny_model_dir, tmp_path, caplog):
     """Every segment of such a prompt runs on the CPU overflow decoder while /health names the NPU."""
     config = engine_config(tiny_model_dir, tmp_path, fixed_shapes=True)
@@ -209,9 +232,5 @@ def test_a_prompt_that_fills_the_largest_bucket_is_logged_once(tiny_model_dir, t
     for text in ("안녕하세요.", "오늘은 배터리를 봅니다."):
         for _ in engine.stream(SynthesisRequest(text, seed=1, early_audio=False)):
             pass
-    said = [
-        r.getMessage()
-        for r in caplog.records
-        if "leaves no room in the largest decoder bucket" in r.getMessage()
-    ]
+    said = [r.getMessage() for r in caplog.records if "room in the largest decoder bucket" in r.getMessage()]
     assert len(said) == 1 and "(63)" in said[0], said

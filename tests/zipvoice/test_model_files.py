@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,19 @@ def test_a_model_dir_reached_through_a_link_is_distill_by_the_folder_it_names(ti
     files = locate(str(current), "fp32")
     assert files.model_id() == "current/fm_decoder.onnx"  # (the id keeps the name the operator gave)
     assert is_distill(files, {})
+
+
+def test_a_fifo_named_manifest_json_in_a_plain_model_folder_is_not_waited_on(broken_dir):
+    """Distill is looked for in the manifest of the folder a prepared model came from, read in every
+    model folder: a FIFO of that name (no writer) held the load for ever."""
+    os.mkfifo(broken_dir / "manifest.json")
+    files = locate(str(broken_dir), "fp32")
+    looked = threading.Thread(target=is_distill, args=(files, {}), daemon=True)
+    looked.start()
+    looked.join(timeout=20)
+    if looked.is_alive():  # give the blocked read its end of file, so no thread stays behind
+        os.close(os.open(broken_dir / "manifest.json", os.O_WRONLY | os.O_NONBLOCK))
+    assert not looked.is_alive()
 
 
 def test_sherpa_layout_int8_loads_and_speaks(sherpa_dir, tmp_path):

@@ -3,6 +3,7 @@ a clear refusal in one line, never a directory that looks prepared, nothing left
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import resource
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker import cli
 from npu_worker.engine.zipvoice import prepare, prepared
 from npu_worker.engine.zipvoice.engine import create
 from npu_worker.protocol import ModelLoadError
@@ -234,3 +236,78 @@ def test_a_prepare_that_fails_part_way_leaves_the_earlier_prepared_folder_whole_
         assert engine.info.placement["fm_decoder@383"]["device"] == "qnn"
     finally:
         engine.close()
+
+
+def prepare_in_process(model_dir: Path, out: Path) -> int:
+    """`npu-worker prepare` of one small bucket in this process (a fault can be put in its way)."""
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(model_dir)]
+    return cli.main([*command, "--out", str(out)])
+
+
+def files_of(out: Path) -> dict[Path, bytes]:
+    return {path.relative_to(out): path.read_bytes() for path in out.rglob("*") if path.is_file()}
+
+
+@qnn
+def test_a_prepare_that_cannot_write_its_manifest_leaves_the_earlier_prepared_folder_whole(
+    qnn_model_dir, tmp_path, monkeypatch
+):
+    """The manifest was written after the earlier prepare's manifest was removed and the new files moved
+    in: a disk the compiled contexts had filled failed that last small write, and the folder was neither
+    the earlier prepare's nor the new one (`serve`: "did not finish"). It is written in the staging now,
+    before anything in the folder changes; moving in is renames only."""
+    out = tmp_path / "out"
+    assert prepare_in_process(qnn_model_dir, out) == 0
+    before = files_of(out)
+
+    def disk_full(path: object, *args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(prepare, "write_atomic", disk_full)
+    assert prepare_in_process(qnn_model_dir, out) == 2
+    assert files_of(out) == before  # (the staging is gone too)
+    assert prepared.find(out) is not None
+
+
+@qnn
+def test_a_prepare_killed_while_moving_its_contexts_in_can_be_run_again(qnn_model_dir, tmp_path, monkeypatch):
+    """Ctrl-C (or a kill) between moving the earlier `qnn/` aside and the new one in, after the model
+    files, left a folder with neither manifest nor `qnn/`: refused by `serve` as unfinished (right), and
+    by the rerun as "holds other files; give an empty or new folder" (so it could never be prepared
+    again in place)."""
+    out = tmp_path / "out"
+    assert prepare_in_process(qnn_model_dir, out) == 0
+    rename = os.rename
+
+    def interrupted(source: object, target: object) -> None:
+        if Path(str(target)) == out / prepared.CONTEXT_DIR:
+            raise KeyboardInterrupt
+        rename(source, target)
+
+    monkeypatch.setattr(os, "rename", interrupted)
+    assert prepare_in_process(qnn_model_dir, out) == 130
+    monkeypatch.undo()
+    assert not (out / prepared.CONTEXT_DIR).exists() and not (out / prepared.MANIFEST).exists()
+    with pytest.raises(ModelLoadError, match="did not finish"):
+        prepared.find(out)
+    assert prepare_in_process(qnn_model_dir, out) == 0
+    assert prepared.find(out) is not None
+
+
+@qnn
+@pytest.mark.parametrize("left", ["a link", "a file"])
+def test_a_staging_name_taken_by_a_link_or_a_file_is_cleared_never_followed(qnn_model_dir, tmp_path, left):
+    """A `.prepare-staging` that was no folder refused every prepare into the folder as
+    "[Errno 17] File exists", for good; a link there is removed, never followed."""
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_bytes(b"not the prepare's")
+    out.mkdir()
+    (out / prepare.LOCK).touch()
+    if left == "a link":
+        (out / prepared.STAGING).symlink_to(elsewhere, target_is_directory=True)
+    else:
+        (out / prepared.STAGING).write_bytes(b"")
+    assert prepare_in_process(qnn_model_dir, out) == 0
+    assert prepared.find(out) is not None and not os.path.lexists(out / prepared.STAGING)
+    assert [path.name for path in elsewhere.iterdir()] == ["keep"]

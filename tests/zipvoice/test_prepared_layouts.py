@@ -3,6 +3,7 @@ own, and the prepared folder moved to another path under another name (as when c
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import onnx
 import pytest
 
+from npu_worker import cli
 from npu_worker.engine.zipvoice import model_files, prepared
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.protocol import ModelLoadError
@@ -123,6 +125,56 @@ def test_a_folder_prepared_from_a_prepared_folder_keeps_the_models_own_name(move
     assert prepared.find(again).manifest["model_dir"] == "zipvoice_distill"
 
 
+def test_a_model_prepared_through_a_link_keeps_the_distill_name_of_the_folder_it_names(user_model, tmp_path):
+    """`serve --model-dir current` (current -> zipvoice_distill) knew the Distill model by the folder the
+    link names; prepared from `current`, the manifest kept "current", and the prepared folder ran it
+    with 16 steps and guidance 1.0."""
+    model, vocoder = user_model
+    current = tmp_path / "current"
+    current.symlink_to(model, target_is_directory=True)
+    out = tmp_path / "model"
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--vocoder", str(vocoder)]
+    assert cli.main([*command, "--model-dir", str(current), "--out", str(out)]) == 0
+    assert prepared.find(out).manifest["model_dir"] == "zipvoice_distill"
+    assert model_files.is_distill(model_files.locate(str(out), "fp32"), {})
+
+
+def sherpa_release(qnn_model_dir: Path, folder: Path) -> Path:
+    """The model under a sherpa-onnx release's file names."""
+    folder.mkdir()
+    for name in ("tokens.txt", "vocos_24khz.onnx", "reference_ko.wav", "reference_ko.txt"):
+        shutil.copy2(qnn_model_dir / name, folder / name)
+    shutil.copy2(qnn_model_dir / "text_encoder.onnx", folder / "encoder.onnx")
+    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", folder / "decoder.onnx")
+    return folder
+
+
+def test_a_prepare_of_another_layout_killed_while_moving_in_is_rerun_without_the_earlier_files(
+    qnn_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The earlier manifest (the list of files to remove) was deleted first: killed after moving in
+    `decoder.onnx`, the rerun found no list, kept the earlier `fm_decoder.onnx` and `text_encoder.onnx`,
+    and serve took them first and refused the folder ("remove fm_decoder.onnx")."""
+    sherpa, out = sherpa_release(qnn_model_dir, tmp_path / "sherpa-release"), tmp_path / "prepared"
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--out", str(out)]
+    assert cli.main([*command, "--model-dir", str(qnn_model_dir)]) == 0
+    replace = os.replace
+
+    def killed(source: object, target: object) -> None:
+        if Path(str(target)) == out / "encoder.onnx":  # (decoder.onnx is in)
+            raise KeyboardInterrupt
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", killed)
+    assert cli.main([*command, "--model-dir", str(sherpa)]) == 130
+    monkeypatch.undo()
+    assert (out / "decoder.onnx").exists() and not (out / prepared.MANIFEST).exists()
+    assert cli.main([*command, "--model-dir", str(sherpa)]) == 0
+    assert not (out / "fm_decoder.onnx").exists() and not (out / "text_encoder.onnx").exists()
+    assert model_files.locate(str(out), "fp32").decoder.name == "decoder.onnx"
+    assert sorted(path.name for path in out.iterdir() if path.name.startswith(".")) == [prepared.LOCK]
+
+
 def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earlier_files(
     qnn_model_dir: Path, tmp_path: Path
 ):
@@ -130,12 +182,7 @@ def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earl
     earlier `text_encoder.onnx` and `fm_decoder.onnx` stayed beside the new `encoder.onnx` and
     `decoder.onnx`, serve took the official names first and refused them ("was prepared from
     decoder.onnx ... serve with --precision fp32", which it already did), and preparing again kept them."""
-    sherpa = tmp_path / "sherpa-release"
-    sherpa.mkdir()
-    for name in ("tokens.txt", "vocos_24khz.onnx", "reference_ko.wav", "reference_ko.txt"):
-        shutil.copy2(qnn_model_dir / name, sherpa / name)
-    shutil.copy2(qnn_model_dir / "text_encoder.onnx", sherpa / "encoder.onnx")
-    shutil.copy2(qnn_model_dir / "fm_decoder.onnx", sherpa / "decoder.onnx")
+    sherpa = sherpa_release(qnn_model_dir, tmp_path / "sherpa-release")
     out = tmp_path / "prepared"
     for source in (qnn_model_dir, sherpa):
         done = subprocess.run(
@@ -167,3 +214,26 @@ def test_preparing_another_layout_into_a_prepared_folder_leaves_none_of_the_earl
         ModelLoadError, match="finds fm_decoder.onnx beside it first .* remove fm_decoder.onnx"
     ):
         ZipVoiceEngine(shadowed).load()
+
+
+@pytest.mark.parametrize("given", ["fm_decoder.onnx", "tokens.txt", "a folder"])
+def test_a_vocoder_that_is_no_vocoder_is_refused_by_prepare_before_it_compiles(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], given: str
+):
+    """`prepare --vocoder` copied any file in as vocos_24khz.onnx (the model's own decoder, a text
+    file), compiled, and said "serve it with"; serve then failed every synthesis, or refused the folder.
+    A folder, FIFO or device given was said not to exist."""
+    vocoder = tmp_path / "a folder" if given == "a folder" else qnn_model_dir / given
+    if given == "a folder":
+        vocoder.mkdir()
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "63", "--model-dir", str(qnn_model_dir), "--out", str(out)]
+    assert cli.main([*command, "--vocoder", str(vocoder)]) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("npu-worker prepare: ModelLoadError: "), said
+    assert {
+        "fm_decoder.onnx": f"{vocoder} is no Vocos vocoder: it takes t, x, text_condition",
+        "tokens.txt": f"cannot load {vocoder} as the vocoder: ",
+        "a folder": f"vocoder file {vocoder} is not a regular file (--vocoder)",
+    }[given] in said[0]
+    assert not out.exists()

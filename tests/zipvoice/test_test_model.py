@@ -278,6 +278,23 @@ def test_command_line_builds_a_directory(tmp_path: Path, capsys: pytest.CaptureF
     assert "fm_decoder.onnx" in capsys.readouterr().out
 
 
+def test_a_folder_after_the_precisions_is_a_usage_error_that_says_where_it_goes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--precision fp32 int8 DIR` read DIR as a third precision: "invalid choice: 'DIR' (choose from
+    'fp32', 'int8')", which named neither the folder nor the fix."""
+    folder = tmp_path / "m"
+    with pytest.raises(SystemExit) as exited:
+        sm.main(["--size", "tiny", "--precision", "fp32", "int8", str(folder)])
+    assert exited.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said.endswith(
+        f"argument --precision: '{folder}' is not a precision (fp32, int8): --precision takes one or more, "
+        "so give the folder before it (make-test-model DIR --precision fp32 int8) or end the list with --"
+    ), said
+    assert not folder.exists()
+
+
 @pytest.mark.parametrize("argv", [["DIR", "--size", "tiny"], ["--help"]])
 def test_command_line_without_onnx_says_what_to_install(tmp_path: Path, argv: list[str]) -> None:
     """README's `npu-worker make-test-model DIR --size tiny` after a plain `pip install .` (no `onnx`) was

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from npu_worker.engine.providers import RuntimeConfig, open_session
+from npu_worker.engine.zipvoice.engine import create
 from npu_worker.engine.zipvoice.features import SpectrumConfig, log_mel
 from npu_worker.engine.zipvoice.vocoder import Vocoder
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.conftest import engine_config
 
 
 @pytest.fixture(scope="module")
@@ -43,3 +46,12 @@ def test_decoding_in_pieces_equals_decoding_whole(vocoder, piece_frames):
 def test_one_frame_gives_no_audio(vocoder):
     assert vocoder.decode(mel_of_noise(1)).size == 0
     assert list(vocoder.decode_pieces(mel_of_noise(1), 10)) == []
+
+
+def test_a_vocoder_that_is_another_model_is_refused_at_load_naming_the_file(tiny_model_dir, tmp_path):
+    """`--vocoder fm_decoder.onnx` (any ONNX file) loaded, /health said ready, and every synthesis then
+    failed: "vocoder failed on ...: Required inputs (['x', 'text_condition', ...]) are missing"."""
+    decoder = tiny_model_dir / "fm_decoder.onnx"
+    config = engine_config(tiny_model_dir, tmp_path, vocoder=str(decoder))
+    with pytest.raises(ModelLoadError, match=f"{decoder} is no Vocos vocoder: it takes t, x, text_condition"):
+        create(config).load()

@@ -317,20 +317,28 @@ class ZipVoiceEngine:
     def bucket_tokens(self, prompt: Prompt, frames_per_token: float) -> int:
         """Most tokens whose frames fit the largest bucket of a bucketed decoder with the prompt's (a
         longer segment runs on the CPU's overflow decoder: with fewer buckets prepared for the NPU,
-        every long one did); no bound for a dynamic decoder, or when the prompt alone fills the bucket."""
+        every long one did); no bound for a dynamic decoder, or when the prompt leaves the bucket less
+        than the shortest segment the planner makes (`first_segment_min_seconds`): a prompt 20 frames
+        short of it cut a lecture into segments of two or three tokens, each a decoder call of the
+        whole bucket and a join, where the overflow decoder runs segments of the usual length."""
         decoder = self.models.decoder
         if not isinstance(decoder, runtime.BucketedDecoder):
             return sys.maxsize
-        fits = int((decoder.buckets[-1] - prompt.frames) / frames_per_token)
-        if fits < 1 and not self._prompt_overflow_said:  # /health names the NPU; the work is the CPU's
+        room = decoder.buckets[-1] - prompt.frames
+        hop_seconds = self.spectrum.hop_length / self.info.sample_rate
+        if room * hop_seconds >= self.options.first_segment_min_seconds:
+            return max(1, int(room / frames_per_token))
+        if not self._prompt_overflow_said:  # /health names the NPU; the work is the CPU's
             self._prompt_overflow_said = True
             log.warning(
-                "a prompt of %d frames leaves no room in the largest decoder bucket (%d): its segments run "
-                "on the CPU overflow decoder; lower --prompt-max-seconds or prepare a larger bucket",
+                "a prompt of %d frames leaves too little room in the largest decoder bucket (%d) for a "
+                "segment of %g s: its segments run on the CPU overflow decoder; use a shorter reference "
+                "voice, lower --prompt-max-seconds or prepare a larger bucket",
                 prompt.frames,
                 decoder.buckets[-1],
+                self.options.first_segment_min_seconds,
             )
-        return fits if fits >= 1 else sys.maxsize
+        return sys.maxsize
 
     def segment_audio(
         self,

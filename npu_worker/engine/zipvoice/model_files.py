@@ -89,6 +89,8 @@ def vocoder_candidates(directory: Path) -> list[Path]:
 def _vocoder(directory: Path, explicit: str | None) -> Path:
     if explicit:
         path = home_expanded(explicit)
+        if path.exists() and not path.is_file():  # (a folder, a FIFO, /dev/zero: "does not exist" was said)
+            raise ModelLoadError(f"vocoder file {path} is not a regular file (--vocoder)")
         if not path.is_file():
             raise ModelLoadError(f"vocoder file {path} does not exist (--vocoder)")
         return path

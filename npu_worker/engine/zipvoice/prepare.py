@@ -24,6 +24,7 @@ from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
 from npu_worker.engine.zipvoice.prepare_out import _copy_model_files, check_out_dir, out_dir_lock
 from npu_worker.engine.zipvoice.prepared import (
     CONTEXT_DIR,
+    EARLIER,
     FORMAT,
     LOCK,
     MANIFEST,
@@ -32,6 +33,7 @@ from npu_worker.engine.zipvoice.prepared import (
     Progress,
     file_hash,
     prepared_from,
+    read_manifest,
     runtime_versions,
     target_options,
 )
@@ -63,6 +65,15 @@ def vocoder_copy(model_dir: Path, vocoder: Path | None) -> dict[str, Path]:
     if vocoder is None or vocoder.resolve() == (model_dir / VOCODER_NAMES[0]).resolve():
         return {}
     return {VOCODER_NAMES[0]: vocoder}
+
+
+def model_name(model_dir: Path) -> str:
+    """The model folder's name for the manifest: of a `--model-dir` link (`current ->
+    zipvoice_distill-v2`), the name of the folder it names where that one says Distill and the link's
+    does not (the link's was kept, and the prepared folder ran a Distill model with 16 steps, guidance
+    1.0, while `serve --model-dir current` knew it); else the name given."""
+    given, real = model_dir.name, Path(os.path.realpath(model_dir)).name
+    return real if "distill" in real.lower() and "distill" not in given.lower() else given
 
 
 def _name_in(path: Path, vocoder: Path | None) -> str:
@@ -116,7 +127,7 @@ def prepare(
         # prepare's folder stays whole and servable (a bucket that failed to compile had cost it its
         # manifest and contexts: minutes of compiling on the device, hours on the simulator).
         staging = out / STAGING
-        shutil.rmtree(staging, ignore_errors=True)  # what a prepare killed half-way left
+        _clear_staging(staging)  # what a prepare killed half-way left
         staging.mkdir()
         try:
             contexts_dir = staging / CONTEXT_DIR
@@ -175,7 +186,7 @@ def prepare(
                 "format": FORMAT,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 # its name may be what says "distill" (prepared_from), kept when preparing a prepared folder
-                "model_dir": prepared_from(decoder.parent) or decoder.parent.name,
+                "model_dir": prepared_from(decoder.parent) or model_name(decoder.parent),
                 "decoder": decoder.name,
                 "precision": precision,
                 "files": files,
@@ -197,28 +208,49 @@ def prepare(
                 manifest["calibration"] = (
                     (calibration_info or {}) | calibration.summary() | {"held_out": check_calls}
                 )
-            _move_in(staging, out)
-            # Last: only a complete directory has a manifest (a temp file of its own, renamed over any
-            # link). 0644: `serve` runs as the service's user, `prepare` often as root (a 0600 manifest:
-            # ModelLoadError).
+            # Written into the staging before anything in `out` changes (a disk filled by the contexts
+            # failed it after the earlier manifest was gone: neither folder servable), moved in last:
+            # only a complete directory has a manifest. 0644: `serve` runs as the service's user,
+            # `prepare` often as root (a 0600 manifest: ModelLoadError).
             try:
                 manifest_bytes = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
-                write_atomic(out / MANIFEST, manifest_bytes, mode=0o644)
+                write_atomic(staging / MANIFEST, manifest_bytes, mode=0o644)
             except OSError as exc:
                 raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
+            _move_in(staging, out)
             return manifest
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+def _clear_staging(staging: Path) -> None:
+    """Remove what is at `staging`: a folder a killed prepare left, or a link or file of that name (never
+    followed; it was refused as "[Errno 17] File exists: '.../.prepare-staging'", no fix said, for
+    good). ModelLoadError naming it when it cannot be removed."""
+    try:
+        if staging.is_symlink() or (os.path.lexists(staging) and not staging.is_dir()):
+            staging.unlink()
+        elif staging.is_dir():
+            shutil.rmtree(staging)
+    except OSError as exc:
+        raise ModelLoadError(
+            f"cannot remove {staging}, which an earlier prepare left ({exc.strerror or exc}); remove it"
+        ) from exc
+
+
 def _move_in(staging: Path, out: Path) -> None:
-    """The staged model files and contexts into `out`, in place of an earlier prepare's: its manifest
-    goes first, so a prepare killed within these renames leaves a folder `serve` refuses as unfinished;
-    the model files it copied in that this one does not are removed (`_earlier_files`)."""
+    """The staged model files, contexts and manifest into `out`, in place of an earlier prepare's, by
+    renames only (nothing to write: a full disk cannot stop them half-way): the earlier manifest goes
+    first and the new one comes last, so a prepare killed within these renames leaves a folder `serve`
+    refuses as unfinished; the model files it copied in that this one does not are removed
+    (`_earlier_files`). The earlier manifest is kept aside as EARLIER until the end: a prepare killed
+    half-way knew nothing of the earlier files any more, so its rerun left them (the earlier layout's
+    `fm_decoder.onnx` found before the new `decoder.onnx`: serve refused the folder)."""
     stale = _earlier_files(out)
-    (out / MANIFEST).unlink(missing_ok=True)
+    if os.path.lexists(out / MANIFEST):
+        os.replace(out / MANIFEST, out / EARLIER)
     for path in sorted(staging.iterdir()):
-        if path.name != CONTEXT_DIR:
+        if path.name not in (CONTEXT_DIR, MANIFEST):
             os.replace(path, out / path.name)
             stale.discard(path.name)
     for name in sorted(stale):
@@ -227,6 +259,8 @@ def _move_in(staging: Path, out: Path) -> None:
     if os.path.lexists(out / CONTEXT_DIR):  # (a folder: moved aside whole, removed with the staging)
         os.rename(out / CONTEXT_DIR, staging / f"old-{CONTEXT_DIR}")
     os.rename(staging / CONTEXT_DIR, out / CONTEXT_DIR)
+    os.replace(staging / MANIFEST, out / MANIFEST)
+    (out / EARLIER).unlink(missing_ok=True)
 
 
 def _earlier_files(out: Path) -> set[str]:
@@ -235,17 +269,19 @@ def _earlier_files(out: Path) -> set[str]:
     (`text_encoder.onnx`, `fm_decoder.onnx`) and then from a sherpa-onnx release (`encoder.onnx`,
     `decoder.onnx`), the folder held both, `serve` took the first layout's files and refused them as
     "not the decoder it was prepared from", and no prepare again cleared them."""
-    try:
-        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8"))["sizes"]["model_files"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return set()
-    if not isinstance(listed, dict):
-        return set()
-    return {
-        name
-        for name in listed
-        if isinstance(name, str)
-        and name not in (".", "..", MANIFEST, LOCK)
-        and "/" not in name
-        and "\0" not in name
-    }
+    names: set[str] = set()
+    for manifest in (MANIFEST, EARLIER):  # (EARLIER: an earlier manifest a killed prepare put aside)
+        try:
+            listed = json.loads(read_manifest(out, manifest))["sizes"]["model_files"]
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            continue
+        if isinstance(listed, dict):
+            names.update(
+                name
+                for name in listed
+                if isinstance(name, str)
+                and name not in (".", "..", MANIFEST, LOCK, EARLIER)
+                and "/" not in name
+                and "\0" not in name
+            )
+    return names

@@ -13,7 +13,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
-from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, LOCK, MANIFEST, STAGING
+from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, EARLIER, LOCK, MANIFEST, STAGING
 from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
@@ -28,7 +28,9 @@ def _copy_model_files(
     is still theirs to change, in the prepared folder too."""
     sizes = {}
     files = [
-        path for path in sorted(source.iterdir()) if path.is_file() and path.name not in (MANIFEST, LOCK)
+        path
+        for path in sorted(source.iterdir())
+        if path.is_file() and path.name not in (MANIFEST, LOCK, EARLIER)
     ]
     for name, path in [*((path.name, path) for path in files), *(extra or {}).items()]:
         temp = target / f".{name}.{secrets.token_hex(6)}.part"
@@ -62,7 +64,10 @@ def _linked(path: Path, link: Path) -> bool:
 
 def check_out_dir(out: Path) -> None:
     """Refuse an output folder another user could change (the worker would load what they put there)
-    or one holding other things (prepare replaces its `qnn/` folder and files by name)."""
+    or one holding other things (prepare replaces its `qnn/` folder and files by name). An earlier
+    prepare's is known by its manifest, its `qnn/` or its lock file (only a folder that passed this
+    check gets one): a prepare killed between moving its model files and its `qnn/` in leaves neither
+    of the others, and its rerun was refused as a folder holding other files."""
     shared = shared_with_others(out)
     if shared is not None:
         raise ModelLoadError(f"--out {out}: {shared}; use a folder only this user can change")
@@ -71,7 +76,7 @@ def check_out_dir(out: Path) -> None:
     if (
         out.is_dir()
         and any(path.name not in (LOCK, STAGING) for path in out.iterdir())
-        and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir())
+        and not ((out / MANIFEST).exists() or (out / CONTEXT_DIR).is_dir() or (out / LOCK).is_file())
     ):
         raise ModelLoadError(
             f"--out {out} holds other files; give an empty or new folder, or an earlier prepare's"

@@ -37,7 +37,7 @@ from npu_worker.engine.providers import RuntimeConfig, SessionPlacement, runtime
 
 if TYPE_CHECKING:
     pass
-from npu_worker.files import writable_by_others
+from npu_worker.files import read_regular, writable_by_others
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -46,7 +46,9 @@ MANIFEST = "manifest.json"
 CONTEXT_DIR = "qnn"
 LOCK = ".prepare.lock"  # held (flock) by the prepare writing the directory
 STAGING = ".prepare-staging"  # where that prepare makes everything before moving it in
+EARLIER = ".prepare-earlier.json"  # the earlier manifest while that prepare moves its files in
 FORMAT = 2
+MANIFEST_LIMIT = 1 << 20  # bytes; a 5-bucket manifest with calibration is a few KB
 # --precision → (the model files it is made from: serve --precision, what /health `precision` says runs):
 # HTP computes an fp32 graph in fp16 (QNN's default `enable_htp_fp16_precision`).
 PRECISIONS = {
@@ -217,7 +219,7 @@ def find(model_dir: Path) -> PreparedModel | None:
         refuse_unfinished(model_dir)
         return None
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest = json.loads(read_manifest(model_dir))
         _check_layout(manifest)
     except (OSError, ValueError, KeyError, TypeError, AttributeError, OverflowError, RecursionError) as exc:
         raise ModelLoadError(
@@ -226,12 +228,19 @@ def find(model_dir: Path) -> PreparedModel | None:
     return PreparedModel(model_dir, manifest)
 
 
+def read_manifest(model_dir: Path, name: str = MANIFEST) -> str:
+    """The manifest's text: a regular file of at most MANIFEST_LIMIT bytes, else OSError or ValueError.
+    Every model folder's is read (`prepared_from`, for Distill), and a FIFO of that name in a plain
+    one held the load for ever (/dev/zero behind a link: its memory)."""
+    return read_regular(model_dir / name, MANIFEST_LIMIT).decode("utf-8")
+
+
 def prepared_from(model_dir: Path) -> str:
     """The name of the model folder `model_dir` was prepared from ("" for a plain model folder or an
     older manifest): the name that said "distill" when the prepared folder's own does not
     (`model_files.is_distill`; `--out /opt/tts/model` served a Distill model with 16 steps, guidance 1)."""
     try:
-        name = json.loads((model_dir / MANIFEST).read_text(encoding="utf-8")).get("model_dir")
+        name = json.loads(read_manifest(model_dir)).get("model_dir")
     except (OSError, ValueError, AttributeError, RecursionError):
         return ""
     return name if isinstance(name, str) else ""

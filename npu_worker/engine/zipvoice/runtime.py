@@ -22,6 +22,7 @@ from npu_worker.engine.interruptible import Calls, GuardedSession
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig, SessionPlacement
 from npu_worker.engine.zipvoice import prepared, swoosh
 from npu_worker.engine.zipvoice.prepared import PreparedModel, Progress
+from npu_worker.engine.zipvoice.vocoder import check_signature as check_vocoder
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
@@ -29,7 +30,8 @@ log = logging.getLogger(__name__)
 # Five graphs: the lecture's segments (≈ 200-2000 frames) cost 1.22x their frames in the decoder (1.21x
 # with the eight buckets used before); padding within 0.5 % depends on the model (benchmarks/PADDING.md).
 # 2079 covers an 18 s segment with a 4 s prompt; the planner cuts segments to fit the largest bucket
-# (engine.bucket_tokens): only a prompt that fills it alone sends calls to the CPU overflow decoder.
+# (engine.bucket_tokens): only a prompt that leaves it less than a shortest segment (0.8 s) sends calls
+# to the CPU overflow decoder.
 DEFAULT_BUCKETS = (383, 767, 1151, 1535, 2079)
 PHASE = 4  # 2x and 4x downsampling stacks: front padding in multiples of 4 keeps every frame's group
 # The largest bucket: the positional encoding has no length limit, but every attention layer holds
@@ -343,6 +345,7 @@ def open_models(
         warn_partial(placed)
         enc_session, placed[encoder.stem] = _open_plain(encoder, others, config)
         voc_session, placed[vocoder.stem] = _open_plain(vocoder, others, config)
+        check_vocoder(voc_session, vocoder)
         first = dec.decoders[dec.buckets[0]].session if isinstance(dec, BucketedDecoder) else dec.session
         return LoadedModels(
             encoder=TextEncoder(enc_session),

@@ -8,14 +8,49 @@ context on each side, so the first samples of a segment can go out before the wh
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from npu_worker.engine.zipvoice.features import SpectrumConfig, istft
+from npu_worker.protocol import ModelLoadError
 
 # Vocos: an embedding conv (kernel 7) and 8 ConvNeXt blocks (depthwise kernel 7) → ±27 frames reach.
 CONTEXT_FRAMES = 32
+
+
+OUTPUTS = ("mag", "x", "y")
+
+
+def check_signature(session: Any, path: Path) -> None:
+    """ModelLoadError unless `session` is a vocoder's: one input, `mag`, `x` and `y` out. Another ONNX
+    file (`--vocoder fm_decoder.onnx`, which `prepare` copied in as vocos_24khz.onnx) loaded, and then
+    every synthesis failed ("vocoder failed ...: Required inputs (['x', 'text_condition', ...]) are
+    missing")."""
+    inputs = [item.name for item in session.get_inputs()]
+    outputs = [item.name for item in session.get_outputs()]
+    if len(inputs) != 1 or not set(OUTPUTS) <= set(outputs):
+        raise ModelLoadError(
+            f"{path} is no Vocos vocoder: it takes {', '.join(inputs)} and gives {', '.join(outputs)}, a "
+            f"vocoder takes one log-mel input and gives {', '.join(OUTPUTS)} (vocos_24khz.onnx of the "
+            "sherpa-onnx release); check --vocoder"
+        )
+
+
+def check_file(path: Path) -> None:
+    """`check_signature` of the vocoder file, opened on the CPU unoptimised (`prepare`: before it
+    copies the file in and compiles for minutes, not at the first `serve`)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    try:
+        session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # not ONNX at all (tokens.txt)
+        raise ModelLoadError(f"cannot load {path} as the vocoder: {exc}") from exc
+    check_signature(session, path)
 
 
 def spectrum_config(metadata: dict[str, str], sample_rate: int) -> SpectrumConfig:
