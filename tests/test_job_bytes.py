@@ -267,3 +267,31 @@ async def test_a_download_under_way_when_its_job_is_removed_is_sent_whole(worker
         rest = await response.read()
     assert head[:4] == b"RIFF" and 44 + len(rest) == length
     assert (await client.get(f"/jobs/{second}/sections/0/audio")).status == 200
+
+
+async def test_on_a_redis_queue_a_job_whose_record_vanished_still_gives_its_files_back(
+    worker, redis_server, tmp_path
+):
+    """A finished job's record gone from Redis (expired, evicted by `maxmemory`, deleted by hand): its
+    default outputs here were counted, so they must go when it is removed to make room, else the bound
+    filled with bytes no removal could free and every later section failed (WriteFailed)."""
+    from redis.asyncio import Redis
+
+    from npu_worker.jobs.cluster.keys import job_key
+
+    size = await probe_size(worker, tmp_path)
+    budget = 2 * size + size // 2  # room for two such jobs
+    client = await worker(None, queue=redis_server.url, claim_timeout=1.0, jobs_max_bytes=budget)
+    outputs = tmp_path / "state" / "outputs"
+    vanished, _ = await run_batch(client, [SHORT])
+    redis = Redis.from_url(redis_server.url)
+    try:
+        assert await redis.delete(job_key(vanished)) == 1
+    finally:
+        await redis.aclose()
+    for _ in range(3):  # the second makes room: the vanished job's files are the oldest
+        _, events = await run_batch(client, [SHORT])
+        assert events[-1]["ok_count"] == 1, events
+        assert held(outputs) <= budget
+    assert not (outputs / vanished).exists()
+    assert value(await scrape(client), "npu_worker_job_bytes") == held(outputs)

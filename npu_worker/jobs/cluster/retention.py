@@ -84,8 +84,9 @@ class ClusterRetention:
 
     async def _remove_id(self, job_id: str) -> None:
         job = await self.jobs.load(job_id)
-        if job is None:
+        if job is None:  # its record is gone (expired, evicted, deleted by hand): its files here are not
             await self.jobs.forget(job_id, self.node)
+            await asyncio.get_running_loop().run_in_executor(None, self._remove_files, job_id)
         else:
             await asyncio.get_running_loop().run_in_executor(None, self._remove, job)
 
@@ -140,3 +141,17 @@ class ClusterRetention:
         self.journal.remove(job)
         if self.job_bytes is not None:
             self.job_bytes.recount_job(job.id)
+
+    def _remove_files(self, job_id: str) -> None:
+        """The default outputs a job whose record is gone left on this node's disk (by the names this
+        node writes): counted against --jobs-max-bytes, they were never removed, so the bound filled
+        with bytes no removal could free and every later section failed (WriteFailed)."""
+        if not job_id.isalnum():  # a value not of ours in the list: never a path
+            return
+        store = self.journal.store
+        try:
+            store.remove(job_id, store.default_outputs_left(job_id))
+        except OSError as exc:
+            log.warning("could not remove the files of job %s: %s", job_id, exc)
+        if self.job_bytes is not None:
+            self.job_bytes.recount_job(job_id)
