@@ -295,3 +295,17 @@ async def test_on_a_redis_queue_a_job_whose_record_vanished_still_gives_its_file
         assert held(outputs) <= budget
     assert not (outputs / vanished).exists()
     assert value(await scrape(client), "npu_worker_job_bytes") == held(outputs)
+
+
+def test_a_job_folder_replaced_by_a_link_is_not_counted_through_it(tmp_path):
+    """A folder that is a link is no job's (start-up's count skips it): counted through it after a
+    removal, the files elsewhere held bytes of the bound that no removal could ever free."""
+    root, elsewhere = tmp_path / "outputs", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "s00.wav").write_bytes(b"x" * 1000)
+    (root / "job").symlink_to(elsewhere)
+    budget = JobBytes((str(root),), 5000)
+    assert budget.recount() == 0
+    budget.recount_job("job")  # as after retention removed the job
+    assert budget.total == 0 and budget.held_by("job") == 0

@@ -144,14 +144,19 @@ class JobBytes:
 
 
 def _sizes_in(folder: str) -> dict[str, int]:
-    """The bytes of each plain file in `folder` (a temp file a crash left too: it is on the disk)."""
+    """The bytes of each plain file in `folder` (a temp file a crash left too: it is on the disk); none
+    in a folder that is a link (no job's: what it points to was counted for good, never freed)."""
     sizes: dict[str, int] = {}
     try:
-        with os.scandir(folder) as entries:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:  # gone, a link (ELOOP, ENOTDIR), or unreadable
+        return sizes
+    try:
+        with os.scandir(fd) as entries:
             for entry in entries:
                 with contextlib.suppress(OSError):  # removed meanwhile
                     if entry.is_file(follow_symlinks=False):
-                        sizes[entry.path] = entry.stat(follow_symlinks=False).st_size
-    except (FileNotFoundError, NotADirectoryError):
-        pass
+                        sizes[os.path.join(folder, entry.name)] = entry.stat(follow_symlinks=False).st_size
+    finally:
+        os.close(fd)
     return sizes
