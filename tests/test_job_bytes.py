@@ -60,13 +60,17 @@ async def test_the_oldest_finished_jobs_go_first_and_their_ids_answer_404(worker
     client = await worker(None, jobs_max_bytes=budget)
     jobs = [(await run_batch(client, [SHORT]))[0] for _ in range(5)]
     assert kept(state) <= budget
-    assert value(await scrape(client), "npu_worker_job_bytes") == kept(state)
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_job_bytes") == kept(state)
+    assert value(samples, "npu_worker_jobs_removed_total", reason="room") == 3  # and the probe's job
+    assert value(samples, "npu_worker_jobs_removed_total", reason="retention") == 0
     for gone in jobs[:2]:  # and the probe's job before them
         for path in (f"/jobs/{gone}/status", f"/jobs/{gone}/result", f"/jobs/{gone}/sections/0/audio"):
             response = await client.get(path)
             assert response.status == 404, path
             body = await response.json()
-            assert body["status"] == "fail" and body["error"].startswith("JobNotFound:")
+            assert body["status"] == "fail" and body["error"].startswith(f"JobNotFound: no job {gone}: ")
+            assert "removed to make room under --jobs-max-bytes" in body["error"], body
         assert not (state / "outputs" / gone).exists()
     for job_id in jobs[2:]:
         response = await client.get(f"/jobs/{job_id}/sections/0/audio")
@@ -165,7 +169,10 @@ async def check_oldest_go(client, outputs: Path, budget: int) -> None:
         assert held(outputs) <= budget
     for gone in jobs[:2]:
         response = await client.get(f"/jobs/{gone}/status")
-        assert response.status == 404 and (await response.json())["error"].startswith("JobNotFound:")
+        error = (await response.json())["error"]
+        assert response.status == 404 and error.startswith(
+            f"JobNotFound: no job {gone}: removed to make room"
+        )
         assert not (outputs / gone).exists()
     for job_id in jobs[2:]:
         assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
@@ -294,7 +301,9 @@ async def test_on_a_redis_queue_a_job_whose_record_vanished_still_gives_its_file
         assert events[-1]["ok_count"] == 1, events
         assert held(outputs) <= budget
     assert not (outputs / vanished).exists()
-    assert value(await scrape(client), "npu_worker_job_bytes") == held(outputs)
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_job_bytes") == held(outputs)
+    assert value(samples, "npu_worker_jobs_removed_total", reason="room") == 2
 
 
 def test_a_job_folder_replaced_by_a_link_is_not_counted_through_it(tmp_path):

@@ -95,7 +95,7 @@ def _count_job_bytes(scheduler: Scheduler) -> None:
             " and ".join(job_bytes.roots),
         )
     if 0 < job_bytes.max_bytes < held:
-        scheduler.stats.count("jobs_removed", retention.make_room(held - job_bytes.max_bytes))
+        retention.make_room(held - job_bytes.max_bytes)
 
 
 def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
@@ -107,6 +107,6 @@ def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
     remove_crash_leftovers(jobs, [scheduler.cache.directory, *(store.job_dir(job.id) for job in jobs)])
     scheduler.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
     assert scheduler.retention is not None
-    scheduler.stats.count("jobs_removed", scheduler.retention.sweep())
+    scheduler.retention.sweep()
     _count_job_bytes(scheduler)
     return [job for job in jobs if isinstance(job, Job) and not job.finished]

@@ -17,7 +17,7 @@ from redis.exceptions import ResponseError
 
 from ..job_bytes import JobBytes
 from ..model import Job
-from ..stats import Stats
+from ..removals import RETENTION, ROOM, Removals
 from .journal import RedisJournal
 from .outage import REDIS_DOWN, reraise_if_cancelling
 from .store import RedisJobs
@@ -29,9 +29,16 @@ MAKE_ROOM_TIMEOUT = 30.0  # a writer waits this long for finished jobs to go, el
 
 class ClusterRetention:
     def __init__(
-        self, jobs: RedisJobs, node: str, journal: RedisJournal, stats: Stats, *, keep: float, most: int
+        self,
+        jobs: RedisJobs,
+        node: str,
+        journal: RedisJournal,
+        removals: Removals,
+        *,
+        keep: float,
+        most: int,
     ) -> None:
-        self.jobs, self.node, self.journal, self.stats = jobs, node, journal, stats
+        self.jobs, self.node, self.journal, self.removals = jobs, node, journal, removals
         self.keep, self.most = keep, most  # --job-retention, --max-jobs-kept
         self.job_bytes: JobBytes | None = None  # this node's default outputs (`use_job_bytes`)
         self._making_room = asyncio.Lock()
@@ -73,8 +80,8 @@ class ClusterRetention:
             if freed < need:
                 return 0
             for job_id in gone:
+                self.removals.removed([job_id], ROOM)  # before: a 404 meanwhile says why
                 await self._remove_id(job_id)
-            self.stats.count("jobs_removed", len(gone))
         log.info(
             "removed %d finished job(s) to keep the default outputs under --jobs-max-bytes (%d bytes)",
             len(gone),
@@ -123,9 +130,8 @@ class ClusterRetention:
                 else:
                     await self.jobs.remove(job, self.node)
             for job_id in gone:
+                self.removals.removed([job_id], RETENTION)  # before: a 404 meanwhile says why
                 await self._remove_id(job_id)
-            if gone:
-                self.stats.count("jobs_removed", len(gone))
             job_bytes = self.job_bytes
             if job_bytes is not None and 0 < job_bytes.max_bytes < job_bytes.total:  # a bound lowered since
                 await self.make_room(job_bytes.total - job_bytes.max_bytes)

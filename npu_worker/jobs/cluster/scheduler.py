@@ -97,7 +97,7 @@ class ClusterScheduler(Scheduler):
             self.jobs,
             self.node,
             journal,
-            self.stats,
+            self.removals,
             keep=self.settings.job_retention,
             most=self.settings.max_jobs_kept,
         )
