@@ -129,13 +129,13 @@ async def test_the_count_survives_a_restart_and_a_lowered_bound_applies_at_start
     assert kept(state) <= budget
 
 
-def test_a_folder_of_no_kept_job_is_counted_and_a_failed_write_is_not(tmp_path):
+def test_every_folder_is_listed_a_failed_write_is_not_counted_and_a_rewrite_replaces(tmp_path):
     root = tmp_path / "outputs"
     (root / "stray").mkdir(parents=True)
     (root / "stray" / "s00.wav").write_bytes(b"x" * 100)
     budget = JobBytes((str(root),), 250)
     assert budget.recount() == 100
-    assert budget.held_by_unknown(["other"]) == 100
+    assert budget.job_ids() == ["stray"]
     path = str(root / "job" / "s00.wav")
     try:
         with budget.writing("job", path, 120):
@@ -318,3 +318,40 @@ def test_a_job_folder_replaced_by_a_link_is_not_counted_through_it(tmp_path):
     assert budget.recount() == 0
     budget.recount_job("job")  # as after retention removed the job
     assert budget.total == 0 and budget.held_by("job") == 0
+
+
+async def test_files_of_no_kept_job_take_no_room_from_the_jobs_and_are_named_at_start(
+    worker, settings, caplog
+):
+    """A folder of no job the worker keeps (a damaged job skipped at start, a copy, a Redis node's
+    outputs left when the worker went back to a local queue) is never removed by it: counted, it held
+    its bytes of the bound for good, and once it filled it every section failed (WriteFailed)."""
+    state = Path(settings.state_dir)
+    stray = state / "outputs" / "0123456789abcdef"
+    stray.mkdir(parents=True)
+    (stray / "s00.wav").write_bytes(b"x" * 600_000)  # more than the whole bound
+    client = await worker(None, jobs_max_bytes=500_000)
+    _, events = await run_batch(client, [SHORT])
+    assert events[-1]["ok_count"] == 1, events
+    assert value(await scrape(client), "npu_worker_job_bytes") == kept(state) - 600_000
+    assert "600000 bytes in" in caplog.text and "not counted against --jobs-max-bytes" in caplog.text
+    assert (stray / "s00.wav").exists()
+
+
+async def test_a_redis_node_on_a_local_workers_state_dir_takes_no_room_from_its_old_jobs(
+    worker, settings, redis_server, caplog
+):
+    """Scaling out with the same state dir: the local queue's jobs (records, logs, default outputs) are
+    no job of the Redis queue and no node removes them. Counted, a state dir kept near the bound by the
+    local worker (as it is once in use) left the node no room: every default output failed."""
+    state = Path(settings.state_dir)
+    local = await worker(None, jobs_max_bytes=0)
+    for _ in range(2):
+        await run_batch(local, [SHORT] * 2)
+    before = kept(state)
+    await local.close()
+    node = await worker(None, queue=redis_server.url, claim_timeout=1.0, jobs_max_bytes=before + 1000)
+    _, events = await run_batch(node, [SHORT])
+    assert events[-1]["ok_count"] == 1, events
+    assert value(await scrape(node), "npu_worker_job_bytes") == kept(state) - before
+    assert f"{before} bytes in" in caplog.text and "not counted against --jobs-max-bytes" in caplog.text

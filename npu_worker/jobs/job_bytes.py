@@ -55,11 +55,27 @@ class JobBytes:
         with self._lock:
             return sum(self._files.get(job_id, {}).values())
 
-    def held_by_unknown(self, known: Iterable[str]) -> int:
-        """Bytes in folders of no job in `known` (a folder left by hand, or a copy from elsewhere)."""
-        known = set(known)
+    def job_ids(self) -> list[str]:
+        """The jobs whose folders hold bytes now."""
         with self._lock:
-            return sum(sum(sizes.values()) for job_id, sizes in self._files.items() if job_id not in known)
+            return list(self._files)
+
+    def uncount(self, job_ids: Iterable[str]) -> int:
+        """Stop counting these jobs' folders, files of no job the worker keeps (a folder left by hand, a
+        damaged job skipped at start, a copy, the other queue's jobs on a state dir that changed queue):
+        the worker never removes them, so counted they held their bytes of the bound for good, and once
+        they filled it every batch and section was refused. Their bytes (logged)."""
+        with self._lock:
+            gone = sum(sum(self._files.pop(job_id, {}).values()) for job_id in set(job_ids))
+            self._total -= gone
+        if gone:
+            log.warning(
+                "%d bytes in %s belong to no job this worker keeps: not counted against --jobs-max-bytes "
+                "and never removed by the worker (remove them by hand once they are not needed)",
+                gone,
+                " and ".join(self.roots),
+            )
+        return gone
 
     def covers(self, path: str) -> bool:
         """A job's own file (a caller's `output_path` is the caller's disk)."""

@@ -62,6 +62,26 @@ class ClusterRetention:
 
         job_bytes.make_room = make_room
 
+    async def uncount_orphans(self) -> None:
+        """At start: folders in this node's state dir of no job Redis knows (a local queue's jobs from
+        before the node joined, a job whose record went while it was down) are never removed by it, so
+        they stop counting against --jobs-max-bytes (`JobBytes.uncount`, a warning)."""
+        job_bytes = self.job_bytes
+        if job_bytes is None:
+            return
+        try:
+            known = {job_id for job_id, _ in await self.jobs.finished(self.node)}
+            orphans = [
+                job_id
+                for job_id in job_bytes.job_ids()
+                if job_id not in known and (not job_id.isalnum() or await self.jobs.ended(job_id) is None)
+            ]
+        except (*REDIS_DOWN, ResponseError) as exc:  # counted as they are: a bound smaller, never a loss
+            reraise_if_cancelling()
+            log.warning("could not tell which files in the state dir are of no job: %r", exc)
+            return
+        job_bytes.uncount(orphans)
+
     async def make_room(self, need: int) -> int:
         """Remove the oldest finished jobs this node accepted that hold default outputs here, until
         they have freed `need` bytes; none when all of them together hold less. How many went."""
