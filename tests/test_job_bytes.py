@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.config import add_settings_arguments, load_settings
 from npu_worker.jobs.job_bytes import JobBytes
+from npu_worker.protocol import WorkerError
 from tests.test_metrics import scrape, value
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -355,3 +357,22 @@ async def test_a_redis_node_on_a_local_workers_state_dir_takes_no_room_from_its_
     assert events[-1]["ok_count"] == 1, events
     assert value(await scrape(node), "npu_worker_job_bytes") == kept(state) - before
     assert f"{before} bytes in" in caplog.text and "not counted against --jobs-max-bytes" in caplog.text
+
+
+async def test_a_job_removed_while_its_log_is_read_says_why_it_went(worker, settings):
+    """`result`, `events` and `audio` look a finished job up, then read its folder: removed in between
+    to make room, it said only that its folder was removed from the state directory."""
+    probe = await worker(None, jobs_max_bytes=0)
+    size = await section_bytes(probe, settings)
+    await probe.close()
+    client = await worker(None, jobs_max_bytes=2 * size + size // 2)
+    scheduler = client.app[SCHEDULER_KEY]
+    first, _ = await run_batch(client, [SHORT])
+    looked_up = scheduler.registry.get(first)  # as a request had found it
+    for _ in range(2):  # the second makes room: the first job goes
+        await run_batch(client, [SHORT])
+    assert scheduler.registry.get(first) is None
+    with pytest.raises(
+        WorkerError, match=rf"^JobNotFound: no job {first}: removed to make room under --jobs-max-bytes"
+    ):
+        await asyncio.to_thread(scheduler.stored_job, looked_up)

@@ -65,8 +65,14 @@ class JobListening(JobEnding):
         return JobNotFound(f"no job {job_id}: {why}" if why else f"no job {job_id}")
 
     def stored_job(self, job: Job | KeptJob) -> Job:
-        """The whole job, read again from its folder for a `KeptJob` (blocking: `stored.py`)."""
-        return read_whole(job, self.store, self.registry)
+        """The whole job, read again from its folder for a `KeptJob` (blocking: `stored.py`); removed
+        since it was looked up, the 404 says why when the worker removed it."""
+        try:
+            return read_whole(job, self.store, self.registry)
+        except WorkerError as exc:
+            if exc.name == "JobNotFound" and self.removals.why(job.id) is not None:
+                raise self.job_not_found(job.id) from None
+            raise
 
     def recent_jobs(self, limit: int = 100) -> Sequence[Job | KeptJob]:
         """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""
