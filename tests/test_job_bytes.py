@@ -16,6 +16,7 @@ import pytest
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.config import add_settings_arguments, load_settings
 from npu_worker.jobs.job_bytes import JobBytes
+from npu_worker.jobs.model import KeptJob
 from npu_worker.protocol import WorkerError
 from tests.test_metrics import scrape, value
 from tests.timing import seconds
@@ -368,7 +369,9 @@ async def test_a_job_removed_while_its_log_is_read_says_why_it_went(worker, sett
     client = await worker(None, jobs_max_bytes=2 * size + size // 2)
     scheduler = client.app[SCHEDULER_KEY]
     first, _ = await run_batch(client, [SHORT])
-    looked_up = scheduler.registry.get(first)  # as a request had found it
+    async with asyncio.timeout(seconds(10)):  # kept as its status once it has ended (after its `done`)
+        while not isinstance(looked_up := scheduler.registry.get(first), KeptJob):
+            await asyncio.sleep(0.01)
     for _ in range(2):  # the second makes room: the first job goes
         await run_batch(client, [SHORT])
     assert scheduler.registry.get(first) is None
