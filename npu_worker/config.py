@@ -208,7 +208,8 @@ class Settings:
         "bytes the state dir keeps for jobs at most (their records, logs and default outputs: sections "
         "without output_path), 4 GiB by default (about 260 39-slide lectures of 15.5 MiB); past it the "
         "oldest finished jobs go first, and what running jobs leave no room for is refused (a section: "
-        "WriteFailed; a batch: 503 StateUnavailable); at least --max-body-bytes (0 = no byte bound)",
+        "WriteFailed; a batch: 503 StateUnavailable); files of no job it keeps are not counted (a warning at "
+        "start); at least --max-body-bytes (0 = no byte bound)",
         kind=whole_number(0),
     )
     cache_max_bytes: int = _opt(

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.config import add_settings_arguments, load_settings
 from npu_worker.jobs.job_bytes import JobBytes
+from npu_worker.jobs.model import KeptJob
+from npu_worker.protocol import WorkerError
 from tests.test_metrics import scrape, value
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -60,13 +63,17 @@ async def test_the_oldest_finished_jobs_go_first_and_their_ids_answer_404(worker
     client = await worker(None, jobs_max_bytes=budget)
     jobs = [(await run_batch(client, [SHORT]))[0] for _ in range(5)]
     assert kept(state) <= budget
-    assert value(await scrape(client), "npu_worker_job_bytes") == kept(state)
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_job_bytes") == kept(state)
+    assert value(samples, "npu_worker_jobs_removed_total", reason="room") == 3  # and the probe's job
+    assert value(samples, "npu_worker_jobs_removed_total", reason="retention") == 0
     for gone in jobs[:2]:  # and the probe's job before them
         for path in (f"/jobs/{gone}/status", f"/jobs/{gone}/result", f"/jobs/{gone}/sections/0/audio"):
             response = await client.get(path)
             assert response.status == 404, path
             body = await response.json()
-            assert body["status"] == "fail" and body["error"].startswith("JobNotFound:")
+            assert body["status"] == "fail" and body["error"].startswith(f"JobNotFound: no job {gone}: ")
+            assert "removed to make room under --jobs-max-bytes" in body["error"], body
         assert not (state / "outputs" / gone).exists()
     for job_id in jobs[2:]:
         response = await client.get(f"/jobs/{job_id}/sections/0/audio")
@@ -125,13 +132,13 @@ async def test_the_count_survives_a_restart_and_a_lowered_bound_applies_at_start
     assert kept(state) <= budget
 
 
-def test_a_folder_of_no_kept_job_is_counted_and_a_failed_write_is_not(tmp_path):
+def test_every_folder_is_listed_a_failed_write_is_not_counted_and_a_rewrite_replaces(tmp_path):
     root = tmp_path / "outputs"
     (root / "stray").mkdir(parents=True)
     (root / "stray" / "s00.wav").write_bytes(b"x" * 100)
     budget = JobBytes((str(root),), 250)
     assert budget.recount() == 100
-    assert budget.held_by_unknown(["other"]) == 100
+    assert budget.job_ids() == ["stray"]
     path = str(root / "job" / "s00.wav")
     try:
         with budget.writing("job", path, 120):
@@ -165,7 +172,10 @@ async def check_oldest_go(client, outputs: Path, budget: int) -> None:
         assert held(outputs) <= budget
     for gone in jobs[:2]:
         response = await client.get(f"/jobs/{gone}/status")
-        assert response.status == 404 and (await response.json())["error"].startswith("JobNotFound:")
+        error = (await response.json())["error"]
+        assert response.status == 404 and error.startswith(
+            f"JobNotFound: no job {gone}: removed to make room"
+        )
         assert not (outputs / gone).exists()
     for job_id in jobs[2:]:
         assert (await client.get(f"/jobs/{job_id}/sections/0/audio")).status == 200
@@ -267,3 +277,105 @@ async def test_a_download_under_way_when_its_job_is_removed_is_sent_whole(worker
         rest = await response.read()
     assert head[:4] == b"RIFF" and 44 + len(rest) == length
     assert (await client.get(f"/jobs/{second}/sections/0/audio")).status == 200
+
+
+async def test_on_a_redis_queue_a_job_whose_record_vanished_still_gives_its_files_back(
+    worker, redis_server, tmp_path
+):
+    """A finished job's record gone from Redis (expired, evicted by `maxmemory`, deleted by hand): its
+    default outputs here were counted, so they must go when it is removed to make room, else the bound
+    filled with bytes no removal could free and every later section failed (WriteFailed)."""
+    from redis.asyncio import Redis
+
+    from npu_worker.jobs.cluster.keys import job_key
+
+    size = await probe_size(worker, tmp_path)
+    budget = 2 * size + size // 2  # room for two such jobs
+    client = await worker(None, queue=redis_server.url, claim_timeout=1.0, jobs_max_bytes=budget)
+    outputs = tmp_path / "state" / "outputs"
+    vanished, _ = await run_batch(client, [SHORT])
+    redis = Redis.from_url(redis_server.url)
+    try:
+        assert await redis.delete(job_key(vanished)) == 1
+    finally:
+        await redis.aclose()
+    for _ in range(3):  # the second makes room: the vanished job's files are the oldest
+        _, events = await run_batch(client, [SHORT])
+        assert events[-1]["ok_count"] == 1, events
+        assert held(outputs) <= budget
+    assert not (outputs / vanished).exists()
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_job_bytes") == held(outputs)
+    assert value(samples, "npu_worker_jobs_removed_total", reason="room") == 2
+
+
+def test_a_job_folder_replaced_by_a_link_is_not_counted_through_it(tmp_path):
+    """A folder that is a link is no job's (start-up's count skips it): counted through it after a
+    removal, the files elsewhere held bytes of the bound that no removal could ever free."""
+    root, elsewhere = tmp_path / "outputs", tmp_path / "elsewhere"
+    root.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "s00.wav").write_bytes(b"x" * 1000)
+    (root / "job").symlink_to(elsewhere)
+    budget = JobBytes((str(root),), 5000)
+    assert budget.recount() == 0
+    budget.recount_job("job")  # as after retention removed the job
+    assert budget.total == 0 and budget.held_by("job") == 0
+
+
+async def test_files_of_no_kept_job_take_no_room_from_the_jobs_and_are_named_at_start(
+    worker, settings, caplog
+):
+    """A folder of no job the worker keeps (a damaged job skipped at start, a copy, a Redis node's
+    outputs left when the worker went back to a local queue) is never removed by it: counted, it held
+    its bytes of the bound for good, and once it filled it every section failed (WriteFailed)."""
+    state = Path(settings.state_dir)
+    stray = state / "outputs" / "0123456789abcdef"
+    stray.mkdir(parents=True)
+    (stray / "s00.wav").write_bytes(b"x" * 600_000)  # more than the whole bound
+    client = await worker(None, jobs_max_bytes=500_000)
+    _, events = await run_batch(client, [SHORT])
+    assert events[-1]["ok_count"] == 1, events
+    assert value(await scrape(client), "npu_worker_job_bytes") == kept(state) - 600_000
+    assert "600000 bytes in" in caplog.text and "not counted against --jobs-max-bytes" in caplog.text
+    assert (stray / "s00.wav").exists()
+
+
+async def test_a_redis_node_on_a_local_workers_state_dir_takes_no_room_from_its_old_jobs(
+    worker, settings, redis_server, caplog
+):
+    """Scaling out with the same state dir: the local queue's jobs (records, logs, default outputs) are
+    no job of the Redis queue and no node removes them. Counted, a state dir kept near the bound by the
+    local worker (as it is once in use) left the node no room: every default output failed."""
+    state = Path(settings.state_dir)
+    local = await worker(None, jobs_max_bytes=0)
+    for _ in range(2):
+        await run_batch(local, [SHORT] * 2)
+    before = kept(state)
+    await local.close()
+    node = await worker(None, queue=redis_server.url, claim_timeout=1.0, jobs_max_bytes=before + 1000)
+    _, events = await run_batch(node, [SHORT])
+    assert events[-1]["ok_count"] == 1, events
+    assert value(await scrape(node), "npu_worker_job_bytes") == kept(state) - before
+    assert f"{before} bytes in" in caplog.text and "not counted against --jobs-max-bytes" in caplog.text
+
+
+async def test_a_job_removed_while_its_log_is_read_says_why_it_went(worker, settings):
+    """`result`, `events` and `audio` look a finished job up, then read its folder: removed in between
+    to make room, it said only that its folder was removed from the state directory."""
+    probe = await worker(None, jobs_max_bytes=0)
+    size = await section_bytes(probe, settings)
+    await probe.close()
+    client = await worker(None, jobs_max_bytes=2 * size + size // 2)
+    scheduler = client.app[SCHEDULER_KEY]
+    first, _ = await run_batch(client, [SHORT])
+    async with asyncio.timeout(seconds(10)):  # kept as its status once it has ended (after its `done`)
+        while not isinstance(looked_up := scheduler.registry.get(first), KeptJob):
+            await asyncio.sleep(0.01)
+    for _ in range(2):  # the second makes room: the first job goes
+        await run_batch(client, [SHORT])
+    assert scheduler.registry.get(first) is None
+    with pytest.raises(
+        WorkerError, match=rf"^JobNotFound: no job {first}: removed to make room under --jobs-max-bytes"
+    ):
+        await asyncio.to_thread(scheduler.stored_job, looked_up)

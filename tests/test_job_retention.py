@@ -15,6 +15,7 @@ from npu_worker.jobs.registry import JobRegistry
 from npu_worker.jobs.retention import Retention, remove_crash_leftovers
 from npu_worker.jobs.store import JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
+from tests.test_metrics import scrape, value
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
 
@@ -209,8 +210,11 @@ async def test_max_jobs_kept_removes_the_oldest_finished_job_through_the_api(wor
         )
         await wait_done(client, ids[-1])
     async with asyncio.timeout(seconds(5)):  # retention sweeps right after the `done` it waited for
-        while (await client.get(f"/jobs/{ids[0]}/status")).status != 404:
+        while (gone := await client.get(f"/jobs/{ids[0]}/status")).status != 404:
             await asyncio.sleep(0.01)
+    error = (await gone.json())["error"]
+    assert error.startswith(f"JobNotFound: no job {ids[0]}: ") and "--max-jobs-kept" in error, error
+    assert value(await scrape(client), "npu_worker_jobs_removed_total", reason="retention") == 1
     assert (await client.get(f"/jobs/{ids[2]}/status")).status == 200
     listed = [j["job_id"] for j in (await (await client.get("/jobs")).json())["jobs"]]
     assert listed == [ids[2], ids[1]]

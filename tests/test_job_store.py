@@ -241,3 +241,27 @@ def test_a_job_file_listing_one_idx_twice_is_skipped_not_run_for_ever(tmp_path, 
     caplog.set_level(logging.WARNING)
     assert store.load_all() == []
     assert "skipping unreadable job a1: its job.json lists section 0 twice" in caplog.text
+
+
+def test_removing_a_job_never_deletes_through_a_folder_replaced_by_a_link(tmp_path):
+    """Retention and --jobs-max-bytes remove a job's files by name: a job or outputs folder that a
+    local user replaced by a link to a folder elsewhere had the files there of those names deleted
+    (`job.json`, `events.ndjson`, `s00.wav`: on a Redis queue every finished job's default outputs)."""
+    store, job = stored_job(tmp_path / "state")
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    names = [JOB_FILE, LOG_FILE, "cancelled", "s00.wav", ".s00.wav.x1.part", ".job.json.x2.part"]
+    for name in names:
+        (victim / name).write_bytes(b"not the worker's")
+    for name in os.listdir(store.job_dir(job.id)):
+        os.unlink(store.job_dir(job.id) / name)
+    store.job_dir(job.id).rmdir()
+    store.job_dir(job.id).symlink_to(victim)
+    outputs = Path(store.default_output(job.id, 0)).parent
+    outputs.parent.mkdir(exist_ok=True)
+    outputs.symlink_to(victim)
+    store.remove(job.id, [store.default_output(job.id, 0)])
+    assert sorted(p.name for p in victim.iterdir()) == sorted(names)
+    real, _ = stored_job(tmp_path / "other", "b2")  # a plain folder still goes whole
+    real.remove("b2", [])
+    assert not real.job_dir("b2").exists()

@@ -78,6 +78,15 @@ class _StateCollector(Collector):
         )
         kept.add_metric([], scheduler.job_bytes.total)
         yield kept
+        removed = CounterMetricFamily(
+            "npu_worker_jobs_removed",
+            "Finished jobs removed, by reason: retention (--job-retention, --max-jobs-kept) or room "
+            "(--jobs-max-bytes)",
+            labels=["reason"],
+        )
+        for reason, count in scheduler.removals.counts.items():
+            removed.add_metric([reason], count)
+        yield removed
         loaded = GaugeMetricFamily("npu_worker_engine_loaded", "1 once the engine has loaded")
         loaded.add_metric([], 1 if scheduler.loaded else 0)
         yield loaded

@@ -21,7 +21,6 @@ from ..protocol import (
     BadRequest,
     BatchRequest,
     Done,
-    JobNotFound,
     Progress,
     SectionError,
     SectionRequest,
@@ -237,7 +236,7 @@ async def _job(request: web.Request, *, to_run: bool = False) -> Job | KeptJob:
     job_id = request.match_info["job_id"]
     job = await asyncio.get_running_loop().run_in_executor(None, scheduler.find_job, job_id)
     if job is None or job.preview:
-        raise JobNotFound(f"no job {job_id}")
+        raise scheduler.job_not_found(job_id)
     if to_run:
         scheduler.check_runnable(job)
     return job

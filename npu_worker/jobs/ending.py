@@ -58,4 +58,4 @@ class JobEnding(Readiness):
             if self.journal.persisted_all(job):  # else its log on disk still lacks lines: kept whole
                 kept = KeptJob.of(job, done)
                 self.registry.replace(job, kept)
-            self.stats.count("jobs_removed", self.retention.sweep(kept))
+            self.retention.sweep(kept)

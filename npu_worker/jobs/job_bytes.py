@@ -55,11 +55,27 @@ class JobBytes:
         with self._lock:
             return sum(self._files.get(job_id, {}).values())
 
-    def held_by_unknown(self, known: Iterable[str]) -> int:
-        """Bytes in folders of no job in `known` (a folder left by hand, or a copy from elsewhere)."""
-        known = set(known)
+    def job_ids(self) -> list[str]:
+        """The jobs whose folders hold bytes now."""
         with self._lock:
-            return sum(sum(sizes.values()) for job_id, sizes in self._files.items() if job_id not in known)
+            return list(self._files)
+
+    def uncount(self, job_ids: Iterable[str]) -> int:
+        """Stop counting these jobs' folders, files of no job the worker keeps (a folder left by hand, a
+        damaged job skipped at start, a copy, the other queue's jobs on a state dir that changed queue):
+        the worker never removes them, so counted they held their bytes of the bound for good, and once
+        they filled it every batch and section was refused. Their bytes (logged)."""
+        with self._lock:
+            gone = sum(sum(self._files.pop(job_id, {}).values()) for job_id in set(job_ids))
+            self._total -= gone
+        if gone:
+            log.warning(
+                "%d bytes in %s belong to no job this worker keeps: not counted against --jobs-max-bytes "
+                "and never removed by the worker (remove them by hand once they are not needed)",
+                gone,
+                " and ".join(self.roots),
+            )
+        return gone
 
     def covers(self, path: str) -> bool:
         """A job's own file (a caller's `output_path` is the caller's disk)."""
@@ -144,14 +160,19 @@ class JobBytes:
 
 
 def _sizes_in(folder: str) -> dict[str, int]:
-    """The bytes of each plain file in `folder` (a temp file a crash left too: it is on the disk)."""
+    """The bytes of each plain file in `folder` (a temp file a crash left too: it is on the disk); none
+    in a folder that is a link (no job's: what it points to was counted for good, never freed)."""
     sizes: dict[str, int] = {}
     try:
-        with os.scandir(folder) as entries:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError:  # gone, a link (ELOOP, ENOTDIR), or unreadable
+        return sizes
+    try:
+        with os.scandir(fd) as entries:
             for entry in entries:
                 with contextlib.suppress(OSError):  # removed meanwhile
                     if entry.is_file(follow_symlinks=False):
-                        sizes[entry.path] = entry.stat(follow_symlinks=False).st_size
-    except (FileNotFoundError, NotADirectoryError):
-        pass
+                        sizes[os.path.join(folder, entry.name)] = entry.stat(follow_symlinks=False).st_size
+    finally:
+        os.close(fd)
     return sizes

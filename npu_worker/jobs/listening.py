@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from typing import BinaryIO
 
 from ..paths import PathPolicy
-from ..protocol import SectionError, SlowConsumer
+from ..protocol import JobNotFound, SectionError, SlowConsumer, WorkerError
 from ..voices import VoiceLibrary
 from .ending import JobEnding
 from .model import Job, KeptJob
+from .removals import Removals
 from .store import JobStore
 from .stored import open_section_audio, read_whole
 from .subscription import AudioBudget, Subscription
@@ -24,6 +25,7 @@ from .subscription import AudioBudget, Subscription
 class JobListening(JobEnding):
     audio_budget: AudioBudget
     paths: PathPolicy
+    removals: Removals
     store: JobStore
     voices: VoiceLibrary
 
@@ -57,9 +59,20 @@ class JobListening(JobEnding):
         stored = self.journal.load(job_id)
         return stored if stored is not None and stored.finished else None
 
+    def job_not_found(self, job_id: str) -> WorkerError:
+        """The 404 of an id no job answers to, saying why when the worker removed it lately."""
+        why = self.removals.why(job_id)
+        return JobNotFound(f"no job {job_id}: {why}" if why else f"no job {job_id}")
+
     def stored_job(self, job: Job | KeptJob) -> Job:
-        """The whole job, read again from its folder for a `KeptJob` (blocking: `stored.py`)."""
-        return read_whole(job, self.store, self.registry)
+        """The whole job, read again from its folder for a `KeptJob` (blocking: `stored.py`); removed
+        since it was looked up, the 404 says why when the worker removed it."""
+        try:
+            return read_whole(job, self.store, self.registry)
+        except WorkerError as exc:
+            if exc.name == "JobNotFound" and self.removals.why(job.id) is not None:
+                raise self.job_not_found(job.id) from None
+            raise
 
     def recent_jobs(self, limit: int = 100) -> Sequence[Job | KeptJob]:
         """Kept jobs, newest first (a snapshot: safe while jobs come and go)."""

@@ -81,21 +81,15 @@ def _log_starts(scheduler: Scheduler, jobs: list[Job], info: EngineInfo | None) 
 
 
 def _count_job_bytes(scheduler: Scheduler) -> None:
-    """What the job folders hold, counted once, and finished jobs removed where it passes the bound
-    (a bound lowered since the last run): before any job writes there."""
+    """What the job folders hold, counted once (files of no kept job left out: never removed, they
+    would take room for good), and finished jobs removed where it passes the bound (a bound lowered
+    since the last run): before any job writes there."""
     job_bytes, retention = scheduler.job_bytes, scheduler.retention
     assert retention is not None
-    held = job_bytes.recount()
-    orphans = job_bytes.held_by_unknown(job.id for job in scheduler.registry.snapshot())
-    if orphans:
-        log.warning(
-            "%d bytes in %s belong to no kept job: counted against --jobs-max-bytes, never "
-            "removed by the worker",
-            orphans,
-            " and ".join(job_bytes.roots),
-        )
-    if 0 < job_bytes.max_bytes < held:
-        scheduler.stats.count("jobs_removed", retention.make_room(held - job_bytes.max_bytes))
+    job_bytes.recount()
+    job_bytes.uncount(set(job_bytes.job_ids()) - {job.id for job in scheduler.registry.snapshot()})
+    if 0 < job_bytes.max_bytes < job_bytes.total:
+        retention.make_room(job_bytes.total - job_bytes.max_bytes)
 
 
 def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
@@ -107,6 +101,6 @@ def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
     remove_crash_leftovers(jobs, [scheduler.cache.directory, *(store.job_dir(job.id) for job in jobs)])
     scheduler.voices.remove_crash_leftovers()  # under its lock: uploads are taken while this runs
     assert scheduler.retention is not None
-    scheduler.stats.count("jobs_removed", scheduler.retention.sweep())
+    scheduler.retention.sweep()
     _count_job_bytes(scheduler)
     return [job for job in jobs if isinstance(job, Job) and not job.finished]

@@ -27,6 +27,7 @@ from .job_bytes import JobBytes
 from .journal import LocalJournal
 from .model import Job, KeptJob
 from .registry import JobRegistry
+from .removals import RETENTION, ROOM, Removals
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +43,10 @@ class Retention:
         clock: Callable[[], float] = time.time,
         monotonic: Callable[[], float] = time.monotonic,
         job_bytes: JobBytes | None = None,
+        removals: Removals | None = None,
     ) -> None:
         self.registry = registry
+        self.removals = removals if removals is not None else Removals()  # counted by reason, for /metrics
         self.job_bytes = job_bytes
         if job_bytes is not None:
             job_bytes.make_room = self.make_room
@@ -90,6 +93,7 @@ class Retention:
         """Remove what is past its time or over the count, `ended` (a job that has just finished)
         counted (blocking I/O: run off the event loop)."""
         gone = self._expired(ended)
+        self.removals.removed((job.id for job in gone), RETENTION)  # before: a 404 meanwhile says why
         self._remove(gone)
         if gone:
             log.info("retention removed %d finished job(s)", len(gone))
@@ -116,6 +120,7 @@ class Retention:
                 return 0
             for job in gone:
                 del finished[job.id]
+        self.removals.removed((job.id for job in gone), ROOM)
         self._remove(gone)
         log.info(
             "removed %d finished job(s) to keep the jobs in the state dir under --jobs-max-bytes (%d bytes)",

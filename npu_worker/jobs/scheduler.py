@@ -43,6 +43,7 @@ from .model import Job, new_job_id
 from .observer import SchedulerObserver
 from .recovery import Recovery
 from .registry import JobRegistry
+from .removals import Removals
 from .request_checks import RequestChecks
 from .resume import resume_kept_jobs
 from .retention import Retention
@@ -77,6 +78,7 @@ class Scheduler(JobListening):
         self.cache = SynthesisCache(state_dir / "cache", settings.cache_max_bytes)
         self.job_bytes = JobBytes((str(self.store.root), self.paths.outputs_root), settings.jobs_max_bytes)
         self.registry = JobRegistry()
+        self.removals = Removals()  # finished jobs removed, by reason (`/metrics`, a 404's why)
         self.admission = Admission(settings.max_queue)
         self.stats = Stats()
         self.voices = VoiceLibrary.from_settings(settings)
@@ -111,6 +113,7 @@ class Scheduler(JobListening):
             max_jobs=self.settings.max_jobs_kept,
             clock=self.clock,
             job_bytes=self.job_bytes,
+            removals=self.removals,
         )
         self.runner = Runner(
             self.engine,

@@ -16,7 +16,6 @@ class Stats:
             "jobs_refused": 0,
             "jobs_finished": 0,
             "jobs_cancelled": 0,
-            "jobs_removed": 0,
             "sections_ok": 0,
             "sections_failed": 0,
             "sections_cached": 0,

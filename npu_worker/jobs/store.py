@@ -216,18 +216,14 @@ class JobStore:
     def remove(self, job_id: str, default_outputs: list[str]) -> None:
         """Delete the job's own files: its request, its log, its temp files and the default outputs
         this store named for it (`default_outputs`, wherever they live); then the directories they
-        leave empty. A file someone else put beside them is never touched."""
-        directory = self.job_dir(job_id)
-        owned = [
-            directory / JOB_FILE,
-            directory / LOG_FILE,
-            directory / CANCEL_FILE,
-            *directory.glob(".*.part"),
-        ]
-        owned += [Path(path) for path in default_outputs]
-        for path in owned:
-            path.unlink(missing_ok=True)
-        for folder in {directory, *(Path(path).parent for path in default_outputs)}:
+        leave empty. A file someone else put beside them is never touched, and a folder that is a
+        link is never deleted through (a job or outputs folder replaced by a link to elsewhere had
+        the files there of those names deleted)."""
+        owned: dict[Path, set[str]] = {self.job_dir(job_id): {JOB_FILE, LOG_FILE, CANCEL_FILE}}
+        for path in default_outputs:
+            owned.setdefault(Path(path).parent, set()).add(Path(path).name)
+        for folder, names in owned.items():
+            _remove_in(folder, names, temp_files=folder == self.job_dir(job_id))
             try:
                 folder.rmdir()
             except FileNotFoundError:
@@ -286,3 +282,26 @@ def _check_plain(path: Path, is_kind: Callable[[int], bool], *, missing_ok: bool
     if not is_kind(mode):
         what = "a symlink" if stat.S_ISLNK(mode) else "not a plain file or folder"
         raise OSError(errno.ELOOP if stat.S_ISLNK(mode) else errno.EINVAL, f"{path.name} is {what}")
+
+
+def _remove_in(folder: Path, names: set[str], *, temp_files: bool) -> None:
+    """Unlink `names` (and, `temp_files`, every `.*.part`) in `folder`, opened without following a
+    link: a folder that is a link, or no folder, is left as it is."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return
+    except OSError as exc:  # ELOOP, ENOTDIR: not the worker's folder now
+        log.warning("not removing files through %s: %s", folder, exc.strerror or exc)
+        return
+    try:
+        if temp_files:
+            with os.scandir(fd) as entries:
+                names = names | {
+                    e.name for e in entries if e.name.startswith(".") and e.name.endswith(".part")
+                }
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=fd)
+    finally:
+        os.close(fd)

@@ -17,7 +17,7 @@ from redis.exceptions import ResponseError
 
 from ..job_bytes import JobBytes
 from ..model import Job
-from ..stats import Stats
+from ..removals import RETENTION, ROOM, Removals
 from .journal import RedisJournal
 from .outage import REDIS_DOWN, reraise_if_cancelling
 from .store import RedisJobs
@@ -29,9 +29,16 @@ MAKE_ROOM_TIMEOUT = 30.0  # a writer waits this long for finished jobs to go, el
 
 class ClusterRetention:
     def __init__(
-        self, jobs: RedisJobs, node: str, journal: RedisJournal, stats: Stats, *, keep: float, most: int
+        self,
+        jobs: RedisJobs,
+        node: str,
+        journal: RedisJournal,
+        removals: Removals,
+        *,
+        keep: float,
+        most: int,
     ) -> None:
-        self.jobs, self.node, self.journal, self.stats = jobs, node, journal, stats
+        self.jobs, self.node, self.journal, self.removals = jobs, node, journal, removals
         self.keep, self.most = keep, most  # --job-retention, --max-jobs-kept
         self.job_bytes: JobBytes | None = None  # this node's default outputs (`use_job_bytes`)
         self._making_room = asyncio.Lock()
@@ -55,6 +62,26 @@ class ClusterRetention:
 
         job_bytes.make_room = make_room
 
+    async def uncount_orphans(self) -> None:
+        """At start: folders in this node's state dir of no job Redis knows (a local queue's jobs from
+        before the node joined, a job whose record went while it was down) are never removed by it, so
+        they stop counting against --jobs-max-bytes (`JobBytes.uncount`, a warning)."""
+        job_bytes = self.job_bytes
+        if job_bytes is None:
+            return
+        try:
+            known = {job_id for job_id, _ in await self.jobs.finished(self.node)}
+            orphans = [
+                job_id
+                for job_id in job_bytes.job_ids()
+                if job_id not in known and (not job_id.isalnum() or await self.jobs.ended(job_id) is None)
+            ]
+        except (*REDIS_DOWN, ResponseError) as exc:  # counted as they are: a bound smaller, never a loss
+            reraise_if_cancelling()
+            log.warning("could not tell which files in the state dir are of no job: %r", exc)
+            return
+        job_bytes.uncount(orphans)
+
     async def make_room(self, need: int) -> int:
         """Remove the oldest finished jobs this node accepted that hold default outputs here, until
         they have freed `need` bytes; none when all of them together hold less. How many went."""
@@ -73,8 +100,8 @@ class ClusterRetention:
             if freed < need:
                 return 0
             for job_id in gone:
+                self.removals.removed([job_id], ROOM)  # before: a 404 meanwhile says why
                 await self._remove_id(job_id)
-            self.stats.count("jobs_removed", len(gone))
         log.info(
             "removed %d finished job(s) to keep the default outputs under --jobs-max-bytes (%d bytes)",
             len(gone),
@@ -84,8 +111,9 @@ class ClusterRetention:
 
     async def _remove_id(self, job_id: str) -> None:
         job = await self.jobs.load(job_id)
-        if job is None:
+        if job is None:  # its record is gone (expired, evicted, deleted by hand): its files here are not
             await self.jobs.forget(job_id, self.node)
+            await asyncio.get_running_loop().run_in_executor(None, self._remove_files, job_id)
         else:
             await asyncio.get_running_loop().run_in_executor(None, self._remove, job)
 
@@ -122,9 +150,8 @@ class ClusterRetention:
                 else:
                     await self.jobs.remove(job, self.node)
             for job_id in gone:
+                self.removals.removed([job_id], RETENTION)  # before: a 404 meanwhile says why
                 await self._remove_id(job_id)
-            if gone:
-                self.stats.count("jobs_removed", len(gone))
             job_bytes = self.job_bytes
             if job_bytes is not None and 0 < job_bytes.max_bytes < job_bytes.total:  # a bound lowered since
                 await self.make_room(job_bytes.total - job_bytes.max_bytes)
@@ -140,3 +167,17 @@ class ClusterRetention:
         self.journal.remove(job)
         if self.job_bytes is not None:
             self.job_bytes.recount_job(job.id)
+
+    def _remove_files(self, job_id: str) -> None:
+        """The default outputs a job whose record is gone left on this node's disk (by the names this
+        node writes): counted against --jobs-max-bytes, they were never removed, so the bound filled
+        with bytes no removal could free and every later section failed (WriteFailed)."""
+        if not job_id.isalnum():  # a value not of ours in the list: never a path
+            return
+        store = self.journal.store
+        try:
+            store.remove(job_id, store.default_outputs_left(job_id))
+        except OSError as exc:
+            log.warning("could not remove the files of job %s: %s", job_id, exc)
+        if self.job_bytes is not None:
+            self.job_bytes.recount_job(job_id)

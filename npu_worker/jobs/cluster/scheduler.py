@@ -97,11 +97,12 @@ class ClusterScheduler(Scheduler):
             self.jobs,
             self.node,
             journal,
-            self.stats,
+            self.removals,
             keep=self.settings.job_retention,
             most=self.settings.max_jobs_kept,
         )
         sweeper.use_job_bytes(self.job_bytes, loop)  # this node's default outputs, counted in `_prepare`
+        await sweeper.uncount_orphans()  # before the node writes: of no job in Redis, never removed here
         if self.role in ("both", "engine"):
             self.engine_node = EngineNode(
                 self._engine,
