@@ -254,22 +254,29 @@ class GuardedHandler(RequestHandler):
         request and a malformed one sent in one write got the 400 alone, the first never run and its
         caller reading the 400 as its answer. Cut after each blank line (at most SPLITS_PER_PIECE), the
         requests before the fault are queued before its error; the parser reads pieces as one stream, so
-        a body cut there (a multipart part's headers) reads the same."""
+        a body cut there (a multipart part's headers) reads the same. Nothing after a refusal is parsed:
+        the connection closes after it, and the parser, refusing every later cut again, had the last
+        cut's request (a /v1/ one, an HTTP/1.0 one) pick the shape and version of the first's refusal."""
         start = 0
         for _ in range(SPLITS_PER_PIECE):
             end = data.find(b"\r\n\r\n", start) + 4
             if end < 4 or end >= len(data):
                 break
-            self._feed(data, start, end)
+            if self._feed(data, start, end):
+                return
             start = end
         self._feed(data, start, len(data))
 
-    def _feed(self, data: bytes, start: int, end: int) -> None:
-        """aiohttp parses data[start:end]; where it refuses a request that followed others in the piece,
-        that request's first bytes pick its refusal's shape and HTTP version (`_refused_head`)."""
+    def _feed(self, data: bytes, start: int, end: int) -> bool:
+        """aiohttp parses data[start:end]; True where it refused (a refusal is queued last). Where it
+        refuses a request that followed others in the piece, that request's first bytes pick its
+        refusal's shape and HTTP version (`_refused_head`)."""
         super().data_received(data[start:end] if start or end < len(data) else data)
-        if start and (messages := getattr(self, "_messages", None)) and isinstance(messages[-1][0], _ErrInfo):
+        messages = getattr(self, "_messages", None)
+        refused = bool(messages) and isinstance(messages[-1][0], _ErrInfo)
+        if refused and start:
             self._refused_head = data[start : start + REQUEST_HEAD_BYTES]
+        return refused
 
     def _keep_request_head(self, data: bytes) -> None:
         """The first bytes of the request whose headers arrive, and how long its first line is, over

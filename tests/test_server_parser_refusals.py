@@ -415,3 +415,14 @@ async def test_a_malformed_request_after_others_in_a_write_is_refused_in_its_own
 def status_lines(answer: bytes) -> list[bytes]:
     """The status of each answer in `answer`, in order."""
     return re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)  # (a body ends without a line break)
+
+
+async def test_a_refusal_is_in_the_shape_of_the_refused_request_not_of_one_after_it(served):
+    """The parser, refusing the first request of a write, refused each later one cut from it again, and
+    the last cut picked the refusal's shape and version: an HTTP/1.1 legacy request's 400 came in
+    HTTP/1.0 and OpenAI's body because a /v1/ HTTP/1.0 request followed it."""
+    listener = await served()
+    refused = b"G\x00ET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    answer = await raw_exchange(listener.port, refused + b"GET /v1/models HTTP/1.0\r\n\r\n", seconds(5))
+    assert status_lines(answer) == [b"400"], answer
+    assert answer.startswith(b"HTTP/1.1 400 ") and b'"status": "fail"' in answer, answer
