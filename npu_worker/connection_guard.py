@@ -273,7 +273,7 @@ class GuardedHandler(RequestHandler):
         refusal's shape and HTTP version (`_refused_head`)."""
         super().data_received(data[start:end] if start or end < len(data) else data)
         messages = getattr(self, "_messages", None)
-        refused = bool(messages) and isinstance(messages[-1][0], _ErrInfo)
+        refused = messages is not None and len(messages) > 0 and isinstance(messages[-1][0], _ErrInfo)
         if refused and start:
             self._refused_head = data[start : start + REQUEST_HEAD_BYTES]
         return refused
