@@ -337,15 +337,18 @@ class GuardedHandler(RequestHandler):
         chunk without its CRLF, a bad or an excess trailer), queues its 400 for after that request and
         drops the body without ending it: the handler waited for the rest until `--body-timeout`, then
         answered a 408 that blamed the network. The parser's error is handed to that body instead, so
-        its reader answers the refusal at once (`read_body`: 400). The queue of parsed messages is
-        aiohttp's private state, read only here; without it nothing changes."""
+        its reader answers the refusal at once (`read_body`: 400). So too for a body whose request is
+        queued, not yet served: its headers and the bad bytes sent in one write (`_parse` cuts the piece
+        after the headers, and the request is queued before the refusal) waited the same. The queue of
+        parsed messages is aiohttp's private state, read only here; without it nothing changes."""
         messages = getattr(self, "_messages", None)
         if not messages or not isinstance(refused := messages[-1][0], _ErrInfo):
             return
-        body = self.guard.body_of(self)
-        if body is not None and not body.is_eof() and body.exception() is None:
-            body.set_exception(refused.exc)
-            body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
+        queued = [body for message, body in messages if not isinstance(message, _ErrInfo)]
+        for body in (*queued, self._serving_body, self.guard.body_of(self)):
+            if body is not None and not body.is_eof() and body.exception() is None:
+                body.set_exception(refused.exc)
+                body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
 
     def _refuse_headers(self) -> None:
         """431 in the error body of its path's shape (OpenAI's under /v1/), and the connection closed,

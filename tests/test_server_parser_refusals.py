@@ -45,6 +45,21 @@ async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served,
     assert "Traceback" not in caplog.text  # (aiohttp read on after the answer: "Unhandled exception")
 
 
+@pytest.mark.parametrize(
+    "rest",
+    [b"ZZ\r\nhello\r\n0\r\n\r\n", b"0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n"],
+    ids=["chunk-size", "trailers"],
+)
+async def test_a_chunked_body_malformed_in_the_write_of_its_headers_is_a_400_at_once(served, rest):
+    """The piece cut after the headers (`GuardedHandler._parse`), the request was queued before the
+    parser's refusal of its body and its handler waited `--body-timeout` for the rest: a 408."""
+    listener = await served(body_timeout=seconds(60))
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = await raw_exchange(listener.port, head + rest, seconds(10))
+    assert status_lines(answer) == [b"400"], answer
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"].startswith("BadRequest: "), answer
+
+
 async def test_a_voice_upload_malformed_after_its_start_is_a_400_at_once(served, caplog):
     listener = await served(body_timeout=seconds(60))
     part = b'--xx\r\nContent-Disposition: form-data; name="name"\r\n\r\nv1\r\n'
