@@ -441,3 +441,30 @@ async def test_a_refusal_is_in_the_shape_of_the_refused_request_not_of_one_after
     answer = await raw_exchange(listener.port, refused + b"GET /v1/models HTTP/1.0\r\n\r\n", seconds(5))
     assert status_lines(answer) == [b"400"], answer
     assert answer.startswith(b"HTTP/1.1 400 ") and b'"status": "fail"' in answer, answer
+
+
+async def test_bodies_holding_blank_lines_are_not_cut_into_requests(served, tmp_path):
+    """`_parse` cuts each piece after every blank line, a body's too (JSON may hold `\\r\\n\\r\\n` between
+    its tokens, a form's parts always do): the parser must read the cuts as one stream, so each body is
+    whole and the requests after it are answered, sent in one write, by length or in chunks."""
+    listener = await served()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+
+    def body(name: str) -> bytes:
+        return (
+            json.dumps({"text": "hi.", "output_path": str(tmp_path / name)})
+            .replace(", ", ",\r\n\r\n")
+            .encode()
+        )
+
+    by_length = head + b"Content-Length: %d\r\n\r\n" % len(body("a.wav")) + body("a.wav")
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body("b.wav")), body("b.wav"))
+    in_chunks = head + b"Transfer-Encoding: chunked\r\n\r\n" + chunked
+    last = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    answer = await raw_exchange(listener.port, by_length + in_chunks + last, seconds(10))
+    assert status_lines(answer) == [b"200", b"200", b"200"], answer
+    assert (
+        answer.count(b'"status": "ok"') == 3
+        and (tmp_path / "a.wav").exists()
+        and (tmp_path / "b.wav").exists()
+    )
