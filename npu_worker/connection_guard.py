@@ -254,22 +254,29 @@ class GuardedHandler(RequestHandler):
         request and a malformed one sent in one write got the 400 alone, the first never run and its
         caller reading the 400 as its answer. Cut after each blank line (at most SPLITS_PER_PIECE), the
         requests before the fault are queued before its error; the parser reads pieces as one stream, so
-        a body cut there (a multipart part's headers) reads the same."""
+        a body cut there (a multipart part's headers) reads the same. Nothing after a refusal is parsed:
+        the connection closes after it, and the parser, refusing every later cut again, had the last
+        cut's request (a /v1/ one, an HTTP/1.0 one) pick the shape and version of the first's refusal."""
         start = 0
         for _ in range(SPLITS_PER_PIECE):
             end = data.find(b"\r\n\r\n", start) + 4
             if end < 4 or end >= len(data):
                 break
-            self._feed(data, start, end)
+            if self._feed(data, start, end):
+                return
             start = end
         self._feed(data, start, len(data))
 
-    def _feed(self, data: bytes, start: int, end: int) -> None:
-        """aiohttp parses data[start:end]; where it refuses a request that followed others in the piece,
-        that request's first bytes pick its refusal's shape and HTTP version (`_refused_head`)."""
+    def _feed(self, data: bytes, start: int, end: int) -> bool:
+        """aiohttp parses data[start:end]; True where it refused (a refusal is queued last). Where it
+        refuses a request that followed others in the piece, that request's first bytes pick its
+        refusal's shape and HTTP version (`_refused_head`)."""
         super().data_received(data[start:end] if start or end < len(data) else data)
-        if start and (messages := getattr(self, "_messages", None)) and isinstance(messages[-1][0], _ErrInfo):
+        messages = getattr(self, "_messages", None)
+        refused = messages is not None and len(messages) > 0 and isinstance(messages[-1][0], _ErrInfo)
+        if refused and start:
             self._refused_head = data[start : start + REQUEST_HEAD_BYTES]
+        return refused
 
     def _keep_request_head(self, data: bytes) -> None:
         """The first bytes of the request whose headers arrive, and how long its first line is, over
@@ -330,15 +337,18 @@ class GuardedHandler(RequestHandler):
         chunk without its CRLF, a bad or an excess trailer), queues its 400 for after that request and
         drops the body without ending it: the handler waited for the rest until `--body-timeout`, then
         answered a 408 that blamed the network. The parser's error is handed to that body instead, so
-        its reader answers the refusal at once (`read_body`: 400). The queue of parsed messages is
-        aiohttp's private state, read only here; without it nothing changes."""
+        its reader answers the refusal at once (`read_body`: 400). So too for a body whose request is
+        queued, not yet served: its headers and the bad bytes sent in one write (`_parse` cuts the piece
+        after the headers, and the request is queued before the refusal) waited the same. The queue of
+        parsed messages is aiohttp's private state, read only here; without it nothing changes."""
         messages = getattr(self, "_messages", None)
         if not messages or not isinstance(refused := messages[-1][0], _ErrInfo):
             return
-        body = self.guard.body_of(self)
-        if body is not None and not body.is_eof() and body.exception() is None:
-            body.set_exception(refused.exc)
-            body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
+        queued = [body for message, body in messages if not isinstance(message, _ErrInfo)]
+        for body in (*queued, self._serving_body, self.guard.body_of(self)):
+            if body is not None and not body.is_eof() and body.exception() is None:
+                body.set_exception(refused.exc)
+                body.feed_eof()  # ended: a handler that never reads it is not read on after its answer
 
     def _refuse_headers(self) -> None:
         """431 in the error body of its path's shape (OpenAI's under /v1/), and the connection closed,

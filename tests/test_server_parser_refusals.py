@@ -45,6 +45,21 @@ async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served,
     assert "Traceback" not in caplog.text  # (aiohttp read on after the answer: "Unhandled exception")
 
 
+@pytest.mark.parametrize(
+    "rest",
+    [b"ZZ\r\nhello\r\n0\r\n\r\n", b"0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n"],
+    ids=["chunk-size", "trailers"],
+)
+async def test_a_chunked_body_malformed_in_the_write_of_its_headers_is_a_400_at_once(served, rest):
+    """The piece cut after the headers (`GuardedHandler._parse`), the request was queued before the
+    parser's refusal of its body and its handler waited `--body-timeout` for the rest: a 408."""
+    listener = await served(body_timeout=seconds(60))
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    answer = await raw_exchange(listener.port, head + rest, seconds(10))
+    assert status_lines(answer) == [b"400"], answer
+    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"].startswith("BadRequest: "), answer
+
+
 async def test_a_voice_upload_malformed_after_its_start_is_a_400_at_once(served, caplog):
     listener = await served(body_timeout=seconds(60))
     part = b'--xx\r\nContent-Disposition: form-data; name="name"\r\n\r\nv1\r\n'
@@ -415,3 +430,41 @@ async def test_a_malformed_request_after_others_in_a_write_is_refused_in_its_own
 def status_lines(answer: bytes) -> list[bytes]:
     """The status of each answer in `answer`, in order."""
     return re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)  # (a body ends without a line break)
+
+
+async def test_a_refusal_is_in_the_shape_of_the_refused_request_not_of_one_after_it(served):
+    """The parser, refusing the first request of a write, refused each later one cut from it again, and
+    the last cut picked the refusal's shape and version: an HTTP/1.1 legacy request's 400 came in
+    HTTP/1.0 and OpenAI's body because a /v1/ HTTP/1.0 request followed it."""
+    listener = await served()
+    refused = b"G\x00ET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    answer = await raw_exchange(listener.port, refused + b"GET /v1/models HTTP/1.0\r\n\r\n", seconds(5))
+    assert status_lines(answer) == [b"400"], answer
+    assert answer.startswith(b"HTTP/1.1 400 ") and b'"status": "fail"' in answer, answer
+
+
+async def test_bodies_holding_blank_lines_are_not_cut_into_requests(served, tmp_path):
+    """`_parse` cuts each piece after every blank line, a body's too (JSON may hold `\\r\\n\\r\\n` between
+    its tokens, a form's parts always do): the parser must read the cuts as one stream, so each body is
+    whole and the requests after it are answered, sent in one write, by length or in chunks."""
+    listener = await served()
+    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+
+    def body(name: str) -> bytes:
+        return (
+            json.dumps({"text": "hi.", "output_path": str(tmp_path / name)})
+            .replace(", ", ",\r\n\r\n")
+            .encode()
+        )
+
+    by_length = head + b"Content-Length: %d\r\n\r\n" % len(body("a.wav")) + body("a.wav")
+    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body("b.wav")), body("b.wav"))
+    in_chunks = head + b"Transfer-Encoding: chunked\r\n\r\n" + chunked
+    last = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    answer = await raw_exchange(listener.port, by_length + in_chunks + last, seconds(10))
+    assert status_lines(answer) == [b"200", b"200", b"200"], answer
+    assert (
+        answer.count(b'"status": "ok"') == 3
+        and (tmp_path / "a.wav").exists()
+        and (tmp_path / "b.wav").exists()
+    )
