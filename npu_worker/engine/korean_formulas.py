@@ -16,7 +16,10 @@ from .korean_words import MATH_NAMES as _MATH_NAMES
 # ... and the signs of Korean reports before a number, "▲3.5%", "▼2%" (증가, 감소) and an account's "△5억"
 # (마이너스), which espeak said nothing for; a tolerance's "±", "3.7±0.1V", "x±1", "± 5%" after a term or spaced
 # too (espeak: English "plus or minus").
-SIGN = re.compile(r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)")
+# ... and glued to the word it changes, "매출▲3%", "영업이익▼2억" (espeak: 매출 and nothing for the sign): apart, 매출 증가.
+SIGN = re.compile(
+    r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)|(?<=[가-힣])([△▲▼])(?=\d)"
+)
 # ... but a report's sign changes an amount: a percentage or points, money, a scale, or a bare number
 # ("(▲30)"). Before a number joined to another word, "▲3대 전략 ▲5개 과제", "▲1위 삼성전자", "△1단계", it is a
 # Korean news list's bullet (it was 증가 3대 전략): left unsaid, as espeak leaves it.
@@ -66,6 +69,8 @@ VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: 
 
 def power(match: re.Match[str]) -> str:
     exponent = match.group(1) or match.group(2).translate(_SUPERSCRIPT)
+    if exponent == "T" and match.string[match.start() - 1].isalpha():
+        return "의 전치"  # a matrix's or a vector's "A^T", "x^T" (it was A의 T제곱); "2^T" stays a power
     return f"의 {exponent}제곱"
 
 
@@ -102,13 +107,17 @@ def final_sound(before: str) -> str | None:
 
 
 def sign(match: re.Match[str]) -> str:
+    glued = match.group(4)
+    if glued:  # "매출▲3%": a change of the word's amount; "시즌▲3대" no amount, left as before
+        return " " + _SIGN_WORDS[glued] if _CHANGED_AMOUNT.match(match.string, match.end()) else glued
     if match.group(1) in ("▲", "▼", "△") and not _CHANGED_AMOUNT.match(match.string, match.end()):
         return match.group(1)  # a bullet
     if match.group(1) is None:  # "3.7±0.1", "± 5%": apart from what is before it
         return " 플러스마이너스 "
-    return {"+": "플러스 ", "±": "플러스마이너스 ", "▲": "증가 ", "▼": "감소 "}.get(
-        match.group(1), "마이너스 "
-    )
+    return _SIGN_WORDS.get(match.group(1), "마이너스 ")
+
+
+_SIGN_WORDS = {"+": "플러스 ", "±": "플러스마이너스 ", "▲": "증가 ", "▼": "감소 ", "△": "마이너스 "}
 
 
 def vulgar(match: re.Match[str]) -> str:
