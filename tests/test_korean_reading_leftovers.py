@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from npu_worker.engine.korean_reading import spoken
+from npu_worker.engine.zipvoice.segmenter import split_sentences
+from tests.reading_support import streamed
 
 
 @pytest.mark.parametrize(
@@ -44,4 +46,48 @@ def test_a_reports_sign_glued_to_its_word_is_said(written, said):
     [("시즌▲3대 전략", "시즌▲3대 전략"), ("▲3대 전략", "▲3대 전략"), ("▲3.5%", "증가 3 점 오 퍼센트")],
 )
 def test_a_glued_sign_before_no_amount_and_a_spaced_one_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Step 1. 준비 단계입니다.", ["Step 1. 준비 단계입니다."]),  # it was cut after "Step 1."
+        ("Part 2. 실습", ["Part 2. 실습"]),
+        ("Chapter 3. 결론", ["Chapter 3. 결론"]),
+        ("Q1. 무엇인가요?", ["Q1. 무엇인가요?"]),
+        ("설명을 마칩니다. Step 2. 실행합니다.", ["설명을 마칩니다.", "Step 2. 실행합니다."]),
+    ],
+)
+def test_a_labelled_list_items_number_ends_no_sentence(text, sentences):
+    assert split_sentences(text) == sentences
+    assert streamed(text, 3) == sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("정답은 Q1. 다음 문제", ["정답은 Q1.", "다음 문제"]),  # inside a sentence: the answer ends it
+        ("I did Step 1. Then I left.", ["I did Step 1.", "Then I left."]),
+        ("총 Part 2. 끝", ["총 Part 2.", "끝"]),
+    ],
+)
+def test_a_label_and_number_inside_a_sentence_still_ends_it(text, sentences):
+    assert split_sentences(text) == sentences
+    assert streamed(text, 3) == sentences
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "Step 1. 준비 단계입니다.",
+            "Step 1, 준비 단계입니다.",
+        ),  # a label's number, not 첫 번째, and a pause
+        ("Q1. 무엇인가요?", "Q원, 무엇인가요?"),
+        ("정답은 Q1. 다음 문제", "정답은 Q원. 다음 문제"),
+        ("1. 전압을 측정한다.", "첫 번째, 전압을 측정한다."),
+    ],
+)
+def test_a_labelled_list_mark_is_read_as_its_label_and_number(written, said):
     assert spoken(written) == said

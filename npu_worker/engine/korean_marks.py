@@ -14,7 +14,7 @@ import re
 import unicodedata
 
 from .korean_words import DIGITS, HANJA
-from .sentence_ends import opens_list_item
+from .sentence_ends import LIST_LABEL, opens_list_item
 
 # Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a),
 # "・" and "･" ("Japanese letter") separate words as "·" does; "≈", "∴" and "∵" were English words, as were
@@ -38,6 +38,9 @@ _ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in ra
 _LIST_MARK = re.compile(
     r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ])\.(?=\s)"
 )
+# ... and one with its label, "Step 1. 준비", "Q1. 무엇인가요?": the label and its number, then the pause (not 첫
+# 번째, and no sentence's falling tone: "Step 1." was a sentence of its own).
+_LABELLED_MARK = re.compile(rf"(?<![\w.])({LIST_LABEL}\d{{1,2}})\.(?=\s)")
 # "1) 안전성", "(2) 경제성" opening a line (espeak: 일 안전성, the mark said as a bare number): 첫 번째, 두 번째.
 # Not an equation's number before its word 식, "(2) 식을 (1) 식에 대입하면" (it was 두 번째, 식을): left as inside a line.
 _BRACKET_MARK = re.compile(
@@ -111,6 +114,7 @@ def marks_spoken(text: str) -> str:
     text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
     if _HANJA_RUN.search(text):
         text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
+    text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = _LIST_MARK.sub(_list_mark, text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
     text = _HEADING.sub("", text)
@@ -137,6 +141,11 @@ def _list_mark(match: re.Match[str]) -> str:
     if not mark.isascii() or "." in mark:  # 가, ㄱ (기역): the letter and a pause
         return f"{mark},"
     return f"{mark if mark.isdigit() else _roman(mark)}번째,"
+
+
+def _labelled_mark(match: re.Match[str]) -> str:
+    """ "Step 1." opening a list item as "Step 1,"; any other, "정답은 Q1. 다음", is left."""
+    return f"{match.group(1)}," if opens_list_item(match.string, match.end(1)) else match.group(0)
 
 
 def _roman(numeral: str) -> int:
