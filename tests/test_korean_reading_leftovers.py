@@ -91,3 +91,31 @@ def test_a_label_and_number_inside_a_sentence_still_ends_it(text, sentences):
 )
 def test_a_labelled_list_mark_is_read_as_its_label_and_number(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "사망률은 3.2명/10만 명이다",
+            "사망률은 10만 명당 3 점 이명이다",
+        ),  # it was 3 점 이명 10만 명: no "per"
+        ("사고 5건/1,000명", "사고 1000명당 5건"),
+        ("2명/1만명", "1만명당 두 명"),
+    ],
+)
+def test_a_rate_over_a_round_base_is_read_per_the_base(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("5년/10만km", "5년 10만킬로미터"),  # a warranty's limits, either one
+        ("3명/5명", "세 명 다섯 명"),  # no round base
+        ("5건/1000명단", "5건 1000명단"),  # no counter: a word
+        ("입/출력", "입 출력"),
+    ],
+)
+def test_a_slash_that_is_no_rate_reads_as_before(written, said):
+    assert spoken(written) == said

@@ -58,6 +58,14 @@ _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
+# A rate per so many, "3.2명/10만 명", "5건/1,000명" (espeak: 삼 점 이명 십만 명, no "per"): as a Korean reads a
+# rate, the base first, 10만 명당 3.2명. Only over a round base (1, 10, 100, 1,000, 1만, 10만 …) and a counter of
+# people or cases, a particle after it at most: "5년/10만km" (a warranty's, either limit), "5건/10만 인구" are two
+# figures.
+_RATE = re.compile(
+    r"(?<![\d.,])(\d{1,6}(?:\.\d{1,3})?) ?(명|건|회|개|대|가구)/"
+    r"(1(?:0{1,3}|,000)?(?: ?[천만억])?|[1-9]0{0,3}[천만억])( ?)(명|인|가구|세대|건|회|대)(?![가-힣\d](?<![이은는을의과와도에로으]))"
+)
 # "입/출력": two words; "5년/10만km" (a warranty's, espeak: "slash") too.
 _HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣]|\d)")
 # A cathode's metals in their ratio, "NCM811", "NCM 622", "NCA-955" (espeak: 팔백십일): its digits one by one,
@@ -122,6 +130,7 @@ def marks_spoken(text: str) -> str:
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
+    text = _RATE.sub(r"\3\4\5당 \1\2", text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
