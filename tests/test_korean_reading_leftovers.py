@@ -8,6 +8,7 @@ import pytest
 from npu_worker.engine.korean_reading import spoken
 from npu_worker.engine.zipvoice.segmenter import split_sentences
 from tests.reading_support import streamed
+from tests.reading_support import tokenizer as tokenizer  # a fixture
 
 
 @pytest.mark.parametrize(
@@ -118,4 +119,52 @@ def test_a_rate_over_a_round_base_is_read_per_the_base(written, said):
     ],
 )
 def test_a_slash_that_is_no_rate_reads_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("§ 3 조항", "3절 조항"),  # the sign was said not at all: 삼 조항
+        ("§3.2 배터리 구조", "3 점 이절 배터리 구조"),
+        ("№ 5", "넘버 파이브"),  # nothing for the sign: 오
+        ("№5 제품", "넘버 파이브 제품"),
+    ],
+)
+def test_a_section_or_numero_sign_before_its_number_is_said(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("§ 참고", "§ 참고"),
+        ("No. 5", "넘버 파이브"),
+        ("3.2절", "3 점 이절"),
+        ("정답은 No. 2번", "정답은 No. 2번"),
+    ],
+)
+def test_signs_with_no_number_and_the_spelled_forms_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_kana_is_left_out_and_the_hangul_joined_to_it_read_as_korean(tokenizer):
+    """espeak said "Japanese letter" for each kana and spelled the Hangul joined to it as jamo."""
+    assert spoken("한국어すし") == "한국어 "
+    assert spoken("사과ひらがな 단어") == "사과  단어"
+    assert spoken("ｶﾀｶﾅ 쓰기") == "  쓰기"
+    assert tokenizer.symbols("한국어すし", "ko") == tokenizer.symbols("한국어", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("한국〜일본", "한국 일본"),
+        ("전압ㆍ전류", "전압 전류"),
+        ("전압・전류", "전압 전류"),
+        ("「전압」", "「전압」"),
+    ],
+)
+def test_marks_beside_the_kana_block_read_as_before(written, said):
+    """A wave dash, middle dots and corner brackets sit beside or inside the kana blocks: not kana."""
     assert spoken(written) == said

@@ -55,6 +55,12 @@ _HANJA_GLOSS = re.compile(rf"(?<=[가-힣])\([{_HANJA_CHARACTERS}]{{1,12}}\)")
 _OPENS_WITH_D_OR_J = re.compile("[다-딯자-짛]")
 _WEEKDAYS = "月火水木金土日"  # "金土日": 금토일, days, no name
 _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
+# Kana: espeak's Korean voice said "Japanese letter" for each and spelled a Hangul word joined to one as jamo
+# ("한국어すし": ㅎ ㅏ ㄴ …). It cannot say Japanese: a run of kana is left out with a space, as an unknown
+# Hanja run is, and the Korean around it reads as Korean.
+_KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]{1,64}")
+# A section sign before its number, "§ 3", "§3.2" (espeak said nothing for it): the section, 3절, 3.2절.
+_SECTION_NUMBER = re.compile(r"§ ?(\d{1,3}(?:\.\d{1,3}){0,3})(?![\d.]\d)")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
@@ -122,6 +128,9 @@ def marks_spoken(text: str) -> str:
     text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
     if _HANJA_RUN.search(text):
         text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
+    if _KANA_RUN.search(text):
+        text = _KANA_RUN.sub(" ", text)
+    text = _SECTION_NUMBER.sub(r"\1절", text)
     text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = _LIST_MARK.sub(_list_mark, text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
