@@ -168,3 +168,51 @@ def test_kana_is_left_out_and_the_hangul_joined_to_it_read_as_korean(tokenizer):
 def test_marks_beside_the_kana_block_read_as_before(written, said):
     """A wave dash, middle dots and corner brackets sit beside or inside the kana blocks: not kana."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("p -> next 로 이동", "p->next 로 이동"),  # a pointer's member: it was p에서 next, a step from p
+        ("node -> left", "node->left"),
+        ("cur_node -> data", "cur_node->data"),
+    ],
+)
+def test_a_spaced_code_arrow_reads_as_the_unspaced_one(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("input -> output", "input에서 output"),
+        ("A -> B", "A에서 B"),
+        ("p -> q", "p면 q"),
+        ("a -> b", "a가 b로"),
+        ("x -> y -> z", "x, y, z"),
+        ("n -> inf", "n에서 inf"),
+        ("p -> 다음", "p에서 다음"),
+    ],
+)
+def test_arrows_between_terms_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("dV/dt 가 크다", "d-V d-t 가 크다"),  # espeak said the English word "slash" between them
+        ("dy/dx", "d-y d-x"),
+        ("4K@60Hz 출력", "4K 60 헤르츠 출력"),  # espeak: English "at sign"
+        ("1080p@60fps", "1080p 60fps"),
+    ],
+)
+def test_a_derivative_and_a_display_modes_rate_are_read(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "text", ["d/dt", "and/dt", "user1@163.com", "user@60hz.com", "4K@ 60 헤르츠", "admin@host"]
+)
+def test_an_operator_a_word_and_an_email_address_are_left(text):
+    assert spoken(text) == text
