@@ -58,6 +58,7 @@ def test_a_glued_sign_before_no_amount_and_a_spaced_one_read_as_before(written, 
         ("Chapter 3. 결론", ["Chapter 3. 결론"]),
         ("Q1. 무엇인가요?", ["Q1. 무엇인가요?"]),
         ("설명을 마칩니다. Step 2. 실행합니다.", ["설명을 마칩니다.", "Step 2. 실행합니다."]),
+        ("- Step 1. 준비\n- Step 2. 실행", ["- Step 1. 준비", "- Step 2. 실행"]),
     ],
 )
 def test_a_labelled_list_items_number_ends_no_sentence(text, sentences):
@@ -139,6 +140,8 @@ def test_a_section_or_numero_sign_before_its_number_is_said(written, said):
     ("written", "said"),
     [
         ("§ 참고", "§ 참고"),
+        ("§§ 3-5", "§§ 3-5"),  # a range of sections: it was §3절-5
+        ("§ 3-5", "§ 3-5"),
         ("No. 5", "넘버 파이브"),
         ("3.2절", "3 점 이절"),
         ("정답은 No. 2번", "정답은 No. 2번"),

@@ -60,7 +60,8 @@ _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 # Hanja run is, and the Korean around it reads as Korean.
 _KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]{1,64}")
 # A section sign before its number, "§ 3", "§3.2" (espeak said nothing for it): the section, 3절, 3.2절.
-_SECTION_NUMBER = re.compile(r"§ ?(\d{1,3}(?:\.\d{1,3}){0,3})(?![\d.]\d)")
+# Not a range of them, "§§ 3-5", "§ 3-5" (left as before: it was 3절-5).
+_SECTION_NUMBER = re.compile(r"(?<!§)§ ?(\d{1,3}(?:\.\d{1,3}){0,3})(?![\d.]\d| ?[-–~] ?\d)")
 # A derivative, "dV/dt", "dy/dx" (espeak: 디 브이 "slash" 디티, the English word): each "d" and its letter spelled
 # by name, 디브이 디티, as a lecturer says it; not a word's "d" ("and/dt") nor an operator's "d/dt".
 _DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d([A-Za-z])/d([A-Za-z])(?![A-Za-z\d])")
