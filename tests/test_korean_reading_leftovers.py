@@ -219,3 +219,24 @@ def test_a_derivative_and_a_display_modes_rate_are_read(written, said):
 )
 def test_an_operator_a_word_and_an_email_address_are_left(text):
     assert spoken(text) == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("행렬 Aᵀ", "행렬 A의 전치"),  # espeak spelled the superscript T's code point
+        ("(AB)^T 는", "(AB)의 전치 는"),  # a bracket's power: the caret was unsaid, 에이 비 티
+        ("f(x)^2", "f(x)의 2제곱"),
+        ("(1+r)^n", "(1+r)의 n제곱"),
+    ],
+)
+def test_a_brackets_power_and_a_superscript_transpose_are_read(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("(2020)¹", "(2020)¹"), ("x²", "x의 2제곱"), ("2^T", "2의 T제곱")]
+)
+def test_a_footnote_after_a_bracket_and_a_numbers_power_read_as_before(written, said):
+    """A superscript after a bracket is a footnote's mark, no power."""
+    assert spoken(written) == said

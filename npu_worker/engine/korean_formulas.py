@@ -31,10 +31,13 @@ _CHANGED_AMOUNT = re.compile(
 SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
+# ... and a bracket's, "(AB)^T", "f(x)^2" (espeak: 에이 비 티, the caret unsaid), with a caret only: a superscript
+# after a bracket is a footnote's ("(2020)¹"); a superscript transpose "Aᵀ" (espeak spelled its code point).
 POWER = re.compile(
-    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱ]))"
+    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
+    r"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))"
 )  # "x²": x의 2제곱 too
-_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
@@ -68,9 +71,9 @@ VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: 
 
 
 def power(match: re.Match[str]) -> str:
-    exponent = match.group(1) or match.group(2).translate(_SUPERSCRIPT)
-    if exponent == "T" and match.string[match.start() - 1].isalpha():
-        return "의 전치"  # a matrix's or a vector's "A^T", "x^T" (it was A의 T제곱); "2^T" stays a power
+    exponent = match.group(1) or match.group(3) or match.group(2).translate(_SUPERSCRIPT)
+    if exponent == "T" and (match.string[match.start() - 1].isalpha() or match.group(3)):
+        return "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
     return f"의 {exponent}제곱"
 
 
