@@ -17,6 +17,14 @@ from .korean_formulas import final_sound
 
 # "A -> B", "A => B", "A <- B", "A <-> B" as the arrows they draw; only between spaces ("ptr->next" is code).
 _ASCII_ARROW = re.compile(r"(?<= )(?:<->|->|=>|<-)(?= )")
+# ... but a pointer's member, spaced, "p -> next", "node -> left", "cur_node -> data" (it was p에서 next): code, read
+# as "p->next" is (p next), not a step from p to next. A pointer is one small letter, a usual pointer's name or an
+# identifier with "_"; its member an identifier of two or more small letters. "input -> output", "A -> B", "p -> q",
+# "x -> y", "n -> inf" stay arrows.
+_CODE_ARROW = re.compile(
+    r"(?<![\w.])([a-z]|(?:ptr|node|head|tail|cur|curr|prev|root|this|self|obj|[a-z]\w{0,30}_\w{0,30}))"
+    r" -> (?!inf)(?=[a-z_][a-z\d_]{1,30}(?![\w(]))"
+)
 _AS_ARROWS = {"<->": "↔", "->": "→", "=>": "⇒", "<-": "←"}
 # "™" and "®" are not said (a lecturer does not read them), "Copyright ©" once, "©" alone 저작권.
 _MARKS = re.compile(r"[™®]|(?<=[Cc]opyright) ?©")
@@ -88,6 +96,7 @@ def limit(match: re.Match[str]) -> str:
 def ascii_arrows(text: str) -> str:
     """`text` with its spaced ASCII arrows drawn as the arrow signs, before any "<" or ">" is read as a
     bound; "™" and "®" taken out, "©" after "Copyright" too."""
+    text = _CODE_ARROW.sub(r"\1->", text)
     text = _ASCII_ARROW.sub(lambda m: _AS_ARROWS[m.group()], text)
     return _MARKS.sub("", text).replace("©", " 저작권 ")
 

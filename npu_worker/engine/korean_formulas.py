@@ -16,7 +16,10 @@ from .korean_words import MATH_NAMES as _MATH_NAMES
 # ... and the signs of Korean reports before a number, "▲3.5%", "▼2%" (증가, 감소) and an account's "△5억"
 # (마이너스), which espeak said nothing for; a tolerance's "±", "3.7±0.1V", "x±1", "± 5%" after a term or spaced
 # too (espeak: English "plus or minus").
-SIGN = re.compile(r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)")
+# ... and glued to the word it changes, "매출▲3%", "영업이익▼2억" (espeak: 매출 and nothing for the sign): apart, 매출 증가.
+SIGN = re.compile(
+    r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)|(?<=[가-힣])([△▲▼])(?=\d)"
+)
 # ... but a report's sign changes an amount: a percentage or points, money, a scale, or a bare number
 # ("(▲30)"). Before a number joined to another word, "▲3대 전략 ▲5개 과제", "▲1위 삼성전자", "△1단계", it is a
 # Korean news list's bullet (it was 증가 3대 전략): left unsaid, as espeak leaves it.
@@ -28,10 +31,13 @@ _CHANGED_AMOUNT = re.compile(
 SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
+# ... and a bracket's, "(AB)^T", "f(x)^2" (espeak: 에이 비 티, the caret unsaid), with a caret only: a superscript
+# after a bracket is a footnote's ("(2020)¹"); a superscript transpose "Aᵀ" (espeak spelled its code point).
 POWER = re.compile(
-    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱ]))"
+    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
+    r"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))"
 )  # "x²": x의 2제곱 too
-_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱ", "0123456789-ni")
+_SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
@@ -65,7 +71,9 @@ VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: 
 
 
 def power(match: re.Match[str]) -> str:
-    exponent = match.group(1) or match.group(2).translate(_SUPERSCRIPT)
+    exponent = match.group(1) or match.group(3) or match.group(2).translate(_SUPERSCRIPT)
+    if exponent == "T" and (match.string[match.start() - 1].isalpha() or match.group(3)):
+        return "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
     return f"의 {exponent}제곱"
 
 
@@ -102,13 +110,17 @@ def final_sound(before: str) -> str | None:
 
 
 def sign(match: re.Match[str]) -> str:
+    glued = match.group(4)
+    if glued:  # "매출▲3%": a change of the word's amount; "시즌▲3대" no amount, left as before
+        return " " + _SIGN_WORDS[glued] if _CHANGED_AMOUNT.match(match.string, match.end()) else glued
     if match.group(1) in ("▲", "▼", "△") and not _CHANGED_AMOUNT.match(match.string, match.end()):
         return match.group(1)  # a bullet
     if match.group(1) is None:  # "3.7±0.1", "± 5%": apart from what is before it
         return " 플러스마이너스 "
-    return {"+": "플러스 ", "±": "플러스마이너스 ", "▲": "증가 ", "▼": "감소 "}.get(
-        match.group(1), "마이너스 "
-    )
+    return _SIGN_WORDS.get(match.group(1), "마이너스 ")
+
+
+_SIGN_WORDS = {"+": "플러스 ", "±": "플러스마이너스 ", "▲": "증가 ", "▼": "감소 ", "△": "마이너스 "}
 
 
 def vulgar(match: re.Match[str]) -> str:

@@ -14,7 +14,7 @@ import re
 import unicodedata
 
 from .korean_words import DIGITS, HANJA
-from .sentence_ends import opens_list_item
+from .sentence_ends import LIST_LABEL, opens_list_item
 
 # Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a),
 # "・" and "･" ("Japanese letter") separate words as "·" does; "≈", "∴" and "∵" were English words, as were
@@ -38,6 +38,9 @@ _ROMAN_NUMERALS = {code: str(int(unicodedata.numeric(chr(code)))) for code in ra
 _LIST_MARK = re.compile(
     r"(?<![\w.])([1-9]\d?(?:\.\d{1,2}){0,3}|[IVX]{1,7}|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ])\.(?=\s)"
 )
+# ... and one with its label, "Step 1. 준비", "Q1. 무엇인가요?": the label and its number, then the pause (not 첫
+# 번째, and no sentence's falling tone: "Step 1." was a sentence of its own).
+_LABELLED_MARK = re.compile(rf"(?<![\w.])({LIST_LABEL}\d{{1,2}})\.(?=\s)")
 # "1) 안전성", "(2) 경제성" opening a line (espeak: 일 안전성, the mark said as a bare number): 첫 번째, 두 번째.
 # Not an equation's number before its word 식, "(2) 식을 (1) 식에 대입하면" (it was 두 번째, 식을): left as inside a line.
 _BRACKET_MARK = re.compile(
@@ -52,9 +55,29 @@ _HANJA_GLOSS = re.compile(rf"(?<=[가-힣])\([{_HANJA_CHARACTERS}]{{1,12}}\)")
 _OPENS_WITH_D_OR_J = re.compile("[다-딯자-짛]")
 _WEEKDAYS = "月火水木金土日"  # "金土日": 금토일, days, no name
 _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
+# Kana: espeak's Korean voice said "Japanese letter" for each and spelled a Hangul word joined to one as jamo
+# ("한국어すし": ㅎ ㅏ ㄴ …). It cannot say Japanese: a run of kana is left out with a space, as an unknown
+# Hanja run is, and the Korean around it reads as Korean.
+_KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]{1,64}")
+# A section sign before its number, "§ 3", "§3.2" (espeak said nothing for it): the section, 3절, 3.2절.
+# Not a range of them, "§§ 3-5", "§ 3-5" (left as before: it was 3절-5).
+_SECTION_NUMBER = re.compile(r"(?<!§)§ ?(\d{1,3}(?:\.\d{1,3}){0,3})(?![\d.]\d| ?[-–~] ?\d)")
+# A derivative, "dV/dt", "dy/dx" (espeak: 디 브이 "slash" 디티, the English word): each "d" and its letter spelled
+# by name, 디브이 디티, as a lecturer says it; not a word's "d" ("and/dt") nor an operator's "d/dt".
+_DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d([A-Za-z])/d([A-Za-z])(?![A-Za-z\d])")
+# A display mode's "@", "4K@60Hz", "1080p@60fps" (espeak: English "at sign"): a pause, 4K 60 헤르츠; not an e-mail's.
+_AT_RATE = re.compile(r"(?<=[\dKkPp])@(?=\d{1,3}(?:\.\d{1,3})? ?(?:Hz|hz|fps|FPS)(?![A-Za-z]))")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
+# A rate per so many, "3.2명/10만 명", "5건/1,000명" (espeak: 삼 점 이명 십만 명, no "per"): as a Korean reads a
+# rate, the base first, 10만 명당 3.2명. Only over a round base (1, 10, 100, 1,000, 1만, 10만 …) and a counter of
+# people or cases, a particle after it at most: "5년/10만km" (a warranty's, either limit), "5건/10만 인구" are two
+# figures.
+_RATE = re.compile(
+    r"(?<![\d.,])(\d{1,6}(?:\.\d{1,3})?) ?(명|건|회|개|대|가구)/"
+    r"(1(?:0{1,3}|,000)?(?: ?[천만억])?|[1-9]0{0,3}[천만억])( ?)(명|인|가구|세대|건|회|대)(?![가-힣\d](?<![이은는을의과와도에로으]))"
+)
 # "입/출력": two words; "5년/10만km" (a warranty's, espeak: "slash") too.
 _HANGUL_SLASH = re.compile(r"(?<=[가-힣])/(?=[가-힣]|\d)")
 # A cathode's metals in their ratio, "NCM811", "NCM 622", "NCA-955" (espeak: 팔백십일): its digits one by one,
@@ -111,13 +134,20 @@ def marks_spoken(text: str) -> str:
     text = text.translate(_ROMAN_NUMERALS).translate(_SIGNS)
     if _HANJA_RUN.search(text):
         text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
+    if _KANA_RUN.search(text):
+        text = _KANA_RUN.sub(" ", text)
+    text = _SECTION_NUMBER.sub(r"\1절", text)
+    text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = _LIST_MARK.sub(_list_mark, text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
+    text = _DERIVATIVE.sub(r"d-\1 d-\2", text)
+    text = _AT_RATE.sub(" ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
+    text = _RATE.sub(r"\3\4\5당 \1\2", text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
@@ -137,6 +167,11 @@ def _list_mark(match: re.Match[str]) -> str:
     if not mark.isascii() or "." in mark:  # 가, ㄱ (기역): the letter and a pause
         return f"{mark},"
     return f"{mark if mark.isdigit() else _roman(mark)}번째,"
+
+
+def _labelled_mark(match: re.Match[str]) -> str:
+    """ "Step 1." opening a list item as "Step 1,"; any other, "정답은 Q1. 다음", is left."""
+    return f"{match.group(1)}," if opens_list_item(match.string, match.end(1)) else match.group(0)
 
 
 def _roman(numeral: str) -> int:

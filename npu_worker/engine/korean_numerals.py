@@ -24,8 +24,9 @@ VERSION = re.compile(
     r"(?:[Vv](?<![A-Za-z][Vv])(?:er(?:sion)?\.? ?)?|버전 ?)\d+\.\d+(?!\d|\.\d)|(?<![\d.])\d+\.\d+(?= ?버전)"
 )
 # "No. 1", "No.5" (espeak: the English "no", the point a pause): 넘버, a single digit in English as in a name.
+# ... and the numero sign, "№ 5" (espeak said nothing for it): 넘버 파이브 as "No. 5".
 NUMBER_SIGN = re.compile(
-    r"(?<![A-Za-z])N[Oo]\. ?(\d{1,4})(?!\d|\.\d|[번년])"
+    r"(?:(?<![A-Za-z])N[Oo]\.|№) ?(\d{1,4})(?!\d|\.\d|[번년])"
 )  # not the answer of "No. 2번 문제"
 # An English ordinal, "1st", "2nd", "21st" (espeak: 이 "en dee"), and a page, "p. 25", "pp. 10-20" (the
 # letter and a pause): 첫 번째, 두 번째; 25페이지, 10에서 20페이지.

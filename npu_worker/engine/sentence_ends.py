@@ -33,8 +33,12 @@ _LIST_MARK = (
     r"(?:\d{1,2}(?:\.\d{1,2}){0,3}|[\u2160-\u217f]|[가나다라마바사아자차카타파하ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ]"
     r"|X{1,3}(?:IX|IV|VI{0,3}|I{1,3})?|IX|IV|VI{0,3}|I{1,3})"
 )
+# ... and a step's, a part's, a chapter's or a question's number with its label, "Step 1. 준비", "Part 2. 실습",
+# "Chapter 3. 결론", "Q1. 무엇인가요?" (each was cut after the label, a falling tone and a pause before its title), a
+# Markdown bullet's "- Step 1. 준비" too.
+LIST_LABEL = r"(?:(?:Step|STEP|Part|PART|Chapter|CHAPTER|Lesson|Unit|Week|Day|Stage|Phase) ?|Q)"
 _LIST_NUMBER_BEFORE = re.compile(
-    rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*(?:#{{1,6}}[ \t]+)?{_LIST_MARK}$"
+    rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*(?:#{{1,6}}[ \t]+)?(?:{_LIST_MARK}|(?:[-*+•▪◦][ \t]+)?{LIST_LABEL}\d{{1,2}})$"
 )
 _WORD_NEXT = re.compile(r"\s+[*_]{0,3}(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, a quote or bracket
 _WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
