@@ -3,6 +3,7 @@ error: nothing is left in Redis for nobody, and the caller is told what a local 
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import signal
 import time
@@ -13,8 +14,16 @@ from typing import Any
 import pytest
 import redis
 
+from npu_worker.jobs.cluster.follower import Followers
+from npu_worker.jobs.cluster.keys import CANCEL_CHANNEL
+from npu_worker.jobs.cluster.preview_drain import drain_previews
+from npu_worker.jobs.cluster.store import RedisJobs
+from npu_worker.jobs.model import Job, Section
+from npu_worker.jobs.subscription import Subscription
+from npu_worker.protocol import Progress, Start, SynthParams
 from tests.cluster_support import Node, call, node_starter
 from tests.redis_server import RedisServer
+from tests.test_cluster_store import ok
 from tests.timing import seconds
 
 pytestmark = pytest.mark.allow_blocking
@@ -83,3 +92,43 @@ def test_a_preview_running_when_its_api_node_stops_finishes_within_the_grace(tmp
         status, body = answer.result(timeout=seconds(20))
     assert (status, body["status"]) == (200, "ok"), body
     assert out.is_file() and body["wav_path"] == str(out)
+
+
+async def published(pubsub: Any, within: float) -> Any:
+    """The first message on `pubsub` within `within` s, else None."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while (left := deadline - loop.time()) > 0:
+        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+        if message is not None:
+            return message
+    return None
+
+
+async def test_a_preview_begun_on_an_engine_but_still_queued_in_the_api_nodes_copy_is_given_the_grace(
+    redis_server,
+):
+    """The api node's copy of a job folds its log a read behind. A preview whose `synth` an engine node
+    had logged just before the SIGTERM looked queued there: it was ended with `QueueFull` and its engine
+    told to stop, not given the grace to finish (the test above failed so, 1 run in 20, on a loaded
+    machine). Here the copy has read nothing yet when the drain begins; the engine node's section ends
+    1 s later, well within the grace, unless it is told to stop first."""
+    jobs = RedisJobs(redis_server.url)
+    followers = Followers(jobs)
+    job = Job("begun", SynthParams(), [Section(0, "x", None)], True, persisted=False)
+    try:
+        await jobs.create(job, "api", Start(1, "tone", "cpu", job.id, 24000), max_queue=10, window=1)
+        assert await jobs.append(job.id, Progress(0, "synth")) == 2  # an engine node began it
+        async with jobs.redis.pubsub() as cancels:
+            await cancels.subscribe(CANCEL_CHANNEL)
+            Subscription(followers.attach(job))  # its caller; the copy here: queued, nothing read yet
+            drain = asyncio.create_task(drain_previews(jobs, followers, "api", seconds(30), lambda *_: None))
+            cancel = await published(cancels, 1.0)  # the engine node runs the section this long
+            made = await jobs.made_ok(job.id, "engine", 0, b"RIFF", ok(0))
+            await asyncio.wait_for(drain, seconds(20))
+    finally:
+        await followers.close()
+        await jobs.close()
+    assert cancel is None, cancel
+    assert made > 0  # the engine node's `ok` was logged, not refused as after another final
+    assert isinstance(job.sections[0].final, Progress) and job.sections[0].final.status == "ok"

@@ -21,6 +21,11 @@ from tests.worker_process import free_port, start_worker_process
 
 pytestmark = pytest.mark.allow_blocking
 REPO = Path(__file__).resolve().parents[1]
+# "At once" in these tests: well short of every wait the worker could have made instead (the slow
+# section's 20 s, the engine thread's 30 s join, the default 30 s grace, aiohttp's 60 s for open
+# connections), not a figure of speed. An idle worker's SIGTERM to exit took 1.9–3.6 s in 10 of 10 runs
+# beside two busy loops on the shared 2-core VM (a 1 s bound failed them all), 0.12–0.26 s calm.
+AT_ONCE = seconds(10.0)
 
 
 def get(base: str, path: str) -> dict:
@@ -82,7 +87,7 @@ def terminate(process: subprocess.Popen) -> tuple[float, str]:
     return time.monotonic() - started, err
 
 
-def test_an_idle_worker_exits_well_under_a_second(tmp_path):
+def test_an_idle_worker_exits_at_once(tmp_path):
     port = free_port()
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port)]
     command += ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"]
@@ -94,7 +99,7 @@ def test_an_idle_worker_exits_well_under_a_second(tmp_path):
     finally:
         process.kill()
     assert process.returncode == 0, log
-    assert elapsed < seconds(1.0), f"an idle worker took {elapsed:.2f} s to exit"
+    assert elapsed < AT_ONCE, f"an idle worker took {elapsed:.2f} s to exit"
     assert "shutdown: no longer accepting connections" in log
     assert "shutdown: no section was being synthesised" in log
     assert "preview lanes: 2 engine instances" in log  # espeak's preview lane opened, and ended
@@ -173,7 +178,7 @@ def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
         log = head + log
     finally:
         process.kill()
-    assert process.returncode == 1 and time.monotonic() - started < seconds(3.0), log
+    assert process.returncode == 1 and time.monotonic() - started < AT_ONCE, log
     assert "SIGINT again: exiting now, without waiting for the drain" in log
 
 
@@ -202,7 +207,7 @@ def test_a_section_running_past_the_grace_is_cancelled(tmp_path):
         process.kill()
     assert process.returncode == 0, log
     assert f"shutdown: section 0 of job {job} ran past 0.3 s; cancelled" in log
-    assert elapsed < seconds(5.0)
+    assert elapsed < AT_ONCE
 
 
 def test_an_open_ndjson_stream_ends_whole_after_the_drain_not_cut(tmp_path):
@@ -248,7 +253,7 @@ def test_a_worker_waiting_for_its_sovits_upstream_exits_at_once(tmp_path):
     finally:
         process.kill()
     assert process.returncode == 0, log
-    assert elapsed < seconds(2.0), f"the worker took {elapsed:.2f} s to exit"
+    assert elapsed < AT_ONCE, f"the worker took {elapsed:.2f} s to exit"
     assert f"sovits_worker at http://127.0.0.1:{dead} is unreachable: connection refused" in log
     assert "engine load stopped by the shutdown" in log and "Traceback" not in log
 

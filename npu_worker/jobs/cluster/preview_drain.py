@@ -37,11 +37,13 @@ async def drain_previews(
     previews = [job for job in followers.live_jobs() if job.preview and job.subscribers and not job.finished]
     if not previews:
         return
-    queued = [job for job in previews if job.status == QUEUED]
+    looks_queued = [job for job in previews if job.status == QUEUED]
     running = [job for job in previews if job.status != QUEUED]
     # Ended together: with Redis hung each end waits out its command timeout (5 s); one after another,
     # 4 previews took 21 s past the grace to stop (6 s together), 20 would take 100 s.
-    await asyncio.gather(*(_end(jobs, job, node, observed) for job in queued))
+    begun = await asyncio.gather(*(_end_unless_begun(jobs, job, node, observed) for job in looks_queued))
+    queued = [job for job, left in zip(looks_queued, begun, strict=True) if not left]
+    running += [job for job, left in zip(looks_queued, begun, strict=True) if left]
     if running:
         await _finished(running, grace)
         cut = [job for job in running if not job.finished]
@@ -52,6 +54,25 @@ async def drain_previews(
     if queued:
         log.info("shutdown: ended %d queued previews (their callers may send them again)", len(queued))
     await _finished(previews, DELIVERY)  # their followers publish the ends to the callers first
+
+
+async def _end_unless_begun(
+    jobs: RedisJobs, job: Job, node: str, observed: Callable[[Job, Event], None]
+) -> bool:
+    """`_end` a preview that looks queued here, unless Redis says an engine node has begun it: whether
+    it was left to run. The copy here folds the log a read behind (an XREAD round trip, longer on a
+    loaded node), and a preview whose `synth` was logged just before the SIGTERM was ended as queued:
+    its engine stopped, its caller told `QueueFull` instead of given the grace to finish it."""
+    try:
+        shared = await jobs.load(job.id)
+    except (*REDIS_WAIT, ResponseError) as exc:  # no end would be taken either: let go, as `_end` does
+        reraise_if_cancelling()
+        log.warning("shutdown: preview %s could not be ended in Redis (%s)", job.id, exc)
+        return False
+    if shared is not None and shared.status != QUEUED:
+        return True
+    await _end(jobs, job, node, observed)
+    return False
 
 
 async def _end(jobs: RedisJobs, job: Job, node: str, observed: Callable[[Job, Event], None]) -> None:
