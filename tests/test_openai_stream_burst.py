@@ -1,0 +1,89 @@
+"""The speech stream socket writes what its pump has made as one burst (`ws_server/burst.py`), as `/ws`
+does: fewer writes per utterance, the same messages in the same order, the same PCM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+from npu_worker.audio import to_pcm16
+from npu_worker.engine.base import SynthesisRequest
+from npu_worker.openai_compat import utterance
+from npu_worker.openai_compat.core import SpeechRun
+from npu_worker.ws_server.burst import BURST_BYTES
+from tests.test_ws_burst import WriteCount, _hold_the_loop_until_done
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+SENTENCES = ["가" * 10 + ".", "나" * 10 + ".", "다" * 10 + "."]  # 0.2 s each: the utterance fits a burst
+
+
+async def _receive(ws: Any) -> dict[str, Any] | bytes:
+    message = await asyncio.wait_for(ws.receive(), seconds(20))
+    return message.data if isinstance(message.data, bytes) else json.loads(message.data)
+
+
+async def _receive_until(ws: Any, kind: str) -> list[dict[str, Any] | bytes]:
+    items: list[dict[str, Any] | bytes] = []
+    while not (items and isinstance(items[-1], dict) and items[-1]["type"] == kind):
+        items.append(await _receive(ws))
+    return items
+
+
+async def test_a_fully_queued_utterance_goes_out_in_one_write_each_message_whole(worker, monkeypatch):
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    runs: list[SpeechRun] = []
+    start_speech = utterance.start_speech
+
+    async def recorded(*args: Any, **kwargs: Any) -> SpeechRun:
+        run = await start_speech(*args, **kwargs)
+        runs.append(run)
+        return run
+
+    monkeypatch.setattr(utterance, "start_speech", recorded)
+    ws = await client.session.ws_connect(client.make_url("/v1/audio/speech/stream"))
+    try:
+        await ws.send_json({"type": "session.config", "voice": "default", "model": "tts-1"})
+        assert (await _receive(ws))["type"] == "session.configured"
+        await ws.send_json({"type": "input.text", "text": " ".join(SENTENCES)})
+        await ws.send_json({"type": "input.done"})
+        items = await _receive_until(ws, "audio.start")  # sentence 0 runs; the engine waits on the gate
+        async with asyncio.timeout(seconds(10)):
+            while len(runs) < len(SENTENCES):  # every sentence queued
+                await asyncio.sleep(0.01)
+        writes = WriteCount(monkeypatch, client.port)
+        engine.gate.set()
+        for run in runs:
+            _hold_the_loop_until_done(client, run.job)
+        items += await _receive_until(ws, "session.done")
+        written = writes.count
+    finally:
+        engine.gate.set()
+        await ws.close()
+
+    assert written == 1
+    events = [item for item in items if isinstance(item, dict)]
+    assert [e["type"] for e in events] == [
+        *("audio.start", "first_audio", "audio.done"),
+        *("audio.start", "audio.done") * 2,
+        "session.done",
+    ]
+    assert events[1]["sentence_index"] == 0
+    pcm: dict[int, bytes] = {}
+    frames, current = 0, -1
+    for item in items:
+        if isinstance(item, bytes):
+            pcm[current] += item
+            frames += 1
+        elif item["type"] == "audio.start":
+            current = item["sentence_index"]
+            pcm[current] = b""
+    assert sum(e["chunk_count"] for e in events if e["type"] == "audio.done") == frames
+    for index, text in enumerate(SENTENCES):
+        expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+        assert pcm[index] == expected
+    assert sum(map(len, pcm.values())) < BURST_BYTES
