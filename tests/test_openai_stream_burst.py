@@ -4,13 +4,14 @@ does: fewer writes per utterance, the same messages in the same order, the same 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import threading
 from typing import Any
 
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.openai_compat import utterance
+from npu_worker.openai_compat import speech, utterance
 from npu_worker.openai_compat.core import SpeechRun
 from npu_worker.ws_server.burst import BURST_BYTES
 from tests.test_ws_burst import WriteCount, _hold_the_loop_until_done
@@ -87,3 +88,48 @@ async def test_a_fully_queued_utterance_goes_out_in_one_write_each_message_whole
         expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
         assert pcm[index] == expected
     assert sum(map(len, pcm.values())) < BURST_BYTES
+
+
+async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole(worker, monkeypatch):
+    """The headers (aiohttp sends a StreamResponse's at `prepare`), its deltas together, then
+    `speech.audio.done` with the chunked body's end."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    runs: list[SpeechRun] = []
+    start_speech = speech.start_speech
+
+    async def recorded(*args: Any, **kwargs: Any) -> SpeechRun:
+        run = await start_speech(*args, **kwargs)
+        runs.append(run)
+        return run
+
+    monkeypatch.setattr(speech, "start_speech", recorded)
+    text = "가" * 30  # 0.6 s in 12 chunks: its deltas fit a burst
+    body = {
+        "model": "tts-1",
+        "input": text,
+        "voice": "default",
+        "stream_format": "sse",
+        "response_format": "pcm",
+    }
+    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while not (runs and engine.calls):  # the engine has begun and waits on the gate
+                await asyncio.sleep(0.01)
+        writes = WriteCount(monkeypatch, client.port)
+        engine.gate.set()
+        _hold_the_loop_until_done(client, runs[0].job)
+        response = await answer
+        data = await response.read()
+        written = writes.count
+    finally:
+        engine.gate.set()
+        answer.cancel()
+
+    assert written == 3
+    events = [json.loads(line[len(b"data: ") :]) for line in data.split(b"\n\n") if line]
+    assert [e["type"] for e in events] == ["speech.audio.delta"] * 12 + ["speech.audio.done"]
+    pcm = b"".join(base64.b64decode(e["audio"]) for e in events[:-1])
+    assert pcm == to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()

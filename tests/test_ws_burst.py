@@ -70,6 +70,15 @@ class WriteCount:
             original(transport, data)
 
         monkeypatch.setattr(selector_events._SelectorSocketTransport, "write", write)
+        if "writelines" in vars(selector_events._SelectorSocketTransport):  # (3.12: sendmsg, no write)
+            original_lines = selector_events._SelectorSocketTransport.writelines
+
+            def writelines(transport: Any, data: Any) -> None:
+                if transport.get_extra_info("sockname")[1] == server_port:
+                    self.count += 1
+                original_lines(transport, data)
+
+            monkeypatch.setattr(selector_events._SelectorSocketTransport, "writelines", writelines)
 
 
 def _hold_the_loop_until_done(client: Any, job: Any) -> None:
