@@ -33,7 +33,11 @@ async def _receive_until(ws: Any, kind: str) -> list[dict[str, Any] | bytes]:
     return items
 
 
-async def test_a_fully_queued_utterance_goes_out_in_one_write_each_message_whole(worker, monkeypatch):
+async def _fully_made_utterance(
+    worker: Any, monkeypatch: Any, sentences: list[str], **config: Any
+) -> tuple[ToneEngine, int, list[dict[str, Any] | bytes]]:
+    """One utterance whose sentences are all queued and made while the loop is held: the writes to the
+    socket from then on, and every message received."""
     engine = ToneEngine(chunk_seconds=0.05)
     engine.gate = threading.Event()
     client = await worker(engine)
@@ -48,24 +52,27 @@ async def test_a_fully_queued_utterance_goes_out_in_one_write_each_message_whole
     monkeypatch.setattr(utterance, "start_speech", recorded)
     ws = await client.session.ws_connect(client.make_url("/v1/audio/speech/stream"))
     try:
-        await ws.send_json({"type": "session.config", "voice": "default", "model": "tts-1"})
+        await ws.send_json({"type": "session.config", "voice": "default", "model": "tts-1", **config})
         assert (await _receive(ws))["type"] == "session.configured"
-        await ws.send_json({"type": "input.text", "text": " ".join(SENTENCES)})
+        await ws.send_json({"type": "input.text", "text": " ".join(sentences)})
         await ws.send_json({"type": "input.done"})
         items = await _receive_until(ws, "audio.start")  # sentence 0 runs; the engine waits on the gate
         async with asyncio.timeout(seconds(10)):
-            while len(runs) < len(SENTENCES):  # every sentence queued
+            while len(runs) < len(sentences):  # every sentence queued
                 await asyncio.sleep(0.01)
         writes = WriteCount(monkeypatch, client.port)
         engine.gate.set()
         for run in runs:
             _hold_the_loop_until_done(client, run.job)
         items += await _receive_until(ws, "session.done")
-        written = writes.count
+        return engine, writes.count, items
     finally:
         engine.gate.set()
         await ws.close()
 
+
+async def test_a_fully_queued_utterance_goes_out_in_one_write_each_message_whole(worker, monkeypatch):
+    engine, written, items = await _fully_made_utterance(worker, monkeypatch, SENTENCES)
     assert written == 1
     events = [item for item in items if isinstance(item, dict)]
     assert [e["type"] for e in events] == [
@@ -88,6 +95,17 @@ async def test_a_fully_queued_utterance_goes_out_in_one_write_each_message_whole
         expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
         assert pcm[index] == expected
     assert sum(map(len, pcm.values())) < BURST_BYTES
+
+
+async def test_whole_sentence_frames_go_out_once_a_burst_holds_64_kib(worker, monkeypatch):
+    """`stream_audio: false`: each sentence is one frame (about 1 s: 49 KB); a burst is written once it
+    holds 64 KiB, so a reader that has stopped finds no more than that and a sentence waiting."""
+    sentences = ["가" * 50 + ".", "나" * 50 + ".", "다" * 50 + "."]
+    engine, written, items = await _fully_made_utterance(worker, monkeypatch, sentences, stream_audio=False)
+    frames = [item for item in items if isinstance(item, bytes)]
+    for frame, text in zip(frames, sentences, strict=True):
+        assert frame == to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+    assert written == 2  # sentences 0 and 1 (over 64 KiB), then sentence 2 with the rest
 
 
 async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole(worker, monkeypatch):

@@ -150,8 +150,8 @@ class Utterance:
             if after is not None:  # the previous utterance's audio goes first; its failure is its own
                 await asyncio.wait([after])
             while True:
-                if self._queue.empty():  # what was made goes out before the pump waits for more
-                    await self._flush()
+                if self._queue.empty() or self._burst.full:  # what was made goes out before the pump
+                    await self._flush()  # waits for more, or once it holds 64 KiB (a whole-sentence frame)
                 pending = await self._queue.get()
                 if pending is None:
                     break
