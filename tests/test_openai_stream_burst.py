@@ -33,6 +33,20 @@ async def _receive_until(ws: Any, kind: str) -> list[dict[str, Any] | bytes]:
     return items
 
 
+def _recorded_runs(monkeypatch: Any, module: Any) -> list[SpeechRun]:
+    """The runs `module` starts (its `start_speech`, watched)."""
+    runs: list[SpeechRun] = []
+    start_speech = module.start_speech
+
+    async def recorded(*args: Any, **kwargs: Any) -> SpeechRun:
+        run = await start_speech(*args, **kwargs)
+        runs.append(run)
+        return run
+
+    monkeypatch.setattr(module, "start_speech", recorded)
+    return runs
+
+
 async def _fully_made_utterance(
     worker: Any, monkeypatch: Any, sentences: list[str], **config: Any
 ) -> tuple[ToneEngine, int, list[dict[str, Any] | bytes]]:
@@ -41,15 +55,7 @@ async def _fully_made_utterance(
     engine = ToneEngine(chunk_seconds=0.05)
     engine.gate = threading.Event()
     client = await worker(engine)
-    runs: list[SpeechRun] = []
-    start_speech = utterance.start_speech
-
-    async def recorded(*args: Any, **kwargs: Any) -> SpeechRun:
-        run = await start_speech(*args, **kwargs)
-        runs.append(run)
-        return run
-
-    monkeypatch.setattr(utterance, "start_speech", recorded)
+    runs = _recorded_runs(monkeypatch, utterance)
     ws = await client.session.ws_connect(client.make_url("/v1/audio/speech/stream"))
     try:
         await ws.send_json({"type": "session.config", "voice": "default", "model": "tts-1", **config})
@@ -114,15 +120,7 @@ async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole
     engine = ToneEngine(chunk_seconds=0.05)
     engine.gate = threading.Event()
     client = await worker(engine)
-    runs: list[SpeechRun] = []
-    start_speech = speech.start_speech
-
-    async def recorded(*args: Any, **kwargs: Any) -> SpeechRun:
-        run = await start_speech(*args, **kwargs)
-        runs.append(run)
-        return run
-
-    monkeypatch.setattr(speech, "start_speech", recorded)
+    runs = _recorded_runs(monkeypatch, speech)
     text = "가" * 30  # 0.6 s in 12 chunks: its deltas fit a burst
     body = {
         "model": "tts-1",
