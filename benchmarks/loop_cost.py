@@ -9,6 +9,9 @@ comparable). Sequential previews leave the engine lanes idle between requests, s
 less from run to run than the open-loop rates of `server_overhead.py` do.
 
     PYTHONPATH=<checkout> python benchmarks/loop_cost.py --previews 300 [--strace]
+
+`--route speech`: the same texts as utterances of `WS /v1/audio/speech/stream` instead (over one socket:
+`input.text` with the sentence, `input.done`, until `session.done`).
 """
 
 from __future__ import annotations
@@ -34,18 +37,47 @@ from server_overhead import preview_texts, ready_ms, start_server
 TRACED = "sendto,recvfrom,read,write,epoll_wait,futex,getpid"
 
 
-async def previews(port: int, count: int, texts: list[str]) -> int:
-    """`count` previews one after another; how many frames (text and binary) came back."""
+async def sequential(
+    url: str, opening: list[dict[str, Any]], asks: Any, last: tuple[str, str], count: int
+) -> int:
+    """`opening`, then `count` requests one after another over one socket (`asks(i)`: the messages of
+    the i-th), each read until a message whose `last[0]` is `last[1]`; how many frames came back."""
     frames = 0
-    async with websockets.connect(f"ws://127.0.0.1:{port}/ws", compression=None, max_size=None) as ws:
+    async with websockets.connect(url, compression=None, max_size=None) as ws:
+        for message in opening:
+            await ws.send(json.dumps(message))
+            await ws.recv()
         for i in range(count):
-            await ws.send(json.dumps({"type": "synth", "text": texts[i % len(texts)]}))
+            for message in asks(i):
+                await ws.send(json.dumps(message))
             while True:
-                message = await ws.recv()
+                frame = await ws.recv()
                 frames += 1
-                if isinstance(message, str) and json.loads(message).get("event") == "done":
+                if isinstance(frame, str) and json.loads(frame).get(last[0]) == last[1]:
                     break
     return frames
+
+
+async def previews(port: int, count: int, texts: list[str]) -> int:
+    """`count` `/ws` previews one after another; how many frames (text and binary) came back."""
+    url = f"ws://127.0.0.1:{port}/ws"
+    return await sequential(
+        url, [], lambda i: [{"type": "synth", "text": texts[i % len(texts)]}], ("event", "done"), count
+    )
+
+
+async def utterances(port: int, count: int, texts: list[str]) -> int:
+    """`count` one-sentence utterances one after another on the speech stream socket; frames back."""
+    url = f"ws://127.0.0.1:{port}/v1/audio/speech/stream"
+    config = [{"type": "session.config", "voice": "default"}]  # answered by session.configured
+
+    def asks(i: int) -> list[dict[str, Any]]:
+        return [{"type": "input.text", "text": texts[i % len(texts)]}, {"type": "input.done"}]
+
+    return await sequential(url, config, asks, ("type", "session.done"), count)
+
+
+ROUTES = {"ws": previews, "speech": utterances}
 
 
 def loop_syscalls(trace: Path, loop_tid: int) -> Counter[str]:
@@ -70,7 +102,8 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         async with aiohttp.ClientSession() as session:
             await ready_ms(session, f"http://127.0.0.1:{port}", time.perf_counter())
         texts = preview_texts()
-        await previews(port, args.warmup, texts)
+        run = ROUTES[args.route]
+        await run(port, args.warmup, texts)
         pid = server.pid
         if args.strace:
             tasks = ",".join(p.name for p in Path(f"/proc/{pid}/task").iterdir())
@@ -78,9 +111,10 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             tracer = subprocess.Popen(command, stderr=subprocess.DEVNULL)
             await asyncio.sleep(1.0)  # attached
         loop_before, all_before = thread_cpu_ms(pid)[pid], process_cpu_ms(pid)
-        frames = await previews(port, args.previews, texts)
+        frames = await run(port, args.previews, texts)
         loop_ms, all_ms = thread_cpu_ms(pid)[pid] - loop_before, process_cpu_ms(pid) - all_before
         result: dict[str, Any] = {
+            "route": args.route,
             "previews": args.previews,
             "frames_per_preview": round(frames / args.previews, 2),
             "loop_cpu_ms_per_preview": round(loop_ms / args.previews, 3),
@@ -112,6 +146,7 @@ def main() -> None:
     )
     parser.add_argument("--previews", type=int, default=300)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--route", choices=sorted(ROUTES), default="ws", help="/ws, or the speech socket")
     parser.add_argument("--strace", action="store_true", help="count the loop thread's syscalls")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()

@@ -62,14 +62,22 @@ class WriteCount:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, server_port: int) -> None:
         self.count = 0
-        original = selector_events._SelectorSocketTransport.write
+        transport_class = selector_events._SelectorSocketTransport
+        names = ["write"] + (
+            ["writelines"] if "writelines" in vars(transport_class) else []
+        )  # (3.12: sendmsg)
+        for name in names:
+            monkeypatch.setattr(
+                transport_class, name, self._counted(getattr(transport_class, name), server_port)
+            )
 
+    def _counted(self, original: Any, server_port: int) -> Any:
         def write(transport: Any, data: Any) -> None:
             if transport.get_extra_info("sockname")[1] == server_port:
                 self.count += 1
             original(transport, data)
 
-        monkeypatch.setattr(selector_events._SelectorSocketTransport, "write", write)
+        return write
 
 
 def _hold_the_loop_until_done(client: Any, job: Any) -> None:

@@ -112,6 +112,11 @@ class Subscription:
             return None
         return self._taken(item)
 
+    def holds(self) -> bool:
+        """Whether the next item (or the end) is already here: taking it will not wait. A reader that
+        writes in bursts writes what it holds before it waits (the speech socket's pump)."""
+        return self._closed or not self._queue.empty()
+
     def _taken(self, item: object) -> LogEntry | AudioChunk:
         if isinstance(item, AudioChunk):
             self._held(-item.samples.size)

@@ -9,7 +9,7 @@ the scheduler's surface used here this small (`submit`, `subscribe`, `cancel`, `
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -141,11 +141,22 @@ class SpeechRun:
         self.reference_fields = ("voice", "voice")
         self.text_field = "input"  # what a refusal of the text itself (EmptyText, UnparsableText) names
 
-    async def audio(self) -> AsyncIterator[np.ndarray]:
+    async def audio(
+        self, before_waiting: Callable[[], Awaitable[None]] | None = None
+    ) -> AsyncIterator[np.ndarray]:
+        """The samples as they come; `before_waiting` is awaited whenever the next item is not here yet
+        (a pump writes what it holds then, as one burst)."""
         failure: WorkerError | None = None
         ended = False
+        subscription = self.subscription
         try:
-            async for item in self.subscription:
+            while True:
+                if before_waiting is not None and not subscription.holds():
+                    await before_waiting()
+                try:
+                    item = await anext(subscription)
+                except StopAsyncIteration:
+                    break
                 if isinstance(item, AudioChunk):
                     self.samples += item.samples.size
                     yield item.samples

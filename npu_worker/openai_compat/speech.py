@@ -29,6 +29,7 @@ from ..protocol import (
 )
 from ..voice_names import DEFAULT_VOICE
 from ..voice_upload import UploadLimits
+from ..ws_server.burst import BURST_BYTES
 from .core import (
     SpeechRun,
     engine_info,
@@ -283,27 +284,41 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     encoder = StreamEncoder(fmt, sample_rate)
     response = web.StreamResponse(headers=SSE_HEADERS)
     started = time.monotonic()
+    waiting: list[bytes] = []  # events made since the last write, written together (as `/ws`'s bursts)
+    size = 0
 
     async def delta(data: bytes) -> None:
+        nonlocal size
         if data:  # flac and mp3 have none before the end: a failure until then is an error response
+            waiting.append(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode()))
+            size += len(waiting[-1])
+            if size >= BURST_BYTES:
+                await flush()
+
+    async def flush() -> None:
+        """The events made so far in one write: called before the audio is waited for, so none waits."""
+        nonlocal size
+        if waiting:
             if not response.prepared:
                 await response.prepare(request)
-            event = sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode())
-            await send_within(request, response, event)
+            data, size = b"".join(waiting), 0
+            waiting.clear()
+            await send_within(request, response, data)
 
     try:
-        async for samples in run.audio():
+        async for samples in run.audio(before_waiting=flush):
             stop_if_caller_gone(request)  # a whole-file format sends no delta until the end
             await delta(await encoder.feed_async(samples))
         stop_if_caller_gone(request)
         await delta(await encoder.finish_async())
+        await flush()
     except WorkerError as error:
         if caller_gone(request):
             return answer_to_gone(response)
-        if not response.prepared:
+        if not response.prepared and not waiting:
             raise
-        await response.write(sse_event(SpeechError(openai_error(error)[0]).encode()))
-        await response.write_eof()
+        await flush()  # the deltas made before the failure, then its event
+        await response.write_eof(sse_event(SpeechError(openai_error(error)[0]).encode()))
         return response
     except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
@@ -321,6 +336,5 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     with contextlib.suppress(ConnectionError):
         if not response.prepared:  # no audio at all
             await response.prepare(request)
-        await response.write(sse_event(done.encode()))
-        await response.write_eof()
+        await response.write_eof(sse_event(done.encode()))  # (one write with the end)
     return response

@@ -26,6 +26,7 @@ from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError, unknown_type
+from ..ws_server.burst import Burst
 from ..ws_server.chunking import schedule_sizes
 from ..ws_server.message_deadline import MessageDeadline, message_deadline, messages
 from ..ws_server.opening import (
@@ -36,6 +37,7 @@ from ..ws_server.opening import (
     let_go,
     open_socket,
     taken,
+    write_burst,
 )
 from ..ws_server.standing import Standing
 from .core import engine_info, loaded_engine
@@ -105,13 +107,14 @@ class SpeechStreamSession:
 
     def __init__(
         self,
+        request: web.Request,
         ws: web.WebSocketResponse,
-        app: web.Application,
         standing: Standing,
         abort: Callable[[], object] | None = None,
         deadline: MessageDeadline | None = None,
     ) -> None:
-        self.ws = ws
+        app = request.app
+        self.request, self.ws = request, ws  # (the request's transport and writer: `send_burst`)
         self.deadline = deadline or MessageDeadline(None, 0.0, lambda *why: None)  # the handler's reading
         # A peer that takes nothing of a frame for this long is gone, as on `/ws` (`opening.taken`).
         self._send_grace = SEND_GRACE_HEARTBEATS * app[SETTINGS_KEY].heartbeat_interval
@@ -164,15 +167,19 @@ class SpeechStreamSession:
             await taken(self.ws.send_frame(body, WSMsgType.TEXT), self._send_grace, self._abort)
 
     async def send_error(self, error: WorkerError, **where: int) -> None:
-        """An `error` message, counted in /metrics as /ws counts its own (unless it relays a section's
-        error event, counted as that event)."""
+        await self.send_json(self.counted_error(error, **where))
+
+    def counted_error(self, error: WorkerError, **where: int) -> bytes:
+        """An `error` message to send, counted in /metrics now as /ws counts its own (unless it relays a
+        section's error event, counted as that event)."""
         if self._metrics is not None and not error.counted:
             self._metrics.count_error(str(error))
-        await self.send_json(error_message(error, **where))
+        return error_message(error, **where)
 
-    async def send_bytes(self, data: bytes) -> None:
+    async def send_burst(self, burst: Burst) -> None:
+        """An utterance's frames in one write (`opening.write_burst`), as `/ws` sends a preview's."""
         async with self._send_lock:
-            await taken(self.ws.send_bytes(data), self._send_grace, self._abort)
+            await write_burst(self.request, self.ws, burst, self._send_grace, self._abort)
 
     async def post(self, text: str, received_at: float) -> None:
         """A client message for `serve`, in order; waits while MAX_HELD_CHARS wait to be handled (the
@@ -322,8 +329,8 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     ws = await open_socket(request)
     deadline = message_deadline(request, ws)
     session = SpeechStreamSession(
+        request,
         ws,
-        request.app,
         Standing(request, ws),
         drop_untaken(request, ws, SEND_GRACE_HEARTBEATS * request.app[SETTINGS_KEY].heartbeat_interval),
         deadline,

@@ -1,6 +1,8 @@
 """One utterance of the speech-stream socket (`stream_ws.py`): its sentences queued as the assembler
 completes them, then played strictly in order by one pump task, on `/ws`'s growing frame schedule over the
-whole utterance, with `first_audio` timed at the frame that carries the audible onset.
+whole utterance, with `first_audio` timed at the frame that carries the audible onset. As `/ws`'s pump
+does, it writes what it has made as one burst of frames (`ws_server/burst.py`) just before it waits
+(for audio, for the next sentence), instead of one write per message.
 
 Apart from the socket's session because it is the part that talks to the scheduler and the audio path;
 the session only opens, feeds and ends utterances.
@@ -18,6 +20,7 @@ import numpy as np
 from ..app_keys import SETTINGS_KEY
 from ..audio import OnsetWatch, to_pcm16
 from ..protocol import QueueFull, SynthParams, WorkerError
+from ..ws_server.burst import Burst
 from ..ws_server.chunking import GrowingChunker
 from .core import SpeechRun, queue_has_room, shutting_down, start_speech
 from .formats import AudioFormat, encode_whole
@@ -77,6 +80,7 @@ class Utterance:
         ] = []  # (start, end, sent_at, sentence) before the onset
         self._stream_samples = 0
         self._first_ready_at: float | None = None
+        self._burst = Burst()  # frames made since the pump last waited: written before it waits again
         self.refused = False  # a sentence found no room in the queue: the rest is not spoken
         self.task = asyncio.get_running_loop().create_task(self._pump(after), name=f"speech-stream-{index}")
 
@@ -145,12 +149,18 @@ class Utterance:
         try:
             if after is not None:  # the previous utterance's audio goes first; its failure is its own
                 await asyncio.wait([after])
-            while (pending := await self._queue.get()) is not None:
+            while True:
+                if self._queue.empty() or self._burst.full:  # what was made goes out before the pump
+                    await self._flush()  # waits for more, or once it holds 64 KiB (a whole-sentence frame)
+                pending = await self._queue.get()
+                if pending is None:
+                    break
                 try:
                     await self._play(pending)
                 finally:
                     self.session.ahead.release()
-            await self.session.send_json(SessionDone(self.index, self.sentences).encode())
+            self._burst.text(SessionDone(self.index, self.sentences).encode())
+            await self._flush()
         except (ConnectionError, RuntimeError):
             self.cancel_runs()  # the socket broke under a send: nobody listens any more
         finally:
@@ -158,52 +168,61 @@ class Utterance:
                 if self._queue.get_nowait() is not None:
                     self.session.ahead.release()
 
+    async def _flush(self) -> None:
+        """Write the burst, if it holds anything. The pump calls this before anything it awaits can
+        wait (the next sentence, the next audio, an encoding), so it never sleeps on unsent frames."""
+        if self._burst:
+            await self.session.send_burst(self._burst)
+
     def cancel_runs(self) -> None:
         for run in self.runs:
             run.cancel()
 
     async def _play(self, pending: Pending) -> None:
         where = {"utterance_index": self.index, "sentence_index": pending.index}
+        session, burst = self.session, self._burst
         if pending.run is None:
             assert pending.error is not None
-            await self.session.send_error(pending.error, **where)
+            burst.text(session.counted_error(pending.error, **where))
             return
-        session = self.session
         fmt = pending.fmt
         start = SentenceStart(self.index, pending.index, pending.text, session.sample_rate, format=fmt.name)
-        await session.send_json(start.encode())
+        burst.text(start.encode())
         sent = {"bytes": 0, "frames": 0}
         streamed = fmt.name == "pcm" and pending.stream_audio
         held: list[np.ndarray] = []
         failed = False
         try:
-            async for samples in pending.run.audio():
+            async for samples in pending.run.audio(before_waiting=self._flush):
                 if streamed:
                     for frame in self._chunker.feed(samples):
-                        await self._send_audio(frame, pcm_bytes(frame), pending.index, sent)
+                        self._add_audio(frame, pcm_bytes(frame), pending.index, sent)
+                    if burst.full:
+                        await self._flush()
                 else:
                     held.append(samples)
         except WorkerError as error:
             failed = True
-            await session.send_error(error, **where)
+            burst.text(session.counted_error(error, **where))
         rest = self._chunker.flush() if streamed else (np.concatenate(held) if held else None)
         if rest is not None and rest.size and not failed:
-            payload = (
-                pcm_bytes(rest) if fmt.name == "pcm" else await encode_file(rest, session.sample_rate, fmt)
-            )
-            await self._send_audio(rest, payload, pending.index, sent)
+            if fmt.name == "pcm":
+                payload = pcm_bytes(rest)
+            else:
+                await self._flush()  # (encoded on a thread: the pump waits)
+                payload = await encode_file(rest, session.sample_rate, fmt)
+            self._add_audio(rest, payload, pending.index, sent)
         if pending.run in self.runs:  # finished: nothing left to cancel (a long utterance holds no history)
             self.runs.remove(pending.run)
         done = SentenceDone(
             self.index, pending.index, sent["bytes"], sent["frames"], session.sample_rate, error=failed
         )
-        await session.send_json(done.encode())
+        burst.text(done.encode())
 
-    async def _send_audio(
-        self, frame: np.ndarray, payload: bytes, sentence: int, sent: dict[str, int]
-    ) -> None:
-        """One binary frame (`payload` encodes `frame`); the onset watch follows the samples."""
-        await self.session.send_bytes(payload)
+    def _add_audio(self, frame: np.ndarray, payload: bytes, sentence: int, sent: dict[str, int]) -> None:
+        """One binary frame into the burst (`payload` encodes `frame`); the onset watch follows the
+        samples."""
+        self._burst.binary(memoryview(payload))
         sent_at = time.monotonic()
         sent["bytes"] += len(payload)
         sent["frames"] += 1
@@ -212,13 +231,14 @@ class Utterance:
             self._unheard.append((start, self._stream_samples, sent_at, sentence))
             onset = self._onset.feed(frame)
             if onset is not None:
-                await self._first_audio(onset)
+                self._first_audio(onset)
             else:
                 self._unheard = [f for f in self._unheard if f[1] > self._onset.dropped]
 
-    async def _first_audio(self, onset: int) -> None:
-        """When the frame holding the audible onset went out, from the fragment that completed the
-        first sentence (`ttfa_ms`) and from the utterance's first fragment (`since_first_text_ms`)."""
+    def _first_audio(self, onset: int) -> None:
+        """When the frame holding the audible onset went out (was put in the burst written at once), from
+        the fragment that completed the first sentence (`ttfa_ms`) and from the utterance's first
+        fragment (`since_first_text_ms`)."""
         carrier = next((f for f in self._unheard if f[0] <= onset < f[1]), self._unheard[-1])
         self._unheard = []
         ready_at = self._first_ready_at if self._first_ready_at is not None else self.first_text_at
@@ -228,4 +248,4 @@ class Utterance:
             ttfa_ms=round((carrier[2] - ready_at) * 1000.0, 1),
             since_first_text_ms=round((carrier[2] - self.first_text_at) * 1000.0, 1),
         )
-        await self.session.send_json(first.encode())
+        self._burst.text(first.encode())

@@ -12,6 +12,7 @@ from typing import Protocol
 from aiohttp import WSCloseCode, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, SETTINGS_KEY
+from .burst import Burst
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +129,24 @@ async def taken(send: Awaitable[None], grace: float, abort: Callable[[], object]
     except TimeoutError:
         abort()
         raise ConnectionResetError(f"the peer took nothing for {grace:g} s") from None
+
+
+async def write_burst(
+    request: web.BaseRequest,
+    ws: web.WebSocketResponse,
+    burst: Burst,
+    grace: float,
+    abort: Callable[[], object],
+) -> None:
+    """The frames a burst holds in one write (`burst.py`), as aiohttp's writer would have made them one by
+    one; then, only if the peer's buffers are full, the wait for it to take them, under `taken`'s
+    deadline (no timer per write otherwise). Both sockets' pumps send this way."""
+    transport = request.transport
+    if ws.closed or transport is None or transport.is_closing():
+        raise ConnectionResetError("Cannot write to closing transport")  # (as aiohttp's writer)
+    transport.write(burst.take())
+    if request.protocol.writing_paused:
+        await taken(request.writer.drain(), grace, abort)
 
 
 async def going_away_step(step: Awaitable[object], seconds: float = GOING_AWAY_SECONDS) -> None:

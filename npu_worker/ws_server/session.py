@@ -36,7 +36,7 @@ from ..protocol import (
 )
 from .burst import Burst
 from .chunking import schedule_sizes
-from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, taken
+from .opening import GOING_AWAY_SECONDS, SEND_GRACE_HEARTBEATS, close_going_away, taken, write_burst
 from .request_stream import RequestStream
 
 if TYPE_CHECKING:
@@ -103,18 +103,10 @@ class WsSession:
             await self._taken(self._ws.send_frame(body, WSMsgType.TEXT))
 
     async def send_burst(self, burst: Burst) -> None:
-        """The frames a burst holds in one write (`burst.py`), as aiohttp's writer would have made them
-        one by one; then, only if the peer's buffers are full, the wait for it to take them, under the
-        same deadline as any send (no timer per write otherwise)."""
+        """The frames a burst holds in one write (`opening.write_burst`)."""
         async with self._send_lock:
-            transport = self._request.transport
-            if self._ws.closed or transport is None or transport.is_closing():
-                raise ConnectionResetError("Cannot write to closing transport")  # (as aiohttp's writer)
-            transport.write(burst.take())
-            if self._request.protocol.writing_paused:
-                await self._taken(self._request.writer.drain())
-            else:
-                self._last_sent = time.monotonic()
+            await write_burst(self._request, self._ws, burst, self._send_grace, self._abort)
+            self._last_sent = time.monotonic()
 
     async def _taken(self, send: Awaitable[None]) -> None:
         """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped."""
