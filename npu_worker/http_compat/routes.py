@@ -173,6 +173,11 @@ async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, 
         gone.cancel()
 
 
+def _answers_at_done(job: Job) -> None:
+    """The handler reads only the job's `done`: its other events need not wake the loop each."""
+    job.answers_at_done = True
+
+
 async def synth(request: web.Request) -> web.Response:
     scheduler = request.app[SCHEDULER_KEY]
     parsed = parse_synth_request(await read_body(request), request.app[LIMITS_KEY])
@@ -180,7 +185,7 @@ async def synth(request: web.Request) -> web.Response:
     # The engine as the job is accepted (submit checks it before any await, so it is this one): with
     # a Redis queue the view of the engines may be empty for a moment by the time the job ends.
     info = scheduler.info
-    job = await scheduler.submit(batch, preview=True)
+    job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done)
     assert info is not None  # submit raised Loading otherwise
     await _wait_done_unless_hung_up(request, scheduler, job)
     final = job.sections[0].final
