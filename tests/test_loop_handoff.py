@@ -6,9 +6,7 @@ import asyncio
 import threading
 import time
 
-from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.jobs.journal import LoopHandoff
-from npu_worker.jobs.model import LogEntry
 from tests.timing import seconds
 
 
@@ -101,23 +99,3 @@ async def test_a_call_with_the_next_wakes_nobody_and_runs_before_the_next_call_i
         while len(ran) < 3:
             await asyncio.sleep(0.001)
     assert ran == [1, 2, 3]
-
-
-async def test_a_synths_events_reach_the_loop_in_one_drain_with_its_done(worker, tmp_path):
-    """A `/synth` answers at its job's `done`; its `start` (from the executor), `synth` and `ok` (from
-    the engine thread) each woke the loop on their own before it, to be read by nobody."""
-    client = await worker()
-    handoff = client.app[SCHEDULER_KEY].journal.handoff
-    drains: list[list[str]] = []  # per drain: the events it published
-    drain = handoff._drain
-
-    def counted() -> None:
-        with handoff._lock:
-            pending = [arg.event for _, arg in handoff._pending if isinstance(arg, LogEntry)]
-        drains.append([type(event).__name__ for event in pending])
-        drain()
-
-    handoff._drain = counted
-    body = {"text": "한 번에.", "output_path": str(tmp_path / "one.wav")}
-    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
-    assert [names for names in drains if names] == [["Start", "Progress", "Progress", "Done"]]
