@@ -95,7 +95,8 @@ def start_server(args: argparse.Namespace, port: int, root: Path) -> subprocess.
         command = [spy, "record", "--threads", "--rate", "250", "-f", "raw", "-o", args.py_spy, "--"]
         command += [sys.executable]
     command += ["-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", str(root / "state")]
-    command += ["--cache-max-bytes", "0", "--output-roots", str(root / "out"), "--log-level", "warning"]
+    cache = str(getattr(args, "cache_max_bytes", 0))  # off unless a caller measures the cache fill
+    command += ["--cache-max-bytes", cache, "--output-roots", str(root / "out"), "--log-level", "warning"]
     # `-m` puts the working directory first on sys.path: run in the measured checkout, not this one.
     return subprocess.Popen(command, cwd=code_root(), env={**os.environ, "PYTHONPATH": str(code_root())})
 

@@ -212,3 +212,24 @@ def test_the_workers_stop_signals_do_not_kill_the_child_under_a_section(engine):
     os.kill(child.pid, signal.SIGTERM)
     got += sum(chunk.size for chunk in chunks)
     assert got > 3 * 1.5 * 24000 and child.alive
+
+
+def read_calls() -> int:
+    """This process's read system calls so far (/proc: every thread, every file)."""
+    with open("/proc/self/io", encoding="ascii") as io_counts:
+        fields = dict(line.split(": ") for line in io_counts.read().splitlines())
+    return int(fields["syscr"])
+
+
+def test_a_frame_comes_off_the_childs_pipe_in_one_read_when_it_is_there_whole():
+    """The engine thread read each frame's 5-byte header, then its audio: two reads a chunk or more,
+    each a release and a retaking of the GIL beside the event loop (a `/synth` of a sentence: 20 reads
+    from the child, 9 now; benchmarks/SERVER_OVERHEAD.md, 2026-12-05 late night)."""
+    child = ChildEspeak()
+    try:
+        before = read_calls()
+        frames = len(list(child.chunks(SynthesisRequest(SENTENCE * 3)))) + 1  # and its END
+        reads = read_calls() - before - 2  # (this function's own two reads of /proc/self/io)
+    finally:
+        child.close()
+    assert frames > 5 and reads < 1.5 * frames, (reads, frames)

@@ -86,3 +86,16 @@ async def test_a_later_call_alone_runs_within_its_time_with_those_queued_behind_
         while len(ran) < 5:
             await asyncio.sleep(0.001)
     assert ran == list(range(5))
+
+
+async def test_a_call_with_the_next_wakes_nobody_and_runs_before_the_next_call_in_order():
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[int] = []
+    await in_thread(lambda: [handoff.with_next(ran.append, n) for n in (1, 2)])
+    await asyncio.sleep(0.05)
+    assert ran == []  # nothing asked the loop to drain
+    await in_thread(lambda: handoff(ran.append, 3))
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 3:
+            await asyncio.sleep(0.001)
+    assert ran == [1, 2, 3]

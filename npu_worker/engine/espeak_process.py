@@ -10,12 +10,14 @@ again for the next one.
 
 from __future__ import annotations
 
+import io
 import logging
 import signal
 import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import cast
 
 import msgspec
 import numpy as np
@@ -46,6 +48,7 @@ from .espeak_lib import EspeakVoice, find_voice
 log = logging.getLogger(__name__)
 
 STOP_SECONDS = 2.0  # a closing child that has not exited by then is killed
+ANSWER_BUFFER_BYTES = 128 * 1024  # the pipe holds 64 KiB: what one read can bring, and more
 # A child that dies of one of these while it reads a request's text crashed on that text (espeak-ng 1.52
 # aborts on "s'" * 100): the text's fault, a 4xx. One killed from outside (SIGKILL: the OOM killer, a
 # person) or that ends otherwise is the worker's, an EngineError.
@@ -67,7 +70,10 @@ class ChildEspeak:
         except OSError as error:
             raise ModelLoadError(f"cannot start espeak-ng's process: {error}") from error
         assert self._process.stdin is not None and self._process.stdout is not None
-        self._requests, self._answers = self._process.stdin.fileno(), self._process.stdout
+        # Buffered: a frame's header and its audio come in one `read` when the pipe holds both (two
+        # or more before, each a release and a retaking of the GIL beside the event loop)
+        self._requests = self._process.stdin.fileno()
+        self._answers = io.BufferedReader(cast(io.RawIOBase, self._process.stdout), ANSWER_BUFFER_BYTES)
         try:
             kind, payload = self._receive()
             if kind == FAILED:

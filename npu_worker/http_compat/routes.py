@@ -41,7 +41,7 @@ from .bodies import (
     json_response,
 )
 from .errors import error_response, expect_continue
-from .hang_up import send_within, until_caller_gone
+from .hang_up import HANG_UP_CHECK_SECONDS, caller_gone, send_within
 from .ndjson import open_stream, stream_job
 from .request_body import read_body
 
@@ -133,18 +133,44 @@ async def ready(request: web.Request) -> web.Response:
     return json_response(Ready(reason is None, reason, waiting), status=200 if reason is None else 503)
 
 
-async def _wait_done(request: web.Request, scheduler: Scheduler, job: Job) -> bool:
+async def _wait_done(
+    request: web.Request, scheduler: Scheduler, job: Job, cancel_if_caller_goes: bool = False
+) -> bool:
     """Until the job's `done` (True). False when the worker shuts down first (its streams are ended
     after the drain, this one with them: a kept batch resumes at the restart); `stream_lost` when its
     events end without one otherwise (with `--queue redis`, a Redis that lost the job, or engine nodes
-    that all failed to load): never an answer that reads as a cancel."""
+    that all failed to load): never an answer that reads as a cancel.
+
+    `cancel_if_caller_goes` (a `/synth`): the caller is looked at every HANG_UP_CHECK_SECONDS while
+    nothing comes, and its job cancelled once it has gone: a caller's RPC timeout must not keep the
+    engine busy with a long text nobody will read. In this task: a second task polling beside it, and
+    a wait for either, cost each call two tasks and their wake-ups (benchmarks/SERVER_OVERHEAD.md,
+    2026-12-05 late night)."""
     subscription = scheduler.subscribe(job)
     waiting = request.app[NDJSON_STREAMS_KEY]
     waiting.add(subscription)
+    look = cancel_if_caller_goes
     try:
-        async for item in subscription:
+        while True:
+            item = subscription.ready()  # what one wake-up brought, without a timer each
+            if item is None:
+                try:
+                    async with asyncio.timeout(HANG_UP_CHECK_SECONDS if look else None):
+                        item = await anext(subscription)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError:
+                    if caller_gone(request):
+                        log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
+                        scheduler.cancel(job.id)
+                        look = False  # then wait for its `done` as before
+                    continue
             if isinstance(item, LogEntry) and isinstance(item.event, Done):
                 return True
+    except asyncio.CancelledError:
+        if cancel_if_caller_goes:
+            scheduler.cancel(job.id)
+        raise
     finally:
         waiting.discard(subscription)
         subscription.close()
@@ -153,23 +179,9 @@ async def _wait_done(request: web.Request, scheduler: Scheduler, job: Job) -> bo
     raise scheduler.stream_lost(job)
 
 
-async def _wait_done_unless_hung_up(request: web.Request, scheduler: Scheduler, job: Job) -> None:
-    """`_wait_done`, cancelling the job if the caller goes (`until_caller_gone`):
-    a caller's RPC timeout must not keep the engine busy with a long text nobody will read."""
-    waiting = asyncio.ensure_future(_wait_done(request, scheduler, job))
-    gone = asyncio.ensure_future(until_caller_gone(request))
-    try:
-        await asyncio.wait([waiting, gone], return_when=asyncio.FIRST_COMPLETED)
-        if not waiting.done():
-            log.info("the /synth caller of job %s hung up; its synthesis stops", job.id)
-            scheduler.cancel(job.id)
-        await waiting
-    except asyncio.CancelledError:
-        scheduler.cancel(job.id)
-        waiting.cancel()
-        raise
-    finally:
-        gone.cancel()
+def _answers_at_done(job: Job) -> None:
+    """The handler reads only the job's `done`: its other events need not wake the loop each."""
+    job.answers_at_done = True
 
 
 async def synth(request: web.Request) -> web.Response:
@@ -179,9 +191,9 @@ async def synth(request: web.Request) -> web.Response:
     # The engine as the job is accepted (submit checks it before any await, so it is this one): with
     # a Redis queue the view of the engines may be empty for a moment by the time the job ends.
     info = scheduler.info
-    job = await scheduler.submit(batch, preview=True)
+    job = await scheduler.submit(batch, preview=True, on_created=_answers_at_done)
     assert info is not None  # submit raised Loading otherwise
-    await _wait_done_unless_hung_up(request, scheduler, job)
+    await _wait_done(request, scheduler, job, cancel_if_caller_goes=True)
     final = job.sections[0].final
     if not isinstance(final, Progress):
         message = final.error if isinstance(final, SectionError) else "Cancelled: the request was cancelled"

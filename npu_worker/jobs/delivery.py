@@ -27,6 +27,7 @@ class SectionAudio:
     trimmed: bool
     key: str
     hit: bytes | None  # the cached wav this section was served from
+    ok: bool = False  # its file is written and its `ok` logged (set by the thread that ended it)
 
     @property
     def cached(self) -> bool:

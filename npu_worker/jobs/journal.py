@@ -80,6 +80,13 @@ class LoopHandoff:
         if due:
             self._drain()
 
+    def with_next(self, callback: Callable[[Any], None], argument: Any) -> None:
+        """Queued in order like a call, but waking nobody: it runs with the next drain, which the next
+        call (or a `later`'s time) brings. For what nobody acts on before a later call's callback
+        (a `/synth`'s `start`, `synth` and `ok`, read at its `done`): each had woken the loop alone."""
+        with self._lock:
+            self._pending.append((callback, argument))
+
     def yield_to_loop(self, timeout: float) -> None:
         """Block this (engine) thread until the loop has run every callback queued so far, or for
         `timeout` seconds at most.
@@ -127,7 +134,10 @@ class Journal(abc.ABC):
             job.next_seq += 1
             apply_event(job, event)
             self.observer.event(job, event)
-            self.handoff(job.publish, entry)
+            if job.answers_at_done and not isinstance(event, Done):
+                self.handoff.with_next(job.publish, entry)  # its `done` follows: one wake-up for all
+            else:
+                self.handoff(job.publish, entry)
         return entry
 
     @abc.abstractmethod

@@ -140,8 +140,8 @@ class Runner:
         """One lane: the sections `next_section` hands out, on `engine`, until it says stop."""
         while (picked := next_section()) is not None:
             job, section = picked
-            self.run_section(job, section, engine)
-            self._section_ended(job)
+            made = self.run_section(job, section, engine)
+            self._section_ended(job, made)
 
     def _load(self) -> bool:
         started = time.monotonic()
@@ -221,10 +221,11 @@ class Runner:
 
     # -- one section ---------------------------------------------------------------------------------
 
-    def run_section(self, job: Job, section: Section, engine: Engine | None = None) -> None:
+    def run_section(self, job: Job, section: Section, engine: Engine | None = None) -> SectionAudio | None:
         """Synthesise one section; what follows (encode, write, `ok`) and its events go through
         `_then(job)`: for a file-only job they run on the finisher thread, in order, while this
-        thread goes on to the next section."""
+        thread goes on to the next section. Returns the audio to put in the cache once the section
+        has ended (`_section_ended`), if any."""
         then = self._then(job)
         started, paused_before = time.monotonic(), self.paused_seconds
 
@@ -237,13 +238,16 @@ class Runner:
             self._check_section(job, section)
             audio = self._synthesise(job, section, engine or self.engine)
             if audio is None:  # cancelled mid-section
-                return
+                return None
             seconds = own_seconds()
+            kept = None
             if not audio.cached and self._caches(job, section):
-                self._unkept[audio.key] = audio  # until `_finish` has put it in the cache
+                self._unkept[audio.key] = kept = audio  # until `_keep` has put it in the cache
             then(self._finish, job, section, audio, seconds)
+            return kept
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
             then(self._fail, job, section, exc)
+            return None
         finally:
             self.observer.section_ran(job, own_seconds())
 
@@ -266,13 +270,6 @@ class Runner:
 
     def _finish(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         """Write the section's file (encoded once, shared with the cache), then log `ok`."""
-        try:
-            self._finish_section(job, section, audio, seconds)
-        finally:
-            if self._unkept.get(audio.key) is audio:
-                del self._unkept[audio.key]
-
-    def _finish_section(self, job: Job, section: Section, audio: SectionAudio, seconds: float) -> None:
         started = time.monotonic()
         try:
             if section.output_path is not None:
@@ -293,11 +290,23 @@ class Runner:
             )
             self.journal.append(job, done)
             self.stats.section_ok(audio.cached)
+            audio.ok = True
         except Exception as exc:  # noqa: BLE001 - reported as the section's error
             self._fail(job, section, exc)
-            return
-        if not audio.cached and self._caches(job, section):
-            self.cache.put(audio.key, audio.raw_wav)  # after `ok`: off the caller's critical path
+
+    def _keep(self, audio: SectionAudio) -> None:
+        """Put a section that ended `ok` in the cache: after its job's `done`, when that is its last
+        section, since a `/synth` answers at `done` (an fsync of the entry and its write came before
+        that answer; benchmarks/SERVER_OVERHEAD.md, 2026-12-05 late night). Meanwhile `_unkept` serves the
+        same text said again."""
+        try:
+            if audio.ok:
+                self.cache.put(audio.key, audio.raw_wav)
+        except Exception:  # noqa: BLE001 - the cache is an aid: the section is `ok`, the lane goes on
+            log.exception("the synthesis cache could not keep a section")
+        finally:
+            if self._unkept.get(audio.key) is audio:
+                del self._unkept[audio.key]
 
     def _counted(self, job: Job, path: str, size: int) -> contextlib.AbstractContextManager[None]:
         """The write counted against --jobs-max-bytes (WriteFailed when it cannot make room)."""
@@ -312,11 +321,14 @@ class Runner:
         self.journal.append(job, SectionError(section.idx, str(exc)))
         self.stats.section_failed()
 
-    def _section_ended(self, job: Job) -> None:
+    def _section_ended(self, job: Job, made: SectionAudio | None = None) -> None:
         """The engine is done with a section of `job`: a cancel no longer reaches it; the job ends
-        (`done`) after the section's own end, in the same order."""
+        (`done`) after the section's own end, in the same order; then what it `made` is cached."""
         self.admission.section_made(job)
-        self._then(job)(self._close_section, job)
+        then = self._then(job)
+        then(self._close_section, job)
+        if made is not None:
+            then(self._keep, made)
 
     def _close_section(self, job: Job) -> None:
         if self.admission.section_done(job):
@@ -392,8 +404,8 @@ class Runner:
         while (picked := admission.preempting_section(job)) is not None:
             started = time.monotonic()
             preview, section = picked
-            self.run_section(preview, section)
-            self._section_ended(preview)
+            made = self.run_section(preview, section)
+            self._section_ended(preview, made)
             self.paused_seconds += time.monotonic() - started
 
     def publish_audio(self, job: Job, chunk: AudioChunk) -> None:

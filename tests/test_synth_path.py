@@ -1,0 +1,53 @@
+"""What one `/synth` costs the event loop: its events' hand-offs and its tasks (real worker, real
+socket; benchmarks/SERVER_OVERHEAD.md, 2026-12-05 late night, counts them with `loop_cost.py --route
+synth`)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.jobs.model import LogEntry
+from tests.timing import seconds, until
+from tests.tone_engine import ToneEngine
+
+
+async def test_a_synths_events_reach_the_loop_in_one_drain_with_its_done(worker, tmp_path):
+    """A `/synth` answers at its job's `done`; its `start` (from the executor), `synth` and `ok` (from
+    the engine thread) each woke the loop on their own before it, to be read by nobody."""
+    client = await worker()
+    handoff = client.app[SCHEDULER_KEY].journal.handoff
+    drains: list[list[str]] = []  # per drain: the events it published
+    drain = handoff._drain
+
+    def counted() -> None:
+        with handoff._lock:
+            pending = [arg.event for _, arg in handoff._pending if isinstance(arg, LogEntry)]
+        drains.append([type(event).__name__ for event in pending])
+        drain()
+
+    handoff._drain = counted
+    body = {"text": "한 번에.", "output_path": str(tmp_path / "one.wav")}
+    assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    assert [names for names in drains if names] == [["Start", "Progress", "Progress", "Done"]]
+
+
+async def test_a_synth_waits_in_its_own_task_alone(worker, tmp_path):
+    """The handler waited on two tasks more, one reading the job's events and one polling every 0.2 s
+    whether the caller had gone (two task starts, their wake-ups and their cancels a call). It still
+    notices a caller gone within that time (test_server_limits.py): in its own task."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()  # the section is held at its first chunk
+    client = await worker(engine)
+    body = {"text": "기다리는 동안.", "output_path": str(tmp_path / "one.wav")}
+    answer = asyncio.create_task(client.post("/synth", json=body))
+    try:
+        await until(lambda: engine.calls, "the section to start")
+        await asyncio.sleep(0.3)  # more than one look at the caller
+        names = {getattr(task.get_coro(), "__qualname__", "") for task in asyncio.all_tasks()}
+        assert not names & {"_wait_done", "until_caller_gone"}, names
+    finally:
+        engine.gate.set()
+    async with asyncio.timeout(seconds(10)):
+        assert (await (await answer).json())["status"] == "ok"
