@@ -11,7 +11,7 @@ from typing import Any
 
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.openai_compat import speech, utterance
+from npu_worker.openai_compat import formats, speech, utterance
 from npu_worker.openai_compat.core import SpeechRun
 from npu_worker.ws_server.burst import BURST_BYTES
 from tests.test_ws_burst import WriteCount, _hold_the_loop_until_done
@@ -149,3 +149,85 @@ async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole
     assert [e["type"] for e in events] == ["speech.audio.delta"] * 12 + ["speech.audio.done"]
     pcm = b"".join(base64.b64decode(e["audio"]) for e in events[:-1])
     assert pcm == to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+
+
+async def test_sse_deltas_made_are_written_before_the_end_is_encoded_on_a_thread(worker, monkeypatch):
+    """The encoder's end runs on a thread (a wait for the loop): the deltas made before it are on the
+    wire while it runs, not held until it returns (they were: a whole file's encoding, or a slow
+    thread pool, delayed every event of a fully made answer)."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    runs = _recorded_runs(monkeypatch, speech)
+    ending, released = threading.Event(), threading.Event()
+    finish = formats.StreamEncoder.finish
+
+    def held_finish(self: formats.StreamEncoder) -> bytes:
+        ending.set()
+        released.wait(seconds(20))
+        return finish(self)
+
+    monkeypatch.setattr(formats.StreamEncoder, "finish", held_finish)
+    body = {"model": "tts-1", "input": "가" * 10, "voice": "default", "stream_format": "sse"}
+    body["response_format"] = "pcm"
+    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while not (runs and engine.calls):  # the engine has begun and waits on the gate
+                await asyncio.sleep(0.01)
+        engine.gate.set()
+        _hold_the_loop_until_done(client, runs[0].job)  # every chunk and the end wait for the loop at once
+        async with asyncio.timeout(seconds(5)):  # (the headers came with the first write too)
+            response = await answer
+            first = await response.content.readuntil(b"\n\n")
+        assert await asyncio.to_thread(ending.wait, seconds(5))  # (read before the end was encoded)
+        assert json.loads(first[len(b"data: ") :])["type"] == "speech.audio.delta"
+        released.set()
+        rest = await response.read()
+        assert rest.endswith(b"\n\n") and b"speech.audio.done" in rest
+    finally:
+        released.set()
+        engine.gate.set()
+        answer.cancel()
+
+
+async def test_sse_opus_deltas_made_are_written_before_the_next_chunk_is_encoded(worker, monkeypatch):
+    """Opus is encoded as it goes, each chunk on a thread: a delta made is on the wire while the next
+    chunk is encoded, though that chunk was already here (it was held until the whole answer was)."""
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    runs = _recorded_runs(monkeypatch, speech)
+    encoding, released = threading.Event(), threading.Event()
+    feed, made = formats.StreamEncoder.feed, []
+
+    def held_feed(self: formats.StreamEncoder, samples: Any) -> bytes:
+        if made:  # a delta was made: this next chunk's encoding waits for the test
+            encoding.set()
+            released.wait(seconds(20))
+        data = feed(self, samples)
+        made.extend([data] if data else [])
+        return data
+
+    monkeypatch.setattr(formats.StreamEncoder, "feed", held_feed)
+    body = {"model": "tts-1", "input": "가" * 30, "voice": "default", "stream_format": "sse"}
+    body["response_format"] = "opus"
+    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while not (runs and engine.calls):  # the engine has begun and waits on the gate
+                await asyncio.sleep(0.01)
+        engine.gate.set()
+        _hold_the_loop_until_done(client, runs[0].job)  # every chunk waits for the loop at once
+        async with asyncio.timeout(seconds(5)):  # (the headers came with the first write too)
+            response = await answer
+            first = await response.content.readuntil(b"\n\n")
+        assert await asyncio.to_thread(encoding.wait, seconds(5))  # (read before the next was encoded)
+        assert json.loads(first[len(b"data: ") :])["type"] == "speech.audio.delta"
+        released.set()
+        rest = await response.read()
+        assert rest.endswith(b"\n\n") and b"speech.audio.done" in rest
+    finally:
+        released.set()
+        engine.gate.set()
+        answer.cancel()

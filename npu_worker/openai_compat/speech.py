@@ -308,8 +308,11 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     try:
         async for samples in run.audio(before_waiting=flush):
             stop_if_caller_gone(request)  # a whole-file format sends no delta until the end
+            if encoder.encodes_as_it_goes:
+                await flush()  # (opus is encoded on a thread: the deltas made go out before it waits)
             await delta(await encoder.feed_async(samples))
         stop_if_caller_gone(request)
+        await flush()  # the end is encoded on a thread too (a whole flac or mp3 file: the most time)
         await delta(await encoder.finish_async())
         await flush()
     except WorkerError as error:
