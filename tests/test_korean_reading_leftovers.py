@@ -267,3 +267,29 @@ def test_eulers_number_to_the_power_t_is_no_transpose(written, said):
 )
 def test_an_arrow_whose_right_side_goes_on_in_english_words_is_a_step(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("18 U.S.C. § 1030 위반", "18 U.S.C. 1030절 위반"),  # it was 103절0: the last digit cut off
+        ("§ 2020", "2020절"),
+        ("§ 3", "3절"),
+        ("§ 12345", "§ 12345"),
+        ("§ 3-5", "§ 3-5"),
+    ],
+)
+def test_a_four_digit_section_is_read_whole(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("문의: kp@60fps.net", "문의: kp@60fps.net"),  # an e-mail's "@": it was kp 60fps.net
+        ("admin1@60hz.com", "admin1@60hz.com"),
+        ("4K@60Hz.", "4K 60 헤르츠."),  # a display mode ending a sentence
+    ],
+)
+def test_an_at_sign_before_a_rate_in_an_email_address_is_kept(written, said):
+    assert spoken(written) == said
