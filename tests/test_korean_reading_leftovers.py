@@ -240,3 +240,56 @@ def test_a_brackets_power_and_a_superscript_transpose_are_read(written, said):
 def test_a_footnote_after_a_bracket_and_a_numbers_power_read_as_before(written, said):
     """A superscript after a bracket is a footnote's mark, no power."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("e^T", "e의 T제곱"),  # Euler's number to the power T: it was e의 전치
+        ("온도 T에서 e^T 배", "온도 T에서 e의 T제곱 배"),
+        ("eᵀ", "e의 T제곱"),
+        ("벡터 be^T", "벡터 be의 전치"),  # a name ending in "e" is no Euler's number
+        ("E^T", "E의 전치"),
+    ],
+)
+def test_eulers_number_to_the_power_t_is_no_transpose(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("state s -> state t", "state s에서 state t"),  # a transition: it was s->state t, read as code
+        ("s -> goal state 로 간다", "s에서 goal state 로 간다"),
+        ("p -> next 를 따라간다", "p->next 를 따라간다"),  # a pointer's member, as in the branch
+        ("p -> next;", "p->next;"),
+    ],
+)
+def test_an_arrow_whose_right_side_goes_on_in_english_words_is_a_step(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("18 U.S.C. § 1030 위반", "18 U.S.C. 1030절 위반"),  # it was 103절0: the last digit cut off
+        ("§ 2020", "2020절"),
+        ("§ 3", "3절"),
+        ("§ 12345", "§ 12345"),
+        ("§ 3-5", "§ 3-5"),
+    ],
+)
+def test_a_four_digit_section_is_read_whole(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("문의: kp@60fps.net", "문의: kp@60fps.net"),  # an e-mail's "@": it was kp 60fps.net
+        ("admin1@60hz.com", "admin1@60hz.com"),
+        ("4K@60Hz.", "4K 60 헤르츠."),  # a display mode ending a sentence
+    ],
+)
+def test_an_at_sign_before_a_rate_in_an_email_address_is_kept(written, said):
+    assert spoken(written) == said

@@ -47,8 +47,10 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # English "A^T" A transpose; "11-12pm", "12-2pm", "9-6pm" each hour in its half of the day;
 # "3 명한테", "3 살짜리", "3 시경" 세 (삼); English "O²⁻" no power; "p → q" p면 q; "(2) 식을" no list mark; "금리↑ → 투자↓" 증가에서;
 # 7: Korean "A^T" A의 전치, "Aᵀ", "(AB)^T" too, "f(x)^2" f(x)의 2제곱; "매출▲3%" 매출 증가 3 퍼센트;
-# "Step 1. 준비", "Q1. 무엇인가요?" one sentence, the label's number with a pause; "3.2명/10만 명" 10만 명당 3.2명; "§ 3" 3절, "№ 5" 넘버 파이브; kana left out; "p -> next" code, not p에서 next; "dV/dt" 디브이 디티; "4K@60Hz" no "at sign").
-AUDIO_REVISION = 7
+# "Step 1. 준비", "Q1. 무엇인가요?" one sentence, the label's number with a pause; "3.2명/10만 명" 10만 명당 3.2명; "§ 3" 3절, "№ 5" 넘버 파이브; kana left out; "p -> next" code, not p에서 next; "dV/dt" 디브이 디티; "4K@60Hz" no "at sign";
+# 8: Korean "e^T" e의 T제곱 again (Euler's number, no transpose); "state s -> state t" s에서 state t (a step, no code);
+# "§ 1030" 1030절 (not 103절0); "kp@60fps.net" an e-mail, its "@" kept).
+AUDIO_REVISION = 8
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

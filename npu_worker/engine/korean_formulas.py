@@ -70,9 +70,13 @@ _VULGAR = {"½": (1, 2), "⅓": (1, 3), "⅔": (2, 3), "¼": (1, 4), "¾": (3, 4
 VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: English "a half"
 
 
+# A letter whose "^T" is its transpose: not Euler's number, a lone "e" ("e^T", e의 T제곱, was e의 전치).
+_TRANSPOSED = re.compile(r"(?!(?<![A-Za-z\d])e(?![A-Za-z\d]))[A-Za-z]")
+
+
 def power(match: re.Match[str]) -> str:
     exponent = match.group(1) or match.group(3) or match.group(2).translate(_SUPERSCRIPT)
-    if exponent == "T" and (match.string[match.start() - 1].isalpha() or match.group(3)):
+    if exponent == "T" and (match.group(3) or _TRANSPOSED.match(match.string, match.start() - 1)):
         return "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
     return f"의 {exponent}제곱"
 

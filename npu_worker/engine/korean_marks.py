@@ -61,12 +61,14 @@ _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 _KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]{1,64}")
 # A section sign before its number, "§ 3", "§3.2" (espeak said nothing for it): the section, 3절, 3.2절.
 # Not a range of them, "§§ 3-5", "§ 3-5" (left as before: it was 3절-5).
-_SECTION_NUMBER = re.compile(r"(?<!§)§ ?(\d{1,3}(?:\.\d{1,3}){0,3})(?![\d.]\d| ?[-–~] ?\d)")
+# A code's four-digit section whole, "18 U.S.C. § 1030": 1030절 (it was 103절0, its last digit cut off).
+_SECTION_NUMBER = re.compile(r"(?<!§)§ ?(\d{1,4}(?:\.\d{1,3}){0,3})(?!\d|\.\d| ?[-–~] ?\d)")
 # A derivative, "dV/dt", "dy/dx" (espeak: 디 브이 "slash" 디티, the English word): each "d" and its letter spelled
 # by name, 디브이 디티, as a lecturer says it; not a word's "d" ("and/dt") nor an operator's "d/dt".
 _DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d([A-Za-z])/d([A-Za-z])(?![A-Za-z\d])")
-# A display mode's "@", "4K@60Hz", "1080p@60fps" (espeak: English "at sign"): a pause, 4K 60 헤르츠; not an e-mail's.
-_AT_RATE = re.compile(r"(?<=[\dKkPp])@(?=\d{1,3}(?:\.\d{1,3})? ?(?:Hz|hz|fps|FPS)(?![A-Za-z]))")
+# A display mode's "@", "4K@60Hz", "1080p@60fps" (espeak: English "at sign"): a pause, 4K 60 헤르츠; not an e-mail's,
+# "kp@60fps.net" (it was kp 60fps.net: a domain goes on after the rate).
+_AT_RATE = re.compile(r"(?<=[\dKkPp])@(?=\d{1,3}(?:\.\d{1,3})? ?(?:Hz|hz|fps|FPS)(?![A-Za-z]|\.[A-Za-z]))")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
