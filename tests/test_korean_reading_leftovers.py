@@ -293,3 +293,38 @@ def test_a_four_digit_section_is_read_whole(written, said):
 )
 def test_an_at_sign_before_a_rate_in_an_email_address_is_kept(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences", "said"),
+    [
+        # it was cut after "Unit 3.", which the spoken form read as a label with its pause
+        ("Lesson 5. Unit 3. 문법", ["Lesson 5. Unit 3. 문법"], "Lesson 5, Unit 3, 문법"),
+        ("Part 2. Chapter 3. 결론", ["Part 2. Chapter 3. 결론"], "Part 2, Chapter 3, 결론"),
+        (
+            "끝났습니다. Week 2. Day 3. 실습",
+            ["끝났습니다.", "Week 2. Day 3. 실습"],
+            "끝났습니다. Week 2, Day 3, 실습",
+        ),
+    ],
+)
+def test_chained_labels_are_one_run_of_labels_split_and_said_alike(text, sentences, said):
+    assert split_sentences(text) == sentences
+    assert streamed(text, 3) == sentences
+    assert spoken(text) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences", "said"),
+    [
+        # inside a sentence the chain opens nothing: each label still ends its sentence, as it is read
+        ("정답은 Q1. Q2. 다음", ["정답은 Q1.", "Q2.", "다음"], "정답은 Q원. Q투. 다음"),
+        ("총 Part 2. Unit 3. 끝", ["총 Part 2.", "Unit 3.", "끝"], "총 Part 2. Unit 3. 끝"),
+        # a bare list mark after a label is no label: cut there, and read with its sentence's end
+        ("Lesson 5. 1. 문법", ["Lesson 5. 1.", "문법"], "Lesson 5, 1. 문법"),
+    ],
+)
+def test_labels_after_a_sentences_words_still_end_it(text, sentences, said):
+    assert split_sentences(text) == sentences
+    assert streamed(text, 3) == sentences
+    assert spoken(text) == said

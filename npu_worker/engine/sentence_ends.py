@@ -35,10 +35,12 @@ _LIST_MARK = (
 )
 # ... and a step's, a part's, a chapter's or a question's number with its label, "Step 1. 준비", "Part 2. 실습",
 # "Chapter 3. 결론", "Q1. 무엇인가요?" (each was cut after the label, a falling tone and a pause before its title), a
-# Markdown bullet's "- Step 1. 준비" too.
+# Markdown bullet's "- Step 1. 준비" too; labels chained, "Lesson 5. Unit 3. 문법", are one run of them (it was cut
+# after "Unit 3.", which its spoken form read as a label with its pause), as far as `LOOK_BACK` reaches.
 LIST_LABEL = r"(?:(?:Step|STEP|Part|PART|Chapter|CHAPTER|Lesson|Unit|Week|Day|Stage|Phase) ?|Q)"
 _LIST_NUMBER_BEFORE = re.compile(
-    rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*(?:#{{1,6}}[ \t]+)?(?:{_LIST_MARK}|(?:[-*+•▪◦][ \t]+)?{LIST_LABEL}\d{{1,2}})$"
+    rf"(?:^|\n|[^\d\s][.!?…][\"'”’)\]]*\s)[ \t]*(?:#{{1,6}}[ \t]+)?"
+    rf"(?:{_LIST_MARK}|(?:[-*+•▪◦][ \t]+)?(?:{LIST_LABEL}\d{{1,2}}\.[ \t]+){{0,2}}{LIST_LABEL}\d{{1,2}})$"
 )
 _WORD_NEXT = re.compile(r"\s+[*_]{0,3}(?:[^\W_]|[\"'“‘(\[「『])")  # a letter or digit, a quote or bracket
 _WORD_NEXT_SO_FAR = re.compile(r"\s+[*_]{0,3}")  # ... as far as it has arrived
