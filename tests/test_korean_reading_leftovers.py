@@ -328,3 +328,45 @@ def test_labels_after_a_sentences_words_still_end_it(text, sentences, said):
     assert split_sentences(text) == sentences
     assert streamed(text, 3) == sentences
     assert spoken(text) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("§3.2절 참고", "3 점 이절 참고"),  # the sign and the word both written: it was 3 점 이절절
+        ("§ 3.2절 참고", "3 점 이절 참고"),
+        ("§ 3절에서", "3절에서"),
+        ("§3.2 참고", "3 점 이절 참고"),  # either spacing, with the word or without: 3.2절 as it is written
+        ("§ 3.2 참고", "3 점 이절 참고"),
+        ("3.2절 참고", "3 점 이절 참고"),
+    ],
+)
+def test_a_section_sign_reads_its_number_as_one_section_however_written(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("§ 3 절차", "3절 절차"),  # a word after a space is another word: its section is said
+        ("§§ 3-5절", "§§ 3-5절"),  # a range is left as before
+    ],
+)
+def test_a_section_signs_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences", "said"),
+    [
+        # "Q3" is read as its letter and English digit wherever it stands (a question's number on a slide, "Q1.
+        # 무엇인가요?"); a quarter is written "3Q" (3분기) in Korean reports
+        ("Q3 실적", ["Q3 실적"], "Q쓰리 실적"),
+        ("Q3. 매출이 늘었다", ["Q3. 매출이 늘었다"], "Q쓰리, 매출이 늘었다"),
+        ("올해 Q3. 매출이 늘었다", ["올해 Q3.", "매출이 늘었다"], "올해 Q쓰리. 매출이 늘었다"),
+        ("3Q 실적", ["3Q 실적"], "3분기 실적"),
+    ],
+)
+def test_q_and_a_digit_reads_alike_alone_and_as_a_label(text, sentences, said):
+    assert split_sentences(text) == sentences
+    assert spoken(text) == said

@@ -62,7 +62,8 @@ _KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uf
 # A section sign before its number, "§ 3", "§3.2" (espeak said nothing for it): the section, 3절, 3.2절.
 # Not a range of them, "§§ 3-5", "§ 3-5" (left as before: it was 3절-5).
 # A code's four-digit section whole, "18 U.S.C. § 1030": 1030절 (it was 103절0, its last digit cut off).
-_SECTION_NUMBER = re.compile(r"(?<!§)§ ?(\d{1,4}(?:\.\d{1,3}){0,3})(?!\d|\.\d| ?[-–~] ?\d)")
+# The sign and the word both written, "§3.2절", "§ 3절에서": said once (it was 3 점 이절절).
+_SECTION_NUMBER = re.compile(r"(?<!§)§ ?(\d{1,4}(?:\.\d{1,3}){0,3})(?!\d|\.\d| ?[-–~] ?\d)(?:절)?")
 # A derivative, "dV/dt", "dy/dx" (espeak: 디 브이 "slash" 디티, the English word): each "d" and its letter spelled
 # by name, 디브이 디티, as a lecturer says it; not a word's "d" ("and/dt") nor an operator's "d/dt".
 _DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d([A-Za-z])/d([A-Za-z])(?![A-Za-z\d])")

@@ -38,7 +38,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # "Step 1. 준비", "Q1. 무엇인가요?" one sentence, the label's number with a pause; "3.2명/10만 명" 10만 명당 3.2명; "§ 3" 3절, "№ 5" 넘버 파이브; kana left out; "p -> next" code, not p에서 next; "dV/dt" 디브이 디티; "4K@60Hz" no "at sign": `sentence_ends`, `korean_marks`;
 # 12: Korean "e^T" e의 T제곱 again (Euler's number, no transpose); "state s -> state t" s에서 state t (a step, no code);
 # "§ 1030" 1030절 (not 103절0); "kp@60fps.net" an e-mail, its "@" kept;
-# 13: chained labels "Lesson 5. Unit 3. 문법" one sentence, each label's number with a pause (Unit 3, 문법)).
+# 13: chained labels "Lesson 5. Unit 3. 문법" one sentence, each label's number with a pause (Unit 3, 문법);
+# "§3.2절" 3.2절 once (not 3.2절절)).
 AUDIO_REVISION = 13
 
 
