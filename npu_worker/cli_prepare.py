@@ -97,12 +97,22 @@ def _threads(text: str) -> int:
 
 
 def run_prepare(args: argparse.Namespace) -> int:
+    """Ctrl-C anywhere (importing, compiling, printing the result or an error's line) is one line and
+    130: one that came after `prepare()` returned, or inside the error handler, was a traceback."""
+    hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
+    try:
+        return _prepare(args)
+    except KeyboardInterrupt:  # a line, not a traceback; `serve` refuses what is left
+        print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
+        return 130
+
+
+def _prepare(args: argparse.Namespace) -> int:
     from .engine.providers import QNN_OPTIONS, DeviceUnavailable, RuntimeConfig
     from .engine.zipvoice import model_files, prepare, prepared, qdq, vocoder
     from .engine.zipvoice.runtime import check_buckets
     from .protocol import ModelLoadError, WorkerError
 
-    hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
     # Whatever the umask, no one else may change what `serve` will load: under umask 000 the --out
     # folder came out 0777, was then refused as one others can write in, and was left so.
     os.umask(os.umask(0) | 0o022)
@@ -150,9 +160,6 @@ def run_prepare(args: argparse.Namespace) -> int:
     except (ValueError, WorkerError, DeviceUnavailable, OSError) as exc:  # OSError: a full disk, say
         print(f"npu-worker prepare: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # Ctrl-C: a line, not a traceback; `serve` refuses what is left
-        print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
-        return 130
     size = sum(manifest["sizes"]["compiled"].values())
     print(
         f"prepared {args.out}: {len(manifest['buckets'])} buckets in {manifest['seconds']} s, "

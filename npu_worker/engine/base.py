@@ -53,6 +53,15 @@ class EngineInfo:
 
 
 @dataclass(frozen=True)
+class DecoderCalls:
+    """Decoder calls since the engine loaded, and how many of them ran on the CPU overflow decoder
+    (a bucketed decoder's segment longer than its largest bucket: `device` says the NPU, the CPU did it)."""
+
+    total: int
+    cpu_overflow: int
+
+
+@dataclass(frozen=True)
 class Voice:
     """A reference voice; `ref_wav=None` means the engine's default voice."""
 

@@ -183,10 +183,24 @@ class TtfaFigures(msgspec.Struct):
     count: int
 
 
+class DecoderCallCounts(msgspec.Struct):
+    """A bucketed decoder's calls since the load, and those the CPU overflow decoder ran."""
+
+    total: int
+    cpu_overflow: Annotated[
+        int,
+        Meta(
+            description="calls of a segment that, with its prompt, outgrew the largest bucket: run on "
+            "the CPU, whatever `device` says"
+        ),
+    ]
+
+
 class Health(msgspec.Struct, kw_only=True):
     """GET /health; the first seven fields are fixed, in the order of the user's document (`load_phase`
-    once came between them). With `--queue redis://` the node adds `role`, `node`, `redis` and
-    `cluster`. When the engine failed to load or Redis is unreachable (`status: fail`), the fields of the
+    once came between them). An engine with fixed-shape decoder buckets (ZipVoice on QNN or with
+    `--fixed-shapes`) adds `decoder_calls` once loaded. With `--queue redis://` the node adds `role`,
+    `node`, `redis` and `cluster`. When the engine failed to load or Redis is unreachable (`status: fail`), the fields of the
     fixed error body too: `error`, `traceback`, `fallback`."""
 
     status: Literal["ok", "loading", "fail"]
@@ -211,6 +225,7 @@ class Health(msgspec.Struct, kw_only=True):
     jobs_running: int
     ttfa_ms: TtfaFigures
     queue_backend: Literal["local", "redis"]
+    decoder_calls: DecoderCallCounts | UnsetType = UNSET
     role: str | UnsetType = UNSET
     node: str | UnsetType = UNSET
     redis: Literal["ok", "full", "unreachable"] | UnsetType = UNSET

@@ -29,6 +29,7 @@ from ..protocol import (
 )
 from .bodies import (
     Cancelled,
+    DecoderCallCounts,
     Health,
     JobList,
     JobResult,
@@ -102,6 +103,9 @@ async def health(request: web.Request) -> web.Response:
         ttfa_ms=TtfaFigures(_percentile(ttfa, 0.5), _percentile(ttfa, 0.95), len(ttfa)),
         **queue,
     )
+    calls = scheduler.decoder_calls
+    if calls is not None:  # segments on the CPU overflow decoder, which `device` does not show
+        body.decoder_calls = DecoderCallCounts(calls.total, calls.cpu_overflow)
     if body.redis == "unreachable":  # the shared queue is down: this node cannot take requests
         body.failed(body.error if isinstance(body.error, str) else "QueueUnavailable: Redis is unreachable")
         return json_response(body, status=503)

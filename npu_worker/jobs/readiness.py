@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.base import EngineInfo
+from ..engine.base import DecoderCalls, EngineInfo
 from ..protocol import JobNotFound, Loading, WorkerError
 from .admission import Admission
 from .model import Job, KeptJob
@@ -49,6 +49,10 @@ class Readiness:
     def load_phase(self) -> str | None:
         phase = self.runner.load_phase if self.runner is not None else None
         return phase or self.recovery.phase
+
+    @property
+    def decoder_calls(self) -> DecoderCalls | None:
+        return self.runner.decoder_calls if self.info is not None and self.runner is not None else None
 
     def loading(self) -> WorkerError:
         """The refusal while `info` is None: the engine loads, or the kept jobs are still being read."""

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ..audio import read_wav
-from ..engine.base import Engine, EngineInfo, Interrupted, SynthesisRequest, Voice
+from ..engine.base import DecoderCalls, Engine, EngineInfo, Interrupted, SynthesisRequest, Voice
 from ..paths import PathPolicy
 from ..protocol import (
     EngineError,
@@ -123,6 +123,13 @@ class Runner:
         if self.info is not None or self.load_error is not None:
             return None
         return getattr(self.engine, "load_phase", None)
+
+    @property
+    def decoder_calls(self) -> DecoderCalls | None:
+        """Once loaded: the engine's decoder calls and its CPU overflow's, if it counts them (ZipVoice's buckets)."""
+        if self.info is None:
+            return None
+        return getattr(self.engine, "decoder_calls", None)
 
     @property
     def alive(self) -> bool:

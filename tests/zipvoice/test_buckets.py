@@ -234,3 +234,13 @@ def test_a_prompt_that_fills_the_largest_bucket_is_logged_once(tiny_model_dir, t
             pass
     said = [r.getMessage() for r in caplog.records if "room in the largest decoder bucket" in r.getMessage()]
     assert len(said) == 1 and "(63)" in said[0], said
+
+
+def test_segments_that_fit_a_bucket_count_as_decoder_calls_none_on_the_cpu_overflow(fixed_shape_engine):
+    """/health's `decoder_calls`: the overflow share counts only calls past the largest bucket."""
+    engine = fixed_shape_engine
+    before = engine.decoder_calls
+    for _ in engine.stream(SynthesisRequest("안녕하세요.", seed=2, early_audio=False)):
+        pass
+    after = engine.decoder_calls
+    assert after.total > before.total and after.cpu_overflow == before.cpu_overflow == 0, (before, after)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import io
 import os
 import resource
 import shutil
@@ -311,3 +312,52 @@ def test_a_staging_name_taken_by_a_link_or_a_file_is_cleared_never_followed(qnn_
     assert prepare_in_process(qnn_model_dir, out) == 0
     assert prepared.find(out) is not None and not os.path.lexists(out / prepared.STAGING)
     assert [path.name for path in elsewhere.iterdir()] == ["keep"]
+
+
+class CtrlCWhileWriting(io.StringIO):
+    """A terminal that a Ctrl-C cuts the first write of `words` to (the rest it keeps)."""
+
+    def __init__(self, words: str) -> None:
+        super().__init__()
+        self.words = words
+
+    def write(self, text: str) -> int:
+        if self.words and self.words in text:
+            self.words = ""
+            raise KeyboardInterrupt
+        return super().write(text)
+
+
+def prepare_cut_by_ctrl_c(model_dir: Path, out: Path) -> int:
+    """`prepare_in_process`, with a Ctrl-C that escapes it a failed test (not pytest's own stop)."""
+    try:
+        return prepare_in_process(model_dir, out)
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C escaped `npu-worker prepare`: a traceback, not its one line")
+
+
+def test_ctrl_c_while_the_finished_prepare_prints_its_result_is_the_one_line(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    """The result's lines sat after the try: a Ctrl-C landing once `prepare()` had returned was a
+    KeyboardInterrupt traceback. The real command up to the compile, which is stubbed (no QNN needed)."""
+    out, stderr = tmp_path / "out", io.StringIO()
+    manifest = {"buckets": [63], "seconds": 1.0, "sizes": {"compiled": {"63": 1000}}}
+    monkeypatch.setattr(prepare, "prepare", lambda *args, **kwargs: manifest)
+    monkeypatch.setattr(sys, "stdout", CtrlCWhileWriting(f"prepared {out}"))
+    monkeypatch.setattr(sys, "stderr", stderr)
+    assert prepare_cut_by_ctrl_c(tiny_model_dir, out) == 130
+    assert stderr.getvalue() == f"npu-worker prepare: interrupted; run it again to prepare {out}\n"
+
+
+def test_ctrl_c_while_a_refusal_is_said_is_the_one_line(tiny_model_dir, tmp_path, monkeypatch):
+    """A Ctrl-C inside the refusal's handler escaped the sibling `except KeyboardInterrupt`: a traceback."""
+    out = tmp_path / "out"
+
+    def disk_full(*args: object, **kwargs: object) -> dict[str, object]:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(prepare, "prepare", disk_full)
+    monkeypatch.setattr(sys, "stderr", stderr := CtrlCWhileWriting(os.strerror(errno.ENOSPC)))
+    assert prepare_cut_by_ctrl_c(tiny_model_dir, out) == 130
+    assert stderr.getvalue() == f"npu-worker prepare: interrupted; run it again to prepare {out}\n"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import wave
 from pathlib import Path
@@ -10,14 +11,16 @@ import numpy as np
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import read_wav
-from tests.zipvoice.conftest import engine_settings
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
+from npu_worker.engine.zipvoice.options import ZipVoiceOptions
+from tests.zipvoice.conftest import engine_config, engine_settings
 
 
 def wav_samples(path: str) -> np.ndarray:
     return read_wav(Path(path).read_bytes())[0]
 
 
-async def start(worker, model_dir: Path, tmp_path: Path, **changes):
+async def start(worker, model_dir: Path, tmp_path: Path, engine: object = None, **changes):
     settings = engine_settings(
         model_dir, tmp_path / "state", output_roots=(str(tmp_path), str(model_dir)), **changes
     )
@@ -35,7 +38,7 @@ async def start(worker, model_dir: Path, tmp_path: Path, **changes):
             "output_roots",
         )
     }
-    return await worker(engine=None, **overrides)
+    return await worker(engine=engine, **overrides)
 
 
 async def test_synth_wav_length_follows_the_frame_count(worker, tiny_model_dir, tmp_path):
@@ -146,3 +149,25 @@ async def test_a_text_that_crashes_espeak_fails_its_section_and_the_worker_speak
         )
         assert (await response.json())["status"] == "ok"
     assert (await client.get("/health")).status == 200
+
+
+async def test_health_counts_the_decoder_calls_the_cpu_overflow_decoder_ran(worker, tiny_model_dir, tmp_path):
+    """A prompt that fills the largest bucket sends every segment to the CPU overflow decoder while
+    `device` names the bucketed one (the NPU on QNN): only a one-time log line said so."""
+    config = engine_config(tiny_model_dir, tmp_path / "state", fixed_shapes=True)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(63,))))
+    client = await start(worker, tiny_model_dir, tmp_path, engine=engine)
+    before = (await (await client.get("/health")).json())["decoder_calls"]  # the warm-up sentence's
+    assert before["cpu_overflow"] == before["total"]
+    response = await client.post(
+        "/synth", json={"text": "반갑습니다.", "output_path": str(tmp_path / "a.wav")}
+    )
+    assert (await response.json())["status"] == "ok"
+    after = (await (await client.get("/health")).json())["decoder_calls"]
+    assert after["total"] > before["total"] and after["cpu_overflow"] == after["total"], after
+
+
+async def test_health_has_no_decoder_calls_for_a_dynamic_decoder(worker, tiny_model_dir, tmp_path):
+    """Every call of a dynamic-shape decoder runs on `device`: nothing to count apart."""
+    client = await start(worker, tiny_model_dir, tmp_path)
+    assert "decoder_calls" not in await (await client.get("/health")).json()

@@ -17,7 +17,7 @@ from functools import lru_cache
 import numpy as np
 
 from npu_worker.engine import qnn_targets
-from npu_worker.engine.base import EngineInfo, SynthesisRequest, Voice
+from npu_worker.engine.base import DecoderCalls, EngineInfo, SynthesisRequest, Voice
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.text_form import readable
 from npu_worker.engine.zipvoice import model_files, prepared, runtime, sampler, segment_sizes, synthesis
@@ -80,6 +80,13 @@ class ZipVoiceEngine:
 
     def default_voice(self) -> Voice:
         return self.config.default_voice
+
+    @property
+    def decoder_calls(self) -> DecoderCalls | None:
+        """/health's `decoder_calls`: a bucketed decoder's calls and those the CPU overflow decoder ran
+        (None for a dynamic decoder, whose calls all run on `device`, and before the load)."""
+        decoder = getattr(getattr(self, "models", None), "decoder", None)
+        return decoder.call_counts() if isinstance(decoder, runtime.BucketedDecoder) else None
 
     def check_voice(self, ref_wav: str | None) -> None:
         """UnknownVoice (a 400 before the request queues) for the default voice when the worker was

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from npu_worker.engine import providers
+from npu_worker.engine.base import DecoderCalls
 from npu_worker.engine.interruptible import Calls, GuardedSession
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig, SessionPlacement
 from npu_worker.engine.zipvoice import prepared, swoosh
@@ -121,6 +122,9 @@ class BucketedDecoder:
         self.decoders = {size: Decoder(s, guidance_scale) for size, s in sessions.items()}
         self.overflow = overflow
         self.phase = phase
+        # calls finished (a stopped one is redone), read by /health from another thread: total first
+        self.calls_run = 0
+        self.overflow_calls_run = 0
 
     def set_guidance_scale(self, value: float) -> None:
         for decoder in [*self.decoders.values(), *([self.overflow] if self.overflow else [])]:
@@ -141,10 +145,20 @@ class BucketedDecoder:
         if size is None:
             if self.overflow is None:
                 raise ModelLoadError(f"{frames} frames exceed the largest bucket {self.buckets[-1]}")
-            return self.overflow(t, x, text, speech)
+            velocity = self.overflow(t, x, text, speech)
+            self.calls_run += 1
+            self.overflow_calls_run += 1
+            return velocity
         front, back = padding(frames, size, self.phase)
         inputs = [pad_frames(a, front, back) for a in (x, text, speech)]
-        return self.decoders[size](t, *inputs)[:, front : front + frames]
+        velocity = self.decoders[size](t, *inputs)[:, front : front + frames]
+        self.calls_run += 1
+        return velocity
+
+    def call_counts(self) -> DecoderCalls:
+        """The counts as another thread may read them: the overflow's first, so it never exceeds the total."""
+        cpu_overflow = self.overflow_calls_run
+        return DecoderCalls(self.calls_run, cpu_overflow)
 
 
 def padding(frames: int, size: int, phase: int = PHASE) -> tuple[int, int]:

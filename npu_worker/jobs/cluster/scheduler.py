@@ -18,7 +18,7 @@ from redis.exceptions import OutOfMemoryError
 
 from ...config import Settings
 from ...config_values import shown_url
-from ...engine.base import Engine, EngineInfo
+from ...engine.base import DecoderCalls, Engine, EngineInfo
 from ...protocol import (
     AudioNotFound,
     BatchRequest,
@@ -235,6 +235,13 @@ class ClusterScheduler(Scheduler):
     @property
     def load_phase(self) -> str | None:
         return self.engine_node.runner.load_phase if self.engine_node is not None else None
+
+    @property
+    def decoder_calls(self) -> DecoderCalls | None:
+        """This node's own engine's (an api node's answers run elsewhere: none)."""
+        if self.engine_node is None or self._serves_as_api():
+            return None
+        return self.engine_node.runner.decoder_calls
 
     def queue_size(self) -> int:
         return int(self.heartbeat.view["queue_depth"])
