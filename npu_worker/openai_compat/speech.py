@@ -138,7 +138,9 @@ async def prepare_speech(
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
     with fields_at_fault(speech, params):
-        run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
+        run = await start_speech(
+            scheduler, speech.input, params, max_buffered_seconds=unread_bound, answers_at_done=True
+        )
     run.reference_fields = reference_fields(speech)
     return speech, fmt, run
 
