@@ -16,7 +16,13 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..http_compat.hang_up import caller_gone, send_within, stop_if_caller_gone, until_caller_gone
+from ..http_compat.hang_up import (
+    caller_gone,
+    end_within,
+    send_within,
+    stop_if_caller_gone,
+    until_caller_gone,
+)
 from ..http_compat.request_body import read_body
 from ..protocol import (
     BadRequest,
@@ -240,8 +246,7 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         if not response.prepared:
             response.content_length = len(tail)
             await response.prepare(request)
-        await send_within(request, response, tail)
-        await response.write_eof()
+        await end_within(request, response, tail)
     except WorkerError as error:
         if caller_gone(request):
             return answer_to_gone(response)
@@ -322,8 +327,12 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
             return answer_to_gone(response)
         if not response.prepared and not waiting:
             raise
-        await flush()  # the deltas made before the failure, then its event
-        await response.write_eof(sse_event(SpeechError(openai_error(error)[0]).encode()))
+        try:
+            await flush()  # the deltas made before the failure, then its event
+            await end_within(request, response, sse_event(SpeechError(openai_error(error)[0]).encode()))
+        except ConnectionError as gone:
+            forget_frames(gone)
+            return answer_to_gone(response)
         return response
     except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
@@ -338,8 +347,10 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         elapsed_sec=round(time.monotonic() - started, 3),
         usage=speech_usage(run.job.sections[0].text),
     )
-    with contextlib.suppress(ConnectionError):
+    try:
         if not response.prepared:  # no audio at all
             await response.prepare(request)
-        await response.write_eof(sse_event(done.encode()))  # (one write with the end)
+        await end_within(request, response, sse_event(done.encode()))  # (one write with the end)
+    except ConnectionError as gone:
+        forget_frames(gone)
     return response
