@@ -170,3 +170,49 @@ async def test_a_speech_start_cancelled_while_its_job_is_admitted_leaves_no_job_
     (await held).cancel()
     await until(lambda: scheduler.jobs_running() == 0)
     assert engine.calls == ["앞 글"], engine.calls
+
+
+@pytest.mark.parametrize("stream_format", ["sse", "audio"])
+async def test_a_caller_that_stops_reading_before_the_end_is_given_up_at_the_end(
+    served, monkeypatch, stream_format
+):
+    """The answer's end (`write_eof`: SSE's `speech.audio.done` or `error`, a stream's last chunk)
+    waits for the caller's socket to drain, and was under no deadline: a caller that read nothing more
+    once the audio was sent held its connection and the handler as long as it kept the socket open.
+    (Its buffers are made small, and the worker's side told to wait at any unsent byte, so that the
+    end, not an earlier write, is what finds them full.)"""
+    import json
+    import socket
+    import threading
+
+    from npu_worker.http_compat import hang_up
+
+    monkeypatch.setattr(hang_up, "WRITE_GRACE_SECONDS", 0.5)
+    monkeypatch.setattr(hang_up, "MIN_READ_BYTES_PER_SECOND", 10**12)
+    engine = ToneEngine(chunk_seconds=0.05)
+    engine.gate = threading.Event()
+    listener = await served(engine)
+    body = json.dumps(
+        {"input": "가" * 30, "response_format": "pcm", "stream_format": stream_format}
+    ).encode()  # 0.6 s: 28.8 KB of audio, no write of it large enough to wait for the socket itself
+    client = socket.socket()
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # and it never reads
+    client.setblocking(False)
+    loop = asyncio.get_running_loop()
+    try:
+        await loop.sock_connect(client, ("127.0.0.1", listener.port))
+        head = (
+            "POST /v1/audio/speech HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        )
+        await loop.sock_sendall(client, head.encode() + body)
+        try:
+            await until(lambda: engine.calls, "the synthesis to start")
+            (handler,) = listener.guard.open
+            handler.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            handler.transport.set_write_buffer_limits(high=1)
+        finally:
+            engine.gate.set()
+        await until(lambda: not listener.guard.open, "the worker to give up on the caller")
+    finally:
+        client.close()

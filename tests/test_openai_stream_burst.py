@@ -9,6 +9,8 @@ import json
 import threading
 from typing import Any
 
+import pytest
+
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.openai_compat import formats, speech, utterance
@@ -114,22 +116,16 @@ async def test_whole_sentence_frames_go_out_once_a_burst_holds_64_kib(worker, mo
     assert written == 2  # sentences 0 and 1 (over 64 KiB), then sentence 2 with the rest
 
 
-async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole(worker, monkeypatch):
-    """The headers (aiohttp sends a StreamResponse's at `prepare`), its deltas together, then
-    `speech.audio.done` with the chunked body's end."""
+async def _fully_made_answer(
+    worker: Any, monkeypatch: Any, body: dict[str, Any]
+) -> tuple[ToneEngine, int, bytes]:
+    """One `POST /v1/audio/speech` made whole while the loop is held: the writes to the socket from
+    the engine's start on, and the body received."""
     engine = ToneEngine(chunk_seconds=0.05)
     engine.gate = threading.Event()
     client = await worker(engine)
     runs = _recorded_runs(monkeypatch, speech)
-    text = "가" * 30  # 0.6 s in 12 chunks: its deltas fit a burst
-    body = {
-        "model": "tts-1",
-        "input": text,
-        "voice": "default",
-        "stream_format": "sse",
-        "response_format": "pcm",
-    }
-    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
+    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json={"model": "tts-1", **body}))
     try:
         async with asyncio.timeout(seconds(10)):
             while not (runs and engine.calls):  # the engine has begun and waits on the gate
@@ -139,11 +135,18 @@ async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole
         _hold_the_loop_until_done(client, runs[0].job)
         response = await answer
         data = await response.read()
-        written = writes.count
+        return engine, writes.count, data
     finally:
         engine.gate.set()
         answer.cancel()
 
+
+async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole(worker, monkeypatch):
+    """The headers (aiohttp sends a StreamResponse's at `prepare`), its deltas together, then
+    `speech.audio.done` with the chunked body's end."""
+    text = "가" * 30  # 0.6 s in 12 chunks: its deltas fit a burst
+    body = {"input": text, "voice": "default", "stream_format": "sse", "response_format": "pcm"}
+    engine, written, data = await _fully_made_answer(worker, monkeypatch, body)
     assert written == 3
     events = [json.loads(line[len(b"data: ") :]) for line in data.split(b"\n\n") if line]
     assert [e["type"] for e in events] == ["speech.audio.delta"] * 12 + ["speech.audio.done"]
@@ -151,10 +154,41 @@ async def test_a_fully_made_sse_answer_goes_out_in_three_writes_each_event_whole
     assert pcm == to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
 
 
-async def test_sse_deltas_made_are_written_before_the_end_is_encoded_on_a_thread(worker, monkeypatch):
-    """The encoder's end runs on a thread (a wait for the loop): the deltas made before it are on the
-    wire while it runs, not held until it returns (they were: a whole file's encoding, or a slow
-    thread pool, delayed every event of a fully made answer)."""
+async def test_a_fully_made_audio_stream_goes_out_in_three_writes(worker, monkeypatch):
+    """`stream_format: audio` wrote each chunk on its own (14 writes for these 12): now the headers,
+    the audio made, then the chunked body's end, the same bytes."""
+    text = "가" * 30  # 0.6 s in 12 chunks: 28.8 KB of pcm, within a burst
+    body = {"input": text, "voice": "default", "response_format": "pcm"}
+    engine, written, data = await _fully_made_answer(worker, monkeypatch, body)
+    assert written == 3
+    assert data == to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+
+
+async def test_a_fully_made_long_audio_stream_is_written_in_64_kib_bursts(worker, monkeypatch):
+    """A burst is written once it holds 64 KiB: a reader that has stopped finds no more than that
+    waiting beside what its socket holds (5 s: 240 KB in 100 chunks; one write each, 102 in all)."""
+    text = "가" * 250
+    body = {"input": text, "voice": "default", "response_format": "wav"}
+    engine, written, data = await _fully_made_answer(worker, monkeypatch, body)
+    pcm = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+    assert data[44:] == pcm and data[:4] == b"RIFF"
+    # the headers; 28 chunks of 2 400 bytes reach 64 KiB: 3 bursts, then the last 16 chunks; the end
+    assert written == 1 + 4 + 1
+
+
+async def _first_bytes(response: Any, stream_format: str) -> bytes:
+    if stream_format == "sse":
+        return await response.content.readuntil(b"\n\n")
+    return await response.content.readany()
+
+
+@pytest.mark.parametrize("stream_format", ["sse", "audio"])
+async def test_audio_made_is_written_before_the_end_is_encoded_on_a_thread(
+    worker, monkeypatch, stream_format
+):
+    """The encoder's end runs on a thread (a wait for the loop): the audio made before it is on the
+    wire while it runs, not held until it returns (SSE's deltas were: a whole file's encoding, or a
+    slow thread pool, delayed every event of a fully made answer)."""
     engine = ToneEngine(chunk_seconds=0.05)
     engine.gate = threading.Event()
     client = await worker(engine)
@@ -168,7 +202,7 @@ async def test_sse_deltas_made_are_written_before_the_end_is_encoded_on_a_thread
         return finish(self)
 
     monkeypatch.setattr(formats.StreamEncoder, "finish", held_finish)
-    body = {"model": "tts-1", "input": "가" * 10, "voice": "default", "stream_format": "sse"}
+    body = {"model": "tts-1", "input": "가" * 10, "voice": "default", "stream_format": stream_format}
     body["response_format"] = "pcm"
     answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
     try:
@@ -179,21 +213,28 @@ async def test_sse_deltas_made_are_written_before_the_end_is_encoded_on_a_thread
         _hold_the_loop_until_done(client, runs[0].job)  # every chunk and the end wait for the loop at once
         async with asyncio.timeout(seconds(5)):  # (the headers came with the first write too)
             response = await answer
-            first = await response.content.readuntil(b"\n\n")
+            first = await _first_bytes(response, stream_format)
         assert await asyncio.to_thread(ending.wait, seconds(5))  # (read before the end was encoded)
-        assert json.loads(first[len(b"data: ") :])["type"] == "speech.audio.delta"
         released.set()
         rest = await response.read()
-        assert rest.endswith(b"\n\n") and b"speech.audio.done" in rest
+        if stream_format == "sse":
+            assert json.loads(first[len(b"data: ") :])["type"] == "speech.audio.delta"
+            assert rest.endswith(b"\n\n") and b"speech.audio.done" in rest
+        else:
+            assert (
+                first + rest == to_pcm16(engine.render(SynthesisRequest("가" * 10))).astype("<i2").tobytes()
+            )
     finally:
         released.set()
         engine.gate.set()
         answer.cancel()
 
 
-async def test_sse_opus_deltas_made_are_written_before_the_next_chunk_is_encoded(worker, monkeypatch):
-    """Opus is encoded as it goes, each chunk on a thread: a delta made is on the wire while the next
-    chunk is encoded, though that chunk was already here (it was held until the whole answer was)."""
+@pytest.mark.parametrize("stream_format", ["sse", "audio"])
+async def test_opus_made_is_written_before_the_next_chunk_is_encoded(worker, monkeypatch, stream_format):
+    """Opus is encoded as it goes, each chunk on a thread: what was made is on the wire while the next
+    chunk is encoded, though that chunk was already here (SSE's deltas were held until the whole
+    answer was)."""
     engine = ToneEngine(chunk_seconds=0.05)
     engine.gate = threading.Event()
     client = await worker(engine)
@@ -210,7 +251,7 @@ async def test_sse_opus_deltas_made_are_written_before_the_next_chunk_is_encoded
         return data
 
     monkeypatch.setattr(formats.StreamEncoder, "feed", held_feed)
-    body = {"model": "tts-1", "input": "가" * 30, "voice": "default", "stream_format": "sse"}
+    body = {"model": "tts-1", "input": "가" * 30, "voice": "default", "stream_format": stream_format}
     body["response_format"] = "opus"
     answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
     try:
@@ -221,12 +262,15 @@ async def test_sse_opus_deltas_made_are_written_before_the_next_chunk_is_encoded
         _hold_the_loop_until_done(client, runs[0].job)  # every chunk waits for the loop at once
         async with asyncio.timeout(seconds(5)):  # (the headers came with the first write too)
             response = await answer
-            first = await response.content.readuntil(b"\n\n")
+            first = await _first_bytes(response, stream_format)
         assert await asyncio.to_thread(encoding.wait, seconds(5))  # (read before the next was encoded)
-        assert json.loads(first[len(b"data: ") :])["type"] == "speech.audio.delta"
         released.set()
         rest = await response.read()
-        assert rest.endswith(b"\n\n") and b"speech.audio.done" in rest
+        if stream_format == "sse":
+            assert json.loads(first[len(b"data: ") :])["type"] == "speech.audio.delta"
+            assert rest.endswith(b"\n\n") and b"speech.audio.done" in rest
+        else:
+            assert first.startswith(b"OggS") and rest
     finally:
         released.set()
         engine.gate.set()

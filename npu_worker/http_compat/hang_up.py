@@ -8,7 +8,9 @@ not find out from a failed write until the end: such handlers look here, and sto
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
@@ -63,10 +65,24 @@ async def send_within(request: web.BaseRequest, response: web.StreamResponse, da
     second per MIN_READ_BYTES_PER_SECOND): a write waits while the caller's socket is full, so a caller
     that stops reading would hold its connection (one of `--max-connections`) and what it was sent for
     as long as it keeps the socket open. ConnectionResetError when given up (the connection is closed)."""
-    limit = WRITE_GRACE_SECONDS + len(data) / MIN_READ_BYTES_PER_SECOND
+    async with _written_within(request, len(data)):
+        await response.write(data)
+
+
+async def end_within(request: web.BaseRequest, response: web.StreamResponse, data: bytes = b"") -> None:
+    """`data` with the response's end (`write_eof`), under `send_within`'s deadline: the end waits for
+    the caller's socket to drain even when it adds nothing, so a caller that stopped reading just before
+    it held the handler as long as it kept the socket open."""
+    async with _written_within(request, len(data)):
+        await response.write_eof(data)
+
+
+@contextlib.asynccontextmanager
+async def _written_within(request: web.BaseRequest, size: int) -> AsyncIterator[None]:
+    limit = WRITE_GRACE_SECONDS + size / MIN_READ_BYTES_PER_SECOND
     try:
         async with asyncio.timeout(limit):
-            await response.write(data)
+            yield
     except TimeoutError:
         if request.transport is not None:
             request.transport.abort()

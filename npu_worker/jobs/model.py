@@ -87,8 +87,9 @@ class Job:
     # A later sentence of a stream socket's utterance: its caller already hears that utterance, so it
     # is ordered as a job with audio (a new preview goes first), not as a preview waiting for its first.
     continues: bool = False
-    # Its caller reads only its `done` (a `/synth`, which answers then): its other events reach the loop
-    # with the `done`, one wake-up of the loop for the job's four (journal.py).
+    # Its caller reads only its `done` (a `/synth`, which answers then; an OpenAI speech answer, which
+    # reads its audio and the `done`): its other events reach the loop with the next audio chunk or the
+    # `done`, not on a wake-up each (journal.py).
     answers_at_done: bool = False
     submitted_at: float = field(default_factory=time.monotonic)
     # The monotonic clock at its creation, for a job this process created (`Scheduler.submit`); None for

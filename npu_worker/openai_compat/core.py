@@ -194,6 +194,7 @@ async def start_speech(
     trim_leading_silence: bool = True,
     max_buffered_seconds: float = 30.0,
     continues: bool = False,
+    answers_at_done: bool = False,
 ) -> SpeechRun:
     """Queue `text` as a one-section preview job, listening from before it can run.
 
@@ -201,11 +202,16 @@ async def start_speech(
     dropped as a slow consumer: a live listener (the stream socket) keeps /ws's 30 s; a download of
     one whole text allows that text's worth, since a fast engine can run minutes ahead of any writer.
     `continues`: a later sentence of an utterance already heard (`Job.continues`: a new preview goes first).
+    `answers_at_done`: nothing but the audio and the `done` is awaited (`SpeechRun.audio` reads an
+    `error` only at the end): the job's `start`, `synth` and `ok` reach the loop with what follows
+    them (`Job.answers_at_done`), not each on a wake-up of its own.
 
     A caller cancelled meanwhile (it hung up, its socket closed) does not leave a job running for
     nobody: admission finishes off the loop's task, and the run it gives is cancelled."""
     starting = asyncio.ensure_future(
-        _start_speech(scheduler, text, params, trim_leading_silence, max_buffered_seconds, continues)
+        _start_speech(
+            scheduler, text, params, trim_leading_silence, max_buffered_seconds, continues, answers_at_done
+        )
     )
     try:
         return await asyncio.shield(starting)
@@ -226,11 +232,13 @@ async def _start_speech(
     trim_leading_silence: bool,
     max_buffered_seconds: float,
     continues: bool,
+    answers_at_done: bool,
 ) -> SpeechRun:
     listeners: list[Subscription] = []
 
     def listen(job: Job) -> None:
         job.continues = continues
+        job.answers_at_done = answers_at_done
         listeners.append(
             scheduler.subscribe(job, after=0, audio=True, max_buffered_seconds=max_buffered_seconds)
         )

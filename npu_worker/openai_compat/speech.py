@@ -13,10 +13,17 @@ import traceback
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from aiohttp import web
 
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
-from ..http_compat.hang_up import caller_gone, send_within, stop_if_caller_gone, until_caller_gone
+from ..http_compat.hang_up import (
+    caller_gone,
+    end_within,
+    send_within,
+    stop_if_caller_gone,
+    until_caller_gone,
+)
 from ..http_compat.request_body import read_body
 from ..protocol import (
     BadRequest,
@@ -138,7 +145,9 @@ async def prepare_speech(
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
     with fields_at_fault(speech, params):
-        run = await start_speech(scheduler, speech.input, params, max_buffered_seconds=unread_bound)
+        run = await start_speech(
+            scheduler, speech.input, params, max_buffered_seconds=unread_bound, answers_at_done=True
+        )
     run.reference_fields = reference_fields(speech)
     return speech, fmt, run
 
@@ -220,26 +229,59 @@ def answer_to_gone(response: web.StreamResponse) -> web.StreamResponse:
     return response
 
 
+class JoinedWrites:
+    """An answer's bytes made since its audio last waited, written together: one `write` once they
+    hold BURST_BYTES, or when `flush` is called before anything that can wait (the next audio, an
+    encoding on a thread), so nothing made waits unsent (as `/ws`'s bursts). The response starts at
+    the first write: a failure before it is still an error response."""
+
+    def __init__(self, request: web.Request, response: web.StreamResponse) -> None:
+        self.request = request
+        self.response = response
+        self.waiting: list[bytes] = []
+        self.size = 0
+
+    async def add(self, data: bytes) -> None:
+        if data:
+            self.waiting.append(data)
+            self.size += len(data)
+            if self.size >= BURST_BYTES:
+                await self.flush()
+
+    async def flush(self) -> None:
+        if self.waiting:
+            if not self.response.prepared:
+                await self.response.prepare(self.request)
+            data, self.size = b"".join(self.waiting), 0
+            self.waiting.clear()
+            await send_within(self.request, self.response, data)
+
+    async def feed(self, encoder: StreamEncoder, samples: np.ndarray) -> None:
+        """`samples` encoded and added; what waits is written first when the encoding runs on a
+        thread (opus: the loop could write meanwhile)."""
+        if encoder.encodes_as_it_goes:
+            await self.flush()
+        await self.add(await encoder.feed_async(samples))
+
+
 async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
-    """The encoded audio, written as it is made. The response starts with the first audio, so a
-    failure before it is still a proper error response; after it the connection is cut (no half file)."""
+    """The encoded audio, written as it is made (`JoinedWrites`). The response starts with the first
+    write, so a failure before it is still a proper error response; after it the connection is cut
+    (no half file)."""
     encoder = StreamEncoder(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
     response = web.StreamResponse(headers={"Content-Type": fmt.content_type})
+    writes = JoinedWrites(request, response)
     try:
-        async for samples in run.audio():
+        async for samples in run.audio(before_waiting=writes.flush):
             stop_if_caller_gone(request)  # a whole-file format writes nothing until the end
-            data = await encoder.feed_async(samples)
-            if data:  # flac and mp3 have none before the end: they answer whole, or as an error
-                if not response.prepared:
-                    await response.prepare(request)
-                await send_within(request, response, data)
+            await writes.feed(encoder, samples)
         stop_if_caller_gone(request)
+        await writes.flush()  # the end is encoded on a thread (a whole flac or mp3 file: the most time)
         tail = await encoder.finish_async()
-        if not response.prepared:
+        if not response.prepared:  # flac and mp3 have none before the end: they answer whole
             response.content_length = len(tail)
             await response.prepare(request)
-        await send_within(request, response, tail)
-        await response.write_eof()
+        await end_within(request, response, tail)
     except WorkerError as error:
         if caller_gone(request):
             return answer_to_gone(response)
@@ -256,7 +298,8 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
         return answer_to_gone(response)
     finally:
         encoder.release()
-        data = tail = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
+        writes.waiting.clear()
+        tail = b""  # noqa: F841 - this frame outlives the call in a hung-up caller's traceback
     return response
 
 
@@ -277,6 +320,14 @@ def sse_event(body: bytes) -> bytes:
     return b"data: " + body + b"\n\n"
 
 
+class SseEvents(JoinedWrites):
+    """`JoinedWrites` of an SSE answer: what is added is a delta's audio, written as its event."""
+
+    async def add(self, data: bytes) -> None:
+        if data:  # flac and mp3 have none before the end: a failure until then is an error response
+            await super().add(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode()))
+
+
 async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> web.StreamResponse:
     """`speech.audio.delta` events (base64 audio in the requested format), then `speech.audio.done`;
     a failure after the first event is an `error` event (OpenAI's error object), then the end."""
@@ -284,44 +335,26 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     encoder = StreamEncoder(fmt, sample_rate)
     response = web.StreamResponse(headers=SSE_HEADERS)
     started = time.monotonic()
-    waiting: list[bytes] = []  # events made since the last write, written together (as `/ws`'s bursts)
-    size = 0
-
-    async def delta(data: bytes) -> None:
-        nonlocal size
-        if data:  # flac and mp3 have none before the end: a failure until then is an error response
-            waiting.append(sse_event(SpeechAudioDelta(base64.b64encode(data).decode()).encode()))
-            size += len(waiting[-1])
-            if size >= BURST_BYTES:
-                await flush()
-
-    async def flush() -> None:
-        """The events made so far in one write: called before the audio is waited for, so none waits."""
-        nonlocal size
-        if waiting:
-            if not response.prepared:
-                await response.prepare(request)
-            data, size = b"".join(waiting), 0
-            waiting.clear()
-            await send_within(request, response, data)
-
+    events = SseEvents(request, response)
     try:
-        async for samples in run.audio(before_waiting=flush):
+        async for samples in run.audio(before_waiting=events.flush):
             stop_if_caller_gone(request)  # a whole-file format sends no delta until the end
-            if encoder.encodes_as_it_goes:
-                await flush()  # (opus is encoded on a thread: the deltas made go out before it waits)
-            await delta(await encoder.feed_async(samples))
+            await events.feed(encoder, samples)
         stop_if_caller_gone(request)
-        await flush()  # the end is encoded on a thread too (a whole flac or mp3 file: the most time)
-        await delta(await encoder.finish_async())
-        await flush()
+        await events.flush()  # the end is encoded on a thread too (a whole flac or mp3 file: the most time)
+        await events.add(await encoder.finish_async())
+        await events.flush()
     except WorkerError as error:
         if caller_gone(request):
             return answer_to_gone(response)
-        if not response.prepared and not waiting:
+        if not response.prepared and not events.waiting:
             raise
-        await flush()  # the deltas made before the failure, then its event
-        await response.write_eof(sse_event(SpeechError(openai_error(error)[0]).encode()))
+        try:
+            await events.flush()  # the deltas made before the failure, then its event
+            await end_within(request, response, sse_event(SpeechError(openai_error(error)[0]).encode()))
+        except ConnectionError as gone:
+            forget_frames(gone)
+            return answer_to_gone(response)
         return response
     except ConnectionError as gone:
         log.info("the caller of job %s hung up; its synthesis stops", run.job.id)  # `create_speech` cancels
@@ -336,8 +369,10 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
         elapsed_sec=round(time.monotonic() - started, 3),
         usage=speech_usage(run.job.sections[0].text),
     )
-    with contextlib.suppress(ConnectionError):
+    try:
         if not response.prepared:  # no audio at all
             await response.prepare(request)
-        await response.write_eof(sse_event(done.encode()))  # (one write with the end)
+        await end_within(request, response, sse_event(done.encode()))  # (one write with the end)
+    except ConnectionError as gone:
+        forget_frames(gone)
     return response
