@@ -30,6 +30,9 @@ Run the "before" figures against another checkout by pointing PYTHONPATH at it: 
 the engine factory, Settings and `LeadingSilenceTrimmer`, which both versions have.
 
     PYTHONPATH=. python benchmarks/server_overhead.py --out benchmarks/results/server_overhead_NAME_DATE.json
+
+A narrower run to bisect one figure (about 40 s instead of 100): `--routes synth --rates 20
+--batch-repeats 0` (the report then has no `batch`).
 """
 
 from __future__ import annotations
@@ -203,7 +206,7 @@ async def measure_server(
     spawned = time.perf_counter()
     server = start_server(args, port, root)
     base = f"http://127.0.0.1:{port}"
-    results: dict[str, Any] = {"ws": {}, "synth": {}}
+    results: dict[str, Any] = {name: {} for name in args.routes}
     try:
         async with aiohttp.ClientSession() as session:
             results["health_ready_ms"] = round(await ready_ms(session, base, spawned), 1)
@@ -217,6 +220,8 @@ async def measure_server(
                     ("ws", lambda text, i: ws_request(pool, text)),
                     ("synth", lambda text, i: synth_request(session, base, text, out / f"p{i % 50}.wav")),
                 ):
+                    if name not in args.routes:
+                        continue
                     if name == "ws":  # just before, on the same arrivals: no server, the same load
                         alone = await asyncio.to_thread(
                             lanes_alone, previews, rate, count, int(rate), engine.first_audio_ms
@@ -250,6 +255,8 @@ async def measure_server(
                 walls.append(await batch_request(session, base, sections))
                 cpus.append(process_cpu_ms(pid) - cpu_before)
                 ratios.append(walls[-1] / engines[-1])
+            if not ratios:  # --batch-repeats 0: the rates only
+                return results
             results["batch"] = {
                 "sections": len(sections),
                 "wall_ms": [round(w, 1) for w in walls],
@@ -292,6 +299,9 @@ def main() -> None:
     parser.add_argument("--min-requests", type=int, default=10)
     parser.add_argument("--engine-repeats", type=int, default=3)
     parser.add_argument("--batch-repeats", type=int, default=3)
+    parser.add_argument(
+        "--routes", nargs="+", choices=("ws", "synth"), default=["ws", "synth"], help="which routes to load"
+    )
     parser.add_argument("--py-spy", help="run the server under `py-spy record` (raw stacks to this file)")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
