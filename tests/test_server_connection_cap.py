@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from npu_worker import connection_guard
+from npu_worker import open_connections
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.raw_http import HEALTH_REQUEST, raw_exchange
 from tests.timing import seconds, until
@@ -53,7 +53,7 @@ async def test_over_the_cap_the_longest_arriving_body_is_evicted_and_health_answ
     """Sockets that send their headers at once and then trickle a body were all "in use": at the cap
     a health check was refused for as long as they kept coming back (each for `--body-timeout`). A
     request whose body is in (running) is never the one closed."""
-    monkeypatch.setattr(connection_guard, "SLOW_BODY_SECONDS", 0.0)
+    monkeypatch.setattr(open_connections, "SLOW_BODY_SECONDS", 0.0)
     engine = ToneEngine()
     engine.gate = threading.Event()  # the running /synth stays in use
     listener = await served(engine=engine, max_connections=4, body_timeout=60.0)

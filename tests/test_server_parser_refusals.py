@@ -51,7 +51,7 @@ async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served,
     ids=["chunk-size", "trailers"],
 )
 async def test_a_chunked_body_malformed_in_the_write_of_its_headers_is_a_400_at_once(served, rest):
-    """The piece cut after the headers (`GuardedHandler._parse`), the request was queued before the
+    """The piece cut after the headers (`request_cutter.feed_in_cuts`), the request was queued before the
     parser's refusal of its body and its handler waited `--body-timeout` for the rest: a 408."""
     listener = await served(body_timeout=seconds(60))
     head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -444,7 +444,7 @@ async def test_a_refusal_is_in_the_shape_of_the_refused_request_not_of_one_after
 
 
 async def test_bodies_holding_blank_lines_are_not_cut_into_requests(served, tmp_path):
-    """`_parse` cuts each piece after every blank line, a body's too (JSON may hold `\\r\\n\\r\\n` between
+    """`request_cutter` cuts each piece after every blank line, a body's too (JSON may hold `\\r\\n\\r\\n` between
     its tokens, a form's parts always do): the parser must read the cuts as one stream, so each body is
     whole and the requests after it are answered, sent in one write, by length or in chunks."""
     listener = await served()
