@@ -102,9 +102,9 @@ class GuardedHandler(RequestHandler):
         if not draining and self._header_bytes >= 0 and self in self.guard.waiting:
             self._head.keep(data)
         feed_in_cuts(data, self._feed)  # (`request_cutter`: the requests before a fault are answered)
-        refuse_unfinished_bodies(
-            getattr(self, "_messages", None), self._serving_body, self.guard.body_of(self)
-        )  # (`refused_bodies`: their readers answer the parser's 400 at once)
+        queued = getattr(self, "_messages", None)
+        if queued_refusal(queued) is not None:  # (`refused_bodies`: their readers answer the 400 at once)
+            refuse_unfinished_bodies(queued, self._serving_body, self.guard.body_of(self))
         if draining:
             if self._unread_body is not None and self._unread_body.is_eof():
                 self._unread_body = None  # (what follows the body's end in this piece goes uncounted)
