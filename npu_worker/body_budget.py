@@ -21,7 +21,7 @@ from collections.abc import Callable
 
 from .errors import BodyBudgetFull, WorkerError
 
-# A body still arriving this long may be dropped to make room for another (connection_guard's figure).
+# A body still arriving this long may be dropped to make room for another (`open_connections`' figure).
 SLOW_BODY_SECONDS = 1.0
 RETRY_AFTER_SECONDS = 1  # a dropped trickle frees its bytes at once; a burst of honest bodies, soon
 

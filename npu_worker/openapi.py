@@ -3,9 +3,9 @@
 Every schema is generated from the msgspec Structs that decode the requests and encode the answers
 (`msgspec.json.schema_components`), so the document cannot drift from what the code accepts and
 sends; only the table of routes below (and `LogLine`: the `seq` a log line adds) is written by
-hand. It ships in the wheel (docs/ does not); `python -m npu_worker.openapi > docs/openapi.yaml`
-writes the YAML copy (PyYAML), and
-tests/test_openapi.py keeps it, the served document and the app's routes in step.
+hand; the refusals every route can answer, and the headers they carry, are `openapi_refusals.py`'s.
+It ships in the wheel (docs/ does not); `python -m npu_worker.openapi > docs/openapi.yaml` writes the
+YAML copy (PyYAML), and tests/test_openapi.py keeps it, the served document and the app's routes in step.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from . import PROTOCOL_VERSION, wire
+from .openapi_refusals import COMMON_ERRORS, OPENAI_ERRORS, error_refs, refusal_responses, with_route_refusals
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
@@ -37,41 +38,6 @@ def _body(name: str, media: str = JSON) -> dict[str, Any]:
 
 def _one_of(*names: str) -> dict[str, Any]:
     return {"oneOf": [_ref(name) for name in names]}
-
-
-def _errors(*codes: int) -> dict[str, Any]:
-    return {str(code): {"$ref": "#/components/responses/Error"} for code in codes}
-
-
-# What the middleware (`http_compat/errors.py`) refuses on every route before its handler runs, so the
-# table below need not repeat it: a malformed request (400: a body on a request that takes none; 431:
-# request headers over 64 KiB) and, but for the player's own files, a browser origin or a Host that is
-# not allowed (403), and a missing token where one is configured, but for the open routes (401).
-PUBLIC_PATHS = ("/", "/{name}")  # the player's page and files (errors.PUBLIC_ROUTE_NAMES)
-
-
-def _with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
-    """`paths` with the refusals every route can answer, and `security: []` on the routes that need
-    no token (the OpenAI routes, under `/v1/`, answer every refusal in their 4XX shape already)."""
-    from .http_compat.errors import OPEN_PATHS  # no token: monitoring sees a booting worker
-
-    done: dict[str, Any] = {}
-    for path, item in paths.items():
-        done[path] = {}
-        for method, operation in item.items():
-            operation = dict(operation)
-            if not path.startswith("/v1/"):
-                codes = [400, 431]
-                if path not in PUBLIC_PATHS:
-                    codes.append(403)
-                if path not in PUBLIC_PATHS + OPEN_PATHS:
-                    codes.append(401)
-                responses = {**_errors(*codes), **operation["responses"]}
-                operation["responses"] = dict(sorted(responses.items()))
-            if path in PUBLIC_PATHS + OPEN_PATHS:
-                operation["security"] = []
-            done[path][method] = operation
-    return done
 
 
 def _types() -> dict[str, Any]:
@@ -146,11 +112,6 @@ LOG_LINE = {
 
 
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
-COMMON_ERRORS = (400, 401, 403, 408, 413)
-OPENAI_ERRORS = {
-    "4XX": {"$ref": "#/components/responses/OpenAIError"},
-    "5XX": {"$ref": "#/components/responses/OpenAIError"},
-}
 PATHS: dict[str, Any] = {
     "/health": {
         "get": {
@@ -159,7 +120,7 @@ PATHS: dict[str, Any] = {
                 "200": _json(_ref("Health"), "loaded"),
                 "500": _json(_ref("Health"), "the engine failed to load"),
                 "503": _json(_ref("Health"), "still loading, or the shared queue is unreachable"),
-                **_errors(403),
+                **error_refs(403),
             },
         }
     },
@@ -173,7 +134,7 @@ PATHS: dict[str, Any] = {
                     "$ref": "#/components/responses/Error",
                     "description": "JobNotFound: with --queue redis, Redis lost the job; send it again",
                 },
-                **_errors(*COMMON_ERRORS, 417, 429, 500, 501, 503),
+                **error_refs(*COMMON_ERRORS, 417, 429, 500, 501, 503),
             },
         }
     },
@@ -207,27 +168,30 @@ PATHS: dict[str, Any] = {
                     "$ref": "#/components/responses/Error",
                     "description": "JobNotFound (stream: false): with --queue redis, Redis lost the job",
                 },
-                **_errors(*COMMON_ERRORS, 417, 429, 500, 501, 503),
+                **error_refs(*COMMON_ERRORS, 417, 429, 500, 501, 503),
             },
         }
     },
     "/jobs": {
         "get": {
             "summary": "the 100 newest jobs",
-            "responses": {"200": _json(_ref("JobList"), "jobs"), **_errors(401, 403, 503)},
+            "responses": {"200": _json(_ref("JobList"), "jobs"), **error_refs(401, 403, 503)},
         }
     },
     "/jobs/{job_id}": {
         "delete": {
             "summary": "cancel a job",
             "parameters": [JOB_ID],
-            "responses": {"200": _json(_ref("Cancelled"), "cancel requested"), **_errors(401, 403, 404, 503)},
+            "responses": {
+                "200": _json(_ref("Cancelled"), "cancel requested"),
+                **error_refs(401, 403, 404, 503),
+            },
         }
     },
     "/jobs/{job_id}/status": {
         "get": {
             "parameters": [JOB_ID],
-            "responses": {"200": _json(_ref("JobStatus"), "status"), **_errors(401, 403, 404, 500, 503)},
+            "responses": {"200": _json(_ref("JobStatus"), "status"), **error_refs(401, 403, 404, 500, 503)},
         }
     },
     "/jobs/{job_id}/result": {
@@ -236,7 +200,7 @@ PATHS: dict[str, Any] = {
             "responses": {
                 "200": _json(_ref("JobResult"), "finished"),
                 "202": _json(_ref("JobStatus"), "still running"),
-                **_errors(401, 403, 404, 500, 503),
+                **error_refs(401, 403, 404, 500, 503),
             },
         }
     },
@@ -249,7 +213,7 @@ PATHS: dict[str, Any] = {
             ],
             "responses": {
                 "200": _json(_ref("LogLine"), "NDJSON", NDJSON),
-                **_errors(400, 401, 403, 404, 500, 503),
+                **error_refs(400, 401, 403, 404, 500, 503),
             },
         }
     },
@@ -262,14 +226,14 @@ PATHS: dict[str, Any] = {
             ],
             "responses": {
                 "200": {"description": "wav", "content": {"audio/wav": {"schema": {"type": "string"}}}},
-                **_errors(400, 401, 403, 404, 503),
+                **error_refs(400, 401, 403, 404, 503),
             },
         }
     },
     "/ws": {
         "get": {
             "summary": "WebSocket channel (docs/protocol.md): WsMessage frames in; Event frames and PCM out",
-            "responses": {"101": {"description": "switching protocols"}, **_errors(400, 401, 403)},
+            "responses": {"101": {"description": "switching protocols"}, **error_refs(400, 401, 403)},
         }
     },
     "/ready": {
@@ -284,7 +248,7 @@ PATHS: dict[str, Any] = {
     "/metrics": {
         "get": {
             "summary": "Prometheus metrics (text exposition format)",
-            "responses": {"200": {"description": "text/plain; version=0.0.4"}, **_errors(401, 403)},
+            "responses": {"200": {"description": "text/plain; version=0.0.4"}, **error_refs(401, 403)},
         }
     },
     "/v1/audio/speech": {
@@ -355,29 +319,10 @@ PATHS: dict[str, Any] = {
         "get": {
             "summary": "the player's static files, by plain name",
             "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "the file"}, **_errors(404)},
+            "responses": {"200": {"description": "the file"}, **error_refs(404)},
         }
     },
 }
-
-
-def _refusal_headers() -> dict[str, Any]:
-    """The headers a refusal carries where they help, from the table `refusal_response` sends."""
-    from .http_compat.bodies import BEARER_CHALLENGE, RETRY_AFTER
-
-    waits = ", ".join(
-        f"{seconds} on a {kind.http_status} {kind.name}" for kind, seconds in RETRY_AFTER.items()
-    )
-    return {
-        "Retry-After": {
-            "description": f"seconds to wait before sending it again: {waits}",
-            "schema": {"type": "integer", "enum": sorted(set(RETRY_AFTER.values()))},
-        },
-        "WWW-Authenticate": {
-            "description": "on a 401",
-            "schema": {"type": "string", "const": BEARER_CHALLENGE},
-        },
-    }
 
 
 SECURITY_SCHEMES = {
@@ -395,37 +340,16 @@ SECURITY_SCHEMES = {
 }
 
 
-def _should_retry_header() -> dict[str, Any]:
-    """OpenAI's SDKs retry a 409 or 5xx unless told not to: the refusals no retry changes say so."""
-    from .openai_compat.errors import FINAL_REFUSALS
-
-    return {
-        "x-should-retry": {
-            "description": f"on {', '.join(kind.name for kind in FINAL_REFUSALS)}: do not send it again",
-            "schema": {"type": "string", "const": "false"},
-        }
-    }
-
-
-def _refusal(schema: str, description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {**_json(_ref(schema), description), "headers": {**_refusal_headers(), **(headers or {})}}
-
-
 @functools.cache
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "npu-worker", "version": PROTOCOL_VERSION},
         "security": [{"bearer": []}, {"query_token": []}],
-        "paths": _with_route_refusals(PATHS),
+        "paths": with_route_refusals(PATHS),
         "components": {
             "schemas": schemas(),
-            "responses": {
-                "Error": _refusal("ErrorBody", "the fixed error body"),
-                "OpenAIError": _refusal(
-                    "OpenAIError", "the error body of the /v1 routes", _should_retry_header()
-                ),
-            },
+            "responses": refusal_responses(),
             "securitySchemes": SECURITY_SCHEMES,
         },
     }

@@ -14,7 +14,7 @@ from typing import Any
 
 from tests.redis_server import RedisServer
 from tests.timing import seconds
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 
 class Node:
@@ -39,11 +39,11 @@ def node_starter(tmp_path: Path, redis_server: RedisServer) -> Iterator[Any]:
         name: str, role: str = "both", delay: float = 0.01, claim_timeout: float = 1.0, grace: float = 30.0
     ) -> Node:
         """A worker process; a name used before restarts that node (same state dir, same node id)."""
-        port, state = free_port(), tmp_path / name
+        state = tmp_path / name
         extra = ("--queue", redis_server.url, "--role", role, "--claim-timeout", str(claim_timeout))
         extra += ("--output-root", str(tmp_path))
-        process = start_worker_process(state, port, delay, seconds(30), grace=grace, extra=extra)
-        node = Node(name, port, process, state)
+        process = start_worker_process(state, 0, delay, seconds(30), grace=grace, extra=extra)
+        node = Node(name, process.port, process, state)
         nodes.append(node)
         return node
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 
 
 async def raw_exchange(port: int, data: bytes, read_timeout: float) -> bytes:
@@ -17,3 +19,19 @@ async def raw_exchange(port: int, data: bytes, read_timeout: float) -> bytes:
 
 
 HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+
+
+def refusal_of(answer: bytes) -> tuple[int, str, str]:
+    """(status, the error's name, its message) of an answer in either shape (OpenAI's under /v1/)."""
+    head, _, body = answer.partition(b"\r\n\r\n")
+    error = json.loads(body)["error"]
+    status = int(head.split(b" ")[1])
+    if isinstance(error, dict):
+        return status, error["code"], error["message"]
+    name, _, message = error.partition(": ")
+    return status, name, message
+
+
+def status_lines(answer: bytes) -> list[bytes]:
+    """The status of each answer in `answer`, in order."""
+    return re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)  # (a body ends without a line break)

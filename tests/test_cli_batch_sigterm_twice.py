@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.timing import seconds
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 pytestmark = pytest.mark.allow_blocking
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +29,8 @@ def status_of(base: str, job_id: str) -> str:
 
 
 def test_sigterm_sent_twice_as_timeout_sends_it_still_cancels_the_job(tmp_path: Path) -> None:
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    worker = start_worker_process(tmp_path / "state", port, delay=0.05, output_root=tmp_path)
+    worker = start_worker_process(tmp_path / "state", 0, delay=0.05, output_root=tmp_path)
+    base = f"http://127.0.0.1:{worker.port}"
     lecture = tmp_path / "lecture.json"
     texts = ["하나.", "가" * 100, "가" * 100]  # the first ends at once; the second runs while it is stopped
     lecture.write_text(json.dumps({"sections": [{"idx": i, "text": text} for i, text in enumerate(texts)]}))

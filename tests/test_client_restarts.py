@@ -25,14 +25,14 @@ from tests.test_job_retention import write_job
 from tests.test_start_up_recovery import serve_holding_the_reading
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 
 @pytest.mark.allow_blocking
 def test_the_stream_survives_a_kill_9_and_restart_of_the_worker(tmp_path):
-    port = free_port()
     state, out = tmp_path / "state", tmp_path / "out"
-    processes = [start_worker_process(state, port, delay=0.02, timeout=seconds(30), output_root=tmp_path)]
+    processes = [start_worker_process(state, 0, delay=0.02, timeout=seconds(30), output_root=tmp_path)]
+    port = processes[0].port
     sections = [
         {"idx": i, "text": f"섹션 {i} " + "가" * 20, "output_path": str(out / f"s{i}.wav")} for i in range(8)
     ]

@@ -7,15 +7,15 @@ import pytest
 
 from tests.fuzz_support import fuzz
 from tests.timing import seconds
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 
 @pytest.mark.allow_blocking
 def test_fuzzed_requests_get_documented_answers(tmp_path):
     root = tmp_path / "root"
     root.mkdir()
-    port = free_port()
-    process = start_worker_process(tmp_path / "state", port, delay=0.0, output_root=root)
+    process = start_worker_process(tmp_path / "state", 0, delay=0.0, output_root=root)
+    port = process.port
     try:
         tally = fuzz(f"http://127.0.0.1:{port}", str(root), examples=200, timeout=seconds(10))
     finally:

@@ -24,7 +24,7 @@ import pytest
 from tests.test_ws_support import AiohttpWs, run_request
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 HEADER_TIMEOUT = 0.4
 PAUSE = 0.2  # between the headers and the body: inside the header timeout, as a loaded client does
@@ -265,10 +265,10 @@ def synth_batch_streaming(base: str, sections: list[dict]) -> dict:
 
 @pytest.mark.allow_blocking
 def test_the_pipelines_urllib_client_reaches_done_every_time_under_cpu_load(tmp_path: Path):
-    port = free_port()
     worker = start_worker_process(
-        tmp_path / "state", port, delay=0.05, output_root=tmp_path, extra=["--header-timeout", "0.3"]
+        tmp_path / "state", 0, delay=0.05, output_root=tmp_path, extra=["--header-timeout", "0.3"]
     )
+    port = worker.port
     burners = [
         subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)
     ]

@@ -156,6 +156,23 @@ def test_every_folder_is_listed_a_failed_write_is_not_counted_and_a_rewrite_repl
     assert budget.total == 240
 
 
+def test_the_oldest_jobs_that_free_the_need_are_chosen_skipping_empty_ones(tmp_path):
+    """The choice both retentions' `make_room` share: in the order given, jobs holding nothing skipped,
+    as few as free `need`; none at all when every one of them together would not."""
+    root = tmp_path / "outputs"
+    for job_id, size in (("a", 100), ("c", 50), ("d", 70)):
+        (root / job_id).mkdir(parents=True)
+        (root / job_id / "s00.wav").write_bytes(b"x" * size)
+    budget = JobBytes((str(root),), 1000)
+    budget.recount()
+    order = ["a", "b", "c", "d"]  # "b" holds nothing here
+    assert budget.oldest_freeing(order, 100) == ["a"]
+    assert budget.oldest_freeing(order, 101) == ["a", "c"]
+    assert budget.oldest_freeing(iter(order), 220) == ["a", "c", "d"]
+    assert budget.oldest_freeing(order, 221) == []
+    assert budget.oldest_freeing(["d", "c"], 60) == ["d"]
+
+
 async def probe_size(worker, tmp_path: Path) -> int:
     """One SHORT section's wav size, on a worker of its own (its own state dir)."""
     probe = await worker(None, state_dir=str(tmp_path / "probe"), jobs_max_bytes=0)

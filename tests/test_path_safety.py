@@ -28,7 +28,7 @@ from tests.test_http_bad_input import assert_error_body
 from tests.test_restart_recovery import get, post, wait_for
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 
 def swap_for_link(directory: Path, target: Path) -> None:
@@ -129,13 +129,13 @@ async def test_the_state_dir_is_never_a_callers_target(worker, tmp_path, setting
 
 @pytest.mark.allow_blocking
 def test_swap_during_a_kill_9_is_refused_when_the_job_resumes(tmp_path, outside):
-    state, root, port = tmp_path / "state", tmp_path / "root", free_port()
+    state, root = tmp_path / "state", tmp_path / "root"
     (root / "a").mkdir(parents=True)
-    base = f"http://127.0.0.1:{port}"
     processes: list[subprocess.Popen] = []
     try:
-        slow = start_worker_process(state, port, delay=0.05, timeout=seconds(30), output_root=root)
+        slow = start_worker_process(state, 0, delay=0.05, timeout=seconds(30), output_root=root)
         processes.append(slow)
+        port, base = slow.port, f"http://127.0.0.1:{slow.port}"
         sections = [
             {"idx": i, "text": "가" * 30, "output_path": str(root / "a" / f"s{i}.wav")} for i in range(6)
         ]

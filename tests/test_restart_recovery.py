@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.timing import seconds
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,10 +42,10 @@ def wait_for(predicate, timeout: float) -> None:
 
 @pytest.mark.allow_blocking
 def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_path):
-    state, port = tmp_path / "state", free_port()
-    base = f"http://127.0.0.1:{port}"
+    state = tmp_path / "state"
     processes: list[subprocess.Popen] = []
-    first = start_worker_process(state, port, timeout=seconds(30), delay=0.0)
+    first = start_worker_process(state, 0, timeout=seconds(30), delay=0.0)
+    port, base = first.port, f"http://127.0.0.1:{first.port}"
     processes.append(first)
     try:
         finished = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "끝난 작업."}]})[
@@ -109,9 +109,9 @@ def get_log_oks(path: Path) -> list[int]:
 def test_a_job_cancelled_while_its_section_ran_is_not_resumed_after_a_kill_9(tmp_path):
     """A DELETE of a running job logs `done` only when the section stops; a worker killed before that
     (an engine call that does not return) must not start the job again at its next start."""
-    state, port = tmp_path / "state", free_port()
-    base = f"http://127.0.0.1:{port}"
-    stuck = start_worker_process(state, port, timeout=seconds(30), delay=5.0)  # one chunk: 5 s
+    state = tmp_path / "state"
+    stuck = start_worker_process(state, 0, timeout=seconds(30), delay=5.0)  # one chunk: 5 s
+    port, base = stuck.port, f"http://127.0.0.1:{stuck.port}"
     resumed = None
     try:
         sections = [{"idx": i, "text": f"섹션 {i} " + "가" * 30} for i in range(3)]
@@ -142,9 +142,9 @@ def test_a_job_cancelled_while_its_section_ran_is_not_resumed_after_a_kill_9(tmp
 def test_a_job_killed_between_its_last_ok_and_its_done_ends_at_the_next_start(tmp_path):
     """Every section is final in the log but `done` is not (a `kill -9` while it was written, its line
     cut): the job has nothing left to resume and must end, not stay `interrupted` for good."""
-    state, port = tmp_path / "state", free_port()
-    base = f"http://127.0.0.1:{port}"
-    worker = start_worker_process(state, port, delay=0.0)
+    state = tmp_path / "state"
+    worker = start_worker_process(state, 0, delay=0.0)
+    port, base = worker.port, f"http://127.0.0.1:{worker.port}"
     try:
         job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "하나."}]})["job_id"]
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(10))
@@ -170,9 +170,9 @@ def test_a_job_killed_between_its_last_ok_and_its_done_ends_at_the_next_start(tm
 def test_a_job_killed_between_its_job_json_and_its_start_resumes_with_its_start_first(tmp_path):
     """`job.json` is written, then `start` logged: a `kill -9` between the two (or a full disk that kept
     the line back, then a kill) left a job that resumed without any `start` in its log."""
-    state, port = tmp_path / "state", free_port()
-    base = f"http://127.0.0.1:{port}"
-    worker = start_worker_process(state, port, delay=5.0)  # the first job holds the engine
+    state = tmp_path / "state"
+    worker = start_worker_process(state, 0, delay=5.0)  # the first job holds the engine
+    port, base = worker.port, f"http://127.0.0.1:{worker.port}"
     try:
         post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "먼저."}]})
         sections = [{"idx": i, "text": f"섹션 {i}."} for i in range(3)]

@@ -13,7 +13,7 @@ import pytest
 
 from tests.raw_http import raw_exchange
 from tests.timing import seconds
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 
 async def test_the_access_log_never_shows_a_token(served, caplog):
@@ -73,11 +73,11 @@ def test_a_callers_method_names_cannot_grow_the_metrics(tmp_path: Path):
     an 8 KB method an 8 KB access log line. A method outside the standard ones is `OTHER`."""
     import os
 
-    port = free_port()
     env = {**os.environ, "AIOHTTP_NO_EXTENSIONS": "1"}
     log = tmp_path / "worker.log"
     with log.open("wb") as out:
-        process = start_worker_process(tmp_path / "state", port, 0.0, env=env, stderr=out)
+        process = start_worker_process(tmp_path / "state", 0, 0.0, env=env, stderr=out)
+    port = process.port
     try:
         for number in range(30):
             method = f"FOO{number}" + "X" * (1000 if number == 0 else 0)

@@ -19,12 +19,12 @@ from typing import Any
 import aiohttp
 import pytest
 
-from npu_worker import connection_guard
+from npu_worker import open_connections
 from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.raw_http import HEALTH_REQUEST, raw_exchange
 from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 
 async def test_over_the_cap_the_oldest_trickler_is_evicted_and_health_answers(served):
@@ -53,7 +53,7 @@ async def test_over_the_cap_the_longest_arriving_body_is_evicted_and_health_answ
     """Sockets that send their headers at once and then trickle a body were all "in use": at the cap
     a health check was refused for as long as they kept coming back (each for `--body-timeout`). A
     request whose body is in (running) is never the one closed."""
-    monkeypatch.setattr(connection_guard, "SLOW_BODY_SECONDS", 0.0)
+    monkeypatch.setattr(open_connections, "SLOW_BODY_SECONDS", 0.0)
     engine = ToneEngine()
     engine.gate = threading.Event()  # the running /synth stays in use
     listener = await served(engine=engine, max_connections=4, body_timeout=60.0)
@@ -191,10 +191,10 @@ async def test_an_idle_speech_stream_socket_makes_room_but_one_mid_utterance_doe
 @pytest.mark.allow_blocking
 def test_health_answers_while_trickling_sockets_outnumber_the_fd_limit(tmp_path: Path):
     """The issue's lockout, scaled down: ulimit -n 128 and 150 sockets sending a header byte now and then."""
-    port = free_port()
     process = start_worker_process(
-        tmp_path / "state", port, delay=0.0, extra=["--nofile", "128", "--max-connections", "64"]
+        tmp_path / "state", 0, delay=0.0, extra=["--nofile", "128", "--max-connections", "64"]
     )
+    port = process.port
     socks: list[socket.socket] = []
     try:
         for _ in range(150):

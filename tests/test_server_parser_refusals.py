@@ -1,139 +1,19 @@
 """Requests aiohttp's parser refuses, on a real socket: answered at once in the JSON error body, never a
-traceback."""
+traceback. (Bodies it refuses after their start: test_server_parser_refused_bodies.py; a malformed
+request among others in one write: test_server_pipelined_refusals.py.)"""
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import importlib.util
 import json
-import re
-import threading
-from pathlib import Path
 
-import aiohttp
 import pytest
-from aiohttp import http_parser, web_protocol
 
 from npu_worker.http_compat.metrics import METRICS_KEY
-from tests.raw_http import raw_exchange
+from tests.raw_http import raw_exchange, refusal_of
 from tests.timing import seconds, until
-from tests.tone_engine import ToneEngine
-
-
-@pytest.mark.parametrize(
-    ("rest", "said"),
-    [
-        (b"ZZ\r\nhello\r\n0\r\n\r\n", "Invalid character in chunk size"),
-        (b"5\r\nhelloXX0\r\n\r\n", "Expected LF after chunk data"),
-        (b"0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n", "Too many headers"),
-    ],
-)
-async def test_a_chunked_body_malformed_after_its_start_is_a_400_at_once(served, caplog, rest, said):
-    """aiohttp's parser, refusing bytes inside a body its handler was already reading, queued its 400
-    for after that request and left the body open: the caller waited `--body-timeout` for a 408 that
-    blamed a slow network."""
-    listener = await served(body_timeout=seconds(60))
-    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-    answer = await body_refused_after_its_start(listener, head + b'5\r\n{"tex\r\n', rest)
-    head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400"), answer
-    error = json.loads(body)["error"]
-    assert error.startswith("BadRequest: the body is malformed: ") and said in error, error
-    assert "b'" not in error and "ZZ" not in error and "XX" not in error  # (aiohttp quoted the bytes refused)
-    assert "Traceback" not in caplog.text  # (aiohttp read on after the answer: "Unhandled exception")
-
-
-@pytest.mark.parametrize(
-    "rest",
-    [b"ZZ\r\nhello\r\n0\r\n\r\n", b"0\r\n" + b"".join(b"X-%d: 1\r\n" % i for i in range(200)) + b"\r\n"],
-    ids=["chunk-size", "trailers"],
-)
-async def test_a_chunked_body_malformed_in_the_write_of_its_headers_is_a_400_at_once(served, rest):
-    """The piece cut after the headers (`GuardedHandler._parse`), the request was queued before the
-    parser's refusal of its body and its handler waited `--body-timeout` for the rest: a 408."""
-    listener = await served(body_timeout=seconds(60))
-    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-    answer = await raw_exchange(listener.port, head + rest, seconds(10))
-    assert status_lines(answer) == [b"400"], answer
-    assert json.loads(answer.partition(b"\r\n\r\n")[2])["error"].startswith("BadRequest: "), answer
-
-
-async def test_a_voice_upload_malformed_after_its_start_is_a_400_at_once(served, caplog):
-    listener = await served(body_timeout=seconds(60))
-    part = b'--xx\r\nContent-Disposition: form-data; name="name"\r\n\r\nv1\r\n'
-    head = (
-        b"POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
-        b"Content-Type: multipart/form-data; boundary=xx\r\n\r\n"
-    )
-    answer = await body_refused_after_its_start(
-        listener, head + b"%x\r\n%s\r\n" % (len(part), part), b"ZZ\r\n"
-    )
-    head, _, body = answer.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400"), answer
-    assert "Invalid character in chunk size" in json.loads(body)["error"]["message"]
-    assert "Traceback" not in caplog.text
-
-
-async def test_a_body_nobody_reads_that_breaks_costs_no_traceback(served, caplog):
-    """A long answer (a running job's events) to a request whose chunked body, never read, then broke:
-    after the answer aiohttp read that body on and logged the parser's error as an unhandled exception."""
-    engine = ToneEngine()
-    engine.gate = threading.Event()
-    listener = await served(engine)
-    async with aiohttp.ClientSession() as session:
-        url = f"http://127.0.0.1:{listener.port}/synth_batch?async=1"
-        async with session.post(url, json={"sections": [{"text": "held."}]}) as accepted:
-            job_id = (await accepted.json())["job_id"]
-    head = f"GET /jobs/{job_id}/events HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-    try:
-        reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-        writer.write(head.encode() + b"1\r\na\r\n")
-        async with asyncio.timeout(seconds(10)):
-            answer = await reader.read()
-        with contextlib.suppress(ConnectionError):  # the rest, broken, to a closed connection
-            writer.write(b"ZZ\r\n")
-        writer.close()
-    finally:
-        engine.gate.set()
-    # A GET takes no body (test_unread_bodies_and_headers.py): refused at once, no stream runs over an unread body.
-    assert answer.startswith(b"HTTP/1.1 400 ") and b"takes no body" in answer
-    assert "Traceback" not in caplog.text and "Unhandled exception" not in caplog.text
-
-
-@pytest.mark.parametrize(
-    ("rest", "said"),
-    [
-        (b"ZZ\r\nhello\r\n0\r\n\r\n", "the chunked body's framing is not valid"),
-        (b"5\r\nhelloXX0\r\n\r\n", "Chunk size mismatch: expected CRLF after chunk data"),
-    ],
-)
-async def test_a_chunked_body_malformed_is_named_so_by_aiohttps_pure_python_parser(
-    served, monkeypatch, rest, said
-):
-    """Where aiohttp runs its pure-Python parser (no wheel for the platform, AIOHTTP_NO_EXTENSIONS), a
-    chunk framing error reaches the body's reader as a payload error, which was answered as a body that
-    `does not match its Content-Encoding (identity)`: a coding the caller never sent."""
-    monkeypatch.setattr(web_protocol, "HttpRequestParser", http_parser.HttpRequestParserPy)
-    listener = await served(body_timeout=seconds(60))
-    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-    answer = await body_refused_after_its_start(listener, head + b'5\r\n{"tex\r\n', rest)
-    assert refusal_of(answer) == (400, "BadRequest", f"the body is malformed: {said}"), answer
-
-
-async def body_refused_after_its_start(listener, start: bytes, rest: bytes) -> bytes:
-    """Send `start` (headers, the body's first chunk), then `rest` once the request has reached its
-    handler; the whole answer, up to the close."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", listener.port)
-    try:
-        writer.write(start)
-        await until(lambda: listener.guard.open and not listener.guard.waiting, "the request's headers")
-        writer.write(rest)
-        async with asyncio.timeout(seconds(10)):
-            return await reader.read()  # and the connection is closed after it
-    finally:
-        writer.close()
 
 
 @pytest.mark.parametrize(
@@ -175,17 +55,6 @@ async def test_unparsable_requests_are_counted_in_the_metrics(served):
     labels = {"method": "UNKNOWN", "route": "unmatched", "status": "400"}
     assert registry.get_sample_value("npu_worker_http_requests_total", labels) == 3
     assert registry.get_sample_value("npu_worker_errors_total", {"name": "BadRequest"}) == 3
-
-
-def refusal_of(answer: bytes) -> tuple[int, str, str]:
-    """(status, the error's name, its message) of an answer in either shape (OpenAI's under /v1/)."""
-    head, _, body = answer.partition(b"\r\n\r\n")
-    error = json.loads(body)["error"]
-    status = int(head.split(b" ")[1])
-    if isinstance(error, dict):
-        return status, error["code"], error["message"]
-    name, _, message = error.partition(": ")
-    return status, name, message
 
 
 TOKEN = b"Bearer s3cret-" + b"x" * 9000
@@ -383,88 +252,3 @@ async def test_a_line_too_long_is_counted_under_the_status_it_was_answered(serve
     labels = {"method": "UNKNOWN", "route": "unmatched"}
     assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "431"}) == 1
     assert registry.get_sample_value("npu_worker_http_requests_total", {**labels, "status": "400"}) is None
-
-
-HEALTH = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-
-
-def synth_request(wav: Path) -> bytes:
-    body = json.dumps({"text": "hi.", "output_path": str(wav)}).encode()
-    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
-    return head % len(body) + body
-
-
-@pytest.mark.parametrize(
-    ("valid", "statuses"),
-    [
-        (["health"], [b"200", b"400"]),
-        (["health", "health"], [b"200", b"200", b"400"]),
-        (["synth"], [b"200", b"400"]),
-    ],
-    ids=["one", "two", "with-a-body"],
-)
-async def test_requests_before_a_malformed_one_in_the_same_write_are_answered(
-    served, tmp_path, valid, statuses
-):
-    """aiohttp's parser dropped the requests it had completed in a piece when a later one in that piece
-    was malformed: a valid request and a malformed one sent together got the 400 alone, the first never
-    run and its caller reading the 400 as its answer."""
-    listener = await served()
-    sent = b"".join(HEALTH if name == "health" else synth_request(tmp_path / "a.wav") for name in valid)
-    answer = await raw_exchange(listener.port, sent + b"G\x00ET /jobs HTTP/1.1\r\n\r\n", seconds(5))
-    assert status_lines(answer) == statuses, answer
-    assert (tmp_path / "a.wav").exists() == ("synth" in valid)
-
-
-async def test_a_malformed_request_after_others_in_a_write_is_refused_in_its_own_shape(served):
-    """Its refusal took the shape and HTTP version of the first request in the write (the head kept is
-    the first one's): under /v1/, v1's body, and HTTP/1.1 to an HTTP/1.0 request."""
-    listener = await served()
-    refused = b"GET /v1/models HTTP/1.0\r\nBad Header\r\n\r\n"
-    answer = await raw_exchange(listener.port, HEALTH + refused, seconds(5))
-    assert status_lines(answer) == [b"200", b"400"], answer
-    refusal = answer[answer.rindex(b"HTTP/1.") :]
-    assert refusal.startswith(b"HTTP/1.0 400 ") and b'{"error": {"message"' in refusal, answer
-
-
-def status_lines(answer: bytes) -> list[bytes]:
-    """The status of each answer in `answer`, in order."""
-    return re.findall(rb"HTTP/1\.[01] (\d{3}) ", answer)  # (a body ends without a line break)
-
-
-async def test_a_refusal_is_in_the_shape_of_the_refused_request_not_of_one_after_it(served):
-    """The parser, refusing the first request of a write, refused each later one cut from it again, and
-    the last cut picked the refusal's shape and version: an HTTP/1.1 legacy request's 400 came in
-    HTTP/1.0 and OpenAI's body because a /v1/ HTTP/1.0 request followed it."""
-    listener = await served()
-    refused = b"G\x00ET /jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
-    answer = await raw_exchange(listener.port, refused + b"GET /v1/models HTTP/1.0\r\n\r\n", seconds(5))
-    assert status_lines(answer) == [b"400"], answer
-    assert answer.startswith(b"HTTP/1.1 400 ") and b'"status": "fail"' in answer, answer
-
-
-async def test_bodies_holding_blank_lines_are_not_cut_into_requests(served, tmp_path):
-    """`_parse` cuts each piece after every blank line, a body's too (JSON may hold `\\r\\n\\r\\n` between
-    its tokens, a form's parts always do): the parser must read the cuts as one stream, so each body is
-    whole and the requests after it are answered, sent in one write, by length or in chunks."""
-    listener = await served()
-    head = b"POST /synth HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-
-    def body(name: str) -> bytes:
-        return (
-            json.dumps({"text": "hi.", "output_path": str(tmp_path / name)})
-            .replace(", ", ",\r\n\r\n")
-            .encode()
-        )
-
-    by_length = head + b"Content-Length: %d\r\n\r\n" % len(body("a.wav")) + body("a.wav")
-    chunked = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body("b.wav")), body("b.wav"))
-    in_chunks = head + b"Transfer-Encoding: chunked\r\n\r\n" + chunked
-    last = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    answer = await raw_exchange(listener.port, by_length + in_chunks + last, seconds(10))
-    assert status_lines(answer) == [b"200", b"200", b"200"], answer
-    assert (
-        answer.count(b'"status": "ok"') == 3
-        and (tmp_path / "a.wav").exists()
-        and (tmp_path / "b.wav").exists()
-    )

@@ -109,9 +109,8 @@ def test_an_idle_worker_exits_at_once(tmp_path):
 def running_batch(state: Path) -> tuple[subprocess.Popen, str, str]:
     """A worker process running a 3-section batch (100 characters each → 2 s of tone in 40 chunks of
     50 ms, each 20 ms late: about 0.8 s per section): (process, base URL, job id)."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    process = start_worker_process(state, port, delay=0.02, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, 0, delay=0.02, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{process.port}"
     try:
         sections = [{"idx": i, "text": "가" * 100} for i in range(3)]
         job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
@@ -154,9 +153,8 @@ def test_sighup_drains_like_sigterm(tmp_path):
 
 def slow_section(state: Path, grace: float) -> tuple[subprocess.Popen, str]:
     """A worker process running one section of 40 chunks, each 0.5 s late (20 s): (process, job id)."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    process = start_worker_process(state, port, delay=0.5, grace=grace, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, 0, delay=0.5, grace=grace, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{process.port}"
     try:
         job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "가" * 100}]})["job_id"]
         wait_running(base, job)
@@ -262,9 +260,8 @@ def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_
     """The shutdown stops a section that runs past the grace, but nobody cancelled the job: it must not
     end with `done` (`cancelled: true`, its other sections lost), it resumes at the next start."""
     state = tmp_path / "state"
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    process = start_worker_process(state, port, delay=0.5, grace=0.3, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, 0, delay=0.5, grace=0.3, stderr=subprocess.PIPE, text=True)
+    port, base = process.port, f"http://127.0.0.1:{process.port}"
     try:
         sections = [{"idx": i, "text": "가" * 100} for i in range(2)]
         job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
+import os
 import resource
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Sequence
@@ -37,6 +40,7 @@ def main() -> None:
     parser.add_argument("--max-connections", type=int, default=512)
     parser.add_argument("--header-timeout", type=float, default=10.0)
     parser.add_argument("--shutdown-grace", type=float, default=30.0)
+    parser.add_argument("--port-file", default=None, help="with --port 0: where to write the port chosen")
     args = parser.parse_args()
     if args.nofile:
         # the hard limit too: `serve` raises the soft one to what --max-connections needs where it can
@@ -56,13 +60,42 @@ def main() -> None:
     )
     engine = ToneEngine(chunk_seconds=0.05, delay_per_chunk=args.delay_per_chunk)
     logging.basicConfig(level="INFO", format="%(levelname)s %(name)s: %(message)s")
+    if args.port_file:
+        logging.getLogger("npu_worker.server").addHandler(PortFile(args.port_file))
     run(build_app(settings, engine=engine), settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
 
 
+# What `serve` logs for `--port 0` (server.listen): the port the system chose is said nowhere else.
+PORT_CHOSEN = "--port 0: listening on port "
+
+
+class PortFile(logging.Handler):
+    """Writes the port `serve` chose for `--port 0`, read from its log line, to a file the parent reads
+    (atomically: the file is empty until the port is whole in it)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith(PORT_CHOSEN):
+            Path(self.path + ".part").write_text(message.removeprefix(PORT_CHOSEN).split(",")[0])
+            os.replace(self.path + ".part", self.path)
+
+
 def free_port() -> int:
+    """A port free now, for a process to bind later: another process may take it meanwhile (prefer
+    `start_worker_process(..., 0, ...)`, which binds port 0 and reads back the port chosen)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+class WorkerProcess(subprocess.Popen):
+    """A worker process and the port it listens on (`port`)."""
+
+    port: int
 
 
 def start_worker_process(
@@ -74,14 +107,28 @@ def start_worker_process(
     output_root: Path | None = None,
     extra: Sequence[str] = (),
     **popen: Any,
-) -> subprocess.Popen:
-    """This script in a child process on `port`, returned once /health says loaded."""
+) -> WorkerProcess:
+    """This script in a child process on `port`, returned once /health says loaded. Port 0: the one the
+    system chose as the worker bound it (`process.port`), so no other process can take it between a
+    port picked free and the worker's bind (`free_port`), nor answer this /health in its place."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port), *extra]
     command += ["--delay-per-chunk", str(delay), "--shutdown-grace", str(grace)]
     if output_root is not None:
         command += ["--output-root", str(output_root)]
-    process = subprocess.Popen(command, **popen)
     deadline = time.monotonic() + timeout
+    if port == 0:
+        handle, port_file = tempfile.mkstemp(prefix="npu-worker-port-")
+        os.close(handle)
+        command += ["--port-file", port_file]
+    process = WorkerProcess(command, **popen)
+    if port == 0:
+        try:
+            port = chosen_port(process, Path(port_file), deadline)
+        finally:
+            for leftover in (port_file, port_file + ".part"):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+    process.port = port
     while time.monotonic() < deadline:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
@@ -91,6 +138,17 @@ def start_worker_process(
             time.sleep(0.05)
     process.kill()
     raise AssertionError("worker process did not start")
+
+
+def chosen_port(process: subprocess.Popen, port_file: Path, deadline: float) -> int:
+    """The port a worker started with `--port 0 --port-file` chose, once it has bound it."""
+    while time.monotonic() < deadline and process.poll() is None:
+        written = port_file.read_text()
+        if written:
+            return int(written)
+        time.sleep(0.05)
+    process.kill()
+    raise AssertionError("worker process did not say its port")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,21 @@ class JobBytes:
         with self._lock:
             return sum(self._files.get(job_id, {}).values())
 
+    def oldest_freeing(self, job_ids: Iterable[str], need: int) -> list[str]:
+        """The first of `job_ids` (finished jobs, oldest first) that hold bytes, as few as free `need`
+        bytes together; none when all of them together hold less (removing them would not make room).
+        Both retentions' `make_room` choose with it, each over its own listing."""
+        chosen: list[str] = []
+        freed = 0
+        for job_id in job_ids:
+            held = self.held_by(job_id)
+            if held:
+                chosen.append(job_id)
+                freed += held
+                if freed >= need:
+                    return chosen
+        return []
+
     def job_ids(self) -> list[str]:
         """The jobs whose folders hold bytes now."""
         with self._lock:

@@ -107,19 +107,10 @@ class Retention:
             return 0
         with self._lock:
             finished = self._finished = self._index(self.monotonic())
-            gone: list[Job | KeptJob] = []
-            freed = 0
-            for job_id, (job, _) in finished.items():  # oldest end first
-                held = self.job_bytes.held_by(job_id)
-                if held:
-                    gone.append(job)
-                    freed += held
-                    if freed >= need:
-                        break
-            if freed < need:
+            chosen = self.job_bytes.oldest_freeing(finished, need)  # (oldest end first)
+            if not chosen:
                 return 0
-            for job in gone:
-                del finished[job.id]
+            gone = [finished.pop(job_id)[0] for job_id in chosen]
         self.removals.removed((job.id for job in gone), ROOM)
         self._remove(gone)
         log.info(

@@ -89,15 +89,9 @@ class ClusterRetention:
         if job_bytes is None:
             return 0
         async with self._making_room:  # a writer and the engine thread: each job removed once
-            gone, freed = [], 0
-            for job_id, _ in await self.jobs.finished(self.node):  # oldest first
-                held = job_bytes.held_by(job_id)
-                if held:
-                    gone.append(job_id)
-                    freed += held
-                    if freed >= need:
-                        break
-            if freed < need:
+            finished = await self.jobs.finished(self.node)  # oldest first
+            gone = job_bytes.oldest_freeing((job_id for job_id, _ in finished), need)
+            if not gone:
                 return 0
             for job_id in gone:
                 self.removals.removed([job_id], ROOM)  # before: a 404 meanwhile says why

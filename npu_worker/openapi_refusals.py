@@ -1,0 +1,95 @@
+"""The refusals the OpenAPI document (`openapi.py`) lists: their statuses on each route and the headers
+they carry, read from the tables the server sends them from (`http_compat/errors.OPEN_PATHS`,
+`http_compat/bodies.RETRY_AFTER` and `BEARER_CHALLENGE`, `openai_compat/errors.FINAL_REFUSALS`), so the
+document cannot promise a refusal header or a status the server does not send, nor miss one it does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR = {"$ref": "#/components/responses/Error"}
+OPENAI_ERROR = {"$ref": "#/components/responses/OpenAIError"}
+
+COMMON_ERRORS = (400, 401, 403, 408, 413)
+OPENAI_ERRORS = {"4XX": dict(OPENAI_ERROR), "5XX": dict(OPENAI_ERROR)}
+
+
+def error_refs(*codes: int) -> dict[str, Any]:
+    """A route's refusals with these statuses, each in the fixed error body (`ErrorBody`)."""
+    return {str(code): dict(ERROR) for code in codes}
+
+
+# What the middleware (`http_compat/errors.py`) refuses on every route before its handler runs, so the
+# route table need not repeat it: a malformed request (400: a body on a request that takes none; 431:
+# request headers over 64 KiB) and, but for the player's own files, a browser origin or a Host that is
+# not allowed (403), and a missing token where one is configured, but for the open routes (401).
+PUBLIC_PATHS = ("/", "/{name}")  # the player's page and files (errors.PUBLIC_ROUTE_NAMES)
+
+
+def with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
+    """`paths` with the refusals every route can answer, and `security: []` on the routes that need
+    no token (the OpenAI routes, under `/v1/`, answer every refusal in their 4XX shape already)."""
+    from .http_compat.errors import OPEN_PATHS  # no token: monitoring sees a booting worker
+
+    done: dict[str, Any] = {}
+    for path, item in paths.items():
+        done[path] = {}
+        for method, operation in item.items():
+            operation = dict(operation)
+            if not path.startswith("/v1/"):
+                codes = [400, 431]
+                if path not in PUBLIC_PATHS:
+                    codes.append(403)
+                if path not in PUBLIC_PATHS + OPEN_PATHS:
+                    codes.append(401)
+                responses = {**error_refs(*codes), **operation["responses"]}
+                operation["responses"] = dict(sorted(responses.items()))
+            if path in PUBLIC_PATHS + OPEN_PATHS:
+                operation["security"] = []
+            done[path][method] = operation
+    return done
+
+
+def refusal_responses() -> dict[str, Any]:
+    """The document's `components.responses`: the two error bodies, with the headers they carry."""
+    return {
+        "Error": _refusal("ErrorBody", "the fixed error body"),
+        "OpenAIError": _refusal("OpenAIError", "the error body of the /v1 routes", _should_retry_header()),
+    }
+
+
+def _refusal(schema: str, description: str, headers: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = {"application/json": {"schema": {"$ref": f"#/components/schemas/{schema}"}}}
+    return {"description": description, "content": body, "headers": {**_refusal_headers(), **(headers or {})}}
+
+
+def _refusal_headers() -> dict[str, Any]:
+    """The headers a refusal carries where they help, from the table `refusal_response` sends."""
+    from .http_compat.bodies import BEARER_CHALLENGE, RETRY_AFTER
+
+    waits = ", ".join(
+        f"{seconds} on a {kind.http_status} {kind.name}" for kind, seconds in RETRY_AFTER.items()
+    )
+    return {
+        "Retry-After": {
+            "description": f"seconds to wait before sending it again: {waits}",
+            "schema": {"type": "integer", "enum": sorted(set(RETRY_AFTER.values()))},
+        },
+        "WWW-Authenticate": {
+            "description": "on a 401",
+            "schema": {"type": "string", "const": BEARER_CHALLENGE},
+        },
+    }
+
+
+def _should_retry_header() -> dict[str, Any]:
+    """OpenAI's SDKs retry a 409 or 5xx unless told not to: the refusals no retry changes say so."""
+    from .openai_compat.errors import FINAL_REFUSALS
+
+    return {
+        "x-should-retry": {
+            "description": f"on {', '.join(kind.name for kind in FINAL_REFUSALS)}: do not send it again",
+            "schema": {"type": "string", "const": "false"},
+        }
+    }
