@@ -141,7 +141,7 @@ def marks_spoken(text: str) -> str:
         text = _KANA_RUN.sub(" ", text)
     text = _SECTION_NUMBER.sub(r"\1절", text)
     text = _LABELLED_MARK.sub(_labelled_mark, text)
-    text = _LIST_MARK.sub(_list_mark, text)
+    text = list_marks_spoken(text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
@@ -158,6 +158,12 @@ def marks_spoken(text: str) -> str:
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
     return _AMPERSAND.sub("앤", text)
+
+
+def list_marks_spoken(text: str) -> str:
+    """`text` with the marks of its list items, "1.", "II.", "가.", read (`_list_mark`): the one rule here
+    that a text of Hangul words and sentence marks alone can meet (`korean_reading.spoken`'s plain text)."""
+    return _LIST_MARK.sub(_list_mark, text)
 
 
 def _list_mark(match: re.Match[str]) -> str:
