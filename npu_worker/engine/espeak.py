@@ -51,8 +51,9 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 8: Korean "e^T" e의 T제곱 again (Euler's number, no transpose); "state s -> state t" s에서 state t (a step, no code);
 # "§ 1030" 1030절 (not 103절0); "kp@60fps.net" an e-mail, its "@" kept;
 # 9: chained labels "Lesson 5. Unit 3. 문법" one sentence, each label's number with a pause (Unit 3, 문법);
-# "§3.2절" 3.2절 once (not 3.2절절)).
-AUDIO_REVISION = 9
+# "§3.2절" 3.2절 once (not 3.2절절);
+# 10: "§3.2와" 3.2절과, "§3으로" 3절로 (a particle after 절 as 절 takes it)).
+AUDIO_REVISION = 10
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

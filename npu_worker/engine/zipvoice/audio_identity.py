@@ -39,8 +39,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 12: Korean "e^T" e의 T제곱 again (Euler's number, no transpose); "state s -> state t" s에서 state t (a step, no code);
 # "§ 1030" 1030절 (not 103절0); "kp@60fps.net" an e-mail, its "@" kept;
 # 13: chained labels "Lesson 5. Unit 3. 문법" one sentence, each label's number with a pause (Unit 3, 문법);
-# "§3.2절" 3.2절 once (not 3.2절절)).
-AUDIO_REVISION = 13
+# "§3.2절" 3.2절 once (not 3.2절절);
+# 14: "§3.2와" 3.2절과, "§3으로" 3절로 (a particle after 절 as 절 takes it)).
+AUDIO_REVISION = 14
 
 
 def audio_settings(

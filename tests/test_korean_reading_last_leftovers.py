@@ -1,0 +1,51 @@
+"""The last misreadings of Korean lecture text left by earlier rounds (`korean_marks`, `korean_formulas`), each
+beside text that only looks like it and reads as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+from tests.reading_support import tokenizer as tokenizer  # a fixture
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("§3.2와 §3.1을 비교", "3 점 이절과 3 점 일절을 비교"),  # it was 이절와: 와 was chosen for 이
+        ("§3와", "3절과"),
+        ("§3.2는 생략", "3 점 이절은 생략"),  # 이절는
+        ("§3.2가 핵심", "3 점 이절이 핵심"),
+        ("§3.2를 보라", "3 점 이절을 보라"),
+        ("§3.2랑 같다", "3 점 이절이랑 같다"),
+        ("§3으로 넘어간다", "3절로 넘어간다"),  # 삼: 으로; 절: 로
+        ("§3.2와의 차이", "3 점 이절과의 차이"),
+        ("§3으로부터", "3절로부터"),
+        ("§ 3.2와", "3 점 이절과"),
+    ],
+)
+def test_a_sections_particle_is_the_one_its_word_takes(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("§3.2절과 §3.1절을", "3 점 이절과 3 점 일절을"),  # the word written: its particle is the writer's
+        ("§3과 §4", "3절과 4절"),  # 과, 을, 로, 의: right after 절 too
+        ("§3을", "3절을"),
+        ("§1로", "1절로"),
+        ("§3.2의 정의", "3 점 이절의 정의"),
+        ("§3.2에서", "3 점 이절에서"),
+        ("§3가지", "3절가지"),  # a word that opens like 가: as before
+        ("§3.2는데", "3 점 이절는데"),
+        ("§ 3.2 와", "3 점 이절 와"),  # apart: no particle of its
+        ("3.2와 3.1", "3 점 이와 3 점 일"),  # no section sign: the number's own particle
+    ],
+)
+def test_a_sections_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_a_sections_particle_sounds_as_after_its_word(tokenizer):
+    assert tokenizer.symbols("§3.2와 §3.1", "ko") == tokenizer.symbols("삼 점 이절과 삼 점 일절", "ko")
