@@ -49,3 +49,63 @@ def test_a_sections_lookalikes_read_as_before(written, said):
 
 def test_a_sections_particle_sounds_as_after_its_word(tokenizer):
     assert tokenizer.symbols("§3.2와 §3.1", "ko") == tokenizer.symbols("삼 점 이절과 삼 점 일절", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("(1)^T", "(1)의 T제곱"),  # a number's power, as "2^T" is: it was (1)의 전치
+        ("(1.05)^T 배", "(1 점 영오)의 T제곱 배"),
+        ("(1+r)^T", "(1 플러스 r)의 T제곱"),  # a growth over T periods
+        ("(-1)^T", "(마이너스 1)의 T제곱"),
+        (
+            "x^T 에서 T는 온도",
+            "x의 T제곱 에서 T는 온도",
+        ),  # T said to be a temperature right after: no transpose
+        ("x^T에서 T는 절대온도이다", "x의 T제곱에서 T는 절대온도이다"),
+        ("a^T (T: 시간)", "a의 T제곱 (T: 시간)"),
+    ],
+)
+def test_a_power_of_t_that_is_no_transpose_is_a_power(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("(AB)^T", "(AB)의 전치"),
+        ("(x)^T", "(x)의 전치"),
+        ("f(1)^T", "f(1)의 전치"),  # a function's value
+        ("A^T에서 T는 전치", "A의 전치에서 T는 전치"),  # T said to be the transpose
+        ("x^T y에서 T는 온도", "x의 전치 y에서 T는 온도"),  # said further on: not looked for
+        ("W^T x, T는 시퀀스 길이", "W의 전치 x, T는 시퀀스 길이"),
+        ("2^T", "2의 T제곱"),
+    ],
+)
+def test_a_transposes_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("a+b", "a 플러스 b"),  # espeak said the English word "plus"
+        ("x+1의 값", "x 플러스 1의 값"),
+        ("N+1 문제", "N 플러스 1 문제"),
+        ("3+4=7", "3 플러스 4는 7"),
+        ("T+1일", "T 플러스 1일"),
+    ],
+)
+def test_an_unspaced_plus_between_terms_is_the_korean_word(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "text", ["Ctrl+C", "C++", "Li+ 이온", "A+ 학점", "a+=1", "GMT+9", "Na+와 K+", "U+223C", "U+1F600"]
+)
+def test_an_unspaced_plus_that_joins_no_terms_is_left(text):
+    assert spoken(text) == text
+
+
+def test_an_unspaced_plus_sounds_korean(tokenizer):
+    assert tokenizer.symbols("a+b", "ko") == tokenizer.symbols("a 플러스 b", "ko")

@@ -45,7 +45,10 @@ OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)
 _TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=제곱)|(?<=\)))"
 _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
 PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
-PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플러스, not English "plus"
+# Between words, "A + B 세트": 플러스, not English "plus"; and unspaced between a formula's terms, "a+b", "x+1",
+# "N+1", "1+1 행사" (espeak said the English word): 플러스, as a Korean says either. Not a key's "Ctrl+C", "C++",
+# an ion's "Li+" (no term after it) nor a code point's "U+223C".
+PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|{_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
@@ -72,11 +75,27 @@ VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: 
 
 # A letter whose "^T" is its transpose: not Euler's number, a lone "e" ("e^T", e의 T제곱, was e의 전치).
 _TRANSPOSED = re.compile(r"(?!(?<![A-Za-z\d])e(?![A-Za-z\d]))[A-Za-z]")
+# ... nor a number's in brackets, "(1)^T", "(1.05)^T", "(1+r)^T" (a growth over T periods; it was (1+r)의 전치), which
+# is a power as "2^T" is; "(AB)^T", "(2A)^T" and a function's "f(1)^T" stay transposes.
+_NUMBER_BRACKET = re.compile(
+    r"(?<![\w)\]])\((?:[-−] ?)?\d+(?:\.\d+)?(?: ?[-+−] ?(?:\d+(?:\.\d+)?|[a-z]))?\)$"
+)
+# ... nor a T the text says is a quantity right after it, "x^T 에서 T는 온도", "a^T (T: 시간)": x의 T제곱; a T said
+# to be one further on, "W^T x에서 … T는 시간", is not looked for (a transpose and a time T on one slide).
+_T_DEFINED = re.compile(
+    r" ?(?:에서|이고|이며)?,? ?(?:여기서 |단 ?)?\(?T ?(?:는|은|:|=|가) ?(?:절대 ?)?(?:온도|시간|기간|주기|횟수|연수|년수|일수)"
+)
 
 
 def power(match: re.Match[str]) -> str:
     exponent = match.group(1) or match.group(3) or match.group(2).translate(_SUPERSCRIPT)
-    if exponent == "T" and (match.group(3) or _TRANSPOSED.match(match.string, match.start() - 1)):
+    text, start = match.string, match.start()
+    base_transposed = (
+        not _NUMBER_BRACKET.search(text, max(0, start - 24), start)
+        if match.group(3)
+        else _TRANSPOSED.match(text, start - 1)
+    )
+    if exponent == "T" and base_transposed and not _T_DEFINED.match(text, match.end()):
         return "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
     return f"의 {exponent}제곱"
 
