@@ -109,3 +109,35 @@ def test_an_unspaced_plus_that_joins_no_terms_is_left(text):
 
 def test_an_unspaced_plus_sounds_korean(tokenizer):
     assert tokenizer.symbols("a+b", "ko") == tokenizer.symbols("a 플러스 b", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "한국어すし를 먹는다",
+            "한국어를 먹는다",
+        ),  # it was 한국어 를: the particle cut off, a pause before it
+        ("도쿄とうきょう에서", "도쿄에서"),
+        ("ABCすし를", "ABC를"),
+    ],
+)
+def test_kana_inside_a_word_is_left_out_with_no_gap(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("한국어すし", "한국어 "),  # the text's end: as before
+        ("사과ひらがな 단어", "사과  단어"),
+        ("すし를", " 를"),  # nothing before it
+        ("스시(すし)를", "스시( )를"),
+    ],
+)
+def test_kana_between_words_is_left_out_with_a_space_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_kana_inside_a_word_sounds_as_the_word_without_it(tokenizer):
+    assert tokenizer.symbols("한국어すし를 먹는다", "ko") == tokenizer.symbols("한국어를 먹는다", "ko")

@@ -57,7 +57,8 @@ _WEEKDAYS = "月火水木金土日"  # "金土日": 금토일, days, no name
 _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 # Kana: espeak's Korean voice said "Japanese letter" for each and spelled a Hangul word joined to one as jamo
 # ("한국어すし": ㅎ ㅏ ㄴ …). It cannot say Japanese: a run of kana is left out with a space, as an unknown
-# Hanja run is, and the Korean around it reads as Korean.
+# Hanja run is, and the Korean around it reads as Korean. A run inside a word, before its particle, "한국어すし를", is
+# left out whole: a space there cut the particle off (한국어 를, a pause before it).
 _KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]{1,64}")
 # A section sign before its number, "§ 3", "§3.2" (espeak said nothing for it): the section, 3절, 3.2절.
 # Not a range of them, "§§ 3-5", "§ 3-5" (left as before: it was 3절-5).
@@ -146,7 +147,7 @@ def marks_spoken(text: str) -> str:
     if _HANJA_RUN.search(text):
         text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
     if _KANA_RUN.search(text):
-        text = _KANA_RUN.sub(" ", text)
+        text = _KANA_RUN.sub(_kana, text)
     text = _SECTION_NUMBER.sub(lambda m: f"{m.group(1)}절{_AFTER_RIEUL.get(m.group(2) or '', '')}", text)
     text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = list_marks_spoken(text)
@@ -213,6 +214,13 @@ def _hanja(match: re.Match[str]) -> str:
         said = "김" + said[1:]
     said = said.replace("십월", "시월").replace("육월", "유월")  # "十月", "六月" (십월, 육월)
     return "연" + said[1:] if run[0] == "年" and opens_word else said  # "年間" 연간; "2024年", "前年" 년
+
+
+def _kana(match: re.Match[str]) -> str:
+    """A run of kana left out: with no space where a word goes on across it into Hangul ("한국어すし를")."""
+    text, start, end = match.string, match.start(), match.end()
+    inside_a_word = start > 0 and text[start - 1].isalnum() and "가" <= text[end : end + 1] <= "힣"
+    return "" if inside_a_word else " "
 
 
 def _digit_by_digit(match: re.Match[str]) -> str:
