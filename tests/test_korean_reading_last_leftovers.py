@@ -141,3 +141,23 @@ def test_kana_between_words_is_left_out_with_a_space_as_before(written, said):
 
 def test_kana_inside_a_word_sounds_as_the_word_without_it(tokenizer):
     assert tokenizer.symbols("한국어すし를 먹는다", "ko") == tokenizer.symbols("한국어를 먹는다", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x -> xs", "x에서 xs"),  # Haskell's head and tail: it was read as the code x->xs
+        ("(x:xs) 에서 x -> xs 로", "(x:xs) 에서 x에서 xs 로"),
+        ("\\x -> go", "\\x에서 go"),  # a lambda
+    ],
+)
+def test_a_haskell_arrow_is_an_arrow_not_a_pointers_member(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("p -> next", "p->next"), ("node -> left", "node->left"), ("cur_node -> data", "cur_node->data")],
+)
+def test_a_pointers_member_is_still_code(written, said):
+    assert spoken(written) == said
