@@ -65,7 +65,7 @@ _STARS = re.compile(r"\*+(?!=)|_{2,}")
 # Most of a lecture's sentences are Hangul words and sentence marks alone ("배터리는 화학 에너지를 …"): no rule
 # here can match one but a Korean outline's list mark ("가. 전압을 …"), and the other passes are skipped (31 of
 # the lecture's 39 previews: 107 → 1.8 µs, the median of the 39; `benchmarks/reading_cost.py`). Each rule's
-# pattern is checked against this class by `tests/test_korean_plain_text.py`: a character any rule reads does
+# pattern is checked against this class by `tests/test_korean_reading_skips.py`: a character any rule reads does
 # not belong in it.
 PLAIN = re.compile(r"""[가-힣\s.,?!'"():;·“”‘’…]*""")
 
@@ -89,12 +89,55 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
     return match.group(0)[: match.start(1) - match.start()] + chr(_FIRST_PRIVATE_USE + len(paths) - 1)
 
 
+# The passes of each of the four groups below all need a digit (`tests/test_korean_reading_skips.py` checks each
+# pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
+_DIGIT = re.compile(r"\d")
+
+
 def _numbers_spoken(text: str) -> str:
     if _WIDE_SIGN.search(text):
         text = text.translate(_WIDE_SIGNS)
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
+    text = _numerals_and_dates(text)
+    text = dates.WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
+    text = _phones_and_ranges(text)
+    text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
+    text = _amounts(text)
+    text = units.WORD_PER_UNIT.sub(units.word_per_unit, text)
+    text = units.UNIT.sub(units.unit_word, text)
+    text = units.BARE_UNIT.sub(lambda m: units.BARE_UNITS[m.group(1)], text)
+    text = units.SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
+    text = units.BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
+    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
+    text = formulas.POWER.sub(formulas.power, text)
+    text = formulas.SIGN.sub(formulas.sign, text)
+    text = formulas.TIMES_AFTER.sub("배", text)
+    text = formulas.TIMES_BEFORE.sub(r"\1배", text)
+    text = formulas.OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
+    text = formulas.PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
+    text = formulas.PLUS.sub(" 플러스 ", text)
+    text = formulas.TIMES_X.sub(" 곱하기 ", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _STARS.sub(" ", text)
+    text = formulas.QUARTER.sub(r"\1 4", text)
+    text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
+    text = formulas.FRACTION.sub(r"\2분의 \1", text)
+    text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
+    text = _clocks_and_counters(text)
+    text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
+    text = arrows.LIMIT.sub(arrows.limit, text)
+    text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
+    text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
+    text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
+    return formulas.EQUALS.sub(formulas.equals, text)
+
+
+def _numerals_and_dates(text: str) -> str:
+    """Bounds, grouped thousands, ordinals, pages, versions, times of day and dates."""
+    if not _DIGIT.search(text):
+        return text
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = ranges.BOUND.sub(lambda m: f"{m.group(2)} {ranges.BOUND_WORDS[m.group(1)]}", text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
@@ -116,7 +159,13 @@ def _numbers_spoken(text: str) -> str:
     text = dates.YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
     text = dates.MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
     text = dates.WEEKDAY.sub(r" \1요일", text)
-    text = dates.WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
+    return text
+
+
+def _phones_and_ranges(text: str) -> str:
+    """Phone numbers and ranges."""
+    if not _DIGIT.search(text):
+        return text
     text = phones.PHONE.sub(phones.phone, text)
     text = phones.SERVICE_PHONE.sub(phones.service_phone, text)
     text = phones.INTERNATIONAL_PHONE.sub(
@@ -126,7 +175,13 @@ def _numbers_spoken(text: str) -> str:
     text = ranges.YEAR_RANGE.sub(ranges.year_range, text)
     text = ranges.CLOCK_RANGE.sub("~", text)
     text = ranges.RANGE.sub(r"\1에서 ", text)
-    text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
+    return text
+
+
+def _amounts(text: str) -> str:
+    """Durations, speeds, temperatures, amounts of money and rates per unit."""
+    if not _DIGIT.search(text):
+        return text
     text = dates.HOURS_MINUTES.sub(r"\1시간 \2분", text)
     text = units.PER_HOUR.sub(r"시속 \1킬로미터", text)
     text = units.PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
@@ -136,37 +191,19 @@ def _numbers_spoken(text: str) -> str:
     text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
     text = units.CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = units.PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
-    text = units.WORD_PER_UNIT.sub(units.word_per_unit, text)
-    text = units.UNIT.sub(units.unit_word, text)
-    text = units.BARE_UNIT.sub(lambda m: units.BARE_UNITS[m.group(1)], text)
-    text = units.SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
-    text = units.BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
-    text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
-    text = formulas.POWER.sub(formulas.power, text)
-    text = formulas.SIGN.sub(formulas.sign, text)
-    text = formulas.TIMES_AFTER.sub("배", text)
-    text = formulas.TIMES_BEFORE.sub(r"\1배", text)
-    text = formulas.OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
-    text = formulas.PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
-    text = formulas.PLUS.sub(" 플러스 ", text)
-    text = formulas.TIMES_X.sub(" 곱하기 ", text)
-    text = _EMPHASIS.sub(r"\2", text)
-    text = _STARS.sub(" ", text)
-    text = formulas.QUARTER.sub(r"\1 4", text)
-    text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
-    text = formulas.FRACTION.sub(r"\2분의 \1", text)
-    text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
+    return text
+
+
+def _clocks_and_counters(text: str) -> str:
+    """June and October, clock times, ratios, native numbers before counters, decimals."""
+    if not _DIGIT.search(text):
+        return text
     text = dates.MONTH.sub(dates.june_or_october, text)
     text = dates.CLOCK.sub(dates.clock, text)
     text = formulas.RATIO.sub(r"\1 대 ", text)
     text = numerals.COUNTED.sub(numerals.native, text)
     text = numerals.DOTTED.sub(numerals.dotted, text)
-    text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
-    text = arrows.LIMIT.sub(arrows.limit, text)
-    text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
-    text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
-    text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
-    return formulas.EQUALS.sub(formulas.equals, text)
+    return text
 
 
 def is_korean(lang: str) -> bool:

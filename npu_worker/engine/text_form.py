@@ -28,7 +28,7 @@ _CONTROLS: dict[int, int | str] = {
 }
 _ENCLOSED = (range(0x2460, 0x2500), range(0x3200, 0x3300), range(0x3380, 0x3400))
 # Every character `_FORM` changes lies in this class: a text with none is only composed, not translated
-# character by character (tests/test_korean_plain_text.py checks the class holds them all).
+# character by character (tests/test_korean_reading_skips.py checks the class holds them all).
 _FORMED = re.compile(
     r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2460-\u24ff\u3200-\u32ff\u3380-\u33ff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]"
 )

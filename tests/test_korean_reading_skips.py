@@ -1,13 +1,18 @@
-"""A text of Hangul words and sentence marks alone skips the Korean reading's rules (`korean_reading.PLAIN`):
-only a Korean outline's list mark can be read in one. Pinned here by reading every rule's pattern (its parse
-tree: a pattern that must consume, or look at, a character outside the class cannot match such a text), so a
-new rule that could match plain text fails this test instead of going unread on the fast path."""
+"""The Korean reading's rules skipped where they cannot apply: a text of Hangul words and sentence marks alone
+(`korean_reading.PLAIN`) skips all but a Korean outline's list mark, and a text without a digit the four groups of
+passes that each need one. Pinned here by reading every rule's pattern (its parse tree: a pattern that must
+consume, or look at, a character outside an alphabet cannot match a text of it), so a new rule that could match
+such a text fails this test instead of going unread."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import re
+import textwrap
 import unicodedata
+from collections.abc import Callable
 from importlib import resources
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
@@ -80,16 +85,52 @@ def in_class(items: list[tuple[object, object]], char: str) -> bool:
     return hit != negated
 
 
-def can_match(sequence: list[tuple[object, object]], alphabet: list[str]) -> bool:
+class Alphabet:
+    """The characters of a text: `has` one, `meets` a class (some character of it is in the alphabet)."""
+
+    def __init__(self, has: Callable[[str], bool], meets: Callable[[list[tuple[object, object]]], bool]):
+        self.has, self.meets = has, meets
+
+
+def listed(chars: list[str]) -> Alphabet:
+    return Alphabet(chars.__contains__, lambda items: any(in_class(items, char) for char in chars))
+
+
+def _digit(char: str) -> bool:
+    return re.fullmatch(r"\d", char) is not None
+
+
+def _meets_a_non_digit(items: list[tuple[object, object]]) -> bool:
+    """Some character other than a digit is in the class (when unsure, yes: the pattern may then match)."""
+    if any(op is sre.NEGATE for op, _ in items):
+        return not any(op is sre.CATEGORY and value is sre.CATEGORY_NOT_DIGIT for op, value in items)
+    for op, value in items:
+        if op is sre.LITERAL and not _digit(chr(value)):  # type: ignore[arg-type]
+            return True
+        if op is sre.RANGE:
+            low, high = value  # type: ignore[misc]
+            if high - low > 64 or not all(_digit(chr(code)) for code in range(low, high + 1)):
+                return True
+        if op is sre.CATEGORY and value is not sre.CATEGORY_DIGIT:
+            return True
+    return False
+
+
+NO_DIGIT = Alphabet(lambda char: not _digit(char), _meets_a_non_digit)
+
+
+def can_match(sequence: list[tuple[object, object]], alphabet: list[str] | Alphabet) -> bool:
     """False when every match of `sequence` must consume or look at a character outside `alphabet`."""
+    if isinstance(alphabet, list):
+        alphabet = listed(alphabet)
     for op, value in sequence:
         if op is sre.LITERAL:
-            if chr(value) not in alphabet:  # type: ignore[arg-type]
+            if not alphabet.has(chr(value)):  # type: ignore[arg-type]
                 return False
         elif op is sre.NOT_LITERAL or op is sre.ANY:
             continue
         elif op is sre.IN:
-            if not any(in_class(value, char) for char in alphabet):  # type: ignore[arg-type]
+            if not alphabet.meets(value):  # type: ignore[arg-type]
                 return False
         elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT):
             least, _, inner = value  # type: ignore[misc]
@@ -133,6 +174,47 @@ def test_no_rule_but_the_list_mark_can_match_a_plain_text():
     matching = {name for name, pattern in patterns() if can_match(_parser.parse(pattern.pattern), ALPHABET)}
     assert matching <= set(MAY_MATCH_PLAIN), sorted(matching - set(MAY_MATCH_PLAIN))
     assert len(patterns()) > 90  # the modules' rules were found
+
+
+@pytest.mark.parametrize(
+    "group",
+    [
+        korean_reading._numerals_and_dates,
+        korean_reading._phones_and_ranges,
+        korean_reading._amounts,
+        korean_reading._clocks_and_counters,
+    ],
+)
+def test_every_pass_of_a_digit_group_needs_a_digit(group):
+    body = ast.parse(textwrap.dedent(inspect.getsource(group))).body[0].body  # type: ignore[attr-defined]
+    guard, *passes, end = body[1:]  # the docstring first
+    assert ast.unparse(guard) == "if not _DIGIT.search(text):\n    return text"
+    assert ast.unparse(end) == "return text"
+    for statement in passes:
+        source = ast.unparse(statement)
+        named = re.fullmatch(r"text = ([\w.]+)\.sub\(.*", source, re.DOTALL)
+        assert named, f"not a pattern's pass: {source}"
+        pattern = eval(named.group(1), vars(korean_reading))  # noqa: S307 (a name of the module)
+        assert not can_match(_parser.parse(pattern.pattern), NO_DIGIT), source
+
+
+def test_the_digit_analysis_tells_a_pattern_that_needs_a_digit():
+    assert not can_match(_parser.parse(r"(?<![\d.])(\d+) ?km/h"), NO_DIGIT)
+    assert not can_match(_parser.parse(r"24/7"), NO_DIGIT)
+    assert can_match(_parser.parse(r"(\d+)?km"), NO_DIGIT)
+    assert can_match(_parser.parse(r"[~〜～]"), NO_DIGIT)
+    assert can_match(_parser.parse(r"[²³]"), NO_DIGIT)  # a superscript is no digit to \d
+
+
+def test_a_text_without_a_digit_skips_the_digit_groups(monkeypatch):
+    class APassThatMustNotRun:
+        def sub(self, replacement: object, text: str) -> str:
+            raise AssertionError("a digit's pass ran")
+
+    monkeypatch.setattr(korean_reading.numerals, "GROUPED", APassThatMustNotRun())
+    assert spoken("EV 배터리는 니켈을 씁니다.") == "E-V 배터리는 니켈을 씁니다."
+    with pytest.raises(AssertionError, match="a digit's pass ran"):
+        spoken("EV 배터리는 3.7V입니다.")
 
 
 def test_no_translated_or_replaced_sign_is_plain():
