@@ -161,3 +161,40 @@ def test_a_haskell_arrow_is_an_arrow_not_a_pointers_member(written, said):
 )
 def test_a_pointers_member_is_still_code(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("e^x를 미분하면", "e의 x제곱을 미분하면"),  # it was 제곱를: the particle chosen for 엑스
+        ("x²는 양수", "x의 2제곱은 양수"),  # 제곱는
+        ("x^2가 크다", "x의 2제곱이 크다"),
+        ("e^x와 ln x", "e의 x제곱과 ln x"),
+        ("x^2로 나누면", "x의 2제곱으로 나누면"),
+        ("10^9는 10억", "10의 9제곱은 10억"),
+        ("f(x)^2를", "f(x)의 2제곱을"),
+    ],
+)
+def test_a_powers_particle_is_the_one_its_word_takes(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2^n을", "2의 n제곱을"),  # a closed form already
+        ("x²으로", "x의 2제곱으로"),
+        ("10^3이다", "10의 3제곱이다"),
+        ("A^T를", "A의 전치를"),  # 전치 is open: the writer's particle fits it
+        ("Aᵀ는", "A의 전치는"),
+        ("x^2가지", "x의 2제곱가지"),  # no particle: a word that opens like one
+    ],
+)
+def test_a_powers_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_a_powers_particle_sounds_as_after_its_word(tokenizer):
+    assert tokenizer.symbols("x^2를 적분", "ko") == tokenizer.symbols(
+        "x의 2제곱을 적분", "ko"
+    )  # not ...제곱를

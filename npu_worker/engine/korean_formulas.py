@@ -13,6 +13,16 @@ import re
 
 from .korean_words import MATH_NAMES as _MATH_NAMES
 
+# A particle written right after a sign or a number, chosen for the sound the writer had in mind ("x^2를": 이,
+# "§3.2와": 이), where the reading says a word that ends otherwise (x의 2제곱, 3.2절): `particle_after` gives the
+# word's form (x의 2제곱을, 3.2절과; it was 제곱를, 절와). Only a particle that ends its word or goes on into another
+# one ("와의", "으로부터"): a word that only opens like one, "가지", "는데", keeps its syllable.
+PARTICLE = (
+    r"(는(?![가-힣])|가(?![가-힣])|를(?![가-힣])|와(?!(?![의는도])[가-힣])|랑(?!(?![의은도])[가-힣])"
+    r"|으로(?!(?![서써는도부])[가-힣])|로(?!(?![서써는도부])[가-힣]))"
+)
+_CLOSED_FORMS = {"는": "은", "가": "이", "를": "을", "와": "과", "랑": "이랑"}
+
 # ... and the signs of Korean reports before a number, "▲3.5%", "▼2%" (증가, 감소) and an account's "△5억"
 # (마이너스), which espeak said nothing for; a tolerance's "±", "3.7±0.1V", "x±1", "± 5%" after a term or spaced
 # too (espeak: English "plus or minus").
@@ -33,9 +43,10 @@ SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
 # ... and a bracket's, "(AB)^T", "f(x)^2" (espeak: 에이 비 티, the caret unsaid), with a caret only: a superscript
 # after a bracket is a footnote's ("(2020)¹"); a superscript transpose "Aᵀ" (espeak spelled its code point).
+# ... with the particle after it in the form 제곱 takes, "x^2를" x의 2제곱을.
 POWER = re.compile(
-    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
-    r"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))"
+    r"(?:(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
+    rf"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d])))(?:{PARTICLE})?"
 )  # "x²": x의 2제곱 too
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
@@ -96,8 +107,19 @@ def power(match: re.Match[str]) -> str:
         else _TRANSPOSED.match(text, start - 1)
     )
     if exponent == "T" and base_transposed and not _T_DEFINED.match(text, match.end()):
-        return "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
-    return f"의 {exponent}제곱"
+        said = "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
+    else:
+        said = f"의 {exponent}제곱"
+    return said + particle_after(said, match.group(4)) if match.group(4) else said
+
+
+def particle_after(word: str, particle: str) -> str:
+    """`particle` (one `PARTICLE` matches) in the form it takes after `word`: 은, 이, 을, 과, 이랑 and 으로 after a
+    closed syllable, 로 after ㄹ or an open one."""
+    final = final_sound(word)
+    if particle in ("으로", "로"):
+        return "으로" if final == "ㄴ" else "로"
+    return _CLOSED_FORMS.get(particle, particle) if final else particle
 
 
 def equals(match: re.Match[str]) -> str:

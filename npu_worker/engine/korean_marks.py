@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .korean_formulas import PARTICLE, particle_after
 from .korean_words import DIGITS, HANJA
 from .sentence_ends import LIST_LABEL, opens_list_item
 
@@ -65,14 +66,10 @@ _KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uf
 # A code's four-digit section whole, "18 U.S.C. § 1030": 1030절 (it was 103절0, its last digit cut off).
 # The sign and the word both written, "§3.2절", "§ 3절에서": said once (it was 3 점 이절절).
 # A particle the writer chose for the number's sound, "§3.2와" (이: 와), "§3.2는", "§3으로" (삼: 으로), is said after
-# 절 as 절 takes it: 3.2절과, 3.2절은, 3절로 (it was 절와, 절는, 절으로). Only a particle that ends its word, or goes on
-# into another one ("§3.2와의", "§3으로부터"); a word that only opens like one, "§3가지" (가지), keeps its syllable.
+# 절 as 절 takes it (`korean_formulas.particle_after`): 3.2절과, 3.2절은, 3절로 (it was 절와, 절는, 절으로).
 _SECTION_NUMBER = re.compile(
-    r"(?<!§)§ ?(\d{1,4}(?:\.\d{1,3}){0,3})(?!\d|\.\d| ?[-–~] ?\d)"
-    r"(?:절|(는(?![가-힣])|가(?![가-힣])|를(?![가-힣])|와(?!(?![의는도])[가-힣])|랑(?!(?![의은도])[가-힣])"
-    r"|으로(?!(?![서써는도부])[가-힣])))?"
+    rf"(?<!§)§ ?(\d{{1,4}}(?:\.\d{{1,3}}){{0,3}})(?!\d|\.\d| ?[-–~] ?\d)(?:절|{PARTICLE})?"
 )
-_AFTER_RIEUL = {"는": "은", "가": "이", "를": "을", "와": "과", "랑": "이랑", "으로": "로"}
 # A derivative, "dV/dt", "dy/dx" (espeak: 디 브이 "slash" 디티, the English word): each "d" and its letter spelled
 # by name, 디브이 디티, as a lecturer says it; not a word's "d" ("and/dt") nor an operator's "d/dt".
 _DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d([A-Za-z])/d([A-Za-z])(?![A-Za-z\d])")
@@ -148,7 +145,7 @@ def marks_spoken(text: str) -> str:
         text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
     if _KANA_RUN.search(text):
         text = _KANA_RUN.sub(_kana, text)
-    text = _SECTION_NUMBER.sub(lambda m: f"{m.group(1)}절{_AFTER_RIEUL.get(m.group(2) or '', '')}", text)
+    text = _SECTION_NUMBER.sub(lambda m: f"{m.group(1)}절{particle_after('절', m.group(2) or '')}", text)
     text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = list_marks_spoken(text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
