@@ -198,3 +198,36 @@ def test_a_powers_particle_sounds_as_after_its_word(tokenizer):
     assert tokenizer.symbols("x^2를 적분", "ko") == tokenizer.symbols(
         "x의 2제곱을 적분", "ko"
     )  # not ...제곱를
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$100만 규모", "100만 달러 규모"),  # it was 100 달러만: "only 100 dollars"
+        ("$3억 달러", "3억 달러"),  # it was 3 달러억 달러
+        ("$100 달러 규모", "100 달러 규모"),  # the word written too: said once (it was 달러 달러)
+        ("€20억", "20억 유로"),
+        ("$5천만이 들었다", "5천만 달러가 들었다"),
+        ("$100을 받았다", "100 달러를 받았다"),  # it was 달러을: 을 chosen for 백
+        ("€30이 들었다", "30 유로가 들었다"),
+        ("$100과 $200", "100 달러와 200 달러"),
+        ("$100으로", "100 달러로"),
+    ],
+)
+def test_an_amount_of_money_reads_its_scale_and_its_words_particle(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$5를 냈다", "5 달러를 냈다"),
+        ("₩1000을", "1000 원을"),
+        ("¥500은", "500 엔은"),
+        ("£10이다", "10 파운드이다"),  # a copula: as before
+        ("$100만큼", "100 달러만큼"),  # as much as: no scale
+        ("$1.5B를 투자", "15억 달러를 투자"),
+    ],
+)
+def test_an_amount_of_moneys_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

@@ -55,7 +55,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 10: "§3.2와" 3.2절과, "§3으로" 3절로 (a particle after 절 as 절 takes it); "(1)^T", "(1+r)^T" and "x^T 에서 T는 온도"
 # powers, no transpose; an unspaced "a+b", "N+1" 플러스 (espeak said English "plus"); kana inside a word,
 # "한국어すし를", left out with no gap (한국어를); Haskell's "x -> xs" an arrow, x에서 xs (not the code x->xs);
-# a power's particle as 제곱 takes it, "x^2를" x의 2제곱을 (not 제곱를)).
+# a power's particle as 제곱 takes it, "x^2를" x의 2제곱을 (not 제곱를); "$100만" 100만 달러 (not 100 달러만),
+# "$3억 달러" once, "$100을" 100 달러를 (not 달러을)).
 AUDIO_REVISION = 10
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

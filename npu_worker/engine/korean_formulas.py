@@ -14,14 +14,22 @@ import re
 from .korean_words import MATH_NAMES as _MATH_NAMES
 
 # A particle written right after a sign or a number, chosen for the sound the writer had in mind ("x^2를": 이,
-# "§3.2와": 이), where the reading says a word that ends otherwise (x의 2제곱, 3.2절): `particle_after` gives the
-# word's form (x의 2제곱을, 3.2절과; it was 제곱를, 절와). Only a particle that ends its word or goes on into another
-# one ("와의", "으로부터"): a word that only opens like one, "가지", "는데", keeps its syllable.
+# "§3.2와": 이, "$100을": 백), where the reading says a word that ends otherwise (x의 2제곱, 3.2절, 100 달러):
+# `particle_after` gives the word's form (x의 2제곱을, 3.2절과, 100 달러를; it was 제곱를, 절와, 달러을). Only a particle
+# that ends its word or goes on into another one ("와의", "으로부터"): a word that only opens like one, "가지", "는데",
+# and a copula, "이다", keep their syllables.
 PARTICLE = (
-    r"(는(?![가-힣])|가(?![가-힣])|를(?![가-힣])|와(?!(?![의는도])[가-힣])|랑(?!(?![의은도])[가-힣])"
-    r"|으로(?!(?![서써는도부])[가-힣])|로(?!(?![서써는도부])[가-힣]))"
+    r"((?:이)?랑(?!(?![의은도])[가-힣])|(?:으)?로(?!(?![서써는도부])[가-힣])|[와과](?!(?![의는도])[가-힣])"
+    r"|[는은가이를을](?![가-힣]))"
 )
-_CLOSED_FORMS = {"는": "은", "가": "이", "를": "을", "와": "과", "랑": "이랑"}
+_FORMS = {"는": ("는", "은"), "은": ("는", "은"), "가": ("가", "이"), "이": ("가", "이"), "를": ("를", "을")}
+_FORMS |= {
+    "을": ("를", "을"),
+    "와": ("와", "과"),
+    "과": ("와", "과"),
+    "랑": ("랑", "이랑"),
+    "이랑": ("랑", "이랑"),
+}
 
 # ... and the signs of Korean reports before a number, "▲3.5%", "▼2%" (증가, 감소) and an account's "△5억"
 # (마이너스), which espeak said nothing for; a tolerance's "±", "3.7±0.1V", "x±1", "± 5%" after a term or spaced
@@ -115,11 +123,11 @@ def power(match: re.Match[str]) -> str:
 
 def particle_after(word: str, particle: str) -> str:
     """`particle` (one `PARTICLE` matches) in the form it takes after `word`: 은, 이, 을, 과, 이랑 and 으로 after a
-    closed syllable, 로 after ㄹ or an open one."""
+    closed syllable (로 after ㄹ), 는, 가, 를, 와, 랑 and 로 after an open one."""
     final = final_sound(word)
     if particle in ("으로", "로"):
         return "으로" if final == "ㄴ" else "로"
-    return _CLOSED_FORMS.get(particle, particle) if final else particle
+    return _FORMS[particle][1 if final else 0]
 
 
 def equals(match: re.Match[str]) -> str:

@@ -145,7 +145,9 @@ def marks_spoken(text: str) -> str:
         text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
     if _KANA_RUN.search(text):
         text = _KANA_RUN.sub(_kana, text)
-    text = _SECTION_NUMBER.sub(lambda m: f"{m.group(1)}절{particle_after('절', m.group(2) or '')}", text)
+    text = _SECTION_NUMBER.sub(
+        lambda m: f"{m.group(1)}절{particle_after('절', m.group(2)) if m.group(2) else ''}", text
+    )
     text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = list_marks_spoken(text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)

@@ -37,7 +37,6 @@ from . import korean_ranges as ranges
 from . import korean_units as units
 from .base import language_code
 from .korean_marks import list_marks_spoken, marks_spoken
-from .korean_words import CURRENCY as _CURRENCY
 from .korean_words import MATH_NAMES as _MATH_NAMES
 from .korean_words import SYMBOLS as _SYMBOLS
 from .korean_words import UNITS as _UNITS
@@ -189,7 +188,7 @@ def _amounts(text: str) -> str:
     text = units.FAHRENHEIT.sub(r"화씨 \1도", text)
     text = units.US_DOLLARS.sub("미화 $", text)
     text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
-    text = units.CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
+    text = units.CURRENCY_AMOUNT.sub(units.currency_amount, text)
     text = units.PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
     return text
 
