@@ -231,3 +231,32 @@ def test_an_amount_of_money_reads_its_scale_and_its_words_particle(written, said
 )
 def test_an_amount_of_moneys_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("HTTP/2와 HTTP/3을 비교한다.", "HTTP 2와 HTTP 3을 비교한다."),  # espeak said "slash"
+        ("HTTP/1.1은", "HTTP 1 점 일은"),
+    ],
+)
+def test_a_names_version_after_its_slash_is_said_without_the_slash(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("TCP/IP", "TCP IP"),
+        ("I/O", "I-O"),
+        ("A/4", "A/4"),  # one letter: no name
+        ("https://example.com/HTTP/2", "https://example.com/HTTP/2"),  # a web address's path
+        ("HTTP/2.0.1", "HTTP/2 점 0 점 1"),  # a version of three parts: as before
+    ],
+)
+def test_a_names_slash_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_a_names_version_sounds_without_the_slash(tokenizer):
+    assert tokenizer.symbols("HTTP/2와", "ko") == tokenizer.symbols("HTTP 2와", "ko")

@@ -79,6 +79,8 @@ _AT_RATE = re.compile(r"(?<=[\dKkPp])@(?=\d{1,3}(?:\.\d{1,3})? ?(?:Hz|hz|fps|FPS
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
+# ... and a name's version after its slash, "HTTP/2", "HTTP/1.1" (espeak: 에이치티티피 "slash" 이): a pause, HTTP 2.
+_NAME_VERSION = re.compile(r"(?<![A-Za-z/.])([A-Z]{2,6})/(?=\d{1,2}(?:\.\d{1,2})?(?![\d/]|\.\d))")
 # A rate per so many, "3.2명/10만 명", "5건/1,000명" (espeak: 삼 점 이명 십만 명, no "per"): as a Korean reads a
 # rate, the base first, 10만 명당 3.2명. Only over a round base (1, 10, 100, 1,000, 1만, 10만 …) and a counter of
 # people or cases, a particle after it at most: "5년/10만km" (a warranty's, either limit), "5건/10만 인구" are two
@@ -158,6 +160,7 @@ def marks_spoken(text: str) -> str:
     text = _DERIVATIVE.sub(r"d-\1 d-\2", text)
     text = _AT_RATE.sub(" ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
+    text = _NAME_VERSION.sub(r"\1 ", text)
     text = _RATE.sub(r"\3\4\5당 \1\2", text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _CATHODE.sub(_digit_by_digit, text)
