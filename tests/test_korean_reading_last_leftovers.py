@@ -260,3 +260,29 @@ def test_a_names_slash_lookalikes_read_as_before(written, said):
 
 def test_a_names_version_sounds_without_the_slash(tokenizer):
     assert tokenizer.symbols("HTTP/2와", "ko") == tokenizer.symbols("HTTP 2와", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("v = 3.0 × 10^8 m/s이다.", "v는 3 점 영 곱하기 10의 8제곱 미터 퍼 초이다."),  # it was 10^초속 8미터
+        ("3×10^8m/s", "3 곱하기 10의 8제곱 미터 퍼 초"),
+        ("10^-3 m/s", "10의 마이너스 3제곱 미터 퍼 초"),
+        ("1.2 × 10^5 km/h", "1 점 이 곱하기 10의 5제곱 킬로미터 퍼 시간"),  # it was 10^시속 5킬로미터
+    ],
+)
+def test_a_speed_after_a_powers_exponent_keeps_the_power(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("300km/h", "시속 300킬로미터"),
+        ("5 m/s", "초속 5미터"),
+        ("9.8m/s²", "9 점 팔 미터 퍼 초 제곱"),
+        ("10^-9 m/s²", "10의 마이너스 9제곱 미터 퍼 초 제곱"),
+    ],
+)
+def test_a_speeds_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

@@ -182,9 +182,9 @@ def _amounts(text: str) -> str:
     if not _DIGIT.search(text):
         return text
     text = dates.HOURS_MINUTES.sub(r"\1시간 \2분", text)
-    text = units.PER_HOUR.sub(r"시속 \1킬로미터", text)
+    text = units.PER_HOUR.sub(units.per_hour, text)
     text = units.PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
-    text = units.PER_SECOND.sub(r"초속 \1미터", text)
+    text = units.PER_SECOND.sub(units.per_second, text)
     text = units.FAHRENHEIT.sub(r"화씨 \1도", text)
     text = units.US_DOLLARS.sub("미화 $", text)
     text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
