@@ -286,3 +286,31 @@ def test_a_speed_after_a_powers_exponent_keeps_the_power(written, said):
 )
 def test_a_speeds_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x > 0일 때", "x 0 초과일 때"),  # it was x 0일 초과 때: 일 read as a counter of days
+        ("x>0일 때", "x 0 초과일 때"),
+        ("n ≥ 1인 정수", "n 1 이상인 정수"),  # it was n 1인 이상 정수: 인 read as a counter of people
+        ("n>1인 경우", "n 1 초과인 경우"),
+        ("x ≤ 10일지", "x 10 이하일지"),
+    ],
+)
+def test_a_variables_bound_keeps_its_copula_after_the_bound(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("t > 3일 동안", "t 3일 초과 동안"),  # days: a counter
+        ("기간 > 3일", "기간 3일 초과"),  # no variable
+        ("직원 ≥ 5인 사업장", "직원 5인 이상 사업장"),
+        ("SOC < 20%", "S-O-C 20 퍼센트 미만"),
+        ("x > 0", "x 0 초과"),
+    ],
+)
+def test_a_bounds_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

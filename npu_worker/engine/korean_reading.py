@@ -138,7 +138,7 @@ def _numerals_and_dates(text: str) -> str:
     if not _DIGIT.search(text):
         return text
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
-    text = ranges.BOUND.sub(lambda m: f"{m.group(2)} {ranges.BOUND_WORDS[m.group(1)]}", text)
+    text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
     text = formulas.SCIENTIFIC.sub(
         lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
