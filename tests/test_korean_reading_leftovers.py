@@ -227,7 +227,10 @@ def test_an_operator_a_word_and_an_email_address_are_left(text):
         ("행렬 Aᵀ", "행렬 A의 전치"),  # espeak spelled the superscript T's code point
         ("(AB)^T 는", "(AB)의 전치 는"),  # a bracket's power: the caret was unsaid, 에이 비 티
         ("f(x)^2", "f(x)의 2제곱"),
-        ("(1+r)^n", "(1+r)의 n제곱"),
+        (
+            "(1+r)^n",
+            "(1 플러스 r)의 n제곱",
+        ),  # its "+" a Korean word since (test_korean_reading_last_leftovers.py)
     ],
 )
 def test_a_brackets_power_and_a_superscript_transpose_are_read(written, said):

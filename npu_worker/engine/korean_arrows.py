@@ -21,10 +21,11 @@ _ASCII_ARROW = re.compile(r"(?<= )(?:<->|->|=>|<-)(?= )")
 # as "p->next" is (p next), not a step from p to next. A pointer is one small letter, a usual pointer's name or an
 # identifier with "_"; its member an identifier of two or more small letters. "input -> output", "A -> B", "p -> q",
 # "x -> y", "n -> inf" stay arrows, and so does one whose right side goes on in English words: a state's
-# transition, "state s -> state t" (it was s->state t), is a step.
+# transition, "state s -> state t" (it was s->state t), is a step. Nor is Haskell's "x -> xs" (a list's head and its
+# tail, the letter and its plural) nor a lambda's "\x -> go": arrows, x에서 xs (it was read as the code x->xs).
 _CODE_ARROW = re.compile(
-    r"(?<![\w.])([a-z]|(?:ptr|node|head|tail|cur|curr|prev|root|this|self|obj|[a-z]\w{0,30}_\w{0,30}))"
-    r" -> (?!inf)(?=[a-z_][a-z\d_]{1,30}(?![\w(]| [A-Za-z]))"
+    r"(?<![\w.\\])([a-z]|(?:ptr|node|head|tail|cur|curr|prev|root|this|self|obj|[a-z]\w{0,30}_\w{0,30}))"
+    r" -> (?!inf)(?!\1s(?![\w(]))(?=[a-z_][a-z\d_]{1,30}(?![\w(]| [A-Za-z]))"
 )
 _AS_ARROWS = {"<->": "↔", "->": "→", "=>": "⇒", "<-": "←"}
 # "™" and "®" are not said (a lecturer does not read them), "Copyright ©" once, "©" alone 저작권.

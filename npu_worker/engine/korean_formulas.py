@@ -13,6 +13,24 @@ import re
 
 from .korean_words import MATH_NAMES as _MATH_NAMES
 
+# A particle written right after a sign or a number, chosen for the sound the writer had in mind ("x^2를": 이,
+# "§3.2와": 이, "$100을": 백), where the reading says a word that ends otherwise (x의 2제곱, 3.2절, 100 달러):
+# `particle_after` gives the word's form (x의 2제곱을, 3.2절과, 100 달러를; it was 제곱를, 절와, 달러을). Only a particle
+# that ends its word or goes on into another one ("와의", "으로부터"): a word that only opens like one, "가지", "는데",
+# and a copula, "이다", keep their syllables.
+PARTICLE = (
+    r"((?:이)?랑(?!(?![의은도])[가-힣])|(?:으)?로(?!(?![서써는도부])[가-힣])|[와과](?!(?![의는도])[가-힣])"
+    r"|[는은가이를을](?![가-힣]))"
+)
+_FORMS = {"는": ("는", "은"), "은": ("는", "은"), "가": ("가", "이"), "이": ("가", "이"), "를": ("를", "을")}
+_FORMS |= {
+    "을": ("를", "을"),
+    "와": ("와", "과"),
+    "과": ("와", "과"),
+    "랑": ("랑", "이랑"),
+    "이랑": ("랑", "이랑"),
+}
+
 # ... and the signs of Korean reports before a number, "▲3.5%", "▼2%" (증가, 감소) and an account's "△5억"
 # (마이너스), which espeak said nothing for; a tolerance's "±", "3.7±0.1V", "x±1", "± 5%" after a term or spaced
 # too (espeak: English "plus or minus").
@@ -33,9 +51,10 @@ SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
 # ... and a bracket's, "(AB)^T", "f(x)^2" (espeak: 에이 비 티, the caret unsaid), with a caret only: a superscript
 # after a bracket is a footnote's ("(2020)¹"); a superscript transpose "Aᵀ" (espeak spelled its code point).
+# ... with the particle after it in the form 제곱 takes, "x^2를" x의 2제곱을.
 POWER = re.compile(
-    r"(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
-    r"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))"
+    r"(?:(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
+    rf"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d])))(?:{PARTICLE})?"
 )  # "x²": x의 2제곱 too
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
@@ -45,7 +64,10 @@ OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)
 _TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=제곱)|(?<=\)))"
 _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
 PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
-PLUS = re.compile(r"(?<=\S) \+ (?=\S)")  # between words, "A + B 세트": 플러스, not English "plus"
+# Between words, "A + B 세트": 플러스, not English "plus"; and unspaced between a formula's terms, "a+b", "x+1",
+# "N+1", "1+1 행사" (espeak said the English word): 플러스, as a Korean says either. Not a key's "Ctrl+C", "C++",
+# an ion's "Li+" (no term after it) nor a code point's "U+223C".
+PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|{_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
@@ -72,13 +94,40 @@ VULGAR_FRACTION = re.compile(rf"(?<!\d)(\d*)([{''.join(_VULGAR)}])")  # espeak: 
 
 # A letter whose "^T" is its transpose: not Euler's number, a lone "e" ("e^T", e의 T제곱, was e의 전치).
 _TRANSPOSED = re.compile(r"(?!(?<![A-Za-z\d])e(?![A-Za-z\d]))[A-Za-z]")
+# ... nor a number's in brackets, "(1)^T", "(1.05)^T", "(1+r)^T" (a growth over T periods; it was (1+r)의 전치), which
+# is a power as "2^T" is; "(AB)^T", "(2A)^T" and a function's "f(1)^T" stay transposes.
+_NUMBER_BRACKET = re.compile(
+    r"(?<![\w)\]])\((?:[-−] ?)?\d+(?:\.\d+)?(?: ?[-+−] ?(?:\d+(?:\.\d+)?|[a-z]))?\)$"
+)
+# ... nor a T the text says is a quantity right after it, "x^T 에서 T는 온도", "a^T (T: 시간)": x의 T제곱; a T said
+# to be one further on, "W^T x에서 … T는 시간", is not looked for (a transpose and a time T on one slide).
+_T_DEFINED = re.compile(
+    r" ?(?:에서|이고|이며)?,? ?(?:여기서 |단 ?)?\(?T ?(?:는|은|:|=|가) ?(?:절대 ?)?(?:온도|시간|기간|주기|횟수|연수|년수|일수)"
+)
 
 
 def power(match: re.Match[str]) -> str:
     exponent = match.group(1) or match.group(3) or match.group(2).translate(_SUPERSCRIPT)
-    if exponent == "T" and (match.group(3) or _TRANSPOSED.match(match.string, match.start() - 1)):
-        return "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
-    return f"의 {exponent}제곱"
+    text, start = match.string, match.start()
+    base_transposed = (
+        not _NUMBER_BRACKET.search(text, max(0, start - 24), start)
+        if match.group(3)
+        else _TRANSPOSED.match(text, start - 1)
+    )
+    if exponent == "T" and base_transposed and not _T_DEFINED.match(text, match.end()):
+        said = "의 전치"  # a matrix's or a vector's "A^T", "x^T", "(AB)^T" (it was A의 T제곱); "2^T" stays a power
+    else:
+        said = f"의 {exponent}제곱"
+    return said + particle_after(said, match.group(4)) if match.group(4) else said
+
+
+def particle_after(word: str, particle: str) -> str:
+    """`particle` (one `PARTICLE` matches) in the form it takes after `word`: 은, 이, 을, 과, 이랑 and 으로 after a
+    closed syllable (로 after ㄹ), 는, 가, 를, 와, 랑 and 로 after an open one."""
+    final = final_sound(word)
+    if particle in ("으로", "로"):
+        return "으로" if final == "ㄴ" else "로"
+    return _FORMS[particle][1 if final else 0]
 
 
 def equals(match: re.Match[str]) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from .korean_formulas import PARTICLE, particle_after
 from .korean_words import DIGITS, HANJA
 from .sentence_ends import LIST_LABEL, opens_list_item
 
@@ -57,13 +58,18 @@ _WEEKDAYS = "月火水木金土日"  # "金土日": 금토일, days, no name
 _HANJA_RUN = re.compile(rf"[{_HANJA_CHARACTERS}]{{1,32}}")
 # Kana: espeak's Korean voice said "Japanese letter" for each and spelled a Hangul word joined to one as jamo
 # ("한국어すし": ㅎ ㅏ ㄴ …). It cannot say Japanese: a run of kana is left out with a space, as an unknown
-# Hanja run is, and the Korean around it reads as Korean.
+# Hanja run is, and the Korean around it reads as Korean. A run inside a word, before its particle, "한국어すし를", is
+# left out whole: a space there cut the particle off (한국어 를, a pause before it).
 _KANA_RUN = re.compile("[\u3041-\u309f\u30a0-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f]{1,64}")
 # A section sign before its number, "§ 3", "§3.2" (espeak said nothing for it): the section, 3절, 3.2절.
 # Not a range of them, "§§ 3-5", "§ 3-5" (left as before: it was 3절-5).
 # A code's four-digit section whole, "18 U.S.C. § 1030": 1030절 (it was 103절0, its last digit cut off).
 # The sign and the word both written, "§3.2절", "§ 3절에서": said once (it was 3 점 이절절).
-_SECTION_NUMBER = re.compile(r"(?<!§)§ ?(\d{1,4}(?:\.\d{1,3}){0,3})(?!\d|\.\d| ?[-–~] ?\d)(?:절)?")
+# A particle the writer chose for the number's sound, "§3.2와" (이: 와), "§3.2는", "§3으로" (삼: 으로), is said after
+# 절 as 절 takes it (`korean_formulas.particle_after`): 3.2절과, 3.2절은, 3절로 (it was 절와, 절는, 절으로).
+_SECTION_NUMBER = re.compile(
+    rf"(?<!§)§ ?(\d{{1,4}}(?:\.\d{{1,3}}){{0,3}})(?!\d|\.\d| ?[-–~] ?\d)(?:절|{PARTICLE})?"
+)
 # A derivative, "dV/dt", "dy/dx" (espeak: 디 브이 "slash" 디티, the English word): each "d" and its letter spelled
 # by name, 디브이 디티, as a lecturer says it; not a word's "d" ("and/dt") nor an operator's "d/dt".
 _DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d([A-Za-z])/d([A-Za-z])(?![A-Za-z\d])")
@@ -73,6 +79,8 @@ _AT_RATE = re.compile(r"(?<=[\dKkPp])@(?=\d{1,3}(?:\.\d{1,3})? ?(?:Hz|hz|fps|FPS
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 # "A/S", "I/O": letter names side by side ("A-S"); "EV/HEV" two words; not a slash inside a web address.
 _LETTERS_SLASH = re.compile(r"(?<![A-Za-z/.])([A-Z]{1,5})/([A-Z]{1,5})(?![A-Za-z/])")
+# ... and a name's version after its slash, "HTTP/2", "HTTP/1.1" (espeak: 에이치티티피 "slash" 이): a pause, HTTP 2.
+_NAME_VERSION = re.compile(r"(?<![A-Za-z/.])([A-Z]{2,6})/(?=\d{1,2}(?:\.\d{1,2})?(?![\d/]|\.\d))")
 # A rate per so many, "3.2명/10만 명", "5건/1,000명" (espeak: 삼 점 이명 십만 명, no "per"): as a Korean reads a
 # rate, the base first, 10만 명당 3.2명. Only over a round base (1, 10, 100, 1,000, 1만, 10만 …) and a counter of
 # people or cases, a particle after it at most: "5년/10만km" (a warranty's, either limit), "5건/10만 인구" are two
@@ -138,10 +146,12 @@ def marks_spoken(text: str) -> str:
     if _HANJA_RUN.search(text):
         text = _HANJA_RUN.sub(_hanja, _HANJA_GLOSS.sub("", text))
     if _KANA_RUN.search(text):
-        text = _KANA_RUN.sub(" ", text)
-    text = _SECTION_NUMBER.sub(r"\1절", text)
+        text = _KANA_RUN.sub(_kana, text)
+    text = _SECTION_NUMBER.sub(
+        lambda m: f"{m.group(1)}절{particle_after('절', m.group(2)) if m.group(2) else ''}", text
+    )
     text = _LABELLED_MARK.sub(_labelled_mark, text)
-    text = _LIST_MARK.sub(_list_mark, text)
+    text = list_marks_spoken(text)
     text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
@@ -150,6 +160,7 @@ def marks_spoken(text: str) -> str:
     text = _DERIVATIVE.sub(r"d-\1 d-\2", text)
     text = _AT_RATE.sub(" ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
+    text = _NAME_VERSION.sub(r"\1 ", text)
     text = _RATE.sub(r"\3\4\5당 \1\2", text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _CATHODE.sub(_digit_by_digit, text)
@@ -158,6 +169,12 @@ def marks_spoken(text: str) -> str:
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
     return _AMPERSAND.sub("앤", text)
+
+
+def list_marks_spoken(text: str) -> str:
+    """`text` with the marks of its list items, "1.", "II.", "가.", read (`_list_mark`): the one rule here
+    that a text of Hangul words and sentence marks alone can meet (`korean_reading.spoken`'s plain text)."""
+    return _LIST_MARK.sub(_list_mark, text)
 
 
 def _list_mark(match: re.Match[str]) -> str:
@@ -199,6 +216,13 @@ def _hanja(match: re.Match[str]) -> str:
         said = "김" + said[1:]
     said = said.replace("십월", "시월").replace("육월", "유월")  # "十月", "六月" (십월, 육월)
     return "연" + said[1:] if run[0] == "年" and opens_word else said  # "年間" 연간; "2024年", "前年" 년
+
+
+def _kana(match: re.Match[str]) -> str:
+    """A run of kana left out: with no space where a word goes on across it into Hangul ("한국어すし를")."""
+    text, start, end = match.string, match.start(), match.end()
+    inside_a_word = start > 0 and text[start - 1].isalnum() and "가" <= text[end : end + 1] <= "힣"
+    return "" if inside_a_word else " "
 
 
 def _digit_by_digit(match: re.Match[str]) -> str:

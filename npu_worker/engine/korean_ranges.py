@@ -53,6 +53,10 @@ BOUND = re.compile(
     r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?\d+(?:[.,]\d+)*"
     rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
 )
+# A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
+# as a counter of days or people): x 0 초과일 때, n 1 이상인 정수. A counter stays one there, "t > 3일 동안".
+_VARIABLE_BEFORE = re.compile(r"(?<![A-Za-z])[A-Za-z] ?$")
+_COPULA_CONTEXT = {"일": re.compile(r" 때| 경우|지|$"), "인": re.compile(r"\s|$")}
 BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 
 
@@ -63,6 +67,21 @@ def year_range(match: re.Match[str]) -> str:
         if _STANDARD_BEFORE.search(match.string, max(0, start - 16), start)
         else hyphen_range(match)
     )
+
+
+def bound(match: re.Match[str]) -> str:
+    """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word)."""
+    sign, amount = match.groups()
+    text, start, last, number = match.string, match.start(), amount[-1], amount[:-1].rstrip()
+    if (
+        last in _COPULA_CONTEXT
+        and number[-1:].isdigit()
+        and _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
+        and _COPULA_CONTEXT[last].match(text, match.end())
+    ):
+        apart = "" if text[start - 1 : start].isspace() else " "
+        return f"{apart}{number} {BOUND_WORDS[sign]}{last}"
+    return f"{amount} {BOUND_WORDS[sign]}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:

@@ -36,8 +36,7 @@ from . import korean_phone_numbers as phones
 from . import korean_ranges as ranges
 from . import korean_units as units
 from .base import language_code
-from .korean_marks import marks_spoken
-from .korean_words import CURRENCY as _CURRENCY
+from .korean_marks import list_marks_spoken, marks_spoken
 from .korean_words import MATH_NAMES as _MATH_NAMES
 from .korean_words import SYMBOLS as _SYMBOLS
 from .korean_words import UNITS as _UNITS
@@ -62,11 +61,19 @@ _WIDE_BETWEEN_DIGITS = re.compile(r"(?<=\d)[．，：](?=\d)")
 # whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
 _EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{2,3})(?=[^\s*_])([^*_\n]{1,200}?)(?<=[^\s*_])\1(?![*_])")
 _STARS = re.compile(r"\*+(?!=)|_{2,}")
+# Most of a lecture's sentences are Hangul words and sentence marks alone ("배터리는 화학 에너지를 …"): no rule
+# here can match one but a Korean outline's list mark ("가. 전압을 …"), and the other passes are skipped (31 of
+# the lecture's 39 previews: 107 → 1.8 µs, the median of the 39; `benchmarks/reading_cost.py`). Each rule's
+# pattern is checked against this class by `tests/test_korean_reading_skips.py`: a character any rule reads does
+# not belong in it.
+PLAIN = re.compile(r"""[가-힣\s.,?!'"():;·“”‘’…]*""")
 
 
 def spoken(text: str) -> str:
     """`text` with its numbers, units and symbols in the words a Korean reader says for them; a web
     address's path and query as written."""
+    if PLAIN.fullmatch(text):
+        return list_marks_spoken(text)
     paths: list[str] = []
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
@@ -81,53 +88,22 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
     return match.group(0)[: match.start(1) - match.start()] + chr(_FIRST_PRIVATE_USE + len(paths) - 1)
 
 
+# The passes of each of the four groups below all need a digit (`tests/test_korean_reading_skips.py` checks each
+# pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
+_DIGIT = re.compile(r"\d")
+
+
 def _numbers_spoken(text: str) -> str:
     if _WIDE_SIGN.search(text):
         text = text.translate(_WIDE_SIGNS)
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
-    text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
-    text = ranges.BOUND.sub(lambda m: f"{m.group(2)} {ranges.BOUND_WORDS[m.group(1)]}", text)
-    text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
-    text = formulas.SCIENTIFIC.sub(
-        lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
-    )
-    text = numerals.ENGLISH_COMPOUND_ORDINAL.sub(numerals.english_ordinal, text)
-    text = numerals.ORDINAL.sub(r"\1번째", text)
-    text = numerals.PAGE.sub(r"\1페이지", text)
-    text = dates.DATED_EVENT.sub(dates.dated_event, text)
-    text = numerals.VERSION.sub(lambda m: m.group().replace(".", " 점 "), text)
-    text = numerals.NUMBER_SIGN.sub(numerals.number_sign, text)
-    text = dates.MERIDIEM_HOURS.sub(dates.meridiem_hours, text)
-    text = dates.MERIDIEM_AFTER.sub(dates.meridiem, text)
-    text = dates.MERIDIEM_BEFORE.sub(lambda m: "오전 " if m.group(1) in "Aa" else "오후 ", text)
-    text = dates.MERIDIEM_RANGE.sub("에서 ", text)
-    text = dates.DATE.sub(dates.year_month_day, text)
-    text = dates.SHORT_DATE.sub(dates.year_month_day, text)
-    text = dates.YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
-    text = dates.MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
-    text = dates.WEEKDAY.sub(r" \1요일", text)
+    text = _numerals_and_dates(text)
     text = dates.WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
-    text = phones.PHONE.sub(phones.phone, text)
-    text = phones.SERVICE_PHONE.sub(phones.service_phone, text)
-    text = phones.INTERNATIONAL_PHONE.sub(
-        lambda m: "플러스 " + phones.phone_digits(m.group(1, 3, 4, 5)), text
-    )
-    text = ranges.HYPHEN_RANGE.sub(ranges.hyphen_range, text)
-    text = ranges.YEAR_RANGE.sub(ranges.year_range, text)
-    text = ranges.CLOCK_RANGE.sub("~", text)
-    text = ranges.RANGE.sub(r"\1에서 ", text)
+    text = _phones_and_ranges(text)
     text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
-    text = dates.HOURS_MINUTES.sub(r"\1시간 \2분", text)
-    text = units.PER_HOUR.sub(r"시속 \1킬로미터", text)
-    text = units.PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
-    text = units.PER_SECOND.sub(r"초속 \1미터", text)
-    text = units.FAHRENHEIT.sub(r"화씨 \1도", text)
-    text = units.US_DOLLARS.sub("미화 $", text)
-    text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
-    text = units.CURRENCY_AMOUNT.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
-    text = units.PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
+    text = _amounts(text)
     text = units.WORD_PER_UNIT.sub(units.word_per_unit, text)
     text = units.UNIT.sub(units.unit_word, text)
     text = units.BARE_UNIT.sub(lambda m: units.BARE_UNITS[m.group(1)], text)
@@ -148,17 +124,85 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
     text = formulas.FRACTION.sub(r"\2분의 \1", text)
     text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
-    text = dates.MONTH.sub(dates.june_or_october, text)
-    text = dates.CLOCK.sub(dates.clock, text)
-    text = formulas.RATIO.sub(r"\1 대 ", text)
-    text = numerals.COUNTED.sub(numerals.native, text)
-    text = numerals.DOTTED.sub(numerals.dotted, text)
+    text = _clocks_and_counters(text)
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
     text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
     return formulas.EQUALS.sub(formulas.equals, text)
+
+
+def _numerals_and_dates(text: str) -> str:
+    """Bounds, grouped thousands, ordinals, pages, versions, times of day and dates."""
+    if not _DIGIT.search(text):
+        return text
+    text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
+    text = ranges.BOUND.sub(ranges.bound, text)
+    text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)
+    text = formulas.SCIENTIFIC.sub(
+        lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
+    )
+    text = numerals.ENGLISH_COMPOUND_ORDINAL.sub(numerals.english_ordinal, text)
+    text = numerals.ORDINAL.sub(r"\1번째", text)
+    text = numerals.PAGE.sub(r"\1페이지", text)
+    text = dates.DATED_EVENT.sub(dates.dated_event, text)
+    text = numerals.VERSION.sub(lambda m: m.group().replace(".", " 점 "), text)
+    text = numerals.NUMBER_SIGN.sub(numerals.number_sign, text)
+    text = dates.MERIDIEM_HOURS.sub(dates.meridiem_hours, text)
+    text = dates.MERIDIEM_AFTER.sub(dates.meridiem, text)
+    text = dates.MERIDIEM_BEFORE.sub(lambda m: "오전 " if m.group(1) in "Aa" else "오후 ", text)
+    text = dates.MERIDIEM_RANGE.sub("에서 ", text)
+    text = dates.DATE.sub(dates.year_month_day, text)
+    text = dates.SHORT_DATE.sub(dates.year_month_day, text)
+    text = dates.YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
+    text = dates.MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
+    text = dates.WEEKDAY.sub(r" \1요일", text)
+    return text
+
+
+def _phones_and_ranges(text: str) -> str:
+    """Phone numbers and ranges."""
+    if not _DIGIT.search(text):
+        return text
+    text = phones.PHONE.sub(phones.phone, text)
+    text = phones.SERVICE_PHONE.sub(phones.service_phone, text)
+    text = phones.INTERNATIONAL_PHONE.sub(
+        lambda m: "플러스 " + phones.phone_digits(m.group(1, 3, 4, 5)), text
+    )
+    text = ranges.HYPHEN_RANGE.sub(ranges.hyphen_range, text)
+    text = ranges.YEAR_RANGE.sub(ranges.year_range, text)
+    text = ranges.CLOCK_RANGE.sub("~", text)
+    text = ranges.RANGE.sub(r"\1에서 ", text)
+    return text
+
+
+def _amounts(text: str) -> str:
+    """Durations, speeds, temperatures, amounts of money and rates per unit."""
+    if not _DIGIT.search(text):
+        return text
+    text = dates.HOURS_MINUTES.sub(r"\1시간 \2분", text)
+    text = units.PER_HOUR.sub(units.per_hour, text)
+    text = units.PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
+    text = units.PER_SECOND.sub(units.per_second, text)
+    text = units.FAHRENHEIT.sub(r"화씨 \1도", text)
+    text = units.US_DOLLARS.sub("미화 $", text)
+    text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
+    text = units.CURRENCY_AMOUNT.sub(units.currency_amount, text)
+    text = units.PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)
+    return text
+
+
+def _clocks_and_counters(text: str) -> str:
+    """June and October, clock times, ratios, native numbers before counters, decimals."""
+    if not _DIGIT.search(text):
+        return text
+    text = dates.MONTH.sub(dates.june_or_october, text)
+    text = dates.CLOCK.sub(dates.clock, text)
+    text = formulas.RATIO.sub(r"\1 대 ", text)
+    text = numerals.COUNTED.sub(numerals.native, text)
+    text = numerals.DOTTED.sub(numerals.dotted, text)
+    return text
 
 
 def is_korean(lang: str) -> bool:

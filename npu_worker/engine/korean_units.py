@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .korean_formulas import PARTICLE, particle_after
 from .korean_words import CURRENCY as _CURRENCY
 from .korean_words import UNITS as _UNITS
 
@@ -46,10 +47,17 @@ BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({alternatives(BARE_UNITS)})(?![A-Z
 BARE_LITER = re.compile(r"ℓ(당)?")
 PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
 PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
+# ... but after a power's exponent, "3 × 10^8 m/s", the unit after the number (it was 10^초속 8미터, the caret left
+# unsaid): 10의 8제곱 미터 퍼 초.
+_CARET_BEFORE = re.compile(r"\^ ?[-−]?$")
 # An acceleration, "9.8m/s²": 미터 퍼 초 제곱 (it was 초속 구 점 팔 미터 and a stray 이, the "²").
 PER_SECOND_SQUARED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s²")
 FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
-CURRENCY_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d+(?:\.\d+)?)")
+# ... with its Korean scale, "$100만", "$3억", "$5천만" (it was 100 달러만, "only 100 dollars", 3 달러억): 100만 달러, not
+# "$100만큼" (as much as 100 달러); and the particle after it in the form the currency's word takes, "$100을"
+# 100 달러를 (it was 달러을: 을 for 백).
+_WRITTEN_WORD = re.compile(r" ?(달러|유로|파운드|엔|원)(?![가-힣](?<![을를이가은는과와으의에도만]))")
+CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?(\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼)|[백천])?)(?:{PARTICLE})?")
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
@@ -61,6 +69,33 @@ PER_UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})/({alternatives(_UNITS
 # before it ("플랜/A", "등급/A", "시간/h": a label's or an axis' letter; 플랜 퍼 암페어, 시간 퍼 시간).
 _COUNTED_BEFORE = re.compile(r"\d ?[가-힣]{1,3}$")
 WORD_PER_UNIT = re.compile(rf"(?<=[가-힣])/({alternatives(_UNITS)})(?![A-Za-z0-9²³]|(?<=/[A-Za-z])[가-힣])")
+
+
+def per_hour(match: re.Match[str]) -> str:
+    """ "300km/h" as 시속 300킬로미터; after a caret, "10^5 km/h", 5 킬로미터 퍼 시간 (the power's exponent kept)."""
+    return _speed(match, "시속 {}킬로미터", "{} 킬로미터 퍼 시간")
+
+
+def per_second(match: re.Match[str]) -> str:
+    """ "5 m/s" as 초속 5미터; after a caret, "10^8 m/s", 8 미터 퍼 초."""
+    return _speed(match, "초속 {}미터", "{} 미터 퍼 초")
+
+
+def _speed(match: re.Match[str], alone: str, exponent: str) -> str:
+    start = match.start()
+    after_caret = _CARET_BEFORE.search(match.string, max(0, start - 3), start)
+    return (exponent if after_caret else alone).format(match.group(1))
+
+
+def currency_amount(match: re.Match[str]) -> str:
+    """ "$100을" as 100 달러를: the number, its currency's word, the particle in the word's form; the word once
+    where it is written too, "$3억 달러" (3억 달러; it was 3 달러억 달러)."""
+    sign, number, particle = match.groups()
+    word = _CURRENCY[sign]
+    written = _WRITTEN_WORD.match(match.string, match.end())
+    if not particle and written and written.group(1) == word:
+        return number
+    return f"{number} {word}{particle_after(word, particle) if particle else ''}"
 
 
 def scaled_amount(match: re.Match[str]) -> str:

@@ -27,6 +27,11 @@ _CONTROLS: dict[int, int | str] = {
     code: " " for code in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if chr(code) not in "\t\n\r"
 }
 _ENCLOSED = (range(0x2460, 0x2500), range(0x3200, 0x3300), range(0x3380, 0x3400))
+# Every character `_FORM` changes lies in this class: a text with none is only composed, not translated
+# character by character (tests/test_korean_reading_skips.py checks the class holds them all).
+_FORMED = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2460-\u24ff\u3200-\u32ff\u3380-\u33ff\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]"
+)
 
 
 def _inside(code: int) -> str:
@@ -45,7 +50,8 @@ _FORM = {
 def readable(text: str) -> str:
     """`text` composed (NFC), full-width digits and letters made ASCII, control characters made spaces,
     enclosed and squared forms spelled out."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).translate(_FORM))
+    composed = unicodedata.normalize("NFC", text)
+    return unicodedata.normalize("NFC", composed.translate(_FORM)) if _FORMED.search(composed) else composed
 
 
 # espeak-ng's time grows with the square of a word's length ("x" * 1 600: 16 ms, 800: 5.5 ms) and it says
@@ -64,8 +70,13 @@ def espeak_pieces(text: str) -> list[str]:
     """`text` in pieces espeak-ng reads whole: a space after every MOST_WORD_CHARS word characters in a
     row, and cut at spaces so that no piece holds more than MOST_CLAUSE_CHARS characters without a
     clause mark."""
+    spaced = _LONG_WORD.sub(r"\1 ", text)
+    if (
+        len(spaced) <= MOST_CLAUSE_CHARS
+    ):  # a preview's sentence: no cut can fall in it (one piece, 15 µs less)
+        return [spaced.lstrip()]
     pieces, current, run = [], "", 0
-    for match in _WORD.finditer(_LONG_WORD.sub(r"\1 ", text)):
+    for match in _WORD.finditer(spaced):
         word = match.group(0)
         if current and run + len(word) > MOST_CLAUSE_CHARS:
             pieces.append(current)

@@ -39,8 +39,14 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 12: Korean "e^T" e의 T제곱 again (Euler's number, no transpose); "state s -> state t" s에서 state t (a step, no code);
 # "§ 1030" 1030절 (not 103절0); "kp@60fps.net" an e-mail, its "@" kept;
 # 13: chained labels "Lesson 5. Unit 3. 문법" one sentence, each label's number with a pause (Unit 3, 문법);
-# "§3.2절" 3.2절 once (not 3.2절절)).
-AUDIO_REVISION = 13
+# "§3.2절" 3.2절 once (not 3.2절절);
+# 14: "§3.2와" 3.2절과, "§3으로" 3절로 (a particle after 절 as 절 takes it); "(1)^T", "(1+r)^T" and "x^T 에서 T는 온도"
+# powers, no transpose; an unspaced "a+b", "N+1" 플러스 (espeak said English "plus"); kana inside a word,
+# "한국어すし를", left out with no gap (한국어를); Haskell's "x -> xs" an arrow, x에서 xs (not the code x->xs);
+# a power's particle as 제곱 takes it, "x^2를" x의 2제곱을 (not 제곱를); "$100만" 100만 달러 (not 100 달러만),
+# "$3억 달러" once, "$100을" 100 달러를 (not 달러을); "HTTP/2" HTTP 2 (espeak said "slash");
+# "3 × 10^8 m/s" 10의 8제곱 미터 퍼 초 (not 10^초속 8미터); "x > 0일 때" x 0 초과일 때 (not x 0일 초과 때)).
+AUDIO_REVISION = 14
 
 
 def audio_settings(

@@ -1,0 +1,134 @@
+"""What the text costs before espeak-ng reads it, per lecture preview text, in two checkouts side by side.
+
+Per text (the first sentence of each of the 39 lecture sections, `server_overhead.preview_texts`): the
+best of `--calls` calls of `spoken_form(text, "ko")` and of all that runs on a Korean preview before espeak
+(`espeak_pieces(spoken_form(...))`, as `espeak.espeak_text` does), in µs. Each checkout runs in a child
+process of its own (PYTHONPATH names it); the children take turns, `--rounds` times, so a busy spell of the
+machine falls on both; the figure is the best over every round.
+
+    python benchmarks/reading_cost.py --before /work/k4-base --after . --rounds 7 --calls 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from common import REPO, report_header, write_report
+
+# Runs in each child: reads a call count per line, answers the per-text best of that many calls (µs).
+_CHILD = """
+import json, sys, time
+from npu_worker.engine.korean_reading import spoken_form
+from npu_worker.engine.text_form import espeak_pieces
+import npu_worker
+print(json.dumps(npu_worker.__file__), flush=True)
+texts = json.loads(sys.stdin.readline())
+def best(call, text, calls):
+    fastest = float("inf")
+    for _ in range(calls):
+        started = time.perf_counter_ns()
+        call(text)
+        fastest = min(fastest, time.perf_counter_ns() - started)
+    return fastest / 1000
+def spoken(text):
+    return spoken_form(text, "ko")
+def before_espeak(text):
+    return espeak_pieces(spoken_form(text, "ko"))
+print(json.dumps([spoken(text) for text in texts]), flush=True)
+for line in sys.stdin:
+    calls = int(line)
+    answer = {"spoken_form": [best(spoken, t, calls) for t in texts],
+              "before_espeak": [best(before_espeak, t, calls) for t in texts]}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+def preview_texts() -> list[str]:
+    """The first sentence of each lecture section (server_overhead.py's, without its imports)."""
+    sections = json.loads((REPO / "npu_worker/bench/lecture_ko_39.json").read_text(encoding="utf-8"))
+    texts = []
+    for section in sections["sections"]:
+        first = section["text"].replace("?", ".").split(".")[0].strip()
+        if first:
+            texts.append(first + ".")
+    return texts
+
+
+class Child:
+    """A Python process that imported `npu_worker` from `checkout` and times calls when asked."""
+
+    def __init__(self, checkout: Path, texts: list[str]) -> None:
+        environment = {**os.environ, "PYTHONPATH": str(checkout)}
+        self.process = subprocess.Popen(  # in the checkout: `-c` puts the working directory first on sys.path
+            [sys.executable, "-c", _CHILD],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=environment,
+            cwd=checkout,
+        )
+        assert self.process.stdout is not None
+        self.module = json.loads(self.process.stdout.readline())  # the npu_worker it imported
+        self.spoken = self.ask(json.dumps(texts))
+
+    def ask(self, line: str) -> Any:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+        return json.loads(self.process.stdout.readline())
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--before", type=Path, required=True, help="the checkout measured first in each round"
+    )
+    parser.add_argument("--after", type=Path, default=REPO, help="the other checkout (default: this one)")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=30, help="calls per text in a round")
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    texts = preview_texts()
+    sides = {"before": Child(args.before.resolve(), texts), "after": Child(args.after.resolve(), texts)}
+    best: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
+    try:
+        for _ in range(args.rounds):
+            for side, child in sides.items():
+                for figure, values in child.ask(str(args.calls)).items():
+                    kept = best[side].get(figure, [float("inf")] * len(texts))
+                    best[side][figure] = [min(a, b) for a, b in zip(kept, values, strict=True)]
+    finally:
+        for child in sides.values():
+            child.close()
+    print("\n".join(f"{side}: {child.module}" for side, child in sides.items()))
+    changed = [i for i, text in enumerate(texts) if sides["before"].spoken[i] != sides["after"].spoken[i]]
+    print(f"{len(texts)} preview texts; spoken forms that differ: {changed or 'none'}")
+    print(f"{'#':>3} {'chars':>5}  " + "  ".join(f"{f + ' before/after µs':>30}" for f in best["before"]))
+    for i, text in enumerate(texts):
+        cells = [f"{best['before'][f][i]:>14.1f} {best['after'][f][i]:>15.1f}" for f in best["before"]]
+        print(f"{i:>3} {len(text):>5}  " + "  ".join(cells))
+    for figure in best["before"]:
+        before, after = best["before"][figure], best["after"][figure]
+        print(
+            f"{figure}: median {statistics.median(before):.1f} -> {statistics.median(after):.1f} µs, "
+            f"sum of the 39 {sum(before):.0f} -> {sum(after):.0f} µs"
+        )
+    if args.json:
+        report = {**report_header(), "texts": texts, "best_us": best, "changed": changed}
+        write_report(report, args.json, echo=False)
+
+
+if __name__ == "__main__":
+    main()
