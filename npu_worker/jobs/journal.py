@@ -84,7 +84,7 @@ class LoopHandoff:
         """Like a call, but joining a `later` window already due (it runs with that window's drain,
         within a few ms) instead of waking the loop for itself. For a live preview's events once its
         audio flows: its `ok` and `done` come right after its last chunks, which wait in such a window,
-        and each woke the loop once more (5.6 → 4.6 wake-ups a `/ws` preview; benchmarks/
+        and each woke the loop once more (5.6 → 4.5 wake-ups a `/ws` preview; benchmarks/
         SERVER_OVERHEAD.md, 2026-12-06). With no window due it is an ordinary call."""
         with self._lock:
             if self._timed and not self._scheduled:
