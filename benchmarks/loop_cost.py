@@ -1,23 +1,33 @@
-"""The event loop's own cost per `/ws` preview or `/synth` call, counted rather than timed under load.
+"""What a `/ws` preview (or a `/synth` call, a speech utterance) costs the worker, counted rather than
+timed under load: the event loop's CPU, the engine lanes', the espeak children's, and their syscalls.
 
 A real `npu-worker serve` (as `server_overhead.py` starts it), a warm-up, then N requests one after
 another (the lecture's preview sentences in turn): `--route ws` (the default), previews over one `/ws`
 connection; `--route synth`, `/synth` calls over one kept-alive HTTP connection, each writing its wav
 under the worker's output root and naming its own `seed` (a new cache key: with `--cache-max-bytes`
-above 0 every call fills the synthesis cache, as a new sentence does; espeak-ng ignores the seed).
-Reported per request: the loop thread's CPU (the worker's main thread, from /proc, 10 ms ticks over
-the whole run), the worker's other threads' (engine lanes, finisher, executor), the espeak children's,
-the worker's in all, the frames the client received (`/ws`), and with `--strace` the loop thread's
-syscalls by name and, for `/synth`, the other threads' too (`strace -f -p`, which slows the worker: its
-CPU figures are then not comparable). Sequential requests leave the engine lanes idle between them, so
+above 0 every call fills the synthesis cache, as a new sentence does; espeak-ng ignores the seed);
+`--route speech`, one-sentence utterances of `WS /v1/audio/speech/stream` over one socket (`input.text`
+with the sentence, `input.done`, until `session.done`); `--route openai`, `POST /v1/audio/speech`
+calls (`response_format: pcm`, streamed) over one kept-alive connection.
+Reported per request, from /proc (10 ms ticks over the whole run): the loop thread's CPU (the worker's
+main thread), the engine lanes' (`npu-worker-engine*`, named by `py-spy dump` where it is installed),
+the worker's other threads' (finisher, executor; the lanes too without py-spy), the espeak children's,
+the worker's in all; the frames the client received (the sockets), a call's median wall time (HTTP);
+with `--strace`, the syscalls by name of each of those groups (`strace -f` on every thread and child,
+which slows the worker: its CPU figures are then not comparable).
+
+`--gap-ms G` waits G ms after each request before the next: requests spaced as arrivals at a rate are,
+never overlapping. The same work costs more CPU spaced out than back to back (caches and the CPU's
+state go cold between requests; the engine alone too), so a server's figure at a rate is compared with
+the engine's at the same spacing: `--engine` measures the engine alone in this process afterwards (espeak
+on this thread, `stream_into`, as `server_overhead.py` does), the same texts with the same gap, and
+reports the worker's CPU beyond it. Sequential requests leave the engine lanes idle between them, so
 the figures move far less from run to run than the open-loop rates of `server_overhead.py` do.
 
-    PYTHONPATH=<checkout> python benchmarks/loop_cost.py --previews 300 [--strace]
+    PYTHONPATH=<checkout> python benchmarks/loop_cost.py --previews 300 [--strace] [--gap-ms 50 --engine]
     PYTHONPATH=<checkout> python benchmarks/loop_cost.py --route synth --previews 300 [--strace]
         [--cache-max-bytes 536870912]
-
-`--route speech`: the same texts as utterances of `WS /v1/audio/speech/stream` instead (over one socket:
-`input.text` with the sentence, `input.done`, until `session.done`).
+    PYTHONPATH=<checkout> python benchmarks/loop_cost.py --route openai --previews 300
 """
 
 from __future__ import annotations
@@ -33,26 +43,39 @@ import subprocess
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import websockets
 from common import free_port, report_header, write_report
-from proc_cpu import child_pids, process_cpu_ms, thread_cpu_ms
+from proc_cpu import child_pids, thread_cpu_ms, thread_names
 from server_overhead import preview_texts, ready_ms, start_server
 
-TRACED = "sendto,recvfrom,read,write,epoll_wait,futex,getpid"
+TRACED = "sendto,recvfrom,read,write,writev,pselect6,select,poll,epoll_wait,futex,getpid,wait4"
 TRACED_SYNTH = (
     TRACED
     + ",openat,close,fsync,fdatasync,rename,renameat,renameat2,unlink,unlinkat,newfstatat,fstat,mkdirat,lseek,ioctl,fchmod"
 )
+GROUPS = ("loop", "lanes", "other_threads", "espeak_children")
+
+
+async def pause(gap_ms: float) -> None:
+    if gap_ms > 0:
+        await asyncio.sleep(gap_ms / 1000)
 
 
 async def sequential(
-    url: str, opening: list[dict[str, Any]], asks: Any, last: tuple[str, str], count: int
+    url: str,
+    opening: list[dict[str, Any]],
+    asks: Any,
+    last: tuple[str, str],
+    count: int,
+    gap_ms: float = 0.0,
 ) -> int:
     """`opening`, then `count` requests one after another over one socket (`asks(i)`: the messages of
-    the i-th), each read until a message whose `last[0]` is `last[1]`; how many frames came back."""
+    the i-th), each read until a message whose `last[0]` is `last[1]`, then `gap_ms` of quiet; how
+    many frames came back."""
     frames = 0
     async with websockets.connect(url, compression=None, max_size=None) as ws:
         for message in opening:
@@ -66,18 +89,24 @@ async def sequential(
                 frames += 1
                 if isinstance(frame, str) and json.loads(frame).get(last[0]) == last[1]:
                     break
+            await pause(gap_ms)
     return frames
 
 
-async def previews(port: int, count: int, texts: list[str]) -> int:
+async def previews(port: int, count: int, texts: list[str], gap_ms: float = 0.0) -> int:
     """`count` `/ws` previews one after another; how many frames (text and binary) came back."""
     url = f"ws://127.0.0.1:{port}/ws"
     return await sequential(
-        url, [], lambda i: [{"type": "synth", "text": texts[i % len(texts)]}], ("event", "done"), count
+        url,
+        [],
+        lambda i: [{"type": "synth", "text": texts[i % len(texts)]}],
+        ("event", "done"),
+        count,
+        gap_ms,
     )
 
 
-async def utterances(port: int, count: int, texts: list[str]) -> int:
+async def utterances(port: int, count: int, texts: list[str], gap_ms: float = 0.0) -> int:
     """`count` one-sentence utterances one after another on the speech stream socket; frames back."""
     url = f"ws://127.0.0.1:{port}/v1/audio/speech/stream"
     config = [{"type": "session.config", "voice": "default"}]  # answered by session.configured
@@ -85,46 +114,111 @@ async def utterances(port: int, count: int, texts: list[str]) -> int:
     def asks(i: int) -> list[dict[str, Any]]:
         return [{"type": "input.text", "text": texts[i % len(texts)]}, {"type": "input.done"}]
 
-    return await sequential(url, config, asks, ("type", "session.done"), count)
+    return await sequential(url, config, asks, ("type", "session.done"), count, gap_ms)
 
 
-STREAMS = {"ws": previews, "speech": utterances}  # `--route synth` is synth_calls
+STREAMS = {"ws": previews, "speech": utterances}  # the HTTP routes are CALLS
 
 
-async def synth_calls(port: int, count: int, texts: list[str], out: Path, first_seed: int) -> list[float]:
-    """`count` `/synth` calls one after another over one connection, seeds from `first_seed`; each
-    call's ms from sending to the whole answer (any answer but `ok` stops the run: a failure is no
-    cost figure)."""
+async def http_calls(
+    count: int, send: Callable[[Any, int], Awaitable[None]], gap_ms: float = 0.0
+) -> list[float]:
+    """`count` calls one after another over one kept-alive connection (`send(session, i)` makes the
+    i-th and reads its whole answer); each call's ms from sending to the whole answer."""
     import aiohttp
 
-    connector = aiohttp.TCPConnector(limit=1)
     times = []
-    async with aiohttp.ClientSession(connector=connector) as session:
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1)) as session:
         for i in range(count):
             started = time.perf_counter()
-            body = {
-                "text": texts[i % len(texts)],
-                "output_path": str(out / f"p{i % 50}.wav"),
-                "seed": first_seed + i,
-            }
-            async with session.post(f"http://127.0.0.1:{port}/synth", json=body) as response:
-                answer = await response.json()
+            await send(session, i)
             times.append((time.perf_counter() - started) * 1000)
-            if answer.get("status") != "ok":
-                raise RuntimeError(f"/synth failed: {answer}")
+            await pause(gap_ms)
     return times
 
 
-def loop_syscalls(trace: Path, loop_tid: int, others: bool = False) -> Counter[str]:
-    """Syscalls of the loop's thread in `strace -f -o` output (a call strace split in two counted once);
-    `others`: those of every other traced thread instead."""
-    calls: Counter[str] = Counter()
+async def synth_calls(
+    port: int, count: int, texts: list[str], out: Path, first_seed: int, gap_ms: float = 0.0
+) -> list[float]:
+    """`count` `/synth` calls, seeds from `first_seed` (any answer but `ok` stops the run: a failure
+    is no cost figure)."""
+
+    async def send(session: Any, i: int) -> None:
+        body = {
+            "text": texts[i % len(texts)],
+            "output_path": str(out / f"p{i % 50}.wav"),
+            "seed": first_seed + i,
+        }
+        async with session.post(f"http://127.0.0.1:{port}/synth", json=body) as response:
+            answer = await response.json()
+        if answer.get("status") != "ok":
+            raise RuntimeError(f"/synth failed: {answer}")
+
+    return await http_calls(count, send, gap_ms)
+
+
+async def speech_calls(port: int, count: int, texts: list[str], gap_ms: float = 0.0) -> list[float]:
+    """`count` `POST /v1/audio/speech` calls (pcm, streamed as made; anything but a 200 stops the run)."""
+
+    async def send(session: Any, i: int) -> None:
+        body = {"input": texts[i % len(texts)], "voice": "default", "response_format": "pcm"}
+        async with session.post(f"http://127.0.0.1:{port}/v1/audio/speech", json=body) as response:
+            audio = await response.read()
+        if response.status != 200 or not audio:
+            raise RuntimeError(f"/v1/audio/speech failed: {response.status} {audio[:200]!r}")
+
+    return await http_calls(count, send, gap_ms)
+
+
+def group_of(tid: int, pid: int, children: set[int], names: dict[int, str]) -> str:
+    """Which of GROUPS a thread or child process belongs to."""
+    if tid == pid:
+        return "loop"
+    if tid in children:
+        return "espeak_children"
+    return "lanes" if names.get(tid, "").startswith("npu-worker-engine") else "other_threads"
+
+
+def traced_syscalls(trace: Path, group: Callable[[int], str]) -> dict[str, Counter[str]]:
+    """Syscalls by name of each group in `strace -f -o` output (a call strace split in two counted once)."""
+    calls: dict[str, Counter[str]] = {}
     for line in trace.read_text().splitlines():
         tid, _, rest = line.partition(" ")
         rest = rest.strip()
-        if (tid == str(loop_tid)) != others and "(" in rest and not rest.startswith("<..."):
-            calls[rest.split("(", 1)[0]] += 1
+        if tid.isdigit() and "(" in rest and not rest.startswith(("<...", "---", "+++")):
+            calls.setdefault(group(int(tid)), Counter())[rest.split("(", 1)[0]] += 1
     return calls
+
+
+def engine_alone_cpu_ms(texts: list[str], count: int, gap_ms: float) -> float:
+    """The espeak engine alone in this process (`engine_alone.espeak_engine`, `stream_into` on this
+    thread), the same `count` texts in turn with the same gap: its CPU a request (thread time)."""
+    from engine_alone import espeak_engine, run_engine
+
+    engine = espeak_engine()
+    try:
+        for text in texts[:5]:  # the server's warm-up's share
+            run_engine(engine, text, True, lambda chunk: None)
+        spent = 0.0
+        for i in range(count):
+            started = time.thread_time()
+            run_engine(engine, texts[i % len(texts)], True, lambda chunk: None)
+            spent += time.thread_time() - started
+            if gap_ms > 0:
+                time.sleep(gap_ms / 1000)
+        return spent * 1000 / count
+    finally:
+        engine.close()
+
+
+async def run_requests(
+    args: argparse.Namespace, port: int, count: int, texts: list[str], out: Path, first: int
+) -> Any:
+    if args.route == "synth":
+        return await synth_calls(port, count, texts, out, first, args.gap_ms)
+    if args.route == "openai":
+        return await speech_calls(port, count, texts, args.gap_ms)
+    return await STREAMS[args.route](port, count, texts, args.gap_ms)
 
 
 async def measure(args: argparse.Namespace) -> dict[str, Any]:
@@ -132,55 +226,61 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
     (root / "out").mkdir()
     server = start_server(argparse.Namespace(py_spy=None, cache_max_bytes=args.cache_max_bytes), port, root)
     tracer = None
-    synth = args.route == "synth"
+    streams = args.route in STREAMS
     try:
         import aiohttp
 
         async with aiohttp.ClientSession() as session:
             await ready_ms(session, f"http://127.0.0.1:{port}", time.perf_counter())
         texts = preview_texts()
-        if synth:
-            await synth_calls(port, args.warmup, texts, root / "out", 0)
-        else:
-            await STREAMS[args.route](port, args.warmup, texts)
+        quick = argparse.Namespace(**{**vars(args), "gap_ms": 0.0})
+        await run_requests(quick, port, args.warmup, texts, root / "out", 0)
         pid = server.pid
+        names = thread_names(pid)  # (before strace attaches: py-spy cannot then)
         if args.strace:
-            tasks = ",".join(p.name for p in Path(f"/proc/{pid}/task").iterdir())
-            traced = TRACED_SYNTH if synth else TRACED
-            command = ["strace", "-f", "-e", f"trace={traced}", "-o", str(root / "trace"), "-p", tasks]
+            traced = [p.name for p in Path(f"/proc/{pid}/task").iterdir()] + [str(c) for c in child_pids(pid)]
+            calls = TRACED_SYNTH if args.route == "synth" else TRACED
+            command = [
+                "strace",
+                "-f",
+                "-e",
+                f"trace={calls}",
+                "-o",
+                str(root / "trace"),
+                "-p",
+                ",".join(traced),
+            ]
             tracer = subprocess.Popen(command, stderr=subprocess.DEVNULL)
             await asyncio.sleep(1.0)  # attached
-        threads_before, all_before = thread_cpu_ms(pid), process_cpu_ms(pid)
-        if synth:
-            times = await synth_calls(port, args.previews, texts, root / "out", args.warmup)
-        else:
-            frames = await STREAMS[args.route](port, args.previews, texts)
-        threads, all_ms = thread_cpu_ms(pid), process_cpu_ms(pid) - all_before
-        children = set(child_pids(pid))
-        spent = {tid: ms - threads_before.get(tid, 0.0) for tid, ms in threads.items()}
-        loop_ms = spent[pid]
-        children_ms = sum(ms for tid, ms in spent.items() if tid in children)
-        unit = "call" if synth else "preview"
-        result: dict[str, Any] = {"route": args.route, "requests": args.previews}
-        if synth:  # the wall time is the busy VM's: a figure beside the counts, not a claim
-            result["call_ms_p50"] = round(statistics.median(times), 2)
-        else:
-            result["frames_per_preview"] = round(frames / args.previews, 2)
-        result |= {
-            f"loop_cpu_ms_per_{unit}": round(loop_ms / args.previews, 3),
-            f"other_threads_cpu_ms_per_{unit}": round((all_ms - loop_ms - children_ms) / args.previews, 3),
-            f"espeak_children_cpu_ms_per_{unit}": round(children_ms / args.previews, 3),
-            f"worker_cpu_ms_per_{unit}": round(all_ms / args.previews, 3),
-        }
+        before = thread_cpu_ms(pid)
+        made = await run_requests(args, port, args.previews, texts, root / "out", args.warmup)
+        after, children = thread_cpu_ms(pid), set(child_pids(pid))
+        spent: Counter[str] = Counter()
+        for tid, ms in after.items():
+            spent[group_of(tid, pid, children, names)] += ms - before.get(tid, 0.0)
+        unit = "preview" if args.route == "ws" else "request"
+        result: dict[str, Any] = {"route": args.route, "requests": args.previews, "gap_ms": args.gap_ms}
+        if streams:
+            result[f"frames_per_{unit}"] = round(made / args.previews, 2)
+        else:  # the wall time is the VM's: a figure beside the counts, not a claim
+            result["call_ms_p50"] = round(statistics.median(made), 2)
+        if not names:
+            result["lanes"] = "counted with the other threads (py-spy is not installed)"
+        for group in GROUPS:
+            result[f"{group}_cpu_ms_per_{unit}"] = round(spent[group] / args.previews, 3)
+        worker_ms = sum(spent.values()) / args.previews
+        result[f"worker_cpu_ms_per_{unit}"] = round(worker_ms, 3)
         if tracer is not None:
             tracer.send_signal(signal.SIGINT)
             tracer.wait(timeout=30)
             tracer = None
-            for key, others in (("loop", False), ("other_threads", True)) if synth else (("loop", False),):
-                calls = loop_syscalls(root / "trace", pid, others)
-                result[f"{key}_syscalls_per_{unit}"] = {
-                    name: round(n / args.previews, 2) for name, n in sorted(calls.items())
+            traced_calls = traced_syscalls(root / "trace", lambda tid: group_of(tid, pid, children, names))
+            for group in GROUPS:
+                result[f"{group}_syscalls_per_{unit}"] = {
+                    name: round(n / args.previews, 2)
+                    for name, n in sorted(traced_calls.get(group, Counter()).items())
                 }
+        result["worker_cpu_ms"] = worker_ms
         return result
     finally:
         if tracer is not None:
@@ -198,17 +298,31 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument(
-        "--route", choices=(*sorted(STREAMS), "synth"), default="ws", help="/ws, the speech socket or /synth"
+        "--route",
+        choices=(*sorted(STREAMS), "synth", "openai"),
+        default="ws",
+        help="/ws, the speech socket, /synth or POST /v1/audio/speech",
     )
     parser.add_argument("--previews", type=int, default=300, help="requests measured (previews or calls)")
     parser.add_argument(
         "--cache-max-bytes", type=int, default=0, help="the worker's synthesis cache (0: off, as before)"
     )
     parser.add_argument("--warmup", type=int, default=20)
-    parser.add_argument("--strace", action="store_true", help="count the loop thread's syscalls")
+    parser.add_argument("--gap-ms", type=float, default=0.0, help="quiet after each request (ms)")
+    parser.add_argument(
+        "--engine",
+        action="store_true",
+        help="also the engine alone here, same texts and gap, and the CPU beyond it",
+    )
+    parser.add_argument("--strace", action="store_true", help="count each thread group's syscalls")
     parser.add_argument("--out", help="write the results as JSON here")
     args = parser.parse_args()
     report = {**report_header(), "loadavg_start": os.getloadavg(), **asyncio.run(measure(args))}
+    worker_ms = report.pop("worker_cpu_ms")
+    if args.engine:
+        engine_ms = engine_alone_cpu_ms(preview_texts(), args.previews, args.gap_ms)
+        report["engine_alone_cpu_ms_per_request"] = round(engine_ms, 3)
+        report["cpu_beyond_the_engine_ms_per_request"] = round(worker_ms - engine_ms, 3)
     report["loadavg_end"] = os.getloadavg()
     write_report(report, args.out)
 

@@ -180,8 +180,8 @@ class Settings:
     preview_lanes: int = _opt(
         2,
         "engine threads for previews, 1 to 4: from 2 on, a preview runs on another engine instance while the "
-        "first is busy (a streaming preview whenever one waits; a /synth, or a /ws request without audio, while "
-        "the first thread is busy), where "
+        "first is busy (a streaming preview whenever the first thread is not waiting for work; a /synth, or a "
+        "/ws request without audio, while the first thread is busy), where "
         "the engine has them (espeak-ng; not ZipVoice, whose one instance uses every core); 1: one thread; "
         "with --queue redis each node runs one engine thread",
         kind=whole_number(1, MAX_PREVIEW_LANES, wording=f"preview lanes are 1 to {MAX_PREVIEW_LANES}"),

@@ -330,6 +330,26 @@ def test_the_voice_map_holds_voices_not_every_spelling_a_caller_sends():
     assert len(engine._voices) <= 3  # "ko", "en-us" and "en"
 
 
+def test_a_synthesis_looks_its_voice_up_once_not_at_every_request(engine, monkeypatch):
+    """Every synthesis asked the library for the voice its engine had already resolved, and the
+    library compared it with the voice list again (≈ 70 of 141 voices, 16–41 µs a request, in the espeak
+    child for every preview). An identifier found once names itself after; other names are still
+    looked up, and an unknown one is still refused."""
+    from npu_worker.engine import espeak_lib
+
+    looked_up: list[str] = []
+    find = espeak_lib.find_voice
+    monkeypatch.setattr(
+        espeak_lib, "find_voice", lambda voices, name: looked_up.append(name) or find(voices, name)
+    )
+    for lang in ("ko", "en", "ko", "en", "ko"):
+        engine.stream_into(SynthesisRequest("가나", lang), lambda chunk: True)
+    assert looked_up.count("ko") <= 1 and looked_up.count("gmw/en-US") <= 1, looked_up
+    assert get_espeak().require_voice("Korean") == "ko" and looked_up[-1] == "Korean"
+    with pytest.raises(EngineError, match="xx-nowhere"):
+        get_espeak().require_voice("xx-nowhere")
+
+
 def test_unknown_language_is_a_client_error_naming_it_and_the_known_ones(engine):
     with pytest.raises(UnknownLanguage, match="xx-nowhere") as raised:
         list(engine.stream(SynthesisRequest("안녕하세요", lang="xx-nowhere")))

@@ -99,3 +99,20 @@ async def test_a_call_with_the_next_wakes_nobody_and_runs_before_the_next_call_i
         while len(ran) < 3:
             await asyncio.sleep(0.001)
     assert ran == [1, 2, 3]
+
+
+async def test_soon_joins_a_later_window_that_is_due_and_is_a_call_when_none_is():
+    handoff = LoopHandoff(asyncio.get_running_loop())
+    ran: list[int] = []
+    await in_thread(lambda: (handoff.later(ran.append, 1, within=0.2), handoff.soon(ran.append, 2)))
+    await asyncio.sleep(0.05)
+    assert ran == []  # it waits with the window's chunk, woke nobody
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 2:
+            await asyncio.sleep(0.001)
+    assert ran == [1, 2]
+    await in_thread(lambda: handoff.soon(ran.append, 3))  # no window: at the loop's next turn
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 3:
+            await asyncio.sleep(0.001)
+    assert ran == [1, 2, 3]

@@ -82,6 +82,23 @@ async def test_a_preview_starts_while_another_section_is_made(worker):
     await ws.close()
 
 
+async def test_previews_one_after_another_stay_on_the_engine_thread(worker):
+    """Both threads waited for work and whichever woke first took the next preview: previews one
+    after another took turns, each on the thread (and espeak child) that had been idle longest, its
+    caches cold (≈ 0.6–1 ms more CPU a preview; benchmarks/SERVER_OVERHEAD.md, 2026-12-06). The lane
+    takes a streaming preview only while the engine thread is not waiting for work."""
+    engine = LanedTone()
+    client = await worker(engine)
+    ws = await connect(client)
+    try:
+        for i in range(6):
+            assert (await run_request(ws, batch(f"하나씩 오는 미리 듣기 {i}."))).events("done")
+            await asyncio.sleep(0.02)  # (the engine thread back to waiting for work, on a busy machine too)
+    finally:
+        await ws.close()
+    assert {thread for _, thread, *_ in engine.made} == {"npu-worker-engine"}
+
+
 async def test_with_one_lane_a_preview_waits_for_the_section_being_made(worker):
     engine = LanedTone()
     client = await worker(engine, preview_lanes=1)

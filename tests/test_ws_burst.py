@@ -15,7 +15,7 @@ from aiohttp._websocket.writer import WebSocketWriter
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import to_pcm16
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.jobs.model import AudioChunk
+from npu_worker.jobs.model import AudioChunk, LogEntry
 from npu_worker.jobs.runner import LATER_AUDIO_SECONDS, URGENT_AUDIO_SECONDS
 from npu_worker.ws_server.burst import BURST_BYTES, Burst, frame_header
 from tests.test_ws_support import AiohttpWs, batch, connect, live_job, receive_until_done
@@ -187,6 +187,58 @@ async def test_a_preview_s_first_half_second_goes_to_the_loop_at_once_the_rest_m
 
     assert sum(urgent[:-1]) < URGENT_AUDIO_SECONDS * 24000 <= sum(urgent)  # the first half second at once
     assert later and sum(urgent + later) == 48000  # the rest may wait; nothing is lost
+    expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+    assert transcript.section_pcm(0) == expected
+
+
+class PacedTone(ToneEngine):
+    """Hands over its first half second, waits until the loop has begun to take it (espeak-ng's
+    chunks, ≈ 1.5 ms apart, let the loop take each), then the rest at once."""
+
+    def __init__(self) -> None:
+        super().__init__(chunk_seconds=0.1)
+        self.drained: Any = lambda: True
+
+    def stream(self, request: SynthesisRequest) -> Any:
+        for number, chunk in enumerate(super().stream(request)):
+            if number == round(URGENT_AUDIO_SECONDS / self.chunk_seconds):
+                deadline = time.monotonic() + seconds(5)
+                while not self.drained() and time.monotonic() < deadline:
+                    time.sleep(0.001)
+            yield chunk
+
+
+async def test_a_preview_s_ok_and_done_join_the_window_its_last_chunks_wait_in(worker, monkeypatch):
+    """A live preview's last chunks wait up to LATER_AUDIO_SECONDS for one wake-up of the loop; its
+    `ok` and `done`, appended right after them, each woke the loop at once instead (one wake-up more
+    a preview, for nothing a listener could act on sooner). They now go with that window's drain, in
+    order. (The window is made 0.3 s long here, so no stall of the engine thread can end it first.)"""
+    from npu_worker.jobs import runner
+
+    monkeypatch.setattr(runner, "LATER_AUDIO_SECONDS", 0.3)
+    engine = PacedTone()
+    client = await worker(engine)
+    handoff = client.app[SCHEDULER_KEY].journal.handoff
+    engine.drained = lambda: not handoff._scheduled
+    woke: list[str] = []  # the events that woke the loop by themselves
+    ordinary = handoff.__call__
+
+    def call(callback: Any, argument: Any) -> None:
+        if isinstance(argument, LogEntry) and not handoff._scheduled:
+            woke.append(getattr(argument.event, "status", type(argument.event).__name__))
+        ordinary(callback, argument)
+
+    monkeypatch.setattr(type(handoff), "__call__", lambda self, callback, argument: call(callback, argument))
+    ws = await connect(client)
+    text = "가" * 50  # 1 s in 0.1 s chunks: the last half second waits in a window
+    try:
+        await ws.send_json(batch(text))
+        transcript = await receive_until_done(ws)
+    finally:
+        await ws.close()
+    assert "ok" not in woke and "Done" not in woke, woke
+    ok = [event for event in transcript.events("progress") if event.get("status") == "ok"]
+    assert len(ok) == 1 and transcript.items.index(ok[0]) < transcript.items.index(transcript.done)
     expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
     assert transcript.section_pcm(0) == expected
 

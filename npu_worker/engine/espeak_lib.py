@@ -159,6 +159,7 @@ class EspeakLibrary:
         self._streams = StreamRunner(self._run_stream_job)
         self.sample_rate, self.version, self.default_rate = self._call(self._initialize)
         self._voices: tuple[EspeakVoice, ...] | None = None
+        self._identifiers: set[str] = set()  # voice identifiers asked for by name already (`require_voice`)
 
     def _initialize(self) -> tuple[int, str, int]:
         rate = self._lib.espeak_Initialize(
@@ -209,10 +210,17 @@ class EspeakLibrary:
         return find_voice(self.voices(), name)
 
     def require_voice(self, name: str) -> str:
-        """The identifier to load for `name`; EngineError naming it when espeak-ng has no such voice."""
+        """The identifier to load for `name`; EngineError naming it when espeak-ng has no such voice.
+        Every synthesis asks with the identifier its engine resolved: one that names itself is
+        remembered (at most one entry per voice), since a look-up compares ≈ 70 of the 141 voices,
+        16–41 µs a request (benchmarks/SERVER_OVERHEAD.md, 2026-12-06)."""
+        if name in self._identifiers:
+            return name
         voice = self.find_voice(name)
         if voice is None:
             raise EngineError(f"espeak-ng has no voice or language {name!r}")
+        if voice.identifier == name:
+            self._identifiers.add(name)
         return voice.identifier
 
     def _load_voice(self, name: str) -> None:

@@ -50,6 +50,7 @@ class Admission:
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._open: dict[str, int] = {}  # sections handed to the engine thread and not yet ended, by job
         self._beside: list[Job] = []  # the preview lanes' sections (an engine with more instances)
+        self._engine_waiting = False  # the engine thread waits in `next_section` for work
         self._tick = 0  # sections handed out so far: `Job.last_served` is the tick of its latest
         self._stopping = False
         self._interrupt: Callable[[bool], object] | None = None
@@ -151,7 +152,11 @@ class Admission:
         with self._cond:
             picked = self._pick()
             while picked is None and not self._stopping:
-                self._cond.wait()
+                self._engine_waiting = True
+                try:
+                    self._cond.wait()
+                finally:
+                    self._engine_waiting = False
                 picked = self._pick()
             if self._stopping or picked is None:
                 return None
@@ -180,11 +185,14 @@ class Admission:
             return self._take(*picked, beside=True)
 
     def _lane_work(self) -> tuple[Job, Section] | None:
-        """A streaming preview someone listens to, first; else another preview (`/synth`, a `/ws` request
+        """A streaming preview someone listens to, first, unless the engine thread is waiting for work
+        (it takes it then: previews one after another stay on one thread and its espeak child, warm,
+        where they took turns on both, each cold, ≈ 0.6–1 ms more CPU a preview;
+        benchmarks/SERVER_OVERHEAD.md, 2026-12-06); else another preview (`/synth`, a `/ws` request
         with `audio: false`), but only while the engine thread is busy, so it does not wait for that
         section (the `/synth` p95 at 20 req/s fell by a quarter, benchmarks/SERVER_OVERHEAD.md).
         Batches stay on the engine thread."""
-        picked = self._waiting_preview(_streams)
+        picked = None if self._engine_waiting else self._waiting_preview(_streams)
         if picked is None and self._running:
             picked = self._waiting_preview(_is_preview)
         return picked
