@@ -26,6 +26,7 @@ PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must
 CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
 # No token and any Host: monitoring must see a booting worker (the origin is still checked).
 OPEN_PATHS = ("/health", "/ready")
+BODY_HEADERS = frozenset({"content-type", "content-length", "content-encoding"})  # the body's own
 
 
 def error_response(
@@ -160,8 +161,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if exc.status < 400:
             raise
         # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too,
-        # in the shape of their path (OpenAI's under /v1/).
+        # in the shape of their path (OpenAI's under /v1/), with the headers they name (a refused
+        # WebSocket version's `Sec-WebSocket-Version`).
         response = _shape_of(request)(BadRequest(_http_reason(exc)), exc.status)
+        for name, value in exc.headers.items():
+            if name.lower() not in BODY_HEADERS:
+                response.headers.add(name, value)
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
         quiet = left_early(request, exc)
         if quiet is not None:
