@@ -1,0 +1,105 @@
+"""A bug of ours (an unexpected exception), as each surface's caller sees it: `InternalError` with an
+incident id, never the exception's class or words (nor its traceback), which the log keeps under that id;
+an answer whose head was sent ends in its own words, never with a second answer inside its body."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+
+import pytest
+
+from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.openai_compat import speech
+from tests.timing import seconds
+
+SECRET = "secret_key_name"  # the bug's own words: never the caller's to read
+
+
+def bug(*args: object, **kwargs: object) -> None:
+    raise KeyError(SECRET)
+
+
+def incident_of(said: str) -> str:
+    """The incident id an answer names (it names no class nor words of the bug)."""
+    assert said.startswith("InternalError: ") or "InternalError" not in said, said
+    assert SECRET not in said and "KeyError" not in said, said
+    found = re.search(r"incident ([0-9a-f]{12})", said)
+    assert found, said
+    return found.group(1)
+
+
+def logged_with_traceback(caplog: pytest.LogCaptureFixture, incident: str) -> bool:
+    return any(
+        incident in record.getMessage() and record.exc_info is not None and record.levelno == logging.ERROR
+        for record in caplog.records
+    )
+
+
+async def test_v1_json_answer(worker, tmp_path, caplog):
+    client = await worker()
+    client.app[SCHEDULER_KEY].submit = bug
+    response = await client.post("/synth", json={"text": "hi", "output_path": str(tmp_path / "a.wav")})
+    assert response.status == 500
+    body = await response.json()
+    assert set(body) == {"status", "error", "traceback", "fallback"}  # the fixed fields, all of them
+    assert body["status"] == "fail" and body["traceback"] is None and body["fallback"] is None
+    incident = incident_of(body["error"])
+    assert body["error"].startswith("InternalError: ")
+    assert logged_with_traceback(caplog, incident)
+
+
+async def test_openai_answer(worker, caplog):
+    client = await worker()
+    client.app[SCHEDULER_KEY].submit = bug
+    response = await client.post("/v1/audio/speech", json={"input": "hi", "voice": "default"})
+    assert response.status == 500
+    error = (await response.json())["error"]
+    assert error["code"] == "InternalError" and error["type"] == "server_error"
+    assert logged_with_traceback(caplog, incident_of(error["message"]))
+
+
+async def test_ws_error_event(worker, caplog):
+    client = await worker()
+    client.app[SCHEDULER_KEY].submit = bug
+    ws = await client.ws_connect("/ws")
+    await ws.send_str(json.dumps({"type": "synth", "text": "hi"}))
+    event = json.loads((await ws.receive(timeout=seconds(10))).data)
+    assert event["event"] == "error" and event["idx"] is None and event["error"].startswith("InternalError: ")
+    assert logged_with_traceback(caplog, incident_of(event["error"]))
+    assert not ws.closed  # the connection survives a request that could not start
+    await ws.close()
+
+
+async def test_a_started_ndjson_stream_ends_with_an_error_line_not_a_second_answer(worker, caplog):
+    """The stream's head was sent: the 500 went out as its next chunk (`HTTP/1.1 500 …`), and the
+    caller's HTTP parser failed on it ("Invalid character in chunk size")."""
+    client = await worker()
+    client.app[SCHEDULER_KEY].subscribe = bug  # after the stream's head
+    response = await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "hi"}]})
+    assert response.status == 200
+    async with asyncio.timeout(seconds(10)):
+        raw = await response.read()  # a well-formed chunked body
+    assert b"HTTP/1.1" not in raw
+    last = json.loads(raw.splitlines()[-1])
+    assert last["event"] == "error" and last["idx"] is None and last["status"] == "fail"
+    assert last["error"].startswith("InternalError: ")
+    assert logged_with_traceback(caplog, incident_of(last["error"]))
+
+
+async def test_a_started_sse_stream_ends_with_an_error_event(worker, caplog, monkeypatch):
+    client = await worker()
+    monkeypatch.setattr(speech, "speech_usage", bug)  # for the last event, after the deltas were sent
+    response = await client.post(
+        "/v1/audio/speech",
+        json={"input": "hi there", "voice": "default", "stream_format": "sse", "response_format": "pcm"},
+    )
+    assert response.status == 200
+    async with asyncio.timeout(seconds(10)):  # (the second answer inside it left the caller waiting)
+        raw = await response.read()
+    assert b"HTTP/1.1" not in raw
+    events = [json.loads(line.removeprefix(b"data: ")) for line in raw.split(b"\n\n") if line.strip()]
+    assert events[-1]["type"] == "error" and events[-1]["error"]["code"] == "InternalError"
+    assert logged_with_traceback(caplog, incident_of(events[-1]["error"]["message"]))
