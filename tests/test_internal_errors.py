@@ -9,9 +9,12 @@ import json
 import logging
 import re
 
+import aiohttp
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
+from npu_worker.client import aio
+from npu_worker.http_compat import ndjson
 from npu_worker.openai_compat import speech
 from tests.timing import seconds
 
@@ -75,18 +78,46 @@ async def test_ws_error_event(worker, caplog):
 
 async def test_a_started_ndjson_stream_ends_with_an_error_line_not_a_second_answer(worker, caplog):
     """The stream's head was sent: the 500 went out as its next chunk (`HTTP/1.1 500 …`), and the
-    caller's HTTP parser failed on it ("Invalid character in chunk size")."""
+    caller's HTTP parser failed on it ("Invalid character in chunk size"). Now its error line, then the
+    connection closes without the body's end: a stream cut short, re-attached with `after=`."""
     client = await worker()
     client.app[SCHEDULER_KEY].subscribe = bug  # after the stream's head
     response = await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "hi"}]})
     assert response.status == 200
-    async with asyncio.timeout(seconds(10)):
-        raw = await response.read()  # a well-formed chunked body
-    assert b"HTTP/1.1" not in raw
-    last = json.loads(raw.splitlines()[-1])
+    lines = []
+    with pytest.raises(aiohttp.ClientPayloadError):  # cut short, never a whole stream without `done`
+        async with asyncio.timeout(seconds(10)):
+            while line := await response.content.readline():
+                lines.append(line)
+    assert lines and not any(b"HTTP/1.1" in line for line in lines), lines
+    last = json.loads(lines[-1])
     assert last["event"] == "error" and last["idx"] is None and last["status"] == "fail"
     assert last["error"].startswith("InternalError: ")
     assert logged_with_traceback(caplog, incident_of(last["error"]))
+
+
+async def test_the_python_client_re_attaches_after_a_streams_failure(worker, tmp_path, monkeypatch):
+    """The job goes on when its stream fails: the client re-attaches after the last seq and gets all."""
+    client = await worker()
+    lines = {"written": 0}
+    real_line = ndjson.ndjson_line
+
+    def fails_once(body: bytes) -> bytes:
+        lines["written"] += 1
+        if lines["written"] == 2:  # after `start`: the stream fails once
+            raise KeyError(SECRET)
+        return real_line(body)
+
+    monkeypatch.setattr(ndjson, "ndjson_line", fails_once)
+    sections = [
+        {"idx": i, "text": f"slide {i}", "output_path": str(tmp_path / f"s{i}.wav")} for i in range(2)
+    ]
+    base = f"http://{client.host}:{client.port}"
+    options = {"base": base, "reattach_attempts": 2, "reattach_delay": 0.01}
+    async with asyncio.timeout(seconds(30)):
+        result = await aio.synth_batch_streaming(sections, **options)
+    assert result["wav_paths"] == [str(tmp_path / "s0.wav"), str(tmp_path / "s1.wav")]
+    assert lines["written"] > 2
 
 
 async def test_a_started_sse_stream_ends_with_an_error_event(worker, caplog, monkeypatch):

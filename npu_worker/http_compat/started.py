@@ -2,8 +2,9 @@
 
 A refusal rendered then went out inside the first answer's body (`HTTP/1.1 500 …` as an NDJSON stream's
 next chunk: the caller's HTTP parser failed on it). Instead the stream says so in its own words where it
-has some (an NDJSON `error` line, an OpenAI `error` event) and ends; a WebSocket closes with 1011; any
-other body (audio) is cut, so a body cut short never reads as whole."""
+has some (an NDJSON `error` line, then the connection closes: the job goes on, re-attach with `after=`;
+an OpenAI `error` event, then its end); a WebSocket closes with 1011; any other body (audio) is cut, so
+a body cut short never reads as whole."""
 
 from __future__ import annotations
 
@@ -29,10 +30,12 @@ def started_response(request: web.Request) -> web.StreamResponse | None:
 
 
 async def end_started(
-    request: web.Request, response: web.StreamResponse, last_words: bytes | None
+    request: web.Request, response: web.StreamResponse, last_words: bytes | None, then_end: bool = False
 ) -> web.StreamResponse:
-    """End `response` after a failure: `last_words` written (then the stream ends as usual), else, for
-    a WebSocket, a 1011 close, else the connection cut. Returned for aiohttp to finish."""
+    """End `response` after a failure: `last_words` written, then (`then_end`: an SSE stream, whose
+    `error` event is its end) the stream ends as usual, else the connection closes without the body's
+    end, so a reader that missed the words still sees a stream cut short, never a whole one; a
+    WebSocket closes with 1011. Returned for aiohttp to finish."""
     response.force_close()
     if isinstance(response, web.WebSocketResponse):
         with contextlib.suppress(ConnectionError, RuntimeError):
@@ -41,7 +44,8 @@ async def end_started(
     if last_words is not None:
         with contextlib.suppress(ConnectionError, RuntimeError):
             await response.write(last_words)
-            return response
+            if then_end:
+                return response
     if request.transport is not None:
-        request.transport.abort()
+        request.transport.close()  # what was written goes out first; the chunked body's end never does
     return response

@@ -108,7 +108,7 @@ def openai_errors(handler: Handler) -> Handler:
             error = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
             started = started_response(request)
             if started is not None:  # an SSE stream or audio under way: no second answer after it
-                return await end_started(request, started, _sse_line(started, error))
+                return await end_started(request, started, _sse_line(started, error), then_end=True)
             return openai_error_response(error)
 
     return wrapped
