@@ -134,3 +134,19 @@ async def test_a_started_sse_stream_ends_with_an_error_event(worker, caplog, mon
     events = [json.loads(line.removeprefix(b"data: ")) for line in raw.split(b"\n\n") if line.strip()]
     assert events[-1]["type"] == "error" and events[-1]["error"]["code"] == "InternalError"
     assert logged_with_traceback(caplog, incident_of(events[-1]["error"]["message"]))
+
+
+async def test_a_started_audio_body_is_cut_not_followed_by_a_second_answer(worker, caplog, monkeypatch):
+    """Audio has no words for a failure: the body is cut short (never a whole file), nothing after it."""
+    client = await worker()
+    monkeypatch.setattr(speech.StreamEncoder, "finish_async", bug)  # after the audio so far was sent
+    body = {"input": "hi there", "voice": "default", "response_format": "pcm"}
+    response = await client.post("/v1/audio/speech", json=body)
+    assert response.status == 200
+    received = b""
+    with pytest.raises(aiohttp.ClientPayloadError):
+        async with asyncio.timeout(seconds(10)):
+            while chunk := await response.content.readany():
+                received += chunk
+    assert received and b"HTTP/1.1" not in received
+    assert any("internal error on POST /v1/audio/speech" in r.getMessage() for r in caplog.records)
