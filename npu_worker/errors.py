@@ -106,7 +106,12 @@ class ErrorBody(msgspec.Struct):
 
     status: Literal["fail"]
     error: Annotated[str, msgspec.Meta(description="`Name: message`; the names: " + ", ".join(error_names()))]
-    traceback: Annotated[str | None, msgspec.Meta(description="null on every 4xx")]
+    traceback: Annotated[
+        str | None,
+        msgspec.Meta(
+            description="null (a bug's traceback stays in the worker's log, under the incident id its InternalError names)"
+        ),
+    ]
     fallback: Annotated[str | None, msgspec.Meta(description="a device that would work instead, if any")]
 
     @classmethod
