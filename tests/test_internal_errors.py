@@ -150,3 +150,19 @@ async def test_a_started_audio_body_is_cut_not_followed_by_a_second_answer(worke
                 received += chunk
     assert received and b"HTTP/1.1" not in received
     assert any("internal error on POST /v1/audio/speech" in r.getMessage() for r in caplog.records)
+
+
+async def test_the_speech_stream_socket_says_its_error_before_1011(worker, caplog):
+    """It closed with 1011 and no word: the caller had no error message, nor an id to report."""
+    client = await worker()
+    client.app[SCHEDULER_KEY].submit = bug
+    ws = await client.ws_connect("/v1/audio/speech/stream")
+    await ws.send_str(json.dumps({"type": "input.text", "text": "hi. "}))
+    await ws.send_str(json.dumps({"type": "input.done"}))
+    message = await ws.receive(timeout=seconds(10))
+    assert message.type == aiohttp.WSMsgType.TEXT, message
+    error = json.loads(message.data)
+    assert error["type"] == "error" and error["code"] == "InternalError", error
+    assert logged_with_traceback(caplog, incident_of(error["message"]))
+    closing = await ws.receive(timeout=seconds(10))
+    assert closing.type == aiohttp.WSMsgType.CLOSE and closing.data == 1011
