@@ -79,7 +79,7 @@ function onErrorEvent(event) {
   }
   const run = state.run;
   if (run?.running && run.started && name !== "NotRunning") {
-    // The request ran and the worker ended it (SlowConsumer; EngineError, JobNotFound or ModelLoadError,
+    // The request ran and the worker ended it (SlowConsumer; InternalError, JobNotFound or ModelLoadError,
     // then a 1011 close): kept for the close, which would otherwise say only "connection closed".
     run.error = event.error;
     showMessage(`The worker ended the request: ${event.error}`, "error");

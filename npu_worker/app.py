@@ -29,6 +29,7 @@ from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
 from .http_compat.metrics import metrics_middleware, setup_metrics
 from .http_compat.ndjson import OpenStreams, end_streams
+from .http_compat.started import note_started
 from .openai_compat import setup_openai
 from .ws_server import close_sockets, setup_ws
 from .ws_server.opening import ClosingSockets, OpenSockets
@@ -131,6 +132,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app.on_cleanup.append(end_closing)
     app.on_shutdown.append(drain)
     app.on_response_prepare.append(close_unframed_http10)
+    app.on_response_prepare.append(note_started)  # a failure after it ends that answer (started.py)
     setup_metrics(app, scheduler)
     setup_cors(app)
     setup_http(app)

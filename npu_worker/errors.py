@@ -84,6 +84,11 @@ VoiceInUse = _error(
 TooManyVoices = _error("TooManyVoices", 409, "The voice store is full (--max-voices); delete one first.")
 InvalidAudio = _error("InvalidAudio", 400, "Audio that cannot be decoded or breaks the upload limits.")
 UnsupportedFormat = _error("UnsupportedFormat", 400, "A response format this worker cannot encode.")
+InternalError = _error(
+    "InternalError",
+    500,
+    "A bug of the worker's: the caller is told an incident id, the worker's log holds the traceback under it.",
+)
 
 
 def error_names() -> list[str]:
@@ -101,7 +106,12 @@ class ErrorBody(msgspec.Struct):
 
     status: Literal["fail"]
     error: Annotated[str, msgspec.Meta(description="`Name: message`; the names: " + ", ".join(error_names()))]
-    traceback: Annotated[str | None, msgspec.Meta(description="null on every 4xx")]
+    traceback: Annotated[
+        str | None,
+        msgspec.Meta(
+            description="null (a bug's traceback stays in the worker's log, under the incident id its InternalError names)"
+        ),
+    ]
     fallback: Annotated[str | None, msgspec.Meta(description="a device that would work instead, if any")]
 
     @classmethod

@@ -199,8 +199,12 @@ async def test_a_number_json_has_no_form_for_is_a_protocol_error_not_invalid_jso
         code = await run_cli(argv + (["--poll"] if poll else []))
     captured = capsys.readouterr()
     assert code == 2 and "NaN" not in captured.out, captured
-    # a stream's line says why; a polled body that is no JSON is, as any other, no status of the job
-    said = "the worker answered no status of job j1" if poll else "NaN is no JSON number"
+    # a stream's line says why; a polled body that is no JSON, as any other, says its status and type
+    said = (
+        "HTTP 200 with a body that is no JSON object (Content-Type: application/json)"
+        if poll
+        else "NaN is no JSON number"
+    )
     assert said in captured.err, captured.err
 
 

@@ -22,6 +22,7 @@ from npu_worker.client.common import (
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
+    answer_of,
     answer_too_slow,
     auth_headers,
     batch_body,
@@ -138,7 +139,8 @@ class _Http:
             raise TransportError(f"{method} {self.base}{path}: {exc!r}") from exc
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
-        return response.status, error_body_of(raw)
+        where = f"{method} {self.base}{path}"
+        return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 
 
 @asynccontextmanager

@@ -81,6 +81,10 @@ class BatchCollector:
             raise WorkerProtocolError(f"the worker sent a line that is no event: {event}"[:300])
         if kind in UNLOGGED_EVENTS:
             return None
+        if kind == "error" and seq is None and event.get("idx") is None:
+            # the stream's own failure (a bug of the worker's, `InternalError`), not the job's: the job
+            # goes on, so the stream is re-attached after the last seq seen
+            return TransportError(f"the stream failed: {event.get('error')}"[:300])
         if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
             raise WorkerProtocolError(f"the worker sent a {kind} event without its seq: {event}"[:300])
         if seq <= self.last_seq + 1:

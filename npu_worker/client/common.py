@@ -189,6 +189,22 @@ def parse_line(raw: bytes) -> dict[str, Any] | None:
     return event if isinstance(event, dict) else None
 
 
+def answer_of(raw: bytes, status: int, content_type: str | None, where: str) -> dict[str, Any]:
+    """A 2xx answer's JSON object; WorkerProtocolError naming the status and the content type when it
+    is none (a proxy's or a captive portal's page): read as an error body, it was a failed synthesis."""
+    try:
+        body = parse_json(raw.decode("utf-8"))
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
+        body = None
+    if isinstance(body, dict):
+        return body
+    shown = raw[:80].decode("utf-8", "replace")
+    raise WorkerProtocolError(
+        f"{where}: HTTP {status} with a body that is no JSON object "
+        f"(Content-Type: {content_type or 'none'}): {shown!r}"
+    )
+
+
 def error_body_of(raw: bytes) -> dict[str, Any]:
     """The worker's error body, or a stand-in when the body is not JSON (a proxy's error page)."""
     try:

@@ -18,6 +18,7 @@ from npu_worker.client.errors import (
     NotConnected,
     TransportError,
     WorkerHTTPError,
+    WorkerProtocolError,
 )
 from npu_worker.client.steps import Call, Deliver, Follow, Sleep, Step
 
@@ -40,6 +41,10 @@ def backoff(failures: int, delay: float) -> float:
 
 
 def retryable(error: ClientError) -> bool:
+    """Worth sending again: not a WorkerProtocolError, whose answer would come the same again (a
+    proxy's page for a poll was asked for eleven times, 37 s, before it was said)."""
+    if isinstance(error, WorkerProtocolError):
+        return False
     return isinstance(error, TransportError) or (
         isinstance(error, WorkerHTTPError) and error.status in RETRYABLE_STATUSES
     )

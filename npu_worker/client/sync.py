@@ -23,6 +23,7 @@ from npu_worker.client.common import (
     BODY_LIMIT,
     ERROR_BODY_LIMIT,
     LINE_LIMIT,
+    answer_of,
     answer_too_slow,
     auth_headers,
     batch_body,
@@ -199,7 +200,8 @@ class _Http:
             raise TransportError(f"{method} {self.base}{path}: {answer_too_slow(self.timeout)}")
         if len(raw) > BODY_LIMIT:
             raise over_limit(method, self.base + path)
-        return response.status, error_body_of(raw)
+        where = f"{method} {self.base}{path}"
+        return response.status, answer_of(raw, response.status, response.headers.get("Content-Type"), where)
 
 
 def health(*, base: str | None = None, token: str | None = None, timeout: float = 10.0) -> dict[str, Any]:

@@ -1,13 +1,13 @@
 """The one place that maps errors to HTTP answers (PROTOCOL §1), plus access checks.
 
 Every failure becomes the fixed error body with a stable error name; a client's mistake is a 4xx,
-never a 500; an unexpected exception is a 500 with its traceback in the body (not a bare stack trace).
+never a 500; an unexpected exception is a 500 `InternalError` naming an incident id, its traceback logged
+under that id (`incidents.py`); an answer already begun is ended in its own words (`started.py`).
 """
 
 from __future__ import annotations
 
 import logging
-import traceback
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -15,9 +15,19 @@ from aiohttp import web
 from ..access import check_access, loopback_bind
 from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
 from ..connection_guard import MAX_HEADER_BYTES
-from ..protocol import BadRequest, BodyBudgetFull, BodyTooLarge, ErrorBody, WorkerError
+from ..incidents import internal_error
+from ..protocol import (
+    BadRequest,
+    BodyBudgetFull,
+    BodyTooLarge,
+    ErrorBody,
+    SectionError,
+    WorkerError,
+)
 from .bodies import refusal_response
 from .hang_up import left_early
+from .ndjson import ndjson_line
+from .started import end_started, started_response
 
 log = logging.getLogger(__name__)
 
@@ -26,14 +36,12 @@ PUBLIC_ROUTE_NAMES = ("player-index", "player-file")  # the page itself: it must
 CLOSE_AFTER_KEY = web.RequestKey("close_after", bool)  # answer, then close the connection
 # No token and any Host: monitoring must see a booting worker (the origin is still checked).
 OPEN_PATHS = ("/health", "/ready")
+BODY_HEADERS = frozenset({"content-type", "content-length", "content-encoding"})  # the body's own
 
 
-def error_response(
-    error: BaseException, status: int | None = None, with_traceback: bool = False
-) -> web.Response:
+def error_response(error: BaseException, status: int | None = None) -> web.Response:
     code = status or (error.http_status if isinstance(error, WorkerError) else 500)
-    trace = traceback.format_exc() if with_traceback else None
-    return refusal_response(error, ErrorBody.of(error, trace), code)
+    return refusal_response(error, ErrorBody.of(error), code)
 
 
 def check_request_access(request: web.Request) -> None:
@@ -140,9 +148,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
             refused.force_close()
             return refused
+    started: web.StreamResponse | None = None  # an answer the handler began before it failed with:
+    failure: WorkerError | None = None
     try:
         response = await handler(request)
     except WorkerError as exc:
+        started, failure = started_response(request), exc
         response = error_response(exc)
     except web.HTTPRequestEntityTooLarge as exc:
         response = error_response(
@@ -160,18 +171,32 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if exc.status < 400:
             raise
         # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too,
-        # in the shape of their path (OpenAI's under /v1/).
+        # in the shape of their path (OpenAI's under /v1/), with the headers they name (a refused
+        # WebSocket version's `Sec-WebSocket-Version`).
         response = _shape_of(request)(BadRequest(_http_reason(exc)), exc.status)
+        for name, value in exc.headers.items():
+            if name.lower() not in BODY_HEADERS:
+                response.headers.add(name, value)
     except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
         quiet = left_early(request, exc)
         if quiet is not None:
             return quiet
         # the path as sent (still percent-encoded): a caller cannot start a log line of its own
-        log.exception("internal error on %s %s", request.method, request.rel_url.raw_path)
-        response = error_response(exc, 500, with_traceback=True)
+        started = started_response(request)
+        failure = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
+        response = error_response(failure)
+    if started is not None and failure is not None and started is not response:  # no second answer after it
+        return await end_started(request, started, _stream_line(started, failure))
     if request.get(CLOSE_AFTER_KEY) and not response.prepared:
         response.force_close()
     return response  # CORS headers: cors.add_cors_headers, when the response is prepared
+
+
+def _stream_line(response: web.StreamResponse, error: WorkerError) -> bytes | None:
+    """`error` as the request-level `error` line (`idx: null`) of an NDJSON stream; None for another body."""
+    if response.content_type != "application/x-ndjson":
+        return None
+    return ndjson_line(SectionError(idx=None, error=str(error)).encode())
 
 
 def _shape_of(request: web.Request) -> Callable[[WorkerError, int], web.Response]:

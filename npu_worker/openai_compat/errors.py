@@ -15,6 +15,8 @@ from aiohttp import web
 from ..app_keys import SETTINGS_KEY
 from ..http_compat.bodies import refusal_response
 from ..http_compat.hang_up import left_early
+from ..http_compat.started import end_started, started_response
+from ..incidents import internal_error
 from ..protocol import (
     BodyTooLarge,
     ModelLoadError,
@@ -75,6 +77,15 @@ def openai_error_response(error: BaseException) -> web.Response:
     return response
 
 
+def _sse_line(response: web.StreamResponse, error: WorkerError) -> bytes | None:
+    """`error` as an SSE stream's `error` event (OpenAI's error object); None for another body (audio)."""
+    if response.content_type != "text/event-stream":
+        return None
+    from .messages import SpeechError  # (messages → request imports this module)
+
+    return b"data: " + SpeechError(openai_error(error)[0]).encode() + b"\n\n"
+
+
 def openai_errors(handler: Handler) -> Handler:
     """Render what a handler raises in OpenAI's shape (a response already started is left alone)."""
 
@@ -94,7 +105,10 @@ def openai_errors(handler: Handler) -> Handler:
             if quiet is not None:
                 return quiet
             # the path as sent (still percent-encoded): a caller cannot start a log line of its own
-            log.exception("internal error on %s %s", request.method, request.rel_url.raw_path)
-            return openai_error_response(exc)
+            error = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
+            started = started_response(request)
+            if started is not None:  # an SSE stream or audio under way: no second answer after it
+                return await end_started(request, started, _sse_line(started, error), then_end=True)
+            return openai_error_response(error)
 
     return wrapped

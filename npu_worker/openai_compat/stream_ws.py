@@ -25,6 +25,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from .. import wire
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
+from ..incidents import internal_error
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError, unknown_type
 from ..ws_server.burst import Burst
 from ..ws_server.chunking import schedule_sizes
@@ -222,6 +223,11 @@ class SpeechStreamSession:
                 return False
         except WorkerError as error:
             await self.send_error(error)
+        except Exception as exc:  # noqa: BLE001 - a bug: said (its incident id), then 1011 as before
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await self.send_error(internal_error(log, exc, "on the speech stream socket"))
+                await self.ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"internal error")
+            return False
         finally:
             self._update_standing()
         return True

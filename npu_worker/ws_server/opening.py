@@ -61,7 +61,13 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
     Its handler reads it through `message_deadline.messages`, which answers the peer's pings.
 
     A handshake aiohttp cannot read (a `Sec-WebSocket-Key` that is not ASCII raises ValueError in its
-    base64 check) is the caller's 400, not an internal error."""
+    base64 check) is the caller's 400, not an internal error. Only RFC 6455's version 13 is spoken:
+    aiohttp also took the drafts' 8 and 7 (whose browsers sent `Sec-WebSocket-Origin`, not the `Origin`
+    the access rules check); a refusal of the version names the one spoken in `Sec-WebSocket-Version`
+    (RFC 6455 §4.2.2, §4.4), which aiohttp's 400 left out."""
+    version = request.headers.get("Sec-WebSocket-Version")
+    if version is not None and version != WEBSOCKET_VERSION:
+        raise _refused(request, "Unsupported version")
     settings = request.app[SETTINGS_KEY]
     ws = web.WebSocketResponse(
         compress=False,
@@ -74,8 +80,20 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
     except ValueError as exc:
         raise web.HTTPBadRequest(text=f"invalid WebSocket handshake: {exc}") from None
     except web.HTTPBadRequest as exc:
-        raise web.HTTPBadRequest(text=_handshake_refusal(request, exc.text or "")) from None
+        raise _refused(request, exc.text or "") from None
     return ws
+
+
+WEBSOCKET_VERSION = "13"  # RFC 6455's, the one both socket routes speak
+
+
+def _refused(request: web.Request, said: str) -> web.HTTPBadRequest:
+    """The 400 for a handshake aiohttp refused (`said`: its words); a version's names the one spoken."""
+    version_refused = said.startswith("Unsupported version")
+    return web.HTTPBadRequest(
+        text=_handshake_refusal(request, said),
+        headers={"Sec-WebSocket-Version": WEBSOCKET_VERSION} if version_refused else None,
+    )
 
 
 def _handshake_refusal(request: web.Request, said: str) -> str:
@@ -88,8 +106,11 @@ def _handshake_refusal(request: web.Request, said: str) -> str:
     if said.startswith("Unsupported version"):
         version = request.headers.get("Sec-WebSocket-Version")
         if version is None:
-            return "invalid WebSocket handshake: the Sec-WebSocket-Version header (13) is missing"
-        return f"invalid WebSocket handshake: Sec-WebSocket-Version {version[:20]!r} is not supported (13 is)"
+            return f"invalid WebSocket handshake: the Sec-WebSocket-Version header ({WEBSOCKET_VERSION}) is missing"
+        return (
+            f"invalid WebSocket handshake: Sec-WebSocket-Version {version[:20]!r} is not supported "
+            f"({WEBSOCKET_VERSION} is)"
+        )
     if said.startswith("No CONNECTION"):
         return "invalid WebSocket handshake: the Connection header does not say Upgrade"
     if said.startswith("No WebSocket UPGRADE"):

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..audio import to_pcm16
+from ..incidents import internal_error
 from ..jobs.model import AudioChunk, Job, LogEntry
 from ..jobs.subscription import Subscription
 from ..protocol import (
     AudioEnd,
     AudioStart,
     Done,
-    EngineError,
     FirstAudio,
     Heartbeat,
     Progress,
@@ -151,12 +151,12 @@ class RequestStream:
             # The socket broke under a send: nobody listens any more, so the work stops.
             self._stop_job()
         except Exception as exc:  # noqa: BLE001 - a started stream reports an error event, then closes
-            log.exception("WebSocket stream of job %s failed", self.job.id)
+            error = internal_error(log, exc, "in the WebSocket stream of job %s", self.job.id)
             self._stop_job()
             if self._burst:  # the frames made before the failure still go out, then the error
                 with contextlib.suppress(ConnectionError, RuntimeError):
                     await self._session.send_burst(self._burst)
-            await self._session.fail(EngineError(f"streaming failed: {type(exc).__name__}: {exc}"))
+            await self._session.fail(error)
         finally:
             heartbeat.cancel()
             self._subscription.close()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..config import Settings
+from ..incidents import internal_error
 from ..jobs.model import Job
 from ..jobs.subscription import Subscription
 from ..protocol import (
@@ -146,9 +147,7 @@ class WsSession:
         except WorkerError as error:
             await self.send_error(error)
         except Exception as exc:  # noqa: BLE001 - the connection survives a request that could not start
-            log.exception("WebSocket request could not start")
-            self._count_error(f"{type(exc).__name__}: {exc}")
-            await self.send_json(SectionError(idx=None, error=f"{type(exc).__name__}: {exc}").encode())
+            await self.send_error(internal_error(log, exc, "starting a WebSocket request"))
         finally:
             if self._stream is None:
                 self._standing.idle()

@@ -156,10 +156,21 @@ class ClusterScheduler(Scheduler):
         return self.engine_node.runner.load_failure if self.engine_node is not None else None
 
     def _serves_as_api(self) -> bool:
-        """An api node, or a `both` node whose own engine failed to load: it accepts work for the other
-        engine nodes to run (it refused every submission while a healthy peer could run them), and
-        answers for the cluster's engines, as an api node does. Its beat still says why it failed."""
-        return self.engine_node is None or (self.role == "both" and self._own_load_error() is not None)
+        """An api node, or a `both` node whose own engine failed to load or, while a peer's engine runs,
+        still loads: it accepts work for the other engine nodes to run (it refused every submission, a
+        failed one 500, a loading one 503, while a loaded peer could run them), and answers for the
+        cluster's engines, as an api node does. Its beat still says why it failed or how far it is."""
+        if self.engine_node is None:
+            return True
+        if self.role != "both":
+            return False
+        if self._own_load_error() is not None:
+            return True
+        return self.engine_node.runner.info is None and self._peer_engine_alive()
+
+    def _peer_engine_alive(self) -> bool:
+        """Some node of the cluster view runs a loaded engine (its beat names the backend)."""
+        return any(node.get("backend") for node in self.heartbeat.view["nodes"])
 
     @property
     def engine(self) -> Any:
