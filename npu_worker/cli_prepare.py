@@ -98,13 +98,38 @@ def _threads(text: str) -> int:
 
 def run_prepare(args: argparse.Namespace) -> int:
     """Ctrl-C anywhere (importing, compiling, printing the result or an error's line) is one line and
-    130: one that came after `prepare()` returned, or inside the error handler, was a traceback."""
+    130: one that came after `prepare()` returned, or inside the error handler, was a traceback. Once
+    this run's manifest is in --out (moved in last) the folder is complete, and the line says so: it
+    said "run it again" (minutes of compiling, hours on the simulator) for a prepared folder."""
     hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
+    earlier: list[tuple[int, int, int] | None] = []  # the manifest found at the start, once known
     try:
+        earlier.append(_manifest_identity(Path(args.out)))
         return _prepare(args)
     except KeyboardInterrupt:  # a line, not a traceback; `serve` refuses what is left
-        print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
+        now = _manifest_identity(Path(args.out)) if earlier else None
+        if now is not None and [now] != earlier:
+            print(
+                f"npu-worker prepare: interrupted once {args.out} was prepared: it is complete "
+                f"(serve it with --model-dir {args.out})",
+                file=sys.stderr,
+            )
+        else:
+            print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
         return 130
+
+
+def _manifest_identity(out: Path) -> tuple[int, int, int] | None:
+    """Which manifest `out` holds (device, inode, mtime), None for none: a prepare writes its own in
+    its staging while the earlier one is still in place, so a manifest another than the one found at
+    the start is this run's, moved in once every bucket was compiled and checked."""
+    from .engine.zipvoice.prepared import MANIFEST
+
+    try:
+        found = os.stat(out / MANIFEST, follow_symlinks=False)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_mtime_ns
 
 
 def _prepare(args: argparse.Namespace) -> int:
