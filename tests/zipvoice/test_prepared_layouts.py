@@ -237,3 +237,21 @@ def test_a_vocoder_that_is_no_vocoder_is_refused_by_prepare_before_it_compiles(
         "a folder": f"vocoder file {vocoder} is not a regular file (--vocoder)",
     }[given] in said[0]
     assert not out.exists()
+
+
+def test_a_prepared_folder_whose_text_encoder_was_swapped_is_refused_on_the_npu(moved: Path, tmp_path):
+    """The manifest records the text encoder's SHA-256, but only the decoder's was checked: another
+    export's encoder (here the model's own int8 one, under the fp32 name) loaded beside the compiled
+    decoder without a word, and every sentence was spoken from the wrong text features."""
+    swapped = tmp_path / "swapped"
+    shutil.copytree(moved, swapped)
+    (swapped / "text_encoder.onnx").unlink()
+    shutil.copy(swapped / "text_encoder_int8.onnx", swapped / "text_encoder.onnx")
+    config = engine_config(swapped, tmp_path / "state", device="qnn", allow_htp_simulator=True, ref_wav=None)
+    with pytest.raises(ModelLoadError) as refused:
+        ZipVoiceEngine(config).load()
+    assert str(refused.value) == (
+        f"ModelLoadError: {swapped / 'text_encoder.onnx'} is not the text encoder {swapped} was prepared from "
+        "(the compiled decoder was trained with that one); put it back, or run `npu-worker prepare` again "
+        f"for {swapped}"
+    )

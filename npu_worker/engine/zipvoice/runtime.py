@@ -247,16 +247,17 @@ def open_bucketed_decoder(
     placed: dict[str, SessionPlacement] | None = None,
     ready: PreparedModel | None = None,
     progress: Progress | None = None,
+    encoder: Path | None = None,
 ) -> BucketedDecoder:
     """One fixed-shape session per bucket on `device`, a dynamic CPU session for longer inputs
     (`graph`: the rewritten decoder for CPU/CUDA sessions; QNN compiles the file, or loads what
-    `npu-worker prepare` compiled when `ready` is given). Each session's placement goes into `placed`
-    as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
+    `npu-worker prepare` compiled when `ready` is given, from `encoder`'s model). Each session's
+    placement goes into `placed` as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
     placed = {} if placed is None else placed
     if device == "qnn":  # QNN unusable here (no plugin, the x86 simulator) says so before any progress
         providers.qnn_devices(config)  # line: each start off the NPU logged "specialising and compiling"
     if device == "qnn" and ready is not None:
-        sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress)
+        sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress, encoder)
         for size, where in placements.items():
             providers.check_placement(where, path.name, min_share)
             placed[f"{path.stem}@{size}"] = where
@@ -337,7 +338,7 @@ def open_models(
         try:
             if device == "qnn" or fixed_shapes:
                 dec: Decoder | BucketedDecoder = open_bucketed_decoder(
-                    decoder, device, config, buckets, graph, share, placed, ready, progress
+                    decoder, device, config, buckets, graph, share, placed, ready, progress, encoder
                 )
                 others = "cpu" if device == "qnn" else device
             else:
