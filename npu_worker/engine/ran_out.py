@@ -35,10 +35,12 @@ def error_number(exc: BaseException) -> int | None:
     return None
 
 
-def what_ran_out(exc: BaseException, folder: Path) -> str | None:
-    """A clause saying what ran out for a write into `folder` that raised `exc`, where, and what to do;
-    None when `exc` is no such failure (a placement or compiler failure keeps its own words)."""
-    number = error_number(exc)
+def what_ran_out(exc: BaseException, folder: Path, shown: Path | None = None) -> str | None:
+    """A clause saying what ran out for a write into `folder` (named as `shown`, a folder on the same
+    filesystem the user knows: a prepare's --out, not its staging) that raised `exc`, where, and what
+    to do; None when `exc` is no such failure (a placement or compiler failure keeps its own words)."""
+    number, room = error_number(exc), folder
+    folder = shown or folder
     if number is not None and number not in RAN_OUT:
         return None
     if number is None and not any(words in str(exc) for words in _CONTEXT_NOT_MADE):
@@ -56,7 +58,7 @@ def what_ran_out(exc: BaseException, folder: Path) -> str | None:
             f"the disk quota on the filesystem of {folder} is used up (`quota -s` shows it): free some "
             "of this user's files there or use a folder on another filesystem"
         )
-    space = _room(folder)
+    space = _room(room)
     if space is None:
         return None if number is None else f"the filesystem of {folder} is full ({os.strerror(number)})"
     inodes, free = space

@@ -62,23 +62,25 @@ def small_disk(where: Path, free_inodes: int | None = None, free_bytes: int | No
         subprocess.run(["umount", str(where)], check=True)
 
 
-def compile_one(decoder: Path, contexts: Path) -> dict:
+def compile_one(decoder: Path, contexts: Path, shown: Path | None = None) -> dict:
     config = RuntimeConfig(allow_htp_simulator=True, qnn_options=FAST)
     bucket = Bucket(decoder, 383, bucket_dims(decoder, (383,))[383], "fp32", [], [])
-    return compile_bucket(bucket, contexts, config, providers.qnn_devices(config), None, False, True)
+    devices = providers.qnn_devices(config)
+    return compile_bucket(bucket, contexts, config, devices, None, False, True, shown_dir=shown)
 
 
 @qnn
 @pytest.mark.parametrize("free", [2, 3])  # 2: the context cannot be opened; 3: the binary was made first
 def test_a_prepare_out_of_inodes_says_so_not_that_qnn_runs_none_of_the_nodes(qnn_model_dir, tmp_path, free):
-    with small_disk(tmp_path / "disk", free_inodes=free) as contexts:
+    disk = tmp_path / "disk"
+    with small_disk(disk, free_inodes=free) as contexts:  # (named by the folder prepare was told: --out)
         with pytest.raises(ModelLoadError) as refused:
-            compile_one(qnn_model_dir / "fm_decoder.onnx", contexts)
+            compile_one(qnn_model_dir / "fm_decoder.onnx", contexts, shown=disk)
     said = str(refused.value)
     assert "runs none" not in said
     assert re.fullmatch(
         re.escape(
-            f"ModelLoadError: QNN could not compile fm_decoder.onnx for 383 frames: the filesystem of {contexts} "
+            f"ModelLoadError: QNN could not compile fm_decoder.onnx for 383 frames: the filesystem of {disk} "
             "has no free inodes (no new file can be made there, whatever its free bytes, "
         )
         + r"\d+\.\d MB: `df -i` shows it\): remove files there or use a folder on another filesystem",

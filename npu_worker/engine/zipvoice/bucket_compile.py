@@ -50,9 +50,11 @@ def compile_bucket(
     share: bool,
     last: bool,
     checks: list[Callable[[], None]] | None = None,
+    shown_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest.
-    With `share`, its accuracy check goes into `checks`, to run once the shared binary is written."""
+    With `share`, its accuracy check goes into `checks`, to run once the shared binary is written.
+    `shown_dir`: the folder a disk that ran out is named by (the prepare's --out)."""
     import onnxruntime as ort
 
     name = context_name(bucket.decoder, bucket.size)
@@ -81,13 +83,13 @@ def compile_bucket(
                     enable_fallback=0,  # a failed compile was retried on the CPU: "QNN runs none"
                 )
             except Exception as exc:
-                said = ran_out.what_ran_out(exc, contexts_dir)
+                said = ran_out.what_ran_out(exc, contexts_dir, shown_dir)
                 raise ModelLoadError(f"{compiling}: {said or exc}") from exc
             compiled = time.monotonic()
             # the same QDQ graph on the CPU: how much of the distance is quantisation, how much HTP
             on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
     except OSError as exc:  # no room for the specialised (or quantised) graph
-        said = ran_out.what_ran_out(exc, contexts_dir)
+        said = ran_out.what_ran_out(exc, contexts_dir, shown_dir)
         if said is None:
             raise
         raise ModelLoadError(f"{compiling}: {said}") from exc

@@ -157,6 +157,7 @@ def prepare(
                     share=weight_sharing,
                     last=last,
                     checks=checks,
+                    shown_dir=out,
                 )
                 done = time.monotonic() - started
                 left = done / (index + 1) * (len(buckets) - index - 1)
