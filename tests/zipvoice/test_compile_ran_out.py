@@ -21,6 +21,7 @@ import pytest
 from npu_worker.engine import providers, ran_out
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice.bucket_compile import Bucket, compile_bucket
+from npu_worker.engine.zipvoice.prepare_out import _copy_model_files
 from npu_worker.engine.zipvoice.runtime import bucket_dims
 from npu_worker.protocol import ModelLoadError
 from tests.zipvoice.test_providers import qnn
@@ -95,6 +96,13 @@ def test_a_prepare_whose_specialised_graph_finds_no_room_stops_there(qnn_model_d
     with small_disk(tmp_path / "disk", free_inodes=1) as contexts:
         with pytest.raises(ModelLoadError, match="had no room left \\(No space left on device; now 1 inodes"):
             compile_one(qnn_model_dir / "fm_decoder.onnx", contexts)
+
+
+def test_a_prepare_that_cannot_copy_the_model_for_want_of_inodes_says_so(tiny_model_dir, tmp_path):
+    """ "No space left on device" where `df -h` shows room: the inodes ran out, unsaid."""
+    with small_disk(tmp_path / "disk", free_inodes=0) as out:
+        with pytest.raises(ModelLoadError, match=f"into {out}: the filesystem of {out} has no free inodes"):
+            _copy_model_files(tiny_model_dir, out)
 
 
 @qnn
