@@ -153,6 +153,7 @@ def _prepare(args: argparse.Namespace) -> int:
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
         vocoder.check_file(files.vocoder)  # (copied in as it is: serve would refuse it, after the compile)
+        _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
@@ -193,6 +194,22 @@ def _prepare(args: argparse.Namespace) -> int:
         f"--precision {files_precision}"
     )
     return 0
+
+
+def _check_loads(path: Path, what: str) -> None:
+    """ModelLoadError unless onnxruntime reads `path` (on the CPU, unoptimised: no minutes of compiling
+    for a folder `serve` then refuses, "cannot load ...text_encoder.onnx")."""
+    import onnxruntime as ort
+
+    from .protocol import ModelLoadError
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    try:
+        ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load {path} as {what}: {exc}") from exc
 
 
 def progress(line: str) -> None:

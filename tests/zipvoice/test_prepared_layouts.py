@@ -255,3 +255,27 @@ def test_a_prepared_folder_whose_text_encoder_was_swapped_is_refused_on_the_npu(
         "(the compiled decoder was trained with that one); put it back, or run `npu-worker prepare` again "
         f"for {swapped}"
     )
+
+
+@pytest.mark.parametrize(
+    ("broken", "what"),
+    [
+        ("fm_decoder.onnx", "the decoder"),  # truncated: an INVALID_PROTOBUF traceback
+        ("text_encoder.onnx", "the text encoder"),  # prepared, then refused by `serve`
+    ],
+)
+def test_a_model_file_onnxruntime_cannot_read_is_refused_by_prepare_in_one_line(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: str, what: str
+):
+    model, out = tmp_path / "model", tmp_path / "out"
+    shutil.copytree(qnn_model_dir, model)
+    whole = (model / broken).read_bytes()
+    (model / broken).unlink()
+    (model / broken).write_bytes(whole[: len(whole) // 2])  # a copy cut short
+    command = ["prepare", "--buckets", "63", "--model-dir", str(model), "--out", str(out)]
+    assert cli.main(command) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said[-1].startswith(
+        f"npu-worker prepare: ModelLoadError: cannot load {model / broken} as {what}: "
+    )
+    assert "Traceback" not in "\n".join(said) and not (out / prepared.MANIFEST).exists()

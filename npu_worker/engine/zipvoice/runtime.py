@@ -190,14 +190,21 @@ def check_buckets(buckets: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def frame_dim_names(model_path: Path) -> tuple[str | None, str | None]:
-    """Symbolic (batch, frames) dimension names of the decoder's `x` input, for free-dim overrides."""
+    """Symbolic (batch, frames) dimension names of the decoder's `x` input, for free-dim overrides;
+    ModelLoadError naming the file when it is no decoder onnxruntime reads (a truncated copy: `prepare`
+    ended in an INVALID_PROTOBUF traceback)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3
-    session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
-    shape = session.get_inputs()[1].shape
+    try:
+        session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        shape = session.get_inputs()[1].shape
+    except Exception as exc:  # (onnxruntime's own error types, or a graph with one input)
+        raise ModelLoadError(f"cannot load {model_path} as the decoder: {exc}") from exc
     del session
     names = [d if isinstance(d, str) else None for d in shape[:2]]
     return names[0], names[1]
