@@ -25,7 +25,9 @@ _ALMOST_FULL = 1 << 20  # bytes: below this a filesystem counts as full once a w
 def error_number(exc: BaseException) -> int | None:
     """The errno an exception (or one it was raised from) carries, itself or in its message."""
     seen: BaseException | None = exc
-    while seen is not None:
+    visited: set[int] = set()  # (a chain may loop back on itself)
+    while seen is not None and id(seen) not in visited:
+        visited.add(id(seen))
         if isinstance(seen, OSError) and seen.errno is not None:
             return seen.errno
         found = _NUMBERED.search(str(seen))

@@ -13,6 +13,7 @@ import contextlib
 import errno
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -147,3 +148,16 @@ def test_other_failures_keep_their_own_words(tmp_path):
     assert ran_out.what_ran_out(RuntimeError("QNN graph finalize failed"), tmp_path) is None
     assert ran_out.what_ran_out(RuntimeError("Failed to write context cache file."), tmp_path) is None
     assert ran_out.what_ran_out(OSError(errno.EACCES, "Permission denied"), tmp_path) is None
+
+
+def test_an_exception_chain_that_loops_is_read_once_not_for_ever():
+    """`error_number` follows __cause__/__context__; a chain that loops back (an exception raised while
+    handling one that it then became the context of) must end the walk (run apart: a loop would hang)."""
+    code = (
+        "from npu_worker.engine import ran_out\n"
+        "a, b = RuntimeError('a'), RuntimeError('b')\n"
+        "a.__context__, b.__context__ = b, a\n"
+        "print(ran_out.error_number(a))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr
