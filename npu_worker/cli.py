@@ -9,25 +9,24 @@ import os
 import sys
 import tempfile
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
-from .access import ANY_ORIGIN, loopback_bind
-from .bench.cli import add_bench_command
-from .cli_client import add_client_commands
-from .cli_prepare import add_prepare_command
-from .command_line_secrets import secret_flag_warning, secrets_on_command_line
-from .config import Settings, add_settings_arguments, env_name, load_settings
-from .config_values import shown_url
-from .files import locked_directory, replaceable_by_others
-from .paths import make_private_dir
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 
 
 def serve(args: argparse.Namespace) -> int:
+    from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
+    from .command_line_secrets import secret_flag_warning, secrets_on_command_line
+    from .config import env_name, load_settings
     from .engine_options import check_engine_settings
+    from .files import locked_directory
+    from .paths import make_private_dir
     from .server import ListenFailed, run
 
     try:
@@ -126,6 +125,8 @@ ROOT_WARNING = (
 def output_root_warnings(settings: Settings) -> list[str]:
     """Roots someone else could make or replace: every caller's wav under one is theirs to swap for
     their own audio, or to read (the write-time walk stops links, not an owner renaming files)."""
+    from .files import replaceable_by_others
+
     warnings = []
     for root in settings.output_roots or (tempfile.gettempdir(),):
         folder = os.path.expanduser(root)
@@ -155,6 +156,8 @@ def _refused(reason: str, status: int) -> int:
 
 def check_queue(url: str) -> None:
     """A Redis queue that cannot be used is a clear start-up error, not a worker that hangs later."""
+    from .config_values import shown_url
+
     try:
         from .jobs.cluster.connect import ping_queue
     except ImportError as exc:
@@ -193,6 +196,12 @@ class CommandParser(argparse.ArgumentParser):
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The command line; `argv` only decides whether make-test-model's own options (and `onnx`) load."""
+    # (aiohttp, msgspec, the client: imported here, where `main` hears a Ctrl-C, not when cli.py loads)
+    from .bench.cli import add_bench_command
+    from .cli_client import add_client_commands
+    from .cli_prepare import add_prepare_command
+    from .config import add_settings_arguments
+
     parser = argparse.ArgumentParser(prog="npu-worker", description="Streaming text-to-speech worker.")
     parser.add_argument("--version", action="version", version=f"npu-worker {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=CommandParser)
@@ -236,7 +245,15 @@ def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = build_parser(argv).parse_args(argv)
+    try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
+        args = build_parser(argv).parse_args(argv)
+    except KeyboardInterrupt:  # (it was a traceback through the import machinery)
+        command = next((word for word in argv if not word.startswith("-")), "")
+        print(
+            f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done",
+            file=sys.stderr,
+        )
+        return 130
     return int(args.handler(args) or 0)
 
 

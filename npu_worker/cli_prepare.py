@@ -98,13 +98,38 @@ def _threads(text: str) -> int:
 
 def run_prepare(args: argparse.Namespace) -> int:
     """Ctrl-C anywhere (importing, compiling, printing the result or an error's line) is one line and
-    130: one that came after `prepare()` returned, or inside the error handler, was a traceback."""
+    130: one that came after `prepare()` returned, or inside the error handler, was a traceback. Once
+    this run's manifest is in --out (moved in last) the folder is complete, and the line says so: it
+    said "run it again" (minutes of compiling, hours on the simulator) for a prepared folder."""
     hear_ctrl_c()  # started as `cmd &` by a script: Ctrl-C (or kill -INT) still stops it cleanly
+    earlier: list[tuple[int, int, int] | None] = []  # the manifest found at the start, once known
     try:
+        earlier.append(_manifest_identity(Path(args.out)))
         return _prepare(args)
     except KeyboardInterrupt:  # a line, not a traceback; `serve` refuses what is left
-        print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
+        now = _manifest_identity(Path(args.out)) if earlier else None
+        if now is not None and [now] != earlier:
+            print(
+                f"npu-worker prepare: interrupted once {args.out} was prepared: it is complete "
+                f"(serve it with --model-dir {args.out})",
+                file=sys.stderr,
+            )
+        else:
+            print(f"npu-worker prepare: interrupted; run it again to prepare {args.out}", file=sys.stderr)
         return 130
+
+
+def _manifest_identity(out: Path) -> tuple[int, int, int] | None:
+    """Which manifest `out` holds (device, inode, mtime), None for none: a prepare writes its own in
+    its staging while the earlier one is still in place, so a manifest another than the one found at
+    the start is this run's, moved in once every bucket was compiled and checked."""
+    from .engine.zipvoice.prepared import MANIFEST
+
+    try:
+        found = os.stat(out / MANIFEST, follow_symlinks=False)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino, found.st_mtime_ns
 
 
 def _prepare(args: argparse.Namespace) -> int:
@@ -128,6 +153,7 @@ def _prepare(args: argparse.Namespace) -> int:
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
         vocoder.check_file(files.vocoder)  # (copied in as it is: serve would refuse it, after the compile)
+        _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
             threads=args.threads, allow_htp_simulator=True, qnn_options=options, qnn_soc=args.qnn_soc
@@ -168,6 +194,22 @@ def _prepare(args: argparse.Namespace) -> int:
         f"--precision {files_precision}"
     )
     return 0
+
+
+def _check_loads(path: Path, what: str) -> None:
+    """ModelLoadError unless onnxruntime reads `path` (on the CPU, unoptimised: no minutes of compiling
+    for a folder `serve` then refuses, "cannot load ...text_encoder.onnx")."""
+    import onnxruntime as ort
+
+    from .protocol import ModelLoadError
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    options.log_severity_level = 3
+    try:
+        ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load {path} as {what}: {exc}") from exc
 
 
 def progress(line: str) -> None:

@@ -141,6 +141,18 @@ async def test_engine_nodes_that_would_voice_a_job_differently_are_named_in_the_
     assert len(said()) == 1
 
 
+async def test_a_planted_decoder_calls_value_is_left_out_of_the_node_not_echoed(jobs):
+    """`decoder_calls` is what an engine node's /health counts; any local process can write Redis, so a
+    value not of that shape is dropped from the node's entry (the node itself is still shown)."""
+    beat = {"role": "engine", "backend": "zipvoice-onnx", "device": "qnn", "precision": "fp16"}
+    beat |= {"sample_rate": 24000, "model": "m"}
+    planted = [{"total": "9" * 5000, "cpu_overflow": 0}, {"total": -1, "cpu_overflow": 0}, [1, 2], True]
+    for index, calls in enumerate([{"total": 7, "cpu_overflow": 2}, *planted]):
+        await jobs.heartbeat(f"n{index}", beat | {"decoder_calls": calls})
+    nodes = (await jobs.cluster_view(5.0))["nodes"]
+    assert [node.get("decoder_calls") for node in nodes] == [{"total": 7, "cpu_overflow": 2}] + [None] * 4
+
+
 async def test_a_heartbeat_from_the_future_is_no_live_node_for_ever(jobs, redis_server, settings):
     """A beat whose `seen` is ahead of Redis's clock (planted, or left by a Redis whose clock then
     stepped back) counted as alive for as long as it was ahead: a phantom engine node kept an api node

@@ -254,7 +254,7 @@ def test_a_token_on_the_command_line_warns_at_start(tmp_path):
 def test_a_queue_password_on_the_command_line_is_named_as_a_secret():
     """`--queue redis://:pw@host` shows the password to every local user as `--token` does; a queue URL
     without one is no secret."""
-    from npu_worker.cli import secrets_on_command_line
+    from npu_worker.command_line_secrets import secrets_on_command_line
 
     def flags(**given: str) -> list[str]:
         return secrets_on_command_line(argparse.Namespace(**{"token": None, "queue": None, **given}))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from npu_worker.engine import qnn_targets, specialize
+from npu_worker.engine import qnn_targets, ran_out, specialize
 from npu_worker.engine.file_stamp import content_stamp
 from npu_worker.files import private_folder
 from npu_worker.protocol import ModelLoadError, WorkerError
@@ -276,21 +276,28 @@ def _qnn_session(
         options.add_session_config_entry("ep.context_enable", "1")
         options.add_session_config_entry("ep.context_file_path", str(cached))
         options.add_session_config_entry("ep.context_embed_mode", "0")
-    with specialize.static_graph(model_path, fixed_dims, config.cache_dir) as graph:
-        try:
+    try:
+        with specialize.static_graph(model_path, fixed_dims, config.cache_dir) as graph:
             try:
-                session = ort.InferenceSession(str(graph), sess_options=options, disabled_optimizers=disabled)
+                # no fallback: a compile that failed was retried on the CPU ("took no nodes")
+                session = ort.InferenceSession(
+                    str(graph), sess_options=options, disabled_optimizers=disabled, enable_fallback=0
+                )
             except Exception as exc:
-                if cached is None or CACHE_NOT_WRITTEN not in str(exc):
+                said = None if cached is None else ran_out.what_ran_out(exc, cached.parent)
+                if cached is None or (said is None and CACHE_NOT_WRITTEN not in str(exc)):
                     raise
                 # QNN compiled it; only the state disk (full?) refused the context: the NPU all the same
-                log.warning("QNN context %s not cached (%s): compiling it again, uncached", cached, exc)
+                log.warning(
+                    "QNN context %s not cached (%s): compiling it again, uncached", cached, said or exc
+                )
                 _remove_context(cached)
                 session = ort.InferenceSession(
-                    str(graph), sess_options=qnn_options(), disabled_optimizers=disabled
+                    str(graph), sess_options=qnn_options(), disabled_optimizers=disabled, enable_fallback=0
                 )
-        except Exception as exc:
-            raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {exc}") from exc
+    except Exception as exc:
+        said = ran_out.what_ran_out(exc, config.cache_dir) if config.cache_dir is not None else None
+        raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {said or exc}") from exc
     placed = SessionPlacement.of(session, "qnn")
     if cached is not None and cached.is_file():
         try:

@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from npu_worker.engine import dynamic_bias, relshift
+from npu_worker.engine import dynamic_bias, ran_out, relshift
 from npu_worker.files import locked_directory
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,8 @@ def specialise(model_path: Path, dims: dict[str, int], target: Path) -> Path:
 @contextlib.contextmanager
 def static_graph(model_path: Path, dims: dict[str, int], work_dir: Path | None) -> Iterator[Path]:
     """The graph to compile for `dims`: a specialised temporary file, or the original when nothing is
-    fixed, onnxslim is not installed or fails (QNN then takes fewer nodes; the placement check decides)."""
+    fixed, onnxslim is not installed or fails (QNN then takes fewer nodes; the placement check decides).
+    OSError when `work_dir` has no room for it (ran_out.RAN_OUT: a full disk, no inodes, no fds)."""
     if not dims:
         yield model_path
         return
@@ -228,6 +229,8 @@ def static_graph(model_path: Path, dims: dict[str, int], work_dir: Path | None) 
         try:
             graph = specialise(model_path, dims, Path(scratch) / model_path.name)
         except Exception as exc:  # a graph onnxslim cannot handle still gets QNN's own attempt
+            if isinstance(exc, OSError) and exc.errno in ran_out.RAN_OUT:
+                raise  # no room to write it: compiled unspecialised, QNN took none of it, and said that
             log.warning(
                 "could not specialise %s to %s (%s): compiling it as it is", model_path.name, dims, exc
             )

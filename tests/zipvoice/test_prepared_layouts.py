@@ -237,3 +237,45 @@ def test_a_vocoder_that_is_no_vocoder_is_refused_by_prepare_before_it_compiles(
         "a folder": f"vocoder file {vocoder} is not a regular file (--vocoder)",
     }[given] in said[0]
     assert not out.exists()
+
+
+def test_a_prepared_folder_whose_text_encoder_was_swapped_is_refused_on_the_npu(moved: Path, tmp_path):
+    """The manifest records the text encoder's SHA-256, but only the decoder's was checked: another
+    export's encoder (here the model's own int8 one, under the fp32 name) loaded beside the compiled
+    decoder without a word, and every sentence was spoken from the wrong text features."""
+    swapped = tmp_path / "swapped"
+    shutil.copytree(moved, swapped)
+    (swapped / "text_encoder.onnx").unlink()
+    shutil.copy(swapped / "text_encoder_int8.onnx", swapped / "text_encoder.onnx")
+    config = engine_config(swapped, tmp_path / "state", device="qnn", allow_htp_simulator=True, ref_wav=None)
+    with pytest.raises(ModelLoadError) as refused:
+        ZipVoiceEngine(config).load()
+    assert str(refused.value) == (
+        f"ModelLoadError: {swapped / 'text_encoder.onnx'} is not the text encoder {swapped} was prepared from "
+        "(the compiled decoder was trained with that one); put it back, or run `npu-worker prepare` again "
+        f"for {swapped}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("broken", "what"),
+    [
+        ("fm_decoder.onnx", "the decoder"),  # truncated: an INVALID_PROTOBUF traceback
+        ("text_encoder.onnx", "the text encoder"),  # prepared, then refused by `serve`
+    ],
+)
+def test_a_model_file_onnxruntime_cannot_read_is_refused_by_prepare_in_one_line(
+    qnn_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], broken: str, what: str
+):
+    model, out = tmp_path / "model", tmp_path / "out"
+    shutil.copytree(qnn_model_dir, model)
+    whole = (model / broken).read_bytes()
+    (model / broken).unlink()
+    (model / broken).write_bytes(whole[: len(whole) // 2])  # a copy cut short
+    command = ["prepare", "--buckets", "63", "--model-dir", str(model), "--out", str(out)]
+    assert cli.main(command) == 2
+    said = capsys.readouterr().err.strip().splitlines()
+    assert said[-1].startswith(
+        f"npu-worker prepare: ModelLoadError: cannot load {model / broken} as {what}: "
+    )
+    assert "Traceback" not in "\n".join(said) and not (out / prepared.MANIFEST).exists()

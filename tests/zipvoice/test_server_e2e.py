@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import wave
@@ -13,6 +14,7 @@ from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.audio import read_wav
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
+from tests.timing import seconds
 from tests.zipvoice.conftest import engine_config, engine_settings
 
 
@@ -36,6 +38,7 @@ async def start(worker, model_dir: Path, tmp_path: Path, engine: object = None, 
             "num_steps",
             "threads",
             "output_roots",
+            "queue",
         )
     }
     return await worker(engine=engine, **overrides)
@@ -165,6 +168,31 @@ async def test_health_counts_the_decoder_calls_the_cpu_overflow_decoder_ran(work
     assert (await response.json())["status"] == "ok"
     after = (await (await client.get("/health")).json())["decoder_calls"]
     assert after["total"] > before["total"] and after["cpu_overflow"] == after["total"], after
+
+
+async def test_a_nodes_heartbeat_carries_its_decoder_calls(worker, tiny_model_dir, tmp_path, redis_server):
+    """With `--queue redis` an api node's /health shows the engine nodes by their heartbeats
+    (`cluster.nodes`): backend, device, precision, but not the calls their CPU overflow decoder ran
+    while `device` said the NPU; only the engine node's own /health had them."""
+    config = engine_config(tiny_model_dir, tmp_path / "state", fixed_shapes=True)
+    engine = ZipVoiceEngine(dataclasses.replace(config, options=ZipVoiceOptions(buckets=(63,))))
+    client = await start(worker, tiny_model_dir, tmp_path, engine=engine, queue=redis_server.url)
+    response = await client.post(
+        "/synth", json={"text": "반갑습니다.", "output_path": str(tmp_path / "a.wav")}
+    )
+    assert (await response.json())["status"] == "ok"
+    async with asyncio.timeout(seconds(10)):  # the next beat (one a second) carries the new count
+        while True:
+            health = await (await client.get("/health")).json()
+            (node,) = health["cluster"]["nodes"]
+            if node.get("decoder_calls") == health["decoder_calls"]:
+                break
+            await asyncio.sleep(0.1)
+    assert health["decoder_calls"]["total"] > 0
+    assert health["decoder_calls"]["cpu_overflow"] == health["decoder_calls"]["total"]  # (bucket 63)
+    assert list(node)[:9] == [
+        "role", "claim_timeout", "backend", "device", "precision", "sample_rate", "model", "seed", "decoder_calls",
+    ]  # fmt: skip
 
 
 async def test_health_has_no_decoder_calls_for_a_dynamic_decoder(worker, tiny_model_dir, tmp_path):

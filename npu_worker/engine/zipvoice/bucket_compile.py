@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from npu_worker.engine import providers, specialize
+from npu_worker.engine import providers, ran_out, specialize
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement
 from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, SHARE, STOP_SHARE, context_name
@@ -50,9 +50,11 @@ def compile_bucket(
     share: bool,
     last: bool,
     checks: list[Callable[[], None]] | None = None,
+    shown_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Specialise (and quantise) one bucket, compile it into its context; its record for the manifest.
-    With `share`, its accuracy check goes into `checks`, to run once the shared binary is written."""
+    With `share`, its accuracy check goes into `checks`, to run once the shared binary is written.
+    `shown_dir`: the folder a disk that ran out is named by (the prepare's --out)."""
     import onnxruntime as ort
 
     name = context_name(bucket.decoder, bucket.size)
@@ -68,22 +70,29 @@ def compile_bucket(
     notes: dict[str, Any] = {}
     started = time.monotonic()
     quantised = qdq.is_quantised(bucket.precision)
-    with _bucket_graph(bucket, contexts_dir, notes) as graph:
-        ready = time.monotonic()
-        boundary = qdq.boundary_names(graph) if quantised else set()
-        try:
-            session = ort.InferenceSession(
-                str(graph),
-                sess_options=options,
-                disabled_optimizers=list(providers.FIXED_SHAPE_DISABLED_OPTIMIZERS),
-            )
-        except Exception as exc:
-            raise ModelLoadError(
-                f"QNN could not compile {bucket.decoder.name} for {bucket.size} frames: {exc}"
-            ) from exc
-        compiled = time.monotonic()
-        # the same QDQ graph on the CPU: how much of the distance is quantisation, how much HTP
-        on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
+    compiling = f"QNN could not compile {bucket.decoder.name} for {bucket.size} frames"
+    try:
+        with _bucket_graph(bucket, contexts_dir, notes) as graph:
+            ready = time.monotonic()
+            boundary = qdq.boundary_names(graph) if quantised else set()
+            try:
+                session = ort.InferenceSession(
+                    str(graph),
+                    sess_options=options,
+                    disabled_optimizers=list(providers.FIXED_SHAPE_DISABLED_OPTIMIZERS),
+                    enable_fallback=0,  # a failed compile was retried on the CPU: "QNN runs none"
+                )
+            except Exception as exc:
+                said = ran_out.what_ran_out(exc, contexts_dir, shown_dir)
+                raise ModelLoadError(f"{compiling}: {said or exc}") from exc
+            compiled = time.monotonic()
+            # the same QDQ graph on the CPU: how much of the distance is quantisation, how much HTP
+            on_cpu = _run_on_cpu(graph, bucket.held_out) if quantised and reference is not None else None
+    except OSError as exc:  # no room for the specialised (or quantised) graph
+        said = ran_out.what_ran_out(exc, contexts_dir, shown_dir)
+        if said is None:
+            raise
+        raise ModelLoadError(f"{compiling}: {said}") from exc
     placed = SessionPlacement.of(session, "qnn", qdq.boundary_on_cpu(session, boundary))
     del session
     _check_compiled(bucket, placed, contexts_dir / name)

@@ -13,6 +13,7 @@ import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
+from npu_worker.engine import ran_out
 from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, EARLIER, LOCK, MANIFEST, STAGING
 from npu_worker.files import shared_with_others
 from npu_worker.protocol import ModelLoadError
@@ -41,8 +42,11 @@ def _copy_model_files(
                     shutil.copyfileobj(reader, writer)  # "x": O_EXCL, never a link
             os.replace(temp, target / name)
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
+            said = ran_out.what_ran_out(exc, target, shown)  # (before the part goes: "full" is true now)
             temp.unlink(missing_ok=True)
-            raise ModelLoadError(f"cannot copy {path} into {shown or target}: {exc.strerror or exc}") from exc
+            raise ModelLoadError(
+                f"cannot copy {path} into {shown or target}: {said or exc.strerror or exc}"
+            ) from exc
         sizes[name] = path.stat().st_size
     return sizes
 

@@ -103,8 +103,12 @@ class PreparedModel:
         """What the NPU computes the decoder in (/health `precision`)."""
         return str(self.manifest.get("runs_as", "unknown"))
 
-    def check(self, decoder: Path, qnn_options: dict[str, str]) -> None:
-        """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime."""
+    def check(self, decoder: Path, qnn_options: dict[str, str], encoder: Path | None = None) -> None:
+        """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime,
+        and from this text encoder (`encoder`): the decoder's contexts with another export's encoder
+        spoke wrongly, in silence. By SHA-256, as the decoder is: 16.6 MB at full size (docs/zipvoice.md)
+        beside the decoder's 477 MB hashed at each load, where size and mtime miss a re-export copied
+        with its times kept (file_stamp.py)."""
         again = f"run `npu-worker prepare` again for {self.directory}"
         refuse_open_to_others(self.directory)
         made = self.manifest  # (its layout and format were checked by `find`)
@@ -141,6 +145,11 @@ class PreparedModel:
             )
         if made["source"].get(decoder.name) != file_hash(decoder):
             raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
+        if encoder is not None and made["source"].get(encoder.name) != file_hash(encoder):
+            raise ModelLoadError(
+                f"{encoder} is not the text encoder {self.directory} was prepared from (the compiled decoder "
+                f"was trained with that one); put it back, or {again}"
+            )
         if made.get("weight_sharing") and qnn_targets.htp_is_simulated():
             raise ModelLoadError(
                 f"{self.directory} holds one weight-shared context binary, which the x86 HTP simulator "
@@ -281,14 +290,19 @@ def _being_prepared(model_dir: Path) -> bool:
 
 
 def open_prepared_sessions(
-    prepared: PreparedModel, decoder: Path, config: RuntimeConfig, progress: Progress | None = None
+    prepared: PreparedModel,
+    decoder: Path,
+    config: RuntimeConfig,
+    progress: Progress | None = None,
+    encoder: Path | None = None,
 ) -> tuple[dict[int, Any], dict[int, SessionPlacement]]:
     """One session per bucket from the compiled contexts (no specialising, no compiling), once QNN is
-    usable here and the directory fits `decoder`, the target and the runtime (`PreparedModel.check`)."""
+    usable here and the directory fits `decoder`, `encoder`, the target and the runtime
+    (`PreparedModel.check`)."""
     import onnxruntime as ort
 
     devices = providers.qnn_devices(config)
-    prepared.check(decoder, config.qnn_provider_options())
+    prepared.check(decoder, config.qnn_provider_options(), encoder)
     if progress is not None:  # only now: without QNN the log said this, then fell back to the CPU
         progress(f"loading {len(prepared.buckets)} compiled QNN contexts from {prepared.directory}")
     sessions, placements = {}, {}

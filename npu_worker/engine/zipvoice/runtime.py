@@ -190,14 +190,21 @@ def check_buckets(buckets: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def frame_dim_names(model_path: Path) -> tuple[str | None, str | None]:
-    """Symbolic (batch, frames) dimension names of the decoder's `x` input, for free-dim overrides."""
+    """Symbolic (batch, frames) dimension names of the decoder's `x` input, for free-dim overrides;
+    ModelLoadError naming the file when it is no decoder onnxruntime reads (a truncated copy: `prepare`
+    ended in an INVALID_PROTOBUF traceback)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     options.log_severity_level = 3
-    session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
-    shape = session.get_inputs()[1].shape
+    try:
+        session = ort.InferenceSession(
+            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        shape = session.get_inputs()[1].shape
+    except Exception as exc:  # (onnxruntime's own error types, or a graph with one input)
+        raise ModelLoadError(f"cannot load {model_path} as the decoder: {exc}") from exc
     del session
     names = [d if isinstance(d, str) else None for d in shape[:2]]
     return names[0], names[1]
@@ -247,16 +254,17 @@ def open_bucketed_decoder(
     placed: dict[str, SessionPlacement] | None = None,
     ready: PreparedModel | None = None,
     progress: Progress | None = None,
+    encoder: Path | None = None,
 ) -> BucketedDecoder:
     """One fixed-shape session per bucket on `device`, a dynamic CPU session for longer inputs
     (`graph`: the rewritten decoder for CPU/CUDA sessions; QNN compiles the file, or loads what
-    `npu-worker prepare` compiled when `ready` is given). Each session's placement goes into `placed`
-    as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
+    `npu-worker prepare` compiled when `ready` is given, from `encoder`'s model). Each session's
+    placement goes into `placed` as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
     placed = {} if placed is None else placed
     if device == "qnn":  # QNN unusable here (no plugin, the x86 simulator) says so before any progress
         providers.qnn_devices(config)  # line: each start off the NPU logged "specialising and compiling"
     if device == "qnn" and ready is not None:
-        sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress)
+        sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress, encoder)
         for size, where in placements.items():
             providers.check_placement(where, path.name, min_share)
             placed[f"{path.stem}@{size}"] = where
@@ -337,7 +345,7 @@ def open_models(
         try:
             if device == "qnn" or fixed_shapes:
                 dec: Decoder | BucketedDecoder = open_bucketed_decoder(
-                    decoder, device, config, buckets, graph, share, placed, ready, progress
+                    decoder, device, config, buckets, graph, share, placed, ready, progress, encoder
                 )
                 others = "cpu" if device == "qnn" else device
             else:

@@ -59,6 +59,13 @@ def node_entry(raw: bytes) -> dict[str, Any] | None:
             return None
         if isinstance(body["sample_rate"], bool) or not MIN_RATE <= body["sample_rate"] <= MAX_RATE:
             return None
+    calls = body.get("decoder_calls")
+    if "decoder_calls" in body and not (
+        isinstance(calls, dict)
+        and set(calls) == {"total", "cpu_overflow"}
+        and all(type(value) is int and value >= 0 for value in calls.values())
+    ):
+        del body["decoder_calls"]  # (a value not of ours: the node is still shown, without it)
     return {**body, "seen": seen}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from redis.exceptions import OutOfMemoryError, ResponseError
 
 from ...config import DAY, Settings
-from ...engine.base import EngineInfo
+from ...engine.base import DecoderCalls, EngineInfo
 from ...errors import ModelLoadError, WorkerError
 from .outage import REDIS_DOWN, redis_unreachable, reraise_if_cancelling
 from .store import RedisJobs
@@ -138,9 +138,11 @@ class Heartbeat:
         self,
         engine_info: Callable[[], EngineInfo | None],
         load_error: Callable[[], WorkerError | None] = lambda: None,
+        decoder_calls: Callable[[], DecoderCalls | None] = lambda: None,
     ) -> None:
-        """Every HEARTBEAT_SECONDS: this node's beat (its role and engine, or why its engine failed to
-        load), then the view read back; Redis down or full is waited out, never the end of the loop."""
+        """Every HEARTBEAT_SECONDS: this node's beat (its role and engine, with a bucketed decoder's
+        calls as its /health counts them, or why its engine failed to load), then the view read back;
+        Redis down or full is waited out, never the end of the loop."""
         refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
         beats = 0
         while True:
@@ -156,6 +158,8 @@ class Heartbeat:
                     model=info.model,
                     seed=self.settings.seed,
                 )
+                if (calls := decoder_calls()) is not None:  # (an api node showed no overflow share)
+                    body["decoder_calls"] = {"total": calls.total, "cpu_overflow": calls.cpu_overflow}
             elif (error := load_error()) is not None:
                 body.update(load_error=str(error)[:1000], fallback=error.fallback)
             try:

@@ -135,7 +135,7 @@ class ClusterScheduler(Scheduler):
         self._spawn(writer.run())
         self._spawn(sweeper.run())
         self.heartbeat.on_view = self._end_unrunnable_streams
-        self._spawn(self.heartbeat.run(self._engine_info, self._own_load_error))
+        self._spawn(self.heartbeat.run(self._engine_info, self._own_load_error, self._own_decoder_calls))
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
     def _prepare(self) -> str:
@@ -186,6 +186,10 @@ class ClusterScheduler(Scheduler):
     def _engine_info(self) -> EngineInfo | None:
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""
         return self.engine_node.runner.info if self.engine_node is not None else None
+
+    def _own_decoder_calls(self) -> DecoderCalls | None:
+        """This node's own engine's decoder calls, for its heartbeat (also while it answers as an api node)."""
+        return self.engine_node.runner.decoder_calls if self.engine_node is not None else None
 
     @property
     def draining(self) -> bool:

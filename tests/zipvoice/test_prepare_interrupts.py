@@ -1,0 +1,113 @@
+"""`npu-worker prepare` and Ctrl-C outside its compiling: while the command line is still read (the
+commands' modules importing), and once the prepared folder is complete. One true line and exit 130."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from npu_worker.engine.zipvoice import prepared
+from tests.zipvoice.test_providers import qnn
+
+# A real SIGINT, sent by the process to itself the moment it starts importing `module`; the rest is
+# what the `npu-worker` console script runs.
+INTERRUPTED_IMPORTING = """
+import os, signal, sys
+module, sent = sys.argv.pop(1), []
+def hook(event, args):
+    if event == "import" and args[0] == module and not sent:
+        sent.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+sys.addaudithook(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "npu_worker.cli_prepare",  # the command's module (it was imported with cli.py, before main)
+        "npu_worker.engine.zipvoice.runtime",  # the parser's bucket defaults
+    ],
+)
+def test_ctrl_c_while_prepare_reads_its_command_line_is_one_line(tmp_path, module):
+    """It was a KeyboardInterrupt traceback through the import machinery."""
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_IMPORTING, module, "prepare", "--model-dir", str(tmp_path)]
+        + ["--out", str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (
+        130,
+        "npu-worker prepare: interrupted before it began: nothing was done\n",
+    )
+    assert not (tmp_path / "out").exists()
+
+
+# The same, the moment the prepare does `event` on a path ending with `tail`.
+INTERRUPTED_AT = """
+import os, signal, sys
+event_name, tail, sent = sys.argv.pop(1), sys.argv.pop(1), []
+def hook(event, args):
+    if event == event_name and str(args[1 if event == "os.rename" else 0]).endswith(tail) and not sent:
+        sent.append(True)
+        os.kill(os.getpid(), signal.SIGINT)
+sys.addaudithook(hook)
+from npu_worker.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@qnn
+@pytest.mark.parametrize(
+    ("event", "tail"),
+    [
+        # (the hook's own os.kill raises it: the call it announces is not made)
+        ("os.remove", f"/out/{prepared.EARLIER}"),  # the earlier manifest, removed once this one is in
+        ("shutil.rmtree", f"/out/{prepared.STAGING}"),  # its staging (the earlier contexts) removed after
+    ],
+)
+def test_ctrl_c_once_the_folder_is_prepared_says_it_is_complete(qnn_model_dir, tmp_path, event, tail):
+    """It said "run it again to prepare OUT" of a complete folder (its manifest is moved in last):
+    minutes of compiling on the device, hours on the simulator, for nothing."""
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "383", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    done = subprocess.run(
+        [sys.executable, "-c", INTERRUPTED_AT, event, tail, *command, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = [line for line in done.stderr.splitlines() if line.startswith("npu-worker prepare:")]
+    assert said == [
+        f"npu-worker prepare: interrupted once {out} was prepared: it is complete (serve it with --model-dir {out})"
+    ], done.stderr
+    assert done.returncode == 130 and "Traceback" not in done.stderr
+    assert prepared.find(out) is not None  # complete: `serve` takes it
+
+
+def test_ctrl_c_before_the_folder_is_complete_still_says_run_it_again(qnn_model_dir, tmp_path):
+    """An earlier prepare's manifest in --out is no sign that this one finished."""
+    out = tmp_path / "out"
+    command = ["prepare", "--buckets", "383", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    first = subprocess.run(
+        [sys.executable, "-m", "npu_worker.cli", *command, "--out", str(out)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert first.returncode == 0, first.stderr
+    done = subprocess.run(  # interrupted as its manifest is written into its staging, before the move-in
+        [sys.executable, "-c", INTERRUPTED_AT, "os.rename", f"{prepared.STAGING}/{prepared.MANIFEST}"]
+        + [*command, "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = [line for line in done.stderr.splitlines() if line.startswith("npu-worker prepare:")]
+    assert said == [f"npu-worker prepare: interrupted; run it again to prepare {out}"], done.stderr
+    assert done.returncode == 130
