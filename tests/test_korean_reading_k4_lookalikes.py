@@ -1,0 +1,80 @@
+"""Text that looks like what the last round's rules read (`korean_units`' amounts of money, `korean_ranges`'
+variable's bound) and that they misread: each beside text that reads as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$3억 달러입니다", "3억 달러입니다"),  # it was 3억 달러 달러입니다
+        ("$3억 달러로 늘었다", "3억 달러로 늘었다"),
+        ("$100 달러까지", "100 달러까지"),
+        ("$100 달러씩", "100 달러씩"),
+        ("$100 달러부터", "100 달러부터"),
+        ("$100 달러보다", "100 달러보다"),
+        ("$100 달러짜리", "100 달러짜리"),
+        ("$100 달러였다", "100 달러였다"),
+        ("$100 달러라는", "100 달러라는"),
+        ("€20억 유로로", "20억 유로로"),
+        ("$100달러로", "100달러로"),  # it was 100 달러달러로
+    ],
+)
+def test_a_currencys_word_written_after_its_amount_is_said_once_before_any_particle(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$100 달러 규모", "100 달러 규모"),
+        ("$3억 달러를", "3억 달러를"),
+        ("₩5000 원이다", "5000 원이다"),
+    ],
+)
+def test_a_currencys_written_word_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$100조차 없다", "100 달러조차 없다"),  # not even $100: it was 100조 달러차, a hundred trillion
+        ("$5만큼", "5 달러만큼"),
+        ("$100조", "100조 달러"),  # the scale itself: as before
+        ("$100조가", "100조 달러가"),
+    ],
+)
+def test_a_particle_that_opens_like_a_scale_is_no_scale(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x > 0일때", "x 0 초과일때"),  # it was x 0일 초과때: 일 a counter of days
+        ("x > 0일수록 커진다", "x 0 초과일수록 커진다"),
+        ("x > 0일까?", "x 0 초과일까?"),
+        ("x > 0인지 확인한다", "x 0 초과인지 확인한다"),  # it was x 0인 초과지: 인 a counter of people
+        ("x > 0인가?", "x 0 초과인가?"),
+        ("n ≥ 1인가요?", "n 1 이상인가요?"),
+        ("x > 0인데", "x 0 초과인데"),
+    ],
+)
+def test_a_variables_bound_keeps_the_copulas_endings_after_the_bound(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("t > 3일 동안", "t 3일 초과 동안"),  # days: a counter, as before
+        ("직원 ≥ 5인 사업장", "직원 5인 이상 사업장"),  # no variable: people
+    ],
+)
+def test_a_variables_bound_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
