@@ -1,11 +1,12 @@
 """Text that looks like what the last round's rules read (`korean_units`' amounts of money, `korean_ranges`'
-variable's bound) and that they misread: each beside text that reads as before."""
+variable's bound, `korean_arrows`' lambda) and that they misread: each beside text that reads as before."""
 
 from __future__ import annotations
 
 import pytest
 
 from npu_worker.engine.korean_reading import spoken
+from tests.reading_support import tokenizer as tokenizer  # a fixture
 
 
 @pytest.mark.parametrize(
@@ -78,3 +79,29 @@ def test_a_variables_bound_keeps_the_copulas_endings_after_the_bound(written, sa
 )
 def test_a_variables_bound_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("\\x -> go", "x에서 go"),  # it was \\x에서 go: espeak said English "backslash"
+        ("map (\\x -> x) xs", "map (x가 x로) xs"),
+    ],
+)
+def test_a_lambdas_backslash_is_not_said(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("p -> next", "p->next"),  # a pointer's member: code, as before
+        ("C:\\Users\\data", "C:\\Users\\data"),  # a path's backslash: no lambda
+    ],
+)
+def test_a_lambdas_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_a_lambda_sounds_without_a_backslash(tokenizer):
+    assert tokenizer.symbols("\\x -> go", "ko") == tokenizer.symbols("x에서 go", "ko")
