@@ -1,5 +1,6 @@
 """Text that looks like what the last round's rules read (`korean_units`' amounts of money, `korean_ranges`'
-variable's bound, `korean_arrows`' lambda) and that they misread: each beside text that reads as before."""
+variable's bound, `korean_arrows`' lambda, `korean_formulas`' power) and that they misread: each beside text that
+reads as before."""
 
 from __future__ import annotations
 
@@ -105,3 +106,31 @@ def test_a_lambdas_lookalikes_read_as_before(written, said):
 
 def test_a_lambda_sounds_without_a_backslash(tokenizer):
     assert tokenizer.symbols("\\x -> go", "ko") == tokenizer.symbols("x에서 go", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x^{2}를 미분하면", "x의 2제곱을 미분하면"),  # it was x^{2}를: espeak said 엑스 이, the power lost
+        ("10^{-3}", "10의 마이너스 3제곱"),  # it was 10^{마이너스 3}: ten minus three
+        ("x^{2}+y^{2}=r^{2}", "x의 2제곱 플러스 y의 2제곱은 r의 2제곱"),
+        ("A^{T}를", "A의 전치를"),
+        ("3 × 10^{8} m/s", "3 곱하기 10의 8제곱 미터 퍼 초"),
+    ],
+)
+def test_a_power_with_its_exponent_in_braces_reads_as_without_them(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("{x^2}", "{x의 2제곱}"),
+    ],
+)
+def test_a_braced_powers_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_a_braced_power_sounds_as_the_power(tokenizer):
+    assert tokenizer.symbols("10^{-3}", "ko") == tokenizer.symbols("10^-3", "ko")
