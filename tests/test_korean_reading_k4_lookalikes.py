@@ -63,6 +63,7 @@ def test_a_particle_that_opens_like_a_scale_is_no_scale(written, said):
         ("x > 0일까?", "x 0 초과일까?"),
         ("x > 0인지 확인한다", "x 0 초과인지 확인한다"),  # it was x 0인 초과지: 인 a counter of people
         ("x > 0인가?", "x 0 초과인가?"),
+        ("x > 0인가를 확인한다", "x 0 초과인가를 확인한다"),
         ("n ≥ 1인가요?", "n 1 이상인가요?"),
         ("x > 0인데", "x 0 초과인데"),
     ],
