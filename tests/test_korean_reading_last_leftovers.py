@@ -148,7 +148,7 @@ def test_kana_inside_a_word_sounds_as_the_word_without_it(tokenizer):
     [
         ("x -> xs", "x에서 xs"),  # Haskell's head and tail: it was read as the code x->xs
         ("(x:xs) 에서 x -> xs 로", "(x:xs) 에서 x에서 xs 로"),
-        ("\\x -> go", "\\x에서 go"),  # a lambda
+        ("\\x -> go", "x에서 go"),  # a lambda (its backslash not said)
     ],
 )
 def test_a_haskell_arrow_is_an_arrow_not_a_pointers_member(written, said):

@@ -57,8 +57,12 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "한국어すし를", left out with no gap (한국어를); Haskell's "x -> xs" an arrow, x에서 xs (not the code x->xs);
 # a power's particle as 제곱 takes it, "x^2를" x의 2제곱을 (not 제곱를); "$100만" 100만 달러 (not 100 달러만),
 # "$3억 달러" once, "$100을" 100 달러를 (not 달러을); "HTTP/2" HTTP 2 (espeak said "slash");
-# "3 × 10^8 m/s" 10의 8제곱 미터 퍼 초 (not 10^초속 8미터); "x > 0일 때" x 0 초과일 때 (not x 0일 초과 때)).
-AUDIO_REVISION = 10
+# "3 × 10^8 m/s" 10의 8제곱 미터 퍼 초 (not 10^초속 8미터); "x > 0일 때" x 0 초과일 때 (not x 0일 초과 때);
+# 11: "$3억 달러로", "$100 달러까지" the word once (not 달러 달러로); "$100조차" 100 달러조차 (not 100조 달러차);
+# "x > 0일때", "x > 0인지" x 0 초과일때, x 0 초과인지 (not 0일 초과때, 0인 초과지);
+# a lambda's "\x -> go" x에서 go (espeak said "backslash"); a braced exponent, "x^{2}", "10^{-3}", x의 2제곱,
+# 10의 마이너스 3제곱 (espeak: 엑스 이, 십 마이너스 삼)).
+AUDIO_REVISION = 11
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -28,6 +28,9 @@ _CODE_ARROW = re.compile(
     r" -> (?!inf)(?!\1s(?![\w(]))(?=[a-z_][a-z\d_]{1,30}(?![\w(]| [A-Za-z]))"
 )
 _AS_ARROWS = {"<->": "↔", "->": "→", "=>": "⇒", "<-": "←"}
+# A lambda's backslash before its parameters, "\x -> go", "\x y -> x": not said (espeak said English "backslash"),
+# x에서 go, as a lecturer reads the arrow; a path's "C:\Users", a backslash before no arrow, left.
+_LAMBDA = re.compile(r"(?<![\w\\])\\(?=[a-z_]\w{0,30}(?: [a-z_]\w{0,30}){0,4} -> )")
 # "™" and "®" are not said (a lecturer does not read them), "Copyright ©" once, "©" alone 저작권.
 _MARKS = re.compile(r"[™®]|(?<=[Cc]opyright) ?©")
 # A single term after a sign ("0", "무한대", "b", "마이너스 1", "영역"), which a particle may follow.
@@ -98,7 +101,9 @@ def limit(match: re.Match[str]) -> str:
 def ascii_arrows(text: str) -> str:
     """`text` with its spaced ASCII arrows drawn as the arrow signs, before any "<" or ">" is read as a
     bound; "™" and "®" taken out, "©" after "Copyright" too."""
-    text = _CODE_ARROW.sub(r"\1->", text)
+    text = _LAMBDA.sub(
+        "", _CODE_ARROW.sub(r"\1->", text)
+    )  # the code arrow's test sees the lambda's backslash
     text = _ASCII_ARROW.sub(lambda m: _AS_ARROWS[m.group()], text)
     return _MARKS.sub("", text).replace("©", " 저작권 ")
 

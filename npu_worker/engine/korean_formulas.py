@@ -52,6 +52,9 @@ SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # ... and a bracket's, "(AB)^T", "f(x)^2" (espeak: 에이 비 티, the caret unsaid), with a caret only: a superscript
 # after a bracket is a footnote's ("(2020)¹"); a superscript transpose "Aᵀ" (espeak spelled its code point).
 # ... with the particle after it in the form 제곱 takes, "x^2를" x의 2제곱을.
+# An exponent in LaTeX's braces, "x^{2}", "10^{-3}", "f^{-1}", "a^{T}" (espeak: 엑스 이, 십 마이너스 삼, the power
+# lost): unwrapped first, read as "x^2", "10^-3" are. A longer one, "x^{n+1}", is left.
+BRACED_EXPONENT = re.compile(r"\^ ?\{ ?([-−]?\d+|[A-Za-z]) ?\}")
 POWER = re.compile(
     r"(?:(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
     rf"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d])))(?:{PARTICLE})?"

@@ -54,9 +54,14 @@ BOUND = re.compile(
     rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
-# as a counter of days or people): x 0 초과일 때, n 1 이상인 정수. A counter stays one there, "t > 3일 동안".
+# as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
+# "x > 0일까", "x > 0인지", "x > 0인가를", "x > 0인데" (it was x 0인 초과지). A counter stays one there, "t > 3일 동안",
+# "t > 3일까지", "n > 2인가구" (households of so many).
 _VARIABLE_BEFORE = re.compile(r"(?<![A-Za-z])[A-Za-z] ?$")
-_COPULA_CONTEXT = {"일": re.compile(r" 때| 경우|지|$"), "인": re.compile(r"\s|$")}
+_COPULA_CONTEXT = {
+    "일": re.compile(r" ?때| 경우|지|수록|까(?!지)|$"),
+    "인": re.compile(r"\s|$|지|데|가(?!구)"),
+}
 BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 
 

@@ -96,6 +96,8 @@ _DIGIT = re.compile(r"\d")
 def _numbers_spoken(text: str) -> str:
     if _WIDE_SIGN.search(text):
         text = text.translate(_WIDE_SIGNS)
+    # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
+    text = formulas.BRACED_EXPONENT.sub(r"^\1", text)
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"

@@ -54,10 +54,16 @@ _CARET_BEFORE = re.compile(r"\^ ?[-−]?$")
 PER_SECOND_SQUARED = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s²")
 FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 # ... with its Korean scale, "$100만", "$3억", "$5천만" (it was 100 달러만, "only 100 dollars", 3 달러억): 100만 달러, not
-# "$100만큼" (as much as 100 달러); and the particle after it in the form the currency's word takes, "$100을"
-# 100 달러를 (it was 달러을: 을 for 백).
-_WRITTEN_WORD = re.compile(r" ?(달러|유로|파운드|엔|원)(?![가-힣](?<![을를이가은는과와으의에도만]))")
-CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?(\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼)|[백천])?)(?:{PARTICLE})?")
+# "$100만큼" (as much as 100 달러) nor "$100조차" (not even 100 달러; not 100조 달러차); and the particle after it in
+# the form the currency's word takes, "$100을" 100 달러를 (it was 달러을: 을 for 백).
+# The word written after it too is said once, with what follows it: a particle or a copula, "$3억 달러로", "$100
+# 달러까지", "$100 달러입니다" (it was 달러 달러로); a word it only opens, "달러화", "유로존", "원가", is another word.
+_WRITTEN_WORD = re.compile(
+    r" ?(달러|유로|파운드|엔|원)(?![가-힣](?<![을를이가은는과와으의에도만로까부보씩짜어대나면인입였라며고야랑쯤밖뿐조처마]))"
+)
+CURRENCY_AMOUNT = re.compile(
+    rf"([$€£¥₩]) ?(\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?)(?:{PARTICLE})?"
+)
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
