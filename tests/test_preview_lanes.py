@@ -89,11 +89,12 @@ async def test_previews_one_after_another_stay_on_the_engine_thread(worker):
     takes a streaming preview only while the engine thread is not waiting for work."""
     engine = LanedTone()
     client = await worker(engine)
+    admission = client.app[SCHEDULER_KEY].admission
     ws = await connect(client)
     try:
         for i in range(6):
+            await until(lambda: admission._engine_waiting, "the engine thread back to waiting for work")
             assert (await run_request(ws, batch(f"하나씩 오는 미리 듣기 {i}."))).events("done")
-            await asyncio.sleep(0.02)  # (the engine thread back to waiting for work, on a busy machine too)
     finally:
         await ws.close()
     assert {thread for _, thread, *_ in engine.made} == {"npu-worker-engine"}
