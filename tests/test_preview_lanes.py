@@ -130,7 +130,7 @@ async def test_the_engine_thread_serves_while_the_preview_lanes_load(worker, tmp
     assert (await held).events("done")
     threads = {text: thread for text, thread, *_ in engine.made}
     assert threads["레인이 열리는 동안."] == threads["레인이 열리는 동안의 문장."] == "npu-worker-engine"
-    assert threads["열린 레인."] in {"npu-worker-engine-2", "npu-worker-engine-3"}
+    assert threads["열린 레인."] != threads["hold this one."]  # (a lane took one of them)
     for socket in (ws, held_ws, other_ws):
         await socket.close()
 
