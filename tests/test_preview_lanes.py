@@ -89,14 +89,50 @@ async def test_previews_one_after_another_stay_on_the_engine_thread(worker):
     takes a streaming preview only while the engine thread is not waiting for work."""
     engine = LanedTone()
     client = await worker(engine)
+    admission = client.app[SCHEDULER_KEY].admission
     ws = await connect(client)
     try:
         for i in range(6):
+            await until(lambda: admission._engine_waiting, "the engine thread back to waiting for work")
             assert (await run_request(ws, batch(f"하나씩 오는 미리 듣기 {i}."))).events("done")
-            await asyncio.sleep(0.02)  # (the engine thread back to waiting for work, on a busy machine too)
     finally:
         await ws.close()
     assert {thread for _, thread, *_ in engine.made} == {"npu-worker-engine"}
+
+
+async def test_the_engine_thread_serves_while_the_preview_lanes_load(worker, tmp_path):
+    """The engine thread loaded every preview lane's engine (espeak: 0.3–0.4 s each) before it served
+    anything, after `/ready` had said ready: the first request after start waited 0.36 s with two lanes,
+    1.1 s with four. Each lane loads its engine on its own thread; the engine thread serves at once."""
+    engine = LanedTone()
+    lanes_load = threading.Event()
+    make_lane = engine.lane
+
+    def held_lane() -> LanedTone:
+        sibling = make_lane()
+        sibling.load_gate = lanes_load  # (ToneEngine.load waits on it)
+        return sibling
+
+    engine.lane = held_lane  # type: ignore[method-assign]
+    client = await worker(engine, preview_lanes=3)
+    ws = await connect(client)
+    try:
+        preview = await asyncio.wait_for(run_request(ws, batch("레인이 열리는 동안.")), seconds(5))
+        body = {"text": "레인이 열리는 동안의 문장.", "output_path": str(tmp_path / "s.wav")}
+        synth = await asyncio.wait_for(client.post("/synth", json=body), seconds(5))
+        assert preview.events("done") and (await synth.json())["status"] == "ok"
+    finally:
+        lanes_load.set()
+    held_ws, other_ws, held = await hold_a_preview(client)  # the lanes are open now: one takes the next
+    transcript = await asyncio.wait_for(run_request(other_ws, batch("열린 레인.")), seconds(10))
+    assert transcript.events("done") and not held.done()
+    engine.hold.set()
+    assert (await held).events("done")
+    threads = {text: thread for text, thread, *_ in engine.made}
+    assert threads["레인이 열리는 동안."] == threads["레인이 열리는 동안의 문장."] == "npu-worker-engine"
+    assert threads["열린 레인."] != threads["hold this one."]  # (a lane took one of them)
+    for socket in (ws, held_ws, other_ws):
+        await socket.close()
 
 
 async def test_with_one_lane_a_preview_waits_for_the_section_being_made(worker):
