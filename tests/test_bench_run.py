@@ -334,3 +334,17 @@ async def test_a_relative_wav_dir_is_the_callers_not_the_workers(worker, tmp_pat
     monkeypatch.chdir(tmp_path.parent)
     result = await bench(server, transports=("http",), wav_dir=tmp_path.name)
     assert all(r["ttfa_ms"] is not None for r in ok_records(result, "http"))
+
+
+async def test_a_refused_wav_folder_tells_the_caller_to_pass_wav_dir(worker):
+    """A worker whose --output-roots leave out the temp folder refused every /synth with its own advice,
+    start the worker with --output-roots: the benchmark's caller was not told of its --wav-dir."""
+    said: list[str] = []
+    server = await worker()
+    config = LoadConfig(
+        base=base_of(server), rates=(4.0,), texts=TEXTS, duration=0.5, max_requests=1, transports=("http",)
+    )
+    async with asyncio.timeout(seconds(60)):
+        result = await run_load(config, say=said.append)
+    assert all(r["error"].startswith("OutputPathNotAllowed") for r in result["records"])
+    assert any("--wav-dir" in line for line in said), said

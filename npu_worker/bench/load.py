@@ -206,6 +206,17 @@ def temp_wav_dir(wav_dir: str | None) -> str:
     return os.path.abspath(tempfile.mkdtemp(prefix="npu-bench-", dir=wav_dir))
 
 
+def wav_dir_hint(batch: list[RequestRecord], out_dir: str) -> str | None:
+    """What to do when the worker refused the folder of the /synth wavs: its own message tells its
+    operator to widen --output-roots, which a caller of the benchmark may not be."""
+    if not any((r.error or "").startswith("OutputPathNotAllowed") for r in batch):
+        return None
+    return (
+        f"the worker does not allow writing the /synth wavs in {out_dir}: give --wav-dir a folder"
+        " inside the worker's --output-roots"
+    )
+
+
 async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Every rate on every transport, the worker drained in between; returns health and raw records."""
     records: list[RequestRecord] = []
@@ -226,6 +237,8 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
                     records.extend(batch)
                     failed = sum(1 for r in batch if r.error)
                     say(f"{transport} at {rate:g}/s: {len(batch)} requests, {failed} failed")
+                    if hint := wav_dir_hint(batch, out_dir):
+                        say(hint)
         finally:
             await asyncio.to_thread(shutil.rmtree, out_dir, True)
         after = await health_or_why_not(session, config.base)
