@@ -186,7 +186,10 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         failure = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
         response = error_response(failure)
     if started is not None and failure is not None and started is not response:  # no second answer after it
-        return await end_started(request, started, _stream_line(started, failure))
+        last_words = _stream_line(started, failure)
+        failure = None  # its traceback holds this frame: kept, the body read so far waited for a collection
+        return await end_started(request, started, last_words)
+    failure = None  # (the same cycle)
     if request.get(CLOSE_AFTER_KEY) and not response.prepared:
         response.force_close()
     return response  # CORS headers: cors.add_cors_headers, when the response is prepared
