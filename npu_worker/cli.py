@@ -6,8 +6,10 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -257,7 +259,18 @@ def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool
     parser.set_defaults(handler=zipvoice_model.run)
 
 
+def hear_ctrl_c() -> None:
+    """Ctrl-C (SIGINT) interrupts, however we were started: a non-interactive shell starts a background
+    command (`cmd &`) with SIGINT ignored, and Python then keeps it ignored, so `kill -INT` did nothing
+    (a batch's job was never cancelled; a `serve` not yet listening ran on). In the main thread only
+    (only it may set a handler)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
     argv = sys.argv[1:] if argv is None else list(argv)
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
         args = build_parser(argv).parse_args(argv)
