@@ -6,8 +6,10 @@ import argparse
 import contextlib
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -20,6 +22,19 @@ SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 
 
 def serve(args: argparse.Namespace) -> int:
+    """Ctrl-C before the server listens (its modules importing, the app being built: about half a
+    second, before `run` hears SIGINT itself) is one line and 130, as while the command line is read:
+    it was a KeyboardInterrupt traceback."""
+    listening: list[bool] = []  # once `run` is called: its own SIGINT handling takes over
+    try:
+        return _serve(args, listening)
+    except KeyboardInterrupt:
+        if listening:
+            raise
+        return interrupted_before_it_began("serve")
+
+
+def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
     from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
     from .command_line_secrets import secret_flag_warning, secrets_on_command_line
@@ -105,6 +120,7 @@ def serve(args: argparse.Namespace) -> int:
         except ValueError as exc:
             return _refused(str(exc), 2)
         try:
+            listening.append(True)
             run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
         except ListenFailed as exc:
             return _refused(str(exc), 1)
@@ -243,18 +259,32 @@ def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool
     parser.set_defaults(handler=zipvoice_model.run)
 
 
+def hear_ctrl_c() -> None:
+    """Ctrl-C (SIGINT) interrupts, however we were started: a non-interactive shell starts a background
+    command (`cmd &`) with SIGINT ignored, and Python then keeps it ignored, so `kill -INT` did nothing
+    (a batch's job was never cancelled; a `serve` not yet listening ran on). In the main thread only
+    (only it may set a handler)."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    hear_ctrl_c()  # before the commands' modules load: a `kill -INT` meanwhile is heard too
     argv = sys.argv[1:] if argv is None else list(argv)
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
         args = build_parser(argv).parse_args(argv)
     except KeyboardInterrupt:  # (it was a traceback through the import machinery)
-        command = next((word for word in argv if not word.startswith("-")), "")
-        print(
-            f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted_before_it_began(next((word for word in argv if not word.startswith("-")), ""))
     return int(args.handler(args) or 0)
+
+
+def interrupted_before_it_began(command: str) -> int:
+    """The line and exit status of a Ctrl-C that came before `command` did anything."""
+    print(
+        f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done", file=sys.stderr
+    )
+    return 130
 
 
 if __name__ == "__main__":

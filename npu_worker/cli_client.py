@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from npu_worker.cli import hear_ctrl_c
 from npu_worker.cli_progress import ProgressBar, number, print_result, printable, printable_json, say
 from npu_worker.client import (
     BASE_ENV,
@@ -225,15 +226,6 @@ def unreported(result: dict[str, Any], sections: list[dict[str, Any]]) -> list[i
 
 class Terminated(KeyboardInterrupt):
     """SIGTERM (`timeout`, a service manager stopping the caller) ends `batch` as Ctrl-C does."""
-
-
-def hear_ctrl_c() -> None:
-    """Ctrl-C (SIGINT) interrupts, however we were started: a non-interactive shell starts a background
-    command (`cmd &`) with SIGINT ignored, and Python then keeps it ignored, so `kill -INT` did nothing
-    and the batch's job was never cancelled. In the main thread only (only it may set a handler)."""
-    main = threading.current_thread() is threading.main_thread()
-    if main and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 _sigterm_at: list[float] = []  # when the SIGTERM that stopped the batch came

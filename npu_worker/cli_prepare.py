@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .cli_client import hear_ctrl_c
+from .cli import hear_ctrl_c
 from .config import MAX_THREADS, THREADS
 from .engine import qnn_targets
 
