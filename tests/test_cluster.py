@@ -244,6 +244,8 @@ def test_a_section_whose_file_could_not_be_written_has_no_audio(tmp_path, start_
     assert [line["event"] for line in lines][-2:] == ["error", "done"]
     status, body = call("GET", f"{api.base}/jobs/{accepted['job_id']}/sections/0/audio")
     assert status == 404 and body["error"].startswith("AudioNotFound")
+    status, body = call("GET", f"{api.base}/jobs/{accepted['job_id']}/sections/7/audio")  # no such section
+    assert (status, body["error"]) == (404, f"AudioNotFound: job {accepted['job_id']} has no section 7")
 
 
 @pytest.mark.parametrize(

@@ -130,6 +130,18 @@ async def test_a_section_index_in_the_audio_url_is_read_as_written(worker):
         assert (await response.json())["error"] == "BadRequest: the section index must be an integer"
 
 
+async def test_a_section_the_job_does_not_have_is_said_so(worker):
+    """`/sections/5/audio` of a two-section job said "no audio for section 5", as for a section not made
+    yet: a caller's wrong index read as a wait."""
+    client = await worker()
+    body = {"sections": [{"idx": 0, "text": "a."}, {"idx": 1, "text": "b."}], "stream": False}
+    job_id = (await (await client.post("/synth_batch", json=body)).json())["job_id"]
+    response = await client.get(f"/jobs/{job_id}/sections/5/audio")
+    assert response.status == 404
+    assert (await response.json())["error"] == f"AudioNotFound: job {job_id} has no section 5"
+    assert (await client.get(f"/jobs/{job_id}/sections/1/audio")).status == 200
+
+
 def held_for_sending(client) -> int:
     """Bytes the server holds for its open connections, not yet taken by the clients."""
     handlers = client.server.runner.server.connections

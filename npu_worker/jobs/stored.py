@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from ..files import TooLarge
 from ..paths import PathPolicy
-from ..protocol import AudioNotFound, JobNotFound, Progress, StateUnavailable
+from ..protocol import AudioNotFound, JobNotFound, Progress, StateUnavailable, WorkerError
 from .model import Job, KeptJob
 from .registry import JobRegistry
 from .store import JobStore
@@ -52,13 +52,21 @@ def read_whole(job: Job | KeptJob, store: JobStore, registry: JobRegistry) -> Jo
     return stored
 
 
+def no_audio(job: Job, idx: int) -> WorkerError:
+    """Why `idx` has no audio to give: a section the job does not have is said so (a caller's off-by-one
+    read as a section not made yet), else the section has none (not made yet, failed, or removed)."""
+    if job.section(idx) is None:
+        return AudioNotFound(f"job {job.id} has no section {idx}")
+    return AudioNotFound(f"job {job.id} has no audio for section {idx}")
+
+
 async def open_section_audio(job: Job, idx: int, paths: PathPolicy) -> BinaryIO:
     """The wav of a finished section: its file, open (the caller sends it in pieces and closes
     it); AudioNotFound if it has none."""
     section = job.section(idx)
     final = section.final if section is not None else None
     if not isinstance(final, Progress) or final.wav_path is None:
-        raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
+        raise no_audio(job, idx)
     try:
         return await asyncio.to_thread(paths.open_output, final.wav_path, MAX_SECTION_WAV_BYTES)
     except (OSError, TooLarge) as exc:

@@ -34,6 +34,7 @@ from ..journal import LoopHandoff
 from ..model import Job, KeptJob, LogEntry, apply_event, new_job_id
 from ..runner import record_first_audio
 from ..scheduler import Scheduler
+from ..stored import no_audio
 from ..subscription import Subscription
 from .cancelling import cancel_shared_job, cancel_unheard, fail_slow_listener
 from .engine_node import EngineNode
@@ -422,7 +423,7 @@ class ClusterScheduler(Scheduler):
         after a failed write, but only an `ok` section has audio to give)."""
         section = job.section(idx)
         if section is None or not isinstance(section.final, Progress):
-            raise AudioNotFound(f"job {job.id} has no audio for section {idx}")
+            raise no_audio(job, idx)
         try:
             wav = await self.jobs.audio(job.id, idx)
         except REDIS_DOWN as exc:
