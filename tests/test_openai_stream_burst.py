@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import threading
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -182,6 +184,30 @@ async def _first_bytes(response: Any, stream_format: str) -> bytes:
     return await response.content.readany()
 
 
+@contextlib.asynccontextmanager
+async def _answer_at_its_first_bytes(
+    client: Any, engine: ToneEngine, runs: list[SpeechRun], body: dict[str, Any], released: threading.Event
+) -> AsyncIterator[tuple[Any, bytes]]:
+    """A `POST /v1/audio/speech` whose every chunk waits for the loop at once (held until the job's
+    done), once its first bytes are read (the headers came with the first write too): its response and
+    those bytes. On leaving, `released` and the engine's gate are set and the request is given up."""
+    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
+    try:
+        async with asyncio.timeout(seconds(10)):
+            while not (runs and engine.calls):  # the engine has begun and waits on the gate
+                await asyncio.sleep(0.01)
+        engine.gate.set()
+        _hold_the_loop_until_done(client, runs[0].job)
+        async with asyncio.timeout(seconds(5)):
+            response = await answer
+            first = await _first_bytes(response, body["stream_format"])
+        yield response, first
+    finally:
+        released.set()
+        engine.gate.set()
+        answer.cancel()
+
+
 @pytest.mark.parametrize("stream_format", ["sse", "audio"])
 async def test_audio_made_is_written_before_the_end_is_encoded_on_a_thread(
     worker, monkeypatch, stream_format
@@ -204,16 +230,7 @@ async def test_audio_made_is_written_before_the_end_is_encoded_on_a_thread(
     monkeypatch.setattr(formats.StreamEncoder, "finish", held_finish)
     body = {"model": "tts-1", "input": "가" * 10, "voice": "default", "stream_format": stream_format}
     body["response_format"] = "pcm"
-    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
-    try:
-        async with asyncio.timeout(seconds(10)):
-            while not (runs and engine.calls):  # the engine has begun and waits on the gate
-                await asyncio.sleep(0.01)
-        engine.gate.set()
-        _hold_the_loop_until_done(client, runs[0].job)  # every chunk and the end wait for the loop at once
-        async with asyncio.timeout(seconds(5)):  # (the headers came with the first write too)
-            response = await answer
-            first = await _first_bytes(response, stream_format)
+    async with _answer_at_its_first_bytes(client, engine, runs, body, released) as (response, first):
         assert await asyncio.to_thread(ending.wait, seconds(5))  # (read before the end was encoded)
         released.set()
         rest = await response.read()
@@ -224,10 +241,6 @@ async def test_audio_made_is_written_before_the_end_is_encoded_on_a_thread(
             assert (
                 first + rest == to_pcm16(engine.render(SynthesisRequest("가" * 10))).astype("<i2").tobytes()
             )
-    finally:
-        released.set()
-        engine.gate.set()
-        answer.cancel()
 
 
 @pytest.mark.parametrize("stream_format", ["sse", "audio"])
@@ -253,16 +266,7 @@ async def test_opus_made_is_written_before_the_next_chunk_is_encoded(worker, mon
     monkeypatch.setattr(formats.StreamEncoder, "feed", held_feed)
     body = {"model": "tts-1", "input": "가" * 30, "voice": "default", "stream_format": stream_format}
     body["response_format"] = "opus"
-    answer = asyncio.ensure_future(client.post("/v1/audio/speech", json=body))
-    try:
-        async with asyncio.timeout(seconds(10)):
-            while not (runs and engine.calls):  # the engine has begun and waits on the gate
-                await asyncio.sleep(0.01)
-        engine.gate.set()
-        _hold_the_loop_until_done(client, runs[0].job)  # every chunk waits for the loop at once
-        async with asyncio.timeout(seconds(5)):  # (the headers came with the first write too)
-            response = await answer
-            first = await _first_bytes(response, stream_format)
+    async with _answer_at_its_first_bytes(client, engine, runs, body, released) as (response, first):
         assert await asyncio.to_thread(encoding.wait, seconds(5))  # (read before the next was encoded)
         released.set()
         rest = await response.read()
@@ -271,7 +275,3 @@ async def test_opus_made_is_written_before_the_next_chunk_is_encoded(worker, mon
             assert rest.endswith(b"\n\n") and b"speech.audio.done" in rest
         else:
             assert first.startswith(b"OggS") and rest
-    finally:
-        released.set()
-        engine.gate.set()
-        answer.cancel()

@@ -37,6 +37,7 @@ from .job_bytes import JobBytes
 from .journal import Journal
 from .model import AudioChunk, Job, Section
 from .observer import SchedulerObserver
+from .preview_lanes import PreviewLanes
 from .stats import Stats
 
 log = logging.getLogger(__name__)
@@ -92,13 +93,10 @@ class Runner:
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
         self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
-        self.preview_lanes = preview_lanes
         # Sections made and handed to the finisher, not yet in the cache, by key: a batch that says the
         # same text twice in a row made it twice (the second looked before the first was put).
         self._unkept: dict[str, SectionAudio] = {}
-        self._lanes: list[threading.Thread] = []  # previews beside the engine thread (`engine.lane()`)
-        self._lanes_lock = threading.Lock()
-        self._lanes_open = 0  # lanes whose engine instance has loaded
+        self.lanes = PreviewLanes(preview_lanes, self._serve_previews)  # previews beside the engine thread
 
     def start(self) -> None:
         self.finisher.start()
@@ -108,7 +106,7 @@ class Runner:
     def join(self, timeout: float) -> None:
         """Until the engine thread, the preview lanes and then the finisher (what it still had to end) are done."""
         deadline = time.monotonic() + timeout
-        for thread in (self._thread, *self._lanes):
+        for thread in (self._thread, *self.lanes.threads):
             if thread is not None:
                 thread.join(max(0.0, deadline - time.monotonic()))
         self.finisher.join(max(0.0, deadline - time.monotonic()))
@@ -135,7 +133,7 @@ class Runner:
 
     @property
     def alive(self) -> bool:
-        threads = (self._thread, *self._lanes)
+        threads = (self._thread, *self.lanes.threads)
         return any(t is not None and t.is_alive() for t in threads) or self.finisher.alive
 
     def _work(self) -> None:
@@ -179,7 +177,7 @@ class Runner:
             pauses = self.preempts and getattr(self.engine, "preemptible", False)
             self.admission.attach_interrupt(interrupt, preempts=pauses)
         log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
-        self._open_preview_lanes()
+        self.lanes.open(self.engine)
         return True
 
     def stop_loading(self) -> None:
@@ -189,37 +187,8 @@ class Runner:
         if callable(cancel) and self.info is None and self.load_error is None:
             cancel()
 
-    def _open_preview_lanes(self) -> None:
-        """More engine threads for previews (`preview_lanes` in all), each on its own instance of the
-        engine where it has them (`lane()`: espeak): a preview that arrives while another is being
-        made starts at once. Each thread loads its own instance (espeak: 0.3–0.4 s): loaded here, in
-        turn, they kept the engine thread from its first requests after `/ready` (0.36 s with two lanes,
-        1.1 s with four)."""
-        make = getattr(self.engine, "lane", None)
-        if self.preview_lanes < 2 or not callable(make):
-            return
-        for number in range(2, self.preview_lanes + 1):
-            lane = threading.Thread(
-                target=self._open_lane, args=(make, number), name=f"npu-worker-engine-{number}", daemon=True
-            )
-            lane.start()
-            self._lanes.append(lane)
-
-    def _open_lane(self, make: Callable[[], Engine], number: int) -> None:
-        """A preview lane's thread: its engine instance loaded, then previews until the shutdown."""
-        try:
-            engine = make()
-            engine.load()
-        except Exception as exc:  # noqa: BLE001 - the other lanes still serve everything
-            log.warning("no preview lane %d: %s: %s", number, type(exc).__name__, exc)
-            return
-        with self._lanes_lock:
-            self._lanes_open += 1
-            instances = 1 + self._lanes_open
-        log.info("preview lanes: %d engine instances, previews run on another while one is busy", instances)
-        self._serve_previews(engine)
-
     def _serve_previews(self, engine: Engine) -> None:
+        """A preview lane's work (`preview_lanes.py`), on its own engine instance."""
         try:
             self._serve(self.admission.next_preview, engine)
         finally:
