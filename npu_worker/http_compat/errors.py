@@ -148,12 +148,13 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             refused = _shape_of(request)(BadRequest(f"a {request.method} request takes no body"), 400)
             refused.force_close()
             return refused
-    started: web.StreamResponse | None = None  # an answer the handler began before it failed with:
-    failure: WorkerError | None = None
-    try:
+    started: web.StreamResponse | None = None  # an answer the handler began before it failed,
+    last_words: bytes | None = None  # and what it is told (only the words: the failure's traceback holds
+    try:  # this frame, and kept here, the body read so far waited in that cycle for a full collection)
         response = await handler(request)
     except WorkerError as exc:
-        started, failure = started_response(request), exc
+        started = started_response(request)
+        last_words = _stream_line(started, exc)
         response = error_response(exc)
     except web.HTTPRequestEntityTooLarge as exc:
         response = error_response(
@@ -184,20 +185,19 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         # the path as sent (still percent-encoded): a caller cannot start a log line of its own
         started = started_response(request)
         failure = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
-        response = error_response(failure)
-    if started is not None and failure is not None and started is not response:  # no second answer after it
         last_words = _stream_line(started, failure)
-        failure = None  # its traceback holds this frame: kept, the body read so far waited for a collection
+        response = error_response(failure)
+    if started is not None and started is not response:  # no second answer after it
         return await end_started(request, started, last_words)
-    failure = None  # (the same cycle)
     if request.get(CLOSE_AFTER_KEY) and not response.prepared:
         response.force_close()
     return response  # CORS headers: cors.add_cors_headers, when the response is prepared
 
 
-def _stream_line(response: web.StreamResponse, error: WorkerError) -> bytes | None:
-    """`error` as the request-level `error` line (`idx: null`) of an NDJSON stream; None for another body."""
-    if response.content_type != "application/x-ndjson":
+def _stream_line(response: web.StreamResponse | None, error: WorkerError) -> bytes | None:
+    """`error` as the request-level `error` line (`idx: null`) of an NDJSON stream begun; None for another
+    body, or none begun."""
+    if response is None or response.content_type != "application/x-ndjson":
         return None
     return ndjson_line(SectionError(idx=None, error=str(error)).encode())
 
