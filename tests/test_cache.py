@@ -87,7 +87,13 @@ async def test_the_workers_own_folders_and_logs_are_not_group_writable_whatever_
     finally:
         os.umask(previous)
     state = settings.resolved_state_dir()
-    made = list(state.rglob("*"))
+    for _ in range(500):  # the cache is filled after the job's `done` (its temp file then renamed): let it be
+        made = list(state.rglob("*"))
+        if any(p.suffix == ".wav" for p in (state / "cache").rglob("*")) and not any(
+            p.name.endswith(".part") for p in made
+        ):
+            break
+        await asyncio.sleep(0.01)
     assert {p.relative_to(state).parts[0] for p in made} >= {"jobs", "outputs", "cache"}
     for path in [state, *made]:
         assert not path.stat().st_mode & 0o022, f"{path} is writable by others: {path.stat().st_mode:o}"
