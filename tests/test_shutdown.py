@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.serve_process import ServeProcess
 from tests.timing import seconds
-from tests.worker_process import free_port, start_worker_process
+from tests.worker_process import start_worker_process
 
 pytestmark = pytest.mark.allow_blocking
 REPO = Path(__file__).resolve().parents[1]
@@ -82,19 +83,24 @@ def read_until(process: subprocess.Popen, text: str) -> str:
 def terminate(process: subprocess.Popen) -> tuple[float, str]:
     """SIGTERM; seconds until the process is gone, and what it logged."""
     started = time.monotonic()
-    process.send_signal(signal.SIGTERM)
-    _, err = process.communicate(timeout=seconds(60))
-    return time.monotonic() - started, err
+    if isinstance(process, ServeProcess):
+        log = process.terminate_and_log(seconds(60))
+    else:
+        process.send_signal(signal.SIGTERM)
+        _, log = process.communicate(timeout=seconds(60))
+    return time.monotonic() - started, log
+
+
+def serve(*args: str, without: str | None = None) -> ServeProcess:
+    """`npu-worker serve --port 0 ARGS` from this checkout (`without`: an environment variable unset)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return ServeProcess(args, {name: value for name, value in env.items() if name != without})
 
 
 def test_an_idle_worker_exits_at_once(tmp_path):
-    port = free_port()
-    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port)]
-    command += ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    process = serve("--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0")
     try:
-        wait_loaded(f"http://127.0.0.1:{port}", process)
+        wait_loaded(process.base, process)
         elapsed, log = terminate(process)
     finally:
         process.kill()
@@ -230,13 +236,21 @@ def test_an_open_ndjson_stream_ends_whole_after_the_drain_not_cut(tmp_path):
 def test_a_worker_waiting_for_its_sovits_upstream_exits_at_once(tmp_path):
     """--backend sovits with nothing at --sovits-base: the worker says it is loading (it waits for the
     upstream to come up) and SIGTERM still ends it at once, not after the engine thread's 30 s join."""
-    port, dead = free_port(), free_port()
-    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port), "--backend", "sovits"]
-    command += ["--sovits-base", f"http://127.0.0.1:{dead}", "--state-dir", str(tmp_path / "state")]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    with socket.socket() as closed:  # bound, never listening: a connect to it is refused
+        closed.bind(("127.0.0.1", 0))
+        dead = closed.getsockname()[1]
+        process = serve("--backend", "sovits", "--sovits-base", f"http://127.0.0.1:{dead}",
+                        "--state-dir", str(tmp_path / "state"))  # fmt: skip
+        log = waited_then_terminated(process)
+    assert process.returncode == 0, log
+    assert f"sovits_worker at http://127.0.0.1:{dead} is unreachable: connection refused" in log
+    assert "engine load stopped by the shutdown" in log and "Traceback" not in log
+
+
+def waited_then_terminated(process: ServeProcess) -> str:
+    """The log of a worker whose sovits upstream refuses it, stopped (SIGTERM) once it said it waits."""
     try:
-        base, health = f"http://127.0.0.1:{port}", None
+        base, health = process.base, None
         deadline = time.monotonic() + seconds(30)
         while health is None or "waiting for sovits_worker" not in str(health.get("load_phase")):
             assert process.poll() is None and time.monotonic() < deadline, "the worker never waited"
@@ -250,10 +264,8 @@ def test_a_worker_waiting_for_its_sovits_upstream_exits_at_once(tmp_path):
         elapsed, log = terminate(process)
     finally:
         process.kill()
-    assert process.returncode == 0, log
     assert elapsed < AT_ONCE, f"the worker took {elapsed:.2f} s to exit"
-    assert f"sovits_worker at http://127.0.0.1:{dead} is unreachable: connection refused" in log
-    assert "engine load stopped by the shutdown" in log and "Traceback" not in log
+    return log
 
 
 def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_path):
@@ -261,7 +273,7 @@ def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_
     end with `done` (`cancelled: true`, its other sections lost), it resumes at the next start."""
     state = tmp_path / "state"
     process = start_worker_process(state, 0, delay=0.5, grace=0.3, stderr=subprocess.PIPE, text=True)
-    port, base = process.port, f"http://127.0.0.1:{process.port}"
+    base = f"http://127.0.0.1:{process.port}"
     try:
         sections = [{"idx": i, "text": "가" * 100} for i in range(2)]
         job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
@@ -272,7 +284,9 @@ def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_
     assert f"shutdown: section 0 of job {job} ran past 0.3 s; cancelled" in log
     logged = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
     assert [e["event"] for e in logged if e["event"] in ("done", "error")] == []
-    process = start_worker_process(state, port, delay=0.0, stderr=subprocess.PIPE, text=True)
+    # on a port of its own choosing: the one just closed may have been taken meanwhile
+    process = start_worker_process(state, 0, delay=0.0, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{process.port}"
     try:
         deadline = time.monotonic() + seconds(30)
         while (status := get(base, f"/jobs/{job}/status"))["status"] not in ("done", "cancelled"):
@@ -289,13 +303,9 @@ def test_a_text_that_crashes_espeak_fails_one_section_of_a_default_worker_which_
     """espeak-ng 1.52 overflows its stack on "s'" * 100 and "A." * 200 (en) and aborts the process it
     parses them in: with espeak on the engine thread (the default until 2026-12-05) that process was
     the worker, ended by 200 characters from any caller. The default now runs espeak in a child."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port)]
-    command += ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env = {name: value for name, value in env.items() if name != "NPU_WORKER_ESPEAK_PROCESS"}
-    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+    state = str(tmp_path / "state")
+    process = serve("--state-dir", state, "--cache-max-bytes", "0", without="NPU_WORKER_ESPEAK_PROCESS")
+    base = process.base
     try:
         wait_loaded(base, process)
         for text, lang in (("s'" * 100, "ko"), ("A." * 200, "en")):
@@ -309,4 +319,4 @@ def test_a_text_that_crashes_espeak_fails_one_section_of_a_default_worker_which_
         assert process.poll() is None and get(base, "/health")["status"] == "ok"
     finally:
         process.kill()
-        process.communicate(timeout=seconds(30))
+        process.log_at_exit(seconds(30))

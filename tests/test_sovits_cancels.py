@@ -8,10 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -27,6 +24,7 @@ from npu_worker.engine.sovits import SovitsEngine
 from npu_worker.engine.sovits_call import Line, Upstream
 from npu_worker.jobs.runner import Runner
 from npu_worker.protocol import EngineError, ModelLoadError
+from tests.serve_process import ServeProcess
 from tests.sovits_rogue import (
     RogueUpstream,
     raw,
@@ -38,7 +36,6 @@ from tests.sovits_support import upstream as upstream  # a fixture
 from tests.test_shutdown import wait_loaded
 from tests.test_sovits_engine import in_thread
 from tests.timing import seconds, until
-from tests.worker_process import free_port
 
 
 def asked(rogue: RogueUpstream) -> None:
@@ -307,14 +304,12 @@ def test_a_shutdown_past_its_grace_stops_the_upstream_call_at_once(tmp_path):
     """SIGTERM with a section in flight on a silent upstream: past the grace the job was flagged
     cancelled, a flag the engine sees only between chunks, so the worker waited 30 s more (its runner
     join) and then closed the engine under the call; the grace's end now interrupts the call."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
     with RogueUpstream(silent) as rogue:
-        command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "sovits", "--port", str(port),
-                   "--sovits-base", rogue.base, "--shutdown-grace", "0.3", "--state-dir", str(tmp_path)]  # fmt: skip
+        args = ["--backend", "sovits", "--sovits-base", rogue.base, "--shutdown-grace", "0.3"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-        process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+        process = ServeProcess([*args, "--state-dir", str(tmp_path)], env)
         try:
+            base = process.base
             wait_loaded(base, process)
             request = urllib.request.Request(
                 base + "/synth_batch?async=1", data=json.dumps({"sections": [{"text": TEXT}]}).encode()
@@ -326,8 +321,7 @@ def test_a_shutdown_past_its_grace_stops_the_upstream_call_at_once(tmp_path):
                 assert time.monotonic() < deadline, "the section never reached the upstream"
                 time.sleep(0.02)
             started = time.monotonic()
-            process.send_signal(signal.SIGTERM)
-            _, log = process.communicate(timeout=seconds(60))
+            log = process.terminate_and_log(seconds(60))
         finally:
             process.kill()
         assert process.returncode == 0, log
