@@ -1,7 +1,8 @@
 """A real redis-server for the cluster tests: a free loopback port, no persistence, stopped after.
 
-`restart()` models an operator restarting Redis: `SHUTDOWN SAVE` writes a snapshot into the test's
-own directory (the fixture configures none), and the new process on the same port loads it back.
+`stop(save=True)` then `start()` models an operator restarting Redis: `SHUTDOWN SAVE` writes a snapshot
+into the test's own directory (the fixture configures none), and the new process on the same port loads
+it back. redis-server's own log is `redis-PORT.log` in that directory.
 """
 
 from __future__ import annotations
@@ -26,38 +27,49 @@ def _free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *options: str) -> None:
         self.directory = directory
+        self.options = options  # more of redis-server's options, e.g. `--rename-command INFO ""`
         self.port = _free_port()
         self.process: subprocess.Popen[bytes] | None = None
+        self.started = False
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> None:
-        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
-        command += [
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(self.directory),
-            "--protected-mode",
-            "no",
-        ]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        """redis-server on `self.port`, once it said it accepts connections. The port was free when
+        picked, not held: where another process took it meanwhile (redis-server says so and exits), the
+        first start picks another; a restart keeps its port (its clients reconnect there) and tries again."""
         deadline = time.monotonic() + seconds(10)
         while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                time.sleep(0.02)
-        raise AssertionError("redis-server did not start")
+            if self._started_on_port(deadline):
+                self.started = True
+                return
+            if not self.started:
+                self.port = _free_port()
+            time.sleep(0.05)
+        raise AssertionError(f"redis-server did not start on port {self.port}")
+
+    def _started_on_port(self, deadline: float) -> bool:
+        """Whether redis-server bound `self.port` and is ready (False: that port was in use)."""
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "no", "--dir", str(self.directory), "--protected-mode", "no"]
+        log_path = self.directory / f"redis-{self.port}.log"
+        with log_path.open("wb") as log:
+            self.process = subprocess.Popen([*command, *self.options], stdout=log, stderr=subprocess.STDOUT)
+        while time.monotonic() < deadline:
+            log_text = log_path.read_text(errors="replace")
+            if "Ready to accept connections" in log_text:
+                return True  # this process's own log: the port answering is this server, no other
+            if self.process.poll() is not None:
+                assert "Address already in use" in log_text, f"redis-server failed: {log_text}"
+                self.process = None
+                return False
+            time.sleep(0.02)
+        self.process.kill()
+        raise AssertionError(f"redis-server did not start: {log_path.read_text(errors='replace')}")
 
     def command(self, *words: str, timeout: float = 5) -> bytes:
         """One inline command over a plain socket (the test's view, independent of the worker's client)."""

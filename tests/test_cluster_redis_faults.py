@@ -336,25 +336,16 @@ async def test_a_redis_that_crashed_back_twice_to_one_snapshot_reuses_no_seq_a_c
 async def test_a_redis_that_refuses_info_still_logs_every_event(tmp_path):
     """The scripts read Redis's run id (INFO) to jump a job's seq after a restart; a hardened Redis with
     INFO renamed away must still take every event (no jump: as before), not fail every script."""
-    import subprocess
-
     from npu_worker.jobs.cluster.store import RedisJobs
-    from tests.redis_server import _free_port, redis_available
+    from tests.redis_server import RedisServer, redis_available
 
     if not redis_available():
         return
-    port = _free_port()
-    command = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    process = subprocess.Popen([*command, "--rename-command", "INFO", ""], stdout=subprocess.DEVNULL)
-    jobs = RedisJobs(f"redis://127.0.0.1:{port}/0")
+    hardened = RedisServer(tmp_path, "--rename-command", "INFO", "")
+    await asyncio.to_thread(hardened.start)
+    jobs = RedisJobs(hardened.url)
     try:
-        async with asyncio.timeout(seconds(10)):
-            while True:
-                try:
-                    await jobs.ensure_groups("n1")
-                    break
-                except OSError:
-                    await asyncio.sleep(0.02)
+        await jobs.ensure_groups("n1")
         job = make_job("hardened", 1)
         assert (
             await jobs.create(job, "n1", Start(1, "tone", "cpu", job.id, 24000), max_queue=10, window=1) == 1
@@ -363,8 +354,7 @@ async def test_a_redis_that_refuses_info_still_logs_every_event(tmp_path):
         assert await jobs.made_ok(job.id, "n1", 0, b"RIFF", ok(0)) == 3
     finally:
         await jobs.close()
-        process.terminate()
-        await asyncio.to_thread(process.wait)
+        await asyncio.to_thread(hardened.stop)
 
 
 async def test_a_node_stopping_beside_a_hung_redis_ends_its_previews_together(redis_server, monkeypatch):
