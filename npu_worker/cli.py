@@ -38,7 +38,7 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
     from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
     from .command_line_secrets import secret_flag_warning, secrets_on_command_line
-    from .config import env_name, load_settings
+    from .config_sources import env_name, load_settings
     from .engine_options import check_engine_settings
     from .files import locked_directory
     from .paths import make_private_dir
@@ -216,7 +216,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     from .bench.cli import add_bench_command
     from .cli_client import add_client_commands
     from .cli_prepare import add_prepare_command
-    from .config import add_settings_arguments
+    from .config_sources import add_settings_arguments
 
     parser = argparse.ArgumentParser(prog="npu-worker", description="Streaming text-to-speech worker.")
     parser.add_argument("--version", action="version", version=f"npu-worker {__version__}")

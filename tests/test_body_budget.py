@@ -17,7 +17,7 @@ import websockets
 from npu_worker import body_budget
 from npu_worker.app_keys import BODY_BUDGET_KEY
 from npu_worker.body_budget import BodyBudget
-from npu_worker.config import add_settings_arguments, load_settings
+from npu_worker.config_sources import add_settings_arguments, load_settings
 from tests.body_support import KIB, answer_of, lecture_batch, raw_answer
 from tests.test_ws_support import ChunkGate
 from tests.timing import seconds, until

@@ -9,7 +9,8 @@ import tempfile
 
 import pytest
 
-from npu_worker.config import Settings, add_settings_arguments, load_settings, settings_table
+from npu_worker.config import Settings
+from npu_worker.config_sources import add_settings_arguments, load_settings, settings_table
 from npu_worker.config_values import shown_url
 
 

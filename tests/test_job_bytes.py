@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.config import add_settings_arguments, load_settings
+from npu_worker.config_sources import add_settings_arguments, load_settings
 from npu_worker.jobs.job_bytes import JobBytes
 from npu_worker.jobs.model import KeptJob
 from npu_worker.protocol import WorkerError

@@ -1,0 +1,159 @@
+"""`Settings` from where an operator gives them: flags win over `NPU_WORKER_*` env vars, env vars over
+the defaults; the checks across settings that no one field can make; the README's table of them all."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import difflib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from .config import ENV_PREFIX, Settings
+from .config_values import parse_bool
+
+
+def _converter(f: dataclasses.Field[Any]) -> Any:
+    kind = f.metadata.get("kind")
+    if kind is not None:
+        return kind
+    type_name = str(f.type)
+    if type_name.startswith("int"):
+        return int
+    if type_name.startswith("float"):
+        return float
+    return str
+
+
+def _flag_type(f: dataclasses.Field[Any]) -> Any:
+    """The flag's converter; a setting's own check speaks in its own words (argparse shows a
+    ValueError only as "invalid convert value: '5'", an ArgumentTypeError as its message)."""
+    convert = _converter(f)
+    if f.metadata.get("kind") is None:
+        return convert
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def env_name(name: str) -> str:
+    return ENV_PREFIX + name.upper()
+
+
+def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
+    """One `--flag` per Settings field; unset flags stay None so env/defaults apply."""
+    for f in dataclasses.fields(Settings):
+        default = f.default
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        if f.metadata.get("kind") is parse_bool:
+            parser.add_argument(
+                "--" + f.name.replace("_", "-"),
+                dest=f.name,
+                default=None,
+                action=argparse.BooleanOptionalAction,
+                help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
+            )
+            continue
+        parser.add_argument(
+            "--" + f.name.replace("_", "-"),
+            dest=f.name,
+            default=None,
+            type=_flag_type(f),
+            choices=f.metadata.get("choices"),
+            help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
+        )
+
+
+def load_settings(
+    args: argparse.Namespace | None = None, environ: Mapping[str, str] | None = None
+) -> Settings:
+    """Flags win over env vars, env vars over defaults; an env var set to "" counts as unset (but a
+    token's). A refusal is SystemExit with one line naming the env var (a flag's is argparse's)."""
+    environ = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    given: dict[str, str] = {}  # where each value came from, to name it in a refusal
+    for f in dataclasses.fields(Settings):
+        flag_value = getattr(args, f.name, None) if args is not None else None
+        if flag_value is not None:
+            values[f.name] = flag_value
+            given[f.name] = "--" + f.name.replace("_", "-")
+            continue
+        raw = environ.get(env_name(f.name))
+        if raw == "" and f.metadata.get("empty_env"):
+            raise SystemExit(f"{env_name(f.name)}: {f.metadata['empty_env']}")
+        if raw is not None and raw != "":
+            given[f.name] = env_name(f.name)
+            try:
+                values[f.name] = _converter(f)(raw)
+            except ValueError as exc:
+                raise SystemExit(f"{env_name(f.name)}: {exc}") from exc
+            choices = f.metadata.get("choices")
+            if choices and values[f.name] not in choices:
+                raise SystemExit(f"{env_name(f.name)} must be one of {', '.join(choices)}")
+    _refuse_misspelt(environ)
+    settings = Settings(**values)
+    if settings.role != "both" and settings.queue == "local":
+        # Else ignored: the local queue's one process always serves callers and runs the engine.
+        raise SystemExit(
+            f"{given['role']}{'=' if given['role'].startswith(ENV_PREFIX) else ' '}{settings.role} needs a shared queue (--queue redis://HOST:PORT/DB): "
+            "with the local queue the one process is both the API and the engine"
+        )
+    if settings.body_budget_bytes < (largest := max(settings.max_body_bytes, settings.voice_max_bytes)):
+        # Else a body of the largest allowed size never finds room: 503 BodyBudgetFull, retried for ever.
+        raise SystemExit(
+            f"{given.get('body_budget_bytes', '--body-budget-bytes')} {settings.body_budget_bytes} is less "
+            f"than the largest body a caller may send ({largest} bytes: --max-body-bytes, --voice-max-bytes)"
+        )
+    if 0 < settings.jobs_max_bytes < settings.max_body_bytes:
+        # Else a batch of the largest allowed body is refused (503 StateUnavailable) whatever ends.
+        raise SystemExit(
+            f"{given.get('jobs_max_bytes', '--jobs-max-bytes')} {settings.jobs_max_bytes} is less than the "
+            f"largest body a caller may send ({settings.max_body_bytes} bytes: --max-body-bytes), whose job's "
+            "record (its texts) would never fit"
+        )
+    if (inside := _root_inside_state_dir(settings)) is not None:
+        # Else every output_path there is refused, one request at a time (OutputPathNotAllowed).
+        where = given.get("output_roots", "the default output root (the temp dir)")
+        raise SystemExit(
+            f"{where}: {inside} is inside the state directory {settings.resolved_state_dir()}, where no "
+            "caller may write; give the worker another --state-dir or another root"
+        )
+    return settings
+
+
+def _refuse_misspelt(environ: Mapping[str, str]) -> None:
+    """SystemExit for an env var spelt like a setting but none (`NPU_WORKER_TOKN`: the worker ran without
+    a token, unseen). Others with the prefix pass: tests and tools have their own."""
+    known = [env_name(f.name) for f in dataclasses.fields(Settings)]
+    for name in sorted(environ):
+        if name.startswith(ENV_PREFIX) and name not in known:
+            close = difflib.get_close_matches(name, known, 1, 0.85)
+            if close:
+                raise SystemExit(f"{name} is not a setting ({close[0]}?): rename or unset it")
+
+
+def _root_inside_state_dir(settings: Settings) -> str | None:
+    """The first output root lying inside the state directory (or being it), or None."""
+    state = os.path.realpath(settings.resolved_state_dir())
+    for root in settings.resolved_output_roots():
+        if os.path.commonpath([root, state]) == state:
+            return root
+    return None
+
+
+def settings_table() -> str:
+    """Markdown table of every setting (used to keep README's configuration section true)."""
+    rows = ["| flag | env | default | meaning |", "|---|---|---|---|"]
+    for f in dataclasses.fields(Settings):
+        default = f.default
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        rows.append(
+            f"| `--{f.name.replace('_', '-')}` | `{env_name(f.name)}` | `{shown}` | {f.metadata['help']} |"
+        )
+    return "\n".join(rows)
