@@ -24,7 +24,7 @@ import pytest
 from tests.cluster_support import call, node_starter
 from tests.redis_server import RedisServer
 from tests.timing import seconds
-from tests.worker_process import free_port
+from tests.worker_process import refusing_port
 
 pytestmark = pytest.mark.allow_blocking
 
@@ -257,10 +257,11 @@ def test_a_section_whose_file_could_not_be_written_has_no_audio(tmp_path, start_
     ],
 )
 def test_bad_or_unreachable_redis_urls_stop_the_worker_at_start_up(tmp_path, queue, message):
-    queue = queue.format(closed=free_port())
-    env = {**os.environ, "NPU_WORKER_QUEUE": queue, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--state-dir", str(tmp_path), "--port", "0"]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds(30))
+    with refusing_port() as closed:
+        env["NPU_WORKER_QUEUE"] = queue.format(closed=closed)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=seconds(30))
     assert done.returncode != 0 and message in done.stderr
 
 

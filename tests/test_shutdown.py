@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -18,7 +17,7 @@ import pytest
 
 from tests.serve_process import ServeProcess
 from tests.timing import seconds
-from tests.worker_process import start_worker_process
+from tests.worker_process import refusing_port, start_worker_process
 
 pytestmark = pytest.mark.allow_blocking
 REPO = Path(__file__).resolve().parents[1]
@@ -236,9 +235,7 @@ def test_an_open_ndjson_stream_ends_whole_after_the_drain_not_cut(tmp_path):
 def test_a_worker_waiting_for_its_sovits_upstream_exits_at_once(tmp_path):
     """--backend sovits with nothing at --sovits-base: the worker says it is loading (it waits for the
     upstream to come up) and SIGTERM still ends it at once, not after the engine thread's 30 s join."""
-    with socket.socket() as closed:  # bound, never listening: a connect to it is refused
-        closed.bind(("127.0.0.1", 0))
-        dead = closed.getsockname()[1]
+    with refusing_port() as dead:
         process = serve("--backend", "sovits", "--sovits-base", f"http://127.0.0.1:{dead}",
                         "--state-dir", str(tmp_path / "state"))  # fmt: skip
         log = waited_then_terminated(process)

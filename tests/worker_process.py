@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +90,15 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def refusing_port() -> Iterator[int]:
+    """A loopback port every connect to is refused while the block runs: bound, never listening, so no
+    other process can take it (a port picked free and closed may be another test's Redis by then)."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        yield bound.getsockname()[1]
 
 
 class WorkerProcess(subprocess.Popen):
