@@ -16,6 +16,7 @@ from npu_worker.client import NotConnected, TransportError, WorkerHTTPError, aio
 from tests.cut_proxy import CuttableProxy
 from tests.timing import seconds
 from tests.tone_engine import HeldLoad, ToneEngine
+from tests.worker_process import refusing_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -109,13 +110,12 @@ async def test_a_refused_connection_is_told_apart_from_one_that_broke():
 
 
 async def test_an_unreachable_worker_is_a_transport_error():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        dead = f"http://127.0.0.1:{probe.getsockname()[1]}"
-    with pytest.raises(TransportError):
-        await asyncio.to_thread(client.synth_batch_streaming, [{"text": "a"}], base=dead)
-    with pytest.raises(TransportError):
-        await aio.synth("a", "/tmp/x.wav", base=dead)
+    with refusing_port() as port:
+        dead = f"http://127.0.0.1:{port}"
+        with pytest.raises(TransportError):
+            await asyncio.to_thread(client.synth_batch_streaming, [{"text": "a"}], base=dead)
+        with pytest.raises(TransportError):
+            await aio.synth("a", "/tmp/x.wav", base=dead)
 
 
 async def cut_mid_batch(

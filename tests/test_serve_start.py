@@ -16,6 +16,7 @@ import pytest
 
 from npu_worker import files
 from tests.timing import seconds
+from tests.worker_process import refusing_port
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -160,11 +161,9 @@ def test_a_state_directory_the_worker_cannot_write_in_is_refused(tmp_path):
 
 def test_a_queue_password_in_the_query_is_not_shown_when_the_queue_is_refused(tmp_path):
     """redis-py takes `?password=`; the refusal (and the node's start line) showed it as given."""
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]  # nothing listens there once closed
-    queue = f"redis://127.0.0.1:{port}/0?password=s3cret"
-    done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), "--queue", queue)
+    with refusing_port() as port:
+        queue = f"redis://127.0.0.1:{port}/0?password=s3cret"
+        done = serve("--port", "0", "--state-dir", str(tmp_path / "state"), "--queue", queue)
     assert done.returncode == 1, done.stderr
     assert f"cannot use the queue redis://127.0.0.1:{port}/0?password=***" in done.stderr
     assert "s3cret" not in done.stderr

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +15,7 @@ from npu_worker.engine.sovits import SovitsConfig, SovitsEngine, create
 from npu_worker.protocol import EngineError, ModelLoadError
 from tests.sovits_standin import SovitsStandIn, tone
 from tests.timing import seconds
+from tests.worker_process import refusing_port
 
 TEXT = "안녕하세요. 박씨 음성 합성 테스트입니다."
 
@@ -32,14 +32,6 @@ def engine(upstream: SovitsStandIn) -> Iterator[SovitsEngine]:
     engine.load()
     yield engine
     engine.close()
-
-
-def closed_port_base() -> str:
-    """A loopback URL on which nothing listens."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
 
 
 class Outcome:
@@ -155,12 +147,13 @@ def phase_says(engine: SovitsEngine, words: str) -> None:
 
 
 def test_close_ends_the_wait_for_an_unreachable_upstream_with_model_load_error():
-    engine = SovitsEngine(closed_port_base())
-    outcome = in_thread(engine.load)
-    time.sleep(0.3)
-    assert outcome.running(), "load() gave up on an upstream that may yet come up"
-    engine.close()
-    error = outcome.error(within=seconds(1))
+    with refusing_port() as port:
+        engine = SovitsEngine(f"http://127.0.0.1:{port}")
+        outcome = in_thread(engine.load)
+        time.sleep(0.3)
+        assert outcome.running(), "load() gave up on an upstream that may yet come up"
+        engine.close()
+        error = outcome.error(within=seconds(1))
     assert isinstance(error, ModelLoadError) and "stopped waiting" in str(error)
     assert "127.0.0.1" not in str(error)
 
@@ -178,11 +171,11 @@ def test_load_waits_for_an_upstream_that_is_still_loading(upstream):
 
 
 def test_load_waits_for_an_upstream_that_comes_up_later():
-    base = closed_port_base()
-    engine = SovitsEngine(base, load_retry_cap=0.1)
-    outcome = in_thread(engine.load)
-    phase_says(engine, "connection refused")
-    with SovitsStandIn(port=int(base.rsplit(":", 1)[1])):
+    with refusing_port() as port:  # until the stand-in takes it
+        engine = SovitsEngine(f"http://127.0.0.1:{port}", load_retry_cap=0.1)
+        outcome = in_thread(engine.load)
+        phase_says(engine, "connection refused")
+    with SovitsStandIn(port=port):
         assert outcome.error(within=seconds(1)) is None
         list(engine.stream(SynthesisRequest(TEXT)))
     engine.close()
