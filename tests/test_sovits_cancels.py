@@ -33,8 +33,9 @@ from tests.sovits_rogue import (
 )
 from tests.sovits_support import TEXT, loaded_against
 from tests.sovits_support import upstream as upstream  # a fixture
+from tests.test_shutdown import AT_ONCE as EXIT_AT_ONCE
 from tests.test_shutdown import wait_loaded
-from tests.test_sovits_engine import in_thread
+from tests.test_sovits_engine import AT_ONCE, in_thread
 from tests.timing import seconds, until
 
 
@@ -53,9 +54,9 @@ def test_a_cancel_stops_a_slow_upstream_call_at_once():
         asked(rogue)
         assert engine.interrupt(False) is True
         started = time.monotonic()
-        assert isinstance(outcome.error(seconds(2)), Interrupted)
-        assert time.monotonic() - started < seconds(2)  # the silent upstream never ends the call itself
-        assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
+        assert isinstance(outcome.error(AT_ONCE), Interrupted)
+        assert time.monotonic() - started < AT_ONCE  # the silent upstream never ends the call itself
+        assert rogue.hung_up.wait(AT_ONCE), "the upstream connection stayed open"
         engine.close()
 
 
@@ -77,11 +78,11 @@ def test_a_wav_the_upstream_writes_after_a_cancel_is_removed_by_the_next_section
         outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
         wait_for(lambda: rogue.asked == 1)
         engine.interrupt(False)
-        assert isinstance(outcome.error(seconds(1)), Interrupted)
+        assert isinstance(outcome.error(AT_ONCE), Interrupted)
         go.set()
         wait_for(lambda: any(work_dir.iterdir()))  # written after the section ended
         next_section = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
-        assert isinstance(next_section.error(seconds(2)), EngineError)  # its 500
+        assert isinstance(next_section.error(AT_ONCE), EngineError)  # its 500
         assert list(work_dir.iterdir()) == []
         engine.close()
 
@@ -105,7 +106,7 @@ def test_a_cancel_ends_the_retries():
         outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
         asked(rogue)  # the retries have begun: a cancel before the first call finds none to stop
         engine.interrupt(False)
-        assert isinstance(outcome.error(seconds(2)), Interrupted)
+        assert isinstance(outcome.error(AT_ONCE), Interrupted)
         engine.close()
 
 
@@ -136,7 +137,7 @@ def test_a_cancel_before_the_upstream_call_opens_stops_it(held_before_the_call):
             assert entered.wait(seconds(5))
             assert engine.interrupt(False) is True
             go.set()
-            assert isinstance(outcome.error(seconds(1)), Interrupted)
+            assert isinstance(outcome.error(AT_ONCE), Interrupted)
             assert rogue.asked == 0, "the upstream was asked although the section was cancelled"
         finally:
             engine.close()
@@ -150,7 +151,7 @@ def test_a_cancel_before_a_stream_is_iterated_stops_its_call():
         try:
             section = engine.stream(SynthesisRequest(TEXT))
             assert engine.interrupt(False) is True
-            assert isinstance(in_thread(lambda: list(section)).error(seconds(1)), Interrupted)
+            assert isinstance(in_thread(lambda: list(section)).error(AT_ONCE), Interrupted)
             assert rogue.asked == 0
         finally:
             engine.close()
@@ -200,7 +201,7 @@ async def test_a_cancel_before_the_runner_asks_the_engine_makes_no_upstream_call
             assert await asyncio.to_thread(entered.wait, seconds(5))
             assert (await client.delete(f"/jobs/{job}")).status == 200
             go.set()
-            async with asyncio.timeout(seconds(2)):
+            async with asyncio.timeout(AT_ONCE):
                 events = await (await client.get(f"/jobs/{job}/events")).text()
             done = json.loads(events.splitlines()[-1])
             assert done["event"] == "done" and done["cancelled"] is True
@@ -234,7 +235,7 @@ def test_a_close_as_a_section_starts_sweeps_nothing_outside_the_work_dir(upstrea
     monkeypatch.setattr(SovitsEngine, "_work_dir", property(read, write), raising=False)
     engine._work_dir = engine.__dict__.pop("_work_dir")
     armed = True
-    error = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT)))).error(seconds(2))
+    error = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT)))).error(AT_ONCE)
     assert precious.exists(), "the section's sweep deleted a file in the current directory"
     assert isinstance(error, EngineError) and "closing" in error.message, repr(error)
 
@@ -251,10 +252,10 @@ async def test_a_cancel_on_a_cluster_node_stops_the_upstream_call_at_once(worker
         job = (await answer.json())["job_id"]
         await until(lambda: rogue.asked >= 1, "the section's call to the upstream")
         assert (await client.delete(f"/jobs/{job}")).status == 200
-        async with asyncio.timeout(seconds(2)):
+        async with asyncio.timeout(AT_ONCE):
             while node.running is not None:
                 await asyncio.sleep(0.02)
-        assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
+        assert rogue.hung_up.wait(AT_ONCE), "the upstream connection stayed open"
 
 
 @pytest.fixture
@@ -288,7 +289,7 @@ def test_a_shutdown_while_load_connects_ends_it_at_once(full_accept_queue):
     loading = in_thread(engine.load)
     time.sleep(0.2)  # into its connect (if not yet there, it ends at once all the same)
     engine.cancel_load()
-    assert isinstance(loading.error(seconds(3)), ModelLoadError)
+    assert isinstance(loading.error(AT_ONCE), ModelLoadError)
     engine.close()
 
 
@@ -297,7 +298,7 @@ def test_a_cancel_while_the_call_connects_ends_it_at_once(full_accept_queue):
     outcome = in_thread(lambda: Upstream.of(full_accept_queue).attempt(line, "POST", "/synth", b"{}"))
     time.sleep(0.2)  # into its connect
     line.end("interrupted")
-    assert isinstance(outcome.error(seconds(3)), Interrupted)
+    assert isinstance(outcome.error(AT_ONCE), Interrupted)
 
 
 def test_a_shutdown_past_its_grace_stops_the_upstream_call_at_once(tmp_path):
@@ -325,7 +326,7 @@ def test_a_shutdown_past_its_grace_stops_the_upstream_call_at_once(tmp_path):
         finally:
             process.kill()
         assert process.returncode == 0, log
-        assert time.monotonic() - started < seconds(5), log
+        assert time.monotonic() - started < EXIT_AT_ONCE, log
         assert rogue.hung_up.is_set()
     # The section is left to run again at the next start, not failed ("the engine is closing" was its
     # error, logged once the engine closed under it: a slide lost to a restart).

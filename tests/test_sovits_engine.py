@@ -62,6 +62,13 @@ def in_thread(call: Callable[[], object]) -> Outcome:
     return Outcome(call)
 
 
+# "At once", for a call that must end now (a cancel, a close, an upstream come up or refused): well
+# short of what it waits where it misses that (the upstream's 10 s connect timeout, 10 s of retries, its
+# 900 s call, a load that retries for ever), not a figure of speed: on a loaded machine thread switches,
+# not the engine, decide a 1 or 2 s bound.
+AT_ONCE = seconds(5)
+
+
 def test_engine_satisfies_the_engine_contract(engine):
     assert isinstance(engine, Engine)
 
@@ -153,7 +160,7 @@ def test_close_ends_the_wait_for_an_unreachable_upstream_with_model_load_error()
         time.sleep(0.3)
         assert outcome.running(), "load() gave up on an upstream that may yet come up"
         engine.close()
-        error = outcome.error(within=seconds(1))
+        error = outcome.error(within=AT_ONCE)
     assert isinstance(error, ModelLoadError) and "stopped waiting" in str(error)
     assert "127.0.0.1" not in str(error)
 
@@ -165,7 +172,7 @@ def test_load_waits_for_an_upstream_that_is_still_loading(upstream):
     phase_says(engine, "not ready yet")
     assert outcome.running()
     upstream.health = {"status": "ok", "loaded": True, "device": "cuda"}
-    assert outcome.error(within=seconds(1)) is None
+    assert outcome.error(within=AT_ONCE) is None
     assert engine.info.device == "cuda" and engine.load_phase is None
     engine.close()
 
@@ -176,7 +183,7 @@ def test_load_waits_for_an_upstream_that_comes_up_later():
         outcome = in_thread(engine.load)
         phase_says(engine, "connection refused")
     with SovitsStandIn(port=port):
-        assert outcome.error(within=seconds(1)) is None
+        assert outcome.error(within=AT_ONCE) is None
         list(engine.stream(SynthesisRequest(TEXT)))
     engine.close()
 
@@ -210,7 +217,7 @@ def test_a_blip_of_the_upstream_is_ridden_out(upstream):
     outcome = in_thread(lambda: list(engine.stream(SynthesisRequest(TEXT))))
     time.sleep(0.5)
     with SovitsStandIn(port=port) as again:
-        assert outcome.error(within=seconds(3)) is None
+        assert outcome.error(within=AT_ONCE) is None
         assert len(again.requests) == 1
     engine.close()
 

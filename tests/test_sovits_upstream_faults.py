@@ -22,8 +22,7 @@ from tests.sovits_rogue import (
 )
 from tests.sovits_support import TEXT, loaded_against, section_error
 from tests.sovits_support import upstream as upstream  # a fixture
-from tests.test_sovits_engine import in_thread
-from tests.timing import seconds
+from tests.test_sovits_engine import AT_ONCE, in_thread
 
 
 @pytest.mark.parametrize("script", [trickle_headers, trickle_body], ids=["headers", "body"])
@@ -33,8 +32,8 @@ def test_a_trickling_upstream_is_ended_at_the_total_deadline(script: Script):
         error = section_error(loaded_against(rogue, synth_timeout=0.5))
         assert isinstance(error, EngineError), repr(error)
         assert error.message == "sovits_worker did not answer within 0.5 s"
-        assert time.monotonic() - started < seconds(3)  # the trickle goes on for ever: not its end
-        assert rogue.hung_up.wait(seconds(1)), "the upstream connection stayed open"
+        assert time.monotonic() - started < AT_ONCE  # the trickle goes on for ever: not its end
+        assert rogue.hung_up.wait(AT_ONCE), "the upstream connection stayed open"
 
 
 def test_a_redirect_is_not_followed():
@@ -68,7 +67,7 @@ def test_a_health_nested_too_deeply_is_model_load_error():
     head = f"HTTP/1.1 200 OK\r\nContent-Length: {len(DEEP)}\r\n\r\n".encode()
     with RogueUpstream(raw(head + DEEP), on_health=True) as rogue:
         outcome = in_thread(SovitsEngine(rogue.base).load)
-        error = outcome.error(seconds(2))
+        error = outcome.error(AT_ONCE)
         assert isinstance(error, ModelLoadError), repr(error)
         assert "did not answer a JSON object" in error.message
 
@@ -122,7 +121,7 @@ def test_a_reset_before_any_reply_is_asked_again_until_it_gives_up():
         error = section_error(loaded_against(rogue, retry_seconds=0.5))
         assert isinstance(error, EngineError)
         assert "without a reply" in error.message
-        assert rogue.asked >= 3 and time.monotonic() - started < seconds(3)
+        assert rogue.asked >= 3 and time.monotonic() - started < AT_ONCE
 
 
 @pytest.mark.parametrize(
