@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from npu_worker.client.watchdog import COMPACT_AFTER, Watchdog
 
@@ -31,13 +30,14 @@ def test_cancelled_deadlines_do_not_pile_up_for_the_read_timeouts_length():
 
 def test_a_failing_action_leaves_the_thread_serving_the_next_deadline():
     watchdog = Watchdog()
-    done = threading.Event()
+    failing, done = threading.Event(), threading.Event()
 
     def fail() -> None:
+        failing.set()
         raise RuntimeError("boom")
 
     watchdog.arm(0.01, fail)
-    time.sleep(0.1)
+    assert failing.wait(5)  # the failure came first (0.1 s of sleep could pass before it, under load)
     watchdog.arm(0.01, done.set)
     assert done.wait(5)
 

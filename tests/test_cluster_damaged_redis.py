@@ -86,7 +86,7 @@ async def test_a_cancel_still_reaches_the_running_section_after_a_message_not_of
         while node.running is None:
             await asyncio.sleep(0.02)
     assert (await client.delete(f"/jobs/{accepted['job_id']}")).status == 200
-    async with asyncio.timeout(seconds(2)):  # stopped at its next chunk, not 10 s later
+    async with asyncio.timeout(seconds(5)):  # stopped at its next chunk, not 10 s later
         while node.running is not None:
             await asyncio.sleep(0.02)
 
