@@ -135,7 +135,7 @@ def test_swap_during_a_kill_9_is_refused_when_the_job_resumes(tmp_path, outside)
     try:
         slow = start_worker_process(state, 0, delay=0.05, timeout=seconds(30), output_root=root)
         processes.append(slow)
-        port, base = slow.port, f"http://127.0.0.1:{slow.port}"
+        base = f"http://127.0.0.1:{slow.port}"
         sections = [
             {"idx": i, "text": "가" * 30, "output_path": str(root / "a" / f"s{i}.wav")} for i in range(6)
         ]
@@ -144,7 +144,8 @@ def test_swap_during_a_kill_9_is_refused_when_the_job_resumes(tmp_path, outside)
         slow.send_signal(signal.SIGKILL)
         slow.wait()
         swap_for_link(root / "a", outside)
-        processes.append(start_worker_process(state, port, delay=0.0, timeout=seconds(30), output_root=root))
+        processes.append(start_worker_process(state, 0, delay=0.0, timeout=seconds(30), output_root=root))
+        base = f"http://127.0.0.1:{processes[-1].port}"  # a port of its own: the last one may be taken
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(30))
         result = get(base, f"/jobs/{job}/result")
         assert result["fail_count"] >= 1 and result["ok_count"] + result["fail_count"] == 6

@@ -45,7 +45,7 @@ def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_p
     state = tmp_path / "state"
     processes: list[subprocess.Popen] = []
     first = start_worker_process(state, 0, timeout=seconds(30), delay=0.0)
-    port, base = first.port, f"http://127.0.0.1:{first.port}"
+    base = f"http://127.0.0.1:{first.port}"
     processes.append(first)
     try:
         finished = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "끝난 작업."}]})[
@@ -54,7 +54,8 @@ def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_p
         wait_for(lambda: get(base, f"/jobs/{finished}/status")["status"] == "done", seconds(10))
         first.send_signal(signal.SIGKILL)
         first.wait()
-        slow = start_worker_process(state, port, timeout=seconds(30), delay=0.05)
+        slow = start_worker_process(state, 0, timeout=seconds(30), delay=0.05)
+        base = f"http://127.0.0.1:{slow.port}"  # a port of its own: the killed worker's may be taken by now
         processes.append(slow)
         sections = [{"idx": i, "text": f"섹션 {i} " + "가" * 30} for i in range(6)]
         job = post(base, "/synth_batch?async=1", {"sections": sections})["job_id"]
@@ -63,7 +64,8 @@ def test_jobs_survive_kill_9_and_resume_without_losing_or_redoing_sections(tmp_p
         slow.send_signal(signal.SIGKILL)
         slow.wait()
         ok_before = get_log_oks(state / "jobs" / job / "events.ndjson")
-        resumed = start_worker_process(state, port, timeout=seconds(30), delay=0.0)
+        resumed = start_worker_process(state, 0, timeout=seconds(30), delay=0.0)
+        base = f"http://127.0.0.1:{resumed.port}"
         processes.append(resumed)
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(30))
         result = get(base, f"/jobs/{job}/result")
@@ -111,7 +113,7 @@ def test_a_job_cancelled_while_its_section_ran_is_not_resumed_after_a_kill_9(tmp
     (an engine call that does not return) must not start the job again at its next start."""
     state = tmp_path / "state"
     stuck = start_worker_process(state, 0, timeout=seconds(30), delay=5.0)  # one chunk: 5 s
-    port, base = stuck.port, f"http://127.0.0.1:{stuck.port}"
+    base = f"http://127.0.0.1:{stuck.port}"
     resumed = None
     try:
         sections = [{"idx": i, "text": f"섹션 {i} " + "가" * 30} for i in range(3)]
@@ -124,7 +126,8 @@ def test_a_job_cancelled_while_its_section_ran_is_not_resumed_after_a_kill_9(tmp
         stuck.wait()
         log = (state / "jobs" / job / "events.ndjson").read_text()
         assert '"done"' not in log
-        resumed = start_worker_process(state, port, timeout=seconds(30), delay=0.0)
+        resumed = start_worker_process(state, 0, timeout=seconds(30), delay=0.0)
+        base = f"http://127.0.0.1:{resumed.port}"
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "cancelled", seconds(10))
         events = [
             json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()
@@ -144,7 +147,7 @@ def test_a_job_killed_between_its_last_ok_and_its_done_ends_at_the_next_start(tm
     cut): the job has nothing left to resume and must end, not stay `interrupted` for good."""
     state = tmp_path / "state"
     worker = start_worker_process(state, 0, delay=0.0)
-    port, base = worker.port, f"http://127.0.0.1:{worker.port}"
+    base = f"http://127.0.0.1:{worker.port}"
     try:
         job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "하나."}]})["job_id"]
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(10))
@@ -153,7 +156,8 @@ def test_a_job_killed_between_its_last_ok_and_its_done_ends_at_the_next_start(tm
         worker.wait()
     path = state / "jobs" / job / "events.ndjson"
     path.write_bytes(path.read_bytes()[:-10])  # the `done` line cut short
-    worker = start_worker_process(state, port, delay=0.0)
+    worker = start_worker_process(state, 0, delay=0.0)
+    base = f"http://127.0.0.1:{worker.port}"
     try:
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(10))
         result = get(base, f"/jobs/{job}/result")
@@ -172,7 +176,7 @@ def test_a_job_killed_between_its_job_json_and_its_start_resumes_with_its_start_
     the line back, then a kill) left a job that resumed without any `start` in its log."""
     state = tmp_path / "state"
     worker = start_worker_process(state, 0, delay=5.0)  # the first job holds the engine
-    port, base = worker.port, f"http://127.0.0.1:{worker.port}"
+    base = f"http://127.0.0.1:{worker.port}"
     try:
         post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "먼저."}]})
         sections = [{"idx": i, "text": f"섹션 {i}."} for i in range(3)]
@@ -182,7 +186,8 @@ def test_a_job_killed_between_its_job_json_and_its_start_resumes_with_its_start_
         worker.kill()
         worker.wait()
     (state / "jobs" / job / "events.ndjson").unlink()  # as if killed before its `start` was written
-    worker = start_worker_process(state, port, delay=0.0)
+    worker = start_worker_process(state, 0, delay=0.0)
+    base = f"http://127.0.0.1:{worker.port}"
     try:
         wait_for(lambda: get(base, f"/jobs/{job}/status")["status"] == "done", seconds(30))
         with urllib.request.urlopen(f"{base}/jobs/{job}/events", timeout=seconds(10)) as stream:
