@@ -119,7 +119,9 @@ def start_worker_process(
 ) -> WorkerProcess:
     """This script in a child process on `port`, returned once /health says loaded. Port 0: the one the
     system chose as the worker bound it (`process.port`), so no other process can take it between a
-    port picked free and the worker's bind (`free_port`), nor answer this /health in its place."""
+    port picked free and the worker's bind (`free_port`), nor answer this /health in its place. A port
+    given (a restart where a client must find the worker again) may be held by another process a while:
+    the worker, refused it, exits, and is started again until it binds it or `timeout` runs out."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port), *extra]
     command += ["--delay-per-chunk", str(delay), "--shutdown-grace", str(grace)]
     if output_root is not None:
@@ -129,8 +131,9 @@ def start_worker_process(
         handle, port_file = tempfile.mkstemp(prefix="npu-worker-port-")
         os.close(handle)
         command += ["--port-file", port_file]
+    given = port != 0
     process = WorkerProcess(command, **popen)
-    if port == 0:
+    if not given:
         try:
             port = chosen_port(process, Path(port_file), deadline)
         finally:
@@ -139,9 +142,13 @@ def start_worker_process(
                     os.unlink(leftover)
     process.port = port
     while time.monotonic() < deadline:
+        if given and process.poll() is not None:  # the port was in use: try again
+            time.sleep(0.1)
+            process = WorkerProcess(command, **popen)
+            process.port = port
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:
-                if json.loads(response.read())["loaded"]:
+                if json.loads(response.read())["loaded"] and process.poll() is None:
                     return process
         except OSError:
             time.sleep(0.05)
