@@ -9,9 +9,11 @@ should never do, on a keyword: `NAN` (a float wav holding NaN), `EMPTY` (a wav o
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,26 @@ import numpy as np
 import soundfile
 
 from npu_worker.audio import wav_bytes
+from tests.timing import seconds
 
 
 def tone(text: str, rate: int, seconds_per_char: float = 0.05) -> np.ndarray:
     """The audio the stand-in writes for `text` (deterministic, so tests can compare)."""
     t = np.arange(int(len(text) * seconds_per_char * rate)) / rate
     return (0.4 * np.sin(2 * np.pi * 330.0 * t)).astype(np.float32)
+
+
+def _listening(port: int, handler: type[BaseHTTPRequestHandler]) -> ThreadingHTTPServer:
+    """A server on `port`; a port given (the upstream back after a restart, on its old port) may be
+    held a while by another process that took it meanwhile: tried again until it is let go."""
+    deadline = time.monotonic() + seconds(10)
+    while True:
+        try:
+            return ThreadingHTTPServer(("127.0.0.1", port), handler)
+        except OSError as exc:
+            if port == 0 or exc.errno != errno.EADDRINUSE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class SovitsStandIn:
@@ -36,7 +52,7 @@ class SovitsStandIn:
         self.wav_rate = wav_rate
         self.prefix = prefix  # the paths it answers are under this (a reverse proxy's prefix)
         self.requests: list[dict[str, Any]] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server = _listening(port, self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True)
         self._stopped = False
 
