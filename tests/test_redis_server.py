@@ -4,6 +4,7 @@ the pick and redis-server's bind, and a restart stays on its port (its clients r
 from __future__ import annotations
 
 import socket
+import threading
 
 import pytest
 
@@ -35,5 +36,23 @@ def test_a_restart_keeps_its_port_and_its_data(tmp_path):
         server.stop(save=True)
         server.start()
         assert server.port == port and server.command("GET", "kept") == b"$1\r\n1\r\n"
+    finally:
+        server.stop()
+
+
+def test_a_restart_waits_for_its_port_while_another_process_holds_it(tmp_path):
+    """Its clients reconnect to the same port: taken meanwhile, it is tried again until let go."""
+    server = RedisServer(tmp_path)
+    server.start()
+    port = server.port
+    server.stop()
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past the stopped server's TIME_WAITs
+    holder.bind(("127.0.0.1", port))
+    holder.listen()
+    threading.Timer(0.5, holder.close).start()
+    server.start()
+    try:
+        assert server.port == port and server.command("PING").startswith(b"+PONG")
     finally:
         server.stop()
