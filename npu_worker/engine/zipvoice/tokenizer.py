@@ -240,11 +240,24 @@ class EmiliaTokenizer:
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # jamo, compatibility jamo, syllables
 
 
+# cn2an reads numbers of at most 16 digits: a longer one it leaves as digits, which no pinyin token
+# table holds (the number went unsaid), with a UserWarning (under `-W error`, an exception that left every
+# number of the text unread). Such a number is an ID, a phone or card number: read digit by digit.
+CN2AN_MAX_DIGITS = 16
+_LONG_NUMBER = re.compile(rf"[0-9]{{{CN2AN_MAX_DIGITS + 1},}}(?:\.[0-9]+)?")
+_CHINESE_DIGITS = str.maketrans({**dict(zip("0123456789", "零一二三四五六七八九", strict=True)), ".": "点"})
+
+
+def _digit_by_digit(match: re.Match[str]) -> str:
+    return match.group().translate(_CHINESE_DIGITS)
+
+
 def _normalise_chinese_numbers(text: str) -> str:
     try:
         import cn2an
     except ImportError:
         return text
+    text = _LONG_NUMBER.sub(_digit_by_digit, text)
     try:
         return str(cn2an.transform(text, "an2cn"))
     except Exception:  # cn2an raises plain exceptions on odd input; the digits then stay as they are
