@@ -1,6 +1,7 @@
-"""Chinese text with a number longer than cn2an reads (16 digits): an ID, a phone or card number. It
-was left as digits, which no pinyin token table holds (the number went unsaid), with a UserWarning that,
-taken as an error, left every number of the text unread. It is read digit by digit."""
+"""Chinese text with a number longer than cn2an reads (16 digits before the point, 16 after): an ID, a
+card number, a constant's digits. A long whole part was left as digits, which no pinyin token table holds
+(the number went unsaid), a long fraction cut to 16 digits, each with a UserWarning that, taken as an
+error, left every number of the text unread. Such a number is read digit by digit."""
 
 from __future__ import annotations
 
@@ -23,12 +24,29 @@ def spelt(number: str) -> str:
     return "".join(DIGITS[int(digit)] if digit.isdigit() else "点" for digit in number)
 
 
-@pytest.mark.parametrize("number", ["12345678901234567890", "98765432109876543", "12345678901234567.25"])
+@pytest.mark.parametrize(
+    "number",
+    [
+        "12345678901234567890",
+        "98765432109876543",
+        "12345678901234567.25",
+        "3.14159265358979323846",  # cn2an kept 16 of the 20 digits after the point
+        "1234567890123456.12345678901234567",
+    ],
+)
 def test_a_number_past_sixteen_digits_is_read_digit_by_digit(number):
     tokenizer = make_tokenizer("emilia")
     symbols = tokenizer.symbols(f"编号{number}。", "zh")
     assert symbols == tokenizer.symbols(f"编号{spelt(number)}。", "zh")
     assert not any(symbol.isdigit() for symbol in symbols)
+
+
+def test_a_long_percentage_is_said_as_one():
+    tokenizer = make_tokenizer("emilia")
+    number = "12345678901234567890"
+    assert tokenizer.symbols(f"比例{number}%。", "zh") == tokenizer.symbols(
+        f"比例百分之{spelt(number)}。", "zh"
+    )
 
 
 def test_a_long_number_leaves_the_other_numbers_read_as_numbers_even_with_warnings_as_errors():
