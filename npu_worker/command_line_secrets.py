@@ -6,6 +6,7 @@ commands (`synth`, `batch`: a token) warn with the same words."""
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
 import sys
 from collections.abc import Sequence
@@ -57,14 +58,21 @@ def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the wor
 
 
 def read_token_file(path: str) -> str:
-    """The token in `path` ('-': stdin), its surrounding whitespace (a final newline) dropped;
+    """The token in `path` ('-': stdin; a terminal there is asked, with no echo), its surrounding
+    whitespace (a final newline) dropped;
     ValueError saying what is wrong (unreadable, empty, too big, not text)."""
     try:
-        if path == "-":
+        if path == "-" and sys.stdin is None:
+            raise ValueError("--token-file -: the command has no standard input")
+        if path == "-" and sys.stdin.isatty():  # typed: not echoed (a screen shared, a terminal's log)
+            data = getpass.getpass("npu-worker: token (not echoed): ").encode()
+        elif path == "-":
             data = sys.stdin.buffer.read(MAX_TOKEN_FILE_BYTES + 1)
         else:
             with open(path, "rb") as file:
                 data = file.read(MAX_TOKEN_FILE_BYTES + 1)
+    except EOFError:  # Ctrl-D at the prompt
+        raise ValueError("--token-file -: no token was typed") from None
     except OSError as exc:
         raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from None
     if len(data) > MAX_TOKEN_FILE_BYTES:

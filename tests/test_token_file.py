@@ -6,7 +6,11 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
+import select
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +18,9 @@ import pytest
 
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.cli_client import main as client_main
+from tests.timing import seconds
+
+ROOT = Path(__file__).resolve().parents[1]
 
 TOKEN = "a-token-of-some-length-0123456789"
 
@@ -99,3 +106,47 @@ async def test_the_bench_report_never_records_a_token_given_as_a_flag(worker, tm
     for report in (tmp_path / "r.json", tmp_path / "r.md"):
         text = report.read_text(encoding="utf-8")
         assert TOKEN not in text and "<hidden>" in text, report
+
+
+def read_screen(leader: int, screen: bytes, enough: bytes, limit: float) -> bytes:
+    """What the terminal shows, read until it holds `enough`, the child has gone, or `limit` s passed."""
+    deadline = time.monotonic() + limit
+    while enough not in screen and (left := deadline - time.monotonic()) > 0:
+        if not select.select([leader], [], [], left)[0]:
+            break
+        try:
+            piece = os.read(leader, 1024)
+        except OSError:  # the child has gone: the terminal is closed
+            break
+        if not piece:
+            break
+        screen += piece
+    return screen
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_token_typed_at_a_terminal_is_asked_for_and_not_echoed(tmp_path):
+    """`--token-file -` at a terminal waited, with no word, for keys it echoed: the token stood on the
+    screen. It asks, and reads the token with echo off."""
+    leader, follower = os.openpty()
+    code = "from npu_worker.command_line_secrets import read_token_file; print(len(read_token_file('-')))"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,  # the pty is its controlling terminal: getpass asks there
+    )
+    os.close(follower)
+    try:
+        screen = read_screen(leader, b"", b"token", seconds(10))
+        assert b"token (not echoed)" in screen, screen  # asked before anything is typed
+        os.write(leader, TOKEN.encode() + b"\n")
+        screen = read_screen(leader, screen, str(len(TOKEN)).encode(), seconds(30))
+    finally:
+        os.close(leader)
+        child.kill()
+        child.wait()
+    assert TOKEN.encode() not in screen and str(len(TOKEN)).encode() in screen, screen
