@@ -1,7 +1,9 @@
 """Secrets given as flags: every local user reads a process's command line (`ps`, `/proc/<pid>/cmdline`)
 for as long as it runs, so such a flag hands the secret to each of them; the same value from the
 environment is readable by the process's user only. `serve` (a token, a queue password) and the client
-commands (`synth`, `batch`: a token) warn with the same words."""
+commands (`synth`, `batch`, `bench`: a token) warn with the same words. The client commands also read the
+token from a file (`--token-file`, `-` for stdin), which no one else sees, and `bench` records its command
+line with the token hidden."""
 
 from __future__ import annotations
 
