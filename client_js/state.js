@@ -10,7 +10,7 @@ export const $ = (id) => document.getElementById(id);
 export const base = workerBase();
 
 const query = new URLSearchParams(window.location.search);
-export const token = query.get("token") || storedToken();
+export const token = query.has("token") ? query.get("token") || "" : storedToken(); // `?token=`: none
 if (query.has("token")) {
   // Read once, then out of the address bar (history, bookmarks, screen shares); kept for this tab only.
   keepToken(token);

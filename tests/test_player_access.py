@@ -151,7 +151,8 @@ def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lect
 
 def test_the_token_survives_a_reload_of_the_tab_and_nowhere_else(open_player: Any, lecture: Path) -> None:
     """The token left the address bar once read, so a reload lost it and every Play was refused: it is
-    kept for the tab (sessionStorage), never in localStorage or the URL, and a new tab has none."""
+    kept for the tab (sessionStorage), never in localStorage or the URL, and a new tab has none; an empty
+    `?token=` forgets it."""
     worker, page, console = open_player(ToneEngine(), token="s3cret", open_page=False)
     page.goto(worker.url + "?token=s3cret")
     wait_for(page, "s.worker.state === 'ready'")
@@ -166,7 +167,12 @@ def test_the_token_survives_a_reload_of_the_tab_and_nowhere_else(open_player: An
     other_tab = page.context.new_page()
     other_tab.goto(worker.url)
     assert other_tab.evaluate("window.sessionStorage.length") == 0
-    assert console.errors == []
+    page.goto(worker.url + "?token=")  # an empty one: the kept token is forgotten, and not used
+    wait_for(page, "s.worker.state === 'ready'")
+    assert page.evaluate("window.sessionStorage.length") == 0
+    choose_sections(page, lecture, "0", 1)
+    page.click("#play")
+    wait_for(page, "s.message.includes('refused the WebSocket')")
 
 
 def test_the_same_lecture_file_chosen_again_reloads_the_box(open_player: Any, lecture: Path) -> None:
