@@ -43,6 +43,7 @@ from npu_worker.command_line_secrets import (
     add_token_arguments,
     secret_flag_warning,
     secrets_on_command_line,
+    token_file_warning,
     token_from,
 )
 
@@ -119,6 +120,8 @@ def _take_token(command: str, args: argparse.Namespace) -> str | None:
             flag, TOKEN_ENV, runs="the command runs", where=" (or --token-file PATH)"
         )
         say(f"npu-worker {command}: warning: {warning}")
+    if (readable := token_file_warning(args.token_file)) is not None:
+        say(f"npu-worker {command}: warning: {readable}")
     try:
         args.token_taken = token_from(args)
     except ValueError as exc:

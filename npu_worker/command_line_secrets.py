@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import stat
 import sys
 from collections.abc import Sequence
 
@@ -86,6 +87,23 @@ def read_token_file(path: str) -> str:
     if not token:
         raise ValueError(f"--token-file {path} holds no token")
     return token
+
+
+def token_file_warning(path: str | None) -> str | None:
+    """What to say about a --token-file every local user may read (`echo T > file` under umask 022
+    makes one): the secret is then theirs as surely as a flag in `ps` would make it."""
+    if path is None or path == "-":
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:  # `read_token_file` says why
+        return None
+    if not stat.S_ISREG(info.st_mode) or not info.st_mode & stat.S_IROTH:
+        return None
+    return (
+        f"--token-file {path} can be read by every local user (mode {info.st_mode & 0o777:o}); "
+        f"`chmod o-r {path}` (or 600) keeps the token yours"
+    )
 
 
 def token_from(args: argparse.Namespace) -> str | None:

@@ -47,6 +47,7 @@ async def test_synth_reads_its_token_from_a_file_and_warns_of_nothing(worker, tm
     server = await worker(token=TOKEN)
     secret = tmp_path / "token"
     secret.write_text(TOKEN + "\n", encoding="utf-8")  # as `echo` or an editor leaves it
+    secret.chmod(0o600)
     code = await asyncio.to_thread(client_main, [*synth_argv(server, tmp_path), "--token-file", str(secret)])
     err = capsys.readouterr().err
     assert code == 0, err
@@ -72,6 +73,7 @@ def test_a_token_file_that_holds_no_token_is_one_line_and_exit_two(tmp_path, cap
     path = tmp_path / "token"
     if content is not None:
         path.write_text(content, encoding="utf-8")
+        path.chmod(0o600)
     argv = ["synth", "x", "-o", str(tmp_path / "a.wav"), "--base", "http://127.0.0.1:9"]
     assert client_main([*argv, "--token-file", str(path)]) == 2
     assert capsys.readouterr().err == f"npu-worker synth: {problem.format(path=path)}\n"
@@ -83,6 +85,24 @@ def test_a_token_and_a_token_file_together_are_refused(tmp_path, capsys):
         client_main(argv)
     assert stop.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("mode", "warned"), [(0o644, True), (0o640, False), (0o600, False)])
+async def test_a_token_file_every_local_user_can_read_is_warned_about(worker, tmp_path, capsys, mode, warned):
+    """`echo T > token` under umask 022 makes a file every local user reads: as open as the flag."""
+    server = await worker(token=TOKEN)
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(mode)
+    argv = [*synth_argv(server, tmp_path), "--token-file", str(secret)]
+    assert await asyncio.to_thread(client_main, argv) == 0
+    err = capsys.readouterr().err
+    expected = (
+        f"npu-worker synth: warning: --token-file {secret} can be read by every local user (mode {mode:o}); "
+        f"`chmod o-r {secret}` (or 600) keeps the token yours"
+    )
+    assert (expected in err.splitlines()) is warned, err
+    assert ("warning" in err) is warned
 
 
 async def test_the_bench_reads_its_token_from_a_file(worker, tmp_path, capsys):

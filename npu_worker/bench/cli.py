@@ -35,6 +35,7 @@ from npu_worker.command_line_secrets import (
     add_token_arguments,
     secret_flag_warning,
     secrets_on_command_line,
+    token_file_warning,
     token_from,
     without_secrets,
 )
@@ -286,6 +287,8 @@ def run_bench_command(args: argparse.Namespace) -> int:
             flag, TOKEN_ENV, runs="the command runs", where=" (or --token-file PATH)"
         )
         print(f"npu-worker bench: warning: {warning}", file=sys.stderr)
+    if (readable := token_file_warning(args.token_file)) is not None:
+        print(f"npu-worker bench: warning: {readable}", file=sys.stderr)
     if args.mode == "fragments":
         return run_fragments_command(args, command)
     try:
