@@ -10,12 +10,40 @@ export const $ = (id) => document.getElementById(id);
 export const base = workerBase();
 
 const query = new URLSearchParams(window.location.search);
-export const token = query.get("token") || "";
+export const token = query.has("token") ? query.get("token") || "" : storedToken(); // `?token=`: none
 if (query.has("token")) {
-  // Read once, then out of the address bar (history, bookmarks, screen shares); kept in memory only.
+  // Read once, then out of the address bar (history, bookmarks, screen shares); kept for this tab only.
+  keepToken(token);
   const clean = new URL(window.location.href);
   clean.searchParams.delete("token");
   history.replaceState(history.state, "", clean);
+}
+
+/**
+ * The token survives a reload of this tab (it had left the address bar, so a reload lost it) in
+ * sessionStorage: this tab's, gone when it closes; never localStorage (kept on disk, read by every tab
+ * of the origin for good) nor the URL. Keyed by the worker's address: a token for one worker is never
+ * sent to another named with ?worker=. Storage the browser refuses (a privacy mode) keeps the old way.
+ */
+function tokenKey() {
+  return `npu-worker token for ${base}`;
+}
+
+function storedToken() {
+  try {
+    return window.sessionStorage.getItem(tokenKey()) || "";
+  } catch {
+    return "";
+  }
+}
+
+function keepToken(value) {
+  try {
+    if (value) window.sessionStorage.setItem(tokenKey(), value);
+    else window.sessionStorage.removeItem(tokenKey()); // `?token=` empty: forget the one kept
+  } catch {
+    // not kept: the next reload asks for ?token= again
+  }
 }
 
 export const state = {

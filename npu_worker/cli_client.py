@@ -17,7 +17,6 @@ import argparse
 import contextlib
 import json
 import math
-import os
 import signal
 import sys
 import threading
@@ -39,7 +38,14 @@ from npu_worker.client import (
     synth_batch_streaming,
 )
 from npu_worker.client.retrying import WAIT_LIMIT
-from npu_worker.command_line_secrets import secret_flag_warning, secrets_on_command_line
+from npu_worker.command_line_secrets import (
+    TOKEN_ENV,
+    add_token_arguments,
+    secret_flag_warning,
+    secrets_on_command_line,
+    token_file_warning,
+    token_from,
+)
 
 EXIT_OK, EXIT_SECTIONS_FAILED, EXIT_REQUEST_FAILED = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
@@ -47,14 +53,11 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 # coreutils `timeout` sends its SIGTERM twice, to the client and to its process group: a repeat this soon
 # is that same stop, not a second one (which would leave the job running)
 REPEATED_SIGTERM_SECONDS = 1.0
-TOKEN_ENV = "NPU_WORKER_TOKEN"
 
 
 def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str) -> None:
     parser.add_argument("--base", default=None, help=f"worker URL [env {BASE_ENV}; default {DEFAULT_BASE}]")
-    parser.add_argument(
-        "--token", default=None, help=f"bearer token, if the worker requires one [env {TOKEN_ENV}]"
-    )
+    add_token_arguments(parser)
     parser.add_argument("--lang", default=None, help=f"language code (default: {lang_default})")
     parser.add_argument("--speed", type=float, default=1.0, help="speed factor (default 1.0)")
     parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
@@ -102,14 +105,28 @@ def add_client_commands(subparsers: Any) -> None:
 
 
 def _token(args: argparse.Namespace) -> str | None:
-    return args.token or os.environ.get(TOKEN_ENV) or None
+    """The token `_take_token` read at the start."""
+    token: str | None = args.token_taken
+    return token
 
 
-def _warn_of_secret_flags(command: str, args: argparse.Namespace) -> None:
-    """Once, at the start: a `--token` flag is in `ps` for every local user for as long as the command
-    runs (a lecture batch: many minutes); the same token from NPU_WORKER_TOKEN is not."""
+def _take_token(command: str, args: argparse.Namespace) -> str | None:
+    """Once, at the start: the token read (from --token-file, which may be stdin, only once), and a
+    warning for a `--token` flag, which is in `ps` for every local user for as long as the command runs
+    (a lecture batch: many minutes); NPU_WORKER_TOKEN or --token-file are not. None, or why the token
+    cannot be read."""
     for flag in secrets_on_command_line(args):
-        say(f"npu-worker {command}: warning: {secret_flag_warning(flag, TOKEN_ENV, runs='the command runs')}")
+        warning = secret_flag_warning(
+            flag, TOKEN_ENV, runs="the command runs", where=" (or --token-file PATH)"
+        )
+        say(f"npu-worker {command}: warning: {warning}")
+    if (readable := token_file_warning(args.token_file)) is not None:
+        say(f"npu-worker {command}: warning: {readable}")
+    try:
+        args.token_taken = token_from(args)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _bad_speed(args: argparse.Namespace) -> str | None:
@@ -119,8 +136,7 @@ def _bad_speed(args: argparse.Namespace) -> str | None:
 
 def run_synth(args: argparse.Namespace) -> int:
     hear_ctrl_c()
-    _warn_of_secret_flags("synth", args)
-    if problem := _bad_speed(args):
+    if problem := _take_token("synth", args) or _bad_speed(args):
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
     output = str(Path(args.output).expanduser().resolve())
@@ -308,8 +324,7 @@ def left_behind(job_id: str, error: ClientError, bar: ProgressBar, out_dir: Path
 
 def run_batch(args: argparse.Namespace) -> int:
     hear_ctrl_c()
-    _warn_of_secret_flags("batch", args)
-    if problem := _bad_speed(args):
+    if problem := _take_token("batch", args) or _bad_speed(args):
         say(f"npu-worker batch: {problem}")
         return EXIT_REQUEST_FAILED
     try:

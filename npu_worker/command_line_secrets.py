@@ -1,11 +1,18 @@
 """Secrets given as flags: every local user reads a process's command line (`ps`, `/proc/<pid>/cmdline`)
 for as long as it runs, so such a flag hands the secret to each of them; the same value from the
 environment is readable by the process's user only. `serve` (a token, a queue password) and the client
-commands (`synth`, `batch`: a token) warn with the same words."""
+commands (`synth`, `batch`, `bench`: a token) warn with the same words. The client commands also read the
+token from a file (`--token-file`, `-` for stdin), which no one else sees, and `bench` records its command
+line with the token hidden."""
 
 from __future__ import annotations
 
 import argparse
+import getpass
+import os
+import stat
+import sys
+from collections.abc import Sequence
 
 from .config_values import holds_password
 
@@ -28,3 +35,97 @@ def secret_flag_warning(flag: str, env: str, *, runs: str, where: str = "") -> s
         f"{flag} was given on the command line, which every local user can read for as long as {runs} "
         f"(ps, /proc/<pid>/cmdline); give it as {env} in the environment{where} instead"
     )
+
+
+TOKEN_ENV = "NPU_WORKER_TOKEN"
+MAX_TOKEN_FILE_BYTES = 4096  # a bearer token is a line; a bigger file (or /dev/zero) is not one
+HIDDEN = "<hidden>"
+
+
+def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the worker") -> None:
+    """`--token-file` (the way that shows the token to no one) before `--token` (the way `ps` shows)."""
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument(
+        "--token-file",
+        metavar="PATH",
+        default=None,
+        help=f"read the bearer token {what} requires from this file ('-': standard input), so no other "
+        f"local user sees it [env {TOKEN_ENV} is as safe]",
+    )
+    given.add_argument(
+        "--token",
+        default=None,
+        help="the bearer token itself: every local user reads it in ps while the command runs; "
+        "prefer --token-file or the env var",
+    )
+
+
+def read_token_file(path: str) -> str:
+    """The token in `path` ('-': stdin; a terminal there is asked, with no echo), its surrounding
+    whitespace (a final newline) dropped;
+    ValueError saying what is wrong (unreadable, empty, too big, not text)."""
+    try:
+        if path == "-" and sys.stdin is None:
+            raise ValueError("--token-file -: the command has no standard input")
+        if path == "-" and sys.stdin.isatty():  # typed: not echoed (a screen shared, a terminal's log)
+            data = getpass.getpass("npu-worker: token (not echoed): ").encode()
+        elif path == "-":
+            data = sys.stdin.buffer.read(MAX_TOKEN_FILE_BYTES + 1)
+        else:
+            with open(path, "rb") as file:
+                data = file.read(MAX_TOKEN_FILE_BYTES + 1)
+    except EOFError:  # Ctrl-D at the prompt
+        raise ValueError("--token-file -: no token was typed") from None
+    except OSError as exc:
+        raise ValueError(f"cannot read --token-file {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_TOKEN_FILE_BYTES:
+        raise ValueError(f"--token-file {path} holds more than {MAX_TOKEN_FILE_BYTES} bytes: not a token")
+    try:
+        token = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        raise ValueError(f"--token-file {path} is not text") from None
+    if not token:
+        raise ValueError(f"--token-file {path} holds no token")
+    return token
+
+
+def token_file_warning(path: str | None) -> str | None:
+    """What to say about a --token-file every local user may read (`echo T > file` under umask 022
+    makes one): the secret is then theirs as surely as a flag in `ps` would make it."""
+    if path is None or path == "-":
+        return None
+    try:
+        info = os.stat(path)
+    except OSError:  # `read_token_file` says why
+        return None
+    if not stat.S_ISREG(info.st_mode) or not info.st_mode & stat.S_IROTH:
+        return None
+    return (
+        f"--token-file {path} can be read by every local user (mode {info.st_mode & 0o777:o}); "
+        f"`chmod o-r {path}` (or 600) keeps the token yours"
+    )
+
+
+def token_from(args: argparse.Namespace) -> str | None:
+    """The token a client command sends: --token-file's, else --token's, else NPU_WORKER_TOKEN's.
+    Read once per command (stdin can be read only once); ValueError from `read_token_file`."""
+    if getattr(args, "token_file", None) is not None:
+        return read_token_file(args.token_file)
+    return getattr(args, "token", None) or os.environ.get(TOKEN_ENV) or None
+
+
+def without_secrets(argv: Sequence[str], args: argparse.Namespace) -> list[str]:
+    """`argv` as a report may record it: the value of --token (as given, or `--token=…`, or an
+    abbreviation argparse took for it) replaced by <hidden>. A recorded benchmark command line is
+    published with its figures."""
+    token = getattr(args, "token", None)
+    if not token:
+        return list(argv)
+    shown = []
+    for word in argv:
+        if word == token:
+            word = HIDDEN
+        elif word.startswith("-") and word.endswith(f"={token}"):
+            word = word[: -len(token)] + HIDDEN
+        shown.append(word)
+    return shown

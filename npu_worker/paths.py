@@ -15,6 +15,7 @@ cannot overwrite another job's default output.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -47,12 +48,57 @@ VOICES_DIR = "voices"  # uploaded voices (voices.py), the worker's own files
 
 
 def is_under(path: str, roots: Sequence[str]) -> bool:
+    """Whether `path` (a real path) lies in one of `roots`: by its spelling, or by identity where a
+    folder it lies in is a root under another name (`alias_under`)."""
+    return any(spelled_under(path, root) for root in roots) or alias_under(path, roots) is not None
+
+
+def spelled_under(path: str, root: str) -> bool:
+    try:
+        return os.path.commonpath([path, root]) == root
+    except ValueError:
+        return False
+
+
+def alias_under(path: str, roots: Sequence[str]) -> str | None:
+    """`path` spelt beneath the root it lies in, where the folder of `path` that is that root has
+    another name: on a case-insensitive file system (macOS's default, a FAT or casefolded disk)
+    `/data/STATE/jobs` is `/data/state/jobs`, which realpath leaves as written, as it leaves a bind
+    mount. Compared by identity (device and inode) with the folders `path` goes through that exist;
+    None where none is a root. A check by spelling alone let a caller name the state dir, or an
+    operator's voice, in other letters, and refused a root's own files named so."""
+    wanted = []
     for root in roots:
-        try:
-            if os.path.commonpath([path, root]) == root:
+        with contextlib.suppress(OSError):
+            wanted.append((root, os.stat(root)))
+    if not wanted:
+        return None
+    folder, below = path, list[str]()
+    while True:
+        with contextlib.suppress(OSError):
+            found = os.stat(folder)
+            for root, info in wanted:
+                if os.path.samestat(found, info):
+                    return os.path.join(root, *below)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        below.insert(0, os.path.basename(folder))
+        folder = parent
+
+
+def same_file_as_any(path: str, paths: Sequence[str]) -> bool:
+    """`path` is one of `paths`, by spelling or (both existing) by identity: another case, a bind mount."""
+    if path in paths:
+        return True
+    try:
+        found = os.stat(path)
+    except OSError:
+        return False
+    for other in paths:
+        with contextlib.suppress(OSError):
+            if os.path.samestat(found, os.stat(other)):
                 return True
-        except ValueError:
-            continue
     return False
 
 
@@ -81,6 +127,14 @@ def too_long(real: str, *, written: bool = False) -> str | None:
     return None
 
 
+def spelled_as_roots(real: str, roots: Sequence[str]) -> str:
+    """`real` as the roots spell it where it lies in one under another name (`alias_under`): the file is
+    written beneath the root, found by its spelling, and its path is said back to the caller so."""
+    if any(spelled_under(real, root) for root in roots):
+        return real
+    return alias_under(real, roots) or real
+
+
 OUTSIDE_HINT = "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
 
 
@@ -100,7 +154,7 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     if path.endswith(("/", "/.", "/..")):  # names a folder: realpath would write the file it ends in
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
-    real = os.path.realpath(expanded)
+    real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
     if is_under(real, forbidden):
@@ -127,7 +181,7 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
     expanded = own_home(path)
     if not os.path.isabs(expanded):  # never resolved against the worker's own folder
         raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
-    real = os.path.realpath(expanded)
+    real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")
     if is_under(real, forbidden):
@@ -228,7 +282,8 @@ class PathPolicy:
         """A file directly in one of the operator's folders (what the engine loads or the voices list
         shows, even where a root is that folder itself: `--model-dir /data --output-roots /data`
         replaced the model), or deeper in one, unless a root the operator put there holds it."""
-        return os.path.dirname(real) in folders or (is_under(real, folders) and not is_under(real, inside))
+        beside = same_file_as_any(os.path.dirname(real), folders)
+        return beside or (is_under(real, folders) and not is_under(real, inside))
 
     def _linked_voice(self, real: str) -> bool:
         """The file a link in a --voices-dir points at, or the transcript beside it: the voice is spoken
@@ -241,7 +296,7 @@ class PathPolicy:
                 continue
             for link in links:
                 target = os.path.realpath(link)
-                if real in (target, os.path.splitext(target)[0] + ".txt"):
+                if same_file_as_any(real, (target, os.path.splitext(target)[0] + ".txt")):
                     return True
         return False
 
@@ -290,8 +345,8 @@ class PathPolicy:
 
     def _default_voice(self, path: str) -> bool:
         """The operator's --ref-wav, or the transcript beside it that the engine reads."""
-        transcripts = {os.path.splitext(wav)[0] + ".txt" for wav in self.voice_files}
-        return path in self.voice_files or path in transcripts
+        transcripts = [os.path.splitext(wav)[0] + ".txt" for wav in self.voice_files]
+        return same_file_as_any(path, [*self.voice_files, *transcripts])
 
 
 def engine_files(model_dir: str | None, vocoder: str | None) -> tuple[str, ...]:

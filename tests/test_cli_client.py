@@ -232,7 +232,7 @@ async def test_a_token_given_as_a_flag_is_warned_about_once(worker, tmp_path, ca
     assert warned == [
         f"npu-worker {command}: warning: --token was given on the command line, which every local user can "
         "read for as long as the command runs (ps, /proc/<pid>/cmdline); give it as NPU_WORKER_TOKEN in the "
-        "environment instead"
+        "environment (or --token-file PATH) instead"
     ]
     monkeypatch.setenv("NPU_WORKER_TOKEN", TOKEN)
     assert await run_cli(argv) == 0

@@ -149,6 +149,32 @@ def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lect
     assert health_urls and not any("token" in url for url in health_urls)
 
 
+def test_the_token_survives_a_reload_of_the_tab_and_nowhere_else(open_player: Any, lecture: Path) -> None:
+    """The token left the address bar once read, so a reload lost it and every Play was refused: it is
+    kept for the tab (sessionStorage), never in localStorage or the URL, and a new tab has none; an empty
+    `?token=` forgets it."""
+    worker, page, console = open_player(ToneEngine(), token="s3cret", open_page=False)
+    page.goto(worker.url + "?token=s3cret")
+    wait_for(page, "s.worker.state === 'ready'")
+    page.reload()
+    wait_for(page, "s.worker.state === 'ready'")
+    assert "token" not in page.url
+    choose_sections(page, lecture, "0", 1)
+    page.click("#play")
+    wait_for(page, "s.sections[0].state === 'done'")
+    assert page.evaluate("window.localStorage.length") == 0
+    assert "s3cret" in page.evaluate("JSON.stringify(Object.values(window.sessionStorage))")
+    other_tab = page.context.new_page()
+    other_tab.goto(worker.url)
+    assert other_tab.evaluate("window.sessionStorage.length") == 0
+    page.goto(worker.url + "?token=")  # an empty one: the kept token is forgotten, and not used
+    wait_for(page, "s.worker.state === 'ready'")
+    assert page.evaluate("window.sessionStorage.length") == 0
+    choose_sections(page, lecture, "0", 1)
+    page.click("#play")
+    wait_for(page, "s.message.includes('refused the WebSocket')")
+
+
 def test_the_same_lecture_file_chosen_again_reloads_the_box(open_player: Any, lecture: Path) -> None:
     """Edit the loaded lecture, then choose the same file to start over: the file input's value had not
     changed, so the browser fired no `change` and the edited text stayed."""

@@ -30,6 +30,15 @@ from npu_worker.bench.report import (
     write_report,
 )
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
+from npu_worker.command_line_secrets import (
+    TOKEN_ENV,
+    add_token_arguments,
+    secret_flag_warning,
+    secrets_on_command_line,
+    token_file_warning,
+    token_from,
+    without_secrets,
+)
 
 DEFAULT_TEXTS = Path(__file__).with_name("lecture_ko_39.json")
 MAX_TEXTS_BYTES = 16 * 1024 * 1024  # the 39-slide lecture is 7 KB
@@ -166,9 +175,7 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--note", default=None, help="free text recorded with the results (e.g. 'shared 2-core VM')"
     )
-    p.add_argument(
-        "--token", default=None, help="bearer token if the worker requires one [env NPU_WORKER_TOKEN]"
-    )
+    add_token_arguments(p)
     p.add_argument(
         "--wav-dir", default=None, help="directory for the /synth wavs (an allowed root; default: temp)"
     )
@@ -195,7 +202,7 @@ def _config(args: argparse.Namespace) -> LoadConfig:
         timeout=args.timeout,
         lang=args.lang or lang or "ko",
         seed=args.seed,
-        token=args.token or os.environ.get("NPU_WORKER_TOKEN") or None,
+        token=token_from(args),
         wav_dir=args.wav_dir,
     )
 
@@ -242,7 +249,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
             interval=args.fragment_interval_ms / 1000.0,
             lang=args.lang or lang or "ko",
             timeout=args.timeout,
-            token=args.token or os.environ.get("NPU_WORKER_TOKEN") or None,
+            token=token_from(args),
         )
     except (TargetNotAllowed, ValueError, OSError) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
@@ -273,7 +280,15 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
 
 def run_bench_command(args: argparse.Namespace) -> int:
     argv = getattr(args, "argv", None)
-    command = shlex.join(["npu-worker", *(sys.argv[1:] if argv is None else argv)])
+    # recorded with the figures, which are published: never the token itself
+    command = shlex.join(["npu-worker", *without_secrets(sys.argv[1:] if argv is None else argv, args)])
+    for flag in secrets_on_command_line(args):
+        warning = secret_flag_warning(
+            flag, TOKEN_ENV, runs="the command runs", where=" (or --token-file PATH)"
+        )
+        print(f"npu-worker bench: warning: {warning}", file=sys.stderr)
+    if (readable := token_file_warning(args.token_file)) is not None:
+        print(f"npu-worker bench: warning: {readable}", file=sys.stderr)
     if args.mode == "fragments":
         return run_fragments_command(args, command)
     try:

@@ -240,11 +240,31 @@ class EmiliaTokenizer:
 _HANGUL = re.compile("[\u1100-\u11ff\u3130-\u318f\uac00-\ud7a3]")  # jamo, compatibility jamo, syllables
 
 
+# cn2an reads at most 16 digits before a decimal point, and 16 after it: a longer whole part it left as
+# digits, which no pinyin token table holds (the number went unsaid), a longer fraction it cut to 16
+# digits, each with a UserWarning (under `-W error`, an exception that left every number of the text
+# unread). Such a number is an ID, a phone or card number, a constant's digits: read digit by digit.
+CN2AN_MAX_DIGITS = 16
+_NUMBER = re.compile(r"([0-9]+)(?:\.([0-9]+))?(%?)")
+_CHINESE_DIGITS = str.maketrans({**dict(zip("0123456789", "零一二三四五六七八九", strict=True)), ".": "点"})
+
+
+def _digit_by_digit(match: re.Match[str]) -> str:
+    """A number too long for cn2an, digit by digit (`%`: 百分之 first, as cn2an reads one); others as
+    they are, for cn2an."""
+    whole, fraction, percent = match.groups()
+    if max(len(whole), len(fraction or "")) <= CN2AN_MAX_DIGITS:
+        return match.group()
+    spelt = (whole if fraction is None else f"{whole}.{fraction}").translate(_CHINESE_DIGITS)
+    return f"百分之{spelt}" if percent else spelt
+
+
 def _normalise_chinese_numbers(text: str) -> str:
     try:
         import cn2an
     except ImportError:
         return text
+    text = _NUMBER.sub(_digit_by_digit, text)
     try:
         return str(cn2an.transform(text, "an2cn"))
     except Exception:  # cn2an raises plain exceptions on odd input; the digits then stay as they are

@@ -1,0 +1,101 @@
+"""A folder named otherwise than the worker's own spelling is the same folder: on a case-insensitive
+file system (macOS's default, FAT, a casefolded disk) `/data/STATE` is `/data/state`, which realpath
+leaves as written; so is a bind mount. The path checks compare such folders by identity.
+
+No case-insensitive file system can be made here without privileges, so the alias is a bind mount in a
+mount namespace of the test's own (`unshare`), which realpath leaves as written in the same way; the
+checks run in a child process inside it. Skipped where user namespaces are not allowed."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.timing import seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Run inside the namespace: argv[1] the allowed root, argv[2] a folder outside it; prints what happened.
+CHECKS = r"""
+import json, os, subprocess, sys
+from npu_worker.paths import PathPolicy
+from npu_worker.protocol import OutputPathNotAllowed
+
+root, outside = sys.argv[1], sys.argv[2]
+state, voices = os.path.join(root, "state"), os.path.join(root, "voices")
+for folder in (state, voices, os.path.join(root, "STATE"), os.path.join(root, "VOICES")):
+    os.makedirs(folder, exist_ok=True)
+with open(os.path.join(voices, "ref.wav"), "wb") as wav:
+    wav.write(b"the operator's voice")
+for real, alias in ((state, "STATE"), (voices, "VOICES"), (root, outside)):
+    subprocess.run(["mount", "--bind", real, os.path.join(root, alias)], check=True)
+policy = PathPolicy((root,), state, voice_dirs=(voices,), voice_files=(os.path.join(voices, "ref.wav"),))
+
+def admitted(path):
+    try:
+        return policy.resolve_output_path(path)
+    except OutputPathNotAllowed as exc:
+        return "refused: " + str(exc)
+
+def written(path):
+    try:
+        policy.write_output(path, b"a caller's wav")
+        return "written"
+    except OutputPathNotAllowed as exc:
+        return "refused: " + str(exc)
+
+print(json.dumps({
+    "state": admitted(os.path.join(root, "STATE", "jobs", "x", "job.json")),
+    "state_written": written(os.path.join(root, "STATE", "cache.wav")),
+    "voice": admitted(os.path.join(root, "VOICES", "ref.wav")),
+    "root": admitted(os.path.join(outside, "sub", "a.wav")),
+}))
+"""
+
+
+def namespaces_allowed(folder: Path) -> bool:
+    if shutil.which("unshare") is None or not sys.platform.startswith("linux"):
+        return False
+    probe = ["unshare", "--user", "--map-root-user", "--mount", "mount", "--bind", str(folder), str(folder)]
+    return subprocess.run(probe, capture_output=True, timeout=seconds(10)).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def aliased(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, str]]:
+    base = tmp_path_factory.mktemp("aliases")
+    if not namespaces_allowed(base):
+        pytest.skip("no user and mount namespaces here (unshare refused)")
+    root, outside = (base / "root").resolve(), (base / "elsewhere").resolve()
+    root.mkdir()
+    outside.mkdir()
+    command = ["unshare", "--user", "--map-root-user", "--mount", sys.executable, "-c", CHECKS]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [*command, str(root), str(outside)], capture_output=True, text=True, env=env, timeout=seconds(60)
+    )
+    assert done.returncode == 0, done.stderr
+    return root, outside, json.loads(done.stdout)
+
+
+def test_the_state_dir_under_another_name_is_refused(aliased):
+    root, _, seen = aliased
+    assert seen["state"].startswith("refused: ") and "inside the worker's state directory" in seen["state"]
+    assert seen["state_written"].startswith("refused: ")
+    assert not (root / "state" / "cache.wav").exists()
+
+
+def test_an_operators_voice_under_another_name_is_refused(aliased):
+    root, _, seen = aliased
+    assert seen["voice"].startswith("refused: ") and "one of the worker's voices" in seen["voice"]
+    assert (root / "voices" / "ref.wav").read_bytes() == b"the operator's voice"
+
+
+def test_a_root_under_another_name_is_a_root_spelt_as_the_worker_spells_it(aliased):
+    root, _, seen = aliased
+    assert seen["root"] == str(root / "sub" / "a.wav")

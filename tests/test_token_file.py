@@ -1,0 +1,172 @@
+"""A token that no other local user sees: `--token-file` (a file, or `-` for stdin) for the client
+commands and the benchmark, and a benchmark report that never records the token given as `--token`."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from npu_worker.bench.cli import main as bench_main
+from npu_worker.cli_client import main as client_main
+from tests.timing import seconds
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TOKEN = "a-token-of-some-length-0123456789"
+
+
+def base_of(test_client: Any) -> str:
+    return f"http://127.0.0.1:{test_client.port}"
+
+
+def synth_argv(server: Any, tmp_path: Path) -> list[str]:
+    return ["synth", "안녕하세요", "-o", str(tmp_path / "a.wav"), "--base", base_of(server)]
+
+
+def bench_argv(server: Any, tmp_path: Path) -> list[str]:
+    argv = ["bench", "--base", base_of(server), "--rps", "3", "--duration", "1", "--requests", "1"]
+    return [*argv, "--transports", "http", "--wav-dir", str(tmp_path), "--out", str(tmp_path / "r")]
+
+
+@pytest.fixture(autouse=True)
+def no_token_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NPU_WORKER_TOKEN", raising=False)
+
+
+async def test_synth_reads_its_token_from_a_file_and_warns_of_nothing(worker, tmp_path, capsys):
+    server = await worker(token=TOKEN)
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN + "\n", encoding="utf-8")  # as `echo` or an editor leaves it
+    secret.chmod(0o600)
+    code = await asyncio.to_thread(client_main, [*synth_argv(server, tmp_path), "--token-file", str(secret)])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert (tmp_path / "a.wav").exists() and "warning" not in err
+
+
+async def test_synth_reads_its_token_from_standard_input(worker, tmp_path, capsys, monkeypatch):
+    server = await worker(token=TOKEN)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(TOKEN.encode())))
+    code = await asyncio.to_thread(client_main, [*synth_argv(server, tmp_path), "--token-file", "-"])
+    assert code == 0, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (None, "cannot read --token-file {path}: No such file or directory"),
+        ("\n", "--token-file {path} holds no token"),
+        ("x" * 5000, "--token-file {path} holds more than 4096 bytes: not a token"),
+    ],
+)
+def test_a_token_file_that_holds_no_token_is_one_line_and_exit_two(tmp_path, capsys, content, problem):
+    path = tmp_path / "token"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+        path.chmod(0o600)
+    argv = ["synth", "x", "-o", str(tmp_path / "a.wav"), "--base", "http://127.0.0.1:9"]
+    assert client_main([*argv, "--token-file", str(path)]) == 2
+    assert capsys.readouterr().err == f"npu-worker synth: {problem.format(path=path)}\n"
+
+
+def test_a_token_and_a_token_file_together_are_refused(tmp_path, capsys):
+    argv = ["synth", "x", "-o", str(tmp_path / "a.wav"), "--token", TOKEN, "--token-file", "-"]
+    with pytest.raises(SystemExit) as stop:
+        client_main(argv)
+    assert stop.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("mode", "warned"), [(0o644, True), (0o640, False), (0o600, False)])
+async def test_a_token_file_every_local_user_can_read_is_warned_about(worker, tmp_path, capsys, mode, warned):
+    """`echo T > token` under umask 022 makes a file every local user reads: as open as the flag."""
+    server = await worker(token=TOKEN)
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(mode)
+    argv = [*synth_argv(server, tmp_path), "--token-file", str(secret)]
+    assert await asyncio.to_thread(client_main, argv) == 0
+    err = capsys.readouterr().err
+    expected = (
+        f"npu-worker synth: warning: --token-file {secret} can be read by every local user (mode {mode:o}); "
+        f"`chmod o-r {secret}` (or 600) keeps the token yours"
+    )
+    assert (expected in err.splitlines()) is warned, err
+    assert ("warning" in err) is warned
+
+
+async def test_the_bench_reads_its_token_from_a_file(worker, tmp_path, capsys):
+    server = await worker(token=TOKEN)
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    code = await asyncio.to_thread(bench_main, [*bench_argv(server, tmp_path), "--token-file", str(secret)])
+    assert code == 0, capsys.readouterr().err
+    recorded = json.loads((tmp_path / "r.json").read_text())
+    assert [record["error"] for record in recorded["records"]] == [None]
+
+
+@pytest.mark.parametrize("given", [["--token", TOKEN], [f"--token={TOKEN}"]])
+async def test_the_bench_report_never_records_a_token_given_as_a_flag(worker, tmp_path, capsys, given):
+    """The report's command line is published with its figures (benchmarks/): it held the token."""
+    server = await worker(token=TOKEN)
+    code = await asyncio.to_thread(bench_main, [*bench_argv(server, tmp_path), *given])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "npu-worker bench: warning: --token was given on the command line" in err
+    for report in (tmp_path / "r.json", tmp_path / "r.md"):
+        text = report.read_text(encoding="utf-8")
+        assert TOKEN not in text and "<hidden>" in text, report
+
+
+def read_screen(leader: int, screen: bytes, enough: bytes, limit: float) -> bytes:
+    """What the terminal shows, read until it holds `enough`, the child has gone, or `limit` s passed."""
+    deadline = time.monotonic() + limit
+    while enough not in screen and (left := deadline - time.monotonic()) > 0:
+        if not select.select([leader], [], [], left)[0]:
+            break
+        try:
+            piece = os.read(leader, 1024)
+        except OSError:  # the child has gone: the terminal is closed
+            break
+        if not piece:
+            break
+        screen += piece
+    return screen
+
+
+@pytest.mark.allow_blocking
+@pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
+def test_a_token_typed_at_a_terminal_is_asked_for_and_not_echoed(tmp_path):
+    """`--token-file -` at a terminal waited, with no word, for keys it echoed: the token stood on the
+    screen. It asks, and reads the token with echo off."""
+    leader, follower = os.openpty()
+    code = "from npu_worker.command_line_secrets import read_token_file; print(len(read_token_file('-')))"
+    child = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        start_new_session=True,  # the pty is its controlling terminal: getpass asks there
+    )
+    os.close(follower)
+    try:
+        screen = read_screen(leader, b"", b"token", seconds(10))
+        assert b"token (not echoed)" in screen, screen  # asked before anything is typed
+        os.write(leader, TOKEN.encode() + b"\n")
+        screen = read_screen(leader, screen, str(len(TOKEN)).encode(), seconds(30))
+    finally:
+        os.close(leader)
+        child.kill()
+        child.wait()
+    assert TOKEN.encode() not in screen and str(len(TOKEN)).encode() in screen, screen
