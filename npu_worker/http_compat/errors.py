@@ -16,6 +16,7 @@ from ..access import check_access, loopback_bind
 from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
 from ..connection_guard import MAX_HEADER_BYTES
 from ..incidents import internal_error
+from ..printable import printable
 from ..protocol import (
     BadRequest,
     BodyBudgetFull,
@@ -161,11 +162,12 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             BodyTooLarge(f"the body exceeds {settings.max_body_bytes} bytes"), exc.status
         )
     except web.HTTPNotFound:
-        error = BadRequest(f"no such endpoint: {request.method} {request.path}")
+        # (escaped: a path the pure-Python parser let through may hold bytes no UTF-8 encoder takes)
+        error = BadRequest(f"no such endpoint: {printable(request.method)} {printable(request.path)}")
         response = _shape_of(request)(error, 404)
     except web.HTTPMethodNotAllowed as exc:
         response = _shape_of(request)(
-            BadRequest(f"{request.method} is not allowed on {request.path}"), exc.status
+            BadRequest(f"{printable(request.method)} is not allowed on {printable(request.path)}"), exc.status
         )
         response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))  # RFC 9110: a 405 names them
     except web.HTTPException as exc:
@@ -182,9 +184,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         quiet = left_early(request, exc)
         if quiet is not None:
             return quiet
-        # the path as sent (still percent-encoded): a caller cannot start a log line of its own
+        # the path as sent (still percent-encoded, its controls escaped): no log line of the caller's own
         started = started_response(request)
-        failure = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
+        failure = internal_error(log, exc, "on %s %s", request.method, printable(request.rel_url.raw_path))
         last_words = _stream_line(started, failure)
         response = error_response(failure)
     if started is not None and started is not response:  # no second answer after it

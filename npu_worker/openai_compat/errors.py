@@ -17,6 +17,7 @@ from ..http_compat.bodies import refusal_response
 from ..http_compat.hang_up import left_early
 from ..http_compat.started import end_started, started_response
 from ..incidents import internal_error
+from ..printable import printable
 from ..protocol import (
     BodyTooLarge,
     ModelLoadError,
@@ -105,7 +106,7 @@ def openai_errors(handler: Handler) -> Handler:
             if quiet is not None:
                 return quiet
             # the path as sent (still percent-encoded): a caller cannot start a log line of its own
-            error = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
+            error = internal_error(log, exc, "on %s %s", request.method, printable(request.rel_url.raw_path))
             started = started_response(request)
             if started is not None:  # an SSE stream or audio under way: no second answer after it
                 return await end_started(request, started, _sse_line(started, error), then_end=True)
