@@ -73,7 +73,8 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         settings.backend,
         state_dir,
         settings.host,
-        settings.port,
+        # `:0` named a port no one listens on: `server.listen` says the one chosen once it is bound
+        settings.port or "(the port the system chooses, said once bound)",
     )
     if settings.token is None and not loopback_bind(settings.host):
         # Not refused: a deployment may put an authenticating proxy in front (docs/deploy.md).
