@@ -17,7 +17,15 @@ from typing import Any
 import msgspec
 
 from . import PROTOCOL_VERSION, wire
-from .openapi_refusals import COMMON_ERRORS, OPENAI_ERRORS, error_refs, refusal_responses, with_route_refusals
+from .openapi_refusals import (
+    COMMON_ERRORS,
+    OPENAI_ERRORS,
+    OPENAI_WEBSOCKET_REFUSAL,
+    WEBSOCKET_REFUSAL,
+    error_refs,
+    refusal_responses,
+    with_route_refusals,
+)
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
@@ -233,7 +241,11 @@ PATHS: dict[str, Any] = {
     "/ws": {
         "get": {
             "summary": "WebSocket channel (docs/protocol.md): WsMessage frames in; Event frames and PCM out",
-            "responses": {"101": {"description": "switching protocols"}, **error_refs(400, 401, 403)},
+            "responses": {
+                "101": {"description": "switching protocols"},
+                **error_refs(401, 403),
+                "400": dict(WEBSOCKET_REFUSAL),
+            },
         }
     },
     "/ready": {
@@ -274,7 +286,11 @@ PATHS: dict[str, Any] = {
     "/v1/audio/speech/stream": {
         "get": {
             "summary": "WebSocket (docs/protocol.md): StreamClientMessage frames in; StreamServerMessage and PCM out",
-            "responses": {"101": {"description": "switching protocols"}, **OPENAI_ERRORS},
+            "responses": {
+                "101": {"description": "switching protocols"},
+                "400": dict(OPENAI_WEBSOCKET_REFUSAL),
+                **OPENAI_ERRORS,
+            },
         }
     },
     "/v1/models": {

@@ -51,11 +51,35 @@ def with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
     return done
 
 
+WEBSOCKET_REFUSAL = {"$ref": "#/components/responses/WebSocketRefused"}
+OPENAI_WEBSOCKET_REFUSAL = {"$ref": "#/components/responses/OpenAIWebSocketRefused"}
+
+
 def refusal_responses() -> dict[str, Any]:
-    """The document's `components.responses`: the two error bodies, with the headers they carry."""
+    """The document's `components.responses`: the two error bodies, with the headers they carry, and
+    each as a socket route's refused handshake (its 400 names the WebSocket version spoken)."""
     return {
         "Error": _refusal("ErrorBody", "the fixed error body"),
         "OpenAIError": _refusal("OpenAIError", "the error body of the /v1 routes", _should_retry_header()),
+        "WebSocketRefused": _refusal("ErrorBody", HANDSHAKE_REFUSED, _websocket_version_header()),
+        "OpenAIWebSocketRefused": _refusal(
+            "OpenAIError", HANDSHAKE_REFUSED, {**_should_retry_header(), **_websocket_version_header()}
+        ),
+    }
+
+
+HANDSHAKE_REFUSED = "a refused WebSocket handshake (or another refusal of the request) in the error body"
+
+
+def _websocket_version_header() -> dict[str, Any]:
+    """RFC 6455 §4.2.2: a handshake refused for its version names the one the worker speaks."""
+    from .ws_server.opening import WEBSOCKET_VERSION
+
+    return {
+        "Sec-WebSocket-Version": {
+            "description": "on a handshake whose Sec-WebSocket-Version is missing or not spoken: the one spoken",
+            "schema": {"type": "string", "const": WEBSOCKET_VERSION},
+        }
     }
 
 
