@@ -171,12 +171,15 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         )
         response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))  # RFC 9110: a 405 names them
     except web.HTTPException as exc:
-        if exc.status < 400:
+        started = started_response(request)  # raised after the answer began: ended in its own words
+        if exc.status < 400 and started is None:
             raise
         # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too,
         # in the shape of their path (OpenAI's under /v1/), with the headers they name (a refused
         # WebSocket version's `Sec-WebSocket-Version`).
-        response = _shape_of(request)(BadRequest(_http_reason(exc)), exc.status)
+        refusal = BadRequest(http_reason(exc))
+        last_words = _stream_line(started, refusal)
+        response = _shape_of(request)(refusal, max(exc.status, 400))
         for name, value in exc.headers.items():
             if name.lower() not in BODY_HEADERS:
                 response.headers.add(name, value)
@@ -222,7 +225,7 @@ def path_refusals(app: web.Application) -> Callable[[str, WorkerError, int], web
     return lambda path, error, status: _shape_for(app, path)(error, status)
 
 
-def _http_reason(exc: web.HTTPException) -> str:
+def http_reason(exc: web.HTTPException) -> str:
     """aiohttp's explanation of a refusal in one line (its text repeats the status line otherwise)."""
     text = " ".join((exc.text or "").split())
     if not text or text.startswith(f"{exc.status}:"):
