@@ -136,7 +136,11 @@ class ClusterScheduler(Scheduler):
         self._spawn(writer.run())
         self._spawn(sweeper.run())
         self.heartbeat.on_view = self._end_unrunnable_streams
-        self._spawn(self.heartbeat.run(self._engine_info, self._own_load_error, self._own_decoder_calls))
+        self._spawn(
+            self.heartbeat.run(
+                self._engine_info, self._own_load_error, self._own_decoder_calls, self._own_load_phase
+            )
+        )
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
     def _prepare(self) -> str:
@@ -250,6 +254,11 @@ class ClusterScheduler(Scheduler):
 
     @property
     def load_phase(self) -> str | None:
+        """This node's engine's; none while the node answers for its peers' engines (`loaded: true`,
+        their `backend`): its own load's phase is in its `cluster.nodes` entry then."""
+        return None if self._serves_as_api() else self._own_load_phase()
+
+    def _own_load_phase(self) -> str | None:
         return self.engine_node.runner.load_phase if self.engine_node is not None else None
 
     @property
