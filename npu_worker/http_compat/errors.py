@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ..access import check_access, loopback_bind
 from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
-from ..connection_guard import MAX_HEADER_BYTES
+from ..connection_guard import MAX_HEADER_BYTES, unspoken_version
 from ..incidents import internal_error
 from ..printable import printable
 from ..protocol import (
@@ -125,6 +125,12 @@ def _expect_refusal(request: web.Request, limit: int | None) -> web.Response | N
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = request.app[SETTINGS_KEY]
+    if (version := unspoken_version(request)) is not None:
+        request[CLOSE_AFTER_KEY] = True  # (its body, if any, is not read)
+        unspoken = BadRequest(f"HTTP/{version.major}.{version.minor} is not spoken here; send HTTP/1.1")
+        refused = _shape_of(request)(unspoken, 505)
+        refused.force_close()
+        return refused
     try:
         check_request_access(request)
     except WorkerError as exc:
