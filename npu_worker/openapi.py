@@ -120,6 +120,15 @@ LOG_LINE = {
 
 
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
+# The player's files answer conditional and range requests as HTTP files do (no error body: these are
+# HTTP's own answers, with no body or the bytes asked for).
+FILE_ANSWERS: dict[str, Any] = {
+    "206": {"description": "the byte range a `Range` header asked for (`Content-Range` says which)"},
+    "304": {"description": "not modified since `If-Modified-Since` (no body)"},
+    "412": {"description": "modified since `If-Unmodified-Since` (no body)"},
+    "416": {"description": "a `Range` past the file's end (no body; `Content-Range: bytes */<size>`)"},
+}
+
 PATHS: dict[str, Any] = {
     "/health": {
         "get": {
@@ -330,12 +339,17 @@ PATHS: dict[str, Any] = {
     "/openapi.json": {
         "get": {"summary": "this document", "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1")}}
     },
-    "/": {"get": {"summary": "the browser player", "responses": {"200": {"description": "text/html"}}}},
+    "/": {
+        "get": {
+            "summary": "the browser player",
+            "responses": {"200": {"description": "text/html"}, **FILE_ANSWERS},
+        }
+    },
     "/{name}": {
         "get": {
             "summary": "the player's static files, by plain name",
             "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "the file"}, **error_refs(404)},
+            "responses": {"200": {"description": "the file"}, **FILE_ANSWERS, **error_refs(404)},
         }
     },
 }
