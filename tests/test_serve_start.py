@@ -340,7 +340,10 @@ def test_port_0_says_which_port_it_listens_on(tmp_path):
     process, log = start(tmp_path)
     try:
         [first] = [line for line in log.splitlines() if "npu_worker: npu-worker " in line]
-        assert ":0" not in first and first.endswith("(the port the system chooses, said once bound)"), first
+        assert "127.0.0.1:0" not in first, first
+        assert first.endswith(
+            "listening on http://127.0.0.1, on the port the system chooses (said once bound)"
+        )
         [line] = [line for line in log.splitlines() if "--port 0: listening on port " in line]
         port = int(line.rpartition(" ")[2])
         with socket.create_connection(("127.0.0.1", port), timeout=seconds(10)) as connection:
