@@ -117,8 +117,11 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
         """Shutdown (SIGTERM): the listening sockets are closed; let the running section finish."""
         log.info("shutdown: no longer accepting connections")
         await scheduler.drain(settings.shutdown_grace)
-        if ended := end_streams(app):
-            log.info("shutdown: ended %d NDJSON streams (their clients re-attach with after=)", ended)
+        streams, waits = end_streams(app)
+        if streams:
+            log.info("shutdown: ended %d NDJSON streams (their clients re-attach with after=)", streams)
+        if waits:
+            log.info("shutdown: ended %d waits for a whole job (/synth, stream:false batches)", waits)
         if closed := await close_sockets(app):
             log.info(
                 "shutdown: closed %d WebSocket sockets (1001; a request still running was ended)", closed

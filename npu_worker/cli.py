@@ -68,12 +68,13 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
     except OSError as exc:
         return _refused(f"cannot use the state directory {state_dir}: {exc.strerror or exc}", 1)
     logging.getLogger("npu_worker").info(
-        "npu-worker %s: backend %s, state dir %s, listening on http://%s:%s",
+        "npu-worker %s: backend %s, state dir %s, listening on http://%s%s",
         __version__,
         settings.backend,
         state_dir,
         settings.host,
-        settings.port,
+        # `:0` named a port no one listens on: `server.listen` says the one chosen once it is bound
+        f":{settings.port}" if settings.port else ", on the port the system chooses (said once bound)",
     )
     if settings.token is None and not loopback_bind(settings.host):
         # Not refused: a deployment may put an authenticating proxy in front (docs/deploy.md).

@@ -86,6 +86,9 @@ class GuardedHandler(RequestHandler):
         self.on_received: Callable[[], object] | None = None  # told after each piece (the body budget)
         self.peer_ended = False  # the caller ended its sending side after whole requests (`eof_received`)
         self._serving_body: StreamReader | None = None  # the request's being answered (`request_made`)
+        # the HTTP version the request being answered named, where it is none this server speaks
+        # (HTTP/2.0, 3.7, 0.9 in an HTTP/1 request line): it is answered in HTTP/1.1, refused (505)
+        self.unspoken_version: HttpVersion | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -240,8 +243,14 @@ class GuardedHandler(RequestHandler):
         """aiohttp makes the request it serves next (`watch_requests_made`): its body is the one being
         served; a refusal's placeholder gets the caller's HTTP version."""
         self._serving_body = body
+        self.unspoken_version = None
         if message is _REFUSED_PLACEHOLDER:
             return message._replace(version=self.refused_version())
+        if message.version.major != 1:  # the status line said `HTTP/3.7 200 OK`, an answer nobody reads
+            self.unspoken_version = message.version
+            return message._replace(version=HttpVersion(1, 1), should_close=True)
+        if message.version.minor > 1:  # RFC 9110 2.5: a later 1.x is answered in the highest one spoken
+            return message._replace(version=HttpVersion(1, 1))
         return message
 
     def refused_version(self) -> HttpVersion:
@@ -251,6 +260,12 @@ class GuardedHandler(RequestHandler):
 
 # The request aiohttp makes to answer one its parser refused: HTTP/1.0, whatever the caller spoke.
 _REFUSED_PLACEHOLDER = getattr(web_protocol, "ERROR", None)
+
+
+def unspoken_version(request: web.BaseRequest) -> HttpVersion | None:
+    """The HTTP version `request` named, where it is none this server speaks (`request_made`)."""
+    protocol = request.protocol
+    return protocol.unspoken_version if isinstance(protocol, GuardedHandler) else None
 
 
 def watch_requests_made(server: web.Server) -> None:

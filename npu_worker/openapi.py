@@ -17,7 +17,15 @@ from typing import Any
 import msgspec
 
 from . import PROTOCOL_VERSION, wire
-from .openapi_refusals import COMMON_ERRORS, OPENAI_ERRORS, error_refs, refusal_responses, with_route_refusals
+from .openapi_refusals import (
+    COMMON_ERRORS,
+    OPENAI_ERRORS,
+    OPENAI_WEBSOCKET_REFUSAL,
+    WEBSOCKET_REFUSAL,
+    error_refs,
+    refusal_responses,
+    with_route_refusals,
+)
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
@@ -112,6 +120,15 @@ LOG_LINE = {
 
 
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
+# The player's files answer conditional and range requests as HTTP files do (no error body: these are
+# HTTP's own answers, with no body or the bytes asked for).
+FILE_ANSWERS: dict[str, Any] = {
+    "206": {"description": "the byte range a `Range` header asked for (`Content-Range` says which)"},
+    "304": {"description": "not modified since `If-Modified-Since` (no body)"},
+    "412": {"description": "modified since `If-Unmodified-Since` (no body)"},
+    "416": {"description": "a `Range` past the file's end (no body; `Content-Range: bytes */<size>`)"},
+}
+
 PATHS: dict[str, Any] = {
     "/health": {
         "get": {
@@ -233,7 +250,11 @@ PATHS: dict[str, Any] = {
     "/ws": {
         "get": {
             "summary": "WebSocket channel (docs/protocol.md): WsMessage frames in; Event frames and PCM out",
-            "responses": {"101": {"description": "switching protocols"}, **error_refs(400, 401, 403)},
+            "responses": {
+                "101": {"description": "switching protocols"},
+                **error_refs(401, 403),
+                "400": dict(WEBSOCKET_REFUSAL),
+            },
         }
     },
     "/ready": {
@@ -274,7 +295,11 @@ PATHS: dict[str, Any] = {
     "/v1/audio/speech/stream": {
         "get": {
             "summary": "WebSocket (docs/protocol.md): StreamClientMessage frames in; StreamServerMessage and PCM out",
-            "responses": {"101": {"description": "switching protocols"}, **OPENAI_ERRORS},
+            "responses": {
+                "101": {"description": "switching protocols"},
+                "400": dict(OPENAI_WEBSOCKET_REFUSAL),
+                **OPENAI_ERRORS,
+            },
         }
     },
     "/v1/models": {
@@ -314,12 +339,17 @@ PATHS: dict[str, Any] = {
     "/openapi.json": {
         "get": {"summary": "this document", "responses": {"200": _json({"type": "object"}, "OpenAPI 3.1")}}
     },
-    "/": {"get": {"summary": "the browser player", "responses": {"200": {"description": "text/html"}}}},
+    "/": {
+        "get": {
+            "summary": "the browser player",
+            "responses": {"200": {"description": "text/html"}, **FILE_ANSWERS},
+        }
+    },
     "/{name}": {
         "get": {
             "summary": "the player's static files, by plain name",
             "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "the file"}, **error_refs(404)},
+            "responses": {"200": {"description": "the file"}, **FILE_ANSWERS, **error_refs(404)},
         }
     },
 }

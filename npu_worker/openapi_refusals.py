@@ -22,8 +22,9 @@ def error_refs(*codes: int) -> dict[str, Any]:
 
 # What the middleware (`http_compat/errors.py`) refuses on every route before its handler runs, so the
 # route table need not repeat it: a malformed request (400: a body on a request that takes none; 431:
-# request headers over 64 KiB) and, but for the player's own files, a browser origin or a Host that is
-# not allowed (403), and a missing token where one is configured, but for the open routes (401).
+# request headers over 64 KiB; 505: an HTTP version other than 1.x) and, but for the player's own files,
+# a browser origin or a Host that is not allowed (403), and a missing token where one is configured, but
+# for the open routes (401).
 PUBLIC_PATHS = ("/", "/{name}")  # the player's page and files (errors.PUBLIC_ROUTE_NAMES)
 
 
@@ -38,7 +39,7 @@ def with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
         for method, operation in item.items():
             operation = dict(operation)
             if not path.startswith("/v1/"):
-                codes = [400, 431]
+                codes = [400, 431, 505]  # 505: a request line naming HTTP/2.0 or 0.9
                 if path not in PUBLIC_PATHS:
                     codes.append(403)
                 if path not in PUBLIC_PATHS + OPEN_PATHS:
@@ -51,11 +52,35 @@ def with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
     return done
 
 
+WEBSOCKET_REFUSAL = {"$ref": "#/components/responses/WebSocketRefused"}
+OPENAI_WEBSOCKET_REFUSAL = {"$ref": "#/components/responses/OpenAIWebSocketRefused"}
+
+
 def refusal_responses() -> dict[str, Any]:
-    """The document's `components.responses`: the two error bodies, with the headers they carry."""
+    """The document's `components.responses`: the two error bodies, with the headers they carry, and
+    each as a socket route's refused handshake (its 400 names the WebSocket version spoken)."""
     return {
         "Error": _refusal("ErrorBody", "the fixed error body"),
         "OpenAIError": _refusal("OpenAIError", "the error body of the /v1 routes", _should_retry_header()),
+        "WebSocketRefused": _refusal("ErrorBody", HANDSHAKE_REFUSED, _websocket_version_header()),
+        "OpenAIWebSocketRefused": _refusal(
+            "OpenAIError", HANDSHAKE_REFUSED, {**_should_retry_header(), **_websocket_version_header()}
+        ),
+    }
+
+
+HANDSHAKE_REFUSED = "a refused WebSocket handshake (or another refusal of the request) in the error body"
+
+
+def _websocket_version_header() -> dict[str, Any]:
+    """RFC 6455 §4.2.2: a handshake refused for its version names the one the worker speaks."""
+    from .ws_server.opening import WEBSOCKET_VERSION
+
+    return {
+        "Sec-WebSocket-Version": {
+            "description": "on a handshake whose Sec-WebSocket-Version is missing or not spoken: the one spoken",
+            "schema": {"type": "string", "const": WEBSOCKET_VERSION},
+        }
     }
 
 

@@ -28,6 +28,7 @@ from .config import Settings
 from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_made
 from .http_compat.errors import path_refusals
 from .http_compat.metrics import METRICS_KEY
+from .printable import printable
 
 log = logging.getLogger(__name__)
 # How long a thread may hold the GIL while another waits for it (CPython's default: 5 ms). The engine
@@ -57,20 +58,31 @@ RESERVED_FILES = 256  # besides the connections: the engine's libraries and mode
 def redacted_path(request: web.BaseRequest) -> str:
     """The path and query as logged: the value of any token-like parameter is replaced by `***`, and
     the whole cut at LOGGED_TARGET_CHARS (an 8 KB request line, its query quoted again, was a 22 KB log
-    line: any caller could fill the disk 200 times faster than with ordinary requests)."""
+    line: any caller could fill the disk 200 times faster than with ordinary requests). The path's
+    controls are escaped (`printable`): the pure-Python parser let ESC and CR through into the line."""
     raw_query = request.rel_url.raw_query_string
-    target = request.rel_url.raw_path
+    target = printable(request.rel_url.raw_path)
     if raw_query:
         pairs = []
         # `;` splits too: yarl reads `a=1;token=t` as one value of `a`, which was logged whole
         for piece in re.split("[&;]", raw_query):
             key, equals, value = (unquote_plus(part) for part in piece.partition("="))
             secret = equals and any(word in key.lower() for word in SECRET_QUERY_KEYS)
-            pairs.append(f"{quote(key, safe='')}{equals}{'***' if secret else quote(value, safe='')}")
+            shown = "***" if secret else _quoted(value)
+            pairs.append(f"{_quoted(key)}{equals}{shown}")
         target = f"{target}?{'&'.join(pairs)}"
     if len(target) > LOGGED_TARGET_CHARS:
         return f"{target[:LOGGED_TARGET_CHARS]}...(+{len(target) - LOGGED_TARGET_CHARS} chars)"
     return target
+
+
+def _quoted(text: str) -> str:
+    """`text` percent-encoded, a byte that is not UTF-8 (which the pure-Python parser lets through,
+    decoded as a lone surrogate) included: `quote` raised on it, in the access log."""
+    try:
+        return quote(text.encode("utf-8", "surrogateescape"), safe="")
+    except UnicodeEncodeError:  # a surrogate no byte became (sent as UTF-8 of its own): as its code
+        return quote(text.encode("utf-8", "surrogatepass"), safe="")
 
 
 class RedactingAccessLogger(AbstractAccessLogger):
@@ -89,7 +101,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
             self.logger.info(
                 '%s "%s %s HTTP/%d.%d" %d %d %.3fs',
                 request.remote,
-                request.method[:LOGGED_METHOD_CHARS],  # any token with aiohttp's pure-Python parser
+                printable(request.method[:LOGGED_METHOD_CHARS]),  # any token with the pure-Python parser
                 redacted_path(request),
                 request.version.major,
                 request.version.minor,

@@ -81,7 +81,21 @@ class Answers:
         return found
 
 
-SAYING_HEADERS = ("Retry-After", "WWW-Authenticate", "x-should-retry")  # what a client acts on
+# what a client acts on
+SAYING_HEADERS = ("Retry-After", "WWW-Authenticate", "x-should-retry", "Sec-WebSocket-Version")
+SOCKET_PATHS = ("/ws", "/v1/audio/speech/stream")
+FILE_REQUESTS = {
+    "a range": {"Range": "bytes=0-0"},
+    "unchanged": {"If-Modified-Since": "Fri, 01 Jan 2100 00:00:00 GMT"},
+    "changed": {"If-Unmodified-Since": "Thu, 01 Jan 1970 00:00:00 GMT"},
+    "a range past the end": {"Range": "bytes=999999999-"},
+}
+OLD_WEBSOCKET = {
+    "Upgrade": "websocket",
+    "Connection": "Upgrade",
+    "Sec-WebSocket-Version": "8",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+}
 
 
 def _allows(schema: dict[str, Any], value: str) -> bool:
@@ -112,10 +126,18 @@ async def test_every_refusal_of_every_route_is_documented(worker):
     upload.add_field("name", "default")
     upload.add_field("ref_text", "하나")
     await answers.call(client, "post", "/v1/audio/voices", "a voice that exists", data=upload)
+    for path in SOCKET_PATHS:  # a version not spoken: the 400 names the one spoken (undocumented before)
+        await answers.call(client, "get", path, "a WebSocket version refused", headers=OLD_WEBSOCKET)
     said = [
         (status, headers) for _, _, status, headers, label in answers.seen if label == "a voice that exists"
     ]
     assert said == [(409, {"x-should-retry": "false"})]
+    for label, asked in FILE_REQUESTS.items():  # the player's page answers as an HTTP file does
+        await answers.call(client, "get", "/", label, headers=asked)
+    said_for_files = {label: status for _, _, status, _, label in answers.seen if label in FILE_REQUESTS}
+    assert said_for_files == {"a range": 206, "unchanged": 304, "changed": 412, "a range past the end": 416}
+    refused = [(status, headers) for _, _, status, headers, label in answers.seen if "version" in label]
+    assert refused == [(400, {"Sec-WebSocket-Version": "13"})] * len(SOCKET_PATHS), refused
     assert not answers.undocumented(), answers.undocumented()
 
 

@@ -11,6 +11,7 @@ import re
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.client import aio
@@ -166,3 +167,41 @@ async def test_the_speech_stream_socket_says_its_error_before_1011(worker, caplo
     assert logged_with_traceback(caplog, incident_of(error["message"]))
     closing = await ws.receive(timeout=seconds(10))
     assert closing.type == aiohttp.WSMsgType.CLOSE and closing.data == 1011
+
+
+def http_refusal(*args: object, **kwargs: object) -> None:
+    raise web.HTTPBadRequest(text="a refusal raised after the head")
+
+
+async def test_an_aiohttp_refusal_raised_after_a_stream_began_ends_it_in_its_own_words(worker):
+    """An aiohttp `HTTPException` raised once an answer was under way was answered the old way: a second
+    answer (`HTTP/1.1 400 …`) written inside the first one's body, which the caller's parser failed on
+    (NDJSON) or waited past (SSE). It follows the begun answer's path now, as any other failure does."""
+    client = await worker()
+    client.app[SCHEDULER_KEY].subscribe = http_refusal  # after the NDJSON stream's head
+    response = await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "hi"}]})
+    assert response.status == 200
+    lines = []
+    with pytest.raises(aiohttp.ClientPayloadError):  # cut short, never a whole stream without `done`
+        async with asyncio.timeout(seconds(10)):
+            while line := await response.content.readline():
+                lines.append(line)
+    assert lines and not any(b"HTTP/1.1" in line for line in lines), lines
+    last = json.loads(lines[-1])
+    assert last["event"] == "error" and last["idx"] is None
+    assert last["error"] == "BadRequest: a refusal raised after the head"
+
+
+async def test_an_aiohttp_refusal_raised_after_an_sse_stream_began_ends_it_with_an_error_event(
+    worker, monkeypatch
+):
+    client = await worker()
+    monkeypatch.setattr(speech, "speech_usage", http_refusal)  # for the SSE's last event
+    body = {"input": "hi there", "voice": "default", "stream_format": "sse", "response_format": "pcm"}
+    response = await client.post("/v1/audio/speech", json=body)
+    assert response.status == 200
+    async with asyncio.timeout(seconds(10)):
+        raw = await response.read()
+    assert b"HTTP/1.1" not in raw
+    events = [json.loads(line.removeprefix(b"data: ")) for line in raw.split(b"\n\n") if line.strip()]
+    assert events[-1]["type"] == "error" and events[-1]["error"]["code"] == "BadRequest", events[-1]

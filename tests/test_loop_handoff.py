@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from typing import Any
 
 from npu_worker.jobs.journal import LoopHandoff
 from tests.timing import seconds
@@ -116,3 +117,36 @@ async def test_soon_joins_a_later_window_that_is_due_and_is_a_call_when_none_is(
         while len(ran) < 3:
             await asyncio.sleep(0.001)
     assert ran == [1, 2, 3]
+
+
+class ClosingAsItIsWoken(asyncio.SelectorEventLoop):
+    """A real loop that the shutdown closes just as another thread wakes it (the race made
+    deterministic: open when that thread looked, closed by the time its call lands)."""
+
+    def call_soon_threadsafe(self, *args: Any, **kwargs: Any) -> asyncio.Handle:
+        self.close()
+        return super().call_soon_threadsafe(*args, **kwargs)
+
+
+def test_a_loop_closing_as_the_engine_thread_hands_over_raises_nothing_there():
+    """The loop's `is_closed` was looked at, then `call_soon_threadsafe` called: a loop closed between
+    the two (the worker's end) raised RuntimeError on the engine thread, in the middle of its work."""
+    raised: list[BaseException] = []
+    for hand_over in ("call", "later"):
+        loop = ClosingAsItIsWoken()
+        handoff = LoopHandoff(loop)  # built on this thread: the handovers below come from another
+
+        def engine_thread(hand_over: str = hand_over, handoff: LoopHandoff = handoff) -> None:
+            try:
+                if hand_over == "call":
+                    handoff(print, "never printed")
+                else:
+                    handoff.later(print, "never printed", within=0.01)
+            except BaseException as exc:  # noqa: BLE001 - what the engine thread would have met
+                raised.append(exc)
+
+        thread = threading.Thread(target=engine_thread)
+        thread.start()
+        thread.join(seconds(5))
+        assert loop.is_closed()
+    assert raised == []

@@ -334,9 +334,15 @@ def test_allowing_every_origin_without_a_token_warns_at_start(tmp_path):
 
 
 def test_port_0_says_which_port_it_listens_on(tmp_path):
-    """The start line says `:0`; the port the system chose was written nowhere (callers could not find it)."""
+    """The start line said `:0`, a port no one listens on, and the port the system chose was written
+    nowhere (callers could not find it): the start line says the port is chosen, the next one which."""
     process, log = start(tmp_path)
     try:
+        [first] = [line for line in log.splitlines() if "npu_worker: npu-worker " in line]
+        assert "127.0.0.1:0" not in first, first
+        assert first.endswith(
+            "listening on http://127.0.0.1, on the port the system chooses (said once bound)"
+        )
         [line] = [line for line in log.splitlines() if "--port 0: listening on port " in line]
         port = int(line.rpartition(" ")[2])
         with socket.create_connection(("127.0.0.1", port), timeout=seconds(10)) as connection:

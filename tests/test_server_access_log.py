@@ -123,3 +123,49 @@ async def test_below_info_the_access_log_formats_nothing_and_kept_alive_connecti
         assert answer.count(b"HTTP/1.1 200") == 3
         logged = [r for r in caplog.records if r.name == "aiohttp.access"]
         assert len(logged) == lines and len(redacted) == lines
+
+
+@pytest.mark.allow_blocking
+def test_with_the_pure_python_parser_a_callers_controls_never_reach_the_log_raw(tmp_path: Path):
+    """aiohttp's pure-Python parser lets bytes through that llhttp refuses: a path holding U+009B (a
+    terminal's CSI, as ESC [ is), U+2028 or a direction override was written raw into the access log, and
+    one holding bytes that are not UTF-8 was a 500 (its 404's words could not be encoded). Each is
+    escaped in the log line and the answer; the requests the parser refuses (ESC, CR) stay refused."""
+    import os
+    import socket
+
+    env = {**os.environ, "AIOHTTP_NO_EXTENSIONS": "1"}
+    log = tmp_path / "worker.log"
+    with log.open("wb") as out:
+        process = start_worker_process(tmp_path / "state", 0, 0.0, env=env, stderr=out)
+    targets = (
+        b"/a\xc2\x9b2Jb",
+        b"/a\xe2\x80\xa8b",
+        b"/a\xe2\x80\xaeb",
+        b"/a\xff\xfe",
+        b"/jobs?lang=\xff\x1b",
+        b"/a\x1b[2Jb",
+        b"/a\rb",
+    )
+    statuses = []
+    try:
+        for target in targets:
+            with socket.create_connection(("127.0.0.1", process.port), timeout=seconds(10)) as connection:
+                connection.sendall(
+                    b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+                )
+                answer = b""
+                while chunk := connection.recv(65536):
+                    answer += chunk
+            statuses.append(answer.split(b" ")[1])
+            assert answer.partition(b"\r\n\r\n")[2].startswith(b'{"status": "fail"') or b"200" in statuses[-1]
+    finally:
+        process.terminate()
+        process.wait(timeout=seconds(10))
+    assert b"500" not in statuses, statuses
+    text = log.read_bytes().decode("utf-8", "surrogateescape")
+    access = [line for line in text.splitlines() if "aiohttp.access" in line and "GET /health " not in line]
+    assert len(access) == len(targets), text
+    assert all(line.isprintable() for line in access), access
+    assert "GET /a\\x9b2Jb " in text and "GET /a\\u2028b " in text and "GET /a\\xff\\xfe " in text
+    assert "internal error" not in text

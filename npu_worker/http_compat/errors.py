@@ -14,8 +14,9 @@ from aiohttp import web
 
 from ..access import check_access, loopback_bind
 from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
-from ..connection_guard import MAX_HEADER_BYTES
+from ..connection_guard import MAX_HEADER_BYTES, unspoken_version
 from ..incidents import internal_error
+from ..printable import printable
 from ..protocol import (
     BadRequest,
     BodyBudgetFull,
@@ -124,6 +125,12 @@ def _expect_refusal(request: web.Request, limit: int | None) -> web.Response | N
 @web.middleware
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     settings = request.app[SETTINGS_KEY]
+    if (version := unspoken_version(request)) is not None:
+        request[CLOSE_AFTER_KEY] = True  # (its body, if any, is not read)
+        unspoken = BadRequest(f"HTTP/{version.major}.{version.minor} is not spoken here; send HTTP/1.1")
+        refused = _shape_of(request)(unspoken, 505)
+        refused.force_close()
+        return refused
     try:
         check_request_access(request)
     except WorkerError as exc:
@@ -161,20 +168,24 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
             BodyTooLarge(f"the body exceeds {settings.max_body_bytes} bytes"), exc.status
         )
     except web.HTTPNotFound:
-        error = BadRequest(f"no such endpoint: {request.method} {request.path}")
+        # (escaped: a path the pure-Python parser let through may hold bytes no UTF-8 encoder takes)
+        error = BadRequest(f"no such endpoint: {printable(request.method)} {printable(request.path)}")
         response = _shape_of(request)(error, 404)
     except web.HTTPMethodNotAllowed as exc:
         response = _shape_of(request)(
-            BadRequest(f"{request.method} is not allowed on {request.path}"), exc.status
+            BadRequest(f"{printable(request.method)} is not allowed on {printable(request.path)}"), exc.status
         )
         response.headers["Allow"] = ", ".join(sorted(exc.allowed_methods))  # RFC 9110: a 405 names them
     except web.HTTPException as exc:
-        if exc.status < 400:
+        started = started_response(request)  # raised after the answer began: ended in its own words
+        if exc.status < 400 and started is None:
             raise
         # aiohttp's own refusals (a bad WebSocket handshake, a missing file...) get the error body too,
         # in the shape of their path (OpenAI's under /v1/), with the headers they name (a refused
         # WebSocket version's `Sec-WebSocket-Version`).
-        response = _shape_of(request)(BadRequest(_http_reason(exc)), exc.status)
+        refusal = BadRequest(http_reason(exc))
+        last_words = _stream_line(started, refusal)
+        response = _shape_of(request)(refusal, max(exc.status, 400))
         for name, value in exc.headers.items():
             if name.lower() not in BODY_HEADERS:
                 response.headers.add(name, value)
@@ -182,9 +193,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         quiet = left_early(request, exc)
         if quiet is not None:
             return quiet
-        # the path as sent (still percent-encoded): a caller cannot start a log line of its own
+        # the path as sent (still percent-encoded, its controls escaped): no log line of the caller's own
         started = started_response(request)
-        failure = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
+        failure = internal_error(log, exc, "on %s %s", request.method, printable(request.rel_url.raw_path))
         last_words = _stream_line(started, failure)
         response = error_response(failure)
     if started is not None and started is not response:  # no second answer after it
@@ -220,7 +231,7 @@ def path_refusals(app: web.Application) -> Callable[[str, WorkerError, int], web
     return lambda path, error, status: _shape_for(app, path)(error, status)
 
 
-def _http_reason(exc: web.HTTPException) -> str:
+def http_reason(exc: web.HTTPException) -> str:
     """aiohttp's explanation of a refusal in one line (its text repeats the status line otherwise)."""
     text = " ".join((exc.text or "").split())
     if not text or text.startswith(f"{exc.status}:"):

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from ..connection_hooks import peer_ended
+from ..printable import printable
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ def left_early(request: web.BaseRequest, error: BaseException) -> web.Response |
     if not isinstance(error, ConnectionError) or not caller_gone(request):
         return None
     error.__traceback__ = None
-    log.info("%s %s: the caller went away (%s)", request.method, request.rel_url.raw_path, error)
+    log.info("%s %s: the caller went away (%s)", request.method, printable(request.rel_url.raw_path), error)
     return web.Response(status=CLIENT_CLOSED_REQUEST)
 
 

@@ -72,32 +72,36 @@ class OpenStreams:
     under way as the drain ended the others would otherwise be waited on until aiohttp cut it."""
 
     def __init__(self) -> None:
-        self._open: set[Subscription] = set()
+        self._open: dict[Subscription, bool] = {}  # each one open: whether it is a stream (else a wait)
         self.ended = False
 
-    def add(self, subscription: Subscription) -> None:
-        self._open.add(subscription)
+    def add(self, subscription: Subscription, *, stream: bool = True) -> None:
+        """`stream=False`: a `stream: false` caller's wait, ended alike but not counted as a stream."""
+        self._open[subscription] = stream
         if self.ended:
             subscription.finish()
 
     def discard(self, subscription: Subscription) -> None:
-        self._open.discard(subscription)
+        self._open.pop(subscription, None)
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def end(self) -> int:
-        """End every stream once it has sent what is queued for it; how many were open."""
+    def end(self) -> tuple[int, int]:
+        """End every stream and wait once it has sent what is queued for it; how many of each were open
+        (the shutdown's log line said `stream: false` waits were streams)."""
         self.ended = True
         for subscription in list(self._open):
             subscription.finish()
-        return len(self._open)
+        streams = sum(self._open.values())
+        return streams, len(self._open) - streams
 
 
-def end_streams(app: web.Application) -> int:
+def end_streams(app: web.Application) -> tuple[int, int]:
     """Shutdown, after the drain: end every open stream once it has sent what is queued for it (no
     more lines will come before the restart), so the connections close at once instead of being
-    cut when aiohttp's shutdown timeout runs out. Returns how many were open."""
+    cut when aiohttp's shutdown timeout runs out. Returns how many streams and `stream: false` waits
+    were open."""
     return app[NDJSON_STREAMS_KEY].end()
 
 

@@ -152,7 +152,7 @@ async def _wait_done(
     2026-12-05 late night)."""
     subscription = scheduler.subscribe(job)
     waiting = request.app[NDJSON_STREAMS_KEY]
-    waiting.add(subscription)
+    waiting.add(subscription, stream=False)
     look = cancel_if_caller_goes
     try:
         while True:

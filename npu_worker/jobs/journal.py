@@ -52,8 +52,8 @@ class LoopHandoff:
             self._scheduled = True
         if threading.get_ident() == self._loop_thread:
             self.loop.call_soon(self._drain)
-        elif not self.loop.is_closed():
-            self.loop.call_soon_threadsafe(self._drain)
+        else:
+            self._wake(self._drain)
 
     def later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
         """Like a call, for what may wait up to `within` seconds (a preview's audio once its listener
@@ -68,8 +68,15 @@ class LoopHandoff:
             self._timed = True
         if threading.get_ident() == self._loop_thread:
             self._arm(within)
-        elif not self.loop.is_closed():
-            self.loop.call_soon_threadsafe(self._arm, within)
+        else:
+            self._wake(self._arm, within)
+
+    def _wake(self, callback: Callable[..., None], *arguments: Any) -> None:
+        """`callback` on the loop from another thread; nothing once the loop is closed (the worker's
+        end: nobody is left to read what the engine thread hands over). A loop closing between a look
+        at `is_closed` and the call made `call_soon_threadsafe` raise on the engine thread."""
+        with contextlib.suppress(RuntimeError):  # "Event loop is closed", however late it closed
+            self.loop.call_soon_threadsafe(callback, *arguments)
 
     def _arm(self, within: float) -> None:
         self.loop.call_later(within, self._timer_drain)

@@ -14,10 +14,13 @@ from aiohttp import web
 
 from ..app_keys import SETTINGS_KEY
 from ..http_compat.bodies import refusal_response
+from ..http_compat.errors import http_reason
 from ..http_compat.hang_up import left_early
 from ..http_compat.started import end_started, started_response
 from ..incidents import internal_error
+from ..printable import printable
 from ..protocol import (
+    BadRequest,
     BodyTooLarge,
     ModelLoadError,
     TooManyVoices,
@@ -98,14 +101,19 @@ def openai_errors(handler: Handler) -> Handler:
         except web.HTTPRequestEntityTooLarge:
             limit = request.app[SETTINGS_KEY].max_body_bytes
             return openai_error_response(BodyTooLarge(f"the body exceeds {limit} bytes"))
-        except web.HTTPException:
-            raise
+        except web.HTTPException as exc:
+            started = started_response(request)
+            if started is None:  # the middleware answers it, in this surface's shape
+                raise
+            # after the head (an SSE stream, audio): its own words or a cut, as for any other failure
+            refused = BadRequest(http_reason(exc))
+            return await end_started(request, started, _sse_line(started, refused), then_end=True)
         except Exception as exc:  # noqa: BLE001 - the error body is the contract, even for our own bugs
             quiet = left_early(request, exc)
             if quiet is not None:
                 return quiet
             # the path as sent (still percent-encoded): a caller cannot start a log line of its own
-            error = internal_error(log, exc, "on %s %s", request.method, request.rel_url.raw_path)
+            error = internal_error(log, exc, "on %s %s", request.method, printable(request.rel_url.raw_path))
             started = started_response(request)
             if started is not None:  # an SSE stream or audio under way: no second answer after it
                 return await end_started(request, started, _sse_line(started, error), then_end=True)

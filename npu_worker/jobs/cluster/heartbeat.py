@@ -139,10 +139,11 @@ class Heartbeat:
         engine_info: Callable[[], EngineInfo | None],
         load_error: Callable[[], WorkerError | None] = lambda: None,
         decoder_calls: Callable[[], DecoderCalls | None] = lambda: None,
+        load_phase: Callable[[], str | None] = lambda: None,
     ) -> None:
         """Every HEARTBEAT_SECONDS: this node's beat (its role and engine, with a bucketed decoder's
-        calls as its /health counts them, or why its engine failed to load), then the view read back;
-        Redis down or full is waited out, never the end of the loop."""
+        calls as its /health counts them, or why its engine failed to load, or what its loading engine
+        is doing), then the view read back; Redis down or full is waited out, never the end of the loop."""
         refused = False  # Redis answered an error (a value not of ours at the nodes key): said once
         beats = 0
         while True:
@@ -162,6 +163,8 @@ class Heartbeat:
                     body["decoder_calls"] = {"total": calls.total, "cpu_overflow": calls.cpu_overflow}
             elif (error := load_error()) is not None:
                 body.update(load_error=str(error)[:1000], fallback=error.fallback)
+            elif (phase := load_phase()) is not None:  # a `both` node serving through a peer meanwhile
+                body["load_phase"] = phase[:200]
             try:
                 await self.jobs.heartbeat(self.node, body)
                 await self.read_view()

@@ -89,6 +89,11 @@ class ClusterEngines(Scheduler):
 
     @property
     def load_phase(self) -> str | None:
+        """This node's engine's; none while the node answers for its peers' engines (`loaded: true`,
+        their `backend`): its own load's phase is in its `cluster.nodes` entry then."""
+        return None if self._serves_as_api() else self._own_load_phase()
+
+    def _own_load_phase(self) -> str | None:
         return self.engine_node.runner.load_phase if self.engine_node is not None else None
 
     @property

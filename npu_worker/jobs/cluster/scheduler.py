@@ -130,7 +130,11 @@ class ClusterScheduler(ClusterEngines):
         self._spawn(writer.run())
         self._spawn(sweeper.run())
         self.heartbeat.on_view = self._end_unrunnable_streams
-        self._spawn(self.heartbeat.run(self._engine_info, self._own_load_error, self._own_decoder_calls))
+        self._spawn(
+            self.heartbeat.run(
+                self._engine_info, self._own_load_error, self._own_decoder_calls, self._own_load_phase
+            )
+        )
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
 
     def _prepare(self) -> str:

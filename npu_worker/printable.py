@@ -1,0 +1,33 @@
+"""Text a caller sent, made safe to write into a log line or an error's words.
+
+aiohttp's pure-Python parser (`AIOHTTP_NO_EXTENSIONS=1`, or a platform without its C extension) lets
+bytes through that llhttp refuses: a request path may hold C1 controls (U+009B is a terminal's CSI, as
+ESC [ is), line and paragraph separators, direction overrides, and bytes that are not UTF-8 (decoded as
+lone surrogates, which no UTF-8 encoder takes: an error body naming such a path was a 500). Each of
+them, and the backslash that starts an escape, is written as a Python escape instead, so a log line
+stays one line, a terminal paging the log runs nothing, and any text can be encoded. Pure code.
+"""
+
+from __future__ import annotations
+
+
+def printable(text: str) -> str:
+    """`text` with every character `str.isprintable` refuses (controls, separators, format characters,
+    surrogates) written as `\\xNN`, `\\uNNNN` or `\\UNNNNNNNN`, and `\\` as `\\\\`; most text is returned
+    as it is, at the cost of one scan."""
+    if text.isprintable() and "\\" not in text:
+        return text
+    return "".join(_shown(char) for char in text)
+
+
+def _shown(char: str) -> str:
+    if char == "\\":
+        return "\\\\"
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (surrogateescape): the byte itself
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
