@@ -61,8 +61,9 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 11: "$3억 달러로", "$100 달러까지" the word once (not 달러 달러로); "$100조차" 100 달러조차 (not 100조 달러차);
 # "x > 0일때", "x > 0인지" x 0 초과일때, x 0 초과인지 (not 0일 초과때, 0인 초과지);
 # a lambda's "\x -> go" x에서 go (espeak said "backslash"); a braced exponent, "x^{2}", "10^{-3}", x의 2제곱,
-# 10의 마이너스 3제곱 (espeak: 엑스 이, 십 마이너스 삼)).
-AUDIO_REVISION = 11
+# 10의 마이너스 3제곱 (espeak: 엑스 이, 십 마이너스 삼));
+# 12: "x > 3인치", "t > 3개월" x 3인치 초과 (not 3인 초과치), "x>0이면" x 0 초과이면 (not x0).
+AUDIO_REVISION = 12
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -49,9 +49,13 @@ TILDE = re.compile(r"[~～〜]+")
 # bracket ("<그림 1>", "<1>"), an arrow ("->") or a comparison of two numbers ("3 < 5").
 BOUND_WORDS = {"<": "미만", "≤": "이하", ">": "초과", "≥": "이상"}
 LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이하"}
+# ... and a unit or a counter that only opens like a shorter one, "x > 3인치", "t > 3개월", "d ≥ 2일차" (it was x 3인
+# 초과치, t 세 개 초과월: 인, 개 and 일 read as the counters and the bound said inside the word): the word whole,
+# x 3인치 초과.
+_BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
 BOUND = re.compile(
     r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?\d+(?:[.,]\d+)*"
-    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
+    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})?)(?! ?[\d>])"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
 # as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
@@ -78,15 +82,16 @@ def bound(match: re.Match[str]) -> str:
     """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word)."""
     sign, amount = match.groups()
     text, start, last, number = match.string, match.start(), amount[-1], amount[:-1].rstrip()
+    # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
+    apart = " " if text[start - 1 : start].isalnum() else ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
         and _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
         and _COPULA_CONTEXT[last].match(text, match.end())
     ):
-        apart = "" if text[start - 1 : start].isspace() else " "
         return f"{apart}{number} {BOUND_WORDS[sign]}{last}"
-    return f"{amount} {BOUND_WORDS[sign]}"
+    return f"{apart}{amount} {BOUND_WORDS[sign]}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:
