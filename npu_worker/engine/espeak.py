@@ -62,7 +62,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "x > 0일때", "x > 0인지" x 0 초과일때, x 0 초과인지 (not 0일 초과때, 0인 초과지);
 # a lambda's "\x -> go" x에서 go (espeak said "backslash"); a braced exponent, "x^{2}", "10^{-3}", x의 2제곱,
 # 10의 마이너스 3제곱 (espeak: 엑스 이, 십 마이너스 삼));
-# 12: "x > 3인치", "t > 3개월" x 3인치 초과 (not 3인 초과치), "x>0이면" x 0 초과이면 (not x0).
+# 12: "x > 3인치", "t > 3개월" x 3인치 초과 (not 3인 초과치), "x>0이면" x 0 초과이면 (not x0);
+# "2ab+b^2" 2ab 플러스 (not English "plus"); "$100+" 100 달러 이상, "$100-200" 100에서 200 달러.
 AUDIO_REVISION = 12
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -64,7 +64,12 @@ OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
 # A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
-_TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=제곱)|(?<=\)))"
+# ... and a product of letters after its coefficient, "2ab+b^2", "3xy - 1" (it was 2ab+b, the English "plus"): a
+# key's "Ctrl+C" has none.
+_TERM_BEFORE = (
+    r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=(?<![A-Za-z])\d[a-z]{2})|(?<=(?<![A-Za-z])\d[a-z]{3})"
+    r"|(?<=제곱)|(?<=\)))"
+)
 _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
 PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
 # Between words, "A + B 세트": 플러스, not English "plus"; and unspaced between a formula's terms, "a+b", "x+1",

@@ -61,8 +61,14 @@ FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 _WRITTEN_WORD = re.compile(
     r" ?(달러|유로|파운드|엔|원)(?![가-힣](?<![을를이가은는과와으의에도만로까부보씩짜어대나면인입였라며고야랑쯤밖뿐조처마]))"
 )
-CURRENCY_AMOUNT = re.compile(
-    rf"([$€£¥₩]) ?(\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?)(?:{PARTICLE})?"
+_AMOUNT = r"\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?"
+# ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상.
+CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+]))?(?:{PARTICLE})?")
+# A range of amounts, "$100-200", "$100-$200", "$100~200" (its "~" 에서 by then: espeak said 백 달러 이백, or 200 with
+# no currency): 100에서 200 달러, the currency's word once, after the range. Not "$100에서 200명" (people, no amount),
+# nor a difference, "$500 - 200 = $300", "$500-200" (it runs down).
+CURRENCY_RANGE = re.compile(
+    rf"([$€£¥₩]) ?({_AMOUNT})(?: ?[-–] ?|에서 )\1? ?({_AMOUNT})(?![\d.,])(?:{PARTICLE})?(?![가-힣A-Za-z\d]| ?[-−+=×*/])"
 )
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
@@ -96,8 +102,21 @@ def _speed(match: re.Match[str], alone: str, exponent: str) -> str:
 def currency_amount(match: re.Match[str]) -> str:
     """ "$100을" as 100 달러를: the number, its currency's word, the particle in the word's form; the word once
     where it is written too, "$3억 달러" (3억 달러; it was 3 달러억 달러)."""
-    sign, number, particle = match.groups()
-    word = _CURRENCY[sign]
+    sign, number, or_more, particle = match.groups()
+    if or_more:
+        return f"{number} {_CURRENCY[sign]} 이상"
+    return _amount_said(match, number, _CURRENCY[sign], particle)
+
+
+def currency_range(match: re.Match[str]) -> str:
+    """ "$100-200" as 100에서 200 달러: the currency's word once, after the range's last amount."""
+    sign, first, last, particle = match.groups()
+    if first.replace(".", "").isdigit() and last.replace(".", "").isdigit() and float(first) >= float(last):
+        return match.group(0)  # "$500-200": runs down, a difference (read as before)
+    return f"{first}에서 {_amount_said(match, last, _CURRENCY[sign], particle)}"
+
+
+def _amount_said(match: re.Match[str], number: str, word: str, particle: str | None) -> str:
     written = _WRITTEN_WORD.match(match.string, match.end())
     if not particle and written and written.group(1) == word:
         return number
