@@ -54,7 +54,7 @@ LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이�
 # x 3인치 초과.
 _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
 BOUND = re.compile(
-    r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?\d+(?:[.,]\d+)*"
+    r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*"
     rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})?)(?! ?[\d>])"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
@@ -81,6 +81,10 @@ def year_range(match: re.Match[str]) -> str:
 def bound(match: re.Match[str]) -> str:
     """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word)."""
     sign, amount = match.groups()
+    if amount.lstrip("-−").startswith(
+        "."
+    ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
+        amount = amount.replace(".", "0.", 1)
     text, start, last, number = match.string, match.start(), amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() else ""

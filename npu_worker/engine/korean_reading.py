@@ -11,7 +11,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
 `korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds),
-`korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
+`korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios), `korean_functions` (a function's power, a partial derivative, a compound exponent),
 `korean_arrows` (arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
 minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
 and Markdown emphasis.
@@ -31,6 +31,7 @@ from . import english_reading
 from . import korean_arrows as arrows
 from . import korean_dates as dates
 from . import korean_formulas as formulas
+from . import korean_functions as functions
 from . import korean_numerals as numerals
 from . import korean_phone_numbers as phones
 from . import korean_ranges as ranges
@@ -98,6 +99,10 @@ def _numbers_spoken(text: str) -> str:
         text = text.translate(_WIDE_SIGNS)
     # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
     text = formulas.BRACED_EXPONENT.sub(r"^\1", text)
+    text = functions.COMPOUND_EXPONENT.sub(functions.compound_exponent, text)  # "x^{n+1}"
+    text = functions.FUNCTION_POWER.sub(functions.function_power, text)  # "sin²x" before "²" is a power
+    text = functions.FUNCTION.sub(functions.function, text)
+    text = functions.PARTIAL.sub(functions.partial, text)  # "∂f/∂x" before "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"

@@ -19,7 +19,12 @@ def alternatives(words: dict[str, str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
 
-UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
+# ... and after a number's superscript power, "10⁻³ m", "10⁶ W" (espeak: 엠, 더블유): 10의 마이너스 3제곱 미터; not after a
+# letter's, "x² m".
+_AFTER_NUMBER = (
+    r"(?:(?<=\d)|(?<=\d[⁰¹²³⁴⁵⁶⁷⁸⁹])|(?<=\d[⁰¹²³⁴⁵⁶⁷⁸⁹]{2})|(?<=\d⁻[⁰¹²³⁴⁵⁶⁷⁸⁹])|(?<=\d⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]{2}))"
+)
+UNIT = re.compile(rf"{_AFTER_NUMBER} ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
 # "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
 # Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
 _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
@@ -45,8 +50,11 @@ BARE_UNITS = {
 }
 BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({alternatives(BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 BARE_LITER = re.compile(r"ℓ(당)?")
-PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
-PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
+# ... and after a superscript power, "3×10⁸ m/s", "10⁵ km/h" (it was 10의 8제곱 m/s, the unit English, "slash"):
+# 10의 8제곱 미터 퍼 초, the power kept whole for `korean_formulas`.
+_SUPERSCRIPT_POWER = "(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
+PER_HOUR = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?){_SUPERSCRIPT_POWER} ?km/h(?![A-Za-z])")
+PER_SECOND = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?){_SUPERSCRIPT_POWER} ?m/s(?![A-Za-z²])")
 # ... but after a power's exponent, "3 × 10^8 m/s", the unit after the number (it was 10^초속 8미터, the caret left
 # unsaid): 10의 8제곱 미터 퍼 초.
 _CARET_BEFORE = re.compile(r"\^ ?[-−]?$")
@@ -96,6 +104,8 @@ def per_second(match: re.Match[str]) -> str:
 def _speed(match: re.Match[str], alone: str, exponent: str) -> str:
     start = match.start()
     after_caret = _CARET_BEFORE.search(match.string, max(0, start - 3), start)
+    if match.group(2):
+        return exponent.format(match.group(1) + match.group(2))
     return (exponent if after_caret else alone).format(match.group(1))
 
 

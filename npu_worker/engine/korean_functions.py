@@ -1,0 +1,96 @@
+"""A formula's functions as a Korean lecturer says them: "sin²x" 사인 제곱 x, "sin⁻¹x" 아크사인 x,
+"∂f/∂x" x에 대한 f의 편미분, and a power whose exponent is a sum, "x^{n+1}" x의 n 플러스 1제곱.
+
+espeak-ng 1.52's Korean voice said "sin" before Hangul as the English word and "sin²x" as sin의 2제곱x (the square
+read on the name, as on a number), "∂f/∂x" as 편미분 f "slash" 편미분 x, and "x^{n+1}" with its braces, the power
+unsaid; a part of `korean_reading`, which applies these before its marks and numbers.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import PARTICLE, particle_after
+
+_NAMES = {
+    "sinh": "하이퍼볼릭 사인",
+    "cosh": "하이퍼볼릭 코사인",
+    "tanh": "하이퍼볼릭 탄젠트",
+    "sin": "사인",
+    "cos": "코사인",
+    "tan": "탄젠트",
+    "sec": "시컨트",
+    "csc": "코시컨트",
+    "cot": "코탄젠트",
+    "log": "로그",
+    "ln": "엘엔",
+}
+_NAME = "|".join(_NAMES)
+_INVERTIBLE = ("sin", "cos", "tan")
+_POWERS = {"2": "제곱", "3": "세제곱"}
+_SUPERSCRIPT = str.maketrans("¹²³⁴⁵⁶⁷⁸⁹⁻ⁿ", "123456789-n")
+# A function's power, "sin²x", "cos^2 θ", "log²n", "sin^{2}x" (its braces gone by then), and its inverse, "sin⁻¹x",
+# "tan^-1 x" (아크탄젠트). Not a word's letters, "basin²", "Lincoln".
+FUNCTION_POWER = re.compile(
+    rf"(?<![A-Za-z])({_NAME})(?:\^ ?([-−]?[1-9]|[a-z](?![A-Za-z]))|(⁻?[¹²³⁴⁵⁶⁷⁸⁹]|ⁿ))(?![\d⁰¹²³⁴⁵⁶⁷⁸⁹])"
+)
+# ... and the function glued to a Greek letter, "sinθ" (espeak: the English word "sin" before the letter's Hangul
+# name, sin세타): 사인 세타. Before a Latin letter or a bracket, "sin x", "sin(x)", "log n", espeak says it well.
+FUNCTION = re.compile(rf"(?<![A-Za-z])({_NAME})(?=[α-ωΑ-Ω])")
+# A partial derivative, "∂f/∂x", "∂²f/∂x²", "∂/∂t" (espeak: 편미분 f "slash" 편미분 x): x에 대한 f의 편미분, with a
+# particle after it in the form 편미분 takes ("∂f/∂x는": 편미분은); a mixed one, "∂²f/∂x∂y", x, y에 대한 f의 이계 편미분.
+PARTIAL = re.compile(
+    rf"∂(²?) ?([A-Za-z])?/∂([A-Za-z])(?:(²?)|(?<=[A-Za-z]) ?∂([A-Za-z]))(?![A-Za-z\d∂²])(?:{PARTICLE})?"
+)
+# A power whose exponent is a sum or a product, "x^{n+1}", "2^{n-1}", "e^{2x}", "x^(n+1)" (espeak: 엑스 엔 플러스 일, the
+# power unsaid): x의 n 플러스 1제곱. A bracket's single term, "f^(n)", is a derivative's order: left.
+COMPOUND_EXPONENT = re.compile(
+    r"\^ ?(?:\{ ?([-−]?[A-Za-z\d]{1,3}(?: ?[-+−] ?[A-Za-z\d]{1,3}){0,2}) ?\}"
+    r"|\( ?((?:[-−] ?)?[A-Za-z\d]{1,3}(?: ?[-+−] ?[A-Za-z\d]{1,3}){1,2}|[-−] ?[A-Za-z\d]{1,3}) ?\))"
+    rf"(?:{PARTICLE})?"
+)
+_SIGN = re.compile(r" ?([-+−]) ?")
+
+
+def function_power(match: re.Match[str]) -> str:
+    """ "sin²x" as 사인 제곱 x, "sin⁻¹x" as 아크사인 x; a logarithm's inverse, "log⁻¹", is left to the powers."""
+    name, caret, superscript = match.groups()
+    exponent = (caret or superscript.translate(_SUPERSCRIPT)).replace("−", "-")
+    if exponent == "-1":
+        if name not in _INVERTIBLE:
+            return match.group(0)
+        said = "아크" + _NAMES[name]
+    else:
+        said = f"{_NAMES[name]} {_POWERS.get(exponent, exponent + '제곱')}"
+    return said + _apart(match)
+
+
+def function(match: re.Match[str]) -> str:
+    return _NAMES[match.group(1)] + _apart(match)
+
+
+def _apart(match: re.Match[str]) -> str:
+    """A space after the function's words where its argument is written on: "sinθ" 사인 θ."""
+    after = match.string[match.end() : match.end() + 1]
+    return " " if after and not after.isspace() and after != "(" else ""
+
+
+def partial(match: re.Match[str]) -> str:
+    second, function_name, variable, second_again, other, particle = match.groups()
+    if other:
+        if not second:
+            return match.group(0)
+        variable, second_again = f"{variable}, {other}", second
+    if second != second_again:
+        return match.group(0)
+    of = f"{function_name}의 " if function_name else ""
+    said = f"{variable}에 대한 {of}{'이계 ' if second else ''}편미분"
+    return said + particle_after(said, particle) if particle else said
+
+
+def compound_exponent(match: re.Match[str]) -> str:
+    exponent = _SIGN.sub(
+        lambda m: " 플러스 " if m.group(1) == "+" else " 마이너스 ", match.group(1) or match.group(2)
+    )
+    said = f"의 {exponent.strip()}제곱"
+    return said + particle_after(said, match.group(3)) if match.group(3) else said
