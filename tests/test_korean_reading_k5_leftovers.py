@@ -232,3 +232,31 @@ def test_a_fiscal_year_and_a_bound_below_one_are_said(written, said):
 )
 def test_a_fiscal_years_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$100-200달러", "100에서 200달러"),  # it was 100 달러에서 200달러: the word twice
+        ("$1.5M+", "150만 달러 이상"),  # it was 150만 달러+
+        ("α∂²u/∂x²", "알파 x에 대한 u의 이계 편미분"),  # it was 알파x에 대한: one word
+        ("x^{1/2}", "x의 2분의 1제곱"),  # it was x^{2분의 1}
+        ("e^{iπ}", "e의 i파이제곱"),  # it was e^{i파이}
+        ("FY2023~FY2024", "2023에서 2024 회계연도"),  # the tilde was lost: 2023 회계연도 2024 회계연도
+        ("FY2023-FY2024", "2023에서 2024 회계연도"),
+    ],
+)
+def test_the_lookalikes_of_this_rounds_readings_read_as_theirs(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$1.5M", "150만 달러"),
+        ("$100-200명", "100 달러에서 200명"),  # people, no amount: as before
+        ("x^{n/2}", "x^{n/2}"),
+    ],
+)
+def test_the_lookalikes_of_this_rounds_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

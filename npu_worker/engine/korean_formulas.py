@@ -36,8 +36,8 @@ _FORMS |= {
 # too (espeak: English "plus or minus").
 # ... and glued to the word it changes, "매출▲3%", "영업이익▼2억" (espeak: 매출 and nothing for the sign): apart, 매출 증가.
 SIGN = re.compile(
-    r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)|(?<=[가-힣])([△▲▼])(?=\d)"
-)
+    r"(?=[ \-−+±△▲▼])(?:(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)|(?<=[가-힣])([△▲▼])(?=\d))"
+)  # (the look-ahead first: the look-behinds are tried only before a sign or a space)
 # ... but a report's sign changes an amount: a percentage or points, money, a scale, or a bare number
 # ("(▲30)"). Before a number joined to another word, "▲3대 전략 ▲5개 과제", "▲1위 삼성전자", "△1단계", it is a
 # Korean news list's bullet (it was 증가 3대 전략): left unsaid, as espeak leaves it.
@@ -60,7 +60,9 @@ POWER = re.compile(
     rf"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d])))(?:{PARTICLE})?"
 )  # "x²": x의 2제곱 too
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
-OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
+OPERATOR = re.compile(
+    r"(?=[ ×✕*÷])(?:(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S))"
+)  # "V × I" said no sign
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
 # A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
@@ -71,11 +73,12 @@ _TERM_BEFORE = (
     r"|(?<=제곱)|(?<=\)))"
 )
 _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
-PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
+# (Each looks ahead for its sign before it looks behind for a term: the look-behinds are tried only there.)
+PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
 # Between words, "A + B 세트": 플러스, not English "plus"; and unspaced between a formula's terms, "a+b", "x+1",
 # "N+1", "1+1 행사" (espeak said the English word): 플러스, as a Korean says either. Not a key's "Ctrl+C", "C++",
 # an ion's "Li+" (no term after it) nor a code point's "U+223C".
-PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|{_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
+PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")

@@ -44,12 +44,28 @@ PARTIAL = re.compile(
 )
 # A power whose exponent is a sum or a product, "x^{n+1}", "2^{n-1}", "e^{2x}", "x^(n+1)" (espeak: 엑스 엔 플러스 일, the
 # power unsaid): x의 n 플러스 1제곱. A bracket's single term, "f^(n)", is a derivative's order: left.
+# ... and a fraction or a Greek letter in the braces, "x^{1/2}", "e^{iπ}": x의 2분의 1제곱, e의 i파이제곱.
+_TERM = r"(?:\d{1,3}/\d{1,3}|[A-Za-z\dα-ω]{1,3})"
 COMPOUND_EXPONENT = re.compile(
-    r"\^ ?(?:\{ ?([-−]?[A-Za-z\d]{1,3}(?: ?[-+−] ?[A-Za-z\d]{1,3}){0,2}) ?\}"
-    r"|\( ?((?:[-−] ?)?[A-Za-z\d]{1,3}(?: ?[-+−] ?[A-Za-z\d]{1,3}){1,2}|[-−] ?[A-Za-z\d]{1,3}) ?\))"
+    rf"\^ ?(?:\{{ ?([-−]?{_TERM}(?: ?[-+−] ?{_TERM}){{0,2}}) ?\}}"
+    rf"|\( ?((?:[-−] ?)?{_TERM}(?: ?[-+−] ?{_TERM}){{1,2}}|[-−] ?{_TERM}) ?\))"
     rf"(?:{PARTICLE})?"
 )
 _SIGN = re.compile(r" ?([-+−]) ?")
+
+
+# What each rule here needs: a caret, a superscript, a partial's sign or a Greek letter. A text without one skips them.
+_ANY = re.compile("[\\^∂¹²³⁴⁵⁶⁷⁸⁹ⁿ⁻α-ωΑ-Ω]")
+
+
+def spoken(text: str) -> str:
+    """`text` with its compound exponents, functions' powers and partial derivatives in words."""
+    if not _ANY.search(text):
+        return text
+    text = COMPOUND_EXPONENT.sub(compound_exponent, text)  # "x^{n+1}"
+    text = FUNCTION_POWER.sub(function_power, text)  # "sin²x" before "²" is a power
+    text = FUNCTION.sub(function, text)
+    return PARTIAL.sub(partial, text)  # "∂f/∂x" before "/" and "∂" are read
 
 
 def function_power(match: re.Match[str]) -> str:
@@ -84,8 +100,10 @@ def partial(match: re.Match[str]) -> str:
     if second != second_again:
         return match.group(0)
     of = f"{function_name}의 " if function_name else ""
+    start = match.start()
+    apart = " " if start and match.string[start - 1].isalnum() else ""  # "α∂²u/∂x²": 알파 x에 대한
     said = f"{variable}에 대한 {of}{'이계 ' if second else ''}편미분"
-    return said + particle_after(said, particle) if particle else said
+    return apart + (said + particle_after(said, particle) if particle else said)
 
 
 def compound_exponent(match: re.Match[str]) -> str:

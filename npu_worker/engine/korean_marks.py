@@ -137,7 +137,10 @@ _ABBREVIATION = re.compile(r"(?<![A-Za-z.])((?i:e\.g\.|i\.e\.|etc\.|cf\.|vs\.)|[
 _LEVEL = re.compile(r"(?<![A-Za-z])(?:[Ll]v\.? ?|LV\. ?)(?=\d)")
 # A fiscal year, "FY2024", "FY 24" (espeak: the English "fy", 파이): 2024 회계연도, as Korean reports say it; not
 # "FY2024년" (its own word for the year), a span "FY2024-25" nor a code's "FY2024A".
-_FISCAL_YEAR = re.compile(r"(?<![A-Za-z\d])FY ?'?(\d{4}|\d{2})(?![\d년A-Za-z]|[-/.]\d)")
+# A range of them, "FY2023~FY2024", "FY2023-FY2024": 2023에서 2024 회계연도 (the tilde was lost between the two).
+_FISCAL_YEAR = re.compile(
+    r"(?<![A-Za-z\d])FY ?'?(\d{4}|\d{2})(?: ?[-~–] ?FY ?'?(\d{4}|\d{2}))?(?![\d년A-Za-z]|[-/.]\d)"
+)
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 
@@ -160,7 +163,9 @@ def marks_spoken(text: str) -> str:
     text = _FOOTNOTE.sub("", text)
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
-    text = _FISCAL_YEAR.sub(r"\1 회계연도", text)
+    text = _FISCAL_YEAR.sub(
+        lambda m: f"{m.group(1)}에서 {m.group(2)} 회계연도" if m.group(2) else f"{m.group(1)} 회계연도", text
+    )
     text = _DERIVATIVE.sub(r"d-\1 d-\2", text)
     text = _AT_RATE.sub(" ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)

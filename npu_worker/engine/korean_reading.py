@@ -99,10 +99,7 @@ def _numbers_spoken(text: str) -> str:
         text = text.translate(_WIDE_SIGNS)
     # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
     text = formulas.BRACED_EXPONENT.sub(r"^\1", text)
-    text = functions.COMPOUND_EXPONENT.sub(functions.compound_exponent, text)  # "x^{n+1}"
-    text = functions.FUNCTION_POWER.sub(functions.function_power, text)  # "sin²x" before "²" is a power
-    text = functions.FUNCTION.sub(functions.function, text)
-    text = functions.PARTIAL.sub(functions.partial, text)  # "∂f/∂x" before "/" and "∂" are read
+    text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"

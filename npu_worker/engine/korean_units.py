@@ -20,11 +20,11 @@ def alternatives(words: dict[str, str]) -> str:
 
 
 # ... and after a number's superscript power, "10⁻³ m", "10⁶ W" (espeak: 엠, 더블유): 10의 마이너스 3제곱 미터; not after a
-# letter's, "x² m".
-_AFTER_NUMBER = (
-    r"(?:(?<=\d)|(?<=\d[⁰¹²³⁴⁵⁶⁷⁸⁹])|(?<=\d[⁰¹²³⁴⁵⁶⁷⁸⁹]{2})|(?<=\d⁻[⁰¹²³⁴⁵⁶⁷⁸⁹])|(?<=\d⁻[⁰¹²³⁴⁵⁶⁷⁸⁹]{2}))"
-)
-UNIT = re.compile(rf"{_AFTER_NUMBER} ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
+# letter's, "x² m" (`unit_word` looks behind the superscripts for the number).
+UNIT = re.compile(
+    rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])"
+)  # "5m", not "5min", "3A+"
+_NUMBERS_POWER = re.compile(r"\d⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}$")
 # "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
 # Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
 _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
@@ -76,10 +76,12 @@ CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+]))?(?:{P
 # no currency): 100에서 200 달러, the currency's word once, after the range. Not "$100에서 200명" (people, no amount),
 # nor a difference, "$500 - 200 = $300", "$500-200" (it runs down).
 CURRENCY_RANGE = re.compile(
-    rf"([$€£¥₩]) ?({_AMOUNT})(?: ?[-–] ?|에서 )\1? ?({_AMOUNT})(?![\d.,])(?:{PARTICLE})?(?![가-힣A-Za-z\d]| ?[-−+=×*/])"
+    rf"([$€£¥₩]) ?({_AMOUNT})(?: ?[-–] ?|에서 )\1? ?({_AMOUNT})(?![\d.,])(?:{PARTICLE})?(?![A-Za-z\d]|(?!달러|유로|파운드|엔|원)[가-힣]| ?[-−+=×*/])"
 )
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
-SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
+SCALED_AMOUNT = re.compile(
+    r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+]))?"
+)  # "$1.5M+" 이상
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
 US_DOLLARS = re.compile(r"(?<![A-Za-z])US ?\$(?= ?\d)")  # "US$100": 미화 100 달러 (it was US100 달러)
 # espeak's Korean voice says the English word "slash" for "/": "250Wh/kg" is 와트시 퍼 킬로그램.
@@ -135,7 +137,7 @@ def _amount_said(match: re.Match[str], number: str, word: str, particle: str | N
 
 def scaled_amount(match: re.Match[str]) -> str:
     """ "$1.5B" as 15억 달러: the amount in 조, 억 and 만 (espeak reads "15억" as 십오억)."""
-    sign, number, scale = match.groups()
+    sign, number, scale, or_more = match.groups()
     whole, _, fraction = number.partition(".")
     amount = int(whole + fraction.ljust(_SCALES[scale], "0"))  # at most 3 decimals, the scale at least 3
     parts = []
@@ -143,7 +145,7 @@ def scaled_amount(match: re.Match[str]) -> str:
         count, amount = divmod(amount, 10**size)
         if count:
             parts.append(f"{count}{unit}")
-    return f"{' '.join(parts) or '0'} {_CURRENCY[sign]}"
+    return f"{' '.join(parts) or '0'} {_CURRENCY[sign]}{' 이상' if or_more else ''}"
 
 
 def word_per_unit(match: re.Match[str]) -> str:
@@ -157,6 +159,8 @@ def unit_word(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
+    if not "0" <= text[start - 1] <= "9" and not _NUMBERS_POWER.search(text, max(0, start - 5), start):
+        return match.group(0)  # a letter's power, "x² m"
     if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
         unit == "h"
         and (_TERM_NEXT.match(text, match.end()) or _OPERAND_AFTER.search(text, max(0, start - 20), start))
