@@ -260,3 +260,34 @@ def test_the_lookalikes_of_this_rounds_readings_read_as_theirs(written, said):
 )
 def test_the_lookalikes_of_this_rounds_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("n>=3이면", "n 3 이상이면"),  # espeak said the English "greater or equal"
+        ("x <= 5", "x 5 이하"),
+        ("x<=-1", "x 마이너스 1 이하"),
+        ("SOC>=20%", "S-O-C 20 퍼센트 이상"),
+        ("x != 0일 때", "x가 0이 아닐 때"),  # espeak said the English "not equals"
+    ],
+)
+def test_a_relation_typed_in_ascii_reads_as_its_sign(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("a <=> b", "a <=> b"),
+        ("x <== y", "x <== y"),
+        ("a => b", "a면 b"),
+        ("a !== b", "a !== b"),
+    ],
+)
+def test_an_ascii_relations_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+def test_an_ascii_relation_says_no_english(tokenizer):
+    assert tokenizer.symbols("n>=3이면", "ko") == tokenizer.symbols("n 3 이상이면", "ko")

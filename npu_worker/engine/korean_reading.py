@@ -57,6 +57,10 @@ _PRIVATE_USE = re.compile("[\ue000-\uf8ff]")
 _WIDE_SIGNS = str.maketrans("％＄￦＋－＝／＜＞＾＊＆（）∼", "%$₩+-=/<>^*&()~", "\u200b\u2060\ufeff")
 _WIDE_SIGN = re.compile("[％＄￦＋－＝／＜＞＾＊＆（）∼\u200b\u2060\ufeff]")  # translated only where one is
 _WIDE_BETWEEN_DIGITS = re.compile(r"(?<=\d)[．，：](?=\d)")
+# A relation typed in ASCII, "n>=3이면", "x <= 5", "x != 0" (espeak: English "greater or equal", "not equals"): as its
+# sign, read as a bound or "≠" is; not an arrow's "<=>", "<==", "=>" nor code's "!==".
+_ASCII_RELATION = re.compile(r"(?<=[\w)\s])(?:(>=)|(<=)|(!=))(?=[\s\w(\-−.])")
+_RELATION_SIGNS = {">=": "≥", "<=": "≤", "!=": "≠"}
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
 # particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
 # whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
@@ -101,6 +105,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.BRACED_EXPONENT.sub(r"^\1", text)
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
+    text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     text = _numerals_and_dates(text)
