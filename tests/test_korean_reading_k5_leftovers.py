@@ -291,3 +291,30 @@ def test_an_ascii_relations_lookalikes_read_as_before(written, said):
 
 def test_an_ascii_relation_says_no_english(tokenizer):
     assert tokenizer.symbols("n>=3이면", "ko") == tokenizer.symbols("n 3 이상이면", "ko")
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x^2-1", "x의 2제곱 마이너스 1"),  # it was x의 2제곱-1: espeak dropped the minus
+        ("x²-y²", "x의 2제곱 마이너스 y의 2제곱"),
+        ("2^{n}-1", "2의 n제곱 마이너스 1"),
+        ("x^2-2x+1", "x의 2제곱 마이너스 2x 플러스 1"),
+        ("$100+를", "100 달러 이상을"),  # it was 100 달러+를
+    ],
+)
+def test_an_unspaced_minus_after_a_power_and_an_amount_or_more_before_a_particle(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x^2 - 1", "x의 2제곱 빼기 1"),
+        ("T-1", "T-1"),
+        ("D-1", "D-1"),
+        ("$100+예산", "100 달러+예산"),
+    ],
+)
+def test_an_unspaced_minus_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

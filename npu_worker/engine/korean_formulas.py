@@ -78,6 +78,9 @@ PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(
 # Between words, "A + B 세트": 플러스, not English "plus"; and unspaced between a formula's terms, "a+b", "x+1",
 # "N+1", "1+1 행사" (espeak said the English word): 플러스, as a Korean says either. Not a key's "Ctrl+C", "C++",
 # an ion's "Li+" (no term after it) nor a code point's "U+223C".
+# ... and an unspaced minus after a power, "x^2-1", "x²-y²", "2^n-1" (espeak dropped it: x의 2제곱 일): 마이너스, as the
+# unspaced "+" is 플러스. A hyphen elsewhere, "T-1", "D-1", "3-5", is no formula's.
+MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"

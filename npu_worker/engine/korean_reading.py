@@ -126,6 +126,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
     text = formulas.PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = formulas.PLUS.sub(" 플러스 ", text)
+    text = formulas.MINUS_AFTER_POWER.sub(" 마이너스 ", text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = _EMPHASIS.sub(r"\2", text)
     text = _STARS.sub(" ", text)

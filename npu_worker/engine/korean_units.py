@@ -71,7 +71,7 @@ _WRITTEN_WORD = re.compile(
 )
 _AMOUNT = r"\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?"
 # ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상.
-CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+]))?(?:{PARTICLE})?")
+CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+])|\+(?={PARTICLE}))?(?:{PARTICLE})?")
 # A range of amounts, "$100-200", "$100-$200", "$100~200" (its "~" 에서 by then: espeak said 백 달러 이백, or 200 with
 # no currency): 100에서 200 달러, the currency's word once, after the range. Not "$100에서 200명" (people, no amount),
 # nor a difference, "$500 - 200 = $300", "$500-200" (it runs down).
@@ -114,9 +114,12 @@ def _speed(match: re.Match[str], alone: str, exponent: str) -> str:
 def currency_amount(match: re.Match[str]) -> str:
     """ "$100을" as 100 달러를: the number, its currency's word, the particle in the word's form; the word once
     where it is written too, "$3억 달러" (3억 달러; it was 3 달러억 달러)."""
-    sign, number, or_more, particle = match.groups()
-    if or_more:
-        return f"{number} {_CURRENCY[sign]} 이상"
+    (sign, number, or_more), particle = (
+        match.group(1, 2, 3),
+        match.groups()[-1],
+    )  # the look-ahead's group between
+    if or_more:  # "$100+를": 100 달러 이상을
+        return f"{number} {_CURRENCY[sign]} 이상{particle_after('이상', particle) if particle else ''}"
     return _amount_said(match, number, _CURRENCY[sign], particle)
 
 
