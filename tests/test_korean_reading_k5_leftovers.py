@@ -318,3 +318,32 @@ def test_an_unspaced_minus_after_a_power_and_an_amount_or_more_before_a_particle
 )
 def test_an_unspaced_minus_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≥ y이면", "x y 이상이면"),  # it was x ≥ y이면: espeak said nothing for the sign
+        ("a > b일 때", "a b 초과일 때"),
+        ("x<y", "x y 미만"),
+        ("σ² = 1", "시그마의 2제곱은 1"),  # it was 시그마²는 1: the square unsaid
+        ("λ^2", "람다의 2제곱"),
+        ("d²y/dx²", "d 제곱 y d-x 제곱"),  # it was d의 2제곱y/dx의 2제곱: "slash"
+        ("d^2y/dx^2", "d 제곱 y d-x 제곱"),
+    ],
+)
+def test_a_bound_between_variables_a_greek_letters_power_and_a_second_derivative_are_said(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("<b>굵게</b>", "<b>굵게</b>"),  # a tag
+        ("A > B > C", "A > B > C"),  # a ranking
+        ("a>b>c", "a>b>c"),  # a chain
+        ("dy/dx", "d-y d-x"),
+    ],
+)
+def test_a_bound_between_variables_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

@@ -47,6 +47,7 @@ _CHANGED_AMOUNT = re.compile(
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
 # not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
 SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# ... and a Greek letter's, "σ²", "λ^2" (it was 시그마², the square unsaid): σ의 2제곱, 시그마의 2제곱 once named.
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
 # ... and a bracket's, "(AB)^T", "f(x)^2" (espeak: 에이 비 티, the caret unsaid), with a caret only: a superscript
@@ -56,7 +57,7 @@ SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # lost): unwrapped first, read as "x^2", "10^-3" are. A longer one, "x^{n+1}", is left.
 BRACED_EXPONENT = re.compile(r"\^ ?\{ ?([-−]?\d+|[A-Za-z]) ?\}")
 POWER = re.compile(
-    r"(?:(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
+    r"(?:(?<=[\dA-Za-zα-ω])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
     rf"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d])))(?:{PARTICLE})?"
 )  # "x²": x의 2제곱 too
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")

@@ -52,6 +52,9 @@ COMPOUND_EXPONENT = re.compile(
     rf"(?:{PARTICLE})?"
 )
 _SIGN = re.compile(r" ?([-+−]) ?")
+# A second derivative, "d²y/dx²", "d^2y/dx^2" (espeak: d의 2제곱y "slash" dx의 2제곱): d 제곱 y d-x 제곱, as a lecturer
+# says it (the first derivative "dy/dx" is `korean_marks`').
+SECOND_DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d(?:²|\^2) ?([A-Za-z])/d([A-Za-z])(?:²|\^2)(?![A-Za-z\d])")
 
 
 # What each rule here needs: a caret, a superscript, a partial's sign or a Greek letter. A text without one skips them.
@@ -62,6 +65,7 @@ def spoken(text: str) -> str:
     """`text` with its compound exponents, functions' powers and partial derivatives in words."""
     if not _ANY.search(text):
         return text
+    text = SECOND_DERIVATIVE.sub(r"d 제곱 \1 d-\2 제곱", text)
     text = COMPOUND_EXPONENT.sub(compound_exponent, text)  # "x^{n+1}"
     text = FUNCTION_POWER.sub(function_power, text)  # "sin²x" before "²" is a power
     text = FUNCTION.sub(function, text)

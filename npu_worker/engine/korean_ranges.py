@@ -66,6 +66,11 @@ _COPULA_CONTEXT = {
     "일": re.compile(r" ?때| 경우|지|수록|까(?!지)|$"),
     "인": re.compile(r"\s|$|지|데|가(?!구)"),
 }
+# A bound between two variables, "x ≥ y이면", "a > b일 때" (espeak said nothing for the sign: x y이면): x y 이상이면, as
+# "x > 0일 때" is x 0 초과일 때. Not a tag, "<b>", nor a capitals' ranking, "A > B > C".
+VARIABLE_BOUND = re.compile(
+    r"(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_])(?! ?[<>≤≥])"
+)  # nor a chain, "a>b>c"
 BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 
 

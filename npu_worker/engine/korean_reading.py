@@ -109,6 +109,9 @@ def _numbers_spoken(text: str) -> str:
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     text = _numerals_and_dates(text)
+    text = ranges.VARIABLE_BOUND.sub(
+        lambda m: f"{m.group(1)} {m.group(3)} {ranges.BOUND_WORDS[m.group(2)]}", text
+    )
     text = dates.WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
     text = _phones_and_ranges(text)
     text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
