@@ -347,3 +347,28 @@ def test_a_bound_between_variables_a_greek_letters_power_and_a_second_derivative
 )
 def test_a_bound_between_variables_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("6.02×10²³ mol⁻¹", "6 점 영이 곱하기 10의 23제곱 퍼 몰"),  # it was 몰⁻¹: the power unsaid
+        ("5 s⁻¹", "5 퍼 초"),  # it was 5 s의 마이너스 1제곱
+        ("10 m⁻²", "10 퍼 제곱미터"),
+        ("3 ms⁻¹", "3 미터 퍼 초"),  # physics' meters per second, no millisecond
+        ("9.8 ms⁻²", "9 점 팔 미터 퍼 초 제곱"),
+    ],
+)
+def test_a_unit_to_a_negative_power_is_per_the_unit(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x² s⁻¹", "x의 2제곱 s의 마이너스 1제곱"),  # after a letter's power: no number's unit
+        ("3 mol", "3 몰"),
+    ],
+)
+def test_a_negative_powers_unit_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

@@ -117,6 +117,7 @@ def _numbers_spoken(text: str) -> str:
     text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _amounts(text)
     text = units.WORD_PER_UNIT.sub(units.word_per_unit, text)
+    text = units.INVERSE_UNIT.sub(units.inverse_unit, text)
     text = units.UNIT.sub(units.unit_word, text)
     text = units.BARE_UNIT.sub(lambda m: units.BARE_UNITS[m.group(1)], text)
     text = units.SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)

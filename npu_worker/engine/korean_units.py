@@ -25,6 +25,10 @@ UNIT = re.compile(
     rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])"
 )  # "5m", not "5min", "3A+"
 _NUMBERS_POWER = re.compile(r"\d⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}$")
+# A unit to a negative power, "6.02×10²³ mol⁻¹", "5 s⁻¹", "10 m⁻²" (it was 몰⁻¹, the power unsaid; "s⁻¹" s의 마이너스
+# 1제곱): per the unit, 퍼 몰, 퍼 초, 퍼 제곱미터; "3 ms⁻¹", as physics writes it, 3 미터 퍼 초.
+INVERSE_UNIT = re.compile(rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)}|s)⁻([¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])")
+_PER_POWERS = {"¹": "", "²": "제곱", "³": "세제곱"}
 # "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
 # Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
 _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
@@ -158,11 +162,26 @@ def word_per_unit(match: re.Match[str]) -> str:
     return f" 퍼 {_UNITS[unit]}"
 
 
+def inverse_unit(match: re.Match[str]) -> str:
+    """ "mol⁻¹" after a number as 퍼 몰; after a letter's power, "x² s⁻¹", left."""
+    unit, power = match.groups()
+    if not _after_a_number(match.string, match.start()):
+        return match.group(0)
+    if unit == "ms":  # a physicist's "3 ms⁻¹" is meters per second, "ms⁻²" an acceleration
+        return " 미터 퍼 초" + (" 제곱" if power == "²" else "") if power in "¹²" else match.group(0)
+    return f" 퍼 {_PER_POWERS[power]}{_UNITS.get(unit, '초')}"
+
+
+def _after_a_number(text: str, start: int) -> bool:
+    """A digit right before `start`, or a number's superscript power ("10³"), not a letter's ("x²")."""
+    return "0" <= text[start - 1] <= "9" or bool(_NUMBERS_POWER.search(text, max(0, start - 5), start))
+
+
 def unit_word(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
-    if not "0" <= text[start - 1] <= "9" and not _NUMBERS_POWER.search(text, max(0, start - 5), start):
+    if not _after_a_number(text, start):
         return match.group(0)  # a letter's power, "x² m"
     if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
         unit == "h"
