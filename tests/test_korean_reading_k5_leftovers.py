@@ -372,3 +372,37 @@ def test_a_unit_to_a_negative_power_is_per_the_unit(written, said):
 )
 def test_a_negative_powers_unit_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("sin 30°", "사인 30 도"),  # espeak said the English "sin" before a number
+        ("cos60° = 0.5", "코사인 60 도는 0 점 오"),  # and "cos"
+        ("tan 45° = 1", "탄젠트 45 도는 1"),
+        ("sin(π/6)", "사인(파이/6)"),
+        ("log₁₀100 = 2", "로그₁₀100은 2"),  # and "log"
+        ("(x+1)²", "(x 플러스 1)의 2제곱"),  # it was (x 플러스 1)²: the power unsaid
+        ("(a-b)³을", "(a-b)의 3제곱을"),
+        ("가격은 $100-200입니다", "가격은 100에서 200 달러입니다"),  # it was 100 달러-200입니다
+        ("$100-200의 비용", "100에서 200 달러의 비용"),
+        ("약 $100+의 비용", "약 100 달러 이상의 비용"),  # it was 100 달러+의
+    ],
+)
+def test_a_function_before_a_number_a_brackets_power_and_money_before_a_copula(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("log5.txt", "log5.txt"),  # a file's name
+        ("log 파일", "log 파일"),
+        ("(2020)²", "(2020)²"),  # a footnote's mark
+        ("(GPT-4)²", "(GPT-4)²"),
+        ("(x)²", "(x)²"),
+        ("$100-200명", "100 달러에서 200명"),
+    ],
+)
+def test_a_function_before_a_numbers_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

@@ -60,6 +60,12 @@ POWER = re.compile(
     r"(?:(?<=[\dA-Za-zα-ω])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
     rf"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d])))(?:{PARTICLE})?"
 )  # "x²": x의 2제곱 too
+# ... and a superscript square or cube after a bracket that holds a formula, "(x+1)²", "(a-b)³" (it was (x 플러스 1)²,
+# the power unsaid): (x+1)의 2제곱. A bracket of a year or a name, "(2020)²", "(GPT-4)²", is a footnote's, left.
+BRACKET_POWER = re.compile(rf"(?<=\))([²³])(?:{PARTICLE})?")
+_FORMULA_IN_BRACKET = re.compile(r"\(([^()]{1,24})\)$")
+_FORMULA = re.compile(r"[A-Za-z\d] ?[-+−*/] ?[A-Za-z\d]")
+_NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a name's footnote
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(
     r"(?=[ ×✕*÷])(?:(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S))"
@@ -134,6 +140,15 @@ def power(match: re.Match[str]) -> str:
     else:
         said = f"의 {exponent}제곱"
     return said + particle_after(said, match.group(4)) if match.group(4) else said
+
+
+def bracket_power(match: re.Match[str]) -> str:
+    start = match.start()
+    inside = _FORMULA_IN_BRACKET.search(match.string, max(0, start - 26), start)
+    if not inside or not _FORMULA.search(inside.group(1)) or _NAME_IN_BRACKET.search(inside.group(1)):
+        return match.group(0)
+    said = f"의 {match.group(1).translate(_SUPERSCRIPT)}제곱"
+    return said + particle_after(said, match.group(2)) if match.group(2) else said
 
 
 def particle_after(word: str, particle: str) -> str:

@@ -26,6 +26,7 @@ _NAMES = {
     "ln": "엘엔",
 }
 _NAME = "|".join(_NAMES)
+_SHORT_NAMES = ("sin", "cos", "tan", "sec", "csc", "cot", "log", "ln")  # "sinh" holds "sin"
 _INVERTIBLE = ("sin", "cos", "tan")
 _POWERS = {"2": "제곱", "3": "세제곱"}
 _SUPERSCRIPT = str.maketrans("¹²³⁴⁵⁶⁷⁸⁹⁻ⁿ", "123456789-n")
@@ -34,9 +35,12 @@ _SUPERSCRIPT = str.maketrans("¹²³⁴⁵⁶⁷⁸⁹⁻ⁿ", "123456789-n")
 FUNCTION_POWER = re.compile(
     rf"(?<![A-Za-z])({_NAME})(?:\^ ?([-−]?[1-9]|[a-z](?![A-Za-z]))|(⁻?[¹²³⁴⁵⁶⁷⁸⁹]|ⁿ))(?![\d⁰¹²³⁴⁵⁶⁷⁸⁹])"
 )
-# ... and the function glued to a Greek letter, "sinθ" (espeak: the English word "sin" before the letter's Hangul
-# name, sin세타): 사인 세타. Before a Latin letter or a bracket, "sin x", "sin(x)", "log n", espeak says it well.
-FUNCTION = re.compile(rf"(?<![A-Za-z])({_NAME})(?=[α-ωΑ-Ω])")
+# ... and the function before a Greek letter, a number or a subscript, "sinθ", "sin 30°", "cos60°", "sin(π/6)",
+# "log₁₀100" (espeak: the English words "sin", "cos", "tan", "log" there): 사인 세타, 사인 30 도. Before a Latin letter,
+# "sin x", "sin(x)", "log n", espeak says it well.
+FUNCTION = re.compile(
+    rf"(?<![A-Za-z])({_NAME})(?= ?(?:\d|\(?[α-ωΑ-Ω])|[₀-₉])(?!\d*\.[A-Za-z])"
+)  # not "log5.txt"
 # A partial derivative, "∂f/∂x", "∂²f/∂x²", "∂/∂t" (espeak: 편미분 f "slash" 편미분 x): x에 대한 f의 편미분, with a
 # particle after it in the form 편미분 takes ("∂f/∂x는": 편미분은); a mixed one, "∂²f/∂x∂y", x, y에 대한 f의 이계 편미분.
 PARTIAL = re.compile(
@@ -57,19 +61,22 @@ _SIGN = re.compile(r" ?([-+−]) ?")
 SECOND_DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d(?:²|\^2) ?([A-Za-z])/d([A-Za-z])(?:²|\^2)(?![A-Za-z\d])")
 
 
-# What each rule here needs: a caret, a superscript, a partial's sign or a Greek letter. A text without one skips them.
-_ANY = re.compile("[\\^∂¹²³⁴⁵⁶⁷⁸⁹ⁿ⁻α-ωΑ-Ω]")
+# What the rules of a compound exponent, a second and a partial derivative need: a caret, "²" or "∂"; those of a
+# function, its name (a search for each name: a pattern of them all scanned the lecture's first 2 000 characters in
+# 93 µs, these searches in 19 µs). A text without one skips them.
+_ANY = re.compile("[\\^∂²]")
 
 
 def spoken(text: str) -> str:
     """`text` with its compound exponents, functions' powers and partial derivatives in words."""
-    if not _ANY.search(text):
-        return text
-    text = SECOND_DERIVATIVE.sub(r"d 제곱 \1 d-\2 제곱", text)
-    text = COMPOUND_EXPONENT.sub(compound_exponent, text)  # "x^{n+1}"
-    text = FUNCTION_POWER.sub(function_power, text)  # "sin²x" before "²" is a power
-    text = FUNCTION.sub(function, text)
-    return PARTIAL.sub(partial, text)  # "∂f/∂x" before "/" and "∂" are read
+    if _ANY.search(text):
+        text = SECOND_DERIVATIVE.sub(r"d 제곱 \1 d-\2 제곱", text)
+        text = COMPOUND_EXPONENT.sub(compound_exponent, text)  # "x^{n+1}"
+        text = PARTIAL.sub(partial, text)  # "∂f/∂x" before "/" and "∂" are read
+    if any(name in text for name in _SHORT_NAMES):
+        text = FUNCTION_POWER.sub(function_power, text)  # "sin²x" before "²" is a power
+        text = FUNCTION.sub(function, text)
+    return text
 
 
 def function_power(match: re.Match[str]) -> str:
@@ -92,7 +99,7 @@ def function(match: re.Match[str]) -> str:
 def _apart(match: re.Match[str]) -> str:
     """A space after the function's words where its argument is written on: "sinθ" 사인 θ."""
     after = match.string[match.end() : match.end() + 1]
-    return " " if after and not after.isspace() and after != "(" else ""
+    return " " if after and not after.isspace() and after not in "(₀₁₂₃₄₅₆₇₈₉" else ""
 
 
 def partial(match: re.Match[str]) -> str:

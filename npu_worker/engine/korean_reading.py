@@ -124,6 +124,7 @@ def _numbers_spoken(text: str) -> str:
     text = units.BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     text = formulas.POWER.sub(formulas.power, text)
+    text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
     text = formulas.TIMES_AFTER.sub("배", text)
     text = formulas.TIMES_BEFORE.sub(r"\1배", text)

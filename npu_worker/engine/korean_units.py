@@ -75,12 +75,14 @@ _WRITTEN_WORD = re.compile(
 )
 _AMOUNT = r"\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?"
 # ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상.
-CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+])|\+(?={PARTICLE}))?(?:{PARTICLE})?")
+CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+])|\+(?=의|{PARTICLE}))?(?:{PARTICLE})?")
 # A range of amounts, "$100-200", "$100-$200", "$100~200" (its "~" 에서 by then: espeak said 백 달러 이백, or 200 with
 # no currency): 100에서 200 달러, the currency's word once, after the range. Not "$100에서 200명" (people, no amount),
 # nor a difference, "$500 - 200 = $300", "$500-200" (it runs down).
+# ... and a copula or a word of its size after it, "$100-200입니다", "$100-200 사이" (a counter, "명", is no money's).
+_ENDINGS = "입니|이다|이고|이며|이었|였|인(?![가-힣])|의|에|까지|정도|사이|수준|선(?![가-힣])"
 CURRENCY_RANGE = re.compile(
-    rf"([$€£¥₩]) ?({_AMOUNT})(?: ?[-–] ?|에서 )\1? ?({_AMOUNT})(?![\d.,])(?:{PARTICLE})?(?![A-Za-z\d]|(?!달러|유로|파운드|엔|원)[가-힣]| ?[-−+=×*/])"
+    rf"([$€£¥₩]) ?({_AMOUNT})(?: ?[-–] ?|에서 )\1? ?({_AMOUNT})(?![\d.,])(?:{PARTICLE})?(?![A-Za-z\d]|(?!달러|유로|파운드|엔|원|{_ENDINGS})[가-힣]| ?[-−+=×*/])"
 )
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(
