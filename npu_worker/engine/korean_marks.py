@@ -139,7 +139,7 @@ _LEVEL = re.compile(r"(?<![A-Za-z])(?:[Ll]v\.? ?|LV\. ?)(?=\d)")
 # "FY2024년" (its own word for the year), a span "FY2024-25" nor a code's "FY2024A".
 # A range of them, "FY2023~FY2024", "FY2023-FY2024": 2023에서 2024 회계연도 (the tilde was lost between the two).
 _FISCAL_YEAR = re.compile(
-    r"(?<![A-Za-z\d])FY ?'?(\d{4}|\d{2})(?: ?[-~–] ?FY ?'?(\d{4}|\d{2}))?(?![\d년A-Za-z]|[-/.]\d)"
+    r"(?=FY)(?<![A-Za-z\d])FY ?'?(\d{4}|\d{2})(?: ?[-~–] ?FY ?'?(\d{4}|\d{2}))?(?![\d년A-Za-z]|[-/.]\d)"
 )
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)

@@ -69,7 +69,7 @@ _COPULA_CONTEXT = {
 # A bound between two variables, "x ≥ y이면", "a > b일 때" (espeak said nothing for the sign: x y이면): x y 이상이면, as
 # "x > 0일 때" is x 0 초과일 때. Not a tag, "<b>", nor a capitals' ranking, "A > B > C".
 VARIABLE_BOUND = re.compile(
-    r"(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_])(?! ?[<>≤≥])"
+    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_])(?! ?[<>≤≥])"
 )  # nor a chain, "a>b>c"
 BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 
