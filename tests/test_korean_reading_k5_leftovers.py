@@ -406,3 +406,30 @@ def test_a_function_before_a_number_a_brackets_power_and_money_before_a_copula(w
 )
 def test_a_function_before_a_numbers_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$1M-$2M", "100만에서 200만 달러"),  # it was 100만 달러-200만 달러
+        ("$5K-10K", "5000에서 1만 달러"),  # it was 5000 달러-10K
+        ("$1-2B", "10억에서 20억 달러"),
+        ("$1M~2M", "100만에서 200만 달러"),
+        ("100$", "100 달러"),  # espeak said nothing for the sign
+        ("100$를", "100 달러를"),
+    ],
+)
+def test_a_range_of_scaled_amounts_and_a_dollar_sign_after_its_amount(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$5M-$2M", "500만 달러-200만 달러"),  # runs down: each alone
+        ("$1.5B", "15억 달러"),
+        ("a$b", "a$b"),
+    ],
+)
+def test_a_scaled_ranges_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

@@ -55,7 +55,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # Korean (not English m/s, m); "sin²x" 사인 제곱 x, "∂f/∂x" x에 대한 f의 편미분, "x^{n+1}" x의 n 플러스 1제곱, "FY2024"
 # 2024 회계연도, "p < .05" p 0 점 영오 미만; "n>=3", "x != 0" as ≥, ≠; "x^2-1" x의 2제곱 마이너스 1 (the minus dropped);
 # "x ≥ y이면" x y 이상이면, "σ²" 시그마의 2제곱, "d²y/dx²" d 제곱 y d-x 제곱; "mol⁻¹" 퍼 몰;
-# "sin 30°" 사인 30 도 (English "sin"), "(x+1)²" (x 플러스 1)의 2제곱, "$100-200입니다" 100에서 200 달러입니다.
+# "sin 30°" 사인 30 도 (English "sin"), "(x+1)²" (x 플러스 1)의 2제곱, "$100-200입니다" 100에서 200 달러입니다;
+# "$1M-$2M" 100만에서 200만 달러, "100$" 100 달러.
 AUDIO_REVISION = 16
 
 
