@@ -433,3 +433,35 @@ def test_a_range_of_scaled_amounts_and_a_dollar_sign_after_its_amount(written, s
 )
 def test_a_scaled_ranges_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("n ≥ 100만 명", "n 100만 명 이상"),  # it was n 100 이상만 명
+        ("x > 1억 원", "x 1억 원 초과"),  # it was x 1 초과억 원
+        ("x ≤ 50만 원이면", "x 50만 원 이하이면"),
+        ("x > 3 인치", "x 3 인치 초과"),  # it was x 3 초과 인치
+        ("x^2 < 4이면", "x의 2제곱 4 미만이면"),  # it was x의 2제곱 < 4이면: the bound unsaid
+        ("y > 2x", "y 2x 초과"),  # it was y 2배 초과: so many times
+        ("y ≥ 2x + 1", "y 2x 더하기 1 이상"),  # it was y 2배 이상 플러스 1
+        ("y ≥ 2x + 1이면", "y 2x 더하기 1 이상이면"),
+        ("x^2 + y^2 ≤ 1이면", "x의 2제곱 더하기 y의 2제곱 1 이하이면"),
+    ],
+)
+def test_a_bound_says_a_scaled_amount_and_a_whole_formula_before_its_word(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3 < 5", "3 < 5"),  # two numbers compared
+        ("A > B", "A > B"),  # two names ranked
+        ("a < b < c", "a < b < c"),  # a chain
+        ("2x 빠르다, 10x 이상", "2배 빠르다, 10배 이상"),
+        ("x > 5m", "x 5 미터 초과"),
+    ],
+)
+def test_a_formulas_bound_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

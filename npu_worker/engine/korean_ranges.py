@@ -53,9 +53,14 @@ LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이�
 # 초과치, t 세 개 초과월: 인, 개 and 일 read as the counters and the bound said inside the word): the word whole,
 # x 3인치 초과.
 _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
+# ... with a Korean scale and its counter or unit, "n ≥ 100만 명", "x > 1억 원" (it was n 100 이상만 명): n 100만 명 이상;
+# after a power's exponent, "x^2 < 4이면" (it was left: a number before the sign is no variable); and not before the
+# rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
 BOUND = re.compile(
-    r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*"
-    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})?)(?! ?[\d>])"
+    r"(?:(?<![\d<>=\-])(?<!\d )|(?<=\^\d)|(?<=\^\d ))([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
+    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
+    r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(])"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
 # as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
@@ -71,6 +76,17 @@ _COPULA_CONTEXT = {
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_])(?! ?[<>≤≥])"
 )  # nor a chain, "a>b>c"
+# The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
+# after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
+# "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
+_FORMULA_WORD = (
+    r"(?:[A-Za-z\d.]{1,12}|더하기|빼기|곱하기|나누기|플러스|마이너스|[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱)"
+)
+EXPRESSION_BOUND = re.compile(
+    rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
+    rf"({_FORMULA_WORD}(?: {_FORMULA_WORD}){{0,8}})(?![A-Za-z\d(.])(?! ?[<>≤≥])"
+)
+_TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
 BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 
 
@@ -86,6 +102,10 @@ def year_range(match: re.Match[str]) -> str:
 def bound(match: re.Match[str]) -> str:
     """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word)."""
     sign, amount = match.groups()
+    if _TERM.fullmatch(amount) and amount[-1] not in _UNITS:
+        return match.group(
+            0
+        )  # "y > 2x": a formula's term, `EXPRESSION_BOUND`'s (it was y 2배 초과, 2x 초과 read 배)
     if amount.lstrip("-−").startswith(
         "."
     ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
