@@ -465,3 +465,23 @@ def test_a_bound_says_a_scaled_amount_and_a_whole_formula_before_its_word(writte
 )
 def test_a_formulas_bound_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("YoY +5%", "전년 대비 플러스 5 퍼센트"),  # espeak said the English "yo"
+        ("매출 QoQ -3%", "매출 전 분기 대비 마이너스 3 퍼센트"),
+        ("MoM 2%", "전월 대비 2 퍼센트"),
+        ("CAGR 5%", "C-A-G-R 5 퍼센트"),  # espeak: "kagger"
+    ],
+)
+def test_a_reports_change_over_a_period_is_said_in_korean(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("YoYo", "YoYo"), ("yoy_rate", "yoy_rate"), ("WoW 증가", "WoW 증가")]
+)
+def test_a_change_over_a_periods_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

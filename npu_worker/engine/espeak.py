@@ -68,7 +68,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 2024 회계연도, "p < .05" p 0 점 영오 미만; "n>=3", "x != 0" as ≥, ≠; "x^2-1" x의 2제곱 마이너스 1 (the minus dropped);
 # "x ≥ y이면" x y 이상이면, "σ²" 시그마의 2제곱, "d²y/dx²" d 제곱 y d-x 제곱; "mol⁻¹" 퍼 몰;
 # "sin 30°" 사인 30 도 (English "sin"), "(x+1)²" (x 플러스 1)의 2제곱, "$100-200입니다" 100에서 200 달러입니다;
-# "$1M-$2M" 100만에서 200만 달러, "100$" 100 달러; "n ≥ 100만 명" n 100만 명 이상, "y ≥ 2x + 1" y 2x 더하기 1 이상.
+# "$1M-$2M" 100만에서 200만 달러, "100$" 100 달러; "n ≥ 100만 명" n 100만 명 이상, "y ≥ 2x + 1" y 2x 더하기 1 이상;
+# "YoY" 전년 대비, "CAGR" spelled.
 AUDIO_REVISION = 12
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
