@@ -485,3 +485,21 @@ def test_a_reports_change_over_a_period_is_said_in_korean(written, said):
 )
 def test_a_change_over_a_periods_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("∫_0^1 x dx", "적분 0부터 1까지 x dx"),  # it was 적분 _0의 1제곱 x dx: the upper limit a power
+        ("Σ_{i=1}^{n} i", "시그마 i는 1부터 n까지 i"),  # it was 시그마_{i는 1}^n i
+        ("∫_{0}^{π} sin x dx", "적분 0부터 파이까지 sin x dx"),
+        ("∫_a^b f(x)dx", "적분 a부터 b까지 f(x)dx"),
+    ],
+)
+def test_an_integrals_and_a_sums_limits_are_from_and_to(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(("written", "said"), [("Σ x", "시그마 x"), ("x_0^2", "x_0의 2제곱")])
+def test_a_limits_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
