@@ -381,7 +381,7 @@ def test_a_negative_powers_unit_lookalikes_read_as_before(written, said):
         ("cos60° = 0.5", "코사인 60 도는 0 점 오"),  # and "cos"
         ("tan 45° = 1", "탄젠트 45 도는 1"),
         ("sin(π/6)", "사인(파이/6)"),
-        ("log₁₀100 = 2", "로그₁₀100은 2"),  # and "log"
+        ("log₁₀100 = 2", "로그 10의 100은 2"),  # and "log"
         ("(x+1)²", "(x 플러스 1)의 2제곱"),  # it was (x 플러스 1)²: the power unsaid
         ("(a-b)³을", "(a-b)의 3제곱을"),
         ("가격은 $100-200입니다", "가격은 100에서 200 달러입니다"),  # it was 100 달러-200입니다
@@ -502,4 +502,24 @@ def test_an_integrals_and_a_sums_limits_are_from_and_to(written, said):
 
 @pytest.mark.parametrize(("written", "said"), [("Σ x", "시그마 x"), ("x_0^2", "x_0의 2제곱")])
 def test_a_limits_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("log₂8 = 3", "로그 2의 8은 3"),  # it was log₂8은 3: espeak said the English "log", 이 팔
+        ("log_2 8", "로그 2의 8"),
+        ("log_{10} x", "로그 10의 x"),
+        ("log₂n", "로그 2의 n"),
+    ],
+)
+def test_a_logarithms_base_is_said_before_its_argument(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"), [("log x", "log x"), ("log_file", "log_file"), ("blog₂8", "blog₂8")]
+)
+def test_a_logarithms_base_lookalikes_read_as_before(written, said):
     assert spoken(written) == said

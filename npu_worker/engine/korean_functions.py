@@ -62,6 +62,12 @@ _SIGN = re.compile(r" ?([-+−]) ?")
 SECOND_DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d(?:²|\^2) ?([A-Za-z])/d([A-Za-z])(?:²|\^2)(?![A-Za-z\d])")
 
 
+# A logarithm's base, "log₂8", "log_2 8", "log_{10} x" (espeak: log 이 팔, the English "log"): 로그 2의 8, as a Korean
+# lecturer says it.
+LOG_BASE = re.compile(
+    r"(?<![A-Za-z])log(?:([₀-₉]{1,3})|_ ?\{?(\d{1,3}|[a-z])\}?) ?(\d{1,6}|[a-zα-ω](?![A-Za-z]))"
+)
+_SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 # An integral's or a sum's limits, "∫_0^1 x dx", "Σ_{i=1}^{n} i" (it was 적분 _0의 1제곱: the upper limit read as a power
 # of the lower): 적분 0부터 1까지 x dx, 시그마 i=1부터 n까지 i (its "=" 는 later).
 LIMITS = re.compile(
@@ -89,6 +95,9 @@ def spoken(text: str) -> str:
         text = COMPOUND_EXPONENT.sub(compound_exponent, text)  # "x^{n+1}"
         text = PARTIAL.sub(partial, text)  # "∂f/∂x" before "/" and "∂" are read
     if any(name in text for name in _SHORT_NAMES):
+        text = LOG_BASE.sub(
+            lambda m: f"로그 {(m.group(1) or '').translate(_SUBSCRIPT) or m.group(2)}의 {m.group(3)}", text
+        )
         text = FUNCTION_POWER.sub(function_power, text)  # "sin²x" before "²" is a power
         text = FUNCTION.sub(function, text)
     return text
