@@ -523,3 +523,28 @@ def test_a_logarithms_base_is_said_before_its_argument(written, said):
 )
 def test_a_logarithms_base_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("3! = 6", "3 팩토리얼은 6"),  # it was 3! 는 6: the sign unsaid
+        ("n!/(k!(n-k)!)", "n 팩토리얼/(k 팩토리얼(n-k)!)"),
+        ("(n-1)! = 2", "(n-1) 팩토리얼은 2"),
+    ],
+)
+def test_a_factorial_inside_a_formula_is_said(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("정답은 3!", "정답은 3!"),
+        ("Hello!", "Hello!"),
+        ("감사합니다!", "감사합니다!"),
+        ("x != 0", "x는 0이 아님"),
+    ],
+)
+def test_a_factorials_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

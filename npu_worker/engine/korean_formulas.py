@@ -89,6 +89,11 @@ PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(
 # unspaced "+" is 플러스. A hyphen elsewhere, "T-1", "D-1", "3-5", is no formula's.
 MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
+# A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not
+# an exclamation, "정답은 3!", "Hello!": only after a number, one letter or a bracket, before "=", an operator or a bracket.
+FACTORIAL = re.compile(
+    r"(?=!)(?:(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(?= ?[=×*/+\-)(])|(?<=\))!(?= ?[=×*/+\-]))"
+)  # a bracket's, "(n-1)! =", only before an operator: "(가)!(" is no formula
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
