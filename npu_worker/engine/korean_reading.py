@@ -11,8 +11,9 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
 `korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds),
-`korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios), `korean_functions` (a function's power, a partial derivative, a compound exponent),
-`korean_arrows` (arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
+`korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
+`korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
+(arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
 minus, units before Greek letters), a web address's path held out of them, a Korean IME's full-width signs
 and Markdown emphasis.
 
