@@ -133,7 +133,7 @@ def test_a_superscript_units_lookalikes_read_as_before(written, said):
     [
         ("sin²x", "사인 제곱 x"),  # it was sin의 2제곱x: espeak said the English "sin"
         ("sin^{2}x", "사인 제곱 x"),
-        ("cos²θ + sin²θ = 1", "코사인 제곱 세타 플러스 사인 제곱 세타는 1"),
+        ("cos²θ + sin²θ = 1", "코사인 제곱 세타 더하기 사인 제곱 세타는 1"),  # a spaced "+" between terms
         ("sin⁻¹x", "아크사인 x"),  # it was sin의 마이너스 1제곱x
         ("tan^-1 x", "아크탄젠트 x"),
         ("log²n", "로그 제곱 n"),

@@ -324,3 +324,30 @@ def test_a_factorial_inside_a_formula_is_said(written, said):
 )
 def test_a_factorials_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("cos²θ - sin²θ", "코사인 제곱 세타 빼기 사인 제곱 세타"),  # the minus was dropped
+        ("α + β", "알파 더하기 베타"),  # it was 플러스: a spaced "+" between terms is 더하기, as in "a + b"
+        (
+            "sin 2θ = 2sinθcosθ",
+            "사인 2세타는 2 사인 세타 코사인 세타",
+        ),  # it was 2사인 세타코사인 세타: one word
+        ("arcsin x", "아크사인 x"),  # espeak: the English "arcsine"
+        ("arctan(1)", "아크탄젠트(1)"),
+        ("∂²u/∂t² = c²∇²u", "t에 대한 u의 이계 편미분은 c의 2제곱 라플라시안 u"),  # "∇" was unsaid
+        ("∇f", "델 f"),
+    ],
+)
+def test_greek_terms_functions_inverses_and_nabla_are_said(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("research", "research"), ("arcade", "arcade"), ("a - b", "a 빼기 b"), ("x - 사인", "x - 사인")],
+)
+def test_greek_terms_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said

@@ -75,11 +75,12 @@ OPERATOR = re.compile(
 # A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
 # ... and a product of letters after its coefficient, "2ab+b^2", "3xy - 1" (it was 2ab+b, the English "plus"): a
 # key's "Ctrl+C" has none.
+# ... and a Greek letter or a function named by `korean_functions`, "cos²θ - sin²θ" (the minus was dropped).
 _TERM_BEFORE = (
     r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=(?<![A-Za-z])\d[a-z]{2})|(?<=(?<![A-Za-z])\d[a-z]{3})"
-    r"|(?<=제곱)|(?<=\)))"
+    r"|(?<=제곱)|(?<=\))|(?<=[α-ω]))"
 )
-_TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
+_TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\(|[α-ω]|(?:코|아크)?사인 |(?:코|아크)?탄젠트 |로그 )"
 # (Each looks ahead for its sign before it looks behind for a term: the look-behinds are tried only there.)
 PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
 # Between words, "A + B 세트": 플러스, not English "plus"; and unspaced between a formula's terms, "a+b", "x+1",
