@@ -24,6 +24,7 @@ from npu_worker.engine import (
     korean_arrows,
     korean_dates,
     korean_formulas,
+    korean_functions,
     korean_marks,
     korean_numerals,
     korean_phone_numbers,
@@ -39,6 +40,7 @@ MODULES: list[ModuleType] = [
     korean_arrows,
     korean_dates,
     korean_formulas,
+    korean_functions,
     korean_marks,
     korean_numerals,
     korean_phone_numbers,
@@ -56,6 +58,7 @@ MAY_MATCH_PLAIN = {
     "korean_phone_numbers._RANGE_TAIL": "the same, after a number's",
     "korean_units._LABEL_AFTER": "matched after a unit's digits",
     "korean_units._WRITTEN_WORD": "matched after a currency's amount",
+    "korean_formulas._FORMULA_IN_BRACKET": "matched before a bracket's superscript power",
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]

@@ -61,8 +61,16 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 11: "$3억 달러로", "$100 달러까지" the word once (not 달러 달러로); "$100조차" 100 달러조차 (not 100조 달러차);
 # "x > 0일때", "x > 0인지" x 0 초과일때, x 0 초과인지 (not 0일 초과때, 0인 초과지);
 # a lambda's "\x -> go" x에서 go (espeak said "backslash"); a braced exponent, "x^{2}", "10^{-3}", x의 2제곱,
-# 10의 마이너스 3제곱 (espeak: 엑스 이, 십 마이너스 삼)).
-AUDIO_REVISION = 11
+# 10의 마이너스 3제곱 (espeak: 엑스 이, 십 마이너스 삼));
+# 12: "x > 3인치", "t > 3개월" x 3인치 초과 (not 3인 초과치), "x>0이면" x 0 초과이면 (not x0);
+# "2ab+b^2" 2ab 플러스 (not English "plus"); "$100+" 100 달러 이상, "$100-200" 100에서 200 달러; "10⁸ m/s", "10⁻³ m" in
+# Korean (not English m/s, m); "sin²x" 사인 제곱 x, "∂f/∂x" x에 대한 f의 편미분, "x^{n+1}" x의 n 플러스 1제곱, "FY2024"
+# 2024 회계연도, "p < .05" p 0 점 영오 미만; "n>=3", "x != 0" as ≥, ≠; "x^2-1" x의 2제곱 마이너스 1 (the minus dropped);
+# "x ≥ y이면" x y 이상이면, "σ²" 시그마의 2제곱, "d²y/dx²" d 제곱 y d-x 제곱; "mol⁻¹" 퍼 몰;
+# "sin 30°" 사인 30 도 (English "sin"), "(x+1)²" (x 플러스 1)의 2제곱, "$100-200입니다" 100에서 200 달러입니다;
+# "$1M-$2M" 100만에서 200만 달러, "100$" 100 달러; "n ≥ 100만 명" n 100만 명 이상, "y ≥ 2x + 1" y 2x 더하기 1 이상;
+# "YoY" 전년 대비, "CAGR" spelled; "∫_0^1 x dx" 적분 0부터 1까지 (not 0의 1제곱); "log₂8" 로그 2의 8; "3! = 6" 3 팩토리얼은 6; "cos²θ - sin²θ" 빼기 (dropped), "arcsin" 아크사인, "∇" 델.
+AUDIO_REVISION = 12
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -36,8 +36,8 @@ _FORMS |= {
 # too (espeak: English "plus or minus").
 # ... and glued to the word it changes, "매출▲3%", "영업이익▼2억" (espeak: 매출 and nothing for the sign): apart, 매출 증가.
 SIGN = re.compile(
-    r"(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)|(?<=[가-힣])([△▲▼])(?=\d)"
-)
+    r"(?=[ \-−+±△▲▼])(?:(?<![\w)\]%.])([-−+±△▲▼])(?=\d)|(?<=[\dA-Za-z)])(±)(?=\d)| ?(±) (?=\d)|(?<=[가-힣])([△▲▼])(?=\d))"
+)  # (the look-ahead first: the look-behinds are tried only before a sign or a space)
 # ... but a report's sign changes an amount: a percentage or points, money, a scale, or a bare number
 # ("(▲30)"). Before a number joined to another word, "▲3대 전략 ▲5개 과제", "▲1위 삼성전자", "△1단계", it is a
 # Korean news list's bullet (it was 증가 3대 전략): left unsaid, as espeak leaves it.
@@ -47,6 +47,7 @@ _CHANGED_AMOUNT = re.compile(
 # A number in scientific notation, "1e-3", "3.0E+8" (espeak: 일 이 삼, 삼 점 영 이 "plus" 팔): 곱하기 10의 제곱;
 # not inside a hexadecimal, a hash or a colour ("0x1e3", "5e3f", "#1e3").
 SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A-Za-z\d_]|\.\d)")
+# ... and a Greek letter's, "σ²", "λ^2" (it was 시그마², the square unsaid): σ의 2제곱, 시그마의 2제곱 once named.
 # A power, "10^3" or "10³" (십의 삼제곱; espeak said "십 삼", ten three), "10^-3" or "10⁻³" with 마이너스.
 # ... and a letter's power, "2^n", "2ⁿ", "e^x" (espeak: "이 엔", and nothing at all for "ⁿ": "2ⁿ개" was 이 개).
 # ... and a bracket's, "(AB)^T", "f(x)^2" (espeak: 에이 비 티, the caret unsaid), with a caret only: a superscript
@@ -56,21 +57,44 @@ SCIENTIFIC = re.compile(r"(?<![\w.#])(\d+(?:\.\d+)?)[eE]([-−+]?)(\d{1,3})(?![A
 # lost): unwrapped first, read as "x^2", "10^-3" are. A longer one, "x^{n+1}", is left.
 BRACED_EXPONENT = re.compile(r"\^ ?\{ ?([-−]?\d+|[A-Za-z]) ?\}")
 POWER = re.compile(
-    r"(?:(?<=[\dA-Za-z])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
+    r"(?:(?<=[\dA-Za-zα-ω])(?:\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d]))|(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+|[ⁿⁱᵀ]))"
     rf"|(?<=\))\^ ?([-−]?\d+|[A-Za-z](?![A-Za-z\d])))(?:{PARTICLE})?"
 )  # "x²": x의 2제곱 too
+# ... and a superscript square or cube after a bracket that holds a formula, "(x+1)²", "(a-b)³" (it was (x 플러스 1)²,
+# the power unsaid): (x+1)의 2제곱. A bracket of a year or a name, "(2020)²", "(GPT-4)²", is a footnote's, left.
+BRACKET_POWER = re.compile(rf"(?<=\))([²³])(?:{PARTICLE})?")
+_FORMULA_IN_BRACKET = re.compile(r"\(([^()]{1,24})\)$")
+_FORMULA = re.compile(r"[A-Za-z\d] ?[-+−*/] ?[A-Za-z\d]")
+_NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a name's footnote
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
-OPERATOR = re.compile(r"(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)")  # "V × I" said no sign
+OPERATOR = re.compile(
+    r"(?=[ ×✕*÷])(?:(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S))"
+)  # "V × I" said no sign
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
 # A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
-_TERM_BEFORE = r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=제곱)|(?<=\)))"
-_TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\()"
-PLUS_MINUS = re.compile(rf"{_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
+# ... and a product of letters after its coefficient, "2ab+b^2", "3xy - 1" (it was 2ab+b, the English "plus"): a
+# key's "Ctrl+C" has none.
+# ... and a Greek letter or a function named by `korean_functions`, "cos²θ - sin²θ" (the minus was dropped).
+_TERM_BEFORE = (
+    r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=(?<![A-Za-z])\d[a-z]{2})|(?<=(?<![A-Za-z])\d[a-z]{3})"
+    r"|(?<=제곱)|(?<=\))|(?<=[α-ω]))"
+)
+_TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\(|[α-ω]|(?:코|아크)?사인 |(?:코|아크)?탄젠트 |로그 )"
+# (Each looks ahead for its sign before it looks behind for a term: the look-behinds are tried only there.)
+PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
 # Between words, "A + B 세트": 플러스, not English "plus"; and unspaced between a formula's terms, "a+b", "x+1",
 # "N+1", "1+1 행사" (espeak said the English word): 플러스, as a Korean says either. Not a key's "Ctrl+C", "C++",
 # an ion's "Li+" (no term after it) nor a code point's "U+223C".
-PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|{_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
+# ... and an unspaced minus after a power, "x^2-1", "x²-y²", "2^n-1" (espeak dropped it: x의 2제곱 일): 마이너스, as the
+# unspaced "+" is 플러스. A hyphen elsewhere, "T-1", "D-1", "3-5", is no formula's.
+MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
+PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
+# A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not
+# an exclamation, "정답은 3!", "Hello!": only after a number, one letter or a bracket, before "=", an operator or a bracket.
+FACTORIAL = re.compile(
+    r"(?=!)(?:(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(?= ?[=×*/+\-)(])|(?<=\))!(?= ?[=×*/+\-]))"
+)  # a bracket's, "(n-1)! =", only before an operator: "(가)!(" is no formula
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
@@ -122,6 +146,15 @@ def power(match: re.Match[str]) -> str:
     else:
         said = f"의 {exponent}제곱"
     return said + particle_after(said, match.group(4)) if match.group(4) else said
+
+
+def bracket_power(match: re.Match[str]) -> str:
+    start = match.start()
+    inside = _FORMULA_IN_BRACKET.search(match.string, max(0, start - 26), start)
+    if not inside or not _FORMULA.search(inside.group(1)) or _NAME_IN_BRACKET.search(inside.group(1)):
+        return match.group(0)
+    said = f"의 {match.group(1).translate(_SUPERSCRIPT)}제곱"
+    return said + particle_after(said, match.group(2)) if match.group(2) else said
 
 
 def particle_after(word: str, particle: str) -> str:

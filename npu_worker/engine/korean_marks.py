@@ -110,7 +110,7 @@ ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스"
 # letter names. Those said as words in Korean too (RAM 램, LAN 랜, NASA 나사, TOEIC 토익) are not here.
 _SPELLED = frozenset(
     "SOC SOH SOP EV HEV PHEV BEV FCEV ESS EMS UPS OBC LED CATL BYD ICE UX ERP ROI ESG AR QA IR PER EPS"
-    " IMF ISO IEC SI MES IC CAE RFID BLE AWS IDE CLI GUI CI ECG ICT OTA EMI EMC IGBT".split()
+    " IMF ISO IEC SI MES IC CAE RFID BLE AWS IDE CLI GUI CI ECG ICT OTA EMI EMC IGBT CAGR".split()
 )
 # Not a part of one name: a code name's "MAX_SOC", an address's "ESS@kepco.co.kr", "ICT.ac.kr", "/EV/".
 _ACRONYM = re.compile(r"(?<![A-Za-z\-_@./])[A-Z]{2,5}(?![A-Za-z\-_@/]|\.[A-Za-z])")
@@ -135,6 +135,16 @@ _ABBREVIATIONS = {
 _ABBREVIATION = re.compile(r"(?<![A-Za-z.])((?i:e\.g\.|i\.e\.|etc\.|cf\.|vs\.)|[Ee]tc|[Vv]s)(?![A-Za-z])")
 # A level, "Lv. 3", "Lv3" (espeak: "el vee" and the point's pause): 레벨 3, as said; "LV" alone is a low voltage's.
 _LEVEL = re.compile(r"(?<![A-Za-z])(?:[Ll]v\.? ?|LV\. ?)(?=\d)")
+# A fiscal year, "FY2024", "FY 24" (espeak: the English "fy", 파이): 2024 회계연도, as Korean reports say it; not
+# "FY2024년" (its own word for the year), a span "FY2024-25" nor a code's "FY2024A".
+# A range of them, "FY2023~FY2024", "FY2023-FY2024": 2023에서 2024 회계연도 (the tilde was lost between the two).
+_FISCAL_YEAR = re.compile(
+    r"(?=FY)(?<![A-Za-z\d])FY ?'?(\d{4}|\d{2})(?: ?[-~–] ?FY ?'?(\d{4}|\d{2}))?(?![\d년A-Za-z]|[-/.]\d)"
+)
+# A report's period-over-period change, "YoY +5%", "QoQ", "MoM" (espeak: English "yo", "koh"): 전년 대비, as a Korean
+# report says it; "CAGR" is spelled (espeak: "kagger"). Not inside a code name, "YoYo", "yoy_rate".
+_OVER_PERIOD = re.compile(r"(?<![A-Za-z\d_])(YoY|QoQ|MoM)(?![A-Za-z\d_])")  # not a game's "WoW"
+_PERIODS = {"YoY": "전년 대비", "QoQ": "전 분기 대비", "MoM": "전월 대비"}
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
 
@@ -157,6 +167,11 @@ def marks_spoken(text: str) -> str:
     text = _FOOTNOTE.sub("", text)
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
+    if "o" in text:  # each has one; the pattern scans only a text that could hold it
+        text = _OVER_PERIOD.sub(lambda m: _PERIODS[m.group()], text)
+    text = _FISCAL_YEAR.sub(
+        lambda m: f"{m.group(1)}에서 {m.group(2)} 회계연도" if m.group(2) else f"{m.group(1)} 회계연도", text
+    )
     text = _DERIVATIVE.sub(r"d-\1 d-\2", text)
     text = _AT_RATE.sub(" ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)

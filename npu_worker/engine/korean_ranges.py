@@ -49,9 +49,18 @@ TILDE = re.compile(r"[~～〜]+")
 # bracket ("<그림 1>", "<1>"), an arrow ("->") or a comparison of two numbers ("3 < 5").
 BOUND_WORDS = {"<": "미만", "≤": "이하", ">": "초과", "≥": "이상"}
 LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이하"}
+# ... and a unit or a counter that only opens like a shorter one, "x > 3인치", "t > 3개월", "d ≥ 2일차" (it was x 3인
+# 초과치, t 세 개 초과월: 인, 개 and 일 read as the counters and the bound said inside the word): the word whole,
+# x 3인치 초과.
+_BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
+# ... with a Korean scale and its counter or unit, "n ≥ 100만 명", "x > 1억 원" (it was n 100 이상만 명): n 100만 명 이상;
+# after a power's exponent, "x^2 < 4이면" (it was left: a number before the sign is no variable); and not before the
+# rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
 BOUND = re.compile(
-    r"(?<![\d<>=\-])(?<!\d )([<>≤≥]) ?([-−]?\d+(?:[.,]\d+)*"
-    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_RANGE_COUNTERS})?)(?! ?[\d>])"
+    r"(?=[<>≤≥])(?:(?<![\d<>=\-])(?<!\d )|(?<=\^\d)|(?<=\^\d ))([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
+    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
+    r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(])"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
 # as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
@@ -62,6 +71,22 @@ _COPULA_CONTEXT = {
     "일": re.compile(r" ?때| 경우|지|수록|까(?!지)|$"),
     "인": re.compile(r"\s|$|지|데|가(?!구)"),
 }
+# A bound between two variables, "x ≥ y이면", "a > b일 때" (espeak said nothing for the sign: x y이면): x y 이상이면, as
+# "x > 0일 때" is x 0 초과일 때. Not a tag, "<b>", nor a capitals' ranking, "A > B > C".
+VARIABLE_BOUND = re.compile(
+    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_])(?! ?[<>≤≥])"
+)  # nor a chain, "a>b>c"
+# The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
+# after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
+# "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
+_FORMULA_WORD = (
+    r"(?:[A-Za-z\d.]{1,12}|더하기|빼기|곱하기|나누기|플러스|마이너스|[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱)"
+)
+EXPRESSION_BOUND = re.compile(
+    rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
+    rf"({_FORMULA_WORD}(?: {_FORMULA_WORD}){{0,8}})(?![A-Za-z\d(.])(?! ?[<>≤≥])"
+)
+_TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
 BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 
 
@@ -77,16 +102,25 @@ def year_range(match: re.Match[str]) -> str:
 def bound(match: re.Match[str]) -> str:
     """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word)."""
     sign, amount = match.groups()
+    if _TERM.fullmatch(amount) and amount[-1] not in _UNITS:
+        return match.group(
+            0
+        )  # "y > 2x": a formula's term, `EXPRESSION_BOUND`'s (it was y 2배 초과, 2x 초과 read 배)
+    if amount.lstrip("-−").startswith(
+        "."
+    ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
+        amount = amount.replace(".", "0.", 1)
     text, start, last, number = match.string, match.start(), amount[-1], amount[:-1].rstrip()
+    # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
+    apart = " " if text[start - 1 : start].isalnum() else ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
         and _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
         and _COPULA_CONTEXT[last].match(text, match.end())
     ):
-        apart = "" if text[start - 1 : start].isspace() else " "
         return f"{apart}{number} {BOUND_WORDS[sign]}{last}"
-    return f"{amount} {BOUND_WORDS[sign]}"
+    return f"{apart}{amount} {BOUND_WORDS[sign]}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:

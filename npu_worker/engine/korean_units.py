@@ -19,7 +19,16 @@ def alternatives(words: dict[str, str]) -> str:
     return "|".join(re.escape(word) for word in sorted(words, key=len, reverse=True))
 
 
-UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])")  # "5m", not "5min", "3A+"
+# ... and after a number's superscript power, "10⁻³ m", "10⁶ W" (espeak: 엠, 더블유): 10의 마이너스 3제곱 미터; not after a
+# letter's, "x² m" (`unit_word` looks behind the superscripts for the number).
+UNIT = re.compile(
+    rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)})(?![A-Za-z0-9²³+])"
+)  # "5m", not "5min", "3A+"
+_NUMBERS_POWER = re.compile(r"\d⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}$")
+# A unit to a negative power, "6.02×10²³ mol⁻¹", "5 s⁻¹", "10 m⁻²" (it was 몰⁻¹, the power unsaid; "s⁻¹" s의 마이너스
+# 1제곱): per the unit, 퍼 몰, 퍼 초, 퍼 제곱미터; "3 ms⁻¹", as physics writes it, 3 미터 퍼 초.
+INVERSE_UNIT = re.compile(rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)}|s)⁻([¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])")
+_PER_POWERS = {"¹": "", "²": "제곱", "³": "세제곱"}
 # "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
 # Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
 _LABEL_AFTER = re.compile(r"반|동(?!안)|호(?!환)|조(?!건|절)|형|팀|석|층|구역|등급|타입|모델|게이트|라인")
@@ -45,8 +54,11 @@ BARE_UNITS = {
 }
 BARE_UNIT = re.compile(rf"(?<![A-Za-z\d.\-/])({alternatives(BARE_UNITS)})(?![A-Za-z\d²³/.\-])")
 BARE_LITER = re.compile(r"ℓ(당)?")
-PER_HOUR = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?km/h(?![A-Za-z])")
-PER_SECOND = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?m/s(?![A-Za-z²])")
+# ... and after a superscript power, "3×10⁸ m/s", "10⁵ km/h" (it was 10의 8제곱 m/s, the unit English, "slash"):
+# 10의 8제곱 미터 퍼 초, the power kept whole for `korean_formulas`.
+_SUPERSCRIPT_POWER = "(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
+PER_HOUR = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?){_SUPERSCRIPT_POWER} ?km/h(?![A-Za-z])")
+PER_SECOND = re.compile(rf"(?<![\d.])(\d+(?:\.\d+)?){_SUPERSCRIPT_POWER} ?m/s(?![A-Za-z²])")
 # ... but after a power's exponent, "3 × 10^8 m/s", the unit after the number (it was 10^초속 8미터, the caret left
 # unsaid): 10의 8제곱 미터 퍼 초.
 _CARET_BEFORE = re.compile(r"\^ ?[-−]?$")
@@ -61,12 +73,29 @@ FAHRENHEIT = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?) ?(?:°F|℉)")
 _WRITTEN_WORD = re.compile(
     r" ?(달러|유로|파운드|엔|원)(?![가-힣](?<![을를이가은는과와으의에도만로까부보씩짜어대나면인입였라며고야랑쯤밖뿐조처마]))"
 )
-CURRENCY_AMOUNT = re.compile(
-    rf"([$€£¥₩]) ?(\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?)(?:{PARTICLE})?"
+_AMOUNT = r"\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?"
+# ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상.
+CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+])|\+(?=의|{PARTICLE}))?(?:{PARTICLE})?")
+# A range of amounts, "$100-200", "$100-$200", "$100~200" (its "~" 에서 by then: espeak said 백 달러 이백, or 200 with
+# no currency): 100에서 200 달러, the currency's word once, after the range. Not "$100에서 200명" (people, no amount),
+# nor a difference, "$500 - 200 = $300", "$500-200" (it runs down).
+# ... and a copula or a word of its size after it, "$100-200입니다", "$100-200 사이" (a counter, "명", is no money's).
+_ENDINGS = "입니|이다|이고|이며|이었|였|인(?![가-힣])|의|에|까지|정도|사이|수준|선(?![가-힣])"
+CURRENCY_RANGE = re.compile(
+    rf"([$€£¥₩]) ?({_AMOUNT})(?: ?[-–] ?|에서 )\1? ?({_AMOUNT})(?![\d.,])(?:{PARTICLE})?(?![A-Za-z\d]|(?!달러|유로|파운드|엔|원|{_ENDINGS})[가-힣]| ?[-−+=×*/])"
 )
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
-SCALED_AMOUNT = re.compile(r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])")
+SCALED_AMOUNT = re.compile(
+    r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+]))?"
+)  # "$1.5M+" 이상
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
+# A range of them, "$1M-$2M", "$5K-10K", "$1-2B" (it was 100만 달러-200만 달러, 5000 달러-10K): 100만에서 200만 달러; its
+# "~" is 에서 by then ("$1M~2M").
+SCALED_RANGE = re.compile(
+    r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])?(?: ?[-–] ?|에서 )\1? ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])"
+)
+# A dollar sign after its amount, "100$", "5.99$" (espeak said nothing for it): 100 달러.
+DOLLARS_AFTER = re.compile(r"(?<![\w.$])(\d+(?:\.\d+)?)\$(?![A-Za-z\d_$])")
 US_DOLLARS = re.compile(r"(?<![A-Za-z])US ?\$(?= ?\d)")  # "US$100": 미화 100 달러 (it was US100 달러)
 # espeak's Korean voice says the English word "slash" for "/": "250Wh/kg" is 와트시 퍼 킬로그램.
 PER_UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})/({alternatives(_UNITS)})(?![A-Za-z0-9²³])")
@@ -90,14 +119,32 @@ def per_second(match: re.Match[str]) -> str:
 def _speed(match: re.Match[str], alone: str, exponent: str) -> str:
     start = match.start()
     after_caret = _CARET_BEFORE.search(match.string, max(0, start - 3), start)
+    if match.group(2):
+        return exponent.format(match.group(1) + match.group(2))
     return (exponent if after_caret else alone).format(match.group(1))
 
 
 def currency_amount(match: re.Match[str]) -> str:
     """ "$100을" as 100 달러를: the number, its currency's word, the particle in the word's form; the word once
     where it is written too, "$3억 달러" (3억 달러; it was 3 달러억 달러)."""
-    sign, number, particle = match.groups()
-    word = _CURRENCY[sign]
+    (sign, number, or_more), particle = (
+        match.group(1, 2, 3),
+        match.groups()[-1],
+    )  # the look-ahead's group between
+    if or_more:  # "$100+를": 100 달러 이상을
+        return f"{number} {_CURRENCY[sign]} 이상{particle_after('이상', particle) if particle else ''}"
+    return _amount_said(match, number, _CURRENCY[sign], particle)
+
+
+def currency_range(match: re.Match[str]) -> str:
+    """ "$100-200" as 100에서 200 달러: the currency's word once, after the range's last amount."""
+    sign, first, last, particle = match.groups()
+    if first.replace(".", "").isdigit() and last.replace(".", "").isdigit() and float(first) >= float(last):
+        return match.group(0)  # "$500-200": runs down, a difference (read as before)
+    return f"{first}에서 {_amount_said(match, last, _CURRENCY[sign], particle)}"
+
+
+def _amount_said(match: re.Match[str], number: str, word: str, particle: str | None) -> str:
     written = _WRITTEN_WORD.match(match.string, match.end())
     if not particle and written and written.group(1) == word:
         return number
@@ -106,15 +153,33 @@ def currency_amount(match: re.Match[str]) -> str:
 
 def scaled_amount(match: re.Match[str]) -> str:
     """ "$1.5B" as 15억 달러: the amount in 조, 억 and 만 (espeak reads "15억" as 십오억)."""
-    sign, number, scale = match.groups()
+    sign, number, scale, or_more = match.groups()
+    return f"{_in_korean_units(number, scale)} {_CURRENCY[sign]}{' 이상' if or_more else ''}"
+
+
+def scaled_range(match: re.Match[str]) -> str:
+    """ "$1M-$2M", "$5-10M" as 100만에서 200만 달러, 500만에서 1000만 달러: the first takes the last's scale where it
+    has none."""
+    sign, first, first_scale, last, last_scale = match.groups()
+    if _scaled(first, first_scale or last_scale) >= _scaled(last, last_scale):
+        return match.group(0)  # "$5M-$2M" runs down: a difference, each amount read alone
+    start = _in_korean_units(first, first_scale or last_scale)
+    return f"{start}에서 {_in_korean_units(last, last_scale)} {_CURRENCY[sign]}"
+
+
+def _scaled(number: str, scale: str) -> int:
     whole, _, fraction = number.partition(".")
-    amount = int(whole + fraction.ljust(_SCALES[scale], "0"))  # at most 3 decimals, the scale at least 3
+    return int(whole + fraction.ljust(_SCALES[scale], "0"))  # at most 3 decimals, the scale at least 3
+
+
+def _in_korean_units(number: str, scale: str) -> str:
+    amount = _scaled(number, scale)
     parts = []
     for unit, size in (("조", 12), ("억", 8), ("만", 4), ("", 0)):
         count, amount = divmod(amount, 10**size)
         if count:
             parts.append(f"{count}{unit}")
-    return f"{' '.join(parts) or '0'} {_CURRENCY[sign]}"
+    return " ".join(parts) or "0"
 
 
 def word_per_unit(match: re.Match[str]) -> str:
@@ -124,10 +189,27 @@ def word_per_unit(match: re.Match[str]) -> str:
     return f" 퍼 {_UNITS[unit]}"
 
 
+def inverse_unit(match: re.Match[str]) -> str:
+    """ "mol⁻¹" after a number as 퍼 몰; after a letter's power, "x² s⁻¹", left."""
+    unit, power = match.groups()
+    if not _after_a_number(match.string, match.start()):
+        return match.group(0)
+    if unit == "ms":  # a physicist's "3 ms⁻¹" is meters per second, "ms⁻²" an acceleration
+        return " 미터 퍼 초" + (" 제곱" if power == "²" else "") if power in "¹²" else match.group(0)
+    return f" 퍼 {_PER_POWERS[power]}{_UNITS.get(unit, '초')}"
+
+
+def _after_a_number(text: str, start: int) -> bool:
+    """A digit right before `start`, or a number's superscript power ("10³"), not a letter's ("x²")."""
+    return "0" <= text[start - 1] <= "9" or bool(_NUMBERS_POWER.search(text, max(0, start - 5), start))
+
+
 def unit_word(match: re.Match[str]) -> str:
     """A unit's word; an "A" or "J" apart from its number ("2 A와 B") or naming a class or a model
     ("3A반", "모델 3A") is the letter, not 암페어 or 줄."""
     unit, text, start = match.group(1), match.string, match.start()
+    if not _after_a_number(text, start):
+        return match.group(0)  # a letter's power, "x² m"
     if _HEX_BEFORE.search(text, max(0, start - 20), start) or (
         unit == "h"
         and (_TERM_NEXT.match(text, match.end()) or _OPERAND_AFTER.search(text, max(0, start - 20), start))
