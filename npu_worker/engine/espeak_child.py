@@ -179,8 +179,9 @@ class _Child:
 
     def _send(self, chunk: np.ndarray) -> bool:
         """The engine's sink: the chunk to the parent, unless the parent asked to stop. The first at
-        once; the later ones held up to `HOLD_SECONDS`, then written together (the stop looked for
-        once a write, not once a chunk)."""
+        once, with no look for a stop (the parent sends one only once it has read a frame of the
+        request: a `select` less before the first audio); the later ones held up to `HOLD_SECONDS`,
+        then written together (the stop looked for once a write, not once a chunk)."""
         audio = np.ascontiguousarray(chunk, dtype=np.float32).data.cast("B")  # no copy
         if not self.held:
             self.held_since = time.monotonic()
@@ -192,7 +193,7 @@ class _Child:
             and time.monotonic() - self.held_since < HOLD_SECONDS
         ):
             return True
-        if self._stop_asked():
+        if self.sent_first and self._stop_asked():
             self.held, self.held_bytes = [], 0  # the parent reads up to the END and drops audio
             return False
         self.sent_first = True
