@@ -41,8 +41,9 @@ MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not
 # A request's audio past its first frame waits up to this long to share one write with the frames made
 # meanwhile (espeak makes 0.6 s of audio in ≈ 1.5 ms): each write was a wake-up of the reading engine
 # thread, a read and a GIL hand-off beside the event loop, ≈ 10 a preview (benchmarks/SERVER_OVERHEAD.md,
-# 2026-12-06, stop 49). The first frame goes at once; a request's last frames go with its `END`.
-HOLD_SECONDS = 0.004
+# 2026-12-06, stop 49). The first frame goes at once (0.19 s of audio: a listener then holds more than
+# 10 ms to play); a request's last frames go with its `END`, so its end comes no later.
+HOLD_SECONDS = 0.010
 IOV_PARTS = 512  # at most this many buffers a `writev` (Linux takes 1024)
 PIPE_BYTES = 1024 * 1024  # the pipe's size asked for (Linux's default 64 KiB holds one 0.6 s chunk)
 
