@@ -8,11 +8,12 @@ finished chunks per sentence from a pipe, blocked in a system call that holds no
 Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
 object: text, lang, speed_factor) and `STOP` (cancel the synthesis running, if any); the child answers
 `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at 24 kHz)
-and one `END` or `FAILED` (JSON: the error's name and message). `PHONEMIZE` (JSON: text, voice) is
-answered with one `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its phonemes here, so
-a text that crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the process) ends this
-process, not the worker. The child exits when its stdin closes;
-nothing but frames goes to the pipe it writes (its own stdout is pointed at stderr).
+and one `END` or `FAILED` (JSON: the error's name and message); a request's first frame is written
+alone, the later ones a few to a write (`HOLD_SECONDS`), the last with the `END`. `PHONEMIZE` (JSON:
+text, voice) is answered with one `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its
+phonemes here, so a text that crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the
+process) ends this process, not the worker. The child exits when its stdin closes; nothing but frames
+goes to the pipe it writes (its own stdout is pointed at stderr).
 """
 
 from __future__ import annotations
