@@ -253,5 +253,5 @@ def test_a_requests_later_frames_share_the_childs_writes_and_the_servers_reads()
     finally:
         child.close()
     assert frames >= 5 * 5
-    assert writes <= 0.6 * frames, (writes, frames)
-    assert reads <= 0.6 * frames, (reads, frames)
+    assert writes <= 0.75 * frames, (writes, frames)  # (a loaded machine may split a hold in two)
+    assert reads <= 0.75 * frames, (reads, frames)
