@@ -166,9 +166,9 @@ def _loud_windows_and_hops(
     """`window_levels_db(...) >= threshold_db` of the windows and of the hops, where a window is two
     hops (24 kHz: 480 and 240 samples): each hop's sum and sum of squares once, a window's from its
     two hops', its DC-removed power as mean square less squared mean. The same rule with a few numpy
-    calls in place of two passes of sliding windows, logarithms and all: a preview's first chunk
-    (0.19 s) ≈ 150 → 50 µs of the engine thread, under the GIL beside the event loop
-    (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 49)."""
+    calls in place of two passes of sliding windows, logarithms and all: `OnsetWatch.feed` on a
+    preview's first chunk (0.19 s) ≈ 105 → 33 µs of the engine thread, under the GIL beside the event
+    loop (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 49)."""
     x = np.asarray(samples, dtype=np.float64).reshape(-1)
     count = x.size // hop
     if count < 2:  # shorter than one window
