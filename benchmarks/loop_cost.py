@@ -211,6 +211,20 @@ def engine_alone_cpu_ms(texts: list[str], count: int, gap_ms: float) -> float:
         engine.close()
 
 
+async def lanes_loaded(pid: int, children: int = 2, timeout: float = 15.0) -> None:
+    """Wait until the worker's espeak children (one a lane, 2 by default) have started and gone idle:
+    `/health` says loaded once the engine thread's instance is, and a preview lane's child that
+    started during the measured requests counted its start-up (≈ 500 reads, ≈ 0.3 s of CPU) as theirs."""
+    deadline, last = time.monotonic() + timeout, -1.0
+    while time.monotonic() < deadline:
+        found = child_pids(pid)
+        spent = sum(ms for tid, ms in thread_cpu_ms(pid).items() if tid in found)
+        if len(found) >= children and spent == last:
+            return
+        last = spent
+        await asyncio.sleep(0.2)
+
+
 async def run_requests(
     args: argparse.Namespace, port: int, count: int, texts: list[str], out: Path, first: int
 ) -> Any:
@@ -233,6 +247,7 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
         async with aiohttp.ClientSession() as session:
             await ready_ms(session, f"http://127.0.0.1:{port}", time.perf_counter())
         texts = preview_texts()
+        await lanes_loaded(server.pid)
         quick = argparse.Namespace(**{**vars(args), "gap_ms": 0.0})
         await run_requests(quick, port, args.warmup, texts, root / "out", 0)
         pid = server.pid

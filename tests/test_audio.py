@@ -128,3 +128,48 @@ def test_an_upload_with_nan_samples_is_refused_as_such_not_as_silent():
     soundfile.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
     with pytest.raises(InvalidAudio, match="1 samples that are not finite numbers"):
         decode_upload(buffer.getvalue(), UploadLimits(max_bytes=1 << 20, max_seconds=30.0))
+
+
+def sliding_window_onset(samples: np.ndarray, rate: int) -> int | None:
+    """The onset rule as written with `window_levels_db`'s sliding windows (the reference)."""
+    hop = round(rate * audio.ONSET_HOP_MS / 1000)
+    windows = audio.window_levels_db(samples, rate) >= audio.ONSET_THRESHOLD_DB
+    hops = (
+        audio.window_levels_db(samples, rate, audio.ONSET_HOP_MS, audio.ONSET_HOP_MS)
+        >= audio.ONSET_THRESHOLD_DB
+    )
+    k = audio.ONSET_CONSECUTIVE
+    for start in range(windows.size - k + 1):
+        if windows[start : start + k].all() and start + k < hops.size and hops[start] and hops[start + k]:
+            return start * hop
+    return None
+
+
+def test_the_onset_from_hop_sums_is_the_sliding_windows_onset():
+    """At 24 kHz a window is two hops: the onset comes from each hop's sums, not from two passes of
+    sliding windows and logarithms (the engine thread's search on a preview's first chunk, under the
+    GIL beside the event loop); the same onset on levels around the threshold, with and without DC."""
+    rng = np.random.default_rng(5)
+    rate = 24000
+    loud = 10 ** (audio.ONSET_THRESHOLD_DB / 20)
+    for case in range(300):
+        size = int(rng.integers(0, 6000))
+        levels = loud * rng.choice([0.0, 0.5, 0.9, 1.1, 2.0, 30.0], size=max(1, size // 200 + 1))
+        envelope = np.repeat(levels, 200)[:size]
+        envelope[: int(rng.integers(0, size + 1))] *= 0.4  # a quieter lead of any length
+        signal = (rng.standard_normal(size) * envelope).astype(np.float32)
+        if case % 3 == 0:
+            signal += np.float32(rng.uniform(-0.5, 0.5))
+        assert audio.audible_onset(signal, rate) == sliding_window_onset(signal, rate), case
+
+
+def test_the_onset_at_24_khz_needs_no_sliding_windows(monkeypatch):
+    tone = np.concatenate([np.zeros(2400), 0.2 * np.sin(np.arange(4800) * 0.1)]).astype(np.float32)
+    expected = sliding_window_onset(tone, 24000)
+    assert expected is not None
+
+    def refused(*args: object, **kwargs: object) -> np.ndarray:
+        raise AssertionError("two passes of sliding windows")
+
+    monkeypatch.setattr(audio, "window_levels_db", refused)
+    assert audio.audible_onset(tone, 24000) == expected

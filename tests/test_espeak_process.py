@@ -214,11 +214,14 @@ def test_the_workers_stop_signals_do_not_kill_the_child_under_a_section(engine):
     assert got > 3 * 1.5 * 24000 and child.alive
 
 
-def read_calls() -> int:
-    """This process's read system calls so far (/proc: every thread, every file)."""
-    with open("/proc/self/io", encoding="ascii") as io_counts:
-        fields = dict(line.split(": ") for line in io_counts.read().splitlines())
-    return int(fields["syscr"])
+def read_calls(pid: int | str = "self") -> int:
+    """A process's read system calls so far (/proc: every thread, every file)."""
+    return io_calls(pid)["syscr"]
+
+
+def io_calls(pid: int | str) -> dict[str, int]:
+    with open(f"/proc/{pid}/io", encoding="ascii") as io_counts:
+        return {name: int(value) for name, value in (line.split(": ") for line in io_counts)}
 
 
 def test_a_frame_comes_off_the_childs_pipe_in_one_read_when_it_is_there_whole():
@@ -233,3 +236,22 @@ def test_a_frame_comes_off_the_childs_pipe_in_one_read_when_it_is_there_whole():
     finally:
         child.close()
     assert frames > 5 and reads < 1.5 * frames, (reads, frames)
+
+
+def test_a_requests_later_frames_share_the_childs_writes_and_the_servers_reads():
+    """The child wrote each chunk as it came (≈ 10 writes a preview), each a wake-up of the engine
+    thread, a read and a GIL hand-off beside the event loop; the audio after the first frame now goes a
+    few frames a write, the last with the END (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 49)."""
+    child = ChildEspeak()
+    try:
+        before, reads_before = io_calls(child.pid)["syscw"], read_calls()
+        frames = 0
+        for _ in range(5):
+            frames += len(list(child.chunks(SynthesisRequest(SENTENCE)))) + 1  # and its END
+        writes = io_calls(child.pid)["syscw"] - before
+        reads = read_calls() - reads_before - 2 * 2  # (the four reads of /proc in this test)
+    finally:
+        child.close()
+    assert frames >= 5 * 5
+    assert writes <= 0.75 * frames, (writes, frames)  # (a loaded machine may split a hold in two)
+    assert reads <= 0.75 * frames, (reads, frames)

@@ -8,20 +8,23 @@ finished chunks per sentence from a pipe, blocked in a system call that holds no
 Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
 object: text, lang, speed_factor) and `STOP` (cancel the synthesis running, if any); the child answers
 `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at 24 kHz)
-and one `END` or `FAILED` (JSON: the error's name and message). `PHONEMIZE` (JSON: text, voice) is
-answered with one `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its phonemes here, so
-a text that crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the process) ends this
-process, not the worker. The child exits when its stdin closes;
-nothing but frames goes to the pipe it writes (its own stdout is pointed at stderr).
+and one `END` or `FAILED` (JSON: the error's name and message); a request's first frame is written
+alone, the later ones a few to a write (`HOLD_SECONDS`), the last with the `END`. `PHONEMIZE` (JSON:
+text, voice) is answered with one `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its
+phonemes here, so a text that crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the
+process) ends this process, not the worker. The child exits when its stdin closes; nothing but frames
+goes to the pipe it writes (its own stdout is pointed at stderr).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import select
 import signal
 import struct
 import sys
+import time
 from typing import IO
 
 import msgspec
@@ -36,17 +39,35 @@ HEADER = struct.Struct("<cI")
 REQUEST, STOP, PHONEMIZE = b"Q", b"S", b"P"  # parent → child
 READY, AUDIO, END, FAILED, PHONEMES = b"R", b"A", b"E", b"F", b"H"  # child → parent
 MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not audio
+# A request's audio past its first frame waits up to this long to share one write with the frames made
+# meanwhile (espeak makes 0.6 s of audio in ≈ 1.5 ms): each write was a wake-up of the reading engine
+# thread, a read and a GIL hand-off beside the event loop, ≈ 10 a preview (benchmarks/SERVER_OVERHEAD.md,
+# 2026-12-06, stop 49). The first frame goes at once (0.19 s of audio: a listener then holds more than
+# 10 ms to play); a request's last frames go with its `END`, so its end comes no later.
+HOLD_SECONDS = 0.010
+IOV_PARTS = 512  # at most this many buffers a `writev` (Linux takes 1024)
+PIPE_BYTES = 1024 * 1024  # the pipe's size asked for (Linux's default 64 KiB holds one 0.6 s chunk)
 
 
 class BrokenStream(Exception):
     """The other side's pipe closed, or sent something that is not a frame."""
 
 
-def write_frame(fd: int, kind: bytes, payload: bytes = b"") -> None:
+Payload = bytes | memoryview
+
+
+def write_frame(fd: int, kind: bytes, payload: Payload = b"") -> None:
     """One frame, written whole (a blocking pipe may take it in pieces)."""
-    parts = [memoryview(HEADER.pack(kind, len(payload))), memoryview(payload)]
+    write_frames(fd, [(kind, payload)])
+
+
+def write_frames(fd: int, frames: list[tuple[bytes, Payload]]) -> None:
+    """Frames in order, in one `writev` where the pipe takes them whole."""
+    parts: list[memoryview] = []
+    for kind, payload in frames:
+        parts += (memoryview(HEADER.pack(kind, len(payload))), memoryview(payload))
     while parts:
-        written = os.writev(fd, parts)
+        written = os.writev(fd, parts[:IOV_PARTS])
         while parts and written >= len(parts[0]):
             written -= len(parts[0])
             parts.pop(0)
@@ -110,6 +131,10 @@ class _Child:
         self.engine = EspeakEngine()
         self.closed = False  # stdin closed during a synthesis: stop, then exit
         self.decoder = msgspec.json.Decoder(Request)
+        self.sent_first = False  # the request's first audio frame has gone
+        self.held: list[tuple[bytes, Payload]] = []  # its later frames, not yet written
+        self.held_bytes = 0
+        self.held_since = 0.0
 
     def run(self) -> int:
         try:
@@ -142,6 +167,7 @@ class _Child:
         write_frame(self.out_fd, PHONEMES, phonemes.encode("utf-8"))
 
     def _synthesise(self, payload: bytearray) -> None:
+        self.sent_first, self.held, self.held_bytes = False, [], 0
         try:
             request = self.decoder.decode(payload)
             self.engine.stream_into(
@@ -150,14 +176,35 @@ class _Child:
         except Exception as error:  # noqa: BLE001 - the request's failure, not the child's
             self._fail(error)
             return
-        write_frame(self.out_fd, END)
+        self.held.append((END, b""))
+        self._write_held()
 
     def _send(self, chunk: np.ndarray) -> bool:
-        """The engine's sink: the chunk to the parent, unless the parent asked to stop."""
-        if self._stop_asked():
+        """The engine's sink: the chunk to the parent, unless the parent asked to stop. The first at
+        once, with no look for a stop (the parent sends one only once it has read a frame of the
+        request: a `select` less before the first audio); the later ones held up to `HOLD_SECONDS`,
+        then written together (the stop looked for once a write, not once a chunk)."""
+        audio = np.ascontiguousarray(chunk, dtype=np.float32).data.cast("B")  # no copy
+        if not self.held:
+            self.held_since = time.monotonic()
+        self.held.append((AUDIO, audio))
+        self.held_bytes += len(audio)
+        if (
+            self.sent_first
+            and self.held_bytes < PIPE_BYTES // 2
+            and time.monotonic() - self.held_since < HOLD_SECONDS
+        ):
+            return True
+        if self.sent_first and self._stop_asked():
+            self.held, self.held_bytes = [], 0  # the parent reads up to the END and drops audio
             return False
-        write_frame(self.out_fd, AUDIO, np.ascontiguousarray(chunk, dtype=np.float32).tobytes())
+        self.sent_first = True
+        self._write_held()
         return True
+
+    def _write_held(self) -> None:
+        write_frames(self.out_fd, self.held)
+        self.held, self.held_bytes = [], 0
 
     def _stop_asked(self) -> bool:
         """A frame waits on stdin during a synthesis: a `STOP` (or stdin closed: stop, then exit)."""
@@ -175,7 +222,8 @@ class _Child:
             failure = Failure(error.name, error.message)
         else:
             failure = Failure(type(error).__name__, str(error))
-        write_frame(self.out_fd, FAILED, msgspec.json.encode(failure))
+        self.held.append((FAILED, msgspec.json.encode(failure)))  # after the audio made before it
+        self._write_held()
 
 
 def main() -> int:
@@ -186,6 +234,10 @@ def main() -> int:
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     heap.keep_freed_memory()  # as in the worker: the child's chunk buffers reuse memory
     out_fd = os.dup(1)
+    try:  # room for a write of held frames, so the child does not wait on the reader mid-write
+        fcntl.fcntl(out_fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (OSError, AttributeError):  # not Linux, or above the system's pipe-max-size: 64 KiB
+        pass
     os.dup2(2, 1)  # a stray print (or C code writing to fd 1) cannot break the frame stream
     requests = os.fdopen(0, "rb", buffering=0)  # unbuffered: a STOP never sits unseen in a buffer
     return _Child(requests, out_fd).run()

@@ -32,6 +32,7 @@ from .espeak_child import (
     FAILED,
     PHONEMES,
     PHONEMIZE,
+    PIPE_BYTES,
     READY,
     REQUEST,
     STOP,
@@ -48,7 +49,7 @@ from .espeak_lib import EspeakVoice, find_voice
 log = logging.getLogger(__name__)
 
 STOP_SECONDS = 2.0  # a closing child that has not exited by then is killed
-ANSWER_BUFFER_BYTES = 128 * 1024  # the pipe holds 64 KiB: what one read can bring, and more
+ANSWER_BUFFER_BYTES = PIPE_BYTES  # what the child's pipe holds: one read brings a write of held frames
 # A child that dies of one of these while it reads a request's text crashed on that text (espeak-ng 1.52
 # aborts on "s'" * 100): the text's fault, a 4xx. One killed from outside (SIGKILL: the OOM killer, a
 # person) or that ends otherwise is the worker's, an EngineError.
