@@ -54,6 +54,10 @@ def is_under(path: str, roots: Sequence[str]) -> bool:
 
 
 def spelled_under(path: str, root: str) -> bool:
+    """`path` lies in `root` as both are written: the only test for a path the worker stored at
+    admission (already in the roots' spelling), which may have changed since. `alias_under` stats the
+    folders a path goes through, following links: true of a folder a caller replaced with a link to
+    the root, it let a check that allows (a stored voice, read with links followed) pass."""
     try:
         return os.path.commonpath([path, root]) == root
     except ValueError:
@@ -302,11 +306,11 @@ class PathPolicy:
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:
         """The roots an output at `path` is written beneath (and read back from); None: nowhere."""
-        if is_under(path, (self.outputs_root,)):
+        if spelled_under(path, self.outputs_root):  # by spelling: see `spelled_under`
             return (self.outputs_root,)
         if self._legacy_default_output(path):
             return (os.path.join(self.state_dir, JOBS_DIR),)
-        if is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+        if is_under(path, (self.state_dir,)) or not any(spelled_under(path, root) for root in self.roots):
             return None
         return self.roots
 
@@ -314,7 +318,7 @@ class PathPolicy:
         """`<state>/jobs/<id>/sNN.wav`: where default outputs went before `outputs/` (an interrupted job
         recorded then still resumes). Callers could never name it, and no worker file has that name."""
         jobs_root = os.path.join(self.state_dir, JOBS_DIR)
-        relative = os.path.relpath(path, jobs_root) if is_under(path, (jobs_root,)) else ""
+        relative = os.path.relpath(path, jobs_root) if spelled_under(path, jobs_root) else ""
         parts = relative.split(os.sep)
         return len(parts) == 2 and parts[0].isalnum() and LEGACY_OUTPUT.fullmatch(parts[1]) is not None
 
@@ -338,10 +342,13 @@ class PathPolicy:
         return read_beneath(path, self.roots, limit, own=False)
 
     def _stored_voice(self, path: str) -> bool:
-        """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars)."""
+        """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars),
+        by spelling only: such a voice is read with links followed, and a caller's folder replaced with
+        a link to a voice folder after admission was taken for one (a link flipped between that folder
+        and another read any file the worker can, outside every root)."""
         stem = os.path.splitext(path)[0]
         named = path in self.voice_files or f"{stem}.wav" in self.voice_files
-        return named or is_under(path, (self.voices_root, *self.voice_dirs))
+        return named or any(spelled_under(path, folder) for folder in (self.voices_root, *self.voice_dirs))
 
     def _default_voice(self, path: str) -> bool:
         """The operator's --ref-wav, or the transcript beside it that the engine reads."""

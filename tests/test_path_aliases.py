@@ -4,7 +4,10 @@ leaves as written; so is a bind mount. The path checks compare such folders by i
 
 No case-insensitive file system can be made here without privileges, so the alias is a bind mount in a
 mount namespace of the test's own (`unshare`), which realpath leaves as written in the same way; the
-checks run in a child process inside it. Skipped where user namespaces are not allowed."""
+checks run in a child process inside it. Skipped where user namespaces are not allowed.
+
+A link is the alias a caller can make: folders compared by identity follow it, so a path the worker
+stored at admission is checked by spelling alone afterwards (the last tests, which need no namespace)."""
 
 from __future__ import annotations
 
@@ -99,3 +102,28 @@ def test_an_operators_voice_under_another_name_is_refused(aliased):
 def test_a_root_under_another_name_is_a_root_spelt_as_the_worker_spells_it(aliased):
     root, _, seen = aliased
     assert seen["root"] == str(root / "sub" / "a.wav")
+
+
+@pytest.mark.parametrize("voice_folder", ["operator", "uploads"])
+def test_a_callers_folder_swapped_for_a_link_to_a_voice_folder_is_not_a_stored_voice(tmp_path, voice_folder):
+    """Admitted as a file in a root, the caller's folder then becomes a link to a folder of voices (the
+    operator's --voices-dir, the uploads in the state dir): taken for a stored voice by identity, it was
+    read with links followed, so a link flipped between that folder and any other read files outside
+    every root. Now refused at the recheck and at the read, as any link on the way is."""
+    from npu_worker.paths import PathPolicy
+    from npu_worker.protocol import RefWavNotAllowed
+
+    root, state, operator = tmp_path / "root", tmp_path / "state", tmp_path / "voices"
+    policy = PathPolicy((str(root),), str(state), voice_dirs=(str(operator),))
+    voices = operator if voice_folder == "operator" else Path(policy.voices_root)
+    for folder in (root / "mine", voices):
+        folder.mkdir(parents=True)
+        (folder / "x.wav").write_bytes(b"RIFF " + folder.name.encode())
+    path = policy.resolve_ref_wav(str(root / "mine" / "x.wav"))
+    (root / "mine" / "x.wav").unlink()
+    (root / "mine").rmdir()
+    (root / "mine").symlink_to(voices, target_is_directory=True)
+    with pytest.raises(RefWavNotAllowed):
+        policy.check_ref_wav(path)
+    with pytest.raises(OSError, match="symbolic link"):
+        policy.read_reference(path, 1 << 20)
