@@ -77,18 +77,18 @@ def alias_under(path: str, roots: Sequence[str]) -> str | None:
             wanted.append((root, os.stat(root)))
     if not wanted:
         return None
-    folder, below = path, list[str]()
-    while True:
-        with contextlib.suppress(OSError):
-            found = os.stat(folder)
-            for root, info in wanted:
-                if os.path.samestat(found, info):
-                    return os.path.join(root, *below)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        below.insert(0, os.path.basename(folder))
-        folder = parent
+    # From the top, stopping at the first folder that cannot be statted (none below it can be): a
+    # caller's path is mostly folders not made yet, each stat once (leaf upwards, every one was tried).
+    parts, deepest = path.split(os.sep), None
+    for depth in range(1, len(parts) + 1):
+        try:
+            found = os.stat(os.sep.join(parts[:depth]) or os.sep)
+        except OSError:
+            break
+        for root, info in wanted:
+            if os.path.samestat(found, info):
+                deepest = os.path.join(root, *parts[depth:])
+    return deepest
 
 
 def same_file_as_any(path: str, paths: Sequence[str]) -> bool:
@@ -115,7 +115,11 @@ def too_long(real: str, *, written: bool = False) -> str | None:
     NAME_MAX), or None. The worker writes component by component, so it could create such a file, but
     the caller could not open it by the path it gave. `written`: a file the worker writes, through a
     temp file whose name is TEMP_NAME_EXTRA bytes longer (a name of 237 to 255 bytes was accepted, then
-    every write of it failed, "File name too long", once the engine had made its audio)."""
+    every write of it failed, "File name too long", once the engine had made its audio).
+
+    Asked of the path as given too, before it is resolved: the system opens no such path either, and
+    resolving costs time that grows faster than the path (a 200 kB `output_path` held a thread 13 s, and
+    a request may carry 1000 of them)."""
     encoded = os.fsencode(real)
     if len(encoded) >= PATH_MAX:
         return f"is {len(encoded)} bytes long; the system's limit is {PATH_MAX - 1}"
@@ -158,6 +162,8 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     if path.endswith(("/", "/.", "/..")):  # names a folder: realpath would write the file it ends in
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
+    if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
+        raise OutputPathNotAllowed(f"output_path {why}")
     real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
@@ -185,6 +191,8 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
     expanded = own_home(path)
     if not os.path.isabs(expanded):  # never resolved against the worker's own folder
         raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
+    if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
+        raise RefWavNotAllowed(f"ref_wav {why}")
     real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")
