@@ -62,7 +62,7 @@ def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the wor
 
 def read_token_file(path: str) -> str:
     """The token in `path` ('-': stdin; a terminal there is asked, with no echo), its surrounding
-    whitespace (a final newline) dropped;
+    whitespace (a final newline, CRLF) and a UTF-8 byte order mark dropped;
     ValueError saying what is wrong (unreadable, empty, too big, not text)."""
     try:
         if path == "-" and sys.stdin is None:
@@ -81,7 +81,7 @@ def read_token_file(path: str) -> str:
     if len(data) > MAX_TOKEN_FILE_BYTES:
         raise ValueError(f"--token-file {path} holds more than {MAX_TOKEN_FILE_BYTES} bytes: not a token")
     try:
-        token = data.decode("utf-8").strip()
+        token = data.decode("utf-8-sig").strip()  # the BOM Notepad writes is no part of the token
     except UnicodeDecodeError:
         raise ValueError(f"--token-file {path} is not text") from None
     if not token:

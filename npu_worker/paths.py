@@ -54,6 +54,10 @@ def is_under(path: str, roots: Sequence[str]) -> bool:
 
 
 def spelled_under(path: str, root: str) -> bool:
+    """`path` lies in `root` as both are written: the only test for a path the worker stored at
+    admission (already in the roots' spelling), which may have changed since. `alias_under` stats the
+    folders a path goes through, following links: true of a folder a caller replaced with a link to
+    the root, it let a check that allows (a stored voice, read with links followed) pass."""
     try:
         return os.path.commonpath([path, root]) == root
     except ValueError:
@@ -73,18 +77,18 @@ def alias_under(path: str, roots: Sequence[str]) -> str | None:
             wanted.append((root, os.stat(root)))
     if not wanted:
         return None
-    folder, below = path, list[str]()
-    while True:
-        with contextlib.suppress(OSError):
-            found = os.stat(folder)
-            for root, info in wanted:
-                if os.path.samestat(found, info):
-                    return os.path.join(root, *below)
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        below.insert(0, os.path.basename(folder))
-        folder = parent
+    # From the top, stopping at the first folder that cannot be statted (none below it can be): a
+    # caller's path is mostly folders not made yet, each stat once (leaf upwards, every one was tried).
+    parts, deepest = path.split(os.sep), None
+    for depth in range(1, len(parts) + 1):
+        try:
+            found = os.stat(os.sep.join(parts[:depth]) or os.sep)
+        except OSError:
+            break
+        for root, info in wanted:
+            if os.path.samestat(found, info):
+                deepest = os.path.join(root, *parts[depth:])
+    return deepest
 
 
 def same_file_as_any(path: str, paths: Sequence[str]) -> bool:
@@ -111,7 +115,11 @@ def too_long(real: str, *, written: bool = False) -> str | None:
     NAME_MAX), or None. The worker writes component by component, so it could create such a file, but
     the caller could not open it by the path it gave. `written`: a file the worker writes, through a
     temp file whose name is TEMP_NAME_EXTRA bytes longer (a name of 237 to 255 bytes was accepted, then
-    every write of it failed, "File name too long", once the engine had made its audio)."""
+    every write of it failed, "File name too long", once the engine had made its audio).
+
+    Asked of the path as given too, before it is resolved: the system opens no such path either, and
+    resolving costs time that grows faster than the path (a 200 kB `output_path` held a thread 13 s, and
+    a request may carry 1000 of them)."""
     encoded = os.fsencode(real)
     if len(encoded) >= PATH_MAX:
         return f"is {len(encoded)} bytes long; the system's limit is {PATH_MAX - 1}"
@@ -154,6 +162,8 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         raise OutputPathNotAllowed(f"output_path must be an absolute path: {path!r}")
     if path.endswith(("/", "/.", "/..")):  # names a folder: realpath would write the file it ends in
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
+    if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
+        raise OutputPathNotAllowed(f"output_path {why}")
     real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
@@ -181,6 +191,8 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
     expanded = own_home(path)
     if not os.path.isabs(expanded):  # never resolved against the worker's own folder
         raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
+    if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
+        raise RefWavNotAllowed(f"ref_wav {why}")
     real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")
@@ -302,11 +314,11 @@ class PathPolicy:
 
     def _output_roots(self, path: str) -> tuple[str, ...] | None:
         """The roots an output at `path` is written beneath (and read back from); None: nowhere."""
-        if is_under(path, (self.outputs_root,)):
+        if spelled_under(path, self.outputs_root):  # by spelling: see `spelled_under`
             return (self.outputs_root,)
         if self._legacy_default_output(path):
             return (os.path.join(self.state_dir, JOBS_DIR),)
-        if is_under(path, (self.state_dir,)) or not is_under(path, self.roots):
+        if is_under(path, (self.state_dir,)) or not any(spelled_under(path, root) for root in self.roots):
             return None
         return self.roots
 
@@ -314,7 +326,7 @@ class PathPolicy:
         """`<state>/jobs/<id>/sNN.wav`: where default outputs went before `outputs/` (an interrupted job
         recorded then still resumes). Callers could never name it, and no worker file has that name."""
         jobs_root = os.path.join(self.state_dir, JOBS_DIR)
-        relative = os.path.relpath(path, jobs_root) if is_under(path, (jobs_root,)) else ""
+        relative = os.path.relpath(path, jobs_root) if spelled_under(path, jobs_root) else ""
         parts = relative.split(os.sep)
         return len(parts) == 2 and parts[0].isalnum() and LEGACY_OUTPUT.fullmatch(parts[1]) is not None
 
@@ -338,10 +350,13 @@ class PathPolicy:
         return read_beneath(path, self.roots, limit, own=False)
 
     def _stored_voice(self, path: str) -> bool:
-        """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars)."""
+        """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars),
+        by spelling only: such a voice is read with links followed, and a caller's folder replaced with
+        a link to a voice folder after admission was taken for one (a link flipped between that folder
+        and another read any file the worker can, outside every root)."""
         stem = os.path.splitext(path)[0]
         named = path in self.voice_files or f"{stem}.wav" in self.voice_files
-        return named or is_under(path, (self.voices_root, *self.voice_dirs))
+        return named or any(spelled_under(path, folder) for folder in (self.voices_root, *self.voice_dirs))
 
     def _default_voice(self, path: str) -> bool:
         """The operator's --ref-wav, or the transcript beside it that the engine reads."""

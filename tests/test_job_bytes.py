@@ -396,3 +396,17 @@ async def test_a_job_removed_while_its_log_is_read_says_why_it_went(worker, sett
         WorkerError, match=rf"^JobNotFound: no job {first}: removed to make room under --jobs-max-bytes"
     ):
         await asyncio.to_thread(scheduler.stored_job, looked_up)
+
+
+def test_a_callers_path_through_a_link_into_the_job_folders_is_not_a_jobs_file(tmp_path):
+    """A caller's output folder swapped for a link into `<state>/outputs` after admission: the write is
+    refused (no link is followed), and its bytes were never the jobs' to count or to make room for."""
+    outputs = tmp_path / "state" / "outputs"
+    (outputs / "j1").mkdir(parents=True)
+    (tmp_path / "mine").symlink_to(outputs, target_is_directory=True)
+    counted = JobBytes((str(outputs),), max_bytes=10)
+    with counted.writing("j1", str(tmp_path / "mine" / "j1" / "s01.wav"), 100):
+        pass  # WriteFailed: 100 bytes past a 10-byte bound, for a file the jobs never hold
+    with pytest.raises(WorkerError):
+        with counted.writing("j1", str(outputs / "j1" / "s01.wav"), 100):
+            pass

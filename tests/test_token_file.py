@@ -43,10 +43,15 @@ def no_token_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NPU_WORKER_TOKEN", raising=False)
 
 
-async def test_synth_reads_its_token_from_a_file_and_warns_of_nothing(worker, tmp_path, capsys):
+@pytest.mark.parametrize(
+    "written",
+    [TOKEN + "\n", TOKEN + "\r\n", "\ufeff" + TOKEN + "\r\n"],
+    ids=["echo", "crlf", "bom"],  # as `echo`, a Windows editor, Notepad's "UTF-8 with BOM" leave it
+)
+async def test_synth_reads_its_token_from_a_file_and_warns_of_nothing(worker, tmp_path, capsys, written):
     server = await worker(token=TOKEN)
     secret = tmp_path / "token"
-    secret.write_text(TOKEN + "\n", encoding="utf-8")  # as `echo` or an editor leaves it
+    secret.write_bytes(written.encode("utf-8"))
     secret.chmod(0o600)
     code = await asyncio.to_thread(client_main, [*synth_argv(server, tmp_path), "--token-file", str(secret)])
     err = capsys.readouterr().err

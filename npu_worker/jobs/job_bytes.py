@@ -23,7 +23,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-from ..paths import is_under
+from ..paths import spelled_under
 from ..protocol import WriteFailed
 
 log = logging.getLogger(__name__)
@@ -93,8 +93,10 @@ class JobBytes:
         return gone
 
     def covers(self, path: str) -> bool:
-        """A job's own file (a caller's `output_path` is the caller's disk)."""
-        return is_under(path, self.roots)
+        """A job's own file (a caller's `output_path` is the caller's disk), by spelling: the worker
+        names its own so, and a caller's folder swapped for a link into the job folders (its write then
+        refused) had its bytes counted, finished jobs removed to make room for them."""
+        return any(spelled_under(path, root) for root in self.roots)
 
     def recount(self) -> int:
         """Count what the job folders hold (start-up: one listing per job folder)."""
