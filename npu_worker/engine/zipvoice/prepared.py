@@ -103,12 +103,18 @@ class PreparedModel:
         """What the NPU computes the decoder in (/health `precision`)."""
         return str(self.manifest.get("runs_as", "unknown"))
 
-    def check(self, decoder: Path, qnn_options: dict[str, str], encoder: Path | None = None) -> None:
+    def check(
+        self,
+        decoder: Path,
+        qnn_options: dict[str, str],
+        encoder: Path | None = None,
+        vocoder: Path | None = None,
+    ) -> None:
         """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime,
-        and from this text encoder (`encoder`): the decoder's contexts with another export's encoder
-        spoke wrongly, in silence. By SHA-256, as the decoder is: 16.6 MB at full size (docs/zipvoice.md)
-        beside the decoder's 477 MB hashed at each load, where size and mtime miss a re-export copied
-        with its times kept (file_stamp.py)."""
+        and from this text encoder (`encoder`) and vocoder (`vocoder`): the decoder's contexts with
+        another export's encoder or vocoder spoke wrongly, in silence. By SHA-256, as the decoder is:
+        4.2 M and 13.5 M parameters beside the decoder's 118.5 M (477 MB) hashed at each load, where
+        size and mtime miss a re-export copied with its times kept (file_stamp.py)."""
         again = f"run `npu-worker prepare` again for {self.directory}"
         refuse_open_to_others(self.directory)
         made = self.manifest  # (its layout and format were checked by `find`)
@@ -150,6 +156,12 @@ class PreparedModel:
                 f"{encoder} is not the text encoder {self.directory} was prepared from (the compiled decoder "
                 f"was trained with that one); put it back, or {again}"
             )
+        recorded = _vocoder_hash(made["source"], vocoder)
+        if vocoder is not None and recorded is not None and recorded != file_hash(vocoder):
+            raise ModelLoadError(
+                f"{vocoder} is not the vocoder {self.directory} was prepared from (the compiled decoder's "
+                f"features are that one's input); put it back, or {again}"
+            )
         if made.get("weight_sharing") and qnn_targets.htp_is_simulated():
             raise ModelLoadError(
                 f"{self.directory} holds one weight-shared context binary, which the x86 HTP simulator "
@@ -158,6 +170,20 @@ class PreparedModel:
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")
+
+
+def _vocoder_hash(source: dict[str, Any], vocoder: Path | None) -> str | None:
+    """The SHA-256 the manifest records for the vocoder served as `vocoder`: under its own name, else
+    under the name `prepare` copies a vocoder in as (one given by `serve --vocoder` from elsewhere);
+    None when the manifest records none."""
+    if vocoder is None:
+        return None
+    from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
+
+    for name in (vocoder.name, *VOCODER_NAMES):
+        if isinstance(source.get(name), str):
+            return str(source[name])
+    return None
 
 
 def _shadowed(directory: Path, prepared_decoder: str, found: Path, files: str) -> bool:
@@ -295,14 +321,15 @@ def open_prepared_sessions(
     config: RuntimeConfig,
     progress: Progress | None = None,
     encoder: Path | None = None,
+    vocoder: Path | None = None,
 ) -> tuple[dict[int, Any], dict[int, SessionPlacement]]:
     """One session per bucket from the compiled contexts (no specialising, no compiling), once QNN is
-    usable here and the directory fits `decoder`, `encoder`, the target and the runtime
+    usable here and the directory fits `decoder`, `encoder`, `vocoder`, the target and the runtime
     (`PreparedModel.check`)."""
     import onnxruntime as ort
 
     devices = providers.qnn_devices(config)
-    prepared.check(decoder, config.qnn_provider_options(), encoder)
+    prepared.check(decoder, config.qnn_provider_options(), encoder, vocoder)
     if progress is not None:  # only now: without QNN the log said this, then fell back to the CPU
         progress(f"loading {len(prepared.buckets)} compiled QNN contexts from {prepared.directory}")
     sessions, placements = {}, {}

@@ -255,16 +255,19 @@ def open_bucketed_decoder(
     ready: PreparedModel | None = None,
     progress: Progress | None = None,
     encoder: Path | None = None,
+    vocoder: Path | None = None,
 ) -> BucketedDecoder:
     """One fixed-shape session per bucket on `device`, a dynamic CPU session for longer inputs
     (`graph`: the rewritten decoder for CPU/CUDA sessions; QNN compiles the file, or loads what
-    `npu-worker prepare` compiled when `ready` is given, from `encoder`'s model). Each session's
+    `npu-worker prepare` compiled when `ready` is given, from `encoder`'s and `vocoder`'s model). Each session's
     placement goes into `placed` as `<file stem>@<bucket>` (the overflow session: `<file stem>`)."""
     placed = {} if placed is None else placed
     if device == "qnn":  # QNN unusable here (no plugin, the x86 simulator) says so before any progress
         providers.qnn_devices(config)  # line: each start off the NPU logged "specialising and compiling"
     if device == "qnn" and ready is not None:
-        sessions, placements = prepared.open_prepared_sessions(ready, path, config, progress, encoder)
+        sessions, placements = prepared.open_prepared_sessions(
+            ready, path, config, progress, encoder, vocoder
+        )
         for size, where in placements.items():
             providers.check_placement(where, path.name, min_share)
             placed[f"{path.stem}@{size}"] = where
@@ -345,7 +348,7 @@ def open_models(
         try:
             if device == "qnn" or fixed_shapes:
                 dec: Decoder | BucketedDecoder = open_bucketed_decoder(
-                    decoder, device, config, buckets, graph, share, placed, ready, progress, encoder
+                    decoder, device, config, buckets, graph, share, placed, ready, progress, encoder, vocoder
                 )
                 others = "cpu" if device == "qnn" else device
             else:
