@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from npu_worker.engine import providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement, runtime_versions
+from npu_worker.engine.zipvoice import context_files
 
 if TYPE_CHECKING:
     pass
@@ -170,6 +171,9 @@ class PreparedModel:
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")
+        fault = context_files.size_faults(self)
+        if fault is not None:
+            raise ModelLoadError(f"{fault}; copy the prepared folder again whole, or {again}")
 
 
 def _vocoder_hash(source: dict[str, Any], vocoder: Path | None) -> str | None:
@@ -362,10 +366,11 @@ def _load_failure(prepared: PreparedModel, size: int, loaded: dict[int, Any], ex
             "buckets (--buckets), 8-bit weights (--precision a16w8), or one weight-shared binary "
             "(--weight-sharing on, on the device)"
         )
-    return (
-        f"cannot load the compiled context {prepared.context(size)} ({exc}); "
-        f"run `npu-worker prepare` again for {prepared.directory}"
-    )
+    again = f"run `npu-worker prepare` again for {prepared.directory}"
+    said = context_files.load_failure(prepared, size, exc)
+    if said is not None:
+        return f"{said}; copy the prepared folder again whole, or {again}"
+    return f"cannot load the compiled context {prepared.context(size)} ({exc}); {again}"
 
 
 # ------------------------------------------------------------------------------------------ prepare
