@@ -90,5 +90,3 @@ def context_binary(context: Path) -> Path | None:
     except Exception:  # (no `onnx` package, or a model it cannot parse: the caller says it without)
         return None
     return None
-
-
