@@ -292,13 +292,21 @@ def refuse_unfinished(model_dir: Path) -> None:
     Known by the lock file every prepare makes first (a model's own `qnn/` folder says nothing) and
     leaves; with the manifest beside it the prepare finished, and a missing or unreadable file there is
     that file's error, not 'did not finish'."""
-    if not os.path.lexists(model_dir / LOCK) or os.path.lexists(model_dir / MANIFEST):
+    state = unfinished(model_dir)
+    if state is None:
         return
-    state = "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
     raise ModelLoadError(
         f"{model_dir} has no {MANIFEST}: the `npu-worker prepare` into it {state}; run it again, "
         "or serve the model directory it prepares from"
     )
+
+
+def unfinished(model_dir: Path) -> str | None:
+    """How the prepare into `model_dir` stands when it has a prepare's lock but no manifest ("is
+    writing it now", "did not finish ..."); None for a finished prepare's folder or a plain one."""
+    if not os.path.lexists(model_dir / LOCK) or os.path.lexists(model_dir / MANIFEST):
+        return None
+    return "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
 
 
 def _being_prepared(model_dir: Path) -> bool:
