@@ -153,7 +153,7 @@ def _prepare(args: argparse.Namespace) -> int:
         _refuse_unfinished_source(files.directory)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
-        vocoder.check_file(files.vocoder)  # (copied in as it is: serve would refuse it, after the compile)
+        vocoder.check_file(files.vocoder, files.decoder)  # (copied in as it is: serve would refuse it)
         _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(

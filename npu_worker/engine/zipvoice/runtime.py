@@ -27,6 +27,7 @@ from npu_worker.engine.zipvoice.decoders import (
     check_buckets,
 )
 from npu_worker.engine.zipvoice.prepared import PreparedModel, Progress
+from npu_worker.engine.zipvoice.vocoder import check_mels
 from npu_worker.engine.zipvoice.vocoder import check_signature as check_vocoder
 from npu_worker.protocol import ModelLoadError
 
@@ -220,6 +221,7 @@ def open_models(
         voc_session, placed[vocoder.stem] = _open_plain(vocoder, others, config)
         check_vocoder(voc_session, vocoder)
         first = dec.decoders[dec.buckets[0]].session if isinstance(dec, BucketedDecoder) else dec.session
+        check_mels(voc_session, vocoder, first)
         return LoadedModels(
             encoder=TextEncoder(enc_session),
             decoder=dec,
