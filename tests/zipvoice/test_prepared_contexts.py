@@ -76,3 +76,21 @@ def test_a_context_model_of_other_bytes_is_said_to_be_no_onnx_file(prepared_dir,
         "(damaged or cut short); copy the prepared folder again whole, or run `npu-worker prepare` again "
         f"for {copy}"
     )
+
+
+def test_a_context_prepare_cannot_load_for_its_check_names_the_file_at_fault(prepared_dir, tmp_path):
+    """The held-out check of a quantised prepare loads each context QNN just wrote: one it could not read
+    was "cannot load the compiled context ..._ctx.onnx to check it: [ONNXRuntimeError] : 10 : ...". Here
+    the binary is damaged between the compile and the check, as a failing disk would."""
+    from npu_worker.engine import providers
+    from npu_worker.engine.zipvoice.bucket_compile import _check_bucket
+
+    copy = damaged(prepared_dir, tmp_path, BINARY, "other bytes")
+    config = providers.RuntimeConfig(allow_htp_simulator=True)
+    with pytest.raises(ModelLoadError) as refused:
+        _check_bucket(copy / CONTEXT, config, providers.qnn_devices(config), None, [])
+    assert str(refused.value) == (
+        f"ModelLoadError: QNN cannot read the context binary {copy / BINARY} (damaged, or not the one this "
+        "prepare wrote), checking it against the fp32 decoder; run prepare again (--check-calls 0 prepares "
+        "without this check)"
+    )

@@ -59,10 +59,9 @@ def size_faults(prepared: PreparedModel) -> str | None:
     return None
 
 
-def load_failure(prepared: PreparedModel, bucket: int, exc: Exception) -> str | None:
-    """Which file of a bucket's compiled context did not load and why, in words; None when
-    onnxruntime's are not known here (they are then said as they are)."""
-    context = prepared.context(bucket)
+def load_failure(context: Path, exc: Exception) -> str | None:
+    """Which file of the compiled context `context` (its EPContext model) did not load and why, in
+    words; None when onnxruntime's are not known here (they are then said as they are)."""
     words = str(exc)
     if any(known in words for known in _NOT_ONNX):
         return f"the compiled context {context} is no ONNX file onnxruntime can read (damaged or cut short)"

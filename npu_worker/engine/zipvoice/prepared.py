@@ -375,7 +375,7 @@ def _load_failure(prepared: PreparedModel, size: int, loaded: dict[int, Any], ex
             "(--weight-sharing on, on the device)"
         )
     again = f"run `npu-worker prepare` again for {prepared.directory}"
-    said = context_files.load_failure(prepared, size, exc)
+    said = context_files.load_failure(prepared.context(size), exc)
     if said is not None:
         return f"{said}; copy the prepared folder again whole, or {again}"
     return f"cannot load the compiled context {prepared.context(size)} ({exc}); {again}"
