@@ -9,6 +9,7 @@ import errno
 import fcntl
 import os
 import pwd
+import resource
 import secrets
 import shutil
 import stat
@@ -71,9 +72,19 @@ def why_not_written(exc: OSError, out: Path) -> str:
             f"{_user()} may not write in {place} ({os.strerror(number)}): give an --out this user may "
             "write in, or run prepare as a user who may"
         )
+    if number == errno.EFBIG:  # (RLIMIT_FSIZE, or a filesystem's own bound: FAT32's 4 GB)
+        return (
+            f"File too large for this process (`ulimit -f`: {_file_size_limit()}) or the filesystem of {out}: "
+            "raise the limit or give an --out on another filesystem"
+        )
     if number == errno.EROFS:
         return f"the filesystem of {out} is read-only: give an --out on a filesystem that can be written"
     return exc.strerror or str(exc)
+
+
+def _file_size_limit() -> str:
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return "unlimited" if limit == resource.RLIM_INFINITY else f"{limit} bytes"
 
 
 def _user() -> str:
