@@ -94,3 +94,28 @@ def test_a_context_prepare_cannot_load_for_its_check_names_the_file_at_fault(pre
         "prepare wrote), checking it against the fp32 decoder; run prepare again (--check-calls 0 prepares "
         "without this check)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [
+        ("fm_decoder.onnx", "the decoder {copy} was prepared from"),
+        (
+            "text_encoder.onnx",
+            "the text encoder {copy} was prepared from (the compiled decoder was trained with that one)",
+        ),
+        (
+            "vocos_24khz.onnx",
+            "the vocoder {copy} was prepared from (the compiled decoder's features are that one's input)",
+        ),
+    ],
+)
+def test_a_model_file_cut_short_by_a_copy_is_said_with_its_sizes(prepared_dir, tmp_path, name, what):
+    """It was only "DIR/fm_decoder.onnx is not the decoder DIR was prepared from", as for another model's."""
+    copy = damaged(prepared_dir, tmp_path, name, "cut short")
+    size = (prepared_dir / name).stat().st_size
+    fix = "" if name == "fm_decoder.onnx" else "put it back, or "
+    assert load_refusal(copy, tmp_path / "state") == (
+        f"ModelLoadError: {copy / name} is not {what.format(copy=copy)}; it is {size // 2} bytes where the "
+        f"prepare copied {size} (a copy cut short, or another file); {fix}run `npu-worker prepare` again for {copy}"
+    )

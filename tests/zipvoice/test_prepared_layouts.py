@@ -252,8 +252,9 @@ def test_a_prepared_folder_whose_text_encoder_was_swapped_is_refused_on_the_npu(
         ZipVoiceEngine(config).load()
     assert str(refused.value) == (
         f"ModelLoadError: {swapped / 'text_encoder.onnx'} is not the text encoder {swapped} was prepared from "
-        "(the compiled decoder was trained with that one); put it back, or run `npu-worker prepare` again "
-        f"for {swapped}"
+        f"(the compiled decoder was trained with that one); it is {(swapped / 'text_encoder.onnx').stat().st_size} "
+        f"bytes where the prepare copied {(moved / 'text_encoder.onnx').stat().st_size} (a copy cut short, or "
+        f"another file); put it back, or run `npu-worker prepare` again for {swapped}"
     )
 
 
@@ -307,7 +308,13 @@ def test_a_prepared_folder_served_with_another_vocoder_is_refused_on_the_npu(mov
     )
     with pytest.raises(ModelLoadError) as refused:
         ZipVoiceEngine(config).load()
+    sizes = (  # (said for a file of the folder only: the prepare copied that one)
+        f"; it is {vocoder.stat().st_size} bytes where the prepare copied "
+        f"{(moved / 'vocos_24khz.onnx').stat().st_size} (a copy cut short, or another file)"
+        if where == "in the folder"
+        else ""
+    )
     assert str(refused.value) == (
         f"ModelLoadError: {vocoder} is not the vocoder {swapped} was prepared from (the compiled decoder's "
-        f"features are that one's input); put it back, or run `npu-worker prepare` again for {swapped}"
+        f"features are that one's input){sizes}; put it back, or run `npu-worker prepare` again for {swapped}"
     )

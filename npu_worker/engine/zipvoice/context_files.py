@@ -1,5 +1,5 @@
-"""A prepared folder's compiled contexts as files: each as large as `prepare` wrote it, and one that
-does not load said naming the file at fault and what to do.
+"""A prepared folder's compiled contexts (and the model files copied in) as files: each as large as
+`prepare` wrote it, and a context that does not load said naming the file at fault and what to do.
 
 onnxruntime names the EPContext model it was loading, not the file that failed: a context binary cut
 short by a copy onto the device read as "cannot load the compiled context .../fm_decoder@383_ctx.onnx
@@ -21,11 +21,11 @@ _NOT_ONNX = ("INVALID_PROTOBUF", "Protobuf parsing failed")
 _BINARY_UNREADABLE = ("Failed to get context binary info", "ep_cache_context does not exist")
 
 
-def recorded_sizes(prepared: PreparedModel) -> dict[str, int]:
-    """The compiled files' sizes the manifest records (`sizes.compiled`: plain names in `qnn/`); none
-    for a manifest without them."""
+def recorded_sizes(prepared: PreparedModel, kind: str = "compiled") -> dict[str, int]:
+    """The files' sizes the manifest records (`sizes.compiled`: plain names in `qnn/`; `sizes.model_files`:
+    in the folder itself); none for a manifest without them."""
     sizes = prepared.manifest.get("sizes")
-    compiled = sizes.get("compiled") if isinstance(sizes, dict) else None
+    compiled = sizes.get(kind) if isinstance(sizes, dict) else None
     if not isinstance(compiled, dict):
         return {}
     return {
@@ -57,6 +57,22 @@ def size_faults(prepared: PreparedModel) -> str | None:
                 "finish, or another prepare's file)"
             )
     return None
+
+
+def copied_size_said(prepared: PreparedModel, path: Path) -> str:
+    """ "; it is N bytes where the prepare copied M (...)" for a model file of the folder (`path`: the
+    decoder, text encoder or vocoder served) whose hash did not match and whose size is not the one
+    recorded, else "": a copy onto the device cut short read as another model's file."""
+    recorded = recorded_sizes(prepared, "model_files").get(path.name)
+    if recorded is None or path.parent != prepared.directory:
+        return ""
+    try:
+        found = os.stat(path).st_size
+    except OSError:
+        return ""  # (the file's own error, where it is opened)
+    if found == recorded:
+        return ""
+    return f"; it is {found} bytes where the prepare copied {recorded} (a copy cut short, or another file)"
 
 
 def load_failure(context: Path, exc: Exception) -> str | None:

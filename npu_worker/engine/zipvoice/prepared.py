@@ -22,6 +22,7 @@ mismatch is a ModelLoadError that says to run `prepare` again (nothing is silent
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -150,18 +151,21 @@ class PreparedModel:
                 f"{self.directory} holds graphs of specialiser version {made_by}, this worker writes "
                 f"version {specialize.VERSION}; {again}"
             )
+        sizes = functools.partial(context_files.copied_size_said, self)  # (a copy cut short, say)
         if made["source"].get(decoder.name) != file_hash(decoder):
-            raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
+            raise ModelLoadError(
+                f"{decoder} is not the decoder {self.directory} was prepared from{sizes(decoder)}; {again}"
+            )
         if encoder is not None and made["source"].get(encoder.name) != file_hash(encoder):
             raise ModelLoadError(
                 f"{encoder} is not the text encoder {self.directory} was prepared from (the compiled decoder "
-                f"was trained with that one); put it back, or {again}"
+                f"was trained with that one){sizes(encoder)}; put it back, or {again}"
             )
         recorded = _vocoder_hash(made["source"], vocoder)
         if vocoder is not None and recorded is not None and recorded != file_hash(vocoder):
             raise ModelLoadError(
                 f"{vocoder} is not the vocoder {self.directory} was prepared from (the compiled decoder's "
-                f"features are that one's input); put it back, or {again}"
+                f"features are that one's input){sizes(vocoder)}; put it back, or {again}"
             )
         if made.get("weight_sharing") and qnn_targets.htp_is_simulated():
             raise ModelLoadError(
