@@ -119,3 +119,18 @@ def test_a_manifest_that_cannot_be_written_is_said_with_why_and_that_the_folder_
         + f"; the earlier prepare's {out} is left as it was"
     )
     assert prepared.find(out) is not None and not staging.exists()
+
+
+def test_a_link_in_place_of_the_lock_file_is_said_so_and_never_followed(qnn_model_dir, tmp_path, capsys):
+    """It was "--out DIR: cannot open its .prepare.lock: [Errno 40] Too many levels of symbolic links"."""
+    out, victim = tmp_path / "out", tmp_path / "victim"
+    out.mkdir()
+    victim.write_bytes(b"someone's file")
+    (out / prepared.LOCK).symlink_to(victim)
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(qnn_model_dir)]
+    assert cli.main([*command, "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"npu-worker prepare: ModelLoadError: --out {out}: its {prepared.LOCK} is a symbolic link, not the "
+        f"lock file a prepare makes (never followed): remove {out / prepared.LOCK} and run it again"
+    )
+    assert victim.read_bytes() == b"someone's file"

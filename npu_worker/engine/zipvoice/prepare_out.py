@@ -137,8 +137,13 @@ def out_dir_lock(out: Path) -> Iterator[None]:
     try:
         descriptor = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:  # a link in its place: ELOOP
-        if exc.errno == errno.ELOOP:
-            raise ModelLoadError(f"--out {out}: cannot open its {LOCK}: {exc}") from exc
+        if (
+            exc.errno == errno.ELOOP
+        ):  # (it was "cannot open its .prepare.lock: [Errno 40] Too many levels ...")
+            raise ModelLoadError(
+                f"--out {out}: its {LOCK} is a symbolic link, not the lock file a prepare makes (never "
+                f"followed): remove {out / LOCK} and run it again"
+            ) from exc
         raise ModelLoadError(cannot_write(exc, f"make {out / LOCK}, the lock a prepare holds", out)) from exc
     try:
         try:
