@@ -134,3 +134,19 @@ def test_a_link_in_place_of_the_lock_file_is_said_so_and_never_followed(qnn_mode
         f"lock file a prepare makes (never followed): remove {out / prepared.LOCK} and run it again"
     )
     assert victim.read_bytes() == b"someone's file"
+
+
+def test_a_model_file_this_user_may_not_read_is_not_blamed_on_the_out_folder(qnn_model_dir, tmp_path):
+    """A file of the model folder that cannot be read is the source's fault: "may not write in" named
+    the model folder as a place the prepare writes in."""
+    source, out = tmp_path / "model", tmp_path / "out"
+    shutil.copytree(qnn_model_dir, source)
+    notes = source / "notes.txt"
+    notes.write_text("the export's notes")
+    notes.chmod(0o020)  # (writable by the group: copied, never hard-linked; readable by no one)
+    try:
+        code, line = prepare_line(source, out)
+    finally:
+        notes.chmod(0o644)
+    assert code == 2
+    assert line == f"npu-worker prepare: ModelLoadError: cannot copy {notes} into {out}: Permission denied"

@@ -47,6 +47,8 @@ def _copy_model_files(
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
             said = ran_out.what_ran_out(exc, target, shown)  # (before the part goes: "full" is true now)
             temp.unlink(missing_ok=True)
+            if said is None and exc.filename == str(path):  # (reading the source: not the --out's fault)
+                said = exc.strerror or str(exc)
             raise ModelLoadError(
                 f"cannot copy {path} into {shown or target}: {said or why_not_written(exc, shown or target)}"
             ) from exc
