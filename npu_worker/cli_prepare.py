@@ -150,9 +150,10 @@ def _prepare(args: argparse.Namespace) -> int:
         qnn_targets.resolve(args.qnn_soc)
         check_buckets(tuple(args.buckets))  # before minutes of calibration
         files = model_files.locate(args.model_dir, files_precision, args.vocoder)
+        _refuse_unfinished_source(files.directory)
         if Path(args.out).resolve() == files.directory.resolve():
             raise ModelLoadError("--out must be another directory than --model-dir")
-        vocoder.check_file(files.vocoder)  # (copied in as it is: serve would refuse it, after the compile)
+        vocoder.check_file(files.vocoder, files.decoder)  # (copied in as it is: serve would refuse it)
         _check_loads(files.encoder, "the text encoder")  # (the same: prepared, then refused by serve)
         sharing = {"on": True, "off": False}.get(args.weight_sharing, prepare.sharing_by_default())
         config = RuntimeConfig(
@@ -194,6 +195,21 @@ def _prepare(args: argparse.Namespace) -> int:
         f"--precision {files_precision}"
     )
     return 0
+
+
+def _refuse_unfinished_source(model_dir: Path) -> None:
+    """ModelLoadError for a --model-dir that is a prepare's output without its manifest: `serve` refuses
+    it as unfinished, but `prepare` took it as a plain model and prepared it, though a re-prepare from
+    another model cut short leaves some files of each."""
+    from .engine.zipvoice import prepared
+    from .protocol import ModelLoadError
+
+    state = prepared.unfinished(model_dir)
+    if state is not None:
+        raise ModelLoadError(
+            f"--model-dir {model_dir} is the output of an `npu-worker prepare` that {state}: its files "
+            "may be some of two models'; prepare from the model directory that one prepared from"
+        )
 
 
 def _check_loads(path: Path, what: str) -> None:

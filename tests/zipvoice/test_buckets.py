@@ -20,7 +20,7 @@ from onnx import TensorProto, helper
 from npu_worker.engine import providers
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.providers import RuntimeConfig
-from npu_worker.engine.zipvoice import runtime, sampler
+from npu_worker.engine.zipvoice import decoders, runtime, sampler
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from npu_worker.protocol import ModelLoadError
@@ -101,7 +101,7 @@ def test_bucketed_decoder_runs_every_bucket_at_odd_and_even_lengths(real_structu
     for frames in (40, 41, 62, 63, 100, 101, 127, 128, 131):
         aligned = bucketed.aligned_frames(frames)
         size = bucketed.bucket_for(aligned)
-        assert size is None or (size - aligned) % runtime.PHASE == 0
+        assert size is None or (size - aligned) % decoders.PHASE == 0
         inputs = decoder_inputs(aligned)
         out = bucketed(0.4, *inputs)
         assert out.shape == (1, aligned, 100)
@@ -109,20 +109,20 @@ def test_bucketed_decoder_runs_every_bucket_at_odd_and_even_lengths(real_structu
 
 
 def test_padding_puts_multiples_of_the_phase_in_front_and_the_rest_behind():
-    assert runtime.padding(100, 127) == (24, 3)
-    assert runtime.padding(127, 127) == (0, 0)
-    assert runtime.padding(123, 127, phase=1) == (0, 4)
+    assert decoders.padding(100, 127) == (24, 3)
+    assert decoders.padding(127, 127) == (0, 0)
+    assert decoders.padding(123, 127, phase=1) == (0, 4)
     values = np.arange(5, dtype=np.float32).reshape(1, 5, 1)
-    padded = runtime.pad_frames(values, 8, 2)
+    padded = decoders.pad_frames(values, 8, 2)
     assert padded[0, :, 0].tolist() == [0, 1, 2, 3, 4, 0, 1, 2, 0, 1, 2, 3, 4, 4, 4]
 
 
-@pytest.mark.parametrize("buckets", [(64, 127), (), (0,), (383, runtime.MAX_BUCKET + 2), (999999999,)])
+@pytest.mark.parametrize("buckets", [(64, 127), (), (0,), (383, decoders.MAX_BUCKET + 2), (999999999,)])
 def test_even_empty_or_too_large_buckets_are_refused(buckets):
     """999999999 frames went on to the specialiser, which allocated its zero input: out of memory."""
-    with pytest.raises(ModelLoadError, match=f"odd positive frame counts up to {runtime.MAX_BUCKET}"):
-        runtime.check_buckets(buckets)
-    assert runtime.check_buckets((runtime.MAX_BUCKET, 383)) == (383, runtime.MAX_BUCKET)
+    with pytest.raises(ModelLoadError, match=f"odd positive frame counts up to {decoders.MAX_BUCKET}"):
+        decoders.check_buckets(buckets)
+    assert decoders.check_buckets((decoders.MAX_BUCKET, 383)) == (383, decoders.MAX_BUCKET)
 
 
 @pytest.mark.parametrize("precision", PRECISIONS)
@@ -131,11 +131,11 @@ def test_padding_to_a_bucket_changes_the_final_mel_by_at_most_half_a_percent(rea
     path = decoder_path(real_structure_dir, precision)
     session = dynamic_session(path)
     dynamic = runtime.Decoder(session, 3.0)
-    bucketed = runtime.BucketedDecoder(dict.fromkeys(runtime.DEFAULT_BUCKETS, session), None, 3.0)
+    bucketed = runtime.BucketedDecoder(dict.fromkeys(decoders.DEFAULT_BUCKETS, session), None, 3.0)
     rng = np.random.default_rng(1)
     for prompt_frames, frames in ((117, 234), (323, 621), (323, 904)):
         aligned = bucketed.aligned_frames(frames)
-        assert aligned - frames < runtime.PHASE
+        assert aligned - frames < decoders.PHASE
         text = rng.standard_normal((1, aligned, 100), dtype=np.float32)
         prompt = 0.1 * rng.standard_normal((prompt_frames, 100), dtype=np.float32)
         reference = sampler.euler_sample(dynamic, text, prompt, 8, seed=0)
@@ -165,7 +165,7 @@ def test_engine_with_fixed_shapes_runs_the_bucketed_decoder_on_cpu(fixed_shape_e
     assert engine.traces
     for trace in engine.traces:  # every segment generated at a length that pads only in front
         size = decoder.bucket_for(trace.frames)
-        assert size is not None and (size - trace.frames) % runtime.PHASE == 0
+        assert size is not None and (size - trace.frames) % decoders.PHASE == 0
 
 
 def test_an_unknown_qnn_target_is_a_model_load_error(tiny_model_dir, tmp_path):

@@ -180,7 +180,8 @@ def test_a_prepare_that_cannot_write_says_so_in_one_line_and_leaves_no_partial_c
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         f"npu-worker prepare: ModelLoadError: cannot copy {source / 'fm_decoder.onnx'} into {out}: "
-        "File too large"
+        f"File too large for this process (`ulimit -f`: {1 << 20} bytes) or the filesystem of {out}: raise "
+        "the limit or give an --out on another filesystem"
     )
     assert not list(out.glob(".*.part")), sorted(out.iterdir())
 

@@ -252,8 +252,9 @@ def test_a_prepared_folder_whose_text_encoder_was_swapped_is_refused_on_the_npu(
         ZipVoiceEngine(config).load()
     assert str(refused.value) == (
         f"ModelLoadError: {swapped / 'text_encoder.onnx'} is not the text encoder {swapped} was prepared from "
-        "(the compiled decoder was trained with that one); put it back, or run `npu-worker prepare` again "
-        f"for {swapped}"
+        f"(the compiled decoder was trained with that one); it is {(swapped / 'text_encoder.onnx').stat().st_size} "
+        f"bytes where the prepare copied {(moved / 'text_encoder.onnx').stat().st_size} (a copy cut short, or "
+        f"another file); put it back, or run `npu-worker prepare` again for {swapped}"
     )
 
 
@@ -279,3 +280,41 @@ def test_a_model_file_onnxruntime_cannot_read_is_refused_by_prepare_in_one_line(
         f"npu-worker prepare: ModelLoadError: cannot load {model / broken} as {what}: "
     )
     assert "Traceback" not in "\n".join(said) and not (out / prepared.MANIFEST).exists()
+
+
+@pytest.mark.parametrize("where", ["in the folder", "--vocoder"])
+def test_a_prepared_folder_served_with_another_vocoder_is_refused_on_the_npu(moved: Path, tmp_path, where):
+    """The manifest records the vocoder's SHA-256 but load did not check it: another vocoder (in the
+    folder, or named by `serve --vocoder`) turned the compiled decoder's features into sound without a
+    word. Here the model's own vocoder with one more metadata entry: a valid Vocos, other bytes."""
+    swapped = tmp_path / "swapped"
+    shutil.copytree(moved, swapped)
+    other = onnx.load(str(moved / "vocos_24khz.onnx"))
+    other.metadata_props.add(key="exported_by", value="someone else")
+    if where == "in the folder":
+        (swapped / "vocos_24khz.onnx").unlink()
+        vocoder = swapped / "vocos_24khz.onnx"
+    else:
+        vocoder = tmp_path / "vocoders" / "other-vocos.onnx"
+        vocoder.parent.mkdir()
+    onnx.save(other, str(vocoder))
+    config = engine_config(
+        swapped,
+        tmp_path / "state",
+        device="qnn",
+        allow_htp_simulator=True,
+        ref_wav=None,
+        vocoder=None if where == "in the folder" else str(vocoder),
+    )
+    with pytest.raises(ModelLoadError) as refused:
+        ZipVoiceEngine(config).load()
+    sizes = (  # (said for a file of the folder only: the prepare copied that one)
+        f"; it is {vocoder.stat().st_size} bytes where the prepare copied "
+        f"{(moved / 'vocos_24khz.onnx').stat().st_size} (a copy cut short, or another file)"
+        if where == "in the folder"
+        else ""
+    )
+    assert str(refused.value) == (
+        f"ModelLoadError: {vocoder} is not the vocoder {swapped} was prepared from (the compiled decoder's "
+        f"features are that one's input){sizes}; put it back, or run `npu-worker prepare` again for {swapped}"
+    )

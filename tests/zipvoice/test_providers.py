@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npu_worker.engine import providers
+from npu_worker.engine import providers, qnn_cache
 from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.providers import DeviceUnavailable, RuntimeConfig
 from npu_worker.engine.zipvoice import runtime
@@ -221,8 +221,8 @@ def test_the_qnn_context_cache_key_changes_with_the_runtime_and_the_specialiser(
     model = tmp_path / "fm_decoder.onnx"
     model.write_bytes(b"graph")
     config = RuntimeConfig(cache_dir=tmp_path / "qnn-cache")
-    before = providers.context_cache_path(config, model, {"N": 1, "T": 63})
-    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) == before
+    before = qnn_cache.context_cache_path(config, model, {"N": 1, "T": 63})
+    assert qnn_cache.context_cache_path(config, model, {"N": 1, "T": 63}) == before
     installed = importlib.metadata.version
     for upgraded in ("onnxruntime", "onnxruntime-qnn"):
         with monkeypatch.context() as patch:
@@ -231,9 +231,9 @@ def test_the_qnn_context_cache_key_changes_with_the_runtime_and_the_specialiser(
                 "version",
                 lambda name, upgraded=upgraded: "99.0" if name == upgraded else installed(name),
             )
-            assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before, upgraded
+            assert qnn_cache.context_cache_path(config, model, {"N": 1, "T": 63}) != before, upgraded
     monkeypatch.setattr(specialize, "VERSION", specialize.VERSION + 1)
-    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before
+    assert qnn_cache.context_cache_path(config, model, {"N": 1, "T": 63}) != before
 
 
 def test_a_decoder_hard_linked_chmodded_or_copied_keeps_its_compiled_qnn_context(tmp_path):
@@ -243,14 +243,14 @@ def test_a_decoder_hard_linked_chmodded_or_copied_keeps_its_compiled_qnn_context
     model = tmp_path / "fm_decoder.onnx"
     model.write_bytes(b"graph")
     config = RuntimeConfig(cache_dir=tmp_path / "qnn-cache")
-    before = providers.context_cache_path(config, model, {"N": 1, "T": 63})
+    before = qnn_cache.context_cache_path(config, model, {"N": 1, "T": 63})
     os.link(model, tmp_path / "prepared-fm_decoder.onnx")
     os.chmod(model, 0o640)
-    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) == before
+    assert qnn_cache.context_cache_path(config, model, {"N": 1, "T": 63}) == before
     stamp = model.stat()
     model.write_bytes(b"graf!")  # other weights, the same size and mtime
     os.utime(model, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    assert providers.context_cache_path(config, model, {"N": 1, "T": 63}) != before
+    assert qnn_cache.context_cache_path(config, model, {"N": 1, "T": 63}) != before
 
 
 @qnn
@@ -295,9 +295,9 @@ def test_a_context_compiled_again_after_an_upgrade_replaces_the_old_one_in_the_c
     providers.open_session(path, "qnn", config, dims)
     now = sorted(p.name for p in config.cache_dir.iterdir())
     assert len(old) == len(now) and len(now) >= 4, now  # two contexts with their placement (and bins)
-    kept = providers.context_cache_path(config, path, dims)
+    kept = qnn_cache.context_cache_path(config, path, dims)
     assert kept is not None and kept.name in now and kept.name not in old
-    assert providers.context_cache_path(config, path, other).name in now
+    assert qnn_cache.context_cache_path(config, path, other).name in now
 
 
 @qnn

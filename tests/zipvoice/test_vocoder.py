@@ -55,3 +55,51 @@ def test_a_vocoder_that_is_another_model_is_refused_at_load_naming_the_file(tiny
     config = engine_config(tiny_model_dir, tmp_path, vocoder=str(decoder))
     with pytest.raises(ModelLoadError, match=f"{decoder} is no Vocos vocoder: it takes t, x, text_condition"):
         create(config).load()
+
+
+def vocoder_of_mels(path: Path, mels: int) -> Path:
+    """A graph with a vocoder's signature (`mels` [N, mels, F] in; mag, x, y out) for another mel count."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["mels"], [name]) for name in ("mag", "x", "y")],
+        "vocos",
+        [helper.make_tensor_value_info("mels", TensorProto.FLOAT, ["N", mels, "F"])],
+        [
+            helper.make_tensor_value_info(name, TensorProto.FLOAT, ["N", mels, "F"])
+            for name in ("mag", "x", "y")
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.save(model, str(path))
+    return path
+
+
+def test_a_vocoder_of_another_mel_count_is_refused_at_load_naming_both_counts(tiny_model_dir, tmp_path):
+    """Another model's vocoder (80 mel bins against the decoder's 100) loaded, and every synthesis then
+    failed in onnxruntime's words: "Got invalid dimensions for input: mels ... Expected: 80"."""
+    other = vocoder_of_mels(tmp_path / "vocos_80.onnx", 80)
+    config = engine_config(tiny_model_dir, tmp_path / "state", vocoder=str(other))
+    with pytest.raises(ModelLoadError) as refused:
+        create(config).load()
+    assert str(refused.value) == (
+        f"ModelLoadError: {other} takes 80 mel bins, the decoder makes 100: it is another model's vocoder; "
+        "use the one this model was exported for (vocos_24khz.onnx of the sherpa-onnx release), check --vocoder"
+    )
+
+
+def test_prepare_refuses_a_vocoder_of_another_mel_count_before_it_compiles(tiny_model_dir, tmp_path, capsys):
+    """Prepared (minutes of compiling), then refused by `serve`."""
+    from npu_worker import cli
+
+    other = vocoder_of_mels(tmp_path / "vocos_80.onnx", 80)
+    command = ["prepare", "--buckets", "63", "--model-dir", str(tiny_model_dir), "--vocoder", str(other)]
+    assert cli.main([*command, "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"npu-worker prepare: ModelLoadError: {other} takes 80 mel bins, the decoder makes 100: it is another "
+        "model's vocoder; use the one this model was exported for (vocos_24khz.onnx of the sherpa-onnx "
+        "release), check --vocoder"
+    )
+    assert not (tmp_path / "out").exists()

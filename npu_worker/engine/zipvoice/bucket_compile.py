@@ -13,7 +13,7 @@ from typing import Any
 
 from npu_worker.engine import providers, ran_out, specialize
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement
-from npu_worker.engine.zipvoice import qdq
+from npu_worker.engine.zipvoice import context_files, qdq
 from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, SHARE, STOP_SHARE, context_name
 from npu_worker.engine.zipvoice.qdq import Feed
 from npu_worker.protocol import ModelLoadError
@@ -174,8 +174,14 @@ def _check_bucket(
     options.add_provider_for_devices(devices, config.qnn_provider_options())
     try:
         session = ort.InferenceSession(str(context), sess_options=options)
-    except Exception as exc:
-        raise ModelLoadError(f"cannot load the compiled context {context} to check it: {exc}") from exc
+    except Exception as exc:  # (the file QNN wrote a moment ago: a disk that damaged it, or QNN's own fault)
+        said = (
+            context_files.load_failure(context, exc) or f"cannot load the compiled context {context} ({exc})"
+        )
+        raise ModelLoadError(
+            f"{said}, checking it against the fp32 decoder; run prepare again (--check-calls 0 prepares "
+            "without this check)"
+        ) from exc
     distances, seconds, quantisation = [], [], []
     for index, feed in enumerate(feeds):
         started = time.monotonic()

@@ -5,7 +5,7 @@ decoder sees pure noise at the first step and nearly finished speech at the last
 voice's features in `speech_condition`; random tensors give other ranges. So the engine itself, on the
 CPU with the fp32 files and the configured reference voice, synthesises a text set, and the inputs of
 every decoder call are kept, padded to their bucket exactly as the NPU's sessions get them
-(`runtime.BucketedDecoder`). A seeded reservoir keeps at most `per_bucket` calls per bucket, so memory
+(`decoders.BucketedDecoder`). A seeded reservoir keeps at most `per_bucket` calls per bucket, so memory
 and calibration time stay bounded however long the text set is; a bucket no text reached gets the calls
 of the nearest smaller bucket padded up to it (more prompt copies in front, as the engine itself pads).
 """
@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.zipvoice import runtime
+from npu_worker.engine.zipvoice import decoders
 from npu_worker.engine.zipvoice.qdq import Feed
 from npu_worker.protocol import WorkerError
 
@@ -110,7 +110,7 @@ class Reservoir:
             self.items[slot] = item
 
 
-class RecordingDecoder(runtime.Decoder):
+class RecordingDecoder(decoders.Decoder):
     """A bucket's decoder that keeps a copy of what it is fed (already padded to the bucket)."""
 
     def __init__(self, session: Any, guidance_scale: float, reservoir: Reservoir) -> None:
@@ -157,11 +157,11 @@ def record(
     inputs; the engine's decoder is bucketed for the run (so frame counts align as on the NPU)."""
     models = engine.models
     dynamic = models.decoder
-    if not isinstance(dynamic, runtime.Decoder):
+    if not isinstance(dynamic, decoders.Decoder):
         raise ValueError("calibration records through a dynamic CPU decoder")
     rng = random.Random(seed)
     reservoirs = {size: Reservoir(per_bucket, rng) for size in buckets}
-    bucketed = runtime.BucketedDecoder({size: dynamic.session for size in buckets}, dynamic)
+    bucketed = decoders.BucketedDecoder({size: dynamic.session for size in buckets}, dynamic)
     bucketed.decoders = {
         size: RecordingDecoder(dynamic.session, engine.guidance_scale, reservoirs[size]) for size in buckets
     }
@@ -219,7 +219,7 @@ def _pad_feed(feed: Feed, size: int) -> Feed:
     padded = {}
     for name, value in feed.items():
         if value.ndim == 3:
-            front, back = runtime.padding(value.shape[1], size)
-            value = runtime.pad_frames(value, front, back)
+            front, back = decoders.padding(value.shape[1], size)
+            value = decoders.pad_frames(value, front, back)
         padded[name] = value
     return padded

@@ -20,7 +20,15 @@ from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import DecoderCalls, EngineInfo, SynthesisRequest, Voice
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.text_form import readable
-from npu_worker.engine.zipvoice import model_files, prepared, runtime, sampler, segment_sizes, synthesis
+from npu_worker.engine.zipvoice import (
+    decoders,
+    model_files,
+    prepared,
+    runtime,
+    sampler,
+    segment_sizes,
+    synthesis,
+)
 from npu_worker.engine.zipvoice.audio_identity import audio_settings
 from npu_worker.engine.zipvoice.features import SpectrumConfig
 from npu_worker.engine.zipvoice.joiner import StreamJoiner
@@ -86,7 +94,7 @@ class ZipVoiceEngine:
         """/health's `decoder_calls`: a bucketed decoder's calls and those the CPU overflow decoder ran
         (None for a dynamic decoder, whose calls all run on `device`, and before the load)."""
         decoder = getattr(getattr(self, "models", None), "decoder", None)
-        return decoder.call_counts() if isinstance(decoder, runtime.BucketedDecoder) else None
+        return decoder.call_counts() if isinstance(decoder, decoders.BucketedDecoder) else None
 
     def check_voice(self, ref_wav: str | None) -> None:
         """UnknownVoice (a 400 before the request queues) for the default voice when the worker was
@@ -329,7 +337,7 @@ class ZipVoiceEngine:
         short of it cut a lecture into segments of two or three tokens, each a decoder call of the
         whole bucket and a join, where the overflow decoder runs segments of the usual length."""
         decoder = self.models.decoder
-        if not isinstance(decoder, runtime.BucketedDecoder):
+        if not isinstance(decoder, decoders.BucketedDecoder):
             return sys.maxsize
         room = decoder.buckets[-1] - prompt.frames
         hop_seconds = self.spectrum.hop_length / self.info.sample_rate

@@ -111,12 +111,17 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
         raise ModelLoadError("--model-dir is required for --backend zipvoice-onnx")
     # Absolute (links kept): the folder's name is the model's id and may say "distill"; `.` has none.
     directory = Path(os.path.abspath(home_expanded(model_dir)))
+    if directory.exists() and not directory.is_dir():  # (it was said not to exist)
+        raise ModelLoadError(
+            f"model directory {directory} is not a directory: give the folder holding the model"
+        )
     if not directory.is_dir():
         raise ModelLoadError(f"model directory {directory} does not exist")
     if precision not in ENCODER_NAMES:
         raise ModelLoadError(f"unknown precision {precision!r}; use fp32 or int8")
     tokens = directory / "tokens.txt"
     if not tokens.is_file():
+        _refuse_no_model(directory)
         raise ModelLoadError(f"token table {tokens} does not exist")
     config: dict[str, object] = {}
     config_path = directory / "model.json"
@@ -138,6 +143,33 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
         _check_readable(path)
     log.info("%s", files.said())
     return files
+
+
+MODEL_MARKS = ("tokens.txt", *(name for names in DECODER_NAMES.values() for name in names))
+LOOKED_AT = 1000  # entries of a wrong folder read for the model folders in it (a home may hold many)
+
+
+def _refuse_no_model(directory: Path) -> None:
+    """ModelLoadError for a folder holding none of a model's files (the folder above the model, say),
+    naming the folders in it that hold one: it said only that `tokens.txt` did not exist there."""
+    if any((directory / name).is_file() for name in MODEL_MARKS):
+        return  # a model folder missing a file: that file's own error
+    found = []
+    try:
+        with os.scandir(directory) as entries:
+            for index, entry in enumerate(entries):
+                if index >= LOOKED_AT:
+                    break
+                if entry.is_dir() and any(os.path.isfile(Path(entry.path) / n) for n in MODEL_MARKS):
+                    found.append(entry.name)
+    except OSError:
+        pass
+    hint = (
+        f"; the folders in it that hold one: {', '.join(sorted(found)[:5])} (give one as --model-dir)"
+        if found
+        else "; give the folder holding tokens.txt and the .onnx files"
+    )
+    raise ModelLoadError(f"{directory} holds no ZipVoice model (no tokens.txt, no decoder){hint}")
 
 
 def _check_readable(path: Path) -> None:

@@ -21,7 +21,12 @@ from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import qdq
 from npu_worker.engine.zipvoice.bucket_compile import Bucket, compile_bucket, cpu_reference
 from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
-from npu_worker.engine.zipvoice.prepare_out import _copy_model_files, check_out_dir, out_dir_lock
+from npu_worker.engine.zipvoice.prepare_out import (
+    _copy_model_files,
+    cannot_write,
+    check_out_dir,
+    out_dir_lock,
+)
 from npu_worker.engine.zipvoice.prepared import (
     CONTEXT_DIR,
     EARLIER,
@@ -117,7 +122,10 @@ def prepare(
     shapes = bucket_dims(decoder, tuple(buckets))  # before anything in `out` changes: a bad bucket,
     check_out_dir(out)
     devices = providers.qnn_devices(config)  # or QNN missing, must not cost an earlier prepare's work
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # (a parent this user may not write in, a read-only filesystem)
+        raise ModelLoadError(cannot_write(exc, f"make the --out folder {out}", out)) from exc
     check_out_dir(out)  # again: someone may have made it first, in a shared folder
     with out_dir_lock(out):  # held to the end: a second prepare here is refused
         if files_said:
@@ -128,10 +136,18 @@ def prepare(
         # manifest and contexts: minutes of compiling on the device, hours on the simulator).
         staging = out / STAGING
         _clear_staging(staging)  # what a prepare killed half-way left
-        staging.mkdir()
+        try:
+            staging.mkdir()
+        except OSError as exc:
+            raise ModelLoadError(
+                cannot_write(exc, f"make {staging}, where a prepare writes first", out)
+            ) from exc
         try:
             contexts_dir = staging / CONTEXT_DIR
-            contexts_dir.mkdir()
+            try:
+                contexts_dir.mkdir()
+            except OSError as exc:
+                raise ModelLoadError(cannot_write(exc, f"make {contexts_dir}", out, staging)) from exc
             extra = vocoder_copy(decoder.parent, vocoder)
             sizes = _copy_model_files(decoder.parent, staging, extra=extra, shown=out)
             buckets = tuple(shapes)
@@ -218,8 +234,11 @@ def prepare(
             try:
                 manifest_bytes = (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
                 write_atomic(staging / MANIFEST, manifest_bytes, mode=0o644)
-            except OSError as exc:
-                raise ModelLoadError(f"cannot write {out / MANIFEST}: {exc.strerror or exc}") from exc
+            except OSError as exc:  # (every bucket compiled: the minutes are lost, the folder is not)
+                failed = cannot_write(exc, f"write the manifest {out / MANIFEST}", out, staging)
+                if os.path.lexists(out / MANIFEST):
+                    failed += f"; the earlier prepare's {out} is left as it was"
+                raise ModelLoadError(failed) from exc
             _move_in(staging, out)
             return manifest
         finally:

@@ -5,8 +5,11 @@ things, locked for the whole prepare, and the model's files copied (or hard-link
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import pwd
+import resource
 import secrets
 import shutil
 import stat
@@ -44,11 +47,53 @@ def _copy_model_files(
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
             said = ran_out.what_ran_out(exc, target, shown)  # (before the part goes: "full" is true now)
             temp.unlink(missing_ok=True)
+            if said is None and exc.filename == str(path):  # (reading the source: not the --out's fault)
+                said = exc.strerror or str(exc)
             raise ModelLoadError(
-                f"cannot copy {path} into {shown or target}: {said or exc.strerror or exc}"
+                f"cannot copy {path} into {shown or target}: {said or why_not_written(exc, shown or target)}"
             ) from exc
         sizes[name] = path.stat().st_size
     return sizes
+
+
+def cannot_write(exc: OSError, what: str, out: Path, folder: Path | None = None) -> str:
+    """A prepare's failed write said as `cannot <what>: <why, in words a user acts on, and what to do>`
+    (`folder`: where it wrote, the staging inside `out`, for a disk that ran out): a read-only --out
+    was "[Errno 13] Permission denied: '/srv/models/out'", naming neither the flag nor a fix."""
+    said = ran_out.what_ran_out(exc, folder or out, out) or why_not_written(exc, out)
+    return f"cannot {what}: {said}"
+
+
+def why_not_written(exc: OSError, out: Path) -> str:
+    """Why a write into the --out folder `out` failed, for one that is no full disk (`ran_out`): a
+    folder this user may not write in, a read-only filesystem; else the system's words."""
+    number = ran_out.error_number(exc)
+    place = Path(exc.filename).parent if isinstance(exc.filename, str) else out
+    if number in (errno.EACCES, errno.EPERM):
+        return (
+            f"{_user()} may not write in {place} ({os.strerror(number)}): give an --out this user may "
+            "write in, or run prepare as a user who may"
+        )
+    if number == errno.EFBIG:  # (RLIMIT_FSIZE, or a filesystem's own bound: FAT32's 4 GB)
+        return (
+            f"File too large for this process (`ulimit -f`: {_file_size_limit()}) or the filesystem of {out}: "
+            "raise the limit or give an --out on another filesystem"
+        )
+    if number == errno.EROFS:
+        return f"the filesystem of {out} is read-only: give an --out on a filesystem that can be written"
+    return exc.strerror or str(exc)
+
+
+def _file_size_limit() -> str:
+    limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    return "unlimited" if limit == resource.RLIM_INFINITY else f"{limit} bytes"
+
+
+def _user() -> str:
+    try:
+        return f"user {pwd.getpwuid(os.geteuid()).pw_name}"
+    except KeyError:  # (a uid with no name: a container's)
+        return f"user {os.geteuid()}"
 
 
 def _no_more_open(source: os.stat_result) -> Callable[[str, int], int]:
@@ -94,7 +139,14 @@ def out_dir_lock(out: Path) -> Iterator[None]:
     try:
         descriptor = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:  # a link in its place: ELOOP
-        raise ModelLoadError(f"--out {out}: cannot open its {LOCK}: {exc}") from exc
+        if (
+            exc.errno == errno.ELOOP
+        ):  # (it was "cannot open its .prepare.lock: [Errno 40] Too many levels ...")
+            raise ModelLoadError(
+                f"--out {out}: its {LOCK} is a symbolic link, not the lock file a prepare makes (never "
+                f"followed): remove {out / LOCK} and run it again"
+            ) from exc
+        raise ModelLoadError(cannot_write(exc, f"make {out / LOCK}, the lock a prepare holds", out)) from exc
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -22,6 +22,7 @@ mismatch is a ModelLoadError that says to run `prepare` again (nothing is silent
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import logging
@@ -34,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from npu_worker.engine import providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig, SessionPlacement, runtime_versions
+from npu_worker.engine.zipvoice import context_files
 
 if TYPE_CHECKING:
     pass
@@ -103,12 +105,18 @@ class PreparedModel:
         """What the NPU computes the decoder in (/health `precision`)."""
         return str(self.manifest.get("runs_as", "unknown"))
 
-    def check(self, decoder: Path, qnn_options: dict[str, str], encoder: Path | None = None) -> None:
+    def check(
+        self,
+        decoder: Path,
+        qnn_options: dict[str, str],
+        encoder: Path | None = None,
+        vocoder: Path | None = None,
+    ) -> None:
         """ModelLoadError unless this directory was prepared for exactly this decoder, target, runtime,
-        and from this text encoder (`encoder`): the decoder's contexts with another export's encoder
-        spoke wrongly, in silence. By SHA-256, as the decoder is: 16.6 MB at full size (docs/zipvoice.md)
-        beside the decoder's 477 MB hashed at each load, where size and mtime miss a re-export copied
-        with its times kept (file_stamp.py)."""
+        and from this text encoder (`encoder`) and vocoder (`vocoder`): the decoder's contexts with
+        another export's encoder or vocoder spoke wrongly, in silence. By SHA-256, as the decoder is:
+        4.2 M and 13.5 M parameters beside the decoder's 118.5 M (477 MB) hashed at each load, where
+        size and mtime miss a re-export copied with its times kept (file_stamp.py)."""
         again = f"run `npu-worker prepare` again for {self.directory}"
         refuse_open_to_others(self.directory)
         made = self.manifest  # (its layout and format were checked by `find`)
@@ -143,12 +151,21 @@ class PreparedModel:
                 f"{self.directory} holds graphs of specialiser version {made_by}, this worker writes "
                 f"version {specialize.VERSION}; {again}"
             )
+        sizes = functools.partial(context_files.copied_size_said, self)  # (a copy cut short, say)
         if made["source"].get(decoder.name) != file_hash(decoder):
-            raise ModelLoadError(f"{decoder} is not the decoder {self.directory} was prepared from; {again}")
+            raise ModelLoadError(
+                f"{decoder} is not the decoder {self.directory} was prepared from{sizes(decoder)}; {again}"
+            )
         if encoder is not None and made["source"].get(encoder.name) != file_hash(encoder):
             raise ModelLoadError(
                 f"{encoder} is not the text encoder {self.directory} was prepared from (the compiled decoder "
-                f"was trained with that one); put it back, or {again}"
+                f"was trained with that one){sizes(encoder)}; put it back, or {again}"
+            )
+        recorded = _vocoder_hash(made["source"], vocoder)
+        if vocoder is not None and recorded is not None and recorded != file_hash(vocoder):
+            raise ModelLoadError(
+                f"{vocoder} is not the vocoder {self.directory} was prepared from (the compiled decoder's "
+                f"features are that one's input){sizes(vocoder)}; put it back, or {again}"
             )
         if made.get("weight_sharing") and qnn_targets.htp_is_simulated():
             raise ModelLoadError(
@@ -158,6 +175,23 @@ class PreparedModel:
         missing = [str(self.context(size)) for size in self.buckets if not self.context(size).is_file()]
         if missing:
             raise ModelLoadError(f"{', '.join(missing)} missing; {again}")
+        fault = context_files.size_faults(self)
+        if fault is not None:
+            raise ModelLoadError(f"{fault}; copy the prepared folder again whole, or {again}")
+
+
+def _vocoder_hash(source: dict[str, Any], vocoder: Path | None) -> str | None:
+    """The SHA-256 the manifest records for the vocoder served as `vocoder`: under its own name, else
+    under the name `prepare` copies a vocoder in as (one given by `serve --vocoder` from elsewhere);
+    None when the manifest records none."""
+    if vocoder is None:
+        return None
+    from npu_worker.engine.zipvoice.model_files import VOCODER_NAMES
+
+    for name in (vocoder.name, *VOCODER_NAMES):
+        if isinstance(source.get(name), str):
+            return str(source[name])
+    return None
 
 
 def _shadowed(directory: Path, prepared_decoder: str, found: Path, files: str) -> bool:
@@ -262,13 +296,21 @@ def refuse_unfinished(model_dir: Path) -> None:
     Known by the lock file every prepare makes first (a model's own `qnn/` folder says nothing) and
     leaves; with the manifest beside it the prepare finished, and a missing or unreadable file there is
     that file's error, not 'did not finish'."""
-    if not os.path.lexists(model_dir / LOCK) or os.path.lexists(model_dir / MANIFEST):
+    state = unfinished(model_dir)
+    if state is None:
         return
-    state = "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
     raise ModelLoadError(
         f"{model_dir} has no {MANIFEST}: the `npu-worker prepare` into it {state}; run it again, "
         "or serve the model directory it prepares from"
     )
+
+
+def unfinished(model_dir: Path) -> str | None:
+    """How the prepare into `model_dir` stands when it has a prepare's lock but no manifest ("is
+    writing it now", "did not finish ..."); None for a finished prepare's folder or a plain one."""
+    if not os.path.lexists(model_dir / LOCK) or os.path.lexists(model_dir / MANIFEST):
+        return None
+    return "is writing it now" if _being_prepared(model_dir) else "did not finish (killed, or it failed)"
 
 
 def _being_prepared(model_dir: Path) -> bool:
@@ -295,14 +337,15 @@ def open_prepared_sessions(
     config: RuntimeConfig,
     progress: Progress | None = None,
     encoder: Path | None = None,
+    vocoder: Path | None = None,
 ) -> tuple[dict[int, Any], dict[int, SessionPlacement]]:
     """One session per bucket from the compiled contexts (no specialising, no compiling), once QNN is
-    usable here and the directory fits `decoder`, `encoder`, the target and the runtime
+    usable here and the directory fits `decoder`, `encoder`, `vocoder`, the target and the runtime
     (`PreparedModel.check`)."""
     import onnxruntime as ort
 
     devices = providers.qnn_devices(config)
-    prepared.check(decoder, config.qnn_provider_options(), encoder)
+    prepared.check(decoder, config.qnn_provider_options(), encoder, vocoder)
     if progress is not None:  # only now: without QNN the log said this, then fell back to the CPU
         progress(f"loading {len(prepared.buckets)} compiled QNN contexts from {prepared.directory}")
     sessions, placements = {}, {}
@@ -335,10 +378,11 @@ def _load_failure(prepared: PreparedModel, size: int, loaded: dict[int, Any], ex
             "buckets (--buckets), 8-bit weights (--precision a16w8), or one weight-shared binary "
             "(--weight-sharing on, on the device)"
         )
-    return (
-        f"cannot load the compiled context {prepared.context(size)} ({exc}); "
-        f"run `npu-worker prepare` again for {prepared.directory}"
-    )
+    again = f"run `npu-worker prepare` again for {prepared.directory}"
+    said = context_files.load_failure(prepared.context(size), exc)
+    if said is not None:
+        return f"{said}; copy the prepared folder again whole, or {again}"
+    return f"cannot load the compiled context {prepared.context(size)} ({exc}); {again}"
 
 
 # ------------------------------------------------------------------------------------------ prepare

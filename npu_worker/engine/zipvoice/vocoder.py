@@ -38,9 +38,24 @@ def check_signature(session: Any, path: Path) -> None:
         )
 
 
-def check_file(path: Path) -> None:
-    """`check_signature` of the vocoder file, opened on the CPU unoptimised (`prepare`: before it
-    copies the file in and compiles for minutes, not at the first `serve`)."""
+def check_mels(session: Any, path: Path, decoder: Any) -> None:
+    """ModelLoadError unless the vocoder takes as many mel bins as the decoder makes (its `x`'s last
+    dimension): another model's vocoder (80 bins, say) loaded, and every synthesis then failed in
+    onnxruntime's words ("Got invalid dimensions for input: mels")."""
+    shape, made = session.get_inputs()[0].shape, decoder.get_inputs()[1].shape
+    takes = shape[1] if len(shape) == 3 else None
+    gives = made[2] if len(made) == 3 else None
+    if isinstance(takes, int) and isinstance(gives, int) and takes != gives:
+        raise ModelLoadError(
+            f"{path} takes {takes} mel bins, the decoder makes {gives}: it is another model's vocoder; "
+            "use the one this model was exported for (vocos_24khz.onnx of the sherpa-onnx release), check --vocoder"
+        )
+
+
+def check_file(path: Path, decoder: Path | None = None) -> None:
+    """`check_signature` of the vocoder file, opened on the CPU unoptimised, and `check_mels` against
+    `decoder` when given (`prepare`: before it copies the file in and compiles for minutes, not at the
+    first `serve`)."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -51,6 +66,13 @@ def check_file(path: Path) -> None:
     except Exception as exc:  # not ONNX at all (tokens.txt)
         raise ModelLoadError(f"cannot load {path} as the vocoder: {exc}") from exc
     check_signature(session, path)
+    if decoder is None:
+        return
+    try:
+        made = ort.InferenceSession(str(decoder), sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception:  # (the decoder's own load says what is wrong with it, naming it)
+        return
+    check_mels(session, path, made)
 
 
 def spectrum_config(metadata: dict[str, str], sample_rate: int) -> SpectrumConfig:

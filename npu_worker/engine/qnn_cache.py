@@ -1,0 +1,150 @@
+"""A QNN session compiled on this box, kept in the state folder's context cache: the next start loads
+the compiled context (seconds) instead of specialising and compiling again (minutes). A context is
+known by what made it (the model file's bytes, the target, the runtime versions, the specialiser);
+its placement is recorded beside it, since a loaded context shows only its EPContext nodes.
+`npu-worker prepare` compiles ahead of time instead (zipvoice/prepared.py).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from npu_worker.engine import ran_out, specialize
+from npu_worker.engine.file_stamp import content_stamp
+from npu_worker.engine.providers import (
+    FIXED_SHAPE_DISABLED_OPTIMIZERS,
+    DeviceUnavailable,
+    RuntimeConfig,
+    SessionPlacement,
+    fixed_shape_options,
+    qnn_devices,
+    runtime_versions,
+)
+from npu_worker.files import private_folder
+
+log = logging.getLogger(__name__)
+
+# onnxruntime's words when it compiled a graph but could not write its EP context file (a full disk)
+CACHE_NOT_WRITTEN = "Failed to write context cache file"
+
+
+def placement_record_path(context: Path) -> Path:
+    return context.with_name(context.name + ".placement.json")
+
+
+def record_placement(context: Path, placed: SessionPlacement) -> None:
+    """Keep the compiled graph's placement beside its context (a context shows only EPContext nodes)."""
+    placement_record_path(context).write_text(json.dumps(placed.to_dict()), encoding="utf-8")
+
+
+def recorded_placement(context: Path, session: Any, device: str) -> SessionPlacement:
+    """The placement recorded when `context` was compiled, else what the session shows."""
+    try:
+        record = json.loads(placement_record_path(context).read_text(encoding="utf-8"))
+        return SessionPlacement.from_dict(record | {"device": device})
+    except (OSError, ValueError, KeyError, TypeError):
+        return SessionPlacement.of(session, device)
+
+
+# ------------------------------------------------------------------------------------------ QNN
+
+
+def context_cache_path(config: RuntimeConfig, model_path: Path, fixed_dims: dict[str, int]) -> Path | None:
+    """Where the compiled QNN context of this model + shape lives (None: no caching). The key holds
+    what the context was made by too: after an upgrade of onnxruntime, its QNN plugin or the
+    specialiser, the old context (its old placement) is not reused. The file is known by its bytes
+    (`file_stamp`): not by size and mtime (another export copied with its times kept ran the old weights
+    from the cache), nor by inode and ctime (a hard link from `prepare` or a `chmod` compiled again)."""
+    if config.cache_dir is None:
+        return None
+    key = f"{content_stamp(model_path)}|{sorted(config.qnn_provider_options().items())}"
+    key += f"|{sorted(runtime_versions().items())}|specialiser {specialize.VERSION}"
+    digest = hashlib.sha256(f"{_cache_slot(model_path, fixed_dims)}|{key}".encode()).hexdigest()[:16]
+    return config.cache_dir / f"{_cache_slot(model_path, fixed_dims)}-{digest}_ctx.onnx"
+
+
+def _cache_slot(model_path: Path, fixed_dims: dict[str, int]) -> str:
+    """The part of a cached context's name that one model file at one shape keeps across versions."""
+    where = hashlib.sha256(f"{model_path.resolve()}|{sorted(fixed_dims.items())}".encode()).hexdigest()
+    return f"{model_path.stem}-{where[:8]}"
+
+
+def _drop_older_contexts(cached: Path, model_path: Path, fixed_dims: dict[str, int]) -> None:
+    """Remove the contexts this model file at this shape had before (another model version, runtime,
+    target): each is hundreds of MB at full size and nothing would load it again."""
+    for path in cached.parent.glob(f"{glob.escape(_cache_slot(model_path, fixed_dims))}-*"):
+        if not path.name.startswith(cached.name.removesuffix("ctx.onnx")):
+            path.unlink(missing_ok=True)
+
+
+def qnn_session(
+    model_path: Path, config: RuntimeConfig, fixed_dims: dict[str, int]
+) -> tuple[Any, SessionPlacement]:
+    import onnxruntime as ort
+
+    devices = qnn_devices(config)
+
+    def qnn_options() -> Any:
+        options = fixed_shape_options(config, fixed_dims)
+        options.add_provider_for_devices(devices, config.qnn_provider_options())
+        return options
+
+    options = qnn_options()
+    disabled = list(FIXED_SHAPE_DISABLED_OPTIMIZERS) if fixed_dims else []
+    cached = context_cache_path(config, model_path, fixed_dims)
+    if cached is not None:  # the worker loads what is there: no one else may put a context in it
+        private_folder(cached.parent)
+    if cached is not None and cached.is_file():
+        try:
+            session = ort.InferenceSession(str(cached), sess_options=options, disabled_optimizers=disabled)
+            return session, recorded_placement(cached, session, "qnn")
+        except Exception as exc:  # stale or foreign cache: rebuild it below
+            log.warning("ignoring QNN context cache %s: %s", cached, exc)
+            cached.unlink(missing_ok=True)
+    if cached is not None:
+        specialize.remove_dead_scratch(cached.parent)
+        options.add_session_config_entry("ep.context_enable", "1")
+        options.add_session_config_entry("ep.context_file_path", str(cached))
+        options.add_session_config_entry("ep.context_embed_mode", "0")
+    try:
+        with specialize.static_graph(model_path, fixed_dims, config.cache_dir) as graph:
+            try:
+                # no fallback: a compile that failed was retried on the CPU ("took no nodes")
+                session = ort.InferenceSession(
+                    str(graph), sess_options=options, disabled_optimizers=disabled, enable_fallback=0
+                )
+            except Exception as exc:
+                said = None if cached is None else ran_out.what_ran_out(exc, cached.parent)
+                if cached is None or (said is None and CACHE_NOT_WRITTEN not in str(exc)):
+                    raise
+                # QNN compiled it; only the state disk (full?) refused the context: the NPU all the same
+                log.warning(
+                    "QNN context %s not cached (%s): compiling it again, uncached", cached, said or exc
+                )
+                _remove_context(cached)
+                session = ort.InferenceSession(
+                    str(graph), sess_options=qnn_options(), disabled_optimizers=disabled, enable_fallback=0
+                )
+    except Exception as exc:
+        said = ran_out.what_ran_out(exc, config.cache_dir) if config.cache_dir is not None else None
+        raise DeviceUnavailable(f"QNN could not prepare {model_path.name}: {said or exc}") from exc
+    placed = SessionPlacement.of(session, "qnn")
+    if cached is not None and cached.is_file():
+        try:
+            record_placement(cached, placed)
+        except OSError as exc:  # loaded without it, the context would report its EPContext nodes only
+            log.warning("QNN context %s not cached: its placement could not be written: %s", cached, exc)
+            _remove_context(cached)
+        _drop_older_contexts(cached, model_path, fixed_dims)
+    return session, placed
+
+
+def _remove_context(cached: Path) -> None:
+    """A cached context and the binary it names (`<stem>_qnn.bin`), e.g. half written on a full disk."""
+    for path in (cached, cached.with_name(f"{cached.stem}_qnn.bin"), placement_record_path(cached)):
+        path.unlink(missing_ok=True)

@@ -1,0 +1,66 @@
+"""`npu-worker prepare --model-dir` given the wrong thing: the folder above the model, a file, or the
+output of a prepare that did not finish. One line that says which and what to give instead."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from npu_worker import cli
+from npu_worker.engine.zipvoice import prepared
+from npu_worker.engine.zipvoice.model_files import locate
+from npu_worker.protocol import ModelLoadError
+from tests.zipvoice.test_providers import qnn
+
+
+def prepare_line(capsys: pytest.CaptureFixture[str], model_dir: Path, out: Path) -> tuple[int, str]:
+    command = ["prepare", "--buckets", "63", "--optimization", "fast", "--model-dir", str(model_dir)]
+    code = cli.main([*command, "--out", str(out)])
+    return code, capsys.readouterr().err.strip().splitlines()[-1]
+
+
+def test_the_folder_above_the_model_names_the_model_folders_in_it(tiny_model_dir, tmp_path):
+    """It was "token table .../tokens.txt does not exist", as if the model had lost a file."""
+    models = tmp_path / "models"
+    models.mkdir()
+    shutil.copytree(tiny_model_dir, models / "zipvoice_distill")
+    (models / "notes").mkdir()
+    with pytest.raises(ModelLoadError) as refused:
+        locate(str(models), "fp32")
+    assert str(refused.value) == (
+        f"ModelLoadError: {models} holds no ZipVoice model (no tokens.txt, no decoder); the folders in it "
+        "that hold one: zipvoice_distill (give one as --model-dir)"
+    )
+    with pytest.raises(
+        ModelLoadError, match=f"{models / 'notes'} holds no ZipVoice model .*; give the folder"
+    ):
+        locate(str(models / "notes"), "fp32")
+
+
+def test_a_model_file_given_as_the_model_dir_is_said_to_be_no_folder(tiny_model_dir):
+    """It was "model directory .../tokens.txt does not exist": it does."""
+    with pytest.raises(ModelLoadError) as refused:
+        locate(str(tiny_model_dir / "tokens.txt"), "fp32")
+    assert str(refused.value) == (
+        f"ModelLoadError: model directory {tiny_model_dir / 'tokens.txt'} is not a directory: give the "
+        "folder holding the model"
+    )
+
+
+@qnn
+def test_the_output_of_a_prepare_that_did_not_finish_is_refused_as_a_source(qnn_model_dir, tmp_path, capsys):
+    """`serve` refuses such a folder as unfinished, but `prepare` took it as a plain model and prepared
+    it: a re-prepare from another model cut short leaves some files of each there."""
+    half = tmp_path / "half"
+    assert prepare_line(capsys, qnn_model_dir, half)[0] == 0
+    (half / prepared.MANIFEST).unlink()  # (as a prepare killed while moving its files in leaves it)
+    code, line = prepare_line(capsys, half, tmp_path / "again")
+    assert code == 2
+    assert line == (
+        f"npu-worker prepare: ModelLoadError: --model-dir {half} is the output of an `npu-worker prepare` "
+        "that did not finish (killed, or it failed): its files may be some of two models'; prepare from "
+        "the model directory that one prepared from"
+    )
+    assert not (tmp_path / "again").exists()
