@@ -12,7 +12,15 @@ import numpy as np
 import pytest
 import soundfile
 
-from npu_worker.protocol import InvalidAudio, RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
+from npu_worker.protocol import (
+    InvalidAudio,
+    RefWavNotAllowed,
+    StateUnavailable,
+    SynthParams,
+    UnknownVoice,
+    VoiceExists,
+    VoiceNotFound,
+)
 from npu_worker.voices import (
     INLINE_IN_USE_FACTOR,
     UploadLimits,
@@ -269,3 +277,26 @@ def test_a_constant_level_is_silent_however_loud():
     """Float samples of 1e30 were clipped to a full-scale constant and stored as a voice."""
     with pytest.raises(InvalidAudio, match="the audio is silent"):
         decode_upload(encoded(np.full(16_000, 0.9, dtype=np.float32), 16_000, "WAV"), LIMITS)
+
+
+@pytest.mark.parametrize("linked", ["voices", "voices/inline"])
+def test_a_voice_folder_that_is_a_symbolic_link_is_never_written_or_removed_through(tmp_path, linked):
+    """A link planted at `voices` (or `voices/inline`) made uploads write there, a delete remove
+    `<name>.wav` there and the inline prune empty it: each is now a 503 that leaves the target as it was."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    tone_wav(elsewhere / "teacher.wav")
+    if linked != "voices":
+        (tmp_path / "voices").mkdir()
+    (tmp_path / linked).symlink_to(elsewhere, target_is_directory=True)
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=0)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    before = sorted(os.listdir(elsewhere))
+    with pytest.raises(StateUnavailable, match="symbolic link"):
+        library.add("planted", tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises(StateUnavailable, match="symbolic link"):
+        library.store_inline(tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises((StateUnavailable, VoiceNotFound)):
+        library.delete("teacher")
+    assert library.remove_crash_leftovers() == 0
+    assert sorted(os.listdir(elsewhere)) == before
