@@ -64,6 +64,21 @@ def open_sound(data: bytes) -> Iterator[Any]:
         raise ValueError(exc.error_string) from None
 
 
+UNKNOWN_FRAMES = (1 << 63) - 1  # libsndfile's frame count for a file that does not say its length
+
+
+def declared_frames(source: Any) -> int:
+    """An open sound's frame count as its header gives it; ValueError where it gives none (a FLAC
+    written to a pipe): the count stood for 2^63 - 1 frames, refused as "5.8e14 s long", a number the
+    caller never sent, and libsndfile cannot read such a FLAC block by block anyway."""
+    if source.frames >= UNKNOWN_FRAMES:
+        raise ValueError(
+            f"the {source.format} file does not say how long it is (written to a pipe?); "
+            "send one written to a file, which does"
+        )
+    return int(source.frames)
+
+
 def read_wav(
     data: bytes, max_seconds: float | None = None, rates: tuple[int, int] | None = None
 ) -> tuple[np.ndarray, int]:
@@ -80,7 +95,7 @@ def read_wav(
         rate = source.samplerate
         if rates is not None and not rates[0] <= rate <= rates[1]:
             raise ValueError(f"the sample rate is {rate} Hz; a voice needs {rates[0]}-{rates[1]} Hz")
-        if max_seconds is not None and source.frames > max_seconds * rate:
+        if max_seconds is not None and declared_frames(source) > max_seconds * rate:
             raise ValueError(
                 f"the audio is {source.frames / rate:.1f} s long, the limit is {max_seconds:g} s"
             )

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .audio import SPEECH_RATES, open_sound, read_mono, resample
+from .audio import SPEECH_RATES, declared_frames, open_sound, read_mono, resample
 from .protocol import InvalidAudio
 
 MIN_VOICE_SECONDS = 0.5
@@ -34,7 +34,7 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
                 raise InvalidAudio(
                     f"the sample rate is {rate} Hz; a voice needs {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
                 )
-            seconds = sound.frames / rate
+            seconds = declared_frames(sound) / rate
             if seconds > limits.max_seconds:
                 raise InvalidAudio(
                     f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"

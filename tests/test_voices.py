@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import soundfile
 
+from npu_worker.audio import read_wav
 from npu_worker.protocol import (
     InvalidAudio,
     RefWavNotAllowed,
@@ -300,3 +301,24 @@ def test_a_voice_folder_that_is_a_symbolic_link_is_never_written_or_removed_thro
         library.delete("teacher")
     assert library.remove_crash_leftovers() == 0
     assert sorted(os.listdir(elsewhere)) == before
+
+
+def flac_of_no_stated_length() -> bytes:
+    """A FLAC whose STREAMINFO gives 0 total samples ("unknown"), as an encoder writing to a pipe leaves it."""
+    buffer = io.BytesIO()
+    soundfile.write(buffer, 0.3 * np.sin(np.arange(32_000) / 3.0), 16_000, format="FLAC")
+    data = bytearray(buffer.getvalue())
+    assert data[:4] == b"fLaC" and data[4] & 0x7F == 0  # STREAMINFO first, from byte 8
+    data[21] &= 0xF0  # the 36-bit total-samples field: the low 4 bits of byte 21, then 22-25
+    data[22:26] = bytes(4)
+    return bytes(data)
+
+
+def test_an_upload_that_does_not_say_its_length_is_refused_as_such_not_as_aeons_long():
+    """libsndfile gives 2^63 - 1 frames for it: refused as "576460752303423.5 s long"."""
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=30.0)
+    with pytest.raises(InvalidAudio, match="does not say how long it is") as refused:
+        decode_upload(flac_of_no_stated_length(), limits)
+    assert " s long" not in str(refused.value)
+    with pytest.raises(ValueError, match="does not say how long it is"):
+        read_wav(flac_of_no_stated_length(), max_seconds=30.0)
