@@ -35,6 +35,7 @@ _STEP = re.compile(r"\.([^.\[\]`]+)|\[(\d+)\]")
 # which a body over MAX_WORDED_BYTES (any speech request with inline `ref_audio`) then said. Led by a
 # literal, so the scan is fast (8 MiB of surrogate pairs: 74 ms, of base64: 14 ms).
 _LONE_HIGH_HALF = re.compile(rb"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F])")
+TRUNCATED = "Input data was truncated"
 MAX_SURROGATE_LOOKS = 64  # candidates looked at, and backslashes counted before each, at most
 
 
@@ -63,7 +64,7 @@ def malformed(data: bytes, reason: str) -> WorkerError:
     (line and column), or naming where a lone surrogate is (its top-level field is the `param`);
     only the error path pays for this, and only for a body of at most MAX_WORDED_BYTES."""
     if len(data) > MAX_WORDED_BYTES:
-        if _holds_lone_high_half(data):  # not located: that needs the full parse held off here
+        if reason == TRUNCATED and _holds_lone_high_half(data):  # not located: that needs the full parse
             return BadRequest("the body holds a lone surrogate (not valid Unicode)")
         return BadRequest(f"invalid JSON: {reason}")
     try:
