@@ -305,7 +305,7 @@ async def test_one_encoding_serves_the_log_file_every_ndjson_listener_and_the_so
     assert all(frame == json.dumps(json.loads(frame), ensure_ascii=False) for frame in frames)
 
 
-@pytest.mark.parametrize("lone", ["\\ud800", "\\ud800x", "\\\\\\ud800", "a\\udbff\\u0041"])
+@pytest.mark.parametrize("lone", ["\\ud800", "\\ud800x", "\\\\\\ud800"])
 def test_a_lone_surrogate_in_a_body_too_large_to_word_is_still_named(lone):
     """Over 64 KiB (a speech request with inline ref_audio always is) the words are msgspec's, which for
     a high half without its pair are "Input data was truncated": a ref_text of "\\ud800" was refused so."""
