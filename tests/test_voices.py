@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from npu_worker.audio import read_wav
+from npu_worker.audio import read_wav, resample
 from npu_worker.protocol import (
     InvalidAudio,
     RefWavNotAllowed,
@@ -274,10 +274,25 @@ def test_a_sample_rate_no_voice_is_recorded_at_is_refused(rate, audio_format):
         decode_upload(encoded(samples, rate, audio_format), LIMITS)
 
 
-def test_a_constant_level_is_silent_however_loud():
-    """Float samples of 1e30 were clipped to a full-scale constant and stored as a voice."""
+@pytest.mark.parametrize("rate", [16_000, 96_000, 192_000])
+def test_a_constant_level_is_silent_however_loud(rate):
+    """Float samples of 1e30 were clipped to a full-scale constant and stored as a voice. Above 48 kHz
+    the level is judged as read, not after resampling, whose edges ring."""
     with pytest.raises(InvalidAudio, match="the audio is silent"):
-        decode_upload(encoded(np.full(16_000, 0.9, dtype=np.float32), 16_000, "WAV"), LIMITS)
+        decode_upload(encoded(np.full(rate, 0.9, dtype=np.float32), rate, "WAV"), LIMITS)
+
+
+def test_a_voice_above_48_khz_is_resampled_as_it_is_read_never_held_at_its_own_rate():
+    """29 s of stereo at 192 kHz held 25 MB (the mono samples at 192 kHz, then resampled) to keep
+    5.6 MB at 48 kHz (9.4 MB now); resampled block by block, the samples are those of resampling
+    the whole."""
+    frames = int(29 * 192_000)
+    tone = (0.3 * np.sin(np.arange(frames) * (2 * np.pi * 220 / 192_000))).astype(np.float32)
+    data = encoded(np.tile(tone[:, None], (1, 2)), 192_000, "FLAC")
+    (samples, rate), peak = decoded_with_peak(data)
+    whole = resample(soundfile.read(io.BytesIO(data), dtype="float32")[0].mean(axis=1), 192_000, 48_000)
+    assert rate == 48_000 and np.array_equal(samples, whole)
+    assert peak < 2 * samples.nbytes, f"{peak / 1e6:.1f} MB held to keep {samples.nbytes / 1e6:.1f} MB"
 
 
 @pytest.mark.parametrize("linked", ["voices", "voices/inline"])
