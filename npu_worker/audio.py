@@ -52,6 +52,15 @@ def wav_bytes(samples: np.ndarray, sample_rate: int) -> bytes:
     return buffer.getvalue()
 
 
+# libsndfile's words where they blame itself for the file's fault: a header whose sample rate is 0
+# (or past 2^31) was "Internal error : SF_INFO struct incomplete.", which reads as the worker's bug.
+LIBSNDFILE_WORDS = {
+    "Internal error : SF_INFO struct incomplete.": (
+        "its header gives no usable sample rate or format: a rate of 0 Hz, or over 2 147 483 647 Hz"
+    ),
+}
+
+
 @contextlib.contextmanager
 def open_sound(data: bytes) -> Iterator[Any]:
     """libsndfile over bytes in memory (a `soundfile.SoundFile`). What it cannot read, on opening or
@@ -62,7 +71,7 @@ def open_sound(data: bytes) -> Iterator[Any]:
         with soundfile.SoundFile(io.BytesIO(data)) as source:
             yield source
     except soundfile.LibsndfileError as exc:
-        raise ValueError(exc.error_string) from None
+        raise ValueError(LIBSNDFILE_WORDS.get(exc.error_string, exc.error_string)) from None
 
 
 UNKNOWN_FRAMES = (1 << 63) - 1  # libsndfile's frame count for a file that does not say its length

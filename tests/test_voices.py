@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import threading
 import tracemalloc
 from pathlib import Path
@@ -337,3 +338,15 @@ def test_an_upload_that_does_not_say_its_length_is_refused_as_such_not_as_aeons_
     assert " s long" not in str(refused.value)
     with pytest.raises(ValueError, match="does not say how long it is"):
         read_wav(flac_of_no_stated_length(), max_seconds=30.0)
+
+
+@pytest.mark.parametrize("rate", [0, 0xFFFFFFFF])
+def test_a_header_with_a_sample_rate_of_0_is_refused_as_the_files_fault(rate):
+    """libsndfile's words were "Internal error : SF_INFO struct incomplete.": the caller's header read
+    as the worker's bug."""
+    pcm = (0.3 * 32767 * np.sin(np.arange(16_000) / 5.0)).astype("<i2").tobytes()
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, (rate * 2) & 0xFFFFFFFF, 2, 16)
+    body = b"WAVEfmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(pcm)) + pcm
+    with pytest.raises(InvalidAudio, match="no usable sample rate") as refused:
+        decode_upload(b"RIFF" + struct.pack("<I", len(body)) + body, LIMITS)
+    assert "Internal error" not in str(refused.value)
