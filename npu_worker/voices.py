@@ -219,7 +219,14 @@ class VoiceLibrary:
         refused before anything is made, changed or removed: writes and deletes would follow it."""
         for folder in (self.store_dir, self.inline_dir):
             _refuse_link(folder)
-        private_folder(self.store_dir)
+        try:  # a file where the folder should be was a 500 on each upload, inline voice and delete
+            private_folder(self.store_dir)
+        except OSError as exc:
+            log.error("voice folder %s cannot be made or used: %s", self.store_dir, exc)
+            raise StateUnavailable(
+                f"the worker's voice folder cannot be used ({exc.strerror or exc}); "
+                "its operator must make it a folder the worker owns"
+            ) from None
         return locked_directory(self.store_dir)
 
     def remove_crash_leftovers(self) -> int:
@@ -230,7 +237,9 @@ class VoiceLibrary:
             return 0
         try:
             changing = self._changing()
-        except StateUnavailable:  # a linked voice folder (logged): uploads are refused, start-up goes on
+        except (
+            StateUnavailable
+        ):  # a linked or unusable voice folder (logged): uploads are refused, start-up goes on
             return 0
         with changing:
             removed = remove_all_parts(self.store_dir) + remove_all_parts(self.inline_dir)

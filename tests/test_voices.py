@@ -350,3 +350,17 @@ def test_a_header_with_a_sample_rate_of_0_is_refused_as_the_files_fault(rate):
     with pytest.raises(InvalidAudio, match="no usable sample rate") as refused:
         decode_upload(b"RIFF" + struct.pack("<I", len(body)) + body, LIMITS)
     assert "Internal error" not in str(refused.value)
+
+
+def test_a_voice_folder_that_is_a_file_is_a_named_503_not_an_internal_error(tmp_path):
+    """`<state>/voices` as a plain file made each upload, inline voice and delete a 500."""
+    (tmp_path / "voices").write_bytes(b"")
+    library = VoiceLibrary(tmp_path / "voices")
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    with pytest.raises(StateUnavailable, match="voice folder cannot be used"):
+        library.add("teacher", tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises(StateUnavailable, match="voice folder cannot be used"):
+        library.store_inline(tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises(StateUnavailable, match="voice folder cannot be used"):
+        library.delete("teacher")
+    assert (tmp_path / "voices").read_bytes() == b""
