@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .audio import SPEECH_RATES, open_sound, read_mono, resample
+from .audio import SPEECH_RATES, declared_frames, open_sound, read_mono_at
 from .protocol import InvalidAudio
 
 MIN_VOICE_SECONDS = 0.5
@@ -34,20 +34,23 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
                 raise InvalidAudio(
                     f"the sample rate is {rate} Hz; a voice needs {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} Hz"
                 )
-            seconds = sound.frames / rate
+            seconds = declared_frames(sound) / rate
             if seconds > limits.max_seconds:
                 raise InvalidAudio(
                     f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
                 )
-            mono, bad = read_mono(sound)
+            stored_rate = min(rate, MAX_STORED_RATE)  # 30 s at 192 kHz was an 11 MB wav, kept for ever
+            read = read_mono_at(sound, stored_rate)  # (resampled as read: never held at 192 kHz)
     except (RuntimeError, ValueError) as exc:
         raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
-    if bad:  # checked apart from silence: NaN made every check below say "silent"
-        raise InvalidAudio(f"the audio holds {bad} samples that are not finite numbers (NaN or infinity)")
-    if mono.size / rate < MIN_VOICE_SECONDS:
-        raise InvalidAudio(f"the audio is {mono.size / rate:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
-    if float(np.ptp(mono)) < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
+    mono = read.samples
+    if read.bad:  # checked apart from silence: NaN made every check below say "silent"
+        raise InvalidAudio(
+            f"the audio holds {read.bad} samples that are not finite numbers (NaN or infinity)"
+        )
+    if mono.size / stored_rate < MIN_VOICE_SECONDS:
+        seconds = mono.size / stored_rate
+        raise InvalidAudio(f"the audio is {seconds:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
+    if read.span < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
         raise InvalidAudio("the audio is silent")
-    if rate > MAX_STORED_RATE:  # 30 s at 192 kHz was an 11 MB wav (from a 2 MB FLAC), kept for ever
-        return resample(mono, rate, MAX_STORED_RATE), MAX_STORED_RATE
-    return mono, rate
+    return mono, stored_rate

@@ -215,8 +215,18 @@ class VoiceLibrary:
 
     def _changing(self) -> contextlib.AbstractContextManager[None]:
         """One change of the stored voices at a time, across threads and the worker processes that
-        share this folder (`files.locked_directory` on it)."""
-        private_folder(self.store_dir)
+        share this folder (`files.locked_directory` on it). A voice folder that is a symbolic link is
+        refused before anything is made, changed or removed: writes and deletes would follow it."""
+        for folder in (self.store_dir, self.inline_dir):
+            _refuse_link(folder)
+        try:  # a file where the folder should be was a 500 on each upload, inline voice and delete
+            private_folder(self.store_dir)
+        except OSError as exc:
+            log.error("voice folder %s cannot be made or used: %s", self.store_dir, exc)
+            raise StateUnavailable(
+                f"the worker's voice folder cannot be used ({exc.strerror or exc}); "
+                "its operator must make it a folder the worker owns"
+            ) from None
         return locked_directory(self.store_dir)
 
     def remove_crash_leftovers(self) -> int:
@@ -225,7 +235,13 @@ class VoiceLibrary:
         holds the lock until its temp file is renamed."""
         if not self.store_dir.is_dir():  # none uploaded yet, or no folder: the uploads say so, not start-up
             return 0
-        with self._changing():
+        try:
+            changing = self._changing()
+        except (
+            StateUnavailable
+        ):  # a linked or unusable voice folder (logged): uploads are refused, start-up goes on
+            return 0
+        with changing:
             removed = remove_all_parts(self.store_dir) + remove_all_parts(self.inline_dir)
         if removed:
             log.info("removed %d temp file(s) of a voice upload cut short", removed)
@@ -298,6 +314,19 @@ class VoiceLibrary:
             os.unlink(wav)
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(wav.with_suffix(".txt"))
+
+
+def _refuse_link(folder: Path) -> None:
+    """StateUnavailable (503) if `folder` is a symbolic link: a link planted in the state dir (`voices`
+    or `voices/inline` pointing at another folder) made each upload write its files there, each delete
+    remove `<name>.wav` there, and the inline prune empty it. The caller is told the voice store is
+    unusable, not where it points; the log names it."""
+    if folder.is_symlink():
+        log.error("voice folder %s is a symbolic link: no voice is written or removed through it", folder)
+        raise StateUnavailable(
+            "the worker's voice folder is a symbolic link, which it never writes through; "
+            "its operator must replace the link with a folder"
+        )
 
 
 def _store(folder: Path, name: str, text: str, wav: bytes) -> None:

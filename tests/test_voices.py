@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import struct
 import threading
 import tracemalloc
 from pathlib import Path
@@ -12,7 +13,16 @@ import numpy as np
 import pytest
 import soundfile
 
-from npu_worker.protocol import InvalidAudio, RefWavNotAllowed, SynthParams, UnknownVoice, VoiceExists
+from npu_worker.audio import read_wav, resample
+from npu_worker.protocol import (
+    InvalidAudio,
+    RefWavNotAllowed,
+    StateUnavailable,
+    SynthParams,
+    UnknownVoice,
+    VoiceExists,
+    VoiceNotFound,
+)
 from npu_worker.voices import (
     INLINE_IN_USE_FACTOR,
     UploadLimits,
@@ -265,7 +275,92 @@ def test_a_sample_rate_no_voice_is_recorded_at_is_refused(rate, audio_format):
         decode_upload(encoded(samples, rate, audio_format), LIMITS)
 
 
-def test_a_constant_level_is_silent_however_loud():
-    """Float samples of 1e30 were clipped to a full-scale constant and stored as a voice."""
+@pytest.mark.parametrize("rate", [16_000, 96_000, 192_000])
+def test_a_constant_level_is_silent_however_loud(rate):
+    """Float samples of 1e30 were clipped to a full-scale constant and stored as a voice. Above 48 kHz
+    the level is judged as read, not after resampling, whose edges ring."""
     with pytest.raises(InvalidAudio, match="the audio is silent"):
-        decode_upload(encoded(np.full(16_000, 0.9, dtype=np.float32), 16_000, "WAV"), LIMITS)
+        decode_upload(encoded(np.full(rate, 0.9, dtype=np.float32), rate, "WAV"), LIMITS)
+
+
+def test_a_voice_above_48_khz_is_resampled_as_it_is_read_never_held_at_its_own_rate():
+    """29 s of stereo at 192 kHz held 25 MB (the mono samples at 192 kHz, then resampled) to keep
+    5.6 MB at 48 kHz (9.4 MB now); resampled block by block, the samples are those of resampling
+    the whole."""
+    frames = int(29 * 192_000)
+    tone = (0.3 * np.sin(np.arange(frames) * (2 * np.pi * 220 / 192_000))).astype(np.float32)
+    data = encoded(np.tile(tone[:, None], (1, 2)), 192_000, "FLAC")
+    (samples, rate), peak = decoded_with_peak(data)
+    whole = resample(soundfile.read(io.BytesIO(data), dtype="float32")[0].mean(axis=1), 192_000, 48_000)
+    assert rate == 48_000 and np.array_equal(samples, whole)
+    assert peak < 2 * samples.nbytes, f"{peak / 1e6:.1f} MB held to keep {samples.nbytes / 1e6:.1f} MB"
+
+
+@pytest.mark.parametrize("linked", ["voices", "voices/inline"])
+def test_a_voice_folder_that_is_a_symbolic_link_is_never_written_or_removed_through(tmp_path, linked):
+    """A link planted at `voices` (or `voices/inline`) made uploads write there, a delete remove
+    `<name>.wav` there and the inline prune empty it: each is now a 503 that leaves the target as it was."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    tone_wav(elsewhere / "teacher.wav")
+    if linked != "voices":
+        (tmp_path / "voices").mkdir()
+    (tmp_path / linked).symlink_to(elsewhere, target_is_directory=True)
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=0)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    before = sorted(os.listdir(elsewhere))
+    with pytest.raises(StateUnavailable, match="symbolic link"):
+        library.add("planted", tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises(StateUnavailable, match="symbolic link"):
+        library.store_inline(tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises((StateUnavailable, VoiceNotFound)):
+        library.delete("teacher")
+    assert library.remove_crash_leftovers() == 0
+    assert sorted(os.listdir(elsewhere)) == before
+
+
+def flac_of_no_stated_length() -> bytes:
+    """A FLAC whose STREAMINFO gives 0 total samples ("unknown"), as an encoder writing to a pipe leaves it."""
+    buffer = io.BytesIO()
+    soundfile.write(buffer, 0.3 * np.sin(np.arange(32_000) / 3.0), 16_000, format="FLAC")
+    data = bytearray(buffer.getvalue())
+    assert data[:4] == b"fLaC" and data[4] & 0x7F == 0  # STREAMINFO first, from byte 8
+    data[21] &= 0xF0  # the 36-bit total-samples field: the low 4 bits of byte 21, then 22-25
+    data[22:26] = bytes(4)
+    return bytes(data)
+
+
+def test_an_upload_that_does_not_say_its_length_is_refused_as_such_not_as_aeons_long():
+    """libsndfile gives 2^63 - 1 frames for it: refused as "576460752303423.5 s long"."""
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=30.0)
+    with pytest.raises(InvalidAudio, match="does not say how long it is") as refused:
+        decode_upload(flac_of_no_stated_length(), limits)
+    assert " s long" not in str(refused.value)
+    with pytest.raises(ValueError, match="does not say how long it is"):
+        read_wav(flac_of_no_stated_length(), max_seconds=30.0)
+
+
+@pytest.mark.parametrize("rate", [0, 0xFFFFFFFF])
+def test_a_header_with_a_sample_rate_of_0_is_refused_as_the_files_fault(rate):
+    """libsndfile's words were "Internal error : SF_INFO struct incomplete.": the caller's header read
+    as the worker's bug."""
+    pcm = (0.3 * 32767 * np.sin(np.arange(16_000) / 5.0)).astype("<i2").tobytes()
+    fmt = struct.pack("<HHIIHH", 1, 1, rate, (rate * 2) & 0xFFFFFFFF, 2, 16)
+    body = b"WAVEfmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(pcm)) + pcm
+    with pytest.raises(InvalidAudio, match="no usable sample rate") as refused:
+        decode_upload(b"RIFF" + struct.pack("<I", len(body)) + body, LIMITS)
+    assert "Internal error" not in str(refused.value)
+
+
+def test_a_voice_folder_that_is_a_file_is_a_named_503_not_an_internal_error(tmp_path):
+    """`<state>/voices` as a plain file made each upload, inline voice and delete a 500."""
+    (tmp_path / "voices").write_bytes(b"")
+    library = VoiceLibrary(tmp_path / "voices")
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    with pytest.raises(StateUnavailable, match="voice folder cannot be used"):
+        library.add("teacher", tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises(StateUnavailable, match="voice folder cannot be used"):
+        library.store_inline(tone_wav(seconds_long=1.0), "text", limits)
+    with pytest.raises(StateUnavailable, match="voice folder cannot be used"):
+        library.delete("teacher")
+    assert (tmp_path / "voices").read_bytes() == b""

@@ -303,3 +303,20 @@ async def test_one_encoding_serves_the_log_file_every_ndjson_listener_and_the_so
         frames = [(await ws.receive(timeout=10)).data for _ in range(4)]
     assert [json.loads(frame)["event"] for frame in frames] == ["start", "progress", "progress", "done"]
     assert all(frame == json.dumps(json.loads(frame), ensure_ascii=False) for frame in frames)
+
+
+@pytest.mark.parametrize("lone", ["\\ud800", "\\ud800x", "\\\\\\ud800"])
+def test_a_lone_surrogate_in_a_body_too_large_to_word_is_still_named(lone):
+    """Over 64 KiB (a speech request with inline ref_audio always is) the words are msgspec's, which for
+    a high half without its pair are "Input data was truncated": a ref_text of "\\ud800" was refused so."""
+    padding = "A" * (100 * 1024)
+    raw = f'{{"input": "hi", "ref_audio": "data:audio/wav;base64,{padding}", "ref_text": "{lone}"}}'
+    assert refused(raw.encode(), SpeechBody) == "the body holds a lone surrogate (not valid Unicode)"
+
+
+@pytest.mark.parametrize("text", ["\\\\ud800", "\\ud83d\\ude00", "\\\\\\\\udc00"])
+def test_a_large_body_with_escaped_backslashes_or_pairs_is_no_lone_surrogate(text):
+    padding = "A" * (100 * 1024)
+    raw = f'{{"input": "hi", "ref_text": "{text}", "junk": "{padding}"'  # cut short: no closing brace
+    assert refused(raw.encode(), SpeechBody) == "invalid JSON: Input data was truncated"
+    assert wire.decode((raw + "}").encode(), Any)["ref_text"] in ("\\ud800", "\U0001f600", "\\\\udc00")
