@@ -89,6 +89,8 @@ class GuardedHandler(RequestHandler):
         # the HTTP version the request being answered named, where it is none this server speaks
         # (HTTP/2.0, 3.7, 0.9 in an HTTP/1 request line): it is answered in HTTP/1.1, refused (505)
         self.unspoken_version: HttpVersion | None = None
+        # the Expect header the request being answered sent, where it is not `100-continue` (`request_made`)
+        self.unknown_expect: str | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._refused = not self.guard.admit(self)
@@ -244,8 +246,21 @@ class GuardedHandler(RequestHandler):
         served; a refusal's placeholder gets the caller's HTTP version."""
         self._serving_body = body
         self.unspoken_version = None
+        self.unknown_expect = None
         if message is _REFUSED_PLACEHOLDER:
             return message._replace(version=self.refused_version())
+        expect = message.headers.get("Expect")
+        if expect is not None and expect.lower() != "100-continue":
+            # aiohttp's own Expect handler (every route without one of ours, a 404 too) answered it
+            # before any middleware: a text/plain 417 quoting the value raw, and a 500 with a traceback
+            # where it held a byte that is not UTF-8. The header is taken out, error_middleware answers.
+            self.unknown_expect = expect
+            headers = message.headers.copy()
+            del headers["Expect"]  # (each line of it)
+            message = message._replace(
+                headers=type(message.headers)(headers),  # (read-only, as aiohttp made it)
+                raw_headers=tuple((k, v) for k, v in message.raw_headers if k.lower() != b"expect"),
+            )
         if message.version.major != 1:  # the status line said `HTTP/3.7 200 OK`, an answer nobody reads
             self.unspoken_version = message.version
             return message._replace(version=HttpVersion(1, 1), should_close=True)
@@ -266,6 +281,12 @@ def unspoken_version(request: web.BaseRequest) -> HttpVersion | None:
     """The HTTP version `request` named, where it is none this server speaks (`request_made`)."""
     protocol = request.protocol
     return protocol.unspoken_version if isinstance(protocol, GuardedHandler) else None
+
+
+def unknown_expect(request: web.BaseRequest) -> str | None:
+    """The Expect header `request` sent, where it is not `100-continue` (`request_made`)."""
+    protocol = request.protocol
+    return protocol.unknown_expect if isinstance(protocol, GuardedHandler) else None
 
 
 def watch_requests_made(server: web.Server) -> None:

@@ -23,6 +23,7 @@ class WorkerError(Exception):
     counted: bool = False
 
     def __init__(self, message: str, *, fallback: str | None = None, param: str | None = None) -> None:
+        message = _encodable(message)
         super().__init__(message)
         self.message = message
         self.fallback = fallback
@@ -31,6 +32,22 @@ class WorkerError(Exception):
 
     def __str__(self) -> str:
         return f"{self.name}: {self.message}"
+
+
+def _encodable(text: str) -> str:
+    """`text` with each lone surrogate written as an escape (`\\xff` for a byte that was not UTF-8, as
+    aiohttp decodes a header or, with its pure-Python parser, a path): words quoting one raw could not
+    be encoded on any surface, and the refusal became a 500."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "".join(_escaped(char) if "\ud800" <= char <= "\udfff" else char for char in text)
+    return text
+
+
+def _escaped(surrogate: str) -> str:
+    code = ord(surrogate)
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def _error(name: str, status: int, doc: str, base: type[WorkerError] = WorkerError) -> type[WorkerError]:

@@ -124,9 +124,17 @@ JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "
 # HTTP's own answers, with no body or the bytes asked for).
 FILE_ANSWERS: dict[str, Any] = {
     "206": {"description": "the byte range a `Range` header asked for (`Content-Range` says which)"},
-    "304": {"description": "not modified since `If-Modified-Since` (no body)"},
-    "412": {"description": "modified since `If-Unmodified-Since` (no body)"},
-    "416": {"description": "a `Range` past the file's end (no body; `Content-Range: bytes */<size>`)"},
+    "304": {
+        "description": "not modified: `If-None-Match` names its `ETag` (or `*`), or, without it, it has not "
+        "changed since `If-Modified-Since` (no body)"
+    },
+    "412": {
+        "description": "`If-Match` names no `ETag` of it, or it changed since `If-Unmodified-Since` (no body)"
+    },
+    "416": {
+        "description": "a `Range` it does not serve: past the file's end, several ranges, or one that does "
+        "not parse (no body; `Content-Range: bytes */<size>`)"
+    },
 }
 
 PATHS: dict[str, Any] = {

@@ -22,7 +22,8 @@ def error_refs(*codes: int) -> dict[str, Any]:
 
 # What the middleware (`http_compat/errors.py`) refuses on every route before its handler runs, so the
 # route table need not repeat it: a malformed request (400: a body on a request that takes none; 431:
-# request headers over 64 KiB; 505: an HTTP version other than 1.x) and, but for the player's own files,
+# request headers over 64 KiB; 417: an Expect other than 100-continue; 505: an HTTP version other than
+# 1.x) and, but for the player's own files,
 # a browser origin or a Host that is not allowed (403), and a missing token where one is configured, but
 # for the open routes (401).
 PUBLIC_PATHS = ("/", "/{name}")  # the player's page and files (errors.PUBLIC_ROUTE_NAMES)
@@ -39,7 +40,7 @@ def with_route_refusals(paths: dict[str, Any]) -> dict[str, Any]:
         for method, operation in item.items():
             operation = dict(operation)
             if not path.startswith("/v1/"):
-                codes = [400, 431, 505]  # 505: a request line naming HTTP/2.0 or 0.9
+                codes = [400, 417, 431, 505]  # 505: a request line naming HTTP/2.0 or 0.9
                 if path not in PUBLIC_PATHS:
                     codes.append(403)
                 if path not in PUBLIC_PATHS + OPEN_PATHS:

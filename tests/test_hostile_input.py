@@ -272,9 +272,12 @@ async def test_an_internal_error_is_logged_with_the_path_as_sent_so_no_line_is_f
 
     monkeypatch.setattr(client.app[SCHEDULER_KEY], "find_job", broken)
     caplog.set_level(logging.ERROR, logger="npu_worker")
-    response = await client.get("/jobs/x%0A2026-12-04%20CRITICAL%20forged/status")
+    # (in the section's index: a job id holding a line break is no job's, a 404 before any lookup)
+    response = await client.get("/jobs/x/sections/0%0A2026-12-04%20CRITICAL%20forged/audio")
     assert response.status == 500
     [record] = [r for r in caplog.records if r.getMessage().startswith("internal error on")]
     said = record.getMessage()
-    assert said.startswith("internal error on GET /jobs/x%0A2026-12-04%20CRITICAL%20forged/status (incident ")
+    assert said.startswith(
+        "internal error on GET /jobs/x/sections/0%0A2026-12-04%20CRITICAL%20forged/audio (incident "
+    )
     assert "\n" not in said

@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ..access import check_access, loopback_bind
 from ..app_keys import BODY_BUDGET_KEY, ERROR_SHAPES_KEY, SETTINGS_KEY
-from ..connection_guard import MAX_HEADER_BYTES, unspoken_version
+from ..connection_guard import MAX_HEADER_BYTES, unknown_expect, unspoken_version
 from ..incidents import internal_error
 from ..printable import printable
 from ..protocol import (
@@ -144,6 +144,11 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         refused = _shape_of(request)(
             BadRequest(f"the request headers are {header_bytes} bytes; the limit is {MAX_HEADER_BYTES}"), 431
         )
+        refused.force_close()
+        return refused
+    if (expect := unknown_expect(request)) is not None:  # RFC 9110: 417 (it was aiohttp's text/plain)
+        request[CLOSE_AFTER_KEY] = True  # (its body, if any, is not read)
+        refused = _shape_of(request)(BadRequest(f"unknown Expect: {expect[:40]!r}"), 417)
         refused.force_close()
         return refused
     if request.method != "POST" and request.body_exists and not request.content.at_eof():

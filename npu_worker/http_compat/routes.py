@@ -17,10 +17,12 @@ from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_K
 from ..config import parse_bool
 from ..engine.factory import reported_backend
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
+from ..printable import printable
 from ..protocol import (
     BadRequest,
     BatchRequest,
     Done,
+    JobNotFound,
     Progress,
     SectionError,
     SectionRequest,
@@ -250,6 +252,8 @@ async def _job(request: web.Request, *, to_run: bool = False) -> Job | KeptJob:
     scheduler = request.app[SCHEDULER_KEY]
     scheduler.check_jobs_readable()
     job_id = request.match_info["job_id"]
+    if not job_id.isprintable():  # no job's (16 hex digits): its 404 may not quote it raw (`printable`)
+        raise JobNotFound(f"no job {printable(job_id)}")
     job = await asyncio.get_running_loop().run_in_executor(None, scheduler.find_job, job_id)
     if job is None or job.preview:
         raise scheduler.job_not_found(job_id)

@@ -13,6 +13,7 @@ from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
 from ..http_compat.request_body import PIECE_OVERHEAD, body_deadline, held_body
+from ..printable import printable
 from ..protocol import BadRequest, InvalidAudio, VoiceExists
 from ..voice_names import DEFAULT_VOICE, check_voice_name
 from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
@@ -73,8 +74,13 @@ async def read_upload(request: web.Request, hold: BodyHold) -> dict[str, bytes]:
         raise BadRequest("send multipart/form-data with audio_sample, name and ref_text")
     try:
         return await _read_form(request, hold)
+    except UnicodeEncodeError:  # aiohttp encodes the boundary: Python's words named no header
+        raise BadRequest(
+            "the multipart body cannot be read: its Content-Type's boundary is not UTF-8"
+        ) from None
     except (ValueError, HttpProcessingError) as exc:
-        reason = " ".join(str(getattr(exc, "message", "") or exc).split())[:200]
+        # (escaped: aiohttp's words may quote the Content-Type, a byte no UTF-8 encoder takes in it)
+        reason = printable(" ".join(str(getattr(exc, "message", "") or exc).split())[:200])
         raise BadRequest(f"the multipart body cannot be read: {reason}") from None
 
 

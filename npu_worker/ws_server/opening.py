@@ -61,7 +61,8 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
     Its handler reads it through `message_deadline.messages`, which answers the peer's pings.
 
     A handshake aiohttp cannot read (a `Sec-WebSocket-Key` that is not ASCII raises ValueError in its
-    base64 check) is the caller's 400, not an internal error. Only RFC 6455's version 13 is spoken:
+    base64 check; an Upgrade or Connection header holding a byte that is not UTF-8, UnicodeEncodeError in
+    its refusal quoting it) is the caller's 400 naming the header, not an internal error nor Python's words. Only RFC 6455's version 13 is spoken:
     aiohttp also took the drafts' 8 and 7 (whose browsers sent `Sec-WebSocket-Origin`, not the `Origin`
     the access rules check); a refusal of the version names the one spoken in `Sec-WebSocket-Version`
     (RFC 6455 §4.2.2, §4.4), which aiohttp's 400 left out."""
@@ -77,8 +78,13 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
     )
     try:
         await ws.prepare(request)
-    except ValueError as exc:
-        raise web.HTTPBadRequest(text=f"invalid WebSocket handshake: {exc}") from None
+    except UnicodeEncodeError:  # aiohttp's refusal quoted Upgrade or Connection, holding a non-UTF-8 byte
+        upgrade = request.headers.get("Upgrade", "").strip().lower()
+        raise _refused(
+            request, "No CONNECTION" if upgrade == "websocket" else "No WebSocket UPGRADE"
+        ) from None
+    except ValueError:  # a key that is not ASCII (the words were Python's, not naming the header)
+        raise _refused(request, "Handshake error") from None
     except web.HTTPBadRequest as exc:
         raise _refused(request, exc.text or "") from None
     return ws
