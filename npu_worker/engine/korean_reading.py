@@ -138,7 +138,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.PLUS.sub(" 플러스 ", text)
     text = formulas.MINUS_AFTER_POWER.sub(" 마이너스 ", text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
-    text = ranges.EXPRESSION_BOUND.sub(lambda m: f" {m.group(2)} {ranges.BOUND_WORDS[m.group(1)]}", text)
+    text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
     text = _EMPHASIS.sub(r"\2", text)
     text = _STARS.sub(" ", text)
     text = formulas.QUARTER.sub(r"\1 4", text)

@@ -1,0 +1,43 @@
+"""A review of the k5 round's readings against the code before it, over ~3 000 generated lecture sentences: what
+the new rules misread there, each beside text that reads as the round meant."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # English words after a sign were read as a formula: the bound's word went after the sentence
+        # (it was <b>굵게</b holds here. 초과)
+        ("Note that <b>굵게</b> holds here.", "Note that <b>굵게</b> holds here."),
+        ("x > holds here.", "x > holds here."),
+        ("vector<int> v;", "vector<int> v;"),  # it was vector<int v 초과;
+        # a decimal's whole part was taken for the bound's amount
+        ("y > 0.5x + 3이면", "y 0 점 오x 더하기 3 초과이면"),  # it was y 0 초과.5x 더하기 3이면
+        # the report's word written after it was said twice
+        ("MoM 대비 10% 증가", "전월 대비 10 퍼센트 증가"),  # it was 전월 대비 대비
+        ("YoY 대비해서", "전년 대비해서"),
+    ],
+)
+def test_what_the_rounds_rules_misread_reads_well(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("y ≥ 2x + 1", "y 2x 더하기 1 이상"),
+        ("x > 2 holds", "x 2 초과 holds"),
+        ("y > 2x", "y 2x 초과"),
+        ("x^2 + y^2 ≤ 1이면", "x의 2제곱 더하기 y의 2제곱 1 이하이면"),
+        ("y > 0.5", "y 0 점 오 초과"),
+        ("x > 3,000원", "x 3000원 초과"),
+        ("YoY +5%", "전년 대비 플러스 5 퍼센트"),
+    ],
+)
+def test_what_the_round_meant_still_reads_so(written, said):
+    assert spoken(written) == said
