@@ -41,3 +41,31 @@ def test_what_the_rounds_rules_misread_reads_well(written, said):
 )
 def test_what_the_round_meant_still_reads_so(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # a logarithm's base before a capital, a bracket or nothing was left half English (로그₂N)
+        ("log₂N", "로그 2의 N"),
+        ("O(log₂(n))", "O(로그 2의 (n))"),
+        ("log_2(x)", "로그 2의 (x)"),
+        ("log₂입니다", "로그 2입니다"),
+        # a formula's last factorial was unsaid (n 팩토리얼 / k!), one with a particle too
+        ("n! / k!", "n 팩토리얼 / k 팩토리얼"),
+        ("1 + 3!", "1 더하기 3 팩토리얼"),
+        ("5!은 120입니다", "5 팩토리얼은 120입니다"),
+        ("5!는", "5 팩토리얼은"),
+        ("3!로 나눕니다", "3 팩토리얼로 나눕니다"),
+    ],
+)
+def test_a_logarithm_and_a_factorial_are_said_whole(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["log_file", "blog₂8", "log_2 Note", "정답은 3!", "Hello!", "Top-3!", "3!이다", "(가)!(", "(정말!)"],
+)
+def test_an_exclamation_and_a_name_are_left(written):
+    assert spoken(written) == written

@@ -127,7 +127,12 @@ def _numbers_spoken(text: str) -> str:
     text = units.SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = units.BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
-    text = formulas.FACTORIAL.sub(" 팩토리얼", text)
+    if "!" in text:
+        text = formulas.FACTORIAL.sub(" 팩토리얼", text)
+        text = formulas.FACTORIAL_AFTER.sub(r"\1 팩토리얼", text)
+        text = formulas.FACTORIAL_PARTICLE.sub(
+            lambda m: " 팩토리얼" + formulas.particle_after("팩토리얼", m.group(1)), text
+        )
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
