@@ -69,3 +69,36 @@ def test_a_logarithm_and_a_factorial_are_said_whole(written, said):
 )
 def test_an_exclamation_and_a_name_are_left(written):
     assert spoken(written) == written
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # the particle after this round's amounts kept the number's form (200만 달러이, 100 달러은), as "$100-200이"
+        # and "$100이" did not
+        ("$1M-$2M이", "100만에서 200만 달러가"),
+        ("$1-2B을", "10억에서 20억 달러를"),
+        ("$5K-10K이", "5000에서 1만 달러가"),
+        ("100$은", "100 달러는"),
+        ("100$이", "100 달러가"),
+        ("$2M이", "200만 달러가"),
+        ("$1.5M+이", "150만 달러 이상이"),  # it was 150만 달러+이
+        ("$1.5M+의", "150만 달러 이상의"),
+    ],
+)
+def test_a_particle_after_an_amount_takes_the_currencys_form(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("$1M-$2M의", "100만에서 200만 달러의"),
+        ("$2M가지", "200만 달러가지"),
+        ("$1.5M+예산", "150만 달러+예산"),
+        ("100$입니다", "100 달러입니다"),
+        ("$100-200이", "100에서 200 달러가"),
+    ],
+)
+def test_what_is_no_particle_reads_as_before(written, said):
+    assert spoken(written) == said

@@ -215,7 +215,7 @@ def _amounts(text: str) -> str:
     text = units.US_DOLLARS.sub("미화 $", text)
     text = units.SCALED_RANGE.sub(units.scaled_range, text)
     text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
-    text = units.DOLLARS_AFTER.sub(r"\1 달러", text)
+    text = units.DOLLARS_AFTER.sub(units.dollars_after, text)
     text = units.CURRENCY_RANGE.sub(units.currency_range, text)
     text = units.CURRENCY_AMOUNT.sub(units.currency_amount, text)
     text = units.PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)

@@ -86,16 +86,20 @@ CURRENCY_RANGE = re.compile(
 )
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(
-    r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+]))?"
-)  # "$1.5M+" 이상
+    rf"([$€£¥₩]) ?(\d{{1,6}}(?:\.\d{{1,3}})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+])|\+(?=의|{PARTICLE}))?"
+    rf"(?:{PARTICLE})?"
+)  # "$1.5M+" 이상; a particle in the form 달러 takes, "$2M이" 200만 달러가 (it was 달러이)
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
 # A range of them, "$1M-$2M", "$5K-10K", "$1-2B" (it was 100만 달러-200만 달러, 5000 달러-10K): 100만에서 200만 달러; its
 # "~" is 에서 by then ("$1M~2M").
 SCALED_RANGE = re.compile(
     r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])?(?: ?[-–] ?|에서 )\1? ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])"
+    rf"(?:{PARTICLE})?"
 )
 # A dollar sign after its amount, "100$", "5.99$" (espeak said nothing for it): 100 달러.
-DOLLARS_AFTER = re.compile(r"(?<![\w.$])(\d+(?:\.\d+)?)\$(?![A-Za-z\d_$])")
+DOLLARS_AFTER = re.compile(
+    rf"(?<![\w.$])(\d+(?:\.\d+)?)\$(?![A-Za-z\d_$])(?:{PARTICLE})?"
+)  # "100$은": 100 달러는
 US_DOLLARS = re.compile(r"(?<![A-Za-z])US ?\$(?= ?\d)")  # "US$100": 미화 100 달러 (it was US100 달러)
 # espeak's Korean voice says the English word "slash" for "/": "250Wh/kg" is 와트시 퍼 킬로그램.
 PER_UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})/({alternatives(_UNITS)})(?![A-Za-z0-9²³])")
@@ -153,18 +157,26 @@ def _amount_said(match: re.Match[str], number: str, word: str, particle: str | N
 
 def scaled_amount(match: re.Match[str]) -> str:
     """ "$1.5B" as 15억 달러: the amount in 조, 억 and 만 (espeak reads "15억" as 십오억)."""
-    sign, number, scale, or_more = match.groups()
-    return f"{_in_korean_units(number, scale)} {_CURRENCY[sign]}{' 이상' if or_more else ''}"
+    sign, number, scale, or_more, *_, particle = match.groups()  # the middle one the "+"'s look-ahead
+    word = "이상" if or_more else _CURRENCY[sign]
+    said = f"{_in_korean_units(number, scale)} {_CURRENCY[sign]}{' 이상' if or_more else ''}"
+    return said + (particle_after(word, particle) if particle else "")
 
 
 def scaled_range(match: re.Match[str]) -> str:
     """ "$1M-$2M", "$5-10M" as 100만에서 200만 달러, 500만에서 1000만 달러: the first takes the last's scale where it
     has none."""
-    sign, first, first_scale, last, last_scale = match.groups()
+    sign, first, first_scale, last, last_scale, particle = match.groups()
     if _scaled(first, first_scale or last_scale) >= _scaled(last, last_scale):
         return match.group(0)  # "$5M-$2M" runs down: a difference, each amount read alone
-    start = _in_korean_units(first, first_scale or last_scale)
-    return f"{start}에서 {_in_korean_units(last, last_scale)} {_CURRENCY[sign]}"
+    start, word = _in_korean_units(first, first_scale or last_scale), _CURRENCY[sign]
+    return f"{start}에서 {_in_korean_units(last, last_scale)} {word}{particle_after(word, particle) if particle else ''}"
+
+
+def dollars_after(match: re.Match[str]) -> str:
+    """ "100$" as 100 달러, "100$은" 100 달러는."""
+    number, particle = match.groups()
+    return f"{number} 달러{particle_after('달러', particle) if particle else ''}"
 
 
 def _scaled(number: str, scale: str) -> int:
