@@ -56,9 +56,13 @@ _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|�
 # ... with a Korean scale and its counter or unit, "n ≥ 100만 명", "x > 1억 원" (it was n 100 이상만 명): n 100만 명 이상;
 # after a power's exponent, "x^2 < 4이면" (it was left: a number before the sign is no variable); and not before the
 # rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
+# ... but not an English word after the amount, "x >= 0 and y >= 0" (it was x 0 and 이상: the word taken for a unit).
+_ENGLISH_WORD = (
+    r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= [a-z]))(?![A-Za-z])"
+)
 BOUND = re.compile(
     r"(?=[<>≤≥])(?:(?<![\d<>=\-])(?<!\d )|(?<=\^\d)|(?<=\^\d ))([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
-    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?: ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
 )
