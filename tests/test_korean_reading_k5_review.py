@@ -119,3 +119,31 @@ def test_what_is_no_particle_reads_as_before(written, said):
 )
 def test_an_english_word_after_a_bound_is_no_unit(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # a bound between two variables took a formula's first term: its word went inside the formula
+        ("y > x + 1", "y x 더하기 1 초과"),  # it was y x 초과 플러스 1
+        ("y ≥ x - 1이면", "y x 빼기 1 이상이면"),  # it was y x 이상 - 1이면
+        ("y > x^2", "y x의 2제곱 초과"),  # it was y x 초과^2
+        ("y ≤ x² + 1", "y x의 2제곱 더하기 1 이하"),  # it was y x 이하² 플러스 1
+        ("y > x^2이면", "y x의 2제곱 초과이면"),
+    ],
+)
+def test_a_bound_before_a_formula_is_said_after_it(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x ≥ y이면", "x y 이상이면"),
+        ("a > b일 때", "a b 초과일 때"),
+        ("x > y, z", "x y 초과, z"),
+        ("a>b>c", "a>b>c"),
+    ],
+)
+def test_a_bound_between_two_variables_reads_as_before(written, said):
+    assert spoken(written) == said

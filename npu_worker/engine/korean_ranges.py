@@ -78,16 +78,17 @@ _COPULA_CONTEXT = {
 # A bound between two variables, "x ≥ y이면", "a > b일 때" (espeak said nothing for the sign: x y이면): x y 이상이면, as
 # "x > 0일 때" is x 0 초과일 때. Not a tag, "<b>", nor a capitals' ranking, "A > B > C".
 VARIABLE_BOUND = re.compile(
-    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_])(?! ?[<>≤≥])"
-)  # nor a chain, "a>b>c"
+    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_²³^])(?! ?[<>≤≥])"
+    r"(?! ?[-+−*/×÷=] ?[\w(])"
+)  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
 # "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
 # A term is a number, a coefficient's product or one letter, "2", "2ab", "x": not an English word, "x > holds here"
 # (it was x holds here. 초과, the bound's word after the sentence).
 _FORMULA_WORD = (
-    r"(?:\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기|곱하기|나누기|플러스|마이너스"
-    r"|[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱)"
+    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
+    r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
