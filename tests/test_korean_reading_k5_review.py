@@ -147,3 +147,18 @@ def test_a_bound_before_a_formula_is_said_after_it(written, said):
 )
 def test_a_bound_between_two_variables_reads_as_before(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # a sum of amounts, a shell's "$1+$2", was read "so much or more" before the second (1 달러 이상2 달러)
+        ("$1+$2", "1 달러+2 달러"),
+        ("echo $(($1+$2))", "echo $((1 달러+2 달러))"),
+        ("$1M+$2M", "100만 달러+200만 달러"),
+        ("$100+ 예산", "100 달러 이상 예산"),
+        ("$1.5M+", "150만 달러 이상"),
+    ],
+)
+def test_a_sum_of_amounts_is_no_lower_bound(written, said):
+    assert spoken(written) == said

@@ -74,8 +74,10 @@ _WRITTEN_WORD = re.compile(
     r" ?(달러|유로|파운드|엔|원)(?![가-힣](?<![을를이가은는과와으의에도만로까부보씩짜어대나면인입였라며고야랑쯤밖뿐조처마]))"
 )
 _AMOUNT = r"\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?"
-# ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상.
-CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+])|\+(?=의|{PARTICLE}))?(?:{PARTICLE})?")
+# ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상; not a sum of amounts, "$1+$2".
+CURRENCY_AMOUNT = re.compile(
+    rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+$€£¥₩])|\+(?=의|{PARTICLE}))?(?:{PARTICLE})?"
+)
 # A range of amounts, "$100-200", "$100-$200", "$100~200" (its "~" 에서 by then: espeak said 백 달러 이백, or 200 with
 # no currency): 100에서 200 달러, the currency's word once, after the range. Not "$100에서 200명" (people, no amount),
 # nor a difference, "$500 - 200 = $300", "$500-200" (it runs down).
@@ -86,7 +88,7 @@ CURRENCY_RANGE = re.compile(
 )
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(
-    rf"([$€£¥₩]) ?(\d{{1,6}}(?:\.\d{{1,3}})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+])|\+(?=의|{PARTICLE}))?"
+    rf"([$€£¥₩]) ?(\d{{1,6}}(?:\.\d{{1,3}})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+$€£¥₩])|\+(?=의|{PARTICLE}))?"
     rf"(?:{PARTICLE})?"
 )  # "$1.5M+" 이상; a particle in the form 달러 takes, "$2M이" 200만 달러가 (it was 달러이)
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
