@@ -162,3 +162,18 @@ def test_a_bound_between_two_variables_reads_as_before(written, said):
 )
 def test_a_sum_of_amounts_is_no_lower_bound(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("5 s⁻¹이", "5 퍼 초가"),  # it was 5 퍼 초이: the writer's 이 for 일
+        ("6.02×10²³ mol⁻¹을", "6 점 영이 곱하기 10의 23제곱 퍼 몰을"),
+        ("3 ms⁻²이", "3 미터 퍼 초 제곱이"),
+        ("10 m⁻²는", "10 퍼 제곱미터는"),
+        ("5 s⁻¹이다", "5 퍼 초이다"),  # a copula, no particle
+        ("5 s⁻¹", "5 퍼 초"),
+    ],
+)
+def test_a_particle_after_a_unit_to_a_negative_power_takes_the_units_form(written, said):
+    assert spoken(written) == said

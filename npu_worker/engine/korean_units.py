@@ -27,7 +27,10 @@ UNIT = re.compile(
 _NUMBERS_POWER = re.compile(r"\d⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}$")
 # A unit to a negative power, "6.02×10²³ mol⁻¹", "5 s⁻¹", "10 m⁻²" (it was 몰⁻¹, the power unsaid; "s⁻¹" s의 마이너스
 # 1제곱): per the unit, 퍼 몰, 퍼 초, 퍼 제곱미터; "3 ms⁻¹", as physics writes it, 3 미터 퍼 초.
-INVERSE_UNIT = re.compile(rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)}|s)⁻([¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])")
+# A particle after it in the form the unit's word takes, "5 s⁻¹이" 5 퍼 초가 (it was 퍼 초이: 이 for 일).
+INVERSE_UNIT = re.compile(
+    rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)}|s)⁻([¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])(?:{PARTICLE})?"
+)
 _PER_POWERS = {"¹": "", "²": "제곱", "³": "세제곱"}
 # "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
 # Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
@@ -205,12 +208,16 @@ def word_per_unit(match: re.Match[str]) -> str:
 
 def inverse_unit(match: re.Match[str]) -> str:
     """ "mol⁻¹" after a number as 퍼 몰; after a letter's power, "x² s⁻¹", left."""
-    unit, power = match.groups()
+    unit, power, particle = match.groups()
     if not _after_a_number(match.string, match.start()):
         return match.group(0)
     if unit == "ms":  # a physicist's "3 ms⁻¹" is meters per second, "ms⁻²" an acceleration
-        return " 미터 퍼 초" + (" 제곱" if power == "²" else "") if power in "¹²" else match.group(0)
-    return f" 퍼 {_PER_POWERS[power]}{_UNITS.get(unit, '초')}"
+        if power not in "¹²":
+            return match.group(0)
+        said = " 미터 퍼 초" + (" 제곱" if power == "²" else "")
+    else:
+        said = f" 퍼 {_PER_POWERS[power]}{_UNITS.get(unit, '초')}"
+    return said + (particle_after(said, particle) if particle else "")
 
 
 def _after_a_number(text: str, start: int) -> bool:
