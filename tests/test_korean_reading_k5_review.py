@@ -177,3 +177,16 @@ def test_a_sum_of_amounts_is_no_lower_bound(written, said):
 )
 def test_a_particle_after_a_unit_to_a_negative_power_takes_the_units_form(written, said):
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("my MoM and DaD", "my MoM and DaD"),  # it was my 전월 대비 and DaD: a mother
+        ("your MoM's car", "your MoM's car"),
+        ("MoM 성장률", "전월 대비 성장률"),
+        ("Revenue grew 5% YoY.", "Revenue grew 5 퍼센트 전년 대비."),
+    ],
+)
+def test_a_mother_is_no_months_change(written, said):
+    assert spoken(written) == said

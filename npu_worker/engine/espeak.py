@@ -74,7 +74,7 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # (not 0 초과.5x); "MoM 대비" 전월 대비 once; "log₂N" 로그 2의 N (not 로그₂N); "n! / k!", "5!은" 팩토리얼 (unsaid);
 # "$1M-$2M이", "100$은", "$2M이" 달러가, 달러는 (not 달러이, 달러은); "x >= 0 and" x 0 이상 and (not 0 and 이상);
 # "y > x + 1", "y > x^2" y x 더하기 1 초과, y x의 2제곱 초과 (not y x 초과 플러스 1, y x 초과^2); "$1+$2" 1 달러+2 달러 again (not 1 달러 이상2 달러);
-# "5 s⁻¹이" 5 퍼 초가 (not 퍼 초이).
+# "5 s⁻¹이" 5 퍼 초가 (not 퍼 초이); "my MoM" left (not my 전월 대비).
 AUDIO_REVISION = 13
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -144,7 +144,10 @@ _FISCAL_YEAR = re.compile(
 # A report's period-over-period change, "YoY +5%", "QoQ", "MoM" (espeak: English "yo", "koh"): 전년 대비, as a Korean
 # report says it; "CAGR" is spelled (espeak: "kagger"). Not inside a code name, "YoYo", "yoy_rate".
 # Its own word written after it, "MoM 대비 10%", said once (it was 전월 대비 대비).
-_OVER_PERIOD = re.compile(r"(?<![A-Za-z\d_])(YoY|QoQ|MoM)(?![A-Za-z\d_])(?: ?대비)?")  # not a game's "WoW"
+# Not someone's mother, "my MoM", "your MoM's".
+_OVER_PERIOD = re.compile(
+    r"(?<![A-Za-z\d_])(?<!my )(?<!My )(?<!his )(?<!her )(?<!our )(?<!your )(YoY|QoQ|MoM)(?![A-Za-z\d_'’])(?: ?대비)?"
+)  # not a game's "WoW"
 _PERIODS = {"YoY": "전년 대비", "QoQ": "전 분기 대비", "MoM": "전월 대비"}
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
