@@ -70,7 +70,12 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "sin 30°" 사인 30 도 (English "sin"), "(x+1)²" (x 플러스 1)의 2제곱, "$100-200입니다" 100에서 200 달러입니다;
 # "$1M-$2M" 100만에서 200만 달러, "100$" 100 달러; "n ≥ 100만 명" n 100만 명 이상, "y ≥ 2x + 1" y 2x 더하기 1 이상;
 # "YoY" 전년 대비, "CAGR" spelled; "∫_0^1 x dx" 적분 0부터 1까지 (not 0의 1제곱); "log₂8" 로그 2의 8; "3! = 6" 3 팩토리얼은 6; "cos²θ - sin²θ" 빼기 (dropped), "arcsin" 아크사인, "∇" 델.
-AUDIO_REVISION = 12
+# 13: "x > holds here", "vector<int> v;" left (it was x holds here. 초과); "y > 0.5x + 3" y 0 점 오x 더하기 3 초과
+# (not 0 초과.5x); "MoM 대비" 전월 대비 once; "log₂N" 로그 2의 N (not 로그₂N); "n! / k!", "5!은" 팩토리얼 (unsaid);
+# "$1M-$2M이", "100$은", "$2M이" 달러가, 달러는 (not 달러이, 달러은); "x >= 0 and" x 0 이상 and (not 0 and 이상);
+# "y > x + 1", "y > x^2" y x 더하기 1 초과, y x의 2제곱 초과 (not y x 초과 플러스 1, y x 초과^2); "$1+$2" 1 달러+2 달러 again (not 1 달러 이상2 달러);
+# "5 s⁻¹이" 5 퍼 초가 (not 퍼 초이); "my MoM" left (not my 전월 대비).
+AUDIO_REVISION = 13
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

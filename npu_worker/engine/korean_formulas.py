@@ -95,6 +95,10 @@ PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f
 FACTORIAL = re.compile(
     r"(?=!)(?:(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(?= ?[=×*/+\-)(])|(?<=\))!(?= ?[=×*/+\-]))"
 )  # a bracket's, "(n-1)! =", only before an operator: "(가)!(" is no formula
+# ... and the last of a formula's, "n! / k!", "1 + 3!" (it was n 팩토리얼 / k!: the second unsaid), or one with a
+# particle written on, "5!은 120", "3!로 나눕니다" (5 팩토리얼은): an exclamation has no particle after it.
+FACTORIAL_AFTER = re.compile(r"(?:(?<=[=×*/+(])|(?<=[=×*/+] ))(\d{1,3}|[a-z])!(?![=!\w])")
+FACTORIAL_PARTICLE = re.compile(r"(?<=\d)!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])")
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")

@@ -65,8 +65,8 @@ SECOND_DERIVATIVE = re.compile(r"(?<![A-Za-z\d])d(?:²|\^2) ?([A-Za-z])/d([A-Za-
 # A logarithm's base, "log₂8", "log_2 8", "log_{10} x" (espeak: log 이 팔, the English "log"): 로그 2의 8, as a Korean
 # lecturer says it.
 LOG_BASE = re.compile(
-    r"(?<![A-Za-z])log(?:([₀-₉]{1,3})|_ ?\{?(\d{1,3}|[a-z])\}?) ?(\d{1,6}|[a-zα-ω](?![A-Za-z]))"
-)
+    r"(?<![A-Za-z])log(?:([₀-₉]{1,3})|_ ?\{?(\d{1,3}|[a-z])\}?) ?(\d{1,6}|[A-Za-zα-ω](?![A-Za-z])|(?=\())?"
+)  # ... before a capital or a bracket too, "log₂N", "log₂(n)" (it was 로그₂N, the base unsaid)
 _SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 # An inverse written out, "arcsin x", "arctan(1)" (espeak: the English "arcsine"): 아크사인 x.
 ARC = re.compile(r"(?<![A-Za-z])arc(sin|cos|tan)(?![A-Za-z])")
@@ -100,13 +100,19 @@ def spoken(text: str) -> str:
         text = PARTIAL.sub(partial, text)  # "∂f/∂x" before "/" and "∂" are read
         text = NABLA.sub(nabla, text)
     if any(name in text for name in _SHORT_NAMES):
-        text = LOG_BASE.sub(
-            lambda m: f"로그 {(m.group(1) or '').translate(_SUBSCRIPT) or m.group(2)}의 {m.group(3)}", text
-        )
+        text = LOG_BASE.sub(log_base, text)
         text = ARC.sub(lambda m: "아크" + _NAMES[m.group(1)], text)
         text = FUNCTION_POWER.sub(function_power, text)  # "sin²x" before "²" is a power
         text = FUNCTION.sub(function, text)
     return text
+
+
+def log_base(match: re.Match[str]) -> str:
+    """ "log₂8" as 로그 2의 8, "log₂" alone as 로그 2; "log_file" (no argument after "log_f") left."""
+    subscript, base, argument = match.groups()
+    if argument is None:
+        return f"로그 {subscript.translate(_SUBSCRIPT)}" if subscript else match.group(0)
+    return f"로그 {(subscript or '').translate(_SUBSCRIPT) or base}의 {argument}"
 
 
 def nabla(match: re.Match[str]) -> str:

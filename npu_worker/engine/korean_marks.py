@@ -143,7 +143,11 @@ _FISCAL_YEAR = re.compile(
 )
 # A report's period-over-period change, "YoY +5%", "QoQ", "MoM" (espeak: English "yo", "koh"): 전년 대비, as a Korean
 # report says it; "CAGR" is spelled (espeak: "kagger"). Not inside a code name, "YoYo", "yoy_rate".
-_OVER_PERIOD = re.compile(r"(?<![A-Za-z\d_])(YoY|QoQ|MoM)(?![A-Za-z\d_])")  # not a game's "WoW"
+# Its own word written after it, "MoM 대비 10%", said once (it was 전월 대비 대비).
+# Not someone's mother, "my MoM", "your MoM's".
+_OVER_PERIOD = re.compile(
+    r"(?<![A-Za-z\d_])(?<!my )(?<!My )(?<!his )(?<!her )(?<!our )(?<!your )(YoY|QoQ|MoM)(?![A-Za-z\d_'’])(?: ?대비)?"
+)  # not a game's "WoW"
 _PERIODS = {"YoY": "전년 대비", "QoQ": "전 분기 대비", "MoM": "전월 대비"}
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
@@ -168,7 +172,7 @@ def marks_spoken(text: str) -> str:
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
     if "o" in text:  # each has one; the pattern scans only a text that could hold it
-        text = _OVER_PERIOD.sub(lambda m: _PERIODS[m.group()], text)
+        text = _OVER_PERIOD.sub(lambda m: _PERIODS[m.group(1)], text)
     text = _FISCAL_YEAR.sub(
         lambda m: f"{m.group(1)}에서 {m.group(2)} 회계연도" if m.group(2) else f"{m.group(1)} 회계연도", text
     )

@@ -56,11 +56,15 @@ _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|�
 # ... with a Korean scale and its counter or unit, "n ≥ 100만 명", "x > 1억 원" (it was n 100 이상만 명): n 100만 명 이상;
 # after a power's exponent, "x^2 < 4이면" (it was left: a number before the sign is no variable); and not before the
 # rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
+# ... but not an English word after the amount, "x >= 0 and y >= 0" (it was x 0 and 이상: the word taken for a unit).
+_ENGLISH_WORD = (
+    r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= [a-z]))(?![A-Za-z])"
+)
 BOUND = re.compile(
     r"(?=[<>≤≥])(?:(?<![\d<>=\-])(?<!\d )|(?<=\^\d)|(?<=\^\d ))([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
-    rf"(?: ?(?:%|‰|℃|°C?|[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?: ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
-    r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(])"
+    r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
 # as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
@@ -74,18 +78,23 @@ _COPULA_CONTEXT = {
 # A bound between two variables, "x ≥ y이면", "a > b일 때" (espeak said nothing for the sign: x y이면): x y 이상이면, as
 # "x > 0일 때" is x 0 초과일 때. Not a tag, "<b>", nor a capitals' ranking, "A > B > C".
 VARIABLE_BOUND = re.compile(
-    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_])(?! ?[<>≤≥])"
-)  # nor a chain, "a>b>c"
+    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_²³^])(?! ?[<>≤≥])"
+    r"(?! ?[-+−*/×÷=] ?[\w(])"
+)  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
 # "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
+# A term is a number, a coefficient's product or one letter, "2", "2ab", "x": not an English word, "x > holds here"
+# (it was x holds here. 초과, the bound's word after the sentence).
 _FORMULA_WORD = (
-    r"(?:[A-Za-z\d.]{1,12}|더하기|빼기|곱하기|나누기|플러스|마이너스|[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱)"
+    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
+    r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
     rf"({_FORMULA_WORD}(?: {_FORMULA_WORD}){{0,8}})(?![A-Za-z\d(.])(?! ?[<>≤≥])"
 )
+_LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
 BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
 
@@ -121,6 +130,15 @@ def bound(match: re.Match[str]) -> str:
     ):
         return f"{apart}{number} {BOUND_WORDS[sign]}{last}"
     return f"{apart}{amount} {BOUND_WORDS[sign]}"
+
+
+def expression_bound(match: re.Match[str]) -> str:
+    """ "y ≥ 2x + 1" as y 2x 더하기 1 이상; a lone letter after a word's sign is a type's bracket, "vector<int> v;"
+    (it was vector<int v 초과;), left."""
+    sign, formula = match.groups()
+    if _LONE_LETTER.fullmatch(formula):
+        return match.group(0)
+    return f" {formula} {BOUND_WORDS[sign]}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:

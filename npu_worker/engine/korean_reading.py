@@ -127,7 +127,12 @@ def _numbers_spoken(text: str) -> str:
     text = units.SYMBOL.sub(lambda m: " " + _SYMBOLS[m.group(1)], text)
     text = units.BARE_LITER.sub(lambda m: "리터당" if m.group(1) else "엘", text)
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
-    text = formulas.FACTORIAL.sub(" 팩토리얼", text)
+    if "!" in text:
+        text = formulas.FACTORIAL.sub(" 팩토리얼", text)
+        text = formulas.FACTORIAL_AFTER.sub(r"\1 팩토리얼", text)
+        text = formulas.FACTORIAL_PARTICLE.sub(
+            lambda m: " 팩토리얼" + formulas.particle_after("팩토리얼", m.group(1)), text
+        )
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
@@ -138,7 +143,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.PLUS.sub(" 플러스 ", text)
     text = formulas.MINUS_AFTER_POWER.sub(" 마이너스 ", text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
-    text = ranges.EXPRESSION_BOUND.sub(lambda m: f" {m.group(2)} {ranges.BOUND_WORDS[m.group(1)]}", text)
+    text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
     text = _EMPHASIS.sub(r"\2", text)
     text = _STARS.sub(" ", text)
     text = formulas.QUARTER.sub(r"\1 4", text)
@@ -210,7 +215,7 @@ def _amounts(text: str) -> str:
     text = units.US_DOLLARS.sub("미화 $", text)
     text = units.SCALED_RANGE.sub(units.scaled_range, text)
     text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
-    text = units.DOLLARS_AFTER.sub(r"\1 달러", text)
+    text = units.DOLLARS_AFTER.sub(units.dollars_after, text)
     text = units.CURRENCY_RANGE.sub(units.currency_range, text)
     text = units.CURRENCY_AMOUNT.sub(units.currency_amount, text)
     text = units.PER_UNIT.sub(lambda m: f" {_UNITS[m.group(1)]} 퍼 {_UNITS[m.group(2)]}", text)

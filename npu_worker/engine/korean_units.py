@@ -27,7 +27,10 @@ UNIT = re.compile(
 _NUMBERS_POWER = re.compile(r"\d⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}$")
 # A unit to a negative power, "6.02×10²³ mol⁻¹", "5 s⁻¹", "10 m⁻²" (it was 몰⁻¹, the power unsaid; "s⁻¹" s의 마이너스
 # 1제곱): per the unit, 퍼 몰, 퍼 초, 퍼 제곱미터; "3 ms⁻¹", as physics writes it, 3 미터 퍼 초.
-INVERSE_UNIT = re.compile(rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)}|s)⁻([¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])")
+# A particle after it in the form the unit's word takes, "5 s⁻¹이" 5 퍼 초가 (it was 퍼 초이: 이 for 일).
+INVERSE_UNIT = re.compile(
+    rf"(?<=[\d⁰¹²³⁴⁵⁶⁷⁸⁹]) ?({alternatives(_UNITS)}|s)⁻([¹²³])(?![⁰¹²³⁴⁵⁶⁷⁸⁹])(?:{PARTICLE})?"
+)
 _PER_POWERS = {"¹": "", "²": "제곱", "³": "세제곱"}
 # "3A반", "2A동", "5A형", "모델 3A": a class's, a building's, a kind's or a model's name (삼 에이 반, as a
 # Korean says it), not 3 암페어; "3A의", "3A용", "16A 콘센트" are a current.
@@ -74,8 +77,10 @@ _WRITTEN_WORD = re.compile(
     r" ?(달러|유로|파운드|엔|원)(?![가-힣](?<![을를이가은는과와으의에도만로까부보씩짜어대나면인입였라며고야랑쯤밖뿐조처마]))"
 )
 _AMOUNT = r"\d+(?:\.\d+)?(?:[십백천]?[만억조](?!큼|차)|[백천])?"
-# ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상.
-CURRENCY_AMOUNT = re.compile(rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+])|\+(?=의|{PARTICLE}))?(?:{PARTICLE})?")
+# ... and "$100+", "$100+ 예산" (espeak: 백 달러 "plus"): so much or more, 100 달러 이상; not a sum of amounts, "$1+$2".
+CURRENCY_AMOUNT = re.compile(
+    rf"([$€£¥₩]) ?({_AMOUNT})(\+(?![\w(+$€£¥₩])|\+(?=의|{PARTICLE}))?(?:{PARTICLE})?"
+)
 # A range of amounts, "$100-200", "$100-$200", "$100~200" (its "~" 에서 by then: espeak said 백 달러 이백, or 200 with
 # no currency): 100에서 200 달러, the currency's word once, after the range. Not "$100에서 200명" (people, no amount),
 # nor a difference, "$500 - 200 = $300", "$500-200" (it runs down).
@@ -86,16 +91,20 @@ CURRENCY_RANGE = re.compile(
 )
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(
-    r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+]))?"
-)  # "$1.5M+" 이상
+    rf"([$€£¥₩]) ?(\d{{1,6}}(?:\.\d{{1,3}})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+$€£¥₩])|\+(?=의|{PARTICLE}))?"
+    rf"(?:{PARTICLE})?"
+)  # "$1.5M+" 이상; a particle in the form 달러 takes, "$2M이" 200만 달러가 (it was 달러이)
 _SCALES = {"K": 3, "M": 6, "B": 9, "T": 12}
 # A range of them, "$1M-$2M", "$5K-10K", "$1-2B" (it was 100만 달러-200만 달러, 5000 달러-10K): 100만에서 200만 달러; its
 # "~" is 에서 by then ("$1M~2M").
 SCALED_RANGE = re.compile(
     r"([$€£¥₩]) ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])?(?: ?[-–] ?|에서 )\1? ?(\d{1,6}(?:\.\d{1,3})?) ?([KMBT])(?![A-Za-z])"
+    rf"(?:{PARTICLE})?"
 )
 # A dollar sign after its amount, "100$", "5.99$" (espeak said nothing for it): 100 달러.
-DOLLARS_AFTER = re.compile(r"(?<![\w.$])(\d+(?:\.\d+)?)\$(?![A-Za-z\d_$])")
+DOLLARS_AFTER = re.compile(
+    rf"(?<![\w.$])(\d+(?:\.\d+)?)\$(?![A-Za-z\d_$])(?:{PARTICLE})?"
+)  # "100$은": 100 달러는
 US_DOLLARS = re.compile(r"(?<![A-Za-z])US ?\$(?= ?\d)")  # "US$100": 미화 100 달러 (it was US100 달러)
 # espeak's Korean voice says the English word "slash" for "/": "250Wh/kg" is 와트시 퍼 킬로그램.
 PER_UNIT = re.compile(rf"(?<=\d) ?({alternatives(_UNITS)})/({alternatives(_UNITS)})(?![A-Za-z0-9²³])")
@@ -153,18 +162,26 @@ def _amount_said(match: re.Match[str], number: str, word: str, particle: str | N
 
 def scaled_amount(match: re.Match[str]) -> str:
     """ "$1.5B" as 15억 달러: the amount in 조, 억 and 만 (espeak reads "15억" as 십오억)."""
-    sign, number, scale, or_more = match.groups()
-    return f"{_in_korean_units(number, scale)} {_CURRENCY[sign]}{' 이상' if or_more else ''}"
+    sign, number, scale, or_more, *_, particle = match.groups()  # the middle one the "+"'s look-ahead
+    word = "이상" if or_more else _CURRENCY[sign]
+    said = f"{_in_korean_units(number, scale)} {_CURRENCY[sign]}{' 이상' if or_more else ''}"
+    return said + (particle_after(word, particle) if particle else "")
 
 
 def scaled_range(match: re.Match[str]) -> str:
     """ "$1M-$2M", "$5-10M" as 100만에서 200만 달러, 500만에서 1000만 달러: the first takes the last's scale where it
     has none."""
-    sign, first, first_scale, last, last_scale = match.groups()
+    sign, first, first_scale, last, last_scale, particle = match.groups()
     if _scaled(first, first_scale or last_scale) >= _scaled(last, last_scale):
         return match.group(0)  # "$5M-$2M" runs down: a difference, each amount read alone
-    start = _in_korean_units(first, first_scale or last_scale)
-    return f"{start}에서 {_in_korean_units(last, last_scale)} {_CURRENCY[sign]}"
+    start, word = _in_korean_units(first, first_scale or last_scale), _CURRENCY[sign]
+    return f"{start}에서 {_in_korean_units(last, last_scale)} {word}{particle_after(word, particle) if particle else ''}"
+
+
+def dollars_after(match: re.Match[str]) -> str:
+    """ "100$" as 100 달러, "100$은" 100 달러는."""
+    number, particle = match.groups()
+    return f"{number} 달러{particle_after('달러', particle) if particle else ''}"
 
 
 def _scaled(number: str, scale: str) -> int:
@@ -191,12 +208,16 @@ def word_per_unit(match: re.Match[str]) -> str:
 
 def inverse_unit(match: re.Match[str]) -> str:
     """ "mol⁻¹" after a number as 퍼 몰; after a letter's power, "x² s⁻¹", left."""
-    unit, power = match.groups()
+    unit, power, particle = match.groups()
     if not _after_a_number(match.string, match.start()):
         return match.group(0)
     if unit == "ms":  # a physicist's "3 ms⁻¹" is meters per second, "ms⁻²" an acceleration
-        return " 미터 퍼 초" + (" 제곱" if power == "²" else "") if power in "¹²" else match.group(0)
-    return f" 퍼 {_PER_POWERS[power]}{_UNITS.get(unit, '초')}"
+        if power not in "¹²":
+            return match.group(0)
+        said = " 미터 퍼 초" + (" 제곱" if power == "²" else "")
+    else:
+        said = f" 퍼 {_PER_POWERS[power]}{_UNITS.get(unit, '초')}"
+    return said + (particle_after(said, particle) if particle else "")
 
 
 def _after_a_number(text: str, start: int) -> bool:

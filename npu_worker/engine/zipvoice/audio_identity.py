@@ -58,7 +58,8 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # "sin 30°" 사인 30 도 (English "sin"), "(x+1)²" (x 플러스 1)의 2제곱, "$100-200입니다" 100에서 200 달러입니다;
 # "$1M-$2M" 100만에서 200만 달러, "100$" 100 달러; "n ≥ 100만 명" n 100만 명 이상, "y ≥ 2x + 1" y 2x 더하기 1 이상;
 # "YoY" 전년 대비, "CAGR" spelled; "∫_0^1 x dx" 적분 0부터 1까지 (not 0의 1제곱); "log₂8" 로그 2의 8; "3! = 6" 3 팩토리얼은 6; "cos²θ - sin²θ" 빼기 (dropped), "arcsin" 아크사인, "∇" 델.
-AUDIO_REVISION = 16
+# 17: the Korean reading's review of round 12: English words after a sign left, "y > 0.5x" whole, "MoM 대비" once, "log₂N", "n! / k!", "100$은".
+AUDIO_REVISION = 17
 
 
 def audio_settings(
