@@ -150,3 +150,48 @@ def test_a_loop_closing_as_the_engine_thread_hands_over_raises_nothing_there():
         thread.join(seconds(5))
         assert loop.is_closed()
     assert raised == []
+
+
+class CountedWakes(LoopHandoff):
+    """A real handoff that notes each wake-up of the loop it asks for (a write to its self-pipe)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        self.wakes: list[str] = []
+
+    def _wake(self, callback: Any, *arguments: Any) -> None:
+        self.wakes.append(callback.__name__)
+        super()._wake(callback, *arguments)
+
+
+async def test_then_later_s_drain_opens_the_window_the_later_calls_join_without_a_wake_up():
+    """A preview's last urgent chunk (`then_later`), then the chunks past it (`later`): the window
+    they wait in is armed by the urgent chunk's drain, on the loop's turn; the first of them had woken
+    the loop only to arm it. They still run within the window's time, in order."""
+    handoff = CountedWakes(asyncio.get_running_loop())
+    ran: list[int] = []
+    await in_thread(lambda: handoff.then_later(ran.append, 1, within=0.2))
+    async with asyncio.timeout(seconds(5)):
+        while ran != [1]:
+            await asyncio.sleep(0.001)
+    await in_thread(lambda: [handoff.later(ran.append, n, within=0.2) for n in (2, 3)])
+    await in_thread(lambda: handoff.soon(ran.append, 4))  # (a preview's `ok`: it joins too)
+    assert ran == [1]
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 4:
+            await asyncio.sleep(0.001)
+    assert ran == [1, 2, 3, 4]
+    assert handoff.wakes == ["_drain"]  # the urgent chunk's; no `_arm`, no wake-up for the `ok`
+
+
+async def test_a_window_nothing_joins_ends_and_the_next_later_call_opens_its_own():
+    handoff = CountedWakes(asyncio.get_running_loop())
+    ran: list[int] = []
+    await in_thread(lambda: handoff.then_later(ran.append, 1, within=0.01))
+    await asyncio.sleep(0.1)  # the window's time passes with nothing in it
+    await in_thread(lambda: handoff.later(ran.append, 2, within=0.01))
+    async with asyncio.timeout(seconds(5)):
+        while len(ran) < 2:
+            await asyncio.sleep(0.001)
+    assert ran == [1, 2]
+    assert handoff.wakes == ["_drain", "_arm"]

@@ -243,6 +243,37 @@ async def test_a_preview_s_ok_and_done_join_the_window_its_last_chunks_wait_in(w
     assert transcript.section_pcm(0) == expected
 
 
+async def test_a_preview_s_later_chunks_wait_in_a_window_its_last_urgent_chunk_opened(worker, monkeypatch):
+    """The drain of a preview's last urgent chunk opens the window its later chunks wait in: the first
+    of them had woken the loop only to arm that window's timer (one wake-up a preview). The stream is
+    the same. (The window is 0.3 s long here, so no stall of the engine thread can end it first.)"""
+    from npu_worker.jobs import runner
+
+    monkeypatch.setattr(runner, "LATER_AUDIO_SECONDS", 0.3)
+    engine = PacedTone()
+    client = await worker(engine)
+    handoff = client.app[SCHEDULER_KEY].journal.handoff
+    engine.drained = lambda: not handoff._scheduled
+    wakes: list[str] = []
+    wake = handoff._wake
+
+    def counted(callback: Any, *arguments: Any) -> None:
+        wakes.append(callback.__name__)
+        wake(callback, *arguments)
+
+    monkeypatch.setattr(handoff, "_wake", counted)
+    ws = await connect(client)
+    text = "가" * 50  # 1 s in 0.1 s chunks: the last half second waits in a window
+    try:
+        await ws.send_json(batch(text))
+        transcript = await receive_until_done(ws)
+    finally:
+        await ws.close()
+    assert "_arm" not in wakes, wakes
+    expected = to_pcm16(engine.render(SynthesisRequest(text))).astype("<i2").tobytes()
+    assert transcript.section_pcm(0) == expected
+
+
 @pytest.mark.parametrize("path", ["/ws", "/v1/audio/speech/stream"])
 async def test_a_client_offering_compression_gets_the_stream_uncompressed(worker, path):
     """A burst's frames are built uncompressed (RSV1 clear); the handshake accepts no extension, so a

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import LeadingSilenceTrimmer, OnsetWatch, wav_bytes
+from ..audio import LeadingSilenceTrimmer, OnsetWatch, to_pcm16, wav_bytes
 from .model import AudioChunk, Job, Section
 
 
@@ -121,7 +121,8 @@ class Delivery:
         if self.trimmer is not None:
             self.kept.append(samples)
         if self.job.stream_audio or self.job.first_audio_at is None:  # else nobody takes chunks
-            self.publish(self.job, AudioChunk(self.section.idx, samples, onset))
+            pcm16 = to_pcm16(samples) if self.job.pcm16_listener else None  # here, not on the loop
+            self.publish(self.job, AudioChunk(self.section.idx, samples, onset, pcm16))
 
 
 def chunks_of(audio: np.ndarray, sample_rate: int, seconds: float = 0.5) -> Iterator[np.ndarray]:

@@ -43,6 +43,7 @@ class LoopHandoff:
         self._pending: list[tuple[Callable[[Any], None], Any]] = []
         self._scheduled = False  # a drain is due at the loop's next turn
         self._timed = False  # a drain is due within a `later` call's time at most
+        self._window_after: float | None = None  # the next drain opens a `later` window this long
 
     def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
         with self._lock:
@@ -70,6 +71,16 @@ class LoopHandoff:
             self._arm(within)
         else:
             self._wake(self._arm, within)
+
+    def then_later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
+        """Like a call; the drain that runs it then opens a `later` window of `within` seconds on the
+        loop's own turn. For a preview's last urgent chunk: the chunks past it come right after (espeak-ng's
+        child writes them together), and the first of them woke the loop only to arm its window's
+        timer (a wake-up a preview; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 49). A window
+        nothing joins costs the loop one timer's turn."""
+        with self._lock:
+            self._window_after = within
+        self(callback, argument)
 
     def _wake(self, callback: Callable[..., None], *arguments: Any) -> None:
         """`callback` on the loop from another thread; nothing once the loop is closed (the worker's
@@ -124,7 +135,10 @@ class LoopHandoff:
     def _drain(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, []
-            self._scheduled = self._timed = False
+            window, self._window_after = self._window_after, None
+            self._scheduled, self._timed = False, window is not None
+        if window is not None:
+            self._arm(window)
         for callback, argument in pending:
             callback(argument)
 

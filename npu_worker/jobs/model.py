@@ -49,6 +49,7 @@ class AudioChunk:
     idx: int
     samples: Any
     onset: int | None = None
+    pcm16: Any = None  # the samples as int16, made on the engine thread for a job with `pcm16_listener`
 
 
 @dataclass
@@ -76,6 +77,9 @@ class Job:
     preview: bool = False
     persisted: bool = True
     stream_audio: bool = False
+    # A listener sends its audio as int16 PCM (a `/ws` socket): the engine thread converts each chunk
+    # before the hand-off, so the event loop, which serves every socket, does not.
+    pcm16_listener: bool = False
     trim_leading_silence: bool = False
     cache_write: bool = True
     created_at: float = field(default_factory=time.time)

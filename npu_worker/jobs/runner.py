@@ -406,8 +406,11 @@ class Runner:
     def hand_over_audio(self, job: Job, chunk: AudioChunk, urgent: bool = True) -> None:
         """To the job's listeners on the loop (one handoff call; the cluster runner sends it to Redis):
         at once while the listener waits for its first frames, else within LATER_AUDIO_SECONDS, with
-        the chunks and events that come meanwhile (one wake-up of the loop, one burst on a socket)."""
-        if urgent:
+        the chunks and events that come meanwhile (one wake-up of the loop, one burst on a socket); the
+        last urgent chunk's drain opens that window, so the chunks past it wake the loop only to drain it."""
+        if urgent and job.handed_over_samples >= URGENT_AUDIO_SECONDS * self._rate():  # the last
+            self.journal.handoff.then_later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
+        elif urgent:
             self.journal.handoff(job.publish_audio, chunk)
         else:
             self.journal.handoff.later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)

@@ -187,7 +187,8 @@ class RequestStream:
         if chunk.onset is not None and self._onset_at is None:
             self._onset_at = self._fed_samples + chunk.onset
         self._fed_samples += int(chunk.samples.size)
-        for frame in self._chunker.feed(to_pcm16(chunk.samples)):
+        pcm = chunk.pcm16 if chunk.pcm16 is not None else to_pcm16(chunk.samples)
+        for frame in self._chunker.feed(pcm):
             self._send_frame(frame)
         self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
 

@@ -177,6 +177,7 @@ class WsSession:
         listeners: list[Subscription] = []
 
         def listen(job: Job) -> None:
+            job.pcm16_listener = request.audio
             listeners.append(
                 self._scheduler.subscribe(
                     job, after=0, audio=request.audio, max_buffered_seconds=UNREAD_SECONDS
