@@ -64,3 +64,21 @@ def test_the_output_of_a_prepare_that_did_not_finish_is_refused_as_a_source(qnn_
         "the model directory that one prepared from"
     )
     assert not (tmp_path / "again").exists()
+
+
+def test_a_model_folder_of_links_naming_nothing_is_said_so(tiny_model_dir, tmp_path):
+    """A Hugging Face cache's snapshot (`tokens.txt -> ../../blobs/<hash>`) copied by `cp -r` without its
+    blobs: `ls` lists every file, and the worker said the folder held "no tokens.txt, no decoder"."""
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    for path in sorted(tiny_model_dir.iterdir()):
+        (copied / path.name).symlink_to(Path("..") / ".." / "blobs" / f"blob-{path.name}")
+    with pytest.raises(ModelLoadError) as refused:
+        locate(str(copied), "fp32")
+    said = str(refused.value)
+    assert said.startswith("ModelLoadError: tokens.txt, fm_decoder.onnx") and "no tokens.txt" not in said
+    assert (
+        f"are links to files that are not there ({copied / 'tokens.txt'} -> ../../blobs/blob-tokens.txt)"
+        in said
+    )
+    assert said.endswith("(`cp -rL`), or serve the folder it was copied from")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -368,3 +369,30 @@ def test_a_prepared_folder_other_users_can_write_in_is_not_loaded_on_the_npu(tmp
         path.chmod(mode & ~0o022)
     with pytest.raises(ModelLoadError, match="was prepared for QNN target"):  # the next check: passed
         made.check(Path("fm_decoder.onnx"), {"backend_type": "htp"})
+
+
+def test_a_model_file_that_is_a_relative_link_is_copied_in_as_the_file_it_names(tmp_path):
+    """A Hugging Face cache snapshot holds each model file as a link, `../../blobs/<hash>`: the link
+    itself was hard-linked into the prepared folder, where it named nothing (`prepare` said it had
+    prepared it; `serve` then found no model there), or, named absolutely, a file the prepared folder
+    does not take along when it is moved onto the device."""
+    blobs, snapshot, out = (
+        tmp_path / "hub" / "blobs",
+        tmp_path / "hub" / "snapshots" / "abc",
+        tmp_path / "out",
+    )
+    for folder in (blobs, snapshot, out):
+        folder.mkdir(parents=True)
+    (blobs / "1f2e").write_text("a 1\n")
+    (snapshot / "tokens.txt").symlink_to(Path("..") / ".." / "blobs" / "1f2e")
+    (blobs / "9a0b").write_bytes(b"vocoder")
+    (snapshot / "vocos.onnx").symlink_to(blobs / "9a0b")  # an absolute link, given by --vocoder
+    sizes = prepare._copy_model_files(snapshot, out, extra={"vocos_24khz.onnx": snapshot / "vocos.onnx"})
+    shutil.rmtree(tmp_path / "hub")  # the prepared folder moved onto the device: the cache stays behind
+    for name, content in (
+        ("tokens.txt", b"a 1\n"),
+        ("vocos.onnx", b"vocoder"),
+        ("vocos_24khz.onnx", b"vocoder"),
+    ):
+        assert not (out / name).is_symlink() and (out / name).read_bytes() == content, name
+    assert sizes == {"tokens.txt": 4, "vocos.onnx": 7, "vocos_24khz.onnx": 7}

@@ -318,3 +318,32 @@ def test_a_prepared_folder_served_with_another_vocoder_is_refused_on_the_npu(mov
         f"ModelLoadError: {vocoder} is not the vocoder {swapped} was prepared from (the compiled decoder's "
         f"features are that one's input){sizes}; put it back, or run `npu-worker prepare` again for {swapped}"
     )
+
+
+def test_a_model_downloaded_into_a_hugging_face_cache_is_prepared_into_a_folder_that_serves_alone(
+    qnn_model_dir: Path, tmp_path
+):
+    """The snapshot's files are links into the cache's blobs (`../../blobs/<hash>`): `prepare` hard-linked
+    the links themselves and said it had prepared the folder, which held no model (`serve`: "holds no
+    ZipVoice model (no tokens.txt, no decoder)"). Served here with the cache gone, as on the device."""
+    hub = tmp_path / "hub"
+    snapshot = hub / "snapshots" / "abc123"
+    for folder in (hub / "blobs", snapshot):
+        folder.mkdir(parents=True)
+    for path in sorted(qnn_model_dir.iterdir()):
+        if path.is_file():
+            shutil.copy(path, hub / "blobs" / f"blob-{path.name}")
+            (snapshot / path.name).symlink_to(Path("..") / ".." / "blobs" / f"blob-{path.name}")
+    out = tmp_path / "prepared"
+    done = subprocess.run(
+        [*PREPARE, "--model-dir", str(snapshot), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    shutil.rmtree(hub)
+    config = engine_config(out, tmp_path / "state", device="qnn", allow_htp_simulator=True, ref_wav=None)
+    engine = ZipVoiceEngine(config)
+    engine.load()
+    assert engine.info.device == "qnn"

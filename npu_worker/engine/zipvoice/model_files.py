@@ -121,6 +121,7 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
         raise ModelLoadError(f"unknown precision {precision!r}; use fp32 or int8")
     tokens = directory / "tokens.txt"
     if not tokens.is_file():
+        _refuse_dangling_links(directory)
         _refuse_no_model(directory)
         raise ModelLoadError(f"token table {tokens} does not exist")
     config: dict[str, object] = {}
@@ -147,6 +148,21 @@ def locate(model_dir: str | None, precision: str, vocoder: str | None = None) ->
 
 MODEL_MARKS = ("tokens.txt", *(name for names in DECODER_NAMES.values() for name in names))
 LOOKED_AT = 1000  # entries of a wrong folder read for the model folders in it (a home may hold many)
+
+
+def _refuse_dangling_links(directory: Path) -> None:
+    """ModelLoadError for a model folder whose files are links naming nothing (a Hugging Face cache's
+    snapshot, `tokens.txt -> ../../blobs/<hash>`, copied by `cp -r` without the blobs): `ls` lists
+    every file, and the worker said the folder held "no tokens.txt, no decoder"."""
+    names = (*MODEL_MARKS, *(name for names in ENCODER_NAMES.values() for name in names), *VOCODER_NAMES)
+    dangling = [name for name in names if (directory / name).is_symlink() and not (directory / name).exists()]
+    if dangling:
+        first = directory / dangling[0]
+        raise ModelLoadError(
+            f"{', '.join(dangling)} in {directory} are links to files that are not there ({first} -> "
+            f"{os.readlink(first)}): copy the folder again with the files its links name (`cp -rL`), or "
+            "serve the folder it was copied from"
+        )
 
 
 def _refuse_no_model(directory: Path) -> None:

@@ -104,8 +104,11 @@ def _no_more_open(source: os.stat_result) -> Callable[[str, int], int]:
 
 
 def _linked(path: Path, link: Path) -> bool:
+    """Hard-link the file `path` names as `link`. Python's os.link on Linux links a symbolic link
+    itself (link(2), whatever follow_symlinks says): a model folder of links (a Hugging Face cache's
+    `../../blobs/<hash>`) came out as links naming nothing in the prepared folder."""
     try:
-        os.link(path, link)
+        os.link(os.path.realpath(path), link)
     except OSError:  # another filesystem, or links refused
         return False
     return True
