@@ -349,3 +349,27 @@ async def test_a_refused_wav_folder_tells_the_caller_to_pass_wav_dir(worker):
         result = await run_load(config, say=said.append)
     assert all(r["error"].startswith("OutputPathNotAllowed") for r in result["records"])
     assert any("--wav-dir" in line for line in said), said
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+@pytest.mark.parametrize(
+    ("token", "problem"), [("wrong-token-0000000", "check the token"), (None, "--token-file")]
+)
+async def test_a_token_the_worker_refuses_is_said_before_the_run(
+    worker, tmp_path, capsys, monkeypatch, mode, token, problem
+):
+    """A wrong or missing token: every request failed (401) through the whole run, exit 1, and the /ws
+    ones said only `WSServerHandshakeError: 401, message='Invalid response status'`; now one line, exit 2."""
+    server = await worker(token="walk5-the-right-token")
+    monkeypatch.delenv("NPU_WORKER_TOKEN", raising=False)
+    argv = ["bench", "--mode", mode, "--base", base_of(server), "--rps", "3", "--duration", "1"]
+    argv += ["--requests", "1", "--out", str(tmp_path / "r")]
+    if token is not None:
+        (tmp_path / "tok").write_text(token + "\n")
+        (tmp_path / "tok").chmod(0o600)
+        argv += ["--token-file", str(tmp_path / "tok")]
+    assert await asyncio.to_thread(bench_main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"npu-worker bench: {base_of(server)} refused the bench (HTTP 401): "), err
+    assert problem in err and err.count("\n") == 1, err
+    assert not (tmp_path / "r.json").exists()

@@ -19,7 +19,14 @@ from typing import Any
 import aiohttp
 
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
-from npu_worker.bench.load import MAX_REQUESTS, LoadConfig, NotAWorker, TargetNotAllowed, run_load
+from npu_worker.bench.load import (
+    MAX_REQUESTS,
+    AccessRefused,
+    LoadConfig,
+    NotAWorker,
+    TargetNotAllowed,
+    run_load,
+)
 from npu_worker.bench.measure import figure
 from npu_worker.bench.report import (
     PLOT_HINT,
@@ -260,7 +267,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         return 2
     try:
         result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
-    except NotAWorker as exc:
+    except (NotAWorker, AccessRefused) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
     except (OSError, aiohttp.ClientError) as exc:
@@ -311,7 +318,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
-    except NotAWorker as exc:
+    except (NotAWorker, AccessRefused) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
     except (OSError, aiohttp.ClientError) as exc:

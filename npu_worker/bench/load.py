@@ -137,6 +137,24 @@ async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     return body
 
 
+class AccessRefused(ValueError):
+    """The worker refused the bench's token, or its lack of one: every measured request would fail."""
+
+
+async def check_access(session: aiohttp.ClientSession, base: str, token_given: bool) -> None:
+    """Ask `GET /v1/models`, which wants the token as the measured routes do (`/health` does not): a
+    refusal now is one line before the run, not a whole run of failed requests."""
+    async with session.get(base + "/v1/models") as response:
+        status = response.status
+    if status in (401, 403):
+        hint = (
+            "check the token"
+            if token_given
+            else "it wants a token: give --token-file PATH or NPU_WORKER_TOKEN"
+        )
+        raise AccessRefused(f"{base} refused the bench (HTTP {status}): {hint}")
+
+
 async def health_or_why_not(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     """/health, or `{"unreachable": why}` once the run has begun: a worker that died under the load
     (what a load benchmark may well do) must not take the requests measured so far with it."""
@@ -227,6 +245,7 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
         headers=headers, connector=connector, trace_configs=[no_redirects()]
     ) as session:
         before = await health(session, config.base)
+        await check_access(session, config.base, config.token is not None)
         out_dir = await asyncio.to_thread(temp_wav_dir, config.wav_dir)
         try:
             for rate in config.rates:
