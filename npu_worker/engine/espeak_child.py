@@ -9,7 +9,8 @@ Frames are a kind byte, a little-endian u32 length, and the payload. The parent 
 object: text, lang, speed_factor) and `STOP` (cancel the synthesis running, if any); the child answers
 `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at 24 kHz)
 and one `END` or `FAILED` (JSON: the error's name and message); a request's first frame is written
-alone, the later ones a few to a write (`HOLD_SECONDS`), the last with the `END`. `PHONEMIZE` (JSON:
+alone, the later ones a few to a write (`HOLD_SECONDS`), the last with the `END`; a `STOP` is looked
+for at each write but the first and every `STOP_LOOK_SECONDS` while frames are held. `PHONEMIZE` (JSON:
 text, voice) is answered with one `PHONEMES` frame (UTF-8) or `FAILED`: ZipVoice's tokenizer reads its
 phonemes here, so a text that crashes espeak-ng (its parser has known overflows: "s'" * 100 aborts the
 process) ends this process, not the worker. The child exits when its stdin closes; nothing but frames
@@ -45,6 +46,11 @@ MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not
 # 2026-12-06, stop 49). The first frame goes at once (0.19 s of audio: a listener then holds more than
 # 10 ms to play); a request's last frames go with its `END`, so its end comes no later.
 HOLD_SECONDS = 0.010
+# While frames are held, a `STOP` is looked for at most this often: espeak runs on meanwhile, and a stop
+# looked for only at a write answered a cancel ≈ 10 ms late (1.2 ms before the frames were held), the
+# lane busy making audio nobody takes while the caller's next request waited (benchmarks/
+# SERVER_OVERHEAD.md, 2026-12-06, stop 49). A look is a `select` of this process's, waking nobody.
+STOP_LOOK_SECONDS = 0.002
 IOV_PARTS = 512  # at most this many buffers a `writev` (Linux takes 1024)
 PIPE_BYTES = 1024 * 1024  # the pipe's size asked for (Linux's default 64 KiB holds one 0.6 s chunk)
 
@@ -135,6 +141,7 @@ class _Child:
         self.held: list[tuple[bytes, Payload]] = []  # its later frames, not yet written
         self.held_bytes = 0
         self.held_since = 0.0
+        self.looked_at = 0.0  # the last look for a stop
 
     def run(self) -> int:
         try:
@@ -183,24 +190,33 @@ class _Child:
         """The engine's sink: the chunk to the parent, unless the parent asked to stop. The first at
         once, with no look for a stop (the parent sends one only once it has read a frame of the
         request: a `select` less before the first audio); the later ones held up to `HOLD_SECONDS`,
-        then written together (the stop looked for once a write, not once a chunk)."""
+        then written together (the stop looked for once a write, and while holding at most every
+        `STOP_LOOK_SECONDS`, not once a chunk)."""
         audio = np.ascontiguousarray(chunk, dtype=np.float32).data.cast("B")  # no copy
+        now = time.monotonic()
         if not self.held:
-            self.held_since = time.monotonic()
+            self.held_since = now
         self.held.append((AUDIO, audio))
         self.held_bytes += len(audio)
-        if (
-            self.sent_first
-            and self.held_bytes < PIPE_BYTES // 2
-            and time.monotonic() - self.held_since < HOLD_SECONDS
-        ):
-            return True
-        if self.sent_first and self._stop_asked():
-            self.held, self.held_bytes = [], 0  # the parent reads up to the END and drops audio
-            return False
-        self.sent_first = True
+        if self.sent_first and self.held_bytes < PIPE_BYTES // 2 and now - self.held_since < HOLD_SECONDS:
+            if now - self.looked_at < STOP_LOOK_SECONDS or not self._look_for_stop(now):
+                return True
+            return self._drop_held()
+        if self.sent_first and self._look_for_stop(now):
+            return self._drop_held()
+        self.sent_first, self.looked_at = True, now
         self._write_held()
         return True
+
+    def _look_for_stop(self, now: float) -> bool:
+        self.looked_at = now
+        return self._stop_asked()
+
+    def _drop_held(self) -> bool:
+        """The request stopped: its held audio is not written (the parent reads up to the END and
+        drops audio); False stops the engine."""
+        self.held, self.held_bytes = [], 0
+        return False
 
     def _write_held(self) -> None:
         write_frames(self.out_fd, self.held)
