@@ -78,6 +78,11 @@ UnparsableText = _error(  # an EngineError the text caused: sending it again fai
 )
 WriteFailed = _error("WriteFailed", 500, "The wav could not be written.")
 Loading = _error("Loading", 503, "The worker is still loading its engine.")
+ShuttingDown = _error(
+    "ShuttingDown",
+    503,
+    "The worker is shutting down: the last line of a stream it ends; the job goes on when it starts again.",
+)
 Busy = _error("Busy", 409, "A WebSocket connection already runs a request.")
 NotRunning = _error("NotRunning", 409, "Cancel was sent while no request runs.")
 SlowConsumer = _error(

@@ -228,7 +228,17 @@ def test_an_open_ndjson_stream_ends_whole_after_the_drain_not_cut(tmp_path):
     assert process.returncode == 0, log
     lines = [first] + [json.loads(line) for line in rest.splitlines() if line]
     logged = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
-    assert [line["seq"] for line in lines] == [entry["seq"] for entry in logged]
+    *entries, last = lines
+    assert [line["seq"] for line in entries] == [entry["seq"] for entry in logged]
+    # the last line says the stream ended before `done` and where to re-attach: a line loop such as the
+    # user's `for line in resp` read the clean end as the whole job
+    assert last == {
+        "event": "error",
+        "idx": None,
+        "error": f"ShuttingDown: the worker is shutting down; job {job} goes on when it starts again: "
+        f"re-attach with GET /jobs/{job}/events?after={logged[-1]['seq']}",
+        "status": "fail",
+    }, last
     assert "shutdown: ended 1 NDJSON streams" in log
 
 

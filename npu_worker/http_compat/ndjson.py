@@ -19,7 +19,7 @@ from aiohttp import web
 from ..app_keys import NDJSON_STREAMS_KEY, SETTINGS_KEY
 from ..jobs.model import LogEntry
 from ..jobs.subscription import Subscription
-from ..protocol import Heartbeat
+from ..protocol import Done, Heartbeat, SectionError, ShuttingDown
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +54,9 @@ async def stream_job(request: web.Request, response: web.StreamResponse, subscri
     open_streams = request.app[NDJSON_STREAMS_KEY]
     open_streams.add(subscription)
     try:
-        await _pump(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
+        last_seq = await _pump(response, subscription, request.app[SETTINGS_KEY].heartbeat_interval)
+        if last_seq is not None and open_streams.ended:
+            await response.write(_shutdown_line(subscription.job.id, last_seq))
     except ConnectionError as exc:
         log.info("NDJSON client of job %s went away: %s", subscription.job.id, exc or type(exc).__name__)
         return False
@@ -63,6 +65,18 @@ async def stream_job(request: web.Request, response: web.StreamResponse, subscri
     with contextlib.suppress(ConnectionError):  # every line was sent: a client may close on `done`
         await response.write_eof()
     return True
+
+
+def _shutdown_line(job_id: str, last_seq: int) -> bytes:
+    """The last line of a stream the shutdown ends before `done`: a request-level `error` (`idx: null`,
+    no `seq`: the stream's end, not the job's) that says where to re-attach. Without it, a line loop
+    such as the user's `for line in resp` read the clean end as the whole job: 13 results of 39 and no
+    error."""
+    error = ShuttingDown(
+        f"the worker is shutting down; job {job_id} goes on when it starts again: "
+        f"re-attach with GET /jobs/{job_id}/events?after={last_seq}"
+    )
+    return ndjson_line(SectionError(idx=None, error=str(error)).encode())
 
 
 class OpenStreams:
@@ -105,9 +119,14 @@ def end_streams(app: web.Application) -> tuple[int, int]:
     return app[NDJSON_STREAMS_KEY].end()
 
 
-async def _pump(response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float) -> None:
+async def _pump(
+    response: web.StreamResponse, subscription: Subscription, heartbeat_interval: float
+) -> int | None:
+    """Write the log's entries as they come; the last `seq` written when the stream ended before `done`
+    (the subscription finished by the shutdown), None once `done` was written."""
     started = time.monotonic()
     iterator = subscription.__aiter__()
+    last_seq: int | None = subscription.after
     try:
         while True:
             try:
@@ -120,5 +139,7 @@ async def _pump(response: web.StreamResponse, subscription: Subscription, heartb
                 break
             if isinstance(item, LogEntry):
                 await response.write(ndjson_line(item.line))
+                last_seq = None if isinstance(item.event, Done) else item.seq
     finally:
         subscription.close()
+    return last_seq

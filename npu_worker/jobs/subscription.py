@@ -60,6 +60,11 @@ class Subscription:
         if not self._ended:
             job.subscribers.append(self)
 
+    @property
+    def after(self) -> int:
+        """The `seq` it was asked to follow from (0: the whole log)."""
+        return self._after
+
     def push(self, entry: LogEntry) -> None:
         if self._closed:
             return
