@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 
@@ -255,3 +256,20 @@ def test_a_requests_later_frames_share_the_childs_writes_and_the_servers_reads()
     assert frames >= 5 * 5
     assert writes <= 0.75 * frames, (writes, frames)  # (a loaded machine may split a hold in two)
     assert reads <= 0.75 * frames, (reads, frames)
+
+
+def test_a_child_whose_worker_stopped_reading_before_its_ready_exits_quietly():
+    """A preview lane's child still starting when the worker stopped (it loads on a thread of its own)
+    found its READY's pipe closed and printed a BrokenPipeError traceback into the worker's log (one CI
+    run of test_serve_start's shutdown test): the child now ends quietly, its reader gone."""
+    child = subprocess.Popen(
+        [sys.executable, "-P", "-m", "npu_worker.engine.espeak_child"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert child.stdout is not None and child.stdin is not None
+    child.stdout.close()  # before its READY: the worker gone
+    try:
+        _, stderr = child.communicate(timeout=seconds(30))  # (stdin closes once it has ended)
+    finally:
+        child.kill()
+    assert b"Traceback" not in stderr and child.returncode == 0, stderr.decode(errors="replace")

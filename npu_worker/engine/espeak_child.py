@@ -256,7 +256,10 @@ def main() -> int:
         pass
     os.dup2(2, 1)  # a stray print (or C code writing to fd 1) cannot break the frame stream
     requests = os.fdopen(0, "rb", buffering=0)  # unbuffered: a STOP never sits unseen in a buffer
-    return _Child(requests, out_fd).run()
+    try:
+        return _Child(requests, out_fd).run()
+    except BrokenPipeError:  # the worker stopped reading (it closed the engine or exited): nothing to tell
+        return 0  # (a lane still starting as the worker stopped printed a traceback into the worker's log)
 
 
 if __name__ == "__main__":
