@@ -10,6 +10,8 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import msgspec
 
+from .printable import escaped
+
 
 class WorkerError(Exception):
     """Base of every error the worker reports by name (`"Name: message"`).
@@ -41,13 +43,8 @@ def _encodable(text: str) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return "".join(_escaped(char) if "\ud800" <= char <= "\udfff" else char for char in text)
+        return "".join(escaped(char) if "\ud800" <= char <= "\udfff" else char for char in text)
     return text
-
-
-def _escaped(surrogate: str) -> str:
-    code = ord(surrogate)
-    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def _error(name: str, status: int, doc: str, base: type[WorkerError] = WorkerError) -> type[WorkerError]:

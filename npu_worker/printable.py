@@ -17,10 +17,11 @@ def printable(text: str) -> str:
     as it is, at the cost of one scan."""
     if text.isprintable() and "\\" not in text:
         return text
-    return "".join(_shown(char) for char in text)
+    return "".join(escaped(char) for char in text)
 
 
-def _shown(char: str) -> str:
+def escaped(char: str) -> str:
+    """One character as `printable` writes it (also how an error's words write a lone surrogate)."""
     if char == "\\":
         return "\\\\"
     if char.isprintable():

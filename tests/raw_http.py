@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 
 
 async def raw_exchange(port: int, data: bytes, read_timeout: float) -> bytes:
@@ -16,6 +17,16 @@ async def raw_exchange(port: int, data: bytes, read_timeout: float) -> bytes:
             return await reader.read()  # until the server closes
     finally:
         writer.close()
+
+
+def exchange(port: int, data: bytes, timeout: float) -> bytes:
+    """`data` sent on a fresh connection, and everything the worker answers until it closes (blocking)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        connection.sendall(data)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
 
 
 HEALTH_REQUEST = b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
-from tests.raw_http import raw_exchange, status_lines
+from tests.raw_http import exchange, raw_exchange, status_lines
 from tests.timing import seconds
 from tests.worker_process import start_worker_process
 
@@ -41,16 +40,9 @@ def test_with_the_pure_python_parser_too_and_a_later_1_x_is_answered_in_1_1(tmp_
     try:
         for version in ("3.7", "2.0", "1.2"):
             request = f"GET /health HTTP/{version}\r\nHost: 127.0.0.1\r\n\r\n".encode() + PIPELINED
-            with socket.create_connection(("127.0.0.1", process.port), timeout=seconds(10)) as connection:
-                connection.sendall(
-                    request
-                    if version != "1.2"
-                    else request.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
-                )
-                answer = b""
-                while chunk := connection.recv(65536):
-                    answer += chunk
-            answers.append(answer)
+            if version == "1.2":
+                request = request.replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n", 1)
+            answers.append(exchange(process.port, request, seconds(10)))
     finally:
         process.terminate()
         process.wait(timeout=seconds(10))

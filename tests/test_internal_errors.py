@@ -85,13 +85,7 @@ async def test_a_started_ndjson_stream_ends_with_an_error_line_not_a_second_answ
     client.app[SCHEDULER_KEY].subscribe = bug  # after the stream's head
     response = await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "hi"}]})
     assert response.status == 200
-    lines = []
-    with pytest.raises(aiohttp.ClientPayloadError):  # cut short, never a whole stream without `done`
-        async with asyncio.timeout(seconds(10)):
-            while line := await response.content.readline():
-                lines.append(line)
-    assert lines and not any(b"HTTP/1.1" in line for line in lines), lines
-    last = json.loads(lines[-1])
+    last = await last_line_of_a_cut_stream(response)
     assert last["event"] == "error" and last["idx"] is None and last["status"] == "fail"
     assert last["error"].startswith("InternalError: ")
     assert logged_with_traceback(caplog, incident_of(last["error"]))
@@ -181,13 +175,7 @@ async def test_an_aiohttp_refusal_raised_after_a_stream_began_ends_it_in_its_own
     client.app[SCHEDULER_KEY].subscribe = http_refusal  # after the NDJSON stream's head
     response = await client.post("/synth_batch", json={"sections": [{"idx": 0, "text": "hi"}]})
     assert response.status == 200
-    lines = []
-    with pytest.raises(aiohttp.ClientPayloadError):  # cut short, never a whole stream without `done`
-        async with asyncio.timeout(seconds(10)):
-            while line := await response.content.readline():
-                lines.append(line)
-    assert lines and not any(b"HTTP/1.1" in line for line in lines), lines
-    last = json.loads(lines[-1])
+    last = await last_line_of_a_cut_stream(response)
     assert last["event"] == "error" and last["idx"] is None
     assert last["error"] == "BadRequest: a refusal raised after the head"
 
@@ -205,3 +193,15 @@ async def test_an_aiohttp_refusal_raised_after_an_sse_stream_began_ends_it_with_
     assert b"HTTP/1.1" not in raw
     events = [json.loads(line.removeprefix(b"data: ")) for line in raw.split(b"\n\n") if line.strip()]
     assert events[-1]["type"] == "error" and events[-1]["error"]["code"] == "BadRequest", events[-1]
+
+
+async def last_line_of_a_cut_stream(response: aiohttp.ClientResponse) -> dict:
+    """The last line of an NDJSON stream that must end cut short (never whole without `done`), none of
+    its lines a second answer's head."""
+    lines = []
+    with pytest.raises(aiohttp.ClientPayloadError):
+        async with asyncio.timeout(seconds(10)):
+            while line := await response.content.readline():
+                lines.append(line)
+    assert lines and not any(b"HTTP/1.1" in line for line in lines), lines
+    return json.loads(lines[-1])

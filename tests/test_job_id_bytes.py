@@ -6,12 +6,11 @@ terminal's CSI), sent percent-encoded, was quoted raw in the 404's words. Both a
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 import pytest
 
-from tests.raw_http import raw_exchange, refusal_of
+from tests.raw_http import exchange, raw_exchange, refusal_of
 from tests.timing import seconds
 from tests.worker_process import start_worker_process
 
@@ -43,12 +42,7 @@ def test_with_the_pure_python_parser_a_job_id_that_is_not_utf_8_is_a_404(tmp_pat
     answers = []
     try:
         for route in ROUTES:
-            with socket.create_connection(("127.0.0.1", process.port), timeout=seconds(10)) as connection:
-                connection.sendall(_request(route, b"\xff\xc2\x9bx"))
-                answer = b""
-                while chunk := connection.recv(65536):
-                    answer += chunk
-            answers.append(answer)
+            answers.append(exchange(process.port, _request(route, b"\xff\xc2\x9bx"), seconds(10)))
     finally:
         process.terminate()
         process.wait(timeout=seconds(10))

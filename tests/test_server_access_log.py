@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.raw_http import HEALTH_REQUEST, raw_exchange
+from tests.raw_http import HEALTH_REQUEST, exchange, raw_exchange
 from tests.timing import seconds
 from tests.worker_process import start_worker_process
 
@@ -132,7 +132,6 @@ def test_with_the_pure_python_parser_a_callers_controls_never_reach_the_log_raw(
     one holding bytes that are not UTF-8 was a 500 (its 404's words could not be encoded). Each is
     escaped in the log line and the answer; the requests the parser refuses (ESC, CR) stay refused."""
     import os
-    import socket
 
     env = {**os.environ, "AIOHTTP_NO_EXTENSIONS": "1"}
     log = tmp_path / "worker.log"
@@ -150,13 +149,8 @@ def test_with_the_pure_python_parser_a_callers_controls_never_reach_the_log_raw(
     statuses = []
     try:
         for target in targets:
-            with socket.create_connection(("127.0.0.1", process.port), timeout=seconds(10)) as connection:
-                connection.sendall(
-                    b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-                )
-                answer = b""
-                while chunk := connection.recv(65536):
-                    answer += chunk
+            request = b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+            answer = exchange(process.port, request, seconds(10))
             statuses.append(answer.split(b" ")[1])
             assert answer.partition(b"\r\n\r\n")[2].startswith(b'{"status": "fail"') or b"200" in statuses[-1]
     finally:

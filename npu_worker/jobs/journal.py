@@ -27,6 +27,15 @@ from .store import JobStore
 log = logging.getLogger(__name__)
 
 
+def call_soon_unless_closed(
+    loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *arguments: Any
+) -> None:
+    """`callback` on the loop from another thread; nothing once the loop has closed (the app ended:
+    nobody is left to take it). A look at `is_closed` first still raced a loop closing right after."""
+    with contextlib.suppress(RuntimeError):  # "Event loop is closed", however late it closed
+        loop.call_soon_threadsafe(callback, *arguments)
+
+
 class LoopHandoff:
     """Runs callbacks on the event loop, in submission order, waking the loop once per burst.
 
@@ -86,8 +95,7 @@ class LoopHandoff:
         """`callback` on the loop from another thread; nothing once the loop is closed (the worker's
         end: nobody is left to read what the engine thread hands over). A loop closing between a look
         at `is_closed` and the call made `call_soon_threadsafe` raise on the engine thread."""
-        with contextlib.suppress(RuntimeError):  # "Event loop is closed", however late it closed
-            self.loop.call_soon_threadsafe(callback, *arguments)
+        call_soon_unless_closed(self.loop, callback, *arguments)
 
     def _arm(self, within: float) -> None:
         self.loop.call_later(within, self._timer_drain)

@@ -16,7 +16,6 @@ no cache write for listen-only audio, and no executor hop at submit unless a pat
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -37,7 +36,7 @@ from . import shutdown
 from .admission import Admission
 from .cache import SynthesisCache
 from .job_bytes import JobBytes
-from .journal import Journal, LocalJournal, LoopHandoff
+from .journal import Journal, LocalJournal, LoopHandoff, call_soon_unless_closed
 from .listening import JobListening
 from .model import Job, new_job_id
 from .observer import SchedulerObserver
@@ -53,12 +52,6 @@ from .store import JobStore
 from .subscription import UNREAD_AUDIO_BUDGET_SAMPLES, AudioBudget
 
 log = logging.getLogger(__name__)
-
-
-def _call_soon(loop: asyncio.AbstractEventLoop, callback: Callable[[], object]) -> None:
-    """`callback` on the loop, from another thread; nothing once the loop has closed (the app ended)."""
-    with contextlib.suppress(RuntimeError):
-        loop.call_soon_threadsafe(callback)
 
 
 class Scheduler(JobListening):
@@ -130,7 +123,7 @@ class Scheduler(JobListening):
             job_bytes=self.job_bytes,
         )
         self.runner.load_checks = self.load_checks
-        self.runner.on_load_failed = lambda: _call_soon(loop, self._end_unrunnable_streams)
+        self.runner.on_load_failed = lambda: call_soon_unless_closed(loop, self._end_unrunnable_streams)
         # A state dir that cannot be used still fails the start; reading the jobs in it does not block it.
         await loop.run_in_executor(None, self._prepare_state_dir)
         self.recovery.running = True
