@@ -28,6 +28,10 @@ the figures move far less from run to run than the open-loop rates of `server_ov
     PYTHONPATH=<checkout> python benchmarks/loop_cost.py --route synth --previews 300 [--strace]
         [--cache-max-bytes 536870912]
     PYTHONPATH=<checkout> python benchmarks/loop_cost.py --route openai --previews 300
+    PYTHONPATH=<checkout> python benchmarks/loop_cost.py --cancel-first --previews 150
+
+`--cancel-first` (`/ws`): each preview is every preview sentence in one text, cancelled at its first
+binary frame; reports the ms from the `cancel` to the `done` (the lane free again) beside the CPU.
 """
 
 from __future__ import annotations
@@ -115,6 +119,28 @@ async def utterances(port: int, count: int, texts: list[str], gap_ms: float = 0.
         return [{"type": "input.text", "text": texts[i % len(texts)]}, {"type": "input.done"}]
 
     return await sequential(url, config, asks, ("type", "session.done"), count, gap_ms)
+
+
+async def cancelled_previews(port: int, count: int, texts: list[str], gap_ms: float = 0.0) -> list[float]:
+    """`count` `/ws` previews of a long text (every preview sentence in one), each cancelled at its
+    first binary frame; each one's ms from sending the `cancel` to its `done`, which the worker sends
+    once the lane has left the section (espeak's child stopped and its pipe read to the `END`)."""
+    text = " ".join(texts)
+    waits = []
+    async with websockets.connect(f"ws://127.0.0.1:{port}/ws", compression=None, max_size=None) as ws:
+        for _ in range(count):
+            await ws.send(json.dumps({"type": "synth", "text": text}))
+            while not isinstance(await ws.recv(), bytes):
+                pass
+            await ws.send(json.dumps({"type": "cancel"}))
+            cancelled = time.perf_counter()
+            while True:
+                frame = await ws.recv()
+                if isinstance(frame, str) and json.loads(frame).get("event") == "done":
+                    waits.append((time.perf_counter() - cancelled) * 1000)
+                    break
+            await pause(gap_ms)
+    return waits
 
 
 STREAMS = {"ws": previews, "speech": utterances}  # the HTTP routes are CALLS
@@ -232,6 +258,8 @@ async def run_requests(
         return await synth_calls(port, count, texts, out, first, args.gap_ms)
     if args.route == "openai":
         return await speech_calls(port, count, texts, args.gap_ms)
+    if args.cancel_first:
+        return await cancelled_previews(port, count, texts, args.gap_ms)
     return await STREAMS[args.route](port, count, texts, args.gap_ms)
 
 
@@ -275,7 +303,11 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             spent[group_of(tid, pid, children, names)] += ms - before.get(tid, 0.0)
         unit = "preview" if args.route == "ws" else "request"
         result: dict[str, Any] = {"route": args.route, "requests": args.previews, "gap_ms": args.gap_ms}
-        if streams:
+        if args.cancel_first:  # wall times: figures beside the counts, not a claim
+            result["cancel_to_done_ms_p50"] = round(statistics.median(made), 2)
+            result["cancel_to_done_ms_p90"] = round(statistics.quantiles(made, n=10)[-1], 2)
+            result["cancel_to_done_ms_max"] = round(max(made), 2)
+        elif streams:
             result[f"frames_per_{unit}"] = round(made / args.previews, 2)
         else:  # the wall time is the VM's: a figure beside the counts, not a claim
             result["call_ms_p50"] = round(statistics.median(made), 2)
@@ -328,6 +360,11 @@ def main() -> None:
         "--engine",
         action="store_true",
         help="also the engine alone here, same texts and gap, and the CPU beyond it",
+    )
+    parser.add_argument(
+        "--cancel-first",
+        action="store_true",
+        help="/ws: previews of a long text, each cancelled at its first binary frame (cancel → done ms)",
     )
     parser.add_argument("--strace", action="store_true", help="count each thread group's syscalls")
     parser.add_argument("--out", help="write the results as JSON here")

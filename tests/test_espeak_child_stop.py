@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from npu_worker.engine import espeak_child
-from npu_worker.engine.espeak_child import AUDIO, END, STOP, read_frame, write_frame
+from npu_worker.engine.espeak_child import AUDIO, END, REQUEST_ID, STOP, read_frame, write_frame
 
 LONG_TEXT = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다." * 30
 
@@ -33,8 +33,8 @@ def test_a_stop_waiting_while_frames_are_held_ends_the_synthesis_at_the_next_chu
     with os.fdopen(requests_read, "rb", buffering=0) as requests, os.fdopen(answers_read, "rb") as answers:
         child = CountingChild(requests, answers_write)
         child.engine.load()
-        write_frame(requests_write, STOP)  # there before the first frame, as if sent right after it
-        payload = b'{"text": "%s", "lang": "ko", "speed_factor": 1.0}' % LONG_TEXT.encode()
+        write_frame(requests_write, STOP, REQUEST_ID.pack(7))  # there before the first frame
+        payload = b'{"id": 7, "text": "%s", "lang": "ko", "speed_factor": 1.0}' % LONG_TEXT.encode()
         child._synthesise(bytearray(payload))
         os.close(answers_write)
         kinds = []

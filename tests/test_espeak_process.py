@@ -20,6 +20,7 @@ from npu_worker.engine.espeak_child import (
     END,
     FAILED,
     REQUEST,
+    REQUEST_ID,
     STOP,
     BrokenStream,
     read_frame,
@@ -83,11 +84,11 @@ def test_a_stop_reaches_the_child_before_the_text_ends(engine):
     """The child checks for a stop between the chunks it sends: after a stop, what is still read is a
     sliver of a long text (the child was stopped, not merely read to the end)."""
     child = engine.child
-    request = b'{"text": "%s", "lang": "ko", "speed_factor": 1.0}' % LONG_TEXT.encode()
+    request = b'{"id": 9, "text": "%s", "lang": "ko", "speed_factor": 1.0}' % LONG_TEXT.encode()
     write_frame(child._requests, REQUEST, request)
     kind, first = read_frame(child._answers)
     assert kind == AUDIO
-    write_frame(child._requests, STOP)
+    write_frame(child._requests, STOP, REQUEST_ID.pack(9))
     drained = len(first) // 4
     while (frame := read_frame(child._answers))[0] == AUDIO:
         drained += len(frame[1]) // 4

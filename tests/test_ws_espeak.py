@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import statistics
+import time
 
 import numpy as np
 import pytest
@@ -111,4 +113,33 @@ async def test_a_child_that_crashes_mid_preview_fails_that_section_and_the_next_
     again = await run_request(ws, batch(SENTENCE))
     assert again.done["ok_count"] == 1 and audible_onset(again.section_audio(0), 24000) is not None
     assert engine.child.pid != crashed
+    await ws.close()
+
+
+async def test_previews_cancelled_at_their_first_frame_end_cancelled_on_the_same_child(worker):
+    """A cancel at the first frame stops the espeak child from the loop (`interrupt`): each preview
+    ends cancelled with a sliver of its text, the child is the same one (stopped, not replaced), and
+    the next preview is whole. The ms from `cancel` to `done` (the lane free again) is printed, not
+    asserted (`benchmarks/loop_cost.py --cancel-first` measures it against another commit)."""
+    client = await worker(engine=None, backend="espeak", espeak_process=True)
+    scheduler = client.app[SCHEDULER_KEY]
+    child = scheduler.engine.child.pid
+    ws = await connect(client)
+    whole = await asyncio.to_thread(samples_of, LONG_TEXT)
+    waits = []
+    for _ in range(10):
+        await ws.send_json(batch(LONG_TEXT))
+        while not isinstance(await ws.receive(), bytes):
+            pass
+        await ws.send_json({"type": "cancel"})
+        cancelled = time.perf_counter()
+        transcript = await receive_until_done(ws)
+        waits.append((time.perf_counter() - cancelled) * 1000)
+        assert transcript.done["cancelled"] is True and transcript.done["ok_count"] == 0
+        [end] = transcript.events("audio_end")
+        assert end["samples"] < 0.1 * whole
+    print(f"cancel → done: median {statistics.median(waits):.2f} ms, max {max(waits):.2f} ms")
+    again = await run_request(ws, batch(SENTENCE))
+    assert again.done["ok_count"] == 1 and audible_onset(again.section_audio(0), 24000) is not None
+    assert scheduler.engine.child.pid == child and scheduler.queue_size() == 0
     await ws.close()

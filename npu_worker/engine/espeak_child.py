@@ -6,7 +6,8 @@ its callbacks, the resampling and the gathering run under this process's GIL; th
 finished chunks per sentence from a pipe, blocked in a system call that holds no lock.
 
 Frames are a kind byte, a little-endian u32 length, and the payload. The parent sends `REQUEST` (a JSON
-object: text, lang, speed_factor) and `STOP` (cancel the synthesis running, if any); the child answers
+object: id, text, lang, speed_factor) and `STOP` (a u32: the id of the request to stop; one for any other
+request, sent late from another thread, is dropped, so it never cuts the next one); the child answers
 `READY` once (JSON: version, rates, voices), then per request `AUDIO` frames (float32 samples at 24 kHz)
 and one `END` or `FAILED` (JSON: the error's name and message); a request's first frame is written
 alone, the later ones a few to a write (`HOLD_SECONDS`), the last with the `END`; a `STOP` is looked
@@ -37,6 +38,7 @@ from .base import SynthesisRequest
 from .espeak import EspeakEngine
 
 HEADER = struct.Struct("<cI")
+REQUEST_ID = struct.Struct("<I")  # a `STOP`'s payload: the request it stops
 REQUEST, STOP, PHONEMIZE = b"Q", b"S", b"P"  # parent → child
 READY, AUDIO, END, FAILED, PHONEMES = b"R", b"A", b"E", b"F", b"H"  # child → parent
 MAX_FRAME = 64 * 1024 * 1024  # a frame longer than this is a broken stream, not audio
@@ -101,6 +103,7 @@ def _read_exact(stream: IO[bytes], buffer: bytearray) -> bytearray:
 
 
 class Request(msgspec.Struct, frozen=True):
+    id: int  # the parent's count of its requests: a `STOP` names the one it stops
     text: str
     lang: str
     speed_factor: float
@@ -137,6 +140,7 @@ class _Child:
         self.engine = EspeakEngine()
         self.closed = False  # stdin closed during a synthesis: stop, then exit
         self.decoder = msgspec.json.Decoder(Request)
+        self.stop_payload: bytes | None = None  # the request being made's: only a `STOP` naming it stops it
         self.sent_first = False  # the request's first audio frame has gone
         self.held: list[tuple[bytes, Payload]] = []  # its later frames, not yet written
         self.held_bytes = 0
@@ -174,9 +178,10 @@ class _Child:
         write_frame(self.out_fd, PHONEMES, phonemes.encode("utf-8"))
 
     def _synthesise(self, payload: bytearray) -> None:
-        self.sent_first, self.held, self.held_bytes = False, [], 0
+        self.sent_first, self.held, self.held_bytes, self.stop_payload = False, [], 0, None
         try:
             request = self.decoder.decode(payload)
+            self.stop_payload = REQUEST_ID.pack(request.id)
             self.engine.stream_into(
                 SynthesisRequest(request.text, request.lang, request.speed_factor), self._send
             )
@@ -188,8 +193,8 @@ class _Child:
 
     def _send(self, chunk: np.ndarray) -> bool:
         """The engine's sink: the chunk to the parent, unless the parent asked to stop. The first at
-        once, with no look for a stop (the parent sends one only once it has read a frame of the
-        request: a `select` less before the first audio); the later ones held up to `HOLD_SECONDS`,
+        once, with no look for a stop (a `select` less before the first audio; a `STOP` already
+        there is found at the next look, within `STOP_LOOK_SECONDS`); the later ones held up to `HOLD_SECONDS`,
         then written together (the stop looked for once a write, and while holding at most every
         `STOP_LOOK_SECONDS`, not once a chunk)."""
         audio = np.ascontiguousarray(chunk, dtype=np.float32).data.cast("B")  # no copy
@@ -223,15 +228,18 @@ class _Child:
         self.held, self.held_bytes = [], 0
 
     def _stop_asked(self) -> bool:
-        """A frame waits on stdin during a synthesis: a `STOP` (or stdin closed: stop, then exit)."""
-        if not select.select([self.requests], [], [], 0)[0]:
-            return False
-        try:
-            kind, _ = read_frame(self.requests)
-        except BrokenStream:
-            self.closed = True
-            return True
-        return kind == STOP
+        """A `STOP` for this request waits on stdin (or stdin closed: stop, then exit). Every frame
+        waiting is read: a `STOP` for an earlier request (the parent's canceller sent it as that one
+        ended) is dropped, and the one for this request may be behind it."""
+        while select.select([self.requests], [], [], 0)[0]:
+            try:
+                kind, payload = read_frame(self.requests)
+            except BrokenStream:
+                self.closed = True
+                return True
+            if kind == STOP and payload == self.stop_payload:
+                return True
+        return False
 
     def _fail(self, error: BaseException) -> None:
         if isinstance(error, WorkerError):  # its name travels apart from the message ("Name: message")

@@ -11,6 +11,7 @@ again for the next one.
 from __future__ import annotations
 
 import io
+import itertools
 import logging
 import signal
 import subprocess
@@ -35,6 +36,7 @@ from .espeak_child import (
     PIPE_BYTES,
     READY,
     REQUEST,
+    REQUEST_ID,
     STOP,
     BrokenStream,
     Failure,
@@ -74,6 +76,13 @@ class ChildEspeak:
         # Buffered: a frame's header and its audio come in one `read` when the pipe holds both (two
         # or more before, each a release and a retaking of the GIL beside the event loop)
         self._requests = self._process.stdin.fileno()
+        # Frames to the child come from the engine thread (requests) and from a canceller on another
+        # (`stop_running`): one writer at a time, and none once the pipe (its fd number) is closed
+        self._writing = threading.RLock()  # (a failed write closes the child under it)
+        self._closed = False
+        self._ids = itertools.count(1)
+        self._live: int | None = None  # the request in flight: what a `STOP` names
+        self._stopped: int | None = None  # the request a `STOP` has gone for (one a request)
         self._answers = io.BufferedReader(cast(io.RawIOBase, self._process.stdout), ANSWER_BUFFER_BYTES)
         try:
             kind, payload = self._receive()
@@ -111,7 +120,10 @@ class ChildEspeak:
     def chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         """The request's audio as the child makes it; closing the iterator early stops the child's
         synthesis and reads what it had already sent, so the next request starts clean."""
-        self._send(REQUEST, msgspec.json.encode(Request(request.text, request.lang, request.speed_factor)))
+        with self._writing:
+            self._live = next(self._ids) % (1 << 32)
+            frame = Request(self._live, request.text, request.lang, request.speed_factor)
+            self._send(REQUEST, msgspec.json.encode(frame))
         ended = False
         try:
             while True:
@@ -129,6 +141,7 @@ class ChildEspeak:
         finally:
             if not ended and self.alive:
                 self._stop()
+            self._live = None
 
     def phonemize(self, text: str, voice: str) -> str:
         """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock)."""
@@ -140,9 +153,29 @@ class ChildEspeak:
             raise _error(msgspec.json.decode(payload, type=Failure))
         raise self._broken(f"an unexpected frame {kind!r}")
 
+    def stop_running(self) -> bool:
+        """Ask the child to stop the request in flight, from any thread (a cancel on the event loop:
+        the child had held the request's later frames up to 10 ms, and a cancel seen only once they
+        came freed the lane that much later; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50).
+        The `STOP` names the request, so one that reaches the child after that request has ended is
+        dropped there, never stopping the next; one `STOP` a request at most (a flood of cancels
+        cannot fill the child's stdin and block the caller). True if one was sent now."""
+        with self._writing:
+            live = self._live
+            if live is None or live == self._stopped or self._closed:
+                return False
+            self._stopped = live
+            try:
+                write_frame(self._requests, STOP, REQUEST_ID.pack(live))
+            except OSError:  # it died: the engine thread's read finds out and says so
+                return False
+            return True
+
     def _stop(self) -> None:
+        """The engine thread's side of a stop: the `STOP` (unless a canceller sent it), then what the
+        child had sent before it, up to its `END`."""
         try:
-            self._send(STOP)
+            self.stop_running()
             while self._receive()[0] == AUDIO:
                 pass
         except EngineError:
@@ -174,9 +207,11 @@ class ChildEspeak:
 
     def close(self) -> None:
         """Closing its stdin ends the child; one that does not end in time is killed."""
-        for pipe in (self._process.stdin, self._process.stdout):
-            if pipe is not None:
-                pipe.close()
+        with self._writing:  # a canceller's `STOP` never goes to whatever reuses the fd number
+            self._closed = True
+            for pipe in (self._process.stdin, self._process.stdout):
+                if pipe is not None:
+                    pipe.close()
         try:
             self._process.wait(STOP_SECONDS)
         except subprocess.TimeoutExpired:
@@ -222,6 +257,14 @@ class EspeakProcessEngine(EspeakEngine):
             close = getattr(chunks, "close", None)
             if close is not None:
                 close()
+
+    def interrupt(self, restart: bool) -> bool:
+        """The runner's stop of the call in flight (`engine.base`), from the thread that cancels: the
+        child stops the request now, not once its next frames reach the engine thread. A call is
+        never redone (`restart`: nothing is stopped); the cancel flag is set before this is called,
+        so the section that ends here ends cancelled."""
+        library = self._library
+        return not restart and isinstance(library, ChildEspeak) and library.stop_running()
 
     def lane(self) -> EspeakProcessEngine:
         return EspeakProcessEngine()

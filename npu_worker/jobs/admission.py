@@ -50,6 +50,7 @@ class Admission:
         self._running: list[Job] = []  # the engine thread's sections: a batch's, and a preview inside it
         self._open: dict[str, int] = {}  # sections handed to the engine thread and not yet ended, by job
         self._beside: list[Job] = []  # the preview lanes' sections (an engine with more instances)
+        self._lane_interrupts: dict[str, Callable[[bool], object]] = {}  # their engines' `interrupt`
         self._engine_waiting = False  # the engine thread waits in `next_section` for work
         self._tick = 0  # sections handed out so far: `Job.last_served` is the tick of its latest
         self._stopping = False
@@ -102,6 +103,8 @@ class Admission:
             if self._open.get(job.id):  # being made, or its end is still to be logged
                 if self._interrupt and self._running[-1:] == [job]:
                     self._interrupt(False)
+                elif (interrupt := self._lane_interrupts.get(job.id)) is not None:
+                    interrupt(False)  # a preview lane's section
                 return Cancelled.RUNNING, job
             self._dequeue(job)
             return Cancelled.DEQUEUED, job
@@ -172,9 +175,10 @@ class Admission:
             picked = self._waiting_preview(lambda job: job.preview)
             return None if picked is None else self._take(*picked)
 
-    def next_preview(self) -> tuple[Job, Section] | None:
+    def next_preview(self, interrupt: Callable[[bool], object] | None = None) -> tuple[Job, Section] | None:
         """The preview lane's work (`_lane_work`): block until there is some; None once stopping.
-        A preview's sections still run one at a time, whichever lane takes each."""
+        A preview's sections still run one at a time, whichever lane takes each. `interrupt`: the
+        lane's engine's, called for a cancel of the section taken, as `attach_interrupt`'s is."""
         with self._cond:
             picked = self._lane_work()
             while picked is None and not self._stopping:
@@ -182,6 +186,8 @@ class Admission:
                 picked = self._lane_work()
             if self._stopping or picked is None:
                 return None
+            if interrupt is not None:
+                self._lane_interrupts[picked[0].id] = interrupt
             return self._take(*picked, beside=True)
 
     def _lane_work(self) -> tuple[Job, Section] | None:
@@ -291,6 +297,7 @@ class Admission:
         """A lane is no longer running a section of `job`."""
         if _among(job, self._beside):
             self._beside = [other for other in self._beside if other is not job]
+            self._lane_interrupts.pop(job.id, None)
         elif job in self._running:
             self._running.remove(job)
 

@@ -188,9 +188,12 @@ class Runner:
             cancel()
 
     def _serve_previews(self, engine: Engine) -> None:
-        """A preview lane's work (`preview_lanes.py`), on its own engine instance."""
+        """A preview lane's work (`preview_lanes.py`), on its own engine instance (a cancel stops
+        its call in flight too, where it can: espeak's child)."""
+        interrupt = getattr(engine, "interrupt", None)
+        stop = interrupt if callable(interrupt) else None
         try:
-            self._serve(self.admission.next_preview, engine)
+            self._serve(lambda: self.admission.next_preview(stop), engine)
         finally:
             engine.close()
 
