@@ -5,6 +5,9 @@ after that request ended (the canceller raced the end) never cuts the next reque
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import threading
 
 import numpy as np
@@ -122,3 +125,32 @@ def test_a_stop_after_the_child_closed_writes_nowhere():
     child.close()
     assert child.stop_running() is False
     chunks.close()
+
+
+def test_the_canceller_never_waits_on_a_child_that_stopped_reading(engine):
+    """The cancel runs on the event loop: a child that stopped reading its stdin (SIGSTOP, a hung
+    host) with the pipe full, or the engine thread mid-write of a request, must not block it. The
+    `STOP` is then not sent, and the engine thread's own stop (at its next chunk) still ends the request."""
+    child = engine.child
+    chunks = child.chunks(SynthesisRequest(LONG_TEXT))
+    next(chunks)
+    with child._writing:  # the engine thread writing a request: the canceller does not wait for it
+        assert child.stop_running() is False
+    os.kill(child.pid, signal.SIGSTOP)
+    try:
+        fill = os.dup(child._requests)  # another fd on the same pipe: filled with STOPs for no request
+        os.set_blocking(fill, False)
+        with contextlib.suppress(BlockingIOError):
+            while True:
+                write_frame(fill, STOP, REQUEST_ID.pack(0))
+        os.close(fill)
+        answered = []
+        canceller = threading.Thread(target=lambda: answered.append(engine.interrupt(restart=False)))
+        canceller.start()
+        canceller.join(seconds(10))
+        assert answered == [False]  # answered at once: the pipe was full
+    finally:
+        os.kill(child.pid, signal.SIGCONT)
+    chunks.close()  # the engine thread's stop: sent once the child reads again
+    assert child.alive and engine.child is child
+    assert whole(engine, SENTENCE) > 1.5 * 24000  # the next request speaks

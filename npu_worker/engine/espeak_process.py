@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import itertools
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -78,7 +79,7 @@ class ChildEspeak:
         self._requests = self._process.stdin.fileno()
         # Frames to the child come from the engine thread (requests) and from a canceller on another
         # (`stop_running`): one writer at a time, and none once the pipe (its fd number) is closed
-        self._writing = threading.RLock()  # (a failed write closes the child under it)
+        self._writing = threading.Lock()
         self._closed = False
         self._ids = itertools.count(1)
         self._live: int | None = None  # the request in flight: what a `STOP` names
@@ -120,10 +121,9 @@ class ChildEspeak:
     def chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         """The request's audio as the child makes it; closing the iterator early stops the child's
         synthesis and reads what it had already sent, so the next request starts clean."""
-        with self._writing:
-            self._live = next(self._ids) % (1 << 32)
-            frame = Request(self._live, request.text, request.lang, request.speed_factor)
-            self._send(REQUEST, msgspec.json.encode(frame))
+        live = next(self._ids) % (1 << 32)
+        frame = Request(live, request.text, request.lang, request.speed_factor)
+        self._send(REQUEST, msgspec.json.encode(frame), live)
         ended = False
         try:
             while True:
@@ -153,39 +153,60 @@ class ChildEspeak:
             raise _error(msgspec.json.decode(payload, type=Failure))
         raise self._broken(f"an unexpected frame {kind!r}")
 
-    def stop_running(self) -> bool:
+    def stop_running(self, wait: bool = False) -> bool:
         """Ask the child to stop the request in flight, from any thread (a cancel on the event loop:
         the child had held the request's later frames up to 10 ms, and a cancel seen only once they
         came freed the lane that much later; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50).
         The `STOP` names the request, so one that reaches the child after that request has ended is
         dropped there, never stopping the next; one `STOP` a request at most (a flood of cancels
-        cannot fill the child's stdin and block the caller). True if one was sent now."""
-        with self._writing:
+        cannot fill the child's stdin). The canceller (the event loop, under the admission's lock)
+        never waits on the child: not for the engine thread's write of a request (a child stopped
+        mid-read would hold it for ever), not on a full pipe; the engine thread stops the request at
+        its next chunk then, as before. `wait`: the engine thread's own stop, which may block. True
+        if a `STOP` was sent now."""
+        if not self._writing.acquire(blocking=wait):
+            return False
+        try:
             live = self._live
             if live is None or live == self._stopped or self._closed:
                 return False
-            self._stopped = live
+            if not wait:
+                os.set_blocking(self._requests, False)  # (under the lock: no other write meanwhile)
             try:
-                write_frame(self._requests, STOP, REQUEST_ID.pack(live))
-            except OSError:  # it died: the engine thread's read finds out and says so
+                write_frame(self._requests, STOP, REQUEST_ID.pack(live))  # 9 bytes: whole or not at all
+            except OSError:  # a full pipe, or it died: the engine thread's read finds out and says so
                 return False
+            finally:
+                if not wait:
+                    os.set_blocking(self._requests, True)
+            self._stopped = live
             return True
+        finally:
+            self._writing.release()
 
     def _stop(self) -> None:
         """The engine thread's side of a stop: the `STOP` (unless a canceller sent it), then what the
         child had sent before it, up to its `END`."""
         try:
-            self.stop_running()
+            self.stop_running(wait=True)
             while self._receive()[0] == AUDIO:
                 pass
         except EngineError:
             pass  # it died meanwhile: the next request starts another
 
-    def _send(self, kind: bytes, payload: bytes = b"") -> None:
-        try:
-            write_frame(self._requests, kind, payload)
-        except OSError as error:
-            raise self._broken(f"its pipe: {error}") from error
+    def _send(self, kind: bytes, payload: bytes = b"", live: int | None = None) -> None:
+        """A frame to the child; `live`: the id of the request it starts (what a `STOP` names from now)."""
+        with self._writing:
+            try:
+                if self._closed:
+                    raise OSError("closed")
+                if live is not None:
+                    self._live = live
+                write_frame(self._requests, kind, payload)
+                return
+            except OSError as error:
+                failed = error
+        raise self._broken(f"its pipe: {failed}") from failed  # (it closes the child: not under the lock)
 
     def _receive(self, reading: bool = False) -> tuple[bytes, bytearray]:
         """The next frame; `reading`: the child is reading a request's text (its crash is the text's)."""
