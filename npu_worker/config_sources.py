@@ -163,10 +163,15 @@ def _refuse_misspelt(environ: Mapping[str, str]) -> None:
 
 
 def _root_inside_state_dir(settings: Settings) -> str | None:
-    """The first output root lying inside the state directory (or being it), or None."""
+    """The first output root lying inside the state directory (or being it), or None. By spelling and by
+    identity, as a request's path is admitted (`paths.alias_under`): a root reached through a bind mount
+    of the state dir, or spelt in other letters on a case-insensitive disk, passed this check and then
+    refused every output_path under it, one request at a time."""
+    from .paths import alias_under
+
     state = os.path.realpath(settings.resolved_state_dir())
     for root in settings.resolved_output_roots():
-        if os.path.commonpath([root, state]) == state:
+        if os.path.commonpath([root, state]) == state or alias_under(root, (state,)) is not None:
             return root
     return None
 
