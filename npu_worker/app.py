@@ -27,6 +27,7 @@ from .connection_hooks import close_unframed_http10
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
+from .http_compat.file_ranges import file_answer
 from .http_compat.metrics import metrics_middleware, setup_metrics
 from .http_compat.ndjson import OpenStreams, end_streams
 from .http_compat.started import note_started
@@ -71,12 +72,10 @@ def _static_handler(directory: Path):  # noqa: ANN202 - aiohttp handler factory
         path = directory / name
         if not await asyncio.to_thread(path.is_file):
             raise web.HTTPNotFound()  # the middleware answers with the JSON error body
-        response = web.FileResponse(path)
+        response = await file_answer(request, path, {"Cache-Control": "no-cache", **PAGE_HEADERS})
         content_type = STATIC_TYPES.get(path.suffix)
-        if content_type:
+        if content_type and isinstance(response, web.FileResponse):
             response.content_type = content_type
-        response.headers["Cache-Control"] = "no-cache"
-        response.headers.update(PAGE_HEADERS)
         return response
 
     return serve

@@ -37,7 +37,7 @@ def serve(args: argparse.Namespace) -> int:
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
     from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
-    from .command_line_secrets import secret_flag_warning, secrets_on_command_line
+    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
     from .config_sources import env_name, load_settings
     from .engine_options import check_engine_settings
     from .files import locked_directory
@@ -106,6 +106,8 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         logging.getLogger("npu_worker").warning(
             secret_flag_warning(flag, env, runs="the worker runs", where=where)
         )
+    if (readable := token_file_warning(getattr(args, "token_file", None))) is not None:
+        logging.getLogger("npu_worker").warning(readable)
     for warning in output_root_warnings(settings):
         logging.getLogger("npu_worker").warning(warning)
     if running_as_root():

@@ -1,9 +1,9 @@
 """Secrets given as flags: every local user reads a process's command line (`ps`, `/proc/<pid>/cmdline`)
 for as long as it runs, so such a flag hands the secret to each of them; the same value from the
 environment is readable by the process's user only. `serve` (a token, a queue password) and the client
-commands (`synth`, `batch`, `bench`: a token) warn with the same words. The client commands also read the
-token from a file (`--token-file`, `-` for stdin), which no one else sees, and `bench` records its command
-line with the token hidden."""
+commands (`synth`, `batch`, `bench`: a token) warn with the same words. Both also read the token from a
+file (`--token-file`, `-` for stdin), which no one else sees, and `bench` records its command line with
+the token hidden."""
 
 from __future__ import annotations
 
@@ -63,7 +63,8 @@ def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the wor
 def read_token_file(path: str) -> str:
     """The token in `path` ('-': stdin; a terminal there is asked, with no echo), its surrounding
     whitespace (a final newline, CRLF) and a UTF-8 byte order mark dropped;
-    ValueError saying what is wrong (unreadable, empty, too big, not text)."""
+    ValueError saying what is wrong (unreadable, empty, too big, not text, `Bearer X`: the header's
+    value, which went out as `Bearer Bearer X`)."""
     try:
         if path == "-" and sys.stdin is None:
             raise ValueError("--token-file -: the command has no standard input")
@@ -86,12 +87,18 @@ def read_token_file(path: str) -> str:
         raise ValueError(f"--token-file {path} is not text") from None
     if not token:
         raise ValueError(f"--token-file {path} holds no token")
+    scheme, _, rest = token.partition(" ")
+    if scheme.lower() == "bearer" and rest.strip():  # it went out as `Bearer Bearer X`, refused as wrong
+        raise ValueError(
+            f"--token-file {path} holds 'Bearer ' and the token: write the token alone (what follows 'Bearer ')"
+        )
     return token
 
 
 def token_file_warning(path: str | None) -> str | None:
     """What to say about a --token-file every local user may read (`echo T > file` under umask 022
-    makes one): the secret is then theirs as surely as a flag in `ps` would make it."""
+    makes one): the secret is then theirs as surely as a flag in `ps` would make it. Not said of one in
+    a folder others cannot pass through (the file's mode alone was judged)."""
     if path is None or path == "-":
         return None
     try:
@@ -100,10 +107,29 @@ def token_file_warning(path: str | None) -> str | None:
         return None
     if not stat.S_ISREG(info.st_mode) or not info.st_mode & stat.S_IROTH:
         return None
+    if info.st_nlink == 1 and _folder_closed_to_others(path):
+        return None  # others cannot reach it (a hard link elsewhere might: then it is said)
     return (
         f"--token-file {path} can be read by every local user (mode {info.st_mode & 0o777:o}); "
         f"`chmod o-r {path}` (or 600) keeps the token yours"
     )
+
+
+def _folder_closed_to_others(path: str) -> bool:
+    """Whether a folder on the way to `path` (its real one: a link's target is what is read) is one that
+    other users may not pass through (no `o+x`, as `chmod 700 ~/secrets` makes): then they cannot open
+    the file, whatever its own mode says."""
+    folder = os.path.dirname(os.path.realpath(path))
+    while True:
+        try:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                return True
+        except OSError:
+            return False
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
 
 
 def token_from(args: argparse.Namespace) -> str | None:

@@ -47,12 +47,23 @@ def env_name(name: str) -> str:
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
-    """One `--flag` per Settings field; unset flags stay None so env/defaults apply."""
+    """One `--flag` per Settings field; unset flags stay None so env/defaults apply. The token may come
+    from a file instead (`--token-file`, which `ps` does not show), not with `--token` too."""
     for f in dataclasses.fields(Settings):
+        target: Any = parser
+        if f.name == "token":
+            target = parser.add_mutually_exclusive_group()
+            target.add_argument(
+                "--token-file",
+                metavar="PATH",
+                default=None,
+                help=f"read the bearer token to require from this file ('-': standard input), which no "
+                f"other local user sees, as they see --token in ps [env {env_name(f.name)} is as safe]",
+            )
         default = f.default
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
         if f.metadata.get("kind") is parse_bool:
-            parser.add_argument(
+            target.add_argument(
                 "--" + f.name.replace("_", "-"),
                 dest=f.name,
                 default=None,
@@ -60,7 +71,7 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
                 help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
             )
             continue
-        parser.add_argument(
+        target.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,
             default=None,
@@ -78,8 +89,11 @@ def load_settings(
     environ = os.environ if environ is None else environ
     values: dict[str, Any] = {}
     given: dict[str, str] = {}  # where each value came from, to name it in a refusal
+    token_file = getattr(args, "token_file", None) if args is not None else None
     for f in dataclasses.fields(Settings):
         flag_value = getattr(args, f.name, None) if args is not None else None
+        if f.name == "token" and token_file is not None:
+            flag_value = _token_in_file(token_file)
         if flag_value is not None:
             values[f.name] = flag_value
             given[f.name] = "--" + f.name.replace("_", "-")
@@ -127,6 +141,16 @@ def load_settings(
     return settings
 
 
+def _token_in_file(path: str) -> str:
+    """--token-file's token, as a caller must present it; SystemExit saying why it cannot be one."""
+    from .command_line_secrets import read_token_file
+
+    try:
+        return read_token_file(path)  # (stripped: a token a caller can present, as `bearer_token` wants)
+    except ValueError as exc:  # its words name --token-file and the path
+        raise SystemExit(str(exc)) from None
+
+
 def _refuse_misspelt(environ: Mapping[str, str]) -> None:
     """SystemExit for an env var spelt like a setting but none (`NPU_WORKER_TOKN`: the worker ran without
     a token, unseen). Others with the prefix pass: tests and tools have their own."""
@@ -139,10 +163,15 @@ def _refuse_misspelt(environ: Mapping[str, str]) -> None:
 
 
 def _root_inside_state_dir(settings: Settings) -> str | None:
-    """The first output root lying inside the state directory (or being it), or None."""
+    """The first output root lying inside the state directory (or being it), or None. By spelling and by
+    identity, as a request's path is admitted (`paths.alias_under`): a root reached through a bind mount
+    of the state dir, or spelt in other letters on a case-insensitive disk, passed this check and then
+    refused every output_path under it, one request at a time."""
+    from .paths import alias_under
+
     state = os.path.realpath(settings.resolved_state_dir())
     for root in settings.resolved_output_roots():
-        if os.path.commonpath([root, state]) == state:
+        if os.path.commonpath([root, state]) == state or alias_under(root, (state,)) is not None:
             return root
     return None
 
@@ -156,4 +185,12 @@ def settings_table() -> str:
         rows.append(
             f"| `--{f.name.replace('_', '-')}` | `{env_name(f.name)}` | `{shown}` | {f.metadata['help']} |"
         )
+        if f.name == "token":
+            rows.append(TOKEN_FILE_ROW)
     return "\n".join(rows)
+
+
+TOKEN_FILE_ROW = (  # no setting of its own: another way to give --token's, which `ps` does not show
+    "| `--token-file PATH` | (`NPU_WORKER_TOKEN`) | — | read the token from this file (`-`: standard input), "
+    "which no other local user sees; not with `--token` |"
+)

@@ -123,7 +123,11 @@ JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "
 # The player's files answer conditional and range requests as HTTP files do (no error body: these are
 # HTTP's own answers, with no body or the bytes asked for).
 FILE_ANSWERS: dict[str, Any] = {
-    "206": {"description": "the byte range a `Range` header asked for (`Content-Range` says which)"},
+    "206": {
+        "description": "the byte range a `Range` header asked for (`Content-Range` says which); with "
+        "`If-Range`, only where it names the file's strong `ETag` or a date it has not changed since "
+        "(else the whole file, 200)"
+    },
     "304": {
         "description": "not modified: `If-None-Match` names its `ETag` (or `*`), or, without it, it has not "
         "changed since `If-Modified-Since` (no body)"
@@ -132,8 +136,8 @@ FILE_ANSWERS: dict[str, Any] = {
         "description": "`If-Match` names no `ETag` of it, or it changed since `If-Unmodified-Since` (no body)"
     },
     "416": {
-        "description": "a `Range` it does not serve: past the file's end, several ranges, or one that does "
-        "not parse (no body; `Content-Range: bytes */<size>`)"
+        "description": "a `Range` it does not serve: past the file's end, a suffix of no bytes "
+        "(`bytes=-0`), several ranges, or one that does not parse (no body; `Content-Range: bytes */<size>`)"
     },
 }
 

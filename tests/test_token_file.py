@@ -8,9 +8,12 @@ import io
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,20 @@ def synth_argv(server: Any, tmp_path: Path) -> list[str]:
 def bench_argv(server: Any, tmp_path: Path) -> list[str]:
     argv = ["bench", "--base", base_of(server), "--rps", "3", "--duration", "1", "--requests", "1"]
     return [*argv, "--transports", "http", "--wav-dir", str(tmp_path), "--out", str(tmp_path / "r")]
+
+
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A folder every local user may pass through, as a home folder often is (pytest's tmp_path sits
+    in one only its user may enter, where no file is readable by others)."""
+    folder = Path(tempfile.mkdtemp(prefix="token-file-"))
+    folder.chmod(0o755)
+    for above in folder.parents:
+        if not os.stat(above).st_mode & 0o001:
+            shutil.rmtree(folder)
+            pytest.skip(f"{above} is closed to other users: no file under it is readable by them")
+    yield folder
+    shutil.rmtree(folder)
 
 
 @pytest.fixture(autouse=True)
@@ -72,6 +89,11 @@ async def test_synth_reads_its_token_from_standard_input(worker, tmp_path, capsy
         (None, "cannot read --token-file {path}: No such file or directory"),
         ("\n", "--token-file {path} holds no token"),
         ("x" * 5000, "--token-file {path} holds more than 4096 bytes: not a token"),
+        (  # the header's value copied whole: it went out as `Bearer Bearer ...`, refused as a wrong token
+            f"Bearer {TOKEN}\n",
+            "--token-file {path} holds 'Bearer ' and the token: write the token alone (what follows 'Bearer ')",
+        ),
+        (f"bearer  {TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
     ],
 )
 def test_a_token_file_that_holds_no_token_is_one_line_and_exit_two(tmp_path, capsys, content, problem):
@@ -81,7 +103,7 @@ def test_a_token_file_that_holds_no_token_is_one_line_and_exit_two(tmp_path, cap
         path.chmod(0o600)
     argv = ["synth", "x", "-o", str(tmp_path / "a.wav"), "--base", "http://127.0.0.1:9"]
     assert client_main([*argv, "--token-file", str(path)]) == 2
-    assert capsys.readouterr().err == f"npu-worker synth: {problem.format(path=path)}\n"
+    assert capsys.readouterr().err.startswith(f"npu-worker synth: {problem.format(path=path)}")
 
 
 def test_a_token_and_a_token_file_together_are_refused(tmp_path, capsys):
@@ -92,13 +114,27 @@ def test_a_token_and_a_token_file_together_are_refused(tmp_path, capsys):
     assert "not allowed with argument" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize(("mode", "warned"), [(0o644, True), (0o640, False), (0o600, False)])
-async def test_a_token_file_every_local_user_can_read_is_warned_about(worker, tmp_path, capsys, mode, warned):
-    """`echo T > token` under umask 022 makes a file every local user reads: as open as the flag."""
+@pytest.mark.parametrize(
+    ("mode", "folder_mode", "warned"),
+    [
+        (0o644, 0o755, True),
+        (0o644, 0o711, True),
+        (0o640, 0o755, False),
+        (0o600, 0o755, False),
+        (0o644, 0o700, False),
+    ],
+)
+async def test_a_token_file_every_local_user_can_read_is_warned_about(
+    worker, tmp_path, open_folder, capsys, mode, folder_mode, warned
+):
+    """`echo T > token` under umask 022 makes a file every local user reads: as open as the flag. Not in
+    a folder others cannot pass through (`chmod 700 ~/secrets`): it was warned about all the same."""
     server = await worker(token=TOKEN)
-    secret = tmp_path / "token"
+    secret = open_folder / "secrets" / "token"
+    secret.parent.mkdir()
     secret.write_text(TOKEN, encoding="utf-8")
     secret.chmod(mode)
+    secret.parent.chmod(folder_mode)
     argv = [*synth_argv(server, tmp_path), "--token-file", str(secret)]
     assert await asyncio.to_thread(client_main, argv) == 0
     err = capsys.readouterr().err

@@ -13,6 +13,7 @@ from aiohttp import WSCloseCode, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, SETTINGS_KEY
 from .burst import Burst
+from .masked_frames import MaskedFramesResponse
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +66,15 @@ async def open_socket(request: web.Request) -> web.WebSocketResponse:
     its refusal quoting it) is the caller's 400 naming the header, not an internal error nor Python's words. Only RFC 6455's version 13 is spoken:
     aiohttp also took the drafts' 8 and 7 (whose browsers sent `Sec-WebSocket-Origin`, not the `Origin`
     the access rules check); a refusal of the version names the one spoken in `Sec-WebSocket-Version`
-    (RFC 6455 §4.2.2, §4.4), which aiohttp's 400 left out."""
+    (RFC 6455 §4.2.2, §4.4), which aiohttp's 400 left out. An upgrade over HTTP/1.0 is refused (aiohttp
+    took it); unmasked client frames close the socket with 1002 (`masked_frames`)."""
+    if request.version < (1, 1):  # RFC 6455 §4.1: the upgrade is an HTTP/1.1 request (aiohttp took 1.0)
+        raise _refused(request, "HTTP/1.0")
     version = request.headers.get("Sec-WebSocket-Version")
     if version is not None and version != WEBSOCKET_VERSION:
         raise _refused(request, "Unsupported version")
     settings = request.app[SETTINGS_KEY]
-    ws = web.WebSocketResponse(
+    ws = MaskedFramesResponse(
         compress=False,
         max_msg_size=settings.max_body_bytes,
         heartbeat=settings.heartbeat_interval or None,
@@ -117,6 +121,8 @@ def _handshake_refusal(request: web.Request, said: str) -> str:
             f"invalid WebSocket handshake: Sec-WebSocket-Version {version[:20]!r} is not supported "
             f"({WEBSOCKET_VERSION} is)"
         )
+    if said == "HTTP/1.0":
+        return f"invalid WebSocket handshake: it came as HTTP/{request.version.major}.{request.version.minor}, not HTTP/1.1"
     if said.startswith("No CONNECTION"):
         return "invalid WebSocket handshake: the Connection header does not say Upgrade"
     if said.startswith("No WebSocket UPGRADE"):

@@ -1,0 +1,53 @@
+"""The player's files with RFC 9110's range rules where aiohttp's `FileResponse` bends them:
+`Range: bytes=-0` (a suffix of no bytes, unsatisfiable, §14.1.2) was served as the whole file with 206,
+and an `If-Range` aiohttp could not read as a date (an entity tag, or neither) was dropped, so the range
+was served though the validator did not (or could not) say the file is the one the caller holds part of
+(§13.1.5): it answers with the whole file, 200. `If-Range` with a strong tag is compared with the file's
+ETag (aiohttp's, `mtime_ns-size` in hex); one with a date is left to aiohttp."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from aiohttp import web
+from aiohttp.abc import AbstractStreamWriter
+from multidict import CIMultiDict
+
+_SUFFIX_OF_NOTHING = re.compile(r"bytes=-0+", re.ASCII | re.IGNORECASE)  # as aiohttp's pattern: no spaces
+_STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
+_DROPPED = ("Range", "If-Range")
+
+
+async def file_answer(request: web.Request, path: Path, headers: Mapping[str, str]) -> web.StreamResponse:
+    """`path` answered to `request` (`headers` on any answer): the file, a range of it, or 416."""
+    info = await asyncio.to_thread(os.stat, path)
+    if not _range_applies(request, info):
+        return _WholeFile(path, headers=headers)
+    if _SUFFIX_OF_NOTHING.fullmatch(request.headers.get("Range", "")):
+        return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{info.st_size}"})
+    return web.FileResponse(path, headers=headers)
+
+
+def _range_applies(request: web.Request, info: os.stat_result) -> bool:
+    """Whether `If-Range` (if any) lets the range be served: a strong tag naming this file, or a date
+    (aiohttp compares it); anything else does not (a weak tag, a date that does not parse)."""
+    if_range = request.headers.get("If-Range")
+    if if_range is None or "Range" not in request.headers:
+        return True
+    if _STRONG_TAG.fullmatch(if_range.strip()):
+        return if_range.strip() == f'"{info.st_mtime_ns:x}-{info.st_size:x}"'
+    return request.if_range is not None
+
+
+class _WholeFile(web.FileResponse):
+    """The file, as if no range were asked for (200), its other conditions still kept."""
+
+    async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
+        kept = CIMultiDict(
+            (name, value) for name, value in request.headers.items() if name.title() not in _DROPPED
+        )
+        return await super().prepare(request.clone(headers=kept))

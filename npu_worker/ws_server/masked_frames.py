@@ -1,0 +1,100 @@
+"""Client frames must be masked (RFC 6455 §5.1: a server that receives an unmasked frame fails the
+connection): aiohttp's reader unmasked what was masked and took the rest as it came, so a socket route
+answered a client that sent plain frames. `MaskedFramesResponse` walks the frames' headers ahead of
+aiohttp's reader and, at the first unmasked frame, hands it what came before and then the error that
+makes aiohttp close the socket with 1002 (protocol error); nothing of that frame or after is read."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import WSCloseCode, web
+from aiohttp.http_websocket import WebSocketError
+
+UNMASKED_REASON = "a client frame was not masked (RFC 6455 §5.1)"
+_MASK_BIT = 0x80
+_LENGTH_BITS = 0x7F
+_EXTENDED_LENGTH = {126: 2, 127: 8}  # a 7-bit length of 126 or 127: the length follows in 2 or 8 bytes
+
+
+class FrameMasks:
+    """Follows the frames of a byte stream, piece by piece, to find the first one without a mask."""
+
+    def __init__(self) -> None:
+        self._head = b""  # the current frame's header, as far as it has come
+        self._payload_left = 0  # bytes of the current frame's payload still to come
+
+    def unmasked_at(self, data: bytes) -> int | None:
+        """Where in `data` the first unmasked frame begins (0 where it began in an earlier piece), or
+        None: every frame so far is masked."""
+        pos = 0
+        while pos < len(data):
+            if self._payload_left:
+                step = min(self._payload_left, len(data) - pos)
+                self._payload_left -= step
+                pos += step
+                continue
+            began = pos - len(self._head)
+            while len(self._head) < (size := _header_size(self._head)) and pos < len(data):
+                piece = data[pos : pos + size - len(self._head)]
+                self._head += piece
+                pos += len(piece)
+                if len(self._head) >= 2 and not self._head[1] & _MASK_BIT:
+                    return max(began, 0)
+            if len(self._head) < _header_size(self._head):
+                return None  # the header goes on in the next piece
+            self._payload_left = _payload_length(self._head)
+            self._head = b""
+        return None
+
+
+def _header_size(head: bytes) -> int:
+    if len(head) < 2:
+        return 2
+    return 2 + _EXTENDED_LENGTH.get(head[1] & _LENGTH_BITS, 0) + (4 if head[1] & _MASK_BIT else 0)
+
+
+def _payload_length(head: bytes) -> int:
+    extended = _EXTENDED_LENGTH.get(head[1] & _LENGTH_BITS)
+    if extended is None:
+        return head[1] & _LENGTH_BITS
+    return int.from_bytes(head[2 : 2 + extended], "big")
+
+
+class _MaskedFramesOnly:
+    """aiohttp's frame reader behind the walk: the connection feeds this instead."""
+
+    def __init__(self, reader: Any, messages: Any) -> None:
+        self._reader = reader
+        self._messages = messages  # the queue the socket's `receive` reads: the error goes there
+        self._walk = FrameMasks()
+        self._failed = False
+
+    def feed_data(self, data: bytes | bytearray | memoryview) -> tuple[bool, bytes]:
+        if self._failed:
+            return True, b""
+        data = bytes(data)
+        cut = self._walk.unmasked_at(data)
+        if cut is None:
+            return self._reader.feed_data(data)  # type: ignore[no-any-return]
+        if cut:
+            self._reader.feed_data(data[:cut])  # the messages before it are answered, in order
+        self._failed = True
+        self._messages.set_exception(WebSocketError(WSCloseCode.PROTOCOL_ERROR, UNMASKED_REASON))
+        return True, b""
+
+    def feed_eof(self) -> None:
+        self._reader.feed_eof()
+
+
+class MaskedFramesResponse(web.WebSocketResponse):
+    """aiohttp's socket, refusing unmasked client frames; what came with the handshake is walked too."""
+
+    def _post_start(self, request: web.BaseRequest, protocol: str | None, writer: Any) -> None:
+        connection: Any = request.protocol
+        arrived, connection._message_tail = connection._message_tail, b""  # else fed to aiohttp's reader
+        super()._post_start(request, protocol, writer)
+        checked = _MaskedFramesOnly(connection._payload_parser, self._reader)
+        connection._payload_parser = checked
+        if arrived:
+            checked.feed_data(arrived)

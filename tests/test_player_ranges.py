@@ -1,0 +1,59 @@
+"""The player's files under RFC 9110's range rules: `Range: bytes=-0` asks for no bytes, 416 (it was the
+whole file as 206); an `If-Range` that is neither a date nor a strong tag of the file answers the whole
+file, 200 (it was the range, 206, whatever the validator said)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+async def whole(client) -> tuple[bytes, str]:
+    response = await client.get("/")
+    assert response.status == 200
+    return await response.read(), response.headers["ETag"]
+
+
+@pytest.mark.parametrize("asked", ["bytes=-0", "bytes=-000", "BYTES=-0"])
+async def test_a_suffix_of_no_bytes_is_not_satisfiable(worker, asked):
+    client = await worker()
+    body, _ = await whole(client)
+    response = await client.get("/", headers={"Range": asked})
+    assert response.status == 416
+    assert response.headers["Content-Range"] == f"bytes */{len(body)}"
+    assert response.headers["X-Frame-Options"] == "DENY" and await response.read() == b""
+
+
+async def test_a_suffix_of_some_bytes_is_their_range(worker):
+    client = await worker()
+    body, _ = await whole(client)
+    response = await client.get("/", headers={"Range": "bytes=-5"})
+    assert response.status == 206 and await response.read() == body[-5:]
+
+
+@pytest.mark.parametrize(
+    ("if_range", "status"),
+    [
+        ("{etag}", 206),  # the file's own strong tag: the range
+        ('"another"', 200),
+        ("W/{etag}", 200),  # a weak tag never lets a range through (RFC 9110 §13.1.5)
+        ("not a date nor a tag", 200),
+        ("Fri, 01 Jan 2100 00:00:00 GMT", 206),  # a date: aiohttp's comparison with the file's time
+        ("Thu, 01 Jan 1970 00:00:00 GMT", 200),
+    ],
+)
+async def test_if_range_serves_the_range_only_when_it_names_this_file(worker, if_range, status):
+    client = await worker()
+    body, etag = await whole(client)
+    headers = {"Range": "bytes=0-9", "If-Range": if_range.format(etag=etag)}
+    response = await client.get("/", headers=headers)
+    assert response.status == status
+    assert await response.read() == (body[:10] if status == 206 else body)
+    assert response.headers["Cache-Control"] == "no-cache"
+
+
+async def test_other_conditions_still_hold_when_the_range_is_dropped(worker):
+    client = await worker()
+    _, etag = await whole(client)
+    headers = {"Range": "bytes=0-9", "If-Range": '"another"', "If-None-Match": etag}
+    response = await client.get("/", headers=headers)
+    assert response.status == 304

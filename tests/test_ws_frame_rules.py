@@ -1,0 +1,102 @@
+"""RFC 6455's rules on the client's side of both socket routes, on a raw socket (aiohttp's and browsers'
+clients cannot break them): an unmasked client frame fails the connection with 1002 (§5.1; it was read
+and answered), also where it arrives with the handshake; an upgrade over HTTP/1.0 is refused with the
+route's 400 (§4.1; it was accepted). `FrameMasks` is walked over frames split at every byte."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import struct
+
+import pytest
+
+from npu_worker.ws_server.masked_frames import FrameMasks
+from tests.raw_http import raw_exchange, refusal_of
+from tests.timing import seconds
+
+PATHS = [b"/ws", b"/v1/audio/speech/stream"]
+
+
+def handshake(path: bytes, version: bytes = b"1.1") -> bytes:
+    return (
+        b"GET " + path + b" HTTP/" + version + b"\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+        b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        b"Sec-WebSocket-Version: 13\r\n\r\n"
+    )
+
+
+def frame(opcode: int, payload: bytes, *, masked: bool) -> bytes:
+    length = len(payload)
+    if length < 126:
+        head = struct.pack("!BB", 0x80 | opcode, (0x80 if masked else 0) | length)
+    elif length < 65536:
+        head = struct.pack("!BBH", 0x80 | opcode, (0x80 if masked else 0) | 126, length)
+    else:
+        head = struct.pack("!BBQ", 0x80 | opcode, (0x80 if masked else 0) | 127, length)
+    if not masked:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(byte ^ key[i % 4] for i, byte in enumerate(payload))
+
+
+async def first_frame_after(
+    port: int, path: bytes, sent: bytes, *, with_handshake: bool
+) -> tuple[int, bytes]:
+    """(opcode, payload) of the first frame the worker sends after `sent`."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        async with asyncio.timeout(seconds(10)):
+            writer.write(handshake(path) + (sent if with_handshake else b""))
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 101"), head
+            if not with_handshake:
+                writer.write(sent)
+            first, second = await reader.readexactly(2)
+            return first & 0x0F, await reader.readexactly(second & 0x7F)
+    finally:
+        writer.close()
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("with_handshake", [False, True])
+async def test_an_unmasked_frame_closes_the_socket_with_1002(served, path, with_handshake):
+    listener = await served()
+    ping = frame(0x9, b"are you there", masked=False)
+    opcode, payload = await first_frame_after(listener.port, path, ping, with_handshake=with_handshake)
+    assert (opcode, payload[:2]) == (0x8, struct.pack("!H", 1002))
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_a_masked_frame_is_read(served, path):
+    listener = await served()
+    ping = frame(0x9, b"are you there", masked=True)
+    opcode, payload = await first_frame_after(listener.port, path, ping, with_handshake=True)
+    assert (opcode, payload) == (0xA, b"are you there")
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_an_upgrade_over_http_1_0_is_refused(served, path):
+    listener = await served()
+    answer = await raw_exchange(listener.port, handshake(path, b"1.0"), seconds(5))
+    assert refusal_of(answer) == (
+        400,
+        "BadRequest",
+        "invalid WebSocket handshake: it came as HTTP/1.0, not HTTP/1.1",
+    )
+
+
+def test_the_walk_finds_the_unmasked_frame_across_any_split():
+    masked = [frame(0x1, b"x" * size, masked=True) for size in (0, 5, 125, 126, 300, 70000)]
+    start = len(b"".join(masked))
+    stream = b"".join(masked) + frame(0x1, b"plain", masked=False) + frame(0x1, b"more", masked=True)
+    assert FrameMasks().unmasked_at(b"".join(masked)) is None
+    assert FrameMasks().unmasked_at(stream) == start
+    for cut in [*range(0, len(stream), 499), start - 1, start, start + 1, start + 2]:
+        walk = FrameMasks()
+        first = walk.unmasked_at(stream[:cut])
+        found = first if first is not None else cut + walk.unmasked_at(stream[cut:])
+        assert found == (cut if cut == start + 1 else start), cut  # its first byte came before: 0
+    walk = FrameMasks()
+    one_by_one = [walk.unmasked_at(stream[i : i + 1]) for i in range(start + 2)]
+    assert one_by_one == [None] * (start + 1) + [0]
