@@ -243,3 +243,26 @@ def test_the_section_index_and_counts_follow_the_folded_events_and_a_new_section
     job.sections = [Section(7, "new", None)]  # admission sets the list again: looked up anew
     assert job.section(0) is None and job.section(7) is job.sections[0]
     assert (job.ok_count, job.fail_count) == (0, 0)
+
+
+def test_serve_loads_no_other_commands_modules():
+    """`serve` builds its own options alone: the benchmark's, the client's and `prepare`'s modules
+    (the benchmark's above all) were imported by every start before /health could answer."""
+    code = (
+        "import sys; from npu_worker.cli import build_parser; "
+        "args = build_parser(['serve', '--port', '0']).parse_args(['serve', '--port', '0']); "
+        "print(args.command, sorted(m for m in sys.modules if m.startswith("
+        "('npu_worker.bench', 'npu_worker.cli_client', 'npu_worker.cli_prepare', 'npu_worker.client'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "serve []"
+
+
+def test_every_other_command_is_still_there():
+    from npu_worker.cli import build_parser
+
+    for argv in ([], ["synth"], ["bench"], ["prepare"], ["--help"]):
+        commands = build_parser(argv)._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+        assert set(commands) == {"serve", "synth", "batch", "bench", "make-test-model", "prepare"}
