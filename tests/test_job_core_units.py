@@ -266,3 +266,30 @@ def test_every_other_command_is_still_there():
     for argv in ([], ["synth"], ["bench"], ["prepare"], ["--help"]):
         commands = build_parser(argv)._subparsers._group_actions[0].choices  # type: ignore[union-attr]
         assert set(commands) == {"serve", "synth", "batch", "bench", "make-test-model", "prepare"}
+
+
+async def test_a_lone_synth_wakes_an_idle_preview_lane_once(worker, tmp_path):
+    """Each section's start and end woke every engine thread waiting for work (`notify_all`), each
+    taking the GIL to look and waiting again: the idle preview lane looked twice or more a `/synth`
+    that ran on the engine thread. Now only the `/synth`'s arrival wakes it."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.timing import until
+
+    client = await worker(engine=None)  # espeak-ng: the engine thread and a preview lane
+    scheduler = client.app[SCHEDULER_KEY]
+    await until(lambda: scheduler.runner.lanes._open == 1, "the preview lane's instance loaded")
+    admission = scheduler.admission
+    looks: list[str] = []
+    real = admission._lane_work
+
+    def counted() -> object:
+        looks.append(threading.current_thread().name)
+        return real()
+
+    admission._lane_work = counted
+    calls = 6
+    for number in range(calls):
+        body = {"text": "하나.", "output_path": str(tmp_path / f"lone{number}.wav")}
+        assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    lane_looks = looks.count("npu-worker-engine-2")
+    assert 0 < lane_looks <= calls, looks
