@@ -230,7 +230,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     add_settings_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)
-    if command_word(argv) != "serve":
+    if list(argv[:1]) != ["serve"]:  # (`-h serve` lists every command)
         add_other_commands(commands, argv)
     return parser
 

@@ -263,7 +263,7 @@ def test_serve_loads_no_other_commands_modules():
 def test_every_other_command_is_still_there():
     from npu_worker.cli import build_parser
 
-    for argv in ([], ["synth"], ["bench"], ["prepare"], ["--help"]):
+    for argv in ([], ["synth"], ["bench"], ["prepare"], ["--help"], ["-h", "serve"]):
         commands = build_parser(argv)._subparsers._group_actions[0].choices  # type: ignore[union-attr]
         assert set(commands) == {"serve", "synth", "batch", "bench", "make-test-model", "prepare"}
 
