@@ -214,11 +214,11 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The command line; `argv` only decides whether make-test-model's own options (and `onnx`) load."""
+    """The command line; `argv` only decides which commands' modules load: for `serve`, its own alone
+    (the others' modules, the benchmark's above all, took ≈ 0.2 s of a start before /health answered;
+    benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50), and make-test-model's options (and `onnx`)
+    only for that command."""
     # (aiohttp, msgspec, the client: imported here, where `main` hears a Ctrl-C, not when cli.py loads)
-    from .bench.cli import add_bench_command
-    from .cli_client import add_client_commands
-    from .cli_prepare import add_prepare_command
     from .config_sources import add_settings_arguments
 
     parser = argparse.ArgumentParser(prog="npu-worker", description="Streaming text-to-speech worker.")
@@ -232,11 +232,27 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     )
     add_settings_arguments(serve_parser)
     serve_parser.set_defaults(handler=serve)
+    if list(argv[:1]) != ["serve"]:  # (`-h serve` lists every command)
+        add_other_commands(commands, argv)
+    return parser
+
+
+def command_word(argv: Sequence[str]) -> str | None:
+    """The command `argv` names: its first word that is not an option (the top level's options,
+    `--help` and `--version`, take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
+def add_other_commands(commands: argparse._SubParsersAction, argv: Sequence[str]) -> None:
+    """Every command but `serve`, with the modules they need."""
+    from .bench.cli import add_bench_command
+    from .cli_client import add_client_commands
+    from .cli_prepare import add_prepare_command
+
     add_client_commands(commands)
     add_bench_command(commands)
     add_make_test_model_command(commands, full="make-test-model" in argv)
     add_prepare_command(commands)
-    return parser
 
 
 def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool) -> None:
@@ -278,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # the commands' modules load here, not when cli.py does: a Ctrl-C meanwhile is heard
         args = build_parser(argv).parse_args(argv)
     except KeyboardInterrupt:  # (it was a traceback through the import machinery)
-        return interrupted_before_it_began(next((word for word in argv if not word.startswith("-")), ""))
+        return interrupted_before_it_began(command_word(argv) or "")
     return int(args.handler(args) or 0)
 
 

@@ -243,3 +243,53 @@ def test_the_section_index_and_counts_follow_the_folded_events_and_a_new_section
     job.sections = [Section(7, "new", None)]  # admission sets the list again: looked up anew
     assert job.section(0) is None and job.section(7) is job.sections[0]
     assert (job.ok_count, job.fail_count) == (0, 0)
+
+
+def test_serve_loads_no_other_commands_modules():
+    """`serve` builds its own options alone: the benchmark's, the client's and `prepare`'s modules
+    (the benchmark's above all) were imported by every start before /health could answer."""
+    code = (
+        "import sys; from npu_worker.cli import build_parser; "
+        "args = build_parser(['serve', '--port', '0']).parse_args(['serve', '--port', '0']); "
+        "print(args.command, sorted(m for m in sys.modules if m.startswith("
+        "('npu_worker.bench', 'npu_worker.cli_client', 'npu_worker.cli_prepare', 'npu_worker.client'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert result.stdout.strip() == "serve []"
+
+
+def test_every_other_command_is_still_there():
+    from npu_worker.cli import build_parser
+
+    for argv in ([], ["synth"], ["bench"], ["prepare"], ["--help"], ["-h", "serve"]):
+        commands = build_parser(argv)._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+        assert set(commands) == {"serve", "synth", "batch", "bench", "make-test-model", "prepare"}
+
+
+async def test_a_lone_synth_wakes_an_idle_preview_lane_once(worker, tmp_path):
+    """Each section's start and end woke every engine thread waiting for work (`notify_all`), each
+    taking the GIL to look and waiting again: the idle preview lane looked twice or more a `/synth`
+    that ran on the engine thread. Now only the `/synth`'s arrival wakes it."""
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from tests.timing import until
+
+    client = await worker(engine=None)  # espeak-ng: the engine thread and a preview lane
+    scheduler = client.app[SCHEDULER_KEY]
+    await until(lambda: scheduler.runner.lanes._open == 1, "the preview lane's instance loaded")
+    admission = scheduler.admission
+    looks: list[str] = []
+    real = admission._lane_work
+
+    def counted() -> object:
+        looks.append(threading.current_thread().name)
+        return real()
+
+    admission._lane_work = counted
+    calls = 6
+    for number in range(calls):
+        body = {"text": "하나.", "output_path": str(tmp_path / f"lone{number}.wav")}
+        assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
+    lane_looks = looks.count("npu-worker-engine-2")
+    assert 0 < lane_looks <= calls, looks

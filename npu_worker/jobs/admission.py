@@ -89,7 +89,7 @@ class Admission:
                 self._reserved[job.id] = pending
             job.last_served = self._tick  # it waits from now on (a flood of later previews passes it by)
             self._active.append(job)
-            self._cond.notify_all()
+            self._wake_if_work()
             running = self._running[-1] if self._running else None
             if self._interrupt and self._preempts and job.preview and running and self._lends(running):
                 self._interrupt(True)
@@ -163,8 +163,9 @@ class Admission:
                 picked = self._pick()
             if self._stopping or picked is None:
                 return None
-            self._cond.notify_all()  # a `/synth` waiting behind this section may go to the preview lane
-            return self._take(*picked)
+            taken = self._take(*picked)
+            self._wake_if_work()  # a `/synth` waiting behind this section may go to the preview lane
+            return taken
 
     def preempting_section(self, running: Job) -> tuple[Job, Section] | None:
         """A waiting preview's next section, to run now while `running`'s section (a batch's) is paused;
@@ -221,7 +222,6 @@ class Admission:
         run the job's next one now: leaving again took that one off `_running`, and a batch section
         whose previous one ended on the finisher thread let no preview in (seconds of waiting)."""
         with self._cond:
-            self._cond.notify_all()  # the job's next section may go to either lane now
             if job.id in self._reserved:
                 self._reserved[job.id] -= 1
                 self._waiting -= 1
@@ -231,6 +231,7 @@ class Admission:
             finished = (job.cancel_requested.is_set() or not job.pending) and not left
             if finished and job in self._active:
                 self._dequeue(job)
+            self._wake_if_work()  # the job's next section may go to either lane now
             return finished
 
     def stop(self) -> Job | None:
@@ -248,6 +249,14 @@ class Admission:
             for job in taken:
                 self._dequeue(job)
             return taken
+
+    def _wake_if_work(self) -> None:
+        """Wake the engine threads waiting for work only when one would find some now (what
+        `next_section` and `next_preview` look for once woken); under the lock. Each woken thread
+        takes the GIL to look and waits again: a lone `/synth` woke the two idle ones twice more
+        after its enqueue, for nothing (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50)."""
+        if self._stopping or self._pick() is not None or self._lane_work() is not None:
+            self._cond.notify_all()
 
     def _lends(self, running: Job) -> bool:
         """`running`'s section (a batch's) may still pause for a preview: it has lent the engine to
