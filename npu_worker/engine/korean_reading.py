@@ -99,6 +99,7 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 # The passes of each of the four groups below all need a digit (`tests/test_korean_reading_skips.py` checks each
 # pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
 _DIGIT = re.compile(r"\d")
+_BOUND_SIGN = re.compile("[<>≤≥]")  # what the bounds between variables need
 
 
 def _numbers_spoken(text: str) -> str:
@@ -111,10 +112,11 @@ def _numbers_spoken(text: str) -> str:
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
+    if _BOUND_SIGN.search(text):
+        text = ranges.VARIABLE_CHAIN.sub(ranges.variable_chain, text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
     text = _numerals_and_dates(text)
-    text = ranges.VARIABLE_BOUND.sub(
-        lambda m: f"{m.group(1)} {m.group(3)} {ranges.BOUND_WORDS[m.group(2)]}", text
-    )
+    if _BOUND_SIGN.search(text):
+        text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
     text = dates.WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
     text = _phones_and_ranges(text)
     text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
@@ -133,6 +135,8 @@ def _numbers_spoken(text: str) -> str:
         text = formulas.FACTORIAL_PARTICLE.sub(
             lambda m: " 팩토리얼" + formulas.particle_after("팩토리얼", m.group(1)), text
         )
+        text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
+        text = formulas.DIVIDED_FACTORIAL.sub(" 나누기 ", text)
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
@@ -213,6 +217,7 @@ def _amounts(text: str) -> str:
     text = units.PER_SECOND.sub(units.per_second, text)
     text = units.FAHRENHEIT.sub(r"화씨 \1도", text)
     text = units.US_DOLLARS.sub("미화 $", text)
+    text = units.SHELL_PARAMETERS.sub(units.shell_parameters, text)
     text = units.SCALED_RANGE.sub(units.scaled_range, text)
     text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
     text = units.DOLLARS_AFTER.sub(units.dollars_after, text)
