@@ -31,6 +31,9 @@ from npu_worker.engine.korean_reading import spoken
         ("SOC < 20%가 되면", "S-O-C 20 퍼센트 미만이 되면"),  # 미만가
         ("if (a>b) return a;", "if (a가 b보다 크다) return a;"),  # if (a b 초과): a bound's words in code
         ("while (i < n) {", "while (i가 n보다 작다) {"),
+        ("if (a >= b && b > c)", "if (a가 b보다 크거나 같다 && b가 c보다 크다)"),  # a b 이상 && b c 초과
+        ("for (i = 0; i < n; i++)", "for (i는 0; i가 n보다 작다; i++)"),  # i n 미만
+        ("3 ℃ < t", "3 도 초과 t"),  # 3 도 < t
         ("x^{n/2}", "x의 2분의 n제곱"),  # x^{n/2}: braces and all
         ("n의 값은 (n-1)!", "n의 값은 (n-1) 팩토리얼"),  # (n-1)!: the sign unsaid
         ("(n+1)!은", "(n 플러스 1) 팩토리얼은"),
@@ -38,6 +41,7 @@ from npu_worker.engine.korean_reading import spoken
         ("FY2024년 매출", "2024 회계연도 매출"),  # FY2024년: espeak's English "fy"
         ("FY2024년도 예산", "2024 회계연도 예산"),
         ("FY2024-25 예산", "2024에서 2025 회계연도 예산"),  # FY2024-25
+        ("FY2023~25", "2023에서 2025 회계연도"),  # 2023 회계연도 25: the tilde lost
         (
             "스크립트에서 $1-$2를 출력",
             "스크립트에서 달러 1 빼기 달러 2를 출력",
@@ -48,6 +52,7 @@ from npu_worker.engine.korean_reading import spoken
         ("2 * (a+b)", "2 곱하기 (a 플러스 b)"),
         ("∇·E", "델 닷 E"),  # 델 ·E: the dot unsaid
         ("∇×B", "델 크로스 B"),  # 델 ×B
+        ("∇ × B", "델 크로스 B"),  # 델 곱하기 B: a product's word
         ("ln₂", "엘엔 2"),  # 엘엔₂
         ("MoM의 조언", "MoM의 조언"),  # 전월 대비의 조언: a mother's advice
     ],
@@ -73,6 +78,9 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("t > 3일 동안", "t 3일 초과 동안"),
         ("2x < y", "2x y 미만"),
         ("x > 0", "x 0 초과"),
+        ("if (x > 0) return x;", "if (x 0 초과) return x;"),  # a number's bound, as in a formula
+        ("3 cm < x", "3 센티미터 초과 x"),
+        ("1,000 < x", "1000 초과 x"),
         ("(가)!", "(가)!"),  # an exclamation
         ("(2020)!", "(2020)!"),
         ("FY2024-01", "FY2024-01"),  # runs down: a code

@@ -59,6 +59,7 @@ MAY_MATCH_PLAIN = {
     "korean_units._LABEL_AFTER": "matched after a unit's digits",
     "korean_units._WRITTEN_WORD": "matched after a currency's amount",
     "korean_formulas._FORMULA_IN_BRACKET": "matched before a bracket's superscript power",
+    "korean_ranges._CODE_BEFORE": 'searched before a bound between two variables, "a>b"',
     "korean_units._SHELL_BEFORE": 'searched before a shell\'s positional parameters, "$1-$2"',
     "korean_reading.PLAIN": "the class itself",
 }

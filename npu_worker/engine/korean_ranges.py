@@ -92,8 +92,8 @@ VARIABLE_CHAIN = re.compile(
     r"|([>≥]) ?(?=[a-z] ?[>≥] ?(?:[a-z]|[-−]?\d)))(?![a-z][A-Za-z\d(_^])"
 )
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
-# comparison a lecturer says, if (a가 b보다 크다).
-_CODE_BEFORE = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(? ?$")
+# comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
+_CODE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;) ?$")
 _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
@@ -118,8 +118,9 @@ _LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
 # A number's bound of a variable, "3 < x" 3 초과 x; with its unit or counter, "3인치 < x", "5V ≤ v", "3일 < t" (it was
 # 3인치 < x, the sign unsaid): 3인치 초과 x.
-BOUNDED_BY = re.compile(
-    rf"(?<![\d.])(\d+(?:\.\d+)?(?:%|‰|℃|°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
+    r"(?=\d[\d.]{0,12} ?[^\s<>≤≥\d]{0,6} ?[<>≤≥])"
+    rf"(?<![\d.])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
 
