@@ -37,6 +37,11 @@ from npu_worker.engine.korean_reading import spoken
         ("x^{n/2}", "x의 2분의 n제곱"),  # x^{n/2}: braces and all
         ("n의 값은 (n-1)!", "n의 값은 (n-1) 팩토리얼"),  # (n-1)!: the sign unsaid
         ("(n+1)!은", "(n 플러스 1) 팩토리얼은"),
+        (
+            "n!/k!이면",
+            "n 팩토리얼 나누기 k 팩토리얼이면",
+        ),  # n 팩토리얼/k!이면: the last before a copula unsaid
+        ("n!은 n 곱하기 (n-1)!", "n 팩토리얼은 n 곱하기 (n-1) 팩토리얼"),  # n!은 n 곱하기 (n-1)!
         ("n!/(k!(n-k)!)", "n 팩토리얼 나누기 (k 팩토리얼(n-k) 팩토리얼)"),  # n 팩토리얼/(k 팩토리얼(n-k)!)
         ("FY2024년 매출", "2024 회계연도 매출"),  # FY2024년: espeak's English "fy"
         ("FY2024년도 예산", "2024 회계연도 예산"),
@@ -83,6 +88,9 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("1,000 < x", "1000 초과 x"),
         ("(가)!", "(가)!"),  # an exclamation
         ("(2020)!", "(2020)!"),
+        ("정답은 (a)!", "정답은 (a)!"),  # an answer exclaimed
+        ("정답은 n!", "정답은 n!"),
+        ("3!이면", "3!이면"),
         ("FY2024-01", "FY2024-01"),  # runs down: a code
         ("FY2024", "2024 회계연도"),
         ("$1-$2 사이", "1에서 2 달러 사이"),  # no code around it: money

@@ -100,17 +100,22 @@ FACTORIAL = re.compile(
 )  # a bracket's, "(n-1)! =", only before an operator: "(가)!(" is no formula
 # ... and the last of a formula's, "n! / k!", "1 + 3!" (it was n 팩토리얼 / k!: the second unsaid), or one with a
 # particle written on, "5!은 120", "3!로 나눕니다" (5 팩토리얼은): an exclamation has no particle after it.
-FACTORIAL_AFTER = re.compile(r"(?:(?<=[=×*/+(])|(?<=[=×*/+] ))(\d{1,3}|[a-z])!(?![=!\w])")
+FACTORIAL_AFTER = re.compile(
+    r"(?:(?<=[=×*/+(])|(?<=[=×*/+] ))(\d{1,3}|[a-z])!(?:(?![=!\w])|(?=이(?:면|다|고)|일 ?때|인(?![가-힣])))"
+)  # ... and before a copula, "n!/k!이면", "n! / k!일 때" (it was k!이면, the sign unsaid)
 # ... and a bracket's that holds a formula, "(n-1)!" ending the text or a sentence, "(k!(n-k)!)" closing a bracket (it
 # was left: the sign unsaid), with a particle, "(n+1)!은"; "(가)!", "(2020)!" are no formula's.
 BRACKET_FACTORIAL = re.compile(
     r"(?<=[A-Za-z\d]\))!(?:(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])|(?![=!\w(]))"
 )
-_FACTORIAL_TERM = re.compile(r"\d{0,3}[a-z]")
+_FACTORIAL_TERM = re.compile(r"\d{1,3}[a-z]")  # "(2n)!"; "정답은 (a)!" an answer exclaimed
 # ... and a division after one, "n!/(k!(n-k)!)" (it was n 팩토리얼/(…), the slash said as espeak's English word):
 # 나누기.
 DIVIDED_FACTORIAL = re.compile(r"(?<=팩토리얼) ?/ ?(?=[\w(])")
-FACTORIAL_PARTICLE = re.compile(r"(?<=\d)!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])")
+# ... and a letter's, "n!은 n 곱하기 …" (it was left): n 팩토리얼은.
+FACTORIAL_PARTICLE = re.compile(
+    r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])"
+)
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
