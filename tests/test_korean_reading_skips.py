@@ -277,3 +277,21 @@ def test_a_short_text_is_one_piece_without_its_leading_space(text):
     if len(joined) <= text_form.MOST_CLAUSE_CHARS:
         assert pieces == [joined.lstrip()]
     assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+
+
+def test_no_pass_gives_sub_a_template_to_parse_on_every_call():
+    """Python 3.11's `sub` parses a template string with a group reference ("\\1분기") on every call, match or none
+    (about 2 µs a pass): the passes give it `korean_templates.template`'s callable, which expands only at a match."""
+    templates = [
+        f"{module.__name__}:{node.lineno}"
+        for module in MODULES
+        for node in ast.walk(ast.parse(inspect.getsource(module)))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "sub"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+        and "\\" in node.args[0].value
+    ]
+    assert not templates

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .korean_formulas import PARTICLE, particle_after
+from .korean_templates import template
 
 _NAMES = {
     "sinh": "하이퍼볼릭 사인",
@@ -101,7 +102,7 @@ def spoken(text: str) -> str:
             ),
             text,
         )
-        text = SECOND_DERIVATIVE.sub(r"d 제곱 \1 d-\2 제곱", text)
+        text = SECOND_DERIVATIVE.sub(template(r"d 제곱 \1 d-\2 제곱"), text)
         text = COMPOUND_EXPONENT.sub(compound_exponent, text)  # "x^{n+1}"
         text = PARTIAL.sub(partial, text)  # "∂f/∂x" before "/" and "∂" are read
         text = NABLA.sub(nabla, text)
@@ -179,6 +180,6 @@ def compound_exponent(match: re.Match[str]) -> str:
     exponent = _SIGN.sub(
         lambda m: " 플러스 " if m.group(1) == "+" else " 마이너스 ", match.group(1) or match.group(2)
     )
-    exponent = _LETTER_FRACTION.sub(r"\2분의 \1", exponent)
+    exponent = _LETTER_FRACTION.sub(template(r"\2분의 \1"), exponent)
     said = f"의 {exponent.strip()}제곱"
     return said + particle_after(said, match.group(3)) if match.group(3) else said

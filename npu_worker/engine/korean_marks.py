@@ -14,6 +14,7 @@ import re
 import unicodedata
 
 from .korean_formulas import PARTICLE, particle_after
+from .korean_templates import template
 from .korean_words import DIGITS, HANJA
 from .sentence_ends import LIST_LABEL, opens_list_item
 
@@ -170,7 +171,7 @@ def marks_spoken(text: str) -> str:
     )
     text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = list_marks_spoken(text)
-    text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
+    text = _BRACKET_MARK.sub(template(r"\1\2번째, "), text)
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
@@ -178,15 +179,15 @@ def marks_spoken(text: str) -> str:
     if "o" in text:  # each has one; the pattern scans only a text that could hold it
         text = _OVER_PERIOD.sub(lambda m: _PERIODS[m.group(1)], text)
     text = _FISCAL_YEAR.sub(_fiscal_year, text)
-    text = _DERIVATIVE.sub(r"d-\1 d-\2", text)
+    text = _DERIVATIVE.sub(template(r"d-\1 d-\2"), text)
     text = _AT_RATE.sub(" ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
-    text = _NAME_VERSION.sub(r"\1 ", text)
-    text = _RATE.sub(r"\3\4\5당 \1\2", text)
+    text = _NAME_VERSION.sub(template(r"\1 "), text)
+    text = _RATE.sub(template(r"\3\4\5당 \1\2"), text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
-    text = _QUARTER.sub(r"\1분기", text)
+    text = _QUARTER.sub(template(r"\1분기"), text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
     return _AMPERSAND.sub("앤", text)
