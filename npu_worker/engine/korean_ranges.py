@@ -116,12 +116,13 @@ _FORMULA_BEFORE = re.compile(
 )
 _LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
-# A number's bound of a variable, "3 < x" 3 초과 x; with its unit or counter, "3인치 < x", "5V ≤ v", "3일 < t" (it was
-# 3인치 < x, the sign unsaid): 3인치 초과 x.
+# A number's bound of a variable, "3 < x" 3 초과 x; with its unit or counter, "3인치 < x", "5V ≤ v", "3일 < t", "3 개 < n"
+# (it was 3인치 < x, the sign unsaid): 3인치 초과 x.
 BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
     r"(?=\d[\d.]{0,12} ?[^\s<>≤≥\d]{0,6} ?[<>≤≥])"
     rf"(?<![\d.])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
-    rf"| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
+    rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
+    r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
 
 
