@@ -72,6 +72,7 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
     [
         ("A > B > C", "A > B > C"),  # a ranking of names
         ("a < b > c", "a < b > c"),  # no chain: its signs point both ways
+        ("a < b < c < d", "a < b < c < d"),  # a longer chain, left whole (not a 초과 b < c < d)
         ("<b>굵게</b>", "<b>굵게</b>"),
         ("vector<int> v;", "vector<int> v;"),
         ("3 < 5", "3 < 5"),  # two numbers compared

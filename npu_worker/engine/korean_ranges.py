@@ -87,9 +87,10 @@ VARIABLE_BOUND = re.compile(
 # A chain of variables, "a ≤ b ≤ c", "x < y < z이면" (espeak said nothing for the signs: a b c): its first bound as a
 # number's, "0 ≤ x ≤ 1" 0 이상 x 1 이하, a 이상 b c 이하; the last is `VARIABLE_BOUND`'s or `BOUND`'s. Both signs
 # one way: "a < b > c" is no chain, left.
+_CHAIN_END = r"(?:[a-z]|[-−]?\d)(?![\w.,]* ?[<>≤≥])"  # a chain of two signs: "a < b < c < d" is left
 VARIABLE_CHAIN = re.compile(
-    r"(?=[a-z] ?[<≤>≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?(?:([<≤]) ?(?=[a-z] ?[<≤] ?(?:[a-z]|[-−]?\d))"
-    r"|([>≥]) ?(?=[a-z] ?[>≥] ?(?:[a-z]|[-−]?\d)))(?![a-z][A-Za-z\d(_^])"
+    rf"(?=[a-z] ?[<≤>≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?(?:([<≤]) ?(?=[a-z] ?[<≤] ?{_CHAIN_END})"
+    rf"|([>≥]) ?(?=[a-z] ?[>≥] ?{_CHAIN_END}))(?![a-z][A-Za-z\d(_^])"
 )
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
 # comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
