@@ -4,7 +4,9 @@ Per text (the first sentence of each of the 39 lecture sections, `server_overhea
 best of `--calls` calls of `spoken_form(text, "ko")` and of all that runs on a Korean preview before espeak
 (`espeak_pieces(spoken_form(...))`, as `espeak.espeak_text` does), in µs. Each checkout runs in a child
 process of its own (PYTHONPATH names it); the children take turns, `--rounds` times, so a busy spell of the
-machine falls on both; the figure is the best over every round.
+machine falls on both; the figure is the best over every round. Beside them, a corpus: up to `--corpus` (3 000) of the
+texts the Korean reading's tests read (`tests/test_korean*.py`: formulas, units, money and code), one pass of
+`spoken_form` over them each round in the child's CPU time (a shared VM's other work not counted), best of the rounds.
 
     python benchmarks/reading_cost.py --before /work/k4-base --after . --rounds 7 --calls 30
 """
@@ -12,8 +14,10 @@ machine falls on both; the figure is the best over every round.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -22,7 +26,8 @@ from typing import Any
 
 from common import REPO, report_header, write_report
 
-# Runs in each child: reads a call count per line, answers the per-text best of that many calls (µs).
+# Runs in each child: reads a call count per line, answers the per-text best of that many calls (µs) and one pass
+# over the corpus (ms of the thread's CPU time).
 _CHILD = """
 import json, sys, time
 from npu_worker.engine.korean_reading import spoken_form
@@ -30,6 +35,7 @@ from npu_worker.engine.text_form import espeak_pieces
 import npu_worker
 print(json.dumps(npu_worker.__file__), flush=True)
 texts = json.loads(sys.stdin.readline())
+corpus = json.loads(sys.stdin.readline())
 def best(call, text, calls):
     fastest = float("inf")
     for _ in range(calls):
@@ -46,6 +52,10 @@ for line in sys.stdin:
     calls = int(line)
     answer = {"spoken_form": [best(spoken, t, calls) for t in texts],
               "before_espeak": [best(before_espeak, t, calls) for t in texts]}
+    started = time.thread_time_ns()
+    for text in corpus:
+        spoken(text)
+    answer["corpus_ms"] = (time.thread_time_ns() - started) / 1e6
     print(json.dumps(answer), flush=True)
 """
 
@@ -61,10 +71,21 @@ def preview_texts() -> list[str]:
     return texts
 
 
+def corpus_texts(count: int) -> list[str]:
+    """Up to `count` of the texts the Korean reading's tests read (their string constants, a fixed sample)."""
+    found: dict[str, None] = {}
+    for path in sorted((REPO / "tests").glob("test_korean*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) < 400:
+                found[node.value] = None
+    texts = list(found)
+    return random.Random(6).sample(texts, min(count, len(texts)))
+
+
 class Child:
     """A Python process that imported `npu_worker` from `checkout` and times calls when asked."""
 
-    def __init__(self, checkout: Path, texts: list[str]) -> None:
+    def __init__(self, checkout: Path, texts: list[str], corpus: list[str]) -> None:
         environment = {**os.environ, "PYTHONPATH": str(checkout)}
         self.process = subprocess.Popen(  # in the checkout: `-c` puts the working directory first on sys.path
             [sys.executable, "-c", _CHILD],
@@ -76,7 +97,9 @@ class Child:
         )
         assert self.process.stdout is not None
         self.module = json.loads(self.process.stdout.readline())  # the npu_worker it imported
-        self.spoken = self.ask(json.dumps(texts))
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(texts) + "\n")
+        self.spoken = self.ask(json.dumps(corpus))
 
     def ask(self, line: str) -> Any:
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -98,15 +121,22 @@ def main() -> None:
     parser.add_argument("--after", type=Path, default=REPO, help="the other checkout (default: this one)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=30, help="calls per text in a round")
+    parser.add_argument("--corpus", type=int, default=3000, help="texts of the tests' corpus")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
-    texts = preview_texts()
-    sides = {"before": Child(args.before.resolve(), texts), "after": Child(args.after.resolve(), texts)}
+    texts, corpus = preview_texts(), corpus_texts(args.corpus)
+    sides = {
+        side: Child(path.resolve(), texts, corpus)
+        for side, path in (("before", args.before), ("after", args.after))
+    }
     best: dict[str, dict[str, list[float]]] = {side: {} for side in sides}
+    corpus_ms = {side: float("inf") for side in sides}
     try:
         for _ in range(args.rounds):
             for side, child in sides.items():
-                for figure, values in child.ask(str(args.calls)).items():
+                answer = child.ask(str(args.calls))
+                corpus_ms[side] = min(corpus_ms[side], answer.pop("corpus_ms"))
+                for figure, values in answer.items():
                     kept = best[side].get(figure, [float("inf")] * len(texts))
                     best[side][figure] = [min(a, b) for a, b in zip(kept, values, strict=True)]
     finally:
@@ -125,8 +155,18 @@ def main() -> None:
             f"{figure}: median {statistics.median(before):.1f} -> {statistics.median(after):.1f} µs, "
             f"sum of the 39 {sum(before):.0f} -> {sum(after):.0f} µs"
         )
+    print(
+        f"corpus of {len(corpus)} test texts, one pass (CPU): "
+        f"{corpus_ms['before']:.1f} -> {corpus_ms['after']:.1f} ms, best of {args.rounds}"
+    )
     if args.json:
-        report = {**report_header(), "texts": texts, "best_us": best, "changed": changed}
+        report = {
+            **report_header(),
+            "texts": texts,
+            "best_us": best,
+            "changed": changed,
+            "corpus_ms": corpus_ms,
+        }
         write_report(report, args.json, echo=False)
 
 

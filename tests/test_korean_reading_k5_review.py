@@ -52,7 +52,7 @@ def test_what_the_round_meant_still_reads_so(written, said):
         ("log_2(x)", "로그 2의 (x)"),
         ("log₂입니다", "로그 2입니다"),
         # a formula's last factorial was unsaid (n 팩토리얼 / k!), one with a particle too
-        ("n! / k!", "n 팩토리얼 / k 팩토리얼"),
+        ("n! / k!", "n 팩토리얼 나누기 k 팩토리얼"),
         ("1 + 3!", "1 더하기 3 팩토리얼"),
         ("5!은 120입니다", "5 팩토리얼은 120입니다"),
         ("5!는", "5 팩토리얼은"),
@@ -142,7 +142,7 @@ def test_a_bound_before_a_formula_is_said_after_it(written, said):
         ("x ≥ y이면", "x y 이상이면"),
         ("a > b일 때", "a b 초과일 때"),
         ("x > y, z", "x y 초과, z"),
-        ("a>b>c", "a>b>c"),
+        ("a<b>c", "a<b>c"),
     ],
 )
 def test_a_bound_between_two_variables_reads_as_before(written, said):
@@ -154,7 +154,7 @@ def test_a_bound_between_two_variables_reads_as_before(written, said):
     [
         # a sum of amounts, a shell's "$1+$2", was read "so much or more" before the second (1 달러 이상2 달러)
         ("$1+$2", "1 달러+2 달러"),
-        ("echo $(($1+$2))", "echo $((1 달러+2 달러))"),
+        ("echo $(($1+$2))", "echo $((달러 1 더하기 달러 2))"),
         ("$1M+$2M", "100만 달러+200만 달러"),
         ("$100+ 예산", "100 달러 이상 예산"),
         ("$1.5M+", "150만 달러 이상"),

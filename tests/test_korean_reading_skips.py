@@ -59,6 +59,8 @@ MAY_MATCH_PLAIN = {
     "korean_units._LABEL_AFTER": "matched after a unit's digits",
     "korean_units._WRITTEN_WORD": "matched after a currency's amount",
     "korean_formulas._FORMULA_IN_BRACKET": "matched before a bracket's superscript power",
+    "korean_ranges._CODE_BEFORE": 'searched before a bound between two variables, "a>b"',
+    "korean_units._SHELL_BEFORE": 'searched before a shell\'s positional parameters, "$1-$2"',
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]
@@ -275,3 +277,21 @@ def test_a_short_text_is_one_piece_without_its_leading_space(text):
     if len(joined) <= text_form.MOST_CLAUSE_CHARS:
         assert pieces == [joined.lstrip()]
     assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+
+
+def test_no_pass_gives_sub_a_template_to_parse_on_every_call():
+    """Python 3.11's `sub` parses a template string with a group reference ("\\1분기") on every call, match or none
+    (about 2 µs a pass): the passes give it `korean_templates.template`'s callable, which expands only at a match."""
+    templates = [
+        f"{module.__name__}:{node.lineno}"
+        for module in MODULES
+        for node in ast.walk(ast.parse(inspect.getsource(module)))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "sub"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+        and "\\" in node.args[0].value
+    ]
+    assert not templates

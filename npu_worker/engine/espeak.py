@@ -75,7 +75,11 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "$1M-$2M이", "100$은", "$2M이" 달러가, 달러는 (not 달러이, 달러은); "x >= 0 and" x 0 이상 and (not 0 and 이상);
 # "y > x + 1", "y > x^2" y x 더하기 1 초과, y x의 2제곱 초과 (not y x 초과 플러스 1, y x 초과^2); "$1+$2" 1 달러+2 달러 again (not 1 달러 이상2 달러);
 # "5 s⁻¹이" 5 퍼 초가 (not 퍼 초이); "my MoM" left (not my 전월 대비).
-AUDIO_REVISION = 13
+# 14: the Korean reading's leftovers (k6): chains "a ≤ b ≤ c" a 이상 b c 이하; "2x - 3 > 0" 2x 빼기 3 0 초과; "3인치 < x"
+# 3인치 초과 x; "x ≤ 3이 되면" 이하가 (not 이하이); "if (a>b)" a가 b보다 크다; "x^{n/2}" x의 2분의 n제곱; "(n-1)!" and
+# "n!/(k!(n-k)!)" 팩토리얼, 나누기; "FY2024년", "FY2024-25" 회계연도; a shell's "$1-$2" 달러 1 빼기 달러 2; "a * 2" 곱하기;
+# "∇·E" 델 닷 E, "∇×B" 델 크로스 B; "ln₂" 엘엔 2; "MoM의 조언" left (not 전월 대비의).
+AUDIO_REVISION = 14
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

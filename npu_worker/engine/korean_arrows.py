@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from .korean_formulas import final_sound
+from .korean_templates import template
 
 # "A -> B", "A => B", "A <- B", "A <-> B" as the arrows they draw; only between spaces ("ptr->next" is code).
 _ASCII_ARROW = re.compile(r"(?<= )(?:<->|->|=>|<-)(?= )")
@@ -102,7 +103,7 @@ def ascii_arrows(text: str) -> str:
     """`text` with its spaced ASCII arrows drawn as the arrow signs, before any "<" or ">" is read as a
     bound; "™" and "®" taken out, "©" after "Copyright" too."""
     text = _LAMBDA.sub(
-        "", _CODE_ARROW.sub(r"\1->", text)
+        "", _CODE_ARROW.sub(template(r"\1->"), text)
     )  # the code arrow's test sees the lambda's backslash
     text = _ASCII_ARROW.sub(lambda m: _AS_ARROWS[m.group()], text)
     return _MARKS.sub("", text).replace("©", " 저작권 ")

@@ -68,8 +68,11 @@ _FORMULA = re.compile(r"[A-Za-z\d] ?[-+−*/] ?[A-Za-z\d]")
 _NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a name's footnote
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(
-    r"(?=[ ×✕*÷])(?:(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S))"
+    r"(?=[ ×✕*÷])(?:(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)"
+    r"|(?:(?<=(?<![A-Za-z])[A-Za-z])|(?<=\d)|(?<=\))) ?(\*) ?(?=[A-Za-z](?![A-Za-z])|\d|\())"
 )  # "V × I" said no sign
+# ... and a star between a formula's terms, "a * 2", "x*y", "2 * (a+b)" (it was a 2, x y: the star a space, as
+# Markdown's): 곱하기. Not emphasis, "*중요*", nor a word's, "Note * 2" (a letter alone is a term).
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
 # A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
@@ -97,8 +100,22 @@ FACTORIAL = re.compile(
 )  # a bracket's, "(n-1)! =", only before an operator: "(가)!(" is no formula
 # ... and the last of a formula's, "n! / k!", "1 + 3!" (it was n 팩토리얼 / k!: the second unsaid), or one with a
 # particle written on, "5!은 120", "3!로 나눕니다" (5 팩토리얼은): an exclamation has no particle after it.
-FACTORIAL_AFTER = re.compile(r"(?:(?<=[=×*/+(])|(?<=[=×*/+] ))(\d{1,3}|[a-z])!(?![=!\w])")
-FACTORIAL_PARTICLE = re.compile(r"(?<=\d)!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])")
+FACTORIAL_AFTER = re.compile(
+    r"(?:(?<=[=×*/+(])|(?<=[=×*/+] ))(\d{1,3}|[a-z])!(?:(?![=!\w])|(?=이(?:면|다|고)|일 ?때|인(?![가-힣])))"
+)  # ... and before a copula, "n!/k!이면", "n! / k!일 때" (it was k!이면, the sign unsaid)
+# ... and a bracket's that holds a formula, "(n-1)!" ending the text or a sentence, "(k!(n-k)!)" closing a bracket (it
+# was left: the sign unsaid), with a particle, "(n+1)!은"; "(가)!", "(2020)!" are no formula's.
+BRACKET_FACTORIAL = re.compile(
+    r"(?<=[A-Za-z\d]\))!(?:(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])|(?![=!\w(]))"
+)
+_FACTORIAL_TERM = re.compile(r"\d{1,3}[a-z]")  # "(2n)!"; "정답은 (a)!" an answer exclaimed
+# ... and a division after one, "n!/(k!(n-k)!)" (it was n 팩토리얼/(…), the slash said as espeak's English word):
+# 나누기.
+DIVIDED_FACTORIAL = re.compile(r"(?<=팩토리얼) ?/ ?(?=[\w(])")
+# ... and a letter's, "n!은 n 곱하기 …" (it was left): n 팩토리얼은.
+FACTORIAL_PARTICLE = re.compile(
+    r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])"
+)
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
@@ -159,6 +176,18 @@ def bracket_power(match: re.Match[str]) -> str:
         return match.group(0)
     said = f"의 {match.group(1).translate(_SUPERSCRIPT)}제곱"
     return said + particle_after(said, match.group(2)) if match.group(2) else said
+
+
+def bracket_factorial(match: re.Match[str]) -> str:
+    start = match.start()
+    inside = _FORMULA_IN_BRACKET.search(match.string, max(0, start - 26), start)
+    if not inside or _NAME_IN_BRACKET.search(inside.group(1)):
+        return match.group(0)
+    formula = inside.group(1)
+    if not _FORMULA.search(formula) and not _FACTORIAL_TERM.fullmatch(formula):
+        return match.group(0)
+    particle = match.group(1)
+    return " 팩토리얼" + (particle_after("팩토리얼", particle) if particle else "")
 
 
 def particle_after(word: str, particle: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from .korean_formulas import PARTICLE, particle_after
+from .korean_templates import template
 
 _NAMES = {
     "sinh": "하이퍼볼릭 사인",
@@ -50,7 +51,9 @@ PARTIAL = re.compile(
 # A power whose exponent is a sum or a product, "x^{n+1}", "2^{n-1}", "e^{2x}", "x^(n+1)" (espeak: 엑스 엔 플러스 일, the
 # power unsaid): x의 n 플러스 1제곱. A bracket's single term, "f^(n)", is a derivative's order: left.
 # ... and a fraction or a Greek letter in the braces, "x^{1/2}", "e^{iπ}": x의 2분의 1제곱, e의 i파이제곱.
-_TERM = r"(?:\d{1,3}/\d{1,3}|[A-Za-z\dα-ω]{1,3})"
+# ... and a letter's fraction, "x^{n/2}", "e^{x/2}" (it was left, braces and all): x의 2분의 n제곱.
+_TERM = r"(?:\d{1,3}/\d{1,3}|[a-z]/\d{1,3}|[A-Za-z\dα-ω]{1,3})"
+_LETTER_FRACTION = re.compile(r"([a-z])/(\d{1,3})")
 COMPOUND_EXPONENT = re.compile(
     rf"\^ ?(?:\{{ ?([-−]?{_TERM}(?: ?[-+−] ?{_TERM}){{0,2}}) ?\}}"
     rf"|\( ?((?:[-−] ?)?{_TERM}(?: ?[-+−] ?{_TERM}){{1,2}}|[-−] ?{_TERM}) ?\))"
@@ -68,10 +71,14 @@ LOG_BASE = re.compile(
     r"(?<![A-Za-z])log(?:([₀-₉]{1,3})|_ ?\{?(\d{1,3}|[a-z])\}?) ?(\d{1,6}|[A-Za-zα-ω](?![A-Za-z])|(?=\())?"
 )  # ... before a capital or a bracket too, "log₂N", "log₂(n)" (it was 로그₂N, the base unsaid)
 _SUBSCRIPT = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+# A natural logarithm's argument written as a subscript, "ln₂" (it was 엘엔₂, the digit left to espeak): 엘엔 2.
+LN_SUBSCRIPT = re.compile(r"(?<![A-Za-z])ln([₀-₉]{1,3})(?![₀-₉A-Za-z\d])")
 # An inverse written out, "arcsin x", "arctan(1)" (espeak: the English "arcsine"): 아크사인 x.
 ARC = re.compile(r"(?<![A-Za-z])arc(sin|cos|tan)(?![A-Za-z])")
 # The Laplacian and the gradient, "∇²u", "∇f" (espeak said nothing for "∇"): 라플라시안 u, 델 f.
-NABLA = re.compile("∇(²)? ?")
+# ... and the divergence and the curl, "∇·E", "∇×B" (it was 델 ·E, 델 ×B: the dot unsaid, the cross a product's
+# 곱하기): 델 닷 E, 델 크로스 B, as Korean physics lectures say them.
+NABLA = re.compile("∇(²)? ?(?:([·⋅∙×]) ?)?")
 # An integral's or a sum's limits, "∫_0^1 x dx", "Σ_{i=1}^{n} i" (it was 적분 _0의 1제곱: the upper limit read as a power
 # of the lower): 적분 0부터 1까지 x dx, 시그마 i=1부터 n까지 i (its "=" 는 later).
 LIMITS = re.compile(
@@ -95,12 +102,13 @@ def spoken(text: str) -> str:
             ),
             text,
         )
-        text = SECOND_DERIVATIVE.sub(r"d 제곱 \1 d-\2 제곱", text)
+        text = SECOND_DERIVATIVE.sub(template(r"d 제곱 \1 d-\2 제곱"), text)
         text = COMPOUND_EXPONENT.sub(compound_exponent, text)  # "x^{n+1}"
         text = PARTIAL.sub(partial, text)  # "∂f/∂x" before "/" and "∂" are read
         text = NABLA.sub(nabla, text)
     if any(name in text for name in _SHORT_NAMES):
         text = LOG_BASE.sub(log_base, text)
+        text = LN_SUBSCRIPT.sub(lambda m: "엘엔 " + m.group(1).translate(_SUBSCRIPT), text)
         text = ARC.sub(lambda m: "아크" + _NAMES[m.group(1)], text)
         text = FUNCTION_POWER.sub(function_power, text)  # "sin²x" before "²" is a power
         text = FUNCTION.sub(function, text)
@@ -118,7 +126,9 @@ def log_base(match: re.Match[str]) -> str:
 def nabla(match: re.Match[str]) -> str:
     start = match.start()
     before = " " if start and not match.string[start - 1].isspace() else ""  # "c²∇²u": c의 2제곱 라플라시안 u
-    return before + ("라플라시안 " if match.group(1) else "델 ")
+    product = match.group(2)
+    said = "라플라시안 " if match.group(1) else "델 "
+    return before + said + ("" if not product else "크로스 " if product == "×" else "닷 ")
 
 
 def function_power(match: re.Match[str]) -> str:
@@ -170,5 +180,6 @@ def compound_exponent(match: re.Match[str]) -> str:
     exponent = _SIGN.sub(
         lambda m: " 플러스 " if m.group(1) == "+" else " 마이너스 ", match.group(1) or match.group(2)
     )
+    exponent = _LETTER_FRACTION.sub(template(r"\2분의 \1"), exponent)
     said = f"의 {exponent.strip()}제곱"
     return said + particle_after(said, match.group(3)) if match.group(3) else said

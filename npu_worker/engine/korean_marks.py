@@ -14,6 +14,7 @@ import re
 import unicodedata
 
 from .korean_formulas import PARTICLE, particle_after
+from .korean_templates import template
 from .korean_words import DIGITS, HANJA
 from .sentence_ends import LIST_LABEL, opens_list_item
 
@@ -135,18 +136,22 @@ _ABBREVIATIONS = {
 _ABBREVIATION = re.compile(r"(?<![A-Za-z.])((?i:e\.g\.|i\.e\.|etc\.|cf\.|vs\.)|[Ee]tc|[Vv]s)(?![A-Za-z])")
 # A level, "Lv. 3", "Lv3" (espeak: "el vee" and the point's pause): 레벨 3, as said; "LV" alone is a low voltage's.
 _LEVEL = re.compile(r"(?<![A-Za-z])(?:[Ll]v\.? ?|LV\. ?)(?=\d)")
-# A fiscal year, "FY2024", "FY 24" (espeak: the English "fy", 파이): 2024 회계연도, as Korean reports say it; not
-# "FY2024년" (its own word for the year), a span "FY2024-25" nor a code's "FY2024A".
-# A range of them, "FY2023~FY2024", "FY2023-FY2024": 2023에서 2024 회계연도 (the tilde was lost between the two).
+# A fiscal year, "FY2024", "FY 24" (espeak: the English "fy", 파이): 2024 회계연도, as Korean reports say it; not a
+# code's "FY2024A". Its own word for the year written after it, "FY2024년", "FY2024년도" (it was left: espeak's "fy"),
+# said once: 2024 회계연도.
+# A range of them, "FY2023~FY2024", "FY2023-FY2024": 2023에서 2024 회계연도 (the tilde was lost between the two); and a
+# fiscal year across two, "FY2024-25", "FY2024-2025" (it was left): 2024에서 2025 회계연도. Not one that runs down,
+# "FY2024-01" (a code), left.
 _FISCAL_YEAR = re.compile(
-    r"(?=FY)(?<![A-Za-z\d])FY ?'?(\d{4}|\d{2})(?: ?[-~–] ?FY ?'?(\d{4}|\d{2}))?(?![\d년A-Za-z]|[-/.]\d)"
+    r"(?=FY)(?<![A-Za-z\d])FY ?'?(\d{4}|\d{2})(?: ?[-~–] ?(?:FY ?'?)?(\d{4}|\d{2}))?(?:년도?)?"
+    r"(?![\d년A-Za-z]|[-/.]\d)"
 )
 # A report's period-over-period change, "YoY +5%", "QoQ", "MoM" (espeak: English "yo", "koh"): 전년 대비, as a Korean
 # report says it; "CAGR" is spelled (espeak: "kagger"). Not inside a code name, "YoYo", "yoy_rate".
 # Its own word written after it, "MoM 대비 10%", said once (it was 전월 대비 대비).
-# Not someone's mother, "my MoM", "your MoM's".
+# Not someone's mother, "my MoM", "your MoM's", "MoM의 조언" (it was 전월 대비의 조언): left as written.
 _OVER_PERIOD = re.compile(
-    r"(?<![A-Za-z\d_])(?<!my )(?<!My )(?<!his )(?<!her )(?<!our )(?<!your )(YoY|QoQ|MoM)(?![A-Za-z\d_'’])(?: ?대비)?"
+    r"(?<![A-Za-z\d_])(?<!my )(?<!My )(?<!his )(?<!her )(?<!our )(?<!your )(YoY|QoQ|MoM(?!의))(?![A-Za-z\d_'’])(?: ?대비)?"
 )  # not a game's "WoW"
 _PERIODS = {"YoY": "전년 대비", "QoQ": "전 분기 대비", "MoM": "전월 대비"}
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
@@ -166,28 +171,37 @@ def marks_spoken(text: str) -> str:
     )
     text = _LABELLED_MARK.sub(_labelled_mark, text)
     text = list_marks_spoken(text)
-    text = _BRACKET_MARK.sub(r"\1\2번째, ", text)
+    text = _BRACKET_MARK.sub(template(r"\1\2번째, "), text)
     text = _HEADING.sub("", text)
     text = _FOOTNOTE.sub("", text)
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
     if "o" in text:  # each has one; the pattern scans only a text that could hold it
         text = _OVER_PERIOD.sub(lambda m: _PERIODS[m.group(1)], text)
-    text = _FISCAL_YEAR.sub(
-        lambda m: f"{m.group(1)}에서 {m.group(2)} 회계연도" if m.group(2) else f"{m.group(1)} 회계연도", text
-    )
-    text = _DERIVATIVE.sub(r"d-\1 d-\2", text)
+    text = _FISCAL_YEAR.sub(_fiscal_year, text)
+    text = _DERIVATIVE.sub(template(r"d-\1 d-\2"), text)
     text = _AT_RATE.sub(" ", text)
     text = _LETTERS_SLASH.sub(_letters_slash, text)
-    text = _NAME_VERSION.sub(r"\1 ", text)
-    text = _RATE.sub(r"\3\4\5당 \1\2", text)
+    text = _NAME_VERSION.sub(template(r"\1 "), text)
+    text = _RATE.sub(template(r"\3\4\5당 \1\2"), text)
     text = _HANGUL_SLASH.sub(" ", text)
     text = _CATHODE.sub(_digit_by_digit, text)
     text = _NAME_RANGE.sub("에서 ", text)
-    text = _QUARTER.sub(r"\1분기", text)
+    text = _QUARTER.sub(template(r"\1분기"), text)
     text = _LETTERS_DIGIT.sub(_letters_digit, text)
     text = _ACRONYM.sub(lambda m: "-".join(m.group()) if m.group() in _SPELLED else m.group(), text)
     return _AMPERSAND.sub("앤", text)
+
+
+def _fiscal_year(match: re.Match[str]) -> str:
+    """ "FY2024" as 2024 회계연도, "FY2024-25" as 2024에서 2025 회계연도 (the century of the first); one that runs down
+    left."""
+    first, last = match.groups()
+    if not last:
+        return f"{first} 회계연도"
+    if len(first) == 4 and len(last) == 2:
+        last = first[:2] + last
+    return f"{first}에서 {last} 회계연도" if int(first) < int(last) else match.group(0)
 
 
 def list_marks_spoken(text: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
 from .korean_words import UNITS as _UNITS
 
@@ -61,10 +62,11 @@ _ENGLISH_WORD = (
     r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= [a-z]))(?![A-Za-z])"
 )
 BOUND = re.compile(
-    r"(?=[<>≤≥])(?:(?<![\d<>=\-])(?<!\d )|(?<=\^\d)|(?<=\^\d ))([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
+    r"(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
     rf"(?: ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
+    rf"(?:{PARTICLE})?"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
 # as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
@@ -79,8 +81,21 @@ _COPULA_CONTEXT = {
 # "x > 0일 때" is x 0 초과일 때. Not a tag, "<b>", nor a capitals' ranking, "A > B > C".
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_²³^])(?! ?[<>≤≥])"
-    r"(?! ?[-+−*/×÷=] ?[\w(])"
+    rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
+# ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
+# A chain of variables, "a ≤ b ≤ c", "x < y < z이면" (espeak said nothing for the signs: a b c): its first bound as a
+# number's, "0 ≤ x ≤ 1" 0 이상 x 1 이하, a 이상 b c 이하; the last is `VARIABLE_BOUND`'s or `BOUND`'s. Both signs
+# one way: "a < b > c" is no chain, left.
+_CHAIN_END = r"(?:[a-z]|[-−]?\d)(?![\w.,]* ?[<>≤≥])"  # a chain of two signs: "a < b < c < d" is left
+VARIABLE_CHAIN = re.compile(
+    rf"(?=[a-z] ?[<≤>≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?(?:([<≤]) ?(?=[a-z] ?[<≤] ?{_CHAIN_END})"
+    rf"|([>≥]) ?(?=[a-z] ?[>≥] ?{_CHAIN_END}))(?![a-z][A-Za-z\d(_^])"
+)
+# A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
+# comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
+_CODE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;) ?$")
+_CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
 # "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
@@ -92,11 +107,24 @@ _FORMULA_WORD = (
 )
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
-    rf"({_FORMULA_WORD}(?: {_FORMULA_WORD}){{0,8}})(?![A-Za-z\d(.])(?! ?[<>≤≥])"
+    rf"({_FORMULA_WORD}(?: {_FORMULA_WORD}){{0,8}})(?![A-Za-z\d(.])(?! ?[<>≤≥])(?:{PARTICLE})?"
+)
+# ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
+# a number before the sign taken for a comparison of two numbers): 2x 빼기 3 0 초과이면. "3 < 5", "5 - 3 > 0" are left.
+_NUMBER_BEFORE = re.compile(r"\d ?$")
+_FORMULA_BEFORE = re.compile(
+    r"(?:\^\d|(?:(?<![A-Za-z])[a-z](?:\^\d{1,3}|[²³])?|\)) ?[-+−] ?\d+(?:\.\d+)?) ?$"
 )
 _LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
-BOUNDED_BY = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?%?) ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))")
+# A number's bound of a variable, "3 < x" 3 초과 x; with its unit or counter, "3인치 < x", "5V ≤ v", "3일 < t", "3 개 < n"
+# (it was 3인치 < x, the sign unsaid): 3인치 초과 x.
+BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
+    r"(?=\d[\d.]{0,12} ?[^\s<>≤≥\d]{0,6} ?[<>≤≥])"
+    rf"(?<![\d.])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
+    r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
+)
 
 
 def year_range(match: re.Match[str]) -> str:
@@ -109,8 +137,13 @@ def year_range(match: re.Match[str]) -> str:
 
 
 def bound(match: re.Match[str]) -> str:
-    """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word)."""
-    sign, amount = match.groups()
+    """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word), "x ≤ 3이
+    되면" as x 3 이하가 되면 (the particle in the form the bound's word takes)."""
+    sign, amount, particle = match.groups()
+    text, start = match.string, match.start()
+    formula_before = _NUMBER_BEFORE.search(text, max(0, start - 2), start)
+    if formula_before and not _FORMULA_BEFORE.search(text, max(0, start - 24), start):
+        return match.group(0)  # "3 < 5": two numbers compared, left
     if _TERM.fullmatch(amount) and amount[-1] not in _UNITS:
         return match.group(
             0
@@ -119,26 +152,43 @@ def bound(match: re.Match[str]) -> str:
         "."
     ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
         amount = amount.replace(".", "0.", 1)
-    text, start, last, number = match.string, match.start(), amount[-1], amount[:-1].rstrip()
+    last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() else ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
-        and _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
-        and _COPULA_CONTEXT[last].match(text, match.end())
-    ):
-        return f"{apart}{number} {BOUND_WORDS[sign]}{last}"
-    return f"{apart}{amount} {BOUND_WORDS[sign]}"
+        and (formula_before or _VARIABLE_BEFORE.search(text, max(0, start - 2), start))
+        and _COPULA_CONTEXT[last].match(text, match.end(2))
+    ):  # "x > 0인가?": the copula's ending is no particle of the bound's word
+        return f"{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
+    word = BOUND_WORDS[sign]
+    return f"{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
+
+
+def variable_bound(match: re.Match[str]) -> str:
+    """ "x ≥ y이면" as x y 이상이면; in code, "if (a>b)", as if (a가 b보다 크다)."""
+    left, sign, right, particle = match.groups()
+    start = match.start()
+    if _CODE_BEFORE.search(match.string, max(0, start - 10), start):
+        return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
+    word = BOUND_WORDS[sign]
+    return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
+
+
+def variable_chain(match: re.Match[str]) -> str:
+    """ "a ≤ b ≤ c"'s first bound, "a ≤", as a number's: a 이상."""
+    return f"{match.group(1)} {LOWER_BOUND_WORDS[match.group(2) or match.group(3)]} "
 
 
 def expression_bound(match: re.Match[str]) -> str:
     """ "y ≥ 2x + 1" as y 2x 더하기 1 이상; a lone letter after a word's sign is a type's bracket, "vector<int> v;"
     (it was vector<int v 초과;), left."""
-    sign, formula = match.groups()
+    sign, formula, particle = match.groups()
     if _LONE_LETTER.fullmatch(formula):
         return match.group(0)
-    return f" {formula} {BOUND_WORDS[sign]}"
+    word = BOUND_WORDS[sign]
+    return f" {formula} {word}{particle_after(word, particle) if particle else ''}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:

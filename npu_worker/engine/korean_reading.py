@@ -39,6 +39,7 @@ from . import korean_ranges as ranges
 from . import korean_units as units
 from .base import language_code
 from .korean_marks import list_marks_spoken, marks_spoken
+from .korean_templates import template
 from .korean_words import MATH_NAMES as _MATH_NAMES
 from .korean_words import SYMBOLS as _SYMBOLS
 from .korean_words import UNITS as _UNITS
@@ -99,23 +100,25 @@ def _held(match: re.Match[str], paths: list[str]) -> str:
 # The passes of each of the four groups below all need a digit (`tests/test_korean_reading_skips.py` checks each
 # pattern): a text without one skips the group, a search for one in place of its passes' (`_numbers_spoken`).
 _DIGIT = re.compile(r"\d")
+_BOUND_SIGN = re.compile("[<>≤≥]")  # what the bounds between variables need
 
 
 def _numbers_spoken(text: str) -> str:
     if _WIDE_SIGN.search(text):
         text = text.translate(_WIDE_SIGNS)
     # "x^{2}" as "x^2", before any rule reads the exponent's "-" or letter
-    text = formulas.BRACED_EXPONENT.sub(r"^\1", text)
+    text = formulas.BRACED_EXPONENT.sub(template(r"^\1"), text)
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
+    if _BOUND_SIGN.search(text):
+        text = ranges.VARIABLE_CHAIN.sub(ranges.variable_chain, text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
     text = _numerals_and_dates(text)
-    text = ranges.VARIABLE_BOUND.sub(
-        lambda m: f"{m.group(1)} {m.group(3)} {ranges.BOUND_WORDS[m.group(2)]}", text
-    )
-    text = dates.WEEKDAY_RANGE.sub(r"\1요일에서 \2요일", text)
+    if _BOUND_SIGN.search(text):
+        text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
+    text = dates.WEEKDAY_RANGE.sub(template(r"\1요일에서 \2요일"), text)
     text = _phones_and_ranges(text)
     text = ranges.TILDE.sub(" ", text)  # "감사합니다~": a drawn-out ending, not the word "tilde"
     text = _amounts(text)
@@ -129,26 +132,28 @@ def _numbers_spoken(text: str) -> str:
     text = text.replace("%", " 퍼센트")  # "몇 %": no number before it, still not the English word
     if "!" in text:
         text = formulas.FACTORIAL.sub(" 팩토리얼", text)
-        text = formulas.FACTORIAL_AFTER.sub(r"\1 팩토리얼", text)
+        text = formulas.FACTORIAL_AFTER.sub(template(r"\1 팩토리얼"), text)
         text = formulas.FACTORIAL_PARTICLE.sub(
             lambda m: " 팩토리얼" + formulas.particle_after("팩토리얼", m.group(1)), text
         )
+        text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
+        text = formulas.DIVIDED_FACTORIAL.sub(" 나누기 ", text)
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)
     text = formulas.TIMES_AFTER.sub("배", text)
-    text = formulas.TIMES_BEFORE.sub(r"\1배", text)
+    text = formulas.TIMES_BEFORE.sub(template(r"\1배"), text)
     text = formulas.OPERATOR.sub(lambda m: " 나누기 " if "÷" in m.group(0) else " 곱하기 ", text)
     text = formulas.PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = formulas.PLUS.sub(" 플러스 ", text)
     text = formulas.MINUS_AFTER_POWER.sub(" 마이너스 ", text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
-    text = _EMPHASIS.sub(r"\2", text)
+    text = _EMPHASIS.sub(template(r"\2"), text)
     text = _STARS.sub(" ", text)
-    text = formulas.QUARTER.sub(r"\1 4", text)
+    text = formulas.QUARTER.sub(template(r"\1 4"), text)
     text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
-    text = formulas.FRACTION.sub(r"\2분의 \1", text)
+    text = formulas.FRACTION.sub(template(r"\2분의 \1"), text)
     text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
     text = _clocks_and_counters(text)
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
@@ -170,8 +175,8 @@ def _numerals_and_dates(text: str) -> str:
         lambda m: f"{m.group(1)} 곱하기 10의 {m.group(2).strip('+')}{m.group(3)}제곱", text
     )
     text = numerals.ENGLISH_COMPOUND_ORDINAL.sub(numerals.english_ordinal, text)
-    text = numerals.ORDINAL.sub(r"\1번째", text)
-    text = numerals.PAGE.sub(r"\1페이지", text)
+    text = numerals.ORDINAL.sub(template(r"\1번째"), text)
+    text = numerals.PAGE.sub(template(r"\1페이지"), text)
     text = dates.DATED_EVENT.sub(dates.dated_event, text)
     text = numerals.VERSION.sub(lambda m: m.group().replace(".", " 점 "), text)
     text = numerals.NUMBER_SIGN.sub(numerals.number_sign, text)
@@ -183,7 +188,7 @@ def _numerals_and_dates(text: str) -> str:
     text = dates.SHORT_DATE.sub(dates.year_month_day, text)
     text = dates.YEAR_MONTH.sub(lambda m: f"{m.group(1)}년 {int(m.group(2))}월", text)
     text = dates.MONTH_DAY.sub(lambda m: f"{int(m.group(1))}월 {int(m.group(2))}일", text)
-    text = dates.WEEKDAY.sub(r" \1요일", text)
+    text = dates.WEEKDAY.sub(template(r" \1요일"), text)
     return text
 
 
@@ -199,7 +204,7 @@ def _phones_and_ranges(text: str) -> str:
     text = ranges.HYPHEN_RANGE.sub(ranges.hyphen_range, text)
     text = ranges.YEAR_RANGE.sub(ranges.year_range, text)
     text = ranges.CLOCK_RANGE.sub("~", text)
-    text = ranges.RANGE.sub(r"\1에서 ", text)
+    text = ranges.RANGE.sub(template(r"\1에서 "), text)
     return text
 
 
@@ -207,12 +212,13 @@ def _amounts(text: str) -> str:
     """Durations, speeds, temperatures, amounts of money and rates per unit."""
     if not _DIGIT.search(text):
         return text
-    text = dates.HOURS_MINUTES.sub(r"\1시간 \2분", text)
+    text = dates.HOURS_MINUTES.sub(template(r"\1시간 \2분"), text)
     text = units.PER_HOUR.sub(units.per_hour, text)
-    text = units.PER_SECOND_SQUARED.sub(r"\1 미터 퍼 초 제곱", text)
+    text = units.PER_SECOND_SQUARED.sub(template(r"\1 미터 퍼 초 제곱"), text)
     text = units.PER_SECOND.sub(units.per_second, text)
-    text = units.FAHRENHEIT.sub(r"화씨 \1도", text)
+    text = units.FAHRENHEIT.sub(template(r"화씨 \1도"), text)
     text = units.US_DOLLARS.sub("미화 $", text)
+    text = units.SHELL_PARAMETERS.sub(units.shell_parameters, text)
     text = units.SCALED_RANGE.sub(units.scaled_range, text)
     text = units.SCALED_AMOUNT.sub(units.scaled_amount, text)
     text = units.DOLLARS_AFTER.sub(units.dollars_after, text)
@@ -228,7 +234,7 @@ def _clocks_and_counters(text: str) -> str:
         return text
     text = dates.MONTH.sub(dates.june_or_october, text)
     text = dates.CLOCK.sub(dates.clock, text)
-    text = formulas.RATIO.sub(r"\1 대 ", text)
+    text = formulas.RATIO.sub(template(r"\1 대 "), text)
     text = numerals.COUNTED.sub(numerals.native, text)
     text = numerals.DOTTED.sub(numerals.dotted, text)
     return text

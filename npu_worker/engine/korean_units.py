@@ -89,6 +89,22 @@ _ENDINGS = "입니|이다|이고|이며|이었|였|인(?![가-힣])|의|에|까�
 CURRENCY_RANGE = re.compile(
     rf"([$€£¥₩]) ?({_AMOUNT})(?: ?[-–] ?|에서 )\1? ?({_AMOUNT})(?![\d.,])(?:{PARTICLE})?(?![A-Za-z\d]|(?!달러|유로|파운드|엔|원|{_ENDINGS})[가-힣]| ?[-−+=×*/])"
 )
+# A shell script's positional parameters, "$(($1-$2))", "echo $1+$2" (it was 1에서 2 달러, a range of money): the
+# parameters as a lecturer reads code, 달러 1 빼기 달러 2; only where the text says it is code, a shell's "$((", "echo",
+# "expr" or "let" or the words 셸, 쉘, 스크립트, 인자, 인수 or 매개변수 in the 40 characters before. "$1-$2 사이" is money.
+SHELL_PARAMETERS = re.compile(r"\$([0-9])([-+])\$([0-9])(?![\d.,]|[KMBT만억]| ?(?:달러|불))")
+_SHELL_BEFORE = re.compile(
+    r"\$\(\(|(?<![A-Za-z])(?:echo|expr|let)(?![A-Za-z])|셸|쉘|스크립트|인자|인수|매개변수"
+)
+
+
+def shell_parameters(match: re.Match[str]) -> str:
+    if not _SHELL_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
+        return match.group(0)
+    first, sign, last = match.groups()
+    return f"달러 {first} {'빼기' if sign == '-' else '더하기'} 달러 {last}"
+
+
 # An amount with an English scale, "$1.5B" (espeak: 일 점 오 달러 비): in Korean units, 15억 달러.
 SCALED_AMOUNT = re.compile(
     rf"([$€£¥₩]) ?(\d{{1,6}}(?:\.\d{{1,3}})?) ?([KMBT])(?![A-Za-z])(\+(?![\w(+$€£¥₩])|\+(?=의|{PARTICLE}))?"

@@ -59,7 +59,10 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # "$1M-$2M" 100만에서 200만 달러, "100$" 100 달러; "n ≥ 100만 명" n 100만 명 이상, "y ≥ 2x + 1" y 2x 더하기 1 이상;
 # "YoY" 전년 대비, "CAGR" spelled; "∫_0^1 x dx" 적분 0부터 1까지 (not 0의 1제곱); "log₂8" 로그 2의 8; "3! = 6" 3 팩토리얼은 6; "cos²θ - sin²θ" 빼기 (dropped), "arcsin" 아크사인, "∇" 델.
 # 17: the Korean reading's review of round 12: English words after a sign left, "y > 0.5x" whole, "MoM 대비" once, "log₂N", "n! / k!", "100$은".
-AUDIO_REVISION = 17
+# 18: the Korean reading's leftovers (k6): bound chains, a number on a comparison's left, particles after a bound's
+# word, code's comparisons, "x^{n/2}", bracket factorials, "FY2024년", "FY2024-25", a shell's "$1-$2", "a * 2", "∇·E",
+# "ln₂", "MoM의" (the espeak engine's revision 14 lists them).
+AUDIO_REVISION = 18
 
 
 def audio_settings(
