@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .wav_header import check_wav_header
+
 ONSET_THRESHOLD_DB = -45.0
 ONSET_WINDOW_MS = 20.0
 ONSET_HOP_MS = 10.0
@@ -64,9 +66,11 @@ LIBSNDFILE_WORDS = {
 @contextlib.contextmanager
 def open_sound(data: bytes) -> Iterator[Any]:
     """libsndfile over bytes in memory (a `soundfile.SoundFile`). What it cannot read, on opening or
-    reading, is a ValueError in libsndfile's own words: its message names the buffer's Python object."""
+    reading, is a ValueError in libsndfile's own words: its message names the buffer's Python object;
+    a WAV header it would read as other audio is one in ours (`wav_header.py`)."""
     import soundfile
 
+    check_wav_header(data)  # two headers libsndfile reads as other audio than they hold
     try:
         with soundfile.SoundFile(io.BytesIO(data)) as source:
             yield source
