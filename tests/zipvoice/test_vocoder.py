@@ -103,3 +103,28 @@ def test_prepare_refuses_a_vocoder_of_another_mel_count_before_it_compiles(tiny_
         "release), check --vocoder"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_prepares_mel_check_reads_the_decoders_bins_from_its_graph_without_a_session(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    """The check opened an onnxruntime session on the whole decoder to read one dimension (1.2 s and
+    45 MB on the small-structure decoder); the sessions it opens are watched, not replaced."""
+    import onnxruntime
+
+    from npu_worker.engine.zipvoice import vocoder
+
+    opened: list[str] = []
+    real = onnxruntime.InferenceSession
+
+    def watched(path, *args, **kwargs):
+        opened.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", watched)
+    decoder = tiny_model_dir / "fm_decoder.onnx"
+    other = vocoder_of_mels(tmp_path / "vocos_80.onnx", 80)
+    with pytest.raises(ModelLoadError, match="takes 80 mel bins, the decoder makes 100"):
+        vocoder.check_file(other, decoder)
+    vocoder.check_file(tiny_model_dir / "vocos_24khz.onnx", decoder)
+    assert opened == [str(other), str(tiny_model_dir / "vocos_24khz.onnx")]
