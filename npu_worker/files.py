@@ -345,9 +345,9 @@ def open_beneath_checked(path: str, roots: Sequence[str], limit: int, *, own: bo
     return stream
 
 
-def _check_open(fd: int, path: str, limit: int, *, own: bool) -> None:
-    """OSError unless `fd` is a regular file (and, when `own`, this user's with one link); TooLarge
-    past `limit` bytes."""
+def _check_open(fd: int, path: str, limit: int, *, own: bool) -> int:
+    """Its size; OSError unless `fd` is a regular file (and, when `own`, this user's with one link);
+    TooLarge past `limit` bytes."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         raise OSError(errno.EINVAL, "not a regular file", path)
@@ -355,15 +355,18 @@ def _check_open(fd: int, path: str, limit: int, *, own: bool) -> None:
         raise OSError(errno.EPERM, "no longer the file the worker wrote", path)
     if info.st_size > limit:
         raise TooLarge(f"{path} is {info.st_size} bytes, more than the {limit} accepted")
+    return info.st_size
 
 
 def _read_at_most(fd: int, path: str, limit: int, *, own: bool = False) -> bytes:
     """Read the open `fd` (closed after) if it is a regular file of at most `limit` bytes (and, when
     `own`, this user's with one link)."""
     with os.fdopen(fd, "rb") as stream:
-        _check_open(fd, path, limit, own=own)
-        data = stream.read(limit + 1)
-    if len(data) > limit:  # it grew since the fstat
+        size = _check_open(fd, path, limit, own=own)
+        data = stream.read(size + 1)  # read(limit + 1) took a 64 MiB buffer for a reference of any size
+        if len(data) > size:  # it grew since the fstat: on, up to the limit
+            data += stream.read(limit + 1 - len(data))
+    if len(data) > limit:
         raise TooLarge(f"{path} is more than the {limit} bytes accepted")
     return data
 

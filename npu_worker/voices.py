@@ -21,8 +21,7 @@ from pathlib import Path
 
 from .audio import wav_bytes
 from .config import Settings
-from .files import locked_directory, private_folder, shared_with_others, write_atomic
-from .leftovers import remove_all_parts
+from .files import LinkRefused, shared_with_others
 from .paths import resolve_ref_wav
 from .protocol import (
     MAX_TRANSCRIPT_CHARS,
@@ -34,7 +33,9 @@ from .protocol import (
     VoiceExists,
     VoiceInUse,
     VoiceNotFound,
+    WorkerError,
 )
+from .voice_folder import VoiceFolder, changing_folder
 from .voice_names import (
     DEFAULT_VOICE,
     INLINE_PREFIX,
@@ -187,13 +188,16 @@ class VoiceLibrary:
                 param="ref_text",
             )
         samples, rate = decode_upload(data, limits)
-        with self._changing():  # two uploads under one name: one gets 409, never a mix of both
+        with self._changing() as store:  # two uploads under one name: one gets 409, never a mix of both
             self._refuse_taken(name)
-            if sum(1 for _ in self.store_dir.glob("*.wav")) >= self.max_voices:  # each up to 5 MiB, forever
+            if len(store.names(".wav")) >= self.max_voices:  # each up to 5 MiB, forever
                 raise TooManyVoices(f"{self.max_voices} voices are stored; delete one first")
-            _store(self.store_dir, name, text, wav_bytes(samples, rate))
+            _store(store, name, text, wav_bytes(samples, rate))
             found = self.find(name)
-        assert found is not None
+        if found is None:  # the folder was moved away or replaced by a link while it was written
+            raise StateUnavailable(
+                "the worker's voice folder changed while the voice was stored; retry later"
+            )
         return found
 
     @contextlib.contextmanager
@@ -213,21 +217,34 @@ class VoiceLibrary:
                 if not self._admitting[ref_wav]:
                     del self._admitting[ref_wav]
 
-    def _changing(self) -> contextlib.AbstractContextManager[None]:
-        """One change of the stored voices at a time, across threads and the worker processes that
-        share this folder (`files.locked_directory` on it). A voice folder that is a symbolic link is
-        refused before anything is made, changed or removed: writes and deletes would follow it."""
-        for folder in (self.store_dir, self.inline_dir):
-            _refuse_link(folder)
-        try:  # a file where the folder should be was a 500 on each upload, inline voice and delete
-            private_folder(self.store_dir)
-        except OSError as exc:
-            log.error("voice folder %s cannot be made or used: %s", self.store_dir, exc)
-            raise StateUnavailable(
-                f"the worker's voice folder cannot be used ({exc.strerror or exc}); "
-                "its operator must make it a folder the worker owns"
-            ) from None
-        return locked_directory(self.store_dir)
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[VoiceFolder]:
+        """The voice folder, for one change of the stored voices at a time, across threads and the worker
+        processes that share it (an exclusive `flock` on it). It is opened without following a link and
+        every file is made, renamed and removed relative to it (`voice_folder.py`): a voice folder
+        that is a symbolic link, planted before or while a change runs, is never written or removed
+        through."""
+        with contextlib.ExitStack() as stack:
+            try:
+                store = stack.enter_context(changing_folder(self.store_dir))
+            except LinkRefused:
+                raise _linked(self.store_dir) from None
+            except OSError as exc:  # a file where the folder should be was a 500 on each upload and delete
+                log.error("voice folder %s cannot be made or used: %s", self.store_dir, exc)
+                raise StateUnavailable(
+                    f"the worker's voice folder cannot be used ({exc.strerror or exc}); "
+                    "its operator must make it a folder the worker owns"
+                ) from None
+            yield store
+
+    @contextlib.contextmanager
+    def _inline(self, store: VoiceFolder, *, create: bool) -> Iterator[VoiceFolder | None]:
+        """`voices/inline`, opened inside the open voice folder without following a link."""
+        try:
+            with store.sub(self.inline_dir.name, create=create) as inline:
+                yield inline
+        except LinkRefused:
+            raise _linked(self.inline_dir) from None
 
     def remove_crash_leftovers(self) -> int:
         """Temp files of uploads a `kill -9` cut, removed under the change lock: start-up runs this while
@@ -236,13 +253,12 @@ class VoiceLibrary:
         if not self.store_dir.is_dir():  # none uploaded yet, or no folder: the uploads say so, not start-up
             return 0
         try:
-            changing = self._changing()
+            with self._changing() as store, self._inline(store, create=False) as inline:
+                removed = store.remove_parts() + (inline.remove_parts() if inline else 0)
         except (
             StateUnavailable
         ):  # a linked or unusable voice folder (logged): uploads are refused, start-up goes on
             return 0
-        with changing:
-            removed = remove_all_parts(self.store_dir) + remove_all_parts(self.inline_dir)
         if removed:
             log.info("removed %d temp file(s) of a voice upload cut short", removed)
         return removed
@@ -268,78 +284,74 @@ class VoiceLibrary:
                 os.utime(transcript)
                 return name
         samples, rate = decode_upload(data, limits)
-        with self._changing():
-            if self.find(name) is not None:
-                os.utime(transcript)
-                return name
-            _store(self.inline_dir, name, ref_text.strip(), wav_bytes(samples, rate))
-            self._prune_inline(user)
+        with self._changing() as store, self._inline(store, create=True) as inline:
+            assert inline is not None  # made if missing
+            if inline.holds(f"{name}.wav"):
+                with contextlib.suppress(FileNotFoundError):  # else half pruned: stored again below
+                    inline.touch(f"{name}.txt")
+                    return name
+            _store(inline, name, ref_text.strip(), wav_bytes(samples, rate))
+            self._prune_inline(inline, user)
         return name
 
-    def _prune_inline(self, user: Callable[[str], str | None]) -> None:
+    def _prune_inline(self, inline: VoiceFolder, user: Callable[[str], str | None]) -> None:
         """Keep the `inline_keep` most recently used, and up to INLINE_IN_USE_FACTOR times as many of
         those used in the last INLINE_IN_USE_SECONDS (a request that has just stored or touched one is
         still to read it when its section runs) or that a queued or running job speaks with (`user`)."""
         stamps = []
         recent = time.time() - INLINE_IN_USE_SECONDS
-        for transcript in self.inline_dir.glob(f"{INLINE_PREFIX}*.txt"):
-            try:
-                stamps.append((transcript.stat().st_mtime, transcript))
-            except FileNotFoundError:
-                continue
+        for transcript in inline.names(".txt"):
+            if transcript.startswith(INLINE_PREFIX):
+                with contextlib.suppress(FileNotFoundError):
+                    stamps.append((inline.mtime(transcript), transcript))
         bound = INLINE_IN_USE_FACTOR * self.inline_keep
         for position, (used, transcript) in enumerate(sorted(stamps, reverse=True)):
-            wav = transcript.with_suffix(".wav")
+            wav = transcript.removesuffix(".txt") + ".wav"
             if position < self.inline_keep or (
-                position < bound and (used > recent or user(str(wav.resolve())) is not None)
+                position < bound
+                and (used > recent or user(str((self.inline_dir / wav).resolve())) is not None)
             ):
                 continue
-            for path in (wav, transcript):
-                try:
-                    os.unlink(path)
-                except FileNotFoundError:
-                    pass
+            inline.remove(wav)
+            inline.remove(transcript)
 
     def delete(self, name: str, user: Callable[[str], str | None] = lambda wav_path: None) -> None:
         """Remove an uploaded voice; `default` and directory voices are not deletable here. `user(path)`:
         who speaks with the voice at `path` (`Scheduler.voice_user`), whose remaining work it would fail."""
         check_voice_name(name)
         wav = self.store_dir / f"{name}.wav"
-        with self._changing(), self._uses:
-            if name == DEFAULT_VOICE or not wav.is_file():
+        with self._changing() as store, self._uses:
+            if name == DEFAULT_VOICE or not store.holds(wav.name):
                 raise VoiceNotFound(f"no uploaded voice named {name!r}")
             who = "a job being queued" if self._admitting[name] else user(str(wav.resolve()))
             if who is not None:
                 raise VoiceInUse(f"voice {name!r} is in use by {who}; delete it once that has ended")
-            os.unlink(wav)
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(wav.with_suffix(".txt"))
+            store.remove(wav.name)
+            store.remove(f"{name}.txt")
 
 
-def _refuse_link(folder: Path) -> None:
-    """StateUnavailable (503) if `folder` is a symbolic link: a link planted in the state dir (`voices`
-    or `voices/inline` pointing at another folder) made each upload write its files there, each delete
-    remove `<name>.wav` there, and the inline prune empty it. The caller is told the voice store is
-    unusable, not where it points; the log names it."""
-    if folder.is_symlink():
-        log.error("voice folder %s is a symbolic link: no voice is written or removed through it", folder)
-        raise StateUnavailable(
-            "the worker's voice folder is a symbolic link, which it never writes through; "
-            "its operator must replace the link with a folder"
-        )
+def _linked(folder: Path) -> WorkerError:
+    """A voice folder that is a symbolic link (`voices` or `voices/inline` pointing at another folder):
+    each upload wrote its files there, each delete removed `<name>.wav` there, the inline prune emptied
+    it. The caller is told the voice store is unusable, not where it points; the log names it."""
+    log.error("voice folder %s is a symbolic link: no voice is written or removed through it", folder)
+    return StateUnavailable(
+        "the worker's voice folder is a symbolic link, which it never writes through; "
+        "its operator must replace the link with a folder"
+    )
 
 
-def _store(folder: Path, name: str, text: str, wav: bytes) -> None:
+def _store(folder: VoiceFolder, name: str, text: str, wav: bytes) -> None:
     """A new voice's transcript, then its wav (atomic writes). A full disk (any OSError: it is the
     worker's disk, not the caller's upload) leaves neither and is a named 503, not an internal error."""
     try:
-        write_atomic(folder / f"{name}.txt", (text + "\n").encode("utf-8"))
-        write_atomic(folder / f"{name}.wav", wav)
+        folder.write(f"{name}.txt", (text + "\n").encode("utf-8"))
+        folder.write(f"{name}.wav", wav)
     except OSError as exc:
-        for path in (folder / f"{name}.wav", folder / f"{name}.txt"):
+        for file in (f"{name}.wav", f"{name}.txt"):
             with contextlib.suppress(OSError):
-                path.unlink()
-        log.error("could not store voice %s in %s: %s", name, folder, exc)
+                folder.remove(file)
+        log.error("could not store voice %s in %s: %s", name, folder.path, exc)
         raise StateUnavailable(
             f"the voice could not be stored in the worker's state directory ({exc.strerror or exc}); retry later"
         ) from None

@@ -316,6 +316,24 @@ def test_reading_a_reference_never_waits_on_a_fifo_nor_reads_a_huge_file(tmp_pat
         transcript_for(Voice(ref_wav=str(tmp_path / "voice.wav")))
 
 
+def test_a_small_file_read_under_a_large_bound_takes_its_size_not_the_bounds(tmp_path):
+    """Each reference read (64 MiB bound) took a 64 MiB buffer, whatever the file's size."""
+    import tracemalloc
+
+    small = tmp_path / "small.wav"
+    small.write_bytes(b"RIFF" * 1000)
+    tracemalloc.start()
+    try:
+        assert files.read_regular(small, MAX_REFERENCE_BYTES) == b"RIFF" * 1000
+        assert files.read_own(small, MAX_REFERENCE_BYTES) == b"RIFF" * 1000
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, f"{peak / 1e6:.1f} MB held to read 4 kB"
+    with pytest.raises(files.TooLarge):
+        files.read_regular(small, 3999)
+
+
 def test_the_state_dirs_missing_parents_are_made_private_whatever_the_umask(tmp_path):
     """With Debian's user umask 002, `~/.local` and `~/.local/share` came out 0775 when the worker made
     them for its default state dir, and the next check refused them: every start failed."""

@@ -309,8 +309,9 @@ def test_a_voice_folder_that_is_a_symbolic_link_is_never_written_or_removed_thro
     library = VoiceLibrary(tmp_path / "voices", inline_keep=0)
     limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
     before = sorted(os.listdir(elsewhere))
-    with pytest.raises(StateUnavailable, match="symbolic link"):
-        library.add("planted", tone_wav(seconds_long=1.0), "text", limits)
+    if linked == "voices":  # a linked `inline` leaves named uploads alone: they are not written there
+        with pytest.raises(StateUnavailable, match="symbolic link"):
+            library.add("planted", tone_wav(seconds_long=1.0), "text", limits)
     with pytest.raises(StateUnavailable, match="symbolic link"):
         library.store_inline(tone_wav(seconds_long=1.0), "text", limits)
     with pytest.raises((StateUnavailable, VoiceNotFound)):
@@ -364,3 +365,74 @@ def test_a_voice_folder_that_is_a_file_is_a_named_503_not_an_internal_error(tmp_
     with pytest.raises(StateUnavailable, match="voice folder cannot be used"):
         library.delete("teacher")
     assert (tmp_path / "voices").read_bytes() == b""
+
+
+def swap_for_link(folder: Path, elsewhere: Path) -> None:
+    """`folder` moved aside and a link to `elsewhere` put at its name, as a local user with write access
+    to the state dir's parent could at any moment."""
+    folder.rename(folder.with_name(folder.name + ".moved"))
+    folder.symlink_to(elsewhere, target_is_directory=True)
+
+
+def test_a_link_planted_at_the_voice_folder_while_an_upload_is_stored_is_not_written_through(
+    tmp_path, monkeypatch
+):
+    """The folder was looked at for a link, then written by path: a link planted in between (here as the
+    wav is encoded, inside the change) got the upload's files."""
+    import npu_worker.voices as voices
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "voices").mkdir()
+    library = VoiceLibrary(tmp_path / "voices")
+    encode = voices.wav_bytes
+
+    def encode_then_plant(samples, rate):
+        swap_for_link(tmp_path / "voices", elsewhere)
+        return encode(samples, rate)
+
+    monkeypatch.setattr(voices, "wav_bytes", encode_then_plant)
+    with pytest.raises(StateUnavailable, match="changed while the voice was stored"):
+        library.add("planted", tone_wav(seconds_long=1.0), "text", UploadLimits(1 << 20, 10.0))
+    assert os.listdir(elsewhere) == []
+    assert sorted(os.listdir(tmp_path / "voices.moved")) == ["planted.txt", "planted.wav"]
+
+
+def test_a_link_planted_at_the_voice_folder_while_a_voice_is_deleted_removes_nothing_there(tmp_path):
+    """A link planted once the delete had looked made it remove `<name>.wav` in the folder it named."""
+    library = library_with_teacher(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    tone_wav(elsewhere / "teacher.wav")
+
+    def nobody_but_plant(wav_path: str) -> None:
+        swap_for_link(tmp_path / "voices", elsewhere)
+        return None
+
+    library.delete("teacher", user=nobody_but_plant)
+    assert os.listdir(elsewhere) == ["teacher.wav"]
+    assert os.listdir(tmp_path / "voices.moved") == []
+
+
+def test_a_link_planted_at_the_inline_folder_while_it_is_pruned_empties_nothing_there(tmp_path):
+    """The inline prune asks who speaks with each voice it would remove: a link planted meanwhile made
+    it remove the files of that name in the folder the link named."""
+    library = VoiceLibrary(tmp_path / "voices", inline_keep=1)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    kept = library.store_inline(tone_wav(seconds_long=1.0), "first", limits)
+    long_ago = os.stat(tmp_path / "voices" / "inline" / f"{kept}.txt").st_mtime - 1000
+    os.utime(tmp_path / "voices" / "inline" / f"{kept}.txt", (long_ago, long_ago))  # not in use: pruned next
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for suffix in (".wav", ".txt"):
+        (elsewhere / f"{kept}{suffix}").write_bytes(b"theirs")
+    planted = []
+
+    def plant_once(wav_path: str) -> None:
+        if not planted:
+            planted.append(wav_path)
+            swap_for_link(tmp_path / "voices" / "inline", elsewhere)
+        return None
+
+    library.store_inline(tone_wav(seconds_long=1.5), "second", limits, user=plant_once)
+    assert planted and sorted(os.listdir(elsewhere)) == [f"{kept}.txt", f"{kept}.wav"]

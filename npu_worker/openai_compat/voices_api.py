@@ -12,9 +12,10 @@ from aiohttp.http_exceptions import HttpProcessingError
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
+from ..http_compat.errors import CLOSE_AFTER_KEY
 from ..http_compat.request_body import PIECE_OVERHEAD, body_deadline, held_body
 from ..printable import printable
-from ..protocol import BadRequest, InvalidAudio, VoiceExists
+from ..protocol import BadRequest, BodyTooLarge, InvalidAudio, VoiceExists
 from ..voice_names import DEFAULT_VOICE, check_voice_name
 from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
 from .core import engine_voice, engine_voice_catalog, speaks_default_voice, voice_library
@@ -26,6 +27,24 @@ UPLOAD_FIELDS = ("audio_sample", "name", "ref_text")
 # (OpenAI's own check, accepted and not kept), and `type`, which must be `audio_sample` if sent.
 SDK_FIELDS = ("consent", "type")
 MAX_TEXT_FIELD_BYTES = 8192
+FORM_ROOM = 64 * 1024  # the form's boundaries and part headers, beyond its fields' bytes
+
+
+def upload_cap(voice_max_bytes: int) -> int:
+    """The most bytes a voice upload's body may declare: the audio, the other fields, the form's own."""
+    return voice_max_bytes + len(UPLOAD_FIELDS + SDK_FIELDS) * MAX_TEXT_FIELD_BYTES + FORM_ROOM
+
+
+def refuse_declared_over_cap(request: web.Request) -> None:
+    """BodyTooLarge on the header for a `Content-Length` no upload within the limits has: the upload
+    read on until `--body-timeout` (a 408 a minute later) before its parts' limits could refuse it."""
+    cap = upload_cap(request.app[SETTINGS_KEY].voice_max_bytes)
+    if request.content_length is not None and request.content_length > cap:
+        request[CLOSE_AFTER_KEY] = True  # the body stays unread
+        raise BodyTooLarge(
+            f"the body is {request.content_length} bytes; a voice upload's limit is {cap} "
+            "(--voice-max-bytes and room for the form's other fields)"
+        )
 
 
 @openai_errors
@@ -116,6 +135,7 @@ def _text(fields: dict[str, bytes], field: str) -> str:
 
 @openai_errors
 async def upload_voice(request: web.Request) -> web.Response:
+    refuse_declared_over_cap(request)
     async with body_deadline(request), held_body(request) as hold:
         fields = await read_upload(request, hold)
     name = _text(fields, "name")

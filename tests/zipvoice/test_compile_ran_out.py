@@ -106,6 +106,15 @@ def test_a_prepare_that_cannot_copy_the_model_for_want_of_inodes_says_so(tiny_mo
             _copy_model_files(tiny_model_dir, out)
 
 
+def test_a_prepare_whose_model_copy_fills_the_disk_says_so_and_leaves_no_part(tiny_model_dir, tmp_path):
+    """The copy is made in the kernel now (reflink, else copy_file_range): its ENOSPC is still the
+    disk named full, and the part copied is removed."""
+    with small_disk(tmp_path / "disk", free_bytes=65536) as out:
+        with pytest.raises(ModelLoadError, match=f"into {out}: the filesystem of {out} is full"):
+            _copy_model_files(tiny_model_dir, out)
+        assert not [path for path in out.iterdir() if path.name.endswith(".part")]
+
+
 @qnn
 def test_a_prepare_on_a_full_disk_says_the_disk_is_full(qnn_model_dir, tmp_path):
     """It said onnxruntime's "Failed to write context cache file", which names neither disk nor cure."""

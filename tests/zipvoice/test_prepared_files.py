@@ -147,6 +147,23 @@ def test_a_second_prepare_into_a_folder_another_prepare_is_writing_is_refused(tm
     assert not (copied / prepare.LOCK).exists()
 
 
+def test_a_model_re_exported_in_place_leaves_the_prepared_copy_as_it_was(tmp_path):
+    """Prepared files were hard links of the source's own: an exporter rewriting `fm_decoder.onnx` in
+    place (O_TRUNC, the same inode) changed the prepared folder too, which `serve` then refused ("run
+    prepare again")."""
+    source, out = tmp_path / "model", tmp_path / "out"
+    source.mkdir()
+    out.mkdir()
+    decoder = source / "fm_decoder.onnx"
+    decoder.write_bytes(b"exported once" * 1000)
+    decoder.chmod(0o644)  # this user's, no one else's to change: it was linked
+    assert prepare._copy_model_files(source, out) == {"fm_decoder.onnx": 13_000}
+    with open(decoder, "r+b") as again:  # the exporter's rewrite, in place
+        again.write(b"EXPORTED AGAIN")
+    assert (out / "fm_decoder.onnx").read_bytes() == b"exported once" * 1000
+    assert stat.S_IMODE((out / "fm_decoder.onnx").stat().st_mode) == 0o644
+
+
 def test_model_files_copied_into_the_out_folder_replace_a_link_instead_of_writing_through_it(tmp_path):
     source, out, victim = tmp_path / "model", tmp_path / "out", tmp_path / "victim"
     source.mkdir()
@@ -316,8 +333,9 @@ def test_make_test_model_under_umask_000_or_into_a_file_says_so_in_one_line(tmp_
     assert done.stderr.startswith("npu-worker make-test-model: ") and "File exists" in done.stderr
 
 
-def test_prepare_links_only_files_no_one_else_can_change(tmp_path):
-    """Root may hard-link another user's file: the prepared "copy" was then still theirs to change."""
+def test_prepare_shares_no_file_with_the_source_not_even_its_own(tmp_path):
+    """Root may hard-link another user's file: the prepared "copy" was then still theirs to change; and
+    a file of its own linked changed with each re-export of the source in place."""
     if os.geteuid() != 0:
         pytest.skip("giving a file to another user needs root")
     source, out = tmp_path / "model", tmp_path / "out"
@@ -329,8 +347,7 @@ def test_prepare_links_only_files_no_one_else_can_change(tmp_path):
     os.chown(source / "theirs.onnx", 65534, 65534)
     (source / "open.onnx").chmod(0o666)
     prepare._copy_model_files(source, out)
-    assert (out / "mine.onnx").stat().st_ino == (source / "mine.onnx").stat().st_ino  # linked
-    for name in ("theirs.onnx", "open.onnx"):
+    for name in ("mine.onnx", "theirs.onnx", "open.onnx"):
         copied = (out / name).stat()
         assert copied.st_ino != (source / name).stat().st_ino and copied.st_uid == 0, name
         assert (out / name).read_bytes() == name.encode()

@@ -103,3 +103,30 @@ def test_prepare_refuses_a_vocoder_of_another_mel_count_before_it_compiles(tiny_
         "release), check --vocoder"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_the_decoders_declared_inputs_are_read_from_its_graph_without_a_session(
+    tiny_model_dir, tmp_path, monkeypatch
+):
+    """prepare's mel check and the bucket dimensions (prepare, a QNN serve) each opened an onnxruntime
+    session on the whole decoder to read its inputs (1.4-1.7 s and 51 MB for the mel check on the
+    small-structure decoder); the sessions opened are watched, not replaced."""
+    import onnxruntime
+
+    from npu_worker.engine.zipvoice import runtime, vocoder
+
+    opened: list[str] = []
+    real = onnxruntime.InferenceSession
+
+    def watched(path, *args, **kwargs):
+        opened.append(str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(onnxruntime, "InferenceSession", watched)
+    decoder = tiny_model_dir / "fm_decoder.onnx"
+    other = vocoder_of_mels(tmp_path / "vocos_80.onnx", 80)
+    with pytest.raises(ModelLoadError, match="takes 80 mel bins, the decoder makes 100"):
+        vocoder.check_file(other, decoder)
+    vocoder.check_file(tiny_model_dir / "vocos_24khz.onnx", decoder)
+    assert runtime.bucket_dims(decoder, (63,)) == {63: {"T": 63, "N": 1}}
+    assert opened == [str(other), str(tiny_model_dir / "vocos_24khz.onnx")]

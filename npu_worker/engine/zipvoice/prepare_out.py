@@ -1,5 +1,5 @@
 """`npu-worker prepare`'s output folder: refused where another user could change it or it holds other
-things, locked for the whole prepare, and the model's files copied (or hard-linked) into it.
+things, locked for the whole prepare, and the model's files copied into it (reflinked where the disk can).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
+from typing import BinaryIO
 
 from npu_worker.engine import ran_out
 from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, EARLIER, LOCK, MANIFEST, STAGING
@@ -26,10 +27,12 @@ def _copy_model_files(
     source: Path, target: Path, extra: Mapping[str, Path] | None = None, shown: Path | None = None
 ) -> dict[str, int]:
     """The source directory's files (not its folders), then `extra` files from elsewhere under the
-    names given (a vocoder beside the model dir or named by --vocoder), into `target`: hard-linked
-    where possible, each under a temp name first and renamed over the destination, so a link found there is replaced, never written through. Only a
-    file of this user's that no one else may write is linked: a link to another's (root may make one)
-    is still theirs to change, in the prepared folder too."""
+    names given (a vocoder beside the model dir or named by --vocoder), into `target`: each copied
+    (`_clone_or_copy`) under a temp name first and renamed over the destination, so a link found there
+    is replaced, never written through. Never hard-linked: a link shares the source's inode, so a
+    re-export of the model in place (an exporter opens the file it replaces with O_TRUNC) changed the
+    prepared folder too, which `serve` then refused ("run prepare again"); a link to another user's
+    file (root may make one) was still theirs to change."""
     sizes = {}
     files = [
         path
@@ -40,9 +43,8 @@ def _copy_model_files(
         temp = target / f".{name}.{secrets.token_hex(6)}.part"
         try:
             info = path.stat()
-            if not (info.st_uid == os.geteuid() and not info.st_mode & 0o022 and _linked(path, temp)):
-                with open(path, "rb") as reader, open(temp, "xb", opener=_no_more_open(info)) as writer:
-                    shutil.copyfileobj(reader, writer)  # "x": O_EXCL, never a link
+            with open(path, "rb") as reader, open(temp, "xb", opener=_no_more_open(info)) as writer:
+                _clone_or_copy(reader, writer)  # "x": O_EXCL, never a link
             os.replace(temp, target / name)
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
             said = ran_out.what_ran_out(exc, target, shown)  # (before the part goes: "full" is true now)
@@ -103,15 +105,25 @@ def _no_more_open(source: os.stat_result) -> Callable[[str, int], int]:
     return lambda name, flags: os.open(name, flags, stat.S_IMODE(source.st_mode) & 0o666)
 
 
-def _linked(path: Path, link: Path) -> bool:
-    """Hard-link the file `path` names as `link`. Python's os.link on Linux links a symbolic link
-    itself (link(2), whatever follow_symlinks says): a model folder of links (a Hugging Face cache's
-    `../../blobs/<hash>`) came out as links naming nothing in the prepared folder."""
+FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int), a copy-on-write clone of a whole file
+KERNEL_COPY_REFUSED = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF)
+
+
+def _clone_or_copy(reader: BinaryIO, writer: BinaryIO) -> None:
+    """`reader`'s bytes into the empty `writer`: reflinked where the filesystem shares extents
+    copy-on-write (btrfs, XFS, bcachefs: instant, no space until one side changes), else copied in the
+    kernel (`copy_file_range`), else through Python. A full disk is an OSError as before."""
+    with contextlib.suppress(OSError):
+        fcntl.ioctl(writer.fileno(), FICLONE, reader.fileno())
+        return
+    copied = 0
     try:
-        os.link(os.path.realpath(path), link)
-    except OSError:  # another filesystem, or links refused
-        return False
-    return True
+        while step := os.copy_file_range(reader.fileno(), writer.fileno(), 1 << 30):
+            copied += step
+    except OSError as exc:
+        if copied or exc.errno not in KERNEL_COPY_REFUSED:
+            raise
+        shutil.copyfileobj(reader, writer)
 
 
 def check_out_dir(out: Path) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from npu_worker.audio import SPEECH_RATES, read_wav, resample
+from npu_worker.audio import SPEECH_RATES, read_wav
 from npu_worker.engine.base import Voice, language_code
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
@@ -126,10 +126,11 @@ def load_reference(
     except OSError as exc:
         raise EngineError(f"cannot read reference wav {path}: {exc}") from exc
     try:
-        samples, rate = read_wav(data, MAX_REFERENCE_SECONDS, SPEECH_RATES)  # the bounds of a voice upload
+        # the bounds of a voice upload; resampled as decoded, never held whole at its own rate
+        samples, _rate = read_wav(data, MAX_REFERENCE_SECONDS, SPEECH_RATES, to_rate=sample_rate)
     except (ValueError, EOFError) as exc:
         raise InvalidAudio(f"cannot read reference wav {path}: {exc}") from exc
-    return resample(samples, rate, sample_rate)
+    return samples
 
 
 def clean_reference(samples: np.ndarray, sample_rate: int, options: PromptOptions) -> np.ndarray:

@@ -26,6 +26,7 @@ from npu_worker.engine.zipvoice.decoders import (
     TextEncoder,
     check_buckets,
 )
+from npu_worker.engine.zipvoice.graph_inputs import declared_inputs
 from npu_worker.engine.zipvoice.prepared import PreparedModel, Progress
 from npu_worker.engine.zipvoice.vocoder import check_mels
 from npu_worker.engine.zipvoice.vocoder import check_signature as check_vocoder
@@ -39,24 +40,17 @@ def metadata(session: Any) -> dict[str, str]:
 
 
 def frame_dim_names(model_path: Path) -> tuple[str | None, str | None]:
-    """Symbolic (batch, frames) dimension names of the decoder's `x` input, for free-dim overrides;
-    ModelLoadError naming the file when it is no decoder onnxruntime reads (a truncated copy: `prepare`
-    ended in an INVALID_PROTOBUF traceback)."""
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    options.log_severity_level = 3
+    """Symbolic (batch, frames) dimension names of the decoder's `x` input, for free-dim overrides,
+    read from its graph (`graph_inputs.py`: a CPU session on the whole decoder was opened for them);
+    ModelLoadError naming the file when it is no decoder (a truncated copy: `prepare` ended in an
+    INVALID_PROTOBUF traceback)."""
     try:
-        session = ort.InferenceSession(
-            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        shape = session.get_inputs()[1].shape
-    except Exception as exc:  # (onnxruntime's own error types, or a graph with one input)
+        inputs = declared_inputs(model_path)
+        shape = inputs[1][1]
+    except Exception as exc:  # (protobuf's DecodeError, an OSError, or a graph with one input)
         raise ModelLoadError(f"cannot load {model_path} as the decoder: {exc}") from exc
-    del session
     names = [d if isinstance(d, str) else None for d in shape[:2]]
-    return names[0], names[1]
+    return (names + [None, None])[0], (names + [None, None])[1]
 
 
 def bucket_dims(path: Path, buckets: tuple[int, ...]) -> dict[int, dict[str, int]]:
