@@ -281,7 +281,7 @@ async def test_a_redis_that_crashed_back_to_an_older_snapshot_reuses_no_seq_a_ca
     assert loaded is not None and [e.seq for e in loaded.log] == [1, 2, 3]  # 4 and 5 are gone
     again = await jobs.append(job.id, Progress(1, "synth"))  # section 1 is made again
     assert again > 5, again  # was 4: a seq the caller had read, with another event
-    from npu_worker.jobs.cluster.lua_functions import SEQ_JUMP
+    from npu_worker.jobs.seq_jump import SEQ_JUMP
 
     assert again >= 4 + SEQ_JUMP  # or further: Redis's clock (a crash loop, the test below)
     assert await jobs.made_ok(job.id, "n1", 1, b"RIFF", ok(1)) == again + 1

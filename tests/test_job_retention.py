@@ -13,6 +13,7 @@ from npu_worker.jobs.journal import LocalJournal
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.jobs.registry import JobRegistry
 from npu_worker.jobs.retention import Retention, remove_crash_leftovers
+from npu_worker.jobs.seq_jump import MARK
 from npu_worker.jobs.store import JobStore
 from npu_worker.protocol import Done, Progress, Start, SynthParams
 from tests.test_metrics import scrape, value
@@ -109,6 +110,7 @@ def write_job(state: Path, created_at: float, texts: list[str], done: bool = Fal
     ]
     body = {"id": job_id, "created_at": created_at, "params": {}, "sections": sections, **extra}
     (directory / "job.json").write_text(json.dumps(body, ensure_ascii=False))
+    (state / MARK).touch()  # the worker that left it had written every event it sent (`seq_jump.py`)
     lines = [
         {
             "event": "start",

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import resource
+import signal
 import socket
 import subprocess
 import sys
@@ -41,7 +42,11 @@ def main() -> None:
     parser.add_argument("--header-timeout", type=float, default=10.0)
     parser.add_argument("--shutdown-grace", type=float, default=30.0)
     parser.add_argument("--port-file", default=None, help="with --port 0: where to write the port chosen")
+    parser.add_argument("--file-size-limit", type=int, default=0, help="a full disk: writes past it fail")
     args = parser.parse_args()
+    if args.file_size_limit:  # EFBIG past the limit, as ENOSPC would be (tests/disk_full.py)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (args.file_size_limit, resource.RLIM_INFINITY))
     if args.nofile:
         # the hard limit too: `serve` raises the soft one to what --max-connections needs where it can
         resource.setrlimit(resource.RLIMIT_NOFILE, (args.nofile, args.nofile))

@@ -22,6 +22,7 @@ from ..protocol import Done, Event, StateUnavailable, WriteFailed
 from .job_bytes import JobBytes
 from .model import Job, KeptJob, LogEntry, apply_event
 from .observer import SchedulerObserver
+from .seq_jump import WholeLogsMark, jumped_next_seq
 from .store import JobStore
 
 log = logging.getLogger(__name__)
@@ -196,6 +197,11 @@ class Journal(abc.ABC):
         """Every stored job, oldest created first; unfinished ones come back `interrupted`."""
 
     @abc.abstractmethod
+    def begin_run(self, unfinished: Sequence[Job]) -> None:
+        """At start-up, before any event of this run: jump the seqs of `unfinished` (resumed) jobs where
+        the last run may have published events their logs lack (`seq_jump.py`)."""
+
+    @abc.abstractmethod
     def load(self, job_id: str) -> Job | None:
         """One stored job, or None."""
 
@@ -239,6 +245,10 @@ class LocalJournal(Journal):
         self._open: OrderedDict[str, IO[bytes]] = OrderedDict()
         self._unwritten: dict[str, list[LogEntry]] = {}  # by job: lines a full disk refused, in order
         self._torn: set[str] = set()  # jobs whose log may end in a line the full disk cut short
+        self._mark = WholeLogsMark(store.root.parent)
+        self._jumped: set[str] = set()  # resumed jobs whose seq jumped and whose log does not show it yet
+        self._tracking = False  # the mark is this run's: from `begin_run` (the last run's read) to `close`
+        self._last_run_whole: bool | None = None  # the last run's mark, once read (and removed)
 
     def create(self, job: Job) -> None:
         record = self.store.record(job)
@@ -267,12 +277,43 @@ class LocalJournal(Journal):
                 "nothing was queued, retry later"
             ) from None
 
+    def begin_run(self, unfinished: Sequence[Job]) -> None:
+        with self._lock:
+            if not self._last_run() and unfinished:
+                for job in unfinished:
+                    job.next_seq = jumped_next_seq(job.next_seq - 1)
+                    self._jumped.add(job.id)
+                log.warning(
+                    "the last run may have sent events its job logs lack (a full disk, then a stop): "
+                    "the seq of %d resumed job(s) jumps past them",
+                    len(unfinished),
+                )
+            self._tracking = True
+            self._mark_if_whole()
+
+    def _last_run(self) -> bool:
+        """Whether the last run left every event it sent in its logs (its mark, removed at this read)."""
+        if self._last_run_whole is None:
+            self._last_run_whole = self._mark.take()
+        return self._last_run_whole
+
+    def _mark_if_whole(self) -> None:
+        if self._tracking:
+            self._mark.set(not self._unwritten and not self._jumped)
+
     def persist(self, job: Job, entry: LogEntry) -> None:
         self._unwritten.setdefault(job.id, []).append(entry)
-        self._write_unwritten(job.id)
-        for other in [key for key in self._unwritten if key != job.id]:
-            with contextlib.suppress(OSError):  # there is room again: what other jobs' logs still miss
-                self._write_unwritten(other)
+        try:
+            self._write_unwritten(job.id)
+            self._jumped.discard(job.id)  # its log holds a line past the jump
+            for other in [key for key in self._unwritten if key != job.id]:
+                with contextlib.suppress(OSError):  # there is room again: what other jobs' logs still miss
+                    self._write_unwritten(other)
+        except OSError:
+            self._last_run()  # a line refused before `begin_run`: the last run's mark must go now
+            raise
+        finally:
+            self._mark_if_whole()
 
     def _write_unwritten(self, job_id: str) -> None:
         """Write the job's waiting lines, oldest first; OSError (the disk is still full) keeps the rest."""
@@ -320,6 +361,8 @@ class LocalJournal(Journal):
             handle = self._open.pop(job.id, None)
             self._unwritten.pop(job.id, None)
             self._torn.discard(job.id)
+            self._jumped.discard(job.id)
+            self._mark_if_whole()
         if handle is not None:
             handle.close()
         if isinstance(job, KeptJob):  # its sections are on disk no more than its outputs are
@@ -335,6 +378,7 @@ class LocalJournal(Journal):
 
     def close(self) -> None:
         with self._lock:
+            self._tracking = False  # lines the disk still refuses are lost now: the mark stays away
             for job_id in list(self._unwritten):
                 try:
                     self._write_unwritten(job_id)

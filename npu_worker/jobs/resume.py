@@ -103,4 +103,7 @@ def _read_kept_jobs(scheduler: Scheduler) -> list[Job]:
     assert scheduler.retention is not None
     scheduler.retention.sweep()
     _count_job_bytes(scheduler)
-    return [job for job in jobs if isinstance(job, Job) and not job.finished]
+    unfinished = [job for job in jobs if isinstance(job, Job) and not job.finished]
+    if scheduler.journal is not None:  # before any event of this run: seqs jump where the last lost some
+        scheduler.journal.begin_run(unfinished)
+    return unfinished

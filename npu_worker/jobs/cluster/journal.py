@@ -14,7 +14,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, TypeVar
 
@@ -94,6 +94,9 @@ class RedisJournal(Journal):
 
     def persist(self, job: Job, entry: LogEntry) -> None:
         """Never called: `append` persists in Redis as it numbers the event."""
+
+    def begin_run(self, unfinished: Sequence[Job]) -> None:
+        """Nothing to jump here: Redis numbers every event and jumps after its own restart."""
 
     def recover(self) -> list[Job]:
         """Nothing to recover locally: unfinished shared work stays in Redis (pending entries)."""

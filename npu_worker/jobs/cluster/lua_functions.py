@@ -8,6 +8,8 @@ pasted before its own body (Redis runs one text, so they are joined as strings, 
 
 from __future__ import annotations
 
+from ..seq_jump import RESTART_TICK, SEQ_JUMP
+
 # A section's work item is (job, pos): pos is the section's position in the request; `next` counts
 # the positions already queued (a job keeps a small window of sections in the queue, so jobs
 # interleave section by section, as the local admission serves them).
@@ -29,7 +31,6 @@ end
 # The next seq of a job's log, and whether the log can take it: past the highest id the stream ever had
 # (an entry planted at `0-999` moves seq on past it, so the job still ends), or none when the log is not
 # a stream of `0-<n>` ids (the event is then not logged; the job's counts and end still are).
-SEQ_JUMP = 1_000_000  # more events than a job has (its sections are bounded), far below a seq's 15 digits
 
 RUN = """
 local this_run = nil
@@ -49,7 +50,6 @@ end
 # is what a crash loop needs: Redis loading one snapshot twice gave the same constant jump twice, and
 # reused every seq of its first comeback; the clock has moved on by more ticks than that comeback logged
 # events (each is a script run, longer than a tick). A graceful restart only makes the numbers larger.
-RESTART_TICK = 0.00001  # 10 µs: now is 1.8e14 ticks, a seq of 15 digits until the year 5000
 SEQ = (
     RUN
     + """
