@@ -117,14 +117,23 @@ def test_a_cancel_of_a_preview_lanes_section_stops_that_lanes_child():
 
 def test_a_stop_after_the_child_closed_writes_nowhere():
     """The pipe's fd number is free once closed (the next file opened may take it): a canceller's
-    late `STOP` is not written."""
+    late `STOP` is not written to the file that took it (here another pipe's write end)."""
     engine = create(EspeakConfig(process=True))
     engine.load()
     child = engine.child
     chunks = child.chunks(SynthesisRequest(LONG_TEXT))
     next(chunks)
+    other_read, other_write = os.pipe()  # (opened first: neither end takes the number)
     child.close()
-    assert child.stop_running() is False
+    os.dup2(other_write, child._requests)  # the number reused, as by whatever opens next
+    try:
+        assert child.stop_running() is False
+        os.set_blocking(other_read, False)
+        with pytest.raises(BlockingIOError):
+            os.read(other_read, 64)  # nothing written there
+    finally:
+        for fd in (other_read, other_write, child._requests):
+            os.close(fd)
     chunks.close()
 
 
