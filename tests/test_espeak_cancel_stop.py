@@ -145,7 +145,11 @@ def test_the_canceller_never_waits_on_a_child_that_stopped_reading(engine):
     chunks = child.chunks(SynthesisRequest(LONG_TEXT))
     next(chunks)
     with child._writing:  # the engine thread writing a request: the canceller does not wait for it
-        assert child.stop_running() is False
+        waited: list[bool] = []  # (on another thread: a canceller that waited hung this one for ever)
+        canceller = threading.Thread(target=lambda: waited.append(child.stop_running()), daemon=True)
+        canceller.start()
+        canceller.join(seconds(10))
+        assert waited == [False]
     os.kill(child.pid, signal.SIGSTOP)
     try:
         fill = os.dup(child._requests)  # another fd on the same pipe: filled with STOPs for no request
