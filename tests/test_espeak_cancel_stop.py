@@ -9,6 +9,7 @@ import contextlib
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from npu_worker.engine.espeak_child import REQUEST_ID, STOP, write_frame
 from npu_worker.engine.espeak_process import EspeakProcessEngine
 from npu_worker.jobs.admission import Admission, Cancelled
 from npu_worker.jobs.model import Job, Section
-from npu_worker.protocol import SynthParams
+from npu_worker.protocol import EngineError, SynthParams
 from tests.timing import seconds
 
 SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
@@ -116,14 +117,23 @@ def test_a_cancel_of_a_preview_lanes_section_stops_that_lanes_child():
 
 def test_a_stop_after_the_child_closed_writes_nowhere():
     """The pipe's fd number is free once closed (the next file opened may take it): a canceller's
-    late `STOP` is not written."""
+    late `STOP` is not written to the file that took it (here another pipe's write end)."""
     engine = create(EspeakConfig(process=True))
     engine.load()
     child = engine.child
     chunks = child.chunks(SynthesisRequest(LONG_TEXT))
     next(chunks)
+    other_read, other_write = os.pipe()  # (opened first: neither end takes the number)
     child.close()
-    assert child.stop_running() is False
+    os.dup2(other_write, child._requests)  # the number reused, as by whatever opens next
+    try:
+        assert child.stop_running() is False
+        os.set_blocking(other_read, False)
+        with pytest.raises(BlockingIOError):
+            os.read(other_read, 64)  # nothing written there
+    finally:
+        for fd in (other_read, other_write, child._requests):
+            os.close(fd)
     chunks.close()
 
 
@@ -135,7 +145,11 @@ def test_the_canceller_never_waits_on_a_child_that_stopped_reading(engine):
     chunks = child.chunks(SynthesisRequest(LONG_TEXT))
     next(chunks)
     with child._writing:  # the engine thread writing a request: the canceller does not wait for it
-        assert child.stop_running() is False
+        waited: list[bool] = []  # (on another thread: a canceller that waited hung this one for ever)
+        canceller = threading.Thread(target=lambda: waited.append(child.stop_running()), daemon=True)
+        canceller.start()
+        canceller.join(seconds(10))
+        assert waited == [False]
     os.kill(child.pid, signal.SIGSTOP)
     try:
         fill = os.dup(child._requests)  # another fd on the same pipe: filled with STOPs for no request
@@ -143,6 +157,7 @@ def test_the_canceller_never_waits_on_a_child_that_stopped_reading(engine):
         with contextlib.suppress(BlockingIOError):
             while True:
                 write_frame(fill, STOP, REQUEST_ID.pack(0))
+        os.set_blocking(fill, True)  # (the flag is the pipe's, shared with the child's fd: put back)
         os.close(fill)
         answered = []
         canceller = threading.Thread(target=lambda: answered.append(engine.interrupt(restart=False)))
@@ -154,3 +169,40 @@ def test_the_canceller_never_waits_on_a_child_that_stopped_reading(engine):
     chunks.close()  # the engine thread's stop: sent once the child reads again
     assert child.alive and engine.child is child
     assert whole(engine, SENTENCE) > 1.5 * 24000  # the next request speaks
+
+
+def test_closing_a_child_ends_a_request_write_stuck_on_its_pipe():
+    """A child that stopped reading (SIGSTOP, a hung host) while the engine thread writes it a request
+    longer than its stdin pipe holds (`--max-text-chars` raised): the engine thread holds the write
+    lock in that write. The shutdown's `close` (another thread, after the drain) waited for that lock
+    for ever, and the worker never exited; it kills the child then, which fails the stuck write."""
+    engine = create(EspeakConfig(process=True))
+    engine.load()
+    child = engine.child
+    os.kill(child.pid, signal.SIGSTOP)
+    failed: list[Exception] = []
+
+    def engine_thread() -> None:
+        try:
+            list(child.chunks(SynthesisRequest("가" * 100_000)))  # ≈ 300 KB of JSON, the pipe 64 KiB
+        except EngineError as error:
+            failed.append(error)
+
+    writer = threading.Thread(target=engine_thread, daemon=True)
+    writer.start()
+    closer = threading.Thread(target=child.close, daemon=True)
+    try:
+        for _ in range(1000):  # until the write holds the lock (it blocks there at once)
+            if child._writing.locked():
+                break
+            time.sleep(0.01)
+        assert child._writing.locked()
+        closer.start()
+        closer.join(seconds(10))
+        assert not closer.is_alive()  # closed, the child killed
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signal.SIGKILL)  # (the code before: free the threads, not leave them)
+    writer.join(seconds(10))
+    assert not writer.is_alive() and len(failed) == 1 and not child.alive
+    engine.close()

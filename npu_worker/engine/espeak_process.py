@@ -227,12 +227,22 @@ class ChildEspeak:
         return EngineError(f"espeak-ng's process failed ({why}; exit status {status})")
 
     def close(self) -> None:
-        """Closing its stdin ends the child; one that does not end in time is killed."""
-        with self._writing:  # a canceller's `STOP` never goes to whatever reuses the fd number
+        """Closing its stdin ends the child; one that does not end in time is killed. Under the write
+        lock, so a canceller's `STOP` never goes to whatever reuses the fd number; a write that holds
+        the lock past `STOP_SECONDS` is stuck on a child that stopped reading (SIGSTOP, a hung host)
+        with its pipe full, and the shutdown waited for it for ever: the child is killed, which fails
+        that write (its pipe has no reader) and frees the lock."""
+        if not self._writing.acquire(timeout=STOP_SECONDS):
+            log.warning("espeak-ng's process %s stopped reading its requests; killing it", self._process.pid)
+            self._process.kill()
+            self._writing.acquire()
+        try:
             self._closed = True
             for pipe in (self._process.stdin, self._process.stdout):
                 if pipe is not None:
                     pipe.close()
+        finally:
+            self._writing.release()
         try:
             self._process.wait(STOP_SECONDS)
         except subprocess.TimeoutExpired:
