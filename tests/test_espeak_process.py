@@ -274,3 +274,37 @@ def test_a_child_whose_worker_stopped_reading_before_its_ready_exits_quietly():
     finally:
         child.kill()
     assert b"Traceback" not in stderr and child.returncode == 0, stderr.decode(errors="replace")
+
+
+def test_closing_the_phonemizer_ends_a_call_stuck_on_a_child_that_stopped_answering():
+    """ZipVoice's phonemizer holds its lock while a call waits for the child's answer: a child stopped
+    (SIGSTOP, a hung host) kept the lock, and the shutdown's close waited for it for ever."""
+    from npu_worker.engine.espeak_process import ChildPhonemizer
+
+    phonemizer = ChildPhonemizer()
+    assert phonemizer("하나", "ko")  # the child started
+    child = phonemizer._child
+    assert child is not None
+    os.kill(child.pid, signal.SIGSTOP)
+    outcome: list[BaseException | str] = []
+
+    def call() -> None:
+        try:
+            outcome.append(phonemizer("둘", "ko"))
+        except BaseException as error:  # noqa: BLE001 - what the stuck call ended with
+            outcome.append(error)
+
+    caller = threading.Thread(target=call, daemon=True)
+    caller.start()
+    caller.join(0.3)
+    assert caller.is_alive()  # waiting on the stopped child, holding the lock
+    closer = threading.Thread(target=phonemizer.close, daemon=True)
+    closer.start()
+    closer.join(seconds(15))
+    try:
+        assert not closer.is_alive(), "close waited for ever on a call stuck on a stopped child"
+        caller.join(seconds(5))
+        assert len(outcome) == 1 and isinstance(outcome[0], EngineError)
+    finally:
+        if child.alive:  # the check failed: the stopped child must not outlive the test
+            child.kill()

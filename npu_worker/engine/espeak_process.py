@@ -108,6 +108,10 @@ class ChildEspeak:
     def pid(self) -> int:
         return self._process.pid
 
+    def kill(self) -> None:
+        """End the child at once (a read waiting on it gets its end: `EngineError`)."""
+        self._process.kill()
+
     @property
     def alive(self) -> bool:
         return self._process.poll() is None
@@ -234,7 +238,7 @@ class ChildEspeak:
         that write (its pipe has no reader) and frees the lock."""
         if not self._writing.acquire(timeout=STOP_SECONDS):
             log.warning("espeak-ng's process %s stopped reading its requests; killing it", self._process.pid)
-            self._process.kill()
+            self.kill()
             self._writing.acquire()
         try:
             self._closed = True
@@ -323,7 +327,18 @@ class ChildPhonemizer:
             return self._child.phonemize(text, voice)
 
     def close(self) -> None:
-        with self._lock:
+        """A call stuck on a child that stopped answering (SIGSTOP, a hung host) holds the lock, and the
+        shutdown waited for it for ever: past `STOP_SECONDS` the child is killed, which ends that call
+        (`EngineError`) and frees the lock."""
+        if not self._lock.acquire(timeout=STOP_SECONDS):
+            stuck = self._child
+            if stuck is not None:
+                log.warning("espeak-ng's phonemizer process %s stopped answering; killing it", stuck.pid)
+                stuck.kill()
+            self._lock.acquire()
+        try:
             if self._child is not None:
                 self._child.close()
                 self._child = None
+        finally:
+            self._lock.release()
