@@ -137,3 +137,16 @@ def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path
         worker.wait()
     assert after and after[-1]["event"] == "done"  # every event after the lines kept is past `sent`
     assert all(line["seq"] > sent for line in after)
+
+
+def test_a_line_the_disk_refuses_after_close_still_makes_the_next_start_jump(tmp_path):
+    """An event appended once the journal closed (a section the shutdown's join did not wait out, a
+    DELETE during the stop) and refused by the full disk was sent all the same: the mark must go."""
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal)
+    journal.close()
+    assert (tmp_path / MARK).exists()  # every line written at the close
+    sent = refused_lines(store, journal, job, 0)
+    assert not (tmp_path / MARK).exists()
+    store, journal, (resumed,) = started(tmp_path)
+    assert resumed.next_seq > sent

@@ -311,6 +311,7 @@ class LocalJournal(Journal):
                     self._write_unwritten(other)
         except OSError:
             self._last_run()  # a line refused before `begin_run`: the last run's mark must go now
+            self._mark.set(False)  # after `close` too (a section the stop did not wait out): it was sent
             raise
         finally:
             self._mark_if_whole()
