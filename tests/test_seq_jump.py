@@ -150,3 +150,30 @@ def test_a_line_the_disk_refuses_after_close_still_makes_the_next_start_jump(tmp
     assert not (tmp_path / MARK).exists()
     store, journal, (resumed,) = started(tmp_path)
     assert resumed.next_seq > sent
+
+
+def test_a_removal_that_fails_leaves_the_mark_away_while_the_lines_it_dropped_are_still_missed(tmp_path):
+    """A finished job whose last lines the full disk refused, then removed (retention, a DELETE) while its
+    files cannot go (an immutable folder; a kill -9 right after the mark came back did the same): its
+    log still lacks seqs a caller read, so the next start must jump. The mark came back first."""
+    import shutil
+    import subprocess
+
+    if shutil.which("chattr") is None:
+        pytest.skip("no chattr to make a folder whose files cannot be removed")
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal, sections=1)
+    with disk_full_past((store.job_dir(job.id) / LOG_FILE).stat().st_size + 10):
+        journal.append(job, Progress(0, "ok", duration_sec=1.0))
+        sent = journal.append(job, Done(1, 1, 0, 0.1)).seq
+    folder = store.job_dir(job.id)
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+        pytest.skip("chattr +i is refused here (no CAP_LINUX_IMMUTABLE, or the filesystem has no flag)")
+    try:
+        with pytest.raises(OSError):
+            journal.remove(job)
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    assert not (tmp_path / MARK).exists()
+    store, journal, (resumed,) = started(tmp_path)
+    assert resumed.next_seq > sent
