@@ -177,3 +177,15 @@ def test_a_removal_that_fails_leaves_the_mark_away_while_the_lines_it_dropped_ar
     assert not (tmp_path / MARK).exists()
     store, journal, (resumed,) = started(tmp_path)
     assert resumed.next_seq > sent
+
+
+def test_lines_written_at_close_once_there_is_room_leave_no_jump_for_the_next_start(tmp_path):
+    """A stop after the disk had room again: its close writes the held lines, so every seq sent is in
+    the logs and the next start numbers on. The mark stayed away and that start jumped for nothing."""
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal)
+    sent = refused_lines(store, journal, job, 0)
+    journal.close()
+    assert (tmp_path / MARK).exists()
+    store, journal, (resumed,) = started(tmp_path)
+    assert resumed.next_seq == sent + 1

@@ -383,13 +383,16 @@ class LocalJournal(Journal):
 
     def close(self) -> None:
         with self._lock:
-            self._tracking = False  # lines the disk still refuses are lost now: the mark stays away
+            lost = 0
             for job_id in list(self._unwritten):
                 try:
                     self._write_unwritten(job_id)
                 except OSError as exc:
                     lost = len(self._unwritten.pop(job_id))
                     log.error("%d event(s) of job %s were never persisted: %s", lost, job_id, exc.strerror)
+            if not lost:  # every held line written now: the next start need not jump
+                self._mark_if_whole()
+            self._tracking = False  # lines lost (the mark stays away) or refused from now on (`persist`)
             handles, self._open = list(self._open.values()), OrderedDict()
         for handle in handles:
             handle.close()
