@@ -102,9 +102,11 @@ def test_a_finished_log_is_never_jumped(tmp_path):
 
 
 @pytest.mark.allow_blocking
-def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path, stop):
     """A real worker whose files cannot grow past 1 kB: its job's log keeps its first lines, the rest
-    were sent all the same; killed, then started with room, it numbers on past everything it sent."""
+    were sent all the same; killed (or stopped: its close cannot write them either), then started with
+    room, it numbers on past everything it sent."""
     state = tmp_path / "state"
     sections = [{"idx": i, "text": f"섹션 {i}."} for i in range(4)]
     worker = start_worker_process(state, 0, delay=0.0, extra=["--file-size-limit", "1000"])
@@ -118,8 +120,8 @@ def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path
         with urllib.request.urlopen(request, timeout=seconds(30)) as stream:
             seen = [json.loads(line) for line in stream.read().splitlines()]
     finally:
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
+        worker.send_signal(stop)
+        worker.wait(timeout=seconds(60))
     job = seen[0]["job_id"]
     sent = max(line["seq"] for line in seen if "seq" in line)
     log = (state / "jobs" / job / LOG_FILE).read_text().splitlines()
