@@ -4,6 +4,7 @@ published all the same, and a worker stopped before there was room again would h
 from __future__ import annotations
 
 import json
+import os
 import signal
 import urllib.request
 from pathlib import Path
@@ -191,3 +192,25 @@ def test_lines_written_at_close_once_there_is_room_leave_no_jump_for_the_next_st
     assert (tmp_path / MARK).exists()
     store, journal, (resumed,) = started(tmp_path)
     assert resumed.next_seq == sent + 1
+
+
+def test_a_fifo_planted_at_the_mark_is_never_waited_on(tmp_path):
+    """The mark is put back with an open for writing: a FIFO planted there while it was away blocked that
+    open until some reader came, and with it the journal's lock, so every job's next event."""
+    import threading
+
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal)
+    refused_lines(store, journal, job, 0)
+    os.mkfifo(tmp_path / MARK)
+    appending = threading.Thread(target=journal.append, args=(job, Progress(1, "synth")), daemon=True)
+    appending.start()
+    appending.join(seconds(10))
+    hung = appending.is_alive()
+    if hung:  # let it go: a reader opens the FIFO, the writer's open returns
+        os.close(os.open(tmp_path / MARK, os.O_RDONLY | os.O_NONBLOCK))
+        appending.join()
+    assert not hung
+    assert store.load(job.id).log[-1].event == Progress(1, "synth")
+    store, journal, (resumed,) = started(tmp_path)  # no mark, a FIFO: this start jumps (and removes it)
+    assert resumed.next_seq > SEQ_JUMP
