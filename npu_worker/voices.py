@@ -239,12 +239,21 @@ class VoiceLibrary:
 
     @contextlib.contextmanager
     def _inline(self, store: VoiceFolder, *, create: bool) -> Iterator[VoiceFolder | None]:
-        """`voices/inline`, opened inside the open voice folder without following a link."""
-        try:
-            with store.sub(self.inline_dir.name, create=create) as inline:
-                yield inline
-        except LinkRefused:
-            raise _linked(self.inline_dir) from None
+        """`voices/inline`, opened inside the open voice folder without following a link. Anything else
+        there (a file, a FIFO) is a named 503: it was a NotADirectoryError for each inline `ref_audio`,
+        and at start-up (`remove_crash_leftovers`) it left every kept job unread."""
+        with contextlib.ExitStack() as stack:
+            try:
+                inline = stack.enter_context(store.sub(self.inline_dir.name, create=create))
+            except LinkRefused:
+                raise _linked(self.inline_dir) from None
+            except OSError as exc:
+                log.error("voice folder %s cannot be made or used: %s", self.inline_dir, exc)
+                raise StateUnavailable(
+                    f"the worker's folder for inline reference audio cannot be used ({exc.strerror or exc}); "
+                    "its operator must make it a folder the worker owns"
+                ) from None
+            yield inline
 
     def remove_crash_leftovers(self) -> int:
         """Temp files of uploads a `kill -9` cut, removed under the change lock: start-up runs this while

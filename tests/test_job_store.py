@@ -265,3 +265,34 @@ def test_removing_a_job_never_deletes_through_a_folder_replaced_by_a_link(tmp_pa
     real, _ = stored_job(tmp_path / "other", "b2")  # a plain folder still goes whole
     real.remove("b2", [])
     assert not real.job_dir("b2").exists()
+
+
+REMOVAL_CUT_SHORT = """
+import sys
+from pathlib import Path
+from tests.test_job_store import stored_job
+from npu_worker.jobs.store import JOB_FILE, LOG_FILE
+store, job = stored_job(Path(sys.argv[1]))
+(store.job_dir(job.id) / LOG_FILE).mkdir()  # an unlink refuses it: the removal stops there
+try:
+    store.remove(job.id, [])
+except OSError:
+    pass
+print((store.job_dir(job.id) / JOB_FILE).exists())
+"""
+
+
+@pytest.mark.parametrize("hash_seed", ["0", "3"])  # seeds whose set of names put the log before job.json
+def test_a_removal_cut_short_at_any_file_leaves_no_job_json_to_resume(tmp_path, hash_seed):
+    """job.json goes first, whatever order a set of names has in this process: a removal (retention, a
+    DELETE) killed after the log went and before job.json left a job that the next start ran again
+    from its first section, numbering its events from seq 1 again and rewriting its outputs."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    run = subprocess.run(
+        [sys.executable, "-c", REMOVAL_CUT_SHORT, str(tmp_path)], env=env, capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"

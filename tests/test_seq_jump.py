@@ -4,6 +4,7 @@ published all the same, and a worker stopped before there was room again would h
 from __future__ import annotations
 
 import json
+import os
 import signal
 import urllib.request
 from pathlib import Path
@@ -102,9 +103,11 @@ def test_a_finished_log_is_never_jumped(tmp_path):
 
 
 @pytest.mark.allow_blocking
-def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM])
+def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path, stop):
     """A real worker whose files cannot grow past 1 kB: its job's log keeps its first lines, the rest
-    were sent all the same; killed, then started with room, it numbers on past everything it sent."""
+    were sent all the same; killed (or stopped: its close cannot write them either), then started with
+    room, it numbers on past everything it sent."""
     state = tmp_path / "state"
     sections = [{"idx": i, "text": f"섹션 {i}."} for i in range(4)]
     worker = start_worker_process(state, 0, delay=0.0, extra=["--file-size-limit", "1000"])
@@ -118,8 +121,8 @@ def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path
         with urllib.request.urlopen(request, timeout=seconds(30)) as stream:
             seen = [json.loads(line) for line in stream.read().splitlines()]
     finally:
-        worker.send_signal(signal.SIGKILL)
-        worker.wait()
+        worker.send_signal(stop)
+        worker.wait(timeout=seconds(60))
     job = seen[0]["job_id"]
     sent = max(line["seq"] for line in seen if "seq" in line)
     log = (state / "jobs" / job / LOG_FILE).read_text().splitlines()
@@ -137,3 +140,77 @@ def test_a_worker_killed_on_a_full_disk_restarts_past_every_seq_it_sent(tmp_path
         worker.wait()
     assert after and after[-1]["event"] == "done"  # every event after the lines kept is past `sent`
     assert all(line["seq"] > sent for line in after)
+
+
+def test_a_line_the_disk_refuses_after_close_still_makes_the_next_start_jump(tmp_path):
+    """An event appended once the journal closed (a section the shutdown's join did not wait out, a
+    DELETE during the stop) and refused by the full disk was sent all the same: the mark must go."""
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal)
+    journal.close()
+    assert (tmp_path / MARK).exists()  # every line written at the close
+    sent = refused_lines(store, journal, job, 0)
+    assert not (tmp_path / MARK).exists()
+    store, journal, (resumed,) = started(tmp_path)
+    assert resumed.next_seq > sent
+
+
+def test_a_removal_that_fails_leaves_the_mark_away_while_the_lines_it_dropped_are_still_missed(tmp_path):
+    """A finished job whose last lines the full disk refused, then removed (retention, a DELETE) while its
+    files cannot go (an immutable folder; a kill -9 right after the mark came back did the same): its
+    log still lacks seqs a caller read, so the next start must jump. The mark came back first."""
+    import shutil
+    import subprocess
+
+    if shutil.which("chattr") is None:
+        pytest.skip("no chattr to make a folder whose files cannot be removed")
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal, sections=1)
+    with disk_full_past((store.job_dir(job.id) / LOG_FILE).stat().st_size + 10):
+        journal.append(job, Progress(0, "ok", duration_sec=1.0))
+        sent = journal.append(job, Done(1, 1, 0, 0.1)).seq
+    folder = store.job_dir(job.id)
+    if subprocess.run(["chattr", "+i", str(folder)], capture_output=True).returncode:
+        pytest.skip("chattr +i is refused here (no CAP_LINUX_IMMUTABLE, or the filesystem has no flag)")
+    try:
+        with pytest.raises(OSError):
+            journal.remove(job)
+    finally:
+        subprocess.run(["chattr", "-i", str(folder)], check=True)
+    assert not (tmp_path / MARK).exists()
+    store, journal, (resumed,) = started(tmp_path)
+    assert resumed.next_seq > sent
+
+
+def test_lines_written_at_close_once_there_is_room_leave_no_jump_for_the_next_start(tmp_path):
+    """A stop after the disk had room again: its close writes the held lines, so every seq sent is in
+    the logs and the next start numbers on. The mark stayed away and that start jumped for nothing."""
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal)
+    sent = refused_lines(store, journal, job, 0)
+    journal.close()
+    assert (tmp_path / MARK).exists()
+    store, journal, (resumed,) = started(tmp_path)
+    assert resumed.next_seq == sent + 1
+
+
+def test_a_fifo_planted_at_the_mark_is_never_waited_on(tmp_path):
+    """The mark is put back with an open for writing: a FIFO planted there while it was away blocked that
+    open until some reader came, and with it the journal's lock, so every job's next event."""
+    import threading
+
+    store, journal, _ = started(tmp_path)
+    job = a_job(store, journal)
+    refused_lines(store, journal, job, 0)
+    os.mkfifo(tmp_path / MARK)
+    appending = threading.Thread(target=journal.append, args=(job, Progress(1, "synth")), daemon=True)
+    appending.start()
+    appending.join(seconds(10))
+    hung = appending.is_alive()
+    if hung:  # let it go: a reader opens the FIFO, the writer's open returns
+        os.close(os.open(tmp_path / MARK, os.O_RDONLY | os.O_NONBLOCK))
+        appending.join()
+    assert not hung
+    assert store.load(job.id).log[-1].event == Progress(1, "synth")
+    store, journal, (resumed,) = started(tmp_path)  # no mark, a FIFO: this start jumps (and removes it)
+    assert resumed.next_seq > SEQ_JUMP

@@ -51,3 +51,20 @@ async def test_a_body_declared_over_the_cap_is_refused_before_a_byte_of_it_arriv
     status, code, message = refusal_of(answer)
     assert (status, code) == (413, "BodyTooLarge"), answer[:400]
     assert str(HUGE) in message, message
+
+
+@pytest.mark.parametrize("length", [HUGE, 50 * 1024**2])
+async def test_an_upload_declared_over_the_cap_is_refused_instead_of_100_continue(served, length):
+    """A caller that waits for `100 Continue` before its body: the upload's cap was applied only in the
+    handler, after the worker had told it to send 50 MB (then closed on it, the body unread); 10 GiB,
+    past the body budget, was a 503 BodyBudgetFull, "send it again shortly"."""
+    listener = await served(body_timeout=60.0)
+    head = (
+        "POST /v1/audio/voices HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Content-Type: multipart/form-data; boundary=b\r\n"
+        f"Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n"
+    )
+    answer = await first_answer(listener.port, head.encode(), seconds(1))
+    status, code, message = refusal_of(answer)
+    assert (status, code) == (413, "BodyTooLarge"), answer[:400]
+    assert "--voice-max-bytes" in message, message

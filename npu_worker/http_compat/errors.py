@@ -68,17 +68,18 @@ async def expect_continue(request: web.Request) -> web.StreamResponse | None:
     length are decided before the caller is told to send it (aiohttp's own handler said yes to a
     caller without the token, or to 90 MB). A refusal is answered at once and the connection closed;
     a caller gone before it is told to go on is a quiet 499 (it was aiohttp's traceback, each time)."""
-    return await _answer_expect(request, request.app[SETTINGS_KEY].max_body_bytes)
+    limit = request.app[SETTINGS_KEY].max_body_bytes
+    too_large = None
+    if request.content_length is not None and request.content_length > limit:
+        too_large = BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
+    return await expect_within(request, too_large)
 
 
-async def expect_access(request: web.Request) -> web.StreamResponse | None:
-    """`expect_continue` for a route whose body is bounded part by part, not by `--max-body-bytes` (a
-    voice upload): the access rules only (a caller without the token was told to send 5 MB of audio)."""
-    return await _answer_expect(request, None)
-
-
-async def _answer_expect(request: web.Request, limit: int | None) -> web.StreamResponse | None:
-    answer = _expect_refusal(request, limit)
+async def expect_within(request: web.Request, too_large: WorkerError | None) -> web.StreamResponse | None:
+    """`expect_continue` for a route with a cap of its own on the declared length (a voice upload's):
+    `too_large`, its refusal of this request's `Content-Length` (None: within it), comes after the
+    access rules and before the body budget's, instead of `100 Continue`."""
+    answer = _expect_refusal(request, too_large)
     if answer is None and request.version >= (1, 1):
         try:
             await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -99,14 +100,13 @@ async def _answer_expect(request: web.Request, limit: int | None) -> web.StreamR
     return answer
 
 
-def _expect_refusal(request: web.Request, limit: int | None) -> web.Response | None:
+def _expect_refusal(request: web.Request, too_large: WorkerError | None) -> web.Response | None:
     """What `expect_continue` answers instead of `100 Continue`, in the error body (None: go on)."""
     try:
         check_request_access(request)
     except WorkerError as exc:
         return _shape_of(request)(exc, exc.http_status)  # the body every access refusal has
-    if limit is not None and request.content_length is not None and request.content_length > limit:
-        too_large = BodyTooLarge(f"the body is {request.content_length} bytes; the limit is {limit}")
+    if too_large is not None:
         return _shape_of(request)(too_large, too_large.http_status)
     budget = request.app[BODY_BUDGET_KEY]
     if request.content_length is not None and not budget.has_room(request.content_length):

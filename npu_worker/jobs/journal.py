@@ -247,6 +247,7 @@ class LocalJournal(Journal):
         self._torn: set[str] = set()  # jobs whose log may end in a line the full disk cut short
         self._mark = WholeLogsMark(store.root.parent)
         self._jumped: set[str] = set()  # resumed jobs whose seq jumped and whose log does not show it yet
+        self._removing: set[str] = set()  # such jobs, or with lines held, whose files are not gone yet
         self._tracking = False  # the mark is this run's: from `begin_run` (the last run's read) to `close`
         self._last_run_whole: bool | None = None  # the last run's mark, once read (and removed)
 
@@ -299,7 +300,7 @@ class LocalJournal(Journal):
 
     def _mark_if_whole(self) -> None:
         if self._tracking:
-            self._mark.set(not self._unwritten and not self._jumped)
+            self._mark.set(not self._unwritten and not self._jumped and not self._removing)
 
     def persist(self, job: Job, entry: LogEntry) -> None:
         self._unwritten.setdefault(job.id, []).append(entry)
@@ -311,6 +312,7 @@ class LocalJournal(Journal):
                     self._write_unwritten(other)
         except OSError:
             self._last_run()  # a line refused before `begin_run`: the last run's mark must go now
+            self._mark.set(False)  # after `close` too (a section the stop did not wait out): it was sent
             raise
         finally:
             self._mark_if_whole()
@@ -359,10 +361,10 @@ class LocalJournal(Journal):
     def remove(self, job: Job | KeptJob) -> None:
         with self._lock:
             handle = self._open.pop(job.id, None)
-            self._unwritten.pop(job.id, None)
+            if self._unwritten.pop(job.id, None) is not None or job.id in self._jumped:
+                self._removing.add(job.id)  # its log misses seqs sent until its files are gone
             self._torn.discard(job.id)
             self._jumped.discard(job.id)
-            self._mark_if_whole()
         if handle is not None:
             handle.close()
         if isinstance(job, KeptJob):  # its sections are on disk no more than its outputs are
@@ -371,20 +373,26 @@ class LocalJournal(Journal):
             defaults = [
                 s.output_path for s in job.sections if s.output_path == self.default_output(job.id, s.idx)
             ]
-        self.store.remove(job.id, defaults)
+        self.store.remove(job.id, defaults)  # (an error: its files stay, so does the mark's absence)
+        with self._lock:
+            self._removing.discard(job.id)
+            self._mark_if_whole()
 
     def default_output(self, job_id: str, idx: int) -> str:
         return self.store.default_output(job_id, idx)
 
     def close(self) -> None:
         with self._lock:
-            self._tracking = False  # lines the disk still refuses are lost now: the mark stays away
+            lost = 0
             for job_id in list(self._unwritten):
                 try:
                     self._write_unwritten(job_id)
                 except OSError as exc:
                     lost = len(self._unwritten.pop(job_id))
                     log.error("%d event(s) of job %s were never persisted: %s", lost, job_id, exc.strerror)
+            if not lost:  # every held line written now: the next start need not jump
+                self._mark_if_whole()
+            self._tracking = False  # lines lost (the mark stays away) or refused from now on (`persist`)
             handles, self._open = list(self._open.values()), OrderedDict()
         for handle in handles:
             handle.close()

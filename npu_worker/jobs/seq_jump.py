@@ -62,7 +62,10 @@ class WholeLogsMark:
             return
         try:
             if whole:
-                os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+                # (O_NONBLOCK: a FIFO planted there is ENXIO, not an open that waits for a reader while
+                # the journal's lock, and every job's next event, wait with it)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                os.close(os.open(self.path, flags, 0o600))
             else:
                 os.unlink(self.path)
         except FileNotFoundError:

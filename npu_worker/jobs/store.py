@@ -219,9 +219,13 @@ class JobStore:
         leave empty. A file someone else put beside them is never touched, and a folder that is a
         link is never deleted through (a job or outputs folder replaced by a link to elsewhere had
         the files there of those names deleted)."""
-        owned: dict[Path, set[str]] = {self.job_dir(job_id): {JOB_FILE, LOG_FILE, CANCEL_FILE}}
+        # job.json first, in this order (a set's order changes with each process's hash seed): a removal
+        # killed after the log went and before it left a job the next start ran again from seq 1.
+        owned: dict[Path, list[str]] = {self.job_dir(job_id): [JOB_FILE, LOG_FILE, CANCEL_FILE]}
         for path in default_outputs:
-            owned.setdefault(Path(path).parent, set()).add(Path(path).name)
+            names = owned.setdefault(Path(path).parent, [])
+            if Path(path).name not in names:
+                names.append(Path(path).name)
         for folder, names in owned.items():
             _remove_in(folder, names, temp_files=folder == self.job_dir(job_id))
             try:
@@ -284,9 +288,9 @@ def _check_plain(path: Path, is_kind: Callable[[int], bool], *, missing_ok: bool
         raise OSError(errno.ELOOP if stat.S_ISLNK(mode) else errno.EINVAL, f"{path.name} is {what}")
 
 
-def _remove_in(folder: Path, names: set[str], *, temp_files: bool) -> None:
-    """Unlink `names` (and, `temp_files`, every `.*.part`) in `folder`, opened without following a
-    link: a folder that is a link, or no folder, is left as it is."""
+def _remove_in(folder: Path, names: list[str], *, temp_files: bool) -> None:
+    """Unlink `names`, in order (and, `temp_files`, then every `.*.part`) in `folder`, opened without
+    following a link: a folder that is a link, or no folder, is left as it is."""
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except FileNotFoundError:
@@ -297,9 +301,9 @@ def _remove_in(folder: Path, names: set[str], *, temp_files: bool) -> None:
     try:
         if temp_files:
             with os.scandir(fd) as entries:
-                names = names | {
+                names = names + [
                     e.name for e in entries if e.name.startswith(".") and e.name.endswith(".part")
-                }
+                ]
         for name in names:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(name, dir_fd=fd)

@@ -7,14 +7,14 @@ import logging
 from aiohttp import web
 
 from ..app_keys import ERROR_SHAPES_KEY
-from ..http_compat.errors import expect_access, expect_continue
+from ..http_compat.errors import expect_continue
 from .errors import openai_refusal
 from .formats import available_formats
 from .models_api import get_model, list_models
 from .speech import create_speech
 from .speech_batch import create_speech_batch
 from .stream_ws import handle_speech_stream
-from .voices_api import delete_voice, list_voices, upload_voice
+from .voices_api import delete_voice, expect_upload, list_voices, upload_voice
 
 
 def setup_openai(app: web.Application) -> None:
@@ -30,5 +30,5 @@ def setup_openai(app: web.Application) -> None:
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/v1/models/{model:.+}", get_model)  # a ZipVoice id is folder/file
     app.router.add_get("/v1/audio/voices", list_voices)
-    app.router.add_post("/v1/audio/voices", upload_voice, expect_handler=expect_access)
+    app.router.add_post("/v1/audio/voices", upload_voice, expect_handler=expect_upload)
     app.router.add_delete("/v1/audio/voices/{name}", delete_voice)

@@ -12,10 +12,10 @@ from aiohttp.http_exceptions import HttpProcessingError
 from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
-from ..http_compat.errors import CLOSE_AFTER_KEY
+from ..http_compat.errors import CLOSE_AFTER_KEY, expect_within
 from ..http_compat.request_body import PIECE_OVERHEAD, body_deadline, held_body
 from ..printable import printable
-from ..protocol import BadRequest, BodyTooLarge, InvalidAudio, VoiceExists
+from ..protocol import BadRequest, BodyTooLarge, InvalidAudio, VoiceExists, WorkerError
 from ..voice_names import DEFAULT_VOICE, check_voice_name
 from .bodies import CreatedVoice, VoiceDeleted, VoiceEntry, VoiceList
 from .core import engine_voice, engine_voice_catalog, speaks_default_voice, voice_library
@@ -35,16 +35,30 @@ def upload_cap(voice_max_bytes: int) -> int:
     return voice_max_bytes + len(UPLOAD_FIELDS + SDK_FIELDS) * MAX_TEXT_FIELD_BYTES + FORM_ROOM
 
 
+def declared_over_cap(request: web.Request) -> WorkerError | None:
+    """The refusal of a `Content-Length` no upload within the limits has (None: within the cap)."""
+    cap = upload_cap(request.app[SETTINGS_KEY].voice_max_bytes)
+    if request.content_length is None or request.content_length <= cap:
+        return None
+    return BodyTooLarge(
+        f"the body is {request.content_length} bytes; a voice upload's limit is {cap} "
+        "(--voice-max-bytes and room for the form's other fields)"
+    )
+
+
 def refuse_declared_over_cap(request: web.Request) -> None:
     """BodyTooLarge on the header for a `Content-Length` no upload within the limits has: the upload
     read on until `--body-timeout` (a 408 a minute later) before its parts' limits could refuse it."""
-    cap = upload_cap(request.app[SETTINGS_KEY].voice_max_bytes)
-    if request.content_length is not None and request.content_length > cap:
+    if (too_large := declared_over_cap(request)) is not None:
         request[CLOSE_AFTER_KEY] = True  # the body stays unread
-        raise BodyTooLarge(
-            f"the body is {request.content_length} bytes; a voice upload's limit is {cap} "
-            "(--voice-max-bytes and room for the form's other fields)"
-        )
+        raise too_large
+
+
+async def expect_upload(request: web.Request) -> web.StreamResponse | None:
+    """`Expect: 100-continue` on a voice upload: the access rules and the upload's cap, before the
+    caller is told to send its body. A `Content-Length` over the cap was told to go on (then closed on,
+    its body unread), or, past the body budget, a 503 that said to send it again shortly."""
+    return await expect_within(request, declared_over_cap(request))
 
 
 @openai_errors
