@@ -131,6 +131,23 @@ def test_a_child_that_dies_fails_its_section_and_another_makes_the_next(engine):
     assert engine.child.pid not in (first, second)
 
 
+def test_a_request_asks_the_kernel_nothing_about_its_child(engine, monkeypatch):
+    """Each request looked at `alive` first: a `wait4` a `/synth` or preview, and a hand-off of the GIL
+    to the event loop around it. A child's end is known from its pipe instead (the test above: one
+    killed mid-request, one killed while idle, each replaced)."""
+    child = engine.child
+    asked: list[int] = []
+    real = child._process.poll
+    monkeypatch.setattr(child._process, "poll", lambda: asked.append(1) or real())
+    for _ in range(3):
+        assert made(engine, SENTENCE)
+    stopped = engine.stream(SynthesisRequest(LONG_TEXT))
+    next(stopped)
+    stopped.close()  # a request stopped early: its rest drained, on the same child
+    assert made(engine, SENTENCE)
+    assert asked == [] and engine.child is child
+
+
 def test_close_ends_the_child_and_a_lane_is_a_child_of_its_own():
     engine = EspeakProcessEngine()
     engine.load()

@@ -104,13 +104,13 @@ async def test_each_sections_wav_is_encoded_once(worker, monkeypatch, tmp_path):
     from npu_worker.jobs import delivery
 
     encodes: list[int] = []
-    real = delivery.wav_bytes
+    real = delivery.wav_of_chunks
 
-    def counted(samples, rate):  # noqa: ANN001, ANN202
-        encodes.append(samples.size)
-        return real(samples, rate)
+    def counted(chunks, rate):  # noqa: ANN001, ANN202
+        encodes.append(sum(chunk.size for chunk in chunks))
+        return real(chunks, rate)
 
-    monkeypatch.setattr(delivery, "wav_bytes", counted)
+    monkeypatch.setattr(delivery, "wav_of_chunks", counted)
     client = await worker(cache_max_bytes=10_000_000)
     body = {"text": "한 번만.", "output_path": str(tmp_path / "once.wav")}
     assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
@@ -185,13 +185,13 @@ async def test_a_listen_only_preview_never_joins_its_audio(worker, monkeypatch, 
     from npu_worker.jobs import delivery
 
     joined: list[int] = []
-    real = delivery.joined
+    real = delivery.wav_of_chunks
 
-    def counted(chunks):  # noqa: ANN001, ANN202
+    def counted(chunks, rate):  # noqa: ANN001, ANN202
         joined.append(len(chunks))
-        return real(chunks)
+        return real(chunks, rate)
 
-    monkeypatch.setattr(delivery, "joined", counted)
+    monkeypatch.setattr(delivery, "wav_of_chunks", counted)
     client = await worker(ToneEngine(chunk_seconds=0.05))
     ws = await connect(client)
     transcript = await run_request(ws, batch("듣기만 하는 문장.", "또 하나."))
@@ -199,7 +199,9 @@ async def test_a_listen_only_preview_never_joins_its_audio(worker, monkeypatch, 
     assert transcript.events("done") and joined == []  # `duration_sec` is counted from the chunks
     body = {"text": "파일로.", "output_path": str(tmp_path / "joined.wav")}
     assert (await (await client.post("/synth", json=body)).json())["status"] == "ok"
-    assert len(joined) == 1 and joined[0] > 1  # a file needs the audio in one piece: joined once
+    assert (
+        len(joined) == 1 and joined[0] > 1
+    )  # a file needs the audio in one piece: joined once, by the encoder
 
 
 async def test_listeners_that_never_read_share_one_budget_and_a_small_one_is_never_dropped():

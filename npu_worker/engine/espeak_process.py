@@ -60,6 +60,11 @@ CRASH_SIGNALS = frozenset((signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal
 _NAMED: dict[str, type[WorkerError]] = {kind.name: kind for kind in WorkerError.__subclasses__()}
 
 
+class ChildGone(Exception):
+    """The child had ended before a request reached it (its stdin has no reader: the request's write
+    failed with EPIPE), so nothing of the request was read and another child can make it."""
+
+
 class ChildEspeak:
     """One espeak-ng child process and what it said about itself at start (the library's face that
     `EspeakEngine` looks voices up on)."""
@@ -114,7 +119,15 @@ class ChildEspeak:
 
     @property
     def alive(self) -> bool:
+        """Asks the kernel (`wait4`): for callers outside the request path (the phonemizer)."""
         return self._process.poll() is None
+
+    @property
+    def closed(self) -> bool:
+        """Known to be over: closed by the worker, or after its pipe failed (`_broken`, `ChildGone`).
+        No system call: a request used to ask `alive` first, one `wait4` (and a hand-off of the GIL
+        to the event loop) each; a child that dies while idle is found by the request's write."""
+        return self._closed
 
     def voices(self) -> tuple[EspeakVoice, ...]:
         return self._voices
@@ -143,7 +156,7 @@ class ChildEspeak:
                     raise _error(failure)
                 raise self._broken(f"an unexpected frame {kind!r}")
         finally:
-            if not ended and self.alive:
+            if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
                 self._stop()
             self._live = None
 
@@ -210,6 +223,9 @@ class ChildEspeak:
                 return
             except OSError as error:
                 failed = error
+        if live is not None and isinstance(failed, BrokenPipeError):
+            self.close()
+            raise ChildGone(f"its pipe: {failed}") from failed
         raise self._broken(f"its pipe: {failed}") from failed  # (it closes the child: not under the lock)
 
     def _receive(self, reading: bool = False) -> tuple[bytes, bytearray]:
@@ -272,15 +288,27 @@ class EspeakProcessEngine(EspeakEngine):
     def child(self) -> ChildEspeak:
         library = self.library
         assert isinstance(library, ChildEspeak)
-        if not library.alive:  # it died with an earlier section, or while idle: a new child
+        if library.closed:  # it failed with an earlier section, or was found gone by a request's write
             log.warning("espeak-ng's process had ended; starting another")
-            library.close()  # its pipes
             library = self._library = ChildEspeak()
         return library
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         self.voice_for(request.lang)  # an unknown language fails here, as in-process
-        return self.child.chunks(request)
+        return self._chunks(request)
+
+    def _chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        """The child's chunks. A child that died while idle is found when the request is written to
+        it (`ChildGone`, before any chunk): another is started and the request sent again, once."""
+        try:
+            yield from self.child.chunks(request)
+            return
+        except ChildGone:
+            pass
+        try:
+            yield from self.child.chunks(request)
+        except ChildGone as gone:
+            raise EngineError(f"espeak-ng's process failed ({gone}; it ended again at once)") from gone
 
     def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
         chunks = self.stream(request)

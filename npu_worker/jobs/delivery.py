@@ -12,14 +12,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..audio import LeadingSilenceTrimmer, OnsetWatch, to_pcm16, wav_bytes
+from ..audio import LeadingSilenceTrimmer, OnsetWatch, to_pcm16, wav_of_chunks
 from .model import AudioChunk, Job, Section
 
 
 @dataclass
 class SectionAudio:
-    """What one section produced, as the chunks it came in: joined (and encoded) only by what needs
-    them, on the thread that needs them (a listen-only preview never joins its audio)."""
+    """What one section produced, as the chunks it came in: encoded straight from them (never joined
+    into a buffer of their own) only by what needs them, on the thread that needs them (a listen-only
+    preview never encodes its audio)."""
 
     raw_chunks: list[np.ndarray]  # everything the engine made (or the cached wav's samples)
     kept_chunks: list[np.ndarray] | None  # what survived the leading-silence trim; None: no trim ran
@@ -40,26 +41,15 @@ class SectionAudio:
         return round(sum(chunk.size for chunk in chunks) / self.rate, 3)
 
     @functools.cached_property
-    def raw(self) -> np.ndarray:
-        return joined(self.raw_chunks)
-
-    @functools.cached_property
-    def samples(self) -> np.ndarray:
-        """What listeners got: the raw audio, or what survived the trim."""
-        return self.raw if self.kept_chunks is None else joined(self.kept_chunks)
-
-    @functools.cached_property
     def raw_wav(self) -> bytes:
         """The untrimmed audio as a wav (what the cache keeps), encoded at most once."""
-        return self.hit if self.hit is not None else wav_bytes(self.raw, self.rate)
+        return self.hit if self.hit is not None else wav_of_chunks(self.raw_chunks, self.rate)
 
     def file_wav(self) -> bytes:
         """What the section's file holds: the raw wav (shared with the cache) unless it was trimmed."""
-        return wav_bytes(self.samples, self.rate) if self.trimmed else self.raw_wav
-
-
-def joined(chunks: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
+        if self.trimmed and self.kept_chunks is not None:
+            return wav_of_chunks(self.kept_chunks, self.rate)
+        return self.raw_wav
 
 
 class Delivery:
