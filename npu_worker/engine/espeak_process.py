@@ -86,6 +86,7 @@ class ChildEspeak:
         # (`stop_running`): one writer at a time, and none once the pipe (its fd number) is closed
         self._writing = threading.Lock()
         self._closed = False
+        self._closing = False  # the worker is closing it: a write that fails now is no death to retry
         self._ids = itertools.count(1)
         self._live: int | None = None  # the request in flight: what a `STOP` names
         self._stopped: int | None = None  # the request a `STOP` has gone for (one a request)
@@ -223,7 +224,7 @@ class ChildEspeak:
                 return
             except OSError as error:
                 failed = error
-        if live is not None and isinstance(failed, BrokenPipeError):
+        if live is not None and isinstance(failed, BrokenPipeError) and not self._closing:
             self.close()
             raise ChildGone(f"its pipe: {failed}") from failed
         raise self._broken(f"its pipe: {failed}") from failed  # (it closes the child: not under the lock)
@@ -251,7 +252,9 @@ class ChildEspeak:
         lock, so a canceller's `STOP` never goes to whatever reuses the fd number; a write that holds
         the lock past `STOP_SECONDS` is stuck on a child that stopped reading (SIGSTOP, a hung host)
         with its pipe full, and the shutdown waited for it for ever: the child is killed, which fails
-        that write (its pipe has no reader) and frees the lock."""
+        that write (its pipe has no reader) and frees the lock; that request fails (`EngineError`),
+        not sent again to a new child (`ChildGone` is a child that died by itself)."""
+        self._closing = True
         if not self._writing.acquire(timeout=STOP_SECONDS):
             log.warning("espeak-ng's process %s stopped reading its requests; killing it", self._process.pid)
             self.kill()
