@@ -192,11 +192,13 @@ def bracket_factorial(match: re.Match[str]) -> str:
 
 def particle_after(word: str, particle: str) -> str:
     """`particle` (one `PARTICLE` matches) in the form it takes after `word`: 은, 이, 을, 과, 이랑 and 으로 after a
-    closed syllable (로 after ㄹ), 는, 가, 를, 와, 랑 and 로 after an open one."""
+    closed syllable (로 after ㄹ), 는, 가, 를, 와, 랑 and 로 after an open one; one of a single form, 의, as written
+    (a factorial's "n!의 값" raised KeyError: the whole request failed)."""
     final = final_sound(word)
     if particle in ("으로", "로"):
         return "으로" if final == "ㄴ" else "로"
-    return _FORMS[particle][1 if final else 0]
+    forms = _FORMS.get(particle)
+    return forms[1 if final else 0] if forms else particle
 
 
 def equals(match: re.Match[str]) -> str:
