@@ -23,3 +23,43 @@ def test_a_factorial_before_the_possessive_is_said_and_fails_no_request(written,
     """ "n!의 값" raised KeyError in the reading (의 has one form, `particle_after` knew only those with two): the
     whole request failed."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("*n* 3개", "n 세 개"),  # n 곱하기 세 개: the italic's closing star a product's
+        ("변수 *x* 1개", "변수 x 한 개"),
+        ("*i* j 참고", "i j 참고"),
+        ("3 *x*", "3 x"),  # 3 곱하기 x: the italic's opening star
+        ("a *b* c", "a b c"),
+        # the products the k6 rule meant read as it meant them
+        ("a*b*c", "a 곱하기 b 곱하기 c"),
+        ("a * 2", "a 곱하기 2"),
+        ("2 * (a+b)", "2 곱하기 (a 플러스 b)"),
+    ],
+)
+def test_a_markdown_italic_letter_is_no_product(written, said):
+    """Markdown's italic variable, "*n* 3개" (an LLM's answer writes its variables so), was read as a product by the
+    k6 star rule: n 곱하기 세 개."""
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("a < b < f(x)", "a < b < f(x)"),  # a 초과 b < f(x): half of it read, the second sign unsaid
+        ("a ≤ b ≤ c_1", "a ≤ b ≤ c_1"),
+        ("a < b < n-1", "a < b < n-1"),
+        ("a < b < c2", "a < b < c2"),
+        ("x < y < zz", "x < y < zz"),
+        # the chains the k6 rule meant read as it meant them
+        ("a < b < c^2", "a 초과 b c의 2제곱 미만"),
+        ("a ≤ b ≤ c이면", "a 이상 b c 이하이면"),
+        ("a < b < n - 1", "a 초과 b n 빼기 1 미만"),
+    ],
+)
+def test_a_chain_whose_last_term_no_bound_reads_is_left_whole(written, said):
+    """A chain's first bound is read only where its second is read too: a half-read chain said one sign and not the
+    other."""
+    assert spoken(written) == said

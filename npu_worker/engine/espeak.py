@@ -79,7 +79,9 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 3인치 초과 x; "x ≤ 3이 되면" 이하가 (not 이하이); "if (a>b)" a가 b보다 크다; "x^{n/2}" x의 2분의 n제곱; "(n-1)!" and
 # "n!/(k!(n-k)!)" 팩토리얼, 나누기; "FY2024년", "FY2024-25" 회계연도; a shell's "$1-$2" 달러 1 빼기 달러 2; "a * 2" 곱하기;
 # "∇·E" 델 닷 E, "∇×B" 델 크로스 B; "ln₂" 엘엔 2; "MoM의 조언" left (not 전월 대비의).
-AUDIO_REVISION = 14
+# 15: the review of k6: a Markdown italic letter, "*n* 3개", is no product (k6: n 곱하기 세 개); a chain whose last term
+# no bound reads, "a < b < f(x)", left whole (k6: a 초과 b < f(x)).
+AUDIO_REVISION = 15
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

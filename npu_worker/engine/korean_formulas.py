@@ -69,10 +69,12 @@ _NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(
     r"(?=[ ×✕*÷])(?:(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)"
-    r"|(?:(?<=(?<![A-Za-z])[A-Za-z])|(?<=\d)|(?<=\))) ?(\*) ?(?=[A-Za-z](?![A-Za-z])|\d|\())"
+    r"|(?:(?<=(?<![A-Za-z])[A-Za-z])|(?<=\d)|(?<=\)))(?<!(?<![\w*])\*[A-Za-z\d]) ?(\*) ?"
+    r"(?![A-Za-z\d]\*(?![A-Za-z\d(]))(?=[A-Za-z](?![A-Za-z])|\d|\())"
 )  # "V × I" said no sign
 # ... and a star between a formula's terms, "a * 2", "x*y", "2 * (a+b)" (it was a 2, x y: the star a space, as
-# Markdown's): 곱하기. Not emphasis, "*중요*", nor a word's, "Note * 2" (a letter alone is a term).
+# Markdown's): 곱하기. Not emphasis, "*중요*", nor a word's, "Note * 2" (a letter alone is a term), nor a letter's
+# own, "*n* 3개", "3 *x*" (the k6 rule read n 곱하기 세 개, 3 곱하기 x: Markdown's italic variable).
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
 # A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.

@@ -87,7 +87,9 @@ VARIABLE_BOUND = re.compile(
 # A chain of variables, "a ≤ b ≤ c", "x < y < z이면" (espeak said nothing for the signs: a b c): its first bound as a
 # number's, "0 ≤ x ≤ 1" 0 이상 x 1 이하, a 이상 b c 이하; the last is `VARIABLE_BOUND`'s or `BOUND`'s. Both signs
 # one way: "a < b > c" is no chain, left.
-_CHAIN_END = r"(?:[a-z]|[-−]?\d)(?![\w.,]* ?[<>≤≥])"  # a chain of two signs: "a < b < c < d" is left
+_CHAIN_END = r"(?:[a-z](?![A-Za-z\d(_]|[-+−]\w)|[-−]?\d)(?![\w.,]* ?[<>≤≥])"  # "a < b < c < d" is left
+# ... and one whose last term no bound reads, "a < b < f(x)", "a ≤ b ≤ c_1", "a < b < n-1" (the k6 rule read half of
+# it, a 초과 b < f(x): the second sign unsaid)
 VARIABLE_CHAIN = re.compile(
     rf"(?=[a-z] ?[<≤>≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?(?:([<≤]) ?(?=[a-z] ?[<≤] ?{_CHAIN_END})"
     rf"|([>≥]) ?(?=[a-z] ?[>≥] ?{_CHAIN_END}))(?![a-z][A-Za-z\d(_^])"
