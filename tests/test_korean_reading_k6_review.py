@@ -63,3 +63,25 @@ def test_a_chain_whose_last_term_no_bound_reads_is_left_whole(written, said):
     """A chain's first bound is read only where its second is read too: a half-read chain said one sign and not the
     other."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "셸 호스팅 비용은 $5-$9",
+            "셸 호스팅 비용은 5에서 9 달러",
+        ),  # 달러 5 빼기 달러 9: a price as a subtraction
+        ("인수 가격은 $1-$2", "인수 가격은 1에서 2 달러"),  # 인수, an acquisition's
+        ("매개변수 없이 $5-$9 가격", "매개변수 없이 5에서 9 달러 가격"),
+        ("인자 값은 $1-$2 사이", "인자 값은 1에서 2 달러 사이"),
+        # a shell's parameters read as the k6 rule meant
+        ("스크립트에서 $1-$2를 출력", "스크립트에서 달러 1 빼기 달러 2를 출력"),
+        ("셸에서 $1+$2를 계산", "셸에서 달러 1 더하기 달러 2를 계산"),
+        ("echo $(($1-$2))", "echo $((달러 1 빼기 달러 2))"),
+    ],
+)
+def test_a_price_near_a_word_of_code_is_money(written, said):
+    """The k6 rule took any "$1-$2" within 40 characters after 셸, 스크립트, 인자, 인수 or 매개변수 for a shell's
+    parameters: a hosting's price, an acquisition's (인수) were read as a subtraction."""
+    assert spoken(written) == said

@@ -61,6 +61,8 @@ MAY_MATCH_PLAIN = {
     "korean_formulas._FORMULA_IN_BRACKET": "matched before a bracket's superscript power",
     "korean_ranges._CODE_BEFORE": 'searched before a bound between two variables, "a>b"',
     "korean_units._SHELL_BEFORE": 'searched before a shell\'s positional parameters, "$1-$2"',
+    "korean_units._MONEY_WORD": 'searched around a shell\'s positional parameters, "$1-$2"',
+    "korean_units._RANGE_WORD_AFTER": 'matched after a shell\'s positional parameters, "$1-$2"',
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]

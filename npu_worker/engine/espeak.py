@@ -80,7 +80,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "n!/(k!(n-k)!)" 팩토리얼, 나누기; "FY2024년", "FY2024-25" 회계연도; a shell's "$1-$2" 달러 1 빼기 달러 2; "a * 2" 곱하기;
 # "∇·E" 델 닷 E, "∇×B" 델 크로스 B; "ln₂" 엘엔 2; "MoM의 조언" left (not 전월 대비의).
 # 15: the review of k6: a Markdown italic letter, "*n* 3개", is no product (k6: n 곱하기 세 개); a chain whose last term
-# no bound reads, "a < b < f(x)", left whole (k6: a 초과 b < f(x)).
+# no bound reads, "a < b < f(x)", left whole (k6: a 초과 b < f(x)); a price near a word of code, "셸 호스팅 비용은 $5-$9",
+# money (k6: 달러 5 빼기 달러 9).
 AUDIO_REVISION = 15
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
