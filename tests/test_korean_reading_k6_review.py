@@ -85,3 +85,21 @@ def test_a_price_near_a_word_of_code_is_money(written, said):
     """The k6 rule took any "$1-$2" within 40 characters after 셸, 스크립트, 인자, 인수 or 매개변수 for a shell's
     parameters: a hosting's price, an acquisition's (인수) were read as a subtraction."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x > y; y > z", "x y 초과; y z 초과"),  # x y 초과; y가 z보다 크다: one line in two voices
+        ("x>y||y>z", "x y 초과||y z 초과"),
+        ("문장입니다; x > y", "문장입니다; x y 초과"),
+        ("a && b > c", "a && b c 초과"),
+        ("if (a ≤ b를", "if (a b 이하를"),  # if (a가 b보다 작거나 같다: the particle dropped
+        # code read as the k6 rule meant
+        ("for (i=0; i<n; i++)", "for (i는 0; i가 n보다 작다; i++)"),
+        ("if (x > y && y > z)", "if (x가 y보다 크다 && y가 z보다 크다)"),
+    ],
+)
+def test_a_join_of_code_counts_only_in_a_statement_a_keyword_opens(written, said):
+    """The k6 rule read a comparison after any ";", "&&" or "||" as code's, a formula's second half included."""
+    assert spoken(written) == said

@@ -97,6 +97,10 @@ VARIABLE_CHAIN = re.compile(
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
 # comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
 _CODE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;) ?$")
+# ... the "&&", "||" or ";" only in a statement that a keyword opens: "x > y; y > z", "x>y||y>z" are a formula's (the
+# k6 rule read the second as code, x y 초과; y가 z보다 크다: one line in two voices).
+_CODE_JOIN = re.compile(r"(?:&&|\|\||;) ?$")
+_CODE_KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
 _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
@@ -172,7 +176,11 @@ def variable_bound(match: re.Match[str]) -> str:
     """ "x ≥ y이면" as x y 이상이면; in code, "if (a>b)", as if (a가 b보다 크다)."""
     left, sign, right, particle = match.groups()
     start = match.start()
-    if _CODE_BEFORE.search(match.string, max(0, start - 10), start):
+    text = match.string
+    code = _CODE_BEFORE.search(text, max(0, start - 10), start)
+    if code and _CODE_JOIN.match(code.group()) and not _CODE_KEYWORD.search(text, max(0, start - 80), start):
+        code = None
+    if code and not particle:  # "if (a ≤ b를": a formula's reading keeps the particle (the code's dropped it)
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
