@@ -60,6 +60,7 @@ MAY_MATCH_PLAIN = {
     "korean_units._WRITTEN_WORD": "matched after a currency's amount",
     "korean_formulas._FORMULA_IN_BRACKET": "matched before a bracket's superscript power",
     "korean_ranges._CODE_BEFORE": 'searched before a bound between two variables, "a>b"',
+    "korean_ranges._CODE_JOIN": 'matched on what `_CODE_BEFORE` found, "&&", "||", ";"',
     "korean_units._SHELL_BEFORE": 'searched before a shell\'s positional parameters, "$1-$2"',
     "korean_units._MONEY_WORD": 'searched around a shell\'s positional parameters, "$1-$2"',
     "korean_units._RANGE_WORD_AFTER": 'matched after a shell\'s positional parameters, "$1-$2"',
