@@ -20,8 +20,8 @@ from npu_worker.engine.korean_reading import spoken
         ("x < y < z", "x 초과 y z 미만"),
         ("a>b>c", "a 미만 b c 초과"),
         ("a ≤ b ≤ 1", "a 이상 b 1 이하"),  # a b 이하 1 이하: the first bound read as the second
-        ("2x - 3 > 0이면", "2x 빼기 3 0 초과이면"),  # 2x 빼기 3 > 0이면: the sign unsaid
-        ("x² - 4 ≥ 0일 때", "x의 2제곱 빼기 4 0 이상일 때"),
+        ("2x - 3 > 0이면", "2x 빼기 3이 0 초과이면"),  # 2x 빼기 3 > 0이면: the sign unsaid
+        ("x² - 4 ≥ 0일 때", "x의 2제곱 빼기 4가 0 이상일 때"),
         ("x^2 < 4일 때", "x의 2제곱 4 미만일 때"),  # x의 2제곱 4일 미만 때: 일 read as a counter
         ("3인치 < x", "3인치 초과 x"),  # 3인치 < x
         ("3cm < x", "3 센티미터 초과 x"),  # 3 센티미터 < x

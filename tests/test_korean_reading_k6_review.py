@@ -103,3 +103,23 @@ def test_a_price_near_a_word_of_code_is_money(written, said):
 def test_a_join_of_code_counts_only_in_a_statement_a_keyword_opens(written, said):
     """The k6 rule read a comparison after any ";", "&&" or "||" as code's, a formula's second half included."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2x - 3 > 0이면", "2x 빼기 3이 0 초과이면"),  # 2x 빼기 3 0 초과이면: two numbers in a row, 삼 영
+        ("x - 1 < 2일 때", "x 빼기 1이 2 미만일 때"),
+        ("x² - 4 ≥ 0을", "x의 2제곱 빼기 4가 0 이상을"),
+        ("x - 1.5 > 0", "x 빼기 1 점 오가 0 초과"),
+        ("x-3>0", "x-3이 0 초과"),
+        # a power's end is said 제곱, a letter's alone: no subject needed, as before
+        ("x^2 < 4일 때", "x의 2제곱 4 미만일 때"),
+        ("x > 0", "x 0 초과"),
+        ("3 < 5", "3 < 5"),
+    ],
+)
+def test_a_formulas_last_number_before_a_bound_is_its_subject(written, said):
+    """ "2x - 3 > 0" was read 2x 빼기 3 0 초과: the formula's last number and the bound's said in a row (삼 영, a
+    listener hears one number); a lecturer says the formula's subject particle, 2x 빼기 3이 0 초과."""
+    assert spoken(written) == said

@@ -62,7 +62,7 @@ _ENGLISH_WORD = (
     r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= [a-z]))(?![A-Za-z])"
 )
 BOUND = re.compile(
-    r"(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
+    r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
     rf"(?: ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
@@ -118,6 +118,7 @@ EXPRESSION_BOUND = re.compile(
 # ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
 # a number before the sign taken for a comparison of two numbers): 2x 빼기 3 0 초과이면. "3 < 5", "5 - 3 > 0" are left.
 _NUMBER_BEFORE = re.compile(r"\d ?$")
+_POWER_END = re.compile(r"\^\d$")
 _FORMULA_BEFORE = re.compile(
     r"(?:\^\d|(?:(?<![A-Za-z])[a-z](?:\^\d{1,3}|[²³])?|\)) ?[-+−] ?\d+(?:\.\d+)?) ?$"
 )
@@ -146,10 +147,15 @@ def bound(match: re.Match[str]) -> str:
     """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word), "x ≤ 3이
     되면" as x 3 이하가 되면 (the particle in the form the bound's word takes)."""
     sign, amount, particle = match.groups()
-    text, start = match.string, match.start()
+    text, start = match.string, match.start(1)  # the sign's (the match holds the space before it)
     formula_before = _NUMBER_BEFORE.search(text, max(0, start - 2), start)
     if formula_before and not _FORMULA_BEFORE.search(text, max(0, start - 24), start):
         return match.group(0)  # "3 < 5": two numbers compared, left
+    # "2x - 3 > 0": the formula's last number its subject, 2x 빼기 3이 0 초과 (the k6 reading, 3 0 초과, said two
+    # numbers in a row); a power's, "x^2 < 4", is said 제곱 and needs none: x의 2제곱 4 미만
+    left = text[max(0, start - 24) : start].rstrip()
+    subject = formula_before and not _POWER_END.search(left)
+    before = particle_after(left, "이") + " " if subject else text[match.start() : start]
     if _TERM.fullmatch(amount) and amount[-1] not in _UNITS:
         return match.group(
             0
@@ -160,16 +166,16 @@ def bound(match: re.Match[str]) -> str:
         amount = amount.replace(".", "0.", 1)
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
-    apart = " " if text[start - 1 : start].isalnum() else ""
+    apart = " " if text[start - 1 : start].isalnum() and not subject else ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
         and (formula_before or _VARIABLE_BEFORE.search(text, max(0, start - 2), start))
         and _COPULA_CONTEXT[last].match(text, match.end(2))
     ):  # "x > 0인가?": the copula's ending is no particle of the bound's word
-        return f"{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
+        return f"{before}{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
     word = BOUND_WORDS[sign]
-    return f"{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
+    return f"{before}{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
 
 
 def variable_bound(match: re.Match[str]) -> str:
