@@ -123,3 +123,19 @@ def test_a_formulas_last_number_before_a_bound_is_its_subject(written, said):
     """ "2x - 3 > 0" was read 2x 빼기 3 0 초과: the formula's last number and the bound's said in a row (삼 영, a
     listener hears one number); a lecturer says the formula's subject particle, 2x 빼기 3이 0 초과."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x < 2π", "x 2파이 미만"),  # x 2 미만파이: the bound's word inside the amount
+        ("0 < x < 2π", "0 초과 x 2파이 미만"),
+        ("x > 2π이면", "x 2파이 초과이면"),  # x 2 초과파이이면
+        ("0 ≤ θ < 2π일 때", "0 ≤ 세타 2파이 미만일 때"),
+        ("π < 4", "파이 4 미만"),
+    ],
+)
+def test_a_bound_of_pis_multiple_says_it_whole(written, said):
+    """A trigonometry lecture's "0 < x < 2π" was read 0 초과 x 2 미만파이 (before k6 too): the bound's word cut the
+    amount in two."""
+    assert spoken(written) == said

@@ -61,11 +61,13 @@ _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|�
 _ENGLISH_WORD = (
     r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= [a-z]))(?![A-Za-z])"
 )
+# ... and π's multiple, "x < 2π", "0 < x < 2π" (it was x 2 미만파이: the bound's word inside the amount): x 2π 미만, said
+# 2파이 미만.
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
-    rf"(?: ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?:π(?![A-Za-zα-ω])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
-    r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
+    r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
