@@ -43,7 +43,10 @@ from npu_worker.engine.korean_reading import spoken
             "n 팩토리얼 나누기 k 팩토리얼이면",
         ),  # n 팩토리얼/k!이면: the last before a copula unsaid
         ("n!은 n 곱하기 (n-1)!", "n 팩토리얼은 n 곱하기 (n-1) 팩토리얼"),  # n!은 n 곱하기 (n-1)!
-        ("n!/(k!(n-k)!)", "n 팩토리얼 나누기 (k 팩토리얼(n-k) 팩토리얼)"),  # n 팩토리얼/(k 팩토리얼(n-k)!)
+        (
+            "n!/(k!(n-k)!)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)",
+        ),  # n 팩토리얼/(k 팩토리얼(n-k)!)
         ("FY2024년 매출", "2024 회계연도 매출"),  # FY2024년: espeak's English "fy"
         ("FY2024년도 예산", "2024 회계연도 예산"),
         ("FY2024-25 예산", "2024에서 2025 회계연도 예산"),  # FY2024-25

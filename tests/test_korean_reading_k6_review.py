@@ -139,3 +139,27 @@ def test_a_bound_of_pis_multiple_says_it_whole(written, said):
     """A trigonometry lecture's "0 < x < 2π" was read 0 초과 x 2 미만파이 (before k6 too): the bound's word cut the
     amount in two."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "n!/(k!(n-k)!)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)",
+        ),  # k 팩토리얼(n-k): product unsaid
+        ("3!(2+1)!", "3 팩토리얼 곱하기 (2 플러스 1) 팩토리얼"),
+        ("5!(참고)", "5 팩토리얼(참고)"),  # a bracket with no factorial of its own: no product
+        ("n!(n+1)", "n 팩토리얼(n 플러스 1)"),
+        # a period-over-period word's particle in the form 대비 takes (it was 전월 대비은: the writer's for "MoM")
+        ("MoM은 5%", "전월 대비는 5 퍼센트"),
+        ("YoY이 증가", "전년 대비가 증가"),
+        ("QoQ을 보면", "전 분기 대비를 보면"),
+        ("MoM과 YoY", "전월 대비와 전년 대비"),
+        ("MoM의 조언", "MoM의 조언"),
+    ],
+)
+def test_a_factorials_product_and_a_periods_particle_are_said(written, said):
+    """The binomial coefficient's "k!(n-k)!" was said k 팩토리얼 n-k 팩토리얼, the brackets silent and the product
+    unsaid; "MoM은" kept the writer's particle for the letters, 전월 대비은."""
+    assert spoken(written) == said

@@ -114,6 +114,9 @@ _FACTORIAL_TERM = re.compile(r"\d{1,3}[a-z]")  # "(2n)!"; "정답은 (a)!" an an
 # ... and a division after one, "n!/(k!(n-k)!)" (it was n 팩토리얼/(…), the slash said as espeak's English word):
 # 나누기.
 DIVIDED_FACTORIAL = re.compile(r"(?<=팩토리얼) ?/ ?(?=[\w(])")
+# ... and a product written without a sign, "k!(n-k)!" (it was k 팩토리얼(n-k) 팩토리얼: the brackets are silent, the
+# product unsaid): k 팩토리얼 곱하기 (n-k) 팩토리얼, only before a bracket whose own factorial was read.
+FACTORIAL_PRODUCT = re.compile(r"(?<=팩토리얼)(?=\((?=[^()]{0,23}[A-Za-z\d])[^()]{1,24}\) 팩토리얼)")
 # ... and a letter's, "n!은 n 곱하기 …" (it was left): n 팩토리얼은.
 FACTORIAL_PARTICLE = re.compile(
     r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])"
