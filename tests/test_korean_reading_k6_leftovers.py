@@ -88,7 +88,7 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("t > 3일 동안", "t 3일 초과 동안"),
         ("2x < y", "2x y 미만"),
         ("x > 0", "x 0 초과"),
-        ("if (x > 0) return x;", "if (x 0 초과) return x;"),  # a number's bound, as in a formula
+        ("x > 0이면", "x 0 초과이면"),  # a number's bound outside code, as in a formula
         ("3 cm < x", "3 센티미터 초과 x"),
         ("1,000 < x", "1000 초과 x"),
         ("(가)!", "(가)!"),  # an exclamation

@@ -163,3 +163,25 @@ def test_a_factorials_product_and_a_periods_particle_are_said(written, said):
     """The binomial coefficient's "k!(n-k)!" was said k 팩토리얼 n-k 팩토리얼, the brackets silent and the product
     unsaid; "MoM은" kept the writer's particle for the letters, 전월 대비은."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "if (x>0 && y<z)",
+            "if (x가 0보다 크다 && y가 z보다 작다)",
+        ),  # x 0 초과 && y가 z보다 작다: two voices
+        ("if (x > 0) return x;", "if (x가 0보다 크다) return x;"),  # x 0 초과
+        ("for (i = 0; i < 10; i++)", "for (i는 0; i가 10보다 작다; i++)"),
+        ("while (n >= 1)", "while (n이 1보다 크거나 같다)"),
+        # a formula's, outside code or with a sentence's ending, as before
+        ("x > 0이면", "x 0 초과이면"),
+        ("if (x > 0이면", "if (x 0 초과이면"),
+        ("조건 x > 0; y > 0", "조건 x 0 초과; y 0 초과"),
+    ],
+)
+def test_a_number_compared_in_code_reads_as_a_letter_compared_there(written, said):
+    """k6 read a comparison in code as a lecturer says it, "if (a>b)" a가 b보다 크다, but one with a number as a
+    formula's bound, "if (x > 0)" x 0 초과: one condition in two voices."""
+    assert spoken(written) == said

@@ -83,7 +83,7 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # no bound reads, "a < b < f(x)", left whole (k6: a 초과 b < f(x)); a price near a word of code, "셸 호스팅 비용은 $5-$9",
 # money (k6: 달러 5 빼기 달러 9); "x > y; y > z", "x>y||y>z" a formula's throughout (k6: y가 z보다 크다 after the ";");
 # "2x - 3 > 0" 2x 빼기 3이 0 초과 (k6: 3 0 초과, two numbers in a row); "x < 2π" x 2파이 미만 (not 2 미만파이);
-# "k!(n-k)!" k 팩토리얼 곱하기 (n-k) 팩토리얼; "MoM은" 전월 대비는 (not 대비은).
+# "k!(n-k)!" k 팩토리얼 곱하기 (n-k) 팩토리얼; "MoM은" 전월 대비는 (not 대비은); "if (x > 0)" x가 0보다 크다 (not x 0 초과).
 AUDIO_REVISION = 15
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -166,6 +166,15 @@ def bound(match: re.Match[str]) -> str:
         "."
     ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
         amount = amount.replace(".", "0.", 1)
+    variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
+    korean_after = (
+        "가" <= text[match.end() : match.end() + 1] <= "힣"
+    )  # "if (x > 0이면": a sentence's, not code's
+    if variable and not (particle or subject or korean_after) and _in_code(text, variable.start()):
+        # "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
+        # "if (x>0 && y<z)", in two voices)
+        letter = variable.group().strip()
+        return f"{particle_after(letter, '가')} {amount}보다 {_CODE_WORDS[sign]}"
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() and not subject else ""
@@ -180,15 +189,21 @@ def bound(match: re.Match[str]) -> str:
     return f"{before}{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
 
 
+def _in_code(text: str, start: int) -> bool:
+    """Whether the comparison whose left side starts at `start` follows a code's keyword, "if (", or a join of
+    its statement, "&&", ";"."""
+    code = _CODE_BEFORE.search(text, max(0, start - 10), start)
+    if not code:
+        return False
+    return not _CODE_JOIN.match(code.group()) or bool(_CODE_KEYWORD.search(text, max(0, start - 80), start))
+
+
 def variable_bound(match: re.Match[str]) -> str:
     """ "x ≥ y이면" as x y 이상이면; in code, "if (a>b)", as if (a가 b보다 크다)."""
     left, sign, right, particle = match.groups()
     start = match.start()
     text = match.string
-    code = _CODE_BEFORE.search(text, max(0, start - 10), start)
-    if code and _CODE_JOIN.match(code.group()) and not _CODE_KEYWORD.search(text, max(0, start - 80), start):
-        code = None
-    if code and not particle:  # "if (a ≤ b를": a formula's reading keeps the particle (the code's dropped it)
+    if not particle and _in_code(text, start):  # "if (a ≤ b를": a formula's reading keeps the particle
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
