@@ -178,6 +178,8 @@ def test_a_factorials_product_and_a_periods_particle_are_said(written, said):
         # a formula's, outside code or with a sentence's ending, as before
         ("x > 0이면", "x 0 초과이면"),
         ("if (x > 0이면", "if (x 0 초과이면"),
+        ("if (n ≥ 1인 정수", "if (n 1 이상인 정수"),
+        ("if (x > 0 or x < -1", "if (x 0 초과 or x 마이너스 1 미만"),
         ("조건 x > 0; y > 0", "조건 x 0 초과; y 0 초과"),
     ],
 )

@@ -103,6 +103,7 @@ _CODE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return
 # k6 rule read the second as code, x y 초과; y가 z보다 크다: one line in two voices).
 _CODE_JOIN = re.compile(r"(?:&&|\|\||;) ?$")
 _CODE_KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
+_CODE_AFTER = re.compile(r" ?(?:[)&|;:{,?]|$)")  # what closes a comparison in code
 _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
@@ -167,10 +168,8 @@ def bound(match: re.Match[str]) -> str:
     ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
         amount = amount.replace(".", "0.", 1)
     variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
-    korean_after = (
-        "가" <= text[match.end() : match.end() + 1] <= "힣"
-    )  # "if (x > 0이면": a sentence's, not code's
-    if variable and not (particle or subject or korean_after) and _in_code(text, variable.start()):
+    code_after = _CODE_AFTER.match(text, match.end())  # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
+    if variable and code_after and not (particle or subject) and _in_code(text, variable.start()):
         # "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
         # "if (x>0 && y<z)", in two voices)
         letter = variable.group().strip()
