@@ -180,6 +180,10 @@ def test_a_factorials_product_and_a_periods_particle_are_said(written, said):
         ("if (x > 0이면", "if (x 0 초과이면"),
         ("if (n ≥ 1인 정수", "if (n 1 이상인 정수"),
         ("if (x > 0 or x < -1", "if (x 0 초과 or x 마이너스 1 미만"),
+        ("if a > b이면", "if a b 초과이면"),  # if a가 b보다 크다이면
+        ("if (a>b일 때", "if (a b 초과일 때"),
+        ("if (a > b or b < c)", "if (a b 초과 or b c 미만)"),  # a가 b보다 크다 or b c 미만
+        ("while a < b:", "while a가 b보다 작다:"),
         ("조건 x > 0; y > 0", "조건 x 0 초과; y 0 초과"),
     ],
 )

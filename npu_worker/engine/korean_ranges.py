@@ -202,7 +202,8 @@ def variable_bound(match: re.Match[str]) -> str:
     left, sign, right, particle = match.groups()
     start = match.start()
     text = match.string
-    if not particle and _in_code(text, start):  # "if (a ≤ b를": a formula's reading keeps the particle
+    code_after = _CODE_AFTER.match(text, match.end())  # not "if a > b이면": a sentence's (k6: 크다이면)
+    if code_after and not particle and _in_code(text, start):  # "if (a ≤ b를": a formula's keeps the particle
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
