@@ -305,7 +305,7 @@ def test_a_logarithms_base_lookalikes_read_as_before(written, said):
     ("written", "said"),
     [
         ("3! = 6", "3 팩토리얼은 6"),  # it was 3! 는 6: the sign unsaid
-        ("n!/(k!(n-k)!)", "n 팩토리얼 나누기 (k 팩토리얼(n-k) 팩토리얼)"),
+        ("n!/(k!(n-k)!)", "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)"),
         ("(n-1)! = 2", "(n-1) 팩토리얼은 2"),
     ],
 )

@@ -20,8 +20,8 @@ from npu_worker.engine.korean_reading import spoken
         ("x < y < z", "x 초과 y z 미만"),
         ("a>b>c", "a 미만 b c 초과"),
         ("a ≤ b ≤ 1", "a 이상 b 1 이하"),  # a b 이하 1 이하: the first bound read as the second
-        ("2x - 3 > 0이면", "2x 빼기 3 0 초과이면"),  # 2x 빼기 3 > 0이면: the sign unsaid
-        ("x² - 4 ≥ 0일 때", "x의 2제곱 빼기 4 0 이상일 때"),
+        ("2x - 3 > 0이면", "2x 빼기 3이 0 초과이면"),  # 2x 빼기 3 > 0이면: the sign unsaid
+        ("x² - 4 ≥ 0일 때", "x의 2제곱 빼기 4가 0 이상일 때"),
         ("x^2 < 4일 때", "x의 2제곱 4 미만일 때"),  # x의 2제곱 4일 미만 때: 일 read as a counter
         ("3인치 < x", "3인치 초과 x"),  # 3인치 < x
         ("3cm < x", "3 센티미터 초과 x"),  # 3 센티미터 < x
@@ -43,7 +43,10 @@ from npu_worker.engine.korean_reading import spoken
             "n 팩토리얼 나누기 k 팩토리얼이면",
         ),  # n 팩토리얼/k!이면: the last before a copula unsaid
         ("n!은 n 곱하기 (n-1)!", "n 팩토리얼은 n 곱하기 (n-1) 팩토리얼"),  # n!은 n 곱하기 (n-1)!
-        ("n!/(k!(n-k)!)", "n 팩토리얼 나누기 (k 팩토리얼(n-k) 팩토리얼)"),  # n 팩토리얼/(k 팩토리얼(n-k)!)
+        (
+            "n!/(k!(n-k)!)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)",
+        ),  # n 팩토리얼/(k 팩토리얼(n-k)!)
         ("FY2024년 매출", "2024 회계연도 매출"),  # FY2024년: espeak's English "fy"
         ("FY2024년도 예산", "2024 회계연도 예산"),
         ("FY2024-25 예산", "2024에서 2025 회계연도 예산"),  # FY2024-25
@@ -85,7 +88,7 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("t > 3일 동안", "t 3일 초과 동안"),
         ("2x < y", "2x y 미만"),
         ("x > 0", "x 0 초과"),
-        ("if (x > 0) return x;", "if (x 0 초과) return x;"),  # a number's bound, as in a formula
+        ("x > 0이면", "x 0 초과이면"),  # a number's bound outside code, as in a formula
         ("3 cm < x", "3 센티미터 초과 x"),
         ("1,000 < x", "1000 초과 x"),
         ("(가)!", "(가)!"),  # an exclamation

@@ -60,7 +60,11 @@ MAY_MATCH_PLAIN = {
     "korean_units._WRITTEN_WORD": "matched after a currency's amount",
     "korean_formulas._FORMULA_IN_BRACKET": "matched before a bracket's superscript power",
     "korean_ranges._CODE_BEFORE": 'searched before a bound between two variables, "a>b"',
+    "korean_ranges._CODE_JOIN": 'matched on what `_CODE_BEFORE` found, "&&", "||", ";"',
+    "korean_ranges._CODE_AFTER": 'matched after a bound in code, "if (x > 0)"',
     "korean_units._SHELL_BEFORE": 'searched before a shell\'s positional parameters, "$1-$2"',
+    "korean_units._MONEY_WORD": 'searched around a shell\'s positional parameters, "$1-$2"',
+    "korean_units._RANGE_WORD_AFTER": 'matched after a shell\'s positional parameters, "$1-$2"',
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]

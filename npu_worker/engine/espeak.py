@@ -79,7 +79,12 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 3인치 초과 x; "x ≤ 3이 되면" 이하가 (not 이하이); "if (a>b)" a가 b보다 크다; "x^{n/2}" x의 2분의 n제곱; "(n-1)!" and
 # "n!/(k!(n-k)!)" 팩토리얼, 나누기; "FY2024년", "FY2024-25" 회계연도; a shell's "$1-$2" 달러 1 빼기 달러 2; "a * 2" 곱하기;
 # "∇·E" 델 닷 E, "∇×B" 델 크로스 B; "ln₂" 엘엔 2; "MoM의 조언" left (not 전월 대비의).
-AUDIO_REVISION = 14
+# 15: the review of k6: a Markdown italic letter, "*n* 3개", is no product (k6: n 곱하기 세 개); a chain whose last term
+# no bound reads, "a < b < f(x)", left whole (k6: a 초과 b < f(x)); a price near a word of code, "셸 호스팅 비용은 $5-$9",
+# money (k6: 달러 5 빼기 달러 9); "x > y; y > z", "x>y||y>z" a formula's throughout (k6: y가 z보다 크다 after the ";");
+# "2x - 3 > 0" 2x 빼기 3이 0 초과 (k6: 3 0 초과, two numbers in a row); "x < 2π" x 2파이 미만 (not 2 미만파이);
+# "k!(n-k)!" k 팩토리얼 곱하기 (n-k) 팩토리얼; "MoM은" 전월 대비는 (not 대비은); "if (x > 0)" x가 0보다 크다 (not x 0 초과).
+AUDIO_REVISION = 15
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -69,10 +69,12 @@ _NAME_IN_BRACKET = re.compile(r"[A-Za-z]{2}")  # "(GPT-4)²", "(Kim, 2020)²": a
 _SUPERSCRIPT = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻ⁿⁱᵀ", "0123456789-niT")
 OPERATOR = re.compile(
     r"(?=[ ×✕*÷])(?:(?<=\d) ?([×✕*÷]) ?(?=\d)|(?<=\S) ([×✕÷]) (?=\S)"
-    r"|(?:(?<=(?<![A-Za-z])[A-Za-z])|(?<=\d)|(?<=\))) ?(\*) ?(?=[A-Za-z](?![A-Za-z])|\d|\())"
+    r"|(?:(?<=(?<![A-Za-z])[A-Za-z])|(?<=\d)|(?<=\)))(?<!(?<![\w*])\*[A-Za-z\d]) ?(\*) ?"
+    r"(?![A-Za-z\d]\*(?![A-Za-z\d(]))(?=[A-Za-z](?![A-Za-z])|\d|\())"
 )  # "V × I" said no sign
 # ... and a star between a formula's terms, "a * 2", "x*y", "2 * (a+b)" (it was a 2, x y: the star a space, as
-# Markdown's): 곱하기. Not emphasis, "*중요*", nor a word's, "Note * 2" (a letter alone is a term).
+# Markdown's): 곱하기. Not emphasis, "*중요*", nor a word's, "Note * 2" (a letter alone is a term), nor a letter's
+# own, "*n* 3개", "3 *x*" (the k6 rule read n 곱하기 세 개, 3 곱하기 x: Markdown's italic variable).
 # Arithmetic that espeak said in English or not at all: "2 + 3" ("plus"), "5 - 3" and "5-3=2" (the minus
 # dropped), "3x3" and "5 x 3" ("ex"; not a hex "0x1F"), and "=" ("equals"), read 은/는 as a Korean does.
 # A term of a formula: a number, a variable (one letter alone: "2x + 3", "a - b"), a power or a bracket.
@@ -112,6 +114,9 @@ _FACTORIAL_TERM = re.compile(r"\d{1,3}[a-z]")  # "(2n)!"; "정답은 (a)!" an an
 # ... and a division after one, "n!/(k!(n-k)!)" (it was n 팩토리얼/(…), the slash said as espeak's English word):
 # 나누기.
 DIVIDED_FACTORIAL = re.compile(r"(?<=팩토리얼) ?/ ?(?=[\w(])")
+# ... and a product written without a sign, "k!(n-k)!" (it was k 팩토리얼(n-k) 팩토리얼: the brackets are silent, the
+# product unsaid): k 팩토리얼 곱하기 (n-k) 팩토리얼, only before a bracket whose own factorial was read.
+FACTORIAL_PRODUCT = re.compile(r"(?<=팩토리얼)(?=\((?=[^()]{0,23}[A-Za-z\d])[^()]{1,24}\) 팩토리얼)")
 # ... and a letter's, "n!은 n 곱하기 …" (it was left): n 팩토리얼은.
 FACTORIAL_PARTICLE = re.compile(
     r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])"
@@ -192,11 +197,13 @@ def bracket_factorial(match: re.Match[str]) -> str:
 
 def particle_after(word: str, particle: str) -> str:
     """`particle` (one `PARTICLE` matches) in the form it takes after `word`: 은, 이, 을, 과, 이랑 and 으로 after a
-    closed syllable (로 after ㄹ), 는, 가, 를, 와, 랑 and 로 after an open one."""
+    closed syllable (로 after ㄹ), 는, 가, 를, 와, 랑 and 로 after an open one; one of a single form, 의, as written
+    (a factorial's "n!의 값" raised KeyError: the whole request failed)."""
     final = final_sound(word)
     if particle in ("으로", "로"):
         return "으로" if final == "ㄴ" else "로"
-    return _FORMS[particle][1 if final else 0]
+    forms = _FORMS.get(particle)
+    return forms[1 if final else 0] if forms else particle
 
 
 def equals(match: re.Match[str]) -> str:

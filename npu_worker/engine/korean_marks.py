@@ -152,7 +152,8 @@ _FISCAL_YEAR = re.compile(
 # Not someone's mother, "my MoM", "your MoM's", "MoM의 조언" (it was 전월 대비의 조언): left as written.
 _OVER_PERIOD = re.compile(
     r"(?<![A-Za-z\d_])(?<!my )(?<!My )(?<!his )(?<!her )(?<!our )(?<!your )(YoY|QoQ|MoM(?!의))(?![A-Za-z\d_'’])(?: ?대비)?"
-)  # not a game's "WoW"
+    rf"(?:{PARTICLE})?"
+)  # not a game's "WoW"; a particle in the form 대비 takes, "YoY이 증가", "MoM은" (it was 전년 대비이, 전월 대비은)
 _PERIODS = {"YoY": "전년 대비", "QoQ": "전 분기 대비", "MoM": "전월 대비"}
 # A Markdown heading's "###" (an LLM's answer, a lecture written in Markdown): espeak said "hash" for each.
 _HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+", re.MULTILINE)
@@ -177,7 +178,9 @@ def marks_spoken(text: str) -> str:
     text = _ABBREVIATION.sub(lambda m: _ABBREVIATIONS[m.group().lower()], text)
     text = _LEVEL.sub("레벨 ", text)
     if "o" in text:  # each has one; the pattern scans only a text that could hold it
-        text = _OVER_PERIOD.sub(lambda m: _PERIODS[m.group(1)], text)
+        text = _OVER_PERIOD.sub(
+            lambda m: _PERIODS[m.group(1)] + (particle_after("대비", m.group(2)) if m.group(2) else ""), text
+        )
     text = _FISCAL_YEAR.sub(_fiscal_year, text)
     text = _DERIVATIVE.sub(template(r"d-\1 d-\2"), text)
     text = _AT_RATE.sub(" ", text)

@@ -61,11 +61,13 @@ _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|�
 _ENGLISH_WORD = (
     r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= [a-z]))(?![A-Za-z])"
 )
+# ... and π's multiple, "x < 2π", "0 < x < 2π" (it was x 2 미만파이: the bound's word inside the amount): x 2π 미만, said
+# 2파이 미만.
 BOUND = re.compile(
-    r"(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
-    rf"(?: ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
+    rf"(?:π(?![A-Za-zα-ω])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
-    r"(?! ?[\d>]|[A-Za-z]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
+    r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
 )
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
@@ -87,7 +89,9 @@ VARIABLE_BOUND = re.compile(
 # A chain of variables, "a ≤ b ≤ c", "x < y < z이면" (espeak said nothing for the signs: a b c): its first bound as a
 # number's, "0 ≤ x ≤ 1" 0 이상 x 1 이하, a 이상 b c 이하; the last is `VARIABLE_BOUND`'s or `BOUND`'s. Both signs
 # one way: "a < b > c" is no chain, left.
-_CHAIN_END = r"(?:[a-z]|[-−]?\d)(?![\w.,]* ?[<>≤≥])"  # a chain of two signs: "a < b < c < d" is left
+_CHAIN_END = r"(?:[a-z](?![A-Za-z\d(_]|[-+−]\w)|[-−]?\d)(?![\w.,]* ?[<>≤≥])"  # "a < b < c < d" is left
+# ... and one whose last term no bound reads, "a < b < f(x)", "a ≤ b ≤ c_1", "a < b < n-1" (the k6 rule read half of
+# it, a 초과 b < f(x): the second sign unsaid)
 VARIABLE_CHAIN = re.compile(
     rf"(?=[a-z] ?[<≤>≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?(?:([<≤]) ?(?=[a-z] ?[<≤] ?{_CHAIN_END})"
     rf"|([>≥]) ?(?=[a-z] ?[>≥] ?{_CHAIN_END}))(?![a-z][A-Za-z\d(_^])"
@@ -95,6 +99,11 @@ VARIABLE_CHAIN = re.compile(
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
 # comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
 _CODE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;) ?$")
+# ... the "&&", "||" or ";" only in a statement that a keyword opens: "x > y; y > z", "x>y||y>z" are a formula's (the
+# k6 rule read the second as code, x y 초과; y가 z보다 크다: one line in two voices).
+_CODE_JOIN = re.compile(r"(?:&&|\|\||;) ?$")
+_CODE_KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
+_CODE_AFTER = re.compile(r" ?(?:[)&|;:{,?]|$)")  # what closes a comparison in code
 _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
@@ -112,6 +121,7 @@ EXPRESSION_BOUND = re.compile(
 # ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
 # a number before the sign taken for a comparison of two numbers): 2x 빼기 3 0 초과이면. "3 < 5", "5 - 3 > 0" are left.
 _NUMBER_BEFORE = re.compile(r"\d ?$")
+_POWER_END = re.compile(r"\^\d$")
 _FORMULA_BEFORE = re.compile(
     r"(?:\^\d|(?:(?<![A-Za-z])[a-z](?:\^\d{1,3}|[²³])?|\)) ?[-+−] ?\d+(?:\.\d+)?) ?$"
 )
@@ -140,10 +150,15 @@ def bound(match: re.Match[str]) -> str:
     """ "< 20%" as 20 퍼센트 미만; a variable's "x>0일 때" as x 0 초과일 때 (the copula after the bound's word), "x ≤ 3이
     되면" as x 3 이하가 되면 (the particle in the form the bound's word takes)."""
     sign, amount, particle = match.groups()
-    text, start = match.string, match.start()
+    text, start = match.string, match.start(1)  # the sign's (the match holds the space before it)
     formula_before = _NUMBER_BEFORE.search(text, max(0, start - 2), start)
     if formula_before and not _FORMULA_BEFORE.search(text, max(0, start - 24), start):
         return match.group(0)  # "3 < 5": two numbers compared, left
+    # "2x - 3 > 0": the formula's last number its subject, 2x 빼기 3이 0 초과 (the k6 reading, 3 0 초과, said two
+    # numbers in a row); a power's, "x^2 < 4", is said 제곱 and needs none: x의 2제곱 4 미만
+    left = text[max(0, start - 24) : start].rstrip()
+    subject = formula_before and not _POWER_END.search(left)
+    before = particle_after(left, "이") + " " if subject else text[match.start() : start]
     if _TERM.fullmatch(amount) and amount[-1] not in _UNITS:
         return match.group(
             0
@@ -152,25 +167,43 @@ def bound(match: re.Match[str]) -> str:
         "."
     ):  # "p < .05": 0 점 영오 미만 (it was left, "p<.05", the bound unsaid)
         amount = amount.replace(".", "0.", 1)
+    variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
+    code_after = _CODE_AFTER.match(text, match.end())  # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
+    if variable and code_after and not (particle or subject) and _in_code(text, variable.start()):
+        # "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
+        # "if (x>0 && y<z)", in two voices)
+        letter = variable.group().strip()
+        return f"{particle_after(letter, '가')} {amount}보다 {_CODE_WORDS[sign]}"
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
-    apart = " " if text[start - 1 : start].isalnum() else ""
+    apart = " " if text[start - 1 : start].isalnum() and not subject else ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
         and (formula_before or _VARIABLE_BEFORE.search(text, max(0, start - 2), start))
         and _COPULA_CONTEXT[last].match(text, match.end(2))
     ):  # "x > 0인가?": the copula's ending is no particle of the bound's word
-        return f"{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
+        return f"{before}{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
     word = BOUND_WORDS[sign]
-    return f"{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
+    return f"{before}{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
+
+
+def _in_code(text: str, start: int) -> bool:
+    """Whether the comparison whose left side starts at `start` follows a code's keyword, "if (", or a join of
+    its statement, "&&", ";"."""
+    code = _CODE_BEFORE.search(text, max(0, start - 10), start)
+    if not code:
+        return False
+    return not _CODE_JOIN.match(code.group()) or bool(_CODE_KEYWORD.search(text, max(0, start - 80), start))
 
 
 def variable_bound(match: re.Match[str]) -> str:
     """ "x ≥ y이면" as x y 이상이면; in code, "if (a>b)", as if (a가 b보다 크다)."""
     left, sign, right, particle = match.groups()
     start = match.start()
-    if _CODE_BEFORE.search(match.string, max(0, start - 10), start):
+    text = match.string
+    code_after = _CODE_AFTER.match(text, match.end())  # not "if a > b이면": a sentence's (k6: 크다이면)
+    if code_after and not particle and _in_code(text, start):  # "if (a ≤ b를": a formula's keeps the particle
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"

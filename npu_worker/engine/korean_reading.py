@@ -138,6 +138,7 @@ def _numbers_spoken(text: str) -> str:
         )
         text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
         text = formulas.DIVIDED_FACTORIAL.sub(" 나누기 ", text)
+        text = formulas.FACTORIAL_PRODUCT.sub(" 곱하기 ", text)
     text = formulas.POWER.sub(formulas.power, text)
     text = formulas.BRACKET_POWER.sub(formulas.bracket_power, text)
     text = formulas.SIGN.sub(formulas.sign, text)

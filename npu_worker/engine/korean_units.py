@@ -92,14 +92,23 @@ CURRENCY_RANGE = re.compile(
 # A shell script's positional parameters, "$(($1-$2))", "echo $1+$2" (it was 1에서 2 달러, a range of money): the
 # parameters as a lecturer reads code, 달러 1 빼기 달러 2; only where the text says it is code, a shell's "$((", "echo",
 # "expr" or "let" or the words 셸, 쉘, 스크립트, 인자, 인수 or 매개변수 in the 40 characters before. "$1-$2 사이" is money.
+# ... and so is one with a word of money between that word and it or just after it, or a range's word after it, "셸
+# 호스팅 비용은 $5-$9", "인수 가격은 $1-$2", "$5-$9 가격", "인자 값은 $1-$2 사이" (the k6 rule read 달러 5 빼기 달러
+# 9: a price as a subtraction).
 SHELL_PARAMETERS = re.compile(r"\$([0-9])([-+])\$([0-9])(?![\d.,]|[KMBT만억]| ?(?:달러|불))")
 _SHELL_BEFORE = re.compile(
     r"\$\(\(|(?<![A-Za-z])(?:echo|expr|let)(?![A-Za-z])|셸|쉘|스크립트|인자|인수|매개변수"
 )
+_MONEY_WORD = re.compile(r"가격|비용|금액|요금|매출|예산|단가|수수료|급여|연봉|가치")
+_RANGE_WORD_AFTER = re.compile(r" ?(?:사이|정도|가량|내외|수준|선(?![가-힣]))")
 
 
 def shell_parameters(match: re.Match[str]) -> str:
-    if not _SHELL_BEFORE.search(match.string, max(0, match.start() - 40), match.start()):
+    text, start = match.string, match.start()
+    cue = max(_SHELL_BEFORE.finditer(text, max(0, start - 40), start), key=lambda m: m.start(), default=None)
+    end = match.end()
+    money = cue and (_MONEY_WORD.search(text, cue.end(), start) or _MONEY_WORD.search(text, end, end + 8))
+    if not cue or money or _RANGE_WORD_AFTER.match(text, end):
         return match.group(0)
     first, sign, last = match.groups()
     return f"달러 {first} {'빼기' if sign == '-' else '더하기'} 달러 {last}"

@@ -62,7 +62,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 18: the Korean reading's leftovers (k6): bound chains, a number on a comparison's left, particles after a bound's
 # word, code's comparisons, "x^{n/2}", bracket factorials, "FY2024년", "FY2024-25", a shell's "$1-$2", "a * 2", "∇·E",
 # "ln₂", "MoM의" (the espeak engine's revision 14 lists them).
-AUDIO_REVISION = 18
+# 19: the review of k6: "*n* 3개" no product, "a < b < f(x)" left whole, "셸 호스팅 비용은 $5-$9" money, "x > y; y > z" a formula's, "2x - 3 > 0" 3이 0 초과, "x < 2π" 2파이 미만, "k!(n-k)!" 곱하기, "MoM은" 대비는, "if (x > 0)" x가 0보다 크다 (the espeak
+# engine's revision 15 lists them).
+AUDIO_REVISION = 19
 
 
 def audio_settings(
