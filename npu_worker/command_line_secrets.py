@@ -98,14 +98,25 @@ def read_token_file(path: str) -> str:
 def token_file_warning(path: str | None) -> str | None:
     """What to say about a --token-file every local user may read (`echo T > file` under umask 022
     makes one): the secret is then theirs as surely as a flag in `ps` would make it. Not said of one in
-    a folder others cannot pass through (the file's mode alone was judged)."""
+    a folder others cannot pass through (the file's mode alone was judged). Said too of one another user
+    owns (or a link of theirs to it, as one left in /tmp): they read it whatever its mode, and may put a
+    token of theirs in it, which the worker then requires (nothing was said)."""
     if path is None or path == "-":
         return None
     try:
-        info = os.stat(path)
+        info, link = os.stat(path), os.lstat(path)
     except OSError:  # `read_token_file` says why
         return None
-    if not stat.S_ISREG(info.st_mode) or not info.st_mode & stat.S_IROTH:
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if (
+        owner := next((i.st_uid for i in (link, info) if i.st_uid not in (os.geteuid(), 0)), None)
+    ) is not None:
+        return (
+            f"--token-file {path} belongs to another user (uid {owner}), who can read it and put another "
+            "token in it whatever its mode; keep the token in a file of your own (600)"
+        )
+    if not info.st_mode & stat.S_IROTH:
         return None
     if info.st_nlink == 1 and _folder_closed_to_others(path):
         return None  # others cannot reach it (a hard link elsewhere might: then it is said)

@@ -21,11 +21,13 @@ import pytest
 
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.cli_client import main as client_main
+from npu_worker.command_line_secrets import token_file_warning
 from tests.timing import seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
 TOKEN = "a-token-of-some-length-0123456789"
+NOBODY = 65534  # a user id of no one here
 
 
 def base_of(test_client: Any) -> str:
@@ -211,3 +213,27 @@ def test_a_token_typed_at_a_terminal_is_asked_for_and_not_echoed(tmp_path):
         child.kill()
         child.wait()
     assert TOKEN.encode() not in screen and str(len(TOKEN)).encode() in screen, screen
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a file of another user's is made by root only")
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_token_file_another_user_owns_is_warned_about(tmp_path, linked):
+    """Its owner reads it whatever its mode and may put a token of theirs in it (as one left in /tmp):
+    a 600 file of theirs, or a link of theirs to a file of ours, passed in silence."""
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(0o600)
+    given = secret
+    if linked:
+        given = tmp_path / "link"
+        given.symlink_to(secret)
+        os.chown(given, NOBODY, NOBODY, follow_symlinks=False)
+    else:
+        os.chown(secret, NOBODY, NOBODY)
+    assert token_file_warning(str(given)) == (
+        f"--token-file {given} belongs to another user (uid {NOBODY}), who can read it and put another "
+        "token in it whatever its mode; keep the token in a file of your own (600)"
+    )
+    os.chown(given, os.geteuid(), os.getegid(), follow_symlinks=False)
+    os.chown(secret, os.geteuid(), os.getegid())
+    assert token_file_warning(str(given)) is None  # ours, 600: nothing to say
