@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import select
 import stat
 import sys
 from collections.abc import Sequence
@@ -73,8 +74,7 @@ def read_token_file(path: str) -> str:
         elif path == "-":
             data = sys.stdin.buffer.read(MAX_TOKEN_FILE_BYTES + 1)
         else:
-            with open(path, "rb") as file:
-                data = file.read(MAX_TOKEN_FILE_BYTES + 1)
+            data = _read_path(path)
     except EOFError:  # Ctrl-D at the prompt
         raise ValueError("--token-file -: no token was typed") from None
     except OSError as exc:
@@ -93,6 +93,25 @@ def read_token_file(path: str) -> str:
             f"--token-file {path} holds 'Bearer ' and the token: write the token alone (what follows 'Bearer ')"
         )
     return token
+
+
+FIFO_QUIET_SECONDS = 0.5  # how long a FIFO may stay unwritten before the wait is said
+
+
+def _read_path(path: str) -> bytes:
+    """The first bytes of `path`. A FIFO no one has opened to write (`mkfifo`) is waited on as `cat`
+    would, but said on stderr after a moment: the open blocked in silence, and `serve` hung at start."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO opens at once; a file is as without it)
+    with open(fd, "rb") as file:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and not select.select([fd], [], [], FIFO_QUIET_SECONDS)[0]:
+            print(
+                f"npu-worker: waiting for the token to be written to --token-file {path} (a FIFO; Ctrl-C stops)",
+                file=sys.stderr,
+                flush=True,
+            )
+            select.select([fd], [], [])  # (read now, it would be the end: no writer yet)
+        os.set_blocking(fd, True)  # then read as any file: to its end (a writer's close) or the limit
+        return file.read(MAX_TOKEN_FILE_BYTES + 1)
 
 
 def token_file_warning(path: str | None) -> str | None:
