@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import select
 import stat
 import sys
 from collections.abc import Sequence
@@ -73,8 +74,7 @@ def read_token_file(path: str) -> str:
         elif path == "-":
             data = sys.stdin.buffer.read(MAX_TOKEN_FILE_BYTES + 1)
         else:
-            with open(path, "rb") as file:
-                data = file.read(MAX_TOKEN_FILE_BYTES + 1)
+            data = _read_path(path)
     except EOFError:  # Ctrl-D at the prompt
         raise ValueError("--token-file -: no token was typed") from None
     except OSError as exc:
@@ -95,17 +95,47 @@ def read_token_file(path: str) -> str:
     return token
 
 
+FIFO_QUIET_SECONDS = 0.5  # how long a FIFO may stay unwritten before the wait is said
+
+
+def _read_path(path: str) -> bytes:
+    """The first bytes of `path`. A FIFO no one has opened to write (`mkfifo`) is waited on as `cat`
+    would, but said on stderr after a moment: the open blocked in silence, and `serve` hung at start."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # (a FIFO opens at once; a file is as without it)
+    with open(fd, "rb") as file:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode) and not select.select([fd], [], [], FIFO_QUIET_SECONDS)[0]:
+            print(
+                f"npu-worker: waiting for the token to be written to --token-file {path} (a FIFO; Ctrl-C stops)",
+                file=sys.stderr,
+                flush=True,
+            )
+            select.select([fd], [], [])  # (read now, it would be the end: no writer yet)
+        os.set_blocking(fd, True)  # then read as any file: to its end (a writer's close) or the limit
+        return file.read(MAX_TOKEN_FILE_BYTES + 1)
+
+
 def token_file_warning(path: str | None) -> str | None:
     """What to say about a --token-file every local user may read (`echo T > file` under umask 022
     makes one): the secret is then theirs as surely as a flag in `ps` would make it. Not said of one in
-    a folder others cannot pass through (the file's mode alone was judged)."""
+    a folder others cannot pass through (the file's mode alone was judged). Said too of one another user
+    owns (or a link of theirs to it, as one left in /tmp): they read it whatever its mode, and may put a
+    token of theirs in it, which the worker then requires (nothing was said)."""
     if path is None or path == "-":
         return None
     try:
-        info = os.stat(path)
+        info, link = os.stat(path), os.lstat(path)
     except OSError:  # `read_token_file` says why
         return None
-    if not stat.S_ISREG(info.st_mode) or not info.st_mode & stat.S_IROTH:
+    if not stat.S_ISREG(info.st_mode):
+        return None
+    if (
+        owner := next((i.st_uid for i in (link, info) if i.st_uid not in (os.geteuid(), 0)), None)
+    ) is not None:
+        return (
+            f"--token-file {path} belongs to another user (uid {owner}), who can read it and put another "
+            "token in it whatever its mode; keep the token in a file of your own (600)"
+        )
+    if not info.st_mode & stat.S_IROTH:
         return None
     if info.st_nlink == 1 and _folder_closed_to_others(path):
         return None  # others cannot reach it (a hard link elsewhere might: then it is said)

@@ -125,8 +125,8 @@ JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "
 FILE_ANSWERS: dict[str, Any] = {
     "206": {
         "description": "the byte range a `Range` header asked for (`Content-Range` says which); with "
-        "`If-Range`, only where it names the file's strong `ETag` or a date it has not changed since "
-        "(else the whole file, 200)"
+        "`If-Range`, only where it names the file's strong `ETag` or its `Last-Modified` date exactly "
+        "(else the whole file, 200; as is a range in a unit other than `bytes`)"
     },
     "304": {
         "description": "not modified: `If-None-Match` names its `ETag` (or `*`), or, without it, it has not "

@@ -37,18 +37,30 @@ async def test_a_suffix_of_some_bytes_is_their_range(worker):
         ('"another"', 200),
         ("W/{etag}", 200),  # a weak tag never lets a range through (RFC 9110 §13.1.5)
         ("not a date nor a tag", 200),
-        ("Fri, 01 Jan 2100 00:00:00 GMT", 206),  # a date: aiohttp's comparison with the file's time
+        ("{modified}", 206),  # its Last-Modified, exactly (§13.1.5)
+        ("Fri, 01 Jan 2100 00:00:00 GMT", 200),  # a later date is not the file's (aiohttp served the range)
         ("Thu, 01 Jan 1970 00:00:00 GMT", 200),
     ],
 )
 async def test_if_range_serves_the_range_only_when_it_names_this_file(worker, if_range, status):
     client = await worker()
     body, etag = await whole(client)
-    headers = {"Range": "bytes=0-9", "If-Range": if_range.format(etag=etag)}
+    modified = (await client.head("/")).headers["Last-Modified"]
+    headers = {"Range": "bytes=0-9", "If-Range": if_range.format(etag=etag, modified=modified)}
     response = await client.get("/", headers=headers)
     assert response.status == status
     assert await response.read() == (body[:10] if status == 206 else body)
     assert response.headers["Cache-Control"] == "no-cache"
+
+
+@pytest.mark.parametrize(("asked", "status"), [("items=0-9", 200), (" Bytes = 0-9", 416), ("BYTES=0-9", 206)])
+async def test_a_range_in_another_unit_is_ignored(worker, asked, status):
+    """RFC 9110 §14.2: a unit the server does not know is ignored, the whole file (aiohttp: 416)."""
+    client = await worker()
+    body, _ = await whole(client)
+    response = await client.get("/", headers={"Range": asked})
+    assert response.status == status
+    assert await response.read() == {200: body, 206: body[:10], 416: b""}[status]
 
 
 async def test_other_conditions_still_hold_when_the_range_is_dropped(worker):

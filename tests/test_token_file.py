@@ -4,6 +4,7 @@ commands and the benchmark, and a benchmark report that never records the token 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,11 +23,13 @@ import pytest
 
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.cli_client import main as client_main
+from npu_worker.command_line_secrets import read_token_file, token_file_warning
 from tests.timing import seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
 TOKEN = "a-token-of-some-length-0123456789"
+NOBODY = 65534  # a user id of no one here
 
 
 def base_of(test_client: Any) -> str:
@@ -211,3 +215,53 @@ def test_a_token_typed_at_a_terminal_is_asked_for_and_not_echoed(tmp_path):
         child.kill()
         child.wait()
     assert TOKEN.encode() not in screen and str(len(TOKEN)).encode() in screen, screen
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a file of another user's is made by root only")
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_token_file_another_user_owns_is_warned_about(tmp_path, linked):
+    """Its owner reads it whatever its mode and may put a token of theirs in it (as one left in /tmp):
+    a 600 file of theirs, or a link of theirs to a file of ours, passed in silence."""
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(0o600)
+    given = secret
+    if linked:
+        given = tmp_path / "link"
+        given.symlink_to(secret)
+        os.chown(given, NOBODY, NOBODY, follow_symlinks=False)
+    else:
+        os.chown(secret, NOBODY, NOBODY)
+    assert token_file_warning(str(given)) == (
+        f"--token-file {given} belongs to another user (uid {NOBODY}), who can read it and put another "
+        "token in it whatever its mode; keep the token in a file of your own (600)"
+    )
+    os.chown(given, os.geteuid(), os.getegid(), follow_symlinks=False)
+    os.chown(secret, os.geteuid(), os.getegid())
+    assert token_file_warning(str(given)) is None  # ours, 600: nothing to say
+
+
+def test_a_fifo_no_one_writes_yet_is_waited_on_and_said(tmp_path, capsys):
+    """`mkfifo token`: the open blocked in silence (`serve` hung at start); the wait is said on stderr, and
+    what is then written is the token."""
+    fifo = tmp_path / "token"
+    os.mkfifo(fifo)
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(read_token_file(str(fifo))), daemon=True)
+    reader.start()
+    said = ""
+    try:
+        deadline = time.monotonic() + seconds(10)
+        while "waiting" not in said and time.monotonic() < deadline:
+            time.sleep(0.05)
+            said += capsys.readouterr().err
+    finally:
+        with contextlib.suppress(OSError):  # (ENXIO: the reader has gone, having read no token)
+            writer = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(writer, (TOKEN + "\n").encode())
+            os.close(writer)
+        reader.join(seconds(10))
+    assert said == (
+        f"npu-worker: waiting for the token to be written to --token-file {fifo} (a FIFO; Ctrl-C stops)\n"
+    )
+    assert read == [TOKEN]

@@ -1,7 +1,8 @@
 """RFC 6455's rules on the client's side of both socket routes, on a raw socket (aiohttp's and browsers'
 clients cannot break them): an unmasked client frame fails the connection with 1002 (§5.1; it was read
 and answered), also where it arrives with the handshake; an upgrade over HTTP/1.0 is refused with the
-route's 400 (§4.1; it was accepted). `FrameMasks` is walked over frames split at every byte."""
+route's 400 (§4.1; it was accepted). `FrameMasks` is walked over frames split at every byte. An aiohttp
+whose private hooks the check needs have moved is refused at start-up (it read plain frames, unseen)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import os
 import struct
 
 import pytest
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 
-from npu_worker.ws_server.masked_frames import FrameMasks
+from npu_worker.ws_server import setup_ws
+from npu_worker.ws_server.masked_frames import FrameMasks, missing_aiohttp_hooks
 from tests.raw_http import raw_exchange, refusal_of
 from tests.timing import seconds
 
@@ -100,3 +104,33 @@ def test_the_walk_finds_the_unmasked_frame_across_any_split():
     walk = FrameMasks()
     one_by_one = [walk.unmasked_at(stream[i : i + 1]) for i in range(start + 2)]
     assert one_by_one == [None] * (start + 1) + [0]
+
+
+def test_the_installed_aiohttp_has_every_hook_the_check_needs():
+    assert missing_aiohttp_hooks() == []
+
+
+def test_an_aiohttp_that_moved_a_hook_is_named():
+    class ReaderElsewhere(RequestHandler):  # as an aiohttp that feeds frames to another attribute would
+        def data_received(self, data: bytes) -> None:
+            self._frames.feed_data(data)  # type: ignore[attr-defined]
+
+    class NoPostStart(web.WebSocketResponse):
+        async def prepare(self, request):  # type: ignore[no-untyped-def]
+            return await web.StreamResponse.prepare(self, request)
+
+    assert missing_aiohttp_hooks(connection=ReaderElsewhere) == [
+        "RequestHandler.data_received uses no _payload_parser (the frame reader each arriving piece is fed to)"
+    ]
+    assert missing_aiohttp_hooks(response=NoPostStart) == [
+        "WebSocketResponse.prepare uses no _post_start (the handshake's end, where the reader is set)"
+    ]
+
+
+def test_the_socket_routes_refuse_to_start_on_such_an_aiohttp(monkeypatch):
+    def feeds_another_reader(self, data: bytes) -> None:
+        self._frames.feed_data(data)
+
+    monkeypatch.setattr(RequestHandler, "data_received", feeds_another_reader)  # a later aiohttp's
+    with pytest.raises(RuntimeError, match=r"unmasked frames .*data_received uses no _payload_parser"):
+        setup_ws(web.Application())

@@ -3,11 +3,15 @@
 and an `If-Range` aiohttp could not read as a date (an entity tag, or neither) was dropped, so the range
 was served though the validator did not (or could not) say the file is the one the caller holds part of
 (§13.1.5): it answers with the whole file, 200. `If-Range` with a strong tag is compared with the file's
-ETag (aiohttp's, `mtime_ns-size` in hex); one with a date is left to aiohttp."""
+ETag (aiohttp's, `mtime_ns-size` in hex); one with a date must be the file's `Last-Modified` exactly
+(§13.1.5; aiohttp took any later date, so the bytes of a file replaced by an older one were served as a
+range of the copy the caller held). A range in a unit other than bytes is ignored (§14.2: the whole
+file, 200; aiohttp answered 416)."""
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -19,6 +23,7 @@ from multidict import CIMultiDict
 
 _SUFFIX_OF_NOTHING = re.compile(r"bytes=-0+", re.ASCII | re.IGNORECASE)  # as aiohttp's pattern: no spaces
 _STRONG_TAG = re.compile(r'"[\x21\x23-\x7e\x80-\xff]*"')  # RFC 9110 §8.8.3; `W/"…"` is weak
+_UNIT = re.compile(r"\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s*=")  # a range unit (a token) and its `=`
 _DROPPED = ("Range", "If-Range")
 
 
@@ -33,14 +38,19 @@ async def file_answer(request: web.Request, path: Path, headers: Mapping[str, st
 
 
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
-    """Whether `If-Range` (if any) lets the range be served: a strong tag naming this file, or a date
-    (aiohttp compares it); anything else does not (a weak tag, a date that does not parse)."""
+    """Whether the range is to be served: not in a unit other than bytes, and `If-Range` (if any) a
+    strong tag naming this file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the
+    second); anything else is not (a weak tag, another date, a value that does not parse)."""
+    unit = _UNIT.match(request.headers.get("Range", ""))
+    if unit is not None and unit[1].lower() != "bytes":
+        return False
     if_range = request.headers.get("If-Range")
     if if_range is None or "Range" not in request.headers:
         return True
     if _STRONG_TAG.fullmatch(if_range.strip()):
         return if_range.strip() == f'"{info.st_mtime_ns:x}-{info.st_size:x}"'
-    return request.if_range is not None
+    date = request.if_range
+    return date is not None and date.timestamp() == math.ceil(info.st_mtime)
 
 
 class _WholeFile(web.FileResponse):

@@ -2,7 +2,9 @@
 connection): aiohttp's reader unmasked what was masked and took the rest as it came, so a socket route
 answered a client that sent plain frames. `MaskedFramesResponse` walks the frames' headers ahead of
 aiohttp's reader and, at the first unmasked frame, hands it what came before and then the error that
-makes aiohttp close the socket with 1002 (protocol error); nothing of that frame or after is read."""
+makes aiohttp close the socket with 1002 (protocol error); nothing of that frame or after is read.
+It leans on aiohttp's private hooks (`missing_aiohttp_hooks`, checked at start-up: an aiohttp that
+moved them would have read plain frames again, unseen)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from typing import Any
 
 from aiohttp import WSCloseCode, web
 from aiohttp.http_websocket import WebSocketError
+from aiohttp.web_protocol import RequestHandler
 
 UNMASKED_REASON = "a client frame was not masked (RFC 6455 §5.1)"
 _MASK_BIT = 0x80
@@ -59,6 +62,42 @@ def _payload_length(head: bytes) -> int:
     if extended is None:
         return head[1] & _LENGTH_BITS
     return int.from_bytes(head[2 : 2 + extended], "big")
+
+
+# Each private hook `MaskedFramesResponse` uses: the function of aiohttp's that must name it, and why.
+_HOOKS = (
+    (web.WebSocketResponse, "prepare", "_post_start", "the handshake's end, where the reader is set"),
+    (web.WebSocketResponse, "_post_start", "set_parser", "the frame reader handed to the connection"),
+    (RequestHandler, "set_parser", "_message_tail", "the bytes that came with the handshake"),
+    (RequestHandler, "data_received", "_payload_parser", "the frame reader each arriving piece is fed to"),
+)
+
+
+def missing_aiohttp_hooks(
+    response: type = web.WebSocketResponse, connection: type = RequestHandler
+) -> list[str]:
+    """The private hooks of aiohttp's that `MaskedFramesResponse` needs and this aiohttp lacks (each a
+    line saying which); [] where all are there. Read from the functions' code: one that no longer names
+    the hook (or is no longer Python code) counts as lacking it."""
+    classes = {web.WebSocketResponse: response, RequestHandler: connection}
+    missing = []
+    for owner, function, hook, what in _HOOKS:
+        code = getattr(getattr(classes[owner], function, None), "__code__", None)
+        if code is None or hook not in code.co_names:
+            missing.append(f"{owner.__name__}.{function} uses no {hook} ({what})")
+    return missing
+
+
+def require_aiohttp_hooks() -> None:
+    """RuntimeError at start-up where this aiohttp lacks a hook: the sockets would have read unmasked
+    client frames again, unseen, or failed at each handshake."""
+    import aiohttp
+
+    if missing := missing_aiohttp_hooks():
+        raise RuntimeError(
+            f"aiohttp {aiohttp.__version__} is not one npu-worker's sockets can refuse unmasked frames with "
+            f"(ws_server/masked_frames.py): {'; '.join(missing)}"
+        )
 
 
 class _MaskedFramesOnly:

@@ -9,6 +9,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 
 from ..app_keys import CLOSING_SOCKETS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY, WS_SESSIONS_KEY
 from ..http_compat.metrics import METRICS_KEY
+from .masked_frames import require_aiohttp_hooks
 from .message_deadline import message_deadline, messages
 from .opening import SEND_GRACE_HEARTBEATS, drop_untaken, let_go, open_socket
 from .schedule import schedule_sizes
@@ -20,8 +21,10 @@ log = logging.getLogger(__name__)
 def setup_ws(app: web.Application) -> None:
     """Register `GET /ws` on an app whose SCHEDULER_KEY, SETTINGS_KEY and LIMITS_KEY are (or will be) set.
 
-    A chunk schedule that cannot work is refused here, at startup, rather than on the first request.
+    A chunk schedule that cannot work is refused here, at startup, rather than on the first request,
+    as is an aiohttp whose private hooks the sockets' mask check needs have moved (`masked_frames`).
     """
+    require_aiohttp_hooks()
     settings = app.get(SETTINGS_KEY)
     if settings is not None:
         schedule_sizes(settings.chunk_schedule_ms, 24000)
