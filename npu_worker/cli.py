@@ -74,7 +74,7 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         state_dir,
         settings.host,
         # `:0` named a port no one listens on: `server.listen` says the one chosen once it is bound
-        f":{settings.port}" if settings.port else ", on the port the system chooses (said once bound)",
+        f":{settings.port}" if settings.port else ", on the port the system chooses (said once it listens)",
     )
     if settings.token is None and not loopback_bind(settings.host):
         # Not refused: a deployment may put an authenticating proxy in front (docs/deploy.md).

@@ -164,9 +164,6 @@ async def listen(
         )
     except OSError as exc:  # an address in use, a host that does not resolve: the operator's to fix
         raise ListenFailed(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    if port == 0:  # the start line said port 0: which one the system chose is nowhere else
-        chosen = sorted({str(sock.getsockname()[1]) for sock in server.sockets})
-        log.info("--port 0: listening on port %s", ", ".join(chosen))
     try:
         await runner.setup()
     except BaseException:
@@ -175,6 +172,10 @@ async def listen(
     assert runner.server is not None
     watch_requests_made(runner.server)
     await server.start_serving()
+    if port == 0:  # the start line said port 0: which one the system chose is nowhere else; said once it
+        # listens (said once bound, it refused a caller who read the line for the 50-100 ms of the setup)
+        chosen = sorted({str(sock.getsockname()[1]) for sock in server.sockets})
+        log.info("--port 0: listening on port %s", ", ".join(chosen))
     return Listener(runner, server, guard)
 
 

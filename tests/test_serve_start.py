@@ -341,7 +341,7 @@ def test_port_0_says_which_port_it_listens_on(tmp_path):
         [first] = [line for line in log.splitlines() if "npu_worker: npu-worker " in line]
         assert "127.0.0.1:0" not in first, first
         assert first.endswith(
-            "listening on http://127.0.0.1, on the port the system chooses (said once bound)"
+            "listening on http://127.0.0.1, on the port the system chooses (said once it listens)"
         )
         [line] = [line for line in log.splitlines() if "--port 0: listening on port " in line]
         port = int(line.rpartition(" ")[2])
@@ -350,6 +350,22 @@ def test_port_0_says_which_port_it_listens_on(tmp_path):
             assert connection.recv(64).startswith(b"HTTP/1.1 200")
     finally:
         stop(process)
+
+
+def test_the_port_line_comes_once_the_socket_takes_connections(tmp_path):
+    """The port was said once bound, before the app's setup and the socket's `listen`: a caller that
+    connected as soon as it read the line was refused (for 50-100 ms)."""
+    from tests.serve_process import ServeProcess
+
+    process = ServeProcess(
+        ["--state-dir", str(tmp_path / "state")], env={**os.environ, "PYTHONPATH": str(REPO)}
+    )
+    try:
+        port = process.port  # at once, as the line comes (read on a thread)
+        with socket.create_connection(("127.0.0.1", port), timeout=seconds(10)):
+            pass  # accepted: a refusal raises ConnectionRefusedError
+    finally:
+        process.terminate_and_log(seconds(30))
 
 
 def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
