@@ -235,6 +235,8 @@ class ChildEspeak:
             return read_frame(self._answers)
         except (BrokenStream, OSError) as error:
             raise self._broken(str(error), reading) from error
+        except ValueError as error:  # the worker's close (the shutdown's thread) closed its pipe:
+            raise self._broken(f"closed by the worker: {error}") from error  # was a bare ValueError
 
     def _broken(self, why: str, reading: bool = False) -> WorkerError:
         self.close()
@@ -286,14 +288,22 @@ class EspeakProcessEngine(EspeakEngine):
 
     def __init__(self) -> None:
         super().__init__(ChildEspeak)  # type: ignore[arg-type]  # the library's face: voices, rates
+        # A child's start again and the engine's close, one at a time: a close (the shutdown's, on
+        # another thread) during a start closed the dead child only, and the new one made the request
+        # and ran on after the engine had closed, until the worker's exit
+        self._starting = threading.Lock()
+        self._closed = False
 
     @property
     def child(self) -> ChildEspeak:
         library = self.library
         assert isinstance(library, ChildEspeak)
         if library.closed:  # it failed with an earlier section, or was found gone by a request's write
-            log.warning("espeak-ng's process had ended; starting another")
-            library = self._library = ChildEspeak()
+            with self._starting:
+                if self._closed:
+                    raise EngineError("espeak-ng's process was closed: the worker is shutting down")
+                log.warning("espeak-ng's process had ended; starting another")
+                library = self._library = ChildEspeak()
         return library
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
@@ -336,6 +346,8 @@ class EspeakProcessEngine(EspeakEngine):
         return EspeakProcessEngine()
 
     def close(self) -> None:
+        with self._starting:  # (after a start in progress: its child is the one closed here)
+            self._closed = True
         if self._library is not None:
             self.library.close()  # type: ignore[attr-defined]
         super().close()
