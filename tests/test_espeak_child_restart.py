@@ -96,3 +96,36 @@ def test_a_read_after_the_engine_closed_is_an_engine_error():
     engine.close()
     with pytest.raises(EngineError, match="closed by the worker"):
         next(chunks)
+
+
+def test_a_request_longer_than_the_pipe_whose_child_died_mid_write_is_made_by_the_next():
+    """The write of a request longer than the child's stdin pipe (`--max-text-chars` raised) fails
+    part way (EPIPE) when the child dies meanwhile: the child never acted on the part it had, so the
+    whole request goes to the next child, and its audio is the whole text's."""
+    engine = create(EspeakConfig(process=True))
+    engine.load()
+    text = "가나다라." + " " * 200_000 + "마바사."  # ≈ 200 KB of JSON, the pipe 64 KiB; short audio
+    try:
+        child = engine.child
+        os.kill(child.pid, signal.SIGSTOP)  # reads nothing: the write blocks once the pipe is full
+        made: list[object] = []
+
+        def engine_thread() -> None:
+            try:
+                made.append(sum(c.size for c in engine.stream(SynthesisRequest(text))))
+            except EngineError as error:
+                made.append(error)
+
+        thread = threading.Thread(target=engine_thread, daemon=True)
+        thread.start()
+        deadline = time.monotonic() + seconds(30)
+        while not child._writing.locked() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(0.1)  # (the write is blocked on the full pipe)
+        os.kill(child.pid, signal.SIGKILL)
+        thread.join(seconds(120))
+        assert not thread.is_alive() and engine.child.pid != child.pid
+        alone = sum(c.size for c in engine.stream(SynthesisRequest(text)))
+        assert made and isinstance(made[0], int) and abs(made[0] - alone) < 0.01 * alone, (made, alone)
+    finally:
+        engine.close()

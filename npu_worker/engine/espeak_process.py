@@ -62,7 +62,8 @@ _NAMED: dict[str, type[WorkerError]] = {kind.name: kind for kind in WorkerError.
 
 class ChildGone(Exception):
     """The child had ended before a request reached it (its stdin has no reader: the request's write
-    failed with EPIPE), so nothing of the request was read and another child can make it."""
+    failed with EPIPE), so another child can make it: a child acts on a request only once it has read
+    the whole frame (one longer than the pipe it may have read in part), so its text never ran there."""
 
 
 class ChildEspeak:
