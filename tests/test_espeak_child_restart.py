@@ -129,3 +129,43 @@ def test_a_request_longer_than_the_pipe_whose_child_died_mid_write_is_made_by_th
         assert made and isinstance(made[0], int) and abs(made[0] - alone) < 0.01 * alone, (made, alone)
     finally:
         engine.close()
+
+
+def test_the_engines_close_does_not_wait_for_a_child_that_hangs_while_it_starts():
+    """A child started again that never says it is ready (stopped, a hung disk under espeak's data):
+    the shutdown's close returns at once; the start, once it fails, closes its own child."""
+    engine = create(EspeakConfig(process=True))
+    engine.load()
+    dead = engine.child
+    os.kill(dead.pid, signal.SIGKILL)
+    dead._process.wait(seconds(5))
+    known = children()
+    failed: list[Exception] = []
+
+    def engine_thread() -> None:
+        try:
+            list(engine.stream(SynthesisRequest(SENTENCE)))
+        except Exception as error:  # noqa: BLE001 - what the start ended with
+            failed.append(error)
+
+    thread = threading.Thread(target=engine_thread, daemon=True)
+    thread.start()
+    started: set[int] = set()
+    closer = threading.Thread(target=engine.close, daemon=True)
+    try:
+        deadline = time.monotonic() + seconds(30)
+        while not (started := children() - known) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert started
+        for pid in started:
+            os.kill(pid, signal.SIGSTOP)  # before its READY (its python takes ≈ 0.7 s to start)
+        closer.start()
+        closer.join(seconds(10))
+        assert not closer.is_alive(), "the engine's close waited for a child's start that hangs"
+    finally:
+        for pid in started:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+    thread.join(seconds(30))
+    closer.join(seconds(10))
+    assert not thread.is_alive() and len(failed) == 1
