@@ -52,6 +52,7 @@ from .espeak_lib import EspeakVoice, find_voice
 log = logging.getLogger(__name__)
 
 STOP_SECONDS = 2.0  # a closing child that has not exited by then is killed
+CLOSED = "espeak-ng's process was closed: the worker is shutting down"
 ANSWER_BUFFER_BYTES = PIPE_BYTES  # what the child's pipe holds: one read brings a write of held frames
 # A child that dies of one of these while it reads a request's text crashed on that text (espeak-ng 1.52
 # aborts on "s'" * 100): the text's fault, a 4xx. One killed from outside (SIGKILL: the OOM killer, a
@@ -62,7 +63,8 @@ _NAMED: dict[str, type[WorkerError]] = {kind.name: kind for kind in WorkerError.
 
 class ChildGone(Exception):
     """The child had ended before a request reached it (its stdin has no reader: the request's write
-    failed with EPIPE), so nothing of the request was read and another child can make it."""
+    failed with EPIPE), so another child can make it: a child acts on a request only once it has read
+    the whole frame (one longer than the pipe it may have read in part), so its text never ran there."""
 
 
 class ChildEspeak:
@@ -235,6 +237,8 @@ class ChildEspeak:
             return read_frame(self._answers)
         except (BrokenStream, OSError) as error:
             raise self._broken(str(error), reading) from error
+        except ValueError as error:  # the worker's close (the shutdown's thread) closed its pipe:
+            raise self._broken(f"closed by the worker: {error}") from error  # was a bare ValueError
 
     def _broken(self, why: str, reading: bool = False) -> WorkerError:
         self.close()
@@ -286,15 +290,31 @@ class EspeakProcessEngine(EspeakEngine):
 
     def __init__(self) -> None:
         super().__init__(ChildEspeak)  # type: ignore[arg-type]  # the library's face: voices, rates
+        # The engine's close and a child's start again (another thread's: the shutdown's): a close
+        # during a start closed the dead child only, and the new one made the request and ran on after
+        # the engine had closed, until the worker's exit. The start itself holds no lock (one that
+        # hangs never holds up the close): its child, once started, is closed if the engine closed.
+        self._swapping = threading.Lock()
+        self._closed = False
 
     @property
     def child(self) -> ChildEspeak:
         library = self.library
         assert isinstance(library, ChildEspeak)
-        if library.closed:  # it failed with an earlier section, or was found gone by a request's write
-            log.warning("espeak-ng's process had ended; starting another")
-            library = self._library = ChildEspeak()
-        return library
+        if not library.closed:
+            return library
+        # it failed with an earlier section, or was found gone by a request's write
+        with self._swapping:
+            if self._closed:
+                raise EngineError(CLOSED)
+        log.warning("espeak-ng's process had ended; starting another")
+        started = ChildEspeak()
+        with self._swapping:
+            if not self._closed:
+                self._library = started
+                return started
+        started.close()
+        raise EngineError(CLOSED)
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         self.voice_for(request.lang)  # an unknown language fails here, as in-process
@@ -336,6 +356,8 @@ class EspeakProcessEngine(EspeakEngine):
         return EspeakProcessEngine()
 
     def close(self) -> None:
+        with self._swapping:  # (a start in progress closes its own child once started)
+            self._closed = True
         if self._library is not None:
             self.library.close()  # type: ignore[attr-defined]
         super().close()
