@@ -5,7 +5,9 @@ timeout on a worker that could no longer answer."""
 
 from __future__ import annotations
 
+import logging
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -13,9 +15,12 @@ from typing import Any
 
 
 class LoggedProcess(subprocess.Popen[str]):
-    """`subprocess.Popen(args, stderr=PIPE, text=True, **popen)`, its stderr read to the end on a thread."""
+    """`subprocess.Popen(args, stderr=PIPE, text=True, **popen)`, its stderr read to the end on a thread.
+    `echo_from` (a level name): the lines logged at that level or above, with the lines that follow one
+    (its traceback), are also written to this process's stderr as they come (a tool's own output)."""
 
-    def __init__(self, args: Sequence[str], **popen: Any) -> None:
+    def __init__(self, args: Sequence[str], echo_from: str | None = None, **popen: Any) -> None:
+        self._echo_from = logging.getLevelNamesMapping()[echo_from] if echo_from else None
         super().__init__(args, stderr=subprocess.PIPE, text=True, **popen)
         self._lines: list[str] = []
         self._ended = False
@@ -25,10 +30,13 @@ class LoggedProcess(subprocess.Popen[str]):
 
     def _read(self) -> None:
         assert self.stderr is not None
+        echoing = False
         for line in self.stderr:
             with self._grew:
                 self._lines.append(line)
                 self._grew.notify_all()
+            if self._echo_from is not None:
+                echoing = echoed(line, self._echo_from, echoing)
         with self._grew:
             self._ended = True
             self._grew.notify_all()  # the end: waiters stop waiting for a line that cannot come
@@ -61,3 +69,14 @@ class LoggedProcess(subprocess.Popen[str]):
         """SIGTERM, then the whole log once the process has ended."""
         self.terminate()
         return self.log_at_exit(timeout)
+
+
+def echoed(line: str, echo_from: int, echoing: bool) -> bool:
+    """Writes `line` (`serve`'s format: date, time, level, ...) to stderr if its level is `echo_from` or
+    above, or, a line without a level, if the line before was written; whether it was."""
+    words = line.split(maxsplit=3)
+    level = logging.getLevelNamesMapping().get(words[2]) if len(words) > 2 else None
+    if (level is None and echoing) or (level is not None and level >= echo_from):
+        sys.stderr.write(line)
+        return True
+    return False

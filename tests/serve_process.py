@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from tests.log_drain import LoggedProcess
 from tests.timing import seconds
@@ -16,10 +17,12 @@ class ServeProcess(LoggedProcess):
     """The worker's process; its log (stderr) is read as it comes, so the port line is seen before the
     process ends and a chatty worker never blocks on a full pipe."""
 
-    def __init__(self, args: Sequence[str], env: dict[str, str]) -> None:
+    def __init__(self, args: Sequence[str], env: dict[str, str] | None = None, **popen: Any) -> None:
+        """`popen`: LoggedProcess's `echo_from`, Popen's own (`cwd`, `preexec_fn`, ...). The log must
+        be at INFO (the default) for the port line: `echo_from` keeps a tool's output as quiet."""
         command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", *args]
         self._port: int | None = None
-        super().__init__(command, env=env)
+        super().__init__(command, env=env, **popen)
 
     @property
     def port(self) -> int:
