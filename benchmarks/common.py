@@ -1,4 +1,4 @@
-"""What the benchmark scripts share: the checkout's paths, a free port, waiting for a started worker, the
+"""What the benchmark scripts share: the checkout's paths, the port a worker listens on, waiting for a started worker, the
 wall/CPU clock around one call, percentiles, and the JSON report every script writes (its command and
 date first, so a result file says what made it).
 
@@ -11,9 +11,12 @@ whichever checkout `PYTHONPATH` names).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
+import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -29,10 +32,45 @@ if str(REPO) not in sys.path:
 
 
 def free_port() -> int:
-    """A loopback port nobody listens on right now (for a worker this script starts)."""
+    """A loopback port nobody listens on right now (for a server that cannot bind port 0, such as
+    redis-server): another process may take it before the server binds it (prefer `listening_port`)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def listening_port(process: subprocess.Popen[Any], limit: float = 60.0) -> int:
+    """The TCP port `process` (a worker started with `--port 0`) listens on, read from Linux's /proc once
+    it has bound it: a port picked free first and handed to the worker may be taken meanwhile, by a
+    process that would then answer the benchmark. (The worker's log also says it, at INFO, which the
+    benchmarks' quieter log levels leave out.)"""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the worker exited ({process.returncode}) before it listened")
+        if ports := listening_ports(process.pid):
+            return min(ports)
+        time.sleep(0.05)
+    raise RuntimeError(f"the worker did not listen within {limit:.0f} s")
+
+
+def listening_ports(pid: int) -> set[int]:
+    """The TCP ports process `pid`'s own sockets listen on (not its children's)."""
+    inodes = set()
+    with contextlib.suppress(OSError):  # (a descriptor closed while listed)
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    inodes.add(target[len("socket:[") : -1])
+    ports = set()
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+                fields = row.split()  # sl local_address rem_address st ... inode (the tenth)
+                if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                    ports.add(int(fields[1].rpartition(":")[2], 16))
+    return ports
 
 
 async def wait_until_ok(

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from ws_first_audio import free_port  # benchmarks/ is on sys.path when this script runs
+from common import listening_port  # benchmarks/ is on sys.path when this script runs
 
 from npu_worker.bench.cli import DEFAULT_TEXTS
 from npu_worker.bench.load import health, wait_idle
@@ -41,10 +41,11 @@ LECTURE = DEFAULT_TEXTS  # the bundled 39-slide lecture
 GOALS = {"cold": 1.2, "abandon": 1.2, "batch": 1.5}
 
 
-def serve_command(args: argparse.Namespace, port: int, tmp: Path) -> list[str]:
+def serve_command(args: argparse.Namespace, tmp: Path) -> list[str]:
+    """`serve --port 0` (the port it chose: `listening_port`)."""
     return [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "zipvoice-onnx",
             "--model-dir", args.model_dir, "--precision", args.precision, "--device", "cpu",
-            "--num-steps", str(args.num_steps), "--threads", str(args.threads), "--port", str(port),
+            "--num-steps", str(args.num_steps), "--threads", str(args.threads), "--port", "0",
             "--state-dir", str(tmp / "state"), "--output-roots", str(tmp), "--cache-max-bytes", "0",
             "--ref-wav", str(Path(args.model_dir) / "reference_ko.wav"), "--log-level", "warning"]  # fmt: skip
 
@@ -211,10 +212,10 @@ async def measure(args: argparse.Namespace, base: str, tmp: Path) -> dict[str, A
 async def with_worker(args: argparse.Namespace, tmp: Path, work: Any) -> Any:
     """Start `npu-worker serve`, run `work(args, base, tmp)` against it, stop it."""
     tmp.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    command = serve_command(args, port, tmp)
+    command = serve_command(args, tmp)
     worker = subprocess.Popen(command, cwd=Path(__file__).resolve().parents[1])
     try:
+        port = await asyncio.to_thread(listening_port, worker)  # (it binds before its engine loads)
         return command, await work(args, f"http://127.0.0.1:{port}", tmp)
     finally:
         worker.terminate()

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from common import free_port, percentile, report_header, write_report
+from common import free_port, listening_port, percentile, report_header, write_report
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest
 
@@ -100,7 +100,7 @@ class Cluster:
     def __init__(self, work: Path, hold: float) -> None:
         self.work, self.hold = work, hold
         self.processes: list[subprocess.Popen[bytes]] = []
-        self.redis_port = free_port()
+        self.redis_port = free_port()  # redis-server cannot bind port 0 (`--port 0` turns TCP off)
         self.url = f"redis://127.0.0.1:{self.redis_port}/0"
 
     def start_redis(self) -> None:
@@ -110,8 +110,7 @@ class Cluster:
         time.sleep(0.3)
 
     def node(self, name: str, role: str, queue: str | None = None, wait: bool = True) -> int:
-        port = free_port()
-        command = [sys.executable, __file__, "--serve", "--port", str(port), "--role", role]
+        command = [sys.executable, __file__, "--serve", "--port", "0", "--role", role]
         command += [
             "--state-dir",
             str(self.work / name),
@@ -121,6 +120,7 @@ class Cluster:
             str(self.hold),
         ]
         self.processes.append(subprocess.Popen(command))
+        port = listening_port(self.processes[-1])  # the port it chose (one picked free may be taken)
         deadline = time.monotonic() + 60
         while wait and time.monotonic() < deadline:
             try:

@@ -14,13 +14,13 @@ import tempfile
 import time
 import urllib.request
 
-from common import free_port
+from common import listening_port
 
 
 def one_run(state_dir: str) -> float:
-    port = free_port()
-    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", state_dir]
+    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", "--state-dir", state_dir]
     process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+    port = listening_port(process)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:

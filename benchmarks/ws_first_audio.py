@@ -24,13 +24,14 @@ import time
 from pathlib import Path
 
 import aiohttp
-from common import LECTURE, REPO, free_port, report_header, wait_until_ok, write_report
+from common import LECTURE, REPO, listening_port, report_header, wait_until_ok, write_report
 
 
-def start_worker(args: argparse.Namespace, port: int, state_dir: str) -> subprocess.Popen:
+def start_worker(args: argparse.Namespace, state_dir: str) -> subprocess.Popen:
+    """`serve --port 0` (the port it chose: `listening_port`)."""
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--backend", "zipvoice-onnx",
                "--model-dir", args.model_dir, "--precision", args.precision, "--device", "cpu",
-               "--threads", str(args.threads), "--num-steps", str(args.steps), "--port", str(port),
+               "--threads", str(args.threads), "--num-steps", str(args.steps), "--port", "0",
                "--ref-wav", str(Path(args.model_dir) / "reference_ko.wav"), "--cache-max-bytes", "0",
                "--state-dir", state_dir, "--log-level", "warning", *shlex.split(args.extra_flags)]  # fmt: skip
     return subprocess.Popen(command, cwd=REPO)
@@ -89,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     text = json.loads(LECTURE.read_text(encoding="utf-8"))["sections"][args.slide]["text"]
-    port = free_port()
     with tempfile.TemporaryDirectory(prefix="ws-first-audio-") as state_dir:
-        worker = start_worker(args, port, state_dir)
+        worker = start_worker(args, state_dir)
         try:
+            port = listening_port(worker)  # (it binds before its engine loads)
             runs = asyncio.run(measure(args, f"http://127.0.0.1:{port}", text))
         finally:
             worker.terminate()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -143,21 +145,47 @@ async def served(settings: Settings) -> AsyncIterator[Start]:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start test_prepare_qdq.py's and test_prepare.py's simulator work in background processes now, if
-    they are to run (tests/zipvoice/qdq_background.py says why)."""
+    they are to run (tests/zipvoice/qdq_background.py says why). Not in a pytest-xdist worker: there the
+    controller starts it, once for all workers (`pytest_xdist_node_collection_finished`)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        start_simulator_work([item.nodeid for item in session.items])
+
+
+def start_simulator_work(nodeids: list[str]) -> None:
     from tests.zipvoice import qdq_background
     from tests.zipvoice.test_providers import qnn
 
     def wanted(module: str) -> bool:
-        return any(item.nodeid.startswith(f"tests/zipvoice/{module}") for item in session.items)
+        return any(nodeid.startswith(f"tests/zipvoice/{module}") for nodeid in nodeids)
 
     jobs = (qdq_background.FIXTURES if wanted("test_prepare_qdq.py") else ()) + (
         (qdq_background.FP32_FIVE,) if wanted("test_prepare.py") else ()
     )
     if jobs and not qnn.args[0]:  # the `qnn` marker's skip condition
-        qdq_background.start(Path(tempfile.mkdtemp(prefix="npu-worker-qdq-")), jobs)
+        root = os.environ.get(qdq_background.ROOT_VARIABLE) or tempfile.mkdtemp(prefix="npu-worker-qdq-")
+        qdq_background.start(Path(root), jobs)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The xdist controller names the simulator work's directory before its workers start (they inherit
+    the environment, and `qdq_background.wait` looks there)."""
+    from tests.zipvoice import qdq_background
+
+    if config.pluginmanager.hasplugin("xdist") and "PYTEST_XDIST_WORKER" not in os.environ:
+        if config.getoption("numprocesses", None):
+            os.environ[qdq_background.ROOT_VARIABLE] = tempfile.mkdtemp(prefix="npu-worker-qdq-")
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """The xdist controller: the first worker's collection (each collects the whole suite) says which
+    tests run; the simulator work starts once (`start` ignores the later calls)."""
+    start_simulator_work(ids)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     from tests.zipvoice import qdq_background
 
     qdq_background.stop()
+    if "PYTEST_XDIST_WORKER" not in os.environ and qdq_background.ROOT_VARIABLE in os.environ:
+        shutil.rmtree(os.environ.pop(qdq_background.ROOT_VARIABLE), ignore_errors=True)  # (none started)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from npu_worker import files
+from tests.log_drain import LoggedProcess
 from tests.timing import seconds
 from tests.worker_process import refusing_port
 
@@ -122,17 +123,12 @@ def test_a_state_directory_an_acl_lets_another_user_write_in_is_refused(tmp_path
 def test_a_state_directory_another_worker_serves_from_is_refused(tmp_path):
     """Two workers on one state dir would both resume the same interrupted jobs into one log."""
     state = tmp_path / "state"
-    first = subprocess.Popen(
+    first = LoggedProcess(
         [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", "--state-dir", str(state)],
         env={**os.environ, "PYTHONPATH": str(REPO)},
-        stderr=subprocess.PIPE,
-        text=True,
     )
-    try:
-        assert first.stderr is not None
-        for line in first.stderr:  # the first one holds the directory once it says where it listens
-            if "listening on" in line:
-                break
+    try:  # the first one holds the directory once it says where it listens
+        first.log_until("listening on", seconds(30))
         done = serve("--port", "0", "--state-dir", str(state))
         assert done.returncode == 1, done.stderr
         assert done.stderr.strip() == (
@@ -368,27 +364,23 @@ def test_the_port_line_comes_once_the_socket_takes_connections(tmp_path):
         process.terminate_and_log(seconds(30))
 
 
-def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+def start(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[LoggedProcess, str]:
     """`serve` on a free port, once its engine is ready, and what it logged up to then."""
     command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", "0", *args]
     command += ["--state-dir", str(tmp_path / "state")]
     environ = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
-    process = subprocess.Popen(command, env=environ, stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    head = []
-    for line in process.stderr:
-        head.append(line)
-        if "engine ready" in line:  # after the start-up lines, the warning among them
-            return process, "".join(head)
-    process.wait(timeout=seconds(30))
-    raise AssertionError(f"serve did not start (exit {process.returncode})")
+    process = LoggedProcess(command, env=environ)
+    try:  # "engine ready": after the start-up lines, the warning among them
+        return process, process.log_until("engine ready", seconds(30))
+    except BaseException:
+        process.kill()
+        raise
 
 
-def stop(process: subprocess.Popen[str]) -> str:
+def stop(process: LoggedProcess) -> str:
     """SIGTERM; what it logged after `start` returned."""
-    process.terminate()
+    head = len(process.log_until("engine ready", 0))
     try:
-        _, err = process.communicate(timeout=seconds(30))
+        return process.terminate_and_log(seconds(30))[head:]
     finally:
         process.kill()
-    return err

@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import subprocess
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.log_drain import LoggedProcess
 from tests.serve_process import ServeProcess
 from tests.timing import seconds
 from tests.worker_process import refusing_port, start_worker_process
@@ -60,33 +60,10 @@ def wait_running(base: str, job_id: str) -> None:
         time.sleep(0.01)
 
 
-def read_until(process: subprocess.Popen, text: str) -> str:
-    """The process's stderr (a text pipe) up to and including the first line holding `text`."""
-    assert process.stderr is not None
-    lines: list[str] = []
-
-    def read() -> None:
-        for line in process.stderr:  # type: ignore[union-attr]
-            lines.append(line)
-            if text in line:
-                return
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(seconds(10))
-    read_so_far = "".join(lines)
-    assert not reader.is_alive() and text in read_so_far, f"no {text!r} in: {read_so_far}"
-    return read_so_far
-
-
-def terminate(process: subprocess.Popen) -> tuple[float, str]:
+def terminate(process: LoggedProcess) -> tuple[float, str]:
     """SIGTERM; seconds until the process is gone, and what it logged."""
     started = time.monotonic()
-    if isinstance(process, ServeProcess):
-        log = process.terminate_and_log(seconds(60))
-    else:
-        process.send_signal(signal.SIGTERM)
-        _, log = process.communicate(timeout=seconds(60))
+    log = process.terminate_and_log(seconds(60))
     return time.monotonic() - started, log
 
 
@@ -111,10 +88,10 @@ def test_an_idle_worker_exits_at_once(tmp_path):
     assert "npu-worker stopped" in log
 
 
-def running_batch(state: Path) -> tuple[subprocess.Popen, str, str]:
+def running_batch(state: Path) -> tuple[LoggedProcess, str, str]:
     """A worker process running a 3-section batch (100 characters each → 2 s of tone in 40 chunks of
     50 ms, each 20 ms late: about 0.8 s per section): (process, base URL, job id)."""
-    process = start_worker_process(state, 0, delay=0.02, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, 0, delay=0.02, logged=True)
     base = f"http://127.0.0.1:{process.port}"
     try:
         sections = [{"idx": i, "text": "가" * 100} for i in range(3)]
@@ -149,16 +126,16 @@ def test_sighup_drains_like_sigterm(tmp_path):
         process.send_signal(signal.SIGHUP)
         time.sleep(0.3)
         process.send_signal(signal.SIGHUP)  # a closed terminal often sends two: still the drain
-        _, log = process.communicate(timeout=seconds(60))
+        log = process.log_at_exit(seconds(60))
     finally:
         process.kill()
     assert process.returncode == 0, log
     assert "SIGHUP: shutting down" in log and f"shutdown: let section 0 of job {job} finish" in log
 
 
-def slow_section(state: Path, grace: float) -> tuple[subprocess.Popen, str]:
+def slow_section(state: Path, grace: float) -> tuple[LoggedProcess, str]:
     """A worker process running one section of 40 chunks, each 0.5 s late (20 s): (process, job id)."""
-    process = start_worker_process(state, 0, delay=0.5, grace=grace, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, 0, delay=0.5, grace=grace, logged=True)
     base = f"http://127.0.0.1:{process.port}"
     try:
         job = post(base, "/synth_batch?async=1", {"sections": [{"idx": 0, "text": "가" * 100}]})["job_id"]
@@ -173,12 +150,11 @@ def test_a_second_signal_exits_at_once_without_waiting_for_the_drain(tmp_path):
     process, _ = slow_section(tmp_path / "state", grace=60)  # the grace would let the section finish
     try:
         process.send_signal(signal.SIGTERM)
-        head = read_until(process, "SIGTERM: shutting down")  # the drain has begun
+        process.log_until("SIGTERM: shutting down", seconds(10))  # the drain has begun
         assert process.poll() is None
         started = time.monotonic()
         process.send_signal(signal.SIGINT)
-        _, log = process.communicate(timeout=seconds(30))
-        log = head + log
+        log = process.log_at_exit(seconds(30))
     finally:
         process.kill()
     assert process.returncode == 1 and time.monotonic() - started < AT_ONCE, log
@@ -194,7 +170,7 @@ def test_sigterm_sent_twice_at_once_as_timeout_sends_it_still_drains(tmp_path):
         os.kill(process.pid, signal.SIGTERM)  # what timeout(1) does: the process, then its group
         time.sleep(0.2)  # two deliveries (one still pending when the next comes would be one signal)
         os.kill(process.pid, signal.SIGTERM)
-        _, log = process.communicate(timeout=seconds(30))
+        log = process.log_at_exit(seconds(30))
     finally:
         process.kill()
     assert process.returncode == 0, log
@@ -279,7 +255,7 @@ def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_
     """The shutdown stops a section that runs past the grace, but nobody cancelled the job: it must not
     end with `done` (`cancelled: true`, its other sections lost), it resumes at the next start."""
     state = tmp_path / "state"
-    process = start_worker_process(state, 0, delay=0.5, grace=0.3, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, 0, delay=0.5, grace=0.3, logged=True)
     base = f"http://127.0.0.1:{process.port}"
     try:
         sections = [{"idx": i, "text": "가" * 100} for i in range(2)]
@@ -292,7 +268,7 @@ def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_
     logged = [json.loads(line) for line in (state / "jobs" / job / "events.ndjson").read_text().splitlines()]
     assert [e["event"] for e in logged if e["event"] in ("done", "error")] == []
     # on a port of its own choosing: the one just closed may have been taken meanwhile
-    process = start_worker_process(state, 0, delay=0.0, stderr=subprocess.PIPE, text=True)
+    process = start_worker_process(state, 0, delay=0.0, logged=True)
     base = f"http://127.0.0.1:{process.port}"
     try:
         deadline = time.monotonic() + seconds(30)
@@ -302,7 +278,7 @@ def test_a_batch_cut_past_the_grace_resumes_after_the_restart_not_cancelled(tmp_
         result = get(base, f"/jobs/{job}/result")
     finally:
         process.kill()
-        process.communicate()
+        process.log_at_exit(seconds(30))
     assert result["status"] == "done" and result["ok_count"] == 2, result
 
 

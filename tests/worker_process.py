@@ -25,6 +25,7 @@ from npu_worker.app import build_app  # noqa: E402
 from npu_worker.cli import SHUTDOWN_TIMEOUT  # noqa: E402
 from npu_worker.config import Settings  # noqa: E402
 from npu_worker.server import run  # noqa: E402
+from tests.log_drain import LoggedProcess  # noqa: E402
 from tests.tone_engine import ToneEngine  # noqa: E402
 
 
@@ -112,6 +113,13 @@ class WorkerProcess(subprocess.Popen):
     port: int
 
 
+class LoggedWorkerProcess(LoggedProcess):
+    """A worker process whose log a thread reads as it comes (`start_worker_process(..., logged=True)`):
+    `log()`, `log_until(text, timeout)`, `log_at_exit(timeout)`."""
+
+    port: int
+
+
 def start_worker_process(
     state_dir: Path,
     port: int,
@@ -120,13 +128,15 @@ def start_worker_process(
     grace: float = 30.0,
     output_root: Path | None = None,
     extra: Sequence[str] = (),
+    logged: bool = False,
     **popen: Any,
-) -> WorkerProcess:
+) -> WorkerProcess | LoggedWorkerProcess:
     """This script in a child process on `port`, returned once /health says loaded. Port 0: the one the
     system chose as the worker bound it (`process.port`), so no other process can take it between a
     port picked free and the worker's bind (`free_port`), nor answer this /health in its place. A port
     given (a restart where a client must find the worker again) may be held by another process a while:
-    the worker, refused it, exits, and is started again until it binds it or `timeout` runs out."""
+    the worker, refused it, exits, and is started again until it binds it or `timeout` runs out.
+    `logged`: its stderr read on a thread as it comes (a `LoggedWorkerProcess`), never left to fill a pipe."""
     command = [sys.executable, __file__, "--state-dir", str(state_dir), "--port", str(port), *extra]
     command += ["--delay-per-chunk", str(delay), "--shutdown-grace", str(grace)]
     if output_root is not None:
@@ -137,7 +147,8 @@ def start_worker_process(
         os.close(handle)
         command += ["--port-file", port_file]
     given = port != 0
-    process = WorkerProcess(command, **popen)
+    kind = LoggedWorkerProcess if logged else WorkerProcess
+    process = kind(command, **popen)
     if not given:
         try:
             port = chosen_port(process, Path(port_file), deadline)
@@ -149,7 +160,7 @@ def start_worker_process(
     while time.monotonic() < deadline:
         if given and process.poll() is not None:  # the port was in use: try again
             time.sleep(0.1)
-            process = WorkerProcess(command, **popen)
+            process = kind(command, **popen)
             process.port = port
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as response:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -20,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.worker_process import free_port  # noqa: E402
+from tests.serve_process import ServeProcess  # noqa: E402
 
 
 def rss_mib(pid: int) -> int:
@@ -59,11 +58,11 @@ def main() -> None:
         "--size", type=int, default=8 * 1024 * 1024, help="declared body bytes (≤ --max-body-bytes)"
     )
     args = parser.parse_args()
-    port = free_port()
     with tempfile.TemporaryDirectory() as state:
-        command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", state]
-        process = subprocess.Popen([*command, "--log-level", "error"], cwd=ROOT)
+        # --port 0, the port read back from its log: a port picked free first may be taken meanwhile
+        process = ServeProcess(["--state-dir", state], echo_from="ERROR", cwd=ROOT)
         try:
+            port = process.port
             while not ready(port):
                 time.sleep(0.2)
             time.sleep(1)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fuzz_support import fuzz  # noqa: E402
-from tests.worker_process import free_port  # noqa: E402
+from tests.serve_process import ServeProcess  # noqa: E402
 
 
 def rss_mib(pid: int) -> float:
@@ -31,10 +30,12 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def start_worker(state: Path, root: Path, port: int, backend: str) -> subprocess.Popen:
-    command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port), "--backend", backend]
-    command += ["--state-dir", str(state), "--output-roots", str(root), "--log-level", "warning"]
-    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
+def start_worker(state: Path, root: Path, backend: str) -> ServeProcess:
+    """`serve --port 0` (the port read back from its log: one picked free first may be taken meanwhile),
+    once loaded; its log is read and kept, not shown."""
+    command = ["--backend", backend, "--state-dir", str(state), "--output-roots", str(root)]
+    process = ServeProcess(command, cwd=ROOT)
+    port = process.port
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -59,9 +60,10 @@ def main() -> None:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        state, root, port = Path(scratch) / "state", Path(scratch) / "root", free_port()
+        state, root = Path(scratch) / "state", Path(scratch) / "root"
         root.mkdir()
-        process = start_worker(state, root, port, args.backend)
+        process = start_worker(state, root, args.backend)
+        port = process.port
         try:
             print(f"worker pid {process.pid}, RSS at start {rss_mib(process.pid):.1f} MiB")
             for round_no in range(1, args.rounds + 1):

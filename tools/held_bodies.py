@@ -22,7 +22,6 @@ import http.client
 import json
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.worker_process import free_port  # noqa: E402
+from tests.serve_process import ServeProcess  # noqa: E402
 from tools.cut_bodies import ready, rss_mib  # noqa: E402
 
 LECTURE = ROOT / "npu_worker" / "bench" / "lecture_ko_39.json"
@@ -106,12 +105,12 @@ def main() -> None:
     parser.add_argument("--websocket", action="store_true", help="hold unfinished /ws messages instead")
     parser.add_argument("serve_args", nargs="*", help="more `serve` flags (after --)")
     args = parser.parse_args()
-    port = free_port()
     with tempfile.TemporaryDirectory() as state:
-        command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", state]
-        process = subprocess.Popen([*command, "--log-level", "error", *args.serve_args], cwd=ROOT)
+        # --port 0, the port read back from its log: a port picked free first may be taken meanwhile
+        process = ServeProcess(["--state-dir", state, *args.serve_args], echo_from="ERROR", cwd=ROOT)
         held: list[socket.socket] = []
         try:
+            port = process.port
             while not ready(port):
                 time.sleep(0.2)
             time.sleep(1)

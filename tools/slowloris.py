@@ -13,7 +13,6 @@ import argparse
 import json
 import resource
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.worker_process import free_port  # noqa: E402
+from tests.serve_process import ServeProcess  # noqa: E402
 
 
 def health_ms(port: int, timeout: float) -> float | None:
@@ -48,16 +47,16 @@ def main() -> None:
     args = parser.parse_args()
     own = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(own[1], args.sockets + 256), own[1]))
-    port = free_port()
     with tempfile.TemporaryDirectory() as state:
-        command = [sys.executable, "-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", state]
-        command += ["--log-level", "error", *args.serve_args]
 
         def limit() -> None:
             resource.setrlimit(resource.RLIMIT_NOFILE, (args.nofile, own[1]))
 
-        process = subprocess.Popen(command, cwd=ROOT, preexec_fn=limit)
+        # --port 0, the port read back from its log: a port picked free first may be taken meanwhile
+        command = ["--state-dir", state, *args.serve_args]
+        process = ServeProcess(command, echo_from="ERROR", cwd=ROOT, preexec_fn=limit)
         try:
+            port = process.port
             while health_ms(port, 2.0) is None:
                 time.sleep(0.2)
             socks = []

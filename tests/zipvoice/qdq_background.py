@@ -145,7 +145,27 @@ def start(root: Path, jobs: tuple[str, ...]) -> None:
             stderr=subprocess.STDOUT,
             preexec_fn=lambda: os.nice(5),  # the suite's own timing-sensitive tests keep the first claim
         )
+        (root / f"{fixture}.pid").write_text(str(processes[fixture].pid))
     _job.update(root=root, processes=processes, logs=logs)
+
+
+# Under pytest-xdist the controller starts the jobs (once, not once per worker) into this directory,
+# named in the environment the workers inherit; a worker's tests find them there (`wait`).
+ROOT_VARIABLE = "NPU_WORKER_QDQ_ROOT"
+
+
+def _ended(root: Path, fixture: str) -> int | None:
+    """The job's exit status if its process has ended (None while it runs), however this process
+    knows it: its own child's status, or, started by another process (the xdist controller), as None
+    until /proc no longer shows it running (-1 then)."""
+    if "processes" in _job:
+        return _job["processes"][fixture].poll()
+    pid = (root / f"{fixture}.pid").read_text()
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return -1
+    return -1 if state in ("Z", "X") else None
 
 
 def stop() -> None:
@@ -163,7 +183,7 @@ def stop() -> None:
 
 def wait(fixture: str, stage: str, timeout: float) -> Path:
     """What the background process made at `stage` for `fixture`; fails the test with its traceback."""
-    root, process = _job["root"], _job["processes"][fixture]
+    root = _job["root"] if _job else Path(os.environ[ROOT_VARIABLE])
     ready, failed = root / fixture / f"{stage}.ready", root / fixture / f"{stage}.failed"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -171,11 +191,9 @@ def wait(fixture: str, stage: str, timeout: float) -> Path:
             return Path(ready.read_text(encoding="utf-8"))
         if failed.exists():
             raise AssertionError(f"background {stage} of {fixture} failed:\n{failed.read_text()}")
-        if process.poll() is not None and not ready.exists():
+        if (status := _ended(root, fixture)) is not None and not ready.exists():
             tail = (root / f"{fixture}.log").read_text(errors="replace")[-4000:]
-            raise AssertionError(
-                f"the background process ended ({process.returncode}) before {stage}:\n{tail}"
-            )
+            raise AssertionError(f"the background process ended ({status}) before {stage}:\n{tail}")
         time.sleep(0.5)
     raise AssertionError(f"background {stage} of {fixture} not ready after {timeout:.0f} s")
 
