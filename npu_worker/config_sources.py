@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .config import ENV_PREFIX, Settings
-from .config_values import parse_bool
+from .config_values import bearer_token, parse_bool
 
 
 def _converter(f: dataclasses.Field[Any]) -> Any:
@@ -146,9 +146,13 @@ def _token_in_file(path: str) -> str:
     from .command_line_secrets import read_token_file
 
     try:
-        return read_token_file(path)  # (stripped: a token a caller can present, as `bearer_token` wants)
+        token = read_token_file(path)  # (stripped: a token a caller can present, as `bearer_token` wants)
     except ValueError as exc:  # its words name --token-file and the path
         raise SystemExit(str(exc)) from None
+    try:
+        return bearer_token(token)  # a second line, a control or non-ASCII character: none is a token
+    except ValueError as exc:
+        raise SystemExit(f"--token-file {path}: {exc}") from None
 
 
 def _refuse_misspelt(environ: Mapping[str, str]) -> None:

@@ -90,10 +90,17 @@ def origins(text: str) -> tuple[str, ...]:
 
 
 def bearer_token(text: str) -> str:
-    """A token a caller can present: the `Authorization` header's value is read without its outer spaces."""
+    """A token a caller can present: the `Authorization` header's value is read without its outer spaces,
+    and carries no line break; the client commands send printable ASCII only. A token of two lines (a
+    `pass` entry's second line in a --token-file) started a worker that refused every caller's header."""
     if not text.strip() or text != text.strip():
         raise ValueError(
             "the token must not be blank or begin or end with a space (no caller could present it)"
+        )
+    if not all(" " <= char <= "~" for char in text):
+        raise ValueError(
+            "the token must be printable ASCII, with no line break or control character (no header "
+            "carries it, and npu-worker's clients send no other)"
         )
     return text
 

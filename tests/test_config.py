@@ -113,6 +113,11 @@ def test_bad_env_value_is_a_clear_exit():
         ("voices-dir", "voices", "folders are absolute paths, ':'-separated, not 'voices'"),
         ("token", " s3cret", "the token must not be blank or begin or end with a space"),
         ("token", " ", "the token must not be blank or begin or end with a space"),
+        (
+            "token",
+            "s3cret\tagain",
+            "the token must be printable ASCII, with no line break or control character",
+        ),
     ],
 )
 def test_a_bad_setting_says_why_as_a_flag_and_as_an_env_var(capsys, flag, value, message):

@@ -320,3 +320,26 @@ def test_an_arrival_behind_a_deep_queue_looks_at_one_job_to_decide_whom_to_wake(
     admission.enqueue(jobs[500])
     assert len(looked) == 1
     assert admission.next_section() is not None  # (and the queued work is still there to take)
+
+
+def test_a_status_between_a_sections_ok_and_the_next_synth_names_the_next_section():
+    """The finisher logs a section's `ok` (and its cache write) before the next section's `synth`, while
+    the engine already makes that one: the status named the section already done (`done: 1, current_idx: 0`)."""
+    from npu_worker.http_compat.bodies import JobStatus
+    from npu_worker.jobs.model import apply_event
+    from npu_worker.protocol import Progress, SectionError
+
+    job = Job("j", SynthParams(), [Section(i, "t", None) for i in (4, 7, 9)])
+    assert JobStatus.of(job).current_idx is None  # queued: nothing is current
+    apply_event(job, Progress(4, "synth"))
+    assert JobStatus.of(job).current_idx == 4
+    apply_event(job, Progress(4, "ok", wav_path="/a.wav"))
+    status = JobStatus.of(job)
+    assert (status.done, status.current_idx) == (1, 7)
+    apply_event(job, Progress(7, "synth"))
+    apply_event(job, SectionError(7, "EngineError: x"))
+    assert JobStatus.of(job).current_idx == 9
+    apply_event(job, Progress(9, "synth"))
+    apply_event(job, Progress(9, "ok", wav_path="/c.wav"))
+    status = JobStatus.of(job)
+    assert (status.done, status.current_idx) == (3, None)  # every section ended, `done` not yet logged

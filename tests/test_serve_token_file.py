@@ -81,6 +81,12 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
         (None, "cannot read --token-file {path}: No such file or directory"),
         ("\n", "--token-file {path} holds no token"),
         (f"Bearer {TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
+        # a `pass show` entry's second line: the worker required a token of two lines, which no header carries
+        (
+            f"{TOKEN}\nlogin: me\n",
+            "--token-file {path}: the token must be printable ASCII, with no line break",
+        ),
+        (f"{TOKEN}é", "--token-file {path}: the token must be printable ASCII, with no line break"),
     ],
 )
 def test_a_token_file_that_holds_no_token_is_one_line_and_exit_2(tmp_path, content, line):

@@ -121,7 +121,7 @@ class JobStatus(msgspec.Struct, kw_only=True):
             total=job.total,
             ok=job.ok_count,
             fail=job.fail_count,
-            current_idx=job.current_idx,
+            current_idx=job.working_idx,
             elapsed_sec=round(job.elapsed(), 3),
         )
 

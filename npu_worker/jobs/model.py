@@ -146,6 +146,19 @@ class Job:
         return self._indexed()[1][SectionError]
 
     @property
+    def working_idx(self) -> int | None:
+        """The section a status names as current: the last `synth` logged while that section is open,
+        else the first section still to end. A file-only job's finisher logs the next `synth` after the
+        section before's `ok` and cache write, while the engine already makes it: polled, 7 statuses in 10
+        named a section already done (`done: 3, current_idx: 2`)."""
+        if self.current_idx is None:
+            return None
+        section = self.section(self.current_idx)
+        if section is None or not section.finished:
+            return self.current_idx
+        return next((s.idx for s in self.sections if not s.finished), None)
+
+    @property
     def pending(self) -> list[Section]:
         return [s for s in self.sections if not s.finished]
 
@@ -205,6 +218,7 @@ class KeptJob:
     elapsed_total_sec: float
     preview: ClassVar[bool] = False
     current_idx: ClassVar[None] = None
+    working_idx: ClassVar[None] = None
     finished: ClassVar[bool] = True
 
     @classmethod
