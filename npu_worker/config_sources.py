@@ -196,5 +196,5 @@ def settings_table() -> str:
 
 TOKEN_FILE_ROW = (  # no setting of its own: another way to give --token's, which `ps` does not show
     "| `--token-file PATH` | (`NPU_WORKER_TOKEN`) | — | read the token from this file (`-`: standard input), "
-    "which no other local user sees; not with `--token` |"
+    "which no other local user sees; not with `--token`; one line of printable ASCII (a second line is refused at start) |"
 )
