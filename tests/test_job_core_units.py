@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -379,3 +380,68 @@ def test_an_idle_preview_lane_sleeps_through_a_queued_batch_and_wakes_for_a_prev
     lane.join(10)
     assert not lane.is_alive() and lane_took and lane_took[0][0] is synth  # type: ignore[index]
     assert looks.count("lane") == 2, looks  # its first look, and the one the `/synth` woke
+
+
+def test_a_previews_next_section_freed_on_a_lane_wakes_the_waiting_engine_thread():
+    """The engine thread and the lanes wait on conditions of their own: when a lane ends a streaming
+    preview's section while the engine thread waits for work, the preview's next section is the
+    engine thread's (a lane leaves a streaming preview to a waiting engine thread), so that end must
+    wake it, or the preview waits for ever. Real threads; each section held until the test lets it go."""
+    from npu_worker.jobs.admission import Admission
+    from npu_worker.protocol import Progress
+
+    admission = Admission(100)
+    hold = {"batch": threading.Event(), "first": threading.Event()}
+    took: list[tuple[str, str, int]] = []
+    ended = threading.Event()
+
+    def serve(take: Callable[[], tuple[Job, Section] | None]) -> None:
+        while (picked := take()) is not None:
+            job, section = picked
+            took.append((threading.current_thread().name, job.id, section.idx))
+            gate = hold["batch"] if not job.preview else hold["first"] if section.idx == 0 else None
+            if gate is not None:
+                assert gate.wait(10)
+            section.final = Progress(section.idx, "ok")
+            admission.section_made(job)
+            if admission.section_done(job) and job.preview:
+                ended.set()
+
+    def queued(sections: int, preview: bool) -> Job:
+        job = Job(
+            new_job_id(),
+            SynthParams(),
+            [Section(i, "가", None) for i in range(sections)],
+            preview=preview,
+            stream_audio=preview,
+        )
+        admission.reserve(job, sections)
+        admission.enqueue(job)
+        return job
+
+    def until(done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + 10
+        while not done():
+            assert time.monotonic() < deadline, took
+            time.sleep(0.001)
+
+    engine = threading.Thread(target=serve, args=(admission.next_section,), name="engine", daemon=True)
+    lane = threading.Thread(target=serve, args=(admission.next_preview,), name="lane", daemon=True)
+    engine.start()
+    lane.start()
+    try:
+        queued(1, preview=False)
+        until(lambda: len(took) == 1)  # the engine thread is busy with a batch's section
+        preview = queued(2, preview=True)
+        until(lambda: len(took) == 2)  # the lane took the preview's first section
+        hold["batch"].set()
+        until(lambda: admission._engine_waiting)  # the batch ended; nothing for the engine thread
+        hold["first"].set()
+        assert ended.wait(10), took  # the preview's second section ran
+    finally:
+        admission.stop()
+        for gate in hold.values():
+            gate.set()
+    engine.join(10)
+    lane.join(10)
+    assert took[1:] == [("lane", preview.id, 0), ("engine", preview.id, 1)]
