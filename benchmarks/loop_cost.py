@@ -32,6 +32,14 @@ the figures move far less from run to run than the open-loop rates of `server_ov
 
 `--cancel-first` (`/ws`): each preview is every preview sentence in one text, cancelled at its first
 binary frame; reports the ms from the `cancel` to the `done` (the lane free again) beside the CPU.
+
+`--beside-batch`: the lecture's 39 sections as one NDJSON `/synth_batch` after another for as long as
+the measured requests run, so the engine thread is busy with a queued batch and the previews go to the
+preview lane; each engine thread's CPU, its sleeps (voluntary context switches: each wait for work,
+for the GIL or for a read that slept, woken once) and, with `--strace`, its `futex` calls are reported
+apart, the idle lane's wake-ups for the batch's arrivals and section ends among them.
+
+    PYTHONPATH=<checkout> python benchmarks/loop_cost.py --beside-batch --gap-ms 20 --previews 150 --strace
 """
 
 from __future__ import annotations
@@ -53,7 +61,7 @@ from typing import Any
 
 import websockets
 from common import free_port, report_header, write_report
-from proc_cpu import child_pids, thread_cpu_ms, thread_names
+from proc_cpu import child_pids, sleeps, thread_cpu_ms, thread_names
 from server_overhead import preview_texts, ready_ms, start_server
 
 TRACED = "sendto,recvfrom,read,write,writev,pselect6,select,poll,epoll_wait,futex,getpid,wait4"
@@ -144,6 +152,19 @@ async def cancelled_previews(port: int, count: int, texts: list[str], gap_ms: fl
 
 
 STREAMS = {"ws": previews, "speech": utterances}  # the HTTP routes are CALLS
+
+
+async def batches_beside(port: int) -> int:
+    """The lecture's sections as one NDJSON `/synth_batch` after another until cancelled: the engine
+    thread stays busy with a queued batch; how many batches ended."""
+    import aiohttp
+    from server_overhead import batch_request, lecture
+
+    made, sections = 0, lecture()
+    async with aiohttp.ClientSession() as session:
+        while True:
+            await batch_request(session, f"http://127.0.0.1:{port}", sections)
+            made += 1
 
 
 async def http_calls(
@@ -295,9 +316,17 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             ]
             tracer = subprocess.Popen(command, stderr=subprocess.DEVNULL)
             await asyncio.sleep(1.0)  # attached
-        before = thread_cpu_ms(pid)
+        beside = asyncio.create_task(batches_beside(port)) if args.beside_batch else None
+        if beside is not None:
+            await asyncio.sleep(0.5)  # the first batch is queued and its sections run
+        engine_tids = [tid for tid, name in names.items() if name.startswith("npu-worker-engine")]
+        before, slept = thread_cpu_ms(pid), sleeps(pid, engine_tids)
         made = await run_requests(args, port, args.previews, texts, root / "out", args.warmup)
         after, children = thread_cpu_ms(pid), set(child_pids(pid))
+        woken = sleeps(pid, engine_tids)
+        if beside is not None:
+            beside.cancel()
+            await asyncio.gather(beside, return_exceptions=True)
         spent: Counter[str] = Counter()
         for tid, ms in after.items():
             spent[group_of(tid, pid, children, names)] += ms - before.get(tid, 0.0)
@@ -315,6 +344,15 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
             result["lanes"] = "counted with the other threads (py-spy is not installed)"
         for group in GROUPS:
             result[f"{group}_cpu_ms_per_{unit}"] = round(spent[group] / args.previews, 3)
+        if names:  # each engine thread apart: the engine thread's and each preview lane's
+            result[f"engine_threads_cpu_ms_per_{unit}"] = {
+                names[tid]: round((ms - before.get(tid, 0.0)) / args.previews, 3)
+                for tid, ms in sorted(after.items())
+                if names.get(tid, "").startswith("npu-worker-engine")
+            }
+            result[f"engine_threads_sleeps_per_{unit}"] = {
+                names[tid]: round((woken[tid] - slept[tid]) / args.previews, 2) for tid in sorted(woken)
+            }
         worker_ms = sum(spent.values()) / args.previews
         result[f"worker_cpu_ms_per_{unit}"] = round(worker_ms, 3)
         if tracer is not None:
@@ -326,6 +364,13 @@ async def measure(args: argparse.Namespace) -> dict[str, Any]:
                 result[f"{group}_syscalls_per_{unit}"] = {
                     name: round(n / args.previews, 2)
                     for name, n in sorted(traced_calls.get(group, Counter()).items())
+                }
+            if names:
+                by_thread = traced_syscalls(root / "trace", lambda tid: names.get(tid, "other"))
+                result[f"engine_threads_futex_per_{unit}"] = {
+                    name: round(calls["futex"] / args.previews, 2)
+                    for name, calls in sorted(by_thread.items())
+                    if name.startswith("npu-worker-engine")
                 }
         result["worker_cpu_ms"] = worker_ms
         return result
@@ -365,6 +410,11 @@ def main() -> None:
         "--cancel-first",
         action="store_true",
         help="/ws: previews of a long text, each cancelled at its first binary frame (cancel → done ms)",
+    )
+    parser.add_argument(
+        "--beside-batch",
+        action="store_true",
+        help="/synth_batch after /synth_batch on the engine thread while the requests run",
     )
     parser.add_argument("--strace", action="store_true", help="count each thread group's syscalls")
     parser.add_argument("--out", help="write the results as JSON here")

@@ -47,6 +47,16 @@ def thread_cpu_ms(pid: int) -> dict[int, float]:
     return cpu
 
 
+def sleeps(pid: int, tids: list[int]) -> dict[int, int]:
+    """Each thread's voluntary context switches so far (a wait that slept: a wake-up each)."""
+    counts = {}
+    for tid in tids:
+        for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+            if line.startswith("voluntary_ctxt_switches:"):
+                counts[tid] = int(line.split()[1])
+    return counts
+
+
 def process_cpu_ms_of(stat: Path) -> float:
     fields = stat.read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) * 1000.0 / CLOCK_TICKS
