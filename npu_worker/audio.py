@@ -67,7 +67,12 @@ def wav_of_chunks(chunks: Sequence[np.ndarray], sample_rate: int) -> bytes:
     np.clip(scaled, -_ONE, _ONE, out=scaled)
     np.multiply(scaled, _FULL_SCALE, out=scaled)
     np.rint(scaled, out=scaled)
-    pcm = scaled.astype("<i2")
+    return pcm16_wav(scaled.astype("<i2"), sample_rate)
+
+
+def pcm16_wav(pcm: np.ndarray, sample_rate: int) -> bytes:
+    """A complete PCM 16-bit mono wav of int16 samples, as they are."""
+    pcm = np.ascontiguousarray(pcm, dtype="<i2")
     size = pcm.nbytes
     header = WAV_HEADER.pack(
         b"RIFF", 36 + size, b"WAVE", b"fmt ", 16, 1, 1, sample_rate, 2 * sample_rate, 2, 16, b"data", size
@@ -168,7 +173,7 @@ def read_mono(source: Any) -> tuple[np.ndarray, int]:
     """An open sound's samples as mono float32, its channels averaged a block at a time (only the mono
     samples are held whole: all 8 channels of a 1.9 MB FLAC at 192 kHz were 178 MB at once), and how
     many of its samples were not finite (NaN or infinity), counted before averaging."""
-    mono = np.empty(max(source.frames - source.tell(), 0), dtype=np.float32)
+    mono = np.empty(_frames_left(source), dtype=np.float32)
     filled = bad = 0
     for block, block_bad in _mono_blocks(source):
         bad += block_bad
@@ -202,7 +207,7 @@ def read_mono_at(
     import soxr
 
     stream = soxr.ResampleStream(source.samplerate, to_rate, 1, dtype="float32", quality="HQ")
-    remaining = max(source.frames - source.tell(), 0)  # (blocks never read past it)
+    remaining = _frames_left(source)  # (blocks never read past it)
     out = np.empty(remaining * to_rate // source.samplerate + to_rate, dtype=np.float32)  # 1 s spare
     filled, bad, low, high = 0, 0, np.inf, -np.inf
 
@@ -222,10 +227,17 @@ def read_mono_at(
     return MonoRead(out[:filled], bad, high - low if high >= low else 0.0)
 
 
+def _frames_left(source: Any) -> int:
+    """Frames not yet read. libsndfile reads GSM 6.10 in a WAV but cannot seek in it, and asking where
+    it stands (`tell`) is a seek: such an upload was refused as "Seek attempted on unseekable file type."
+    Unseekable, nothing of it has been read yet here."""
+    return max(source.frames - source.tell(), 0) if source.seekable() else source.frames
+
+
 def _mono_blocks(source: Any) -> Iterator[tuple[np.ndarray, int]]:
     """Each block of an open sound as mono float32, with how many of its samples were not finite."""
     frames = max(1, MONO_BLOCK_SAMPLES // source.channels)  # 255 channels (Ogg) × 65 536 frames: 67 MB
-    for block in source.blocks(frames, dtype="float32", always_2d=True):
+    for block in source.blocks(frames, frames=_frames_left(source), dtype="float32", always_2d=True):
         bad = block.size - int(np.count_nonzero(np.isfinite(block)))
         yield (block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)), bad
 

@@ -9,7 +9,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .audio import SPEECH_RATES, declared_frames, open_sound, read_mono_at
+from .audio import (
+    SPEECH_RATES,
+    MonoRead,
+    declared_frames,
+    from_pcm16,
+    open_sound,
+    pcm16_wav,
+    read_mono_at,
+    wav_bytes,
+)
 from .protocol import InvalidAudio
 
 MIN_VOICE_SECONDS = 0.5
@@ -25,6 +34,21 @@ class UploadLimits:
 
 def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
     """Mono float32 samples and rate of an uploaded file, checked by really decoding it."""
+    samples, rate, _pcm = _decode(data, limits)
+    return samples, rate
+
+
+def upload_wav(data: bytes, limits: UploadLimits) -> bytes:
+    """The 16-bit mono wav stored for an upload, checked as `decode_upload` checks it. A 16-bit mono
+    upload kept at its rate is stored bit for bit: read through libsndfile's float (÷32768) and written
+    ×32767, each sample lost up to 1 LSB (32767 → 32766, −32768 → −32767)."""
+    samples, rate, pcm = _decode(data, limits)
+    return pcm16_wav(pcm, rate) if pcm is not None else wav_bytes(samples, rate)
+
+
+def _decode(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int, np.ndarray | None]:
+    """`decode_upload`, and the upload's own int16 samples where they are what is stored."""
+    pcm = None
     if len(data) > limits.max_bytes:
         raise InvalidAudio(f"the audio file has {len(data)} bytes, the limit is {limits.max_bytes}")
     try:
@@ -40,7 +64,12 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
                     f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
                 )
             stored_rate = min(rate, MAX_STORED_RATE)  # 30 s at 192 kHz was an 11 MB wav, kept for ever
-            read = read_mono_at(sound, stored_rate)  # (resampled as read: never held at 192 kHz)
+            if stored_rate == rate and sound.subtype == "PCM_16" and sound.channels == 1:
+                pcm = sound.read(dtype="int16")
+                samples = from_pcm16(pcm)
+                read = MonoRead(samples, 0, float(np.ptp(samples)) if samples.size else 0.0)
+            else:
+                read = read_mono_at(sound, stored_rate)  # (resampled as read: never held at 192 kHz)
     except (RuntimeError, ValueError) as exc:
         raise InvalidAudio(f"the upload is not a readable audio file ({exc})") from None
     mono = read.samples
@@ -53,4 +82,4 @@ def decode_upload(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int]:
         raise InvalidAudio(f"the audio is {seconds:.2f} s long; a voice needs {MIN_VOICE_SECONDS} s")
     if read.span < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
         raise InvalidAudio("the audio is silent")
-    return mono, stored_rate
+    return mono, stored_rate, pcm

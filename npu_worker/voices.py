@@ -19,7 +19,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .audio import wav_bytes
 from .config import Settings
 from .files import LinkRefused, shared_with_others
 from .paths import resolve_ref_wav
@@ -44,7 +43,8 @@ from .voice_names import (
     is_voice_name,
     read_transcript,
 )
-from .voice_upload import UploadLimits, decode_upload
+from .voice_upload import UploadLimits, upload_wav
+from .voice_upload import decode_upload as decode_upload  # (callers import it from here)
 
 log = logging.getLogger(__name__)
 INLINE_IN_USE_SECONDS = 120.0  # an inline voice used this recently is not pruned (its request runs) ...
@@ -187,12 +187,12 @@ class VoiceLibrary:
                 f"ref_text (the transcript of the audio) needs 1-{MAX_TRANSCRIPT_CHARS} characters",
                 param="ref_text",
             )
-        samples, rate = decode_upload(data, limits)
+        wav = upload_wav(data, limits)
         with self._changing() as store:  # two uploads under one name: one gets 409, never a mix of both
             self._refuse_taken(name)
             if len(store.names(".wav")) >= self.max_voices:  # each up to 5 MiB, forever
                 raise TooManyVoices(f"{self.max_voices} voices are stored; delete one first")
-            _store(store, name, text, wav_bytes(samples, rate))
+            _store(store, name, text, wav)
             found = self.find(name)
         if found is None:  # the folder was moved away or replaced by a link while it was written
             raise StateUnavailable(
@@ -292,14 +292,14 @@ class VoiceLibrary:
             with contextlib.suppress(FileNotFoundError):  # else pruned meanwhile: stored again below
                 os.utime(transcript)
                 return name
-        samples, rate = decode_upload(data, limits)
+        wav = upload_wav(data, limits)
         with self._changing() as store, self._inline(store, create=True) as inline:
             assert inline is not None  # made if missing
             if inline.holds(f"{name}.wav"):
                 with contextlib.suppress(FileNotFoundError):  # else half pruned: stored again below
                     inline.touch(f"{name}.txt")
                     return name
-            _store(inline, name, ref_text.strip(), wav_bytes(samples, rate))
+            _store(inline, name, ref_text.strip(), wav)
             self._prune_inline(inline, user)
         return name
 

@@ -1,15 +1,18 @@
 """A WAV header checked against what libsndfile will make of it, before it decodes the file.
 
-libsndfile reads two headers quietly wrong: one whose frame size disagrees with its sample width (7-bit
+libsndfile reads some headers quietly wrong: one whose frame size disagrees with its sample width (7-bit
 samples in 2-byte frames read as 8-bit samples, one a byte: the voice twice its length, each frame's
-two bytes two samples), and one whose `data` chunk says 0 bytes while samples follow (a writer to a
-pipe leaves it so): 0 frames, refused as "0.00 s long" with the audio right there. Each is a
-ValueError here, in words that name the header's fault. Pure: bytes in.
+two bytes two samples), 7-bit samples written right-aligned in 1-byte frames (read at half level about
+−0.5 of full scale), and one whose `data` chunk says 0 bytes while samples follow (a writer to a pipe
+leaves it so): 0 frames, refused as "0.00 s long" with the audio right there. Each is a ValueError
+here, in words that name the header's fault. Pure: bytes in.
 """
 
 from __future__ import annotations
 
 import struct
+
+import numpy as np
 
 PCM_TAGS = (1, 0xFFFE)  # WAVE_FORMAT_PCM, WAVE_FORMAT_EXTENSIBLE
 MAX_CHUNKS = 64  # walked before `data`: a real header has a few (fmt, fact, LIST, bext)
@@ -36,17 +39,40 @@ def check_wav_header(data: bytes) -> None:
                     f"its header says the audio data is 0 bytes long, but {following} bytes follow it "
                     "(written to a pipe?); send a WAV whose header gives its length"
                 )
+            if fmt is not None:
+                _check_narrow_samples(fmt, data[body : body + size])
             return
         offset = body + size + (size & 1)  # chunks are padded to an even length
     return
 
 
-def _check_frame_size(tag: int, channels: int, _rate: int, _byte_rate: int, block: int, bits: int) -> None:
+def _check_frame_size(tag: int, channels: int, rate: int, byte_rate: int, block: int, bits: int) -> None:
+    """libsndfile takes a frame's size from the sample width, never from the block align. A block align
+    alone off (whole-byte samples, the byte rate saying packed frames) is a writer's slip it reads right:
+    accepted. Otherwise the frames may really be that size (16 bits padded to 32, two channels called
+    one), read at twice their length: refused, saying what to send."""
     if tag not in PCM_TAGS or not channels or not bits:
         return
     expected = channels * ((bits + 7) // 8)
-    if block != expected:
+    if block != expected and not (bits % 8 == 0 and byte_rate == rate * expected):
         raise ValueError(
             f"its header gives {bits}-bit samples in {channels} channel(s), {expected} byte(s) a frame, "
-            f"but frames of {block} bytes: it cannot be read as the audio it holds"
+            f"but frames of {block} bytes: it cannot be read as the audio it holds; send a WAV whose "
+            f"block align is {expected} (channels × bytes a sample), or FLAC"
+        )
+
+
+def _check_narrow_samples(fmt: tuple[int, ...], samples: bytes) -> None:
+    """Samples of 1-7 bits in 1-byte frames are read as 8-bit, as libsndfile and players read them: a
+    WAV's narrow samples sit in a byte's high bits, so that is their level. Bytes that use the low bits
+    were written right-aligned (7-bit 0-127), read at half level about −0.5 of full scale: refused."""
+    tag, channels, _rate, _byte_rate, block, bits = fmt
+    if tag not in PCM_TAGS or not 0 < bits < 8 or block != channels:
+        return
+    unused = (1 << (8 - bits)) - 1
+    if np.any(np.frombuffer(samples, dtype=np.uint8) & unused):
+        raise ValueError(
+            f"its header gives {bits}-bit samples, which a WAV keeps in a byte's high bits, but its bytes "
+            f"use the low {8 - bits} bit(s) (written right-aligned?): it would be read at another level; "
+            "send 8-bit or 16-bit PCM"
         )

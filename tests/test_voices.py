@@ -377,21 +377,21 @@ def swap_for_link(folder: Path, elsewhere: Path) -> None:
 def test_a_link_planted_at_the_voice_folder_while_an_upload_is_stored_is_not_written_through(
     tmp_path, monkeypatch
 ):
-    """The folder was looked at for a link, then written by path: a link planted in between (here as the
-    wav is encoded, inside the change) got the upload's files."""
+    """The folder was looked at for a link, then written by path: a link planted in between (here just before
+    its files are written, inside the change) got the upload's files."""
     import npu_worker.voices as voices
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / "voices").mkdir()
     library = VoiceLibrary(tmp_path / "voices")
-    encode = voices.wav_bytes
+    store = voices._store
 
-    def encode_then_plant(samples, rate):
+    def plant_then_store(*args):
         swap_for_link(tmp_path / "voices", elsewhere)
-        return encode(samples, rate)
+        return store(*args)
 
-    monkeypatch.setattr(voices, "wav_bytes", encode_then_plant)
+    monkeypatch.setattr(voices, "_store", plant_then_store)
     with pytest.raises(StateUnavailable, match="changed while the voice was stored"):
         library.add("planted", tone_wav(seconds_long=1.0), "text", UploadLimits(1 << 20, 10.0))
     assert os.listdir(elsewhere) == []

@@ -1,0 +1,106 @@
+"""What a voice upload keeps of each sample format: 16-bit mono bit for bit, every other format at its
+level, and the headers and codecs libsndfile reads (a wrong block align, GSM 6.10) read as it reads them."""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import numpy as np
+import pytest
+import soundfile
+
+from npu_worker.protocol import InvalidAudio
+from npu_worker.voice_upload import UploadLimits, decode_upload
+from npu_worker.voices import VoiceLibrary
+
+pytestmark = pytest.mark.allow_blocking  # plain filesystem calls, no event loop
+
+LIMITS = UploadLimits(max_bytes=1 << 22, max_seconds=30.0)
+RATE = 16_000
+TONE = 0.4 * np.sin(np.arange(RATE) * (2 * np.pi * 220 / RATE))
+
+
+def encoded(samples: np.ndarray, subtype: str, audio_format: str = "WAV", rate: int = RATE) -> bytes:
+    buffer = io.BytesIO()
+    soundfile.write(buffer, samples, rate, format=audio_format, subtype=subtype)
+    return buffer.getvalue()
+
+
+def stored(tmp_path, data: bytes) -> np.ndarray:
+    """The int16 samples of the wav the library stores for an upload of `data`."""
+    voice = VoiceLibrary(tmp_path / "voices").add("voice", data, "안녕하세요", LIMITS)
+    with soundfile.SoundFile(voice.wav_path) as wav:
+        assert (wav.subtype, wav.channels) == ("PCM_16", 1)
+        return wav.read(dtype="int16")
+
+
+def test_a_16_bit_mono_upload_is_stored_bit_for_bit(tmp_path):
+    """Read through libsndfile's float (÷32768) and written ×32767, 32767 came back 32766 and −32768
+    came back −32767: no 16-bit voice was stored as sent."""
+    pcm = np.concatenate([[-32768, 32767, -1, 1, 0], np.rint(TONE * 32767)]).astype(np.int16)
+    for audio_format in ("WAV", "FLAC"):
+        kept = stored(tmp_path / audio_format, encoded(pcm, "PCM_16", audio_format))
+        assert np.array_equal(kept, pcm), audio_format
+
+
+@pytest.mark.parametrize(
+    ("subtype", "channels", "lsb"),
+    [("PCM_U8", 1, 256), ("PCM_24", 1, 1), ("PCM_32", 1, 1), ("FLOAT", 1, 1), ("PCM_16", 2, 1)],
+)
+def test_every_other_sample_format_is_stored_at_its_level(tmp_path, subtype, channels, lsb):
+    samples = np.tile(TONE[:, None], (1, channels))
+    kept = stored(tmp_path, encoded(samples, subtype)).astype(np.int32)
+    assert np.abs(kept - np.rint(TONE * 32767)).max() <= lsb
+
+
+def wav(pcm: bytes, *, bits: int, block: int, byte_rate: int, channels: int = 1) -> bytes:
+    """A RIFF/WAVE file of `pcm` whose header says what it is told to, true or not."""
+    fmt = struct.pack("<HHIIHH", 1, channels, RATE, byte_rate, block, bits)
+    body = b"WAVEfmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(pcm)) + pcm
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def test_a_16_bit_mono_header_whose_block_align_alone_is_wrong_is_read_as_libsndfile_reads_it():
+    """Block align 4 where its byte rate (2 a frame) says packed 16-bit mono: libsndfile reads it so,
+    the upload was refused as 'frames of 4 bytes'."""
+    pcm = np.rint(TONE * 32767).astype("<i2")
+    samples, rate = decode_upload(wav(pcm.tobytes(), bits=16, block=4, byte_rate=2 * RATE), LIMITS)
+    assert rate == RATE and np.array_equal(np.rint(samples * 32767), pcm)
+
+
+def test_a_16_bit_mono_header_whose_frames_really_are_4_bytes_is_refused_saying_what_to_send():
+    """Byte rate and block align both say 4-byte frames: 16-bit samples padded to 32 bits, or two
+    channels called one; libsndfile reads either as twice the frames, so it is refused by name."""
+    pcm = np.zeros((RATE, 2), "<i2")
+    pcm[:, 0] = np.rint(TONE * 32767)
+    with pytest.raises(InvalidAudio, match=r"frames of 4 bytes.*send a WAV whose block align is 2"):
+        decode_upload(wav(pcm.tobytes(), bits=16, block=4, byte_rate=4 * RATE), LIMITS)
+
+
+def test_a_gsm_610_wav_is_decoded_not_refused_as_unseekable(tmp_path):
+    """libsndfile decodes GSM 6.10 (telephone audio) but cannot seek in it: the upload was refused as
+    'Seek attempted on unseekable file type.', a libsndfile fault for a file it reads."""
+    telephone = 0.4 * np.sin(np.arange(2 * 8000) * (2 * np.pi * 220 / 8000))
+    samples, rate = decode_upload(encoded(telephone, "GSM610", rate=8000), LIMITS)
+    assert rate == 8000 and samples.size == telephone.size
+    assert 0.3 < np.abs(samples).max() < 0.6  # a lossy codec: its level, not its samples
+    assert stored(tmp_path, encoded(telephone, "GSM610", rate=8000)).size == telephone.size
+
+
+def seven_bit(byte_values: np.ndarray) -> bytes:
+    return wav(byte_values.astype(np.uint8).tobytes(), bits=7, block=1, byte_rate=RATE)
+
+
+def test_7_bit_samples_in_a_byte_s_high_bits_are_read_at_their_level_as_libsndfile_reads_them():
+    """A WAV keeps narrow samples in a byte's high bits, so libsndfile (and players) read 7-bit ones
+    as 8-bit: their level as written."""
+    high = (np.rint(TONE * 63).astype(np.int16) + 64) << 1  # 7-bit offset binary, shifted up
+    samples, _rate = decode_upload(seven_bit(high), LIMITS)
+    assert np.abs(samples - TONE).max() < 2 / 128 and abs(samples.mean()) < 0.01
+
+
+def test_7_bit_samples_written_right_aligned_are_refused_by_name_not_read_at_half_level():
+    """0-127 in each byte was read as 8-bit: the voice stored at half level, 0.5 of full scale below 0."""
+    with pytest.raises(InvalidAudio, match="7-bit samples.*use the low 1 bit.*send 8-bit or 16-bit PCM"):
+        decode_upload(seven_bit(np.rint(TONE * 63) + 64), LIMITS)
