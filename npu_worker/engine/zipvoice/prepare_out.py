@@ -11,7 +11,6 @@ import os
 import pwd
 import resource
 import secrets
-import shutil
 import stat
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -42,9 +41,13 @@ def _copy_model_files(
     for name, path in [*((path.name, path) for path in files), *(extra or {}).items()]:
         temp = target / f".{name}.{secrets.token_hex(6)}.part"
         try:
-            info = path.stat()
-            with open(path, "rb") as reader, open(temp, "xb", opener=_no_more_open(info)) as writer:
-                _clone_or_copy(reader, writer)  # "x": O_EXCL, never a link
+            with open(path, "rb") as reader:
+                info = os.fstat(reader.fileno())  # the file copied, not what its name holds later
+                with open(temp, "xb", opener=_no_more_open(info)) as writer:  # "x": O_EXCL, never a link
+                    _clone_or_copy(reader, writer, info.st_size)
+                    copied = os.fstat(writer.fileno()).st_size
+            if copied != info.st_size:
+                raise _Changed(f"{path} gave {copied} bytes where it said {info.st_size}")
             os.replace(temp, target / name)
         except OSError as exc:  # a full disk: the part copied must not stay and fill it
             said = ran_out.what_ran_out(exc, target, shown)  # (before the part goes: "full" is true now)
@@ -54,7 +57,12 @@ def _copy_model_files(
             raise ModelLoadError(
                 f"cannot copy {path} into {shown or target}: {said or why_not_written(exc, shown or target)}"
             ) from exc
-        sizes[name] = path.stat().st_size
+        except _Changed as exc:
+            temp.unlink(missing_ok=True)
+            raise ModelLoadError(
+                f"{exc} (written while it was copied?): run prepare again once it is written"
+            ) from None
+        sizes[name] = info.st_size  # (the size after the copy was another file's where the name was replaced)
     return sizes
 
 
@@ -109,21 +117,35 @@ FICLONE = 0x40049409  # linux/fs.h: _IOW(0x94, 9, int), a copy-on-write clone of
 KERNEL_COPY_REFUSED = (errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP, errno.EBADF)
 
 
-def _clone_or_copy(reader: BinaryIO, writer: BinaryIO) -> None:
-    """`reader`'s bytes into the empty `writer`: reflinked where the filesystem shares extents
-    copy-on-write (btrfs, XFS, bcachefs: instant, no space until one side changes), else copied in the
-    kernel (`copy_file_range`), else through Python. A full disk is an OSError as before."""
+class _Changed(Exception):
+    """A model file whose size changed while it was copied (written in place meanwhile)."""
+
+
+def _clone_or_copy(reader: BinaryIO, writer: BinaryIO, size: int) -> None:
+    """`reader`'s bytes (`size` of them, its size when opened) into the empty `writer`: reflinked where
+    the filesystem shares extents copy-on-write (btrfs, XFS, bcachefs: instant, no space until one side
+    changes), else copied in the kernel (`copy_file_range`), the rest read and written: where it is
+    refused (EXDEV between filesystems, ENOSYS, EOPNOTSUPP) or answers 0 before `size` (some
+    filesystems' "not here"; a first 0 was taken as the end, an empty copy). A full disk is an OSError."""
     with contextlib.suppress(OSError):
         fcntl.ioctl(writer.fileno(), FICLONE, reader.fileno())
         return
     copied = 0
     try:
-        while step := os.copy_file_range(reader.fileno(), writer.fileno(), 1 << 30):
+        while copied < size and (step := os.copy_file_range(reader.fileno(), writer.fileno(), 1 << 30)):
             copied += step
     except OSError as exc:
-        if copied or exc.errno not in KERNEL_COPY_REFUSED:
+        if exc.errno not in KERNEL_COPY_REFUSED:
             raise
-        shutil.copyfileobj(reader, writer)
+    _copy_rest(reader.fileno(), writer.fileno())
+
+
+def _copy_rest(reader: int, writer: int) -> None:
+    """From both descriptors' offsets (where `copy_file_range` left them) to the reader's end."""
+    while chunk := os.read(reader, 1 << 20):
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(writer, view) :]
 
 
 def check_out_dir(out: Path) -> None:
