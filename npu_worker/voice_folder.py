@@ -97,6 +97,26 @@ class VoiceFolder:
             os.close(fd)
 
 
+def holds_own_file(folder: Path, *names: str) -> bool:
+    """Whether `folder/names...` is a regular file, reached without following a link at `folder` or
+    below: a lookup sees what a change would write (a linked `voices/inline` named another folder's
+    files as the worker's inline voices)."""
+    try:
+        fd = _open_folder(folder)
+    except OSError:
+        return False
+    try:
+        for name in names[:-1]:
+            inner = _open_folder(name, fd)
+            os.close(fd)
+            fd = inner
+        return stat.S_ISREG(os.stat(names[-1], dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _open_folder(name: str | Path, dir_fd: int | None = None) -> int:
     try:
         return os.open(name, DIRECTORY_FLAGS, dir_fd=dir_fd)

@@ -34,7 +34,7 @@ from .protocol import (
     VoiceNotFound,
     WorkerError,
 )
-from .voice_folder import VoiceFolder, changing_folder
+from .voice_folder import VoiceFolder, changing_folder, holds_own_file
 from .voice_names import (
     DEFAULT_VOICE,
     INLINE_PREFIX,
@@ -95,7 +95,8 @@ class VoiceLibrary:
         if source == "directory" and not self._trusted(directory):
             return None
         wav = directory / f"{name}.wav"
-        if not wav.is_file():
+        own = {"uploaded": (wav.name,), "inline": (self.inline_dir.name, wav.name)}.get(source)
+        if not (wav.is_file() if own is None else holds_own_file(self.store_dir, *own)):
             return None
         return NamedVoice(name, str(wav.resolve()), read_transcript(wav.with_suffix(".txt")), source)
 

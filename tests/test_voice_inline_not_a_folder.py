@@ -34,3 +34,20 @@ def test_no_folder_at_voices_inline_is_a_named_503_and_start_up_goes_on(tmp_path
         library.store_inline(tone_wav(seconds_long=1.0), "text", limits)
     assert library.add("named", tone_wav(seconds_long=1.0), "text", limits).name == "named"
     assert Path(library.require("named").wav_path).parent == voices.resolve()
+
+
+def test_a_linked_voices_inline_is_not_looked_in(tmp_path):
+    """`find` followed a link at `voices/inline`: another folder's `inline-*.wav` was spoken as one of
+    the worker's inline voices, though every change refuses that link."""
+    voices, elsewhere = tmp_path / "voices", tmp_path / "elsewhere"
+    voices.mkdir()
+    library = VoiceLibrary(voices)
+    limits = UploadLimits(max_bytes=1 << 20, max_seconds=10.0)
+    name = library.store_inline(tone_wav(seconds_long=1.0), "text", limits)
+    assert library.find(name) is not None
+    os.rename(voices / "inline", elsewhere)
+    os.symlink(elsewhere, voices / "inline")
+    assert library.find(name) is None
+    os.unlink(voices / "inline")
+    os.rename(elsewhere, voices / "inline")
+    assert library.find(name) is not None  # the folder itself, as before
