@@ -104,3 +104,19 @@ def test_7_bit_samples_written_right_aligned_are_refused_by_name_not_read_at_hal
     """0-127 in each byte was read as 8-bit: the voice stored at half level, 0.5 of full scale below 0."""
     with pytest.raises(InvalidAudio, match="7-bit samples.*use the low 1 bit.*send 8-bit or 16-bit PCM"):
         decode_upload(seven_bit(np.rint(TONE * 63) + 64), LIMITS)
+
+
+async def test_over_http_gsm_610_is_a_voice_and_right_aligned_7_bit_a_named_400(worker):
+    """What a caller of POST /v1/audio/voices saw: a 400 'Seek attempted on unseekable file type.' for
+    telephone audio libsndfile decodes, a 201 for 7-bit samples stored at half level about −0.5."""
+    from tests.test_openai_voices import upload
+
+    client = await worker()
+    telephone = 0.4 * np.sin(np.arange(2 * 8000) * (2 * np.pi * 220 / 8000))
+    response = await upload(client, "telephone", encoded(telephone, "GSM610", rate=8000))
+    assert response.status == 201, await response.text()
+    assert (await response.json())["sample_rate"] == 8000
+    response = await upload(client, "seven", seven_bit(np.rint(TONE * 63) + 64))
+    error = (await response.json())["error"]
+    assert (response.status, error["code"]) == (400, "InvalidAudio")
+    assert "use the low 1 bit(s) (written right-aligned?)" in error["message"]
