@@ -40,7 +40,7 @@ def check_wav_header(data: bytes) -> None:
                     "(written to a pipe?); send a WAV whose header gives its length"
                 )
             if fmt is not None:
-                _check_narrow_samples(fmt, data[body : body + size])
+                _check_narrow_samples(fmt, memoryview(data)[body : body + size])  # (no copy)
             return
         offset = body + size + (size & 1)  # chunks are padded to an even length
     return
@@ -62,7 +62,7 @@ def _check_frame_size(tag: int, channels: int, rate: int, byte_rate: int, block:
         )
 
 
-def _check_narrow_samples(fmt: tuple[int, ...], samples: bytes) -> None:
+def _check_narrow_samples(fmt: tuple[int, ...], samples: memoryview) -> None:
     """Samples of 1-7 bits in 1-byte frames are read as 8-bit, as libsndfile and players read them: a
     WAV's narrow samples sit in a byte's high bits, so that is their level. Bytes that use the low bits
     were written right-aligned (7-bit 0-127), read at half level about −0.5 of full scale: refused."""
