@@ -88,6 +88,27 @@ def test_a_gsm_610_wav_is_decoded_not_refused_as_unseekable(tmp_path):
     assert stored(tmp_path, encoded(telephone, "GSM610", rate=8000)).size == telephone.size
 
 
+@pytest.mark.parametrize(
+    ("audio_format", "subtype"),
+    [
+        ("WAV", "ULAW"),
+        ("WAV", "ALAW"),
+        ("WAV", "IMA_ADPCM"),
+        ("WAV", "MS_ADPCM"),
+        ("W64", "GSM610"),
+        ("AIFF", "GSM610"),
+        ("OGG", "VORBIS"),
+        ("OGG", "OPUS"),
+        ("MP3", "MPEG_LAYER_III"),
+    ],
+)
+def test_each_codec_libsndfile_decodes_is_a_voice_at_its_level(tmp_path, audio_format, subtype):
+    """(GSM 6.10 in W64 or AIFF was refused as unseekable, as in WAV.)"""
+    telephone = 0.4 * np.sin(np.arange(2 * 8000) * (2 * np.pi * 220 / 8000))
+    kept = stored(tmp_path, encoded(telephone, subtype, audio_format, rate=8000)) / 32767
+    assert abs(kept.size - telephone.size) < 200 and 0.3 < np.abs(kept).max() < 0.6
+
+
 def seven_bit(byte_values: np.ndarray) -> bytes:
     return wav(byte_values.astype(np.uint8).tobytes(), bits=7, block=1, byte_rate=RATE)
 
