@@ -14,6 +14,7 @@ import select
 import stat
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .config_values import holds_password
 
@@ -43,8 +44,15 @@ MAX_TOKEN_FILE_BYTES = 4096  # a bearer token is a line; a bigger file (or /dev/
 HIDDEN = "<hidden>"
 
 
-def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the worker") -> None:
-    """`--token-file` (the way that shows the token to no one) before `--token` (the way `ps` shows)."""
+def add_token_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    what: str = "the worker",
+    token_help: str | None = None,
+    token_type: Any = None,
+) -> None:
+    """`--token-file` (the way that shows the token to no one) before `--token` (the way `ps` shows), one
+    or the other: for `serve` as for the client commands (`serve` gives its setting's help and check)."""
     given = parser.add_mutually_exclusive_group()
     given.add_argument(
         "--token-file",
@@ -56,7 +64,9 @@ def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the wor
     given.add_argument(
         "--token",
         default=None,
-        help="the bearer token itself: every local user reads it in ps while the command runs; "
+        type=token_type,
+        help=token_help
+        or "the bearer token itself: every local user reads it in ps while the command runs; "
         "prefer --token-file or the env var",
     )
 
