@@ -81,6 +81,7 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
         (None, "cannot read --token-file {path}: No such file or directory"),
         ("\n", "--token-file {path} holds no token"),
         (f"Bearer {TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
+        (f"Bearer\t{TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
         # a `pass show` entry's second line: the worker required a token of two lines, which no header carries
         (
             f"{TOKEN}\nlogin: me\n",
