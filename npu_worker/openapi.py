@@ -24,6 +24,7 @@ from .openapi_refusals import (
     WEBSOCKET_REFUSAL,
     error_refs,
     refusal_responses,
+    retry_after_header,
     with_route_refusals,
 )
 
@@ -382,13 +383,24 @@ SECURITY_SCHEMES = {
 }
 
 
+def _with_health_wait(paths: dict[str, Any]) -> dict[str, Any]:
+    """`/health`'s 503 with its `Retry-After`: as a refused request's while it loads, or while the shared
+    queue is unreachable (the table is read once the server's modules have loaded)."""
+    from .protocol import Loading, QueueUnavailable
+
+    responses = paths["/health"]["get"]["responses"]
+    wait = retry_after_header(Loading, QueueUnavailable)
+    responses["503"] = {**responses["503"], "headers": {"Retry-After": wait}}
+    return paths
+
+
 @functools.cache
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "npu-worker", "version": PROTOCOL_VERSION},
         "security": [{"bearer": []}, {"query_token": []}],
-        "paths": with_route_refusals(PATHS),
+        "paths": _with_health_wait(with_route_refusals(PATHS)),
         "components": {
             "schemas": schemas(),
             "responses": refusal_responses(),
