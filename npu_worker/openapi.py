@@ -123,6 +123,10 @@ LOG_LINE = {
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
 # The player's files answer conditional and range requests as HTTP files do (no error body: these are
 # HTTP's own answers, with no body or the bytes asked for).
+WHOLE_FILE = (  # where a Range is ignored (RFC 9110 §14.2), and where If-Range does not name the file
+    "; the whole file too for a `Range` of several ranges (`bytes=0-1,3-4`) or in a unit other than "
+    "`bytes`, or with an `If-Range` that does not name it"
+)
 FILE_ANSWERS: dict[str, Any] = {
     "206": {
         "description": "the byte range a `Range` header asked for (`Content-Range` says which); with "
@@ -138,7 +142,7 @@ FILE_ANSWERS: dict[str, Any] = {
     },
     "416": {
         "description": "a `Range` it does not serve: past the file's end, a suffix of no bytes "
-        "(`bytes=-0`), several ranges, or one that does not parse (no body; `Content-Range: bytes */<size>`)"
+        "(`bytes=-0`), or one that does not parse (no body; `Content-Range: bytes */<size>`)"
     },
 }
 
@@ -355,14 +359,14 @@ PATHS: dict[str, Any] = {
     "/": {
         "get": {
             "summary": "the browser player",
-            "responses": {"200": {"description": "text/html"}, **FILE_ANSWERS},
+            "responses": {"200": {"description": f"text/html{WHOLE_FILE}"}, **FILE_ANSWERS},
         }
     },
     "/{name}": {
         "get": {
             "summary": "the player's static files, by plain name",
             "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "the file"}, **FILE_ANSWERS, **error_refs(404)},
+            "responses": {"200": {"description": f"the file{WHOLE_FILE}"}, **FILE_ANSWERS, **error_refs(404)},
         }
     },
 }
