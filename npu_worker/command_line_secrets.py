@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .config_values import holds_password
-from .file_readers import EVERYONE, other_readers
+from .file_readers import EVERYONE, acl_readers, other_readers
 
 
 def secrets_on_command_line(args: argparse.Namespace) -> list[str]:
@@ -151,6 +151,11 @@ def token_file_warning(path: str | None) -> str | None:
         readers = other_readers(path)
     except OSError:
         return None
+    if not readers and (named := acl_readers(path)):
+        return (
+            f"--token-file {path} has an ACL that lets {', '.join(named)} read it (getfacl {path}); "
+            f"`setfacl -b {path}` keeps the token yours"
+        )
     if not readers:
         return None
     if readers == [EVERYONE]:

@@ -1,7 +1,8 @@
 """Who but its owner may read a file: by the mode bits of the file and of every folder on its way, as
-the kernel checks them for each local user (owner, group, or other class; POSIX ACLs are not read).
-A group-readable token file in a folder that only its group may enter (0750) was passed as private,
-though every member of that group could read it."""
+the kernel checks them for each local user (owner, group, or other class), and by the file's own POSIX
+ACL (`acl_readers`: its named users and groups that may read; the folders' ACLs are not read). A
+group-readable token file in a folder that only its group may enter (0750) was passed as private, though
+every member of that group could read it; so was a 0600 file that `setfacl -m u:bob:r` opened to bob."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import grp
 import os
 import pwd
 import stat
+import struct
 
 EVERYONE = "every local user"
 
@@ -65,3 +67,45 @@ def _may(info: os.stat_result, other_bit: int, groups: set[int], uid: int = -1) 
     if info.st_gid in groups:
         return bool(info.st_mode & (other_bit << 3))
     return bool(info.st_mode & other_bit)
+
+
+_ACL_XATTR = "system.posix_acl_access"  # the file's access ACL, in the kernel's binary form
+_ACL_VERSION = 2
+_ACL_USER, _ACL_GROUP, _ACL_MASK = 0x02, 0x08, 0x10  # named user, named group, the mask over both
+_ACL_READ = 0x04
+_ACL_ENTRY = struct.Struct("<HHI")  # tag, permissions, id
+
+
+def acl_readers(path: str) -> list[str]:
+    """The named users and groups (`user NAME`, `group NAME`) the file's POSIX ACL lets read it, its
+    mask permitting; [] without an ACL, or where the system has none (a folder's ACL is not read)."""
+    try:
+        blob = os.getxattr(path, _ACL_XATTR)
+    except (OSError, AttributeError):  # no ACL, no xattrs here, or not Linux
+        return []
+    if len(blob) < 4 or struct.unpack_from("<I", blob)[0] != _ACL_VERSION:
+        return []
+    entries = [_ACL_ENTRY.unpack_from(blob, at) for at in range(4, len(blob) - 7, _ACL_ENTRY.size)]
+    if any(tag == _ACL_MASK and not perm & _ACL_READ for tag, perm, _ in entries):
+        return []
+    named = []
+    for tag, perm, ident in entries:
+        if tag == _ACL_USER and perm & _ACL_READ and ident not in (os.geteuid(), 0):
+            named.append(f"user {_user_name(ident)}")
+        elif tag == _ACL_GROUP and perm & _ACL_READ:
+            named.append(f"group {_group_name(ident)}")
+    return named
+
+
+def _user_name(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def _group_name(gid: int) -> str:
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)

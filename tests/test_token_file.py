@@ -12,6 +12,7 @@ import os
 import pwd
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -317,3 +318,49 @@ def test_a_token_file_another_users_group_can_read_is_warned_about(
             f"--token-file {secret} can be read by other users through their groups ({member}"
         ), said
         assert f"mode {mode:o}" in said and f"`chmod 600 {secret}`" in said, said
+
+
+def set_acl(path: Path, named: list[tuple[int, int, int]], mask: int) -> None:
+    """`path`'s POSIX access ACL, as `setfacl` writes it (owner rw, group and others none), with the
+    `named` entries (tag, permissions, id) and `mask`; skips where the file system takes none."""
+    entries = [
+        (0x01, 6, 0xFFFFFFFF),
+        *named,
+        (0x04, 0, 0xFFFFFFFF),
+        (0x10, mask, 0xFFFFFFFF),
+        (0x20, 0, 0xFFFFFFFF),
+    ]
+    blob = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in sorted(entries))
+    try:
+        os.setxattr(path, "system.posix_acl_access", blob)
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no POSIX ACLs here: {exc}")
+
+
+@pytest.mark.parametrize(
+    ("named", "mask", "said"),
+    [
+        ([(0x02, 4, 65534)], 4, "user {user}"),  # setfacl -m u:nobody:r
+        ([(0x08, 4, 65534)], 4, "group {group}"),  # setfacl -m g:nogroup:r
+        ([(0x02, 4, 65534)], 0, None),  # the mask takes the read away
+        ([(0x02, 2, 65534)], 6, None),  # write only
+    ],
+)
+def test_a_token_file_an_acl_lets_another_user_read_is_warned_about(tmp_path, named, mask, said):
+    """A 0600 file that `setfacl -m u:bob:r` opened to bob passed as private: only the mode was read."""
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(0o600)
+    set_acl(secret, named, mask)
+    warning = token_file_warning(str(secret))
+    if said is None:
+        assert warning is None, warning
+        return
+    who = said.format(
+        user=pwd.getpwuid(65534).pw_name if said.startswith("user") else "",
+        group=grp.getgrgid(65534).gr_name if said.startswith("group") else "",
+    )
+    assert warning == (
+        f"--token-file {secret} has an ACL that lets {who} read it (getfacl {secret}); "
+        f"`setfacl -b {secret}` keeps the token yours"
+    )
