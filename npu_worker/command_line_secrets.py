@@ -14,8 +14,10 @@ import select
 import stat
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .config_values import holds_password
+from .file_readers import EVERYONE, acl_readers, other_readers
 
 
 def secrets_on_command_line(args: argparse.Namespace) -> list[str]:
@@ -43,8 +45,15 @@ MAX_TOKEN_FILE_BYTES = 4096  # a bearer token is a line; a bigger file (or /dev/
 HIDDEN = "<hidden>"
 
 
-def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the worker") -> None:
-    """`--token-file` (the way that shows the token to no one) before `--token` (the way `ps` shows)."""
+def add_token_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    what: str = "the worker",
+    token_help: str | None = None,
+    token_type: Any = None,
+) -> None:
+    """`--token-file` (the way that shows the token to no one) before `--token` (the way `ps` shows), one
+    or the other: for `serve` as for the client commands (`serve` gives its setting's help and check)."""
     given = parser.add_mutually_exclusive_group()
     given.add_argument(
         "--token-file",
@@ -56,7 +65,9 @@ def add_token_arguments(parser: argparse.ArgumentParser, *, what: str = "the wor
     given.add_argument(
         "--token",
         default=None,
-        help="the bearer token itself: every local user reads it in ps while the command runs; "
+        type=token_type,
+        help=token_help
+        or "the bearer token itself: every local user reads it in ps while the command runs; "
         "prefer --token-file or the env var",
     )
 
@@ -87,8 +98,8 @@ def read_token_file(path: str) -> str:
         raise ValueError(f"--token-file {path} is not text") from None
     if not token:
         raise ValueError(f"--token-file {path} holds no token")
-    scheme, _, rest = token.partition(" ")
-    if scheme.lower() == "bearer" and rest.strip():  # it went out as `Bearer Bearer X`, refused as wrong
+    scheme, *rest = token.split(None, 1)  # `Bearer<TAB>X` too: any white space, as a header's reader takes
+    if scheme.lower() == "bearer" and rest:  # it went out as `Bearer Bearer X`, refused as wrong
         raise ValueError(
             f"--token-file {path} holds 'Bearer ' and the token: write the token alone (what follows 'Bearer ')"
         )
@@ -117,7 +128,8 @@ def _read_path(path: str) -> bytes:
 def token_file_warning(path: str | None) -> str | None:
     """What to say about a --token-file every local user may read (`echo T > file` under umask 022
     makes one): the secret is then theirs as surely as a flag in `ps` would make it. Not said of one in
-    a folder others cannot pass through (the file's mode alone was judged). Said too of one another user
+    a folder others cannot pass through (the file's mode alone was judged); said of one that members of
+    a group can reach and read (0644 in a 0750 folder another user's group opens: it was not). Said too of one another user
     owns (or a link of theirs to it, as one left in /tmp): they read it whatever its mode, and may put a
     token of theirs in it, which the worker then requires (nothing was said)."""
     if path is None or path == "-":
@@ -135,31 +147,28 @@ def token_file_warning(path: str | None) -> str | None:
             f"--token-file {path} belongs to another user (uid {owner}), who can read it and put another "
             "token in it whatever its mode; keep the token in a file of your own (600)"
         )
-    if not info.st_mode & stat.S_IROTH:
+    try:
+        readers = other_readers(path)
+    except OSError:
         return None
-    if info.st_nlink == 1 and _folder_closed_to_others(path):
-        return None  # others cannot reach it (a hard link elsewhere might: then it is said)
+    if not readers and (named := acl_readers(path)):
+        return (
+            f"--token-file {path} has an ACL that lets {', '.join(named)} read it (getfacl {path}); "
+            f"`setfacl -b {path}` keeps the token yours"
+        )
+    if not readers:
+        return None
+    if readers == [EVERYONE]:
+        return (
+            f"--token-file {path} can be read by every local user (mode {info.st_mode & 0o777:o}); "
+            f"`chmod o-r {path}` (or 600) keeps the token yours"
+        )
+    shown = ", ".join(readers[:3]) + (f" and {len(readers) - 3} more" if len(readers) > 3 else "")
     return (
-        f"--token-file {path} can be read by every local user (mode {info.st_mode & 0o777:o}); "
-        f"`chmod o-r {path}` (or 600) keeps the token yours"
+        f"--token-file {path} can be read by other users through their groups ({shown}; mode "
+        f"{info.st_mode & 0o777:o}, and the folders on its way let them in); `chmod 600 {path}` keeps the "
+        "token yours"
     )
-
-
-def _folder_closed_to_others(path: str) -> bool:
-    """Whether a folder on the way to `path` (its real one: a link's target is what is read) is one that
-    other users may not pass through (no `o+x`, as `chmod 700 ~/secrets` makes): then they cannot open
-    the file, whatever its own mode says."""
-    folder = os.path.dirname(os.path.realpath(path))
-    while True:
-        try:
-            if not os.stat(folder).st_mode & stat.S_IXOTH:
-                return True
-        except OSError:
-            return False
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return False
-        folder = parent
 
 
 def token_from(args: argparse.Namespace) -> str | None:

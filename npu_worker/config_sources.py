@@ -49,35 +49,31 @@ def env_name(name: str) -> str:
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     """One `--flag` per Settings field; unset flags stay None so env/defaults apply. The token may come
     from a file instead (`--token-file`, which `ps` does not show), not with `--token` too."""
+    from .command_line_secrets import add_token_arguments
+
     for f in dataclasses.fields(Settings):
-        target: Any = parser
-        if f.name == "token":
-            target = parser.add_mutually_exclusive_group()
-            target.add_argument(
-                "--token-file",
-                metavar="PATH",
-                default=None,
-                help=f"read the bearer token to require from this file ('-': standard input), which no "
-                f"other local user sees, as they see --token in ps [env {env_name(f.name)} is as safe]",
-            )
         default = f.default
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        help_words = f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]"
+        if f.name == "token":  # with --token-file, as the client commands take them
+            add_token_arguments(parser, token_help=help_words, token_type=_flag_type(f))
+            continue
         if f.metadata.get("kind") is parse_bool:
-            target.add_argument(
+            parser.add_argument(
                 "--" + f.name.replace("_", "-"),
                 dest=f.name,
                 default=None,
                 action=argparse.BooleanOptionalAction,
-                help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
+                help=help_words,
             )
             continue
-        target.add_argument(
+        parser.add_argument(
             "--" + f.name.replace("_", "-"),
             dest=f.name,
             default=None,
             type=_flag_type(f),
             choices=f.metadata.get("choices"),
-            help=f"{f.metadata['help']} [env {env_name(f.name)}; default {shown!s}]",
+            help=help_words,
         )
 
 

@@ -24,6 +24,7 @@ from .openapi_refusals import (
     WEBSOCKET_REFUSAL,
     error_refs,
     refusal_responses,
+    retry_after_header,
     with_route_refusals,
 )
 
@@ -122,6 +123,10 @@ LOG_LINE = {
 JOB_ID = {"name": "job_id", "in": "path", "required": True, "schema": {"type": "string"}}
 # The player's files answer conditional and range requests as HTTP files do (no error body: these are
 # HTTP's own answers, with no body or the bytes asked for).
+WHOLE_FILE = (  # where a Range is ignored (RFC 9110 §14.2), and where If-Range does not name the file
+    "; the whole file too for a `Range` of several ranges (`bytes=0-1,3-4`) or in a unit other than "
+    "`bytes`, or with an `If-Range` that does not name it"
+)
 FILE_ANSWERS: dict[str, Any] = {
     "206": {
         "description": "the byte range a `Range` header asked for (`Content-Range` says which); with "
@@ -137,7 +142,7 @@ FILE_ANSWERS: dict[str, Any] = {
     },
     "416": {
         "description": "a `Range` it does not serve: past the file's end, a suffix of no bytes "
-        "(`bytes=-0`), several ranges, or one that does not parse (no body; `Content-Range: bytes */<size>`)"
+        "(`bytes=-0`), or one that does not parse (no body; `Content-Range: bytes */<size>`)"
     },
 }
 
@@ -354,14 +359,14 @@ PATHS: dict[str, Any] = {
     "/": {
         "get": {
             "summary": "the browser player",
-            "responses": {"200": {"description": "text/html"}, **FILE_ANSWERS},
+            "responses": {"200": {"description": f"text/html{WHOLE_FILE}"}, **FILE_ANSWERS},
         }
     },
     "/{name}": {
         "get": {
             "summary": "the player's static files, by plain name",
             "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
-            "responses": {"200": {"description": "the file"}, **FILE_ANSWERS, **error_refs(404)},
+            "responses": {"200": {"description": f"the file{WHOLE_FILE}"}, **FILE_ANSWERS, **error_refs(404)},
         }
     },
 }
@@ -382,13 +387,24 @@ SECURITY_SCHEMES = {
 }
 
 
+def _with_health_wait(paths: dict[str, Any]) -> dict[str, Any]:
+    """`/health`'s 503 with its `Retry-After`: as a refused request's while it loads, or while the shared
+    queue is unreachable (the table is read once the server's modules have loaded)."""
+    from .protocol import Loading, QueueUnavailable
+
+    responses = paths["/health"]["get"]["responses"]
+    wait = retry_after_header(Loading, QueueUnavailable)
+    responses["503"] = {**responses["503"], "headers": {"Retry-After": wait}}
+    return paths
+
+
 @functools.cache
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "npu-worker", "version": PROTOCOL_VERSION},
         "security": [{"bearer": []}, {"query_token": []}],
-        "paths": with_route_refusals(PATHS),
+        "paths": _with_health_wait(with_route_refusals(PATHS)),
         "components": {
             "schemas": schemas(),
             "responses": refusal_responses(),

@@ -6,7 +6,10 @@ document cannot promise a refusal header or a status the server does not send, n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import WorkerError
 
 ERROR = {"$ref": "#/components/responses/Error"}
 OPENAI_ERROR = {"$ref": "#/components/responses/OpenAIError"}
@@ -92,20 +95,26 @@ def _refusal(schema: str, description: str, headers: dict[str, Any] | None = Non
 
 def _refusal_headers() -> dict[str, Any]:
     """The headers a refusal carries where they help, from the table `refusal_response` sends."""
-    from .http_compat.bodies import BEARER_CHALLENGE, RETRY_AFTER
+    from .http_compat.bodies import BEARER_CHALLENGE
 
-    waits = ", ".join(
-        f"{seconds} on a {kind.http_status} {kind.name}" for kind, seconds in RETRY_AFTER.items()
-    )
     return {
-        "Retry-After": {
-            "description": f"seconds to wait before sending it again: {waits}",
-            "schema": {"type": "integer", "enum": sorted(set(RETRY_AFTER.values()))},
-        },
+        "Retry-After": retry_after_header(),
         "WWW-Authenticate": {
             "description": "on a 401",
             "schema": {"type": "string", "const": BEARER_CHALLENGE},
         },
+    }
+
+
+def retry_after_header(*kinds: type[WorkerError]) -> dict[str, Any]:
+    """`Retry-After` as the refusals of `kinds` (all of `RETRY_AFTER`'s when none) carry it: seconds."""
+    from .http_compat.bodies import RETRY_AFTER
+
+    waits = {kind: seconds for kind, seconds in RETRY_AFTER.items() if not kinds or kind in kinds}
+    said = ", ".join(f"{seconds} on a {kind.http_status} {kind.name}" for kind, seconds in waits.items())
+    return {
+        "description": f"seconds to wait before sending it again: {said}",
+        "schema": {"type": "integer", "enum": sorted(set(waits.values()))},
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import threading
 from pathlib import Path
@@ -194,7 +195,10 @@ async def test_a_run_in_which_no_request_succeeded_exits_1_with_its_report(worke
         (["--timeout", "0"], "timeout must be in (0, 600.0] s"),
         (["--timeout", "nan"], "timeout must be in (0, 600.0] s"),
         (["--token", "a\nb"], "the token must be printable ASCII"),
-        (["--wav-dir", "/nonexistent-npu-worker"], "cannot write in --wav-dir /nonexistent-npu-worker: "),
+        (
+            ["--wav-dir", "/proc/nonexistent-npu-worker"],
+            "cannot write in --wav-dir /proc/nonexistent-npu-worker: ",
+        ),
         (["--mode", "fragments", "--timeout", "0"], "timeout must be in (0, 600] s"),
         (["--mode", "fragments", "--requests", "-5"], "--requests must be in (0, 1000]"),  # all but 5
         (["--mode", "fragments", "--base", "http://u:p@127.0.0.1:9"], "the worker URL must not hold a user"),
@@ -373,3 +377,38 @@ async def test_a_token_the_worker_refuses_is_said_before_the_run(
     assert err.startswith(f"npu-worker bench: {base_of(server)} refused the bench (HTTP 401): "), err
     assert problem in err and err.count("\n") == 1, err
     assert not (tmp_path / "r.json").exists()
+
+
+async def test_a_missing_wav_dir_is_made(tmp_path, capsys):
+    """`--wav-dir DIR` that did not exist was refused (`No such file or directory`): it is made, as
+    `mkdir -p` would, for its user only; the run then goes on (to a worker that is not there)."""
+    wavs = tmp_path / "runs" / "wavs"
+    argv = ["bench", "--base", "http://127.0.0.1:9", "--out", str(tmp_path / "r"), "--wav-dir", str(wavs)]
+    assert await asyncio.to_thread(bench_main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("npu-worker bench: cannot reach http://127.0.0.1:9"), err
+    assert wavs.is_dir() and wavs.stat().st_mode & 0o777 == 0o700
+
+
+@pytest.mark.parametrize("planted", ["file", "dangling link", "another user's link"])
+async def test_a_wav_dir_that_is_no_folder_is_refused_clearly(tmp_path, capsys, planted):
+    """A path that is there and no folder, or a link another user left at its name (as one planted in
+    /tmp), is refused in words; nothing is made through a link."""
+    wavs, target = tmp_path / "wavs", tmp_path / "elsewhere"
+    if planted == "file":
+        wavs.write_bytes(b"")
+        said = f"--wav-dir {wavs} is no folder"
+    else:
+        wavs.symlink_to(target)
+        said = f"--wav-dir {wavs} is a link to nothing"
+    if planted == "another user's link":
+        if os.geteuid() != 0:
+            pytest.skip("giving a link to another user needs root")
+        os.lchown(wavs, 65534, -1)
+        target.mkdir()
+        said = f"--wav-dir {wavs} is a link another user (uid 65534) owns"
+    argv = ["bench", "--base", "http://127.0.0.1:9", "--out", str(tmp_path / "r"), "--wav-dir", str(wavs)]
+    assert await asyncio.to_thread(bench_main, argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"npu-worker bench: {said}") and err.count("\n") == 1, err
+    assert planted == "another user's link" or not target.exists()

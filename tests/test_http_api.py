@@ -30,7 +30,7 @@ def wav_seconds(path: str) -> float:
 async def test_health_reports_the_fixed_and_extension_fields(worker):
     client = await worker()
     response = await client.get("/health")
-    assert response.status == 200
+    assert response.status == 200 and "Retry-After" not in response.headers
     body = await response.json()
     for key in ("status", "loaded", "load_seconds", "backend", "device", "ref_wav", "version"):
         assert key in body
@@ -49,6 +49,8 @@ async def test_health_is_503_while_the_engine_loads(worker):
         client = await worker(engine, wait_loaded=False)
         response = await client.get("/health")
         assert response.status == 503
+        # a poller (a load balancer, a client's wait) is told when to ask again, as a refused request is
+        assert response.headers.get("Retry-After") == "1"
         body = await response.json()
         assert body["loaded"] is False and body["status"] == "loading"
         assert body["load_phase"] == "tuning the tones"

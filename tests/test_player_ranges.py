@@ -69,3 +69,14 @@ async def test_other_conditions_still_hold_when_the_range_is_dropped(worker):
     headers = {"Range": "bytes=0-9", "If-Range": '"another"', "If-None-Match": etag}
     response = await client.get("/", headers=headers)
     assert response.status == 304
+
+
+@pytest.mark.parametrize("asked", ["bytes=0-1,3-4", "bytes=0-1, 3-4", "bytes=-5,0-0", "bytes=0-0,,2-3"])
+async def test_several_ranges_are_ignored_for_the_whole_file(worker, asked):
+    """RFC 9110 §14.2 lets a server ignore a request for several ranges: it answers the whole file, 200
+    (aiohttp answered 416, which read as a file without those bytes)."""
+    client = await worker()
+    body, _ = await whole(client)
+    response = await client.get("/", headers={"Range": asked})
+    assert response.status == 200 and "Content-Range" not in response.headers
+    assert await response.read() == body

@@ -81,6 +81,7 @@ def serve(*args: str) -> subprocess.CompletedProcess[str]:
         (None, "cannot read --token-file {path}: No such file or directory"),
         ("\n", "--token-file {path} holds no token"),
         (f"Bearer {TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
+        (f"Bearer\t{TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
         # a `pass show` entry's second line: the worker required a token of two lines, which no header carries
         (
             f"{TOKEN}\nlogin: me\n",
@@ -118,3 +119,23 @@ def test_serves_help_names_the_token_file():
     assert "--token-file PATH" in done.stdout and "[--token-file PATH | --token TOKEN]" in " ".join(
         done.stdout.split()
     ), done.stdout
+
+
+def token_options(command: str) -> list[tuple[tuple[str, ...], str | None, str | None]]:
+    """`command`'s token flags as argparse holds them: names, metavar, and --token-file's help."""
+    from npu_worker.cli import build_parser
+
+    parser = build_parser([command])._subparsers._group_actions[0].choices[command]
+    [group] = [
+        g for g in parser._mutually_exclusive_groups if "--token" in g._group_actions[-1].option_strings
+    ]
+    return [
+        (tuple(action.option_strings), action.metavar, action.help if action.dest == "token_file" else None)
+        for action in group._group_actions
+    ]
+
+
+def test_serve_takes_its_token_flags_as_the_client_commands_do():
+    """`serve` had its own copy of `--token-file`/`--token` (other words, kept in step by hand): it takes
+    the client commands' (`command_line_secrets.add_token_arguments`), its `--token` help its setting's."""
+    assert token_options("serve") == token_options("synth") == token_options("bench")

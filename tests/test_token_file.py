@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import grp
 import io
 import json
 import os
+import pwd
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -98,6 +101,7 @@ async def test_synth_reads_its_token_from_standard_input(worker, tmp_path, capsy
             "--token-file {path} holds 'Bearer ' and the token: write the token alone (what follows 'Bearer ')",
         ),
         (f"bearer  {TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
+        (f"Bearer\t{TOKEN}", "--token-file {path} holds 'Bearer ' and the token: write the token alone"),
     ],
 )
 def test_a_token_file_that_holds_no_token_is_one_line_and_exit_two(tmp_path, capsys, content, problem):
@@ -265,3 +269,98 @@ def test_a_fifo_no_one_writes_yet_is_waited_on_and_said(tmp_path, capsys):
         f"npu-worker: waiting for the token to be written to --token-file {fifo} (a FIFO; Ctrl-C stops)\n"
     )
     assert read == [TOKEN]
+
+
+def shared_group() -> tuple[int, str]:
+    """A group this process may give its files (root: any) with a member besides it: its gid and that
+    member's name (a member by the group's list or by a user's own group)."""
+    mine = {os.geteuid(), 0}
+    allowed = None if os.geteuid() == 0 else {os.getegid(), *os.getgroups()}
+    for group in grp.getgrall():
+        if allowed is not None and group.gr_gid not in allowed:
+            continue
+        users = [u.pw_name for u in pwd.getpwall() if u.pw_uid not in mine and u.pw_gid == group.gr_gid]
+        users += [name for name in group.gr_mem if pwd.getpwnam(name).pw_uid not in mine]
+        if users:
+            return group.gr_gid, users[0]
+    pytest.skip("no group this user may give a file has another member")
+
+
+@pytest.mark.parametrize(
+    ("mode", "folder_mode", "file_in_group", "warned"),
+    [
+        (0o644, 0o750, False, True),  # the folder's group enters, and reads by the file's others' bit
+        (0o640, 0o755, True, True),
+        (0o640, 0o710, True, True),
+        (0o604, 0o750, True, False),  # the group's bits (none) are theirs, not the others'
+        (0o644, 0o700, False, False),
+        (0o600, 0o750, True, False),
+    ],
+)
+def test_a_token_file_another_users_group_can_read_is_warned_about(
+    open_folder, mode, folder_mode, file_in_group, warned
+):
+    """Only every local user's reach was judged: a 0644 token in a 0750 folder of a shared group (or a
+    0640 one of that group) passed as private, though each member of the group could read it."""
+    gid, member = shared_group()
+    secret = open_folder / "secrets" / "token"
+    secret.parent.mkdir()
+    secret.write_text(TOKEN, encoding="utf-8")
+    os.chown(secret.parent, -1, gid)
+    if file_in_group:
+        os.chown(secret, -1, gid)
+    secret.chmod(mode)
+    secret.parent.chmod(folder_mode)
+    said = token_file_warning(str(secret))
+    assert (said is not None) is warned, said
+    if warned:
+        assert said is not None and said.startswith(
+            f"--token-file {secret} can be read by other users through their groups ({member}"
+        ), said
+        assert f"mode {mode:o}" in said and f"`chmod 600 {secret}`" in said, said
+
+
+def set_acl(path: Path, named: list[tuple[int, int, int]], mask: int) -> None:
+    """`path`'s POSIX access ACL, as `setfacl` writes it (owner rw, group and others none), with the
+    `named` entries (tag, permissions, id) and `mask`; skips where the file system takes none."""
+    entries = [
+        (0x01, 6, 0xFFFFFFFF),
+        *named,
+        (0x04, 0, 0xFFFFFFFF),
+        (0x10, mask, 0xFFFFFFFF),
+        (0x20, 0, 0xFFFFFFFF),
+    ]
+    blob = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *entry) for entry in sorted(entries))
+    try:
+        os.setxattr(path, "system.posix_acl_access", blob)
+    except (OSError, AttributeError) as exc:
+        pytest.skip(f"no POSIX ACLs here: {exc}")
+
+
+@pytest.mark.parametrize(
+    ("named", "mask", "said"),
+    [
+        ([(0x02, 4, 65534)], 4, "user {user}"),  # setfacl -m u:nobody:r
+        ([(0x08, 4, 65534)], 4, "group {group}"),  # setfacl -m g:nogroup:r
+        ([(0x02, 4, 65534)], 0, None),  # the mask takes the read away
+        ([(0x02, 2, 65534)], 6, None),  # write only
+    ],
+)
+def test_a_token_file_an_acl_lets_another_user_read_is_warned_about(tmp_path, named, mask, said):
+    """A 0600 file that `setfacl -m u:bob:r` opened to bob passed as private: only the mode was read."""
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(0o600)
+    set_acl(secret, named, mask)
+    warning = token_file_warning(str(secret))
+    if said is None:
+        assert warning is None, warning
+        return
+    who = said.format(
+        user=pwd.getpwuid(65534).pw_name if said.startswith("user") else "",
+        group=grp.getgrgid(65534).gr_name if said.startswith("group") else "",
+    )
+    assert warning == (
+        f"--token-file {secret} has an ACL that lets {who} read it (getfacl {secret}); "
+        f"`setfacl -b {secret}` keeps the token yours"
+    )

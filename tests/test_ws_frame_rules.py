@@ -134,3 +134,45 @@ def test_the_socket_routes_refuse_to_start_on_such_an_aiohttp(monkeypatch):
     monkeypatch.setattr(RequestHandler, "data_received", feeds_another_reader)  # a later aiohttp's
     with pytest.raises(RuntimeError, match=r"unmasked frames .*data_received uses no _payload_parser"):
         setup_ws(web.Application())
+
+
+async def frames_until_close(port: int, path: bytes, sent: bytes) -> list[tuple[int, bytes]]:
+    """(opcode, payload) of every frame the worker sends after `sent` (one write with the handshake),
+    up to its close frame."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    seen: list[tuple[int, bytes]] = []
+    try:
+        async with asyncio.timeout(seconds(10)):
+            writer.write(handshake(path) + sent)
+            head = await reader.readuntil(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 101"), head
+            while not seen or seen[-1][0] != 0x8:
+                first, second = await reader.readexactly(2)
+                length = second & 0x7F
+                if length >= 126:
+                    length = int.from_bytes(await reader.readexactly(2 if length == 126 else 8))
+                seen.append((first & 0x0F, await reader.readexactly(length)))
+    finally:
+        writer.close()
+    return seen
+
+
+CONFIG = b'{"type": "session.config", "voice": "default", "model": "tts-1"}'
+REFUSED_FRAMES = {  # a frame the socket refuses, and the code it closes with
+    "unmasked": (frame(0x1, CONFIG, masked=False), 1002),
+    "binary": (frame(0x2, b"\x00\x01", masked=True), 1003),
+    "over --max-body-bytes": (frame(0x1, b" " * 5000, masked=True), 1009),  # (a 4 KiB bound below)
+}
+
+
+@pytest.mark.parametrize("refused", REFUSED_FRAMES)
+async def test_the_speech_streams_answers_go_out_before_a_refused_frame_closes_it(served, refused):
+    """A session.config sent in one write with a refused frame got only the close: the socket answers
+    its messages in a task of its own, and the close went first. The answer goes out, then the close
+    with the refusal's code, as on `/ws`."""
+    listener = await served(max_body_bytes=4096)
+    bad, code = REFUSED_FRAMES[refused]
+    seen = await frames_until_close(listener.port, PATHS[1], frame(0x1, CONFIG, masked=True) + bad)
+    assert [opcode for opcode, _ in seen] == [0x1, 0x8], seen
+    assert b'"session.configured"' in seen[0][1], seen
+    assert seen[1][1][:2] == struct.pack("!H", code)

@@ -36,6 +36,7 @@ from npu_worker.bench.report import (
     summarize_runs,
     write_report,
 )
+from npu_worker.bench.wav_folder import wav_dir_problem
 from npu_worker.client.common import BASE_ENV, DEFAULT_BASE, resolve_base
 from npu_worker.command_line_secrets import (
     TOKEN_ENV,
@@ -184,7 +185,9 @@ def add_bench_command(subparsers: Any) -> None:
     )
     add_token_arguments(p)
     p.add_argument(
-        "--wav-dir", default=None, help="directory for the /synth wavs (an allowed root; default: temp)"
+        "--wav-dir",
+        default=None,
+        help="directory for the /synth wavs (an allowed root, made if missing; default: temp)",
     )
     p.set_defaults(handler=run_bench_command)
 
@@ -306,11 +309,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
         return 2
     problem = _unwritable(args.out or Path("benchmarks/load") / "x", (".json", ".md", ".png"))
     if problem is None and args.wav_dir:  # else its OSError would read as the worker's, after the run began
-        try:
-            with tempfile.TemporaryFile(dir=args.wav_dir):
-                pass
-        except OSError as exc:
-            problem = f"cannot write in --wav-dir {args.wav_dir}: {exc.strerror or exc}"
+        problem = wav_dir_problem(args.wav_dir)
     if problem:
         print(f"npu-worker bench: {problem}", file=sys.stderr)
         return 2

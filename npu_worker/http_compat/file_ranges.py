@@ -6,7 +6,9 @@ was served though the validator did not (or could not) say the file is the one t
 ETag (aiohttp's, `mtime_ns-size` in hex); one with a date must be the file's `Last-Modified` exactly
 (§13.1.5; aiohttp took any later date, so the bytes of a file replaced by an older one were served as a
 range of the copy the caller held). A range in a unit other than bytes is ignored (§14.2: the whole
-file, 200; aiohttp answered 416)."""
+file, 200; aiohttp answered 416), and so is a request for several ranges (`bytes=0-1,3-4`; §14.2 lets a
+server ignore one, and no multipart/byteranges answer is built: aiohttp answered 416, which a caller that
+asks for several, as a media player may, read as a file of no such bytes)."""
 
 from __future__ import annotations
 
@@ -38,12 +40,15 @@ async def file_answer(request: web.Request, path: Path, headers: Mapping[str, st
 
 
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
-    """Whether the range is to be served: not in a unit other than bytes, and `If-Range` (if any) a
+    """Whether the range is to be served: one range, not in a unit other than bytes, and `If-Range` (if any) a
     strong tag naming this file or its `Last-Modified` date (aiohttp's: the mtime rounded up to the
     second); anything else is not (a weak tag, another date, a value that does not parse)."""
-    unit = _UNIT.match(request.headers.get("Range", ""))
+    asked = request.headers.get("Range", "")
+    unit = _UNIT.match(asked)
     if unit is not None and unit[1].lower() != "bytes":
         return False
+    if unit is not None and sum(1 for part in asked[unit.end() :].split(",") if part.strip()) > 1:
+        return False  # several ranges: the whole file (empty list elements are none, §5.6.1)
     if_range = request.headers.get("If-Range")
     if if_range is None or "Range" not in request.headers:
         return True

@@ -16,6 +16,7 @@ from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
+from ..errors import WorkerError
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
 from ..protocol import (
@@ -23,13 +24,16 @@ from ..protocol import (
     BatchRequest,
     Done,
     JobNotFound,
+    Loading,
     Progress,
+    QueueUnavailable,
     SectionError,
     SectionRequest,
     parse_batch_request,
     parse_synth_request,
 )
 from .bodies import (
+    RETRY_AFTER,
     Cancelled,
     DecoderCallCounts,
     Health,
@@ -110,11 +114,19 @@ async def health(request: web.Request) -> web.Response:
         body.decoder_calls = DecoderCallCounts(calls.total, calls.cpu_overflow)
     if body.redis == "unreachable":  # the shared queue is down: this node cannot take requests
         body.failed(body.error if isinstance(body.error, str) else "QueueUnavailable: Redis is unreachable")
-        return json_response(body, status=503)
+        return _not_now(json_response(body, status=503), QueueUnavailable)
     if scheduler.load_error is not None:
         body.failed(str(scheduler.load_error), scheduler.load_error.fallback)
         return json_response(body, status=500)
-    return json_response(body, status=200 if info else 503)
+    if info is None:  # a load balancer's or a client's poll: when to ask again, as a refused request says
+        return _not_now(json_response(body, status=503), Loading)
+    return json_response(body)
+
+
+def _not_now(response: web.Response, kind: type[WorkerError]) -> web.Response:
+    """`response` with the `Retry-After` a refusal of `kind` carries (`bodies.RETRY_AFTER`)."""
+    response.headers["Retry-After"] = str(RETRY_AFTER[kind])
+    return response
 
 
 async def ready(request: web.Request) -> web.Response:

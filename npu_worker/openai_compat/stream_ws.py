@@ -29,6 +29,7 @@ from ..incidents import internal_error
 from ..protocol import BadRequest, QueueFull, SynthParams, UnknownMessage, WorkerError, unknown_type
 from ..ws_server.burst import Burst
 from ..ws_server.chunking import schedule_sizes
+from ..ws_server.masked_frames import MaskedFramesResponse
 from ..ws_server.message_deadline import MessageDeadline, message_deadline, messages
 from ..ws_server.opening import (
     SEND_GRACE_HEARTBEATS,
@@ -81,6 +82,9 @@ MAX_HELD_CHARS = 64 * 1024
 # A message (configuration, text, `input.done`) that comes while the engine loads waits this long for it:
 # refused with Loading, the first fragments' text was lost and the utterance heard from its middle.
 LOAD_WAIT_SECONDS = 30.0
+# A frame the socket refuses (binary, unmasked, over --max-body-bytes) closes it once the messages read
+# before it are handled, or this long after it came (a message may wait for an utterance's place).
+ANSWERS_OWED_SECONDS = 5.0
 
 
 def error_message(error: WorkerError, **where: int) -> bytes:
@@ -143,6 +147,9 @@ class SpeechStreamSession:
         self._inbox: asyncio.Queue[tuple[str, float]] = asyncio.Queue()
         self._held = 0  # characters of the messages in the inbox
         self._room = asyncio.Event()
+        self._posted = self._handled = 0  # messages posted, and handled by `serve` (`answered`)
+        self._all_handled = asyncio.Event()
+        self._all_handled.set()
         self._closing: asyncio.Task | None = None
         self._metrics = app.get(METRICS_KEY)
         self._update_standing()
@@ -187,6 +194,8 @@ class SpeechStreamSession:
         message deadline paused meanwhile: whole messages wait unread in aiohttp's queue)."""
         self._standing.in_use()
         self._held += len(text)
+        self._posted += 1
+        self._all_handled.clear()
         self._inbox.put_nowait((text, received_at))
         if self._held > MAX_HELD_CHARS:
             self.deadline.pause()
@@ -201,8 +210,20 @@ class SpeechStreamSession:
             text, received_at = await self._inbox.get()
             self._held -= len(text)
             self._room.set()
-            if not await self.on_text(text, received_at):
+            going_on = await self.on_text(text, received_at)
+            self._handled += 1
+            if self._handled == self._posted:
+                self._all_handled.set()
+            if not going_on:
                 return
+
+    async def answered(self) -> None:
+        """Once each message posted so far has been handled (its answer sent: `session.configured`, an
+        `error`; its sentences queued), or ANSWERS_OWED_SECONDS have passed: a frame refused after them
+        closes the socket, but only then (the answers were lost to the close before)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(ANSWERS_OWED_SECONDS):
+                await self._all_handled.wait()
 
     async def on_text(self, text: str, received_at: float) -> bool:
         """One client message; False once `session.close` has been served (the socket then closes)."""
@@ -302,6 +323,7 @@ class SpeechStreamSession:
         failed) is closed, so the reading ends too."""
         self._held = 0
         self._room.set()
+        self._all_handled.set()  # (nothing more is handled)
         if not serving.cancelled() and not self.ws.closed:
             self._closing = asyncio.get_running_loop().create_task(
                 self.ws.close(code=WSCloseCode.INTERNAL_ERROR)
@@ -333,6 +355,8 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
     """Reads the socket while `serve` handles the messages, so a close is seen even while sentences
     wait for their place (then the queued ones stop at once)."""
     ws = await open_socket(request)
+    if isinstance(ws, MaskedFramesResponse):  # a refused frame comes to the loop below, the socket open
+        ws.refusals_to_the_route()
     deadline = message_deadline(request, ws)
     session = SpeechStreamSession(
         request,
@@ -352,10 +376,16 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
                 break
             if message.type == WSMsgType.TEXT:
                 await session.post(message.data, time.monotonic())
-            elif message.type == WSMsgType.BINARY:
+            elif message.type == WSMsgType.BINARY:  # the answers to the messages before it go out first
+                await session.answered()
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break
-            elif message.type == WSMsgType.ERROR:  # aiohttp has closed it (1009: over --max-body-bytes)
+            elif (
+                message.type == WSMsgType.ERROR
+            ):  # a frame refused (1002 unmasked, 1009 over --max-body-bytes)
+                await session.answered()
+                code = getattr(message.data, "code", WSCloseCode.PROTOCOL_ERROR)
+                await ws.close(code=code)  # (as aiohttp's own close of it: no reason)
                 request.app[CLOSING_SOCKETS_KEY].linger_failed(request)
                 break
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from aiohttp import WSCloseCode, web
+from aiohttp import WSCloseCode, WSMessage, WSMsgType, web
 from aiohttp.http_websocket import WebSocketError
 from aiohttp.web_protocol import RequestHandler
 
@@ -126,8 +126,37 @@ class _MaskedFramesOnly:
         self._reader.feed_eof()
 
 
+class _RefusalToTheRoute:
+    """aiohttp's message queue, but the reader's refusal of a frame (unmasked, over-long) comes out of
+    `receive` once as an ERROR message, the socket still open, instead of after aiohttp has closed it:
+    a route that answers its messages in a task of its own sends what it owes first, then closes with
+    the refusal's code (`WebSocketError.code`). Later reads raise it, as aiohttp's own close expects."""
+
+    def __init__(self, queue: Any) -> None:
+        self._queue = queue
+        self._told = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._queue, name)
+
+    async def read(self) -> Any:
+        try:
+            return await self._queue.read()
+        except WebSocketError as exc:
+            if self._told:
+                raise
+            self._told = True
+            return WSMessage(WSMsgType.ERROR, exc, None)
+
+
 class MaskedFramesResponse(web.WebSocketResponse):
     """aiohttp's socket, refusing unmasked client frames; what came with the handshake is walked too."""
+
+    def refusals_to_the_route(self) -> None:
+        """A frame the reader refuses reaches the route before the socket closes (`_RefusalToTheRoute`);
+        the route closes it (with `message.data.code`)."""
+        if self._reader is not None and not isinstance(self._reader, _RefusalToTheRoute):
+            self._reader = _RefusalToTheRoute(self._reader)  # type: ignore[assignment]
 
     def _post_start(self, request: web.BaseRequest, protocol: str | None, writer: Any) -> None:
         connection: Any = request.protocol

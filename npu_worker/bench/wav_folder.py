@@ -1,0 +1,38 @@
+"""`bench --wav-dir DIR`: the folder the worker writes the /synth wavs in, made when it does not exist
+yet (it was refused: `cannot write in --wav-dir DIR: No such file or directory`, and the caller made it by
+hand). Made as `mkdir -p` does, readable by its user only, and never through a link: `mkdir` does not
+follow one left at a missing folder's name (dangling, as one planted in /tmp would be), and one another
+user owns is refused, as is a path that is there and no folder."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+
+
+def wav_dir_problem(path: str) -> str | None:
+    """What keeps the bench from writing in `path` (made first where missing), or None."""
+    try:
+        link = os.lstat(path)
+    except FileNotFoundError:
+        link = None
+    except OSError as exc:
+        return f"cannot write in --wav-dir {path}: {exc.strerror or exc}"
+    if link is not None and stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.geteuid(), 0):
+        return f"--wav-dir {path} is a link another user (uid {link.st_uid}) owns: give a folder of your own"
+    try:
+        if link is None:
+            os.makedirs(path, mode=0o700)
+        elif not os.path.isdir(path):
+            what = (
+                "a link to nothing"
+                if stat.S_ISLNK(link.st_mode) and not os.path.exists(path)
+                else "no folder"
+            )
+            return f"--wav-dir {path} is {what}: give a folder (it is made where missing)"
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        return f"cannot write in --wav-dir {path}: {exc.strerror or exc}"
+    return None
