@@ -51,12 +51,12 @@ def test_a_markdown_italic_letter_is_no_product(written, said):
         ("a < b < f(x)", "a < b < f(x)"),  # a 초과 b < f(x): half of it read, the second sign unsaid
         ("a ≤ b ≤ c_1", "a ≤ b ≤ c_1"),
         ("a < b < n-1", "a < b < n-1"),
-        ("a < b < c2", "a < b < c2"),
         ("x < y < zz", "x < y < zz"),
         # the chains the k6 rule meant read as it meant them
-        ("a < b < c^2", "a 초과 b c의 2제곱 미만"),
-        ("a ≤ b ≤ c이면", "a 이상 b c 이하이면"),
-        ("a < b < n - 1", "a 초과 b n 빼기 1 미만"),
+        ("a < b < c^2", "b는 a 초과 c의 2제곱 미만"),  # k7: the middle term first
+        ("a ≤ b ≤ c이면", "b는 a 이상 c 이하이면"),
+        ("a < b < n - 1", "b는 a 초과 n 빼기 1 미만"),
+        ("a < b < c2", "b는 a 초과 c2 미만"),  # k6: left whole; k7 reads an index's digits
     ],
 )
 def test_a_chain_whose_last_term_no_bound_reads_is_left_whole(written, said):
@@ -129,9 +129,9 @@ def test_a_formulas_last_number_before_a_bound_is_its_subject(written, said):
     ("written", "said"),
     [
         ("x < 2π", "x 2파이 미만"),  # x 2 미만파이: the bound's word inside the amount
-        ("0 < x < 2π", "0 초과 x 2파이 미만"),
+        ("0 < x < 2π", "x는 0 초과 2파이 미만"),
         ("x > 2π이면", "x 2파이 초과이면"),  # x 2 초과파이이면
-        ("0 ≤ θ < 2π일 때", "0 ≤ 세타 2파이 미만일 때"),
+        ("0 ≤ θ < 2π일 때", "세타는 0 이상 2파이 미만일 때"),  # k6: 0 ≤ 세타, a sign unsaid
         ("π < 4", "파이 4 미만"),
     ],
 )

@@ -22,6 +22,7 @@ import pytest
 
 from npu_worker.engine import (
     korean_arrows,
+    korean_chains,
     korean_dates,
     korean_formulas,
     korean_functions,
@@ -38,6 +39,7 @@ from npu_worker.engine.korean_reading import PLAIN, spoken
 
 MODULES: list[ModuleType] = [
     korean_arrows,
+    korean_chains,
     korean_dates,
     korean_formulas,
     korean_functions,

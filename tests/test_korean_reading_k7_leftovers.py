@@ -1,0 +1,86 @@
+"""The Korean reading's leftovers of the last stop (k7): chains of bounds read with their middle term first, a formula
+on a comparison's left before a variable, the single angle quote typed for "<" (`korean_chains`, `korean_ranges`,
+`korean_reading`).
+
+Each reading is the words a Korean lecturer says; the comment says what was read before. The lookalikes below read
+as before."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("a ≤ b ≤ c", "b는 a 이상 c 이하"),  # a 이상 b c 이하: b's bounds on either side of it
+        ("1 ≤ x ≤ 3", "x는 1 이상 3 이하"),  # 1 이상 x 3 이하
+        ("1 ≤ n ≤ 3일 때", "n은 1 이상 3 이하일 때"),
+        ("1 ≤ x ≤ 3을 만족하는", "x는 1 이상 3 이하를 만족하는"),  # the particle in the form 이하 takes
+        ("-1 ≤ x ≤ 1", "x는 마이너스 1 이상 1 이하"),
+        ("0 ≤ p ≤ 100%", "p는 0 이상 100 퍼센트 이하"),
+        ("0 ≤ N ≤ 100", "N은 0 이상 100 이하"),  # a capital between numbers is a variable
+        ("a < 1 < b", "1은 a 초과 b 미만"),  # a 1 미만 초과 b: the number taken for a's bound
+        ("v1 < v2 < v3", "v2는 v1 초과 v3 미만"),  # v1 초과 v2 초과 v3
+        ("a > b > c이면", "b는 c 초과 a 미만이면"),  # a 미만 b c 초과: the lower bound first
+        ("0 < θ < π", "세타는 0 초과 파이 미만"),  # 0 < 세타 < 파이: the signs unsaid
+        ("0 < ε < 1", "엡실론은 0 초과 1 미만"),  # the particle for the letter's name
+        ("a < b < n - 1", "b는 a 초과 n 빼기 1 미만"),
+        ("a - 3 > b", "a 빼기 3이 b 초과"),  # a 빼기 3 미만 b: the formula's 3 taken for b's bound
+        ("a - 3 > b이면", "a 빼기 3이 b 초과이면"),
+        ("x + 1 ≤ y가 되면", "x 더하기 1이 y 이하가 되면"),
+        ("a - 3 > b + 1", "a 빼기 3이 b 더하기 1 초과"),
+        ("x ‹ 2πr", "x 2파이r 미만"),  # x ‹ 2파이r: the quote unsaid
+        ("x < 2πr", "x 2파이r 미만"),  # x 2 미만파이r
+        ("r › 0", "r 0 초과"),
+    ],
+)
+def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1 < 2 < 3", "1 < 2 < 3"),  # numbers alone compared
+        ("A > B > C", "A > B > C"),  # names ranked
+        ("a < b < c < d", "a < b < c < d"),  # a longer chain, left whole
+        ("a < b < f(x)", "a < b < f(x)"),
+        ("a < b < n-1", "a < b < n-1"),  # a name's hyphen, no minus
+        ("0 ≤ x ≤ 3개", "0 이상 x 세 개 이하"),  # a counter after the last number: the single bounds
+        ("3 > b", "3 미만 b"),  # no formula before the number
+        ("5 - 3 > 0", "5 빼기 3 > 0"),  # two numbers compared
+        ("2x - 3 > 0이면", "2x 빼기 3이 0 초과이면"),
+        ("le ‹ mot ›", "le ‹ mot ›"),  # a French quotation
+        ("‹제목›", "‹제목›"),
+        ("x ≤ 3이 되면", "x 3 이하가 되면"),
+    ],
+)
+def test_the_lookalikes_of_the_last_stops_leftovers_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "a < " * 1000,
+        "1 ≤ x" * 800,
+        "a - 3 > b + 1 " * 300,
+        "1 < a1 < 2 < " * 330,
+        "x ‹ " * 1000,
+        "0 < " + "1 + " * 1000,
+        "(n-" * 1000,
+        "ρ/ε₀" * 1000,
+        "n!" * 2000,
+    ],
+)
+def test_a_hostile_text_is_read_in_bounded_time(hostile):
+    """About 4 000 characters built to make the chain, side and angle patterns backtrack: bounded repeats and
+    look-aheads keep each linear (a generous bound, no speed figure: the work measured is `benchmarks/reading_cost.py`'s)."""
+    started = time.perf_counter()
+    spoken(hostile)
+    assert time.perf_counter() - started < 2
