@@ -39,16 +39,16 @@ from npu_worker.engine.korean_reading import spoken
         ("3 ℃ < t", "3 도 초과 t"),  # 3 도 < t
         ("3 개 < n", "세 개 초과 n"),  # 세 개 < n
         ("x^{n/2}", "x의 2분의 n제곱"),  # x^{n/2}: braces and all
-        ("n의 값은 (n-1)!", "n의 값은 (n-1) 팩토리얼"),  # (n-1)!: the sign unsaid
+        ("n의 값은 (n-1)!", "n의 값은 (n 빼기 1) 팩토리얼"),  # (n-1)!: the sign unsaid
         ("(n+1)!은", "(n 플러스 1) 팩토리얼은"),
         (
             "n!/k!이면",
             "n 팩토리얼 나누기 k 팩토리얼이면",
         ),  # n 팩토리얼/k!이면: the last before a copula unsaid
-        ("n!은 n 곱하기 (n-1)!", "n 팩토리얼은 n 곱하기 (n-1) 팩토리얼"),  # n!은 n 곱하기 (n-1)!
+        ("n!은 n 곱하기 (n-1)!", "n 팩토리얼은 n 곱하기 (n 빼기 1) 팩토리얼"),  # n!은 n 곱하기 (n-1)!
         (
             "n!/(k!(n-k)!)",
-            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n 빼기 k) 팩토리얼)",
         ),  # n 팩토리얼/(k 팩토리얼(n-k)!)
         ("FY2024년 매출", "2024 회계연도 매출"),  # FY2024년: espeak's English "fy"
         ("FY2024년도 예산", "2024 회계연도 예산"),
@@ -98,7 +98,7 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("(2020)!", "(2020)!"),
         ("정답은 (a)!", "정답은 (a)!"),  # an answer exclaimed
         ("정답은 n!", "정답은 n!"),
-        ("3!이면", "3!이면"),
+        ("3!이면", "3 팩토리얼이면"),  # k7: a factorial before a copula (k6 left it)
         ("FY2024-01", "FY2024-01"),  # runs down: a code
         ("FY2024", "2024 회계연도"),
         ("$1-$2 사이", "1에서 2 달러 사이"),  # no code around it: money

@@ -14,7 +14,7 @@ from npu_worker.engine.korean_reading import spoken
     [
         ("n!의 값은", "n 팩토리얼의 값은"),
         ("5!의 값", "5 팩토리얼의 값"),
-        ("(n-1)!의 값", "(n-1) 팩토리얼의 값"),
+        ("(n-1)!의 값", "(n 빼기 1) 팩토리얼의 값"),
         ("(2n)!의", "(2n) 팩토리얼의"),
         ("(n+1)!의 값", "(n 플러스 1) 팩토리얼의 값"),
     ],
@@ -146,7 +146,7 @@ def test_a_bound_of_pis_multiple_says_it_whole(written, said):
     [
         (
             "n!/(k!(n-k)!)",
-            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n 빼기 k) 팩토리얼)",
         ),  # k 팩토리얼(n-k): product unsaid
         ("3!(2+1)!", "3 팩토리얼 곱하기 (2 플러스 1) 팩토리얼"),
         ("5!(참고)", "5 팩토리얼(참고)"),  # a bracket with no factorial of its own: no product
@@ -179,10 +179,10 @@ def test_a_factorials_product_and_a_periods_particle_are_said(written, said):
         ("x > 0이면", "x 0 초과이면"),
         ("if (x > 0이면", "if (x 0 초과이면"),
         ("if (n ≥ 1인 정수", "if (n 1 이상인 정수"),
-        ("if (x > 0 or x < -1", "if (x 0 초과 or x 마이너스 1 미만"),
+        ("if (x > 0 or x < -1", "if (x가 0보다 크다 or x가 마이너스 1보다 작다"),  # k7: "or" joins code
         ("if a > b이면", "if a b 초과이면"),  # if a가 b보다 크다이면
         ("if (a>b일 때", "if (a b 초과일 때"),
-        ("if (a > b or b < c)", "if (a b 초과 or b c 미만)"),  # a가 b보다 크다 or b c 미만
+        ("if (a > b or b < c)", "if (a가 b보다 크다 or b가 c보다 작다)"),  # k6: a b 초과 or b c 미만
         ("while a < b:", "while a가 b보다 작다:"),
         ("조건 x > 0; y > 0", "조건 x 0 초과; y 0 초과"),
     ],

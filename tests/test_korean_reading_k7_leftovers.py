@@ -1,5 +1,6 @@
 """The Korean reading's leftovers of the last stop (k7): chains of bounds read with their middle term first, a formula
-on a comparison's left before a variable, the single angle quote typed for "<" (`korean_chains`, `korean_ranges`,
+on a comparison's left before a variable, the single angle quote typed for "<", a factorial before a copula, a
+bracket's minus, a Greek letter's quotient, code's "and" (`korean_chains`, `korean_ranges`, `korean_formulas`,
 `korean_reading`).
 
 Each reading is the words a Korean lecturer says; the comment says what was read before. The lookalikes below read
@@ -61,6 +62,52 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
     ],
 )
 def test_the_lookalikes_of_the_last_stops_leftovers_read_as_before(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("n!이다", "n 팩토리얼이다"),  # n!이다: the sign unsaid before a copula
+        ("3!이면", "3 팩토리얼이면"),
+        ("n!일 때", "n 팩토리얼일 때"),
+        ("(n-k)", "(n 빼기 k)"),  # (n-k): the hyphen unsaid
+        ("(n-1)!", "(n 빼기 1) 팩토리얼"),  # (n-1) 팩토리얼
+        ("2(n-1)", "2(n 빼기 1)"),
+        (
+            "n!/(k!(n-k)!)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n 빼기 k) 팩토리얼)",
+        ),
+        ("ρ/ε₀", "엡실론 제로분의 로"),  # 로/엡실론₀: espeak's "slash", the subscript unsaid
+        ("E = ρ/ε₀", "E는 엡실론 제로분의 로"),
+        ("q/ε₀이다", "엡실론 제로분의 q이다"),
+        ("μ₀/ε₀", "엡실론 제로분의 뮤 제로"),
+        (
+            "if x > 10 and y < 5:",
+            "if x가 10보다 크다 and y가 5보다 작다:",
+        ),  # if x 10 초과 and y 5 미만: a formula's
+        ("while (x > 0 or y < 3)", "while (x가 0보다 크다 or y가 3보다 작다)"),
+    ],
+)
+def test_a_factorial_a_brackets_minus_a_greek_quotient_and_codes_and_are_said(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("정답은 3!", "정답은 3!"),  # an exclamation
+        ("n-k", "n-k"),  # no bracket: a name's hyphen
+        ("(T-1)", "(T-1)"),
+        ("(1-2)", "(1-2)"),
+        ("그림 3(a-c)", "그림 3(a-c)"),  # a figure's panels
+        ("Fig. 2 (a-d)", "Fig. 2 (a-d)"),
+        ("a/b", "a/b"),
+        ("and/or", "and/or"),
+        ("x >= 0 and y >= 0", "x 0 이상 and y 0 이상"),  # no keyword: a formula's
+    ],
+)
+def test_their_lookalikes_read_as_before(written, said):
     assert spoken(written) == said
 
 

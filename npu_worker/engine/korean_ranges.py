@@ -88,12 +88,16 @@ VARIABLE_BOUND = re.compile(
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
 # comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
-_CODE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;) ?$")
+_CODE_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;|(?<![A-Za-z])(?:and|or) \(?) ?$"
+)
 # ... the "&&", "||" or ";" only in a statement that a keyword opens: "x > y; y > z", "x>y||y>z" are a formula's (the
 # k6 rule read the second as code, x y 초과; y가 z보다 크다: one line in two voices).
-_CODE_JOIN = re.compile(r"(?:&&|\|\||;) ?$")
+# ... and Python's "and", "or" in a statement a keyword opens, "if x > 10 and y < 5:" (it was if x 10 초과 and y 5 미만:,
+# the code read as a formula): if x가 10보다 크다 and y가 5보다 작다:; "x >= 0 and y >= 0" with no keyword stays a formula's.
+_CODE_JOIN = re.compile(r"(?:&&|\|\||;|and \(?|or \(?) ?$")
 _CODE_KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
-_CODE_AFTER = re.compile(r" ?(?:[)&|;:{,?]|$)")  # what closes a comparison in code
+_CODE_AFTER = re.compile(r" ?(?:[)&|;:{,?]|$)| (?:and|or)(?![A-Za-z])")  # what closes a comparison in code
 _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:

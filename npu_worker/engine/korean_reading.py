@@ -142,7 +142,8 @@ def _numbers_spoken(text: str) -> str:
         text = formulas.FACTORIAL.sub(" 팩토리얼", text)
         text = formulas.FACTORIAL_AFTER.sub(template(r"\1 팩토리얼"), text)
         text = formulas.FACTORIAL_PARTICLE.sub(
-            lambda m: " 팩토리얼" + formulas.particle_after("팩토리얼", m.group(1)), text
+            lambda m: " 팩토리얼" + (formulas.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
+            text,
         )
         text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
         text = formulas.DIVIDED_FACTORIAL.sub(" 나누기 ", text)
@@ -156,6 +157,8 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = formulas.PLUS.sub(" 플러스 ", text)
     text = formulas.MINUS_AFTER_POWER.sub(" 마이너스 ", text)
+    if "(" in text:
+        text = formulas.BRACKET_MINUS.sub(formulas.bracket_minus, text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
     text = _EMPHASIS.sub(template(r"\2"), text)
@@ -163,6 +166,8 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.QUARTER.sub(template(r"\1 4"), text)
     text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
     text = formulas.FRACTION.sub(template(r"\2분의 \1"), text)
+    if "/" in text:
+        text = formulas.GREEK_FRACTION.sub(formulas.greek_fraction, text)
     text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
     text = _clocks_and_counters(text)
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
