@@ -82,6 +82,11 @@ def test_the_lookalikes_of_the_last_stops_leftovers_read_as_before(written, said
         ("E = ρ/ε₀", "E는 엡실론 제로분의 로"),
         ("q/ε₀이다", "엡실론 제로분의 q이다"),
         ("μ₀/ε₀", "엡실론 제로분의 뮤 제로"),
+        ("π/2", "2분의 파이"),  # 파이/2: espeak's "slash"
+        ("2π/3", "3분의 2파이"),
+        ("sin(π/2) = 1", "사인(2분의 파이)는 1"),
+        ("0 < θ < π/2", "세타는 0 초과 2분의 파이 미만"),  # 0 < 세타 < 파이/2: the signs unsaid
+        ("0 ≤ θ ≤ π/2이면", "세타는 0 이상 2분의 파이 이하이면"),
         (
             "if x > 10 and y < 5:",
             "if x가 10보다 크다 and y가 5보다 작다:",
@@ -103,6 +108,8 @@ def test_a_factorial_a_brackets_minus_a_greek_quotient_and_codes_and_are_said(wr
         ("그림 3(a-c)", "그림 3(a-c)"),  # a figure's panels
         ("Fig. 2 (a-d)", "Fig. 2 (a-d)"),
         ("a/b", "a/b"),
+        ("π/2.5", "파이/2 점 오"),  # no decimal's fraction
+        ("ω/2π", "오메가/2파이"),
         ("and/or", "and/or"),
         ("x >= 0 and y >= 0", "x 0 이상 and y 0 이상"),  # no keyword: a formula's
     ],

@@ -18,7 +18,7 @@ _EDGE = r"[-−]?\d+(?:\.\d+)?%?|[a-zα-ω]\d{0,2}|\d*π"  # the first term: one
 _MIDDLE = r"[-−]?\d+(?:\.\d+)?|[a-zA-Zα-ω]\d{0,2}"
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"), or no word at all. Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function,
-# "f(x)", nor a fraction, "π/2" (left to the single bounds).
+# "f(x)", nor a fraction but π's, "x/2" (left to the single bounds).
 _AFTER = rf"(?:{PARTICLE}|(?=이[면다고며]|일 ?(?:때|경우)|인(?![가-힣])|[^\w.,/^(<>≤≥]|[.,](?!\d)|$))"
 CHAIN = re.compile(
     rf"(?=[-−]?[\w.π]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"

@@ -143,6 +143,8 @@ AROUND_THE_CLOCK = re.compile(r"(?<![\d/.])24/7(?![\d/]|\.\d)")
 FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for "/": "3/4분기" is the third quarter, 삼 사분기;
 # "입/출력" and "A/S" are `korean_marks`'.
+# π's fraction, "π/2", "2π/3", "sin(π/2)" (espeak: 파이 "slash" 이): 2분의 파이, 3분의 2파이, as a lecturer says it.
+PI_FRACTION = re.compile(r"(?=\d{0,2}π/)(?<![\w.)/^])(\d{0,2}π)/(\d{1,2})(?![\d./^A-Za-z(_])")
 # A Greek letter's quotient, "ρ/ε₀", "q/ε₀", "Δx/Δt" aside (espeak: 로 "slash" 엡실론, the subscript unsaid): as a fraction,
 # 엡실론 제로분의 로, its subscript's digit said in English as "V₀" is (V제로).
 GREEK_FRACTION = re.compile(
