@@ -156,7 +156,7 @@ def test_a_negative_powers_unit_lookalikes_read_as_before(written, said):
         ("sin 30°", "사인 30 도"),  # espeak said the English "sin" before a number
         ("cos60° = 0.5", "코사인 60 도는 0 점 오"),  # and "cos"
         ("tan 45° = 1", "탄젠트 45 도는 1"),
-        ("sin(π/6)", "사인(파이/6)"),
+        ("sin(π/6)", "사인(6분의 파이)"),  # k7: π's fraction read (it was 파이/6)
         ("log₁₀100 = 2", "로그 10의 100은 2"),  # and "log"
         ("(x+1)²", "(x 플러스 1)의 2제곱"),  # it was (x 플러스 1)²: the power unsaid
         ("(a-b)³을", "(a 빼기 b)의 3제곱을"),
