@@ -130,6 +130,12 @@ def test_their_lookalikes_read_as_before(written, said):
         "(n-" * 1000,
         "ρ/ε₀" * 1000,
         "n!" * 2000,
+        "π/" * 2000,
+        "2π/3 " * 800,
+        "0 < θ < " * 500,
+        "if (x > 1 and " * 300,
+        "n!이" * 1300,
+        "(a-b)" * 800,
     ],
 )
 def test_a_hostile_text_is_read_in_bounded_time(hostile):
