@@ -18,7 +18,7 @@ from npu_worker.engine.korean_reading import spoken
     [
         (
             "a ≤ b ≤ c이면",
-            "b는 a 이상 c 이하이면",
+            "b가 a 이상 c 이하이면",
         ),  # a ≤ b ≤ c이면: the signs unsaid (k6: a 이상 b c 이하이면)
         ("x < y < z", "y는 x 초과 z 미만"),
         ("a>b>c", "b는 c 초과 a 미만"),  # the lower bound first

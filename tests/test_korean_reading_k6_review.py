@@ -54,7 +54,7 @@ def test_a_markdown_italic_letter_is_no_product(written, said):
         ("x < y < zz", "x < y < zz"),
         # the chains the k6 rule meant read as it meant them
         ("a < b < c^2", "b는 a 초과 c의 2제곱 미만"),  # k7: the middle term first
-        ("a ≤ b ≤ c이면", "b는 a 이상 c 이하이면"),
+        ("a ≤ b ≤ c이면", "b가 a 이상 c 이하이면"),
         ("a < b < n - 1", "b는 a 초과 n 빼기 1 미만"),
         ("a < b < c2", "b는 a 초과 c2 미만"),  # k6: left whole; k7 reads an index's digits
     ],
@@ -131,7 +131,7 @@ def test_a_formulas_last_number_before_a_bound_is_its_subject(written, said):
         ("x < 2π", "x 2파이 미만"),  # x 2 미만파이: the bound's word inside the amount
         ("0 < x < 2π", "x는 0 초과 2파이 미만"),
         ("x > 2π이면", "x 2파이 초과이면"),  # x 2 초과파이이면
-        ("0 ≤ θ < 2π일 때", "세타는 0 이상 2파이 미만일 때"),  # k6: 0 ≤ 세타, a sign unsaid
+        ("0 ≤ θ < 2π일 때", "세타가 0 이상 2파이 미만일 때"),  # k6: 0 ≤ 세타, a sign unsaid
         ("π < 4", "파이 4 미만"),
     ],
 )

@@ -20,14 +20,16 @@ from npu_worker.engine.korean_reading import spoken
     [
         ("a ≤ b ≤ c", "b는 a 이상 c 이하"),  # a 이상 b c 이하: b's bounds on either side of it
         ("1 ≤ x ≤ 3", "x는 1 이상 3 이하"),  # 1 이상 x 3 이하
-        ("1 ≤ n ≤ 3일 때", "n은 1 이상 3 이하일 때"),
+        ("1 ≤ n ≤ 3일 때", "n이 1 이상 3 이하일 때"),
+        ("1 ≤ k ≤ n인 정수 k", "k가 1 이상 n 이하인 정수 k"),  # a clause's subject: 가, not the topic's 는
+        ("0 ≤ x ≤ 1이면", "x가 0 이상 1 이하이면"),
         ("1 ≤ x ≤ 3을 만족하는", "x는 1 이상 3 이하를 만족하는"),  # the particle in the form 이하 takes
         ("-1 ≤ x ≤ 1", "x는 마이너스 1 이상 1 이하"),
         ("0 ≤ p ≤ 100%", "p는 0 이상 100 퍼센트 이하"),
         ("0 ≤ N ≤ 100", "N은 0 이상 100 이하"),  # a capital between numbers is a variable
         ("a < 1 < b", "1은 a 초과 b 미만"),  # a 1 미만 초과 b: the number taken for a's bound
         ("v1 < v2 < v3", "v2는 v1 초과 v3 미만"),  # v1 초과 v2 초과 v3
-        ("a > b > c이면", "b는 c 초과 a 미만이면"),  # a 미만 b c 초과: the lower bound first
+        ("a > b > c이면", "b가 c 초과 a 미만이면"),  # a 미만 b c 초과: the lower bound first
         ("0 < θ < π", "세타는 0 초과 파이 미만"),  # 0 < 세타 < 파이: the signs unsaid
         ("0 < ε < 1", "엡실론은 0 초과 1 미만"),  # the particle for the letter's name
         ("a < b < n - 1", "b는 a 초과 n 빼기 1 미만"),
@@ -86,7 +88,7 @@ def test_the_lookalikes_of_the_last_stops_leftovers_read_as_before(written, said
         ("2π/3", "3분의 2파이"),
         ("sin(π/2) = 1", "사인(2분의 파이)는 1"),
         ("0 < θ < π/2", "세타는 0 초과 2분의 파이 미만"),  # 0 < 세타 < 파이/2: the signs unsaid
-        ("0 ≤ θ ≤ π/2이면", "세타는 0 이상 2분의 파이 이하이면"),
+        ("0 ≤ θ ≤ π/2이면", "세타가 0 이상 2분의 파이 이하이면"),
         (
             "if x > 10 and y < 5:",
             "if x가 10보다 크다 and y가 5보다 작다:",

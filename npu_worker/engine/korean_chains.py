@@ -1,5 +1,6 @@
 """Chains of bounds, "a ≤ b ≤ c", "1 ≤ x ≤ 3", "0 < θ < π", read as a Korean lecturer says them: the middle term
-first with its topic particle, then its two bounds, the lower one first: b는 a 이상 c 이하, x는 1 이상 3 이하.
+first with its topic particle, then its two bounds, the lower one first: b는 a 이상 c 이하, x는 1 이상 3 이하; in a
+condition, x가 1 이상 3 이하이면.
 
 espeak-ng said nothing for the signs (a b c); the k6 reading said each bound where it stood, "a 이상 b c 이하",
 which puts b's bound before b and its other bound after c, and "a < 1 < b" came out "a 1 미만 초과 b". A part of
@@ -25,6 +26,9 @@ CHAIN = re.compile(
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
+# A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
+# takes 이/가 there, x가 1 이상 3 이하이면 (x는 says a statement's topic).
+_CLAUSE_AFTER = re.compile(r"이면|이라면|일 ?(?:때|경우|수록)|인(?![가-힣])")
 
 
 def chain(match: re.Match[str]) -> str:
@@ -43,6 +47,10 @@ def chain(match: re.Match[str]) -> str:
         lower = f"{last} {BOUND_WORDS[falling_2]}"
         upper, word = first, LOWER_BOUND_WORDS[falling]
     said_middle = MATH_NAMES.get(middle, middle)
-    topic = "은" if final_sound(said_middle) else "는"
+    closed = bool(final_sound(said_middle))
+    if _CLAUSE_AFTER.match(match.string, match.end()):
+        topic = "이" if closed else "가"
+    else:
+        topic = "은" if closed else "는"
     ending = particle_after(word, particle) if particle else ""
     return f"{middle}{topic} {lower} {upper} {word}{ending}"
