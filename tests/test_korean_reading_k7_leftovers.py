@@ -27,6 +27,9 @@ from npu_worker.engine.korean_reading import spoken
         ("-1 ≤ x ≤ 1", "x는 마이너스 1 이상 1 이하"),
         ("0 ≤ p ≤ 100%", "p는 0 이상 100 퍼센트 이하"),
         ("0 ≤ N ≤ 100", "N은 0 이상 100 이하"),  # a capital between numbers is a variable
+        ("20℃ ≤ t ≤ 40℃", "t는 20 도 이상 40 도 이하"),  # 20 도 이상 t 40 도 이하
+        ("2.5V ≤ V ≤ 4.2V이면", "V가 2 점 오 볼트 이상 4 점 이 볼트 이하이면"),
+        ("20 ≤ T ≤ 40℃", "T는 20 이상 40 도 이하"),
         ("a < 1 < b", "1은 a 초과 b 미만"),  # a 1 미만 초과 b: the number taken for a's bound
         ("v1 < v2 < v3", "v2는 v1 초과 v3 미만"),  # v1 초과 v2 초과 v3
         ("a > b > c이면", "b가 c 초과 a 미만이면"),  # a 미만 b c 초과: the lower bound first
@@ -55,6 +58,10 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("a < b < f(x)", "a < b < f(x)"),
         ("a < b < n-1", "a < b < n-1"),  # a name's hyphen, no minus
         ("0 ≤ x ≤ 3개", "0 이상 x 세 개 이하"),  # a counter after the last number: the single bounds
+        (
+            "20 ≤ T ≤ 40°F",
+            "20 이상 T 40 이하°F",
+        ),  # a unit not read after a chain: the single bounds, as before
         ("3 > b", "3 미만 b"),  # no formula before the number
         ("5 - 3 > 0", "5 빼기 3 > 0"),  # two numbers compared
         ("2x - 3 > 0이면", "2x 빼기 3이 0 초과이면"),

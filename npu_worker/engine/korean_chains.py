@@ -12,17 +12,17 @@ from __future__ import annotations
 import re
 
 from .korean_formulas import PARTICLE, final_sound, particle_after
-from .korean_ranges import BOUND_WORDS, LOWER_BOUND_WORDS, SIDE
+from .korean_ranges import BOUND_WORDS, LOWER_BOUND_WORDS, SIDE, SIDE_UNIT
 from .korean_words import MATH_NAMES
 
-_EDGE = r"[-−]?\d+(?:\.\d+)?%?|[a-zα-ω]\d{0,2}|\d*π"  # the first term: one term alone
+_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|\d*π"  # the first term: one term alone
 _MIDDLE = r"[-−]?\d+(?:\.\d+)?|[a-zA-Zα-ω]\d{0,2}"
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"), or no word at all. Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function,
 # "f(x)", nor a fraction but π's, "x/2" (left to the single bounds).
-_AFTER = rf"(?:{PARTICLE}|(?=이[면다고며]|일 ?(?:때|경우)|인(?![가-힣])|[^\w.,/^(<>≤≥]|[.,](?!\d)|$))"
+_AFTER = rf"(?:{PARTICLE}|(?=이[면다고며]|일 ?(?:때|경우)|인(?![가-힣])|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 CHAIN = re.compile(
-    rf"(?=[-−]?[\w.π]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"(?=[-−]?[\w.π%‰℃°Ω]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
@@ -38,7 +38,7 @@ def chain(match: re.Match[str]) -> str:
     middle = middle_up or middle_down
     if not _LETTER.search(first + middle + last):
         return match.group(0)
-    if middle[0].isupper() and not (first[-1:].isdigit() or last[-1:].isdigit()):
+    if middle[0].isupper() and not (first.lstrip("-−")[:1].isdigit() or last[:1].isdigit()):
         return match.group(0)  # "A > B > C", "X < Y < Z": names ranked; "0 ≤ N ≤ 100" a variable's
     if rising:
         lower = f"{first} {LOWER_BOUND_WORDS[rising]}"

@@ -132,7 +132,12 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
 # A side of a comparison: a number, a multiple of π ("2π"), a coefficient's product ("2x"), a variable with its index
 # ("v1"), a Greek letter or π's fraction ("π/2"), or a short formula of those, "n - 1", "c^2", "b + 1" (its operators
 # read later).
-_SIDE_TERM = r"(?:\d{0,2}π/\d{1,2}|\d+(?:\.\d+)?(?:π|[a-z]{1,3}|%)?|π|[a-zα-ω]\d{0,2})(?![A-Za-z\d_(])(?:\^\d{1,3}|[²³])?"
+# ... with a unit after a number, "40℃", "4.2V" (read later), as `BOUND` reads one.
+SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
+_SIDE_TERM = (
+    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω]\d{{0,2}})(?![A-Za-z\d_(])"
+    r"(?:\^\d{1,3}|[²³])?"
+)
 SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
