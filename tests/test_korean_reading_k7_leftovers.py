@@ -30,6 +30,9 @@ from npu_worker.engine.korean_reading import spoken
         ("20℃ ≤ t ≤ 40℃", "t는 20 도 이상 40 도 이하"),  # 20 도 이상 t 40 도 이하
         ("2.5V ≤ V ≤ 4.2V이면", "V가 2 점 오 볼트 이상 4 점 이 볼트 이하이면"),
         ("20 ≤ T ≤ 40℃", "T는 20 이상 40 도 이하"),
+        ("0 < x - 1 < 3", "x 빼기 1은 0 초과 3 미만"),  # 0 초과 x 빼기 1이 3 미만: a formula in the middle
+        ("0 ≤ x^2 ≤ 4이면", "x의 2제곱이 0 이상 4 이하이면"),  # 제곱: a closed syllable, 이
+        ("1 < 2x + 1 < 5", "2x 더하기 1은 1 초과 5 미만"),
         ("a < 1 < b", "1은 a 초과 b 미만"),  # a 1 미만 초과 b: the number taken for a's bound
         ("v1 < v2 < v3", "v2는 v1 초과 v3 미만"),  # v1 초과 v2 초과 v3
         ("a > b > c이면", "b가 c 초과 a 미만이면"),  # a 미만 b c 초과: the lower bound first
@@ -53,6 +56,7 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
     ("written", "said"),
     [
         ("1 < 2 < 3", "1 < 2 < 3"),  # numbers alone compared
+        ("0 < 2 - 1 < 3", "0 < 2 빼기 1 < 3"),
         ("A > B > C", "A > B > C"),  # names ranked
         ("a < b < c < d", "a < b < c < d"),  # a longer chain, left whole
         ("a < b < f(x)", "a < b < f(x)"),

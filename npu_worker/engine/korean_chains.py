@@ -16,7 +16,9 @@ from .korean_ranges import BOUND_WORDS, LOWER_BOUND_WORDS, SIDE, SIDE_UNIT
 from .korean_words import MATH_NAMES
 
 _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|\d*π"  # the first term: one term alone
-_MIDDLE = r"[-−]?\d+(?:\.\d+)?|[a-zA-Zα-ω]\d{0,2}"
+# The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
+_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{SIDE}"
+_POWER_END = re.compile(r"(?:\^\d{1,3}|[²³])$")  # said 제곱: a closed syllable
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"), or no word at all. Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function,
 # "f(x)", nor a fraction but π's, "x/2" (left to the single bounds).
@@ -46,8 +48,8 @@ def chain(match: re.Match[str]) -> str:
     else:
         lower = f"{last} {BOUND_WORDS[falling_2]}"
         upper, word = first, LOWER_BOUND_WORDS[falling]
-    said_middle = MATH_NAMES.get(middle, middle)
-    closed = bool(final_sound(said_middle))
+    said_middle = middle[:-1] + MATH_NAMES.get(middle[-1], middle[-1])
+    closed = bool(_POWER_END.search(middle) or final_sound(said_middle))
     if _CLAUSE_AFTER.match(match.string, match.end()):
         topic = "이" if closed else "가"
     else:
