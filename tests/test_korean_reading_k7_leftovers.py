@@ -23,6 +23,8 @@ from npu_worker.engine.korean_reading import spoken
         ("1 ≤ n ≤ 3일 때", "n이 1 이상 3 이하일 때"),
         ("1 ≤ k ≤ n인 정수 k", "k가 1 이상 n 이하인 정수 k"),  # a clause's subject: 가, not the topic's 는
         ("0 ≤ x ≤ 1이면", "x가 0 이상 1 이하이면"),
+        ("0 ≤ x ≤ 1이라면", "x가 0 이상 1 이하이라면"),
+        ("0 < x < 1일수록", "x가 0 초과 1 미만일수록"),
         ("1 ≤ x ≤ 3을 만족하는", "x는 1 이상 3 이하를 만족하는"),  # the particle in the form 이하 takes
         ("-1 ≤ x ≤ 1", "x는 마이너스 1 이상 1 이하"),
         ("0 ≤ p ≤ 100%", "p는 0 이상 100 퍼센트 이하"),

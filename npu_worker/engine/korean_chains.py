@@ -22,7 +22,7 @@ _POWER_END = re.compile(r"(?:\^\d{1,3}|[²³])$")  # said 제곱: a closed sylla
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"), or no word at all. Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function,
 # "f(x)", nor a fraction but π's, "x/2" (left to the single bounds).
-_AFTER = rf"(?:{PARTICLE}|(?=이[면다고며]|일 ?(?:때|경우)|인(?![가-힣])|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면)|일 ?(?:때|경우|수록)|인(?![가-힣])|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 CHAIN = re.compile(
     rf"(?=[-−]?[\w.π%‰℃°Ω]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
