@@ -45,6 +45,8 @@ from npu_worker.engine.korean_reading import spoken
         ("a - 3 > b이면", "a 빼기 3이 b 초과이면"),
         ("x + 1 ≤ y가 되면", "x 더하기 1이 y 이하가 되면"),
         ("a - 3 > b + 1", "a 빼기 3이 b 더하기 1 초과"),
+        ("if (a - 3 > b)", "if (a 빼기 3이 b보다 크다)"),  # if (a 빼기 3 미만 b): in code, code's voice
+        ("while (x + 1 <= y) {", "while (x 더하기 1이 y보다 작거나 같다) {"),
         ("x ‹ 2πr", "x 2파이r 미만"),  # x ‹ 2파이r: the quote unsaid
         ("x < 2πr", "x 2파이r 미만"),  # x 2 미만파이r
         ("r › 0", "r 0 초과"),

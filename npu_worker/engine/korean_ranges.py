@@ -150,12 +150,16 @@ FORMULA_BOUNDED_BY = re.compile(
 def formula_bounded_by(match: re.Match[str]) -> str:
     """ "a - 3 > b" as a - 3이 b 초과; "3 > b" alone (no formula before it) left to `BOUNDED_BY`."""
     amount, sign, side, particle = match.groups()
-    start = match.start()
-    if not _FORMULA_BEFORE.search(match.string, max(0, start - 24), match.end(1)):
+    text, start = match.string, match.start()
+    formula = _FORMULA_BEFORE.search(text, max(0, start - 24), match.end(1))
+    if not formula:
         return match.group(0)
+    subject = f"{amount}{particle_after(amount, '이')}"
+    if not particle and _CODE_AFTER.match(text, match.end()) and _in_code(text, formula.start()):
+        return f"{subject} {side}보다 {_CODE_WORDS[sign]}"  # "if (a - 3 > b)": code's voice, as "if (a > b)"
     word = BOUND_WORDS[sign]
     ending = particle_after(word, particle) if particle else ""
-    return f"{amount}{particle_after(amount, '이')} {side} {word}{ending}"
+    return f"{subject} {side} {word}{ending}"
 
 
 def year_range(match: re.Match[str]) -> str:
