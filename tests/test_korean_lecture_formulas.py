@@ -95,7 +95,7 @@ def test_a_compound_assignment_is_no_equals_sign(text):
         ("SOC < 20%", "SOC 20% 미만"),  # espeak said nothing for the sign: "SOC 20%"
         ("온도 > 45℃", "온도 45℃ 초과"),
         ("≥ 80%, ≤ 1,000원", "80% 이상, 1000원 이하"),
-        ("20 ≤ x ≤ 40", "20 이상 x 40 이하"),
+        ("20 ≤ x ≤ 40", "x는 20 이상 40 이하"),
     ],
 )
 def test_a_bound_is_read_in_korean(tokenizer, written, said):

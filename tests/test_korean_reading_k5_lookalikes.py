@@ -156,10 +156,10 @@ def test_a_negative_powers_unit_lookalikes_read_as_before(written, said):
         ("sin 30°", "사인 30 도"),  # espeak said the English "sin" before a number
         ("cos60° = 0.5", "코사인 60 도는 0 점 오"),  # and "cos"
         ("tan 45° = 1", "탄젠트 45 도는 1"),
-        ("sin(π/6)", "사인(파이/6)"),
+        ("sin(π/6)", "사인(6분의 파이)"),  # k7: π's fraction read (it was 파이/6)
         ("log₁₀100 = 2", "로그 10의 100은 2"),  # and "log"
         ("(x+1)²", "(x 플러스 1)의 2제곱"),  # it was (x 플러스 1)²: the power unsaid
-        ("(a-b)³을", "(a-b)의 3제곱을"),
+        ("(a-b)³을", "(a 빼기 b)의 3제곱을"),
         ("가격은 $100-200입니다", "가격은 100에서 200 달러입니다"),  # it was 100 달러-200입니다
         ("$100-200의 비용", "100에서 200 달러의 비용"),
         ("약 $100+의 비용", "약 100 달러 이상의 비용"),  # it was 100 달러+의
@@ -305,8 +305,8 @@ def test_a_logarithms_base_lookalikes_read_as_before(written, said):
     ("written", "said"),
     [
         ("3! = 6", "3 팩토리얼은 6"),  # it was 3! 는 6: the sign unsaid
-        ("n!/(k!(n-k)!)", "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)"),
-        ("(n-1)! = 2", "(n-1) 팩토리얼은 2"),
+        ("n!/(k!(n-k)!)", "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n 빼기 k) 팩토리얼)"),
+        ("(n-1)! = 2", "(n 빼기 1) 팩토리얼은 2"),
     ],
 )
 def test_a_factorial_inside_a_formula_is_said(written, said):

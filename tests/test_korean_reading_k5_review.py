@@ -57,6 +57,10 @@ def test_what_the_round_meant_still_reads_so(written, said):
         ("5!은 120입니다", "5 팩토리얼은 120입니다"),
         ("5!는", "5 팩토리얼은"),
         ("3!로 나눕니다", "3 팩토리얼로 나눕니다"),
+        (
+            "3!이다",
+            "3 팩토리얼이다",
+        ),  # k7: a copula after it makes it a factorial (k5 left it as an exclamation)
     ],
 )
 def test_a_logarithm_and_a_factorial_are_said_whole(written, said):
@@ -65,7 +69,7 @@ def test_a_logarithm_and_a_factorial_are_said_whole(written, said):
 
 @pytest.mark.parametrize(
     "written",
-    ["log_file", "blog₂8", "log_2 Note", "정답은 3!", "Hello!", "Top-3!", "3!이다", "(가)!(", "(정말!)"],
+    ["log_file", "blog₂8", "log_2 Note", "정답은 3!", "Hello!", "Top-3!", "(가)!(", "(정말!)"],
 )
 def test_an_exclamation_and_a_name_are_left(written):
     assert spoken(written) == written

@@ -16,10 +16,13 @@ from npu_worker.engine.korean_reading import spoken
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("a ≤ b ≤ c이면", "a 이상 b c 이하이면"),  # a ≤ b ≤ c이면: the signs unsaid
-        ("x < y < z", "x 초과 y z 미만"),
-        ("a>b>c", "a 미만 b c 초과"),
-        ("a ≤ b ≤ 1", "a 이상 b 1 이하"),  # a b 이하 1 이하: the first bound read as the second
+        (
+            "a ≤ b ≤ c이면",
+            "b가 a 이상 c 이하이면",
+        ),  # a ≤ b ≤ c이면: the signs unsaid (k6: a 이상 b c 이하이면)
+        ("x < y < z", "y는 x 초과 z 미만"),
+        ("a>b>c", "b는 c 초과 a 미만"),  # the lower bound first
+        ("a ≤ b ≤ 1", "b는 a 이상 1 이하"),  # a b 이하 1 이하: the first bound read as the second
         ("2x - 3 > 0이면", "2x 빼기 3이 0 초과이면"),  # 2x 빼기 3 > 0이면: the sign unsaid
         ("x² - 4 ≥ 0일 때", "x의 2제곱 빼기 4가 0 이상일 때"),
         ("x^2 < 4일 때", "x의 2제곱 4 미만일 때"),  # x의 2제곱 4일 미만 때: 일 read as a counter
@@ -36,16 +39,16 @@ from npu_worker.engine.korean_reading import spoken
         ("3 ℃ < t", "3 도 초과 t"),  # 3 도 < t
         ("3 개 < n", "세 개 초과 n"),  # 세 개 < n
         ("x^{n/2}", "x의 2분의 n제곱"),  # x^{n/2}: braces and all
-        ("n의 값은 (n-1)!", "n의 값은 (n-1) 팩토리얼"),  # (n-1)!: the sign unsaid
+        ("n의 값은 (n-1)!", "n의 값은 (n 빼기 1) 팩토리얼"),  # (n-1)!: the sign unsaid
         ("(n+1)!은", "(n 플러스 1) 팩토리얼은"),
         (
             "n!/k!이면",
             "n 팩토리얼 나누기 k 팩토리얼이면",
         ),  # n 팩토리얼/k!이면: the last before a copula unsaid
-        ("n!은 n 곱하기 (n-1)!", "n 팩토리얼은 n 곱하기 (n-1) 팩토리얼"),  # n!은 n 곱하기 (n-1)!
+        ("n!은 n 곱하기 (n-1)!", "n 팩토리얼은 n 곱하기 (n 빼기 1) 팩토리얼"),  # n!은 n 곱하기 (n-1)!
         (
             "n!/(k!(n-k)!)",
-            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n 빼기 k) 팩토리얼)",
         ),  # n 팩토리얼/(k 팩토리얼(n-k)!)
         ("FY2024년 매출", "2024 회계연도 매출"),  # FY2024년: espeak's English "fy"
         ("FY2024년도 예산", "2024 회계연도 예산"),
@@ -80,8 +83,8 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("vector<int> v;", "vector<int> v;"),
         ("3 < 5", "3 < 5"),  # two numbers compared
         ("5 - 3 > 0", "5 빼기 3 > 0"),  # no formula's letter on the left
-        ("20 ≤ x ≤ 40", "20 이상 x 40 이하"),
-        ("0 < a ≤ b", "0 초과 a b 이하"),
+        ("20 ≤ x ≤ 40", "x는 20 이상 40 이하"),  # k7: the middle term first
+        ("0 < a ≤ b", "a는 0 초과 b 이하"),
         ("x > 0인가?", "x 0 초과인가?"),  # a copula's ending, no particle
         ("x > 0일 때", "x 0 초과일 때"),
         ("x ≤ 3이면", "x 3 이하이면"),
@@ -95,7 +98,7 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("(2020)!", "(2020)!"),
         ("정답은 (a)!", "정답은 (a)!"),  # an answer exclaimed
         ("정답은 n!", "정답은 n!"),
-        ("3!이면", "3!이면"),
+        ("3!이면", "3 팩토리얼이면"),  # k7: a factorial before a copula (k6 left it)
         ("FY2024-01", "FY2024-01"),  # runs down: a code
         ("FY2024", "2024 회계연도"),
         ("$1-$2 사이", "1에서 2 달러 사이"),  # no code around it: money

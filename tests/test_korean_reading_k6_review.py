@@ -14,7 +14,7 @@ from npu_worker.engine.korean_reading import spoken
     [
         ("n!의 값은", "n 팩토리얼의 값은"),
         ("5!의 값", "5 팩토리얼의 값"),
-        ("(n-1)!의 값", "(n-1) 팩토리얼의 값"),
+        ("(n-1)!의 값", "(n 빼기 1) 팩토리얼의 값"),
         ("(2n)!의", "(2n) 팩토리얼의"),
         ("(n+1)!의 값", "(n 플러스 1) 팩토리얼의 값"),
     ],
@@ -51,12 +51,12 @@ def test_a_markdown_italic_letter_is_no_product(written, said):
         ("a < b < f(x)", "a < b < f(x)"),  # a 초과 b < f(x): half of it read, the second sign unsaid
         ("a ≤ b ≤ c_1", "a ≤ b ≤ c_1"),
         ("a < b < n-1", "a < b < n-1"),
-        ("a < b < c2", "a < b < c2"),
         ("x < y < zz", "x < y < zz"),
         # the chains the k6 rule meant read as it meant them
-        ("a < b < c^2", "a 초과 b c의 2제곱 미만"),
-        ("a ≤ b ≤ c이면", "a 이상 b c 이하이면"),
-        ("a < b < n - 1", "a 초과 b n 빼기 1 미만"),
+        ("a < b < c^2", "b는 a 초과 c의 2제곱 미만"),  # k7: the middle term first
+        ("a ≤ b ≤ c이면", "b가 a 이상 c 이하이면"),
+        ("a < b < n - 1", "b는 a 초과 n 빼기 1 미만"),
+        ("a < b < c2", "b는 a 초과 c2 미만"),  # k6: left whole; k7 reads an index's digits
     ],
 )
 def test_a_chain_whose_last_term_no_bound_reads_is_left_whole(written, said):
@@ -129,9 +129,9 @@ def test_a_formulas_last_number_before_a_bound_is_its_subject(written, said):
     ("written", "said"),
     [
         ("x < 2π", "x 2파이 미만"),  # x 2 미만파이: the bound's word inside the amount
-        ("0 < x < 2π", "0 초과 x 2파이 미만"),
+        ("0 < x < 2π", "x는 0 초과 2파이 미만"),
         ("x > 2π이면", "x 2파이 초과이면"),  # x 2 초과파이이면
-        ("0 ≤ θ < 2π일 때", "0 ≤ 세타 2파이 미만일 때"),
+        ("0 ≤ θ < 2π일 때", "세타가 0 이상 2파이 미만일 때"),  # k6: 0 ≤ 세타, a sign unsaid
         ("π < 4", "파이 4 미만"),
     ],
 )
@@ -146,7 +146,7 @@ def test_a_bound_of_pis_multiple_says_it_whole(written, said):
     [
         (
             "n!/(k!(n-k)!)",
-            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n-k) 팩토리얼)",
+            "n 팩토리얼 나누기 (k 팩토리얼 곱하기 (n 빼기 k) 팩토리얼)",
         ),  # k 팩토리얼(n-k): product unsaid
         ("3!(2+1)!", "3 팩토리얼 곱하기 (2 플러스 1) 팩토리얼"),
         ("5!(참고)", "5 팩토리얼(참고)"),  # a bracket with no factorial of its own: no product
@@ -179,10 +179,10 @@ def test_a_factorials_product_and_a_periods_particle_are_said(written, said):
         ("x > 0이면", "x 0 초과이면"),
         ("if (x > 0이면", "if (x 0 초과이면"),
         ("if (n ≥ 1인 정수", "if (n 1 이상인 정수"),
-        ("if (x > 0 or x < -1", "if (x 0 초과 or x 마이너스 1 미만"),
+        ("if (x > 0 or x < -1", "if (x가 0보다 크다 or x가 마이너스 1보다 작다"),  # k7: "or" joins code
         ("if a > b이면", "if a b 초과이면"),  # if a가 b보다 크다이면
         ("if (a>b일 때", "if (a b 초과일 때"),
-        ("if (a > b or b < c)", "if (a b 초과 or b c 미만)"),  # a가 b보다 크다 or b c 미만
+        ("if (a > b or b < c)", "if (a가 b보다 크다 or b가 c보다 작다)"),  # k6: a b 초과 or b c 미만
         ("while a < b:", "while a가 b보다 작다:"),
         ("조건 x > 0; y > 0", "조건 x 0 초과; y 0 초과"),
     ],

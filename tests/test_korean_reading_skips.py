@@ -22,6 +22,7 @@ import pytest
 
 from npu_worker.engine import (
     korean_arrows,
+    korean_chains,
     korean_dates,
     korean_formulas,
     korean_functions,
@@ -38,6 +39,7 @@ from npu_worker.engine.korean_reading import PLAIN, spoken
 
 MODULES: list[ModuleType] = [
     korean_arrows,
+    korean_chains,
     korean_dates,
     korean_formulas,
     korean_functions,
@@ -65,6 +67,8 @@ MAY_MATCH_PLAIN = {
     "korean_units._SHELL_BEFORE": 'searched before a shell\'s positional parameters, "$1-$2"',
     "korean_units._MONEY_WORD": 'searched around a shell\'s positional parameters, "$1-$2"',
     "korean_units._RANGE_WORD_AFTER": 'matched after a shell\'s positional parameters, "$1-$2"',
+    "korean_formulas._PANELS_BEFORE": 'searched before a bracket\'s minus, "(a-c)"',
+    "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]

@@ -84,7 +84,13 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # money (k6: 달러 5 빼기 달러 9); "x > y; y > z", "x>y||y>z" a formula's throughout (k6: y가 z보다 크다 after the ";");
 # "2x - 3 > 0" 2x 빼기 3이 0 초과 (k6: 3 0 초과, two numbers in a row); "x < 2π" x 2파이 미만 (not 2 미만파이);
 # "k!(n-k)!" k 팩토리얼 곱하기 (n-k) 팩토리얼; "MoM은" 전월 대비는 (not 대비은); "if (x > 0)" x가 0보다 크다 (not x 0 초과).
-AUDIO_REVISION = 15
+# 16: the Korean reading's leftovers (k7): a chain of bounds with its middle term first, "a ≤ b ≤ c", "1 ≤ x ≤ 3", "a < 1 < b",
+# "v1 < v2 < v3", "0 < θ < π" b는 a 이상 c 이하, x는 1 이상 3 이하, "…이면" x가, "20℃ ≤ t ≤ 40℃" t는 20 도 이상, "0 < x - 1 < 3" x 빼기 1은 (not a 이상 b c 이하, a 1 미만 초과 b, the signs unsaid);
+# "a - 3 > b" a 빼기 3이 b 초과, in code "if (a - 3 > b)" a 빼기 3이 b보다 크다 (not 3 미만 b); "x ‹ 2πr", "x < 2πr" x 2파이r 미만 (not 2 미만파이r); "n!이다", "3!이면"
+# n 팩토리얼이다 (the sign unsaid); "(n-k)" (n 빼기 k) (the hyphen unsaid); "ρ/ε₀" 엡실론 제로분의 로 (not 로/엡실론₀);
+# "if x > 10 and y < 5:" x가 10보다 크다 and y가 5보다 작다 (not x 10 초과 and y 5 미만); "π/2", "0 < θ < π/2" 2분의 파이,
+# 세타는 0 초과 2분의 파이 미만 (not 파이/2, the signs unsaid).
+AUDIO_REVISION = 16
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

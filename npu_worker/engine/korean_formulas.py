@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from .korean_words import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_words import MATH_NAMES as _MATH_NAMES
 
 # A particle written right after a sign or a number, chosen for the sound the writer had in mind ("x^2를": 이,
@@ -93,6 +94,13 @@ PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(
 # an ion's "Li+" (no term after it) nor a code point's "U+223C".
 # ... and an unspaced minus after a power, "x^2-1", "x²-y²", "2^n-1" (espeak dropped it: x의 2제곱 일): 마이너스, as the
 # unspaced "+" is 플러스. A hyphen elsewhere, "T-1", "D-1", "3-5", is no formula's.
+# ... and an unspaced minus between a bracket's two terms, "(n-k)", "(n-1)!", "(2n-1)" (espeak: the hyphen unsaid, n k):
+# 빼기, as the spaced "n - k" is. Not a figure's panels, "그림 3(a-c)", "Fig. 2 (a-d)" (two letters after a figure's
+# number), nor capitals' "(T-1)"; a coefficient's "2(n-1)" is a formula's.
+BRACKET_MINUS = re.compile(
+    r"(?<=\()(?=\d{0,3}[a-z][-−]|\d{1,3}[-−]\d{0,3}[a-z]\))(\d{0,3}[a-z]|\d{1,3})[-−](\d{0,3}[a-z]|\d{1,3})(?=\))"
+)
+_PANELS_BEFORE = re.compile(r"(?:(?:그림|표|[Ff]ig(?:ure)?\.?) ?\d{0,3} ?|\d ?)\($")
 MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not
@@ -119,8 +127,9 @@ DIVIDED_FACTORIAL = re.compile(r"(?<=팩토리얼) ?/ ?(?=[\w(])")
 FACTORIAL_PRODUCT = re.compile(r"(?<=팩토리얼)(?=\((?=[^()]{0,23}[A-Za-z\d])[^()]{1,24}\) 팩토리얼)")
 # ... and a letter's, "n!은 n 곱하기 …" (it was left): n 팩토리얼은.
 FACTORIAL_PARTICLE = re.compile(
-    r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])"
-)
+    r"(?:(?<=\d)|(?<=(?<![A-Za-z])[a-z]))!(?:(은|는|이|가|을|를|으로|로|의|과|와)(?![가-힣])"
+    r"|(?=이(?:면|다|고|므로)|일 ?때|인(?![가-힣])))"
+)  # ... and before a copula, "n!이다", "3!이면" (it was n!이다: the sign unsaid): n 팩토리얼이다
 # "1.5× 빠르다", "속도 ×2": so many times, 배 (espeak said nothing for the sign).
 # ... and "2x 빠르다", but not "2x는" nor the terms of "2x 더하기 3"
 TIMES_AFTER = re.compile(r"(?<=\d)(?:[×✕](?! ?[\dA-Za-z(])|[xX](?= (?!더하기|빼기|곱하기|나누기)[가-힣]))")
@@ -134,6 +143,14 @@ AROUND_THE_CLOCK = re.compile(r"(?<![\d/.])24/7(?![\d/]|\.\d)")
 FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)")  # 3/4분기: 삼사분기
 # espeak's Korean voice says the English word "slash" for "/": "3/4분기" is the third quarter, 삼 사분기;
 # "입/출력" and "A/S" are `korean_marks`'.
+# π's fraction, "π/2", "2π/3", "sin(π/2)" (espeak: 파이 "slash" 이): 2분의 파이, 3분의 2파이, as a lecturer says it.
+PI_FRACTION = re.compile(r"(?=\d{0,2}π/)(?<![\w.)/^])(\d{0,2}π)/(\d{1,2})(?![\d./^A-Za-z(_])")
+# A Greek letter's quotient, "ρ/ε₀", "q/ε₀", "Δx/Δt" aside (espeak: 로 "slash" 엡실론, the subscript unsaid): as a fraction,
+# 엡실론 제로분의 로, its subscript's digit said in English as "V₀" is (V제로).
+GREEK_FRACTION = re.compile(
+    r"(?=[^\s/]{1,2}/[α-ωΔΣΦΩ])(?<![\w\u0370-\u03ff/.])([α-ωΔΣΦΩ]|[A-Za-z])([₀-₉])?/([α-ωΔΣΦΩ])([₀-₉])?"
+    r"(?![A-Za-z\d_₀-₉\u0370-\u03ff/^(])"  # a particle or a copula after it, "ρ/ε₀이다", is said after it
+)
 QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")
 # A colon between numbers that is no time of day (`korean_dates.CLOCK`, read before) is a ratio or a score,
 # read 대 ("16:9": 십육 대 구; espeak said 십육 구).
@@ -193,6 +210,25 @@ def bracket_factorial(match: re.Match[str]) -> str:
         return match.group(0)
     particle = match.group(1)
     return " 팩토리얼" + (particle_after("팩토리얼", particle) if particle else "")
+
+
+def bracket_minus(match: re.Match[str]) -> str:
+    """ "(n-k)" as (n 빼기 k); a figure's panels, "그림 3(a-c)", left."""
+    start = match.start()
+    letters = match.group(1).isalpha() and match.group(2).isalpha()
+    if letters and _PANELS_BEFORE.search(match.string, max(0, start - 12), start):
+        return match.group(0)
+    return f"{match.group(1)} 빼기 {match.group(2)}"
+
+
+def greek_fraction(match: re.Match[str]) -> str:
+    """ "ρ/ε₀" as ε 제로분의 ρ (the letters named later)."""
+    numerator, numerator_index, denominator, denominator_index = match.groups()
+    return f"{denominator}{_index(denominator_index)}분의 {numerator}{_index(numerator_index)}"
+
+
+def _index(subscript: str | None) -> str:
+    return f" {_ENGLISH_DIGITS[ord(subscript) - ord('₀')]}" if subscript else ""
 
 
 def particle_after(word: str, particle: str) -> str:

@@ -15,7 +15,7 @@ import unicodedata
 
 from .korean_formulas import PARTICLE, particle_after
 from .korean_templates import template
-from .korean_words import DIGITS, HANJA
+from .korean_words import DIGITS, ENGLISH_DIGITS, HANJA
 from .sentence_ends import LIST_LABEL, opens_list_item
 
 # Signs written in Korean documents that espeak misread: the middle dots "ㆍ" (a Hangul letter, arae-a),
@@ -105,7 +105,6 @@ _LETTERS_DIGIT = re.compile(r"(?<![A-Za-z\d.\-])([A-Z]{1,4})([0-9₀-₉])([A-Z]
 # written "1Q", "3Q" (일 큐) as Korean reports say it, 1분기.
 _NAME_RANGE = re.compile(r"(?<=[A-Z][0-9]) ?[~～〜] ?(?=[A-Z][0-9](?![A-Za-z\d]))")
 _QUARTER = re.compile(r"(?<![\w.])([1-4])Q(?![A-Za-z\d])")
-ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
 # Acronyms a Korean lecturer spells letter by letter that espeak said as English words: "SOC" (sock), "EV"
 # (ev), "ESS", "LED" (led), "ISO" (eye-so), "AR" (are) …; spelled with hyphens, which espeak reads as
 # letter names. Those said as words in Korean too (RAM 램, LAN 랜, NASA 나사, TOEIC 토익) are not here.

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-from .korean_marks import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_words import DIGITS as _DIGITS
+from .korean_words import ENGLISH_DIGITS as _ENGLISH_DIGITS
 from .korean_words import ENGLISH_ORDINALS as _ENGLISH_ORDINALS
 from .korean_words import ENGLISH_TENS as _ENGLISH_TENS
 from .korean_words import NATIVE_ONES as _NATIVE_ONES

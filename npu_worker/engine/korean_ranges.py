@@ -62,10 +62,10 @@ _ENGLISH_WORD = (
     r"(?:and|or|but|for|is|are|was|then|than|the|to|of|at|as|if|so|with|when|in(?= [a-z]))(?![A-Za-z])"
 )
 # ... and π's multiple, "x < 2π", "0 < x < 2π" (it was x 2 미만파이: the bound's word inside the amount): x 2π 미만, said
-# 2파이 미만.
+# 2파이 미만; and its product with a letter, "x < 2πr" (it was left: x 2 미만파이r): x 2πr 미만.
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
-    rf"(?:π(?![A-Za-zα-ω])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?:π[a-z]?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
@@ -86,24 +86,18 @@ VARIABLE_BOUND = re.compile(
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
-# A chain of variables, "a ≤ b ≤ c", "x < y < z이면" (espeak said nothing for the signs: a b c): its first bound as a
-# number's, "0 ≤ x ≤ 1" 0 이상 x 1 이하, a 이상 b c 이하; the last is `VARIABLE_BOUND`'s or `BOUND`'s. Both signs
-# one way: "a < b > c" is no chain, left.
-_CHAIN_END = r"(?:[a-z](?![A-Za-z\d(_]|[-+−]\w)|[-−]?\d)(?![\w.,]* ?[<>≤≥])"  # "a < b < c < d" is left
-# ... and one whose last term no bound reads, "a < b < f(x)", "a ≤ b ≤ c_1", "a < b < n-1" (the k6 rule read half of
-# it, a 초과 b < f(x): the second sign unsaid)
-VARIABLE_CHAIN = re.compile(
-    rf"(?=[a-z] ?[<≤>≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?(?:([<≤]) ?(?=[a-z] ?[<≤] ?{_CHAIN_END})"
-    rf"|([>≥]) ?(?=[a-z] ?[>≥] ?{_CHAIN_END}))(?![a-z][A-Za-z\d(_^])"
-)
 # A comparison in code, "if (a>b)", "while (i < n)" (it was if (a b 초과): a bound's words after a keyword): as the
 # comparison a lecturer says, if (a가 b보다 크다); after "&&", "||" or a statement's ";" too, "for (i = 0; i < n; i++)".
-_CODE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;) ?$")
+_CODE_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])(?:if|elif|while|until|assert|return) ?\(?|&&|\|\||;|(?<![A-Za-z])(?:and|or) \(?) ?$"
+)
 # ... the "&&", "||" or ";" only in a statement that a keyword opens: "x > y; y > z", "x>y||y>z" are a formula's (the
 # k6 rule read the second as code, x y 초과; y가 z보다 크다: one line in two voices).
-_CODE_JOIN = re.compile(r"(?:&&|\|\||;) ?$")
+# ... and Python's "and", "or" in a statement a keyword opens, "if x > 10 and y < 5:" (it was if x 10 초과 and y 5 미만:,
+# the code read as a formula): if x가 10보다 크다 and y가 5보다 작다:; "x >= 0 and y >= 0" with no keyword stays a formula's.
+_CODE_JOIN = re.compile(r"(?:&&|\|\||;|and \(?|or \(?) ?$")
 _CODE_KEYWORD = re.compile(r"(?<![A-Za-z])(?:if|elif|while|until|for|assert|return)(?![A-Za-z])")
-_CODE_AFTER = re.compile(r" ?(?:[)&|;:{,?]|$)")  # what closes a comparison in code
+_CODE_AFTER = re.compile(r" ?(?:[)&|;:{,?]|$)| (?:and|or)(?![A-Za-z])")  # what closes a comparison in code
 _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "크거나 같다"}
 # The bound of a formula's value, "y ≥ 2x + 1", "x^2 + y^2 ≤ 1이면", read once its operators are words: the bound's word
 # after the formula it bounds, y 2x 플러스 1 이상, as after a number. Only after a small letter, a bracket or a power:
@@ -135,6 +129,37 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
     rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
+# A side of a comparison: a number, a multiple of π ("2π"), a coefficient's product ("2x"), a variable with its index
+# ("v1"), a Greek letter or π's fraction ("π/2"), or a short formula of those, "n - 1", "c^2", "b + 1" (its operators
+# read later).
+# ... with a unit after a number, "40℃", "4.2V" (read later), as `BOUND` reads one.
+SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
+_SIDE_TERM = (
+    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω]\d{{0,2}})(?![A-Za-z\d_(])"
+    r"(?:\^\d{1,3}|[²³])?"
+)
+SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
+# ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
+# bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
+FORMULA_BOUNDED_BY = re.compile(
+    r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
+    rf"(?=[a-z])({SIDE})(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+)
+
+
+def formula_bounded_by(match: re.Match[str]) -> str:
+    """ "a - 3 > b" as a - 3이 b 초과; "3 > b" alone (no formula before it) left to `BOUNDED_BY`."""
+    amount, sign, side, particle = match.groups()
+    text, start = match.string, match.start()
+    formula = _FORMULA_BEFORE.search(text, max(0, start - 24), match.end(1))
+    if not formula:
+        return match.group(0)
+    subject = f"{amount}{particle_after(amount, '이')}"
+    if not particle and _CODE_AFTER.match(text, match.end()) and _in_code(text, formula.start()):
+        return f"{subject} {side}보다 {_CODE_WORDS[sign]}"  # "if (a - 3 > b)": code's voice, as "if (a > b)"
+    word = BOUND_WORDS[sign]
+    ending = particle_after(word, particle) if particle else ""
+    return f"{subject} {side} {word}{ending}"
 
 
 def year_range(match: re.Match[str]) -> str:
@@ -207,11 +232,6 @@ def variable_bound(match: re.Match[str]) -> str:
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
-
-
-def variable_chain(match: re.Match[str]) -> str:
-    """ "a ≤ b ≤ c"'s first bound, "a ≤", as a number's: a 이상."""
-    return f"{match.group(1)} {LOWER_BOUND_WORDS[match.group(2) or match.group(3)]} "
 
 
 def expression_bound(match: re.Match[str]) -> str:

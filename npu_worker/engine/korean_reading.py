@@ -10,7 +10,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 (`korean_marks`). The words written here are Hangul, which espeak reads with its Korean rules.
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
-`korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds),
+`korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_chains` (chains of bounds),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
 (arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
@@ -30,6 +30,7 @@ import re
 
 from . import english_reading
 from . import korean_arrows as arrows
+from . import korean_chains as chains
 from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_functions as functions
@@ -65,6 +66,11 @@ _ASCII_RELATION = re.compile(
     r"(?=[<>!]=)(?<=[\w)\s])(?:(>=)|(<=)|(!=))(?=[\s\w(\-−.])"
 )  # the sign looked for first
 _RELATION_SIGNS = {">=": "≥", "<=": "≤", "!=": "≠"}
+# The single angle quotes typed for "<" and ">" between a lone letter or number and a term, "x ‹ 2πr" (espeak said
+# nothing for it: x 2파이r): as the signs; a French quotation, "le ‹ mot ›", has a word before it, left.
+_ANGLE_RELATION = re.compile(
+    r"(?=[‹›])(?:(?<=(?<![A-Za-z])[A-Za-z\d] )|(?<=(?<![A-Za-z])[A-Za-z\d]))[‹›](?= ?[-−]?[\dA-Za-zα-ωπ(])"
+)
 # Markdown emphasis, "**전압**을" or "__전압__을": no word "asterisk", and no pause between the word and its
 # particle (a space there made espeak read "전압 을" as two words). Only a pair that opens a word is dropped
 # whole; any other star is a space ("2**10" is no 210, "a*b" no word "ab"), as are other underscores' runs.
@@ -111,10 +117,12 @@ def _numbers_spoken(text: str) -> str:
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
+    if "‹" in text or "›" in text:
+        text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     if _BOUND_SIGN.search(text):
-        text = ranges.VARIABLE_CHAIN.sub(ranges.variable_chain, text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
+        text = chains.CHAIN.sub(chains.chain, text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
@@ -134,7 +142,8 @@ def _numbers_spoken(text: str) -> str:
         text = formulas.FACTORIAL.sub(" 팩토리얼", text)
         text = formulas.FACTORIAL_AFTER.sub(template(r"\1 팩토리얼"), text)
         text = formulas.FACTORIAL_PARTICLE.sub(
-            lambda m: " 팩토리얼" + formulas.particle_after("팩토리얼", m.group(1)), text
+            lambda m: " 팩토리얼" + (formulas.particle_after("팩토리얼", m.group(1)) if m.group(1) else ""),
+            text,
         )
         text = formulas.BRACKET_FACTORIAL.sub(formulas.bracket_factorial, text)
         text = formulas.DIVIDED_FACTORIAL.sub(" 나누기 ", text)
@@ -148,6 +157,8 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.PLUS_MINUS.sub(lambda m: " 더하기 " if "+" in m.group(0) else " 빼기 ", text)
     text = formulas.PLUS.sub(" 플러스 ", text)
     text = formulas.MINUS_AFTER_POWER.sub(" 마이너스 ", text)
+    if "(" in text:
+        text = formulas.BRACKET_MINUS.sub(formulas.bracket_minus, text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
     text = _EMPHASIS.sub(template(r"\2"), text)
@@ -155,6 +166,9 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.QUARTER.sub(template(r"\1 4"), text)
     text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
     text = formulas.FRACTION.sub(template(r"\2분의 \1"), text)
+    if "/" in text:
+        text = formulas.PI_FRACTION.sub(template(r"\2분의 \1"), text)
+        text = formulas.GREEK_FRACTION.sub(formulas.greek_fraction, text)
     text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
     text = _clocks_and_counters(text)
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
@@ -169,6 +183,7 @@ def _numerals_and_dates(text: str) -> str:
     """Bounds, grouped thousands, ordinals, pages, versions, times of day and dates."""
     if not _DIGIT.search(text):
         return text
+    text = ranges.FORMULA_BOUNDED_BY.sub(ranges.formula_bounded_by, text)
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)

@@ -123,6 +123,8 @@ MATH_NAMES = {
 # The digits' Sino-Korean names, said one by one after a decimal point ("3.14": 삼 점 일사) and in the name of
 # a dated event ("5.18": 오일팔).
 DIGITS = "영일이삼사오육칠팔구"
+# A digit said in English, as Koreans say one inside a name ("A4" 에이포) or a subscript ("ε₀" 엡실론 제로).
+ENGLISH_DIGITS = ["제로", "원", "투", "쓰리", "포", "파이브", "식스", "세븐", "에잇", "나인"]
 
 # A counter's native numerals ("3개": 세 개, "3시": 세 시).
 NATIVE_ONES = ["", "한", "두", "세", "네", "다섯", "여섯", "일곱", "여덟", "아홉"]

@@ -64,7 +64,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # "ln₂", "MoM의" (the espeak engine's revision 14 lists them).
 # 19: the review of k6: "*n* 3개" no product, "a < b < f(x)" left whole, "셸 호스팅 비용은 $5-$9" money, "x > y; y > z" a formula's, "2x - 3 > 0" 3이 0 초과, "x < 2π" 2파이 미만, "k!(n-k)!" 곱하기, "MoM은" 대비는, "if (x > 0)" x가 0보다 크다 (the espeak
 # engine's revision 15 lists them).
-AUDIO_REVISION = 19
+# 20: the Korean reading's leftovers (k7): chains with the middle term first, "a ≤ b ≤ c" b는 a 이상 c 이하, "a - 3 > b"
+# 3이 b 초과, "x ‹ 2πr" 2파이r 미만 and the rest the espeak engine's revision 16 lists.
+AUDIO_REVISION = 20
 
 
 def audio_settings(
