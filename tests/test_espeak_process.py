@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create
+from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_child import (
     AUDIO,
     END,
@@ -28,19 +28,13 @@ from npu_worker.engine.espeak_child import (
 )
 from npu_worker.engine.espeak_process import ChildEspeak, EspeakProcessEngine
 from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage
+from tests import espeak_children
 from tests.timing import seconds
 
 SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
 LONG_TEXT = SENTENCE * 30
 
-
-@pytest.fixture(scope="module")
-def engine() -> EspeakProcessEngine:
-    engine = create(EspeakConfig(process=True))
-    assert isinstance(engine, EspeakProcessEngine)
-    engine.load()
-    yield engine
-    engine.close()
+engine = espeak_children.engine  # the fixture: this module's own loaded espeak child
 
 
 def made(engine: EspeakEngine, text: str, lang: str = "ko") -> list[np.ndarray]:
