@@ -290,7 +290,7 @@ def test_a_child_whose_worker_stopped_reading_before_its_ready_exits_quietly():
 def test_closing_the_phonemizer_ends_a_call_stuck_on_a_child_that_stopped_answering():
     """ZipVoice's phonemizer holds its lock while a call waits for the child's answer: a child stopped
     (SIGSTOP, a hung host) kept the lock, and the shutdown's close waited for it for ever."""
-    from npu_worker.engine.espeak_process import ChildPhonemizer
+    from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 
     phonemizer = ChildPhonemizer()
     assert phonemizer("하나", "ko")  # the child started
