@@ -52,7 +52,10 @@ from .espeak_lib import EspeakVoice, find_voice
 
 log = logging.getLogger(__name__)
 
-STOP_SECONDS = 2.0  # a closing child that has not exited by then is killed
+# A child that has not done what it was told by then is killed: exit once closed, end a request once
+# stopped (it answers a `STOP` within `STOP_LOOK_SECONDS`: one that does not is stopped itself, by
+# SIGSTOP or a hung host, and the engine thread, or the shutdown's join after it, waited for ever).
+STOP_SECONDS = 2.0
 # A `PHONEMIZE` is answered in ≈ 4 µs a character (0.6 ms a sentence, 23 ms for 8 700 characters);
 # a child still silent after this many seconds (and these per character) is killed and the call fails.
 PHONEMIZE_SECONDS = 5.0
@@ -216,9 +219,15 @@ class ChildEspeak:
                 if not wait:
                     os.set_blocking(self._requests, True)
             self._stopped = live
+            DEADLINES.arm(STOP_SECONDS, lambda: self._kill_if_still(live))
             return True
         finally:
             self._writing.release()
+
+    def _kill_if_still(self, live: int) -> None:
+        """A `STOP`'s deadline: killed if the request it named is still in flight."""
+        if self._live == live:
+            self._kill_overdue(_STOP_ANSWER)
 
     def _kill_overdue(self, what: str) -> None:
         """A deadline's end (`espeak_deadlines`): the child did not answer `what`; killing it ends the
@@ -306,6 +315,9 @@ class ChildEspeak:
             log.warning("espeak-ng's process %s did not exit; killing it", self._process.pid)
             self._process.kill()
             self._process.wait()
+
+
+_STOP_ANSWER = f"a stop of its request within {STOP_SECONDS:g} s"
 
 
 def _error(failure: Failure) -> WorkerError:
