@@ -48,7 +48,7 @@ def synth(base: str, text: str, output: Path) -> None:
         answer.read()
 
 
-@pytest.mark.parametrize("lanes", [1])
+@pytest.mark.parametrize("lanes", [1, 2])
 def test_a_stopped_espeak_child_under_a_running_section_does_not_hold_the_exit(tmp_path, lanes):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     process = ServeProcess(
