@@ -60,6 +60,10 @@ STOP_SECONDS = 2.0
 # a child still silent after this many seconds (and these per character) is killed and the call fails.
 PHONEMIZE_SECONDS = 5.0
 PHONEMIZE_SECONDS_PER_CHAR = 0.001
+# A child is ready in ≈ 0.1 s (a lane's whole load 0.3–0.4 s); one not ready after this is killed and
+# its start fails (ModelLoadError): a child stopped before it was ready held its lane's load, and the
+# shutdown's join after it, for ever.
+START_SECONDS = 10.0
 CLOSED = "espeak-ng's process was closed: the worker is shutting down"
 ANSWER_BUFFER_BYTES = PIPE_BYTES  # what the child's pipe holds: one read brings a write of held frames
 # A child that dies of one of these while it reads a request's text crashed on that text (espeak-ng 1.52
@@ -102,14 +106,19 @@ class ChildEspeak:
         self._stopped: int | None = None  # the request a `STOP` has gone for (one a request)
         self._overdue: str | None = None  # what it did not answer in time, once killed for it
         self._answers = io.BufferedReader(cast(io.RawIOBase, self._process.stdout), ANSWER_BUFFER_BYTES)
+        started = DEADLINES.arm(
+            START_SECONDS, lambda: self._kill_overdue(f"its start within {START_SECONDS:g} s")
+        )
         try:
             kind, payload = self._receive()
+            DEADLINES.clear(started)
             if kind == FAILED:
                 raise ModelLoadError(msgspec.json.decode(payload, type=Failure).message)
             if kind != READY:
                 raise ModelLoadError(f"espeak-ng's process sent {kind!r} before it was ready")
             ready = msgspec.json.decode(payload, type=Ready)
         except (WorkerError, msgspec.DecodeError) as error:
+            DEADLINES.clear(started)
             self.close()
             if isinstance(error, ModelLoadError):
                 raise
