@@ -1,6 +1,7 @@
 """An espeak child stopped (SIGSTOP, a hung host) before it is ready is killed at `START_SECONDS` and
-its start fails with `ModelLoadError`: its lane's load waited for ever, and the shutdown's join with it
-(SIGTERM to exit ≈ 91 s with a 1 s grace)."""
+its start fails with `ModelLoadError`: its lane's load waited for ever, the shutdown's join for its 30 s,
+and the child, left stopped after the worker's exit, held the worker's stderr open (a test reading the
+log to its end gave up 60 s later)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """SIGTERM on a real worker whose espeak children have stopped answering (SIGSTOP, a hung host) under
 running sections: the drain's stop past the grace reaches every running child (the preview lanes' too),
 and a child that does not answer its `STOP` within `STOP_SECONDS` is killed, so the exit stays bounded.
-It took ≈ 34 s with a 1 s grace (the grace, the engine thread's 30 s join, the close's 2 s kill); a
-stopped lane's child held it as long once the engine thread's was stopped."""
+It took ≈ 33 s with a 1 s grace (the grace, the engine thread's 30 s join, the close's 2 s kill); with
+the engine thread's child stopped, a stopped lane's held the join as long, and was left stopped after
+the exit, holding the worker's stderr open (the log read to its end: 91 s, the test's 60 s limit)."""
 
 from __future__ import annotations
 
