@@ -21,19 +21,13 @@ from npu_worker.engine.espeak_process import EspeakProcessEngine
 from npu_worker.jobs.admission import Admission, Cancelled
 from npu_worker.jobs.model import Job, Section
 from npu_worker.protocol import EngineError, SynthParams
+from tests import espeak_children
 from tests.timing import seconds
 
 SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
 LONG_TEXT = SENTENCE * 40  # about two minutes of speech: seconds of espeak's work
 
-
-@pytest.fixture(scope="module")
-def engine() -> EspeakProcessEngine:
-    engine = create(EspeakConfig(process=True))
-    assert isinstance(engine, EspeakProcessEngine)
-    engine.load()
-    yield engine
-    engine.close()
+engine = espeak_children.engine  # the fixture: this module's own loaded espeak child
 
 
 def samples(chunks: list[np.ndarray]) -> int:

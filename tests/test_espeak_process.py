@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from npu_worker.engine.base import SynthesisRequest
-from npu_worker.engine.espeak import EspeakConfig, EspeakEngine, create
+from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_child import (
     AUDIO,
     END,
@@ -28,19 +28,13 @@ from npu_worker.engine.espeak_child import (
 )
 from npu_worker.engine.espeak_process import ChildEspeak, EspeakProcessEngine
 from npu_worker.protocol import EngineError, ModelLoadError, UnknownLanguage
+from tests import espeak_children
 from tests.timing import seconds
 
 SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
 LONG_TEXT = SENTENCE * 30
 
-
-@pytest.fixture(scope="module")
-def engine() -> EspeakProcessEngine:
-    engine = create(EspeakConfig(process=True))
-    assert isinstance(engine, EspeakProcessEngine)
-    engine.load()
-    yield engine
-    engine.close()
+engine = espeak_children.engine  # the fixture: this module's own loaded espeak child
 
 
 def made(engine: EspeakEngine, text: str, lang: str = "ko") -> list[np.ndarray]:
@@ -296,7 +290,7 @@ def test_a_child_whose_worker_stopped_reading_before_its_ready_exits_quietly():
 def test_closing_the_phonemizer_ends_a_call_stuck_on_a_child_that_stopped_answering():
     """ZipVoice's phonemizer holds its lock while a call waits for the child's answer: a child stopped
     (SIGSTOP, a hung host) kept the lock, and the shutdown's close waited for it for ever."""
-    from npu_worker.engine.espeak_process import ChildPhonemizer
+    from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 
     phonemizer = ChildPhonemizer()
     assert phonemizer("하나", "ko")  # the child started

@@ -47,11 +47,23 @@ from .espeak_child import (
     read_frame,
     write_frame,
 )
+from .espeak_deadlines import DEADLINES
 from .espeak_lib import EspeakVoice, find_voice
 
 log = logging.getLogger(__name__)
 
-STOP_SECONDS = 2.0  # a closing child that has not exited by then is killed
+# A child that has not done what it was told by then is killed: exit once closed, end a request once
+# stopped (it answers a `STOP` within `STOP_LOOK_SECONDS`: one that does not is stopped itself, by
+# SIGSTOP or a hung host, and the engine thread, or the shutdown's join after it, waited for ever).
+STOP_SECONDS = 2.0
+# A `PHONEMIZE` is answered in ≈ 4 µs a character (0.6 ms a sentence, 23 ms for 8 700 characters);
+# a child still silent after this many seconds (and these per character) is killed and the call fails.
+PHONEMIZE_SECONDS = 5.0
+PHONEMIZE_SECONDS_PER_CHAR = 0.001
+# A child is ready in ≈ 0.1 s (a lane's whole load 0.3–0.4 s); one not ready after this is killed and
+# its start fails (ModelLoadError): a child stopped before it was ready held its lane's load, and the
+# shutdown's join after it, for ever.
+START_SECONDS = 10.0
 CLOSED = "espeak-ng's process was closed: the worker is shutting down"
 ANSWER_BUFFER_BYTES = PIPE_BYTES  # what the child's pipe holds: one read brings a write of held frames
 # A child that dies of one of these while it reads a request's text crashed on that text (espeak-ng 1.52
@@ -92,15 +104,21 @@ class ChildEspeak:
         self._ids = itertools.count(1)
         self._live: int | None = None  # the request in flight: what a `STOP` names
         self._stopped: int | None = None  # the request a `STOP` has gone for (one a request)
+        self._overdue: str | None = None  # what it did not answer in time, once killed for it
         self._answers = io.BufferedReader(cast(io.RawIOBase, self._process.stdout), ANSWER_BUFFER_BYTES)
+        started = DEADLINES.arm(
+            START_SECONDS, lambda: self._kill_overdue(f"its start within {START_SECONDS:g} s")
+        )
         try:
             kind, payload = self._receive()
+            DEADLINES.clear(started)
             if kind == FAILED:
                 raise ModelLoadError(msgspec.json.decode(payload, type=Failure).message)
             if kind != READY:
                 raise ModelLoadError(f"espeak-ng's process sent {kind!r} before it was ready")
             ready = msgspec.json.decode(payload, type=Ready)
         except (WorkerError, msgspec.DecodeError) as error:
+            DEADLINES.clear(started)
             self.close()
             if isinstance(error, ModelLoadError):
                 raise
@@ -164,9 +182,19 @@ class ChildEspeak:
             self._live = None
 
     def phonemize(self, text: str, voice: str) -> str:
-        """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock)."""
-        self._send(PHONEMIZE, msgspec.json.encode(Phonemize(text, voice)))
-        kind, payload = self._receive(reading=True)
+        """`EspeakLibrary.phonemize` in the child (one caller at a time: `ChildPhonemizer` holds a lock).
+        A child that does not answer within `PHONEMIZE_SECONDS` (and a little more a character) is
+        killed, and the call ends in an `EngineError`: a stopped child held ZipVoice's engine thread,
+        and every request behind it, for ever."""
+        seconds = PHONEMIZE_SECONDS + PHONEMIZE_SECONDS_PER_CHAR * len(text)
+        deadline = DEADLINES.arm(
+            seconds, lambda: self._kill_overdue(f"a phonemize call within {seconds:g} s")
+        )
+        try:
+            self._send(PHONEMIZE, msgspec.json.encode(Phonemize(text, voice)))
+            kind, payload = self._receive(reading=True)
+        finally:
+            DEADLINES.clear(deadline)
         if kind == PHONEMES:
             return payload.decode("utf-8")
         if kind == FAILED:
@@ -200,9 +228,24 @@ class ChildEspeak:
                 if not wait:
                     os.set_blocking(self._requests, True)
             self._stopped = live
+            DEADLINES.arm(STOP_SECONDS, lambda: self._kill_if_still(live))
             return True
         finally:
             self._writing.release()
+
+    def _kill_if_still(self, live: int) -> None:
+        """A `STOP`'s deadline: killed if the request it named is still in flight."""
+        if self._live == live:
+            self._kill_overdue(_STOP_ANSWER)
+
+    def _kill_overdue(self, what: str) -> None:
+        """A deadline's end (`espeak_deadlines`): the child did not answer `what`; killing it ends the
+        wait on its pipe (the read gets its end: `EngineError` saying why)."""
+        if self._closed or self._process.poll() is not None:
+            return
+        self._overdue = what
+        log.warning("espeak-ng's process %s did not answer %s (stopped or hung); killing it", self.pid, what)
+        self.kill()
 
     def _stop(self) -> None:
         """The engine thread's side of a stop: the `STOP` (unless a canceller sent it), then what the
@@ -243,6 +286,11 @@ class ChildEspeak:
     def _broken(self, why: str, reading: bool = False) -> WorkerError:
         self.close()
         status = self._process.returncode
+        if self._overdue is not None:
+            return EngineError(
+                f"espeak-ng's process did not answer {self._overdue} (it was stopped or hung), so it was "
+                "killed; another starts for the next request"
+            )
         if reading and status is not None and -status in CRASH_SIGNALS:
             crash = signal.Signals(-status).name
             return UnparsableText(
@@ -276,6 +324,9 @@ class ChildEspeak:
             log.warning("espeak-ng's process %s did not exit; killing it", self._process.pid)
             self._process.kill()
             self._process.wait()
+
+
+_STOP_ANSWER = f"a stop of its request within {STOP_SECONDS:g} s"
 
 
 def _error(failure: Failure) -> WorkerError:
@@ -361,37 +412,3 @@ class EspeakProcessEngine(EspeakEngine):
         if self._library is not None:
             self.library.close()  # type: ignore[attr-defined]
         super().close()
-
-
-class ChildPhonemizer:
-    """espeak-ng's phonemes for ZipVoice's tokenizer, made in a child process started on first use:
-    espeak's text parser has known overflows ("s'" * 100, "A." * 200 in English abort the process), and
-    in the worker's process one request's text ended the worker. A child that dies fails the call
-    (EngineError: that section) and another starts for the next."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._child: ChildEspeak | None = None
-
-    def __call__(self, text: str, voice: str) -> str:
-        with self._lock:
-            if self._child is None or not self._child.alive:
-                self._child = ChildEspeak()
-            return self._child.phonemize(text, voice)
-
-    def close(self) -> None:
-        """A call stuck on a child that stopped answering (SIGSTOP, a hung host) holds the lock, and the
-        shutdown waited for it for ever: past `STOP_SECONDS` the child is killed, which ends that call
-        (`EngineError`) and frees the lock."""
-        if not self._lock.acquire(timeout=STOP_SECONDS):
-            stuck = self._child
-            if stuck is not None:
-                log.warning("espeak-ng's phonemizer process %s stopped answering; killing it", stuck.pid)
-                stuck.kill()
-            self._lock.acquire()
-        try:
-            if self._child is not None:
-                self._child.close()
-                self._child = None
-        finally:
-            self._lock.release()

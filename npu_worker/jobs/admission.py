@@ -110,11 +110,16 @@ class Admission:
             return Cancelled.DEQUEUED, job
 
     def interrupt_running(self) -> None:
-        """Stop the engine's call in flight, for a shutdown past its grace: the cancel flag alone is
-        seen at the engine's next chunk, and a proxied call (sovits) has none until its upstream answers."""
+        """Stop every engine call in flight, for a shutdown past its grace: the cancel flag alone is
+        seen at the engine's next chunk, and a proxied call (sovits) has none until its upstream answers.
+        The preview lanes' too (their engines' own `interrupt`): only the engine thread's was stopped,
+        and a lane whose espeak child had stopped answering held the exit for the join's 30 s."""
         with self._cond:
             if self._interrupt and self._running:
                 self._interrupt(False)
+            for job in self._beside:
+                if (interrupt := self._lane_interrupts.get(job.id)) is not None:
+                    interrupt(False)
 
     def live_job(self, job_id: str) -> Job | None:
         with self._cond:

@@ -18,6 +18,7 @@ import numpy as np
 
 from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import DecoderCalls, EngineInfo, SynthesisRequest, Voice
+from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 from npu_worker.engine.interruptible import Calls
 from npu_worker.engine.text_form import readable
 from npu_worker.engine.zipvoice import (
@@ -70,7 +71,10 @@ class ZipVoiceEngine:
     def __init__(self, config: ZipVoiceConfig, phonemize: Phonemize | None = None) -> None:
         self.config = config
         self.options = config.options
-        self._phonemize = phonemize
+        # The espeak child the tokenizer reads phonemes from is this engine's, closed with it (a
+        # tokenizer has no close; a child shared by every engine of the process was never closed)
+        self._own_phonemizer = ChildPhonemizer() if phonemize is None else None
+        self._phonemize = phonemize or self._own_phonemizer
         self._info: EngineInfo | None = None
         self.num_steps = 0
         self.guidance_scale = 0.0
@@ -415,6 +419,8 @@ class ZipVoiceEngine:
     def close(self) -> None:
         self.models = None  # type: ignore[assignment]
         self._info = None
+        if self._own_phonemizer is not None:
+            self._own_phonemizer.close()
 
 
 def create(config: ZipVoiceConfig) -> ZipVoiceEngine:

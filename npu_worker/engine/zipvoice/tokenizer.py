@@ -18,7 +18,7 @@ from typing import Protocol
 
 from npu_worker.engine.base import language_code
 from npu_worker.engine.espeak import voice_names
-from npu_worker.engine.espeak_process import ChildPhonemizer
+from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 from npu_worker.engine.korean_reading import spoken_form
 from npu_worker.engine.text_form import espeak_pieces
 from npu_worker.protocol import ModelLoadError

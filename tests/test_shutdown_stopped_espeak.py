@@ -1,0 +1,90 @@
+"""SIGTERM on a real worker whose espeak children have stopped answering (SIGSTOP, a hung host) under
+running sections: the drain's stop past the grace reaches every running child (the preview lanes' too),
+and a child that does not answer its `STOP` within `STOP_SECONDS` is killed, so the exit stays bounded.
+It took ≈ 33 s with a 1 s grace (the grace, the engine thread's 30 s join, the close's 2 s kill); with
+the engine thread's child stopped, a stopped lane's held the join as long, and was left stopped after
+the exit, holding the worker's stderr open (the log read to its end: 91 s, the test's 60 s limit)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.serve_process import ServeProcess
+from tests.test_shutdown import get, terminate, wait_loaded
+from tests.timing import seconds
+
+pytestmark = pytest.mark.allow_blocking
+REPO = Path(__file__).resolve().parents[1]
+# Well short of the 30 s join the worker waited on, well above the grace (1 s), a `STOP`'s 2 s and the
+# close's: not a figure of speed.
+BOUNDED = seconds(20.0)
+
+
+def espeak_children(pid: int) -> list[int]:
+    """The worker's espeak-ng children (the engine thread's, each preview lane's), from /proc."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(FileNotFoundError), open(f"/proc/{pid}/task/{task}/children") as listed:
+            for child in listed.read().split():
+                with contextlib.suppress(FileNotFoundError), open(f"/proc/{child}/cmdline", "rb") as line:
+                    if b"npu_worker.engine.espeak_child" in line.read():
+                        found.append(int(child))
+    return found
+
+
+def synth(base: str, text: str, output: Path) -> None:
+    """A `/synth` that waits on a stopped child: its answer (or a closed connection) is not the test's."""
+    body = json.dumps({"text": text, "lang": "ko", "output_path": str(output)}).encode()
+    request = urllib.request.Request(base + "/synth", body, {"Content-Type": "application/json"})
+    with contextlib.suppress(OSError), urllib.request.urlopen(request, timeout=seconds(60)) as answer:
+        answer.read()
+
+
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_a_stopped_espeak_child_under_a_running_section_does_not_hold_the_exit(tmp_path, lanes):
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    process = ServeProcess(
+        ["--state-dir", str(tmp_path / "state"), "--cache-max-bytes", "0", "--shutdown-grace", "1"]
+        + ["--preview-lanes", str(lanes)],
+        env,
+    )
+    children: list[int] = []
+    try:
+        wait_loaded(process.base, process)
+        if lanes > 1:  # the lanes load on their own (a child stopped before it is ready is not this test's)
+            process.log_until(f"preview lanes: {lanes} engine instances", seconds(30))
+        children = espeak_children(process.pid)
+        assert len(children) == lanes, children
+        for child in children:
+            os.kill(child, signal.SIGSTOP)
+        for number in range(lanes):  # one a lane: a lane takes a preview while the engine thread is busy
+            threading.Thread(
+                target=synth,
+                args=(process.base, f"{number}번 문장입니다.", tmp_path / f"{number}.wav"),
+                daemon=True,
+            ).start()
+        deadline = time.monotonic() + seconds(10)
+        while (health := get(process.base, "/health"))["jobs_running"] < lanes:
+            assert time.monotonic() < deadline, f"the requests never arrived: {health}"
+            time.sleep(0.02)
+        time.sleep(0.5)  # each taken by its engine thread (/health has no count of that; the log's
+        # stops below show that each was, so a section still queued at the SIGTERM fails the test)
+        elapsed, log = terminate(process)
+    finally:
+        process.kill()
+        for child in children:  # stopped, they would outlive the worker (and the test)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)
+    print(f"SIGTERM to exit with {lanes} stopped espeak children: {elapsed:.1f} s")  # the figure (-s)
+    assert process.returncode == 0, log
+    assert elapsed < BOUNDED, f"SIGTERM to exit took {elapsed:.1f} s with stopped espeak children: {log}"
+    assert log.count("did not answer a stop of its request") == lanes, log
