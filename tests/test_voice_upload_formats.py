@@ -141,3 +141,19 @@ async def test_over_http_gsm_610_is_a_voice_and_right_aligned_7_bit_a_named_400(
     error = (await response.json())["error"]
     assert (response.status, error["code"]) == (400, "InvalidAudio")
     assert "use the low 1 bit(s) (written right-aligned?)" in error["message"]
+
+
+def test_an_mp3_cut_short_of_its_stated_length_is_read_as_far_as_it_goes(tmp_path):
+    """An MP3 whose Xing header says 4 s, cut to half: the frames it did not hold were the decode
+    buffer's uninitialised memory (values like -9e19, clipped to full scale) stored as the voice; now
+    only what it decodes to, at its level."""
+    tone = 0.4 * np.sin(np.arange(4 * RATE) * (2 * np.pi * 220 / RATE))
+    data = encoded(tone, "MPEG_LAYER_III", "MP3")
+    cut = data[: len(data) // 2]
+    with soundfile.SoundFile(io.BytesIO(cut)) as sound:
+        assert sound.frames >= tone.size  # the header still says the whole
+        decoded = len(sound.read(dtype="float32"))
+    samples, _rate = decode_upload(cut, LIMITS)
+    assert samples.size == decoded < tone.size and np.abs(samples).max() < 0.6
+    kept = stored(tmp_path, cut)
+    assert kept.size == decoded and np.abs(kept).max() < 0.6 * 32767
