@@ -157,3 +157,16 @@ def test_an_mp3_cut_short_of_its_stated_length_is_read_as_far_as_it_goes(tmp_pat
     assert samples.size == decoded < tone.size and np.abs(samples).max() < 0.6
     kept = stored(tmp_path, cut)
     assert kept.size == decoded and np.abs(kept).max() < 0.6 * 32767
+
+
+def test_more_samples_than_8_channels_at_192_khz_hold_are_refused_before_they_are_decoded():
+    """Channels × frames was bounded only by the bytes, which a codec's are not: 19 KB of Ogg Vorbis
+    (64 channels, 48 kHz, 29 s) took 2.6 s of CPU to decode, 255 channels allowed. Shown here with 8-bit
+    PCM under a 0.55 s limit: 9 channels at 192 kHz for 0.5 s, one channel past FLAC's 8."""
+    limits = UploadLimits(max_bytes=1 << 22, max_seconds=0.55)
+    rate, frames = 192_000, 96_000
+    tone = np.sin(np.arange(frames) * (2 * np.pi * 220 / rate))[:, None]
+    with pytest.raises(InvalidAudio, match=r"9 channels of 96000 frames.*limit is 844800.*send mono"):
+        decode_upload(encoded(np.tile(0.4 * tone, (1, 9)), "PCM_U8", rate=rate), limits)
+    samples, _rate = decode_upload(encoded(np.tile(0.4 * tone, (1, 8)), "PCM_U8", rate=rate), limits)
+    assert samples.size == frames // 4  # (stored at 48 kHz)
