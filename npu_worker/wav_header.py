@@ -67,7 +67,7 @@ def _check_narrow_samples(fmt: tuple[int, ...], samples: memoryview) -> None:
     WAV's narrow samples sit in a byte's high bits, so that is their level. Bytes that use the low bits
     were written right-aligned (7-bit 0-127), read at half level about −0.5 of full scale: refused."""
     tag, channels, _rate, _byte_rate, block, bits = fmt
-    if tag not in PCM_TAGS or not 0 < bits < 8 or block != channels:
+    if tag not in PCM_TAGS or not channels or not 0 < bits < 8 or block != channels:  # (0: libsndfile's)
         return
     unused = (1 << (8 - bits)) - 1
     if np.any(np.frombuffer(samples, dtype=np.uint8) & unused):

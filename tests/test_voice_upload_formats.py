@@ -127,6 +127,14 @@ def test_7_bit_samples_written_right_aligned_are_refused_by_name_not_read_at_hal
         decode_upload(seven_bit(np.rint(TONE * 63) + 64), LIMITS)
 
 
+def test_7_bit_samples_in_no_channels_are_refused_for_the_channels_not_the_bits():
+    """A header of 0 channels and 0-byte frames passed as 1-byte frames of 7-bit samples: refused for
+    right-aligned samples, though no byte of it could be read; now libsndfile's "Channel count is zero."."""
+    data = wav(bytes([0x81]) * RATE, bits=7, block=0, byte_rate=RATE, channels=0)
+    with pytest.raises(InvalidAudio, match=r"\(Channel count is zero\.\)$"):
+        decode_upload(data, LIMITS)
+
+
 async def test_over_http_gsm_610_is_a_voice_and_right_aligned_7_bit_a_named_400(worker):
     """What a caller of POST /v1/audio/voices saw: a 400 'Seek attempted on unseekable file type.' for
     telephone audio libsndfile decodes, a 201 for 7-bit samples stored at half level about −0.5."""
