@@ -16,23 +16,32 @@ import numpy as np
 
 PCM_TAGS = (1, 0xFFFE)  # WAVE_FORMAT_PCM, WAVE_FORMAT_EXTENSIBLE
 MAX_CHUNKS = 64  # walked before `data`: a real header has a few (fmt, fact, LIST, bext)
+# The WAV's forms libsndfile reads through one fmt-chunk reader, and their byte order: RF64 (a WAV past
+# 4 GiB, its sizes in a `ds64` chunk) and RIFX (big-endian) passed every check below unread.
+BYTE_ORDERS = {b"RIFF": "<", b"RF64": "<", b"RIFX": ">"}
+RF64_SIZE = 0xFFFFFFFF  # an RF64 chunk size meaning "see ds64"
 
 
 def check_wav_header(data: bytes) -> None:
-    """ValueError for a RIFF/WAVE header libsndfile would read as other audio than it holds; anything
-    else (not a WAV, a header cut short) is left to libsndfile to judge."""
-    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+    """ValueError for a RIFF/WAVE header (or RF64, RIFX) libsndfile would read as other audio than it
+    holds; anything else (not a WAV, a header cut short) is left to libsndfile to judge."""
+    order = BYTE_ORDERS.get(data[:4])
+    if len(data) < 12 or order is None or data[8:12] != b"WAVE":
         return
-    offset, fmt = 12, None
+    offset, fmt, ds64_data = 12, None, None
     for _ in range(MAX_CHUNKS):
         if offset + 8 > len(data):
             return
-        chunk, size = data[offset : offset + 4], struct.unpack_from("<I", data, offset + 4)[0]
+        chunk, size = data[offset : offset + 4], struct.unpack_from(order + "I", data, offset + 4)[0]
         body = offset + 8
+        if chunk == b"ds64" and size >= 16 and body + 16 <= len(data):
+            ds64_data = struct.unpack_from("<Q", data, body + 8)[0]
         if chunk == b"fmt " and size >= 16 and body + 16 <= len(data):
-            fmt = struct.unpack_from("<HHIIHH", data, body)
+            fmt = struct.unpack_from(order + "HHIIHH", data, body)
             _check_frame_size(*fmt)
         elif chunk == b"data":
+            if size == RF64_SIZE and ds64_data is not None:
+                size = ds64_data
             following = len(data) - body
             if size == 0 and following >= 2 and fmt is not None:
                 raise ValueError(

@@ -127,6 +127,34 @@ def test_7_bit_samples_written_right_aligned_are_refused_by_name_not_read_at_hal
         decode_upload(seven_bit(np.rint(TONE * 63) + 64), LIMITS)
 
 
+def other_form(riff: bytes, form: bytes) -> bytes:
+    """The same WAV as RF64 (its data size in a `ds64` chunk) or RIFX (every number big-endian)."""
+    fmt, pcm = riff[20:36], riff[44:]
+    if form == b"RIFX":
+        fmt = struct.pack(">HHIIHH", *struct.unpack("<HHIIHH", fmt))
+        if struct.unpack(">H", fmt[14:])[0] == 16:
+            pcm = np.frombuffer(pcm, "<i2").astype(">i2").tobytes()
+        body = b"WAVEfmt " + struct.pack(">I", 16) + fmt + b"data" + struct.pack(">I", len(pcm)) + pcm
+        return b"RIFX" + struct.pack(">I", len(body)) + body
+    ds64 = b"ds64" + struct.pack("<IQQQI", 28, 0, len(pcm), len(pcm), 0)
+    body = b"WAVE" + ds64 + b"fmt " + struct.pack("<I", 16) + fmt + b"data" + b"\xff" * 4 + pcm
+    return b"RF64" + b"\xff" * 4 + body
+
+
+@pytest.mark.parametrize("form", [b"RF64", b"RIFX"])
+def test_an_rf64_or_rifx_wav_is_checked_as_a_riff_one_is(form):
+    """The header checks read RIFF only: right-aligned 7-bit samples as RF64 or RIFX were stored at
+    half level about −0.5, the fault refused by name in a RIFF WAV."""
+    with pytest.raises(InvalidAudio, match="7-bit samples.*use the low 1 bit"):
+        decode_upload(other_form(seven_bit(np.rint(TONE * 63) + 64), form), LIMITS)
+    high = (np.rint(TONE * 63).astype(np.int16) + 64) << 1
+    samples, _rate = decode_upload(other_form(seven_bit(high), form), LIMITS)
+    assert np.abs(samples - TONE).max() < 2 / 128
+    pcm = np.rint(TONE * 32767).astype("<i2")
+    riff = wav(pcm.tobytes(), bits=16, block=2, byte_rate=2 * RATE)
+    assert np.array_equal(np.rint(decode_upload(other_form(riff, form), LIMITS)[0] * 32767), pcm)
+
+
 def test_7_bit_samples_in_no_channels_are_refused_for_the_channels_not_the_bits():
     """A header of 0 channels and 0-byte frames passed as 1-byte frames of 7-bit samples: refused for
     right-aligned samples, though no byte of it could be read; now libsndfile's "Channel count is zero."."""
