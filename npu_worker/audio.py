@@ -244,16 +244,13 @@ def _mono_blocks(source: Any) -> Iterator[tuple[np.ndarray, int]]:
 
 def _blocks(source: Any, frames: int, dtype: str, *, always_2d: bool) -> Iterator[np.ndarray]:
     """An open sound's frames not yet read, `frames` at a time, up to its first short read: soundfile's
-    `blocks` ignores one, so a file cut short of its stated length (an MP3's Xing header) gave the rest
-    of its block as uninitialised memory (values like -9e19), stored as the voice."""
+    `blocks` gave a file cut short of its stated length (an MP3's) uninitialised memory for the rest."""
     left = _frames_left(source)
     while left > 0:
         block = source.read(min(frames, left), dtype=dtype, always_2d=always_2d)
         if len(block):
             yield block
-        if len(block) < min(frames, left):
-            return
-        left -= len(block)
+        left = left - len(block) if len(block) == min(frames, left) else 0
 
 
 def resample(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:
