@@ -128,8 +128,16 @@ def test_7_bit_samples_written_right_aligned_are_refused_by_name_not_read_at_hal
 
 
 def other_form(riff: bytes, form: bytes) -> bytes:
-    """The same WAV as RF64 (its data size in a `ds64` chunk) or RIFX (every number big-endian)."""
+    """The same WAV as RF64 (its data size in a `ds64` chunk), RIFX (every number big-endian) or Wave64
+    (chunks named by GUIDs, 64-bit sizes counting their 24-byte heads)."""
     fmt, pcm = riff[20:36], riff[44:]
+    if form == b"W64":
+        tail = bytes.fromhex("f3acd3118cd100c04f8edb8a")
+        chunks = (
+            b"fmt " + tail + struct.pack("<Q", 40) + fmt + b"data" + tail + struct.pack("<Q", 24 + len(pcm))
+        )
+        body = b"wave" + tail + chunks + pcm
+        return b"riff" + bytes.fromhex("2e91cf11a5d628db04c10000") + struct.pack("<Q", 24 + len(body)) + body
     if form == b"RIFX":
         fmt = struct.pack(">HHIIHH", *struct.unpack("<HHIIHH", fmt))
         if struct.unpack(">H", fmt[14:])[0] == 16:
@@ -141,10 +149,10 @@ def other_form(riff: bytes, form: bytes) -> bytes:
     return b"RF64" + b"\xff" * 4 + body
 
 
-@pytest.mark.parametrize("form", [b"RF64", b"RIFX"])
-def test_an_rf64_or_rifx_wav_is_checked_as_a_riff_one_is(form):
-    """The header checks read RIFF only: right-aligned 7-bit samples as RF64 or RIFX were stored at
-    half level about −0.5, the fault refused by name in a RIFF WAV."""
+@pytest.mark.parametrize("form", [b"RF64", b"RIFX", b"W64"])
+def test_an_rf64_rifx_or_wave64_wav_is_checked_as_a_riff_one_is(form):
+    """The header checks read RIFF only: right-aligned 7-bit samples as RF64, RIFX or Wave64 were
+    stored at half level about −0.5, the fault refused by name in a RIFF WAV."""
     with pytest.raises(InvalidAudio, match="7-bit samples.*use the low 1 bit"):
         decode_upload(other_form(seven_bit(np.rint(TONE * 63) + 64), form), LIMITS)
     high = (np.rint(TONE * 63).astype(np.int16) + 64) << 1
