@@ -165,7 +165,7 @@ def _wav_blocks(source: Any) -> Iterator[tuple[np.ndarray, int]]:
     if source.subtype != "PCM_16" or source.channels != 1:
         yield from _mono_blocks(source)
         return
-    for block in source.blocks(MONO_BLOCK_SAMPLES, dtype="int16"):
+    for block in _blocks(source, MONO_BLOCK_SAMPLES, "int16", always_2d=False):
         yield from_pcm16(block), 0
 
 
@@ -237,9 +237,20 @@ def _frames_left(source: Any) -> int:
 def _mono_blocks(source: Any) -> Iterator[tuple[np.ndarray, int]]:
     """Each block of an open sound as mono float32, with how many of its samples were not finite."""
     frames = max(1, MONO_BLOCK_SAMPLES // source.channels)  # 255 channels (Ogg) × 65 536 frames: 67 MB
-    for block in source.blocks(frames, frames=_frames_left(source), dtype="float32", always_2d=True):
+    for block in _blocks(source, frames, "float32", always_2d=True):
         bad = block.size - int(np.count_nonzero(np.isfinite(block)))
         yield (block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)), bad
+
+
+def _blocks(source: Any, frames: int, dtype: str, *, always_2d: bool) -> Iterator[np.ndarray]:
+    """An open sound's frames not yet read, `frames` at a time, up to its first short read: soundfile's
+    `blocks` gave a file cut short of its stated length (an MP3's) uninitialised memory for the rest."""
+    left = _frames_left(source)
+    while left > 0:
+        block = source.read(min(frames, left), dtype=dtype, always_2d=always_2d)
+        if len(block):
+            yield block
+        left = left - len(block) if len(block) == min(frames, left) else 0
 
 
 def resample(samples: np.ndarray, from_rate: int, to_rate: int) -> np.ndarray:

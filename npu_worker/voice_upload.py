@@ -24,6 +24,7 @@ from .protocol import InvalidAudio
 MIN_VOICE_SECONDS = 0.5
 MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = SPEECH_RATES  # (and a voice stored at 655 kHz would be stored that large)
 MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
+MAX_CHANNEL_RATE = 8 * MAX_SAMPLE_RATE  # samples decoded a second: FLAC's most (8 channels at 192 kHz)
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ def _decode(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int, np.ndar
                 raise InvalidAudio(
                     f"the audio is {seconds:.1f} s long, the limit is {limits.max_seconds:g} s"
                 )
+            _check_decoded_samples(sound.channels, declared_frames(sound), limits)
             stored_rate = min(rate, MAX_STORED_RATE)  # 30 s at 192 kHz was an 11 MB wav, kept for ever
             if stored_rate == rate and sound.subtype == "PCM_16" and sound.channels == 1:
                 pcm = sound.read(dtype="int16")
@@ -83,3 +85,16 @@ def _decode(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int, np.ndar
     if read.span < 2e-4:  # a constant level (1e30 clipped to full scale) is silent too
         raise InvalidAudio("the audio is silent")
     return mono, stored_rate, pcm
+
+
+def _check_decoded_samples(channels: int, frames: int, limits: UploadLimits) -> None:
+    """A codec's bytes bound nothing: 19 KB of Ogg Vorbis, 64 channels at 48 kHz for 29 s, took 2.6 s of
+    CPU to decode (Ogg allows 255 channels), for each upload at once. Bounded at what 8 channels at
+    192 kHz for the longest voice decode to."""
+    limit = int(MAX_CHANNEL_RATE * limits.max_seconds)
+    if channels * frames > limit:
+        raise InvalidAudio(
+            f"the audio has {channels} channels of {frames} frames, {channels * frames} samples to "
+            f"decode; the limit is {limit} (8 channels at {MAX_SAMPLE_RATE} Hz for "
+            f"{limits.max_seconds:g} s): send mono"
+        )

@@ -11,30 +11,43 @@ here, in words that name the header's fault. Pure: bytes in.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 import numpy as np
 
 PCM_TAGS = (1, 0xFFFE)  # WAVE_FORMAT_PCM, WAVE_FORMAT_EXTENSIBLE
 MAX_CHUNKS = 64  # walked before `data`: a real header has a few (fmt, fact, LIST, bext)
+# The WAV's forms libsndfile reads through one fmt-chunk reader, and their byte order: RF64 (a WAV past
+# 4 GiB, its sizes in a `ds64` chunk), RIFX (big-endian) and Sony Wave64 (chunks named by GUIDs, 64-bit
+# sizes) passed every check below unread.
+BYTE_ORDERS = {b"RIFF": "<", b"RF64": "<", b"RIFX": ">"}
+RF64_SIZE = 0xFFFFFFFF  # an RF64 chunk size meaning "see ds64"
+W64_TAIL = bytes.fromhex("f3acd3118cd100c04f8edb8a")  # a Wave64 chunk's GUID after its 4-letter name
+W64_RIFF = b"riff" + bytes.fromhex("2e91cf11a5d628db04c10000")
 
 
 def check_wav_header(data: bytes) -> None:
-    """ValueError for a RIFF/WAVE header libsndfile would read as other audio than it holds; anything
-    else (not a WAV, a header cut short) is left to libsndfile to judge."""
-    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+    """ValueError for a WAV header (RIFF, RF64, RIFX or Wave64) libsndfile would read as other audio
+    than it holds; anything else (not a WAV, a header cut short) is left to libsndfile to judge."""
+    order = BYTE_ORDERS.get(data[:4])
+    if len(data) >= 12 and order is not None and data[8:12] == b"WAVE":
+        chunks = _riff_chunks(data, order)
+    elif data[:16] == W64_RIFF and data[24:40] == b"wave" + W64_TAIL:
+        order, chunks = "<", _w64_chunks(data)
+    else:
         return
-    offset, fmt = 12, None
-    for _ in range(MAX_CHUNKS):
-        if offset + 8 > len(data):
-            return
-        chunk, size = data[offset : offset + 4], struct.unpack_from("<I", data, offset + 4)[0]
-        body = offset + 8
+    fmt, ds64_data = None, None
+    for chunk, body, size in chunks:
+        if chunk == b"ds64" and size >= 16 and body + 16 <= len(data):
+            ds64_data = struct.unpack_from("<Q", data, body + 8)[0]
         if chunk == b"fmt " and size >= 16 and body + 16 <= len(data):
-            fmt = struct.unpack_from("<HHIIHH", data, body)
+            fmt = struct.unpack_from(order + "HHIIHH", data, body)
             _check_frame_size(*fmt)
         elif chunk == b"data":
+            if size == RF64_SIZE and ds64_data is not None:
+                size = ds64_data
             following = len(data) - body
-            if size == 0 and following >= 2 and fmt is not None:
+            if size == 0 and following >= 2 and fmt is not None and data[:4] != W64_RIFF[:4]:
                 raise ValueError(
                     f"its header says the audio data is 0 bytes long, but {following} bytes follow it "
                     "(written to a pipe?); send a WAV whose header gives its length"
@@ -42,8 +55,31 @@ def check_wav_header(data: bytes) -> None:
             if fmt is not None:
                 _check_narrow_samples(fmt, memoryview(data)[body : body + size])  # (no copy)
             return
-        offset = body + size + (size & 1)  # chunks are padded to an even length
-    return
+
+
+def _riff_chunks(data: bytes, order: str) -> Iterator[tuple[bytes, int, int]]:
+    """Each chunk's name, where its body starts and its stated size, in a RIFF, RF64 or RIFX file."""
+    offset = 12
+    for _ in range(MAX_CHUNKS):
+        if offset + 8 > len(data):
+            return
+        size = struct.unpack_from(order + "I", data, offset + 4)[0]
+        yield data[offset : offset + 4], offset + 8, size
+        offset += 8 + size + (size & 1)  # chunks are padded to an even length
+
+
+def _w64_chunks(data: bytes) -> Iterator[tuple[bytes, int, int]]:
+    """`_riff_chunks` for Wave64: a 16-byte GUID (a name the checks know: its 4 letters), a 64-bit size
+    that counts the chunk's 24-byte head, each chunk 8-byte aligned."""
+    offset = 40
+    for _ in range(MAX_CHUNKS):
+        if offset + 24 > len(data):
+            return
+        guid, size = data[offset : offset + 16], struct.unpack_from("<Q", data, offset + 16)[0]
+        if size < 24:  # (left to libsndfile)
+            return
+        yield (guid[:4] if guid[4:] == W64_TAIL else b""), offset + 24, size - 24
+        offset += (size + 7) & ~7
 
 
 def _check_frame_size(tag: int, channels: int, rate: int, byte_rate: int, block: int, bits: int) -> None:
@@ -67,7 +103,7 @@ def _check_narrow_samples(fmt: tuple[int, ...], samples: memoryview) -> None:
     WAV's narrow samples sit in a byte's high bits, so that is their level. Bytes that use the low bits
     were written right-aligned (7-bit 0-127), read at half level about −0.5 of full scale: refused."""
     tag, channels, _rate, _byte_rate, block, bits = fmt
-    if tag not in PCM_TAGS or not 0 < bits < 8 or block != channels:
+    if tag not in PCM_TAGS or not channels or not 0 < bits < 8 or block != channels:  # (0: libsndfile's)
         return
     unused = (1 << (8 - bits)) - 1
     if np.any(np.frombuffer(samples, dtype=np.uint8) & unused):

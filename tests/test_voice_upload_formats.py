@@ -127,6 +127,50 @@ def test_7_bit_samples_written_right_aligned_are_refused_by_name_not_read_at_hal
         decode_upload(seven_bit(np.rint(TONE * 63) + 64), LIMITS)
 
 
+def other_form(riff: bytes, form: bytes) -> bytes:
+    """The same WAV as RF64 (its data size in a `ds64` chunk), RIFX (every number big-endian) or Wave64
+    (chunks named by GUIDs, 64-bit sizes counting their 24-byte heads)."""
+    fmt, pcm = riff[20:36], riff[44:]
+    if form == b"W64":
+        tail = bytes.fromhex("f3acd3118cd100c04f8edb8a")
+        chunks = (
+            b"fmt " + tail + struct.pack("<Q", 40) + fmt + b"data" + tail + struct.pack("<Q", 24 + len(pcm))
+        )
+        body = b"wave" + tail + chunks + pcm
+        return b"riff" + bytes.fromhex("2e91cf11a5d628db04c10000") + struct.pack("<Q", 24 + len(body)) + body
+    if form == b"RIFX":
+        fmt = struct.pack(">HHIIHH", *struct.unpack("<HHIIHH", fmt))
+        if struct.unpack(">H", fmt[14:])[0] == 16:
+            pcm = np.frombuffer(pcm, "<i2").astype(">i2").tobytes()
+        body = b"WAVEfmt " + struct.pack(">I", 16) + fmt + b"data" + struct.pack(">I", len(pcm)) + pcm
+        return b"RIFX" + struct.pack(">I", len(body)) + body
+    ds64 = b"ds64" + struct.pack("<IQQQI", 28, 0, len(pcm), len(pcm), 0)
+    body = b"WAVE" + ds64 + b"fmt " + struct.pack("<I", 16) + fmt + b"data" + b"\xff" * 4 + pcm
+    return b"RF64" + b"\xff" * 4 + body
+
+
+@pytest.mark.parametrize("form", [b"RF64", b"RIFX", b"W64"])
+def test_an_rf64_rifx_or_wave64_wav_is_checked_as_a_riff_one_is(form):
+    """The header checks read RIFF only: right-aligned 7-bit samples as RF64, RIFX or Wave64 were
+    stored at half level about −0.5, the fault refused by name in a RIFF WAV."""
+    with pytest.raises(InvalidAudio, match="7-bit samples.*use the low 1 bit"):
+        decode_upload(other_form(seven_bit(np.rint(TONE * 63) + 64), form), LIMITS)
+    high = (np.rint(TONE * 63).astype(np.int16) + 64) << 1
+    samples, _rate = decode_upload(other_form(seven_bit(high), form), LIMITS)
+    assert np.abs(samples - TONE).max() < 2 / 128
+    pcm = np.rint(TONE * 32767).astype("<i2")
+    riff = wav(pcm.tobytes(), bits=16, block=2, byte_rate=2 * RATE)
+    assert np.array_equal(np.rint(decode_upload(other_form(riff, form), LIMITS)[0] * 32767), pcm)
+
+
+def test_7_bit_samples_in_no_channels_are_refused_for_the_channels_not_the_bits():
+    """A header of 0 channels and 0-byte frames passed as 1-byte frames of 7-bit samples: refused for
+    right-aligned samples, though no byte of it could be read; now libsndfile's "Channel count is zero."."""
+    data = wav(bytes([0x81]) * RATE, bits=7, block=0, byte_rate=RATE, channels=0)
+    with pytest.raises(InvalidAudio, match=r"\(Channel count is zero\.\)$"):
+        decode_upload(data, LIMITS)
+
+
 async def test_over_http_gsm_610_is_a_voice_and_right_aligned_7_bit_a_named_400(worker):
     """What a caller of POST /v1/audio/voices saw: a 400 'Seek attempted on unseekable file type.' for
     telephone audio libsndfile decodes, a 201 for 7-bit samples stored at half level about −0.5."""
@@ -141,3 +185,32 @@ async def test_over_http_gsm_610_is_a_voice_and_right_aligned_7_bit_a_named_400(
     error = (await response.json())["error"]
     assert (response.status, error["code"]) == (400, "InvalidAudio")
     assert "use the low 1 bit(s) (written right-aligned?)" in error["message"]
+
+
+def test_an_mp3_cut_short_of_its_stated_length_is_read_as_far_as_it_goes(tmp_path):
+    """An MP3 whose Xing header says 4 s, cut to half: the frames it did not hold were the decode
+    buffer's uninitialised memory (values like -9e19, clipped to full scale) stored as the voice; now
+    only what it decodes to, at its level."""
+    tone = 0.4 * np.sin(np.arange(4 * RATE) * (2 * np.pi * 220 / RATE))
+    data = encoded(tone, "MPEG_LAYER_III", "MP3")
+    cut = data[: len(data) // 2]
+    with soundfile.SoundFile(io.BytesIO(cut)) as sound:
+        assert sound.frames >= tone.size  # the header still says the whole
+        decoded = len(sound.read(dtype="float32"))
+    samples, _rate = decode_upload(cut, LIMITS)
+    assert samples.size == decoded < tone.size and np.abs(samples).max() < 0.6
+    kept = stored(tmp_path, cut)
+    assert kept.size == decoded and np.abs(kept).max() < 0.6 * 32767
+
+
+def test_more_samples_than_8_channels_at_192_khz_hold_are_refused_before_they_are_decoded():
+    """Channels × frames was bounded only by the bytes, which a codec's are not: 19 KB of Ogg Vorbis
+    (64 channels, 48 kHz, 29 s) took 2.6 s of CPU to decode, 255 channels allowed. Shown here with 8-bit
+    PCM under a 0.55 s limit: 9 channels at 192 kHz for 0.5 s, one channel past FLAC's 8."""
+    limits = UploadLimits(max_bytes=1 << 22, max_seconds=0.55)
+    rate, frames = 192_000, 96_000
+    tone = np.sin(np.arange(frames) * (2 * np.pi * 220 / rate))[:, None]
+    with pytest.raises(InvalidAudio, match=r"9 channels of 96000 frames.*limit is 844800.*send mono"):
+        decode_upload(encoded(np.tile(0.4 * tone, (1, 9)), "PCM_U8", rate=rate), limits)
+    samples, _rate = decode_upload(encoded(np.tile(0.4 * tone, (1, 8)), "PCM_U8", rate=rate), limits)
+    assert samples.size == frames // 4  # (stored at 48 kHz)
