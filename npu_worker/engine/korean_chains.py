@@ -19,18 +19,21 @@ _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|\d*π"  # th
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
 _MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{SIDE}"
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[²³])$")  # said 제곱: a closed syllable
+# A place or a range the chain names, "1 ≤ i ≤ n에 대해", "a ≤ x ≤ b에서 연속", "0 ≤ x ≤ 1의 범위": it was 1 이상 i n 이하에
+# 대해 (the single bounds, each where it stood), and "a ≤ x ≤ b에서" was left unread, its signs unsaid.
+_PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"), or no word at all. Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function,
 # "f(x)", nor a fraction but π's, "x/2" (left to the single bounds).
-_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면)|일 ?(?:때|경우|수록)|인(?![가-힣])|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면)|일 ?(?:때|경우|수록)|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 CHAIN = re.compile(
     rf"(?=[-−]?[\w.π%‰℃°Ω]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
-# takes 이/가 there, x가 1 이상 3 이하이면 (x는 says a statement's topic).
-_CLAUSE_AFTER = re.compile(r"이면|이라면|일 ?(?:때|경우|수록)|인(?![가-힣])")
+# takes 이/가 there, x가 1 이상 3 이하이면 (x는 says a statement's topic); so does one before a place, i가 1 이상 n 이하에 대해.
+_CLAUSE_AFTER = re.compile(rf"이면|이라면|일 ?(?:때|경우|수록)|인(?![가-힣])|{_PLACE}")
 
 
 def chain(match: re.Match[str]) -> str:
