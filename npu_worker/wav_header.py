@@ -2,8 +2,8 @@
 
 libsndfile reads some headers quietly wrong: one whose frame size disagrees with its sample width (7-bit
 samples in 2-byte frames read as 8-bit samples, one a byte: the voice twice its length, each frame's
-two bytes two samples), 7-bit samples written right-aligned in 1-byte frames (read at half level about
-−0.5 of full scale), and one whose `data` chunk says 0 bytes while samples follow (a writer to a pipe
+two bytes two samples), samples short of whole bytes written right-aligned (7-bit in 1-byte frames read at
+half level about −0.5 of full scale, 12-bit in 2-byte frames at 1/16 of theirs), and one whose `data` chunk says 0 bytes while samples follow (a writer to a pipe
 leaves it so): 0 frames, refused as "0.00 s long" with the audio right there. Each is a ValueError
 here, in words that name the header's fault. Pure: bytes in.
 """
@@ -53,7 +53,7 @@ def check_wav_header(data: bytes) -> None:
                     "(written to a pipe?); send a WAV whose header gives its length"
                 )
             if fmt is not None:
-                _check_narrow_samples(fmt, memoryview(data)[body : body + size])  # (no copy)
+                _check_narrow_samples(fmt, memoryview(data)[body : body + size], order)  # (no copy)
             return
 
 
@@ -98,17 +98,21 @@ def _check_frame_size(tag: int, channels: int, rate: int, byte_rate: int, block:
         )
 
 
-def _check_narrow_samples(fmt: tuple[int, ...], samples: memoryview) -> None:
-    """Samples of 1-7 bits in 1-byte frames are read as 8-bit, as libsndfile and players read them: a
-    WAV's narrow samples sit in a byte's high bits, so that is their level. Bytes that use the low bits
-    were written right-aligned (7-bit 0-127), read at half level about −0.5 of full scale: refused."""
+def _check_narrow_samples(fmt: tuple[int, ...], samples: memoryview, order: str) -> None:
+    """Samples of a width short of whole bytes (7 bits in one, 12 in two, 20 in three) are read as the
+    whole bytes hold them, as libsndfile and players read them: a WAV keeps them in the high bits, so that
+    is their level. Samples that use the low bits were written right-aligned: 7-bit 0-127 read at half
+    level about −0.5 of full scale, 12-bit at 1/16 of theirs (a voice stored 24 dB quiet): refused."""
     tag, channels, _rate, _byte_rate, block, bits = fmt
-    if tag not in PCM_TAGS or not channels or not 0 < bits < 8 or block != channels:  # (0: libsndfile's)
-        return
-    unused = (1 << (8 - bits)) - 1
-    if np.any(np.frombuffer(samples, dtype=np.uint8) & unused):
+    width = (bits + 7) // 8
+    if tag not in PCM_TAGS or not channels or not 0 < bits < 32 or not bits % 8 or block != channels * width:
+        return  # (bits 0: libsndfile's)
+    unused = (1 << (8 * width - bits)) - 1  # the low bits of each sample's least significant byte
+    whole = len(samples) // width * width
+    lowest = np.frombuffer(samples[:whole], dtype=np.uint8)[0 if order == "<" else width - 1 :: width]
+    if np.any(lowest & unused):
         raise ValueError(
-            f"its header gives {bits}-bit samples, which a WAV keeps in a byte's high bits, but its bytes "
-            f"use the low {8 - bits} bit(s) (written right-aligned?): it would be read at another level; "
-            "send 8-bit or 16-bit PCM"
+            f"its header gives {bits}-bit samples, which a WAV keeps in the high bits of {width} byte(s), but "
+            f"its samples use the low {8 * width - bits} bit(s) (written right-aligned?): it would be read at "
+            "another level; send 8-bit or 16-bit PCM"
         )
