@@ -35,3 +35,25 @@ def test_chain_before_a_place(written: str, said: str) -> None:
 )
 def test_chain_before_a_word_is_not_a_place(written: str, middle: str) -> None:
     assert not spoken(written).startswith(middle)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1 ≤ i ≤ N", "i는 1 이상 N 이하"),  # 1 이상 i ≤ N: the second sign unsaid
+        ("0 ≤ i < N", "i는 0 이상 N 미만"),
+        ("1 ≤ i ≤ N이면", "i가 1 이상 N 이하이면"),
+        ("1 ≤ n ≤ N에 대해", "n이 1 이상 N 이하에 대해"),
+        ("1 ≤ k ≤ K인 정수 k", "k가 1 이상 K 이하인 정수 k"),
+        ("1 ≤ i ≤ N. 다음", "i는 1 이상 N 이하. 다음"),
+    ],
+)
+def test_a_count_s_capital_as_the_last_side(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("written", ["a < b < C", "A > B > C", "1 < 2 < N", "1 ≤ i ≤ NaN", "1 ≤ i ≤ N(x)"])
+def test_names_ranked_and_longer_words_are_left(written: str) -> None:
+    """Capitals ranked, a number in the middle, a word or a function: not a count's bound."""
+    said = spoken(written)
+    assert not said.startswith(("b는", "B는", "2는", "i는"))

@@ -18,6 +18,9 @@ from .korean_words import MATH_NAMES
 _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|\d*π"  # the first term: one term alone
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
 _MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{SIDE}"
+# A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K" (it was 1 이상 i ≤ N: the second sign unsaid), after a
+# number, of a variable: "a < b < C" is left, as names ranked are.
+_COUNT = r"[A-Z](?![A-Za-z\d_(]|\.\w)"
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[²³])$")  # said 제곱: a closed syllable
 # A place or a range the chain names, "1 ≤ i ≤ n에 대해", "a ≤ x ≤ b에서 연속", "0 ≤ x ≤ 1의 범위": it was 1 이상 i n 이하에
 # 대해 (the single bounds, each where it stood), and "a ≤ x ≤ b에서" was left unread, its signs unsaid.
@@ -28,7 +31,7 @@ _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면)|일 ?(?:때|경우|수록)|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 CHAIN = re.compile(
     rf"(?=[-−]?[\w.π%‰℃°Ω]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE}|{_COUNT})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
@@ -43,6 +46,8 @@ def chain(match: re.Match[str]) -> str:
     middle = middle_up or middle_down
     if not _LETTER.search(first + middle + last):
         return match.group(0)
+    if last[:1].isupper() and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
+        return match.group(0)  # "a < b < C", "1 < 2 < N": a count bounds a variable from a number
     if middle[0].isupper() and not (first.lstrip("-−")[:1].isdigit() or last[:1].isdigit()):
         return match.group(0)  # "A > B > C", "X < Y < Z": names ranked; "0 ≤ N ≤ 100" a variable's
     if rising:
