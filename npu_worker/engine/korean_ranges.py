@@ -80,9 +80,10 @@ _COPULA_CONTEXT = {
     "인": re.compile(r"\s|$|지|데|가(?!구)"),
 }
 # A bound between two variables, "x ≥ y이면", "a > b일 때" (espeak said nothing for the sign: x y이면): x y 이상이면, as
-# "x > 0일 때" is x 0 초과일 때. Not a tag, "<b>", nor a capitals' ranking, "A > B > C".
+# "x > 0일 때" is x 0 초과일 때; a count's capital on the right, "i < N", "n ≥ N일 때": i N 미만 (it was i < N, the sign
+# unsaid; not "N1", already 엔원). Not a tag, "<b>", nor a capitals' ranking, "A > B > C" (a lowercase left side only).
 VARIABLE_BOUND = re.compile(
-    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z])(?![A-Za-z\d>(_²³^])(?! ?[<>≤≥])"
+    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z]|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))(?![A-Za-z\d>(_²³^])(?! ?[<>≤≥])"
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
