@@ -31,3 +31,17 @@ def test_tags_names_and_longer_words_are_left(written: str) -> None:
     """Capitals compared, a type's brackets, a word, a name with a digit (N1 is read 엔원 first), a function."""
     said = spoken(written)
     assert "미만" not in said and "초과" not in said and "이하" not in said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("0 ≦ x ≦ 1이면", "x가 0 이상 1 이하이면"),  # 0 ≦ x ≦ 1이면: espeak-ng silent on the signs
+        ("a ⩽ b ⩽ c", "b는 a 이상 c 이하"),
+        ("x ≧ 0일 때", "x 0 이상일 때"),
+        ("n ⩾ 1인 정수", "n 1 이상인 정수"),
+    ],
+)
+def test_the_other_forms_of_the_bound_signs_read_as_the_signs(written: str, said: str) -> None:
+    """JIS's "≦", "≧" (Japanese and some Korean input methods) and the slanted "⩽", "⩾" of math fonts."""
+    assert spoken(written) == said

@@ -66,6 +66,9 @@ _ASCII_RELATION = re.compile(
     r"(?=[<>!]=)(?<=[\w)\s])(?:(>=)|(<=)|(!=))(?=[\s\w(\-−.])"
 )  # the sign looked for first
 _RELATION_SIGNS = {">=": "≥", "<=": "≤", "!=": "≠"}
+# The other forms of "≤" and "≥", "0 ≦ x ≦ 1" (JIS's, as Japanese and some Korean input methods give them), "a ⩽ b"
+# (the slanted ones of math fonts): espeak said nothing for them and no rule read them (0 x 1): as the signs.
+_OTHER_BOUND_SIGNS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "≥"})
 # The single angle quotes typed for "<" and ">" between a lone letter or number and a term, "x ‹ 2πr" (espeak said
 # nothing for it: x 2파이r): as the signs; a French quotation, "le ‹ mot ›", has a word before it, left.
 _ANGLE_RELATION = re.compile(
@@ -117,6 +120,7 @@ def _numbers_spoken(text: str) -> str:
     text = functions.spoken(text)  # "x^{n+1}", "sin²x", "∂f/∂x" before the powers, "/" and "∂" are read
     text = _WIDE_BETWEEN_DIGITS.sub(lambda m: chr(ord(m.group()) - 0xFEE0), text)
     text = _ASCII_RELATION.sub(lambda m: _RELATION_SIGNS[m.group()], text)
+    text = text.translate(_OTHER_BOUND_SIGNS)
     if "‹" in text or "›" in text:
         text = _ANGLE_RELATION.sub(lambda m: "<" if m.group() == "‹" else ">", text)
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
