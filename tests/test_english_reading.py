@@ -105,3 +105,12 @@ def test_a_matrix_or_vector_raised_to_t_is_its_transpose(written, said):
 def test_an_ions_charge_is_no_power(text):
     """ "O²⁻" was read "O squared dash"."""
     assert spoken_form(text, "en") == text
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("if x ≦ 1 then", "if x ≤ 1 then"), ("a ⩽ b", "a ≤ b"), ("x ≧ 0", "x ≥ 0"), ("n ⩾ 1", "n ≥ 1")],
+)
+def test_the_other_forms_of_the_bound_signs_read_as_the_signs(written, said):
+    """JIS's "≦" and the slanted "⩽" of math fonts: espeak-ng said nothing for them ("x one"); "≤" it reads."""
+    assert spoken_form(written, "en") == said

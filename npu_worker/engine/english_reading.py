@@ -42,11 +42,14 @@ _LENGTHS = {
 _WORDS = frozenset("am an as at be by do go he if in is it me my no of oh ok on or so to up us we".split())
 _RELATIONS = {"≠": " is not equal to ", "⇒": " implies ", "⟹": " implies ", "⇔": " if and only if "}
 RELATION = re.compile(r" ?([≠⇒⟹⇔]) ?")
+# JIS's "≦", "≧" and the slanted "⩽", "⩾" of math fonts, which espeak said nothing for ("x ≦ 1": "x one"): as "≤"
+# and "≥", which it reads ("less than or equal to").
+_BOUND_FORMS = str.maketrans({"≦": "≤", "≧": "≥", "⩽": "≤", "⩾": "≥"})
 
 
 def spoken(text: str) -> str:
     """`text` with its powers and relation signs in English words."""
-    text = UNIT_POWER.sub(_unit_power, text)
+    text = UNIT_POWER.sub(_unit_power, text.translate(_BOUND_FORMS))
     text = POWER.sub(_power, text)
     return RELATION.sub(_relation, text)
 
