@@ -46,6 +46,9 @@ def test_chain_before_a_word_is_not_a_place(written: str, middle: str) -> None:
         ("1 ≤ n ≤ N에 대해", "n이 1 이상 N 이하에 대해"),
         ("1 ≤ k ≤ K인 정수 k", "k가 1 이상 K 이하인 정수 k"),
         ("1 ≤ i ≤ N. 다음", "i는 1 이상 N 이하. 다음"),
+        ("2 ≤ k ≤ N - 1", "k는 2 이상 N 빼기 1 이하"),  # 2 이상 k N 빼기 1 이하
+        ("0 ≤ i ≤ N − 1이면", "i가 0 이상 N 빼기 1 이하이면"),
+        ("1 ≤ i ≤ N + 1", "i는 1 이상 N 더하기 1 이하"),
     ],
 )
 def test_a_count_s_capital_as_the_last_side(written: str, said: str) -> None:

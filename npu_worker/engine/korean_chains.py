@@ -18,9 +18,9 @@ from .korean_words import MATH_NAMES
 _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|\d*π"  # the first term: one term alone
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
 _MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{SIDE}"
-# A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K" (it was 1 이상 i ≤ N: the second sign unsaid), after a
-# number, of a variable: "a < b < C" is left, as names ranked are.
-_COUNT = r"[A-Z](?![A-Za-z\d_(]|\.\w)"
+# A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
+# unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
+_COUNT = r"[A-Z](?: [-−] \d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[²³])$")  # said 제곱: a closed syllable
 # A place or a range the chain names, "1 ≤ i ≤ n에 대해", "a ≤ x ≤ b에서 연속", "0 ≤ x ≤ 1의 범위": it was 1 이상 i n 이하에
 # 대해 (the single bounds, each where it stood), and "a ≤ x ≤ b에서" was left unread, its signs unsaid.
