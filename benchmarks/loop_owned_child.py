@@ -349,6 +349,38 @@ def summary(rounds: list[dict[str, Any]], rates: list[float]) -> dict[str, Any]:
     return out
 
 
+async def alone(args: argparse.Namespace, threaded: bool) -> dict[str, Any]:
+    """One prototype by itself on the rate's arrivals: its latency to the first PCM (no engine
+    subtracted), optionally its loop on core 0 and its children on core 1 (`--pin`, this client on core
+    1) or its children at another nice value (`--children-nice`)."""
+    port = free_port()
+    server = prototype(port, threaded)
+    try:
+        url = f"ws://127.0.0.1:{port}/ws"
+        await connected(url)
+        children = [
+            int(c) for c in Path(f"/proc/{server.pid}/task/{server.pid}/children").read_text().split()
+        ]
+        if args.pin:
+            for thread in os.listdir(f"/proc/{server.pid}/task"):
+                os.sched_setaffinity(int(thread), {0})
+        for child in children:
+            if args.pin:
+                os.sched_setaffinity(child, {1})
+            if args.children_nice is not None:
+                os.setpriority(os.PRIO_PROCESS, child, args.children_nice)
+        pool, rate = SocketPool(url), args.rates[0]
+        count = max(10, int(rate * args.seconds))
+        done = await open_loop(
+            rate, count, lambda text, i: ws_request(pool, text), preview_texts(), int(rate)
+        )
+        await pool.close()
+    finally:
+        stop(server)
+    name = "lane_thread" if threaded else "loop_owned"
+    return {name: percentiles([ms for _, ms, _ in done]), "loadavg": os.getloadavg()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -362,7 +394,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="the columns' order turns each round")
     parser.add_argument("--engine-repeats", type=int, default=5)
     parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument(
+        "--alone-pairs", type=int, help="instead: each prototype by itself, loop then control"
+    )
+    parser.add_argument(
+        "--pin", action="store_true", help="with --alone-pairs: the loop on core 0, children on 1"
+    )
+    parser.add_argument("--children-nice", type=int, help="with --alone-pairs: the children's nice value")
     args = parser.parse_args()
+    if args.alone_pairs:
+        if args.pin:
+            os.sched_setaffinity(0, {1})
+        for _ in range(args.alone_pairs):
+            for threaded in (False, True):
+                print(json.dumps(asyncio.run(alone(args, threaded))), flush=True)
+        return
     if args.serve:
         asyncio.run(serve_prototype(args.serve, args.threaded))
         return
