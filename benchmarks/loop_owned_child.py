@@ -378,7 +378,8 @@ async def alone(args: argparse.Namespace, threaded: bool) -> dict[str, Any]:
     finally:
         stop(server)
     name = "lane_thread" if threaded else "loop_owned"
-    return {name: percentiles([ms for _, ms, _ in done]), "loadavg": os.getloadavg()}
+    latency = percentiles([ms for _, ms, _ in done])
+    return {name: latency, "pid": server.pid, "children": children, "loadavg": os.getloadavg()}
 
 
 def main() -> None:
