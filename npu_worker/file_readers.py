@@ -2,10 +2,13 @@
 the kernel checks them for each local user (owner, group, or other class), and by the file's own POSIX
 ACL (`acl_readers`: its named users and groups that may read; the folders' ACLs are not read). A
 group-readable token file in a folder that only its group may enter (0750) was passed as private, though
-every member of that group could read it; so was a 0600 file that `setfacl -m u:bob:r` opened to bob."""
+every member of that group could read it; so was a 0600 file that `setfacl -m u:bob:r` opened to bob.
+No account is looked up for a file only its owner's bits let read: all users and groups were listed
+for each (getpwall, getgrall), and a slow or unreachable directory service hung the command's start."""
 
 from __future__ import annotations
 
+import contextlib
 import grp
 import os
 import pwd
@@ -21,13 +24,15 @@ def other_readers(path: str) -> list[str]:
     accounts, as one from a directory service, included), else their names; [] when none may."""
     real = os.path.realpath(path)
     info = os.stat(real)
+    if not info.st_mode & (stat.S_IRGRP | stat.S_IROTH):
+        return []  # its owner's bits alone let read (600): no account is looked up, as a slow NSS would be
     folders = [] if info.st_nlink > 1 else _folders_above(real)  # another name elsewhere: its bits alone
     if folders is None:
         return []  # a folder on the way could not be read: `read_token_file` says what is wrong
     if _may(info, stat.S_IROTH, set()) and all(_may(f, stat.S_IXOTH, set()) for f in folders):
         return [EVERYONE]
     mine = {info.st_uid, os.geteuid(), 0}
-    members = _group_members()
+    members = _group_members({info.st_gid, *(folder.st_gid for folder in folders)})
     names = []
     for user in pwd.getpwall():
         if user.pw_uid in mine:
@@ -55,8 +60,14 @@ def _folders_above(real: str) -> list[os.stat_result] | None:
         folder = parent
 
 
-def _group_members() -> dict[int, set[str]]:
-    return {group.gr_gid: set(group.gr_mem) for group in grp.getgrall()}
+def _group_members(gids: set[int]) -> dict[int, set[str]]:
+    """The listed members of the groups that own the file or a folder on its way (the only groups whose
+    bits the kernel reads here): each looked up by its id, not every group of a directory service."""
+    members = {}
+    for gid in gids:
+        with contextlib.suppress(KeyError):
+            members[gid] = set(grp.getgrgid(gid).gr_mem)
+    return members
 
 
 def _may(info: os.stat_result, other_bit: int, groups: set[int], uid: int = -1) -> bool:

@@ -364,3 +364,36 @@ def test_a_token_file_an_acl_lets_another_user_read_is_warned_about(tmp_path, na
         f"--token-file {secret} has an ACL that lets {who} read it (getfacl {secret}); "
         f"`setfacl -b {secret}` keeps the token yours"
     )
+
+
+def test_a_private_token_file_is_judged_without_the_account_lists(tmp_path):
+    """Every token file made the worker list all users and all groups (getpwall, getgrall), even a 0600
+    one no one else may read: where they come from a directory service that is slow or unreachable, the
+    command hung at start. Here /etc/passwd and /etc/group are FIFOs no one writes (a mount namespace of
+    the child's own): reading either would block."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare here")
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(0o600)
+    blocking = tmp_path / "no-writer"
+    os.mkfifo(blocking)
+    binds = f"mount --bind {blocking} /etc/passwd && mount --bind {blocking} /etc/group"
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", binds], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"no mount namespace here: {probe.stderr.decode(errors='replace').strip()}")
+    judge = (
+        "from npu_worker.command_line_secrets import token_file_warning; "
+        f"print(token_file_warning({str(secret)!r}))"
+    )
+    try:
+        done = subprocess.run(
+            ["unshare", "-m", "sh", "-c", f'{binds} && exec "$0" -c "$1"', sys.executable, judge],
+            capture_output=True,
+            text=True,
+            timeout=seconds(30),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError("judging a 0600 token file read the account lists (it hung)") from None
+    assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr
