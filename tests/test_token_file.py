@@ -397,3 +397,21 @@ def test_a_private_token_file_is_judged_without_the_account_lists(tmp_path):
     except subprocess.TimeoutExpired:
         raise AssertionError("judging a 0600 token file read the account lists (it hung)") from None
     assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr
+
+
+def test_an_acl_mask_is_not_read_as_the_owning_groups_bits(open_folder):
+    """With an ACL, a file's group bits are its mask: `setfacl -m u:nobody:r` on a 600 token file of a
+    shared group shows 640, and the group's members were named as its readers (their own entry gives
+    them nothing) while the user the ACL lets read it was not."""
+    gid, _ = shared_group()
+    secret = open_folder / "secrets" / "token"
+    secret.parent.mkdir()
+    secret.write_text(TOKEN, encoding="utf-8")
+    os.chown(secret, -1, gid)
+    secret.chmod(0o600)
+    set_acl(secret, [(0x02, 4, 65534)], 4)
+    assert os.stat(secret).st_mode & 0o777 == 0o640
+    assert token_file_warning(str(secret)) == (
+        f"--token-file {secret} has an ACL that lets user {pwd.getpwuid(65534).pw_name} read it "
+        f"(getfacl {secret}); `setfacl -b {secret}` keeps the token yours"
+    )
