@@ -1,0 +1,51 @@
+"""The review of k7's chains of bounds (`korean_chains`): a function as the middle term, "-1 ≤ sin x ≤ 1"; π's minus
+as a chain's bound; infinity as its upper bound; a copula's "일 확률" after it; a topic or the middle term itself just
+before it. Each reading is the words a Korean lecturer says; the comment says what was read before. The lookalikes
+below read as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("-1 ≤ sin x ≤ 1", "sin x는 마이너스 1 이상 1 이하"),  # 마이너스 1 ≤ sin x 1 이하
+        ("-1 ≤ sin x ≤ 1을 만족합니다", "sin x는 마이너스 1 이상 1 이하를 만족합니다"),
+        ("-1 ≤ cos θ ≤ 1이므로", "코사인 세타가 마이너스 1 이상 1 이하이므로"),  # 1 ≤ 코사인 세타 1 이하
+        ("0 < x < 1이므로", "x가 0 초과 1 미만이므로"),  # 0 초과 x 1 미만이므로
+        ("0 ≤ sin²x ≤ 1", "사인 제곱 x는 0 이상 1 이하"),  # 0 ≤ 사인 제곱 x 1 이하
+        ("-1 ≤ sin(x) ≤ 1", "sin(x)는 마이너스 1 이상 1 이하"),
+        ("0 ≤ f(x) ≤ 1", "f(x)는 0 이상 1 이하"),  # 0 이상 f(x) 1 이하
+        ("0 ≤ f(n) ≤ 1이면", "f(n)이 0 이상 1 이하이면"),  # n's sound: 이
+        ("-π/2 < θ < π/2", "세타는 마이너스 2분의 파이 초과 2분의 파이 미만"),  # signs unsaid
+        ("-π < θ ≤ π인 주값", "세타가 마이너스 파이 초과 파이 이하인 주값"),  # -파이 < 세타 ≤ 파이인
+        ("1 ≤ γ < ∞", "감마는 1 이상 무한대 미만"),  # 1 ≤ 감마 < 무한대
+        ("-1.96 < Z < 1.96일 확률은", "Z가 마이너스 1 점 구육 초과 1 점 구육 미만일 확률은"),  # 구육일 미만
+        ("-1 < x < 1일 가능성", "x가 마이너스 1 초과 1 미만일 가능성"),  # 마이너스 1 초과 x 1일 미만 가능성
+        ("각도는 0 ≤ θ ≤ 2π 입니다", "각도는 세타가 0 이상 2파이 이하 입니다"),  # 각도는 세타는: two topics
+        ("확률은 0 ≤ P(A) ≤ 1 입니다", "확률은 P(A)가 0 이상 1 이하 입니다"),  # 확률은 0 이상 P(A) 1 이하
+        ("속도 v는 0 ≤ v ≤ c 입니다", "속도 v는 0 이상 c 이하 입니다"),  # 속도 v는 v는
+        ("x가 -2 < x < 3이면", "x가 마이너스 2 초과 3 미만이면"),  # x가 x가
+    ],
+)
+def test_chains_read_as_a_lecturer_says_them(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1 ≤ x ≤ 3", "x는 1 이상 3 이하"),  # no word before it: the topic's 는
+        ("-π/2", "-2분의 파이"),  # no chain: π's minus left as it was
+        ("a < b < f(x)", "a < b < f(x)"),  # a function as the last term is left whole (k6's review)
+        ("A > B > C 순서입니다.", "A > B > C 순서입니다."),  # names ranked
+        ("1 < x < 3일 동안", "1 초과 x 3일 미만 동안"),  # days
+        ("0 ≤ basin x ≤ 1", "0 ≤ basin x 1 이하"),  # "basin" no function's name
+    ],
+)
+def test_lookalikes_read_as_before(written, said):
+    assert spoken(written) == said
