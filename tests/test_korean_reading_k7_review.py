@@ -39,6 +39,19 @@ def test_chains_read_as_a_lecturer_says_them(written, said):
 @pytest.mark.parametrize(
     ("written", "said"),
     [
+        ("x < 2πr²", "x 2파이r의 2제곱 미만"),  # x 2 미만파이r의 2제곱: the bound's word inside the amount
+        ("S < 4πr^2이면", "S 4파이r의 2제곱 미만이면"),  # S < 4파이r의 2제곱이면: the sign unsaid
+        ("y > 2π²", "y 2파이의 2제곱 초과"),  # y 2 초과파이의 2제곱
+        ("V ≤ 3πr³", "V 3파이r의 3제곱 이하"),  # V ≤ 3파이r의 3제곱
+    ],
+)
+def test_a_bound_of_pi_times_a_power_is_said_after_it(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
         ("1 ≤ x ≤ 3", "x는 1 이상 3 이하"),  # no word before it: the topic's 는
         ("-π/2", "-2분의 파이"),  # no chain: π's minus left as it was
         ("a < b < f(x)", "a < b < f(x)"),  # a function as the last term is left whole (k6's review)
