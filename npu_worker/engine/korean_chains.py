@@ -33,9 +33,10 @@ _MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[²³])$")  # said 제곱: a closed syllable
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"; "일 확률", "-1.96 < Z < 1.96일 확률" was 1 점 구육일 미만 확률, the copula read into the number), or no word at
-# all. Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function,
-# "f(x)", nor a fraction but π's, "x/2" (left to the single bounds).
-_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+# all; "에서", "-π/2 < θ < π/2에서" (it was -2분의 파이 < 세타 < 2분의 파이에서, the signs unsaid): 세타가 … 미만에서.
+# Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function, "f(x)", nor a fraction but
+# π's, "x/2" (left to the single bounds).
+_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|에서(?![가-힣])|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 CHAIN = re.compile(
     rf"(?=[-−]?[\w.π%‰℃°Ω/]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE}|∞)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
@@ -44,7 +45,7 @@ _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
 # takes 이/가 there, x가 1 이상 3 이하이면 (x는 says a statement's topic).
 _CLAUSE_AFTER = re.compile(
-    r"이면|이라면|이므로|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])"
+    r"이면|이라면|이므로|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|에서(?![가-힣])"
 )
 # A topic just before the chain, "각도는 0 ≤ θ ≤ 2π", "상관계수는 -1 ≤ r ≤ 1" (it was 각도는 세타는 …, two topics in a
 # row): the middle term is its subject, 각도는 세타가 0 이상 2파이 이하, as "코끼리는 코가 길다".
