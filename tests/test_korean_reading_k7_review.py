@@ -69,6 +69,27 @@ def test_lookalikes_read_as_before(written, said):
 
 
 @pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "1 ≤ n ≤ 2×10⁵인 정수",
+            "n이 1 이상 2 곱하기 10의 5제곱 이하인 정수",
+        ),  # n은 1 이상 2 이하×10의 5제곱인
+        (
+            "0 ≤ t ≤ 1.5×10³",
+            "t는 0 이상 1 점 오 곱하기 10의 3제곱 이하",
+        ),  # t는 0 이상 1 점 오 이하×10의 3제곱
+        ("1 ≤ n ≤ 10⁵", "n은 1 이상 10의 5제곱 이하"),  # 1 이상 n 10 이하⁵
+        ("0 < ε < 10⁻⁶", "엡실론은 0 초과 10의 마이너스 6제곱 미만"),  # 엡실론은 0 초과 10 미만⁻⁶
+        ("n ≤ 10⁵", "n 10의 5제곱 이하"),  # n 10 이하⁵
+        ("x < 10⁻³이면", "x 10의 마이너스 3제곱 미만이면"),  # x 10 미만⁻³이면
+    ],
+)
+def test_a_bound_written_with_a_product_or_superscript_power_is_said_after_it(written, said):
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
     "hostile",
     [
         "-1 ≤ sin x ≤ " * 330,
