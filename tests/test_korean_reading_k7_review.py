@@ -23,6 +23,10 @@ from npu_worker.engine.korean_reading import spoken
         ("-1 ≤ sin(x) ≤ 1", "sin(x)는 마이너스 1 이상 1 이하"),
         ("0 ≤ f(x) ≤ 1", "f(x)는 0 이상 1 이하"),  # 0 이상 f(x) 1 이하
         ("0 ≤ f(n) ≤ 1이면", "f(n)이 0 이상 1 이하이면"),  # n's sound: 이
+        ("a < b < f(x)", "b는 a 초과 f(x) 미만"),  # a < b < f(x): the signs unsaid
+        ("0 < x < g(y)이면", "x가 0 초과 g(y) 미만이면"),  # 0 초과 x < g(y)이면
+        ("0 <= i < len(arr)", "i는 0 이상 len(arr) 미만"),  # 0 이상 i < len(arr)
+        ("0 ≤ P(A) ≤ P(B)", "P(A)는 0 이상 P(B) 이하"),  # 0 이상 P(A) ≤ P(B)
         ("-π/2 < θ < π/2", "세타는 마이너스 2분의 파이 초과 2분의 파이 미만"),  # signs unsaid
         ("-π < θ ≤ π인 주값", "세타가 마이너스 파이 초과 파이 이하인 주값"),  # -파이 < 세타 ≤ 파이인
         ("1 ≤ γ < ∞", "감마는 1 이상 무한대 미만"),  # 1 ≤ 감마 < 무한대
@@ -58,7 +62,7 @@ def test_a_bound_of_pi_times_a_power_is_said_after_it(written, said):
     [
         ("1 ≤ x ≤ 3", "x는 1 이상 3 이하"),  # no word before it: the topic's 는
         ("-π/2", "-2분의 파이"),  # no chain: π's minus left as it was
-        ("a < b < f(x)", "a < b < f(x)"),  # a function as the last term is left whole (k6's review)
+        ("a < b < f(x) < c", "a < b < f(x) < c"),  # a longer chain
         ("A > B > C 순서입니다.", "A > B > C 순서입니다."),  # names ranked
         ("1 < x < 3일 동안", "1 초과 x 3일 미만 동안"),  # days
         ("0 ≤ basin x ≤ 1", "0 ≤ basin x 1 이하"),  # "basin" no function's name
