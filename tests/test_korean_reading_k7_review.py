@@ -27,6 +27,9 @@ from npu_worker.engine.korean_reading import spoken
         ("0 < x < g(y)이면", "x가 0 초과 g(y) 미만이면"),  # 0 초과 x < g(y)이면
         ("0 <= i < len(arr)", "i는 0 이상 len(arr) 미만"),  # 0 이상 i < len(arr)
         ("0 ≤ P(A) ≤ P(B)", "P(A)는 0 이상 P(B) 이하"),  # 0 이상 P(A) ≤ P(B)
+        ("n - 1 < k < n", "k는 n 빼기 1 초과 n 미만"),  # n 빼기 k는 1 초과 n 미만: another formula
+        ("a + 1 < x < 5", "x는 a 더하기 1 초과 5 미만"),  # a 더하기 x는 1 초과 5 미만
+        ("3 × 2 < x < 7", "x는 3 곱하기 2 초과 7 미만"),  # 3 곱하기 x는 2 초과 7 미만
         ("-π/2 < θ < π/2", "세타는 마이너스 2분의 파이 초과 2분의 파이 미만"),  # signs unsaid
         ("-π < θ ≤ π인 주값", "세타가 마이너스 파이 초과 파이 이하인 주값"),  # -파이 < 세타 ≤ 파이인
         ("1 ≤ γ < ∞", "감마는 1 이상 무한대 미만"),  # 1 ≤ 감마 < 무한대
@@ -63,6 +66,10 @@ def test_a_bound_of_pi_times_a_power_is_said_after_it(written, said):
         ("1 ≤ x ≤ 3", "x는 1 이상 3 이하"),  # no word before it: the topic's 는
         ("-π/2", "-2분의 파이"),  # no chain: π's minus left as it was
         ("a < b < f(x) < c", "a < b < f(x) < c"),  # a longer chain
+        (
+            "a + b + c + d + e < x < 1",
+            "a 더하기 b 더하기 c 더하기 d 더하기 e x 미만 1 미만",
+        ),  # k7: 더하기 x는 e 초과
         ("A > B > C 순서입니다.", "A > B > C 순서입니다."),  # names ranked
         ("1 < x < 3일 동안", "1 초과 x 3일 미만 동안"),  # days
         ("0 ≤ basin x ≤ 1", "0 ≤ basin x 1 이하"),  # "basin" no function's name
@@ -104,6 +111,8 @@ def test_a_bound_written_with_a_product_or_superscript_power_is_said_after_it(wr
         "x < 2πr² " * 450,
         "0 ≤ 사인 제곱 x ≤ " * 300,
         "v는 0 ≤ v ≤ c " * 300,
+        "n - 1 < " * 500,
+        "1 - 2 - 3 - 4 - 5 < " * 200,
     ],
 )
 def test_a_hostile_text_is_read_in_bounded_cpu_time(hostile):
