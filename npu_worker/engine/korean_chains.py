@@ -21,7 +21,7 @@ from .korean_words import MATH_NAMES
 # ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
 # 미만. A longer formula before it, "a + b + c + d + e < x", leaves the chain to the single bounds.
 _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
-_EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
+_EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
 # ... a function of one term, "-1 ≤ sin x ≤ 1", "-1 ≤ cos θ ≤ 1이므로" (it was 마이너스 1 ≤ sin x 1 이하: the first
 # sign unsaid, the bound after the function), "0 ≤ f(x) ≤ 1", "0 ≤ P(A) ≤ 1" (`korean_functions` has named "cos θ"

@@ -143,8 +143,9 @@ _SIDE_TERM = (
     r"(?:\^\d{1,3}|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
 )
 # ... a product in "×" or "·" and a superscript power too, "1 ≤ n ≤ 2×10⁵", "0 ≤ x ≤ 10⁻³" (k7 cut the side at the "2":
-# n은 1 이상 2 이하×10의 5제곱, and "10⁵" was 10 이하⁵): n은 1 이상 2×10⁵ 이하, said 2 곱하기 10의 5제곱 이하.
-SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
+# n은 1 이상 2 이하×10의 5제곱, and "10⁵" was 10 이하⁵): n은 1 이상 2×10⁵ 이하, said 2 곱하기 10의 5제곱 이하; a quotient
+# in "÷", "0 < x < 6 ÷ 2" (it was x는 0 초과 6 미만 나누기 2): x는 0 초과 6 나누기 2 미만.
+SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
 FORMULA_BOUNDED_BY = re.compile(
