@@ -60,8 +60,9 @@ UNREAD_SECONDS = 60.0
 # that has more). aiohttp takes 128 lines of 8 KiB and holds each whole line until the request is
 # complete: a connection that sent them and never ended its headers held them until the header deadline.
 # A chunked body's trailers are not counted here (only bytes up to the headers' blank line are): aiohttp
-# takes at most 128 header and trailer fields together, each line at most 8 190 bytes, under 1 MiB a
-# request (tests/test_chunk_trailers_bound.py); counting them would need a walk of the chunk framing.
+# takes at most 129 header and trailer fields together (128 headers alone), each trailer line at most
+# 8 192 bytes, under 1 MiB a request (tests/test_chunk_trailers_bound.py); counting them would need a
+# walk of the chunk framing.
 MAX_HEADER_BYTES = 64 * 1024
 
 

@@ -201,6 +201,48 @@ async def test_a_text_said_again_before_the_first_is_in_the_cache_is_made_once(w
     assert wavs[0] == wavs[1] == wavs[3]
 
 
+async def test_a_text_said_again_while_the_first_is_being_put_in_the_cache_is_not_made_again(worker):
+    """The repeated-text test's flake, on cue: the engine thread looked in the cache (a miss: the
+    first was still on its way), then the finisher put it there and forgot it as made, and only then
+    did the engine thread look among the made ones (a miss too), so it made the text again. Here the
+    put waits until the engine thread's look in the cache has missed, and that look returns only
+    once the finisher has done everything handed to it (the put and the forgetting)."""
+    engine = ToneEngine()
+    client = await worker(engine, cache_max_bytes=10**7)
+    scheduler = client.app[SCHEDULER_KEY]
+    runner, cache = scheduler.runner, scheduler.cache
+    get, put, gate = cache.get, cache.put, threading.Event()
+
+    def held_put(key: str, wav: bytes) -> None:
+        assert gate.wait(seconds(20)), "the test never let the put go on"
+        put(key, wav)
+
+    def get_then_let_the_put_end(key: str, rate: int) -> bytes | None:
+        found = get(key, rate)
+        if runner._unkept and not gate.is_set():  # a made section is on its way to the cache
+            gate.set()
+            finished = threading.Event()
+            runner.finisher.submit(finished.set)  # after the put and what follows it
+            assert finished.wait(seconds(20)), "the finisher never ended the first section"
+        return found
+
+    cache.put, cache.get = held_put, get_then_let_the_put_end
+    text = "다음 슬라이드로 넘어가겠습니다. " * 10
+    body = {"sections": [{"text": text}, {"text": text}, {"text": "끝."}, {"text": text}], "stream": False}
+    try:
+        async with asyncio.timeout(seconds(30)):
+            answer = await (await client.post("/synth_batch", json=body)).json()
+    finally:
+        gate.set()
+    assert gate.is_set() and [section.get("cached") for section in answer["sections"]] == [
+        None,
+        True,
+        None,
+        True,
+    ]
+    assert engine.calls == [text, "끝."]
+
+
 async def test_a_synth_answers_before_its_audio_is_put_in_the_cache(worker, tmp_path, settings):
     """The cache was filled (its entry written and fsynced) before the job's `done`, at which a
     `/synth` answers: every answer waited for the state disk (an fsync there took 0.4 ms at the

@@ -167,6 +167,9 @@ def test_redis_restart_mid_job_is_waited_out(tmp_path, start_node, redis_server)
     status, health = call("GET", f"{one.base}/health")
     assert status == 503 and health["redis"] == "unreachable" and "QueueUnavailable" in health["error"]
     assert health["status"] == "fail" and health["traceback"] is None and health["fallback"] is None
+    with pytest.raises(urllib.error.HTTPError) as polled:  # a poller is told when to ask again
+        urllib.request.urlopen(f"{one.base}/health", timeout=seconds(20))
+    assert (polled.value.code, polled.value.headers.get("Retry-After")) == (503, "1")
     status, refused = call("POST", f"{one.base}/synth_batch?async=1", batch(tmp_path, 2))
     assert status == 503 and refused["error"].startswith("QueueUnavailable: Redis is unreachable (")
     port = str(redis_server.port)  # the queue's address is the operator's, not for callers or /health

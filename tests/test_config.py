@@ -113,6 +113,8 @@ def test_bad_env_value_is_a_clear_exit():
         ("voices-dir", "voices", "folders are absolute paths, ':'-separated, not 'voices'"),
         ("token", " s3cret", "the token must not be blank or begin or end with a space"),
         ("token", " ", "the token must not be blank or begin or end with a space"),
+        ("token", "Bearer s3cret", "the token is what follows 'Bearer ' alone, not 'Bearer ' and the token"),
+        ("token", "bearer  s3cret", "the token is what follows 'Bearer ' alone, not 'Bearer ' and the token"),
         (
             "token",
             "s3cret\tagain",

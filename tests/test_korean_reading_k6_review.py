@@ -48,7 +48,10 @@ def test_a_markdown_italic_letter_is_no_product(written, said):
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("a < b < f(x)", "a < b < f(x)"),  # a 초과 b < f(x): half of it read, the second sign unsaid
+        (
+            "a < b < f(x)",
+            "b는 a 초과 f(x) 미만",
+        ),  # k6: a 초과 b < f(x), half read; left whole, then read by k7's review
         ("a ≤ b ≤ c_1", "a ≤ b ≤ c_1"),
         ("a < b < n-1", "a < b < n-1"),
         ("x < y < zz", "x < y < zz"),

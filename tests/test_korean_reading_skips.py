@@ -69,6 +69,7 @@ MAY_MATCH_PLAIN = {
     "korean_units._RANGE_WORD_AFTER": 'matched after a shell\'s positional parameters, "$1-$2"',
     "korean_formulas._PANELS_BEFORE": 'searched before a bracket\'s minus, "(a-c)"',
     "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
+    "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]

@@ -80,3 +80,16 @@ async def test_several_ranges_are_ignored_for_the_whole_file(worker, asked):
     response = await client.get("/", headers={"Range": asked})
     assert response.status == 200 and "Content-Range" not in response.headers
     assert await response.read() == body
+
+
+@pytest.mark.parametrize("asked", ["bytes=0-1,", "bytes=,0-1", "bytes=0-1, ", "bytes=0-1,,"])
+async def test_one_range_among_empty_list_elements_is_that_range(worker, asked):
+    """Empty list elements are none (RFC 9110 §5.6.1): `bytes=0-1,` asks for bytes 0-1, as the count of
+    several ranges already took it; it was 416, as if the file had no such bytes."""
+    client = await worker()
+    body, _ = await whole(client)
+    response = await client.get("/", headers={"Range": asked})
+    assert (response.status, response.headers.get("Content-Range")) == (206, f"bytes 0-1/{len(body)}")
+    assert await response.read() == body[:2]
+    nothing = await client.get("/", headers={"Range": asked.replace("0-1", "-0")})
+    assert (nothing.status, nothing.headers.get("Content-Range")) == (416, f"bytes */{len(body)}")

@@ -364,3 +364,54 @@ def test_a_token_file_an_acl_lets_another_user_read_is_warned_about(tmp_path, na
         f"--token-file {secret} has an ACL that lets {who} read it (getfacl {secret}); "
         f"`setfacl -b {secret}` keeps the token yours"
     )
+
+
+def test_a_private_token_file_is_judged_without_the_account_lists(tmp_path):
+    """Every token file made the worker list all users and all groups (getpwall, getgrall), even a 0600
+    one no one else may read: where they come from a directory service that is slow or unreachable, the
+    command hung at start. Here /etc/passwd and /etc/group are FIFOs no one writes (a mount namespace of
+    the child's own): reading either would block."""
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare here")
+    secret = tmp_path / "token"
+    secret.write_text(TOKEN, encoding="utf-8")
+    secret.chmod(0o600)
+    blocking = tmp_path / "no-writer"
+    os.mkfifo(blocking)
+    binds = f"mount --bind {blocking} /etc/passwd && mount --bind {blocking} /etc/group"
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", binds], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"no mount namespace here: {probe.stderr.decode(errors='replace').strip()}")
+    judge = (
+        "from npu_worker.command_line_secrets import token_file_warning; "
+        f"print(token_file_warning({str(secret)!r}))"
+    )
+    try:
+        done = subprocess.run(
+            ["unshare", "-m", "sh", "-c", f'{binds} && exec "$0" -c "$1"', sys.executable, judge],
+            capture_output=True,
+            text=True,
+            timeout=seconds(30),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise AssertionError("judging a 0600 token file read the account lists (it hung)") from None
+    assert (done.returncode, done.stdout) == (0, "None\n"), done.stderr
+
+
+def test_an_acl_mask_is_not_read_as_the_owning_groups_bits(open_folder):
+    """With an ACL, a file's group bits are its mask: `setfacl -m u:nobody:r` on a 600 token file of a
+    shared group shows 640, and the group's members were named as its readers (their own entry gives
+    them nothing) while the user the ACL lets read it was not."""
+    gid, _ = shared_group()
+    secret = open_folder / "secrets" / "token"
+    secret.parent.mkdir()
+    secret.write_text(TOKEN, encoding="utf-8")
+    os.chown(secret, -1, gid)
+    secret.chmod(0o600)
+    set_acl(secret, [(0x02, 4, 65534)], 4)
+    assert os.stat(secret).st_mode & 0o777 == 0o640
+    assert token_file_warning(str(secret)) == (
+        f"--token-file {secret} has an ACL that lets user {pwd.getpwuid(65534).pw_name} read it "
+        f"(getfacl {secret}); `setfacl -b {secret}` keeps the token yours"
+    )

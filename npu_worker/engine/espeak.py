@@ -90,6 +90,11 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # n 팩토리얼이다 (the sign unsaid); "(n-k)" (n 빼기 k) (the hyphen unsaid); "ρ/ε₀" 엡실론 제로분의 로 (not 로/엡실론₀);
 # "if x > 10 and y < 5:" x가 10보다 크다 and y가 5보다 작다 (not x 10 초과 and y 5 미만); "π/2", "0 < θ < π/2" 2분의 파이,
 # 세타는 0 초과 2분의 파이 미만 (not 파이/2, the signs unsaid).
+# ... and its review (still 16, not released between): "-1 ≤ sin x ≤ 1" sin x는 마이너스 1 이상 1 이하, "-π/2 < θ < π/2",
+# "1 ≤ γ < ∞", "… < 1.96일 확률", "0 < x < 1이므로", "-1 < x ≤ 1에서" read as chains; "각도는 0 ≤ θ ≤ 2π" 각도는 세타가; "속도 v는 0 ≤ v ≤ c" v said once;
+# "x < 2πr²" x 2파이r의 2제곱 미만 (not 2 미만파이r의 2제곱); "1 ≤ n ≤ 2×10⁵" n은 1 이상 2 곱하기 10의 5제곱 이하 (k7: 2 이하×10의
+# 5제곱); "n ≤ 10⁵" n 10의 5제곱 이하 (not 10 이하⁵); "a < b < f(x)", "0 <= i < len(arr)" b는 a 초과 f(x) 미만 (the signs unsaid);
+# "n - 1 < k < n" k는 n 빼기 1 초과 n 미만 (k7: n 빼기 k는 1 초과 n 미만); "V/Ω" no quotient (k7: 오메가분의 V).
 AUDIO_REVISION = 16
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -12,31 +12,55 @@ from __future__ import annotations
 import re
 
 from .korean_formulas import PARTICLE, final_sound, particle_after
+from .korean_functions import FUNCTION_NAMES
 from .korean_ranges import BOUND_WORDS, LOWER_BOUND_WORDS, SIDE, SIDE_UNIT
 from .korean_words import MATH_NAMES
 
-_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|\d*π"  # the first term: one term alone
+# The first term: one term alone; π's multiple or fraction with its minus too, "-π/2 < θ < π/2" (it was -2분의 파이 <
+# 세타 < 2분의 파이, the signs unsaid).
+# ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
+# 미만. A longer formula before it, "a + b + c + d + e < x", leaves the chain to the single bounds.
+_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
+_EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
+_NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
+# ... a function of one term, "-1 ≤ sin x ≤ 1", "-1 ≤ cos θ ≤ 1이므로" (it was 마이너스 1 ≤ sin x 1 이하: the first
+# sign unsaid, the bound after the function), "0 ≤ f(x) ≤ 1", "0 ≤ P(A) ≤ 1" (`korean_functions` has named "cos θ"
+# 코사인 θ by then); the last term too, "a < b < f(x)", "0 <= i < len(arr)" (left whole since k6's review, the signs
+# unsaid: a b f(x)): b는 a 초과 f(x) 미만.
+_NAME = "|".join(sorted({*FUNCTION_NAMES, *FUNCTION_NAMES.values()}, key=len, reverse=True))
+_FUNCTION = (
+    rf"(?<![A-Za-z가-힣])(?:(?:아크)?(?:{_NAME})(?: 세?제곱)? ?|[A-Za-z])"
+    r"(?:(?<= )[a-zα-ω]\d?|\([A-Za-zα-ω\d]\d?\))(?![A-Za-z\d_(^²³])"
+    r"|(?<![\w.])[a-z]{2,8}\([a-z_]\w{0,8}\)(?![A-Za-z\d_(^²³])"  # code's "len(arr)"
+)
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
-_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{SIDE}"
+_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}"
+_POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said 제곱: a closed syllable
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
 # unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
 _COUNT = r"[A-Z](?: [-−] \d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
-_POWER_END = re.compile(r"(?:\^\d{1,3}|[²³])$")  # said 제곱: a closed syllable
-# A place or a range the chain names, "1 ≤ i ≤ n에 대해", "a ≤ x ≤ b에서 연속", "0 ≤ x ≤ 1의 범위": it was 1 이상 i n 이하에
-# 대해 (the single bounds, each where it stood), and "a ≤ x ≤ b에서" was left unread, its signs unsaid.
+# A place or a range the chain names, "1 ≤ i ≤ n에 대해", "0 ≤ x ≤ 1의 범위", as "에서" (it was 1 이상 i n 이하에 대해, each
+# bound where it stood): i가 1 이상 n 이하에 대해.
 _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
-# 때", "인"), or no word at all. Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function,
-# "f(x)", nor a fraction but π's, "x/2" (left to the single bounds).
-_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면)|일 ?(?:때|경우|수록)|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+# 때", "인"; "일 확률", "-1.96 < Z < 1.96일 확률" was 1 점 구육일 미만 확률, the copula read into the number), or no word at
+# all; "에서", "-π/2 < θ < π/2에서" (it was -2분의 파이 < 세타 < 2분의 파이에서, the signs unsaid): 세타가 … 미만에서.
+# Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function, "f(x)", nor a fraction but
+# π's, "x/2" (left to the single bounds).
+_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 CHAIN = re.compile(
-    rf"(?=[-−]?[\w.π%‰℃°Ω]{{1,12}} ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({SIDE}|{_COUNT})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"(?={_EDGE_AHEAD})(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
-# takes 이/가 there, x가 1 이상 3 이하이면 (x는 says a statement's topic); so does one before a place, i가 1 이상 n 이하에 대해.
-_CLAUSE_AFTER = re.compile(rf"이면|이라면|일 ?(?:때|경우|수록)|인(?![가-힣])|{_PLACE}")
+# takes 이/가 there, x가 1 이상 3 이하이면 (x는 says a statement's topic).
+_CLAUSE_AFTER = re.compile(
+    rf"이면|이라면|이므로|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}"
+)
+# A topic just before the chain, "각도는 0 ≤ θ ≤ 2π", "상관계수는 -1 ≤ r ≤ 1" (it was 각도는 세타는 …, two topics in a
+# row): the middle term is its subject, 각도는 세타가 0 이상 2파이 이하, as "코끼리는 코가 길다".
+_TOPIC_BEFORE = re.compile(r"[가-힣][은는] $")
 
 
 def chain(match: re.Match[str]) -> str:
@@ -46,7 +70,7 @@ def chain(match: re.Match[str]) -> str:
     middle = middle_up or middle_down
     if not _LETTER.search(first + middle + last):
         return match.group(0)
-    if last[:1].isupper() and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
+    if re.fullmatch(_COUNT, last) and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
         return match.group(0)  # "a < b < C", "1 < 2 < N": a count bounds a variable from a number
     if middle[0].isupper() and not (first.lstrip("-−")[:1].isdigit() or last[:1].isdigit()):
         return match.group(0)  # "A > B > C", "X < Y < Z": names ranked; "0 ≤ N ≤ 100" a variable's
@@ -56,11 +80,16 @@ def chain(match: re.Match[str]) -> str:
     else:
         lower = f"{last} {BOUND_WORDS[falling_2]}"
         upper, word = first, LOWER_BOUND_WORDS[falling]
-    said_middle = middle[:-1] + MATH_NAMES.get(middle[-1], middle[-1])
+    lower, upper = _NEGATIVE_PI.sub("마이너스 ", lower), _NEGATIVE_PI.sub("마이너스 ", upper)
+    ending = particle_after(word, particle) if particle else ""
+    before = match.string[max(0, match.start() - 24) : match.start()]
+    if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
+        return f"{lower} {upper} {word}{ending}"  # "속도 v는 0 ≤ v ≤ c": v는 said once (it was v는 v는)
+    sound = middle.rstrip(")")  # "f(n)": n's sound
+    said_middle = sound[:-1] + MATH_NAMES.get(sound[-1], sound[-1])
     closed = bool(_POWER_END.search(middle) or final_sound(said_middle))
-    if _CLAUSE_AFTER.match(match.string, match.end()):
+    if _CLAUSE_AFTER.match(match.string, match.end()) or _TOPIC_BEFORE.search(before):
         topic = "이" if closed else "가"
     else:
         topic = "은" if closed else "는"
-    ending = particle_after(word, particle) if particle else ""
     return f"{middle}{topic} {lower} {upper} {word}{ending}"

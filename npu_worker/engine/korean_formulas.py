@@ -147,8 +147,9 @@ FRACTION = re.compile(r"(?<![\d/.])(\d{1,4})/(\d{1,4})(?![\d/]|\.\d| ?분기)") 
 PI_FRACTION = re.compile(r"(?=\d{0,2}π/)(?<![\w.)/^])(\d{0,2}π)/(\d{1,2})(?![\d./^A-Za-z(_])")
 # A Greek letter's quotient, "ρ/ε₀", "q/ε₀", "Δx/Δt" aside (espeak: 로 "slash" 엡실론, the subscript unsaid): as a fraction,
 # 엡실론 제로분의 로, its subscript's digit said in English as "V₀" is (V제로).
+# Not over "Ω", the ohm's sign: "V/Ω" is a unit, volt per ohm (k7 read it 오메가분의 V).
 GREEK_FRACTION = re.compile(
-    r"(?=[^\s/]{1,2}/[α-ωΔΣΦΩ])(?<![\w\u0370-\u03ff/.])([α-ωΔΣΦΩ]|[A-Za-z])([₀-₉])?/([α-ωΔΣΦΩ])([₀-₉])?"
+    r"(?=[^\s/]{1,2}/[α-ωΔΣΦ])(?<![\w\u0370-\u03ff/.])([α-ωΔΣΦΩ]|[A-Za-z])([₀-₉])?/([α-ωΔΣΦ])([₀-₉])?"
     r"(?![A-Za-z\d_₀-₉\u0370-\u03ff/^(])"  # a particle or a copula after it, "ρ/ε₀이다", is said after it
 )
 QUARTER = re.compile(r"(?<![\d/.])([1-4])/4(?= ?분기)")

@@ -28,6 +28,7 @@ _NAMES = {
     "ln": "엘엔",
 }
 _NAME = "|".join(_NAMES)
+FUNCTION_NAMES = _NAMES  # a chain's middle term, "-1 ≤ sin x ≤ 1" (`korean_chains`)
 _SHORT_NAMES = ("sin", "cos", "tan", "sec", "csc", "cot", "log", "ln")  # "sinh" holds "sin"
 _INVERTIBLE = ("sin", "cos", "tan")
 _POWERS = {"2": "제곱", "3": "세제곱"}

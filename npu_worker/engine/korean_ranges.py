@@ -63,9 +63,13 @@ _ENGLISH_WORD = (
 )
 # ... and π's multiple, "x < 2π", "0 < x < 2π" (it was x 2 미만파이: the bound's word inside the amount): x 2π 미만, said
 # 2파이 미만; and its product with a letter, "x < 2πr" (it was left: x 2 미만파이r): x 2πr 미만.
+# ... and its power, "x < 2πr²", "S < 4πr^2이면", "y > 2π²" (it was x 2 미만파이r의 2제곱, S < 4파이r의 2제곱이면: as
+# before k7's "2πr"): x 2파이r의 2제곱 미만, S 4파이r의 2제곱 미만이면. A longer product, "2πr²h", is left.
+# ... and a power written in superscripts, "n ≤ 10⁵", "x < 10⁻³이면" (it was n 10 이하⁵: the bound's word inside the
+# amount): n 10⁵ 이하, said 10의 5제곱 이하.
 BOUND = re.compile(
-    r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:[십백천]?[만억조])?"
-    rf"(?:π[a-z]?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
+    rf"(?:π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
@@ -137,9 +141,12 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
 SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
 _SIDE_TERM = (
     rf"(?:\d{{0,2}}π/\d{{1,2}}|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω]\d{{0,2}})(?![A-Za-z\d_(])"
-    r"(?:\^\d{1,3}|[²³])?"
+    r"(?:\^\d{1,3}|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
 )
-SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
+# ... a product in "×" or "·" and a superscript power too, "1 ≤ n ≤ 2×10⁵", "0 ≤ x ≤ 10⁻³" (k7 cut the side at the "2":
+# n은 1 이상 2 이하×10의 5제곱, and "10⁵" was 10 이하⁵): n은 1 이상 2×10⁵ 이하, said 2 곱하기 10의 5제곱 이하; a quotient
+# in "÷", "0 < x < 6 ÷ 2" (it was x는 0 초과 6 미만 나누기 2): x는 0 초과 6 나누기 2 미만.
+SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
 FORMULA_BOUNDED_BY = re.compile(

@@ -8,7 +8,8 @@ ETag (aiohttp's, `mtime_ns-size` in hex); one with a date must be the file's `La
 range of the copy the caller held). A range in a unit other than bytes is ignored (§14.2: the whole
 file, 200; aiohttp answered 416), and so is a request for several ranges (`bytes=0-1,3-4`; §14.2 lets a
 server ignore one, and no multipart/byteranges answer is built: aiohttp answered 416, which a caller that
-asks for several, as a media player may, read as a file of no such bytes)."""
+asks for several, as a media player may, read as a file of no such bytes). One range among empty list
+elements (`bytes=0-1,`: §5.6.1 says they are none) is that range (aiohttp's pattern refused it, 416)."""
 
 from __future__ import annotations
 
@@ -34,9 +35,23 @@ async def file_answer(request: web.Request, path: Path, headers: Mapping[str, st
     info = await asyncio.to_thread(os.stat, path)
     if not _range_applies(request, info):
         return _WholeFile(path, headers=headers)
-    if _SUFFIX_OF_NOTHING.fullmatch(request.headers.get("Range", "")):
+    asked = request.headers.get("Range", "")
+    one = _one_range(asked)
+    if _SUFFIX_OF_NOTHING.fullmatch(one):
         return web.Response(status=416, headers={**headers, "Content-Range": f"bytes */{info.st_size}"})
+    if one != asked:
+        return _OneRange(one, path, headers=headers)
     return web.FileResponse(path, headers=headers)
+
+
+def _one_range(asked: str) -> str:
+    """`asked` as its one range alone: `bytes=0-1,`, `bytes=,0-1` and `bytes=0-1, ` ask for bytes 0-1
+    (empty list elements are none, RFC 9110 §5.6.1), which aiohttp's pattern refused as 416."""
+    unit = _UNIT.match(asked)
+    if unit is None or "," not in asked:
+        return asked  # (a range that does not parse stays one: 416)
+    parts = [part.strip() for part in asked[unit.end() :].split(",") if part.strip()]
+    return asked[: unit.end()] + parts[0] if len(parts) == 1 else asked
 
 
 def _range_applies(request: web.Request, info: os.stat_result) -> bool:
@@ -65,4 +80,17 @@ class _WholeFile(web.FileResponse):
         kept = CIMultiDict(
             (name, value) for name, value in request.headers.items() if name.title() not in _DROPPED
         )
+        return await super().prepare(request.clone(headers=kept))
+
+
+class _OneRange(web.FileResponse):
+    """The file's range `Range: one` (the caller's range-set less its empty elements), conditions kept."""
+
+    def __init__(self, one: str, path: Path, headers: Mapping[str, str]) -> None:
+        super().__init__(path, headers=headers)
+        self._one = one
+
+    async def prepare(self, request: web.BaseRequest) -> AbstractStreamWriter | None:
+        kept = CIMultiDict(request.headers)
+        kept["Range"] = self._one
         return await super().prepare(request.clone(headers=kept))

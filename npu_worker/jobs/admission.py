@@ -1,7 +1,8 @@
 """Admission and queue policy: which jobs wait, in what order they are served, and what they may cost.
 
-One condition variable guards everything here. Capacity is *reserved* under it (check and count in one
-step), so concurrent submissions can never overshoot `max_queue` between a check and an append.
+One lock guards everything here. Capacity is *reserved* under it (check and count in one step), so
+concurrent submissions can never overshoot `max_queue` between a check and an append. The engine thread
+and the preview lanes wait on two conditions of that lock, each woken only when it would find work.
 
 Order of work: a job that has not produced audio yet goes first (previews start fast, and a new batch
 gets its first section out early); otherwise jobs are served round-robin, one section at a time, so a
@@ -43,7 +44,10 @@ class Cancelled(enum.Enum):
 class Admission:
     def __init__(self, max_queue: int) -> None:
         self.max_queue = max_queue
-        self._cond = threading.Condition()
+        lock = threading.RLock()
+        self._cond = threading.Condition(lock)  # the lock, and the engine thread's wait for work
+        self._lanes_cond = threading.Condition(lock)  # the preview lanes' wait for a preview
+        self._lanes_waiting = 0  # preview lanes waiting in `next_preview`
         self._active: list[Job] = []
         self._waiting = 0  # sections reserved and not yet finished, over all jobs
         self._reserved: dict[str, int] = {}
@@ -89,7 +93,7 @@ class Admission:
                 self._reserved[job.id] = pending
             job.last_served = self._tick  # it waits from now on (a flood of later previews passes it by)
             self._active.append(job)
-            self._wake_if_work()
+            self._wake_if_work(job)
             running = self._running[-1] if self._running else None
             if self._interrupt and self._preempts and job.preview and running and self._lends(running):
                 self._interrupt(True)
@@ -169,7 +173,8 @@ class Admission:
             if self._stopping or picked is None:
                 return None
             taken = self._take(*picked)
-            self._wake_if_work()  # a `/synth` waiting behind this section may go to the preview lane
+            if self._lanes_waiting and self._lane_work() is not None:
+                self._lanes_cond.notify()  # a `/synth` waiting behind this section may go to a lane
             return taken
 
     def preempting_section(self, running: Job) -> tuple[Job, Section] | None:
@@ -188,13 +193,20 @@ class Admission:
         with self._cond:
             picked = self._lane_work()
             while picked is None and not self._stopping:
-                self._cond.wait()
+                self._lanes_waiting += 1
+                try:
+                    self._lanes_cond.wait()
+                finally:
+                    self._lanes_waiting -= 1
                 picked = self._lane_work()
             if self._stopping or picked is None:
                 return None
             if interrupt is not None:
                 self._lane_interrupts[picked[0].id] = interrupt
-            return self._take(*picked, beside=True)
+            taken = self._take(*picked, beside=True)
+            if self._lanes_waiting and self._lane_work() is not None:
+                self._lanes_cond.notify()  # another preview waits: the next lane (one wake a preview)
+            return taken
 
     def _lane_work(self) -> tuple[Job, Section] | None:
         """A streaming preview someone listens to, first, unless the engine thread is waiting for work
@@ -236,7 +248,7 @@ class Admission:
             finished = (job.cancel_requested.is_set() or not job.pending) and not left
             if finished and job in self._active:
                 self._dequeue(job)
-            self._wake_if_work()  # the job's next section may go to either lane now
+            self._wake_if_work(job)  # the job's next section may go to either lane now
             return finished
 
     def stop(self) -> Job | None:
@@ -244,6 +256,7 @@ class Admission:
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
+            self._lanes_cond.notify_all()
             return self._current()
 
     def take_waiting_previews(self) -> list[Job]:
@@ -255,16 +268,26 @@ class Admission:
                 self._dequeue(job)
             return taken
 
-    def _wake_if_work(self) -> None:
-        """Wake the engine threads waiting for work only when one would find some now (what
-        `next_section` and `next_preview` look for once woken); under the lock. Each woken thread
-        takes the GIL to look and waits again: a lone `/synth` woke the two idle ones twice more
-        after its enqueue, for nothing (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50).
-        A lane's work is always the engine thread's too (`_lane_work` wants a job no lane runs,
-        as `_pick` does), so the first job with a section to take decides: ranking them all
-        (`_pick`) at each arrival and section's end cost 0.4 ms a call with 1 000 jobs queued."""
-        if self._stopping or any(self._takeable(job) for job in self._active):
-            self._cond.notify_all()
+    def _wake_if_work(self, job: Job) -> None:
+        """Wake the engine thread when it waits and would find work now, and one preview lane when one
+        waits and `job` (just queued, or a section of it just ended) is a preview it would take; under
+        the lock. A woken thread takes the GIL to look and waits again if it finds nothing: every
+        arrival and section's end of a batch woke the idle lanes, which never take a batch's sections,
+        and a lone `/synth` woke them twice more (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 50).
+        Only `job` changed, so only `job` is looked at for the lanes (a preview of another job a lane
+        could take woke one when it became one: `next_section` and `next_preview` wake one for those
+        their take leaves); the engine thread's first job with a section to take decides, not a
+        ranking (`_pick`) of them all at each arrival and section's end (0.4 ms with 1 000 queued)."""
+        if self._engine_waiting and any(self._takeable(other) for other in self._active):
+            self._cond.notify()
+        if self._lanes_waiting and self._lane_takes(job):
+            self._lanes_cond.notify()
+
+    def _lane_takes(self, job: Job) -> bool:
+        """A waiting lane would take a section of `job` now (`_lane_work`'s rules for one job)."""
+        wanted = job.preview and ((job.stream_audio and not self._engine_waiting) or bool(self._running))
+        free = not job.cancel_requested.is_set() and not self._open.get(job.id)
+        return wanted and free and _next_of(job) is not None
 
     def _takeable(self, job: Job) -> bool:
         """`job` has a section a waiting thread could take now (`_pick` passes over the others)."""

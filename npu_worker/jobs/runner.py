@@ -345,9 +345,10 @@ class Runner:
         request = self._request(job, section)
         default_voice = getattr(engine, "default_voice", None)
         key = cache_key(self.info, request, default_voice() if callable(default_voice) else None)
-        hit = self.cache.get(key, self._rate())
-        if hit is None and (made := self._unkept.get(key)) is not None:
-            hit = made.raw_wav  # the same text again before the finisher has put the first in the cache
+        # Among the made ones first: `_keep` forgets one only once it is in the cache (looked for after a
+        # miss in the cache, it could be put there and forgotten in between, and was made again).
+        made = self._unkept.get(key)
+        hit = made.raw_wav if made is not None else self.cache.get(key, self._rate())
         source: Iterator[np.ndarray] | None = None
         if hit is not None:
             source = chunks_of(read_wav(hit)[0], self._rate())
