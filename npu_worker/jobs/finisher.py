@@ -40,7 +40,10 @@ class Finisher:
 
     @property
     def idle(self) -> bool:
-        """Nothing handed over is still to do (read by the one thread that submits)."""
+        """Nothing handed over is still to do. Read without a lock by each thread that hands work over
+        (the engine thread, and the preview lanes for the sections they make: `Runner._then`), for
+        the job it is ending: another thread's later hand-over is another job's, or that job's next
+        section's, handed out only after this thread has handed over what comes before it."""
         return self._queue.unfinished_tasks == 0
 
     def join(self, timeout: float) -> None:
