@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import linecache
 import os
+import sys
 import threading
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import numpy as np
 
@@ -241,6 +245,98 @@ async def test_a_text_said_again_while_the_first_is_being_put_in_the_cache_is_no
         True,
     ]
     assert engine.calls == [text, "끝."]
+
+
+def paused_at(
+    function: Any, line_starts: tuple[str, ...], reached: threading.Event, go: threading.Event | None
+):
+    """A trace for the calling thread: when `function` is about to run a line that starts with one of
+    `line_starts`, `reached` is set (and, with `go`, the thread waits for it): a thread held on a line."""
+    code = function.__code__
+
+    def local(frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line" and linecache.getline(code.co_filename, frame.f_lineno).strip().startswith(
+            line_starts
+        ):
+            reached.set()
+            if go is not None:
+                assert go.wait(seconds(20)), "the test never let the thread go on"
+        return local
+
+    def calls(frame: FrameType, event: str, arg: object) -> Any:
+        return local if frame.f_code is code else None
+
+    return calls
+
+
+async def test_a_text_made_by_two_engine_threads_at_once_stays_served_until_the_second_is_kept(
+    worker, tmp_path
+):
+    """A lane and the engine thread made one text at once: the first to end, kept (`_keep`), looked
+    at the entry of its text among the sections made and not yet in the cache, saw its own, and the
+    second's add landed before its delete, which deleted the second's. The same text again, before
+    the second was kept, was made a third time (here the first's file could not be written, so it was
+    not put in the cache). Each thread is held on the line of the race until the other has acted."""
+    from npu_worker.jobs.model import Job, Section, new_job_id
+    from npu_worker.jobs.runner import Runner
+    from npu_worker.protocol import SynthParams
+
+    engine = ToneEngine()
+    client = await worker(engine, cache_max_bytes=10**7)
+    runner = client.app[SCHEDULER_KEY].runner
+    text = "두 엔진 스레드가 같은 말을 한꺼번에."
+    held, arrived, release = ToneEngine(), threading.Event(), threading.Event()
+
+    class Gate:
+        def wait(self, timeout: float | None = None) -> bool:
+            arrived.set()
+            return release.wait(seconds(20))
+
+    held.gate = Gate()  # type: ignore[assignment]
+
+    def section(path: str) -> tuple[Job, Section]:
+        job = Job(new_job_id(), SynthParams(), [Section(0, text, path)], preview=True, persisted=False)
+        return job, job.sections[0]
+
+    def traced(trace: Any, work: Any, *args: Any) -> threading.Thread:
+        def run() -> None:
+            sys.settrace(trace)
+            try:
+                work(*args)
+            finally:
+                sys.settrace(None)
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    def race() -> None:
+        at_add, at_delete, go = threading.Event(), threading.Event(), threading.Event()
+        # The lane's: its look missed (nothing made yet), and its engine holds it at its first chunk.
+        adds = ("self._unkept[audio.key] =", "with self._unkept_lock", "then(self._finish")
+        lane = traced(
+            paused_at(Runner.run_section, adds, at_add, None),
+            runner.run_section,
+            *section(str(tmp_path / "lane.wav")),
+            held,
+        )
+        assert arrived.wait(seconds(20))
+        # The engine thread's, made meanwhile; its file cannot be written (outside the roots): not ok.
+        first = runner.run_section(*section("/proc/no-root/first.wav"))
+        assert first is not None and not first.ok
+        keep = traced(paused_at(Runner._keep, ("del self._unkept",), at_delete, go), runner._keep, first)
+        assert at_delete.wait(seconds(20))  # it has seen its own entry, and is about to delete it
+        release.set()
+        assert at_add.wait(seconds(20))  # the lane adds its entry (or is about to)
+        go.set()
+        keep.join(seconds(20))
+        lane.join(seconds(20))
+        assert not keep.is_alive() and not lane.is_alive()
+        runner.run_section(*section(str(tmp_path / "again.wav")))  # the same text again
+
+    await asyncio.to_thread(race)
+    assert held.calls == [text]
+    assert engine.calls == [text], "the text was made again while the lane's was on its way to the cache"
 
 
 async def test_a_synth_answers_before_its_audio_is_put_in_the_cache(worker, tmp_path, settings):

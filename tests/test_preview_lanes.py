@@ -284,3 +284,36 @@ async def test_with_three_lanes_a_preview_starts_while_a_batch_and_another_previ
     }
     await held_ws.close()
     await ws.close()
+
+
+async def test_a_synth_a_lane_ends_after_the_engine_thread_stopped_at_a_shutdown_is_answered(
+    worker, tmp_path
+):
+    """At a shutdown the engine thread, with no section, stopped at once and closed the finisher
+    thread; a `/synth` that a lane took while the engine thread was busy, still being made, then
+    handed its end (its file, `ok`, `done`) to that closed finisher: the drain waited for the section
+    ("let section 0 ... finish"), but its file was never written and it never ended (a real `serve`
+    then answered it `Cancelled` at the shutdown's end of the waits; here, with the drain alone, never)."""
+    engine = LanedTone()
+    engine.gate = threading.Event()  # the engine thread's instance only (a lane's is made without it)
+    client = await worker(engine)
+    scheduler = client.app[SCHEDULER_KEY]
+    admission, runner = scheduler.admission, scheduler.runner
+    await until(lambda: admission._lanes_waiting == 1, "the preview lane loaded and waiting")
+    batch_section = {"idx": 0, "text": "배치 문장.", "output_path": str(tmp_path / "b.wav")}
+    await client.post("/synth_batch?async=1", json={"sections": [batch_section]})
+    await until(lambda: admission.running_job() is not None, "the batch held on the engine thread")
+    body = {"text": "hold this synth.", "output_path": str(tmp_path / "s.wav")}
+    synth = asyncio.create_task(client.post("/synth", json=body))
+    await until(lambda: len(admission.running_jobs()) == 2, "the /synth on the lane, held")
+    engine.gate.set()
+    await until(lambda: admission._engine_waiting, "the batch made; the engine thread waits")
+    drain = asyncio.create_task(scheduler.drain(grace=seconds(20)))
+    try:
+        await until(lambda: not runner._thread.is_alive(), "the engine thread stopped")
+    finally:
+        engine.hold.set()  # the lane's `/synth` ends now
+    answer = await asyncio.wait_for(synth, seconds(20))
+    assert (await answer.json())["status"] == "ok"
+    assert (tmp_path / "s.wav").stat().st_size > 44
+    await asyncio.wait_for(drain, seconds(20))

@@ -25,22 +25,38 @@ class Finisher:
     def __init__(self, depth: int = DEPTH) -> None:
         self._queue: queue.Queue[tuple[Callable[..., object], tuple[Any, ...]] | None] = queue.Queue(depth)
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()  # a hand-over and the close: none lands behind the close
+        self._closed = False
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._work, name="npu-worker-finisher", daemon=True)
         self._thread.start()
 
     def submit(self, work: Callable[..., object], *args: Any) -> None:
-        """Run `work(*args)` on the finisher thread after everything submitted before it."""
-        self._queue.put((work, args))
+        """Run `work(*args)` on the finisher thread after everything submitted before it; once closed,
+        on the caller, after the thread has done what it had: the engine thread closes it when it
+        stops, and a preview lane may still end a `/synth` after that (queued behind the close, its
+        file, `ok` and `done` never came: its caller was answered `Cancelled`)."""
+        with self._lock:
+            if not self._closed:
+                self._queue.put((work, args))
+                return
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        work(*args)
 
     def close(self) -> None:
-        """No more work: the thread ends once it has done what is queued."""
-        self._queue.put(None)
+        """No more work for the thread: it ends once it has done what is queued."""
+        with self._lock:
+            self._closed = True
+            self._queue.put(None)
 
     @property
     def idle(self) -> bool:
-        """Nothing handed over is still to do (read by the one thread that submits)."""
+        """Nothing handed over is still to do. Read without a lock by each thread that hands work over
+        (the engine thread, and the preview lanes for the sections they make: `Runner._then`), for
+        the job it is ending: another thread's later hand-over is another job's, or that job's next
+        section's, handed out only after this thread has handed over what comes before it."""
         return self._queue.unfinished_tasks == 0
 
     def join(self, timeout: float) -> None:

@@ -96,6 +96,7 @@ class Runner:
         # Sections made and handed to the finisher, not yet in the cache, by key: a batch that says the
         # same text twice in a row made it twice (the second looked before the first was put).
         self._unkept: dict[str, SectionAudio] = {}
+        self._unkept_lock = threading.Lock()  # an add; `_keep`'s look and delete as one step
         self.lanes = PreviewLanes(preview_lanes, self._serve_previews)  # previews beside the engine thread
 
     def start(self) -> None:
@@ -229,7 +230,8 @@ class Runner:
             seconds = own_seconds()
             kept = None
             if not audio.cached and self._caches(job, section):
-                self._unkept[audio.key] = kept = audio  # until `_keep` has put it in the cache
+                with self._unkept_lock:
+                    self._unkept[audio.key] = kept = audio  # until `_keep` has put it in the cache
             then(self._finish, job, section, audio, seconds)
             return kept
         except Exception as exc:  # noqa: BLE001 - one section's failure never stops the job
@@ -285,15 +287,16 @@ class Runner:
         """Put a section that ended `ok` in the cache: after its job's `done`, when that is its last
         section, since a `/synth` answers at `done` (an fsync of the entry and its write came before
         that answer; benchmarks/SERVER_OVERHEAD.md, 2026-12-05 late night). Meanwhile `_unkept` serves the
-        same text said again."""
+        same text said again (forgotten under its lock: a lane's entry for it, added after the look, went)."""
         try:
             if audio.ok:
                 self.cache.put(audio.key, audio.raw_wav)
         except Exception:  # noqa: BLE001 - the cache is an aid: the section is `ok`, the lane goes on
             log.exception("the synthesis cache could not keep a section")
         finally:
-            if self._unkept.get(audio.key) is audio:
-                del self._unkept[audio.key]
+            with self._unkept_lock:
+                if self._unkept.get(audio.key) is audio:
+                    del self._unkept[audio.key]
 
     def _counted(self, job: Job, path: str, size: int) -> contextlib.AbstractContextManager[None]:
         """The write counted against --jobs-max-bytes (WriteFailed when it cannot make room)."""
