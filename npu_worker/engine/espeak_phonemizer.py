@@ -31,6 +31,8 @@ class ChildPhonemizer:
             if self._closed:
                 raise EngineError(CLOSED)
             if self._child is None or self._child.closed or not self._child.alive:
+                if self._child is not None:  # (one a deadline killed is not closed yet: reaped here)
+                    self._child.close()
                 self._child = ChildEspeak()
             return self._child.phonemize(text, voice)
 
