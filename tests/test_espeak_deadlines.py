@@ -4,7 +4,10 @@ thread sleeps until a far one is not held to the far one."""
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
+import time
 
 from npu_worker.engine.espeak_deadlines import Deadlines
 from tests.timing import seconds
@@ -29,3 +32,37 @@ def test_a_nearer_deadline_is_not_held_to_the_far_one_the_thread_sleeps_until():
         assert not far.is_set()
     finally:
         deadlines.clear(far_token)
+
+
+def test_a_callback_that_raises_leaves_later_deadlines_served():
+    """The thread serves every deadline of the process: one callback's error ended it, and a stopped
+    child was waited on for ever again."""
+    deadlines = Deadlines()
+    failed, later = threading.Event(), threading.Event()
+
+    def fail() -> None:
+        failed.set()
+        raise OSError("a kill that failed")
+
+    deadlines.arm(0.01, fail)
+    assert failed.wait(seconds(5))
+    deadlines.arm(0.01, later.set)
+    assert later.wait(seconds(5)), "a callback's error ended the deadlines' thread"
+
+
+def test_a_forked_child_has_its_deadlines_served():
+    """The thread is not forked with the process: a child that found one started waited for ever."""
+    deadlines = Deadlines()
+    deadlines.clear(deadlines.arm(3600, lambda: None))  # the parent's thread is started
+    pid = os.fork()
+    if pid == 0:  # the child: no pytest here, only its exit status
+        fired = threading.Event()
+        deadlines.arm(0.01, fired.set)
+        os._exit(0 if fired.wait(seconds(5)) else 1)
+    deadline = time.monotonic() + seconds(10)
+    while (ended := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)  # (a child that hangs, on a lock held at the fork, must not hang the test)
+    if ended[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert ended[0] == pid and os.waitstatus_to_exitcode(ended[1]) == 0, "its deadline never ran"

@@ -5,15 +5,21 @@ Why a thread: the waiting side blocks in a `read` of the child's pipe (or a `wri
 which has no timeout of its own; one daemon thread for the whole process, started at the first deadline,
 ends such waits. A deadline is armed and cleared around a call (a lock and a dict entry each); the
 thread sleeps until the nearest one and is woken only by a deadline nearer than that (one armed while
-none is: a phonemize call or a cancel then costs it one wake-up), never by a clear.
+none is: a phonemize call or a cancel then costs it one wake-up), never by a clear. A callback that
+raises is logged and the thread lives on (it died, and every later deadline of the process was never
+served: a stopped child held its caller for ever again); a forked child starts over with none.
 """
 
 from __future__ import annotations
 
 import itertools
+import logging
+import os
 import threading
 import time
 from collections.abc import Callable
+
+log = logging.getLogger(__name__)
 
 
 class Deadlines:
@@ -21,6 +27,11 @@ class Deadlines:
     class's thread (it must not block: a kill)."""
 
     def __init__(self) -> None:
+        self._start_over()
+        os.register_at_fork(after_in_child=self._start_over)
+
+    def _start_over(self) -> None:
+        """Empty, with no thread (a forked child has none, and the parent's deadlines are not its own)."""
         self._cond = threading.Condition()
         self._armed: dict[int, tuple[float, Callable[[], None]]] = {}
         self._tokens = itertools.count(1)
@@ -53,7 +64,10 @@ class Deadlines:
                     self._cond.wait(None if self._wakes_at is None else self._wakes_at - now)
                     continue
             for call in expired:  # outside the lock: a kill's system call holds up no `arm`
-                call()
+                try:
+                    call()
+                except Exception:  # the thread serves every deadline of the process: it lives on
+                    log.exception("an espeak deadline's callback failed")
 
 
 DEADLINES = Deadlines()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from .espeak_process import STOP_SECONDS, ChildEspeak
+from ..protocol import EngineError
+from .espeak_process import CLOSED, STOP_SECONDS, ChildEspeak
 
 log = logging.getLogger(__name__)
 
@@ -21,10 +22,17 @@ class ChildPhonemizer:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._child: ChildEspeak | None = None
+        # Once closed, a call (the engine thread's, past the shutdown's join) fails: it started a child
+        # that nothing closed, running on until the worker's exit
+        self._closed = False
 
     def __call__(self, text: str, voice: str) -> str:
         with self._lock:
+            if self._closed:
+                raise EngineError(CLOSED)
             if self._child is None or self._child.closed or not self._child.alive:
+                if self._child is not None:  # (one a deadline killed is not closed yet: reaped here)
+                    self._child.close()
                 self._child = ChildEspeak()
             return self._child.phonemize(text, voice)
 
@@ -39,6 +47,7 @@ class ChildPhonemizer:
                 stuck.kill()
             self._lock.acquire()
         try:
+            self._closed = True
             if self._child is not None:
                 self._child.close()
                 self._child = None

@@ -105,20 +105,23 @@ class ChildEspeak:
         self._live: int | None = None  # the request in flight: what a `STOP` names
         self._stopped: int | None = None  # the request a `STOP` has gone for (one a request)
         self._overdue: str | None = None  # what it did not answer in time, once killed for it
+        # A deadline's kill is decided under this lock against what it waits on (`_live`, `_asking`),
+        # and a request starts under it: a deadline that fired as its answer came killed the child
+        # after that (the next request's, which then failed as if it had not been answered)
+        self._fate = threading.Lock()
+        self._asking: object | None = None  # the start or phonemize call a deadline waits on
         self._answers = io.BufferedReader(cast(io.RawIOBase, self._process.stdout), ANSWER_BUFFER_BYTES)
-        started = DEADLINES.arm(
-            START_SECONDS, lambda: self._kill_overdue(f"its start within {START_SECONDS:g} s")
-        )
+        started = self._arm(START_SECONDS, f"its start within {START_SECONDS:g} s")
         try:
             kind, payload = self._receive()
-            DEADLINES.clear(started)
+            self._answered(started)
             if kind == FAILED:
                 raise ModelLoadError(msgspec.json.decode(payload, type=Failure).message)
             if kind != READY:
                 raise ModelLoadError(f"espeak-ng's process sent {kind!r} before it was ready")
             ready = msgspec.json.decode(payload, type=Ready)
         except (WorkerError, msgspec.DecodeError) as error:
-            DEADLINES.clear(started)
+            self._answered(started)
             self.close()
             if isinstance(error, ModelLoadError):
                 raise
@@ -145,10 +148,11 @@ class ChildEspeak:
 
     @property
     def closed(self) -> bool:
-        """Known to be over: closed by the worker, or after its pipe failed (`_broken`, `ChildGone`).
+        """Known to be over: closed by the worker, after its pipe failed (`_broken`, `ChildGone`), or
+        killed by a deadline (perhaps as its answer came: the call had it, the next starts another).
         No system call: a request used to ask `alive` first, one `wait4` (and a hand-off of the GIL
         to the event loop) each; a child that dies while idle is found by the request's write."""
-        return self._closed
+        return self._closed or self._overdue is not None
 
     def voices(self) -> tuple[EspeakVoice, ...]:
         return self._voices
@@ -187,14 +191,12 @@ class ChildEspeak:
         killed, and the call ends in an `EngineError`: a stopped child held ZipVoice's engine thread,
         and every request behind it, for ever."""
         seconds = PHONEMIZE_SECONDS + PHONEMIZE_SECONDS_PER_CHAR * len(text)
-        deadline = DEADLINES.arm(
-            seconds, lambda: self._kill_overdue(f"a phonemize call within {seconds:g} s")
-        )
+        asked = self._arm(seconds, f"a phonemize call within {seconds:g} s")
         try:
             self._send(PHONEMIZE, msgspec.json.encode(Phonemize(text, voice)))
             kind, payload = self._receive(reading=True)
         finally:
-            DEADLINES.clear(deadline)
+            self._answered(asked)
         if kind == PHONEMES:
             return payload.decode("utf-8")
         if kind == FAILED:
@@ -233,17 +235,29 @@ class ChildEspeak:
         finally:
             self._writing.release()
 
+    def _arm(self, seconds: float, what: str) -> tuple[object, int]:
+        """A deadline on the start or a phonemize call (one at a time); `_answered` when it ends."""
+        asking = self._asking = object()
+        return asking, DEADLINES.arm(
+            seconds, lambda: self._kill_overdue(what, lambda: self._asking is asking)
+        )
+
+    def _answered(self, armed: tuple[object, int]) -> None:
+        with self._fate:
+            self._asking = None
+        DEADLINES.clear(armed[1])
+
     def _kill_if_still(self, live: int) -> None:
         """A `STOP`'s deadline: killed if the request it named is still in flight."""
-        if self._live == live:
-            self._kill_overdue(_STOP_ANSWER)
+        self._kill_overdue(_STOP_ANSWER, lambda: self._live == live)
 
-    def _kill_overdue(self, what: str) -> None:
-        """A deadline's end (`espeak_deadlines`): the child did not answer `what`; killing it ends the
-        wait on its pipe (the read gets its end: `EngineError` saying why)."""
-        if self._closed or self._process.poll() is not None:
-            return
-        self._overdue = what
+    def _kill_overdue(self, what: str, waiting: Callable[[], bool]) -> None:
+        """A deadline's end (`espeak_deadlines`): the child did not answer `what`, and `waiting` says
+        the call still waits; killing it ends the wait on its pipe (`EngineError` saying why)."""
+        with self._fate:
+            if self._closed or self._overdue or not waiting() or self._process.poll() is not None:
+                return
+            self._overdue = what
         log.warning("espeak-ng's process %s did not answer %s (stopped or hung); killing it", self.pid, what)
         self.kill()
 
@@ -264,7 +278,10 @@ class ChildEspeak:
                 if self._closed:
                     raise OSError("closed")
                 if live is not None:
-                    self._live = live
+                    with self._fate:
+                        if self._overdue is not None:  # killed as its last request ended: not this one's
+                            raise BrokenPipeError("killed by a deadline before this request")
+                        self._live = live
                 write_frame(self._requests, kind, payload)
                 return
             except OSError as error:
