@@ -143,6 +143,16 @@ async def served(settings: Settings) -> AsyncIterator[Start]:
         await listener.close()
 
 
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    """Without pytest-xdist (`-p no:xdist`, or an environment without it) pyproject's `-n 2 --dist
+    loadfile` still parses, and the suite runs in this one process, instead of pytest refusing to start."""
+    if not pluginmanager.hasplugin("xdist"):
+        group = parser.getgroup("xdist", "pytest-xdist is not loaded: these options are ignored")
+        # pytest keeps lowercase short options for plugins; xdist registers `-n` the same way.
+        group._addoption("-n", "--numprocesses", dest="numprocesses", default=None)
+        group.addoption("--dist", dest="dist", default="no")
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start test_prepare_qdq.py's and test_prepare.py's simulator work in background processes now, if
     they are to run (tests/zipvoice/qdq_background.py says why). Not in a pytest-xdist worker: there the

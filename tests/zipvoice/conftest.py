@@ -9,6 +9,8 @@ tested in test_qnn_real_structure.py on `real_structure_dir`.
 
 from __future__ import annotations
 
+import fcntl
+import os
 import shutil
 from pathlib import Path
 
@@ -23,7 +25,19 @@ from tests.zipvoice.simple_decoder import write_simple_decoder
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_model_dir(tmp_path_factory.mktemp("models") / "tiny-distill", "tiny", ("fp32", "int8"))
+    """Built once per session: pytest-xdist's workers share their session's temp root, and the first to
+    take the lock builds it (≈ 6.5 s of CPU, built again by every worker before). Tests copy it to change it."""
+    root = tmp_path_factory.getbasetemp()
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        root = root.parent  # <session>/popen-gwN -> <session>: this session's, never a stale one
+    target, built = root / "tiny-distill", root / "tiny-distill.built"
+    with open(root / "tiny-distill.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not built.is_file():
+            shutil.rmtree(target, ignore_errors=True)  # a worker that failed half-way
+            build_model_dir(target, "tiny", ("fp32", "int8"))
+            built.touch()
+    return target
 
 
 def with_simple_decoder(base: Path, factory: pytest.TempPathFactory, name: str, **decoder: bool) -> Path:
