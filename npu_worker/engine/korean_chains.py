@@ -60,7 +60,8 @@ _CLAUSE_AFTER = re.compile(
 )
 # A topic just before the chain, "각도는 0 ≤ θ ≤ 2π", "상관계수는 -1 ≤ r ≤ 1" (it was 각도는 세타는 …, two topics in a
 # row): the middle term is its subject, 각도는 세타가 0 이상 2파이 이하, as "코끼리는 코가 길다".
-_TOPIC_BEFORE = re.compile(r"[가-힣][은는] $")
+# Not "또는", "혹은" ("or"), "1 < x < 2 또는 3 < x < 4" (walk7 read the second x가, the first x는): x는 … 또는 x는 ….
+_TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
 
 
 def chain(match: re.Match[str]) -> str:
