@@ -19,3 +19,33 @@ from npu_worker.engine.korean_reading import spoken
 )
 def test_or_before_a_chain_is_no_topic(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # (2 빼기 b) 다음 …: korean7's "(n-k)" rule read a sub-question's label as a subtraction
+        ("(2-b) 다음 함수의 극한을 구하시오.", "(2-b) 다음 함수의 극한을 구하시오."),
+        ("문제 (2-b)에서 x의 값을 구하라.", "문제 (2-b)에서 x의 값을 구하라."),
+        ("다음 (1-a), (1-b)에 답하시오.", "다음 (1-a), (1-b)에 답하시오."),
+    ],
+)
+def test_a_sub_questions_label_is_no_subtraction(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("분산은 np(1-p)이다.", "분산은 np(1 빼기 p)이다."),
+        ("(1-a)^2", "(1 빼기 a)의 2제곱"),
+        ("(1-a)(1-b)", "(1 빼기 a)(1 빼기 b)"),
+        ("y = (2-a) + 1", "y는 (2 빼기 a) 더하기 1"),
+        ("x + (1-a)", "x 더하기 (1 빼기 a)"),
+        ("(1-a)!", "(1 빼기 a) 팩토리얼"),
+        ("(1-a)의 2제곱", "(1 빼기 a)의 2제곱"),
+        ("(2-x)", "(2 빼기 x)"),
+    ],
+)
+def test_a_bracketed_formula_is_still_a_subtraction(written: str, said: str) -> None:
+    assert spoken(written) == said
