@@ -49,3 +49,19 @@ def test_a_sub_questions_label_is_no_subtraction(written: str, said: str) -> Non
 )
 def test_a_bracketed_formula_is_still_a_subtraction(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x < 1/2", "x 2분의 1 미만"),  # x 1 미만/2: the bound's word inside the fraction, its slash unsaid
+        ("x ≥ -1/2", "x 마이너스 2분의 1 이상"),  # x 마이너스 1 이상/2
+        ("x > 1/3일 때", "x 3분의 1 초과일 때"),
+        ("0 < x < 1/2", "x는 0 초과 2분의 1 미만"),  # 0 초과 x 1 미만/2
+        ("0 < x < 3/4이면", "x가 0 초과 4분의 3 미만이면"),
+        ("1/2 < x < 1", "x는 2분의 1 초과 1 미만"),  # 2분의 1 초과 x 1 미만
+        ("1/2 < 3/4", "2분의 1 < 4분의 3"),  # two numbers compared: left, as "3 < 5"
+    ],
+)
+def test_a_fraction_as_a_bound_is_said_whole(written: str, said: str) -> None:
+    assert spoken(written) == said

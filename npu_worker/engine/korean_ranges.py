@@ -109,8 +109,9 @@ _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "
 # "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
 # A term is a number, a coefficient's product or one letter, "2", "2ab", "x": not an English word, "x > holds here"
 # (it was x holds here. 초과, the bound's word after the sentence).
+# ... or a fraction, "x < 1/2", "x ≥ -1/2이면" (it was x 1 미만/2: the bound's word inside the fraction): x 2분의 1 미만.
 _FORMULA_WORD = (
-    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
+    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/\d{1,3}(?![\d/.])|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
     r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
@@ -140,12 +141,13 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
 # ... with a unit after a number, "40℃", "4.2V" (read later), as `BOUND` reads one.
 SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
 _SIDE_TERM = (
-    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω]\d{{0,2}})(?![A-Za-z\d_(])"
+    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω]\d{{0,2}})(?![A-Za-z\d_(])"
     r"(?:\^\d{1,3}|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
 )
 # ... a product in "×" or "·" and a superscript power too, "1 ≤ n ≤ 2×10⁵", "0 ≤ x ≤ 10⁻³" (k7 cut the side at the "2":
 # n은 1 이상 2 이하×10의 5제곱, and "10⁵" was 10 이하⁵): n은 1 이상 2×10⁵ 이하, said 2 곱하기 10의 5제곱 이하; a quotient
 # in "÷", "0 < x < 6 ÷ 2" (it was x는 0 초과 6 미만 나누기 2): x는 0 초과 6 나누기 2 미만.
+# ... a fraction, "0 < x < 1/2" (it was 0 초과 x 1 미만/2: the bound's word inside it): x는 0 초과 2분의 1 미만.
 SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
