@@ -65,3 +65,16 @@ def test_a_bracketed_formula_is_still_a_subtraction(written: str, said: str) -> 
 )
 def test_a_fraction_as_a_bound_is_said_whole(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x₁ < x₂이면", "x₁ x₂ 미만이면"),  # x₁ < x₂이면: the sign unsaid
+        ("0 < t < t₁", "0 초과 t t₁ 미만"),  # 0 초과 t t 미만₁: the bound's word inside the term
+        ("x₁ ≥ 0", "x₁ 0 이상"),  # as before
+        ("x < y이면", "x y 미만이면"),  # as before
+    ],
+)
+def test_a_subscripted_variable_is_bounded_whole(written: str, said: str) -> None:
+    assert spoken(written) == said
