@@ -78,3 +78,18 @@ def test_a_fraction_as_a_bound_is_said_whole(written: str, said: str) -> None:
 )
 def test_a_subscripted_variable_is_bounded_whole(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("0 ≤ i ≤ N-1", "i는 0 이상 N 빼기 1 이하"),  # 0 이상 i ≤ N-1: the second sign unsaid
+        ("0 <= i <= N-1", "i는 0 이상 N 빼기 1 이하"),
+        ("0 ≤ i ≤ N−1이면", "i가 0 이상 N 빼기 1 이하이면"),
+        ("1 ≤ k ≤ K-1에 대해", "k가 1 이상 K 빼기 1 이하에 대해"),
+        ("2 ≤ k ≤ N - 1", "k는 2 이상 N 빼기 1 이하"),  # as before
+        ("a < b < C-1", "a < b < C-1"),  # a count bounds a variable from a number: left, as "a < b < C"
+    ],
+)
+def test_a_count_less_one_unspaced_ends_a_chain(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -38,7 +38,10 @@ _MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said 제곱: a closed syllable
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
 # unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
-_COUNT = r"[A-Z](?: [-−] \d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
+# ... its minus unspaced too, "0 ≤ i ≤ N-1" (a code slide's; it was 0 이상 i ≤ N-1, the second sign unsaid): i는 0 이상 N
+# 빼기 1 이하, the minus spaced out to be read as one.
+_COUNT = r"[A-Z](?: ?[-−] ?\d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
+_COUNT_MINUS = re.compile(r"(?<=^[A-Z]) ?([-−]) ?(?=\d)")
 # A place or a range the chain names, "1 ≤ i ≤ n에 대해", "0 ≤ x ≤ 1의 범위", as "에서" (it was 1 이상 i n 이하에 대해, each
 # bound where it stood): i가 1 이상 n 이하에 대해.
 _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
@@ -71,8 +74,11 @@ def chain(match: re.Match[str]) -> str:
     middle = middle_up or middle_down
     if not _LETTER.search(first + middle + last):
         return match.group(0)
-    if re.fullmatch(_COUNT, last) and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
+    counted = re.fullmatch(_COUNT, last)
+    if counted and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
         return match.group(0)  # "a < b < C", "1 < 2 < N": a count bounds a variable from a number
+    if counted:
+        last = _COUNT_MINUS.sub(lambda m: f" {m.group(1)} ", last)  # "N-1": N - 1
     if middle[0].isupper() and not (first.lstrip("-−")[:1].isdigit() or last[:1].isdigit()):
         return match.group(0)  # "A > B > C", "X < Y < Z": names ranked; "0 ≤ N ≤ 100" a variable's
     if rising:
