@@ -93,3 +93,17 @@ def test_a_subscripted_variable_is_bounded_whole(written: str, said: str) -> Non
 )
 def test_a_count_less_one_unspaced_ends_a_chain(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("θ < π이면", "세타 파이 미만이면"),  # 세타 < 파이이면: the sign unsaid
+        ("x ≥ -π", "x 마이너스 파이 이상"),  # x ≥ -파이
+        ("x ≤ π/2", "x 2분의 파이 이하"),  # x ≤ 2분의 파이
+        ("if (x < π)", "if (x가 파이보다 작다)"),
+        ("3 < π", "3 < 파이"),  # two numbers compared: left, as "3 < 5"
+    ],
+)
+def test_pi_alone_as_a_bound_is_said(written: str, said: str) -> None:
+    assert spoken(written) == said

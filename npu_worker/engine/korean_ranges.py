@@ -67,6 +67,9 @@ _ENGLISH_WORD = (
 # before k7's "2πr"): x 2파이r의 2제곱 미만, S 4파이r의 2제곱 미만이면. A longer product, "2πr²h", is left.
 # ... and a power written in superscripts, "n ≤ 10⁵", "x < 10⁻³이면" (it was n 10 이하⁵: the bound's word inside the
 # amount): n 10⁵ 이하, said 10의 5제곱 이하.
+# ... and π alone or its fraction, "θ < π이면", "x ≥ -π", "x ≤ π/2" (it was left, the sign unsaid: 세타 파이이면):
+# 세타 파이 미만이면, x 마이너스 파이 이상, x 2분의 파이 이하.
+_MINUS_PI = re.compile(r"^[-−](?=π)")
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
     rf"(?:π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
@@ -74,6 +77,10 @@ BOUND = re.compile(
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
 )
+PI_BOUND = re.compile(
+    r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?π(?:/\d{1,2})?)(?![A-Za-z\d_.^²³/(α-ω])"
+    rf"(?! ?[\d>]| ?[-+−×*/^] ?[\w(])(?:{PARTICLE})?"
+)  # (its own pattern: `BOUND` needs a digit, the digits' passes are skipped without one)
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
 # as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
 # "x > 0일까", "x > 0인지", "x > 0인가를", "x > 0인데" (it was x 0인 초과지). A counter stays one there, "t > 3일 동안",
@@ -212,6 +219,7 @@ def bound(match: re.Match[str]) -> str:
         # "if (x>0 && y<z)", in two voices)
         letter = variable.group().strip()
         return f"{particle_after(letter, '가')} {amount}보다 {_CODE_WORDS[sign]}"
+    amount = _MINUS_PI.sub("마이너스 ", amount)  # "-π": espeak says no minus before it
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() and not subject else ""

@@ -127,6 +127,8 @@ def _numbers_spoken(text: str) -> str:
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     if _BOUND_SIGN.search(text):
         text = chains.CHAIN.sub(chains.chain, text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
+        if "π" in text:
+            text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
