@@ -119,3 +119,16 @@ def test_pi_alone_as_a_bound_is_said(written: str, said: str) -> None:
 )
 def test_a_quotient_over_a_letter_as_a_bound_is_said_whole(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("π > x > -π", "x는 마이너스 파이 초과 파이 미만"),  # 파이 > x > -파이: the signs unsaid
+        ("π/2 ≥ θ ≥ -π/2이면", "세타가 마이너스 2분의 파이 이상 2분의 파이 이하이면"),
+        ("π > x > -π에서", "x가 마이너스 파이 초과 파이 미만에서"),
+        ("-π < θ < π", "세타는 마이너스 파이 초과 파이 미만"),  # as before
+    ],
+)
+def test_a_falling_chain_to_minus_pi_is_read(written: str, said: str) -> None:
+    assert spoken(written) == said

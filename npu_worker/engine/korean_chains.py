@@ -23,6 +23,9 @@ from .korean_words import MATH_NAMES
 _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
 _EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
+# ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
+# 초과 파이 미만.
+_LAST_NEGATIVE_PI = r"[-−]\d{0,2}π(?:/\d{1,2})?(?![A-Za-z\d_/^²³(])"
 # ... a function of one term, "-1 ≤ sin x ≤ 1", "-1 ≤ cos θ ≤ 1이므로" (it was 마이너스 1 ≤ sin x 1 이하: the first
 # sign unsaid, the bound after the function), "0 ≤ f(x) ≤ 1", "0 ≤ P(A) ≤ 1" (`korean_functions` has named "cos θ"
 # 코사인 θ by then); the last term too, "a < b < f(x)", "0 <= i < len(arr)" (left whole since k6's review, the signs
@@ -53,7 +56,7 @@ _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 CHAIN = re.compile(
     rf"(?={_EDGE_AHEAD})(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
