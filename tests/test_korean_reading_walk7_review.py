@@ -132,3 +132,16 @@ def test_a_quotient_over_a_letter_as_a_bound_is_said_whole(written: str, said: s
 )
 def test_a_falling_chain_to_minus_pi_is_read(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("90 ≤ 점수 < 100", "점수는 90 이상 100 미만"),  # 90 ≤ 점수 100 미만: the first sign unsaid
+        ("18 ≤ 나이 ≤ 65이면", "나이가 18 이상 65 이하이면"),
+        ("80 ≤ 점수 < 90인 학생", "점수가 80 이상 90 미만인 학생"),
+        ("a < 점수 < b", "a < 점수 < b"),  # a word between letters: left, as before
+    ],
+)
+def test_a_word_between_two_numbers_is_a_chains_subject(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -37,7 +37,10 @@ _FUNCTION = (
     r"|(?<![\w.])[a-z]{2,8}\([a-z_]\w{0,8}\)(?![A-Za-z\d_(^²³])"  # code's "len(arr)"
 )
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
-_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}"
+# ... or a word, "90 ≤ 점수 < 100", "18 ≤ 나이 ≤ 65" (it was 90 ≤ 점수 100 미만: the first sign unsaid): 점수는 90 이상 100
+# 미만, between numbers only.
+_WORD = r"[가-힣]{1,6}(?![\w.])"
+_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}|{_WORD}"
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said 제곱: a closed syllable
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
 # unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
@@ -75,7 +78,10 @@ def chain(match: re.Match[str]) -> str:
     alone, "1 < 2 < 3", or of capitals, "A > B > C" (a ranking of names), left."""
     first, rising, middle_up, rising_2, falling, middle_down, falling_2, last, particle = match.groups()
     middle = middle_up or middle_down
-    if not _LETTER.search(first + middle + last):
+    worded = re.fullmatch(_WORD, middle)
+    if worded and not (first.lstrip("-−")[:1].isdigit() and last[:1].isdigit()):
+        return match.group(0)  # a word between numbers only
+    if not (worded or _LETTER.search(first + middle + last)):
         return match.group(0)
     counted = re.fullmatch(_COUNT, last)
     if counted and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
