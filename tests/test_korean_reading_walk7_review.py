@@ -145,3 +145,16 @@ def test_a_falling_chain_to_minus_pi_is_read(written: str, said: str) -> None:
 )
 def test_a_word_between_two_numbers_is_a_chains_subject(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1 ≤ a_i ≤ 10⁹", "a_i는 1 이상 10의 9제곱 이하"),  # 1 이상 a_i 10의 9제곱 이하: the bounds apart
+        ("0 ≤ a_i < N", "a_i는 0 이상 N 미만"),  # 0 이상 a_i < N: the second sign unsaid
+        ("1 ≤ i, j ≤ n", "i, j는 1 이상 n 이하"),  # 1 이상 i, j n 이하
+        ("1 ≤ i, j ≤ N이면", "i, j가 1 이상 N 이하이면"),
+    ],
+)
+def test_an_indexed_term_or_two_indices_are_a_chains_subject(written: str, said: str) -> None:
+    assert spoken(written) == said

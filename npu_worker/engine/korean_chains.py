@@ -40,7 +40,10 @@ _FUNCTION = (
 # ... or a word, "90 ≤ 점수 < 100", "18 ≤ 나이 ≤ 65" (it was 90 ≤ 점수 100 미만: the first sign unsaid): 점수는 90 이상 100
 # 미만, between numbers only.
 _WORD = r"[가-힣]{1,6}(?![\w.])"
-_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}|{_WORD}"
+# ... or a subscript written with "_", "1 ≤ a_i ≤ 10⁹" (a judge's constraints; it was 1 이상 a_i 10의 9제곱 이하, the
+# first bound before the term), or two indices, "1 ≤ i, j ≤ n" (it was 1 이상 i, j n 이하): i, j는 1 이상 n 이하.
+_INDEXED = r"[a-z]_[a-z\d]{1,2}(?![\w.])|[a-z], ?[a-z](?![\w.(])"
+_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}|{_WORD}|{_INDEXED}"
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said 제곱: a closed syllable
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
 # unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
