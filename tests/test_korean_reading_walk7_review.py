@@ -71,7 +71,7 @@ def test_a_fraction_as_a_bound_is_said_whole(written: str, said: str) -> None:
     ("written", "said"),
     [
         ("x₁ < x₂이면", "x₁ x₂ 미만이면"),  # x₁ < x₂이면: the sign unsaid
-        ("0 < t < t₁", "0 초과 t t₁ 미만"),  # 0 초과 t t 미만₁: the bound's word inside the term
+        ("t < t₁", "t t₁ 미만"),  # t t 미만₁: the bound's word inside the term
         ("x₁ ≥ 0", "x₁ 0 이상"),  # as before
         ("x < y이면", "x y 미만이면"),  # as before
     ],
@@ -157,4 +157,16 @@ def test_a_word_between_two_numbers_is_a_chains_subject(written: str, said: str)
     ],
 )
 def test_an_indexed_term_or_two_indices_are_a_chains_subject(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x₀ < x < x₁", "x는 x₀ 초과 x₁ 미만"),  # x₀ < x < x₁: both signs unsaid
+        ("t₁ < t < t₂이면", "t가 t₁ 초과 t₂ 미만이면"),
+        ("0 < t < t₁", "t는 0 초과 t₁ 미만"),  # 0 초과 t t 미만₁
+    ],
+)
+def test_a_chain_to_subscripted_bounds_is_read(written: str, said: str) -> None:
     assert spoken(written) == said

@@ -20,7 +20,7 @@ from .korean_words import MATH_NAMES
 # 세타 < 2분의 파이, the signs unsaid).
 # ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
 # 미만. A longer formula before it, "a + b + c + d + e < x", leaves the chain to the single bounds.
-_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
+_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
 _EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
 # ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이

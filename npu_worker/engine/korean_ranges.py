@@ -152,7 +152,7 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
 # ... with a unit after a number, "40℃", "4.2V" (read later), as `BOUND` reads one.
 SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
 _SIDE_TERM = (
-    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω]\d{{0,2}})(?![A-Za-z\d_(])"
+    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?)(?![A-Za-z\d_(₀-₉])"
     r"(?:\^\d{1,3}|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
 )
 # ... a product in "×" or "·" and a superscript power too, "1 ≤ n ≤ 2×10⁵", "0 ≤ x ≤ 10⁻³" (k7 cut the side at the "2":
