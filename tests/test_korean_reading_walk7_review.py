@@ -170,3 +170,17 @@ def test_an_indexed_term_or_two_indices_are_a_chains_subject(written: str, said:
 )
 def test_a_chain_to_subscripted_bounds_is_read(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("f(a) < k < f(b)", "k는 f(a) 초과 f(b) 미만"),  # f(a) < k < f(b): both signs unsaid
+        ("f(a) < k < f(b)인 k", "k가 f(a) 초과 f(b) 미만인 k"),
+        ("g(x) ≤ f(x) ≤ h(x)", "f(x)는 g(x) 이상 h(x) 이하"),
+        ("f(1) < x < 3", "x는 f(1) 초과 3 미만"),  # f(1) x 3 미만 미만
+        ("f(a) < f(b)", "f(a) < f(b)"),  # no chain: as before
+    ],
+)
+def test_a_function_as_a_chains_first_term(written: str, said: str) -> None:
+    assert spoken(written) == said

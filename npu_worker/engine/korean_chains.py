@@ -60,8 +60,11 @@ _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 # Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function, "f(x)", nor a fraction but
 # π's, "x/2" (left to the single bounds).
 _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+# A function as the first term too, "f(a) < k < f(b)", "g(x) ≤ f(x) ≤ h(x)" (the intermediate value and the squeeze
+# theorems' statements; left with both signs unsaid): k는 f(a) 초과 f(b) 미만, f(x)는 g(x) 이상 h(x) 이하.
 CHAIN = re.compile(
-    rf"(?={_EDGE_AHEAD})(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )"
+    rf"({_FUNCTION}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
