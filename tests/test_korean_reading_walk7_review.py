@@ -184,3 +184,16 @@ def test_a_chain_to_subscripted_bounds_is_read(written: str, said: str) -> None:
 )
 def test_a_function_as_a_chains_first_term(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("-π < x", "마이너스 파이 초과 x"),  # -파이 < x: the sign unsaid
+        ("2π < x", "2파이 초과 x"),  # 2파이 < x
+        ("π < x이면", "파이 초과 x이면"),
+        ("π < xy", "파이 < xy"),  # a product's letters: left, as "3 < xy"
+    ],
+)
+def test_pi_bounds_a_variable_after_it(written: str, said: str) -> None:
+    assert spoken(written) == said

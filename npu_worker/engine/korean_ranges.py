@@ -69,7 +69,7 @@ _ENGLISH_WORD = (
 # amount): n 10⁵ 이하, said 10의 5제곱 이하.
 # ... and π alone or its fraction, "θ < π이면", "x ≥ -π", "x ≤ π/2" (it was left, the sign unsaid: 세타 파이이면):
 # 세타 파이 미만이면, x 마이너스 파이 이상, x 2분의 파이 이하.
-_MINUS_PI = re.compile(r"^[-−](?=π)")
+_MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
     rf"(?:π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
@@ -146,6 +146,17 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
     rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
+# ... and π's, "-π < x", "π/2 ≥ θ이면" (it was -파이 < x, the sign unsaid): 마이너스 파이 초과 x, as "3 < x".
+PI_BOUNDED_BY = re.compile(
+    r"(?<![\w.)/^])([-−]?\d{0,2}π(?:/\d{1,2})?) ?([<>≤≥]) ?(?=[A-Za-zα-ω](?![A-Za-z\d_(]))"
+)
+
+
+def pi_bounded_by(match: re.Match[str]) -> str:
+    """ "-π < x" as 마이너스 파이 초과 x."""
+    return f"{_MINUS_PI.sub('마이너스 ', match.group(1))} {LOWER_BOUND_WORDS[match.group(2)]} "
+
+
 # A side of a comparison: a number, a multiple of π ("2π"), a coefficient's product ("2x"), a variable with its index
 # ("v1"), a Greek letter or π's fraction ("π/2"), or a short formula of those, "n - 1", "c^2", "b + 1" (its operators
 # read later).
