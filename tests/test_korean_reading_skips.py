@@ -68,6 +68,8 @@ MAY_MATCH_PLAIN = {
     "korean_units._MONEY_WORD": 'searched around a shell\'s positional parameters, "$1-$2"',
     "korean_units._RANGE_WORD_AFTER": 'matched after a shell\'s positional parameters, "$1-$2"',
     "korean_formulas._PANELS_BEFORE": 'searched before a bracket\'s minus, "(a-c)"',
+    "korean_formulas._LABEL_BEFORE": 'searched before a bracket\'s minus, "(2-b)"',
+    "korean_formulas._LABEL_AFTER": 'matched after a bracket\'s minus, "(2-b)"',
     "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
     "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
     "korean_reading.PLAIN": "the class itself",

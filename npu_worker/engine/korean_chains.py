@@ -20,9 +20,12 @@ from .korean_words import MATH_NAMES
 # 세타 < 2분의 파이, the signs unsaid).
 # ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
 # 미만. A longer formula before it, "a + b + c + d + e < x", leaves the chain to the single bounds.
-_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω]\d{{0,2}}|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
+_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
 _EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
+# ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
+# 초과 파이 미만.
+_LAST_NEGATIVE_PI = r"[-−]\d{0,2}π(?:/\d{1,2})?(?![A-Za-z\d_/^²³(])"
 # ... a function of one term, "-1 ≤ sin x ≤ 1", "-1 ≤ cos θ ≤ 1이므로" (it was 마이너스 1 ≤ sin x 1 이하: the first
 # sign unsaid, the bound after the function), "0 ≤ f(x) ≤ 1", "0 ≤ P(A) ≤ 1" (`korean_functions` has named "cos θ"
 # 코사인 θ by then); the last term too, "a < b < f(x)", "0 <= i < len(arr)" (left whole since k6's review, the signs
@@ -34,11 +37,20 @@ _FUNCTION = (
     r"|(?<![\w.])[a-z]{2,8}\([a-z_]\w{0,8}\)(?![A-Za-z\d_(^²³])"  # code's "len(arr)"
 )
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
-_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}"
+# ... or a word, "90 ≤ 점수 < 100", "18 ≤ 나이 ≤ 65" (it was 90 ≤ 점수 100 미만: the first sign unsaid): 점수는 90 이상 100
+# 미만, between numbers only.
+_WORD = r"[가-힣]{1,6}(?![\w.])"
+# ... or a subscript written with "_", "1 ≤ a_i ≤ 10⁹" (a judge's constraints; it was 1 이상 a_i 10의 9제곱 이하, the
+# first bound before the term), or two indices, "1 ≤ i, j ≤ n" (it was 1 이상 i, j n 이하): i, j는 1 이상 n 이하.
+_INDEXED = r"[a-z]_[a-z\d]{1,2}(?![\w.])|[a-z], ?[a-z](?![\w.(])"
+_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}|{_WORD}|{_INDEXED}"
 _POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said 제곱: a closed syllable
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
 # unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
-_COUNT = r"[A-Z](?: [-−] \d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
+# ... its minus unspaced too, "0 ≤ i ≤ N-1" (a code slide's; it was 0 이상 i ≤ N-1, the second sign unsaid): i는 0 이상 N
+# 빼기 1 이하, the minus spaced out to be read as one.
+_COUNT = r"[A-Z](?: ?[-−] ?\d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
+_COUNT_MINUS = re.compile(r"(?<=^[A-Z]) ?([-−]) ?(?=\d)")
 # A place or a range the chain names, "1 ≤ i ≤ n에 대해", "0 ≤ x ≤ 1의 범위", as "에서" (it was 1 이상 i n 이하에 대해, each
 # bound where it stood): i가 1 이상 n 이하에 대해.
 _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
@@ -48,9 +60,12 @@ _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 # Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function, "f(x)", nor a fraction but
 # π's, "x/2" (left to the single bounds).
 _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+# A function as the first term too, "f(a) < k < f(b)", "g(x) ≤ f(x) ≤ h(x)" (the intermediate value and the squeeze
+# theorems' statements; left with both signs unsaid): k는 f(a) 초과 f(b) 미만, f(x)는 g(x) 이상 h(x) 이하.
 CHAIN = re.compile(
-    rf"(?={_EDGE_AHEAD})(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )({_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )"
+    rf"({_FUNCTION}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
@@ -60,7 +75,8 @@ _CLAUSE_AFTER = re.compile(
 )
 # A topic just before the chain, "각도는 0 ≤ θ ≤ 2π", "상관계수는 -1 ≤ r ≤ 1" (it was 각도는 세타는 …, two topics in a
 # row): the middle term is its subject, 각도는 세타가 0 이상 2파이 이하, as "코끼리는 코가 길다".
-_TOPIC_BEFORE = re.compile(r"[가-힣][은는] $")
+# Not "또는", "혹은" ("or"), "1 < x < 2 또는 3 < x < 4" (walk7 read the second x가, the first x는): x는 … 또는 x는 ….
+_TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
 
 
 def chain(match: re.Match[str]) -> str:
@@ -68,10 +84,16 @@ def chain(match: re.Match[str]) -> str:
     alone, "1 < 2 < 3", or of capitals, "A > B > C" (a ranking of names), left."""
     first, rising, middle_up, rising_2, falling, middle_down, falling_2, last, particle = match.groups()
     middle = middle_up or middle_down
-    if not _LETTER.search(first + middle + last):
+    worded = re.fullmatch(_WORD, middle)
+    if worded and not (first.lstrip("-−")[:1].isdigit() and last[:1].isdigit()):
+        return match.group(0)  # a word between numbers only
+    if not (worded or _LETTER.search(first + middle + last)):
         return match.group(0)
-    if re.fullmatch(_COUNT, last) and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
+    counted = re.fullmatch(_COUNT, last)
+    if counted and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
         return match.group(0)  # "a < b < C", "1 < 2 < N": a count bounds a variable from a number
+    if counted:
+        last = _COUNT_MINUS.sub(lambda m: f" {m.group(1)} ", last)  # "N-1": N - 1
     if middle[0].isupper() and not (first.lstrip("-−")[:1].isdigit() or last[:1].isdigit()):
         return match.group(0)  # "A > B > C", "X < Y < Z": names ranked; "0 ≤ N ≤ 100" a variable's
     if rising:

@@ -101,6 +101,12 @@ BRACKET_MINUS = re.compile(
     r"(?<=\()(?=\d{0,3}[a-z][-−]|\d{1,3}[-−]\d{0,3}[a-z]\))(\d{0,3}[a-z]|\d{1,3})[-−](\d{0,3}[a-z]|\d{1,3})(?=\))"
 )
 _PANELS_BEFORE = re.compile(r"(?:(?:그림|표|[Ff]ig(?:ure)?\.?) ?\d{0,3} ?|\d ?)\($")
+# ... nor a sub-question's label, "(2-b) 다음 극한을 구하시오", "(1-a), (1-b)에 답하시오" (korean7 read them 2 빼기 b): a
+# number, then a-d, the bracket standing alone; "p(1-p)", "(1-a)^2", "(1-a)(1-b)", "= (2-a)" stay formulas.
+_LABEL = re.compile(r"\d{1,2}[a-d]")
+_LABEL_BEFORE = re.compile(r"(?:^|[\s,])\($")
+_OPERATOR_WORD = "곱하기|더하기|빼기|나누기|플러스|마이너스|팩토리얼"  # the signs read by then
+_LABEL_AFTER = re.compile(rf"\)(?![A-Za-z\d_(^²³⁰-⁹!/]|의 \S*제곱)(?! ?(?:[-+−×*/÷=<>≤≥·]|{_OPERATOR_WORD}))")
 MINUS_AFTER_POWER = re.compile(r"(?<=제곱)[-−](?=[\dA-Za-z(])")
 PLUS = re.compile(rf"(?<=\S) \+ (?=\S)|(?=\+){_TERM_BEFORE}(?!(?<=U)\+[0-9A-Fa-f]{{4}})\+{_TERM_AFTER}")
 # A factorial inside a formula, "3! = 6", "n!/(k!(n-k)!)" (espeak: the sign unsaid, or a sentence's end): 팩토리얼. Not
@@ -214,11 +220,16 @@ def bracket_factorial(match: re.Match[str]) -> str:
 
 
 def bracket_minus(match: re.Match[str]) -> str:
-    """ "(n-k)" as (n 빼기 k); a figure's panels, "그림 3(a-c)", left."""
+    """ "(n-k)" as (n 빼기 k); a figure's panels, "그림 3(a-c)", and a sub-question's label, "(2-b)", left."""
     start = match.start()
     letters = match.group(1).isalpha() and match.group(2).isalpha()
     if letters and _PANELS_BEFORE.search(match.string, max(0, start - 12), start):
         return match.group(0)
+    text, end = match.string, match.end()
+    label = _LABEL.fullmatch(match.group(1) + match.group(2))
+    if label and _LABEL_BEFORE.search(text, max(0, start - 2), start) and _LABEL_AFTER.match(text, end):
+        if not re.search(rf"(?:[=+×*/÷<>≤≥·-]|{_OPERATOR_WORD}) ?$", text[max(0, start - 8) : start - 1]):
+            return match.group(0)  # "(2-b) 다음 함수의": a sub-question's label
     return f"{match.group(1)} 빼기 {match.group(2)}"
 
 

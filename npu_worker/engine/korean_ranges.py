@@ -67,6 +67,9 @@ _ENGLISH_WORD = (
 # before k7's "2πr"): x 2파이r의 2제곱 미만, S 4파이r의 2제곱 미만이면. A longer product, "2πr²h", is left.
 # ... and a power written in superscripts, "n ≤ 10⁵", "x < 10⁻³이면" (it was n 10 이하⁵: the bound's word inside the
 # amount): n 10⁵ 이하, said 10의 5제곱 이하.
+# ... and π alone or its fraction, "θ < π이면", "x ≥ -π", "x ≤ π/2" (it was left, the sign unsaid: 세타 파이이면):
+# 세타 파이 미만이면, x 마이너스 파이 이상, x 2분의 파이 이하.
+_MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
     rf"(?:π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
@@ -74,6 +77,10 @@ BOUND = re.compile(
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
 )
+PI_BOUND = re.compile(
+    r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?π(?:/\d{1,2})?)(?![A-Za-z\d_.^²³/(α-ω])"
+    rf"(?! ?[\d>]| ?[-+−×*/^] ?[\w(])(?:{PARTICLE})?"
+)  # (its own pattern: `BOUND` needs a digit, the digits' passes are skipped without one)
 # A variable's bound with its copula, "x > 0일 때", "n ≥ 1인 정수" (it was x 0일 초과 때, n 1인 이상 정수: the copula read
 # as a counter of days or people): x 0 초과일 때, n 1 이상인 정수; and its endings written on, "x > 0일때", "x > 0일수록",
 # "x > 0일까", "x > 0인지", "x > 0인가를", "x > 0인데" (it was x 0인 초과지). A counter stays one there, "t > 3일 동안",
@@ -86,8 +93,11 @@ _COPULA_CONTEXT = {
 # A bound between two variables, "x ≥ y이면", "a > b일 때" (espeak said nothing for the sign: x y이면): x y 이상이면, as
 # "x > 0일 때" is x 0 초과일 때; a count's capital on the right, "i < N", "n ≥ N일 때": i N 미만 (it was i < N, the sign
 # unsaid; not "N1", already 엔원). Not a tag, "<b>", nor a capitals' ranking, "A > B > C" (a lowercase left side only).
+# ... a subscript's digits too, "x₁ < x₂이면", "0 < t < t₁" (it was x₁ < x₂이면, the sign unsaid, and 0 초과 t t 미만₁: the
+# bound's word inside the term): x₁ x₂ 미만이면, 0 초과 t t₁ 미만.
 VARIABLE_BOUND = re.compile(
-    r"(?=[a-z] ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]) ?([<>≤≥]) ?([a-z]|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))(?![A-Za-z\d>(_²³^])(?! ?[<>≤≥])"
+    r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
+    r"([a-z][₀-₉]{0,2}|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])"
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
@@ -109,8 +119,10 @@ _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "
 # "3 < 5" compares two numbers, "A > B" ranks two names, left; and no chain, "a < b < c".
 # A term is a number, a coefficient's product or one letter, "2", "2ab", "x": not an English word, "x > holds here"
 # (it was x holds here. 초과, the bound's word after the sentence).
+# ... or a fraction, "x < 1/2", "x ≥ -1/2이면" (it was x 1 미만/2: the bound's word inside the fraction): x 2분의 1 미만.
+# ... over a letter too, "x < 1/n", "n > 1/ε" (it was n 1 초과/엡실론): n 1/엡실론 초과.
 _FORMULA_WORD = (
-    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
+    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
     r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
@@ -134,18 +146,30 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
     rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
+# ... and π's, "-π < x", "π/2 ≥ θ이면" (it was -파이 < x, the sign unsaid): 마이너스 파이 초과 x, as "3 < x".
+PI_BOUNDED_BY = re.compile(
+    r"(?<![\w.)/^])([-−]?\d{0,2}π(?:/\d{1,2})?) ?([<>≤≥]) ?(?=[A-Za-zα-ω](?![A-Za-z\d_(]))"
+)
+
+
+def pi_bounded_by(match: re.Match[str]) -> str:
+    """ "-π < x" as 마이너스 파이 초과 x."""
+    return f"{_MINUS_PI.sub('마이너스 ', match.group(1))} {LOWER_BOUND_WORDS[match.group(2)]} "
+
+
 # A side of a comparison: a number, a multiple of π ("2π"), a coefficient's product ("2x"), a variable with its index
 # ("v1"), a Greek letter or π's fraction ("π/2"), or a short formula of those, "n - 1", "c^2", "b + 1" (its operators
 # read later).
 # ... with a unit after a number, "40℃", "4.2V" (read later), as `BOUND` reads one.
 SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
 _SIDE_TERM = (
-    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω]\d{{0,2}})(?![A-Za-z\d_(])"
+    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?)(?![A-Za-z\d_(₀-₉])"
     r"(?:\^\d{1,3}|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
 )
 # ... a product in "×" or "·" and a superscript power too, "1 ≤ n ≤ 2×10⁵", "0 ≤ x ≤ 10⁻³" (k7 cut the side at the "2":
 # n은 1 이상 2 이하×10의 5제곱, and "10⁵" was 10 이하⁵): n은 1 이상 2×10⁵ 이하, said 2 곱하기 10의 5제곱 이하; a quotient
 # in "÷", "0 < x < 6 ÷ 2" (it was x는 0 초과 6 미만 나누기 2): x는 0 초과 6 나누기 2 미만.
+# ... a fraction, "0 < x < 1/2" (it was 0 초과 x 1 미만/2: the bound's word inside it): x는 0 초과 2분의 1 미만.
 SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
@@ -207,6 +231,7 @@ def bound(match: re.Match[str]) -> str:
         # "if (x>0 && y<z)", in two voices)
         letter = variable.group().strip()
         return f"{particle_after(letter, '가')} {amount}보다 {_CODE_WORDS[sign]}"
+    amount = _MINUS_PI.sub("마이너스 ", amount)  # "-π": espeak says no minus before it
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() and not subject else ""
