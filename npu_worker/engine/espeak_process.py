@@ -14,17 +14,16 @@ import io
 import itertools
 import logging
 import os
-import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import cast
 
 import msgspec
 import numpy as np
 
-from ..errors import UnparsableText
 from ..protocol import EngineError, ModelLoadError, WorkerError
 from .base import SynthesisRequest
 from .espeak import EspeakEngine
@@ -48,7 +47,9 @@ from .espeak_child import (
     write_frame,
 )
 from .espeak_deadlines import DEADLINES
+from .espeak_failures import ChildGone, child_error, child_failure
 from .espeak_lib import EspeakVoice, find_voice
+from .espeak_request_deadline import RequestDeadline
 
 log = logging.getLogger(__name__)
 
@@ -66,17 +67,6 @@ PHONEMIZE_SECONDS_PER_CHAR = 0.001
 START_SECONDS = 10.0
 CLOSED = "espeak-ng's process was closed: the worker is shutting down"
 ANSWER_BUFFER_BYTES = PIPE_BYTES  # what the child's pipe holds: one read brings a write of held frames
-# A child that dies of one of these while it reads a request's text crashed on that text (espeak-ng 1.52
-# aborts on "s'" * 100): the text's fault, a 4xx. One killed from outside (SIGKILL: the OOM killer, a
-# person) or that ends otherwise is the worker's, an EngineError.
-CRASH_SIGNALS = frozenset((signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGFPE, signal.SIGILL))
-_NAMED: dict[str, type[WorkerError]] = {kind.name: kind for kind in WorkerError.__subclasses__()}
-
-
-class ChildGone(Exception):
-    """The child had ended before a request reached it (its stdin has no reader: the request's write
-    failed with EPIPE), so another child can make it: a child acts on a request only once it has read
-    the whole frame (one longer than the pipe it may have read in part), so its text never ran there."""
 
 
 class ChildEspeak:
@@ -110,6 +100,7 @@ class ChildEspeak:
         # after that (the next request's, which then failed as if it had not been answered)
         self._fate = threading.Lock()
         self._asking: object | None = None  # the start or phonemize call a deadline waits on
+        self._synthesis = RequestDeadline(self._kill_overdue)  # a request's next audio, or its end
         self._answers = io.BufferedReader(cast(io.RawIOBase, self._process.stdout), ANSWER_BUFFER_BYTES)
         started = self._arm(START_SECONDS, f"its start within {START_SECONDS:g} s")
         try:
@@ -162,14 +153,19 @@ class ChildEspeak:
 
     def chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
         """The request's audio as the child makes it; closing the iterator early stops the child's
-        synthesis and reads what it had already sent, so the next request starts clean."""
+        synthesis and reads what it had already sent, so the next request starts clean. A child that
+        leaves a read of its next audio (or its end) waiting past `espeak_request_deadline`'s bound is
+        killed and the section fails (`EngineError`): a stopped one held the lane for ever."""
         live = next(self._ids) % (1 << 32)
         frame = Request(live, request.text, request.lang, request.speed_factor)
         self._send(REQUEST, msgspec.json.encode(frame), live)
-        ended = False
+        ended, deadline = False, self._synthesis
+        deadline.start(len(request.text))
         try:
             while True:
+                deadline.waiting_since = time.monotonic()
                 kind, payload = self._receive(reading=True)
+                deadline.waiting_since = None
                 if kind == AUDIO:
                     yield np.frombuffer(payload, dtype=np.float32)
                     continue
@@ -178,11 +174,12 @@ class ChildEspeak:
                     return
                 if kind == FAILED:
                     failure = msgspec.json.decode(payload, type=Failure)
-                    raise _error(failure)
+                    raise child_error(failure)
                 raise self._broken(f"an unexpected frame {kind!r}")
         finally:
             if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
-                self._stop()
+                self._stop()  # (bounded by the `STOP`'s own deadline)
+            deadline.end()
             self._live = None
 
     def phonemize(self, text: str, voice: str) -> str:
@@ -200,7 +197,7 @@ class ChildEspeak:
         if kind == PHONEMES:
             return payload.decode("utf-8")
         if kind == FAILED:
-            raise _error(msgspec.json.decode(payload, type=Failure))
+            raise child_error(msgspec.json.decode(payload, type=Failure))
         raise self._broken(f"an unexpected frame {kind!r}")
 
     def stop_running(self, wait: bool = False) -> bool:
@@ -302,19 +299,7 @@ class ChildEspeak:
 
     def _broken(self, why: str, reading: bool = False) -> WorkerError:
         self.close()
-        status = self._process.returncode
-        if self._overdue is not None:
-            return EngineError(
-                f"espeak-ng's process did not answer {self._overdue} (it was stopped or hung), so it was "
-                "killed; another starts for the next request"
-            )
-        if reading and status is not None and -status in CRASH_SIGNALS:
-            crash = signal.Signals(-status).name
-            return UnparsableText(
-                f"espeak-ng's process failed on this text (it crashed: {crash}, a bug of espeak-ng's "
-                "parser that this text triggers); change the text, the worker speaks on"
-            )
-        return EngineError(f"espeak-ng's process failed ({why}; exit status {status})")
+        return child_failure(why, self._process.returncode, self._overdue, reading)
 
     def close(self) -> None:
         """Closing its stdin ends the child; one that does not end in time is killed. Under the write
@@ -344,12 +329,6 @@ class ChildEspeak:
 
 
 _STOP_ANSWER = f"a stop of its request within {STOP_SECONDS:g} s"
-
-
-def _error(failure: Failure) -> WorkerError:
-    """The child's error as the worker's own (same name, same message), or an EngineError naming it."""
-    known = _NAMED.get(failure.type)
-    return known(failure.message) if known is not None else EngineError(f"{failure.type}: {failure.message}")
 
 
 class EspeakProcessEngine(EspeakEngine):
