@@ -60,7 +60,7 @@ class RequestDeadline:
         since, now = self.waiting_since, time.monotonic()
         seconds = self._seconds
         if since is not None and now - since >= seconds:
-            what = f"its next audio within {seconds:g} s"
+            what = f"its next audio within {round(seconds, 1):g} s"  # (30.1, not 30.065)
             self._overdue(what, lambda: self._request is request and self.waiting_since == since)
             return
         with self._lock:
