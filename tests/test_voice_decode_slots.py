@@ -6,6 +6,7 @@ hang; the slot is free again once the decode ends. Against a real `npu-worker se
 from __future__ import annotations
 
 import asyncio
+import base64
 import io
 import os
 from pathlib import Path
@@ -77,3 +78,45 @@ def test_uploads_past_the_decode_slots_get_a_503_with_retry_after(tmp_path):
 async def _one(base: str, audio: bytes) -> tuple[int, str, dict]:
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=seconds(60))) as session:
         return await upload(session, base, "voice-again", audio)
+
+
+async def speeches_at_once(base: str, audio: bytes) -> list[tuple[int, str, dict | None]]:
+    body = {
+        "model": "tts-1",
+        "input": "하나.",
+        "voice": "default",
+        "response_format": "wav",
+        "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode(),
+        "ref_text": "a test voice",
+    }
+
+    async def speak(session: aiohttp.ClientSession) -> tuple[int, str, dict | None]:
+        async with session.post(f"{base}/v1/audio/speech", json=body) as answer:
+            said = await answer.json() if answer.status != 200 else None
+            await answer.read()
+            return answer.status, answer.headers.get("Retry-After", ""), said
+
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=seconds(120))) as session:
+        for _ in range(int(seconds(60) / 0.1)):  # the engine loads: speech is a 503 Loading until then
+            async with session.get(f"{base}/ready") as ready:
+                if ready.status == 200:
+                    break
+            await asyncio.sleep(0.1)
+        return list(await asyncio.gather(*(speak(session) for _ in range(UPLOADS))))
+
+
+@pytest.mark.allow_blocking
+def test_inline_ref_audio_past_the_decode_slots_gets_a_503_with_retry_after(tmp_path):
+    audio = telephone_at_192_khz()
+    args = ["--state-dir", str(tmp_path / "state"), "--voice-decodes", "1", "--voice-decode-wait", "0"]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("NPU_WORKER_TOKEN", None)
+    process = ServeProcess(args, env)
+    try:
+        answers = asyncio.run(speeches_at_once(process.base, audio))
+    finally:
+        log = process.terminate_and_log(seconds(30))
+    assert {status for status, _wait, _said in answers} <= {200, 503}, (answers, log)
+    busy = [(wait, said) for status, wait, said in answers if status == 503]
+    assert busy and len(busy) < UPLOADS, answers
+    assert all(wait == "1" and said and said["error"]["code"] == "DecodersBusy" for wait, said in busy), busy
