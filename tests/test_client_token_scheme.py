@@ -7,6 +7,7 @@ import pytest
 
 from npu_worker.bench.cli import main as bench_main
 from npu_worker.cli_client import main as client_main
+from npu_worker.client import InvalidArgument, synth
 
 TOKEN = "a-token-of-some-length-0123456789"
 NOWHERE = "http://127.0.0.1:9"  # never reached: the token is refused before any request
@@ -43,3 +44,10 @@ def test_a_token_named_like_the_scheme_is_still_sent(tmp_path, capsys, token):
     argv = ["synth", "x", "-o", str(tmp_path / "a.wav"), "--base", NOWHERE, "--token", token]
     client_main(argv)
     assert "holds 'Bearer '" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("token", [f"Bearer {TOKEN}", f"BEARER  {TOKEN}"])
+def test_the_python_client_refuses_a_token_with_the_scheme(token):
+    """`synth(..., token="Bearer X")` sent `Bearer Bearer X`: a 401 the caller could not explain."""
+    with pytest.raises(InvalidArgument, match="the token is what follows 'Bearer ' alone"):
+        synth("x", "/tmp/never.wav", base=NOWHERE, token=token)
