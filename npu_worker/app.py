@@ -13,6 +13,7 @@ from aiohttp import web
 from .app_keys import (
     BODY_BUDGET_KEY,
     CLOSING_SOCKETS_KEY,
+    DECODE_SLOTS_KEY,
     ERROR_SHAPES_KEY,
     LIMITS_KEY,
     NDJSON_STREAMS_KEY,
@@ -24,6 +25,7 @@ from .body_budget import BodyBudget
 from .config import Settings
 from .connection_guard import guard_middleware
 from .connection_hooks import close_unframed_http10
+from .decode_slots import DecodeSlots
 from .http_compat import setup_http
 from .http_compat.cors import cors_middleware, setup_cors
 from .http_compat.errors import error_middleware
@@ -100,6 +102,7 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
     app[BODY_BUDGET_KEY] = BodyBudget(settings.body_budget_bytes)
+    app[DECODE_SLOTS_KEY] = DecodeSlots(settings.voice_decodes, settings.voice_decode_wait)
     app[NDJSON_STREAMS_KEY] = OpenStreams()
     app[WS_SESSIONS_KEY] = OpenSockets()  # both socket routes' (`/ws`, the OpenAI speech stream)
     app[CLOSING_SOCKETS_KEY] = closing = ClosingSockets()

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from .body_budget import BodyBudget
 from .config import Settings
+from .decode_slots import DecodeSlots
 from .protocol import Limits, WorkerError
 
 if TYPE_CHECKING:  # the job core (and numpy) load when the app starts, not when it is imported
@@ -21,6 +22,8 @@ SCHEDULER_KEY: web.AppKey[Scheduler] = web.AppKey("scheduler")
 LIMITS_KEY = web.AppKey("limits", Limits)
 # Request-body bytes held at once, every body and unfinished WebSocket message (`--body-budget-bytes`).
 BODY_BUDGET_KEY = web.AppKey("body_budget", BodyBudget)
+# Voice uploads and inline `ref_audio` decoded at once (`--voice-decodes`, `--voice-decode-wait`).
+DECODE_SLOTS_KEY = web.AppKey("decode_slots", DecodeSlots)
 # Error bodies of another shape for the routes under a path prefix (an unknown path or a wrong method
 # there, which no handler sees): `/v1/` → OpenAI's, set by `setup_openai`.
 ERROR_SHAPES_KEY: web.AppKey[dict[str, Callable[[WorkerError, int], web.Response]]] = web.AppKey(

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .decode_cost import HIGHEST_RATE, too_many_samples
 from .wav_header import check_wav_header
 
 ONSET_THRESHOLD_DB = -45.0
@@ -27,7 +28,7 @@ MONO_BLOCK_SAMPLES = 1 << 18  # samples (frames × channels) decoded at a time w
 # Sample rates of recorded speech, telephone to studio (a voice upload, a reference wav). Below, a few
 # samples make a "voice" that resampling stretches into seconds of nothing (1 Hz: 10 samples, "10 s");
 # above, a small compressed file decodes to hundreds of MB (a 170 KB FLAC at 655 kHz: 0.6 GB).
-SPEECH_RATES = (8_000, 192_000)
+SPEECH_RATES = (8_000, HIGHEST_RATE)
 
 
 def to_pcm16(samples: np.ndarray) -> np.ndarray:
@@ -129,10 +130,11 @@ def read_wav(
 
     libsndfile reads every sample format; 16-bit PCM is decoded with `from_pcm16`, the exact inverse
     of `to_pcm16`, so a wav this module wrote reads back sample for sample. Bytes it cannot read are a
-    ValueError (`open_sound`), and so are audio longer than `max_seconds` (checked before decoding: a
-    small file at a low rate can decode to a huge buffer), a rate outside `rates` (also checked before
-    decoding) and NaN or infinite samples (a float wav can hold them; they pass through every later step
-    and come out as silence or noise).
+    ValueError (`open_sound`), and so are audio longer than `max_seconds` or with more samples than
+    `too_many_samples` allows for it (checked before decoding: a small file can decode to a huge
+    buffer or cost seconds of CPU), a rate outside `rates` (also checked before decoding) and NaN or
+    infinite samples (a float wav can hold them; they pass through every later step and come out as
+    silence or noise).
 
     `to_rate`: resampled to it as it is decoded (`read_mono_at`), the same samples as `resample` on
     the whole read, without holding the whole at the file's own rate (30 s of 16-bit mono at 192 kHz,
@@ -147,6 +149,8 @@ def read_wav(
             raise ValueError(
                 f"the audio is {source.frames / rate:.1f} s long, the limit is {max_seconds:g} s"
             )
+        if max_seconds is not None and (why := too_many_samples(source.channels, source.frames, max_seconds)):
+            raise ValueError(why)  # a `ref_wav` of 64 channels: seconds of CPU in a 19 KB Ogg
         total = source.frames * source.channels
         if to_rate is not None and to_rate != rate:
             resampled = read_mono_at(source, to_rate, _wav_blocks(source))

@@ -176,7 +176,21 @@ def token_from(args: argparse.Namespace) -> str | None:
     Read once per command (stdin can be read only once); ValueError from `read_token_file`."""
     if getattr(args, "token_file", None) is not None:
         return read_token_file(args.token_file)
-    return getattr(args, "token", None) or os.environ.get(TOKEN_ENV) or None
+    if flag := getattr(args, "token", None):
+        return _without_scheme(flag, "--token")
+    env = os.environ.get(TOKEN_ENV)
+    return _without_scheme(env, TOKEN_ENV) if env else None
+
+
+def _without_scheme(token: str, where: str) -> str:
+    """`token`, or ValueError for `Bearer X` (a header's value pasted): sent as `Bearer Bearer X`,
+    every request was a 401, as `read_token_file` and `serve` refuse it."""
+    scheme, *rest = token.split(None, 1)
+    if scheme.lower() == "bearer" and rest:
+        raise ValueError(
+            f"{where} holds 'Bearer ' and the token: give the token alone (what follows 'Bearer ')"
+        )
+    return token
 
 
 def without_secrets(argv: Sequence[str], args: argparse.Namespace) -> list[str]:

@@ -236,6 +236,16 @@ class Settings:
     voice_max_seconds: float = _opt(
         30.0, "longest voice upload in seconds (decoded; 1 s to 3600 s)", kind=seconds_between(1.0, 3600.0)
     )
+    voice_decodes: int = _opt(
+        2,
+        "voice uploads and inline ref_audio decoded at once (each a thread beside the engine)",
+        kind=whole_number(1),
+    )
+    voice_decode_wait: float = _opt(
+        10.0,
+        "seconds one waits for a decode slot before a 503 DecodersBusy (0 to 600)",
+        kind=seconds_between(0.0, 600.0),
+    )
     chunk_schedule_ms: tuple[float, ...] = _opt(
         (40.0, 80.0, 160.0, 320.0),
         "WebSocket PCM chunk sizes in ms (each at most an hour), growing; the last repeats",

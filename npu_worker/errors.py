@@ -66,6 +66,9 @@ BodyTooLarge = _error("BodyTooLarge", 413, "The request body exceeds the configu
 BodyBudgetFull = _error(
     "BodyBudgetFull", 503, "Request bodies being received hold the worker's whole body budget; retry shortly."
 )
+DecodersBusy = _error(
+    "DecodersBusy", 503, "Every voice-decoding slot stayed busy for the configured wait; retry shortly."
+)
 RequestTimeout = _error("RequestTimeout", 408, "The request body did not arrive in time.")
 QueueFull = _error("QueueFull", 429, "The scheduler queue is at its bound; retry later.")
 ModelLoadError = _error("ModelLoadError", 500, "The engine could not load its model files.")

@@ -19,12 +19,12 @@ from .audio import (
     read_mono_at,
     wav_bytes,
 )
+from .decode_cost import too_many_samples
 from .protocol import InvalidAudio
 
 MIN_VOICE_SECONDS = 0.5
 MIN_SAMPLE_RATE, MAX_SAMPLE_RATE = SPEECH_RATES  # (and a voice stored at 655 kHz would be stored that large)
 MAX_STORED_RATE = 48_000  # above every engine's rate (24 kHz); 30 s stored are at most 2.9 MB
-MAX_CHANNEL_RATE = 8 * MAX_SAMPLE_RATE  # samples decoded a second: FLAC's most (8 channels at 192 kHz)
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,6 @@ def _decode(data: bytes, limits: UploadLimits) -> tuple[np.ndarray, int, np.ndar
 
 
 def _check_decoded_samples(channels: int, frames: int, limits: UploadLimits) -> None:
-    """A codec's bytes bound nothing: 19 KB of Ogg Vorbis, 64 channels at 48 kHz for 29 s, took 2.6 s of
-    CPU to decode (Ogg allows 255 channels), for each upload at once. Bounded at what 8 channels at
-    192 kHz for the longest voice decode to."""
-    limit = int(MAX_CHANNEL_RATE * limits.max_seconds)
-    if channels * frames > limit:
-        raise InvalidAudio(
-            f"the audio has {channels} channels of {frames} frames, {channels * frames} samples to "
-            f"decode; the limit is {limit} (8 channels at {MAX_SAMPLE_RATE} Hz for "
-            f"{limits.max_seconds:g} s): send mono"
-        )
+    """Refused before decoding: a few KB of a codec can be seconds of CPU (`too_many_samples`)."""
+    if why := too_many_samples(channels, frames, limits.max_seconds):
+        raise InvalidAudio(why)

@@ -2,13 +2,16 @@
 yet (it was refused: `cannot write in --wav-dir DIR: No such file or directory`, and the caller made it by
 hand). Made as `mkdir -p` does, readable by its user only, and never through a link: `mkdir` does not
 follow one left at a missing folder's name (dangling, as one planted in /tmp would be), and one another
-user owns is refused, as is a path that is there and no folder."""
+user owns is refused, as is a path that is there and no folder, and a folder another user owns or can
+write in (not sticky), or reached through one: they could swap the wavs whose onsets are measured."""
 
 from __future__ import annotations
 
 import os
 import stat
 import tempfile
+
+from npu_worker.files import replaceable_by_others, writable_by_others
 
 
 def wav_dir_problem(path: str) -> str | None:
@@ -21,6 +24,8 @@ def wav_dir_problem(path: str) -> str | None:
         return f"cannot write in --wav-dir {path}: {exc.strerror or exc}"
     if link is not None and stat.S_ISLNK(link.st_mode) and link.st_uid not in (os.geteuid(), 0):
         return f"--wav-dir {path} is a link another user (uid {link.st_uid}) owns: give a folder of your own"
+    if (why := _others_can_replace(path)) is not None:  # before making it: nothing left in their folder
+        return f"--wav-dir {path}: {why}: give a folder of your own (it is made where missing)"
     try:
         if link is None:
             os.makedirs(path, mode=0o700)
@@ -35,4 +40,22 @@ def wav_dir_problem(path: str) -> str | None:
             pass
     except OSError as exc:
         return f"cannot write in --wav-dir {path}: {exc.strerror or exc}"
+    return None
+
+
+def _others_can_replace(path: str) -> str | None:
+    """Why another user could swap the wavs the bench measures (a 0777 `/tmp/wavs` planted, or their
+    folder), or None: `replaceable_by_others`, or the folder itself writable by others and not sticky."""
+    if (why := replaceable_by_others(path)) is not None:
+        return why
+    try:
+        info = os.stat(path)
+    except OSError:  # missing (made, the user's own), or no folder: said by the caller
+        return None
+    if (
+        stat.S_ISDIR(info.st_mode)
+        and writable_by_others(info, os.path.realpath(path))
+        and not info.st_mode & stat.S_ISVTX
+    ):
+        return f"others can write in it (mode {info.st_mode & 0o7777:o}, not sticky)"
     return None

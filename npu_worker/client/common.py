@@ -60,13 +60,17 @@ def resolve_base(base: str | None = None) -> str:
 
 def auth_headers(token: str | None) -> dict[str, str]:
     """The bearer header; InvalidArgument for a token no header can carry (a line break, a control or
-    non-ASCII character, spaces at its ends, which the worker never reads)."""
+    non-ASCII character, spaces at its ends, which the worker never reads), and for `Bearer X` (the
+    header's value: it went out as `Bearer Bearer X`, a 401 for every request)."""
     if not token:
         return {}
     if token != token.strip() or not all(" " <= char <= "~" for char in token):
         raise InvalidArgument(
             "the token must be printable ASCII, with no line break and no space at its ends"
         )
+    scheme, *rest = token.split(None, 1)
+    if scheme.lower() == "bearer" and rest:
+        raise InvalidArgument("the token is what follows 'Bearer ' alone, not 'Bearer ' and the token")
     return {"Authorization": f"Bearer {token}"}
 
 

@@ -18,6 +18,7 @@ from ..errors import ErrorBody, WorkerError
 from ..jobs.model import Job, KeptJob
 from ..protocol import (
     BodyBudgetFull,
+    DecodersBusy,
     Loading,
     Progress,
     QueueFull,
@@ -46,6 +47,7 @@ RETRY_AFTER: dict[type[WorkerError], int] = {
     Loading: 1,
     QueueUnavailable: 1,
     BodyBudgetFull: RETRY_AFTER_SECONDS,
+    DecodersBusy: 1,  # a decode ends within seconds
 }
 BEARER_CHALLENGE = 'Bearer realm="npu-worker"'  # a 401's WWW-Authenticate (RFC 9110 requires one)
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from aiohttp import web
 
-from ..app_keys import LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
+from ..app_keys import DECODE_SLOTS_KEY, LIMITS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..http_compat.hang_up import (
     caller_gone,
     end_within,
@@ -117,7 +117,7 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
             raise with_param(BadRequest("ref_text (the transcript of ref_audio) is required"), "ref_text")
         data = speech.ref_audio.data
         try:
-            ref_wav = await asyncio.to_thread(
+            ref_wav = await app[DECODE_SLOTS_KEY].run(  # bounded: a small file can be seconds of CPU
                 library.store_inline, data, ref_text, upload_limits(app), scheduler.voice_user
             )
         except InvalidAudio as error:

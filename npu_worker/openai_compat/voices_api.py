@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from ..app_keys import SCHEDULER_KEY, SETTINGS_KEY
+from ..app_keys import DECODE_SLOTS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
 from ..http_compat.errors import CLOSE_AFTER_KEY, expect_within
@@ -164,7 +164,7 @@ async def upload_voice(request: web.Request) -> web.Response:
         )
     library = voice_library(scheduler)
     try:
-        voice = await asyncio.to_thread(
+        voice = await request.app[DECODE_SLOTS_KEY].run(  # bounded: a small file can be seconds of CPU
             library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
         )
     except InvalidAudio as error:
