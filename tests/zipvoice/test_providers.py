@@ -188,25 +188,55 @@ def test_explicit_qnn_starts_with_a_partial_decoder_and_health_shows_it(partial_
     assert "runs 11 of 12 nodes; 1 run on the CPU" in caplog.text
 
 
+@dataclasses.dataclass(frozen=True)
+class CompiledTwice:
+    """Two `--device qnn` loads on one state dir: the first compiles every bucket, the second finds the cached
+    contexts (`contexts`: the cache after the first; `again_log`: the records of the second load)."""
+
+    first: ZipVoiceEngine
+    again: ZipVoiceEngine
+    contexts: list[Path]
+    again_log: str
+
+
+@pytest.fixture(scope="module")
+def compiled_twice(qnn_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> CompiledTwice:
+    """Shared by the two tests below, which made the same two loads each (≈ 2.5 s of CPU a pair)."""
+    state = tmp_path_factory.mktemp("compiled-twice")
+    first = qnn_engine(qnn_model_dir, state, device="qnn")
+    contexts = sorted((state / "qnn-cache").glob("fm_decoder-*_ctx.onnx"))
+    records: list[str] = []
+    handler = logging.Handler()  # on the root logger, with the engine's logger at INFO, as caplog.at_level
+    handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+    engine_log = logging.getLogger("npu_worker.engine.zipvoice.engine")
+    level = engine_log.level
+    engine_log.setLevel(logging.INFO)
+    logging.getLogger().addHandler(handler)
+    try:
+        again = qnn_engine(qnn_model_dir, state, device="qnn")
+    finally:
+        logging.getLogger().removeHandler(handler)
+        engine_log.setLevel(level)
+    return CompiledTwice(first, again, contexts, "\n".join(records))
+
+
 @qnn
-def test_placement_of_a_whole_qnn_decoder_is_reported_again_from_the_cached_context(qnn_model_dir, tmp_path):
-    first = qnn_engine(qnn_model_dir, tmp_path, device="qnn").info.placement
-    again = qnn_engine(qnn_model_dir, tmp_path, device="qnn").info.placement
+def test_placement_of_a_whole_qnn_decoder_is_reported_again_from_the_cached_context(compiled_twice):
+    first, again = compiled_twice.first.info.placement, compiled_twice.again.info.placement
     assert first[f"fm_decoder@{BUCKETS[0]}"] == {"device": "qnn", "nodes": 11, "on_device": 11}
     assert again == first
 
 
 @qnn
-def test_compiled_qnn_context_is_cached_on_disk_and_reused(qnn_model_dir, tmp_path, caplog):
-    qnn_engine(qnn_model_dir, tmp_path, device="qnn")
-    cached = sorted((tmp_path / "qnn-cache").glob("fm_decoder-*_ctx.onnx"))
-    assert len(cached) == len(BUCKETS)
-    with caplog.at_level(logging.INFO, logger="npu_worker.engine.zipvoice.engine"):
-        again = qnn_engine(qnn_model_dir, tmp_path, device="qnn")
+def test_compiled_qnn_context_is_cached_on_disk_and_reused(compiled_twice):
+    assert len(compiled_twice.contexts) == len(BUCKETS)
     # /health load_phase said "specialising and compiling" while a later start loaded the cache
-    assert f"loading: loading the cached compiled fm_decoder@{BUCKETS[0]} for qnn (1/3)" in caplog.text
-    assert "specialising" not in caplog.text
-    session = again.models.decoder.decoders[BUCKETS[0]].session
+    assert (
+        f"loading: loading the cached compiled fm_decoder@{BUCKETS[0]} for qnn (1/3)"
+        in compiled_twice.again_log
+    )
+    assert "specialising" not in compiled_twice.again_log
+    session = compiled_twice.again.models.decoder.decoders[BUCKETS[0]].session
     ops = {node.op_type for sub in session.get_provider_graph_assignment_info() for node in sub.get_nodes()}
     assert ops == {"EPContext"}  # loaded from the compiled context, not compiled again
 
@@ -337,23 +367,27 @@ def _spinning(session) -> str:  # noqa: ANN001 - an onnxruntime InferenceSession
         return "1"
 
 
-def test_only_the_decoder_keeps_spinning_worker_threads(tiny_model_dir: Path) -> None:
-    """The text encoder and vocoder run once between decoder calls: their pools must not spin after."""
-    models = runtime.open_models(
+@pytest.fixture(scope="module")
+def cpu_models(tiny_model_dir: Path) -> runtime.LoadedModels:
+    """The three sessions on the CPU, pools of two threads (one thread has none to spin), opened once for
+    the two tests below (≈ 1.7 s of CPU each; placement does not depend on the thread count)."""
+    return runtime.open_models(
         tiny_model_dir / "text_encoder.onnx", tiny_model_dir / "fm_decoder.onnx",
         tiny_model_dir / "vocos_24khz.onnx", "cpu", RuntimeConfig(threads=2),
     )  # fmt: skip
+
+
+def test_only_the_decoder_keeps_spinning_worker_threads(cpu_models) -> None:
+    """The text encoder and vocoder run once between decoder calls: their pools must not spin after."""
+    models = cpu_models
     assert _spinning(models.encoder.session) == "0"
     assert _spinning(models.vocoder_session) == "0"
     assert isinstance(models.decoder, runtime.Decoder)
     assert _spinning(models.decoder.session) == "1"
 
 
-def test_every_session_on_the_cpu_is_reported_whole_on_the_cpu(tiny_model_dir: Path) -> None:
-    models = runtime.open_models(
-        tiny_model_dir / "text_encoder.onnx", tiny_model_dir / "fm_decoder.onnx",
-        tiny_model_dir / "vocos_24khz.onnx", "cpu", RuntimeConfig(threads=1),
-    )  # fmt: skip
+def test_every_session_on_the_cpu_is_reported_whole_on_the_cpu(cpu_models) -> None:
+    models = cpu_models
     assert set(models.placement) == {"text_encoder", "fm_decoder", "vocos_24khz"}
     for where in models.placement.values():
         assert where.device == "cpu" and where.nodes == where.on_device > 0

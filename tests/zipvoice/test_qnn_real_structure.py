@@ -14,7 +14,7 @@ from npu_worker.engine import dynamic_bias, providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import runtime
 from tests.zipvoice.conftest import SHARED_REAL_STRUCTURE
-from tests.zipvoice.test_buckets import decoder_inputs, decoder_path, relative_l2
+from tests.zipvoice.test_buckets import decoder_inputs, decoder_path, dynamic_session, relative_l2
 from tests.zipvoice.test_providers import qnn
 
 FRAMES = 63
@@ -29,7 +29,7 @@ def test_specialised_decoder_has_no_shape_arithmetic_left_and_computes_the_same(
     assert len(ops) < len(original) / 2
     config = RuntimeConfig(threads=1)
     static = runtime.Decoder(providers.open_session(target, "cpu", config), 3.0)
-    dynamic = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
+    dynamic = runtime.Decoder(dynamic_session(path), 3.0)
     inputs = decoder_inputs(FRAMES)
     assert relative_l2(dynamic(0.3, *inputs), static(0.3, *inputs)) < 1e-5
 
@@ -75,7 +75,7 @@ def assert_wholly_on_qnn_and_close_to_the_cpu(path, cache_dir, precision: str) -
     on_qnn = runtime.Decoder(providers.open_session(path, "qnn", config, {"N": 1, "T": FRAMES}), 3.0)
     nodes = providers.placement(on_qnn.session)
     assert sum(nodes.values()) == nodes["QNNExecutionProvider"], nodes
-    on_cpu = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
+    on_cpu = runtime.Decoder(dynamic_session(path), 3.0)  # one CPU session per file for the module
     inputs = decoder_inputs(FRAMES)
     assert relative_l2(on_cpu(0.3, *inputs), on_qnn(0.3, *inputs)) < TOLERANCE[precision]
     return config
@@ -106,7 +106,7 @@ def test_the_zero_bias_goes_after_the_guidance_embedding_only_and_changes_no_val
     rewritten = runtime.Decoder(
         providers.open_session(path, "cpu", config, graph=model.SerializeToString()), 3.0
     )
-    exported = runtime.Decoder(providers.open_session(path, "cpu", config), 3.0)
+    exported = runtime.Decoder(dynamic_session(path), 3.0)
     inputs = decoder_inputs(FRAMES)
     assert np.array_equal(exported(0.3, *inputs), rewritten(0.3, *inputs))
 
