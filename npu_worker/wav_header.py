@@ -98,19 +98,35 @@ def _check_frame_size(tag: int, channels: int, rate: int, byte_rate: int, block:
         )
 
 
+def _all_within_right_aligned_range(highest: np.ndarray, bits: int, width: int) -> bool:
+    """Whether every sample fits where a right-aligned writer puts it: a one-byte sample below 2**bits, a wider
+    one's high bits all copies of its sign (read from each sample's most significant byte). Samples that use
+    the low bits but reach past that range are full-width samples under a narrow label (a 16-bit tone marked
+    12-bit): libsndfile reads them at their level, as before."""
+    if width == 1:
+        return not np.any(highest >> bits)
+    sign_bits = 8 * width - bits + 1  # always within the most significant byte
+    top = highest >> (8 - sign_bits)
+    return bool(np.all((top == 0) | (top == (1 << sign_bits) - 1)))
+
+
 def _check_narrow_samples(fmt: tuple[int, ...], samples: memoryview, order: str) -> None:
     """Samples of a width short of whole bytes (7 bits in one, 12 in two, 20 in three) are read as the
     whole bytes hold them, as libsndfile and players read them: a WAV keeps them in the high bits, so that
-    is their level. Samples that use the low bits were written right-aligned: 7-bit 0-127 read at half
-    level about −0.5 of full scale, 12-bit at 1/16 of theirs (a voice stored 24 dB quiet): refused."""
+    is their level. Samples that use the low bits and stay within the narrow range were written right-aligned:
+    7-bit 0-127 read at half level about −0.5 of full scale, 12-bit at 1/16 of theirs (a voice stored 24 dB
+    quiet): refused."""
     tag, channels, _rate, _byte_rate, block, bits = fmt
     width = (bits + 7) // 8
     if tag not in PCM_TAGS or not channels or not 0 < bits < 32 or not bits % 8 or block != channels * width:
         return  # (bits 0: libsndfile's)
     unused = (1 << (8 * width - bits)) - 1  # the low bits of each sample's least significant byte
     whole = len(samples) // width * width
-    lowest = np.frombuffer(samples[:whole], dtype=np.uint8)[0 if order == "<" else width - 1 :: width]
-    if np.any(lowest & unused):
+    frames = np.frombuffer(samples[:whole], dtype=np.uint8)
+    lowest = frames[0 if order == "<" else width - 1 :: width]
+    if np.any(lowest & unused) and _all_within_right_aligned_range(
+        frames[width - 1 if order == "<" else 0 :: width], bits, width
+    ):
         raise ValueError(
             f"its header gives {bits}-bit samples, which a WAV keeps in the high bits of {width} byte(s), but "
             f"its samples use the low {8 * width - bits} bit(s) (written right-aligned?): it would be read at "
