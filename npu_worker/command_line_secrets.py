@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .bearer import holds_bearer_scheme
 from .config_values import holds_password
 from .file_readers import EVERYONE, acl_readers, other_readers
 
@@ -98,8 +99,7 @@ def read_token_file(path: str) -> str:
         raise ValueError(f"--token-file {path} is not text") from None
     if not token:
         raise ValueError(f"--token-file {path} holds no token")
-    scheme, *rest = token.split(None, 1)  # `Bearer<TAB>X` too: any white space, as a header's reader takes
-    if scheme.lower() == "bearer" and rest:  # it went out as `Bearer Bearer X`, refused as wrong
+    if holds_bearer_scheme(token):  # `Bearer<TAB>X` too: any white space, as a header's reader takes
         raise ValueError(
             f"--token-file {path} holds 'Bearer ' and the token: write the token alone (what follows 'Bearer ')"
         )
@@ -185,8 +185,7 @@ def token_from(args: argparse.Namespace) -> str | None:
 def _without_scheme(token: str, where: str) -> str:
     """`token`, or ValueError for `Bearer X` (a header's value pasted): sent as `Bearer Bearer X`,
     every request was a 401, as `read_token_file` and `serve` refuse it."""
-    scheme, *rest = token.split(None, 1)
-    if scheme.lower() == "bearer" and rest:
+    if holds_bearer_scheme(token):
         raise ValueError(
             f"{where} holds 'Bearer ' and the token: give the token alone (what follows 'Bearer ')"
         )

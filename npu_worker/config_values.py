@@ -11,6 +11,7 @@ from collections.abc import Callable
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from .access import ANY_ORIGIN, normalize_origin
+from .bearer import holds_bearer_scheme
 
 MAX_CHUNK_MS = 3_600_000.0  # an hour: `1e308` ms is finite, but infinite once in samples (a traceback)
 
@@ -91,8 +92,8 @@ def origins(text: str) -> tuple[str, ...]:
 
 def bearer_token(text: str) -> str:
     """A token a caller can present: the `Authorization` header's value is read without its outer spaces,
-        and carries no line break; the client commands send printable ASCII only. A token of two lines (a
-        `pass` entry's second line in a --token-file) started a worker that refused every caller's header; so
+    and carries no line break; the client commands send printable ASCII only. A token of two lines (a
+    `pass` entry's second line in a --token-file) started a worker that refused every caller's header; so
     did `Bearer X` as --token or NPU_WORKER_TOKEN (a header's value pasted), which --token-file refused."""
     if not text.strip() or text != text.strip():
         raise ValueError(
@@ -103,8 +104,7 @@ def bearer_token(text: str) -> str:
             "the token must be printable ASCII, with no line break or control character (no header "
             "carries it, and npu-worker's clients send no other)"
         )
-    scheme, _, rest = text.partition(" ")
-    if scheme.lower() == "bearer" and rest.strip():  # a header's value, pasted: as --token-file refuses it
+    if holds_bearer_scheme(text):  # a header's value, pasted: as --token-file refuses it
         raise ValueError(
             "the token is what follows 'Bearer ' alone, not 'Bearer ' and the token (a caller sending the "
             "token would be refused; only 'Bearer Bearer <token>' would pass)"

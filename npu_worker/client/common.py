@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from npu_worker.bearer import holds_bearer_scheme
 from npu_worker.client.errors import InvalidArgument, WorkerProtocolError
 
 DEFAULT_BASE = "http://127.0.0.1:7768"
@@ -68,8 +69,7 @@ def auth_headers(token: str | None) -> dict[str, str]:
         raise InvalidArgument(
             "the token must be printable ASCII, with no line break and no space at its ends"
         )
-    scheme, *rest = token.split(None, 1)
-    if scheme.lower() == "bearer" and rest:
+    if holds_bearer_scheme(token):
         raise InvalidArgument("the token is what follows 'Bearer ' alone, not 'Bearer ' and the token")
     return {"Authorization": f"Bearer {token}"}
 
