@@ -50,13 +50,18 @@ async def uploads_at_once(base: str, audio: bytes, first: int) -> list[tuple[int
         return list(await asyncio.gather(*(upload(session, base, name, audio) for name in names)))
 
 
-@pytest.mark.allow_blocking
-def test_uploads_past_the_decode_slots_get_a_503_with_retry_after(tmp_path):
-    audio = telephone_at_192_khz()
+def one_decode_slot_worker(tmp_path) -> ServeProcess:
+    """A real `serve` that decodes one voice file at a time and lets no one wait for the slot."""
     args = ["--state-dir", str(tmp_path / "state"), "--voice-decodes", "1", "--voice-decode-wait", "0"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("NPU_WORKER_TOKEN", None)
-    process = ServeProcess(args, env)
+    return ServeProcess(args, env)
+
+
+@pytest.mark.allow_blocking
+def test_uploads_past_the_decode_slots_get_a_503_with_retry_after(tmp_path):
+    audio = telephone_at_192_khz()
+    process = one_decode_slot_worker(tmp_path)
     try:
         base = process.base
         answers = asyncio.run(uploads_at_once(base, audio, 0))
@@ -108,10 +113,7 @@ async def speeches_at_once(base: str, audio: bytes) -> list[tuple[int, str, dict
 @pytest.mark.allow_blocking
 def test_inline_ref_audio_past_the_decode_slots_gets_a_503_with_retry_after(tmp_path):
     audio = telephone_at_192_khz()
-    args = ["--state-dir", str(tmp_path / "state"), "--voice-decodes", "1", "--voice-decode-wait", "0"]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("NPU_WORKER_TOKEN", None)
-    process = ServeProcess(args, env)
+    process = one_decode_slot_worker(tmp_path)
     try:
         answers = asyncio.run(speeches_at_once(process.base, audio))
     finally:
