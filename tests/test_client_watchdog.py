@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from npu_worker.client.watchdog import COMPACT_AFTER, Watchdog
+from npu_worker.deadline_thread import COMPACT_AFTER, Watchdog
 
 
 def test_an_action_runs_at_its_deadline_and_a_cancelled_one_never():

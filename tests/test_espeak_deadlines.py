@@ -1,4 +1,5 @@
-"""The deadlines that kill an espeak child that stopped answering (`engine/espeak_deadlines.py`): one
+"""The deadlines that kill an espeak child that stopped answering (`engine/espeak_deadlines.py`, an instance
+of `deadline_thread.Watchdog`): one
 that passes calls its callback, one cleared in time never does, and a nearer one armed while the
 thread sleeps until a far one is not held to the far one."""
 
@@ -9,14 +10,14 @@ import signal
 import threading
 import time
 
-from npu_worker.engine.espeak_deadlines import Deadlines
+from npu_worker.deadline_thread import Watchdog as Deadlines
 from tests.timing import seconds
 
 
 def test_a_passed_deadline_calls_back_and_a_cleared_one_never_does():
     deadlines = Deadlines()
     cleared, passed = threading.Event(), threading.Event()
-    deadlines.clear(deadlines.arm(0.05, cleared.set))
+    deadlines.arm(0.05, cleared.set).cancel()
     deadlines.arm(0.1, passed.set)  # later than the cleared one: once it has run, that one's time is past
     assert passed.wait(seconds(5))
     assert not cleared.is_set()
@@ -31,7 +32,7 @@ def test_a_nearer_deadline_is_not_held_to_the_far_one_the_thread_sleeps_until():
         assert near.wait(seconds(5)), "the near deadline waited for the far one"
         assert not far.is_set()
     finally:
-        deadlines.clear(far_token)
+        far_token.cancel()
 
 
 def test_a_callback_that_raises_leaves_later_deadlines_served():
@@ -53,7 +54,7 @@ def test_a_callback_that_raises_leaves_later_deadlines_served():
 def test_a_forked_child_has_its_deadlines_served():
     """The thread is not forked with the process: a child that found one started waited for ever."""
     deadlines = Deadlines()
-    deadlines.clear(deadlines.arm(3600, lambda: None))  # the parent's thread is started
+    deadlines.arm(3600, lambda: None).cancel()  # the parent's thread is started
     pid = os.fork()
     if pid == 0:  # the child: no pytest here, only its exit status
         fired = threading.Event()

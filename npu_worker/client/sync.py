@@ -41,7 +41,7 @@ from npu_worker.client.errors import ClientError, NotConnected, TransportError, 
 from npu_worker.client.plans import cancel_plan, polling_plan, streaming_plan, synth_plan
 from npu_worker.client.retrying import SUBMIT_ATTEMPTS, SUBMIT_DELAY, WAIT_LIMIT
 from npu_worker.client.steps import Deliver, Follow, Plan, Sleep
-from npu_worker.client.watchdog import WATCHDOG, Armed
+from npu_worker.deadline_thread import WATCHDOG, Armed
 
 _BROKEN = (OSError, http.client.HTTPException, ValueError)
 

@@ -24,6 +24,7 @@ from typing import cast
 import msgspec
 import numpy as np
 
+from ..deadline_thread import Armed
 from ..protocol import EngineError, ModelLoadError, WorkerError
 from .base import SynthesisRequest
 from .espeak import EspeakEngine
@@ -232,17 +233,17 @@ class ChildEspeak:
         finally:
             self._writing.release()
 
-    def _arm(self, seconds: float, what: str) -> tuple[object, int]:
+    def _arm(self, seconds: float, what: str) -> tuple[object, Armed]:
         """A deadline on the start or a phonemize call (one at a time); `_answered` when it ends."""
         asking = self._asking = object()
         return asking, DEADLINES.arm(
             seconds, lambda: self._kill_overdue(what, lambda: self._asking is asking)
         )
 
-    def _answered(self, armed: tuple[object, int]) -> None:
+    def _answered(self, armed: tuple[object, Armed]) -> None:
         with self._fate:
             self._asking = None
-        DEADLINES.clear(armed[1])
+        armed[1].cancel()
 
     def _kill_if_still(self, live: int) -> None:
         """A `STOP`'s deadline: killed if the request it named is still in flight."""

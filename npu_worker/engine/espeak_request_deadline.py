@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ..deadline_thread import Armed
 from .espeak_deadlines import DEADLINES
 
 # espeak-ng's worst case on 2 000 hostile characters (the text limit; digits read out in Korean, at speed
@@ -36,7 +37,7 @@ class RequestDeadline:
         self._overdue = overdue
         self._lock = threading.Lock()  # `end` against the deadline arming itself again
         self._request: object | None = None
-        self._token: int | None = None
+        self._token: Armed | None = None
         self._seconds = ANSWER_SECONDS
         self.waiting_since: float | None = None  # set by the reader: its read began then
 
@@ -52,7 +53,7 @@ class RequestDeadline:
             self._request, self.waiting_since = None, None
             token, self._token = self._token, None
         if token is not None:
-            DEADLINES.clear(token)
+            token.cancel()
 
     def _expired(self, request: object) -> None:
         """On the deadlines' thread: the request has run `seconds`; killed if its read has waited as

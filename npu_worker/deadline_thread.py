@@ -1,4 +1,5 @@
-"""One thread per process that runs actions at their deadlines, for the sync client's `_Deadline`.
+"""One thread per process that runs actions at their deadlines: the sync client's `_Deadline`, and the
+espeak children's (`engine/espeak_deadlines.py`: a child that stops answering is killed).
 
 Why not a `threading.Timer` per deadline: the sync client arms one for every stream line and answer,
 and a thread started per line made a flood of heartbeat lines cost ≈ 70 µs of CPU a line. Arming and
@@ -38,7 +39,8 @@ class Armed:
 class Watchdog:
     """Deadlines of the whole process; the thread starts at the first one (again in a forked child)."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "npu-worker-deadlines") -> None:
+        self._name = name  # the thread's, as `ps -L` and py-spy show it
         self._order = itertools.count()  # ties broken by arming order (Armed is not comparable)
         self._start_over()
         os.register_at_fork(after_in_child=self._start_over)
@@ -55,7 +57,7 @@ class Watchdog:
         with self._condition:
             if not self._running:
                 self._running = True
-                threading.Thread(target=self._run, name="npu-worker-client-deadlines", daemon=True).start()
+                threading.Thread(target=self._run, name=self._name, daemon=True).start()
             heapq.heappush(self._heap, (time.monotonic() + seconds, next(self._order), armed))
             if self._heap[0][2] is armed:  # sooner than what the thread sleeps until
                 self._condition.notify()
@@ -98,7 +100,7 @@ class Watchdog:
             try:
                 armed.action()
             except Exception:  # the thread serves every deadline of the process: it lives on
-                log.exception("a client deadline's action failed")
+                log.exception("a deadline's action failed (%s)", self._name)
 
 
-WATCHDOG = Watchdog()
+WATCHDOG = Watchdog("npu-worker-client-deadlines")  # the sync client's
