@@ -232,7 +232,8 @@ def parse_slides(spec: str, count: int) -> list[int]:
 
 
 def load_reference(ref_wav: Path) -> np.ndarray:
-    from npu_worker.audio import read_wav, resample
+    from npu_worker.audio import resample
+    from npu_worker.audio_decode import read_wav
 
     samples, rate = read_wav(ref_wav.read_bytes())
     return resample(samples, rate, 24000).astype(np.float32)

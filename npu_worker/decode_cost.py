@@ -6,7 +6,7 @@ to decode (Ogg allows 255 channels). Voice uploads and a request's `ref_wav` sha
 
 from __future__ import annotations
 
-HIGHEST_RATE = 192_000  # the top of `audio.SPEECH_RATES`
+HIGHEST_RATE = 192_000  # the top of `audio_decode.SPEECH_RATES`
 MAX_CHANNEL_RATE = 8 * HIGHEST_RATE  # samples decoded a second: FLAC's most (8 channels at 192 kHz)
 
 

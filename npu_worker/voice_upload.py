@@ -9,16 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .audio import (
-    SPEECH_RATES,
-    MonoRead,
-    declared_frames,
-    from_pcm16,
-    open_sound,
-    pcm16_wav,
-    read_mono_at,
-    wav_bytes,
-)
+from .audio import from_pcm16, pcm16_wav, wav_bytes
+from .audio_decode import SPEECH_RATES, MonoRead, declared_frames, open_sound, read_mono_at
 from .decode_cost import too_many_samples
 from .protocol import InvalidAudio
 

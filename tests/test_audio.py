@@ -7,7 +7,7 @@ import io
 import numpy as np
 import pytest
 
-from npu_worker import audio
+from npu_worker import audio, audio_decode
 
 RATE = 24000
 
@@ -19,7 +19,7 @@ def tone(seconds: float, amplitude: float = 0.3, freq: float = 440.0) -> np.ndar
 
 def test_wav_bytes_round_trip_within_one_lsb():
     samples = tone(0.5)
-    decoded, rate = audio.read_wav(audio.wav_bytes(samples, RATE))
+    decoded, rate = audio_decode.read_wav(audio.wav_bytes(samples, RATE))
     assert rate == RATE and decoded.size == samples.size
     assert np.max(np.abs(decoded - samples)) < 2.0 / 32767
 
@@ -32,7 +32,7 @@ def test_wav_bytes_round_trip_within_one_lsb():
 def test_bytes_that_are_not_a_wav_are_a_value_error_in_libsndfiles_words(data):
     """Not libsndfile's own message, which names the in-memory buffer's Python object and address."""
     with pytest.raises(ValueError) as caught:
-        audio.read_wav(data)
+        audio_decode.read_wav(data)
     reason = str(caught.value)
     assert reason and "object at" not in reason and "BytesIO" not in reason, reason
     if data.startswith(b"this"):
@@ -92,7 +92,7 @@ def test_crossfade_join_shortens_by_the_overlap():
 
 def test_pcm16_round_trip_is_exact_so_cached_audio_equals_fresh_audio():
     pcm = audio.to_pcm16(tone(0.2, amplitude=0.9))
-    again = audio.to_pcm16(audio.read_wav(audio.wav_bytes(audio.from_pcm16(pcm), RATE))[0])
+    again = audio.to_pcm16(audio_decode.read_wav(audio.wav_bytes(audio.from_pcm16(pcm), RATE))[0])
     np.testing.assert_array_equal(again, pcm)
 
 
@@ -106,14 +106,14 @@ def test_non_finite_samples_are_a_value_error_naming_them():
     buffer = io.BytesIO()
     soundfile.write(buffer, samples, RATE, format="WAV", subtype="FLOAT")
     with pytest.raises(ValueError, match="2 of 12000 samples are not finite numbers"):
-        audio.read_wav(buffer.getvalue())
+        audio_decode.read_wav(buffer.getvalue())
 
 
 def test_audio_longer_than_the_limit_is_refused_before_decoding():
     data = audio.wav_bytes(tone(2.0), RATE)
-    assert audio.read_wav(data, max_seconds=2.0)[0].size == 2 * RATE
+    assert audio_decode.read_wav(data, max_seconds=2.0)[0].size == 2 * RATE
     with pytest.raises(ValueError, match="2.0 s long, the limit is 1.5 s"):
-        audio.read_wav(data, max_seconds=1.5)
+        audio_decode.read_wav(data, max_seconds=1.5)
 
 
 def test_an_upload_with_nan_samples_is_refused_as_such_not_as_silent():

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-from npu_worker import audio
+from npu_worker import audio, audio_decode
 from npu_worker.jobs.cache import SynthesisCache
 from npu_worker.jobs.model import Job, Section, new_job_id
 from npu_worker.jobs.registry import JobRegistry
@@ -72,7 +72,7 @@ def test_24_bit_and_float_wavs_are_read():
     for subtype in ("PCM_24", "FLOAT", "PCM_32", "PCM_U8"):
         buffer = io.BytesIO()
         soundfile.write(buffer, np.stack([tone, tone], axis=1), RATE, subtype=subtype, format="WAV")
-        samples, rate = audio.read_wav(buffer.getvalue())
+        samples, rate = audio_decode.read_wav(buffer.getvalue())
         assert rate == RATE and samples.dtype == np.float32
         np.testing.assert_allclose(samples, tone, atol=1e-2)
 

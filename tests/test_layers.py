@@ -45,6 +45,7 @@ def test_core_layers_never_import_aiohttp():
         "wire.py",
         "protocol.py",
         "audio.py",
+        "audio_decode.py",
         "voices.py",
         "voice_names.py",
         "voice_upload.py",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from npu_worker.audio import read_wav
+from npu_worker.audio_decode import read_wav
 
 RATE, FRAMES = 192_000, 96_000  # 0.5 s, under the 0.55 s bound below
 

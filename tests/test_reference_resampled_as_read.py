@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import soundfile
 
-from npu_worker.audio import read_wav, resample
+from npu_worker.audio import resample
+from npu_worker.audio_decode import read_wav
 from npu_worker.engine.zipvoice.prompt import load_reference
 
 ENGINE_RATE = 24_000

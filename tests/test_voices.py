@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 import soundfile
 
-from npu_worker.audio import read_wav, resample
+from npu_worker.audio import resample
+from npu_worker.audio_decode import read_wav
 from npu_worker.protocol import (
     InvalidAudio,
     RefWavNotAllowed,

@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from npu_worker.audio import read_wav
+from npu_worker.audio_decode import read_wav
 from npu_worker.protocol import InvalidAudio
 from npu_worker.voice_upload import UploadLimits, decode_upload
 

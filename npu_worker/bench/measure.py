@@ -17,7 +17,8 @@ from typing import Any
 
 import aiohttp
 
-from npu_worker.audio import OnsetWatch, from_pcm16, read_wav
+from npu_worker.audio import OnsetWatch, from_pcm16
+from npu_worker.audio_decode import read_wav
 from npu_worker.bench.onset import PlaybackTimeline, onset_of
 
 

@@ -32,7 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from npu_worker.audio import open_sound, read_wav, resample
+from npu_worker.audio import resample
+from npu_worker.audio_decode import open_sound, read_wav
 from npu_worker.engine.base import EngineInfo, Interrupted, SynthesisRequest
 from npu_worker.engine.sovits_call import Line, Unavailable, Upstream, error_text
 from npu_worker.files import read_regular

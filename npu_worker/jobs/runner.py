@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..audio import read_wav
+from ..audio_decode import read_wav
 from ..engine.base import DecoderCalls, Engine, EngineInfo, Interrupted, SynthesisRequest, Voice
 from ..paths import PathPolicy
 from ..protocol import (

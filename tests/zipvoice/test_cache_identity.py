@@ -7,7 +7,8 @@ import shutil
 from pathlib import Path
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.audio import read_wav, wav_bytes
+from npu_worker.audio import wav_bytes
+from npu_worker.audio_decode import read_wav
 from tests.zipvoice.conftest import engine_settings
 
 TEXT = {"text": "반갑습니다.", "seed": 7}

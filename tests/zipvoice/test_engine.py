@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from npu_worker.audio import crossfade_join, read_wav, wav_bytes
+from npu_worker.audio import crossfade_join, wav_bytes
+from npu_worker.audio_decode import read_wav
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import WARM_UP, ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence

@@ -402,7 +402,7 @@ def test_a_reference_voice_reads_after_the_qnn_plugin_is_loaded(qnn_model_dir, t
         "from npu_worker.engine import providers\n"
         "config = providers.RuntimeConfig(threads=1, allow_htp_simulator=True)\n"
         "providers.open_session(pathlib.Path(sys.argv[1]), 'qnn', config, {'N': 1, 'T': 16})\n"
-        "from npu_worker.audio import read_wav\n"
+        "from npu_worker.audio_decode import read_wav\n"
         "print(read_wav(pathlib.Path(sys.argv[2]).read_bytes())[0].size)\n"
     )
     run = subprocess.run(

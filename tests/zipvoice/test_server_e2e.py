@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from npu_worker.app_keys import SCHEDULER_KEY
-from npu_worker.audio import read_wav
+from npu_worker.audio_decode import read_wav
 from npu_worker.engine.zipvoice.engine import ZipVoiceEngine
 from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 from tests.timing import seconds

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from npu_worker.audio import SPEECH_RATES, read_wav
+from npu_worker.audio_decode import SPEECH_RATES, read_wav
 from npu_worker.engine.base import Voice, language_code
 from npu_worker.engine.zipvoice import features as feat
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
