@@ -2,9 +2,10 @@
 
 Needs from npu_worker/testing/zipvoice_model.py: `build_model_dir(path, "tiny")` with both precisions,
 `layout="sherpa"`, and reference_ko.wav + reference_ko.txt in the directory.
-The QNN plumbing tests (test_providers.py) swap in tests/zipvoice/simple_decoder.py's graph, which compiles
-in a second; the real-structure decoder on the HTP simulator (specialised per bucket, ≈ 10-20 s) is
-tested in test_qnn_real_structure.py on `real_structure_dir`.
+The QNN plumbing tests (test_providers.py, test_qnn_context_cache.py) swap in
+tests/zipvoice/simple_decoder.py's graph, which compiles in a second; the real-structure decoder on the
+HTP simulator (specialised per bucket, ≈ 10-20 s) is tested in test_qnn_real_structure.py on
+`real_structure_dir`.
 """
 
 from __future__ import annotations
