@@ -144,7 +144,7 @@ ROOT_WARNING = (
 def output_root_warnings(settings: Settings) -> list[str]:
     """Roots someone else could make or replace: every caller's wav under one is theirs to swap for
     their own audio, or to read (the write-time walk stops links, not an owner renaming files)."""
-    from .files import replaceable_by_others
+    from .other_writers import replaceable_by_others
 
     warnings = []
     for root in settings.output_roots or (tempfile.gettempdir(),):

@@ -35,10 +35,9 @@ from .files import (
     private_folder,
     read_beneath,
     read_regular,
-    replaceable_by_others,
-    writable_by_others,
     write_under_roots,
 )
+from .other_writers import replaceable_by_others, writable_by_others
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"

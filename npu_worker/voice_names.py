@@ -16,7 +16,8 @@ from typing import Any
 
 import soundfile
 
-from .files import TooLarge, read_regular, shared_with_others
+from .files import TooLarge, read_regular
+from .other_writers import shared_with_others
 from .protocol import BadRequest
 
 DEFAULT_VOICE = "default"

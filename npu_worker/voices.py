@@ -20,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .config import Settings
-from .files import LinkRefused, shared_with_others
+from .files import LinkRefused
+from .other_writers import shared_with_others
 from .paths import resolve_ref_wav
 from .protocol import (
     MAX_TRANSCRIPT_CHARS,

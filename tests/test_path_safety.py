@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker import files
+from npu_worker import files, other_writers
 from npu_worker.engine.base import Voice
 from npu_worker.engine.zipvoice.prompt import MAX_TRANSCRIPT_BYTES, load_reference, transcript_for
 from npu_worker.files import TEMP_NAME_EXTRA
@@ -354,12 +354,12 @@ def test_a_group_with_someone_else_in_it_counts_as_others_but_roots_group_does_n
     folder.mkdir(mode=0o770)
     folder.chmod(0o770)
     if os.geteuid() == 0:
-        assert files.writable_by_others(folder.stat()) is False  # root:root
+        assert other_writers.writable_by_others(folder.stat()) is False  # root:root
         os.chown(folder, 0, 65534)  # nogroup: not the owner's own group
     else:
         pytest.skip("giving a folder to another group needs root")
-    assert files.writable_by_others(folder.stat()) is True
-    assert "others can write in" in (files.shared_with_others(folder) or "")
+    assert other_writers.writable_by_others(folder.stat()) is True
+    assert "others can write in" in (other_writers.shared_with_others(folder) or "")
 
 
 def test_a_root_below_a_folder_others_may_only_pass_through_is_written_and_read(tmp_path):

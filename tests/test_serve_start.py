@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from npu_worker import files
+from npu_worker import other_writers
 from tests.log_drain import LoggedProcess
 from tests.timing import seconds
 from tests.worker_process import refusing_port
@@ -99,7 +99,7 @@ def test_a_state_directory_another_user_could_replace_is_refused(tmp_path):
         assert f"cannot use the state directory {state}: {reason}" in done.stderr, done.stderr
     mine = sticky / "mine"  # a folder of its own in a sticky one (the temp dir) is fine
     mine.mkdir(mode=0o700)
-    assert files.replaceable_by_others(mine) is None
+    assert other_writers.replaceable_by_others(mine) is None
 
 
 def test_a_state_directory_an_acl_lets_another_user_write_in_is_refused(tmp_path):

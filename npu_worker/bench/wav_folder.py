@@ -11,7 +11,7 @@ import os
 import stat
 import tempfile
 
-from npu_worker.files import replaceable_by_others, writable_by_others
+from npu_worker.other_writers import replaceable_by_others, writable_by_others
 
 
 def wav_dir_problem(path: str) -> str | None:

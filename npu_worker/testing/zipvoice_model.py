@@ -50,7 +50,7 @@ import numpy as np
 import onnx
 
 from npu_worker.audio import wav_bytes
-from npu_worker.files import shared_with_others
+from npu_worker.other_writers import shared_with_others
 from npu_worker.testing import _vocos
 from npu_worker.testing import _zipvoice_nets as nets
 from npu_worker.testing import _zipvoice_voice as voice

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from npu_worker.engine.file_stamp import content_stamp
-from npu_worker.files import shared_with_others
+from npu_worker.other_writers import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
 ENCODER_NAMES = {

@@ -18,7 +18,7 @@ from typing import BinaryIO
 
 from npu_worker.engine import ran_out
 from npu_worker.engine.zipvoice.prepared import CONTEXT_DIR, EARLIER, LOCK, MANIFEST, STAGING
-from npu_worker.files import shared_with_others
+from npu_worker.other_writers import shared_with_others
 from npu_worker.protocol import ModelLoadError
 
 

@@ -39,7 +39,8 @@ from npu_worker.engine.zipvoice import context_files
 
 if TYPE_CHECKING:
     pass
-from npu_worker.files import read_regular, writable_by_others
+from npu_worker.files import read_regular
+from npu_worker.other_writers import writable_by_others
 from npu_worker.protocol import ModelLoadError
 
 log = logging.getLogger(__name__)
