@@ -267,15 +267,15 @@ def add_make_test_model_command(commands: argparse._SubParsersAction, full: bool
     if not full:
         return
     try:
-        from .testing import zipvoice_model
+        from .testing import make_test_model
     except ImportError as exc:  # onnx is not a runtime dependency; without its options, the README's
         # `make-test-model DIR --size tiny` was refused as "unrecognized arguments", the reason unsaid
         parser.unavailable = (
             f"needs the `onnx` package: pip install '.[bench]' in the npu-worker checkout ({exc})"
         )
         return
-    zipvoice_model.add_arguments(parser)
-    parser.set_defaults(handler=zipvoice_model.run)
+    make_test_model.add_arguments(parser)
+    parser.set_defaults(handler=make_test_model.run)
 
 
 def hear_ctrl_c() -> None:

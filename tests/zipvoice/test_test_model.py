@@ -17,6 +17,7 @@ import onnxruntime as ort
 import pytest
 
 from npu_worker.testing import _zipvoice_voice as voice
+from npu_worker.testing import make_test_model
 from npu_worker.testing import zipvoice_model as sm
 
 STEPS_8 = [0.0, 1 / 15, 1 / 7, 3 / 13, 1 / 3, 5 / 11, 3 / 5, 7 / 9, 1.0]
@@ -273,7 +274,7 @@ def test_fixed_shapes_and_sherpa_layout(tmp_path: Path) -> None:
 
 
 def test_command_line_builds_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert sm.main([str(tmp_path / "m"), "--size", "tiny", "--precision", "fp32"]) == 0
+    assert make_test_model.main([str(tmp_path / "m"), "--size", "tiny", "--precision", "fp32"]) == 0
     assert (tmp_path / "m" / "fm_decoder.onnx").exists()
     assert "fm_decoder.onnx" in capsys.readouterr().out
 
@@ -285,7 +286,7 @@ def test_a_folder_after_the_precisions_is_a_usage_error_that_says_where_it_goes(
     'fp32', 'int8')", which named neither the folder nor the fix."""
     folder = tmp_path / "m"
     with pytest.raises(SystemExit) as exited:
-        sm.main(["--size", "tiny", "--precision", "fp32", "int8", str(folder)])
+        make_test_model.main(["--size", "tiny", "--precision", "fp32", "int8", str(folder)])
     assert exited.value.code == 2
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said.endswith(
@@ -328,7 +329,7 @@ def test_command_line_refuses_a_folder_holding_other_files(
     real = tmp_path / "zipvoice_distill"
     real.mkdir()
     (real / "fm_decoder.onnx").write_bytes(b"the downloaded decoder")
-    assert sm.main([str(real), "--size", "tiny", "--precision", "fp32"]) == 2
+    assert make_test_model.main([str(real), "--size", "tiny", "--precision", "fp32"]) == 2
     assert "holds other files" in capsys.readouterr().err
     assert [p.name for p in real.iterdir()] == ["fm_decoder.onnx"]
     assert (real / "fm_decoder.onnx").read_bytes() == b"the downloaded decoder"
@@ -336,5 +337,5 @@ def test_command_line_refuses_a_folder_holding_other_files(
     again.mkdir()
     (again / sm.SYNTHETIC_STAMP).write_text("{}\n")
     (again / "tokens.txt").write_text("_ 0\n")
-    assert sm.main([str(again), "--size", "tiny", "--precision", "fp32"]) == 0
+    assert make_test_model.main([str(again), "--size", "tiny", "--precision", "fp32"]) == 0
     assert (again / "fm_decoder.onnx").is_file()
