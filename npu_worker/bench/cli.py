@@ -187,7 +187,8 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--wav-dir",
         default=None,
-        help="directory for the /synth wavs (an allowed root, made if missing; default: temp)",
+        help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
+        " made if missing; default: temp)",
     )
     p.set_defaults(handler=run_bench_command)
 
