@@ -215,6 +215,8 @@ async def test_a_run_in_which_no_request_succeeded_exits_1_with_its_report(worke
         (["--mode", "fragments", "--requests", "-5"], "--requests must be in (0, 1000]"),  # all but 5
         (["--mode", "fragments", "--base", "http://u:p@127.0.0.1:9"], "the worker URL must not hold a user"),
         (["--texts", "/dev/zero"], "/dev/zero: more than 16 MiB: not a texts file"),  # read until OOM
+        (["--texts", "/nonexistent-npu-worker"], "cannot read --texts /nonexistent-npu-worker: No such file"),
+        (["--mode", "fragments", "--texts", "/nonexistent-npu-worker"], "cannot read --texts /nonexistent"),
         (["--mode", "fragments", "--texts", "/dev/zero"], "/dev/zero: more than 16 MiB"),
     ],
 )
