@@ -23,9 +23,23 @@ function withToken(url, token) {
   return url;
 }
 
-/** `text` with every `token=…` query value shown as `token=***`: for whatever the page shows or logs. */
+/** `text` with every `token=…` query value shown as `token=***`: for whatever the page shows or logs.
+ * An empty value (`?token=` then a space, as advice writes it) has no secret and stays as it is. */
 export function redactToken(text) {
-  return String(text).replace(/([?&]token=)[^&#\s]*/gi, "$1***");
+  return String(text).replace(/([?&]token=)[^&#\s]+/gi, "$1***");
+}
+
+/** What the page says when `/health` answers but the WebSocket is refused: a browser is told no status,
+ * so a refused origin and a refused token look alike; a page that holds a token names it as the likely
+ * fault. Written to pass `redactToken` whole (it said "(?token=…). Start the worker with
+ * --allowed-origins.", and the masking ate the sentence from the "…" on). */
+export function socketRefusedAdvice(pageOrigin, holdsToken) {
+  const origin = `this page's origin (${pageOrigin}) is not allowed: start the worker with --allowed-origins listing it`;
+  return holdsToken
+    ? `The worker answers /health but refused the WebSocket: the token this page holds is not the worker's ` +
+        `(open the page with ?token= followed by the right one), or ${origin}.`
+    : `The worker answers /health but refused the WebSocket: ${origin}, or the worker wants a token ` +
+        `(open the page with ?token= followed by it).`;
 }
 
 export function socketUrl(base, token) {

@@ -4,7 +4,7 @@
  * What the socket and the worklet report back is handled in events.js, wired in by main.js (`handleWith`).
  */
 
-import { Channel, socketUrl } from "./channel.js";
+import { Channel, socketRefusedAdvice, socketUrl } from "./channel.js";
 import { checkHealth, streamRateKnown } from "./health.js";
 import { refreshInput } from "./input.js";
 import { FRESH_SECTION, cancelRun, newRun } from "./model.js";
@@ -105,8 +105,7 @@ async function startPlay() {
 async function explainConnectFailure(error) {
   const health = await checkHealth();
   const text = health.state === "ready" && error.name !== "TimeoutError"
-    ? `The worker answers /health but refused the WebSocket: this page's origin (${window.location.origin}) ` +
-      "is not allowed or a token is needed (?token=…). Start the worker with --allowed-origins."
+    ? socketRefusedAdvice(window.location.origin, Boolean(token))
     : health.message || error.message;
   logLine(`connect failed: ${error.message}`);
   showMessage(text, "error");

@@ -129,6 +129,16 @@ def _take_token(command: str, args: argparse.Namespace) -> str | None:
     return None
 
 
+def _token_hint(error: ClientError, args: argparse.Namespace) -> str:
+    """A 401 said in the command's terms: the worker's words name a header and a query parameter,
+    neither of which a caller of `synth` or `batch` sets (`bench` says so already)."""
+    if not (isinstance(error, WorkerHTTPError) and error.error_name == "Unauthorized"):
+        return ""
+    if _token(args) is None:
+        return f"; the worker wants a token: give --token-file PATH or {TOKEN_ENV}"
+    return f"; the worker refused the token given: check it (--token-file, {TOKEN_ENV} or --token)"
+
+
 def _bad_speed(args: argparse.Namespace) -> str | None:
     """`--speed nan` (or inf) is refused here: JSON has no such number, and json.dumps would send `NaN`."""
     return None if math.isfinite(args.speed) else f"--speed must be a finite number, not {args.speed}"
@@ -155,7 +165,7 @@ def run_synth(args: argparse.Namespace) -> int:
         )
     except ClientError as exc:
         bar.end_line()
-        say(f"npu-worker synth: {exc}")
+        say(f"npu-worker synth: {exc}{_token_hint(exc, args)}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt:  # the connection closes with the process: the worker stops the synthesis
         bar.end_line()
@@ -353,7 +363,7 @@ def run_batch(args: argparse.Namespace) -> int:
             )
     except ClientError as exc:
         bar.end_line()
-        say(f"npu-worker batch: {exc}")
+        say(f"npu-worker batch: {exc}{_token_hint(exc, args)}")
         if bar.job_id is not None:
             say(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}")
         return EXIT_REQUEST_FAILED

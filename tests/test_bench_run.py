@@ -197,17 +197,26 @@ async def test_a_run_in_which_no_request_succeeded_exits_1_with_its_report(worke
 @pytest.mark.parametrize(
     ("flags", "problem"),
     [
-        (["--timeout", "0"], "timeout must be in (0, 600.0] s"),
-        (["--timeout", "nan"], "timeout must be in (0, 600.0] s"),
+        (["--timeout", "0"], "--timeout must be in (0, 600.0] s"),
+        (["--timeout", "nan"], "--timeout must be in (0, 600.0] s"),
+        # These named the bench's own fields (`max_requests must be ...`, `transports must be among
+        # ('ws', 'http'), got ('wss',)`), not the flags a caller gives.
+        (["--requests", "0"], "--requests must be in (0, 1000]"),
+        (["--duration", "0"], "--duration must be in (0, 600.0] s"),
+        (["--rps", "0"], "--rps must be in (0, 50.0] requests/s"),
+        (["--rps", "1,2,1"], "--rps: each rate once, not 1, 2, 1"),
+        (["--transports", "wss"], "--transports takes ws, http or both, not 'wss'"),
         (["--token", "a\nb"], "the token must be printable ASCII"),
         (
             ["--wav-dir", "/proc/nonexistent-npu-worker"],
             "cannot write in --wav-dir /proc/nonexistent-npu-worker: ",
         ),
-        (["--mode", "fragments", "--timeout", "0"], "timeout must be in (0, 600] s"),
+        (["--mode", "fragments", "--timeout", "0"], "--timeout must be in (0, 600] s"),
         (["--mode", "fragments", "--requests", "-5"], "--requests must be in (0, 1000]"),  # all but 5
         (["--mode", "fragments", "--base", "http://u:p@127.0.0.1:9"], "the worker URL must not hold a user"),
         (["--texts", "/dev/zero"], "/dev/zero: more than 16 MiB: not a texts file"),  # read until OOM
+        (["--texts", "/nonexistent-npu-worker"], "cannot read --texts /nonexistent-npu-worker: No such file"),
+        (["--mode", "fragments", "--texts", "/nonexistent-npu-worker"], "cannot read --texts /nonexistent"),
         (["--mode", "fragments", "--texts", "/dev/zero"], "/dev/zero: more than 16 MiB"),
     ],
 )

@@ -146,6 +146,12 @@ def test_the_token_never_shows_and_leaves_the_address_bar(open_player: Any, lect
     log = page.text_content("#log") or ""  # the log panel is folded: its text, not what is drawn
     assert "wr0ngTok" not in page.inner_text("#message") + log + page.content()
     assert "token=***" in log
+    # The advice reads whole (its "(?token=…). Start the worker …" was masked into "(?token=*** Start …")
+    # and names the token the page holds.
+    message = page.inner_text("#message")
+    assert "***" not in message
+    assert "the token this page holds is not the worker's" in message
+    assert message.endswith("start the worker with --allowed-origins listing it.")
     assert health_urls and not any("token" in url for url in health_urls)
 
 

@@ -415,3 +415,32 @@ def test_an_acl_mask_is_not_read_as_the_owning_groups_bits(open_folder):
         f"--token-file {secret} has an ACL that lets user {pwd.getpwuid(65534).pw_name} read it "
         f"(getfacl {secret}); `setfacl -b {secret}` keeps the token yours"
     )
+
+
+@pytest.mark.parametrize("command", ["synth", "batch"])
+@pytest.mark.parametrize("given", [None, "not-the-token"], ids=["none", "wrong"])
+async def test_a_refused_token_is_said_in_the_commands_own_flags(worker, tmp_path, capsys, command, given):
+    """`synth` and `batch` relayed the worker's 401 alone, which names `Authorization: Bearer` and
+    `?token=`: neither is anything their caller sets (`bench` named --token-file already)."""
+    server = await worker(token=TOKEN)
+    if command == "synth":
+        argv = synth_argv(server, tmp_path)
+    else:
+        lecture = tmp_path / "lecture.json"
+        lecture.write_text(json.dumps({"sections": [{"text": "안녕하세요."}]}), encoding="utf-8")
+        argv = ["batch", str(lecture), "--out-dir", str(tmp_path / "out"), "--base", base_of(server)]
+    if given is not None:
+        secret = tmp_path / "token"
+        secret.write_text(given, encoding="utf-8")
+        secret.chmod(0o600)
+        argv += ["--token-file", str(secret)]
+    code = await asyncio.to_thread(client_main, argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2
+    assert err[0].startswith(f"npu-worker {command}: HTTP 401: Unauthorized: ")
+    if given is None:
+        assert err[0].endswith("; the worker wants a token: give --token-file PATH or NPU_WORKER_TOKEN")
+    else:
+        assert err[0].endswith(
+            "; the worker refused the token given: check it (--token-file, NPU_WORKER_TOKEN or --token)"
+        )

@@ -54,9 +54,13 @@ MAX_TEXTS_BYTES = 16 * 1024 * 1024  # the 39-slide lecture is 7 KB
 
 def read_texts_file(path: Path) -> str:
     """The file's text, BOM or not; ValueError for more than MAX_TEXTS_BYTES (`--texts /dev/zero` read
-    until memory ran out) or for what is no UTF-8."""
-    with path.open("rb") as source:
-        raw = source.read(MAX_TEXTS_BYTES + 1)
+    until memory ran out), for what is no UTF-8, or for a file that cannot be read (a missing one was
+    `[Errno 2] No such file or directory: '...'`, naming no flag)."""
+    try:
+        with path.open("rb") as source:
+            raw = source.read(MAX_TEXTS_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read --texts {path}: {exc.strerror or exc}") from None
     if len(raw) > MAX_TEXTS_BYTES:
         raise ValueError(f"{path}: more than {MAX_TEXTS_BYTES // 2**20} MiB: not a texts file")
     try:
@@ -187,7 +191,8 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--wav-dir",
         default=None,
-        help="directory for the /synth wavs (an allowed root, made if missing; default: temp)",
+        help="directory the worker writes the /synth wavs in, each removed once measured (an allowed root,"
+        " made if missing; default: temp)",
     )
     p.set_defaults(handler=run_bench_command)
 

@@ -41,7 +41,7 @@ class FragmentConfig:
         if self.chars < 1 or not 0 <= self.interval <= 5:
             raise ValueError("fragments need >= 1 character and an interval of 0-5 s")
         if not 0 < self.timeout <= 600:
-            raise ValueError("timeout must be in (0, 600] s")
+            raise ValueError("--timeout must be in (0, 600] s")
         auth_headers(self.token)
         if not self.texts:
             raise ValueError("no texts to send")

@@ -69,21 +69,21 @@ class LoadConfig:
     def __post_init__(self) -> None:
         check_loopback(self.base)
         if not self.rates or any(not 0 < r <= MAX_RATE for r in self.rates):
-            raise ValueError(f"rates must be in (0, {MAX_RATE}] requests/s")
+            raise ValueError(f"--rps must be in (0, {MAX_RATE}] requests/s")
         if len(set(self.rates)) < len(self.rates):  # its runs would share seeds and one report row
-            raise ValueError(f"each rate once, not {', '.join(f'{r:g}' for r in self.rates)}")
+            raise ValueError(f"--rps: each rate once, not {', '.join(f'{r:g}' for r in self.rates)}")
         if not 0 < self.duration <= MAX_DURATION:
-            raise ValueError(f"duration must be in (0, {MAX_DURATION}] s")
+            raise ValueError(f"--duration must be in (0, {MAX_DURATION}] s")
         if not 0 < self.max_requests <= MAX_REQUESTS:
-            raise ValueError(f"max_requests must be in (0, {MAX_REQUESTS}]")
+            raise ValueError(f"--requests must be in (0, {MAX_REQUESTS}]")
         if not 0 < self.timeout <= MAX_DURATION:  # 0: every request would fail at once
-            raise ValueError(f"timeout must be in (0, {MAX_DURATION}] s")
+            raise ValueError(f"--timeout must be in (0, {MAX_DURATION}] s")
         auth_headers(self.token)  # a token no header can carry fails every request: say so now
         if not self.texts:
             raise ValueError("no texts to send")
         unknown = set(self.transports) - set(TRANSPORTS)
         if unknown or not self.transports:
-            raise ValueError(f"transports must be among {TRANSPORTS}, got {self.transports}")
+            raise ValueError(f"--transports takes ws, http or both, not {','.join(self.transports)!r}")
 
     def public(self) -> dict[str, Any]:
         """The configuration as recorded with the results (texts counted, token never written)."""

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { fetchHealth, redactToken, socketUrl, workerBase } from "../../client_js/channel.js";
+import { fetchHealth, redactToken, socketRefusedAdvice, socketUrl, workerBase } from "../../client_js/channel.js";
 
 function listen(handler) {
   const server = createServer(handler);
@@ -77,6 +77,19 @@ test("redactToken hides every token value and keeps the rest of the text", () =>
     "refused the WebSocket at ws://h:1/ws?token=***&x=1 (or ws://h/ws?a=b&token=***#f)",
   );
   assert.equal(redactToken("no secret here: tokens=1"), "no secret here: tokens=1");
+});
+
+// The page shows every message through redactToken: the advice said "(?token=…). Start the worker with
+// --allowed-origins.", and the masking left "(?token=*** Start the worker with --allowed-origins.".
+test("the advice for a refused WebSocket reads whole once redacted, and names the token a page holds", () => {
+  for (const holdsToken of [false, true]) {
+    const advice = socketRefusedAdvice("http://10.0.0.5:7768", holdsToken);
+    assert.equal(redactToken(advice), advice);
+    assert.match(advice, /origin \(http:\/\/10\.0\.0\.5:7768\) is not allowed: start the worker with --allowed-origins/);
+    assert.match(advice, /open the page with \?token= followed by/);
+    assert.equal(advice.includes("the token this page holds is not the worker's"), holdsToken);
+  }
+  assert.equal(redactToken("open it with ?token= followed by it"), "open it with ?token= followed by it");
 });
 
 test("a ?worker= without http:// is an error that says so, not a throw", async () => {
