@@ -95,7 +95,9 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "x < 2πr²" x 2파이r의 2제곱 미만 (not 2 미만파이r의 2제곱); "1 ≤ n ≤ 2×10⁵" n은 1 이상 2 곱하기 10의 5제곱 이하 (k7: 2 이하×10의
 # 5제곱); "n ≤ 10⁵" n 10의 5제곱 이하 (not 10 이하⁵); "a < b < f(x)", "0 <= i < len(arr)" b는 a 초과 f(x) 미만 (the signs unsaid);
 # "n - 1 < k < n" k는 n 빼기 1 초과 n 미만 (k7: n 빼기 k는 1 초과 n 미만); "V/Ω" no quotient (k7: 오메가분의 V).
-AUDIO_REVISION = 16
+# 17: the chains' leftovers (k8): a counter or a unit after a chain's last side, "10 < n < 20명", "0 ≤ t ≤ 10 초" n은 10 초과
+# 스무 명 미만, t는 0 이상 10 초 이하 (not 10 초과 n 스무 명 미만, 10 이하 초); "t ≤ 10 초" t 10 초 이하.
+AUDIO_REVISION = 17
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

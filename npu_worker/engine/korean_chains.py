@@ -13,8 +13,9 @@ import re
 
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_functions import FUNCTION_NAMES
-from .korean_ranges import BOUND_WORDS, LOWER_BOUND_WORDS, SIDE, SIDE_UNIT
-from .korean_words import MATH_NAMES
+from .korean_ranges import BOUND_WORDS, COUNTERS, LOWER_BOUND_WORDS, SIDE, SIDE_UNIT, SPACED_COUNTERS
+from .korean_units import alternatives
+from .korean_words import MATH_NAMES, UNITS
 
 # The first term: one term alone; π's multiple or fraction with its minus too, "-π/2 < θ < π/2" (it was -2분의 파이 <
 # 세타 < 2분의 파이, the signs unsaid).
@@ -51,6 +52,13 @@ _POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said
 # 빼기 1 이하, the minus spaced out to be read as one.
 _COUNT = r"[A-Z](?: ?[-−] ?\d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
 _COUNT_MINUS = re.compile(r"(?<=^[A-Z]) ?([-−]) ?(?=\d)")
+# A number with its counter or unit as the last side, "10 < n < 20명", "0 ≤ t ≤ 10 초", "0 < x < 5 km" (it was 10 초과 n
+# 스무 명 미만, t는 0 이상 10 이하 초: a bound's word before the counter, or both on either side of n): n은 10 초과 20명
+# 미만, t는 0 이상 10 초 이하; not a copula, "0 < x < 1일 때" (x가 … 1 미만일 때).
+_COUNTED = (
+    rf"[-−]?\d+(?:\.\d+)?(?! ?일 ?(?:때|경우|수록)| ?일 (?:확률|가능성|조건|것|수 )| ?인(?![가-힣]))"
+    rf"(?:{COUNTERS}| (?:{SPACED_COUNTERS})| ?(?:{alternatives(UNITS)})(?![A-Za-z0-9²³]))"
+)
 # A place or a range the chain names, "1 ≤ i ≤ n에 대해", "0 ≤ x ≤ 1의 범위", as "에서" (it was 1 이상 i n 이하에 대해, each
 # bound where it stood): i가 1 이상 n 이하에 대해.
 _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
@@ -65,7 +73,7 @@ _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경
 CHAIN = re.compile(
     rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )"
     rf"({_FUNCTION}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject

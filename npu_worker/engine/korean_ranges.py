@@ -54,6 +54,13 @@ LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이�
 # 초과치, t 세 개 초과월: 인, 개 and 일 read as the counters and the bound said inside the word): the word whole,
 # x 3인치 초과.
 _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
+# What a bound's amount takes after a space, "n ≥ 100 명", "t ≤ 10 초" (it was t 10 이하 초: the bound's word before the
+# unit): a counter that is no particle nor a word of its own ("3 등" is "and so on", "5 도" "also").
+SPACED_COUNTERS = (
+    f"{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대|초|분|시간|년|살|마리|권|쪽|페이지|층"
+)
+# ... unspaced, any counter of a range
+COUNTERS = f"{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
 # ... with a Korean scale and its counter or unit, "n ≥ 100만 명", "x > 1억 원" (it was n 100 이상만 명): n 100만 명 이상;
 # after a power's exponent, "x^2 < 4이면" (it was left: a number before the sign is no variable); and not before the
 # rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
@@ -73,7 +80,7 @@ _MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
     rf"(?:π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
-    rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
+    rf"| (?:{SPACED_COUNTERS})(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
 )
