@@ -1,7 +1,9 @@
 """The chains' leftovers of stop 51 (`korean_chains`, `korean_ranges`): a chain's last side with its counter or unit,
-spaced or not. Each comment says what was read before."""
+spaced or not; a long formula or a function of several arguments as a side. Each comment says what was read before."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -39,3 +41,36 @@ def test_a_counter_or_a_unit_after_the_last_side(written: str, said: str) -> Non
 )
 def test_lookalikes_of_a_counter_read_as_before(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "a + b + c + d + e < x < 1",
+            "x는 a 더하기 b 더하기 c 더하기 d 더하기 e 초과 1 미만",
+        ),  # a 더하기 … 더하기 e x 미만 1 미만 (k7's review: 더하기 x는 e 초과)
+        (
+            "x1 + x2 + x3 + x4 + x5 ≤ n ≤ 100이면",
+            "n이 x1 더하기 x2 더하기 x3 더하기 x4 더하기 x5 이상 100 이하이면",
+        ),
+        ("f(1, 2) < x < 3", "x는 f(1, 2) 초과 3 미만"),  # f(1, 2) x 3 미만 미만
+        ("0 ≤ f(x, y) ≤ 1", "f(x, y)는 0 이상 1 이하"),  # 0 이상 f(x, y) 1 이하
+        ("0 ≤ P(A, B) ≤ 1", "P(A, B)는 0 이상 1 이하"),
+    ],
+)
+def test_a_long_formula_or_a_function_of_several_arguments_as_a_side(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["0 ≤ t ≤ 10 초 ", "1<x<1 ", "a + a + a ", "a+1+a+1<", "f(1, 2, 3, 4, 5) < ", "1 + " * 13 + "< x < "],
+)
+def test_a_hostile_text_is_read_in_bounded_time(pattern: str) -> None:
+    """4 000 characters of a pattern these rules try: bounded repeats keep each linear (a generous bound, no speed
+    figure: the work measured is `benchmarks/reading_cost.py`'s)."""
+    text = (pattern * 4000)[:4000]
+    started = time.process_time()  # this process's CPU: a busy machine's other work does not stretch it
+    spoken(text)
+    assert time.process_time() - started < 2

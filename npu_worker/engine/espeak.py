@@ -96,7 +96,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # 5제곱); "n ≤ 10⁵" n 10의 5제곱 이하 (not 10 이하⁵); "a < b < f(x)", "0 <= i < len(arr)" b는 a 초과 f(x) 미만 (the signs unsaid);
 # "n - 1 < k < n" k는 n 빼기 1 초과 n 미만 (k7: n 빼기 k는 1 초과 n 미만); "V/Ω" no quotient (k7: 오메가분의 V).
 # 17: the chains' leftovers (k8): a counter or a unit after a chain's last side, "10 < n < 20명", "0 ≤ t ≤ 10 초" n은 10 초과
-# 스무 명 미만, t는 0 이상 10 초 이하 (not 10 초과 n 스무 명 미만, 10 이하 초); "t ≤ 10 초" t 10 초 이하.
+# 스무 명 미만, t는 0 이상 10 초 이하 (not 10 초과 n 스무 명 미만, 10 이하 초); "t ≤ 10 초" t 10 초 이하; a long first side,
+# "a + b + c + d + e < x < 1" x는 a 더하기 … e 초과 1 미만 (not e x 미만 1 미만); "f(1, 2) < x < 3" x는 f(1, 2) 초과 3 미만.
 AUDIO_REVISION = 17
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -13,16 +13,24 @@ import re
 
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_functions import FUNCTION_NAMES
-from .korean_ranges import BOUND_WORDS, COUNTERS, LOWER_BOUND_WORDS, SIDE, SIDE_UNIT, SPACED_COUNTERS
+from .korean_ranges import (
+    BOUND_WORDS,
+    COUNTERS,
+    LONG_SIDE,
+    LOWER_BOUND_WORDS,
+    SIDE,
+    SIDE_UNIT,
+    SPACED_COUNTERS,
+)
 from .korean_units import alternatives
 from .korean_words import MATH_NAMES, UNITS
 
 # The first term: one term alone; π's multiple or fraction with its minus too, "-π/2 < θ < π/2" (it was -2분의 파이 <
 # 세타 < 2분의 파이, the signs unsaid).
 # ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
-# 미만. A longer formula before it, "a + b + c + d + e < x", leaves the chain to the single bounds.
-_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
-_EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
+# 미만; a longer one too (`korean_ranges.LONG_SIDE`).
+_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{LONG_SIDE}"
+_EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,11} ?[<>≤≥]"
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
 # ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
 # 초과 파이 미만.
@@ -30,11 +38,12 @@ _LAST_NEGATIVE_PI = r"[-−]\d{0,2}π(?:/\d{1,2})?(?![A-Za-z\d_/^²³(])"
 # ... a function of one term, "-1 ≤ sin x ≤ 1", "-1 ≤ cos θ ≤ 1이므로" (it was 마이너스 1 ≤ sin x 1 이하: the first
 # sign unsaid, the bound after the function), "0 ≤ f(x) ≤ 1", "0 ≤ P(A) ≤ 1" (`korean_functions` has named "cos θ"
 # 코사인 θ by then); the last term too, "a < b < f(x)", "0 <= i < len(arr)" (left whole since k6's review, the signs
-# unsaid: a b f(x)): b는 a 초과 f(x) 미만.
+# unsaid: a b f(x)): b는 a 초과 f(x) 미만; of several arguments, "f(1, 2) < x < 3", "0 ≤ f(x, y) ≤ 1" (it was f(1, 2) x 3
+# 미만 미만, 0 이상 f(x, y) 1 이하): x는 f(1, 2) 초과 3 미만, f(x, y)는 0 이상 1 이하.
 _NAME = "|".join(sorted({*FUNCTION_NAMES, *FUNCTION_NAMES.values()}, key=len, reverse=True))
 _FUNCTION = (
     rf"(?<![A-Za-z가-힣])(?:(?:아크)?(?:{_NAME})(?: 세?제곱)? ?|[A-Za-z])"
-    r"(?:(?<= )[a-zα-ω]\d?|\([A-Za-zα-ω\d]\d?\))(?![A-Za-z\d_(^²³])"
+    r"(?:(?<= )[a-zα-ω]\d?|\([A-Za-zα-ω\d]\d?(?:, ?[A-Za-zα-ω\d]\d?){0,3}\))(?![A-Za-z\d_(^²³])"
     r"|(?<![\w.])[a-z]{2,8}\([a-z_]\w{0,8}\)(?![A-Za-z\d_(^²³])"  # code's "len(arr)"
 )
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).

@@ -178,6 +178,9 @@ _SIDE_TERM = (
 # in "÷", "0 < x < 6 ÷ 2" (it was x는 0 초과 6 미만 나누기 2): x는 0 초과 6 나누기 2 미만.
 # ... a fraction, "0 < x < 1/2" (it was 0 초과 x 1 미만/2: the bound's word inside it): x는 0 초과 2분의 1 미만.
 SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
+# ... a chain's first side, up to twelve terms, "a + b + c + d + e < x < 1" (it was a 더하기 … 더하기 e x 미만 1 미만: the
+# single bounds, e's sign said after x): x는 a 더하기 … 더하기 e 초과 1 미만.
+LONG_SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,11}}"
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
 FORMULA_BOUNDED_BY = re.compile(
