@@ -64,8 +64,48 @@ def test_a_long_formula_or_a_function_of_several_arguments_as_a_side(written: st
 
 
 @pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("|x - a| < δ", "x 빼기 a의 절댓값이 델타 미만"),  # |x 빼기 a| < 델타: the bars and the sign unsaid
+        ("|x| ≤ 1이면", "x의 절댓값이 1 이하이면"),  # |x| 1 이하이면
+        ("|f(x) - L| < ε", "f(x) 빼기 L의 절댓값이 엡실론 미만"),
+        ("0 < |x - a| < δ", "x 빼기 a의 절댓값은 0 초과 델타 미만"),  # 0 < |x 빼기 a| < 델타
+        ("0 < |x - a| < δ이면", "x 빼기 a의 절댓값이 0 초과 델타 미만이면"),
+        ("|-3| = 3", "마이너스 3의 절댓값은 3"),  # |마이너스 3| 는 3
+        ("|x|를 구하라", "x의 절댓값을 구하라"),
+        ("0 < 1/n < ε", "n분의 1은 0 초과 엡실론 미만"),  # 0 < 1/n < 엡실론: both signs unsaid
+        ("0 < 1/n < ε이므로", "n분의 1이 0 초과 엡실론 미만이므로"),
+        ("0 < e^(-x) < 1", "e의 마이너스 x제곱은 0 초과 1 미만"),  # 0 초과 e의 마이너스 x제곱 1 미만
+        ("0 < e^x < 1", "e의 x제곱은 0 초과 1 미만"),
+    ],
+)
+def test_absolute_values_and_a_limit_s_terms(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["a || b", "if (a || b)", "| a | b |", "||x|| < 1", "P(A|B)", "x|y", "|a|b|", "cat a.txt | grep b"],
+)
+def test_bars_that_are_no_absolute_value_read_as_before(written: str) -> None:
+    """Code's or, a pipe, a table, a norm, a conditional probability: no 절댓값."""
+    assert "절댓값" not in spoken(written)
+
+
+@pytest.mark.parametrize(
     "pattern",
-    ["0 ≤ t ≤ 10 초 ", "1<x<1 ", "a + a + a ", "a+1+a+1<", "f(1, 2, 3, 4, 5) < ", "1 + " * 13 + "< x < "],
+    [
+        "0 ≤ t ≤ 10 초 ",
+        "1<x<1 ",
+        "a + a + a ",
+        "a+1+a+1<",
+        "f(1, 2, 3, 4, 5) < ",
+        "1 + " * 13 + "< x < ",
+        "|x - a| < ",
+        "|a",
+        "0 < 1/n < ",
+        "|x|",
+    ],
 )
 def test_a_hostile_text_is_read_in_bounded_time(pattern: str) -> None:
     """4 000 characters of a pattern these rules try: bounded repeats keep each linear (a generous bound, no speed

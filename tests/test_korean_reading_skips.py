@@ -21,6 +21,7 @@ from types import ModuleType
 import pytest
 
 from npu_worker.engine import (
+    korean_absolute,
     korean_arrows,
     korean_chains,
     korean_dates,
@@ -38,6 +39,7 @@ from npu_worker.engine import (
 from npu_worker.engine.korean_reading import PLAIN, spoken
 
 MODULES: list[ModuleType] = [
+    korean_absolute,
     korean_arrows,
     korean_chains,
     korean_dates,

@@ -97,7 +97,9 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "n - 1 < k < n" k는 n 빼기 1 초과 n 미만 (k7: n 빼기 k는 1 초과 n 미만); "V/Ω" no quotient (k7: 오메가분의 V).
 # 17: the chains' leftovers (k8): a counter or a unit after a chain's last side, "10 < n < 20명", "0 ≤ t ≤ 10 초" n은 10 초과
 # 스무 명 미만, t는 0 이상 10 초 이하 (not 10 초과 n 스무 명 미만, 10 이하 초); "t ≤ 10 초" t 10 초 이하; a long first side,
-# "a + b + c + d + e < x < 1" x는 a 더하기 … e 초과 1 미만 (not e x 미만 1 미만); "f(1, 2) < x < 3" x는 f(1, 2) 초과 3 미만.
+# "a + b + c + d + e < x < 1" x는 a 더하기 … e 초과 1 미만 (not e x 미만 1 미만); "f(1, 2) < x < 3" x는 f(1, 2) 초과 3 미만;
+# absolute values, "|x - a| < δ", "0 < |x - a| < δ" x 빼기 a의 절댓값이 델타 미만, … 절댓값은 0 초과 델타 미만 (the bars
+# unsaid); "0 < 1/n < ε", "0 < e^(-x) < 1" n분의 1은 0 초과 엡실론 미만, e의 마이너스 x제곱은 0 초과 1 미만 (the signs unsaid).
 AUDIO_REVISION = 17
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .korean_absolute import ABSOLUTE
+from .korean_absolute import said as absolute_said
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_functions import FUNCTION_NAMES
 from .korean_ranges import (
@@ -53,8 +55,16 @@ _WORD = r"[가-힣]{1,6}(?![\w.])"
 # ... or a subscript written with "_", "1 ≤ a_i ≤ 10⁹" (a judge's constraints; it was 1 이상 a_i 10의 9제곱 이하, the
 # first bound before the term), or two indices, "1 ≤ i, j ≤ n" (it was 1 이상 i, j n 이하): i, j는 1 이상 n 이하.
 _INDEXED = r"[a-z]_[a-z\d]{1,2}(?![\w.])|[a-z], ?[a-z](?![\w.(])"
-_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}|{_WORD}|{_INDEXED}"
-_POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said 제곱: a closed syllable
+# ... or a limit's term, an absolute value, "0 < |x - a| < δ", a fraction over a letter, "0 < 1/n < ε", a power of a
+# letter, "0 < e^(-x) < 1", "0 < e^x < 1" (it was 0 < |x 빼기 a| < 델타, 0 < 1/n < 엡실론, both signs unsaid, or 0 초과 e의
+# 마이너스 x제곱 1 미만): x 빼기 a의 절댓값은 0 초과 델타 미만, n분의 1은 …, e의 마이너스 x제곱은 0 초과 1 미만.
+_LIMIT_TERM = (
+    rf"{ABSOLUTE}|\d{{1,3}}/[a-zα-ω]\d?(?![\w(/^.])|[A-Za-z\d]\^[-−]?[a-z]{{1,2}}(?![\w(^])"
+    r"|[A-Za-z\d]{1,3}의 (?:마이너스 )?[A-Za-z\d]{1,3}제곱(?![\w])"  # "e^(-x)", said by `korean_functions` by now
+)
+_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{_LIMIT_TERM}|{SIDE}|{_WORD}|{_INDEXED}"
+_POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹]|\^[-−]?[a-z]{1,2})$")  # said 제곱: a closed syllable
+_FRACTION = re.compile(r"(\d{1,3})/([a-zα-ω]\d?)")  # "1/n" said n분의 1, as "1/2" is 2분의 1
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
 # unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
 # ... its minus unspaced too, "0 ≤ i ≤ N-1" (a code slide's; it was 0 이상 i ≤ N-1, the second sign unsaid): i는 0 이상 N
@@ -101,6 +111,7 @@ def chain(match: re.Match[str]) -> str:
     alone, "1 < 2 < 3", or of capitals, "A > B > C" (a ranking of names), left."""
     first, rising, middle_up, rising_2, falling, middle_down, falling_2, last, particle = match.groups()
     middle = middle_up or middle_down
+    absolute = middle.startswith("|")
     worded = re.fullmatch(_WORD, middle)
     if worded and not (first.lstrip("-−")[:1].isdigit() and last[:1].isdigit()):
         return match.group(0)  # a word between numbers only
@@ -124,6 +135,11 @@ def chain(match: re.Match[str]) -> str:
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
         return f"{lower} {upper} {word}{ending}"  # "속도 v는 0 ≤ v ≤ c": v는 said once (it was v는 v는)
+    if absolute:
+        middle = absolute_said(middle[1:-1])
+    fraction = _FRACTION.fullmatch(middle)
+    if fraction:
+        middle = f"{fraction.group(2)}분의 {fraction.group(1)}"
     sound = middle.rstrip(")")  # "f(n)": n's sound
     said_middle = sound[:-1] + MATH_NAMES.get(sound[-1], sound[-1])
     closed = bool(_POWER_END.search(middle) or final_sound(said_middle))

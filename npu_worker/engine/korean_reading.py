@@ -11,6 +11,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
 `korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_chains` (chains of bounds),
+`korean_absolute` (absolute values),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
 (arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
@@ -29,6 +30,7 @@ from __future__ import annotations
 import re
 
 from . import english_reading
+from . import korean_absolute as absolute
 from . import korean_arrows as arrows
 from . import korean_chains as chains
 from . import korean_dates as dates
@@ -130,6 +132,8 @@ def _numbers_spoken(text: str) -> str:
         if "π" in text:
             text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
             text = ranges.PI_BOUNDED_BY.sub(ranges.pi_bounded_by, text)  # "-π < x"
+    if "|" in text:
+        text = absolute.ABSOLUTE_BOUND.sub(absolute.absolute, text)  # "|x - a| < δ", after the chains'
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
