@@ -1,5 +1,6 @@
 """The chains' leftovers of stop 51 (`korean_chains`, `korean_ranges`): a chain's last side with its counter or unit,
-spaced or not; a long formula or a function of several arguments as a side. Each comment says what was read before."""
+spaced or not; a long formula or a function of several arguments as a side; absolute values and a limit's terms;
+code's assignments and a number's bound in code, in the voice of code's comparisons. Each comment says what was read before."""
 
 from __future__ import annotations
 
@@ -90,6 +91,49 @@ def test_absolute_values_and_a_limit_s_terms(written: str, said: str) -> None:
 def test_bars_that_are_no_absolute_value_read_as_before(written: str) -> None:
     """Code's or, a pipe, a table, a norm, a conditional probability: no 절댓값."""
     assert "절댓값" not in spoken(written)
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "for (int i = 0; i < n; i++)",
+            "for (int i에 0을 대입; i가 n보다 작다; i++)",
+        ),  # for (int i는 0; …: the "=" a formula's topic beside code's 작다
+        ("for (i = 0; i < n; i++)", "for (i에 0을 대입; i가 n보다 작다; i++)"),
+        ("int x = 5;", "int x에 5를 대입;"),  # int x는 5;
+        ("int x = -1;", "int x에 마이너스 1을 대입;"),
+        (
+            "for (int i = 1, j = n; i < j; i++)",
+            "for (int i에 1을 대입, j에 n을 대입; i가 j보다 작다; i++)",
+        ),
+        (
+            "if (0 <= x && x < n)",
+            "if (x가 0보다 크거나 같다 && x가 n보다 작다)",
+        ),  # if (0 이상 x && x가 n보다 작다)
+        ("if (0 < n)", "if (n이 0보다 크다)"),  # if (0 초과 n)
+        (
+            "for (int i = n; 0 <= i; i--)",
+            "for (int i에 n을 대입; i가 0보다 크거나 같다; i--)",
+        ),
+    ],
+)
+def test_code_in_one_voice(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x = 0;", "x는 0;"),  # no type, no "for": a formula's
+        ("x = 3, y = 4이면", "x는 3, y는 4이면"),
+        ("f(x, y = 3)", "f(x, y는 3)"),
+        ("0 <= x && x < n", "0 이상 x && x n 미만"),  # no keyword: a formula's throughout, as "x>y||y>z"
+        ("if (0 <= x이면", "if (0 이상 x이면"),  # a sentence's
+    ],
+)
+def test_formulas_that_look_like_code_read_as_before(written: str, said: str) -> None:
+    assert spoken(written) == said
 
 
 @pytest.mark.parametrize(

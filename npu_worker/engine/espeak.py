@@ -100,6 +100,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "a + b + c + d + e < x < 1" x는 a 더하기 … e 초과 1 미만 (not e x 미만 1 미만); "f(1, 2) < x < 3" x는 f(1, 2) 초과 3 미만;
 # absolute values, "|x - a| < δ", "0 < |x - a| < δ" x 빼기 a의 절댓값이 델타 미만, … 절댓값은 0 초과 델타 미만 (the bars
 # unsaid); "0 < 1/n < ε", "0 < e^(-x) < 1" n분의 1은 0 초과 엡실론 미만, e의 마이너스 x제곱은 0 초과 1 미만 (the signs unsaid).
+# Code: "for (int i = 0; i < n; i++)", "int x = 5;" for (int i에 0을 대입; …, int x에 5를 대입 (not int i는 0); "if (0 <= x && x
+# < n)" if (x가 0보다 크거나 같다 && … (not 0 이상 x, two voices).
 AUDIO_REVISION = 17
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -153,6 +153,23 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
     rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
+# ... in code, "if (0 <= x && x < n)" (it was if (0 이상 x && x가 n보다 작다): one condition in two voices): the
+# variable first, as code's comparisons are, if (x가 0보다 크거나 같다 && x가 n보다 작다).
+CODE_BOUNDED_BY = re.compile(
+    r"(?=\d[\d.]{0,12} ?[<>≤≥])(?<![\w.])(\d+(?:\.\d+)?) ?([<>≤≥]) ?([a-z][₀-₉]{0,2})(?![A-Za-z\d_(₀-₉])"
+    r"(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])"
+)
+_TURNED = {"<": ">", "≤": "≥", ">": "<", "≥": "≤"}  # "0 < x" is "x > 0"
+
+
+def code_bounded_by(match: re.Match[str]) -> str:
+    """ "if (0 <= x)" as if (x가 0보다 크거나 같다); outside code left to `BOUNDED_BY`."""
+    amount, sign, variable = match.groups()
+    if not (_CODE_AFTER.match(match.string, match.end()) and _in_code(match.string, match.start())):
+        return match.group(0)
+    return f"{variable}{particle_after(variable, '가')} {amount}보다 {_CODE_WORDS[_TURNED[sign]]}"
+
+
 # ... and π's, "-π < x", "π/2 ≥ θ이면" (it was -파이 < x, the sign unsaid): 마이너스 파이 초과 x, as "3 < x".
 PI_BOUNDED_BY = re.compile(
     r"(?<![\w.)/^])([-−]?\d{0,2}π(?:/\d{1,2})?) ?([<>≤≥]) ?(?=[A-Za-zα-ω](?![A-Za-z\d_(]))"
