@@ -74,6 +74,7 @@ def test_a_long_formula_or_a_function_of_several_arguments_as_a_side(written: st
         ("0 < |x - a| < δ이면", "x 빼기 a의 절댓값이 0 초과 델타 미만이면"),
         ("|-3| = 3", "마이너스 3의 절댓값은 3"),  # |마이너스 3| 는 3
         ("|x|를 구하라", "x의 절댓값을 구하라"),
+        ("|a| + |b|", "a의 절댓값 더하기 b의 절댓값"),  # |a| 플러스 |b| (its first form: a의 절댓값 플러스)
         ("0 < 1/n < ε", "n분의 1은 0 초과 엡실론 미만"),  # 0 < 1/n < 엡실론: both signs unsaid
         ("0 < 1/n < ε이므로", "n분의 1이 0 초과 엡실론 미만이므로"),
         ("0 < e^(-x) < 1", "e의 마이너스 x제곱은 0 초과 1 미만"),  # 0 초과 e의 마이너스 x제곱 1 미만
@@ -112,6 +113,12 @@ def test_bars_that_are_no_absolute_value_read_as_before(written: str) -> None:
             "if (x가 0보다 크거나 같다 && x가 n보다 작다)",
         ),  # if (0 이상 x && x가 n보다 작다)
         ("if (0 < n)", "if (n이 0보다 크다)"),  # if (0 초과 n)
+        (
+            "for (size_t i = 0; i < v.size(); ++i)",
+            "for (size_t i에 0을 대입; i가 v.size()보다 작다; ++i)",
+        ),  # for (size_t i는 0; i v 미만.size(); ++i): the bound's word inside the member
+        ("while (i < s.length)", "while (i가 s.length보다 작다)"),
+        ("x < y. 다음", "x y 미만. 다음"),  # a sentence's full stop, no member
         (
             "for (int i = n; 0 <= i; i--)",
             "for (int i에 n을 대입; i가 0보다 크거나 같다; i--)",

@@ -102,9 +102,12 @@ _COPULA_CONTEXT = {
 # unsaid; not "N1", already 엔원). Not a tag, "<b>", nor a capitals' ranking, "A > B > C" (a lowercase left side only).
 # ... a subscript's digits too, "x₁ < x₂이면", "0 < t < t₁" (it was x₁ < x₂이면, the sign unsaid, and 0 초과 t t 미만₁: the
 # bound's word inside the term): x₁ x₂ 미만이면, 0 초과 t t₁ 미만.
+# ... a member on the right, "i < v.size()", "while (i < s.length)" (it was i v 미만.size(): the bound's word inside it): i가
+# v.size()보다 작다.
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
-    r"([a-z][₀-₉]{0,2}|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])"
+    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))"
+    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])"
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
