@@ -25,9 +25,13 @@ from npu_worker.engine.korean_reading import spoken
         ("0 < θ < 90도", "세타는 0 초과 90도 미만"),
         ("1 ≤ k ≤ 10 개의 원소", "k가 1 이상 열 개 이하의 원소"),
         ("t ≤ 10 초", "t 10 초 이하"),  # a single bound too: t 10 이하 초
+        ("10명 < n < 20명", "n은 열 명 초과 스무 명 미만"),  # the first side too: 열 명 초과 n 스무 명 미만
+        ("0초 ≤ t ≤ 10초", "t는 0초 이상 10초 이하"),  # 0초 이상 t 10초 이하
+        ("10 km < d < 20 km", "d는 10 킬로미터 초과 20 킬로미터 미만"),
+        ("1 ≤ k ≤ 10 번", "k는 1 이상 10 번 이하"),  # k는 1 이상 10 이하 번
     ],
 )
-def test_a_counter_or_a_unit_after_the_last_side(written: str, said: str) -> None:
+def test_a_counter_or_a_unit_on_a_side(written: str, said: str) -> None:
     assert spoken(written) == said
 
 
@@ -37,6 +41,8 @@ def test_a_counter_or_a_unit_after_the_last_side(written: str, said: str) -> Non
         ("0 < x < 1일 때", "x가 0 초과 1 미만일 때"),  # the copula, no day
         ("0 < x < 1인 실수", "x가 0 초과 1 미만인 실수"),
         ("3 < x < 5 등", "x는 3 초과 5 미만 등"),  # "and so on", no counter
+        ("1 ≤ k ≤ 3 번째", "k는 1 이상 3 이하 번째"),  # an ordinal's 번째, no count of times
+        ("1 < 2 < 3개", "1 < 2 < 세 개"),  # numbers alone
         ("20 ≤ T ≤ 40°F", "20 이상 T 40 이하°F"),  # a unit not read: the single bounds, as before
     ],
 )

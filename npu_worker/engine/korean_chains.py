@@ -32,7 +32,10 @@ from .korean_words import MATH_NAMES, UNITS
 # ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
 # 미만; a longer one too (`korean_ranges.LONG_SIDE`).
 _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{LONG_SIDE}"
-_EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,11} ?[<>≤≥]"
+_EDGE_AHEAD = (
+    r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,11} ?[<>≤≥]"
+    r"|\d[\d.]{0,12} [가-힣A-Za-z]{1,4} ?[<>≤≥]"  # a number and its spaced counter or unit, "10 명 < n"
+)
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
 # ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
 # 초과 파이 미만.
@@ -73,7 +76,8 @@ _COUNT = r"[A-Z](?: ?[-−] ?\d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
 _COUNT_MINUS = re.compile(r"(?<=^[A-Z]) ?([-−]) ?(?=\d)")
 # A number with its counter or unit as the last side, "10 < n < 20명", "0 ≤ t ≤ 10 초", "0 < x < 5 km" (it was 10 초과 n
 # 스무 명 미만, t는 0 이상 10 이하 초: a bound's word before the counter, or both on either side of n): n은 10 초과 20명
-# 미만, t는 0 이상 10 초 이하; not a copula, "0 < x < 1일 때" (x가 … 1 미만일 때).
+# 미만, t는 0 이상 10 초 이하; not a copula, "0 < x < 1일 때" (x가 … 1 미만일 때). The first side too, "10명 < n < 20명",
+# "0초 ≤ t ≤ 10초" (it was 열 명 초과 n 스무 명 미만): n은 열 명 초과 스무 명 미만.
 _COUNTED = (
     rf"[-−]?\d+(?:\.\d+)?(?! ?일 ?(?:때|경우|수록)| ?일 (?:확률|가능성|조건|것|수 )| ?인(?![가-힣]))"
     rf"(?:{COUNTERS}| (?:{SPACED_COUNTERS})| ?(?:{alternatives(UNITS)})(?![A-Za-z0-9²³]))"
@@ -91,7 +95,7 @@ _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경
 # theorems' statements; left with both signs unsaid): k는 f(a) 초과 f(b) 미만, f(x)는 g(x) 이상 h(x) 이하.
 CHAIN = re.compile(
     rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )"
-    rf"({_FUNCTION}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"({_FUNCTION}|{_COUNTED}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
