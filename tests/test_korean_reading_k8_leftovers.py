@@ -124,6 +124,16 @@ def test_bars_that_are_no_absolute_value_read_as_before(written: str) -> None:
             "for (size_t i에 0을 대입; i가 v.size()보다 작다; ++i)",
         ),  # for (size_t i는 0; i v 미만.size(); ++i): the bound's word inside the member
         ("while (i < s.length)", "while (i가 s.length보다 작다)"),
+        ("while (lo <= hi)", "while (lo가 hi보다 작거나 같다)"),  # while (lo ≤ hi): the sign unsaid
+        (
+            "for (int i = 0; i < arr.length; i++)",
+            "for (int i에 0을 대입; i가 arr.length보다 작다; i++)",
+        ),  # i < arr.length
+        (
+            "for (int i = 0; i < n - 1; i++)",
+            "for (int i에 0을 대입; i가 n 빼기 1보다 작다; i++)",
+        ),  # i n 빼기 1 미만: a formula's voice in code's
+        ("if (count > max)", "if (count가 max보다 크다)"),
         ("x < y. 다음", "x y 미만. 다음"),  # a sentence's full stop, no member
         (
             "for (int i = n; 0 <= i; i--)",
@@ -143,6 +153,8 @@ def test_code_in_one_voice(written: str, said: str) -> None:
         ("f(x, y = 3)", "f(x, y는 3)"),
         ("0 <= x && x < n", "0 이상 x && x n 미만"),  # no keyword: a formula's throughout, as "x>y||y>z"
         ("if (0 <= x이면", "if (0 이상 x이면"),  # a sentence's
+        ("vector<int> v;", "vector<int> v;"),  # a type's brackets
+        ("template<typename T>", "template<typename T>"),
     ],
 )
 def test_formulas_that_look_like_code_read_as_before(written: str, said: str) -> None:

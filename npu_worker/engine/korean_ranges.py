@@ -297,6 +297,24 @@ def variable_bound(match: re.Match[str]) -> str:
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
 
 
+# ... and between names longer than a letter, a member or a short formula, in code only, "while (lo <= hi)", "i < arr.length",
+# "for (…; i < n - 1; …)" (it was while (lo ≤ hi), i < arr.length: the sign unsaid; i n 빼기 1 미만, a formula's voice in
+# code's): lo가 hi보다 작거나 같다, i가 arr.length보다 작다, i가 n 빼기 1보다 작다.
+_NAME = r"[A-Za-z_][A-Za-z\d_]{0,30}(?:\.[A-Za-z_][A-Za-z\d_]{0,30}(?:\(\))?)?"
+_CODE_SIDE = rf"(?:{_NAME}|\d+)(?: [-+*/] (?:{_NAME}|\d+)){{0,3}}"
+CODE_COMPARISON = re.compile(
+    rf"(?<![\w.])({_NAME}) ?([<>≤≥]) ?({_CODE_SIDE})(?= ?(?:[)&|;:{{,?]|$)| (?:and|or)(?![A-Za-z]))"
+)
+
+
+def code_comparison(match: re.Match[str]) -> str:
+    """ "while (lo <= hi)" as while (lo가 hi보다 작거나 같다); outside code left."""
+    left, sign, right = match.groups()
+    if not _in_code(match.string, match.start()):
+        return match.group(0)
+    return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
+
+
 def expression_bound(match: re.Match[str]) -> str:
     """ "y ≥ 2x + 1" as y 2x 더하기 1 이상; a lone letter after a word's sign is a type's bracket, "vector<int> v;"
     (it was vector<int v 초과;), left."""

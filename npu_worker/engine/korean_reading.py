@@ -137,6 +137,7 @@ def _numbers_spoken(text: str) -> str:
         text = absolute.ABSOLUTE_BOUND.sub(absolute.absolute, text)  # "|x - a| < δ", after the chains'
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
+        text = ranges.CODE_COMPARISON.sub(ranges.code_comparison, text)  # "while (lo <= hi)"
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
     text = dates.WEEKDAY_RANGE.sub(template(r"\1요일에서 \2요일"), text)
     text = _phones_and_ranges(text)
