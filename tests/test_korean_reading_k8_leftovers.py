@@ -81,6 +81,11 @@ def test_a_long_formula_or_a_function_of_several_arguments_as_a_side(written: st
         ("|-3| = 3", "마이너스 3의 절댓값은 3"),  # |마이너스 3| 는 3
         ("|x|를 구하라", "x의 절댓값을 구하라"),
         ("|a| + |b|", "a의 절댓값 더하기 b의 절댓값"),  # |a| 플러스 |b| (its first form: a의 절댓값 플러스)
+        ("|x| + 1 < 3", "x의 절댓값 더하기 1이 3 미만"),  # |x| 플러스 1 < 3 (its first form: the sign unsaid)
+        (
+            "|a - b| ≥ |a| - |b|",
+            "a 빼기 b의 절댓값이 a의 절댓값 빼기 b의 절댓값 이상",
+        ),  # |a 빼기 b| ≥ |a| 빼기 |b|: the triangle inequality's signs unsaid
         ("0 < 1/n < ε", "n분의 1은 0 초과 엡실론 미만"),  # 0 < 1/n < 엡실론: both signs unsaid
         ("0 < 1/n < ε이므로", "n분의 1이 0 초과 엡실론 미만이므로"),
         ("0 < e^(-x) < 1", "e의 마이너스 x제곱은 0 초과 1 미만"),  # 0 초과 e의 마이너스 x제곱 1 미만
@@ -93,10 +98,22 @@ def test_absolute_values_and_a_limit_s_terms(written: str, said: str) -> None:
 
 @pytest.mark.parametrize(
     "written",
-    ["a || b", "if (a || b)", "| a | b |", "||x|| < 1", "P(A|B)", "x|y", "|a|b|", "cat a.txt | grep b"],
+    [
+        "|x|² < 1",
+        "|x|^2 = x^2",
+        "a || b",
+        "if (a || b)",
+        "| a | b |",
+        "||x|| < 1",
+        "P(A|B)",
+        "x|y",
+        "|a|b|",
+        "cat a.txt | grep b",
+    ],
 )
 def test_bars_that_are_no_absolute_value_read_as_before(written: str) -> None:
-    """Code's or, a pipe, a table, a norm, a conditional probability: no 절댓값."""
+    """An absolute value's power (left whole), code's or, a pipe, a table, a norm, a conditional probability: no
+    절댓값."""
     assert "절댓값" not in spoken(written)
 
 
