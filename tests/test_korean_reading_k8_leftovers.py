@@ -127,6 +127,8 @@ def test_bars_that_are_no_absolute_value_read_as_before(written: str) -> None:
         ("for (i = 0; i < n; i++)", "for (i에 0을 대입; i가 n보다 작다; i++)"),
         ("int x = 5;", "int x에 5를 대입;"),  # int x는 5;
         ("int x = -1;", "int x에 마이너스 1을 대입;"),
+        ("int n = a.size();", "int n에 a.size()를 대입;"),  # int n은 a.size();
+        ("let f = g();", "let f에 g()를 대입;"),
         (
             "for (int i = 1, j = n; i < j; i++)",
             "for (int i에 1을 대입, j에 n을 대입; i가 j보다 작다; i++)",

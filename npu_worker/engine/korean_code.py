@@ -16,12 +16,12 @@ from .korean_formulas import particle_after
 _TYPES = (
     r"int|long|short|unsigned|size_t|float|double|char|bool|auto|var|let|const|uint\d{0,2}_t|int\d{0,2}_t"
 )
-# The name assigned with what opens it, its value (a number, minus said by now, or a name) and what closes it (";", ",",
-# ")"): "int i = 0;", "for (i = 0;", "let n = len;".
+# The name assigned with what opens it, its value (a number, minus said by now, a name, its member or call) and what
+# closes it (";", ",", ")"): "int i = 0;", "for (i = 0;", "let n = len;", "int n = a.size();".
 # ... and the next one after a comma, "for (int i = 1, j = n;", "let x = 3, y = 4;" (it was j는 n): j에 n을 대입.
 ASSIGNMENT = re.compile(
     rf"(?<!\w)((?:{_TYPES}) [A-Za-z_]\w{{0,30}}|for ?\((?:(?:{_TYPES}) )?[A-Za-z_]\w{{0,30}}|(?<=, )[A-Za-z_]\w{{0,30}})"
-    r" ?= ?((?:마이너스 )?\d+(?:\.\d+)?|[A-Za-z_]\w{0,30})(?= ?[;,)])"
+    r" ?= ?((?:마이너스 )?\d+(?:\.\d+)?|[A-Za-z_]\w{0,30}(?:\.[A-Za-z_]\w{0,30})?(?:\(\))?)(?= ?[;,)])"
 )
 _STATEMENT_OPENS = re.compile(rf"for ?\(|(?<!\w)(?:{_TYPES}) ")
 
