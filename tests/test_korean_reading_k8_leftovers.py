@@ -64,6 +64,7 @@ def test_lookalikes_of_a_counter_read_as_before(written: str, said: str) -> None
         ("f(1, 2) < x < 3", "x는 f(1, 2) 초과 3 미만"),  # f(1, 2) x 3 미만 미만
         ("0 ≤ f(x, y) ≤ 1", "f(x, y)는 0 이상 1 이하"),  # 0 이상 f(x, y) 1 이하
         ("0 ≤ P(A, B) ≤ 1", "P(A, B)는 0 이상 1 이하"),
+        ("0 ≤ P(A|B) ≤ 1", "P(A|B)는 0 이상 1 이하"),  # 0 이상 P(A|B) 1 이하
     ],
 )
 def test_a_long_formula_or_a_function_of_several_arguments_as_a_side(written: str, said: str) -> None:

@@ -44,11 +44,12 @@ _LAST_NEGATIVE_PI = r"[-−]\d{0,2}π(?:/\d{1,2})?(?![A-Za-z\d_/^²³(])"
 # sign unsaid, the bound after the function), "0 ≤ f(x) ≤ 1", "0 ≤ P(A) ≤ 1" (`korean_functions` has named "cos θ"
 # 코사인 θ by then); the last term too, "a < b < f(x)", "0 <= i < len(arr)" (left whole since k6's review, the signs
 # unsaid: a b f(x)): b는 a 초과 f(x) 미만; of several arguments, "f(1, 2) < x < 3", "0 ≤ f(x, y) ≤ 1" (it was f(1, 2) x 3
-# 미만 미만, 0 이상 f(x, y) 1 이하): x는 f(1, 2) 초과 3 미만, f(x, y)는 0 이상 1 이하.
+# 미만 미만, 0 이상 f(x, y) 1 이하): x는 f(1, 2) 초과 3 미만, f(x, y)는 0 이상 1 이하; a conditional probability,
+# "0 ≤ P(A|B) ≤ 1" (it was 0 이상 P(A|B) 1 이하): P(A|B)는 0 이상 1 이하.
 _NAME = "|".join(sorted({*FUNCTION_NAMES, *FUNCTION_NAMES.values()}, key=len, reverse=True))
 _FUNCTION = (
     rf"(?<![A-Za-z가-힣])(?:(?:아크)?(?:{_NAME})(?: 세?제곱)? ?|[A-Za-z])"
-    r"(?:(?<= )[a-zα-ω]\d?|\([A-Za-zα-ω\d]\d?(?:, ?[A-Za-zα-ω\d]\d?){0,3}\))(?![A-Za-z\d_(^²³])"
+    r"(?:(?<= )[a-zα-ω]\d?|\([A-Za-zα-ω\d]\d?(?:(?:, ?|\|)[A-Za-zα-ω\d]\d?){0,3}\))(?![A-Za-z\d_(^²³])"
     r"|(?<![\w.])[a-z]{2,8}\([a-z_]\w{0,8}\)(?![A-Za-z\d_(^²³])"  # code's "len(arr)"
 )
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
