@@ -7,6 +7,8 @@ process of its own (PYTHONPATH names it); the children take turns, `--rounds` ti
 machine falls on both; the figure is the best over every round. Beside them, a corpus: up to `--corpus` (3 000) of the
 texts the Korean reading's tests read (`tests/test_korean*.py`: formulas, units, money and code), one pass of
 `spoken_form` over them each round in the child's CPU time (a shared VM's other work not counted), best of the rounds.
+The corpus opens with every sentence of the lecture; the readings of the whole corpus that differ between the two
+checkouts are listed, before and after (a change of the reading should change only the texts it means to).
 
     python benchmarks/reading_cost.py --before /work/k4-base --after . --rounds 7 --calls 30
 """
@@ -18,6 +20,7 @@ import ast
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -48,6 +51,12 @@ def spoken(text):
 def before_espeak(text):
     return espeak_pieces(spoken_form(text, "ko"))
 print(json.dumps([spoken(text) for text in texts]), flush=True)
+def spoken_or_error(text):
+    try:
+        return spoken(text)
+    except Exception as error:  # an older checkout's bug: shown as a difference, not fatal
+        return f"raised {error!r}"
+print(json.dumps([spoken_or_error(text) for text in corpus]), flush=True)
 for line in sys.stdin:
     calls = int(line)
     answer = {"spoken_form": [best(spoken, t, calls) for t in texts],
@@ -77,14 +86,22 @@ def preview_texts() -> list[str]:
 
 
 def corpus_texts(count: int) -> list[str]:
-    """Up to `count` of the texts the Korean reading's tests read (their string constants, a fixed sample)."""
+    """Every sentence of the lecture's 39 sections, then up to `count` of the texts the Korean reading's tests read
+    (their string constants, a fixed sample)."""
+    sections = json.loads((REPO / "npu_worker/bench/lecture_ko_39.json").read_text(encoding="utf-8"))
+    sentences = {
+        sentence: None
+        for section in sections["sections"]
+        for sentence in re.split(r"(?<=[.?!])\s+", section["text"])
+        if sentence.strip()
+    }
     found: dict[str, None] = {}
     for path in sorted((REPO / "tests").glob("test_korean*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and 0 < len(node.value) < 400:
                 found[node.value] = None
-    texts = list(found)
-    return random.Random(6).sample(texts, min(count, len(texts)))
+    texts = [text for text in found if text not in sentences]
+    return list(sentences) + random.Random(6).sample(texts, min(count, len(texts)))
 
 
 class Child:
@@ -105,6 +122,7 @@ class Child:
         assert self.process.stdin is not None
         self.process.stdin.write(json.dumps(texts) + "\n")
         self.spoken = self.ask(json.dumps(corpus))
+        self.corpus_spoken = json.loads(self.process.stdout.readline())
 
     def ask(self, line: str) -> Any:
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -128,6 +146,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=30, help="calls per text in a round")
     parser.add_argument("--corpus", type=int, default=3000, help="texts of the tests' corpus")
     parser.add_argument("--json", type=Path, help="write the figures here")
+    parser.add_argument(
+        "--show", type=int, default=60, help="corpus readings that differ, shown before and after"
+    )
     args = parser.parse_args()
     texts, corpus = preview_texts(), corpus_texts(args.corpus)
     sides = {
@@ -152,6 +173,13 @@ def main() -> None:
     print("\n".join(f"{side}: {child.module}" for side, child in sides.items()))
     changed = [i for i, text in enumerate(texts) if sides["before"].spoken[i] != sides["after"].spoken[i]]
     print(f"{len(texts)} preview texts; spoken forms that differ: {changed or 'none'}")
+    readings = zip(corpus, sides["before"].corpus_spoken, sides["after"].corpus_spoken, strict=True)
+    corpus_changed = [(text, before, after) for text, before, after in readings if before != after]
+    print(
+        f"{len(corpus)} corpus texts (the lecture's sentences, then the tests'); readings that differ: {len(corpus_changed)}"
+    )
+    for text, before, after in corpus_changed[: args.show]:
+        print(f"  {text!r}\n    before: {before}\n    after:  {after}")
     print(f"{'#':>3} {'chars':>5}  " + "  ".join(f"{f + ' before/after µs':>30}" for f in best["before"]))
     for i, text in enumerate(texts):
         cells = [f"{best['before'][f][i]:>14.1f} {best['after'][f][i]:>15.1f}" for f in best["before"]]
@@ -173,6 +201,7 @@ def main() -> None:
             "texts": texts,
             "best_us": best,
             "changed": changed,
+            "corpus_changed": corpus_changed,
             "corpus_ms": corpus_ms,
             "corpus_failed": corpus_failed,
         }

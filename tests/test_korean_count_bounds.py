@@ -17,7 +17,7 @@ from npu_worker.engine.korean_reading import spoken
         ("i < N이면", "i N 미만이면"),
         ("k ≤ K를 만족", "k K 이하를 만족"),
         ("while (i < N)", "while (i가 N보다 작다)"),  # code: as a lecturer says it
-        ("for (i = 0; i < N; i++)", "for (i는 0; i가 N보다 작다; i++)"),
+        ("for (i = 0; i < N; i++)", "for (i에 0을 대입; i가 N보다 작다; i++)"),
     ],
 )
 def test_a_variable_bounded_by_a_count(written: str, said: str) -> None:

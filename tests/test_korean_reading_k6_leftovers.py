@@ -35,7 +35,7 @@ from npu_worker.engine.korean_reading import spoken
         ("if (a>b) return a;", "if (a가 b보다 크다) return a;"),  # if (a b 초과): a bound's words in code
         ("while (i < n) {", "while (i가 n보다 작다) {"),
         ("if (a >= b && b > c)", "if (a가 b보다 크거나 같다 && b가 c보다 크다)"),  # a b 이상 && b c 초과
-        ("for (i = 0; i < n; i++)", "for (i는 0; i가 n보다 작다; i++)"),  # i n 미만
+        ("for (i = 0; i < n; i++)", "for (i에 0을 대입; i가 n보다 작다; i++)"),  # i n 미만
         ("3 ℃ < t", "3 도 초과 t"),  # 3 도 < t
         ("3 개 < n", "세 개 초과 n"),  # 세 개 < n
         ("x^{n/2}", "x의 2분의 n제곱"),  # x^{n/2}: braces and all

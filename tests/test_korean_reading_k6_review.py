@@ -99,7 +99,7 @@ def test_a_price_near_a_word_of_code_is_money(written, said):
         ("a && b > c", "a && b c 초과"),
         ("if (a ≤ b를", "if (a b 이하를"),  # if (a가 b보다 작거나 같다: the particle dropped
         # code read as the k6 rule meant
-        ("for (i=0; i<n; i++)", "for (i는 0; i가 n보다 작다; i++)"),
+        ("for (i=0; i<n; i++)", "for (i에 0을 대입; i가 n보다 작다; i++)"),
         ("if (x > y && y > z)", "if (x가 y보다 크다 && y가 z보다 크다)"),
     ],
 )
@@ -176,7 +176,7 @@ def test_a_factorials_product_and_a_periods_particle_are_said(written, said):
             "if (x가 0보다 크다 && y가 z보다 작다)",
         ),  # x 0 초과 && y가 z보다 작다: two voices
         ("if (x > 0) return x;", "if (x가 0보다 크다) return x;"),  # x 0 초과
-        ("for (i = 0; i < 10; i++)", "for (i는 0; i가 10보다 작다; i++)"),
+        ("for (i = 0; i < 10; i++)", "for (i에 0을 대입; i가 10보다 작다; i++)"),
         ("while (n >= 1)", "while (n이 1보다 크거나 같다)"),
         # a formula's, outside code or with a sentence's ending, as before
         ("x > 0이면", "x 0 초과이면"),

@@ -65,7 +65,6 @@ def test_the_last_stops_leftovers_are_said_as_a_lecturer_says_them(written, said
         ("a < b < c < d", "a < b < c < d"),  # a longer chain, left whole
         ("a < b < f(x) < c", "a < b < f(x) < c"),  # a longer chain (k7's review reads "a < b < f(x)")
         ("a < b < n-1", "a < b < n-1"),  # a name's hyphen, no minus
-        ("0 ≤ x ≤ 3개", "0 이상 x 세 개 이하"),  # a counter after the last number: the single bounds
         (
             "20 ≤ T ≤ 40°F",
             "20 이상 T 40 이하°F",

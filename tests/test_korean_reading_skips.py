@@ -21,8 +21,10 @@ from types import ModuleType
 import pytest
 
 from npu_worker.engine import (
+    korean_absolute,
     korean_arrows,
     korean_chains,
+    korean_code,
     korean_dates,
     korean_formulas,
     korean_functions,
@@ -38,8 +40,10 @@ from npu_worker.engine import (
 from npu_worker.engine.korean_reading import PLAIN, spoken
 
 MODULES: list[ModuleType] = [
+    korean_absolute,
     korean_arrows,
     korean_chains,
+    korean_code,
     korean_dates,
     korean_formulas,
     korean_functions,

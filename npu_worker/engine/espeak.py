@@ -95,7 +95,16 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "x < 2πr²" x 2파이r의 2제곱 미만 (not 2 미만파이r의 2제곱); "1 ≤ n ≤ 2×10⁵" n은 1 이상 2 곱하기 10의 5제곱 이하 (k7: 2 이하×10의
 # 5제곱); "n ≤ 10⁵" n 10의 5제곱 이하 (not 10 이하⁵); "a < b < f(x)", "0 <= i < len(arr)" b는 a 초과 f(x) 미만 (the signs unsaid);
 # "n - 1 < k < n" k는 n 빼기 1 초과 n 미만 (k7: n 빼기 k는 1 초과 n 미만); "V/Ω" no quotient (k7: 오메가분의 V).
-AUDIO_REVISION = 16
+# 17: the chains' leftovers (k8): a counter or a unit after a chain's last side, "10 < n < 20명", "0 ≤ t ≤ 10 초" n은 10 초과
+# 스무 명 미만, t는 0 이상 10 초 이하 (not 10 초과 n 스무 명 미만, 10 이하 초); "t ≤ 10 초" t 10 초 이하; a long first side,
+# "a + b + c + d + e < x < 1" x는 a 더하기 … e 초과 1 미만 (not e x 미만 1 미만); "f(1, 2) < x < 3" x는 f(1, 2) 초과 3 미만;
+# absolute values, "|x - a| < δ", "0 < |x - a| < δ" x 빼기 a의 절댓값이 델타 미만, … 절댓값은 0 초과 델타 미만 (the bars
+# unsaid); "0 < 1/n < ε", "0 < e^(-x) < 1" n분의 1은 0 초과 엡실론 미만, e의 마이너스 x제곱은 0 초과 1 미만 (the signs unsaid).
+# Code: "for (int i = 0; i < n; i++)", "int x = 5;" for (int i에 0을 대입; …, int x에 5를 대입 (not int i는 0); "if (0 <= x && x
+# < n)" if (x가 0보다 크거나 같다 && … (not 0 이상 x, two voices); "while (lo <= hi)", "i < v.size()", "i < n - 1" in code lo가
+# hi보다 작거나 같다, i가 v.size()보다 작다, i가 n 빼기 1보다 작다 (not lo ≤ hi, i v 미만.size(), i n 빼기 1 미만); "10명 < n < 20명"
+# n은 열 명 초과 스무 명 미만; "|a| + |b|" 더하기 (not 플러스).
+AUDIO_REVISION = 17
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -11,17 +11,31 @@ from __future__ import annotations
 
 import re
 
+from .korean_absolute import ABSOLUTE
+from .korean_absolute import said as absolute_said
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_functions import FUNCTION_NAMES
-from .korean_ranges import BOUND_WORDS, LOWER_BOUND_WORDS, SIDE, SIDE_UNIT
-from .korean_words import MATH_NAMES
+from .korean_ranges import (
+    BOUND_WORDS,
+    COUNTERS,
+    LONG_SIDE,
+    LOWER_BOUND_WORDS,
+    SIDE,
+    SIDE_UNIT,
+    SPACED_COUNTERS,
+)
+from .korean_units import alternatives
+from .korean_words import MATH_NAMES, UNITS
 
 # The first term: one term alone; π's multiple or fraction with its minus too, "-π/2 < θ < π/2" (it was -2분의 파이 <
 # 세타 < 2분의 파이, the signs unsaid).
 # ... or a short formula, "n - 1 < k < n" (k7 took its last term alone: n 빼기 k는 1 초과 n 미만): k는 n 빼기 1 초과 n
-# 미만. A longer formula before it, "a + b + c + d + e < x", leaves the chain to the single bounds.
-_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{SIDE}"
-_EDGE_AHEAD = r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,3} ?[<>≤≥]"
+# 미만; a longer one too (`korean_ranges.LONG_SIDE`).
+_EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?|[-−]?\d{{0,2}}π(?:/\d{{1,2}})?|{LONG_SIDE}"
+_EDGE_AHEAD = (
+    r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,11} ?[<>≤≥]"
+    r"|\d[\d.]{0,12} [가-힣A-Za-z]{1,4} ?[<>≤≥]"  # a number and its spaced counter or unit, "10 명 < n"
+)
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
 # ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
 # 초과 파이 미만.
@@ -29,11 +43,13 @@ _LAST_NEGATIVE_PI = r"[-−]\d{0,2}π(?:/\d{1,2})?(?![A-Za-z\d_/^²³(])"
 # ... a function of one term, "-1 ≤ sin x ≤ 1", "-1 ≤ cos θ ≤ 1이므로" (it was 마이너스 1 ≤ sin x 1 이하: the first
 # sign unsaid, the bound after the function), "0 ≤ f(x) ≤ 1", "0 ≤ P(A) ≤ 1" (`korean_functions` has named "cos θ"
 # 코사인 θ by then); the last term too, "a < b < f(x)", "0 <= i < len(arr)" (left whole since k6's review, the signs
-# unsaid: a b f(x)): b는 a 초과 f(x) 미만.
+# unsaid: a b f(x)): b는 a 초과 f(x) 미만; of several arguments, "f(1, 2) < x < 3", "0 ≤ f(x, y) ≤ 1" (it was f(1, 2) x 3
+# 미만 미만, 0 이상 f(x, y) 1 이하): x는 f(1, 2) 초과 3 미만, f(x, y)는 0 이상 1 이하; a conditional probability,
+# "0 ≤ P(A|B) ≤ 1" (it was 0 이상 P(A|B) 1 이하): P(A|B)는 0 이상 1 이하.
 _NAME = "|".join(sorted({*FUNCTION_NAMES, *FUNCTION_NAMES.values()}, key=len, reverse=True))
 _FUNCTION = (
     rf"(?<![A-Za-z가-힣])(?:(?:아크)?(?:{_NAME})(?: 세?제곱)? ?|[A-Za-z])"
-    r"(?:(?<= )[a-zα-ω]\d?|\([A-Za-zα-ω\d]\d?\))(?![A-Za-z\d_(^²³])"
+    r"(?:(?<= )[a-zα-ω]\d?|\([A-Za-zα-ω\d]\d?(?:(?:, ?|\|)[A-Za-zα-ω\d]\d?){0,3}\))(?![A-Za-z\d_(^²³])"
     r"|(?<![\w.])[a-z]{2,8}\([a-z_]\w{0,8}\)(?![A-Za-z\d_(^²³])"  # code's "len(arr)"
 )
 # The middle term: a number, a variable, or a short formula of them, "0 < x - 1 < 3" (it was 0 초과 x 빼기 1이 3 미만).
@@ -43,14 +59,30 @@ _WORD = r"[가-힣]{1,6}(?![\w.])"
 # ... or a subscript written with "_", "1 ≤ a_i ≤ 10⁹" (a judge's constraints; it was 1 이상 a_i 10의 9제곱 이하, the
 # first bound before the term), or two indices, "1 ≤ i, j ≤ n" (it was 1 이상 i, j n 이하): i, j는 1 이상 n 이하.
 _INDEXED = r"[a-z]_[a-z\d]{1,2}(?![\w.])|[a-z], ?[a-z](?![\w.(])"
-_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{SIDE}|{_WORD}|{_INDEXED}"
-_POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹])$")  # said 제곱: a closed syllable
+# ... or a limit's term, an absolute value, "0 < |x - a| < δ", a fraction over a letter, "0 < 1/n < ε", a power of a
+# letter, "0 < e^(-x) < 1", "0 < e^x < 1" (it was 0 < |x 빼기 a| < 델타, 0 < 1/n < 엡실론, both signs unsaid, or 0 초과 e의
+# 마이너스 x제곱 1 미만): x 빼기 a의 절댓값은 0 초과 델타 미만, n분의 1은 …, e의 마이너스 x제곱은 0 초과 1 미만.
+_LIMIT_TERM = (
+    rf"{ABSOLUTE}|\d{{1,3}}/[a-zα-ω]\d?(?![\w(/^.])|[A-Za-z\d]\^[-−]?[a-z]{{1,2}}(?![\w(^])"
+    r"|[A-Za-z\d]{1,3}의 (?:마이너스 )?[A-Za-z\d]{1,3}제곱(?![\w])"  # "e^(-x)", said by `korean_functions` by now
+)
+_MIDDLE = rf"[-−]?\d+(?:\.\d+)?(?![\w.])|[A-Z]\d{{0,2}}(?![\w.])|{_FUNCTION}|{_LIMIT_TERM}|{SIDE}|{_WORD}|{_INDEXED}"
+_POWER_END = re.compile(r"(?:\^\d{1,3}|[⁰¹²³⁴⁵⁶⁷⁸⁹]|\^[-−]?[a-z]{1,2})$")  # said 제곱: a closed syllable
+_FRACTION = re.compile(r"(\d{1,3})/([a-zα-ω]\d?)")  # "1/n" said n분의 1, as "1/2" is 2분의 1
 # A count's capital as the last side, "1 ≤ i ≤ N", "0 ≤ k < K", "0 ≤ i ≤ N - 1" (it was 1 이상 i ≤ N: the second sign
 # unsaid; 0 이상 i N 빼기 1 이하), of a variable after a number: "a < b < C" is left, as names ranked are.
 # ... its minus unspaced too, "0 ≤ i ≤ N-1" (a code slide's; it was 0 이상 i ≤ N-1, the second sign unsaid): i는 0 이상 N
 # 빼기 1 이하, the minus spaced out to be read as one.
 _COUNT = r"[A-Z](?: ?[-−] ?\d{1,3}| ?\+ ?\d{1,3})?(?![A-Za-z\d_(]|\.\w)"
 _COUNT_MINUS = re.compile(r"(?<=^[A-Z]) ?([-−]) ?(?=\d)")
+# A number with its counter or unit as the last side, "10 < n < 20명", "0 ≤ t ≤ 10 초", "0 < x < 5 km" (it was 10 초과 n
+# 스무 명 미만, t는 0 이상 10 이하 초: a bound's word before the counter, or both on either side of n): n은 10 초과 20명
+# 미만, t는 0 이상 10 초 이하; not a copula, "0 < x < 1일 때" (x가 … 1 미만일 때). The first side too, "10명 < n < 20명",
+# "0초 ≤ t ≤ 10초" (it was 열 명 초과 n 스무 명 미만): n은 열 명 초과 스무 명 미만.
+_COUNTED = (
+    rf"[-−]?\d+(?:\.\d+)?(?! ?일 ?(?:때|경우|수록)| ?일 (?:확률|가능성|조건|것|수 )| ?인(?![가-힣]))"
+    rf"(?:{COUNTERS}| (?:{SPACED_COUNTERS})| ?(?:{alternatives(UNITS)})(?![A-Za-z0-9²³]))"
+)
 # A place or a range the chain names, "1 ≤ i ≤ n에 대해", "0 ≤ x ≤ 1의 범위", as "에서" (it was 1 이상 i n 이하에 대해, each
 # bound where it stood): i가 1 이상 n 이하에 대해.
 _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
@@ -64,8 +96,8 @@ _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경
 # theorems' statements; left with both signs unsaid): k는 f(a) 초과 f(b) 미만, f(x)는 g(x) 이상 h(x) 이하.
 CHAIN = re.compile(
     rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )"
-    rf"({_FUNCTION}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"({_FUNCTION}|{_COUNTED}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
@@ -84,6 +116,7 @@ def chain(match: re.Match[str]) -> str:
     alone, "1 < 2 < 3", or of capitals, "A > B > C" (a ranking of names), left."""
     first, rising, middle_up, rising_2, falling, middle_down, falling_2, last, particle = match.groups()
     middle = middle_up or middle_down
+    absolute = middle.startswith("|")
     worded = re.fullmatch(_WORD, middle)
     if worded and not (first.lstrip("-−")[:1].isdigit() and last[:1].isdigit()):
         return match.group(0)  # a word between numbers only
@@ -107,6 +140,11 @@ def chain(match: re.Match[str]) -> str:
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
         return f"{lower} {upper} {word}{ending}"  # "속도 v는 0 ≤ v ≤ c": v는 said once (it was v는 v는)
+    if absolute:
+        middle = absolute_said(middle[1:-1])
+    fraction = _FRACTION.fullmatch(middle)
+    if fraction:
+        middle = f"{fraction.group(2)}분의 {fraction.group(1)}"
     sound = middle.rstrip(")")  # "f(n)": n's sound
     said_middle = sound[:-1] + MATH_NAMES.get(sound[-1], sound[-1])
     closed = bool(_POWER_END.search(middle) or final_sound(said_middle))

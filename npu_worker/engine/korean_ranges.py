@@ -54,6 +54,13 @@ LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이�
 # 초과치, t 세 개 초과월: 인, 개 and 일 read as the counters and the bound said inside the word): the word whole,
 # x 3인치 초과.
 _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
+# What a bound's amount takes after a space, "n ≥ 100 명", "t ≤ 10 초" (it was t 10 이하 초: the bound's word before the
+# unit): a counter that is no particle nor a word of its own ("3 등" is "and so on", "5 도" "also").
+SPACED_COUNTERS = (
+    f"{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|번|대|곳|가구|세대|초|분|시간|년|살|마리|권|쪽|페이지|층"
+)
+# ... unspaced, any counter of a range
+COUNTERS = f"{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
 # ... with a Korean scale and its counter or unit, "n ≥ 100만 명", "x > 1억 원" (it was n 100 이상만 명): n 100만 명 이상;
 # after a power's exponent, "x^2 < 4이면" (it was left: a number before the sign is no variable); and not before the
 # rest of a formula, "y ≥ 2x + 1" (it was y 2배 이상 플러스 1: `EXPRESSION_BOUND` says it whole).
@@ -73,7 +80,7 @@ _MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
     rf"(?:π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
-    rf"| (?:{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|대|곳|가구|세대)(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
+    rf"| (?:{SPACED_COUNTERS})(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
 )
@@ -95,9 +102,12 @@ _COPULA_CONTEXT = {
 # unsaid; not "N1", already 엔원). Not a tag, "<b>", nor a capitals' ranking, "A > B > C" (a lowercase left side only).
 # ... a subscript's digits too, "x₁ < x₂이면", "0 < t < t₁" (it was x₁ < x₂이면, the sign unsaid, and 0 초과 t t 미만₁: the
 # bound's word inside the term): x₁ x₂ 미만이면, 0 초과 t t₁ 미만.
+# ... a member on the right, "i < v.size()", "while (i < s.length)" (it was i v 미만.size(): the bound's word inside it): i가
+# v.size()보다 작다.
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
-    r"([a-z][₀-₉]{0,2}|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])"
+    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))"
+    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])"
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
@@ -146,6 +156,23 @@ BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives 
     rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
+# ... in code, "if (0 <= x && x < n)" (it was if (0 이상 x && x가 n보다 작다): one condition in two voices): the
+# variable first, as code's comparisons are, if (x가 0보다 크거나 같다 && x가 n보다 작다).
+CODE_BOUNDED_BY = re.compile(
+    r"(?=\d[\d.]{0,12} ?[<>≤≥])(?<![\w.])(\d+(?:\.\d+)?) ?([<>≤≥]) ?([a-z][₀-₉]{0,2})(?![A-Za-z\d_(₀-₉])"
+    r"(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])"
+)
+_TURNED = {"<": ">", "≤": "≥", ">": "<", "≥": "≤"}  # "0 < x" is "x > 0"
+
+
+def code_bounded_by(match: re.Match[str]) -> str:
+    """ "if (0 <= x)" as if (x가 0보다 크거나 같다); outside code left to `BOUNDED_BY`."""
+    amount, sign, variable = match.groups()
+    if not (_CODE_AFTER.match(match.string, match.end()) and _in_code(match.string, match.start())):
+        return match.group(0)
+    return f"{variable}{particle_after(variable, '가')} {amount}보다 {_CODE_WORDS[_TURNED[sign]]}"
+
+
 # ... and π's, "-π < x", "π/2 ≥ θ이면" (it was -파이 < x, the sign unsaid): 마이너스 파이 초과 x, as "3 < x".
 PI_BOUNDED_BY = re.compile(
     r"(?<![\w.)/^])([-−]?\d{0,2}π(?:/\d{1,2})?) ?([<>≤≥]) ?(?=[A-Za-zα-ω](?![A-Za-z\d_(]))"
@@ -171,6 +198,9 @@ _SIDE_TERM = (
 # in "÷", "0 < x < 6 ÷ 2" (it was x는 0 초과 6 미만 나누기 2): x는 0 초과 6 나누기 2 미만.
 # ... a fraction, "0 < x < 1/2" (it was 0 초과 x 1 미만/2: the bound's word inside it): x는 0 초과 2분의 1 미만.
 SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1" no minus: a name's hyphen
+# ... a chain's first side, up to twelve terms, "a + b + c + d + e < x < 1" (it was a 더하기 … 더하기 e x 미만 1 미만: the
+# single bounds, e's sign said after x): x는 a 더하기 … 더하기 e 초과 1 미만.
+LONG_SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,11}}"
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
 FORMULA_BOUNDED_BY = re.compile(
@@ -265,6 +295,24 @@ def variable_bound(match: re.Match[str]) -> str:
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
+
+
+# ... and between names longer than a letter, a member or a short formula, in code only, "while (lo <= hi)", "i < arr.length",
+# "for (…; i < n - 1; …)" (it was while (lo ≤ hi), i < arr.length: the sign unsaid; i n 빼기 1 미만, a formula's voice in
+# code's): lo가 hi보다 작거나 같다, i가 arr.length보다 작다, i가 n 빼기 1보다 작다.
+_NAME = r"[A-Za-z_][A-Za-z\d_]{0,30}(?:\.[A-Za-z_][A-Za-z\d_]{0,30}(?:\(\))?)?"
+_CODE_SIDE = rf"(?:{_NAME}|\d+)(?: [-+*/] (?:{_NAME}|\d+)){{0,3}}"
+CODE_COMPARISON = re.compile(
+    rf"(?<![\w.])({_NAME}) ?([<>≤≥]) ?({_CODE_SIDE})(?= ?(?:[)&|;:{{,?]|$)| (?:and|or)(?![A-Za-z]))"
+)
+
+
+def code_comparison(match: re.Match[str]) -> str:
+    """ "while (lo <= hi)" as while (lo가 hi보다 작거나 같다); outside code left."""
+    left, sign, right = match.groups()
+    if not _in_code(match.string, match.start()):
+        return match.group(0)
+    return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
 
 
 def expression_bound(match: re.Match[str]) -> str:

@@ -11,6 +11,7 @@ counter takes a native one (세 개, 세 시 삼십 분). A lecture's text has m
 
 Each part has its module: `korean_numerals` (decimals, native numbers before counters, ordinals, versions),
 `korean_dates` (dates, weekdays, times of day), `korean_phone_numbers`, `korean_ranges` (ranges and bounds), `korean_chains` (chains of bounds),
+`korean_absolute` (absolute values), `korean_code` (code's assignments),
 `korean_units` (units, signs, currency amounts), `korean_formulas` (arithmetic, powers, fractions, ratios),
 `korean_functions` (a function's power, derivatives, a compound exponent, an integral's limits), `korean_arrows`
 (arrows, "≠", "©"), their vocabulary `korean_words`. Here: the order they apply in (a date before a decimal, a range before a
@@ -29,8 +30,10 @@ from __future__ import annotations
 import re
 
 from . import english_reading
+from . import korean_absolute as absolute
 from . import korean_arrows as arrows
 from . import korean_chains as chains
+from . import korean_code as code
 from . import korean_dates as dates
 from . import korean_formulas as formulas
 from . import korean_functions as functions
@@ -130,8 +133,11 @@ def _numbers_spoken(text: str) -> str:
         if "π" in text:
             text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
             text = ranges.PI_BOUNDED_BY.sub(ranges.pi_bounded_by, text)  # "-π < x"
+    if "|" in text:
+        text = absolute.ABSOLUTE_BOUND.sub(absolute.absolute, text)  # "|x - a| < δ", after the chains'
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
+        text = ranges.CODE_COMPARISON.sub(ranges.code_comparison, text)  # "while (lo <= hi)"
         text = ranges.VARIABLE_BOUND.sub(ranges.variable_bound, text)
     text = dates.WEEKDAY_RANGE.sub(template(r"\1요일에서 \2요일"), text)
     text = _phones_and_ranges(text)
@@ -183,6 +189,8 @@ def _numbers_spoken(text: str) -> str:
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
+    if "=" in text:
+        text = code.ASSIGNMENT.sub(code.assignment, text)  # "int i = 0;": code's, before "=" is a formula's
     return formulas.EQUALS.sub(formulas.equals, text)
 
 
@@ -191,6 +199,7 @@ def _numerals_and_dates(text: str) -> str:
     if not _DIGIT.search(text):
         return text
     text = ranges.FORMULA_BOUNDED_BY.sub(ranges.formula_bounded_by, text)
+    text = ranges.CODE_BOUNDED_BY.sub(ranges.code_bounded_by, text)  # "if (0 <= x &&"
     text = ranges.BOUNDED_BY.sub(lambda m: f"{m.group(1)} {ranges.LOWER_BOUND_WORDS[m.group(2)]} ", text)
     text = ranges.BOUND.sub(ranges.bound, text)
     text = numerals.GROUPED.sub(lambda m: m.group(0).replace(",", ""), text)

@@ -66,7 +66,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # engine's revision 15 lists them).
 # 20: the Korean reading's leftovers (k7): chains with the middle term first, "a ≤ b ≤ c" b는 a 이상 c 이하, "a - 3 > b"
 # 3이 b 초과, "x ‹ 2πr" 2파이r 미만 and the rest the espeak engine's revision 16 lists.
-AUDIO_REVISION = 20
+# 21: the chains' leftovers (k8): a counter after a chain, "10 < n < 20명" n은 10 초과 스무 명 미만, and the rest the
+# espeak engine's revision 17 lists.
+AUDIO_REVISION = 21
 
 
 def audio_settings(

@@ -1,0 +1,51 @@
+"""Absolute values, "|x|", "|x - a| < δ", "|-3| = 3", read as a Korean lecturer says them: the value, then 의 절댓값,
+x의 절댓값, x 빼기 a의 절댓값이 델타 미만, 마이너스 3의 절댓값은 3.
+
+espeak-ng said nothing for the bars ("|x - a| < δ" was x 빼기 a < 델타, the sign unsaid too: a bound's patterns want a
+variable before it). A part of `korean_reading`, applied after the chains (which read "0 < |x - a| < δ" whole,
+`korean_chains`) and before the single bounds. Code's "a || b", "a | b", a norm's "||x||", a conditional probability's
+"P(A|B)" and a Markdown table's "| a | b |" are no absolute value: the bars touch neither a word nor another bar, and
+no space opens or closes the value.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import PARTICLE, particle_after
+from .korean_ranges import BOUND_WORDS, SIDE
+
+_VALUE = r"[-−]?[A-Za-zα-ω\d(][A-Za-zα-ω\d.+\-−*/^(), _]{0,38}?"
+ABSOLUTE = rf"(?<![|\w])\|(?=[^\s|]){_VALUE}(?<=[^\s|(])\|(?![|\w])"  # no group: a part of other patterns
+# One absolute value in another pattern's match, its value grouped; not before a power, "|x|²", "|x|^2" (left whole).
+_ONE = re.compile(rf"(?<![|\w])\|(?=[^\s|])({_VALUE})(?<=[^\s|(])\|(?![|A-Za-z\d_^²³⁰-⁹])")
+_UNGROUPED = _ONE.pattern.replace(f"({_VALUE})", _VALUE)
+# ... and its bound, "|x - a| < δ", "|x| ≤ 1이면": the value is the subject, as a formula's ("a - 3 > b": a 빼기 3이 b
+# 초과), x 빼기 a의 절댓값이 델타 미만; a sum or a difference on either side, "|x| + 1 < 3", "|a - b| ≥ |a| - |b|" (it was
+# x의 절댓값 더하기 1 < 3, the sign unsaid): x의 절댓값 더하기 1이 3 미만, … 절댓값 빼기 b의 절댓값 이상. Not a chain's,
+# "|x| < 1 < y".
+_TERM = rf"(?:{_UNGROUPED}|\d+(?:\.\d+)?(?![\w.])|[a-zα-ω]\d?(?![\w(]))"
+_RIGHT = rf"(?:{ABSOLUTE}|{SIDE})(?: [-+−] (?:{ABSOLUTE}|{SIDE})){{0,3}}"
+ABSOLUTE_BOUND = re.compile(
+    rf"(?=\|){_ONE.pattern}((?: [-+−] {_TERM}){{0,3}})"
+    rf"(?: ?([<>≤≥]) ?({_RIGHT})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]))?(?:{PARTICLE})?"
+)
+
+
+def said(value: str) -> str:
+    """ "x - a" as x - a의 절댓값 (its operators read later)."""
+    return f"{value}의 절댓값"
+
+
+def _all_said(text: str) -> str:
+    return _ONE.sub(lambda m: said(m.group(1)), text)
+
+
+def absolute(match: re.Match[str]) -> str:
+    """ "|x|가" as x의 절댓값이; "|x - a| < δ" as x - a의 절댓값이 δ 미만 (a particle in the form its last word
+    takes)."""
+    value, rest, sign, side, particle = match.groups()
+    words = said(value) + _all_said(rest)
+    if sign:
+        words = f"{words}{particle_after(words, '이')} {_all_said(side)} {BOUND_WORDS[sign]}"
+    return f"{words}{particle_after(words, particle) if particle else ''}"

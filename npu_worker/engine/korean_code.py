@@ -1,0 +1,36 @@
+"""A line of code's assignment, read in the voice of its comparisons: "for (int i = 0; i < n; i++)" as for (int i에 0을
+대입; i가 n보다 작다; i++), "int x = 5;" as int x에 5를 대입;.
+
+It was int i는 0 (the "=" a formula's, said as the topic particle), beside i가 n보다 작다 (`korean_ranges`' code
+voice): one line in two voices. Only where a line is code beyond doubt: a variable declared with its type ("int i =",
+"let i =", "const n =") or a "for (" statement's first part; "x = 0" alone stays a formula's, x는 0. A part of
+`korean_reading`, applied before "=" is read.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .korean_formulas import particle_after
+
+_TYPES = (
+    r"int|long|short|unsigned|size_t|float|double|char|bool|auto|var|let|const|uint\d{0,2}_t|int\d{0,2}_t"
+)
+# The name assigned with what opens it, its value (a number, minus said by now, a name, its member or call) and what
+# closes it (";", ",", ")"): "int i = 0;", "for (i = 0;", "let n = len;", "int n = a.size();".
+# ... and the next one after a comma, "for (int i = 1, j = n;", "let x = 3, y = 4;" (it was j는 n): j에 n을 대입.
+ASSIGNMENT = re.compile(
+    rf"(?<!\w)((?:{_TYPES}) [A-Za-z_]\w{{0,30}}|for ?\((?:(?:{_TYPES}) )?[A-Za-z_]\w{{0,30}}|(?<=, )[A-Za-z_]\w{{0,30}})"
+    r" ?= ?((?:마이너스 )?\d+(?:\.\d+)?|[A-Za-z_]\w{0,30}(?:\.[A-Za-z_]\w{0,30})?(?:\(\))?)(?= ?[;,)])"
+)
+_STATEMENT_OPENS = re.compile(rf"for ?\(|(?<!\w)(?:{_TYPES}) ")
+
+
+def assignment(match: re.Match[str]) -> str:
+    """ "int i = 0" as int i에 0을 대입; "x = 3, y = 4" (no type, no "for") left to the formulas."""
+    head, value = match.groups()
+    if "," in match.string[match.start() - 2 : match.start()]:  # the next assignment of the statement
+        statement = re.split(r"[;{}]", match.string[max(0, match.start() - 80) : match.start()])[-1]
+        if not _STATEMENT_OPENS.search(statement):
+            return match.group(0)
+    return f"{head}에 {value}{particle_after(value, '을')} 대입"
