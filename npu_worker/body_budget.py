@@ -3,7 +3,8 @@
 Each body is bounded alone (`--max-body-bytes`), but every connection may hold one while it arrives:
 512 connections × 8 MiB was about 4 GiB a few hostile callers could make the worker hold, each body
 under its own limit. Every body being read (`read_body`, a voice upload) and every WebSocket message
-still arriving (`ws_server/message_deadline.py`) holds its bytes here as they come. A body that needs
+still arriving (`ws_server/message_deadline.py`) holds its bytes here as they come; a request
+waiting for a voice-decode slot (`decode_slots.py`) holds its audio's. A body that needs
 more than is left first makes room by dropping the body that has been arriving longest, for at least
 SLOW_BODY_SECONDS (a lecture batch sent at once arrives within milliseconds; bodies held open are
 trickled), the way the connection cap evicts a slow body; if dropping all those that old would not

@@ -118,7 +118,12 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
         data = speech.ref_audio.data
         try:
             ref_wav = await app[DECODE_SLOTS_KEY].run(  # bounded: a small file can be seconds of CPU
-                library.store_inline, data, ref_text, upload_limits(app), scheduler.voice_user
+                library.store_inline,
+                data,
+                ref_text,
+                upload_limits(app),
+                scheduler.voice_user,
+                holding=len(data),  # (in the body budget while it waits for a slot)
             )
         except InvalidAudio as error:
             raise with_param(error, "ref_audio") from None

@@ -165,7 +165,12 @@ async def upload_voice(request: web.Request) -> web.Response:
     library = voice_library(scheduler)
     try:
         voice = await request.app[DECODE_SLOTS_KEY].run(  # bounded: a small file can be seconds of CPU
-            library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
+            library.add,
+            name,
+            fields["audio_sample"],
+            _text(fields, "ref_text"),
+            upload_limits(request.app),
+            holding=sum(map(len, fields.values())),  # (in the body budget while it waits for a slot)
         )
     except InvalidAudio as error:
         raise with_param(error, "audio_sample") from None
