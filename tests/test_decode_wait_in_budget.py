@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import threading
+import tracemalloc
 
 from npu_worker.app_keys import BODY_BUDGET_KEY, DECODE_SLOTS_KEY
 from tests.openai_support import tone_wav
@@ -15,9 +16,10 @@ from tests.test_openai_voices import upload
 from tests.timing import seconds
 
 
-async def waits_holding(client, send, expected: int) -> int:
+async def waits_holding(client, send, expected: int, meanwhile=None) -> int:
     """`send()`'s answer's status, once the budget was seen holding `expected` bytes while it waited
-    for the app's one decode slot (a body being read holds its pieces and their overhead: never that)."""
+    for the app's one decode slot (a body being read holds its pieces and their overhead: never that);
+    `meanwhile()` is awaited then, while it still waits."""
     slots, budget, go_on = client.app[DECODE_SLOTS_KEY], client.app[BODY_BUDGET_KEY], threading.Event()
     busy = asyncio.create_task(slots.run(go_on.wait, seconds(30), holding=0))
     try:
@@ -27,6 +29,8 @@ async def waits_holding(client, send, expected: int) -> int:
             while budget.held != expected:
                 assert not request.done(), await request  # it was answered without waiting
                 await asyncio.sleep(0.01)
+        if meanwhile is not None:
+            await meanwhile()
         go_on.set()
         return await request
     finally:
@@ -65,3 +69,40 @@ async def test_inline_ref_audio_waiting_for_a_decode_slot_holds_its_audio_in_the
 
     assert await waits_holding(client, send, len(audio)) == 200
     assert client.app[BODY_BUDGET_KEY].held == 0
+
+
+async def test_a_speech_request_waiting_to_decode_its_ref_audio_no_longer_holds_its_body(worker):
+    """The body's bytes (the audio in base64, a third more) were kept beside the decoded audio for the
+    whole wait, uncounted: the allocations `read_body` made are freed once the body is parsed."""
+    client = await worker(voice_decodes=1, voice_decode_wait=seconds(30))
+    audio = tone_wav(seconds_long=25.0, rate=48000)  # 2.4 MB; its body 3.2 MB
+    body = {
+        "model": "tts-1",
+        "input": "하나.",
+        "voice": "default",
+        "response_format": "wav",
+        "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode(),
+        "ref_text": "참조",
+    }
+    bodies_read: list[int] = []
+
+    async def send() -> int:
+        async with client.post("/v1/audio/speech", json=body) as answer:
+            await answer.read()
+            return answer.status
+
+    async def look() -> None:  # while it waits: what of the worker's body reading is still allocated
+        snapshot = tracemalloc.take_snapshot()
+        bodies_read.extend(
+            trace.size
+            for trace in snapshot.traces
+            if trace.size > len(audio) // 2
+            and any(frame.filename.endswith("request_body.py") for frame in trace.traceback)
+        )
+
+    tracemalloc.start(25)
+    try:
+        assert await waits_holding(client, send, len(audio), look) == 200
+    finally:
+        tracemalloc.stop()
+    assert bodies_read == []

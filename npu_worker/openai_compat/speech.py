@@ -143,6 +143,7 @@ async def prepare_speech(
     """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent."""
     scheduler = request.app[SCHEDULER_KEY]
     speech = parse_speech_request(body, request.app[LIMITS_KEY])
+    del body  # (its bytes, up to --max-body-bytes, are not kept while an inline ref_audio waits to decode)
     check_model(scheduler, speech.model)
     fmt = pick_format(speech.response_format)
     params = await synth_params(request.app, speech)
