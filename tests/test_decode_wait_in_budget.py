@@ -106,3 +106,38 @@ async def test_a_speech_request_waiting_to_decode_its_ref_audio_no_longer_holds_
     finally:
         tracemalloc.stop()
     assert bodies_read == []
+
+
+async def test_a_stream_config_waiting_to_decode_its_ref_audio_no_longer_holds_its_message(worker):
+    """`WS /v1/audio/speech/stream`: a `session.config` with inline `ref_audio` kept its message (the
+    audio in base64, up to --max-body-bytes) and the configuration's copy of it beside the decoded
+    audio for the whole wait, uncounted: while it waits only the decoded audio is alive."""
+    client = await worker(voice_decodes=1, voice_decode_wait=seconds(30))
+    audio = tone_wav(seconds_long=25.0, rate=48000)  # 2.4 MB; its message 3.2 MB
+    config = {
+        "type": "session.config",
+        "model": "tts-1",
+        "response_format": "pcm",
+        "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode(),
+        "ref_text": "참조",
+    }
+    large: list[int] = []
+    async with client.ws_connect("/v1/audio/speech/stream") as ws:
+
+        async def send() -> str:
+            await ws.send_json(config)
+            return (await ws.receive_json(timeout=seconds(30)))["type"]
+
+        async def look() -> None:  # while it waits: every block as large as half the audio
+            await asyncio.sleep(0.1)  # (the handler's reading has gone on to wait for the next frame)
+            large.extend(
+                trace.size for trace in tracemalloc.take_snapshot().traces if trace.size > len(audio) // 2
+            )
+
+        tracemalloc.start(1)
+        try:
+            assert await waits_holding(client, send, len(audio), look) == "session.configured"
+        finally:
+            tracemalloc.stop()
+    assert len(large) == 1 and len(audio) <= large[0] < len(audio) + 1024, large  # the decoded audio
+    assert client.app[BODY_BUDGET_KEY].held == 0
