@@ -9,13 +9,14 @@ A caller waiting for a slot holds its audio's bytes (up to `--voice-max-bytes`) 
 (`body_budget.py`) while it waits: its body had left the budget once read, so connection-cap callers
 could each park 5 MiB for the whole wait beyond every bound. A wait finding no room in the budget is
 refused at once, and a wait is dropped like a slow body to make room for one arriving (both a 503
-`BodyBudgetFull`).
+`BodyBudgetFull`). A wait whose caller has gone (`gone`) ends then: aiohttp runs a handler on after
+its caller hangs up, so the wait held its bytes to its end, then decoded (and stored) for nobody.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from .body_budget import BodyBudget
@@ -32,11 +33,19 @@ class DecodeSlots:
         self._free = asyncio.Semaphore(slots)
         self.slots, self.wait, self.budget = slots, wait, budget
 
-    async def run(self, decode: Callable[..., T], *args: object, holding: int) -> T:
+    async def run(
+        self,
+        decode: Callable[..., T],
+        *args: object,
+        holding: int,
+        gone: Callable[[], Awaitable[object]] | None = None,
+    ) -> T:
         """`decode(*args)` in a thread once a slot is free; DecodersBusy (503) after `wait` seconds.
-        `holding`: the bytes the caller keeps while it waits (its audio), counted in the body budget."""
+        `holding`: the bytes the caller keeps while it waits (its audio), counted in the body budget;
+        `gone()`: ends when the caller has gone (`hang_up.until_caller_gone`): the wait ends with
+        ConnectionResetError."""
         if self._free.locked():
-            await self._wait_for_slot(holding)
+            await self._wait_for_slot(holding, gone)
         else:  # (a free slot is taken at once: wait_for with 0 s times out before a task could run)
             await self._free.acquire()
         try:
@@ -47,9 +56,11 @@ class DecodeSlots:
         running.add_done_callback(self._ended)
         return await asyncio.shield(running)  # a caller gone leaves the slot held until the thread ends
 
-    async def _wait_for_slot(self, holding: int) -> None:
+    async def _wait_for_slot(self, holding: int, gone: Callable[[], Awaitable[object]] | None) -> None:
         """A slot taken within `wait`, the caller's bytes held in the budget until then."""
-        dropped: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        dropped: asyncio.Future[bool] = loop.create_future()
+        left: asyncio.Future[object] = asyncio.ensure_future(gone()) if gone else loop.create_future()
 
         def drop(_error: WorkerError) -> None:  # the budget made room for a body arriving
             if not dropped.done():
@@ -59,15 +70,20 @@ class DecodeSlots:
         acquired: asyncio.Future[bool] = asyncio.ensure_future(self._free.acquire())
         try:
             hold.grow(holding)  # BodyBudgetFull at once when the budget has no room for it
-            await asyncio.wait({acquired, dropped}, timeout=self.wait, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:  # refused, or its caller gone: a slot taken meanwhile is given back
+            ends: set[asyncio.Future[Any]] = {acquired, dropped, left}
+            await asyncio.wait(ends, timeout=self.wait, return_when=asyncio.FIRST_COMPLETED)
+        except BaseException:  # refused, or its task cancelled: a slot taken meanwhile is given back
             self._give_up(acquired)
             raise
         finally:
             hold.release()
-        if acquired.done() and not dropped.done():
+            hung_up = left.done() and not left.cancelled() and left.exception() is None
+            left.cancel()
+        if acquired.done() and not dropped.done() and not hung_up:
             return
-        self._give_up(acquired)  # (one taken in the same turn as the drop: the drop wins)
+        self._give_up(acquired)  # (one taken in the same turn as the drop or the hang-up: they win)
+        if hung_up:
+            raise ConnectionResetError("the caller hung up while it waited for a voice-decode slot")
         if dropped.done():
             raise BodyBudgetFull(
                 f"the request waited for a voice-decode slot holding {holding} bytes, dropped to make "

@@ -141,3 +141,57 @@ async def test_a_stream_config_waiting_to_decode_its_ref_audio_no_longer_holds_i
             tracemalloc.stop()
     assert len(large) == 1 and len(audio) <= large[0] < len(audio) + 1024, large  # the decoded audio
     assert client.app[BODY_BUDGET_KEY].held == 0
+
+
+async def hangs_up_while_it_waits(client, send, expected: int) -> None:
+    """`send()` waits for the app's one decode slot holding `expected` bytes, then its caller hangs up:
+    the wait ends at once (its bytes leave the budget well before the slot is free) and nothing is
+    decoded for it once the slot is free."""
+    slots, budget, go_on = client.app[DECODE_SLOTS_KEY], client.app[BODY_BUDGET_KEY], threading.Event()
+    busy = asyncio.create_task(slots.run(go_on.wait, seconds(60), holding=0))
+    try:
+        await asyncio.sleep(0.05)  # (the slot is taken)
+        request = asyncio.create_task(send())
+        async with asyncio.timeout(seconds(10)):
+            while budget.held != expected:
+                assert not request.done(), await request  # it was answered without waiting
+                await asyncio.sleep(0.01)
+        request.cancel()  # the client closes the connection
+        async with asyncio.timeout(seconds(10)):  # the slot stays busy meanwhile
+            while budget.held:
+                await asyncio.sleep(0.05)
+        assert not busy.done()
+    finally:
+        go_on.set()
+        await busy
+    assert await slots.run(len, b"abc", holding=0) == 3  # no slot was kept for the wait given up
+
+
+async def test_an_upload_whose_caller_hangs_up_while_it_waits_for_a_decode_slot_gives_up(worker):
+    """Its bytes stayed in the budget for the whole --voice-decode-wait, then the voice was decoded and
+    stored for nobody (a retry of the same name was a 409 VoiceExists)."""
+    client = await worker(voice_decodes=1, voice_decode_wait=seconds(60))
+    audio = tone_wav(seconds_long=2.0)
+    fields = len("gone") + len("안녕하세요 여러분".encode()) + len(audio)
+    await hangs_up_while_it_waits(client, lambda: upload(client, "gone", audio), fields)
+    async with client.get("/v1/audio/voices") as listed:
+        assert "gone" not in (await listed.json())["voices"]
+
+
+async def test_inline_ref_audio_whose_caller_hangs_up_while_it_waits_for_a_decode_slot_gives_up(worker):
+    client = await worker(voice_decodes=1, voice_decode_wait=seconds(60))
+    audio = tone_wav(seconds_long=2.0)
+    body = {
+        "model": "tts-1",
+        "input": "하나.",
+        "voice": "default",
+        "response_format": "wav",
+        "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode(),
+        "ref_text": "참조",
+    }
+
+    async def send() -> None:
+        async with client.post("/v1/audio/speech", json=body) as answer:
+            await answer.read()
+
+    await hangs_up_while_it_waits(client, send, len(audio))

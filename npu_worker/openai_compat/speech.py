@@ -10,7 +10,7 @@ import contextlib
 import logging
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -107,8 +107,12 @@ async def named_voice(scheduler: Scheduler, name: str) -> tuple[str | None, str 
     raise with_param(UnknownVoice(message), "voice")
 
 
-async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthParams:
-    """Voice (stored name, espeak language voice) or ref_audio (path or inline) → engine parameters."""
+async def synth_params(
+    app: web.Application, speech: SpeechRequest, gone: Callable[[], Awaitable[object]] | None = None
+) -> SynthParams:
+    """Voice (stored name, espeak language voice) or ref_audio (path or inline) → engine parameters.
+    `gone()` ends when the caller has gone: an inline ref_audio waiting for a decode slot waits no more
+    (`DecodeSlots.run`)."""
     scheduler = app[SCHEDULER_KEY]
     library = voice_library(scheduler)
     lang, ref_wav, ref_text = speech.language, None, speech.ref_text
@@ -124,6 +128,7 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
                 upload_limits(app),
                 scheduler.voice_user,
                 holding=len(data),  # (in the body budget while it waits for a slot)
+                gone=gone,
             )
         except InvalidAudio as error:
             raise with_param(error, "ref_audio") from None
@@ -146,7 +151,7 @@ async def prepare_speech(
     del body  # (its bytes, up to --max-body-bytes, are not kept while an inline ref_audio waits to decode)
     check_model(scheduler, speech.model)
     fmt = pick_format(speech.response_format)
-    params = await synth_params(request.app, speech)
+    params = await synth_params(request.app, speech, lambda: until_caller_gone(request))
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
