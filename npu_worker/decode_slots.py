@@ -66,7 +66,7 @@ class DecodeSlots:
             if not dropped.done():
                 dropped.set_result(True)
 
-        hold = self.budget.hold(drop)
+        hold = self.budget.hold(drop, in_line=True)  # (not dropped for a later wait: it keeps its place)
         acquired: asyncio.Future[bool] = asyncio.ensure_future(self._free.acquire())
         try:
             hold.grow(holding)  # BodyBudgetFull at once when the budget has no room for it

@@ -112,3 +112,19 @@ async def test_a_waiting_caller_gone_frees_its_bytes_and_takes_no_slot():
     go_on.set()
     assert await first is True
     assert await slots.run(len, b"abc", holding=0) == 3
+
+
+async def test_a_later_wait_does_not_drop_an_earlier_one_to_find_room():
+    """A wait finding no room dropped the wait before it in line (once that had waited 1 s), as a body
+    arriving does: the bytes of both are in memory whichever is refused, so the head of the line lost its
+    place to the tail, and uploads sent one after another kept every wait from reaching a slot."""
+    budget = BodyBudget(1000)
+    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
+    second = asyncio.create_task(slots.run(len, b"ab", holding=600))
+    await asyncio.sleep(SLOW_BODY_SECONDS + 0.1)  # as long as a slow body may be dropped after
+    with pytest.raises(BodyBudgetFull, match="holds 600 bytes"):  # the later one is refused
+        await asyncio.wait_for(slots.run(len, b"abc", holding=600), 5)
+    assert not second.done() and budget.dropped == 0
+    go_on.set()
+    assert await first is True and await second == 2 and budget.held == 0
