@@ -128,3 +128,21 @@ async def test_a_later_wait_does_not_drop_an_earlier_one_to_find_room():
     assert not second.done() and budget.dropped == 0
     go_on.set()
     assert await first is True and await second == 2 and budget.held == 0
+
+
+async def test_a_wait_whose_caller_has_gone_ends_and_takes_no_slot():
+    budget = BodyBudget(1000)
+    slots, go_on = DecodeSlots(1, 30.0, budget), threading.Event()
+    first = asyncio.create_task(slots.run(go_on.wait, 30, holding=0))
+    await asyncio.sleep(0.05)
+    hung_up = asyncio.Event()
+    second = asyncio.create_task(slots.run(len, b"ab", holding=600, gone=hung_up.wait))
+    await asyncio.sleep(0.05)
+    assert budget.held == 600 and not second.done()
+    hung_up.set()
+    with pytest.raises(ConnectionResetError, match="hung up"):
+        await asyncio.wait_for(second, 5)
+    assert budget.held == 0 and not first.done()
+    go_on.set()
+    assert await first is True
+    assert await slots.run(len, b"abc", holding=0, gone=hung_up.wait) == 3  # a free slot: no wait at all
