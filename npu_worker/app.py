@@ -101,8 +101,8 @@ def build_app(settings: Settings, engine: Engine | None = None) -> web.Applicati
     app[SETTINGS_KEY] = settings
     app[SCHEDULER_KEY] = scheduler
     app[LIMITS_KEY] = settings.limits
-    app[BODY_BUDGET_KEY] = BodyBudget(settings.body_budget_bytes)
-    app[DECODE_SLOTS_KEY] = DecodeSlots(settings.voice_decodes, settings.voice_decode_wait)
+    app[BODY_BUDGET_KEY] = budget = BodyBudget(settings.body_budget_bytes)
+    app[DECODE_SLOTS_KEY] = DecodeSlots(settings.voice_decodes, settings.voice_decode_wait, budget)
     app[NDJSON_STREAMS_KEY] = OpenStreams()
     app[WS_SESSIONS_KEY] = OpenSockets()  # both socket routes' (`/ws`, the OpenAI speech stream)
     app[CLOSING_SOCKETS_KEY] = closing = ClosingSockets()

@@ -3,10 +3,12 @@
 Each body is bounded alone (`--max-body-bytes`), but every connection may hold one while it arrives:
 512 connections × 8 MiB was about 4 GiB a few hostile callers could make the worker hold, each body
 under its own limit. Every body being read (`read_body`, a voice upload) and every WebSocket message
-still arriving (`ws_server/message_deadline.py`) holds its bytes here as they come. A body that needs
+still arriving (`ws_server/message_deadline.py`) holds its bytes here as they come; a request
+waiting for a voice-decode slot (`decode_slots.py`) holds its audio's. A body that needs
 more than is left first makes room by dropping the body that has been arriving longest, for at least
 SLOW_BODY_SECONDS (a lecture batch sent at once arrives within milliseconds; bodies held open are
-trickled), the way the connection cap evicts a slow body; if dropping all those that old would not
+trickled), the way the connection cap evicts a slow body (a request waiting in line is not dropped
+for another waiting in line); if dropping all those that old would not
 make room, none is dropped and it is refused with `BodyBudgetFull` (503, `Retry-After`). A dropped body's reader is refused the same way.
 
 Pure bookkeeping on the event loop's thread (no lock): the readers call `grow`/`close`; what dropping
@@ -36,9 +38,10 @@ class BodyBudget:
         self.refused = 0  # bodies refused for want of room
         self._holds: OrderedDict[BodyHold, None] = OrderedDict()  # oldest first
 
-    def hold(self, drop: Callable[[WorkerError], object]) -> BodyHold:
-        """A new body's share, empty until it `grow`s; `drop(error)` is called if it is dropped."""
-        return BodyHold(self, drop)
+    def hold(self, drop: Callable[[WorkerError], object], *, in_line: bool = False) -> BodyHold:
+        """A new body's share, empty until it `grow`s; `drop(error)` is called if it is dropped.
+        `in_line`: the bytes of a request waiting in line (for a decode slot), not of a body arriving."""
+        return BodyHold(self, drop, in_line)
 
     def has_room(self, size: int) -> bool:
         """Whether a body of `size` bytes would find room now, dropping what may be dropped (a caller
@@ -52,7 +55,7 @@ class BodyBudget:
         for hold in self._holds:  # in arrival order
             if hold.since > since:
                 break
-            if hold is not asking:
+            if not _spared(hold, asking):
                 droppable += hold.size
         return droppable
 
@@ -78,7 +81,7 @@ class BodyBudget:
         for oldest in list(self._holds):  # in arrival order
             if needed <= 0 or oldest.since > since:
                 return  # (every later one came after it)
-            if oldest is asking:  # (it is growing: it is not dropped for itself)
+            if _spared(oldest, asking):
                 continue
             needed -= oldest.size
             self.dropped += 1
@@ -98,12 +101,20 @@ class BodyBudget:
         self._holds.pop(hold, None)
 
 
-class BodyHold:
-    """One body's (or one WebSocket message's) bytes in the budget."""
+def _spared(hold: BodyHold, asking: BodyHold | None) -> bool:
+    """`hold` is not dropped to make room for `asking`: it is `asking` (growing), or both wait in line,
+    where the bytes of both are in memory whichever is refused: the head of the line would only lose its
+    place to the tail."""
+    return hold is asking or (asking is not None and asking.in_line and hold.in_line)
 
-    def __init__(self, budget: BodyBudget, drop: Callable[[WorkerError], object]) -> None:
+
+class BodyHold:
+    """One body's (or one WebSocket message's, or one waiting request's) bytes in the budget."""
+
+    def __init__(self, budget: BodyBudget, drop: Callable[[WorkerError], object], in_line: bool) -> None:
         self.budget = budget
         self.drop = drop
+        self.in_line = in_line
         self.size = 0
         self.since = 0.0
         self.dropped = False

@@ -388,13 +388,14 @@ SECURITY_SCHEMES = {
 
 
 def _with_health_wait(paths: dict[str, Any]) -> dict[str, Any]:
-    """`/health`'s 503 with its `Retry-After`: as a refused request's while it loads, or while the shared
-    queue is unreachable (the table is read once the server's modules have loaded)."""
-    from .protocol import Loading, QueueUnavailable
+    """`/health`'s and `/ready`'s 503 with the `Retry-After` of a request refused for its reason (the
+    table is read once the server's modules have loaded); `/ready`'s also for a full queue, a shutdown."""
+    from .protocol import Loading, QueueFull, QueueUnavailable
 
-    responses = paths["/health"]["get"]["responses"]
-    wait = retry_after_header(Loading, QueueUnavailable)
-    responses["503"] = {**responses["503"], "headers": {"Retry-After": wait}}
+    waits = {"/health": (Loading, QueueUnavailable), "/ready": (Loading, QueueUnavailable, QueueFull)}
+    for path, kinds in waits.items():
+        responses = paths[path]["get"]["responses"]
+        responses["503"] = {**responses["503"], "headers": {"Retry-After": retry_after_header(*kinds)}}
     return paths
 
 

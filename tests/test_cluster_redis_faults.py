@@ -217,6 +217,7 @@ async def test_a_node_on_a_full_redis_says_so_in_health_and_is_not_ready(worker,
                 await asyncio.sleep(0.1)
         ready = await client.get("/ready")
         assert ready.status == 503 and (await ready.json())["reason"].startswith("Redis is full")
+        assert ready.headers.get("Retry-After") == "1"  # as a submit's 503 QueueUnavailable
     finally:
         set_maxmemory(redis_server, 0)
     async with asyncio.timeout(seconds(10)):  # room again: the next heartbeat says so

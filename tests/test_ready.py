@@ -22,6 +22,11 @@ async def ready(client) -> tuple[int, dict]:
     return response.status, await response.json()
 
 
+async def ready_wait(client) -> str | None:
+    """The `Retry-After` of `/ready`'s answer (a poller's when to ask again, as a refused request's)."""
+    return (await client.get("/ready")).headers.get("Retry-After")
+
+
 async def test_ready_only_after_the_engine_has_loaded(worker):
     engine = ToneEngine()
     release = threading.Event()
@@ -29,9 +34,11 @@ async def test_ready_only_after_the_engine_has_loaded(worker):
     client = await worker(engine, wait_loaded=False)
     status, body = await ready(client)
     assert (status, body["ready"], body["reason"]) == (503, False, "the engine is still loading")
+    assert await ready_wait(client) == "1"  # as a request refused with Loading
     release.set()
     await wait_until_loaded(client)
     assert await ready(client) == (200, {"ready": True, "reason": None, "queue": 0})
+    assert await ready_wait(client) is None
 
 
 async def test_not_ready_when_the_engine_failed_to_load(worker):
@@ -42,6 +49,7 @@ async def test_not_ready_when_the_engine_failed_to_load(worker):
             await asyncio.sleep(0.01)
     status, body = await ready(client)
     assert status == 503 and "no model files" in body["reason"]
+    assert await ready_wait(client) is None  # waiting does not help
 
 
 async def test_not_ready_while_the_queue_is_full_and_ready_again_after(worker):
@@ -53,6 +61,7 @@ async def test_not_ready_while_the_queue_is_full_and_ready_again_after(worker):
         assert (await client.post("/synth_batch?async=1", json=batch)).status == 200
         status, body = await ready(client)
         assert status == 503 and body["reason"].startswith("the queue is full (2 sections waiting")
+        assert await ready_wait(client) == "5"  # as a request refused with QueueFull
         assert (await client.get("/health")).status == 200  # alive, just busy
     finally:
         engine.gate.set()
@@ -66,6 +75,7 @@ async def test_not_ready_once_shutdown_began_and_open_without_a_token(worker):
     assert (await ready(client))[0] == 200  # no token needed, like /health
     await client.app[SCHEDULER_KEY].drain(grace=1.0)
     assert await ready(client) == (503, {"ready": False, "reason": "shutting down", "queue": 0})
+    assert await ready_wait(client) == "5"  # a request now is a QueueFull: a restarted worker takes it
 
 
 class DeviceEngine(ToneEngine):

@@ -115,13 +115,13 @@ class _BodyBudgetCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         held = GaugeMetricFamily(
             "npu_worker_body_bytes_held",
-            "Request-body bytes held now while they arrive (--body-budget-bytes)",
+            "Request-body bytes held now while they arrive, and waiting for a decode slot (--body-budget-bytes)",
         )
         held.add_metric([], self.budget.held)
         yield held
         bodies = CounterMetricFamily(
             "npu_worker_bodies_over_budget",
-            "Bodies (and WebSocket messages) the body budget dropped to make room (dropped) or refused "
+            "Bodies (WebSocket messages, waits for a decode slot) the body budget dropped to make room (dropped) or refused "
             "for want of room (refused)",
             labels=["outcome"],
         )

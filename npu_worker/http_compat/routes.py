@@ -26,6 +26,7 @@ from ..protocol import (
     JobNotFound,
     Loading,
     Progress,
+    QueueFull,
     QueueUnavailable,
     SectionError,
     SectionRequest,
@@ -130,25 +131,28 @@ def _not_now(response: web.Response, kind: type[WorkerError]) -> web.Response:
 
 
 async def ready(request: web.Request) -> web.Response:
-    """200 only when a request would be served now (loaded, queue below its bound, not shutting down)."""
+    """200 only when a request would be served now (loaded, queue below its bound, not shutting down);
+    a 503 carries the `Retry-After` a request refused for the same reason would (none after a failed
+    load: waiting does not help)."""
     scheduler = request.app[SCHEDULER_KEY]
     bound = request.app[SETTINGS_KEY].max_queue
     queue = await scheduler.queue_health()  # a Redis queue: refreshes the cluster-wide depth
     waiting = scheduler.queue_size()
-    reason = None
+    reason, kind = None, None
     if queue.get("redis") == "unreachable":
-        reason = "the shared queue (Redis) is unreachable"
+        reason, kind = "the shared queue (Redis) is unreachable", QueueUnavailable
     elif queue.get("redis") == "full":  # every submit would be a 503 QueueUnavailable
-        reason = "Redis is full (its maxmemory is reached)"
+        reason, kind = "Redis is full (its maxmemory is reached)", QueueUnavailable
     elif scheduler.load_error is not None:
         reason = f"the engine failed to load: {scheduler.load_error}"
     elif not scheduler.loaded:
-        reason = scheduler.loading().message.removesuffix("; retry shortly")
-    elif scheduler.draining:
-        reason = "shutting down"
+        reason, kind = scheduler.loading().message.removesuffix("; retry shortly"), Loading
+    elif scheduler.draining:  # a request now is a 429 QueueFull (a restarted worker takes it)
+        reason, kind = "shutting down", QueueFull
     elif waiting >= bound:
-        reason = f"the queue is full ({waiting} sections waiting, bound {bound})"
-    return json_response(Ready(reason is None, reason, waiting), status=200 if reason is None else 503)
+        reason, kind = f"the queue is full ({waiting} sections waiting, bound {bound})", QueueFull
+    response = json_response(Ready(reason is None, reason, waiting), status=200 if reason is None else 503)
+    return _not_now(response, kind) if kind is not None else response
 
 
 async def _wait_done(

@@ -7,10 +7,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import logging
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -107,8 +108,12 @@ async def named_voice(scheduler: Scheduler, name: str) -> tuple[str | None, str 
     raise with_param(UnknownVoice(message), "voice")
 
 
-async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthParams:
-    """Voice (stored name, espeak language voice) or ref_audio (path or inline) → engine parameters."""
+async def synth_params(
+    app: web.Application, speech: SpeechRequest, gone: Callable[[], Awaitable[object]] | None = None
+) -> SynthParams:
+    """Voice (stored name, espeak language voice) or ref_audio (path or inline) → engine parameters.
+    `gone()` ends when the caller has gone: an inline ref_audio waiting for a decode slot waits no more
+    (`DecodeSlots.run`)."""
     scheduler = app[SCHEDULER_KEY]
     library = voice_library(scheduler)
     lang, ref_wav, ref_text = speech.language, None, speech.ref_text
@@ -118,7 +123,13 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
         data = speech.ref_audio.data
         try:
             ref_wav = await app[DECODE_SLOTS_KEY].run(  # bounded: a small file can be seconds of CPU
-                library.store_inline, data, ref_text, upload_limits(app), scheduler.voice_user
+                library.store_inline,
+                data,
+                ref_text,
+                upload_limits(app),
+                scheduler.voice_user,
+                holding=len(data),  # (in the body budget while it waits for a slot)
+                gone=gone,
             )
         except InvalidAudio as error:
             raise with_param(error, "ref_audio") from None
@@ -133,14 +144,19 @@ async def synth_params(app: web.Application, speech: SpeechRequest) -> SynthPara
 
 
 async def prepare_speech(
-    request: web.Request, body: bytes | dict[str, Any] | Any
+    request: web.Request,
+    body: bytes | dict[str, Any] | Any,
+    gone: Callable[[], Awaitable[object]] | None = None,
 ) -> tuple[SpeechRequest, AudioFormat, SpeechRun]:
-    """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent."""
+    """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent.
+    `gone`: as `synth_params`' (a batch's items have none: `unless_hung_up` stops them all at once,
+    where an item that ended with its own hang-up would end the gather and leave the others running)."""
     scheduler = request.app[SCHEDULER_KEY]
     speech = parse_speech_request(body, request.app[LIMITS_KEY])
+    del body  # (its bytes, up to --max-body-bytes, are not kept while an inline ref_audio waits to decode)
     check_model(scheduler, speech.model)
     fmt = pick_format(speech.response_format)
-    params = await synth_params(request.app, speech)
+    params = await synth_params(request.app, speech, gone)
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
     unread_bound = max(DOWNLOAD_BUFFER_SECONDS, DOWNLOAD_SECONDS_PER_CHAR * limit / speech.speed)
@@ -201,7 +217,8 @@ def voice_refused(error: WorkerError, speech: SpeechRequest | None, params: Synt
 
 @openai_errors
 async def create_speech(request: web.Request) -> web.StreamResponse:
-    speech, fmt, run = await prepare_speech(request, await read_body(request))
+    gone = functools.partial(until_caller_gone, request)  # (an inline ref_audio's wait for a decode slot)
+    speech, fmt, run = await prepare_speech(request, await read_body(request), gone)
     watch = asyncio.create_task(cancel_when_gone(request, run))
     try:
         if speech.stream_format == "sse":

@@ -206,16 +206,19 @@ class SpeechStreamSession:
 
     async def serve(self) -> None:
         """Handle the posted messages one by one, until `session.close` has been served."""
-        while True:
-            text, received_at = await self._inbox.get()
-            self._held -= len(text)
-            self._room.set()
-            going_on = await self.on_text(text, received_at)
+        while True:  # (the message is handed over, not kept here while it is handled: `on_text`)
+            going_on = await self.on_text(*self._taken(await self._inbox.get()))
             self._handled += 1
             if self._handled == self._posted:
                 self._all_handled.set()
             if not going_on:
                 return
+
+    def _taken(self, posted: tuple[str, float]) -> tuple[str, float]:
+        """A posted message, taken off the inbox: its characters wait there no more."""
+        self._held -= len(posted[0])
+        self._room.set()
+        return posted
 
     async def answered(self) -> None:
         """Once each message posted so far has been handled (its answer sent: `session.configured`, an
@@ -226,12 +229,18 @@ class SpeechStreamSession:
                 await self._all_handled.wait()
 
     async def on_text(self, text: str, received_at: float) -> bool:
-        """One client message; False once `session.close` has been served (the socket then closes)."""
+        """One client message; False once `session.close` has been served (the socket then closes).
+        Neither `text` nor a `session.config`'s message is kept while it is handled: an inline
+        `ref_audio` (in base64, up to --max-body-bytes, twice) would wait uncounted for a decode slot
+        beside its decoded audio, the one copy the body budget holds while it waits."""
         self._standing.in_use()
         try:
             message = decode_message(text)
+            del text
             if isinstance(message, SessionConfig):
-                await self._configure(message)
+                speech, stream_audio = message.request(), message.stream_audio
+                del message
+                await self._configure(speech, stream_audio)
             elif isinstance(message, InputText):
                 await self._input(message.text, received_at)
             elif isinstance(message, InputDone):
@@ -253,9 +262,8 @@ class SpeechStreamSession:
             self._update_standing()
         return True
 
-    async def _configure(self, config: SessionConfig) -> None:
+    async def _configure(self, speech: SpeechRequest, stream_audio: bool) -> None:
         """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
-        speech = config.request()
         await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         check_model(self.scheduler, speech.model)
         fmt = pick_format(speech.response_format or "pcm")
@@ -263,7 +271,7 @@ class SpeechStreamSession:
         with fields_at_fault(speech, params):  # a language, voice or path every sentence would fail on
             await self.scheduler.check_params(params)
         self._params, self._speech, self.reference_fields = params, speech, reference_fields(speech)
-        self.stream_audio = config.stream_audio
+        self.stream_audio = stream_audio
         self.audio_format = fmt
         await self.send_json(SessionConfigured(self._sample_rate(), format=fmt.name).encode())
 
@@ -376,6 +384,7 @@ async def handle_speech_stream(request: web.Request) -> web.StreamResponse:
                 break
             if message.type == WSMsgType.TEXT:
                 await session.post(message.data, time.monotonic())
+                del message  # (nor kept here while the next is awaited: `on_text`)
             elif message.type == WSMsgType.BINARY:  # the answers to the messages before it go out first
                 await session.answered()
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")

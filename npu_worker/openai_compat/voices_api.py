@@ -13,6 +13,7 @@ from ..app_keys import DECODE_SLOTS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..body_budget import BodyHold
 from ..http_compat.bodies import json_response
 from ..http_compat.errors import CLOSE_AFTER_KEY, expect_within
+from ..http_compat.hang_up import until_caller_gone
 from ..http_compat.request_body import PIECE_OVERHEAD, body_deadline, held_body
 from ..printable import printable
 from ..protocol import BadRequest, BodyTooLarge, InvalidAudio, VoiceExists, WorkerError
@@ -165,7 +166,13 @@ async def upload_voice(request: web.Request) -> web.Response:
     library = voice_library(scheduler)
     try:
         voice = await request.app[DECODE_SLOTS_KEY].run(  # bounded: a small file can be seconds of CPU
-            library.add, name, fields["audio_sample"], _text(fields, "ref_text"), upload_limits(request.app)
+            library.add,
+            name,
+            fields["audio_sample"],
+            _text(fields, "ref_text"),
+            upload_limits(request.app),
+            holding=sum(map(len, fields.values())),  # (in the body budget while it waits for a slot)
+            gone=lambda: until_caller_gone(request),  # (nothing decoded, nor stored, for a caller gone)
         )
     except InvalidAudio as error:
         raise with_param(error, "audio_sample") from None

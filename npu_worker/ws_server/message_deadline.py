@@ -78,6 +78,7 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
                     await ws.pong(message.data)
             continue
         yield message
+        del message  # (a whole message, up to --max-body-bytes, is not kept while the next is awaited)
 
 
 class MessageDeadline:
