@@ -14,13 +14,20 @@ from npu_worker.engine.base import SynthesisRequest, Voice
 from npu_worker.engine.zipvoice.engine import create
 from npu_worker.engine.zipvoice.model_files import is_distill, locate
 from npu_worker.protocol import InvalidAudio, ModelLoadError
-from npu_worker.testing.zipvoice_model import build_model_dir
 from tests.zipvoice.conftest import engine_config
 
 
 @pytest.fixture(scope="module")
-def sherpa_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_model_dir(tmp_path_factory.mktemp("sherpa") / "zipvoice", "tiny", ("int8",), layout="sherpa")
+def sherpa_dir(tiny_model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's tiny model in sherpa-onnx's int8 names, its fp32 files left out: what
+    `build_model_dir(..., ("int8",), layout="sherpa")` writes (the same graphs under other names; the
+    builder's sherpa names are test_test_model.py's), without quantising both graphs again (≈ 5 s of CPU)."""
+    target = tmp_path_factory.mktemp("sherpa") / "zipvoice"
+    shutil.copytree(tiny_model_dir, target)
+    for official, sherpa in (("text_encoder", "encoder"), ("fm_decoder", "decoder")):
+        (target / f"{official}_int8.onnx").rename(target / f"{sherpa}.int8.onnx")
+        (target / f"{official}.onnx").unlink()
+    return target
 
 
 @pytest.fixture
