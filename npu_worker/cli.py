@@ -35,14 +35,9 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
-    from .access import ANY_ORIGIN, loopback_bind
-    from .app import build_app
-    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
     from .config_sources import env_name, load_settings
-    from .engine_options import check_engine_settings
     from .files import locked_directory
     from .paths import make_private_dir
-    from .server import ListenFailed, run
 
     try:
         settings = load_settings(args)
@@ -67,6 +62,18 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         )
     except OSError as exc:
         return _refused(f"cannot use the state directory {state_dir}: {exc.strerror or exc}", 1)
+    if settings.backend == "espeak" and settings.espeak_process:
+        # its start overlaps the imports below (a ready /health waited for one, then the other)
+        from .engine import espeak_early
+
+        espeak_early.start_early()
+        held.callback(espeak_early.discard)  # one no engine took (a start refused below) ends with it
+    from .access import ANY_ORIGIN, loopback_bind
+    from .app import build_app
+    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
+    from .engine_options import check_engine_settings
+    from .server import ListenFailed, run
+
     logging.getLogger("npu_worker").info(
         "npu-worker %s: backend %s, state dir %s, listening on http://%s%s",
         __version__,
