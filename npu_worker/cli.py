@@ -62,7 +62,8 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         )
     except OSError as exc:
         return _refused(f"cannot use the state directory {state_dir}: {exc.strerror or exc}", 1)
-    if settings.backend == "espeak" and settings.espeak_process:
+    loads_an_engine = settings.queue == "local" or settings.role != "api"
+    if settings.backend == "espeak" and settings.espeak_process and loads_an_engine:
         # its start overlaps the imports below (a ready /health waited for one, then the other)
         from .engine import espeak_early
 

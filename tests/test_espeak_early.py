@@ -5,6 +5,10 @@ lanes, a restart) start their own, and one nobody took ends with the command."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from npu_worker import cli
@@ -14,6 +18,7 @@ from npu_worker.engine.espeak_process import EspeakProcessEngine
 from npu_worker.protocol import ModelLoadError
 from tests.test_espeak_child_restart import children, running
 
+ROOT = Path(__file__).resolve().parents[1]
 SENTENCE = "오늘은 인공지능 음성 합성에 대해 이야기하겠습니다."
 
 
@@ -69,3 +74,21 @@ def test_a_start_refused_after_the_early_child_leaves_none_running(tmp_path):
     )
     assert code == 2
     assert not [pid for pid in children() - before if running(pid)]
+
+
+@pytest.mark.parametrize(("role", "started"), [("api", False), ("both", True)])
+def test_an_api_node_starts_no_child(tmp_path, redis_server, role, started):
+    """`--role api` loads no engine: a child started for it would idle until the worker's end. (A
+    fresh interpreter: the queue's check runs a loop of its own, which this test process's blocking-call
+    watch refuses.)"""
+    argv = ["serve", "--port", "0", "--state-dir", str(tmp_path / "state"), "--chunk-schedule-ms", "0.01"]
+    argv += ["--queue", redis_server.url, "--role", role]
+    code = (
+        "from npu_worker.engine import espeak_early\n"
+        "calls = []\n"
+        "espeak_early.start_early = lambda: calls.append(True)\n"
+        "from npu_worker import cli\n"
+        f"print(cli.main({argv!r}), bool(calls))\n"  # refused (2) after the child's place
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert done.stdout.split()[-2:] == ["2", str(started)]
