@@ -5,6 +5,7 @@ lanes, a restart) start their own, and one nobody took ends with the command."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -92,3 +93,16 @@ def test_an_api_node_starts_no_child(tmp_path, redis_server, role, started):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.split()[-2:] == ["2", str(started)]
+
+
+def test_a_child_is_out_of_reach_of_the_terminals_ctrl_c():
+    """A Ctrl-C goes to the terminal's foreground process group, the worker's: a child there still
+    importing (before it ignores SIGINT) printed a KeyboardInterrupt traceback into the worker's log."""
+    child = espeak_early.spawn()
+    try:
+        assert os.getpgid(child.pid) == child.pid != os.getpgid(0)
+    finally:
+        for pipe in (child.stdin, child.stdout):
+            if pipe is not None:
+                pipe.close()
+        child.wait()

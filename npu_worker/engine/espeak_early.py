@@ -23,10 +23,16 @@ _lock = threading.Lock()  # `take` (an engine thread) against `discard` (the com
 
 
 def spawn() -> subprocess.Popen[bytes]:
-    """A new child, its frames on its stdin and stdout (OSError if it cannot be started)."""
+    """A new child, its frames on its stdin and stdout (OSError if it cannot be started). In a process
+    group of its own: a terminal's Ctrl-C (SIGINT to the worker's group) reached a child still importing,
+    before it ignores the signal, and its KeyboardInterrupt traceback joined the worker's one-line
+    "interrupted before it began" (the child started early imports just when the worker does). Its life
+    is its stdin's, which ends with the worker whatever signal ends that."""
     # -P: the working directory (perhaps world-writable) is not put on the child's import path
     command = [sys.executable, "-P", "-m", CHILD_MODULE]
-    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    return subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, process_group=0
+    )
 
 
 def start_early() -> None:
