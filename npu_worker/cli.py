@@ -11,6 +11,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
@@ -35,9 +36,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
-    from .config_sources import env_name, load_settings
-    from .files import locked_directory
-    from .paths import make_private_dir
+    from .config_sources import load_settings
 
     try:
         settings = load_settings(args)
@@ -49,7 +48,27 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     state_dir = settings.resolved_state_dir()
-    held = contextlib.ExitStack()
+    # Let go whatever ends the command (a Ctrl-C or SIGTERM during the imports below too): the state
+    # dir, and an espeak child started early that no engine took (it ran on after the worker's end)
+    with contextlib.ExitStack() as held:
+        refusal = hold_state_dir(state_dir, held)
+        if refusal is not None:
+            return refusal
+        loads_an_engine = settings.queue == "local" or settings.role != "api"
+        if settings.backend == "espeak" and settings.espeak_process and loads_an_engine:
+            # its start overlaps the imports below (a ready /health waited for one, then the other)
+            from .engine import espeak_early
+
+            espeak_early.start_early()
+            held.callback(espeak_early.discard)  # one no engine took (a start refused below)
+        return _serve_holding(args, settings, state_dir, listening)
+
+
+def hold_state_dir(state_dir: Path, held: contextlib.ExitStack) -> int | None:
+    """Make the state dir and hold its lock for `held`'s life; the refusal's exit status if not."""
+    from .files import locked_directory
+    from .paths import make_private_dir
+
     try:
         make_private_dir(state_dir)
         # One worker per state dir: two would resume the same interrupted jobs into one log.
@@ -62,16 +81,17 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         )
     except OSError as exc:
         return _refused(f"cannot use the state directory {state_dir}: {exc.strerror or exc}", 1)
-    loads_an_engine = settings.queue == "local" or settings.role != "api"
-    if settings.backend == "espeak" and settings.espeak_process and loads_an_engine:
-        # its start overlaps the imports below (a ready /health waited for one, then the other)
-        from .engine import espeak_early
+    return None
 
-        espeak_early.start_early()
-        held.callback(espeak_early.discard)  # one no engine took (a start refused below) ends with it
+
+def _serve_holding(
+    args: argparse.Namespace, settings: Settings, state_dir: Path, listening: list[bool]
+) -> int:
+    """The rest of `serve`, with the state dir held: its modules, the start's warnings, the app, `run`."""
     from .access import ANY_ORIGIN, loopback_bind
     from .app import build_app
     from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
+    from .config_sources import env_name
     from .engine_options import check_engine_settings
     from .server import ListenFailed, run
 
@@ -124,17 +144,16 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         logging.getLogger("npu_worker").warning(ROOT_WARNING)
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    with held:  # the state dir stays ours until the process ends
-        try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
-            check_engine_settings(settings)
-            app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
-        except ValueError as exc:
-            return _refused(str(exc), 2)
-        try:
-            listening.append(True)
-            run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
-        except ListenFailed as exc:
-            return _refused(str(exc), 1)
+    try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
+        check_engine_settings(settings)
+        app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
+    except ValueError as exc:
+        return _refused(str(exc), 2)
+    try:
+        listening.append(True)
+        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    except ListenFailed as exc:
+        return _refused(str(exc), 1)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 
