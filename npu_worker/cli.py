@@ -10,7 +10,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -25,14 +25,43 @@ SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 def serve(args: argparse.Namespace) -> int:
     """Ctrl-C before the server listens (its modules importing, the app being built: about half a
     second, before `run` hears SIGINT itself) is one line and 130, as while the command line is read:
-    it was a KeyboardInterrupt traceback."""
+    it was a KeyboardInterrupt traceback. A SIGTERM then is one line and 143: it ended the worker at
+    once (-15), the espeak child started early left to end on its own, where a SIGTERM once `run`
+    hears it is a drain."""
     listening: list[bool] = []  # once `run` is called: its own SIGINT handling takes over
     try:
-        return _serve(args, listening)
+        with sigterm_ends_the_start():
+            return _serve(args, listening)
+    except StartTerminated:  # only before `run` takes the signal (then it drains)
+        return terminated_before_it_began("serve")
     except KeyboardInterrupt:
         if listening:
             raise
         return interrupted_before_it_began("serve")
+
+
+class StartTerminated(KeyboardInterrupt):
+    """SIGTERM before `run` takes it: the start unwinds as for a Ctrl-C (the state dir, the child)."""
+
+
+def _start_terminated(signum: int, frame: Any) -> None:
+    # one is enough (coreutils `timeout` sends two): a second would cut the unwinding of the first
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise StartTerminated
+
+
+@contextlib.contextmanager
+def sigterm_ends_the_start() -> Iterator[None]:
+    """SIGTERM raises `StartTerminated` until `run`'s loop takes it (in the main thread only: only it
+    may set a handler); the handler before is put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _start_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
@@ -331,6 +360,12 @@ def interrupted_before_it_began(command: str) -> int:
         f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done", file=sys.stderr
     )
     return 130
+
+
+def terminated_before_it_began(command: str) -> int:
+    """The line and exit status (128 + SIGTERM) of a SIGTERM that came before `command` did anything."""
+    print(f"npu-worker {command}: terminated before it began: nothing was done", file=sys.stderr)
+    return 143
 
 
 if __name__ == "__main__":

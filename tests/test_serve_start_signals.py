@@ -44,3 +44,11 @@ def test_ctrl_c_after_the_early_child_started_ends_it(tmp_path):
     done = serve_signalled_importing(tmp_path, "npu_worker.app", "SIGINT")  # once the child started
     assert done.stdout.strip() == "exit 130 children running []", done.stderr
     assert done.stderr.splitlines()[-1] == "npu-worker serve: interrupted before it began: nothing was done"
+
+
+def test_sigterm_while_serve_imports_is_one_line_and_ends_the_child(tmp_path):
+    """It ended the worker at once (-15), the child started early left to end on its own."""
+    done = serve_signalled_importing(tmp_path, "npu_worker.app", "SIGTERM")
+    assert done.stdout.strip() == "exit 143 children running []", done.stderr
+    assert done.stderr.splitlines()[-1] == "npu-worker serve: terminated before it began: nothing was done"
+    assert "Traceback" not in done.stderr
