@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 # `serve` with SIGNAL sent to itself the moment it imports MODULE (an audit hook); then the exit status
@@ -51,4 +53,29 @@ def test_sigterm_while_serve_imports_is_one_line_and_ends_the_child(tmp_path):
     done = serve_signalled_importing(tmp_path, "npu_worker.app", "SIGTERM")
     assert done.stdout.strip() == "exit 143 children running []", done.stderr
     assert done.stderr.splitlines()[-1] == "npu-worker serve: terminated before it began: nothing was done"
+    assert "Traceback" not in done.stderr
+
+
+# The same, the moment `serve` binds its socket (`run` has begun: the app starts after the bind).
+SIGNALLED_BINDING = SIGNALLED_IMPORTING.replace(
+    'event == "import" and args[0] == module', 'event == "socket.bind" and module'
+)
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM"])
+def test_a_signal_while_serve_binds_its_socket_is_a_drain(tmp_path, signame):
+    """`run` heard its signals once it listened: a SIGINT while it bound and started the app was a
+    KeyboardInterrupt traceback (exit 1), a SIGTERM ended it at once (-15). The engine then loads
+    during the drain: the preview lanes it opened after the runner's join had read its threads were
+    never waited for, their espeak children still running when `serve` returned (2 of 4 runs)."""
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNALLED_BINDING, "bind", signame, "serve", "--port", "0"]
+        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path), "--preview-lanes", "3"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.stdout.strip() == "exit 0 children running []", done.stderr
+    assert f"{signame}: shutting down" in done.stderr and "npu-worker stopped" in done.stderr
     assert "Traceback" not in done.stderr
