@@ -6,8 +6,10 @@ lanes, a restart) start their own, and one nobody took ends with the command."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -57,6 +59,23 @@ def test_an_early_child_that_does_not_start_fails_the_load_clearly(monkeypatch):
     espeak_early.start_early()
     with pytest.raises(ModelLoadError, match="espeak-ng's process did not start"):
         EspeakProcessEngine().load()
+
+
+def test_an_early_child_that_ended_before_its_load_is_replaced():
+    """Killed before the engine took it (the OOM killer, an operator): its `READY` never came and the
+    load failed (`ModelLoadError`), where a child started at the load would have served."""
+    espeak_early.start_early()
+    early = espeak_early._early
+    assert early is not None
+    os.kill(early.pid, signal.SIGKILL)
+    while running(early.pid):
+        time.sleep(0.01)
+    engine = EspeakProcessEngine()
+    engine.load()
+    try:
+        assert engine.child.pid != early.pid and made(engine) > 24000
+    finally:
+        engine.close()
 
 
 def test_a_child_no_engine_took_ends_with_the_command(tmp_path):

@@ -62,11 +62,16 @@ def discard() -> None:
     child = take()
     if child is None:
         return
-    for pipe in (child.stdin, child.stdout):
-        if pipe is not None:
-            pipe.close()
+    close_pipes(child)
     try:
         child.wait(DISCARD_SECONDS)
     except subprocess.TimeoutExpired:
         child.kill()
         child.wait()
+
+
+def close_pipes(child: subprocess.Popen[bytes]) -> None:
+    """Its stdin's end is its end (`espeak_child`); the worker's ends of both pipes are let go."""
+    for pipe in (child.stdin, child.stdout):
+        if pipe is not None:
+            pipe.close()

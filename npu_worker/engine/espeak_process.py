@@ -331,8 +331,15 @@ _STOP_ANSWER = f"a stop of its request within {STOP_SECONDS:g} s"
 
 def first_child() -> ChildEspeak:
     """An engine's child at its load: the one `serve` started before its imports (the first engine to
-    load: the main one, the lanes open after it), else a new one."""
-    return ChildEspeak(espeak_early.take())
+    load: the main one, the lanes open after it), else a new one. One that has ended before it was
+    taken (killed meanwhile: the OOM killer, an operator) is replaced, as it would have been started
+    then: it failed the load, and the worker served nothing until a restart."""
+    early = espeak_early.take()
+    if early is not None and early.poll() is not None:
+        log.warning("espeak-ng's process started early had ended (%s); starting another", early.returncode)
+        espeak_early.close_pipes(early)
+        early = None
+    return ChildEspeak(early)
 
 
 class EspeakProcessEngine(EspeakEngine):
