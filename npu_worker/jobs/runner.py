@@ -107,8 +107,7 @@ class Runner:
     def join(self, timeout: float) -> None:
         """Until the engine thread, the preview lanes and then the finisher (what it still had to end) are done."""
         deadline = time.monotonic() + timeout
-        if self._thread is not None:  # first: it opens the lanes (a join that read them before, while
-            # the engine loaded, left the lanes opened after unwaited, their espeak children running)
+        if self._thread is not None:  # first: the lanes it opened after a join began went unwaited
             self._thread.join(max(0.0, deadline - time.monotonic()))
         for thread in self.lanes.threads:
             thread.join(max(0.0, deadline - time.monotonic()))
