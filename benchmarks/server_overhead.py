@@ -32,7 +32,10 @@ the engine factory, Settings and `LeadingSilenceTrimmer`, which both versions ha
     PYTHONPATH=. python benchmarks/server_overhead.py --out benchmarks/results/server_overhead_NAME_DATE.json
 
 A narrower run to bisect one figure (about 40 s instead of 100): `--routes synth --rates 20
---batch-repeats 0` (the report then has no `batch`).
+--batch-repeats 0` (the report then has no `batch`). `--only-ready N`: the start alone, N times (no
+engine alone, no load): each start's ms to a `/health` that says loaded, the worker process's own CPU
+then (its main process, the espeak children apart), the children's, and `/health`'s `load_seconds`
+(the engine's load: how long it waited on its espeak child). The CPU is what to compare on a busy VM.
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ from engine_alone import (
     measure_engine,
     single_engine_floor,
 )
-from proc_cpu import per_thread, process_cpu_ms, thread_cpu_ms
+from proc_cpu import per_thread, process_cpu_ms, process_cpu_ms_of, thread_cpu_ms
 
 
 def lecture() -> list[str]:
@@ -105,7 +108,10 @@ def start_server(args: argparse.Namespace, port: int, root: Path) -> subprocess.
 
 
 def server_pid(process: subprocess.Popen[bytes]) -> int:
-    """The worker's pid: the process itself, or py-spy's child when sampled."""
+    """The worker's pid: the process itself, or py-spy's child when sampled (the worker's own first
+    child is its espeak child, started from its main thread since 2026-12-06, stop 52: not it)."""
+    if not str(process.args[0]).endswith("py-spy"):  # type: ignore[index]
+        return process.pid
     children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
     found = children.read_text().split() if children.exists() else []
     return int(found[0]) if found else process.pid
@@ -277,6 +283,42 @@ async def measure_server(
     return results
 
 
+async def measure_starts(args: argparse.Namespace) -> dict[str, Any]:
+    """`--only-ready`: start the worker `args.only_ready` times, each with a fresh state dir."""
+    starts = []
+    for _ in range(args.only_ready):
+        port, root = free_port(), Path(tempfile.mkdtemp(prefix="server-overhead-"))
+        (root / "out").mkdir()
+        spawned = time.perf_counter()
+        server = start_server(args, port, root)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            async with aiohttp.ClientSession() as session:
+                ready = await ready_ms(session, base, spawned)
+                pid = server_pid(server)
+                worker_cpu = process_cpu_ms_of(Path(f"/proc/{pid}/stat"))
+                children_cpu = process_cpu_ms(pid) - worker_cpu
+                async with session.get(base + "/health") as response:
+                    load_seconds = (await response.json()).get("load_seconds")
+        finally:
+            os.kill(server_pid(server), signal.SIGINT)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+            shutil.rmtree(root, ignore_errors=True)
+        start = {
+            "health_ready_ms": round(ready, 1),
+            "worker_cpu_ms": round(worker_cpu),
+            "children_cpu_ms": round(children_cpu),
+            "load_seconds": load_seconds,
+            "loadavg": os.getloadavg(),
+        }
+        print("start", json.dumps(start), flush=True)
+        starts.append(start)
+    return {"starts": starts}
+
+
 def import_time_ms(after: str = "", repeats: int = 5) -> float:
     """Best of `repeats` fresh interpreters importing npu_worker.app (after running `after` first)."""
     best = float("inf")
@@ -304,7 +346,15 @@ def main() -> None:
     )
     parser.add_argument("--py-spy", help="run the server under `py-spy record` (raw stacks to this file)")
     parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument(
+        "--only-ready", type=int, metavar="N", help="only the start to a ready /health, N times"
+    )
     args = parser.parse_args()
+    if args.only_ready:
+        report = {**report_header(), "code": str(code_root()), "cpus": os.cpu_count()}
+        report.update(asyncio.run(measure_starts(args)))
+        write_report(report, args.out, echo=False)
+        return
     previews = preview_texts()
     report: dict[str, Any] = {
         **report_header(),

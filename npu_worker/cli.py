@@ -10,7 +10,8 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from . import __version__
@@ -24,25 +25,47 @@ SHUTDOWN_TIMEOUT = 2.0  # seconds open connections get after the drain
 def serve(args: argparse.Namespace) -> int:
     """Ctrl-C before the server listens (its modules importing, the app being built: about half a
     second, before `run` hears SIGINT itself) is one line and 130, as while the command line is read:
-    it was a KeyboardInterrupt traceback."""
+    it was a KeyboardInterrupt traceback. A SIGTERM then is one line and 143: it ended the worker at
+    once (-15), the espeak child started early left to end on its own, where a SIGTERM once `run`
+    hears it is a drain."""
     listening: list[bool] = []  # once `run` is called: its own SIGINT handling takes over
     try:
-        return _serve(args, listening)
+        with sigterm_ends_the_start():
+            return _serve(args, listening)
+    except StartTerminated:  # only before `run` takes the signal (then it drains)
+        return terminated_before_it_began("serve")
     except KeyboardInterrupt:
         if listening:
             raise
         return interrupted_before_it_began("serve")
 
 
+class StartTerminated(KeyboardInterrupt):
+    """SIGTERM before `run` takes it: the start unwinds as for a Ctrl-C (the state dir, the child)."""
+
+
+def _start_terminated(signum: int, frame: Any) -> None:
+    # one is enough (coreutils `timeout` sends two): a second would cut the unwinding of the first
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    raise StartTerminated
+
+
+@contextlib.contextmanager
+def sigterm_ends_the_start() -> Iterator[None]:
+    """SIGTERM raises `StartTerminated` until `run`'s loop takes it (in the main thread only: only it
+    may set a handler); the handler before is put back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _start_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
-    from .access import ANY_ORIGIN, loopback_bind
-    from .app import build_app
-    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
-    from .config_sources import env_name, load_settings
-    from .engine_options import check_engine_settings
-    from .files import locked_directory
-    from .paths import make_private_dir
-    from .server import ListenFailed, run
+    from .config_sources import load_settings
 
     try:
         settings = load_settings(args)
@@ -54,7 +77,27 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     state_dir = settings.resolved_state_dir()
-    held = contextlib.ExitStack()
+    # Let go whatever ends the command (a Ctrl-C or SIGTERM during the imports below too): the state
+    # dir, and an espeak child started early that no engine took (it ran on after the worker's end)
+    with contextlib.ExitStack() as held:
+        refusal = hold_state_dir(state_dir, held)
+        if refusal is not None:
+            return refusal
+        loads_an_engine = settings.queue == "local" or settings.role != "api"
+        if settings.backend == "espeak" and settings.espeak_process and loads_an_engine:
+            # its start overlaps the imports below (a ready /health waited for one, then the other)
+            from .engine import espeak_early
+
+            espeak_early.start_early()
+            held.callback(espeak_early.discard)  # one no engine took (a start refused below)
+        return _serve_holding(args, settings, state_dir, listening)
+
+
+def hold_state_dir(state_dir: Path, held: contextlib.ExitStack) -> int | None:
+    """Make the state dir and hold its lock for `held`'s life; the refusal's exit status if not."""
+    from .files import locked_directory
+    from .paths import make_private_dir
+
     try:
         make_private_dir(state_dir)
         # One worker per state dir: two would resume the same interrupted jobs into one log.
@@ -67,6 +110,20 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         )
     except OSError as exc:
         return _refused(f"cannot use the state directory {state_dir}: {exc.strerror or exc}", 1)
+    return None
+
+
+def _serve_holding(
+    args: argparse.Namespace, settings: Settings, state_dir: Path, listening: list[bool]
+) -> int:
+    """The rest of `serve`, with the state dir held: its modules, the start's warnings, the app, `run`."""
+    from .access import ANY_ORIGIN, loopback_bind
+    from .app import build_app
+    from .command_line_secrets import secret_flag_warning, secrets_on_command_line, token_file_warning
+    from .config_sources import env_name
+    from .engine_options import check_engine_settings
+    from .server import ListenFailed, run
+
     logging.getLogger("npu_worker").info(
         "npu-worker %s: backend %s, state dir %s, listening on http://%s%s",
         __version__,
@@ -116,17 +173,16 @@ def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
         logging.getLogger("npu_worker").warning(ROOT_WARNING)
     # After the running section is drained (app on_shutdown), streams of work that will not progress any
     # more are closed within SHUTDOWN_TIMEOUT; their clients re-attach after the restart.
-    with held:  # the state dir stays ours until the process ends
-        try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
-            check_engine_settings(settings)
-            app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
-        except ValueError as exc:
-            return _refused(str(exc), 2)
-        try:
-            listening.append(True)
-            run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
-        except ListenFailed as exc:
-            return _refused(str(exc), 1)
+    try:  # a setting that cannot work: say which, before listening (nothing is loaded yet)
+        check_engine_settings(settings)
+        app = build_app(settings)  # checks what needs the others too (a chunk under one sample)
+    except ValueError as exc:
+        return _refused(str(exc), 2)
+    try:
+        listening.append(True)
+        run(app, settings, shutdown_timeout=SHUTDOWN_TIMEOUT)
+    except ListenFailed as exc:
+        return _refused(str(exc), 1)
     logging.getLogger("npu_worker").info("npu-worker stopped")
     return 0
 
@@ -304,6 +360,12 @@ def interrupted_before_it_began(command: str) -> int:
         f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done", file=sys.stderr
     )
     return 130
+
+
+def terminated_before_it_began(command: str) -> int:
+    """The line and exit status (128 + SIGTERM) of a SIGTERM that came before `command` did anything."""
+    print(f"npu-worker {command}: terminated before it began: nothing was done", file=sys.stderr)
+    return 143
 
 
 if __name__ == "__main__":

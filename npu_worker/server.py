@@ -233,9 +233,6 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
     logging.getLogger("asyncio").addFilter(AcceptFailureThrottle())
 
     async def main() -> None:
-        listener = await listen(
-            app, settings, host=settings.host, port=settings.port, shutdown_timeout=shutdown_timeout
-        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         first: list[tuple[signal.Signals, float]] = []  # the signal that began the stop, and when
@@ -254,9 +251,14 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
             first.append((sig, time.monotonic()))
             stop.set()
 
-        # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright
+        # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright.
+        # Heard before the socket is bound and the app starts: a signal meanwhile is a drain once it has
+        # (a SIGINT was a KeyboardInterrupt traceback, a SIGTERM ended the worker at once)
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, on_signal, sig)
+        listener = await listen(
+            app, settings, host=settings.host, port=settings.port, shutdown_timeout=shutdown_timeout
+        )
         try:
             await stop.wait()
         finally:

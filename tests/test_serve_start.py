@@ -135,6 +135,9 @@ def test_a_state_directory_another_worker_serves_from_is_refused(tmp_path):
             f"npu-worker serve: the state directory {state} is in use by another npu-worker serve "
             "(each worker, and each node of a cluster, needs its own --state-dir)"
         )
+        # its stop is a drain (exit 0) once it serves: a SIGTERM before `run` sets its handlers kills it,
+        # and the refusal came before the first's app was built (the lock is taken before that import)
+        first.log_until("--port 0: listening on port", seconds(30))
     finally:
         first.terminate()
         first.wait(timeout=seconds(30))

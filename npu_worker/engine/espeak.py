@@ -21,7 +21,6 @@ import soxr
 
 from npu_worker.engine.base import EngineInfo, SynthesisRequest, language_code
 from npu_worker.engine.espeak_lib import EspeakLibrary, another_espeak, get_espeak
-from npu_worker.engine.korean_reading import spoken_form
 from npu_worker.engine.text_form import espeak_pieces
 from npu_worker.protocol import DEFAULT_LANG, EmptyText, EngineError, UnknownLanguage, WorkerError
 
@@ -243,7 +242,11 @@ class EspeakEngine:
 def espeak_text(request: SynthesisRequest) -> str:
     """What espeak reads: Korean numbers, units and symbols as words (it read "3.7V" as "삼 칠 V"), and a
     comma where a run without one would outgrow what espeak reads whole (`text_form.espeak_pieces`:
-    it dropped the rest of a long Korean clause, a third of a passage without punctuation)."""
+    it dropped the rest of a long Korean clause, a third of a passage without punctuation). The reader
+    loads at the first text (an engine's load speaks one): `serve`'s engine reads none in the worker's
+    process, its child does, and the reader's patterns cost ≈ 0.3 s of CPU there before a ready `/health`."""
+    from npu_worker.engine.korean_reading import spoken_form
+
     pieces = espeak_pieces(spoken_form(request.text, request.lang))
     return pieces[0] if len(pieces) == 1 else ", ".join(piece.rstrip() for piece in pieces)
 

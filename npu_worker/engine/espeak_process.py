@@ -15,7 +15,6 @@ import itertools
 import logging
 import os
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +25,7 @@ import numpy as np
 
 from ..deadline_thread import Armed
 from ..protocol import EngineError, ModelLoadError, WorkerError
+from . import espeak_early
 from .base import SynthesisRequest
 from .espeak import EspeakEngine
 from .espeak_child import (
@@ -74,13 +74,10 @@ class ChildEspeak:
     """One espeak-ng child process and what it said about itself at start (the library's face that
     `EspeakEngine` looks voices up on)."""
 
-    def __init__(self) -> None:
-        # -P: the working directory (perhaps world-writable) is not put on the child's import path
-        command = [sys.executable, "-P", "-m", "npu_worker.engine.espeak_child"]
+    def __init__(self, process: subprocess.Popen[bytes] | None = None) -> None:
+        """`process`: a child already started (`espeak_early`), whose `READY` is read here."""
         try:
-            self._process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0
-            )
+            self._process = process if process is not None else espeak_early.spawn()
         except OSError as error:
             raise ModelLoadError(f"cannot start espeak-ng's process: {error}") from error
         assert self._process.stdin is not None and self._process.stdout is not None
@@ -332,12 +329,26 @@ class ChildEspeak:
 _STOP_ANSWER = f"a stop of its request within {STOP_SECONDS:g} s"
 
 
+def first_child() -> ChildEspeak:
+    """An engine's child at its load: the one `serve` started before its imports (the first engine to
+    load: the main one, the lanes open after it), else a new one. One that has ended before it was
+    taken (killed meanwhile: the OOM killer, an operator) is replaced, as it would have been started
+    then: it failed the load, and the worker served nothing until a restart."""
+    early = espeak_early.take()
+    if early is not None and early.poll() is not None:
+        log.warning("espeak-ng's process started early had ended (%s); starting another", early.returncode)
+        espeak_early.close_pipes(early)
+        early = None
+    return ChildEspeak(early)
+
+
 class EspeakProcessEngine(EspeakEngine):
     """`EspeakEngine` whose synthesis runs in a child process (one per engine: a preview lane is a
     second child). Same chunks, same sample rate, same cache identity."""
 
     def __init__(self) -> None:
-        super().__init__(ChildEspeak)  # type: ignore[arg-type]  # the library's face: voices, rates
+        # the library's face (voices, rates): the child `serve` started early, else a new one
+        super().__init__(first_child)  # type: ignore[arg-type]
         # The engine's close and a child's start again (another thread's: the shutdown's): a close
         # during a start closed the dead child only, and the new one made the request and ran on after
         # the engine had closed, until the worker's exit. The start itself holds no lock (one that

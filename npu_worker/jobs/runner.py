@@ -107,9 +107,10 @@ class Runner:
     def join(self, timeout: float) -> None:
         """Until the engine thread, the preview lanes and then the finisher (what it still had to end) are done."""
         deadline = time.monotonic() + timeout
-        for thread in (self._thread, *self.lanes.threads):
-            if thread is not None:
-                thread.join(max(0.0, deadline - time.monotonic()))
+        if self._thread is not None:  # first: the lanes it opened after a join began went unwaited
+            self._thread.join(max(0.0, deadline - time.monotonic()))
+        for thread in self.lanes.threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
         self.finisher.join(max(0.0, deadline - time.monotonic()))
 
     @property
@@ -178,7 +179,8 @@ class Runner:
             pauses = self.preempts and getattr(self.engine, "preemptible", False)
             self.admission.attach_interrupt(interrupt, preempts=pauses)
         log.info("engine ready in %.2fs: %s on %s", self.load_seconds, info.backend, info.device)
-        self.lanes.open(self.engine)
+        if not self.admission.stopping:  # a shutdown during the load: no previews will come
+            self.lanes.open(self.engine)
         return True
 
     def stop_loading(self) -> None:
