@@ -149,8 +149,8 @@ async def prepare_speech(
     gone: Callable[[], Awaitable[object]] | None = None,
 ) -> tuple[SpeechRequest, AudioFormat, SpeechRun]:
     """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent.
-    `gone`: as `synth_params`' (a batch's items have none: `unless_hung_up` stops them all at once,
-    where an item that ended with its own hang-up would end the gather and leave the others running)."""
+    `gone`: as `synth_params`' (a batch's items have none: `all_unless_hung_up` stops them all at
+    once, where an item that ended with its own hang-up would end the batch's wait before the others)."""
     scheduler = request.app[SCHEDULER_KEY]
     speech = parse_speech_request(body, request.app[LIMITS_KEY])
     del body  # (its bytes, up to --max-body-bytes, are not kept while an inline ref_audio waits to decode)
