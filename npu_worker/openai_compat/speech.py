@@ -219,9 +219,11 @@ def voice_refused(error: WorkerError, speech: SpeechRequest | None, params: Synt
 async def create_speech(request: web.Request) -> web.StreamResponse:
     gone = functools.partial(until_caller_gone, request)  # (an inline ref_audio's wait for a decode slot)
     speech, fmt, run = await prepare_speech(request, await read_body(request), gone)
+    sse = speech.stream_format == "sse"
+    del speech  # (its inline ref_audio, decoded, out of the body budget: not kept while the audio streams)
     watch = asyncio.create_task(cancel_when_gone(request, run))
     try:
-        if speech.stream_format == "sse":
+        if sse:
             return await stream_sse(request, run, fmt)
         return await stream_audio(request, run, fmt)
     finally:
