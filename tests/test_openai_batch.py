@@ -110,7 +110,7 @@ async def test_a_batch_keeps_an_items_inline_ref_audio_only_while_it_is_counted(
     """The parsed batch (up to --max-body-bytes of base64 `ref_audio`, out of the body budget once
     read) was kept for the whole batch, and each item's decoded audio while it was spoken: while an
     item waits for a decode slot only its decoded audio is alive (counted in the budget), and
-    once it is spoken neither is."""
+    once it is spoken neither is; nor is an item that failed at once (a 3 MB string)."""
     engine = ToneEngine()
     engine.gate = gate = ChunkGate()
     client = await worker(engine, voice_decodes=1, voice_decode_wait=seconds(30))
@@ -119,7 +119,8 @@ async def test_a_batch_keeps_an_items_inline_ref_audio_only_while_it_is_counted(
         "response_format": "wav",
         "ref_text": "참조",
         "items": [
-            {"input": "하나.", "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode()}
+            {"input": "하나.", "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode()},
+            "x" * 3_000_000,  # no item (an error of its own) is kept either
         ],
     }
     slots, budget, go_on = client.app[DECODE_SLOTS_KEY], client.app[BODY_BUDGET_KEY], threading.Event()

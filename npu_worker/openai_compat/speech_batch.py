@@ -41,7 +41,7 @@ async def batch_item(request: web.Request, index: int, items: list[Any]) -> Spee
     that item's `InternalError` (logged), never the batch's end with the other items left running."""
     try:
         if not isinstance(items[index], dict):  # a string item is not a body to read as JSON
-            wire.convert(items[index], SpeechBody)  # BadRequest: Expected `object`, got `str`
+            wire.convert(taken(items, index), SpeechBody)  # BadRequest: Expected `object`, got `str`
         speech, fmt, run = await prepare_speech(request, taken(items, index))
         del speech  # (its inline ref_audio, decoded: not kept while the item is spoken)
         try:
