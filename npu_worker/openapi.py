@@ -24,8 +24,8 @@ from .openapi_refusals import (
     WEBSOCKET_REFUSAL,
     error_refs,
     refusal_responses,
-    retry_after_header,
     with_route_refusals,
+    with_status_waits,
 )
 
 JSON = "application/json"
@@ -387,25 +387,13 @@ SECURITY_SCHEMES = {
 }
 
 
-def _with_health_wait(paths: dict[str, Any]) -> dict[str, Any]:
-    """`/health`'s and `/ready`'s 503 with the `Retry-After` of a request refused for its reason (the
-    table is read once the server's modules have loaded); `/ready`'s also for a full queue, a shutdown."""
-    from .protocol import Loading, QueueFull, QueueUnavailable
-
-    waits = {"/health": (Loading, QueueUnavailable), "/ready": (Loading, QueueUnavailable, QueueFull)}
-    for path, kinds in waits.items():
-        responses = paths[path]["get"]["responses"]
-        responses["503"] = {**responses["503"], "headers": {"Retry-After": retry_after_header(*kinds)}}
-    return paths
-
-
 @functools.cache
 def document() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
         "info": {"title": "npu-worker", "version": PROTOCOL_VERSION},
         "security": [{"bearer": []}, {"query_token": []}],
-        "paths": _with_health_wait(with_route_refusals(PATHS)),
+        "paths": with_status_waits(with_route_refusals(PATHS)),
         "components": {
             "schemas": schemas(),
             "responses": refusal_responses(),

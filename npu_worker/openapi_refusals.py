@@ -6,10 +6,7 @@ document cannot promise a refusal header or a status the server does not send, n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .errors import WorkerError
+from typing import Any
 
 ERROR = {"$ref": "#/components/responses/Error"}
 OPENAI_ERROR = {"$ref": "#/components/responses/OpenAIError"}
@@ -106,16 +103,46 @@ def _refusal_headers() -> dict[str, Any]:
     }
 
 
-def retry_after_header(*kinds: type[WorkerError]) -> dict[str, Any]:
-    """`Retry-After` as the refusals of `kinds` (all of `RETRY_AFTER`'s when none) carry it: seconds."""
+def retry_after_header() -> dict[str, Any]:
+    """`Retry-After` as every refusal that carries it does (`RETRY_AFTER`): seconds."""
     from .http_compat.bodies import RETRY_AFTER
 
-    waits = {kind: seconds for kind, seconds in RETRY_AFTER.items() if not kinds or kind in kinds}
-    said = ", ".join(f"{seconds} on a {kind.http_status} {kind.name}" for kind, seconds in waits.items())
+    said = ", ".join(
+        f"{seconds} on a {kind.http_status} {kind.name}" for kind, seconds in RETRY_AFTER.items()
+    )
     return {
         "description": f"seconds to wait before sending it again: {said}",
-        "schema": {"type": "integer", "enum": sorted(set(waits.values()))},
+        "schema": {"type": "integer", "enum": sorted(set(RETRY_AFTER.values()))},
     }
+
+
+def with_status_waits(paths: dict[str, Any]) -> dict[str, Any]:
+    """`/health`'s and `/ready`'s 503 with their `Retry-After`: when to ask again, in each state they
+    report, as long as a request refused then is told to wait. In their own words: the refusals' wording
+    ("5 on a 429 QueueFull") read as if `/ready` answered a 429, which it never does."""
+    from .http_compat.bodies import RETRY_AFTER
+    from .protocol import Loading, QueueFull, QueueUnavailable
+
+    loading = (Loading, "the engine loads, the kept jobs are read, or (an api node) no engine node is alive")
+    states = {
+        "/health": (loading, (QueueUnavailable, "the shared queue (Redis) is unreachable")),
+        "/ready": (
+            loading,
+            (QueueUnavailable, "the shared queue (Redis) is unreachable or full"),
+            (QueueFull, "the queue is full or the worker shuts down"),
+        ),
+    }
+    for path, reported in states.items():
+        said = "; ".join(
+            f"{RETRY_AFTER[kind]} while {state} (a request is told {kind.name})" for kind, state in reported
+        )
+        header = {
+            "description": f"seconds to wait before asking again: {said}",
+            "schema": {"type": "integer", "enum": sorted({RETRY_AFTER[kind] for kind, _ in reported})},
+        }
+        responses = paths[path]["get"]["responses"]
+        responses["503"] = {**responses["503"], "headers": {"Retry-After": header}}
+    return paths
 
 
 def _should_retry_header() -> dict[str, Any]:

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import threading
 import tracemalloc
 
 from npu_worker.app_keys import BODY_BUDGET_KEY, DECODE_SLOTS_KEY
 from tests.openai_support import tone_wav
 from tests.test_openai_voices import upload
-from tests.timing import seconds
+from tests.test_ws_support import ChunkGate
+from tests.timing import seconds, until
+from tests.tone_engine import ToneEngine
 
 
 async def waits_holding(client, send, expected: int, meanwhile=None) -> int:
@@ -195,3 +198,36 @@ async def test_inline_ref_audio_whose_caller_hangs_up_while_it_waits_for_a_decod
             await answer.read()
 
     await hangs_up_while_it_waits(client, send, len(audio))
+
+
+async def test_a_speech_requests_decoded_ref_audio_is_not_kept_while_its_audio_streams(worker):
+    """`create_speech` kept the parsed request, and in it the inline ref_audio's decoded bytes (up to
+    three quarters of --max-body-bytes, out of the body budget), for as long as the audio streamed.
+    (The decode thread's executor lets its arguments go a moment after the result: polled.)"""
+    engine = ToneEngine()
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine)
+    audio = tone_wav(seconds_long=25.0, rate=48000)  # 2.4 MB
+    body = {
+        "model": "tts-1",
+        "input": "가" * 20,  # 0.4 s: 4 chunks
+        "response_format": "wav",
+        "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode(),
+        "ref_text": "참조",
+    }
+    raw = json.dumps(body).encode()  # (made before tracing starts: the worker's blocks are traced)
+
+    def large() -> list[int]:
+        return [trace.size for trace in tracemalloc.take_snapshot().traces if trace.size > len(audio) // 2]
+
+    gate.allow(1)
+    tracemalloc.start(1)
+    try:  # its head and first audio come once the handler streams (the gate holds the rest)
+        answer = await client.post("/v1/audio/speech", data=raw, headers={"Content-Type": "application/json"})
+        await until(lambda: not large(), "no block of the audio's size while it streams")
+    finally:
+        tracemalloc.stop()
+        gate.open()
+    async with answer:
+        assert answer.status == 200
+        await answer.read()

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import io
 import json
+import threading
+import tracemalloc
 import wave
 
-from tests.openai_support import RATE, decode, expected_samples, hang_up_after_two_chunks
+from npu_worker.app_keys import BODY_BUDGET_KEY, DECODE_SLOTS_KEY, SCHEDULER_KEY
+from tests.openai_support import RATE, decode, expected_samples, hang_up_after_two_chunks, tone_wav
 from tests.test_ws_support import ChunkGate
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -75,3 +80,74 @@ async def test_a_batch_is_bounded_in_items_and_in_characters(worker):
     async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
         assert response.status == 400
         assert (await response.json())["error"]["param"] == "items"
+
+
+async def test_an_item_that_fails_unexpectedly_is_its_own_error_and_the_others_are_made(worker):
+    """An engine at 22 050 Hz: libsndfile cannot encode opus at that rate (a RuntimeError, no
+    WorkerError). It ended the batch's gather: the whole batch was a 500 while the other item went on
+    being made for nobody."""
+    engine = ToneEngine(sample_rate=22050, chunk_seconds=0.05, delay_per_chunk=0.01)
+    client = await worker(engine)
+    items = [{"input": "가", "response_format": "opus"}, {"input": "나" * 40, "response_format": "wav"}]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        assert response.status == 200, await response.text()
+        result = await response.json()
+        running = client.app[SCHEDULER_KEY].jobs_running()
+    assert running == 0
+    failed, made = result["results"]
+    assert failed["status"] == "error" and failed["error"]["code"] == "InternalError", failed
+    assert failed["error"]["type"] == "server_error" and "incident" in failed["error"]["message"]
+    samples, rate = decode(base64.b64decode(made["audio_data"]), "wav")
+    assert (made["status"], rate, samples.size) == ("success", 22050, 40 * 441)
+    assert (result["succeeded"], result["failed"]) == (1, 1)
+
+
+def blocks_over(size: int) -> list[int]:
+    return [trace.size for trace in tracemalloc.take_snapshot().traces if trace.size > size]
+
+
+async def test_a_batch_keeps_an_items_inline_ref_audio_only_while_it_is_counted(worker):
+    """The parsed batch (up to --max-body-bytes of base64 `ref_audio`, out of the body budget once
+    read) was kept for the whole batch, and each item's decoded audio while it was spoken: while an
+    item waits for a decode slot only its decoded audio is alive (counted in the budget), and
+    once it is spoken neither is; nor is an item that failed at once (a 3 MB string)."""
+    engine = ToneEngine()
+    engine.gate = gate = ChunkGate()
+    client = await worker(engine, voice_decodes=1, voice_decode_wait=seconds(30))
+    audio = tone_wav(seconds_long=25.0, rate=48000)  # 2.4 MB; its base64 3.2 MB
+    body = {
+        "response_format": "wav",
+        "ref_text": "참조",
+        "items": [
+            {"input": "하나.", "ref_audio": "data:audio/wav;base64," + base64.b64encode(audio).decode()},
+            "x" * 3_000_000,  # no item (an error of its own) is kept either
+        ],
+    }
+    slots, budget, go_on = client.app[DECODE_SLOTS_KEY], client.app[BODY_BUDGET_KEY], threading.Event()
+
+    raw = json.dumps(body).encode()  # (made before tracing starts: the worker's blocks are traced)
+
+    async def send() -> dict:
+        headers = {"Content-Type": "application/json"}
+        async with client.post("/v1/audio/speech/batch", data=raw, headers=headers) as answer:
+            return await answer.json()
+
+    busy = asyncio.create_task(slots.run(go_on.wait, seconds(30), holding=0))
+    tracemalloc.start(1)
+    try:
+        await asyncio.sleep(0.05)  # (the app's one decode slot is taken)
+        request = asyncio.create_task(send())
+        await until(lambda: budget.held == len(audio), "the item waiting for a decode slot")
+        waiting = blocks_over(len(audio) // 2)
+        go_on.set()
+        await until(lambda: engine.calls, "the item being spoken")  # (the gate holds its first chunk)
+        await until(lambda: not blocks_over(len(audio) // 2), "the item's audio let go while it is spoken")
+        gate.open()
+        result = await request
+    finally:
+        tracemalloc.stop()
+        go_on.set()
+        gate.open()
+        await busy
+    assert len(waiting) == 1 and len(audio) <= waiting[0] < len(audio) + 1024, waiting  # the decoded audio
+    assert result["succeeded"] == 1, result

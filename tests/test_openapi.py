@@ -4,6 +4,7 @@ are the ones the wire model validates with."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import yaml
@@ -111,3 +112,17 @@ async def test_every_field_of_a_streamed_line_is_documented(worker, tmp_path):
         schema = paths[path][method]["responses"]["200"]["content"]["application/x-ndjson"]["schema"]
         for line in lines:
             assert set(line) <= _declared(schema, line["event"]), (path, line)
+
+
+def test_a_routes_own_header_words_name_only_statuses_it_answers():
+    """`/ready`'s 503 said its Retry-After was "5 on a 429 QueueFull" (the refusals' generic wording),
+    yet `/ready` never answers 429: a route's own header descriptions name only its own statuses."""
+    found = []
+    for path, item in openapi.document()["paths"].items():
+        for method, operation in item.items():
+            answered = {status for status in operation["responses"] if status.isdigit()}
+            for status, response in operation["responses"].items():
+                for name, header in response.get("headers", {}).items():
+                    named = set(re.findall(r"\b[1-5]\d\d\b", header.get("description", "")))
+                    found += [f"{method} {path} {status} {name}: {n}" for n in sorted(named - answered)]
+    assert found == []

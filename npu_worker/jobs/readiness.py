@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.base import DecoderCalls, EngineInfo
-from ..protocol import JobNotFound, Loading, WorkerError
+from ..protocol import JobNotFound, Loading, QueueFull, WorkerError
 from .admission import Admission
 from .model import Job, KeptJob
 from .recovery import Recovery
@@ -92,6 +92,11 @@ class Readiness:
                     subscription.finish()
 
     @property
+    def draining(self) -> bool:
+        """True once shutdown began: no new section starts."""
+        return self.admission.stopping
+
+    @property
     def loaded(self) -> bool:
         return self.info is not None
 
@@ -119,9 +124,12 @@ class Readiness:
         return {"queue_backend": "local"}
 
     def check_accepting(self) -> None:
-        """Raise what every request would get now (Loading, ModelLoadError): a request of several
-        parts (an OpenAI batch) is refused whole instead of failing part by part."""
+        """Raise what every request would get now (Loading, ModelLoadError, QueueFull once shutdown
+        began, as `/ready` says in that order): a request of several parts (an OpenAI batch) is refused
+        whole instead of failing part by part."""
         if self.load_error is not None:
             raise self.load_error
         if self.info is None:
             raise self.loading()
+        if self.draining:
+            raise QueueFull("the worker is shutting down")

@@ -134,11 +134,6 @@ class Scheduler(JobListening):
         self.store.prepare()
         self.cache.prepare()
 
-    @property
-    def draining(self) -> bool:
-        """True once shutdown began: no new section starts."""
-        return self.admission.stopping
-
     async def drain(self, grace: float) -> None:
         """Start no new section; let the running one finish within `grace` seconds, else cancel it
         (`shutdown.py`). Queued sections of batch jobs stay in their logs and resume after a restart."""

@@ -149,8 +149,8 @@ async def prepare_speech(
     gone: Callable[[], Awaitable[object]] | None = None,
 ) -> tuple[SpeechRequest, AudioFormat, SpeechRun]:
     """Validate everything, then queue the job: every mistake is a 4xx before any byte is sent.
-    `gone`: as `synth_params`' (a batch's items have none: `unless_hung_up` stops them all at once,
-    where an item that ended with its own hang-up would end the gather and leave the others running)."""
+    `gone`: as `synth_params`' (a batch's items have none: `all_unless_hung_up` stops them all at
+    once, where an item that ended with its own hang-up would end the batch's wait before the others)."""
     scheduler = request.app[SCHEDULER_KEY]
     speech = parse_speech_request(body, request.app[LIMITS_KEY])
     del body  # (its bytes, up to --max-body-bytes, are not kept while an inline ref_audio waits to decode)
@@ -219,9 +219,11 @@ def voice_refused(error: WorkerError, speech: SpeechRequest | None, params: Synt
 async def create_speech(request: web.Request) -> web.StreamResponse:
     gone = functools.partial(until_caller_gone, request)  # (an inline ref_audio's wait for a decode slot)
     speech, fmt, run = await prepare_speech(request, await read_body(request), gone)
+    sse = speech.stream_format == "sse"
+    del speech  # (its inline ref_audio, decoded, out of the body budget: not kept while the audio streams)
     watch = asyncio.create_task(cancel_when_gone(request, run))
     try:
-        if speech.stream_format == "sse":
+        if sse:
             return await stream_sse(request, run, fmt)
         return await stream_audio(request, run, fmt)
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
+from collections.abc import Coroutine
 from typing import Any
 
 import numpy as np
@@ -18,6 +19,7 @@ from .. import wire
 from ..app_keys import LIMITS_KEY, SCHEDULER_KEY
 from ..http_compat.hang_up import send_within, until_caller_gone
 from ..http_compat.request_body import read_body
+from ..incidents import internal_error
 from ..protocol import TextTooLong, TooManySections, WorkerError
 from .bodies import SpeechBatchResult, SpeechItem
 from .core import engine_info
@@ -33,12 +35,15 @@ BATCH_MAX_ITEMS = 64  # every item's audio is held until the answer is written: 
 BATCH_TEXT_FACTOR = 4  # a batch's inputs together: at most 4 x --max-text-chars characters
 
 
-async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
-    """One item: its audio base64-encoded, or its error (OpenAI's error object); never raises."""
+async def batch_item(request: web.Request, index: int, items: list[Any]) -> SpeechItem:
+    """One item (taken out of `items`, so its inline `ref_audio` leaves memory once decoded): its
+    audio base64-encoded, or its error (OpenAI's error object); never raises. An unexpected failure is
+    that item's `InternalError` (logged), never the batch's end with the other items left running."""
     try:
-        if not isinstance(body, dict):  # a string item is not a body to read as JSON: only objects are
-            wire.convert(body, SpeechBody)  # BadRequest: Expected `object`, got `str`
-        speech, fmt, run = await prepare_speech(request, body)
+        if not isinstance(items[index], dict):  # a string item is not a body to read as JSON
+            wire.convert(taken(items, index), SpeechBody)  # BadRequest: Expected `object`, got `str`
+        speech, fmt, run = await prepare_speech(request, taken(items, index))
+        del speech  # (its inline ref_audio, decoded: not kept while the item is spoken)
         try:
             chunks = [samples async for samples in run.audio()]
         finally:
@@ -49,6 +54,9 @@ async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
         data = await asyncio.to_thread(encode_whole, audio, sample_rate, fmt)
     except WorkerError as error:
         return SpeechItem(index=index, status="error", error=openai_error(error)[0])
+    except Exception as exc:  # noqa: BLE001 - one item's bug is its own error, the others go on
+        unexpected = internal_error(log, exc, "in item %d of a speech batch", index)
+        return SpeechItem(index=index, status="error", error=openai_error(unexpected)[0])
     return SpeechItem(
         index=index,
         status="success",
@@ -59,21 +67,40 @@ async def batch_item(request: web.Request, index: int, body: Any) -> SpeechItem:
     )
 
 
-async def unless_hung_up(request: web.Request, work: asyncio.Future[list[SpeechItem]]) -> list[SpeechItem]:
-    """The batch's items, or ConnectionResetError once its caller has gone: the answer is written only
-    at the end, so no failed write would tell, and the items (cancelled with `work`) would keep the
-    engine busy for nobody."""
+def taken(items: list[Any], index: int) -> Any:
+    """`items[index]`, no longer in `items`: the one reference left is the parser's, which drops it
+    once parsed (a batch body holds up to --max-body-bytes of base64 `ref_audio`, out of the body
+    budget once read)."""
+    item, items[index] = items[index], None
+    return item
+
+
+async def all_unless_hung_up(
+    request: web.Request, items: list[Coroutine[Any, Any, SpeechItem]]
+) -> list[SpeechItem]:
+    """Every item's result, or ConnectionResetError once the caller has gone: the answer is written
+    only at the end, so no failed write would tell. Whatever ends the wait (a hang-up, an item that
+    raised after all, this handler cancelled) stops every item still running and waits for it to stop:
+    none goes on keeping the engine busy for nobody."""
+    tasks = [asyncio.ensure_future(item) for item in items]
+    del items
     gone = asyncio.ensure_future(until_caller_gone(request))
-    racing: list[asyncio.Future[Any]] = [work, gone]
     try:
-        await asyncio.wait(racing, return_when=asyncio.FIRST_COMPLETED)
-        if not work.done():
-            log.info("the caller of a speech batch hung up; its items stop")
-            raise ConnectionResetError("the caller hung up")
-        return work.result()
+        waiting: set[asyncio.Future[Any]] = set(tasks)
+        while waiting:
+            done, waiting = await asyncio.wait(waiting | {gone}, return_when=asyncio.FIRST_COMPLETED)
+            if gone in done:
+                log.info("the caller of a speech batch hung up; its items stop")
+                raise ConnectionResetError("the caller hung up")
+            for task in done:
+                task.result()  # (an item raises nothing but a bug: it is the batch's 500 then)
+            waiting.discard(gone)
+        return [task.result() for task in tasks]
     finally:
-        work.cancel()  # a no-op once done
         gone.cancel()
+        for task in tasks:
+            task.cancel()  # a no-op once done
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 @openai_errors
@@ -99,9 +126,8 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     if body.voice_is_used():
         await named_voice(scheduler, body.voice_name())
     merged = body.merged_items()
-    results = await unless_hung_up(
-        request, asyncio.gather(*(batch_item(request, i, item) for i, item in enumerate(merged)))
-    )
+    del body, items  # (each item's fields now only in `merged`, taken out as each item is parsed)
+    results = await all_unless_hung_up(request, [batch_item(request, i, merged) for i in range(len(merged))])
     failed = sum(result.status != "success" for result in results)
     answer = SpeechBatchResult(
         results=results, total=len(results), succeeded=len(results) - failed, failed=failed

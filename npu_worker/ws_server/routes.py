@@ -62,7 +62,9 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
         async for message in messages(ws, deadline):
             deadline.took_message()
             if message.type == WSMsgType.TEXT:
-                await session.on_text(message.data, time.monotonic())
+                handling = session.on_text(message.data, time.monotonic())
+                del message  # (up to --max-body-bytes: not kept while the request it started runs)
+                await handling
             elif message.type == WSMsgType.BINARY:
                 await ws.close(code=WSCloseCode.UNSUPPORTED_DATA, message=b"binary frames are not accepted")
                 break

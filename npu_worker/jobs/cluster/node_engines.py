@@ -115,12 +115,7 @@ class ClusterEngines(Scheduler):
     def check_accepting(self) -> None:
         if self.role == "engine":
             raise Unsupported("this node runs with --role engine; send requests to an api or both node")
-        if self._draining:
-            raise Loading("the worker is shutting down")
-        if self.load_error is not None:
-            raise self.load_error
-        if self.info is None:
-            raise self.loading()
+        super().check_accepting()  # (what a local worker says, and while it shuts down: QueueFull)
 
     def loading(self) -> WorkerError:
         """An api node without an engine alive in the queue is not loading one (/ready, OpenAI routes)."""
