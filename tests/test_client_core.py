@@ -84,15 +84,40 @@ def test_backoff_doubles_from_the_delay_and_is_capped():
 
 def test_a_broken_stream_is_followed_again_after_the_last_seq_each_event_once():
     delivered: list[int] = []
-    collector = BatchCollector(lambda idx, event: delivered.append(event["seq"]))
+    collector = BatchCollector(lambda idx, event: delivered.append(event.get("seq", 0)))
     script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.5))
     cut = ConnectionResetError("cut")
     script.run(collector, [[START, OK0, cut], [OK0, OK1, DONE, None]])  # the replay of seq 2 is dropped
+    lost = {
+        "event": "stream_lost",
+        "job_id": "j1",
+        "after": 2,
+        "error": "the connection broke (ConnectionResetError: cut)",
+    }
     assert script.steps == [
         Follow("POST", "/synth_batch", {"sections": []}),
+        Deliver(lost),  # said before the re-attach: a caller's progress stood still, saying nothing
         Follow("GET", "/jobs/j1/events?after=2", at_once=True),  # answered at once: a short wait
     ]
-    assert delivered == [1, 2, 3, 4]
+    assert delivered == [1, 2, 0, 3, 4]
+
+
+def test_the_loss_of_a_stream_is_said_once_per_loss_with_the_worker_s_words():
+    """A shutting-down worker's last line is said in the `stream_lost` event; re-attaches that bring
+    nothing are no new loss; a stream that brought something and broke again is."""
+    events: list[dict[str, Any]] = []
+    collector = BatchCollector(lambda idx, event: events.append(event))
+    script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.0))
+    # what the drivers send back for the worker's last line (`collector.gap` of its request-level error)
+    shutting = TransportError("the stream failed: ShuttingDown: the worker is shutting down; job j1 …")
+    down = NotConnected("connection refused")
+    answers = [[START, OK0, shutting], down, HEALTHY, down, HEALTHY, [None], [OK1, None], [DONE, None]]
+    script.run(collector, answers)
+    lost = [(e["after"], e["error"]) for e in events if e["event"] == "stream_lost"]
+    assert lost == [
+        (2, "the stream failed: ShuttingDown: the worker is shutting down; job j1 …"),
+        (3, "the stream ended before its done event"),
+    ]
     assert script.result["wav_paths"] == ["/w/0.wav", "/w/1.wav"]
 
 

@@ -20,8 +20,10 @@ from npu_worker.client.errors import InvalidArgument, Stalled, TransportError, W
 ProgressCallback = Callable[[int, dict[str, Any]], Any]
 
 # Events that are not entries of the job log: keepalives, the polling mode's status snapshots, and the
-# client's own `waiting` (the worker answered "not now" with a Retry-After: it loads, its queue is full).
-UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting"})
+# client's own `waiting` (the worker answered "not now" with a Retry-After: it loads, its queue is full)
+# and `stream_lost` (the stream broke before `done`: the client re-attaches).
+UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting", "stream_lost"})
+NO_PROGRESS_EVENTS = frozenset({"heartbeat", "stream_lost"})  # they move the job on by nothing
 
 
 @dataclass
@@ -104,7 +106,7 @@ class BatchCollector:
                 return None
             self.last_seq = seq
             self._record(kind, event)
-        if kind != "heartbeat":  # a status is delivered only when it changed
+        if kind not in NO_PROGRESS_EVENTS:  # a status is delivered only when it changed
             self.progressed_at = self.clock()
         self.delivered += 1
         if self.on_progress is None:
