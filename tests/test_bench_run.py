@@ -15,7 +15,7 @@ import pytest
 from npu_worker.app_keys import SETTINGS_KEY
 from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, read_baseline, texts_digest
 from npu_worker.bench.cli import main as bench_main
-from npu_worker.bench.load import LoadConfig, run_load
+from npu_worker.bench.load import LanguageRefused, LoadConfig, run_load
 from npu_worker.bench.report import markdown, summarize_runs, write_report
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -251,10 +251,26 @@ async def test_a_texts_file_that_holds_no_texts_is_one_line(tmp_path, capsys, co
 
 async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
     """A /ws refusal is an `error` without idx and no `done`: it was waited on until the timeout."""
-    result = await bench(await worker(None), transports=("ws",), lang="xx", timeout=10.0)
-    records = result["records"]
-    assert records and all(r["error"].startswith("UnknownLanguage: ") for r in records), records
-    assert not any(r["timeout"] for r in records)
+    with pytest.raises(LanguageRefused, match=r"^the worker does not speak --lang xx: UnknownLanguage: "):
+        await bench(await worker(None), transports=("ws",), lang="xx", timeout=10.0)
+
+
+@pytest.mark.parametrize("transport", ["ws", "http"])
+async def test_a_language_the_worker_refuses_ends_the_run_at_its_first_refusal(
+    worker, tmp_path, capsys, transport
+):
+    """`--lang zz`: every request of the whole run was sent and refused, then it exited 1 with a report
+    of failures; the first refusal now ends it, naming the flag, with no report and no more requests."""
+    server = await worker(None)  # espeak-ng: it knows its languages before anything queues
+    argv = ["bench", "--base", base_of(server), "--rps", "20", "--duration", "2", "--requests", "40"]
+    argv += ["--transports", transport, "--lang", "zz", "--out", str(tmp_path / "run")]
+    argv += ["--wav-dir", str(server.app[SETTINGS_KEY].output_roots[0])]
+    code = await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("npu-worker bench: the worker does not speak --lang zz: UnknownLanguage: "), err
+    assert err.count("\n") == 1, err  # no `ws at 20/s: 40 requests, 40 failed` line: the rate was cut short
+    assert not list(tmp_path.glob("run*")), "a run refused before it measured anything wrote a report"
 
 
 def report_of(result: dict) -> dict:

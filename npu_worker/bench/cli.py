@@ -22,6 +22,7 @@ from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_f
 from npu_worker.bench.load import (
     MAX_REQUESTS,
     AccessRefused,
+    LanguageRefused,
     LoadConfig,
     NotAWorker,
     TargetNotAllowed,
@@ -322,7 +323,7 @@ def run_bench_command(args: argparse.Namespace) -> int:
     load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
-    except (NotAWorker, AccessRefused) as exc:
+    except (NotAWorker, AccessRefused, LanguageRefused) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
     except (OSError, aiohttp.ClientError) as exc:
