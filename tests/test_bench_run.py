@@ -255,7 +255,7 @@ async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
         await bench(await worker(None), transports=("ws",), lang="xx", timeout=10.0)
 
 
-@pytest.mark.parametrize("transport", ["ws", "http"])
+@pytest.mark.parametrize("transport", ["ws", "http", "fragments"])
 async def test_a_language_the_worker_refuses_ends_the_run_at_its_first_refusal(
     worker, tmp_path, capsys, transport
 ):
@@ -263,8 +263,11 @@ async def test_a_language_the_worker_refuses_ends_the_run_at_its_first_refusal(
     of failures; the first refusal now ends it, naming the flag, with no report and no more requests."""
     server = await worker(None)  # espeak-ng: it knows its languages before anything queues
     argv = ["bench", "--base", base_of(server), "--rps", "20", "--duration", "2", "--requests", "40"]
-    argv += ["--transports", transport, "--lang", "zz", "--out", str(tmp_path / "run")]
-    argv += ["--wav-dir", str(server.app[SETTINGS_KEY].output_roots[0])]
+    argv += ["--lang", "zz", "--out", str(tmp_path / "run")]
+    if transport == "fragments":  # the stream socket's `session.config` is refused: each text was
+        argv += ["--mode", "fragments"]
+    else:
+        argv += ["--transports", transport, "--wav-dir", str(server.app[SETTINGS_KEY].output_roots[0])]
     code = await asyncio.to_thread(bench_main, argv)
     err = capsys.readouterr().err
     assert code == 2, err

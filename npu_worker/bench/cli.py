@@ -276,7 +276,7 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         return 2
     try:
         result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
-    except (NotAWorker, AccessRefused) as exc:
+    except (NotAWorker, AccessRefused, LanguageRefused) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
     except (OSError, aiohttp.ClientError) as exc:
