@@ -57,8 +57,20 @@ def test_an_uploaded_voice_is_offered_picked_and_spoken_with(open_player: Any) -
     assert spoken.ref_wav is not None and spoken.ref_wav.endswith("/voices/teacher.wav")
     assert spoken.ref_text == "안녕하세요 여러분"
 
+    # The voice picked, deleted meanwhile: the next list falls back to the default and says so.
+    gone = page.request.delete(
+        worker.url + "v1/audio/voices/teacher", headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert gone.status == 200, gone.text()
+    page.click("#voices-refresh")
+    wait_for(page, "!s.voices.offered.includes('teacher')")
+    assert snapshot(page)["voices"]["note"] == (
+        "the voice teacher is no longer offered: Play speaks with the worker's default"
+    )
+    assert page.input_value("#voice") == ""
+
     lists = [r for r in requests if r.url.endswith("/v1/audio/voices")]
-    assert len(lists) == 2
+    assert len(lists) == 3
     assert all(r.headers.get("authorization") == f"Bearer {TOKEN}" for r in lists)
     # Beside the address typed (read once, then out of the address bar), only the socket's URL holds it.
     fetched = [r.url for r in requests if r.resource_type != "document" and not r.url.startswith("ws")]
@@ -78,10 +90,9 @@ def test_a_voice_list_refused_for_want_of_a_token_is_explained(open_player: Any)
     )
 
 
-def hostile_voices(count: int) -> web.Application:
+def hostile_voices(count: int, received: list[dict[str, Any]]) -> web.Application:
     """A rogue worker whose voice list holds HTML and over-long names among `count` good ones, and whose
-    /ws records the request it was sent."""
-    received: list[dict[str, Any]] = []
+    /ws records in `received` the request it was sent."""
     hostile = [
         "<img src=x onerror=\"document.title='owned'\">",
         "</option><script>document.title='owned'</script>",
@@ -102,14 +113,12 @@ def hostile_voices(count: int) -> web.Application:
             pass
         return socket
 
-    app = serving(ws, voices_body={"object": "list", "voices": [v["name"] for v in data], "data": data})
-    app["received"] = received
-    return app
+    return serving(ws, voices_body={"object": "list", "voices": [v["name"] for v in data], "data": data})
 
 
 def test_hostile_names_are_never_markup_and_thousands_of_voices_are_bounded(browser: Any) -> None:
-    app = hostile_voices(3000)
-    with rogue_page(browser, app) as (page, console):
+    received: list[dict[str, Any]] = []
+    with rogue_page(browser, hostile_voices(3000, received)) as (page, console):
         wait_for(page, "s.worker.state === 'ready' && s.voices.offered.length > 1")
         state = snapshot(page)
         assert state["voices"]["offered"][:3] == ["", "voice0", "voice1"]
@@ -123,5 +132,5 @@ def test_hostile_names_are_never_markup_and_thousands_of_voices_are_bounded(brow
         page.fill("#input", "one")
         page.click("#play")
         wait_for(page, "s.run && !s.run.running")
-        assert app["received"][0]["ref_wav"] == "voice499"
+        assert received[0]["ref_wav"] == "voice499"
         assert console.errors == []
