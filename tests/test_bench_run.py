@@ -255,27 +255,6 @@ async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
         await bench(await worker(None), transports=("ws",), lang="xx", timeout=10.0)
 
 
-@pytest.mark.parametrize("transport", ["ws", "http", "fragments"])
-async def test_a_language_the_worker_refuses_ends_the_run_at_its_first_refusal(
-    worker, tmp_path, capsys, transport
-):
-    """`--lang zz`: every request of the whole run was sent and refused, then it exited 1 with a report
-    of failures; the first refusal now ends it, naming the flag, with no report and no more requests."""
-    server = await worker(None)  # espeak-ng: it knows its languages before anything queues
-    argv = ["bench", "--base", base_of(server), "--rps", "20", "--duration", "2", "--requests", "40"]
-    argv += ["--lang", "zz", "--out", str(tmp_path / "run")]
-    if transport == "fragments":  # the stream socket's `session.config` is refused: each text was
-        argv += ["--mode", "fragments"]
-    else:
-        argv += ["--transports", transport, "--wav-dir", str(server.app[SETTINGS_KEY].output_roots[0])]
-    code = await asyncio.to_thread(bench_main, argv)
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert err.startswith("npu-worker bench: the worker does not speak --lang zz: UnknownLanguage: "), err
-    assert err.count("\n") == 1, err  # no `ws at 20/s: 40 requests, 40 failed` line: the rate was cut short
-    assert not list(tmp_path.glob("run*")), "a run refused before it measured anything wrote a report"
-
-
 def report_of(result: dict) -> dict:
     """The report `npu-worker bench` writes, around one run's records."""
     return {
