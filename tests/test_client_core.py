@@ -84,7 +84,7 @@ def test_backoff_doubles_from_the_delay_and_is_capped():
 
 def test_a_broken_stream_is_followed_again_after_the_last_seq_each_event_once():
     delivered: list[int] = []
-    collector = BatchCollector(lambda idx, event: delivered.append(event.get("seq", 0)))
+    collector = BatchCollector(lambda idx, event: delivered.append(event["seq"]))  # no stream_lost asked
     script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.5))
     cut = ConnectionResetError("cut")
     script.run(collector, [[START, OK0, cut], [OK0, OK1, DONE, None]])  # the replay of seq 2 is dropped
@@ -96,10 +96,10 @@ def test_a_broken_stream_is_followed_again_after_the_last_seq_each_event_once():
     }
     assert script.steps == [
         Follow("POST", "/synth_batch", {"sections": []}),
-        Deliver(lost),  # said before the re-attach: a caller's progress stood still, saying nothing
+        Deliver(lost),  # said before the re-attach to a caller that asks for it (`report_stream_lost`)
         Follow("GET", "/jobs/j1/events?after=2", at_once=True),  # answered at once: a short wait
     ]
-    assert delivered == [1, 2, 0, 3, 4]
+    assert delivered == [1, 2, 3, 4]
 
 
 def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():

@@ -1,21 +1,26 @@
-"""The client's `stream_lost` event, driven step by step (the plan alone, no I/O): said once per loss,
-with the worker's words, before the re-attach. `npu-worker batch` prints it (tests/test_cli_batch_reattach.py)."""
+"""The client's `stream_lost` event: driven step by step (the plan alone, no I/O), said once per loss,
+with the worker's words, before the re-attach; on a real socket, only to a caller that asks for it.
+`npu-worker batch` asks for it and prints it (tests/test_cli_batch_reattach.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from npu_worker.client.collector import BatchCollector
 from npu_worker.client.errors import NotConnected, TransportError
 from npu_worker.client.plans import streaming_plan
+from tests.rogue_worker import RogueWorker
 from tests.test_client_core import DONE, HEALTHY, OK0, OK1, START, Script
+from tests.test_client_rogue_worker import gapped, stream
 
 
 def test_the_loss_of_a_stream_is_said_once_per_loss_with_the_worker_s_words():
     """A shutting-down worker's last line is said in the `stream_lost` event; re-attaches that bring
     nothing are no new loss; a stream that brought something and broke again is."""
     events: list[dict[str, Any]] = []
-    collector = BatchCollector(lambda idx, event: events.append(event))
+    collector = BatchCollector(lambda idx, event: events.append(event), report_stream_lost=True)
     script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.0))
     # what the drivers send back for the worker's last line (`collector.gap` of its request-level error)
     shutting = TransportError("the stream failed: ShuttingDown: the worker is shutting down; job j1 …")
@@ -28,3 +33,23 @@ def test_the_loss_of_a_stream_is_said_once_per_loss_with_the_worker_s_words():
         (3, "the stream ended before its done event"),
     ]
     assert script.result["wav_paths"] == ["/w/0.wav", "/w/1.wav"]
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_stream_lost_reaches_only_a_caller_that_asks_for_it(use_async):
+    """On a real socket, through a real re-attach: a callback written before `stream_lost` (it reads
+    `event["seq"]` on every event) raised KeyError at the loss; it now gets the log's events only, and
+    `report_stream_lost=True` (what `npu-worker batch` passes) gets the loss too, before the re-attach."""
+    old_style: list[int] = []
+    async with RogueWorker(gapped) as rogue:
+        result = await stream(
+            rogue.base, use_async, on_progress=lambda i, event: old_style.append(event["seq"])
+        )
+    assert old_style == [1, 2, 3, 4] and result["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]
+    asked: list[dict[str, Any]] = []
+    async with RogueWorker(gapped) as rogue:
+        await stream(
+            rogue.base, use_async, on_progress=lambda i, event: asked.append(event), report_stream_lost=True
+        )
+    lost = {"event": "stream_lost", "job_id": "j1", "after": 2, "error": "the stream skipped from seq 2 to 4"}
+    assert [event.get("seq", event) for event in asked] == [1, 2, lost, 3, 4]

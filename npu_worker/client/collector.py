@@ -46,6 +46,9 @@ class BatchCollector:
     errors: dict[int, dict[str, Any]] = field(default_factory=dict)
     delivered: int = 0
     skipped: tuple[int, int] | None = None  # the last skip of seq seen (last seen, then the next one)
+    # The client's own `stream_lost` event is delivered only when asked for (`npu-worker batch` does): a
+    # callback written before it existed reads `event["seq"]` on every event but `waiting` (KeyError).
+    report_stream_lost: bool = False
     # Seconds the job may go without progress (None: no bound; see `stalled`), and the clock it is read on.
     stall_limit: float | None = None
     clock: Callable[[], float] = time.monotonic
@@ -99,6 +102,8 @@ class BatchCollector:
     def accept(self, event: dict[str, Any]) -> Any:
         """Record `event` if new; returns what `on_progress` returned (an awaitable in async callers)."""
         kind = event.get("event")
+        if kind == "stream_lost" and not self.report_stream_lost:
+            return None
         if kind not in UNLOGGED_EVENTS:
             seq = event.get("seq")
             seq = self.last_seq + 1 if not isinstance(seq, int) else seq
