@@ -10,7 +10,7 @@
 
 export const MAX_VOICES_SHOWN = 500;
 export const VOICES_TIMEOUT_MS = 5000;
-const VOICE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/; // the worker's own rule: 1–64 such characters
+const VOICE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/; // the worker's own rule: 1–64 such characters, no ".."
 const STORED = new Set(["uploaded", "directory"]);
 const ONLY_DEFAULT = "only the worker's default voice is offered";
 
@@ -27,7 +27,7 @@ export function storedVoices(body, limit = MAX_VOICES_SHOWN) {
   let skipped = 0;
   for (const entry of body.data) {
     if (entry === null || typeof entry !== "object" || !STORED.has(entry.source)) continue;
-    if (typeof entry.name !== "string" || !VOICE_NAME.test(entry.name)) {
+    if (typeof entry.name !== "string" || !VOICE_NAME.test(entry.name) || entry.name.includes("..")) {
       skipped += 1;
       continue;
     }
@@ -78,7 +78,11 @@ export async function fetchVoices(base, token, { timeoutMs = VOICES_TIMEOUT_MS, 
   let body = null;
   try {
     body = await response.json();
-  } catch {
+  } catch (error) {
+    if (error?.name === "TimeoutError") {  // the head came, the body did not: it was said to be no JSON
+      const problem = `cannot fetch the voice list from ${url.origin} (its body did not arrive within ${timeoutMs / 1000} s): ${ONLY_DEFAULT}`;
+      return { voices: [], total: 0, skipped: 0, problem };
+    }
     body = null;
   }
   if (!response.ok) return { voices: [], total: 0, skipped: 0, problem: refusal(response.status, body) };

@@ -51,12 +51,13 @@ test("a name that breaks the voice name rule is never offered, and is counted", 
     42,
     null,
     "-starts-with-a-dash",
+    "a..b", // the worker's rule refuses ".." anywhere: it was offered
   ];
   const body = { data: [...hostile.map((name) => ({ name, source: "uploaded" })), { name: "ok.voice_1-a", source: "uploaded" }] };
   const listed = storedVoices(body);
   assert.deepEqual(listed.voices.map((v) => v.name), ["ok.voice_1-a"]);
   assert.equal(listed.skipped, hostile.length);
-  assert.match(voicesNote(listed), /^8 voices with a name that is no voice name not offered$/);
+  assert.match(voicesNote(listed), /^9 voices with a name that is no voice name not offered$/);
   assert.equal(storedVoices({ data: [{ name: "a".repeat(64), source: "uploaded" }] }).voices.length, 1);
 });
 
@@ -125,4 +126,15 @@ test("a worker that is not there, or never answers, is a problem, not a throw", 
   });
   const gone = await fetchVoices(base, ""); // closed: nothing listens there now
   assert.match(gone.problem, /^cannot fetch the voice list from .* \(the request failed\): only the worker's default voice is offered$/);
+});
+
+test("a list whose head comes and whose body never ends is said so, not as a body that is no JSON", { timeout: 10000 }, async () => {
+  const server = await listen((request, response) => {
+    response.writeHead(200, { "Content-Type": "application/json" });
+    response.write('{"data": ['); // and no more
+  });
+  await closing(server, async () => {
+    const stalled = await fetchVoices(baseOf(server), "", { timeoutMs: 300 });
+    assert.match(stalled.problem, /^cannot fetch the voice list from .* \(its body did not arrive within 0.3 s\): only the worker's default voice is offered$/);
+  });
 });
