@@ -140,7 +140,7 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
             if configured.get("code") == "UnknownLanguage":  # every text would be refused so: the run ends
                 said = str(configured.get("message"))
                 said = said if said.startswith("UnknownLanguage") else f"UnknownLanguage: {said}"
-                raise LanguageRefused(f"the worker does not speak --lang {config.lang}: {said}")
+                raise LanguageRefused(config.lang, said)
             if configured.get("type") != "session.configured":
                 record.error = str(configured.get("message", configured))
                 return record

@@ -156,7 +156,12 @@ async def check_access(session: aiohttp.ClientSession, base: str, token_given: b
 
 
 class LanguageRefused(ValueError):
-    """The worker refused `--lang` (UnknownLanguage): every request of the run would fail the same way."""
+    """The worker refused `--lang` (UnknownLanguage): every request of the run would fail the same way.
+    `lang` and the worker's words (`said`) are kept apart: the command says where the language came from."""
+
+    def __init__(self, lang: str, said: str) -> None:
+        super().__init__(f"the worker does not speak --lang {lang}: {said}")
+        self.lang, self.said = lang, said
 
 
 def language_refused(config: LoadConfig, record: RequestRecord) -> LanguageRefused | None:
@@ -164,7 +169,7 @@ def language_refused(config: LoadConfig, record: RequestRecord) -> LanguageRefus
     refused, then it exited 1 (the refusal named `lang`, not the flag that set it)."""
     if not (record.error or "").startswith("UnknownLanguage"):
         return None
-    return LanguageRefused(f"the worker does not speak --lang {config.lang}: {record.error}")
+    return LanguageRefused(config.lang, record.error or "")
 
 
 async def health_or_why_not(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
