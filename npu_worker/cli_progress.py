@@ -188,5 +188,11 @@ class ProgressBar:
 
 
 def number(value: Any) -> float:
-    """A figure from the worker, 0 when it is none (the summary shows what it can, never a traceback)."""
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
+    """A figure from the worker, 0 when it is none (the summary shows what it can, never a traceback):
+    an integer past any float (JSON's `1` followed by 400 zeros) raised OverflowError in `isfinite`."""
+    if not isinstance(value, int | float):
+        return 0.0
+    try:
+        return float(value) if math.isfinite(value) else 0.0
+    except OverflowError:
+        return 0.0

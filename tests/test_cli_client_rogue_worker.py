@@ -60,6 +60,14 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
             0,
             "2/2 sections ok, 0 failed; 1.0 s of audio",
         ),
+        (  # an integer past any float: OverflowError in the summary, a traceback and exit 1
+            lambda method, path: ndjson(
+                START, OK0, OK0 | {"idx": 1, "seq": 3, "duration_sec": 10**400}, DONE | {"seq": 4}
+            ),
+            False,
+            0,
+            "2/2 sections ok, 0 failed; 1.0 s of audio",
+        ),
         (
             polled([OK0, {"event": "error", "idx": "one", "status": "fail", "error": "E"}]),
             True,
@@ -114,6 +122,7 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
     ],
     ids=[
         "duration-not-a-number",
+        "duration-past-any-float",
         "error-idx-not-a-number",
         "error-idx-a-list",
         "sections-not-a-list",
