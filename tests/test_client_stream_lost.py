@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from npu_worker.client.collector import BatchCollector
-from npu_worker.client.errors import NotConnected, TransportError
+from npu_worker.client.errors import NotConnected, TransportError, WorkerProtocolError
 from npu_worker.client.plans import streaming_plan
-from tests.rogue_worker import RogueWorker
+from tests.rogue_worker import RogueWorker, ndjson
 from tests.test_client_core import DONE, HEALTHY, OK0, OK1, START, Script
 from tests.test_client_rogue_worker import gapped, stream
 
@@ -53,3 +53,18 @@ async def test_stream_lost_reaches_only_a_caller_that_asks_for_it(use_async):
         )
     lost = {"event": "stream_lost", "job_id": "j1", "after": 2, "error": "the stream skipped from seq 2 to 4"}
     assert [event.get("seq", event) for event in asked] == [1, 2, lost, 3, 4]
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_stream_lost_line_from_the_worker_is_a_protocol_error(use_async):
+    """The event is the client's own: a worker's line so named was passed on as the client's (without
+    `seq`, it was a protocol error before the event existed), so `batch` printed a loss that never was."""
+    spoof = {"event": "stream_lost", "job_id": "j1", "after": 7, "error": "made up"}
+    events: list[dict[str, Any]] = []
+    script = lambda method, path: ndjson(START, spoof, OK0, OK1, DONE)  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(WorkerProtocolError, match="named as the client's own stream_lost"):
+            await stream(
+                rogue.base, use_async, on_progress=lambda i, e: events.append(e), report_stream_lost=True
+            )
+    assert [event["event"] for event in events] == ["start"]

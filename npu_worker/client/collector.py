@@ -24,6 +24,9 @@ ProgressCallback = Callable[[int, dict[str, Any]], Any]
 # and `stream_lost` (the stream broke before `done`: the client re-attaches).
 UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting", "stream_lost"})
 NO_PROGRESS_EVENTS = frozenset({"heartbeat", "stream_lost"})  # they move the job on by nothing
+# The client's own words, never a worker's: a stream line so named would be said as the client's
+# (`npu-worker batch` printed a worker's "stream lost … re-attaching" while nothing was lost).
+CLIENT_EVENTS = frozenset({"stream_lost"})
 
 
 @dataclass
@@ -84,6 +87,10 @@ class BatchCollector:
         kind, seq = event.get("event"), event.get("seq")
         if not isinstance(kind, str):
             raise WorkerProtocolError(f"the worker sent a line that is no event: {event}"[:300])
+        if kind in CLIENT_EVENTS:
+            raise WorkerProtocolError(
+                f"the worker sent a line named as the client's own {kind}: {event}"[:300]
+            )
         if kind in UNLOGGED_EVENTS:
             return None
         if kind == "error" and seq is None and event.get("idx") is None:
