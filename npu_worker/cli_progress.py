@@ -143,7 +143,9 @@ class ProgressBar:
         """The first event after a `stream_lost` came from the stream re-attached: a line saying so."""
         assert self.lost_at is not None
         self.end_line()
-        self.write(f"re-attached to job {self.job_id} after {time.monotonic() - self.lost_at:.1f} s\n")
+        self.write(
+            f"re-attached to job {printable(self.job_id)} after {time.monotonic() - self.lost_at:.1f} s\n"
+        )
         self.lost_at = None
 
     def __call__(self, idx: int, event: dict[str, Any]) -> None:
