@@ -9,6 +9,7 @@ import { fillOptions, logLine, renderWorker, showMessage, showVoicesNote } from 
 import { fetchVoices, voicesNote } from "./voices.js";
 
 let healthTimer = null;
+let voicesAsked = 0; // the voice lists asked: only the latest one's answer is shown (an older one may come last)
 
 /** Ask /health now and then again later: every 2 s when idle, every second while a request runs. */
 export async function pollHealth() {
@@ -38,7 +39,9 @@ function showVoices() {
  * had (401, a worker without one, the network) leaves the default and a line saying why.
  */
 export async function refreshVoices() {
+  const asked = ++voicesAsked;
   const listed = await fetchVoices(base, token);
+  if (asked !== voicesAsked) return; // a newer ask's answer is, or will be, the one shown
   state.voices = listed;
   const note = voicesNote(listed);
   showVoicesNote(note);

@@ -5,6 +5,8 @@ voices) drawn as text and bounded (headless Chromium; helpers in tests/player_su
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -133,4 +135,42 @@ def test_hostile_names_are_never_markup_and_thousands_of_voices_are_bounded(brow
         page.click("#play")
         wait_for(page, "s.run && !s.run.running")
         assert received[0]["ref_wav"] == "voice499"
+        assert console.errors == []
+
+
+def listing(*names: str) -> dict[str, Any]:
+    return {"object": "list", "data": [{"name": name, "source": "uploaded"} for name in names]}
+
+
+def test_a_slow_list_answered_after_a_newer_one_does_not_replace_it(browser: Any) -> None:
+    """The list asked when the worker became ready hangs; ↻ voices asks again and is answered at once
+    (`new`), then the first answers (`old`): the older answer was shown last, the newer list lost."""
+    asked: list[str] = []
+    newer_answered = asyncio.Event()
+
+    async def voices(request: web.Request) -> web.Response:
+        asked.append(request.path)
+        if len(asked) == 1:
+            await newer_answered.wait()
+            return web.json_response(listing("old"))
+        newer_answered.set()
+        return web.json_response(listing("new"))
+
+    async def ws(request: web.Request) -> web.WebSocketResponse:
+        socket = web.WebSocketResponse()
+        await socket.prepare(request)
+        return socket
+
+    with rogue_page(browser, serving(ws, voices_handler=voices)) as (page, console):
+        finished: list[str] = []
+        page.on("requestfinished", lambda request: finished.append(request.url))
+        deadline = time.monotonic() + 30
+        while not asked and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        assert asked, "the page never asked for its voice list"
+        page.click("#voices-refresh")
+        while sum(url.endswith("/v1/audio/voices") for url in finished) < 2 and time.monotonic() < deadline:
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(300)  # the older answer, arrived, is handled in the page's next turns
+        assert snapshot(page)["voices"]["offered"] == ["", "new"]
         assert console.errors == []
