@@ -1,24 +1,52 @@
-/** The worker's `/health`, polled and shown; and, for Play, whether the stream's rate is known yet. */
+/**
+ * The worker's `/health`, polled and shown; its stored voices (`GET /v1/audio/voices`), asked when it
+ * becomes ready and on the refresh button; and, for Play, whether the stream's rate is known yet.
+ */
 
 import { fetchHealth } from "./channel.js";
-import { $, base, state } from "./state.js";
-import { fillOptions, renderWorker, showMessage } from "./view.js";
+import { $, base, state, token } from "./state.js";
+import { fillOptions, logLine, renderWorker, showMessage, showVoicesNote } from "./view.js";
+import { fetchVoices, voicesNote } from "./voices.js";
 
 let healthTimer = null;
+let voicesAsked = 0; // the voice lists asked: only the latest one's answer is shown (an older one may come last)
 
 /** Ask /health now and then again later: every 2 s when idle, every second while a request runs. */
 export async function pollHealth() {
   clearTimeout(healthTimer);
   const status = await fetchHealth(base);
+  const becameReady = status.state === "ready" && state.worker.state !== "ready";
   state.worker = status;
   renderWorker(status);
-  if (status.state === "ready") fillOptions(status.health);
+  if (status.state === "ready") showVoices();
+  if (becameReady) refreshVoices();
   const idle = !state.run?.running;
   if (idle && status.state !== "ready") showMessage(status.message, status.state === "booting" ? "warn" : "error");
   else if (idle && $("message").dataset.from === "health") showMessage("");
   $("message").dataset.from = idle && status.state !== "ready" ? "health" : "";
   clearTimeout(healthTimer);
   healthTimer = setTimeout(pollHealth, status.state === "ready" && idle ? 2000 : 1000);
+}
+
+/** The voice list for what /health and the voice list said last; a chosen voice gone is said. */
+function showVoices() {
+  const lost = fillOptions(state.worker.health, state.voices);
+  if (lost) showVoicesNote(`the voice ${lost} is no longer offered: Play speaks with the worker's default`);
+}
+
+/**
+ * Ask the worker for its stored voices (the token as a header) and offer them; a list that cannot be
+ * had (401, a worker without one, the network) leaves the default and a line saying why.
+ */
+export async function refreshVoices() {
+  const asked = ++voicesAsked;
+  const listed = await fetchVoices(base, token);
+  if (asked !== voicesAsked) return; // a newer ask's answer is, or will be, the one shown
+  state.voices = listed;
+  const note = voicesNote(listed);
+  showVoicesNote(note);
+  if (listed.problem) logLine(`voice list: ${listed.problem}`);
+  if (state.worker.state === "ready") showVoices();
 }
 
 /** Ask /health once, outside the polling, and show what it says. */

@@ -9,7 +9,7 @@
 
 import { cancel, handleWith, play, togglePause } from "./controls.js";
 import { onClosed, onEvent, onPlayerReport, onReceived, onSent } from "./events.js";
-import { pollHealth } from "./health.js";
+import { pollHealth, refreshVoices } from "./health.js";
 import { loadFile, refreshInput } from "./input.js";
 import { figures } from "./model.js";
 import { $, playingOut, showSpeed, state } from "./state.js";
@@ -31,6 +31,7 @@ window.npuPlayer = {
     sections: state.sections.map(({ idx, state: s, error, synthSec, durationSec }) => ({ idx, state: s, error, synthSec, durationSec })),
     figures: figures(state),
     message: $("message").hidden ? "" : $("message").textContent,
+    voices: { offered: [...$("voice").options].map((option) => option.value), note: $("voice-note").textContent },
   }),
 };
 
@@ -53,6 +54,7 @@ $("file").addEventListener("change", (event) => {
   if (file) loadFile(file);
 });
 $("speed").addEventListener("input", showSpeed);
+$("voices-refresh").addEventListener("click", refreshVoices);
 $("play").addEventListener("click", play);
 $("pause").addEventListener("click", togglePause);
 $("cancel").addEventListener("click", cancel);

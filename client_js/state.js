@@ -55,6 +55,7 @@ export const state = {
   playerStatus: null,
   streamRate: null, // set when a stream came at another rate than the player's: the next player's rate
   forcedRate: Number(query.get("rate")) || undefined, // ?rate=24000: force the AudioContext's rate
+  voices: { voices: [], total: 0, skipped: 0, problem: null }, // the stored voices (voices.js)
 };
 
 export const section = (idx) => state.sections.find((s) => s.idx === idx);

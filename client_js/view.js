@@ -146,21 +146,49 @@ export function setButtons({ canPlay, canPause, paused, canCancel }) {
   $("cancel").disabled = !canCancel;
 }
 
-/** Voices and speed range from /health: the default voice, and `voices`/`speed_range` when offered. */
-export function fillOptions(health) {
+/**
+ * The voice list: the worker's default, `/health`'s `voices` when it offers some, and the stored voices
+ * of `GET /v1/audio/voices` (`stored`, from voices.js: names checked, at most a bounded number). Drawn
+ * with `new Option` (text, never HTML); the voice chosen stays chosen while it is still offered.
+ * Returns the name of a chosen voice no longer offered (the list fell back to the default), else null.
+ */
+export function fillOptions(health, stored = { voices: [] }) {
   const voice = $("voice");
   const voices = Array.isArray(health.voices) ? health.voices : [];
-  const key = JSON.stringify([health.ref_wav, voices]);
-  if (voice.dataset.key === key) return;
-  voice.dataset.key = key;
-  const name = health.ref_wav ? health.ref_wav.split("/").pop() : `${health.backend} voice`;
-  const options = [new Option(`default (${name})`, "")];
-  for (const item of voices) {
-    const path = typeof item === "string" ? item : item.ref_wav;
-    options.push(new Option(typeof item === "string" ? item.split("/").pop() : item.name ?? path, path));
+  const key = JSON.stringify([health.ref_wav, voices, stored.voices]);
+  let lost = null;
+  if (voice.dataset.key !== key) {
+    voice.dataset.key = key;
+    const chosen = voice.value;
+    const name = health.ref_wav ? health.ref_wav.split("/").pop() : `${health.backend} voice`;
+    const options = [new Option(`default (${name})`, "")];
+    for (const item of voices) {
+      const path = typeof item === "string" ? item : item.ref_wav;
+      options.push(new Option(typeof item === "string" ? item.split("/").pop() : item.name ?? path, path));
+    }
+    if (stored.voices.length) {
+      const group = document.createElement("optgroup");
+      group.label = "stored voices";
+      for (const { name: value, label, title } of stored.voices) {
+        const option = new Option(label, value);
+        option.title = title;
+        group.append(option);
+      }
+      options.push(group);
+    }
+    voice.replaceChildren(...options);
+    if ([...voice.options].some((option) => option.value === chosen)) voice.value = chosen;
+    else lost = chosen || null;
   }
-  voice.replaceChildren(...options);
   if (Array.isArray(health.speed_range) && health.speed_range.length === 2) {
     [$("speed").min, $("speed").max] = health.speed_range;
   }
+  return lost;
+}
+
+/** The line under the voice list: why stored voices are missing, or how many are not shown. */
+export function showVoicesNote(text) {
+  const note = $("voice-note");
+  note.hidden = !text;
+  note.textContent = text ? redactToken(text) : "";
 }

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -346,7 +347,8 @@ def run_batch(args: argparse.Namespace) -> int:
     for section in sections:
         section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
     bar = ProgressBar({s["idx"]: s["text"] for s in sections}, sys.stderr)
-    call = synth_batch_polling if args.poll else synth_batch_streaming
+    # the stream's loss is said (a line, then one when re-attached); polling has no stream to lose
+    call = synth_batch_polling if args.poll else partial(synth_batch_streaming, report_stream_lost=True)
     started = time.monotonic()
     try:
         with sigterm_as_interrupt():

@@ -73,6 +73,7 @@ class ProgressBar:
         self.told: tuple[str, float] | None = None  # the last `waiting` line: its error name, waited
         self.last_waited = 0.0  # the last `waiting` event's
         self.mute = False  # `stream` failed a write (a log on a full disk): the batch goes on unshown
+        self.lost_at: float | None = None  # the stream broke (`stream_lost`): re-attaching since then
 
     def write(self, text: str) -> None:
         """`text` on the stream, flushed; a stream that fails it is not written to again: progress is a
@@ -128,11 +129,35 @@ class ProgressBar:
         self.write(f"\r{line}\x1b[K" if self.live else line + "\n")
         self.drawn = self.live
 
+    def stream_lost(self, event: dict[str, Any]) -> None:
+        """The stream broke before `done`: a line with why (a worker shutting down says so in its
+        words), so the bar standing still while the client re-attaches is not silence."""
+        self.end_line()
+        self.lost_at = time.monotonic()
+        self.write(
+            f"stream lost after event {int(number(event.get('after')))}: {printable(event.get('error'))};"
+            f" re-attaching to job {printable(event.get('job_id'))}\n"
+        )
+
+    def reattached(self) -> None:
+        """The first event after a `stream_lost` came from the stream re-attached: a line saying so."""
+        assert self.lost_at is not None
+        self.end_line()
+        self.write(
+            f"re-attached to job {printable(self.job_id)} after {time.monotonic() - self.lost_at:.1f} s\n"
+        )
+        self.lost_at = None
+
     def __call__(self, idx: int, event: dict[str, Any]) -> None:
         kind = event.get("event")
+        if kind == "stream_lost":
+            self.stream_lost(event)
+            return
         if kind == "waiting":
             self.waiting(event)
             return
+        if self.lost_at is not None:
+            self.reattached()
         self.told = None
         if kind in ("start", "status") and isinstance(event.get("job_id"), str):
             self.job_id = event["job_id"]
@@ -165,5 +190,11 @@ class ProgressBar:
 
 
 def number(value: Any) -> float:
-    """A figure from the worker, 0 when it is none (the summary shows what it can, never a traceback)."""
-    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
+    """A figure from the worker, 0 when it is none (the summary shows what it can, never a traceback):
+    an integer past any float (JSON's `1` followed by 400 zeros) raised OverflowError in `isfinite`."""
+    if not isinstance(value, int | float):
+        return 0.0
+    try:
+        return float(value) if math.isfinite(value) else 0.0
+    except OverflowError:
+        return 0.0

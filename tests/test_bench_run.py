@@ -15,7 +15,7 @@ import pytest
 from npu_worker.app_keys import SETTINGS_KEY
 from npu_worker.bench.cli import DEFAULT_TEXTS, load_texts, read_baseline, texts_digest
 from npu_worker.bench.cli import main as bench_main
-from npu_worker.bench.load import LoadConfig, run_load
+from npu_worker.bench.load import LanguageRefused, LoadConfig, run_load
 from npu_worker.bench.report import markdown, summarize_runs, write_report
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -251,10 +251,8 @@ async def test_a_texts_file_that_holds_no_texts_is_one_line(tmp_path, capsys, co
 
 async def test_a_request_the_worker_refuses_is_its_error_not_a_timeout(worker):
     """A /ws refusal is an `error` without idx and no `done`: it was waited on until the timeout."""
-    result = await bench(await worker(None), transports=("ws",), lang="xx", timeout=10.0)
-    records = result["records"]
-    assert records and all(r["error"].startswith("UnknownLanguage: ") for r in records), records
-    assert not any(r["timeout"] for r in records)
+    with pytest.raises(LanguageRefused, match=r"^the worker does not speak --lang xx: UnknownLanguage: "):
+        await bench(await worker(None), transports=("ws",), lang="xx", timeout=10.0)
 
 
 def report_of(result: dict) -> dict:

@@ -60,6 +60,14 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
             0,
             "2/2 sections ok, 0 failed; 1.0 s of audio",
         ),
+        (  # an integer past any float: OverflowError in the summary, a traceback and exit 1
+            lambda method, path: ndjson(
+                START, OK0, OK0 | {"idx": 1, "seq": 3, "duration_sec": 10**400}, DONE | {"seq": 4}
+            ),
+            False,
+            0,
+            "2/2 sections ok, 0 failed; 1.0 s of audio",
+        ),
         (
             polled([OK0, {"event": "error", "idx": "one", "status": "fail", "error": "E"}]),
             True,
@@ -114,6 +122,7 @@ async def test_a_section_the_worker_never_reported_is_a_failure(tmp_path, capsys
     ],
     ids=[
         "duration-not-a-number",
+        "duration-past-any-float",
         "error-idx-not-a-number",
         "error-idx-a-list",
         "sections-not-a-list",
@@ -138,7 +147,14 @@ async def test_odd_values_from_the_worker_are_reported_in_words(
 HOSTILE = "\x1b]0;owned\x07\x1b[2J\u202e"  # retitle the window, clear the screen, reverse the text
 
 
-@pytest.mark.parametrize("where", ["section error", "refusal", "synth answer"])
+def reattached_hostile_id(method: str, path: str) -> bytes:
+    """A job id with escapes, then a stream lost and re-attached: `re-attached to job …` wrote it raw."""
+    if method == "POST":
+        return ndjson(START | {"job_id": f"j{HOSTILE}"}, OK0)
+    return ndjson(OK0 | {"idx": 1, "seq": 3}, DONE | {"seq": 4})
+
+
+@pytest.mark.parametrize("where", ["section error", "refusal", "synth answer", "re-attached job id"])
 async def test_words_from_the_worker_reach_the_terminal_without_control_characters(tmp_path, capsys, where):
     """A worker's error text and paths were printed as sent: escape sequences in them drove the
     user's terminal (cursor, title, screen) and a bidi override could hide what was said."""
@@ -147,6 +163,7 @@ async def test_words_from_the_worker_reach_the_terminal_without_control_characte
         "section error": lambda method, path: ndjson(START, OK0, failed, DONE | {"seq": 4}),
         "refusal": lambda method, path: body({"error": f"BadRequest: {HOSTILE}"}, 400),
         "synth answer": lambda method, path: body({"status": "ok", "wav_path": f"/w/{HOSTILE}.wav"}),
+        "re-attached job id": reattached_hostile_id,
     }
     lecture = write_lecture(tmp_path / "lecture.json", ["one.", "two."])
     async with RogueWorker(scripts[where]) as rogue:

@@ -13,6 +13,7 @@ import pytest
 
 from npu_worker import client
 from npu_worker.client import NotConnected, TransportError, WorkerHTTPError, aio
+from npu_worker.client.collector import UNLOGGED_EVENTS
 from tests.cut_proxy import CuttableProxy
 from tests.timing import seconds
 from tests.tone_engine import HeldLoad, ToneEngine
@@ -43,8 +44,7 @@ class Recorder:
         self.calls.append((idx, event))
 
     def logged(self) -> list[dict[str, Any]]:
-        unlogged = ("heartbeat", "status", "waiting")
-        return [event for _, event in self.calls if event["event"] not in unlogged]
+        return [event for _, event in self.calls if event["event"] not in UNLOGGED_EVENTS]
 
 
 async def test_stream_returns_the_sketch_result_and_reports_each_event(worker, tmp_path):

@@ -84,16 +84,22 @@ def test_backoff_doubles_from_the_delay_and_is_capped():
 
 def test_a_broken_stream_is_followed_again_after_the_last_seq_each_event_once():
     delivered: list[int] = []
-    collector = BatchCollector(lambda idx, event: delivered.append(event["seq"]))
+    collector = BatchCollector(lambda idx, event: delivered.append(event["seq"]))  # no stream_lost asked
     script = Script(streaming_plan(collector, {"sections": []}, attempts=3, delay=0.5))
     cut = ConnectionResetError("cut")
     script.run(collector, [[START, OK0, cut], [OK0, OK1, DONE, None]])  # the replay of seq 2 is dropped
+    lost = {
+        "event": "stream_lost",
+        "job_id": "j1",
+        "after": 2,
+        "error": "the connection broke (ConnectionResetError: cut)",
+    }
     assert script.steps == [
         Follow("POST", "/synth_batch", {"sections": []}),
+        Deliver(lost),  # said before the re-attach to a caller that asks for it (`report_stream_lost`)
         Follow("GET", "/jobs/j1/events?after=2", at_once=True),  # answered at once: a short wait
     ]
     assert delivered == [1, 2, 3, 4]
-    assert script.result["wav_paths"] == ["/w/0.wav", "/w/1.wav"]
 
 
 def test_reattach_backs_off_while_the_worker_is_down_then_gives_up():

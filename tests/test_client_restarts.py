@@ -116,6 +116,7 @@ async def test_a_re_attach_waits_for_the_restarted_worker_while_it_loads(setting
     assert (waiting["status"], waiting["retry_after"]) == (503, 1.0)
     assert waiting["error"].startswith("Loading: the worker is still reading the kept jobs")
     assert result["job_id"] == job_id and result["ok_count"] == 2 and result["done"]["ok_count"] == 2
+    # a callback of before `stream_lost` (`event["seq"]` on every event but `waiting`) still works
     assert [event["seq"] for event in events if event["event"] != "waiting"] == list(range(1, 7))
 
 

@@ -120,7 +120,7 @@ async def test_a_stream_that_skips_a_seq_is_re_attached_after_the_last_one_seen(
     events: list[dict[str, Any]] = []
     async with RogueWorker(gapped) as rogue:
         result = await stream(rogue.base, use_async, on_progress=lambda idx, event: events.append(event))
-    assert [event["seq"] for event in events] == [1, 2, 3, 4]
+    assert [event["seq"] for event in events] == [1, 2, 3, 4]  # no `stream_lost` unless asked for
     assert result["wav_paths"] == ["/w/s00.wav", "/w/s01.wav"]
     assert rogue.requests == [("POST", "/synth_batch"), ("GET", "/jobs/j1/events?after=2")]
 

@@ -68,17 +68,30 @@ def rogue_worker(health_body: dict[str, Any] = ROGUE_HEALTH, mistyped: bool = Fa
     return serving(ws, health_body)
 
 
-def serving(ws: Any, health_body: dict[str, Any] = ROGUE_HEALTH) -> web.Application:
-    """The player's files, a `/health` answering `health_body`, and the `/ws` handler `ws`."""
+NO_VOICES = {"object": "list", "voices": [], "data": []}
+
+
+def serving(
+    ws: Any,
+    health_body: dict[str, Any] = ROGUE_HEALTH,
+    voices_body: dict[str, Any] = NO_VOICES,
+    voices_handler: Any = None,
+) -> web.Application:
+    """The player's files, a `/health` answering `health_body`, a `GET /v1/audio/voices` answering
+    `voices_body` (by default no stored voice; `voices_handler` instead when given), and the `/ws` handler `ws`."""
 
     async def health(request: web.Request) -> web.Response:
         return web.json_response(health_body)
+
+    async def voices(request: web.Request) -> web.Response:
+        return web.json_response(voices_body)
 
     app = web.Application()
     directory = (
         CLIENT_DIR  # the source checkout's (client_dir() would touch the disk under the browser's loop)
     )
     app.router.add_get("/health", health)
+    app.router.add_get("/v1/audio/voices", voices_handler or voices)
     app.router.add_get("/ws", ws)
     app.router.add_get("/", _static_handler(directory))
     app.router.add_get("/{name:[A-Za-z0-9_.-]+}", _static_handler(directory))

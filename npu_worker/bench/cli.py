@@ -22,6 +22,7 @@ from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_f
 from npu_worker.bench.load import (
     MAX_REQUESTS,
     AccessRefused,
+    LanguageRefused,
     LoadConfig,
     NotAWorker,
     TargetNotAllowed,
@@ -222,6 +223,16 @@ def _config(args: argparse.Namespace) -> LoadConfig:
     )
 
 
+def language_refused(exc: LanguageRefused, args: argparse.Namespace) -> str:
+    """The refusal naming where the language came from: `--lang`, else the texts file's `lang` (it
+    said "--lang zz" to a caller who passed no --lang), else --lang's default."""
+    if args.lang:
+        return str(exc)
+    _, file_lang = load_texts(args.texts)  # read once already: an error now is no new one
+    where = f'the "lang" of {args.texts}; --lang picks another' if file_lang else "--lang's default"
+    return f"the worker does not speak {exc.lang} ({where}): {exc.said}"
+
+
 def file_label(backend: Any) -> str:
     """/health's `backend` as the start of a report's file name: letters, digits, `.`, `_` and `-` only,
     so a worker (or whatever listens on its port) never picks the folder the report goes to."""
@@ -275,6 +286,9 @@ def run_fragments_command(args: argparse.Namespace, command: str) -> int:
         return 2
     try:
         result = asyncio.run(run_fragments(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+    except LanguageRefused as exc:
+        print(f"npu-worker bench: {language_refused(exc, args)}", file=sys.stderr)
+        return 2
     except (NotAWorker, AccessRefused) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2
@@ -322,6 +336,9 @@ def run_bench_command(args: argparse.Namespace) -> int:
     load_at_start = load_average()
     try:
         result = asyncio.run(run_load(config, say=lambda line: print(line, file=sys.stderr, flush=True)))
+    except LanguageRefused as exc:
+        print(f"npu-worker bench: {language_refused(exc, args)}", file=sys.stderr)
+        return 2
     except (NotAWorker, AccessRefused) as exc:
         print(f"npu-worker bench: {exc}", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ from typing import Any
 
 import aiohttp
 
-from npu_worker.bench.load import check_access, check_loopback, health, no_redirects
+from npu_worker.bench.load import LanguageRefused, check_access, check_loopback, health, no_redirects
 from npu_worker.bench.measure import Listener, figure, json_object, sample_rate
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
@@ -137,6 +137,10 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
                 json.dumps({"type": "session.config", "voice": config.voice, "language": config.lang})
             )
             configured = await _configured(ws, config.timeout)
+            if configured.get("code") == "UnknownLanguage":  # every text would be refused so: the run ends
+                said = str(configured.get("message"))
+                said = said if said.startswith("UnknownLanguage") else f"UnknownLanguage: {said}"
+                raise LanguageRefused(config.lang, said)
             if configured.get("type") != "session.configured":
                 record.error = str(configured.get("message", configured))
                 return record
@@ -148,6 +152,8 @@ async def stream_one(session: aiohttp.ClientSession, config: FragmentConfig, idx
                 record.error = "timeout"
             finally:
                 sender.cancel()
+    except LanguageRefused:  # a ValueError too, but the run's end, not this text's error
+        raise
     except (aiohttp.ClientError, TimeoutError, ValueError) as exc:  # this text's error; the run goes on
         record.error = record.error or f"{type(exc).__name__}: {exc}"
         return record

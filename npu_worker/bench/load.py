@@ -155,6 +155,23 @@ async def check_access(session: aiohttp.ClientSession, base: str, token_given: b
         raise AccessRefused(f"{base} refused the bench (HTTP {status}): {hint}")
 
 
+class LanguageRefused(ValueError):
+    """The worker refused `--lang` (UnknownLanguage): every request of the run would fail the same way.
+    `lang` and the worker's words (`said`) are kept apart: the command says where the language came from."""
+
+    def __init__(self, lang: str, said: str) -> None:
+        super().__init__(f"the worker does not speak --lang {lang}: {said}")
+        self.lang, self.said = lang, said
+
+
+def language_refused(config: LoadConfig, record: RequestRecord) -> LanguageRefused | None:
+    """The run's end when `record` was refused for its language: the whole run was sent, each request
+    refused, then it exited 1 (the refusal named `lang`, not the flag that set it)."""
+    if not (record.error or "").startswith("UnknownLanguage"):
+        return None
+    return LanguageRefused(config.lang, record.error or "")
+
+
 async def health_or_why_not(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
     """/health, or `{"unreachable": why}` once the run has begun: a worker that died under the load
     (what a load benchmark may well do) must not take the requests measured so far with it."""
@@ -207,9 +224,17 @@ async def run_rate(
             record.timeout, record.error = True, f"timeout after {config.timeout:g} s"
         except (aiohttp.ClientError, OSError, ValueError) as exc:
             record.error = f"{type(exc).__name__}: {exc}"
+        if refused := language_refused(config, record):
+            raise refused
         return record
 
-    return list(await asyncio.gather(*(one(i, offset) for i, offset in enumerate(offsets))))
+    tasks = [asyncio.ensure_future(one(i, offset)) for i, offset in enumerate(offsets)]
+    try:
+        return list(await asyncio.gather(*tasks))
+    finally:  # a refused language ends the run: the requests still to come are not sent
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def rng_seed(seed: int, transport: str, rate: float, index: int) -> int:

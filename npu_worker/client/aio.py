@@ -278,6 +278,7 @@ async def synth_batch_streaming(
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
     stall_limit: float | None = None,
+    report_stream_lost: bool = False,
     session: aiohttp.ClientSession | None = None,
     **extra: Any,
 ) -> dict[str, Any]:
@@ -285,7 +286,7 @@ async def synth_batch_streaming(
 
     See `npu_worker.client.sync.synth_batch_streaming`; this is the same contract on aiohttp.
     """
-    collector = BatchCollector(on_progress, stall_limit=stall_limit)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit, report_stream_lost=report_stream_lost)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     async with _http(session, base, token, read_timeout, answer_timeout, "read_timeout") as http_:

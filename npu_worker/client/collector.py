@@ -20,8 +20,13 @@ from npu_worker.client.errors import InvalidArgument, Stalled, TransportError, W
 ProgressCallback = Callable[[int, dict[str, Any]], Any]
 
 # Events that are not entries of the job log: keepalives, the polling mode's status snapshots, and the
-# client's own `waiting` (the worker answered "not now" with a Retry-After: it loads, its queue is full).
-UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting"})
+# client's own `waiting` (the worker answered "not now" with a Retry-After: it loads, its queue is full)
+# and `stream_lost` (the stream broke before `done`: the client re-attaches).
+UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting", "stream_lost"})
+NO_PROGRESS_EVENTS = frozenset({"heartbeat", "stream_lost"})  # they move the job on by nothing
+# The client's own words, never a worker's: a stream line so named would be said as the client's
+# (`npu-worker batch` printed a worker's "stream lost … re-attaching" while nothing was lost).
+CLIENT_EVENTS = frozenset({"stream_lost"})
 
 
 @dataclass
@@ -44,6 +49,9 @@ class BatchCollector:
     errors: dict[int, dict[str, Any]] = field(default_factory=dict)
     delivered: int = 0
     skipped: tuple[int, int] | None = None  # the last skip of seq seen (last seen, then the next one)
+    # The client's own `stream_lost` event is delivered only when asked for (`npu-worker batch` does): a
+    # callback written before it existed reads `event["seq"]` on every event but `waiting` (KeyError).
+    report_stream_lost: bool = False
     # Seconds the job may go without progress (None: no bound; see `stalled`), and the clock it is read on.
     stall_limit: float | None = None
     clock: Callable[[], float] = time.monotonic
@@ -79,6 +87,10 @@ class BatchCollector:
         kind, seq = event.get("event"), event.get("seq")
         if not isinstance(kind, str):
             raise WorkerProtocolError(f"the worker sent a line that is no event: {event}"[:300])
+        if kind in CLIENT_EVENTS:
+            raise WorkerProtocolError(
+                f"the worker sent a line named as the client's own {kind}: {event}"[:300]
+            )
         if kind in UNLOGGED_EVENTS:
             return None
         if kind == "error" and seq is None and event.get("idx") is None:
@@ -97,6 +109,8 @@ class BatchCollector:
     def accept(self, event: dict[str, Any]) -> Any:
         """Record `event` if new; returns what `on_progress` returned (an awaitable in async callers)."""
         kind = event.get("event")
+        if kind == "stream_lost" and not self.report_stream_lost:
+            return None
         if kind not in UNLOGGED_EVENTS:
             seq = event.get("seq")
             seq = self.last_seq + 1 if not isinstance(seq, int) else seq
@@ -104,7 +118,7 @@ class BatchCollector:
                 return None
             self.last_seq = seq
             self._record(kind, event)
-        if kind != "heartbeat":  # a status is delivered only when it changed
+        if kind not in NO_PROGRESS_EVENTS:  # a status is delivered only when it changed
             self.progressed_at = self.clock()
         self.delivered += 1
         if self.on_progress is None:

@@ -77,11 +77,25 @@ def streaming_plan(
         failures = 0 if collector.last_seq > before else failures + 1
         if failures == 0:  # the stream brought something: lost now
             lost_at = collector.clock()
+            yield Deliver(stream_lost(collector, problem))
         before = collector.last_seq
         problem, failures = yield from _reattach(
             collector, failures, attempts, delay, problem, patience, lost_at
         )
     return collector.result()
+
+
+def stream_lost(collector: BatchCollector, problem: Any) -> dict[str, Any]:
+    """The unlogged `stream_lost` event: the stream broke before `done` (a worker killed, or shutting
+    down: its `ShuttingDown` line's words are in `error`), and the client re-attaches after `after`.
+    Without it a caller's progress froze for the whole re-attach with no word why."""
+    if problem is None:
+        said = "the stream ended before its done event"
+    elif isinstance(problem, TransportError | TimeoutError) and str(problem):
+        said = str(problem)
+    else:  # a broken connection: its class says more than its words (often none)
+        said = f"the connection broke ({type(problem).__name__}{f': {problem}' if str(problem) else ''})"
+    return {"event": "stream_lost", "job_id": collector.job_id, "after": collector.last_seq, "error": said}
 
 
 def engine_failed(job_id: str) -> Generator[Step, Any, None]:

@@ -331,6 +331,7 @@ def synth_batch_streaming(
     reattach_delay: float = 0.5,
     wait_limit: float = WAIT_LIMIT,
     stall_limit: float | None = None,
+    report_stream_lost: bool = False,
     **extra: Any,
 ) -> dict[str, Any]:
     """POST /synth_batch (NDJSON) and follow it to `done`, re-attaching if the stream breaks.
@@ -344,12 +345,15 @@ def synth_batch_streaming(
     that answers "not now" with a `Retry-After` (a 503 `Loading` after a restart, a 429 `QueueFull`)
     is asked again when it says, up to `wait_limit` seconds in a row, without spending the attempts;
     `on_progress` gets a `waiting` event (idx -1) before each wait.
+    `report_stream_lost=True`: `on_progress` also gets a `stream_lost` event (idx -1, no `seq`: `job_id`,
+    `after`, `error`) when the stream breaks before `done`, before the re-attach; off by default, so a
+    callback that reads `event["seq"]` on every event but `waiting` keeps working.
     `stall_limit` (seconds; none by default): give up, raising `Stalled`, once the job has gone that
     long without a new event while the worker keeps it running (heartbeats are no progress; a hung
     engine). Its job is not cancelled. Set it above the slowest section the worker may take, plus its
     turn behind others' sections: an honest section takes minutes on a CPU.
     """
-    collector = BatchCollector(on_progress, stall_limit=stall_limit)
+    collector = BatchCollector(on_progress, stall_limit=stall_limit, report_stream_lost=report_stream_lost)
     body = batch_body(sections, lang, speed_factor, ref_wav, **extra)
     plan = streaming_plan(collector, body, reattach_attempts, reattach_delay, wait_limit)
     return _run(plan, _Http(base, token, read_timeout, answer_timeout, "read_timeout"), collector)

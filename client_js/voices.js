@@ -1,0 +1,93 @@
+/**
+ * The stored voices a preview can speak with: `GET /v1/audio/voices`, read and bounded.
+ *
+ * A `/ws` request names a stored voice by its name in `ref_wav` (docs/protocol.md, *Named voices*), so
+ * the page offers the uploads and `--voices-dir` voices; an engine's own voices (espeak's languages) are
+ * the Language field's business, and `default` is the page's "worker default". The list needs the token
+ * (sent as a header, never in a URL), and `?worker=` may name any server: a name that breaks the voice
+ * name rule (HTML, a path, 10 000 characters) is never offered, and at most MAX_VOICES_SHOWN are.
+ */
+
+export const MAX_VOICES_SHOWN = 500;
+export const VOICES_TIMEOUT_MS = 5000;
+const VOICE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/; // the worker's own rule: 1–64 such characters, no ".."
+const STORED = new Set(["uploaded", "directory"]);
+const ONLY_DEFAULT = "only the worker's default voice is offered";
+
+/**
+ * The stored voices of a `GET /v1/audio/voices` body: {voices: [{name, label, title}], total, skipped,
+ * problem}. `total` counts the stored voices listed, `skipped` those whose name breaks the rule.
+ */
+export function storedVoices(body, limit = MAX_VOICES_SHOWN) {
+  if (body === null || typeof body !== "object" || !Array.isArray(body.data)) {
+    return { voices: [], total: 0, skipped: 0, problem: `the voice list has no \`data\` list: ${ONLY_DEFAULT}` };
+  }
+  const voices = [];
+  let total = 0;
+  let skipped = 0;
+  for (const entry of body.data) {
+    if (entry === null || typeof entry !== "object" || !STORED.has(entry.source)) continue;
+    if (typeof entry.name !== "string" || !VOICE_NAME.test(entry.name) || entry.name.includes("..")) {
+      skipped += 1;
+      continue;
+    }
+    total += 1;
+    if (voices.length >= limit) continue;
+    const seconds = typeof entry.duration_sec === "number" && Number.isFinite(entry.duration_sec) ? ` (${entry.duration_sec.toFixed(1)} s)` : "";
+    const text = typeof entry.ref_text === "string" ? entry.ref_text.slice(0, 200) : "";
+    voices.push({ name: entry.name, label: `${entry.name}${seconds}`, title: text });
+  }
+  return { voices, total, skipped, problem: null };
+}
+
+/** The line shown under the voice list: why it is missing, or what of it is not shown; "" when whole. */
+export function voicesNote({ voices, total, skipped, problem }) {
+  if (problem) return problem;
+  const parts = [];
+  if (total > voices.length) parts.push(`showing ${voices.length} of ${total} stored voices`);
+  if (skipped) parts.push(`${skipped} voice${skipped === 1 ? "" : "s"} with a name that is no voice name not offered`);
+  if (!total && !skipped) parts.push("no stored voices yet (upload one with POST /v1/audio/voices)");
+  return parts.join("; ");
+}
+
+/** Why the list could not be had, from an answer that was not a 200 (`body`: its JSON, or null). */
+function refusal(status, body) {
+  if (status === 401) {
+    return `the worker wants a token for its voice list (open the page with ?token= followed by it): ${ONLY_DEFAULT}`;
+  }
+  if (status === 404) return `this worker has no voice list (GET /v1/audio/voices answered 404): ${ONLY_DEFAULT}`;
+  const said = body?.error?.message ?? body?.error;
+  const words = typeof said === "string" ? `: ${said.slice(0, 200)}` : "";
+  return `GET /v1/audio/voices answered ${status}${words}; ${ONLY_DEFAULT}`;
+}
+
+/**
+ * GET /v1/audio/voices with the page's token as `Authorization: Bearer` (the address shown never holds
+ * it): the stored voices, or a `problem` sentence saying why there are none to offer. Never throws.
+ */
+export async function fetchVoices(base, token, { timeoutMs = VOICES_TIMEOUT_MS, limit = MAX_VOICES_SHOWN } = {}) {
+  const url = new URL("v1/audio/voices", base);
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  let response;
+  try {
+    response = await fetch(url, { cache: "no-store", headers, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (error) {
+    const why = error?.name === "TimeoutError" ? `no answer within ${timeoutMs / 1000} s` : "the request failed";
+    return { voices: [], total: 0, skipped: 0, problem: `cannot fetch the voice list from ${url.origin} (${why}): ${ONLY_DEFAULT}` };
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch (error) {
+    if (error?.name === "TimeoutError") {  // the head came, the body did not: it was said to be no JSON
+      const problem = `cannot fetch the voice list from ${url.origin} (its body did not arrive within ${timeoutMs / 1000} s): ${ONLY_DEFAULT}`;
+      return { voices: [], total: 0, skipped: 0, problem };
+    }
+    body = null;
+  }
+  if (!response.ok) return { voices: [], total: 0, skipped: 0, problem: refusal(response.status, body) };
+  if (body === null) {
+    return { voices: [], total: 0, skipped: 0, problem: `GET /v1/audio/voices answered with a body that is not JSON: ${ONLY_DEFAULT}` };
+  }
+  return storedVoices(body, limit);
+}
