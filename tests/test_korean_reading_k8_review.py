@@ -1,0 +1,63 @@
+"""The review of k8's absolute values (`korean_absolute`): a set's or a graph's size, "O(|V| + |E|)", and a
+determinant, "|A|", are no absolute value; a bound's right side that ends in one before a particle or a copula, "|a +
+b| ≤ |a| + |b|가 성립", or a term that goes on after a letter, "≥ kσ)". Each comment says what k8 read."""
+
+from __future__ import annotations
+
+import pytest
+
+from npu_worker.engine.korean_reading import spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # O(V의 절댓값 더하기 E의 절댓값): a graph's vertices and edges counted, no absolute value
+        ("BFS는 O(|V| + |E|)입니다.", "BFS는 O(|V| 플러스 |E|)입니다."),
+        ("|V| = n이라 합시다.", "|V| 는 n이라 합시다."),  # V의 절댓값은 n
+        ("행렬식 |A|는 0이 아닙니다.", "행렬식 |A|는 0이 아닙니다."),  # A의 절댓값은
+        ("선분의 길이 |AB| = 5", "선분의 길이 |AB| 는 5"),  # AB의 절댓값은 5
+    ],
+)
+def test_a_size_or_a_determinant_is_no_absolute_value(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # a 더하기 b의 절댓값이 a의 절댓값 이하 플러스 b의 절댓값이 성립합니다: the bound's word inside its right side
+        (
+            "|a + b| ≤ |a| + |b|가 성립합니다.",
+            "a 더하기 b의 절댓값이 a의 절댓값 더하기 b의 절댓값 이하가 성립합니다.",
+        ),
+        (
+            "|x - y| ≤ |x - z| + |z - y|입니다.",
+            "x 빼기 y의 절댓값이 x 빼기 z의 절댓값 더하기 z 빼기 y의 절댓값 이하입니다.",
+        ),
+        # a의 절댓값 빼기 b의 절댓값 ≤ a 빼기 b의 절댓값입니다: the sign unsaid
+        ("|a| - |b| ≤ |a - b|입니다.", "a의 절댓값 빼기 b의 절댓값이 a 빼기 b의 절댓값 이하입니다."),
+        ("|x| > |y|이면", "x의 절댓값이 y의 절댓값 초과이면"),  # x의 절댓값 > y의 절댓값이면
+    ],
+)
+def test_a_right_side_that_ends_in_an_absolute_value_before_a_particle(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+def test_a_right_side_is_not_cut_inside_a_term() -> None:
+    """Chebyshev's inequality: k8 read k 이상시그마 (the bound's word between k and σ)."""
+    said = spoken("P(|X - μ| ≥ kσ) ≤ 1/k²입니다.")
+    assert "이상시그마" not in said
+    assert said.startswith("P(X 빼기 뮤의 절댓값")
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["|a| + |b| + |c| + |d| + |e| < 1이면", "|x| < |y|²이면", "|x| < 2πr이면"],
+)
+def test_a_right_side_too_long_or_going_on_keeps_no_bound_word_inside_it(written: str) -> None:
+    """A right side the pattern cannot take whole: the bound's word is never said inside it."""
+    said = spoken(written)
+    assert not any(
+        f"{word}{after}" in said for word in ("미만", "이하") for after in (" 더하기", "파이", "의 2제곱")
+    )
