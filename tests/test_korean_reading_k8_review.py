@@ -61,3 +61,17 @@ def test_a_right_side_too_long_or_going_on_keeps_no_bound_word_inside_it(written
     assert not any(
         f"{word}{after}" in said for word in ("미만", "이하") for after in (" 더하기", "파이", "의 2제곱")
     )
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("0 ≤ P(A|B) ≤ 1입니다.", "P(A|B)는 0 이상 1 이하입니다."),  # 0 이상 P(A|B) 1 이하입니다.
+        ("1 ≤ x ≤ 5입니다.", "x는 1 이상 5 이하입니다."),  # 1 이상 x 5 이하입니다.
+        ("5 명 < n < 10 명입니다.", "n은 다섯 명 초과 열 명 미만입니다."),  # … 10 미만 명입니다.
+        ("0 < x < 1입니까?", "x는 0 초과 1 미만입니까?"),
+    ],
+)
+def test_a_chain_before_a_lecture_s_copula(written: str, said: str) -> None:
+    """ "입니다", a lecture's most common ending after a formula, ends a chain as "이다" does."""
+    assert spoken(written) == said

@@ -88,10 +88,11 @@ _COUNTED = (
 _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"; "일 확률", "-1.96 < Z < 1.96일 확률" was 1 점 구육일 미만 확률, the copula read into the number), or no word at
-# all; "에서", "-π/2 < θ < π/2에서" (it was -2분의 파이 < 세타 < 2분의 파이에서, the signs unsaid): 세타가 … 미만에서.
+# all; a lecture's copula, "0 ≤ P(A|B) ≤ 1입니다" (it was 0 이상 P(A|B) 1 이하입니다, as before k8: the chain left to
+# the single bounds), P(A|B)는 0 이상 1 이하입니다; "에서", "-π/2 < θ < π/2에서" (it was -2분의 파이 < 세타 < 2분의 파이에서, the signs unsaid): 세타가 … 미만에서.
 # Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function, "f(x)", nor a fraction but
 # π's, "x/2" (left to the single bounds).
-_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|입니[다까]|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 # A function as the first term too, "f(a) < k < f(b)", "g(x) ≤ f(x) ≤ h(x)" (the intermediate value and the squeeze
 # theorems' statements; left with both signs unsaid): k는 f(a) 초과 f(b) 미만, f(x)는 g(x) 이상 h(x) 이하.
 CHAIN = re.compile(
