@@ -75,3 +75,17 @@ def test_a_right_side_too_long_or_going_on_keeps_no_bound_word_inside_it(written
 def test_a_chain_before_a_lecture_s_copula(written: str, said: str) -> None:
     """ "입니다", a lecture's most common ending after a formula, ends a chain as "이다" does."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x < 3분의 1이면", "x 3분의 1 미만이면"),  # x 3분 미만의 1이면: 분 read as minutes
+        ("p > 2 분의 1이면", "p 2 분의 1 초과이면"),  # p 2 분 초과의 1이면 (k8; before it 2 초과 분의 1)
+        ("0 < x < 3분의 1입니다.", "x는 0 초과 3분의 1 미만입니다."),  # x가 0 초과 3분 미만의 1입니다.
+        ("3분의 1 < x < 1이면", "x가 3분의 1 초과 1 미만이면"),
+        ("0 ≤ t ≤ 10 분 동안", "t는 0 이상 10 분 이하 동안"),  # minutes as before
+    ],
+)
+def test_a_fraction_said_in_korean_as_a_bound(written: str, said: str) -> None:
+    assert spoken(written) == said
