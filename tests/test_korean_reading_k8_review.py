@@ -89,3 +89,24 @@ def test_a_chain_before_a_lecture_s_copula(written: str, said: str) -> None:
 )
 def test_a_fraction_said_in_korean_as_a_bound(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "if (score >= 90) grade = 'A';",
+            "if (score가 90보다 크거나 같다) grade는 'A';",
+        ),  # if (score 90 이상)
+        (
+            "while (count > 0 && lo <= hi)",
+            "while (count가 0보다 크다 && lo가 hi보다 작거나 같다)",
+        ),  # count 0 초과
+        ("if len(s) > 0:", "if len(s)가 0보다 크다:"),  # if len(s) 0 초과:
+        ("score >= 90이면 A입니다.", "score 90 이상이면 A입니다."),  # a sentence's, as before
+    ],
+)
+def test_a_longer_name_s_bound_in_code_in_code_s_voice(written: str, said: str) -> None:
+    """k8 read code's comparisons between names in code's voice, "if (count > max)", but a name's bound by a number in
+    a formula's, "if (score >= 90)" (one line in two voices)."""
+    assert spoken(written) == said

@@ -95,6 +95,11 @@ PI_BOUND = re.compile(
 # "x > 0일까", "x > 0인지", "x > 0인가를", "x > 0인데" (it was x 0인 초과지). A counter stays one there, "t > 3일 동안",
 # "t > 3일까지", "n > 2인가구" (households of so many).
 _VARIABLE_BEFORE = re.compile(r"(?<![A-Za-z])[A-Za-z] ?$")
+# ... in code, a longer name, a member or a call, "if (score >= 90)", "while (count > 0 &&", "if (len(s) > 0)" (it was
+# score 90 이상, beside count가 max보다 크다: one line in two voices): score가 90보다 크거나 같다.
+_CODE_NAME_BEFORE = re.compile(
+    r"(?<![\w.])[A-Za-z_][A-Za-z\d_]{0,30}(?:\.[A-Za-z_][A-Za-z\d_]{0,30})?(?:\([A-Za-z_\d.]{0,30}\))? ?$"
+)
 _COPULA_CONTEXT = {
     "일": re.compile(r" ?때| 경우|지|수록|까(?!지)|$"),
     "인": re.compile(r"\s|$|지|데|가(?!구)"),
@@ -258,6 +263,8 @@ def bound(match: re.Match[str]) -> str:
         amount = amount.replace(".", "0.", 1)
     variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
     code_after = _CODE_AFTER.match(text, match.end())  # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
+    if code_after and not variable:
+        variable = _CODE_NAME_BEFORE.search(text, max(0, start - 80), start)
     if variable and code_after and not (particle or subject) and _in_code(text, variable.start()):
         # "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
         # "if (x>0 && y<z)", in two voices)
