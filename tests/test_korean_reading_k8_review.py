@@ -110,3 +110,15 @@ def test_a_longer_name_s_bound_in_code_in_code_s_voice(written: str, said: str) 
     """k8 read code's comparisons between names in code's voice, "if (count > max)", but a name's bound by a number in
     a formula's, "if (score >= 90)" (one line in two voices)."""
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x < 5 초과입니다.", "x 5 미만 초과입니다."),  # x 5 초 미만과입니다.: 초 a second, 과 a particle
+        ("1 < x < 5 초과 입니다.", "x는 1 초과 5 미만 초과 입니다."),  # x는 1 초과 5 초 미만과 입니다.
+        ("t ≤ 10 초 동안", "t 10 초 이하 동안"),  # seconds as k8 reads them
+    ],
+)
+def test_the_bound_s_own_word_after_a_number_is_no_counter(written: str, said: str) -> None:
+    assert spoken(written) == said

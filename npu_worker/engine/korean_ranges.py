@@ -55,9 +55,10 @@ LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이�
 # x 3인치 초과.
 _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
 # What a bound's amount takes after a space, "n ≥ 100 명", "t ≤ 10 초" (it was t 10 이하 초: the bound's word before the
-# unit): a counter that is no particle nor a word of its own ("3 등" is "and so on", "5 도" "also").
+# unit): a counter that is no particle nor a word of its own ("3 등" is "and so on", "5 도" "also"); nor the bound's
+# own word, "x < 5 초과" (k8: x 5 초 미만과, 초 a second and 과 a particle).
 SPACED_COUNTERS = (
-    f"{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|번|대|곳|가구|세대|초|분|시간|년|살|마리|권|쪽|페이지|층"
+    f"{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|번|대|곳|가구|세대|초(?!과)|분|시간|년|살|마리|권|쪽|페이지|층"
 )
 # ... unspaced, any counter of a range
 COUNTERS = f"{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
