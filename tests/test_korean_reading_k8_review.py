@@ -122,3 +122,20 @@ def test_a_longer_name_s_bound_in_code_in_code_s_voice(written: str, said: str) 
 )
 def test_the_bound_s_own_word_after_a_number_is_no_counter(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("float pi = 3.14;", "float pi에 3 점 일사를 대입;"),  # float pi는 3 점 일사;
+        (
+            "for (int j = i + 1; j < n; j++)",
+            "for (int j에 i 더하기 1을 대입; j가 n보다 작다; j++)",
+        ),  # int j는 i 더하기 1
+        ("int x = 5, y = x + 1;", "int x에 5를 대입, y에 x 더하기 1을 대입;"),  # …, y는 x 더하기 1;
+        ("for (int i = n - 1; i >= 0; i--)", "for (int i에 n 빼기 1을 대입; i가 0보다 크거나 같다; i--)"),
+        ("x = 0.5;", "x는 0 점 오;"),  # no type nor "for": a formula's, as before
+    ],
+)
+def test_an_assignment_of_a_decimal_or_a_short_formula_in_code_s_voice(written: str, said: str) -> None:
+    assert spoken(written) == said
