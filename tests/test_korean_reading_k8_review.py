@@ -4,6 +4,8 @@ b| ≤ |a| + |b|가 성립", or a term that goes on after a letter, "≥ kσ)". 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from npu_worker.engine.korean_reading import spoken
@@ -139,3 +141,35 @@ def test_the_bound_s_own_word_after_a_number_is_no_counter(written: str, said: s
 )
 def test_an_assignment_of_a_decimal_or_a_short_formula_in_code_s_voice(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "x < |y| 이면 됩니다.",
+            "x y의 절댓값 미만 이면 됩니다.",
+        ),  # x y 미만의 절댓값: the bound inside the value
+        ("x ≤ |x|는 항상 참입니다.", "x x의 절댓값 이하는 항상 참입니다."),  # x x 이하의 절댓값은
+        (
+            "ε > |x - a|이면",
+            "엡실론 x 빼기 a의 절댓값 초과이면",
+        ),  # 엡실론 > x 빼기 a의 절댓값이면: the sign unsaid
+        (
+            "x < |y| + 1",
+            "x < y의 절댓값 더하기 1",
+        ),  # x y 미만의 절댓값 더하기 1 (a formula's right side: left)
+        ("a + x < |y|", "a 더하기 x < y의 절댓값"),  # a 더하기 x y 미만의 절댓값
+    ],
+)
+def test_a_letter_bounded_by_an_absolute_value(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize("pattern", ["x < |y| ", "x < |", "a < |b| + ", "x<|y|<", "|x| < |y|가 "])
+def test_a_hostile_text_of_bounded_absolute_values_is_read_in_bounded_time(pattern: str) -> None:
+    """4 000 characters (a generous bound, no speed figure: `benchmarks/reading_cost.py` measures)."""
+    text = (pattern * 4000)[:4000]
+    started = time.process_time()
+    spoken(text)
+    assert time.process_time() - started < 2

@@ -59,3 +59,19 @@ def absolute(match: re.Match[str]) -> str:
     if sign:
         words = f"{words}{particle_after(words, '이')} {_all_said(side)} {BOUND_WORDS[sign]}"
     return f"{words}{particle_after(words, particle) if particle else ''}"
+
+
+# ... and a letter bounded by one, "x < |y|", "x ≤ |x|는" (k8 said the bound between the value and its 절댓값: x y 미만의
+# 절댓값, the bars said first and "x < y" read after): x y의 절댓값 미만, as "x < y" is x y 미만. Not a chain's last
+# side, "-|x| ≤ x ≤ |x|", nor a formula's, "a + x < |y|".
+BOUNDED_BY_ABSOLUTE = re.compile(
+    rf"(?<![\w|.)\]^/*+\-−])(?<![<>≤≥=+\-−*/] )([a-zα-ω]\d?) ?([<>≤≥]) ?{_ONE.pattern}(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(|])"
+    rf"(?:{PARTICLE})?"
+)
+
+
+def bounded_by_absolute(match: re.Match[str]) -> str:
+    """ "x < |y|이면" as x y의 절댓값 미만이면."""
+    letter, sign, value, particle = match.groups()
+    word = BOUND_WORDS[sign]
+    return f"{letter} {said(value)} {word}{particle_after(word, particle) if particle else ''}"

@@ -115,7 +115,7 @@ _COPULA_CONTEXT = {
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
     r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))"
-    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])"
+    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
