@@ -160,6 +160,8 @@ def test_an_assignment_of_a_decimal_or_a_short_formula_in_code_s_voice(written: 
             "x < y의 절댓값 더하기 1",
         ),  # x y 미만의 절댓값 더하기 1 (a formula's right side: left)
         ("a + x < |y|", "a 더하기 x < y의 절댓값"),  # a 더하기 x y 미만의 절댓값
+        ("x - 1 < |y|이면", "x 빼기 1이 y의 절댓값 미만이면"),  # x 빼기 1이 y 미만의 절댓값이면
+        ("x - 1 < |y - 2|", "x 빼기 1이 y 빼기 2의 절댓값 미만"),  # … 1이 y 빼기 2 미만의 절댓값
     ],
 )
 def test_a_letter_bounded_by_an_absolute_value(written: str, said: str) -> None:

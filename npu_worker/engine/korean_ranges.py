@@ -213,8 +213,8 @@ LONG_SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,11}}"
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
 FORMULA_BOUNDED_BY = re.compile(
     r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
-    rf"(?=[a-z])({SIDE})(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
-)
+    rf"(?=[a-z])({SIDE}(?:의 절댓값)?)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+)  # ... an absolute value said by now, "x - 1 < |y|" (k8: 1이 y 미만의 절댓값): x 빼기 1이 y의 절댓값 미만
 
 
 def formula_bounded_by(match: re.Match[str]) -> str:
