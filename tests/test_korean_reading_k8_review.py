@@ -157,11 +157,15 @@ def test_an_assignment_of_a_decimal_or_a_short_formula_in_code_s_voice(written: 
         ),  # 엡실론 > x 빼기 a의 절댓값이면: the sign unsaid
         (
             "x < |y| + 1",
-            "x < y의 절댓값 더하기 1",
-        ),  # x y 미만의 절댓값 더하기 1 (a formula's right side: left)
-        ("a + x < |y|", "a 더하기 x < y의 절댓값"),  # a 더하기 x y 미만의 절댓값
+            "x y의 절댓값 더하기 1 미만",
+        ),  # x y 미만의 절댓값 더하기 1
+        ("a + x < |y|", "a 더하기 x y의 절댓값 미만"),  # a 더하기 x y 미만의 절댓값
         ("x - 1 < |y|이면", "x 빼기 1이 y의 절댓값 미만이면"),  # x 빼기 1이 y 미만의 절댓값이면
         ("x - 1 < |y - 2|", "x 빼기 1이 y 빼기 2의 절댓값 미만"),  # … 1이 y 빼기 2 미만의 절댓값
+        ("x - 1 < |y| + 1", "x 빼기 1이 y의 절댓값 더하기 1 미만"),  # … 1이 y 미만의 절댓값 더하기 1
+        ("2x < |x - a|이면", "2x x 빼기 a의 절댓값 미만이면"),  # 2x x 빼기 a 미만의 절댓값이면
+        ("f(x) < |x - a|", "f(x) x 빼기 a의 절댓값 미만"),  # f(x) x 빼기 a 미만의 절댓값
+        ("y ≥ |x| + 1", "y x의 절댓값 더하기 1 이상"),
     ],
 )
 def test_a_letter_bounded_by_an_absolute_value(written: str, said: str) -> None:

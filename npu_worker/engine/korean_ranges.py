@@ -139,13 +139,17 @@ _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "
 # (it was x holds here. 초과, the bound's word after the sentence).
 # ... or a fraction, "x < 1/2", "x ≥ -1/2이면" (it was x 1 미만/2: the bound's word inside the fraction): x 2분의 1 미만.
 # ... over a letter too, "x < 1/n", "n > 1/ε" (it was n 1 초과/엡실론): n 1/엡실론 초과.
+# ... an absolute value among them, said by now, "2x < |x - a|", "x^2 < |y| + 1" (k8: 2x x 빼기 a 미만의 절댓값, the
+# bound's word between the value and its 절댓값): 2x x 빼기 a의 절댓값 미만.
+_SAID_ABSOLUTE = "(?:의 절댓값)?"
 _FORMULA_WORD = (
     r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
     r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
-    rf"({_FORMULA_WORD}(?: {_FORMULA_WORD}){{0,8}})(?![A-Za-z\d(.])(?! ?[<>≤≥])(?:{PARTICLE})?"
+    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-z\d(.])(?! ?[<>≤≥])"
+    rf"(?:{PARTICLE})?"
 )
 # ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
 # a number before the sign taken for a comparison of two numbers): 2x 빼기 3 0 초과이면. "3 < 5", "5 - 3 > 0" are left.
@@ -211,9 +215,10 @@ SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1"
 LONG_SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,11}}"
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
+_SIDE_SAID = rf"{_SIDE_TERM}{_SAID_ABSOLUTE}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}{_SAID_ABSOLUTE}){{0,3}}"
 FORMULA_BOUNDED_BY = re.compile(
     r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
-    rf"(?=[a-z])({SIDE}(?:의 절댓값)?)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+    rf"(?=[a-z])({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
 )  # ... an absolute value said by now, "x - 1 < |y|" (k8: 1이 y 미만의 절댓값): x 빼기 1이 y의 절댓값 미만
 
 
