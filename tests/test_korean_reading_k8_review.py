@@ -179,3 +179,20 @@ def test_a_hostile_text_of_bounded_absolute_values_is_read_in_bounded_time(patte
     started = time.process_time()
     spoken(text)
     assert time.process_time() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # 0 초과 x의 절댓값이 y의 절댓값 이하이면: the chain left to the single bounds, read as two
+        ("0 < |x| ≤ |y|이면", "x의 절댓값이 0 초과 y의 절댓값 이하이면"),
+        ("0 < x < |y|", "x는 0 초과 y의 절댓값 미만"),  # x는 0 초과 y 미만의 절댓값
+        ("0 < |x| ≤ M", "x의 절댓값은 0 초과 M 이하"),  # 0 초과 x의 절댓값 ≤ M: the second sign unsaid
+        # a quotient of one, left whole (k8: x y의 절댓값 이하/2, the bound's word inside the quotient)
+        ("x ≤ |y|/2이면", "x ≤ |y|/2이면"),
+        ("1/|x| < ε", "1/|x| < 엡실론"),
+        ("|x - y| ≤ 3명이면", "x 빼기 y의 절댓값 세 명 이하이면"),  # … 절댓값이 3 이하명이면: the bound before the counter
+    ],
+)
+def test_a_chain_to_an_absolute_value_and_a_quotient_of_one(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -19,11 +19,10 @@ from .korean_ranges import BOUND_WORDS, SIDE
 _VALUE = r"(?![A-Z]{1,4}\|)[-−]?[A-Za-zα-ω\d(][A-Za-zα-ω\d.+\-−*/^(), _]{0,38}?"  # not capitals alone, "|V|"
 # ... a Korean particle or copula may follow its closing bar, "|a| + |b|가", "|a - b|입니다" (k8 took no value there:
 # the right side was cut before it).
-ABSOLUTE = (
-    rf"(?<![|\w])\|(?=[^\s|]){_VALUE}(?<=[^\s|(])\|(?![|A-Za-zα-ω\d_])"  # no group: a part of other patterns
-)
+# Nor a quotient's term, "|y|/2", "1/|x|" (k8 said the bars and left the "/": x y의 절댓값 이하/2): left whole.
+ABSOLUTE = rf"(?<![|\w/])\|(?=[^\s|]){_VALUE}(?<=[^\s|(])\|(?![|A-Za-zα-ω\d_/])"  # no group: a part of other patterns
 # One absolute value in another pattern's match, its value grouped; not before a power, "|x|²", "|x|^2" (left whole).
-_ONE = re.compile(rf"(?<![|\w])\|(?=[^\s|])({_VALUE})(?<=[^\s|(])\|(?![|A-Za-z\d_^²³⁰-⁹])")
+_ONE = re.compile(rf"(?<![|\w/])\|(?=[^\s|])({_VALUE})(?<=[^\s|(])\|(?![|A-Za-z\d_^²³⁰-⁹/])")
 _UNGROUPED = _ONE.pattern.replace(f"({_VALUE})", _VALUE)
 # ... and its bound, "|x - a| < δ", "|x| ≤ 1이면": the value is the subject, as a formula's ("a - 3 > b": a 빼기 3이 b
 # 초과), x 빼기 a의 절댓값이 델타 미만; a sum or a difference on either side, "|x| + 1 < 3", "|a - b| ≥ |a| - |b|" (it was
@@ -35,6 +34,7 @@ _TERM = rf"(?:{_UNGROUPED}|\d+(?:\.\d+)?(?![\w.])|[a-zα-ω]\d?(?![\w(]))"
 _RIGHT = (
     rf"(?:{ABSOLUTE}|{SIDE})(?: [-+−] (?:{ABSOLUTE}|{SIDE})){{0,3}}"
     r"(?![A-Za-zα-ωπ\d_(^²³⁰-⁹|]|\.\d)(?! ?[-+−*/] ?[\w(|])"
+    r"(?!(?![이입일인을를은는가과와의에로으랑])[가-힣])"  # nor a counter, "|x| ≤ 3명" (k8: 3 이하명)
 )
 ABSOLUTE_BOUND = re.compile(
     rf"(?=\|){_ONE.pattern}((?: [-+−] {_TERM}){{0,3}})"

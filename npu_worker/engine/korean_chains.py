@@ -101,7 +101,7 @@ _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|입니[다까]|
 CHAIN = re.compile(
     rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<!분의 )(?<![-+−*/×÷^] )"
     rf"({_FUNCTION}|{_COUNTED}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI}|{ABSOLUTE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
@@ -127,7 +127,7 @@ def chain(match: re.Match[str]) -> str:
     if not (worded or _LETTER.search(first + middle + last)):
         return match.group(0)
     counted = re.fullmatch(_COUNT, last)
-    if counted and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
+    if counted and not (first.lstrip("-−")[:1].isdigit() and (middle[:1].islower() or absolute)):
         return match.group(0)  # "a < b < C", "1 < 2 < N": a count bounds a variable from a number
     if counted:
         last = _COUNT_MINUS.sub(lambda m: f" {m.group(1)} ", last)  # "N-1": N - 1
@@ -140,6 +140,10 @@ def chain(match: re.Match[str]) -> str:
         lower = f"{last} {BOUND_WORDS[falling_2]}"
         upper, word = first, LOWER_BOUND_WORDS[falling]
     lower, upper = _NEGATIVE_PI.sub("마이너스 ", lower), _NEGATIVE_PI.sub("마이너스 ", upper)
+    if upper.startswith(
+        "|"
+    ):  # "0 < |x| ≤ |y|" (k8 left it to the single bounds: 0 초과 x의 절댓값이 y의 절댓값 이하)
+        upper = absolute_said(upper[1:-1])
     ending = particle_after(word, particle) if particle else ""
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
