@@ -191,7 +191,10 @@ def test_a_hostile_text_of_bounded_absolute_values_is_read_in_bounded_time(patte
         # a quotient of one, left whole (k8: x y의 절댓값 이하/2, the bound's word inside the quotient)
         ("x ≤ |y|/2이면", "x ≤ |y|/2이면"),
         ("1/|x| < ε", "1/|x| < 엡실론"),
-        ("|x - y| ≤ 3명이면", "x 빼기 y의 절댓값 세 명 이하이면"),  # … 절댓값이 3 이하명이면: the bound before the counter
+        (
+            "|x - y| ≤ 3명이면",
+            "x 빼기 y의 절댓값 세 명 이하이면",
+        ),  # … 절댓값이 3 이하명이면: the bound before the counter
     ],
 )
 def test_a_chain_to_an_absolute_value_and_a_quotient_of_one(written: str, said: str) -> None:
