@@ -199,3 +199,22 @@ def test_a_hostile_text_of_bounded_absolute_values_is_read_in_bounded_time(patte
 )
 def test_a_chain_to_an_absolute_value_and_a_quotient_of_one(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        # … x++; Map가 String보다 작다, Integer> m; }: a generic type's bracket read as a comparison
+        (
+            "for (int i = 0; i < n; i++) { x++; Map<String, Integer> m; }",
+            "for (int i에 0을 대입; i가 n보다 작다; i++) { x++; Map<String, Integer> m; }",
+        ),
+        (
+            "while (lo < hi && count > max)",
+            "while (lo가 hi보다 작다 && count가 max보다 크다)",
+        ),  # as k8 reads them
+        ("return lo < hi;", "return lo가 hi보다 작다;"),
+    ],
+)
+def test_a_generic_type_in_a_loop_s_body_is_no_comparison(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -322,10 +322,17 @@ CODE_COMPARISON = re.compile(
 )
 
 
+# ... but not a generic type's bracket, "Map<String, Integer> m;" in a loop's body (k8: Map가 String보다 작다, Integer>):
+# a "<" whose ">" closes a list of names.
+_GENERIC_REST = re.compile(r"[\w ,.?\[\]<]{0,80}>")
+
+
 def code_comparison(match: re.Match[str]) -> str:
     """ "while (lo <= hi)" as while (lo가 hi보다 작거나 같다); outside code left."""
     left, sign, right = match.groups()
-    if not _in_code(match.string, match.start()):
+    if not _in_code(match.string, match.start()) or (
+        sign == "<" and _GENERIC_REST.match(match.string, match.start(3))
+    ):
         return match.group(0)
     return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
 
