@@ -218,3 +218,17 @@ def test_a_chain_to_an_absolute_value_and_a_quotient_of_one(written: str, said: 
 )
 def test_a_generic_type_in_a_loop_s_body_is_no_comparison(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "-|x| ≤ x ≤ |x|입니다.",
+            "x는 마이너스 x의 절댓값 이상 x의 절댓값 이하입니다.",
+        ),  # -x의 절댓값 ≤ x ≤ x의 절댓값
+        ("|a| < b < |c|", "b는 a의 절댓값 초과 c의 절댓값 미만"),  # a의 절댓값 < b < c의 절댓값
+    ],
+)
+def test_a_chain_from_an_absolute_value(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -36,6 +36,7 @@ _EDGE_AHEAD = (
     r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,11} ?[<>≤≥]"
     r"|\d[\d.]{0,12} [가-힣A-Za-z]{1,4} ?[<>≤≥]"  # a number and its spaced counter or unit, "10 명 < n"
     r"|\d{1,12} ?분의 \d[\d.]{0,12} ?[<>≤≥]"  # a fraction said in Korean, "3분의 1 < x"
+    r"|[-−]?\|[^|\n]{1,40}\| ?[<>≤≥]"  # an absolute value, "-|x| ≤ x ≤ |x|"
 )
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
 # ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
@@ -100,7 +101,7 @@ _AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|입니[다까]|
 # theorems' statements; left with both signs unsaid): k는 f(a) 초과 f(b) 미만, f(x)는 g(x) 이상 h(x) 이하.
 CHAIN = re.compile(
     rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<!분의 )(?<![-+−*/×÷^] )"
-    rf"({_FUNCTION}|{_COUNTED}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"({_FUNCTION}|{_COUNTED}|{_EDGE}|[-−]?{ABSOLUTE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
     rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI}|{ABSOLUTE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
@@ -113,6 +114,13 @@ _CLAUSE_AFTER = re.compile(
 # row): the middle term is its subject, 각도는 세타가 0 이상 2파이 이하, as "코끼리는 코가 길다".
 # Not "또는", "혹은" ("or"), "1 < x < 2 또는 3 < x < 4" (walk7 read the second x가, the first x는): x는 … 또는 x는 ….
 _TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
+
+
+_ABSOLUTE_SIDE = re.compile(r"^([-−]?)\|(.+)\|")
+
+
+def _absolute_side(match: re.Match[str]) -> str:
+    return ("마이너스 " if match.group(1) else "") + absolute_said(match.group(2))
 
 
 def chain(match: re.Match[str]) -> str:
@@ -140,10 +148,9 @@ def chain(match: re.Match[str]) -> str:
         lower = f"{last} {BOUND_WORDS[falling_2]}"
         upper, word = first, LOWER_BOUND_WORDS[falling]
     lower, upper = _NEGATIVE_PI.sub("마이너스 ", lower), _NEGATIVE_PI.sub("마이너스 ", upper)
-    if upper.startswith(
-        "|"
-    ):  # "0 < |x| ≤ |y|" (k8 left it to the single bounds: 0 초과 x의 절댓값이 y의 절댓값 이하)
-        upper = absolute_said(upper[1:-1])
+    # "0 < |x| ≤ |y|" (k8 left it to the single bounds: 0 초과 x의 절댓값이 y의 절댓값 이하); "-|x| ≤ x ≤ |x|" (it was
+    # left whole, both signs unsaid): x는 마이너스 x의 절댓값 이상 x의 절댓값 이하.
+    lower, upper = _ABSOLUTE_SIDE.sub(_absolute_side, lower), _ABSOLUTE_SIDE.sub(_absolute_side, upper)
     ending = particle_after(word, particle) if particle else ""
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
