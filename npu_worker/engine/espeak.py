@@ -102,7 +102,10 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # Code: "for (int i = 0; i < n; i++)", "int x = 5;" for (int i에 0을 대입; …, int x에 5를 대입 (not int i는 0); "if (0 <= x && x
 # < n)" if (x가 0보다 크거나 같다 && … (not 0 이상 x, two voices); "while (lo <= hi)", "i < v.size()", "i < n - 1" in code lo가
 # hi보다 작거나 같다, i가 v.size()보다 작다, i가 n 빼기 1보다 작다 (not lo ≤ hi, i v 미만.size(), i n 빼기 1 미만); "10명 < n < 20명"
-# n은 열 명 초과 스무 명 미만; "|a| + |b|" 더하기 (not 플러스).
+# n은 열 명 초과 스무 명 미만; "|a| + |b|" 더하기 (not 플러스). Its review (rvk8, same revision: unreleased): "O(|V| + |E|)"
+# and "|A|" bars unsaid as at 16; "|a + b| ≤ |a| + |b|가" … 절댓값 이하가; a chain before "입니다"; "x < 3분의 1" 3분의 1
+# 미만; "if (score >= 90)" score가 90보다 크거나 같다; "float pi = 3.14;", "int j = i + 1;" …을 대입; "x < |y|", "2x < |x - a|"
+# y의 절댓값 미만 (not y 미만의 절댓값); "-|x| ≤ x ≤ |x|" x는 마이너스 x의 절댓값 이상 …; "|y|/2" and "Map<String, Integer>" left.
 AUDIO_REVISION = 17
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

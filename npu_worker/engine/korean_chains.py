@@ -35,6 +35,8 @@ _EDGE = rf"[-−]?\d+(?:\.\d+)?(?:{SIDE_UNIT})?|[a-zα-ω](?:\d{{1,2}}|[₀-₉]
 _EDGE_AHEAD = (
     r"[-−]?[\w.π%‰℃°Ω/]{1,12}(?:(?: - | ?[+−*×·÷] ?)[\w.π/^²³⁰-⁹]{1,12}){0,11} ?[<>≤≥]"
     r"|\d[\d.]{0,12} [가-힣A-Za-z]{1,4} ?[<>≤≥]"  # a number and its spaced counter or unit, "10 명 < n"
+    r"|\d{1,12} ?분의 \d[\d.]{0,12} ?[<>≤≥]"  # a fraction said in Korean, "3분의 1 < x"
+    r"|[-−]?\|[^|\n]{1,40}\| ?[<>≤≥]"  # an absolute value, "-|x| ≤ x ≤ |x|"
 )
 _NEGATIVE_PI = re.compile(r"^[-−](?=\d{0,2}π)")  # said 마이너스, as "-1" is
 # ... and as the last side, "π > x > -π", "π/2 ≥ θ ≥ -π/2" (it was 파이 > x > -파이, the signs unsaid): x는 마이너스 파이
@@ -79,7 +81,9 @@ _COUNT_MINUS = re.compile(r"(?<=^[A-Z]) ?([-−]) ?(?=\d)")
 # 스무 명 미만, t는 0 이상 10 이하 초: a bound's word before the counter, or both on either side of n): n은 10 초과 20명
 # 미만, t는 0 이상 10 초 이하; not a copula, "0 < x < 1일 때" (x가 … 1 미만일 때). The first side too, "10명 < n < 20명",
 # "0초 ≤ t ≤ 10초" (it was 열 명 초과 n 스무 명 미만): n은 열 명 초과 스무 명 미만.
+# ... but a fraction said in Korean, "0 < x < 3분의 1" (k8: x가 0 초과 3분 미만의 1), whole: x는 0 초과 3분의 1 미만.
 _COUNTED = (
+    r"\d+ ?분의 \d+(?:\.\d+)?(?![\d.])|"
     rf"[-−]?\d+(?:\.\d+)?(?! ?일 ?(?:때|경우|수록)| ?일 (?:확률|가능성|조건|것|수 )| ?인(?![가-힣]))"
     rf"(?:{COUNTERS}| (?:{SPACED_COUNTERS})| ?(?:{alternatives(UNITS)})(?![A-Za-z0-9²³]))"
 )
@@ -88,16 +92,17 @@ _COUNTED = (
 _PLACE = r"에(?:서)?(?![가-힣])|의(?![가-힣])"
 # What may follow the last side: a particle (said in the form the bound's word takes), a copula's ending ("이면", "일
 # 때", "인"; "일 확률", "-1.96 < Z < 1.96일 확률" was 1 점 구육일 미만 확률, the copula read into the number), or no word at
-# all; "에서", "-π/2 < θ < π/2에서" (it was -2분의 파이 < 세타 < 2분의 파이에서, the signs unsaid): 세타가 … 미만에서.
+# all; a lecture's copula, "0 ≤ P(A|B) ≤ 1입니다" (it was 0 이상 P(A|B) 1 이하입니다, as before k8: the chain left to
+# the single bounds), P(A|B)는 0 이상 1 이하입니다; "에서", "-π/2 < θ < π/2에서" (it was -2분의 파이 < 세타 < 2분의 파이에서, the signs unsaid): 세타가 … 미만에서.
 # Not a unit or a counter, "3개", nor a longer chain, "a < b < c < d", nor a function, "f(x)", nor a fraction but
 # π's, "x/2" (left to the single bounds).
-_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
+_AFTER = rf"(?:{PARTICLE}|(?=이(?:[면다고며]|라면|므로)|입니[다까]|일 ?(?:때|경우|수록)|일 (?=확률|가능성|조건|것|수 )|인(?![가-힣])|{_PLACE}|[^\w.,/^(<>≤≥℃°%‰Ω]|[.,](?!\d)|$))"
 # A function as the first term too, "f(a) < k < f(b)", "g(x) ≤ f(x) ≤ h(x)" (the intermediate value and the squeeze
 # theorems' statements; left with both signs unsaid): k는 f(a) 초과 f(b) 미만, f(x)는 g(x) 이상 h(x) 이하.
 CHAIN = re.compile(
-    rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<![-+−*/×÷^] )"
-    rf"({_FUNCTION}|{_COUNTED}|{_EDGE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
-    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
+    rf"(?={_EDGE_AHEAD}|(?:{_FUNCTION}) ?[<>≤≥])(?<![\w.)\]<>≤≥=+\-−*/^])(?<![<>≤≥] )(?<!분의 )(?<![-+−*/×÷^] )"
+    rf"({_FUNCTION}|{_COUNTED}|{_EDGE}|[-−]?{ABSOLUTE}) ?(?:([<≤]) ?({_MIDDLE}) ?([<≤])"
+    rf"|([>≥]) ?({_MIDDLE}) ?([>≥])) ?({_FUNCTION}|{_COUNTED}|{SIDE}|{_COUNT}|∞|{_LAST_NEGATIVE_PI}|{ABSOLUTE})(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(]){_AFTER}"
 )
 _LETTER = re.compile(r"[A-Za-zα-ωπ]")
 # A condition's or a noun's clause after the chain, "1 ≤ x ≤ 3이면", "0 < x < 1일 때", "1 ≤ k ≤ n인 정수": its subject
@@ -109,6 +114,13 @@ _CLAUSE_AFTER = re.compile(
 # row): the middle term is its subject, 각도는 세타가 0 이상 2파이 이하, as "코끼리는 코가 길다".
 # Not "또는", "혹은" ("or"), "1 < x < 2 또는 3 < x < 4" (walk7 read the second x가, the first x는): x는 … 또는 x는 ….
 _TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
+
+
+_ABSOLUTE_SIDE = re.compile(r"^([-−]?)\|(.+)\|")
+
+
+def _absolute_side(match: re.Match[str]) -> str:
+    return ("마이너스 " if match.group(1) else "") + absolute_said(match.group(2))
 
 
 def chain(match: re.Match[str]) -> str:
@@ -123,7 +135,7 @@ def chain(match: re.Match[str]) -> str:
     if not (worded or _LETTER.search(first + middle + last)):
         return match.group(0)
     counted = re.fullmatch(_COUNT, last)
-    if counted and not (first.lstrip("-−")[:1].isdigit() and middle[:1].islower()):
+    if counted and not (first.lstrip("-−")[:1].isdigit() and (middle[:1].islower() or absolute)):
         return match.group(0)  # "a < b < C", "1 < 2 < N": a count bounds a variable from a number
     if counted:
         last = _COUNT_MINUS.sub(lambda m: f" {m.group(1)} ", last)  # "N-1": N - 1
@@ -136,6 +148,9 @@ def chain(match: re.Match[str]) -> str:
         lower = f"{last} {BOUND_WORDS[falling_2]}"
         upper, word = first, LOWER_BOUND_WORDS[falling]
     lower, upper = _NEGATIVE_PI.sub("마이너스 ", lower), _NEGATIVE_PI.sub("마이너스 ", upper)
+    # "0 < |x| ≤ |y|" (k8 left it to the single bounds: 0 초과 x의 절댓값이 y의 절댓값 이하); "-|x| ≤ x ≤ |x|" (it was
+    # left whole, both signs unsaid): x는 마이너스 x의 절댓값 이상 x의 절댓값 이하.
+    lower, upper = _ABSOLUTE_SIDE.sub(_absolute_side, lower), _ABSOLUTE_SIDE.sub(_absolute_side, upper)
     ending = particle_after(word, particle) if particle else ""
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):

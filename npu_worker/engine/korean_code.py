@@ -19,9 +19,12 @@ _TYPES = (
 # The name assigned with what opens it, its value (a number, minus said by now, a name, its member or call) and what
 # closes it (";", ",", ")"): "int i = 0;", "for (i = 0;", "let n = len;", "int n = a.size();".
 # ... and the next one after a comma, "for (int i = 1, j = n;", "let x = 3, y = 4;" (it was j는 n): j에 n을 대입.
+# ... a decimal, said by now, "float pi = 3.14;" (3 점 일사: k8 took none, float pi는 3 점 일사), and a short formula
+# of them, "int j = i + 1;", "int x = 5, y = x + 1;" (k8: int x에 5를 대입, y는 x 더하기 1, two voices): j에 i 더하기 1을 대입.
+_OPERAND = r"(?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]{1,12})?|[A-Za-z_]\w{0,30}(?:\.[A-Za-z_]\w{0,30})?(?:\(\))?)"
 ASSIGNMENT = re.compile(
     rf"(?<!\w)((?:{_TYPES}) [A-Za-z_]\w{{0,30}}|for ?\((?:(?:{_TYPES}) )?[A-Za-z_]\w{{0,30}}|(?<=, )[A-Za-z_]\w{{0,30}})"
-    r" ?= ?((?:마이너스 )?\d+(?:\.\d+)?|[A-Za-z_]\w{0,30}(?:\.[A-Za-z_]\w{0,30})?(?:\(\))?)(?= ?[;,)])"
+    rf" ?= ?({_OPERAND}(?: (?:더하기|빼기|곱하기|나누기) {_OPERAND}){{0,3}})(?= ?[;,)])"
 )
 _STATEMENT_OPENS = re.compile(rf"for ?\(|(?<!\w)(?:{_TYPES}) ")
 

@@ -55,9 +55,10 @@ LOWER_BOUND_WORDS = {"<": "초과", "≤": "이상", ">": "미만", "≥": "이�
 # x 3인치 초과.
 _BOUND_WORDS_FIRST = "인치|인분|개월|일차|주차|년차|회차|피트|야드|마일|온스|갤런|배럴|파운드"
 # What a bound's amount takes after a space, "n ≥ 100 명", "t ≤ 10 초" (it was t 10 이하 초: the bound's word before the
-# unit): a counter that is no particle nor a word of its own ("3 등" is "and so on", "5 도" "also").
+# unit): a counter that is no particle nor a word of its own ("3 등" is "and so on", "5 도" "also"); nor the bound's
+# own word, "x < 5 초과" (k8: x 5 초 미만과, 초 a second and 과 a particle).
 SPACED_COUNTERS = (
-    f"{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|번|대|곳|가구|세대|초|분|시간|년|살|마리|권|쪽|페이지|층"
+    f"{_BOUND_WORDS_FIRST}|명|개|원|달러|건|회|번|대|곳|가구|세대|초(?!과)|분|시간|년|살|마리|권|쪽|페이지|층"
 )
 # ... unspaced, any counter of a range
 COUNTERS = f"{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
@@ -76,10 +77,12 @@ _ENGLISH_WORD = (
 # amount): n 10⁵ 이하, said 10의 5제곱 이하.
 # ... and π alone or its fraction, "θ < π이면", "x ≥ -π", "x ≤ π/2" (it was left, the sign unsaid: 세타 파이이면):
 # 세타 파이 미만이면, x 마이너스 파이 이상, x 2분의 파이 이하.
+# ... and a fraction said in Korean, "x < 3분의 1", "p > 2 분의 1이면" (it was x 3분 미만의 1: 분 read as minutes, the
+# bound's word before 의): x 3분의 1 미만.
 _MINUS_PI = re.compile(r"^[-−](?=\d{0,2}π)")
 BOUND = re.compile(
     r"(?: (?=[<>≤≥]))?(?=[<>≤≥])(?<![<>=\-])([<>≤≥]) ?([-−]?(?:\d+|(?=\.\d))(?:[.,]\d+)*(?:⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3}|[십백천]?[만억조])?"
-    rf"(?:π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?: ?분의 \d+(?:\.\d+)?|π[a-z]?(?:\^\d{{1,2}}|[²³])?(?![A-Za-zα-ω²³^])| ?(?:%|‰|℃|°C?|(?!{_ENGLISH_WORD})[A-Za-zΩμµ]{{1,4}}(?![A-Za-z]))|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{SPACED_COUNTERS})(?!(?![이인일을를은는의에으로과와])[가-힣]))?)"
     r"(?! ?[\d>]|[A-Za-zα-ω]| ?[-+−×*/^] ?[\w(]|[.,]\d)"  # not a decimal's whole part, "y > 0.5x + 3"
     rf"(?:{PARTICLE})?"
@@ -93,6 +96,11 @@ PI_BOUND = re.compile(
 # "x > 0일까", "x > 0인지", "x > 0인가를", "x > 0인데" (it was x 0인 초과지). A counter stays one there, "t > 3일 동안",
 # "t > 3일까지", "n > 2인가구" (households of so many).
 _VARIABLE_BEFORE = re.compile(r"(?<![A-Za-z])[A-Za-z] ?$")
+# ... in code, a longer name, a member or a call, "if (score >= 90)", "while (count > 0 &&", "if (len(s) > 0)" (it was
+# score 90 이상, beside count가 max보다 크다: one line in two voices): score가 90보다 크거나 같다.
+_CODE_NAME_BEFORE = re.compile(
+    r"(?<![\w.])[A-Za-z_][A-Za-z\d_]{0,30}(?:\.[A-Za-z_][A-Za-z\d_]{0,30})?(?:\([A-Za-z_\d.]{0,30}\))? ?$"
+)
 _COPULA_CONTEXT = {
     "일": re.compile(r" ?때| 경우|지|수록|까(?!지)|$"),
     "인": re.compile(r"\s|$|지|데|가(?!구)"),
@@ -107,7 +115,7 @@ _COPULA_CONTEXT = {
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
     r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))"
-    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])"
+    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
@@ -131,13 +139,17 @@ _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "
 # (it was x holds here. 초과, the bound's word after the sentence).
 # ... or a fraction, "x < 1/2", "x ≥ -1/2이면" (it was x 1 미만/2: the bound's word inside the fraction): x 2분의 1 미만.
 # ... over a letter too, "x < 1/n", "n > 1/ε" (it was n 1 초과/엡실론): n 1/엡실론 초과.
+# ... an absolute value among them, said by now, "2x < |x - a|", "x^2 < |y| + 1" (k8: 2x x 빼기 a 미만의 절댓값, the
+# bound's word between the value and its 절댓값): 2x x 빼기 a의 절댓값 미만.
+_SAID_ABSOLUTE = "(?:의 절댓값)?"
 _FORMULA_WORD = (
     r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
     r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
-    rf"({_FORMULA_WORD}(?: {_FORMULA_WORD}){{0,8}})(?![A-Za-z\d(.])(?! ?[<>≤≥])(?:{PARTICLE})?"
+    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-z\d(.])(?! ?[<>≤≥])"
+    rf"(?:{PARTICLE})?"
 )
 # ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
 # a number before the sign taken for a comparison of two numbers): 2x 빼기 3 0 초과이면. "3 < 5", "5 - 3 > 0" are left.
@@ -203,10 +215,11 @@ SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,3}}"  # "n-1"
 LONG_SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,11}}"
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
+_SIDE_SAID = rf"{_SIDE_TERM}{_SAID_ABSOLUTE}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}{_SAID_ABSOLUTE}){{0,3}}"
 FORMULA_BOUNDED_BY = re.compile(
     r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
-    rf"(?=[a-z])({SIDE})(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
-)
+    rf"(?=[a-z])({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+)  # ... an absolute value said by now, "x - 1 < |y|" (k8: 1이 y 미만의 절댓값): x 빼기 1이 y의 절댓값 미만
 
 
 def formula_bounded_by(match: re.Match[str]) -> str:
@@ -256,6 +269,8 @@ def bound(match: re.Match[str]) -> str:
         amount = amount.replace(".", "0.", 1)
     variable = _VARIABLE_BEFORE.search(text, max(0, start - 2), start)
     code_after = _CODE_AFTER.match(text, match.end())  # not "if (x > 0이면", "if (n ≥ 1인 정수": a sentence's
+    if code_after and not variable:
+        variable = _CODE_NAME_BEFORE.search(text, max(0, start - 80), start)
     if variable and code_after and not (particle or subject) and _in_code(text, variable.start()):
         # "if (x > 0)" as the code's comparison, x가 0보다 크다, as "if (a > b)" (it was x 0 초과: one condition,
         # "if (x>0 && y<z)", in two voices)
@@ -307,10 +322,17 @@ CODE_COMPARISON = re.compile(
 )
 
 
+# ... but not a generic type's bracket, "Map<String, Integer> m;" in a loop's body (k8: Map가 String보다 작다, Integer>):
+# a "<" whose ">" closes a list of names.
+_GENERIC_REST = re.compile(r"[\w ,.?\[\]<]{0,80}>")
+
+
 def code_comparison(match: re.Match[str]) -> str:
     """ "while (lo <= hi)" as while (lo가 hi보다 작거나 같다); outside code left."""
     left, sign, right = match.groups()
-    if not _in_code(match.string, match.start()):
+    if not _in_code(match.string, match.start()) or (
+        sign == "<" and _GENERIC_REST.match(match.string, match.start(3))
+    ):
         return match.group(0)
     return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
 

@@ -134,6 +134,7 @@ def _numbers_spoken(text: str) -> str:
             text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
             text = ranges.PI_BOUNDED_BY.sub(ranges.pi_bounded_by, text)  # "-π < x"
     if "|" in text:
+        text = absolute.BOUNDED_BY_ABSOLUTE.sub(absolute.bounded_by_absolute, text)  # "x < |y|"
         text = absolute.ABSOLUTE_BOUND.sub(absolute.absolute, text)  # "|x - a| < δ", after the chains'
     text = _numerals_and_dates(text)
     if _BOUND_SIGN.search(text):
