@@ -207,13 +207,12 @@ class RequestStream:
     def _send_frame(self, frame: np.ndarray) -> None:
         """One frame of little-endian PCM into the burst (written with it, before the pump next waits)."""
         self._burst.binary(frame.data)
-        sent_at = time.monotonic()
         assert self._open_idx is not None
         start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
         self._section_samples += int(frame.size)
         self._section_frames += 1
-        if not self._first_audio_sent:
-            self._unheard.append(SentFrame(start, self._stream_samples, sent_at, self._open_idx))
+        if not self._first_audio_sent:  # (the time is read only while `ttfa_ms` may still need it)
+            self._unheard.append(SentFrame(start, self._stream_samples, time.monotonic(), self._open_idx))
             self._maybe_first_audio()
 
     def _maybe_first_audio(self) -> None:
