@@ -72,3 +72,17 @@ async def test_ready_takes_what_is_there_and_close_ends_a_waiting_reader():
         await asyncio.wait_for(waiting, 5)
     with pytest.raises(StopAsyncIteration):  # and every read after
         await subscription.__anext__()
+
+
+async def test_a_second_reader_while_one_waits_is_refused_and_the_first_still_gets_its_item():
+    """One future a subscription: a second reader put its own in the first's place, so the first was
+    never woken again, by an item or by `close`, and hung for ever; now the second is refused at once."""
+    job = a_job()
+    subscription = Subscription(job)
+    first = asyncio.create_task(subscription.__anext__())
+    await asyncio.sleep(0)  # the first reader waits
+    with pytest.raises(RuntimeError, match="one reader"):
+        await asyncio.wait_for(subscription.__anext__(), 1)
+    entry = LogEntry(1, Progress(0, "synth"))
+    job.publish(entry)
+    assert await asyncio.wait_for(first, 5) == entry

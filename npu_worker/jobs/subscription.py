@@ -111,6 +111,8 @@ class Subscription:
         while not self._items:
             if self._closed:
                 raise StopAsyncIteration
+            if self._waiter is not None:  # a second reader took the first's wake-up: it waited for ever
+                raise RuntimeError("a subscription has one reader, and another is waiting on it")
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 await self._waiter
