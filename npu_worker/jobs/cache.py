@@ -12,6 +12,7 @@ import os
 import struct
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
 from ..engine.base import EngineInfo, SynthesisRequest, Voice
@@ -71,6 +72,17 @@ class SynthesisCache:
     @property
     def enabled(self) -> bool:
         return self.max_bytes > 0
+
+    def key_for(
+        self, info: EngineInfo, request: SynthesisRequest, default_voice: Callable[[], Voice] | None
+    ) -> str:
+        """The request's key (`cache_key`; `default_voice`: the engine's, if it has one); none with the
+        cache off, where nothing is looked up or kept by it: it was a JSON dump, a sha256 and, for a
+        named voice, two `stat`s a section on the engine thread (benchmarks/SERVER_OVERHEAD.md,
+        2026-12-06, stop 52)."""
+        if not self.enabled:
+            return ""
+        return cache_key(info, request, default_voice() if callable(default_voice) else None)
 
     def _path(self, key: str) -> Path:
         return self.directory / f"{key}.wav"

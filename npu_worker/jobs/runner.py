@@ -30,7 +30,7 @@ from ..protocol import (
     check_text,
 )
 from .admission import Admission
-from .cache import SynthesisCache, cache_key
+from .cache import SynthesisCache
 from .delivery import Delivery, SectionAudio, chunks_of
 from .finisher import Finisher
 from .job_bytes import JobBytes
@@ -38,7 +38,7 @@ from .journal import Journal
 from .model import AudioChunk, Job, Section
 from .observer import SchedulerObserver
 from .preview_lanes import PreviewLanes
-from .stats import Stats
+from .stats import Stats, record_first_audio
 
 log = logging.getLogger(__name__)
 
@@ -348,8 +348,7 @@ class Runner:
     def _synthesise(self, job: Job, section: Section, engine: Engine) -> SectionAudio | None:
         assert self.info is not None
         request = self._request(job, section)
-        default_voice = getattr(engine, "default_voice", None)
-        key = cache_key(self.info, request, default_voice() if callable(default_voice) else None)
+        key = self.cache.key_for(self.info, request, getattr(engine, "default_voice", None))
         # Among the made ones first: `_keep` forgets one only once it is in the cache (looked for after a
         # miss in the cache, it could be put there and forgotten in between, and was made again).
         made = self._unkept.get(key)
@@ -427,10 +426,3 @@ class Runner:
 
 def _now(work: Callable[..., object], *args: object) -> None:
     work(*args)
-
-
-def record_first_audio(job: Job, stats: Stats, observer: SchedulerObserver) -> None:
-    """The job's first audio is out now: its time, the TTFA window, the metrics (local and Redis queues)."""
-    job.first_audio_at = time.monotonic()
-    stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
-    observer.first_audio(job, job.first_audio_at - job.submitted_at)

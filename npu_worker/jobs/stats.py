@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .model import Job
+    from .observer import SchedulerObserver
 
 
 class Stats:
@@ -46,3 +51,10 @@ class Stats:
         """Totals since start-up (monotonic counters) plus the recent TTFA window."""
         with self._lock:
             return {**self._counts, "ttfa_ms_recent": list(self._ttfa_ms)}
+
+
+def record_first_audio(job: Job, stats: Stats, observer: SchedulerObserver) -> None:
+    """The job's first audio is out now: its time, the TTFA window, the metrics (local and Redis queues)."""
+    job.first_audio_at = time.monotonic()
+    stats.first_audio((job.first_audio_at - job.submitted_at) * 1000.0)
+    observer.first_audio(job, job.first_audio_at - job.submitted_at)

@@ -1,13 +1,16 @@
 """A listener on one job: replays the log from `after`, then follows live until `done`.
 
-Lives on the event loop. Audio is bounded: a listener that lets more than `max_buffered_seconds` of
-audio pile up unread is dropped (`on_overflow`), so a stalled reader can never make the server buffer
-without bound and never stalls the engine thread for everybody else.
+Lives on the event loop. Its items wait in a deque with its one reader's future, not in an
+`asyncio.Queue`: the queue's put/get machinery was ≈ 150 Python calls a `/ws` preview on the loop
+(benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 52). Audio is bounded: a listener that lets more than
+`max_buffered_seconds` of audio pile up unread is dropped (`on_overflow`), so a stalled reader can never
+make the server buffer without bound and never stalls the engine thread for everybody else.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from collections.abc import Callable
 
 from ..protocol import Done
@@ -48,7 +51,8 @@ class Subscription:
         self.on_overflow = on_overflow
         self.buffered_samples = 0
         self.overflowed = False
-        self._queue: asyncio.Queue[object] = asyncio.Queue()
+        self._items: deque[object] = deque()
+        self._waiter: asyncio.Future[None] | None = None  # its one reader's, while it waits for an item
         self._after = after
         self._closed = False
         self._ended = False
@@ -56,7 +60,7 @@ class Subscription:
             self.push(entry)
         if not self._ended and job.done_event is not None:  # `after` is at or past `done`: nothing left
             self._ended = True
-            self._queue.put_nowait(_END)
+            self._put(_END)
         if not self._ended:
             job.subscribers.append(self)
 
@@ -69,10 +73,10 @@ class Subscription:
         if self._closed:
             return
         if entry.seq > self._after:  # `after` past the log so far: a live entry up to it was seen already
-            self._queue.put_nowait(entry)
+            self._put(entry)
         if isinstance(entry.event, Done):
             self._ended = True
-            self._queue.put_nowait(_END)
+            self._put(_END)
             self._detach()
 
     def push_audio(self, chunk: AudioChunk) -> None:
@@ -87,7 +91,13 @@ class Subscription:
                 self.on_overflow(self.job)
             return
         self._held(chunk.samples.size)
-        self._queue.put_nowait(chunk)
+        self._put(chunk)
+
+    def _put(self, item: object) -> None:
+        self._items.append(item)
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def _held(self, samples: int) -> None:
         self.buffered_samples += samples
@@ -98,9 +108,17 @@ class Subscription:
         return self
 
     async def __anext__(self) -> LogEntry | AudioChunk:
-        if self._closed and self._queue.empty():
-            raise StopAsyncIteration
-        item = await self._queue.get()
+        while not self._items:
+            if self._closed:
+                raise StopAsyncIteration
+            if self._waiter is not None:  # a second reader took the first's wake-up: it waited for ever
+                raise RuntimeError("a subscription has one reader, and another is waiting on it")
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        item = self._items.popleft()
         if item is _END:
             self._closed = True
             raise StopAsyncIteration
@@ -109,9 +127,9 @@ class Subscription:
     def ready(self) -> LogEntry | AudioChunk | None:
         """The next item if one is already here, else None (the end too: `async for` then stops): a
         reader takes what a wake-up brought in one go (the `/ws` pump writes it as one burst)."""
-        if self._queue.empty():
+        if not self._items:
             return None
-        item = self._queue.get_nowait()
+        item = self._items.popleft()
         if item is _END:
             self._closed = True  # (`__anext__` stops: closed, and nothing queued after the end)
             return None
@@ -120,7 +138,7 @@ class Subscription:
     def holds(self) -> bool:
         """Whether the next item (or the end) is already here: taking it will not wait. A reader that
         writes in bursts writes what it holds before it waits (the speech socket's pump)."""
-        return self._closed or not self._queue.empty()
+        return self._closed or bool(self._items)
 
     def _taken(self, item: object) -> LogEntry | AudioChunk:
         if isinstance(item, AudioChunk):
@@ -136,14 +154,14 @@ class Subscription:
         if not self._ended and not self._closed:
             self._ended = True
             self._detach()
-            self._queue.put_nowait(_END)
+            self._put(_END)
 
     def close(self) -> None:
         """Stop listening (idempotent); pending items are dropped."""
         self._detach()
         self._closed = True
-        while not self._queue.empty():
-            item = self._queue.get_nowait()
+        while self._items:
+            item = self._items.popleft()
             if isinstance(item, AudioChunk):
                 self._held(-item.samples.size)
-        self._queue.put_nowait(_END)
+        self._put(_END)

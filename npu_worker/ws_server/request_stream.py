@@ -88,6 +88,8 @@ class RequestStream:
         self._cancelled = False
         self._shutdown_error: WorkerError | None = None  # sent before `done` when the shutdown ended the job
         self._task: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.TimerHandle | None = None  # when the next `heartbeat` may be due
+        self._heartbeat_send: asyncio.Task[None] | None = None  # one being sent
         self._burst = Burst()
 
     def start(self) -> None:
@@ -129,7 +131,7 @@ class RequestStream:
             await going_away_step(self._session.send_error(self._shutdown_error), wait)
 
     async def _run(self) -> None:
-        heartbeat = asyncio.get_running_loop().create_task(self._heartbeats())
+        self._arm_heartbeat(self._heartbeat_interval)
         ended = False
         try:
             async for first in self._subscription:
@@ -158,7 +160,7 @@ class RequestStream:
                     await self._session.send_burst(self._burst)
             await self._session.fail(error)
         finally:
-            heartbeat.cancel()
+            self._stop_heartbeats()
             self._subscription.close()
             self._session.stream_ended(self)
 
@@ -205,13 +207,12 @@ class RequestStream:
     def _send_frame(self, frame: np.ndarray) -> None:
         """One frame of little-endian PCM into the burst (written with it, before the pump next waits)."""
         self._burst.binary(frame.data)
-        sent_at = time.monotonic()
         assert self._open_idx is not None
         start, self._stream_samples = self._stream_samples, self._stream_samples + int(frame.size)
         self._section_samples += int(frame.size)
         self._section_frames += 1
-        if not self._first_audio_sent:
-            self._unheard.append(SentFrame(start, self._stream_samples, sent_at, self._open_idx))
+        if not self._first_audio_sent:  # (the time is read only while `ttfa_ms` may still need it)
+            self._unheard.append(SentFrame(start, self._stream_samples, time.monotonic(), self._open_idx))
             self._maybe_first_audio()
 
     def _maybe_first_audio(self) -> None:
@@ -234,15 +235,29 @@ class RequestStream:
         ttfa_ms = round((carrier.sent_at - self._received_at) * 1000.0, 1)
         self._burst.text(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).encode())
 
-    async def _heartbeats(self) -> None:
+    # -- heartbeats: a timer a request, a task only when one is sent (a task with its sleep was ≈ 30
+    # Python calls and 3 steps of the loop a preview that never needed one; SERVER_OVERHEAD.md, stop 52)
+
+    def _arm_heartbeat(self, delay: float) -> None:
         """A `heartbeat` event whenever nothing was sent for `heartbeat_interval` (a queued preview)."""
-        if self._heartbeat_interval <= 0:
-            return
-        with contextlib.suppress(ConnectionError, RuntimeError):
-            while True:
-                idle = self._session.idle_seconds
-                if idle < self._heartbeat_interval:
-                    await asyncio.sleep(self._heartbeat_interval - idle)
-                    continue
-                elapsed = round(time.monotonic() - self._received_at, 3)
-                await self._session.send_json(Heartbeat(elapsed_sec=elapsed).encode())
+        if self._heartbeat_interval > 0:
+            self._heartbeat = asyncio.get_running_loop().call_later(delay, self._heartbeat_due)
+
+    def _heartbeat_due(self) -> None:
+        idle = self._session.idle_seconds
+        if idle < self._heartbeat_interval:  # something went out meanwhile
+            self._arm_heartbeat(self._heartbeat_interval - idle)
+        else:
+            self._heartbeat_send = asyncio.get_running_loop().create_task(self._send_heartbeat())
+
+    async def _send_heartbeat(self) -> None:
+        elapsed = round(time.monotonic() - self._received_at, 3)
+        with contextlib.suppress(ConnectionError, RuntimeError):  # the pump finds a broken socket itself
+            await self._session.send_json(Heartbeat(elapsed_sec=elapsed).encode())
+            self._arm_heartbeat(self._heartbeat_interval)
+
+    def _stop_heartbeats(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        if self._heartbeat_send is not None:
+            self._heartbeat_send.cancel()

@@ -28,7 +28,7 @@ from ...protocol import (
 )
 from ..journal import LoopHandoff
 from ..model import Job, KeptJob, LogEntry, apply_event, new_job_id
-from ..runner import record_first_audio
+from ..stats import record_first_audio
 from ..stored import no_audio
 from ..subscription import Subscription
 from .cancelling import cancel_shared_job, cancel_unheard, fail_slow_listener

@@ -1,0 +1,176 @@
+"""What a `/ws` preview costs each thread of the worker, counted by function (issue 25, stop 52): a
+busy VM moves every timing, but the calls a preview makes, the loop's turns and its `send`s do not move
+much, so two commits (or `serve` and a bare server) compare by counts.
+
+The measured server runs under this script's `--profiled OUT` wrapper: cProfile on the thread-CPU
+clock on every thread started after it (the engine lanes, the finisher) and, from the first snapshot,
+on the main thread (the event loop); each SIGUSR1 or SIGUSR2 writes every thread's totals so far. The
+driver starts it (`npu-worker serve --cache-max-bytes 0`, as `server_overhead.py` does; `--bare`: the
+bare aiohttp server with two espeak lanes of `loop_owned_child.py --serve --threaded`), sends 30
+previews to warm it, snapshots, sends `--previews` more one after another over one `/ws` connection
+(the lecture's preview sentences in turn, as `loop_cost.py` does), snapshots again, and reports the
+difference a preview, per thread: Python calls, time under cProfile (inflated by it: compare counts),
+the loop's turns (`_run_once`) and `send` calls, and the functions with the most calls and time.
+
+    PYTHONPATH=<checkout> python benchmarks/call_counts.py --previews 200 [--bare] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import marshal
+import os
+import runpy
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from common import free_port, report_header, write_report
+from loop_cost import previews
+from loop_owned_child import connected
+from server_overhead import code_root, preview_texts, ready_ms
+
+WARM_UP = 30
+
+
+def profiled(out: str, module_or_script: list[str]) -> None:
+    """Run the server with every thread profiled; each SIGUSR1/SIGUSR2 snapshots them to OUT.<n>.<thread>."""
+    profiles: dict[int, tuple[threading.Thread, cProfile.Profile]] = {}
+
+    def starter(frame: Any, event: str, arg: Any) -> None:
+        thread = threading.current_thread()
+        if thread.ident not in profiles:
+            profile = cProfile.Profile(time.thread_time)
+            profiles[thread.ident] = (thread, profile)  # type: ignore[index]
+            profile.enable()  # (replaces this hook on its thread)
+
+    main = threading.main_thread()
+    main_profile = cProfile.Profile(time.thread_time)
+    profiles[main.ident] = (main, main_profile)  # type: ignore[index]
+    threading.setprofile(starter)
+    taken = [0]
+
+    def snapshot(signum: int, frame: Any) -> None:
+        if taken[0] == 0:
+            main_profile.enable()
+        taken[0] += 1
+        for thread, profile in list(profiles.values()):
+            profile.snapshot_stats()
+            with open(f"{out}.{taken[0]}.{thread.name}", "wb") as file:
+                marshal.dump(profile.stats, file)  # type: ignore[attr-defined]
+
+    signal.signal(signal.SIGUSR1, snapshot)
+    signal.signal(signal.SIGUSR2, snapshot)
+    if module_or_script[0] == "-m":
+        sys.argv = module_or_script[1:]
+        runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = module_or_script
+        sys.path.insert(0, str(Path(sys.argv[0]).resolve().parent))
+        runpy.run_path(sys.argv[0], run_name="__main__")
+
+
+def per_preview(out: str, thread: str, count: int, top: int) -> dict[str, Any]:
+    """The second snapshot less the first, a preview."""
+    first = Path(f"{out}.1.{thread}")
+    before = marshal.loads(first.read_bytes()) if first.exists() else {}
+    after = marshal.loads(Path(f"{out}.2.{thread}").read_bytes())
+    rows = []
+    for key, (_, calls, own, _cumulative, _) in after.items():
+        old = before.get(key, (0, 0, 0.0, 0.0, None))
+        rows.append(((calls - old[1]) / count, (own - old[2]) * 1000 / count, key))
+
+    def name(key: tuple[str, int, str]) -> str:
+        path = key[0]
+        path = path[path.find("npu_worker") :] if "npu_worker" in path else path.rsplit("/", 2)[-1]
+        return f"{path}:{key[1]}({key[2]})"
+
+    def calls_of(function: str) -> float:
+        return round(sum(calls for calls, _, key in rows if key[2] == function), 2)
+
+    by_calls = sorted(rows, key=lambda row: -row[0])[:top]
+    by_time = sorted(rows, key=lambda row: -row[1])[:top]
+    by_file: Counter[str] = Counter()
+    for calls, _, key in rows:
+        by_file[name(key).split(":")[0]] += calls
+    return {
+        "calls": round(sum(row[0] for row in rows), 1),
+        "ms_under_cprofile": round(sum(row[1] for row in rows), 3),
+        "loop_turns": calls_of("_run_once"),
+        "sends": calls_of("<method 'send' of '_socket.socket' objects>"),
+        "calls_by_file": {path: round(calls, 2) for path, calls in by_file.most_common(top)},
+        "most_calls": {name(key): round(calls, 2) for calls, _, key in by_calls},
+        "most_time_ms": {name(key): round(ms, 3) for _, ms, key in by_time},
+    }
+
+
+async def measure(args: argparse.Namespace) -> dict[str, Any]:
+    port, root = free_port(), Path(tempfile.mkdtemp(prefix="call_counts_"))
+    out = str(root / "profile")
+    command = [sys.executable, str(Path(__file__).resolve()), "--profiled", out, "--"]
+    if args.bare:
+        command += [
+            str(Path(__file__).resolve().parent / "loop_owned_child.py"),
+            "--serve",
+            str(port),
+            "--threaded",
+        ]
+    else:
+        command += ["-m", "npu_worker.cli", "serve", "--port", str(port), "--state-dir", str(root / "state")]
+        command += ["--cache-max-bytes", "0", "--output-roots", str(root / "out"), "--log-level", "warning"]
+    env = {**os.environ, "PYTHONPATH": str(code_root())}
+    server = subprocess.Popen(command, cwd=code_root(), env=env)
+    try:
+        if args.bare:
+            await connected(f"ws://127.0.0.1:{port}/ws")
+        else:
+            async with aiohttp.ClientSession() as session:
+                await ready_ms(session, f"http://127.0.0.1:{port}", time.perf_counter())
+        texts = preview_texts()
+        await previews(port, WARM_UP, texts)
+        server.send_signal(signal.SIGUSR1)
+        await asyncio.sleep(1.0)
+        frames = await previews(port, args.previews, texts)
+        await asyncio.sleep(0.2)
+        server.send_signal(signal.SIGUSR2)
+        await asyncio.sleep(1.0)
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(30)
+    threads = sorted({path.name.split(".", 2)[2] for path in root.glob("profile.2.*")})
+    report = report_header(server="bare" if args.bare else "serve", previews=args.previews)
+    report["loadavg_start"] = args.load
+    report["frames_per_preview"] = round(frames / args.previews, 2)
+    report["threads"] = {thread: per_preview(out, thread, args.previews, args.top) for thread in threads}
+    report["loadavg_end"] = list(os.getloadavg())
+    return report
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--previews", type=int, default=200)
+    parser.add_argument("--bare", action="store_true", help="the bare server of loop_owned_child.py")
+    parser.add_argument("--top", type=int, default=15, help="functions listed a thread")
+    parser.add_argument("--out", help="write the report here too")
+    parser.add_argument("--profiled", help=argparse.SUPPRESS)  # (the wrapper the driver starts)
+    args, rest = parser.parse_known_args()
+    if args.profiled:
+        profiled(args.profiled, rest[1:] if rest[:1] == ["--"] else rest)
+        return
+    args.load = list(os.getloadavg())
+    write_report(asyncio.run(measure(args)), args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""A `/ws` request's heartbeat is a timer (`request_stream.py`): it fires while the request waits, and
+never once its pump has ended, whichever way it ended (its `done`, a cancel, the socket closed): a
+timer left armed sent `heartbeat` events on an idle connection for ever after the request."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from npu_worker.ws_server.request_stream import RequestStream
+from tests.test_ws_support import ChunkGate, batch, connect, receive_until_done
+from tests.timing import seconds
+from tests.tone_engine import ToneEngine
+
+INTERVAL = 0.05
+
+
+async def a_waiting_request(worker):
+    """A worker whose engine holds the request until `gate.open()`, and a socket that has had a heartbeat."""
+    gate = ChunkGate()
+    engine = ToneEngine()
+    engine.gate = gate  # type: ignore[assignment]
+    client = await worker(engine, heartbeat_interval=INTERVAL)
+    ws = await connect(client)
+    await ws.send_json(batch("기다린다."))
+    while not (isinstance(item := await ws.receive(), dict) and item["event"] == "heartbeat"):
+        pass
+    return client, ws, gate
+
+
+def armed_heartbeats() -> list[asyncio.TimerHandle]:
+    """The loop's timers still due to run a request's heartbeat (the test's loop is the server's)."""
+    loop = asyncio.get_running_loop()
+    return [
+        handle
+        for handle in loop._scheduled  # type: ignore[attr-defined]
+        if not handle.cancelled()
+        and getattr(handle._callback, "__func__", None) is RequestStream._heartbeat_due
+    ]
+
+
+@pytest.mark.parametrize("end", ["done", "cancel"])
+async def test_no_heartbeat_once_the_request_has_ended(worker, end):
+    client, ws, gate = await a_waiting_request(worker)
+    try:
+        if end == "cancel":
+            await ws.send_json({"type": "cancel"})
+        gate.open()
+        transcript = await receive_until_done(ws)
+        assert transcript.done is not None
+        with pytest.raises(TimeoutError):  # six intervals of an idle connection: no frame at all
+            item = await asyncio.wait_for(ws.receive(), 6 * INTERVAL)
+            pytest.fail(f"sent after the request ended: {item!r}")
+        assert armed_heartbeats() == []
+        await ws.close()
+    finally:
+        gate.open()
+
+
+async def test_no_heartbeat_timer_is_left_once_the_socket_has_closed(worker):
+    client, ws, gate = await a_waiting_request(worker)
+    try:
+        await ws.close()
+        async with asyncio.timeout(seconds(10)):  # the request's pump ends with its socket
+            while any(task.get_name().startswith("ws-job-") for task in asyncio.all_tasks()):
+                await asyncio.sleep(0.01)
+        assert armed_heartbeats() == []
+    finally:
+        gate.open()
