@@ -105,3 +105,29 @@ def test_onnxruntimes_methods_are_back_after_the_block():
 def test_a_configuration_that_renames_otherwise_keeps_onnxruntimes_scans():
     with quantiser_index.indexed_renames({"DedicatedQDQPair": True}) as used:
         assert not used
+
+
+def test_no_initializer_lookup_walks_the_initializers(decoder: Path, tmp_path, monkeypatch):
+    """onnxruntime found each initializer by name in a walk over all of them (`find_by_name`: 20 645
+    walks of ≈ 1 300 initializers and more on the small export's decoder): the initializers those walks
+    visit are counted here."""
+    import onnx
+    from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
+
+    visited = []
+    original = quant_utils.find_by_name
+
+    def counted(name: str, items):  # noqa: ANN001, ANN202 - onnxruntime's arguments
+        if len(items) and isinstance(items[0], onnx.TensorProto):
+            visited.append(len(items))
+        return original(name, items)
+
+    for module in (quant_utils, base_quantizer, onnx_model, qdq_quantizer):
+        monkeypatch.setattr(module, "find_by_name", counted)
+    feeds = _feeds(1)
+    output = tmp_path / "quantised.onnx"
+    activation_ranges.quantize_with_ranges(decoder, output, _config(decoder, feeds), feeds, tmp_path)
+
+    initializers = len(onnx.load(str(output), load_external_data=False).graph.initializer)
+    assert initializers > 20
+    assert sum(visited) <= initializers  # (a walk per lookup: lookups × initializers)

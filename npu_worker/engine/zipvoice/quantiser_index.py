@@ -1,4 +1,5 @@
-"""onnxruntime's QDQ quantiser with its input renames looked up in an index instead of a scan of the graph.
+"""onnxruntime's QDQ quantiser with its input renames and initializer lookups served from indexes instead of
+scans of the graph.
 
 `quantize_static` puts a Quantize/Dequantize pair after each activation and weight and renames the
 tensor in the inputs of every node that reads it: `ONNXModel.replace_input_of_all_nodes`, which walks
@@ -7,9 +8,14 @@ every node of the graph (and every input of each) per tensor. On the decoder tha
 real-structure export at 383 frames (cProfile: 82 of 117 s). The quantiser only appends nodes while it
 renames (the nodes it drops go at the end, `remove_nodes`), so an index of each tensor's readers, kept
 up to date by the two rename methods and extended by the nodes appended since, finds the same nodes.
+Most of the rest was finding initializers by name, again by walking all of them per lookup
+(`quant_utils.find_by_name`, `ONNXModel.get_initializer`: 20 645 + 3 334 walks of the 1 331
+initializers and those it adds); they come from a name → first position index of the graph's initializer field, checked
+against the entry it points at, extended by what was appended, and rebuilt when an initializer is removed.
 
-`indexed_renames` swaps the two methods on onnxruntime's `ONNXModel` class for its `with` block only
-(the quantiser builds its model object inside `quantize_static`: nothing else can reach it), and only
+`indexed_renames` swaps those methods on onnxruntime's `ONNXModel` class, and `find_by_name` where the
+quantiser's modules imported it, for its `with` block only (the quantiser builds its model object inside
+`quantize_static`: nothing else can reach it), and only
 for an onnxruntime whose quantiser this was checked against (TESTED: the quantised model byte for byte
 the same as without the index, tests/zipvoice/test_quantiser_index.py); any other version, or a
 configuration that renames inputs another way (DedicatedQDQPair), runs onnxruntime's own code.
@@ -80,6 +86,66 @@ def _replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str,
     _rename(index, chosen, old_input_name, new_input_name)
 
 
+class _ByName:
+    """First position of each name in one repeated field of TensorProtos (the graph's initializers),
+    extended by what was appended since, rebuilt whole when it shrank or its last entry changed."""
+
+    def __init__(self, items: Any) -> None:
+        self.items = items  # held: the field's id keys this index for the block
+        self.clear()
+
+    def clear(self) -> None:
+        self.first: dict[str, int] = {}
+        self.seen, self.last = 0, ""
+
+    def find(self, name: str) -> Any:
+        items = self.items
+        if len(items) < self.seen or (self.seen and items[self.seen - 1].name != self.last):
+            self.clear()
+        for added in range(self.seen, len(items)):
+            self.first.setdefault(items[added].name, added)
+        self.seen = len(items)
+        self.last = items[self.seen - 1].name if self.seen else ""
+        position = self.first.get(name)
+        if position is None:
+            return None
+        if items[position].name != name:  # changed in place: look again from scratch
+            self.clear()
+            return self.find(name)
+        return items[position]
+
+
+def _initializer_lookups(original: Any, original_remove: Any) -> tuple[Any, Any, Any]:
+    """`find_by_name`, `ONNXModel.get_initializer` and `ONNXModel.remove_initializer` (`original_remove`,
+    then the indexes start again) with the graph's initializers found from `_ByName` (the same first
+    match); any other list goes to `original`."""
+    import onnx
+
+    indexes: dict[int, _ByName] = {}
+
+    def index_of(items: Any) -> _ByName | None:
+        if isinstance(items, (list, tuple)) or not items or not isinstance(items[0], onnx.TensorProto):
+            return None
+        index = indexes.get(id(items))
+        if index is None or index.items is not items:
+            index = indexes[id(items)] = _ByName(items)
+        return index
+
+    def find_by_name(item_name: str, item_list: Any) -> Any:
+        index = index_of(item_list)
+        return original(item_name, item_list) if index is None else index.find(item_name)
+
+    def get_initializer(self: Any, name: str) -> Any:
+        return find_by_name(name, self.model.graph.initializer)
+
+    def remove_initializer(self: Any, tensor: Any) -> None:
+        original_remove(self, tensor)
+        for index in indexes.values():
+            index.clear()
+
+    return find_by_name, get_initializer, remove_initializer
+
+
 @contextlib.contextmanager
 def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
     """onnxruntime's `ONNXModel` input renames served from an index inside the block (yields whether
@@ -89,14 +155,23 @@ def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
     if not applies(extra_options):
         yield False
         return
-    originals = {
-        "replace_input_of_all_nodes": ONNXModel.__dict__["replace_input_of_all_nodes"],
-        "replace_input_of_nodes": ONNXModel.__dict__["replace_input_of_nodes"],
-    }
-    ONNXModel.replace_input_of_all_nodes = _replace_input_of_all_nodes
-    ONNXModel.replace_input_of_nodes = _replace_input_of_nodes
+    from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
+
+    find_by_name, get_initializer, remove_initializer = _initializer_lookups(
+        quant_utils.find_by_name, ONNXModel.__dict__["remove_initializer"]
+    )
+    swapped = [
+        (ONNXModel, "replace_input_of_all_nodes", _replace_input_of_all_nodes),
+        (ONNXModel, "replace_input_of_nodes", _replace_input_of_nodes),
+        (ONNXModel, "get_initializer", get_initializer),
+        (ONNXModel, "remove_initializer", remove_initializer),
+        *((module, "find_by_name", find_by_name) for module in (base_quantizer, onnx_model, qdq_quantizer)),
+    ]
+    originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]
+    for owner, name, replacement in swapped:
+        setattr(owner, name, replacement)
     try:
         yield True
     finally:
-        for name, method in originals.items():
-            setattr(ONNXModel, name, method)
+        for owner, name, original in originals:
+            setattr(owner, name, original)
