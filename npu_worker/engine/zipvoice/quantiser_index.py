@@ -1,0 +1,177 @@
+"""onnxruntime's QDQ quantiser with its input renames and initializer lookups served from indexes instead of
+scans of the graph.
+
+`quantize_static` puts a Quantize/Dequantize pair after each activation and weight and renames the
+tensor in the inputs of every node that reads it: `ONNXModel.replace_input_of_all_nodes`, which walks
+every node of the graph (and every input of each) per tensor. On the decoder that is ≈ 3 000 renames
+× ≈ 2 800-5 800 nodes: 17 million node visits, 70 % of `quantize_static`'s time on the small
+real-structure export at 383 frames (cProfile: 82 of 117 s). The quantiser only appends nodes while it
+renames (the nodes it drops go at the end, `remove_nodes`), so an index of each tensor's readers, kept
+up to date by the two rename methods and extended by the nodes appended since, finds the same nodes.
+Most of the rest was finding initializers by name, again by walking all of them per lookup
+(`quant_utils.find_by_name`, `ONNXModel.get_initializer`: 20 645 + 3 334 walks of the 1 331
+initializers and those it adds); they come from a name → first position index of the graph's initializer field, checked
+against the entry it points at, extended by what was appended, and rebuilt when an initializer is removed.
+
+`indexed_renames` swaps those methods on onnxruntime's `ONNXModel` class, and `find_by_name` where the
+quantiser's modules imported it, for its `with` block only (the quantiser builds its model object inside
+`quantize_static`: nothing else can reach it), and only
+for an onnxruntime whose quantiser this was checked against (TESTED: the quantised model byte for byte
+the same as without the index, tests/zipvoice/test_quantiser_index.py); any other version, or a
+configuration that renames inputs another way (DedicatedQDQPair), runs onnxruntime's own code.
+Not thread-safe by design: `npu-worker prepare` quantises in its own process, one graph at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+TESTED = ("1.32.",)  # onnxruntime versions whose ONNXModel renames were read and checked
+
+
+def applies(extra_options: dict[str, Any] | None) -> bool:
+    """Whether the index may stand in for onnxruntime's scans with this onnxruntime and these options."""
+    import onnxruntime
+
+    if not onnxruntime.__version__.startswith(TESTED):
+        return False
+    return not (extra_options or {}).get("DedicatedQDQPair", False)  # it renames one reader at a time
+
+
+def _readers(model: Any) -> dict[str, list[Any]]:
+    """`model`'s index of tensor name → the nodes that may read it, brought up to date with the nodes
+    appended since it was last used (rebuilt whole if any were removed)."""
+    nodes = model.model.graph.node
+    index: dict[str, list[Any]] | None = getattr(model, "_npu_readers", None)
+    seen = getattr(model, "_npu_indexed", 0)
+    if index is None or len(nodes) < seen:
+        index, seen = {}, 0
+    for position in range(seen, len(nodes)):
+        node = nodes[position]
+        for name in set(node.input):
+            index.setdefault(name, []).append(node)
+    model._npu_readers, model._npu_indexed = index, len(nodes)
+    return index
+
+
+def _rename(index: dict[str, list[Any]], candidates: list[Any], old: str, new: str) -> None:
+    """`old` → `new` in the inputs of `candidates`; those that read it are then readers of `new`."""
+    moved = []
+    for node in candidates:
+        renamed = False
+        for position, name in enumerate(node.input):
+            if name == old:
+                node.input[position] = new
+                renamed = True
+        if renamed:
+            moved.append(node)
+    if moved:
+        index.setdefault(new, []).extend(moved)
+
+
+def _replace_input_of_all_nodes(self: Any, old_input_name: str, new_input_name: str) -> None:
+    assert isinstance(old_input_name, str) and isinstance(new_input_name, str)  # noqa: S101 - as onnxruntime's
+    index = _readers(self)
+    _rename(index, index.pop(old_input_name, []), old_input_name, new_input_name)
+
+
+def _replace_input_of_nodes(self: Any, old_input_name: str, new_input_name: str, node_names_set: Any) -> None:
+    assert isinstance(old_input_name, str) and isinstance(new_input_name, str)  # noqa: S101 - as onnxruntime's
+    index = _readers(self)
+    readers = index.get(old_input_name, [])
+    chosen = [node for node in readers if node.name in node_names_set]
+    index[old_input_name] = [node for node in readers if node.name not in node_names_set]
+    _rename(index, chosen, old_input_name, new_input_name)
+
+
+class _ByName:
+    """First position of each name in one repeated field of TensorProtos (the graph's initializers),
+    extended by what was appended since, rebuilt whole when it shrank or its last entry changed."""
+
+    def __init__(self, items: Any) -> None:
+        self.items = items  # held: the field's id keys this index for the block
+        self.clear()
+
+    def clear(self) -> None:
+        self.first: dict[str, int] = {}
+        self.seen, self.last = 0, ""
+
+    def find(self, name: str) -> Any:
+        items = self.items
+        if len(items) < self.seen or (self.seen and items[self.seen - 1].name != self.last):
+            self.clear()
+        for added in range(self.seen, len(items)):
+            self.first.setdefault(items[added].name, added)
+        self.seen = len(items)
+        self.last = items[self.seen - 1].name if self.seen else ""
+        position = self.first.get(name)
+        if position is None:
+            return None
+        if items[position].name != name:  # changed in place: look again from scratch
+            self.clear()
+            return self.find(name)
+        return items[position]
+
+
+def _initializer_lookups(original: Any, original_remove: Any) -> tuple[Any, Any, Any]:
+    """`find_by_name`, `ONNXModel.get_initializer` and `ONNXModel.remove_initializer` (`original_remove`,
+    then the indexes start again) with the graph's initializers found from `_ByName` (the same first
+    match); any other list goes to `original`."""
+    import onnx
+
+    indexes: dict[int, _ByName] = {}
+
+    def index_of(items: Any) -> _ByName | None:
+        if isinstance(items, (list, tuple)) or not items or not isinstance(items[0], onnx.TensorProto):
+            return None
+        index = indexes.get(id(items))
+        if index is None or index.items is not items:
+            index = indexes[id(items)] = _ByName(items)
+        return index
+
+    def find_by_name(item_name: str, item_list: Any) -> Any:
+        index = index_of(item_list)
+        return original(item_name, item_list) if index is None else index.find(item_name)
+
+    def get_initializer(self: Any, name: str) -> Any:
+        return find_by_name(name, self.model.graph.initializer)
+
+    def remove_initializer(self: Any, tensor: Any) -> None:
+        original_remove(self, tensor)
+        for index in indexes.values():
+            index.clear()
+
+    return find_by_name, get_initializer, remove_initializer
+
+
+@contextlib.contextmanager
+def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
+    """onnxruntime's `ONNXModel` input renames served from an index inside the block (yields whether
+    they are: `applies`)."""
+    from onnxruntime.quantization.onnx_model import ONNXModel
+
+    if not applies(extra_options):
+        yield False
+        return
+    from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
+
+    find_by_name, get_initializer, remove_initializer = _initializer_lookups(
+        quant_utils.find_by_name, ONNXModel.__dict__["remove_initializer"]
+    )
+    swapped = [
+        (ONNXModel, "replace_input_of_all_nodes", _replace_input_of_all_nodes),
+        (ONNXModel, "replace_input_of_nodes", _replace_input_of_nodes),
+        (ONNXModel, "get_initializer", get_initializer),
+        (ONNXModel, "remove_initializer", remove_initializer),
+        *((module, "find_by_name", find_by_name) for module in (base_quantizer, onnx_model, qdq_quantizer)),
+    ]
+    originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]
+    for owner, name, replacement in swapped:
+        setattr(owner, name, replacement)
+    try:
+        yield True
+    finally:
+        for owner, name, original in originals:
+            setattr(owner, name, original)

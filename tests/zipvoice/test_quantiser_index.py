@@ -1,0 +1,133 @@
+"""The quantiser's input renames from an index (engine/zipvoice/quantiser_index.py): the same quantised
+file byte for byte as onnxruntime's own scans, without a scan of the graph per renamed tensor. On the
+small decoder graph with the real signature (tests/zipvoice/simple_decoder.py); the real-structure
+decoder's a16w8 prepare goes through the same code in test_prepare_qdq.py."""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnxruntime.quantization import QuantType, quantize_static
+from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
+from onnxruntime.quantization.onnx_model import ONNXModel
+
+from npu_worker.engine.zipvoice import activation_ranges, quantiser_index
+
+FRAMES = 40
+
+
+def _feeds(count: int) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(11)
+    return [
+        {
+            "t": np.array(rng.uniform(), np.float32),
+            "guidance_scale": np.array(1.0, np.float32),
+            **{
+                name: rng.standard_normal((1, FRAMES, 100)).astype(np.float32)
+                for name in ("x", "text_condition", "speech_condition")
+            },
+        }
+        for _ in range(count)
+    ]
+
+
+@pytest.fixture(scope="module")
+def decoder(qnn_model_dir: Path) -> Path:
+    return qnn_model_dir / "fm_decoder.onnx"
+
+
+def _config(decoder: Path, feeds):  # noqa: ANN001, ANN202 - as qdq.qdq_graph asks for it
+    return get_qnn_qdq_config(
+        str(decoder),
+        activation_ranges.FeedReader(feeds),
+        activation_type=QuantType.QUInt16,
+        weight_type=QuantType.QUInt8,
+        stride=1,
+    )
+
+
+pytestmark = pytest.mark.skipif(
+    not quantiser_index.applies({}), reason="the index stands in only for the onnxruntime it was checked on"
+)
+
+
+def test_the_quantised_file_is_byte_for_byte_onnxruntimes_own(decoder: Path, tmp_path):
+    feeds = _feeds(2)
+    config = _config(decoder, feeds)
+    ours, theirs = tmp_path / "ours.onnx", tmp_path / "theirs.onnx"
+    activation_ranges.quantize_with_ranges(decoder, ours, config, feeds, tmp_path)
+    settings = {
+        name: getattr(config, name)
+        for name in inspect.signature(quantize_static).parameters
+        if hasattr(config, name) and name != "calibration_data_reader"
+    }
+    cache = tmp_path / "activation_ranges.json"  # the ranges quantize_with_ranges wrote
+    quantize_static(str(decoder), str(theirs), None, calibration_cache_path=cache, **settings)
+
+    assert ours.read_bytes() == theirs.read_bytes()
+    assert b"QuantizeLinear" in ours.read_bytes()
+
+
+def test_no_rename_walks_the_whole_graph(decoder: Path, tmp_path, monkeypatch):
+    """onnxruntime renamed each quantised tensor by visiting every node of the graph (17 million visits
+    on the small export's decoder): the node visits of its per-node rename are counted here."""
+    visits = []
+    original = ONNXModel.replace_node_input
+
+    def counted(node, old: str, new: str) -> None:  # noqa: ANN001 - a NodeProto
+        visits.append(node.name)
+        original(node, old, new)
+
+    monkeypatch.setattr(ONNXModel, "replace_node_input", staticmethod(counted))
+    feeds = _feeds(1)
+    output = tmp_path / "quantised.onnx"
+    activation_ranges.quantize_with_ranges(decoder, output, _config(decoder, feeds), feeds, tmp_path)
+
+    import onnx
+
+    nodes = len(onnx.load(str(output), load_external_data=False).graph.node)
+    assert nodes > 20
+    assert len(visits) <= nodes  # (a scan per renamed tensor: tensors × nodes)
+
+
+def test_onnxruntimes_methods_are_back_after_the_block():
+    before = dict(ONNXModel.__dict__)
+    with quantiser_index.indexed_renames({}) as used:
+        assert used
+        assert ONNXModel.replace_input_of_all_nodes is not before["replace_input_of_all_nodes"]
+    assert ONNXModel.__dict__["replace_input_of_all_nodes"] is before["replace_input_of_all_nodes"]
+    assert ONNXModel.__dict__["replace_input_of_nodes"] is before["replace_input_of_nodes"]
+
+
+def test_a_configuration_that_renames_otherwise_keeps_onnxruntimes_scans():
+    with quantiser_index.indexed_renames({"DedicatedQDQPair": True}) as used:
+        assert not used
+
+
+def test_no_initializer_lookup_walks_the_initializers(decoder: Path, tmp_path, monkeypatch):
+    """onnxruntime found each initializer by name in a walk over all of them (`find_by_name`: 20 645
+    walks of ≈ 1 300 initializers and more on the small export's decoder): the initializers those walks
+    visit are counted here."""
+    import onnx
+    from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
+
+    visited = []
+    original = quant_utils.find_by_name
+
+    def counted(name: str, items):  # noqa: ANN001, ANN202 - onnxruntime's arguments
+        if len(items) and isinstance(items[0], onnx.TensorProto):
+            visited.append(len(items))
+        return original(name, items)
+
+    for module in (quant_utils, base_quantizer, onnx_model, qdq_quantizer):
+        monkeypatch.setattr(module, "find_by_name", counted)
+    feeds = _feeds(1)
+    output = tmp_path / "quantised.onnx"
+    activation_ranges.quantize_with_ranges(decoder, output, _config(decoder, feeds), feeds, tmp_path)
+
+    initializers = len(onnx.load(str(output), load_external_data=False).graph.initializer)
+    assert initializers > 20
+    assert sum(visited) <= initializers  # (a walk per lookup: lookups × initializers)
