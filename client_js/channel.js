@@ -4,6 +4,7 @@
  * the audio thread.
  */
 
+import { MAX_HEALTH_BYTES, readJson } from "./bounded_json.js";
 import { healthProblem } from "./wire.js";
 
 /**
@@ -82,12 +83,15 @@ export async function fetchHealth(base, { timeoutMs = HEALTH_TIMEOUT_MS, pageOri
   }
   let body = null;
   try {
-    body = await response.json();
+    body = await readJson(response, MAX_HEALTH_BYTES);
   } catch (error) {
     if (error?.name === "TimeoutError") {
       // Headers came, the body stalled: the worker is as unresponsive as one that never answered (this
       // read "GET /health answered 200: " with no reason, an error state instead of down).
       return { state: "down", message: `the worker at ${url.origin} did not answer /health within ${timeoutMs / 1000} s` };
+    }
+    if (error?.name === "BodyTooLarge") {  // read whole before: a hostile ?worker= filled the page's memory
+      return { state: "error", message: `GET ${url.href} answered ${response.status}, and ${error.message}: is an npu-worker there?` };
     }
     body = null;
   }

@@ -8,6 +8,8 @@
  * name rule (HTML, a path, 10 000 characters) is never offered, and at most MAX_VOICES_SHOWN are.
  */
 
+import { MAX_VOICES_BYTES, readJson } from "./bounded_json.js";
+
 export const MAX_VOICES_SHOWN = 500;
 export const VOICES_TIMEOUT_MS = 5000;
 const VOICE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/; // the worker's own rule: 1–64 such characters, no ".."
@@ -63,9 +65,12 @@ function refusal(status, body) {
 
 /**
  * GET /v1/audio/voices with the page's token as `Authorization: Bearer` (the address shown never holds
- * it): the stored voices, or a `problem` sentence saying why there are none to offer. Never throws.
+ * it): the stored voices, or a `problem` sentence saying why there are none to offer (a body over
+ * `maxBytes` too: read up to it, no further). Never throws.
  */
-export async function fetchVoices(base, token, { timeoutMs = VOICES_TIMEOUT_MS, limit = MAX_VOICES_SHOWN } = {}) {
+export async function fetchVoices(
+  base, token, { timeoutMs = VOICES_TIMEOUT_MS, limit = MAX_VOICES_SHOWN, maxBytes = MAX_VOICES_BYTES } = {},
+) {
   const url = new URL("v1/audio/voices", base);
   const headers = token ? { Authorization: `Bearer ${token}` } : {};
   let response;
@@ -77,10 +82,14 @@ export async function fetchVoices(base, token, { timeoutMs = VOICES_TIMEOUT_MS, 
   }
   let body = null;
   try {
-    body = await response.json();
+    body = await readJson(response, maxBytes);
   } catch (error) {
     if (error?.name === "TimeoutError") {  // the head came, the body did not: it was said to be no JSON
       const problem = `cannot fetch the voice list from ${url.origin} (its body did not arrive within ${timeoutMs / 1000} s): ${ONLY_DEFAULT}`;
+      return { voices: [], total: 0, skipped: 0, problem };
+    }
+    if (error?.name === "BodyTooLarge") {  // read whole before: a hostile ?worker= filled the page's memory
+      const problem = `GET /v1/audio/voices answered ${response.status}, and ${error.message}: ${ONLY_DEFAULT}`;
       return { voices: [], total: 0, skipped: 0, problem };
     }
     body = null;

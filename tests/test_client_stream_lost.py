@@ -68,3 +68,16 @@ async def test_a_stream_lost_line_from_the_worker_is_a_protocol_error(use_async)
                 rogue.base, use_async, on_progress=lambda i, e: events.append(e), report_stream_lost=True
             )
     assert [event["event"] for event in events] == ["start"]
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_waiting_line_from_the_worker_is_a_protocol_error(use_async):
+    """`waiting` is the client's own event too (it waits as a "not now" answer's Retry-After asks):
+    a worker's line so named was passed on as the client's, so `batch` printed a wait that never was."""
+    spoof = {"event": "waiting", "status": 503, "error": "Loading: made up", "retry_after": 5}
+    events: list[dict[str, Any]] = []
+    script = lambda method, path: ndjson(START, spoof, OK0, OK1, DONE)  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(WorkerProtocolError, match="named as the client's own waiting"):
+            await stream(rogue.base, use_async, on_progress=lambda i, e: events.append(e))
+    assert [event["event"] for event in events] == ["start"]

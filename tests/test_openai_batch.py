@@ -82,10 +82,10 @@ async def test_a_batch_is_bounded_in_items_and_in_characters(worker):
         assert (await response.json())["error"]["param"] == "items"
 
 
-async def test_an_item_that_fails_unexpectedly_is_its_own_error_and_the_others_are_made(worker):
-    """An engine at 22 050 Hz: libsndfile cannot encode opus at that rate (a RuntimeError, no
-    WorkerError). It ended the batch's gather: the whole batch was a 500 while the other item went on
-    being made for nobody."""
+async def test_an_item_whose_format_the_engines_rate_cannot_take_is_its_own_error(worker):
+    """An engine at 22 050 Hz: libsndfile cannot encode opus at that rate. That was a RuntimeError, no
+    WorkerError: first the whole batch's 500, then the item's InternalError; now it is that item's
+    UnsupportedFormat, refused before it is spoken, and the other item is made."""
     engine = ToneEngine(sample_rate=22050, chunk_seconds=0.05, delay_per_chunk=0.01)
     client = await worker(engine)
     items = [{"input": "가", "response_format": "opus"}, {"input": "나" * 40, "response_format": "wav"}]
@@ -95,8 +95,8 @@ async def test_an_item_that_fails_unexpectedly_is_its_own_error_and_the_others_a
         running = client.app[SCHEDULER_KEY].jobs_running()
     assert running == 0
     failed, made = result["results"]
-    assert failed["status"] == "error" and failed["error"]["code"] == "InternalError", failed
-    assert failed["error"]["type"] == "server_error" and "incident" in failed["error"]["message"]
+    assert failed["status"] == "error" and failed["error"]["code"] == "UnsupportedFormat", failed
+    assert failed["error"]["param"] == "response_format" and "22050 Hz" in failed["error"]["message"]
     samples, rate = decode(base64.b64decode(made["audio_data"]), "wav")
     assert (made["status"], rate, samples.size) == ("success", 22050, 40 * 441)
     assert (result["succeeded"], result["failed"]) == (1, 1)

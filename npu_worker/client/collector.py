@@ -25,8 +25,9 @@ ProgressCallback = Callable[[int, dict[str, Any]], Any]
 UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting", "stream_lost"})
 NO_PROGRESS_EVENTS = frozenset({"heartbeat", "stream_lost"})  # they move the job on by nothing
 # The client's own words, never a worker's: a stream line so named would be said as the client's
-# (`npu-worker batch` printed a worker's "stream lost … re-attaching" while nothing was lost).
-CLIENT_EVENTS = frozenset({"stream_lost"})
+# (`npu-worker batch` printed a worker's "stream lost … re-attaching" while nothing was lost, and a
+# worker's `waiting` line as a "not now" wait the client never made).
+CLIENT_EVENTS = frozenset({"stream_lost", "waiting"})
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """Response formats of the speech API: wav, pcm, flac, mp3 and opus, encoded with libsndfile.
 
 Which compressed formats work depends on the libsndfile inside the installed `soundfile` (mp3 needs
-libsndfile >= 1.1, opus an Ogg/Opus build), so `available_formats()` encodes a short tone in each and
-keeps those that come back decodable. Pure code, no aiohttp.
+libsndfile >= 1.1, opus an Ogg/Opus build), and which sample rates they take depends on the codec (opus
+only 8/12/16/24/48 kHz, mp3 up to 48 kHz), so `available_formats(rate)` encodes a short tone at that
+rate in each and keeps those that come back decodable. Pure code, no aiohttp.
 
 Streaming: wav (with the unknown-length header streams use) and pcm are written as the audio comes;
 opus pages are written once and never revisited, so its bytes also go out as they are made. libsndfile
@@ -25,6 +26,7 @@ from ..protocol import UnsupportedFormat
 
 UNKNOWN_LENGTH = 0xFFFFFFFF
 DEFAULT_FORMAT_FALLBACK = "wav"  # where libsndfile cannot make mp3 (OpenAI's default)
+PROBE_RATE = 24000  # the rate formats are probed at before an engine says its own
 
 
 @dataclass(frozen=True)
@@ -49,16 +51,17 @@ FORMATS: dict[str, AudioFormat] = {
 
 
 @functools.cache
-def available_formats() -> tuple[str, ...]:
-    """The formats this process can really encode (probed once, by encoding and decoding a tone)."""
-    tone = (0.2 * np.sin(np.arange(4800) * 2 * np.pi * 440 / 24000)).astype(np.float32)
+def available_formats(sample_rate: int = PROBE_RATE) -> tuple[str, ...]:
+    """The formats this process can really encode at `sample_rate` (probed once per rate, by encoding
+    and decoding 0.2 s of a tone: a few ms; an engine has one rate)."""
+    tone = (0.2 * np.sin(np.arange(sample_rate // 5) * 2 * np.pi * 440 / sample_rate)).astype(np.float32)
     working = []
     for name, fmt in FORMATS.items():
         if fmt.container is None:
             working.append(name)
             continue
         try:
-            data = encode_whole(tone, 24000, fmt)
+            data = encode_whole(tone, sample_rate, fmt)
             decoded, _ = soundfile.read(io.BytesIO(data), dtype="float32")
         except (soundfile.LibsndfileError, RuntimeError, ValueError, TypeError):
             continue
@@ -67,11 +70,18 @@ def available_formats() -> tuple[str, ...]:
     return tuple(working)
 
 
-def require_format(name: str) -> AudioFormat:
+def require_format(name: str, sample_rate: int | None = None) -> AudioFormat:
+    """The format `name`, if this libsndfile encodes it (at `sample_rate`, the engine's, when known):
+    else UnsupportedFormat naming those that work (libsndfile refusing opus at 22 050 Hz was a 500)."""
     working = available_formats()
     if name not in working:
         raise UnsupportedFormat(
             f"response_format {name[:40]!r} is not supported; use one of {', '.join(working)}"
+        )
+    if sample_rate is not None and name not in (at_rate := available_formats(sample_rate)):
+        raise UnsupportedFormat(
+            f"response_format {name!r} cannot encode this worker's {sample_rate} Hz audio; "
+            f"use one of {', '.join(at_rate)}"
         )
     return FORMATS[name]
 

@@ -49,6 +49,7 @@ from .core import (
 from .errors import openai_error, openai_errors, with_param
 from .formats import (
     DEFAULT_FORMAT_FALLBACK,
+    PROBE_RATE,
     AudioFormat,
     StreamEncoder,
     available_formats,
@@ -84,13 +85,27 @@ def upload_limits(app: web.Application) -> UploadLimits:
     return UploadLimits(settings.voice_max_bytes, settings.voice_max_seconds)
 
 
-def pick_format(name: str | None) -> AudioFormat:
+def pick_format(name: str | None, sample_rate: int | None) -> AudioFormat:
+    """`response_format` (None: the default) as a format that encodes the engine's `sample_rate`
+    (None while no engine has loaded: `encoder_for` checks again), else a 400 naming the param."""
     if name is None:
-        name = DEFAULT_FORMAT if DEFAULT_FORMAT in available_formats() else DEFAULT_FORMAT_FALLBACK
+        default_works = DEFAULT_FORMAT in available_formats(sample_rate or PROBE_RATE)
+        name = DEFAULT_FORMAT if default_works else DEFAULT_FORMAT_FALLBACK
     try:
-        return require_format(name)
+        return require_format(name, sample_rate)
     except WorkerError as error:
         raise with_param(error, "response_format") from None
+
+
+def loaded_rate(scheduler: Scheduler) -> int | None:
+    """The loaded engine's sample rate; None while none has loaded (a request may queue meanwhile)."""
+    return scheduler.info.sample_rate if scheduler.info is not None else None
+
+
+def encoder_for(fmt: AudioFormat, sample_rate: int) -> StreamEncoder:
+    """An encoder of `fmt` at the engine's rate, checked again: a request picked its format before
+    the engine had loaded (UnsupportedFormat, before any byte is sent, rather than libsndfile's 500)."""
+    return StreamEncoder(pick_format(fmt.name, sample_rate), sample_rate)
 
 
 async def named_voice(scheduler: Scheduler, name: str) -> tuple[str | None, str | None]:
@@ -155,7 +170,7 @@ async def prepare_speech(
     speech = parse_speech_request(body, request.app[LIMITS_KEY])
     del body  # (its bytes, up to --max-body-bytes, are not kept while an inline ref_audio waits to decode)
     check_model(scheduler, speech.model)
-    fmt = pick_format(speech.response_format)
+    fmt = pick_format(speech.response_format, loaded_rate(scheduler))
     params = await synth_params(request.app, speech, gone)
     limit = request.app[LIMITS_KEY].max_text_chars
     # a slower speed makes longer audio of the same text (the worker-wide AudioBudget still caps it all)
@@ -287,7 +302,7 @@ async def stream_audio(request: web.Request, run: SpeechRun, fmt: AudioFormat) -
     """The encoded audio, written as it is made (`JoinedWrites`). The response starts with the first
     write, so a failure before it is still a proper error response; after it the connection is cut
     (no half file)."""
-    encoder = StreamEncoder(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
+    encoder = encoder_for(fmt, engine_info(request.app[SCHEDULER_KEY]).sample_rate)
     response = web.StreamResponse(headers={"Content-Type": fmt.content_type})
     writes = JoinedWrites(request, response)
     try:
@@ -351,7 +366,7 @@ async def stream_sse(request: web.Request, run: SpeechRun, fmt: AudioFormat) -> 
     """`speech.audio.delta` events (base64 audio in the requested format), then `speech.audio.done`;
     a failure after the first event is an `error` event (OpenAI's error object), then the end."""
     sample_rate = engine_info(request.app[SCHEDULER_KEY]).sample_rate
-    encoder = StreamEncoder(fmt, sample_rate)
+    encoder = encoder_for(fmt, sample_rate)
     response = web.StreamResponse(headers=SSE_HEADERS)
     started = time.monotonic()
     events = SseEvents(request, response)

@@ -27,7 +27,7 @@ from .errors import openai_error, openai_errors, with_param
 from .formats import encode_whole
 from .models_api import check_model
 from .request import SpeechBatchBody, SpeechBody
-from .speech import forget_frames, named_voice, pick_format, prepare_speech
+from .speech import forget_frames, loaded_rate, named_voice, pick_format, prepare_speech
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,7 @@ async def batch_item(request: web.Request, index: int, items: list[Any]) -> Spee
         sample_rate = engine_info(request.app[SCHEDULER_KEY]).sample_rate
         audio = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
         # The whole file at once: a wav's header then says its real length (a stream's cannot).
+        fmt = pick_format(fmt.name, sample_rate)  # (picked before the engine had loaded: its rate now)
         data = await asyncio.to_thread(encode_whole, audio, sample_rate, fmt)
     except WorkerError as error:
         return SpeechItem(index=index, status="error", error=openai_error(error)[0])
@@ -122,7 +123,7 @@ async def create_speech_batch(request: web.Request) -> web.StreamResponse:
     scheduler.check_accepting()  # a node that serves none: one refusal, not one per item
     check_model(scheduler, body.model)  # a default every item would fail on: one 400
     if body.response_format is not None:
-        pick_format(body.response_format)
+        pick_format(body.response_format, loaded_rate(scheduler))
     if body.voice_is_used():
         await named_voice(scheduler, body.voice_name())
     merged = body.merged_items()

@@ -266,7 +266,7 @@ class SpeechStreamSession:
         """Fields as in POST /v1/audio/speech; they apply to sentences queued after this message."""
         await loaded_engine(self.scheduler, LOAD_WAIT_SECONDS)
         check_model(self.scheduler, speech.model)
-        fmt = pick_format(speech.response_format or "pcm")
+        fmt = pick_format(speech.response_format or "pcm", engine_info(self.scheduler).sample_rate)
         params = await synth_params(self.app, speech)
         with fields_at_fault(speech, params):  # a language, voice or path every sentence would fail on
             await self.scheduler.check_params(params)
