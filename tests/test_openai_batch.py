@@ -102,6 +102,33 @@ async def test_an_item_whose_format_the_engines_rate_cannot_take_is_its_own_erro
     assert (result["succeeded"], result["failed"]) == (1, 1)
 
 
+async def test_an_item_that_fails_unexpectedly_is_its_own_error_and_the_others_are_made(worker, monkeypatch):
+    """A bug in one item (here: its encoding raises a RuntimeError, no WorkerError) ended the batch's
+    gather: a 500 while the other items were still made for nobody. It is that item's InternalError
+    now, and the other item is made."""
+    from npu_worker.openai_compat import speech_batch
+
+    real = speech_batch.encode_whole
+
+    def encode_failing_flac(audio, sample_rate, fmt):
+        if fmt.name == "flac":
+            raise RuntimeError("a bug in the flac path")
+        return real(audio, sample_rate, fmt)
+
+    monkeypatch.setattr(speech_batch, "encode_whole", encode_failing_flac)
+    client = await worker(ToneEngine(chunk_seconds=0.05, delay_per_chunk=0.01))
+    items = [{"input": "가", "response_format": "flac"}, {"input": "나" * 40, "response_format": "wav"}]
+    async with client.post("/v1/audio/speech/batch", json={"items": items}) as response:
+        assert response.status == 200, await response.text()
+        result = await response.json()
+        running = client.app[SCHEDULER_KEY].jobs_running()
+    assert running == 0
+    failed, made = result["results"]
+    assert failed["status"] == "error" and failed["error"]["code"] == "InternalError", failed
+    assert "a bug in the flac path" not in json.dumps(failed)  # the incident id, never the bug's words
+    assert made["status"] == "success" and (result["succeeded"], result["failed"]) == (1, 1)
+
+
 def blocks_over(size: int) -> list[int]:
     return [trace.size for trace in tracemalloc.take_snapshot().traces if trace.size > size]
 
