@@ -37,6 +37,20 @@ def call_soon_unless_closed(
         loop.call_soon_threadsafe(callback, *arguments)
 
 
+_drain_local = threading.local()  # the flushes due once the drain running on this thread has run
+
+
+def after_this_drain(flush: Callable[[], None]) -> bool:
+    """`flush` once the `LoopHandoff` drain running now on this thread has run its callbacks, in the same
+    turn of the loop; False (nothing queued) when no drain runs. A listener woken by the drain's publish
+    can write then instead of in a task's next turn (the `/ws` pump: two turns a hand-over were one)."""
+    flushes: list[Callable[[], None]] | None = getattr(_drain_local, "flushes", None)
+    if flushes is None:
+        return False
+    flushes.append(flush)
+    return True
+
+
 class LoopHandoff:
     """Runs callbacks on the event loop, in submission order, waking the loop once per burst.
 
@@ -148,8 +162,15 @@ class LoopHandoff:
             self._scheduled, self._timed = False, window is not None
         if window is not None:
             self._arm(window)
-        for callback, argument in pending:
-            callback(argument)
+        flushes: list[Callable[[], None]] = []
+        _drain_local.flushes = flushes
+        try:
+            for callback, argument in pending:
+                callback(argument)
+        finally:
+            _drain_local.flushes = None
+            for flush in flushes:
+                flush()
 
 
 class Journal(abc.ABC):

@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ..protocol import Done
+from .journal import after_this_drain
 from .model import AudioChunk, Job, LogEntry
 
 _END = object()
@@ -53,6 +54,10 @@ class Subscription:
         self.overflowed = False
         self._items: deque[object] = deque()
         self._waiter: asyncio.Future[None] | None = None  # its one reader's, while it waits for an item
+        # The reader's own taking, run at the end of the hand-off's drain that brought items while it
+        # waits (`after_this_drain`): True when it took them all and may go on waiting, False to be woken.
+        self.direct: Callable[[], bool] | None = None
+        self._direct_due = False
         self._after = after
         self._closed = False
         self._ended = False
@@ -96,7 +101,26 @@ class Subscription:
     def _put(self, item: object) -> None:
         self._items.append(item)
         waiter = self._waiter
-        if waiter is not None and not waiter.done():
+        if waiter is None or waiter.done() or self._direct_due:
+            return
+        if self.direct is not None and after_this_drain(self._take_direct):
+            self._direct_due = True
+            return
+        waiter.set_result(None)
+
+    def _take_direct(self) -> None:
+        """The drain has run: the waiting reader takes what it brought itself, else it is woken (an
+        error it raises is raised in its wait)."""
+        self._direct_due = False
+        waiter = self._waiter
+        if waiter is None or waiter.done():  # (it stopped waiting meanwhile: it reads the items itself)
+            return
+        try:
+            taken = self.direct is not None and self.direct()
+        except Exception as exc:  # noqa: BLE001 - the reader's own failure, raised where it waits
+            waiter.set_exception(exc)
+            return
+        if not taken:
             waiter.set_result(None)
 
     def _held(self, samples: int) -> None:

@@ -91,8 +91,10 @@ class RequestStream:
         self._heartbeat: asyncio.TimerHandle | None = None  # when the next `heartbeat` may be due
         self._heartbeat_send: asyncio.Task[None] | None = None  # one being sent
         self._burst = Burst()
+        self._ended = False  # its `done` was taken
 
     def start(self) -> None:
+        self._subscription.direct = self._write_direct
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"ws-job-{self.job.id}")
 
     def cancel(self) -> bool:
@@ -132,20 +134,14 @@ class RequestStream:
 
     async def _run(self) -> None:
         self._arm_heartbeat(self._heartbeat_interval)
-        ended = False
         try:
             async for first in self._subscription:
-                item: LogEntry | AudioChunk | None = first
-                while item is not None:  # what the wake-up brought, up to a burst's worth
-                    if isinstance(item, AudioChunk):
-                        self._on_audio(item)
-                    elif isinstance(item, LogEntry):
-                        self._on_entry(item)
-                        ended = ended or isinstance(item.event, Done)
-                    item = None if self._burst.full else self._subscription.ready()
+                self._take(first)
                 if self._burst:
                     await self._session.send_burst(self._burst)
-            if not ended:  # let go without a `done`: the shared queue lost the job, or its engines failed
+            if (
+                not self._ended
+            ):  # let go without a `done`: the shared queue lost the job, or its engines failed
                 log.warning("the job %s of a WebSocket request ended without its done", self.job.id)
                 self._stop_job()
                 await self._session.fail(self._scheduler.stream_lost(self.job))
@@ -160,9 +156,34 @@ class RequestStream:
                     await self._session.send_burst(self._burst)
             await self._session.fail(error)
         finally:
+            self._subscription.direct = None
             self._stop_heartbeats()
             self._subscription.close()
             self._session.stream_ended(self)
+
+    def _take(self, first: LogEntry | AudioChunk | None) -> None:
+        """What the wake-up brought into the burst, up to a burst's worth."""
+        item = first
+        while item is not None:
+            if isinstance(item, AudioChunk):
+                self._on_audio(item)
+            elif isinstance(item, LogEntry):
+                self._on_entry(item)
+                self._ended = self._ended or isinstance(item.event, Done)
+            item = None if self._burst.full else self._subscription.ready()
+
+    def _write_direct(self) -> bool:
+        """The subscription's items, taken and written at the end of the hand-off's drain that brought
+        them while the pump waits, in that turn of the loop (the pump's task woken took one more turn
+        a hand-over; SERVER_OVERHEAD.md, stop 52). Only when the write cannot wait: no earlier send
+        in flight, the peer's buffers not full. False: the pump is woken to go on (a full peer, a full
+        burst, the `done`, the end); a write that fills the peer's buffers is waited on by the pump's next send."""
+        if not self._session.writable_now():
+            return False
+        self._take(self._subscription.ready())
+        if self._burst:
+            self._session.write_now(self._burst)
+        return not (self._ended or self._subscription.holds())
 
     def _on_entry(self, entry: LogEntry) -> None:
         event = entry.event

@@ -78,6 +78,7 @@ class WsSession:
         abort: Callable[[], object] | None = None,
     ):
         self._request, self._ws = request, ws  # (the request's transport and writer: `send_burst`)
+        self._protocol = request.protocol  # (its connection's: `writable_now` reads it a hand-over)
         # A peer that takes nothing of a frame for this long is gone, as one that answers no ping is (the
         # heartbeat's interval plus the half it gives a pong): its connection is dropped (`abort`). The
         # heartbeat alone misses a peer that never reads but keeps sending (any data it sends puts the
@@ -108,6 +109,24 @@ class WsSession:
         async with self._send_lock:
             await write_burst(self._request, self._ws, burst, self._send_grace, self._abort)
             self._last_sent = time.monotonic()
+
+    def writable_now(self) -> bool:
+        """Whether a burst written now goes out at once: no send in flight, the peer's buffers not full."""
+        transport = self._protocol.transport
+        return not (
+            self._send_lock.locked()
+            or self._ws.closed
+            or transport is None
+            or transport.is_closing()
+            or self._protocol.writing_paused
+        )
+
+    def write_now(self, burst: Burst) -> None:
+        """The burst in one write, with no wait (`writable_now` said it goes out at once)."""
+        transport = self._protocol.transport
+        assert transport is not None
+        transport.write(burst.take())
+        self._last_sent = time.monotonic()
 
     async def _taken(self, send: Awaitable[None]) -> None:
         """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped."""
