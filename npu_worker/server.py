@@ -29,6 +29,7 @@ from .connection_guard import ConnectionGuard, GuardedHandler, watch_requests_ma
 from .http_compat.errors import path_refusals
 from .http_compat.metrics import METRICS_KEY
 from .printable import printable
+from .shutdown_bodies import finish_bodies_at_shutdown
 
 log = logging.getLogger(__name__)
 # How long a thread may hold the GIL while another waits for it (CPython's default: 5 ms). The engine
@@ -171,6 +172,7 @@ async def listen(
         raise
     assert runner.server is not None
     watch_requests_made(runner.server)
+    finish_bodies_at_shutdown(runner.server)
     await server.start_serving()
     if port == 0:  # the start line said port 0: which one the system chose is nowhere else; said once it
         # listens (said once bound, it refused a caller who read the line for the 50-100 ms of the setup)

@@ -1,0 +1,47 @@
+"""At shutdown aiohttp's `Server.pre_shutdown` closes every connection with `RequestHandler.close()`,
+and a closed handler drops every byte that arrives after it (`data_received` returns at once): a request
+whose headers were in but whose body was still arriving when the SIGTERM came never got its body, so it
+never got its answer (docs/protocol.md's 429 `QueueFull`, `the worker is shutting down`): its caller
+waited for the drain and 2 s more, then saw the connection cut. Such a connection now reads that body to
+its end and closes after the answer; every other one is closed as aiohttp closes it."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
+
+
+def still_receiving(handler: RequestHandler) -> bool:
+    """The request being answered on `handler` has a body not yet read to its end."""
+    body = getattr(handler, "_serving_body", None)  # (GuardedHandler's: the request it answers)
+    return body is not None and not body.is_eof()
+
+
+def finish_bodies_at_shutdown(server: web.Server) -> None:
+    """`server.pre_shutdown` leaves a connection whose request body still arrives open for that body,
+    with keep-alive off (closed once it is answered), and `server.shutdown` (after the app's drain, where
+    aiohttp's sets `_force_close`, which drops bytes as `close` does) first waits, for its timeout at
+    most, for such bodies to end; then it ends every connection as aiohttp does."""
+
+    def pre_shutdown() -> None:  # (aiohttp's: `conn.close()` for each connection)
+        for conn in server.connections:
+            if still_receiving(conn):
+                conn.keep_alive(False)
+            else:
+                conn.close()
+
+    ending = server.shutdown
+
+    async def shutdown(timeout: float | None = None) -> None:
+        arriving = [conn._serving_body for conn in server.connections if still_receiving(conn)]  # type: ignore[attr-defined]
+        if arriving:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await asyncio.gather(*(body.wait_eof() for body in arriving))
+        await ending(timeout)
+
+    server.pre_shutdown = pre_shutdown  # type: ignore[method-assign]
+    server.shutdown = shutdown  # type: ignore[method-assign]
