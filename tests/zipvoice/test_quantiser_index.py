@@ -131,3 +131,35 @@ def test_no_initializer_lookup_walks_the_initializers(decoder: Path, tmp_path, m
     initializers = len(onnx.load(str(output), load_external_data=False).graph.initializer)
     assert initializers > 20
     assert sum(visited) <= initializers  # (a walk per lookup: lookups × initializers)
+
+
+def _renamed_twice(rebuild: str) -> list[list[str]]:
+    """A tensor renamed, the node list rebuilt by onnxruntime's `rebuild` method, then renamed again:
+    each node's inputs after."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["a"], name="first"),
+            helper.make_node("Relu", ["a"], ["y"], name="then"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    model = ONNXModel(helper.make_model(graph))
+    for old, new in (("a", "b"), ("b", "c")):
+        model.replace_output_of_all_nodes(old, new)
+        model.replace_input_of_all_nodes(old, new)
+        getattr(model, rebuild)()
+    return [list(node.input) for node in model.model.graph.node]
+
+
+@pytest.mark.parametrize("rebuild", ["topological_sort", "clean_initializers"])
+def test_a_rebuilt_node_list_is_indexed_again(rebuild: str):
+    """Both rebuild the graph's node list with the same length: the index held the old node objects
+    and renamed those, leaving the graph's node reading 'b', a tensor nothing makes."""
+    theirs = _renamed_twice(rebuild)
+    with quantiser_index.indexed_renames({}):
+        ours = _renamed_twice(rebuild)
+    assert ours == theirs == [["x"], ["c"]]

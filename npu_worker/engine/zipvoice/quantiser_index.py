@@ -42,17 +42,21 @@ def applies(extra_options: dict[str, Any] | None) -> bool:
 
 def _readers(model: Any) -> dict[str, list[Any]]:
     """`model`'s index of tensor name → the nodes that may read it, brought up to date with the nodes
-    appended since it was last used (rebuilt whole if any were removed)."""
+    appended since it was last used; rebuilt whole if any were removed or the list was rebuilt
+    (`topological_sort`, `clean_initializers`: the same length, other node objects, which the index's
+    renames would miss). The last node indexed is held to tell: a removal leaves the list shorter or,
+    with nodes appended since, another node last."""
     nodes = model.model.graph.node
     index: dict[str, list[Any]] | None = getattr(model, "_npu_readers", None)
     seen = getattr(model, "_npu_indexed", 0)
-    if index is None or len(nodes) < seen:
+    if index is None or len(nodes) < seen or (seen and nodes[seen - 1] is not model._npu_last):
         index, seen = {}, 0
     for position in range(seen, len(nodes)):
         node = nodes[position]
         for name in set(node.input):
             index.setdefault(name, []).append(node)
     model._npu_readers, model._npu_indexed = index, len(nodes)
+    model._npu_last = nodes[len(nodes) - 1] if len(nodes) else None
     return index
 
 
