@@ -163,3 +163,32 @@ def test_a_rebuilt_node_list_is_indexed_again(rebuild: str):
     with quantiser_index.indexed_renames({}):
         ours = _renamed_twice(rebuild)
     assert ours == theirs == [["x"], ["c"]]
+
+
+def test_blocks_in_two_threads_leave_onnxruntimes_methods_in_place():
+    """A block entered in another thread while one is open found the first block's swap and put that back
+    on leaving last: onnxruntime's methods stayed swapped after both."""
+    import threading
+
+    before = dict(ONNXModel.__dict__)
+    entered, first_left = threading.Event(), threading.Event()
+
+    def second() -> None:
+        with quantiser_index.indexed_renames({}):
+            entered.set()
+            first_left.wait(5)
+
+    with quantiser_index.indexed_renames({}):
+        thread = threading.Thread(target=second)
+        thread.start()
+        entered.wait(0.5)  # set here only when blocks overlap; else the second enters once this one has left
+    first_left.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    for name in (
+        "replace_input_of_all_nodes",
+        "replace_input_of_nodes",
+        "get_initializer",
+        "remove_initializer",
+    ):
+        assert ONNXModel.__dict__[name] is before[name], name

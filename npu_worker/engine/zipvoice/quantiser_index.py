@@ -19,16 +19,19 @@ quantiser's modules imported it, for its `with` block only (the quantiser builds
 for an onnxruntime whose quantiser this was checked against (TESTED: the quantised model byte for byte
 the same as without the index, tests/zipvoice/test_quantiser_index.py); any other version, or a
 configuration that renames inputs another way (DedicatedQDQPair), runs onnxruntime's own code.
-Not thread-safe by design: `npu-worker prepare` quantises in its own process, one graph at a time.
+The swap is process-wide, so blocks in other threads take turns (`_SWAPPING`): two at once each put
+back what they found, and the one leaving last would leave the other's swap in onnxruntime for good.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 TESTED = ("1.32.",)  # onnxruntime versions whose ONNXModel renames were read and checked
+_SWAPPING = threading.RLock()  # one block's swap at a time (the same thread's nested blocks undo in turn)
 
 
 def applies(extra_options: dict[str, Any] | None) -> bool:
@@ -171,11 +174,12 @@ def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
         (ONNXModel, "remove_initializer", remove_initializer),
         *((module, "find_by_name", find_by_name) for module in (base_quantizer, onnx_model, qdq_quantizer)),
     ]
-    originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]
-    for owner, name, replacement in swapped:
-        setattr(owner, name, replacement)
-    try:
-        yield True
-    finally:
-        for owner, name, original in originals:
-            setattr(owner, name, original)
+    with _SWAPPING:
+        originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]
+        for owner, name, replacement in swapped:
+            setattr(owner, name, replacement)
+        try:
+            yield True
+        finally:
+            for owner, name, original in originals:
+                setattr(owner, name, original)
