@@ -284,3 +284,16 @@ def test_bias_and_sharing_paths_quantise_byte_for_byte_as_onnxruntime(tmp_path, 
     assert quantised[True] == quantised[False]
     assert used  # the shared bias went through the index's replace_input_of_nodes
     assert b"b_quantized" in quantised[True] and b"cb_quantized" in quantised[True]  # both biases quantised
+
+
+def test_another_onnxruntime_runs_its_own_code_even_with_the_internals_moved(monkeypatch):
+    """An onnxruntime the index was not checked on is left alone; one whose `onnx_model` module moved
+    made the block itself fail on importing it (ImportError: prepare --precision a16w8 refused)."""
+    import sys
+
+    import onnxruntime
+
+    monkeypatch.setattr(onnxruntime, "__version__", "1.33.0")
+    monkeypatch.setitem(sys.modules, "onnxruntime.quantization.onnx_model", None)  # import fails
+    with quantiser_index.indexed_renames({}) as used:
+        assert not used

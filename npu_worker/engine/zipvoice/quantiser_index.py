@@ -157,12 +157,11 @@ def _initializer_lookups(original: Any, original_remove: Any) -> tuple[Any, Any,
 def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
     """onnxruntime's `ONNXModel` input renames served from an index inside the block (yields whether
     they are: `applies`)."""
-    from onnxruntime.quantization.onnx_model import ONNXModel
-
-    if not applies(extra_options):
+    if not applies(extra_options):  # before any import of the quantiser's internals, which others may move
         yield False
         return
     from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
+    from onnxruntime.quantization.onnx_model import ONNXModel
 
     find_by_name, get_initializer, remove_initializer = _initializer_lookups(
         quant_utils.find_by_name, ONNXModel.__dict__["remove_initializer"]
