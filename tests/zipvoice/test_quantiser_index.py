@@ -5,6 +5,7 @@ decoder's a16w8 prepare goes through the same code in test_prepare_qdq.py."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from pathlib import Path
 
@@ -131,3 +132,168 @@ def test_no_initializer_lookup_walks_the_initializers(decoder: Path, tmp_path, m
     initializers = len(onnx.load(str(output), load_external_data=False).graph.initializer)
     assert initializers > 20
     assert sum(visited) <= initializers  # (a walk per lookup: lookups × initializers)
+
+
+def _renamed_twice(rebuild: str) -> list[list[str]]:
+    """A tensor renamed, the node list rebuilt by onnxruntime's `rebuild` method, then renamed again:
+    each node's inputs after."""
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["a"], name="first"),
+            helper.make_node("Relu", ["a"], ["y"], name="then"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
+    )
+    model = ONNXModel(helper.make_model(graph))
+    for old, new in (("a", "b"), ("b", "c")):
+        model.replace_output_of_all_nodes(old, new)
+        model.replace_input_of_all_nodes(old, new)
+        getattr(model, rebuild)()
+    return [list(node.input) for node in model.model.graph.node]
+
+
+@pytest.mark.parametrize("rebuild", ["topological_sort", "clean_initializers"])
+def test_a_rebuilt_node_list_is_indexed_again(rebuild: str):
+    """Both rebuild the graph's node list with the same length: the index held the old node objects
+    and renamed those, leaving the graph's node reading 'b', a tensor nothing makes."""
+    theirs = _renamed_twice(rebuild)
+    with quantiser_index.indexed_renames({}):
+        ours = _renamed_twice(rebuild)
+    assert ours == theirs == [["x"], ["c"]]
+
+
+def test_blocks_in_two_threads_leave_onnxruntimes_methods_in_place():
+    """A block entered in another thread while one is open found the first block's swap and put that back
+    on leaving last: onnxruntime's methods stayed swapped after both."""
+    import threading
+
+    before = dict(ONNXModel.__dict__)
+    entered, first_left = threading.Event(), threading.Event()
+
+    def second() -> None:
+        with quantiser_index.indexed_renames({}):
+            entered.set()
+            first_left.wait(5)
+
+    with quantiser_index.indexed_renames({}):
+        thread = threading.Thread(target=second)
+        thread.start()
+        entered.wait(0.5)  # set here only when blocks overlap; else the second enters once this one has left
+    first_left.set()
+    thread.join(10)
+    assert not thread.is_alive()
+    for name in (
+        "replace_input_of_all_nodes",
+        "replace_input_of_nodes",
+        "get_initializer",
+        "remove_initializer",
+    ):
+        assert ONNXModel.__dict__[name] is before[name], name
+
+
+def _bias_and_sharing_graph(path: Path) -> None:
+    """Gemms reading one weight and one bias (the bias copied per reader: `replace_input_of_nodes`), a
+    Conv's bias, and Transpose, Reshape, Concat, MaxPool, which share their input's quantisation
+    (`_quantize_sharing_param_tensors`): the paths the real decoder's profile spent its time in, which
+    the decoder graph above (MatMul, Add, Mul, Tanh) has none of."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(3)
+
+    def weights(name: str, shape: tuple[int, ...]) -> onnx.TensorProto:
+        return numpy_helper.from_array(rng.standard_normal(shape).astype(np.float32), name)
+
+    graph = helper.make_graph(
+        [
+            helper.make_node("Gemm", ["x", "w", "b"], ["g1"], name="gemm1"),
+            helper.make_node("Gemm", ["x", "w", "b"], ["g2"], name="gemm2"),
+            helper.make_node("Conv", ["img", "cw", "cb"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Transpose", ["g1"], ["t"], name="transpose", perm=[1, 0]),
+            helper.make_node("Reshape", ["t", "shape"], ["r"], name="reshape"),
+            helper.make_node("Concat", ["r", "g2"], ["joined"], name="concat", axis=0),
+            helper.make_node("Relu", ["joined"], ["y"], name="relu"),
+            helper.make_node("MaxPool", ["c"], ["z"], name="pool", kernel_shape=[2, 2]),
+        ],
+        "bias_and_sharing",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 8]),
+            helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 3, 6, 6]),
+        ],
+        [
+            helper.make_tensor_value_info("y", TensorProto.FLOAT, [8, 8]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 4, 5, 5]),
+        ],
+        [
+            weights("w", (8, 8)),
+            weights("b", (8,)),
+            weights("cw", (4, 3, 3, 3)),
+            weights("cb", (4,)),
+            numpy_helper.from_array(np.array([4, 8], np.int64), "shape"),
+        ],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+
+
+class _Feeds:
+    """The same two calibration feeds each time it is made (a CalibrationDataReader)."""
+
+    def __init__(self) -> None:
+        rng = np.random.default_rng(5)
+        self.feeds = iter(
+            [
+                {
+                    "x": rng.standard_normal((4, 8)).astype(np.float32),
+                    "img": rng.standard_normal((1, 3, 6, 6)).astype(np.float32),
+                }
+                for _ in range(2)
+            ]
+        )
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        return next(self.feeds, None)
+
+
+def test_bias_and_sharing_paths_quantise_byte_for_byte_as_onnxruntime(tmp_path, monkeypatch):
+    graph = tmp_path / "graph.onnx"
+    _bias_and_sharing_graph(graph)
+    used = []
+    original = quantiser_index._replace_input_of_nodes
+    monkeypatch.setattr(
+        quantiser_index, "_replace_input_of_nodes", lambda *args: used.append(1) or original(*args)
+    )
+    quantised = {}
+    for indexed in (False, True):
+        config = get_qnn_qdq_config(
+            str(graph), _Feeds(), activation_type=QuantType.QUInt16, weight_type=QuantType.QUInt8
+        )
+        settings = {
+            name: getattr(config, name)
+            for name in inspect.signature(quantize_static).parameters
+            if hasattr(config, name) and name != "calibration_data_reader"
+        }
+        output = tmp_path / f"indexed_{indexed}.onnx"
+        with quantiser_index.indexed_renames(config.extra_options) if indexed else contextlib.nullcontext():
+            quantize_static(str(graph), str(output), _Feeds(), **settings)
+        quantised[indexed] = output.read_bytes()
+
+    assert quantised[True] == quantised[False]
+    assert used  # the shared bias went through the index's replace_input_of_nodes
+    assert b"b_quantized" in quantised[True] and b"cb_quantized" in quantised[True]  # both biases quantised
+
+
+def test_another_onnxruntime_runs_its_own_code_even_with_the_internals_moved(monkeypatch):
+    """An onnxruntime the index was not checked on is left alone; one whose `onnx_model` module moved
+    made the block itself fail on importing it (ImportError: prepare --precision a16w8 refused)."""
+    import sys
+
+    import onnxruntime
+
+    monkeypatch.setattr(onnxruntime, "__version__", "1.33.0")
+    monkeypatch.setitem(sys.modules, "onnxruntime.quantization.onnx_model", None)  # import fails
+    with quantiser_index.indexed_renames({}) as used:
+        assert not used

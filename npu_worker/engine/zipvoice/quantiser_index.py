@@ -19,16 +19,19 @@ quantiser's modules imported it, for its `with` block only (the quantiser builds
 for an onnxruntime whose quantiser this was checked against (TESTED: the quantised model byte for byte
 the same as without the index, tests/zipvoice/test_quantiser_index.py); any other version, or a
 configuration that renames inputs another way (DedicatedQDQPair), runs onnxruntime's own code.
-Not thread-safe by design: `npu-worker prepare` quantises in its own process, one graph at a time.
+The swap is process-wide, so blocks in other threads take turns (`_SWAPPING`): two at once each put
+back what they found, and the one leaving last would leave the other's swap in onnxruntime for good.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 TESTED = ("1.32.",)  # onnxruntime versions whose ONNXModel renames were read and checked
+_SWAPPING = threading.RLock()  # one block's swap at a time (the same thread's nested blocks undo in turn)
 
 
 def applies(extra_options: dict[str, Any] | None) -> bool:
@@ -42,17 +45,21 @@ def applies(extra_options: dict[str, Any] | None) -> bool:
 
 def _readers(model: Any) -> dict[str, list[Any]]:
     """`model`'s index of tensor name → the nodes that may read it, brought up to date with the nodes
-    appended since it was last used (rebuilt whole if any were removed)."""
+    appended since it was last used; rebuilt whole if any were removed or the list was rebuilt
+    (`topological_sort`, `clean_initializers`: the same length, other node objects, which the index's
+    renames would miss). The last node indexed is held to tell: a removal leaves the list shorter or,
+    with nodes appended since, another node last."""
     nodes = model.model.graph.node
     index: dict[str, list[Any]] | None = getattr(model, "_npu_readers", None)
     seen = getattr(model, "_npu_indexed", 0)
-    if index is None or len(nodes) < seen:
+    if index is None or len(nodes) < seen or (seen and nodes[seen - 1] is not model._npu_last):
         index, seen = {}, 0
     for position in range(seen, len(nodes)):
         node = nodes[position]
         for name in set(node.input):
             index.setdefault(name, []).append(node)
     model._npu_readers, model._npu_indexed = index, len(nodes)
+    model._npu_last = nodes[len(nodes) - 1] if len(nodes) else None
     return index
 
 
@@ -150,12 +157,11 @@ def _initializer_lookups(original: Any, original_remove: Any) -> tuple[Any, Any,
 def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
     """onnxruntime's `ONNXModel` input renames served from an index inside the block (yields whether
     they are: `applies`)."""
-    from onnxruntime.quantization.onnx_model import ONNXModel
-
-    if not applies(extra_options):
+    if not applies(extra_options):  # before any import of the quantiser's internals, which others may move
         yield False
         return
     from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
+    from onnxruntime.quantization.onnx_model import ONNXModel
 
     find_by_name, get_initializer, remove_initializer = _initializer_lookups(
         quant_utils.find_by_name, ONNXModel.__dict__["remove_initializer"]
@@ -167,11 +173,12 @@ def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
         (ONNXModel, "remove_initializer", remove_initializer),
         *((module, "find_by_name", find_by_name) for module in (base_quantizer, onnx_model, qdq_quantizer)),
     ]
-    originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]
-    for owner, name, replacement in swapped:
-        setattr(owner, name, replacement)
-    try:
-        yield True
-    finally:
-        for owner, name, original in originals:
-            setattr(owner, name, original)
+    with _SWAPPING:
+        originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]
+        for owner, name, replacement in swapped:
+            setattr(owner, name, replacement)
+        try:
+            yield True
+        finally:
+            for owner, name, original in originals:
+                setattr(owner, name, original)
