@@ -177,7 +177,8 @@ class RequestStream:
         them while the pump waits, in that turn of the loop (the pump's task woken took one more turn
         a hand-over; SERVER_OVERHEAD.md, stop 52). Only when the write cannot wait: no earlier send
         in flight, the peer's buffers not full. False: the pump is woken to go on (a full peer, a full
-        burst, the `done`, the end); a write that fills the peer's buffers is waited on by the pump's next send."""
+        burst, the `done`, the end); a write that fills the peer's buffers is waited on under the send
+        deadline by a task that holds the send lock (`WsSession.write_now`), the request's last burst too."""
         if not self._session.writable_now():
             return False
         self._take(self._subscription.ready())

@@ -91,6 +91,7 @@ class WsSession:
         self._settings = settings
         self._limits = limits
         self._send_lock = asyncio.Lock()
+        self._draining: asyncio.Future[None] | None = None  # (`write_now`'s wait on a full peer)
         self._last_sent = time.monotonic()
         self._stream: RequestStream | None = None
         # The connection guard's view: idle (may be closed to admit another connection) or in use.
@@ -122,11 +123,21 @@ class WsSession:
         )
 
     def write_now(self, burst: Burst) -> None:
-        """The burst in one write, with no wait (`writable_now` said it goes out at once)."""
+        """The burst in one write, with no wait (`writable_now` said it goes out at once). If it filled
+        the peer's buffers, a task holds the send lock while it waits for the peer under the send
+        deadline, as `send_burst` would have: a peer that never reads is dropped even when this burst
+        was its request's last (the pump, woken with nothing left to send, waits for nothing)."""
         transport = self._protocol.transport
         assert transport is not None
         transport.write(burst.take())
         self._last_sent = time.monotonic()
+        if self._protocol.writing_paused:
+            self._draining = asyncio.ensure_future(self._drained_under_deadline())
+
+    async def _drained_under_deadline(self) -> None:
+        async with self._send_lock:  # (`writable_now` is False, and the pump's sends wait, meanwhile)
+            with contextlib.suppress(ConnectionError, RuntimeError):  # dropped, or gone: said elsewhere
+                await self._taken(self._request.writer.drain())
 
     async def _taken(self, send: Awaitable[None]) -> None:
         """Await one frame's send; a peer that has taken nothing for `_send_grace` seconds is dropped."""
@@ -227,6 +238,8 @@ class WsSession:
         stream = self._stream
         if stream is not None:
             await stream.stop()
+        if self._draining is not None:
+            self._draining.cancel()
 
     async def going_away(self) -> None:
         """Shutdown, after the drain: nothing more will run here before the restart. A request still
