@@ -17,7 +17,8 @@ from aiohttp.web_protocol import RequestHandler
 def still_receiving(handler: RequestHandler) -> bool:
     """The request being answered on `handler` has a body not yet read to its end."""
     body = getattr(handler, "_serving_body", None)  # (GuardedHandler's: the request it answers)
-    return body is not None and not body.is_eof()
+    # (one with an exception set is read no more: its answer went without it, a 413 before the body)
+    return body is not None and not body.is_eof() and body.exception() is None
 
 
 def finish_bodies_at_shutdown(server: web.Server) -> None:
@@ -40,7 +41,8 @@ def finish_bodies_at_shutdown(server: web.Server) -> None:
         if arriving:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(timeout):
-                    await asyncio.gather(*(body.wait_eof() for body in arriving))
+                    # (a body the handler left unread ends with an exception: no fault of the shutdown's)
+                    await asyncio.gather(*(body.wait_eof() for body in arriving), return_exceptions=True)
         await ending(timeout)
 
     server.pre_shutdown = pre_shutdown  # type: ignore[method-assign]
