@@ -274,13 +274,18 @@ async def measure_server(
             }
             print("batch", json.dumps(results["batch"]), flush=True)
     finally:
-        os.kill(server_pid(server), signal.SIGINT)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        shutil.rmtree(root, ignore_errors=True)
+        stop_server(server, root)
     return results
+
+
+def stop_server(server: subprocess.Popen[bytes], root: Path) -> None:
+    """SIGINT the worker (a drain), kill it after 30 s, and remove its state dir."""
+    os.kill(server_pid(server), signal.SIGINT)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    shutil.rmtree(root, ignore_errors=True)
 
 
 async def measure_starts(args: argparse.Namespace) -> dict[str, Any]:
@@ -301,12 +306,7 @@ async def measure_starts(args: argparse.Namespace) -> dict[str, Any]:
                 async with session.get(base + "/health") as response:
                     load_seconds = (await response.json()).get("load_seconds")
         finally:
-            os.kill(server_pid(server), signal.SIGINT)
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-            shutil.rmtree(root, ignore_errors=True)
+            stop_server(server, root)
         start = {
             "health_ready_ms": round(ready, 1),
             "worker_cpu_ms": round(worker_cpu),

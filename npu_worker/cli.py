@@ -10,7 +10,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -30,7 +30,7 @@ def serve(args: argparse.Namespace) -> int:
     hears it is a drain."""
     listening: list[bool] = []  # once `run` is called: its own SIGINT handling takes over
     try:
-        with sigterm_ends_the_start():
+        with sigterm_handled_by(_start_terminated):
             return _serve(args, listening)
     except StartTerminated:  # only before `run` takes the signal (then it drains)
         return terminated_before_it_began("serve")
@@ -51,13 +51,14 @@ def _start_terminated(signum: int, frame: Any) -> None:
 
 
 @contextlib.contextmanager
-def sigterm_ends_the_start() -> Iterator[None]:
-    """SIGTERM raises `StartTerminated` until `run`'s loop takes it (in the main thread only: only it
-    may set a handler); the handler before is put back after."""
+def sigterm_handled_by(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """SIGTERM goes to `handler` meanwhile (in the main thread only: only it may set a handler); the
+    handler before is put back after. `serve`'s start (`_start_terminated`, until `run`'s loop takes
+    the signal) and the client commands (`cli_client._terminated`) each raise their own exception."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _start_terminated)
+    previous = signal.signal(signal.SIGTERM, handler)
     try:
         yield
     finally:

@@ -14,19 +14,15 @@ cancels its job first (the sections done keep their wavs; waiting while the work
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import math
-import signal
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from npu_worker.cli import hear_ctrl_c
+from npu_worker.cli import hear_ctrl_c, sigterm_handled_by
 from npu_worker.cli_progress import ProgressBar, number, print_result, printable, printable_json, say
 from npu_worker.client import (
     BASE_ENV,
@@ -265,19 +261,6 @@ def _terminated(signum: int, frame: Any) -> None:
     raise Terminated
 
 
-@contextlib.contextmanager
-def sigterm_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises `Terminated` meanwhile (in the main thread: only it may set a handler)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _terminated)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def cancel_on_interrupt(job_id: str | None, args: argparse.Namespace, bar: ProgressBar | None = None) -> str:
     """Ctrl-C stops the batch, not only its progress display (a dropped stream leaves a job running):
     DELETE its job, waiting while the worker asks to (a restarted worker loads: `Loading` until then;
@@ -351,7 +334,7 @@ def run_batch(args: argparse.Namespace) -> int:
     call = synth_batch_polling if args.poll else partial(synth_batch_streaming, report_stream_lost=True)
     started = time.monotonic()
     try:
-        with sigterm_as_interrupt():
+        with sigterm_handled_by(_terminated):
             result = call(
                 sections,
                 bar,
@@ -370,7 +353,9 @@ def run_batch(args: argparse.Namespace) -> int:
             say(f"npu-worker batch: {left_behind(bar.job_id, exc, bar, out_dir)}")
         return EXIT_REQUEST_FAILED
     except KeyboardInterrupt as stop:
-        with sigterm_as_interrupt():  # a SIGTERM while cancelling ended the client, the job left running
+        with sigterm_handled_by(
+            _terminated
+        ):  # a SIGTERM while cancelling ended the client, the job left running
             bar.end_line()
             word = "terminated" if isinstance(stop, Terminated) else "interrupted"
             say(f"npu-worker batch: {word}; {cancel_on_interrupt(bar.job_id, args, bar)}")

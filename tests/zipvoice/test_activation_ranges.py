@@ -19,8 +19,8 @@ from npu_worker.engine.zipvoice import activation_ranges
 FRAMES = 40
 
 
-def _feeds(count: int) -> list[dict[str, np.ndarray]]:
-    rng = np.random.default_rng(7)
+def _feeds(count: int, seed: int = 7) -> list[dict[str, np.ndarray]]:
+    rng = np.random.default_rng(seed)
     return [
         {
             "t": np.array(rng.uniform(), np.float32),

@@ -16,23 +16,13 @@ from onnxruntime.quantization.execution_providers.qnn import get_qnn_qdq_config
 from onnxruntime.quantization.onnx_model import ONNXModel
 
 from npu_worker.engine.zipvoice import activation_ranges, quantiser_index
+from tests.zipvoice.test_activation_ranges import _feeds as activation_feeds
 
 FRAMES = 40
 
 
 def _feeds(count: int) -> list[dict[str, np.ndarray]]:
-    rng = np.random.default_rng(11)
-    return [
-        {
-            "t": np.array(rng.uniform(), np.float32),
-            "guidance_scale": np.array(1.0, np.float32),
-            **{
-                name: rng.standard_normal((1, FRAMES, 100)).astype(np.float32)
-                for name in ("x", "text_condition", "speech_condition")
-            },
-        }
-        for _ in range(count)
-    ]
+    return activation_feeds(count, seed=11)
 
 
 @pytest.fixture(scope="module")
