@@ -13,7 +13,7 @@ from npu_worker.jobs.cluster.store import RedisJobs
 from npu_worker.jobs.model import Job, LogEntry, Section
 from npu_worker.protocol import Done, Progress, SectionError, Start, SynthParams
 from npu_worker.ws_server.session import UNREAD_SECONDS
-from tests.test_ws_support import connect, run_request, samples_after_a_stall
+from tests.test_ws_support import STALL_HEARTBEAT_SECONDS, connect, run_request, samples_after_a_stall
 from tests.timing import seconds
 
 
@@ -240,7 +240,9 @@ async def test_the_accepting_node_applies_retention_to_redis_and_its_default_fil
 
 
 async def test_a_ws_reader_that_never_reads_is_dropped_on_a_redis_queue_too(worker, redis_server):
-    client = await worker(queue=redis_server.url, claim_timeout=1.0)
+    client = await worker(
+        queue=redis_server.url, claim_timeout=1.0, heartbeat_interval=STALL_HEARTBEAT_SECONDS
+    )
     async with asyncio.timeout(seconds(20)):
         while (await (await client.get("/health")).json()).get("cluster", {}).get("engines_alive") != 1:
             await asyncio.sleep(0.05)

@@ -14,6 +14,7 @@ from npu_worker.jobs.model import LogEntry
 from npu_worker.protocol import Done
 from npu_worker.ws_server.session import UNREAD_SECONDS
 from tests.test_ws_support import (
+    STALL_HEARTBEAT_SECONDS,
     ChunkGate,
     Transcript,
     batch,
@@ -180,7 +181,7 @@ async def test_closing_the_socket_mid_request_frees_the_scheduler(worker):
 
 async def test_a_reader_that_never_reads_is_dropped_instead_of_buffered(worker):
     engine = ToneEngine()
-    client = await worker(engine)
+    client = await worker(engine, heartbeat_interval=STALL_HEARTBEAT_SECONDS)
     ws = await client.ws_connect("/ws", autoclose=False)
     # 100 sections × 40 s of audio (192 MB of PCM): far more than socket buffers hold; the server may
     # keep at most UNREAD_SECONDS in the subscription before it drops the reader and cancels the job.

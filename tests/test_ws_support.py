@@ -119,16 +119,30 @@ async def receive_until_done(
             return transcript
 
 
+# The heartbeat interval of a worker whose test stalls a reader (`samples_after_a_stall`): the send grace
+# (1.5 intervals) and the WebSocket ping then outlast the test's wait for the job's end, so the reader is
+# dropped by the listener's bound (`SlowConsumer`), what those tests check. At the default 10 s, a job
+# slowed past 15 s by a loaded machine had its socket closed by the send grace first (the done never sent).
+STALL_HEARTBEAT_SECONDS = 600.0
+
+
 async def samples_after_a_stall(ws: aiohttp.ClientWebSocketResponse) -> int:
     """Reads a stalled socket to its `done`, checks the server dropped it as a slow consumer (a
-    `SlowConsumer` error, a cancelled `done`) and returns the samples it had sent before that."""
+    `SlowConsumer` error, a cancelled `done`) and returns the samples it had sent before that. The
+    worker runs with `STALL_HEARTBEAT_SECONDS`: a socket closed before its `done` fails, saying so."""
     received, events = 0, []
     while not events or events[-1]["event"] != "done":
         message = await ws.receive(timeout=seconds(20))
         if message.type == aiohttp.WSMsgType.BINARY:
             received += len(message.data) // 2
-        else:
+        elif message.type == aiohttp.WSMsgType.TEXT:
             events.append(message.json())
+        else:
+            raise AssertionError(
+                f"the socket ended ({message.type.name} {message.data!r}) before its done, after "
+                f"{received} samples and {events[-3:]}: dropped by the send grace or the heartbeat, "
+                "not as a slow consumer (is the worker's heartbeat_interval STALL_HEARTBEAT_SECONDS?)"
+            )
     assert events[-1]["cancelled"] is True
     assert any(e["event"] == "error" and e["error"].startswith("SlowConsumer:") for e in events)
     return received
