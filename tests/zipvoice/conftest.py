@@ -105,3 +105,13 @@ def real_structure_dir(request: pytest.FixtureRequest, tiny_model_dir: Path) -> 
     if not (path / "fm_decoder.onnx").is_file():
         pytest.skip(f"no real-structure export at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def one_real_structure_dir(tiny_model_dir: Path) -> Path:
+    """The small export where it is beside the repo (as in CI), else the generated model: for the
+    heaviest checks of one code path on the real structure (the HTP simulator, whole bucketed sampling
+    runs), which on both fixtures ran the same code twice on graphs of the same ops and layer counts
+    (test_real_structure.py checks that the generated graph keeps the reference export's)."""
+    shared = SHARED_REAL_STRUCTURE.resolve()
+    return shared if (shared / "fm_decoder_int8.onnx").is_file() else tiny_model_dir
