@@ -13,15 +13,19 @@ import pytest
 from npu_worker.engine import dynamic_bias, providers, qnn_targets, specialize
 from npu_worker.engine.providers import RuntimeConfig
 from npu_worker.engine.zipvoice import runtime
-from tests.zipvoice.conftest import SHARED_REAL_STRUCTURE
 from tests.zipvoice.test_buckets import decoder_inputs, decoder_path, dynamic_session, relative_l2
 from tests.zipvoice.test_providers import qnn
 
 FRAMES = 63
 
 
-def test_specialised_decoder_has_no_shape_arithmetic_left_and_computes_the_same(real_structure_dir, tmp_path):
-    path = real_structure_dir / "fm_decoder.onnx"
+def test_specialised_decoder_has_no_shape_arithmetic_left_and_computes_the_same(
+    one_real_structure_dir, tmp_path
+):
+    """onnxslim's specialisation (≈ 10-20 s of CPU) on one real-structure model: both have the If
+    and the shape arithmetic it folds (test_real_structure.py keeps the generated graph's ops those of
+    the reference export), and the second ran the same generic rewrite again."""
+    path = one_real_structure_dir / "fm_decoder.onnx"
     target = specialize.specialise(path, {"N": 1, "T": FRAMES}, tmp_path / "static.onnx")
     ops = [node.op_type for node in onnx.load(str(target)).graph.node]
     original = [node.op_type for node in onnx.load(str(path)).graph.node]
@@ -111,19 +115,12 @@ def test_the_zero_bias_goes_after_the_guidance_embedding_only_and_changes_no_val
     assert np.array_equal(exported(0.3, *inputs), rewritten(0.3, *inputs))
 
 
-@pytest.fixture
-def one_real_structure_dir(tiny_model_dir):
-    """The small export where it is beside the repo (as in CI), else the generated model. Both have the
-    guidance embedding the int8 simulator test is about (the zero-bias test above runs on both); on
-    the simulator each is 20-30 s of CPU, and the second checked the same rewrite and placement again."""
-    shared = SHARED_REAL_STRUCTURE.resolve()
-    return shared if (shared / "fm_decoder_int8.onnx").is_file() else tiny_model_dir
-
-
 @qnn
 def test_int8_decoder_runs_every_node_on_the_htp_simulator(one_real_structure_dir, tmp_path):
     """The guidance-scale embedding's DynamicQuantizeLinear → MatMulInteger, whose result is added to
-    the time embedding, stayed on the CPU (QNN's fusion wants a constant bias; dynamic_bias.py)."""
+    the time embedding, stayed on the CPU (QNN's fusion wants a constant bias; dynamic_bias.py). On one
+    real-structure model (conftest's `one_real_structure_dir`): both have the guidance embedding (the
+    zero-bias test above runs on both); on the simulator each is 20-30 s of CPU."""
     path = decoder_path(one_real_structure_dir, "int8")
     assert_wholly_on_qnn_and_close_to_the_cpu(path, tmp_path, "int8")
 
