@@ -333,8 +333,7 @@ def build_model_dir(
         if "fp32" not in precisions:
             fp32.unlink()
     onnx.save(build_vocoder(spec, seed), str(out / "vocos_24khz.onnx"))
-    (out / REFERENCE_WAV).write_bytes(wav_bytes(voice.reference_speech(), voice.SAMPLE_RATE))
-    (out / REFERENCE_WAV).with_suffix(".txt").write_text(REFERENCE_TEXT + "\n", encoding="utf-8")
+    write_reference_voice(out)
     stamp = {
         "size": size,
         "distill": distill,
@@ -343,3 +342,10 @@ def build_model_dir(
     }
     (out / SYNTHETIC_STAMP).write_text(json.dumps(stamp) + "\n", encoding="utf-8")
     return out
+
+
+def write_reference_voice(out: Path) -> None:
+    """The reference voice every built directory holds (reference_ko.wav and its transcript), alone: for
+    a model directory made otherwise (an export) that needs the same voice without building a model."""
+    (out / REFERENCE_WAV).write_bytes(wav_bytes(voice.reference_speech(), voice.SAMPLE_RATE))
+    (out / REFERENCE_WAV).with_suffix(".txt").write_text(REFERENCE_TEXT + "\n", encoding="utf-8")

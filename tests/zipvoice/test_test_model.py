@@ -265,6 +265,14 @@ def test_reference_voice_is_24khz_speech_with_edge_silence_and_a_korean_transcri
     assert (model_dir / "reference_ko.txt").read_text(encoding="utf-8").strip() == sm.REFERENCE_TEXT
 
 
+def test_the_reference_voice_written_alone_is_the_built_models(model_dir: Path, tmp_path: Path) -> None:
+    """An export given the test voice (tests/zipvoice/qdq_background.py) speaks with the same voice as
+    the built tiny model, without building one for it."""
+    sm.write_reference_voice(tmp_path)
+    for name in ("reference_ko.wav", "reference_ko.txt"):
+        assert (tmp_path / name).read_bytes() == (model_dir / name).read_bytes(), name
+
+
 def test_fixed_shapes_and_sherpa_layout(tmp_path: Path) -> None:
     out = sm.build_model_dir(tmp_path, "tiny", ("int8",), {"N": 1, "T": 64}, layout="sherpa")
     assert {"encoder.int8.onnx", "decoder.int8.onnx", "vocos_24khz.onnx"} <= {p.name for p in out.iterdir()}
