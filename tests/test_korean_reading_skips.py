@@ -76,6 +76,7 @@ MAY_MATCH_PLAIN = {
     "korean_formulas._LABEL_AFTER": 'matched after a bracket\'s minus, "(2-b)"',
     "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
     "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
+    "korean_ranges._STATEMENT_AFTER": 'matched after a single bound, "x ≤ 1입니다"',
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]

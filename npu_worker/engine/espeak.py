@@ -106,7 +106,10 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # and "|A|" bars unsaid as at 16; "|a + b| ≤ |a| + |b|가" … 절댓값 이하가; a chain before "입니다"; "x < 3분의 1" 3분의 1
 # 미만; "if (score >= 90)" score가 90보다 크거나 같다; "float pi = 3.14;", "int j = i + 1;" …을 대입; "x < |y|", "2x < |x - a|"
 # y의 절댓값 미만 (not y 미만의 절댓값); "-|x| ≤ x ≤ |x|" x는 마이너스 x의 절댓값 이상 …; "|y|/2" and "Map<String, Integer>" left.
-AUDIO_REVISION = 17
+# 18: the single bounds' leftovers (k9): a statement's copula after one, "x ≤ 1입니다", "x ≥ y입니다" x는 1 이하입니다 (not
+# x 1 이하입니다); a letter's fraction, "x/2 ≤ y", "x^2 < y/2", "n/2" 2분의 x가 y 이하, x의 2제곱이 2분의 y 미만 (not x/2 이상
+# y, x의 2제곱 초과 y/2, "slash"); a Greek letter's multiple, "x - 1 ≤ kσ", "x ≤ 2σ" … k시그마 이하 (not k 이하시그마).
+AUDIO_REVISION = 18
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

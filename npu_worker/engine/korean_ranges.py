@@ -12,6 +12,7 @@ import re
 
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
+from .korean_words import MATH_NAMES
 from .korean_words import UNITS as _UNITS
 
 # A range with a tilde, "3~5개", after a number's counter too, "3개~5개"; and after a date's weekday,
@@ -114,8 +115,8 @@ _COPULA_CONTEXT = {
 # v.size()보다 작다.
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
-    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))"
-    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
+    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]|입니[다까]))"
+    r"(?![A-Za-zα-ω\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
@@ -143,12 +144,12 @@ _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "
 # bound's word between the value and its 절댓값): 2x x 빼기 a의 절댓값 미만.
 _SAID_ABSOLUTE = "(?:의 절댓값)?"
 _FORMULA_WORD = (
-    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
+    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|[a-z]/\d{1,3}(?![\d/.])|\d[\d.]{0,11}(?:[a-z]{0,3}[α-ω]|[A-Za-z]{0,3})|[A-Za-z](?:\d{1,3}|[α-ω])?(?![A-Za-z])|더하기|빼기"
     r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
-    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-z\d(.])(?! ?[<>≤≥])"
+    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-zα-ω\d(./])(?! ?[<>≤≥])"
     rf"(?:{PARTICLE})?"
 )
 # ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
@@ -156,7 +157,7 @@ EXPRESSION_BOUND = re.compile(
 _NUMBER_BEFORE = re.compile(r"\d ?$")
 _POWER_END = re.compile(r"\^\d$")
 _FORMULA_BEFORE = re.compile(
-    r"(?:\^\d|(?:(?<![A-Za-z])[a-z](?:\^\d{1,3}|[²³])?|\)) ?[-+−] ?\d+(?:\.\d+)?) ?$"
+    r"(?:\^\d|(?:(?<![A-Za-z])[a-z](?:\^\d{1,3}|[²³])?|\)) ?[-+−] ?\d+(?:\.\d+)?|(?<![\w/])[a-z]/\d{1,3}) ?$"
 )
 _LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
@@ -164,7 +165,7 @@ _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
 # (it was 3인치 < x, the sign unsaid): 3인치 초과 x.
 BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
     r"(?=\d[\d.]{0,12} ?[^\s<>≤≥\d]{0,6} ?[<>≤≥])"
-    rf"(?<![\d.])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?<![\d./^])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
@@ -174,6 +175,7 @@ CODE_BOUNDED_BY = re.compile(
     r"(?=\d[\d.]{0,12} ?[<>≤≥])(?<![\w.])(\d+(?:\.\d+)?) ?([<>≤≥]) ?([a-z][₀-₉]{0,2})(?![A-Za-z\d_(₀-₉])"
     r"(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])"
 )
+_SUBSCRIPT_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")  # "x₁" said 엑스 일: its particle 은
 _TURNED = {"<": ">", "≤": "≥", ">": "<", "≥": "≤"}  # "0 < x" is "x > 0"
 
 
@@ -202,7 +204,9 @@ def pi_bounded_by(match: re.Match[str]) -> str:
 # ... with a unit after a number, "40℃", "4.2V" (read later), as `BOUND` reads one.
 SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
 _SIDE_TERM = (
-    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?)(?![A-Za-z\d_(₀-₉])"
+    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|[a-z]/\d{{1,3}}(?![\d/])"
+    rf"|\d+(?:\.\d+)?(?:π|[a-z]{{0,3}}[α-ω]|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}}|[α-ω])?)"
+    r"(?![A-Za-z\d_(₀-₉α-ω])"
     r"(?:\^\d{1,3}|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
 )
 # ... a product in "×" or "·" and a superscript power too, "1 ≤ n ≤ 2×10⁵", "0 ≤ x ≤ 10⁻³" (k7 cut the side at the "2":
@@ -280,6 +284,9 @@ def bound(match: re.Match[str]) -> str:
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() and not subject else ""
+    stated = "" if subject or particle else _stated(text, start, match.end())
+    if stated:
+        before, apart = stated, ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
@@ -289,6 +296,23 @@ def bound(match: re.Match[str]) -> str:
         return f"{before}{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
     word = BOUND_WORDS[sign]
     return f"{before}{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
+
+
+# A statement's copula after a single bound, "x ≤ 1입니다", "θ < π입니까?", "x ≥ y이다" (it was x 1 이하입니다: no particle
+# on the variable, where the chain "0 ≤ x ≤ 1입니다" says x는): the letter takes its topic particle, x는 1 이하입니다; a
+# condition's, "x ≤ 1이면", stays as it was read, x 1 이하이면.
+_STATEMENT_AFTER = re.compile(r"(?:입니[다까]|이다)(?![가-힣])")
+_LETTER_BEFORE = re.compile(r"(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω]) ?$")
+
+
+def _stated(text: str, start: int, end: int) -> str:
+    """The topic particle for the letter a bound ending at `end` follows (" 는 " after "x"), where a statement's
+    copula ends its amount; "" elsewhere."""
+    letter = _LETTER_BEFORE.search(text, max(0, start - 3), start)
+    if not (letter and _STATEMENT_AFTER.match(text, end)):
+        return ""
+    said = MATH_NAMES.get(letter.group(1), letter.group(1))
+    return particle_after(said, "는") + " "
 
 
 def _in_code(text: str, start: int) -> bool:
@@ -309,6 +333,8 @@ def variable_bound(match: re.Match[str]) -> str:
     if code_after and not particle and _in_code(text, start):  # "if (a ≤ b를": a formula's keeps the particle
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
+    if not particle and _STATEMENT_AFTER.match(text, match.end()):  # "x ≥ y입니다": x는 y 이상입니다
+        left += particle_after(left.translate(_SUBSCRIPT_DIGITS), "는")
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
 
 

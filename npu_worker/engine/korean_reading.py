@@ -182,6 +182,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.FRACTION.sub(template(r"\2분의 \1"), text)
     if "/" in text:
         text = formulas.PI_FRACTION.sub(template(r"\2분의 \1"), text)
+        text = formulas.LETTER_FRACTION.sub(formulas.letter_fraction, text)
         text = formulas.GREEK_FRACTION.sub(formulas.greek_fraction, text)
     text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
     text = _clocks_and_counters(text)
