@@ -84,8 +84,8 @@ OPERATOR = re.compile(
 # ... and a Greek letter or a function named by `korean_functions`, "cos²θ - sin²θ" (the minus was dropped).
 _TERM_BEFORE = (
     r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=(?<![A-Za-z])\d[a-z]{2})|(?<=(?<![A-Za-z])\d[a-z]{3})"
-    r"|(?<=제곱)|(?<=\))|(?<=[α-ω])|(?<=절댓값))"
-)  # ... and an absolute value said, "|a| + |b|" (it was a의 절댓값 플러스 b의 절댓값, `korean_absolute`'s): 더하기
+    r"|(?<=제곱)|(?<=\))|(?<=[α-ω])|(?<=절댓값)|(?<=의 길이))"
+)  # ... and an absolute value said, "|a| + |b|" (it was a의 절댓값 플러스 b의 절댓값, `korean_absolute`'s): 더하기; a length too
 _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\(|[α-ω]|(?:코|아크)?사인 |(?:코|아크)?탄젠트 |로그 )"
 # (Each looks ahead for its sign before it looks behind for a term: the look-behinds are tried only there.)
 PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")

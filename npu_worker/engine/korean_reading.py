@@ -129,7 +129,7 @@ def _numbers_spoken(text: str) -> str:
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     if _BOUND_SIGN.search(text):
-        text = chains.CHAIN.sub(chains.chain, text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
+        text = chains.spoken(text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
         if "π" in text:
             text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
             text = ranges.PI_BOUNDED_BY.sub(ranges.pi_bounded_by, text)  # "-π < x"
