@@ -81,7 +81,19 @@ def test_a_greek_letters_multiple_as_a_side(written: str, said: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "pattern", ["x/2 ≤ ", "x ≤ 1입니다 ", "x - 1 ≤ kσ ", "0 ≤ k ≤ n/2", "a/2/", "σσσσ ≤ ", "x₁ < x₂입니다"]
+    "pattern",
+    [
+        "x/2 ≤ ",
+        "x ≤ 1입니다 ",
+        "x - 1 ≤ kσ ",
+        "0 ≤ k ≤ n/2",
+        "a/2/",
+        "σσσσ ≤ ",
+        "x₁ < x₂입니다",
+        "the x = ",
+        "a=",
+        "let x = 3; ",
+    ],
 )
 def test_a_hostile_text_is_read_in_bounded_time(pattern: str) -> None:
     """4 000 characters of a pattern these rules try (21 ms at most on the 2-core VM, best of 3: a generous bound here,
@@ -90,3 +102,32 @@ def test_a_hostile_text_is_read_in_bounded_time(pattern: str) -> None:
     started = time.process_time()  # this process's CPU: a busy machine's other work does not stretch it
     spoken(text)
     assert time.process_time() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("Use let x = 3; here.", "Use let x = 3; here."),  # Use let x에 3을 대입; here.
+        ("In JavaScript, let x = 3; declares x.", "In JavaScript, let x = 3; declares x."),  # let x는 3;
+        ("Set x = 5 first.", "Set x = 5 first."),  # Set x는 5 first.
+    ],
+)
+def test_an_english_sentences_code_and_equals_are_left_to_espeak(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("let x = 3;", "let x에 3을 대입;"),  # a line of code alone: code's voice, as before
+        ("let x = 3, y = 4;", "let x에 3을 대입, y에 4를 대입;"),
+        ("JavaScript에서는 let x = 3;처럼 씁니다", "JavaScript에서는 let x에 3을 대입;처럼 씁니다"),
+        ("for x in xs: total = 0", "for x in xs: total는 0"),  # code's "in": one small word
+        (
+            "x = 3. Use the value in a loop.",
+            "x는 3. Use the value in a loop.",
+        ),  # the English is the next sentence
+    ],
+)
+def test_code_and_korean_sentences_read_as_before(written: str, said: str) -> None:
+    assert spoken(written) == said

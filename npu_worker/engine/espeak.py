@@ -108,7 +108,10 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # y의 절댓값 미만 (not y 미만의 절댓값); "-|x| ≤ x ≤ |x|" x는 마이너스 x의 절댓값 이상 …; "|y|/2" and "Map<String, Integer>" left.
 # 18: the single bounds' leftovers (k9): a statement's copula after one, "x ≤ 1입니다", "x ≥ y입니다" x는 1 이하입니다 (not
 # x 1 이하입니다); a letter's fraction, "x/2 ≤ y", "x^2 < y/2", "n/2" 2분의 x가 y 이하, x의 2제곱이 2분의 y 미만 (not x/2 이상
-# y, x의 2제곱 초과 y/2, "slash"); a Greek letter's multiple, "x - 1 ≤ kσ", "x ≤ 2σ" … k시그마 이하 (not k 이하시그마).
+# y, x의 2제곱 초과 y/2, "slash"); a Greek letter's multiple, "x - 1 ≤ kσ", "x ≤ 2σ" … k시그마 이하 (not k 이하시그마);
+# "|f(x)| ≤ M" … 절댓값이 M 이하 (the sign unsaid); "-1 < |x| < 1은" x의 절댓값이 … (not 절댓값은, the topic twice); "가격이
+# 1000원 < p < 5000원" 가격 p가 … (not 가격이 p는); "len(s)는 |s|" s의 길이 (not s의 절댓값); an English sentence's "=",
+# "Use let x = 3; here.", left to espeak's "equals" (not let x에 3을 대입).
 AUDIO_REVISION = 18
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -192,8 +192,13 @@ def _numbers_spoken(text: str) -> str:
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
     if "=" in text:
-        text = code.ASSIGNMENT.sub(code.assignment, text)  # "int i = 0;": code's, before "=" is a formula's
-    return formulas.EQUALS.sub(formulas.equals, text)
+        text = code.assignments_said(text)  # "int i = 0;": code's, before "=" is a formula's
+        # "Use let x = 3; here.": an English sentence's "=" left to espeak's English "equals"
+        english = code.english_sentences(text)
+        return formulas.EQUALS.sub(
+            lambda m: m.group() if code.inside(english, m.start()) else formulas.equals(m), text
+        )
+    return text
 
 
 def _numerals_and_dates(text: str) -> str:
