@@ -23,6 +23,9 @@ from npu_worker.engine.korean_reading import spoken
         ("x ≥ y입니다", "x는 y 이상입니다"),  # x y 이상입니다
         ("x₁ < x₂입니다", "x₁은 x₂ 미만입니다"),  # x₁ x₂ 미만입니다
         ("i < N입니다", "i는 N 미만입니다"),  # i < N입니다: the sign unsaid
+        ("x ≤ y/2입니다", "x는 2분의 y 이하입니다"),  # x y/2 이하입니다
+        ("y ≥ 2x + 1입니다", "y는 2x 더하기 1 이상입니다"),  # y 2x 더하기 1 이상입니다
+        ("x^2 < 4입니다", "x의 2제곱은 4 미만입니다"),  # x의 2제곱 4 미만입니다
     ],
 )
 def test_a_single_bound_before_a_statements_copula_says_its_topic(written: str, said: str) -> None:
@@ -36,6 +39,9 @@ def test_a_single_bound_before_a_statements_copula_says_its_topic(written: str, 
         ("x ≤ 1", "x 1 이하"),
         ("x ≥ y이면", "x y 이상이면"),
         ("i < N이면", "i N 미만이면"),
+        ("x^2 < 4이면", "x의 2제곱 4 미만이면"),
+        ("y ≥ 2x + 1", "y 2x 더하기 1 이상"),
+        ("3 < 5입니다", "3 < 5입니다"),  # two numbers compared: left
         ("2x - 3 > 0입니다", "2x 빼기 3이 0 초과입니다"),  # a formula's subject has its particle
         ("x > 0인 경우입니다", "x 0 초과인 경우입니다"),  # the copula is not the bound's
     ],
@@ -130,4 +136,26 @@ def test_an_english_sentences_code_and_equals_are_left_to_espeak(written: str, s
     ],
 )
 def test_code_and_korean_sentences_read_as_before(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("2x ≤ 1", "2x가 1 이하"),  # 2 곱하기 1 이하: "2x 1" read as the product 2 x 1, the x lost
+        ("3x < 5이면", "3x가 5 미만이면"),  # 3 곱하기 5 미만이면
+        ("2x ≤ 1입니다", "2x가 1 이하입니다"),
+        ("2x > 0일 때", "2x가 0 초과일 때"),  # 2 곱하기 0 초과일 때
+        ("2n ≥ 10", "2n이 10 이상"),  # n's sound: 이
+    ],
+)
+def test_a_coefficients_product_bounded_by_a_number_is_its_subject(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [("3x3 ≤ 9", "3 곱하기 3 ≤ 9"), ("y ≥ 2x + 1", "y 2x 더하기 1 이상"), ("2x < 3y", "2x 3y 미만")],
+)
+def test_a_product_of_numbers_and_a_formulas_bound_read_as_before(written: str, said: str) -> None:
     assert spoken(written) == said

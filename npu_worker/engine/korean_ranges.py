@@ -161,6 +161,9 @@ _FORMULA_BEFORE = re.compile(
 )
 _LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
+# A coefficient's product before a bound, "2x ≤ 1", "3x < 5이면" (it was 2 곱하기 1 이하: "2x 1" read later as a product,
+# 2 x 1, as "3x3" is): the term is the subject, as a formula's, 2x가 1 이하.
+_COEFFICIENT_BEFORE = re.compile(r"(?<![\w.])(\d{1,6}(?:\.\d{1,6})?[a-z]) ?$")
 # A number's bound of a variable, "3 < x" 3 초과 x; with its unit or counter, "3인치 < x", "5V ≤ v", "3일 < t", "3 개 < n"
 # (it was 3인치 < x, the sign unsaid): 3인치 초과 x.
 BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
@@ -285,8 +288,13 @@ def bound(match: re.Match[str]) -> str:
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() and not subject else ""
     stated = "" if subject or particle else _stated(text, start, match.end())
+    if formula_before and not (subject or particle) and _STATEMENT_AFTER.match(text, match.end()):
+        stated = "은 "  # "x^2 < 4입니다": a power's, said 제곱, x의 2제곱은 4 미만입니다
     if stated:
         before, apart = stated, ""
+    coefficient = None if subject else _COEFFICIENT_BEFORE.search(text, max(0, start - 16), start)
+    if coefficient:  # "2x ≤ 1": 2x가 1 이하
+        before, apart = particle_after(coefficient.group(1), "이") + " ", ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
@@ -370,7 +378,8 @@ def expression_bound(match: re.Match[str]) -> str:
     if _LONE_LETTER.fullmatch(formula):
         return match.group(0)
     word = BOUND_WORDS[sign]
-    return f" {formula} {word}{particle_after(word, particle) if particle else ''}"
+    stated = "" if particle else _stated(match.string, match.start(), match.end())  # "x ≤ y/2입니다": x는
+    return f"{stated or ' '}{formula} {word}{particle_after(word, particle) if particle else ''}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:
