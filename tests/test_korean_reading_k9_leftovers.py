@@ -26,6 +26,8 @@ from npu_worker.engine.korean_reading import spoken
         ("x ≤ y/2입니다", "x는 2분의 y 이하입니다"),  # x y/2 이하입니다
         ("y ≥ 2x + 1입니다", "y는 2x 더하기 1 이상입니다"),  # y 2x 더하기 1 이상입니다
         ("x^2 < 4입니다", "x의 2제곱은 4 미만입니다"),  # x의 2제곱 4 미만입니다
+        ("P(A) ≤ 1입니다", "P(A)는 1 이하입니다"),  # P(A) 1 이하입니다
+        ("f(1) < 3입니다", "f(1)은 3 미만입니다"),
     ],
 )
 def test_a_single_bound_before_a_statements_copula_says_its_topic(written: str, said: str) -> None:
@@ -158,4 +160,17 @@ def test_a_coefficients_product_bounded_by_a_number_is_its_subject(written: str,
     [("3x3 ≤ 9", "3 곱하기 3 ≤ 9"), ("y ≥ 2x + 1", "y 2x 더하기 1 이상"), ("2x < 3y", "2x 3y 미만")],
 )
 def test_a_product_of_numbers_and_a_formulas_bound_read_as_before(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x + 1 ≤ 2y이면", "x 더하기 1이 2y 이하이면"),  # x 더하기 1 ≤ 2y이면: the sign unsaid
+        ("x - 1 < 2cm", "x 빼기 1이 2 센티미터 미만"),
+        ("x + 1 ≤ 2x", "x 더하기 1 ≤ 2x"),  # left: "2x 이하" would be read so many times, 2배 (as "10x 이상")
+        ("f(x) > 0이면", "f(x) 0 초과이면"),  # a condition's: as before
+    ],
+)
+def test_a_formulas_bound_by_a_coefficients_product(written: str, said: str) -> None:
     assert spoken(written) == said

@@ -223,9 +223,11 @@ LONG_SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,11}}"
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
 _SIDE_SAID = rf"{_SIDE_TERM}{_SAID_ABSOLUTE}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}{_SAID_ABSOLUTE}){{0,3}}"
+# ... a coefficient's product on the right too, "x + 1 ≤ 2y" (it was left, the sign unsaid): x 더하기 1이 2y 이하; not "2x",
+# which "10x 이상" would read as so many times (10배 이상), left.
 FORMULA_BOUNDED_BY = re.compile(
     r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
-    rf"(?=[a-z])({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+    rf"(?=[a-z]|\d{{1,6}}[a-wyz](?![a-z]))({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
 )  # ... an absolute value said by now, "x - 1 < |y|" (k8: 1이 y 미만의 절댓값): x 빼기 1이 y의 절댓값 미만
 
 
@@ -310,17 +312,19 @@ def bound(match: re.Match[str]) -> str:
 # on the variable, where the chain "0 ≤ x ≤ 1입니다" says x는): the letter takes its topic particle, x는 1 이하입니다; a
 # condition's, "x ≤ 1이면", stays as it was read, x 1 이하이면.
 _STATEMENT_AFTER = re.compile(r"(?:입니[다까]|이다)(?![가-힣])")
-_LETTER_BEFORE = re.compile(r"(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω]) ?$")
+_LETTER_BEFORE = re.compile(
+    r"(?:(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω])|(?<![\w.])[A-Za-z]{1,4}\([A-Za-zα-ω\d, |]{0,11}([A-Za-zα-ω\d])\)) ?$"
+)  # ... or a function's value, "P(A) ≤ 1입니다", "f(x) > 0입니다": P(A)는, f(x)는 (its last argument's sound)
 
 
 def _stated(text: str, start: int, end: int) -> str:
     """The topic particle for the letter a bound ending at `end` follows (" 는 " after "x"), where a statement's
     copula ends its amount; "" elsewhere."""
-    letter = _LETTER_BEFORE.search(text, max(0, start - 3), start)
+    letter = _LETTER_BEFORE.search(text, max(0, start - 20), start)
     if not (letter and _STATEMENT_AFTER.match(text, end)):
         return ""
-    said = MATH_NAMES.get(letter.group(1), letter.group(1))
-    return particle_after(said, "는") + " "
+    last = letter.group(1) or letter.group(2)
+    return particle_after(MATH_NAMES.get(last, last), "는") + " "
 
 
 def _in_code(text: str, start: int) -> bool:
