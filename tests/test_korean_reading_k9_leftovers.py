@@ -174,3 +174,17 @@ def test_a_product_of_numbers_and_a_formulas_bound_read_as_before(written: str, 
 )
 def test_a_formulas_bound_by_a_coefficients_product(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("a ≠ 0입니다", "a는 0이 아닙니다"),  # a 낫 이퀄 0입니다
+        ("n ≠ 1이다.", "n은 1이 아니다."),  # n 낫 이퀄 1이다.
+        ("x != 0입니다", "x는 0이 아닙니다"),
+        ("a ≠ b입니까?", "a는 b가 아닙니까?"),
+        ("x ≠ 0일 때", "x가 0이 아닐 때"),  # a condition's: as before
+    ],
+)
+def test_not_equal_before_a_statements_copula(written: str, said: str) -> None:
+    assert spoken(written) == said

@@ -112,7 +112,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "|f(x)| ≤ M" … 절댓값이 M 이하 (the sign unsaid); "-1 < |x| < 1은" x의 절댓값이 … (not 절댓값은, the topic twice); "가격이
 # 1000원 < p < 5000원" 가격 p가 … (not 가격이 p는); "len(s)는 |s|" s의 길이 (not s의 절댓값); an English sentence's "=",
 # "Use let x = 3; here.", left to espeak's "equals" (not let x에 3을 대입); "2x ≤ 1" 2x가 1 이하 (not 2 곱하기 1 이하, the x
-# lost); "x^2 < 4입니다" x의 2제곱은 4 미만입니다; "P(A) ≤ 1입니다" P(A)는 …; "x + 1 ≤ 2y" x 더하기 1이 2y 이하.
+# lost); "x^2 < 4입니다" x의 2제곱은 4 미만입니다; "P(A) ≤ 1입니다" P(A)는 …; "x + 1 ≤ 2y" x 더하기 1이 2y 이하; "a ≠ 0입니다"
+# a는 0이 아닙니다 (not a 낫 이퀄 0입니다).
 AUDIO_REVISION = 18
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
