@@ -76,6 +76,11 @@ MAY_MATCH_PLAIN = {
     "korean_formulas._LABEL_AFTER": 'matched after a bracket\'s minus, "(2-b)"',
     "korean_chains._CLAUSE_AFTER": "matched after a chain of bounds",
     "korean_chains._TOPIC_BEFORE": "searched before a chain of bounds",
+    "korean_ranges._STATEMENT_AFTER": 'matched after a single bound, "x ≤ 1입니다"',
+    "korean_chains._SUBJECT_BEFORE": 'searched before a chain of bounds, "가격이 1 < p < 2"',
+    "korean_absolute._LENGTH_WORD": 'searched around an absolute value, "len(s)는 |s|"',
+    "korean_code._SENTENCE_END": 'splits a text with "=" into sentences, "Use let x = 3; here."',
+    "korean_code._HANGUL": 'searched in a sentence of a text with "=": an English one has none',
     "korean_reading.PLAIN": "the class itself",
 }
 ALPHABET = [chr(code) for code in range(0x10000) if PLAIN.fullmatch(chr(code))]

@@ -106,7 +106,15 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # and "|A|" bars unsaid as at 16; "|a + b| ≤ |a| + |b|가" … 절댓값 이하가; a chain before "입니다"; "x < 3분의 1" 3분의 1
 # 미만; "if (score >= 90)" score가 90보다 크거나 같다; "float pi = 3.14;", "int j = i + 1;" …을 대입; "x < |y|", "2x < |x - a|"
 # y의 절댓값 미만 (not y 미만의 절댓값); "-|x| ≤ x ≤ |x|" x는 마이너스 x의 절댓값 이상 …; "|y|/2" and "Map<String, Integer>" left.
-AUDIO_REVISION = 17
+# 18: the single bounds' leftovers (k9): a statement's copula after one, "x ≤ 1입니다", "x ≥ y입니다" x는 1 이하입니다 (not
+# x 1 이하입니다); a letter's fraction, "x/2 ≤ y", "x^2 < y/2", "n/2" 2분의 x가 y 이하, x의 2제곱이 2분의 y 미만 (not x/2 이상
+# y, x의 2제곱 초과 y/2, "slash"); a Greek letter's multiple, "x - 1 ≤ kσ", "x ≤ 2σ" … k시그마 이하 (not k 이하시그마);
+# "|f(x)| ≤ M" … 절댓값이 M 이하 (the sign unsaid); "-1 < |x| < 1은" x의 절댓값이 … (not 절댓값은, the topic twice); "가격이
+# 1000원 < p < 5000원" 가격 p가 … (not 가격이 p는); "len(s)는 |s|" s의 길이 (not s의 절댓값); an English sentence's "=",
+# "Use let x = 3; here.", left to espeak's "equals" (not let x에 3을 대입); "2x ≤ 1" 2x가 1 이하 (not 2 곱하기 1 이하, the x
+# lost); "x^2 < 4입니다" x의 2제곱은 4 미만입니다; "P(A) ≤ 1입니다" P(A)는 …; "x + 1 ≤ 2y" x 더하기 1이 2y 이하; "a ≠ 0입니다"
+# a는 0이 아닙니다 (not a 낫 이퀄 0입니다).
+AUDIO_REVISION = 18
 
 # Request language codes whose espeak-ng voice is not found by the code itself.
 LANGUAGE_ALIASES = {

@@ -31,8 +31,10 @@ _UNGROUPED = _ONE.pattern.replace(f"({_VALUE})", _VALUE)
 _TERM = rf"(?:{_UNGROUPED}|\d+(?:\.\d+)?(?![\w.])|[a-zα-ω]\d?(?![\w(]))"
 # The right side whole or not at all: not before a term it would cut, "≥ kσ)" (k8: k 이상시그마), "< 2πr", "< |y|²", nor
 # before a fifth term (k8: a의 절댓값 이하 플러스 b의 절댓값, the bound's word inside the side).
+# ... or a capital, a bound's name, "|f(x)| ≤ M", "|a_n| ≤ K" (it was f(x)의 절댓값 ≤ M, the sign unsaid): … 절댓값이 M 이하.
+_BOUND_CAPITAL = r"[A-Z](?![A-Za-z\d_(])"
 _RIGHT = (
-    rf"(?:{ABSOLUTE}|{SIDE})(?: [-+−] (?:{ABSOLUTE}|{SIDE})){{0,3}}"
+    rf"(?:{ABSOLUTE}|{SIDE}|{_BOUND_CAPITAL})(?: [-+−] (?:{ABSOLUTE}|{SIDE})){{0,3}}"
     r"(?![A-Za-zα-ωπ\d_(^²³⁰-⁹|]|\.\d)(?! ?[-+−*/] ?[\w(|])"
     r"(?!(?![이입일인을를은는가과와의에로으랑])[가-힣])"  # nor a counter, "|x| ≤ 3명" (k8: 3 이하명)
 )
@@ -47,17 +49,31 @@ def said(value: str) -> str:
     return f"{value}의 절댓값"
 
 
-def _all_said(text: str) -> str:
-    return _ONE.sub(lambda m: said(m.group(1)), text)
+# A string's length, "|s|" where the text speaks of one, "len(s)는 |s|", "문자열 s의 길이 |s| ≤ 100" (it was s의 절댓값): s의
+# 길이. Only a name alone, and only with such a word near it; elsewhere the absolute value, as before.
+_LENGTH_WORD = re.compile(r"len\(|문자열|길이|[Ss]tring|length")
+_NAME = re.compile(r"[A-Za-z_]\w{0,8}")
+
+
+def said_at(value: str, text: str, start: int, end: int) -> str:
+    """`said(value)`, or value의 길이 where a length is spoken of near the bars at `start`…`end` of `text`."""
+    if _NAME.fullmatch(value) and _LENGTH_WORD.search(text, max(0, start - 40), min(len(text), end + 30)):
+        return f"{value}의 길이"
+    return said(value)
+
+
+def _all_said(part: str, match: re.Match[str]) -> str:
+    """Each absolute value of `part`, a piece of `match`, said (a length by the words around the match)."""
+    return _ONE.sub(lambda m: said_at(m.group(1), match.string, match.start(), match.end()), part)
 
 
 def absolute(match: re.Match[str]) -> str:
     """ "|x|가" as x의 절댓값이; "|x - a| < δ" as x - a의 절댓값이 δ 미만 (a particle in the form its last word
     takes)."""
     value, rest, sign, side, particle = match.groups()
-    words = said(value) + _all_said(rest)
+    words = said_at(value, match.string, match.start(), match.end()) + _all_said(rest, match)
     if sign:
-        words = f"{words}{particle_after(words, '이')} {_all_said(side)} {BOUND_WORDS[sign]}"
+        words = f"{words}{particle_after(words, '이')} {_all_said(side, match)} {BOUND_WORDS[sign]}"
     return f"{words}{particle_after(words, particle) if particle else ''}"
 
 
@@ -74,4 +90,4 @@ def bounded_by_absolute(match: re.Match[str]) -> str:
     """ "x < |y|이면" as x y의 절댓값 미만이면."""
     letter, sign, value, particle = match.groups()
     word = BOUND_WORDS[sign]
-    return f"{letter} {said(value)} {word}{particle_after(word, particle) if particle else ''}"
+    return f"{letter} {said_at(value, match.string, match.start(), match.end())} {word}{particle_after(word, particle) if particle else ''}"

@@ -73,8 +73,8 @@ NOT_EQUAL = re.compile(rf" ?≠ ?({_TERM})?")
 # ... and with a copula after its term, "x ≠ 0일 때", "a ≠ b이면" (x 낫 이퀄 0일 때): x가 0이 아닐 때, a가 b가 아니면.
 NOT_EQUAL_CLAUSE = re.compile(
     r" ?≠ ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
-    r" ?(일 때|이면|면|인|일|이고|이며)(?![가-힣])"
-)
+    r" ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣])"
+)  # ... and a statement's, "a ≠ 0입니다" (it was a 낫 이퀄 0입니다): a는 0이 아닙니다, the topic's particle
 _NOT = {
     "일 때": "아닐 때",
     "이면": "아니면",
@@ -83,7 +83,11 @@ _NOT = {
     "일": "아닐",
     "이고": "아니고",
     "이며": "아니며",
+    "입니다": "아닙니다",
+    "입니까": "아닙니까",
+    "이다": "아니다",
 }
+_STATEMENTS = ("입니다", "입니까", "이다")
 _LOOK_BACK = 24
 
 
@@ -154,7 +158,10 @@ def not_equal_clause(match: re.Match[str]) -> str:
     before = _before(match.string, match.start())
     if not before[-1:].isalnum():
         return match.group()
-    subject = "이" if final_sound(before) else "가"
+    if copula in _STATEMENTS:
+        subject = "은" if final_sound(before) else "는"
+    else:
+        subject = "이" if final_sound(before) else "가"
     return f"{subject} {term}{'이' if final_sound(term) else '가'} {_NOT[copula]}"
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .korean_absolute import ABSOLUTE
-from .korean_absolute import said as absolute_said
+from .korean_absolute import ABSOLUTE, said_at
 from .korean_formulas import PARTICLE, final_sound, particle_after
 from .korean_functions import FUNCTION_NAMES
 from .korean_ranges import (
@@ -114,13 +113,40 @@ _CLAUSE_AFTER = re.compile(
 # row): the middle term is its subject, 각도는 세타가 0 이상 2파이 이하, as "코끼리는 코가 길다".
 # Not "또는", "혹은" ("or"), "1 < x < 2 또는 3 < x < 4" (walk7 read the second x가, the first x는): x는 … 또는 x는 ….
 _TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
+# ... and a subject just before it, "가격이 1000원 < p < 5000원" (it was 가격이 p는 …, two subjects): the noun names the
+# letter, 가격 p가 1000원 초과 5000원 미만. Its particle only where it is one, 이 after a closed syllable, 가 after an open
+# one, and not a noun's own last syllable, "길이 0 ≤ l ≤ 10" (length), "주가 …" (a stock's price).
+_SUBJECT_BEFORE = re.compile(r"(?<![가-힣])(?!(?:길|높|넓|깊|주|시|대)[이가] )([가-힣]{1,6})([이가]) $")
+
+
+def _subject_before(before: str) -> re.Match[str] | None:
+    subject = _SUBJECT_BEFORE.search(before)
+    if subject and particle_after(subject.group(1), "이") == subject.group(2):
+        return subject
+    return None
+
+
+def spoken(text: str) -> str:
+    """`text` with its chains said (`chain`); a subject noun just before a chain said without its particle, the
+    chain's letter taking it: "가격이 1000원 < p < 5000원" as 가격 p가 1000원 초과 5000원 미만."""
+    pieces, end = [], 0
+    for match in CHAIN.finditer(text):
+        before, said = text[end : match.start()], chain(match)
+        subject = _subject_before(before) if said != match.group(0) else None
+        if subject and said.startswith(match.group(3) or match.group(6)):
+            before = before[: subject.start(2)] + " "
+        pieces += [before, said]
+        end = match.end()
+    return "".join(pieces) + text[end:] if pieces else text
 
 
 _ABSOLUTE_SIDE = re.compile(r"^([-−]?)\|(.+)\|")
 
 
-def _absolute_side(match: re.Match[str]) -> str:
-    return ("마이너스 " if match.group(1) else "") + absolute_said(match.group(2))
+def _absolute_side(side: re.Match[str], chain: re.Match[str]) -> str:
+    return ("마이너스 " if side.group(1) else "") + said_at(
+        side.group(2), chain.string, chain.start(), chain.end()
+    )
 
 
 def chain(match: re.Match[str]) -> str:
@@ -150,20 +176,29 @@ def chain(match: re.Match[str]) -> str:
     lower, upper = _NEGATIVE_PI.sub("마이너스 ", lower), _NEGATIVE_PI.sub("마이너스 ", upper)
     # "0 < |x| ≤ |y|" (k8 left it to the single bounds: 0 초과 x의 절댓값이 y의 절댓값 이하); "-|x| ≤ x ≤ |x|" (it was
     # left whole, both signs unsaid): x는 마이너스 x의 절댓값 이상 x의 절댓값 이하.
-    lower, upper = _ABSOLUTE_SIDE.sub(_absolute_side, lower), _ABSOLUTE_SIDE.sub(_absolute_side, upper)
+    lower, upper = (
+        _ABSOLUTE_SIDE.sub(lambda side: _absolute_side(side, match), term) for term in (lower, upper)
+    )
     ending = particle_after(word, particle) if particle else ""
     before = match.string[max(0, match.start() - 24) : match.start()]
     if re.search(rf"(?<![\w.]){re.escape(middle)}[은는이가] $", before):
         return f"{lower} {upper} {word}{ending}"  # "속도 v는 0 ≤ v ≤ c": v는 said once (it was v는 v는)
     if absolute:
-        middle = absolute_said(middle[1:-1])
+        middle = said_at(middle[1:-1], match.string, match.start(), match.end())
     fraction = _FRACTION.fullmatch(middle)
     if fraction:
         middle = f"{fraction.group(2)}분의 {fraction.group(1)}"
     sound = middle.rstrip(")")  # "f(n)": n's sound
     said_middle = sound[:-1] + MATH_NAMES.get(sound[-1], sound[-1])
     closed = bool(_POWER_END.search(middle) or final_sound(said_middle))
-    if _CLAUSE_AFTER.match(match.string, match.end()) or _TOPIC_BEFORE.search(before):
+    # ... and a topic's particle after the chain, "-1 < |x| < 1은 …", "0 ≤ x ≤ 1은 닫힌 구간이다" (it was x의 절댓값은 … 1 미만은,
+    # the topic twice): the middle term is the clause's subject, x가 0 이상 1 이하는.
+    if (
+        _CLAUSE_AFTER.match(match.string, match.end())
+        or _TOPIC_BEFORE.search(before)
+        or particle in ("은", "는")
+        or _subject_before(before)
+    ):
         topic = "이" if closed else "가"
     else:
         topic = "은" if closed else "는"

@@ -4,11 +4,13 @@
 It was int i는 0 (the "=" a formula's, said as the topic particle), beside i가 n보다 작다 (`korean_ranges`' code
 voice): one line in two voices. Only where a line is code beyond doubt: a variable declared with its type ("int i =",
 "let i =", "const n =") or a "for (" statement's first part; "x = 0" alone stays a formula's, x는 0. A part of
-`korean_reading`, applied before "=" is read.
+`korean_reading`, applied before "=" is read. An English sentence's, "Use let x = 3; here.", is left as written
+(`english_sentences`), its "=" too.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from .korean_formulas import particle_after
@@ -27,6 +29,42 @@ ASSIGNMENT = re.compile(
     rf" ?= ?({_OPERAND}(?: (?:더하기|빼기|곱하기|나누기) {_OPERAND}){{0,3}})(?= ?[;,)])"
 )
 _STATEMENT_OPENS = re.compile(rf"for ?\(|(?<!\w)(?:{_TYPES}) ")
+
+
+# An English sentence in a Korean lecture, "Use let x = 3; here.", "In JavaScript, let x = 3; declares x." (it was let x에
+# 3을 대입, let x는 3: Korean words in an English sentence): its "=" left to espeak, which says the English "equals". One
+# with no Hangul and two of English's small words; a line of code alone, "let x = 3;", "for x in xs: total = 0", has not.
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
+_HANGUL = re.compile("[가-힣]")
+_ENGLISH_WORDS = re.compile(
+    r"(?<![A-Za-z_.])(?:[Tt]he|[Aa]n?|[Aa]re|[Ww]as|[Ww]ere|[Bb]e|[Oo]f|[Tt]o|[Ii]n|[Oo]n|[Aa]t|[Bb]y|[Ww]ith|[Tt]his"
+    r"|[Tt]hat|[Hh]ere|[Tt]here|[Ww]here|[Ww]hich|[Ww]e|[Yy]ou|[Uu]se|[Uu]sing|[Ww]rite|[Mm]eans|[Dd]eclares?|[Ss]ets?"
+    r"|[Ff]irst|[Nn]ow)(?![\w(.])"
+)
+
+
+def english_sentences(text: str) -> list[tuple[int, int]]:
+    """The spans of `text`'s English sentences, not Korean ones nor a line of code alone (one pass over the text)."""
+    spans, begin = [], 0
+    for stop in [*_SENTENCE_END.finditer(text), None]:
+        end = stop.start() if stop else len(text)
+        sentence = text[begin:end]
+        if not _HANGUL.search(sentence) and len(_ENGLISH_WORDS.findall(sentence, 0, 4000)) >= 2:
+            spans.append((begin, end))
+        begin = stop.end() if stop else end
+    return spans
+
+
+def inside(spans: list[tuple[int, int]], position: int) -> bool:
+    """Whether `position` falls in one of `spans` (sorted, apart)."""
+    at = bisect.bisect_right(spans, position, key=lambda span: span[0]) - 1
+    return at >= 0 and spans[at][0] <= position < spans[at][1]
+
+
+def assignments_said(text: str) -> str:
+    """`text` with its code's assignments said (`assignment`), but in an English sentence."""
+    english = english_sentences(text)
+    return ASSIGNMENT.sub(lambda m: m.group() if inside(english, m.start()) else assignment(m), text)
 
 
 def assignment(match: re.Match[str]) -> str:

@@ -84,8 +84,8 @@ OPERATOR = re.compile(
 # ... and a Greek letter or a function named by `korean_functions`, "cos²θ - sin²θ" (the minus was dropped).
 _TERM_BEFORE = (
     r"(?:(?<=\d)|(?<=(?<![A-Za-z])[A-Za-z])|(?<=(?<![A-Za-z])\d[a-z]{2})|(?<=(?<![A-Za-z])\d[a-z]{3})"
-    r"|(?<=제곱)|(?<=\))|(?<=[α-ω])|(?<=절댓값))"
-)  # ... and an absolute value said, "|a| + |b|" (it was a의 절댓값 플러스 b의 절댓값, `korean_absolute`'s): 더하기
+    r"|(?<=제곱)|(?<=\))|(?<=[α-ω])|(?<=절댓값)|(?<=의 길이))"
+)  # ... and an absolute value said, "|a| + |b|" (it was a의 절댓값 플러스 b의 절댓값, `korean_absolute`'s): 더하기; a length too
 _TERM_AFTER = r"(?=\d|[A-Za-z](?![A-Za-z])|\(|[α-ω]|(?:코|아크)?사인 |(?:코|아크)?탄젠트 |로그 )"
 # (Each looks ahead for its sign before it looks behind for a term: the look-behinds are tried only there.)
 PLUS_MINUS = re.compile(rf"(?= [+−-] ){_TERM_BEFORE} ([+−-]) {_TERM_AFTER}|(?<=\d)([−-])(?=\d+ ?=)")
@@ -154,6 +154,19 @@ PI_FRACTION = re.compile(r"(?=\d{0,2}π/)(?<![\w.)/^])(\d{0,2}π)/(\d{1,2})(?![\
 # A Greek letter's quotient, "ρ/ε₀", "q/ε₀", "Δx/Δt" aside (espeak: 로 "slash" 엡실론, the subscript unsaid): as a fraction,
 # 엡실론 제로분의 로, its subscript's digit said in English as "V₀" is (V제로).
 # Not over "Ω", the ohm's sign: "V/Ω" is a unit, volt per ohm (k7 read it 오메가분의 V).
+# A letter over a number, "n/2", "x/2 ≤ y" (espeak: 엔 "slash" 이): 2분의 n, as "1/2" is 2분의 1; a particle after it takes the
+# letter's form, "x/3이" 3분의 x가. Not a word's or a unit's, "km/2", "w/2x", "a/2/3".
+LETTER_FRACTION = re.compile(
+    rf"(?<![\w\u0370-\u03ff/.])([a-z])/(\d{{1,3}})(?![\d./^A-Za-z(_²³])(?:{PARTICLE})?"
+)
+
+
+def letter_fraction(match: re.Match[str]) -> str:
+    """ "x/3이" as 3분의 x가."""
+    letter, denominator, particle = match.groups()
+    return f"{denominator}분의 {letter}{particle_after(letter, particle) if particle else ''}"
+
+
 GREEK_FRACTION = re.compile(
     r"(?=[^\s/]{1,2}/[α-ωΔΣΦ])(?<![\w\u0370-\u03ff/.])([α-ωΔΣΦΩ]|[A-Za-z])([₀-₉])?/([α-ωΔΣΦ])([₀-₉])?"
     r"(?![A-Za-z\d_₀-₉\u0370-\u03ff/^(])"  # a particle or a copula after it, "ρ/ε₀이다", is said after it

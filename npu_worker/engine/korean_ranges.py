@@ -12,6 +12,7 @@ import re
 
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
+from .korean_words import MATH_NAMES
 from .korean_words import UNITS as _UNITS
 
 # A range with a tilde, "3~5개", after a number's counter too, "3개~5개"; and after a date's weekday,
@@ -114,8 +115,8 @@ _COPULA_CONTEXT = {
 # v.size()보다 작다.
 VARIABLE_BOUND = re.compile(
     r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
-    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]))"
-    r"(?![A-Za-z\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
+    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]|입니[다까]))"
+    r"(?![A-Za-zα-ω\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
@@ -143,12 +144,12 @@ _CODE_WORDS = {"<": "작다", "≤": "작거나 같다", ">": "크다", "≥": "
 # bound's word between the value and its 절댓값): 2x x 빼기 a의 절댓값 미만.
 _SAID_ABSOLUTE = "(?:의 절댓값)?"
 _FORMULA_WORD = (
-    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|\d[\d.]{0,11}[A-Za-z]{0,3}|[A-Za-z]\d{0,3}(?![A-Za-z])|더하기|빼기"
+    r"(?:[A-Za-z\d]{1,3}의 [A-Za-z\d]{1,3}제곱|\d{1,3}/(?:\d{1,3}|[a-zα-ω](?:의 [A-Za-z\d]{1,3}제곱)?(?![A-Za-z_²³^⁰-⁹]))(?![\d/.])|[a-z]/\d{1,3}(?![\d/.])|\d[\d.]{0,11}(?:[a-z]{0,3}[α-ω]|[A-Za-z]{0,3})|[A-Za-z](?:\d{1,3}|[α-ω])?(?![A-Za-z])|더하기|빼기"
     r"|곱하기|나누기|플러스|마이너스)"
 )
 EXPRESSION_BOUND = re.compile(
     rf"(?=[ <>≤≥])(?:(?<=[a-z)])|(?<=제곱))(?<![<>≤≥] [a-z])(?<![<>≤≥][a-z]) ?([<>≤≥]) ?"
-    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-z\d(.])(?! ?[<>≤≥])"
+    rf"({_FORMULA_WORD}{_SAID_ABSOLUTE}(?: {_FORMULA_WORD}{_SAID_ABSOLUTE}){{0,8}})(?!의 절댓값)(?![A-Za-zα-ω\d(./])(?! ?[<>≤≥])"
     rf"(?:{PARTICLE})?"
 )
 # ... and a number that ends a formula's left side, "2x - 3 > 0이면", "x^2 < 4", "x² - 4 ≥ 0" (it was left, 2x 빼기 3 > 0이면:
@@ -156,15 +157,18 @@ EXPRESSION_BOUND = re.compile(
 _NUMBER_BEFORE = re.compile(r"\d ?$")
 _POWER_END = re.compile(r"\^\d$")
 _FORMULA_BEFORE = re.compile(
-    r"(?:\^\d|(?:(?<![A-Za-z])[a-z](?:\^\d{1,3}|[²³])?|\)) ?[-+−] ?\d+(?:\.\d+)?) ?$"
+    r"(?:\^\d|(?:(?<![A-Za-z])[a-z](?:\^\d{1,3}|[²³])?|\)) ?[-+−] ?\d+(?:\.\d+)?|(?<![\w/])[a-z]/\d{1,3}) ?$"
 )
 _LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
+# A coefficient's product before a bound, "2x ≤ 1", "3x < 5이면" (it was 2 곱하기 1 이하: "2x 1" read later as a product,
+# 2 x 1, as "3x3" is): the term is the subject, as a formula's, 2x가 1 이하.
+_COEFFICIENT_BEFORE = re.compile(r"(?<![\w.])(\d{1,6}(?:\.\d{1,6})?[a-z]) ?$")
 # A number's bound of a variable, "3 < x" 3 초과 x; with its unit or counter, "3인치 < x", "5V ≤ v", "3일 < t", "3 개 < n"
 # (it was 3인치 < x, the sign unsaid): 3인치 초과 x.
 BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
     r"(?=\d[\d.]{0,12} ?[^\s<>≤≥\d]{0,6} ?[<>≤≥])"
-    rf"(?<![\d.])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
+    rf"(?<![\d./^])(\d+(?:\.\d+)?(?:%|‰| ?℃| ?°C?|{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS}"
     rf"| (?:{_BOUND_WORDS_FIRST}|{_RANGE_COUNTERS})| ?(?:{_alternatives(_UNITS)})(?![A-Za-z0-9²³]))?)"
     r" ?([<>≤≥]) ?(?=[A-Za-z](?![A-Za-z]))"
 )
@@ -174,6 +178,7 @@ CODE_BOUNDED_BY = re.compile(
     r"(?=\d[\d.]{0,12} ?[<>≤≥])(?<![\w.])(\d+(?:\.\d+)?) ?([<>≤≥]) ?([a-z][₀-₉]{0,2})(?![A-Za-z\d_(₀-₉])"
     r"(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])"
 )
+_SUBSCRIPT_DIGITS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")  # "x₁" said 엑스 일: its particle 은
 _TURNED = {"<": ">", "≤": "≥", ">": "<", "≥": "≤"}  # "0 < x" is "x > 0"
 
 
@@ -202,7 +207,9 @@ def pi_bounded_by(match: re.Match[str]) -> str:
 # ... with a unit after a number, "40℃", "4.2V" (read later), as `BOUND` reads one.
 SIDE_UNIT = r"(?:%|‰|℃|°C?|[kmMGμµ]?(?:Wh|Ah|Hz|V|A|W|Ω))"
 _SIDE_TERM = (
-    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|\d+(?:\.\d+)?(?:π|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}})?)(?![A-Za-z\d_(₀-₉])"
+    rf"(?:\d{{0,2}}π/\d{{1,2}}|\d{{1,3}}/\d{{1,3}}(?![\d/])|[a-z]/\d{{1,3}}(?![\d/])"
+    rf"|\d+(?:\.\d+)?(?:π|[a-z]{{0,3}}[α-ω]|[a-z]{{1,3}}|{SIDE_UNIT})?|π|[a-zα-ω](?:\d{{1,2}}|[₀-₉]{{1,2}}|[α-ω])?)"
+    r"(?![A-Za-z\d_(₀-₉α-ω])"
     r"(?:\^\d{1,3}|⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,3})?"
 )
 # ... a product in "×" or "·" and a superscript power too, "1 ≤ n ≤ 2×10⁵", "0 ≤ x ≤ 10⁻³" (k7 cut the side at the "2":
@@ -216,9 +223,11 @@ LONG_SIDE = rf"{_SIDE_TERM}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}){{0,11}}"
 # ... but the number that ends a formula's left side, "a - 3 > b" (it was a 빼기 3 미만 b: the formula's 3 taken for b's
 # bound), is the subject, as in "2x - 3 > 0": a 빼기 3이 b 초과; a formula on the right too, "a - 3 > b + 1".
 _SIDE_SAID = rf"{_SIDE_TERM}{_SAID_ABSOLUTE}(?:(?: - | ?[+−*×·÷] ?){_SIDE_TERM}{_SAID_ABSOLUTE}){{0,3}}"
+# ... a coefficient's product on the right too, "x + 1 ≤ 2y" (it was left, the sign unsaid): x 더하기 1이 2y 이하; not "2x",
+# which "10x 이상" would read as so many times (10배 이상), left.
 FORMULA_BOUNDED_BY = re.compile(
     r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
-    rf"(?=[a-z])({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+    rf"(?=[a-z]|\d{{1,6}}[a-wyz](?![a-z]))({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
 )  # ... an absolute value said by now, "x - 1 < |y|" (k8: 1이 y 미만의 절댓값): x 빼기 1이 y의 절댓값 미만
 
 
@@ -280,6 +289,14 @@ def bound(match: re.Match[str]) -> str:
     last, number = amount[-1], amount[:-1].rstrip()
     # "x>0이면" glued to its variable: x 0 초과이면, apart (it was x0 초과이면, one word)
     apart = " " if text[start - 1 : start].isalnum() and not subject else ""
+    stated = "" if subject or particle else _stated(text, start, match.end())
+    if formula_before and not (subject or particle) and _STATEMENT_AFTER.match(text, match.end()):
+        stated = "은 "  # "x^2 < 4입니다": a power's, said 제곱, x의 2제곱은 4 미만입니다
+    if stated:
+        before, apart = stated, ""
+    coefficient = None if subject else _COEFFICIENT_BEFORE.search(text, max(0, start - 16), start)
+    if coefficient:  # "2x ≤ 1": 2x가 1 이하
+        before, apart = particle_after(coefficient.group(1), "이") + " ", ""
     if (
         last in _COPULA_CONTEXT
         and number[-1:].isdigit()
@@ -289,6 +306,25 @@ def bound(match: re.Match[str]) -> str:
         return f"{before}{apart}{number} {BOUND_WORDS[sign]}{last}{particle or ''}"
     word = BOUND_WORDS[sign]
     return f"{before}{apart}{amount} {word}{particle_after(word, particle) if particle else ''}"
+
+
+# A statement's copula after a single bound, "x ≤ 1입니다", "θ < π입니까?", "x ≥ y이다" (it was x 1 이하입니다: no particle
+# on the variable, where the chain "0 ≤ x ≤ 1입니다" says x는): the letter takes its topic particle, x는 1 이하입니다; a
+# condition's, "x ≤ 1이면", stays as it was read, x 1 이하이면.
+_STATEMENT_AFTER = re.compile(r"(?:입니[다까]|이다)(?![가-힣])")
+_LETTER_BEFORE = re.compile(
+    r"(?:(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω])|(?<![\w.])[A-Za-z]{1,4}\([A-Za-zα-ω\d, |]{0,11}([A-Za-zα-ω\d])\)) ?$"
+)  # ... or a function's value, "P(A) ≤ 1입니다", "f(x) > 0입니다": P(A)는, f(x)는 (its last argument's sound)
+
+
+def _stated(text: str, start: int, end: int) -> str:
+    """The topic particle for the letter a bound ending at `end` follows (" 는 " after "x"), where a statement's
+    copula ends its amount; "" elsewhere."""
+    letter = _LETTER_BEFORE.search(text, max(0, start - 20), start)
+    if not (letter and _STATEMENT_AFTER.match(text, end)):
+        return ""
+    last = letter.group(1) or letter.group(2)
+    return particle_after(MATH_NAMES.get(last, last), "는") + " "
 
 
 def _in_code(text: str, start: int) -> bool:
@@ -309,6 +345,8 @@ def variable_bound(match: re.Match[str]) -> str:
     if code_after and not particle and _in_code(text, start):  # "if (a ≤ b를": a formula's keeps the particle
         return f"{left}{particle_after(left, '가')} {right}보다 {_CODE_WORDS[sign]}"
     word = BOUND_WORDS[sign]
+    if not particle and _STATEMENT_AFTER.match(text, match.end()):  # "x ≥ y입니다": x는 y 이상입니다
+        left += particle_after(left.translate(_SUBSCRIPT_DIGITS), "는")
     return f"{left} {right} {word}{particle_after(word, particle) if particle else ''}"
 
 
@@ -344,7 +382,8 @@ def expression_bound(match: re.Match[str]) -> str:
     if _LONE_LETTER.fullmatch(formula):
         return match.group(0)
     word = BOUND_WORDS[sign]
-    return f" {formula} {word}{particle_after(word, particle) if particle else ''}"
+    stated = "" if particle else _stated(match.string, match.start(), match.end())  # "x ≤ y/2입니다": x는
+    return f"{stated or ' '}{formula} {word}{particle_after(word, particle) if particle else ''}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:

@@ -129,7 +129,7 @@ def _numbers_spoken(text: str) -> str:
     text = marks_spoken(text)  # list marks, Roman numerals, acronyms, "A4", "/", "&" and signs
     text = arrows.ascii_arrows(text)  # "A -> B" before its ">" is a bound; "™", "®" and "©"
     if _BOUND_SIGN.search(text):
-        text = chains.CHAIN.sub(chains.chain, text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
+        text = chains.spoken(text)  # "a ≤ b ≤ c" before "b ≤ c" is a bound
         if "π" in text:
             text = ranges.PI_BOUND.sub(ranges.bound, text)  # "θ < π이면"
             text = ranges.PI_BOUNDED_BY.sub(ranges.pi_bounded_by, text)  # "-π < x"
@@ -182,6 +182,7 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.FRACTION.sub(template(r"\2분의 \1"), text)
     if "/" in text:
         text = formulas.PI_FRACTION.sub(template(r"\2분의 \1"), text)
+        text = formulas.LETTER_FRACTION.sub(formulas.letter_fraction, text)
         text = formulas.GREEK_FRACTION.sub(formulas.greek_fraction, text)
     text = formulas.VULGAR_FRACTION.sub(formulas.vulgar, text)
     text = _clocks_and_counters(text)
@@ -191,8 +192,13 @@ def _numbers_spoken(text: str) -> str:
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
     if "=" in text:
-        text = code.ASSIGNMENT.sub(code.assignment, text)  # "int i = 0;": code's, before "=" is a formula's
-    return formulas.EQUALS.sub(formulas.equals, text)
+        text = code.assignments_said(text)  # "int i = 0;": code's, before "=" is a formula's
+        # "Use let x = 3; here.": an English sentence's "=" left to espeak's English "equals"
+        english = code.english_sentences(text)
+        return formulas.EQUALS.sub(
+            lambda m: m.group() if code.inside(english, m.start()) else formulas.equals(m), text
+        )
+    return text
 
 
 def _numerals_and_dates(text: str) -> str:

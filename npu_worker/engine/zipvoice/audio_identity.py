@@ -68,7 +68,9 @@ from npu_worker.engine.zipvoice.options import ZipVoiceOptions
 # 3이 b 초과, "x ‹ 2πr" 2파이r 미만 and the rest the espeak engine's revision 16 lists.
 # 21: the chains' leftovers (k8): a counter after a chain, "10 < n < 20명" n은 10 초과 스무 명 미만, and the rest the
 # espeak engine's revision 17 lists.
-AUDIO_REVISION = 21
+# 22: the single bounds' leftovers (k9): "x ≤ 1입니다" x는 1 이하입니다, "x/2 ≤ y" 2분의 x가 y 이하, "x ≤ 2σ" 2시그마 이하
+# and the rest the espeak engine's revision 18 lists.
+AUDIO_REVISION = 22
 
 
 def audio_settings(
