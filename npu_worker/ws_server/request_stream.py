@@ -214,7 +214,8 @@ class RequestStream:
         pcm = chunk.pcm16 if chunk.pcm16 is not None else to_pcm16(chunk.samples)
         for frame in self._chunker.feed(pcm):
             self._send_frame(frame)
-        self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
+        if not self._first_audio_sent:  # the onset may lie in a frame that went out earlier
+            self._maybe_first_audio()
 
     def _end_section(self) -> None:
         """Flush the section's last (short) frame unless cancelled, then `audio_end` with what was sent."""
