@@ -173,15 +173,19 @@ class RequestStream:
     def _write_direct(self) -> bool:
         """The subscription's items, taken and written at the end of the hand-off's drain that brought
         them while the pump waits, in that turn of the loop (the pump's task woken took one more turn
-        a hand-over; SERVER_OVERHEAD.md, stop 52). Only when the write cannot wait: no earlier send
-        in flight, the peer's buffers not full. False: the pump is woken to go on (a full peer, a full
-        burst, the `done`, the end); a write that fills the peer's buffers is waited on under the send
-        deadline by a task that holds the send lock (`WsSession.write_now`), the request's last burst too."""
-        if not self._session.writable_now():
-            return False
-        self._take(self._subscription.ready())
-        if self._burst:
+        a hand-over; SERVER_OVERHEAD.md, stop 52): burst after burst (each up to `BURST_BYTES`, as the
+        pump's own) while the write goes out at once: no earlier send in flight, the peer's buffers not
+        full (a burst past the first had woken the pump for one more turn; stop 53). False: the pump
+        is woken to go on (a full peer, the `done`, the end); a write that fills the peer's buffers is
+        waited on under the send deadline by a task that holds the send lock (`WsSession.write_now`),
+        the request's last burst too."""
+        while self._session.writable_now():
+            self._take(self._subscription.ready())
+            if not self._burst:  # (nothing more, or the end: the pump ends it)
+                break
             self._session.write_now(self._burst)
+            if self._ended or not self._subscription.holds():
+                break
         return not (self._ended or self._subscription.holds())
 
     def _on_entry(self, entry: LogEntry) -> None:
