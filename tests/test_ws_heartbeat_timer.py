@@ -1,6 +1,7 @@
-"""A `/ws` request's heartbeat is a timer (`request_stream.py`): it fires while the request waits, and
-never once its pump has ended, whichever way it ended (its `done`, a cancel, the socket closed): a
-timer left armed sent `heartbeat` events on an idle connection for ever after the request."""
+"""A `/ws` request's heartbeat is its connection's timer (`session.py`): it fires while the request
+waits, and sends nothing once its pump has ended, whichever way it ended (its `done`, a cancel, the
+socket closed); it lapses at its next firing, or with the socket: a timer left armed sent `heartbeat`
+events on an idle connection for ever after the request."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import asyncio
 
 import pytest
 
-from npu_worker.ws_server.request_stream import RequestStream
+from npu_worker.ws_server.session import WsSession
 from tests.test_ws_support import ChunkGate, batch, connect, receive_until_done
 from tests.timing import seconds
 from tests.tone_engine import ToneEngine
@@ -35,8 +36,7 @@ def armed_heartbeats() -> list[asyncio.TimerHandle]:
     return [
         handle
         for handle in loop._scheduled  # type: ignore[attr-defined]
-        if not handle.cancelled()
-        and getattr(handle._callback, "__func__", None) is RequestStream._heartbeat_due
+        if not handle.cancelled() and getattr(handle._callback, "__func__", None) is WsSession._heartbeat_due
     ]
 
 

@@ -95,7 +95,9 @@ class Subscription:
             if self.on_overflow is not None:
                 self.on_overflow(self.job)
             return
-        self._held(chunk.samples.size)
+        self.buffered_samples = held  # (`_held` inline: two calls a chunk on the loop, stop 53)
+        if budget is not None:
+            budget.samples += chunk.samples.size
         self._put(chunk)
 
     def _put(self, item: object) -> None:
@@ -166,7 +168,10 @@ class Subscription:
 
     def _taken(self, item: object) -> LogEntry | AudioChunk:
         if isinstance(item, AudioChunk):
-            self._held(-item.samples.size)
+            size = item.samples.size
+            self.buffered_samples -= size
+            if self.budget is not None:
+                self.budget.samples -= size
         return item  # type: ignore[return-value]
 
     def _detach(self) -> None:

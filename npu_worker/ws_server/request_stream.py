@@ -1,6 +1,7 @@
 """The pump of one `/ws` request: its subscription's log entries and audio chunks become text frames
 and binary PCM frames cut to the growing schedule, in log order, with `first_audio` once the frame
-holding the audible onset has gone out and a `heartbeat` whenever nothing was sent for a while.
+holding the audible onset has gone out and a `heartbeat` whenever nothing was sent for a while (the
+session's timer finds it due).
 
 Whatever the subscription holds when the pump wakes goes out as one burst (`burst.py`): the same frames
 in the same order, in one write instead of one per frame (about 23 a preview)."""
@@ -67,14 +68,12 @@ class RequestStream:
         sample_rate: int,
         frame_sizes: tuple[int, ...],
         received_at: float,
-        heartbeat_interval: float,
     ) -> None:
         self._session = session
         self._scheduler = scheduler
         self.job = job
         self._sample_rate = sample_rate
         self._received_at = received_at
-        self._heartbeat_interval = heartbeat_interval
         self._chunker = GrowingChunker(frame_sizes, dtype="<i2")  # PCM: converted once per chunk
         self._onset_at: int | None = None  # stream position of the audible onset, told by the engine thread
         self._first_audio_sent = False
@@ -88,7 +87,6 @@ class RequestStream:
         self._cancelled = False
         self._shutdown_error: WorkerError | None = None  # sent before `done` when the shutdown ended the job
         self._task: asyncio.Task[None] | None = None
-        self._heartbeat: asyncio.TimerHandle | None = None  # when the next `heartbeat` may be due
         self._heartbeat_send: asyncio.Task[None] | None = None  # one being sent
         self._burst = Burst()
         self._ended = False  # its `done` was taken
@@ -133,7 +131,7 @@ class RequestStream:
             await going_away_step(self._session.send_error(self._shutdown_error), wait)
 
     async def _run(self) -> None:
-        self._arm_heartbeat(self._heartbeat_interval)
+        self._session.watch_heartbeat()
         try:
             async for first in self._subscription:
                 self._take(first)
@@ -157,7 +155,7 @@ class RequestStream:
             await self._session.fail(error)
         finally:
             self._subscription.direct = None
-            self._stop_heartbeats()
+            self._stop_heartbeat()
             self._subscription.close()
             self._session.stream_ended(self)
 
@@ -175,15 +173,19 @@ class RequestStream:
     def _write_direct(self) -> bool:
         """The subscription's items, taken and written at the end of the hand-off's drain that brought
         them while the pump waits, in that turn of the loop (the pump's task woken took one more turn
-        a hand-over; SERVER_OVERHEAD.md, stop 52). Only when the write cannot wait: no earlier send
-        in flight, the peer's buffers not full. False: the pump is woken to go on (a full peer, a full
-        burst, the `done`, the end); a write that fills the peer's buffers is waited on under the send
-        deadline by a task that holds the send lock (`WsSession.write_now`), the request's last burst too."""
-        if not self._session.writable_now():
-            return False
-        self._take(self._subscription.ready())
-        if self._burst:
+        a hand-over; SERVER_OVERHEAD.md, stop 52): burst after burst (each up to `BURST_BYTES`, as the
+        pump's own) while the write goes out at once: no earlier send in flight, the peer's buffers not
+        full (a burst past the first had woken the pump for one more turn; stop 53). False: the pump
+        is woken to go on (a full peer, the `done`, the end); a write that fills the peer's buffers is
+        waited on under the send deadline by a task that holds the send lock (`WsSession.write_now`),
+        the request's last burst too."""
+        while self._session.writable_now():
+            self._take(self._subscription.ready())
+            if not self._burst:  # (nothing more, or the end: the pump ends it)
+                break
             self._session.write_now(self._burst)
+            if self._ended or not self._subscription.holds():
+                break
         return not (self._ended or self._subscription.holds())
 
     def _on_entry(self, entry: LogEntry) -> None:
@@ -214,7 +216,8 @@ class RequestStream:
         pcm = chunk.pcm16 if chunk.pcm16 is not None else to_pcm16(chunk.samples)
         for frame in self._chunker.feed(pcm):
             self._send_frame(frame)
-        self._maybe_first_audio()  # the onset may lie in a frame that went out earlier
+        if not self._first_audio_sent:  # the onset may lie in a frame that went out earlier
+            self._maybe_first_audio()
 
     def _end_section(self) -> None:
         """Flush the section's last (short) frame unless cancelled, then `audio_end` with what was sent."""
@@ -257,29 +260,18 @@ class RequestStream:
         ttfa_ms = round((carrier.sent_at - self._received_at) * 1000.0, 1)
         self._burst.text(FirstAudio(idx=carrier.idx, ttfa_ms=ttfa_ms).encode())
 
-    # -- heartbeats: a timer a request, a task only when one is sent (a task with its sleep was ≈ 30
-    # Python calls and 3 steps of the loop a preview that never needed one; SERVER_OVERHEAD.md, stop 52)
+    # -- heartbeats: the session's timer finds one due (`WsSession.watch_heartbeat`), a task sends it
 
-    def _arm_heartbeat(self, delay: float) -> None:
-        """A `heartbeat` event whenever nothing was sent for `heartbeat_interval` (a queued preview)."""
-        if self._heartbeat_interval > 0:
-            self._heartbeat = asyncio.get_running_loop().call_later(delay, self._heartbeat_due)
-
-    def _heartbeat_due(self) -> None:
-        idle = self._session.idle_seconds
-        if idle < self._heartbeat_interval:  # something went out meanwhile
-            self._arm_heartbeat(self._heartbeat_interval - idle)
-        else:
-            self._heartbeat_send = asyncio.get_running_loop().create_task(self._send_heartbeat())
+    def send_heartbeat(self) -> None:
+        """A `heartbeat` event now (nothing was sent for the interval: a queued preview)."""
+        self._heartbeat_send = asyncio.get_running_loop().create_task(self._send_heartbeat())
 
     async def _send_heartbeat(self) -> None:
         elapsed = round(time.monotonic() - self._received_at, 3)
         with contextlib.suppress(ConnectionError, RuntimeError):  # the pump finds a broken socket itself
             await self._session.send_json(Heartbeat(elapsed_sec=elapsed).encode())
-            self._arm_heartbeat(self._heartbeat_interval)
+            self._session.watch_heartbeat(again=True)
 
-    def _stop_heartbeats(self) -> None:
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
+    def _stop_heartbeat(self) -> None:
         if self._heartbeat_send is not None:
             self._heartbeat_send.cancel()

@@ -93,6 +93,9 @@ class WsSession:
         self._send_lock = asyncio.Lock()
         self._draining: asyncio.Future[None] | None = None  # (`write_now`'s wait on a full peer)
         self._last_sent = time.monotonic()
+        self._heartbeat_interval = settings.heartbeat_interval
+        self._heartbeat: asyncio.TimerHandle | None = None  # when a running request's may be due
+        self._watched_from = 0.0  # when the running request began to be watched (its start)
         self._stream: RequestStream | None = None
         # The connection guard's view: idle (may be closed to admit another connection) or in use.
         self._standing = standing
@@ -159,9 +162,32 @@ class WsSession:
             await self.send_error(error)
             await self._ws.close(code=WSCloseCode.INTERNAL_ERROR, message=b"internal error")
 
-    @property
-    def idle_seconds(self) -> float:
-        return time.monotonic() - self._last_sent
+    # -- a running request's heartbeat: one timer a connection, not one a request. A request's own,
+    # armed at its start and cancelled at its end, left a cancelled handle in the loop's timer heap a
+    # preview (≈ 19 comparisons there a preview, and the arm and cancel; SERVER_OVERHEAD.md, stop 53).
+    # This one lapses when it fires with no request running; the next request arms it again.
+
+    def watch_heartbeat(self, again: bool = False) -> None:
+        """A `heartbeat` for the running request once nothing was sent for the interval since its start
+        or its last frame, whichever is later; `again`: after one was sent."""
+        if not again:
+            self._watched_from = time.monotonic()
+        if self._heartbeat is None and self._heartbeat_interval > 0:
+            self._arm_heartbeat(self._heartbeat_interval)
+
+    def _arm_heartbeat(self, delay: float) -> None:
+        self._heartbeat = asyncio.get_running_loop().call_later(delay, self._heartbeat_due)
+
+    def _heartbeat_due(self) -> None:
+        self._heartbeat = None
+        stream = self._stream
+        if stream is None:  # (the request has ended: the timer lapses)
+            return
+        idle = time.monotonic() - max(self._last_sent, self._watched_from)
+        if idle < self._heartbeat_interval:  # something went out meanwhile
+            self._arm_heartbeat(self._heartbeat_interval - idle)
+        else:
+            stream.send_heartbeat()
 
     # -- client messages ---------------------------------------------------------------------------
 
@@ -197,7 +223,6 @@ class WsSession:
             sample_rate=sample_rate,
             frame_sizes=frame_sizes,
             received_at=received_at,
-            heartbeat_interval=self._settings.heartbeat_interval,
         )
         self._stream.start()
 
@@ -240,6 +265,8 @@ class WsSession:
             await stream.stop()
         if self._draining is not None:
             self._draining.cancel()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
 
     async def going_away(self) -> None:
         """Shutdown, after the drain: nothing more will run here before the restart. A request still
