@@ -38,6 +38,7 @@ from .files import (
     write_under_roots,
 )
 from .other_writers import replaceable_by_others, writable_by_others
+from .planted_links import planted_link
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
@@ -163,6 +164,8 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
     if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
         raise OutputPathNotAllowed(f"output_path {why}")
+    if (why := planted_link(expanded)) is not None:
+        raise OutputPathNotAllowed(f"output_path goes through {why}")
     real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
@@ -192,6 +195,8 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
         raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
     if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
         raise RefWavNotAllowed(f"ref_wav {why}")
+    if (why := planted_link(expanded)) is not None:
+        raise RefWavNotAllowed(f"ref_wav goes through {why}")
     real = spelled_as_roots(os.path.realpath(expanded), roots)
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")

@@ -1,0 +1,92 @@
+"""A link another local user planted in a shared (sticky, world-writable) output folder is never
+followed at admission: it pointed the worker's write at another of the worker's own files under the
+roots, which the worker then replaced (walk10: `/synth` wrote its wav into the link's target)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.test_http_bad_input import assert_error_body
+
+NOBODY = 65534
+
+
+@pytest.fixture
+def shared(tmp_path: Path) -> Path:
+    """A folder every local user may add entries to, as /tmp is."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(0o1777)
+    return folder
+
+
+def plant(link: Path, target: Path, owner: int = NOBODY) -> None:
+    link.symlink_to(target)
+    os.chown(link, owner, owner, follow_symlinks=False)
+
+
+async def test_a_wav_name_linked_by_another_user_is_refused_and_its_target_kept(worker, tmp_path, shared):
+    client = await worker()
+    victim = tmp_path / "another-callers-lecture.wav"
+    victim.write_bytes(b"kept")
+    plant(shared / "s00.wav", victim)
+    for route, body in (
+        ("/synth", {"text": "하나", "output_path": str(shared / "s00.wav")}),
+        ("/synth_batch", {"sections": [{"idx": 0, "text": "하나", "output_path": str(shared / "s00.wav")}]}),
+    ):
+        response = await client.post(route, json=body)
+        assert response.status == 400, route
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert "another user" in answer["error"] and str(shared) in answer["error"]
+    assert victim.read_bytes() == b"kept"
+
+
+async def test_a_folder_linked_by_another_user_is_refused(worker, tmp_path, shared):
+    client = await worker()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    plant(shared / "lecture", elsewhere)
+    response = await client.post(
+        "/synth", json={"text": "하나", "output_path": str(shared / "lecture" / "a.wav")}
+    )
+    assert response.status == 400
+    assert_error_body(await response.json(), "OutputPathNotAllowed")
+    assert list(elsewhere.iterdir()) == []
+
+
+async def test_a_reference_linked_by_another_user_is_refused(worker, tmp_path, shared):
+    client = await worker()
+    voice = tmp_path / "voice.wav"
+    voice.write_bytes(b"RIFF")
+    plant(shared / "ref.wav", voice)
+    body = {"text": "하나", "output_path": str(tmp_path / "a.wav"), "ref_wav": str(shared / "ref.wav")}
+    response = await client.post("/synth", json=body)
+    assert response.status == 400
+    assert_error_body(await response.json(), "RefWavNotAllowed")
+
+
+async def test_the_workers_own_link_or_the_folder_owners_is_followed_as_the_kernel_allows(
+    worker, tmp_path, shared
+):
+    client = await worker()
+    for name, owner in (("mine.wav", os.geteuid()), ("owners.wav", os.lstat(shared).st_uid)):
+        target = tmp_path / f"target-{name}"
+        plant(shared / name, target, owner)
+        response = await client.post("/synth", json={"text": "하나", "output_path": str(shared / name)})
+        answer = await response.json()
+        assert answer["status"] == "ok", answer
+        assert answer["wav_path"] == str(target) and target.read_bytes()[:4] == b"RIFF"
+
+
+async def test_a_link_in_a_folder_only_its_owner_writes_is_followed(worker, tmp_path):
+    client = await worker()
+    target = tmp_path / "target.wav"
+    plant(tmp_path / "link.wav", target)  # another user's link, but no one else could have put it here
+    answer = await (
+        await client.post("/synth", json={"text": "하나", "output_path": str(tmp_path / "link.wav")})
+    ).json()
+    assert answer["status"] == "ok" and answer["wav_path"] == str(target)
