@@ -1,13 +1,14 @@
-"""Whether a caller's path goes through a link another user planted in a shared folder.
+"""Whether a caller's path goes through a link another user planted in a world-writable folder.
 
 At admission `paths.py` resolves a caller's path with os.path.realpath, which follows every link. A
-link that another local user put in a sticky, world-writable folder (`/tmp`, a shared output folder)
+link that another local user put in a world-writable folder (`/tmp`, a shared output folder)
 could thus point the worker's write at another of the worker's own files under the roots (another
 caller's lecture, a voice), which it then replaced, or its read at one. The kernel refuses such links
 to every process (fs.protected_symlinks), but realpath never opens them, so it never asked; and many
 containers turn the setting off. The walk below follows the path as realpath does and applies the
-kernel's rule to each link on the way: in a sticky, world-writable folder a link is followed only
-when it is the worker's own or the folder owner's.
+kernel's rule to each link on the way: in a world-writable folder a link is followed only when it is
+the worker's own or the folder owner's. The kernel asks it in sticky folders only; in one that is not
+sticky anyone may put a link there just as well (and replace the others), so the rule holds there too.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ MAX_LINKS = 40  # as the kernel's: past it realpath's own answer (a loop) stands
 
 
 def planted_link(path: str) -> str | None:
-    """Why following the absolute `path` would take a link another user put in a shared folder, or
+    """Why following the absolute `path` would take a link another user put in a world-writable folder, or
     None. Parts that do not exist yet end the walk: there is no link to follow there."""
     me = os.geteuid()
     pending = [part for part in path.split("/") if part]
@@ -41,11 +42,8 @@ def planted_link(path: str) -> str | None:
             done = current
             continue
         folder = os.lstat(done)  # `done` holds no link: every one on it was followed
-        shared = folder.st_mode & stat.S_ISVTX and folder.st_mode & stat.S_IWOTH
-        if shared and info.st_uid not in (me, folder.st_uid):
-            return (
-                f"{current} is a link that another user (uid {info.st_uid}) put in the shared folder {done}"
-            )
+        if folder.st_mode & stat.S_IWOTH and info.st_uid not in (me, folder.st_uid):
+            return f"{current} is a link that another user (uid {info.st_uid}) put in the world-writable folder {done}"
         links += 1
         if links > MAX_LINKS:
             return None

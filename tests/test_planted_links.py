@@ -14,12 +14,12 @@ from tests.test_http_bad_input import assert_error_body
 NOBODY = 65534
 
 
-@pytest.fixture
-def shared(tmp_path: Path) -> Path:
-    """A folder every local user may add entries to, as /tmp is."""
+@pytest.fixture(params=[0o1777, 0o777], ids=["sticky", "not-sticky"])
+def shared(tmp_path: Path, request) -> Path:
+    """A folder every local user may add entries to, as /tmp is (or, worse, not sticky)."""
     folder = tmp_path / "shared"
     folder.mkdir()
-    folder.chmod(0o1777)
+    folder.chmod(request.param)
     return folder
 
 
