@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from npu_worker.planted_links import resolve_unplanted
 from tests.test_http_bad_input import assert_error_body
 
 NOBODY = 65534
@@ -90,3 +91,32 @@ async def test_a_link_in_a_folder_only_its_owner_writes_is_followed(worker, tmp_
         await client.post("/synth", json={"text": "하나", "output_path": str(tmp_path / "link.wav")})
     ).json()
     assert answer["status"] == "ok" and answer["wav_path"] == str(target)
+
+
+def test_the_walk_resolves_as_realpath_does(tmp_path):
+    """Where no other user's link is on the way, the path the worker writes is realpath's, whatever the
+    shape: relative and absolute links, chains, `..` after a link, parts not made yet, a loop."""
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "real" / "deep" / "file.wav").write_bytes(b"")
+    (tmp_path / "rel").symlink_to("real/deep")
+    (tmp_path / "abs").symlink_to(tmp_path / "real")
+    (tmp_path / "chain").symlink_to("abs/deep")
+    (tmp_path / "up").symlink_to("real/deep/..")
+    (tmp_path / "loop_a").symlink_to("loop_b")
+    (tmp_path / "loop_b").symlink_to("loop_a")
+    (tmp_path / "real" / "deep" / "back").symlink_to("../../rel")
+    for given in (
+        "rel/file.wav",
+        "abs/deep/file.wav",
+        "chain/file.wav",
+        "chain/../deep/file.wav",
+        "up/deep/new.wav",
+        "rel/not/made/yet.wav",
+        "rel/file.wav/under_a_file",
+        "missing/../rel/x.wav",
+        "./abs/./deep//file.wav",
+        "real/deep/back/back/file.wav",
+        "loop_a/x.wav",
+    ):
+        path = str(tmp_path / given)
+        assert resolve_unplanted(path) == os.path.realpath(path), given
