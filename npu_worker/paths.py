@@ -179,8 +179,13 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         )
     try:
         existing = os.stat(real).st_mode
-    except OSError:
-        return real  # not there yet (or unreadable: the write says why)
+    except OSError:  # not there yet (or unreadable: the write says why); what is above must be a folder
+        above = os.path.dirname(real)
+        while not os.path.lexists(above):
+            above = os.path.dirname(above)
+        if not os.path.isdir(above):  # every section failed its write after its synthesis
+            raise OutputPathNotAllowed(f"{path}: {above} is a file, not a folder") from None
+        return real
     if stat.S_ISDIR(existing):
         raise OutputPathNotAllowed(f"{path} is a directory")
     if not stat.S_ISREG(existing):  # a FIFO or a device: refused now, not after the synthesis

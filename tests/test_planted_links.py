@@ -1,6 +1,7 @@
-"""A link another local user planted in a shared (sticky, world-writable) output folder is never
-followed at admission: it pointed the worker's write at another of the worker's own files under the
-roots, which the worker then replaced (walk10: `/synth` wrote its wav into the link's target)."""
+"""A link another local user planted in a shared (world-writable) output folder is never followed at
+admission: it pointed the worker's write at another of the worker's own files under the roots, which
+the worker then replaced (walk10: `/synth` wrote its wav into the link's target). Also refused at
+admission: a path under a file, which every write failed on after its synthesis."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from npu_worker.planted_links import resolve_unplanted
 from tests.test_http_bad_input import assert_error_body
+from tests.tone_engine import ToneEngine
 
 NOBODY = 65534
 
@@ -120,3 +122,19 @@ def test_the_walk_resolves_as_realpath_does(tmp_path):
     ):
         path = str(tmp_path / given)
         assert resolve_unplanted(path) == os.path.realpath(path), given
+
+
+async def test_a_path_under_a_file_is_refused_before_any_synthesis(worker, tmp_path):
+    """`npu-worker batch --out-dir notes.txt` (a file): the batch was accepted, every section was
+    synthesised and then failed its write (`WriteFailed: ... Not a directory`), one by one."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    (tmp_path / "notes.txt").write_text("mine")
+    for output in (tmp_path / "notes.txt" / "s00.wav", tmp_path / "notes.txt" / "more" / "s00.wav"):
+        body = {"sections": [{"idx": 0, "text": "하나", "output_path": str(output)}]}
+        response = await client.post("/synth_batch", json=body)
+        assert response.status == 400
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert f"{tmp_path / 'notes.txt'} is a file, not a folder" in answer["error"]
+    assert engine.calls == [] and (tmp_path / "notes.txt").read_text() == "mine"
