@@ -1,8 +1,9 @@
 """Where a request may write or read: output_path and ref_wav must lie under the allowed roots, and
 never inside the worker's state directory.
 
-Two checks, for two moments. At admission the caller's path is resolved (os.path.realpath: `..` and
-links pointing outside are refused early, with a clear 400). At write (or synthesis) time the stored
+Two checks, for two moments. At admission the caller's path is resolved (as os.path.realpath does,
+`planted_links.resolve_unplanted`: `..` and links pointing outside, or planted by another user, are
+refused early, with a clear 400). At write (or synthesis) time the stored
 real path is opened again component by component without following any link (files.py), because the
 filesystem may have changed in between — a swapped directory, or a restart.
 
@@ -38,6 +39,7 @@ from .files import (
     write_under_roots,
 )
 from .other_writers import replaceable_by_others, writable_by_others
+from .planted_links import PlantedLink, resolve_unplanted
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
@@ -163,7 +165,10 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         raise OutputPathNotAllowed(f"output_path names a directory, not a file: {path!r}")
     if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
         raise OutputPathNotAllowed(f"output_path {why}")
-    real = spelled_as_roots(os.path.realpath(expanded), roots)
+    try:
+        real = spelled_as_roots(resolve_unplanted(expanded), roots)
+    except PlantedLink as planted:
+        raise OutputPathNotAllowed(f"output_path goes through {planted}") from None
     if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
     if is_under(real, forbidden):
@@ -174,8 +179,13 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         )
     try:
         existing = os.stat(real).st_mode
-    except OSError:
-        return real  # not there yet (or unreadable: the write says why)
+    except OSError:  # not there yet (or unreadable: the write says why); what is above must be a folder
+        above = os.path.dirname(real)
+        while not os.path.lexists(above):
+            above = os.path.dirname(above)
+        if not os.path.isdir(above):  # every section failed its write after its synthesis
+            raise OutputPathNotAllowed(f"{path}: {above} is a file, not a folder") from None
+        return real
     if stat.S_ISDIR(existing):
         raise OutputPathNotAllowed(f"{path} is a directory")
     if not stat.S_ISREG(existing):  # a FIFO or a device: refused now, not after the synthesis
@@ -192,7 +202,10 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
         raise RefWavNotAllowed(f"ref_wav must be an absolute path or a stored voice's name: {path!r}")
     if (why := too_long(expanded)) is not None:  # as given, before resolving: see `too_long`
         raise RefWavNotAllowed(f"ref_wav {why}")
-    real = spelled_as_roots(os.path.realpath(expanded), roots)
+    try:
+        real = spelled_as_roots(resolve_unplanted(expanded), roots)
+    except PlantedLink as planted:
+        raise RefWavNotAllowed(f"ref_wav goes through {planted}") from None
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")
     if is_under(real, forbidden):

@@ -263,6 +263,30 @@ async def test_a_ref_audio_that_is_neither_a_path_nor_a_stored_voice_names_ref_a
     assert (refused["type"], refused["code"], refused["param"]) == ("error", "UnknownVoice", "ref_audio")
 
 
+@pytest.mark.parametrize(
+    ("ref_audio", "words"),
+    [
+        ("/tmp/a\x00b.wav", "ref_audio contains a NUL byte"),
+        ("/tmp/" + "a" * 300, "ref_audio has a component"),
+    ],
+)
+async def test_a_refused_reference_path_is_told_in_ref_audio_words(worker, ref_audio, words):
+    """A `ref_audio` path refused at admission (a NUL byte, a name too long, a link planted in a shared
+    folder) was told as `ref_wav contains a NUL byte`: v1's field, which this caller never sent."""
+    client = await worker()
+    body = {**GOOD, "ref_audio": ref_audio, "ref_text": "안녕"}
+    async with client.post("/v1/audio/speech", json=body) as response:
+        assert response.status == 400
+        answer = await response.json()
+    assert_openai_error(answer, "RefWavNotAllowed", "ref_audio")
+    assert answer["error"]["message"].startswith(words) and "ref_wav" not in answer["error"]["message"]
+    async with client.ws_connect("/v1/audio/speech/stream") as ws:
+        await ws.send_json({"type": "session.config", "ref_audio": ref_audio, "ref_text": "안녕"})
+        refused = await ws.receive_json(timeout=seconds(5))
+    assert (refused["code"], refused["param"]) == ("RefWavNotAllowed", "ref_audio")
+    assert refused["message"].startswith(words)
+
+
 class NoDefaultVoice(ToneEngine):
     """As ZipVoice started without --ref-wav: no default voice (its refusal names v1's `ref_wav`)."""
 

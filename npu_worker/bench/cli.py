@@ -21,6 +21,7 @@ import aiohttp
 from npu_worker.bench.fragments import FragmentConfig, fragments_markdown, run_fragments
 from npu_worker.bench.load import (
     MAX_REQUESTS,
+    TRANSPORTS,
     AccessRefused,
     LanguageRefused,
     LoadConfig,
@@ -172,7 +173,11 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--fragment-interval-ms", type=float, default=30.0, help="fragments mode: ms between fragments"
     )
-    p.add_argument("--transports", default="ws,http", help="ws, http or both")
+    p.add_argument(
+        "--transports",
+        default="ws,http",
+        help="ws, http, or both: ws,http (also written `both`; the default)",
+    )
     p.add_argument(
         "--texts", type=Path, default=DEFAULT_TEXTS, help="lecture JSON or text file (default: 39 slides)"
     )
@@ -206,13 +211,20 @@ def _rates(text: str) -> tuple[float, ...]:
         raise ValueError(f"--rps takes requests/s separated by commas, not {text!r}") from None
 
 
+def _transports(text: str) -> tuple[str, ...]:
+    """`--transports`: `ws`, `http`, comma-separated, or `both`, as its help and its refusal said (the
+    refusal of `both` read "takes ws, http or both, not 'both'"); each once, in the order given."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    return tuple(dict.fromkeys(t for name in names for t in (TRANSPORTS if name == "both" else (name,))))
+
+
 def _config(args: argparse.Namespace) -> LoadConfig:
     texts, lang = load_texts(args.texts)
     return LoadConfig(
         base=resolve_base(args.base),
         rates=_rates(args.rps),
         texts=texts,
-        transports=tuple(t.strip() for t in args.transports.split(",") if t.strip()),
+        transports=_transports(args.transports),
         duration=args.duration,
         max_requests=args.requests,
         timeout=args.timeout,

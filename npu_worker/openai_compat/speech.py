@@ -197,11 +197,19 @@ def fields_at_fault(speech: SpeechRequest, params: SynthParams) -> Iterator[None
     try:
         yield
     except RefWavNotAllowed as error:
-        raise (with_param(error, "ref_audio") if speech.ref_audio is not None else error) from None
+        raise (as_ref_audio(error) if speech.ref_audio is not None else error) from None
     except UnknownVoice as error:
         raise voice_refused(error, speech, params) from None
     except UnknownLanguage as error:
         raise with_param(error, "language") from None
+
+
+def as_ref_audio(error: WorkerError) -> WorkerError:
+    """The job core's refusal of a reference path (RefWavNotAllowed) in this route's words: its
+    messages name v1's `ref_wav` (`ref_wav contains a NUL byte`), a field no OpenAI caller can send."""
+    if error.message.startswith("ref_wav "):
+        error = type(error)("ref_audio " + error.message.removeprefix("ref_wav "))
+    return with_param(error, "ref_audio")
 
 
 def voice_refused(error: WorkerError, speech: SpeechRequest | None, params: SynthParams) -> WorkerError:

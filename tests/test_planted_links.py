@@ -1,0 +1,140 @@
+"""A link another local user planted in a shared (world-writable) output folder is never followed at
+admission: it pointed the worker's write at another of the worker's own files under the roots, which
+the worker then replaced (walk10: `/synth` wrote its wav into the link's target). Also refused at
+admission: a path under a file, which every write failed on after its synthesis."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from npu_worker.planted_links import resolve_unplanted
+from tests.test_http_bad_input import assert_error_body
+from tests.tone_engine import ToneEngine
+
+NOBODY = 65534
+
+
+@pytest.fixture(params=[0o1777, 0o777], ids=["sticky", "not-sticky"])
+def shared(tmp_path: Path, request) -> Path:
+    """A folder every local user may add entries to, as /tmp is (or, worse, not sticky)."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    folder.chmod(request.param)
+    return folder
+
+
+def plant(link: Path, target: Path, owner: int = NOBODY) -> None:
+    link.symlink_to(target)
+    os.chown(link, owner, owner, follow_symlinks=False)
+
+
+async def test_a_wav_name_linked_by_another_user_is_refused_and_its_target_kept(worker, tmp_path, shared):
+    client = await worker()
+    victim = tmp_path / "another-callers-lecture.wav"
+    victim.write_bytes(b"kept")
+    plant(shared / "s00.wav", victim)
+    for route, body in (
+        ("/synth", {"text": "하나", "output_path": str(shared / "s00.wav")}),
+        ("/synth_batch", {"sections": [{"idx": 0, "text": "하나", "output_path": str(shared / "s00.wav")}]}),
+    ):
+        response = await client.post(route, json=body)
+        assert response.status == 400, route
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert "another user" in answer["error"] and str(shared) in answer["error"]
+    assert victim.read_bytes() == b"kept"
+
+
+async def test_a_folder_linked_by_another_user_is_refused(worker, tmp_path, shared):
+    client = await worker()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    plant(shared / "lecture", elsewhere)
+    response = await client.post(
+        "/synth", json={"text": "하나", "output_path": str(shared / "lecture" / "a.wav")}
+    )
+    assert response.status == 400
+    assert_error_body(await response.json(), "OutputPathNotAllowed")
+    assert list(elsewhere.iterdir()) == []
+
+
+async def test_a_reference_linked_by_another_user_is_refused(worker, tmp_path, shared):
+    client = await worker()
+    voice = tmp_path / "voice.wav"
+    voice.write_bytes(b"RIFF")
+    plant(shared / "ref.wav", voice)
+    body = {"text": "하나", "output_path": str(tmp_path / "a.wav"), "ref_wav": str(shared / "ref.wav")}
+    response = await client.post("/synth", json=body)
+    assert response.status == 400
+    assert_error_body(await response.json(), "RefWavNotAllowed")
+
+
+async def test_the_workers_own_link_or_the_folder_owners_is_followed_as_the_kernel_allows(
+    worker, tmp_path, shared
+):
+    client = await worker()
+    for name, owner in (("mine.wav", os.geteuid()), ("owners.wav", os.lstat(shared).st_uid)):
+        target = tmp_path / f"target-{name}"
+        plant(shared / name, target, owner)
+        response = await client.post("/synth", json={"text": "하나", "output_path": str(shared / name)})
+        answer = await response.json()
+        assert answer["status"] == "ok", answer
+        assert answer["wav_path"] == str(target) and target.read_bytes()[:4] == b"RIFF"
+
+
+async def test_a_link_in_a_folder_only_its_owner_writes_is_followed(worker, tmp_path):
+    client = await worker()
+    target = tmp_path / "target.wav"
+    plant(tmp_path / "link.wav", target)  # another user's link, but no one else could have put it here
+    answer = await (
+        await client.post("/synth", json={"text": "하나", "output_path": str(tmp_path / "link.wav")})
+    ).json()
+    assert answer["status"] == "ok" and answer["wav_path"] == str(target)
+
+
+def test_the_walk_resolves_as_realpath_does(tmp_path):
+    """Where no other user's link is on the way, the path the worker writes is realpath's, whatever the
+    shape: relative and absolute links, chains, `..` after a link, parts not made yet, a loop."""
+    (tmp_path / "real" / "deep").mkdir(parents=True)
+    (tmp_path / "real" / "deep" / "file.wav").write_bytes(b"")
+    (tmp_path / "rel").symlink_to("real/deep")
+    (tmp_path / "abs").symlink_to(tmp_path / "real")
+    (tmp_path / "chain").symlink_to("abs/deep")
+    (tmp_path / "up").symlink_to("real/deep/..")
+    (tmp_path / "loop_a").symlink_to("loop_b")
+    (tmp_path / "loop_b").symlink_to("loop_a")
+    (tmp_path / "real" / "deep" / "back").symlink_to("../../rel")
+    for given in (
+        "rel/file.wav",
+        "abs/deep/file.wav",
+        "chain/file.wav",
+        "chain/../deep/file.wav",
+        "up/deep/new.wav",
+        "rel/not/made/yet.wav",
+        "rel/file.wav/under_a_file",
+        "missing/../rel/x.wav",
+        "./abs/./deep//file.wav",
+        "real/deep/back/back/file.wav",
+        "loop_a/x.wav",
+    ):
+        path = str(tmp_path / given)
+        assert resolve_unplanted(path) == os.path.realpath(path), given
+
+
+async def test_a_path_under_a_file_is_refused_before_any_synthesis(worker, tmp_path):
+    """`npu-worker batch --out-dir notes.txt` (a file): the batch was accepted, every section was
+    synthesised and then failed its write (`WriteFailed: ... Not a directory`), one by one."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    (tmp_path / "notes.txt").write_text("mine")
+    for output in (tmp_path / "notes.txt" / "s00.wav", tmp_path / "notes.txt" / "more" / "s00.wav"):
+        body = {"sections": [{"idx": 0, "text": "하나", "output_path": str(output)}]}
+        response = await client.post("/synth_batch", json=body)
+        assert response.status == 400
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert f"{tmp_path / 'notes.txt'} is a file, not a folder" in answer["error"]
+    assert engine.calls == [] and (tmp_path / "notes.txt").read_text() == "mine"
