@@ -27,12 +27,17 @@ def serve(args: argparse.Namespace) -> int:
     second, before `run` hears SIGINT itself) is one line and 130, as while the command line is read:
     it was a KeyboardInterrupt traceback. A SIGTERM then is one line and 143: it ended the worker at
     once (-15), the espeak child started early left to end on its own, where a SIGTERM once `run`
-    hears it is a drain."""
+    hears it is a drain. A SIGHUP then (a closed terminal, a supervisor's stop) is one line and 129
+    the same way: it ended the worker at once (-1), with no word of why."""
     listening: list[bool] = []  # once `run` is called: its own SIGINT handling takes over
     try:
-        with sigterm_handled_by(_start_terminated):
+        # (a SIGHUP ignored by whoever started it, `nohup`, stays ignored)
+        hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+        with signals_handled_by(_start_terminated, (signal.SIGTERM, *hup)):
             return _serve(args, listening)
-    except StartTerminated:  # only before `run` takes the signal (then it drains)
+    except StartTerminated as ended:  # only before `run` takes the signal (then it drains)
+        if ended.signum == signal.SIGHUP:
+            return hung_up_before_it_began("serve")
         return terminated_before_it_began("serve")
     except KeyboardInterrupt:
         if listening:
@@ -41,28 +46,41 @@ def serve(args: argparse.Namespace) -> int:
 
 
 class StartTerminated(KeyboardInterrupt):
-    """SIGTERM before `run` takes it: the start unwinds as for a Ctrl-C (the state dir, the child)."""
+    """SIGTERM or SIGHUP (`signum`) before `run` takes it: the start unwinds as for a Ctrl-C (the
+    state dir, the child)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _start_terminated(signum: int, frame: Any) -> None:
-    # one is enough (coreutils `timeout` sends two): a second would cut the unwinding of the first
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    raise StartTerminated
+    # one is enough (coreutils `timeout` sends two; a closed terminal SIGHUP, then perhaps SIGTERM): a
+    # second would cut the unwinding of the first
+    for ignored in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(ignored, signal.SIG_IGN)
+    raise StartTerminated(signum)
+
+
+def sigterm_handled_by(handler: Callable[[int, Any], None]) -> contextlib.AbstractContextManager[None]:
+    """SIGTERM goes to `handler` meanwhile: the client commands (`cli_client._terminated`)."""
+    return signals_handled_by(handler, (signal.SIGTERM,))
 
 
 @contextlib.contextmanager
-def sigterm_handled_by(handler: Callable[[int, Any], None]) -> Iterator[None]:
-    """SIGTERM goes to `handler` meanwhile (in the main thread only: only it may set a handler); the
-    handler before is put back after. `serve`'s start (`_start_terminated`, until `run`'s loop takes
-    the signal) and the client commands (`cli_client._terminated`) each raise their own exception."""
+def signals_handled_by(handler: Callable[[int, Any], None], signums: Sequence[int]) -> Iterator[None]:
+    """`signums` go to `handler` meanwhile (in the main thread only: only it may set a handler); the
+    handlers before are put back after. `serve`'s start (`_start_terminated`, until `run`'s loop takes
+    the signals) and the client commands each raise their own exception."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, handler)
+    previous = {signum: signal.signal(signum, handler) for signum in signums}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, before in previous.items():
+            signal.signal(signum, before)
 
 
 def _serve(args: argparse.Namespace, listening: list[bool]) -> int:
@@ -361,6 +379,12 @@ def interrupted_before_it_began(command: str) -> int:
         f"npu-worker {command}".rstrip() + ": interrupted before it began: nothing was done", file=sys.stderr
     )
     return 130
+
+
+def hung_up_before_it_began(command: str) -> int:
+    """The line and exit status (128 + SIGHUP) of a SIGHUP that came before `command` did anything."""
+    print(f"npu-worker {command}: hung up before it began: nothing was done", file=sys.stderr)
+    return 129
 
 
 def terminated_before_it_began(command: str) -> int:

@@ -270,9 +270,14 @@ def main() -> int:
         return 0  # (a lane still starting as the worker stopped printed a traceback into the worker's log)
 
 
-if __name__ == "__main__":
+def run_as_main() -> None:
+    """The child process's whole life (`espeak_child_start` calls it once its life is the worker's)."""
     code = main()
     sys.stderr.flush()
     # No interpreter teardown (numpy, soxr, the C library: ≈ 50 ms): the worker waits for this exit at
     # its stop, one child per engine lane, and nothing here needs finalising.
     os._exit(code)
+
+
+if __name__ == "__main__":  # run alone (a test's child); the worker's go through `espeak_child_start`
+    run_as_main()

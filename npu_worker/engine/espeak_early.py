@@ -6,20 +6,33 @@ after the other, and a ready `/health` waited for both. Started here, the child 
 while the worker imports; the engine's first load takes it (`take`) instead of starting one, and still
 waits for its `READY`, so `/health` says loaded no sooner than before it could serve.
 
-Light on purpose (`subprocess`, `sys`, `threading`): it runs before anything heavy is imported.
+Every espeak child is started here (`spawn`), and on one thread that lives as long as the worker: a
+child is SIGKILLed when the thread that started it ends (`espeak_child_start`), so one started on an
+engine thread or an executor's would have died with that thread.
+
+Light on purpose (`os`, `queue`, `subprocess`, `sys`, `threading`): it runs before anything heavy is
+imported.
 """
 
 from __future__ import annotations
 
+import os
+import queue
 import subprocess
 import sys
 import threading
+from concurrent.futures import Future
 
-CHILD_MODULE = "npu_worker.engine.espeak_child"
+CHILD_MODULE = "npu_worker.engine.espeak_child_start"
 DISCARD_SECONDS = 2.0  # a child not taken that has not exited by then (its stdin closed) is killed
 
 _early: subprocess.Popen[bytes] | None = None
 _lock = threading.Lock()  # `take` (an engine thread) against `discard` (the command's end)
+
+
+_spawns: queue.SimpleQueue[Future[subprocess.Popen[bytes]]] = queue.SimpleQueue()
+_spawner: threading.Thread | None = None
+_spawner_lock = threading.Lock()
 
 
 def spawn() -> subprocess.Popen[bytes]:
@@ -27,12 +40,32 @@ def spawn() -> subprocess.Popen[bytes]:
     group of its own: a terminal's Ctrl-C (SIGINT to the worker's group) reached a child still importing,
     before it ignores the signal, and its KeyboardInterrupt traceback joined the worker's one-line
     "interrupted before it began" (the child started early imports just when the worker does). Its life
-    is its stdin's, which ends with the worker whatever signal ends that."""
-    # -P: the working directory (perhaps world-writable) is not put on the child's import path
-    command = [sys.executable, "-P", "-m", CHILD_MODULE]
-    return subprocess.Popen(
-        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, process_group=0
-    )
+    is its stdin's, which ends with the worker whatever signal ends that, and at most the worker's: the
+    kernel SIGKILLs it when the worker ends (a child stopped then never read its stdin's end)."""
+    global _spawner
+    started: Future[subprocess.Popen[bytes]] = Future()
+    with _spawner_lock:
+        if _spawner is None or not _spawner.is_alive():  # (none yet, or a forked process's copy)
+            _spawner = threading.Thread(target=_start_children, name="espeak-spawner", daemon=True)
+            _spawner.start()
+        _spawns.put(started)
+    return started.result()
+
+
+def _start_children() -> None:
+    """The spawner thread: never ends (a daemon), so no child is killed before the worker's end."""
+    while True:
+        started = _spawns.get()
+        # -P: the working directory (perhaps world-writable) is not put on the child's import path
+        command = [sys.executable, "-P", "-m", CHILD_MODULE, str(os.getpid())]
+        try:
+            started.set_result(
+                subprocess.Popen(
+                    command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0, process_group=0
+                )
+            )
+        except BaseException as error:  # the caller's to report (OSError: `ModelLoadError`)
+            started.set_exception(error)
 
 
 def start_early() -> None:

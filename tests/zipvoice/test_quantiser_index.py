@@ -101,27 +101,33 @@ def test_a_configuration_that_renames_otherwise_keeps_onnxruntimes_scans():
 def test_no_initializer_lookup_walks_the_initializers(decoder: Path, tmp_path, monkeypatch):
     """onnxruntime found each initializer by name in a walk over all of them (`find_by_name`: 20 645
     walks of ≈ 1 300 initializers and more on the small export's decoder): the initializers those walks
-    visit are counted here."""
+    visit are counted here, the QDQ MatMul's own lookups too (`operators/matmul.py` imported it apart,
+    and each MatMul's inputs and output were still looked up by a walk)."""
     import onnx
     from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
+    from onnxruntime.quantization.operators import conv, matmul
 
-    visited = []
+    visited: dict[str, list[int]] = {}
     original = quant_utils.find_by_name
 
-    def counted(name: str, items):  # noqa: ANN001, ANN202 - onnxruntime's arguments
-        if len(items) and isinstance(items[0], onnx.TensorProto):
-            visited.append(len(items))
-        return original(name, items)
+    def counting(module: str):  # noqa: ANN202 - onnxruntime's find_by_name
+        def counted(name: str, items):  # noqa: ANN001, ANN202 - onnxruntime's arguments
+            if len(items) and isinstance(items[0], onnx.TensorProto):
+                visited.setdefault(module, []).append(len(items))
+            return original(name, items)
 
-    for module in (quant_utils, base_quantizer, onnx_model, qdq_quantizer):
-        monkeypatch.setattr(module, "find_by_name", counted)
+        return counted
+
+    for module in (quant_utils, base_quantizer, onnx_model, qdq_quantizer, conv, matmul):
+        monkeypatch.setattr(module, "find_by_name", counting(module.__name__))
     feeds = _feeds(1)
     output = tmp_path / "quantised.onnx"
     activation_ranges.quantize_with_ranges(decoder, output, _config(decoder, feeds), feeds, tmp_path)
 
     initializers = len(onnx.load(str(output), load_external_data=False).graph.initializer)
     assert initializers > 20
-    assert sum(visited) <= initializers  # (a walk per lookup: lookups × initializers)
+    assert sum(map(sum, visited.values())) <= initializers  # (a walk per lookup: lookups × initializers)
+    assert matmul.__name__ not in visited and conv.__name__ not in visited  # (9 walks of the 5 before)
 
 
 def _renamed_twice(rebuild: str) -> list[list[str]]:
@@ -287,3 +293,68 @@ def test_another_onnxruntime_runs_its_own_code_even_with_the_internals_moved(mon
     monkeypatch.setitem(sys.modules, "onnxruntime.quantization.onnx_model", None)  # import fails
     with quantiser_index.indexed_renames({}) as used:
         assert not used
+
+
+def _checked_against_onnxruntimes_scans(monkeypatch) -> list[str]:  # noqa: ANN001 - pytest's fixture
+    """Each rename and initializer lookup the index serves, checked against what onnxruntime's own scan
+    finds at that moment; returns what was checked. The index sees node inputs change only through its
+    renames and initializer names only as they are appended: a quantiser that assigned a node's input
+    or renamed an initializer in place (onnxruntime's QOperator ones do the first) would leave it
+    missing readers or names, and a check here fails at the call, whether or not the file shows it."""
+    checked: list[str] = []
+    rename_all, rename_some = (
+        quantiser_index._replace_input_of_all_nodes,
+        quantiser_index._replace_input_of_nodes,
+    )
+    lookups = quantiser_index._initializer_lookups
+
+    def all_nodes(self, old: str, new: str) -> None:  # noqa: ANN001 - an ONNXModel
+        rename_all(self, old, new)
+        assert not [node.name for node in self.model.graph.node if old in node.input], old
+        checked.append("rename")
+
+    def some_nodes(self, old: str, new: str, names) -> None:  # noqa: ANN001 - an ONNXModel, a set
+        left = [node.name for node in self.model.graph.node if node.name not in names and old in node.input]
+        rename_some(self, old, new, names)
+        assert not [node.name for node in self.model.graph.node if node.name in names and old in node.input]
+        assert [node.name for node in self.model.graph.node if old in node.input] == left, old
+        checked.append("rename")
+
+    def checked_lookups(original, original_remove):  # noqa: ANN001, ANN202 - onnxruntime's functions
+        find, get_initializer, remove = lookups(original, original_remove)
+
+        def find_checked(name: str, items):  # noqa: ANN001, ANN202
+            found, scanned = find(name, items), original(name, items)
+            assert (found is None) == (scanned is None) and (found is None or found == scanned), name
+            checked.append("lookup")
+            return found
+
+        return find_checked, lambda self, name: find_checked(name, self.model.graph.initializer), remove
+
+    monkeypatch.setattr(quantiser_index, "_replace_input_of_all_nodes", all_nodes)
+    monkeypatch.setattr(quantiser_index, "_replace_input_of_nodes", some_nodes)
+    monkeypatch.setattr(quantiser_index, "_initializer_lookups", checked_lookups)
+    return checked
+
+
+def test_every_rename_and_lookup_of_the_qdq_flow_finds_what_onnxruntimes_scan_finds(
+    decoder: Path, tmp_path, monkeypatch
+):
+    """A guard: the a16w8 QDQ flow we call never changes the graph behind the index's back (see
+    `_checked_against_onnxruntimes_scans`), on the decoder graph and on the bias and sharing paths."""
+    checked = _checked_against_onnxruntimes_scans(monkeypatch)
+    feeds = _feeds(1)
+    activation_ranges.quantize_with_ranges(
+        decoder, tmp_path / "q.onnx", _config(decoder, feeds), feeds, tmp_path
+    )
+    graph = tmp_path / "graph.onnx"
+    _bias_and_sharing_graph(graph)
+    config = get_qnn_qdq_config(
+        str(graph), _Feeds(), activation_type=QuantType.QUInt16, weight_type=QuantType.QUInt8
+    )
+    (tmp_path / "ranges").mkdir()
+    ranges_feeds = list(_Feeds().feeds)
+    activation_ranges.quantize_with_ranges(
+        graph, tmp_path / "q2.onnx", config, ranges_feeds, tmp_path / "ranges"
+    )
+    assert checked.count("rename") > 20 and checked.count("lookup") > 20

@@ -14,11 +14,19 @@ initializers and those it adds); they come from a name → first position index 
 against the entry it points at, extended by what was appended, and rebuilt when an initializer is removed.
 
 `indexed_renames` swaps those methods on onnxruntime's `ONNXModel` class, and `find_by_name` where the
-quantiser's modules imported it, for its `with` block only (the quantiser builds its model object inside
+quantiser's modules imported it (the QDQ MatMul's own, `operators/matmul.py`, looks up each MatMul's
+inputs and output among the initializers; `operators/conv.py`'s for the same reason, though only
+onnxruntime's QOperator Conv, which we never run, calls it), for its `with` block only (the quantiser builds its model object inside
 `quantize_static`: nothing else can reach it), and only
 for an onnxruntime whose quantiser this was checked against (TESTED: the quantised model byte for byte
 the same as without the index, tests/zipvoice/test_quantiser_index.py); any other version, or a
 configuration that renames inputs another way (DedicatedQDQPair), runs onnxruntime's own code.
+The index sees a node's inputs change only through the two rename methods and an initializer's name
+only as it is appended: onnxruntime's QOperator quantisers assign node inputs directly (`operators/pad.py`,
+`gather.py`, `direct_q8.py`, `argmax.py`), but the QDQ flow we call (`get_qnn_qdq_config`, QDQRegistry)
+runs none of them, and its initializers are named before they are added (`_dup_initializer`, the
+quantised weights); tests/zipvoice/test_quantiser_index.py checks every rename and lookup of that flow
+against onnxruntime's own scan, and fails if it ever does otherwise.
 The swap is process-wide, so blocks in other threads take turns (`_SWAPPING`): two at once each put
 back what they found, and the one leaving last would leave the other's swap in onnxruntime for good.
 """
@@ -162,6 +170,7 @@ def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
         return
     from onnxruntime.quantization import base_quantizer, onnx_model, qdq_quantizer, quant_utils
     from onnxruntime.quantization.onnx_model import ONNXModel
+    from onnxruntime.quantization.operators import conv, matmul
 
     find_by_name, get_initializer, remove_initializer = _initializer_lookups(
         quant_utils.find_by_name, ONNXModel.__dict__["remove_initializer"]
@@ -171,7 +180,10 @@ def indexed_renames(extra_options: dict[str, Any] | None) -> Iterator[bool]:
         (ONNXModel, "replace_input_of_nodes", _replace_input_of_nodes),
         (ONNXModel, "get_initializer", get_initializer),
         (ONNXModel, "remove_initializer", remove_initializer),
-        *((module, "find_by_name", find_by_name) for module in (base_quantizer, onnx_model, qdq_quantizer)),
+        *(
+            (module, "find_by_name", find_by_name)
+            for module in (base_quantizer, onnx_model, qdq_quantizer, conv, matmul)
+        ),
     ]
     with _SWAPPING:
         originals = [(owner, name, owner.__dict__[name]) for owner, name, _ in swapped]

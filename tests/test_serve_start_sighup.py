@@ -1,0 +1,43 @@
+"""A SIGHUP during `npu-worker serve`'s start (a closed terminal, a supervisor's stop) before `run`
+takes it over: it ended the worker at once (-1), with no word of why; it is now one line and 129,
+as a SIGTERM then is one line and 143, and the state dir and the espeak child are let go."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.test_serve_start_signals import ROOT, SIGNALLED_IMPORTING, serve_signalled_importing
+
+
+def test_sighup_while_serve_imports_is_one_line_and_ends_the_child(tmp_path):
+    done = serve_signalled_importing(tmp_path, "npu_worker.app", "SIGHUP")
+    assert done.stdout.strip() == "exit 129 children running []", (done.returncode, done.stderr)
+    assert done.stderr.splitlines()[-1] == "npu-worker serve: hung up before it began: nothing was done"
+    assert "Traceback" not in done.stderr
+
+
+# As SIGNALLED_IMPORTING, started with SIGHUP ignored (`nohup`), and a SIGTERM once it binds its socket.
+IGNORING_SIGHUP = SIGNALLED_IMPORTING.replace(
+    "sys.addaudithook(hook)",
+    "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+    "def drain(event, args):\n"
+    "    if event == 'socket.bind':\n"
+    "        os.kill(os.getpid(), signal.SIGTERM)\n"
+    "sys.addaudithook(hook)\n"
+    "sys.addaudithook(drain)",
+)
+
+
+def test_a_start_under_nohup_goes_on_after_a_sighup(tmp_path):
+    """`nohup npu-worker serve`: the SIGHUP its caller asked to be ignored does not end the start."""
+    done = subprocess.run(
+        [sys.executable, "-c", IGNORING_SIGHUP, "npu_worker.app", "SIGHUP", "serve", "--port", "0"]
+        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.stdout.strip() == "exit 0 children running []", (done.returncode, done.stderr)
+    assert "SIGTERM: shutting down" in done.stderr and "hung up" not in done.stderr
