@@ -156,7 +156,8 @@ def test_hostile_names_are_never_markup_and_thousands_of_voices_are_bounded(brow
         assert state["voices"]["offered"][:3] == ["", "voice0", "voice1"]
         assert len(state["voices"]["offered"]) == 1 + 500
         assert state["voices"]["note"] == (
-            "showing 500 of 3000 stored voices; 3 voices with a name that is no voice name not offered"
+            "showing 500 of 3000 stored voices (type in the filter box to find the others); "
+            "3 voices with a name that is no voice name not offered"
         )
         assert page.title() != "owned"
         assert page.locator("#voice img, #voice script, #voice b, #voice i").count() == 0
@@ -165,6 +166,20 @@ def test_hostile_names_are_never_markup_and_thousands_of_voices_are_bounded(brow
         page.click("#play")
         wait_for(page, "s.run && !s.run.running")
         assert received[0]["ref_wav"] == "voice499"
+
+        # Past the 500 offered: the filter box (shown since some are not) finds any stored voice by name,
+        # keeping the one chosen; it could not be picked at all before.
+        page.fill("#voice-filter", "voice2999")
+        wait_for(page, "s.voices.offered.includes('voice2999')")
+        state = snapshot(page)
+        assert state["voices"]["offered"] == ["", "voice499", "voice2999"]
+        assert state["voices"]["note"] == (
+            '1 stored voice matching "voice2999"; 3 voices with a name that is no voice name not offered'
+        )
+        page.select_option("#voice", "voice2999")  # (Play sends the field's value: voice499's above)
+        page.fill("#voice-filter", "")
+        wait_for(page, "s.voices.offered.length === 1 + 501")  # the 500 first, and the one chosen kept
+        assert page.input_value("#voice") == "voice2999"
         assert console.errors == []
 
 
