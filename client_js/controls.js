@@ -7,6 +7,7 @@
 import { Channel, socketRefusedAdvice, socketUrl } from "./channel.js";
 import { checkHealth, streamRateKnown } from "./health.js";
 import { refreshInput } from "./input.js";
+import { listedLanguages, unspokenLanguage } from "./languages.js";
 import { FRESH_SECTION, cancelRun, newRun } from "./model.js";
 import { Player } from "./player.js";
 import { $, base, playingOut, state, token, updateButtons } from "./state.js";
@@ -72,6 +73,11 @@ async function startPlay() {
   refreshInput();
   if (!state.sections.length) {
     showMessage("Nothing to say: paste text or load a lecture JSON first.", "warn");
+    return;
+  }
+  const unspoken = unspokenLanguage($("lang").value.trim() || "ko", listedLanguages(state.worker.health));
+  if (unspoken) {  // nothing sent: the worker would refuse it (UnknownLanguage) once connected
+    showMessage(unspoken, "error");
     return;
   }
   if (!state.player && !(await streamRateKnown())) return;

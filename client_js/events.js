@@ -5,7 +5,7 @@
  */
 
 import { cancel } from "./controls.js";
-import { pollHealth } from "./health.js";
+import { pollHealth, refreshVoices } from "./health.js";
 import { cancelRun, figures, settle } from "./model.js";
 import { section, state, updateButtons } from "./state.js";
 import { logLine, renderFigures, renderSlides, showMessage } from "./view.js";
@@ -70,7 +70,10 @@ function onErrorEvent(event) {
     Loading: "The worker is still booting (loading its model); try again in a moment.",
     QueueFull: "The worker's queue is full; try again later.",
     NotRunning: "Nothing to cancel: the request had already finished.",
+    UnknownVoice: "The voice picked is no longer on the worker (deleted after the voice list was read): "
+      + "the list has been read again; pick a voice from it and play again.",
   }[name];
+  if (name === "UnknownVoice") refreshVoices();  // the list the page offered is out of date
   if (name === "NotRunning" && state.run?.cancelRequested) {
     // The request finished as the cancel went out: the audio is already dropped, so it is a play-out stop.
     cancelRun(state.run, state.sections);

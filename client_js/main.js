@@ -9,7 +9,7 @@
 
 import { cancel, handleWith, play, togglePause } from "./controls.js";
 import { onClosed, onEvent, onPlayerReport, onReceived, onSent } from "./events.js";
-import { pollHealth, refreshVoices } from "./health.js";
+import { filterVoices, pollHealth, refreshVoices } from "./health.js";
 import { loadFile, refreshInput } from "./input.js";
 import { figures } from "./model.js";
 import { $, playingOut, showSpeed, state } from "./state.js";
@@ -55,6 +55,7 @@ $("file").addEventListener("change", (event) => {
 });
 $("speed").addEventListener("input", showSpeed);
 $("voices-refresh").addEventListener("click", refreshVoices);
+$("voice-filter").addEventListener("input", filterVoices);
 $("play").addEventListener("click", play);
 $("pause").addEventListener("click", togglePause);
 $("cancel").addEventListener("click", cancel);

@@ -4,6 +4,7 @@
  */
 
 import { redactToken } from "./channel.js";
+import { MAX_LANGUAGES_SHOWN, listedLanguages } from "./languages.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -116,10 +117,20 @@ export function renderWorker(status) {
     const busy = h.jobs_running ? ` · ${h.jobs_running} running, ${h.queue ?? 0} queued` : " · idle";
     pill.textContent = `${h.backend} on ${h.device}${h.precision ? ` ${h.precision}` : ""}${load}${busy}`;
     pill.title = JSON.stringify(h, null, 1);
+    fillLanguages(listedLanguages(h) ?? []);
   } else {
     pill.textContent = { booting: "worker booting…", down: "worker unreachable", refused: "refused" }[status.state] ?? "worker error";
     pill.title = status.message;
   }
+}
+
+/** The Language field's list: the worker's languages (text options, at most MAX_LANGUAGES_SHOWN). */
+function fillLanguages(codes) {
+  const list = $("languages");
+  const key = codes.join(" ");
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  list.replaceChildren(...codes.slice(0, MAX_LANGUAGES_SHOWN).map((code) => new Option(code, code)));
 }
 
 /** One message at a time: kind is "info", "warn" or "error"; empty text hides it. A token is never shown. */

@@ -24,7 +24,7 @@ export function storedVoices(body, limit = MAX_VOICES_SHOWN) {
   if (body === null || typeof body !== "object" || !Array.isArray(body.data)) {
     return { voices: [], total: 0, skipped: 0, problem: `the voice list has no \`data\` list: ${ONLY_DEFAULT}` };
   }
-  const voices = [];
+  const all = [];
   let total = 0;
   let skipped = 0;
   for (const entry of body.data) {
@@ -34,21 +34,35 @@ export function storedVoices(body, limit = MAX_VOICES_SHOWN) {
       continue;
     }
     total += 1;
-    if (voices.length >= limit) continue;
     const seconds = typeof entry.duration_sec === "number" && Number.isFinite(entry.duration_sec) ? ` (${entry.duration_sec.toFixed(1)} s)` : "";
     const text = typeof entry.ref_text === "string" ? entry.ref_text.slice(0, 200) : "";
-    voices.push({ name: entry.name, label: `${entry.name}${seconds}`, title: text });
+    all.push({ name: entry.name, label: `${entry.name}${seconds}`, title: text });
   }
-  return { voices, total, skipped, problem: null };
+  return { voices: all.slice(0, limit), all, total, skipped, problem: null };
+}
+
+/**
+ * The stored voices offered for the filter box's text (names holding it, any case): at most `limit`
+ * of them, and `keep` (the voice chosen) whenever it is stored, so a filter never unpicks it. Every
+ * stored voice can be found so, where only the first `limit` could be picked.
+ */
+export function shownVoices(listed, filter, keep = "", limit = MAX_VOICES_SHOWN) {
+  const all = listed.all ?? listed.voices;
+  const wanted = filter.trim().toLowerCase();
+  const matching = wanted ? all.filter((voice) => voice.name.toLowerCase().includes(wanted)) : all;
+  const voices = matching.slice(0, limit);
+  const kept = keep && !voices.some((voice) => voice.name === keep) && all.find((voice) => voice.name === keep);
+  return { ...listed, voices: kept ? [kept, ...voices] : voices, total: matching.length, filter: wanted };
 }
 
 /** The line shown under the voice list: why it is missing, or what of it is not shown; "" when whole. */
-export function voicesNote({ voices, total, skipped, problem }) {
+export function voicesNote({ voices, total, skipped, problem, filter }) {
   if (problem) return problem;
   const parts = [];
-  if (total > voices.length) parts.push(`showing ${voices.length} of ${total} stored voices`);
+  if (filter) parts.push(`${total} stored voice${total === 1 ? "" : "s"} matching "${filter.slice(0, 64)}"${total > voices.length ? `, showing ${voices.length}` : ""}`);
+  else if (total > voices.length) parts.push(`showing ${voices.length} of ${total} stored voices (type in the filter box to find the others)`);
   if (skipped) parts.push(`${skipped} voice${skipped === 1 ? "" : "s"} with a name that is no voice name not offered`);
-  if (!total && !skipped) parts.push("no stored voices yet (upload one with POST /v1/audio/voices)");
+  if (!total && !skipped && !filter) parts.push("no stored voices yet (upload one with POST /v1/audio/voices)");
   return parts.join("; ");
 }
 

@@ -144,7 +144,11 @@ def spelled_as_roots(real: str, roots: Sequence[str]) -> str:
     return alias_under(real, roots) or real
 
 
-OUTSIDE_HINT = "start the worker with --output-roots (NPU_WORKER_OUTPUT_ROOTS) to allow another directory"
+# The caller's next step, not the operator's: a path under one of the roots, or the operator's setting to ask for.
+OUTSIDE_HINT = (
+    "use a path under one of them, or ask the worker's operator to allow another directory "
+    "(--output-roots, NPU_WORKER_OUTPUT_ROOTS)"
+)
 
 
 def own_home(path: str) -> str:

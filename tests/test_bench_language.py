@@ -62,3 +62,47 @@ async def test_a_busy_worker_s_refusals_are_no_language_refusal(worker, tmp_path
     records = json.loads((tmp_path / "run.json").read_text())["records"]
     assert len(records) == 12, records
     assert any((r["error"] or "").startswith("QueueFull") for r in records), records
+
+
+@pytest.mark.parametrize("mode", ["load", "fragments"])
+async def test_a_language_health_does_not_list_is_refused_before_any_request(worker, tmp_path, capsys, mode):
+    """/health listed no languages, so `bench --lang zz` learnt the worker's refusal only from its first
+    request. /health now lists the engine's (`languages`) and the bench refuses before it sends one: the
+    worker counts no `UnknownLanguage` answer."""
+    server = await worker(None)  # espeak-ng
+    health = await (await server.get("/health")).json()
+    assert {"ko", "en", "en-us", "korean", "ja"} <= set(health["languages"]), health
+    argv = ["bench", "--mode", mode, "--base", base_of(server), "--rps", "20", "--duration", "1"]
+    argv += ["--requests", "4", "--lang", "zz", "--out", str(tmp_path / "run")]
+    code = await asyncio.to_thread(bench_main, argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    said = "npu-worker bench: the worker does not speak --lang zz: UnknownLanguage: its /health lists the"
+    assert err.startswith(said) and err.count("\n") == 1, err
+    metrics = await (await server.get("/metrics")).text()
+    assert 'name="UnknownLanguage"' not in metrics, metrics
+
+
+@pytest.mark.parametrize("lang", ["ko", " KO_kr ", "ko-KR", "Korean", "en-US"])
+async def test_a_spelling_the_worker_speaks_is_not_refused_from_health(worker, tmp_path, lang):
+    """The bench's check spells `lang` as the worker does (case, `_`, a region whose language is listed):
+    none of these is refused before the run, and the worker speaks each."""
+    from npu_worker.bench.load import unspoken
+
+    server = await worker(None)
+    health = await (await server.get("/health")).json()
+    assert unspoken(lang, health) is None
+    answer = await server.post(
+        "/synth", json={"text": "안녕.", "lang": lang, "output_path": str(tmp_path / "a.wav")}
+    )
+    assert answer.status == 200, (lang, await answer.text())
+
+
+async def test_an_engine_that_takes_any_language_lists_none(worker):
+    """A ToneEngine (as sovits, or ZipVoice's `simple` tokenizer) has no list: the field is absent, and
+    the bench leaves the answer to the run."""
+    from npu_worker.bench.load import unspoken
+
+    server = await worker()
+    health = await (await server.get("/health")).json()
+    assert "languages" not in health and unspoken("zz", health) is None

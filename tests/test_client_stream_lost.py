@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from npu_worker.client.collector import BatchCollector
+from npu_worker.client.collector import BatchCollector, result_events
 from npu_worker.client.errors import NotConnected, TransportError, WorkerProtocolError
 from npu_worker.client.plans import streaming_plan
 from tests.rogue_worker import RogueWorker, ndjson
@@ -81,3 +81,26 @@ async def test_a_waiting_line_from_the_worker_is_a_protocol_error(use_async):
         with pytest.raises(WorkerProtocolError, match="named as the client's own waiting"):
             await stream(rogue.base, use_async, on_progress=lambda i, e: events.append(e))
     assert [event["event"] for event in events] == ["start"]
+
+
+@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
+async def test_a_status_line_from_the_worker_is_a_protocol_error(use_async):
+    """`status` is the client's own event too (its polled `/jobs/{id}/status` snapshot): a stream's line so
+    named was passed on as one (a job state the client never polled) and counted as progress."""
+    spoof = {"event": "status", "job_id": "j1", "status": "done", "done": 2, "total": 2}
+    events: list[dict[str, Any]] = []
+    script = lambda method, path: ndjson(START, spoof, OK0, OK1, DONE)  # noqa: E731
+    async with RogueWorker(script) as rogue:
+        with pytest.raises(WorkerProtocolError, match="named as the client's own status"):
+            await stream(rogue.base, use_async, on_progress=lambda i, e: events.append(e))
+    assert [event["event"] for event in events] == ["start"]
+
+
+@pytest.mark.parametrize("kind", ["status", "stream_lost", "waiting"])
+def test_a_polled_result_section_named_as_a_client_event_is_a_protocol_error(kind):
+    """A `/jobs/{id}/result` section is the worker's: one named `status`, `waiting` or `stream_lost` was
+    passed on to `on_progress` as the client's own event, as a stream's line so named was."""
+    body = {"sections": [{"idx": 0, "status": "ok", "wav_path": "/w/0.wav"}, {"idx": 1, "event": kind}]}
+    with pytest.raises(WorkerProtocolError, match=f"named as the client's own {kind}"):
+        result_events(body)
+    assert [event["event"] for event in result_events({"sections": body["sections"][:1]})] == ["progress"]

@@ -209,3 +209,33 @@ async def test_a_node_restarted_as_an_engine_node_still_writes_the_files_of_jobs
         assert await asyncio.to_thread(out.read_bytes) == b"RIFF"
     finally:
         await jobs.close()
+
+
+async def test_an_engine_node_that_stops_cleanly_leaves_the_view_at_once(worker, redis_server, tmp_path):
+    """A stopped engine node counted as alive until its beat was 5 s old: an api node's /health listed it
+    and counted it in `engines_alive`, and accepted work for it. A clean stop marks its beat `stopped`:
+    the next view has no such node, while its beat stays (a rolling restart, forgetting it later)."""
+    import redis.asyncio as aioredis
+
+    from npu_worker.app_keys import SCHEDULER_KEY
+    from npu_worker.jobs.cluster.heartbeat import RESTART_GRACE
+
+    cluster = {"queue": redis_server.url}
+    engine = await worker(role="engine", state_dir=str(tmp_path / "engine"), **cluster)
+    name = engine.app[SCHEDULER_KEY].node
+    api = await worker(role="api", state_dir=str(tmp_path / "api"), **cluster)
+    async with asyncio.timeout(seconds(10)):
+        while (await (await api.get("/health")).json())["cluster"]["engines_alive"] != 1:
+            await asyncio.sleep(0.05)
+    await engine.close()  # the app's cleanup: the scheduler's stop, as at a SIGTERM
+    health = await (await api.get("/health")).json()
+    assert health["cluster"]["engines_alive"] == 0, health
+    assert name not in [node["node"] for node in health["cluster"]["nodes"]], health
+    planter = aioredis.from_url(redis_server.url)
+    try:
+        beat = json.loads(await planter.hget("npu:nodes", name))
+    finally:
+        await planter.aclose()
+    assert beat["stopped"] is True and beat["backend"] == "tone", beat
+    ago = api.app[SCHEDULER_KEY].heartbeat.sound_engine_ago
+    assert ago is not None and ago < RESTART_GRACE  # a rolling restart's gap is still no failure

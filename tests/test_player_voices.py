@@ -80,6 +80,36 @@ def test_an_uploaded_voice_is_offered_picked_and_spoken_with(open_player: Any) -
     assert console.errors == []
 
 
+def test_a_voice_deleted_after_the_list_was_read_is_said_in_words_and_the_list_read_again(
+    open_player: Any,
+) -> None:
+    """Play with a voice deleted since the list was read: the page said only "The worker refused the
+    request: UnknownVoice: …" and kept offering it; it now says what happened and reads the list again."""
+    worker, page, console = open_player(ToneEngine(), token=TOKEN, open_page=False)
+    upload_voice(page, worker.url, "teacher", "안녕하세요 여러분")
+    page.goto(worker.url + f"?token={TOKEN}")
+    wait_for(page, "s.voices.offered.includes('teacher')")
+    page.select_option("#voice", "teacher")
+    gone = page.request.delete(
+        worker.url + "v1/audio/voices/teacher", headers={"Authorization": f"Bearer {TOKEN}"}
+    )
+    assert gone.status == 200, gone.text()
+    page.fill("#input", "첫 문장입니다.")
+    wait_for(page, "s.sections.length === 1")
+    page.click("#play")
+    wait_for(page, "!s.voices.offered.includes('teacher')")
+    state = snapshot(page)
+    assert state["message"].startswith(
+        "The voice picked is no longer on the worker (deleted after the voice list was read): "
+        "the list has been read again; pick a voice from it and play again. (UnknownVoice: "
+    ), state["message"]
+    assert state["voices"]["note"] == (
+        "the voice teacher is no longer offered: Play speaks with the worker's default"
+    )
+    assert page.input_value("#voice") == ""
+    assert console.errors == []
+
+
 def test_a_voice_list_refused_for_want_of_a_token_is_explained(open_player: Any) -> None:
     worker, page, console = open_player(ToneEngine(), token=TOKEN, open_page=False)
     page.goto(worker.url)  # no ?token=: /health answers, the voice list is a 401
@@ -126,7 +156,8 @@ def test_hostile_names_are_never_markup_and_thousands_of_voices_are_bounded(brow
         assert state["voices"]["offered"][:3] == ["", "voice0", "voice1"]
         assert len(state["voices"]["offered"]) == 1 + 500
         assert state["voices"]["note"] == (
-            "showing 500 of 3000 stored voices; 3 voices with a name that is no voice name not offered"
+            "showing 500 of 3000 stored voices (type in the filter box to find the others); "
+            "3 voices with a name that is no voice name not offered"
         )
         assert page.title() != "owned"
         assert page.locator("#voice img, #voice script, #voice b, #voice i").count() == 0
@@ -135,6 +166,20 @@ def test_hostile_names_are_never_markup_and_thousands_of_voices_are_bounded(brow
         page.click("#play")
         wait_for(page, "s.run && !s.run.running")
         assert received[0]["ref_wav"] == "voice499"
+
+        # Past the 500 offered: the filter box (shown since some are not) finds any stored voice by name,
+        # keeping the one chosen; it could not be picked at all before.
+        page.fill("#voice-filter", "voice2999")
+        wait_for(page, "s.voices.offered.includes('voice2999')")
+        state = snapshot(page)
+        assert state["voices"]["offered"] == ["", "voice499", "voice2999"]
+        assert state["voices"]["note"] == (
+            '1 stored voice matching "voice2999"; 3 voices with a name that is no voice name not offered'
+        )
+        page.select_option("#voice", "voice2999")  # (Play sends the field's value: voice499's above)
+        page.fill("#voice-filter", "")
+        wait_for(page, "s.voices.offered.length === 1 + 501")  # the 500 first, and the one chosen kept
+        assert page.input_value("#voice") == "voice2999"
         assert console.errors == []
 
 

@@ -33,11 +33,15 @@ async def test_known_lang_aliases_are_served(worker, tmp_path: Path):
 
 
 async def test_an_output_path_outside_the_roots_names_the_setting_that_allows_it(worker, tmp_path: Path):
+    """The advice is the caller's: it told the caller to "start the worker with --output-roots", which only
+    the operator can; it now says to write under a root, or to ask the operator for that setting."""
     client = await worker()
     response = await client.post("/synth", json={"text": "hi", "output_path": "/etc/x.wav"})
     assert response.status == 400
     error = (await response.json())["error"]
     assert error.startswith("OutputPathNotAllowed: ") and "--output-roots" in error
+    assert "use a path under one of them, or ask the worker's operator" in error, error
+    assert "start the worker" not in error, error
 
 
 async def test_health_names_the_protocol_and_the_package_version(worker):

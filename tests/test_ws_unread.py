@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import socket
 
 import pytest
@@ -12,7 +14,7 @@ import websockets
 from npu_worker.app_keys import SCHEDULER_KEY
 from npu_worker.ws_server import opening
 from tests.test_ws_support import batch
-from tests.timing import until
+from tests.timing import seconds, until
 from tests.tone_engine import ToneEngine
 
 
@@ -145,3 +147,28 @@ async def test_a_peer_still_reading_when_its_socket_ends_gets_the_rest_and_the_c
         assert frame_opcodes(received)[-1] == 0x8, frame_opcodes(received)[-3:]
     finally:
         small.close()
+
+
+async def test_a_peer_that_sends_one_byte_messages_and_reads_nothing_is_dropped_as_the_peer(served, caplog):
+    """1-byte messages for ever, their `error` answers never read: the send deadline drops the peer
+    (bounded), but its `ConnectionResetError` came out of the handler's refusal and was logged as the
+    worker's own failure, "internal error on GET /ws (incident …)" with a traceback, for each such peer."""
+    caplog.set_level(logging.INFO)
+    listener = await served(ToneEngine(), heartbeat_interval=0.2)
+    small = socket.socket()
+    small.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # full after a few answers
+    small.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(small, ("127.0.0.1", listener.port))
+    ws = await websockets.connect(
+        f"ws://127.0.0.1:{listener.port}/ws", sock=small, max_queue=1, ping_interval=None, ping_timeout=None
+    )
+    try:
+        async with asyncio.timeout(seconds(60)):
+            with contextlib.suppress(websockets.ConnectionClosed):
+                while True:  # each an `UnknownMessage`/`BadRequest` answer the peer never reads
+                    await ws.send("x")
+        await until(lambda: not listener.guard.open, "the connection to be dropped")
+    finally:
+        ws.transport.abort()
+    failures = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not failures, failures

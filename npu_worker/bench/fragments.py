@@ -19,7 +19,14 @@ from typing import Any
 
 import aiohttp
 
-from npu_worker.bench.load import LanguageRefused, check_access, check_loopback, health, no_redirects
+from npu_worker.bench.load import (
+    LanguageRefused,
+    check_access,
+    check_loopback,
+    health,
+    no_redirects,
+    unspoken,
+)
 from npu_worker.bench.measure import Listener, figure, json_object, sample_rate
 from npu_worker.bench.stats import summarize
 from npu_worker.client.common import auth_headers
@@ -197,6 +204,8 @@ async def run_fragments(config: FragmentConfig, say: Callable[[str], None] = pri
     headers = {"Authorization": f"Bearer {config.token}"} if config.token else {}
     async with aiohttp.ClientSession(headers=headers, trace_configs=[no_redirects()]) as session:
         before = await health(session, config.base)
+        if refused := unspoken(config.lang, before):
+            raise refused
         await check_access(session, config.base, config.token is not None)
         records = []
         for idx in range(len(config.texts)):

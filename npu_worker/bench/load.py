@@ -164,6 +164,21 @@ class LanguageRefused(ValueError):
         self.lang, self.said = lang, said
 
 
+def unspoken(lang: str, health: dict[str, Any]) -> LanguageRefused | None:
+    """The run's end before it starts: `/health` lists the languages its engine speaks (`languages`) and
+    `lang` is none of them, in the worker's spelling (`" KO_kr "` is `ko-kr`, spoken where `ko` is). The
+    first request was sent and refused (`UnknownLanguage`) before. A worker that lists none (one that
+    takes any language, an api node, an older one) is asked by the run itself, as before."""
+    listed = health.get("languages")
+    if not isinstance(listed, list) or not all(isinstance(code, str) for code in listed) or not listed:
+        return None
+    code, spoken = lang.strip().lower().replace("_", "-"), {known.lower() for known in listed}
+    if code in spoken or code.split("-", 1)[0] in spoken:
+        return None
+    shown = ", ".join(listed[:20]) + (f", … ({len(listed)} in all)" if len(listed) > 20 else "")
+    return LanguageRefused(lang, f"UnknownLanguage: its /health lists the languages it speaks: {shown}")
+
+
 def language_refused(config: LoadConfig, record: RequestRecord) -> LanguageRefused | None:
     """The run's end when `record` was refused for its language: the whole run was sent, each request
     refused, then it exited 1 (the refusal named `lang`, not the flag that set it)."""
@@ -270,6 +285,8 @@ async def run_load(config: LoadConfig, say: Callable[[str], None] = lambda line:
         headers=headers, connector=connector, trace_configs=[no_redirects()]
     ) as session:
         before = await health(session, config.base)
+        if refused := unspoken(config.lang, before):
+            raise refused
         await check_access(session, config.base, config.token is not None)
         out_dir = await asyncio.to_thread(temp_wav_dir, config.wav_dir)
         try:

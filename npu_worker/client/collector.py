@@ -25,9 +25,10 @@ ProgressCallback = Callable[[int, dict[str, Any]], Any]
 UNLOGGED_EVENTS = frozenset({"heartbeat", "status", "waiting", "stream_lost"})
 NO_PROGRESS_EVENTS = frozenset({"heartbeat", "stream_lost"})  # they move the job on by nothing
 # The client's own words, never a worker's: a stream line so named would be said as the client's
-# (`npu-worker batch` printed a worker's "stream lost … re-attaching" while nothing was lost, and a
-# worker's `waiting` line as a "not now" wait the client never made).
-CLIENT_EVENTS = frozenset({"stream_lost", "waiting"})
+# (`npu-worker batch` printed a worker's "stream lost … re-attaching" while nothing was lost, a
+# worker's `waiting` line as a "not now" wait the client never made, and a `status` line as a polled
+# snapshot: a job state the client never read from `/jobs/{id}/status`, counted as progress).
+CLIENT_EVENTS = frozenset({"stream_lost", "waiting", "status"})
 
 
 @dataclass
@@ -175,6 +176,10 @@ def result_events(result_body: dict[str, Any]) -> list[dict[str, Any]]:
         event.setdefault("event", "error" if event.get("status") == "fail" else "progress")
         if not isinstance(event["event"], str):  # a list was a TypeError out of the collector
             raise WorkerProtocolError(f"the worker sent a result section that is no event: {event}"[:300])
+        if event["event"] in CLIENT_EVENTS:  # passed on as the client's own, as a stream line was
+            raise WorkerProtocolError(
+                f"the worker sent a result section named as the client's own {event['event']}: {event}"[:300]
+            )
         events.append(event)
     return events
 

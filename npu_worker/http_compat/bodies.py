@@ -227,6 +227,10 @@ class Health(msgspec.Struct, kw_only=True):
     jobs_running: int
     ttfa_ms: TtfaFigures
     queue_backend: Literal["local", "redis"]
+    languages: Annotated[
+        list[str] | UnsetType,
+        Meta(description="the `lang` codes the engine speaks, once loaded; absent where it takes any"),
+    ] = UNSET
     decoder_calls: DecoderCallCounts | UnsetType = UNSET
     role: str | UnsetType = UNSET
     node: str | UnsetType = UNSET

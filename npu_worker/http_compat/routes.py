@@ -16,6 +16,7 @@ from .. import PROTOCOL_VERSION, __version__, openapi
 from ..app_keys import LIMITS_KEY, NDJSON_STREAMS_KEY, SCHEDULER_KEY, SETTINGS_KEY
 from ..config import parse_bool
 from ..engine.factory import reported_backend
+from ..engine.spoken_languages import spoken_languages
 from ..errors import WorkerError
 from ..jobs.model import DONE, Job, KeptJob, LogEntry
 from ..printable import printable
@@ -110,6 +111,8 @@ async def health(request: web.Request) -> web.Response:
         ttfa_ms=TtfaFigures(_percentile(ttfa, 0.5), _percentile(ttfa, 0.95), len(ttfa)),
         **queue,
     )
+    if info is not None and (languages := spoken_languages(scheduler.engine)) is not None:
+        body.languages = languages  # (`bench --lang` refuses one not listed before its run)
     calls = scheduler.decoder_calls
     if calls is not None:  # segments on the CPU overflow decoder, which `device` does not show
         body.decoder_calls = DecoderCallCounts(calls.total, calls.cpu_overflow)

@@ -71,6 +71,8 @@ async def handle_ws(request: web.Request) -> web.StreamResponse:
             elif message.type == WSMsgType.ERROR:  # aiohttp has closed it (1009: over --max-body-bytes)
                 app[CLOSING_SOCKETS_KEY].linger_failed(request)
                 break
+    except ConnectionError as exc:  # an answer the peer took nothing of (the send deadline), or it left:
+        log.debug("ws: the peer is gone (%s)", exc)  # its doing, never an internal error with an incident
     finally:
         deadline.close()
         sessions.discard(session)

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { test } from "node:test";
 
-import { fetchVoices, storedVoices, voicesNote } from "../../client_js/voices.js";
+import { fetchVoices, shownVoices, storedVoices, voicesNote } from "../../client_js/voices.js";
 
 function listen(handler) {
   const server = createServer(handler);
@@ -66,7 +66,21 @@ test("thousands of voices: at most the bound are offered and the note says how m
   const listed = storedVoices({ data }, 500);
   assert.equal(listed.voices.length, 500);
   assert.equal(listed.total, 5000);
-  assert.equal(voicesNote(listed), "showing 500 of 5000 stored voices");
+  assert.equal(voicesNote(listed), "showing 500 of 5000 stored voices (type in the filter box to find the others)");
+});
+
+test("the filter box finds any stored voice, past the bound too, and keeps the one chosen", () => {
+  const data = Array.from({ length: 5000 }, (_, i) => ({ name: `voice${i}`, source: "uploaded" }));
+  const listed = storedVoices({ data }, 500);
+  const found = shownVoices(listed, " VOICE4999 ");
+  assert.deepEqual(found.voices.map((voice) => voice.name), ["voice4999"]);
+  assert.equal(voicesNote(found), '1 stored voice matching "voice4999"');
+  const many = shownVoices(listed, "voice1", "voice4999");
+  assert.equal(many.voices[0].name, "voice4999");  // the voice chosen stays offered
+  assert.equal(many.voices.length, 501);
+  assert.equal(voicesNote(many), `${many.total} stored voices matching "voice1", showing 501`);
+  assert.equal(voicesNote(shownVoices(listed, "nobody")), '0 stored voices matching "nobody"');
+  assert.equal(shownVoices(listed, "", "gone").voices.length, 500);  // a chosen voice not stored is not made up
 });
 
 test("entries of the wrong shape are passed over, a body without data is a problem", () => {

@@ -20,6 +20,7 @@ from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import DecoderCalls, EngineInfo, SynthesisRequest, Voice
 from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 from npu_worker.engine.interruptible import Calls
+from npu_worker.engine.spoken_languages import tokenizer_languages
 from npu_worker.engine.text_form import readable
 from npu_worker.engine.zipvoice import (
     decoders,
@@ -229,6 +230,10 @@ class ZipVoiceEngine:
             raise UnknownLanguage(
                 f"the {self.tokenizer_name} tokenizer has no phonemes for lang {lang!r}; it knows: {known}"
             )
+
+    def spoken_languages(self) -> list[str] | None:
+        """What /health lists: espeak-ng's languages and the tokenizer's own; None for `simple` (any)."""
+        return tokenizer_languages(self.tokenizer)
 
     def _token_ids(self, text: str, lang: str) -> list[int]:
         return self.table.to_ids(self.tokenizer.symbols(text, lang))

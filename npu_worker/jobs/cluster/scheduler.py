@@ -170,6 +170,7 @@ class ClusterScheduler(ClusterEngines):
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.heartbeat.leave()  # after its loop ended: no beat of it says alive again
         await self.followers.close()
         if self.engine_node is not None:
             await self.engine_node.stop()

@@ -403,7 +403,7 @@ class RedisJobs:
                 continue
             if body["role"] in ("both", "engine") and not isinstance(body.get("load_error"), str):
                 last_sound = body["seen"] if last_sound is None else max(last_sound, body["seen"])
-            if now - body["seen"] <= alive_within:
+            if now - body["seen"] <= alive_within and body.get("stopped") is not True:  # (a clean stop)
                 nodes.append({**body, "node": name.decode(errors="replace")})
         nodes.sort(key=lambda n: n["node"])
         try:
