@@ -8,7 +8,7 @@ import threading
 from typing import Any
 
 import pytest
-from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.metrics import Counter, MetricWrapperBase
 
 from tests.test_metrics import scrape, value
 from tests.test_ws_support import batch, connect, run_request
@@ -61,3 +61,30 @@ async def test_a_failed_section_and_a_partial_job_make_their_series(worker):
     assert value(samples, "npu_worker_sections_total", outcome="ok") == 1
     assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="partial") == 1
     assert value(samples, "npu_worker_errors_total", name="EmptyText") == 1
+
+
+async def test_busy_seconds_are_the_section_histograms_sum_counted_once(worker, monkeypatch):
+    """`npu_worker_engine_busy_seconds_total` is read from `npu_worker_section_seconds` when scraped: a
+    preview's lane increments two counters (its section's `ok`, its job's `done`), no third for the busy time."""
+    incremented: list[str] = []
+    real = Counter.inc
+
+    def counted(self: Counter, *args: Any, **kwargs: Any) -> None:
+        incremented.append(self._name)
+        real(self, *args, **kwargs)
+
+    client = await worker()
+    ws = await connect(client)
+    try:
+        assert (await run_request(ws, batch("One."))).done["ok_count"] == 1
+        monkeypatch.setattr(Counter, "inc", counted)
+        for text in ("Two.", "Three."):
+            assert (await run_request(ws, batch(text))).done["ok_count"] == 1
+        monkeypatch.undo()
+    finally:
+        await ws.close()
+    assert sorted(incremented) == ["npu_worker_jobs"] * 2 + ["npu_worker_sections"] * 2
+    samples = await scrape(client)
+    busy = value(samples, "npu_worker_engine_busy_seconds_total")
+    assert busy > 0 and busy == value(samples, "npu_worker_section_seconds_sum")
+    assert value(samples, "npu_worker_engine_busy_seconds_created") > 0
