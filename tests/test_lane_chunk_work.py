@@ -92,3 +92,26 @@ async def test_a_previews_chunks_do_not_ask_the_rate_again(worker, monkeypatch) 
     assert heard.done["ok_count"] == 1
     assert len(heard.section_pcm(0)) > 10 * 0.02 * 24000 * 2  # more than ten chunks went out
     assert len(asked) <= 2  # its section's delivery and cache look, not 2 a chunk
+
+
+def test_past_the_onset_a_first_sections_chunks_skip_the_trimmer(monkeypatch) -> None:
+    job = streaming_job()
+    job.trim_leading_silence = True
+    published: list[AudioChunk] = []
+    delivery = Delivery(job, job.sections[0], 24000, lambda _job, chunk: published.append(chunk))
+    assert delivery.trimmer is not None
+    fed: list[int] = []
+    real = type(delivery.trimmer).feed
+    monkeypatch.setattr(type(delivery.trimmer), "feed", lambda self, c: fed.append(1) or real(self, c))
+    tone = (0.5 * np.sin(np.arange(2400) * 0.3)).astype(np.float32)
+    chunks = [np.zeros(2400, np.float32), tone, tone.copy(), tone.copy(), tone.copy()]
+    for chunk in chunks:
+        assert delivery.take(chunk)
+    assert delivery.trimmer.onset_in_output is not None
+    assert len(fed) == 2  # the silence and the chunk that revealed the onset; not the three after
+    audio = delivery.finish("key", None)
+    assert audio.trimmed and published[0].onset is not None
+    assert [chunk.samples is out for chunk, out in zip(published[1:], chunks[2:], strict=True)] == [True] * 3
+    kept = np.concatenate(audio.kept_chunks or [])
+    assert kept.size == sum(chunk.samples.size for chunk in published)
+    assert np.array_equal(kept[-7200:], np.concatenate(chunks[2:]))

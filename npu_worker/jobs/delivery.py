@@ -77,6 +77,9 @@ class Delivery:
     def feed(self, chunk: np.ndarray) -> None:
         self.raw.append(chunk)
         if self.trimmer is not None:
+            if self.kept and self.trimmer.onset_in_output is not None:  # past the onset: as it is,
+                self._deliver(chunk, None)  # as the trimmer would hand it back (no call of it a chunk)
+                return
             out = self.trimmer.feed(chunk)
             onset = self.trimmer.onset_in_output if out.size and not self.kept else None
             self._deliver(out, onset)
