@@ -47,16 +47,21 @@ def streaming_job() -> Job:
     return Job(new_job_id(), SynthParams(), sections, preview=True, stream_audio=True, pcm16_listener=True)
 
 
-def test_a_float32_chunk_goes_out_as_itself_and_its_pcm16_without_np_clip(monkeypatch) -> None:
+def test_a_float32_chunk_goes_out_as_itself_and_its_pcm16_without_np_clip_or_asarray(monkeypatch) -> None:
     job = streaming_job()
     published: list[AudioChunk] = []
     delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: published.append(chunk))
+    assert delivery.take(np.random.default_rng(9).normal(0.0, 0.7, 2400).astype(np.float32))
+    assert delivery.watch is not None and delivery.watch.onset is not None  # (it looks no more)
+    published.clear()
     chunks = [np.random.default_rng(i).normal(0.0, 0.7, 480).astype(np.float32) for i in range(4)]
     expected = [reference_pcm16(chunk) for chunk in chunks]
     clipped: list[int] = []
-    real = np.clip
+    real, real_asarray = np.clip, np.asarray
     monkeypatch.setattr(np, "clip", lambda *a, **k: clipped.append(1) or real(*a, **k))
+    monkeypatch.setattr(np, "asarray", lambda *a, **k: clipped.append(2) or real_asarray(*a, **k))
     assert all(delivery.take(chunk) for chunk in chunks)
+    monkeypatch.undo()
     assert [chunk.samples for chunk in published] == chunks  # (the same values)
     assert all(out.samples is chunk for out, chunk in zip(published, chunks, strict=True))
     assert [chunk.pcm16.tobytes() for chunk in published] == [pcm.tobytes() for pcm in expected]
