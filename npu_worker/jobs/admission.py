@@ -278,7 +278,7 @@ class Admission:
         could take woke one when it became one: `next_section` and `next_preview` wake one for those
         their take leaves); the engine thread's first job with a section to take decides, not a
         ranking (`_pick`) of them all at each arrival and section's end (0.4 ms with 1 000 queued)."""
-        if self._engine_waiting and any(self._takeable(other) for other in self._active):
+        if self._engine_waiting and self._any_takeable():
             self._cond.notify()
         if self._lanes_waiting and self._lane_takes(job):
             self._lanes_cond.notify()
@@ -288,6 +288,12 @@ class Admission:
         wanted = job.preview and ((job.stream_audio and not self._engine_waiting) or bool(self._running))
         free = not job.cancel_requested.is_set() and not self._open.get(job.id)
         return wanted and free and _next_of(job) is not None
+
+    def _any_takeable(self) -> bool:
+        for job in self._active:  # (a loop, not `any` of a generator: a call a job less; the lanes' hot path)
+            if self._takeable(job):
+                return True
+        return False
 
     def _takeable(self, job: Job) -> bool:
         """`job` has a section a waiting thread could take now (`_pick` passes over the others)."""
@@ -361,8 +367,13 @@ class Admission:
 
 
 def _next_of(job: Job) -> Section | None:
-    """The job's first section not yet handed to the engine thread (one may still be ending)."""
-    return next((s for s in job.sections if not s.taken and not s.finished), None)
+    """The job's first section not yet handed to the engine thread (one may still be ending). A loop
+    over `final` itself: `next` of a generator asking `finished` cost three calls a section looked at,
+    each section a preview lane takes and ends (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 53)."""
+    for section in job.sections:
+        if not section.taken and section.final is None:
+            return section
+    return None
 
 
 def _served_key(job: Job) -> tuple[bool, int]:
@@ -376,8 +387,11 @@ def _heard(job: Job) -> bool:
 
 
 def _among(job: Job, jobs: list[Job]) -> bool:
-    """By identity (a Job compares equal field by field)."""
-    return any(other is job for other in jobs)
+    """By identity (a Job compares equal field by field); a loop, as `_next_of`."""
+    for other in jobs:
+        if other is job:
+            return True
+    return False
 
 
 def _is_preview(job: Job) -> bool:

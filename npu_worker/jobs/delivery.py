@@ -38,7 +38,7 @@ class SectionAudio:
     def duration(self) -> float:
         """Seconds of what listeners got and the file holds."""
         chunks = self.raw_chunks if self.kept_chunks is None else self.kept_chunks
-        return round(sum(chunk.size for chunk in chunks) / self.rate, 3)
+        return round(sum(map(len, chunks)) / self.rate, 3)  # (1-D chunks: no generator step a chunk)
 
     @functools.cached_property
     def raw_wav(self) -> bytes:
@@ -77,6 +77,9 @@ class Delivery:
     def feed(self, chunk: np.ndarray) -> None:
         self.raw.append(chunk)
         if self.trimmer is not None:
+            if self.kept and self.trimmer.onset_in_output is not None:  # past the onset: as it is,
+                self._deliver(chunk, None)  # as the trimmer would hand it back (no call of it a chunk)
+                return
             out = self.trimmer.feed(chunk)
             onset = self.trimmer.onset_in_output if out.size and not self.kept else None
             self._deliver(out, onset)
@@ -93,9 +96,10 @@ class Delivery:
         marks a step boundary (a decoder call done)."""
         if self.job.cancel_requested.is_set():
             return False
-        samples = np.asarray(chunk, dtype=np.float32).reshape(-1)
-        if samples.size:
-            self.feed(samples)
+        if chunk.__class__ is not np.ndarray or chunk.dtype != np.float32 or chunk.ndim != 1:
+            chunk = np.asarray(chunk, dtype=np.float32).reshape(-1)  # (espeak's are 1-D float32 already)
+        if chunk.size:
+            self.feed(chunk)
         return True
 
     def finish(self, key: str, hit: bytes | None) -> SectionAudio:

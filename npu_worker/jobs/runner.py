@@ -90,6 +90,7 @@ class Runner:
         self.load_stopped = False  # the shutdown gave the load up (`stop_loading`): nothing failed
         self.on_load_failed: Callable[[], object] | None = None  # called on this thread, once it is set
         self.load_seconds: float | None = None
+        self.urgent_samples = 0.0  # URGENT_AUDIO_SECONDS at the loaded engine's rate (read every chunk)
         self.paused_seconds = 0.0  # engine time lent to previews inside paused sections, in all
         self._thread: threading.Thread | None = None
         self.finisher = Finisher()  # ends file-only jobs' sections beside the engine thread
@@ -173,7 +174,7 @@ class Runner:
                     self.on_load_failed()
             return False
         self.load_seconds = round(time.monotonic() - started, 3)
-        self.info = info
+        self.info, self.urgent_samples = info, URGENT_AUDIO_SECONDS * info.sample_rate
         interrupt = getattr(self.engine, "interrupt", None)
         if callable(interrupt):
             pauses = self.preempts and getattr(self.engine, "preemptible", False)
@@ -405,7 +406,7 @@ class Runner:
         if first:
             record_first_audio(job, self.stats, self.observer)
         if job.stream_audio:
-            urgent = job.handed_over_samples < URGENT_AUDIO_SECONDS * self._rate()
+            urgent = job.handed_over_samples < self.urgent_samples
             job.handed_over_samples += int(chunk.samples.size)
             self.hand_over_audio(job, chunk, urgent)
             if first:  # a listener waits for exactly this: let the loop have the GIL and a core now
@@ -416,7 +417,7 @@ class Runner:
         at once while the listener waits for its first frames, else within LATER_AUDIO_SECONDS, with
         the chunks and events that come meanwhile (one wake-up of the loop, one burst on a socket); the
         last urgent chunk's drain opens that window, so the chunks past it wake the loop only to drain it."""
-        if urgent and job.handed_over_samples >= URGENT_AUDIO_SECONDS * self._rate():  # the last
+        if urgent and job.handed_over_samples >= self.urgent_samples:  # the last
             self.journal.handoff.then_later(job.publish_audio, chunk, LATER_AUDIO_SECONDS)
         elif urgent:
             self.journal.handoff(job.publish_audio, chunk)

@@ -1,0 +1,122 @@
+"""What an engine lane does for each chunk of a `/ws` preview, kept to the chunk's own work
+(benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 53): the loaded engine's rate is not asked for again
+a chunk, an engine's 1-D float32 chunk is taken as it is, and its int16 copy is clipped by ufuncs, the
+same values as `np.clip`, without that function's Python dispatch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from npu_worker import audio
+from npu_worker.jobs import runner as runner_module
+from npu_worker.jobs.delivery import Delivery
+from npu_worker.jobs.model import AudioChunk, Job, Section, new_job_id
+from npu_worker.protocol import SynthParams
+from tests.test_ws_support import batch, connect, run_request
+from tests.tone_engine import ToneEngine
+
+
+def reference_pcm16(samples: Any) -> np.ndarray:
+    """What `to_pcm16` returned with `np.clip`."""
+    scaled = np.clip(np.asarray(samples, dtype=np.float32), -1.0, 1.0)
+    scaled *= 32767.0
+    return np.rint(scaled, out=scaled).astype(np.int16)
+
+
+@pytest.mark.parametrize(
+    "samples",
+    [
+        np.random.default_rng(7).normal(0.0, 2.0, 4096).astype(np.float32),
+        np.array([np.nan, np.inf, -np.inf, -0.0, 1.0, -1.0, 1.0000001, -1.0000001, 3e38, -3e38], np.float32),
+        np.random.default_rng(8).uniform(-1.5, 1.5, 512),  # float64 in
+        [0.25, 2.0, -3.0],
+        np.zeros(0, np.float32),
+    ],
+)
+@pytest.mark.filterwarnings("ignore:invalid value encountered in cast")
+def test_pcm16_is_byte_for_byte_what_clip_made(samples: Any) -> None:
+    made, expected = audio.to_pcm16(samples), reference_pcm16(samples)
+    assert made.dtype == np.int16 and made.tobytes() == expected.tobytes()
+
+
+def streaming_job() -> Job:
+    sections = [Section(0, "one", None), Section(1, "two", None)]
+    return Job(new_job_id(), SynthParams(), sections, preview=True, stream_audio=True, pcm16_listener=True)
+
+
+def test_a_float32_chunk_goes_out_as_itself_and_its_pcm16_without_np_clip_or_asarray(monkeypatch) -> None:
+    job = streaming_job()
+    published: list[AudioChunk] = []
+    delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: published.append(chunk))
+    assert delivery.take(np.random.default_rng(9).normal(0.0, 0.7, 2400).astype(np.float32))
+    assert delivery.watch is not None and delivery.watch.onset is not None  # (it looks no more)
+    published.clear()
+    chunks = [np.random.default_rng(i).normal(0.0, 0.7, 480).astype(np.float32) for i in range(4)]
+    expected = [reference_pcm16(chunk) for chunk in chunks]
+    clipped: list[int] = []
+    real, real_asarray = np.clip, np.asarray
+    monkeypatch.setattr(np, "clip", lambda *a, **k: clipped.append(1) or real(*a, **k))
+    monkeypatch.setattr(np, "asarray", lambda *a, **k: clipped.append(2) or real_asarray(*a, **k))
+    assert all(delivery.take(chunk) for chunk in chunks)
+    monkeypatch.undo()
+    assert [chunk.samples for chunk in published] == chunks  # (the same values)
+    assert all(out.samples is chunk for out, chunk in zip(published, chunks, strict=True))
+    assert [chunk.pcm16.tobytes() for chunk in published] == [pcm.tobytes() for pcm in expected]
+    assert clipped == []
+
+
+def test_other_chunks_are_still_made_1d_float32() -> None:
+    job = streaming_job()
+    published: list[AudioChunk] = []
+    delivery = Delivery(job, job.sections[1], 24000, lambda _job, chunk: published.append(chunk))
+    assert delivery.take(np.full((2, 3), 0.5))  # float64, 2-D
+    assert delivery.take([0.25, -0.25])  # a list
+    assert [chunk.samples.dtype for chunk in published] == [np.float32, np.float32]
+    assert [chunk.samples.shape for chunk in published] == [(6,), (2,)]
+    assert delivery.finish("key", None).duration == round(8 / 24000, 3)
+
+
+async def test_a_previews_chunks_do_not_ask_the_rate_again(worker, monkeypatch) -> None:
+    asked: list[int] = []
+    real = runner_module.Runner._rate
+
+    def counted(self: runner_module.Runner) -> int:
+        asked.append(1)
+        return real(self)
+
+    monkeypatch.setattr(runner_module.Runner, "_rate", counted)
+    client = await worker(ToneEngine(chunk_seconds=0.02))  # a chunk every 20 ms of audio
+    ws = await connect(client)
+    try:
+        heard = await run_request(ws, batch("A preview of a few chunks."))
+    finally:
+        await ws.close()
+    assert heard.done["ok_count"] == 1
+    assert len(heard.section_pcm(0)) > 10 * 0.02 * 24000 * 2  # more than ten chunks went out
+    assert len(asked) <= 2  # its section's delivery and cache look, not 2 a chunk
+
+
+def test_past_the_onset_a_first_sections_chunks_skip_the_trimmer(monkeypatch) -> None:
+    job = streaming_job()
+    job.trim_leading_silence = True
+    published: list[AudioChunk] = []
+    delivery = Delivery(job, job.sections[0], 24000, lambda _job, chunk: published.append(chunk))
+    assert delivery.trimmer is not None
+    fed: list[int] = []
+    real = type(delivery.trimmer).feed
+    monkeypatch.setattr(type(delivery.trimmer), "feed", lambda self, c: fed.append(1) or real(self, c))
+    tone = (0.5 * np.sin(np.arange(2400) * 0.3)).astype(np.float32)
+    chunks = [np.zeros(2400, np.float32), tone, tone.copy(), tone.copy(), tone.copy()]
+    for chunk in chunks:
+        assert delivery.take(chunk)
+    assert delivery.trimmer.onset_in_output is not None
+    assert len(fed) == 2  # the silence and the chunk that revealed the onset; not the three after
+    audio = delivery.finish("key", None)
+    assert audio.trimmed and published[0].onset is not None
+    assert [chunk.samples is out for chunk, out in zip(published[1:], chunks[2:], strict=True)] == [True] * 3
+    kept = np.concatenate(audio.kept_chunks or [])
+    assert kept.size == sum(chunk.samples.size for chunk in published)
+    assert np.array_equal(kept[-7200:], np.concatenate(chunks[2:]))

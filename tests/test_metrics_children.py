@@ -1,0 +1,90 @@
+"""The metrics' label children are made once: a section's and a job's end counted on the engine lanes
+no longer call `labels(...)` (≈ 10 Python calls under its lock each; benchmarks/SERVER_OVERHEAD.md,
+2026-12-06, stop 53), and `/metrics` shows the same series and values."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from prometheus_client.metrics import Counter, MetricWrapperBase
+
+from tests.test_metrics import scrape, value
+from tests.test_ws_support import batch, connect, run_request
+
+
+@pytest.fixture
+def labels_called(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The threads that called the real `labels`, once counting is switched on (`labels_called.append("on")`)."""
+    called: list[str] = []
+    real = MetricWrapperBase.labels
+
+    def counted(self: MetricWrapperBase, *args: Any, **kwargs: Any) -> Any:
+        if called[:1] == ["on"]:
+            called.append(threading.current_thread().name)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(MetricWrapperBase, "labels", counted)
+    return called
+
+
+async def test_previews_after_the_first_call_no_labels_and_count_the_same(worker, labels_called):
+    client = await worker()
+    ws = await connect(client)
+    try:
+        for text in ("One.", "Two."):  # the children of `ok` sections and `preview ok` jobs are made here
+            assert (await run_request(ws, batch(text))).done["ok_count"] == 1
+        labels_called.append("on")
+        for text in ("Three.", "Four.", "Five."):
+            assert (await run_request(ws, batch(text))).done["ok_count"] == 1
+        assert labels_called == ["on"]
+    finally:
+        await ws.close()
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_sections_total", outcome="ok") == 5
+    assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="ok") == 5
+    assert value(samples, "npu_worker_section_seconds_count") == 5
+    assert ("npu_worker_sections_total", (("outcome", "error"),)) not in samples  # made by the first only
+
+
+async def test_a_failed_section_and_a_partial_job_make_their_series(worker):
+    client = await worker()
+    ws = await connect(client)
+    try:
+        done = (await run_request(ws, batch("One.", " "))).done  # an empty text fails its section
+    finally:
+        await ws.close()
+    assert done["ok_count"] == 1 and done["fail_count"] == 1
+    samples = await scrape(client)
+    assert value(samples, "npu_worker_sections_total", outcome="error") == 1
+    assert value(samples, "npu_worker_sections_total", outcome="ok") == 1
+    assert value(samples, "npu_worker_jobs_total", kind="preview", outcome="partial") == 1
+    assert value(samples, "npu_worker_errors_total", name="EmptyText") == 1
+
+
+async def test_busy_seconds_are_the_section_histograms_sum_counted_once(worker, monkeypatch):
+    """`npu_worker_engine_busy_seconds_total` is read from `npu_worker_section_seconds` when scraped: a
+    preview's lane increments two counters (its section's `ok`, its job's `done`), no third for the busy time."""
+    incremented: list[str] = []
+    real = Counter.inc
+
+    def counted(self: Counter, *args: Any, **kwargs: Any) -> None:
+        incremented.append(self._name)
+        real(self, *args, **kwargs)
+
+    client = await worker()
+    ws = await connect(client)
+    try:
+        assert (await run_request(ws, batch("One."))).done["ok_count"] == 1
+        monkeypatch.setattr(Counter, "inc", counted)
+        for text in ("Two.", "Three."):
+            assert (await run_request(ws, batch(text))).done["ok_count"] == 1
+        monkeypatch.undo()
+    finally:
+        await ws.close()
+    assert sorted(incremented) == ["npu_worker_jobs"] * 2 + ["npu_worker_sections"] * 2
+    samples = await scrape(client)
+    busy = value(samples, "npu_worker_engine_busy_seconds_total")
+    assert busy > 0 and busy == value(samples, "npu_worker_section_seconds_sum")
+    assert value(samples, "npu_worker_engine_busy_seconds_created") > 0
