@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from npu_worker.engine.base import SynthesisRequest
@@ -75,6 +76,12 @@ def test_a_child_started_on_a_thread_that_has_ended_still_serves():
     loading = threading.Thread(target=engine.load)
     loading.start()
     loading.join()
+    # join returns before the kernel's thread has gone (and with it the signal): the synthesis below
+    # came first, and passed without the spawner thread
+    task, gone_by = Path(f"/proc/self/task/{loading.native_id}"), time.monotonic() + seconds(10)
+    while task.exists() and time.monotonic() < gone_by:
+        time.sleep(0.01)
+    assert not task.exists()
     try:
         pid = engine.child.pid
         made = sum(chunk.size for chunk in engine.stream(SynthesisRequest("hello there")))

@@ -41,3 +41,31 @@ def test_a_start_under_nohup_goes_on_after_a_sighup(tmp_path):
     )
     assert done.stdout.strip() == "exit 0 children running []", (done.returncode, done.stderr)
     assert "SIGTERM: shutting down" in done.stderr and "hung up" not in done.stderr
+
+
+# As IGNORING_SIGHUP, with a SIGHUP and then a SIGTERM once it binds its socket (its signals heard).
+NOHUP_LISTENING = SIGNALLED_IMPORTING.replace(
+    "sys.addaudithook(hook)",
+    "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+    "def hang_up_then_stop(event, args):\n"
+    "    if event == 'socket.bind':\n"
+    "        os.kill(os.getpid(), signal.SIGHUP)\n"
+    "        os.kill(os.getpid(), signal.SIGTERM)\n"
+    "sys.addaudithook(hang_up_then_stop)",
+)
+
+
+def test_a_worker_under_nohup_runs_on_after_a_sighup_once_it_listens(tmp_path):
+    """`nohup npu-worker serve &` and the terminal closed: the SIGHUP it asked to be ignored stopped
+    the worker once it listened (the start kept it ignored, `run` drained on it); the SIGTERM after it
+    was then a second signal, an exit at once with status 1 and no drain."""
+    done = subprocess.run(
+        [sys.executable, "-c", NOHUP_LISTENING, "npu_worker.app", "SIGHUP", "serve", "--port", "0"]
+        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert done.stdout.strip() == "exit 0 children running []", (done.returncode, done.stderr)
+    assert "SIGTERM: shutting down" in done.stderr and "SIGHUP" not in done.stderr
