@@ -68,3 +68,40 @@ async def test_no_heartbeat_timer_is_left_once_the_socket_has_closed(worker):
         assert armed_heartbeats() == []
     finally:
         gate.open()
+
+
+@pytest.mark.parametrize("pause", [0.5, 1.5], ids=["timer-still-due", "timer-lapsed"])
+async def test_the_next_request_on_a_connection_gets_heartbeats_from_its_own_start(worker, pause):
+    """The connection's timer, re-armed by the first request's heartbeat, is either still due when the
+    second request starts (half an interval after the first's `done`) or has lapsed, firing with no
+    request running (one and a half): either way the second, waiting for the engine, gets heartbeats,
+    none before its own interval (`elapsed_sec`, from its message's arrival)."""
+    interval = 0.4
+    gate = ChunkGate()
+    engine = ToneEngine(chunk_seconds=10.0)  # (a request's audio is one chunk, one permit)
+    engine.gate = gate  # type: ignore[assignment]
+    client = await worker(engine, heartbeat_interval=interval)
+    ws = await connect(client)
+    try:
+        await ws.send_json(batch("먼저."))
+        while not (isinstance(item := await ws.receive(), dict) and item["event"] == "heartbeat"):
+            pass  # the first request waits: its heartbeat re-arms the connection's timer
+        gate.allow(1)
+        assert (await receive_until_done(ws)).done["ok_count"] == 1
+        with pytest.raises(TimeoutError):  # (reading: aiohttp's client answers pings only while it does)
+            item = await asyncio.wait_for(ws.receive(), pause * interval)
+            pytest.fail(f"sent between the requests: {item!r}")
+        await ws.send_json(batch("다음."))
+        heartbeats = []
+        async with asyncio.timeout(seconds(10)):  # (aiohttp's own receive timeout restarts at each ping)
+            while len(heartbeats) < 2:
+                item = await ws.receive()
+                assert isinstance(item, dict) and item["event"] != "audio_start"
+                if item["event"] == "heartbeat":
+                    heartbeats.append(item["elapsed_sec"])
+        assert min(heartbeats) >= interval, f"a heartbeat before the request's own interval: {heartbeats}"
+        gate.allow(1)
+        assert (await receive_until_done(ws)).done["ok_count"] == 1
+        await ws.close()
+    finally:
+        gate.open()

@@ -173,9 +173,10 @@ class RequestStream:
     def _write_direct(self) -> bool:
         """The subscription's items, taken and written at the end of the hand-off's drain that brought
         them while the pump waits, in that turn of the loop (the pump's task woken took one more turn
-        a hand-over; SERVER_OVERHEAD.md, stop 52): burst after burst (each up to `BURST_BYTES`, as the
-        pump's own) while the write goes out at once: no earlier send in flight, the peer's buffers not
-        full (a burst past the first had woken the pump for one more turn; stop 53). False: the pump
+        a hand-over; SERVER_OVERHEAD.md, stop 52): burst after burst (each closed once it holds
+        `BURST_BYTES`, as the pump's own: one chunk's frames may take it past) while the write goes
+        out at once: no earlier send in flight, the peer's buffers not full (a burst past the first
+        had woken the pump for one more turn; stop 53). False: the pump
         is woken to go on (a full peer, the `done`, the end); a write that fills the peer's buffers is
         waited on under the send deadline by a task that holds the send lock (`WsSession.write_now`),
         the request's last burst too."""
