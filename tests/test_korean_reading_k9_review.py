@@ -20,3 +20,17 @@ from npu_worker.engine.korean_reading import spoken
 )
 def test_an_adverbs_i_before_a_chain_is_no_subjects_particle(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("|x| ≤ 1인 구간의 길이는 2", "x의 절댓값이 1 이하인 구간의 길이는 2"),  # x의 길이가 1 이하인 …
+        ("|x| < 1이면 곡선의 길이", "x의 절댓값이 1 미만이면 곡선의 길이"),  # x의 길이가
+        ("길이가 3인 선분과 |y|", "길이가 3인 선분과 y의 절댓값"),  # y의 길이
+        ("벡터 v의 길이 |v|", "벡터 v의 길이 v의 길이"),  # just before the bars: a length, as korean9
+        ("문자열의 길이 |s| ≤ 100", "문자열의 길이 s의 길이가 100 이하"),
+    ],
+)
+def test_a_length_word_elsewhere_in_the_sentence_leaves_the_absolute_value(written: str, said: str) -> None:
+    assert spoken(written) == said
