@@ -48,3 +48,17 @@ def test_a_length_word_elsewhere_in_the_sentence_leaves_the_absolute_value(writt
 )
 def test_a_formulas_letter_a_is_no_english_article(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("1.5m < 2", "1 점 오 미터 2 미만"),  # 1 점 오 미터이 2 미만
+        ("5m ≤ 10이면", "5 미터 10 이하이면"),  # 5 미터이
+        ("3h < 5", "세 시간 5 미만"),  # 세 시간가
+        ("2g < 5", "2 그램 5 미만"),  # 2 그램가
+        ("2x ≤ 1", "2x가 1 이하"),  # a coefficient's product: as korean9
+    ],
+)
+def test_a_number_with_its_unit_before_a_bound_is_no_coefficients_product(written: str, said: str) -> None:
+    assert spoken(written) == said
