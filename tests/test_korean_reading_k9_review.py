@@ -62,3 +62,16 @@ def test_a_formulas_letter_a_is_no_english_article(written: str, said: str) -> N
 )
 def test_a_number_with_its_unit_before_a_bound_is_no_coefficients_product(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("|x| ≤ Mᵢ", "x의 절댓값 ≤ Mᵢ"),  # x의 절댓값이 M 이하ᵢ: the index after the bound's word
+        ("|x| ≤ Mⱼ입니다", "x의 절댓값 ≤ Mⱼ입니다"),  # … M 이하ⱼ입니다
+        ("x + 1 ≤ 2yᵢ", "x 더하기 1 ≤ 2yᵢ"),  # x 더하기 1이 2y 이하ᵢ
+        ("|x| ≤ M", "x의 절댓값이 M 이하"),  # as korean9
+    ],
+)
+def test_a_bound_with_a_subscript_letter_is_left_whole(written: str, said: str) -> None:
+    assert spoken(written) == said

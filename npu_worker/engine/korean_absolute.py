@@ -32,7 +32,8 @@ _TERM = rf"(?:{_UNGROUPED}|\d+(?:\.\d+)?(?![\w.])|[a-zα-ω]\d?(?![\w(]))"
 # The right side whole or not at all: not before a term it would cut, "≥ kσ)" (k8: k 이상시그마), "< 2πr", "< |y|²", nor
 # before a fifth term (k8: a의 절댓값 이하 플러스 b의 절댓값, the bound's word inside the side).
 # ... or a capital, a bound's name, "|f(x)| ≤ M", "|a_n| ≤ K" (it was f(x)의 절댓값 ≤ M, the sign unsaid): … 절댓값이 M 이하.
-_BOUND_CAPITAL = r"[A-Z](?![A-Za-z\d_(])"
+# ... not a subscript letter's, "|x| ≤ Mᵢ" (k9: M 이하ᵢ, the index after the bound's word): left.
+_BOUND_CAPITAL = r"[A-Z](?![A-Za-z\d_(\u2090-\u209c\u1d62-\u1d6a\u2c7c])"
 _RIGHT = (
     rf"(?:{ABSOLUTE}|{SIDE}|{_BOUND_CAPITAL})(?: [-+−] (?:{ABSOLUTE}|{SIDE})){{0,3}}"
     r"(?![A-Za-zα-ωπ\d_(^²³⁰-⁹|]|\.\d)(?! ?[-+−*/] ?[\w(|])"
