@@ -115,6 +115,8 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # "Use let x = 3; here.", left to espeak's "equals" (not let x에 3을 대입); "2x ≤ 1" 2x가 1 이하 (not 2 곱하기 1 이하, the x
 # lost); "x^2 < 4입니다" x의 2제곱은 4 미만입니다; "P(A) ≤ 1입니다" P(A)는 …; "x + 1 ≤ 2y" x 더하기 1이 2y 이하; "a ≠ 0입니다"
 # a는 0이 아닙니다 (not a 낫 이퀄 0입니다).
+# Their near misses read as at 17 (the review, rvk9): "다음과 같이 0 ≤ x ≤ 1", "|x| ≤ 1인 구간의 길이", "a = 3, b = 2a",
+# "1.5m < 2", "|x| ≤ Mᵢ" (not 다음과 같 x가, x의 길이, espeak's "a equals 3", 미터이, M 이하ᵢ).
 AUDIO_REVISION = 18
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

@@ -32,7 +32,8 @@ _TERM = rf"(?:{_UNGROUPED}|\d+(?:\.\d+)?(?![\w.])|[a-zα-ω]\d?(?![\w(]))"
 # The right side whole or not at all: not before a term it would cut, "≥ kσ)" (k8: k 이상시그마), "< 2πr", "< |y|²", nor
 # before a fifth term (k8: a의 절댓값 이하 플러스 b의 절댓값, the bound's word inside the side).
 # ... or a capital, a bound's name, "|f(x)| ≤ M", "|a_n| ≤ K" (it was f(x)의 절댓값 ≤ M, the sign unsaid): … 절댓값이 M 이하.
-_BOUND_CAPITAL = r"[A-Z](?![A-Za-z\d_(])"
+# ... not a subscript letter's, "|x| ≤ Mᵢ" (k9: M 이하ᵢ, the index after the bound's word): left.
+_BOUND_CAPITAL = r"[A-Z](?![A-Za-z\d_(\u2090-\u209c\u1d62-\u1d6a\u2c7c])"
 _RIGHT = (
     rf"(?:{ABSOLUTE}|{SIDE}|{_BOUND_CAPITAL})(?: [-+−] (?:{ABSOLUTE}|{SIDE})){{0,3}}"
     r"(?![A-Za-zα-ωπ\d_(^²³⁰-⁹|]|\.\d)(?! ?[-+−*/] ?[\w(|])"
@@ -51,13 +52,19 @@ def said(value: str) -> str:
 
 # A string's length, "|s|" where the text speaks of one, "len(s)는 |s|", "문자열 s의 길이 |s| ≤ 100" (it was s의 절댓값): s의
 # 길이. Only a name alone, and only with such a word near it; elsewhere the absolute value, as before.
-_LENGTH_WORD = re.compile(r"len\(|문자열|길이|[Ss]tring|length")
+_LENGTH_WORD = re.compile(r"len\(|문자열|[Ss]tring|length")
+# ... 길이 only just before the bars, "벡터 v의 길이 |v|": an interval's, "|x| ≤ 1인 구간의 길이는 2", is no string's (k9
+# read x의 길이가 1 이하인 …).
+_LENGTH_BEFORE = re.compile(r"길이[은는이가]? ?$")
 _NAME = re.compile(r"[A-Za-z_]\w{0,8}")
 
 
 def said_at(value: str, text: str, start: int, end: int) -> str:
     """`said(value)`, or value의 길이 where a length is spoken of near the bars at `start`…`end` of `text`."""
-    if _NAME.fullmatch(value) and _LENGTH_WORD.search(text, max(0, start - 40), min(len(text), end + 30)):
+    if _NAME.fullmatch(value) and (
+        _LENGTH_WORD.search(text, max(0, start - 40), min(len(text), end + 30))
+        or _LENGTH_BEFORE.search(text, max(0, start - 4), start)
+    ):
         return f"{value}의 길이"
     return said(value)
 

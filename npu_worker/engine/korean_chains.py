@@ -117,13 +117,15 @@ _TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
 # letter, 가격 p가 1000원 초과 5000원 미만. Its particle only where it is one, 이 after a closed syllable, 가 after an open
 # one, and not a noun's own last syllable, "길이 0 ≤ l ≤ 10" (length), "주가 …" (a stock's price).
 _SUBJECT_BEFORE = re.compile(r"(?<![가-힣])(?!(?:길|높|넓|깊|주|시|대)[이가] )([가-힣]{1,6})([이가]) $")
+# ... nor an adverb's 이, "다음과 같이 0 ≤ x ≤ 1로", "제한 없이", "많이" (k9 read 다음과 같 x가: the adverb cut).
+_ADVERB_STEMS = "같없많굳끗낱샅겹틈곰"
 
 
 def _subject_before(before: str) -> re.Match[str] | None:
     subject = _SUBJECT_BEFORE.search(before)
-    if subject and particle_after(subject.group(1), "이") == subject.group(2):
-        return subject
-    return None
+    if not subject or particle_after(subject.group(1), "이") != subject.group(2):
+        return None
+    return None if subject.group(2) == "이" and subject.group(1)[-1] in _ADVERB_STEMS else subject
 
 
 def spoken(text: str) -> str:

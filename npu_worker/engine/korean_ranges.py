@@ -163,7 +163,8 @@ _LONE_LETTER = re.compile(r"[A-Za-z]\d{0,3}")
 _TERM = re.compile(r"[-−]?[\d.,]+[a-z]")
 # A coefficient's product before a bound, "2x ≤ 1", "3x < 5이면" (it was 2 곱하기 1 이하: "2x 1" read later as a product,
 # 2 x 1, as "3x3" is): the term is the subject, as a formula's, 2x가 1 이하.
-_COEFFICIENT_BEFORE = re.compile(r"(?<![\w.])(\d{1,6}(?:\.\d{1,6})?[a-z]) ?$")
+# Not a unit read later, "1.5m < 2", "3h < 5", "2g < 5" (k9: 1 점 오 미터이, 세 시간가: the letter's particle on the unit).
+_COEFFICIENT_BEFORE = re.compile(r"(?<![\w.])(\d{1,6}(?:\.\d{1,6})?[a-z](?<![ghm])) ?$")
 # A number's bound of a variable, "3 < x" 3 초과 x; with its unit or counter, "3인치 < x", "5V ≤ v", "3일 < t", "3 개 < n"
 # (it was 3인치 < x, the sign unsaid): 3인치 초과 x.
 BOUNDED_BY = re.compile(  # (its sign looked for first: the units' alternatives are tried only before one)
@@ -227,7 +228,7 @@ _SIDE_SAID = rf"{_SIDE_TERM}{_SAID_ABSOLUTE}(?:(?: - | ?[+−*×·÷] ?){_SIDE_T
 # which "10x 이상" would read as so many times (10배 이상), left.
 FORMULA_BOUNDED_BY = re.compile(
     r"(?=\d{1,12} ?[<>≤≥])(?<![\d.])(\d{1,12}) ?([<>≤≥]) ?"
-    rf"(?=[a-z]|\d{{1,6}}[a-wyz](?![a-z]))({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
+    rf"(?=[a-z]|\d{{1,6}}[a-wyz](?![a-z\u2090-\u209c\u1d62-\u1d6a\u2c7c]))({_SIDE_SAID})(?!의 절댓값)(?![.,]\d|\^)(?! ?[<>≤≥])(?! ?[-+−*/] ?[\w(])(?:{PARTICLE})?"
 )  # ... an absolute value said by now, "x - 1 < |y|" (k8: 1이 y 미만의 절댓값): x 빼기 1이 y의 절댓값 미만
 
 
