@@ -83,9 +83,12 @@ async def test_a_language_health_does_not_list_is_refused_before_any_request(wor
     assert 'name="UnknownLanguage"' not in metrics, metrics
 
 
-@pytest.mark.parametrize("lang", ["ko", " KO_kr ", "ko-KR", "Korean", "en-US"])
+@pytest.mark.parametrize(
+    "lang", ["ko", " KO_kr ", "ko-KR", "Korean", "en-US", "German", "gmw/en-US", "English (America)"]
+)
 async def test_a_spelling_the_worker_speaks_is_not_refused_from_health(worker, tmp_path, lang):
-    """The bench's check spells `lang` as the worker does (case, `_`, a region whose language is listed):
+    """The bench's check spells `lang` as the worker does (case, `_`, a region whose language is listed,
+    an espeak-ng voice's name or identifier: `bench --lang german` said the worker did not speak German):
     none of these is refused before the run, and the worker speaks each."""
     from npu_worker.bench.load import unspoken
 
