@@ -109,3 +109,15 @@ async def test_an_engine_that_takes_any_language_lists_none(worker):
     server = await worker()
     health = await (await server.get("/health")).json()
     assert "languages" not in health and unspoken("zz", health) is None
+
+
+def test_a_hostile_health_list_is_said_bounded_and_escaped():
+    """The refusal printed 20 of the worker's entries as they came: one of 1 MB went to the caller's
+    terminal whole, and an escape sequence as one. Each is cut at 64 characters and escaped."""
+    from npu_worker.bench.load import unspoken
+
+    refused = unspoken("zz", {"languages": ["\x1b[2J" + "x" * 1_000_000, *(f"l{i}" for i in range(30))]})
+    assert refused is not None
+    said = str(refused)
+    assert len(said) < 1000 and "\x1b" not in said and "\\x1b[2J" in said, said[:200]
+    assert said.endswith("l18, … (31 in all)"), said[-80:]
