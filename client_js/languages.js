@@ -7,7 +7,10 @@
  */
 
 export const MAX_LANGUAGES_SHOWN = 500;
-const CODE = /^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/; // what a hostile `?worker=` lists otherwise is never offered
+// Codes, and espeak-ng voice names (`english (america)`, `gmw/en-us`), which the worker takes as well: a
+// name refused here was said to be a language the worker did not speak. Anything else a hostile
+// `?worker=` lists is never offered.
+const CODE = /^[A-Za-z0-9][A-Za-z0-9 ()\/,.-]{0,63}$/;
 
 /** The codes of a /health body's `languages` that look like codes, or null when it lists none. */
 export function listedLanguages(health) {

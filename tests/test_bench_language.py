@@ -83,9 +83,12 @@ async def test_a_language_health_does_not_list_is_refused_before_any_request(wor
     assert 'name="UnknownLanguage"' not in metrics, metrics
 
 
-@pytest.mark.parametrize("lang", ["ko", " KO_kr ", "ko-KR", "Korean", "en-US"])
+@pytest.mark.parametrize(
+    "lang", ["ko", " KO_kr ", "ko-KR", "Korean", "en-US", "German", "gmw/en-US", "English (America)"]
+)
 async def test_a_spelling_the_worker_speaks_is_not_refused_from_health(worker, tmp_path, lang):
-    """The bench's check spells `lang` as the worker does (case, `_`, a region whose language is listed):
+    """The bench's check spells `lang` as the worker does (case, `_`, a region whose language is listed,
+    an espeak-ng voice's name or identifier: `bench --lang german` said the worker did not speak German):
     none of these is refused before the run, and the worker speaks each."""
     from npu_worker.bench.load import unspoken
 
@@ -106,3 +109,15 @@ async def test_an_engine_that_takes_any_language_lists_none(worker):
     server = await worker()
     health = await (await server.get("/health")).json()
     assert "languages" not in health and unspoken("zz", health) is None
+
+
+def test_a_hostile_health_list_is_said_bounded_and_escaped():
+    """The refusal printed 20 of the worker's entries as they came: one of 1 MB went to the caller's
+    terminal whole, and an escape sequence as one. Each is cut at 64 characters and escaped."""
+    from npu_worker.bench.load import unspoken
+
+    refused = unspoken("zz", {"languages": ["\x1b[2J" + "x" * 1_000_000, *(f"l{i}" for i in range(30))]})
+    assert refused is not None
+    said = str(refused)
+    assert len(said) < 1000 and "\x1b" not in said and "\\x1b[2J" in said, said[:200]
+    assert said.endswith("l18, … (31 in all)"), said[-80:]

@@ -239,3 +239,32 @@ async def test_an_engine_node_that_stops_cleanly_leaves_the_view_at_once(worker,
     assert beat["stopped"] is True and beat["backend"] == "tone", beat
     ago = api.app[SCHEDULER_KEY].heartbeat.sound_engine_ago
     assert ago is not None and ago < RESTART_GRACE  # a rolling restart's gap is still no failure
+
+
+async def test_a_clean_stop_leaves_alone_the_beat_of_the_node_restarted_under_its_name(
+    jobs, redis_server, settings
+):
+    """A node restarted under the same name (its state dir's `node-id`) beat while the old process still
+    drained: the old one's stop wrote its own last beat over the new one's, marked `stopped`, and every
+    view dropped the live node until its next beat. The stop marks only the beat it wrote itself."""
+    from npu_worker.jobs.cluster.heartbeat import Heartbeat
+    from npu_worker.jobs.cluster.store import RedisJobs
+
+    old = Heartbeat(jobs, settings)
+    old.node = "n1"
+    beating = asyncio.create_task(old.run(lambda: None))
+    async with asyncio.timeout(seconds(10)):
+        while await jobs.redis.hget("npu:nodes", "n1") is None:
+            await asyncio.sleep(0.01)
+    beating.cancel()
+    await asyncio.gather(beating, return_exceptions=True)
+    restarted = RedisJobs(redis_server.url)  # the new process, its own connection
+    try:
+        await restarted.heartbeat("n1", {"role": "both", "claim_timeout": settings.claim_timeout})
+        await old.leave()
+        assert [n["node"] for n in (await jobs.cluster_view(5.0))["nodes"]] == ["n1"]
+        assert "stopped" not in json.loads(await jobs.redis.hget("npu:nodes", "n1"))
+        await restarted.leave("n1")  # its own stop, later, marks its own beat
+        assert (await jobs.cluster_view(5.0))["nodes"] == []
+    finally:
+        await restarted.close()

@@ -25,3 +25,12 @@ def test_the_espeak_based_tokenizers_list_what_they_accept():
     with_own = tokenizer_languages(emilia)
     assert with_own is not None and {"zh-tw", "yue", *listed} <= set(with_own)
     assert all(emilia.knows_language(code) for code in with_own) and not espeak_knows("zz")
+
+
+def test_voice_names_and_identifiers_are_listed_after_the_codes():
+    """espeak-ng takes a voice's name or identifier as `lang` (`german`, `gmw/en-us`): unlisted, `bench
+    --lang german` and the player said the worker did not speak it. They come after the codes, so a
+    refusal, which shows the list's first entries, shows codes."""
+    listed = tokenizer_languages(EspeakTokenizer())
+    assert listed is not None and {"german", "gmw/en-us", "english (america)"} <= set(listed)
+    assert listed[0] == "af" and listed.index("zh") < listed.index("gmw/en-us")

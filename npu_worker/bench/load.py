@@ -22,6 +22,7 @@ import aiohttp
 
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
 from npu_worker.client.common import auth_headers
+from npu_worker.printable import printable
 
 MAX_RATE = 50.0
 MAX_DURATION = 600.0
@@ -175,7 +176,10 @@ def unspoken(lang: str, health: dict[str, Any]) -> LanguageRefused | None:
     code, spoken = lang.strip().lower().replace("_", "-"), {known.lower() for known in listed}
     if code in spoken or code.split("-", 1)[0] in spoken:
         return None
-    shown = ", ".join(listed[:20]) + (f", … ({len(listed)} in all)" if len(listed) > 20 else "")
+    # A worker's bytes, said on the caller's terminal: each bounded and escaped (one entry of 1 MB, or an
+    # escape sequence, was printed whole).
+    shown = ", ".join(printable(known[:64]) for known in listed[:20])
+    shown += f", … ({len(listed)} in all)" if len(listed) > 20 else ""
     return LanguageRefused(lang, f"UnknownLanguage: its /health lists the languages it speaks: {shown}")
 
 

@@ -21,6 +21,14 @@ test("codes are spelled as the worker spells them", () => {
   assert.match(unspokenLanguage("en", listed), /"en"/); // `en` itself is not listed here, only `en-us`
 });
 
+test("an espeak-ng voice's name or identifier, which the worker takes, is offered and not refused", () => {
+  const listed = listedLanguages({ languages: ["english (america)", "gmw/en-us", "german", "a<b", "x\ny"] });
+  assert.deepEqual(listed, ["english (america)", "gmw/en-us", "german"]);
+  for (const lang of ["English (America)", "gmw/en-US", "German"]) {
+    assert.equal(unspokenLanguage(lang, listed), null, lang);
+  }
+});
+
 test("a long list is shown in part", () => {
   const listed = Array.from({ length: 30 }, (_, i) => `l${i}`);
   assert.match(unspokenLanguage("zz", listed), /l11, … \(30 in all\)\)/);

@@ -12,11 +12,12 @@ import pytest
 from npu_worker.audio import crossfade_join, wav_bytes
 from npu_worker.audio_decode import read_wav
 from npu_worker.engine.base import Engine, SynthesisRequest, Voice
-from npu_worker.engine.zipvoice.engine import WARM_UP, ZipVoiceEngine, create
+from npu_worker.engine.zipvoice.engine import ZipVoiceEngine, create
 from npu_worker.engine.zipvoice.features import trim_edge_silence
 from npu_worker.engine.zipvoice.prompt import PromptCache, PromptOptions
 from npu_worker.engine.zipvoice.sampler import FEAT_SCALE
 from npu_worker.engine.zipvoice.synthesis import SegmentTrace
+from npu_worker.engine.zipvoice.warm_up import WARM_UP
 from tests.zipvoice.conftest import engine_config
 
 MULTI = (

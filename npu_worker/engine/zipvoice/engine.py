@@ -10,13 +10,11 @@ from __future__ import annotations
 
 import logging
 import sys
-import time
 from collections.abc import Iterator
 from functools import lru_cache
 
 import numpy as np
 
-from npu_worker.engine import qnn_targets
 from npu_worker.engine.base import DecoderCalls, EngineInfo, SynthesisRequest, Voice
 from npu_worker.engine.espeak_phonemizer import ChildPhonemizer
 from npu_worker.engine.interruptible import Calls
@@ -47,6 +45,7 @@ from npu_worker.engine.zipvoice.tokenizer import (
     make_tokenizer,
 )
 from npu_worker.engine.zipvoice.vocoder import Vocoder, spectrum_config
+from npu_worker.engine.zipvoice.warm_up import warm_up
 from npu_worker.protocol import (
     EmptyText,
     EngineError,
@@ -58,8 +57,6 @@ from npu_worker.protocol import (
 
 BACKEND = "zipvoice-onnx"
 log = logging.getLogger(__name__)
-# Spoken once at load with the default voice: a first segment as a preview's (benchmarks/PREVIEW_LATENCY.md).
-WARM_UP = ("ko", "안녕하세요. 반갑습니다.")
 
 
 class ZipVoiceEngine:
@@ -191,27 +188,7 @@ class ZipVoiceEngine:
                 self.prompts.get(self.default_voice(), "ko")
             except WorkerError as exc:  # the operator's voice: BadRequest or InvalidAudio are theirs too
                 raise ModelLoadError(f"default reference voice: {exc.message}") from exc
-        self._warm_up()
-
-    def _warm_up(self) -> None:
-        """Synthesise one short first segment with the default voice, so the first request does not pay
-        what every later one finds ready: onnxruntime's first runs (memory planning, arena growth), the
-        sampler's random generator, the tokenizer's first call. Skipped on the x86 HTP simulator (a
-        simulated decoder call takes seconds to minutes) and without a reference voice."""
-        on_simulator = self.models.device == "qnn" and qnn_targets.htp_is_simulated()
-        lang, text = WARM_UP
-        if on_simulator or not self.config.default_voice.ref_wav:
-            return
-        self.load_phase = "warming up: one short sentence with the default voice"
-        started = time.perf_counter()
-        try:
-            self.check_language(lang)
-            for _ in self.stream(SynthesisRequest(text, lang, seed=0)):
-                pass
-        except WorkerError as exc:  # a model without Korean, say: the first request pays, nothing breaks
-            log.info("warm-up skipped: %s", exc)
-            return
-        log.info("warm-up sentence in %.2f s", time.perf_counter() - started)
+        warm_up(self)
 
     def interrupt(self, restart: bool) -> bool:
         """Stop the onnxruntime call in flight (any thread): for a cancel (`restart` False) any call; to

@@ -83,7 +83,6 @@ class Heartbeat:
         self.redis_full = False  # this node's last heartbeat met a full Redis (OOM)
         self.differences = EngineDifferences()
         self.on_view: Callable[[], object] | None = None  # after each view the loop reads (on the loop)
-        self.last_beat: dict[str, Any] | None = None  # what this node last said of itself (`leave` keeps it)
 
     def patience(self) -> float:
         """`claim_patience` over the last view (the engine node asks before each reclaim)."""
@@ -166,7 +165,6 @@ class Heartbeat:
                 body.update(load_error=str(error)[:1000], fallback=error.fallback)
             elif (phase := load_phase()) is not None:  # a `both` node serving through a peer meanwhile
                 body["load_phase"] = phase[:200]
-            self.last_beat = body
             try:
                 await self.jobs.heartbeat(self.node, body)
                 await self.read_view()
@@ -197,12 +195,12 @@ class Heartbeat:
         it from their view at once (it counted as alive until its beat was ALIVE_WITHIN s old: an api
         node listed a stopped engine node and counted it in `engines_alive`). The beat stays, stamped
         now, so a rolling restart is still one (RESTART_GRACE) and a node gone for good is forgotten.
-        Bounded: a Redis that is down at the stop leaves the beat to age out as before."""
+        Only the beat this process wrote (`RedisJobs.leave`): a node restarted under the same name meanwhile
+        keeps its own. Bounded: a Redis that is down at the stop leaves the beat to age out as before."""
         if not self.node:
             return
-        body = self.last_beat or {"role": self.role, "claim_timeout": self.settings.claim_timeout}
         try:
-            await asyncio.wait_for(self.jobs.heartbeat(self.node, {**body, "stopped": True}), limit)
+            await asyncio.wait_for(self.jobs.leave(self.node), limit)
         except (TimeoutError, OutOfMemoryError, ResponseError, *REDIS_DOWN) as exc:
             reraise_if_cancelling()
             log.info("node %s could not mark its heartbeat stopped (%s): it ages out", self.node, exc)

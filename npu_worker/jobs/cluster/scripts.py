@@ -246,3 +246,12 @@ redis.call('SET', KEYS[1], count)
 return {held, count}
 """
 )
+
+# KEYS: nodes; ARGV: node, the beat this process last sent for it, its `stopped` beat → 1 when marked.
+# A node restarted under the same name (its state dir's `node-id`) while the old process drained has
+# beaten since: the old one's stop wrote its own beat over the new one's, hidden until its next beat.
+LEAVE = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+return 1
+"""

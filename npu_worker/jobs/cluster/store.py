@@ -101,6 +101,8 @@ class RedisJobs:
         self._forget_nodes = self.redis.register_script(scripts.FORGET_NODES)
         self._recount = self.redis.register_script(scripts.RECOUNT)
         self._voice_user = self.redis.register_script(scripts.VOICE_USER)
+        self._leave = self.redis.register_script(scripts.LEAVE)
+        self._beats: dict[str, str] = {}  # the beat last sent for each node of this process (`leave`)
         self._firsts: dict[str, int] = {}  # first sections a node claimed in a row (`claim`)
 
     async def close(self) -> None:
@@ -371,7 +373,16 @@ class RedisJobs:
         return seconds + micros / 1e6
 
     async def heartbeat(self, node: str, body: dict[str, Any]) -> None:
-        await self.redis.hset(NODES, node, json.dumps({**body, "seen": await self.now()}))
+        self._beats[node] = beat = json.dumps({**body, "seen": await self.now()})  # (kept before it is sent)
+        await self.redis.hset(NODES, node, beat)
+
+    async def leave(self, node: str) -> bool:
+        """At a clean stop: the beat this process last sent for `node` marked `stopped`, stamped now; left
+        alone where another replaced it (scripts.LEAVE: the node restarted under its name meanwhile)."""
+        if (sent := self._beats.get(node)) is None:
+            return False
+        stopped = json.dumps({**json.loads(sent), "stopped": True, "seen": await self.now()})
+        return bool(await self._leave(keys=[NODES], args=[node, sent, stopped]))
 
     async def forget_gone_nodes(self, gone_after: float) -> list[str]:
         """Drop what Redis keeps for nodes silent for `gone_after` seconds (scripts.FORGET_NODES)."""
