@@ -253,10 +253,12 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
             first.append((sig, time.monotonic()))
             stop.set()
 
-        # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright.
+        # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright;
+        # unless whoever started us ignored it (`nohup`): that asked for it to stay ignored.
         # Heard before the socket is bound and the app starts: a signal meanwhile is a drain once it has
         # (a SIGINT was a KeyboardInterrupt traceback, a SIGTERM ended the worker at once)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
+        for sig in (signal.SIGINT, signal.SIGTERM, *hup):
             loop.add_signal_handler(sig, on_signal, sig)
         listener = await listen(
             app, settings, host=settings.host, port=settings.port, shutdown_timeout=shutdown_timeout
