@@ -291,7 +291,10 @@ class ParamsBody(msgspec.Struct, kw_only=True):
 
     lang: Lang | None = DEFAULT_LANG
     speed_factor: Speed | None = DEFAULT_SPEED
-    ref_wav: Annotated[str | None, Meta(description="a voice name, or a wav under the allowed roots")] = None
+    ref_wav: (
+        Annotated[str, Meta(min_length=1, description="a voice name, or a wav under the allowed roots")]
+        | None
+    ) = None
     ref_text: RefText | None = None
     seed: Seed | None = None
 
@@ -299,7 +302,7 @@ class ParamsBody(msgspec.Struct, kw_only=True):
         return SynthParams(
             lang=self.lang if self.lang is not None else DEFAULT_LANG,
             speed_factor=self.speed_factor if self.speed_factor is not None else DEFAULT_SPEED,
-            ref_wav=self.ref_wav or None,
+            ref_wav=self.ref_wav,
             ref_text=self.ref_text,
             seed=self.seed,
         )
@@ -317,7 +320,9 @@ class SectionBody(msgspec.Struct, kw_only=True):
 
     idx: Index | None = None
     text: str
-    output_path: Annotated[str | None, Meta(description="default: <state>/outputs/<job_id>/sNN.wav")] = None
+    output_path: (
+        Annotated[str, Meta(min_length=1, description="default: <state>/outputs/<job_id>/sNN.wav")] | None
+    ) = None
 
 
 class BatchBody(ParamsBody, kw_only=True):
@@ -340,7 +345,7 @@ class WsSynth(ParamsBody, kw_only=True, tag_field="type", tag="synth"):
     """WebSocket: one text, listened to (a one-section preview)."""
 
     text: str
-    output_path: str | None = None
+    output_path: Annotated[str, Meta(min_length=1)] | None = None
     audio: bool | None = True
 
 
@@ -376,7 +381,7 @@ def _sections(raw: list[SectionBody], limits: Limits) -> tuple[SectionRequest, .
         if idx in seen:
             raise DuplicateIndex(f"idx {idx} appears twice")
         seen.add(idx)
-        sections.append(SectionRequest(idx, item.text, item.output_path or None))
+        sections.append(SectionRequest(idx, item.text, item.output_path))
     return tuple(sections)
 
 
@@ -417,5 +422,5 @@ def parse_ws_message(body: bytes | str | Any, limits: Limits) -> BatchRequest | 
         return CancelRequest()
     if isinstance(message, WsSynthBatch):
         return message.request(limits)
-    section = SectionRequest(0, message.text, message.output_path or None)
+    section = SectionRequest(0, message.text, message.output_path)
     return BatchRequest(sections=(section,), params=message.params(), audio=message.audio is not False)

@@ -253,11 +253,10 @@ def run(app: web.Application, settings: Settings, *, shutdown_timeout: float = 6
             first.append((sig, time.monotonic()))
             stop.set()
 
-        # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright.
+        # SIGHUP too (a closed terminal, a supervisor's stop): drained like SIGTERM, not killed outright;
+        # unless whoever started us ignored it (`nohup`): that asked for it to stay ignored.
         # Heard before the socket is bound and the app starts: a signal meanwhile is a drain once it has
-        # (a SIGINT was a KeyboardInterrupt traceback, a SIGTERM ended the worker at once). A SIGHUP
-        # that whoever started the worker ignored (`nohup`) stays ignored, as during the start: a
-        # closed terminal stopped a `nohup npu-worker serve &` once it listened.
+        # (a SIGINT was a KeyboardInterrupt traceback, a SIGTERM ended the worker at once)
         hup = () if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN else (signal.SIGHUP,)
         for sig in (signal.SIGINT, signal.SIGTERM, *hup):
             loop.add_signal_handler(sig, on_signal, sig)

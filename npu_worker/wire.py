@@ -70,14 +70,19 @@ def tag_of(document: bytes | str | Any, field: str) -> tuple[bool, Any] | None:
     """(whether the document is a JSON object, the value of its `field`), to name an unknown message
     type; None when it is no JSON document at all. An array or object value comes as its JSON text
     (a type name is compared with the value: `[]` raised TypeError, unhashable). Error path only: of a
-    document not yet decoded, only the top level is (its members stay msgspec.Raw)."""
+    document not yet decoded, only the top level is (its members stay msgspec.Raw). A document that is
+    not JSON as `decode` reads it (its syntax checked before its shape; an integer Python's parser cannot
+    convert) is None, so a socket words it as an HTTP body is worded: `invalid JSON: ...`."""
     if isinstance(document, bytes | str):
         raw = document.encode("utf-8", "surrogatepass") if isinstance(document, str) else document
+        raw = raw.removeprefix(UTF8_BOM)
         try:
-            document = msgspec.json.decode(raw.removeprefix(UTF8_BOM), type=dict[str, msgspec.Raw])
+            refuse_hostile(raw)
+            msgspec.json.decode(raw, type=msgspec.Raw)  # `[[[…` was "not a JSON object"
+            document = msgspec.json.decode(raw, type=dict[str, msgspec.Raw])
         except msgspec.ValidationError:
             return False, None
-        except (msgspec.MsgspecError, RecursionError):
+        except (BadRequest, msgspec.MsgspecError, RecursionError):
             return None
     if not isinstance(document, dict):
         return False, None

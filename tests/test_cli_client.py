@@ -265,8 +265,22 @@ def test_progress_bar_eta_is_weighted_by_text_length():
     bar = ProgressBar({0: "x" * 10, 1: "x" * 30}, stream, live=False)
     bar.started -= 5.0  # pretend the first section took 5 s
     bar(0, {"event": "progress", "idx": 0, "status": "ok"})
-    assert abs(bar.eta() - 15.0) < 0.5  # 30 chars left at 10 chars per 5 s
+    # each section weighs its chars plus the mean (20): 50 left at 30 per 5 s (by chars alone, 15 s)
+    assert abs(bar.eta() - 5.0 * 50 / 30) < 0.5
     assert "1/2" in stream.getvalue()
+
+
+def test_progress_bar_eta_after_a_short_first_section_stays_near_the_count():
+    """A title slide first: by characters alone 3 chars in 3 s made 1 200 more read as 20 minutes."""
+    stream = io.StringIO()
+    bar = ProgressBar({0: "Hi.", 1: "x" * 600, 2: "x" * 600}, stream, live=False)
+    bar.started -= 3.0
+    bar(0, {"event": "progress", "idx": 0, "status": "ok"})
+    by_count = 3 * 2  # 2 sections left at 3 s each
+    last = stream.getvalue().splitlines()[-1]
+    assert last.startswith("s00 ok") and "ETA 0:" in last, last  # was `ETA 20:00`
+    shown = int(last.rsplit("ETA 0:", 1)[1].rstrip(")"))
+    assert by_count <= shown <= 3 * by_count, last
 
 
 def test_progress_bar_counts_polled_status_before_sections_arrive():

@@ -59,6 +59,10 @@ async def test_health_is_503_while_the_engine_loads(worker):
         synth = await client.post("/synth", json={"text": "x", "output_path": "/tmp/x.wav"})
         assert synth.status == 503
         assert (await synth.json())["error"].startswith("Loading:")
+        # the kept jobs are read (none here): /jobs answers while the engine loads (docs/protocol.md)
+        jobs = await client.get("/jobs")
+        assert jobs.status == 200 and (await jobs.json())["jobs"] == []
+        assert (await client.get("/jobs/nope/status")).status == 404
     finally:
         loading.set()
 

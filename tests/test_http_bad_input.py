@@ -291,3 +291,37 @@ async def test_the_player_page_and_its_files_cannot_be_framed_or_sniffed(worker)
         assert policy["default-src"] == "'self'" and policy["base-uri"] == "'none'", path
         assert policy["object-src"] == "'none'", path
         assert {"http:", "https:", "ws:", "wss:"} <= set(policy["connect-src"].split()), path
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "name"),
+    [
+        ("POST", "/synth_batch?async=0&async=1", "async"),
+        ("GET", "/jobs/JOB/events?after=1&after=2", "after"),
+        ("GET", "/jobs?token=s3cret&token=s3cret", "token"),
+        ("GET", "/jobs/JOB/events?token=s3cret&after=0&token=other", "token"),
+    ],
+)
+async def test_a_query_parameter_given_twice_is_a_400_naming_it(worker, method, path, name):
+    """`?after=1&after=2` silently took the first value; every parameter a route reads is read once."""
+    client = await worker(token="s3cret")
+    auth = {"Authorization": "Bearer s3cret"}
+    queued = await client.post("/synth_batch?async=1", json={"sections": [{"text": "a."}]}, headers=auth)
+    job_id = (await queued.json())["job_id"]
+    body = {"sections": [{"text": "b."}]} if method == "POST" else None
+    headers = {} if name == "token" else auth
+    response = await client.request(method, path.replace("JOB", job_id), json=body, headers=headers)
+    assert response.status == 400
+    assert_error_body(await response.json(), "BadRequest")
+    error = (await response.json())["error"]
+    assert error == f"BadRequest: the query parameter {name} is given 2 times; give it once"
+    jobs = await (await client.get("/jobs", headers=auth)).json()
+    assert [job["job_id"] for job in jobs["jobs"]] == [job_id]  # a refused batch made no job
+
+
+async def test_a_token_given_twice_on_an_openai_route_is_a_400_in_openais_shape(worker):
+    client = await worker(token="s3cret")
+    response = await client.get("/v1/models?token=s3cret&token=s3cret")
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert "token is given 2 times" in error["message"], error

@@ -8,6 +8,8 @@ import json
 import threading
 from pathlib import Path
 
+import pytest
+
 from npu_worker.app_keys import SCHEDULER_KEY
 from tests.test_http_api import read_ndjson, wav_seconds
 from tests.timing import seconds
@@ -197,3 +199,24 @@ async def test_default_output_goes_to_the_outputs_folder_of_the_state_dir(worker
     job_id = events[0]["job_id"]
     assert ok["wav_path"] == str(Path(settings.state_dir) / "outputs" / job_id / "s07.wav")
     assert Path(ok["wav_path"]).stat().st_size > 44
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ({"sections": [{"text": "a."}, {"text": "b.", "output_path": ""}]}, "$.sections[1].output_path"),
+        ({"sections": [{"text": "a."}], "ref_wav": ""}, "$.ref_wav"),
+    ],
+)
+async def test_an_empty_path_is_a_400_naming_its_field_as_on_synth(worker, tmp_path, body, where):
+    """`""` went silently to the default output (or voice) here while /synth refused it."""
+    client = await worker()
+    response = await client.post("/synth_batch", json=body)
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error.startswith("BadRequest: ") and error.endswith(f"at `{where}`"), error
+    synth = {"text": "a.", "output_path": str(tmp_path / "a.wav"), "ref_wav": ""}
+    response = await client.post("/synth", json=synth)
+    assert response.status == 400
+    assert (await response.json())["error"].endswith("at `$.ref_wav`")
+    assert not (tmp_path / "a.wav").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from pathlib import Path
 
@@ -224,3 +225,34 @@ async def test_a_failed_openai_speech_is_one_error(worker):
     assert value(samples, "npu_worker_sections_total", outcome="error") == 1
     labels = dict(method="POST", route="/v1/audio/speech", status="500")
     assert value(samples, "npu_worker_http_requests_total", **labels) == 1
+
+
+def documented_metrics() -> set[str]:
+    """The names in the first column of docs/protocol.md's `/metrics` table."""
+    text = (Path(__file__).parent.parent / "docs" / "protocol.md").read_text()
+    section = text.split("## `GET /metrics`", 1)[1].split("\n## ", 1)[0]
+    names: set[str] = set()
+    for line in section.splitlines():
+        if line.startswith("| `npu_worker_"):
+            names.update(re.findall(r"`(npu_worker_\w+)`", line.split("|")[1]))
+    return names
+
+
+async def test_every_exposed_series_is_documented_and_every_documented_one_exposed(worker, tmp_path: Path):
+    client = await worker(ToneEngine(fail_on="boom"))
+    assert (
+        await client.post("/synth", json={"text": "a.", "output_path": str(tmp_path / "a.wav")})
+    ).status == 200
+    batch = {"sections": [{"text": "one."}, {"text": "boom."}], "stream": False}
+    assert (await client.post("/synth_batch", json=batch)).status == 200
+    response = await client.get("/metrics")
+    documented = documented_metrics()
+    exposed: set[str] = set()
+    for family in text_string_to_metric_families(await response.text()):
+        name = family.name + "_total" if family.type == "counter" else family.name
+        exposed.add(name)
+        for sample in family.samples:  # a histogram's _bucket/_sum/_count; no `_created` timestamps
+            assert sample.name.removesuffix("_bucket").removesuffix("_sum").removesuffix("_count") in (
+                {name, family.name} if family.type != "counter" else {name}
+            ), sample.name
+    assert exposed == documented

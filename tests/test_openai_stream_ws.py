@@ -280,3 +280,35 @@ async def test_fragments_within_the_text_limit_never_make_a_sentence_over_it(wor
     assert [e for e in events if e["type"] == "error"] == []
     assert all(len(call) <= 100 for call in engine.calls)
     assert "".join(engine.calls).replace(" ", "") == ("가나다" * 10 + "오늘은전압을배웁니다" * 7)
+
+
+NOT_JSON = [
+    '{"input": "a", "n": ' + "1" * 5000 + "}",  # a number Python's parser cannot convert: was "has no type"
+    "[" * 2000,  # was "the message is not a JSON object"
+    "{not json",
+    '{"input": "a"',
+]
+
+
+@pytest.mark.parametrize("text", NOT_JSON, ids=["digits", "deep", "syntax", "unended"])
+async def test_a_message_that_is_not_json_is_worded_as_the_http_body_is(worker, text):
+    """The stream socket and `POST /v1/audio/speech` word the same invalid JSON the same way."""
+    client = await worker()
+    answer = await client.post("/v1/audio/speech", data=text, headers={"Content-Type": "application/json"})
+    assert answer.status == 400
+    http = (await answer.json())["error"]
+    assert http["code"] == "BadRequest" and http["message"].startswith("invalid JSON: "), http
+    async with websockets.connect(stream_url(client)) as ws:
+        await ws.send(text)
+        error = await receive(ws)
+    assert isinstance(error, dict) and error["type"] == "error", error
+    assert (error["code"], error["message"]) == ("BadRequest", http["message"])
+
+
+async def test_a_v1_ws_message_of_too_many_digits_is_invalid_json(worker):
+    client = await worker()
+    ws = await client.ws_connect("/ws")
+    await ws.send_str(NOT_JSON[0])
+    error = json.loads((await ws.receive(timeout=seconds(20))).data)
+    await ws.close()
+    assert error["error"] == "BadRequest: invalid JSON: a number has too many digits", error

@@ -97,7 +97,7 @@ BATCH = [
     ('{"sections": [{"text": "a"}, {"text": "b"}]}', False),
     (
         '{"sections": [{"idx": 4, "text": "a", "output_path": "/tmp/a.wav"}, {"idx": 2, "text": "b",'
-        ' "output_path": ""}], "lang": "en", "speed_factor": 0.5, "ref_wav": "v", "ref_text": "t",'
+        ' "output_path": "/tmp/b.wav"}], "lang": "en", "speed_factor": 0.5, "ref_wav": "v", "ref_text": "t",'
         ' "seed": 3, "stream": false, "audio": false}',
         False,
     ),
@@ -124,6 +124,8 @@ BATCH = [
     ('{"sections": [{"text": "a"}, {"idx": 0, "text": "b"}]}', True),
     ('{"sections": [{"text": "a"}, {"text": "b"}, {"text": "c"}, {"text": "d"}]}', True),
     ('{"sections": [{"text": "a", "output_path": 5}]}', False),
+    ('{"sections": [{"text": "a", "output_path": ""}]}', False),  # accepted as no path before walk11
+    ('{"sections": [{"text": "a"}], "ref_wav": ""}', False),
     ('{"sections": [{"text": "a"}], "stream": "yes"}', False),
     ('{"sections": [{"text": "a"}], "audio": 1}', False),
     ('{"sections": [{"text": "a"}], "speed_factor": 9}', True),

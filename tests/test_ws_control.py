@@ -46,6 +46,9 @@ from tests.tone_engine import ToneEngine
         ),
         ('{"type": "synth", "text": "a", "speed_factor": "fast"}', "BadRequest"),
         ('{"type": "synth", "text": "a", "audio": "yes"}', "BadRequest"),
+        ('{"type": "synth", "text": "a", "output_path": ""}', "BadRequest"),  # was a preview with no file
+        ('{"type": "synth", "text": "a", "ref_wav": ""}', "BadRequest"),  # was the default voice
+        ('{"type": "synth_batch", "sections": [{"text": "a", "output_path": ""}]}', "BadRequest"),
     ],
 )
 async def test_bad_message_gets_an_error_event_and_the_connection_survives(worker, message, error_name):

@@ -28,6 +28,7 @@ from ..protocol import (
 from .bodies import refusal_response
 from .hang_up import left_early
 from .ndjson import ndjson_line
+from .query import query_value
 from .started import end_started, started_response
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ def check_request_access(request: web.Request) -> None:
         allowed_origins=settings.allowed_origins,
         origin=request.headers.get("Origin"),
         authorization=request.headers.get("Authorization"),
-        query_token=request.query.get("token"),
+        query_token=query_value(request, "token"),
         host=None if open_path else request.headers.get("Host"),
         loopback=loopback_bind(settings.host),
         token_configured=bool(settings.token),

@@ -52,6 +52,7 @@ from .bodies import (
 from .errors import error_response, expect_continue
 from .hang_up import HANG_UP_CHECK_SECONDS, caller_gone, send_within
 from .ndjson import open_stream, stream_job
+from .query import query_value
 from .request_body import read_body
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def _query_flag(request: web.Request, name: str) -> bool:
     """A yes/no query parameter (`config.parse_bool`'s words; absent or empty: no). Anything else is
     refused before any work starts: `?async=False` once meant yes, and a caller who waits for a stream
     must not get a job id instead."""
-    raw = request.query.get(name, "")
+    raw = query_value(request, name) or ""
     try:
         if raw != raw.strip():  # a query word is exact (parse_bool forgives a flag's stray spaces)
             raise ValueError(raw)
@@ -300,7 +301,8 @@ async def job_result(request: web.Request) -> web.Response:
 
 async def job_events(request: web.Request) -> web.StreamResponse:
     job = await _whole_job(request, to_run=True)
-    raw_after = request.query.get("after", "0")
+    raw_after = query_value(request, "after")
+    raw_after = "0" if raw_after is None else raw_after  # `?after=` is refused, not 0
     if not AFTER_PATTERN.fullmatch(raw_after):  # int() would also take "1_000", " 7" and "٣"
         return error_response(BadRequest("after must be a non-negative decimal integer (a seq)"))
     after = int(raw_after)
