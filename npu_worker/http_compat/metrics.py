@@ -9,7 +9,6 @@ own registry, so several workers in one process (tests) never share counters.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
@@ -142,7 +141,6 @@ class _BusyCollector(Collector):
 
     def __init__(self, sections: Histogram) -> None:
         self.sections = sections
-        self.created = time.time()  # (as the Counter it replaces had it: when the metrics were made)
 
     def collect(self) -> Iterator[Metric]:
         busy = sum(
@@ -155,8 +153,7 @@ class _BusyCollector(Collector):
             "npu_worker_engine_busy_seconds",
             "Seconds the engine spent on sections",
             value=busy,
-            created=self.created,
-        )
+        )  # no `_created`: none of the others has one (`disable_created_metrics` above)
 
 
 class WorkerMetrics(SchedulerObserver):
