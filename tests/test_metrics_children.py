@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from prometheus_client.metrics import Counter, MetricWrapperBase
 
+from npu_worker.http_compat.metrics import METRICS_KEY
 from tests.test_metrics import scrape, value
 from tests.test_ws_support import batch, connect, run_request
 
@@ -88,3 +89,37 @@ async def test_busy_seconds_are_the_section_histograms_sum_counted_once(worker, 
     busy = value(samples, "npu_worker_engine_busy_seconds_total")
     assert busy > 0 and busy == value(samples, "npu_worker_section_seconds_sum")
     assert ("npu_worker_engine_busy_seconds_created", ()) not in samples  # as no other series has one
+
+
+async def until_done_or_refused(ws: Any) -> dict[str, Any]:
+    while True:
+        item = await ws.receive()
+        if isinstance(item, dict) and (item["event"] == "done" or item.get("idx", 0) is None):
+            return item
+
+
+async def test_a_callers_voices_languages_and_texts_make_no_series_or_children(worker, tmp_path):
+    """The kept children are keyed by outcomes and kinds only: a caller's voice names, languages and
+    texts (a million of each) never grow them, nor any other series."""
+    client = await worker()
+    metrics = client.app[METRICS_KEY]
+
+    async def round_of(i: int) -> None:
+        ws = await connect(client)
+        try:
+            for extra in ({"ref_wav": f"v{i}"}, {"lang": f"x{i}"}):  # refused: an unknown voice, language
+                await ws.send_json(batch(f"Text {i}.", **extra))
+                await until_done_or_refused(ws)
+            assert (await run_request(ws, batch(f"Text {i}.", " "))).done["fail_count"] == 1
+        finally:
+            await ws.close()
+        synth = {"text": f"Text {i}.", "ref_wav": f"w{i}", "output_path": str(tmp_path / f"{i}.wav")}
+        assert (await client.post("/synth", json=synth)).status == 400
+
+    await round_of(0)
+    await scrape(client)  # (its own series)
+    before = set(await scrape(client))
+    for i in range(1, 40):
+        await round_of(i)
+    assert set(await scrape(client)) == before
+    assert len(metrics._sections) <= 3 and len(metrics._jobs) <= 8
