@@ -17,23 +17,27 @@ from __future__ import annotations
 import os
 import stat
 
-MAX_LINKS = 40  # as the kernel's: past it the rest is left as written (a loop), as realpath leaves it
+MAX_LINKS = 40  # as the kernel's: past it an open fails (ELOOP), so the path is refused (a loop too)
 
 
 class PlantedLink(Exception):
     """The path goes through a link another user put in a world-writable folder (the message says which)."""
 
 
+class TooManyLinks(Exception):
+    """The path goes through more links than the system follows in one path (a loop, or a long chain)."""
+
+
 def resolve_unplanted(path: str) -> str:
     """The real path of the absolute `path`, as os.path.realpath resolves it (parts that do not exist
-    are taken as written), or PlantedLink. One walk both resolves and checks: a link planted between
-    a check and a second resolution would have been followed unasked."""
+    are taken as written), or PlantedLink, or TooManyLinks. One walk both resolves and checks: a link
+    planted between a check and a second resolution would have been followed unasked."""
     me = os.geteuid()
-    pending = [part for part in path.split("/") if part]
+    pending = parts_reversed(path)  # the next part last: each taken in O(1), whatever a link adds
     done = "/"
     links = 0
     while pending:
-        part = pending.pop(0)
+        part = pending.pop()
         if part == ".":
             continue
         if part == "..":
@@ -54,14 +58,20 @@ def resolve_unplanted(path: str) -> str:
                 f"{current} is a link that another user (uid {info.st_uid}) put in the world-writable folder {done}"
             )
         links += 1
+        if links > MAX_LINKS:  # what was left unresolved held links, which the write then refused
+            raise TooManyLinks(f"goes through more than {MAX_LINKS} links (a loop, or the system's limit)")
         try:
             target = os.readlink(current)
         except OSError:  # gone since: taken as written
             done = current
             continue
-        if links > MAX_LINKS:
-            return os.path.join(current, *pending)
-        pending = [part for part in target.split("/") if part] + pending
+        pending.extend(parts_reversed(target))
         if target.startswith("/"):
             done = "/"
     return done
+
+
+def parts_reversed(path: str) -> list[str]:
+    """The components of `path`, last first (a stack: popping the first part of a list moved the rest,
+    and a chain of 40 links of 2 000 parts each held a thread 1.2 s, realpath 0.04 s)."""
+    return [part for part in reversed(path.split("/")) if part]
