@@ -9,7 +9,10 @@ process (fs.protected_symlinks), but realpath never opens them, so it never aske
 turn the setting off. The walk below resolves the path as realpath does and applies the kernel's rule
 to each link on the way: in a world-writable folder a link is followed only when it is the worker's
 own or the folder owner's. The kernel asks it in sticky folders only; in one that is not sticky anyone
-may put a link there just as well (and replace the others), so the rule holds there too.
+may put a link there just as well (and replace the others), so the rule holds there too. One level
+down too: in a folder another user made in a world-writable one (`/tmp/shared/lecture/`, made before
+the caller's first write there) a link not the worker's own is refused, wherever it lies beneath; the
+kernel's rule, which asks only the link's own folder, let that user's link through.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ def resolve_unplanted(path: str) -> str:
     me = os.geteuid()
     pending = parts_reversed(path)  # the next part last: each taken in O(1), whatever a link adds
     done = "/"
+    planted: tuple[str, int] | None = None  # the folder on `done` another user made in a shared one
     links = 0
     while pending:
         part = pending.pop()
@@ -42,6 +46,8 @@ def resolve_unplanted(path: str) -> str:
             continue
         if part == "..":
             done = os.path.dirname(done)
+            if planted is not None and not is_within(done, planted[0]):
+                planted = None
             continue
         current = os.path.join(done, part)
         try:
@@ -49,14 +55,19 @@ def resolve_unplanted(path: str) -> str:
         except OSError:  # not there (or not a folder above it): taken as written
             done = current
             continue
-        if not stat.S_ISLNK(info.st_mode):
+        try:
+            folder = os.lstat(done)  # `done` holds no link: every one on it was followed
+        except OSError:  # removed since: taken as written (the write, which follows no link, says why)
             done = current
             continue
-        folder = os.lstat(done)  # `done` holds no link: every one on it was followed
-        if folder.st_mode & stat.S_IWOTH and info.st_uid not in (me, folder.st_uid):
-            raise PlantedLink(
-                f"{current} is a link that another user (uid {info.st_uid}) put in the world-writable folder {done}"
-            )
+        shared = bool(folder.st_mode & stat.S_IWOTH)
+        if not stat.S_ISLNK(info.st_mode):
+            if planted is None and shared and info.st_uid not in (me, folder.st_uid):
+                planted = (current, info.st_uid)  # whatever it holds, that user put there
+            done = current
+            continue
+        if info.st_uid != me:
+            check_link(current, info.st_uid, done, folder.st_uid if shared else None, planted)
         links += 1
         if links > MAX_LINKS:  # what was left unresolved held links, which the write then refused
             raise TooManyLinks(f"goes through more than {MAX_LINKS} links (a loop, or the system's limit)")
@@ -68,7 +79,30 @@ def resolve_unplanted(path: str) -> str:
         pending.extend(parts_reversed(target))
         if target.startswith("/"):
             done = "/"
+            planted = None
     return done
+
+
+def check_link(
+    link: str, owner: int, folder: str, shared_by: int | None, planted: tuple[str, int] | None
+) -> None:
+    """PlantedLink where another user's `link` could have been put there by someone else than the
+    worker: in a world-writable `folder` (owned by `shared_by`) by anyone but its owner (the kernel's
+    rule), or anywhere beneath a folder another user made in a world-writable one (`planted`: a folder
+    the caller's path expected to find or to have made, one level down from the kernel's rule)."""
+    if planted is not None:
+        raise PlantedLink(
+            f"{link}, a link in {planted[0]}, a folder that user {planted[1]} made in a world-writable folder"
+        )
+    if shared_by is not None and owner != shared_by:
+        raise PlantedLink(
+            f"{link}, a link that another user (uid {owner}) put in the world-writable folder {folder}"
+        )
+
+
+def is_within(path: str, folder: str) -> bool:
+    """`path` is `folder` or lies beneath it (both real, normalised)."""
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def parts_reversed(path: str) -> list[str]:

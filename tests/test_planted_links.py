@@ -61,6 +61,37 @@ async def test_a_folder_linked_by_another_user_is_refused(worker, tmp_path, shar
     assert list(elsewhere.iterdir()) == []
 
 
+async def test_a_link_in_a_folder_another_user_made_in_the_shared_folder_is_refused(worker, tmp_path, shared):
+    """One level down: another user made `lecture/` in the shared folder (it was not there yet) and put
+    a link in it; the link is in a folder only that user writes, so the kernel's rule let it through,
+    and `/synth` replaced the link's target, another caller's lecture (2026-12-06, `serve --port 0`)."""
+    client = await worker()
+    victim = tmp_path / "another-callers-lecture.wav"
+    victim.write_bytes(b"kept")
+    (shared / "lecture").mkdir()
+    os.chown(shared / "lecture", NOBODY, NOBODY)
+    plant(shared / "lecture" / "s00.wav", victim)
+    (shared / "lecture" / "deeper").mkdir()
+    plant(shared / "lecture" / "deeper" / "s01.wav", victim)
+    for given in ("lecture/s00.wav", "lecture/deeper/s01.wav", "lecture/deeper/../s00.wav"):
+        response = await client.post("/synth", json={"text": "하나", "output_path": str(shared / given)})
+        assert response.status == 400, given
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert f"{shared / 'lecture'}, a folder that user" in answer["error"], answer
+    assert victim.read_bytes() == b"kept"
+
+
+def test_a_path_back_out_of_a_folder_another_user_made_is_followed(tmp_path, shared):
+    """`..` out of such a folder leaves it: a link beyond is judged by its own folder alone."""
+    (shared / "lecture").mkdir()
+    os.chown(shared / "lecture", NOBODY, NOBODY)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "link").symlink_to(tmp_path / "real")
+    given = str(shared / "lecture" / ".." / ".." / "mine" / "link" / "a.wav")
+    assert resolve_unplanted(given) == str(tmp_path / "real" / "a.wav")
+
+
 async def test_a_reference_linked_by_another_user_is_refused(worker, tmp_path, shared):
     client = await worker()
     voice = tmp_path / "voice.wav"
