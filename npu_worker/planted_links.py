@@ -39,13 +39,14 @@ def resolve_unplanted(path: str) -> str:
     pending = parts_reversed(path)  # the next part last: each taken in O(1), whatever a link adds
     done = "/"
     planted: tuple[str, int] | None = None  # the folder on `done` another user made in a shared one
+    done_info: os.stat_result | None = None  # lstat of `done` where the walk already has it
     links = 0
     while pending:
         part = pending.pop()
         if part == ".":
             continue
         if part == "..":
-            done = os.path.dirname(done)
+            done, done_info = os.path.dirname(done), None
             if planted is not None and not is_within(done, planted[0]):
                 planted = None
             continue
@@ -53,18 +54,18 @@ def resolve_unplanted(path: str) -> str:
         try:
             info = os.lstat(current)
         except OSError:  # not there (or not a folder above it): taken as written
-            done = current
+            done, done_info = current, None
             continue
-        try:
-            folder = os.lstat(done)  # `done` holds no link: every one on it was followed
+        try:  # `done` holds no link: every one on it was followed
+            folder = done_info if done_info is not None else os.lstat(done)
         except OSError:  # removed since: taken as written (the write, which follows no link, says why)
-            done = current
+            done, done_info = current, None
             continue
         shared = bool(folder.st_mode & stat.S_IWOTH)
         if not stat.S_ISLNK(info.st_mode):
             if planted is None and shared and info.st_uid not in (me, folder.st_uid):
                 planted = (current, info.st_uid)  # whatever it holds, that user put there
-            done = current
+            done, done_info = current, info
             continue
         if info.st_uid != me:
             check_link(current, info.st_uid, done, folder.st_uid if shared else None, planted)
@@ -74,12 +75,11 @@ def resolve_unplanted(path: str) -> str:
         try:
             target = os.readlink(current)
         except OSError:  # gone since: taken as written
-            done = current
+            done, done_info = current, None
             continue
         pending.extend(parts_reversed(target))
         if target.startswith("/"):
-            done = "/"
-            planted = None
+            done, done_info, planted = "/", None, None
     return done
 
 
