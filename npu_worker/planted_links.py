@@ -23,11 +23,15 @@ import stat
 MAX_LINKS = 40  # as the kernel's: past it an open fails (ELOOP), so the path is refused (a loop too)
 
 
-class PlantedLink(Exception):
+class LinkRefused(Exception):
+    """A link on the path the walk does not follow; the message begins "goes through" and says which."""
+
+
+class PlantedLink(LinkRefused):
     """The path goes through a link another user put in a world-writable folder (the message says which)."""
 
 
-class TooManyLinks(Exception):
+class TooManyLinks(LinkRefused):
     """The path goes through more links than the system follows in one path (a loop, or a long chain)."""
 
 
@@ -92,11 +96,11 @@ def check_link(
     the caller's path expected to find or to have made, one level down from the kernel's rule)."""
     if planted is not None:
         raise PlantedLink(
-            f"{link}, a link in {planted[0]}, a folder that user {planted[1]} made in a world-writable folder"
+            f"goes through {link}, a link in {planted[0]}, a folder that user {planted[1]} made in a world-writable folder"
         )
     if shared_by is not None and owner != shared_by:
         raise PlantedLink(
-            f"{link}, a link that another user (uid {owner}) put in the world-writable folder {folder}"
+            f"goes through {link}, a link that another user (uid {owner}) put in the world-writable folder {folder}"
         )
 
 
