@@ -23,15 +23,15 @@ import stat
 MAX_LINKS = 40  # as the kernel's: past it an open fails (ELOOP), so the path is refused (a loop too)
 
 
-class LinkRefused(Exception):
+class UnfollowedLink(Exception):
     """A link on the path the walk does not follow; the message begins "goes through" and says which."""
 
 
-class PlantedLink(LinkRefused):
+class PlantedLink(UnfollowedLink):
     """The path goes through a link another user put in a world-writable folder (the message says which)."""
 
 
-class TooManyLinks(LinkRefused):
+class TooManyLinks(UnfollowedLink):
     """The path goes through more links than the system follows in one path (a loop, or a long chain)."""
 
 
