@@ -39,7 +39,7 @@ from .files import (
     write_under_roots,
 )
 from .other_writers import replaceable_by_others, writable_by_others
-from .planted_links import PlantedLink, resolve_unplanted
+from .planted_links import UnfollowedLink, resolve_unplanted
 from .protocol import MAX_REFERENCE_BYTES, OutputPathNotAllowed, RefWavNotAllowed
 
 OUTPUTS_DIR = "outputs"
@@ -171,8 +171,8 @@ def resolve_output_path(path: str, roots: Sequence[str], forbidden: Sequence[str
         raise OutputPathNotAllowed(f"output_path {why}")
     try:
         real = spelled_as_roots(resolve_unplanted(expanded), roots)
-    except PlantedLink as planted:
-        raise OutputPathNotAllowed(f"output_path goes through {planted}") from None
+    except UnfollowedLink as refused:
+        raise OutputPathNotAllowed(f"output_path {refused}") from None
     if (why := too_long(real, written=True)) is not None:
         raise OutputPathNotAllowed(f"output_path {why}")
     if is_under(real, forbidden):
@@ -208,8 +208,8 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
         raise RefWavNotAllowed(f"ref_wav {why}")
     try:
         real = spelled_as_roots(resolve_unplanted(expanded), roots)
-    except PlantedLink as planted:
-        raise RefWavNotAllowed(f"ref_wav goes through {planted}") from None
+    except UnfollowedLink as refused:
+        raise RefWavNotAllowed(f"ref_wav {refused}") from None
     if (why := too_long(real)) is not None:
         raise RefWavNotAllowed(f"ref_wav {why}")
     if is_under(real, forbidden):

@@ -286,16 +286,18 @@ def test_a_both_node_writes_the_files_of_jobs_it_accepted_itself_with_no_writer_
     failure is the section's error and the batch goes on; its ready stream (the writer's) stays unused."""
     import redis
 
-    (tmp_path / "afile").write_text("not a directory")
+    (tmp_path / "theirs.wav").write_text("another user's")  # refused at its write, not at admission
+    os.chown(tmp_path / "theirs.wav", 65534, 65534)  # (a path under a file is, since walk10)
     node = start_node("solo", delay=0.01)
     sections = [
-        {"idx": 0, "text": "a", "output_path": str(tmp_path / "afile" / "x.wav")},
+        {"idx": 0, "text": "a", "output_path": str(tmp_path / "theirs.wav")},
         {"idx": 1, "text": "b", "output_path": str(tmp_path / "fine.wav")},
         {"idx": 2, "text": "c"},  # the node's default output
     ]
     status, result = call("POST", f"{node.base}/synth_batch", {"sections": sections, "stream": False})
     assert status == 200 and result["fail_count"] == 1 and result["ok_count"] == 2
-    assert result["sections"][0]["error"].startswith("WriteFailed:")
+    assert "theirs.wav belongs to another user" in result["sections"][0]["error"]
+    assert (tmp_path / "theirs.wav").read_text() == "another user's"
     written = [s["wav_path"] for s in result["sections"][1:]]
     assert written[0] == str(tmp_path / "fine.wav") and written[1].startswith(str(node.state))
     for path in written:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -257,13 +259,24 @@ async def test_foreign_browser_origin_is_refused_unless_allowed(worker, tmp_path
 
 
 async def test_a_write_failure_is_an_error_event_and_the_batch_goes_on(worker, tmp_path):
-    (tmp_path / "afile").write_text("not a directory")
-    client = await worker()
+    """A folder replaced by a file after admission fails that section's write only (a path under a file
+    from the start, which this test used, is refused at admission since walk10)."""
+    engine = ToneEngine()
+    engine.gate = threading.Event()
+    client = await worker(engine)
+    (tmp_path / "folder").mkdir()
     sections = [
-        {"idx": 0, "text": "a", "output_path": str(tmp_path / "afile" / "x.wav")},
+        {"idx": 0, "text": "a", "output_path": str(tmp_path / "folder" / "x.wav")},
         {"idx": 1, "text": "b", "output_path": str(tmp_path / "fine.wav")},
     ]
-    result = await (await client.post("/synth_batch", json={"sections": sections, "stream": False})).json()
+    posted = asyncio.create_task(client.post("/synth_batch", json={"sections": sections, "stream": False}))
+    async with asyncio.timeout(30):
+        while not engine.calls:  # admitted: its synthesis began
+            await asyncio.sleep(0.01)
+    (tmp_path / "folder").rmdir()
+    (tmp_path / "folder").write_text("not a directory")
+    engine.gate.set()
+    result = await (await posted).json()
     assert result["fail_count"] == 1 and result["ok_count"] == 1
     assert result["sections"][0]["error"].startswith("WriteFailed:")
     assert (tmp_path / "fine.wav").exists()

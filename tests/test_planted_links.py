@@ -61,6 +61,37 @@ async def test_a_folder_linked_by_another_user_is_refused(worker, tmp_path, shar
     assert list(elsewhere.iterdir()) == []
 
 
+async def test_a_link_in_a_folder_another_user_made_in_the_shared_folder_is_refused(worker, tmp_path, shared):
+    """One level down: another user made `lecture/` in the shared folder (it was not there yet) and put
+    a link in it; the link is in a folder only that user writes, so the kernel's rule let it through,
+    and `/synth` replaced the link's target, another caller's lecture (2026-12-06, `serve --port 0`)."""
+    client = await worker()
+    victim = tmp_path / "another-callers-lecture.wav"
+    victim.write_bytes(b"kept")
+    (shared / "lecture").mkdir()
+    os.chown(shared / "lecture", NOBODY, NOBODY)
+    plant(shared / "lecture" / "s00.wav", victim)
+    (shared / "lecture" / "deeper").mkdir()
+    plant(shared / "lecture" / "deeper" / "s01.wav", victim)
+    for given in ("lecture/s00.wav", "lecture/deeper/s01.wav", "lecture/deeper/../s00.wav"):
+        response = await client.post("/synth", json={"text": "하나", "output_path": str(shared / given)})
+        assert response.status == 400, given
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert f"{shared / 'lecture'}, a folder that user" in answer["error"], answer
+    assert victim.read_bytes() == b"kept"
+
+
+def test_a_path_back_out_of_a_folder_another_user_made_is_followed(tmp_path, shared):
+    """`..` out of such a folder leaves it: a link beyond is judged by its own folder alone."""
+    (shared / "lecture").mkdir()
+    os.chown(shared / "lecture", NOBODY, NOBODY)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "link").symlink_to(tmp_path / "real")
+    given = str(shared / "lecture" / ".." / ".." / "mine" / "link" / "a.wav")
+    assert resolve_unplanted(given) == str(tmp_path / "real" / "a.wav")
+
+
 async def test_a_reference_linked_by_another_user_is_refused(worker, tmp_path, shared):
     client = await worker()
     voice = tmp_path / "voice.wav"
@@ -97,7 +128,7 @@ async def test_a_link_in_a_folder_only_its_owner_writes_is_followed(worker, tmp_
 
 def test_the_walk_resolves_as_realpath_does(tmp_path):
     """Where no other user's link is on the way, the path the worker writes is realpath's, whatever the
-    shape: relative and absolute links, chains, `..` after a link, parts not made yet, a loop."""
+    shape: relative and absolute links, chains, `..` after a link, parts not made yet (a loop: below)."""
     (tmp_path / "real" / "deep").mkdir(parents=True)
     (tmp_path / "real" / "deep" / "file.wav").write_bytes(b"")
     (tmp_path / "rel").symlink_to("real/deep")
@@ -118,7 +149,6 @@ def test_the_walk_resolves_as_realpath_does(tmp_path):
         "missing/../rel/x.wav",
         "./abs/./deep//file.wav",
         "real/deep/back/back/file.wav",
-        "loop_a/x.wav",
     ):
         path = str(tmp_path / given)
         assert resolve_unplanted(path) == os.path.realpath(path), given
@@ -138,3 +168,28 @@ async def test_a_path_under_a_file_is_refused_before_any_synthesis(worker, tmp_p
         assert_error_body(answer, "OutputPathNotAllowed")
         assert f"{tmp_path / 'notes.txt'} is a file, not a folder" in answer["error"]
     assert engine.calls == [] and (tmp_path / "notes.txt").read_text() == "mine"
+
+
+async def test_a_path_through_more_links_than_the_system_follows_is_refused_before_any_synthesis(
+    worker, tmp_path
+):
+    """A loop, or more than 40 links on the way (the kernel's limit, ELOOP): the walk gave up and
+    returned the path with its links still in it, which the write (no link followed) then failed on,
+    after the synthesis (`WriteFailed`); realpath had resolved 41 links, and left a loop as written."""
+    engine = ToneEngine()
+    client = await worker(engine)
+    (tmp_path / "here").symlink_to(".")
+    (tmp_path / "loop_a").symlink_to("loop_b")
+    (tmp_path / "loop_b").symlink_to("loop_a")
+    for given in ("here/" * 41 + "a.wav", "loop_a/a.wav"):
+        response = await client.post("/synth", json={"text": "하나", "output_path": str(tmp_path / given)})
+        assert response.status == 400, given
+        answer = await response.json()
+        assert_error_body(answer, "OutputPathNotAllowed")
+        assert "more than 40 links" in answer["error"], answer
+    assert engine.calls == []
+
+
+def test_forty_links_are_followed_as_the_system_follows_them(tmp_path):
+    (tmp_path / "here").symlink_to(".")
+    assert resolve_unplanted(str(tmp_path / ("here/" * 40 + "a.wav"))) == str(tmp_path / "a.wav")
