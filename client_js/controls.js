@@ -94,14 +94,15 @@ async function startPlay() {
     return;
   }
   state.sections.forEach((s) => Object.assign(s, FRESH_SECTION));
-  state.run = { ...newRun(state.sections), speedFactor: Number($("speed").value) };
+  // The voice this request names (null: the worker's default), so a refusal can say whose voice it was.
+  state.run = { ...newRun(state.sections), speedFactor: Number($("speed").value), voice: $("voice").value || null };
   showMessage("");
   state.channel.send({
     type: "synth_batch",
     sections: state.sections.map(({ idx, text }) => ({ idx, text })),
     lang: $("lang").value.trim() || "ko",
     speed_factor: state.run.speedFactor,
-    ref_wav: $("voice").value || null,
+    ref_wav: state.run.voice,
     audio: true,
   });
   renderSlides(state.sections);

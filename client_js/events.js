@@ -65,15 +65,18 @@ function onErrorEvent(event) {
     return;
   }
   const name = String(event.error).split(":")[0];
+  // UnknownVoice for a request that named no voice is the worker's own (ZipVoice without --ref-wav has
+  // no default voice): no voice was deleted, so its message is shown as it is and no list is read.
+  const pickedVoice = Boolean(state.run?.voice);
   const explained = {
     Busy: "The worker is busy: this connection already runs a request. Wait for it or cancel it.",
     Loading: "The worker is still booting (loading its model); try again in a moment.",
     QueueFull: "The worker's queue is full; try again later.",
     NotRunning: "Nothing to cancel: the request had already finished.",
-    UnknownVoice: "The voice picked is no longer on the worker (deleted after the voice list was read): "
-      + "the list has been read again; pick a voice from it and play again.",
+    UnknownVoice: pickedVoice ? "The voice picked is no longer on the worker (deleted after the voice list was read): "
+      + "the list has been read again; pick a voice from it and play again." : undefined,
   }[name];
-  if (name === "UnknownVoice") refreshVoices();  // the list the page offered is out of date
+  if (name === "UnknownVoice" && pickedVoice) refreshVoices();  // the list the page offered is out of date
   if (name === "NotRunning" && state.run?.cancelRequested) {
     // The request finished as the cancel went out: the audio is already dropped, so it is a play-out stop.
     cancelRun(state.run, state.sections);

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
+from npu_worker.protocol import UnknownVoice
 from tests.openai_support import tone_wav
 from tests.player_support import snapshot, wait_for
 from tests.test_player_rogue_worker import rogue_page, serving
@@ -107,6 +108,36 @@ def test_a_voice_deleted_after_the_list_was_read_is_said_in_words_and_the_list_r
         "the voice teacher is no longer offered: Play speaks with the worker's default"
     )
     assert page.input_value("#voice") == ""
+    assert console.errors == []
+
+
+class NoDefaultVoice(ToneEngine):
+    """As ZipVoice started without --ref-wav: a request naming no voice is refused (UnknownVoice)."""
+
+    def check_voice(self, ref_wav: str | None) -> None:
+        if ref_wav is None:
+            raise UnknownVoice("this worker has no default voice (it was started without --ref-wav)")
+
+
+def test_worker_default_on_a_worker_without_one_shows_the_workers_own_words(open_player: Any) -> None:
+    """ "worker default" played on a worker with no default voice: the page blamed a deleted voice nobody
+    picked ("The voice picked is no longer on the worker …") and read the list again; it now shows the
+    worker's own message."""
+    worker, page, console = open_player(NoDefaultVoice(), token=TOKEN, open_page=False)
+    requests: list[Any] = []
+    page.on("request", lambda request: requests.append(request))
+    page.goto(worker.url + f"?token={TOKEN}")
+    wait_for(page, "s.worker.state === 'ready' && s.voices.offered.length === 1")
+    assert page.input_value("#voice") == ""
+    page.fill("#input", "첫 문장입니다.")
+    wait_for(page, "s.sections.length === 1")
+    page.click("#play")
+    wait_for(page, "s.message !== ''")
+    assert snapshot(page)["message"] == (
+        "The worker refused the request: UnknownVoice: this worker has no default voice "
+        "(it was started without --ref-wav)"
+    )
+    assert len([r for r in requests if r.url.endswith("/v1/audio/voices")]) == 1  # not read again
     assert console.errors == []
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json
 import os
 import random
 import shutil
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from npu_worker.bench.bounded_body import AnswerTooLarge, bounded_text
 from npu_worker.bench.measure import RequestRecord, http_request, ws_request
 from npu_worker.client.common import auth_headers
 from npu_worker.printable import printable
@@ -128,9 +130,13 @@ class NotAWorker(ValueError):
 
 
 async def health(session: aiohttp.ClientSession, base: str) -> dict[str, Any]:
+    """/health's JSON object, its body read up to MAX_ANSWER_BYTES (it was read whole: an endless or
+    gzip-bomb body from a server on that port filled the bench's memory); NotAWorker past it."""
     async with session.get(base + "/health") as response:
         try:
-            body = await response.json(content_type=None)
+            body = json.loads(await bounded_text(response, f"{base}/health"))
+        except AnswerTooLarge as exc:
+            raise NotAWorker(f"{exc}: is a worker listening there?") from None
         except (ValueError, RecursionError):
             body = None
     if not isinstance(body, dict):

@@ -19,6 +19,7 @@ import aiohttp
 
 from npu_worker.audio import OnsetWatch, from_pcm16
 from npu_worker.audio_decode import read_wav
+from npu_worker.bench.bounded_body import bounded_text
 from npu_worker.bench.onset import PlaybackTimeline, onset_of
 
 
@@ -200,7 +201,7 @@ async def http_request(
         body = {"text": text, "output_path": path, **params}
         async with session.post(base + "/synth", json=body) as response:
             record.ttfb_ms = (loop.time() - t0) * 1000.0
-            answer = json_object(await response.text())
+            answer = json_object(await bounded_text(response, "POST /synth"))
         done_at = loop.time()
         if response.status != 200 or answer.get("status") != "ok":
             record.error = str(answer.get("error") or f"HTTP {response.status}")
