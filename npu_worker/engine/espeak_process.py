@@ -146,14 +146,30 @@ class ChildEspeak:
     def find_voice(self, name: str) -> EspeakVoice | None:
         return find_voice(self._voices, name)
 
-    def chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+    def chunks(
+        self, request: SynthesisRequest, again: Callable[[], ChildEspeak] | None = None
+    ) -> Iterator[np.ndarray]:
         """The request's audio as the child makes it; closing the iterator early stops the child's
         synthesis and reads what it had already sent, so the next request starts clean. A child that
         leaves a read of its next audio (or its end) waiting past `espeak_request_deadline`'s bound is
-        killed and the section fails (`EngineError`): a stopped one held the lane for ever."""
+        killed and the section fails (`EngineError`): a stopped one held the lane for ever. `again`: the
+        child that takes the request, once, if its write finds this one dead (`ChildGone`, before any
+        chunk; here, not in a generator around this one: a call less a frame)."""
         live = next(self._ids) % (1 << 32)
         frame = Request(live, request.text, request.lang, request.speed_factor)
-        self._send(REQUEST, msgspec.json.encode(frame), live)
+        try:
+            self._send(REQUEST, msgspec.json.encode(frame), live)
+        except ChildGone:
+            if again is None:
+                raise
+        else:
+            again = None  # (sent: no second child)
+        if again is not None:
+            try:
+                yield from again().chunks(request)
+            except ChildGone as twice:
+                raise EngineError(f"espeak-ng's process failed ({twice}; it ended again at once)") from twice
+            return
         ended, deadline, answers = False, self._synthesis, self._answers
         deadline.start(len(request.text))
         answers.watch = deadline  # (its clock runs while a read waits on the pipe)
@@ -380,21 +396,10 @@ class EspeakProcessEngine(EspeakEngine):
         raise EngineError(CLOSED)
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        """The child's chunks; one that died while idle is found by the request's write, and another
+        started and sent it, once (`ChildEspeak.chunks`'s `again`)."""
         self.voice_for(request.lang)  # an unknown language fails here, as in-process
-        return self._chunks(request)
-
-    def _chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
-        """The child's chunks. A child that died while idle is found when the request is written to
-        it (`ChildGone`, before any chunk): another is started and the request sent again, once."""
-        try:
-            yield from self.child.chunks(request)
-            return
-        except ChildGone:
-            pass
-        try:
-            yield from self.child.chunks(request)
-        except ChildGone as gone:
-            raise EngineError(f"espeak-ng's process failed ({gone}; it ended again at once)") from gone
+        return self.child.chunks(request, again=lambda: self.child)
 
     def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
         chunks = self.stream(request)
