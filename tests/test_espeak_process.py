@@ -80,11 +80,11 @@ def test_a_stop_reaches_the_child_before_the_text_ends(engine):
     child = engine.child
     request = b'{"id": 9, "text": "%s", "lang": "ko", "speed_factor": 1.0}' % LONG_TEXT.encode()
     write_frame(child._requests, REQUEST, request)
-    kind, first = read_frame(child._answers)
+    kind, first = child._answers.read()
     assert kind == AUDIO
     write_frame(child._requests, STOP, REQUEST_ID.pack(9))
     drained = len(first) // 4
-    while (frame := read_frame(child._answers))[0] == AUDIO:
+    while (frame := child._answers.read())[0] == AUDIO:
         drained += len(frame[1]) // 4
     assert frame[0] == END
     whole = sum(chunk.size for chunk in made(engine, LONG_TEXT))
@@ -103,7 +103,7 @@ def test_errors_keep_their_type_and_the_language_is_checked_before_the_child(eng
     write_frame(
         engine.child._requests, REQUEST, b'{"text": 1}'
     )  # not a request: its failure, not the child's
-    kind, payload = read_frame(engine.child._answers)
+    kind, payload = engine.child._answers.read()
     assert kind == FAILED and b"ValidationError" in payload
     assert made(engine, SENTENCE)  # the child is unharmed
 

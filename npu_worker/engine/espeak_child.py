@@ -27,7 +27,7 @@ import signal
 import struct
 import sys
 import time
-from typing import IO
+from typing import IO, Protocol
 
 import msgspec
 import numpy as np
@@ -100,6 +100,79 @@ def _read_exact(stream: IO[bytes], buffer: bytearray) -> bytearray:
             raise BrokenStream("the pipe closed")
         filled += got
     return buffer
+
+
+class FrameReader:
+    """The parent's reader of the child's frames: a `readinto` takes what the pipe holds (a write of
+    held frames, often several) into a buffer kept for the child's life, and each frame is cut out of it
+    by one `unpack_from` and a slice (a fresh, writable payload: the buffer is reused). Read as a header
+    and a payload, a frame was ≈ 13 Python calls on the engine lane, two reads and four `len`s among them
+    (benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 53). `watch`: a request's deadline, told when a read
+    waits on the pipe (its clock runs only then: a read a pipe's worth, not a clock read a frame)."""
+
+    def __init__(self, pipe: IO[bytes], size: int) -> None:
+        self._readinto = pipe.readinto  # type: ignore[attr-defined]  # IO[bytes] has no readinto in typeshed
+        self._buffer = bytearray(size)
+        self._view = memoryview(self._buffer)
+        self._start = self._end = 0  # the bytes read and not yet cut out
+        self.watch: Watch | None = None
+
+    def read(self) -> tuple[bytes, bytearray]:
+        """The next frame's kind and payload; BrokenStream at EOF or on garbage."""
+        start, buffer = self._start, self._buffer
+        if self._end - start >= 5:  # (HEADER.size) the frame, if it is all here: no call but these
+            kind, length = HEADER.unpack_from(buffer, start)
+            if start + 5 + length <= self._end:
+                self._start = start + 5 + length
+                return kind, buffer[start + 5 : start + 5 + length]
+        return self._read_more()
+
+    def _read_more(self) -> tuple[bytes, bytearray]:
+        while True:
+            start, end, size = self._start, self._end, len(self._buffer)
+            need = HEADER.size
+            if end - start >= HEADER.size:
+                kind, length = HEADER.unpack_from(self._buffer, start)
+                if length > MAX_FRAME:
+                    raise BrokenStream(f"a frame of {length} bytes")
+                need += length
+                if need > size:  # larger than the buffer: a payload of its own
+                    return kind, self._read_large(start + HEADER.size, end, length)
+                if end - start >= need:
+                    self._start = start + need
+                    return kind, self._buffer[start + HEADER.size : start + need]
+            if start == end or start + need > size:  # what is held to the front: room for the frame
+                self._buffer[: end - start] = self._buffer[start:end]
+                start, end = self._start, self._end = 0, end - start
+            self._end = end + self._wait(self._view[end:])
+
+    def _read_large(self, start: int, end: int, length: int) -> bytearray:
+        payload = bytearray(length)
+        payload[: end - start] = self._buffer[start:end]
+        self._start = self._end = 0
+        view, filled = memoryview(payload), end - start
+        while filled < length:
+            filled += self._wait(view[filled:])
+        return payload
+
+    def _wait(self, into: memoryview) -> int:
+        watch = self.watch
+        if watch is not None:
+            watch.waiting_since = time.monotonic()
+        try:
+            got = self._readinto(into)
+        finally:
+            if watch is not None:
+                watch.waiting_since = None
+        if not got:
+            raise BrokenStream("the pipe closed")
+        return int(got)
+
+
+class Watch(Protocol):
+    """What `FrameReader` tells of its waits (`RequestDeadline`)."""
+
+    waiting_since: float | None
 
 
 class Request(msgspec.Struct, frozen=True):

@@ -10,15 +10,12 @@ again for the next one.
 
 from __future__ import annotations
 
-import io
 import itertools
 import logging
 import os
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
-from typing import cast
 
 import msgspec
 import numpy as np
@@ -41,10 +38,10 @@ from .espeak_child import (
     STOP,
     BrokenStream,
     Failure,
+    FrameReader,
     Phonemize,
     Ready,
     Request,
-    read_frame,
     write_frame,
 )
 from .espeak_deadlines import DEADLINES
@@ -81,8 +78,6 @@ class ChildEspeak:
         except OSError as error:
             raise ModelLoadError(f"cannot start espeak-ng's process: {error}") from error
         assert self._process.stdin is not None and self._process.stdout is not None
-        # Buffered: a frame's header and its audio come in one `read` when the pipe holds both (two
-        # or more before, each a release and a retaking of the GIL beside the event loop)
         self._requests = self._process.stdin.fileno()
         # Frames to the child come from the engine thread (requests) and from a canceller on another
         # (`stop_running`): one writer at a time, and none once the pipe (its fd number) is closed
@@ -99,7 +94,9 @@ class ChildEspeak:
         self._fate = threading.Lock()
         self._asking: object | None = None  # the start or phonemize call a deadline waits on
         self._synthesis = RequestDeadline(self._kill_overdue)  # a request's next audio, or its end
-        self._answers = io.BufferedReader(cast(io.RawIOBase, self._process.stdout), ANSWER_BUFFER_BYTES)
+        # Buffered: a read takes the frames the pipe holds (a frame's header and audio, or a write of
+        # held frames), each a release and a retaking of the GIL beside the event loop
+        self._answers = FrameReader(self._process.stdout, ANSWER_BUFFER_BYTES)
         started = self._arm(START_SECONDS, f"its start within {START_SECONDS:g} s")
         try:
             kind, payload = self._receive()
@@ -149,21 +146,39 @@ class ChildEspeak:
     def find_voice(self, name: str) -> EspeakVoice | None:
         return find_voice(self._voices, name)
 
-    def chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+    def chunks(
+        self, request: SynthesisRequest, again: Callable[[], ChildEspeak] | None = None
+    ) -> Iterator[np.ndarray]:
         """The request's audio as the child makes it; closing the iterator early stops the child's
         synthesis and reads what it had already sent, so the next request starts clean. A child that
         leaves a read of its next audio (or its end) waiting past `espeak_request_deadline`'s bound is
-        killed and the section fails (`EngineError`): a stopped one held the lane for ever."""
+        killed and the section fails (`EngineError`): a stopped one held the lane for ever. `again`: the
+        child that takes the request, once, if its write finds this one dead (`ChildGone`, before any
+        chunk; here, not in a generator around this one: a call less a frame)."""
         live = next(self._ids) % (1 << 32)
         frame = Request(live, request.text, request.lang, request.speed_factor)
-        self._send(REQUEST, msgspec.json.encode(frame), live)
-        ended, deadline = False, self._synthesis
+        try:
+            self._send(REQUEST, msgspec.json.encode(frame), live)
+        except ChildGone:
+            if again is None:
+                raise
+        else:
+            again = None  # (sent: no second child)
+        if again is not None:
+            try:
+                yield from again().chunks(request)
+            except ChildGone as twice:
+                raise EngineError(f"espeak-ng's process failed ({twice}; it ended again at once)") from twice
+            return
+        ended, deadline, answers = False, self._synthesis, self._answers
         deadline.start(len(request.text))
+        answers.watch = deadline  # (its clock runs while a read waits on the pipe)
         try:
             while True:
-                deadline.waiting_since = time.monotonic()
-                kind, payload = self._receive(reading=True)
-                deadline.waiting_since = None
+                try:  # (not `_receive`: a call less a frame)
+                    kind, payload = answers.read()
+                except (BrokenStream, OSError, ValueError) as error:
+                    raise self._unread(error, reading=True) from error
                 if kind == AUDIO:
                     yield np.frombuffer(payload, dtype=np.float32)
                     continue
@@ -175,6 +190,7 @@ class ChildEspeak:
                     raise child_error(failure)
                 raise self._broken(f"an unexpected frame {kind!r}")
         finally:
+            answers.watch = None
             if not ended and not self._closed:  # stopped early: drain it (one that failed is closed)
                 self._stop()  # (bounded by the `STOP`'s own deadline)
             deadline.end()
@@ -289,11 +305,15 @@ class ChildEspeak:
     def _receive(self, reading: bool = False) -> tuple[bytes, bytearray]:
         """The next frame; `reading`: the child is reading a request's text (its crash is the text's)."""
         try:
-            return read_frame(self._answers)
-        except (BrokenStream, OSError) as error:
-            raise self._broken(str(error), reading) from error
-        except ValueError as error:  # the worker's close (the shutdown's thread) closed its pipe:
-            raise self._broken(f"closed by the worker: {error}") from error  # was a bare ValueError
+            return self._answers.read()
+        except (BrokenStream, OSError, ValueError) as error:
+            raise self._unread(error, reading) from error
+
+    def _unread(self, error: Exception, reading: bool) -> WorkerError:
+        """A read of a frame that failed, as the caller's error (closing the child)."""
+        if isinstance(error, ValueError):  # the worker's close (the shutdown's thread) closed its pipe:
+            return self._broken(f"closed by the worker: {error}")  # was a bare ValueError
+        return self._broken(str(error), reading)
 
     def _broken(self, why: str, reading: bool = False) -> WorkerError:
         self.close()
@@ -376,21 +396,10 @@ class EspeakProcessEngine(EspeakEngine):
         raise EngineError(CLOSED)
 
     def stream(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
+        """The child's chunks; one that died while idle is found by the request's write, and another
+        started and sent it, once (`ChildEspeak.chunks`'s `again`)."""
         self.voice_for(request.lang)  # an unknown language fails here, as in-process
-        return self._chunks(request)
-
-    def _chunks(self, request: SynthesisRequest) -> Iterator[np.ndarray]:
-        """The child's chunks. A child that died while idle is found when the request is written to
-        it (`ChildGone`, before any chunk): another is started and the request sent again, once."""
-        try:
-            yield from self.child.chunks(request)
-            return
-        except ChildGone:
-            pass
-        try:
-            yield from self.child.chunks(request)
-        except ChildGone as gone:
-            raise EngineError(f"espeak-ng's process failed ({gone}; it ended again at once)") from gone
+        return self.child.chunks(request, again=lambda: self.child)
 
     def stream_into(self, request: SynthesisRequest, sink: Callable[[np.ndarray], bool]) -> None:
         chunks = self.stream(request)

@@ -7,7 +7,9 @@ Why this shape: the clock runs only while the engine thread is blocked in its re
 is never killed for the time the thread spends elsewhere (handing chunks over; the child then waits on
 its pipe); and one deadline is armed a request (a lock and a dict entry, as a cancel's `STOP`), not one
 a frame: it fires only for a request still running `seconds` after it started, and is armed again from
-the start of the wait then in progress. Reads mark their wait with two stores and a clock read.
+the start of the wait then in progress. The reader (`espeak_child.FrameReader`) marks each read that
+waits on the pipe with two stores and a clock read: a read takes several frames, and one a frame is cut
+out of it with no mark.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ Overdue = Callable[[str, Callable[[], bool]], None]
 
 
 class RequestDeadline:
-    """One child's request deadline: `start` as a request is sent, `waiting`/`answered` around each read
-    of its frames, `end` once it has ended (however)."""
+    """One child's request deadline: `start` as a request is sent, `waiting_since` set by the reader
+    (its `watch`) around each read of the pipe, `end` once it has ended (however)."""
 
     def __init__(self, overdue: Overdue) -> None:
         self._overdue = overdue
@@ -39,7 +41,7 @@ class RequestDeadline:
         self._request: object | None = None
         self._token: Armed | None = None
         self._seconds = ANSWER_SECONDS
-        self.waiting_since: float | None = None  # set by the reader: its read began then
+        self.waiting_since: float | None = None  # set by the reader: its read of the pipe began then
 
     def start(self, text_chars: int) -> None:
         request = object()
