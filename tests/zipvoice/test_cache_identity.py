@@ -111,7 +111,9 @@ async def test_a_model_folder_of_the_same_name_elsewhere_is_another_model(
     shutil.copytree(tiny_model_dir, copy)
     decoder = copy / "fm_decoder.onnx"
     decoder.write_bytes(decoder.read_bytes())  # a re-exported decoder: same name, new file
-    moved = await restart(worker, first_run, copy, tmp_path)
+    # the same default voice file: only the model differs (the copy's own reference_ko.wav was another
+    # voice path, and alone made the key differ)
+    moved = await restart(worker, first_run, copy, tmp_path, ref_wav=str(tiny_model_dir / "reference_ko.wav"))
     assert client_engine_model(moved) == first_run.model  # /health names it the same
     assert "cached" not in await synth(moved, tmp_path / "b.wav")
 
