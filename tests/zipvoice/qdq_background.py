@@ -42,13 +42,20 @@ SHARED_REAL_STRUCTURE = REPO.parent / "shared" / "data" / "zipvoice_small_struct
 FIXTURES = ("shared",) if SHARED_REAL_STRUCTURE.is_dir() else ("generated",)
 
 
-def speak(model_dir: Path, state_dir: Path, **changes: object):  # noqa: ANN201
-    """The checked sentence (one segment: 4 decoder calls) by a freshly loaded engine; (audio, engine)."""
+def speak(model_dir: Path, state_dir: Path, buckets: tuple[int, ...] = (), **changes: object):  # noqa: ANN201
+    """The checked sentence (one segment: 4 decoder calls) by a freshly loaded engine; (audio, engine).
+    `buckets`: the CPU's fixed-shape buckets (the prepared directory's own, BUCKET, as on the NPU: each
+    further one was another decoder specialised at load, ≈ 9 s of CPU a load on the small export)."""
+    import dataclasses
+
     from npu_worker.engine.base import SynthesisRequest
     from npu_worker.engine.zipvoice.engine import create
     from tests.zipvoice.conftest import engine_config
 
-    engine = create(engine_config(model_dir, state_dir, **changes))
+    config = engine_config(model_dir, state_dir, **changes)
+    if buckets:
+        config = dataclasses.replace(config, options=dataclasses.replace(config.options, buckets=buckets))
+    engine = create(config)
     engine.load()
     request = SynthesisRequest(CHECKED, "ko", seed=1, early_audio=False)
     return np.concatenate([c for c in engine.stream(request) if c.size]), engine

@@ -166,7 +166,7 @@ def test_a_reference_that_is_not_audio_is_refused_in_libsndfiles_words(tiny_mode
     with pytest.raises(ModelLoadError) as at_load:
         create(engine_config(tiny_model_dir, tmp_path / "a", ref_wav=str(noise))).load()
     assert at_load.value.message == f"default reference voice: {reason}"
-    engine = create(engine_config(tiny_model_dir, tmp_path / "b"))
+    engine = create(engine_config(tiny_model_dir, tmp_path / "b", ref_wav=None))  # no warm-up sentence
     engine.load()
     with pytest.raises(InvalidAudio) as at_request:
         list(engine.stream(SynthesisRequest("안녕하세요.", "ko", voice=Voice(str(noise), "안녕"))))

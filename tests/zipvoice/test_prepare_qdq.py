@@ -81,9 +81,10 @@ def test_a_sentence_is_no_farther_from_fp32_than_the_cpu_int8_files_are(
     """The CPU runs fixed shapes too (`--fixed-shapes`: the same padding to the bucket as the NPU), so the
     distance is the arithmetic's, not the padding's (dynamic vs padded alone is ≈ 0.39 on this model).
     The NPU's sentence was spoken by the same `speak` on QNN in the background process."""
-    reference, engine = speak(source_dir, tmp_path / "fp32", fixed_shapes=True)  # fp32 on the CPU
-    assert max(trace.frames for trace in engine.traces) <= BUCKET  # the NPU's one bucket, no overflow
-    int8, _ = speak(source_dir, tmp_path / "int8", precision="int8", fixed_shapes=True)
+    on_cpu = {"fixed_shapes": True, "buckets": (BUCKET,)}  # the NPU's one bucket, its padding
+    reference, engine = speak(source_dir, tmp_path / "fp32", **on_cpu)  # fp32 on the CPU
+    assert max(trace.frames for trace in engine.traces) <= BUCKET  # in that bucket, no overflow
+    int8, _ = speak(source_dir, tmp_path / "int8", precision="int8", **on_cpu)
     npu = np.load(qdq_background.wait(fixture_name, "sentence", WAIT))
     cpu_int8 = qdq.log_mel_distance(reference, int8, engine.spectrum)
     a16w8 = qdq.log_mel_distance(reference, npu, engine.spectrum)
