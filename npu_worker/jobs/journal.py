@@ -65,7 +65,8 @@ class Journal(abc.ABC):
             if job.answers_at_done and not isinstance(event, Done):
                 self.handoff.with_next(job.publish, entry)  # its `done` follows: one wake-up for all
             elif job.stream_audio and job.first_audio_at is not None:
-                self.handoff.soon(job.publish, entry)  # with the audio's window, if one is due
+                # with the audio's window, if one is due; a `done` opens none past it
+                self.handoff.soon(job.publish, entry, last=isinstance(event, Done))
             else:
                 self.handoff(job.publish, entry)
         return entry

@@ -52,6 +52,8 @@ class LoopHandoff:
         self._scheduled = False  # a drain is due at the loop's next turn
         self._timed = False  # a drain is due within a `later` call's time at most
         self._window_after: float | None = None  # the next drain opens a `later` window this long
+        self._last_queued = False  # a stream's last event waits: its drain opens no window
+        self._timer: asyncio.TimerHandle | None = None  # the window's, while armed (the loop's thread only)
 
     def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
         with self._lock:
@@ -97,25 +99,41 @@ class LoopHandoff:
         call_soon_unless_closed(self.loop, callback, *arguments)
 
     def _arm(self, within: float) -> None:
-        self.loop.call_later(within, self._timer_drain)
+        """The window's timer, unless a drain since the `later` call that asked for it has run what
+        it queued (an armed timer would find nothing)."""
+        with self._lock:
+            due = self._timed
+        if due and self._timer is None:
+            self._timer = self.loop.call_later(within, self._timer_drain)
 
     def _timer_drain(self) -> None:
+        self._timer = None
         with self._lock:
             due = self._timed  # (else a drain since has run it: this timer is an old window's)
         if due:
             self._drain()
 
-    def soon(self, callback: Callable[[Any], None], argument: Any) -> None:
+    def soon(self, callback: Callable[[Any], None], argument: Any, last: bool = False) -> None:
         """Like a call, but joining a `later` window already due (it runs with that window's drain,
         within a few ms) instead of waking the loop for itself. For a live preview's events once its
         audio flows: its `ok` and `done` come right after its last chunks, which wait in such a window,
         and each woke the loop once more (5.6 → 4.5 wake-ups a `/ws` preview; benchmarks/
-        SERVER_OVERHEAD.md, 2026-12-06). With no window due it is an ordinary call."""
+        SERVER_OVERHEAD.md, 2026-12-06). With no window due it is an ordinary call.
+
+        `last`: a stream's last event (its `done`): the drain that runs it opens no window (a preview's
+        last urgent chunk, its later ones, `ok` and `done` had often come in one drain, whose window's
+        timer then found nothing: an empty turn of the loop; a chunk of another stream that would have
+        joined it opens a window of its own)."""
         with self._lock:
-            if self._timed and not self._scheduled:
-                self._pending.append((callback, argument))
+            self._pending.append((callback, argument))
+            self._last_queued = self._last_queued or last  # (with it, under the lock: its own drain's)
+            if self._scheduled or self._timed:
                 return
-        self(callback, argument)
+            self._scheduled = True
+        if threading.get_ident() == self._loop_thread:
+            self.loop.call_soon(self._drain)
+        else:
+            self._wake(self._drain)
 
     def with_next(self, callback: Callable[[Any], None], argument: Any) -> None:
         """Queued in order like a call, but waking nobody: it runs with the next drain, which the next
@@ -143,7 +161,12 @@ class LoopHandoff:
         with self._lock:
             pending, self._pending = self._pending, []
             window, self._window_after = self._window_after, None
+            if self._last_queued:
+                window, self._last_queued = None, False
             self._scheduled, self._timed = False, window is not None
+        stale, self._timer = self._timer, None
+        if stale is not None:  # this drain ran what the window held: its timer would find nothing
+            stale.cancel()
         if window is not None:
             self._arm(window)
         flushes: list[Callable[[], None]] = []
