@@ -36,8 +36,9 @@ from . import shutdown
 from .admission import Admission
 from .cache import SynthesisCache
 from .job_bytes import JobBytes
-from .journal import Journal, LocalJournal, LoopHandoff, call_soon_unless_closed
+from .journal import Journal, LocalJournal
 from .listening import JobListening
+from .loop_handoff import LoopHandoff, call_soon_unless_closed
 from .model import Job, new_job_id
 from .observer import SchedulerObserver
 from .recovery import Recovery

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable
 
 from ..protocol import Done
-from .journal import after_this_drain
+from .loop_handoff import after_this_drain
 from .model import AudioChunk, Job, LogEntry
 
 _END = object()

@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 from redis.exceptions import ResponseError
 
 from ...protocol import Done, Event, Progress, QueueUnavailable, SectionError
-from ..journal import Journal, LoopHandoff
+from ..journal import Journal
+from ..loop_handoff import LoopHandoff
 from ..model import Job, LogEntry, Section, apply_event
 from ..observer import SchedulerObserver
 from ..store import JobStore

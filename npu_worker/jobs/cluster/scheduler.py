@@ -26,7 +26,7 @@ from ...protocol import (
     SynthParams,
     WorkerError,
 )
-from ..journal import LoopHandoff
+from ..loop_handoff import LoopHandoff
 from ..model import Job, KeptJob, LogEntry, apply_event, new_job_id
 from ..stats import record_first_audio
 from ..stored import no_audio

@@ -1,0 +1,190 @@
+"""The engine threads' way onto the event loop: callbacks handed over from another thread run on the
+loop in submission order, one wake-up of the loop a burst (`LoopHandoff`), with the windows that let
+a preview's later audio share one (split out of `journal.py`, whose append publishes through it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Any
+
+
+def call_soon_unless_closed(
+    loop: asyncio.AbstractEventLoop, callback: Callable[..., object], *arguments: Any
+) -> None:
+    """`callback` on the loop from another thread; nothing once the loop has closed (the app ended:
+    nobody is left to take it). A look at `is_closed` first still raced a loop closing right after."""
+    with contextlib.suppress(RuntimeError):  # "Event loop is closed", however late it closed
+        loop.call_soon_threadsafe(callback, *arguments)
+
+
+_drain_local = threading.local()  # the flushes due once the drain running on this thread has run
+
+
+def after_this_drain(flush: Callable[[], None]) -> bool:
+    """`flush` once the `LoopHandoff` drain running now on this thread has run its callbacks, in the same
+    turn of the loop; False (nothing queued) when no drain runs. A listener woken by the drain's publish
+    can write then instead of in a task's next turn (the `/ws` pump: two turns a hand-over were one)."""
+    flushes: list[Callable[[], None]] | None = getattr(_drain_local, "flushes", None)
+    if flushes is None:
+        return False
+    flushes.append(flush)
+    return True
+
+
+class LoopHandoff:
+    """Runs callbacks on the event loop, in submission order, waking the loop once per burst.
+
+    The engine thread hands over events and audio chunks many times a second; each
+    `call_soon_threadsafe` costs a wake-up of the loop (a write to its self-pipe). Callbacks queue
+    here instead, and only the first of a burst schedules the drain.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Build it on the loop's own thread (the scheduler does, in `start`)."""
+        self.loop = loop
+        self._loop_thread = threading.get_ident()
+        self._lock = threading.Lock()
+        self._pending: list[tuple[Callable[[Any], None], Any]] = []
+        self._scheduled = False  # a drain is due at the loop's next turn
+        self._timed = False  # a drain is due within a `later` call's time at most
+        self._window_after: float | None = None  # the next drain opens a `later` window this long
+        self._last_queued = False  # a stream's last event waits: its drain opens no window
+        self._timer: asyncio.TimerHandle | None = None  # the window's, while armed (the loop's thread only)
+
+    def __call__(self, callback: Callable[[Any], None], argument: Any) -> None:
+        with self._lock:
+            self._pending.append((callback, argument))
+            if self._scheduled:
+                return
+            self._scheduled = True
+        if threading.get_ident() == self._loop_thread:
+            self.loop.call_soon(self._drain)
+        else:
+            self._wake(self._drain)
+
+    def later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
+        """Like a call, for what may wait up to `within` seconds (a preview's audio once its listener
+        has its first frames): queued in the same order, run with the next drain, which comes at the
+        latest `within` seconds after the first such call. espeak-ng hands over a sentence's chunks
+        ≈ 1.5 ms apart; each woke the loop, which then wrote one burst for it (≈ 10 wake-ups a
+        preview, each ≈ 0.1 ms of the loop's CPU): within a few ms they share one."""
+        with self._lock:
+            self._pending.append((callback, argument))
+            if self._scheduled or self._timed:
+                return
+            self._timed = True
+        if threading.get_ident() == self._loop_thread:
+            self._arm(within)
+        else:
+            self._wake(self._arm, within)
+
+    def then_later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
+        """Like a call; the drain that runs it then opens a `later` window of `within` seconds on the
+        loop's own turn. For a preview's last urgent chunk: the chunks past it come right after (espeak-ng's
+        child writes them together), and the first of them woke the loop only to arm its window's
+        timer (a wake-up a preview; benchmarks/SERVER_OVERHEAD.md, 2026-12-06, stop 49). A window
+        nothing joins costs the loop one timer's turn."""
+        with self._lock:
+            self._window_after = within
+        self(callback, argument)
+
+    def _wake(self, callback: Callable[..., None], *arguments: Any) -> None:
+        """`callback` on the loop from another thread; nothing once the loop is closed (the worker's
+        end: nobody is left to read what the engine thread hands over). A loop closing between a look
+        at `is_closed` and the call made `call_soon_threadsafe` raise on the engine thread."""
+        call_soon_unless_closed(self.loop, callback, *arguments)
+
+    def _arm(self, within: float) -> None:
+        """The window's timer, unless a drain since the `later` call that asked for it has run what
+        it queued (an armed timer would find nothing)."""
+        with self._lock:
+            due = self._timed
+        if due and self._timer is None:
+            self._timer = self.loop.call_later(within, self._timer_drain)
+
+    def _timer_drain(self) -> None:
+        self._timer = None
+        with self._lock:
+            due = self._timed  # (else a drain since has run it: this timer is an old window's)
+        if due:
+            self._drain()
+
+    def soon(self, callback: Callable[[Any], None], argument: Any, last: bool = False) -> None:
+        """Like a call, but joining a `later` window already due (it runs with that window's drain,
+        within a few ms) instead of waking the loop for itself. For a live preview's events once its
+        audio flows: its `ok` and `done` come right after its last chunks, which wait in such a window,
+        and each woke the loop once more (5.6 → 4.5 wake-ups a `/ws` preview; benchmarks/
+        SERVER_OVERHEAD.md, 2026-12-06). With no window due it is an ordinary call.
+
+        `last`: a stream's last event (its `done`): the drain that runs it opens no window (a preview's
+        last urgent chunk, its later ones, `ok` and `done` had often come in one drain, whose window's
+        timer then found nothing: an empty turn of the loop; a chunk of another stream that would have
+        joined it opens a window of its own)."""
+        with self._lock:
+            self._pending.append((callback, argument))
+            self._last_queued = self._last_queued or last  # (with it, under the lock: its own drain's)
+            if self._scheduled or self._timed:
+                return
+            self._scheduled = True
+        if threading.get_ident() == self._loop_thread:
+            self.loop.call_soon(self._drain)
+        else:
+            self._wake(self._drain)
+
+    def with_next(self, callback: Callable[[Any], None], argument: Any) -> None:
+        """Queued in order like a call, but waking nobody: it runs with the next drain, which the next
+        call (or a `later`'s time) brings. For what nobody acts on before a later call's callback
+        (a `/synth`'s `start`, `synth` and `ok`, read at its `done`): each had woken the loop alone."""
+        with self._lock:
+            self._pending.append((callback, argument))
+
+    def yield_to_loop(self, timeout: float) -> None:
+        """Block this (engine) thread until the loop has run every callback queued so far, or for
+        `timeout` seconds at most.
+
+        A thread that keeps taking the GIL (espeak's callback after every buffer it makes) or a core
+        makes a just woken loop wait for both, ~1 ms at the median on the 2-core VM; the runner yields
+        once per preview, right after its first audio, when a listener is waiting for exactly that
+        (benchmarks/SERVER_OVERHEAD.md: hand-off → loop 1.0 ms → 0.06 ms at the median).
+        """
+        if threading.get_ident() == self._loop_thread:
+            return
+        drained = threading.Event()
+        self(lambda _: drained.set(), None)
+        drained.wait(timeout)
+
+    def _drain(self) -> None:
+        with self._lock:
+            pending, self._pending = self._pending, []
+            window, self._window_after = self._window_after, None
+            if self._last_queued:
+                window, self._last_queued = None, False
+            self._scheduled, self._timed = False, window is not None
+        stale, self._timer = self._timer, None
+        if stale is not None:  # this drain ran what the window held: its timer would find nothing
+            stale.cancel()
+        if window is not None:
+            self._arm(window)
+        flushes: list[Callable[[], None]] = []
+        _drain_local.flushes = flushes
+        try:
+            for callback, argument in pending:
+                callback(argument)
+        finally:
+            _drain_local.flushes = None
+            run_every(flushes)
+
+
+def run_every(flushes: list[Callable[[], None]]) -> None:
+    """Each flush, even past one that raised (then raised after the rest): a flush skipped would leave
+    its listener marked as due a direct write, never woken again."""
+    for index, flush in enumerate(flushes):
+        try:
+            flush()
+        except BaseException:
+            run_every(flushes[index + 1 :])
+            raise
