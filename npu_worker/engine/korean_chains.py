@@ -116,7 +116,11 @@ _TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
 # ... and a subject just before it, "가격이 1000원 < p < 5000원" (it was 가격이 p는 …, two subjects): the noun names the
 # letter, 가격 p가 1000원 초과 5000원 미만. Its particle only where it is one, 이 after a closed syllable, 가 after an open
 # one, and not a noun's own last syllable, "길이 0 ≤ l ≤ 10" (length), "주가 …" (a stock's price).
-_SUBJECT_BEFORE = re.compile(r"(?<![가-힣])(?!(?:길|높|넓|깊|주|시|대)[이가] )([가-힣]{1,6})([이가]) $")
+# Not a pronoun either, "우리가 0 < x < 1" (k9 read 우리 x가: the pronoun cut to a noun naming x), "제가", "여러분이".
+_PRONOUNS = "우리|저희|너희|제|내|네|그|그녀|이것|그것|저것|이거|그거|자기|당신|여러분|누"
+_SUBJECT_BEFORE = re.compile(
+    rf"(?<![가-힣])(?!(?:길|높|넓|깊|주|시|대|{_PRONOUNS})[이가] )([가-힣]{{1,6}})([이가]) $"
+)
 # ... nor an adverb's 이, "다음과 같이 0 ≤ x ≤ 1로", "제한 없이", "많이" (k9 read 다음과 같 x가: the adverb cut).
 _ADVERB_STEMS = "같없많굳끗낱샅겹틈곰"
 

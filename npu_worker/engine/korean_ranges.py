@@ -312,7 +312,11 @@ def bound(match: re.Match[str]) -> str:
 # A statement's copula after a single bound, "x ≤ 1입니다", "θ < π입니까?", "x ≥ y이다" (it was x 1 이하입니다: no particle
 # on the variable, where the chain "0 ≤ x ≤ 1입니다" says x는): the letter takes its topic particle, x는 1 이하입니다; a
 # condition's, "x ≤ 1이면", stays as it was read, x 1 이하이면.
-_STATEMENT_AFTER = re.compile(r"(?:입니[다까]|이다)(?![가-힣])")
+# ... and with a space before it, "x ≤ 1 입니다" (k9: x 1 이하 입니다), or as a list's first, "x ≥ 0, y ≥ 0입니다" (k9
+# gave y alone its particle: x 0 이상, y는 0 이상입니다): x는 0 이상, y는 0 이상입니다.
+_STATEMENT_AFTER = re.compile(
+    r"(?:, ?[A-Za-zα-ω][₀-₉]{0,2} ?[<>≤≥] ?[-−]?[\dA-Za-zα-ωπ.]{1,12}){0,3} ?(?:입니[다까]|이다)(?![가-힣])"
+)
 _LETTER_BEFORE = re.compile(
     r"(?:(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω])|(?<![\w.])[A-Za-z]{1,4}\([A-Za-zα-ω\d, |]{0,11}([A-Za-zα-ω\d])\)) ?$"
 )  # ... or a function's value, "P(A) ≤ 1입니다", "f(x) > 0입니다": P(A)는, f(x)는 (its last argument's sound)
