@@ -33,3 +33,41 @@ def test_a_pronoun_subject_before_a_chain_is_kept(written: str, said: str) -> No
 )
 def test_a_statement_gives_each_bounded_letter_its_topic(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x < yᵢ", "x yᵢ 미만"),  # x y 미만ᵢ: the index after the bound's word
+        ("x < yᵢ이면", "x yᵢ 미만이면"),  # x y 미만ᵢ이면
+        ("xᵢ < y", "xᵢ y 미만"),  # xᵢ < y: the sign unsaid
+        ("x ≤ 2σᵢ", "x 2시그마ᵢ 이하"),  # x 2시그마 이하ᵢ
+        ("x ≤ 2σᵢ가 되면", "x 2시그마ᵢ 이하가 되면"),  # x 2시그마 이하ᵢ가 되면
+        ("x ≤ M₁", "x M원 이하"),  # x ≤ M원: the sign unsaid (M₁ said in English, as "A4" is)
+        ("i < N1", "i N원 미만"),  # i < N원: the sign unsaid
+        ("|x| ≤ M₁", "x의 절댓값이 M원 이하"),  # x의 절댓값 ≤ M원
+        ("|x| ≤ Mᵢ", "x의 절댓값이 Mᵢ 이하"),  # x의 절댓값 ≤ Mᵢ: left whole by k9's review
+        ("|x| ≤ Mⱼ입니다", "x의 절댓값이 Mⱼ 이하입니다"),  # x의 절댓값 ≤ Mⱼ입니다
+        ("x < y₁", "x y₁ 미만"),  # as before
+        ("x ≤ 2σ입니다", "x는 2시그마 이하입니다"),  # as before
+        ("|x| ≤ AB", "x의 절댓값 ≤ AB"),  # names: left, as before
+    ],
+)
+def test_a_subscript_stays_on_its_term_and_the_sign_is_said(written: str, said: str) -> None:
+    assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x/2²", "2의 2제곱분의 x"),  # 2분의 x의 2제곱: (x/2)², the power taken for the fraction's
+        ("1/2²", "2의 2제곱분의 1"),  # 2분의 1의 2제곱
+        ("a/n²", "n의 2제곱분의 a"),  # a/n의 2제곱: the slash unsaid
+        ("x/2^3입니다", "2의 3제곱분의 x입니다"),  # 2분의 x의 3제곱입니다
+        ("x/2²이 작다", "2의 2제곱분의 x가 작다"),  # 2분의 x의 2제곱이 작다
+        ("(x/2)²", "(2분의 x)의 2제곱"),  # the bracket's: as before
+        ("x/2", "2분의 x"),  # as before
+    ],
+)
+def test_a_power_of_the_denominator_is_said_under_the_fraction(written: str, said: str) -> None:
+    assert spoken(written) == said

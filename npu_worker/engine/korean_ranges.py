@@ -12,7 +12,7 @@ import re
 
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
-from .korean_words import MATH_NAMES
+from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 from .korean_words import UNITS as _UNITS
 
 # A range with a tilde, "3~5개", after a number's counter too, "3개~5개"; and after a date's weekday,
@@ -113,10 +113,16 @@ _COPULA_CONTEXT = {
 # bound's word inside the term): x₁ x₂ 미만이면, 0 초과 t t₁ 미만.
 # ... a member on the right, "i < v.size()", "while (i < s.length)" (it was i v 미만.size(): the bound's word inside it): i가
 # v.size()보다 작다.
+# ... a subscript's letter too, "x < yᵢ", "xᵢ < y" (k9: x y 미만ᵢ, the index after the bound's word; xᵢ < y, the sign
+# unsaid): x yᵢ 미만; a capital's digit, "x ≤ M₁", said in English by then, M원 (k9: x ≤ M원, the sign unsaid): x M원 이하.
+SUBSCRIPT_LETTERS = "ᵢⱼₖₗₘₙₐₑₒₓₕₚₛₜᵣᵤᵥ"
+_INDEX = rf"[₀-₉{SUBSCRIPT_LETTERS}]{{0,2}}"
+_CAPITAL_DIGIT = "|".join(ENGLISH_DIGITS)
 VARIABLE_BOUND = re.compile(
-    r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
-    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]|입니[다까]))"
-    r"(?![A-Za-zα-ω\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
+    rf"(?=[a-z]{_INDEX} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]{_INDEX}) ?([<>≤≥]) ?"
+    rf"([a-z]{_INDEX}(?:\.[A-Za-z_]\w{{0,15}}(?:\(\))?)?|[A-Z](?:{_CAPITAL_DIGIT})?"
+    r"(?=$|\W|[은는이가을를과와의에로일인랑도만]|입니[다까]))"
+    rf"(?![A-Za-zα-ω\d>(_²³^₀-₉{SUBSCRIPT_LETTERS}])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
@@ -389,6 +395,17 @@ def expression_bound(match: re.Match[str]) -> str:
     word = BOUND_WORDS[sign]
     stated = "" if particle else _stated(match.string, match.start(), match.end())  # "x ≤ y/2입니다": x는
     return f"{stated or ' '}{formula} {word}{particle_after(word, particle) if particle else ''}"
+
+
+# A subscript left after the bound's word by a side that ends in a letter's name, "x ≤ 2σᵢ" (k9: x 2시그마 이하ᵢ, the
+# index after the word): x 2시그마ᵢ 이하, back on its term.
+MISPLACED_INDEX = re.compile(rf" (미만|이하|초과|이상)([₀-₉{SUBSCRIPT_LETTERS}]{{1,2}})(?:{PARTICLE})?")
+
+
+def index_on_its_term(match: re.Match[str]) -> str:
+    """ "2시그마 이하ᵢ" as 2시그마ᵢ 이하, a particle after the index in the form the bound's word takes."""
+    word, index, particle = match.groups()
+    return f"{index} {word}{particle_after(word, particle) if particle else ''}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:

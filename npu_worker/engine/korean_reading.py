@@ -175,10 +175,13 @@ def _numbers_spoken(text: str) -> str:
         text = formulas.BRACKET_MINUS.sub(formulas.bracket_minus, text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
+    text = ranges.MISPLACED_INDEX.sub(ranges.index_on_its_term, text)  # "x ≤ 2σᵢ"
     text = _EMPHASIS.sub(template(r"\2"), text)
     text = _STARS.sub(" ", text)
     text = formulas.QUARTER.sub(template(r"\1 4"), text)
     text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
+    if "제곱" in text:
+        text = formulas.POWER_DENOMINATOR.sub(formulas.power_denominator, text)  # "x/2²" before "x/2"
     text = formulas.FRACTION.sub(template(r"\2분의 \1"), text)
     if "/" in text:
         text = formulas.PI_FRACTION.sub(template(r"\2분의 \1"), text)
