@@ -71,3 +71,25 @@ def test_a_subscript_stays_on_its_term_and_the_sign_is_said(written: str, said: 
 )
 def test_a_power_of_the_denominator_is_said_under_the_fraction(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "E = mc^2 is the equation.",
+            "E = mc의 2제곱 is the equation.",
+        ),  # E는 mc의 2제곱 is …: "=" said in Korean
+        ("f(x) = x + 1 for the interval", "f(x) = x 더하기 1 for the interval"),  # f(x)는 x 더하기 1 for …
+        (
+            "E = mc^2 is the equation. 그리고 x = 3입니다.",
+            "E = mc의 2제곱 is the equation. 그리고 x는 3입니다.",
+        ),
+        ("E = mc^2는 유명하다.", "E는 mc의 2제곱은 유명하다."),  # a Korean sentence: as before
+        ("for x in xs: total = 0", "for x in xs: total는 0"),  # code's "for": as before
+        ("x = 3 for all x", "x는 3 for all x"),  # one small word: as before
+        ("a = 1 is true", "a는 1 is true"),
+    ],
+)
+def test_an_english_sentence_keeps_its_equals_sign_for_espeak(written: str, said: str) -> None:
+    assert spoken(written) == said

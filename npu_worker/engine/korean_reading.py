@@ -98,8 +98,23 @@ def spoken(text: str) -> str:
     paths: list[str] = []
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
-    text = _numbers_spoken(text)
+    text = _numbers_spoken(_english_equals_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
+
+
+# An English sentence's "=", "E = mc^2 is the equation." (k9 read E는 mc의 2제곱 is …: its "^2" said in Korean by the
+# time "=" was read, the sentence no longer without Hangul): found in the text as written and held as a noncharacter no
+# rule reads, then given back to espeak's English "equals".
+_HELD_EQUALS = "\ufdd0"
+_EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
+
+
+def _english_equals_held(text: str) -> str:
+    if "=" not in text or _HELD_EQUALS in text:
+        return text
+    for begin, end in reversed(code.english_sentences(text)):
+        text = text[:begin] + _EQUALS_SIGN.sub(_HELD_EQUALS, text[begin:end]) + text[end:]
+    return text
 
 
 def _held(match: re.Match[str], paths: list[str]) -> str:
