@@ -93,3 +93,21 @@ def test_a_power_of_the_denominator_is_said_under_the_fraction(written: str, sai
 )
 def test_an_english_sentence_keeps_its_equals_sign_for_espeak(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        (
+            "값이 0 ≠ 1입니다.",
+            "값 0이 1이 아닙니다.",
+        ),  # 값이 0은 1이 아닙니다: a subject and a topic in a row
+        ("값이 x ≠ 0이면", "값 x가 0이 아니면"),  # 값이 x가 0이 아니면
+        ("분모가 n ≠ 0일 때", "분모 n이 0이 아닐 때"),  # 분모가 n이 0이 아닐 때
+        ("우리가 x ≠ 0입니다", "우리가 x는 0이 아닙니다"),  # a pronoun's: as before
+        ("길이 x ≠ 0이면", "길이 x가 0이 아니면"),  # a noun's own 이 (length): as before
+        ("x ≠ 0입니다.", "x는 0이 아닙니다."),  # as before
+    ],
+)
+def test_a_subject_noun_before_not_equal_names_its_term(written: str, said: str) -> None:
+    assert spoken(written) == said

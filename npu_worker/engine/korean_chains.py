@@ -125,7 +125,7 @@ _SUBJECT_BEFORE = re.compile(
 _ADVERB_STEMS = "같없많굳끗낱샅겹틈곰"
 
 
-def _subject_before(before: str) -> re.Match[str] | None:
+def subject_before(before: str) -> re.Match[str] | None:
     subject = _SUBJECT_BEFORE.search(before)
     if not subject or particle_after(subject.group(1), "이") != subject.group(2):
         return None
@@ -138,7 +138,7 @@ def spoken(text: str) -> str:
     pieces, end = [], 0
     for match in CHAIN.finditer(text):
         before, said = text[end : match.start()], chain(match)
-        subject = _subject_before(before) if said != match.group(0) else None
+        subject = subject_before(before) if said != match.group(0) else None
         if subject and said.startswith(match.group(3) or match.group(6)):
             before = before[: subject.start(2)] + " "
         pieces += [before, said]
@@ -203,7 +203,7 @@ def chain(match: re.Match[str]) -> str:
         _CLAUSE_AFTER.match(match.string, match.end())
         or _TOPIC_BEFORE.search(before)
         or particle in ("은", "는")
-        or _subject_before(before)
+        or subject_before(before)
     ):
         topic = "이" if closed else "가"
     else:

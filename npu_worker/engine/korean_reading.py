@@ -207,6 +207,8 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
     text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
+    if "≠" in text:
+        text = arrows.SUBJECT_NOT_EQUAL.sub(arrows.subject_not_equal, text)  # "값이 0 ≠ 1입니다"
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
     if "=" in text:
