@@ -111,3 +111,16 @@ def test_an_english_sentence_keeps_its_equals_sign_for_espeak(written: str, said
 )
 def test_a_subject_noun_before_not_equal_names_its_term(written: str, said: str) -> None:
     assert spoken(written) == said
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ("x₁ ≥ 0입니다", "x₁은 0 이상입니다"),  # x₁ 0 이상입니다: no particle, as "x ≥ 0입니다" has
+        ("xᵢ ≥ 0입니다", "xᵢ는 0 이상입니다"),  # xᵢ 0 이상입니다
+        ("θ₁ < π입니다", "세타₁은 파이 미만입니다"),
+        ("P(A) ≤ 1입니다", "P(A)는 1 이하입니다"),  # a function's value: as before
+    ],
+)
+def test_an_indexed_letters_statement_takes_its_topic(written: str, said: str) -> None:
+    assert spoken(written) == said

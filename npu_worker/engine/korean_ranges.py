@@ -324,7 +324,7 @@ _STATEMENT_AFTER = re.compile(
     r"(?:, ?[A-Za-zα-ω][₀-₉]{0,2} ?[<>≤≥] ?[-−]?[\dA-Za-zα-ωπ.]{1,12}){0,3} ?(?:입니[다까]|이다)(?![가-힣])"
 )
 _LETTER_BEFORE = re.compile(
-    r"(?:(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω])|(?<![\w.])[A-Za-z]{1,4}\([A-Za-zα-ω\d, |]{0,11}([A-Za-zα-ω\d])\)) ?$"
+    rf"(?:(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω]{_INDEX})|(?<![\w.])[A-Za-z]{{1,4}}\([A-Za-zα-ω\d, |]{{0,11}}([A-Za-zα-ω\d])\)) ?$"
 )  # ... or a function's value, "P(A) ≤ 1입니다", "f(x) > 0입니다": P(A)는, f(x)는 (its last argument's sound)
 
 
@@ -334,8 +334,12 @@ def _stated(text: str, start: int, end: int) -> str:
     letter = _LETTER_BEFORE.search(text, max(0, start - 20), start)
     if not (letter and _STATEMENT_AFTER.match(text, end)):
         return ""
-    last = letter.group(1) or letter.group(2)
-    return particle_after(MATH_NAMES.get(last, last), "는") + " "
+    last = letter.group(1) or letter.group(
+        2
+    )  # "x₁ ≥ 0입니다": x₁은, said 엑스 일 (k9: x₁ 0 이상입니다, no particle)
+    return (
+        particle_after(MATH_NAMES.get(last[0], last[0]) + last[1:].translate(_SUBSCRIPT_DIGITS), "는") + " "
+    )
 
 
 def _in_code(text: str, start: int) -> bool:
