@@ -67,8 +67,7 @@ def test_a_number_with_its_unit_before_a_bound_is_no_coefficients_product(writte
 @pytest.mark.parametrize(
     ("written", "said"),
     [
-        ("|x| ≤ Mᵢ", "x의 절댓값 ≤ Mᵢ"),  # x의 절댓값이 M 이하ᵢ: the index after the bound's word
-        ("|x| ≤ Mⱼ입니다", "x의 절댓값 ≤ Mⱼ입니다"),  # … M 이하ⱼ입니다
+        # "|x| ≤ Mᵢ" is read since stop 53, its index on M: tests/test_korean_reading_k10_leftovers.py
         ("x + 1 ≤ 2yᵢ", "x 더하기 1 ≤ 2yᵢ"),  # x 더하기 1이 2y 이하ᵢ
         ("|x| ≤ M", "x의 절댓값이 M 이하"),  # as korean9
     ],

@@ -114,7 +114,10 @@ def test_pi_alone_as_a_bound_is_said(written: str, said: str) -> None:
     [
         ("n > 1/ε", "n 1/엡실론 초과"),  # n 1 초과/엡실론: the bound's word inside the quotient
         ("x < 1/n", "x 1/n 미만"),  # x 1 미만/n
-        ("x < 1/n^2이면", "x 1/n의 2제곱 미만이면"),  # x 1 미만/n의 2제곱이면
+        (
+            "x < 1/n^2이면",
+            "x n의 2제곱분의 1 미만이면",
+        ),  # x 1 미만/n의 2제곱이면; stop 52: x 1/n의 2제곱 미만이면
     ],
 )
 def test_a_quotient_over_a_letter_as_a_bound_is_said_whole(written: str, said: str) -> None:

@@ -116,7 +116,11 @@ GATHER_SECONDS = 0.6  # ...then this much at a time: espeak makes 200 ms buffers
 # lost); "x^2 < 4입니다" x의 2제곱은 4 미만입니다; "P(A) ≤ 1입니다" P(A)는 …; "x + 1 ≤ 2y" x 더하기 1이 2y 이하; "a ≠ 0입니다"
 # a는 0이 아닙니다 (not a 낫 이퀄 0입니다).
 # Their near misses read as at 17 (the review, rvk9): "다음과 같이 0 ≤ x ≤ 1", "|x| ≤ 1인 구간의 길이", "a = 3, b = 2a",
-# "1.5m < 2", "|x| ≤ Mᵢ" (not 다음과 같 x가, x의 길이, espeak's "a equals 3", 미터이, M 이하ᵢ).
+# "1.5m < 2" (not 다음과 같 x가, x의 길이, espeak's "a equals 3", 미터이).
+# ... and the review's leftovers (korean10): "우리가 0 < x < 1" 우리가 x는 … (not 우리 x가); "x ≤ 1 입니다", "x ≥ 0, y ≥
+# 0입니다" x는 …; "x < yᵢ", "x ≤ 2σᵢ", "x ≤ M₁", "|x| ≤ Mᵢ" x yᵢ 미만, x 2시그마ᵢ 이하, x M원 이하, x의 절댓값이 Mᵢ 이하 (not
+# 미만ᵢ, 이하ᵢ, or the sign unsaid); "x/2²" 2의 2제곱분의 x (not 2분의 x의 2제곱); "E = mc^2 is the equation." its "="
+# left to espeak's "equals" (not E는); "값이 0 ≠ 1입니다" 값 0이 1이 아닙니다 (not 값이 0은).
 AUDIO_REVISION = 18
 
 # Request language codes whose espeak-ng voice is not found by the code itself.

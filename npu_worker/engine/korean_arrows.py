@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from .korean_chains import subject_before
 from .korean_formulas import final_sound
 from .korean_templates import template
 
@@ -75,6 +76,12 @@ NOT_EQUAL_CLAUSE = re.compile(
     r" ?≠ ?((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])|무한대))"
     r" ?(일 때|이면|면|인|일|이고|이며|입니다|입니까|이다)(?![가-힣])"
 )  # ... and a statement's, "a ≠ 0입니다" (it was a 낫 이퀄 0입니다): a는 0이 아닙니다, the topic's particle
+# ... with a subject noun before its left term, "값이 0 ≠ 1입니다", "값이 x ≠ 0이면" (k9: 값이 0은 1이 아닙니다, a subject and a
+# topic in a row): the noun names the term, as before a chain (`korean_chains`), 값 0이 1이 아닙니다, 값 x가 0이 아니면.
+SUBJECT_NOT_EQUAL = re.compile(
+    r"(?<![가-힣])([가-힣]{1,6}[이가] )((?:마이너스 )?(?:\d+(?: 점 [영일이삼사오육칠팔구]+?)?|[A-Za-z](?![A-Za-z])))"
+    + NOT_EQUAL_CLAUSE.pattern
+)
 _NOT = {
     "일 때": "아닐 때",
     "이면": "아니면",
@@ -150,6 +157,15 @@ def not_equal(match: re.Match[str]) -> str:
     before = _before(match.string, match.start())
     topic = ("은 " if final_sound(before) else "는 ") if before[-1:].isalnum() else " "
     return f"{topic}{term}{'이' if final_sound(term) else '가'} 아님"
+
+
+def subject_not_equal(match: re.Match[str]) -> str:
+    """ "값이 0 ≠ 1입니다" as 값 0이 1이 아닙니다; a pronoun's, an adverb's or a noun's own 이/가 left to `not_equal_clause`."""
+    noun, left, term, copula = match.groups()
+    if not subject_before(noun):
+        return match.group()
+    subject = "이" if final_sound(left) else "가"
+    return f"{noun[:-2]} {left}{subject} {term}{'이' if final_sound(term) else '가'} {_NOT[copula]}"
 
 
 def not_equal_clause(match: re.Match[str]) -> str:

@@ -116,12 +116,16 @@ _TOPIC_BEFORE = re.compile(r"[가-힣](?<![또혹])[은는] $")
 # ... and a subject just before it, "가격이 1000원 < p < 5000원" (it was 가격이 p는 …, two subjects): the noun names the
 # letter, 가격 p가 1000원 초과 5000원 미만. Its particle only where it is one, 이 after a closed syllable, 가 after an open
 # one, and not a noun's own last syllable, "길이 0 ≤ l ≤ 10" (length), "주가 …" (a stock's price).
-_SUBJECT_BEFORE = re.compile(r"(?<![가-힣])(?!(?:길|높|넓|깊|주|시|대)[이가] )([가-힣]{1,6})([이가]) $")
+# Not a pronoun either, "우리가 0 < x < 1" (k9 read 우리 x가: the pronoun cut to a noun naming x), "제가", "여러분이".
+_PRONOUNS = "우리|저희|너희|제|내|네|그|그녀|이것|그것|저것|이거|그거|자기|당신|여러분|누"
+_SUBJECT_BEFORE = re.compile(
+    rf"(?<![가-힣])(?!(?:길|높|넓|깊|주|시|대|{_PRONOUNS})[이가] )([가-힣]{{1,6}})([이가]) $"
+)
 # ... nor an adverb's 이, "다음과 같이 0 ≤ x ≤ 1로", "제한 없이", "많이" (k9 read 다음과 같 x가: the adverb cut).
 _ADVERB_STEMS = "같없많굳끗낱샅겹틈곰"
 
 
-def _subject_before(before: str) -> re.Match[str] | None:
+def subject_before(before: str) -> re.Match[str] | None:
     subject = _SUBJECT_BEFORE.search(before)
     if not subject or particle_after(subject.group(1), "이") != subject.group(2):
         return None
@@ -134,7 +138,7 @@ def spoken(text: str) -> str:
     pieces, end = [], 0
     for match in CHAIN.finditer(text):
         before, said = text[end : match.start()], chain(match)
-        subject = _subject_before(before) if said != match.group(0) else None
+        subject = subject_before(before) if said != match.group(0) else None
         if subject and said.startswith(match.group(3) or match.group(6)):
             before = before[: subject.start(2)] + " "
         pieces += [before, said]
@@ -199,7 +203,7 @@ def chain(match: re.Match[str]) -> str:
         _CLAUSE_AFTER.match(match.string, match.end())
         or _TOPIC_BEFORE.search(before)
         or particle in ("은", "는")
-        or _subject_before(before)
+        or subject_before(before)
     ):
         topic = "이" if closed else "가"
     else:

@@ -37,11 +37,11 @@ _STATEMENT_OPENS = re.compile(rf"for ?\(|(?<!\w)(?:{_TYPES}) ")
 _SENTENCE_END = re.compile(r"[.!?](?=\s|$)|\n")
 _HANGUL = re.compile("[가-힣]")
 # Not "a" alone nor a word after a digit: a formula's letter, "a = 3, b = 2a", "a = 1 in R" (k9 left them to espeak's
-# English, "a equals 3"): a는 3, b는 2a.
+# English, "a equals 3"): a는 3, b는 2a. "is", and "for" after a word, "x + 1 for the interval" (not code's "for x in xs:").
 _ENGLISH_WORDS = re.compile(
     r"(?<![A-Za-z_.\d])(?:[Tt]he|[Aa]n|[Aa]re|[Ww]as|[Ww]ere|[Bb]e|[Oo]f|[Tt]o|[Ii]n|[Oo]n|[Aa]t|[Bb]y|[Ww]ith|[Tt]his"
     r"|[Tt]hat|[Hh]ere|[Tt]here|[Ww]here|[Ww]hich|[Ww]e|[Yy]ou|[Uu]se|[Uu]sing|[Ww]rite|[Mm]eans|[Dd]eclares?|[Ss]ets?"
-    r"|[Ff]irst|[Nn]ow)(?![\w(.])"
+    r"|[Ff]irst|[Nn]ow|is|(?<=[\w)] )for)(?![\w(.])"
 )
 
 

@@ -161,6 +161,21 @@ LETTER_FRACTION = re.compile(
 )
 
 
+# ... and its denominator's power, "x/2²", "1/2²", "a/n²" (k9: 2분의 x의 2제곱, 2분의 1의 2제곱, which say (x/2)²; a/n의
+# 2제곱, the slash unsaid): the power is the denominator's, as it binds first, 2의 2제곱분의 x. POWER has said it by now.
+POWER_DENOMINATOR = re.compile(
+    r"(?<![\w\u0370-\u03ff/.])([a-z]|\d{1,4})/(\d{1,3}|[a-z])의 ((?:마이너스 )?[A-Za-z\d]{1,3}제곱)"
+    rf"(?:{PARTICLE}(?![가-힣])|(?=입니|이[다면고며]|일 |인 |의(?![가-힣])|[^가-힣]|$))"
+)
+
+
+def power_denominator(match: re.Match[str]) -> str:
+    """ "x/2의 2제곱이" as 2의 2제곱분의 x가."""
+    numerator, denominator, power, particle = match.groups()
+    ending = particle_after(numerator, particle) if particle else ""
+    return f"{denominator}의 {power}분의 {numerator}{ending}"
+
+
 def letter_fraction(match: re.Match[str]) -> str:
     """ "x/3이" as 3분의 x가."""
     letter, denominator, particle = match.groups()

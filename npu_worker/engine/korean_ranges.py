@@ -12,7 +12,7 @@ import re
 
 from .korean_formulas import PARTICLE, particle_after
 from .korean_units import alternatives as _alternatives
-from .korean_words import MATH_NAMES
+from .korean_words import ENGLISH_DIGITS, MATH_NAMES
 from .korean_words import UNITS as _UNITS
 
 # A range with a tilde, "3~5개", after a number's counter too, "3개~5개"; and after a date's weekday,
@@ -113,10 +113,16 @@ _COPULA_CONTEXT = {
 # bound's word inside the term): x₁ x₂ 미만이면, 0 초과 t t₁ 미만.
 # ... a member on the right, "i < v.size()", "while (i < s.length)" (it was i v 미만.size(): the bound's word inside it): i가
 # v.size()보다 작다.
+# ... a subscript's letter too, "x < yᵢ", "xᵢ < y" (k9: x y 미만ᵢ, the index after the bound's word; xᵢ < y, the sign
+# unsaid): x yᵢ 미만; a capital's digit, "x ≤ M₁", said in English by then, M원 (k9: x ≤ M원, the sign unsaid): x M원 이하.
+SUBSCRIPT_LETTERS = "ᵢⱼₖₗₘₙₐₑₒₓₕₚₛₜᵣᵤᵥ"
+_INDEX = rf"[₀-₉{SUBSCRIPT_LETTERS}]{{0,2}}"
+_CAPITAL_DIGIT = "|".join(ENGLISH_DIGITS)
 VARIABLE_BOUND = re.compile(
-    r"(?=[a-z][₀-₉]{0,2} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z][₀-₉]{0,2}) ?([<>≤≥]) ?"
-    r"([a-z][₀-₉]{0,2}(?:\.[A-Za-z_]\w{0,15}(?:\(\))?)?|[A-Z](?=$|\W|[은는이가을를과와의에로일인랑도만]|입니[다까]))"
-    r"(?![A-Za-zα-ω\d>(_²³^₀-₉])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
+    rf"(?=[a-z]{_INDEX} ?[<>≤≥])(?<![A-Za-z<>≤≥])(?<![<>≤≥] )([a-z]{_INDEX}) ?([<>≤≥]) ?"
+    rf"([a-z]{_INDEX}(?:\.[A-Za-z_]\w{{0,15}}(?:\(\))?)?|[A-Z](?:{_CAPITAL_DIGIT})?"
+    r"(?=$|\W|[은는이가을를과와의에로일인랑도만]|입니[다까]))"
+    rf"(?![A-Za-zα-ω\d>(_²³^₀-₉{SUBSCRIPT_LETTERS}])(?! ?[<>≤≥])(?!의 절댓값)"  # nor an absolute value said, "x < |y| + 1" (k8: y 미만의 절댓값)
     rf"(?! ?[-+−*/×÷=] ?[\w(])(?:{PARTICLE})?"
 )  # nor a chain, "a>b>c"; nor a formula's first term, "y > x^2", "y > x + 1" (`EXPRESSION_BOUND`'s)
 # ... with a particle after it in the form the bound's word takes, "x ≥ y가 되면" x y 이상이 되면 (it was 이상가).
@@ -312,9 +318,13 @@ def bound(match: re.Match[str]) -> str:
 # A statement's copula after a single bound, "x ≤ 1입니다", "θ < π입니까?", "x ≥ y이다" (it was x 1 이하입니다: no particle
 # on the variable, where the chain "0 ≤ x ≤ 1입니다" says x는): the letter takes its topic particle, x는 1 이하입니다; a
 # condition's, "x ≤ 1이면", stays as it was read, x 1 이하이면.
-_STATEMENT_AFTER = re.compile(r"(?:입니[다까]|이다)(?![가-힣])")
+# ... and with a space before it, "x ≤ 1 입니다" (k9: x 1 이하 입니다), or as a list's first, "x ≥ 0, y ≥ 0입니다" (k9
+# gave y alone its particle: x 0 이상, y는 0 이상입니다): x는 0 이상, y는 0 이상입니다.
+_STATEMENT_AFTER = re.compile(
+    r"(?:, ?[A-Za-zα-ω][₀-₉]{0,2} ?[<>≤≥] ?[-−]?[\dA-Za-zα-ωπ.]{1,12}){0,3} ?(?:입니[다까]|이다)(?![가-힣])"
+)
 _LETTER_BEFORE = re.compile(
-    r"(?:(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω])|(?<![\w.])[A-Za-z]{1,4}\([A-Za-zα-ω\d, |]{0,11}([A-Za-zα-ω\d])\)) ?$"
+    rf"(?:(?<![A-Za-zα-ω\d_.)])([A-Za-zα-ω]{_INDEX})|(?<![\w.])[A-Za-z]{{1,4}}\([A-Za-zα-ω\d, |]{{0,11}}([A-Za-zα-ω\d])\)) ?$"
 )  # ... or a function's value, "P(A) ≤ 1입니다", "f(x) > 0입니다": P(A)는, f(x)는 (its last argument's sound)
 
 
@@ -324,8 +334,12 @@ def _stated(text: str, start: int, end: int) -> str:
     letter = _LETTER_BEFORE.search(text, max(0, start - 20), start)
     if not (letter and _STATEMENT_AFTER.match(text, end)):
         return ""
-    last = letter.group(1) or letter.group(2)
-    return particle_after(MATH_NAMES.get(last, last), "는") + " "
+    last = letter.group(1) or letter.group(
+        2
+    )  # "x₁ ≥ 0입니다": x₁은, said 엑스 일 (k9: x₁ 0 이상입니다, no particle)
+    return (
+        particle_after(MATH_NAMES.get(last[0], last[0]) + last[1:].translate(_SUBSCRIPT_DIGITS), "는") + " "
+    )
 
 
 def _in_code(text: str, start: int) -> bool:
@@ -385,6 +399,17 @@ def expression_bound(match: re.Match[str]) -> str:
     word = BOUND_WORDS[sign]
     stated = "" if particle else _stated(match.string, match.start(), match.end())  # "x ≤ y/2입니다": x는
     return f"{stated or ' '}{formula} {word}{particle_after(word, particle) if particle else ''}"
+
+
+# A subscript left after the bound's word by a side that ends in a letter's name, "x ≤ 2σᵢ" (k9: x 2시그마 이하ᵢ, the
+# index after the word): x 2시그마ᵢ 이하, back on its term.
+MISPLACED_INDEX = re.compile(rf" (미만|이하|초과|이상)([₀-₉{SUBSCRIPT_LETTERS}]{{1,2}})(?:{PARTICLE})?")
+
+
+def index_on_its_term(match: re.Match[str]) -> str:
+    """ "2시그마 이하ᵢ" as 2시그마ᵢ 이하, a particle after the index in the form the bound's word takes."""
+    word, index, particle = match.groups()
+    return f"{index} {word}{particle_after(word, particle) if particle else ''}"
 
 
 def hyphen_range(match: re.Match[str]) -> str:

@@ -98,8 +98,23 @@ def spoken(text: str) -> str:
     paths: list[str] = []
     if not _PRIVATE_USE.search(text):  # each path is one such character while the rules run
         text = _ADDRESS.sub(lambda m: _held(m, paths), text)
-    text = _numbers_spoken(text)
+    text = _numbers_spoken(_english_equals_held(text)).replace(_HELD_EQUALS, "=")
     return _PRIVATE_USE.sub(lambda m: paths[ord(m.group()) - _FIRST_PRIVATE_USE], text) if paths else text
+
+
+# An English sentence's "=", "E = mc^2 is the equation." (k9 read E는 mc의 2제곱 is …: its "^2" said in Korean by the
+# time "=" was read, the sentence no longer without Hangul): found in the text as written and held as a noncharacter no
+# rule reads, then given back to espeak's English "equals".
+_HELD_EQUALS = "\ufdd0"
+_EQUALS_SIGN = re.compile(r"(?<![<>=!])=(?![=>])")
+
+
+def _english_equals_held(text: str) -> str:
+    if "=" not in text or _HELD_EQUALS in text:
+        return text
+    for begin, end in reversed(code.english_sentences(text)):
+        text = text[:begin] + _EQUALS_SIGN.sub(_HELD_EQUALS, text[begin:end]) + text[end:]
+    return text
 
 
 def _held(match: re.Match[str], paths: list[str]) -> str:
@@ -175,10 +190,13 @@ def _numbers_spoken(text: str) -> str:
         text = formulas.BRACKET_MINUS.sub(formulas.bracket_minus, text)
     text = formulas.TIMES_X.sub(" 곱하기 ", text)
     text = ranges.EXPRESSION_BOUND.sub(ranges.expression_bound, text)
+    text = ranges.MISPLACED_INDEX.sub(ranges.index_on_its_term, text)  # "x ≤ 2σᵢ"
     text = _EMPHASIS.sub(template(r"\2"), text)
     text = _STARS.sub(" ", text)
     text = formulas.QUARTER.sub(template(r"\1 4"), text)
     text = formulas.AROUND_THE_CLOCK.sub("24 7", text)
+    if "제곱" in text:
+        text = formulas.POWER_DENOMINATOR.sub(formulas.power_denominator, text)  # "x/2²" before "x/2"
     text = formulas.FRACTION.sub(template(r"\2분의 \1"), text)
     if "/" in text:
         text = formulas.PI_FRACTION.sub(template(r"\2분의 \1"), text)
@@ -189,6 +207,8 @@ def _numbers_spoken(text: str) -> str:
     text = formulas.MATH_NAME.sub(lambda m: _MATH_NAMES[m.group()], text)
     text = arrows.LIMIT.sub(arrows.limit, text)
     text = arrows.ARROW.sub(arrows.arrow, text)  # last but "=": the words before a sign are said by now
+    if "≠" in text:
+        text = arrows.SUBJECT_NOT_EQUAL.sub(arrows.subject_not_equal, text)  # "값이 0 ≠ 1입니다"
     text = arrows.NOT_EQUAL_CLAUSE.sub(arrows.not_equal_clause, text)
     text = arrows.NOT_EQUAL.sub(arrows.not_equal, text)
     if "=" in text:
