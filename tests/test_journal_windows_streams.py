@@ -1,7 +1,8 @@
 """The cut of the hand-off's empty window timers (stop 53) with two streams at once: one preview's
-`done` (which opens no window) in the same drain as another's last urgent chunk (which asked for one).
-The other's later chunks, handed over from a real thread afterwards, must still run, in order, within
-their own window; and a window armed as the loop closes must not make the engine thread raise."""
+`done` (which opens no window) in the same drain as another's last urgent chunk (which asked for one);
+the other's later chunks, from a real thread afterwards, still run in order in a window of their own;
+a window armed as the loop closes makes no hand-over raise; and `_arm`'s guards (a `later` call whose
+wake-up comes after a drain ran it arms no timer, nor a second one), which no test covered."""
 
 from __future__ import annotations
 
@@ -77,3 +78,60 @@ def test_a_window_open_as_the_loop_closes_raises_nothing_on_the_engine_thread():
     thread.start()
     thread.join(seconds(5))
     assert raised == []
+
+
+class ArmHeldBack(LoopHandoff):
+    """A real handoff whose engine thread is held between a `later` call's lock and its wake-up of
+    the loop to arm the window (as a preemption there would), the window timers counted as they fire."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        self.release = threading.Event()
+        self.held = threading.Event()
+        self.timers_fired = 0
+
+    def _wake(self, callback: Any, *arguments: Any) -> None:
+        if callback == self._arm:
+            self.held.set()
+            self.release.wait(seconds(5))
+        super()._wake(callback, *arguments)
+
+    def _timer_drain(self) -> None:
+        self.timers_fired += 1
+        super()._timer_drain()
+
+
+async def _a_later_call_held_before_its_wake_up(handoff: ArmHeldBack, ran: list[Any]) -> threading.Thread:
+    thread = threading.Thread(target=handoff.later, args=(ran.append, "later", 0.01))
+    thread.start()
+    await until(handoff.held.is_set, "the later call held before its wake-up")
+    return thread
+
+
+async def test_an_arm_that_comes_after_a_drain_ran_its_window_arms_no_timer():
+    """The engine thread's `later` is held before it wakes the loop to arm; meanwhile a call from the
+    loop drains it. The late `_arm` then finds nothing due: it had armed a timer that fired into nothing."""
+    handoff = ArmHeldBack(asyncio.get_running_loop())
+    ran: list[Any] = []
+    thread = await _a_later_call_held_before_its_wake_up(handoff, ran)
+    handoff(ran.append, "call")  # its drain runs the held `later`'s chunk too
+    await until(lambda: ran == ["later", "call"], "the call's drain")
+    handoff.release.set()
+    thread.join(seconds(5))
+    await asyncio.sleep(seconds(0.1))
+    assert ran == ["later", "call"]
+    assert handoff.timers_fired == 0
+
+
+async def test_a_late_arm_adds_no_second_timer_to_a_window_a_drain_opened():
+    """As above, but the loop's drain opens a window of its own (`then_later`): the late `_arm` finds
+    that window's timer armed and arms no second one (two had fired, one of them into nothing)."""
+    handoff = ArmHeldBack(asyncio.get_running_loop())
+    ran: list[Any] = []
+    thread = await _a_later_call_held_before_its_wake_up(handoff, ran)
+    handoff.then_later(ran.append, "urgent", within=seconds(0.05))
+    await until(lambda: ran == ["later", "urgent"], "the drain")
+    handoff.release.set()
+    thread.join(seconds(5))
+    await asyncio.sleep(seconds(0.05) + seconds(0.1))
+    assert handoff.timers_fired == 1  # the window nothing joined: one turn, as documented
