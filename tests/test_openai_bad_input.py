@@ -44,6 +44,8 @@ def assert_openai_error(body: dict, code: str, param: str | None) -> None:
         ({"language": 3}, "BadRequest", "language"),
         ({"model": "whisper-1"}, "BadRequest", "model"),
         ({"ref_audio": "/etc/passwd"}, "RefWavNotAllowed", "ref_audio"),
+        ({"ref_audio": ""}, "BadRequest", "ref_audio"),
+        ({"ref_audio": "   "}, "BadRequest", "ref_audio"),
         ({"input": "\ud800"}, "BadRequest", "input"),
         ({"ref_audio": "data:audio/wav;base64,@@@", "ref_text": "x"}, "BadRequest", "ref_audio"),
         ({"ref_audio": "data:audio/wav,plain", "ref_text": "x"}, "BadRequest", "ref_audio"),

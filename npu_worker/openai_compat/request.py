@@ -166,9 +166,14 @@ def check_input(text: str, limits: Limits) -> str:
 
 
 def parse_ref_audio(value: str | None) -> str | InlineAudio | None:
-    """A local path (checked against the allowed roots later) or a base64 `data:` URL."""
-    if value is None or not value.strip():
+    """A local path (checked against the allowed roots later) or a base64 `data:` URL. An empty one is
+    refused, as `ref_wav`'s "" is on the native routes: null asks for the default voice, "" is a mistake."""
+    if value is None:
         return None
+    if not value.strip():
+        raise with_param(
+            BadRequest("ref_audio is empty: leave it out or send null for the default voice"), "ref_audio"
+        )
     if not value.startswith("data:"):
         return value
     header, comma, payload = value.partition(",")
