@@ -240,8 +240,9 @@ def test_a_section_whose_file_could_not_be_written_has_no_audio(tmp_path, start_
     `ok` section's audio is served, as on a local queue."""
     start_node("engine", role="engine")
     api = start_node("api", role="api")
-    (tmp_path / "afile").write_bytes(b"a file, not a folder")
-    sections = [{"idx": 0, "text": "fails", "output_path": str(tmp_path / "afile" / "s.wav")}]
+    (tmp_path / "theirs.wav").write_text("another user's")  # refused at its write, not at admission
+    os.chown(tmp_path / "theirs.wav", 65534, 65534)  # (a path under a file is, since walk10)
+    sections = [{"idx": 0, "text": "fails", "output_path": str(tmp_path / "theirs.wav")}]
     _, accepted = call("POST", f"{api.base}/synth_batch?async=1", {"sections": sections})
     lines = events(f"{api.base}/jobs/{accepted['job_id']}/events")
     assert [line["event"] for line in lines][-2:] == ["error", "done"]

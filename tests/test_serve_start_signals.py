@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # and the worker's own children still running (not zombies) when `main` has returned.
 SIGNALLED_IMPORTING = """
 import os, signal, sys
+signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as from a terminal, also when the suite runs under nohup
 module, signame, sent = sys.argv.pop(1), sys.argv.pop(1), []
 def hook(event, args):
     if event == "import" and args[0] == module and not sent:

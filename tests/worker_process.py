@@ -30,6 +30,9 @@ from tests.tone_engine import ToneEngine  # noqa: E402
 
 
 def main() -> None:
+    # A worker as a terminal starts it, also when the suite runs under nohup (SIGHUP ignored is inherited,
+    # and `serve` keeps an ignored SIGHUP ignored: test_shutdown's SIGHUP drain would wait for ever).
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     parser = argparse.ArgumentParser()
     parser.add_argument("--state-dir", required=True)
     parser.add_argument("--port", type=int, required=True)
