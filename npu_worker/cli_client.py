@@ -55,7 +55,11 @@ REPEATED_SIGTERM_SECONDS = 1.0
 def _add_connection_arguments(parser: argparse.ArgumentParser, lang_default: str) -> None:
     parser.add_argument("--base", default=None, help=f"worker URL [env {BASE_ENV}; default {DEFAULT_BASE}]")
     add_token_arguments(parser)
-    parser.add_argument("--lang", default=None, help=f"language code (default: {lang_default})")
+    parser.add_argument(
+        "--lang",
+        default=None,
+        help=f"language: a code, or a voice name or identifier the worker lists in /health's languages (default: {lang_default})",
+    )
     parser.add_argument("--speed", type=float, default=1.0, help="speed factor (default 1.0)")
     parser.add_argument("--ref-wav", default=None, help="reference voice wav on the worker's machine")
 

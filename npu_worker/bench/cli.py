@@ -181,7 +181,11 @@ def add_bench_command(subparsers: Any) -> None:
     p.add_argument(
         "--texts", type=Path, default=DEFAULT_TEXTS, help="lecture JSON or text file (default: 39 slides)"
     )
-    p.add_argument("--lang", default=None, help="language code (default: the texts file's, else ko)")
+    p.add_argument(
+        "--lang",
+        default=None,
+        help="language: a code, or a voice name or identifier the worker lists in /health's languages (default: the texts file's, else ko)",
+    )
     p.add_argument("--timeout", type=float, default=60.0, help="per-request timeout in seconds")
     p.add_argument("--seed", type=int, default=1, help="seed of arrivals and text choice")
     p.add_argument(
