@@ -61,10 +61,7 @@ class LoopHandoff:
             if self._scheduled:
                 return
             self._scheduled = True
-        if threading.get_ident() == self._loop_thread:
-            self.loop.call_soon(self._drain)
-        else:
-            self._wake(self._drain)
+        self._drain_soon()
 
     def later(self, callback: Callable[[Any], None], argument: Any, within: float) -> None:
         """Like a call, for what may wait up to `within` seconds (a preview's audio once its listener
@@ -91,6 +88,13 @@ class LoopHandoff:
         with self._lock:
             self._window_after = within
         self(callback, argument)
+
+    def _drain_soon(self) -> None:
+        """A drain in the loop's next turn, from whichever thread scheduled it."""
+        if threading.get_ident() == self._loop_thread:
+            self.loop.call_soon(self._drain)
+        else:
+            self._wake(self._drain)
 
     def _wake(self, callback: Callable[..., None], *arguments: Any) -> None:
         """`callback` on the loop from another thread; nothing once the loop is closed (the worker's
@@ -130,10 +134,7 @@ class LoopHandoff:
             if self._scheduled or self._timed:
                 return
             self._scheduled = True
-        if threading.get_ident() == self._loop_thread:
-            self.loop.call_soon(self._drain)
-        else:
-            self._wake(self._drain)
+        self._drain_soon()
 
     def with_next(self, callback: Callable[[Any], None], argument: Any) -> None:
         """Queued in order like a call, but waking nobody: it runs with the next drain, which the next
