@@ -70,28 +70,21 @@ async def test_a_stream_lost_line_from_the_worker_is_a_protocol_error(use_async)
     assert [event["event"] for event in events] == ["start"]
 
 
+WAITING_SPOOF = {"event": "waiting", "status": 503, "error": "Loading: made up", "retry_after": 5}
+STATUS_SPOOF = {"event": "status", "job_id": "j1", "status": "done", "done": 2, "total": 2}
+
+
+@pytest.mark.parametrize("spoof", [WAITING_SPOOF, STATUS_SPOOF], ids=["waiting", "status"])
 @pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
-async def test_a_waiting_line_from_the_worker_is_a_protocol_error(use_async):
-    """`waiting` is the client's own event too (it waits as a "not now" answer's Retry-After asks):
-    a worker's line so named was passed on as the client's, so `batch` printed a wait that never was."""
-    spoof = {"event": "waiting", "status": 503, "error": "Loading: made up", "retry_after": 5}
+async def test_a_line_from_the_worker_named_as_a_client_event_is_a_protocol_error(use_async, spoof):
+    """`waiting` (it waits as a "not now" answer's Retry-After asks) and `status` (its polled
+    `/jobs/{id}/status` snapshot) are the client's own events: a worker's line so named was passed on as
+    the client's, so `batch` printed a wait that never was, or a job state the client never polled,
+    counted as progress."""
     events: list[dict[str, Any]] = []
     script = lambda method, path: ndjson(START, spoof, OK0, OK1, DONE)  # noqa: E731
     async with RogueWorker(script) as rogue:
-        with pytest.raises(WorkerProtocolError, match="named as the client's own waiting"):
-            await stream(rogue.base, use_async, on_progress=lambda i, e: events.append(e))
-    assert [event["event"] for event in events] == ["start"]
-
-
-@pytest.mark.parametrize("use_async", [False, True], ids=["sync", "async"])
-async def test_a_status_line_from_the_worker_is_a_protocol_error(use_async):
-    """`status` is the client's own event too (its polled `/jobs/{id}/status` snapshot): a stream's line so
-    named was passed on as one (a job state the client never polled) and counted as progress."""
-    spoof = {"event": "status", "job_id": "j1", "status": "done", "done": 2, "total": 2}
-    events: list[dict[str, Any]] = []
-    script = lambda method, path: ndjson(START, spoof, OK0, OK1, DONE)  # noqa: E731
-    async with RogueWorker(script) as rogue:
-        with pytest.raises(WorkerProtocolError, match="named as the client's own status"):
+        with pytest.raises(WorkerProtocolError, match=f"named as the client's own {spoof['event']}"):
             await stream(rogue.base, use_async, on_progress=lambda i, e: events.append(e))
     assert [event["event"] for event in events] == ["start"]
 

@@ -4,10 +4,7 @@ as a SIGTERM then is one line and 143, and the state dir and the espeak child ar
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests.test_serve_start_signals import ROOT, SIGNALLED_IMPORTING, serve_signalled_importing
+from tests.test_serve_start_signals import SIGNALLED_IMPORTING, serve_signalled_importing
 
 
 def test_sighup_while_serve_imports_is_one_line_and_ends_the_child(tmp_path):
@@ -29,21 +26,9 @@ IGNORING_SIGHUP = SIGNALLED_IMPORTING.replace(
 )
 
 
-def serve_under_nohup(tmp_path, script: str) -> subprocess.CompletedProcess[str]:
-    """`serve` run by SCRIPT (SIGNALLED_IMPORTING with its nohup and its signals), SIGHUP the signal."""
-    return subprocess.run(
-        [sys.executable, "-c", script, "npu_worker.app", "SIGHUP", "serve", "--port", "0"]
-        + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
-
-
 def test_a_start_under_nohup_goes_on_after_a_sighup(tmp_path):
     """`nohup npu-worker serve`: the SIGHUP its caller asked to be ignored does not end the start."""
-    done = serve_under_nohup(tmp_path, IGNORING_SIGHUP)
+    done = serve_signalled_importing(tmp_path, "npu_worker.app", "SIGHUP", IGNORING_SIGHUP)
     assert done.stdout.strip() == "exit 0 children running []", (done.returncode, done.stderr)
     assert "SIGTERM: shutting down" in done.stderr and "hung up" not in done.stderr
 
@@ -64,6 +49,6 @@ def test_a_worker_under_nohup_runs_on_after_a_sighup_once_it_listens(tmp_path):
     """`nohup npu-worker serve &` and the terminal closed: the SIGHUP it asked to be ignored stopped
     the worker once it listened (the start kept it ignored, `run` drained on it); the SIGTERM after it
     was then a second signal, an exit at once with status 1 and no drain."""
-    done = serve_under_nohup(tmp_path, NOHUP_LISTENING)
+    done = serve_signalled_importing(tmp_path, "npu_worker.app", "SIGHUP", NOHUP_LISTENING)
     assert done.stdout.strip() == "exit 0 children running []", (done.returncode, done.stderr)
     assert "SIGTERM: shutting down" in done.stderr and "SIGHUP" not in done.stderr

@@ -29,9 +29,12 @@ print("exit", code, "children running", sorted(pid for pid in children() if runn
 """
 
 
-def serve_signalled_importing(tmp_path: Path, module: str, signame: str) -> subprocess.CompletedProcess[str]:
+def serve_signalled_importing(
+    tmp_path: Path, module: str, signame: str, script: str = SIGNALLED_IMPORTING
+) -> subprocess.CompletedProcess[str]:
+    """`serve` run by `script` (SIGNALLED_IMPORTING, or a variant of it) with MODULE and SIGNAL."""
     return subprocess.run(
-        [sys.executable, "-c", SIGNALLED_IMPORTING, module, signame, "serve", "--port", "0"]
+        [sys.executable, "-c", script, module, signame, "serve", "--port", "0"]
         + ["--state-dir", str(tmp_path / "state"), "--output-roots", str(tmp_path)],
         capture_output=True,
         text=True,

@@ -12,14 +12,9 @@ import time
 
 from npu_worker.app_keys import SCHEDULER_KEY
 from tests.test_ws_support import ChunkGate, batch
-from tests.test_ws_unread import masked_frame
+from tests.test_ws_unread import masked_frame, open_small_ws
 from tests.timing import until
 from tests.tone_engine import ToneEngine
-
-HANDSHAKE = (
-    b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-)
 
 
 async def test_a_last_burst_that_fills_the_peer_is_waited_on_under_the_send_deadline(served):
@@ -39,14 +34,7 @@ async def test_a_last_burst_that_fills_the_peer_is_waited_on_under_the_send_dead
     peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     peer.setblocking(False)
     try:
-        await loop.sock_connect(peer, ("127.0.0.1", listener.port))
-        await loop.sock_sendall(peer, HANDSHAKE)
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            answer += await loop.sock_recv(peer, 1)  # (byte by byte: nothing past the answer's head)
-        assert answer.startswith(b"HTTP/1.1 101 ")
-        (handler,) = listener.guard.open
-        handler.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        handler = await open_small_ws(loop, peer, listener)
         pongs = asyncio.create_task(keep_sending(peer))  # (from the start: it answers no ping)
         gate.allow(1)
         await loop.sock_sendall(peer, masked_frame(0x1, json.dumps(batch("a" * 90)).encode()))  # 1.8 s

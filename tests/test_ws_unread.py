@@ -86,6 +86,26 @@ async def test_a_peer_that_reads_again_after_the_send_deadline_hears_why_it_was_
         ws.transport.abort()
 
 
+HANDSHAKE = (
+    b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+)
+
+
+async def open_small_ws(loop, peer: socket.socket, listener):  # noqa: ANN001, ANN201
+    """`/ws` opened on the raw non-blocking `peer`, read up to the answer's head only (byte by byte);
+    the server's end of it with a 4 KiB send buffer: its handler, from the connection guard."""
+    await loop.sock_connect(peer, ("127.0.0.1", listener.port))
+    await loop.sock_sendall(peer, HANDSHAKE)
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += await loop.sock_recv(peer, 1)  # (byte by byte: nothing past the answer's head)
+    assert answer.startswith(b"HTTP/1.1 101 ")
+    (handler,) = listener.guard.open
+    handler.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    return handler
+
+
 def masked_frame(opcode: int, payload: bytes) -> bytes:
     """A client frame (RFC 6455 §5.2: masked; the mask is zeros, so the payload goes as it is)."""
     size = len(payload)
@@ -123,18 +143,7 @@ async def test_a_peer_still_reading_when_its_socket_ends_gets_the_rest_and_the_c
     small.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # read from the socket itself, no buffer
     small.setblocking(False)
     try:
-        await loop.sock_connect(small, ("127.0.0.1", listener.port))
-        await loop.sock_sendall(
-            small,
-            b"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-            b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-        )
-        answer = b""
-        while b"\r\n\r\n" not in answer:
-            answer += await loop.sock_recv(small, 1)  # (byte by byte: nothing past the answer's head)
-        assert answer.startswith(b"HTTP/1.1 101 ")
-        (handler,) = listener.guard.open
-        handler.transport.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+        handler = await open_small_ws(loop, small, listener)
         await loop.sock_sendall(small, masked_frame(0x1, json.dumps(batch(*["가" * 2000] * 10)).encode()))
         await until(lambda: handler.transport.get_write_buffer_size() > 0, "the audio to pile up")
         await loop.sock_sendall(
