@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from npu_worker.jobs.journal import run_every
+from npu_worker.jobs.loop_handoff import run_every
 
 
 class Stop(BaseException):

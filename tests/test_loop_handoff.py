@@ -7,7 +7,7 @@ import threading
 import time
 from typing import Any
 
-from npu_worker.jobs.journal import LoopHandoff
+from npu_worker.jobs.loop_handoff import LoopHandoff
 from tests.timing import seconds
 
 

@@ -1,5 +1,5 @@
 """A waiting reader that takes its items itself at the end of the hand-off's drain (`Subscription.direct`,
-`journal.after_this_drain`): the `/ws` pump writes a hand-over in the drain's own turn of the loop
+`loop_handoff.after_this_drain`): the `/ws` pump writes a hand-over in the drain's own turn of the loop
 instead of its task's next one (benchmarks/SERVER_OVERHEAD.md, stop 52)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from npu_worker.jobs.journal import LoopHandoff
+from npu_worker.jobs.loop_handoff import LoopHandoff
 from npu_worker.jobs.model import AudioChunk, Job, LogEntry, Section
 from npu_worker.jobs.subscription import Subscription
 from npu_worker.protocol import Progress, SynthParams

@@ -19,23 +19,13 @@ from typing import IO
 
 from ..protocol import Done, Event, StateUnavailable, WriteFailed
 from .job_bytes import JobBytes
-from .loop_handoff import LoopHandoff, after_this_drain, call_soon_unless_closed, run_every
+from .loop_handoff import LoopHandoff
 from .model import Job, KeptJob, LogEntry, apply_event
 from .observer import SchedulerObserver
 from .seq_jump import WholeLogsMark, jumped_next_seq
 from .store import JobStore
 
 log = logging.getLogger(__name__)
-
-# (the hand-off lived here until stop 53: its names stay importable from the journal's module)
-__all__ = [
-    "Journal",
-    "LocalJournal",
-    "LoopHandoff",
-    "after_this_drain",
-    "call_soon_unless_closed",
-    "run_every",
-]
 
 
 class Journal(abc.ABC):
