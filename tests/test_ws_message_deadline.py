@@ -10,7 +10,7 @@ import pytest
 import websockets
 
 from npu_worker.app_keys import BODY_BUDGET_KEY
-from npu_worker.ws_server.message_deadline import UNFINISHED_ALLOWANCE
+from npu_worker.ws_server.message_deadline import UNFINISHED_ALLOWANCE, UNFINISHED_REASON
 from tests.timing import seconds, until
 
 PATHS = ["/ws", "/v1/audio/speech/stream"]
@@ -138,3 +138,29 @@ async def test_pings_queued_behind_a_message_are_not_taken_off_twice(served, pat
         await loop.sock_sendall(sock, unfinished)
         await until(lambda: handler.bytes_received >= expected, "the unfinished message's start")
         await until(lambda: budget.held >= 100_000 - UNFINISHED_ALLOWANCE, "the message's bytes held")
+
+
+async def a_first_fragment_then(trickle: bool):
+    """A text message of a few bytes that never ends: nothing more, or a byte every 0.1 s."""
+    yield '{"type": "cancel", "pad": "'
+    while True:
+        await asyncio.sleep(0.1 if trickle else 3600)
+        yield "x"
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("trickle", [False, True], ids=["stopped", "trickled"])
+async def test_a_small_message_that_never_finishes_loses_its_connection(served, path, trickle):
+    """Only a message more than 64 KiB of which had arrived was timed: a first fragment of 27 bytes
+    that never went on (or went on a byte at a time) kept its socket, and its connection's slot, for
+    ever, the heartbeat's pings answered by the peer's library as they came."""
+    listener = await served(body_timeout=0.5, heartbeat_interval=0.2)
+    ws = await websockets.connect(f"ws://127.0.0.1:{listener.port}{path}")
+    sending = asyncio.create_task(ws.send(a_first_fragment_then(trickle)))
+    try:
+        await until(lambda: not listener.guard.open, "the connection to be dropped")
+        await asyncio.wait_for(ws.wait_closed(), seconds(5))
+    finally:
+        sending.cancel()
+        ws.transport.abort()
+    assert (ws.close_code, ws.close_reason) == (1008, UNFINISHED_REASON.format(0.5))

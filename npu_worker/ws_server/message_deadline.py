@@ -4,8 +4,12 @@ aiohttp holds a message's frames until the last one is in (up to `--max-body-byt
 bound on that: a peer that trickles one unfinished message kept up to 8 MiB per socket for as long as it
 liked (20 such sockets: +173 MiB). aiohttp's reader keeps its partial message in private (compiled) state,
 so the watch counts bytes instead: the connection's bytes in (`connection_hooks.bytes_received`) since the handler
-last took a whole message. More than UNFINISHED_ALLOWANCE of them for longer than the body timeout is a
-message that does not finish: the socket is closed with 1008 (policy violation), saying so. Pings and
+last took a whole message. While the handler waits for its next message, any such byte is an unfinished
+message's (a whole one would have been handed over); while it is busy with one, whole messages may wait in
+aiohttp's queue, so only more than UNFINISHED_ALLOWANCE of them count. Either for longer than the body
+timeout is a message that does not finish: the socket is closed with 1008 (policy violation), saying so.
+(Only past the allowance was timed: a first fragment of 100 bytes, or a trickle that stayed under 64 KiB,
+kept its socket for ever; aiohttp's heartbeat pings were answered by the same peer.) Pings and
 pongs are taken off the count as the handler reads them (`messages`; aiohttp's autoping is off for it):
 4 MiB of pings and no message took a 2 MiB body budget whole, refusing other callers' bodies.
 
@@ -70,7 +74,12 @@ async def messages(ws: web.WebSocketResponse, deadline: MessageDeadline) -> Asyn
     """The socket's messages but pings and pongs (`open_socket` turns aiohttp's autoping off): a ping
     is answered here, and the bytes of both are taken off the deadline's count, since they belong to
     no message (RFC 6455 §5.4: they may come between a message's fragments, which still count)."""
-    async for message in ws:
+    while True:
+        deadline.waiting = True  # every byte in since the last message is now an unfinished message's
+        message = await ws.receive()
+        deadline.waiting = False
+        if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED):
+            return  # (as aiohttp's `async for` ends)
         if message.type in (WSMsgType.PING, WSMsgType.PONG):
             deadline.took_control(CONTROL_FRAME_HEAD + len(message.data))
             if message.type == WSMsgType.PING:
@@ -96,6 +105,7 @@ class MessageDeadline:
         self._mark = self._received()
         self._over_since: float | None = None
         self._paused = False
+        self.waiting = False  # the handler awaits the next message: none waits whole in aiohttp's queue
         self._timer: asyncio.TimerHandle | None = None
         self._hold: BodyHold | None = None
         if received is not None:
@@ -150,7 +160,8 @@ class MessageDeadline:
 
     def _check(self) -> None:
         self._timer = asyncio.get_running_loop().call_later(CHECK_SECONDS, self._check)
-        if self._paused or self._received() - self._mark <= UNFINISHED_ALLOWANCE:
+        allowance = 0 if self.waiting else UNFINISHED_ALLOWANCE
+        if self._paused or self._received() - self._mark <= allowance:
             self._over_since = None
             return
         now = time.monotonic()
