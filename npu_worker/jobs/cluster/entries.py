@@ -59,6 +59,11 @@ def node_entry(raw: bytes) -> dict[str, Any] | None:
             return None
         if isinstance(body["sample_rate"], bool) or not MIN_RATE <= body["sample_rate"] <= MAX_RATE:
             return None
+    spoken = body.get("languages")
+    if "languages" in body and not (
+        isinstance(spoken, list) and all(isinstance(code, str) and len(code) <= 64 for code in spoken)
+    ):
+        del body["languages"]  # (a value not of ours: the node is still shown, narrowing nothing)
     calls = body.get("decoder_calls")
     if "decoder_calls" in body and not (
         isinstance(calls, dict)

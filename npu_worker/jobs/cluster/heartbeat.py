@@ -105,6 +105,22 @@ class Heartbeat:
         reason = f"every engine node failed to load its engine ({first['node']}: {said})"
         return ModelLoadError(reason, fallback=fallback)
 
+    def common_languages(self) -> list[str] | None:
+        """The languages every live loaded engine node speaks, as an api node's /health lists them: a
+        caller's `lang` from it is spoken whichever engine node takes the job (a union listed some that
+        one node refuses, its sections failing there). An engine node that lists none takes any (sovits,
+        ZipVoice's `simple` tokenizer) and narrows nothing; None when none lists any. In the first
+        list's order (codes, then names, as `spoken_languages.espeak_spoken` makes it)."""
+        lists = [
+            n["languages"]
+            for n in self.view["nodes"]
+            if n["role"] in ("both", "engine") and n.get("backend") and "languages" in n
+        ]
+        if not lists:
+            return None
+        everywhere = set(lists[0]).intersection(*lists[1:])
+        return [code for code in lists[0] if code in everywhere]
+
     async def read_view(self) -> None:
         view = await self.jobs.cluster_view(ALIVE_WITHIN)
         self.sound_engine_ago = view.pop("sound_engine_ago", None)
@@ -125,7 +141,8 @@ class Heartbeat:
                 "error": str(redis_unreachable(exc)),
             }
         engines = [n for n in self.view["nodes"] if n["role"] in ("both", "engine")]
-        cluster = {**self.view, "engines_alive": len(engines)}
+        nodes = [{key: value for key, value in n.items() if key != "languages"} for n in self.view["nodes"]]
+        cluster = {**self.view, "nodes": nodes, "engines_alive": len(engines)}  # (languages: 4.5 KB a node)
         return {
             "queue_backend": "redis",
             "role": self.role,
@@ -140,6 +157,7 @@ class Heartbeat:
         load_error: Callable[[], WorkerError | None] = lambda: None,
         decoder_calls: Callable[[], DecoderCalls | None] = lambda: None,
         load_phase: Callable[[], str | None] = lambda: None,
+        languages: Callable[[], list[str] | None] = lambda: None,
     ) -> None:
         """Every HEARTBEAT_SECONDS: this node's beat (its role and engine, with a bucketed decoder's
         calls as its /health counts them, or why its engine failed to load, or what its loading engine
@@ -159,6 +177,10 @@ class Heartbeat:
                     model=info.model,
                     seed=self.settings.seed,
                 )
+                if (
+                    spoken := languages()
+                ) is not None:  # what an api node's /health lists (`common_languages`)
+                    body["languages"] = spoken
                 if (calls := decoder_calls()) is not None:  # (an api node showed no overflow share)
                     body["decoder_calls"] = {"total": calls.total, "cpu_overflow": calls.cpu_overflow}
             elif (error := load_error()) is not None:

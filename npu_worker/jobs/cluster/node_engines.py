@@ -10,6 +10,7 @@ from typing import Any
 from redis.exceptions import OutOfMemoryError
 
 from ...engine.base import DecoderCalls, EngineInfo
+from ...engine.spoken_languages import spoken_languages
 from ...protocol import Loading, Unsupported, WorkerError
 from ..scheduler import Scheduler
 from .engine_node import EngineNode
@@ -55,6 +56,19 @@ class ClusterEngines(Scheduler):
     @engine.setter
     def engine(self, engine: Any) -> None:
         self._engine = engine
+
+    def _own_languages(self) -> list[str] | None:
+        """This node's own loaded engine's languages, for its heartbeat."""
+        if self.engine_node is None or self.engine_node.runner.info is None:
+            return None
+        return spoken_languages(self._engine)
+
+    def spoken_languages(self) -> list[str] | None:
+        """What /health lists: its own engine's, or, answering for its peers' engines (an api node), the
+        languages all of them speak (`Heartbeat.common_languages`)."""
+        if self._serves_as_api():
+            return self.heartbeat.common_languages()
+        return spoken_languages(self._engine)
 
     def _engine_info(self) -> EngineInfo | None:
         """What this node's engine says (its heartbeat carries it); None on an api node or while loading."""

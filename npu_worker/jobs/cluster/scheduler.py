@@ -132,7 +132,11 @@ class ClusterScheduler(ClusterEngines):
         self.heartbeat.on_view = self._end_unrunnable_streams
         self._spawn(
             self.heartbeat.run(
-                self._engine_info, self._own_load_error, self._own_decoder_calls, self._own_load_phase
+                self._engine_info,
+                self._own_load_error,
+                self._own_decoder_calls,
+                self._own_load_phase,
+                self._own_languages,
             )
         )
         log.info("node %s (%s) joined the queue at %s", self.node, self.role, shown_url(self.settings.queue))
