@@ -164,3 +164,16 @@ async def test_a_small_message_that_never_finishes_loses_its_connection(served, 
         sending.cancel()
         ws.transport.abort()
     assert (ws.close_code, ws.close_reason) == (1008, UNFINISHED_REASON.format(0.5))
+
+
+@pytest.mark.parametrize("path", PATHS)
+async def test_an_idle_socket_that_only_pings_and_pongs_is_kept(served, path):
+    """The watch counts every byte in while the handler awaits a message: the heartbeat's pongs and the
+    peer's pings are taken off as read, so an idle socket is not taken for an unfinished message."""
+    listener = await served(body_timeout=0.5, heartbeat_interval=0.2)
+    async with websockets.connect(f"ws://127.0.0.1:{listener.port}{path}", ping_interval=0.1) as ws:
+        await asyncio.sleep(2.5)  # five body timeouts of pings and pongs, no message
+        assert listener.guard.open
+        await ws.send('{"type": "cancel"}')
+        answer = json.loads(await asyncio.wait_for(ws.recv(), seconds(10)))
+        assert answer.get("event", answer.get("type")) == "error"  # read and answered: still served
