@@ -47,7 +47,8 @@ class PlantedLink(UnfollowedLink):
 
 
 class MovedFolder(UnfollowedLink):
-    """A folder on the path was moved while the walk went through it (`..` came back elsewhere)."""
+    """A folder on the path was moved while the walk went through it (`..` came back elsewhere, or
+    could not be opened)."""
 
 
 class TooManyLinks(UnfollowedLink):
@@ -156,11 +157,14 @@ class Walk:
         if back.fd is None and back.info is not None:
             assert left.fd is not None  # `down` closed it for a folder, which is open
             try:
-                fd = os.open("..", LOOKUP | os.O_DIRECTORY, dir_fd=left.fd)
+                fd: int | None = os.open("..", LOOKUP | os.O_DIRECTORY, dir_fd=left.fd)
+            except OSError:  # its `..` cannot be opened now (Linux still opens a removed folder's)
+                fd = None
             finally:
                 close(left)
-            if not os.path.samestat(os.fstat(fd), back.info):
-                os.close(fd)
+            if fd is None or not os.path.samestat(os.fstat(fd), back.info):
+                if fd is not None:
+                    os.close(fd)
                 raise MovedFolder(
                     f"goes through {left.path}, a folder moved elsewhere while the path was resolved"
                 )

@@ -136,8 +136,8 @@ async def test_the_workers_own_link_in_a_group_writable_folder_is_followed(worke
 
 def test_a_folder_moved_while_the_walk_goes_back_out_of_it_is_refused(tmp_path, open_folder, monkeypatch):
     """`lecture/../s00.wav`: the walk goes back through `lecture`'s own descriptor; another user moved
-    `lecture` elsewhere meanwhile, so its parent is no longer the folder the walk checked, whose name the
-    resolved path would still say. Refused, not resolved by name."""
+    `lecture` elsewhere meanwhile, so its parent is no longer the folder the walk
+    checked, whose name the resolved path would still say. Refused, not resolved by name (nor a 500)."""
     (open_folder / "lecture").mkdir(mode=0o777)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -149,7 +149,5 @@ def test_a_folder_moved_while_the_walk_goes_back_out_of_it_is_refused(tmp_path, 
         return real_open(path, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", open_moving)
-    with pytest.raises(
-        RefWavNotAllowed, match="lecture, a folder moved elsewhere while the path was resolved"
-    ):
+    with pytest.raises(RefWavNotAllowed, match="lecture, a folder moved elsewhere while the path was"):
         resolve_ref_wav(str(open_folder / "lecture" / ".." / "voice.wav"), (str(tmp_path),))
