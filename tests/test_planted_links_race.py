@@ -124,6 +124,27 @@ async def test_a_link_another_user_put_in_a_group_writable_folder_is_refused(wor
         resolve_ref_wav(str(group_folder / "s00.wav"), (str(tmp_path),))
 
 
+async def test_a_link_beneath_a_folder_another_user_made_in_a_group_writable_one_is_refused(
+    worker, tmp_path, group_folder
+):
+    """One level down, as in a world-writable folder: a member made `lecture/` (theirs, only they write
+    in it) and put a link there, which the link's own folder alone would let through."""
+    client = await worker()
+    victim = tmp_path / "another-callers-lecture.wav"
+    victim.write_bytes(b"kept")
+    (group_folder / "lecture").mkdir()
+    os.chown(group_folder / "lecture", NOBODY, NOBODY)
+    plant(group_folder / "lecture" / "s00.wav", victim)
+    body = {"text": "하나", "output_path": str(group_folder / "lecture" / "s00.wav")}
+    answer = await (await client.post("/synth", json=body)).json()
+    assert_error_body(answer, "OutputPathNotAllowed")
+    assert (
+        f"{group_folder / 'lecture'}, a folder that user {NOBODY} made in a group-writable folder"
+        in answer["error"]
+    )
+    assert victim.read_bytes() == b"kept"
+
+
 async def test_the_workers_own_link_in_a_group_writable_folder_is_followed(worker, tmp_path, group_folder):
     client = await worker()
     target = tmp_path / "target.wav"
