@@ -67,8 +67,10 @@ class Part:
 
 def resolve_unplanted(path: str) -> str:
     """The real path of the absolute `path`, as os.path.realpath resolves it (parts that do not exist
-    are taken as written), or PlantedLink, or TooManyLinks. One walk on descriptors both resolves and
-    checks: what each check looked at is what the walk then reads or goes into."""
+    are taken as written), or PlantedLink, TooManyLinks or MovedFolder. One walk on descriptors both
+    resolves and checks: what each check looked at is what the walk then reads or goes into. A folder
+    renamed away after the walk went into it leaves the path naming what is there now: the write, which
+    follows no link (files.py), lands there or nowhere else."""
     me = os.geteuid()
     pending = parts_reversed(path)  # the next part last: each taken in O(1), whatever a link adds
     walk = Walk()
