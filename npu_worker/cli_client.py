@@ -150,7 +150,7 @@ def run_synth(args: argparse.Namespace) -> int:
     if problem := _take_token("synth", args) or _bad_speed(args):
         say(f"npu-worker synth: {problem}")
         return EXIT_REQUEST_FAILED
-    output = str(Path(args.output).expanduser().resolve())
+    output = str(Path(args.output).expanduser().absolute())  # links resolved by the worker: see `batch`
     bar = ProgressBar({0: args.text}, sys.stderr)  # it says each wait for a loading worker
     try:
         body = synth(
@@ -330,7 +330,9 @@ def run_batch(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         say(f"npu-worker batch: cannot read {args.lecture}: {exc}")
         return EXIT_REQUEST_FAILED
-    out_dir = Path(args.out_dir).expanduser().resolve()
+    # Absolute but not resolved: the worker resolves it, refusing a link another user planted on the
+    # way (planted_links.py); resolved here, such a link's target reached the worker as a plain path.
+    out_dir = Path(args.out_dir).expanduser().absolute()
     for section in sections:
         section["output_path"] = str(out_dir / f"s{section['idx']:02d}.wav")
     bar = ProgressBar({s["idx"]: s["text"] for s in sections}, sys.stderr)

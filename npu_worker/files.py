@@ -225,7 +225,7 @@ def read_own(path: str | Path, limit: int) -> bytes:
     return _read_at_most(os.open(path, flags), str(path), limit, own=True)
 
 
-def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool) -> bytes:
+def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool, one_name: bool = False) -> bytes:
     """The bytes of a file beneath one of `roots`, read the way the worker writes: each directory and
     the file opened without following a link, and without blocking (a FIFO put there is not waited on);
     a regular file of at most `limit` bytes (else OSError or TooLarge).
@@ -234,9 +234,28 @@ def read_beneath(path: str, roots: Sequence[str], limit: int, *, own: bool) -> b
     section's wav served back (`open_beneath_checked`, `PathPolicy.open_output`): a symlink or hard link swapped in by someone
     who can write in that folder (the temp dir is everyone's), or another user's file, is refused, so a
     section's audio can never be a way to read another file. A caller's reference voice is anyone's
-    (`PathPolicy.read_reference`): only the no-link walk and the bound apply.
+    (`PathPolicy.read_reference`): only the no-link walk, the bound and `one_name` apply (a single
+    name: see `one_name_only`).
     """
-    return _read_at_most(_open_file_beneath(path, roots), path, limit, own=own)
+    fd = _open_file_beneath(path, roots)
+    if one_name:
+        try:
+            one_name_only(os.fstat(fd), path)
+        except BaseException:
+            os.close(fd)
+            raise
+    return _read_at_most(fd, path, limit, own=own)
+
+
+def one_name_only(info: os.stat_result, path: str) -> None:
+    """OSError where a caller's file has other names (hard links): anyone may link a file they cannot
+    read into a folder they can write in, where the kernel's fs.protected_hardlinks is off (as in many
+    containers), and the worker then read it for them as if it lay beneath a root (its other name may
+    lie anywhere on that file system)."""
+    if info.st_nlink > 1:
+        raise OSError(
+            errno.EPERM, f"it has {info.st_nlink} names (hard links); a reference must have one", path
+        )
 
 
 def _open_file_beneath(path: str, roots: Sequence[str]) -> int:
@@ -301,7 +320,9 @@ def check_file_under_roots(path: str, roots: Sequence[str]) -> None:
     try:
         fd = _open_file_beneath(path, roots)
         try:
-            regular = stat.S_ISREG(os.fstat(fd).st_mode)
+            info = os.fstat(fd)
+            regular = stat.S_ISREG(info.st_mode)
+            one_name_only(info, path)
         finally:
             os.close(fd)
     except ValueError as exc:

@@ -218,6 +218,8 @@ def resolve_ref_wav(path: str, roots: Sequence[str], forbidden: Sequence[str] = 
         raise RefWavNotAllowed(f"{path} is outside the allowed roots ({', '.join(roots)}); {OUTSIDE_HINT}")
     if not os.path.isfile(real):
         raise RefWavNotAllowed(f"{path} does not exist or is not a file")
+    if (names := os.stat(real).st_nlink) > 1:  # see files.one_name_only
+        raise RefWavNotAllowed(f"{path} has {names} names (hard links); a reference must have one")
     if (size := os.path.getsize(real)) > MAX_REFERENCE_BYTES:
         raise RefWavNotAllowed(
             f"{path} is {size} bytes; a reference voice is a few seconds of speech "
@@ -234,9 +236,7 @@ class PathPolicy:
     state_dir: str
     voice_dirs: tuple[str, ...] = ()  # the operator's read-only voice directories (--voices-dir)
     voice_files: tuple[str, ...] = ()  # the operator's default voice (--ref-wav), as given and real
-    engine_files: tuple[
-        str, ...
-    ] = ()  # the operator's model folder and vocoder (--model-dir, --vocoder), real
+    engine_files: tuple[str, ...] = ()  # the operator's model folder and vocoder (--model-dir, --vocoder)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> PathPolicy:
@@ -363,7 +363,7 @@ class PathPolicy:
             return read_regular(path, limit)
         if is_under(path, (self.state_dir,)):
             raise OSError(errno.EPERM, "inside the worker's state directory", path)
-        return read_beneath(path, self.roots, limit, own=False)
+        return read_beneath(path, self.roots, limit, own=False, one_name=True)
 
     def _stored_voice(self, path: str) -> bool:
         """The worker's own voice store, or the operator's --ref-wav / --voices-dir (and their sidecars),

@@ -1,5 +1,5 @@
 """A caller's path resolved as realpath resolves it, except through a link another user planted in a
-world-writable folder.
+folder others can write in.
 
 At admission `paths.py` resolved a caller's path with os.path.realpath, which follows every link. A
 link that another local user put in a world-writable folder (`/tmp`, a shared output folder) could
@@ -7,20 +7,35 @@ thus point the worker's write at another of the worker's own files under the roo
 lecture, a voice), which it then replaced, or its read at one. The kernel refuses such links to every
 process (fs.protected_symlinks), but realpath never opens them, so it never asked; and many containers
 turn the setting off. The walk below resolves the path as realpath does and applies the kernel's rule
-to each link on the way: in a world-writable folder a link is followed only when it is the worker's
-own or the folder owner's. The kernel asks it in sticky folders only; in one that is not sticky anyone
-may put a link there just as well (and replace the others), so the rule holds there too. One level
-down too: in a folder another user made in a world-writable one (`/tmp/shared/lecture/`, made before
-the caller's first write there) a link not the worker's own is refused, wherever it lies beneath; the
-kernel's rule, which asks only the link's own folder, let that user's link through.
+to each link on the way: in a folder others can write in a link is followed only when it is the
+worker's own or the folder owner's. The kernel asks it in world-writable sticky folders only; in one
+that is not sticky anyone may put a link there just as well (and replace the others), and a folder
+writable by a group with someone else in it (`other_writers.writable_by_others`: not the owner's own
+private group) lets that someone do the same, so the rule holds there too. One level down too: in a
+folder another user made in such a folder (`/tmp/shared/lecture/`, made before the caller's first
+write there) a link not the worker's own is refused, wherever it lies beneath; the kernel's rule,
+which asks only the link's own folder, let that user's link through.
+
+On descriptors: each part is opened (`O_PATH | O_NOFOLLOW`) beneath the descriptor of the folder
+already checked, the checks read the opened entry (`fstat`) and a link's target is read from the
+same descriptor (`readlinkat(fd, "")`). Looked at by name, then read by name, an entry another user
+swapped in between the two (anyone may rename entries in a folder that is not sticky) was followed
+unchecked: its target became the path the worker wrote, another caller's lecture.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from dataclasses import dataclass
+
+from .other_writers import writable_by_others
 
 MAX_LINKS = 40  # as the kernel's: past it an open fails (ELOOP), so the path is refused (a loop too)
+O_PATH = getattr(os, "O_PATH", 0)  # Linux; elsewhere a link's own descriptor cannot be had (below)
+LOOKUP = (O_PATH or os.O_NONBLOCK) | os.O_NOFOLLOW | os.O_CLOEXEC  # without O_PATH: a FIFO never waited on
+UNOPENED_LINK = (errno.ELOOP, errno.EMLINK)  # O_NOFOLLOW met a link, where O_PATH cannot open one
 
 
 class UnfollowedLink(Exception):
@@ -31,76 +46,208 @@ class PlantedLink(UnfollowedLink):
     """The path goes through a link another user put in a world-writable folder (the message says which)."""
 
 
+class MovedFolder(UnfollowedLink):
+    """A folder on the path was moved while the walk went through it (`..` came back elsewhere, or
+    could not be opened)."""
+
+
 class TooManyLinks(UnfollowedLink):
     """The path goes through more links than the system follows in one path (a loop, or a long chain)."""
 
 
+@dataclass
+class Part:
+    """A part of the path resolved so far: its real path and, where it exists, its stat and (while
+    the walk may still need it) its open descriptor."""
+
+    path: str
+    info: os.stat_result | None = None
+    fd: int | None = None
+
+
 def resolve_unplanted(path: str) -> str:
     """The real path of the absolute `path`, as os.path.realpath resolves it (parts that do not exist
-    are taken as written), or PlantedLink, or TooManyLinks. One walk both resolves and checks: a link
-    planted between a check and a second resolution would have been followed unasked."""
+    are taken as written), or PlantedLink, TooManyLinks or MovedFolder. One walk on descriptors both
+    resolves and checks: what each check looked at is what the walk then reads or goes into. A folder
+    renamed away after the walk went into it leaves the path naming what is there now: the write, which
+    follows no link (files.py), lands there or nowhere else."""
     me = os.geteuid()
     pending = parts_reversed(path)  # the next part last: each taken in O(1), whatever a link adds
-    done = "/"
-    planted: tuple[str, int] | None = None  # the folder on `done` another user made in a shared one
-    done_info: os.stat_result | None = None  # lstat of `done` where the walk already has it
+    walk = Walk()
+    planted: tuple[str, int, str] | None = None  # the folder on the walk another user made in a shared one
     links = 0
-    while pending:
-        part = pending.pop()
-        if part == ".":
-            continue
-        if part == "..":
-            done, done_info = os.path.dirname(done), None
-            if planted is not None and not is_within(done, planted[0]):
+    try:
+        while pending:
+            part = pending.pop()
+            if part == ".":
+                continue
+            if part == "..":
+                walk.up()
+                if planted is not None and not is_within(walk.top.path, planted[0]):
+                    planted = None
+                continue
+            folder = walk.top
+            current = os.path.join(folder.path, part)
+            entry = open_entry(folder, part)
+            if entry is None:  # not there (or not a folder above it): taken as written
+                walk.down(Part(current))
+                continue
+            fd, info = entry
+            assert folder.fd is not None and folder.info is not None  # open_entry opened in it
+            shared = others_write_in(folder.info, folder.fd, folder.path)
+            if not stat.S_ISLNK(info.st_mode):
+                if planted is None and shared and info.st_uid not in (me, folder.info.st_uid):
+                    planted = (current, info.st_uid, shared)  # whatever it holds, that user put there
+                walk.down(Part(current, info, fd))
+                continue
+            try:
+                if info.st_uid != me:
+                    check_link(
+                        current,
+                        info.st_uid,
+                        folder.path,
+                        (folder.info.st_uid, shared) if shared else None,
+                        planted,
+                    )
+                links += 1
+                if links > MAX_LINKS:  # what was left unresolved held links, which the write then refused
+                    raise TooManyLinks(
+                        f"goes through more than {MAX_LINKS} links (a loop, or the system's limit)"
+                    )
+                target = read_link(fd, folder, part)
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            if target is None:  # gone since: taken as written
+                walk.down(Part(current))
+                continue
+            pending.extend(parts_reversed(target))
+            if target.startswith("/"):
+                walk.close()
+                walk = Walk()
                 planted = None
-            continue
-        current = os.path.join(done, part)
+        return walk.top.path
+    finally:
+        walk.close()
+
+
+class Walk:
+    """The parts resolved so far, from `/`, none of them a link. Only the deepest part that exists
+    is held open (and the folder of a file, which `..` goes back to): a path 2 000 folders deep held
+    2 000 descriptors. `..` out of a folder opens its parent from it and checks it is the folder the
+    walk went through (device and inode), so the walk never goes back by name."""
+
+    def __init__(self) -> None:
+        top = os.open("/", LOOKUP | os.O_DIRECTORY)
+        self.parts = [Part("/", os.fstat(top), top)]
+
+    @property
+    def top(self) -> Part:
+        return self.parts[-1]
+
+    def down(self, part: Part) -> None:
+        above = self.top
+        if part.info is not None and stat.S_ISDIR(part.info.st_mode):
+            close(above)  # a folder's own descriptor brings `..` back to it
+        self.parts.append(part)
+
+    def up(self) -> None:
+        if len(self.parts) == 1:  # `/..` is `/`
+            return
+        left = self.parts.pop()
+        back = self.top
+        if back.fd is None and back.info is not None:
+            assert left.fd is not None  # `down` closed it for a folder, which is open
+            try:
+                fd: int | None = os.open("..", LOOKUP | os.O_DIRECTORY, dir_fd=left.fd)
+            except OSError:  # its `..` cannot be opened now (Linux still opens a removed folder's)
+                fd = None
+            finally:
+                close(left)
+            if fd is None or not os.path.samestat(os.fstat(fd), back.info):
+                if fd is not None:
+                    os.close(fd)
+                raise MovedFolder(
+                    f"goes through {left.path}, a folder moved elsewhere while the path was resolved"
+                )
+            back.fd = fd
+        else:
+            close(left)
+
+    def close(self) -> None:
+        for part in self.parts:
+            close(part)
+
+
+def open_entry(folder: Part, name: str) -> tuple[int | None, os.stat_result] | None:
+    """`name` in `folder` opened without following it, and its stat; None where it is not there. The
+    descriptor is None only for a link where the system has no O_PATH (then `read_link` reads it by
+    name, in the folder's descriptor: the folder at least is the one checked)."""
+    if folder.fd is None:
+        return None
+    try:
+        fd = os.open(name, LOOKUP, dir_fd=folder.fd)
+    except OSError as exc:
+        if O_PATH or exc.errno not in UNOPENED_LINK:
+            return None
         try:
-            info = os.lstat(current)
-        except OSError:  # not there (or not a folder above it): taken as written
-            done, done_info = current, None
-            continue
-        try:  # `done` holds no link: every one on it was followed
-            folder = done_info if done_info is not None else os.lstat(done)
-        except OSError:  # removed since: taken as written (the write, which follows no link, says why)
-            done, done_info = current, None
-            continue
-        shared = bool(folder.st_mode & stat.S_IWOTH)
-        if not stat.S_ISLNK(info.st_mode):
-            if planted is None and shared and info.st_uid not in (me, folder.st_uid):
-                planted = (current, info.st_uid)  # whatever it holds, that user put there
-            done, done_info = current, info
-            continue
-        if info.st_uid != me:
-            check_link(current, info.st_uid, done, folder.st_uid if shared else None, planted)
-        links += 1
-        if links > MAX_LINKS:  # what was left unresolved held links, which the write then refused
-            raise TooManyLinks(f"goes through more than {MAX_LINKS} links (a loop, or the system's limit)")
-        try:
-            target = os.readlink(current)
-        except OSError:  # gone since: taken as written
-            done, done_info = current, None
-            continue
-        pending.extend(parts_reversed(target))
-        if target.startswith("/"):
-            done, done_info, planted = "/", None, None
-    return done
+            return None, os.stat(name, dir_fd=folder.fd, follow_symlinks=False)
+        except OSError:
+            return None
+    return fd, os.fstat(fd)
+
+
+def read_link(fd: int | None, folder: Part, name: str) -> str | None:
+    """The target of the link open at `fd` (the very entry checked, even if renamed over since), or
+    None where it cannot be read."""
+    try:
+        if fd is not None:
+            return os.readlink("", dir_fd=fd)  # readlinkat(fd, ""): the link itself, not its target
+        return os.readlink(name, dir_fd=folder.fd)
+    except OSError:
+        return None
+
+
+def others_write_in(info: os.stat_result, fd: int, path: str) -> str:
+    """How someone other than the folder's owner can add or rename entries in the folder open at `fd`
+    ("world-writable"; "group-writable": a group with someone else in it, or a POSIX ACL, as
+    `other_writers.writable_by_others` asks), or "" where no one can."""
+    if info.st_mode & stat.S_IWOTH:
+        return "world-writable"
+    if not info.st_mode & stat.S_IWGRP:
+        return ""
+    if writable_by_others(info):  # a group that is not the owner's own
+        return "group-writable"
+    try:  # an ACL: its mask in the group bits, and a named user may write (asked of the open folder)
+        os.getxattr(f"/proc/self/fd/{fd}", "system.posix_acl_access")
+    except FileNotFoundError:  # no /proc: by name
+        return "group-writable" if writable_by_others(info, path) else ""
+    except OSError:  # none (ENODATA), or a filesystem without ACLs
+        return ""
+    return "group-writable"
+
+
+def close(part: Part) -> None:
+    if part.fd is not None:
+        os.close(part.fd)
+        part.fd = None
 
 
 def check_link(
-    link: str, owner: int, folder: str, shared_by: int | None, planted: tuple[str, int] | None
+    link: str, owner: int, folder: str, shared: tuple[int, str] | None, planted: tuple[str, int, str] | None
 ) -> None:
     """PlantedLink where another user's `link` could have been put there by someone else than the
-    worker: in a world-writable `folder` (owned by `shared_by`) by anyone but its owner (the kernel's
-    rule), or anywhere beneath a folder another user made in a world-writable one (`planted`: a folder
-    the caller's path expected to find or to have made, one level down from the kernel's rule)."""
+    worker: in a `folder` others can write in (`shared`: its owner, and how it is shared) by anyone but
+    its owner (the kernel's rule), or anywhere beneath a folder another user made in such a one
+    (`planted`: a folder the caller's path expected to find or to have made, one level down from the
+    kernel's rule)."""
     if planted is not None:
         raise PlantedLink(
-            f"goes through {link}, a link in {planted[0]}, a folder that user {planted[1]} made in a world-writable folder"
+            f"goes through {link}, a link in {planted[0]}, a folder that user {planted[1]} made in a {planted[2]} folder"
         )
-    if shared_by is not None and owner != shared_by:
+    if shared is not None and owner != shared[0]:
         raise PlantedLink(
-            f"goes through {link}, a link that another user (uid {owner}) put in the world-writable folder {folder}"
+            f"goes through {link}, a link that another user (uid {owner}) put in the {shared[1]} folder {folder}"
         )
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from npu_worker.planted_links import resolve_unplanted
+from tests.test_cli_client import base_of, run_cli, write_lecture
 from tests.test_http_bad_input import assert_error_body
 from tests.tone_engine import ToneEngine
 
@@ -46,6 +47,25 @@ async def test_a_wav_name_linked_by_another_user_is_refused_and_its_target_kept(
         assert_error_body(answer, "OutputPathNotAllowed")
         assert "another user" in answer["error"] and str(shared) in answer["error"]
     assert victim.read_bytes() == b"kept"
+
+
+async def test_the_cli_sends_a_planted_link_to_the_worker_which_refuses_it(worker, tmp_path, shared, capsys):
+    """`npu-worker batch --out-dir /tmp/shared/lecture` (and `synth -o`): the client resolved the path
+    itself (`Path.resolve()`, every link followed) and sent the link's target as a plain path, so the
+    worker's check never saw the link, and the batch replaced another caller's lecture in its folder."""
+    server = await worker()
+    theirs = tmp_path / "another-callers-lecture"
+    theirs.mkdir()
+    (theirs / "s00.wav").write_bytes(b"kept")
+    plant(shared / "lecture", theirs)
+    lecture = write_lecture(tmp_path / "lecture.json", ["하나"])
+    for argv in (
+        ["batch", str(lecture), "--out-dir", str(shared / "lecture")],
+        ["synth", "하나", "-o", str(shared / "lecture" / "s00.wav")],
+    ):
+        assert await run_cli([*argv, "--base", base_of(server)]) == 2, argv
+        assert "OutputPathNotAllowed" in capsys.readouterr().err, argv
+    assert (theirs / "s00.wav").read_bytes() == b"kept"
 
 
 async def test_a_folder_linked_by_another_user_is_refused(worker, tmp_path, shared):
