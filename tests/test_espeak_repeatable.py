@@ -7,6 +7,7 @@ the first render and differed from its first voiced sound on (`engine/espeak_sta
 from __future__ import annotations
 
 import hashlib
+import sys
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from npu_worker.engine.base import SynthesisRequest
 from npu_worker.engine.espeak import EspeakEngine
 from npu_worker.engine.espeak_lib import get_espeak
 from npu_worker.engine.espeak_process import EspeakProcessEngine
+from npu_worker.engine.espeak_state import CarriedState
 from tests import espeak_children
 
 child_engine = espeak_children.engine  # the fixture: this module's own loaded espeak child
@@ -46,6 +48,15 @@ def engine() -> EspeakEngine:
 
 def test_the_wheels_library_has_the_statics_that_carry_over():
     assert get_espeak()._carried.repeatable  # (a stripped build would not be: the tests below say so)
+
+
+def test_a_file_that_is_not_the_loaded_library_is_never_written_by(tmp_path):
+    """The statics' addresses come from the file read: one that is not the library loaded (another ELF,
+    no ELF at all) resets nothing, rather than writing where its symbols say."""
+    (tmp_path / "text").write_text("not an ELF file")
+    library = get_espeak()._lib
+    for path in (sys.executable, str(tmp_path / "text"), str(tmp_path / "missing")):
+        assert not CarriedState(library, path).repeatable, path
 
 
 def test_the_same_text_twice_in_one_process_is_the_same_pcm(engine):

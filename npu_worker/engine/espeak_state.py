@@ -24,7 +24,9 @@ from dataclasses import dataclass
 # "name.N", clang "function.name"); every one must be found, or none is reset.
 CARRIED = ("Flutter_ix", "agc", "h_switch_sign", "cycle_count", "amplitude2", "maxh", "maxh2")
 ALSO = ("espeak_rand_state",)  # common.c's generator (Klatt's noise): reset where the build has it
-ANCHOR = "espeak_Synth"  # an exported function: its address in the process less its value in the file
+# Exported functions: each one's address in the process less its value in the file is where the file
+# was loaded; they must agree (a file that is not the one loaded is left alone)
+ANCHORS = ("espeak_Synth", "espeak_Initialize", "espeak_SetVoiceByName")
 
 _ELF_HEADER = struct.Struct("<16sHHIQQQIHHHHHH")
 _SECTION = struct.Struct("<IIQQQQIIQQ")
@@ -75,6 +77,13 @@ def _static(symbols: dict[str, list[_Symbol]], wanted: str) -> _Symbol | None:
     return matches[0] if len(matches) == 1 else None
 
 
+def _loaded_at(library: ctypes.CDLL, name: str, symbols: dict[str, list[_Symbol]]) -> int | None:
+    """Where the library file was loaded, by the exported function `name`; None if it has no value."""
+    values = {symbol.value for symbol in symbols.get(name, ()) if symbol.value}
+    address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+    return address - values.pop() if len(values) == 1 and address else None
+
+
 class CarriedState:
     """The carried statics of one loaded espeak-ng library, saved before its first call."""
 
@@ -84,12 +93,11 @@ class CarriedState:
             symbols = _symbols(path)
         except (OSError, ValueError, struct.error):
             return
-        anchor = next((s for s in symbols.get(ANCHOR, ()) if s.value), None)
-        if anchor is None:
+        bases = {_loaded_at(library, name, symbols) for name in ANCHORS}
+        if len(bases) != 1 or None in bases:
             return
-        base = ctypes.cast(getattr(library, ANCHOR), ctypes.c_void_p).value
+        base = bases.pop()
         assert base is not None
-        base -= anchor.value
         found = {name: _static(symbols, name) for name in CARRIED + ALSO}
         if any(found[name] is None for name in CARRIED):
             return
