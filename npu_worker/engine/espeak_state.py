@@ -91,7 +91,7 @@ class CarriedState:
         self._saved: list[tuple[int, bytes]] = []
         try:
             symbols = _symbols(path)
-        except (OSError, ValueError, struct.error):
+        except (OSError, ValueError, IndexError, struct.error):  # (not an ELF file this reads)
             return
         bases = {_loaded_at(library, name, symbols) for name in ANCHORS}
         if len(bases) != 1 or None in bases:
